@@ -1,0 +1,99 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/kk-project/kk/internal/kb"
+)
+
+func newIndexCmd(app *App) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "index",
+		Short: "Generated index files",
+		Args:  cobra.NoArgs,
+		RunE:  func(cmd *cobra.Command, args []string) error { return usagef("index needs a subcommand: rebuild") },
+	}
+	cmd.AddCommand(newIndexRebuildCmd(app))
+	return cmd
+}
+
+type indexRebuildOpts struct {
+	check bool
+	stage bool
+}
+
+func newIndexRebuildCmd(app *App) *cobra.Command {
+	var o indexRebuildOpts
+	cmd := &cobra.Command{
+		Use:   "rebuild",
+		Short: "Regenerate every index.md, ENTRY.md and GRAPH.md from the leaves",
+		Long: `Regenerate nodes/**/index.md, nodes/index.md, ENTRY.md and GRAPH.md from the
+leaves under nodes/, carrying the folder summaries of FOLDER_SUMMARIES.md.
+
+The output is a pure function of the leaves and the summaries: two runs give
+the same bytes, and a run with nothing to change writes no file. An index.md
+left in a folder that no longer holds leaves is removed.
+
+--check writes nothing; it lists the files that differ and exits 1 when any
+does (use it in CI). --stage runs git add on the files it wrote.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if o.check && o.stage {
+				return usagef("--check and --stage exclude each other")
+			}
+			return runIndexRebuild(cmd.Context(), app, o)
+		},
+	}
+	cmd.Flags().BoolVar(&o.check, "check", false, "write nothing; exit 1 if any generated file is out of date")
+	cmd.Flags().BoolVar(&o.stage, "stage", false, "git add the files written")
+	return cmd
+}
+
+func runIndexRebuild(ctx context.Context, app *App, o indexRebuildOpts) error {
+	k, err := app.KB()
+	if err != nil {
+		return err
+	}
+	res, err := k.Rebuild(ctx, kb.RebuildOptions{Check: o.check, Stage: o.stage, Command: app.Command})
+	if err != nil {
+		return err
+	}
+	stale := len(res.Changed)+len(res.Removed) > 0
+	if app.JSON {
+		out := map[string]any{"schema_version": JSONSchemaVersion, "check": o.check, "up_to_date": !stale || !o.check, "result": res}
+		if err := app.printJSON(out); err != nil {
+			return err
+		}
+	} else {
+		verb, removed := "wrote", "removed"
+		if o.check {
+			verb, removed = "stale", "stale"
+		}
+		for _, f := range res.Changed {
+			fmt.Fprintf(app.IO.Out, "%s\t%s\n", verb, f)
+		}
+		for _, f := range res.Removed {
+			fmt.Fprintf(app.IO.Out, "%s\t%s\n", removed, f)
+		}
+		switch {
+		case o.check && stale:
+			fmt.Fprintf(app.IO.Err, "kk: %d generated file(s) are out of date; run `kk index rebuild` and commit the result\n", len(res.Changed)+len(res.Removed))
+		case o.check:
+			fmt.Fprintf(app.IO.Err, "kk: index is up to date (%d node(s), %d folder(s))\n", res.NodeCount, res.Folders)
+		case !stale:
+			fmt.Fprintf(app.IO.Err, "kk: nothing to do; index is up to date (%d node(s))\n", res.NodeCount)
+		default:
+			fmt.Fprintf(app.IO.Err, "kk: regenerated %d file(s) from %d node(s)\n", len(res.Changed)+len(res.Removed), res.NodeCount)
+		}
+		if len(res.MissingSummaries) > 0 && !o.check {
+			app.warnf("%d folder(s) have no summary in FOLDER_SUMMARIES.md: %v", len(res.MissingSummaries), res.MissingSummaries)
+		}
+	}
+	if o.check && stale {
+		return &SilentError{Code: ExitFailure}
+	}
+	return nil
+}

@@ -1,0 +1,361 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/kk-project/kk/internal/kb"
+	"github.com/kk-project/kk/internal/node"
+)
+
+func newNodeCmd(app *App) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "node",
+		Short: "Write, show and list knowledge leaves",
+		Args:  cobra.NoArgs,
+		RunE:  func(cmd *cobra.Command, args []string) error { return usagef("node needs a subcommand: write, show or list") },
+	}
+	cmd.AddCommand(newNodeWriteCmd(app), newNodeShowCmd(app), newNodeListCmd(app))
+	return cmd
+}
+
+type nodeWriteOpts struct {
+	typ, slug   string
+	title       string
+	summary     string
+	tags        []string
+	relatesTo   []string
+	dependsOn   []string
+	derivedFrom []string
+	confidence  string
+	from        string
+	folder      string
+	sourceDoc   string
+	sourceHash  string
+	input       string
+	update      bool
+	unique      bool
+}
+
+func newNodeWriteCmd(app *App) *cobra.Command {
+	var o nodeWriteOpts
+	cmd := &cobra.Command{
+		Use:   "write [<type> <slug>]",
+		Short: "Write one leaf and bring the index up to date",
+		Long: `Write the leaf <type>-<slug> (a slug that already starts with "<type>-" is
+used as is) under nodes/, or in --folder, then regenerate the index files.
+
+The body comes from --from <path>, or else from standard input. --input
+<file|-> takes the whole node as JSON instead (see 'kk schema node-input').
+
+An id that already exists is an error unless --update (replace that leaf in
+place, keeping its folder unless --folder moves it) or --unique (write
+<id>-2, -3 or -4 instead). Prints the id, or JSON with --json.`,
+		Example: `  kk node write practice "Wrap HTTP errors" --summary "Wrap errors with the request id" --tags http,errors < body.md
+  kk node write map cli-commands --title "CLI commands" --summary "Where each command lives" --folder cli --from notes.md
+  kk node write --input node.json`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if o.input != "" {
+				if len(args) != 0 {
+					return usagef("--input takes the whole node; drop the <type> <slug> arguments")
+				}
+				return nil
+			}
+			if len(args) != 2 {
+				return usagef("node write needs <type> and <slug> (or --input <file|->), got %d argument(s)", len(args))
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 2 {
+				o.typ, o.slug = args[0], args[1]
+			}
+			if o.update && o.unique {
+				return usagef("--update and --unique exclude each other")
+			}
+			if o.input != "" {
+				for _, f := range []string{"title", "summary", "tags", "relates-to", "depends-on", "derived-from", "confidence", "from", "folder", "source-doc", "source-hash"} {
+					if cmd.Flags().Changed(f) {
+						return usagef("--%s cannot be combined with --input; put it in the JSON", f)
+					}
+				}
+			}
+			return runNodeWrite(cmd.Context(), app, o)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.title, "title", "", "display title (default: the slug)")
+	f.StringVar(&o.summary, "summary", "", "one-line description (required)")
+	f.StringSliceVar(&o.tags, "tags", nil, "comma-separated tags")
+	f.StringSliceVar(&o.relatesTo, "relates-to", nil, "comma-separated ids of related nodes")
+	f.StringSliceVar(&o.dependsOn, "depends-on", nil, "comma-separated ids this node depends on")
+	f.StringSliceVar(&o.derivedFrom, "derived-from", nil, "comma-separated provenance: doc paths, URLs, session ids")
+	f.StringVar(&o.confidence, "confidence", "high", "low, medium or high")
+	f.StringVar(&o.from, "from", "", "read the body from this file instead of standard input")
+	f.StringVar(&o.folder, "folder", "", "folder under nodes/ (created when missing)")
+	f.StringVar(&o.sourceDoc, "source-doc", "", "repository-relative document this node came from (with --source-hash)")
+	f.StringVar(&o.sourceHash, "source-hash", "", "SHA-256 of --source-doc's content")
+	f.StringVar(&o.input, "input", "", "read the whole node as JSON from a file, or - for standard input")
+	f.BoolVar(&o.update, "update", false, "replace the leaf if the id exists")
+	f.BoolVar(&o.unique, "unique", false, "append -2, -3 or -4 to the id if it exists")
+	return cmd
+}
+
+func runNodeWrite(ctx context.Context, app *App, o nodeWriteOpts) error {
+	k, err := app.KB()
+	if err != nil {
+		return err
+	}
+	var in kb.NodeInput
+	if o.input != "" {
+		data, name, err := app.readInput(o.input)
+		if err != nil {
+			return err
+		}
+		dec := json.NewDecoder(strings.NewReader(string(data)))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&in); err != nil {
+			return fmt.Errorf("%s: invalid node JSON: %v (see `kk schema node-input`)", name, err)
+		}
+	} else {
+		if o.summary == "" {
+			return usagef("--summary is required: a one-line description of the node")
+		}
+		body, err := app.readBody(o.from)
+		if err != nil {
+			return err
+		}
+		title := o.title
+		if title == "" {
+			title = o.slug
+		}
+		in = kb.NodeInput{Type: o.typ, Slug: o.slug, Title: title, Description: o.summary, Tags: o.tags,
+			RelatesTo: o.relatesTo, DependsOn: o.dependsOn, DerivedFrom: o.derivedFrom, Confidence: o.confidence,
+			Folder: o.folder, Body: body, SourceDoc: o.sourceDoc, SourceHash: o.sourceHash}
+	}
+	mode := kb.Create
+	switch {
+	case o.update:
+		mode = kb.Update
+	case o.unique:
+		mode = kb.Unique
+	}
+	k.Now = app.Now
+	res, err := k.WriteNode(ctx, in, mode, app.Command)
+	if err != nil {
+		return err
+	}
+	for _, ref := range res.Unknown {
+		app.warnf("%s links to %s, which is not in the tree (yet); `kk lint` reports it as a dangling edge", res.ID, ref)
+	}
+	if app.JSON {
+		return app.printJSON(map[string]any{"schema_version": JSONSchemaVersion, "id": res.ID, "path": res.Path, "action": res.Action, "index_changed": res.Index, "unknown_edges": res.Unknown})
+	}
+	fmt.Fprintln(app.IO.Out, res.ID)
+	return nil
+}
+
+// readBody reads a node body from a file, or from standard input when it
+// is not a terminal.
+func (a *App) readBody(from string) (string, error) {
+	if from != "" {
+		data, err := os.ReadFile(from)
+		if err != nil {
+			return "", fmt.Errorf("--from: %w", err)
+		}
+		return string(data), nil
+	}
+	if a.IO.InTTY {
+		return "", usagef("no body: pipe the markdown body on standard input or pass --from <path>")
+	}
+	data, err := io.ReadAll(io.LimitReader(a.IO.In, node.MaxSize+1))
+	if err != nil {
+		return "", fmt.Errorf("reading the body from standard input: %w", err)
+	}
+	return string(data), nil
+}
+
+// readInput reads a file argument, "-" meaning standard input. It returns
+// the data and a name for messages.
+func (a *App) readInput(arg string) ([]byte, string, error) {
+	if arg == "-" {
+		data, err := io.ReadAll(io.LimitReader(a.IO.In, 16<<20))
+		if err != nil {
+			return nil, "", fmt.Errorf("reading standard input: %w", err)
+		}
+		return data, "standard input", nil
+	}
+	data, err := os.ReadFile(arg)
+	if err != nil {
+		return nil, "", err
+	}
+	return data, arg, nil
+}
+
+type nodeShowOpts struct{ id string }
+
+func newNodeShowCmd(app *App) *cobra.Command {
+	var o nodeShowOpts
+	return &cobra.Command{
+		Use:   "show <id>",
+		Short: "Print one leaf",
+		Long:  "Print the leaf with the given id: its file as is, or its fields and body with --json.",
+		Args:  exactArgs(1, "node show needs the id of a node"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.id = args[0]
+			return runNodeShow(cmd.Context(), app, o)
+		},
+	}
+}
+
+func runNodeShow(_ context.Context, app *App, o nodeShowOpts) error {
+	k, err := app.KB()
+	if err != nil {
+		return err
+	}
+	t, err := k.ReadTree(kb.LoadOptions{})
+	if err != nil {
+		return err
+	}
+	n, ok := t.ByID(o.id)
+	if !ok {
+		return fmt.Errorf("no node with id %q; `kk node list` shows the ids", o.id)
+	}
+	src, err := os.ReadFile(k.NodePath(n.Path))
+	if err != nil {
+		return err
+	}
+	if !app.JSON {
+		_, err := app.IO.Out.Write(src)
+		return err
+	}
+	full, err := node.Parse(n.Path, src)
+	if err != nil {
+		return err
+	}
+	out := nodeJSON(k, full)
+	out["body"] = string(full.Body)
+	out["schema_version"] = JSONSchemaVersion
+	return app.printJSON(out)
+}
+
+func nodeJSON(k *kb.KB, n *node.Node) map[string]any {
+	m := map[string]any{
+		"id": n.ID, "type": n.Type, "title": n.Title, "description": n.Description, "tags": nonNil(n.Tags),
+		"path": kb.DirName + "/nodes/" + n.Path, "folder": n.Dir(), "relates_to": nonNil(n.RelatesTo),
+		"depends_on": nonNil(n.DependsOn), "derived_from": nonNil(n.DerivedFrom), "confidence": n.Confidence,
+		"format": n.Format,
+	}
+	if n.Status != "" {
+		m["status"] = n.Status
+	}
+	if n.StaleAfter != "" {
+		m["stale_after"] = n.StaleAfter
+	}
+	return m
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+type nodeListOpts struct {
+	typ    string
+	tags   []string
+	folder string
+}
+
+func newNodeListCmd(app *App) *cobra.Command {
+	var o nodeListOpts
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "List leaves, optionally filtered",
+		Long: `List the leaves of the tree in path order: id, type, folder and title,
+tab-separated. --type, --tag and --folder filter; several --tag values must
+all be present. --folder includes subfolders.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error { return runNodeList(cmd.Context(), app, o) },
+	}
+	cmd.Flags().StringVar(&o.typ, "type", "", "only nodes of this type")
+	cmd.Flags().StringSliceVar(&o.tags, "tag", nil, "only nodes carrying this tag (repeatable)")
+	cmd.Flags().StringVar(&o.folder, "folder", "", "only nodes in this folder or below")
+	return cmd
+}
+
+func runNodeList(_ context.Context, app *App, o nodeListOpts) error {
+	k, err := app.KB()
+	if err != nil {
+		return err
+	}
+	folder, err := node.CleanFolder(o.folder)
+	if err != nil {
+		return usagef("--folder: %v", err)
+	}
+	t, err := k.ReadTree(kb.LoadOptions{})
+	if err != nil {
+		return err
+	}
+	var list []*node.Node
+	for _, n := range t.Leaves {
+		if o.typ != "" && n.Type != o.typ {
+			continue
+		}
+		if folder != "" && n.Dir() != folder && !strings.HasPrefix(n.Dir(), folder+"/") {
+			continue
+		}
+		if !containsAll(n.Tags, o.tags) {
+			continue
+		}
+		list = append(list, n)
+	}
+	if app.JSON {
+		items := make([]map[string]any, 0, len(list))
+		for _, n := range list {
+			items = append(items, nodeJSON(k, n))
+		}
+		return app.printJSON(map[string]any{"schema_version": JSONSchemaVersion, "count": len(items), "nodes": items})
+	}
+	var w io.Writer = app.IO.Out
+	var tw *tabwriter.Writer
+	if app.IO.OutTTY {
+		tw = tabwriter.NewWriter(app.IO.Out, 0, 4, 2, ' ', 0)
+		w = tw
+	}
+	for _, n := range list {
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", n.ID, n.Type, n.Dir(), n.Title)
+	}
+	if tw != nil {
+		return tw.Flush()
+	}
+	return nil
+}
+
+func containsAll(have, want []string) bool {
+	for _, w := range want {
+		if !slices.Contains(have, w) {
+			return false
+		}
+	}
+	return true
+}
+
+// exactArgs is cobra.ExactArgs with a message of our own.
+func exactArgs(n int, msg string) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) != n {
+			return usagef("%s (got %d argument(s))", msg, len(args))
+		}
+		return nil
+	}
+}

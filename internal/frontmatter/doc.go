@@ -1,0 +1,400 @@
+package frontmatter
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"math"
+	"reflect"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// MaxAliasExpansion bounds how many nodes alias expansion may visit while
+// decoding one front matter block, so a "billion laughs" document fails fast.
+var MaxAliasExpansion = 10000
+
+// Doc is a parsed markdown document whose front matter can be re-rendered
+// key by key: keys whose value did not change keep their original bytes.
+type Doc struct {
+	parts Parts
+	lead  []byte // front matter text before the first key (comments, blank lines)
+	segs  []segment
+	// segmented is false when keys cannot be cut into per-key byte ranges
+	// (flow style mappings); every key is then re-emitted on render.
+	segmented bool
+	values    map[string]any
+}
+
+type segment struct {
+	key  string
+	raw  []byte // "key: value\n" lines as they were in the source
+	node *yaml.Node
+}
+
+// FieldError is a front matter problem tied to one key.
+type FieldError struct {
+	Field string
+	Msg   string
+}
+
+func (e *FieldError) Error() string {
+	if e.Field == "" {
+		return e.Msg
+	}
+	return fmt.Sprintf("field %q: %s", e.Field, e.Msg)
+}
+
+// Parse splits src and decodes its front matter. A document without front
+// matter parses to a Doc with no keys.
+func Parse(src []byte) (*Doc, error) {
+	parts, err := Split(src)
+	if err != nil {
+		return nil, err
+	}
+	d := &Doc{parts: parts, values: map[string]any{}, segmented: true}
+	if !parts.Has || len(bytes.TrimSpace(parts.YAML)) == 0 {
+		d.lead = parts.YAML
+		return d, nil
+	}
+	text := parts.YAML
+	if parts.CRLF {
+		text = bytes.ReplaceAll(text, []byte("\r\n"), []byte("\n"))
+	}
+	var root yaml.Node
+	if err := yaml.Unmarshal(text, &root); err != nil {
+		return nil, fmt.Errorf("invalid YAML in front matter: %s", cleanYAMLError(err))
+	}
+	if root.Kind == 0 || len(root.Content) == 0 {
+		d.lead = parts.YAML
+		return d, nil
+	}
+	m := root.Content[0]
+	if m.Kind != yaml.MappingNode {
+		return nil, errors.New("front matter must be a mapping of keys to values")
+	}
+	if m.Style&yaml.FlowStyle != 0 {
+		d.segmented = false
+	}
+	lines := splitLinesKeep(text)
+	budget := MaxAliasExpansion
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		k, v := m.Content[i], m.Content[i+1]
+		if k.Kind != yaml.ScalarNode || (k.Tag != "!!str" && k.Tag != "!!int" && k.Tag != "!!bool" && k.Tag != "!!float") {
+			return nil, fmt.Errorf("front matter line %d: keys must be plain strings", k.Line)
+		}
+		if _, dup := d.values[k.Value]; dup {
+			return nil, &FieldError{Field: k.Value, Msg: fmt.Sprintf("appears twice (line %d)", k.Line)}
+		}
+		val, err := decode(v, &budget)
+		if err != nil {
+			return nil, &FieldError{Field: k.Value, Msg: err.Error()}
+		}
+		d.values[k.Value] = val
+		d.segs = append(d.segs, segment{key: k.Value, node: v})
+	}
+	if d.segmented {
+		d.cutSegments(m, lines)
+	}
+	return d, nil
+}
+
+// cutSegments assigns each key the source lines from its key line up to the
+// next key's line. Keys sharing a line (flow style) disable segmentation.
+func (d *Doc) cutSegments(m *yaml.Node, lines [][]byte) {
+	starts := make([]int, 0, len(d.segs))
+	for i := 0; i < len(m.Content); i += 2 {
+		starts = append(starts, m.Content[i].Line-1)
+	}
+	for i := 1; i < len(starts); i++ {
+		if starts[i] <= starts[i-1] {
+			d.segmented = false
+			return
+		}
+	}
+	if len(starts) == 0 || starts[0] > len(lines) {
+		d.segmented = false
+		return
+	}
+	d.lead = bytes.Join(lines[:starts[0]], nil)
+	for i := range d.segs {
+		end := len(lines)
+		if i+1 < len(starts) {
+			end = starts[i+1]
+		}
+		raw := bytes.Join(lines[starts[i]:end], nil)
+		if len(raw) > 0 && raw[len(raw)-1] != '\n' {
+			raw = append(raw, '\n')
+		}
+		d.segs[i].raw = raw
+	}
+}
+
+func splitLinesKeep(b []byte) [][]byte {
+	var out [][]byte
+	for len(b) > 0 {
+		i := bytes.IndexByte(b, '\n')
+		if i < 0 {
+			out = append(out, b)
+			break
+		}
+		out = append(out, b[:i+1])
+		b = b[i+1:]
+	}
+	return out
+}
+
+// HasFrontMatter reports whether the document had a front matter block.
+func (d *Doc) HasFrontMatter() bool { return d.parts.Has }
+
+// Body returns the document body, verbatim.
+func (d *Doc) Body() []byte { return d.parts.Body }
+
+// Keys returns the front matter keys in source order.
+func (d *Doc) Keys() []string {
+	keys := make([]string, len(d.segs))
+	for i, s := range d.segs {
+		keys[i] = s.key
+	}
+	return keys
+}
+
+// Value returns the decoded value of key: string, bool, int64, float64, nil,
+// []any or map[string]any. Timestamps stay strings, exactly as written.
+func (d *Doc) Value(key string) (any, bool) {
+	v, ok := d.values[key]
+	return v, ok
+}
+
+// Values returns every decoded key/value pair. The map is never nil.
+func (d *Doc) Values() map[string]any { return d.values }
+
+// Line returns the 1-based line of key's value in the front matter, or 0.
+func (d *Doc) Line(key string) int {
+	for _, s := range d.segs {
+		if s.key == key {
+			return s.node.Line
+		}
+	}
+	return 0
+}
+
+// Item is one key/value pair to render.
+type Item struct {
+	Key   string
+	Value any
+}
+
+// Emitter renders one front matter key and its value as YAML lines
+// ("key: value", or "key:" followed by indented block lines).
+type Emitter func(key string, v any) (string, error)
+
+// Render builds the document with front matter items in the given order and
+// the given body. Items whose value equals the value parsed from the source
+// keep their source bytes; others are rendered by emit. If nothing differs
+// from the source (same keys, same order, same values, same body), the
+// source bytes are returned unchanged.
+func (d *Doc) Render(items []Item, body []byte, emit Emitter) ([]byte, error) {
+	if d.unchanged(items, body) {
+		return d.parts.Join(), nil
+	}
+	var fm bytes.Buffer
+	if d.segmented {
+		fm.Write(d.lead)
+	}
+	for _, it := range items {
+		if raw, ok := d.rawFor(it); ok {
+			fm.Write(raw)
+			continue
+		}
+		text, err := emit(it.Key, it.Value)
+		if err != nil {
+			return nil, err
+		}
+		fm.WriteString(strings.TrimRight(text, "\n"))
+		fm.WriteString("\n")
+	}
+	yamlText := fm.Bytes()
+	nl := "\n"
+	if d.parts.CRLF {
+		nl = "\r\n"
+		yamlText = bytes.ReplaceAll(yamlText, []byte("\n"), []byte("\r\n"))
+	}
+	var out bytes.Buffer
+	if d.parts.BOM {
+		out.Write(bom)
+	}
+	out.WriteString("---" + nl)
+	out.Write(yamlText)
+	out.WriteString("---" + nl)
+	out.Write(body)
+	return out.Bytes(), nil
+}
+
+func (d *Doc) unchanged(items []Item, body []byte) bool {
+	if !d.parts.Has || !bytes.Equal(body, d.parts.Body) || len(items) != len(d.segs) {
+		return false
+	}
+	for i, it := range items {
+		if d.segs[i].key != it.Key || !Equal(d.values[it.Key], it.Value) {
+			return false
+		}
+	}
+	return true
+}
+
+func (d *Doc) rawFor(it Item) ([]byte, bool) {
+	if !d.segmented {
+		return nil, false
+	}
+	for _, s := range d.segs {
+		if s.key == it.Key {
+			if s.raw != nil && Equal(d.values[it.Key], it.Value) {
+				return s.raw, true
+			}
+			return nil, false
+		}
+	}
+	return nil, false
+}
+
+// Equal reports whether two front matter values are the same after
+// normalising Go types ([]string and []any, int and int64, ...).
+func Equal(a, b any) bool {
+	return reflect.DeepEqual(Normalize(a), Normalize(b))
+}
+
+// Normalize converts a Go value into the shapes Value returns.
+func Normalize(v any) any {
+	switch x := v.(type) {
+	case nil:
+		return nil
+	case string, bool, int64, float64:
+		return x
+	case int:
+		return int64(x)
+	case int32:
+		return int64(x)
+	case uint:
+		return int64(x)
+	case float32:
+		return float64(x)
+	case []string:
+		out := make([]any, len(x))
+		for i, s := range x {
+			out[i] = s
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = Normalize(e)
+		}
+		return out
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = Normalize(e)
+		}
+		return out
+	case []Item:
+		out := make(map[string]any, len(x))
+		for _, it := range x {
+			out[it.Key] = Normalize(it.Value)
+		}
+		return out
+	}
+	rv := reflect.ValueOf(v)
+	switch rv.Kind() {
+	case reflect.Slice:
+		out := make([]any, rv.Len())
+		for i := range out {
+			out[i] = Normalize(rv.Index(i).Interface())
+		}
+		return out
+	case reflect.String:
+		return rv.String()
+	}
+	return v
+}
+
+// decode converts a YAML node into plain Go values. Scalars tagged as
+// timestamps keep their source text; binary stays a base64 string.
+func decode(n *yaml.Node, budget *int) (any, error) {
+	*budget--
+	if *budget < 0 {
+		return nil, errors.New("too many alias expansions")
+	}
+	switch n.Kind {
+	case yaml.ScalarNode:
+		return decodeScalar(n)
+	case yaml.SequenceNode:
+		out := make([]any, 0, len(n.Content))
+		for _, c := range n.Content {
+			v, err := decode(c, budget)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, v)
+		}
+		return out, nil
+	case yaml.MappingNode:
+		out := make(map[string]any, len(n.Content)/2)
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k := n.Content[i]
+			if k.Kind != yaml.ScalarNode {
+				return nil, fmt.Errorf("line %d: nested keys must be scalars", k.Line)
+			}
+			v, err := decode(n.Content[i+1], budget)
+			if err != nil {
+				return nil, err
+			}
+			out[k.Value] = v
+		}
+		return out, nil
+	case yaml.AliasNode:
+		return decode(n.Alias, budget)
+	}
+	return nil, fmt.Errorf("line %d: unsupported YAML node", n.Line)
+}
+
+func decodeScalar(n *yaml.Node) (any, error) {
+	switch n.ShortTag() {
+	case "!!null":
+		return nil, nil
+	case "!!bool":
+		var b bool
+		if err := n.Decode(&b); err != nil {
+			return nil, fmt.Errorf("line %d: %v", n.Line, err)
+		}
+		return b, nil
+	case "!!int":
+		var i int64
+		if err := n.Decode(&i); err == nil {
+			return i, nil
+		}
+		var f float64
+		if err := n.Decode(&f); err != nil {
+			return nil, fmt.Errorf("line %d: %v", n.Line, err)
+		}
+		return f, nil
+	case "!!float":
+		var f float64
+		if err := n.Decode(&f); err != nil {
+			return nil, fmt.Errorf("line %d: %v", n.Line, err)
+		}
+		if math.IsInf(f, 0) || math.IsNaN(f) {
+			return n.Value, nil
+		}
+		if f == math.Trunc(f) && math.Abs(f) < 1<<53 && !strings.ContainsAny(n.Value, ".eE") {
+			return int64(f), nil
+		}
+		return f, nil
+	}
+	return n.Value, nil
+}
+
+func cleanYAMLError(err error) string {
+	return strings.TrimPrefix(err.Error(), "yaml: ")
+}

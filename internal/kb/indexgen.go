@@ -1,0 +1,562 @@
+package kb
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"path"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/kk-project/kk/internal/node"
+	"github.com/kk-project/kk/internal/yamlstyle"
+)
+
+// OKFVersion is the Open Knowledge Format version kk declares in nodes/index.md.
+const OKFVersion = "0.2"
+
+// EmptyHash is the nodes_hash of a tree with no leaves.
+const EmptyHash = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+
+// Directives embedded in every generated index, in kk's own words.
+const (
+	NavigationDirective = "> kk navigation: this index is a map, not the territory. Pick the folder or leaf whose summary and tags match your task, open only that, and descend again if needed; a leaf's relates_to and depends_on ids lead to neighbouring knowledge."
+	LeafReadDirective   = "> Before acting on a topic listed here, open at least one of its leaves: the one-line summaries below only tell you where the detail lives."
+)
+
+// byTopicMax is how many nodes each tag of a folder's "By topic" block lists.
+const byTopicMax = 3
+
+// Generated is the full output of index generation.
+type Generated struct {
+	// Files maps a path relative to the KB folder (.ai/kenkeep) to content.
+	Files map[string][]byte
+	// NodesHash is the content hash of every leaf ("sha256:" not included).
+	NodesHash string
+	// MissingSummaries lists non-root folders without a summary.
+	MissingSummaries []string
+	// Folders are the folders that have (or get) an index.md.
+	Folders []string
+	// Metrics per folder, for rebalance.
+	Metrics map[string]FolderMetrics
+}
+
+// FolderMetrics describe a folder's direct leaves.
+type FolderMetrics struct {
+	Occupancy    int // direct leaves
+	TagDiversity int // distinct tags among them
+	LeafSize     int // estimated tokens: ceil(chars/4) over title, description and body
+}
+
+// NodesHash computes the content hash of a tree: sha256 over the sorted
+// lines "<path>\t<sha256 of the leaf's bytes>", joined by "\n".
+func NodesHash(t *Tree) string {
+	entries := make([]string, 0, len(t.Leaves))
+	for _, n := range t.Leaves {
+		entries = append(entries, n.Path+"\t"+t.hashes[n.Path])
+	}
+	slices.SortFunc(entries, compareUTF16)
+	sum := sha256.Sum256([]byte(strings.Join(entries, "\n")))
+	return hex.EncodeToString(sum[:])
+}
+
+// compareUTF16 orders strings by UTF-16 code units, as JavaScript's default
+// sort does; it differs from byte order only for characters above U+FFFF
+// against U+E000..U+FFFF.
+func compareUTF16(a, b string) int {
+	ra, rb := []rune(a), []rune(b)
+	for i := 0; i < len(ra) && i < len(rb); i++ {
+		if ra[i] == rb[i] {
+			continue
+		}
+		ka, kb := utf16Key(ra[i]), utf16Key(rb[i])
+		if ka < kb {
+			return -1
+		}
+		return 1
+	}
+	return len(ra) - len(rb)
+}
+
+func utf16Key(r rune) rune {
+	if r >= 0x10000 {
+		return 0xD800 + (r-0x10000)>>10 // high surrogate
+	}
+	return r
+}
+
+// Generate renders every generated file of the tree: each folder's
+// index.md, the root nodes/index.md, ENTRY.md and GRAPH.md. summaries are
+// the folder summaries; the root's comes from ENTRY.md.
+func Generate(t *Tree, summaries Summaries) (*Generated, error) {
+	g := &Generated{Files: map[string][]byte{}, Metrics: map[string]FolderMetrics{}}
+	g.NodesHash = NodesHash(t)
+
+	inDegree := map[string]int{}
+	for _, n := range t.Leaves {
+		for _, id := range n.RelatesTo {
+			inDegree[id]++
+		}
+	}
+	titleKeys := map[*node.Node][]byte{}
+	titles := make([]string, len(t.Leaves))
+	for i, n := range t.Leaves {
+		titles[i] = n.Title
+	}
+	for i, k := range CollateKeys(titles) {
+		titleKeys[t.Leaves[i]] = k
+	}
+	catalog := func(a, b *node.Node) int {
+		if d := inDegree[b.ID] - inDegree[a.ID]; d != 0 {
+			return d
+		}
+		if r := bytes.Compare(titleKeys[a], titleKeys[b]); r != 0 {
+			return r
+		}
+		return cmpString(a.Path, b.Path)
+	}
+
+	dirSet := map[string]bool{"": true}
+	byDir := map[string][]*node.Node{}
+	for _, n := range t.Leaves {
+		d := n.Dir()
+		byDir[d] = append(byDir[d], n)
+		for d != "" {
+			dirSet[d] = true
+			d = dirOf(d)
+		}
+	}
+	dirs := make([]string, 0, len(dirSet))
+	for d := range dirSet {
+		dirs = append(dirs, d)
+	}
+	SortLocale(dirs)
+	g.Folders = dirs
+	children := map[string][]string{}
+	for _, d := range dirs {
+		if d != "" {
+			children[dirOf(d)] = append(children[dirOf(d)], d)
+		}
+	}
+	for _, d := range dirs {
+		if d != "" && summaries[d] == "" {
+			g.MissingSummaries = append(g.MissingSummaries, d)
+		}
+	}
+	ranked := rankCohorts(t.Leaves, inDegree, titleKeys)
+
+	for _, d := range dirs {
+		leaves := slices.Clone(byDir[d])
+		slices.SortFunc(leaves, catalog)
+		body := renderFolder(d, leaves, children[d], ranked, summaries)
+		file := "nodes/" + d + "/index.md"
+		if d == "" {
+			fm, err := yamlstyle.Marshal(yamlstyle.Map{{Key: "okf_version", Value: OKFVersion}})
+			if err != nil {
+				return nil, err
+			}
+			body = "---\n" + string(fm) + "---\n" + body
+			file = "nodes/index.md"
+		}
+		g.Files[file] = []byte(body)
+		g.Metrics[d] = folderMetrics(leaves)
+	}
+
+	rootLeaves := slices.Clone(byDir[""])
+	slices.SortFunc(rootLeaves, catalog)
+	entry, err := renderEntry(t, rootLeaves, children[""], summaries, g.NodesHash)
+	if err != nil {
+		return nil, err
+	}
+	g.Files["ENTRY.md"] = entry
+	graph, err := renderGraph(t, g.NodesHash)
+	if err != nil {
+		return nil, err
+	}
+	g.Files["GRAPH.md"] = graph
+	return g, nil
+}
+
+func folderMetrics(leaves []*node.Node) FolderMetrics {
+	tags := map[string]bool{}
+	chars := 0
+	for _, n := range leaves {
+		for _, t := range n.Tags {
+			tags[t] = true
+		}
+		chars += utf16Len(n.Title) + utf16Len(n.Description) + n.BodySize
+	}
+	return FolderMetrics{Occupancy: len(leaves), TagDiversity: len(tags), LeafSize: (chars + 3) / 4}
+}
+
+func utf16Len(s string) int {
+	n := 0
+	for _, r := range s {
+		n++
+		if r >= 0x10000 {
+			n++
+		}
+	}
+	return n
+}
+
+// rankCohorts orders, for every tag, the leaves carrying it by centrality:
+// the sum of tag-set Jaccard similarity to the other leaves of the tag,
+// then by in-degree, then by title. Leaves with identical tag sets are
+// scored once, so large cohorts cost distinct-tag-sets², not leaves².
+func rankCohorts(leaves []*node.Node, inDegree map[string]int, titleKeys map[*node.Node][]byte) map[string][]*node.Node {
+	tagID := map[string]int{}
+	sets := make([][]int, len(leaves))
+	sigs := make([]string, len(leaves))
+	for i, n := range leaves {
+		set := make([]int, 0, len(n.Tags))
+		for _, t := range n.Tags {
+			id, ok := tagID[t]
+			if !ok {
+				id = len(tagID)
+				tagID[t] = id
+			}
+			if !slices.Contains(set, id) {
+				set = append(set, id)
+			}
+		}
+		slices.Sort(set)
+		sets[i] = set
+		var sb strings.Builder
+		for _, id := range set {
+			sb.WriteString(strconv.Itoa(id))
+			sb.WriteByte(',')
+		}
+		sigs[i] = sb.String()
+	}
+	cohorts := map[string][]int{}
+	for i, n := range leaves {
+		seen := map[string]bool{}
+		for _, t := range n.Tags {
+			if !seen[t] {
+				seen[t] = true
+				cohorts[t] = append(cohorts[t], i)
+			}
+		}
+	}
+	tags := make([]string, 0, len(cohorts))
+	for t := range cohorts {
+		tags = append(tags, t)
+	}
+	out := make(map[string][]*node.Node, len(cohorts))
+	results := make([][]*node.Node, len(tags))
+	parallel(len(tags), func(ti int) {
+		members := cohorts[tags[ti]]
+		// Group members by tag set.
+		groupOf := map[string]int{}
+		var groupSet [][]int
+		var groupWeight []int
+		memberGroup := make([]int, len(members))
+		for j, i := range members {
+			gi, ok := groupOf[sigs[i]]
+			if !ok {
+				gi = len(groupSet)
+				groupOf[sigs[i]] = gi
+				groupSet = append(groupSet, sets[i])
+				groupWeight = append(groupWeight, 0)
+			}
+			groupWeight[gi]++
+			memberGroup[j] = gi
+		}
+		groupScore := make([]float64, len(groupSet))
+		for a := range groupSet {
+			s := 0.0
+			for b := range groupSet {
+				w := groupWeight[b]
+				if a == b {
+					w-- // not against itself
+				}
+				if w > 0 {
+					s += float64(w) * jaccard(groupSet[a], groupSet[b])
+				}
+			}
+			groupScore[a] = s
+		}
+		idx := make([]int, len(members))
+		for j := range idx {
+			idx[j] = j
+		}
+		slices.SortFunc(idx, func(x, y int) int {
+			sx, sy := groupScore[memberGroup[x]], groupScore[memberGroup[y]]
+			if sx != sy {
+				if sy > sx {
+					return 1
+				}
+				return -1
+			}
+			a, b := leaves[members[x]], leaves[members[y]]
+			if d := inDegree[b.ID] - inDegree[a.ID]; d != 0 {
+				return d
+			}
+			if r := bytes.Compare(titleKeys[a], titleKeys[b]); r != 0 {
+				return r
+			}
+			return cmpString(a.Path, b.Path)
+		})
+		top := make([]*node.Node, 0, min(byTopicMax, len(idx)))
+		for _, j := range idx[:min(byTopicMax, len(idx))] {
+			top = append(top, leaves[members[j]])
+		}
+		results[ti] = top
+	})
+	for i, t := range tags {
+		out[t] = results[i]
+	}
+	return out
+}
+
+// jaccard is |a∩b| / |a∪b| for sorted, duplicate-free sets.
+func jaccard(a, b []int) float64 {
+	if len(a) == 0 && len(b) == 0 {
+		return 0
+	}
+	inter, i, j := 0, 0, 0
+	for i < len(a) && j < len(b) {
+		switch {
+		case a[i] == b[j]:
+			inter++
+			i++
+			j++
+		case a[i] < b[j]:
+			i++
+		default:
+			j++
+		}
+	}
+	return float64(inter) / float64(len(a)+len(b)-inter)
+}
+
+// titleCase turns a folder name like "data-cache" into "Data Cache".
+func titleCase(dir string) string {
+	leaf := dir[strings.LastIndexByte(dir, '/')+1:]
+	var words []string
+	for _, w := range strings.Split(leaf, "-") {
+		if w == "" {
+			continue
+		}
+		r := []rune(w)
+		words = append(words, strings.ToUpper(string(r[0]))+string(r[1:]))
+	}
+	if len(words) == 0 {
+		return leaf
+	}
+	return strings.Join(words, " ")
+}
+
+// sentenceTail is "." unless text already ends a sentence.
+func sentenceTail(text string) string {
+	t := strings.TrimRight(strings.TrimSpace(text), ")]\"'`")
+	if strings.HasSuffix(t, ".") || strings.HasSuffix(t, "!") || strings.HasSuffix(t, "?") {
+		return ""
+	}
+	return "."
+}
+
+func descentPointer(dir, summary, href string) string {
+	raw := summary
+	if raw == "" {
+		raw = titleCase(dir)
+	}
+	name := dir[strings.LastIndexByte(dir, '/')+1:]
+	return fmt.Sprintf("- Load [`%s/`](%s) for more information on %s%s", name, href, node.EscapeLabel(raw), sentenceTail(raw))
+}
+
+func leafPointer(n *node.Node, href string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "- Open [**%s**](%s)", node.EscapeLabel(n.Title), href)
+	if d := node.EscapeLabel(n.Description); d != "" {
+		b.WriteString(" to learn about: ")
+		b.WriteString(d)
+	}
+	for _, t := range n.Tags {
+		b.WriteString(" #")
+		b.WriteString(t)
+	}
+	return b.String()
+}
+
+// relHref is the link from folder dir to target (both relative to nodes/).
+func relHref(dir, target string) string {
+	if dir == "" {
+		return target
+	}
+	from := strings.Split(dir, "/")
+	to := strings.Split(target, "/")
+	i := 0
+	for i < len(from) && i < len(to)-1 && from[i] == to[i] {
+		i++
+	}
+	parts := make([]string, 0, len(from)-i+len(to)-i)
+	for range from[i:] {
+		parts = append(parts, "..")
+	}
+	parts = append(parts, to[i:]...)
+	return path.Join(parts...)
+}
+
+func renderFolder(dir string, leaves []*node.Node, subs []string, ranked map[string][]*node.Node, summaries Summaries) string {
+	var lines []string
+	if dir == "" {
+		lines = append(lines, "# kk Index")
+	} else {
+		lines = append(lines, "# kk Index: "+strings.ReplaceAll(dir, "/", " / "), "")
+		parent := "kk"
+		if p := dirOf(dir); p != "" {
+			parent = p[strings.LastIndexByte(p, '/')+1:]
+		}
+		lines = append(lines, fmt.Sprintf("↑ Parent: [%s](../index.md)", parent))
+	}
+	lines = append(lines, "", NavigationDirective, "", LeafReadDirective, "", "## Subfolders")
+	if len(subs) == 0 {
+		lines = append(lines, "_None._")
+	}
+	for _, s := range subs {
+		lines = append(lines, descentPointer(s, summaries[s], relHref(dir, s+"/index.md")))
+	}
+	practice, maps, other := splitKinds(leaves)
+	lines = append(lines, "", "## Conventions (how we build)")
+	lines = appendLeaves(lines, dir, practice, "_None yet._")
+	lines = append(lines, "", "## Components (what exists)")
+	lines = appendLeaves(lines, dir, maps, "_None yet._")
+	if len(other) > 0 {
+		lines = append(lines, "", "## Other knowledge")
+		lines = appendLeaves(lines, dir, other, "")
+	}
+	lines = append(lines, "", "## By topic", "")
+	buckets := map[string]int{}
+	for _, n := range leaves {
+		seen := map[string]bool{}
+		for _, t := range n.Tags {
+			if !seen[t] {
+				seen[t] = true
+				buckets[t]++
+			}
+		}
+	}
+	if len(buckets) == 0 {
+		lines = append(lines, "_No tags yet._")
+	} else {
+		tags := make([]string, 0, len(buckets))
+		for t := range buckets {
+			tags = append(tags, t)
+		}
+		SortLocale(tags)
+		slices.SortStableFunc(tags, func(a, b string) int { return buckets[b] - buckets[a] })
+		for _, t := range tags {
+			lines = append(lines, "### #"+t)
+			for _, n := range ranked[t] {
+				line := fmt.Sprintf("- Open [**%s**](%s)", node.EscapeLabel(n.Title), relHref(dir, n.Path))
+				if d := node.EscapeLabel(n.Description); d != "" {
+					line += " — " + d
+				}
+				lines = append(lines, line)
+			}
+		}
+	}
+	return strings.Join(lines, "\n") + "\n"
+}
+
+func appendLeaves(lines []string, dir string, leaves []*node.Node, empty string) []string {
+	if len(leaves) == 0 && empty != "" {
+		return append(lines, empty)
+	}
+	for _, n := range leaves {
+		lines = append(lines, leafPointer(n, relHref(dir, n.Path)))
+	}
+	return lines
+}
+
+func splitKinds(leaves []*node.Node) (practice, maps, other []*node.Node) {
+	for _, n := range leaves {
+		switch n.Type {
+		case "practice":
+			practice = append(practice, n)
+		case "map":
+			maps = append(maps, n)
+		default:
+			other = append(other, n)
+		}
+	}
+	return
+}
+
+func renderEntry(t *Tree, rootLeaves []*node.Node, branches []string, summaries Summaries, hash string) ([]byte, error) {
+	fm := yamlstyle.Map{
+		{Key: "schema_version", Value: node.SchemaVersion},
+		{Key: "nodes_hash", Value: "sha256:" + hash},
+		{Key: "node_count", Value: len(t.Leaves)},
+	}
+	if s := summaries[""]; s != "" {
+		fm = append(fm, yamlstyle.MapItem{Key: "summary", Value: s})
+	}
+	head, err := yamlstyle.Marshal(fm)
+	if err != nil {
+		return nil, err
+	}
+	lines := []string{"# kk", "", NavigationDirective, "", "## Branches"}
+	if len(branches) == 0 {
+		lines = append(lines, "_None._")
+	}
+	for _, b := range branches {
+		lines = append(lines, descentPointer(b, summaries[b], "nodes/"+b+"/index.md"))
+	}
+	practice, maps, other := splitKinds(rootLeaves)
+	for _, sec := range []struct {
+		title  string
+		leaves []*node.Node
+	}{{"## Conventions (how we build)", practice}, {"## Components (what exists)", maps}, {"## Other knowledge", other}} {
+		if len(sec.leaves) == 0 {
+			continue
+		}
+		lines = append(lines, "", sec.title)
+		for _, n := range sec.leaves {
+			lines = append(lines, leafPointer(n, "nodes/"+n.Path))
+		}
+	}
+	return []byte("---\n" + string(head) + "---\n" + strings.Join(lines, "\n") + "\n"), nil
+}
+
+func renderGraph(t *Tree, hash string) ([]byte, error) {
+	head, err := yamlstyle.Marshal(yamlstyle.Map{
+		{Key: "schema_version", Value: node.SchemaVersion},
+		{Key: "nodes_hash", Value: "sha256:" + hash},
+		{Key: "node_count", Value: len(t.Leaves)},
+	})
+	if err != nil {
+		return nil, err
+	}
+	var b strings.Builder
+	b.WriteString("---\n")
+	b.Write(head)
+	b.WriteString("---\n# kk Graph\n\n")
+	if len(t.Leaves) == 0 {
+		b.WriteString("_No nodes yet._\n")
+		return []byte(b.String()), nil
+	}
+	fmt.Fprintf(&b, "Total nodes: %d\n", len(t.Leaves))
+	ids := make([]string, len(t.Leaves))
+	for i, n := range t.Leaves {
+		ids[i] = n.ID
+	}
+	SortLocale(ids)
+	for _, id := range ids {
+		n := t.byID[id]
+		fmt.Fprintf(&b, "\n## %s\n\n- **kind:** %s\n- **title:** %s\n- **path:** %s\n", n.ID, n.Type, n.Title, n.Path)
+		for _, f := range []struct {
+			name string
+			vals []string
+		}{{"tags", n.Tags}, {"relates_to", n.RelatesTo}, {"depends_on", n.DependsOn}, {"derived_from", n.DerivedFrom}} {
+			if len(f.vals) > 0 {
+				fmt.Fprintf(&b, "- **%s:** %s\n", f.name, strings.Join(f.vals, ", "))
+			}
+		}
+	}
+	return []byte(b.String()), nil
+}

@@ -1,0 +1,109 @@
+// Package node reads and writes knowledge leaves: markdown documents whose
+// YAML front matter follows kenkeep's v3 format (OKF concept documents with
+// kk_ keys), and reads the older v2 format for migration.
+package node
+
+import (
+	"fmt"
+	"path"
+	"strings"
+)
+
+// Slugify lowercases s and turns every run of characters outside [a-z0-9]
+// into one "-", trimming dashes at both ends. An empty result is "untitled".
+func Slugify(s string) string {
+	var b strings.Builder
+	dash := false
+	for _, r := range strings.ToLower(s) {
+		if ('a' <= r && r <= 'z') || ('0' <= r && r <= '9') {
+			if dash && b.Len() > 0 {
+				b.WriteByte('-')
+			}
+			dash = false
+			b.WriteRune(r)
+			continue
+		}
+		dash = true
+	}
+	if b.Len() == 0 {
+		return "untitled"
+	}
+	return b.String()
+}
+
+// DeriveID builds the id "<type>-<slug>" from a type and a slug or title.
+// A slug that already starts with "<type>-" is not prefixed a second time.
+func DeriveID(typ, slug string) string {
+	s := Slugify(slug)
+	if strings.HasPrefix(s, typ+"-") && len(s) > len(typ)+1 {
+		return s
+	}
+	return typ + "-" + s
+}
+
+// UniqueID returns candidate, or candidate-2 … candidate-4 when the ones
+// before are taken, and an error when all of them are.
+func UniqueID(taken func(string) bool, candidate string) (string, error) {
+	if !taken(candidate) {
+		return candidate, nil
+	}
+	for i := 2; i <= 4; i++ {
+		next := fmt.Sprintf("%s-%d", candidate, i)
+		if !taken(next) {
+			return next, nil
+		}
+	}
+	return "", fmt.Errorf("id %q and its -2, -3 and -4 variants are all taken; choose a more distinct slug", candidate)
+}
+
+// CheckNaming checks the identity contract: the id is "<type>-<slug>" with
+// a canonical slug, and the file is named "<id>.md". It returns a message
+// describing the first problem, or "".
+func CheckNaming(typ, id, filePath string) string {
+	if strings.TrimSpace(id) == "" {
+		return "the leaf has an empty id"
+	}
+	prefix := typ + "-"
+	if !strings.HasPrefix(id, prefix) {
+		return fmt.Sprintf("id %s does not start with its type prefix %s", id, prefix)
+	}
+	bare := id[len(prefix):]
+	if canon := Slugify(bare); canon != bare {
+		return fmt.Sprintf("id %s is not canonical; expected %s%s", id, prefix, canon)
+	}
+	if base := path.Base(filePath); base != id+".md" {
+		return fmt.Sprintf("file name %s does not match the id; expected %s.md", base, id)
+	}
+	return ""
+}
+
+// CleanFolder checks a folder given relative to nodes/ and returns it in
+// clean slash form ("" for the nodes/ root). Absolute paths and paths that
+// climb out of nodes/ are rejected.
+func CleanFolder(folder string) (string, error) {
+	f := strings.ReplaceAll(folder, "\\", "/")
+	if f == "" || f == "." || f == "./" {
+		return "", nil
+	}
+	if strings.HasPrefix(f, "/") || (len(f) > 1 && f[1] == ':') {
+		return "", fmt.Errorf("folder %q is absolute; give a folder relative to nodes/", folder)
+	}
+	for _, seg := range strings.Split(f, "/") {
+		if seg == ".." {
+			return "", fmt.Errorf("folder %q climbs out of nodes/ with \"..\"; give a folder inside nodes/", folder)
+		}
+	}
+	c := path.Clean(f)
+	if c == "." {
+		return "", nil
+	}
+	for _, seg := range strings.Split(c, "/") {
+		if strings.HasPrefix(seg, ".") {
+			return "", fmt.Errorf("folder %q has a hidden segment %q; folder names may not start with \".\"", folder, seg)
+		}
+		if seg == "index.md" || strings.ContainsAny(seg, "\x00:*?\"<>|") {
+			return "", fmt.Errorf("folder %q has an invalid segment %q", folder, seg)
+		}
+	}
+	return c, nil
+}

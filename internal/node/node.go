@@ -1,0 +1,492 @@
+package node
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/kk-project/kk/internal/frontmatter"
+)
+
+// SchemaVersion is the leaf format kk writes (kenkeep v3, OKF concept document).
+const SchemaVersion = 3
+
+// MaxSize is the largest leaf kk reads or writes.
+const MaxSize = 1 << 20
+
+// Confidence levels of a leaf.
+var Confidences = []string{"low", "medium", "high"}
+
+// Statuses are the OKF v0.2 lifecycle values.
+var Statuses = []string{"draft", "stable", "deprecated"}
+
+// Front matter keys of a v3 leaf in the order kk writes them.
+const (
+	KeyType          = "type"
+	KeyTitle         = "title"
+	KeyDescription   = "description"
+	KeyTags          = "tags"
+	KeyStatus        = "status"
+	KeyStaleAfter    = "stale_after"
+	KeyGenerated     = "generated"
+	KeyVerified      = "verified"
+	KeySources       = "sources"
+	KeySchemaVersion = "kk_schema_version"
+	KeyID            = "kk_id"
+	KeyDerivedFrom   = "kk_derived_from"
+	KeyRelatesTo     = "kk_relates_to"
+	KeyDependsOn     = "kk_depends_on"
+	KeyConfidence    = "kk_confidence"
+)
+
+// canonicalOrder is the order of known keys in a freshly written leaf.
+var canonicalOrder = []string{
+	KeyType, KeyTitle, KeyDescription, KeyTags,
+	KeyStatus, KeyStaleAfter, KeyGenerated, KeyVerified, KeySources,
+	KeySchemaVersion, KeyID, KeyDerivedFrom, KeyRelatesTo, KeyDependsOn, KeyConfidence,
+}
+
+// v2Keys are the keys of the kenkeep v2 format, dropped when migrating.
+var v2Keys = []string{"schema_version", "id", "title", "kind", "summary", "tags", "derived_from", "relates_to", "depends_on", "confidence"}
+
+// Node is one leaf of the knowledge tree.
+type Node struct {
+	// Path is the leaf's path relative to nodes/, with "/" separators.
+	Path string
+	// Format is the schema version the leaf was read in (2 or 3); 3 for new leaves.
+	Format int
+
+	Type        string
+	Title       string
+	Description string
+	Tags        []string
+	ID          string
+	DerivedFrom []string
+	RelatesTo   []string
+	DependsOn   []string
+	Confidence  string
+
+	// Optional OKF v0.2 keys. Generated, Verified and Sources keep whatever
+	// YAML shape the author used.
+	Status     string
+	StaleAfter string
+	Generated  any
+	Verified   any
+	Sources    any
+
+	// Body is the markdown after the front matter, verbatim. Leaves served
+	// from the leaf cache have no body; BodySize is always set.
+	Body     []byte
+	BodySize int
+
+	doc *frontmatter.Doc
+}
+
+// Error is a problem with one leaf file.
+type Error struct {
+	Path  string // relative to nodes/ (or as given)
+	Field string // front matter key, when the problem is one field
+	Msg   string
+}
+
+func (e *Error) Error() string {
+	if e.Field != "" {
+		return fmt.Sprintf("%s: field %q: %s", e.Path, e.Field, e.Msg)
+	}
+	return fmt.Sprintf("%s: %s", e.Path, e.Msg)
+}
+
+// ErrOldLayout marks a leaf in the v1 format, which kk cannot read.
+var ErrOldLayout = errors.New("leaf uses the v1 format")
+
+// Dir returns the leaf's folder relative to nodes/ ("" for the root).
+func (n *Node) Dir() string {
+	if i := strings.LastIndexByte(n.Path, '/'); i >= 0 {
+		return n.Path[:i]
+	}
+	return ""
+}
+
+// Extra returns the value of a front matter key kk does not model.
+func (n *Node) Extra(key string) (any, bool) {
+	if n.doc == nil {
+		return nil, false
+	}
+	return n.doc.Value(key)
+}
+
+// Parse reads a leaf. relPath names it in errors and becomes n.Path.
+func Parse(relPath string, src []byte) (*Node, error) {
+	if len(src) > MaxSize {
+		return nil, &Error{Path: relPath, Msg: fmt.Sprintf("leaf is %d bytes; the limit is %d", len(src), MaxSize)}
+	}
+	if !utf8.Valid(src) {
+		return nil, &Error{Path: relPath, Msg: fmt.Sprintf("not valid UTF-8 (first bad byte at offset %d)", firstInvalid(src))}
+	}
+	doc, err := frontmatter.Parse(src)
+	if err != nil {
+		var fe *frontmatter.FieldError
+		if errors.As(err, &fe) {
+			return nil, &Error{Path: relPath, Field: fe.Field, Msg: fe.Msg}
+		}
+		return nil, &Error{Path: relPath, Msg: frontmatter.Describe(err)}
+	}
+	if !doc.HasFrontMatter() || len(doc.Keys()) == 0 {
+		return nil, &Error{Path: relPath, Msg: "no front matter; a leaf starts with a --- block holding type, title, description, tags and kk_ keys"}
+	}
+	n := &Node{Path: relPath, Body: doc.Body(), BodySize: utf8.RuneCount(doc.Body()), doc: doc}
+	f := fields{doc: doc, path: relPath}
+	if _, ok := doc.Value(KeySchemaVersion); ok {
+		n.Format = 3
+		if v := f.int(KeySchemaVersion, true); f.err == nil && v != SchemaVersion {
+			f.fail(KeySchemaVersion, fmt.Sprintf("is %d; kk reads version 3 (and v2 leaves with schema_version: 2)", v))
+		}
+		n.Type = f.str(KeyType, true)
+		n.Title = f.str(KeyTitle, true)
+		n.Description = f.str(KeyDescription, true)
+		n.Tags = f.list(KeyTags, true)
+		n.ID = f.str(KeyID, true)
+		n.DerivedFrom = f.list(KeyDerivedFrom, true)
+		n.RelatesTo = f.list(KeyRelatesTo, true)
+		n.DependsOn = f.list(KeyDependsOn, false)
+		n.Confidence = f.enum(KeyConfidence, Confidences, true)
+		n.Status = f.enum(KeyStatus, Statuses, false)
+		n.StaleAfter = f.date(KeyStaleAfter)
+		n.Generated, _ = doc.Value(KeyGenerated)
+		n.Verified, _ = doc.Value(KeyVerified)
+		n.Sources, _ = doc.Value(KeySources)
+	} else if sv, ok := doc.Value("schema_version"); ok {
+		v, isInt := sv.(int64)
+		switch {
+		case !isInt:
+			f.fail("schema_version", "must be a number")
+		case v < 2:
+			return nil, &Error{Path: relPath, Field: "schema_version", Msg: fmt.Sprintf("is %d: %v; migrate it with the kk-migrate skill", v, ErrOldLayout)}
+		case v != 2:
+			f.fail("schema_version", fmt.Sprintf("is %d; a v3 leaf uses kk_schema_version: 3", v))
+		}
+		n.Format = 2
+		n.ID = f.str("id", true)
+		n.Title = f.str("title", true)
+		n.Type = f.str("kind", true)
+		n.Description = f.str("summary", true)
+		n.Tags = f.list("tags", false)
+		n.DerivedFrom = f.list("derived_from", false)
+		n.RelatesTo = f.list("relates_to", false)
+		n.DependsOn = f.list("depends_on", false)
+		n.Confidence = f.enum("confidence", Confidences, true)
+	} else {
+		return nil, &Error{Path: relPath, Field: KeySchemaVersion, Msg: "missing; a v3 leaf has kk_schema_version: 3 (a v2 leaf has schema_version: 2)"}
+	}
+	if f.err != nil {
+		return nil, f.err
+	}
+	if n.Type != "" && !validType(n.Type) {
+		return nil, &Error{Path: relPath, Field: typeKey(n.Format), Msg: fmt.Sprintf("%q is not a valid type; use lowercase letters, digits and -", n.Type)}
+	}
+	return n, nil
+}
+
+func typeKey(format int) string {
+	if format == 2 {
+		return "kind"
+	}
+	return KeyType
+}
+
+func validType(t string) bool {
+	for i, r := range t {
+		if !('a' <= r && r <= 'z' || (i > 0 && ('0' <= r && r <= '9' || r == '-' || r == '_'))) {
+			return false
+		}
+	}
+	return t != ""
+}
+
+func firstInvalid(b []byte) int {
+	for i := 0; i < len(b); {
+		r, size := utf8.DecodeRune(b[i:])
+		if r == utf8.RuneError && size <= 1 {
+			return i
+		}
+		i += size
+	}
+	return -1
+}
+
+// fields decodes typed values out of a Doc, remembering the first error.
+type fields struct {
+	doc  *frontmatter.Doc
+	path string
+	err  error
+}
+
+func (f *fields) fail(key, msg string) {
+	if f.err == nil {
+		f.err = &Error{Path: f.path, Field: key, Msg: msg}
+	}
+}
+
+func (f *fields) str(key string, required bool) string {
+	v, ok := f.doc.Value(key)
+	if !ok || v == nil {
+		if required {
+			f.fail(key, "is required")
+		}
+		return ""
+	}
+	s, ok := v.(string)
+	if !ok {
+		f.fail(key, fmt.Sprintf("must be a string, not %s", kindOf(v)))
+		return ""
+	}
+	if required && key != KeyDescription && key != "summary" && strings.TrimSpace(s) == "" {
+		f.fail(key, "must not be empty")
+	}
+	return s
+}
+
+func (f *fields) int(key string, required bool) int64 {
+	v, ok := f.doc.Value(key)
+	if !ok {
+		if required {
+			f.fail(key, "is required")
+		}
+		return 0
+	}
+	i, ok := v.(int64)
+	if !ok {
+		f.fail(key, fmt.Sprintf("must be an integer, not %s", kindOf(v)))
+	}
+	return i
+}
+
+func (f *fields) list(key string, required bool) []string {
+	v, ok := f.doc.Value(key)
+	if !ok || v == nil {
+		if required && !ok {
+			f.fail(key, "is required (use [] for none)")
+		}
+		return []string{}
+	}
+	items, ok := v.([]any)
+	if !ok {
+		f.fail(key, fmt.Sprintf("must be a list of strings, not %s", kindOf(v)))
+		return nil
+	}
+	out := make([]string, 0, len(items))
+	for i, it := range items {
+		s, ok := it.(string)
+		if !ok {
+			f.fail(key, fmt.Sprintf("item %d must be a string, not %s", i+1, kindOf(it)))
+			return nil
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+func (f *fields) enum(key string, allowed []string, required bool) string {
+	s := f.str(key, required)
+	if s != "" && !slices.Contains(allowed, s) {
+		f.fail(key, fmt.Sprintf("is %q; use one of %s", s, strings.Join(allowed, ", ")))
+	}
+	return s
+}
+
+func (f *fields) date(key string) string {
+	s := f.str(key, false)
+	if s != "" && !isDate(s) {
+		f.fail(key, fmt.Sprintf("is %q; use a date like 2026-12-31", s))
+	}
+	return s
+}
+
+func isDate(s string) bool {
+	if len(s) < 10 {
+		return false
+	}
+	for i, c := range s[:10] {
+		if i == 4 || i == 7 {
+			if c != '-' {
+				return false
+			}
+		} else if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return len(s) == 10 || s[10] == 'T' || s[10] == ' '
+}
+
+func kindOf(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case string:
+		return "a string"
+	case bool:
+		return "a boolean"
+	case int64, float64:
+		return "a number"
+	case []any:
+		return "a list"
+	case map[string]any:
+		return "a mapping"
+	}
+	return fmt.Sprintf("%T", v)
+}
+
+// Validate checks the fields a v3 leaf must have before it is written.
+func (n *Node) Validate() error {
+	fail := func(field, msg string) error { return &Error{Path: n.Path, Field: field, Msg: msg} }
+	switch {
+	case !validType(n.Type):
+		return fail(KeyType, fmt.Sprintf("%q is not a valid type; use lowercase letters, digits and -", n.Type))
+	case strings.TrimSpace(n.Title) == "":
+		return fail(KeyTitle, "is required")
+	case strings.TrimSpace(n.ID) == "":
+		return fail(KeyID, "is required")
+	case !slices.Contains(Confidences, n.Confidence):
+		return fail(KeyConfidence, fmt.Sprintf("is %q; use one of %s", n.Confidence, strings.Join(Confidences, ", ")))
+	case n.Status != "" && !slices.Contains(Statuses, n.Status):
+		return fail(KeyStatus, fmt.Sprintf("is %q; use one of %s", n.Status, strings.Join(Statuses, ", ")))
+	case n.StaleAfter != "" && !isDate(n.StaleAfter):
+		return fail(KeyStaleAfter, fmt.Sprintf("is %q; use a date like 2026-12-31", n.StaleAfter))
+	}
+	if msg := CheckNaming(n.Type, n.ID, n.Path); msg != "" {
+		return fail(KeyID, msg)
+	}
+	for _, l := range [][]string{n.Tags, n.DerivedFrom, n.RelatesTo, n.DependsOn} {
+		for _, s := range l {
+			if strings.ContainsAny(s, "\n\r") {
+				return fail("", fmt.Sprintf("list value %q holds a line break", s))
+			}
+		}
+	}
+	return nil
+}
+
+// Resolver maps a node id to its path relative to nodes/.
+type Resolver func(id string) (string, bool)
+
+// Render returns the leaf's file content in the v3 format: front matter,
+// then the body with its generated Related and Citations sections brought
+// up to date. A leaf read from disk whose fields and body did not change
+// renders to exactly the bytes it was read from.
+func (n *Node) Render(resolve Resolver) ([]byte, error) {
+	if n.Body == nil && n.BodySize > 0 {
+		return nil, fmt.Errorf("%s: leaf was loaded without its body and cannot be written", n.Path)
+	}
+	body := RenderSections(string(n.Body), n, resolve)
+	body = strings.TrimRightFunc(body, isJSSpace) + "\n"
+	doc := n.doc
+	if doc == nil || n.Format != SchemaVersion {
+		doc = nil
+	}
+	items, err := n.items()
+	if err != nil {
+		return nil, err
+	}
+	if doc == nil {
+		empty, _ := frontmatter.Parse(nil)
+		doc = empty
+	}
+	return doc.Render(items, []byte(body), emit)
+}
+
+// items lists the front matter to write. A leaf read in v3 keeps its key
+// order and unknown keys; new known keys go after the known key that
+// precedes them in canonical order.
+func (n *Node) items() ([]frontmatter.Item, error) {
+	known := map[string]any{
+		KeyType:          n.Type,
+		KeyTitle:         n.Title,
+		KeyDescription:   n.Description,
+		KeyTags:          orEmpty(n.Tags),
+		KeySchemaVersion: int64(SchemaVersion),
+		KeyID:            n.ID,
+		KeyDerivedFrom:   orEmpty(n.DerivedFrom),
+		KeyRelatesTo:     orEmpty(n.RelatesTo),
+		KeyDependsOn:     orEmpty(n.DependsOn),
+		KeyConfidence:    n.Confidence,
+	}
+	optional := map[string]any{KeyStatus: n.Status, KeyStaleAfter: n.StaleAfter, KeyGenerated: n.Generated, KeyVerified: n.Verified, KeySources: n.Sources}
+	for k, v := range optional {
+		if v != nil && v != "" {
+			known[k] = v
+		}
+	}
+	var out []frontmatter.Item
+	if n.doc != nil && n.Format == SchemaVersion {
+		placed := map[string]bool{}
+		for _, k := range n.doc.Keys() {
+			if v, ok := known[k]; ok {
+				out = append(out, frontmatter.Item{Key: k, Value: v})
+				placed[k] = true
+			} else if _, isOptional := optional[k]; isOptional {
+				continue // an optional key that was cleared
+			} else {
+				v, _ := n.doc.Value(k)
+				out = append(out, frontmatter.Item{Key: k, Value: v})
+			}
+		}
+		for i, k := range canonicalOrder {
+			v, ok := known[k]
+			if !ok || placed[k] {
+				continue
+			}
+			at := 0
+			for j := i - 1; j >= 0; j-- {
+				if idx := indexOf(out, canonicalOrder[j]); idx >= 0 {
+					at = idx + 1
+					break
+				}
+			}
+			out = slices.Insert(out, at, frontmatter.Item{Key: k, Value: v})
+			placed[k] = true
+		}
+		return out, nil
+	}
+	for _, k := range canonicalOrder {
+		if v, ok := known[k]; ok {
+			out = append(out, frontmatter.Item{Key: k, Value: v})
+		}
+	}
+	if n.doc != nil {
+		for _, k := range n.doc.Keys() {
+			if slices.Contains(v2Keys, k) || known[k] != nil {
+				continue
+			}
+			v, _ := n.doc.Value(k)
+			out = append(out, frontmatter.Item{Key: k, Value: v})
+		}
+	}
+	return out, nil
+}
+
+func indexOf(items []frontmatter.Item, key string) int {
+	for i, it := range items {
+		if it.Key == key {
+			return i
+		}
+	}
+	return -1
+}
+
+func orEmpty(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+// isJSSpace matches the characters JavaScript's trimEnd removes.
+func isJSSpace(r rune) bool {
+	switch r {
+	case ' ', '\t', '\n', '\v', '\f', '\r', 0xA0, 0x1680, 0x2028, 0x2029, 0x202F, 0x205F, 0x3000, 0xFEFF:
+		return true
+	}
+	return 0x2000 <= r && r <= 0x200A
+}
