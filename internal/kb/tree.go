@@ -57,7 +57,7 @@ type TreeError struct {
 
 func (e *TreeError) Error() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%d leaf file(s) are invalid:", len(e.Problems))
+	fmt.Fprintf(&b, "%d problem(s) in the knowledge tree:", len(e.Problems))
 	for _, p := range e.Problems {
 		b.WriteString("\n  ")
 		b.WriteString(p.Error())

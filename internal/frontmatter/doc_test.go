@@ -1,0 +1,127 @@
+package frontmatter
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+)
+
+func plainEmit(key string, v any) (string, error) { return fmt.Sprintf("%s: %v", key, v), nil }
+
+func TestParseValues(t *testing.T) {
+	src := "---\n# lead comment\ntitle: Hello\ncount: 3\nratio: 1.5\nok: true\nnone: ~\nwhen: 2024-01-02\nlist:\n  - a\n  - b\nmap:\n  x: 1\n---\nbody\n"
+	d, err := Parse([]byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{
+		"title": "Hello", "count": int64(3), "ratio": 1.5, "ok": true, "none": nil, "when": "2024-01-02",
+		"list": []any{"a", "b"}, "map": map[string]any{"x": int64(1)},
+	}
+	for k, w := range want {
+		got, ok := d.Value(k)
+		if !ok || !Equal(got, w) {
+			t.Errorf("%s = %#v, want %#v", k, got, w)
+		}
+	}
+	if got := strings.Join(d.Keys(), ","); got != "title,count,ratio,ok,none,when,list,map" {
+		t.Errorf("keys = %s", got)
+	}
+}
+
+func TestParseErrors(t *testing.T) {
+	tests := map[string]string{
+		"---\na: [1\n---\n":      "invalid YAML",
+		"---\n- a\n- b\n---\n":   "must be a mapping",
+		"---\na: 1\na: 2\n---\n": "a",
+		"---\n? [a]\n: 1\n---\n": "keys must be plain strings",
+		"---\na: 1\nno close\n":  "never closed",
+		"---\nx: &a [*a]\n---\n": "",
+	}
+	for src, want := range tests {
+		_, err := Parse([]byte(src))
+		if err == nil {
+			if want == "" {
+				continue
+			}
+			t.Errorf("%q: no error", src)
+			continue
+		}
+		if want != "" && !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: error %q does not mention %q", src, err, want)
+		}
+	}
+}
+
+func TestAliasBomb(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("---\na0: &a0 [x, x, x, x, x, x, x, x, x, x]\n")
+	for i := 1; i < 10; i++ {
+		fmt.Fprintf(&b, "a%d: &a%d [", i, i)
+		for j := 0; j < 10; j++ {
+			if j > 0 {
+				b.WriteString(", ")
+			}
+			fmt.Fprintf(&b, "*a%d", i-1)
+		}
+		b.WriteString("]\n")
+	}
+	b.WriteString("---\n")
+	_, err := Parse([]byte(b.String()))
+	if err == nil || !strings.Contains(err.Error(), "alias") {
+		t.Fatalf("err = %v, want an alias expansion error", err)
+	}
+}
+
+func TestRenderKeepsUnchangedKeys(t *testing.T) {
+	src := "---\n# keep me\ntitle: 'Quoted: title'\ntags:   [a, b]   # flow style\ncount: 1\n---\nbody\n"
+	d, err := Parse([]byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	items := []Item{{"title", "Quoted: title"}, {"tags", []string{"a", "b"}}, {"count", 2}}
+	out, err := d.Render(items, d.Body(), plainEmit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "---\n# keep me\ntitle: 'Quoted: title'\ntags:   [a, b]   # flow style\ncount: 2\n---\nbody\n"
+	if string(out) != want {
+		t.Fatalf("got\n%s\nwant\n%s", out, want)
+	}
+	// Unchanged: exactly the source.
+	items[2].Value = int64(1)
+	out, _ = d.Render(items, d.Body(), func(string, any) (string, error) { return "", errors.New("unexpected emit") })
+	if string(out) != src {
+		t.Fatalf("unchanged render = %q", out)
+	}
+}
+
+func TestRenderCRLF(t *testing.T) {
+	src := "---\r\na: 1\r\nb: 2\r\n---\r\nbody\r\n"
+	d, err := Parse([]byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := d.Render([]Item{{"a", 1}, {"b", 3}}, d.Body(), plainEmit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "---\r\na: 1\r\nb: 3\r\n---\r\nbody\r\n"; string(out) != want {
+		t.Fatalf("got %q want %q", out, want)
+	}
+}
+
+func TestRenderFlowMappingReEmits(t *testing.T) {
+	d, err := Parse([]byte("---\n{a: 1, b: 2}\n---\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := d.Render([]Item{{"a", 1}, {"b", 5}}, d.Body(), plainEmit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "---\na: 1\nb: 5\n---\n"; string(out) != want {
+		t.Fatalf("got %q want %q", out, want)
+	}
+}

@@ -1,0 +1,591 @@
+package kb
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"unicode"
+
+	"github.com/kk-project/kk/internal/frontmatter"
+	"github.com/kk-project/kk/internal/node"
+)
+
+// Lint levels: an error fails `kk lint`; a finding is advice.
+const (
+	LintError   = "error"
+	LintFinding = "finding"
+)
+
+// Lint rules.
+const (
+	ruleOKFConformance       = "okf-conformance"
+	ruleNeedsMigration       = "needs-migration"
+	ruleInvalidLeaf          = "invalid-leaf"
+	ruleDanglingEdge         = "dangling-edge"
+	ruleRedirectedEdge       = "redirected-edge"
+	ruleSlugIDMismatch       = "slug-id-mismatch"
+	ruleMissingFolderIndex   = "missing-folder-index"
+	ruleEmptyFolder          = "empty-folder"
+	ruleTagNearDuplicate     = "tag-near-duplicate"
+	ruleTagWhitespace        = "tag-whitespace"
+	ruleEmptySummary         = "empty-summary"
+	ruleMissingFolderSummary = "missing-folder-summary"
+	ruleOrphan               = "orphan"
+	ruleStaleIndex           = "stale-index"
+)
+
+// LintItem is one problem lint found. File is relative to the repository
+// root.
+type LintItem struct {
+	Rule    string `json:"rule"`
+	Level   string `json:"level"`
+	File    string `json:"file"`
+	Message string `json:"message"`
+	Fix     string `json:"fix"`
+}
+
+// LintReport is the result of Lint, items sorted by rule, file, message.
+type LintReport struct {
+	Errors   int        `json:"errors"`
+	Findings int        `json:"findings"`
+	Items    []LintItem `json:"items"`
+}
+
+// nodesRel is the nodes folder relative to the repository root.
+const nodesRel = DirName + "/nodes"
+
+func lintPath(rel string) string {
+	if rel == "" {
+		return nodesRel
+	}
+	return nodesRel + "/" + rel
+}
+
+type linter struct {
+	k     *KB
+	items []LintItem
+}
+
+func (l *linter) add(rule, level, file, msg, fix string) {
+	l.items = append(l.items, LintItem{Rule: rule, Level: level, File: file, Message: msg, Fix: fix})
+}
+
+// Lint checks the knowledge base and reports every problem it finds. It
+// reads only; the leaf cache may be refreshed.
+//
+// Phase 1 checks that nodes/ is a conforming OKF bundle: index files carry
+// the right front matter and every document has a type. If it fails, only
+// those problems are reported. Phase 2 needs every leaf to be valid (each
+// invalid one is reported on its own) and then checks edges, naming,
+// folders, tags, summaries and the freshness of the index.
+func (k *KB) Lint(ctx context.Context) (*LintReport, error) {
+	l := &linter{k: k}
+	t, err := k.ReadTree(LoadOptions{})
+	var te *TreeError
+	if err != nil && !errors.As(err, &te) {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	var indexDirs map[string]bool
+	if t != nil {
+		indexDirs = t.IndexDirs
+	} else if indexDirs, err = k.findIndexDirs(); err != nil {
+		return nil, err
+	}
+	l.checkIndexFiles(indexDirs)
+	if te != nil {
+		l.classifyProblems(te)
+	}
+	if conf := l.only(ruleOKFConformance); len(conf) > 0 {
+		l.items = conf
+		return l.report(), nil
+	}
+	if te != nil {
+		return l.report(), nil
+	}
+	if err := l.checkTree(t); err != nil {
+		return nil, err
+	}
+	return l.report(), nil
+}
+
+func (l *linter) only(rule string) []LintItem {
+	var out []LintItem
+	for _, it := range l.items {
+		if it.Rule == rule {
+			out = append(out, it)
+		}
+	}
+	return out
+}
+
+func (l *linter) report() *LintReport {
+	items := l.items
+	if items == nil {
+		items = []LintItem{}
+	}
+	slices.SortFunc(items, func(a, b LintItem) int {
+		if c := strings.Compare(a.Rule, b.Rule); c != 0 {
+			return c
+		}
+		if c := strings.Compare(a.File, b.File); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Message, b.Message)
+	})
+	items = slices.Compact(items)
+	r := &LintReport{Items: items}
+	for _, it := range items {
+		if it.Level == LintError {
+			r.Errors++
+		} else {
+			r.Findings++
+		}
+	}
+	return r
+}
+
+// findIndexDirs lists the folders under nodes/ holding an index.md, walking
+// the tree as ReadTree does (hidden entries skipped, symlinks not followed).
+// It is only needed when ReadTree failed and gave no tree.
+func (k *KB) findIndexDirs() (map[string]bool, error) {
+	root := k.NodesDir()
+	out := map[string]bool{}
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) && p == root {
+				return filepath.SkipDir
+			}
+			return err
+		}
+		rel := relTo(root, p)
+		if rel == "." {
+			return nil
+		}
+		if strings.HasPrefix(d.Name(), ".") {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if d.Type().IsRegular() && d.Name() == "index.md" {
+			out[dirOf(rel)] = true
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", nodesRel, err)
+	}
+	return out, nil
+}
+
+// checkIndexFiles checks the front matter of every index.md: the bundle
+// root declares the OKF version and nothing else; other index files have
+// no front matter keys.
+func (l *linter) checkIndexFiles(dirs map[string]bool) {
+	list := make([]string, 0, len(dirs))
+	for d := range dirs {
+		list = append(list, d)
+	}
+	slices.Sort(list)
+	msgs := make([]string, len(list))
+	parallel(len(list), func(i int) {
+		msgs[i] = l.checkIndexFile(list[i])
+	})
+	for i, d := range list {
+		if msgs[i] == "" {
+			continue
+		}
+		l.add(ruleOKFConformance, LintError, lintPath(joinRel(d, "index.md")), msgs[i],
+			"run `kk index rebuild`, which regenerates every index.md")
+	}
+}
+
+func joinRel(dir, name string) string {
+	if dir == "" {
+		return name
+	}
+	return dir + "/" + name
+}
+
+func (l *linter) checkIndexFile(dir string) string {
+	src, err := os.ReadFile(l.k.NodePath(joinRel(dir, "index.md")))
+	if err != nil {
+		return fmt.Sprintf("cannot be read: %v", err)
+	}
+	doc, err := frontmatter.Parse(src)
+	if err != nil {
+		return fmt.Sprintf("front matter does not parse: %s", frontmatter.Describe(err))
+	}
+	keys := doc.Keys()
+	if dir != "" {
+		if len(keys) > 0 {
+			return fmt.Sprintf("a folder index has no front matter, but this one has %s", strings.Join(keys, ", "))
+		}
+		return ""
+	}
+	want := "the bundle root index has exactly one front matter key, okf_version: '0.1' or '0.2'"
+	if len(keys) != 1 || keys[0] != "okf_version" {
+		if len(keys) == 0 {
+			return want + "; it has none"
+		}
+		return want + "; it has " + strings.Join(keys, ", ")
+	}
+	v, _ := doc.Value("okf_version")
+	if s, ok := v.(string); !ok || (s != "0.1" && s != OKFVersion) {
+		return fmt.Sprintf("%s; okf_version is %s", want, describeValue(v))
+	}
+	return ""
+}
+
+func describeValue(v any) string {
+	switch x := v.(type) {
+	case string:
+		return fmt.Sprintf("%q", x)
+	case nil:
+		return "empty"
+	}
+	return fmt.Sprintf("%v (%T, not a quoted string)", v, v)
+}
+
+// okfCheck is what phase 1 learned about one document that the strict
+// tree read rejected.
+type okfCheck struct {
+	problem string // why the document is not OKF-conformant; "" when it is
+	v2      bool   // a kenkeep v2 leaf (kind instead of type)
+}
+
+// classifyProblems sorts the leaves the tree read rejected into documents
+// that are not OKF at all (phase 1) and OKF documents that are not valid kk
+// leaves (phase 2). Only rejected leaves are read again.
+func (l *linter) classifyProblems(te *TreeError) {
+	checked := map[string]okfCheck{}
+	for _, p := range te.Problems {
+		var ne *node.Error
+		if !errors.As(p, &ne) {
+			l.add(ruleInvalidLeaf, LintError, nodesRel, p.Error(), "fix the problem named, then run `kk lint` again")
+			continue
+		}
+		c, seen := checked[ne.Path]
+		if !seen {
+			c = l.checkOKF(ne.Path)
+			checked[ne.Path] = c
+			if c.problem != "" {
+				l.add(ruleOKFConformance, LintError, lintPath(ne.Path), c.problem,
+					"give the file YAML front matter with a non-empty string type (for example type: practice), or move it out of nodes/")
+			}
+			if c.v2 {
+				l.addNeedsMigration(ne.Path)
+			}
+		}
+		if c.problem != "" {
+			continue
+		}
+		msg := ne.Msg
+		if ne.Field != "" {
+			msg = fmt.Sprintf("field %q: %s", ne.Field, ne.Msg)
+		}
+		l.add(ruleInvalidLeaf, LintError, lintPath(ne.Path), msg, "edit the leaf so its front matter is valid; kk reads a tree only when every leaf is")
+	}
+}
+
+func (l *linter) addNeedsMigration(rel string) {
+	l.add(ruleNeedsMigration, LintError, lintPath(rel), "leaf is in the kenkeep v2 format (schema_version: 2, kind)",
+		"run `kk migrate okf-v3` to convert every v2 leaf")
+}
+
+// checkOKF checks that a document under nodes/ parses and has a non-empty
+// string type. A v2 leaf, whose type is its kind, passes.
+func (l *linter) checkOKF(rel string) okfCheck {
+	p := l.k.NodePath(rel)
+	fi, err := os.Lstat(p)
+	if err != nil || !fi.Mode().IsRegular() || fi.Size() > node.MaxSize {
+		// Not a document that can be judged here (a bad symlink, an
+		// oversized file); the tree reader's own message says why.
+		return okfCheck{}
+	}
+	src, err := os.ReadFile(p)
+	if err != nil {
+		return okfCheck{problem: fmt.Sprintf("cannot be read: %v", err)}
+	}
+	doc, err := frontmatter.Parse(src)
+	if err != nil {
+		return okfCheck{problem: fmt.Sprintf("front matter does not parse: %s", frontmatter.Describe(err))}
+	}
+	if !doc.HasFrontMatter() || len(doc.Keys()) == 0 {
+		return okfCheck{problem: "has no front matter; an OKF document declares at least its type"}
+	}
+	if sv, ok := doc.Value("schema_version"); ok && sv == int64(2) {
+		if _, v3 := doc.Value(node.KeySchemaVersion); !v3 {
+			if kind, _ := doc.Value("kind"); isNonEmptyString(kind) {
+				return okfCheck{v2: true}
+			}
+		}
+	}
+	v, ok := doc.Value(node.KeyType)
+	switch {
+	case !ok:
+		return okfCheck{problem: "has no type key"}
+	case !isNonEmptyString(v):
+		return okfCheck{problem: fmt.Sprintf("type must be a non-empty string, not %s", describeValue(v))}
+	}
+	return okfCheck{}
+}
+
+func isNonEmptyString(v any) bool {
+	s, ok := v.(string)
+	return ok && strings.TrimSpace(s) != ""
+}
+
+// leafFolders returns every folder that holds a leaf somewhere below it,
+// plus the nodes/ root, which always has an index.
+func leafFolders(t *Tree) map[string]bool {
+	out := map[string]bool{"": true}
+	for _, n := range t.Leaves {
+		for d := n.Dir(); d != "" && !out[d]; d = dirOf(d) {
+			out[d] = true
+		}
+	}
+	return out
+}
+
+// readRedirects reads nodes/.redirects.json: {retired id: [successor ids]}.
+// A missing file is an empty ledger.
+func (k *KB) readRedirects() (map[string][]string, error) {
+	data, err := os.ReadFile(k.RedirectsPath())
+	if errors.Is(err, fs.ErrNotExist) {
+		return map[string][]string{}, nil
+	}
+	name := k.Rel(k.RedirectsPath())
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", name, err)
+	}
+	var raw map[string]any
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(&raw); err != nil {
+		return nil, fmt.Errorf("%s: invalid JSON: %v", name, err)
+	}
+	if raw == nil {
+		return nil, fmt.Errorf("%s: must be a JSON object mapping each retired id to a list of successor ids", name)
+	}
+	out := make(map[string][]string, len(raw))
+	for old, v := range raw {
+		list, ok := v.([]any)
+		if !ok {
+			return nil, fmt.Errorf("%s: entry %q must be a list of successor ids", name, old)
+		}
+		for _, e := range list {
+			s, ok := e.(string)
+			if !ok || s == "" {
+				return nil, fmt.Errorf("%s: entry %q must list successor ids as non-empty strings", name, old)
+			}
+			out[old] = append(out[old], s)
+		}
+	}
+	return out, nil
+}
+
+// resolveRedirect follows the redirect ledger from a retired id to the live
+// ids it now stands for, through any chain of retirements.
+func resolveRedirect(t *Tree, redirects map[string][]string, id string) []string {
+	var live []string
+	seen := map[string]bool{id: true}
+	queue := slices.Clone(redirects[id])
+	for len(queue) > 0 {
+		next := queue[0]
+		queue = queue[1:]
+		if seen[next] {
+			continue
+		}
+		seen[next] = true
+		if _, ok := t.byID[next]; ok {
+			live = append(live, next)
+			continue
+		}
+		queue = append(queue, redirects[next]...)
+	}
+	slices.Sort(live)
+	return live
+}
+
+func (l *linter) checkTree(t *Tree) error {
+	summaries, err := ReadSummaries(l.k.SummariesPath())
+	if err != nil {
+		return err
+	}
+	redirects, err := l.k.readRedirects()
+	if err != nil {
+		return err
+	}
+	incoming := make(map[string]int, len(t.Leaves))
+	type tagUse struct {
+		leaf string
+		tag  string
+	}
+	variants := map[string]map[string]int{} // normalized tag -> spelling -> leaves using it
+	var uses []tagUse
+	for _, n := range t.Leaves {
+		file := lintPath(n.Path)
+		if n.Format == 2 {
+			l.addNeedsMigration(n.Path)
+		}
+		if msg := node.CheckNaming(n.Type, n.ID, n.Path); msg != "" {
+			l.add(ruleSlugIDMismatch, LintError, file, msg,
+				fmt.Sprintf("make the id %s-<slug> with a lowercase, dash-separated slug and name the file <id>.md; update edges that point at the old id", n.Type))
+		}
+		relKey, depKey := node.KeyRelatesTo, node.KeyDependsOn
+		if n.Format == 2 {
+			relKey, depKey = "relates_to", "depends_on"
+		}
+		for _, e := range []struct {
+			key string
+			ids []string
+		}{{relKey, n.RelatesTo}, {depKey, n.DependsOn}} {
+			for _, id := range e.ids {
+				if _, ok := t.byID[id]; ok {
+					if id != n.ID {
+						incoming[id]++
+					}
+					continue
+				}
+				live := resolveRedirect(t, redirects, id)
+				if len(live) == 0 {
+					l.add(ruleDanglingEdge, LintError, file, fmt.Sprintf("%s: %s is not the id of any leaf", e.key, id),
+						fmt.Sprintf("remove %s from %s or correct the id", id, e.key))
+					continue
+				}
+				for _, to := range live {
+					if to != n.ID {
+						incoming[to]++
+					}
+				}
+				l.add(ruleRedirectedEdge, LintFinding, file,
+					fmt.Sprintf("%s: %s was retired and now redirects to %s", e.key, id, strings.Join(live, ", ")),
+					fmt.Sprintf("replace %s with %s in %s", id, strings.Join(live, ", "), e.key))
+			}
+		}
+		seenTag := map[string]bool{}
+		for _, tag := range n.Tags {
+			if clean := strings.Join(strings.Fields(tag), " "); clean != tag {
+				l.add(ruleTagWhitespace, LintFinding, file, fmt.Sprintf("tag %q has leading, trailing or repeated whitespace", tag),
+					fmt.Sprintf("write it as %q", clean))
+			}
+			norm := normalizeTag(tag)
+			if norm == "" || seenTag[tag] {
+				continue
+			}
+			seenTag[tag] = true
+			if variants[norm] == nil {
+				variants[norm] = map[string]int{}
+			}
+			variants[norm][tag]++
+			uses = append(uses, tagUse{leaf: file, tag: tag})
+		}
+	}
+	preferred := map[string]string{} // spelling -> the spelling to use instead
+	for _, spellings := range variants {
+		if len(spellings) < 2 {
+			continue
+		}
+		names := make([]string, 0, len(spellings))
+		for s := range spellings {
+			names = append(names, s)
+		}
+		slices.SortFunc(names, func(a, b string) int {
+			if d := spellings[b] - spellings[a]; d != 0 {
+				return d
+			}
+			return LocaleCompare(a, b)
+		})
+		for _, s := range names[1:] {
+			preferred[s] = names[0]
+		}
+	}
+	for _, u := range uses {
+		best, ok := preferred[u.tag]
+		if !ok {
+			continue
+		}
+		n := variants[normalizeTag(u.tag)][best]
+		l.add(ruleTagNearDuplicate, LintFinding, u.leaf,
+			fmt.Sprintf("tag %q nearly duplicates %q (used by %d leaf/leaves)", u.tag, best, n),
+			fmt.Sprintf("use the tag %q", best))
+	}
+	for _, n := range t.Leaves {
+		out := 0
+		for _, id := range n.RelatesTo {
+			if id != n.ID {
+				out++
+			}
+		}
+		for _, id := range n.DependsOn {
+			if id != n.ID {
+				out++
+			}
+		}
+		if out == 0 && incoming[n.ID] == 0 {
+			l.add(ruleOrphan, LintFinding, lintPath(n.Path), "no edges lead to or from this leaf",
+				"link it from a related leaf, or add the ids it relates to or depends on")
+		}
+	}
+
+	folders := leafFolders(t)
+	for _, d := range t.Dirs {
+		switch {
+		case folders[d] && !t.IndexDirs[d]:
+			l.add(ruleMissingFolderIndex, LintError, lintPath(joinRel(d, "index.md")), "folder holds leaves but has no index.md",
+				"run `kk index rebuild`")
+		case !folders[d] && folders[dirOf(d)]:
+			// Only the outermost empty folder is reported; removing it
+			// removes the ones inside.
+			msg, fix := "folder holds no leaves", "remove the folder"
+			if t.IndexDirs[d] {
+				msg, fix = "folder holds no leaves, only a leftover index.md", "remove the folder; `kk index rebuild` removes leftover index files"
+			}
+			l.add(ruleEmptyFolder, LintFinding, lintPath(d), msg, fix)
+		}
+	}
+	summariesFile := l.k.Rel(l.k.SummariesPath())
+	blank := BlankSummaries(l.k.SummariesPath())
+	for d := range folders {
+		if d != "" && summaries[d] == "" && !slices.Contains(blank, d) {
+			l.add(ruleMissingFolderSummary, LintFinding, lintPath(d), "folder has no summary in FOLDER_SUMMARIES.md",
+				fmt.Sprintf("add a one-line summary for %q to %s", d, summariesFile))
+		}
+	}
+	for _, key := range blank {
+		l.add(ruleEmptySummary, LintFinding, summariesFile, fmt.Sprintf("folder %q has a blank summary", key),
+			fmt.Sprintf("write a one-line summary for %q or remove the entry", key))
+	}
+
+	want := NodesHash(t)
+	entry := l.k.Rel(l.k.EntryPath())
+	switch got, ok := l.k.EntryHash(); {
+	case !ok:
+		l.add(ruleStaleIndex, LintError, entry, "ENTRY.md is missing or records no nodes_hash", "run `kk index rebuild`")
+	case got != want:
+		l.add(ruleStaleIndex, LintError, entry, "ENTRY.md was generated from different leaves (nodes_hash differs)", "run `kk index rebuild`")
+	}
+	return nil
+}
+
+// normalizeTag folds spelling variants of a tag together: lowercase, only
+// letters and digits, and one trailing "s" dropped.
+func normalizeTag(tag string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(tag) {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+			b.WriteRune(r)
+		}
+	}
+	return strings.TrimSuffix(b.String(), "s")
+}

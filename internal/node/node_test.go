@@ -1,0 +1,269 @@
+package node
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const v3Leaf = `---
+type: practice
+title: Wrap errors with context
+description: 'Always wrap: add the operation and the path'
+tags:
+  - errors
+  - go
+kk_schema_version: 3
+kk_id: practice-wrap-errors-with-context
+kk_derived_from:
+  - docs/errors.md
+kk_relates_to:
+  - map-error-types
+kk_depends_on: []
+kk_confidence: high
+x_custom: keep me   # unknown key with a comment
+---
+
+Use fmt.Errorf with %w.
+
+<!-- kk:related:start -->
+# Related
+
+- Related: [map-error-types](/errors/map-error-types.md)
+<!-- kk:related:end -->
+
+<!-- kk:citations:start -->
+# Citations
+
+[1] [docs/errors.md](docs/errors.md)
+<!-- kk:citations:end -->
+`
+
+func resolver(m map[string]string) Resolver {
+	return func(id string) (string, bool) { p, ok := m[id]; return p, ok }
+}
+
+func TestParseV3AndRenderUnchanged(t *testing.T) {
+	n, err := Parse("errors/practice-wrap-errors-with-context.md", []byte(v3Leaf))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n.Format != 3 || n.ID != "practice-wrap-errors-with-context" || n.Description != "Always wrap: add the operation and the path" {
+		t.Fatalf("parsed %+v", n)
+	}
+	if v, ok := n.Extra("x_custom"); !ok || v != "keep me" {
+		t.Fatalf("unknown key lost: %v", v)
+	}
+	out, err := n.Render(resolver(map[string]string{"map-error-types": "errors/map-error-types.md"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(out) != v3Leaf {
+		t.Fatalf("unchanged leaf did not round-trip:\n%s", out)
+	}
+}
+
+func TestRenderChangedKeepsOtherKeysVerbatim(t *testing.T) {
+	n, err := Parse("errors/practice-wrap-errors-with-context.md", []byte(v3Leaf))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n.Tags = append(n.Tags, "style")
+	n.Status = "stable"
+	out, err := n.Render(resolver(map[string]string{"map-error-types": "errors/map-error-types.md"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(out)
+	for _, want := range []string{
+		"description: 'Always wrap: add the operation and the path'\n",
+		"tags:\n  - errors\n  - go\n  - style\nstatus: stable\nkk_schema_version: 3\n",
+		"x_custom: keep me   # unknown key with a comment\n",
+	} {
+		if !strings.Contains(s, want) {
+			t.Errorf("missing %q in\n%s", want, s)
+		}
+	}
+}
+
+func TestRenderMovesRelatedLinks(t *testing.T) {
+	n, err := Parse("errors/practice-wrap-errors-with-context.md", []byte(v3Leaf))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := n.Render(resolver(map[string]string{"map-error-types": "reference/map-error-types.md"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(out), "- Related: [map-error-types](/reference/map-error-types.md)\n") {
+		t.Fatalf("related link not updated:\n%s", out)
+	}
+	if strings.Count(string(out), RelatedStart) != 1 {
+		t.Fatal("related block duplicated")
+	}
+}
+
+func TestNewLeafMatchesKenkeepLayout(t *testing.T) {
+	n := &Node{Path: "practice-use-x.md", Format: 3, Type: "practice", Title: "Use X", ID: "practice-use-x",
+		Description: "Use the messenger service for status, warning, and error notices; use logging for backend diagnostics.",
+		Tags:        []string{"a"}, Confidence: "high", Body: []byte("Body\n\n\n"), DependsOn: []string{"map-y"}}
+	out, err := n.Render(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `---
+type: practice
+title: Use X
+description: >-
+  Use the messenger service for status, warning, and error notices; use logging
+  for backend diagnostics.
+tags:
+  - a
+kk_schema_version: 3
+kk_id: practice-use-x
+kk_derived_from: []
+kk_relates_to: []
+kk_depends_on:
+  - map-y
+kk_confidence: high
+---
+Body
+
+<!-- kk:related:start -->
+# Related
+
+- Depends on: [map-y](/map-y.md)
+<!-- kk:related:end -->
+`
+	if string(out) != want {
+		t.Fatalf("got\n%s\nwant\n%s", out, want)
+	}
+	// Rendering the output again is stable.
+	again, err := Parse(n.Path, out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out2, err := again.Render(nil)
+	if err != nil || string(out2) != string(out) {
+		t.Fatalf("second render differs: %v\n%s", err, out2)
+	}
+}
+
+func TestParseV2(t *testing.T) {
+	src, err := os.ReadFile(filepath.Join("..", "..", "..", "shared", "fixtures", "kenkeep-pack-drupal", "knowledge", "presentation", "frontend-theme", "practice-use-messenger-for-user-facing-flash-notices.md"))
+	if err != nil {
+		t.Skipf("drupal fixture not available: %v", err)
+	}
+	n, err := Parse("x.md", src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n.Format != 2 || n.Type != "practice" || n.ID != "practice-use-messenger-for-user-facing-flash-notices" || len(n.RelatesTo) != 3 || !strings.HasPrefix(n.Description, "Use the messenger service") {
+		t.Fatalf("v2 parse: %+v", n)
+	}
+}
+
+func TestParseErrors(t *testing.T) {
+	base := "---\ntype: practice\ntitle: T\ndescription: d\ntags: []\nkk_schema_version: 3\nkk_id: practice-t\nkk_derived_from: []\nkk_relates_to: []\nkk_confidence: high\n---\n"
+	tests := []struct {
+		name, src, field, msg string
+	}{
+		{"missing title", strings.Replace(base, "title: T\n", "", 1), "title", "is required"},
+		{"tags not a list", strings.Replace(base, "tags: []", "tags: x", 1), "tags", "must be a list"},
+		{"bad confidence", strings.Replace(base, "kk_confidence: high", "kk_confidence: sure", 1), "kk_confidence", "use one of"},
+		{"wrong version", strings.Replace(base, "kk_schema_version: 3", "kk_schema_version: 4", 1), "kk_schema_version", "is 4"},
+		{"malformed yaml", strings.Replace(base, "title: T", "title: [T", 1), "", "invalid YAML"},
+		{"no front matter", "just text\n", "", "no front matter"},
+		{"v1 leaf", "---\nschema_version: 1\nid: practice-x\n---\n", "schema_version", "kk-migrate"},
+		{"bad status", strings.Replace(base, "tags: []", "tags: []\nstatus: done", 1), "status", "use one of"},
+		{"bad stale_after", strings.Replace(base, "tags: []", "tags: []\nstale_after: soon", 1), "stale_after", "date"},
+		{"bad type", strings.Replace(base, "type: practice", "type: Practice!", 1), "type", "not a valid type"},
+		{"non utf8", base + "\xff\xfe", "", "UTF-8"},
+		{"too big", base + strings.Repeat("x", MaxSize), "", "limit"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Parse("f/practice-t.md", []byte(tt.src))
+			var ne *Error
+			if !errors.As(err, &ne) {
+				t.Fatalf("err = %v, want *node.Error", err)
+			}
+			if ne.Path != "f/practice-t.md" || ne.Field != tt.field || !strings.Contains(ne.Msg, tt.msg) {
+				t.Fatalf("got path=%q field=%q msg=%q", ne.Path, ne.Field, ne.Msg)
+			}
+		})
+	}
+}
+
+func TestIDs(t *testing.T) {
+	for in, want := range map[string]string{
+		"Héllo, Wörld!!": "h-llo-w-rld", "": "untitled", "---": "untitled", "Use HTTP/2 retries": "use-http-2-retries",
+	} {
+		if got := Slugify(in); got != want {
+			t.Errorf("Slugify(%q) = %q, want %q", in, got, want)
+		}
+	}
+	for _, c := range [][3]string{
+		{"practice", "foo", "practice-foo"},
+		{"practice", "practice-foo", "practice-foo"},
+		{"practice", "Practice Foo", "practice-foo"},
+		{"map", "practice-foo", "map-practice-foo"},
+		{"practice", "practice", "practice-practice"},
+	} {
+		if got := DeriveID(c[0], c[1]); got != c[2] {
+			t.Errorf("DeriveID(%q, %q) = %q, want %q", c[0], c[1], got, c[2])
+		}
+	}
+	taken := map[string]bool{"a": true, "a-2": true}
+	if id, err := UniqueID(func(s string) bool { return taken[s] }, "a"); err != nil || id != "a-3" {
+		t.Errorf("UniqueID = %q, %v", id, err)
+	}
+	taken["a-3"], taken["a-4"] = true, true
+	if _, err := UniqueID(func(s string) bool { return taken[s] }, "a"); err == nil {
+		t.Error("UniqueID with all variants taken succeeded")
+	}
+	if msg := CheckNaming("practice", "practice-x", "d/practice-x.md"); msg != "" {
+		t.Error(msg)
+	}
+	for _, c := range [][3]string{{"practice", "map-x", "x.md"}, {"practice", "practice-X", "practice-X.md"}, {"practice", "practice-x", "practice-y.md"}} {
+		if CheckNaming(c[0], c[1], c[2]) == "" {
+			t.Errorf("CheckNaming%v passed", c)
+		}
+	}
+}
+
+func TestCleanFolder(t *testing.T) {
+	ok := map[string]string{"": "", ".": "", "a/b": "a/b", "a//b/": "a/b", "./a": "a", `a\b`: "a/b"}
+	for in, want := range ok {
+		if got, err := CleanFolder(in); err != nil || got != want {
+			t.Errorf("CleanFolder(%q) = %q, %v", in, got, err)
+		}
+	}
+	for _, bad := range []string{"../x", "a/../../x", "a/..", "/abs", "C:/x", ".hidden", "a/.git"} {
+		if _, err := CleanFolder(bad); err == nil {
+			t.Errorf("CleanFolder(%q) accepted", bad)
+		}
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	f.Add([]byte(v3Leaf))
+	f.Add([]byte("---\nschema_version: 2\nid: map-x\ntitle: X\nkind: map\nsummary: s\nconfidence: low\n---\nbody"))
+	f.Add([]byte("---\ntype: practice\n---\n"))
+	f.Add([]byte("---\nkk_schema_version: 3\ntags: {a: 1}\n---\n"))
+	f.Fuzz(func(t *testing.T, src []byte) {
+		n, err := Parse("f.md", src)
+		if err != nil {
+			var ne *Error
+			if !errors.As(err, &ne) {
+				t.Fatalf("error is not a *node.Error: %v", err)
+			}
+			return
+		}
+		if n.Format != 2 && n.Format != 3 {
+			t.Fatalf("format %d", n.Format)
+		}
+	})
+}

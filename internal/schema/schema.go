@@ -1,0 +1,150 @@
+// Package schema is kk's registry of JSON Schemas: every structured input
+// kk accepts (front matter, config files, the JSON plans agents hand to kk
+// primitives) has a name, a Go type, and a draft 2020-12 schema generated
+// from that type. `kk schema <name>` prints one, `kk validate <name>` checks
+// a document against one, and schemas/<name>.json holds a committed copy.
+//
+// Schemas are generated from the Go types, never written by hand, and each
+// one stands alone: no $ref to another file, nothing loaded from disk or
+// the network.
+//
+// The registry imports the packages that own the types. A package whose
+// type is registered here therefore cannot import schema; it validates its
+// input through its caller (the CLI, MCP or HTTP face) instead.
+package schema
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/kk-project/kk/internal/kb"
+)
+
+// Entry is one registered schema.
+type Entry struct {
+	// Name is what `kk schema` and `kk validate` take, and the file name
+	// under schemas/.
+	Name string
+	// Title is the schema's "title".
+	Title string
+	// Description is one line: the schema's "description" and what
+	// `kk schema --list` shows.
+	Description string
+	// Type is the Go type the schema is generated from.
+	Type reflect.Type
+}
+
+// entries is the registry, one line per schema, kept in name order.
+var entries = []Entry{
+	{Name: "config", Title: "kk config.yaml", Description: "Settings in .ai/kenkeep/config.yaml; unknown settings are an error.", Type: reflect.TypeFor[kb.Config]()},
+	{Name: "folder-summaries", Title: "kk FOLDER_SUMMARIES.md front matter", Description: "Front matter of .ai/kenkeep/FOLDER_SUMMARIES.md: a one-line summary per folder under nodes/.", Type: reflect.TypeFor[FolderSummaries]()},
+	{Name: "installed-version", Title: "kk installed-version", Description: "The .ai/kenkeep/.state/installed-version file: which kk version set up the knowledge base, and when.", Type: reflect.TypeFor[kb.Installed]()},
+	{Name: "node", Title: "kk leaf front matter", Description: "Front matter of a knowledge leaf (nodes/**/<kk_id>.md): kenkeep v3 keys plus optional OKF v0.2 keys; other keys are kept.", Type: reflect.TypeFor[LeafFrontMatter]()},
+	{Name: "node-input", Title: "kk node write input", Description: "The JSON that `kk node write --input` takes: one whole leaf to create or update.", Type: reflect.TypeFor[kb.NodeInput]()},
+}
+
+// UnknownError is a schema name that is not in the registry.
+type UnknownError struct {
+	Name  string
+	Known []string
+}
+
+func (e *UnknownError) Error() string {
+	return fmt.Sprintf("unknown schema %q; known schemas: %s", e.Name, strings.Join(e.Known, ", "))
+}
+
+// Names returns the registered schema names, sorted.
+func Names() []string {
+	names := make([]string, len(entries))
+	for i, e := range entries {
+		names[i] = e.Name
+	}
+	slices.Sort(names)
+	return names
+}
+
+// Entries returns the registered schemas, sorted by name.
+func Entries() []Entry {
+	out := slices.Clone(entries)
+	slices.SortFunc(out, func(a, b Entry) int { return strings.Compare(a.Name, b.Name) })
+	return out
+}
+
+// Lookup returns the entry for name, or an *UnknownError.
+func Lookup(name string) (Entry, error) {
+	for _, e := range entries {
+		if e.Name == name {
+			return e, nil
+		}
+	}
+	return Entry{}, &UnknownError{Name: name, Known: Names()}
+}
+
+// JSON returns the named schema as JSON, indented by two spaces, with a
+// trailing newline. The caller may modify the returned slice.
+func JSON(name string) ([]byte, error) {
+	c, err := compiledFor(name)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.generate(); err != nil {
+		return nil, err
+	}
+	return bytes.Clone(c.json), nil
+}
+
+// Validate checks doc against the named schema. doc is a JSON-shaped value
+// as ParseDocument returns it (nil, bool, string, numbers, []any,
+// map[string]any); any other Go value is first converted through
+// encoding/json. A document that does not match returns a
+// *ValidationError listing every failure.
+func Validate(name string, doc any) error {
+	c, err := compiledFor(name)
+	if err != nil {
+		return err
+	}
+	sch, err := c.compile()
+	if err != nil {
+		return err
+	}
+	doc, err = jsonShaped(doc)
+	if err != nil {
+		return err
+	}
+	verr := sch.Validate(doc)
+	if verr == nil {
+		return nil
+	}
+	return newValidationError(name, verr)
+}
+
+// cache holds each schema's generated JSON and compiled form, built on
+// first use so that validating many documents costs one compilation.
+var (
+	cacheMu sync.Mutex
+	cache   = map[string]*compiled{}
+)
+
+func compiledFor(name string) (*compiled, error) {
+	e, err := Lookup(name)
+	if err != nil {
+		return nil, err
+	}
+	cacheMu.Lock()
+	defer cacheMu.Unlock()
+	c := cache[name]
+	if c == nil {
+		c = &compiled{entry: e}
+		cache[name] = c
+	}
+	return c, nil
+}
+
+// ErrInvalidSchema wraps a failure to build a registered schema: a bug in
+// a registered Go type or its tags, not in the user's document.
+var ErrInvalidSchema = errors.New("internal error: registered schema cannot be built")
