@@ -1,14 +1,13 @@
 package kb
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
 	"path"
 	"slices"
-	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/kk-project/kk/internal/node"
 	"github.com/kk-project/kk/internal/yamlstyle"
@@ -63,28 +62,29 @@ func NodesHash(t *Tree) string {
 }
 
 // compareUTF16 orders strings by UTF-16 code units, as JavaScript's default
-// sort does; it differs from byte order only for characters above U+FFFF
-// against U+E000..U+FFFF.
+// sort does. It differs from byte order only where one string has a
+// character above U+FFFF and the other one in U+E000..U+FFFF at the first
+// difference.
 func compareUTF16(a, b string) int {
-	ra, rb := []rune(a), []rune(b)
-	for i := 0; i < len(ra) && i < len(rb); i++ {
-		if ra[i] == rb[i] {
-			continue
-		}
-		ka, kb := utf16Key(ra[i]), utf16Key(rb[i])
+	i := 0
+	for i < len(a) && i < len(b) && a[i] == b[i] {
+		i++
+	}
+	if i == len(a) || i == len(b) {
+		return len(a) - len(b)
+	}
+	for i > 0 && !utf8.RuneStart(a[i]) {
+		i--
+	}
+	ra, _ := utf8.DecodeRuneInString(a[i:])
+	rb, _ := utf8.DecodeRuneInString(b[i:])
+	if ka, kb := utf16Key(ra), utf16Key(rb); ka != kb {
 		if ka < kb {
 			return -1
 		}
 		return 1
 	}
-	return len(ra) - len(rb)
-}
-
-func utf16Key(r rune) rune {
-	if r >= 0x10000 {
-		return 0xD800 + (r-0x10000)>>10 // high surrogate
-	}
-	return r
+	return strings.Compare(a, b)
 }
 
 // Generate renders every generated file of the tree: each folder's
@@ -100,19 +100,25 @@ func Generate(t *Tree, summaries Summaries) (*Generated, error) {
 			inDegree[id]++
 		}
 	}
-	titleKeys := map[*node.Node][]byte{}
+	// titleRank orders leaves by title in locale order; equal titles share a rank.
 	titles := make([]string, len(t.Leaves))
 	for i, n := range t.Leaves {
 		titles[i] = n.Title
 	}
-	for i, k := range CollateKeys(titles) {
-		titleKeys[t.Leaves[i]] = k
+	titleRank := make(map[*node.Node]int, len(t.Leaves))
+	prev := -1
+	for r, i := range sortedOrder(titles) {
+		if prev >= 0 && titles[prev] == titles[i] {
+			r = titleRank[t.Leaves[prev]]
+		}
+		titleRank[t.Leaves[i]] = r
+		prev = i
 	}
 	catalog := func(a, b *node.Node) int {
 		if d := inDegree[b.ID] - inDegree[a.ID]; d != 0 {
 			return d
 		}
-		if r := bytes.Compare(titleKeys[a], titleKeys[b]); r != 0 {
+		if r := titleRank[a] - titleRank[b]; r != 0 {
 			return r
 		}
 		return cmpString(a.Path, b.Path)
@@ -145,7 +151,7 @@ func Generate(t *Tree, summaries Summaries) (*Generated, error) {
 			g.MissingSummaries = append(g.MissingSummaries, d)
 		}
 	}
-	ranked := rankCohorts(t.Leaves, inDegree, titleKeys)
+	ranked := rankCohorts(t.Leaves, inDegree, titleRank)
 
 	for _, d := range dirs {
 		leaves := slices.Clone(byDir[d])
@@ -202,21 +208,21 @@ func utf16Len(s string) int {
 	return n
 }
 
-// rankCohorts orders, for every tag, the leaves carrying it by centrality:
-// the sum of tag-set Jaccard similarity to the other leaves of the tag,
-// then by in-degree, then by title. Leaves with identical tag sets are
-// scored once, so large cohorts cost distinct-tag-sets², not leaves².
-func rankCohorts(leaves []*node.Node, inDegree map[string]int, titleKeys map[*node.Node][]byte) map[string][]*node.Node {
+// rankCohorts orders, for every tag, the leaves carrying it by centrality
+// (see centrality.go), then by in-degree, then by title, and keeps the
+// first byTopicMax of each.
+func rankCohorts(leaves []*node.Node, inDegree map[string]int, titleRank map[*node.Node]int) map[string][]*node.Node {
 	tagID := map[string]int{}
+	var tagNames []string
 	sets := make([][]int, len(leaves))
-	sigs := make([]string, len(leaves))
 	for i, n := range leaves {
 		set := make([]int, 0, len(n.Tags))
 		for _, t := range n.Tags {
 			id, ok := tagID[t]
 			if !ok {
-				id = len(tagID)
+				id = len(tagNames)
 				tagID[t] = id
+				tagNames = append(tagNames, t)
 			}
 			if !slices.Contains(set, id) {
 				set = append(set, id)
@@ -224,113 +230,43 @@ func rankCohorts(leaves []*node.Node, inDegree map[string]int, titleKeys map[*no
 		}
 		slices.Sort(set)
 		sets[i] = set
-		var sb strings.Builder
-		for _, id := range set {
-			sb.WriteString(strconv.Itoa(id))
-			sb.WriteByte(',')
-		}
-		sigs[i] = sb.String()
 	}
-	cohorts := map[string][]int{}
-	for i, n := range leaves {
-		seen := map[string]bool{}
-		for _, t := range n.Tags {
-			if !seen[t] {
-				seen[t] = true
-				cohorts[t] = append(cohorts[t], i)
-			}
+	scores := centralityScores(sets, len(tagNames))
+	type member struct {
+		leaf  int
+		score float64
+	}
+	cohorts := make([][]member, len(tagNames))
+	for i, set := range sets {
+		for p, t := range set {
+			cohorts[t] = append(cohorts[t], member{i, scores[i][p]})
 		}
 	}
-	tags := make([]string, 0, len(cohorts))
-	for t := range cohorts {
-		tags = append(tags, t)
-	}
-	out := make(map[string][]*node.Node, len(cohorts))
-	results := make([][]*node.Node, len(tags))
-	parallel(len(tags), func(ti int) {
-		members := cohorts[tags[ti]]
-		// Group members by tag set.
-		groupOf := map[string]int{}
-		var groupSet [][]int
-		var groupWeight []int
-		memberGroup := make([]int, len(members))
-		for j, i := range members {
-			gi, ok := groupOf[sigs[i]]
-			if !ok {
-				gi = len(groupSet)
-				groupOf[sigs[i]] = gi
-				groupSet = append(groupSet, sets[i])
-				groupWeight = append(groupWeight, 0)
-			}
-			groupWeight[gi]++
-			memberGroup[j] = gi
-		}
-		groupScore := make([]float64, len(groupSet))
-		for a := range groupSet {
-			s := 0.0
-			for b := range groupSet {
-				w := groupWeight[b]
-				if a == b {
-					w-- // not against itself
-				}
-				if w > 0 {
-					s += float64(w) * jaccard(groupSet[a], groupSet[b])
-				}
-			}
-			groupScore[a] = s
-		}
-		idx := make([]int, len(members))
-		for j := range idx {
-			idx[j] = j
-		}
-		slices.SortFunc(idx, func(x, y int) int {
-			sx, sy := groupScore[memberGroup[x]], groupScore[memberGroup[y]]
-			if sx != sy {
-				if sy > sx {
+	out := make(map[string][]*node.Node, len(tagNames))
+	for t, members := range cohorts {
+		slices.SortFunc(members, func(x, y member) int {
+			if x.score != y.score {
+				if y.score > x.score {
 					return 1
 				}
 				return -1
 			}
-			a, b := leaves[members[x]], leaves[members[y]]
+			a, b := leaves[x.leaf], leaves[y.leaf]
 			if d := inDegree[b.ID] - inDegree[a.ID]; d != 0 {
 				return d
 			}
-			if r := bytes.Compare(titleKeys[a], titleKeys[b]); r != 0 {
+			if r := titleRank[a] - titleRank[b]; r != 0 {
 				return r
 			}
 			return cmpString(a.Path, b.Path)
 		})
-		top := make([]*node.Node, 0, min(byTopicMax, len(idx)))
-		for _, j := range idx[:min(byTopicMax, len(idx))] {
-			top = append(top, leaves[members[j]])
+		top := make([]*node.Node, 0, min(byTopicMax, len(members)))
+		for _, m := range members[:min(byTopicMax, len(members))] {
+			top = append(top, leaves[m.leaf])
 		}
-		results[ti] = top
-	})
-	for i, t := range tags {
-		out[t] = results[i]
+		out[tagNames[t]] = top
 	}
 	return out
-}
-
-// jaccard is |a∩b| / |a∪b| for sorted, duplicate-free sets.
-func jaccard(a, b []int) float64 {
-	if len(a) == 0 && len(b) == 0 {
-		return 0
-	}
-	inter, i, j := 0, 0, 0
-	for i < len(a) && j < len(b) {
-		switch {
-		case a[i] == b[j]:
-			inter++
-			i++
-			j++
-		case a[i] < b[j]:
-			i++
-		default:
-			j++
-		}
-	}
-	return float64(inter) / float64(len(a)+len(b)-inter)
 }
 
 // titleCase turns a folder name like "data-cache" into "Data Cache".
@@ -559,4 +495,12 @@ func renderGraph(t *Tree, hash string) ([]byte, error) {
 		}
 	}
 	return []byte(b.String()), nil
+}
+
+// utf16Key maps a rune to its first UTF-16 code unit.
+func utf16Key(r rune) rune {
+	if r >= 0x10000 {
+		return 0xD800 + (r-0x10000)>>10
+	}
+	return r
 }

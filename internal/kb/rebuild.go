@@ -72,6 +72,16 @@ func (k *KB) rebuild(ctx context.Context, opts RebuildOptions) (*RebuildResult, 
 	if err != nil {
 		return nil, err
 	}
+	nodesHash := NodesHash(t)
+	key := k.genKey(nodesHash)
+	if c := k.loadGenCache(); c.upToDate(k, key, t) {
+		missing := c.missing
+		if missing == nil {
+			missing = []string{}
+		}
+		return &RebuildResult{NodeCount: len(t.Leaves), NodesHash: "sha256:" + nodesHash, Folders: len(c.folders),
+			MissingSummaries: missing, Changed: []string{}, Removed: []string{}}, nil
+	}
 	gen, err := k.generate(t)
 	if err != nil {
 		return nil, err
@@ -123,6 +133,7 @@ func (k *KB) rebuild(ctx context.Context, opts RebuildOptions) (*RebuildResult, 
 		}
 		os.Remove(dir) // only succeeds when the folder is now empty
 	}
+	k.saveGenCache(key, gen)
 	if opts.Stage && (len(res.Changed) > 0 || len(res.Removed) > 0) && gitx.InWorkTree(ctx, k.Root) {
 		paths := append(slices.Clone(res.Changed), res.Removed...)
 		if err := gitx.Add(ctx, k.Root, paths); err != nil {

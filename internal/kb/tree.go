@@ -1,7 +1,6 @@
 package kb
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -10,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"strings"
 	"sync"
 
@@ -191,9 +189,9 @@ func (k *KB) scan() (files []leafFile, dirs []string, indexDirs map[string]bool,
 		if err != nil {
 			return err
 		}
-		rel := relTo(root, p)
-		if rel == "." {
-			rel = ""
+		rel := ""
+		if len(p) > len(root) {
+			rel = filepath.ToSlash(p[len(root)+1:])
 		}
 		name := d.Name()
 		if rel != "" && strings.HasPrefix(name, ".") {
@@ -235,14 +233,27 @@ func (k *KB) scan() (files []leafFile, dirs []string, indexDirs map[string]bool,
 		if reservedNames[name] {
 			return nil
 		}
-		fi, err := d.Info()
-		if err != nil {
-			return err
-		}
-		files = append(files, leafFile{rel: rel, abs: p, size: fi.Size(), mtime: fi.ModTime().UnixNano()})
+		files = append(files, leafFile{rel: rel, abs: p, size: -1})
 		return nil
 	})
 	if err != nil {
+		return nil, nil, nil, fmt.Errorf("reading %s: %w", k.Rel(root), err)
+	}
+	// Stat the regular files on all cores: on a large tree this is most of
+	// the cost of reading an unchanged tree.
+	statErrs := make([]error, len(files))
+	parallel(len(files), func(i int) {
+		if files[i].size >= 0 {
+			return
+		}
+		fi, err := os.Lstat(files[i].abs)
+		if err != nil {
+			statErrs[i] = err
+			return
+		}
+		files[i].size, files[i].mtime = fi.Size(), fi.ModTime().UnixNano()
+	})
+	if err := errors.Join(statErrs...); err != nil {
 		return nil, nil, nil, fmt.Errorf("reading %s: %w", k.Rel(root), err)
 	}
 	if len(problems) > 0 {
@@ -252,19 +263,8 @@ func (k *KB) scan() (files []leafFile, dirs []string, indexDirs map[string]bool,
 	for i, f := range files {
 		rels[i] = f.rel
 	}
-	keys := CollateKeys(rels)
-	idx := make([]int, len(files))
-	for i := range idx {
-		idx[i] = i
-	}
-	slices.SortFunc(idx, func(a, b int) int {
-		if r := bytes.Compare(keys[a], keys[b]); r != 0 {
-			return r
-		}
-		return cmpString(rels[a], rels[b])
-	})
 	sorted := make([]leafFile, len(files))
-	for i, j := range idx {
+	for i, j := range sortedOrder(rels) {
 		sorted[i] = files[j]
 	}
 	SortLocale(dirs)

@@ -267,3 +267,19 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+func TestEscapeLabel(t *testing.T) {
+	for in, want := range map[string]string{
+		"plain text":            "plain text",
+		"  padded\t\ntext  ":    "padded text",
+		"a [b] `c` \\d":         `a \[b\] \` + "`c\\` \\\\d",
+		"tab\there":             "tab here",
+		"nbsp\u00a0\u2003space": "nbsp space",
+		"":                      "",
+		"   ":                   "",
+	} {
+		if got := EscapeLabel(in); got != want {
+			t.Errorf("EscapeLabel(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -18,18 +18,34 @@ const (
 var (
 	relatedBlock   = regexp.MustCompile(`\n*` + regexp.QuoteMeta(RelatedStart) + `[\s\S]*?` + regexp.QuoteMeta(RelatedEnd) + `\n*`)
 	citationsBlock = regexp.MustCompile(`\n*` + regexp.QuoteMeta(CitationsStart) + `[\s\S]*?` + regexp.QuoteMeta(CitationsEnd) + `\n*`)
-	whitespaceRun  = regexp.MustCompile(`\s+`)
 )
 
 // EscapeLabel makes text safe inside a markdown link label: whitespace runs
 // collapse to one space, the ends are trimmed, and \ ` [ ] are escaped.
 func EscapeLabel(text string) string {
-	text = strings.TrimSpace(whitespaceRun.ReplaceAllString(text, " "))
-	if !strings.ContainsAny(text, "\\`[]") {
+	clean := true
+	for i := 0; i < len(text); i++ {
+		c := text[i]
+		if c >= 0x80 || c == '\\' || c == '`' || c == '[' || c == ']' || c < 0x21 && (c != ' ' || i == 0 || i == len(text)-1 || text[i+1] == ' ') {
+			clean = false
+			break
+		}
+	}
+	if clean {
 		return text
 	}
 	var b strings.Builder
+	b.Grow(len(text) + 8)
+	space := false
 	for _, r := range text {
+		if isJSSpace(r) {
+			space = b.Len() > 0
+			continue
+		}
+		if space {
+			b.WriteByte(' ')
+			space = false
+		}
 		if r == '\\' || r == '`' || r == '[' || r == ']' {
 			b.WriteByte('\\')
 		}

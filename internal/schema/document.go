@@ -21,12 +21,15 @@ var MaxAliasExpansion = 100000
 
 // ParseError is a document that is not well-formed JSON or YAML.
 type ParseError struct {
-	Format string // "JSON", "YAML" or "front matter"
+	Format string // "JSON", "YAML", "front matter", or "" for an empty document
 	Line   int    // 1-based; 0 when unknown
 	Msg    string
 }
 
 func (e *ParseError) Error() string {
+	if e.Format == "" {
+		return e.Msg
+	}
 	if e.Line > 0 {
 		return fmt.Sprintf("invalid %s: line %d: %s", e.Format, e.Line, e.Msg)
 	}
@@ -52,13 +55,11 @@ func (e *ParseError) Error() string {
 func ParseDocument(data []byte) (any, error) {
 	data = bytes.TrimPrefix(data, []byte("\xEF\xBB\xBF"))
 	if len(bytes.TrimSpace(data)) == 0 {
-		return nil, &ParseError{Format: "document", Msg: "the document is empty"}
+		return nil, &ParseError{Msg: "the document is empty"}
 	}
-	var jsonErr error
-	if v, err := parseJSON(data); err == nil {
+	v, jsonErr := parseJSON(data)
+	if jsonErr == nil {
 		return v, nil
-	} else {
-		jsonErr = err
 	}
 	if parts, err := frontmatter.Split(data); err == nil && parts.Has {
 		text := parts.YAML

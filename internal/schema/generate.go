@@ -142,7 +142,8 @@ func keywordRank(k string) int {
 
 // writeValue writes v as JSON indented by two spaces per level, without
 // HTML escaping. isSchema says v is a schema object whose keywords are
-// reordered; property names and data keep their order.
+// reordered; property names, data and the values of keywords kk does not
+// know keep their order.
 func writeValue(b *bytes.Buffer, v any, depth int, isSchema bool) {
 	switch x := v.(type) {
 	case *object:
@@ -167,7 +168,8 @@ func writeValue(b *bytes.Buffer, v any, depth int, isSchema bool) {
 			if val := x.vals[k]; isSchema && slices.Contains(schemaMaps, k) {
 				writeSchemaMap(b, val, depth+1)
 			} else {
-				writeValue(b, val, depth+1, isSchema && !slices.Contains(dataValues, k))
+				sub := isSchema && slices.Contains(keywordOrder, k) && !slices.Contains(dataValues, k)
+				writeValue(b, val, depth+1, sub)
 			}
 			if i < len(keys)-1 {
 				b.WriteByte(',')

@@ -1,0 +1,188 @@
+// Package benchtree generates synthetic knowledge trees for benchmarks: N
+// valid v3 leaves with a fixed seed, spread over nested topical folders,
+// with Zipf-distributed tags, edges between leaves and folder summaries.
+// The same N and seed always give the same bytes.
+package benchtree
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/kk-project/kk/internal/kb"
+	"github.com/kk-project/kk/internal/node"
+)
+
+// Options shape a generated tree.
+type Options struct {
+	Nodes int    // number of leaves
+	Seed  uint64 // random seed; the same seed gives the same tree
+}
+
+var words = strings.Fields(`api auth cache config cli database deploy error event feature flag graph
+handler http index job lint log metric migration model network node parser plugin queue
+release request retry route schema search server service session storage stream sync task
+template test timeout token trace tree user validation worker build client context file`)
+
+// Generate writes a knowledge base with opts.Nodes leaves into root (a
+// repository folder); root/.ai/kenkeep must not exist yet. It returns the
+// KB. Index files are not generated: time `kk index rebuild` for that.
+func Generate(root string, opts Options) (*kb.KB, error) {
+	k := kb.New(root)
+	if _, err := os.Stat(k.Dir); err == nil {
+		return nil, fmt.Errorf("%s already exists", k.Dir)
+	}
+	if err := os.MkdirAll(k.StateDir(), 0o755); err != nil {
+		return nil, err
+	}
+	rng := rand.New(rand.NewPCG(opts.Seed, opts.Seed^0x9e3779b97f4a7c15))
+	folders := makeFolders(rng, opts.Nodes)
+	vocab := make([]string, 0, 300)
+	for i := 0; len(vocab) < 300; i++ {
+		w := words[i%len(words)]
+		if i >= len(words) {
+			w = fmt.Sprintf("%s-%s", w, words[(i/len(words)*7+i)%len(words)])
+		}
+		vocab = append(vocab, w)
+	}
+	zipf := rand.NewZipf(rng, 1.1, 2, uint64(len(vocab)-1))
+
+	type leaf struct {
+		n      *node.Node
+		folder string
+	}
+	leaves := make([]leaf, opts.Nodes)
+	ids := make([]string, opts.Nodes)
+	for i := range leaves {
+		typ := "practice"
+		if rng.IntN(5) < 2 {
+			typ = "map"
+		}
+		title := fmt.Sprintf("%s %s %s %d", strings.ToUpper(words[rng.IntN(len(words))][:1])+words[rng.IntN(len(words))][1:], words[rng.IntN(len(words))], words[rng.IntN(len(words))], i)
+		id := node.DeriveID(typ, title)
+		ids[i] = id
+		tags := map[string]bool{}
+		for range 2 + rng.IntN(4) {
+			tags[vocab[zipf.Uint64()]] = true
+		}
+		tagList := make([]string, 0, len(tags))
+		for t := range tags {
+			tagList = append(tagList, t)
+		}
+		kb.SortLocale(tagList)
+		folder := folders[rng.IntN(len(folders))]
+		leaves[i] = leaf{folder: folder, n: &node.Node{
+			Format: node.SchemaVersion, Type: typ, Title: title, ID: id, Tags: tagList, Confidence: "high",
+			Description: fmt.Sprintf("How the %s %s handles %s; read before changing it", words[rng.IntN(len(words))], words[rng.IntN(len(words))], words[rng.IntN(len(words))]),
+			DerivedFrom: []string{fmt.Sprintf("docs/%s/%s.md", words[rng.IntN(len(words))], words[rng.IntN(len(words))])},
+			Body:        []byte(body(rng)),
+		}}
+		leaves[i].n.Path = id + ".md"
+		if folder != "" {
+			leaves[i].n.Path = folder + "/" + id + ".md"
+		}
+	}
+	paths := make(map[string]string, len(leaves))
+	for _, l := range leaves {
+		paths[l.n.ID] = l.n.Path
+	}
+	for i, l := range leaves {
+		for range rng.IntN(4) {
+			if j := rng.IntN(len(ids)); j != i {
+				l.n.RelatesTo = appendUnique(l.n.RelatesTo, ids[j])
+			}
+		}
+		if rng.IntN(4) == 0 {
+			if j := rng.IntN(len(ids)); j != i {
+				l.n.DependsOn = appendUnique(l.n.DependsOn, ids[j])
+			}
+		}
+		data, err := l.n.Render(func(id string) (string, bool) { p, ok := paths[id]; return p, ok })
+		if err != nil {
+			return nil, err
+		}
+		p := k.NodePath(l.n.Path)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return nil, err
+		}
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			return nil, err
+		}
+	}
+	summaries := kb.Summaries{}
+	for _, f := range folders {
+		if f != "" && rng.IntN(10) < 8 {
+			summaries[f] = fmt.Sprintf("%s and %s knowledge; read before touching %s code", strings.ReplaceAll(f, "/", " "), words[rng.IntN(len(words))], words[rng.IntN(len(words))])
+		}
+	}
+	data, err := kb.RenderSummaries(summaries)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(k.SummariesPath(), data, 0o644); err != nil {
+		return nil, err
+	}
+	installed := `{"schema_version": 1, "package": "kk", "version": "bench", "installed_at": "2026-01-01T00:00:00Z", "harnesses": []}` + "\n"
+	if err := os.WriteFile(k.InstalledPath(), []byte(installed), 0o644); err != nil {
+		return nil, err
+	}
+	return k, nil
+}
+
+// makeFolders returns a folder tree sized for n leaves: about one folder per
+// 25 leaves, up to three levels deep, plus the root.
+func makeFolders(rng *rand.Rand, n int) []string {
+	count := max(1, n/25)
+	top := max(1, min(12, count/8+1))
+	var out []string
+	for i := range top {
+		out = append(out, fmt.Sprintf("%s-%d", words[i%len(words)], i))
+	}
+	for len(out) < count {
+		parent := out[rng.IntN(len(out))]
+		if strings.Count(parent, "/") >= 2 {
+			continue
+		}
+		out = append(out, fmt.Sprintf("%s/%s-%d", parent, words[rng.IntN(len(words))], len(out)))
+	}
+	return append(out, "")
+}
+
+func body(rng *rand.Rand) string {
+	var b strings.Builder
+	paras := 1 + rng.IntN(4)
+	for p := range paras {
+		if p > 0 {
+			b.WriteString("\n\n")
+		}
+		for s := range 2 + rng.IntN(4) {
+			if s > 0 {
+				b.WriteByte(' ')
+			}
+			ws := 6 + rng.IntN(10)
+			for w := range ws {
+				word := words[rng.IntN(len(words))]
+				if w == 0 {
+					word = strings.ToUpper(word[:1]) + word[1:]
+				} else {
+					b.WriteByte(' ')
+				}
+				b.WriteString(word)
+			}
+			b.WriteByte('.')
+		}
+	}
+	b.WriteByte('\n')
+	return b.String()
+}
+
+func appendUnique(s []string, v string) []string {
+	for _, x := range s {
+		if x == v {
+			return s
+		}
+	}
+	return append(s, v)
+}

@@ -1,0 +1,153 @@
+package kb
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"crypto/sha256"
+	"encoding/hex"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/kk-project/kk/internal/atomicfile"
+)
+
+// The generation cache lets a rebuild with nothing to do skip generation.
+// It records a key over everything generation reads (the leaves' bytes
+// through nodes_hash, the folder summaries, the root summary) and the hash
+// of every file generation produced. When the key still matches and every
+// generated file on disk still has its recorded hash, the output would be
+// byte-identical, so there is nothing to write.
+
+// generatorVersion changes whenever generated output changes shape, so an
+// upgraded kk never trusts an older cache.
+const generatorVersion = "kk-index-1"
+
+type genCache struct {
+	key     string
+	written int64
+	files   map[string]genFile // by name relative to .ai/kenkeep
+	folders []string
+	missing []string
+}
+
+type genFile struct {
+	sum         string // sha256 hex
+	size, mtime int64
+}
+
+func (k *KB) genCachePath() string { return filepath.Join(k.StateDir(), "index.cache") }
+
+// genKey hashes the inputs of generation.
+func (k *KB) genKey(nodesHash string) string {
+	h := sha256.New()
+	h.Write([]byte(generatorVersion + "\n" + nodesHash + "\n"))
+	if data, err := os.ReadFile(k.SummariesPath()); err == nil {
+		h.Write(data)
+	}
+	h.Write([]byte("\n" + k.entrySummary()))
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+func (k *KB) loadGenCache() *genCache {
+	data, err := os.ReadFile(k.genCachePath())
+	if err != nil {
+		return nil
+	}
+	c := &genCache{files: map[string]genFile{}}
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(make([]byte, 1<<16), 1<<20)
+	for sc.Scan() {
+		kind, rest, _ := strings.Cut(sc.Text(), " ")
+		switch kind {
+		case "key":
+			c.key = rest
+		case "written":
+			c.written, _ = strconv.ParseInt(rest, 10, 64)
+		case "file":
+			f := strings.SplitN(rest, " ", 4)
+			if len(f) != 4 {
+				return nil
+			}
+			size, err1 := strconv.ParseInt(f[1], 10, 64)
+			mtime, err2 := strconv.ParseInt(f[2], 10, 64)
+			if err1 != nil || err2 != nil {
+				return nil
+			}
+			c.files[f[3]] = genFile{sum: f[0], size: size, mtime: mtime}
+		case "folder":
+			c.folders = append(c.folders, rest)
+		case "missing":
+			c.missing = append(c.missing, rest)
+		}
+	}
+	if c.key == "" || len(c.files) == 0 {
+		return nil
+	}
+	return c
+}
+
+func (k *KB) saveGenCache(key string, g *Generated) {
+	var b strings.Builder
+	b.WriteString("key " + key + "\n")
+	fmt.Fprintf(&b, "written %d\n", time.Now().UnixNano())
+	names := make([]string, 0, len(g.Files))
+	for n := range g.Files {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	for _, n := range names {
+		sum := sha256.Sum256(g.Files[n])
+		fi, err := os.Stat(filepath.Join(k.Dir, filepath.FromSlash(n)))
+		if err != nil {
+			return
+		}
+		fmt.Fprintf(&b, "file %s %d %d %s\n", hex.EncodeToString(sum[:]), fi.Size(), fi.ModTime().UnixNano(), n)
+	}
+	for _, f := range g.Folders {
+		b.WriteString("folder " + f + "\n")
+	}
+	for _, f := range g.MissingSummaries {
+		b.WriteString("missing " + f + "\n")
+	}
+	if os.MkdirAll(k.StateDir(), 0o755) == nil {
+		_ = atomicfile.Write(k.genCachePath(), []byte(b.String()), 0o644)
+	}
+}
+
+// upToDate reports whether the generated files on disk are exactly what
+// generation would produce for key, according to the cache. A file whose
+// size and mtime are as recorded, and not racily close to the moment they
+// were recorded, is trusted without reading it.
+func (c *genCache) upToDate(k *KB, key string, t *Tree) bool {
+	if c == nil || c.key != key || len(t.IndexDirs) != len(c.folders) {
+		return false
+	}
+	for _, f := range c.folders {
+		if !t.IndexDirs[f] {
+			return false
+		}
+	}
+	for name, f := range c.files {
+		path := filepath.Join(k.Dir, filepath.FromSlash(name))
+		fi, err := os.Stat(path)
+		if err != nil || fi.Size() != f.size {
+			return false
+		}
+		if mt := fi.ModTime().UnixNano(); mt == f.mtime && mt < c.written-int64(racyWindow) {
+			continue // unchanged since it was written
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return false
+		}
+		if got := sha256.Sum256(data); hex.EncodeToString(got[:]) != f.sum {
+			return false
+		}
+	}
+	return true
+}
