@@ -57,7 +57,10 @@ func runInit(ctx context.Context, app *App, o initOpts) error {
 		return err
 	}
 	if app.JSON {
-		return app.printJSON(map[string]any{"schema_version": JSONSchemaVersion, "root": k.Root, "created": res.Created, "updated": res.Updated, "unchanged": res.Unchanged})
+		return app.printJSON(map[string]any{"schema_version": JSONSchemaVersion, "root": k.Root, "created": res.Created, "updated": res.Updated, "warnings": res.Warnings, "unchanged": res.Unchanged})
+	}
+	for _, w := range res.Warnings {
+		app.warnf("%s", w)
 	}
 	if res.Unchanged {
 		fmt.Fprintf(app.IO.Out, "kk: knowledge base at %s is up to date; nothing changed\n", kb.DirName)

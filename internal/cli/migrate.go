@@ -138,7 +138,11 @@ func runMigrateOKFv3(ctx context.Context, app *App, o migrateOKFv3Opts) error {
 		})
 	}
 	if res.NothingToDo {
-		fmt.Fprintf(app.IO.Out, "nothing to do: the tree is already at schema version %d or has no leaves\n", kb.TargetSchemaVersion)
+		if res.Detected == 0 {
+			fmt.Fprintln(app.IO.Out, "nothing to do: the tree has no leaves")
+		} else {
+			fmt.Fprintf(app.IO.Out, "nothing to do: the tree is already at schema version %d\n", res.Detected)
+		}
 		return nil
 	}
 	fmt.Fprintf(app.IO.Out, "converted\t%d leaf file(s) to schema version %d\n", res.Converted, kb.TargetSchemaVersion)

@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"strings"
 	"time"
 
@@ -80,6 +81,15 @@ func Main() int {
 		In: os.Stdin, Out: os.Stdout, Err: os.Stderr,
 		InTTY:  isatty.IsTerminal(os.Stdin.Fd()) || isatty.IsCygwinTerminal(os.Stdin.Fd()),
 		OutTTY: isatty.IsTerminal(os.Stdout.Fd()) || isatty.IsCygwinTerminal(os.Stdout.Fd()),
+	}
+	if path := os.Getenv("KK_CPUPROFILE"); path != "" {
+		// For measuring kk itself; see docs/benchmarks.md.
+		if f, err := os.Create(path); err == nil {
+			defer f.Close()
+			if pprof.StartCPUProfile(f) == nil {
+				defer pprof.StopCPUProfile()
+			}
+		}
 	}
 	return Run(ctx, os.Args[1:], streams, os.Getenv)
 }
@@ -177,6 +187,12 @@ func newRootCmd(app *App) *cobra.Command {
 		newInitCmd(app),
 		newNodeCmd(app),
 		newIndexCmd(app),
+		newLintCmd(app),
+		newStatusCmd(app),
+		newDoctorCmd(app),
+		newMigrateCmd(app),
+		newSchemaCmd(app),
+		newValidateCmd(app),
 	} {
 		root.AddCommand(c)
 	}

@@ -28,6 +28,7 @@ type InitOptions struct {
 type InitResult struct {
 	Created   []string `json:"created"`
 	Updated   []string `json:"updated"`
+	Warnings  []string `json:"warnings"`
 	Unchanged bool     `json:"unchanged"`
 }
 
@@ -68,7 +69,7 @@ func (k *KB) Init(ctx context.Context, opts InitOptions) (*InitResult, error) {
 	if fi, err := os.Stat(k.Root); err != nil || !fi.IsDir() {
 		return nil, fmt.Errorf("repository folder %s does not exist", k.Root)
 	}
-	res := &InitResult{Created: []string{}, Updated: []string{}}
+	res := &InitResult{Created: []string{}, Updated: []string{}, Warnings: []string{}}
 	for _, d := range []string{k.Dir, k.NodesDir(), k.StateDir()} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return nil, err
@@ -140,6 +141,10 @@ func (k *KB) Init(ctx context.Context, opts InitOptions) (*InitResult, error) {
 		}
 		// The generated index files of whatever tree is there (usually none).
 		rb, err := k.RebuildLocked(ctx, RebuildOptions{})
+		if errors.Is(err, ErrNeedsMigration) {
+			res.Warnings = append(res.Warnings, "index files not generated: "+err.Error())
+			return nil
+		}
 		if err != nil {
 			return err
 		}

@@ -205,8 +205,11 @@ func (l *linter) checkIndexFiles(dirs map[string]bool) {
 		if msgs[i] == "" {
 			continue
 		}
-		l.add(ruleOKFConformance, LintError, lintPath(joinRel(d, "index.md")), msgs[i],
-			"run `kk index rebuild`, which regenerates every index.md")
+		fix := "run `kk index rebuild`, which regenerates every index.md"
+		if strings.HasPrefix(msgs[i], v2IndexMsg) {
+			fix = "run `kk migrate okf-v3`, which converts the leaves and regenerates every index.md"
+		}
+		l.add(ruleOKFConformance, LintError, lintPath(joinRel(d, "index.md")), msgs[i], fix)
 	}
 }
 
@@ -216,6 +219,8 @@ func joinRel(dir, name string) string {
 	}
 	return dir + "/" + name
 }
+
+const v2IndexMsg = "index is in the kenkeep v2 format"
 
 func (l *linter) checkIndexFile(dir string) string {
 	src, err := os.ReadFile(l.k.NodePath(joinRel(dir, "index.md")))
@@ -227,6 +232,9 @@ func (l *linter) checkIndexFile(dir string) string {
 		return fmt.Sprintf("front matter does not parse: %s", frontmatter.Describe(err))
 	}
 	keys := doc.Keys()
+	if _, ok := doc.Value("schema_version"); ok {
+		return v2IndexMsg + " (front matter has " + strings.Join(keys, ", ") + ")"
+	}
 	if dir != "" {
 		if len(keys) > 0 {
 			return fmt.Sprintf("a folder index has no front matter, but this one has %s", strings.Join(keys, ", "))
@@ -253,8 +261,16 @@ func describeValue(v any) string {
 		return fmt.Sprintf("%q", x)
 	case nil:
 		return "empty"
+	case bool:
+		return fmt.Sprintf("the boolean %v", x)
+	case int64, float64:
+		return fmt.Sprintf("the number %v", x)
+	case []any:
+		return "a list"
+	case map[string]any:
+		return "a mapping"
 	}
-	return fmt.Sprintf("%v (%T, not a quoted string)", v, v)
+	return fmt.Sprintf("%v", v)
 }
 
 // okfCheck is what phase 1 learned about one document that the strict
@@ -336,7 +352,7 @@ func (l *linter) checkOKF(rel string) okfCheck {
 	case !ok:
 		return okfCheck{problem: "has no type key"}
 	case !isNonEmptyString(v):
-		return okfCheck{problem: fmt.Sprintf("type must be a non-empty string, not %s", describeValue(v))}
+		return okfCheck{problem: fmt.Sprintf("type must be a non-empty string; it is %s", describeValue(v))}
 	}
 	return okfCheck{}
 }
@@ -426,6 +442,9 @@ func (l *linter) checkTree(t *Tree) error {
 	if err != nil {
 		return err
 	}
+	// The content hash is the costliest single step; compute it alongside.
+	hash := make(chan string, 1)
+	go func() { hash <- NodesHash(t) }()
 	incoming := make(map[string]int, len(t.Leaves))
 	type tagUse struct {
 		leaf string
@@ -433,6 +452,9 @@ func (l *linter) checkTree(t *Tree) error {
 	}
 	variants := map[string]map[string]int{} // normalized tag -> spelling -> leaves using it
 	var uses []tagUse
+	type tagForms struct{ clean, norm string }
+	forms := map[string]tagForms{} // each distinct tag is worked out once
+	seenTag := map[string]bool{}
 	for _, n := range t.Leaves {
 		file := lintPath(n.Path)
 		if n.Format == 2 {
@@ -473,13 +495,18 @@ func (l *linter) checkTree(t *Tree) error {
 					fmt.Sprintf("replace %s with %s in %s", id, strings.Join(live, ", "), e.key))
 			}
 		}
-		seenTag := map[string]bool{}
+		clear(seenTag)
 		for _, tag := range n.Tags {
-			if clean := strings.Join(strings.Fields(tag), " "); clean != tag {
-				l.add(ruleTagWhitespace, LintFinding, file, fmt.Sprintf("tag %q has leading, trailing or repeated whitespace", tag),
-					fmt.Sprintf("write it as %q", clean))
+			f, ok := forms[tag]
+			if !ok {
+				f = tagForms{clean: strings.Join(strings.Fields(tag), " "), norm: normalizeTag(tag)}
+				forms[tag] = f
 			}
-			norm := normalizeTag(tag)
+			if f.clean != tag {
+				l.add(ruleTagWhitespace, LintFinding, file, fmt.Sprintf("tag %q has leading, trailing or repeated whitespace", tag),
+					fmt.Sprintf("write it as %q", f.clean))
+			}
+			norm := f.norm
 			if norm == "" || seenTag[tag] {
 				continue
 			}
@@ -500,8 +527,13 @@ func (l *linter) checkTree(t *Tree) error {
 		for s := range spellings {
 			names = append(names, s)
 		}
+		// The spelling most leaves use wins; on a tie, a clean lowercase
+		// spelling.
 		slices.SortFunc(names, func(a, b string) int {
 			if d := spellings[b] - spellings[a]; d != 0 {
+				return d
+			}
+			if d := tagTidiness(b) - tagTidiness(a); d != 0 {
 				return d
 			}
 			return LocaleCompare(a, b)
@@ -515,9 +547,9 @@ func (l *linter) checkTree(t *Tree) error {
 		if !ok {
 			continue
 		}
-		n := variants[normalizeTag(u.tag)][best]
+		n := variants[forms[u.tag].norm][best]
 		l.add(ruleTagNearDuplicate, LintFinding, u.leaf,
-			fmt.Sprintf("tag %q nearly duplicates %q (used by %d leaf/leaves)", u.tag, best, n),
+			fmt.Sprintf("tag %q nearly duplicates %q, which %d leaf(s) use", u.tag, best, n),
 			fmt.Sprintf("use the tag %q", best))
 	}
 	for _, n := range t.Leaves {
@@ -567,7 +599,7 @@ func (l *linter) checkTree(t *Tree) error {
 			fmt.Sprintf("write a one-line summary for %q or remove the entry", key))
 	}
 
-	want := NodesHash(t)
+	want := <-hash
 	entry := l.k.Rel(l.k.EntryPath())
 	switch got, ok := l.k.EntryHash(); {
 	case !ok:
@@ -576,6 +608,18 @@ func (l *linter) checkTree(t *Tree) error {
 		l.add(ruleStaleIndex, LintError, entry, "ENTRY.md was generated from different leaves (nodes_hash differs)", "run `kk index rebuild`")
 	}
 	return nil
+}
+
+// tagTidiness ranks spellings of a tag: 2 for trimmed lowercase, 1 for
+// trimmed, 0 otherwise.
+func tagTidiness(tag string) int {
+	if strings.Join(strings.Fields(tag), " ") != tag {
+		return 0
+	}
+	if strings.ToLower(tag) != tag {
+		return 1
+	}
+	return 2
 }
 
 // normalizeTag folds spelling variants of a tag together: lowercase, only

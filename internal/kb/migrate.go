@@ -139,6 +139,8 @@ type Collision struct {
 // MigrateResult says what MigrateOKFv3 did. Paths are relative to the
 // repository root.
 type MigrateResult struct {
+	// Detected is the tree's schema version before the run (0: no leaves).
+	Detected int `json:"-"`
 	// NothingToDo is set when the tree was already at version 3 or empty.
 	NothingToDo bool `json:"nothing_to_do"`
 	// Converted counts the v2 leaves rewritten as v3.
@@ -213,6 +215,7 @@ func (k *KB) migrateOKFv3Locked(ctx context.Context, cmd string) (*MigrateResult
 	if err != nil {
 		return nil, err
 	}
+	res.Detected = v
 	switch {
 	case v == 0 || v == TargetSchemaVersion:
 		res.NothingToDo = true

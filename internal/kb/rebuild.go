@@ -13,6 +13,7 @@ import (
 	"github.com/kk-project/kk/internal/atomicfile"
 	"github.com/kk-project/kk/internal/gitx"
 	"github.com/kk-project/kk/internal/lock"
+	"github.com/kk-project/kk/internal/node"
 )
 
 // RebuildOptions select what Rebuild does.
@@ -70,6 +71,9 @@ func (k *KB) rebuild(ctx context.Context, opts RebuildOptions) (*RebuildResult, 
 	}
 	t, err := k.ReadTree(LoadOptions{NoSave: opts.Check})
 	if err != nil {
+		return nil, err
+	}
+	if err := requireV3(t); err != nil {
 		return nil, err
 	}
 	nodesHash := NodesHash(t)
@@ -171,4 +175,18 @@ func staleIndexes(t *Tree, gen *Generated) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// ErrNeedsMigration is returned by writers when the tree still holds v2
+// leaves: their folder summaries live in the old index.md files, which a
+// rebuild would overwrite before `kk migrate okf-v3` could harvest them.
+var ErrNeedsMigration = errors.New("the knowledge tree holds v2 leaves; run `kk migrate okf-v3` first")
+
+func requireV3(t *Tree) error {
+	for _, n := range t.Leaves {
+		if n.Format != node.SchemaVersion {
+			return fmt.Errorf("%w (first one: %s)", ErrNeedsMigration, filepath.ToSlash(filepath.Join(DirName, "nodes", n.Path)))
+		}
+	}
+	return nil
 }

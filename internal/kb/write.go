@@ -127,6 +127,9 @@ func (k *KB) writeNodeLocked(ctx context.Context, in NodeInput, mode WriteMode) 
 	if err != nil {
 		return nil, err
 	}
+	if err := requireV3(t); err != nil {
+		return nil, err
+	}
 	slug := in.Slug
 	if slug == "" {
 		slug = in.Title

@@ -1,0 +1,71 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/kk-project/kk/internal/kb"
+)
+
+type doctorOpts struct{}
+
+func newDoctorCmd(app *App) *cobra.Command {
+	var o doctorOpts
+	cmd := &cobra.Command{
+		Use:   "doctor",
+		Short: "Check the health of the knowledge base",
+		Long: `Check the knowledge base: git on PATH, the installed-version record and
+whether it matches this kk, kk's lines in .ai/kenkeep/.gitignore, .kkignore,
+config.yaml, the freshness and size of ENTRY.md, the validity of every leaf,
+leftover kenkeep v2 leaves, kk_derived_from references, and the writer lock.
+
+Each check prints ok, warn or error (✓, ! and ✗ on a terminal) with a fix.
+Exits 1 when any check is an error; warnings exit 0.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runDoctor(cmd.Context(), app, o)
+		},
+	}
+	return cmd
+}
+
+func runDoctor(ctx context.Context, app *App, _ doctorOpts) error {
+	k, err := app.KB()
+	if err != nil {
+		return err
+	}
+	rep, err := k.Doctor(ctx, kb.DoctorOptions{Version: version})
+	if err != nil {
+		return err
+	}
+	if app.JSON {
+		if err := app.printJSON(struct {
+			SchemaVersion int `json:"schema_version"`
+			*kb.DoctorReport
+		}{JSONSchemaVersion, rep}); err != nil {
+			return err
+		}
+	} else {
+		marks := map[string]string{kb.DoctorOK: "ok", kb.DoctorWarn: "warn", kb.DoctorError: "error"}
+		if app.IO.OutTTY {
+			marks = map[string]string{kb.DoctorOK: "✓", kb.DoctorWarn: "!", kb.DoctorError: "✗"}
+		}
+		w := app.IO.Out
+		for _, c := range rep.Checks {
+			fmt.Fprintf(w, "%s %s: %s\n", marks[c.Level], c.Name, c.Message)
+			for _, d := range c.Details {
+				fmt.Fprintf(w, "    %s\n", d)
+			}
+			if c.Level != kb.DoctorOK && c.Fix != "" {
+				fmt.Fprintf(w, "    fix: %s\n", c.Fix)
+			}
+		}
+		fmt.Fprintf(w, "%d ok, %d warning(s), %d error(s)\n", rep.OK, rep.Warnings, rep.Errors)
+	}
+	if rep.Errors > 0 {
+		return &SilentError{Code: ExitFailure}
+	}
+	return nil
+}

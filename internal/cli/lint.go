@@ -1,0 +1,113 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/kk-project/kk/internal/kb"
+)
+
+// lintErrorLines is how many errors of one rule lint lists without --verbose.
+const lintErrorLines = 10
+
+type lintOpts struct {
+	verbose bool
+}
+
+func newLintCmd(app *App) *cobra.Command {
+	var o lintOpts
+	cmd := &cobra.Command{
+		Use:   "lint",
+		Short: "Check the knowledge tree for broken edges, naming, folder and tag problems",
+		Long: `Check the knowledge tree and report every problem with the rule it breaks
+and how to fix it. Lint reads only.
+
+First it checks that nodes/ is a conforming OKF bundle (okf-conformance):
+nodes/index.md declares okf_version '0.1' or '0.2' and nothing else, other
+index.md files have no front matter, and every other document has a type.
+If that fails, nothing else is reported. Then every leaf must be valid
+(invalid-leaf, needs-migration for kenkeep v2 leaves), and the tree is
+checked for dangling-edge, redirected-edge, slug-id-mismatch,
+missing-folder-index, empty-folder, tag-near-duplicate, tag-whitespace,
+empty-summary, missing-folder-summary, orphan and stale-index.
+
+Stdout gets one count line per rule with problems ("<rule> <level> <n>",
+tab-separated), then one line per error (the first 10 of each rule);
+--verbose lists every error and finding. --json prints every item. Exits 1 when any error is found;
+findings alone exit 0.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runLint(cmd.Context(), app, o)
+		},
+	}
+	cmd.Flags().BoolVarP(&o.verbose, "verbose", "v", false, "list every finding, not only errors")
+	return cmd
+}
+
+func runLint(ctx context.Context, app *App, o lintOpts) error {
+	k, err := app.KB()
+	if err != nil {
+		return err
+	}
+	rep, err := k.Lint(ctx)
+	if err != nil {
+		return err
+	}
+	if app.JSON {
+		if err := app.printJSON(struct {
+			SchemaVersion int `json:"schema_version"`
+			*kb.LintReport
+		}{JSONSchemaVersion, rep}); err != nil {
+			return err
+		}
+	} else {
+		printLint(app, rep, o.verbose)
+	}
+	if rep.Errors > 0 {
+		return &SilentError{Code: ExitFailure}
+	}
+	return nil
+}
+
+func printLint(app *App, rep *kb.LintReport, verbose bool) {
+	type count struct {
+		rule, level string
+		n           int
+	}
+	var counts []count
+	for _, it := range rep.Items {
+		if len(counts) > 0 && counts[len(counts)-1].rule == it.Rule {
+			counts[len(counts)-1].n++
+			continue
+		}
+		counts = append(counts, count{rule: it.Rule, level: it.Level, n: 1})
+	}
+	for _, c := range counts {
+		fmt.Fprintf(app.IO.Out, "%s\t%s\t%d\n", c.rule, c.level, c.n)
+	}
+	shown := map[string]int{}
+	for _, it := range rep.Items {
+		if it.Level != kb.LintError && !verbose {
+			continue
+		}
+		if shown[it.Rule]++; !verbose && shown[it.Rule] > lintErrorLines {
+			continue
+		}
+		fmt.Fprintf(app.IO.Out, "%s %s %s: %s (fix: %s)\n", it.Level, it.Rule, it.File, it.Message, it.Fix)
+	}
+	for _, c := range counts {
+		if more := shown[c.rule] - lintErrorLines; more > 0 && !verbose {
+			fmt.Fprintf(app.IO.Out, "%s %s: %d more; --verbose lists them all\n", c.level, c.rule, more)
+		}
+	}
+	switch {
+	case rep.Errors == 0 && rep.Findings == 0:
+		fmt.Fprintln(app.IO.Err, "kk: lint found no problems")
+	case rep.Findings > 0 && !verbose:
+		fmt.Fprintf(app.IO.Err, "kk: lint found %d error(s) and %d finding(s); --verbose lists the findings\n", rep.Errors, rep.Findings)
+	default:
+		fmt.Fprintf(app.IO.Err, "kk: lint found %d error(s) and %d finding(s)\n", rep.Errors, rep.Findings)
+	}
+}
