@@ -21,7 +21,9 @@ func newNodeCmd(app *App) *cobra.Command {
 		Use:   "node",
 		Short: "Write, show and list knowledge leaves",
 		Args:  cobra.NoArgs,
-		RunE:  func(cmd *cobra.Command, args []string) error { return usagef("node needs a subcommand: write, show or list") },
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return usagef("node needs a subcommand: write, show or list")
+		},
 	}
 	cmd.AddCommand(newNodeWriteCmd(app), newNodeShowCmd(app), newNodeListCmd(app))
 	return cmd

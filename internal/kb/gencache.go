@@ -3,9 +3,9 @@ package kb
 import (
 	"bufio"
 	"bytes"
-	"fmt"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
