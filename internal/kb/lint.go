@@ -445,25 +445,30 @@ func (l *linter) checkTree(t *Tree) error {
 	// The content hash is the costliest single step; compute it alongside.
 	hash := make(chan string, 1)
 	go func() { hash <- NodesHash(t) }()
-	incoming := make(map[string]int, len(t.Leaves))
-	type tagUse struct {
-		leaf string
-		tag  string
-	}
-	variants := map[string]map[string]int{} // normalized tag -> spelling -> leaves using it
-	var uses []tagUse
-	type tagForms struct{ clean, norm string }
-	forms := map[string]tagForms{} // each distinct tag is worked out once
-	seenTag := map[string]bool{}
+
 	for _, n := range t.Leaves {
-		file := lintPath(n.Path)
 		if n.Format == 2 {
 			l.addNeedsMigration(n.Path)
 		}
 		if msg := node.CheckNaming(n.Type, n.ID, n.Path); msg != "" {
-			l.add(ruleSlugIDMismatch, LintError, file, msg,
+			l.add(ruleSlugIDMismatch, LintError, lintPath(n.Path), msg,
 				fmt.Sprintf("make the id %s-<slug> with a lowercase, dash-separated slug and name the file <id>.md; update edges that point at the old id", n.Type))
 		}
+	}
+	incoming := l.checkEdges(t, redirects)
+	l.checkOrphans(t, incoming)
+	l.checkTags(t)
+	l.checkFolders(t, summaries)
+	l.checkEntryHash(<-hash)
+	return nil
+}
+
+// checkEdges reports edges to ids that are not live, and returns how many
+// edges from other leaves reach each live id (through redirects too).
+func (l *linter) checkEdges(t *Tree, redirects map[string][]string) map[string]int {
+	incoming := make(map[string]int, len(t.Leaves))
+	for _, n := range t.Leaves {
+		file := lintPath(n.Path)
 		relKey, depKey := node.KeyRelatesTo, node.KeyDependsOn
 		if n.Format == 2 {
 			relKey, depKey = "relates_to", "depends_on"
@@ -495,7 +500,35 @@ func (l *linter) checkTree(t *Tree) error {
 					fmt.Sprintf("replace %s with %s in %s", id, strings.Join(live, ", "), e.key))
 			}
 		}
-		clear(seenTag)
+	}
+	return incoming
+}
+
+// checkOrphans reports leaves with no edge to or from another leaf.
+func (l *linter) checkOrphans(t *Tree, incoming map[string]int) {
+	for _, n := range t.Leaves {
+		other := func(id string) bool { return id != n.ID }
+		if incoming[n.ID] > 0 || slices.ContainsFunc(n.RelatesTo, other) || slices.ContainsFunc(n.DependsOn, other) {
+			continue
+		}
+		l.add(ruleOrphan, LintFinding, lintPath(n.Path), "no edges lead to or from this leaf",
+			"link it from a related leaf, or add the ids it relates to or depends on")
+	}
+}
+
+// checkTags reports tags with stray whitespace, and tags that differ from
+// another tag only in case, punctuation or a plural "s". The spelling most
+// leaves use is the one to keep.
+func (l *linter) checkTags(t *Tree) {
+	type tagForms struct{ clean, norm string }
+	type tagUse struct{ leaf, tag string }
+	forms := map[string]tagForms{}          // each distinct tag is worked out once
+	variants := map[string]map[string]int{} // normalized tag -> spelling -> leaves using it
+	var uses []tagUse
+	seen := map[string]bool{}
+	for _, n := range t.Leaves {
+		file := lintPath(n.Path)
+		clear(seen)
 		for _, tag := range n.Tags {
 			f, ok := forms[tag]
 			if !ok {
@@ -506,15 +539,14 @@ func (l *linter) checkTree(t *Tree) error {
 				l.add(ruleTagWhitespace, LintFinding, file, fmt.Sprintf("tag %q has leading, trailing or repeated whitespace", tag),
 					fmt.Sprintf("write it as %q", f.clean))
 			}
-			norm := f.norm
-			if norm == "" || seenTag[tag] {
+			if f.norm == "" || seen[tag] {
 				continue
 			}
-			seenTag[tag] = true
-			if variants[norm] == nil {
-				variants[norm] = map[string]int{}
+			seen[tag] = true
+			if variants[f.norm] == nil {
+				variants[f.norm] = map[string]int{}
 			}
-			variants[norm][tag]++
+			variants[f.norm][tag]++
 			uses = append(uses, tagUse{leaf: file, tag: tag})
 		}
 	}
@@ -547,29 +579,15 @@ func (l *linter) checkTree(t *Tree) error {
 		if !ok {
 			continue
 		}
-		n := variants[forms[u.tag].norm][best]
 		l.add(ruleTagNearDuplicate, LintFinding, u.leaf,
-			fmt.Sprintf("tag %q nearly duplicates %q, which %d leaf(s) use", u.tag, best, n),
+			fmt.Sprintf("tag %q nearly duplicates %q, which %d leaf(s) use", u.tag, best, variants[forms[u.tag].norm][best]),
 			fmt.Sprintf("use the tag %q", best))
 	}
-	for _, n := range t.Leaves {
-		out := 0
-		for _, id := range n.RelatesTo {
-			if id != n.ID {
-				out++
-			}
-		}
-		for _, id := range n.DependsOn {
-			if id != n.ID {
-				out++
-			}
-		}
-		if out == 0 && incoming[n.ID] == 0 {
-			l.add(ruleOrphan, LintFinding, lintPath(n.Path), "no edges lead to or from this leaf",
-				"link it from a related leaf, or add the ids it relates to or depends on")
-		}
-	}
+}
 
+// checkFolders reports folders without their index.md, folders without
+// leaves, and folder summaries that are missing or blank.
+func (l *linter) checkFolders(t *Tree, summaries Summaries) {
 	folders := leafFolders(t)
 	for _, d := range t.Dirs {
 		switch {
@@ -586,28 +604,31 @@ func (l *linter) checkTree(t *Tree) error {
 			l.add(ruleEmptyFolder, LintFinding, lintPath(d), msg, fix)
 		}
 	}
-	summariesFile := l.k.Rel(l.k.SummariesPath())
+	file := l.k.Rel(l.k.SummariesPath())
 	blank := BlankSummaries(l.k.SummariesPath())
 	for d := range folders {
+		// A blank entry is reported as empty-summary instead.
 		if d != "" && summaries[d] == "" && !slices.Contains(blank, d) {
 			l.add(ruleMissingFolderSummary, LintFinding, lintPath(d), "folder has no summary in FOLDER_SUMMARIES.md",
-				fmt.Sprintf("add a one-line summary for %q to %s", d, summariesFile))
+				fmt.Sprintf("add a one-line summary for %q to %s", d, file))
 		}
 	}
 	for _, key := range blank {
-		l.add(ruleEmptySummary, LintFinding, summariesFile, fmt.Sprintf("folder %q has a blank summary", key),
+		l.add(ruleEmptySummary, LintFinding, file, fmt.Sprintf("folder %q has a blank summary", key),
 			fmt.Sprintf("write a one-line summary for %q or remove the entry", key))
 	}
+}
 
-	want := <-hash
+// checkEntryHash reports an ENTRY.md generated from other leaves than the
+// tree's (hash is the tree's nodes_hash).
+func (l *linter) checkEntryHash(hash string) {
 	entry := l.k.Rel(l.k.EntryPath())
 	switch got, ok := l.k.EntryHash(); {
 	case !ok:
 		l.add(ruleStaleIndex, LintError, entry, "ENTRY.md is missing or records no nodes_hash", "run `kk index rebuild`")
-	case got != want:
+	case got != hash:
 		l.add(ruleStaleIndex, LintError, entry, "ENTRY.md was generated from different leaves (nodes_hash differs)", "run `kk index rebuild`")
 	}
-	return nil
 }
 
 // tagTidiness ranks spellings of a tag: 2 for trimmed lowercase, 1 for

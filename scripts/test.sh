@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Runs every check and test of kk: formatting, go vet, and the whole test
+# suite under the race detector (unit tests, testscript end-to-end scripts,
+# fuzz seed corpora, the schema and CLI-docs drift checks, and the drupal
+# pack migration, which needs ../shared/fixtures beside the repository).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './.git/*'))
+if [ -n "$unformatted" ]; then
+  echo "gofmt would change:" >&2
+  echo "$unformatted" >&2
+  exit 1
+fi
+go vet ./...
+go test -race -count=1 ./...
