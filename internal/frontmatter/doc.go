@@ -30,7 +30,7 @@ type Doc struct {
 type segment struct {
 	key  string
 	raw  []byte // "key: value\n" lines as they were in the source
-	node *yaml.Node
+	line int    // 1-based line of the key within the front matter
 }
 
 // FieldError is a front matter problem tied to one key.
@@ -62,17 +62,29 @@ func Parse(src []byte) (*Doc, error) {
 	if parts.CRLF {
 		text = bytes.ReplaceAll(text, []byte("\r\n"), []byte("\n"))
 	}
+	if segs, values, ok := parseSimple(text); ok {
+		d.segs, d.values = segs, values
+		return d, nil
+	}
+	if err := d.parseFull(parts, text); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// parseFull decodes front matter text with the general YAML parser.
+func (d *Doc) parseFull(parts Parts, text []byte) error {
 	var root yaml.Node
 	if err := yaml.Unmarshal(text, &root); err != nil {
-		return nil, fmt.Errorf("invalid YAML in front matter: %s", cleanYAMLError(err))
+		return fmt.Errorf("invalid YAML in front matter: %s", cleanYAMLError(err))
 	}
 	if root.Kind == 0 || len(root.Content) == 0 {
 		d.lead = parts.YAML
-		return d, nil
+		return nil
 	}
 	m := root.Content[0]
 	if m.Kind != yaml.MappingNode {
-		return nil, errors.New("front matter must be a mapping of keys to values")
+		return errors.New("front matter must be a mapping of keys to values")
 	}
 	if m.Style&yaml.FlowStyle != 0 {
 		d.segmented = false
@@ -82,22 +94,22 @@ func Parse(src []byte) (*Doc, error) {
 	for i := 0; i+1 < len(m.Content); i += 2 {
 		k, v := m.Content[i], m.Content[i+1]
 		if k.Kind != yaml.ScalarNode || (k.Tag != "!!str" && k.Tag != "!!int" && k.Tag != "!!bool" && k.Tag != "!!float") {
-			return nil, fmt.Errorf("front matter line %d: keys must be plain strings", k.Line)
+			return fmt.Errorf("front matter line %d: keys must be plain strings", k.Line)
 		}
 		if _, dup := d.values[k.Value]; dup {
-			return nil, &FieldError{Field: k.Value, Msg: fmt.Sprintf("appears twice (line %d)", k.Line)}
+			return &FieldError{Field: k.Value, Msg: fmt.Sprintf("appears twice (line %d)", k.Line)}
 		}
 		val, err := decode(v, &budget)
 		if err != nil {
-			return nil, &FieldError{Field: k.Value, Msg: err.Error()}
+			return &FieldError{Field: k.Value, Msg: err.Error()}
 		}
 		d.values[k.Value] = val
-		d.segs = append(d.segs, segment{key: k.Value, node: v})
+		d.segs = append(d.segs, segment{key: k.Value, line: k.Line})
 	}
 	if d.segmented {
 		d.cutSegments(m, lines)
 	}
-	return d, nil
+	return nil
 }
 
 // cutSegments assigns each key the source lines from its key line up to the
@@ -170,11 +182,11 @@ func (d *Doc) Value(key string) (any, bool) {
 // Values returns every decoded key/value pair. The map is never nil.
 func (d *Doc) Values() map[string]any { return d.values }
 
-// Line returns the 1-based line of key's value in the front matter, or 0.
+// Line returns the 1-based line of key in the front matter, or 0.
 func (d *Doc) Line(key string) int {
 	for _, s := range d.segs {
 		if s.key == key {
-			return s.node.Line
+			return s.line
 		}
 	}
 	return 0

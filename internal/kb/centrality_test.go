@@ -100,3 +100,22 @@ func TestASCIICollationMatchesCollator(t *testing.T) {
 		t.Fatalf("SortLocale = %q, collator order %q", got, want)
 	}
 }
+
+func TestRelHref(t *testing.T) {
+	for _, c := range [][3]string{
+		{"", "a/x.md", "a/x.md"},
+		{"a", "a/x.md", "x.md"},
+		{"a", "a/b/x.md", "b/x.md"},
+		{"a/b", "a/c/x.md", "../c/x.md"},
+		{"a/b", "x.md", "../../x.md"},
+		{"a/b/c", "a/x.md", "../../x.md"},
+		{"ab", "a/x.md", "../a/x.md"},
+		{"a", "ab/x.md", "../ab/x.md"},
+		{"a", "b/index.md", "../b/index.md"},
+		{"a", "a/b/index.md", "b/index.md"},
+	} {
+		if got := relHref(c[0], c[1]); got != c[2] {
+			t.Errorf("relHref(%q, %q) = %q, want %q", c[0], c[1], got, c[2])
+		}
+	}
+}

@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"path"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -152,27 +151,33 @@ func Generate(t *Tree, summaries Summaries) (*Generated, error) {
 		}
 	}
 	ranked := rankCohorts(t.Leaves, inDegree, titleRank)
+	lb := makeLabels(t.Leaves)
 
-	for _, d := range dirs {
+	rootHead, err := yamlstyle.Marshal(yamlstyle.Map{{Key: "okf_version", Value: OKFVersion}})
+	if err != nil {
+		return nil, err
+	}
+	bodies := make([]string, len(dirs))
+	metrics := make([]FolderMetrics, len(dirs))
+	parallel(len(dirs), func(i int) {
+		d := dirs[i]
 		leaves := slices.Clone(byDir[d])
 		slices.SortFunc(leaves, catalog)
-		body := renderFolder(d, leaves, children[d], ranked, summaries)
-		file := "nodes/" + d + "/index.md"
+		bodies[i] = renderFolder(d, leaves, children[d], ranked, summaries, lb)
+		metrics[i] = folderMetrics(leaves)
+	})
+	for i, d := range dirs {
+		file, body := "nodes/"+d+"/index.md", bodies[i]
 		if d == "" {
-			fm, err := yamlstyle.Marshal(yamlstyle.Map{{Key: "okf_version", Value: OKFVersion}})
-			if err != nil {
-				return nil, err
-			}
-			body = "---\n" + string(fm) + "---\n" + body
-			file = "nodes/index.md"
+			file, body = "nodes/index.md", "---\n"+string(rootHead)+"---\n"+body
 		}
 		g.Files[file] = []byte(body)
-		g.Metrics[d] = folderMetrics(leaves)
+		g.Metrics[d] = metrics[i]
 	}
 
 	rootLeaves := slices.Clone(byDir[""])
 	slices.SortFunc(rootLeaves, catalog)
-	entry, err := renderEntry(t, rootLeaves, children[""], summaries, g.NodesHash)
+	entry, err := renderEntry(t, rootLeaves, children[""], summaries, g.NodesHash, lb)
 	if err != nil {
 		return nil, err
 	}
@@ -301,15 +306,34 @@ func descentPointer(dir, summary, href string) string {
 		raw = titleCase(dir)
 	}
 	name := dir[strings.LastIndexByte(dir, '/')+1:]
-	return fmt.Sprintf("- Load [`%s/`](%s) for more information on %s%s", name, href, node.EscapeLabel(raw), sentenceTail(raw))
+	return "- Load [`" + name + "/`](" + href + ") for more information on " + node.EscapeLabel(raw) + sentenceTail(raw)
 }
 
-func leafPointer(n *node.Node, href string) string {
+// label holds a leaf's title and description escaped for link text,
+// computed once per generation.
+type label struct{ title, desc string }
+
+type labels map[*node.Node]label
+
+func makeLabels(leaves []*node.Node) labels {
+	l := make(labels, len(leaves))
+	for _, n := range leaves {
+		l[n] = label{node.EscapeLabel(n.Title), node.EscapeLabel(n.Description)}
+	}
+	return l
+}
+
+func (l labels) pointer(n *node.Node, href string) string {
+	lb := l[n]
 	var b strings.Builder
-	fmt.Fprintf(&b, "- Open [**%s**](%s)", node.EscapeLabel(n.Title), href)
-	if d := node.EscapeLabel(n.Description); d != "" {
+	b.WriteString("- Open [**")
+	b.WriteString(lb.title)
+	b.WriteString("**](")
+	b.WriteString(href)
+	b.WriteString(")")
+	if lb.desc != "" {
 		b.WriteString(" to learn about: ")
-		b.WriteString(d)
+		b.WriteString(lb.desc)
 	}
 	for _, t := range n.Tags {
 		b.WriteString(" #")
@@ -318,95 +342,91 @@ func leafPointer(n *node.Node, href string) string {
 	return b.String()
 }
 
-// relHref is the link from folder dir to target (both relative to nodes/).
-func relHref(dir, target string) string {
-	if dir == "" {
-		return target
+func (l labels) topicEntry(n *node.Node, href string) string {
+	lb := l[n]
+	line := "- Open [**" + lb.title + "**](" + href + ")"
+	if lb.desc != "" {
+		line += " — " + lb.desc
 	}
-	from := strings.Split(dir, "/")
-	to := strings.Split(target, "/")
-	i := 0
-	for i < len(from) && i < len(to)-1 && from[i] == to[i] {
-		i++
-	}
-	parts := make([]string, 0, len(from)-i+len(to)-i)
-	for range from[i:] {
-		parts = append(parts, "..")
-	}
-	parts = append(parts, to[i:]...)
-	return path.Join(parts...)
+	return line
 }
 
-func renderFolder(dir string, leaves []*node.Node, subs []string, ranked map[string][]*node.Node, summaries Summaries) string {
-	var lines []string
+func renderFolder(dir string, leaves []*node.Node, subs []string, ranked map[string][]*node.Node, summaries Summaries, lb labels) string {
+	var b strings.Builder
+	line := func(s string) {
+		b.WriteString(s)
+		b.WriteByte('\n')
+	}
 	if dir == "" {
-		lines = append(lines, "# kk Index")
+		line("# kk Index")
 	} else {
-		lines = append(lines, "# kk Index: "+strings.ReplaceAll(dir, "/", " / "), "")
+		line("# kk Index: " + strings.ReplaceAll(dir, "/", " / "))
+		line("")
 		parent := "kk"
 		if p := dirOf(dir); p != "" {
 			parent = p[strings.LastIndexByte(p, '/')+1:]
 		}
-		lines = append(lines, fmt.Sprintf("↑ Parent: [%s](../index.md)", parent))
+		line("↑ Parent: [" + parent + "](../index.md)")
 	}
-	lines = append(lines, "", NavigationDirective, "", LeafReadDirective, "", "## Subfolders")
+	line("")
+	line(NavigationDirective)
+	line("")
+	line(LeafReadDirective)
+	line("")
+	line("## Subfolders")
 	if len(subs) == 0 {
-		lines = append(lines, "_None._")
+		line("_None._")
 	}
 	for _, s := range subs {
-		lines = append(lines, descentPointer(s, summaries[s], relHref(dir, s+"/index.md")))
+		line(descentPointer(s, summaries[s], relHref(dir, s+"/index.md")))
 	}
 	practice, maps, other := splitKinds(leaves)
-	lines = append(lines, "", "## Conventions (how we build)")
-	lines = appendLeaves(lines, dir, practice, "_None yet._")
-	lines = append(lines, "", "## Components (what exists)")
-	lines = appendLeaves(lines, dir, maps, "_None yet._")
-	if len(other) > 0 {
-		lines = append(lines, "", "## Other knowledge")
-		lines = appendLeaves(lines, dir, other, "")
+	sections := []struct {
+		title  string
+		leaves []*node.Node
+		empty  string
+	}{{"## Conventions (how we build)", practice, "_None yet._"}, {"## Components (what exists)", maps, "_None yet._"}, {"## Other knowledge", other, ""}}
+	for _, sec := range sections {
+		if len(sec.leaves) == 0 && sec.empty == "" {
+			continue
+		}
+		line("")
+		line(sec.title)
+		if len(sec.leaves) == 0 {
+			line(sec.empty)
+		}
+		for _, n := range sec.leaves {
+			line(lb.pointer(n, relHref(dir, n.Path)))
+		}
 	}
-	lines = append(lines, "", "## By topic", "")
+	line("")
+	line("## By topic")
+	line("")
 	buckets := map[string]int{}
 	for _, n := range leaves {
-		seen := map[string]bool{}
-		for _, t := range n.Tags {
-			if !seen[t] {
-				seen[t] = true
+		for i, t := range n.Tags {
+			if !slices.Contains(n.Tags[:i], t) {
 				buckets[t]++
 			}
 		}
 	}
 	if len(buckets) == 0 {
-		lines = append(lines, "_No tags yet._")
-	} else {
-		tags := make([]string, 0, len(buckets))
-		for t := range buckets {
-			tags = append(tags, t)
-		}
-		SortLocale(tags)
-		slices.SortStableFunc(tags, func(a, b string) int { return buckets[b] - buckets[a] })
-		for _, t := range tags {
-			lines = append(lines, "### #"+t)
-			for _, n := range ranked[t] {
-				line := fmt.Sprintf("- Open [**%s**](%s)", node.EscapeLabel(n.Title), relHref(dir, n.Path))
-				if d := node.EscapeLabel(n.Description); d != "" {
-					line += " — " + d
-				}
-				lines = append(lines, line)
-			}
+		line("_No tags yet._")
+		return b.String()
+	}
+	tags := make([]string, 0, len(buckets))
+	for t := range buckets {
+		tags = append(tags, t)
+	}
+	SortLocale(tags)
+	slices.SortStableFunc(tags, func(a, b string) int { return buckets[b] - buckets[a] })
+	for _, t := range tags {
+		line("### #" + t)
+		for _, n := range ranked[t] {
+			line(lb.topicEntry(n, relHref(dir, n.Path)))
 		}
 	}
-	return strings.Join(lines, "\n") + "\n"
-}
-
-func appendLeaves(lines []string, dir string, leaves []*node.Node, empty string) []string {
-	if len(leaves) == 0 && empty != "" {
-		return append(lines, empty)
-	}
-	for _, n := range leaves {
-		lines = append(lines, leafPointer(n, relHref(dir, n.Path)))
-	}
-	return lines
+	return b.String()
 }
 
 func splitKinds(leaves []*node.Node) (practice, maps, other []*node.Node) {
@@ -423,7 +443,7 @@ func splitKinds(leaves []*node.Node) (practice, maps, other []*node.Node) {
 	return
 }
 
-func renderEntry(t *Tree, rootLeaves []*node.Node, branches []string, summaries Summaries, hash string) ([]byte, error) {
+func renderEntry(t *Tree, rootLeaves []*node.Node, branches []string, summaries Summaries, hash string, lb labels) ([]byte, error) {
 	fm := yamlstyle.Map{
 		{Key: "schema_version", Value: node.SchemaVersion},
 		{Key: "nodes_hash", Value: "sha256:" + hash},
@@ -453,7 +473,7 @@ func renderEntry(t *Tree, rootLeaves []*node.Node, branches []string, summaries 
 		}
 		lines = append(lines, "", sec.title)
 		for _, n := range sec.leaves {
-			lines = append(lines, leafPointer(n, "nodes/"+n.Path))
+			lines = append(lines, lb.pointer(n, "nodes/"+n.Path))
 		}
 	}
 	return []byte("---\n" + string(head) + "---\n" + strings.Join(lines, "\n") + "\n"), nil
@@ -503,4 +523,37 @@ func utf16Key(r rune) rune {
 		return 0xD800 + (r-0x10000)>>10
 	}
 	return r
+}
+
+// relHref is the link from folder dir to target (both relative to nodes/).
+func relHref(dir, target string) string {
+	if dir == "" {
+		return target
+	}
+	common := commonFolder(dir, dirOf(target))
+	up := 0
+	if rest := dir[common:]; rest != "" {
+		up = strings.Count(rest, "/")
+		if common == 0 {
+			up++
+		}
+	}
+	rest := strings.TrimPrefix(target[common:], "/")
+	return strings.Repeat("../", up) + rest
+}
+
+// commonFolder returns the length of the longest run of whole leading
+// folder names a and b share.
+func commonFolder(a, b string) int {
+	n := 0
+	for i := 0; i <= len(a) && i <= len(b); i++ {
+		atEnd := i == len(a) || a[i] == '/'
+		if atEnd && (i == len(b) || b[i] == '/') {
+			n = i
+		}
+		if i == len(a) || i == len(b) || a[i] != b[i] {
+			break
+		}
+	}
+	return n
 }

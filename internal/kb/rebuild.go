@@ -35,6 +35,9 @@ type RebuildResult struct {
 	Staged           bool     `json:"staged"`
 }
 
+// writeConcurrency is how many generated files Rebuild writes at once.
+const writeConcurrency = 8
+
 // WithLock runs fn while holding the writer lock.
 func (k *KB) WithLock(ctx context.Context, cmd string, fn func() error) error {
 	l, err := lock.Acquire(ctx, k.LockPath(), lock.Wait, cmd)
@@ -121,14 +124,19 @@ func (k *KB) rebuild(ctx context.Context, opts RebuildOptions) (*RebuildResult, 
 	if opts.Check {
 		return res, nil
 	}
-	for _, name := range changed {
-		p := filepath.Join(k.Dir, filepath.FromSlash(name))
+	// Each file is replaced atomically; doing several at once overlaps
+	// their fsyncs, which dominate a cold rebuild of a large tree.
+	writeErrs := make([]error, len(changed))
+	parallelN(writeConcurrency, len(changed), func(i int) {
+		p := filepath.Join(k.Dir, filepath.FromSlash(changed[i]))
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			return nil, err
+			writeErrs[i] = err
+			return
 		}
-		if err := atomicfile.Write(p, gen.Files[name], 0o644); err != nil {
-			return nil, err
-		}
+		writeErrs[i] = atomicfile.Write(p, gen.Files[changed[i]], 0o644)
+	})
+	if err := errors.Join(writeErrs...); err != nil {
+		return nil, err
 	}
 	for _, d := range stale {
 		dir := filepath.Join(k.NodesDir(), filepath.FromSlash(d))

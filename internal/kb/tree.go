@@ -111,6 +111,9 @@ func (k *KB) ReadTree(opts LoadOptions) (*Tree, error) {
 	parallel(len(fresh), func(j int) {
 		i := fresh[j]
 		leaves[i], hashes[i], errs[i] = readLeaf(files[i])
+		if leaves[i] != nil {
+			leaves[i].Release(opts.Bodies)
+		}
 	})
 	t := &Tree{Dirs: dirs, IndexDirs: indexDirs, hashes: make(map[string]string, len(files)), byID: make(map[string]*node.Node, len(files))}
 	var problems []error
@@ -284,8 +287,11 @@ func within(root, target string) bool {
 }
 
 // parallel runs fn(0..n-1) on all cores.
-func parallel(n int, fn func(i int)) {
-	workers := min(runtime.GOMAXPROCS(0), n)
+func parallel(n int, fn func(i int)) { parallelN(runtime.GOMAXPROCS(0), n, fn) }
+
+// parallelN runs fn(0..n-1) on up to workers goroutines.
+func parallelN(workers, n int, fn func(i int)) {
+	workers = min(workers, n)
 	if workers <= 1 {
 		for i := range n {
 			fn(i)

@@ -81,7 +81,8 @@ type Node struct {
 	Body     []byte
 	BodySize int
 
-	doc *frontmatter.Doc
+	doc      *frontmatter.Doc
+	released bool
 }
 
 // Error is a problem with one leaf file.
@@ -376,8 +377,8 @@ type Resolver func(id string) (string, bool)
 // up to date. A leaf read from disk whose fields and body did not change
 // renders to exactly the bytes it was read from.
 func (n *Node) Render(resolve Resolver) ([]byte, error) {
-	if n.Body == nil && n.BodySize > 0 {
-		return nil, fmt.Errorf("%s: leaf was loaded without its body and cannot be written", n.Path)
+	if n.released || n.Body == nil && n.BodySize > 0 {
+		return nil, fmt.Errorf("%s: leaf was loaded for reading only and cannot be written; re-read it first", n.Path)
 	}
 	body := RenderSections(string(n.Body), n, resolve)
 	body = strings.TrimRightFunc(body, isJSSpace) + "\n"
@@ -489,4 +490,15 @@ func isJSSpace(r rune) bool {
 		return true
 	}
 	return 0x2000 <= r && r <= 0x200A
+}
+
+// Release drops what only a writer needs (the parsed front matter document
+// and, unless keepBody, the body) so that a large tree held in memory costs
+// little. A released leaf can no longer be rendered; re-read it to write it.
+func (n *Node) Release(keepBody bool) {
+	n.doc = nil
+	n.released = true
+	if !keepBody {
+		n.Body = nil
+	}
 }
