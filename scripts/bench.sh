@@ -20,31 +20,37 @@ go build -o bin/kk ./cmd/kk
 go build -o bin/kk-gentree ./cmd/kk-gentree
 kk="$PWD/bin/kk"
 
-# measure <label> <setup-cmd> <cmd...>: runs setup then cmd $runs times;
+# measure <setup-cmd> <cmd...>: runs setup then cmd $runs times;
 # prints "median_seconds max_rss_kb".
 measure() {
   local setup=$1; shift
-  local times=() rss=0 out
+  local times=() rss=0 out tmp
+  tmp=$(mktemp)
   for _ in $(seq "$runs"); do
     eval "$setup"
-    out=$( { /usr/bin/time -f '%e %M' "$@" >/dev/null 2>/dev/null; } 2>&1 | tail -1)
+    /usr/bin/time -f '%e %M' -o "$tmp" "$@" >/dev/null 2>&1 || true
+    out=$(tail -1 "$tmp")
     times+=("${out% *}")
     [ "${out#* }" -gt "$rss" ] && rss=${out#* }
   done
+  rm -f "$tmp"
   printf '%s %s\n' "$(printf '%s\n' "${times[@]}" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')" "$rss"
 }
 
-cold_setup() {
-  rm -f .ai/kenkeep/.state/leaves.cache .ai/kenkeep/.state/index.cache .ai/kenkeep/ENTRY.md .ai/kenkeep/GRAPH.md
+# cold: no caches (a fresh clone), generated files present and current.
+cold_setup() { rm -f .ai/kenkeep/.state/leaves.cache .ai/kenkeep/.state/index.cache; sync; }
+# scratch: no caches and no generated files at all: every index is written.
+scratch_setup() {
+  cold_setup
+  rm -f .ai/kenkeep/ENTRY.md .ai/kenkeep/GRAPH.md
   find .ai/kenkeep/nodes -name index.md -delete
-  sync
 }
 settle() { sleep 2.2; }   # past the caches' 2 s racy-timestamp window
 n=0
 write_setup() { n=$((n + 1)); settle; }
 
-echo "| leaves | rebuild cold | rebuild, nothing changed | node write | lint | index rebuild --check | peak RSS |"
-echo "| ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
+echo "| leaves | rebuild from scratch | rebuild cold | rebuild, nothing changed | node write | lint | check cold | check warm | peak RSS |"
+echo "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
 for size in "${sizes[@]}"; do
   dir="$base/$size"
   if [ ! -f "$dir/.ai/kenkeep/.state/installed-version" ]; then
@@ -54,15 +60,17 @@ for size in "${sizes[@]}"; do
   pushd "$dir" >/dev/null
   # Leaves written by earlier runs of this script are removed first.
   find .ai/kenkeep/nodes -name 'practice-bench-write-*' -delete
+  read -r scratch rss0 < <(measure scratch_setup "$kk" index rebuild)
   read -r cold rss1 < <(measure cold_setup "$kk" index rebuild)
-  "$kk" index rebuild >/dev/null 2>&1
   read -r warm rss2 < <(measure settle "$kk" index rebuild)
   read -r write rss3 < <(measure write_setup sh -c "echo body | '$kk' node write practice bench-write-\$RANDOM\$RANDOM --summary 'bench node' --tags bench --folder bench")
-  read -r lint rss4 < <(measure settle "$kk" lint)
-  read -r check rss5 < <(measure settle "$kk" index rebuild --check)
   find .ai/kenkeep/nodes -name 'practice-bench-write-*' -delete
   "$kk" index rebuild >/dev/null 2>&1
+  read -r lint rss4 < <(measure settle "$kk" lint)
+  read -r checkc rss5 < <(measure cold_setup "$kk" index rebuild --check)
+  "$kk" index rebuild >/dev/null 2>&1
+  read -r check rss6 < <(measure settle "$kk" index rebuild --check)
   popd >/dev/null
-  peak=$(printf '%s\n' "$rss1" "$rss2" "$rss3" "$rss4" "$rss5" | sort -n | tail -1)
-  printf '| %s | %ss | %ss | %ss | %ss | %ss | %s MB |\n' "$size" "$cold" "$warm" "$write" "$lint" "$check" "$((peak / 1024))"
+  peak=$(printf '%s\n' "$rss0" "$rss1" "$rss2" "$rss3" "$rss4" "$rss5" "$rss6" | sort -n | tail -1)
+  printf '| %s | %ss | %ss | %ss | %ss | %ss | %ss | %ss | %s MB |\n' "$size" "$scratch" "$cold" "$warm" "$write" "$lint" "$checkc" "$check" "$((peak / 1024))"
 done

@@ -45,6 +45,7 @@ type nodeWriteOpts struct {
 	input       string
 	update      bool
 	unique      bool
+	noIndex     bool
 }
 
 func newNodeWriteCmd(app *App) *cobra.Command {
@@ -60,7 +61,11 @@ The body comes from --from <path>, or else from standard input. --input
 
 An id that already exists is an error unless --update (replace that leaf in
 place, keeping its folder unless --folder moves it) or --unique (write
-<id>-2, -3 or -4 instead). Prints the id, or JSON with --json.`,
+<id>-2, -3 or -4 instead). Prints the id, or JSON with --json.
+
+The index files are regenerated after the write, so the tree stays
+consistent. When writing many nodes in a row, pass --no-index to each and
+run 'kk index rebuild' once at the end.`,
 		Example: `  kk node write practice "Wrap HTTP errors" --summary "Wrap errors with the request id" --tags http,errors < body.md
   kk node write map cli-commands --title "CLI commands" --summary "Where each command lives" --folder cli --from notes.md
   kk node write --input node.json`,
@@ -108,6 +113,7 @@ place, keeping its folder unless --folder moves it) or --unique (write
 	f.StringVar(&o.input, "input", "", "read the whole node as JSON from a file, or - for standard input")
 	f.BoolVar(&o.update, "update", false, "replace the leaf if the id exists")
 	f.BoolVar(&o.unique, "unique", false, "append -2, -3 or -4 to the id if it exists")
+	f.BoolVar(&o.noIndex, "no-index", false, "leave the index files alone (when writing many nodes, then run `kk index rebuild` once)")
 	return cmd
 }
 
@@ -151,9 +157,12 @@ func runNodeWrite(ctx context.Context, app *App, o nodeWriteOpts) error {
 		mode = kb.Unique
 	}
 	k.Now = app.Now
-	res, err := k.WriteNode(ctx, in, mode, app.Command)
+	res, err := k.WriteNode(ctx, in, kb.WriteOptions{Mode: mode, Command: app.Command, NoIndex: o.noIndex})
 	if err != nil {
 		return err
+	}
+	if o.noIndex {
+		fmt.Fprintln(app.IO.Err, "kk: index files not regenerated (--no-index); run `kk index rebuild` when done")
 	}
 	for _, ref := range res.Unknown {
 		app.warnf("%s links to %s, which is not in the tree (yet); `kk lint` reports it as a dangling edge", res.ID, ref)

@@ -103,6 +103,18 @@ func Run(ctx context.Context, args []string, streams IO, getenv func(string) str
 	root.SetOut(streams.Out)
 	root.SetErr(streams.Err)
 	err := root.ExecuteContext(ctx)
+	if err != nil && !app.JSON {
+		// Cobra may fail before it parses flags (an unknown command); the
+		// error should still come as JSON when --json was asked for.
+		for _, a := range args {
+			if a == "--" {
+				break
+			}
+			if a == "--json" || a == "--json=true" {
+				app.JSON = true
+			}
+		}
+	}
 	return app.exitCode(err)
 }
 

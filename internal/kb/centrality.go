@@ -25,9 +25,10 @@ import (
 
 const maxSubsetTags = 12
 
-type subsetKey struct {
-	hash uint64 // XOR of the per-tag random words of the subset's tags
-	size uint8  // number of tags of the leaf holding the subset
+// subsetKey combines a subset's hash (the XOR of its tags' random words)
+// with the number of tags of the leaf holding it.
+func subsetKey(hash uint64, size int) uint64 {
+	return hash ^ uint64(size)*0x9E3779B97F4A7C15
 }
 
 // centralityScores returns, for every leaf index i and every tag id in
@@ -42,7 +43,7 @@ func centralityScores(sets [][]int, tagCount int) [][]float64 {
 		seed ^= seed << 17
 		zob[i] = seed
 	}
-	counts := map[subsetKey]int32{}
+	counts := map[uint64]int32{}
 	sizes := map[int]bool{}
 	var big []int
 	bigByTag := make([][]int, tagCount)
@@ -60,7 +61,7 @@ func centralityScores(sets [][]int, tagCount int) [][]float64 {
 		sizes[len(s)] = true
 		hashes := subsetHashes(s, zob)
 		for mask := 1; mask < len(hashes); mask++ {
-			counts[subsetKey{hashes[mask], uint8(len(s))}]++
+			counts[subsetKey(hashes[mask], len(s))]++
 		}
 	}
 	sizeList := make([]int, 0, len(sizes))
@@ -114,7 +115,7 @@ func centralityScores(sets [][]int, tagCount int) [][]float64 {
 				if size < j {
 					continue
 				}
-				c := counts[subsetKey{hashes[mask], uint8(size)}]
+				c := counts[subsetKey(hashes[mask], size)]
 				if c == 0 {
 					continue
 				}

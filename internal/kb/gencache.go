@@ -36,8 +36,9 @@ type genCache struct {
 }
 
 type genFile struct {
-	sum         string // sha256 hex
-	size, mtime int64
+	sum         string // sha256 hex of the content
+	size, mtime int64  // of the file as written
+	key         string // hash of the inputs it was rendered from
 }
 
 func (k *KB) genCachePath() string { return filepath.Join(k.StateDir(), "index.cache") }
@@ -69,8 +70,8 @@ func (k *KB) loadGenCache() *genCache {
 		case "written":
 			c.written, _ = strconv.ParseInt(rest, 10, 64)
 		case "file":
-			f := strings.SplitN(rest, " ", 4)
-			if len(f) != 4 {
+			f := strings.SplitN(rest, " ", 5)
+			if len(f) != 5 {
 				return nil
 			}
 			size, err1 := strconv.ParseInt(f[1], 10, 64)
@@ -78,7 +79,7 @@ func (k *KB) loadGenCache() *genCache {
 			if err1 != nil || err2 != nil {
 				return nil
 			}
-			c.files[f[3]] = genFile{sum: f[0], size: size, mtime: mtime}
+			c.files[f[4]] = genFile{sum: f[0], size: size, mtime: mtime, key: f[3]}
 		case "folder":
 			c.folders = append(c.folders, rest)
 		case "missing":
@@ -91,22 +92,31 @@ func (k *KB) loadGenCache() *genCache {
 	return c
 }
 
-func (k *KB) saveGenCache(key string, g *Generated) {
+func (k *KB) saveGenCache(key string, g *Generated, prev *genCache) {
 	var b strings.Builder
 	b.WriteString("key " + key + "\n")
 	fmt.Fprintf(&b, "written %d\n", time.Now().UnixNano())
-	names := make([]string, 0, len(g.Files))
-	for n := range g.Files {
+	names := make([]string, 0, len(g.Keys))
+	for n := range g.Keys {
 		names = append(names, n)
 	}
 	slices.Sort(names)
 	for _, n := range names {
-		sum := sha256.Sum256(g.Files[n])
-		fi, err := os.Stat(filepath.Join(k.Dir, filepath.FromSlash(n)))
-		if err != nil {
+		var f genFile
+		if data, ok := g.Files[n]; ok {
+			sum := sha256.Sum256(data)
+			fi, err := os.Stat(filepath.Join(k.Dir, filepath.FromSlash(n)))
+			if err != nil {
+				return
+			}
+			f = genFile{sum: hex.EncodeToString(sum[:]), size: fi.Size(), mtime: fi.ModTime().UnixNano()}
+		} else if prev != nil {
+			f = prev.files[n] // skipped as fresh: the file is as recorded
+		}
+		if f.sum == "" {
 			return
 		}
-		fmt.Fprintf(&b, "file %s %d %d %s\n", hex.EncodeToString(sum[:]), fi.Size(), fi.ModTime().UnixNano(), n)
+		fmt.Fprintf(&b, "file %s %d %d %s %s\n", f.sum, f.size, f.mtime, g.Keys[n], n)
 	}
 	for _, f := range g.Folders {
 		b.WriteString("folder " + f + "\n")
@@ -117,6 +127,37 @@ func (k *KB) saveGenCache(key string, g *Generated) {
 	if os.MkdirAll(k.StateDir(), 0o755) == nil {
 		_ = atomicfile.Write(k.genCachePath(), []byte(b.String()), 0o644)
 	}
+}
+
+// freshFunc returns the test generation uses to skip rendering a file: the
+// cache rendered it from inputs with the same key and the file on disk is
+// still the one it wrote. A nil cache skips nothing.
+func (c *genCache) freshFunc(k *KB) func(file, key string) bool {
+	if c == nil {
+		return nil
+	}
+	return func(file, key string) bool {
+		f, ok := c.files[file]
+		return ok && f.key == key && c.unchanged(k, file, f)
+	}
+}
+
+// unchanged reports whether the file on disk is the one recorded.
+func (c *genCache) unchanged(k *KB, name string, f genFile) bool {
+	path := filepath.Join(k.Dir, filepath.FromSlash(name))
+	fi, err := os.Stat(path)
+	if err != nil || fi.Size() != f.size {
+		return false
+	}
+	if mt := fi.ModTime().UnixNano(); mt == f.mtime && mt < c.written-int64(racyWindow) {
+		return true
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return false
+	}
+	got := sha256.Sum256(data)
+	return hex.EncodeToString(got[:]) == f.sum
 }
 
 // upToDate reports whether the generated files on disk are exactly what
@@ -133,19 +174,7 @@ func (c *genCache) upToDate(k *KB, key string, t *Tree) bool {
 		}
 	}
 	for name, f := range c.files {
-		path := filepath.Join(k.Dir, filepath.FromSlash(name))
-		fi, err := os.Stat(path)
-		if err != nil || fi.Size() != f.size {
-			return false
-		}
-		if mt := fi.ModTime().UnixNano(); mt == f.mtime && mt < c.written-int64(racyWindow) {
-			continue // unchanged since it was written
-		}
-		data, err := os.ReadFile(path)
-		if err != nil {
-			return false
-		}
-		if got := sha256.Sum256(data); hex.EncodeToString(got[:]) != f.sum {
+		if !c.unchanged(k, name, f) {
 			return false
 		}
 	}

@@ -3,8 +3,8 @@ package kb
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -31,6 +31,11 @@ const byTopicMax = 3
 type Generated struct {
 	// Files maps a path relative to the KB folder (.ai/kenkeep) to content.
 	Files map[string][]byte
+	// Keys holds, for every generated file (rendered or skipped), a hash of
+	// the inputs it was rendered from.
+	Keys map[string]string
+	// Skipped lists the files not rendered because they were fresh.
+	Skipped []string
 	// NodesHash is the content hash of every leaf ("sha256:" not included).
 	NodesHash string
 	// MissingSummaries lists non-root folders without a summary.
@@ -90,7 +95,14 @@ func compareUTF16(a, b string) int {
 // index.md, the root nodes/index.md, ENTRY.md and GRAPH.md. summaries are
 // the folder summaries; the root's comes from ENTRY.md.
 func Generate(t *Tree, summaries Summaries) (*Generated, error) {
-	g := &Generated{Files: map[string][]byte{}, Metrics: map[string]FolderMetrics{}}
+	return generate(t, summaries, nil)
+}
+
+// generate is Generate that skips rendering every folder index for which
+// fresh(file, key) reports that the file on disk was rendered from inputs
+// with that key. Keys cover everything a folder index shows; see folderKey.
+func generate(t *Tree, summaries Summaries, fresh func(file, key string) bool) (*Generated, error) {
+	g := &Generated{Files: map[string][]byte{}, Keys: map[string]string{}, Metrics: map[string]FolderMetrics{}}
 	g.NodesHash = NodesHash(t)
 
 	inDegree := map[string]int{}
@@ -157,22 +169,36 @@ func Generate(t *Tree, summaries Summaries) (*Generated, error) {
 	if err != nil {
 		return nil, err
 	}
+	digests := leafDigests(t.Leaves)
 	bodies := make([]string, len(dirs))
+	keys := make([]string, len(dirs))
+	skip := make([]bool, len(dirs))
 	metrics := make([]FolderMetrics, len(dirs))
 	parallel(len(dirs), func(i int) {
 		d := dirs[i]
 		leaves := slices.Clone(byDir[d])
 		slices.SortFunc(leaves, catalog)
-		bodies[i] = renderFolder(d, leaves, children[d], ranked, summaries, lb)
 		metrics[i] = folderMetrics(leaves)
+		keys[i] = folderKey(d, leaves, children[d], ranked, summaries, digests)
+		if fresh != nil && fresh(indexFile(d), keys[i]) {
+			skip[i] = true
+			return
+		}
+		bodies[i] = renderFolder(d, leaves, children[d], ranked, summaries, lb)
 	})
 	for i, d := range dirs {
-		file, body := "nodes/"+d+"/index.md", bodies[i]
+		file := indexFile(d)
+		g.Keys[file] = keys[i]
+		g.Metrics[d] = metrics[i]
+		if skip[i] {
+			g.Skipped = append(g.Skipped, file)
+			continue
+		}
+		body := bodies[i]
 		if d == "" {
-			file, body = "nodes/index.md", "---\n"+string(rootHead)+"---\n"+body
+			body = "---\n" + string(rootHead) + "---\n" + body
 		}
 		g.Files[file] = []byte(body)
-		g.Metrics[d] = metrics[i]
 	}
 
 	rootLeaves := slices.Clone(byDir[""])
@@ -182,11 +208,13 @@ func Generate(t *Tree, summaries Summaries) (*Generated, error) {
 		return nil, err
 	}
 	g.Files["ENTRY.md"] = entry
+	g.Keys["ENTRY.md"] = "nodes:" + g.NodesHash
 	graph, err := renderGraph(t, g.NodesHash)
 	if err != nil {
 		return nil, err
 	}
 	g.Files["GRAPH.md"] = graph
+	g.Keys["GRAPH.md"] = "nodes:" + g.NodesHash
 	return g, nil
 }
 
@@ -402,24 +430,11 @@ func renderFolder(dir string, leaves []*node.Node, subs []string, ranked map[str
 	line("")
 	line("## By topic")
 	line("")
-	buckets := map[string]int{}
-	for _, n := range leaves {
-		for i, t := range n.Tags {
-			if !slices.Contains(n.Tags[:i], t) {
-				buckets[t]++
-			}
-		}
-	}
-	if len(buckets) == 0 {
+	tags := topicBuckets(leaves)
+	if len(tags) == 0 {
 		line("_No tags yet._")
 		return b.String()
 	}
-	tags := make([]string, 0, len(buckets))
-	for t := range buckets {
-		tags = append(tags, t)
-	}
-	SortLocale(tags)
-	slices.SortStableFunc(tags, func(a, b string) int { return buckets[b] - buckets[a] })
 	for _, t := range tags {
 		line("### #" + t)
 		for _, n := range ranked[t] {
@@ -489,6 +504,7 @@ func renderGraph(t *Tree, hash string) ([]byte, error) {
 		return nil, err
 	}
 	var b strings.Builder
+	b.Grow(len(t.Leaves) * 400)
 	b.WriteString("---\n")
 	b.Write(head)
 	b.WriteString("---\n# kk Graph\n\n")
@@ -496,7 +512,7 @@ func renderGraph(t *Tree, hash string) ([]byte, error) {
 		b.WriteString("_No nodes yet._\n")
 		return []byte(b.String()), nil
 	}
-	fmt.Fprintf(&b, "Total nodes: %d\n", len(t.Leaves))
+	b.WriteString("Total nodes: " + strconv.Itoa(len(t.Leaves)) + "\n")
 	ids := make([]string, len(t.Leaves))
 	for i, n := range t.Leaves {
 		ids[i] = n.ID
@@ -504,13 +520,13 @@ func renderGraph(t *Tree, hash string) ([]byte, error) {
 	SortLocale(ids)
 	for _, id := range ids {
 		n := t.byID[id]
-		fmt.Fprintf(&b, "\n## %s\n\n- **kind:** %s\n- **title:** %s\n- **path:** %s\n", n.ID, n.Type, n.Title, n.Path)
-		for _, f := range []struct {
+		b.WriteString("\n## " + n.ID + "\n\n- **kind:** " + n.Type + "\n- **title:** " + n.Title + "\n- **path:** " + n.Path + "\n")
+		for _, f := range [...]struct {
 			name string
 			vals []string
 		}{{"tags", n.Tags}, {"relates_to", n.RelatesTo}, {"depends_on", n.DependsOn}, {"derived_from", n.DerivedFrom}} {
 			if len(f.vals) > 0 {
-				fmt.Fprintf(&b, "- **%s:** %s\n", f.name, strings.Join(f.vals, ", "))
+				b.WriteString("- **" + f.name + ":** " + strings.Join(f.vals, ", ") + "\n")
 			}
 		}
 	}
@@ -556,4 +572,64 @@ func commonFolder(a, b string) int {
 		}
 	}
 	return n
+}
+
+// topicBuckets lists the tags of a folder's direct leaves, most used first,
+// then in locale order: the "By topic" headings.
+func topicBuckets(leaves []*node.Node) []string {
+	buckets := map[string]int{}
+	for _, n := range leaves {
+		for i, t := range n.Tags {
+			if !slices.Contains(n.Tags[:i], t) {
+				buckets[t]++
+			}
+		}
+	}
+	tags := make([]string, 0, len(buckets))
+	for t := range buckets {
+		tags = append(tags, t)
+	}
+	SortLocale(tags)
+	slices.SortStableFunc(tags, func(a, b string) int { return buckets[b] - buckets[a] })
+	return tags
+}
+
+func indexFile(dir string) string {
+	if dir == "" {
+		return "nodes/index.md"
+	}
+	return "nodes/" + dir + "/index.md"
+}
+
+// leafDigests hashes, per leaf, the fields a folder index shows of it.
+func leafDigests(leaves []*node.Node) map[*node.Node][sha256.Size]byte {
+	out := make(map[*node.Node][sha256.Size]byte, len(leaves))
+	for _, n := range leaves {
+		out[n] = sha256.Sum256([]byte(n.Path + "\x00" + n.Type + "\x00" + n.Title + "\x00" + n.Description + "\x00" + strings.Join(n.Tags, "\x01")))
+	}
+	return out
+}
+
+// folderKey hashes everything renderFolder reads for dir: its subfolders
+// and their summaries, its direct leaves in display order, and the leaves
+// each of its topics lists. Equal keys mean byte-identical output.
+func folderKey(dir string, leaves []*node.Node, subs []string, ranked map[string][]*node.Node, summaries Summaries, digests map[*node.Node][sha256.Size]byte) string {
+	h := sha256.New()
+	h.Write([]byte(generatorVersion + "\x00" + dir + "\x00"))
+	for _, s := range subs {
+		h.Write([]byte(s + "\x00" + summaries[s] + "\x00"))
+	}
+	h.Write([]byte{1})
+	for _, n := range leaves {
+		d := digests[n]
+		h.Write(d[:])
+	}
+	for _, t := range topicBuckets(leaves) {
+		h.Write([]byte("\x02" + t + "\x00"))
+		for _, n := range ranked[t] {
+			d := digests[n]
+			h.Write(d[:])
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil))
 }

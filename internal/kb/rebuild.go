@@ -76,12 +76,19 @@ func (k *KB) rebuild(ctx context.Context, opts RebuildOptions) (*RebuildResult, 
 	if err != nil {
 		return nil, err
 	}
+	return k.rebuildTree(ctx, t, opts)
+}
+
+// rebuildTree regenerates the index files of t, a tree the caller read (and
+// possibly changed in memory to match what it wrote) under the lock.
+func (k *KB) rebuildTree(ctx context.Context, t *Tree, opts RebuildOptions) (*RebuildResult, error) {
 	if err := requireV3(t); err != nil {
 		return nil, err
 	}
 	nodesHash := NodesHash(t)
 	key := k.genKey(nodesHash)
-	if c := k.loadGenCache(); c.upToDate(k, key, t) {
+	c := k.loadGenCache()
+	if c.upToDate(k, key, t) {
 		missing := c.missing
 		if missing == nil {
 			missing = []string{}
@@ -89,7 +96,7 @@ func (k *KB) rebuild(ctx context.Context, opts RebuildOptions) (*RebuildResult, 
 		return &RebuildResult{NodeCount: len(t.Leaves), NodesHash: "sha256:" + nodesHash, Folders: len(c.folders),
 			MissingSummaries: missing, Changed: []string{}, Removed: []string{}}, nil
 	}
-	gen, err := k.generate(t)
+	gen, err := k.generate(t, c.freshFunc(k))
 	if err != nil {
 		return nil, err
 	}
@@ -145,7 +152,7 @@ func (k *KB) rebuild(ctx context.Context, opts RebuildOptions) (*RebuildResult, 
 		}
 		os.Remove(dir) // only succeeds when the folder is now empty
 	}
-	k.saveGenCache(key, gen)
+	k.saveGenCache(key, gen, c)
 	if opts.Stage && (len(res.Changed) > 0 || len(res.Removed) > 0) && gitx.InWorkTree(ctx, k.Root) {
 		paths := append(slices.Clone(res.Changed), res.Removed...)
 		if err := gitx.Add(ctx, k.Root, paths); err != nil {
@@ -157,7 +164,7 @@ func (k *KB) rebuild(ctx context.Context, opts RebuildOptions) (*RebuildResult, 
 }
 
 // generate renders the generated files of t with the current summaries.
-func (k *KB) generate(t *Tree) (*Generated, error) {
+func (k *KB) generate(t *Tree, fresh func(file, key string) bool) (*Generated, error) {
 	summaries, err := ReadSummaries(k.SummariesPath())
 	if err != nil {
 		return nil, err
@@ -165,7 +172,7 @@ func (k *KB) generate(t *Tree) (*Generated, error) {
 	if s := k.entrySummary(); s != "" {
 		summaries[""] = s
 	}
-	return Generate(t, summaries)
+	return generate(t, summaries, fresh)
 }
 
 // staleIndexes lists folders holding a generated index.md but no leaves

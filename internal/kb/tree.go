@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 
@@ -43,6 +44,27 @@ func (t *Tree) Resolve(id string) (string, bool) {
 		return n.Path, true
 	}
 	return "", false
+}
+
+// put records in memory that leaf n (whose file has the given hash) now
+// exists, replacing old (nil when n is new). Writers use it so that they
+// need not read the tree a second time to regenerate the index.
+func (t *Tree) put(old, n *node.Node, hash string) {
+	if old != nil {
+		t.Leaves = slices.DeleteFunc(t.Leaves, func(x *node.Node) bool { return x == old })
+		delete(t.hashes, old.Path)
+		delete(t.byID, old.ID)
+	}
+	at, _ := slices.BinarySearchFunc(t.Leaves, n.Path, func(x *node.Node, p string) int { return LocaleCompare(x.Path, p) })
+	t.Leaves = slices.Insert(t.Leaves, at, n)
+	t.hashes[n.Path] = hash
+	t.byID[n.ID] = n
+	if d := n.Dir(); !slices.Contains(t.Dirs, d) {
+		for ; d != "" && !slices.Contains(t.Dirs, d); d = dirOf(d) {
+			t.Dirs = append(t.Dirs, d)
+		}
+		SortLocale(t.Dirs)
+	}
 }
 
 // Hash returns the sha256 (hex) of a leaf file's bytes.

@@ -1,6 +1,8 @@
 package kb
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"context"
 	"errors"
 	"fmt"
@@ -104,9 +106,21 @@ func validTypeName(t string) bool {
 	return n.Validate() == nil
 }
 
-// WriteNode writes one leaf under the writer lock and brings the index
-// files up to date.
-func (k *KB) WriteNode(ctx context.Context, in NodeInput, mode WriteMode, cmd string) (*WriteResult, error) {
+// WriteOptions control WriteNode.
+type WriteOptions struct {
+	Mode    WriteMode
+	Command string // recorded in the writer lock
+	// NoIndex leaves the generated index files alone, for callers that
+	// write many leaves and rebuild once at the end.
+	NoIndex bool
+}
+
+// WriteNode writes one leaf under the writer lock and, unless
+// opts.NoIndex, brings the index files up to date.
+func (k *KB) WriteNode(ctx context.Context, in NodeInput, opts WriteOptions) (*WriteResult, error) {
+	if opts.Mode == "" {
+		opts.Mode = Create
+	}
 	if err := in.Validate(); err != nil {
 		return nil, err
 	}
@@ -114,15 +128,16 @@ func (k *KB) WriteNode(ctx context.Context, in NodeInput, mode WriteMode, cmd st
 		in.RelatesTo, in.DependsOn = dedupe(in.RelatesTo), dedupe(in.DependsOn)
 	}
 	var res *WriteResult
-	err := k.WithLock(ctx, cmd, func() error {
+	err := k.WithLock(ctx, opts.Command, func() error {
 		var err error
-		res, err = k.writeNodeLocked(ctx, in, mode)
+		res, err = k.writeNodeLocked(ctx, in, opts)
 		return err
 	})
 	return res, err
 }
 
-func (k *KB) writeNodeLocked(ctx context.Context, in NodeInput, mode WriteMode) (*WriteResult, error) {
+func (k *KB) writeNodeLocked(ctx context.Context, in NodeInput, opts WriteOptions) (*WriteResult, error) {
+	mode := opts.Mode
 	t, err := k.ReadTree(LoadOptions{})
 	if err != nil {
 		return nil, err
@@ -217,11 +232,16 @@ func (k *KB) writeNodeLocked(ctx context.Context, in NodeInput, mode WriteMode) 
 			return nil, err
 		}
 	}
-	rb, err := k.RebuildLocked(ctx, RebuildOptions{})
-	if err != nil {
-		return nil, err
+	res := &WriteResult{ID: id, Path: filepath.ToSlash(filepath.Join(DirName, "nodes", n.Path)), Action: action, Index: []string{}, Unknown: []string{}}
+	if !opts.NoIndex {
+		sum := sha256.Sum256(data)
+		t.put(existing, n, hex.EncodeToString(sum[:]))
+		rb, err := k.rebuildTree(ctx, t, RebuildOptions{})
+		if err != nil {
+			return nil, err
+		}
+		res.Index = rb.Changed
 	}
-	res := &WriteResult{ID: id, Path: filepath.ToSlash(filepath.Join(DirName, "nodes", n.Path)), Action: action, Index: rb.Changed, Unknown: []string{}}
 	for _, ref := range append(slices.Clone(n.RelatesTo), n.DependsOn...) {
 		if _, ok := resolve(ref); !ok {
 			res.Unknown = append(res.Unknown, ref)

@@ -29,7 +29,7 @@ func TestWriteNodeConcurrent(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			in := NodeInput{Type: "practice", Title: fmt.Sprintf("Node %d", i), Description: "d", Tags: []string{"t"}, Folder: fmt.Sprintf("f%d", i%3), Body: "b\n"}
-			if _, err := k.WriteNode(context.Background(), in, Create, "test"); err != nil {
+			if _, err := k.WriteNode(context.Background(), in, WriteOptions{Mode: Create}); err != nil {
 				t.Error(err)
 			}
 		}()
@@ -55,19 +55,19 @@ func TestWriteNodeModes(t *testing.T) {
 	k := newTestKB(t)
 	ctx := context.Background()
 	in := NodeInput{Type: "map", Title: "Clients", Description: "d", Body: "b"}
-	if _, err := k.WriteNode(ctx, in, Create, "t"); err != nil {
+	if _, err := k.WriteNode(ctx, in, WriteOptions{Mode: Create}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := k.WriteNode(ctx, in, Create, "t"); err == nil || !strings.Contains(err.Error(), "duplicate id map-clients") {
+	if _, err := k.WriteNode(ctx, in, WriteOptions{Mode: Create}); err == nil || !strings.Contains(err.Error(), "duplicate id map-clients") {
 		t.Fatalf("duplicate create: %v", err)
 	}
-	res, err := k.WriteNode(ctx, in, Unique, "t")
+	res, err := k.WriteNode(ctx, in, WriteOptions{Mode: Unique})
 	if err != nil || res.ID != "map-clients-2" {
 		t.Fatalf("unique: %+v %v", res, err)
 	}
 	in.Folder = "moved"
 	in.Description = "new"
-	res, err = k.WriteNode(ctx, in, Update, "t")
+	res, err = k.WriteNode(ctx, in, WriteOptions{Mode: Update})
 	if err != nil || res.Action != "updated" || res.Path != ".ai/kenkeep/nodes/moved/map-clients.md" {
 		t.Fatalf("update: %+v %v", res, err)
 	}
@@ -76,7 +76,7 @@ func TestWriteNodeModes(t *testing.T) {
 	}
 	// --update creates the node when the id is new.
 	in.Type, in.Title, in.Folder = "practice", "Fresh", ""
-	res, err = k.WriteNode(ctx, in, Update, "t")
+	res, err = k.WriteNode(ctx, in, WriteOptions{Mode: Update})
 	if err != nil || res.Action != "created" || res.ID != "practice-fresh" {
 		t.Fatalf("update of a new id: %+v %v", res, err)
 	}

@@ -1,0 +1,93 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kk-project/kk/internal/kb"
+	"github.com/kk-project/kk/internal/lock"
+)
+
+// run calls kk in-process with the given arguments in dir.
+func run(t *testing.T, dir, stdin string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	streams := IO{In: strings.NewReader(stdin), Out: &out, Err: &errb}
+	getenv := func(k string) string {
+		if k == "KK_ROOT" {
+			return dir
+		}
+		return ""
+	}
+	code = Run(context.Background(), args, streams, getenv)
+	return code, out.String(), errb.String()
+}
+
+func TestLockedErrorNamesHolder(t *testing.T) {
+	dir := t.TempDir()
+	if code, _, errs := run(t, dir, "", "init"); code != 0 {
+		t.Fatalf("init: %d %s", code, errs)
+	}
+	held, err := lock.Acquire(context.Background(), kb.New(dir).LockPath(), time.Second, "kk curate-persist (test holder)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Release()
+	old := lock.Wait
+	lock.Wait = 100 * time.Millisecond
+	defer func() { lock.Wait = old }()
+
+	code, _, stderr := run(t, dir, "body", "node", "write", "practice", "x", "--summary", "s")
+	if code != ExitFailure {
+		t.Fatalf("exit %d, want 1; stderr %s", code, stderr)
+	}
+	for _, want := range []string{"kk: the knowledge base is locked by pid", "kk curate-persist (test holder)", "lock file:"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr %q lacks %q", stderr, want)
+		}
+	}
+	code, _, stderr = run(t, dir, "body", "--json", "node", "write", "practice", "x", "--summary", "s")
+	var got struct {
+		SchemaVersion int `json:"schema_version"`
+		Error         struct {
+			Kind     string `json:"kind"`
+			Message  string `json:"message"`
+			ExitCode int    `json:"exit_code"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal([]byte(stderr), &got); err != nil || code != 1 || got.Error.Kind != "locked" || got.Error.ExitCode != 1 || got.SchemaVersion != JSONSchemaVersion {
+		t.Fatalf("--json error: code %d, %+v, %v, stderr %s", code, got, err, stderr)
+	}
+}
+
+func TestExitCodes(t *testing.T) {
+	dir := t.TempDir()
+	cases := []struct {
+		args []string
+		code int
+		kind string
+	}{
+		{[]string{"--json", "frobnicate"}, ExitUsage, "usage"},
+		{[]string{"--json", "node", "write"}, ExitUsage, "usage"},
+		{[]string{"--json", "index", "rebuild"}, ExitFailure, "not_found"},
+	}
+	for _, c := range cases {
+		code, stdout, stderr := run(t, dir, "", c.args...)
+		var got struct {
+			Error struct {
+				Kind     string `json:"kind"`
+				ExitCode int    `json:"exit_code"`
+			} `json:"error"`
+		}
+		if code != c.code || json.Unmarshal([]byte(stderr), &got) != nil || got.Error.Kind != c.kind || got.Error.ExitCode != c.code || stdout != "" {
+			t.Errorf("%v: exit %d stdout %q stderr %q", c.args, code, stdout, stderr)
+		}
+	}
+	if code, out, _ := run(t, dir, "", "--help"); code != 0 || !strings.Contains(out, "Exit status:") {
+		t.Errorf("--help: exit %d, output lacks the exit status section", code)
+	}
+}
