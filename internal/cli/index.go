@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -89,11 +90,19 @@ func runIndexRebuild(ctx context.Context, app *App, o indexRebuildOpts) error {
 			fmt.Fprintf(app.IO.Err, "kk: regenerated %d file(s) from %d node(s)\n", len(res.Changed)+len(res.Removed), res.NodeCount)
 		}
 		if len(res.MissingSummaries) > 0 && !o.check {
-			app.warnf("%d folder(s) have no summary in FOLDER_SUMMARIES.md: %v", len(res.MissingSummaries), res.MissingSummaries)
+			app.warnf("%d folder(s) have no summary in FOLDER_SUMMARIES.md: %s", len(res.MissingSummaries), listSome(res.MissingSummaries, 5))
 		}
 	}
 	if o.check && stale {
 		return &SilentError{Code: ExitFailure}
 	}
 	return nil
+}
+
+// listSome joins the first n items and says how many more there are.
+func listSome(items []string, n int) string {
+	if len(items) <= n {
+		return strings.Join(items, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(items[:n], ", "), len(items)-n)
 }
