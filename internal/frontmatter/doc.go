@@ -4,16 +4,13 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"math"
 	"reflect"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
-)
 
-// MaxAliasExpansion bounds how many nodes alias expansion may visit while
-// decoding one front matter block, so a "billion laughs" document fails fast.
-var MaxAliasExpansion = 10000
+	"github.com/kk-project/kk/internal/yamlvalue"
+)
 
 // Doc is a parsed markdown document whose front matter can be re-rendered
 // key by key: keys whose value did not change keep their original bytes.
@@ -90,7 +87,6 @@ func (d *Doc) parseFull(parts Parts, text []byte) error {
 		d.segmented = false
 	}
 	lines := splitLinesKeep(text)
-	budget := MaxAliasExpansion
 	for i := 0; i+1 < len(m.Content); i += 2 {
 		k, v := m.Content[i], m.Content[i+1]
 		if k.Kind != yaml.ScalarNode || (k.Tag != "!!str" && k.Tag != "!!int" && k.Tag != "!!bool" && k.Tag != "!!float") {
@@ -99,9 +95,9 @@ func (d *Doc) parseFull(parts Parts, text []byte) error {
 		if _, dup := d.values[k.Value]; dup {
 			return &FieldError{Field: k.Value, Msg: fmt.Sprintf("appears twice (line %d)", k.Line)}
 		}
-		val, err := decode(v, &budget)
+		val, err := yamlvalue.Decode(v, "", 0)
 		if err != nil {
-			return &FieldError{Field: k.Value, Msg: err.Error()}
+			return &FieldError{Field: k.Value, Msg: fmt.Sprintf("line %d: %v", lineOf(err, k.Line), err)}
 		}
 		d.values[k.Value] = val
 		d.segs = append(d.segs, segment{key: k.Value, line: k.Line})
@@ -331,80 +327,13 @@ func Normalize(v any) any {
 	return v
 }
 
-// decode converts a YAML node into plain Go values. Scalars tagged as
-// timestamps keep their source text; binary stays a base64 string.
-func decode(n *yaml.Node, budget *int) (any, error) {
-	*budget--
-	if *budget < 0 {
-		return nil, errors.New("too many alias expansions")
+// lineOf returns the line a yamlvalue error points at, or fallback.
+func lineOf(err error, fallback int) int {
+	var ye *yamlvalue.Error
+	if errors.As(err, &ye) && ye.Line > 0 {
+		return ye.Line
 	}
-	switch n.Kind {
-	case yaml.ScalarNode:
-		return decodeScalar(n)
-	case yaml.SequenceNode:
-		out := make([]any, 0, len(n.Content))
-		for _, c := range n.Content {
-			v, err := decode(c, budget)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, v)
-		}
-		return out, nil
-	case yaml.MappingNode:
-		out := make(map[string]any, len(n.Content)/2)
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			k := n.Content[i]
-			if k.Kind != yaml.ScalarNode {
-				return nil, fmt.Errorf("line %d: nested keys must be scalars", k.Line)
-			}
-			v, err := decode(n.Content[i+1], budget)
-			if err != nil {
-				return nil, err
-			}
-			out[k.Value] = v
-		}
-		return out, nil
-	case yaml.AliasNode:
-		return decode(n.Alias, budget)
-	}
-	return nil, fmt.Errorf("line %d: unsupported YAML node", n.Line)
-}
-
-func decodeScalar(n *yaml.Node) (any, error) {
-	switch n.ShortTag() {
-	case "!!null":
-		return nil, nil
-	case "!!bool":
-		var b bool
-		if err := n.Decode(&b); err != nil {
-			return nil, fmt.Errorf("line %d: %v", n.Line, err)
-		}
-		return b, nil
-	case "!!int":
-		var i int64
-		if err := n.Decode(&i); err == nil {
-			return i, nil
-		}
-		var f float64
-		if err := n.Decode(&f); err != nil {
-			return nil, fmt.Errorf("line %d: %v", n.Line, err)
-		}
-		return f, nil
-	case "!!float":
-		var f float64
-		if err := n.Decode(&f); err != nil {
-			return nil, fmt.Errorf("line %d: %v", n.Line, err)
-		}
-		if math.IsInf(f, 0) || math.IsNaN(f) {
-			return n.Value, nil
-		}
-		if f == math.Trunc(f) && math.Abs(f) < 1<<53 && !strings.ContainsAny(n.Value, ".eE") {
-			return int64(f), nil
-		}
-		return f, nil
-	}
-	return n.Value, nil
+	return fallback
 }
 
 func cleanYAMLError(err error) string {

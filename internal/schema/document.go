@@ -6,35 +6,17 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"strconv"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
 
 	"github.com/kk-project/kk/internal/frontmatter"
+	"github.com/kk-project/kk/internal/yamlvalue"
 )
 
-// MaxAliasExpansion bounds how many YAML nodes one document may expand to
-// through aliases, so a "billion laughs" document fails fast.
-var MaxAliasExpansion = 100000
-
 // ParseError is a document that is not well-formed JSON or YAML.
-type ParseError struct {
-	Format string // "JSON", "YAML", "front matter", or "" for an empty document
-	Line   int    // 1-based; 0 when unknown
-	Msg    string
-}
-
-func (e *ParseError) Error() string {
-	if e.Format == "" {
-		return e.Msg
-	}
-	if e.Line > 0 {
-		return fmt.Sprintf("invalid %s: line %d: %s", e.Format, e.Line, e.Msg)
-	}
-	return fmt.Sprintf("invalid %s: %s", e.Format, e.Msg)
-}
+type ParseError = yamlvalue.Error
 
 // ParseDocument turns a file's bytes into the JSON-shaped value Validate
 // takes. It reads, in this order:
@@ -146,8 +128,7 @@ func parseYAML(data []byte, format string, lineOffset int) (any, error) {
 	if len(root.Content) == 0 {
 		return nil, nil
 	}
-	d := &yamlDecoder{budget: MaxAliasExpansion, format: format, lineOffset: lineOffset}
-	return d.value(root.Content[0])
+	return yamlvalue.Decode(root.Content[0], format, lineOffset)
 }
 
 // yamlError turns a yaml.v3 error ("yaml: line 3: …") into a ParseError.
@@ -162,160 +143,4 @@ func yamlError(err error, format string, lineOffset int) error {
 		}
 	}
 	return &ParseError{Format: format, Line: line, Msg: msg}
-}
-
-type yamlDecoder struct {
-	budget     int
-	format     string
-	lineOffset int
-}
-
-func (d *yamlDecoder) fail(n *yaml.Node, format string, args ...any) error {
-	return &ParseError{Format: d.format, Line: n.Line + d.lineOffset, Msg: fmt.Sprintf(format, args...)}
-}
-
-func (d *yamlDecoder) value(n *yaml.Node) (any, error) {
-	d.budget--
-	if d.budget < 0 {
-		return nil, d.fail(n, "too many alias expansions (more than %d values)", MaxAliasExpansion)
-	}
-	switch n.Kind {
-	case yaml.ScalarNode:
-		return d.scalar(n)
-	case yaml.SequenceNode:
-		out := make([]any, 0, len(n.Content))
-		for _, c := range n.Content {
-			v, err := d.value(c)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, v)
-		}
-		return out, nil
-	case yaml.MappingNode:
-		out := make(map[string]any, len(n.Content)/2)
-		if err := d.mapping(n, out, map[string]bool{}); err != nil {
-			return nil, err
-		}
-		return out, nil
-	case yaml.AliasNode:
-		return d.value(n.Alias)
-	}
-	return nil, d.fail(n, "unsupported YAML node")
-}
-
-// mapping decodes the pairs of n into out. Keys written in n itself must be
-// unique; keys brought in by merge keys (<<) never override them.
-func (d *yamlDecoder) mapping(n *yaml.Node, out map[string]any, own map[string]bool) error {
-	var merges []*yaml.Node
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		k, v := n.Content[i], n.Content[i+1]
-		if k.Kind == yaml.ScalarNode && k.ShortTag() == "!!merge" {
-			merges = append(merges, v)
-			continue
-		}
-		key, err := d.key(k)
-		if err != nil {
-			return err
-		}
-		if own[key] {
-			return d.fail(k, "key %q appears twice", key)
-		}
-		own[key] = true
-		val, err := d.value(v)
-		if err != nil {
-			return err
-		}
-		out[key] = val
-	}
-	for _, m := range merges {
-		if err := d.merge(m, out, own); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// merge applies one "<<" value: a mapping, or a sequence of mappings whose
-// earlier entries win.
-func (d *yamlDecoder) merge(v *yaml.Node, out map[string]any, own map[string]bool) error {
-	for v.Kind == yaml.AliasNode {
-		v = v.Alias
-	}
-	var sources []*yaml.Node
-	switch v.Kind {
-	case yaml.MappingNode:
-		sources = []*yaml.Node{v}
-	case yaml.SequenceNode:
-		sources = v.Content
-	default:
-		return d.fail(v, "a merge key (<<) takes a mapping or a list of mappings")
-	}
-	for _, s := range sources {
-		for s.Kind == yaml.AliasNode {
-			s = s.Alias
-		}
-		if s.Kind != yaml.MappingNode {
-			return d.fail(s, "a merge key (<<) takes a mapping or a list of mappings")
-		}
-		m := map[string]any{}
-		if err := d.mapping(s, m, map[string]bool{}); err != nil {
-			return err
-		}
-		for k, val := range m {
-			if _, taken := out[k]; !taken {
-				out[k] = val
-			}
-		}
-	}
-	return nil
-}
-
-func (d *yamlDecoder) key(k *yaml.Node) (string, error) {
-	for k.Kind == yaml.AliasNode {
-		k = k.Alias
-	}
-	if k.Kind != yaml.ScalarNode {
-		return "", d.fail(k, "keys must be strings, not a list or mapping")
-	}
-	switch k.ShortTag() {
-	case "!!str", "!!int", "!!float", "!!bool":
-		return k.Value, nil
-	}
-	return "", d.fail(k, "key %q must be a string (quote it)", k.Value)
-}
-
-func (d *yamlDecoder) scalar(n *yaml.Node) (any, error) {
-	switch n.ShortTag() {
-	case "!!null":
-		return nil, nil
-	case "!!bool":
-		var b bool
-		if err := n.Decode(&b); err != nil {
-			return nil, d.fail(n, "%s", strings.TrimPrefix(err.Error(), "yaml: "))
-		}
-		return b, nil
-	case "!!int":
-		var i int64
-		if err := n.Decode(&i); err == nil {
-			return i, nil
-		}
-		var f float64
-		if err := n.Decode(&f); err != nil {
-			return nil, d.fail(n, "%s", strings.TrimPrefix(err.Error(), "yaml: "))
-		}
-		return f, nil
-	case "!!float":
-		var f float64
-		if err := n.Decode(&f); err != nil {
-			return nil, d.fail(n, "%s", strings.TrimPrefix(err.Error(), "yaml: "))
-		}
-		if math.IsInf(f, 0) || math.IsNaN(f) {
-			return n.Value, nil
-		}
-		return f, nil
-	}
-	// Strings, timestamps (kept as written), binary (base64 text) and
-	// custom tags.
-	return n.Value, nil
 }
