@@ -205,6 +205,10 @@ func newRootCmd(app *App) *cobra.Command {
 		newMigrateCmd(app),
 		newSchemaCmd(app),
 		newValidateCmd(app),
+		newSessionLogCmd(app), newCurateDedupCmd(app), newCuratePersistCmd(app), newConflictCmd(app), newDraftsCmd(app),
+		newRebalanceCmd(app), newPlaceCmd(app),
+		newFinddocsCmd(app), newFreshnessCmd(app), newLogsCmd(app), newUsageCmd(app),
+		newPackCmd(app),
 	} {
 		root.AddCommand(c)
 	}

@@ -17,6 +17,17 @@ var ErrNoGit = errors.New("git is not installed or not on PATH")
 // Run runs git in dir and returns its standard output. Output is never
 // localised or paged and git never prompts.
 func Run(ctx context.Context, dir string, args ...string) ([]byte, error) {
+	return run(ctx, dir, nil, args)
+}
+
+// Read runs a git command that only reads the repository. It is Run with
+// git's optional locks turned off, so that it never takes the index lock
+// (git status would refresh the index) and never races a concurrent writer.
+func Read(ctx context.Context, dir string, args ...string) ([]byte, error) {
+	return run(ctx, dir, []string{"GIT_OPTIONAL_LOCKS=0"}, args)
+}
+
+func run(ctx context.Context, dir string, env, args []string) ([]byte, error) {
 	if _, err := exec.LookPath("git"); err != nil {
 		return nil, ErrNoGit
 	}
@@ -24,6 +35,7 @@ func Run(ctx context.Context, dir string, args ...string) ([]byte, error) {
 	cmd := exec.CommandContext(ctx, "git", full...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "LC_ALL=C", "GIT_TERMINAL_PROMPT=0", "GIT_PAGER=cat")
+	cmd.Env = append(cmd.Env, env...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {

@@ -1,9 +1,7 @@
 package kb
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -374,65 +372,6 @@ func leafFolders(t *Tree) map[string]bool {
 	return out
 }
 
-// readRedirects reads nodes/.redirects.json: {retired id: [successor ids]}.
-// A missing file is an empty ledger.
-func (k *KB) readRedirects() (map[string][]string, error) {
-	data, err := os.ReadFile(k.RedirectsPath())
-	if errors.Is(err, fs.ErrNotExist) {
-		return map[string][]string{}, nil
-	}
-	name := k.Rel(k.RedirectsPath())
-	if err != nil {
-		return nil, fmt.Errorf("reading %s: %w", name, err)
-	}
-	var raw map[string]any
-	dec := json.NewDecoder(bytes.NewReader(data))
-	if err := dec.Decode(&raw); err != nil {
-		return nil, fmt.Errorf("%s: invalid JSON: %v", name, err)
-	}
-	if raw == nil {
-		return nil, fmt.Errorf("%s: must be a JSON object mapping each retired id to a list of successor ids", name)
-	}
-	out := make(map[string][]string, len(raw))
-	for old, v := range raw {
-		list, ok := v.([]any)
-		if !ok {
-			return nil, fmt.Errorf("%s: entry %q must be a list of successor ids", name, old)
-		}
-		for _, e := range list {
-			s, ok := e.(string)
-			if !ok || s == "" {
-				return nil, fmt.Errorf("%s: entry %q must list successor ids as non-empty strings", name, old)
-			}
-			out[old] = append(out[old], s)
-		}
-	}
-	return out, nil
-}
-
-// resolveRedirect follows the redirect ledger from a retired id to the live
-// ids it now stands for, through any chain of retirements.
-func resolveRedirect(t *Tree, redirects map[string][]string, id string) []string {
-	var live []string
-	seen := map[string]bool{id: true}
-	queue := slices.Clone(redirects[id])
-	for len(queue) > 0 {
-		next := queue[0]
-		queue = queue[1:]
-		if seen[next] {
-			continue
-		}
-		seen[next] = true
-		if _, ok := t.byID[next]; ok {
-			live = append(live, next)
-			continue
-		}
-		queue = append(queue, redirects[next]...)
-	}
-	slices.Sort(live)
-	return live
-}
-
 func (l *linter) checkTree(t *Tree) error {
 	summaries, err := ReadSummaries(l.k.SummariesPath())
 	if err != nil {
@@ -465,7 +404,7 @@ func (l *linter) checkTree(t *Tree) error {
 
 // checkEdges reports edges to ids that are not live, and returns how many
 // edges from other leaves reach each live id (through redirects too).
-func (l *linter) checkEdges(t *Tree, redirects map[string][]string) map[string]int {
+func (l *linter) checkEdges(t *Tree, redirects Redirects) map[string]int {
 	incoming := make(map[string]int, len(t.Leaves))
 	for _, n := range t.Leaves {
 		file := lintPath(n.Path)
@@ -484,7 +423,7 @@ func (l *linter) checkEdges(t *Tree, redirects map[string][]string) map[string]i
 					}
 					continue
 				}
-				live := resolveRedirect(t, redirects, id)
+				live := ResolveRedirect(redirects, id, t.isLive)
 				if len(live) == 0 {
 					l.add(ruleDanglingEdge, LintError, file, fmt.Sprintf("%s: %s is not the id of any leaf", e.key, id),
 						fmt.Sprintf("remove %s from %s or correct the id", id, e.key))

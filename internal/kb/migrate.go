@@ -239,13 +239,18 @@ func (k *KB) migrateOKFv3Locked(ctx context.Context, cmd string) (*MigrateResult
 	if err != nil {
 		return nil, err
 	}
+	redirects, err := k.readRedirects()
+	if err != nil {
+		return nil, err
+	}
+	links := t.LinkResolver(redirects)
 	var files []plannedFile
 	var problems []error
 	for _, leaf := range t.Leaves {
 		if leaf.Format != 2 {
 			continue
 		}
-		f, headings, err := k.convertLeaf(leaf.Path, t.Resolve)
+		f, headings, err := k.convertLeaf(leaf.Path, links)
 		if err != nil {
 			problems = append(problems, err)
 			continue

@@ -202,11 +202,16 @@ func (k *KB) writeNodeLocked(ctx context.Context, in NodeInput, opts WriteOption
 	if err := k.checkFolder(folder); err != nil {
 		return nil, err
 	}
+	redirects, err := k.readRedirects()
+	if err != nil {
+		return nil, err
+	}
+	links := t.LinkResolver(redirects)
 	resolve := func(ref string) (string, bool) {
 		if ref == n.ID {
 			return n.Path, true
 		}
-		return t.Resolve(ref)
+		return links(ref)
 	}
 	data, err := n.Render(resolve)
 	if err != nil {

@@ -111,3 +111,25 @@ func TestInitIdempotentAndGitignoreMerge(t *testing.T) {
 		t.Fatalf("installed version %q", in.Version)
 	}
 }
+
+// An edge to a retired id links to its successor's path when the leaf is
+// written again, as it does after a rebalance.
+func TestWriteNodeLinksThroughRedirects(t *testing.T) {
+	k := newTestKB(t)
+	ctx := context.Background()
+	succ := NodeInput{Type: "map", Title: "Successor", Description: "d", Folder: "new", Body: "b"}
+	if _, err := k.WriteNode(ctx, succ, WriteOptions{Mode: Create}); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(k.RedirectsPath(), []byte("{\n  \"map-retired\": [\n    \"map-successor\"\n  ]\n}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	in := NodeInput{Type: "practice", Title: "Linker", Description: "d", RelatesTo: []string{"map-retired"}, Body: "b"}
+	if _, err := k.WriteNode(ctx, in, WriteOptions{Mode: Create}); err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(k.NodePath("practice-linker.md"))
+	if !strings.Contains(string(data), "- Related: [map-retired](/new/map-successor.md)") {
+		t.Fatalf("link not resolved through the redirect:\n%s", data)
+	}
+}

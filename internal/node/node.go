@@ -394,7 +394,7 @@ func (n *Node) Render(resolve Resolver) ([]byte, error) {
 		empty, _ := frontmatter.Parse(nil)
 		doc = empty
 	}
-	return doc.Render(items, []byte(body), emit)
+	return doc.Render(items, []byte(body), frontmatter.Emit)
 }
 
 // items lists the front matter to write. A leaf read in v3 keeps its key

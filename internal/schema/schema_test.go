@@ -100,7 +100,7 @@ func TestUnknownName(t *testing.T) {
 		if !errors.As(err, &unk) {
 			t.Fatalf("err = %v, want *UnknownError", err)
 		}
-		if msg := err.Error(); !strings.Contains(msg, `"nodes"`) || !strings.Contains(msg, "config, folder-summaries, installed-version, node, node-input") {
+		if msg := err.Error(); !strings.Contains(msg, `"nodes"`) || !strings.Contains(msg, strings.Join(Names(), ", ")) {
 			t.Errorf("message %q does not name the schema and the known ones", msg)
 		}
 	}

@@ -1,16 +1,17 @@
-package node
+package frontmatter
 
 import (
 	"slices"
 	"strings"
 
-	"github.com/kk-project/kk/internal/frontmatter"
 	"github.com/kk-project/kk/internal/yamlstyle"
 )
 
-// emit renders one front matter key in the style of the JavaScript YAML
-// writer kenkeep uses, so files kk writes match files kenkeep writes.
-func emit(key string, v any) (string, error) {
+// Emit renders one front matter key and its value in the style of the
+// JavaScript YAML writer kenkeep uses (see package yamlstyle), so that the
+// files kk writes match the files kenkeep writes. Unordered maps are written
+// with their keys sorted. It is an Emitter.
+func Emit(key string, v any) (string, error) {
 	b, err := yamlstyle.Marshal(yamlstyle.Map{{Key: key, Value: toStyle(v)}})
 	if err != nil {
 		return "", err
@@ -18,13 +19,12 @@ func emit(key string, v any) (string, error) {
 	return strings.TrimRight(string(b), "\n"), nil
 }
 
-// toStyle converts decoded front matter values (maps are unordered) into
-// yamlstyle values, ordering map keys by name so output is deterministic.
+// toStyle converts decoded front matter values into yamlstyle values.
 func toStyle(v any) any {
 	if m, ok := v.(yamlstyle.Map); ok {
 		return m
 	}
-	switch x := frontmatter.Normalize(v).(type) {
+	switch x := Normalize(v).(type) {
 	case []any:
 		out := make([]any, len(x))
 		for i, e := range x {

@@ -1,0 +1,110 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/kk-project/kk/internal/discover"
+)
+
+type finddocsOpts struct {
+	from    string
+	hashes  bool
+	changed bool
+}
+
+func newFinddocsCmd(app *App) *cobra.Command {
+	var o finddocsOpts
+	cmd := &cobra.Command{
+		Use:   "finddocs",
+		Short: "List the documentation files a bootstrap can turn into nodes",
+		Long: `List the repository's markdown files (*.md, any case) that a bootstrap
+can turn into knowledge nodes, relative to the repository root, sorted.
+
+Left out:
+  - folders named .git or node_modules, and the knowledge base itself
+    (.ai/kenkeep/);
+  - legal, community and history boilerplate at any depth: LICENSE,
+    COPYING, NOTICE, CODE_OF_CONDUCT, CONTRIBUTORS, AUTHORS, MAINTAINERS,
+    CHANGELOG, CHANGES, HISTORY, RELEASE_NOTES (.md), anything under a
+    releases/ folder, and generated ENTRY.md, INDEX.md, GRAPH.md, index.md;
+  - files git ignores: inside a git work tree git itself lists the files
+    (tracked, plus untracked ones no .gitignore excludes); outside git the
+    tree is walked and the root .gitignore applies;
+  - files matched by the root .kkignore (gitignore syntax, relative to the
+    repository root).
+
+--from limits the list to one folder (relative to the repository root);
+ignore patterns stay anchored at the root. It must exist, be a folder and
+lie inside the root, or finddocs exits 1.
+
+Each line is "+ <path>", or "+ <path>\t<sha256>" with --with-hashes.
+--changed lists only the files whose content differs from the hash the
+bootstrap state (.ai/kenkeep/.state/bootstrap-state.json, written by
+"kk node write --source-doc --source-hash") recorded, so a re-run skips
+unchanged documents; it implies hashing.`,
+		Example: `  kk finddocs
+  kk finddocs --from docs --with-hashes
+  kk finddocs --changed --json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runFinddocs(cmd.Context(), app, o)
+		},
+	}
+	cmd.Flags().StringVar(&o.from, "from", "", "only list files under this folder (relative to the repository root)")
+	cmd.Flags().BoolVar(&o.hashes, "with-hashes", false, "print each file's SHA-256")
+	cmd.Flags().BoolVar(&o.changed, "changed", false, "only files new or changed since the bootstrap state recorded them")
+	return cmd
+}
+
+func runFinddocs(ctx context.Context, app *App, o finddocsOpts) error {
+	k, err := app.KB()
+	if err != nil {
+		return err
+	}
+	res, err := discover.Find(ctx, k.Root, discover.Options{From: o.from, Hashes: o.hashes || o.changed})
+	if err != nil {
+		return err
+	}
+	type jsonDoc struct {
+		Path   string `json:"path"`
+		SHA256 string `json:"sha256,omitempty"`
+		Status string `json:"status,omitempty"`
+	}
+	docs := make([]jsonDoc, 0, len(res.Docs))
+	if o.changed {
+		st, err := k.ReadBootstrapState()
+		if err != nil {
+			return err
+		}
+		for _, c := range discover.Changed(res.Docs, st) {
+			docs = append(docs, jsonDoc{Path: c.Path, SHA256: c.SHA256, Status: c.Status})
+		}
+	} else {
+		for _, d := range res.Docs {
+			docs = append(docs, jsonDoc{Path: d.Path, SHA256: d.SHA256})
+		}
+	}
+	if !o.hashes {
+		for i := range docs {
+			docs[i].SHA256 = ""
+		}
+	}
+	if app.JSON {
+		return app.printJSON(struct {
+			SchemaVersion int       `json:"schema_version"`
+			Source        string    `json:"source"`
+			Docs          []jsonDoc `json:"docs"`
+		}{JSONSchemaVersion, res.Source, docs})
+	}
+	for _, d := range docs {
+		if d.SHA256 != "" {
+			fmt.Fprintf(app.IO.Out, "+ %s\t%s\n", d.Path, d.SHA256)
+		} else {
+			fmt.Fprintf(app.IO.Out, "+ %s\n", d.Path)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,85 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/kk-project/kk/internal/freshness"
+	"github.com/kk-project/kk/internal/kb"
+)
+
+type freshnessOpts struct {
+	maxCommits int
+}
+
+func newFreshnessCmd(app *App) *cobra.Command {
+	var o freshnessOpts
+	cmd := &cobra.Command{
+		Use:   "freshness",
+		Short: "List the nodes whose source files changed after the node",
+		Long: `List the nodes that describe repository files which changed after the
+node itself last changed, so they may be out of date.
+
+A node's sources are its kk_derived_from entries and, in its body, the
+targets of markdown links and the inline code spans that name a
+repository path (with a folder part, like src/http/retry.go). Paths are
+taken relative to the repository root and to the node's folder; URLs,
+files under .ai/kenkeep/ and untracked files are left out. A node is
+flagged when a commit newer than the node file's last commit changed one
+of its sources. Nodes never committed are not considered.
+
+The whole history is read in one git log pass (--max-commits limits it to
+the newest N commits). The check fails open: without git, outside a work
+tree, before the first commit, or with an unreadable tree it reports
+"not available" and still exits 0. It exits 0 whatever it finds.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if o.maxCommits < 0 {
+				return usagef("--max-commits must be 0 (all history) or more, not %d", o.maxCommits)
+			}
+			return runFreshness(cmd.Context(), app, o)
+		},
+	}
+	cmd.Flags().IntVar(&o.maxCommits, "max-commits", 0, "read only the newest N commits (0: all history)")
+	return cmd
+}
+
+func runFreshness(ctx context.Context, app *App, o freshnessOpts) error {
+	var rep *freshness.Report
+	k, err := app.KB()
+	switch {
+	case errors.Is(err, kb.ErrNotFound):
+		rep = &freshness.Report{Reason: err.Error(), Flagged: []freshness.Flagged{}, PerBranch: []freshness.BranchCount{}}
+	case err != nil:
+		return err
+	default:
+		rep = freshness.Check(ctx, k, freshness.Options{MaxCommits: o.maxCommits})
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if app.JSON {
+		return app.printJSON(struct {
+			SchemaVersion int `json:"schema_version"`
+			*freshness.Report
+		}{JSONSchemaVersion, rep})
+	}
+	w := app.IO.Out
+	if !rep.Available {
+		fmt.Fprintf(w, "freshness: not available: %s\n", rep.Reason)
+		return nil
+	}
+	fmt.Fprintf(w, "freshness: %d of %d committed node(s) have sources changed after them (%d commit(s) read)\n",
+		rep.FlaggedCount, rep.ConsideredNodes, rep.Commits)
+	for _, f := range rep.Flagged {
+		fmt.Fprintf(w, "%s\t%s\t%s\n", f.ID, f.Branch, strings.Join(f.ChangedPaths, ", "))
+	}
+	for _, b := range rep.PerBranch {
+		fmt.Fprintf(w, "branch %s\t%d\n", b.Branch, b.Flagged)
+	}
+	return nil
+}

@@ -1,0 +1,139 @@
+package gitx
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"testing"
+)
+
+func TestParseHistory(t *testing.T) {
+	// Three commits, newest first: HEAD changed a and "b c", a merge with no
+	// paths, then one that changed a again and d/e.
+	out := "\x00h1\x00\na\x00b c\x00\x00h2\x00\x00h3\x00\nd/e\x00a\x00"
+	h := parseHistory([]byte(out))
+	if h.Commits != 3 || h.Paths() != 3 {
+		t.Fatalf("commits %d, paths %d", h.Commits, h.Paths())
+	}
+	for p, want := range map[string]int{"a": 0, "b c": 0, "d/e": 2} {
+		if got, ok := h.Recency(p); !ok || got != want {
+			t.Errorf("Recency(%q) = %d, %v; want %d", p, got, ok, want)
+		}
+	}
+	if _, ok := h.Recency("h2"); ok {
+		t.Error("a commit hash was taken for a path")
+	}
+	if h := parseHistory(nil); h.Commits != 0 || h.Paths() != 0 {
+		t.Errorf("empty output: %+v", h)
+	}
+}
+
+func gitRepo(t *testing.T) string {
+	t.Helper()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git not installed")
+	}
+	dir := t.TempDir()
+	t.Setenv("GIT_AUTHOR_NAME", "kk")
+	t.Setenv("GIT_AUTHOR_EMAIL", "kk@example.invalid")
+	t.Setenv("GIT_COMMITTER_NAME", "kk")
+	t.Setenv("GIT_COMMITTER_EMAIL", "kk@example.invalid")
+	if _, err := Run(context.Background(), dir, "init", "-q"); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func commit(t *testing.T, dir string, files map[string]string, msg string) {
+	t.Helper()
+	for rel, content := range files {
+		p := filepath.Join(dir, filepath.FromSlash(rel))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx := context.Background()
+	if _, err := Run(ctx, dir, "add", "-A"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Run(ctx, dir, "commit", "-qm", msg); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestReadHistoryAndListFiles(t *testing.T) {
+	dir := gitRepo(t)
+	ctx := context.Background()
+	commit(t, dir, map[string]string{"sub/a.md": "1", "sub/b.md": "1", "top.md": "1", "sub/ünï cödé.md": "1"}, "one")
+	commit(t, dir, map[string]string{"sub/a.md": "2", "top.md": "2"}, "two")
+	commit(t, dir, map[string]string{"sub/b.md": "3"}, "three")
+	if err := os.Rename(filepath.Join(dir, "sub", "a.md"), filepath.Join(dir, "sub", "moved.md")); err != nil {
+		t.Fatal(err)
+	}
+	commit(t, dir, nil, "rename")
+
+	h, err := ReadHistory(ctx, dir, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]int{"sub/moved.md": 0, "sub/a.md": 0, "sub/b.md": 1, "top.md": 2, "sub/ünï cödé.md": 3}
+	for p, w := range want {
+		if got, ok := h.Recency(p); !ok || got != w {
+			t.Errorf("Recency(%q) = %d, %v; want %d", p, got, ok, w)
+		}
+	}
+	if h.Commits != 4 {
+		t.Errorf("commits = %d", h.Commits)
+	}
+	// Limited history, and paths relative to a subfolder.
+	h, err = ReadHistory(ctx, filepath.Join(dir, "sub"), 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := h.Recency("top.md"); ok || h.Commits != 2 {
+		t.Errorf("sub, 2 commits: commits %d, top.md seen %v", h.Commits, ok)
+	}
+	if got, ok := h.Recency("b.md"); !ok || got != 1 {
+		t.Errorf("sub: Recency(b.md) = %d, %v", got, ok)
+	}
+
+	if err := os.WriteFile(filepath.Join(dir, "new.md"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, ".gitignore"), []byte("ignored.md\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "ignored.md"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	files, err := ListFiles(ctx, dir, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(files, []string{"sub/b.md", "sub/moved.md", "sub/ünï cödé.md", "top.md"}) {
+		t.Errorf("tracked: %q", files)
+	}
+	files, err = ListFiles(ctx, dir, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(files)
+	if !slices.Equal(files, []string{".gitignore", "new.md", "sub/b.md", "sub/moved.md", "sub/ünï cödé.md", "top.md"}) {
+		t.Errorf("tracked and untracked: %q", files)
+	}
+}
+
+func TestReadHistoryErrors(t *testing.T) {
+	dir := gitRepo(t)
+	if _, err := ReadHistory(context.Background(), dir, 0); err == nil {
+		t.Error("a repository without commits gave no error")
+	}
+	if _, err := ListFiles(context.Background(), t.TempDir(), true); err == nil {
+		t.Error("listing files outside a repository gave no error")
+	}
+}

@@ -1,0 +1,548 @@
+package pack
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/kk-project/kk/internal/atomicfile"
+	"github.com/kk-project/kk/internal/contracts"
+	"github.com/kk-project/kk/internal/kb"
+	"github.com/kk-project/kk/internal/node"
+)
+
+// ImportOptions control Import.
+type ImportOptions struct {
+	// Source is a pack folder or a .tar.gz of one, as the user gave it.
+	Source string
+	// Dir is the folder a relative Source is found from; "" means the
+	// working directory.
+	Dir string
+	// As names the folder under nodes/ the leaves go to; "" means the
+	// manifest's name.
+	As string
+	// Migrate allows a schema version 2 pack, converted on the way in.
+	Migrate bool
+	// Command is recorded in the writer lock.
+	Command string
+	// Limits bound the source; nil means DefaultLimits.
+	Limits *Limits
+}
+
+// SkippedLeaf is a pack leaf left out because the tree already has a leaf
+// with its id.
+type SkippedLeaf struct {
+	ID       string `json:"id"`
+	Path     string `json:"path"`     // in the pack, relative to its top
+	Existing string `json:"existing"` // the tree's leaf, relative to the repository root
+}
+
+// ImportResult says what Import did. Paths are relative to the repository
+// root.
+type ImportResult struct {
+	Name    string `json:"name"`
+	Version string `json:"version"`
+	// Folder is where the leaves went: .ai/kenkeep/nodes/<name>.
+	Folder string `json:"folder"`
+	// Migrated is set when v2 leaves were converted to v3 on the way in.
+	Migrated bool `json:"migrated"`
+	// Imported counts the leaves written.
+	Imported int           `json:"imported"`
+	Skipped  []SkippedLeaf `json:"skipped"`
+	// Relinked lists leaves of the tree whose Related section now links to
+	// a leaf the pack brought.
+	Relinked []string `json:"relinked"`
+	// FolderSummaries counts the folder summaries set, the pack folder's
+	// own included.
+	FolderSummaries int `json:"folder_summaries"`
+	// UnknownEdges lists edge targets of imported leaves that are in
+	// neither the pack nor the tree.
+	UnknownEdges []string `json:"unknown_edges"`
+	// Collisions are converted v2 leaves whose body already had a Related
+	// or Citations heading of its own (see kk migrate okf-v3).
+	Collisions   []kb.Collision `json:"collisions"`
+	IndexChanged []string       `json:"index_changed"`
+}
+
+// DestExistsError is an import into a folder that already exists.
+type DestExistsError struct {
+	Folder string // relative to the repository root
+}
+
+func (e *DestExistsError) Error() string {
+	return fmt.Sprintf("%s already exists; import the pack into another folder with --as <name>, or remove that folder first", e.Folder)
+}
+
+// writeFile replaces one file of the tree, and createFile creates one in
+// a folder not yet in the tree; tests swap them to simulate a failing disk.
+var (
+	writeFile  = atomicfile.Write
+	createFile = writeSynced
+)
+
+// writeConcurrency is how many leaves are written at once.
+const writeConcurrency = 8
+
+// stagedPack is a pack unpacked into a private folder and laid out as a
+// knowledge base, so that the kb package can read (and migrate) it.
+type stagedPack struct {
+	manifest *contracts.PackManifest
+	kb       *kb.KB
+	label    func(rel string) string // names a file of the pack in messages
+}
+
+// Import grafts the leaves of a pack into nodes/<name>/ of k and
+// regenerates the index. The source is unpacked and checked in a private
+// folder under .ai/kenkeep/.state/ first; then, under the writer lock,
+// every leaf is read, validated and rendered before the first file of the
+// tree is written. Leaves whose id the tree already has are skipped; a
+// failed write undoes the import.
+func Import(ctx context.Context, k *kb.KB, opts ImportOptions) (*ImportResult, error) {
+	if opts.As != "" && !ValidName(opts.As) {
+		return nil, fmt.Errorf("folder name %q: use lowercase letters, digits and -, starting with a letter or digit", opts.As)
+	}
+	src := opts.Source
+	if opts.Dir != "" && !filepath.IsAbs(src) {
+		src = filepath.Join(opts.Dir, src)
+	}
+	kind, err := classify(src, opts.Source)
+	if err != nil {
+		return nil, err
+	}
+	limits := DefaultLimits
+	if opts.Limits != nil {
+		limits = *opts.Limits
+	}
+	if err := os.MkdirAll(k.StateDir(), 0o755); err != nil {
+		return nil, err
+	}
+	tmp, err := os.MkdirTemp(k.StateDir(), "pack-import-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp)
+
+	sp, err := stage(kind, src, opts.Source, tmp, limits)
+	if err != nil {
+		return nil, err
+	}
+	m := sp.manifest
+	dest := opts.As
+	if dest == "" {
+		dest = m.Name
+	}
+	res := &ImportResult{Name: m.Name, Version: m.Version, Folder: k.Rel(k.NodePath(dest)),
+		Skipped: []SkippedLeaf{}, Relinked: []string{}, UnknownEdges: []string{}, Collisions: []kb.Collision{}, IndexChanged: []string{}}
+	if m.SchemaVersion == 2 && !opts.Migrate {
+		return nil, fmt.Errorf("pack %s is at schema version 2 (kenkeep's v2 leaves); import it with --migrate, which converts its leaves to version 3 on the way in", m.Name)
+	}
+	if _, err := os.Lstat(k.NodePath(dest)); err == nil {
+		return nil, &DestExistsError{Folder: res.Folder}
+	}
+	if m.SchemaVersion == 2 {
+		mr, err := sp.kb.MigrateCopy(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("converting pack %s to schema version 3: %w", m.Name, err)
+		}
+		res.Migrated = mr.Converted > 0
+		for _, c := range mr.Collisions {
+			rel := strings.TrimPrefix(c.Path, kb.DirName+"/nodes/")
+			res.Collisions = append(res.Collisions, kb.Collision{ID: c.ID, Path: k.Rel(k.NodePath(dest + "/" + rel)), Headings: c.Headings})
+		}
+	}
+	leaves, summaries, err := readStaged(sp)
+	if err != nil {
+		return nil, err
+	}
+	err = k.WithLock(ctx, opts.Command, func() error {
+		return graft(ctx, k, sp, dest, leaves, summaries, opts, tmp, res)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// stage copies the pack at src into tmp and lays it out as a knowledge
+// base at tmp/kb: knowledge/ becomes nodes/ and
+// knowledge.FOLDER_SUMMARIES.md becomes FOLDER_SUMMARIES.md.
+// src is the source's path, given how the user named it.
+func stage(kind sourceKind, src, given, tmp string, limits Limits) (*stagedPack, error) {
+	raw := filepath.Join(tmp, "src")
+	if err := os.Mkdir(raw, 0o755); err != nil {
+		return nil, err
+	}
+	s := &stager{source: given, dst: raw, limits: limits, seen: map[string]bool{}}
+	var top string
+	var label func(rel string) string
+	switch kind {
+	case sourceArchive:
+		if err := s.extractArchive(src); err != nil {
+			return nil, err
+		}
+		var err error
+		if top, err = locate(raw, given); err != nil {
+			return nil, err
+		}
+		label = func(rel string) string { return given + ": " + path.Join(top, rel) }
+	case sourceDir:
+		var err error
+		if top, err = locate(src, given); err != nil {
+			return nil, err
+		}
+		label = func(rel string) string { return filepath.Join(given, filepath.FromSlash(path.Join(top, rel))) }
+		for _, name := range []string{ManifestFile, KnowledgeDir, SummariesFile} {
+			rel := path.Join(top, name)
+			if _, err := os.Lstat(filepath.Join(src, filepath.FromSlash(rel))); errors.Is(err, fs.ErrNotExist) && name != ManifestFile {
+				continue
+			}
+			if err := s.copyEntry(src, rel); err != nil {
+				return nil, err
+			}
+		}
+	}
+	packDir := filepath.Join(raw, filepath.FromSlash(top))
+	data, err := os.ReadFile(filepath.Join(packDir, ManifestFile))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", label(ManifestFile), err)
+	}
+	m, err := ParseManifest(label(ManifestFile), data)
+	if err != nil {
+		return nil, err
+	}
+	if fi, err := os.Lstat(filepath.Join(packDir, KnowledgeDir)); err != nil || !fi.IsDir() {
+		return nil, fmt.Errorf("%s: the pack has no %s/ folder (its leaves)", label(""), KnowledgeDir)
+	}
+	sk := kb.New(filepath.Join(tmp, "kb"))
+	if err := os.MkdirAll(sk.StateDir(), 0o755); err != nil {
+		return nil, err
+	}
+	if err := os.Rename(filepath.Join(packDir, KnowledgeDir), sk.NodesDir()); err != nil {
+		return nil, err
+	}
+	switch fi, err := os.Lstat(filepath.Join(packDir, SummariesFile)); {
+	case err == nil && !fi.Mode().IsRegular():
+		return nil, fmt.Errorf("%s: is not a regular file", label(SummariesFile))
+	case err == nil:
+		if err := os.Rename(filepath.Join(packDir, SummariesFile), sk.SummariesPath()); err != nil {
+			return nil, err
+		}
+	}
+	return &stagedPack{manifest: m, kb: sk, label: label}, nil
+}
+
+// readStaged reads and validates every leaf of a staged (and, for a v2
+// pack, converted) pack, and its folder summaries. Each leaf comes back
+// parsed with its body, ready to render.
+func readStaged(sp *stagedPack) ([]*node.Node, kb.Summaries, error) {
+	where := sp.label(KnowledgeDir)
+	t, err := sp.kb.ReadTree(kb.LoadOptions{NoCache: true, NoSave: true})
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", where, err)
+	}
+	if len(t.Leaves) == 0 {
+		return nil, nil, fmt.Errorf("%s: the pack has no leaves", where)
+	}
+	leaves := make([]*node.Node, 0, len(t.Leaves))
+	var problems []error
+	for _, l := range t.Leaves {
+		if l.Format != node.SchemaVersion {
+			problems = append(problems, &node.Error{Path: l.Path, Msg: fmt.Sprintf("is a kenkeep v2 leaf, but the manifest declares schema_version %d; a v2 pack declares schema_version: 2 and imports with --migrate", sp.manifest.SchemaVersion)})
+			continue
+		}
+		n, err := sp.kb.ReadLeaf(l.Path)
+		if err != nil {
+			problems = append(problems, err)
+			continue
+		}
+		if err := n.Validate(); err != nil {
+			problems = append(problems, err)
+			continue
+		}
+		leaves = append(leaves, n)
+	}
+	if len(problems) > 0 {
+		return nil, nil, fmt.Errorf("%s: %w", where, &kb.TreeError{Problems: problems})
+	}
+	summaries, err := kb.ReadSummaries(sp.kb.SummariesPath())
+	if err != nil {
+		// The message names the staged copy; name the pack's file instead.
+		msg := strings.TrimPrefix(err.Error(), sp.kb.SummariesPath()+": ")
+		return nil, nil, fmt.Errorf("%s: %s", sp.label(SummariesFile), msg)
+	}
+	return leaves, summaries, nil
+}
+
+// plannedWrite is one file of the tree that graft writes.
+type plannedWrite struct {
+	abs  string
+	data []byte
+	old  []byte // the content it replaces; nil for a new file
+}
+
+// graft does the part of Import that holds the writer lock.
+// The new folder is built in tmp and renamed into place, so it appears
+// whole.
+func graft(ctx context.Context, k *kb.KB, sp *stagedPack, dest string, leaves []*node.Node, packSummaries kb.Summaries, opts ImportOptions, tmp string, res *ImportResult) error {
+	if _, err := k.LoadConfig(); err != nil {
+		return err
+	}
+	t, err := k.ReadTree(kb.LoadOptions{})
+	if err != nil {
+		return err
+	}
+	for _, n := range t.Leaves {
+		if n.Format != node.SchemaVersion {
+			return fmt.Errorf("%w (first one: %s)", kb.ErrNeedsMigration, k.Rel(k.NodePath(n.Path)))
+		}
+	}
+	switch fi, err := os.Lstat(k.NodesDir()); {
+	case err == nil && !fi.IsDir():
+		return fmt.Errorf("%s is not a folder", k.Rel(k.NodesDir()))
+	case err != nil && !errors.Is(err, fs.ErrNotExist):
+		return err
+	}
+	if _, err := os.Lstat(k.NodePath(dest)); err == nil {
+		return &DestExistsError{Folder: res.Folder}
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	summaryFile := k.SummariesPath()
+	oldSummaries, err := os.ReadFile(summaryFile)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	summaries, err := kb.ReadSummaries(summaryFile)
+	if err != nil {
+		return err
+	}
+
+	// Which leaves go in, and where.
+	newPath := map[string]string{} // id -> path under nodes/
+	var incoming []*node.Node
+	for _, n := range leaves {
+		if existing, ok := t.ByID(n.ID); ok {
+			res.Skipped = append(res.Skipped, SkippedLeaf{ID: n.ID, Path: path.Join(KnowledgeDir, n.Path), Existing: k.Rel(k.NodePath(existing.Path))})
+			continue
+		}
+		newPath[n.ID] = dest + "/" + n.Path
+		incoming = append(incoming, n)
+	}
+	if len(incoming) == 0 {
+		return fmt.Errorf("nothing to import: the tree already has a leaf with the id of each of the pack's %d leaves", len(leaves))
+	}
+	resolve := func(id string) (string, bool) {
+		if p, ok := newPath[id]; ok {
+			return p, true
+		}
+		return t.Resolve(id)
+	}
+
+	// Render every file before writing any.
+	var writes []plannedWrite
+	unknown := map[string]bool{}
+	folders := map[string]bool{}
+	var problems []error
+	for _, n := range incoming {
+		rel := n.Path
+		n.Path = newPath[n.ID]
+		data, err := n.Render(resolve)
+		if err != nil {
+			problems = append(problems, err)
+			continue
+		}
+		if len(data) > node.MaxSize {
+			problems = append(problems, &node.Error{Path: rel, Msg: fmt.Sprintf("the leaf would be %d bytes once its links are updated; the limit is %d", len(data), node.MaxSize)})
+			continue
+		}
+		writes = append(writes, plannedWrite{abs: filepath.Join(tmp, "graft", filepath.FromSlash(n.Path)), data: data})
+		for _, e := range append(slices.Clone(n.RelatesTo), n.DependsOn...) {
+			if _, ok := resolve(e); !ok {
+				unknown[e] = true
+			}
+		}
+		for d := path.Dir(rel); d != "."; d = path.Dir(d) {
+			folders[d] = true
+		}
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("%s: %w", sp.label(KnowledgeDir), &kb.TreeError{Problems: problems})
+	}
+	res.Imported = len(writes)
+
+	// Leaves of the tree that link to an incoming id had no target until
+	// now; their Related sections get the real paths.
+	var relinks []plannedWrite
+	for _, c := range t.Leaves {
+		links := slices.ContainsFunc(c.RelatesTo, func(id string) bool { _, ok := newPath[id]; return ok }) ||
+			slices.ContainsFunc(c.DependsOn, func(id string) bool { _, ok := newPath[id]; return ok })
+		if !links {
+			continue
+		}
+		abs := k.NodePath(c.Path)
+		old, err := os.ReadFile(abs)
+		if err != nil {
+			return err
+		}
+		n, err := node.Parse(c.Path, old)
+		if err != nil {
+			return err
+		}
+		data, err := n.Render(resolve)
+		if err != nil {
+			return err
+		}
+		if len(data) > node.MaxSize {
+			return fmt.Errorf("%s: the leaf would be %d bytes once its links are updated; the limit is %d", k.Rel(abs), len(data), node.MaxSize)
+		}
+		if !bytes.Equal(old, data) {
+			relinks = append(relinks, plannedWrite{abs: abs, data: data, old: old})
+			res.Relinked = append(res.Relinked, k.Rel(abs))
+		}
+	}
+
+	// Folder summaries: the pack's, under the new folder, replace whatever
+	// the tree had recorded there.
+	for key := range summaries {
+		if key == dest || strings.HasPrefix(key, dest+"/") {
+			delete(summaries, key)
+		}
+	}
+	for key, s := range packSummaries {
+		if folders[key] {
+			summaries[dest+"/"+key] = s
+			res.FolderSummaries++
+		}
+	}
+	summaries[dest] = strings.Join(strings.Fields(sp.manifest.Summary), " ")
+	res.FolderSummaries++
+	summaryData, err := kb.RenderSummaries(summaries)
+	if err != nil {
+		return err
+	}
+	for e := range unknown {
+		res.UnknownEdges = append(res.UnknownEdges, e)
+	}
+	slices.Sort(res.UnknownEdges)
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+
+	// Write: the new folder, the relinked leaves, the summaries. A failure
+	// undoes what was written.
+	undo := func(cause error, relinked []plannedWrite, summariesWritten bool) error {
+		var errs []error
+		if err := os.RemoveAll(k.NodePath(dest)); err != nil {
+			errs = append(errs, err)
+		}
+		for _, w := range relinked {
+			if err := writeFile(w.abs, w.old, 0o644); err != nil {
+				errs = append(errs, err)
+			}
+		}
+		if summariesWritten {
+			if oldSummaries != nil {
+				errs = append(errs, writeFile(summaryFile, oldSummaries, 0o644))
+			} else {
+				errs = append(errs, os.Remove(summaryFile))
+			}
+		}
+		if err := errors.Join(errs...); err != nil {
+			return fmt.Errorf("importing pack %s: %w; undoing the import failed too (%v): remove %s and restore .ai/kenkeep from git", sp.manifest.Name, cause, err, res.Folder)
+		}
+		return fmt.Errorf("importing pack %s: %w; nothing was imported", sp.manifest.Name, cause)
+	}
+	if err := writeAll(writes); err != nil {
+		return undo(err, nil, false)
+	}
+	if err := os.MkdirAll(k.NodesDir(), 0o755); err != nil {
+		return undo(err, nil, false)
+	}
+	if err := os.Rename(filepath.Join(tmp, "graft", dest), k.NodePath(dest)); err != nil {
+		return undo(err, nil, false)
+	}
+	if err := atomicfile.SyncDir(k.NodesDir()); err != nil {
+		return undo(err, nil, false)
+	}
+	for i, w := range relinks {
+		if err := writeFile(w.abs, w.data, 0o644); err != nil {
+			return undo(err, relinks[:i], false)
+		}
+	}
+	if !bytes.Equal(oldSummaries, summaryData) {
+		if err := writeFile(summaryFile, summaryData, 0o644); err != nil {
+			return undo(err, relinks, false)
+		}
+	}
+	rb, err := k.RebuildLocked(ctx, kb.RebuildOptions{Command: opts.Command})
+	if err != nil {
+		return fmt.Errorf("the pack's leaves were imported into %s, but regenerating the index files failed: %w; run `kk index rebuild` once the cause is fixed", res.Folder, err)
+	}
+	res.IndexChanged = rb.Changed
+	return nil
+}
+
+// writeAll creates new files (their folders first), several at once, and
+// flushes them and their folders to disk.
+func writeAll(writes []plannedWrite) error {
+	dirs := map[string]bool{}
+	for _, w := range writes {
+		dirs[filepath.Dir(w.abs)] = true
+	}
+	sorted := make([]string, 0, len(dirs))
+	for d := range dirs {
+		sorted = append(sorted, d)
+	}
+	slices.Sort(sorted)
+	for _, d := range sorted {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return err
+		}
+	}
+	errs := make([]error, len(writes))
+	parallel(len(writes), func(i int) {
+		errs[i] = createFile(writes[i].abs, writes[i].data)
+	})
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	for _, d := range sorted {
+		if err := atomicfile.SyncDir(d); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// parallel runs fn(0..n-1) on up to writeConcurrency goroutines.
+func parallel(n int, fn func(i int)) {
+	workers := min(writeConcurrency, n)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	next := 0
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				mu.Lock()
+				i := next
+				next++
+				mu.Unlock()
+				if i >= n {
+					return
+				}
+				fn(i)
+			}
+		}()
+	}
+	wg.Wait()
+}
