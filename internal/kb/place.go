@@ -446,4 +446,3 @@ func placedLeaf(l *flatLeaf, to string) ([]byte, error) {
 	}
 	return data, nil
 }
-
