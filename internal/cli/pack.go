@@ -165,13 +165,14 @@ directly inside it (as in a release archive).
 
 Every leaf of the pack's knowledge/ folder lands under nodes/<name>/ (the
 manifest's name, or --as), keeping its subfolder; the folder must not
-exist yet. Generated index.md files, .redirects.json and other files of
-the pack are not copied: the index is regenerated afterwards. A leaf
-whose id the tree already has is skipped with a warning. The pack's
-folder summaries are recorded under nodes/<name>/, and the manifest's
-summary becomes the summary of nodes/<name>/ itself. Related links are
-rendered for the leaves' new place, and leaves of the tree that named an
-incoming id get working links.
+exist yet, and appears whole. Generated index.md files, .redirects.json
+and other files of the pack are not copied: the index is regenerated
+afterwards. A leaf whose id the tree already has, or has retired in
+nodes/.redirects.json, is skipped with a warning. The pack's folder
+summaries are recorded under nodes/<name>/, and the manifest's summary
+becomes the summary of nodes/<name>/ itself. Related links are rendered
+for the leaves' new place, and leaves of the tree that named an incoming
+id get working links.
 
 A pack at schema_version 2 (written by kenkeep before its OKF format)
 needs --migrate, which converts its leaves as 'kk migrate okf-v3' does,
@@ -186,8 +187,9 @@ not download packs: for a pack published on GitHub, download its archive
 and import the file.
 
 With --json: {"schema_version", "name", "version", "folder", "migrated",
-"imported", "skipped": [{"id", "path", "existing"}], "relinked",
-"folder_summaries", "unknown_edges", "collisions", "index_changed"}.`,
+"imported", "skipped": [{"id", "path", "reason" (exists or retired),
+"existing"}], "relinked", "folder_summaries", "unknown_edges",
+"collisions", "index_changed"}.`,
 		Args: exactArgs(1, "pack import needs the pack: a folder or a .tar.gz file"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Source = args[0]
@@ -216,6 +218,10 @@ func runPackImport(ctx context.Context, app *App, o packImportOpts) error {
 		return err
 	}
 	for _, s := range res.Skipped {
+		if s.Reason == "retired" {
+			app.warnf("skipped %s: its id %s was retired in this tree (%s), where edges to it lead to its successors", s.Path, s.ID, s.Existing)
+			continue
+		}
 		app.warnf("skipped %s: the tree already has a leaf with id %s (%s)", s.Path, s.ID, s.Existing)
 	}
 	if len(res.UnknownEdges) > 0 {

@@ -37,12 +37,16 @@ type ImportOptions struct {
 	Limits *Limits
 }
 
-// SkippedLeaf is a pack leaf left out because the tree already has a leaf
-// with its id.
+// SkippedLeaf is a pack leaf left out because its id is taken in the
+// tree: by a leaf ("exists"), or by the redirect ledger, which says the
+// id was retired and stands for its successors ("retired").
 type SkippedLeaf struct {
-	ID       string `json:"id"`
-	Path     string `json:"path"`     // in the pack, relative to its top
-	Existing string `json:"existing"` // the tree's leaf, relative to the repository root
+	ID     string `json:"id"`
+	Path   string `json:"path"` // in the pack, relative to its top
+	Reason string `json:"reason"`
+	// Existing is what holds the id, relative to the repository root: the
+	// tree's leaf, or nodes/.redirects.json.
+	Existing string `json:"existing"`
 }
 
 // ImportResult says what Import did. Paths are relative to the repository
@@ -81,8 +85,9 @@ func (e *DestExistsError) Error() string {
 	return fmt.Sprintf("%s already exists; import the pack into another folder with --as <name>, or remove that folder first", e.Folder)
 }
 
-// writeFile replaces one file of the tree, and createFile creates one in
-// a folder not yet in the tree; tests swap them to simulate a failing disk.
+// writeFile replaces one file of the tree, and createFile writes one of
+// the folder that is about to join the tree; tests swap them to simulate
+// a failing disk.
 var (
 	writeFile  = atomicfile.Write
 	createFile = writeSynced
@@ -163,7 +168,7 @@ func Import(ctx context.Context, k *kb.KB, opts ImportOptions) (*ImportResult, e
 		return nil, err
 	}
 	err = k.WithLock(ctx, opts.Command, func() error {
-		return graft(ctx, k, sp, dest, leaves, summaries, opts, tmp, res)
+		return graft(ctx, k, sp, dest, leaves, summaries, opts, res)
 	})
 	if err != nil {
 		return nil, err
@@ -173,8 +178,8 @@ func Import(ctx context.Context, k *kb.KB, opts ImportOptions) (*ImportResult, e
 
 // stage copies the pack at src into tmp and lays it out as a knowledge
 // base at tmp/kb: knowledge/ becomes nodes/ and
-// knowledge.FOLDER_SUMMARIES.md becomes FOLDER_SUMMARIES.md.
-// src is the source's path, given how the user named it.
+// knowledge.FOLDER_SUMMARIES.md becomes FOLDER_SUMMARIES.md. src is the
+// source's path; given is how the user named it, for messages.
 func stage(kind sourceKind, src, given, tmp string, limits Limits) (*stagedPack, error) {
 	raw := filepath.Join(tmp, "src")
 	if err := os.Mkdir(raw, 0o755); err != nil {
@@ -289,9 +294,10 @@ type plannedWrite struct {
 }
 
 // graft does the part of Import that holds the writer lock.
-// The new folder is built in tmp and renamed into place, so it appears
-// whole.
-func graft(ctx context.Context, k *kb.KB, sp *stagedPack, dest string, leaves []*node.Node, packSummaries kb.Summaries, opts ImportOptions, tmp string, res *ImportResult) error {
+// The new folder is the staged copy of knowledge/, with the leaves
+// rewritten in place and everything else removed, renamed into the tree
+// in one step.
+func graft(ctx context.Context, k *kb.KB, sp *stagedPack, dest string, leaves []*node.Node, packSummaries kb.Summaries, opts ImportOptions, res *ImportResult) error {
 	if _, err := k.LoadConfig(); err != nil {
 		return err
 	}
@@ -325,29 +331,47 @@ func graft(ctx context.Context, k *kb.KB, sp *stagedPack, dest string, leaves []
 		return err
 	}
 
+	redirects := kb.Redirects{}
+	switch data, err := os.ReadFile(k.RedirectsPath()); {
+	case err == nil:
+		if redirects, err = kb.ParseRedirects(k.Rel(k.RedirectsPath()), data); err != nil {
+			return err
+		}
+	case !errors.Is(err, fs.ErrNotExist):
+		return err
+	}
+
 	// Which leaves go in, and where.
 	newPath := map[string]string{} // id -> path under nodes/
 	var incoming []*node.Node
 	for _, n := range leaves {
+		skip := SkippedLeaf{ID: n.ID, Path: path.Join(KnowledgeDir, n.Path)}
 		if existing, ok := t.ByID(n.ID); ok {
-			res.Skipped = append(res.Skipped, SkippedLeaf{ID: n.ID, Path: path.Join(KnowledgeDir, n.Path), Existing: k.Rel(k.NodePath(existing.Path))})
+			skip.Reason, skip.Existing = "exists", k.Rel(k.NodePath(existing.Path))
+		} else if _, retired := redirects[n.ID]; retired {
+			skip.Reason, skip.Existing = "retired", k.Rel(k.RedirectsPath())
+		}
+		if skip.Reason != "" {
+			res.Skipped = append(res.Skipped, skip)
 			continue
 		}
 		newPath[n.ID] = dest + "/" + n.Path
 		incoming = append(incoming, n)
 	}
 	if len(incoming) == 0 {
-		return fmt.Errorf("nothing to import: the tree already has a leaf with the id of each of the pack's %d leaves", len(leaves))
+		return fmt.Errorf("nothing to import: the id of each of the pack's %d leaves is already taken in the tree", len(leaves))
 	}
+	links := t.LinkResolver(redirects)
 	resolve := func(id string) (string, bool) {
 		if p, ok := newPath[id]; ok {
 			return p, true
 		}
-		return t.Resolve(id)
+		return links(id)
 	}
 
 	// Render every file before writing any.
 	var writes []plannedWrite
+	keep := map[string]bool{} // staged files that become the new folder
 	unknown := map[string]bool{}
 	folders := map[string]bool{}
 	var problems []error
@@ -363,7 +387,8 @@ func graft(ctx context.Context, k *kb.KB, sp *stagedPack, dest string, leaves []
 			problems = append(problems, &node.Error{Path: rel, Msg: fmt.Sprintf("the leaf would be %d bytes once its links are updated; the limit is %d", len(data), node.MaxSize)})
 			continue
 		}
-		writes = append(writes, plannedWrite{abs: filepath.Join(tmp, "graft", filepath.FromSlash(n.Path)), data: data})
+		writes = append(writes, plannedWrite{abs: sp.kb.NodePath(rel), data: data})
+		keep[rel] = true
 		for _, e := range append(slices.Clone(n.RelatesTo), n.DependsOn...) {
 			if _, ok := resolve(e); !ok {
 				unknown[e] = true
@@ -436,23 +461,20 @@ func graft(ctx context.Context, k *kb.KB, sp *stagedPack, dest string, leaves []
 		return err
 	}
 
-	// Write: the new folder, the relinked leaves, the summaries. A failure
-	// undoes what was written.
-	undo := func(cause error, relinked []plannedWrite, summariesWritten bool) error {
+	// Write: the new folder, the relinked leaves, the summaries (last, so
+	// that a failure there leaves it as it was). A failure undoes what was
+	// written.
+	moved := false // whether the new folder is in the tree
+	undo := func(cause error, relinked []plannedWrite) error {
 		var errs []error
-		if err := os.RemoveAll(k.NodePath(dest)); err != nil {
-			errs = append(errs, err)
+		if moved {
+			if err := os.RemoveAll(k.NodePath(dest)); err != nil {
+				errs = append(errs, err)
+			}
 		}
 		for _, w := range relinked {
 			if err := writeFile(w.abs, w.old, 0o644); err != nil {
 				errs = append(errs, err)
-			}
-		}
-		if summariesWritten {
-			if oldSummaries != nil {
-				errs = append(errs, writeFile(summaryFile, oldSummaries, 0o644))
-			} else {
-				errs = append(errs, os.Remove(summaryFile))
 			}
 		}
 		if err := errors.Join(errs...); err != nil {
@@ -460,26 +482,27 @@ func graft(ctx context.Context, k *kb.KB, sp *stagedPack, dest string, leaves []
 		}
 		return fmt.Errorf("importing pack %s: %w; nothing was imported", sp.manifest.Name, cause)
 	}
-	if err := writeAll(writes); err != nil {
-		return undo(err, nil, false)
+	if err := prepareFolder(sp.kb.NodesDir(), writes, keep); err != nil {
+		return undo(err, nil)
 	}
 	if err := os.MkdirAll(k.NodesDir(), 0o755); err != nil {
-		return undo(err, nil, false)
+		return undo(err, nil)
 	}
-	if err := os.Rename(filepath.Join(tmp, "graft", dest), k.NodePath(dest)); err != nil {
-		return undo(err, nil, false)
+	if err := os.Rename(sp.kb.NodesDir(), k.NodePath(dest)); err != nil {
+		return undo(err, nil)
 	}
+	moved = true
 	if err := atomicfile.SyncDir(k.NodesDir()); err != nil {
-		return undo(err, nil, false)
+		return undo(err, nil)
 	}
 	for i, w := range relinks {
 		if err := writeFile(w.abs, w.data, 0o644); err != nil {
-			return undo(err, relinks[:i], false)
+			return undo(err, relinks[:i])
 		}
 	}
 	if !bytes.Equal(oldSummaries, summaryData) {
 		if err := writeFile(summaryFile, summaryData, 0o644); err != nil {
-			return undo(err, relinks, false)
+			return undo(err, relinks)
 		}
 	}
 	rb, err := k.RebuildLocked(ctx, kb.RebuildOptions{Command: opts.Command})
@@ -490,23 +513,11 @@ func graft(ctx context.Context, k *kb.KB, sp *stagedPack, dest string, leaves []
 	return nil
 }
 
-// writeAll creates new files (their folders first), several at once, and
-// flushes them and their folders to disk.
-func writeAll(writes []plannedWrite) error {
-	dirs := map[string]bool{}
-	for _, w := range writes {
-		dirs[filepath.Dir(w.abs)] = true
-	}
-	sorted := make([]string, 0, len(dirs))
-	for d := range dirs {
-		sorted = append(sorted, d)
-	}
-	slices.Sort(sorted)
-	for _, d := range sorted {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			return err
-		}
-	}
+// prepareFolder turns the staged folder root into the folder to graft:
+// the leaves are rewritten in place, every other file (index.md files,
+// hidden and other files, skipped leaves) and the folders left empty are
+// removed, and what remains is flushed to disk.
+func prepareFolder(root string, writes []plannedWrite, keep map[string]bool) error {
 	errs := make([]error, len(writes))
 	parallel(len(writes), func(i int) {
 		errs[i] = createFile(writes[i].abs, writes[i].data)
@@ -514,7 +525,53 @@ func writeAll(writes []plannedWrite) error {
 	if err := errors.Join(errs...); err != nil {
 		return err
 	}
-	for _, d := range sorted {
+	var dirs []string
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(root, p)
+		if err != nil {
+			return err
+		}
+		rel = filepath.ToSlash(rel)
+		switch {
+		case rel == ".":
+			dirs = append(dirs, p)
+		case strings.HasPrefix(d.Name(), "."):
+			if err := os.RemoveAll(p); err != nil {
+				return err
+			}
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+		case d.IsDir():
+			dirs = append(dirs, p)
+		case !keep[rel]:
+			return os.Remove(p)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	// Deepest first, so that a folder whose subfolders all go goes too.
+	slices.SortFunc(dirs, func(a, b string) int { return len(b) - len(a) })
+	var live []string
+	for _, d := range dirs {
+		ents, err := os.ReadDir(d)
+		if err != nil {
+			return err
+		}
+		if len(ents) == 0 && d != root {
+			if err := os.Remove(d); err != nil {
+				return err
+			}
+			continue
+		}
+		live = append(live, d)
+	}
+	for _, d := range live {
 		if err := atomicfile.SyncDir(d); err != nil {
 			return err
 		}

@@ -19,6 +19,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/kk-project/kk/internal/contracts"
@@ -86,20 +87,14 @@ func ParseManifest(file string, data []byte) (*contracts.PackManifest, error) {
 	}
 	str := func(key string) string { s, _ := m[key].(string); return s }
 	out := &contracts.PackManifest{Name: str("name"), Version: str("version"), Summary: str("summary"), Homepage: str("homepage")}
-	switch v := m["schema_version"].(type) {
-	case int64:
-		out.SchemaVersion = int(v)
-	case int:
-		out.SchemaVersion = v
-	default:
-		// The schema admits only the integers 2 and 3; JSON numbers arrive
-		// as json.Number.
-		var n int
-		if _, err := fmt.Sscan(fmt.Sprint(v), &n); err != nil {
-			return nil, &ManifestError{File: file, Err: fmt.Errorf("schema_version %v is not a whole number", v)}
-		}
-		out.SchemaVersion = n
+	// The schema admits only the integers 2 and 3: an int64 from YAML, a
+	// json.Number from JSON.
+	v := fmt.Sprint(m["schema_version"])
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		return nil, &ManifestError{File: file, Err: fmt.Errorf("/schema_version: %s is not written as a whole number", v)}
 	}
+	out.SchemaVersion = n
 	return out, nil
 }
 

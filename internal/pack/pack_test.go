@@ -403,7 +403,7 @@ func TestImportCollisionsAndRelinks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Imported != 2 || len(res.Skipped) != 1 || res.Skipped[0] != (SkippedLeaf{ID: "practice-solo", Path: "knowledge/practice-solo.md", Existing: ".ai/kenkeep/nodes/practice-solo.md"}) {
+	if res.Imported != 2 || len(res.Skipped) != 1 || res.Skipped[0] != (SkippedLeaf{ID: "practice-solo", Path: "knowledge/practice-solo.md", Reason: "exists", Existing: ".ai/kenkeep/nodes/practice-solo.md"}) {
 		t.Errorf("result = %+v", res)
 	}
 	if got, _ := os.ReadFile(k.NodePath("practice-solo.md")); !bytes.Equal(got, mine) {
@@ -424,6 +424,34 @@ func TestImportCollisionsAndRelinks(t *testing.T) {
 	exit, _ := os.ReadFile(k.NodePath("imported/cli/practice-exit-codes.md"))
 	if !strings.Contains(string(exit), "- Depends on: [practice-solo](/practice-solo.md)\n") {
 		t.Errorf("imported leaf's link to the skipped id:\n%s", exit)
+	}
+	mustLintClean(t, k)
+}
+
+// TestImportRetiredIDs skips a pack leaf whose id the tree's redirect
+// ledger has retired, and links edges to it to its successor.
+func TestImportRetiredIDs(t *testing.T) {
+	ctx := context.Background()
+	k := newKB(t)
+	writeLeaf(t, k, kb.NodeInput{Type: "map", Title: "Warehouse", Description: "Replaced the store.", Body: "Here now.\n"})
+	if err := os.WriteFile(k.RedirectsPath(), []byte(`{"map-store": ["map-warehouse"]}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	target := filepath.Join(t.TempDir(), "team.tar.gz")
+	if _, err := Export(ctx, sourceKB(t), ExportOptions{Manifest: testManifest, Out: target}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := Import(ctx, k, ImportOptions{Source: target, Command: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []SkippedLeaf{{ID: "map-store", Path: "knowledge/store/deep/map-store.md", Reason: "retired", Existing: ".ai/kenkeep/nodes/.redirects.json"}}
+	if res.Imported != 2 || !slices.Equal(res.Skipped, want) || len(res.UnknownEdges) != 0 {
+		t.Errorf("result = %+v", res)
+	}
+	exit, _ := os.ReadFile(k.NodePath("team/cli/practice-exit-codes.md"))
+	if !strings.Contains(string(exit), "- Related: [map-store](/map-warehouse.md)\n") {
+		t.Errorf("the link to the retired id does not lead to its successor:\n%s", exit)
 	}
 	mustLintClean(t, k)
 }
