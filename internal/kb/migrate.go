@@ -244,34 +244,10 @@ func (k *KB) migrateOKFv3Locked(ctx context.Context, cmd string) (*MigrateResult
 		return nil, err
 	}
 	links := t.LinkResolver(redirects)
-	var files []plannedFile
-	var problems []error
-	for _, leaf := range t.Leaves {
-		if leaf.Format != 2 {
-			continue
-		}
-		f, headings, err := k.convertLeaf(leaf.Path, links)
-		if err != nil {
-			problems = append(problems, err)
-			continue
-		}
-		files = append(files, f)
-		if len(headings) > 0 {
-			res.Collisions = append(res.Collisions, Collision{ID: leaf.ID, Path: f.rel, Headings: headings})
-		}
-	}
-	if len(problems) > 0 {
-		return nil, &TreeError{Problems: problems}
-	}
-	res.Converted = len(files)
-	summaries, added, err := k.harvestSummaries(t)
+	files, err := k.planOKFv3(t, links, res)
 	if err != nil {
 		return nil, err
 	}
-	if added > 0 {
-		files = append(files, plannedFile{rel: k.Rel(k.SummariesPath()), abs: k.SummariesPath(), data: summaries})
-	}
-	res.FolderSummaries = added
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -436,4 +412,39 @@ func (k *KB) harvestSummaries(t *Tree) ([]byte, int, error) {
 		return nil, 0, err
 	}
 	return data, added, nil
+}
+
+// planOKFv3 computes (without writing) the v3 bytes of every v2 leaf of t
+// and the FOLDER_SUMMARIES.md that gains the summaries of the old index.md
+// files, and records what it found in res.
+func (k *KB) planOKFv3(t *Tree, resolve node.Resolver, res *MigrateResult) ([]plannedFile, error) {
+	var files []plannedFile
+	var problems []error
+	for _, leaf := range t.Leaves {
+		if leaf.Format != 2 {
+			continue
+		}
+		f, headings, err := k.convertLeaf(leaf.Path, resolve)
+		if err != nil {
+			problems = append(problems, err)
+			continue
+		}
+		files = append(files, f)
+		if len(headings) > 0 {
+			res.Collisions = append(res.Collisions, Collision{ID: leaf.ID, Path: f.rel, Headings: headings})
+		}
+	}
+	if len(problems) > 0 {
+		return nil, &TreeError{Problems: problems}
+	}
+	res.Converted = len(files)
+	summaries, added, err := k.harvestSummaries(t)
+	if err != nil {
+		return nil, err
+	}
+	if added > 0 {
+		files = append(files, plannedFile{rel: k.Rel(k.SummariesPath()), abs: k.SummariesPath(), data: summaries})
+	}
+	res.FolderSummaries = added
+	return files, nil
 }

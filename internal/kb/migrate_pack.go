@@ -35,34 +35,10 @@ func (k *KB) MigrateCopy(ctx context.Context) (*MigrateResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	var files []plannedFile
-	var problems []error
-	for _, leaf := range t.Leaves {
-		if leaf.Format != 2 {
-			continue
-		}
-		f, headings, err := k.convertLeaf(leaf.Path, t.Resolve)
-		if err != nil {
-			problems = append(problems, err)
-			continue
-		}
-		files = append(files, f)
-		if len(headings) > 0 {
-			res.Collisions = append(res.Collisions, Collision{ID: leaf.ID, Path: f.rel, Headings: headings})
-		}
-	}
-	if len(problems) > 0 {
-		return nil, &TreeError{Problems: problems}
-	}
-	res.Converted = len(files)
-	summaries, added, err := k.harvestSummaries(t)
+	files, err := k.planOKFv3(t, t.Resolve, res)
 	if err != nil {
 		return nil, err
 	}
-	if added > 0 {
-		files = append(files, plannedFile{rel: k.Rel(k.SummariesPath()), abs: k.SummariesPath(), data: summaries})
-	}
-	res.FolderSummaries = added
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}

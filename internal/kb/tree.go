@@ -8,12 +8,11 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/kk-project/kk/internal/node"
+	"github.com/kk-project/kk/internal/workpool"
 )
 
 // Reserved file names under nodes/ that are never leaves.
@@ -309,35 +308,7 @@ func within(root, target string) bool {
 }
 
 // parallel runs fn(0..n-1) on all cores.
-func parallel(n int, fn func(i int)) { parallelN(runtime.GOMAXPROCS(0), n, fn) }
+func parallel(n int, fn func(i int)) { workpool.Run(0, n, fn) }
 
 // parallelN runs fn(0..n-1) on up to workers goroutines.
-func parallelN(workers, n int, fn func(i int)) {
-	workers = min(workers, n)
-	if workers <= 1 {
-		for i := range n {
-			fn(i)
-		}
-		return
-	}
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	next := 0
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				mu.Lock()
-				i := next
-				next++
-				mu.Unlock()
-				if i >= n {
-					return
-				}
-				fn(i)
-			}
-		}()
-	}
-	wg.Wait()
-}
+func parallelN(workers, n int, fn func(i int)) { workpool.Run(workers, n, fn) }

@@ -11,12 +11,12 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/kk-project/kk/internal/atomicfile"
 	"github.com/kk-project/kk/internal/contracts"
 	"github.com/kk-project/kk/internal/kb"
 	"github.com/kk-project/kk/internal/node"
+	"github.com/kk-project/kk/internal/workpool"
 )
 
 // ImportOptions control Import.
@@ -580,26 +580,4 @@ func prepareFolder(root string, writes []plannedWrite, keep map[string]bool) err
 }
 
 // parallel runs fn(0..n-1) on up to writeConcurrency goroutines.
-func parallel(n int, fn func(i int)) {
-	workers := min(writeConcurrency, n)
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	next := 0
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				mu.Lock()
-				i := next
-				next++
-				mu.Unlock()
-				if i >= n {
-					return
-				}
-				fn(i)
-			}
-		}()
-	}
-	wg.Wait()
-}
+func parallel(n int, fn func(i int)) { workpool.Run(writeConcurrency, n, fn) }

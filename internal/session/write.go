@@ -220,7 +220,7 @@ func UpdateProposals(ctx context.Context, k *kb.KB, path string, o UpdateOptions
 		} else {
 			updates[2].Value = o.Error
 		}
-		data, err := l.doc.Render(patch(l.doc, updates), body, emit)
+		data, err := l.doc.Render(patch(l.doc, updates), body, frontmatter.Emit)
 		if err != nil {
 			return fmt.Errorf("%s: %w", path, err)
 		}
@@ -270,7 +270,7 @@ func Stamp(path, runID string, at time.Time) error {
 	data, err := l.doc.Render(patch(l.doc, []frontmatter.Item{
 		{Key: keyCuratorProcessedAt, Value: FormatTime(at)},
 		{Key: keyCuratorRunID, Value: runID},
-	}), l.doc.Body(), emit)
+	}), l.doc.Body(), frontmatter.Emit)
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
@@ -362,38 +362,3 @@ func proposalsValue(p contracts.ProposalOutput) yamlstyle.Map {
 	return yamlstyle.Map{{Key: "practice", Value: list(p.Practice)}, {Key: "map", Value: list(p.Map)}}
 }
 
-// emit renders one front matter key in kk's YAML style.
-func emit(key string, v any) (string, error) {
-	b, err := yamlstyle.Marshal(yamlstyle.Map{{Key: key, Value: toStyle(v)}})
-	if err != nil {
-		return "", err
-	}
-	return strings.TrimRight(string(b), "\n"), nil
-}
-
-// toStyle turns decoded front matter values into yamlstyle values; map
-// keys are sorted so the output does not depend on map order.
-func toStyle(v any) any {
-	switch x := v.(type) {
-	case yamlstyle.Map:
-		return x
-	case []any:
-		out := make([]any, len(x))
-		for i, e := range x {
-			out[i] = toStyle(e)
-		}
-		return out
-	case map[string]any:
-		keys := make([]string, 0, len(x))
-		for k := range x {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		m := make(yamlstyle.Map, 0, len(keys))
-		for _, k := range keys {
-			m = append(m, yamlstyle.MapItem{Key: k, Value: toStyle(x[k])})
-		}
-		return m
-	}
-	return v
-}
