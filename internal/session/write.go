@@ -361,4 +361,3 @@ func proposalsValue(p contracts.ProposalOutput) yamlstyle.Map {
 	}
 	return yamlstyle.Map{{Key: "practice", Value: list(p.Practice)}, {Key: "map", Value: list(p.Map)}}
 }
-
