@@ -44,7 +44,8 @@ Each line is "+ <path>", or "+ <path>\t<sha256>" with --with-hashes.
 --changed lists only the files whose content differs from the hash the
 bootstrap state (.ai/kenkeep/.state/bootstrap-state.json, written by
 "kk node write --source-doc --source-hash") recorded, so a re-run skips
-unchanged documents; it implies hashing.`,
+unchanged documents; it implies --with-hashes, since the hashes are what a
+bootstrap records for each document it turns into nodes.`,
 		Example: `  kk finddocs
   kk finddocs --from docs --with-hashes
   kk finddocs --changed --json`,
@@ -87,7 +88,7 @@ func runFinddocs(ctx context.Context, app *App, o finddocsOpts) error {
 			docs = append(docs, jsonDoc{Path: d.Path, SHA256: d.SHA256})
 		}
 	}
-	if !o.hashes {
+	if !o.hashes && !o.changed {
 		for i := range docs {
 			docs[i].SHA256 = ""
 		}
