@@ -82,3 +82,9 @@ type CuratorAction struct {
 // CuratorOutput is the curator's plan for a batch of candidates (the
 // curator-output contract).
 type CuratorOutput []CuratorAction
+
+// DraftBatch is one sub-agent's draft of curator actions, written to
+// .ai/kenkeep/_logs/curator/<runId>__<n>.draft.json when curation fans out
+// (the drafts contract). `kk drafts collect` validates each batch and
+// concatenates the valid ones into one curator-output document.
+type DraftBatch []CuratorAction
