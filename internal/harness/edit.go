@@ -1,0 +1,262 @@
+package harness
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/kk-project/kk/internal/atomicfile"
+)
+
+// Object is a JSON object that keeps its keys in order, so that editing a
+// user's settings file changes only the keys kk owns. Values are kept as
+// raw JSON; nested objects are edited by parsing them with ParseObject.
+type Object struct {
+	keys   []string
+	values map[string]json.RawMessage
+}
+
+// ParseObject parses data (a JSON object, or empty) keeping key order.
+func ParseObject(data []byte) (*Object, error) {
+	o := &Object{values: map[string]json.RawMessage{}}
+	if len(bytes.TrimSpace(data)) == 0 {
+		return o, nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	tok, err := dec.Token()
+	if err != nil {
+		return nil, err
+	}
+	if d, ok := tok.(json.Delim); !ok || d != '{' {
+		return nil, errors.New("not a JSON object")
+	}
+	for dec.More() {
+		kt, err := dec.Token()
+		if err != nil {
+			return nil, err
+		}
+		key := kt.(string)
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return nil, err
+		}
+		if _, dup := o.values[key]; !dup {
+			o.keys = append(o.keys, key)
+		}
+		o.values[key] = raw
+	}
+	if _, err := dec.Token(); err != nil {
+		return nil, err
+	}
+	if _, err := dec.Token(); err == nil {
+		return nil, errors.New("data after the JSON object")
+	}
+	return o, nil
+}
+
+// Keys returns the keys in order.
+func (o *Object) Keys() []string { return append([]string(nil), o.keys...) }
+
+// Get returns the raw value of key.
+func (o *Object) Get(key string) (json.RawMessage, bool) {
+	v, ok := o.values[key]
+	return v, ok
+}
+
+// Set sets key to the JSON encoding of v, keeping the key's place if it
+// exists and appending it otherwise. v may be a json.RawMessage or an
+// *Object.
+func (o *Object) Set(key string, v any) error {
+	var raw json.RawMessage
+	switch x := v.(type) {
+	case json.RawMessage:
+		raw = x
+	case *Object:
+		b, err := x.MarshalJSON()
+		if err != nil {
+			return err
+		}
+		raw = b
+	default:
+		b, err := json.Marshal(v)
+		if err != nil {
+			return err
+		}
+		raw = b
+	}
+	if _, ok := o.values[key]; !ok {
+		o.keys = append(o.keys, key)
+	}
+	o.values[key] = raw
+	return nil
+}
+
+// Delete removes key.
+func (o *Object) Delete(key string) {
+	if _, ok := o.values[key]; !ok {
+		return
+	}
+	delete(o.values, key)
+	for i, k := range o.keys {
+		if k == key {
+			o.keys = append(o.keys[:i], o.keys[i+1:]...)
+			break
+		}
+	}
+}
+
+// Len is the number of keys.
+func (o *Object) Len() int { return len(o.keys) }
+
+// MarshalJSON writes the object compactly, keys in order.
+func (o *Object) MarshalJSON() ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, k := range o.keys {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		kb, _ := json.Marshal(k)
+		b.Write(kb)
+		b.WriteByte(':')
+		var c bytes.Buffer
+		if err := json.Compact(&c, o.values[k]); err != nil {
+			return nil, fmt.Errorf("value of %q: %w", k, err)
+		}
+		b.Write(c.Bytes())
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}
+
+// Indented writes the object indented by two spaces with a final newline,
+// the layout the harnesses' own tools write.
+func (o *Object) Indented() ([]byte, error) {
+	compact, err := o.MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	var b bytes.Buffer
+	if err := json.Indent(&b, compact, "", "  "); err != nil {
+		return nil, err
+	}
+	b.WriteByte('\n')
+	return b.Bytes(), nil
+}
+
+// EditJSONFile applies edit to the JSON object in path (an empty object
+// when the file does not exist) and writes the result atomically when it
+// changed. A file whose content is not a JSON object is an error naming
+// it, and is left alone. remove reports whether an edit that leaves an
+// empty object should delete the file (uninstall of a file kk created).
+func EditJSONFile(path string, edit func(*Object) error, removeIfEmpty bool) (action string, err error) {
+	old, err := os.ReadFile(path)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return "", err
+	}
+	exists := err == nil
+	o, err := ParseObject(old)
+	if err != nil {
+		return "", fmt.Errorf("%s: %v; fix or remove the file, then run kk again", path, err)
+	}
+	if err := edit(o); err != nil {
+		return "", err
+	}
+	if o.Len() == 0 && removeIfEmpty {
+		if !exists {
+			return "", nil
+		}
+		if err := os.Remove(path); err != nil {
+			return "", err
+		}
+		return "removed", nil
+	}
+	data, err := o.Indented()
+	if err != nil {
+		return "", err
+	}
+	if exists && bytes.Equal(old, data) {
+		return "", nil
+	}
+	if exists {
+		if same, _ := sameJSON(old, data); same {
+			return "", nil // only the layout differs: leave the user's file alone
+		}
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return "", err
+	}
+	if err := atomicfile.Write(path, data, 0o644); err != nil {
+		return "", err
+	}
+	if exists {
+		return "updated", nil
+	}
+	return "created", nil
+}
+
+// sameJSON reports whether a and b are the same JSON document, key order
+// included.
+func sameJSON(a, b []byte) (bool, error) {
+	var ca, cb bytes.Buffer
+	if err := json.Compact(&ca, a); err != nil {
+		return false, err
+	}
+	if err := json.Compact(&cb, b); err != nil {
+		return false, err
+	}
+	return bytes.Equal(ca.Bytes(), cb.Bytes()), nil
+}
+
+// Marker lines around the blocks kk owns inside user files (AGENTS.md and
+// other instruction files).
+const (
+	BlockStart = "<!-- kk:start -->"
+	BlockEnd   = "<!-- kk:end -->"
+)
+
+// UpsertBlock returns text with the kk block set to body: replaced in
+// place when present, appended after a blank line otherwise. The user's
+// text outside the block is kept byte for byte.
+func UpsertBlock(text, body string) string {
+	block := BlockStart + "\n" + strings.TrimRight(body, "\n") + "\n" + BlockEnd
+	if i := strings.Index(text, BlockStart); i >= 0 {
+		if j := strings.Index(text[i:], BlockEnd); j >= 0 {
+			return text[:i] + block + text[i+j+len(BlockEnd):]
+		}
+	}
+	if text == "" {
+		return block + "\n"
+	}
+	if !strings.HasSuffix(text, "\n") {
+		text += "\n"
+	}
+	return text + "\n" + block + "\n"
+}
+
+// RemoveBlock returns text without the kk block (and the blank line
+// UpsertBlock put before it).
+func RemoveBlock(text string) string {
+	i := strings.Index(text, BlockStart)
+	if i < 0 {
+		return text
+	}
+	j := strings.Index(text[i:], BlockEnd)
+	if j < 0 {
+		return text
+	}
+	end := i + j + len(BlockEnd)
+	if strings.HasPrefix(text[end:], "\n") {
+		end++
+	}
+	start := i
+	if strings.HasSuffix(text[:start], "\n\n") {
+		start--
+	}
+	return text[:start] + text[end:]
+}
