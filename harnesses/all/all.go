@@ -2,6 +2,12 @@
 package all
 
 import (
+	"github.com/kk-project/kk/harnesses/claude"
+	"github.com/kk-project/kk/harnesses/codex"
+	"github.com/kk-project/kk/harnesses/copilot"
+	"github.com/kk-project/kk/harnesses/cursor"
+	"github.com/kk-project/kk/harnesses/gemini"
+	"github.com/kk-project/kk/harnesses/opencode"
 	"github.com/kk-project/kk/internal/harness"
 )
 
@@ -16,5 +22,12 @@ func Registry() *harness.Registry {
 
 // adapters lists the adapters, one line each.
 func adapters() []harness.Adapter {
-	return []harness.Adapter{}
+	return []harness.Adapter{
+		claude.New(),
+		codex.New(),
+		copilot.New(),
+		cursor.New(),
+		gemini.New(),
+		opencode.New(),
+	}
 }

@@ -1,0 +1,175 @@
+package claude
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"regexp"
+	"strings"
+
+	"github.com/kk-project/kk/internal/harness"
+)
+
+// line is one line of a Claude Code transcript (harnesses.md §1.3).
+// Content is decoded as blocks in the same pass as the line; content that
+// is a plain string fails that with a type error and is read again on its
+// own (see decodeLine), which keeps the common case to one decode.
+type line struct {
+	Type        string `json:"type"`
+	IsMeta      bool   `json:"isMeta"`
+	IsSidechain bool   `json:"isSidechain"`
+	Message     *struct {
+		Role    string  `json:"role"`
+		Content []block `json:"content"`
+	} `json:"message"`
+}
+
+// block is one content block of a message.
+type block struct {
+	Type  string          `json:"type"`
+	Text  string          `json:"text"`
+	Name  string          `json:"name"`
+	Input json.RawMessage `json:"input"`
+}
+
+// ParseTranscript reads a Claude Code session transcript (JSONL). User
+// turns are user lines with text (lines that only carry tool results, and
+// isMeta lines, are skipped); agent turns are the text blocks of assistant
+// lines. Read tool calls, and markdown paths named in Bash commands, are
+// the session's reads. Sub-agent (sidechain) lines add reads but no turns.
+// Lines that are not JSON (a last line cut off while Claude Code was
+// writing it) are skipped; a transcript with no JSON line at all is an
+// error.
+func (*Adapter) ParseTranscript(r io.Reader) (harness.Transcript, error) {
+	var t harness.Transcript
+	good, bad := 0, 0
+	err := eachLine(r, func(data []byte) {
+		l, text, ok := decodeLine(data)
+		if !ok {
+			bad++
+			return
+		}
+		good++
+		if l.Message == nil || l.IsMeta {
+			return
+		}
+		role := l.Message.Role
+		if role == "" {
+			role = l.Type
+		}
+		blocks := l.Message.Content
+		if text == "" {
+			text = blockText(blocks)
+		}
+		switch role {
+		case "user":
+			if !l.IsSidechain && text != "" {
+				t.Turns = append(t.Turns, harness.Turn{Role: harness.User, Text: text})
+			}
+		case "assistant":
+			if !l.IsSidechain && text != "" {
+				t.Turns = append(t.Turns, harness.Turn{Role: harness.Agent, Text: text})
+			}
+			for _, b := range blocks {
+				if b.Type == "tool_use" {
+					t.Reads = append(t.Reads, toolReads(b)...)
+				}
+			}
+		}
+	})
+	if err != nil {
+		return t, err
+	}
+	if good == 0 && bad > 0 {
+		return t, fmt.Errorf("not a Claude Code transcript: none of its %d lines is a JSON object", bad)
+	}
+	return t, nil
+}
+
+// decodeLine decodes one transcript line. text is the message content
+// when it is a plain string; ok is false when the line is not a JSON
+// object.
+func decodeLine(data []byte) (l line, text string, ok bool) {
+	err := json.Unmarshal(data, &l)
+	if err == nil {
+		return l, "", true
+	}
+	var typeErr *json.UnmarshalTypeError
+	if !errors.As(err, &typeErr) {
+		return l, "", false
+	}
+	var s struct {
+		Message struct {
+			Content string `json:"content"`
+		} `json:"message"`
+	}
+	if json.Unmarshal(data, &s) == nil && l.Message != nil { // the content was a string, not blocks
+		text, l.Message.Content = strings.TrimSpace(s.Message.Content), nil
+	}
+	return l, text, true
+}
+
+// blockText joins the text blocks of a message by newlines.
+func blockText(blocks []block) string {
+	var texts []string
+	for _, b := range blocks {
+		if b.Type == "text" && strings.TrimSpace(b.Text) != "" {
+			texts = append(texts, strings.TrimSpace(b.Text))
+		}
+	}
+	return strings.Join(texts, "\n")
+}
+
+// toolReads returns the files a tool call read: Read's file_path, and the
+// markdown paths a Bash command names.
+func toolReads(b block) []harness.Read {
+	var in struct {
+		FilePath string `json:"file_path"`
+		Command  string `json:"command"`
+	}
+	if json.Unmarshal(b.Input, &in) != nil {
+		return nil
+	}
+	switch b.Name {
+	case "Read":
+		if in.FilePath != "" {
+			return []harness.Read{{Path: in.FilePath, Tool: b.Name}}
+		}
+	case "Bash":
+		var reads []harness.Read
+		for _, p := range mdPaths(in.Command) {
+			reads = append(reads, harness.Read{Path: p, Tool: b.Name})
+		}
+		return reads
+	}
+	return nil
+}
+
+// mdPath is a markdown path inside a shell command: a run of characters
+// that cannot be shell syntax, ending in .md.
+var mdPath = regexp.MustCompile("[^\\s'\"`|&;<>(){}=,]+\\.md\\b")
+
+// mdPaths returns the markdown paths a shell command names, in order.
+func mdPaths(command string) []string {
+	return mdPath.FindAllString(command, -1)
+}
+
+// eachLine calls fn with each non-blank line of r, however long.
+func eachLine(r io.Reader, fn func(line []byte)) error {
+	br := bufio.NewReaderSize(r, 64<<10)
+	for {
+		data, err := br.ReadBytes('\n')
+		if len(bytes.TrimSpace(data)) > 0 {
+			fn(data)
+		}
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("reading the transcript: %w", err)
+		}
+	}
+}

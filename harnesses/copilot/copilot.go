@@ -1,0 +1,68 @@
+// Package copilot is kk's adapter for the GitHub Copilot CLI (`copilot`,
+// npm package @github/copilot).
+//
+// What the harness offers, and what kk does with it:
+//
+//   - Hooks live in every .github/hooks/*.json of the repository. kk owns
+//     .github/hooks/kk.json entirely: sessionStart drains the proposal
+//     queue; agentStop, preCompact and sessionEnd capture the session;
+//     sessionEnd also ticks lint.
+//   - Copilot ignores the output of sessionStart and userPromptSubmitted
+//     hooks, so kk cannot hand it ENTRY.md or prompt-time context. Copilot
+//     reads AGENTS.md, where kk init keeps its block pointing at ENTRY.md;
+//     kk never writes per-session content into committed instruction
+//     files.
+//   - Skills are SKILL.md folders under .github/skills/.
+//   - Transcripts are ${COPILOT_HOME:-~/.copilot}/session-state/<id>/events.jsonl.
+//   - Headless runs are `copilot -p … --output-format json`.
+package copilot
+
+import (
+	"github.com/kk-project/kk/internal/harness"
+)
+
+const (
+	id         = "copilot"
+	binary     = "copilot"
+	hooksFile  = ".github/hooks/kk.json"
+	skillsDir  = ".github/skills"
+	detectEnv  = "COPILOT_CLI"
+	homeEnv    = "COPILOT_HOME"
+	userDirRel = ".copilot"
+)
+
+// Adapter is the Copilot CLI adapter. The zero value is ready to use.
+type Adapter struct{}
+
+// New returns the adapter.
+func New() *Adapter { return &Adapter{} }
+
+var _ harness.Adapter = (*Adapter)(nil)
+
+// ID implements harness.Adapter.
+func (*Adapter) ID() string { return id }
+
+// Name implements harness.Adapter.
+func (*Adapter) Name() string { return "GitHub Copilot CLI" }
+
+// Binary implements harness.Adapter.
+func (*Adapter) Binary() string { return binary }
+
+// LaunchArgs implements harness.Adapter: `copilot -p "<prompt>"` runs
+// the prompt (a slash command such as /kk-curate) non-interactively.
+func (*Adapter) LaunchArgs(prompt string) []string { return []string{"-p", prompt} }
+
+// InstallHint implements harness.Adapter.
+func (*Adapter) InstallHint() string {
+	return "install the GitHub Copilot CLI with `npm install -g @github/copilot` (or `brew install copilot-cli`), then run `copilot` once and sign in with /login"
+}
+
+// Detect implements harness.Adapter. Copilot sets COPILOT_CLI=1 in the
+// environment of the commands it runs (reported by users; GitHub does not
+// document it), so this is a hint behind the explicit --harness flag.
+func (*Adapter) Detect(getenv func(string) string) bool { return getenv(detectEnv) == "1" }
+
+// Paths implements harness.Adapter.
+func (*Adapter) Paths() harness.Paths {
+	return harness.Paths{Config: []string{hooksFile}, Skills: skillsDir}
+}

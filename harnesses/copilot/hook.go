@@ -1,0 +1,127 @@
+package copilot
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+
+	"github.com/kk-project/kk/internal/harness"
+)
+
+// ParseHookInput implements harness.Adapter. Copilot sends one of two
+// payload dialects, chosen by the casing of the event name in the hook
+// file: camelCase events (the ones kk registers) send camelCase fields
+// (sessionId, transcriptPath) and no event name; PascalCase events send
+// VS Code–style snake_case fields (session_id, transcript_path,
+// hook_event_name). Both are read, whichever fields are present, and
+// fields of an unexpected type are ignored rather than rejected, so a
+// payload that drifts between Copilot releases still parses.
+//
+// Only agentStop, preCompact and subagent payloads carry a transcript
+// path; for the others it is derived from the session id (see
+// transcriptPathFor).
+func (*Adapter) ParseHookInput(data []byte) (harness.HookInput, error) {
+	var in harness.HookInput
+	if len(bytes.TrimSpace(data)) == 0 {
+		return in, errors.New("copilot hook payload is empty")
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(data, &m); err != nil {
+		return in, fmt.Errorf("copilot hook payload (%d bytes) is not JSON: %w", len(data), err)
+	}
+	if m == nil {
+		return in, fmt.Errorf("copilot hook payload is null, not a JSON object")
+	}
+	in.SessionID = firstString(m, "sessionId", "session_id")
+	in.CWD = firstString(m, "cwd")
+	in.TranscriptPath = firstString(m, "transcriptPath", "transcript_path")
+	in.Prompt = firstString(m, "prompt")
+	in.HarnessEvent = firstString(m, "hook_event_name", "hookEventName")
+	if in.HarnessEvent == "" {
+		in.HarnessEvent = inferEvent(m)
+	}
+	if in.TranscriptPath == "" {
+		in.TranscriptPath = transcriptPathFor(in.SessionID)
+	}
+	return in, nil
+}
+
+// inferEvent names the camelCase event a payload came from by the fields
+// only that event sends (cli-hooks-reference: sessionStart has source,
+// sessionEnd reason, agentStop stopReason, preCompact trigger,
+// userPromptSubmitted prompt).
+func inferEvent(m map[string]json.RawMessage) string {
+	has := func(k string) bool { _, ok := m[k]; return ok }
+	switch {
+	case has("stopReason") && has("agentName"):
+		return "subagentStop"
+	case has("stopReason"):
+		return "agentStop"
+	case has("trigger"):
+		return "preCompact"
+	case has("reason"):
+		return "sessionEnd"
+	case has("source"):
+		return "sessionStart"
+	case has("prompt"):
+		return "userPromptSubmitted"
+	}
+	return ""
+}
+
+// firstString returns the first of keys whose value is a non-empty JSON
+// string.
+func firstString(m map[string]json.RawMessage, keys ...string) string {
+	for _, k := range keys {
+		raw, ok := m[k]
+		if !ok {
+			continue
+		}
+		var s string
+		if json.Unmarshal(raw, &s) == nil && s != "" {
+			return s
+		}
+	}
+	return ""
+}
+
+// safeSessionID is what a session id may look like before it becomes part
+// of a path: Copilot's are UUIDs.
+var safeSessionID = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$`)
+
+// transcriptPathFor returns where Copilot keeps the events of a session:
+// ${COPILOT_HOME:-~/.copilot}/session-state/<id>/events.jsonl. It returns
+// "" for an id that is not safe to put in a path, or when there is no
+// home folder.
+func transcriptPathFor(sessionID string) string {
+	if !safeSessionID.MatchString(sessionID) {
+		return ""
+	}
+	home := copilotHome()
+	if home == "" {
+		return ""
+	}
+	return filepath.Join(home, "session-state", sessionID, "events.jsonl")
+}
+
+// copilotHome is Copilot's configuration folder: $COPILOT_HOME, else
+// ~/.copilot.
+func copilotHome() string {
+	if h := os.Getenv(homeEnv); h != "" {
+		return h
+	}
+	home, err := os.UserHomeDir()
+	if err != nil || home == "" {
+		return ""
+	}
+	return filepath.Join(home, userDirRel)
+}
+
+// HookOutput implements harness.Adapter. Copilot processes no output of
+// sessionStart or userPromptSubmitted hooks, so kk has no channel for
+// session-start or prompt-time context: ok is always false.
+func (*Adapter) HookOutput(harness.Event, string) ([]byte, bool) { return nil, false }

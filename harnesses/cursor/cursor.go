@@ -1,0 +1,108 @@
+// Package cursor is kk's adapter for Cursor: the IDE's agent and the
+// `agent` CLI (formerly `cursor-agent`), which share one project hook file.
+//
+// What the harness offers, and what kk does with it:
+//
+//   - Hooks live in .cursor/hooks.json, one flat list of {command, timeout}
+//     per camelCase event. kk adds its entries (commands starting
+//     "<kk> hook ") next to the user's: sessionStart runs session-start and
+//     proposal-drain (which detaches itself, since Cursor holds the first
+//     turn until sessionStart hooks end); stop, preCompact and sessionEnd
+//     capture the session; sessionEnd also ticks lint.
+//   - sessionStart may answer {"additional_context": "…"}. Cursor silently
+//     dropped that field for a while (around May 2026), so kk also relies on
+//     its block in AGENTS.md, which Cursor reads. beforeSubmitPrompt cannot
+//     add context, so Cursor gets no prompt-time retrieval.
+//   - The CLI sends "transcript_path": null. kk then looks for the
+//     transcript under ~/.cursor/projects/<slug>/agent-transcripts/.
+//   - Skills are SKILL.md folders under .cursor/skills/.
+//   - Headless runs are `agent -p --output-format json`.
+package cursor
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+
+	"github.com/kk-project/kk/internal/harness"
+)
+
+const (
+	id        = "cursor"
+	binary    = "agent"
+	oldBinary = "cursor-agent" // the CLI's name before 2026
+	hooksFile = ".cursor/hooks.json"
+	skillsDir = ".cursor/skills"
+)
+
+// Adapter is the Cursor adapter.
+type Adapter struct {
+	// getenv reads the environment: HOME and CURSOR_TRANSCRIPT_PATH when
+	// locating transcripts, PATH when looking for programs. Tests replace
+	// it.
+	getenv func(string) string
+}
+
+// New returns the adapter, reading the process environment.
+func New() *Adapter { return &Adapter{getenv: os.Getenv} }
+
+var _ harness.Adapter = (*Adapter)(nil)
+
+func (a *Adapter) env(key string) string {
+	if a.getenv == nil {
+		return os.Getenv(key)
+	}
+	return a.getenv(key)
+}
+
+// ID implements harness.Adapter.
+func (*Adapter) ID() string { return id }
+
+// Name implements harness.Adapter.
+func (*Adapter) Name() string { return "Cursor" }
+
+// Binary implements harness.Adapter.
+func (*Adapter) Binary() string { return binary }
+
+// LaunchArgs implements harness.Adapter: `agent -p "<prompt>"` runs the
+// prompt (a slash command such as /kk-curate) non-interactively.
+func (*Adapter) LaunchArgs(prompt string) []string { return []string{"-p", prompt} }
+
+// InstallHint implements harness.Adapter.
+func (*Adapter) InstallHint() string {
+	return "install the Cursor CLI with `curl https://cursor.com/install -fsS | bash` (it provides the `agent` command), then run `agent login`"
+}
+
+// Detect implements harness.Adapter: Cursor exports CURSOR_AGENT=1 to the
+// commands its agent runs; some hosts also export CURSOR_VERSION.
+func (*Adapter) Detect(getenv func(string) string) bool {
+	return getenv("CURSOR_AGENT") == "1" || getenv("CURSOR_VERSION") != ""
+}
+
+// Paths implements harness.Adapter.
+func (*Adapter) Paths() harness.Paths {
+	return harness.Paths{Config: []string{hooksFile}, Skills: skillsDir}
+}
+
+// HookOutput implements harness.Adapter. Only sessionStart can hand
+// context to Cursor; beforeSubmitPrompt has no field for it.
+func (*Adapter) HookOutput(event harness.Event, context string) ([]byte, bool) {
+	if event != harness.SessionStart {
+		return nil, false
+	}
+	return marshal(struct {
+		AdditionalContext string `json:"additional_context"`
+	}{context}), true
+}
+
+// marshal encodes v as one line of JSON without escaping <, > and &, which
+// context and hook commands contain.
+func marshal(v any) []byte {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		panic(err) // only kk's own plain structs are encoded here
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
+}

@@ -1,0 +1,73 @@
+// Package gemini is kk's adapter for Gemini CLI (`gemini`, npm package
+// @google/gemini-cli).
+//
+// What the harness offers, and what kk does with it (google-gemini/gemini-cli
+// docs/hooks/*.md, docs/cli/custom-commands.md, docs/cli/headless.md,
+// schemas/settings.schema.json):
+//
+//   - Hooks live under "hooks" in .gemini/settings.json: event → groups
+//     {matcher?, hooks: [{name, type: "command", command, timeout (ms)}]}.
+//     kk merges its own entries (named kk-<event>, calling
+//     `kk hook <event> --harness gemini`) into the user's file and leaves
+//     every other key and hook as it was.
+//   - SessionStart hooks inject context through
+//     hookSpecificOutput.additionalContext (first turn of an interactive
+//     session, prepended to the prompt of a headless one), and BeforeAgent
+//     hooks add context to each prompt the same way: kk uses both.
+//     AfterAgent (end of turn), PreCompress and SessionEnd capture.
+//   - Skills become custom commands, .gemini/commands/<name>.toml, with a
+//     description and a prompt.
+//   - Transcripts are the JSON Lines chat recordings under
+//     ~/.gemini/tmp/<project hash>/chats/ (older releases wrote one JSON
+//     document); hooks receive the path.
+//   - Headless runs are `gemini -p … --output-format json`.
+package gemini
+
+import (
+	"github.com/kk-project/kk/internal/harness"
+)
+
+const (
+	id           = "gemini"
+	binary       = "gemini"
+	settingsFile = ".gemini/settings.json"
+	commandsDir  = ".gemini/commands"
+	detectEnv    = "GEMINI_CLI"
+	userDirRel   = ".gemini"
+)
+
+// Adapter is the Gemini CLI adapter. The zero value is ready to use.
+type Adapter struct{}
+
+// New returns the adapter.
+func New() *Adapter { return &Adapter{} }
+
+var _ harness.Adapter = (*Adapter)(nil)
+
+// ID implements harness.Adapter.
+func (*Adapter) ID() string { return id }
+
+// Name implements harness.Adapter.
+func (*Adapter) Name() string { return "Gemini CLI" }
+
+// Binary implements harness.Adapter.
+func (*Adapter) Binary() string { return binary }
+
+// LaunchArgs implements harness.Adapter: `gemini -p "<prompt>"` is Gemini
+// CLI's headless mode; a prompt such as /kk-curate runs kk's custom
+// command.
+func (*Adapter) LaunchArgs(prompt string) []string { return []string{"-p", prompt} }
+
+// InstallHint implements harness.Adapter.
+func (*Adapter) InstallHint() string {
+	return "install Gemini CLI with `npm install -g @google/gemini-cli` (or `brew install gemini-cli`), then run `gemini` once to sign in"
+}
+
+// Detect implements harness.Adapter. Gemini CLI sets GEMINI_CLI=1 in the
+// environment of the shell commands it runs.
+func (*Adapter) Detect(getenv func(string) string) bool { return getenv(detectEnv) == "1" }
+
+// Paths implements harness.Adapter.
+func (*Adapter) Paths() harness.Paths {
+	return harness.Paths{Config: []string{settingsFile}, Skills: commandsDir}
+}

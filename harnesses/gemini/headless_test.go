@@ -1,0 +1,171 @@
+package gemini
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kk-project/kk/internal/harness"
+)
+
+// fakeScript stands in for the gemini binary: it records its arguments
+// (NUL-separated), the recursion-guard variable and its stdin, prints
+// $FAKE_DIR/out, and exits with $FAKE_EXIT.
+const fakeScript = `#!/bin/sh
+printf '%s\0' "$@" > "$FAKE_DIR/args"
+printf '%s' "${KK_INTERNAL-unset}" > "$FAKE_DIR/env"
+cat > "$FAKE_DIR/stdin"
+cat "$FAKE_DIR/out" 2>/dev/null
+if [ -n "$FAKE_ERR" ]; then printf '%s\n' "$FAKE_ERR" >&2; fi
+if [ -n "$FAKE_SLEEP" ]; then exec sleep "$FAKE_SLEEP"; fi
+exit ${FAKE_EXIT:-0}
+`
+
+func fakeBinary(t *testing.T, out string) string {
+	t.Helper()
+	bin := t.TempDir()
+	if err := os.WriteFile(filepath.Join(bin, "gemini"), []byte(fakeScript), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "out"), out)
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	t.Setenv("FAKE_DIR", dir)
+	t.Setenv("FAKE_EXIT", "")
+	t.Setenv("FAKE_ERR", "")
+	t.Setenv("FAKE_SLEEP", "")
+	t.Setenv("KK_INTERNAL", "")
+	return dir
+}
+
+func fakeArgs(t *testing.T, dir string) []string {
+	t.Helper()
+	s := strings.TrimSuffix(string(readFile(t, filepath.Join(dir, "args"))), "\x00")
+	return strings.Split(s, "\x00")
+}
+
+// The document `gemini -p … --output-format json` prints
+// (docs/cli/headless.md, "Response Schema").
+const jsonOutput = `{
+  "response": "{\"practice\":[],\"map\":[]}",
+  "stats": {
+    "models": {"gemini-2.5-flash": {"api": {"totalRequests": 1, "totalErrors": 0, "totalLatencyMs": 900}, "tokens": {"prompt": 10, "candidates": 5, "total": 15, "cached": 0, "thoughts": 0, "tool": 0}}},
+    "tools": {"totalCalls": 0, "totalSuccess": 0, "totalFail": 0, "totalDurationMs": 0, "totalDecisions": {"accept": 0, "reject": 0, "modify": 0, "auto_accept": 0}, "byName": {}},
+    "files": {"totalLinesAdded": 0, "totalLinesRemoved": 0}
+  }
+}
+`
+
+func TestHeadless(t *testing.T) {
+	dir := fakeBinary(t, jsonOutput)
+	log := filepath.Join(t.TempDir(), "_logs", "proposal", "s.json")
+	got, err := New().Headless(context.Background(), harness.HeadlessRun{
+		Prompt:  "Extract candidates.",
+		Stdin:   strings.NewReader("[USER]: hi"),
+		Model:   map[string]any{"harness": "gemini", "model": "gemini-2.5-flash"},
+		LogFile: log,
+		Timeout: 10 * time.Second,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != `{"practice":[],"map":[]}` {
+		t.Errorf("answer = %q", got)
+	}
+	if args := fakeArgs(t, dir); !slices.Equal(args, []string{"-p", "Extract candidates.", "--output-format", "json", "-m", "gemini-2.5-flash"}) {
+		t.Errorf("args = %q", args)
+	}
+	if env := string(readFile(t, filepath.Join(dir, "env"))); env != "1" {
+		t.Errorf("KK_INTERNAL in the child = %q, want 1", env)
+	}
+	if in := string(readFile(t, filepath.Join(dir, "stdin"))); in != "[USER]: hi" {
+		t.Errorf("stdin = %q", in)
+	}
+	if l := string(readFile(t, log)); l != jsonOutput {
+		t.Errorf("log = %q", l)
+	}
+}
+
+func TestHeadlessVariants(t *testing.T) {
+	ctx := context.Background()
+	a := New()
+
+	// A notice before the document, another harness's model setting.
+	dir := fakeBinary(t, "Loaded cached credentials.\n"+jsonOutput)
+	got, err := a.Headless(ctx, harness.HeadlessRun{Prompt: "p", Model: map[string]any{"harness": "codex", "model": "o4"}})
+	if err != nil || got != `{"practice":[],"map":[]}` {
+		t.Errorf("answer = %q, %v", got, err)
+	}
+	if slices.Contains(fakeArgs(t, dir), "-m") {
+		t.Error("another harness's model was passed")
+	}
+
+	// Plain text from a build that prints text.
+	fakeBinary(t, "just text\n")
+	if got, err := a.Headless(ctx, harness.HeadlessRun{Prompt: "p"}); err != nil || got != "just text" {
+		t.Errorf("plain text: %q, %v", got, err)
+	}
+
+	// A long prompt goes on stdin after the input, without -p.
+	dir = fakeBinary(t, jsonOutput)
+	prompt := strings.Repeat("line of transcript\n", 8000)
+	if _, err := a.Headless(ctx, harness.HeadlessRun{Prompt: prompt, Stdin: strings.NewReader("input")}); err != nil {
+		t.Fatal(err)
+	}
+	if slices.Contains(fakeArgs(t, dir), "-p") {
+		t.Error("a long prompt was passed as an argument")
+	}
+	if in := string(readFile(t, filepath.Join(dir, "stdin"))); in != "input\n\n"+prompt {
+		t.Errorf("stdin holds %d bytes", len(in))
+	}
+}
+
+func TestHeadlessFailures(t *testing.T) {
+	ctx := context.Background()
+	a := New()
+
+	fakeBinary(t, `{"response": null, "error": {"type": "AuthError", "message": "not signed in", "code": 41}}`)
+	t.Setenv("FAKE_EXIT", "41")
+	if _, err := a.Headless(ctx, harness.HeadlessRun{Prompt: "p"}); err == nil || !strings.Contains(err.Error(), "exit code 41") || !strings.Contains(err.Error(), "AuthError: not signed in") {
+		t.Errorf("JSON error: %v", err)
+	}
+
+	fakeBinary(t, "")
+	t.Setenv("FAKE_EXIT", "1")
+	t.Setenv("FAKE_ERR", "boom")
+	if _, err := a.Headless(ctx, harness.HeadlessRun{Prompt: "p"}); err == nil || !strings.Contains(err.Error(), "boom") {
+		t.Errorf("stderr tail: %v", err)
+	}
+
+	fakeBinary(t, `{"response": "x", "error": {"type": "ApiError", "message": "quota"}}`)
+	if _, err := a.Headless(ctx, harness.HeadlessRun{Prompt: "p"}); err == nil || !strings.Contains(err.Error(), "quota") {
+		t.Errorf("error with exit 0: %v", err)
+	}
+
+	fakeBinary(t, `{"response": "  ", "stats": {}}`)
+	if _, err := a.Headless(ctx, harness.HeadlessRun{Prompt: "p"}); err == nil {
+		t.Error("an empty response was accepted")
+	}
+
+	fakeBinary(t, "")
+	t.Setenv("FAKE_SLEEP", "5")
+	start := time.Now()
+	if _, err := a.Headless(ctx, harness.HeadlessRun{Prompt: "p", Timeout: 200 * time.Millisecond}); err == nil || !strings.Contains(err.Error(), "timed out after 200ms") {
+		t.Errorf("timeout: %v", err)
+	}
+	if time.Since(start) > 4*time.Second {
+		t.Errorf("timeout took %s", time.Since(start))
+	}
+
+	if _, err := a.Headless(ctx, harness.HeadlessRun{Prompt: "p", Model: map[string]any{"model": []string{"x"}}}); err == nil {
+		t.Error("a non-string model was accepted")
+	}
+	t.Setenv("PATH", t.TempDir())
+	if _, err := a.Headless(ctx, harness.HeadlessRun{Prompt: "p"}); err == nil || !strings.Contains(err.Error(), "@google/gemini-cli") {
+		t.Errorf("missing binary: %v", err)
+	}
+}

@@ -1,0 +1,422 @@
+package gemini
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/kk-project/kk/internal/atomicfile"
+	"github.com/kk-project/kk/internal/harness"
+)
+
+// hookSpec maps one Gemini CLI hook event onto one kk hook event.
+type hookSpec struct {
+	Event     string // Gemini's event name
+	KK        harness.Event
+	TimeoutMS int
+	About     string // the hook's description, shown in /hooks panel
+}
+
+// hookSpecs are kk's hooks in Gemini CLI, in the order they are written.
+// Gemini waits for its hooks (default timeout 60 s); kk's runtime keeps
+// far shorter deadlines and detaches slow work, so the timeouts here are
+// only a backstop.
+var hookSpecs = []hookSpec{
+	{"SessionStart", harness.SessionStart, 10000, "kk: give the model the knowledge base entry point (ENTRY.md)"},
+	{"SessionStart", harness.ProposalDrain, 10000, "kk: extract knowledge candidates from captured sessions in the background"},
+	{"BeforeAgent", harness.PromptContext, 10000, "kk: add the knowledge nodes relevant to the prompt"},
+	{"AfterAgent", harness.Capture, 30000, "kk: capture the session into .ai/kenkeep/_sessions"},
+	{"PreCompress", harness.Capture, 30000, "kk: capture the session before history is compressed"},
+	{"SessionEnd", harness.Capture, 30000, "kk: capture the session as it ends"},
+	{"SessionEnd", harness.LintTick, 10000, "kk: lint the knowledge base every few sessions"},
+}
+
+// hookEntry is one hook configuration of a hook definition.
+type hookEntry struct {
+	Name        string `json:"name"`
+	Type        string `json:"type"`
+	Command     string `json:"command"`
+	Description string `json:"description,omitempty"`
+	Timeout     int    `json:"timeout,omitempty"`
+}
+
+// hookName is the name of kk's entry for a kk event; /hooks disable
+// <name> turns it off in Gemini CLI.
+func hookName(ev harness.Event) string { return "kk-" + string(ev) }
+
+// kkCommand matches the command of a kk entry and captures the kk event.
+var kkCommand = regexp.MustCompile(`\shook (\S+) --harness ` + id + `$`)
+
+// owned reports whether a hook entry is kk's: named kk-… and running
+// `… hook <event> --harness gemini`, whatever the kk command was.
+func owned(raw json.RawMessage) bool {
+	var e struct {
+		Name    string `json:"name"`
+		Command string `json:"command"`
+	}
+	if json.Unmarshal(raw, &e) != nil {
+		return false
+	}
+	return strings.HasPrefix(e.Name, "kk-") && kkCommand.MatchString(e.Command)
+}
+
+// hookCommand returns `<command> hook <event> --harness gemini`. A
+// relative command path is anchored at $GEMINI_PROJECT_DIR, which Gemini
+// CLI replaces with the (quoted) project directory before running it.
+func hookCommand(command string, ev harness.Event) string {
+	prefix := bashQuote(command)
+	if !filepath.IsAbs(command) && strings.ContainsAny(command, `/\`) {
+		prefix = "$GEMINI_PROJECT_DIR/" + bashQuote(strings.TrimPrefix(command, "./"))
+	}
+	return prefix + " hook " + string(ev) + " --harness " + id
+}
+
+var shellSafe = regexp.MustCompile(`^[A-Za-z0-9_./:@%+,=-]+$`)
+
+// bashQuote quotes s for a POSIX shell when it needs quoting.
+func bashQuote(s string) string {
+	if shellSafe.MatchString(s) {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// desiredHooks returns kk's entries per Gemini event, and the events in
+// the order they are first written.
+func desiredHooks(command string) (map[string][]json.RawMessage, []string, error) {
+	out := map[string][]json.RawMessage{}
+	var order []string
+	for _, s := range hookSpecs {
+		raw, err := rawJSON(hookEntry{
+			Name:        hookName(s.KK),
+			Type:        "command",
+			Command:     hookCommand(command, s.KK),
+			Description: s.About,
+			Timeout:     s.TimeoutMS,
+		})
+		if err != nil {
+			return nil, nil, err
+		}
+		if _, ok := out[s.Event]; !ok {
+			order = append(order, s.Event)
+		}
+		out[s.Event] = append(out[s.Event], raw)
+	}
+	return out, order, nil
+}
+
+// rawJSON encodes v compactly without HTML escaping, so commands keep
+// their & < > readable.
+func rawJSON(v any) (json.RawMessage, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return json.RawMessage(bytes.TrimRight(b.Bytes(), "\n")), nil
+}
+
+// set sets key of o to v, encoded without HTML escaping (Object.Set
+// would escape the & < > of commands).
+func set(o *harness.Object, key string, v any) error {
+	raw, err := rawJSON(v)
+	if err != nil {
+		return err
+	}
+	return o.Set(key, raw)
+}
+
+// setHooks makes kk's entries in settings (the parsed settings.json) equal
+// to want (event → entries; nil removes them all). kk's entries are
+// replaced where they stand, in the first group that holds any for that
+// event; an event without them gets a new group at the end of its list.
+// Groups, events and the "hooks" object left empty by removing kk's
+// entries are removed; everything else — other keys, other hooks, group
+// matchers, legacy non-event fields such as hooks.disabled — is kept.
+func setHooks(settings *harness.Object, want map[string][]json.RawMessage, order []string) error {
+	hooks, _ := harness.ParseObject(nil)
+	if raw, ok := settings.Get("hooks"); ok {
+		var err error
+		if hooks, err = harness.ParseObject(raw); err != nil {
+			return fmt.Errorf(`%s: field "hooks" is not a JSON object; fix it, then run kk again`, settingsFile)
+		}
+	}
+	removed := false
+	placed := map[string]bool{}
+	for _, ev := range hooks.Keys() {
+		raw, _ := hooks.Get(ev)
+		var groups []json.RawMessage
+		if json.Unmarshal(raw, &groups) != nil {
+			continue // not an event list (hooks.enabled, hooks.disabled, …)
+		}
+		var kept []json.RawMessage
+		changed := false
+		for _, g := range groups {
+			group, err := harness.ParseObject(g)
+			if err != nil {
+				kept = append(kept, g)
+				continue
+			}
+			entriesRaw, _ := group.Get("hooks")
+			var entries []json.RawMessage
+			if json.Unmarshal(entriesRaw, &entries) != nil {
+				kept = append(kept, g)
+				continue
+			}
+			var next []json.RawMessage
+			hadKK := false
+			for _, e := range entries {
+				if !owned(e) {
+					next = append(next, e)
+					continue
+				}
+				if !hadKK && !placed[ev] && want[ev] != nil {
+					next = append(next, want[ev]...)
+					placed[ev] = true
+				}
+				hadKK = true
+			}
+			if !hadKK {
+				kept = append(kept, g)
+				continue
+			}
+			changed, removed = true, true
+			if len(next) == 0 {
+				continue // the group held only kk's entries
+			}
+			if err := set(group, "hooks", next); err != nil {
+				return err
+			}
+			b, err := group.MarshalJSON()
+			if err != nil {
+				return err
+			}
+			kept = append(kept, b)
+		}
+		if !changed {
+			continue
+		}
+		if len(kept) == 0 {
+			hooks.Delete(ev)
+		} else if err := set(hooks, ev, kept); err != nil {
+			return err
+		}
+	}
+	for _, ev := range order {
+		if placed[ev] || want[ev] == nil {
+			continue
+		}
+		var groups []json.RawMessage
+		if raw, ok := hooks.Get(ev); ok {
+			if json.Unmarshal(raw, &groups) != nil {
+				return fmt.Errorf(`%s: field "hooks.%s" is not a list of hook definitions; fix it, then run kk again`, settingsFile, ev)
+			}
+		}
+		group, err := rawJSON(struct {
+			Hooks []json.RawMessage `json:"hooks"`
+		}{want[ev]})
+		if err != nil {
+			return err
+		}
+		if err := set(hooks, ev, append(groups, group)); err != nil {
+			return err
+		}
+	}
+	if hooks.Len() == 0 {
+		if removed {
+			settings.Delete("hooks")
+		}
+		return nil
+	}
+	return settings.Set("hooks", hooks)
+}
+
+// Install implements harness.Adapter. It merges kk's hooks into
+// .gemini/settings.json and writes one .gemini/commands/<name>.toml per
+// skill. Every command is rendered and the settings file parsed before the
+// first write.
+func (a *Adapter) Install(ctx context.Context, o harness.InstallOptions) ([]harness.Change, error) {
+	if err := checkRoot(o.Root); err != nil {
+		return nil, err
+	}
+	cmds, names, err := renderCommands(o.Skills)
+	if err != nil {
+		return nil, err
+	}
+	command := o.Command
+	if command == "" {
+		command = "kk"
+	}
+	want, order, err := desiredHooks(command)
+	if err != nil {
+		return nil, err
+	}
+	var changes []harness.Change
+	action, err := harness.EditJSONFile(filepath.Join(o.Root, filepath.FromSlash(settingsFile)), func(s *harness.Object) error {
+		return setHooks(s, want, order)
+	}, false)
+	if err != nil {
+		return nil, err
+	}
+	if action != "" {
+		changes = append(changes, harness.Change{Path: settingsFile, Action: action})
+	}
+	for _, name := range names {
+		if err := ctx.Err(); err != nil {
+			return changes, err
+		}
+		action, err := putFile(o.Root, commandFile(name), cmds[name])
+		if err != nil {
+			return changes, err
+		}
+		if action != "" {
+			changes = append(changes, harness.Change{Path: commandFile(name), Action: action})
+		}
+	}
+	return changes, nil
+}
+
+// Uninstall implements harness.Adapter. It removes kk's entries from
+// .gemini/settings.json (the file itself when nothing else is left in
+// it) and the command files of opts.Skills (of the skills this kk ships
+// when none are named), then the folders left empty.
+func (a *Adapter) Uninstall(ctx context.Context, o harness.InstallOptions) ([]harness.Change, error) {
+	if err := checkRoot(o.Root); err != nil {
+		return nil, err
+	}
+	names, err := skillNames(uninstallSkills(o.Skills))
+	if err != nil {
+		return nil, err
+	}
+	var changes []harness.Change
+	action, err := harness.EditJSONFile(filepath.Join(o.Root, filepath.FromSlash(settingsFile)), func(s *harness.Object) error {
+		return setHooks(s, nil, nil)
+	}, true)
+	if err != nil {
+		return nil, err
+	}
+	if action != "" {
+		changes = append(changes, harness.Change{Path: settingsFile, Action: action})
+	}
+	for _, name := range names {
+		if err := ctx.Err(); err != nil {
+			return changes, err
+		}
+		removed, err := removeFile(o.Root, commandFile(name))
+		if err != nil {
+			return changes, err
+		}
+		if removed {
+			changes = append(changes, harness.Change{Path: commandFile(name), Action: "removed"})
+		}
+	}
+	removeEmptyDirs(o.Root, []string{commandsDir, path.Dir(settingsFile)})
+	return changes, nil
+}
+
+// renderCommands renders every skill and returns the files by name and
+// the names sorted.
+func renderCommands(skills map[string][]byte) (map[string][]byte, []string, error) {
+	names, err := skillNames(skills)
+	if err != nil {
+		return nil, nil, err
+	}
+	out := make(map[string][]byte, len(names))
+	for _, n := range names {
+		data, err := renderCommand(n, skills[n])
+		if err != nil {
+			return nil, nil, err
+		}
+		out[n] = data
+	}
+	return out, names, nil
+}
+
+// uninstallSkills is the set of skills to remove: the ones given, or,
+// when none are, the ones this kk ships.
+func uninstallSkills(given map[string][]byte) map[string][]byte {
+	if len(given) > 0 {
+		return given
+	}
+	return shippedSkills()
+}
+
+func skillNames(skills map[string][]byte) ([]string, error) {
+	names := make([]string, 0, len(skills))
+	for name := range skills {
+		if !commandName.MatchString(name) {
+			return nil, fmt.Errorf("skill name %q: want lowercase letters, digits and hyphens", name)
+		}
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	return names, nil
+}
+
+func checkRoot(root string) error {
+	if root == "" {
+		return errors.New("no repository root given")
+	}
+	fi, err := os.Stat(root)
+	if err != nil {
+		return fmt.Errorf("repository root: %w", err)
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("repository root %s is not a folder", root)
+	}
+	return nil
+}
+
+// putFile writes data to root/rel when it differs from what is there and
+// reports "created", "updated" or "" (unchanged).
+func putFile(root, rel string, data []byte) (string, error) {
+	p := filepath.Join(root, filepath.FromSlash(rel))
+	_, statErr := os.Stat(p)
+	exists := statErr == nil
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return "", fmt.Errorf("writing %s: %w", rel, err)
+	}
+	wrote, err := atomicfile.WriteIfChanged(p, data, 0o644)
+	switch {
+	case err != nil:
+		return "", err
+	case !wrote:
+		return "", nil
+	case exists:
+		return "updated", nil
+	}
+	return "created", nil
+}
+
+// removeFile removes root/rel and reports whether it existed.
+func removeFile(root, rel string) (bool, error) {
+	err := os.Remove(filepath.Join(root, filepath.FromSlash(rel)))
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("removing %s: %w", rel, err)
+	}
+	return true, nil
+}
+
+// removeEmptyDirs removes each of the folders (relative to root, in
+// order) that is empty.
+func removeEmptyDirs(root string, rels []string) {
+	for _, rel := range rels {
+		p := filepath.Join(root, filepath.FromSlash(rel))
+		if entries, err := os.ReadDir(p); err == nil && len(entries) == 0 {
+			os.Remove(p)
+		}
+	}
+}

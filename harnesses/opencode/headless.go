@@ -1,0 +1,167 @@
+package opencode
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/kk-project/kk/internal/harness"
+)
+
+// promptArgMax is the largest prompt passed as an argument; a longer one
+// goes on stdin, which `opencode run` appends to its message.
+const promptArgMax = 64 << 10
+
+// event is one line of `opencode run --format json` (harnesses.md §4.4).
+// Current builds print {type, sessionID, part} with type text, tool_use,
+// step_start, step_finish or error; older ones printed bus events such as
+// {type: "message.part.updated", properties: {part}}. Both are read.
+type event struct {
+	Type       string    `json:"type"`
+	Part       *textPart `json:"part"`
+	Properties struct {
+		Part *textPart `json:"part"`
+	} `json:"properties"`
+	Error json.RawMessage `json:"error"`
+}
+
+type textPart struct {
+	ID        string `json:"id"`
+	MessageID string `json:"messageID"`
+	Type      string `json:"type"`
+	Text      string `json:"text"`
+}
+
+// Headless implements harness.Adapter: `opencode run --format json
+// [--model <provider/model>] <prompt>`, with run.Stdin on stdin (OpenCode
+// appends it to the message). The answer is the text of the last
+// assistant message. OpenCode cannot be held to a JSON Schema; run.Schema
+// is left to the caller's validation. run.Model's "name" picks the model.
+func (a *Adapter) Headless(ctx context.Context, run harness.HeadlessRun) (string, error) {
+	bin, err := a.lookPath(binary)
+	if err != nil {
+		return "", fmt.Errorf("%v; %s", err, a.InstallHint())
+	}
+	args := []string{"run", "--format", "json"}
+	if name, err := modelName(run.Model); err != nil {
+		return "", err
+	} else if name != "" {
+		args = append(args, "--model", name)
+	}
+	var input []byte
+	if run.Stdin != nil {
+		if input, err = io.ReadAll(run.Stdin); err != nil {
+			return "", fmt.Errorf("reading the input of the OpenCode run: %w", err)
+		}
+	}
+	stdin := input
+	if len(run.Prompt) > promptArgMax {
+		stdin = []byte(run.Prompt)
+		if len(input) > 0 {
+			stdin = append(append(stdin, "\n\n"...), input...)
+		}
+	} else {
+		args = append(args, run.Prompt)
+	}
+	out, err := runChild(ctx, "opencode run", bin, args, stdin, run.LogFile, run.Timeout)
+	if err != nil {
+		return "", err
+	}
+	return answer(out)
+}
+
+// answer is the text of the last assistant message in the output of
+// `opencode run --format json`: its text parts in order, each at its
+// latest version (bus events repeat a part as it grows).
+func answer(out []byte) (string, error) {
+	var (
+		message string
+		ids     []string
+		texts   = map[string]string{}
+		failure string
+	)
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	sc.Buffer(make([]byte, 64<<10), len(out)+1)
+	for sc.Scan() {
+		var e event
+		if json.Unmarshal(sc.Bytes(), &e) != nil {
+			continue
+		}
+		p := e.Part
+		switch e.Type {
+		case "text":
+		case "message.part.updated":
+			p = e.Properties.Part
+		case "error":
+			failure = errorText(e.Error)
+			continue
+		default:
+			continue
+		}
+		if p == nil || (p.Type != "" && p.Type != "text") {
+			continue
+		}
+		if p.MessageID != message {
+			message, ids, texts = p.MessageID, nil, map[string]string{}
+		}
+		key := p.ID
+		if key == "" {
+			key = fmt.Sprint(len(ids))
+		}
+		if _, seen := texts[key]; !seen {
+			ids = append(ids, key)
+		}
+		texts[key] = p.Text
+	}
+	var parts []string
+	for _, k := range ids {
+		parts = append(parts, texts[k])
+	}
+	text := strings.TrimSpace(strings.Join(parts, "\n"))
+	switch {
+	case text == "" && failure != "":
+		return "", fmt.Errorf("opencode run reported an error: %s", failure)
+	case text == "":
+		return "", fmt.Errorf("opencode run printed no answer%s", tail(string(out)))
+	}
+	return text, nil
+}
+
+// errorText is the message of an error event's error.
+func errorText(raw json.RawMessage) string {
+	var e struct {
+		Name string `json:"name"`
+		Data struct {
+			Message string `json:"message"`
+		} `json:"data"`
+		Message string `json:"message"`
+	}
+	if json.Unmarshal(raw, &e) != nil {
+		return strings.TrimSpace(string(raw))
+	}
+	msg := e.Data.Message
+	if msg == "" {
+		msg = e.Message
+	}
+	if e.Name != "" {
+		return e.Name + ": " + msg
+	}
+	return msg
+}
+
+// modelName is the "name" of a proposalModel-style setting.
+func modelName(m map[string]any) (string, error) {
+	v, ok := m["name"]
+	if !ok || v == nil {
+		return "", nil
+	}
+	s, ok := v.(string)
+	if !ok {
+		return "", fmt.Errorf("model name %v is not a string", v)
+	}
+	return s, nil
+}

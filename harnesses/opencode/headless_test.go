@@ -1,0 +1,278 @@
+package opencode
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kk-project/kk/internal/harness"
+)
+
+// fakeBinary writes an executable shell script named name into a new
+// folder and returns the folder, for use as PATH.
+func fakeBinary(t *testing.T, name, script string) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, name), []byte("#!/bin/sh\n"+script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// recordingOpencode is a fake `opencode` that records its arguments,
+// working folder, the recursion guard and its stdin into out, then prints
+// the file answer.
+func recordingOpencode(t *testing.T, out, answer string) string {
+	t.Helper()
+	return fakeBinary(t, "opencode", `
+for a in "$@"; do printf '%s\n' "$a"; done > '`+out+`/args'
+printf '%s' "$KK_INTERNAL" > '`+out+`/guard'
+pwd > '`+out+`/cwd'
+cat > '`+out+`/stdin'
+cat '`+answer+`'
+`)
+}
+
+func abs(t *testing.T, rel string) string {
+	t.Helper()
+	p, err := filepath.Abs(rel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestHeadless(t *testing.T) {
+	for _, fixture := range []string{"run-format-json.jsonl", "run-bus-events.jsonl"} {
+		t.Run(fixture, func(t *testing.T) {
+			out := t.TempDir()
+			a := &Adapter{getenv: env(map[string]string{"PATH": recordingOpencode(t, out, abs(t, filepath.Join("testdata", fixture)))})}
+			log := filepath.Join(out, "logs", "p.jsonl")
+			got, err := a.Headless(context.Background(), harness.HeadlessRun{
+				Prompt:  "Extract candidates.",
+				Stdin:   strings.NewReader("[USER]: hi"),
+				Model:   map[string]any{"name": "anthropic/claude-haiku-4-5"},
+				LogFile: log,
+				Timeout: 10 * time.Second,
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != `{"practice":[],"map":[]}` {
+				t.Errorf("answer %q", got)
+			}
+			if g := string(read(t, filepath.Join(out, "guard"))); g != "1" {
+				t.Errorf("KK_INTERNAL in the child = %q, want 1", g)
+			}
+			if args := string(read(t, filepath.Join(out, "args"))); args != "run\n--format\njson\n--model\nanthropic/claude-haiku-4-5\nExtract candidates.\n" {
+				t.Errorf("args:\n%s", args)
+			}
+			if in := string(read(t, filepath.Join(out, "stdin"))); in != "[USER]: hi" {
+				t.Errorf("stdin %q", in)
+			}
+			if l := read(t, log); string(l) != string(read(t, filepath.Join("testdata", fixture))) {
+				t.Errorf("log file %q", l)
+			}
+		})
+	}
+}
+
+func TestHeadlessLongPromptGoesOnStdin(t *testing.T) {
+	out := t.TempDir()
+	a := &Adapter{getenv: env(map[string]string{"PATH": recordingOpencode(t, out, abs(t, filepath.Join("testdata", "run-format-json.jsonl")))})}
+	long := strings.Repeat("x", promptArgMax+1)
+	if _, err := a.Headless(context.Background(), harness.HeadlessRun{Prompt: long, Stdin: strings.NewReader("in")}); err != nil {
+		t.Fatal(err)
+	}
+	if args := string(read(t, filepath.Join(out, "args"))); args != "run\n--format\njson\n" {
+		t.Errorf("args:\n%s", args)
+	}
+	if in := string(read(t, filepath.Join(out, "stdin"))); in != long+"\n\nin" {
+		t.Errorf("stdin has %d bytes", len(in))
+	}
+}
+
+func TestHeadlessFailures(t *testing.T) {
+	for _, tc := range []struct {
+		name, script, want string
+		timeout            time.Duration
+	}{
+		{"exit", "echo 'provider not configured' >&2; exit 1", "exit code 1): provider not configured", 0},
+		{"no answer", `printf '%s\n' '{"type":"step_start","part":{"messageID":"m"}}'`, "no answer", 0},
+		{"error event", `printf '%s\n' '{"type":"error","error":{"name":"ProviderAuthError","data":{"message":"no API key"}}}'`, "ProviderAuthError: no API key", 0},
+		{"timeout", "exec sleep 5", "timed out after 200ms", 200 * time.Millisecond},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a := &Adapter{getenv: env(map[string]string{"PATH": fakeBinary(t, "opencode", tc.script)})}
+			_, err := a.Headless(context.Background(), harness.HeadlessRun{Prompt: "x", Timeout: tc.timeout})
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %v, want %q", err, tc.want)
+			}
+		})
+	}
+	a := &Adapter{getenv: env(map[string]string{"PATH": t.TempDir()})}
+	if _, err := a.Headless(context.Background(), harness.HeadlessRun{Prompt: "x"}); err == nil || !strings.Contains(err.Error(), "opencode-ai") {
+		t.Errorf("missing binary: %v", err)
+	}
+}
+
+func TestExportTranscript(t *testing.T) {
+	out := t.TempDir()
+	project := t.TempDir()
+	a := &Adapter{getenv: env(map[string]string{"PATH": recordingOpencode(t, out, abs(t, filepath.Join("testdata", "export.json")))})}
+	dst := filepath.Join(t.TempDir(), "export.json")
+	payload := []byte(`{"session_id":"ses_3a9bX2kLmN8pQ4rS7tUvW1yZ0c","hook_event_name":"session.idle","cwd":"` + project + `"}`)
+	in, err := a.ParseHookInput(payload)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.ExportTranscript(context.Background(), in, dst); err != nil {
+		t.Fatal(err)
+	}
+	if args := string(read(t, filepath.Join(out, "args"))); args != "export\nses_3a9bX2kLmN8pQ4rS7tUvW1yZ0c\n" {
+		t.Errorf("args:\n%s", args)
+	}
+	if g := string(read(t, filepath.Join(out, "guard"))); g != "1" {
+		t.Errorf("KK_INTERNAL in the export = %q, want 1", g)
+	}
+	if cwd := strings.TrimSpace(string(read(t, filepath.Join(out, "cwd")))); cwd != project {
+		t.Errorf("export ran in %s, want the project folder %s", cwd, project)
+	}
+	f, err := os.Open(dst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	tr, err := a.ParseTranscript(f)
+	if err != nil || len(tr.Turns) != 4 {
+		t.Errorf("exported transcript: %d turns, %v", len(tr.Turns), err)
+	}
+}
+
+func TestExportTranscriptFailures(t *testing.T) {
+	ok := harness.HookInput{SessionID: "ses_1"}
+	for _, tc := range []struct {
+		name, script string
+		in           harness.HookInput
+		want         string
+	}{
+		{"exit", "echo 'Session not found' >&2; exit 1", ok, "Session not found"},
+		{"empty", "exit 0", ok, "printed nothing"},
+		{"no session", "exit 0", harness.HookInput{CWD: "/x"}, "names no session"},
+		{"flag-like id", "exit 0", harness.HookInput{SessionID: "--help"}, "not one"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a := &Adapter{getenv: env(map[string]string{"PATH": fakeBinary(t, "opencode", tc.script)})}
+			dst := filepath.Join(t.TempDir(), "export.json")
+			err := a.ExportTranscript(context.Background(), tc.in, dst)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %v, want %q", err, tc.want)
+			}
+			if exists(dst) {
+				t.Error("a failed export left its file")
+			}
+		})
+	}
+	a := &Adapter{getenv: env(map[string]string{"PATH": t.TempDir()})}
+	if err := a.ExportTranscript(context.Background(), ok, filepath.Join(t.TempDir(), "e.json")); err == nil || !strings.Contains(err.Error(), "opencode-ai") {
+		t.Errorf("missing binary: %v", err)
+	}
+	old := exportTimeout
+	exportTimeout = 200 * time.Millisecond
+	defer func() { exportTimeout = old }()
+	a = &Adapter{getenv: env(map[string]string{"PATH": fakeBinary(t, "opencode", "exec sleep 5")})}
+	if err := a.ExportTranscript(context.Background(), ok, filepath.Join(t.TempDir(), "e.json")); err == nil || !strings.Contains(err.Error(), "did not finish") {
+		t.Errorf("timeout: %v", err)
+	}
+}
+
+func checksByName(cs []harness.Check) map[string]harness.Check {
+	m := map[string]harness.Check{}
+	for _, c := range cs {
+		m[c.Name] = c
+	}
+	return m
+}
+
+func TestDoctor(t *testing.T) {
+	root := t.TempDir()
+	bin := fakeBinary(t, "opencode", "echo '1.18.33'\n")
+	if err := os.WriteFile(filepath.Join(bin, "kk"), []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	a := &Adapter{getenv: env(map[string]string{"PATH": bin})}
+
+	cs := checksByName(a.Doctor(context.Background(), root))
+	for _, name := range []string{"config", "plugin", "skills"} {
+		if cs[name].Level != levelWarn {
+			t.Errorf("%s before install: %+v", name, cs[name])
+		}
+	}
+	if c := cs["binary"]; c.Level != levelOK || c.Message != "opencode 1.18.33" {
+		t.Errorf("binary: %+v", c)
+	}
+
+	if _, err := a.Install(context.Background(), harness.InstallOptions{Root: root, Command: "kk", Skills: shippedSkills()}); err != nil {
+		t.Fatal(err)
+	}
+	all := a.Doctor(context.Background(), root)
+	for _, c := range all {
+		if c.Level != levelOK {
+			t.Errorf("%s: %s %s (fix: %s)", c.Name, c.Level, c.Message, c.Fix)
+		}
+	}
+	cs = checksByName(all)
+	for _, name := range []string{"binary", "config", "plugin", "kk-command", "skills", "context", "limits"} {
+		if _, ok := cs[name]; !ok {
+			t.Errorf("no %s check", name)
+		}
+	}
+	if !strings.Contains(cs["context"].Message, contextFile) {
+		t.Errorf("the context check should say where the context goes: %q", cs["context"].Message)
+	}
+
+	// The instructions entry removed by hand; the plugin edited.
+	cfg := filepath.Join(root, ".opencode", "opencode.json")
+	write(t, cfg, []byte(`{"plugin": ["./plugins/kk.mjs"]}`))
+	plugin := filepath.Join(root, ".opencode", "plugins", "kk.mjs")
+	write(t, plugin, []byte(strings.Replace(string(read(t, plugin)), "lint-tick", "lint", 1)))
+	cs = checksByName(a.Doctor(context.Background(), root))
+	if c := cs["config"]; c.Level != levelWarn || !strings.Contains(c.Message, "instructions") || strings.Contains(c.Message, "under plugin") {
+		t.Errorf("config: %+v", c)
+	}
+	if c := cs["plugin"]; c.Level != levelWarn || !strings.Contains(c.Message, "differs") {
+		t.Errorf("plugin: %+v", c)
+	}
+
+	// kenkeep's plugin in kk's place; a broken config; nothing on PATH.
+	write(t, plugin, []byte("// kenkeep opencode plugin\n"))
+	write(t, cfg, []byte("{"))
+	a = &Adapter{getenv: env(map[string]string{"PATH": t.TempDir()})}
+	cs = checksByName(a.Doctor(context.Background(), root))
+	if c := cs["plugin"]; c.Level != levelWarn || !strings.Contains(c.Message, "not kk's") {
+		t.Errorf("plugin: %+v", c)
+	}
+	if c := cs["config"]; c.Level != levelErr {
+		t.Errorf("config: %+v", c)
+	}
+	if c := cs["binary"]; c.Level != levelWarn || c.Fix == "" {
+		t.Errorf("binary: %+v", c)
+	}
+	if _, ok := cs["kk-command"]; ok {
+		t.Error("kk-command checked without kk's plugin")
+	}
+}
+
+func TestDoctorCommandNotOnPath(t *testing.T) {
+	root := t.TempDir()
+	if _, err := New().Install(context.Background(), harness.InstallOptions{Root: root, Command: "/nowhere/kk", Skills: testSkills}); err != nil {
+		t.Fatal(err)
+	}
+	a := &Adapter{getenv: env(map[string]string{"PATH": t.TempDir()})}
+	if c := checksByName(a.Doctor(context.Background(), root))["kk-command"]; c.Level != levelWarn || !strings.Contains(c.Message, "/nowhere/kk") {
+		t.Errorf("kk-command: %+v", c)
+	}
+}

@@ -1,0 +1,101 @@
+// Package opencode is kk's adapter for OpenCode (`opencode`, npm package
+// opencode-ai).
+//
+// What the harness offers, and what kk does with it:
+//
+//   - OpenCode has no hook configuration. kk writes a JS plugin,
+//     .opencode/plugins/kk.mjs, and lists it under "plugin" in
+//     .opencode/opencode.json (OpenCode loads a plugin only when a config
+//     lists it). The plugin runs `kk hook <event> --harness opencode`,
+//     detached, with a JSON payload on stdin: session.created runs
+//     session-start, proposal-drain and lint-tick; session.idle (the end
+//     of every turn: OpenCode has no session-end event) and
+//     experimental.session.compacting run capture.
+//   - OpenCode cannot take context from a hook's output. session-start
+//     writes the context into .ai/kenkeep/.state/opencode-context.md (see
+//     WriteContext), which opencode.json lists under "instructions".
+//     The file sits in kk's state folder, which .ai/kenkeep/.gitignore
+//     already keeps out of git, so no per-session text is committed and no
+//     ignore rule has to be added anywhere else.
+//   - OpenCode keeps no transcript file kk can read: capture runs
+//     `opencode export <session>` into a file (see ExportTranscript; the
+//     export's stdout is cut short when piped).
+//   - Skills are SKILL.md folders under .opencode/skills/.
+//   - Headless runs are `opencode run --format json`.
+package opencode
+
+import (
+	"os"
+
+	"github.com/kk-project/kk/internal/harness"
+)
+
+const (
+	id          = "opencode"
+	binary      = "opencode"
+	configFile  = ".opencode/opencode.json"
+	pluginFile  = ".opencode/plugins/kk.mjs"
+	skillsDir   = ".opencode/skills"
+	contextFile = ".ai/kenkeep/.state/opencode-context.md"
+
+	// pluginEntry is the plugin's path in configFile's "plugin" list,
+	// relative to configFile.
+	pluginEntry = "./plugins/kk.mjs"
+	// schemaURL is the "$schema" of a configFile kk creates.
+	schemaURL = "https://opencode.ai/config.json"
+)
+
+// Adapter is the OpenCode adapter.
+type Adapter struct {
+	// getenv reads the environment (PATH when looking for programs).
+	// Tests replace it.
+	getenv func(string) string
+}
+
+// New returns the adapter, reading the process environment.
+func New() *Adapter { return &Adapter{getenv: os.Getenv} }
+
+var (
+	_ harness.Adapter    = (*Adapter)(nil)
+	_ ContextWriter      = (*Adapter)(nil)
+	_ TranscriptExporter = (*Adapter)(nil)
+)
+
+func (a *Adapter) env(key string) string {
+	if a.getenv == nil {
+		return os.Getenv(key)
+	}
+	return a.getenv(key)
+}
+
+// ID implements harness.Adapter.
+func (*Adapter) ID() string { return id }
+
+// Name implements harness.Adapter.
+func (*Adapter) Name() string { return "OpenCode" }
+
+// Binary implements harness.Adapter.
+func (*Adapter) Binary() string { return binary }
+
+// LaunchArgs implements harness.Adapter: `opencode run "<prompt>"` runs the
+// prompt (a slash command such as /kk-curate) non-interactively.
+func (*Adapter) LaunchArgs(prompt string) []string { return []string{"run", prompt} }
+
+// InstallHint implements harness.Adapter.
+func (*Adapter) InstallHint() string {
+	return "install OpenCode with `npm install -g opencode-ai` (or `curl -fsSL https://opencode.ai/install | bash`), then run `opencode auth login`"
+}
+
+// Detect implements harness.Adapter: OpenCode sets OPENCODE=1 in its own
+// environment, which its tools and plugins inherit.
+func (*Adapter) Detect(getenv func(string) string) bool { return getenv("OPENCODE") == "1" }
+
+// Paths implements harness.Adapter.
+func (*Adapter) Paths() harness.Paths {
+	return harness.Paths{Config: []string{configFile}, Skills: skillsDir, Other: []string{pluginFile, contextFile}}
+}
+
+// HookOutput implements harness.Adapter. OpenCode reads nothing a hook
+// prints: ok is always false. Session-start context goes through
+// WriteContext instead.
+func (*Adapter) HookOutput(harness.Event, string) ([]byte, bool) { return nil, false }
