@@ -6,10 +6,13 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/kk-project/kk/internal/install"
 	"github.com/kk-project/kk/internal/kb"
 )
 
-type doctorOpts struct{}
+type doctorOpts struct {
+	harness string // --harness: check only this harness
+}
 
 func newDoctorCmd(app *App) *cobra.Command {
 	var o doctorOpts
@@ -21,6 +24,13 @@ whether it matches this kk, kk's lines in .ai/kenkeep/.gitignore, .kkignore,
 config.yaml, the freshness and size of ENTRY.md, the validity of every leaf,
 leftover kenkeep v2 leaves, kk_derived_from references, and the writer lock.
 
+Then, for each harness kk is installed into (as recorded in
+.ai/kenkeep/.state/installed-version), or only the one --harness names, the
+harness's own checks, named <harness>/<check>: kk's hooks and skills are in
+place and up to date, the harness's program is on PATH, its hooks are
+trusted or enabled where that can be seen, and the known limits of the
+platform (which are warnings). Last, kk's block in AGENTS.md.
+
 Each check prints ok, warn or error (✓, ! and ✗ on a terminal) with a fix.
 Exits 1 when any check is an error; warnings exit 0.`,
 		Args: cobra.NoArgs,
@@ -28,10 +38,17 @@ Exits 1 when any check is an error; warnings exit 0.`,
 			return runDoctor(cmd.Context(), app, o)
 		},
 	}
+	cmd.Flags().StringVar(&o.harness, "harness", "", "check only this harness (a harness id)")
 	return cmd
 }
 
-func runDoctor(ctx context.Context, app *App, _ doctorOpts) error {
+func runDoctor(ctx context.Context, app *App, o doctorOpts) error {
+	reg := app.harnesses()
+	if o.harness != "" {
+		if _, err := reg.Get(o.harness); err != nil {
+			return usagef("--harness: %v", err)
+		}
+	}
 	k, err := app.KB()
 	if err != nil {
 		return err
@@ -39,6 +56,9 @@ func runDoctor(ctx context.Context, app *App, _ doctorOpts) error {
 	rep, err := k.Doctor(ctx, kb.DoctorOptions{Version: version})
 	if err != nil {
 		return err
+	}
+	for _, c := range install.Doctor(ctx, k, reg, o.harness) {
+		rep.Add(c)
 	}
 	if app.JSON {
 		if err := app.printJSON(struct {

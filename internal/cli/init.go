@@ -2,43 +2,92 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/kk-project/kk/internal/harness"
+	"github.com/kk-project/kk/internal/install"
 	"github.com/kk-project/kk/internal/kb"
 )
 
 type initOpts struct {
-	upgrade bool
+	upgrade      bool
+	harnesses    string
+	harnessesSet bool // --harnesses was given (an empty value is an error)
+	kkCommand    string
 }
 
 func newInitCmd(app *App) *cobra.Command {
 	var o initOpts
 	cmd := &cobra.Command{
 		Use:   "init",
-		Short: "Create the knowledge base in this repository",
+		Short: "Create the knowledge base in this repository and install kk into coding agents",
 		Long: `Create .ai/kenkeep/ with its settings, .gitignore block, README, generated
 index files, folder summaries and installed-version record, and a .kkignore
 at the repository root.
 
+--harnesses installs kk into coding agents (a comma-separated list of
+claude, codex, cursor, opencode, copilot, gemini): each harness gets kk's
+hooks merged into its own settings files, the kk skills in its skill or
+command format, and AGENTS.md gets a block between <!-- kk:start --> and
+<!-- kk:end --> telling every agent where the knowledge base is. Text
+outside the block and the user's own settings are kept. The harnesses are
+recorded in .ai/kenkeep/.state/installed-version, added to those already
+there.
+
+The hooks run "kk hook <event> --harness <id>", finding kk on PATH, so a
+fresh clone needs only kk installed. --kk-command sets another command
+(an absolute path, or one relative to the repository root); it is
+recorded and used again by later runs, and changing it rewrites the hooks
+of every installed harness.
+
 A second run changes nothing. Existing settings, folder summaries, leaves and
 .kkignore are never overwritten. --upgrade refreshes the generated
 scaffolding (README, .gitignore block, installed version) of an existing
-knowledge base and leaves user content alone.
+knowledge base and everything kk installed into the recorded harnesses,
+and leaves user content alone.
 
 The repository is --root, KK_ROOT, or else the working directory.`,
+		Example: `  kk init
+  kk init --harnesses claude,codex
+  kk init --upgrade
+  kk init --harnesses cursor --kk-command /opt/kk/bin/kk`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			o.harnessesSet = cmd.Flags().Changed("harnesses")
+			if cmd.Flags().Changed("kk-command") && o.kkCommand == "" {
+				return usagef("--kk-command needs a command, such as /usr/local/bin/kk")
+			}
 			return runInit(cmd.Context(), app, o)
 		},
 	}
-	cmd.Flags().BoolVarP(&o.upgrade, "upgrade", "u", false, "refresh generated scaffolding of an existing knowledge base")
+	cmd.Flags().BoolVarP(&o.upgrade, "upgrade", "u", false, "refresh generated scaffolding and everything kk installed into the recorded harnesses")
+	cmd.Flags().StringVar(&o.harnesses, "harnesses", "", "install kk into these coding agents (comma-separated harness ids)")
+	cmd.Flags().StringVar(&o.kkCommand, "kk-command", "", "command the hooks run kk with (default: kk, found on PATH)")
 	return cmd
 }
 
 func runInit(ctx context.Context, app *App, o initOpts) error {
+	var named []harness.Adapter
+	if o.harnessesSet {
+		var err error
+		if named, err = app.harnesses().Parse(o.harnesses); err != nil {
+			return usagef("--harnesses: %v", err)
+		}
+	}
+	if o.kkCommand != "" {
+		if strings.TrimSpace(o.kkCommand) == "" || strings.ContainsAny(o.kkCommand, "\n\r") {
+			return usagef("--kk-command %q: give the command on one line, such as /usr/local/bin/kk", o.kkCommand)
+		}
+		if !o.harnessesSet && !o.upgrade {
+			return usagef("--kk-command sets the command of harness hooks; give it with --harnesses or --upgrade")
+		}
+	}
 	root := app.Root
 	if root == "" {
 		wd, err := app.Getwd()
@@ -56,24 +105,104 @@ func runInit(ctx context.Context, app *App, o initOpts) error {
 	if err != nil {
 		return err
 	}
-	if app.JSON {
-		return app.printJSON(map[string]any{"schema_version": JSONSchemaVersion, "root": k.Root, "created": res.Created, "updated": res.Updated, "warnings": res.Warnings, "unchanged": res.Unchanged})
+	out := initOutput{SchemaVersion: JSONSchemaVersion, Root: k.Root, Created: res.Created, Updated: res.Updated, Removed: []string{}, Warnings: res.Warnings}
+	var installErr error
+	if len(named) > 0 || o.upgrade {
+		ires, err := install.Install(ctx, k, app.harnesses(), named, install.Options{Command: o.kkCommand, Upgrade: o.upgrade, Now: app.Now(), LockCommand: app.Command})
+		if ires == nil {
+			return err
+		}
+		installErr = err
+		created := map[string]bool{}
+		for _, f := range out.Created {
+			created[f] = true
+		}
+		for _, c := range ires.Changes {
+			switch {
+			case c.Action == "created":
+				out.Created = append(out.Created, c.Path)
+			case c.Action == "removed":
+				out.Removed = append(out.Removed, c.Path)
+			case !created[c.Path]: // a file created above and filled in here was created
+				out.Updated = append(out.Updated, c.Path)
+			}
+		}
+		out.Harnesses, out.KKCommand = ires.Harnesses, ires.Command
+		out.Warnings = append(out.Warnings, ires.Warnings...)
+		if len(ires.Harnesses) > 0 {
+			if w := checkKKCommand(app, k.Root, ires.Command); w != "" {
+				out.Warnings = append(out.Warnings, w)
+			}
+		}
+	} else {
+		out.Harnesses, out.KKCommand = []string{}, install.DefaultCommand
+		if inst, err := k.ReadInstalled(); err == nil {
+			out.Harnesses = append(out.Harnesses, inst.Harnesses...)
+			if inst.KKCommand != "" {
+				out.KKCommand = inst.KKCommand
+			}
+		}
 	}
-	for _, w := range res.Warnings {
+	out.Unchanged = len(out.Created)+len(out.Updated)+len(out.Removed) == 0
+	if app.JSON {
+		if err := app.printJSON(out); err != nil {
+			return err
+		}
+		return installErr
+	}
+	for _, w := range out.Warnings {
 		app.warnf("%s", w)
 	}
-	if res.Unchanged {
+	if out.Unchanged && installErr == nil {
 		fmt.Fprintf(app.IO.Out, "kk: knowledge base at %s is up to date; nothing changed\n", kb.DirName)
 		return nil
 	}
-	for _, f := range res.Created {
-		fmt.Fprintf(app.IO.Out, "created\t%s\n", f)
+	for _, l := range []struct {
+		action string
+		files  []string
+	}{{"created", out.Created}, {"updated", out.Updated}, {"removed", out.Removed}} {
+		for _, f := range l.files {
+			fmt.Fprintf(app.IO.Out, "%s\t%s\n", l.action, f)
+		}
 	}
-	for _, f := range res.Updated {
-		fmt.Fprintf(app.IO.Out, "updated\t%s\n", f)
+	if installErr != nil {
+		return installErr
 	}
-	if !o.upgrade {
+	switch {
+	case len(named) > 0:
+		fmt.Fprintln(app.IO.Err, "Next: commit .ai/kenkeep, .kkignore, AGENTS.md and the harness files listed above; `kk doctor` checks each harness (some ask you to trust new hooks once).")
+	case !o.upgrade:
 		fmt.Fprintln(app.IO.Err, "Next: write knowledge with `kk node write`, then commit .ai/kenkeep and .kkignore.")
 	}
 	return nil
+}
+
+// initOutput is kk init's --json document.
+type initOutput struct {
+	SchemaVersion int      `json:"schema_version"`
+	Root          string   `json:"root"`
+	Created       []string `json:"created"`
+	Updated       []string `json:"updated"`
+	Removed       []string `json:"removed"`
+	Warnings      []string `json:"warnings"`
+	Unchanged     bool     `json:"unchanged"`
+	Harnesses     []string `json:"harnesses"`
+	KKCommand     string   `json:"kk_command"`
+}
+
+// checkKKCommand returns a warning when the command the hooks run kk with
+// cannot be found now: the hooks would then fail in every session.
+func checkKKCommand(app *App, root, command string) string {
+	prog := strings.Fields(command)[0]
+	if !filepath.IsAbs(prog) && strings.ContainsRune(filepath.ToSlash(prog), '/') {
+		prog = filepath.Join(root, prog) // hooks run from the repository root
+	}
+	_, err := install.LookPath(app.Getenv("PATH"), prog)
+	switch {
+	case err == nil:
+		return ""
+	case command == install.DefaultCommand && errors.Is(err, install.ErrNotOnPath):
+		return "kk is not on PATH, so the hooks just written (`kk hook …`) will fail until it is; put kk on PATH, or run `kk init --upgrade --kk-command <path to kk>`"
+	}
+	return fmt.Sprintf("the hooks run %q, which cannot be found now (%v); they will fail until it exists", command, err)
 }

@@ -25,7 +25,7 @@ func newNodeCmd(app *App) *cobra.Command {
 			return usagef("node needs a subcommand: write, show or list")
 		},
 	}
-	cmd.AddCommand(newNodeWriteCmd(app), newNodeShowCmd(app), newNodeListCmd(app))
+	cmd.AddCommand(newNodeWriteCmd(app), newNodeShowCmd(app), newNodeListCmd(app), newNodeAddCmd(app))
 	return cmd
 }
 

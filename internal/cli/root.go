@@ -17,6 +17,8 @@ import (
 	"github.com/mattn/go-isatty"
 	"github.com/spf13/cobra"
 
+	"github.com/kk-project/kk/harnesses/all"
+	"github.com/kk-project/kk/internal/harness"
 	"github.com/kk-project/kk/internal/kb"
 	"github.com/kk-project/kk/internal/lock"
 )
@@ -57,6 +59,22 @@ type App struct {
 	Getwd  func() (string, error)
 	// Command is the command line, recorded in the writer lock.
 	Command string
+	// Harnesses are the harness adapters kk knows (all.Registry(); tests
+	// swap in fakes through newHarnessRegistry).
+	Harnesses *harness.Registry
+}
+
+// newHarnessRegistry builds App.Harnesses. Tests replace it once, before
+// any command runs, to add fake adapters.
+var newHarnessRegistry = all.Registry
+
+// harnesses returns the adapter registry, building the default one for an
+// App made without it.
+func (a *App) harnesses() *harness.Registry {
+	if a.Harnesses == nil {
+		a.Harnesses = newHarnessRegistry()
+	}
+	return a.Harnesses
 }
 
 // UsageError is a mistake in how kk was called. It exits 2.
@@ -96,7 +114,7 @@ func Main() int {
 
 // Run runs kk with the given arguments and streams and returns the exit code.
 func Run(ctx context.Context, args []string, streams IO, getenv func(string) string) int {
-	app := &App{IO: streams, Now: time.Now, Getenv: getenv, Getwd: os.Getwd, Command: "kk " + strings.Join(args, " ")}
+	app := &App{IO: streams, Now: time.Now, Getenv: getenv, Getwd: os.Getwd, Command: "kk " + strings.Join(args, " "), Harnesses: newHarnessRegistry()}
 	root := newRootCmd(app)
 	root.SetArgs(args)
 	root.SetIn(streams.In)
@@ -209,6 +227,8 @@ func newRootCmd(app *App) *cobra.Command {
 		newRebalanceCmd(app), newPlaceCmd(app),
 		newFinddocsCmd(app), newFreshnessCmd(app), newLogsCmd(app), newUsageCmd(app),
 		newPackCmd(app),
+		newHookCmd(app),
+		newUninstallCmd(app), newCurateCmd(app), newBootstrapCmd(app), newPromptCmd(app),
 	} {
 		root.AddCommand(c)
 	}

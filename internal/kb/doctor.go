@@ -63,7 +63,7 @@ type DoctorOptions struct {
 // reads only.
 func (k *KB) Doctor(ctx context.Context, opts DoctorOptions) (*DoctorReport, error) {
 	r := &DoctorReport{}
-	add := func(c DoctorCheck) { r.Checks = append(r.Checks, c) }
+	add := r.Add
 
 	add(checkGit())
 	inst, c := k.checkInstalled()
@@ -105,18 +105,21 @@ func (k *KB) Doctor(ctx context.Context, opts DoctorOptions) (*DoctorReport, err
 		add(c)
 	}
 	add(k.checkLock(ctx))
-
-	for _, c := range r.Checks {
-		switch c.Level {
-		case DoctorOK:
-			r.OK++
-		case DoctorWarn:
-			r.Warnings++
-		default:
-			r.Errors++
-		}
-	}
 	return r, nil
+}
+
+// Add appends a check to the report and counts it. A level other than ok
+// or warn counts as an error.
+func (r *DoctorReport) Add(c DoctorCheck) {
+	r.Checks = append(r.Checks, c)
+	switch c.Level {
+	case DoctorOK:
+		r.OK++
+	case DoctorWarn:
+		r.Warnings++
+	default:
+		r.Errors++
+	}
 }
 
 func checkGit() DoctorCheck {

@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -39,6 +40,9 @@ type Installed struct {
 	Version       string   `json:"version"`
 	InstalledAt   string   `json:"installed_at"`
 	Harnesses     []string `json:"harnesses"`
+	// KKCommand is the `kk init --kk-command` the harness hooks were
+	// written with; empty means "kk" found on PATH.
+	KKCommand string `json:"kk_command,omitempty"`
 }
 
 // ReadInstalled reads .state/installed-version.
@@ -173,8 +177,38 @@ func (k *KB) writeInstalled(opts InitOptions, put func(string, []byte, bool) err
 	if old != nil && old.Harnesses != nil {
 		in.Harnesses = old.Harnesses
 	}
+	if old != nil {
+		in.KKCommand = old.KKCommand
+	}
 	data, _ := json.MarshalIndent(in, "", "  ")
 	return put(k.InstalledPath(), append(data, '\n'), true)
+}
+
+// SetInstalledHarnesses records the harnesses kk is installed into (sorted,
+// without duplicates) and the command their hooks run ("kk" is recorded as
+// empty) in .state/installed-version, keeping the other fields. It reports
+// whether the file changed. The caller holds the writer lock; the file
+// must exist (kk init writes it).
+func (k *KB) SetInstalledHarnesses(ids []string, command string) (bool, error) {
+	in, err := k.ReadInstalled()
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, fmt.Errorf("%w at %s: %s is missing; run `kk init` first", ErrNotFound, k.Root, k.Rel(k.InstalledPath()))
+	}
+	if err != nil {
+		return false, err
+	}
+	list := append([]string{}, ids...)
+	slices.Sort(list)
+	in.Harnesses = slices.Compact(list)
+	if command == "kk" {
+		command = ""
+	}
+	in.KKCommand = command
+	data, err := json.MarshalIndent(in, "", "  ")
+	if err != nil {
+		return false, err
+	}
+	return atomicfile.WriteIfChanged(k.InstalledPath(), append(data, '\n'), 0o644)
 }
 
 // mergeGitignore returns .gitignore content that starts with kk's lines,

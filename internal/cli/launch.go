@@ -1,0 +1,184 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/kk-project/kk/internal/harness"
+	"github.com/kk-project/kk/internal/install"
+	"github.com/kk-project/kk/internal/kb"
+)
+
+// launchOpts are the options of the launchers, which run a kk skill in a
+// coding agent's headless mode.
+type launchOpts struct {
+	harness string // --harness
+	skill   string // the slash command, without "/"
+	from    string // kk bootstrap --from
+}
+
+const launchLong = `
+
+The harness is --harness, else the one this command runs inside (detected
+from its environment), else cliDefaultHarness in .ai/kenkeep/config.yaml,
+else claude. kk must be installed into it (kk init --harnesses <id>), so
+that it has the skill. The agent starts in the repository root with this
+terminal's input and output and with KK_INTERNAL=1 set, so kk's hooks stay
+out of its way; kk exits with the agent's exit status.`
+
+func newCurateCmd(app *App) *cobra.Command {
+	o := launchOpts{skill: "kk-curate"}
+	cmd := &cobra.Command{
+		Use:   "curate",
+		Short: "Run the kk-curate skill in a coding agent",
+		Long: `Run /kk-curate headless in a coding agent: it turns the session logs
+waiting in .ai/kenkeep/_sessions into reviewed knowledge nodes.` + launchLong,
+		Example: `  kk curate
+  kk curate --harness codex`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runLaunch(cmd.Context(), app, o)
+		},
+	}
+	cmd.Flags().StringVar(&o.harness, "harness", "", "coding agent to run (a harness id)")
+	return cmd
+}
+
+func newBootstrapCmd(app *App) *cobra.Command {
+	o := launchOpts{skill: "kk-bootstrap"}
+	cmd := &cobra.Command{
+		Use:   "bootstrap",
+		Short: "Run the kk-bootstrap skill in a coding agent",
+		Long: `Run /kk-bootstrap headless in a coding agent: it seeds the knowledge base
+from the repository's markdown documents. --from limits it to one folder
+(relative to the repository root), which keeps a large documentation tree
+within the agent's context.` + launchLong,
+		Example: `  kk bootstrap
+  kk bootstrap --from docs/architecture --harness claude`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if cmd.Flags().Changed("from") && strings.TrimSpace(o.from) == "" {
+				return usagef("--from needs a folder, relative to the repository root")
+			}
+			return runLaunch(cmd.Context(), app, o)
+		},
+	}
+	cmd.Flags().StringVar(&o.harness, "harness", "", "coding agent to run (a harness id)")
+	cmd.Flags().StringVar(&o.from, "from", "", "only read documents under this folder (relative to the repository root)")
+	return cmd
+}
+
+func newNodeAddCmd(app *App) *cobra.Command {
+	o := launchOpts{skill: "kk-add"}
+	cmd := &cobra.Command{
+		Use:   "add",
+		Short: "Run the kk-add skill in a coding agent",
+		Long: `Run /kk-add in a coding agent: it asks for one piece of knowledge and
+records it as a node with kk node write.` + launchLong,
+		Example: `  kk node add --harness cursor`,
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runLaunch(cmd.Context(), app, o)
+		},
+	}
+	cmd.Flags().StringVar(&o.harness, "harness", "", "coding agent to run (a harness id)")
+	return cmd
+}
+
+func runLaunch(_ context.Context, app *App, o launchOpts) error {
+	reg := app.harnesses()
+	if o.harness != "" {
+		if _, err := reg.Get(o.harness); err != nil {
+			return usagef("--harness: %v", err)
+		}
+	}
+	k, err := app.KB()
+	if err != nil {
+		return err
+	}
+	inst, err := k.ReadInstalled()
+	if err != nil {
+		return fmt.Errorf("%w at %s: %s cannot be read (%v); run `kk init --harnesses <id>` first", kb.ErrNotFound, k.Root, k.Rel(k.InstalledPath()), err)
+	}
+	cfg, err := k.LoadConfig()
+	if err != nil {
+		return err
+	}
+	a, err := reg.Resolve(o.harness, app.Getenv, cfg.CLIDefaultHarness)
+	if err != nil {
+		return err
+	}
+	if !slices.Contains(inst.Harnesses, a.ID()) {
+		return fmt.Errorf("kk is not installed into %s here, so it has no /%s skill; run `kk init --harnesses %s` first", a.Name(), o.skill, a.ID())
+	}
+	prompt := "/" + o.skill
+	if o.from != "" {
+		scope, err := launchScope(k.Root, o.from)
+		if err != nil {
+			return err
+		}
+		prompt += " --from " + scope
+	}
+	bin, err := install.LookPath(app.Getenv("PATH"), a.Binary())
+	if err != nil {
+		return fmt.Errorf("%s is not on PATH, so %s cannot be started: %s", a.Binary(), a.Name(), a.InstallHint())
+	}
+	c := exec.Command(bin, a.LaunchArgs(prompt)...)
+	c.Dir = k.Root
+	c.Stdin, c.Stdout, c.Stderr = app.IO.In, app.IO.Out, app.IO.Err
+	c.Env = childEnv(os.Environ(), k.Root)
+	// The agent gets the terminal's interrupt itself; kk waits for it to
+	// finish rather than killing it.
+	err = c.Run()
+	var exit *exec.ExitError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &exit):
+		code := exit.ExitCode()
+		if code <= 0 {
+			code = ExitFailure // killed by a signal
+		}
+		return &SilentError{Code: code}
+	}
+	return fmt.Errorf("starting %s: %w", a.Name(), err)
+}
+
+// childEnv is the environment of a process kk starts in dir: the given one
+// with PWD set to dir and the recursion guard set, so kk's hooks in the
+// child do nothing.
+func childEnv(env []string, dir string) []string {
+	out := slices.DeleteFunc(slices.Clone(env), func(kv string) bool {
+		return strings.HasPrefix(kv, harness.RecursionEnv+"=") || strings.HasPrefix(kv, "PWD=")
+	})
+	return append(out, "PWD="+dir, harness.RecursionEnv+"=1")
+}
+
+// launchScope checks a --from folder (relative to the repository root)
+// and returns it in the form the skill expects.
+func launchScope(root, from string) (string, error) {
+	if filepath.IsAbs(from) {
+		return "", usagef("--from %s: give a folder relative to the repository root", from)
+	}
+	clean := filepath.Clean(from)
+	if clean == ".." || strings.HasPrefix(clean, ".."+string(filepath.Separator)) {
+		return "", usagef("--from %s: the folder is outside the repository", from)
+	}
+	fi, err := os.Stat(filepath.Join(root, clean))
+	if err != nil || !fi.IsDir() {
+		return "", fmt.Errorf("--from %s: no such folder in the repository %s", from, root)
+	}
+	scope := filepath.ToSlash(clean)
+	if strings.ContainsAny(scope, " \t\"'") {
+		scope = fmt.Sprintf("%q", scope)
+	}
+	return scope, nil
+}

@@ -1,0 +1,180 @@
+package hooks
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kk-project/kk/internal/benchtree"
+	"github.com/kk-project/kk/internal/harness"
+	"github.com/kk-project/kk/internal/hooks/hookstest"
+	"github.com/kk-project/kk/internal/kb"
+)
+
+// Budgets (docs/benchmarks.md):
+//
+//	go test ./internal/hooks -run '^$' -bench . -benchtime 200x
+//
+// session-start p50 ≤ 20 ms on a 10k-node tree, staleness check included;
+// capture of a 5 MB transcript ≤ 200 ms.
+
+// benchKB generates (once) a 10k-node knowledge base with an up-to-date
+// index and 25 session logs waiting for curation, and waits until its
+// folders are older than the staleness cache's racy window, as they are
+// for every session but one started within two seconds of a write.
+func benchKB(b *testing.B) *kb.KB {
+	b.Helper()
+	dir := filepath.Join(os.TempDir(), "kk-hooks-bench-10000")
+	k := kb.New(dir)
+	if _, err := os.Stat(k.EntryPath()); err != nil {
+		os.RemoveAll(dir)
+		if _, err := benchtree.Generate(dir, benchtree.Options{Nodes: 10000, Seed: 1}); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := k.Rebuild(context.Background(), kb.RebuildOptions{}); err != nil {
+			b.Fatal(err)
+		}
+		for i := range 25 {
+			id := fmt.Sprintf("0d9f6c2e-8f1a-4b7e-9c3d-2a1b4c5d%04d", i)
+			log := "---\nschema_version: 1\nsession_id: " + id + "\ncaptured_by: stop\ncaptured_at: '2026-05-19T08:00:00.000Z'\n" +
+				"transcript_hash: sha256:00\nproposal_status: pending\nproposal_completed_at: null\nproposal_error: null\n" +
+				"proposal_log: null\nproposals:\n  practice: []\n  map: []\n---\n## Transcript\n\n" +
+				strings.Repeat("[USER]: a long transcript line\n\n", 2000) + "## Proposal\n\n(populated by proposal worker)\n"
+			if err := os.MkdirAll(k.SessionsDir(), 0o755); err != nil {
+				b.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(k.SessionsDir(), "20260519-0800-"+id+".md"), []byte(log), 0o644); err != nil {
+				b.Fatal(err)
+			}
+		}
+		time.Sleep(2100 * time.Millisecond)
+	}
+	return k
+}
+
+// reportPercentiles reports the p50 and p90 of the timed calls.
+func reportPercentiles(b *testing.B, times []time.Duration) {
+	slices.Sort(times)
+	if len(times) == 0 {
+		return
+	}
+	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+	b.ReportMetric(ms(times[len(times)/2]), "p50-ms")
+	b.ReportMetric(ms(times[len(times)*9/10]), "p90-ms")
+}
+
+// BenchmarkSessionStart10k times the whole hook call in-process: payload
+// read, knowledge base lookup, ENTRY.md, the staleness check from the
+// cache, the curation backlog (25 logs) and the harness output.
+func BenchmarkSessionStart10k(b *testing.B) {
+	k := benchKB(b)
+	reg, err := harness.NewRegistry(&hookstest.Adapter{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	payload := `{"session_id":"0d9f6c2e-8f1a-4b7e-9c3d-2a1b4c5d6e7f","cwd":"` + k.Root + `","hook_event_name":"SessionStart"}`
+	call := func() int {
+		var out bytes.Buffer
+		Run(context.Background(), Invocation{Event: "session-start", Harness: hookstest.ID, Harnesses: reg,
+			Stdin: strings.NewReader(payload), Stdout: &out, Stderr: io.Discard, Getenv: func(string) string { return "" }})
+		return out.Len()
+	}
+	if call() == 0 { // the first call records the tree state
+		b.Fatal("no output")
+	}
+	if st, ok := cachedTreeState(k, time.Now()); !ok || st.Hash == "" {
+		b.Fatal("the tree state was not cached")
+	}
+	var times []time.Duration
+	for b.Loop() {
+		start := time.Now()
+		if call() == 0 {
+			b.Fatal("no output")
+		}
+		times = append(times, time.Since(start))
+	}
+	reportPercentiles(b, times)
+}
+
+// BenchmarkSessionStart10kFolderChanged times the fallback: a folder
+// changed since the last check, so the tree is hashed in full (with the
+// leaf cache).
+func BenchmarkSessionStart10kFolderChanged(b *testing.B) {
+	k := benchKB(b)
+	if _, err := k.ReadTree(kb.LoadOptions{}); err != nil { // warm the leaf cache
+		b.Fatal(err)
+	}
+	r := Request{KB: k, Adapter: &hookstest.Adapter{}, Now: time.Now()}
+	var times []time.Duration
+	for b.Loop() {
+		os.Remove(stalenessCachePath(k))
+		start := time.Now()
+		if _, err := SessionStart(context.Background(), r); err != nil {
+			b.Fatal(err)
+		}
+		times = append(times, time.Since(start))
+	}
+	reportPercentiles(b, times)
+}
+
+// benchTranscript writes a fake-harness transcript of about size bytes:
+// alternating user and agent turns of a few kilobytes, and reads.
+func benchTranscript(b *testing.B, path string, size int, variant string) {
+	b.Helper()
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	para := strings.Repeat("The retry budget is shared by every call in the request; see config/retry.yaml. ", 30)
+	for i := 0; buf.Len() < size; i++ {
+		role := "user"
+		if i%2 == 1 {
+			role = "assistant"
+		}
+		enc.Encode(map[string]string{"role": role, "text": "turn " + strconv.Itoa(i) + " " + variant + " " + para})
+		if i%10 == 0 {
+			enc.Encode(map[string]string{"tool": "Read", "path": ".ai/kenkeep/nodes/index.md"})
+		}
+	}
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// BenchmarkCapture5MB times a capture of a 5 MB transcript: parse, render,
+// hash, write the session log, reconcile the usage ledger. Two transcripts
+// alternate so that every call rewrites the log.
+func BenchmarkCapture5MB(b *testing.B) {
+	dir := b.TempDir()
+	k := kb.New(dir)
+	if _, err := k.Init(context.Background(), kb.InitOptions{Version: "bench", Now: t0, Command: "bench"}); err != nil {
+		b.Fatal(err)
+	}
+	paths := []string{filepath.Join(dir, "a.jsonl"), filepath.Join(dir, "b.jsonl")}
+	benchTranscript(b, paths[0], 5<<20, "a")
+	benchTranscript(b, paths[1], 5<<20, "b")
+	var times []time.Duration
+	i := 0
+	for b.Loop() {
+		r := Request{KB: k, Adapter: &hookstest.Adapter{}, Now: t0, Input: harness.HookInput{
+			SessionID: "0d9f6c2e-8f1a-4b7e-9c3d-2a1b4c5d6e7f", TranscriptPath: paths[i%2], HarnessEvent: "Stop", CWD: dir}}
+		i++
+		start := time.Now()
+		res, err := Capture(context.Background(), r)
+		if err != nil {
+			b.Fatal(err)
+		}
+		times = append(times, time.Since(start))
+		if res.Action == "empty" || res.Action == "unchanged" {
+			b.Fatalf("capture did nothing: %+v", res)
+		}
+	}
+	reportPercentiles(b, times)
+}

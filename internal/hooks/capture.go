@@ -1,0 +1,313 @@
+package hooks
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/kk-project/kk/internal/harness"
+	"github.com/kk-project/kk/internal/kb"
+	"github.com/kk-project/kk/internal/session"
+	"github.com/kk-project/kk/internal/usage"
+)
+
+// ErrNoTranscript is reported when a capture payload names no transcript
+// (Cursor's CLI sends none).
+var ErrNoTranscript = errors.New("the payload names no transcript_path; nothing to capture")
+
+// A session is cursory, and its log is written as skipped rather than
+// queued for extraction, when it has at most cursoryUserTurns user turns,
+// at most cursoryUserChars characters from the user and at most
+// cursoryAgentChars from the agent.
+const (
+	cursoryUserTurns  = 1
+	cursoryUserChars  = 200
+	cursoryAgentChars = 500
+)
+
+// CaptureResult says what a capture did.
+type CaptureResult struct {
+	// Path of the session log relative to the repository root; empty when
+	// the transcript had nothing to keep.
+	Path      string
+	Action    string // session.CaptureCreated, CaptureUpdated, CaptureUnchanged, or "empty"
+	Status    string // the log's proposal_status
+	SessionID string
+	// Reads is how many usage-ledger entries were appended.
+	Reads int
+}
+
+// Capture turns the session's transcript into its session log (see
+// session.Capture) and records which knowledge files the session read in
+// the usage ledger. No transcript path is ErrNoTranscript; a transcript
+// with no text writes nothing.
+func Capture(ctx context.Context, r Request) (*CaptureResult, error) {
+	in := r.Input
+	if strings.TrimSpace(in.TranscriptPath) == "" {
+		return nil, ErrNoTranscript
+	}
+	id, err := NormalizeSessionID(in.SessionID)
+	if err != nil {
+		return nil, err
+	}
+	path := in.TranscriptPath
+	if !filepath.IsAbs(path) && in.CWD != "" {
+		path = filepath.Join(in.CWD, path) // relative to the session, not to the hook
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading the transcript: %w", err)
+	}
+	t, err := r.Adapter.ParseTranscript(f)
+	f.Close()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	turns := withLastMessage(t.Turns, in.LastMessage)
+	text, cursory := Render(turns)
+	res := &CaptureResult{SessionID: id, Action: "empty"}
+	if text != "" {
+		cr, err := session.Capture(ctx, r.KB, session.CaptureOptions{
+			SessionID: id, CapturedBy: CapturedBy(in.HarnessEvent), Transcript: text, Cursory: cursory,
+			Now: r.Now, Command: "kk hook capture --harness " + r.Adapter.ID(),
+		})
+		if err != nil {
+			return nil, err
+		}
+		res.Path, res.Action, res.Status = cr.Path, cr.Action, cr.Status
+	}
+	n, err := recordReads(r.KB, in.CWD, t.Reads, id, session.FormatTime(r.Now))
+	res.Reads = n
+	r.warn("usage", err)
+	return res, nil
+}
+
+// withLastMessage appends the payload's final assistant message when the
+// transcript does not end with it yet (the harness writes its transcript
+// asynchronously, and it can lag the turn that just ended).
+func withLastMessage(turns []harness.Turn, last string) []harness.Turn {
+	last = strings.TrimSpace(last)
+	if last == "" {
+		return turns
+	}
+	for i := len(turns) - 1; i >= 0; i-- {
+		if strings.TrimSpace(turns[i].Text) == "" {
+			continue
+		}
+		if turns[i].Role == harness.Agent && strings.HasSuffix(strings.TrimSpace(turns[i].Text), last) {
+			return turns
+		}
+		break
+	}
+	return append(turns[:len(turns):len(turns)], harness.Turn{Role: harness.Agent, Text: last})
+}
+
+// Render renders turns as role-tagged text, "[USER]: …" and "[AGENT]: …"
+// joined by blank lines, with <kk-private> spans removed and empty turns
+// left out. cursory reports a session too short to be worth extracting.
+func Render(turns []harness.Turn) (text string, cursory bool) {
+	size := 0
+	for _, t := range turns {
+		size += len(t.Text) + len("[AGENT]: \n\n")
+	}
+	var b strings.Builder
+	b.Grow(size)
+	userTurns, userChars, agentChars := 0, 0, 0
+	for _, t := range turns {
+		s := t.Text
+		if mayHavePrivate(s) {
+			s = session.StripPrivate(s)
+		}
+		s = strings.TrimSpace(s)
+		if s == "" {
+			continue
+		}
+		tag := "[AGENT]: "
+		if t.Role == harness.User {
+			tag = "[USER]: "
+			userTurns++
+			userChars += boundedRuneCount(s, cursoryUserChars)
+		} else {
+			agentChars += boundedRuneCount(s, cursoryAgentChars)
+		}
+		if b.Len() > 0 {
+			b.WriteString("\n\n")
+		}
+		b.WriteString(tag)
+		b.WriteString(s)
+	}
+	cursory = userTurns <= cursoryUserTurns && userChars <= cursoryUserChars && agentChars <= cursoryAgentChars
+	return b.String(), cursory
+}
+
+// mayHavePrivate reports whether s may hold a <kk-private> tag (in any
+// letter case), so that the common text without one is not copied.
+func mayHavePrivate(s string) bool {
+	const tag = "<kk-private>"
+	for i := strings.IndexByte(s, '<'); i >= 0; {
+		if len(s)-i >= len(tag) && strings.EqualFold(s[i:i+len(tag)], tag) {
+			return true
+		}
+		j := strings.IndexByte(s[i+1:], '<')
+		if j < 0 {
+			return false
+		}
+		i += 1 + j
+	}
+	return false
+}
+
+// boundedRuneCount counts the characters of s, or returns limit+1 as soon
+// as s certainly has more than limit (the cursory test needs no more).
+func boundedRuneCount(s string, limit int) int {
+	if len(s) > 4*limit+4 {
+		return limit + 1
+	}
+	return utf8.RuneCountInString(s)
+}
+
+// CapturedBy maps a harness's own event name to the captured_by value of
+// the session log: pre_compact for compaction events (PreCompact,
+// preCompact, PreCompress), session_end for session-end events
+// (SessionEnd, sessionEnd), stop for everything else (Stop, agentStop, …).
+func CapturedBy(harnessEvent string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(harnessEvent) {
+		if unicode.IsLetter(r) {
+			b.WriteRune(r)
+		}
+	}
+	e := b.String()
+	switch {
+	case strings.Contains(e, "compact") || strings.Contains(e, "compress"):
+		return session.CapturedByPreCompact
+	case strings.Contains(e, "sessionend"):
+		return session.CapturedBySessionEnd
+	}
+	return session.CapturedByStop
+}
+
+// NormalizeSessionID turns a harness's session id into the id of its log.
+// A UUID of any version (Claude, Codex, Cursor, Copilot) is kept,
+// lowercased. Any other id (OpenCode's "ses_…") is hashed into the shape of
+// a UUID v4: the same id always gives the same UUID, which is safe in a
+// file name and accepted wherever kk takes a session id.
+func NormalizeSessionID(id string) (string, error) {
+	id = strings.TrimSpace(id)
+	if id == "" {
+		return "", errors.New("the payload names no session id")
+	}
+	if session.IsUUID(id) {
+		return strings.ToLower(id), nil
+	}
+	sum := sha256.Sum256([]byte(id))
+	b := sum[:16]
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16]), nil
+}
+
+// recordReads appends to the usage ledger the knowledge files the session
+// read that the ledger does not have yet for this session: for each
+// document, as many entries as the transcript shows reads beyond those
+// already recorded (captures repeat, the transcript only grows).
+func recordReads(k *kb.KB, cwd string, reads []harness.Read, sessionID, at string) (int, error) {
+	if len(reads) == 0 {
+		return 0, nil
+	}
+	nodes, err := filepath.EvalSymlinks(k.NodesDir())
+	if err != nil {
+		return 0, nil // no nodes folder: nothing can have been read from it
+	}
+	observed := map[string]int{}
+	var order []usage.Entry
+	for _, rd := range reads {
+		e, ok := ledgerEntry(k, nodes, cwd, rd.Path)
+		if !ok {
+			continue
+		}
+		key := e.Type + "\x00" + e.Document
+		if observed[key] == 0 {
+			order = append(order, e)
+		}
+		observed[key]++
+	}
+	if len(order) == 0 {
+		return 0, nil
+	}
+	recorded := map[string]int{}
+	entries, _, err := usage.Read(k)
+	if err != nil {
+		return 0, err
+	}
+	for _, e := range entries {
+		if e.SessionID == sessionID {
+			recorded[e.Type+"\x00"+e.Document]++
+		}
+	}
+	var add []usage.Entry
+	for _, e := range order {
+		key := e.Type + "\x00" + e.Document
+		for range observed[key] - recorded[key] {
+			add = append(add, usage.Entry{Document: e.Document, Type: e.Type, SessionID: sessionID, UsedAt: at})
+		}
+	}
+	return len(add), usage.Record(k, add...)
+}
+
+// ledgerEntry resolves a path the session read to a ledger entry: a leaf
+// (document = its id, the file name without .md) or a folder index
+// (document = its path relative to .ai/kenkeep). Absolute paths are taken
+// as they are; "nodes/…" is relative to .ai/kenkeep, ".ai/kenkeep/…" to the
+// repository root, anything else to the session's cwd; the file must
+// exist (symlinks are resolved) under nodes/.
+func ledgerEntry(k *kb.KB, nodes, cwd, p string) (usage.Entry, bool) {
+	p = strings.TrimSpace(p)
+	if p == "" || !strings.HasSuffix(p, ".md") {
+		return usage.Entry{}, false
+	}
+	slash := filepath.ToSlash(p)
+	switch {
+	case filepath.IsAbs(p):
+	case strings.HasPrefix(slash, "nodes/"):
+		p = filepath.Join(k.Dir, p)
+	case strings.HasPrefix(slash, kb.DirName+"/"):
+		p = filepath.Join(k.Root, p)
+	default:
+		if cwd == "" {
+			cwd = k.Root
+		}
+		p = filepath.Join(cwd, p)
+	}
+	real, err := filepath.EvalSymlinks(p)
+	if err != nil {
+		return usage.Entry{}, false // gone, or never there: nothing was used
+	}
+	rel, err := filepath.Rel(nodes, real)
+	if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return usage.Entry{}, false
+	}
+	rel = filepath.ToSlash(rel)
+	base := rel[strings.LastIndexByte(rel, '/')+1:]
+	for _, part := range strings.Split(rel, "/") {
+		if strings.HasPrefix(part, ".") {
+			return usage.Entry{}, false
+		}
+	}
+	switch base {
+	case "index.md":
+		return usage.Entry{Document: "nodes/" + rel, Type: usage.TypeIndex}, true
+	case "log.md":
+		return usage.Entry{}, false
+	}
+	return usage.Entry{Document: strings.TrimSuffix(base, ".md"), Type: usage.TypeLeaf}, true
+}

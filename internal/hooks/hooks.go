@@ -1,0 +1,373 @@
+// Package hooks is the runtime behind `kk hook <event> --harness <id>`,
+// the command every harness configuration written by `kk init` calls.
+//
+// One rule governs all of it: a hook never blocks or breaks the agent it
+// runs in. Run always ends normally (the command exits 0); stdout carries
+// exactly what the harness expects (the adapter's HookOutput) or nothing;
+// every problem — a malformed payload, an unknown event, a repository
+// without a knowledge base, a missing transcript, an internal error, an
+// overrun deadline — becomes one JSON line in
+// .ai/kenkeep/_logs/hook-errors-YYYY-MM-DD.log (on stderr when no
+// knowledge base is found). When KK_INTERNAL is set (kk started this
+// process tree for a headless harness run) hooks do nothing at all.
+//
+// Each event is one function taking a Request, testable without a
+// process: SessionStart, Capture, Drain (proposal-drain), PromptContext
+// and LintTick.
+package hooks
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/kk-project/kk/internal/harness"
+	"github.com/kk-project/kk/internal/kb"
+)
+
+// Deadlines bound each event, stdin included. Past it the hook gives up,
+// prints nothing and logs a "deadline" diagnostic. The context hooks are
+// short because the harness waits for them before the model sees
+// anything; capture writes one file; proposal-drain only starts the
+// background worker. Tests shorten them.
+var Deadlines = map[harness.Event]time.Duration{
+	harness.SessionStart:  time.Second,
+	harness.PromptContext: time.Second,
+	harness.Capture:       5 * time.Second,
+	harness.ProposalDrain: 2 * time.Second,
+	harness.LintTick:      10 * time.Second,
+}
+
+// DrainDeadline bounds a background drain (proposal-drain --foreground).
+// It is also how long a hung drain can hold the drain lock.
+var DrainDeadline = 15 * time.Minute
+
+// defaultDeadline bounds a call whose event is unknown.
+const defaultDeadline = time.Second
+
+// Invocation is one `kk hook` call.
+type Invocation struct {
+	Event   string
+	Harness string
+	// Harnesses resolves Harness to its adapter.
+	Harnesses *harness.Registry
+	// Foreground runs proposal-drain's work in this process instead of
+	// starting a background process for it.
+	Foreground bool
+	// Root is the repository named by --root or KK_ROOT; empty means the
+	// payload's cwd, else the working directory, searched upwards.
+	Root   string
+	Stdin  io.Reader
+	Stdout io.Writer
+	Stderr io.Writer
+	Getenv func(string) string
+	Getwd  func() (string, error)
+	Now    func() time.Time
+	// Executable returns the path of the kk binary, to start the
+	// background drain with.
+	Executable func() (string, error)
+	// Problem, when not empty, is a mistake found before the event could
+	// be named (bad arguments or flags): it is logged and nothing runs.
+	Problem string
+}
+
+// Diagnostic is one line of the hook error log.
+type Diagnostic struct {
+	TS      string `json:"ts"`
+	Harness string `json:"harness"`
+	Event   string `json:"event"`
+	Phase   string `json:"phase"`
+	Error   string `json:"error"`
+}
+
+// LogPath returns the hook error log of k for the UTC day of t.
+func LogPath(k *kb.KB, t time.Time) string {
+	return filepath.Join(k.LogsDir(), "hook-errors-"+t.UTC().Format("2006-01-02")+".log")
+}
+
+// Request is what one event works on.
+type Request struct {
+	KB      *kb.KB
+	Adapter harness.Adapter
+	Input   harness.HookInput
+	Now     time.Time
+	// Warn records a problem that does not stop the event (a usage
+	// ledger that could not be written); nil discards it.
+	Warn func(phase string, err error)
+	// Executable returns the kk binary, to start the background drain.
+	Executable func() (string, error)
+}
+
+func (r Request) warn(phase string, err error) {
+	if r.Warn != nil && err != nil {
+		r.Warn(phase, err)
+	}
+}
+
+// ErrNotInitialized is reported when the repository has .ai/kenkeep but no
+// .state/installed-version.
+var ErrNotInitialized = errors.New("the knowledge base was never initialized")
+
+// call is the state of one Run, shared by the worker and the deadline.
+type call struct {
+	inv Invocation
+	mu  sync.Mutex
+	kb  *kb.KB
+}
+
+// Run runs one hook call. It always returns normally: problems are logged,
+// never returned.
+func Run(ctx context.Context, inv Invocation) {
+	if inv.Getenv == nil {
+		inv.Getenv = os.Getenv
+	}
+	if inv.Getenv(harness.RecursionEnv) != "" {
+		return // a process tree kk started: hooks stay out of it
+	}
+	if inv.Now == nil {
+		inv.Now = time.Now
+	}
+	if inv.Getwd == nil {
+		inv.Getwd = os.Getwd
+	}
+	if inv.Stdout == nil {
+		inv.Stdout = io.Discard
+	}
+	if inv.Stderr == nil {
+		inv.Stderr = io.Discard
+	}
+	c := &call{inv: inv}
+	ev := harness.Event(inv.Event)
+	d, ok := Deadlines[ev]
+	if !ok {
+		d = defaultDeadline
+	}
+	if inv.Foreground && ev == harness.ProposalDrain {
+		d = DrainDeadline
+	}
+	ctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	done := make(chan outcome, 1)
+	go func() {
+		defer func() {
+			if p := recover(); p != nil {
+				c.diag("panic", fmt.Errorf("%v\n%s", p, debug.Stack()))
+				done <- outcome{}
+			}
+		}()
+		done <- c.run(ctx)
+	}()
+	var res outcome
+	select {
+	case res = <-done:
+	case <-ctx.Done():
+		select {
+		case res = <-done: // finished at the same moment: it counts
+		default:
+			res.stopped = true
+		}
+	}
+	if res.stopped {
+		// The worker may go on a moment longer; it can no longer print.
+		// Files it writes are written atomically, so an abandoned write
+		// leaves the old file or the new one, never half of one.
+		reason := fmt.Errorf("gave up after %s", d)
+		if !errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			reason = fmt.Errorf("interrupted: %w", ctx.Err())
+		}
+		c.diag("deadline", reason)
+		return
+	}
+	if len(res.out) > 0 {
+		if _, err := inv.Stdout.Write(res.out); err != nil {
+			c.diag("output", err)
+		}
+	}
+}
+
+// outcome is what the worker of a call ends with: what to print, or that
+// it stopped because the call's context ended (the deadline is logged
+// once, by Run).
+type outcome struct {
+	out     []byte
+	stopped bool
+}
+
+// fail logs a problem of the call, unless the call's context has ended:
+// the problem is then the deadline, which Run reports.
+func (c *call) fail(ctx context.Context, phase string, err error) outcome {
+	if ctx.Err() != nil {
+		return outcome{stopped: true}
+	}
+	c.diag(phase, err)
+	return outcome{}
+}
+
+// run does the work and returns what to print.
+func (c *call) run(ctx context.Context) outcome {
+	inv := c.inv
+	if inv.Problem != "" {
+		return c.fail(ctx, "args", errors.New(inv.Problem))
+	}
+	ev := harness.Event(inv.Event)
+	if !slices.Contains(harness.Events, ev) {
+		names := make([]string, len(harness.Events))
+		for i, e := range harness.Events {
+			names[i] = string(e)
+		}
+		return c.fail(ctx, "event", fmt.Errorf("unknown event %q; kk hooks are %s", inv.Event, strings.Join(names, ", ")))
+	}
+	if inv.Harnesses == nil {
+		return c.fail(ctx, "harness", errors.New("no harness adapters are registered"))
+	}
+	if inv.Harness == "" {
+		return c.fail(ctx, "harness", fmt.Errorf("no --harness given; use one of %s", strings.Join(inv.Harnesses.IDs(), ", ")))
+	}
+	a, err := inv.Harnesses.Get(inv.Harness)
+	if err != nil {
+		return c.fail(ctx, "harness", err)
+	}
+	var in harness.HookInput
+	if !(inv.Foreground && ev == harness.ProposalDrain) {
+		// The background drain works on the knowledge base alone; every
+		// other call starts from the harness's payload.
+		data, timedOut, err := ReadPayload(ctx, inv.Stdin)
+		if err != nil {
+			return c.fail(ctx, "stdin", err)
+		}
+		if len(strings.TrimSpace(string(data))) > 0 {
+			if in, err = a.ParseHookInput(data); err != nil {
+				if timedOut {
+					err = fmt.Errorf("%w (standard input was never closed, so the read stopped when it went quiet)", err)
+				}
+				return c.fail(ctx, "payload", fmt.Errorf("malformed %s payload: %w", a.ID(), err))
+			}
+		}
+	}
+	k, err := c.locate(in.CWD)
+	if err != nil {
+		return c.fail(ctx, "kb", err)
+	}
+	if !k.Initialized() {
+		return c.fail(ctx, "kb", fmt.Errorf("%w (no %s); run `kk init` in %s", ErrNotInitialized, k.Rel(k.InstalledPath()), k.Root))
+	}
+	r := Request{KB: k, Adapter: a, Input: in, Now: inv.Now(), Warn: c.diag, Executable: inv.Executable}
+	var out []byte
+	switch ev {
+	case harness.SessionStart:
+		out, err = SessionStart(ctx, r)
+	case harness.PromptContext:
+		out, err = PromptContext(ctx, r)
+	case harness.Capture:
+		_, err = Capture(ctx, r)
+	case harness.ProposalDrain:
+		if inv.Foreground {
+			_, err = Drain(ctx, r)
+		} else {
+			err = StartDrain(ctx, r)
+		}
+	case harness.LintTick:
+		_, err = LintTick(ctx, r)
+	}
+	if err != nil {
+		return c.fail(ctx, "run", err)
+	}
+	return outcome{out: out}
+}
+
+// locate finds the knowledge base: --root or KK_ROOT, else the payload's
+// cwd, else the working directory, walking up to the folder holding
+// .ai/kenkeep.
+func (c *call) locate(cwd string) (*kb.KB, error) {
+	k, err := Locate(c.inv.Root, cwd, c.inv.Getwd)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	c.kb = k
+	c.mu.Unlock()
+	return k, nil
+}
+
+// Locate finds the knowledge base of a hook call: root when given (it must
+// hold .ai/kenkeep), else the first folder holding .ai/kenkeep from cwd
+// (or, when cwd is empty, the working directory) upwards.
+func Locate(root, cwd string, getwd func() (string, error)) (*kb.KB, error) {
+	if root != "" {
+		k := kb.New(root)
+		if fi, err := os.Stat(k.Dir); err != nil || !fi.IsDir() {
+			return nil, fmt.Errorf("%w at %s (from --root or KK_ROOT)", kb.ErrNotFound, root)
+		}
+		return k, nil
+	}
+	if cwd == "" {
+		wd, err := getwd()
+		if err != nil {
+			return nil, fmt.Errorf("no cwd in the payload and no working directory: %w", err)
+		}
+		cwd = wd
+	}
+	return kb.Find(cwd)
+}
+
+// diag appends one diagnostic to the knowledge base's hook error log, or
+// writes it to stderr when no knowledge base is known. It is safe to call
+// from the worker and the deadline at once.
+func (c *call) diag(phase string, err error) {
+	if err == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	now := c.inv.Now()
+	d := Diagnostic{TS: now.UTC().Format(time.RFC3339Nano), Harness: c.inv.Harness, Event: c.inv.Event, Phase: phase,
+		Error: strings.ReplaceAll(err.Error(), "\n", " | ")}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if enc.Encode(d) != nil {
+		return
+	}
+	line := buf.Bytes() // one line: Encode ends it with a newline
+	k := c.kb
+	if k == nil {
+		// Before the payload named a folder: the log of the knowledge base
+		// found from --root or the working directory, if any.
+		if found, ferr := Locate(c.inv.Root, "", c.inv.Getwd); ferr == nil {
+			k = found
+		}
+	}
+	if k != nil {
+		if werr := appendLine(LogPath(k, now), line); werr == nil {
+			return
+		}
+	}
+	c.inv.Stderr.Write(append([]byte("kk hook: "), line...))
+}
+
+// appendLine appends line to path in one write (O_APPEND), so concurrent
+// hooks never interleave their lines.
+func appendLine(path string, line []byte) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(line); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}

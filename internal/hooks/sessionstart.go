@@ -1,0 +1,251 @@
+package hooks
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/kk-project/kk/internal/frontmatter"
+	"github.com/kk-project/kk/internal/harness"
+	"github.com/kk-project/kk/internal/kb"
+	"github.com/kk-project/kk/internal/session"
+)
+
+// NudgeInterval is the least time between two curation nudges.
+var NudgeInterval = time.Hour
+
+// snapshotNote follows the knowledge base in the session-start context.
+const snapshotNote = "These notes are snapshots in time: each one describes the project as it was when it was " +
+	"written. Check a note against the current code before relying on it, and trust the code when they disagree."
+
+// emptyEntry stands in for a missing ENTRY.md.
+const emptyEntry = "# kenkeep\n\nThis project's knowledge base (.ai/kenkeep) has no ENTRY.md yet; `kk index rebuild` generates it from the nodes."
+
+// SessionStart builds the session-start context and renders it for the
+// harness; nil when the harness has no channel for it.
+func SessionStart(ctx context.Context, r Request) ([]byte, error) {
+	text, err := SessionStartContext(ctx, r)
+	if err != nil {
+		return nil, err
+	}
+	out, ok := r.Adapter.HookOutput(harness.SessionStart, text)
+	if !ok {
+		return nil, nil
+	}
+	return out, nil
+}
+
+// SessionStartContext returns the text session-start gives the model: the
+// body of ENTRY.md, the snapshot note, and notes for the user when the
+// index is stale, when enough sessions wait for curation (at most once per
+// NudgeInterval) and when the last lint run found errors.
+func SessionStartContext(ctx context.Context, r Request) (string, error) {
+	k := r.KB
+	body, entryHash, hasEntry, err := readEntry(k)
+	if err != nil {
+		return "", err
+	}
+	var notes []string
+	if hasEntry {
+		st, err := currentTreeState(k)
+		switch {
+		case err != nil:
+			r.warn("staleness", err)
+		case st.Invalid > 0:
+			notes = append(notes, fmt.Sprintf("The knowledge tree has %d leaf file(s) kk cannot read, so ENTRY.md may not match it; `kk lint` lists them.", st.Invalid))
+		case entryHash == "":
+			notes = append(notes, "ENTRY.md records no nodes_hash, so it may not match the nodes; running `kk index rebuild` regenerates it.")
+		case entryHash != st.Hash:
+			notes = append(notes, "The knowledge index is out of date: nodes changed since ENTRY.md was generated. Running `kk index rebuild` refreshes it.")
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return "", err
+	}
+	cfg, err := k.LoadConfig()
+	if err != nil {
+		notes = append(notes, fmt.Sprintf("config.yaml could not be read (%v); kk uses its default settings until it is fixed.", err))
+		cfg = kb.DefaultConfig()
+	}
+	if note, err := curationNudge(k, cfg, r.Now); err != nil {
+		r.warn("nudge", err)
+	} else if note != "" {
+		notes = append(notes, note)
+	}
+	if st, err := ReadLintState(k); err != nil {
+		r.warn("lint-state", err)
+	} else if st.LastErrors > 0 {
+		notes = append(notes, fmt.Sprintf("The last lint run (%s) found %d error(s) in the knowledge base; `kk lint` lists them.", st.LastRunAt, st.LastErrors))
+	}
+	var b strings.Builder
+	b.WriteString(body)
+	b.WriteString("\n\n")
+	b.WriteString(snapshotNote)
+	b.WriteString("\n")
+	if len(notes) > 0 {
+		b.WriteString("\nkk notes for the user (mention them when relevant):\n")
+		for _, n := range notes {
+			b.WriteString("- " + n + "\n")
+		}
+	}
+	return b.String(), nil
+}
+
+// readEntry returns ENTRY.md's body (front matter stripped, trimmed) and
+// its nodes_hash without the "sha256:" prefix. A missing ENTRY.md gives a
+// stand-in body and ok false.
+func readEntry(k *kb.KB) (body, hash string, ok bool, err error) {
+	src, err := os.ReadFile(k.EntryPath())
+	if errors.Is(err, fs.ErrNotExist) {
+		return emptyEntry, "", false, nil
+	}
+	if err != nil {
+		return "", "", false, err
+	}
+	doc, err := frontmatter.Parse(src)
+	if err != nil {
+		return "", "", false, fmt.Errorf("%s: %s", k.Rel(k.EntryPath()), frontmatter.Describe(err))
+	}
+	if v, found := doc.Value("nodes_hash"); found {
+		s, _ := v.(string)
+		hash = strings.TrimPrefix(s, "sha256:")
+	}
+	body = strings.TrimSpace(string(doc.Body()))
+	if body == "" {
+		body = emptyEntry
+	}
+	return body, hash, true, nil
+}
+
+// curationNudge returns the curation note when the backlog (logs pending
+// extraction or extracted, and not curated) reaches the threshold and no
+// nudge was given within NudgeInterval; it then records the time.
+func curationNudge(k *kb.KB, cfg kb.Config, now time.Time) (string, error) {
+	backlog, err := curationBacklog(k.SessionsDir())
+	if err != nil || backlog < cfg.CurationThreshold {
+		return "", err
+	}
+	state, err := readNudgeState(k)
+	if err != nil {
+		return "", err
+	}
+	if s, ok := state["last_nudged_at"].(string); ok {
+		if last, err := time.Parse(time.RFC3339Nano, s); err == nil && now.Sub(last) < NudgeInterval && !now.Before(last) {
+			return "", nil
+		}
+	}
+	state["last_nudged_at"] = session.FormatTime(now)
+	if err := writeJSONFile(statePath(k), state); err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("%d captured session(s) wait for curation (the threshold is %d). Running /kk-curate turns them into reviewed knowledge.", backlog, cfg.CurationThreshold), nil
+}
+
+// curationBacklog counts the session logs waiting for curation, reading
+// only the two keys it needs from their front matter.
+func curationBacklog(dir string) (int, error) {
+	n := 0
+	err := eachLogState(dir, func(q queueState) bool {
+		if (q.status == session.StatusPending || q.status == session.StatusDone) && !q.curated {
+			n++
+		}
+		return true
+	})
+	return n, err
+}
+
+// queueState is where a session log is in the extraction and curation
+// queues.
+type queueState struct {
+	status  string // proposal_status
+	curated bool   // curator_processed_at is set
+}
+
+// eachLogState calls fn with the queue state of every session log in dir
+// (files *.md not starting with a dot), in name order, until fn returns
+// false. Files that are not session logs are skipped.
+func eachLogState(dir string, fn func(queueState) bool) error {
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		name := e.Name()
+		if !e.Type().IsRegular() || strings.HasPrefix(name, ".") || !strings.HasSuffix(name, ".md") {
+			continue
+		}
+		q, ok := readQueueState(filepath.Join(dir, name))
+		if ok && !fn(q) {
+			return nil
+		}
+	}
+	return nil
+}
+
+// maxHead bounds how much of a session log readQueueState reads.
+const maxHead = 1 << 20
+
+// readQueueState reads proposal_status and curator_processed_at from the
+// top-level lines of a log's front matter, without parsing the YAML or
+// reading the transcript: session-start does this for every log. Values
+// may be plain or quoted, as the several writers of these files leave
+// them. ok is false when the file has no front matter or no valid status.
+func readQueueState(path string) (q queueState, ok bool) {
+	f, err := os.Open(path)
+	if err != nil {
+		return q, false
+	}
+	defer f.Close()
+	r := bufio.NewReader(io.LimitReader(f, maxHead))
+	for i := 0; ; i++ {
+		line, err := r.ReadString('\n')
+		trimmed := strings.TrimRight(line, " \t\r\n")
+		if i == 0 {
+			trimmed = strings.TrimPrefix(trimmed, "\uFEFF")
+			if trimmed != "---" {
+				return q, false
+			}
+		} else if trimmed == "---" {
+			return q, slices.Contains(session.Statuses, q.status)
+		} else if key, value, found := strings.Cut(trimmed, ":"); found && key != "" && key[0] != ' ' && key[0] != '\t' {
+			switch key {
+			case "proposal_status":
+				q.status = scalar(value)
+			case "curator_processed_at":
+				q.curated = scalar(value) != ""
+			}
+		}
+		if err != nil {
+			return q, false
+		}
+	}
+}
+
+// scalar decodes a one-line YAML scalar as the session-log writers write
+// them: plain, 'single' or "double" quoted; null and ~ are empty.
+func scalar(v string) string {
+	v = strings.TrimSpace(v)
+	if i := strings.Index(v, " #"); i >= 0 && v[0] != '\'' && v[0] != '"' {
+		v = strings.TrimSpace(v[:i])
+	}
+	switch {
+	case len(v) >= 2 && v[0] == '\'' && v[len(v)-1] == '\'':
+		return strings.ReplaceAll(v[1:len(v)-1], "''", "'")
+	case len(v) >= 2 && v[0] == '"' && v[len(v)-1] == '"':
+		return v[1 : len(v)-1]
+	case v == "null" || v == "~" || v == "Null" || v == "NULL":
+		return ""
+	}
+	return v
+}

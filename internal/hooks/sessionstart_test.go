@@ -1,0 +1,213 @@
+package hooks
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kk-project/kk/internal/harness"
+	"github.com/kk-project/kk/internal/hooks/hookstest"
+	"github.com/kk-project/kk/internal/kb"
+	"github.com/kk-project/kk/internal/session"
+)
+
+const staleNote = "The knowledge index is out of date"
+
+func sessionStartText(t *testing.T, k *kb.KB, now time.Time) string {
+	t.Helper()
+	r, warnings := request(k, harness.HookInput{})
+	r.Now = now
+	text, err := SessionStartContext(context.Background(), r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(*warnings) > 0 {
+		t.Fatalf("warnings: %v", *warnings)
+	}
+	return text
+}
+
+func TestSessionStartContext(t *testing.T) {
+	k := newKB(t)
+	addNode(t, k, kb.NodeInput{Type: "practice", Title: "Wrap errors with the operation", Description: "Every returned error names what failed.", Body: "Use fmt.Errorf."}, false)
+	entry := readFile(t, k.EntryPath())
+	_, body, _ := strings.Cut(strings.TrimPrefix(entry, "---\n"), "\n---\n")
+
+	text := sessionStartText(t, k, t0)
+	if want := strings.TrimSpace(body) + "\n\n" + snapshotNote + "\n"; text != want {
+		t.Fatalf("context:\n%s\nwant:\n%s", text, want)
+	}
+	mustNotContain(t, text, "nodes_hash", "---")
+
+	r, _ := request(k, harness.HookInput{})
+	out, err := SessionStart(context.Background(), r)
+	var env struct{ Event, Context string }
+	if err != nil || json.Unmarshal(out, &env) != nil || env.Event != "session-start" || env.Context != text {
+		t.Fatalf("hook output %q: %v", out, err)
+	}
+	r.Adapter = &hookstest.Adapter{NoContext: true}
+	if out, err := SessionStart(context.Background(), r); err != nil || out != nil {
+		t.Fatalf("a harness without a context channel got %q (%v)", out, err)
+	}
+}
+
+func TestSessionStartStaleness(t *testing.T) {
+	k := newKB(t)
+	addNode(t, k, kb.NodeInput{Type: "practice", Title: "First", Description: "d", Body: "b", Folder: "errors"}, false)
+	ageFolders(t, k)
+	if text := sessionStartText(t, k, t0); strings.Contains(text, staleNote) {
+		t.Fatalf("fresh index reported stale:\n%s", text)
+	}
+	st, _ := cachedTreeState(k, time.Now())
+	if !st.Cached {
+		t.Fatal("the first check did not record the tree state")
+	}
+
+	// A leaf written by kk (temporary file + rename) moves its folder's
+	// mtime: the cache is not trusted and the drift is seen.
+	addNode(t, k, kb.NodeInput{Type: "practice", Title: "Second", Description: "d", Body: "b", Folder: "errors"}, true)
+	mustContain(t, sessionStartText(t, k, t0), staleNote, "`kk index rebuild`")
+
+	// Rebuilding makes it fresh again.
+	if _, err := k.Rebuild(context.Background(), kb.RebuildOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	ageFolders(t, k)
+	if text := sessionStartText(t, k, t0); strings.Contains(text, staleNote) {
+		t.Fatalf("rebuilt index reported stale:\n%s", text)
+	}
+
+	// Removing a leaf (git restore, rm) moves the folder's mtime too.
+	leaf := filepath.Join(k.NodesDir(), "errors", "practice-second.md")
+	if err := os.Remove(leaf); err != nil {
+		t.Fatal(err)
+	}
+	mustContain(t, sessionStartText(t, k, t0), staleNote)
+	if _, err := k.Rebuild(context.Background(), kb.RebuildOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	ageFolders(t, k)
+	sessionStartText(t, k, t0)
+
+	// The documented blind spot: an in-place edit that leaves every folder
+	// alone is not seen while the cache is younger than stalenessMaxAge...
+	first := filepath.Join(k.NodesDir(), "errors", "practice-first.md")
+	f, err := os.OpenFile(first, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString("\nEdited in place.\n")
+	f.Close()
+	if text := sessionStartText(t, k, t0); strings.Contains(text, staleNote) {
+		t.Fatal("the in-place edit was seen: update the staleness documentation")
+	}
+	// ...and is seen once the cache is older than that.
+	old := stalenessMaxAge
+	stalenessMaxAge = 0
+	defer func() { stalenessMaxAge = old }()
+	mustContain(t, sessionStartText(t, k, t0), staleNote)
+}
+
+func TestSessionStartNotes(t *testing.T) {
+	t.Run("no ENTRY.md", func(t *testing.T) {
+		k := newKB(t)
+		os.Remove(k.EntryPath())
+		text := sessionStartText(t, k, t0)
+		mustContain(t, text, "has no ENTRY.md yet", "kk index rebuild", snapshotNote)
+		mustNotContain(t, text, staleNote)
+	})
+	t.Run("ENTRY.md without nodes_hash", func(t *testing.T) {
+		k := newKB(t)
+		writeFile(t, k.EntryPath(), "---\nschema_version: 3\n---\n# kenkeep\n\nHand written.\n")
+		mustContain(t, sessionStartText(t, k, t0), "# kenkeep\n\nHand written.\n\n", "records no nodes_hash")
+	})
+	t.Run("unreadable leaf", func(t *testing.T) {
+		k := newKB(t)
+		writeFile(t, filepath.Join(k.NodesDir(), "broken.md"), "---\ntitle: [\n---\n")
+		mustContain(t, sessionStartText(t, k, t0), "1 leaf file(s) kk cannot read")
+	})
+	t.Run("invalid config", func(t *testing.T) {
+		k := newKB(t)
+		setConfig(t, k, "bogus: 1\n")
+		mustContain(t, sessionStartText(t, k, t0), "config.yaml could not be read", `unknown setting "bogus"`)
+	})
+	t.Run("lint errors", func(t *testing.T) {
+		k := newKB(t)
+		writeFile(t, lintStatePath(k), `{"sessions_since_lint": 3, "last_run_at": "2026-05-19T10:00:00.000Z", "last_errors": 2, "last_findings": 7}`)
+		mustContain(t, sessionStartText(t, k, t0), "The last lint run (2026-05-19T10:00:00.000Z) found 2 error(s)", "`kk lint`")
+		writeFile(t, lintStatePath(k), `{"sessions_since_lint": 3, "last_errors": 0, "last_findings": 7}`)
+		mustNotContain(t, sessionStartText(t, k, t0), "lint run")
+	})
+}
+
+// writeLog writes a session log with the given status and curator stamp.
+func writeLog(t *testing.T, k *kb.KB, n int, status, curated string) {
+	t.Helper()
+	id := fmt.Sprintf("0d9f6c2e-8f1a-4b7e-9c3d-2a1b4c5d6e%02d", n)
+	extra := ""
+	if curated != "" {
+		extra = "curator_processed_at: '" + curated + "'\ncurator_run_id: run-1\n"
+	}
+	writeFile(t, filepath.Join(k.SessionsDir(), "20260519-0800-"+id+".md"), "---\nschema_version: 1\nsession_id: "+id+
+		"\ncaptured_by: stop\ncaptured_at: '2026-05-19T08:00:00.000Z'\ntranscript_hash: sha256:00\nproposal_status: "+status+
+		"\nproposal_completed_at: null\nproposal_error: null\nproposal_log: null\nproposals:\n  practice: []\n  map: []\n"+extra+
+		"---\n## Transcript\n\n[USER]: hi\n\n## Proposal\n\n(populated by proposal worker)\n")
+}
+
+func TestSessionStartCurationNudge(t *testing.T) {
+	k := newKB(t)
+	setConfig(t, k, "curationThreshold: 3\n")
+	writeLog(t, k, 1, session.StatusPending, "")
+	writeLog(t, k, 2, session.StatusDone, "")
+	writeLog(t, k, 3, session.StatusDone, "2026-05-19T09:00:00.000Z") // curated: not waiting
+	writeLog(t, k, 4, session.StatusSkipped, "")
+	writeLog(t, k, 5, session.StatusFailed, "")
+	writeFile(t, filepath.Join(k.SessionsDir(), "notes.md"), "not a log\n")
+	const nudge = "captured session(s) wait for curation"
+	if text := sessionStartText(t, k, t0); strings.Contains(text, nudge) {
+		t.Fatalf("nudged below the threshold:\n%s", text)
+	}
+	writeLog(t, k, 6, session.StatusPending, "")
+	mustContain(t, sessionStartText(t, k, t0), "3 captured session(s) wait for curation (the threshold is 3)", "/kk-curate")
+	var state map[string]any
+	if err := json.Unmarshal([]byte(readFile(t, statePath(k))), &state); err != nil || state["last_nudged_at"] != "2026-05-20T08:30:00.000Z" {
+		t.Fatalf("state.json: %v %v", state, err)
+	}
+	// At most hourly.
+	mustNotContain(t, sessionStartText(t, k, t0.Add(59*time.Minute)), nudge)
+	mustContain(t, sessionStartText(t, k, t0.Add(61*time.Minute)), nudge)
+}
+
+func TestReadQueueState(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		name, head string
+		want       queueState
+		ok         bool
+	}{
+		{"plain", "proposal_status: pending\n", queueState{status: "pending"}, true},
+		{"quoted and curated", "proposal_status: 'done'\ncurator_processed_at: \"2026-05-19T09:00:00.000Z\"\n", queueState{status: "done", curated: true}, true},
+		{"null stamp", "proposal_status: done\ncurator_processed_at: null\n", queueState{status: "done"}, true},
+		{"nested keys do not count", "proposals:\n  proposal_status: done\nproposal_status: failed\n", queueState{status: "failed"}, true},
+		{"unknown status", "proposal_status: archived\n", queueState{status: "archived"}, false},
+		{"no status", "session_id: x\n", queueState{}, false},
+	} {
+		p := filepath.Join(dir, tc.name+".md")
+		writeFile(t, p, "---\n"+tc.head+"---\n## Transcript\n\nproposal_status: done\n")
+		if got, ok := readQueueState(p); got != tc.want || ok != tc.ok {
+			t.Errorf("%s: %+v %v", tc.name, got, ok)
+		}
+	}
+	writeFile(t, filepath.Join(dir, "nofm.md"), "proposal_status: done\n")
+	writeFile(t, filepath.Join(dir, "open.md"), "---\nproposal_status: done\n")
+	for _, name := range []string{"nofm.md", "open.md", "missing.md"} {
+		if _, ok := readQueueState(filepath.Join(dir, name)); ok {
+			t.Errorf("%s read as a log", name)
+		}
+	}
+}

@@ -1,0 +1,336 @@
+// Package install puts kk into a repository's coding-agent harnesses and
+// takes it out again: it calls each harness adapter's Install or
+// Uninstall, keeps kk's block in AGENTS.md, and records the installed
+// harnesses in .ai/kenkeep/.state/installed-version. The CLI commands
+// kk init --harnesses, kk uninstall and kk doctor are thin faces over it.
+package install
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/kk-project/kk/internal/atomicfile"
+	"github.com/kk-project/kk/internal/harness"
+	"github.com/kk-project/kk/internal/kb"
+	"github.com/kk-project/kk/templates"
+)
+
+// DefaultCommand is how hook commands invoke kk unless told otherwise: by
+// name, from PATH, so a fresh clone of the repository needs only kk.
+const DefaultCommand = "kk"
+
+// Options control Install and Uninstall.
+type Options struct {
+	// Command is how the hooks invoke kk. Empty means the command recorded
+	// by an earlier install, else DefaultCommand. An Install whose command
+	// differs from the recorded one reinstalls every recorded harness.
+	Command string
+	// Upgrade also reinstalls every harness already recorded as installed,
+	// refreshing everything kk owns in them.
+	Upgrade bool
+	Now     time.Time
+	// LockCommand is the command line recorded in the writer lock.
+	LockCommand string
+}
+
+// Result is what an Install or Uninstall did.
+type Result struct {
+	// Changes are the files created, updated or removed, relative to the
+	// repository root, in the order they were made.
+	Changes []harness.Change `json:"changes"`
+	// Harnesses are the harnesses recorded as installed afterwards, sorted.
+	Harnesses []string `json:"harnesses"`
+	// Command is how the installed hooks invoke kk.
+	Command string `json:"kk_command"`
+	// Warnings are problems that did not stop the run.
+	Warnings []string `json:"warnings"`
+}
+
+// Skills returns the embedded skill templates: skill name → SKILL.md.
+func Skills() (map[string][]byte, error) {
+	out := map[string][]byte{}
+	entries, err := fs.ReadDir(templates.Skills, "skills")
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		data, err := fs.ReadFile(templates.Skills, path.Join("skills", e.Name(), "SKILL.md"))
+		if err != nil {
+			return nil, fmt.Errorf("embedded skill %s: %w", e.Name(), err)
+		}
+		out[e.Name()] = data
+	}
+	return out, nil
+}
+
+// Prompts returns the embedded prompts: file name → content.
+func Prompts() (map[string][]byte, error) {
+	out := map[string][]byte{}
+	entries, err := fs.ReadDir(templates.Prompts, "prompts")
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range entries {
+		if e.IsDir() {
+			continue
+		}
+		data, err := fs.ReadFile(templates.Prompts, path.Join("prompts", e.Name()))
+		if err != nil {
+			return nil, err
+		}
+		out[e.Name()] = data
+	}
+	return out, nil
+}
+
+// AgentsBlock is the text kk keeps between its markers in AGENTS.md, read
+// by every agent that reads AGENTS.md (Codex, Cursor, OpenCode, Copilot,
+// Gemini).
+func AgentsBlock() string {
+	return `## Project knowledge base (kk)
+
+This repository keeps reviewed project knowledge as markdown under ` + "`.ai/kenkeep/`" + `, managed by kk.
+
+- Read [.ai/kenkeep/ENTRY.md](.ai/kenkeep/ENTRY.md) first: it lists the knowledge folders and the nodes at the root.
+- To go deeper, open the ` + "`index.md`" + ` of the folder whose summary matches your task, then the nodes it lists.
+  Nodes are markdown files named by their id; ` + "`kk node show <id>`" + ` prints one.
+- kk primitives do every write to ` + "`.ai/kenkeep/`" + ` (` + "`kk node write`" + `, the ` + "`/kk-add`" + `, ` + "`/kk-curate`" + ` and ` + "`/kk-bootstrap`" + ` skills).
+  Do not edit nodes, ` + "`index.md`" + `, ` + "`ENTRY.md`" + ` or ` + "`GRAPH.md`" + ` by hand: kk generates the indexes.
+`
+}
+
+// Install installs kk into the named harnesses of the repository of k (and,
+// with Upgrade, into every harness already recorded), writes the AGENTS.md
+// block and records the harness list. Running it twice changes nothing.
+// An adapter that fails stops the run; what was installed before it is
+// recorded, so that kk uninstall can take it out.
+func Install(ctx context.Context, k *kb.KB, reg *harness.Registry, named []harness.Adapter, opts Options) (*Result, error) {
+	inst, err := readInstalled(k)
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{Changes: []harness.Change{}, Warnings: []string{}}
+	targets := map[string]harness.Adapter{}
+	for _, a := range named {
+		targets[a.ID()] = a
+	}
+	res.Command = commandFor(opts.Command, inst)
+	// A new hook command applies to every installed harness: their hooks
+	// are rewritten with it, as an upgrade would.
+	if opts.Upgrade || res.Command != commandFor("", inst) {
+		for _, id := range inst.Harnesses {
+			if _, ok := targets[id]; ok {
+				continue
+			}
+			a, err := reg.Get(id)
+			if err != nil {
+				res.Warnings = append(res.Warnings, fmt.Sprintf("%s lists harness %q, which this kk does not know; it was left alone", k.Rel(k.InstalledPath()), id))
+				continue
+			}
+			targets[id] = a
+		}
+	}
+	skills, err := Skills()
+	if err != nil {
+		return nil, err
+	}
+	prompts, err := Prompts()
+	if err != nil {
+		return nil, err
+	}
+	installed := slices.Clone(inst.Harnesses)
+	err = k.WithLock(ctx, opts.LockCommand, func() error {
+		var failed error
+		for _, id := range sortedKeys(targets) {
+			a := targets[id]
+			changes, err := a.Install(ctx, harness.InstallOptions{Root: k.Root, Command: res.Command, Skills: skills, Prompts: prompts, Now: opts.Now})
+			res.Changes = append(res.Changes, changes...)
+			if err != nil {
+				failed = fmt.Errorf("installing kk into %s: %w", a.Name(), err)
+				break
+			}
+			if !slices.Contains(installed, id) {
+				installed = append(installed, id)
+			}
+		}
+		if len(installed) > 0 {
+			c, err := upsertAgentsBlock(k)
+			if err != nil {
+				return errors.Join(failed, err)
+			}
+			res.addChange(c)
+		}
+		c, err := record(k, installed, res.Command)
+		if err != nil {
+			return errors.Join(failed, err)
+		}
+		res.addChange(c)
+		return failed
+	})
+	res.Harnesses = sortedCompact(installed)
+	return res, err
+}
+
+// Uninstall removes kk from the named harnesses: each adapter takes out
+// exactly what its Install added, the harnesses are struck from the
+// installed list, and the AGENTS.md block goes when no harness remains.
+func Uninstall(ctx context.Context, k *kb.KB, named []harness.Adapter, opts Options) (*Result, error) {
+	inst, err := readInstalled(k)
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{Changes: []harness.Change{}, Warnings: []string{}}
+	res.Command = commandFor(opts.Command, inst)
+	skills, err := Skills()
+	if err != nil {
+		return nil, err
+	}
+	prompts, err := Prompts()
+	if err != nil {
+		return nil, err
+	}
+	byID := map[string]harness.Adapter{}
+	for _, a := range named {
+		byID[a.ID()] = a
+	}
+	remaining := slices.Clone(inst.Harnesses)
+	err = k.WithLock(ctx, opts.LockCommand, func() error {
+		var failed error
+		for _, id := range sortedKeys(byID) {
+			a := byID[id]
+			changes, err := a.Uninstall(ctx, harness.InstallOptions{Root: k.Root, Command: res.Command, Skills: skills, Prompts: prompts, Now: opts.Now})
+			res.Changes = append(res.Changes, changes...)
+			if err != nil {
+				failed = fmt.Errorf("removing kk from %s: %w", a.Name(), err)
+				break
+			}
+			remaining = slices.DeleteFunc(remaining, func(s string) bool { return s == id })
+		}
+		command := res.Command
+		if len(remaining) == 0 {
+			c, err := removeAgentsBlock(k)
+			if err != nil {
+				return errors.Join(failed, err)
+			}
+			res.addChange(c)
+			command = DefaultCommand
+		}
+		c, err := record(k, remaining, command)
+		if err != nil {
+			return errors.Join(failed, err)
+		}
+		res.addChange(c)
+		return failed
+	})
+	res.Harnesses = sortedCompact(remaining)
+	return res, err
+}
+
+func readInstalled(k *kb.KB) (*kb.Installed, error) {
+	inst, err := k.ReadInstalled()
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%w at %s: %s is missing; run `kk init` first", kb.ErrNotFound, k.Root, k.Rel(k.InstalledPath()))
+	}
+	return inst, err
+}
+
+func commandFor(flag string, inst *kb.Installed) string {
+	switch {
+	case flag != "":
+		return flag
+	case inst.KKCommand != "":
+		return inst.KKCommand
+	}
+	return DefaultCommand
+}
+
+func (r *Result) addChange(c *harness.Change) {
+	if c != nil {
+		r.Changes = append(r.Changes, *c)
+	}
+}
+
+func record(k *kb.KB, ids []string, command string) (*harness.Change, error) {
+	changed, err := k.SetInstalledHarnesses(ids, command)
+	if err != nil || !changed {
+		return nil, err
+	}
+	return &harness.Change{Path: k.Rel(k.InstalledPath()), Action: "updated"}, nil
+}
+
+// upsertAgentsBlock writes kk's block into AGENTS.md, creating the file
+// when there is none and keeping the user's text outside the block.
+func upsertAgentsBlock(k *kb.KB) (*harness.Change, error) {
+	p := k.AgentsPath()
+	old, err := os.ReadFile(p)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("reading %s: %w", k.Rel(p), err)
+	}
+	exists := err == nil
+	if exists && strings.Contains(string(old), harness.BlockStart) && !strings.Contains(string(old), harness.BlockEnd) {
+		return nil, fmt.Errorf("%s has the %s marker but no %s marker; add the end marker or remove the start marker, then run kk again", k.Rel(p), harness.BlockStart, harness.BlockEnd)
+	}
+	text := harness.UpsertBlock(string(old), AgentsBlock())
+	if exists && text == string(old) {
+		return nil, nil
+	}
+	if err := atomicfile.Write(p, []byte(text), 0o644); err != nil {
+		return nil, err
+	}
+	if exists {
+		return &harness.Change{Path: k.Rel(p), Action: "updated"}, nil
+	}
+	return &harness.Change{Path: k.Rel(p), Action: "created"}, nil
+}
+
+// removeAgentsBlock takes kk's block out of AGENTS.md, and the file with it
+// when nothing else is left (kk created it).
+func removeAgentsBlock(k *kb.KB) (*harness.Change, error) {
+	p := k.AgentsPath()
+	old, err := os.ReadFile(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", k.Rel(p), err)
+	}
+	text := harness.RemoveBlock(string(old))
+	if text == string(old) {
+		return nil, nil
+	}
+	if strings.TrimSpace(text) == "" {
+		if err := os.Remove(p); err != nil {
+			return nil, err
+		}
+		return &harness.Change{Path: k.Rel(p), Action: "removed"}, nil
+	}
+	if err := atomicfile.Write(p, []byte(text), 0o644); err != nil {
+		return nil, err
+	}
+	return &harness.Change{Path: k.Rel(p), Action: "updated"}, nil
+}
+
+func sortedKeys(m map[string]harness.Adapter) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+func sortedCompact(ids []string) []string {
+	out := append([]string{}, ids...)
+	slices.Sort(out)
+	return slices.Compact(out)
+}
