@@ -49,12 +49,23 @@ type CaptureResult struct {
 // with no text writes nothing.
 func Capture(ctx context.Context, r Request) (*CaptureResult, error) {
 	in := r.Input
-	if strings.TrimSpace(in.TranscriptPath) == "" {
-		return nil, ErrNoTranscript
-	}
 	id, err := NormalizeSessionID(in.SessionID)
 	if err != nil {
 		return nil, err
+	}
+	if strings.TrimSpace(in.TranscriptPath) == "" {
+		ex, can := r.Adapter.(harness.TranscriptExporter)
+		if !can {
+			return nil, ErrNoTranscript
+		}
+		// The harness writes the transcript itself (piping its export
+		// can truncate it); the file lives only as long as this capture.
+		tmp := filepath.Join(r.KB.StateDir(), "transcript-"+id+".export")
+		defer os.Remove(tmp)
+		if err := ex.ExportTranscript(ctx, in, tmp); err != nil {
+			return nil, fmt.Errorf("exporting the transcript: %w", err)
+		}
+		in.TranscriptPath = tmp
 	}
 	path := in.TranscriptPath
 	if !filepath.IsAbs(path) && in.CWD != "" {

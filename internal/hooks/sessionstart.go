@@ -38,6 +38,9 @@ func SessionStart(ctx context.Context, r Request) ([]byte, error) {
 	}
 	out, ok := r.Adapter.HookOutput(harness.SessionStart, text)
 	if !ok {
+		if cw, can := r.Adapter.(harness.ContextWriter); can {
+			return nil, cw.WriteContext(r.KB.Root, text)
+		}
 		return nil, nil
 	}
 	return out, nil

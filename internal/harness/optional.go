@@ -1,0 +1,17 @@
+package harness
+
+import "context"
+
+// ContextWriter is implemented by adapters whose harness has no channel
+// for context in a hook's output (OpenCode): session-start writes the
+// context into a file the harness reads instead.
+type ContextWriter interface {
+	WriteContext(root, text string) error
+}
+
+// TranscriptExporter is implemented by adapters whose hook payloads carry
+// no transcript path (OpenCode): capture asks the harness to export the
+// session's transcript to path and parses that.
+type TranscriptExporter interface {
+	ExportTranscript(ctx context.Context, in HookInput, path string) error
+}
