@@ -8,15 +8,10 @@ import (
 	"testing"
 
 	"github.com/kk-project/kk/internal/harness"
+	"github.com/kk-project/kk/internal/harness/harnesstest"
 )
 
-func levels(checks []harness.Check) string {
-	var out []string
-	for _, c := range checks {
-		out = append(out, c.Name+"="+c.Level)
-	}
-	return strings.Join(out, " ")
-}
+var levels = harnesstest.Levels
 
 func TestDoctor(t *testing.T) {
 	installFake(t, "claude", fakeClaude)

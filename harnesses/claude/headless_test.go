@@ -2,13 +2,13 @@ package claude
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/kk-project/kk/internal/harness"
+	"github.com/kk-project/kk/internal/harness/harnesstest"
 )
 
 // fakeClaude is a stand-in for the claude binary: it records its
@@ -39,16 +39,7 @@ esac
 
 // installFake puts a fake binary named name on PATH and returns its
 // folder.
-func installFake(t *testing.T, name, script string) string {
-	t.Helper()
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, name), []byte(script), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
-	t.Setenv(harness.RecursionEnv, "")
-	return dir
-}
+var installFake = harnesstest.InstallFake
 
 func TestHeadless(t *testing.T) {
 	dir := installFake(t, "claude", fakeClaude)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,6 +17,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/kk-project/kk/internal/harness"
+	"github.com/kk-project/kk/internal/harness/harnesstest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
@@ -23,21 +25,22 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 // golden compares got with testdata/name, or rewrites it with -update.
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	p := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(p, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(p)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the golden file:\n--- got\n%s\n--- want\n%s", name, got, want)
-	}
+	harnesstest.Golden(t, filepath.Join("testdata", name), got, *update)
 }
+
+// The shared helpers, under the names the tests use.
+var (
+	read          = harnesstest.ReadFile
+	tree          = harnesstest.Tree
+	compact       = harnesstest.Compact
+	jsonEqual     = harnesstest.JSONEqual
+	mapsEqual     = maps.Equal[map[string]string, map[string]string]
+	shippedSkills = harness.ShippedSkills
+	renderSkills  = harness.RenderSkills
+)
+
+// handler is a command handler as kk writes it.
+type handler = harness.HookHandler
 
 // testSkills are two skill templates in the harness-neutral format.
 func testSkills() map[string][]byte {
@@ -49,32 +52,6 @@ func testSkills() map[string][]byte {
 
 func opts(root string) harness.InstallOptions {
 	return harness.InstallOptions{Root: root, Command: "kk", Skills: testSkills()}
-}
-
-func read(t *testing.T, p string) []byte {
-	t.Helper()
-	b, err := os.ReadFile(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
-
-// tree returns every file under root with its content.
-func tree(t *testing.T, root string) map[string]string {
-	t.Helper()
-	out := map[string]string{}
-	filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !d.IsDir() {
-			rel, _ := filepath.Rel(root, p)
-			out[filepath.ToSlash(rel)] = string(read(t, p))
-		}
-		return nil
-	})
-	return out
 }
 
 // settingsSchema compiles the vendored Claude Code settings schema. The
@@ -216,69 +193,11 @@ func TestInstallMergesWithUserSettings(t *testing.T) {
 	}
 }
 
-// checkUserContent checks that installed holds every top-level key of
-// user in the same order with the same value (hooks aside), and every user
-// matcher group byte for byte.
+// checkUserContent checks that installed keeps the user's keys and hooks
+// (see harnesstest.KeepsUserHooks).
 func checkUserContent(t *testing.T, user, installed []byte) {
 	t.Helper()
-	u, _ := harness.ParseObject(user)
-	in, _ := harness.ParseObject(installed)
-	if !slices.Equal(u.Keys(), in.Keys()) {
-		t.Errorf("keys %v, want the user's %v", in.Keys(), u.Keys())
-	}
-	for _, k := range u.Keys() {
-		if k == "hooks" {
-			continue
-		}
-		a, _ := u.Get(k)
-		b, _ := in.Get(k)
-		if !bytes.Equal(compact(a), compact(b)) {
-			t.Errorf("%s changed: %s", k, b)
-		}
-	}
-	uh, _ := u.Get("hooks")
-	ih, _ := in.Get("hooks")
-	uhooks, _ := harness.ParseObject(uh)
-	ihooks, _ := harness.ParseObject(ih)
-	for _, ev := range uhooks.Keys() {
-		var ug, ig []json.RawMessage
-		raw, _ := uhooks.Get(ev)
-		json.Unmarshal(raw, &ug)
-		raw, _ = ihooks.Get(ev)
-		json.Unmarshal(raw, &ig)
-		for i, g := range ug {
-			if i >= len(ig) || !bytes.Equal(compact(g), compact(ig[i])) {
-				t.Errorf("hooks.%s[%d] changed", ev, i)
-			}
-		}
-	}
-	if got := strings.Join(ihooks.Keys(), ","); got != "PostToolUse,Stop,SessionStart,UserPromptSubmit,PreCompact,SessionEnd" {
-		t.Errorf("hooks events in order %s", got)
-	}
-}
-
-func compact(b []byte) []byte {
-	var c bytes.Buffer
-	json.Compact(&c, b)
-	return c.Bytes()
-}
-
-func jsonEqual(a, b any) bool {
-	x, _ := json.Marshal(a)
-	y, _ := json.Marshal(b)
-	return bytes.Equal(x, y)
-}
-
-func mapsEqual(a, b map[string]string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if b[k] != v {
-			return false
-		}
-	}
-	return true
+	harnesstest.KeepsUserHooks(t, user, installed, "PostToolUse,Stop,SessionStart,UserPromptSubmit,PreCompact,SessionEnd")
 }
 
 func TestInstallCustomCommand(t *testing.T) {

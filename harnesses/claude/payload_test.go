@@ -119,3 +119,11 @@ func TestHookOutputCapsContext(t *testing.T) {
 		t.Fatalf("short text changed: %q", short)
 	}
 }
+
+// The shared context cap, under the names the test above uses.
+var capContext = harness.CapContext
+
+const (
+	contextLimit  = harness.ContextLimit
+	truncatedNote = harness.CutNote
+)

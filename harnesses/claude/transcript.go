@@ -1,13 +1,8 @@
 package claude
 
 import (
-	"bufio"
-	"bytes"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"io"
-	"regexp"
 	"strings"
 
 	"github.com/kk-project/kk/internal/harness"
@@ -45,16 +40,13 @@ type block struct {
 // error.
 func (*Adapter) ParseTranscript(r io.Reader) (harness.Transcript, error) {
 	var t harness.Transcript
-	good, bad := 0, 0
-	err := eachLine(r, func(data []byte) {
+	err := harness.EachJSONLine(r, "a Claude Code transcript", func(data []byte) bool {
 		l, text, ok := decodeLine(data)
 		if !ok {
-			bad++
-			return
+			return false
 		}
-		good++
 		if l.Message == nil || l.IsMeta {
-			return
+			return true
 		}
 		role := l.Message.Role
 		if role == "" {
@@ -79,27 +71,17 @@ func (*Adapter) ParseTranscript(r io.Reader) (harness.Transcript, error) {
 				}
 			}
 		}
+		return true
 	})
-	if err != nil {
-		return t, err
-	}
-	if good == 0 && bad > 0 {
-		return t, fmt.Errorf("not a Claude Code transcript: none of its %d lines is a JSON object", bad)
-	}
-	return t, nil
+	return t, err
 }
 
 // decodeLine decodes one transcript line. text is the message content
 // when it is a plain string; ok is false when the line is not a JSON
 // object.
 func decodeLine(data []byte) (l line, text string, ok bool) {
-	err := json.Unmarshal(data, &l)
-	if err == nil {
-		return l, "", true
-	}
-	var typeErr *json.UnmarshalTypeError
-	if !errors.As(err, &typeErr) {
-		return l, "", false
+	if ok, drifted := harness.UnmarshalLenient(data, &l); !drifted {
+		return l, "", ok
 	}
 	var s struct {
 		Message struct {
@@ -140,36 +122,10 @@ func toolReads(b block) []harness.Read {
 		}
 	case "Bash":
 		var reads []harness.Read
-		for _, p := range mdPaths(in.Command) {
+		for _, p := range harness.MarkdownPaths(in.Command) {
 			reads = append(reads, harness.Read{Path: p, Tool: b.Name})
 		}
 		return reads
 	}
 	return nil
-}
-
-// mdPath is a markdown path inside a shell command: a run of characters
-// that cannot be shell syntax, ending in .md.
-var mdPath = regexp.MustCompile("[^\\s'\"`|&;<>(){}=,]+\\.md\\b")
-
-// mdPaths returns the markdown paths a shell command names, in order.
-func mdPaths(command string) []string {
-	return mdPath.FindAllString(command, -1)
-}
-
-// eachLine calls fn with each non-blank line of r, however long.
-func eachLine(r io.Reader, fn func(line []byte)) error {
-	br := bufio.NewReaderSize(r, 64<<10)
-	for {
-		data, err := br.ReadBytes('\n')
-		if len(bytes.TrimSpace(data)) > 0 {
-			fn(data)
-		}
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("reading the transcript: %w", err)
-		}
-	}
 }

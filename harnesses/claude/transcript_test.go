@@ -68,21 +68,6 @@ func TestParseTranscriptNotJSONL(t *testing.T) {
 	}
 }
 
-func TestMDPaths(t *testing.T) {
-	for cmd, want := range map[string][]string{
-		`cat "docs/a b.md" x.md`:            {"b.md", "x.md"},
-		"grep -n foo README.md|head":        {"README.md"},
-		"sed -n 1,5p ./notes/plan.md; ls":   {"./notes/plan.md"},
-		"cat file.mdx other.markdown":       nil,
-		"cat $(ls nodes/*.md) --out=out.md": {"nodes/*.md", "out.md"},
-		"echo `cat .ai/kenkeep/ENTRY.md`":   {".ai/kenkeep/ENTRY.md"},
-	} {
-		if got := mdPaths(cmd); !slices.Equal(got, want) {
-			t.Errorf("%s: %q, want %q", cmd, got, want)
-		}
-	}
-}
-
 // BenchmarkParseTranscript5MB parses a 5 MB transcript (the capture
 // budget is 200 ms for the whole hook).
 func BenchmarkParseTranscript5MB(b *testing.B) {

@@ -1,15 +1,11 @@
 package codex
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
+	"maps"
 	"os"
-	"os/exec"
-	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -37,33 +33,16 @@ func (*Adapter) Doctor(ctx context.Context, root string) []harness.Check {
 		hooks,
 		configCheck(root),
 		trustCheck(root, positions),
-		skillsCheck(root),
+		harness.CheckManagedSkills(root, skillsDir, id),
 	}
 }
 
 // binaryCheck looks for codex on PATH and asks it for its version.
 func binaryCheck(ctx context.Context) harness.Check {
-	c := harness.Check{Name: "codex binary"}
-	p, err := exec.LookPath(binary)
-	if err != nil {
-		c.Level, c.Message = "warn", "codex is not on PATH; the hooks, launchers and headless runs need it"
-		c.Fix = (&Adapter{}).InstallHint()
-		return c
-	}
-	ctx, cancel := context.WithTimeout(ctx, versionTimeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, p, "--version")
-	cmd.Env = guardEnv(os.Environ())
-	cmd.WaitDelay = time.Second
-	out, err := cmd.Output()
-	if err != nil {
-		c.Level, c.Message = "warn", fmt.Sprintf("%s --version failed: %v", p, err)
-		c.Fix = "check that " + p + " is a working Codex CLI install"
-		return c
-	}
-	version, _, _ := strings.Cut(strings.TrimSpace(string(out)), "\n")
-	c.Level, c.Message = "ok", fmt.Sprintf("%s (%s)", p, version)
-	return c
+	return harness.BinaryCheck{
+		Harness: id, Binary: binary, Product: "Codex CLI", InstallHint: (&Adapter{}).InstallHint(),
+		Timeout: versionTimeout,
+	}.Check(ctx)
 }
 
 // position is where one kk handler sits in hooks.json; Codex keys its
@@ -76,36 +55,12 @@ type position struct {
 // hooksCheck compares kk's handlers in .codex/hooks.json with the ones
 // this kk build installs, and returns where they are.
 func hooksCheck(root string) (harness.Check, []position) {
-	c := harness.Check{Name: "codex hooks"}
-	install := "kk init --harnesses " + id
-	data, err := os.ReadFile(filepath.Join(root, hooksFile))
-	if errors.Is(err, fs.ErrNotExist) {
-		c.Level, c.Message, c.Fix = "error", hooksFile+" does not exist, so kk's hooks are not installed", install
-		return c, nil
-	}
-	if err != nil {
-		c.Level, c.Message = "error", err.Error()
-		return c, nil
-	}
-	doc, err := harness.ParseObject(data)
-	if err != nil {
-		c.Level, c.Message = "error", fmt.Sprintf("%s: %v", hooksFile, err)
-		c.Fix = "fix the JSON in " + hooksFile + ", then run " + install + " --upgrade"
-		return c, nil
-	}
-	found, kk := installedHandlers(doc)
+	c, found := hookFile.Check(root, "kk init --harnesses "+id+" --upgrade, then trust the changed hooks in codex's /hooks", nil)
 	if len(found) == 0 {
-		c.Level, c.Message, c.Fix = "error", "kk's hooks are not in "+hooksFile, install
 		return c, nil
 	}
-	positions := kkPositions(data)
-	if !handlersEqual(found, wantHandlers(kk)) {
-		c.Level, c.Message = "warn", "kk's hooks in "+hooksFile+" differ from the ones this kk version installs"
-		c.Fix = install + " --upgrade, then trust the changed hooks in codex's /hooks"
-		return c, positions
-	}
-	c.Level, c.Message = "ok", fmt.Sprintf("kk's hooks are installed in %s (%s)", hooksFile, strings.Join(sortedKeys(found), ", "))
-	return c, positions
+	data, _ := os.ReadFile(filepath.Join(root, hooksFile)) // Check has just read it
+	return c, kkPositions(data)
 }
 
 // kkPositions lists where kk's handlers are in a hooks file.
@@ -119,45 +74,16 @@ func kkPositions(data []byte) []position {
 	}
 	json.Unmarshal(data, &file)
 	var out []position
-	for _, on := range sortedKeys(file.Hooks) {
+	for _, on := range slices.Sorted(maps.Keys(file.Hooks)) {
 		for g, grp := range file.Hooks[on] {
 			for h, hd := range grp.Hooks {
-				if kkShape.MatchString(hd.Command) {
+				if _, _, ok := harness.MatchHookCommand(hd.Command, id); ok {
 					out = append(out, position{on, g, h})
 				}
 			}
 		}
 	}
 	return out
-}
-
-// wantHandlers is wantHooks as compacted handlers by event.
-func wantHandlers(kk string) map[string][]string {
-	_, groups := wantHooks(kk)
-	out := map[string][]string{}
-	for on, g := range groups {
-		var grp struct {
-			Hooks []json.RawMessage `json:"hooks"`
-		}
-		json.Unmarshal(g, &grp)
-		for _, h := range grp.Hooks {
-			var b bytes.Buffer
-			json.Compact(&b, h)
-			out[on] = append(out[on], b.String())
-		}
-	}
-	return out
-}
-
-// handlersEqual reports whether a and b hold the same handlers, in the
-// same order, for the same events.
-func handlersEqual(a, b map[string][]string) bool {
-	for k, v := range a {
-		if !slices.Equal(v, b[k]) {
-			return false
-		}
-	}
-	return len(a) == len(b)
 }
 
 // configCheck looks for hooks in the project's config.toml, and for hooks
@@ -329,41 +255,4 @@ func coversAny(dir string, roots []string) bool {
 		}
 	}
 	return false
-}
-
-// skillsCheck compares the installed skills with the ones this kk build
-// ships.
-func skillsCheck(root string) harness.Check {
-	c := harness.Check{Name: "codex skills"}
-	shipped, err := shippedSkills()
-	if err == nil {
-		shipped, err = renderSkills(shipped)
-	}
-	if err != nil {
-		c.Level, c.Message = "error", "the skills built into kk: "+err.Error()
-		return c
-	}
-	var missing, stale []string
-	for _, name := range sortedKeys(shipped) {
-		got, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(skillsDir), name, "SKILL.md"))
-		switch {
-		case err != nil:
-			missing = append(missing, name)
-		case !bytes.Equal(got, shipped[name]):
-			stale = append(stale, path.Join(skillsDir, name, "SKILL.md"))
-		}
-	}
-	switch {
-	case len(missing) > 0:
-		c.Level = "error"
-		c.Message = fmt.Sprintf("missing from %s: %s", skillsDir, strings.Join(missing, ", "))
-		c.Fix = "kk init --harnesses " + id + " --upgrade"
-	case len(stale) > 0:
-		c.Level = "warn"
-		c.Message = "differ from this kk version's: " + strings.Join(stale, ", ")
-		c.Fix = "kk init --harnesses " + id + " --upgrade"
-	default:
-		c.Level, c.Message = "ok", fmt.Sprintf("%d skills in %s", len(shipped), skillsDir)
-	}
-	return c
 }

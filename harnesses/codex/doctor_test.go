@@ -9,15 +9,10 @@ import (
 	"testing"
 
 	"github.com/kk-project/kk/internal/harness"
+	"github.com/kk-project/kk/internal/harness/harnesstest"
 )
 
-func levels(checks []harness.Check) string {
-	var out []string
-	for _, c := range checks {
-		out = append(out, c.Name+"="+c.Level)
-	}
-	return strings.Join(out, " ")
-}
+var levels = harnesstest.Levels
 
 // userConfig writes the user's Codex config.toml: the project's trust
 // level and a trust state for each of kk's hooks (in the layout Codex

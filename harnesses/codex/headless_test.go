@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/kk-project/kk/internal/harness"
+	"github.com/kk-project/kk/internal/harness/harnesstest"
 )
 
 // fakeCodex is a stand-in for the codex binary: it records its arguments,
@@ -47,16 +48,7 @@ slow) exec sleep 10 ;;
 esac
 `
 
-func installFake(t *testing.T, name, script string) string {
-	t.Helper()
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, name), []byte(script), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
-	t.Setenv(harness.RecursionEnv, "")
-	return dir
-}
+var installFake = harnesstest.InstallFake
 
 func TestHeadless(t *testing.T) {
 	dir := installFake(t, "codex", fakeCodex)

@@ -135,3 +135,10 @@ func TestHookOutput(t *testing.T) {
 		t.Fatalf("long context: %d UTF-16 units", n)
 	}
 }
+
+// The shared context cap's limit and note, under the names the test above
+// uses.
+const (
+	contextLimit  = harness.ContextLimit
+	truncatedNote = harness.CutNote
+)

@@ -1,13 +1,8 @@
 package codex
 
 import (
-	"bufio"
-	"bytes"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"io"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -63,14 +58,11 @@ func (*Adapter) ParseTranscript(r io.Reader) (harness.Transcript, error) {
 	var t harness.Transcript
 	var pieces []piece
 	has := map[string]bool{}
-	good, bad := 0, 0
-	err := eachLine(r, func(data []byte) {
+	err := harness.EachJSONLine(r, "a Codex rollout", func(data []byte) bool {
 		l, text, ok := decodeLine(data)
 		if !ok {
-			bad++
-			return
+			return false
 		}
-		good++
 		p := l.Payload
 		add := func(kind, text string) {
 			if text = strings.TrimSpace(text); text != "" {
@@ -92,12 +84,10 @@ func (*Adapter) ParseTranscript(r io.Reader) (harness.Transcript, error) {
 		case l.Type == "response_item":
 			t.Reads = append(t.Reads, callReads(p)...)
 		}
+		return true
 	})
 	if err != nil {
 		return t, err
-	}
-	if good == 0 && bad > 0 {
-		return t, fmt.Errorf("not a Codex rollout: none of its %d lines is a JSON object", bad)
 	}
 	lastAgent := ""
 	for _, p := range pieces {
@@ -120,13 +110,8 @@ var injected = []string{"<environment_context>", "<user_instructions>", "<permis
 // decodeLine decodes one rollout line. text is the message content when
 // it is a plain string; ok is false when the line is not a JSON object.
 func decodeLine(data []byte) (l rolloutLine, text string, ok bool) {
-	err := json.Unmarshal(data, &l)
-	if err == nil {
-		return l, "", true
-	}
-	var typeErr *json.UnmarshalTypeError
-	if !errors.As(err, &typeErr) {
-		return l, "", false
+	if ok, drifted := harness.UnmarshalLenient(data, &l); !drifted {
+		return l, "", ok
 	}
 	var s struct {
 		Payload struct {
@@ -200,7 +185,7 @@ func callReads(p rolloutPayload) []harness.Read {
 	case slices.Contains(shellTools, p.Name):
 		var reads []harness.Read
 		for _, k := range []string{"command", "cmd"} {
-			for _, path := range mdPaths(commandText(args[k])) {
+			for _, path := range harness.MarkdownPaths(commandText(args[k])) {
 				reads = append(reads, harness.Read{Path: path, Tool: p.Name})
 			}
 		}
@@ -233,30 +218,4 @@ func commandText(raw json.RawMessage) string {
 		return strings.Join(argv, " ")
 	}
 	return ""
-}
-
-// mdPath is a markdown path inside a shell command: a run of characters
-// that cannot be shell syntax, ending in .md.
-var mdPath = regexp.MustCompile("[^\\s'\"`|&;<>(){}=,]+\\.md\\b")
-
-// mdPaths returns the markdown paths a shell command names, in order.
-func mdPaths(command string) []string {
-	return mdPath.FindAllString(command, -1)
-}
-
-// eachLine calls fn with each non-blank line of r, however long.
-func eachLine(r io.Reader, fn func(line []byte)) error {
-	br := bufio.NewReaderSize(r, 64<<10)
-	for {
-		data, err := br.ReadBytes('\n')
-		if len(bytes.TrimSpace(data)) > 0 {
-			fn(data)
-		}
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("reading the transcript: %w", err)
-		}
-	}
 }

@@ -4,30 +4,18 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 
 	"github.com/kk-project/kk/internal/harness"
-	"github.com/kk-project/kk/templates"
-)
-
-// Doctor check levels.
-const (
-	levelOK    = "ok"
-	levelWarn  = "warn"
-	levelError = "error"
 )
 
 var (
-	fixInstall = "run `kk init --harnesses " + id + "`"
-	fixUpgrade = "run `kk init --upgrade --harnesses " + id + "`"
+	fixInstall = harness.InstallFix(id)
+	fixUpgrade = harness.UpgradeFix(id)
 )
 
 // Doctor implements harness.Adapter: the binary, a sign-in heuristic, the
@@ -36,7 +24,7 @@ var (
 // user folder is found through $COPILOT_HOME and the home folder.
 func (a *Adapter) Doctor(ctx context.Context, root string) []harness.Check {
 	return []harness.Check{
-		checkBinary(),
+		harness.PathCheck(binary, "Copilot", (&Adapter{}).InstallHint()),
 		checkAuth(),
 		checkHooksFile(root),
 		checkCommand(root),
@@ -44,28 +32,17 @@ func (a *Adapter) Doctor(ctx context.Context, root string) []harness.Check {
 		checkUserHooks(),
 		{
 			Name:  "session-start context",
-			Level: levelOK,
+			Level: harness.LevelOK,
 			Message: "platform limit: Copilot ignores the output of sessionStart and userPromptSubmitted hooks, so kk cannot inject ENTRY.md or prompt-time context; " +
 				"Copilot reads AGENTS.md, where kk's block points to .ai/kenkeep/ENTRY.md, and kk writes no per-session content into committed instruction files",
 		},
 		{
 			Name:  "prompt mode",
-			Level: levelOK,
+			Level: harness.LevelOK,
 			Message: "platform limit: `copilot -p` runs repository hooks only in a trusted folder (or with GITHUB_COPILOT_PROMPT_MODE_REPO_HOOKS=true), " +
 				"so sessions started that way are captured only there",
 		},
 	}
-}
-
-func checkBinary() harness.Check {
-	c := harness.Check{Name: "binary"}
-	p, err := exec.LookPath(binary)
-	if err != nil {
-		c.Level, c.Message, c.Fix = levelWarn, binary+" is not on PATH: kk's hooks are installed but nothing runs them, and launchers cannot start Copilot", (&Adapter{}).InstallHint()
-		return c
-	}
-	c.Level, c.Message = levelOK, binary+" found at "+p
-	return c
 }
 
 // authEnv are the token variables Copilot reads, highest precedence first.
@@ -75,36 +52,28 @@ func checkAuth() harness.Check {
 	c := harness.Check{Name: "authentication"}
 	for _, k := range authEnv {
 		if os.Getenv(k) != "" {
-			c.Level, c.Message = levelOK, "a token is set in $"+k
+			c.Level, c.Message = harness.LevelOK, "a token is set in $"+k
 			return c
 		}
 	}
 	if home := copilotHome(); home != "" {
 		for _, f := range []string{"config.json", "settings.json"} {
 			if _, err := os.Stat(filepath.Join(home, f)); err == nil {
-				c.Level, c.Message = levelOK, fmt.Sprintf("Copilot's user settings exist (%s); sign-in is likely", filepath.Join(home, f))
+				c.Level, c.Message = harness.LevelOK, fmt.Sprintf("Copilot's user settings exist (%s); sign-in is likely", filepath.Join(home, f))
 				return c
 			}
 		}
 	}
-	c.Level = levelWarn
+	c.Level = harness.LevelWarn
 	c.Message = "no $" + strings.Join(authEnv, ", $") + " and no Copilot user settings: Copilot may not be signed in (a heuristic)"
 	c.Fix = "run `copilot` and sign in with /login, or set COPILOT_GITHUB_TOKEN"
 	return c
 }
 
-// kkBash matches the bash of a kk hook entry and captures the kk event.
-var kkBash = regexp.MustCompile(`\shook (\S+) --harness ` + id + `$`)
-
 func checkHooksFile(root string) harness.Check {
 	c := harness.Check{Name: "hooks file"}
-	data, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(hooksFile)))
-	if errors.Is(err, fs.ErrNotExist) {
-		c.Level, c.Message, c.Fix = levelError, hooksFile+" is missing: Copilot runs none of kk's hooks", fixInstall
-		return c
-	}
-	if err != nil {
-		c.Level, c.Message, c.Fix = levelError, fmt.Sprintf("%s cannot be read: %v", hooksFile, err), "check the file's permissions"
+	data, ok := harness.ReadForCheck(&c, root, hooksFile, harness.LevelError, hooksFile+" is missing: Copilot runs none of kk's hooks", fixInstall)
+	if !ok {
 		return c
 	}
 	var file struct {
@@ -112,7 +81,7 @@ func checkHooksFile(root string) harness.Check {
 		Hooks   map[string][]json.RawMessage `json:"hooks"`
 	}
 	if err := json.Unmarshal(data, &file); err != nil {
-		c.Level, c.Message, c.Fix = levelError, fmt.Sprintf("%s is not a valid hooks file: %v", hooksFile, err), fixUpgrade+" (kk owns the file and rewrites it)"
+		c.Level, c.Message, c.Fix = harness.LevelError, fmt.Sprintf("%s is not a valid hooks file: %v", hooksFile, err), fixUpgrade+" (kk owns the file and rewrites it)"
 		return c
 	}
 	var have, want []string
@@ -132,12 +101,12 @@ func checkHooksFile(root string) harness.Check {
 		for _, raw := range file.Hooks[ev] {
 			var e hookEntry
 			json.Unmarshal(raw, &e)
-			m := kkBash.FindStringSubmatch(e.Bash)
-			if e.Type != "command" || m == nil {
+			_, kk, ok := harness.MatchHookCommand(e.Bash, id)
+			if e.Type != "command" || !ok {
 				problems = append(problems, fmt.Sprintf("%s has an entry that is not a kk hook: %s", ev, bytes.TrimSpace(raw)))
 				continue
 			}
-			have = append(have, ev+" → "+m[1])
+			have = append(have, ev+" → "+kk)
 		}
 	}
 	slices.Sort(have)
@@ -146,60 +115,23 @@ func checkHooksFile(root string) harness.Check {
 		problems = append(problems, fmt.Sprintf("registered hooks are [%s], want [%s]", strings.Join(have, ", "), strings.Join(sortedWant, ", ")))
 	}
 	if len(problems) > 0 {
-		c.Level, c.Message, c.Fix = levelWarn, hooksFile+" is not what this kk installs", fixUpgrade
+		c.Level, c.Message, c.Fix = harness.LevelWarn, hooksFile+" is not what this kk installs", fixUpgrade
 		c.Message += ": " + strings.Join(problems, "; ")
 		return c
 	}
-	c.Level, c.Message = levelOK, fmt.Sprintf("%s registers %s", hooksFile, strings.Join(want, ", "))
+	c.Level, c.Message = harness.LevelOK, fmt.Sprintf("%s registers %s", hooksFile, strings.Join(want, ", "))
 	return c
-}
-
-// shippedSkills returns the skill templates this kk ships: name → SKILL.md.
-func shippedSkills() map[string][]byte {
-	out := map[string][]byte{}
-	entries, err := fs.ReadDir(templates.Skills, "skills")
-	if err != nil {
-		return out
-	}
-	for _, e := range entries {
-		if data, err := fs.ReadFile(templates.Skills, "skills/"+e.Name()+"/SKILL.md"); err == nil {
-			out[e.Name()] = data
-		}
-	}
-	return out
 }
 
 func checkSkills(root string) harness.Check {
 	c := harness.Check{Name: "skills"}
-	skills := shippedSkills()
-	names := make([]string, 0, len(skills))
-	for n := range skills {
-		names = append(names, n)
-	}
-	slices.Sort(names)
-	var missing, stale []string
-	for _, n := range names {
-		data, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(skillFile(n))))
-		switch {
-		case err != nil:
-			missing = append(missing, skillFile(n))
-		case !bytes.Equal(data, skills[n]):
-			stale = append(stale, skillFile(n))
-		}
-	}
-	var problems []string
-	if len(missing) > 0 {
-		problems = append(problems, fmt.Sprintf("%d of %d are missing (%s)", len(missing), len(names), strings.Join(missing, ", ")))
-	}
-	if len(stale) > 0 {
-		problems = append(problems, fmt.Sprintf("%d differ from this kk's (%s)", len(stale), strings.Join(stale, ", ")))
-	}
-	if len(problems) > 0 {
-		c.Level, c.Fix = levelWarn, fixUpgrade
+	skills, _ := harness.ShippedSkills() // embedded: cannot fail
+	if problems := harness.FileProblems(root, harness.SkillFiles(skillsDir, skills)); len(problems) > 0 {
+		c.Level, c.Fix = harness.LevelWarn, fixUpgrade
 		c.Message = "kk's skills: " + strings.Join(problems, "; ")
 		return c
 	}
-	c.Level, c.Message = levelOK, fmt.Sprintf("%d kk skills installed in %s", len(names), skillsDir)
+	c.Level, c.Message = harness.LevelOK, fmt.Sprintf("%d kk skills installed in %s", len(skills), skillsDir)
 	return c
 }
 
@@ -235,12 +167,12 @@ func checkUserHooks() harness.Check {
 		}
 	}
 	if len(found) > 0 {
-		c.Level = levelWarn
+		c.Level = harness.LevelWarn
 		c.Message = "kk hooks are also registered at user level, so Copilot fires them twice in this repository: " + strings.Join(found, ", ")
 		c.Fix = "remove kk's hooks from those user-level files; the repository's " + hooksFile + " is enough"
 		return c
 	}
-	c.Level, c.Message = levelOK, "no user-level kk hooks"
+	c.Level, c.Message = harness.LevelOK, "no user-level kk hooks"
 	return c
 }
 
@@ -248,7 +180,6 @@ func checkUserHooks() harness.Check {
 // PATH for a bare name, else as a file (a relative path is resolved
 // against the repository root, where the entries' cwd puts it).
 func checkCommand(root string) harness.Check {
-	c := harness.Check{Name: "kk command"}
 	var file struct {
 		Hooks map[string][]hookEntry `json:"hooks"`
 	}
@@ -259,58 +190,15 @@ func checkCommand(root string) harness.Check {
 	var words []string
 	for _, list := range file.Hooks {
 		for _, e := range list {
-			if m := kkBash.FindStringIndex(e.Bash); m != nil && !slices.Contains(words, e.Bash[:m[0]]) {
-				words = append(words, e.Bash[:m[0]])
+			if w, _, ok := harness.MatchHookCommand(e.Bash, id); ok && !slices.Contains(words, w) {
+				words = append(words, w)
 			}
 		}
 	}
-	if len(words) == 0 {
-		c.Level, c.Message = levelOK, "no kk hook entries to check"
-		return c
-	}
 	slices.Sort(words)
-	var found, missing []string
-	for _, w := range words {
-		cmd := unquote(w)
-		if p, err := resolveCommand(root, cmd); err != nil {
-			missing = append(missing, cmd)
-		} else {
-			found = append(found, fmt.Sprintf("%s (%s)", cmd, p))
-		}
+	commands := make([]string, len(words))
+	for i, w := range words {
+		commands[i] = harness.ShellUnquote(w)
 	}
-	if len(missing) > 0 {
-		c.Level = levelWarn
-		c.Message = fmt.Sprintf("the hooks run %s, which cannot be found from here: every kk hook would fail in Copilot", strings.Join(missing, ", "))
-		c.Fix = "put kk on PATH, or run `kk init --upgrade --harnesses " + id + " --kk-command <path to kk>`"
-		return c
-	}
-	c.Level, c.Message = levelOK, "the hooks run "+strings.Join(found, ", ")
-	return c
-}
-
-// unquote undoes bashQuote.
-func unquote(w string) string {
-	if len(w) >= 2 && w[0] == '\'' && w[len(w)-1] == '\'' {
-		return strings.ReplaceAll(w[1:len(w)-1], `'\''`, "'")
-	}
-	return w
-}
-
-// resolveCommand finds the program a hook command names.
-func resolveCommand(root, cmd string) (string, error) {
-	if !strings.ContainsAny(cmd, `/\`) {
-		return exec.LookPath(cmd)
-	}
-	p := cmd
-	if !filepath.IsAbs(p) {
-		p = filepath.Join(root, filepath.FromSlash(p))
-	}
-	fi, err := os.Stat(p)
-	if err != nil {
-		return "", err
-	}
-	if fi.IsDir() || fi.Mode().Perm()&0o111 == 0 {
-		return "", fmt.Errorf("%s is not an executable file", p)
-	}
-	return p, nil
+	return harness.CommandCheck(root, commands, "Copilot", id)
 }

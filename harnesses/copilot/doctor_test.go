@@ -8,34 +8,16 @@ import (
 	"testing"
 
 	"github.com/kk-project/kk/internal/harness"
+	"github.com/kk-project/kk/internal/harness/harnesstest"
 )
 
 // checks indexes doctor findings by name.
 func checks(t *testing.T, root string) map[string]harness.Check {
 	t.Helper()
-	out := map[string]harness.Check{}
-	for _, c := range New().Doctor(context.Background(), root) {
-		if c.Level != levelOK && c.Level != levelWarn && c.Level != levelError {
-			t.Errorf("check %s has level %q", c.Name, c.Level)
-		}
-		if c.Level != levelOK && c.Fix == "" {
-			t.Errorf("check %s (%s) has no fix", c.Name, c.Level)
-		}
-		out[c.Name] = c
-	}
-	return out
+	return harnesstest.Checks(t, New(), root)
 }
 
-func expectLevel(t *testing.T, got map[string]harness.Check, name, level, contains string) {
-	t.Helper()
-	c, ok := got[name]
-	if !ok {
-		t.Fatalf("no %q check", name)
-	}
-	if c.Level != level || !strings.Contains(c.Message, contains) {
-		t.Errorf("%s: %s %q, want %s containing %q", name, c.Level, c.Message, level, contains)
-	}
-}
+var expectLevel = harnesstest.ExpectLevel
 
 func TestDoctor(t *testing.T) {
 	home := t.TempDir()

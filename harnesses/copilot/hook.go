@@ -1,10 +1,7 @@
 package copilot
 
 import (
-	"bytes"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -26,21 +23,15 @@ import (
 // transcriptPathFor).
 func (*Adapter) ParseHookInput(data []byte) (harness.HookInput, error) {
 	var in harness.HookInput
-	if len(bytes.TrimSpace(data)) == 0 {
-		return in, errors.New("copilot hook payload is empty")
+	m, err := harness.DecodePayload(data, "copilot hook payload")
+	if err != nil {
+		return in, err
 	}
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(data, &m); err != nil {
-		return in, fmt.Errorf("copilot hook payload (%d bytes) is not JSON: %w", len(data), err)
-	}
-	if m == nil {
-		return in, fmt.Errorf("copilot hook payload is null, not a JSON object")
-	}
-	in.SessionID = firstString(m, "sessionId", "session_id")
-	in.CWD = firstString(m, "cwd")
-	in.TranscriptPath = firstString(m, "transcriptPath", "transcript_path")
-	in.Prompt = firstString(m, "prompt")
-	in.HarnessEvent = firstString(m, "hook_event_name", "hookEventName")
+	in.SessionID = harness.FirstJSONString(m, "sessionId", "session_id")
+	in.CWD = harness.FirstJSONString(m, "cwd")
+	in.TranscriptPath = harness.FirstJSONString(m, "transcriptPath", "transcript_path")
+	in.Prompt = harness.FirstJSONString(m, "prompt")
+	in.HarnessEvent = harness.FirstJSONString(m, "hook_event_name", "hookEventName")
 	if in.HarnessEvent == "" {
 		in.HarnessEvent = inferEvent(m)
 	}
@@ -69,22 +60,6 @@ func inferEvent(m map[string]json.RawMessage) string {
 		return "sessionStart"
 	case has("prompt"):
 		return "userPromptSubmitted"
-	}
-	return ""
-}
-
-// firstString returns the first of keys whose value is a non-empty JSON
-// string.
-func firstString(m map[string]json.RawMessage, keys ...string) string {
-	for _, k := range keys {
-		raw, ok := m[k]
-		if !ok {
-			continue
-		}
-		var s string
-		if json.Unmarshal(raw, &s) == nil && s != "" {
-			return s
-		}
 	}
 	return ""
 }

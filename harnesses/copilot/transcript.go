@@ -1,10 +1,8 @@
 package copilot
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"regexp"
@@ -95,31 +93,25 @@ func (*Adapter) ParseTranscript(r io.Reader) (harness.Transcript, error) {
 // readEvents reads every parseable line of a wanted type and sorts the
 // events by time.
 func readEvents(r io.Reader) ([]event, error) {
-	br := bufio.NewReaderSize(r, 64<<10)
 	var events []event
 	var last time.Time
-	for {
-		line, err := br.ReadBytes('\n')
-		if len(line) > 0 && slices.ContainsFunc(wanted, func(w []byte) bool { return bytes.Contains(line, w) }) {
-			var ev event
-			// A field of an unexpected type is left empty; the rest of
-			// the line still decodes.
-			derr := json.Unmarshal(line, &ev)
-			var typeErr *json.UnmarshalTypeError
-			if (derr == nil || errors.As(derr, &typeErr)) && ev.Type != "" {
-				if at, perr := time.Parse(time.RFC3339Nano, ev.Timestamp); perr == nil {
-					last = at
-				}
-				ev.at = last
-				events = append(events, ev)
+	err := harness.EachLine(r, func(line []byte) {
+		if !slices.ContainsFunc(wanted, func(w []byte) bool { return bytes.Contains(line, w) }) {
+			return
+		}
+		var ev event
+		// A field of an unexpected type is left empty; the rest of the
+		// line still decodes.
+		if ok, _ := harness.UnmarshalLenient(line, &ev); ok && ev.Type != "" {
+			if at, perr := time.Parse(time.RFC3339Nano, ev.Timestamp); perr == nil {
+				last = at
 			}
+			ev.at = last
+			events = append(events, ev)
 		}
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return nil, fmt.Errorf("reading the Copilot transcript: %w", err)
-		}
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reading the Copilot transcript: %w", err)
 	}
 	slices.SortStableFunc(events, func(a, b event) int { return a.at.Compare(b.at) })
 	return events, nil
@@ -178,32 +170,15 @@ func toolReads(tool string, args any) []harness.Read {
 	}
 	switch {
 	case readTools[tool]:
-		if p := firstOf(a, "path", "file_path", "filePath"); p != "" {
+		if p := harness.FirstString(a, "path", "file_path", "filePath"); p != "" {
 			return []harness.Read{{Path: p, Tool: tool}}
 		}
 	case shellTools[tool]:
 		var reads []harness.Read
-		for _, p := range markdownPaths(firstOf(a, "command", "cmd")) {
+		for _, p := range harness.MarkdownPaths(harness.FirstString(a, "command", "cmd")) {
 			reads = append(reads, harness.Read{Path: p, Tool: tool})
 		}
 		return reads
 	}
 	return nil
 }
-
-// firstOf returns the first of keys whose value is a non-empty string.
-func firstOf(m map[string]any, keys ...string) string {
-	for _, k := range keys {
-		if s, ok := m[k].(string); ok && s != "" {
-			return s
-		}
-	}
-	return ""
-}
-
-// mdPath matches a markdown file path inside a shell command.
-var mdPath = regexp.MustCompile("[^\\s'\"`|&;<>(){}=,]+\\.md\\b")
-
-// markdownPaths returns the .md paths a shell command names, in order,
-// duplicates kept (each occurrence is a read for the usage ledger).
-func markdownPaths(cmd string) []string { return mdPath.FindAllString(cmd, -1) }

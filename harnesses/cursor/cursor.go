@@ -20,9 +20,8 @@
 package cursor
 
 import (
-	"bytes"
-	"encoding/json"
 	"os"
+	"time"
 
 	"github.com/kk-project/kk/internal/harness"
 )
@@ -90,19 +89,16 @@ func (*Adapter) HookOutput(event harness.Event, context string) ([]byte, bool) {
 	if event != harness.SessionStart {
 		return nil, false
 	}
-	return marshal(struct {
+	return harness.MustRawJSON(struct {
 		AdditionalContext string `json:"additional_context"`
 	}{context}), true
 }
 
-// marshal encodes v as one line of JSON without escaping <, > and &, which
-// context and hook commands contain.
-func marshal(v any) []byte {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		panic(err) // only kk's own plain structs are encoded here
-	}
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
+// versionTimeout bounds `<binary> --version` in doctor.
+var versionTimeout = 5 * time.Second
+
+// lookPath finds the first of names on the PATH of the adapter's
+// environment (see harness.LookPath).
+func (a *Adapter) lookPath(names ...string) (string, error) {
+	return harness.LookPath(a.env, names...)
 }

@@ -1,12 +1,10 @@
 package cursor
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 
 	"github.com/kk-project/kk/internal/harness"
 )
@@ -36,28 +34,26 @@ func (a *Adapter) Headless(ctx context.Context, run harness.HeadlessRun) (string
 		return "", fmt.Errorf("%v; %s", err, a.InstallHint())
 	}
 	args := []string{"-p", "--output-format", "json"}
-	if name, err := modelName(run.Model); err != nil {
+	if name, err := harness.ModelName(run.Model); err != nil {
 		return "", err
 	} else if name != "" {
 		args = append(args, "--model", name)
 	}
-	var input []byte
-	if run.Stdin != nil {
-		if input, err = io.ReadAll(run.Stdin); err != nil {
-			return "", fmt.Errorf("reading the input of the Cursor run: %w", err)
-		}
+	input, err := harness.ReadInput(run.Stdin)
+	if err != nil {
+		return "", fmt.Errorf("reading the input of the Cursor run: %w", err)
 	}
 	var stdin []byte
 	if len(input) > 0 || len(run.Prompt) > promptArgMax {
 		args = append(args, "-")
-		stdin = []byte(run.Prompt)
-		if len(input) > 0 {
-			stdin = append(append(stdin, "\n\n"...), input...)
-		}
+		stdin = harness.JoinInput(run.Prompt, input)
 	} else {
 		args = append(args, run.Prompt)
 	}
-	out, err := runChild(ctx, "Cursor agent", bin, args, stdin, run.LogFile, run.Timeout)
+	out, err := harness.Run(ctx, harness.Child{
+		Name: "Cursor agent", Path: bin, Args: args, Stdin: bytes.NewReader(stdin),
+		Timeout: run.Timeout, LogFile: run.LogFile,
+	})
 	if err != nil {
 		return "", err
 	}
@@ -67,32 +63,17 @@ func (a *Adapter) Headless(ctx context.Context, run harness.HeadlessRun) (string
 // answer is the result text of the last result line of out.
 func answer(out []byte) (string, error) {
 	var last *result
-	sc := bufio.NewScanner(bytes.NewReader(out))
-	sc.Buffer(make([]byte, 64<<10), len(out)+1)
-	for sc.Scan() {
+	harness.EachLine(bytes.NewReader(out), func(line []byte) {
 		var r result
-		if json.Unmarshal(sc.Bytes(), &r) == nil && r.Type == "result" {
+		if json.Unmarshal(line, &r) == nil && r.Type == "result" {
 			last = &r
 		}
-	}
+	})
 	switch {
 	case last == nil:
-		return "", fmt.Errorf("Cursor agent printed no result line%s", tail(string(out)))
+		return "", fmt.Errorf("Cursor agent printed no result line%s", harness.OutputTail(string(out)))
 	case last.IsError || (last.Subtype != "" && last.Subtype != "success"):
-		return "", fmt.Errorf("Cursor agent reported an error (%s)%s", last.Subtype, tail(last.Result))
+		return "", fmt.Errorf("Cursor agent reported an error (%s)%s", last.Subtype, harness.OutputTail(last.Result))
 	}
 	return last.Result, nil
-}
-
-// modelName is the "name" of a proposalModel-style setting.
-func modelName(m map[string]any) (string, error) {
-	v, ok := m["name"]
-	if !ok || v == nil {
-		return "", nil
-	}
-	s, ok := v.(string)
-	if !ok {
-		return "", fmt.Errorf("model name %v is not a string", v)
-	}
-	return s, nil
 }

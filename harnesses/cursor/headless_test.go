@@ -9,29 +9,18 @@ import (
 	"time"
 
 	"github.com/kk-project/kk/internal/harness"
+	"github.com/kk-project/kk/internal/harness/harnesstest"
 )
 
 // fakeBinary writes an executable shell script named name into a new
 // folder and returns the folder, for use as PATH.
-func fakeBinary(t *testing.T, name, script string) string {
-	t.Helper()
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, name), []byte("#!/bin/sh\n"+script), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	return dir
-}
+var fakeBinary = harnesstest.Sh
 
 // recordingAgent is a fake `agent` that records its arguments, the
 // recursion guard and its stdin into out, then prints answer.
 func recordingAgent(t *testing.T, out, answer string) string {
 	t.Helper()
-	return fakeBinary(t, "agent", `
-for a in "$@"; do printf '%s\n' "$a"; done > '`+out+`/args'
-printf '%s' "$KK_INTERNAL" > '`+out+`/guard'
-cat > '`+out+`/stdin'
-printf '%s\n' '`+answer+`'
-`)
+	return fakeBinary(t, "agent", harnesstest.Records(out)+"printf '%s\\n' '"+answer+"'\n")
 }
 
 const okAnswer = `{"type":"result","subtype":"success","is_error":false,"duration_ms":812,"duration_api_ms":790,"result":"{\"practice\":[],\"map\":[]}","session_id":"5a1f","request_id":"r1"}`
@@ -122,13 +111,7 @@ func TestHeadlessFindsOldBinaryName(t *testing.T) {
 	}
 }
 
-func checksByName(cs []harness.Check) map[string]harness.Check {
-	m := map[string]harness.Check{}
-	for _, c := range cs {
-		m[c.Name] = c
-	}
-	return m
-}
+var checksByName = harnesstest.ByName
 
 func TestDoctor(t *testing.T) {
 	root := t.TempDir()

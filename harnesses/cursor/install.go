@@ -4,14 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
-	"sort"
 	"strings"
 
-	"github.com/kk-project/kk/internal/atomicfile"
 	"github.com/kk-project/kk/internal/harness"
 )
 
@@ -39,16 +36,17 @@ var hooks = []hook{
 // are added to the file.
 var nativeEvents = []string{"sessionStart", "stop", "preCompact", "sessionEnd"}
 
-// ownedCommand matches the commands of kk's entries whatever command
-// invoked kk then (an earlier --kk-command), so that an upgrade replaces
-// them instead of adding a second set.
-var ownedCommand = func() *regexp.Regexp {
-	var evs []string
-	for _, e := range harness.Events {
-		evs = append(evs, regexp.QuoteMeta(string(e)))
+// ownedCommand reports whether command is one of kk's hook commands for
+// Cursor, whatever command invoked kk then (an earlier --kk-command), so
+// that an upgrade replaces them instead of adding a second set; it
+// returns the word that invoked kk.
+func ownedCommand(command string) (word string, ok bool) {
+	word, ev, ok := harness.MatchHookCommand(command, id)
+	if !ok || !slices.Contains(harness.Events, harness.Event(ev)) {
+		return "", false
 	}
-	return regexp.MustCompile(`^(.+) hook (` + strings.Join(evs, "|") + `) --harness ` + id + `$`)
-}()
+	return word, true
+}
 
 // kenkeepScripts mark the entries of kenkeep, the tool kk succeeds: its
 // hooks ran generated scripts from these folders. kk replaces them, so a
@@ -78,7 +76,7 @@ func owned(raw json.RawMessage) bool {
 	if !ok {
 		return false
 	}
-	if ownedCommand.MatchString(cmd) {
+	if _, ok := ownedCommand(cmd); ok {
 		return true
 	}
 	for _, s := range kenkeepScripts {
@@ -115,15 +113,11 @@ func unquoteWord(w string) string {
 	return w
 }
 
-func hookCommand(word string, e harness.Event) string {
-	return word + " hook " + string(e) + " --harness " + id
-}
-
 // wanted returns kk's entries per Cursor event, encoded.
 func wanted(word string) map[string][]json.RawMessage {
 	out := map[string][]json.RawMessage{}
 	for _, h := range hooks {
-		out[h.native] = append(out[h.native], marshal(entry{Command: hookCommand(word, h.event), Timeout: h.timeout}))
+		out[h.native] = append(out[h.native], harness.MustRawJSON(entry{Command: harness.HookCommand(word, h.event, id), Timeout: h.timeout}))
 	}
 	return out
 }
@@ -152,8 +146,11 @@ func (a *Adapter) Install(ctx context.Context, opts harness.InstallOptions) ([]h
 	if err != nil {
 		return nil, err
 	}
-	changes = addChange(changes, hooksFile, action)
-	sc, err := writeSkills(opts.Root, skillsDir, opts.Skills)
+	changes = harness.AddChange(changes, hooksFile, action)
+	// The neutral SKILL.md (front matter name, description, version) is
+	// already in the Agent Skills format Cursor reads: it is copied byte
+	// for byte.
+	sc, err := harness.WriteFiles(ctx, opts.Root, harness.SkillFiles(skillsDir, opts.Skills))
 	return append(changes, sc...), err
 }
 
@@ -179,13 +176,14 @@ func (a *Adapter) Uninstall(ctx context.Context, opts harness.InstallOptions) ([
 	if err != nil {
 		return nil, err
 	}
-	changes = addChange(changes, hooksFile, action)
-	sc, err := removeSkills(opts.Root, skillsDir, opts.Skills)
+	changes = harness.AddChange(changes, hooksFile, action)
+	skills := harness.SkillFiles(skillsDir, opts.Skills)
+	sc, err := harness.RemoveFiles(ctx, opts.Root, harness.Rels(skills))
 	changes = append(changes, sc...)
 	if err != nil {
 		return changes, err
 	}
-	removeEmptyDir(filepath.Join(opts.Root, ".cursor"))
+	harness.RemoveEmptyDirs(opts.Root, append(harness.Dirs(skills), skillsDir, ".cursor")...)
 	return changes, nil
 }
 
@@ -215,7 +213,7 @@ func editHooks(o *harness.Object, want map[string][]json.RawMessage) error {
 				return fmt.Errorf("%s: hooks.%s is not a list of hooks (%v); fix the file, then run kk again", hooksFile, ev, err)
 			}
 		}
-		out, hadOwned := merge(list, want[ev])
+		out, hadOwned := harness.ReplaceOwned(list, owned, want[ev]...)
 		switch {
 		case len(out) > 0:
 			if err := hooksObj.Set(ev, out); err != nil {
@@ -232,108 +230,10 @@ func editHooks(o *harness.Object, want map[string][]json.RawMessage) error {
 	return o.Set("hooks", hooksObj)
 }
 
-// merge replaces the owned entries of list by ours.
-func merge(list, ours []json.RawMessage) (out []json.RawMessage, hadOwned bool) {
-	at := -1
-	for _, e := range list {
-		if owned(e) {
-			if at < 0 {
-				at = len(out)
-			}
-			hadOwned = true
-			continue
-		}
-		out = append(out, e)
-	}
-	if len(ours) == 0 {
-		return out, hadOwned
-	}
-	if at < 0 {
-		at = len(out)
-	}
-	return slices.Insert(out, at, ours...), hadOwned
-}
-
-func addChange(changes []harness.Change, rel, action string) []harness.Change {
-	if action == "" {
-		return changes
-	}
-	return append(changes, harness.Change{Path: rel, Action: action})
-}
-
 // skillName is the form of a skill's folder name (Agent Skills rules).
 var skillName = regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)
 
 func checkSkillNames(skills map[string][]byte) error {
-	for name := range skills {
-		if !skillName.MatchString(name) {
-			return fmt.Errorf("skill name %q: use lowercase letters, digits and single hyphens", name)
-		}
-	}
-	return nil
-}
-
-func sortedNames(skills map[string][]byte) []string {
-	names := make([]string, 0, len(skills))
-	for n := range skills {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
-}
-
-// writeSkills installs each skill as <dir>/<name>/SKILL.md. The neutral
-// SKILL.md (front matter name, description, version) is already in the
-// Agent Skills format Cursor reads, so it is copied byte for byte.
-func writeSkills(root, dir string, skills map[string][]byte) ([]harness.Change, error) {
-	var changes []harness.Change
-	for _, name := range sortedNames(skills) {
-		rel := dir + "/" + name + "/SKILL.md"
-		p := filepath.Join(root, filepath.FromSlash(rel))
-		old, err := os.ReadFile(p)
-		if err == nil && string(old) == string(skills[name]) {
-			continue
-		}
-		action := "updated"
-		if err != nil {
-			if !os.IsNotExist(err) {
-				return changes, fmt.Errorf("reading %s: %w", rel, err)
-			}
-			action = "created"
-		}
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			return changes, err
-		}
-		if err := atomicfile.Write(p, skills[name], 0o644); err != nil {
-			return changes, err
-		}
-		changes = append(changes, harness.Change{Path: rel, Action: action})
-	}
-	return changes, nil
-}
-
-// removeSkills removes the skills writeSkills installed, and their
-// folders when nothing else is in them.
-func removeSkills(root, dir string, skills map[string][]byte) ([]harness.Change, error) {
-	var changes []harness.Change
-	for _, name := range sortedNames(skills) {
-		rel := dir + "/" + name + "/SKILL.md"
-		p := filepath.Join(root, filepath.FromSlash(rel))
-		switch err := os.Remove(p); {
-		case err == nil:
-			changes = append(changes, harness.Change{Path: rel, Action: "removed"})
-		case !os.IsNotExist(err):
-			return changes, fmt.Errorf("removing %s: %w", rel, err)
-		}
-		removeEmptyDir(filepath.Dir(p))
-	}
-	removeEmptyDir(filepath.Join(root, filepath.FromSlash(dir)))
-	return changes, nil
-}
-
-// removeEmptyDir removes dir if it exists and is empty.
-func removeEmptyDir(dir string) {
-	if entries, err := os.ReadDir(dir); err == nil && len(entries) == 0 {
-		os.Remove(dir)
-	}
+	_, err := harness.SkillNames(skills, skillName.MatchString, "use lowercase letters, digits and single hyphens")
+	return err
 }

@@ -1,32 +1,22 @@
 package gemini
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/kk-project/kk/internal/harness"
-	"github.com/kk-project/kk/templates"
-)
-
-// Doctor check levels.
-const (
-	levelOK    = "ok"
-	levelWarn  = "warn"
-	levelError = "error"
 )
 
 var (
-	fixInstall = "run `kk init --harnesses " + id + "`"
-	fixUpgrade = "run `kk init --upgrade --harnesses " + id + "`"
+	fixInstall = harness.InstallFix(id)
+	fixUpgrade = harness.UpgradeFix(id)
 )
 
 // Doctor implements harness.Adapter: the binary, kk's hooks and commands
@@ -38,7 +28,7 @@ func (a *Adapter) Doctor(ctx context.Context, root string) []harness.Check {
 	project := readSettings(filepath.Join(root, filepath.FromSlash(settingsFile)))
 	user := readSettings(userSettingsPath())
 	return []harness.Check{
-		checkBinary(),
+		harness.PathCheck(binary, "Gemini CLI", (&Adapter{}).InstallHint()),
 		checkHooks(root),
 		checkCommand(root),
 		checkCommands(root),
@@ -47,28 +37,17 @@ func (a *Adapter) Doctor(ctx context.Context, root string) []harness.Check {
 		checkRecursionGuard(project, user),
 		{
 			Name:  "context file",
-			Level: levelOK,
+			Level: harness.LevelOK,
 			Message: "Gemini CLI reads GEMINI.md, not AGENTS.md, unless context.fileName says otherwise; " +
 				"kk gives it ENTRY.md through its SessionStart hook and leaves the context files alone",
 		},
 		{
 			Name:  "hook trust",
-			Level: levelOK,
+			Level: harness.LevelOK,
 			Message: "platform limit: Gemini CLI fingerprints project hooks, so after a hook command changes " +
 				"(kk init --upgrade with another --kk-command) it asks once before running the new command",
 		},
 	}
-}
-
-func checkBinary() harness.Check {
-	c := harness.Check{Name: "binary"}
-	p, err := exec.LookPath(binary)
-	if err != nil {
-		c.Level, c.Message, c.Fix = levelWarn, binary+" is not on PATH: kk's hooks are installed but nothing runs them, and launchers cannot start Gemini CLI", (&Adapter{}).InstallHint()
-		return c
-	}
-	c.Level, c.Message = levelOK, binary+" found at "+p
-	return c
 }
 
 // settings is a Gemini settings file as read by Doctor.
@@ -139,10 +118,10 @@ func checkHooks(root string) harness.Check {
 	s := readSettings(filepath.Join(root, filepath.FromSlash(settingsFile)))
 	switch {
 	case !s.Exists:
-		c.Level, c.Message, c.Fix = levelError, settingsFile+" is missing: Gemini CLI runs none of kk's hooks", fixInstall
+		c.Level, c.Message, c.Fix = harness.LevelError, settingsFile+" is missing: Gemini CLI runs none of kk's hooks", fixInstall
 		return c
 	case s.Err != nil:
-		c.Level, c.Message, c.Fix = levelError, fmt.Sprintf("%s cannot be read: %v", settingsFile, s.Err), "fix the file, then "+fixUpgrade
+		c.Level, c.Message, c.Fix = harness.LevelError, fmt.Sprintf("%s cannot be read: %v", settingsFile, s.Err), "fix the file, then "+fixUpgrade
 		return c
 	}
 	var want, have []string
@@ -169,7 +148,7 @@ func checkHooks(root string) harness.Check {
 				}
 				entry, _ := e.(map[string]any)
 				command, _ := entry["command"].(string)
-				kk := kkCommand.FindStringSubmatch(command)[1]
+				_, kk, _ := harness.MatchHookCommand(command, id)
 				have = append(have, ev+" → "+kk)
 				if name, _ := entry["name"].(string); name != hookName(harness.Event(kk)) {
 					problems = append(problems, fmt.Sprintf("the %s hook of %s is named %q, want %q", kk, ev, name, hookName(harness.Event(kk))))
@@ -186,59 +165,28 @@ func checkHooks(root string) harness.Check {
 		problems = append(problems, fmt.Sprintf("kk's hooks are [%s], want [%s]", strings.Join(have, ", "), strings.Join(sortedWant, ", ")))
 	}
 	if len(problems) > 0 {
-		c.Level, c.Fix = levelWarn, fixUpgrade
+		c.Level, c.Fix = harness.LevelWarn, fixUpgrade
 		c.Message = settingsFile + " does not hold the hooks this kk installs: " + strings.Join(problems, "; ")
 		return c
 	}
-	c.Level, c.Message = levelOK, fmt.Sprintf("%s registers %s", settingsFile, strings.Join(want, ", "))
+	c.Level, c.Message = harness.LevelOK, fmt.Sprintf("%s registers %s", settingsFile, strings.Join(want, ", "))
 	return c
-}
-
-// shippedSkills returns the skill templates this kk ships: name → SKILL.md.
-func shippedSkills() map[string][]byte {
-	out := map[string][]byte{}
-	entries, err := fs.ReadDir(templates.Skills, "skills")
-	if err != nil {
-		return out
-	}
-	for _, e := range entries {
-		if data, err := fs.ReadFile(templates.Skills, "skills/"+e.Name()+"/SKILL.md"); err == nil {
-			out[e.Name()] = data
-		}
-	}
-	return out
 }
 
 func checkCommands(root string) harness.Check {
 	c := harness.Check{Name: "commands"}
-	cmds, names, err := renderCommands(shippedSkills())
+	skills, _ := harness.ShippedSkills() // embedded: cannot fail
+	cmds, err := renderCommands(skills)
 	if err != nil {
-		c.Level, c.Message, c.Fix = levelError, "this kk's skills cannot be rendered as Gemini commands: "+err.Error(), "report this as a kk bug"
+		c.Level, c.Message, c.Fix = harness.LevelError, "this kk's skills cannot be rendered as Gemini commands: "+err.Error(), "report this as a kk bug"
 		return c
 	}
-	var missing, stale []string
-	for _, n := range names {
-		data, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(commandFile(n))))
-		switch {
-		case err != nil:
-			missing = append(missing, commandFile(n))
-		case !bytes.Equal(data, cmds[n]):
-			stale = append(stale, commandFile(n))
-		}
-	}
-	var problems []string
-	if len(missing) > 0 {
-		problems = append(problems, fmt.Sprintf("%d of %d are missing (%s)", len(missing), len(names), strings.Join(missing, ", ")))
-	}
-	if len(stale) > 0 {
-		problems = append(problems, fmt.Sprintf("%d differ from this kk's (%s)", len(stale), strings.Join(stale, ", ")))
-	}
-	if len(problems) > 0 {
-		c.Level, c.Fix = levelWarn, fixUpgrade
+	if problems := harness.FileProblems(root, cmds); len(problems) > 0 {
+		c.Level, c.Fix = harness.LevelWarn, fixUpgrade
 		c.Message = "kk's custom commands: " + strings.Join(problems, "; ")
 		return c
 	}
-	c.Level, c.Message = levelOK, fmt.Sprintf("%d kk commands installed in %s", len(names), commandsDir)
+	c.Level, c.Message = harness.LevelOK, fmt.Sprintf("%d kk commands installed in %s", len(cmds), commandsDir)
 	return c
 }
 
@@ -272,11 +220,11 @@ func checkHooksEnabled(sets ...settings) harness.Check {
 		}
 	}
 	if len(problems) > 0 {
-		c.Level, c.Message = levelWarn, "Gemini CLI will not run some or all of kk's hooks: "+strings.Join(problems, "; ")
+		c.Level, c.Message = harness.LevelWarn, "Gemini CLI will not run some or all of kk's hooks: "+strings.Join(problems, "; ")
 		c.Fix = "remove those settings, or run /hooks enable-all in Gemini CLI"
 		return c
 	}
-	c.Level, c.Message = levelOK, "no setting turns kk's hooks off"
+	c.Level, c.Message = harness.LevelOK, "no setting turns kk's hooks off"
 	return c
 }
 
@@ -286,7 +234,7 @@ func checkHooksEnabled(sets ...settings) harness.Check {
 func checkTrust(root string, user settings) harness.Check {
 	c := harness.Check{Name: "folder trust"}
 	if v, ok := user.lookup("security", "folderTrust", "enabled"); ok && v == false {
-		c.Level, c.Message = levelOK, "folder trust is off in "+user.Path+", so Gemini CLI loads the project's settings and commands"
+		c.Level, c.Message = harness.LevelOK, "folder trust is off in "+user.Path+", so Gemini CLI loads the project's settings and commands"
 		return c
 	}
 	abs, err := filepath.Abs(root)
@@ -309,22 +257,22 @@ func checkTrust(root string, user settings) harness.Check {
 		switch rules[p] {
 		case "TRUST_FOLDER":
 			if within(abs, p) {
-				c.Level, c.Message = levelOK, fmt.Sprintf("%s is trusted (%s in %s)", abs, p, file)
+				c.Level, c.Message = harness.LevelOK, fmt.Sprintf("%s is trusted (%s in %s)", abs, p, file)
 				return c
 			}
 		case "TRUST_PARENT":
 			if within(abs, filepath.Dir(p)) {
-				c.Level, c.Message = levelOK, fmt.Sprintf("%s is trusted (parent of %s in %s)", abs, p, file)
+				c.Level, c.Message = harness.LevelOK, fmt.Sprintf("%s is trusted (parent of %s in %s)", abs, p, file)
 				return c
 			}
 		}
 	}
 	if rules[abs] == "DO_NOT_TRUST" {
-		c.Level, c.Fix = levelWarn, fix
+		c.Level, c.Fix = harness.LevelWarn, fix
 		c.Message = fmt.Sprintf("%s is marked untrusted in %s: Gemini CLI ignores .gemini/settings.json and .gemini/commands there, so none of kk's hooks or commands run", abs, file)
 		return c
 	}
-	c.Level, c.Fix = levelWarn, fix
+	c.Level, c.Fix = harness.LevelWarn, fix
 	c.Message = fmt.Sprintf("%s is not in %s: with folder trust on (the default in current releases) Gemini CLI asks on first start, and until the folder is trusted it runs none of kk's hooks or commands", abs, file)
 	return c
 }
@@ -359,12 +307,12 @@ func checkRecursionGuard(sets ...settings) harness.Check {
 		}
 	}
 	if len(why) > 0 && !allowed {
-		c.Level = levelWarn
+		c.Level = harness.LevelWarn
 		c.Message = fmt.Sprintf("%s, so Gemini CLI strips %s from its hooks' environment and kk's hooks would run inside kk's own headless Gemini runs", strings.Join(why, "; "), harness.RecursionEnv)
 		c.Fix = fmt.Sprintf("add %q to security.environmentVariableRedaction.allowed in %s", harness.RecursionEnv, userSettingsPath())
 		return c
 	}
-	c.Level, c.Message = levelOK, harness.RecursionEnv+" reaches kk's hooks inside kk's headless Gemini runs"
+	c.Level, c.Message = harness.LevelOK, harness.RecursionEnv+" reaches kk's hooks inside kk's headless Gemini runs"
 	return c
 }
 
@@ -376,7 +324,6 @@ const projectDirVar = "$GEMINI_PROJECT_DIR/"
 // PATH for a bare name, else as a file ($GEMINI_PROJECT_DIR is the
 // repository root).
 func checkCommand(root string) harness.Check {
-	c := harness.Check{Name: "kk command"}
 	s := readSettings(filepath.Join(root, filepath.FromSlash(settingsFile)))
 	var words []string
 	hooks, _ := s.lookup("hooks")
@@ -392,63 +339,19 @@ func checkCommand(root string) harness.Check {
 					continue
 				}
 				command, _ := e.(map[string]any)["command"].(string)
-				m := kkCommand.FindStringIndex(command)
-				if w := command[:m[0]]; !slices.Contains(words, w) {
+				if w, _, _ := harness.MatchHookCommand(command, id); !slices.Contains(words, w) {
 					words = append(words, w)
 				}
 			}
 		}
 	}
-	if len(words) == 0 {
-		c.Level, c.Message = levelOK, "no kk hook entries to check"
-		return c
-	}
 	slices.Sort(words)
-	var found, missing []string
-	for _, w := range words {
-		cmd := unquote(w)
+	commands := make([]string, len(words))
+	for i, w := range words {
+		commands[i] = harness.ShellUnquote(w)
 		if rest, ok := strings.CutPrefix(w, projectDirVar); ok {
-			cmd = "./" + unquote(rest)
-		}
-		if p, err := resolveCommand(root, cmd); err != nil {
-			missing = append(missing, cmd)
-		} else {
-			found = append(found, fmt.Sprintf("%s (%s)", cmd, p))
+			commands[i] = "./" + harness.ShellUnquote(rest)
 		}
 	}
-	if len(missing) > 0 {
-		c.Level = levelWarn
-		c.Message = fmt.Sprintf("the hooks run %s, which cannot be found from here: every kk hook would fail in Gemini CLI", strings.Join(missing, ", "))
-		c.Fix = "put kk on PATH, or run `kk init --upgrade --harnesses " + id + " --kk-command <path to kk>`"
-		return c
-	}
-	c.Level, c.Message = levelOK, "the hooks run "+strings.Join(found, ", ")
-	return c
-}
-
-// unquote undoes bashQuote.
-func unquote(w string) string {
-	if len(w) >= 2 && w[0] == '\'' && w[len(w)-1] == '\'' {
-		return strings.ReplaceAll(w[1:len(w)-1], `'\''`, "'")
-	}
-	return w
-}
-
-// resolveCommand finds the program a hook command names.
-func resolveCommand(root, cmd string) (string, error) {
-	if !strings.ContainsAny(cmd, `/\`) {
-		return exec.LookPath(cmd)
-	}
-	p := cmd
-	if !filepath.IsAbs(p) {
-		p = filepath.Join(root, filepath.FromSlash(p))
-	}
-	fi, err := os.Stat(p)
-	if err != nil {
-		return "", err
-	}
-	if fi.IsDir() || fi.Mode().Perm()&0o111 == 0 {
-		return "", fmt.Errorf("%s is not an executable file", p)
-	}
-	return p, nil
+	return harness.CommandCheck(root, commands, "Gemini CLI", id)
 }

@@ -17,62 +17,36 @@ import (
 
 	"github.com/kk-project/kk/internal/frontmatter"
 	"github.com/kk-project/kk/internal/harness"
+	"github.com/kk-project/kk/internal/harness/harnesstest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden")
 
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	p := filepath.Join("testdata", "golden", name)
-	if *update {
-		if err := os.WriteFile(p, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(p)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the golden file:\n--- got\n%s\n--- want\n%s", name, got, want)
-	}
-}
-
-func readFile(t *testing.T, p string) []byte {
-	t.Helper()
-	data, err := os.ReadFile(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return data
+	harnesstest.Golden(t, filepath.Join("testdata", "golden", name), got, *update)
 }
 
 func writeFile(t *testing.T, p string, data string) {
 	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	harnesstest.WriteFile(t, p, []byte(data))
 }
 
-func tree(t *testing.T, root string) map[string]string {
-	t.Helper()
-	out := map[string]string{}
-	filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !d.IsDir() {
-			rel, _ := filepath.Rel(root, p)
-			out[filepath.ToSlash(rel)] = string(readFile(t, p))
-		}
-		return nil
-	})
-	return out
-}
+// The doctor check levels.
+const (
+	levelOK    = harness.LevelOK
+	levelWarn  = harness.LevelWarn
+	levelError = harness.LevelError
+)
+
+// The shared helpers, under the names the tests use.
+var (
+	readFile = harnesstest.ReadFile
+	tree     = harnesstest.Tree
+
+	shippedSkills = harnesstest.ShippedSkills
+	rawJSON       = harness.RawJSON
+)
 
 func opts(root string) harness.InstallOptions {
 	return harness.InstallOptions{Root: root, Command: "kk", Skills: shippedSkills()}

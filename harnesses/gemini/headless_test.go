@@ -2,7 +2,6 @@ package gemini
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -10,43 +9,17 @@ import (
 	"time"
 
 	"github.com/kk-project/kk/internal/harness"
+	"github.com/kk-project/kk/internal/harness/harnesstest"
 )
 
-// fakeScript stands in for the gemini binary: it records its arguments
-// (NUL-separated), the recursion-guard variable and its stdin, prints
-// $FAKE_DIR/out, and exits with $FAKE_EXIT.
-const fakeScript = `#!/bin/sh
-printf '%s\0' "$@" > "$FAKE_DIR/args"
-printf '%s' "${KK_INTERNAL-unset}" > "$FAKE_DIR/env"
-cat > "$FAKE_DIR/stdin"
-cat "$FAKE_DIR/out" 2>/dev/null
-if [ -n "$FAKE_ERR" ]; then printf '%s\n' "$FAKE_ERR" >&2; fi
-if [ -n "$FAKE_SLEEP" ]; then exec sleep "$FAKE_SLEEP"; fi
-exit ${FAKE_EXIT:-0}
-`
-
+// fakeBinary puts a fake gemini (harnesstest.RecorderScript) first on
+// PATH and returns the folder it reports into.
 func fakeBinary(t *testing.T, out string) string {
 	t.Helper()
-	bin := t.TempDir()
-	if err := os.WriteFile(filepath.Join(bin, "gemini"), []byte(fakeScript), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	writeFile(t, filepath.Join(dir, "out"), out)
-	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
-	t.Setenv("FAKE_DIR", dir)
-	t.Setenv("FAKE_EXIT", "")
-	t.Setenv("FAKE_ERR", "")
-	t.Setenv("FAKE_SLEEP", "")
-	t.Setenv("KK_INTERNAL", "")
-	return dir
+	return harnesstest.Recorder(t, "gemini", out)
 }
 
-func fakeArgs(t *testing.T, dir string) []string {
-	t.Helper()
-	s := strings.TrimSuffix(string(readFile(t, filepath.Join(dir, "args"))), "\x00")
-	return strings.Split(s, "\x00")
-}
+var fakeArgs = harnesstest.RecordedArgs
 
 // The document `gemini -p … --output-format json` prints
 // (docs/cli/headless.md, "Response Schema").

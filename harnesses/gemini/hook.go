@@ -1,11 +1,6 @@
 package gemini
 
 import (
-	"bytes"
-	"encoding/json"
-	"errors"
-	"fmt"
-
 	"github.com/kk-project/kk/internal/harness"
 )
 
@@ -18,39 +13,17 @@ import (
 // still parses.
 func (*Adapter) ParseHookInput(data []byte) (harness.HookInput, error) {
 	var in harness.HookInput
-	if len(bytes.TrimSpace(data)) == 0 {
-		return in, errors.New("gemini hook payload is empty")
+	m, err := harness.DecodePayload(data, "gemini hook payload")
+	if err != nil {
+		return in, err
 	}
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(data, &m); err != nil {
-		return in, fmt.Errorf("gemini hook payload (%d bytes) is not JSON: %w", len(data), err)
-	}
-	if m == nil {
-		return in, fmt.Errorf("gemini hook payload is null, not a JSON object")
-	}
-	in.HarnessEvent = firstString(m, "hook_event_name", "hookEventName")
-	in.SessionID = firstString(m, "session_id", "sessionId")
-	in.CWD = firstString(m, "cwd")
-	in.TranscriptPath = firstString(m, "transcript_path", "transcriptPath")
-	in.Prompt = firstString(m, "prompt")
-	in.LastMessage = firstString(m, "prompt_response", "promptResponse")
+	in.HarnessEvent = harness.FirstJSONString(m, "hook_event_name", "hookEventName")
+	in.SessionID = harness.FirstJSONString(m, "session_id", "sessionId")
+	in.CWD = harness.FirstJSONString(m, "cwd")
+	in.TranscriptPath = harness.FirstJSONString(m, "transcript_path", "transcriptPath")
+	in.Prompt = harness.FirstJSONString(m, "prompt")
+	in.LastMessage = harness.FirstJSONString(m, "prompt_response", "promptResponse")
 	return in, nil
-}
-
-// firstString returns the first of keys whose value is a non-empty JSON
-// string.
-func firstString(m map[string]json.RawMessage, keys ...string) string {
-	for _, k := range keys {
-		raw, ok := m[k]
-		if !ok {
-			continue
-		}
-		var s string
-		if json.Unmarshal(raw, &s) == nil && s != "" {
-			return s
-		}
-	}
-	return ""
 }
 
 // contextEvents are the Gemini events whose hooks can add context, by kk
@@ -71,15 +44,5 @@ func (*Adapter) HookOutput(ev harness.Event, context string) ([]byte, bool) {
 	if !ok {
 		return nil, false
 	}
-	type specific struct {
-		HookEventName     string `json:"hookEventName"`
-		AdditionalContext string `json:"additionalContext"`
-	}
-	raw, err := rawJSON(struct {
-		HookSpecificOutput specific `json:"hookSpecificOutput"`
-	}{specific{name, context}})
-	if err != nil {
-		return nil, false
-	}
-	return append(raw, '\n'), true
+	return harness.AdditionalContext(name, context), true
 }

@@ -1,20 +1,13 @@
 package gemini
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"path"
 	"path/filepath"
-	"regexp"
-	"slices"
 	"strings"
 
-	"github.com/kk-project/kk/internal/atomicfile"
 	"github.com/kk-project/kk/internal/harness"
 )
 
@@ -53,9 +46,6 @@ type hookEntry struct {
 // <name> turns it off in Gemini CLI.
 func hookName(ev harness.Event) string { return "kk-" + string(ev) }
 
-// kkCommand matches the command of a kk entry and captures the kk event.
-var kkCommand = regexp.MustCompile(`\shook (\S+) --harness ` + id + `$`)
-
 // owned reports whether a hook entry is kk's: named kk-… and running
 // `… hook <event> --harness gemini`, whatever the kk command was.
 func owned(raw json.RawMessage) bool {
@@ -66,28 +56,15 @@ func owned(raw json.RawMessage) bool {
 	if json.Unmarshal(raw, &e) != nil {
 		return false
 	}
-	return strings.HasPrefix(e.Name, "kk-") && kkCommand.MatchString(e.Command)
+	_, _, ok := harness.MatchHookCommand(e.Command, id)
+	return strings.HasPrefix(e.Name, "kk-") && ok
 }
 
 // hookCommand returns `<command> hook <event> --harness gemini`. A
 // relative command path is anchored at $GEMINI_PROJECT_DIR, which Gemini
 // CLI replaces with the (quoted) project directory before running it.
 func hookCommand(command string, ev harness.Event) string {
-	prefix := bashQuote(command)
-	if !filepath.IsAbs(command) && strings.ContainsAny(command, `/\`) {
-		prefix = "$GEMINI_PROJECT_DIR/" + bashQuote(strings.TrimPrefix(command, "./"))
-	}
-	return prefix + " hook " + string(ev) + " --harness " + id
-}
-
-var shellSafe = regexp.MustCompile(`^[A-Za-z0-9_./:@%+,=-]+$`)
-
-// bashQuote quotes s for a POSIX shell when it needs quoting.
-func bashQuote(s string) string {
-	if shellSafe.MatchString(s) {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+	return harness.HookCommand(harness.AnchoredCommand(command, projectDirVar, `/\`), ev, id)
 }
 
 // desiredHooks returns kk's entries per Gemini event, and the events in
@@ -96,7 +73,7 @@ func desiredHooks(command string) (map[string][]json.RawMessage, []string, error
 	out := map[string][]json.RawMessage{}
 	var order []string
 	for _, s := range hookSpecs {
-		raw, err := rawJSON(hookEntry{
+		raw, err := harness.RawJSON(hookEntry{
 			Name:        hookName(s.KK),
 			Type:        "command",
 			Command:     hookCommand(command, s.KK),
@@ -114,22 +91,10 @@ func desiredHooks(command string) (map[string][]json.RawMessage, []string, error
 	return out, order, nil
 }
 
-// rawJSON encodes v compactly without HTML escaping, so commands keep
-// their & < > readable.
-func rawJSON(v any) (json.RawMessage, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return json.RawMessage(bytes.TrimRight(b.Bytes(), "\n")), nil
-}
-
 // set sets key of o to v, encoded without HTML escaping (Object.Set
 // would escape the & < > of commands).
 func set(o *harness.Object, key string, v any) error {
-	raw, err := rawJSON(v)
+	raw, err := harness.RawJSON(v)
 	if err != nil {
 		return err
 	}
@@ -222,7 +187,7 @@ func setHooks(settings *harness.Object, want map[string][]json.RawMessage, order
 				return fmt.Errorf(`%s: field "hooks.%s" is not a list of hook definitions; fix it, then run kk again`, settingsFile, ev)
 			}
 		}
-		group, err := rawJSON(struct {
+		group, err := harness.RawJSON(struct {
 			Hooks []json.RawMessage `json:"hooks"`
 		}{want[ev]})
 		if err != nil {
@@ -246,44 +211,26 @@ func setHooks(settings *harness.Object, want map[string][]json.RawMessage, order
 // skill. Every command is rendered and the settings file parsed before the
 // first write.
 func (a *Adapter) Install(ctx context.Context, o harness.InstallOptions) ([]harness.Change, error) {
-	if err := checkRoot(o.Root); err != nil {
+	if err := harness.CheckRoot(o.Root); err != nil {
 		return nil, err
 	}
-	cmds, names, err := renderCommands(o.Skills)
+	cmds, err := renderCommands(o.Skills)
 	if err != nil {
 		return nil, err
 	}
-	command := o.Command
-	if command == "" {
-		command = "kk"
-	}
-	want, order, err := desiredHooks(command)
+	want, order, err := desiredHooks(harness.KKCommand(o))
 	if err != nil {
 		return nil, err
 	}
-	var changes []harness.Change
 	action, err := harness.EditJSONFile(filepath.Join(o.Root, filepath.FromSlash(settingsFile)), func(s *harness.Object) error {
 		return setHooks(s, want, order)
 	}, false)
 	if err != nil {
 		return nil, err
 	}
-	if action != "" {
-		changes = append(changes, harness.Change{Path: settingsFile, Action: action})
-	}
-	for _, name := range names {
-		if err := ctx.Err(); err != nil {
-			return changes, err
-		}
-		action, err := putFile(o.Root, commandFile(name), cmds[name])
-		if err != nil {
-			return changes, err
-		}
-		if action != "" {
-			changes = append(changes, harness.Change{Path: commandFile(name), Action: action})
-		}
-	}
-	return changes, nil
+	changes := harness.AddChange(nil, settingsFile, action)
+	cc, err := harness.WriteFiles(ctx, o.Root, cmds)
+	return append(changes, cc...), err
 }
 
 // Uninstall implements harness.Adapter. It removes kk's entries from
@@ -291,132 +238,52 @@ func (a *Adapter) Install(ctx context.Context, o harness.InstallOptions) ([]harn
 // it) and the command files of opts.Skills (of the skills this kk ships
 // when none are named), then the folders left empty.
 func (a *Adapter) Uninstall(ctx context.Context, o harness.InstallOptions) ([]harness.Change, error) {
-	if err := checkRoot(o.Root); err != nil {
+	if err := harness.CheckRoot(o.Root); err != nil {
 		return nil, err
 	}
-	names, err := skillNames(uninstallSkills(o.Skills))
+	names, err := skillNames(harness.SkillsOrShipped(o.Skills))
 	if err != nil {
 		return nil, err
 	}
-	var changes []harness.Change
 	action, err := harness.EditJSONFile(filepath.Join(o.Root, filepath.FromSlash(settingsFile)), func(s *harness.Object) error {
 		return setHooks(s, nil, nil)
 	}, true)
 	if err != nil {
 		return nil, err
 	}
-	if action != "" {
-		changes = append(changes, harness.Change{Path: settingsFile, Action: action})
+	changes := harness.AddChange(nil, settingsFile, action)
+	rels := make([]string, len(names))
+	for i, name := range names {
+		rels[i] = commandFile(name)
 	}
-	for _, name := range names {
-		if err := ctx.Err(); err != nil {
-			return changes, err
-		}
-		removed, err := removeFile(o.Root, commandFile(name))
-		if err != nil {
-			return changes, err
-		}
-		if removed {
-			changes = append(changes, harness.Change{Path: commandFile(name), Action: "removed"})
-		}
+	cc, err := harness.RemoveFiles(ctx, o.Root, rels)
+	changes = append(changes, cc...)
+	if err != nil {
+		return changes, err
 	}
-	removeEmptyDirs(o.Root, []string{commandsDir, path.Dir(settingsFile)})
+	harness.RemoveEmptyDirs(o.Root, commandsDir, path.Dir(settingsFile))
 	return changes, nil
 }
 
-// renderCommands renders every skill and returns the files by name and
-// the names sorted.
-func renderCommands(skills map[string][]byte) (map[string][]byte, []string, error) {
+// renderCommands renders every skill into its command file, in name
+// order.
+func renderCommands(skills map[string][]byte) ([]harness.File, error) {
 	names, err := skillNames(skills)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	out := make(map[string][]byte, len(names))
-	for _, n := range names {
+	out := make([]harness.File, len(names))
+	for i, n := range names {
 		data, err := renderCommand(n, skills[n])
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
-		out[n] = data
+		out[i] = harness.File{Name: n, Rel: commandFile(n), Data: data}
 	}
-	return out, names, nil
+	return out, nil
 }
 
-// uninstallSkills is the set of skills to remove: the ones given, or,
-// when none are, the ones this kk ships.
-func uninstallSkills(given map[string][]byte) map[string][]byte {
-	if len(given) > 0 {
-		return given
-	}
-	return shippedSkills()
-}
-
+// skillNames checks the skill names and returns them sorted.
 func skillNames(skills map[string][]byte) ([]string, error) {
-	names := make([]string, 0, len(skills))
-	for name := range skills {
-		if !commandName.MatchString(name) {
-			return nil, fmt.Errorf("skill name %q: want lowercase letters, digits and hyphens", name)
-		}
-		names = append(names, name)
-	}
-	slices.Sort(names)
-	return names, nil
-}
-
-func checkRoot(root string) error {
-	if root == "" {
-		return errors.New("no repository root given")
-	}
-	fi, err := os.Stat(root)
-	if err != nil {
-		return fmt.Errorf("repository root: %w", err)
-	}
-	if !fi.IsDir() {
-		return fmt.Errorf("repository root %s is not a folder", root)
-	}
-	return nil
-}
-
-// putFile writes data to root/rel when it differs from what is there and
-// reports "created", "updated" or "" (unchanged).
-func putFile(root, rel string, data []byte) (string, error) {
-	p := filepath.Join(root, filepath.FromSlash(rel))
-	_, statErr := os.Stat(p)
-	exists := statErr == nil
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		return "", fmt.Errorf("writing %s: %w", rel, err)
-	}
-	wrote, err := atomicfile.WriteIfChanged(p, data, 0o644)
-	switch {
-	case err != nil:
-		return "", err
-	case !wrote:
-		return "", nil
-	case exists:
-		return "updated", nil
-	}
-	return "created", nil
-}
-
-// removeFile removes root/rel and reports whether it existed.
-func removeFile(root, rel string) (bool, error) {
-	err := os.Remove(filepath.Join(root, filepath.FromSlash(rel)))
-	if errors.Is(err, fs.ErrNotExist) {
-		return false, nil
-	}
-	if err != nil {
-		return false, fmt.Errorf("removing %s: %w", rel, err)
-	}
-	return true, nil
-}
-
-// removeEmptyDirs removes each of the folders (relative to root, in
-// order) that is empty.
-func removeEmptyDirs(root string, rels []string) {
-	for _, rel := range rels {
-		p := filepath.Join(root, filepath.FromSlash(rel))
-		if entries, err := os.ReadDir(p); err == nil && len(entries) == 0 {
-			os.Remove(p)
-		}
-	}
+	return harness.SkillNames(skills, commandName.MatchString, "want lowercase letters, digits and hyphens")
 }

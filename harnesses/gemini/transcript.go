@@ -3,11 +3,9 @@ package gemini
 import (
 	"bufio"
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"regexp"
 	"strings"
 
 	"github.com/kk-project/kk/internal/harness"
@@ -144,11 +142,8 @@ func (p *replayer) apply(line []byte) {
 	var rec record
 	// A field of an unexpected type is left empty; the rest of the line
 	// still decodes. A line that is not JSON is skipped.
-	if err := json.Unmarshal(line, &rec); err != nil {
-		var typeErr *json.UnmarshalTypeError
-		if !errors.As(err, &typeErr) {
-			return
-		}
+	if ok, _ := harness.UnmarshalLenient(line, &rec); !ok {
+		return
 	}
 	switch {
 	case rec.RewindTo != nil:
@@ -232,16 +227,9 @@ func toolReads(c toolCall) []harness.Read {
 		}
 	case shellTools[c.Name]:
 		cmd, _ := args["command"].(string)
-		for _, p := range markdownPaths(cmd) {
+		for _, p := range harness.MarkdownPaths(cmd) {
 			reads = append(reads, harness.Read{Path: p, Tool: c.Name})
 		}
 	}
 	return reads
 }
-
-// mdPath matches a markdown file path inside a shell command.
-var mdPath = regexp.MustCompile("[^\\s'\"`|&;<>(){}=,]+\\.md\\b")
-
-// markdownPaths returns the .md paths a shell command names, in order,
-// duplicates kept (each occurrence is a read for the usage ledger).
-func markdownPaths(cmd string) []string { return mdPath.FindAllString(cmd, -1) }

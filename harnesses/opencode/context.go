@@ -16,22 +16,13 @@ import (
 	"github.com/kk-project/kk/internal/harness"
 )
 
-// ContextWriter is implemented by adapters whose harness reads no context
-// from a hook's output (HookOutput says ok=false at session start): the
-// session-start hook hands them its text instead, and they put it where
-// the harness reads it. root is the repository root.
-type ContextWriter interface {
-	WriteContext(root, text string) error
-}
-
-// TranscriptExporter is implemented by adapters whose harness keeps no
-// transcript file (ParseHookInput leaves TranscriptPath empty): the
-// capture hook asks them to write the transcript of the session in into
-// the file at path, then reads it with ParseTranscript. The caller picks
-// path and removes the file afterwards.
-type TranscriptExporter interface {
-	ExportTranscript(ctx context.Context, in harness.HookInput, path string) error
-}
+// ContextWriter and TranscriptExporter are the optional harness
+// interfaces the hook runtime uses for OpenCode (see harness.ContextWriter
+// and harness.TranscriptExporter).
+type (
+	ContextWriter      = harness.ContextWriter
+	TranscriptExporter = harness.TranscriptExporter
+)
 
 // contextHeader opens the context file.
 const contextHeader = "<!-- Written by kk at the start of every OpenCode session (kk hook session-start --harness opencode); not tracked by git. Edits are lost. -->"
@@ -98,23 +89,23 @@ func (a *Adapter) ExportTranscript(ctx context.Context, in harness.HookInput, pa
 	if fi, err := os.Stat(in.CWD); in.CWD != "" && err == nil && fi.IsDir() {
 		cmd.Dir = in.CWD // sessions belong to a project, found from the folder
 	}
-	cmd.Env = childEnv()
+	cmd.Env = harness.ChildEnv(os.Environ())
 	cmd.Stdout = f
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
-	cmd.WaitDelay = waitDelay
+	cmd.WaitDelay = harness.DefaultWaitDelay
 	runErr := cmd.Run()
 	var exit *exec.ExitError
 	switch {
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
 		return fmt.Errorf("opencode export %s did not finish in time (it takes a few seconds; kk waits at most %s)", in.SessionID, exportTimeout)
 	case errors.As(runErr, &exit):
-		return fmt.Errorf("opencode export %s failed (exit code %d)%s", in.SessionID, exit.ExitCode(), tail(stderr.String()))
+		return fmt.Errorf("opencode export %s failed (exit code %d)%s", in.SessionID, exit.ExitCode(), harness.OutputTail(stderr.String()))
 	case runErr != nil:
 		return fmt.Errorf("running opencode export: %w", runErr)
 	}
 	if fi, err := f.Stat(); err != nil || fi.Size() == 0 {
-		return fmt.Errorf("opencode export %s printed nothing%s", in.SessionID, tail(stderr.String()))
+		return fmt.Errorf("opencode export %s printed nothing%s", in.SessionID, harness.OutputTail(stderr.String()))
 	}
 	return nil
 }

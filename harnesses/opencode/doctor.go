@@ -5,22 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io/fs"
-	"os"
-	"path"
-	"path/filepath"
 	"strings"
 
 	"github.com/kk-project/kk/internal/harness"
-	"github.com/kk-project/kk/templates"
 )
 
-const (
-	levelOK   = "ok"
-	levelWarn = "warn"
-	levelErr  = "error"
-
-	reinstall = "run `kk init --harnesses opencode`"
+var (
+	reinstall = harness.InstallFix(id)
 	upgrade   = "run `kk init --upgrade`"
 )
 
@@ -35,9 +26,9 @@ func (a *Adapter) Doctor(ctx context.Context, root string) []harness.Check {
 		out = append(out, a.checkCommand(command))
 	}
 	return append(out,
-		checkInstalledSkills(root),
-		harness.Check{Name: "context", Level: levelOK, Message: "OpenCode takes no context from hooks: at every session start kk writes " + contextFile + " (kept out of git by .ai/kenkeep/.gitignore), which " + configFile + " lists under instructions; a turn that starts before the hook has written it sees the previous session's context"},
-		harness.Check{Name: "limits", Level: levelOK, Message: "OpenCode has no session-end event: capture runs at the end of every turn (session.idle) and before compaction, each time through `opencode export` (1.4–3 s, in the background); there is no prompt-time retrieval; sub-agent sessions are not captured on their own"},
+		harness.CheckSkillCopies(root, skillsDir, reinstall, upgrade),
+		harness.Check{Name: "context", Level: harness.LevelOK, Message: "OpenCode takes no context from hooks: at every session start kk writes " + contextFile + " (kept out of git by .ai/kenkeep/.gitignore), which " + configFile + " lists under instructions; a turn that starts before the hook has written it sees the previous session's context"},
+		harness.Check{Name: "limits", Level: harness.LevelOK, Message: "OpenCode has no session-end event: capture runs at the end of every turn (session.idle) and before compaction, each time through `opencode export` (1.4–3 s, in the background); there is no prompt-time retrieval; sub-agent sessions are not captured on their own"},
 	)
 }
 
@@ -45,15 +36,15 @@ func (a *Adapter) checkBinary(ctx context.Context) harness.Check {
 	c := harness.Check{Name: "binary"}
 	bin, err := a.lookPath(binary)
 	if err != nil {
-		c.Level, c.Message, c.Fix = levelWarn, "`opencode` is not on PATH: capture cannot export transcripts, and kk curate, kk bootstrap and the background proposal drain cannot run OpenCode", a.InstallHint()
+		c.Level, c.Message, c.Fix = harness.LevelWarn, "`opencode` is not on PATH: capture cannot export transcripts, and kk curate, kk bootstrap and the background proposal drain cannot run OpenCode", a.InstallHint()
 		return c
 	}
-	v, err := version(ctx, bin)
+	v, err := harness.Version(ctx, bin, nil, versionTimeout, 0)
 	if err != nil {
-		c.Level, c.Message, c.Fix = levelWarn, err.Error(), a.InstallHint()
+		c.Level, c.Message, c.Fix = harness.LevelWarn, err.Error(), a.InstallHint()
 		return c
 	}
-	c.Level, c.Message = levelOK, "opencode "+v
+	c.Level, c.Message = harness.LevelOK, "opencode "+strings.TrimSpace(v)
 	return c
 }
 
@@ -61,13 +52,8 @@ func (a *Adapter) checkBinary(ctx context.Context) harness.Check {
 // the context file.
 func checkConfig(root string) harness.Check {
 	c := harness.Check{Name: "config"}
-	data, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(configFile)))
-	if os.IsNotExist(err) {
-		c.Level, c.Message, c.Fix = levelWarn, configFile+" is missing: OpenCode loads neither kk's plugin nor its context file", reinstall
-		return c
-	}
-	if err != nil {
-		c.Level, c.Message, c.Fix = levelErr, fmt.Sprintf("%s cannot be read: %v", configFile, err), "check the file's permissions"
+	data, ok := harness.ReadForCheck(&c, root, configFile, harness.LevelWarn, configFile+" is missing: OpenCode loads neither kk's plugin nor its context file", reinstall)
+	if !ok {
 		return c
 	}
 	var cfg struct {
@@ -75,7 +61,7 @@ func checkConfig(root string) harness.Check {
 		Instructions []json.RawMessage `json:"instructions"`
 	}
 	if err := json.Unmarshal(data, &cfg); err != nil {
-		c.Level, c.Message, c.Fix = levelErr, fmt.Sprintf("%s is not a valid OpenCode config for kk (%v)", configFile, err), "fix the file, then "+reinstall
+		c.Level, c.Message, c.Fix = harness.LevelError, fmt.Sprintf("%s is not a valid OpenCode config for kk (%v)", configFile, err), "fix the file, then "+reinstall
 		return c
 	}
 	var missing []string
@@ -86,10 +72,10 @@ func checkConfig(root string) harness.Check {
 		missing = append(missing, fmt.Sprintf("%q under instructions (without it OpenCode never reads the session-start context)", contextFile))
 	}
 	if len(missing) > 0 {
-		c.Level, c.Message, c.Fix = levelWarn, configFile+" lacks "+strings.Join(missing, " and "), reinstall
+		c.Level, c.Message, c.Fix = harness.LevelWarn, configFile+" lacks "+strings.Join(missing, " and "), reinstall
 		return c
 	}
-	c.Level, c.Message = levelOK, configFile+" loads kk's plugin and lists "+contextFile+" under instructions"
+	c.Level, c.Message = harness.LevelOK, configFile+" loads kk's plugin and lists "+contextFile+" under instructions"
 	return c
 }
 
@@ -106,25 +92,20 @@ func hasEntry(list []json.RawMessage, match func(json.RawMessage) bool) bool {
 // ("" when there is no plugin of kk's).
 func checkPlugin(root string) (harness.Check, string) {
 	c := harness.Check{Name: "plugin"}
-	src, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(pluginFile)))
-	if os.IsNotExist(err) {
-		c.Level, c.Message, c.Fix = levelWarn, pluginFile+" is missing: OpenCode sessions are neither given the knowledge base nor captured", reinstall
-		return c, ""
-	}
-	if err != nil {
-		c.Level, c.Message, c.Fix = levelErr, fmt.Sprintf("%s cannot be read: %v", pluginFile, err), "check the file's permissions"
+	src, ok := harness.ReadForCheck(&c, root, pluginFile, harness.LevelWarn, pluginFile+" is missing: OpenCode sessions are neither given the knowledge base nor captured", reinstall)
+	if !ok {
 		return c, ""
 	}
 	command, ok := installedCommand(src)
 	if !bytes.HasPrefix(src, pluginHeader) || !ok {
-		c.Level, c.Message, c.Fix = levelWarn, pluginFile+" is not kk's plugin (kenkeep's, or edited)", upgrade+", which writes kk's"
+		c.Level, c.Message, c.Fix = harness.LevelWarn, pluginFile+" is not kk's plugin (kenkeep's, or edited)", upgrade+", which writes kk's"
 		return c, ""
 	}
 	if want, err := renderPlugin(command); err != nil || !bytes.Equal(src, want) {
-		c.Level, c.Message, c.Fix = levelWarn, pluginFile+" differs from this kk's plugin", upgrade
+		c.Level, c.Message, c.Fix = harness.LevelWarn, pluginFile+" differs from this kk's plugin", upgrade
 		return c, command
 	}
-	c.Level, c.Message = levelOK, pluginFile+" is current"
+	c.Level, c.Message = harness.LevelOK, pluginFile+" is current"
 	return c, command
 }
 
@@ -132,47 +113,9 @@ func (a *Adapter) checkCommand(command string) harness.Check {
 	c := harness.Check{Name: "kk-command"}
 	p, err := a.lookPath(command)
 	if err != nil {
-		c.Level, c.Message, c.Fix = levelWarn, fmt.Sprintf("the plugin runs %q, which is not on PATH here: every kk hook would fail in OpenCode", command), "put kk on PATH, or run `kk init --upgrade --kk-command <path to kk>`"
+		c.Level, c.Message, c.Fix = harness.LevelWarn, fmt.Sprintf("the plugin runs %q, which is not on PATH here: every kk hook would fail in OpenCode", command), "put kk on PATH, or run `kk init --upgrade --kk-command <path to kk>`"
 		return c
 	}
-	c.Level, c.Message = levelOK, fmt.Sprintf("the plugin runs %s (%s)", command, p)
-	return c
-}
-
-// shippedSkills are the skill templates embedded in kk: name → SKILL.md.
-func shippedSkills() map[string][]byte {
-	out := map[string][]byte{}
-	entries, _ := fs.ReadDir(templates.Skills, "skills") // embedded: cannot fail
-	for _, e := range entries {
-		if data, err := fs.ReadFile(templates.Skills, path.Join("skills", e.Name(), "SKILL.md")); err == nil {
-			out[e.Name()] = data
-		}
-	}
-	return out
-}
-
-// checkInstalledSkills compares the installed skills with the ones this kk
-// ships.
-func checkInstalledSkills(root string) harness.Check {
-	c := harness.Check{Name: "skills"}
-	var missing, old []string
-	skills := shippedSkills()
-	for _, name := range sortedNames(skills) {
-		data, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(skillsDir), name, "SKILL.md"))
-		switch {
-		case err != nil:
-			missing = append(missing, name)
-		case !bytes.Equal(data, skills[name]):
-			old = append(old, name)
-		}
-	}
-	switch {
-	case len(missing) > 0:
-		c.Level, c.Message, c.Fix = levelWarn, fmt.Sprintf("skills missing from %s: %s", skillsDir, strings.Join(missing, ", ")), reinstall
-	case len(old) > 0:
-		c.Level, c.Message, c.Fix = levelWarn, fmt.Sprintf("skills in %s differ from this kk's: %s", skillsDir, strings.Join(old, ", ")), upgrade
-	default:
-		c.Level, c.Message = levelOK, fmt.Sprintf("%d skills in %s are current", len(skills), skillsDir)
-	}
+	c.Level, c.Message = harness.LevelOK, fmt.Sprintf("the plugin runs %s (%s)", command, p)
 	return c
 }

@@ -1,12 +1,10 @@
 package opencode
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"strings"
 
 	"github.com/kk-project/kk/internal/harness"
@@ -47,27 +45,25 @@ func (a *Adapter) Headless(ctx context.Context, run harness.HeadlessRun) (string
 		return "", fmt.Errorf("%v; %s", err, a.InstallHint())
 	}
 	args := []string{"run", "--format", "json"}
-	if name, err := modelName(run.Model); err != nil {
+	if name, err := harness.ModelName(run.Model); err != nil {
 		return "", err
 	} else if name != "" {
 		args = append(args, "--model", name)
 	}
-	var input []byte
-	if run.Stdin != nil {
-		if input, err = io.ReadAll(run.Stdin); err != nil {
-			return "", fmt.Errorf("reading the input of the OpenCode run: %w", err)
-		}
+	input, err := harness.ReadInput(run.Stdin)
+	if err != nil {
+		return "", fmt.Errorf("reading the input of the OpenCode run: %w", err)
 	}
 	stdin := input
 	if len(run.Prompt) > promptArgMax {
-		stdin = []byte(run.Prompt)
-		if len(input) > 0 {
-			stdin = append(append(stdin, "\n\n"...), input...)
-		}
+		stdin = harness.JoinInput(run.Prompt, input)
 	} else {
 		args = append(args, run.Prompt)
 	}
-	out, err := runChild(ctx, "opencode run", bin, args, stdin, run.LogFile, run.Timeout)
+	out, err := harness.Run(ctx, harness.Child{
+		Name: "opencode run", Path: bin, Args: args, Stdin: bytes.NewReader(stdin),
+		Timeout: run.Timeout, LogFile: run.LogFile,
+	})
 	if err != nil {
 		return "", err
 	}
@@ -84,12 +80,10 @@ func answer(out []byte) (string, error) {
 		texts   = map[string]string{}
 		failure string
 	)
-	sc := bufio.NewScanner(bytes.NewReader(out))
-	sc.Buffer(make([]byte, 64<<10), len(out)+1)
-	for sc.Scan() {
+	harness.EachLine(bytes.NewReader(out), func(line []byte) {
 		var e event
-		if json.Unmarshal(sc.Bytes(), &e) != nil {
-			continue
+		if json.Unmarshal(line, &e) != nil {
+			return
 		}
 		p := e.Part
 		switch e.Type {
@@ -98,12 +92,12 @@ func answer(out []byte) (string, error) {
 			p = e.Properties.Part
 		case "error":
 			failure = errorText(e.Error)
-			continue
+			return
 		default:
-			continue
+			return
 		}
 		if p == nil || (p.Type != "" && p.Type != "text") {
-			continue
+			return
 		}
 		if p.MessageID != message {
 			message, ids, texts = p.MessageID, nil, map[string]string{}
@@ -116,7 +110,7 @@ func answer(out []byte) (string, error) {
 			ids = append(ids, key)
 		}
 		texts[key] = p.Text
-	}
+	})
 	var parts []string
 	for _, k := range ids {
 		parts = append(parts, texts[k])
@@ -126,7 +120,7 @@ func answer(out []byte) (string, error) {
 	case text == "" && failure != "":
 		return "", fmt.Errorf("opencode run reported an error: %s", failure)
 	case text == "":
-		return "", fmt.Errorf("opencode run printed no answer%s", tail(string(out)))
+		return "", fmt.Errorf("opencode run printed no answer%s", harness.OutputTail(string(out)))
 	}
 	return text, nil
 }
@@ -151,17 +145,4 @@ func errorText(raw json.RawMessage) string {
 		return e.Name + ": " + msg
 	}
 	return msg
-}
-
-// modelName is the "name" of a proposalModel-style setting.
-func modelName(m map[string]any) (string, error) {
-	v, ok := m["name"]
-	if !ok || v == nil {
-		return "", nil
-	}
-	s, ok := v.(string)
-	if !ok {
-		return "", fmt.Errorf("model name %v is not a string", v)
-	}
-	return s, nil
 }

@@ -9,31 +9,19 @@ import (
 	"time"
 
 	"github.com/kk-project/kk/internal/harness"
+	"github.com/kk-project/kk/internal/harness/harnesstest"
 )
 
 // fakeBinary writes an executable shell script named name into a new
 // folder and returns the folder, for use as PATH.
-func fakeBinary(t *testing.T, name, script string) string {
-	t.Helper()
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, name), []byte("#!/bin/sh\n"+script), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	return dir
-}
+var fakeBinary = harnesstest.Sh
 
 // recordingOpencode is a fake `opencode` that records its arguments,
 // working folder, the recursion guard and its stdin into out, then prints
 // the file answer.
 func recordingOpencode(t *testing.T, out, answer string) string {
 	t.Helper()
-	return fakeBinary(t, "opencode", `
-for a in "$@"; do printf '%s\n' "$a"; done > '`+out+`/args'
-printf '%s' "$KK_INTERNAL" > '`+out+`/guard'
-pwd > '`+out+`/cwd'
-cat > '`+out+`/stdin'
-cat '`+answer+`'
-`)
+	return fakeBinary(t, "opencode", harnesstest.Records(out)+"cat '"+answer+"'\n")
 }
 
 func abs(t *testing.T, rel string) string {
@@ -189,13 +177,7 @@ func TestExportTranscriptFailures(t *testing.T) {
 	}
 }
 
-func checksByName(cs []harness.Check) map[string]harness.Check {
-	m := map[string]harness.Check{}
-	for _, c := range cs {
-		m[c.Name] = c
-	}
-	return m
-}
+var checksByName = harnesstest.ByName
 
 func TestDoctor(t *testing.T) {
 	root := t.TempDir()

@@ -9,11 +9,8 @@ import (
 	"path"
 	"path/filepath"
 	"regexp"
-	"slices"
-	"sort"
 	"strings"
 
-	"github.com/kk-project/kk/internal/atomicfile"
 	"github.com/kk-project/kk/internal/harness"
 )
 
@@ -43,13 +40,10 @@ func (a *Adapter) Install(ctx context.Context, opts harness.InstallOptions) ([]h
 	if err != nil {
 		return nil, err
 	}
-	changes = addChange(changes, configFile, action)
-	action, err = writeFile(filepath.Join(opts.Root, filepath.FromSlash(pluginFile)), plugin)
-	if err != nil {
-		return changes, err
-	}
-	changes = addChange(changes, pluginFile, action)
-	sc, err := writeSkills(opts.Root, skillsDir, opts.Skills)
+	changes = harness.AddChange(changes, configFile, action)
+	// OpenCode reads the neutral SKILL.md as it is (name, description; the
+	// version key is ignored), so it is copied byte for byte.
+	sc, err := harness.WriteFiles(ctx, opts.Root, append([]harness.File{{Rel: pluginFile, Data: plugin}}, harness.SkillFiles(skillsDir, opts.Skills)...))
 	return append(changes, sc...), err
 }
 
@@ -78,27 +72,27 @@ func (a *Adapter) Uninstall(ctx context.Context, opts harness.InstallOptions) ([
 	if err != nil {
 		return nil, err
 	}
-	changes = addChange(changes, configFile, action)
+	changes = harness.AddChange(changes, configFile, action)
 	pluginPath := filepath.Join(opts.Root, filepath.FromSlash(pluginFile))
 	if src, err := os.ReadFile(pluginPath); err == nil && bytes.HasPrefix(src, pluginHeader) {
 		if err := os.Remove(pluginPath); err != nil {
 			return changes, err
 		}
-		changes = addChange(changes, pluginFile, "removed")
+		changes = harness.AddChange(changes, pluginFile, "removed")
 	}
 	switch err := os.Remove(filepath.Join(opts.Root, filepath.FromSlash(contextFile))); {
 	case err == nil:
-		changes = addChange(changes, contextFile, "removed")
+		changes = harness.AddChange(changes, contextFile, "removed")
 	case !os.IsNotExist(err):
 		return changes, err
 	}
-	sc, err := removeSkills(opts.Root, skillsDir, opts.Skills)
+	skills := harness.SkillFiles(skillsDir, opts.Skills)
+	sc, err := harness.RemoveFiles(ctx, opts.Root, harness.Rels(skills))
 	changes = append(changes, sc...)
 	if err != nil {
 		return changes, err
 	}
-	removeEmptyDir(filepath.Dir(pluginPath))
-	removeEmptyDir(filepath.Join(opts.Root, ".opencode"))
+	harness.RemoveEmptyDirs(opts.Root, append(harness.Dirs(skills), skillsDir, path.Dir(pluginFile), ".opencode")...)
 	return changes, nil
 }
 
@@ -134,25 +128,12 @@ func editList(o *harness.Object, key string, ours func(json.RawMessage) bool, wa
 			return fmt.Errorf("%s: %q is not a list (%v); fix the file, then run kk again", configFile, key, err)
 		}
 	}
-	var out []json.RawMessage
-	at, had := -1, false
-	for _, item := range list {
-		if ours(item) {
-			if at < 0 {
-				at = len(out)
-			}
-			had = true
-			continue
-		}
-		out = append(out, item)
-	}
+	var mine []json.RawMessage
 	if want != "" {
-		item, _ := json.Marshal(want)
-		if at < 0 {
-			at = len(out)
-		}
-		out = slices.Insert(out, at, json.RawMessage(item))
+		item, _ := json.Marshal(want) // a string always encodes
+		mine = append(mine, item)
 	}
+	out, had := harness.ReplaceOwned(list, ours, mine...)
 	switch {
 	case len(out) > 0:
 		return o.Set(key, out)
@@ -167,95 +148,12 @@ func sameString(raw json.RawMessage, s string) bool {
 	return json.Unmarshal(raw, &v) == nil && v == s
 }
 
-func addChange(changes []harness.Change, rel, action string) []harness.Change {
-	if action == "" {
-		return changes
-	}
-	return append(changes, harness.Change{Path: rel, Action: action})
-}
-
-// writeFile writes data to p when it differs, and says what it did.
-func writeFile(p string, data []byte) (string, error) {
-	old, err := os.ReadFile(p)
-	switch {
-	case err == nil && bytes.Equal(old, data):
-		return "", nil
-	case err != nil && !os.IsNotExist(err):
-		return "", err
-	}
-	action := "updated"
-	if err != nil {
-		action = "created"
-	}
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		return "", err
-	}
-	if err := atomicfile.Write(p, data, 0o644); err != nil {
-		return "", err
-	}
-	return action, nil
-}
-
 // skillName is the form OpenCode requires of a skill's name, which must
 // also be its folder's name.
 var skillName = regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)
 
 func checkSkillNames(skills map[string][]byte) error {
-	for name := range skills {
-		if !skillName.MatchString(name) || len(name) > 64 {
-			return fmt.Errorf("skill name %q: use at most 64 lowercase letters, digits and single hyphens", name)
-		}
-	}
-	return nil
-}
-
-func sortedNames(skills map[string][]byte) []string {
-	names := make([]string, 0, len(skills))
-	for n := range skills {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
-}
-
-// writeSkills installs each skill as <dir>/<name>/SKILL.md. OpenCode reads
-// the neutral SKILL.md as it is (name, description; the version key is
-// ignored), so it is copied byte for byte.
-func writeSkills(root, dir string, skills map[string][]byte) ([]harness.Change, error) {
-	var changes []harness.Change
-	for _, name := range sortedNames(skills) {
-		rel := dir + "/" + name + "/SKILL.md"
-		action, err := writeFile(filepath.Join(root, filepath.FromSlash(rel)), skills[name])
-		if err != nil {
-			return changes, fmt.Errorf("writing %s: %w", rel, err)
-		}
-		changes = addChange(changes, rel, action)
-	}
-	return changes, nil
-}
-
-// removeSkills removes the skills writeSkills installed, and their
-// folders when nothing else is in them.
-func removeSkills(root, dir string, skills map[string][]byte) ([]harness.Change, error) {
-	var changes []harness.Change
-	for _, name := range sortedNames(skills) {
-		rel := dir + "/" + name + "/SKILL.md"
-		p := filepath.Join(root, filepath.FromSlash(rel))
-		switch err := os.Remove(p); {
-		case err == nil:
-			changes = append(changes, harness.Change{Path: rel, Action: "removed"})
-		case !os.IsNotExist(err):
-			return changes, fmt.Errorf("removing %s: %w", rel, err)
-		}
-		removeEmptyDir(filepath.Dir(p))
-	}
-	removeEmptyDir(filepath.Join(root, filepath.FromSlash(dir)))
-	return changes, nil
-}
-
-// removeEmptyDir removes dir if it exists and is empty.
-func removeEmptyDir(dir string) {
-	if entries, err := os.ReadDir(dir); err == nil && len(entries) == 0 {
-		os.Remove(dir)
-	}
+	valid := func(name string) bool { return skillName.MatchString(name) && len(name) <= 64 }
+	_, err := harness.SkillNames(skills, valid, "use at most 64 lowercase letters, digits and single hyphens")
+	return err
 }

@@ -26,6 +26,7 @@ package opencode
 
 import (
 	"os"
+	"time"
 
 	"github.com/kk-project/kk/internal/harness"
 )
@@ -66,6 +67,15 @@ func (a *Adapter) env(key string) string {
 		return os.Getenv(key)
 	}
 	return a.getenv(key)
+}
+
+// versionTimeout bounds `opencode --version` in doctor.
+var versionTimeout = 5 * time.Second
+
+// lookPath finds the first of names on the PATH of the adapter's
+// environment (see harness.LookPath).
+func (a *Adapter) lookPath(names ...string) (string, error) {
+	return harness.LookPath(a.env, names...)
 }
 
 // ID implements harness.Adapter.

@@ -12,81 +12,44 @@ import (
 	"testing"
 
 	"github.com/kk-project/kk/internal/harness"
+	"github.com/kk-project/kk/internal/harness/harnesstest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden")
 
 // testSkills stand in for the shipped skills in install tests.
-var testSkills = map[string][]byte{
-	"kk-add":    []byte("---\nname: kk-add\ndescription: Add one node.\nversion: 1\n---\n\n1. Ask.\n2. Write.\n"),
-	"kk-curate": []byte("---\nname: kk-curate\ndescription: Curate.\nversion: 1\n---\n\n1. Read.\n2. Curate.\n"),
-}
-
-func env(m map[string]string) func(string) string {
-	return func(k string) string { return m[k] }
-}
+var testSkills = harnesstest.TwoSkills
 
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	p := filepath.Join("testdata", "golden", name)
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(p)
-	if err != nil {
-		t.Fatalf("%v (run the tests with -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the golden file:\n--- got\n%s\n--- want\n%s", name, got, want)
-	}
+	harnesstest.Golden(t, filepath.Join("testdata", "golden", name), got, *update)
 }
 
-func read(t *testing.T, p string) []byte {
-	t.Helper()
-	data, err := os.ReadFile(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return data
-}
+// The doctor check levels.
+const (
+	levelOK   = harness.LevelOK
+	levelWarn = harness.LevelWarn
+	levelErr  = harness.LevelError
+)
 
-func write(t *testing.T, p string, data []byte) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(p, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
+// The shared helpers, under the names the tests use.
+var (
+	env    = harnesstest.Env
+	read   = harnesstest.ReadFile
+	write  = harnesstest.WriteFile
+	exists = harnesstest.Exists
 
-func exists(p string) bool {
-	_, err := os.Stat(p)
-	return err == nil
-}
+	shippedSkills = harnesstest.ShippedSkills
+)
 
 func install(t *testing.T, root, command string) []harness.Change {
 	t.Helper()
-	ch, err := New().Install(context.Background(), harness.InstallOptions{Root: root, Command: command, Skills: testSkills})
-	if err != nil {
-		t.Fatalf("install: %v", err)
-	}
-	return ch
+	return harnesstest.Install(t, New(), root, command, testSkills)
 }
 
 func uninstall(t *testing.T, root string) []harness.Change {
 	t.Helper()
-	ch, err := New().Uninstall(context.Background(), harness.InstallOptions{Root: root, Skills: testSkills})
-	if err != nil {
-		t.Fatalf("uninstall: %v", err)
-	}
-	return ch
+	return harnesstest.Uninstall(t, New(), root, testSkills)
 }
 
 func TestInstallFresh(t *testing.T) {

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"regexp"
 	"sort"
 	"strings"
 
@@ -109,27 +108,15 @@ func toolReads(p part) []harness.Read {
 	json.Unmarshal(p.State.Input, &input) // an input that is not an object names no file
 	switch p.Tool {
 	case "read":
-		if f := firstString(input, "filePath", "path", "file_path"); f != "" {
+		if f := harness.FirstString(input, "filePath", "path", "file_path"); f != "" {
 			return []harness.Read{{Path: f, Tool: p.Tool}}
 		}
 	case "bash", "shell":
 		var out []harness.Read
-		for _, f := range mdPath.FindAllString(firstString(input, "command", "cmd"), -1) {
+		for _, f := range harness.MarkdownPaths(harness.FirstString(input, "command", "cmd")) {
 			out = append(out, harness.Read{Path: f, Tool: p.Tool})
 		}
 		return out
 	}
 	return nil
 }
-
-func firstString(m map[string]any, keys ...string) string {
-	for _, k := range keys {
-		if s, ok := m[k].(string); ok && s != "" {
-			return s
-		}
-	}
-	return ""
-}
-
-// mdPath is a .md path inside a command line (kenkeep-v1.17.md §16).
-var mdPath = regexp.MustCompile("[^\\s'\"`|&;<>(){}=,]+\\.md\\b")
