@@ -42,8 +42,8 @@ func TestInitWarnsWhenKKIsNotOnPath(t *testing.T) {
 }
 
 func TestChildEnvSetsTheRecursionGuard(t *testing.T) {
-	got := childEnv([]string{"A=1", "KK_INTERNAL=", "PWD=/elsewhere", "B=2"}, "/repo")
-	want := []string{"A=1", "B=2", "PWD=/repo", "KK_INTERNAL=1"}
+	got := childEnv([]string{"A=1", "KK_INTERNAL=", "PWD=/elsewhere", "CLAUDECODE=1", "B=2"}, "/repo")
+	want := []string{"A=1", "B=2", "KK_INTERNAL=1", "PWD=/repo"}
 	if !slices.Equal(got, want) {
 		t.Fatalf("childEnv = %q, want %q", got, want)
 	}

@@ -154,12 +154,12 @@ func runLaunch(_ context.Context, app *App, o launchOpts) error {
 
 // childEnv is the environment of a process kk starts in dir: the given one
 // with PWD set to dir and the recursion guard set, so kk's hooks in the
-// child do nothing.
+// child do nothing. CLAUDECODE is dropped: Claude Code refuses to start
+// inside what it takes for its own session, and a launcher run from a
+// Claude Code terminal is not one.
 func childEnv(env []string, dir string) []string {
-	out := slices.DeleteFunc(slices.Clone(env), func(kv string) bool {
-		return strings.HasPrefix(kv, harness.RecursionEnv+"=") || strings.HasPrefix(kv, "PWD=")
-	})
-	return append(out, "PWD="+dir, harness.RecursionEnv+"=1")
+	out := harness.ChildEnv(env, "PWD", "CLAUDECODE")
+	return append(out, "PWD="+dir)
 }
 
 // launchScope checks a --from folder (relative to the repository root)

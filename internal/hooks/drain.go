@@ -78,7 +78,10 @@ func StartDrain(ctx context.Context, r Request) error {
 	}
 	cmd := exec.Command(exe, "hook", string(harness.ProposalDrain), "--harness", r.Adapter.ID(), "--foreground", "--root", r.KB.Root)
 	cmd.Dir = r.KB.Root
-	cmd.Env = withoutEnv(os.Environ(), harness.RecursionEnv)
+	// The child carries the recursion guard like every process kk starts;
+	// --foreground is what lets it past the guard, and the harness runs it
+	// starts inherit the guard.
+	cmd.Env = harness.ChildEnv(os.Environ())
 	detach(cmd)
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("starting the background drain: %w", err)
@@ -86,16 +89,6 @@ func StartDrain(ctx context.Context, r Request) error {
 	return cmd.Process.Release()
 }
 
-// withoutEnv returns env without the variable name.
-func withoutEnv(env []string, name string) []string {
-	out := make([]string, 0, len(env))
-	for _, kv := range env {
-		if !strings.HasPrefix(kv, name+"=") {
-			out = append(out, kv)
-		}
-	}
-	return out
-}
 
 // hasPending reports whether any session log waits for extraction.
 func hasPending(dir string) (bool, error) {

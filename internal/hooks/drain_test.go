@@ -231,8 +231,8 @@ func TestStartDrain(t *testing.T) {
 	if rest != "hook proposal-drain --harness fake --foreground --root "+k.Root {
 		t.Fatalf("child arguments %q", args)
 	}
-	if env := readFile(t, filepath.Join(out, "env.txt")); strings.Contains(env, harness.RecursionEnv+"=") {
-		t.Fatalf("the child kk got %s", harness.RecursionEnv)
+	if env := readFile(t, filepath.Join(out, "env.txt")); !strings.Contains(env, harness.RecursionEnv+"=1") {
+		t.Fatalf("the child kk lacks %s=1, which every process kk starts carries", harness.RecursionEnv)
 	}
 	if stat, err := os.ReadFile(filepath.Join(out, "stat.txt")); err == nil {
 		// /proc/<pid>/stat: pid (comm) state ppid pgrp session ...

@@ -131,8 +131,11 @@ func Run(ctx context.Context, inv Invocation) {
 	if inv.Getenv == nil {
 		inv.Getenv = os.Getenv
 	}
-	if inv.Getenv(harness.RecursionEnv) != "" {
-		return // a process tree kk started: hooks stay out of it
+	// A process tree kk started carries the recursion guard and hooks stay
+	// out of it, except the background drain kk itself started (with
+	// --foreground, which no harness configuration uses).
+	if inv.Getenv(harness.RecursionEnv) != "" && !(inv.Foreground && harness.Event(inv.Event) == harness.ProposalDrain) {
+		return
 	}
 	if inv.Now == nil {
 		inv.Now = time.Now

@@ -114,6 +114,14 @@ func TestRunRecursionGuard(t *testing.T) {
 		if out.Len() != 0 || errb.Len() != 0 || len(diagnostics(t, k)) != 0 || len(sessionFiles(t, k)) != 0 {
 			t.Fatalf("%s ran under %s: %q %q", ev, harness.RecursionEnv, out, errb)
 		}
+		// --foreground lets only kk's own background drain past the guard.
+		if ev != harness.ProposalDrain {
+			inv.Foreground = true
+			Run(context.Background(), inv)
+			if out.Len() != 0 || len(sessionFiles(t, k)) != 0 {
+				t.Fatalf("%s --foreground ran under %s", ev, harness.RecursionEnv)
+			}
+		}
 	}
 }
 
