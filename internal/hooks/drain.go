@@ -89,7 +89,6 @@ func StartDrain(ctx context.Context, r Request) error {
 	return cmd.Process.Release()
 }
 
-
 // hasPending reports whether any session log waits for extraction.
 func hasPending(dir string) (bool, error) {
 	pending := false
