@@ -43,11 +43,9 @@ Exits 1 when any check is an error; warnings exit 0.`,
 }
 
 func runDoctor(ctx context.Context, app *App, o doctorOpts) error {
-	reg := app.harnesses()
-	if o.harness != "" {
-		if _, err := reg.Get(o.harness); err != nil {
-			return usagef("--harness: %v", err)
-		}
+	reg, err := app.harnessFlag(o.harness)
+	if err != nil {
+		return err
 	}
 	k, err := app.KB()
 	if err != nil {

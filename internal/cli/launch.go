@@ -94,11 +94,9 @@ records it as a node with kk node write.` + launchLong,
 }
 
 func runLaunch(_ context.Context, app *App, o launchOpts) error {
-	reg := app.harnesses()
-	if o.harness != "" {
-		if _, err := reg.Get(o.harness); err != nil {
-			return usagef("--harness: %v", err)
-		}
+	reg, err := app.harnessFlag(o.harness)
+	if err != nil {
+		return err
 	}
 	k, err := app.KB()
 	if err != nil {
@@ -181,4 +179,16 @@ func launchScope(root, from string) (string, error) {
 		scope = fmt.Sprintf("%q", scope)
 	}
 	return scope, nil
+}
+
+// harnessFlag returns the harness registry after checking that a --harness
+// value, when given, names a known harness.
+func (a *App) harnessFlag(id string) (*harness.Registry, error) {
+	reg := a.harnesses()
+	if id != "" {
+		if _, err := reg.Get(id); err != nil {
+			return nil, usagef("--harness: %v", err)
+		}
+	}
+	return reg, nil
 }

@@ -9,6 +9,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/kk-project/kk/internal/yamlstyle"
 	"github.com/kk-project/kk/internal/yamlvalue"
 )
 
@@ -307,6 +308,12 @@ func Normalize(v any) any {
 		}
 		return out
 	case []Item:
+		out := make(map[string]any, len(x))
+		for _, it := range x {
+			out[it.Key] = Normalize(it.Value)
+		}
+		return out
+	case yamlstyle.Map:
 		out := make(map[string]any, len(x))
 		for _, it := range x {
 			out[it.Key] = Normalize(it.Value)

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/kk-project/kk/internal/yamlstyle"
 )
 
 func plainEmit(key string, v any) (string, error) { return fmt.Sprintf("%s: %v", key, v), nil }
@@ -123,5 +125,19 @@ func TestRenderFlowMappingReEmits(t *testing.T) {
 	}
 	if want := "---\na: 1\nb: 5\n---\n"; string(out) != want {
 		t.Fatalf("got %q want %q", out, want)
+	}
+}
+
+func TestEmitKeepsNestedOrder(t *testing.T) {
+	v := []any{yamlstyle.Map{{Key: "id", Value: "map-x"}, {Key: "reason", Value: "calls it"}}}
+	got, err := Emit("kk_related", v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "kk_related:\n  - id: map-x\n    reason: calls it"; got != want {
+		t.Fatalf("got %q want %q", got, want)
+	}
+	if !Equal(v, []any{map[string]any{"reason": "calls it", "id": "map-x"}}) {
+		t.Fatal("an ordered map does not equal its decoded form")
 	}
 }

@@ -1,6 +1,7 @@
 package frontmatter
 
 import (
+	"reflect"
 	"slices"
 	"strings"
 
@@ -19,16 +20,15 @@ func Emit(key string, v any) (string, error) {
 	return strings.TrimRight(string(b), "\n"), nil
 }
 
-// toStyle converts decoded front matter values into yamlstyle values.
+// toStyle converts front matter values into yamlstyle values. Ordered maps
+// (yamlstyle.Map) keep their key order at any depth; plain maps are written
+// with their keys sorted.
 func toStyle(v any) any {
-	if m, ok := v.(yamlstyle.Map); ok {
-		return m
-	}
-	switch x := Normalize(v).(type) {
-	case []any:
-		out := make([]any, len(x))
-		for i, e := range x {
-			out[i] = toStyle(e)
+	switch x := v.(type) {
+	case yamlstyle.Map:
+		out := make(yamlstyle.Map, len(x))
+		for i, it := range x {
+			out[i] = yamlstyle.MapItem{Key: it.Key, Value: toStyle(it.Value)}
 		}
 		return out
 	case map[string]any:
@@ -42,7 +42,15 @@ func toStyle(v any) any {
 			m = append(m, yamlstyle.MapItem{Key: k, Value: toStyle(x[k])})
 		}
 		return m
-	default:
+	case string, []byte:
 		return x
 	}
+	if rv := reflect.ValueOf(v); rv.IsValid() && rv.Kind() == reflect.Slice {
+		out := make([]any, rv.Len())
+		for i := range out {
+			out[i] = toStyle(rv.Index(i).Interface())
+		}
+		return out
+	}
+	return Normalize(v)
 }

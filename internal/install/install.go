@@ -140,11 +140,7 @@ func Install(ctx context.Context, k *kb.KB, reg *harness.Registry, named []harne
 			targets[id] = a
 		}
 	}
-	skills, err := Skills()
-	if err != nil {
-		return nil, err
-	}
-	prompts, err := Prompts()
+	skills, prompts, err := shipped()
 	if err != nil {
 		return nil, err
 	}
@@ -191,11 +187,7 @@ func Uninstall(ctx context.Context, k *kb.KB, named []harness.Adapter, opts Opti
 	}
 	res := &Result{Changes: []harness.Change{}, Warnings: []string{}}
 	res.Command = commandFor(opts.Command, inst)
-	skills, err := Skills()
-	if err != nil {
-		return nil, err
-	}
-	prompts, err := Prompts()
+	skills, prompts, err := shipped()
 	if err != nil {
 		return nil, err
 	}
@@ -333,4 +325,15 @@ func sortedCompact(ids []string) []string {
 	out := append([]string{}, ids...)
 	slices.Sort(out)
 	return slices.Compact(out)
+}
+
+// shipped returns the skill and prompt templates kk installs.
+func shipped() (skills, prompts map[string][]byte, err error) {
+	if skills, err = Skills(); err != nil {
+		return nil, nil, err
+	}
+	if prompts, err = Prompts(); err != nil {
+		return nil, nil, err
+	}
+	return skills, prompts, nil
 }

@@ -1,0 +1,126 @@
+package graph
+
+import (
+	"context"
+
+	"github.com/kk-project/kk/internal/kb"
+)
+
+// ChangelogPage is the data of a changelog search.
+type ChangelogPage struct {
+	ParentType string           `json:"parentType"`
+	ParentID   string           `json:"parentId"`
+	Entries    []ChangelogEntry `json:"entries"`
+	Total      int              `json:"total"`
+	Limit      int              `json:"limit"`
+	Offset     int              `json:"offset"`
+}
+
+// AppendResult is the data of a changelog append.
+type AppendResult struct {
+	ParentType string         `json:"parentType"`
+	ParentID   string         `json:"parentId"`
+	Entry      ChangelogEntry `json:"entry"`
+	Version    int64          `json:"version"` // the parent's version after the append
+}
+
+// ManageChangelog runs manage_changelog: append an immutable entry to an
+// atom's or molecule's changelog, or page through it newest first.
+func ManageChangelog(ctx context.Context, k *kb.KB, p ManageChangelogParams) Response {
+	data, err := manageChangelog(ctx, k, p)
+	if err != nil {
+		return fail(err)
+	}
+	return ok(data)
+}
+
+// ManageChangelogJSON decodes the parameter object strictly and runs ManageChangelog.
+func ManageChangelogJSON(ctx context.Context, k *kb.KB, raw []byte) Response {
+	var p ManageChangelogParams
+	if err := decodeStrict(raw, &p); err != nil {
+		return fail(err)
+	}
+	return ManageChangelog(ctx, k, p)
+}
+
+func (g *Graph) entity(kind, id string) *Entity {
+	if kind == KindAtom {
+		if a, ok := g.Atoms[id]; ok {
+			return &a.Entity
+		}
+	} else if m, ok := g.Molecules[id]; ok {
+		return &m.Entity
+	}
+	return nil
+}
+
+func manageChangelog(ctx context.Context, k *kb.KB, p ManageChangelogParams) (any, error) {
+	if err := ValidateProjectID(k, p.ProjectID); err != nil {
+		return nil, err
+	}
+	if err := checkKind("parentType", p.ParentType); err != nil {
+		return nil, err
+	}
+	if p.ParentID == "" {
+		return nil, invalid("parentId", "is required")
+	}
+	switch p.Operation {
+	case "append":
+		if p.Limit != nil || p.Offset != nil {
+			return nil, invalid("limit", "limit and offset apply to search")
+		}
+		if err := ValidateTaskID("taskId", p.TaskID, true); err != nil {
+			return nil, err
+		}
+		summary, serr := ValidateSummary("summary", p.Summary)
+		if serr != nil {
+			return nil, serr
+		}
+		var res *AppendResult
+		err := mutate(ctx, k, func(g *Graph, w *writes) error {
+			e := g.entity(p.ParentType, p.ParentID)
+			if e == nil {
+				return notFound(p.ParentType, p.ParentID)
+			}
+			now := timestamp(k)
+			entry := ChangelogEntry{At: now, Task: p.TaskID, Summary: summary}
+			e.Changelog = append(e.Changelog, entry)
+			e.Version++
+			e.UpdatedAt = now
+			n := g.Leaves[p.ParentID]
+			var err error
+			if a, isAtom := g.Atoms[p.ParentID]; isAtom && p.ParentType == KindAtom {
+				err = WriteAtom(n, a)
+			} else {
+				err = WriteMolecule(n, g.Molecules[p.ParentID])
+			}
+			if err != nil {
+				return err
+			}
+			res = &AppendResult{ParentType: p.ParentType, ParentID: p.ParentID, Entry: entry, Version: e.Version}
+			return w.put(n)
+		})
+		return res, err
+	case "search":
+		if p.TaskID != "" || p.Summary != "" {
+			return nil, invalid("summary", "taskId and summary apply to append")
+		}
+		limit, offset, perr := page(p.Limit, p.Offset)
+		if perr != nil {
+			return nil, perr
+		}
+		g, err := Load(k)
+		if err != nil {
+			return nil, err
+		}
+		e := g.entity(p.ParentType, p.ParentID)
+		if e == nil {
+			return nil, notFound(p.ParentType, p.ParentID)
+		}
+		return &ChangelogPage{ParentType: p.ParentType, ParentID: p.ParentID, Entries: newestFirst(e.Changelog, limit, offset),
+			Total: len(e.Changelog), Limit: limit, Offset: offset}, nil
+	case "":
+		return nil, invalid("operation", "is required: append or search")
+	}
+	return nil, invalid("operation", "%q is not a manage_changelog operation; use append or search", p.Operation)
+}

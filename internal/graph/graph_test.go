@@ -1,0 +1,185 @@
+package graph
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kk-project/kk/internal/kb"
+)
+
+func newKB(t *testing.T) *kb.KB {
+	t.Helper()
+	k := kb.New(filepath.Join(t.TempDir(), "proj"))
+	if err := os.MkdirAll(k.Root, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := k.Init(context.Background(), kb.InitOptions{Version: "test", Now: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), Command: "test"}); err != nil {
+		t.Fatal(err)
+	}
+	k.Now = func() time.Time { return time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC) }
+	return k
+}
+
+// run decodes raw params, runs op and returns the response re-decoded as JSON.
+func run(t *testing.T, k *kb.KB, op func(context.Context, *kb.KB, []byte) Response, raw string) map[string]any {
+	t.Helper()
+	resp := op(context.Background(), k, []byte(raw))
+	b, err := json.Marshal(resp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out map[string]any
+	if err := json.Unmarshal(b, &out); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func mustOK(t *testing.T, r map[string]any) map[string]any {
+	t.Helper()
+	if r["success"] != true {
+		t.Fatalf("operation failed: %v", r["error"])
+	}
+	d, _ := r["data"].(map[string]any)
+	return d
+}
+
+func errCode(r map[string]any) string {
+	if r["success"] != false {
+		return ""
+	}
+	e, _ := r["error"].(map[string]any)
+	c, _ := e["code"].(string)
+	return c
+}
+
+func createAtom(t *testing.T, k *kb.KB, name string, paths []string, molecule string) map[string]any {
+	t.Helper()
+	p := map[string]any{"operation": "create", "entityType": "atom", "name": name, "paths": paths, "knowledge": name + " knowledge", "createdByTaskId": "T-1"}
+	if molecule != "" {
+		p["moleculeId"] = molecule
+	}
+	b, _ := json.Marshal(p)
+	return mustOK(t, run(t, k, ManageGraphJSON, string(b)))
+}
+
+func createMolecule(t *testing.T, k *kb.KB, name string) map[string]any {
+	t.Helper()
+	return mustOK(t, run(t, k, ManageGraphJSON, fmt.Sprintf(`{"operation":"create","entityType":"molecule","name":%q,"knowledge":"about %s"}`, name, name)))
+}
+
+func TestCreateGetUpdateDelete(t *testing.T) {
+	k := newKB(t)
+	mol := createMolecule(t, k, "Payment Domain")
+	if mol["id"] != "molecule-payment-domain" || mol["version"] != 1.0 || mol["path"] != ".ai/kenkeep/nodes/graph/molecule-payment-domain.md" {
+		t.Fatalf("molecule: %v", mol)
+	}
+	a := createAtom(t, k, "Webhook Handlers", []string{"src/payments/webhook-*.ts"}, "molecule-payment-domain")
+	if a["id"] != "map-webhook-handlers" || a["moleculeId"] != "molecule-payment-domain" || a["lastTaskId"] != "T-1" {
+		t.Fatalf("atom: %v", a)
+	}
+	src, err := os.ReadFile(k.NodePath("graph/map-webhook-handlers.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `---
+type: map
+title: Webhook Handlers
+description: Webhook Handlers knowledge
+tags: []
+kk_schema_version: 3
+kk_id: map-webhook-handlers
+kk_derived_from: []
+kk_relates_to: []
+kk_depends_on: []
+kk_confidence: high
+kk_paths:
+  - src/payments/webhook-*.ts
+kk_molecule: molecule-payment-domain
+kk_version: 1
+kk_created_at: '2026-03-04T05:06:07Z'
+kk_updated_at: '2026-03-04T05:06:07Z'
+kk_created_by_task: T-1
+kk_last_task: T-1
+---
+Webhook Handlers knowledge
+`
+	if string(src) != want {
+		t.Fatalf("leaf:\n%s\nwant:\n%s", src, want)
+	}
+
+	got := mustOK(t, run(t, k, QueryGraphJSON, `{"operation":"get","entityType":"molecule","id":"molecule-payment-domain"}`))
+	atoms := got["atoms"].([]any)
+	if len(atoms) != 1 || atoms[0].(map[string]any)["id"] != "map-webhook-handlers" {
+		t.Fatalf("molecule atoms: %v", got)
+	}
+
+	// update: wrong version, then right version with append
+	r := run(t, k, ManageGraphJSON, `{"operation":"update","entityType":"atom","id":"map-webhook-handlers","version":7,"knowledge":"x"}`)
+	if errCode(r) != CodeConflict || r["error"].(map[string]any)["details"].(map[string]any)["currentVersion"] != 1.0 {
+		t.Fatalf("conflict: %v", r)
+	}
+	up := mustOK(t, run(t, k, ManageGraphJSON, `{"operation":"update","entityType":"atom","id":"map-webhook-handlers","version":1,"knowledge":"idempotent","knowledgeMode":"append","lastTaskId":"T-2"}`))
+	wantK := "Webhook Handlers knowledge\n\n---[2026-03-04T05:06:07Z task:T-2]---\nidempotent"
+	if up["knowledge"] != wantK || up["version"] != 2.0 || up["lastTaskId"] != "T-2" {
+		t.Fatalf("append: %q %v", up["knowledge"], up)
+	}
+	// version is required on update and delete
+	for _, op := range []string{"update", "delete"} {
+		r := run(t, k, ManageGraphJSON, fmt.Sprintf(`{"operation":%q,"entityType":"atom","id":"map-webhook-handlers"}`, op))
+		if errCode(r) != CodeValidation {
+			t.Fatalf("%s without version: %v", op, r)
+		}
+	}
+
+	// delete molecule without cascade orphans the atom
+	del := mustOK(t, run(t, k, ManageGraphJSON, `{"operation":"delete","entityType":"molecule","id":"molecule-payment-domain","version":1,"lastTaskId":"T-3"}`))
+	if fmt.Sprint(del["orphaned"]) != "[map-webhook-handlers]" {
+		t.Fatalf("delete: %v", del)
+	}
+	orphan := mustOK(t, run(t, k, QueryGraphJSON, `{"operation":"get","entityType":"atom","id":"map-webhook-handlers"}`))
+	if orphan["moleculeId"] != nil || orphan["version"] != 3.0 || orphan["lastTaskId"] != "T-3" {
+		t.Fatalf("orphaned atom: %v", orphan)
+	}
+	if _, err := os.Stat(k.NodePath("graph/molecule-payment-domain.md")); !os.IsNotExist(err) {
+		t.Fatalf("molecule leaf still there: %v", err)
+	}
+	if r := run(t, k, QueryGraphJSON, `{"operation":"get","entityType":"molecule","id":"molecule-payment-domain"}`); errCode(r) != CodeNotFound {
+		t.Fatalf("get deleted: %v", r)
+	}
+	// the index knows the new leaves
+	entry, err := os.ReadFile(k.EntryPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	idx, _ := os.ReadFile(k.NodePath("graph/index.md"))
+	if !strings.Contains(string(entry)+string(idx), "map-webhook-handlers") {
+		t.Fatalf("index does not list the atom:\n%s\n%s", entry, idx)
+	}
+}
+
+func TestCascadeDelete(t *testing.T) {
+	k := newKB(t)
+	createMolecule(t, k, "Pages")
+	createAtom(t, k, "Checkout", []string{"src/pages/checkout/**"}, "molecule-pages")
+	createAtom(t, k, "Profile", []string{"src/pages/profile/**"}, "molecule-pages")
+	createAtom(t, k, "Retry", []string{"src/shared/retry.ts"}, "")
+	mustOK(t, run(t, k, ManageChangelogJSON, `{"operation":"append","parentType":"atom","parentId":"map-checkout","taskId":"T-9","summary":"moved files"}`))
+	del := mustOK(t, run(t, k, ManageGraphJSON, `{"operation":"delete","entityType":"molecule","id":"molecule-pages","version":1,"cascade":true}`))
+	if fmt.Sprint(del["deleted"]) != "[molecule-pages map-checkout map-profile]" {
+		t.Fatalf("cascade: %v", del)
+	}
+	res := mustOK(t, run(t, k, QueryGraphJSON, `{"operation":"search","entityType":"atom"}`))
+	if res["total"] != 1.0 {
+		t.Fatalf("left: %v", res)
+	}
+	if r := run(t, k, ManageChangelogJSON, `{"operation":"search","parentType":"atom","parentId":"map-checkout"}`); errCode(r) != CodeNotFound {
+		t.Fatalf("changelog of deleted atom: %v", r)
+	}
+}

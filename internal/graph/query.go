@@ -1,0 +1,415 @@
+package graph
+
+import (
+	"context"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/bmatcuk/doublestar/v4"
+	"github.com/kk-project/kk/internal/kb"
+)
+
+// Defaults and limits of the read operations.
+const (
+	DefaultChangelogLimit = 5
+	DefaultLimit          = 20
+	MaxLimit              = 1000
+)
+
+// AtomView is an atom as the operations return it.
+type AtomView struct {
+	ID              string           `json:"id"`
+	Name            string           `json:"name"`
+	Knowledge       string           `json:"knowledge"`
+	Paths           []string         `json:"paths"`
+	MoleculeID      *string          `json:"moleculeId"`
+	RelatedAtoms    []RelatedView    `json:"relatedAtoms"`
+	MatchedPaths    []string         `json:"matchedPaths,omitempty"`
+	Version         int64            `json:"version"`
+	CreatedByTaskID string           `json:"createdByTaskId"`
+	LastTaskID      string           `json:"lastTaskId"`
+	CreatedAt       string           `json:"createdAt"`
+	UpdatedAt       string           `json:"updatedAt"`
+	Path            string           `json:"path"`
+	Changelog       []ChangelogEntry `json:"changelog,omitempty"`
+}
+
+// MoleculeView is a molecule as the operations return it.
+type MoleculeView struct {
+	ID               string           `json:"id"`
+	Name             string           `json:"name"`
+	Knowledge        string           `json:"knowledge"`
+	RelatedMolecules []RelatedView    `json:"relatedMolecules"`
+	Version          int64            `json:"version"`
+	CreatedByTaskID  string           `json:"createdByTaskId"`
+	LastTaskID       string           `json:"lastTaskId"`
+	CreatedAt        string           `json:"createdAt"`
+	UpdatedAt        string           `json:"updatedAt"`
+	Path             string           `json:"path"`
+	Changelog        []ChangelogEntry `json:"changelog,omitempty"`
+	Atoms            []AtomView       `json:"atoms,omitempty"`
+}
+
+// RelatedView is one relationship with the other entity's name ("" when it
+// no longer exists).
+type RelatedView struct {
+	AtomID     string `json:"atomId,omitempty"`
+	MoleculeID string `json:"moleculeId,omitempty"`
+	Name       string `json:"name"`
+	Reason     string `json:"reason"`
+}
+
+// SearchResult is the data of a search.
+type SearchResult struct {
+	Atoms     []AtomView     `json:"atoms,omitzero"`
+	Molecules []MoleculeView `json:"molecules,omitzero"`
+	Total     int            `json:"total"`
+	Limit     int            `json:"limit"`
+	Offset    int            `json:"offset"`
+}
+
+// ContextResult is the data of a context lookup.
+type ContextResult struct {
+	Molecules      []MoleculeView `json:"molecules"`
+	OrphanAtoms    []AtomView     `json:"orphanAtoms"`
+	UnmatchedPaths []string       `json:"unmatchedPaths"`
+}
+
+type viewOpts struct {
+	changelog bool
+	limit     int
+}
+
+// newestFirst returns up to limit entries, newest first. Entries are stored
+// oldest first, so a later entry is newer even when timestamps tie.
+func newestFirst(log []ChangelogEntry, limit, offset int) []ChangelogEntry {
+	out := make([]ChangelogEntry, 0, min(len(log), limit))
+	for i := len(log) - 1 - offset; i >= 0 && len(out) < limit; i-- {
+		out = append(out, log[i])
+	}
+	return out
+}
+
+func (g *Graph) atomView(a *Atom, o viewOpts) AtomView {
+	v := AtomView{ID: a.ID, Name: a.Name, Knowledge: a.Knowledge, Paths: orEmpty(a.Paths), RelatedAtoms: []RelatedView{},
+		Version: a.Version, CreatedByTaskID: a.CreatedByTask, LastTaskID: a.LastTask, CreatedAt: a.CreatedAt, UpdatedAt: a.UpdatedAt, Path: repoPath(a.Path)}
+	if a.Molecule != "" {
+		m := a.Molecule
+		v.MoleculeID = &m
+	}
+	for _, r := range a.Related {
+		rv := RelatedView{AtomID: r.ID, Reason: r.Reason}
+		if other, ok := g.Atoms[r.ID]; ok {
+			rv.Name = other.Name
+		}
+		v.RelatedAtoms = append(v.RelatedAtoms, rv)
+	}
+	if o.changelog {
+		v.Changelog = newestFirst(a.Changelog, o.limit, 0)
+	}
+	return v
+}
+
+func (g *Graph) moleculeView(m *Molecule, o viewOpts) MoleculeView {
+	v := MoleculeView{ID: m.ID, Name: m.Name, Knowledge: m.Knowledge, RelatedMolecules: []RelatedView{},
+		Version: m.Version, CreatedByTaskID: m.CreatedByTask, LastTaskID: m.LastTask, CreatedAt: m.CreatedAt, UpdatedAt: m.UpdatedAt, Path: repoPath(m.Path)}
+	for _, r := range m.Related {
+		rv := RelatedView{MoleculeID: r.ID, Reason: r.Reason}
+		if other, ok := g.Molecules[r.ID]; ok {
+			rv.Name = other.Name
+		}
+		v.RelatedMolecules = append(v.RelatedMolecules, rv)
+	}
+	if o.changelog {
+		v.Changelog = newestFirst(m.Changelog, o.limit, 0)
+	}
+	return v
+}
+
+// QueryGraph runs query_graph: get, search or context.
+func QueryGraph(ctx context.Context, k *kb.KB, p QueryGraphParams) Response {
+	data, err := queryGraph(ctx, k, p)
+	if err != nil {
+		return fail(err)
+	}
+	return ok(data)
+}
+
+// QueryGraphJSON decodes the parameter object strictly and runs QueryGraph.
+func QueryGraphJSON(ctx context.Context, k *kb.KB, raw []byte) Response {
+	var p QueryGraphParams
+	if err := decodeStrict(raw, &p); err != nil {
+		return fail(err)
+	}
+	return QueryGraph(ctx, k, p)
+}
+
+func queryGraph(ctx context.Context, k *kb.KB, p QueryGraphParams) (any, error) {
+	if err := ValidateProjectID(k, p.ProjectID); err != nil {
+		return nil, err
+	}
+	o := viewOpts{changelog: p.IncludeChangelog == nil || *p.IncludeChangelog, limit: DefaultChangelogLimit}
+	if p.ChangelogLimit != nil {
+		if *p.ChangelogLimit < 0 || *p.ChangelogLimit > MaxLimit {
+			return nil, invalid("changelogLimit", "must be between 0 and %d", MaxLimit)
+		}
+		o.limit = *p.ChangelogLimit
+	}
+	switch p.Operation {
+	case "get":
+		if err := checkKind("entityType", p.EntityType); err != nil {
+			return nil, err
+		}
+		if p.ID == "" {
+			return nil, invalid("id", "is required for get")
+		}
+		g, err := Load(k)
+		if err != nil {
+			return nil, err
+		}
+		return g.get(p.EntityType, p.ID, o)
+	case "search":
+		if err := checkKind("entityType", p.EntityType); err != nil {
+			return nil, err
+		}
+		limit, offset, perr := page(p.Limit, p.Offset)
+		if perr != nil {
+			return nil, perr
+		}
+		if p.EntityType == KindMolecule && (p.MoleculeID != "" || p.OrphansOnly) {
+			return nil, invalid("moleculeId", "moleculeId and orphansOnly filter atoms, not molecules")
+		}
+		if p.MoleculeID != "" && p.OrphansOnly {
+			return nil, invalid("orphansOnly", "an orphan atom has no molecule; give moleculeId or orphansOnly, not both")
+		}
+		g, err := Load(k)
+		if err != nil {
+			return nil, err
+		}
+		return g.search(p, limit, offset, o)
+	case "context":
+		paths := slices.Clone([]string(p.Paths))
+		if p.TaskFile != "" {
+			file := p.TaskFile
+			if !filepath.IsAbs(file) {
+				file = filepath.Join(k.Root, file)
+			}
+			src, err := os.ReadFile(file)
+			if err != nil {
+				return nil, newError(CodeValidation, map[string]any{"field": "taskFile"}, "taskFile: %v", err)
+			}
+			paths = append(paths, ContextFiles(string(src))...)
+		}
+		if len(paths) == 0 && p.TaskFile == "" {
+			return nil, invalid("paths", "give at least one file path (or a taskFile)")
+		}
+		g, err := Load(k)
+		if err != nil {
+			return nil, err
+		}
+		return g.Context(k.Root, paths, o), nil
+	case "":
+		return nil, invalid("operation", "is required: get, search or context")
+	}
+	return nil, invalid("operation", "%q is not a query_graph operation; use get, search or context", p.Operation)
+}
+
+func checkKind(field, kind string) *Error {
+	switch kind {
+	case KindAtom, KindMolecule:
+		return nil
+	case "":
+		return invalid(field, "is required: atom or molecule")
+	}
+	return invalid(field, "%q is not atom or molecule", kind)
+}
+
+func page(limit, offset *int) (int, int, *Error) {
+	l, o := DefaultLimit, 0
+	if limit != nil {
+		if *limit < 1 || *limit > MaxLimit {
+			return 0, 0, invalid("limit", "must be between 1 and %d", MaxLimit)
+		}
+		l = *limit
+	}
+	if offset != nil {
+		if *offset < 0 {
+			return 0, 0, invalid("offset", "must not be negative")
+		}
+		o = *offset
+	}
+	return l, o, nil
+}
+
+func (g *Graph) get(kind, id string, o viewOpts) (any, error) {
+	if kind == KindAtom {
+		a, ok := g.Atoms[id]
+		if !ok {
+			return nil, notFound(kind, id)
+		}
+		return g.atomView(a, o), nil
+	}
+	m, ok := g.Molecules[id]
+	if !ok {
+		return nil, notFound(kind, id)
+	}
+	v := g.moleculeView(m, o)
+	v.Atoms = []AtomView{}
+	for _, a := range g.MemberAtoms(id) {
+		v.Atoms = append(v.Atoms, g.atomView(a, o))
+	}
+	return v, nil
+}
+
+// matchesText reports whether every whitespace-separated term of query
+// occurs (case-insensitively) in the name or the knowledge.
+func matchesText(e *Entity, terms []string) bool {
+	hay := strings.ToLower(e.Name + "\n" + e.Knowledge)
+	for _, t := range terms {
+		if !strings.Contains(hay, t) {
+			return false
+		}
+	}
+	return true
+}
+
+func (g *Graph) search(p QueryGraphParams, limit, offset int, o viewOpts) (*SearchResult, error) {
+	terms := strings.Fields(strings.ToLower(p.Query))
+	res := &SearchResult{Limit: limit, Offset: offset}
+	if p.EntityType == KindMolecule {
+		res.Molecules = []MoleculeView{}
+		var hits []*Molecule
+		for _, m := range g.SortedMolecules() {
+			if matchesText(&m.Entity, terms) {
+				hits = append(hits, m)
+			}
+		}
+		res.Total = len(hits)
+		for _, m := range window(hits, limit, offset) {
+			res.Molecules = append(res.Molecules, g.moleculeView(m, o))
+		}
+		return res, nil
+	}
+	if p.MoleculeID != "" {
+		if _, ok := g.Molecules[p.MoleculeID]; !ok {
+			return nil, notFound(KindMolecule, p.MoleculeID)
+		}
+	}
+	res.Atoms = []AtomView{}
+	var hits []*Atom
+	for _, a := range g.SortedAtoms() {
+		switch {
+		case p.MoleculeID != "" && a.Molecule != p.MoleculeID:
+		case p.OrphansOnly && g.moleculeOf(a) != nil:
+		case !matchesText(&a.Entity, terms):
+		default:
+			hits = append(hits, a)
+		}
+	}
+	res.Total = len(hits)
+	for _, a := range window(hits, limit, offset) {
+		res.Atoms = append(res.Atoms, g.atomView(a, o))
+	}
+	return res, nil
+}
+
+func window[T any](s []T, limit, offset int) []T {
+	if offset >= len(s) {
+		return nil
+	}
+	return s[offset:min(len(s), offset+limit)]
+}
+
+// moleculeOf returns an atom's molecule, or nil for an orphan (also when
+// kk_molecule names a molecule that does not exist).
+func (g *Graph) moleculeOf(a *Atom) *Molecule {
+	if a.Molecule == "" {
+		return nil
+	}
+	return g.Molecules[a.Molecule]
+}
+
+// NormalizePath turns a requested file path into the repository-relative
+// slash form atom patterns are matched against: "./" and duplicate slashes
+// dropped, an absolute path inside root made relative. It returns "" for a
+// path that cannot name a repository file.
+func NormalizePath(root, p string) string {
+	p = strings.TrimSpace(p)
+	if p == "" {
+		return ""
+	}
+	if filepath.IsAbs(p) {
+		rel, err := filepath.Rel(root, p)
+		if err != nil {
+			return ""
+		}
+		p = rel
+	}
+	p = path.Clean(filepath.ToSlash(p))
+	if p == "." || p == ".." || strings.HasPrefix(p, "../") || strings.HasPrefix(p, "/") {
+		return ""
+	}
+	return p
+}
+
+// Context matches file paths against every atom's patterns and groups the
+// matching atoms by molecule. Molecules and atoms are ordered by name;
+// matchedPaths and unmatchedPaths keep the request's order. A path that
+// cannot name a repository file is reported as unmatched, as given.
+func (g *Graph) Context(root string, paths []string, o viewOpts) *ContextResult {
+	res := &ContextResult{Molecules: []MoleculeView{}, OrphanAtoms: []AtomView{}, UnmatchedPaths: []string{}}
+	var req []string
+	seen := map[string]bool{}
+	for _, p := range paths {
+		key := NormalizePath(root, p)
+		if key == "" {
+			key = strings.TrimSpace(p)
+		}
+		if key != "" && !seen[key] {
+			seen[key] = true
+			req = append(req, key)
+		}
+	}
+	matched := map[string][]string{}
+	hit := map[string]bool{}
+	atoms := g.SortedAtoms()
+	for _, p := range req {
+		for _, a := range atoms {
+			for _, pat := range a.Paths {
+				if ok, _ := doublestar.Match(pat, p); ok {
+					matched[a.ID] = append(matched[a.ID], p)
+					hit[p] = true
+					break
+				}
+			}
+		}
+		if !hit[p] {
+			res.UnmatchedPaths = append(res.UnmatchedPaths, p)
+		}
+	}
+	groups := map[string][]AtomView{}
+	for _, a := range atoms {
+		mp, ok := matched[a.ID]
+		if !ok {
+			continue
+		}
+		v := g.atomView(a, o)
+		v.MatchedPaths = mp
+		if m := g.moleculeOf(a); m != nil {
+			groups[m.ID] = append(groups[m.ID], v)
+		} else {
+			res.OrphanAtoms = append(res.OrphanAtoms, v)
+		}
+	}
+	for _, m := range g.SortedMolecules() {
+		if members, ok := groups[m.ID]; ok {
+			v := g.moleculeView(m, o)
+			v.Atoms = members
+			res.Molecules = append(res.Molecules, v)
+		}
+	}
+	return res
+}

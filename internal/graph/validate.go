@@ -1,0 +1,196 @@
+package graph
+
+import (
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/bmatcuk/doublestar/v4"
+	"github.com/kk-project/kk/internal/kb"
+)
+
+// Bounds of seed 002's Validation Rules.
+const (
+	MaxPatterns       = 20
+	MaxPatternChars   = 512
+	MaxKnowledgeBytes = 32 * 1024
+	MaxNameChars      = 255
+	MaxSummaryBytes   = 4 * 1024
+	MaxRelated        = 50
+	MaxTaskIDChars    = 255
+)
+
+// ValidatePattern checks one atom path pattern: a valid glob, relative,
+// without ".." segments, at most MaxPatternChars characters.
+func ValidatePattern(field, p string) *Error {
+	switch {
+	case strings.TrimSpace(p) == "":
+		return invalid(field, "a pattern must not be empty")
+	case p != strings.TrimSpace(p):
+		return invalid(field, "pattern %q has leading or trailing spaces", p)
+	case utf8.RuneCountInString(p) > MaxPatternChars:
+		return invalid(field, "pattern is %d characters; the limit is %d", utf8.RuneCountInString(p), MaxPatternChars)
+	case strings.HasPrefix(p, "/") || strings.HasPrefix(p, `\`) || filepath.VolumeName(p) != "" || len(p) > 1 && p[1] == ':':
+		return invalid(field, "pattern %q is absolute; patterns are relative to the repository root", p)
+	case strings.ContainsAny(p, "\n\r\x00"):
+		return invalid(field, "pattern %q holds a line break or NUL", p)
+	}
+	for _, seg := range strings.FieldsFunc(p, func(r rune) bool { return r == '/' || r == '\\' }) {
+		if seg == ".." {
+			return invalid(field, "pattern %q climbs out of the repository with ..", p)
+		}
+	}
+	if !doublestar.ValidatePattern(p) {
+		return invalid(field, "pattern %q is not a valid glob", p)
+	}
+	return nil
+}
+
+// ValidatePaths checks an atom's pattern list and returns it without
+// duplicates (first occurrence kept). An empty list breaks the atom
+// invariant (an atom without paths has no boundary).
+func ValidatePaths(field string, paths []string) ([]string, *Error) {
+	if len(paths) == 0 {
+		return nil, invariant(field, "an atom needs at least one path pattern")
+	}
+	if len(paths) > MaxPatterns {
+		return nil, invalid(field, "%d patterns; the limit is %d per atom", len(paths), MaxPatterns)
+	}
+	out := make([]string, 0, len(paths))
+	for i, p := range paths {
+		if err := ValidatePattern(fmt.Sprintf("%s[%d]", field, i), p); err != nil {
+			return nil, err
+		}
+		if !slices.Contains(out, p) {
+			out = append(out, p)
+		}
+	}
+	return out, nil
+}
+
+// ValidateKnowledge trims knowledge and checks its size.
+func ValidateKnowledge(field, s string) (string, *Error) {
+	s = strings.TrimSpace(s)
+	if !utf8.ValidString(s) {
+		return "", invalid(field, "is not valid UTF-8")
+	}
+	if len(s) > MaxKnowledgeBytes {
+		return "", invalid(field, "is %d bytes after trimming; the limit is %d (32 KB)", len(s), MaxKnowledgeBytes)
+	}
+	return s, nil
+}
+
+// ValidateName trims a name and checks it is 1–255 characters on one line.
+func ValidateName(field, s string) (string, *Error) {
+	s = strings.TrimSpace(s)
+	switch {
+	case s == "":
+		return "", invalid(field, "must not be empty")
+	case utf8.RuneCountInString(s) > MaxNameChars:
+		return "", invalid(field, "is %d characters; the limit is %d", utf8.RuneCountInString(s), MaxNameChars)
+	case strings.ContainsAny(s, "\n\r"):
+		return "", invalid(field, "must be one line")
+	}
+	return s, nil
+}
+
+// ValidateSummary trims a changelog summary and checks it is 1 B–4 KB.
+func ValidateSummary(field, s string) (string, *Error) {
+	s = strings.TrimSpace(s)
+	switch {
+	case s == "":
+		return "", invalid(field, "must not be empty")
+	case len(s) > MaxSummaryBytes:
+		return "", invalid(field, "is %d bytes; the limit is %d (4 KB)", len(s), MaxSummaryBytes)
+	case !utf8.ValidString(s):
+		return "", invalid(field, "is not valid UTF-8")
+	}
+	return s, nil
+}
+
+// ValidateTaskID checks an opaque task id: any text on one line, at most
+// 255 characters. required says whether it may be empty.
+func ValidateTaskID(field, s string, required bool) *Error {
+	switch {
+	case s == "" && required:
+		return invalid(field, "is required")
+	case strings.ContainsAny(s, "\n\r\x00"):
+		return invalid(field, "must be one line")
+	case utf8.RuneCountInString(s) > MaxTaskIDChars:
+		return invalid(field, "is %d characters; the limit is %d", utf8.RuneCountInString(s), MaxTaskIDChars)
+	}
+	return nil
+}
+
+// ValidateProjectID accepts "" and this KB's project id. There is no
+// projectId setting yet: a KB's project id is the name of its repository
+// folder.
+func ValidateProjectID(k *kb.KB, id string) *Error {
+	if id == "" || id == ProjectID(k) {
+		return nil
+	}
+	return newError(CodeValidation, map[string]any{"field": "projectId", "projectId": id, "expected": ProjectID(k)},
+		"projectId: %q is not this knowledge base's project (%q)", id, ProjectID(k))
+}
+
+// ProjectID is the project id of k: its repository folder's name.
+func ProjectID(k *kb.KB) string { return filepath.Base(k.Root) }
+
+// EdgeRule says which entity types an edge type may connect. Empty lists
+// mean any type.
+type EdgeRule struct {
+	From []string
+	To   []string
+}
+
+// EdgeTable is the typed-edge table of ARCHITECTURE.md. relates_to links
+// any two entities and must carry a kind.
+var EdgeTable = map[string]EdgeRule{
+	"depends_on":     {From: []string{TypeReq}, To: []string{TypeReq}},
+	"specified_by":   {From: []string{TypeReq}, To: []string{TypeScenario}},
+	"verified_by":    {From: []string{TypeReq}, To: []string{TypeTest}},
+	"implements":     {From: []string{TypeSymbol}, To: []string{TypeReq}},
+	"covered_by":     {From: []string{TypeSymbol}, To: []string{TypeTest}},
+	"constrained_by": {From: []string{TypeSymbol}, To: []string{TypeADR}},
+	"affects":        {From: []string{TypeADR}, To: []string{TypeSymbol, "map", TypeMolecule}},
+	"guards":         {From: []string{TypeFlag}, To: []string{TypeSymbol, TypeEvent, TypeReq}},
+	"publishes":      {From: []string{TypeSymbol}, To: []string{TypeEvent}},
+	"consumes":       {From: []string{TypeSymbol}, To: []string{TypeEvent}},
+	"relates_to":     {},
+}
+
+// EdgeTypes lists the edge types in a stable order.
+func EdgeTypes() []string {
+	out := make([]string, 0, len(EdgeTable))
+	for t := range EdgeTable {
+		out = append(out, t)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// CheckEdge checks an edge of type edgeType from an entity of type from to
+// one of type to. kind is relates_to's qualifier.
+func CheckEdge(edgeType, from, to, kind string) *Error {
+	rule, known := EdgeTable[edgeType]
+	if !known {
+		return invalid("type", "%q is not an edge type; use one of %s", edgeType, strings.Join(EdgeTypes(), ", "))
+	}
+	if edgeType == "relates_to" {
+		if strings.TrimSpace(kind) == "" {
+			return invalid("kind", "a relates_to edge needs a kind saying how the two are related")
+		}
+		return nil
+	}
+	if !slices.Contains(rule.From, from) {
+		return newError(CodeValidation, map[string]any{"edge": edgeType, "from": from, "to": to},
+			"a %s edge starts at a %s, not a %s", edgeType, strings.Join(rule.From, " or "), from)
+	}
+	if !slices.Contains(rule.To, to) {
+		return newError(CodeValidation, map[string]any{"edge": edgeType, "from": from, "to": to},
+			"a %s edge ends at a %s, not a %s", edgeType, strings.Join(rule.To, " or "), to)
+	}
+	return nil
+}
