@@ -14,7 +14,7 @@ import (
 // they must not depend on any face: no cobra, no internal/cli.
 func TestDomainPackagesImportNoFace(t *testing.T) {
 	forbidden := []string{"github.com/spf13/cobra", "github.com/kk-project/kk/internal/cli"}
-	for _, pkg := range []string{"kb", "node", "frontmatter", "lock", "atomicfile", "schema", "yamlstyle", "yamlvalue", "gitx", "benchtree", "contracts", "discover", "freshness", "usage", "session", "curate", "pack", "graph", "harness", "hooks", "install", "workpool"} {
+	for _, pkg := range []string{"kb", "node", "frontmatter", "lock", "atomicfile", "schema", "yamlstyle", "yamlvalue", "gitx", "benchtree", "contracts", "discover", "freshness", "usage", "session", "curate", "pack", "graph", "harness", "hooks", "install", "workpool", "index"} {
 		dir := filepath.Join("..", pkg)
 		files, err := filepath.Glob(filepath.Join(dir, "*.go"))
 		if err != nil || len(files) == 0 {

@@ -1,0 +1,112 @@
+package index
+
+import (
+	"context"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/kk-project/kk/internal/benchtree"
+	"github.com/kk-project/kk/internal/kb"
+)
+
+// benchKB generates a 10k-leaf tree whose files are an hour old (outside
+// the racy window, as a tree checked out earlier would be).
+func benchKB(b *testing.B, n int) *kb.KB {
+	b.Helper()
+	k, err := benchtree.Generate(b.TempDir(), benchtree.Options{Nodes: n, Seed: 1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	old := time.Now().Add(-time.Hour)
+	err = filepath.WalkDir(k.NodesDir(), func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			err = os.Chtimes(p, old, old)
+		}
+		return err
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return k
+}
+
+func removeIndex(b *testing.B, path string) {
+	for _, suffix := range []string{"", "-wal", "-shm"} {
+		if err := os.Remove(path + suffix); err != nil && !os.IsNotExist(err) {
+			b.Fatal(err)
+		}
+	}
+}
+
+// go test ./internal/index -run '^$' -bench . -benchtime 5x
+func BenchmarkSyncCold10k(b *testing.B) {
+	ctx := context.Background()
+	k := benchKB(b, 10000)
+	path := Path(k, "main")
+	for b.Loop() {
+		b.StopTimer()
+		removeIndex(b, path)
+		b.StartTimer()
+		st, err := Sync(ctx, k, "main")
+		if err != nil || st.Added != 10000 {
+			b.Fatalf("%+v, %v", st, err)
+		}
+	}
+}
+
+func BenchmarkSyncNoChange10k(b *testing.B) {
+	ctx := context.Background()
+	k := benchKB(b, 10000)
+	db, _, err := Open(ctx, k, "main")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	for b.Loop() {
+		st, err := db.Sync(ctx, k.NodesDir())
+		if err != nil || st.Unchanged != 10000 {
+			b.Fatalf("%+v, %v", st, err)
+		}
+	}
+}
+
+// Open as a command would run it: open the database, sync (nothing
+// changed), close.
+func BenchmarkOpenSyncNoChange10k(b *testing.B) {
+	ctx := context.Background()
+	k := benchKB(b, 10000)
+	if _, err := Sync(ctx, k, "main"); err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if _, err := Sync(ctx, k, "main"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkSearch10k(b *testing.B) {
+	ctx := context.Background()
+	k := benchKB(b, 10000)
+	db, _, err := Open(ctx, k, "main")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	queries := []string{"cache timeout", "retry the queue worker", "schema validation error", "auth token", "search index sync"}
+	for _, q := range queries {
+		if hits, err := Search(ctx, db, q, 10); err != nil || len(hits) == 0 {
+			b.Fatalf("%q: %d hits, %v", q, len(hits), err)
+		}
+	}
+	i := 0
+	for b.Loop() {
+		if _, err := Search(ctx, db, queries[i%len(queries)], 10); err != nil {
+			b.Fatal(err)
+		}
+		i++
+	}
+}

@@ -1,0 +1,256 @@
+package index
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/kk-project/kk/internal/gitx"
+	"github.com/kk-project/kk/internal/kb"
+)
+
+// FileName is the database file inside a branch's folder.
+const FileName = "index.db"
+
+// BranchesDir is the folder holding one folder per branch.
+func BranchesDir(k *kb.KB) string { return filepath.Join(k.StateDir(), "branches") }
+
+// Path returns the index file of a branch.
+func Path(k *kb.KB, branch string) string {
+	return filepath.Join(BranchesDir(k), EncodeBranch(branch), FileName)
+}
+
+// EncodeBranch turns a branch name into a folder name: ASCII letters,
+// digits, '-', '_' and '.' (except a leading '.') are kept, every other
+// byte becomes %XX. DecodeBranch reverses it.
+func EncodeBranch(branch string) string {
+	var b strings.Builder
+	for i := 0; i < len(branch); i++ {
+		c := branch[i]
+		keep := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.' && i > 0
+		if keep {
+			b.WriteByte(c)
+		} else {
+			fmt.Fprintf(&b, "%%%02X", c)
+		}
+	}
+	return b.String()
+}
+
+// DecodeBranch reverses EncodeBranch; ok is false for a name EncodeBranch
+// cannot have produced.
+func DecodeBranch(folder string) (string, bool) {
+	var b strings.Builder
+	for i := 0; i < len(folder); i++ {
+		c := folder[i]
+		if c != '%' {
+			b.WriteByte(c)
+			continue
+		}
+		if i+2 >= len(folder) {
+			return "", false
+		}
+		var v byte
+		for _, h := range folder[i+1 : i+3] {
+			switch {
+			case h >= '0' && h <= '9':
+				v = v<<4 | byte(h-'0')
+			case h >= 'A' && h <= 'F':
+				v = v<<4 | byte(h-'A'+10)
+			default:
+				return "", false
+			}
+		}
+		b.WriteByte(v)
+		i += 2
+	}
+	name := b.String()
+	if name == "" || EncodeBranch(name) != folder {
+		return "", false
+	}
+	return name, true
+}
+
+// CurrentBranch returns the branch whose index commands use: the checked
+// out branch of the KB's repository, or the default branch when the KB is
+// not in a git work tree.
+func CurrentBranch(ctx context.Context, k *kb.KB) (string, error) {
+	if !gitx.InWorkTree(ctx, k.Root) {
+		return DefaultBranch(ctx, k)
+	}
+	return gitx.CurrentBranch(ctx, k.Root)
+}
+
+// DefaultBranch returns config defaultBranch, else the branch origin/HEAD
+// names, else "main".
+func DefaultBranch(ctx context.Context, k *kb.KB) (string, error) {
+	cfg, err := k.LoadConfig()
+	if err != nil {
+		return "", err
+	}
+	return gitx.DefaultBranch(ctx, k.Root, cfg.DefaultBranch), nil
+}
+
+// Open opens a branch's index and syncs it with the tree. When the branch
+// has no index yet, the default branch's index (when there is one) is
+// copied first, so that the sync only handles what differs; after that the
+// two evolve independently.
+func Open(ctx context.Context, k *kb.KB, branch string) (*DB, Stats, error) {
+	if branch == "" {
+		return nil, Stats{}, errors.New("opening the index: empty branch name")
+	}
+	path := Path(k, branch)
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		def, err := DefaultBranch(ctx, k)
+		if err != nil {
+			return nil, Stats{}, err
+		}
+		if def != branch {
+			if err := copyIndex(ctx, Path(k, def), path); err != nil {
+				return nil, Stats{}, err
+			}
+		}
+	}
+	db, err := openFile(ctx, path, branch)
+	if err != nil {
+		return nil, Stats{}, err
+	}
+	st, err := db.Sync(ctx, k.NodesDir())
+	if err != nil {
+		db.Close()
+		return nil, st, err
+	}
+	return db, st, nil
+}
+
+// Sync opens the branch's index (copying the default branch's on first
+// use), syncs it and closes it.
+func Sync(ctx context.Context, k *kb.KB, branch string) (Stats, error) {
+	db, st, err := Open(ctx, k, branch)
+	if err != nil {
+		return st, err
+	}
+	return st, db.Close()
+}
+
+// copyIndex writes a consistent snapshot of the index at from (if it
+// exists) to to. The snapshot goes to a temporary file that is then linked
+// into place, so a concurrent first use of the same branch never sees a
+// partial copy and never replaces an index already in use.
+func copyIndex(ctx context.Context, from, to string) error {
+	if _, err := os.Stat(from); err != nil {
+		return nil // nothing to copy: the sync builds the index from scratch
+	}
+	if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
+		return fmt.Errorf("creating the index folder: %w", err)
+	}
+	src, err := openFile(ctx, from, "")
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	tmp := fmt.Sprintf("%s.copy-%d", to, os.Getpid())
+	os.Remove(tmp)
+	defer os.Remove(tmp)
+	if _, err := src.w.ExecContext(ctx, `VACUUM INTO ?`, tmp); err != nil {
+		return fmt.Errorf("copying index %s: %w", from, err)
+	}
+	if err := os.Link(tmp, to); err != nil && !errors.Is(err, fs.ErrExist) {
+		return fmt.Errorf("copying index %s: %w", from, err)
+	}
+	return nil
+}
+
+// GCResult lists the branch indexes GC removed and kept.
+type GCResult struct {
+	Removed []string `json:"removed"`
+	Kept    []string `json:"kept"`
+}
+
+// GC deletes the index of every branch that no longer exists locally. The
+// current branch (even unborn or detached) and the default branch are
+// always kept. Folders whose names kk cannot have written are left alone.
+func GC(ctx context.Context, k *kb.KB) (*GCResult, error) {
+	res := &GCResult{Removed: []string{}, Kept: []string{}}
+	entries, err := os.ReadDir(BranchesDir(k))
+	if errors.Is(err, fs.ErrNotExist) {
+		return res, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("listing branch indexes: %w", err)
+	}
+	branches, err := gitx.LocalBranches(ctx, k.Root)
+	if err != nil {
+		return nil, err
+	}
+	keep := map[string]bool{}
+	for _, b := range branches {
+		keep[b] = true
+	}
+	cur, err := CurrentBranch(ctx, k)
+	if err != nil {
+		return nil, err
+	}
+	def, err := DefaultBranch(ctx, k)
+	if err != nil {
+		return nil, err
+	}
+	keep[cur], keep[def] = true, true
+	for _, e := range entries {
+		name, ok := DecodeBranch(e.Name())
+		if !e.IsDir() || !ok {
+			continue
+		}
+		if keep[name] {
+			res.Kept = append(res.Kept, name)
+			continue
+		}
+		if err := os.RemoveAll(filepath.Join(BranchesDir(k), e.Name())); err != nil {
+			return res, fmt.Errorf("removing the index of branch %s: %w", name, err)
+		}
+		res.Removed = append(res.Removed, name)
+	}
+	slices.Sort(res.Removed)
+	slices.Sort(res.Kept)
+	return res, nil
+}
+
+// Compact rebuilds the database file without free pages (VACUUM) and
+// truncates its write-ahead log. It returns the file size before and after.
+func (db *DB) Compact(ctx context.Context) (before, after int64, err error) {
+	before = fileSize(db.Path)
+	if _, err := db.w.ExecContext(ctx, `VACUUM`); err != nil {
+		return before, before, fmt.Errorf("compacting index %s: %w", db.Path, err)
+	}
+	if _, err := db.w.ExecContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`); err != nil {
+		return before, before, fmt.Errorf("compacting index %s: %w", db.Path, err)
+	}
+	return before, fileSize(db.Path), nil
+}
+
+// Compact vacuums the index of a branch (when it exists).
+func Compact(ctx context.Context, k *kb.KB, branch string) (before, after int64, err error) {
+	path := Path(k, branch)
+	if _, err := os.Stat(path); err != nil {
+		return 0, 0, fmt.Errorf("branch %s has no index (run a sync first)", branch)
+	}
+	db, err := openFile(ctx, path, branch)
+	if err != nil {
+		return 0, 0, err
+	}
+	before, after, err = db.Compact(ctx)
+	return before, after, errors.Join(err, db.Close())
+}
+
+func fileSize(path string) int64 {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return 0
+	}
+	return fi.Size()
+}

@@ -1,0 +1,211 @@
+// Package index keeps the derived per-branch index of a knowledge base: a
+// SQLite database (.ai/kenkeep/.state/branches/<branch>/index.db) holding
+// every leaf's parsed fields, its typed edges, atom patterns and changelog,
+// and a full-text table used for ranked search. The tree is the source of
+// truth; the index can always be deleted and rebuilt by a sync.
+package index
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	_ "modernc.org/sqlite" // registers the "sqlite" driver
+)
+
+// SchemaVersion is the version of the database layout. A database written
+// with another version is emptied and rebuilt by the next sync.
+const SchemaVersion = 1
+
+// busyTimeoutMS bounds how long a writer waits for another writer (another
+// kk process syncing the same branch) before failing.
+const busyTimeoutMS = 5000
+
+// DB is an open branch index. Writes go through one connection that takes
+// SQLite's write lock at BEGIN; reads use a separate pool and never wait
+// for a writer (WAL).
+type DB struct {
+	Path   string
+	Branch string
+
+	w *sql.DB // writer: one connection, BEGIN IMMEDIATE
+	r *sql.DB // readers
+}
+
+var schema = []string{
+	`CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)`,
+	`CREATE TABLE nodes (
+		rid INTEGER PRIMARY KEY,
+		path TEXT NOT NULL UNIQUE,
+		id TEXT NOT NULL,
+		type TEXT NOT NULL,
+		title TEXT NOT NULL,
+		description TEXT NOT NULL,
+		tags TEXT NOT NULL,
+		body TEXT NOT NULL,
+		folder TEXT NOT NULL,
+		status TEXT NOT NULL,
+		confidence TEXT NOT NULL,
+		molecule TEXT NOT NULL,
+		version INTEGER NOT NULL,
+		mtime INTEGER NOT NULL,
+		size INTEGER NOT NULL,
+		sha256 TEXT NOT NULL
+	)`,
+	`CREATE INDEX nodes_id ON nodes(id)`,
+	`CREATE INDEX nodes_type ON nodes(type)`,
+	`CREATE TABLE kk_paths (rid INTEGER NOT NULL REFERENCES nodes(rid) ON DELETE CASCADE, seq INTEGER NOT NULL, pattern TEXT NOT NULL, PRIMARY KEY (rid, seq))`,
+	`CREATE TABLE edges (rid INTEGER NOT NULL REFERENCES nodes(rid) ON DELETE CASCADE, src TEXT NOT NULL, type TEXT NOT NULL, dst TEXT NOT NULL, created_at TEXT NOT NULL, created_by TEXT NOT NULL, source TEXT NOT NULL, confidence TEXT NOT NULL)`,
+	`CREATE INDEX edges_src ON edges(src, type)`,
+	`CREATE INDEX edges_dst ON edges(dst, type)`,
+	`CREATE INDEX edges_rid ON edges(rid)`,
+	`CREATE TABLE changelog (rid INTEGER NOT NULL REFERENCES nodes(rid) ON DELETE CASCADE, seq INTEGER NOT NULL, at TEXT NOT NULL, task TEXT NOT NULL, summary TEXT NOT NULL, PRIMARY KEY (rid, seq))`,
+	`CREATE VIRTUAL TABLE nodes_fts USING fts5(title, description, tags, body, content='nodes', content_rowid='rid', tokenize='porter unicode61')`,
+	`INSERT INTO nodes_fts(nodes_fts, rank) VALUES ('rank', '` + rankConfig + `')`,
+	`CREATE TRIGGER nodes_ai AFTER INSERT ON nodes BEGIN
+		INSERT INTO nodes_fts(rowid, title, description, tags, body) VALUES (new.rid, new.title, new.description, new.tags, new.body);
+	END`,
+	`CREATE TRIGGER nodes_ad AFTER DELETE ON nodes BEGIN
+		INSERT INTO nodes_fts(nodes_fts, rowid, title, description, tags, body) VALUES ('delete', old.rid, old.title, old.description, old.tags, old.body);
+	END`,
+	`CREATE TRIGGER nodes_au AFTER UPDATE ON nodes BEGIN
+		INSERT INTO nodes_fts(nodes_fts, rowid, title, description, tags, body) VALUES ('delete', old.rid, old.title, old.description, old.tags, old.body);
+		INSERT INTO nodes_fts(rowid, title, description, tags, body) VALUES (new.rid, new.title, new.description, new.tags, new.body);
+	END`,
+}
+
+func dsn(path string, readOnly bool) string {
+	q := "_pragma=" + url.QueryEscape("busy_timeout("+strconv.Itoa(busyTimeoutMS)+")") +
+		"&_pragma=" + url.QueryEscape("journal_mode(WAL)") +
+		"&_pragma=" + url.QueryEscape("foreign_keys(1)") +
+		"&_pragma=" + url.QueryEscape("synchronous(NORMAL)")
+	if readOnly {
+		q += "&_pragma=" + url.QueryEscape("query_only(1)")
+	} else {
+		q += "&_txlock=immediate&_pragma=" + url.QueryEscape("cache_size(-65536)")
+	}
+	// The path is a URI path: escape the characters URIs give a meaning
+	// (branch folders contain %XX sequences).
+	esc := strings.NewReplacer("%", "%25", "?", "%3F", "#", "%23").Replace(filepath.ToSlash(path))
+	return "file:" + esc + "?" + q
+}
+
+// openFile opens the database at path, creating it (and its folder) when
+// missing, and brings its schema to SchemaVersion.
+func openFile(ctx context.Context, path, branch string) (*DB, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, fmt.Errorf("creating the index folder: %w", err)
+	}
+	w, err := sql.Open("sqlite", dsn(path, false))
+	if err != nil {
+		return nil, fmt.Errorf("opening index %s: %w", path, err)
+	}
+	w.SetMaxOpenConns(1)
+	w.SetMaxIdleConns(1)
+	w.SetConnMaxIdleTime(0)
+	db := &DB{Path: path, Branch: branch, w: w}
+	if err := db.ensureSchema(ctx); err != nil {
+		w.Close()
+		return nil, fmt.Errorf("index %s: %w", path, err)
+	}
+	r, err := sql.Open("sqlite", dsn(path, true))
+	if err != nil {
+		w.Close()
+		return nil, fmt.Errorf("opening index %s: %w", path, err)
+	}
+	r.SetMaxIdleConns(2)
+	db.r = r
+	return db, nil
+}
+
+// Close releases the database.
+func (db *DB) Close() error {
+	return errors.Join(db.r.Close(), db.w.Close())
+}
+
+// ensureSchema creates the tables of an empty database and rebuilds one
+// written with another schema version (every table dropped, then created).
+// It runs in one write transaction, so two processes opening a new index at
+// once do not both create it.
+func (db *DB) ensureSchema(ctx context.Context) error {
+	if v, err := db.schemaVersion(ctx, db.w); err == nil && v == SchemaVersion {
+		return nil
+	}
+	tx, err := db.w.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	v, err := db.schemaVersion(ctx, tx)
+	if err == nil && v == SchemaVersion {
+		return nil
+	}
+	// Virtual tables first: dropping one drops its shadow tables.
+	for _, kind := range []string{"sql LIKE 'CREATE VIRTUAL TABLE%'", "1"} {
+		names, err := tableNames(ctx, tx, kind)
+		if err != nil {
+			return err
+		}
+		for _, name := range names {
+			if _, err := tx.ExecContext(ctx, fmt.Sprintf("DROP TABLE IF EXISTS %q", name)); err != nil {
+				return fmt.Errorf("dropping table %s of an old index: %w", name, err)
+			}
+		}
+	}
+	for _, stmt := range schema {
+		if _, err := tx.ExecContext(ctx, stmt); err != nil {
+			return fmt.Errorf("creating the schema: %w", err)
+		}
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO meta(key, value) VALUES ('schema_version', ?)`, strconv.Itoa(SchemaVersion)); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+func tableNames(ctx context.Context, tx *sql.Tx, where string) ([]string, error) {
+	rows, err := tx.QueryContext(ctx, "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND "+where+" ORDER BY name")
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var names []string
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			return nil, err
+		}
+		names = append(names, name)
+	}
+	return names, rows.Err()
+}
+
+type querier interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+func (db *DB) schemaVersion(ctx context.Context, q querier) (int, error) {
+	var s string
+	if err := q.QueryRowContext(ctx, `SELECT value FROM meta WHERE key = 'schema_version'`).Scan(&s); err != nil {
+		return 0, err
+	}
+	return strconv.Atoi(s)
+}
+
+// Meta returns a value of the meta table ("" when unset): schema_version,
+// last_sync (RFC 3339 time of the last sync that changed something or
+// found nothing to do), leaves.
+func (db *DB) Meta(ctx context.Context, key string) (string, error) {
+	var v string
+	err := db.r.QueryRowContext(ctx, `SELECT value FROM meta WHERE key = ?`, key).Scan(&v)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", nil
+	}
+	return v, err
+}

@@ -1,0 +1,333 @@
+package index
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/kk-project/kk/internal/kb"
+)
+
+// newKB makes an empty knowledge base in a temporary folder.
+func newKB(t *testing.T) *kb.KB {
+	t.Helper()
+	k := kb.New(t.TempDir())
+	if _, err := k.Init(context.Background(), kb.InitOptions{Version: "test", Now: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), Command: "test"}); err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
+
+// leaf renders a v3 leaf; extra is appended to the front matter verbatim.
+func leaf(id, title, desc string, tags []string, extra, body string) string {
+	var b strings.Builder
+	typ, _, _ := strings.Cut(id, "-")
+	fmt.Fprintf(&b, "---\ntype: %s\ntitle: %s\ndescription: %s\n", typ, title, desc)
+	b.WriteString("tags:")
+	if len(tags) == 0 {
+		b.WriteString(" []")
+	}
+	b.WriteString("\n")
+	for _, tg := range tags {
+		fmt.Fprintf(&b, "  - %s\n", tg)
+	}
+	fmt.Fprintf(&b, "kk_schema_version: 3\nkk_id: %s\nkk_derived_from: []\n", id)
+	for _, key := range []string{"kk_relates_to", "kk_depends_on"} {
+		if !strings.Contains(extra, key+":") {
+			b.WriteString(key + ": []\n")
+		}
+	}
+	fmt.Fprintf(&b, "%skk_confidence: high\n---\n%s\n", extra, body)
+	return b.String()
+}
+
+func writeLeaf(t *testing.T, k *kb.KB, rel, content string) {
+	t.Helper()
+	p := k.NodePath(rel)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// age sets a leaf's mtime an hour back, out of the racy window.
+func age(t *testing.T, k *kb.KB, rels ...string) {
+	t.Helper()
+	old := time.Now().Add(-time.Hour)
+	for _, rel := range rels {
+		if err := os.Chtimes(k.NodePath(rel), old, old); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func ids(hits []Hit) []string {
+	out := make([]string, len(hits))
+	for i, h := range hits {
+		out[i] = h.ID
+	}
+	return out
+}
+
+func seedKB(t *testing.T) *kb.KB {
+	k := newKB(t)
+	writeLeaf(t, k, "auth/session-tokens.md", leaf("practice-session-tokens", "Session tokens", "How login sessions are issued and refreshed", []string{"auth", "security"},
+		"kk_relates_to:\n  - map-login-flow\nkk_paths:\n  - src/auth/**\n  - src/session.go\nkk_version: 4\nkk_changelog:\n  - at: 2026-01-01T00:00:00Z\n    task: T-1\n    summary: first\n",
+		"Tokens rotate every hour. Refreshing uses the refresh endpoint."))
+	writeLeaf(t, k, "auth/login-flow.md", leaf("map-login-flow", "Login flow", "Pages and handlers of the login", []string{"auth"}, "", "The login form posts credentials to the handler."))
+	writeLeaf(t, k, "cache/render-cache.md", leaf("practice-render-cache", "Render cache", "Cache tags and contexts for rendered output", []string{"cache", "performance"},
+		"kk_edges:\n  - type: verified_by\n    to: test-cache-hit\n    created_at: 2026-01-01T00:00:00Z\n    created_by: tester\n    source: manual\n", "Invalidate with cache tags; never clear the whole cache."))
+	age(t, k, "auth/session-tokens.md", "auth/login-flow.md", "cache/render-cache.md")
+	return k
+}
+
+func TestSyncIncremental(t *testing.T) {
+	ctx := context.Background()
+	k := seedKB(t)
+	db, st, err := Open(ctx, k, "main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if st.Added != 3 || st.Leaves != 3 || st.Removed != 0 || len(st.Skipped) != 0 {
+		t.Fatalf("first sync: %+v; want 3 added", st)
+	}
+	var patterns, edges, changes int
+	db.r.QueryRow(`SELECT count(*) FROM kk_paths`).Scan(&patterns)
+	db.r.QueryRow(`SELECT count(*) FROM edges`).Scan(&edges)
+	db.r.QueryRow(`SELECT count(*) FROM changelog`).Scan(&changes)
+	if patterns != 2 || edges != 2 || changes != 1 {
+		t.Errorf("kk_paths=%d edges=%d changelog=%d; want 2, 2, 1", patterns, edges, changes)
+	}
+	var version int
+	var molecule, tags string
+	db.r.QueryRow(`SELECT version, molecule, tags FROM nodes WHERE id = 'practice-session-tokens'`).Scan(&version, &molecule, &tags)
+	if version != 4 || tags != "auth security" {
+		t.Errorf("version=%d tags=%q; want 4, \"auth security\"", version, tags)
+	}
+	if v, _ := db.Meta(ctx, "last_sync"); v == "" {
+		t.Error("meta last_sync is empty after a sync")
+	}
+
+	// Nothing changed: nothing is read.
+	st, err = db.Sync(ctx, k.NodesDir())
+	if err != nil || st.Unchanged != 3 || st.Changed() || st.Touched != 0 {
+		t.Fatalf("no-change sync: %+v, %v; want 3 unchanged", st, err)
+	}
+
+	// Touch without change, edit, add, remove, and break one leaf.
+	now := time.Now().Add(-30 * time.Minute)
+	os.Chtimes(k.NodePath("auth/login-flow.md"), now, now)
+	writeLeaf(t, k, "cache/render-cache.md", leaf("practice-render-cache", "Render cache", "Cache tags and contexts", []string{"cache"}, "", "Use bubbling metadata."))
+	writeLeaf(t, k, "jobs/queue.md", leaf("map-queue", "Queue workers", "Background queue", []string{"jobs"}, "kk_depends_on:\n  - practice-render-cache\n", "Workers drain the queue."))
+	os.Remove(k.NodePath("auth/session-tokens.md"))
+	writeLeaf(t, k, "broken.md", "---\ntitle: [unclosed\n---\n")
+	st, err = db.Sync(ctx, k.NodesDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Added != 1 || st.Updated != 1 || st.Touched != 1 || st.Removed != 1 || st.Leaves != 3 || len(st.Skipped) != 1 || st.Skipped[0].Path != "broken.md" {
+		t.Fatalf("incremental sync: %+v", st)
+	}
+	db.r.QueryRow(`SELECT count(*) FROM kk_paths`).Scan(&patterns)
+	db.r.QueryRow(`SELECT count(*) FROM edges`).Scan(&edges)
+	db.r.QueryRow(`SELECT count(*) FROM changelog`).Scan(&changes)
+	if patterns != 0 || edges != 1 || changes != 0 {
+		t.Errorf("after removal kk_paths=%d edges=%d changelog=%d; want 0, 1, 0", patterns, edges, changes)
+	}
+	hits, err := Search(ctx, db, "bubbling", 5)
+	if err != nil || !slices.Equal(ids(hits), []string{"practice-render-cache"}) {
+		t.Errorf("search for the edited body: %v, %v", ids(hits), err)
+	}
+	if hits, _ := Search(ctx, db, "tokens", 5); len(hits) != 0 {
+		t.Errorf("search finds a removed leaf: %v", ids(hits))
+	}
+	if hits, _ := Search(ctx, db, "invalidate", 5); len(hits) != 0 {
+		t.Errorf("search finds the old body of an edited leaf: %v", ids(hits))
+	}
+}
+
+// A same-size edit inside the racy window is seen even though size and
+// mtime look unchanged.
+func TestSyncRacyEdit(t *testing.T) {
+	ctx := context.Background()
+	k := newKB(t)
+	writeLeaf(t, k, "a.md", leaf("practice-a", "Alpha", "first", nil, "", "apple"))
+	db, _, err := Open(ctx, k, "main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	fi, _ := os.Stat(k.NodePath("a.md"))
+	writeLeaf(t, k, "a.md", leaf("practice-a", "Alpha", "first", nil, "", "mango"))
+	os.Chtimes(k.NodePath("a.md"), fi.ModTime(), fi.ModTime())
+	st, err := db.Sync(ctx, k.NodesDir())
+	if err != nil || st.Updated != 1 {
+		t.Fatalf("sync after a same-size, same-mtime edit: %+v, %v; want 1 updated", st, err)
+	}
+	if hits, _ := Search(ctx, db, "mango", 5); len(hits) != 1 {
+		t.Errorf("the racy edit is not indexed: %v", ids(hits))
+	}
+}
+
+func TestSchemaMismatchRebuilds(t *testing.T) {
+	ctx := context.Background()
+	k := seedKB(t)
+	db, _, err := Open(ctx, k, "main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.w.Exec(`UPDATE meta SET value = '0' WHERE key = 'schema_version'`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.w.Exec(`CREATE TABLE stray (x)`); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	db, st, err := Open(ctx, k, "main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if st.Added != 3 {
+		t.Errorf("sync after a schema change: %+v; want every leaf added again", st)
+	}
+	var n int
+	db.r.QueryRow(`SELECT count(*) FROM sqlite_master WHERE name = 'stray'`).Scan(&n)
+	if v, _ := db.Meta(ctx, "schema_version"); v != fmt.Sprint(SchemaVersion) || n != 0 {
+		t.Errorf("schema_version=%q stray tables=%d after rebuild", v, n)
+	}
+}
+
+// Two syncs at once (two handles, as two processes would have) both succeed
+// and leave one consistent index.
+func TestConcurrentSyncs(t *testing.T) {
+	ctx := context.Background()
+	k := seedKB(t)
+	for i := range 40 {
+		writeLeaf(t, k, fmt.Sprintf("bulk/n%02d.md", i), leaf(fmt.Sprintf("practice-n%02d", i), fmt.Sprintf("Note %d", i), "bulk note", []string{"bulk"}, "", strings.Repeat("filler words ", 50)))
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, 4)
+	for g := range errs {
+		wg.Go(func() {
+			_, errs[g] = Sync(ctx, k, "main")
+		})
+	}
+	// A reader keeps searching meanwhile and sees either no index or a whole one.
+	wg.Go(func() {
+		for range 20 {
+			db, err := openFile(ctx, Path(k, "main"), "main")
+			if err != nil {
+				continue
+			}
+			hits, err := Search(ctx, db, "bulk", 100)
+			if err == nil && len(hits) != 0 && len(hits) != 40 {
+				t.Errorf("reader saw %d of 40 bulk leaves", len(hits))
+			}
+			db.Close()
+		}
+	})
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	db, st, err := Open(ctx, k, "main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if st.Leaves != 43 || st.Changed() {
+		t.Errorf("after concurrent syncs: %+v; want 43 leaves, nothing left to do", st)
+	}
+	var check string
+	db.r.QueryRow(`PRAGMA integrity_check`).Scan(&check)
+	if check != "ok" {
+		t.Errorf("integrity_check: %s", check)
+	}
+}
+
+func TestEncodeBranch(t *testing.T) {
+	for _, b := range []string{"main", "feature/login", ".hidden", "a..b", "x%y", "über", "detached-abc123", "release/1.2"} {
+		enc := EncodeBranch(b)
+		if strings.ContainsAny(enc, "/\\") || strings.HasPrefix(enc, ".") {
+			t.Errorf("EncodeBranch(%q) = %q is not a safe folder name", b, enc)
+		}
+		if dec, ok := DecodeBranch(enc); !ok || dec != b {
+			t.Errorf("DecodeBranch(%q) = %q, %v; want %q", enc, dec, ok, b)
+		}
+	}
+	for _, bad := range []string{"", "a%2", "a%zz", "a%2f", "%61"} {
+		if dec, ok := DecodeBranch(bad); ok {
+			t.Errorf("DecodeBranch(%q) = %q; want it rejected", bad, dec)
+		}
+	}
+}
+
+// User text never produces an FTS5 syntax error.
+func TestSearchEscapesQueries(t *testing.T) {
+	ctx := context.Background()
+	k := seedKB(t)
+	db, _, err := Open(ctx, k, "main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for _, q := range []string{`"`, `cache"`, `a AND OR NOT`, `(cache`, `cache*`, `title:cache`, `NEAR(a b)`, `^cache`, `-cache +tags`, `c++ node.js`, `'`, `{}`, `cache -`, "tags\x00", `""""`, `AND`, `-`} {
+		if _, err := Search(ctx, db, q, 5); err != nil {
+			t.Errorf("Search(%q): %v", q, err)
+		}
+	}
+	if hits, err := Search(ctx, db, "  ---  ", 5); err != nil || len(hits) != 0 {
+		t.Errorf("punctuation-only query: %v, %v; want no hits", ids(hits), err)
+	}
+	if _, err := Search(ctx, db, "cache", 0); err == nil {
+		t.Error("a zero limit was accepted")
+	}
+	// Punctuation inside a word makes a phrase of its parts.
+	hits, err := Search(ctx, db, "render-cache", 5)
+	if err != nil || !slices.Equal(ids(hits), []string{"practice-render-cache"}) {
+		t.Errorf("Search(render-cache) = %v, %v", ids(hits), err)
+	}
+}
+
+// Ranking: a title match beats a body match; a leaf linked to another top
+// hit gets the boost; snippets mark the matched words.
+func TestSearchRankingAndSnippets(t *testing.T) {
+	ctx := context.Background()
+	k := seedKB(t)
+	writeLeaf(t, k, "misc/tokens-body.md", leaf("practice-misc", "Misc notes", "Assorted", nil, "", "Mentions tokens once among many other words here."))
+	db, _, err := Open(ctx, k, "main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	hits, err := Search(ctx, db, "tokens", 5)
+	if err != nil || len(hits) != 2 || hits[0].ID != "practice-session-tokens" {
+		t.Fatalf("Search(tokens) = %v, %v; want the title match first", ids(hits), err)
+	}
+	if !strings.Contains(hits[0].Snippet, SnippetOpen+"tokens"+SnippetClose) && !strings.Contains(hits[0].Snippet, SnippetOpen+"Tokens"+SnippetClose) {
+		t.Errorf("snippet %q does not mark the match", hits[0].Snippet)
+	}
+	// "login" matches the login-flow map (title) and the session-tokens
+	// practice (description); they are linked by relates_to.
+	hits, err = Search(ctx, db, "login", 5)
+	if err != nil || len(hits) != 2 {
+		t.Fatalf("Search(login) = %v, %v", ids(hits), err)
+	}
+	for _, h := range hits {
+		if h.Linked != 1 {
+			t.Errorf("%s: linked = %d; want 1 (relates_to between the two hits)", h.ID, h.Linked)
+		}
+	}
+}

@@ -1,0 +1,475 @@
+package index
+
+import (
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/kk-project/kk/internal/node"
+	"github.com/kk-project/kk/internal/workpool"
+)
+
+// racyWindow: a row whose file mtime is this close to (or after) the time
+// of the sync that recorded it is re-hashed even when size and mtime match,
+// since a same-size edit within the file system's timestamp granularity
+// would otherwise go unseen.
+const racyWindow = 2 * time.Second
+
+// Stats tells what a sync did.
+type Stats struct {
+	Leaves    int       `json:"leaves"`    // leaves in the index after the sync
+	Added     int       `json:"added"`     // new leaves
+	Updated   int       `json:"updated"`   // leaves whose content changed
+	Touched   int       `json:"touched"`   // size or mtime changed, content the same
+	Removed   int       `json:"removed"`   // rows of leaves that are gone (or now unreadable)
+	Unchanged int       `json:"unchanged"` // leaves trusted by size and mtime alone
+	Skipped   []Problem `json:"skipped"`   // leaves that could not be read or parsed
+	Duration  time.Duration
+}
+
+// Changed reports whether the sync changed the indexed content.
+func (s Stats) Changed() bool { return s.Added+s.Updated+s.Removed > 0 }
+
+// Problem is a leaf the sync left out of the index.
+type Problem struct {
+	Path string `json:"path"` // relative to nodes/
+	Msg  string `json:"message"`
+}
+
+type fileStat struct {
+	rel, abs    string
+	size, mtime int64
+}
+
+type storedRow struct {
+	rid         int64
+	size, mtime int64
+	sha         string
+}
+
+// leafData is what a sync reads for one new or changed leaf.
+type leafData struct {
+	f    fileStat
+	sha  string
+	n    *node.Node
+	err  error
+	same bool // the hash matches the stored row
+}
+
+// Sync brings the index up to date with the tree under nodes/: leaves whose
+// size and mtime are unchanged are not read; the others are hashed and,
+// when their content changed, parsed and rewritten; rows of removed leaves
+// are deleted. Everything happens in one write transaction, so a reader
+// sees either the old or the new index, never a half-applied sync, and two
+// processes syncing at once take turns.
+func (db *DB) Sync(ctx context.Context, nodesDir string) (Stats, error) {
+	start := time.Now()
+	var st Stats
+	files, problems, err := scanLeaves(nodesDir)
+	if err != nil {
+		return st, err
+	}
+	st.Skipped = problems
+	tx, err := db.w.BeginTx(ctx, nil)
+	if err != nil {
+		return st, fmt.Errorf("syncing index %s: %w", db.Path, err)
+	}
+	defer tx.Rollback()
+	stored, syncedAt, err := readStored(ctx, tx)
+	if err != nil {
+		return st, fmt.Errorf("syncing index %s: %w", db.Path, err)
+	}
+	trustBefore := syncedAt - int64(racyWindow)
+	var work []*leafData
+	seen := make(map[string]bool, len(files))
+	racy := false
+	for _, f := range files {
+		seen[f.rel] = true
+		if s, ok := stored[f.rel]; ok && s.size == f.size && s.mtime == f.mtime {
+			if f.mtime < trustBefore {
+				st.Unchanged++
+				continue
+			}
+			racy = true
+		}
+		work = append(work, &leafData{f: f})
+	}
+	// Hashes are read only for the rows a sync has to look at.
+	for _, d := range work {
+		if s, ok := stored[d.f.rel]; ok {
+			if err := tx.QueryRowContext(ctx, `SELECT sha256 FROM nodes WHERE rid = ?`, s.rid).Scan(&s.sha); err != nil {
+				return st, fmt.Errorf("syncing index %s: %w", db.Path, err)
+			}
+			stored[d.f.rel] = s
+		}
+	}
+	workpool.Run(0, len(work), func(i int) {
+		d := work[i]
+		src, err := os.ReadFile(d.f.abs)
+		if err != nil {
+			d.err = err
+			return
+		}
+		sum := sha256.Sum256(src)
+		d.sha = hex.EncodeToString(sum[:])
+		if s, ok := stored[d.f.rel]; ok && s.sha == d.sha {
+			d.same = true
+			return
+		}
+		d.n, d.err = node.Parse(d.f.rel, src)
+	})
+	w := newWriter(ctx, tx)
+	defer w.close()
+	for _, d := range work {
+		s, had := stored[d.f.rel]
+		switch {
+		case d.err != nil:
+			msg := d.err.Error()
+			if ne, ok := errors.AsType[*node.Error](d.err); ok {
+				msg = ne.Msg
+				if ne.Field != "" {
+					msg = fmt.Sprintf("field %q: %s", ne.Field, ne.Msg)
+				}
+			}
+			st.Skipped = append(st.Skipped, Problem{Path: d.f.rel, Msg: msg})
+			if had {
+				w.delete(s.rid)
+				st.Removed++
+			}
+		case d.same:
+			w.touch(s.rid, d.f)
+			st.Touched++
+		case had:
+			w.update(s.rid, d)
+			st.Updated++
+		default:
+			w.insert(d)
+			st.Added++
+		}
+	}
+	for rel, s := range stored {
+		if !seen[rel] {
+			w.delete(s.rid)
+			st.Removed++
+		}
+	}
+	st.Leaves = len(stored) + st.Added - st.Removed
+	now := time.Now()
+	if st.Changed() || st.Touched > 0 || racy || syncedAt == 0 {
+		w.setMeta("synced_at_ns", strconv.FormatInt(start.UnixNano(), 10))
+	}
+	w.setMeta("last_sync", now.UTC().Format(time.RFC3339Nano))
+	w.setMeta("leaves", strconv.Itoa(st.Leaves))
+	if w.err != nil {
+		return st, fmt.Errorf("syncing index %s: %w", db.Path, w.err)
+	}
+	if err := tx.Commit(); err != nil {
+		return st, fmt.Errorf("syncing index %s: %w", db.Path, err)
+	}
+	slices.SortFunc(st.Skipped, func(a, b Problem) int { return strings.Compare(a.Path, b.Path) })
+	st.Duration = time.Since(start)
+	return st, nil
+}
+
+func readStored(ctx context.Context, tx *sql.Tx) (map[string]storedRow, int64, error) {
+	var syncedAt int64
+	var s string
+	switch err := tx.QueryRowContext(ctx, `SELECT value FROM meta WHERE key = 'synced_at_ns'`).Scan(&s); {
+	case errors.Is(err, sql.ErrNoRows):
+	case err != nil:
+		return nil, 0, err
+	default:
+		syncedAt, _ = strconv.ParseInt(s, 10, 64)
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT rid, path, size, mtime FROM nodes`)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer rows.Close()
+	stored := map[string]storedRow{}
+	for rows.Next() {
+		var r storedRow
+		var path string
+		if err := rows.Scan(&r.rid, &path, &r.size, &r.mtime); err != nil {
+			return nil, 0, err
+		}
+		stored[path] = r
+	}
+	return stored, syncedAt, rows.Err()
+}
+
+// scanLeaves lists the leaf files under nodesDir with their size and mtime,
+// by the rules kb uses: *.md files except index.md and log.md, no dot
+// folders or dot files, symlinks followed only when they stay inside the
+// tree. Unreadable entries are returned as problems, not errors.
+func scanLeaves(nodesDir string) ([]fileStat, []Problem, error) {
+	if _, err := os.Stat(nodesDir); errors.Is(err, fs.ErrNotExist) {
+		return nil, nil, nil
+	}
+	realRoot, err := filepath.EvalSymlinks(nodesDir)
+	if err != nil {
+		return nil, nil, fmt.Errorf("reading %s: %w", nodesDir, err)
+	}
+	var files []fileStat
+	var problems []Problem
+	err = filepath.WalkDir(nodesDir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if p == nodesDir {
+			return nil
+		}
+		rel := filepath.ToSlash(p[len(nodesDir)+1:])
+		name := d.Name()
+		if strings.HasPrefix(name, ".") {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if d.IsDir() || !strings.HasSuffix(name, ".md") || name == "index.md" || name == "log.md" {
+			return nil
+		}
+		f := fileStat{rel: rel, abs: p, size: -1}
+		if d.Type()&fs.ModeSymlink != 0 {
+			target, err := filepath.EvalSymlinks(p)
+			if err != nil {
+				problems = append(problems, Problem{Path: rel, Msg: fmt.Sprintf("broken symlink: %v", err)})
+				return nil
+			}
+			if r, err := filepath.Rel(realRoot, target); err != nil || r == ".." || strings.HasPrefix(r, ".."+string(filepath.Separator)) {
+				problems = append(problems, Problem{Path: rel, Msg: "symlink points outside the knowledge tree"})
+				return nil
+			}
+			fi, err := os.Stat(target)
+			if err != nil || fi.IsDir() {
+				return nil
+			}
+			f.size, f.mtime = fi.Size(), fi.ModTime().UnixNano()
+		}
+		files = append(files, f)
+		return nil
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("reading %s: %w", nodesDir, err)
+	}
+	errs := make([]error, len(files))
+	workpool.Run(0, len(files), func(i int) {
+		if files[i].size >= 0 {
+			return
+		}
+		fi, err := os.Lstat(files[i].abs)
+		if err != nil {
+			errs[i] = err
+			return
+		}
+		files[i].size, files[i].mtime = fi.Size(), fi.ModTime().UnixNano()
+	})
+	if err := errors.Join(errs...); err != nil {
+		return nil, nil, fmt.Errorf("reading %s: %w", nodesDir, err)
+	}
+	return files, problems, nil
+}
+
+// writer applies a sync's changes inside its transaction; the first error
+// sticks and later calls do nothing.
+type writer struct {
+	ctx context.Context
+	tx  *sql.Tx
+	err error
+
+	stmts map[string]*sql.Stmt
+}
+
+func newWriter(ctx context.Context, tx *sql.Tx) *writer {
+	return &writer{ctx: ctx, tx: tx, stmts: map[string]*sql.Stmt{}}
+}
+
+func (w *writer) close() {
+	for _, s := range w.stmts {
+		s.Close()
+	}
+}
+
+func (w *writer) exec(query string, args ...any) sql.Result {
+	if w.err != nil {
+		return nil
+	}
+	s, ok := w.stmts[query]
+	if !ok {
+		s, w.err = w.tx.PrepareContext(w.ctx, query)
+		if w.err != nil {
+			return nil
+		}
+		w.stmts[query] = s
+	}
+	var res sql.Result
+	res, w.err = s.ExecContext(w.ctx, args...)
+	return res
+}
+
+func (w *writer) setMeta(key, value string) {
+	w.exec(`INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value`, key, value)
+}
+
+func (w *writer) delete(rid int64) {
+	w.exec(`DELETE FROM nodes WHERE rid = ?`, rid)
+}
+
+func (w *writer) touch(rid int64, f fileStat) {
+	w.exec(`UPDATE nodes SET size = ?, mtime = ? WHERE rid = ?`, f.size, f.mtime, rid)
+}
+
+func nodeArgs(d *leafData) []any {
+	n := d.n
+	molecule, _ := stringExtra(n, "kk_molecule")
+	version := int64(0)
+	if v, ok := n.Extra("kk_version"); ok {
+		if i, ok := v.(int64); ok {
+			version = i
+		}
+	}
+	return []any{d.f.rel, n.ID, n.Type, n.Title, n.Description, strings.Join(n.Tags, " "), string(n.Body), n.Dir(),
+		n.Status, n.Confidence, molecule, version, d.f.mtime, d.f.size, d.sha}
+}
+
+func (w *writer) insert(d *leafData) {
+	res := w.exec(`INSERT INTO nodes(path, id, type, title, description, tags, body, folder, status, confidence, molecule, version, mtime, size, sha256)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, nodeArgs(d)...)
+	if w.err != nil {
+		return
+	}
+	var rid int64
+	rid, w.err = res.LastInsertId()
+	w.children(rid, d.n)
+}
+
+func (w *writer) update(rid int64, d *leafData) {
+	w.exec(`UPDATE nodes SET path = ?, id = ?, type = ?, title = ?, description = ?, tags = ?, body = ?, folder = ?, status = ?,
+		confidence = ?, molecule = ?, version = ?, mtime = ?, size = ?, sha256 = ? WHERE rid = ?`, append(nodeArgs(d), rid)...)
+	w.exec(`DELETE FROM kk_paths WHERE rid = ?`, rid)
+	w.exec(`DELETE FROM edges WHERE rid = ?`, rid)
+	w.exec(`DELETE FROM changelog WHERE rid = ?`, rid)
+	w.children(rid, d.n)
+}
+
+// children writes a leaf's atom patterns, edges and changelog entries.
+func (w *writer) children(rid int64, n *node.Node) {
+	for i, p := range stringList(n, "kk_paths") {
+		w.exec(`INSERT INTO kk_paths(rid, seq, pattern) VALUES (?, ?, ?)`, rid, i, p)
+	}
+	for _, e := range edgesOf(n) {
+		w.exec(`INSERT INTO edges(rid, src, type, dst, created_at, created_by, source, confidence) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+			rid, n.ID, e.Type, e.To, e.CreatedAt, e.CreatedBy, e.Source, e.Confidence)
+	}
+	if v, ok := n.Extra("kk_changelog"); ok {
+		list, _ := v.([]any)
+		for i, item := range list {
+			m, ok := item.(map[string]any)
+			if !ok {
+				continue
+			}
+			w.exec(`INSERT INTO changelog(rid, seq, at, task, summary) VALUES (?, ?, ?, ?, ?)`, rid, i, scalar(m["at"]), scalar(m["task"]), scalar(m["summary"]))
+		}
+	}
+}
+
+// Edge is one typed edge of the index, from the leaf that declares it.
+type Edge struct {
+	From       string `json:"from"`
+	Type       string `json:"type"`
+	To         string `json:"to"`
+	CreatedAt  string `json:"created_at,omitempty"`
+	CreatedBy  string `json:"created_by,omitempty"`
+	Source     string `json:"source,omitempty"`
+	Confidence string `json:"confidence,omitempty"`
+}
+
+// Edge types the index derives from kenkeep's relationship keys.
+const (
+	EdgeRelatesTo = "relates_to"
+	EdgeDependsOn = "depends_on"
+	EdgeRelated   = "related" // kk_related
+)
+
+// edgesOf lists a leaf's outgoing edges: kk_relates_to, kk_depends_on,
+// kk_related ids and kk_edges entries, in that order.
+func edgesOf(n *node.Node) []Edge {
+	var out []Edge
+	for _, to := range n.RelatesTo {
+		out = append(out, Edge{From: n.ID, Type: EdgeRelatesTo, To: to})
+	}
+	for _, to := range n.DependsOn {
+		out = append(out, Edge{From: n.ID, Type: EdgeDependsOn, To: to})
+	}
+	if v, ok := n.Extra("kk_related"); ok {
+		list, _ := v.([]any)
+		for _, item := range list {
+			if m, ok := item.(map[string]any); ok && scalar(m["id"]) != "" {
+				out = append(out, Edge{From: n.ID, Type: EdgeRelated, To: scalar(m["id"])})
+			}
+		}
+	}
+	if v, ok := n.Extra("kk_edges"); ok {
+		list, _ := v.([]any)
+		for _, item := range list {
+			m, ok := item.(map[string]any)
+			if !ok || scalar(m["type"]) == "" || scalar(m["to"]) == "" {
+				continue
+			}
+			out = append(out, Edge{From: n.ID, Type: scalar(m["type"]), To: scalar(m["to"]),
+				CreatedAt: scalar(m["created_at"]), CreatedBy: scalar(m["created_by"]), Source: scalar(m["source"]), Confidence: scalar(m["confidence"])})
+		}
+	}
+	return out
+}
+
+func stringExtra(n *node.Node, key string) (string, bool) {
+	v, ok := n.Extra(key)
+	if !ok {
+		return "", false
+	}
+	s, ok := v.(string)
+	return s, ok
+}
+
+func stringList(n *node.Node, key string) []string {
+	v, ok := n.Extra(key)
+	if !ok {
+		return nil
+	}
+	list, _ := v.([]any)
+	var out []string
+	for _, item := range list {
+		if s, ok := item.(string); ok {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// scalar renders a decoded YAML scalar as text ("" for nil, lists and maps).
+func scalar(v any) string {
+	switch x := v.(type) {
+	case string:
+		return x
+	case int64:
+		return strconv.FormatInt(x, 10)
+	case float64:
+		return strconv.FormatFloat(x, 'g', -1, 64)
+	case bool:
+		return strconv.FormatBool(x)
+	default:
+		return ""
+	}
+}
