@@ -229,18 +229,13 @@ func newRootCmd(app *App) *cobra.Command {
 		newPackCmd(app),
 		newHookCmd(app),
 		newUninstallCmd(app), newCurateCmd(app), newBootstrapCmd(app), newPromptCmd(app),
+		newSyncCmd(app), newSearchCmd(app), newGCCmd(app), newCompactCmd(app),
+		newGraphCmd(app), newContextCmd(app), newChangelogCmd(app),
 	} {
 		root.AddCommand(c)
 	}
-	for _, c := range extraCommands {
-		root.AddCommand(c(app))
-	}
 	return root
 }
-
-// extraCommands lets command files register themselves without editing
-// the list above.
-var extraCommands []func(*App) *cobra.Command
 
 func versionString() string {
 	v := version

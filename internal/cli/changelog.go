@@ -1,0 +1,128 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/kk-project/kk/internal/graph"
+)
+
+func newChangelogCmd(app *App) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "changelog",
+		Short: "Append to or page through an atom's or molecule's changelog",
+		Long: `Every atom and molecule keeps an append-only changelog of which task changed
+it and why. These commands are the command-line faces of manage_changelog;
+each also takes the whole parameter object from --input <file|->, and prints
+the result envelope with --json. A failed operation exits 1 and prints
+"kk: <CODE>: <message>".`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return usagef("changelog needs a subcommand: append or search")
+		},
+	}
+	cmd.AddCommand(newChangelogAppendCmd(app), newChangelogSearchCmd(app))
+	return cmd
+}
+
+// changelogArgs checks <parentType> <parentId>, which --input replaces.
+func changelogArgs(input *string, flags ...string) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if *input != "" {
+			if len(args) != 0 {
+				return usagef("--input holds the whole parameter object; drop the arguments")
+			}
+			return refuseWithInput(cmd, flags...)
+		}
+		if len(args) != 2 {
+			return usagef("changelog %s needs <parentType> (atom or molecule) and <parentId> (got %d argument(s))", cmd.Name(), len(args))
+		}
+		return nil
+	}
+}
+
+type changelogAppendOpts struct {
+	parentType, parentID string
+	task, summary        string
+	input                string
+}
+
+func newChangelogAppendCmd(app *App) *cobra.Command {
+	var o changelogAppendOpts
+	cmd := &cobra.Command{
+		Use:   "append <parentType> <parentId>",
+		Short: "Add an entry to a changelog",
+		Long: `Append an entry {task, summary} to the changelog of the atom or molecule
+<parentId>; <parentType> is atom or molecule. The parent's version goes up
+by one.`,
+		Example: `  kk changelog append atom map-http-errors --task T-12 --summary "Wrap errors with the request id"`,
+		Args:    changelogArgs(&o.input, "task", "summary"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			p := graph.ManageChangelogParams{Operation: "append", TaskID: o.task, Summary: o.summary}
+			if o.input == "" {
+				p.ParentType, p.ParentID = args[0], args[1]
+			}
+			return runChangelog(cmd.Context(), app, o.input, p)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.task, "task", "", "id of the task that made the change (required)")
+	f.StringVar(&o.summary, "summary", "", "what changed and why (required)")
+	f.StringVar(&o.input, "input", "", "read the manage_changelog parameter object from a file, or - for standard input")
+	return cmd
+}
+
+type changelogSearchOpts struct {
+	limit, offset int
+	input         string
+}
+
+func newChangelogSearchCmd(app *App) *cobra.Command {
+	var o changelogSearchOpts
+	cmd := &cobra.Command{
+		Use:   "search <parentType> <parentId>",
+		Short: "List a changelog, newest first",
+		Long: `List the changelog of the atom or molecule <parentId>, newest entry first,
+one "<time>\t<task>\t<summary>" line each; --limit and --offset page
+through it.`,
+		Example: `  kk changelog search molecule molecule-http-layer --limit 10`,
+		Args:    changelogArgs(&o.input, "limit", "offset"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			p := graph.ManageChangelogParams{Operation: "search", Limit: intFlag(cmd, "limit", o.limit), Offset: intFlag(cmd, "offset", o.offset)}
+			if o.input == "" {
+				p.ParentType, p.ParentID = args[0], args[1]
+			}
+			return runChangelog(cmd.Context(), app, o.input, p)
+		},
+	}
+	f := cmd.Flags()
+	f.IntVar(&o.limit, "limit", graph.DefaultLimit, fmt.Sprintf("entries per page (1-%d)", graph.MaxLimit))
+	f.IntVar(&o.offset, "offset", 0, "entries to skip")
+	f.StringVar(&o.input, "input", "", "read the manage_changelog parameter object from a file, or - for standard input")
+	return cmd
+}
+
+// runChangelog runs manage_changelog with p, or with the object in input.
+func runChangelog(ctx context.Context, app *App, input string, p graph.ManageChangelogParams) error {
+	k, err := app.KB()
+	if err != nil {
+		return err
+	}
+	var resp graph.Response
+	if input != "" {
+		raw, gerr, err := graphInput(app, input, p.Operation, changelogOps)
+		switch {
+		case err != nil:
+			return err
+		case gerr != nil:
+			resp = graph.Response{Error: gerr}
+		default:
+			resp = graph.ManageChangelogJSON(ctx, k, raw)
+		}
+	} else {
+		resp = graph.ManageChangelog(ctx, k, p)
+	}
+	return printGraph(app, resp, printGraphData)
+}

@@ -1,0 +1,99 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/kk-project/kk/internal/index"
+	"github.com/kk-project/kk/internal/kb"
+)
+
+type syncOpts struct {
+	branch string
+}
+
+func newSyncCmd(app *App) *cobra.Command {
+	var o syncOpts
+	cmd := &cobra.Command{
+		Use:   "sync",
+		Short: "Bring the branch's search index up to date with the tree",
+		Long: `Bring the derived search index of a branch (.ai/kenkeep/.state/branches/
+<branch>/index.db) up to date with the leaves under nodes/, then print what
+the sync did.
+
+The branch is the checked out one (the default branch outside a git work
+tree) unless --branch names another. A branch without an index starts from
+a copy of the default branch's index, so only what differs is read; after
+that the two evolve independently. Leaves whose size and modification time
+did not change are not read again. Leaves that cannot be parsed are left
+out of the index and listed as skipped; they do not make the sync fail.
+
+The index is derived: deleting .ai/kenkeep/.state/branches/ loses nothing.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkBranchFlag(cmd, o.branch); err != nil {
+				return err
+			}
+			return runSync(cmd.Context(), app, o)
+		},
+	}
+	cmd.Flags().StringVar(&o.branch, "branch", "", "sync this branch's index (default: the current branch)")
+	return cmd
+}
+
+// checkBranchFlag refuses an empty or blank --branch.
+func checkBranchFlag(cmd *cobra.Command, branch string) error {
+	if cmd.Flags().Changed("branch") && strings.TrimSpace(branch) == "" {
+		return usagef("--branch needs a branch name")
+	}
+	return nil
+}
+
+// indexBranch returns the branch an index command works on: the one named
+// by --branch, else the current one.
+func indexBranch(ctx context.Context, k *kb.KB, flag string) (string, error) {
+	if flag != "" {
+		return flag, nil
+	}
+	return index.CurrentBranch(ctx, k)
+}
+
+func runSync(ctx context.Context, app *App, o syncOpts) error {
+	k, err := app.KB()
+	if err != nil {
+		return err
+	}
+	branch, err := indexBranch(ctx, k, o.branch)
+	if err != nil {
+		return err
+	}
+	st, err := index.Sync(ctx, k, branch)
+	if err != nil {
+		return err
+	}
+	if st.Skipped == nil {
+		st.Skipped = []index.Problem{}
+	}
+	if app.JSON {
+		return app.printJSON(map[string]any{
+			"schema_version": JSONSchemaVersion,
+			"branch":         branch,
+			"leaves":         st.Leaves,
+			"added":          st.Added,
+			"updated":        st.Updated,
+			"touched":        st.Touched,
+			"removed":        st.Removed,
+			"unchanged":      st.Unchanged,
+			"skipped":        st.Skipped,
+		})
+	}
+	fmt.Fprintf(app.IO.Out, "synced index of branch %s: %d leaves (%d added, %d updated, %d touched, %d removed, %d unchanged, %d skipped)\n",
+		branch, st.Leaves, st.Added, st.Updated, st.Touched, st.Removed, st.Unchanged, len(st.Skipped))
+	for _, p := range st.Skipped {
+		fmt.Fprintf(app.IO.Out, "skipped\t%s\t%s\n", p.Path, p.Msg)
+	}
+	return nil
+}
