@@ -174,7 +174,7 @@ type GCResult struct {
 
 // GC deletes the index of every branch that no longer exists locally. The
 // current branch (even unborn or detached) and the default branch are
-// always kept. Folders whose names kk cannot have written are left alone.
+// always kept; outside a git work tree only they are. Folders whose names kk cannot have written are left alone.
 func GC(ctx context.Context, k *kb.KB) (*GCResult, error) {
 	res := &GCResult{Removed: []string{}, Kept: []string{}}
 	entries, err := os.ReadDir(BranchesDir(k))
@@ -184,9 +184,13 @@ func GC(ctx context.Context, k *kb.KB) (*GCResult, error) {
 	if err != nil {
 		return nil, fmt.Errorf("listing branch indexes: %w", err)
 	}
-	branches, err := gitx.LocalBranches(ctx, k.Root)
-	if err != nil {
-		return nil, err
+	// Outside a git work tree there are no branches to compare with: only
+	// the current (default) branch's index is kept.
+	var branches []string
+	if gitx.InWorkTree(ctx, k.Root) {
+		if branches, err = gitx.LocalBranches(ctx, k.Root); err != nil {
+			return nil, err
+		}
 	}
 	keep := map[string]bool{}
 	for _, b := range branches {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -133,5 +134,27 @@ func TestBranchCopyDivergeAndGC(t *testing.T) {
 	}
 	if _, _, err := Compact(ctx, k, "gone"); err == nil {
 		t.Error("Compact of a branch without an index succeeded")
+	}
+}
+
+// Outside a git work tree, gc keeps the current (default) branch's index
+// and removes the others instead of failing.
+func TestGCOutsideGit(t *testing.T) {
+	k := newKB(t)
+	ctx := context.Background()
+	db, _, err := Open(ctx, k, "main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	if err := os.MkdirAll(filepath.Join(BranchesDir(k), EncodeBranch("old-feature")), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	res, err := GC(ctx, k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(res.Kept, []string{"main"}) || !slices.Equal(res.Removed, []string{"old-feature"}) {
+		t.Fatalf("gc outside git: kept %v removed %v", res.Kept, res.Removed)
 	}
 }
