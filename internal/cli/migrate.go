@@ -132,12 +132,12 @@ func runMigrateOKFv3(ctx context.Context, app *App, o migrateOKFv3Opts) error {
 	}
 	if app.JSON {
 		return app.printJSON(map[string]any{
-			"schema_version": JSONSchemaVersion, "nothing_to_do": res.NothingToDo, "converted": res.Converted,
+			"schema_version": JSONSchemaVersion, "nothing_to_do": res.Noop, "converted": res.Converted,
 			"folder_summaries": res.FolderSummaries, "collisions": res.Collisions,
 			"index_changed": res.IndexChanged, "index_removed": res.IndexRemoved,
 		})
 	}
-	if res.NothingToDo {
+	if res.Noop {
 		if res.Detected == 0 {
 			fmt.Fprintln(app.IO.Out, "nothing to do: the tree has no leaves")
 		} else {

@@ -64,9 +64,9 @@ func runPlaceInventory(_ context.Context, app *App, _ placeInventoryOpts) error 
 		if res.Detected != 0 {
 			cur = res.Detected
 		}
-		return app.printJSON(map[string]any{"schema_version": JSONSchemaVersion, "nothing_to_do": res.NothingToDo, "current": cur, "leaves": res.Leaves})
+		return app.printJSON(map[string]any{"schema_version": JSONSchemaVersion, "nothing_to_do": res.Noop, "current": cur, "leaves": res.Leaves})
 	}
-	if res.NothingToDo {
+	if res.Noop {
 		if res.Detected == 0 {
 			fmt.Fprintln(app.IO.Out, "nothing to do: the tree has no leaves")
 		} else {
@@ -134,9 +134,9 @@ func runPlaceApply(ctx context.Context, app *App, o placeApplyOpts) error {
 		return err
 	}
 	if app.JSON {
-		return app.printJSON(map[string]any{"schema_version": JSONSchemaVersion, "nothing_to_do": res.NothingToDo, "placed": res.Placed, "summaries": res.Summaries})
+		return app.printJSON(map[string]any{"schema_version": JSONSchemaVersion, "nothing_to_do": res.Noop, "placed": res.Placed, "summaries": res.Summaries})
 	}
-	if res.NothingToDo {
+	if res.Noop {
 		fmt.Fprintln(app.IO.Out, "nothing to do: every leaf of the plan is already placed")
 		return nil
 	}

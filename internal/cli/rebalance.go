@@ -155,11 +155,11 @@ func runRebalanceMove(ctx context.Context, app *App, o rebalanceMoveOpts) error 
 	}
 	if app.JSON {
 		return app.printJSON(map[string]any{
-			"schema_version": JSONSchemaVersion, "nothing_to_do": res.NothingToDo, "moves": res.Moves, "skipped": res.Skipped,
+			"schema_version": JSONSchemaVersion, "nothing_to_do": res.Noop, "moves": res.Moves, "skipped": res.Skipped,
 			"relinked": res.Relinked, "summaries": res.Summaries, "index_changed": res.IndexChanged, "index_removed": res.IndexRemoved,
 		})
 	}
-	if res.NothingToDo {
+	if res.Noop {
 		fmt.Fprintln(app.IO.Out, "nothing to do: the tree already looks as the plan asks")
 		return nil
 	}

@@ -141,8 +141,8 @@ type Collision struct {
 type MigrateResult struct {
 	// Detected is the tree's schema version before the run (0: no leaves).
 	Detected int `json:"-"`
-	// NothingToDo is set when the tree was already at version 3 or empty.
-	NothingToDo bool `json:"nothing_to_do"`
+	// Noop is set when the tree was already at version 3 or empty.
+	Noop bool `json:"nothing_to_do"`
 	// Converted counts the v2 leaves rewritten as v3.
 	Converted int `json:"converted"`
 	// FolderSummaries counts the summaries harvested from old index.md
@@ -197,7 +197,7 @@ type plannedFile struct {
 // summaries of the old index.md files into FOLDER_SUMMARIES.md (entries
 // already there win) and regenerates every index file. It needs a tree at
 // version 2; a tree already at version 3, or with no leaves, is left alone
-// and reported as NothingToDo. Every new file is computed and read back
+// and reported as Noop. Every new file is computed and read back
 // before the first one is written.
 func (k *KB) MigrateOKFv3(ctx context.Context, cmd string) (*MigrateResult, error) {
 	var res *MigrateResult
@@ -218,7 +218,7 @@ func (k *KB) migrateOKFv3Locked(ctx context.Context, cmd string) (*MigrateResult
 	res.Detected = v
 	switch {
 	case v == 0 || v == TargetSchemaVersion:
-		res.NothingToDo = true
+		res.Noop = true
 		return res, nil
 	case v > TargetSchemaVersion:
 		_, err := PlanMigration(v)

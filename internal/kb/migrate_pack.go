@@ -13,7 +13,7 @@ import (
 // and without regenerating the index files, which the caller does not use.
 // Every converted file is computed and checked before the first one is
 // written. A copy with no v2 leaves is left alone and reported as
-// NothingToDo.
+// Noop.
 func (k *KB) MigrateCopy(ctx context.Context) (*MigrateResult, error) {
 	res := &MigrateResult{Collisions: []Collision{}, IndexChanged: []string{}, IndexRemoved: []string{}}
 	v, err := k.DetectSchemaVersion()
@@ -23,7 +23,7 @@ func (k *KB) MigrateCopy(ctx context.Context) (*MigrateResult, error) {
 	res.Detected = v
 	switch {
 	case v == 0 || v == TargetSchemaVersion:
-		res.NothingToDo = true
+		res.Noop = true
 		return res, nil
 	case v > TargetSchemaVersion:
 		_, err := PlanMigration(v)

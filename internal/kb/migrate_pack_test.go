@@ -33,7 +33,7 @@ func TestMigrateCopy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.NothingToDo || res.Converted != 2 || res.FolderSummaries != 1 {
+	if res.Noop || res.Converted != 2 || res.FolderSummaries != 1 {
 		t.Fatalf("result = %+v; want 2 converted and 1 summary harvested", res)
 	}
 	tree, err := k.ReadTree(LoadOptions{NoCache: true, NoSave: true})
@@ -69,7 +69,7 @@ func TestMigrateCopy(t *testing.T) {
 	}
 
 	again, err := k.MigrateCopy(ctx)
-	if err != nil || !again.NothingToDo {
+	if err != nil || !again.Noop {
 		t.Errorf("second MigrateCopy = %+v, %v; want nothing to do", again, err)
 	}
 }

@@ -297,7 +297,7 @@ func TestMigrateOKFv3Drupal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.NothingToDo || res.Converted != 141 || res.FolderSummaries != 26 || len(res.Collisions) != 0 {
+	if res.Noop || res.Converted != 141 || res.FolderSummaries != 26 || len(res.Collisions) != 0 {
 		t.Fatalf("result = %+v; want 141 converted, 26 summaries, no collisions", res)
 	}
 	if v, err := k.DetectSchemaVersion(); err != nil || v != 3 {
@@ -386,7 +386,7 @@ func TestMigrateOKFv3Drupal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !again.NothingToDo || again.Detected != 3 || again.Converted != 0 {
+	if !again.Noop || again.Detected != 3 || again.Converted != 0 {
 		t.Errorf("second run = %+v; want nothing to do at version 3", again)
 	}
 	if _, err := k.Rebuild(ctx, RebuildOptions{Command: "test"}); err != nil {
@@ -548,7 +548,7 @@ func TestMigrateOKFv3Small(t *testing.T) {
 	}
 	snap := migSnapshot(t, k)
 	again, err := k.MigrateOKFv3(ctx, "test")
-	if err != nil || !again.NothingToDo {
+	if err != nil || !again.Noop {
 		t.Fatalf("second run = %+v, %v; want nothing to do", again, err)
 	}
 	if _, err := k.Rebuild(ctx, RebuildOptions{Command: "test"}); err != nil {
@@ -557,7 +557,7 @@ func TestMigrateOKFv3Small(t *testing.T) {
 	migDiff(t, "a second migration and a rebuild", snap, migSnapshot(t, k))
 }
 
-func TestMigrateOKFv3NothingToDo(t *testing.T) {
+func TestMigrateOKFv3Noop(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
 		files    map[string]string
@@ -574,7 +574,7 @@ func TestMigrateOKFv3NothingToDo(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !res.NothingToDo || res.Detected != tc.detected {
+			if !res.Noop || res.Detected != tc.detected {
 				t.Errorf("result = %+v; want nothing to do, detected %d", res, tc.detected)
 			}
 			migDiff(t, "a migration with nothing to do", snap, migSnapshot(t, k))

@@ -143,9 +143,9 @@ func flatStrings(doc *frontmatter.Doc, key string) []string {
 type PlaceInventoryResult struct {
 	// Detected is the tree's schema version (0: no leaves).
 	Detected int `json:"-"`
-	// NothingToDo is set when the tree is not a v1 tree; Leaves is empty.
-	NothingToDo bool                  `json:"nothing_to_do"`
-	Leaves      []contracts.PlaceLeaf `json:"leaves"`
+	// Noop is set when the tree is not a v1 tree; Leaves is empty.
+	Noop   bool                  `json:"nothing_to_do"`
+	Leaves []contracts.PlaceLeaf `json:"leaves"`
 }
 
 // PlaceInventory lists the leaves of a v1 (flat) tree for the clustering
@@ -158,7 +158,7 @@ func (k *KB) PlaceInventory() (*PlaceInventoryResult, error) {
 	}
 	res := &PlaceInventoryResult{Detected: v, Leaves: []contracts.PlaceLeaf{}}
 	if v != placeFromVersion {
-		res.NothingToDo = true
+		res.Noop = true
 		return res, nil
 	}
 	leaves, _, err := k.readFlatLeaves()
@@ -184,10 +184,10 @@ type PlacedLeaf struct {
 type PlaceResult struct {
 	// Detected is the tree's schema version before the run (0: no leaves).
 	Detected int `json:"-"`
-	// NothingToDo is set when every placement of the plan was already
+	// Noop is set when every placement of the plan was already
 	// carried out; nothing was written.
-	NothingToDo bool         `json:"nothing_to_do"`
-	Placed      []PlacedLeaf `json:"placed"`
+	Noop   bool         `json:"nothing_to_do"`
+	Placed []PlacedLeaf `json:"placed"`
 	// Summaries lists the folders whose summary was recorded or changed.
 	Summaries []string `json:"summaries"`
 }
@@ -212,7 +212,7 @@ type placeItem struct {
 // next step, `kk migrate okf-v3`, does that.
 //
 // A plan whose leaves are all in place already (a second run) is reported
-// as NothingToDo; on a tree at another version, any other plan is an
+// as Noop; on a tree at another version, any other plan is an
 // ErrStepOrder error.
 func (k *KB) ApplyPlacement(ctx context.Context, plan contracts.PlacePlan, cmd string) (*PlaceResult, error) {
 	var res *PlaceResult
@@ -236,7 +236,7 @@ func (k *KB) applyPlacementLocked(ctx context.Context, plan contracts.PlacePlan)
 	res := &PlaceResult{Detected: v, Placed: []PlacedLeaf{}, Summaries: []string{}}
 	if v != placeFromVersion || len(leaves) == 0 {
 		if placedAlready(plan, others) {
-			res.NothingToDo = true
+			res.Noop = true
 			return res, nil
 		}
 		desc := fmt.Sprintf("version %d", v)
@@ -246,7 +246,7 @@ func (k *KB) applyPlacementLocked(ctx context.Context, plan contracts.PlacePlan)
 		return nil, fmt.Errorf("%w: kk place apply places the leaves of a schema version 1 (flat) tree, and this tree has %s; `kk migrate status` shows the steps it needs",
 			ErrStepOrder, desc)
 	}
-	todo, summaries, problems := k.checkPlacement(plan, leaves, others)
+	pending, summaries, problems := k.checkPlacement(plan, leaves, others)
 	if len(problems) > 0 {
 		return nil, &MovePlanError{Plan: "place plan", Problems: problems}
 	}
@@ -276,7 +276,7 @@ func (k *KB) applyPlacementLocked(ctx context.Context, plan contracts.PlacePlan)
 		changes = append(changes, moveChange{rel: k.Rel(k.SummariesPath()), abs: k.SummariesPath(), data: data})
 	}
 	var sources []string
-	for _, p := range todo {
+	for _, p := range pending {
 		c := moveChange{rel: p.to, abs: k.NodePath(p.to), data: p.data}
 		if p.leaf.rel != p.to {
 			c.remove = p.leaf.rel
@@ -286,7 +286,7 @@ func (k *KB) applyPlacementLocked(ctx context.Context, plan contracts.PlacePlan)
 		res.Placed = append(res.Placed, PlacedLeaf{ID: p.leaf.id, TargetFolder: p.folder, From: p.leaf.rel, To: p.to})
 	}
 	if len(changes) == 0 {
-		res.NothingToDo = true
+		res.Noop = true
 		return res, nil
 	}
 	if err := ctx.Err(); err != nil {
@@ -327,7 +327,7 @@ func (k *KB) checkPlacement(plan contracts.PlacePlan, leaves []*flatLeaf, others
 	seen := map[string]string{}    // id -> pointer of its placement
 	targets := map[string]string{} // target path -> pointer
 	created := map[string]bool{"": true}
-	var todo []placeItem
+	var pending []placeItem
 	for i, p := range plan.Placements {
 		ptr := fmt.Sprintf("/placements/%d", i)
 		if prev, dup := seen[p.ID]; dup {
@@ -378,7 +378,7 @@ func (k *KB) checkPlacement(plan contracts.PlacePlan, leaves []*flatLeaf, others
 			fail(ptr+"/id", "%v", err)
 			continue
 		}
-		todo = append(todo, placeItem{leaf: l, folder: folder, to: to, data: data})
+		pending = append(pending, placeItem{leaf: l, folder: folder, to: to, data: data})
 	}
 	for _, l := range leaves {
 		if _, ok := seen[l.id]; !ok {
@@ -413,7 +413,7 @@ func (k *KB) checkPlacement(plan contracts.PlacePlan, leaves []*flatLeaf, others
 			summaries[folder] = summary
 		}
 	}
-	return todo, summaries, problems
+	return pending, summaries, problems
 }
 
 // placedLeaf renders a v1 leaf as it is written at to: schema_version

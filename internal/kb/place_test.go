@@ -52,13 +52,13 @@ func TestPlaceGolden(t *testing.T) {
 			if err != nil {
 				t.Fatalf("second run: %v", err)
 			}
-			if !again.NothingToDo || len(again.Placed) != 0 {
+			if !again.Noop || len(again.Placed) != 0 {
 				t.Fatalf("second run did something: %s", resultJSON(t, again))
 			}
 			if after := treeSnapshot(t, k); !maps.Equal(before, after) {
 				t.Fatal("second run changed the tree")
 			}
-			if inv, err := k.PlaceInventory(); err != nil || !inv.NothingToDo || inv.Detected != 2 {
+			if inv, err := k.PlaceInventory(); err != nil || !inv.Noop || inv.Detected != 2 {
 				t.Fatalf("inventory after placing: %+v, %v", inv, err)
 			}
 
@@ -115,7 +115,7 @@ func TestPlaceInventory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.NothingToDo || res.Detected != 1 {
+	if res.Noop || res.Detected != 1 {
 		t.Fatalf("inventory: %+v", res)
 	}
 	var ids, paths []string
@@ -134,15 +134,15 @@ func TestPlaceInventory(t *testing.T) {
 	}
 }
 
-func TestPlaceInventoryNothingToDo(t *testing.T) {
+func TestPlaceInventoryNoop(t *testing.T) {
 	k := kb.New(t.TempDir())
 	res, err := k.PlaceInventory()
-	if err != nil || !res.NothingToDo || res.Detected != 0 || res.Leaves == nil {
+	if err != nil || !res.Noop || res.Detected != 0 || res.Leaves == nil {
 		t.Fatalf("no tree: %+v, %v", res, err)
 	}
 	k = rbTree(t, "practice-a.md||")
 	res, err = k.PlaceInventory()
-	if err != nil || !res.NothingToDo || res.Detected != 3 {
+	if err != nil || !res.Noop || res.Detected != 3 {
 		t.Fatalf("v3 tree: %+v, %v", res, err)
 	}
 }
@@ -235,7 +235,7 @@ func TestPlaceStepOrder(t *testing.T) {
 		t.Fatalf("err = %v, want ErrStepOrder", err)
 	}
 	res, err := k.ApplyPlacement(context.Background(), placePlan(t, `{"placements": [{"id": "practice-a", "targetFolder": "x/"}]}`), "test")
-	if err != nil || !res.NothingToDo {
+	if err != nil || !res.Noop {
 		t.Fatalf("plan already carried out: %+v, %v", res, err)
 	}
 }

@@ -252,11 +252,11 @@ type SkippedOperation struct {
 // RebalanceResult says what ApplyRebalance did. Leaf and folder paths are
 // relative to nodes/; index paths are relative to the repository root.
 type RebalanceResult struct {
-	// NothingToDo is set when the tree already looked as the plan asks;
+	// Noop is set when the tree already looked as the plan asks;
 	// nothing was written.
-	NothingToDo bool               `json:"nothing_to_do"`
-	Moves       []RebalanceMove    `json:"moves"`
-	Skipped     []SkippedOperation `json:"skipped"`
+	Noop    bool               `json:"nothing_to_do"`
+	Moves   []RebalanceMove    `json:"moves"`
+	Skipped []SkippedOperation `json:"skipped"`
 	// Relinked lists the leaves that did not move but were rewritten
 	// because a leaf their Related section links to moved or was retired.
 	Relinked []string `json:"relinked"`
@@ -713,7 +713,7 @@ type moveChange struct {
 // not change is not rewritten), and the index files are regenerated.
 //
 // Operations whose effect the tree already shows are skipped; a plan that
-// is wholly applied already is reported as NothingToDo.
+// is wholly applied already is reported as Noop.
 func (k *KB) ApplyRebalance(ctx context.Context, plan contracts.RebalancePlan, cmd string) (*RebalanceResult, error) {
 	var res *RebalanceResult
 	err := k.WithLock(ctx, cmd, func() error {
@@ -781,7 +781,7 @@ func (k *KB) applyRebalanceLocked(ctx context.Context, plan contracts.RebalanceP
 	if len(changes) == 0 && len(kbFiles) == 0 {
 		// Every operation is in place, or later operations undo what the
 		// earlier ones would do again (a plan that moves a leaf twice).
-		res.NothingToDo, res.Moves = true, []RebalanceMove{}
+		res.Noop, res.Moves = true, []RebalanceMove{}
 		reasons := map[string]string{}
 		for _, sk := range res.Skipped {
 			reasons[sk.Pointer] = sk.Reason
@@ -849,17 +849,17 @@ func (s *rbSim) fileChanges() ([]moveChange, []string, error) {
 		}
 		return false
 	}
-	var todo []*rbLeaf
+	var pending []*rbLeaf
 	for _, l := range s.byID {
 		if l.src == "" || l.src != l.path || relink(l) {
-			todo = append(todo, l)
+			pending = append(pending, l)
 		}
 	}
-	slices.SortFunc(todo, func(a, b *rbLeaf) int { return LocaleCompare(a.path, b.path) })
-	out := make([]moveChange, len(todo))
-	errs := make([]error, len(todo))
-	parallel(len(todo), func(i int) {
-		l := todo[i]
+	slices.SortFunc(pending, func(a, b *rbLeaf) int { return LocaleCompare(a.path, b.path) })
+	out := make([]moveChange, len(pending))
+	errs := make([]error, len(pending))
+	parallel(len(pending), func(i int) {
+		l := pending[i]
 		n := l.child
 		var orig []byte
 		if n == nil {
@@ -902,7 +902,7 @@ func (s *rbSim) fileChanges() ([]moveChange, []string, error) {
 		if c.data == nil {
 			continue
 		}
-		if todo[i].src == todo[i].path {
+		if pending[i].src == pending[i].path {
 			relinked = append(relinked, c.rel)
 		}
 		changes = append(changes, c)

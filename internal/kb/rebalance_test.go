@@ -235,7 +235,7 @@ func TestRebalanceGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if res.NothingToDo {
+			if res.Noop {
 				t.Fatal("the first run found nothing to do")
 			}
 			got := treeSnapshot(t, k)
@@ -248,7 +248,7 @@ func TestRebalanceGolden(t *testing.T) {
 			if err != nil {
 				t.Fatalf("second run: %v", err)
 			}
-			if !again.NothingToDo || len(again.Moves) != 0 || len(again.Skipped) != len(plan.Operations) {
+			if !again.Noop || len(again.Moves) != 0 || len(again.Skipped) != len(plan.Operations) {
 				t.Fatalf("second run did something: %s", resultJSON(t, again))
 			}
 			if after := treeSnapshot(t, k); !maps.Equal(before, after) {
