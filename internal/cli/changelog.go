@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kk-project/kk/internal/graph"
+	"github.com/kk-project/kk/internal/kb"
 )
 
 func newChangelogCmd(app *App) *cobra.Command {
@@ -106,23 +107,10 @@ through it.`,
 
 // runChangelog runs manage_changelog with p, or with the object in input.
 func runChangelog(ctx context.Context, app *App, input string, p graph.ManageChangelogParams) error {
-	k, err := app.KB()
+	resp, err := graphCall(ctx, app, input, p.Operation, changelogOps, graph.ManageChangelogJSON,
+		func(k *kb.KB) (graph.Response, error) { return graph.ManageChangelog(ctx, k, p), nil })
 	if err != nil {
 		return err
-	}
-	var resp graph.Response
-	if input != "" {
-		raw, gerr, err := graphInput(app, input, p.Operation, changelogOps)
-		switch {
-		case err != nil:
-			return err
-		case gerr != nil:
-			resp = graph.Response{Error: gerr}
-		default:
-			resp = graph.ManageChangelogJSON(ctx, k, raw)
-		}
-	} else {
-		resp = graph.ManageChangelog(ctx, k, p)
 	}
 	return printGraph(app, resp, printGraphData)
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kk-project/kk/internal/graph"
+	"github.com/kk-project/kk/internal/kb"
 )
 
 func newGraphCmd(app *App) *cobra.Command {
@@ -185,23 +186,10 @@ parameter object with operation "get" instead.`,
 
 // runGraphQuery runs query_graph with p, or with the object in input.
 func runGraphQuery(ctx context.Context, app *App, input string, p graph.QueryGraphParams) error {
-	k, err := app.KB()
+	resp, err := graphCall(ctx, app, input, p.Operation, queryOps, graph.QueryGraphJSON,
+		func(k *kb.KB) (graph.Response, error) { return graph.QueryGraph(ctx, k, p), nil })
 	if err != nil {
 		return err
-	}
-	var resp graph.Response
-	if input != "" {
-		raw, gerr, err := graphInput(app, input, p.Operation, queryOps)
-		switch {
-		case err != nil:
-			return err
-		case gerr != nil:
-			resp = graph.Response{Error: gerr}
-		default:
-			resp = graph.QueryGraphJSON(ctx, k, raw)
-		}
-	} else {
-		resp = graph.QueryGraph(ctx, k, p)
 	}
 	return printGraph(app, resp, printGraphData)
 }
@@ -321,27 +309,16 @@ func (o *graphManageOpts) params(app *App, cmd *cobra.Command, op string) (graph
 // runGraphManage runs manage_graph with the flags' parameters, or with the
 // object in --input.
 func runGraphManage(ctx context.Context, app *App, cmd *cobra.Command, o *graphManageOpts, op string) error {
-	k, err := app.KB()
+	resp, err := graphCall(ctx, app, o.input, op, manageOps, graph.ManageGraphJSON,
+		func(k *kb.KB) (graph.Response, error) {
+			p, err := o.params(app, cmd, op)
+			if err != nil {
+				return graph.Response{}, err
+			}
+			return graph.ManageGraph(ctx, k, p), nil
+		})
 	if err != nil {
 		return err
-	}
-	var resp graph.Response
-	if o.input != "" {
-		raw, gerr, err := graphInput(app, o.input, op, manageOps)
-		switch {
-		case err != nil:
-			return err
-		case gerr != nil:
-			resp = graph.Response{Error: gerr}
-		default:
-			resp = graph.ManageGraphJSON(ctx, k, raw)
-		}
-	} else {
-		p, err := o.params(app, cmd, op)
-		if err != nil {
-			return err
-		}
-		resp = graph.ManageGraph(ctx, k, p)
 	}
 	return printGraph(app, resp, func(w io.Writer, data any) {
 		switch v := data.(type) {
@@ -544,4 +521,27 @@ func printChangelog(w io.Writer, log []graph.ChangelogEntry) {
 	for _, e := range log {
 		fmt.Fprintf(w, "%s\t%s\t%s\n", e.At, e.Task, e.Summary)
 	}
+}
+
+// graphCall runs one graph operation: with the parameter object read from
+// input (checked to name an operation of ops) through fromJSON, or else
+// with the parameters direct builds from the flags.
+func graphCall(ctx context.Context, app *App, input, op string, ops []string,
+	fromJSON func(context.Context, *kb.KB, []byte) graph.Response,
+	direct func(*kb.KB) (graph.Response, error)) (graph.Response, error) {
+	k, err := app.KB()
+	if err != nil {
+		return graph.Response{}, err
+	}
+	if input == "" {
+		return direct(k)
+	}
+	raw, gerr, err := graphInput(app, input, op, ops)
+	switch {
+	case err != nil:
+		return graph.Response{}, err
+	case gerr != nil:
+		return graph.Response{Error: gerr}, nil
+	}
+	return fromJSON(ctx, k, raw), nil
 }
