@@ -25,7 +25,7 @@ const validAnswer = `{"practice": [{"type": "practice", "tags": ["retry"], "titl
 func fakeAgent(t *testing.T, answer string) string {
 	t.Helper()
 	if runtime.GOOS == "windows" {
-		t.Skip("the fake agent is a shell script")
+		t.Skip("needs a POSIX sh to run the fake agent script, which Windows lacks")
 	}
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, "answer.txt"), answer)
@@ -193,7 +193,7 @@ func TestDrainPromptOverride(t *testing.T) {
 
 func TestStartDrain(t *testing.T) {
 	if runtime.GOOS == "windows" {
-		t.Skip("the fake kk is a shell script")
+		t.Skip("needs a POSIX sh to run the fake kk script, which Windows lacks")
 	}
 	k := newKB(t)
 	out := t.TempDir()

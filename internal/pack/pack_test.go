@@ -622,7 +622,7 @@ func TestImportDirSymlinks(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			root := writePackDir(t, map[string]string{ManifestFile: smallManifest, "knowledge/practice-tiny.md": smallLeaf})
 			if err := mk(root); err != nil {
-				t.Skipf("cannot make a symlink here: %v", err)
+				t.Skipf("the file system here cannot make symlinks (needed for this hostile pack): %v", err)
 			}
 			_, err := Import(ctx, k, ImportOptions{Source: root, Command: "test"})
 			if err == nil || !(strings.Contains(err.Error(), "symbolic link") || strings.Contains(err.Error(), "not a regular file") || strings.Contains(err.Error(), "no kenkeep-pack.yaml")) {
