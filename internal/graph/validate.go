@@ -124,19 +124,27 @@ func ValidateTaskID(field, s string, required bool) *Error {
 	return nil
 }
 
-// ValidateProjectID accepts "" and this KB's project id. There is no
-// projectId setting yet: a KB's project id is the name of its repository
-// folder.
+// ValidateProjectID accepts "" and this KB's project id.
 func ValidateProjectID(k *kb.KB, id string) *Error {
-	if id == "" || id == ProjectID(k) {
+	if id == "" {
 		return nil
 	}
-	return newError(CodeValidation, map[string]any{"field": "projectId", "projectId": id, "expected": ProjectID(k)},
-		"projectId: %q is not this knowledge base's project (%q)", id, ProjectID(k))
+	want := ProjectID(k)
+	if id == want {
+		return nil
+	}
+	return newError(CodeValidation, map[string]any{"field": "projectId", "projectId": id, "expected": want},
+		"projectId: %q is not this knowledge base's project (%q)", id, want)
 }
 
-// ProjectID is the project id of k: its repository folder's name.
-func ProjectID(k *kb.KB) string { return filepath.Base(k.Root) }
+// ProjectID is the project id of k: config projectId, else (no setting, or
+// an unreadable config) the repository folder's name.
+func ProjectID(k *kb.KB) string {
+	if cfg, err := k.LoadConfig(); err == nil && cfg.ProjectID != "" {
+		return cfg.ProjectID
+	}
+	return filepath.Base(k.Root)
+}
 
 // EdgeRule says which entity types an edge type may connect. Empty lists
 // mean any type.

@@ -25,6 +25,63 @@ type Config struct {
 	BootstrapModel     map[string]any `yaml:"bootstrapModel,omitempty" json:"bootstrapModel,omitempty"`
 	CLIDefaultHarness  string         `yaml:"cliDefaultHarness,omitempty" json:"cliDefaultHarness,omitempty"`
 	DefaultBranch      string         `yaml:"defaultBranch,omitempty" json:"defaultBranch,omitempty"`
+	// ProjectID names the project in the graph operations' projectId
+	// parameter; init writes the repository folder's name.
+	ProjectID    string        `yaml:"projectId,omitempty" json:"projectId,omitempty"`
+	Traceability *Traceability `yaml:"traceability,omitempty" json:"traceability,omitempty"`
+	Extractors   *Extractors   `yaml:"extractors,omitempty" json:"extractors,omitempty"`
+}
+
+// Traceability configures the typed entities' rules and who may delete them.
+type Traceability struct {
+	// AllowDependsOnCycles turns off kb_check's depends_on cycle rule.
+	AllowDependsOnCycles bool `yaml:"allowDependsOnCycles,omitempty" json:"allowDependsOnCycles,omitempty"`
+	// AgentDeletableTypes are the entity types an agent may delete through
+	// the MCP kb_delete tool. Nil means every type but req and adr.
+	AgentDeletableTypes []string `yaml:"agentDeletableTypes,omitempty" json:"agentDeletableTypes,omitempty"`
+}
+
+// Extractors configures which repository files feed typed entities into the
+// index besides the leaves of the tree.
+type Extractors struct {
+	// Docs are folders, relative to the repository root, whose markdown
+	// documents carry id, type and links in their front matter.
+	Docs []string `yaml:"docs,omitempty" json:"docs,omitempty"`
+	// Symbols are symbol manifest files (JSON or YAML), relative to the
+	// repository root.
+	Symbols []string `yaml:"symbols,omitempty" json:"symbols,omitempty"`
+}
+
+// DefaultDocsFolders are the folders the markdown extractor reads when
+// config names none.
+var DefaultDocsFolders = []string{"docs/adr", "docs/requirements", "docs/scenarios"}
+
+// DefaultSymbolManifests are the manifests the symbol extractor reads when
+// config names none.
+var DefaultSymbolManifests = []string{".ai/kenkeep/symbols.json", ".ai/kenkeep/symbols.yaml"}
+
+// DocsFolders returns the configured markdown document folders, or the defaults.
+func (c Config) DocsFolders() []string {
+	if c.Extractors != nil && c.Extractors.Docs != nil {
+		return c.Extractors.Docs
+	}
+	return DefaultDocsFolders
+}
+
+// SymbolManifests returns the configured symbol manifests, or the defaults.
+func (c Config) SymbolManifests() []string {
+	if c.Extractors != nil && c.Extractors.Symbols != nil {
+		return c.Extractors.Symbols
+	}
+	return DefaultSymbolManifests
+}
+
+// AgentMayDelete reports whether agents may delete entities of type typ.
+func (c Config) AgentMayDelete(typ string) bool {
+	if c.Traceability != nil && c.Traceability.AgentDeletableTypes != nil {
+		return slices.Contains(c.Traceability.AgentDeletableTypes, typ)
+	}
+	return typ != "req" && typ != "adr"
 }
 
 // Notifications configures desktop notifications.
@@ -40,7 +97,8 @@ func DefaultConfig() Config {
 }
 
 var configKeys = []string{"schema_version", "curationThreshold", "logsRetentionDays", "lintEveryNSessions",
-	"notifications", "proposalModel", "curatorModel", "bootstrapModel", "cliDefaultHarness", "defaultBranch"}
+	"notifications", "proposalModel", "curatorModel", "bootstrapModel", "cliDefaultHarness", "defaultBranch",
+	"projectId", "traceability", "extractors"}
 
 // LoadConfig reads config.yaml; a missing file gives the defaults.
 func (k *KB) LoadConfig() (Config, error) {

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"time"
 
+	"go.yaml.in/yaml/v3"
+
 	"github.com/kk-project/kk/internal/atomicfile"
 	"github.com/kk-project/kk/templates"
 )
@@ -109,6 +111,7 @@ func (k *KB) Init(ctx context.Context, opts InitOptions) (*InitResult, error) {
 		}
 		readme, _ := fs.ReadFile(templates.KB, "kb/README.md")
 		config, _ := fs.ReadFile(templates.KB, "kb/config.yaml")
+		config = append(config, projectIDLine(filepath.Base(k.Root))...)
 		kkignore, _ := fs.ReadFile(templates.KB, "kb/kkignore")
 		steps := []struct {
 			path      string
@@ -237,4 +240,13 @@ func mergeGitignore(path string) ([]byte, error) {
 		b.WriteString(l + "\n")
 	}
 	return []byte(b.String()), nil
+}
+
+// projectIDLine is the projectId setting init writes into a new config.yaml.
+func projectIDLine(name string) []byte {
+	v, err := yaml.Marshal(map[string]string{"projectId": name})
+	if err != nil { // a string always marshals
+		panic(err)
+	}
+	return v
 }

@@ -1,6 +1,7 @@
 package kb
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -83,6 +84,9 @@ func migSnapshot(t *testing.T, k *KB) map[string]string {
 		data, err := os.ReadFile(p)
 		if err != nil {
 			return err
+		}
+		if p == k.ConfigPath() { // holds the project id, the folder's name
+			data = bytes.ReplaceAll(data, []byte(string(projectIDLine(filepath.Base(k.Root)))), nil)
 		}
 		out[k.Rel(p)] = string(data)
 		return nil
