@@ -21,7 +21,7 @@ import (
 
 // SchemaVersion is the version of the database layout. A database written
 // with another version is emptied and rebuilt by the next sync.
-const SchemaVersion = 1
+const SchemaVersion = 2
 
 // busyTimeoutMS bounds how long a writer waits for another writer (another
 // kk process syncing the same branch) before failing.
@@ -53,6 +53,10 @@ var schema = []string{
 		status TEXT NOT NULL,
 		confidence TEXT NOT NULL,
 		molecule TEXT NOT NULL,
+		priority TEXT NOT NULL,
+		severity TEXT NOT NULL,
+		owner TEXT NOT NULL,
+		origin TEXT NOT NULL,
 		version INTEGER NOT NULL,
 		mtime INTEGER NOT NULL,
 		size INTEGER NOT NULL,
@@ -60,6 +64,7 @@ var schema = []string{
 	)`,
 	`CREATE INDEX nodes_id ON nodes(id)`,
 	`CREATE INDEX nodes_type ON nodes(type)`,
+	`CREATE INDEX nodes_origin ON nodes(origin)`,
 	`CREATE TABLE kk_paths (rid INTEGER NOT NULL REFERENCES nodes(rid) ON DELETE CASCADE, seq INTEGER NOT NULL, pattern TEXT NOT NULL, PRIMARY KEY (rid, seq))`,
 	`CREATE TABLE edges (rid INTEGER NOT NULL REFERENCES nodes(rid) ON DELETE CASCADE, src TEXT NOT NULL, type TEXT NOT NULL, dst TEXT NOT NULL, created_at TEXT NOT NULL, created_by TEXT NOT NULL, source TEXT NOT NULL, confidence TEXT NOT NULL)`,
 	`CREATE INDEX edges_src ON edges(src, type)`,

@@ -57,6 +57,10 @@ type storedRow struct {
 	sha         string
 }
 
+// Rows of the nodes table with an origin other than "" come from an
+// extractor (origin is the repository-relative file they were read from);
+// a leaf sync neither reads nor removes them.
+
 // leafData is what a sync reads for one new or changed leaf.
 type leafData struct {
 	f    fileStat
@@ -191,7 +195,7 @@ func readStored(ctx context.Context, tx *sql.Tx) (map[string]storedRow, int64, e
 	default:
 		syncedAt, _ = strconv.ParseInt(s, 10, 64)
 	}
-	rows, err := tx.QueryContext(ctx, `SELECT rid, path, size, mtime FROM nodes`)
+	rows, err := tx.QueryContext(ctx, `SELECT rid, path, size, mtime FROM nodes WHERE origin = ''`)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -339,13 +343,17 @@ func nodeArgs(d *leafData) []any {
 			version = i
 		}
 	}
+	priority, _ := stringExtra(n, "kk_priority")
+	severity, _ := stringExtra(n, "kk_severity")
+	owner, _ := stringExtra(n, "kk_owner")
 	return []any{d.f.rel, n.ID, n.Type, n.Title, n.Description, strings.Join(n.Tags, " "), string(n.Body), n.Dir(),
-		n.Status, n.Confidence, molecule, version, d.f.mtime, d.f.size, d.sha}
+		n.Status, n.Confidence, molecule, priority, severity, owner, "", version, d.f.mtime, d.f.size, d.sha}
 }
 
 func (w *writer) insert(d *leafData) {
-	res := w.exec(`INSERT INTO nodes(path, id, type, title, description, tags, body, folder, status, confidence, molecule, version, mtime, size, sha256)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, nodeArgs(d)...)
+	res := w.exec(`INSERT INTO nodes(path, id, type, title, description, tags, body, folder, status, confidence, molecule,
+		priority, severity, owner, origin, version, mtime, size, sha256)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, nodeArgs(d)...)
 	if w.err != nil {
 		return
 	}
@@ -356,7 +364,7 @@ func (w *writer) insert(d *leafData) {
 
 func (w *writer) update(rid int64, d *leafData) {
 	w.exec(`UPDATE nodes SET path = ?, id = ?, type = ?, title = ?, description = ?, tags = ?, body = ?, folder = ?, status = ?,
-		confidence = ?, molecule = ?, version = ?, mtime = ?, size = ?, sha256 = ? WHERE rid = ?`, append(nodeArgs(d), rid)...)
+		confidence = ?, molecule = ?, priority = ?, severity = ?, owner = ?, origin = ?, version = ?, mtime = ?, size = ?, sha256 = ? WHERE rid = ?`, append(nodeArgs(d), rid)...)
 	w.exec(`DELETE FROM kk_paths WHERE rid = ?`, rid)
 	w.exec(`DELETE FROM edges WHERE rid = ?`, rid)
 	w.exec(`DELETE FROM changelog WHERE rid = ?`, rid)
