@@ -432,7 +432,7 @@ func (g *Graph) delete(k *kb.KB, w *writes, p ManageGraphParams) (*DeleteResult,
 // disk until the operation has succeeded as a whole.
 type writes struct {
 	k       *kb.KB
-	g       *Graph
+	leaves  map[string]*node.Node // leaves being written, by id, for link resolution
 	resolve node.Resolver
 	files   map[string][]byte // nodes/-relative path -> content
 	order   []string
@@ -444,7 +444,7 @@ func (w *writes) put(n *node.Node) error {
 		return err
 	}
 	data, err := n.Render(func(id string) (string, bool) {
-		if other, ok := w.g.Leaves[id]; ok {
+		if other, ok := w.leaves[id]; ok {
 			return other.Path, true
 		}
 		return w.resolve(id)
@@ -482,6 +482,20 @@ func (w *writes) flush() error {
 	return nil
 }
 
+// newWrites starts collecting the writes of one operation over the tree t;
+// leaves are the writable leaves the operation changes, by id.
+func newWrites(k *kb.KB, t *kb.Tree, leaves map[string]*node.Node) (*writes, error) {
+	redirects := kb.Redirects{}
+	if data, err := os.ReadFile(k.RedirectsPath()); err == nil {
+		if redirects, err = kb.ParseRedirects(k.Rel(k.RedirectsPath()), data); err != nil {
+			return nil, err
+		}
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	return &writes{k: k, leaves: leaves, resolve: t.LinkResolver(redirects), files: map[string][]byte{}}, nil
+}
+
 // mutate runs fn under the writer lock on a freshly read graph, writes what
 // it collected, and regenerates the index files.
 func mutate(ctx context.Context, k *kb.KB, fn func(g *Graph, w *writes) error) error {
@@ -490,15 +504,10 @@ func mutate(ctx context.Context, k *kb.KB, fn func(g *Graph, w *writes) error) e
 		if err != nil {
 			return err
 		}
-		redirects := kb.Redirects{}
-		if data, err := os.ReadFile(k.RedirectsPath()); err == nil {
-			if redirects, err = kb.ParseRedirects(k.Rel(k.RedirectsPath()), data); err != nil {
-				return err
-			}
-		} else if !errors.Is(err, fs.ErrNotExist) {
+		w, err := newWrites(k, g.Tree, g.Leaves)
+		if err != nil {
 			return err
 		}
-		w := &writes{k: k, g: g, resolve: g.Tree.LinkResolver(redirects), files: map[string][]byte{}}
 		if err := fn(g, w); err != nil {
 			return err
 		}

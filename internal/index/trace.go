@@ -1,0 +1,110 @@
+package index
+
+import (
+	"context"
+	"fmt"
+	"strings"
+)
+
+// Entity is one row of the index as the traceability operations see it: a
+// leaf of the tree (Origin "") or an entity an extractor read from the
+// repository file Origin.
+type Entity struct {
+	ID          string   `json:"id"`
+	Type        string   `json:"type"`
+	Title       string   `json:"title"`
+	Description string   `json:"description,omitempty"`
+	Status      string   `json:"status,omitempty"`
+	Priority    string   `json:"priority,omitempty"`
+	Severity    string   `json:"severity,omitempty"`
+	Owner       string   `json:"owner,omitempty"`
+	Tags        []string `json:"tags"`
+	Version     int64    `json:"version,omitempty"`
+	Path        string   `json:"path,omitempty"`   // relative to nodes/, tree leaves only
+	Origin      string   `json:"origin,omitempty"` // extractor source file, extracted entities only
+}
+
+const entityColumns = `id, type, title, description, status, priority, severity, owner, tags, version, path, origin`
+
+func scanEntity(sc interface{ Scan(...any) error }) (*Entity, error) {
+	var e Entity
+	var tags string
+	if err := sc.Scan(&e.ID, &e.Type, &e.Title, &e.Description, &e.Status, &e.Priority, &e.Severity, &e.Owner, &tags, &e.Version, &e.Path, &e.Origin); err != nil {
+		return nil, err
+	}
+	e.Tags = strings.Fields(tags)
+	if e.Tags == nil {
+		e.Tags = []string{}
+	}
+	if e.Origin != "" {
+		e.Path = ""
+	}
+	return &e, nil
+}
+
+// Entities returns every entity of the index, ordered by id (then origin,
+// so a tree leaf comes before an extracted entity of the same id).
+func (db *DB) Entities(ctx context.Context) ([]*Entity, error) {
+	rows, err := db.r.QueryContext(ctx, `SELECT `+entityColumns+` FROM nodes ORDER BY id, origin, path`)
+	if err != nil {
+		return nil, fmt.Errorf("reading index %s: %w", db.Path, err)
+	}
+	defer rows.Close()
+	var out []*Entity
+	for rows.Next() {
+		e, err := scanEntity(rows)
+		if err != nil {
+			return nil, fmt.Errorf("reading index %s: %w", db.Path, err)
+		}
+		out = append(out, e)
+	}
+	return out, rows.Err()
+}
+
+// EntitiesByID returns the entities with the given ids, by id. When an id
+// appears twice (a leaf and an extracted entity), the leaf wins.
+func (db *DB) EntitiesByID(ctx context.Context, ids []string) (map[string]*Entity, error) {
+	out := make(map[string]*Entity, len(ids))
+	const batch = 500
+	for start := 0; start < len(ids); start += batch {
+		chunk := ids[start:min(start+batch, len(ids))]
+		args := make([]any, len(chunk))
+		for i, id := range chunk {
+			args[i] = id
+		}
+		rows, err := db.r.QueryContext(ctx, `SELECT `+entityColumns+` FROM nodes WHERE id IN (?`+strings.Repeat(",?", len(chunk)-1)+`) ORDER BY origin DESC`, args...)
+		if err != nil {
+			return nil, fmt.Errorf("reading index %s: %w", db.Path, err)
+		}
+		for rows.Next() {
+			e, err := scanEntity(rows)
+			if err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("reading index %s: %w", db.Path, err)
+			}
+			out[e.ID] = e // ORDER BY origin DESC: the leaf ("" origin) is stored last
+		}
+		if err := rows.Close(); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// Edges returns every edge of the index, ordered by source, type, target.
+func (db *DB) Edges(ctx context.Context) ([]Edge, error) {
+	rows, err := db.r.QueryContext(ctx, `SELECT src, type, dst, created_at, created_by, source, confidence FROM edges ORDER BY src, type, dst, rowid`)
+	if err != nil {
+		return nil, fmt.Errorf("reading index %s: %w", db.Path, err)
+	}
+	defer rows.Close()
+	var out []Edge
+	for rows.Next() {
+		var e Edge
+		if err := rows.Scan(&e.From, &e.Type, &e.To, &e.CreatedAt, &e.CreatedBy, &e.Source, &e.Confidence); err != nil {
+			return nil, fmt.Errorf("reading index %s: %w", db.Path, err)
+		}
+		out = append(out, e)
+	}
+	return out, rows.Err()
+}
