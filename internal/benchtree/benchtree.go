@@ -19,6 +19,42 @@ import (
 type Options struct {
 	Nodes int    // number of leaves
 	Seed  uint64 // random seed; the same seed gives the same tree
+	// Atoms of the leaves are atoms (type map with 1–20 kk_paths patterns);
+	// Molecules more leaves are molecules, and most atoms belong to one.
+	Atoms     int
+	Molecules int
+}
+
+// Pattern roots and extensions of generated atom patterns and paths.
+var (
+	patternRoots = []string{"src", "internal", "cmd", "pkg", "web", "docs"}
+	extensions   = []string{"go", "ts", "md", "sql", "yaml"}
+)
+
+// RepoPath returns a plausible repository file path drawn from the same
+// vocabulary as the generated atoms' patterns, for context benchmarks.
+func RepoPath(rng *rand.Rand) string {
+	return fmt.Sprintf("%s/%s/%s/%s.%s", patternRoots[rng.IntN(len(patternRoots))], words[rng.IntN(len(words))],
+		words[rng.IntN(len(words))], words[rng.IntN(len(words))], extensions[rng.IntN(len(extensions))])
+}
+
+// pattern returns one glob an atom owns.
+func pattern(rng *rand.Rand) string {
+	root, a, b := patternRoots[rng.IntN(len(patternRoots))], words[rng.IntN(len(words))], words[rng.IntN(len(words))]
+	switch rng.IntN(10) {
+	case 0:
+		return fmt.Sprintf("%s/%s/**", root, a)
+	case 1, 2:
+		return fmt.Sprintf("%s/%s/%s/**", root, a, b)
+	case 3, 4:
+		return fmt.Sprintf("%s/%s/%s/*.%s", root, a, b, extensions[rng.IntN(len(extensions))])
+	case 5:
+		return fmt.Sprintf("%s/**/%s*.%s", root, a, extensions[rng.IntN(len(extensions))])
+	case 6:
+		return fmt.Sprintf("%s/%s/{%s,%s}/*", root, a, b, words[rng.IntN(len(words))])
+	default:
+		return fmt.Sprintf("%s/%s/%s/%s.%s", root, a, b, words[rng.IntN(len(words))], extensions[rng.IntN(len(extensions))])
+	}
 }
 
 var words = strings.Fields(`api auth cache config cli database deploy error event feature flag graph
@@ -53,12 +89,15 @@ func Generate(root string, opts Options) (*kb.KB, error) {
 		n      *node.Node
 		folder string
 	}
-	leaves := make([]leaf, opts.Nodes)
-	ids := make([]string, opts.Nodes)
+	leaves := make([]leaf, opts.Nodes+opts.Molecules)
+	ids := make([]string, len(leaves))
 	for i := range leaves {
 		typ := "practice"
-		if rng.IntN(5) < 2 {
+		if rng.IntN(5) < 2 || i < opts.Atoms {
 			typ = "map"
+		}
+		if i >= opts.Nodes {
+			typ = "molecule"
 		}
 		title := fmt.Sprintf("%s %s %s %d", strings.ToUpper(words[rng.IntN(len(words))][:1])+words[rng.IntN(len(words))][1:], words[rng.IntN(len(words))], words[rng.IntN(len(words))], i)
 		id := node.DeriveID(typ, title)
@@ -87,6 +126,24 @@ func Generate(root string, opts Options) (*kb.KB, error) {
 	paths := make(map[string]string, len(leaves))
 	for _, l := range leaves {
 		paths[l.n.ID] = l.n.Path
+	}
+	for i := range min(opts.Atoms, opts.Nodes) {
+		n := leaves[i].n
+		var pats []string
+		for range 1 + rng.IntN(20) {
+			pats = appendUnique(pats, pattern(rng))
+		}
+		if err := n.SetExtra("kk_paths", pats); err != nil {
+			return nil, err
+		}
+		if opts.Molecules > 0 && rng.IntN(10) < 7 {
+			if err := n.SetExtra("kk_molecule", ids[opts.Nodes+rng.IntN(opts.Molecules)]); err != nil {
+				return nil, err
+			}
+		}
+		if err := n.SetExtra("kk_version", int64(1)); err != nil {
+			return nil, err
+		}
 	}
 	for i, l := range leaves {
 		for range rng.IntN(4) {

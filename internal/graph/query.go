@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/bmatcuk/doublestar/v4"
 	"github.com/kk-project/kk/internal/kb"
 )
 
@@ -376,16 +375,20 @@ func (g *Graph) Context(root string, paths []string, o viewOpts) *ContextResult 
 	matched := map[string][]string{}
 	hit := map[string]bool{}
 	atoms := g.SortedAtoms()
-	for _, p := range req {
-		for _, a := range atoms {
-			for _, pat := range a.Paths {
-				if ok, _ := doublestar.Match(pat, p); ok {
-					matched[a.ID] = append(matched[a.ID], p)
-					hit[p] = true
-					break
-				}
-			}
+	set := NewPatternSet()
+	for i, a := range atoms {
+		for _, pat := range a.Paths {
+			set.Add(i, pat)
 		}
+	}
+	for _, p := range req {
+		set.Match(p, func(i int, _ string) {
+			id := atoms[i].ID
+			if mp := matched[id]; len(mp) == 0 || mp[len(mp)-1] != p {
+				matched[id] = append(matched[id], p)
+			}
+			hit[p] = true
+		})
 		if !hit[p] {
 			res.UnmatchedPaths = append(res.UnmatchedPaths, p)
 		}

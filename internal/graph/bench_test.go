@@ -1,0 +1,82 @@
+package graph
+
+import (
+	"context"
+	"math/rand/v2"
+	"path/filepath"
+	"testing"
+
+	"github.com/kk-project/kk/internal/benchtree"
+	"github.com/kk-project/kk/internal/kb"
+)
+
+// benchGraphKB is a 10k-node tree: 5k atoms with 1–20 patterns each, 100
+// molecules, the rest practices and maps without patterns.
+func benchGraphKB(b *testing.B) *kb.KB {
+	b.Helper()
+	k, err := benchtree.Generate(filepath.Join(b.TempDir(), "repo"), benchtree.Options{Nodes: 9900, Atoms: 5000, Molecules: 100, Seed: 7})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return k
+}
+
+func benchPaths(n int) PathList {
+	rng := rand.New(rand.NewPCG(11, 13))
+	out := make(PathList, n)
+	for i := range out {
+		out[i] = benchtree.RepoPath(rng)
+	}
+	return out
+}
+
+// BenchmarkContext100 is query_graph context for 100 paths at 10k nodes,
+// warm (the tree and its index read once before timing).
+func BenchmarkContext100(b *testing.B) {
+	k := benchGraphKB(b)
+	ctx := context.Background()
+	p := QueryGraphParams{Operation: "context", Paths: benchPaths(100)}
+	if r := QueryGraph(ctx, k, p); !r.Success {
+		b.Fatal(r.Error)
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		if r := QueryGraph(ctx, k, p); !r.Success {
+			b.Fatal(r.Error)
+		}
+	}
+}
+
+// BenchmarkGet is query_graph get of one atom at 10k nodes, warm.
+func BenchmarkGet(b *testing.B) {
+	k := benchGraphKB(b)
+	ctx := context.Background()
+	p := QueryGraphParams{Operation: "search", EntityType: KindAtom}
+	r := QueryGraph(ctx, k, p)
+	if !r.Success {
+		b.Fatal(r.Error)
+	}
+	id := r.Data.(*SearchResult).Atoms[0].ID
+	g := QueryGraphParams{Operation: "get", EntityType: KindAtom, ID: id}
+	b.ResetTimer()
+	for b.Loop() {
+		if r := QueryGraph(ctx, k, g); !r.Success {
+			b.Fatal(r.Error)
+		}
+	}
+}
+
+// BenchmarkCheck is kb_check over 10k nodes, warm.
+func BenchmarkCheck(b *testing.B) {
+	k := benchGraphKB(b)
+	ctx := context.Background()
+	if r := KBCheck(ctx, k, KBCheckParams{}); !r.Success {
+		b.Fatal(r.Error)
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		if r := KBCheck(ctx, k, KBCheckParams{}); !r.Success {
+			b.Fatal(r.Error)
+		}
+	}
+}
