@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/kk-project/kk/internal/githooks"
 	"github.com/kk-project/kk/internal/install"
 	"github.com/kk-project/kk/internal/kb"
 )
@@ -23,6 +24,12 @@ func newDoctorCmd(app *App) *cobra.Command {
 whether it matches this kk, kk's lines in .ai/kenkeep/.gitignore, .kkignore,
 config.yaml, the freshness and size of ENTRY.md, the validity of every leaf,
 leftover kenkeep v2 leaves, kk_derived_from references, and the writer lock.
+
+In a git work tree, kk's git hooks (post-checkout, post-merge): present in
+the folder git runs hooks from, executable (git skips a hook without the
+executable bit, an error) and up to date; and, when core.hooksPath moves
+that folder, no kk hooks left behind in .git/hooks where git no longer
+looks.
 
 Then, for each harness kk is installed into (as recorded in
 .ai/kenkeep/.state/installed-version), or only the one --harness names, the
@@ -54,6 +61,9 @@ func runDoctor(ctx context.Context, app *App, o doctorOpts) error {
 	rep, err := k.Doctor(ctx, kb.DoctorOptions{Version: version})
 	if err != nil {
 		return err
+	}
+	for _, c := range githooks.Doctor(ctx, k) {
+		rep.Add(c)
 	}
 	for _, c := range install.Doctor(ctx, k, reg, o.harness) {
 		rep.Add(c)

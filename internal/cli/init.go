@@ -10,6 +10,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/kk-project/kk/internal/githooks"
+	"github.com/kk-project/kk/internal/gitx"
 	"github.com/kk-project/kk/internal/harness"
 	"github.com/kk-project/kk/internal/install"
 	"github.com/kk-project/kk/internal/kb"
@@ -20,6 +22,7 @@ type initOpts struct {
 	harnesses    string
 	harnessesSet bool // --harnesses was given (an empty value is an error)
 	kkCommand    string
+	noGitHooks   bool
 }
 
 func newInitCmd(app *App) *cobra.Command {
@@ -52,10 +55,19 @@ scaffolding (README, .gitignore block, installed version) of an existing
 knowledge base and everything kk installed into the recorded harnesses,
 and leaves user content alone.
 
+In a git work tree, init also installs the git hooks post-checkout and
+post-merge into the folder git runs hooks from (core.hooksPath, else
+.git/hooks): after a branch checkout or a merge they run "kk sync" in the
+background. A hook already there is kept as <name>.kk-chained and still
+runs first. --no-git-hooks leaves them out; "kk uninstall --git-hooks"
+removes them and puts the earlier hooks back. Outside a git work tree
+they are skipped with a note.
+
 The repository is --root, KK_ROOT, or else the working directory.`,
 		Example: `  kk init
   kk init --harnesses claude,codex
   kk init --upgrade
+  kk init --no-git-hooks
   kk init --harnesses cursor --kk-command /opt/kk/bin/kk`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -69,6 +81,7 @@ The repository is --root, KK_ROOT, or else the working directory.`,
 	cmd.Flags().BoolVarP(&o.upgrade, "upgrade", "u", false, "refresh generated scaffolding and everything kk installed into the recorded harnesses")
 	cmd.Flags().StringVar(&o.harnesses, "harnesses", "", "install kk into these coding agents (comma-separated harness ids)")
 	cmd.Flags().StringVar(&o.kkCommand, "kk-command", "", "command the hooks run kk with (default: kk, found on PATH)")
+	cmd.Flags().BoolVar(&o.noGitHooks, "no-git-hooks", false, "do not install the git hooks post-checkout and post-merge")
 	return cmd
 }
 
@@ -143,6 +156,33 @@ func runInit(ctx context.Context, app *App, o initOpts) error {
 			}
 		}
 	}
+	gitHooksNote := ""
+	if !o.noGitHooks {
+		gres, err := githooks.Install(ctx, k, githooks.Options{Upgrade: o.upgrade || o.kkCommand != ""})
+		switch {
+		case errors.Is(err, githooks.ErrNotWorkTree):
+			gitHooksNote = "kk: not in a git work tree, so no git hooks were installed; run `kk init` again after `git init` to add them"
+		case errors.Is(err, gitx.ErrNoGit):
+			gitHooksNote = "kk: git is not on PATH, so no git hooks were installed"
+		}
+		if gres != nil {
+			out.GitHooks = gres.Dir
+			for _, c := range gres.Changes {
+				switch c.Action {
+				case "created":
+					out.Created = append(out.Created, c.Path)
+				case "removed":
+					out.Removed = append(out.Removed, c.Path)
+				default:
+					out.Updated = append(out.Updated, c.Path)
+				}
+			}
+			out.Warnings = append(out.Warnings, gres.Warnings...)
+		}
+		if err != nil && gitHooksNote == "" && installErr == nil {
+			installErr = fmt.Errorf("installing the git hooks: %w", err)
+		}
+	}
 	out.Unchanged = len(out.Created)+len(out.Updated)+len(out.Removed) == 0
 	if app.JSON {
 		if err := app.printJSON(out); err != nil {
@@ -152,6 +192,9 @@ func runInit(ctx context.Context, app *App, o initOpts) error {
 	}
 	for _, w := range out.Warnings {
 		app.warnf("%s", w)
+	}
+	if gitHooksNote != "" {
+		fmt.Fprintln(app.IO.Err, gitHooksNote)
 	}
 	if out.Unchanged && installErr == nil {
 		fmt.Fprintf(app.IO.Out, "kk: knowledge base at %s is up to date; nothing changed\n", kb.DirName)
@@ -188,6 +231,9 @@ type initOutput struct {
 	Unchanged     bool     `json:"unchanged"`
 	Harnesses     []string `json:"harnesses"`
 	KKCommand     string   `json:"kk_command"`
+	// GitHooks is the folder holding kk's git hooks; empty when they were
+	// not installed (--no-git-hooks, or not a git work tree).
+	GitHooks string `json:"git_hooks"`
 }
 
 // checkKKCommand returns a warning when the command the hooks run kk with

@@ -53,6 +53,9 @@ func TestScripts(t *testing.T) {
 			env.Setenv("GIT_COMMITTER_EMAIL", "kk@example.invalid")
 			env.Setenv("GIT_CONFIG_NOSYSTEM", "1")
 			env.Setenv("HOME", env.WorkDir)
+			// kk init installs git hooks that sync in the background; scripts
+			// wait for them so that no sync outlives its script.
+			env.Setenv("KK_GIT_HOOKS", "wait")
 			return nil
 		},
 	})

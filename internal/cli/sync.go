@@ -21,8 +21,17 @@ func newSyncCmd(app *App) *cobra.Command {
 		Use:   "sync",
 		Short: "Bring the branch's search index up to date with the tree",
 		Long: `Bring the derived search index of a branch (.ai/kenkeep/.state/branches/
-<branch>/index.db) up to date with the leaves under nodes/, then print what
-the sync did.
+<branch>/index.db) up to date with the leaves under nodes/ and with the
+files the extractors read, then print what the sync did.
+
+The extractors (docs/extractors.md) read typed entities from markdown
+documents in the configured docs folders (default docs/adr,
+docs/requirements and docs/scenarios) and from symbol manifests (default
+.ai/kenkeep/symbols.json and .ai/kenkeep/symbols.yaml); config.yaml's
+extractors setting names others. Their entities and edges carry the file
+they came from as provenance. A malformed file is listed as skipped and
+its entities are left out; an extracted id that a leaf also has is left out
+too (the tree wins) and listed as skipped.
 
 The branch is the checked out one (the default branch outside a git work
 tree) unless --branch names another. A branch without an index starts from
@@ -87,13 +96,27 @@ func runSync(ctx context.Context, app *App, o syncOpts) error {
 			"touched":        st.Touched,
 			"removed":        st.Removed,
 			"unchanged":      st.Unchanged,
+			"extracted":      st.Extracted,
 			"skipped":        st.Skipped,
 		})
 	}
-	fmt.Fprintf(app.IO.Out, "synced index of branch %s: %d leaves (%d added, %d updated, %d touched, %d removed, %d unchanged, %d skipped)\n",
-		branch, st.Leaves, st.Added, st.Updated, st.Touched, st.Removed, st.Unchanged, len(st.Skipped))
+	leafSkips := 0
 	for _, p := range st.Skipped {
-		fmt.Fprintf(app.IO.Out, "skipped\t%s\t%s\n", p.Path, p.Msg)
+		if p.Extractor == "" {
+			leafSkips++
+		}
+	}
+	x := st.Extracted
+	fmt.Fprintf(app.IO.Out, "synced index of branch %s: %d leaves (%d added, %d updated, %d touched, %d removed, %d unchanged, %d skipped)\n",
+		branch, st.Leaves, st.Added, st.Updated, st.Touched, st.Removed, st.Unchanged, leafSkips)
+	fmt.Fprintf(app.IO.Out, "extracted: %d entities, %d edges from %d files (%d added, %d updated, %d touched, %d removed, %d unchanged, %d skipped)\n",
+		x.Entities, x.Edges, x.Sources, x.Added, x.Updated, x.Touched, x.Removed, x.Unchanged, len(st.Skipped)-leafSkips)
+	for _, p := range st.Skipped {
+		if p.Extractor == "" {
+			fmt.Fprintf(app.IO.Out, "skipped\t%s\t%s\n", p.Path, p.Msg)
+		} else {
+			fmt.Fprintf(app.IO.Out, "skipped\t%s\t%s: %s\n", p.Path, p.Extractor, p.Msg)
+		}
 	}
 	return nil
 }

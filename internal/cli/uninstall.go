@@ -2,22 +2,28 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
 
+	"github.com/kk-project/kk/internal/githooks"
+	"github.com/kk-project/kk/internal/gitx"
+	"github.com/kk-project/kk/internal/harness"
 	"github.com/kk-project/kk/internal/install"
 )
 
 type uninstallOpts struct {
-	harnesses string
+	harnesses    string
+	harnessesSet bool // --harnesses was given
+	gitHooks     bool
 }
 
 func newUninstallCmd(app *App) *cobra.Command {
 	var o uninstallOpts
 	cmd := &cobra.Command{
-		Use:   "uninstall --harnesses <ids>",
-		Short: "Take kk out of coding agents",
+		Use:   "uninstall [--harnesses <ids>] [--git-hooks]",
+		Short: "Take kk out of coding agents and git hooks",
 		Long: `Remove what kk init --harnesses added to each named harness: kk's hook
 entries in its settings files (the user's own entries and keys stay, and a
 file kk created goes when nothing else is left in it), the kk skills, and
@@ -25,33 +31,69 @@ any plugin or instruction file kk wrote. The harnesses are struck from
 .ai/kenkeep/.state/installed-version; when none remains, kk's block in
 AGENTS.md goes too (and the file, when kk created it).
 
+--git-hooks removes kk's git hooks post-checkout and post-merge from the
+folder git runs hooks from, and from .git/hooks too when core.hooksPath
+points elsewhere. A hook kk chained (kept as <name>.kk-chained) is moved
+back into place unchanged; a hook that is not kk's is left alone.
+
 The knowledge base itself is left alone.`,
 		Example: `  kk uninstall --harnesses codex
+  kk uninstall --git-hooks
   kk uninstall --harnesses claude,codex,cursor,opencode,copilot,gemini --json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if !cmd.Flags().Changed("harnesses") {
-				return usagef("name the harnesses to remove kk from with --harnesses, such as --harnesses claude,codex")
+			o.harnessesSet = cmd.Flags().Changed("harnesses")
+			if !o.harnessesSet && !o.gitHooks {
+				return usagef("name the harnesses to remove kk from with --harnesses (such as --harnesses claude,codex), or give --git-hooks to remove kk's git hooks")
 			}
 			return runUninstall(cmd.Context(), app, o)
 		},
 	}
 	cmd.Flags().StringVar(&o.harnesses, "harnesses", "", "remove kk from these coding agents (comma-separated harness ids)")
+	cmd.Flags().BoolVar(&o.gitHooks, "git-hooks", false, "remove kk's git hooks and put back the hooks they chained")
 	return cmd
 }
 
 func runUninstall(ctx context.Context, app *App, o uninstallOpts) error {
-	named, err := app.harnesses().Parse(o.harnesses)
-	if err != nil {
-		return usagef("--harnesses: %v", err)
+	var named []harness.Adapter
+	if o.harnessesSet {
+		var err error
+		if named, err = app.harnesses().Parse(o.harnesses); err != nil {
+			return usagef("--harnesses: %v", err)
+		}
 	}
 	k, err := app.KB()
 	if err != nil {
 		return err
 	}
-	res, err := install.Uninstall(ctx, k, named, install.Options{Now: app.Now(), LockCommand: app.Command})
-	if res == nil {
-		return err
+	var res *install.Result
+	if o.harnessesSet {
+		if res, err = install.Uninstall(ctx, k, named, install.Options{Now: app.Now(), LockCommand: app.Command}); res == nil {
+			return err
+		}
+	} else {
+		res = &install.Result{Changes: []harness.Change{}, Harnesses: []string{}, Command: install.DefaultCommand, Warnings: []string{}}
+		if inst, ierr := k.ReadInstalled(); ierr == nil {
+			res.Harnesses = append(res.Harnesses, inst.Harnesses...)
+			if inst.KKCommand != "" {
+				res.Command = inst.KKCommand
+			}
+		}
+	}
+	if o.gitHooks && err == nil {
+		gres, gerr := githooks.Uninstall(ctx, k)
+		switch {
+		case errors.Is(gerr, githooks.ErrNotWorkTree), errors.Is(gerr, gitx.ErrNoGit):
+			res.Warnings = append(res.Warnings, fmt.Sprintf("no git hooks to remove: %v", gerr))
+		case gerr != nil:
+			err = fmt.Errorf("removing the git hooks: %w", gerr)
+		}
+		if gres != nil {
+			for _, c := range gres.Changes {
+				res.Changes = append(res.Changes, harness.Change{Path: c.Path, Action: c.Action})
+			}
+			res.Warnings = append(res.Warnings, gres.Warnings...)
+		}
 	}
 	if app.JSON {
 		if perr := app.printJSON(struct {

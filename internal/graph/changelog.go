@@ -82,13 +82,15 @@ func manageChangelog(ctx context.Context, k *kb.KB, p ManageChangelogParams) (an
 			if e == nil {
 				return notFound(p.ParentType, p.ParentID)
 			}
+			n, err := g.fresh(p.ParentID)
+			if err != nil {
+				return err
+			}
 			now := timestamp(k)
 			entry := ChangelogEntry{At: now, Task: p.TaskID, Summary: summary}
 			e.Changelog = append(e.Changelog, entry)
 			e.Version++
 			e.UpdatedAt = now
-			n := g.Leaves[p.ParentID]
-			var err error
 			if a, isAtom := g.Atoms[p.ParentID]; isAtom && p.ParentType == KindAtom {
 				err = WriteAtom(n, a)
 			} else {
@@ -109,10 +111,11 @@ func manageChangelog(ctx context.Context, k *kb.KB, p ManageChangelogParams) (an
 		if perr != nil {
 			return nil, perr
 		}
-		g, err := Load(k)
+		g, err := LoadIndexed(ctx, k, false)
 		if err != nil {
 			return nil, err
 		}
+		defer g.Close()
 		e := g.entity(p.ParentType, p.ParentID)
 		if e == nil {
 			return nil, notFound(p.ParentType, p.ParentID)

@@ -661,8 +661,8 @@ func addSource(n *node.Node, source string) error {
 
 // leafEdges reads a leaf's kk_edges.
 func leafEdges(n *node.Node) ([]Edge, error) {
-	r := reader{n: n}
-	e := r.entity()
+	r := leafReader(n)
+	e := r.entity(n.ID, n.Type, n.Title, nil)
 	return e.Edges, r.err
 }
 

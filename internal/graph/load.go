@@ -2,10 +2,13 @@ package graph
 
 import (
 	"cmp"
+	"context"
+	"fmt"
 	"path"
 	"slices"
 	"sync"
 
+	"github.com/kk-project/kk/internal/index"
 	"github.com/kk-project/kk/internal/kb"
 	"github.com/kk-project/kk/internal/node"
 	"github.com/kk-project/kk/internal/workpool"
@@ -16,10 +19,126 @@ type Graph struct {
 	Atoms     map[string]*Atom
 	Molecules map[string]*Molecule
 	// Leaves are the writable leaves the atoms and molecules were read from,
-	// by id.
+	// by id: all of them after Load, those read so far (see leaf) after
+	// LoadIndexed.
 	Leaves map[string]*node.Node
-	// Tree is the tree the graph was read from (leaves without bodies).
+	// Tree is the tree the graph was read from (leaves without bodies); nil
+	// after LoadIndexed unless the caller sets it.
 	Tree *kb.Tree
+
+	k    *kb.KB
+	db   *index.DB // LoadIndexed: the index, for bodies read on demand
+	full bool      // LoadIndexed with bodies: every Knowledge is filled
+}
+
+// LoadIndexed reads the graph from the current branch's index, synced
+// first, without parsing a leaf. With bodies, every entity's knowledge is
+// read too; otherwise call Knowledge before building views. Close releases
+// the index.
+func LoadIndexed(ctx context.Context, k *kb.KB, bodies bool) (*Graph, error) {
+	branch, err := index.CurrentBranch(ctx, k)
+	if err != nil {
+		return nil, err
+	}
+	db, _, err := index.Open(ctx, k, branch)
+	if err != nil {
+		return nil, err
+	}
+	g, err := loadRows(ctx, k, db, bodies)
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	return g, nil
+}
+
+func loadRows(ctx context.Context, k *kb.KB, db *index.DB, bodies bool) (*Graph, error) {
+	rows, err := db.GraphRows(ctx, bodies)
+	if err != nil {
+		return nil, err
+	}
+	g := &Graph{Atoms: map[string]*Atom{}, Molecules: map[string]*Molecule{}, Leaves: map[string]*node.Node{}, k: k, db: db, full: bodies}
+	for _, row := range rows {
+		r := &reader{path: row.Path, src: row}
+		switch {
+		case row.Type == TypeMolecule:
+			m, err := r.molecule(row.ID, row.Type, row.Title, []byte(row.Body))
+			if err != nil {
+				return nil, err
+			}
+			g.Molecules[m.ID] = m
+		default:
+			if _, isAtom := row.Extra(KeyPaths); !isAtom {
+				continue
+			}
+			a, err := r.atom(row.ID, row.Type, row.Title, []byte(row.Body))
+			if err != nil {
+				return nil, err
+			}
+			g.Atoms[a.ID] = a
+		}
+	}
+	return g, nil
+}
+
+// Close releases the index of a graph read by LoadIndexed.
+func (g *Graph) Close() error {
+	if g.db == nil {
+		return nil
+	}
+	return g.db.Close()
+}
+
+// Knowledge fills the knowledge of the given entities from the index (a
+// graph read by Load, or with bodies, has it already).
+func (g *Graph) Knowledge(ctx context.Context, ents ...*Entity) error {
+	if g.db == nil || g.full {
+		return nil
+	}
+	var paths []string
+	for _, e := range ents {
+		if e != nil && e.Knowledge == "" {
+			paths = append(paths, e.Path)
+		}
+	}
+	if len(paths) == 0 {
+		return nil
+	}
+	bodies, err := g.db.Bodies(ctx, paths)
+	if err != nil {
+		return err
+	}
+	for _, e := range ents {
+		if b, ok := bodies[e.Path]; ok && e.Knowledge == "" {
+			e.Knowledge = KnowledgeOf([]byte(b))
+		}
+	}
+	return nil
+}
+
+// leaf returns the writable leaf of atom or molecule id, reading it on
+// first use.
+func (g *Graph) leaf(id string) (*node.Node, error) {
+	if n, ok := g.Leaves[id]; ok {
+		return n, nil
+	}
+	var rel string
+	if a, ok := g.Atoms[id]; ok {
+		rel = a.Path
+	} else if m, ok := g.Molecules[id]; ok {
+		rel = m.Path
+	} else {
+		return nil, fmt.Errorf("graph: no leaf for %s", id)
+	}
+	n, err := g.k.ReadLeaf(rel)
+	if err != nil {
+		return nil, err
+	}
+	if n.ID != id {
+		return nil, fmt.Errorf("%s: holds %s, not %s; run kk sync and retry", rel, n.ID, id)
+	}
+	g.Leaves[id] = n
+	return n, nil
 }
 
 // Load reads the graph of k. Every leaf is parsed with its front matter, so
@@ -29,7 +148,7 @@ func Load(k *kb.KB) (*Graph, error) {
 	if err != nil {
 		return nil, err
 	}
-	g := &Graph{Atoms: map[string]*Atom{}, Molecules: map[string]*Molecule{}, Leaves: map[string]*node.Node{}, Tree: t}
+	g := &Graph{Atoms: map[string]*Atom{}, Molecules: map[string]*Molecule{}, Leaves: map[string]*node.Node{}, Tree: t, k: k, full: true}
 	var mu sync.Mutex
 	errs := make([]error, len(t.Leaves))
 	workpool.Run(0, len(t.Leaves), func(i int) {
@@ -116,3 +235,27 @@ func (g *Graph) taken(id string) bool {
 
 // repoPath is a leaf's path relative to the repository root.
 func repoPath(rel string) string { return path.Join(kb.DirName, "nodes", rel) }
+
+// fresh re-reads atom or molecule id from its leaf, replacing what the
+// index said (so a write starts from the bytes on disk), and returns the
+// writable leaf.
+func (g *Graph) fresh(id string) (*node.Node, error) {
+	n, err := g.leaf(id)
+	if err != nil {
+		return nil, err
+	}
+	if a, ok := g.Atoms[id]; ok {
+		na, err := AtomFromLeaf(n)
+		if err != nil {
+			return nil, err
+		}
+		*a = *na
+	} else if m, ok := g.Molecules[id]; ok {
+		nm, err := MoleculeFromLeaf(n)
+		if err != nil {
+			return nil, err
+		}
+		*m = *nm
+	}
+	return n, nil
+}

@@ -329,6 +329,9 @@ func (g *Graph) target(kind, id string, version int64) (*Entity, error) {
 	if e == nil {
 		return nil, notFound(kind, id)
 	}
+	if _, err := g.fresh(id); err != nil {
+		return nil, err
+	}
 	if e.Version != version {
 		return nil, conflict(kind, id, version, e.Version)
 	}
@@ -371,7 +374,7 @@ func (g *Graph) update(k *kb.KB, w *writes, p ManageGraphParams, e *edit) (any, 
 	if p.LastTaskID != "" {
 		ent.LastTask = p.LastTaskID
 	}
-	n := g.Leaves[p.ID]
+	n := g.Leaves[p.ID] // read by target
 	o := viewOpts{changelog: true, limit: DefaultChangelogLimit}
 	if p.EntityType == KindMolecule {
 		m := g.Molecules[p.ID]
@@ -405,6 +408,10 @@ func (g *Graph) delete(k *kb.KB, w *writes, p ManageGraphParams) (*DeleteResult,
 	}
 	now := timestamp(k)
 	for _, a := range g.MemberAtoms(p.ID) {
+		n, err := g.fresh(a.ID)
+		if err != nil {
+			return nil, err
+		}
 		if p.Cascade {
 			w.remove(a.Path)
 			res.Deleted = append(res.Deleted, a.ID)
@@ -416,7 +423,6 @@ func (g *Graph) delete(k *kb.KB, w *writes, p ManageGraphParams) (*DeleteResult,
 		if p.LastTaskID != "" {
 			a.LastTask = p.LastTaskID
 		}
-		n := g.Leaves[a.ID]
 		if err := WriteAtom(n, a); err != nil {
 			return nil, err
 		}
@@ -500,10 +506,16 @@ func newWrites(k *kb.KB, t *kb.Tree, leaves map[string]*node.Node) (*writes, err
 // it collected, and regenerates the index files.
 func mutate(ctx context.Context, k *kb.KB, fn func(g *Graph, w *writes) error) error {
 	return k.WithLock(ctx, "graph", func() error {
-		g, err := Load(k)
+		t, err := k.ReadTree(kb.LoadOptions{})
 		if err != nil {
 			return err
 		}
+		g, err := LoadIndexed(ctx, k, false)
+		if err != nil {
+			return err
+		}
+		defer g.Close()
+		g.Tree = t
 		w, err := newWrites(k, g.Tree, g.Leaves)
 		if err != nil {
 			return err

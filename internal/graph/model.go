@@ -149,34 +149,50 @@ func KnowledgeOf(body []byte) string {
 // AtomFromLeaf reads an atom from a leaf read with its front matter
 // (kb.ReadLeaf). Malformed kk_ keys are reported with the leaf's path.
 func AtomFromLeaf(n *node.Node) (*Atom, error) {
-	r := reader{n: n}
-	a := &Atom{Entity: r.entity()}
+	r := leafReader(n)
+	return r.atom(n.ID, n.Type, n.Title, n.Body)
+}
+
+// MoleculeFromLeaf reads a molecule from a leaf read with its front matter.
+func MoleculeFromLeaf(n *node.Node) (*Molecule, error) {
+	r := leafReader(n)
+	return r.molecule(n.ID, n.Type, n.Title, n.Body)
+}
+
+// extras is where a reader finds the kk_ keys: a leaf, or an index row.
+type extras interface {
+	Extra(key string) (any, bool)
+}
+
+type reader struct {
+	path string
+	src  extras
+	err  error
+}
+
+func leafReader(n *node.Node) *reader { return &reader{path: n.Path, src: n} }
+
+func (r *reader) atom(id, typ, title string, body []byte) (*Atom, error) {
+	a := &Atom{Entity: r.entity(id, typ, title, body)}
 	a.Paths = r.strings(KeyPaths)
 	a.Molecule = r.str(KeyMolecule)
 	return a, r.err
 }
 
-// MoleculeFromLeaf reads a molecule from a leaf read with its front matter.
-func MoleculeFromLeaf(n *node.Node) (*Molecule, error) {
-	r := reader{n: n}
-	m := &Molecule{Entity: r.entity()}
+func (r *reader) molecule(id, typ, title string, body []byte) (*Molecule, error) {
+	m := &Molecule{Entity: r.entity(id, typ, title, body)}
 	return m, r.err
-}
-
-type reader struct {
-	n   *node.Node
-	err error
 }
 
 func (r *reader) fail(key, format string, args ...any) {
 	if r.err == nil {
-		r.err = &node.Error{Path: r.n.Path, Field: key, Msg: fmt.Sprintf(format, args...)}
+		r.err = &node.Error{Path: r.path, Field: key, Msg: fmt.Sprintf(format, args...)}
 	}
 }
 
-func (r *reader) entity() Entity {
-	n := r.n
-	e := Entity{ID: n.ID, Path: n.Path, Type: n.Type, Name: n.Title, Knowledge: KnowledgeOf(n.Body)}
+func (r *reader) entity(id, typ, title string, body []byte) Entity {
+	n := r.src
+	e := Entity{ID: id, Path: r.path, Type: typ, Name: title, Knowledge: KnowledgeOf(body)}
 	e.Version = 1
 	if v, ok := n.Extra(KeyVersion); ok {
 		i, isInt := v.(int64)
@@ -227,7 +243,7 @@ func (r *reader) entity() Entity {
 }
 
 func (r *reader) str(key string) string {
-	v, ok := r.n.Extra(key)
+	v, ok := r.src.Extra(key)
 	if !ok || v == nil {
 		return ""
 	}
@@ -239,7 +255,7 @@ func (r *reader) str(key string) string {
 }
 
 func (r *reader) strings(key string) []string {
-	v, ok := r.n.Extra(key)
+	v, ok := r.src.Extra(key)
 	if !ok || v == nil {
 		return nil
 	}
@@ -261,7 +277,7 @@ func (r *reader) strings(key string) []string {
 }
 
 func (r *reader) maps(key string) []map[string]any {
-	v, ok := r.n.Extra(key)
+	v, ok := r.src.Extra(key)
 	if !ok || v == nil {
 		return nil
 	}

@@ -165,11 +165,12 @@ func queryGraph(ctx context.Context, k *kb.KB, p QueryGraphParams) (any, error) 
 		if p.ID == "" {
 			return nil, invalid("id", "is required for get")
 		}
-		g, err := Load(k)
+		g, err := LoadIndexed(ctx, k, false)
 		if err != nil {
 			return nil, err
 		}
-		return g.get(p.EntityType, p.ID, o)
+		defer g.Close()
+		return g.get(ctx, p.EntityType, p.ID, o)
 	case "search":
 		if err := checkKind("entityType", p.EntityType); err != nil {
 			return nil, err
@@ -184,10 +185,11 @@ func queryGraph(ctx context.Context, k *kb.KB, p QueryGraphParams) (any, error) 
 		if p.MoleculeID != "" && p.OrphansOnly {
 			return nil, invalid("orphansOnly", "an orphan atom has no molecule; give moleculeId or orphansOnly, not both")
 		}
-		g, err := Load(k)
+		g, err := LoadIndexed(ctx, k, true)
 		if err != nil {
 			return nil, err
 		}
+		defer g.Close()
 		return g.search(p, limit, offset, o)
 	case "context":
 		paths := slices.Clone([]string(p.Paths))
@@ -205,11 +207,12 @@ func queryGraph(ctx context.Context, k *kb.KB, p QueryGraphParams) (any, error) 
 		if len(paths) == 0 && p.TaskFile == "" {
 			return nil, invalid("paths", "give at least one file path (or a taskFile)")
 		}
-		g, err := Load(k)
+		g, err := LoadIndexed(ctx, k, false)
 		if err != nil {
 			return nil, err
 		}
-		return g.Context(k.Root, paths, o), nil
+		defer g.Close()
+		return g.Context(ctx, k.Root, paths, o)
 	case "":
 		return nil, invalid("operation", "is required: get, search or context")
 	}
@@ -243,17 +246,27 @@ func page(limit, offset *int) (int, int, *Error) {
 	return l, o, nil
 }
 
-func (g *Graph) get(kind, id string, o viewOpts) (any, error) {
+func (g *Graph) get(ctx context.Context, kind, id string, o viewOpts) (any, error) {
 	if kind == KindAtom {
 		a, ok := g.Atoms[id]
 		if !ok {
 			return nil, notFound(kind, id)
+		}
+		if err := g.Knowledge(ctx, &a.Entity); err != nil {
+			return nil, err
 		}
 		return g.atomView(a, o), nil
 	}
 	m, ok := g.Molecules[id]
 	if !ok {
 		return nil, notFound(kind, id)
+	}
+	ents := []*Entity{&m.Entity}
+	for _, a := range g.MemberAtoms(id) {
+		ents = append(ents, &a.Entity)
+	}
+	if err := g.Knowledge(ctx, ents...); err != nil {
+		return nil, err
 	}
 	v := g.moleculeView(m, o)
 	v.Atoms = []AtomView{}
@@ -358,7 +371,7 @@ func NormalizePath(root, p string) string {
 // matching atoms by molecule. Molecules and atoms are ordered by name;
 // matchedPaths and unmatchedPaths keep the request's order. A path that
 // cannot name a repository file is reported as unmatched, as given.
-func (g *Graph) Context(root string, paths []string, o viewOpts) *ContextResult {
+func (g *Graph) Context(ctx context.Context, root string, paths []string, o viewOpts) (*ContextResult, error) {
 	res := &ContextResult{Molecules: []MoleculeView{}, OrphanAtoms: []AtomView{}, UnmatchedPaths: []string{}}
 	var req []string
 	seen := map[string]bool{}
@@ -393,6 +406,18 @@ func (g *Graph) Context(root string, paths []string, o viewOpts) *ContextResult 
 			res.UnmatchedPaths = append(res.UnmatchedPaths, p)
 		}
 	}
+	var ents []*Entity
+	for _, a := range atoms {
+		if _, ok := matched[a.ID]; ok {
+			ents = append(ents, &a.Entity)
+			if m := g.moleculeOf(a); m != nil {
+				ents = append(ents, &m.Entity)
+			}
+		}
+	}
+	if err := g.Knowledge(ctx, ents...); err != nil {
+		return nil, err
+	}
 	groups := map[string][]AtomView{}
 	for _, a := range atoms {
 		mp, ok := matched[a.ID]
@@ -414,5 +439,5 @@ func (g *Graph) Context(root string, paths []string, o viewOpts) *ContextResult 
 			res.Molecules = append(res.Molecules, v)
 		}
 	}
-	return res
+	return res, nil
 }

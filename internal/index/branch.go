@@ -96,7 +96,8 @@ func DefaultBranch(ctx context.Context, k *kb.KB) (string, error) {
 	return gitx.DefaultBranch(ctx, k.Root, cfg.DefaultBranch), nil
 }
 
-// Open opens a branch's index and syncs it with the tree. When the branch
+// Open opens a branch's index and syncs it with the tree and with the
+// extractors config.yaml asks for (extract.FromConfig). When the branch
 // has no index yet, the default branch's index (when there is one) is
 // copied first, so that the sync only handles what differs; after that the
 // two evolve independently.
@@ -116,11 +117,15 @@ func Open(ctx context.Context, k *kb.KB, branch string) (*DB, Stats, error) {
 			}
 		}
 	}
+	ex, err := ExtractionFor(k)
+	if err != nil {
+		return nil, Stats{}, err
+	}
 	db, err := openFile(ctx, path, branch)
 	if err != nil {
 		return nil, Stats{}, err
 	}
-	st, err := db.Sync(ctx, k.NodesDir())
+	st, err := db.SyncWith(ctx, k.NodesDir(), ex)
 	if err != nil {
 		db.Close()
 		return nil, st, err

@@ -21,7 +21,7 @@ import (
 
 // SchemaVersion is the version of the database layout. A database written
 // with another version is emptied and rebuilt by the next sync.
-const SchemaVersion = 2
+const SchemaVersion = 3
 
 // busyTimeoutMS bounds how long a writer waits for another writer (another
 // kk process syncing the same branch) before failing.
@@ -57,6 +57,7 @@ var schema = []string{
 		severity TEXT NOT NULL,
 		owner TEXT NOT NULL,
 		origin TEXT NOT NULL,
+		graph TEXT NOT NULL DEFAULT '',
 		version INTEGER NOT NULL,
 		mtime INTEGER NOT NULL,
 		size INTEGER NOT NULL,

@@ -1,6 +1,7 @@
 package index
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"database/sql"
@@ -33,17 +34,26 @@ type Stats struct {
 	Touched   int       `json:"touched"`   // size or mtime changed, content the same
 	Removed   int       `json:"removed"`   // rows of leaves that are gone (or now unreadable)
 	Unchanged int       `json:"unchanged"` // leaves trusted by size and mtime alone
-	Skipped   []Problem `json:"skipped"`   // leaves that could not be read or parsed
+	Skipped   []Problem `json:"skipped"`   // leaves and extractor source files left out, wholly or partly
+	// Extracted counts the extractors' source files and entities; it
+	// is zero when the sync ran without extraction (DB.Sync).
+	Extracted ExtractStats `json:"extracted"`
 	Duration  time.Duration
 }
 
 // Changed reports whether the sync changed the indexed content.
-func (s Stats) Changed() bool { return s.Added+s.Updated+s.Removed > 0 }
+func (s Stats) Changed() bool {
+	return s.Added+s.Updated+s.Removed+s.Extracted.Added+s.Extracted.Updated+s.Extracted.Removed > 0
+}
 
-// Problem is a leaf the sync left out of the index.
+// Problem is a file the sync left out of the index, or (for an extractor's
+// source file) whose entities it partly left out.
 type Problem struct {
-	Path string `json:"path"` // relative to nodes/
-	Msg  string `json:"message"`
+	// Path is relative to nodes/ for a leaf, and relative to the
+	// repository root when Extractor is set.
+	Path      string `json:"path"`
+	Extractor string `json:"extractor,omitempty"` // the extractor that read the file; "" for a leaf
+	Msg       string `json:"message"`
 }
 
 type fileStat struct {
@@ -75,8 +85,18 @@ type leafData struct {
 // when their content changed, parsed and rewritten; rows of removed leaves
 // are deleted. Everything happens in one write transaction, so a reader
 // sees either the old or the new index, never a half-applied sync, and two
-// processes syncing at once take turns.
+// processes syncing at once take turns. Extracted entities are left as
+// they are; SyncWith updates them too.
 func (db *DB) Sync(ctx context.Context, nodesDir string) (Stats, error) {
+	return db.SyncWith(ctx, nodesDir, nil)
+}
+
+// SyncWith is Sync followed, in the same transaction, by the extractors of
+// ex (when not nil): their source files are handled like leaves (stat,
+// then hash, then extract), the entities of a file that changed replace
+// its old ones, and those of a file that is gone or malformed are removed.
+// A malformed file is reported in Stats.Skipped, not as an error.
+func (db *DB) SyncWith(ctx context.Context, nodesDir string, ex *Extraction) (Stats, error) {
 	start := time.Now()
 	var st Stats
 	files, problems, err := scanLeaves(nodesDir)
@@ -168,8 +188,15 @@ func (db *DB) Sync(ctx context.Context, nodesDir string) (Stats, error) {
 		}
 	}
 	st.Leaves = len(stored) + st.Added - st.Removed
+	if ex != nil && w.err == nil {
+		r, err := db.syncExtracted(w, ex, trustBefore, st.Added+st.Updated+st.Removed > 0, &st)
+		if err != nil {
+			return st, fmt.Errorf("syncing index %s: %w", db.Path, err)
+		}
+		racy = racy || r
+	}
 	now := time.Now()
-	if st.Changed() || st.Touched > 0 || racy || syncedAt == 0 {
+	if st.Changed() || st.Touched > 0 || st.Extracted.Touched > 0 || racy || syncedAt == 0 {
 		w.setMeta("synced_at_ns", strconv.FormatInt(start.UnixNano(), 10))
 	}
 	w.setMeta("last_sync", now.UTC().Format(time.RFC3339Nano))
@@ -180,7 +207,9 @@ func (db *DB) Sync(ctx context.Context, nodesDir string) (Stats, error) {
 	if err := tx.Commit(); err != nil {
 		return st, fmt.Errorf("syncing index %s: %w", db.Path, err)
 	}
-	slices.SortFunc(st.Skipped, func(a, b Problem) int { return strings.Compare(a.Path, b.Path) })
+	slices.SortFunc(st.Skipped, func(a, b Problem) int {
+		return cmp.Or(strings.Compare(a.Extractor, b.Extractor), strings.Compare(a.Path, b.Path), strings.Compare(a.Msg, b.Msg))
+	})
 	st.Duration = time.Since(start)
 	return st, nil
 }
@@ -347,13 +376,13 @@ func nodeArgs(d *leafData) []any {
 	severity, _ := stringExtra(n, "kk_severity")
 	owner, _ := stringExtra(n, "kk_owner")
 	return []any{d.f.rel, n.ID, n.Type, n.Title, n.Description, strings.Join(n.Tags, " "), string(n.Body), n.Dir(),
-		n.Status, n.Confidence, molecule, priority, severity, owner, "", version, d.f.mtime, d.f.size, d.sha}
+		n.Status, n.Confidence, molecule, priority, severity, owner, "", version, d.f.mtime, d.f.size, d.sha, graphJSON(n)}
 }
 
 func (w *writer) insert(d *leafData) {
 	res := w.exec(`INSERT INTO nodes(path, id, type, title, description, tags, body, folder, status, confidence, molecule,
-		priority, severity, owner, origin, version, mtime, size, sha256)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, nodeArgs(d)...)
+		priority, severity, owner, origin, version, mtime, size, sha256, graph)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, nodeArgs(d)...)
 	if w.err != nil {
 		return
 	}
@@ -364,7 +393,7 @@ func (w *writer) insert(d *leafData) {
 
 func (w *writer) update(rid int64, d *leafData) {
 	w.exec(`UPDATE nodes SET path = ?, id = ?, type = ?, title = ?, description = ?, tags = ?, body = ?, folder = ?, status = ?,
-		confidence = ?, molecule = ?, priority = ?, severity = ?, owner = ?, origin = ?, version = ?, mtime = ?, size = ?, sha256 = ? WHERE rid = ?`, append(nodeArgs(d), rid)...)
+		confidence = ?, molecule = ?, priority = ?, severity = ?, owner = ?, origin = ?, version = ?, mtime = ?, size = ?, sha256 = ?, graph = ? WHERE rid = ?`, append(nodeArgs(d), rid)...)
 	w.exec(`DELETE FROM kk_paths WHERE rid = ?`, rid)
 	w.exec(`DELETE FROM edges WHERE rid = ?`, rid)
 	w.exec(`DELETE FROM changelog WHERE rid = ?`, rid)

@@ -1,0 +1,111 @@
+package githooks
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/kk-project/kk/internal/gitx"
+	"github.com/kk-project/kk/internal/kb"
+)
+
+// Doctor checks kk's git hooks in k's repository:
+//
+//   - git-hooks: both hooks are in the folder git runs hooks from, are
+//     executable (git silently skips a hook without the executable bit,
+//     which is an error) and match what this kk writes. Missing or out of
+//     date hooks are warnings: without them indexes are synced when a
+//     command first uses them.
+//   - git-hooks-folder, only when core.hooksPath moves the folder: a warning
+//     when kk's hooks sit in $GIT_COMMON_DIR/hooks, where git no longer
+//     looks.
+//
+// Without git, or outside a git work tree, there is nothing to check and
+// Doctor returns no checks.
+func Doctor(ctx context.Context, k *kb.KB) []kb.DoctorCheck {
+	r, err := open(ctx, k)
+	if errors.Is(err, gitx.ErrNoGit) || errors.Is(err, ErrNotWorkTree) {
+		return nil
+	}
+	if err != nil {
+		return []kb.DoctorCheck{{Name: "git-hooks", Level: kb.DoctorWarn, Message: "cannot check kk's git hooks: " + err.Error(), Fix: "run `git rev-parse --git-path hooks` to see what git reports"}}
+	}
+	out := []kb.DoctorCheck{r.checkHooks()}
+	if !sameDir(r.dir, r.defaultDir) {
+		out = append(out, r.checkFolder())
+	}
+	return out
+}
+
+func (r *repo) checkHooks() kb.DoctorCheck {
+	var missing, noExec, noExecPaths, outdated, details []string
+	for _, name := range Names {
+		s, err := inspect(r.dir, name)
+		switch {
+		case err != nil:
+			missing = append(missing, name)
+			details = append(details, err.Error())
+		case !s.kk:
+			missing = append(missing, name)
+			switch {
+			case s.exists && s.chainExists:
+				details = append(details, fmt.Sprintf("%s is not kk's and %s exists too, so kk cannot chain it: move one of them away", r.show(s.path), r.show(s.chained)))
+			case s.exists:
+				details = append(details, fmt.Sprintf("%s is not kk's; kk init keeps it and runs it first", r.show(s.path)))
+			}
+		case !s.exec:
+			noExec = append(noExec, name)
+			noExecPaths = append(noExecPaths, shellQuote(s.path))
+			details = append(details, fmt.Sprintf("%s is not executable, so git skips it", r.show(s.path)))
+		case !bytes.Equal(s.data, script(name, r.command, r.rel)):
+			outdated = append(outdated, name)
+			details = append(details, fmt.Sprintf("%s differs from what this kk writes", r.show(s.path)))
+		case s.chainExists:
+			details = append(details, fmt.Sprintf("%s runs %s first", r.show(s.path), r.show(s.chained)))
+		}
+	}
+	c := kb.DoctorCheck{Name: "git-hooks", Level: kb.DoctorOK, Details: details}
+	var fixes []string
+	if len(noExec) > 0 {
+		fixes = append(fixes, "chmod +x "+strings.Join(noExecPaths, " "))
+	}
+	if len(missing) > 0 {
+		fixes = append(fixes, "run `kk init` to install them (a hook already there is kept and runs first)")
+	}
+	if len(outdated) > 0 {
+		fixes = append(fixes, "run `kk init --upgrade`")
+	}
+	c.Fix = strings.Join(fixes, "; ")
+	where := r.show(r.dir)
+	switch {
+	case len(noExec) > 0:
+		c.Level = kb.DoctorError
+		c.Message = fmt.Sprintf("git ignores kk's %s hook(s) in %s: not executable", strings.Join(noExec, ", "), where)
+	case len(missing) > 0:
+		c.Level = kb.DoctorWarn
+		c.Message = fmt.Sprintf("kk's %s hook(s) are not installed in %s: branch indexes are synced only when a command uses them", strings.Join(missing, ", "), where)
+	case len(outdated) > 0:
+		c.Level = kb.DoctorWarn
+		c.Message = fmt.Sprintf("kk's %s hook(s) in %s are out of date", strings.Join(outdated, ", "), where)
+	default:
+		c.Message = fmt.Sprintf("%s in %s run `kk sync`", strings.Join(Names, " and "), where)
+	}
+	return c
+}
+
+func (r *repo) checkFolder() kb.DoctorCheck {
+	c := kb.DoctorCheck{Name: "git-hooks-folder", Level: kb.DoctorOK}
+	why := "core.hooksPath"
+	if r.hooksPath != "" {
+		why = fmt.Sprintf("core.hooksPath is %s", r.hooksPath)
+	}
+	c.Message = fmt.Sprintf("git runs hooks from %s (%s)", r.show(r.dir), why)
+	if stale := r.kkHooksIn(r.defaultDir); len(stale) > 0 {
+		c.Level = kb.DoctorWarn
+		c.Message = fmt.Sprintf("kk's %s hook(s) in %s are never run: git runs hooks from %s (%s)", strings.Join(stale, ", "), r.show(r.defaultDir), r.show(r.dir), why)
+		c.Fix = "run `kk uninstall --git-hooks` (it cleans both folders), then `kk init`"
+	}
+	return c
+}

@@ -1,0 +1,429 @@
+// Package githooks installs, removes and checks the two git hooks kk puts
+// into a repository: post-checkout (after a branch checkout) and
+// post-merge (after a merge, git pull's included). Both bring the search
+// index of the checked out branch up to date by running `kk sync` in the
+// background, and never change git's outcome.
+//
+// The hooks go into the folder git actually runs hooks from, as git itself
+// reports it (`git rev-parse --git-path hooks`, which honours
+// core.hooksPath, relative or absolute, and gives linked worktrees the
+// common hooks folder). A hook that was already there is moved aside to
+// <name>.kk-chained, and kk's hook runs it first with the same arguments
+// and standard input, and exits with its status. Uninstall moves it back,
+// so the user's hook returns byte for byte, with its mode.
+package githooks
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+
+	"github.com/kk-project/kk/internal/atomicfile"
+	"github.com/kk-project/kk/internal/gitx"
+	"github.com/kk-project/kk/internal/kb"
+)
+
+// The hooks kk installs.
+const (
+	PostCheckout = "post-checkout"
+	PostMerge    = "post-merge"
+)
+
+// Names lists the hooks kk installs, sorted.
+var Names = []string{PostCheckout, PostMerge}
+
+// ChainSuffix names the file a hook that was in place before kk is moved
+// to: post-checkout becomes post-checkout.kk-chained. Git runs only hooks
+// named exactly after an event, so it never runs this file itself.
+const ChainSuffix = ".kk-chained"
+
+// markerPrefix starts the line that identifies a hook as kk's.
+const markerPrefix = "# kk-git-hook: "
+
+// scriptVersion changes whenever the generated script changes in a way
+// that `kk init --upgrade` should roll out.
+const scriptVersion = "1"
+
+// defaultCommand runs kk when the installed-version record names no
+// other command.
+const defaultCommand = "kk"
+
+// Options configure Install.
+type Options struct {
+	// Upgrade rewrites kk's hooks that differ from what this kk writes
+	// and restores their executable bit. Without it, hooks of kk's that
+	// are already in place are left as they are.
+	Upgrade bool
+}
+
+// Change is one file Install or Uninstall created, updated or removed.
+// Path is relative to the knowledge base's root when the file is inside
+// it, else absolute, with forward slashes.
+type Change struct {
+	Path   string `json:"path"`
+	Action string `json:"action"` // created, updated, removed
+}
+
+// Result is what Install or Uninstall did.
+type Result struct {
+	// Dir is the hooks folder git uses, shown like Change.Path.
+	Dir      string   `json:"dir"`
+	Changes  []Change `json:"changes"`
+	Warnings []string `json:"warnings"`
+}
+
+// ErrNotWorkTree means the knowledge base is not inside a git work tree,
+// so there is no hooks folder to work with.
+var ErrNotWorkTree = errors.New("not inside a git work tree")
+
+// repo is what the hook functions need to know about the repository
+// holding a knowledge base.
+type repo struct {
+	k *kb.KB
+	// dir is the hooks folder git uses; defaultDir is $GIT_COMMON_DIR/hooks,
+	// the one it uses without core.hooksPath.
+	dir, defaultDir string
+	// hooksPath is core.hooksPath as configured ("" when unset).
+	hooksPath string
+	// rel is the knowledge base's root relative to the work tree's top
+	// folder ("." when they are the same), where hooks run.
+	rel string
+	// command runs kk.
+	command string
+}
+
+// open finds the hooks folders and the hook settings of k's repository.
+// The hooks folder is the one git reports (`git rev-parse --git-path
+// hooks`): core.hooksPath when it is set, a relative value being relative
+// to the work tree's top folder, else $GIT_COMMON_DIR/hooks, which linked
+// worktrees share.
+func open(ctx context.Context, k *kb.KB) (*repo, error) {
+	out, err := gitx.Read(ctx, k.Root, "rev-parse", "--is-inside-work-tree", "--git-path", "hooks", "--git-common-dir", "--show-toplevel")
+	if errors.Is(err, gitx.ErrNoGit) {
+		return nil, err
+	}
+	lines := strings.Split(strings.TrimRight(string(out), "\r\n"), "\n")
+	if err != nil || len(lines) != 4 || lines[0] != "true" {
+		if !gitx.InWorkTree(ctx, k.Root) {
+			return nil, ErrNotWorkTree
+		}
+		if err == nil {
+			err = fmt.Errorf("git rev-parse printed %q", out)
+		}
+		return nil, fmt.Errorf("finding the git hooks folder: %w", err)
+	}
+	// git prints paths relative to the folder it ran in.
+	abs := func(p string) string {
+		p = strings.TrimRight(p, "\r")
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(k.Root, p)
+		}
+		return filepath.Clean(p)
+	}
+	r := &repo{k: k, command: kkCommand(k), dir: abs(lines[1]), defaultDir: filepath.Join(abs(lines[2]), "hooks")}
+	if r.rel, err = relPath(abs(lines[3]), k.Root); err != nil {
+		return nil, err
+	}
+	if out, err := gitx.Read(ctx, k.Root, "config", "--get", "core.hooksPath"); err == nil {
+		r.hooksPath = strings.TrimSpace(string(out))
+	}
+	return r, nil
+}
+
+// relPath returns target relative to base, comparing them with symbolic
+// links resolved (git prints resolved paths).
+func relPath(base, target string) (string, error) {
+	if b, err := filepath.EvalSymlinks(base); err == nil {
+		base = b
+	}
+	if t, err := filepath.EvalSymlinks(target); err == nil {
+		target = t
+	}
+	rel, err := filepath.Rel(base, target)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return "", fmt.Errorf("the knowledge base %s is not inside the work tree %s", target, base)
+	}
+	return filepath.ToSlash(rel), nil
+}
+
+// sameDir reports whether a and b name the same folder.
+func sameDir(a, b string) bool {
+	if filepath.Clean(a) == filepath.Clean(b) {
+		return true
+	}
+	ra, errA := filepath.EvalSymlinks(a)
+	rb, errB := filepath.EvalSymlinks(b)
+	return errA == nil && errB == nil && ra == rb
+}
+
+// kkCommand returns the command kk's hooks run kk with: the one recorded by
+// `kk init --kk-command` in installed-version, else defaultCommand.
+func kkCommand(k *kb.KB) string {
+	if inst, err := k.ReadInstalled(); err == nil && inst.KKCommand != "" {
+		return inst.KKCommand
+	}
+	return defaultCommand
+}
+
+// show formats a path for messages and changes.
+func (r *repo) show(p string) string {
+	if rel, err := relPath(r.k.Root, p); err == nil {
+		return rel
+	}
+	return filepath.ToSlash(p)
+}
+
+// script returns kk's hook for the event name. command runs kk; rel is
+// the knowledge base's root relative to the work tree's top folder, where
+// git runs hooks.
+func script(name, command, rel string) []byte {
+	var b bytes.Buffer
+	b.WriteString("#!/bin/sh\n")
+	b.WriteString(markerPrefix + name + " v" + scriptVersion + "\n")
+	switch name {
+	case PostCheckout:
+		b.WriteString("# Written by `kk init`. After a branch checkout (third argument 1) it\n")
+	default:
+		b.WriteString("# Written by `kk init`. After a merge (git pull's included) it\n")
+	}
+	b.WriteString(`# brings kk's search index of the current branch up to date with
+# ` + "`kk sync`" + `, in the background and with its output discarded.
+# The hook that was here before kk, if any, is kept as
+# ` + name + ChainSuffix + ` and runs first, with the same arguments and input;
+# this hook exits with its status. KK_GIT_HOOKS=off skips kk's part,
+# KK_GIT_HOOKS=wait waits for it; it never runs under KK_INTERNAL (a
+# process kk started). ` + "`kk uninstall --git-hooks`" + ` removes this hook and
+# puts the earlier one back.
+kk_status=0
+kk_chained="$(dirname -- "$0")/` + name + ChainSuffix + `"
+if [ -x "$kk_chained" ]; then
+	"$kk_chained" "$@"
+	kk_status=$?
+fi
+`)
+	cond := `[ -z "${KK_INTERNAL-}" ] && [ "${KK_GIT_HOOKS-}" != off ]`
+	if name == PostCheckout {
+		cond = `[ "${3-}" = 1 ] && ` + cond
+	}
+	run := command + " sync --root ."
+	if rel != "." {
+		run = "(cd " + shellQuote(rel) + " && " + run + ")"
+	}
+	run += " >/dev/null 2>&1 </dev/null"
+	b.WriteString("if " + cond + "; then\n")
+	b.WriteString("\tif [ \"${KK_GIT_HOOKS-}\" = wait ]; then\n")
+	b.WriteString("\t\t" + run + "\n")
+	b.WriteString("\telse\n")
+	b.WriteString("\t\t" + run + " &\n")
+	b.WriteString("\tfi\n")
+	b.WriteString("fi\n")
+	b.WriteString("exit \"$kk_status\"\n")
+	return b.Bytes()
+}
+
+// shellQuote quotes s for a POSIX shell.
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// isKK reports whether data is a hook kk wrote.
+func isKK(data []byte) bool {
+	for line := range strings.SplitSeq(string(data), "\n") {
+		if strings.HasPrefix(line, markerPrefix) {
+			return true
+		}
+		if line != "" && !strings.HasPrefix(line, "#") {
+			return false // the marker sits in the leading comment block
+		}
+	}
+	return false
+}
+
+// executable reports whether git would run the file described by fi.
+// Windows has no executable bit: git runs every hook there.
+func executable(fi fs.FileInfo) bool {
+	return runtime.GOOS == "windows" || fi.Mode().Perm()&0o111 != 0
+}
+
+// hookState is what one hook path holds.
+type hookState struct {
+	path, chained string
+	exists        bool
+	kk            bool // the file is one of kk's hooks
+	regular       bool // a regular file (not a symbolic link or folder)
+	exec          bool
+	data          []byte
+	chainExists   bool
+}
+
+func inspect(dir, name string) (hookState, error) {
+	s := hookState{path: filepath.Join(dir, name), chained: filepath.Join(dir, name+ChainSuffix)}
+	if _, err := os.Lstat(s.chained); err == nil {
+		s.chainExists = true
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return s, fmt.Errorf("reading %s: %w", s.chained, err)
+	}
+	lfi, err := os.Lstat(s.path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return s, nil
+	}
+	if err != nil {
+		return s, fmt.Errorf("reading %s: %w", s.path, err)
+	}
+	s.exists = true
+	s.regular = lfi.Mode().IsRegular()
+	fi, err := os.Stat(s.path) // through a symbolic link
+	if err != nil || fi.IsDir() {
+		return s, nil // a dangling link or a folder: not kk's
+	}
+	s.exec = executable(fi)
+	if s.data, err = os.ReadFile(s.path); err != nil {
+		return s, fmt.Errorf("reading %s: %w", s.path, err)
+	}
+	s.kk = isKK(s.data)
+	return s, nil
+}
+
+// Install puts kk's hooks into the hooks folder git uses for k's
+// repository. It returns ErrNotWorkTree (or gitx.ErrNoGit) when there is
+// no such folder. A hook already there that is not kk's is chained; one
+// that cannot be (its .kk-chained name is taken) is left alone with a
+// warning. Running it again changes nothing.
+func Install(ctx context.Context, k *kb.KB, o Options) (*Result, error) {
+	r, err := open(ctx, k)
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{Dir: r.show(r.dir), Changes: []Change{}, Warnings: []string{}}
+	if err := os.MkdirAll(r.dir, 0o755); err != nil {
+		return res, fmt.Errorf("creating the git hooks folder: %w", err)
+	}
+	for _, name := range Names {
+		if err := r.install(name, o, res); err != nil {
+			return res, err
+		}
+	}
+	if !sameDir(r.dir, r.defaultDir) {
+		if stale := r.kkHooksIn(r.defaultDir); len(stale) > 0 {
+			res.Warnings = append(res.Warnings, fmt.Sprintf("kk's hooks in %s are never run: git runs hooks from %s (core.hooksPath); `kk uninstall --git-hooks` removes the old ones", r.show(r.defaultDir), r.show(r.dir)))
+		}
+	}
+	return res, nil
+}
+
+func (r *repo) install(name string, o Options, res *Result) error {
+	s, err := inspect(r.dir, name)
+	if err != nil {
+		return err
+	}
+	want := script(name, r.command, r.rel)
+	switch {
+	case !s.exists:
+		if err := atomicfile.Write(s.path, want, 0o755); err != nil {
+			return err
+		}
+		res.Changes = append(res.Changes, Change{Path: r.show(s.path), Action: "created"})
+	case s.kk:
+		if !o.Upgrade || (bytes.Equal(s.data, want) && s.exec) {
+			return nil
+		}
+		if !s.regular {
+			res.Warnings = append(res.Warnings, fmt.Sprintf("%s is a link to one of kk's hooks; left as it is", r.show(s.path)))
+			return nil
+		}
+		if err := atomicfile.Write(s.path, want, 0o755); err != nil {
+			return err
+		}
+		if err := os.Chmod(s.path, 0o755); err != nil {
+			return fmt.Errorf("making %s executable: %w", s.path, err)
+		}
+		res.Changes = append(res.Changes, Change{Path: r.show(s.path), Action: "updated"})
+	case s.chainExists:
+		res.Warnings = append(res.Warnings, fmt.Sprintf("%s is not kk's hook and %s exists too, so kk cannot chain it; move one of them away and run `kk init` again", r.show(s.path), r.show(s.chained)))
+	default:
+		if err := os.Rename(s.path, s.chained); err != nil {
+			return fmt.Errorf("moving the existing hook aside: %w", err)
+		}
+		if err := atomicfile.Write(s.path, want, 0o755); err != nil {
+			if rerr := os.Rename(s.chained, s.path); rerr != nil {
+				return fmt.Errorf("%w (and putting the existing hook back failed: %v; it is at %s)", err, rerr, s.chained)
+			}
+			return err
+		}
+		res.Changes = append(res.Changes,
+			Change{Path: r.show(s.path), Action: "updated"},
+			Change{Path: r.show(s.chained), Action: "created"})
+	}
+	return nil
+}
+
+// kkHooksIn lists the hooks of kk's found in dir.
+func (r *repo) kkHooksIn(dir string) []string {
+	var out []string
+	for _, name := range Names {
+		if s, err := inspect(dir, name); err == nil && s.kk {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// Uninstall removes kk's hooks from the hooks folder git uses and, when
+// core.hooksPath points elsewhere, from $GIT_COMMON_DIR/hooks too. A
+// chained hook is moved back into place. A hook that is not kk's is left
+// alone.
+func Uninstall(ctx context.Context, k *kb.KB) (*Result, error) {
+	r, err := open(ctx, k)
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{Dir: r.show(r.dir), Changes: []Change{}, Warnings: []string{}}
+	dirs := []string{r.dir}
+	if !sameDir(r.dir, r.defaultDir) {
+		dirs = append(dirs, r.defaultDir)
+	}
+	for _, dir := range dirs {
+		for _, name := range Names {
+			if err := r.uninstall(dir, name, res); err != nil {
+				return res, err
+			}
+		}
+	}
+	return res, nil
+}
+
+func (r *repo) uninstall(dir, name string, res *Result) error {
+	s, err := inspect(dir, name)
+	if err != nil {
+		return err
+	}
+	switch {
+	case s.exists && !s.kk:
+		if s.chainExists {
+			res.Warnings = append(res.Warnings, fmt.Sprintf("%s is not kk's hook, so %s was not put back; merge them by hand", r.show(s.path), r.show(s.chained)))
+		}
+	case s.chainExists: // kk's hook (or none) with the user's hook beside it
+		if err := os.Rename(s.chained, s.path); err != nil {
+			return fmt.Errorf("putting back %s: %w", s.chained, err)
+		}
+		action := "updated"
+		if !s.exists {
+			action = "created"
+		}
+		res.Changes = append(res.Changes,
+			Change{Path: r.show(s.path), Action: action},
+			Change{Path: r.show(s.chained), Action: "removed"})
+	case s.exists:
+		if err := os.Remove(s.path); err != nil {
+			return fmt.Errorf("removing %s: %w", s.path, err)
+		}
+		res.Changes = append(res.Changes, Change{Path: r.show(s.path), Action: "removed"})
+	}
+	return nil
+}

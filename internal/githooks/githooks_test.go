@@ -1,0 +1,580 @@
+package githooks
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kk-project/kk/internal/kb"
+)
+
+// fakeKK stands in for kk on PATH: it records its working folder, its
+// arguments and KK_INTERNAL in $KK_FAKE_LOG, writes to stderr and exits
+// with $KK_FAKE_EXIT. When $KK_FAKE_HOLD is set it first waits (up to
+// 20 s) for that file to exist.
+const fakeKK = `#!/bin/sh
+if [ -n "${KK_FAKE_HOLD-}" ]; then
+	i=0
+	while [ ! -e "$KK_FAKE_HOLD" ] && [ $i -lt 200 ]; do sleep 0.1; i=$((i+1)); done
+fi
+printf '%s|%s|%s\n' "$PWD" "$*" "${KK_INTERNAL-unset}" >> "$KK_FAKE_LOG"
+echo "kk: something failed" >&2
+exit "${KK_FAKE_EXIT-0}"
+`
+
+// userHook is a hook the user had before kk: it records its arguments and
+// standard input in $USER_HOOK_LOG and exits with $USER_HOOK_EXIT.
+const userHook = `#!/bin/sh
+input=$(cat)
+printf '%s|%s\n' "$*" "$input" >> "$USER_HOOK_LOG"
+exit "${USER_HOOK_EXIT-0}"
+`
+
+type env struct {
+	t       *testing.T
+	root    string // work tree and knowledge base root
+	k       *kb.KB
+	kkLog   string
+	userLog string
+}
+
+// newRepo makes a git repository with one commit and a knowledge base
+// folder at its root, and puts the fake kk first on PATH.
+func newRepo(t *testing.T) *env {
+	t.Helper()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	if runtime.GOOS == "windows" {
+		t.Skip("the hooks are sh scripts run directly, which needs a POSIX system")
+	}
+	tmp := t.TempDir()
+	bin := filepath.Join(tmp, "bin")
+	must(t, os.MkdirAll(bin, 0o755))
+	must(t, os.WriteFile(filepath.Join(bin, "kk"), []byte(fakeKK), 0o755))
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	t.Setenv("HOME", tmp)
+	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+	t.Setenv("GIT_AUTHOR_NAME", "kk test")
+	t.Setenv("GIT_AUTHOR_EMAIL", "kk@example.invalid")
+	t.Setenv("GIT_COMMITTER_NAME", "kk test")
+	t.Setenv("GIT_COMMITTER_EMAIL", "kk@example.invalid")
+	t.Setenv("KK_INTERNAL", "")
+	os.Unsetenv("KK_INTERNAL")
+	t.Setenv("KK_GIT_HOOKS", "wait")
+	t.Setenv("KK_FAKE_HOLD", "")
+	e := &env{t: t, root: filepath.Join(tmp, "repo"), kkLog: filepath.Join(tmp, "kk.log"), userLog: filepath.Join(tmp, "user.log")}
+	t.Setenv("KK_FAKE_LOG", e.kkLog)
+	t.Setenv("USER_HOOK_LOG", e.userLog)
+	must(t, os.MkdirAll(filepath.Join(e.root, ".ai", "kenkeep"), 0o755))
+	e.git("init", "-q", "-b", "main")
+	must(t, os.WriteFile(filepath.Join(e.root, "a.txt"), []byte("one\n"), 0o644))
+	e.git("add", "-A")
+	e.git("commit", "-qm", "one")
+	e.k = kb.New(e.root)
+	return e
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// git runs git in the repository and fails the test when it fails.
+func (e *env) git(args ...string) string {
+	e.t.Helper()
+	out, err := e.gitErr(args...)
+	if err != nil {
+		e.t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return out
+}
+
+func (e *env) gitErr(args ...string) (string, error) {
+	cmd := exec.Command("git", args...)
+	cmd.Dir = e.root
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+func (e *env) install(o Options) *Result {
+	e.t.Helper()
+	res, err := Install(context.Background(), e.k, o)
+	must(e.t, err)
+	return res
+}
+
+func (e *env) uninstall() *Result {
+	e.t.Helper()
+	res, err := Uninstall(context.Background(), e.k)
+	must(e.t, err)
+	return res
+}
+
+// kkCalls returns the lines the fake kk logged.
+func (e *env) kkCalls() []string { return readLines(e.t, e.kkLog) }
+
+func (e *env) userCalls() []string { return readLines(e.t, e.userLog) }
+
+func readLines(t *testing.T, path string) []string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	must(t, err)
+	return strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
+}
+
+func changes(res *Result) []string {
+	var out []string
+	for _, c := range res.Changes {
+		out = append(out, c.Action+" "+c.Path)
+	}
+	return out
+}
+
+func (e *env) wantKKCalls(want ...string) {
+	e.t.Helper()
+	if got := e.kkCalls(); !slices.Equal(got, want) {
+		e.t.Fatalf("kk calls = %q, want %q", got, want)
+	}
+}
+
+func resolved(t *testing.T, p string) string {
+	t.Helper()
+	r, err := filepath.EvalSymlinks(p)
+	must(t, err)
+	return r
+}
+
+func TestInstallFolderGitUses(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		hooksPath func(e *env) string // core.hooksPath to set; "" leaves it unset
+		dir       func(e *env) string // where the hooks must land
+		shown     func(e *env) string // Result.Dir
+	}{
+		{
+			name:  "git dir",
+			dir:   func(e *env) string { return filepath.Join(e.root, ".git", "hooks") },
+			shown: func(e *env) string { return ".git/hooks" },
+		},
+		{
+			name:      "relative core.hooksPath",
+			hooksPath: func(e *env) string { return "tools/hooks" },
+			dir:       func(e *env) string { return filepath.Join(e.root, "tools", "hooks") },
+			shown:     func(e *env) string { return "tools/hooks" },
+		},
+		{
+			name:      "absolute core.hooksPath",
+			hooksPath: func(e *env) string { return filepath.Join(filepath.Dir(e.root), "shared-hooks") },
+			dir:       func(e *env) string { return filepath.Join(filepath.Dir(e.root), "shared-hooks") },
+			shown: func(e *env) string {
+				return filepath.ToSlash(filepath.Join(resolved(e.t, filepath.Dir(e.root)), "shared-hooks"))
+			},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newRepo(t)
+			if tc.hooksPath != nil {
+				e.git("config", "core.hooksPath", tc.hooksPath(e))
+			}
+			res := e.install(Options{})
+			dir := tc.dir(e)
+			if res.Dir != tc.shown(e) {
+				t.Errorf("Dir = %q, want %q", res.Dir, tc.shown(e))
+			}
+			for _, name := range Names {
+				fi, err := os.Stat(filepath.Join(dir, name))
+				must(t, err)
+				if fi.Mode().Perm() != 0o755 {
+					t.Errorf("%s mode = %v, want 0755", name, fi.Mode().Perm())
+				}
+				data, err := os.ReadFile(filepath.Join(dir, name))
+				must(t, err)
+				if !bytes.Equal(data, script(name, "kk", ".")) {
+					t.Errorf("%s differs from Script", name)
+				}
+			}
+			if tc.hooksPath != nil {
+				if _, err := os.Stat(filepath.Join(e.root, ".git", "hooks", PostCheckout)); err == nil {
+					t.Errorf("a hook went into .git/hooks although core.hooksPath is set")
+				}
+			}
+			// git runs them: a branch checkout syncs, from the repository root.
+			e.git("checkout", "-q", "-b", "feature")
+			e.wantKKCalls(resolved(t, e.root) + "|sync --root .|unset")
+		})
+	}
+}
+
+func TestInstallIsIdempotentAndUpgradeRefreshes(t *testing.T) {
+	e := newRepo(t)
+	first := e.install(Options{})
+	if got, want := changes(first), []string{"created .git/hooks/post-checkout", "created .git/hooks/post-merge"}; !slices.Equal(got, want) {
+		t.Fatalf("first install = %q, want %q", got, want)
+	}
+	for _, o := range []Options{{}, {Upgrade: true}} {
+		if res := e.install(o); len(res.Changes) != 0 || len(res.Warnings) != 0 {
+			t.Fatalf("second install (%+v) = %q %q, want no change", o, changes(res), res.Warnings)
+		}
+	}
+	hook := filepath.Join(e.root, ".git", "hooks", PostMerge)
+	old := bytes.Replace(script(PostMerge, "kk", "."), []byte(" v"+scriptVersion), []byte(" v0"), 1)
+	must(t, os.WriteFile(hook, old, 0o644))
+	must(t, os.Chmod(hook, 0o644))
+	if res := e.install(Options{}); len(res.Changes) != 0 {
+		t.Fatalf("install without --upgrade touched kk's own hook: %q", changes(res))
+	}
+	res := e.install(Options{Upgrade: true})
+	if got, want := changes(res), []string{"updated .git/hooks/post-merge"}; !slices.Equal(got, want) {
+		t.Fatalf("upgrade = %q, want %q", got, want)
+	}
+	fi, err := os.Stat(hook)
+	must(t, err)
+	if fi.Mode().Perm() != 0o755 {
+		t.Errorf("upgrade left mode %v, want 0755", fi.Mode().Perm())
+	}
+}
+
+func TestChainedHookKeepsArgumentsInputAndStatus(t *testing.T) {
+	e := newRepo(t)
+	hook := filepath.Join(e.root, ".git", "hooks", PostCheckout)
+	must(t, os.WriteFile(hook, []byte(userHook), 0o750))
+	res := e.install(Options{})
+	if got, want := changes(res), []string{"updated .git/hooks/post-checkout", "created .git/hooks/post-checkout.kk-chained", "created .git/hooks/post-merge"}; !slices.Equal(got, want) {
+		t.Fatalf("install = %q, want %q", got, want)
+	}
+
+	// Through git: both run, and the user's hook failing fails git (git
+	// reports a failed post-checkout hook as exit status 1).
+	t.Setenv("USER_HOOK_EXIT", "3")
+	out, err := e.gitErr("checkout", "-q", "-b", "feature")
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 1 {
+		t.Fatalf("git checkout = %v (%s), want exit status 1 from the failing hook", err, out)
+	}
+	head := strings.TrimSpace(e.git("rev-parse", "HEAD"))
+	if got, want := e.userCalls(), []string{head + " " + head + " 1|"}; !slices.Equal(got, want) {
+		t.Errorf("user hook calls = %q, want %q", got, want)
+	}
+	e.wantKKCalls(resolved(t, e.root) + "|sync --root .|unset")
+
+	// Run directly: the same arguments and standard input reach the user's
+	// hook; a file checkout (third argument 0) does not run kk.
+	must(t, os.Remove(e.userLog))
+	cmd := exec.Command(hook, "a b", "c", "0")
+	cmd.Dir = e.root
+	cmd.Stdin = strings.NewReader("line one\nline two")
+	err = cmd.Run()
+	if !errors.As(err, &ee) || ee.ExitCode() != 3 {
+		t.Fatalf("hook = %v, want exit status 3", err)
+	}
+	if got, want := e.userCalls(), []string{"a b c 0|line one", "line two"}; !slices.Equal(got, want) {
+		t.Errorf("user hook calls = %q, want %q", got, want)
+	}
+	e.wantKKCalls(resolved(t, e.root) + "|sync --root .|unset")
+
+	t.Setenv("USER_HOOK_EXIT", "0")
+	e.git("checkout", "-q", "main")
+	if n := len(e.kkCalls()); n != 2 {
+		t.Errorf("kk ran %d times, want 2", n)
+	}
+}
+
+func TestChainingRefusesToOverwriteAChainedHook(t *testing.T) {
+	e := newRepo(t)
+	dir := filepath.Join(e.root, ".git", "hooks")
+	must(t, os.WriteFile(filepath.Join(dir, PostMerge), []byte("#!/bin/sh\necho mine\n"), 0o755))
+	must(t, os.WriteFile(filepath.Join(dir, PostMerge+ChainSuffix), []byte("#!/bin/sh\necho older\n"), 0o755))
+	res := e.install(Options{})
+	if got, want := changes(res), []string{"created .git/hooks/post-checkout"}; !slices.Equal(got, want) {
+		t.Fatalf("install = %q, want %q", got, want)
+	}
+	if len(res.Warnings) != 1 || !strings.Contains(res.Warnings[0], ".git/hooks/post-merge is not kk's hook and .git/hooks/post-merge.kk-chained exists too") {
+		t.Fatalf("warnings = %q", res.Warnings)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, PostMerge))
+	must(t, err)
+	if string(data) != "#!/bin/sh\necho mine\n" {
+		t.Errorf("the user's hook changed: %q", data)
+	}
+}
+
+func TestFileCheckoutAndGuardsSkipKK(t *testing.T) {
+	e := newRepo(t)
+	e.install(Options{})
+	must(t, os.WriteFile(filepath.Join(e.root, "a.txt"), []byte("changed\n"), 0o644))
+	e.git("checkout", "--", "a.txt") // post-checkout with third argument 0
+	e.wantKKCalls()
+
+	t.Setenv("KK_INTERNAL", "1")
+	e.git("checkout", "-q", "-b", "internal")
+	e.wantKKCalls()
+	os.Unsetenv("KK_INTERNAL")
+
+	t.Setenv("KK_GIT_HOOKS", "off")
+	e.git("checkout", "-q", "-b", "off")
+	e.wantKKCalls()
+}
+
+func TestFailingOrMissingKKNeverFailsGit(t *testing.T) {
+	e := newRepo(t)
+	e.install(Options{})
+	t.Setenv("KK_FAKE_EXIT", "1")
+	out, err := e.gitErr("checkout", "-b", "feature")
+	if err != nil {
+		t.Fatalf("git checkout with kk failing: %v\n%s", err, out)
+	}
+	if strings.Contains(out, "something failed") {
+		t.Errorf("kk's output reached git's: %q", out)
+	}
+	e.wantKKCalls(resolved(t, e.root) + "|sync --root .|unset")
+
+	// Without kk on PATH (only git and dirname, which the hook uses).
+	bin := t.TempDir()
+	for _, prog := range []string{"git", "dirname"} {
+		p, err := exec.LookPath(prog)
+		if err != nil {
+			t.Skipf("%s is not installed", prog)
+		}
+		must(t, os.Symlink(p, filepath.Join(bin, prog)))
+	}
+	t.Setenv("PATH", bin)
+	if out, err := e.gitErr("checkout", "-q", "main"); err != nil || out != "" {
+		t.Errorf("git checkout without kk on PATH = %v, output %q; want success and no output", err, out)
+	}
+	if n := len(e.kkCalls()); n != 1 {
+		t.Errorf("kk ran %d times, want 1", n)
+	}
+}
+
+func TestPostMergeSyncs(t *testing.T) {
+	e := newRepo(t)
+	e.install(Options{})
+	e.git("checkout", "-q", "-b", "side")
+	must(t, os.WriteFile(filepath.Join(e.root, "b.txt"), []byte("two\n"), 0o644))
+	e.git("add", "-A")
+	e.git("commit", "-qm", "two")
+	e.git("checkout", "-q", "main")
+	must(t, os.Remove(e.kkLog))
+	e.git("merge", "-q", "--no-edit", "side")
+	e.wantKKCalls(resolved(t, e.root) + "|sync --root .|unset")
+}
+
+func TestHookRunsKKInTheBackground(t *testing.T) {
+	e := newRepo(t)
+	e.install(Options{})
+	t.Setenv("KK_GIT_HOOKS", "")
+	release := filepath.Join(t.TempDir(), "release")
+	t.Setenv("KK_FAKE_HOLD", release)
+	// The fake kk waits for the release file; git returning before it
+	// exists shows the hook did not wait for kk.
+	e.git("checkout", "-q", "-b", "feature")
+	e.wantKKCalls()
+	must(t, os.WriteFile(release, nil, 0o644))
+	deadline := time.Now().Add(20 * time.Second)
+	for len(e.kkCalls()) == 0 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	e.wantKKCalls(resolved(t, e.root) + "|sync --root .|unset")
+}
+
+func TestKnowledgeBaseInASubfolder(t *testing.T) {
+	e := newRepo(t)
+	sub := filepath.Join(e.root, "svc", "it's")
+	must(t, os.MkdirAll(filepath.Join(sub, ".ai", "kenkeep"), 0o755))
+	e.k = kb.New(sub)
+	e.install(Options{})
+	data, err := os.ReadFile(filepath.Join(e.root, ".git", "hooks", PostCheckout))
+	must(t, err)
+	if !bytes.Equal(data, script(PostCheckout, "kk", "svc/it's")) {
+		t.Fatalf("hook differs from Script with the subfolder")
+	}
+	e.git("checkout", "-q", "-b", "feature")
+	e.wantKKCalls(resolved(t, sub) + "|sync --root .|unset")
+}
+
+func TestLinkedWorktreeUsesTheCommonHooksFolder(t *testing.T) {
+	e := newRepo(t)
+	wt := filepath.Join(filepath.Dir(e.root), "wt")
+	e.git("worktree", "add", "-q", "-b", "wt-branch", wt)
+	must(t, os.MkdirAll(filepath.Join(wt, ".ai", "kenkeep"), 0o755))
+	res, err := Install(context.Background(), kb.New(wt), Options{})
+	must(t, err)
+	common := filepath.ToSlash(filepath.Join(resolved(t, e.root), ".git", "hooks"))
+	if res.Dir != common {
+		t.Fatalf("Dir = %q, want %q", res.Dir, common)
+	}
+	cmd := exec.Command("git", "checkout", "-q", "-b", "wt-feature")
+	cmd.Dir = wt
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("git checkout in the worktree: %v\n%s", err, out)
+	}
+	e.wantKKCalls(resolved(t, wt) + "|sync --root .|unset")
+}
+
+func TestUninstallRestoresByteForByte(t *testing.T) {
+	e := newRepo(t)
+	dir := filepath.Join(e.root, ".git", "hooks")
+	user := []byte("#!/bin/sh\n# mine, with no trailing newline\nexit 0")
+	must(t, os.WriteFile(filepath.Join(dir, PostMerge), user, 0o700))
+	must(t, os.Chmod(filepath.Join(dir, PostMerge), 0o700))
+	e.install(Options{})
+	res := e.uninstall()
+	if got, want := changes(res), []string{"removed .git/hooks/post-checkout", "updated .git/hooks/post-merge", "removed .git/hooks/post-merge.kk-chained"}; !slices.Equal(got, want) {
+		t.Fatalf("uninstall = %q, want %q", got, want)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, PostMerge))
+	must(t, err)
+	fi, err := os.Stat(filepath.Join(dir, PostMerge))
+	must(t, err)
+	if !bytes.Equal(data, user) || fi.Mode().Perm() != 0o700 {
+		t.Errorf("restored hook = %q mode %v, want %q mode 0700", data, fi.Mode().Perm(), user)
+	}
+	for _, gone := range []string{PostCheckout, PostMerge + ChainSuffix} {
+		if _, err := os.Lstat(filepath.Join(dir, gone)); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s still exists", gone)
+		}
+	}
+	if res := e.uninstall(); len(res.Changes) != 0 || len(res.Warnings) != 0 {
+		t.Errorf("second uninstall = %q %q, want nothing", changes(res), res.Warnings)
+	}
+}
+
+func TestUninstallLeavesAHookThatIsNotKKs(t *testing.T) {
+	e := newRepo(t)
+	dir := filepath.Join(e.root, ".git", "hooks")
+	must(t, os.WriteFile(filepath.Join(dir, PostMerge), []byte(userHook), 0o755))
+	e.install(Options{})
+	// The user puts a hook of their own over kk's.
+	must(t, os.WriteFile(filepath.Join(dir, PostMerge), []byte("#!/bin/sh\necho newer\n"), 0o755))
+	res := e.uninstall()
+	if got, want := changes(res), []string{"removed .git/hooks/post-checkout"}; !slices.Equal(got, want) {
+		t.Fatalf("uninstall = %q, want %q", got, want)
+	}
+	if len(res.Warnings) != 1 || !strings.Contains(res.Warnings[0], ".git/hooks/post-merge is not kk's hook, so .git/hooks/post-merge.kk-chained was not put back") {
+		t.Fatalf("warnings = %q", res.Warnings)
+	}
+}
+
+func TestUninstallCleansTheFolderGitNoLongerUses(t *testing.T) {
+	e := newRepo(t)
+	e.install(Options{})
+	e.git("config", "core.hooksPath", "hooks")
+	res := e.install(Options{})
+	if len(res.Warnings) != 1 || !strings.Contains(res.Warnings[0], "kk's hooks in .git/hooks are never run: git runs hooks from hooks (core.hooksPath)") {
+		t.Fatalf("warnings = %q", res.Warnings)
+	}
+	res = e.uninstall()
+	want := []string{"removed hooks/post-checkout", "removed hooks/post-merge", "removed .git/hooks/post-checkout", "removed .git/hooks/post-merge"}
+	if got := changes(res); !slices.Equal(got, want) {
+		t.Fatalf("uninstall = %q, want %q", got, want)
+	}
+}
+
+func TestOutsideAWorkTree(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	t.Setenv("GIT_CEILING_DIRECTORIES", os.TempDir())
+	root := t.TempDir()
+	must(t, os.MkdirAll(filepath.Join(root, ".ai", "kenkeep"), 0o755))
+	k := kb.New(root)
+	if _, err := Install(context.Background(), k, Options{}); !errors.Is(err, ErrNotWorkTree) {
+		t.Errorf("Install = %v, want ErrNotWorkTree", err)
+	}
+	if _, err := Uninstall(context.Background(), k); !errors.Is(err, ErrNotWorkTree) {
+		t.Errorf("Uninstall = %v, want ErrNotWorkTree", err)
+	}
+	if got := Doctor(context.Background(), k); got != nil {
+		t.Errorf("Doctor = %+v, want no checks", got)
+	}
+}
+
+func TestDoctor(t *testing.T) {
+	e := newRepo(t)
+	dir := filepath.Join(e.root, ".git", "hooks")
+	check := func(name string) (string, string, string, []string) {
+		t.Helper()
+		for _, c := range Doctor(context.Background(), e.k) {
+			if c.Name == name {
+				return c.Level, c.Message, c.Fix, c.Details
+			}
+		}
+		return "", "", "", nil
+	}
+
+	level, msg, fix, _ := check("git-hooks")
+	if level != kb.DoctorWarn || msg != "kk's post-checkout, post-merge hook(s) are not installed in .git/hooks: branch indexes are synced only when a command uses them" || !strings.Contains(fix, "kk init") {
+		t.Errorf("missing: %s %q %q", level, msg, fix)
+	}
+
+	must(t, os.WriteFile(filepath.Join(dir, PostMerge), []byte(userHook), 0o755))
+	e.install(Options{})
+	level, msg, _, details := check("git-hooks")
+	if level != kb.DoctorOK || msg != "post-checkout and post-merge in .git/hooks run `kk sync`" {
+		t.Errorf("installed: %s %q", level, msg)
+	}
+	if want := []string{".git/hooks/post-merge runs .git/hooks/post-merge.kk-chained first"}; !slices.Equal(details, want) {
+		t.Errorf("installed details = %q, want %q", details, want)
+	}
+	if level, _, _, _ := check("git-hooks-folder"); level != "" {
+		t.Errorf("git-hooks-folder reported without core.hooksPath")
+	}
+
+	must(t, os.Chmod(filepath.Join(dir, PostCheckout), 0o644))
+	level, msg, fix, _ = check("git-hooks")
+	if level != kb.DoctorError || msg != "git ignores kk's post-checkout hook(s) in .git/hooks: not executable" || fix != "chmod +x '"+filepath.Join(dir, PostCheckout)+"'" {
+		t.Errorf("not executable: %s %q %q", level, msg, fix)
+	}
+	must(t, os.Chmod(filepath.Join(dir, PostCheckout), 0o755))
+
+	must(t, os.WriteFile(filepath.Join(dir, PostCheckout), script(PostCheckout, "/old/kk", "."), 0o755))
+	level, msg, fix, _ = check("git-hooks")
+	if level != kb.DoctorWarn || msg != "kk's post-checkout hook(s) in .git/hooks are out of date" || fix != "run `kk init --upgrade`" {
+		t.Errorf("out of date: %s %q %q", level, msg, fix)
+	}
+
+	e.git("config", "core.hooksPath", "githooks")
+	level, msg, fix, _ = check("git-hooks-folder")
+	if level != kb.DoctorWarn || msg != "kk's post-checkout, post-merge hook(s) in .git/hooks are never run: git runs hooks from githooks (core.hooksPath is githooks)" || !strings.Contains(fix, "kk uninstall --git-hooks") {
+		t.Errorf("stale folder: %s %q %q", level, msg, fix)
+	}
+	e.uninstall()
+	e.install(Options{})
+	if level, msg, _, _ := check("git-hooks-folder"); level != kb.DoctorOK || msg != "git runs hooks from githooks (core.hooksPath is githooks)" {
+		t.Errorf("moved folder: %s %q", level, msg)
+	}
+	if level, _, _, _ := check("git-hooks"); level != kb.DoctorOK {
+		t.Errorf("hooks in core.hooksPath: %s", level)
+	}
+}
+
+func TestIsKK(t *testing.T) {
+	for _, tc := range []struct {
+		src  string
+		want bool
+	}{
+		{string(script(PostCheckout, "kk", ".")), true},
+		{string(script(PostMerge, "bin/kk", "sub")), true},
+		{userHook, false},
+		{"#!/bin/sh\necho hi\n# kk-git-hook: post-merge v1\n", false},
+		{"", false},
+	} {
+		if got := isKK([]byte(tc.src)); got != tc.want {
+			t.Errorf("isKK(%q) = %v, want %v", tc.src, got, tc.want)
+		}
+	}
+}

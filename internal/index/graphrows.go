@@ -1,0 +1,145 @@
+package index
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/kk-project/kk/internal/node"
+)
+
+// GraphKeys are the front matter keys of the knowledge graph the index
+// keeps for every leaf (as JSON in nodes.graph), so that atoms and
+// molecules are read without parsing their leaves.
+var GraphKeys = []string{"kk_paths", "kk_molecule", "kk_related", "kk_edges", "kk_version", "kk_changelog",
+	"kk_created_at", "kk_updated_at", "kk_created_by_task", "kk_last_task"}
+
+// graphJSON returns the leaf's graph keys as a JSON object ("" when it has
+// none).
+func graphJSON(n *node.Node) string {
+	m := map[string]any{}
+	for _, k := range GraphKeys {
+		if v, ok := n.Extra(k); ok {
+			m[k] = v
+		}
+	}
+	if len(m) == 0 {
+		return ""
+	}
+	b, err := json.Marshal(m)
+	if err != nil { // front matter values are JSON-representable
+		return ""
+	}
+	return string(b)
+}
+
+// GraphRow is a leaf with graph keys, as the index keeps it.
+type GraphRow struct {
+	ID, Path, Type, Title string
+	Body                  string // only when asked for
+	keys                  map[string]any
+}
+
+// Extra returns a graph key's value, decoded as the front matter parser
+// decodes it (whole numbers as int64).
+func (r *GraphRow) Extra(key string) (any, bool) {
+	v, ok := r.keys[key]
+	return v, ok
+}
+
+// GraphRows returns the tree leaves that are molecules or carry graph keys,
+// ordered by path, with their bodies when bodies is set.
+func (db *DB) GraphRows(ctx context.Context, bodies bool) ([]*GraphRow, error) {
+	body := "''"
+	if bodies {
+		body = "body"
+	}
+	rows, err := db.r.QueryContext(ctx, `SELECT id, path, type, title, `+body+`, graph FROM nodes
+		WHERE origin = '' AND (graph != '' OR type = 'molecule') ORDER BY path`)
+	if err != nil {
+		return nil, fmt.Errorf("reading index %s: %w", db.Path, err)
+	}
+	defer rows.Close()
+	var out []*GraphRow
+	for rows.Next() {
+		r := &GraphRow{}
+		var g string
+		if err := rows.Scan(&r.ID, &r.Path, &r.Type, &r.Title, &r.Body, &g); err != nil {
+			return nil, fmt.Errorf("reading index %s: %w", db.Path, err)
+		}
+		if r.keys, err = decodeGraph(g); err != nil {
+			return nil, fmt.Errorf("index %s: %s: %w", db.Path, r.Path, err)
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// Bodies returns the bodies of the tree leaves at the given paths.
+func (db *DB) Bodies(ctx context.Context, paths []string) (map[string]string, error) {
+	out := make(map[string]string, len(paths))
+	const batch = 500
+	for start := 0; start < len(paths); start += batch {
+		chunk := paths[start:min(start+batch, len(paths))]
+		args := make([]any, len(chunk))
+		for i, p := range chunk {
+			args[i] = p
+		}
+		rows, err := db.r.QueryContext(ctx, `SELECT path, body FROM nodes WHERE origin = '' AND path IN (?`+strings.Repeat(",?", len(chunk)-1)+`)`, args...)
+		if err != nil {
+			return nil, fmt.Errorf("reading index %s: %w", db.Path, err)
+		}
+		for rows.Next() {
+			var p, b string
+			if err := rows.Scan(&p, &b); err != nil {
+				rows.Close()
+				return nil, err
+			}
+			out[p] = b
+		}
+		if err := rows.Close(); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// decodeGraph decodes nodes.graph, turning JSON numbers back into int64
+// (whole numbers) or float64 as the front matter parser gives them.
+func decodeGraph(s string) (map[string]any, error) {
+	if s == "" {
+		return map[string]any{}, nil
+	}
+	dec := json.NewDecoder(bytes.NewReader([]byte(s)))
+	dec.UseNumber()
+	var m map[string]any
+	if err := dec.Decode(&m); err != nil {
+		return nil, err
+	}
+	for k, v := range m {
+		m[k] = fromJSONNumbers(v)
+	}
+	return m, nil
+}
+
+func fromJSONNumbers(v any) any {
+	switch x := v.(type) {
+	case json.Number:
+		if i, err := x.Int64(); err == nil {
+			return i
+		}
+		f, _ := x.Float64()
+		return f
+	case []any:
+		for i := range x {
+			x[i] = fromJSONNumbers(x[i])
+		}
+	case map[string]any:
+		for k := range x {
+			x[k] = fromJSONNumbers(x[k])
+		}
+	}
+	return v
+}
