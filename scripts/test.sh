@@ -2,7 +2,8 @@
 # Runs every check and test of kk: formatting, go vet, and the whole test
 # suite under the race detector (unit tests, testscript end-to-end scripts,
 # fuzz seed corpora, the schema and CLI-docs drift checks, and the drupal
-# pack migration, which needs ../shared/fixtures beside the repository).
+# pack migration, which needs ../shared/fixtures beside the repository),
+# then the MCP end-to-end test with the MCP Inspector.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -14,3 +15,6 @@ if [ -n "$unformatted" ]; then
 fi
 go vet ./...
 go test -race -count=1 ./...
+# A real MCP client (the MCP Inspector CLI, installed from npm into a cache
+# folder) drives the built `kk mcp`.
+bash scripts/mcp-e2e.sh

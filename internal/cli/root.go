@@ -231,6 +231,7 @@ func newRootCmd(app *App) *cobra.Command {
 		newUninstallCmd(app), newCurateCmd(app), newBootstrapCmd(app), newPromptCmd(app),
 		newSyncCmd(app), newSearchCmd(app), newQueryCmd(app), newUpsertCmd(app), newDeleteCmd(app), newCheckCmd(app), newGCCmd(app), newCompactCmd(app),
 		newGraphCmd(app), newContextCmd(app), newChangelogCmd(app),
+		newMCPCmd(app),
 	} {
 		root.AddCommand(c)
 	}

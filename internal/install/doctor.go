@@ -56,6 +56,9 @@ func Doctor(ctx context.Context, k *kb.KB, reg *harness.Registry, only string) [
 			name := strings.TrimPrefix(c.Name, id+" ")
 			out = append(out, kb.DoctorCheck{Name: id + "/" + name, Level: c.Level, Message: c.Message, Fix: c.Fix})
 		}
+		if c, ok := checkMCP(ctx, k, id, a, commandFor("", inst)); ok {
+			out = append(out, c)
+		}
 	}
 	return append(out, checkAgentsBlock(k))
 }

@@ -155,6 +155,12 @@ func Install(ctx context.Context, k *kb.KB, reg *harness.Registry, named []harne
 				failed = fmt.Errorf("installing kk into %s: %w", a.Name(), err)
 				break
 			}
+			mcpChanges, err := registerMCP(a, k.Root, res.Command)
+			res.Changes = append(res.Changes, mcpChanges...)
+			if err != nil {
+				failed = fmt.Errorf("installing kk into %s: %w", a.Name(), err)
+				break
+			}
 			if !slices.Contains(installed, id) {
 				installed = append(installed, id)
 			}
@@ -200,6 +206,12 @@ func Uninstall(ctx context.Context, k *kb.KB, named []harness.Adapter, opts Opti
 		var failed error
 		for _, id := range sortedKeys(byID) {
 			a := byID[id]
+			mcpChanges, err := unregisterMCP(a, k.Root)
+			res.Changes = append(res.Changes, mcpChanges...)
+			if err != nil {
+				failed = fmt.Errorf("removing kk from %s: %w", a.Name(), err)
+				break
+			}
 			changes, err := a.Uninstall(ctx, harness.InstallOptions{Root: k.Root, Command: res.Command, Skills: skills, Prompts: prompts, Now: opts.Now})
 			res.Changes = append(res.Changes, changes...)
 			if err != nil {

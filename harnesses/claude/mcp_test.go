@@ -1,0 +1,13 @@
+package claude
+
+import (
+	"testing"
+
+	"github.com/kk-project/kk/internal/harness/harnesstest"
+)
+
+func TestMCPRegistration(t *testing.T) {
+	harnesstest.CheckMCPRegistrar(t, New(),
+		[]byte("{\n  \"mcpServers\": {\n    \"other\": {\n      \"command\": \"other\"\n    }\n  }\n}\n"),
+		"\"kk\": {\n      \"command\": \"kk\",\n      \"args\": [\n        \"mcp\"\n      ]\n    }")
+}

@@ -1,0 +1,43 @@
+package codex
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/kk-project/kk/internal/harness"
+	"github.com/kk-project/kk/internal/harness/harnesstest"
+)
+
+func TestMCPRegistration(t *testing.T) {
+	harnesstest.CheckMCPRegistrar(t, New(),
+		[]byte("model = \"o4\"\n\n[mcp_servers.other]\ncommand = \"other\"\n"),
+		"# kk:start (kk's MCP server; kk init writes and kk uninstall removes this block)\n[mcp_servers.kk]\ncommand = \"kk\"\nargs = [\"mcp\"]\n# kk:end\n")
+}
+
+// A [mcp_servers.kk] table the user wrote is theirs: kk neither adds a
+// second one (invalid TOML) nor removes it.
+func TestMCPUserTable(t *testing.T) {
+	root := t.TempDir()
+	user := "[mcp_servers.kk]\ncommand = '/usr/local/bin/kk'\nargs = [\"mcp\", \"--log-file\"]\n"
+	path := filepath.Join(root, ".codex", "config.toml")
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(user), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	a := New()
+	if ch, err := a.RegisterMCP(root, harness.MCPServerFor("kk")); err != nil || len(ch) != 0 {
+		t.Fatalf("register: %v %v", ch, err)
+	}
+	if s, ok, err := a.RegisteredMCP(root); err != nil || !ok || s.String() != "/usr/local/bin/kk mcp --log-file" {
+		t.Fatalf("registered: %v %v %v", s, ok, err)
+	}
+	if ch, err := a.UnregisterMCP(root); err != nil || len(ch) != 0 {
+		t.Fatalf("unregister: %v %v", ch, err)
+	}
+	if data, _ := os.ReadFile(path); string(data) != user {
+		t.Fatalf("the user's table changed:\n%s", data)
+	}
+}

@@ -1,0 +1,86 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/kk-project/kk/internal/mcpserver"
+)
+
+type mcpOpts struct {
+	logFile bool
+}
+
+func newMCPCmd(app *App) *cobra.Command {
+	var o mcpOpts
+	cmd := &cobra.Command{
+		Use:   "mcp",
+		Short: "Serve the knowledge base to an MCP client over stdio",
+		Long: `Run kk's MCP server over stdin and stdout (newline-delimited JSON-RPC), for
+a coding agent or editor that starts it as a subprocess. kk init
+--harnesses registers this command in each harness's MCP settings.
+
+Tools: query_graph, manage_graph, manage_changelog (the atom and molecule
+graph), kb_query, kb_upsert, kb_delete, kb_check (traceability entities and
+edges), kk_search, kk_read and kk_entry (the knowledge tree). The names use
+underscores because model APIs refuse dots in tool names. Resources:
+kk://entry, kk://node/{id} and kk://index/{path} (folder index.md files).
+
+Every request works on the branch checked out at that moment: a server left
+running across "git checkout" serves the new branch on its next request.
+Writes take the knowledge base's writer lock, so several servers (one per
+agent session) can share one tree.
+
+Nothing but protocol messages is written to stdout. Each call is logged to
+stderr, or with --log-file appended to .ai/kenkeep/_logs/mcp-<date>.log.
+The server stops when the client closes stdin.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runMCP(cmd.Context(), app, o)
+		},
+	}
+	cmd.Flags().BoolVar(&o.logFile, "log-file", false, "log to .ai/kenkeep/_logs/mcp-<date>.log instead of stderr")
+	return cmd
+}
+
+func runMCP(ctx context.Context, app *App, o mcpOpts) (err error) {
+	k, err := app.KB()
+	if err != nil {
+		return err
+	}
+	logTo := app.IO.Err
+	if o.logFile {
+		dir := k.LogsDir()
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return fmt.Errorf("creating %s: %w", k.Rel(dir), err)
+		}
+		name := filepath.Join(dir, "mcp-"+app.Now().UTC().Format("2006-01-02")+".log")
+		f, err := os.OpenFile(name, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+		if err != nil {
+			return fmt.Errorf("opening the log file: %w", err)
+		}
+		defer func() { err = errors.Join(err, f.Close()) }()
+		logTo = f
+	}
+	log := slog.New(slog.NewTextHandler(logTo, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	out := app.IO.Out
+	if f, ok := out.(*os.File); ok && f == os.Stdout {
+		// stdout belongs to the protocol: anything in the process that
+		// prints to os.Stdout lands on stderr instead.
+		os.Stdout = os.Stderr
+		defer func() { os.Stdout = f }()
+	}
+	srv := mcpserver.New(k, mcpserver.Options{Version: versionString(), Logger: log})
+	log.Info("serving", "root", k.Root, "pid", os.Getpid())
+	if err := mcpserver.Run(ctx, srv, app.IO.In, out); err != nil {
+		return fmt.Errorf("mcp: %w", err)
+	}
+	log.Info("client disconnected")
+	return nil
+}

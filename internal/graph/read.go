@@ -1,0 +1,325 @@
+package graph
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/kk-project/kk/internal/index"
+	"github.com/kk-project/kk/internal/kb"
+	"github.com/kk-project/kk/internal/node"
+)
+
+// The read operations every face shares: one node with its edges and
+// changelog (kk_read), ranked full-text search over the branch index
+// (kk_search), and the entry file (kk_entry).
+
+// ReadParams is the parameter object of kk_read: exactly one of id and path.
+type ReadParams struct {
+	ID               string `json:"id,omitempty" jsonschema:"description=The node id (kk_id)\\, e.g. map-auth-flow. Give id or path\\, not both."`
+	Path             string `json:"path,omitempty" jsonschema:"description=The leaf file: relative to nodes/ (auth/flow.md) or to the repository (.ai/kenkeep/nodes/auth/flow.md). Give id or path\\, not both."`
+	IncludeChangelog *bool  `json:"includeChangelog,omitempty" jsonschema:"description=Include the newest changelog entries (default true)."`
+	ChangelogLimit   *int   `json:"changelogLimit,omitempty" jsonschema:"description=How many changelog entries to return\\, newest first (default 5).,minimum=0,maximum=1000"`
+}
+
+// NodeView is one node as kk_read returns it.
+type NodeView struct {
+	ID          string   `json:"id"`
+	Path        string   `json:"path"` // relative to the repository
+	Type        string   `json:"type"`
+	Title       string   `json:"title"`
+	Description string   `json:"description"`
+	Tags        []string `json:"tags"`
+	Status      string   `json:"status,omitempty"`
+	Confidence  string   `json:"confidence,omitempty"`
+	Priority    string   `json:"priority,omitempty"`
+	Severity    string   `json:"severity,omitempty"`
+	Owner       string   `json:"owner,omitempty"`
+	// Paths and MoleculeID are set for atoms.
+	Paths      []string `json:"paths,omitempty"`
+	MoleculeID string   `json:"moleculeId,omitempty"`
+	Version    int64    `json:"version"`
+	// Body is the markdown body without kk's generated Related and
+	// Citations blocks.
+	Body string `json:"body"`
+	// Edges are the node's outgoing edges: relates_to and depends_on ids,
+	// kk_related entries (type "related", kind holding the reason) and
+	// kk_edges, in that order.
+	Edges []Edge `json:"edges"`
+	// Changelog holds the newest entries first; ChangelogTotal counts all.
+	Changelog      []ChangelogEntry `json:"changelog,omitempty"`
+	ChangelogTotal int              `json:"changelogTotal"`
+}
+
+// ReadNode runs kk_read: one node by id or by path.
+func ReadNode(ctx context.Context, k *kb.KB, p ReadParams) Response {
+	data, err := readNode(ctx, k, p)
+	if err != nil {
+		return fail(err)
+	}
+	return ok(data)
+}
+
+// ReadNodeJSON decodes the parameter object strictly and runs ReadNode.
+func ReadNodeJSON(ctx context.Context, k *kb.KB, raw []byte) Response {
+	var p ReadParams
+	if err := decodeStrict(raw, &p); err != nil {
+		return fail(err)
+	}
+	return ReadNode(ctx, k, p)
+}
+
+func readNode(ctx context.Context, k *kb.KB, p ReadParams) (*NodeView, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	limit := DefaultChangelogLimit
+	if p.ChangelogLimit != nil {
+		if *p.ChangelogLimit < 0 || *p.ChangelogLimit > MaxLimit {
+			return nil, invalid("changelogLimit", "must be between 0 and %d", MaxLimit)
+		}
+		limit = *p.ChangelogLimit
+	}
+	var rel string
+	switch {
+	case p.ID != "" && p.Path != "":
+		return nil, invalid("id", "give id or path, not both")
+	case p.ID != "":
+		if n := cachedLeaf(k, p.ID); n != nil {
+			return viewNode(n, p.IncludeChangelog == nil || *p.IncludeChangelog, limit)
+		}
+		t, err := k.ReadTree(kb.LoadOptions{})
+		if err != nil {
+			return nil, err
+		}
+		rememberPaths(k, t)
+		n, found := t.ByID(p.ID)
+		if !found {
+			return nil, newError(CodeNotFound, map[string]any{"id": p.ID}, "no node with id %q", p.ID)
+		}
+		rel = n.Path
+	case p.Path != "":
+		var perr *Error
+		if rel, perr = LeafPath(k, p.Path); perr != nil {
+			return nil, perr
+		}
+	default:
+		return nil, invalid("id", "give the id or the path of the node to read")
+	}
+	n, err := k.ReadLeaf(rel)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, newError(CodeNotFound, map[string]any{"path": repoPath(rel)}, "no leaf at %s", repoPath(rel))
+	}
+	if err != nil {
+		return nil, err
+	}
+	return viewNode(n, p.IncludeChangelog == nil || *p.IncludeChangelog, limit)
+}
+
+// leafPaths remembers, per knowledge base root, where each id's leaf was
+// the last time the tree was read, so that reading a node by id in a
+// long-running process (the MCP server) costs one file read instead of a
+// tree read. An entry is only a hint: the leaf is read and its id checked,
+// and a miss falls back to reading the tree.
+var leafPaths sync.Map // root -> *pathHints
+
+type pathHints struct {
+	paths map[string]string // id -> leaf path; never changed once stored
+}
+
+func rememberPaths(k *kb.KB, t *kb.Tree) {
+	h := &pathHints{paths: make(map[string]string, len(t.Leaves))}
+	for _, n := range t.Leaves {
+		h.paths[n.ID] = n.Path
+	}
+	leafPaths.Store(k.Root, h)
+}
+
+// cachedLeaf returns the leaf with id when the remembered path still holds
+// it, else nil.
+func cachedLeaf(k *kb.KB, id string) *node.Node {
+	v, ok := leafPaths.Load(k.Root)
+	if !ok {
+		return nil
+	}
+	h := v.(*pathHints)
+	rel, ok := h.paths[id]
+	if !ok {
+		return nil
+	}
+	n, err := k.ReadLeaf(rel)
+	if err != nil || n.ID != id {
+		return nil
+	}
+	return n
+}
+
+// LeafPath turns a path given by a caller (relative to nodes/, to the
+// repository, or absolute inside nodes/) into a leaf path relative to
+// nodes/. Paths outside nodes/, with "..", or not naming a .md leaf are a
+// VALIDATION_ERROR.
+func LeafPath(k *kb.KB, p string) (string, *Error) {
+	given := p
+	p = strings.TrimSpace(p)
+	if filepath.IsAbs(p) {
+		r, err := filepath.Rel(k.NodesDir(), p)
+		if err != nil || r == ".." || strings.HasPrefix(filepath.ToSlash(r), "../") {
+			return "", invalid("path", "%q is not inside %s", given, k.Rel(k.NodesDir()))
+		}
+		p = r
+	}
+	p = filepath.ToSlash(p)
+	for _, part := range strings.Split(p, "/") {
+		if part == ".." {
+			return "", invalid("path", "%q must not contain \"..\"", given)
+		}
+	}
+	p = path.Clean(p)
+	if prefix := path.Join(kb.DirName, "nodes") + "/"; strings.HasPrefix(p, prefix) {
+		p = strings.TrimPrefix(p, prefix)
+	} else {
+		p = strings.TrimPrefix(p, "nodes/")
+	}
+	base := path.Base(p)
+	if p == "." || p == "" || !strings.HasSuffix(p, ".md") || base == "index.md" || base == "log.md" || strings.HasPrefix(base, ".") {
+		return "", invalid("path", "%q does not name a leaf (a .md file under nodes/ other than index.md)", given)
+	}
+	return p, nil
+}
+
+func viewNode(n *node.Node, withLog bool, limit int) (*NodeView, error) {
+	r := leafReader(n)
+	e := r.entity(n.ID, n.Type, n.Title, n.Body)
+	v := &NodeView{
+		ID: n.ID, Path: repoPath(n.Path), Type: n.Type, Title: n.Title, Description: n.Description,
+		Tags: orEmpty(n.Tags), Status: n.Status, Confidence: n.Confidence,
+		Priority: r.str(KeyPriority), Severity: r.str(KeySeverity), Owner: r.str(KeyOwner),
+		Version: e.Version, Body: e.Knowledge, Edges: []Edge{}, ChangelogTotal: len(e.Changelog),
+	}
+	if IsAtom(n) {
+		v.Paths = orEmpty(r.strings(KeyPaths))
+		v.MoleculeID = r.str(KeyMolecule)
+	}
+	for _, to := range n.RelatesTo {
+		v.Edges = append(v.Edges, Edge{Type: "relates_to", To: to})
+	}
+	for _, to := range n.DependsOn {
+		v.Edges = append(v.Edges, Edge{Type: "depends_on", To: to})
+	}
+	for _, rel := range e.Related {
+		v.Edges = append(v.Edges, Edge{Type: "related", To: rel.ID, Kind: rel.Reason})
+	}
+	v.Edges = append(v.Edges, e.Edges...)
+	if withLog {
+		v.Changelog = newestFirst(e.Changelog, limit, 0)
+	}
+	if r.err != nil {
+		return nil, r.err
+	}
+	return v, nil
+}
+
+// SearchParams is the parameter object of kk_search.
+type SearchParams struct {
+	Query string `json:"query" jsonschema:"description=Words to look for; stemmed (retrying finds retry)\\, punctuation and search operators are plain text.,minLength=1"`
+	Limit *int   `json:"limit,omitempty" jsonschema:"description=At most this many hits (default 10).,minimum=1,maximum=100"`
+}
+
+// SearchData is the data of kk_search.
+type SearchData struct {
+	Branch string      `json:"branch"`
+	Query  string      `json:"query"`
+	Hits   []index.Hit `json:"hits"`
+}
+
+// Search limits of kk_search.
+const (
+	DefaultSearchLimit = 10
+	MaxSearchLimit     = 100
+)
+
+// SearchNodes runs kk_search: ranked full-text search over the current
+// branch's index, which is created (from the default branch's) and synced
+// first.
+func SearchNodes(ctx context.Context, k *kb.KB, p SearchParams) Response {
+	data, err := searchNodes(ctx, k, p)
+	if err != nil {
+		return fail(err)
+	}
+	return ok(data)
+}
+
+// SearchNodesJSON decodes the parameter object strictly and runs SearchNodes.
+func SearchNodesJSON(ctx context.Context, k *kb.KB, raw []byte) Response {
+	var p SearchParams
+	if err := decodeStrict(raw, &p); err != nil {
+		return fail(err)
+	}
+	return SearchNodes(ctx, k, p)
+}
+
+func searchNodes(ctx context.Context, k *kb.KB, p SearchParams) (_ *SearchData, err error) {
+	limit := DefaultSearchLimit
+	if p.Limit != nil {
+		if *p.Limit < 1 || *p.Limit > MaxSearchLimit {
+			return nil, invalid("limit", "must be between 1 and %d", MaxSearchLimit)
+		}
+		limit = *p.Limit
+	}
+	if index.Query(p.Query, "OR") == "" {
+		return nil, invalid("query", "%q holds no word to look for", p.Query)
+	}
+	branch, err := index.CurrentBranch(ctx, k)
+	if err != nil {
+		return nil, err
+	}
+	db, _, err := index.Open(ctx, k, branch)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { err = errors.Join(err, db.Close()) }()
+	hits, err := index.Search(ctx, db, p.Query, limit)
+	if err != nil {
+		return nil, err
+	}
+	return &SearchData{Branch: branch, Query: p.Query, Hits: hits}, nil
+}
+
+// EntryParams is the parameter object of kk_entry (it has none).
+type EntryParams struct{}
+
+// EntryData is the data of kk_entry.
+type EntryData struct {
+	Path    string `json:"path"` // relative to the repository
+	Content string `json:"content"`
+}
+
+// ReadEntry runs kk_entry: the knowledge base's ENTRY.md.
+func ReadEntry(ctx context.Context, k *kb.KB) Response {
+	if err := ctx.Err(); err != nil {
+		return fail(err)
+	}
+	rel := path.Join(kb.DirName, "ENTRY.md")
+	src, err := os.ReadFile(k.EntryPath())
+	if errors.Is(err, fs.ErrNotExist) {
+		return fail(newError(CodeNotFound, map[string]any{"path": rel}, "%s does not exist; run kk index rebuild", rel))
+	}
+	if err != nil {
+		return fail(err)
+	}
+	return ok(EntryData{Path: rel, Content: string(src)})
+}
+
+// ReadEntryJSON decodes the (empty) parameter object strictly and runs ReadEntry.
+func ReadEntryJSON(ctx context.Context, k *kb.KB, raw []byte) Response {
+	var p EntryParams
+	if err := decodeStrict(raw, &p); err != nil {
+		return fail(err)
+	}
+	return ReadEntry(ctx, k)
+}

@@ -1,0 +1,108 @@
+package install
+
+import (
+	"context"
+	"fmt"
+	"os/exec"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/kk-project/kk/internal/harness"
+	"github.com/kk-project/kk/internal/kb"
+)
+
+// MCPDoctorTimeout bounds how long kk doctor waits for a registered MCP
+// server to start and list its tools.
+var MCPDoctorTimeout = 10 * time.Second
+
+// registerMCP registers `<command> mcp` in the project MCP configuration
+// of a harness whose adapter supports it.
+func registerMCP(a harness.Adapter, root, command string) ([]harness.Change, error) {
+	r, ok := a.(harness.MCPRegistrar)
+	if !ok {
+		return nil, nil
+	}
+	changes, err := r.RegisterMCP(root, harness.MCPServerFor(command))
+	if err != nil {
+		return changes, fmt.Errorf("registering kk's MCP server in %s: %w", r.MCPConfig(), err)
+	}
+	return changes, nil
+}
+
+// unregisterMCP takes kk's MCP server out of a harness's configuration.
+func unregisterMCP(a harness.Adapter, root string) ([]harness.Change, error) {
+	r, ok := a.(harness.MCPRegistrar)
+	if !ok {
+		return nil, nil
+	}
+	changes, err := r.UnregisterMCP(root)
+	if err != nil {
+		return changes, fmt.Errorf("removing kk's MCP server from %s: %w", r.MCPConfig(), err)
+	}
+	return changes, nil
+}
+
+// checkMCP checks a harness's MCP registration: present, naming the
+// command kk's hooks use, and answering tools/list with kk's tools when
+// started from the repository root. ok is false for a harness without MCP
+// support.
+func checkMCP(ctx context.Context, k *kb.KB, id string, a harness.Adapter, command string) (c kb.DoctorCheck, ok bool) {
+	r, ok := a.(harness.MCPRegistrar)
+	if !ok {
+		return c, false
+	}
+	c.Name = id + "/mcp"
+	file := r.MCPConfig()
+	fix := "run `kk init --upgrade`, which registers `kk mcp` again and keeps the rest of the file"
+	s, found, err := r.RegisteredMCP(k.Root)
+	switch {
+	case err != nil:
+		c.Level, c.Message, c.Fix = kb.DoctorError, fmt.Sprintf("%s cannot be read: %v", file, err), "fix the file, then run `kk init --upgrade`"
+		return c, true
+	case !found:
+		c.Level, c.Message, c.Fix = kb.DoctorWarn, fmt.Sprintf("%s does not register kk's MCP server, so the agent has no kk tools", file), fix
+		return c, true
+	}
+	tools, err := listTools(ctx, k.Root, s)
+	if err != nil {
+		c.Level, c.Message = kb.DoctorError, fmt.Sprintf("the MCP server registered in %s (%s) does not answer: %v", file, s, err)
+		c.Fix = "check that `" + s.String() + "` runs from the repository root, or " + strings.TrimPrefix(fix, "run ")
+		return c, true
+	}
+	if !slices.Contains(tools, "query_graph") {
+		c.Level, c.Message, c.Fix = kb.DoctorError, fmt.Sprintf("the MCP server registered in %s (%s) is not kk's: it lists %s", file, s, strings.Join(tools, ", ")), fix
+		return c, true
+	}
+	if want := harness.MCPServerFor(command); !slices.Equal(append([]string{s.Command}, s.Args...), append([]string{want.Command}, want.Args...)) {
+		c.Level, c.Message, c.Fix = kb.DoctorWarn, fmt.Sprintf("%s starts `%s`, not `%s` as kk's hooks would; it answers with %d tools", file, s, want, len(tools)), fix
+		return c, true
+	}
+	c.Level, c.Message = kb.DoctorOK, fmt.Sprintf("%s registers `%s`, which answers tools/list with %d tools", file, s, len(tools))
+	return c, true
+}
+
+// listTools starts s in root, lists its tools and stops it.
+func listTools(ctx context.Context, root string, s harness.MCPServer) ([]string, error) {
+	ctx, cancel := context.WithTimeout(ctx, MCPDoctorTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, s.Command, s.Args...)
+	cmd.Dir = root
+	client := mcp.NewClient(&mcp.Implementation{Name: "kk-doctor", Version: "1"}, nil)
+	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: time.Second}, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer cs.Close()
+	var names []string
+	for t, err := range cs.Tools(ctx, nil) {
+		if err != nil {
+			return nil, err
+		}
+		names = append(names, t.Name)
+	}
+	slices.Sort(names)
+	return names, nil
+}

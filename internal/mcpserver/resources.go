@@ -1,0 +1,87 @@
+package mcpserver
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"path"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/kk-project/kk/internal/kb"
+)
+
+// Resource URIs.
+const (
+	EntryURI         = "kk://entry"
+	NodeURIPrefix    = "kk://node/"
+	IndexURIPrefix   = "kk://index/"
+	nodeTemplate     = NodeURIPrefix + "{+id}"
+	indexTemplate    = IndexURIPrefix + "{+path}"
+	markdownMIMEType = "text/markdown"
+)
+
+func (s *server) addResources(srv *mcp.Server) {
+	srv.AddResource(&mcp.Resource{
+		Name: "entry", Title: "Knowledge base entry page", URI: EntryURI, MIMEType: markdownMIMEType,
+		Description: "ENTRY.md: what the knowledge base holds and where to start.",
+	}, s.readEntry)
+	srv.AddResourceTemplate(&mcp.ResourceTemplate{
+		Name: "node", Title: "Knowledge node", URITemplate: nodeTemplate, MIMEType: markdownMIMEType,
+		Description: "One leaf of the knowledge tree by its id (kk_id), as stored: front matter and markdown body.",
+	}, s.readNode)
+	srv.AddResourceTemplate(&mcp.ResourceTemplate{
+		Name: "index", Title: "Folder index", URITemplate: indexTemplate, MIMEType: markdownMIMEType,
+		Description: "A folder's generated index.md by its path under nodes/ (index.md for the root, auth/index.md for a folder): the folder's leaves and subfolders with one-line summaries.",
+	}, s.readIndex)
+}
+
+func (s *server) readEntry(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+	return s.readFile(req.Params.URI, s.kb.EntryPath())
+}
+
+func (s *server) readNode(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+	uri := req.Params.URI
+	id := strings.TrimPrefix(uri, NodeURIPrefix)
+	if id == "" || id == uri {
+		return nil, mcp.ResourceNotFoundError(uri)
+	}
+	t, err := s.kb.ReadTree(kb.LoadOptions{})
+	if err != nil {
+		return nil, err
+	}
+	n, ok := t.ByID(id)
+	if !ok {
+		return nil, mcp.ResourceNotFoundError(uri)
+	}
+	return s.readFile(uri, s.kb.NodePath(n.Path))
+}
+
+func (s *server) readIndex(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+	uri := req.Params.URI
+	p := strings.TrimPrefix(uri, IndexURIPrefix)
+	if p == uri || p == "" || path.Base(p) != "index.md" || path.Clean(p) != p || strings.HasPrefix(p, "/") || strings.HasPrefix(p, "../") || strings.Contains(p, "/../") {
+		return nil, mcp.ResourceNotFoundError(uri)
+	}
+	for _, part := range strings.Split(p, "/") {
+		if part == ".." || strings.HasPrefix(part, ".") {
+			return nil, mcp.ResourceNotFoundError(uri)
+		}
+	}
+	return s.readFile(uri, s.kb.NodePath(p))
+}
+
+// readFile returns one markdown file as a resource, or "not found".
+func (s *server) readFile(uri, file string) (*mcp.ReadResourceResult, error) {
+	src, err := os.ReadFile(file)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, mcp.ResourceNotFoundError(uri)
+	}
+	if err != nil {
+		s.log.Error("reading a resource", "uri", uri, "error", err.Error())
+		return nil, err
+	}
+	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, MIMEType: markdownMIMEType, Text: string(src)}}}, nil
+}

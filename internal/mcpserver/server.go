@@ -1,0 +1,187 @@
+// Package mcpserver is kk's MCP server: the graph, traceability and
+// knowledge operations of internal/graph exposed as MCP tools, and the
+// entry page, nodes and folder indexes as resources. Every tool is a thin
+// face over a core operation that the CLI calls too; the server adds
+// argument validation against the registered schemas, error mapping and
+// logging, nothing else.
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"runtime/debug"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/kk-project/kk/internal/graph"
+	"github.com/kk-project/kk/internal/kb"
+	"github.com/kk-project/kk/internal/schema"
+)
+
+// Options tune the server.
+type Options struct {
+	// Version is kk's version, reported to clients.
+	Version string
+	// Logger receives one record per call; nil discards them.
+	Logger *slog.Logger
+}
+
+// instructions is what a client shows the model about the server as a whole.
+const instructions = `kk serves this repository's knowledge base (.ai/kenkeep/): reviewed notes about the code, an atom/molecule graph keyed by file paths, and traceability entities (requirements, scenarios, tests, decisions, symbols) with typed edges.
+Before changing files, call query_graph with operation "context" and the file paths. To look something up by topic, call kk_search, then kk_read. Record what you learned with manage_graph and manage_changelog.
+Every tool returns {"success":true,"data":…} or a tool error whose text is {"success":false,"error":{"code","message","details"}}.`
+
+type server struct {
+	kb  *kb.KB
+	log *slog.Logger
+}
+
+// New builds the MCP server for k with every tool and resource registered.
+func New(k *kb.KB, o Options) *mcp.Server { return newServer(k, o, tools) }
+
+func newServer(k *kb.KB, o Options, list []Tool) *mcp.Server {
+	log := o.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	version := o.Version
+	if version == "" {
+		version = "dev"
+	}
+	s := &server{kb: k, log: log}
+	srv := mcp.NewServer(&mcp.Implementation{Name: "kk", Title: "kk knowledge base", Version: version},
+		&mcp.ServerOptions{Instructions: instructions, Logger: log})
+	for _, t := range list {
+		srv.AddTool(mcpTool(t), s.handler(t))
+	}
+	s.addResources(srv)
+	return srv
+}
+
+// InputSchema returns the input schema of the registered schema name as
+// MCP wants it: the registry's schema without its $schema and $id keys.
+func InputSchema(name string) (json.RawMessage, error) {
+	raw, err := schema.JSON(name)
+	if err != nil {
+		return nil, err
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, fmt.Errorf("schema %s: %w", name, err)
+	}
+	delete(m, "$schema")
+	delete(m, "$id")
+	return json.Marshal(m)
+}
+
+func mcpTool(t Tool) *mcp.Tool {
+	in, err := InputSchema(t.Schema)
+	if err != nil {
+		// The schemas are generated from Go types at build time; a failure
+		// here is a bug caught by the package's tests.
+		panic(fmt.Sprintf("mcpserver: tool %s: %v", t.Name, err))
+	}
+	destructive := t.Destructive
+	return &mcp.Tool{
+		Name:        t.Name,
+		Title:       t.Title,
+		Description: t.Description,
+		InputSchema: in,
+		Annotations: &mcp.ToolAnnotations{
+			Title:           t.Title,
+			ReadOnlyHint:    t.ReadOnly,
+			DestructiveHint: &destructive,
+			IdempotentHint:  t.Idempotent,
+			OpenWorldHint:   new(bool),
+		},
+	}
+}
+
+// handler validates the arguments against the tool's schema, runs the core
+// operation, and maps its envelope to a tool result. A panic in the
+// operation becomes an INTERNAL_ERROR tool error: the server keeps serving.
+func (s *server) handler(t Tool) mcp.ToolHandler {
+	return func(ctx context.Context, req *mcp.CallToolRequest) (res *mcp.CallToolResult, err error) {
+		start := time.Now()
+		var resp graph.Response
+		defer func() {
+			if p := recover(); p != nil {
+				s.log.Error("tool panicked", "tool", t.Name, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+				resp = graph.Response{Error: &graph.Error{Code: graph.CodeInternal,
+					Message: fmt.Sprintf("%s failed unexpectedly: %v", t.Name, p)}}
+				res, err = result(resp), nil
+			}
+			attrs := []any{"tool", t.Name, "ms", time.Since(start).Milliseconds(), "success", resp.Success}
+			if resp.Error != nil {
+				attrs = append(attrs, "code", resp.Error.Code, "message", resp.Error.Message)
+			}
+			s.log.Info("call", attrs...)
+		}()
+		raw := []byte(req.Params.Arguments)
+		if len(raw) == 0 || string(raw) == "null" {
+			raw = []byte("{}")
+		}
+		if verr := validate(t.Schema, raw); verr != nil {
+			resp = graph.Response{Error: verr}
+			return result(resp), nil
+		}
+		resp = t.Run(ctx, s.kb, raw)
+		return result(resp), nil
+	}
+}
+
+// validate checks raw against the registered schema; a mismatch is a
+// VALIDATION_ERROR listing every failing JSON pointer.
+func validate(name string, raw []byte) *graph.Error {
+	err := schema.Validate(name, json.RawMessage(raw))
+	if err == nil {
+		return nil
+	}
+	var ve *schema.ValidationError
+	if errors.As(err, &ve) {
+		msg := "the arguments do not match the input schema"
+		if len(ve.Failures) > 0 {
+			msg = ve.Failures[0].String()
+			if len(ve.Failures) > 1 {
+				msg += fmt.Sprintf(" (and %d more)", len(ve.Failures)-1)
+			}
+		}
+		return &graph.Error{Code: graph.CodeValidation, Message: msg, Details: map[string]any{"failures": ve.Failures}}
+	}
+	return &graph.Error{Code: graph.CodeValidation, Message: "the arguments are not valid JSON: " + err.Error()}
+}
+
+// result turns an envelope into a tool result: structured content and its
+// JSON text, flagged isError when the operation failed.
+func result(resp graph.Response) *mcp.CallToolResult {
+	text, err := json.Marshal(resp)
+	if err != nil {
+		resp = graph.Response{Error: &graph.Error{Code: graph.CodeInternal, Message: "encoding the result: " + err.Error()}}
+		text, _ = json.Marshal(resp)
+	}
+	return &mcp.CallToolResult{
+		Content:           []mcp.Content{&mcp.TextContent{Text: string(text)}},
+		StructuredContent: json.RawMessage(text),
+		IsError:           !resp.Success,
+	}
+}
+
+// Run serves one session over in and out (newline-delimited JSON-RPC)
+// until the client disconnects or ctx ends.
+func Run(ctx context.Context, srv *mcp.Server, in io.Reader, out io.Writer) error {
+	t := &mcp.IOTransport{Reader: io.NopCloser(in), Writer: nopWriteCloser{out}}
+	err := srv.Run(ctx, t)
+	if err == nil || errors.Is(err, io.EOF) || errors.Is(err, context.Canceled) {
+		return nil
+	}
+	return err
+}
+
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }
