@@ -97,12 +97,13 @@ type sourceWork struct {
 // transaction. leavesChanged says whether the leaf pass changed any row
 // (a new or removed leaf may start or end an id clash). It returns whether
 // a file was too recent to be trusted by its stat.
-func (db *DB) syncExtracted(w *writer, ex *Extraction, trustBefore int64, leavesChanged bool, st *Stats) (racy bool, err error) {
+// files and problems are listSources' answer; the problems the sources
+// table keeps are stored in kept.
+func (db *DB) syncExtracted(w *writer, ex *Extraction, files []*sourceWork, problems []Problem, trustBefore int64, leavesChanged bool, st *Stats, kept *[]Problem) (racy bool, err error) {
 	w.exec(sourcesTable)
 	if w.err != nil {
 		return false, w.err
 	}
-	files, problems := listSources(ex)
 	st.Skipped = append(st.Skipped, problems...)
 	stored, err := readSources(w)
 	if err != nil {
@@ -190,6 +191,7 @@ func (db *DB) syncExtracted(w *writer, ex *Extraction, trustBefore int64, leaves
 		return racy, err
 	}
 	st.Skipped = append(st.Skipped, probs...)
+	*kept = probs
 	st.Extracted.Sources = len(seen)
 	// The counts are kept in meta and recounted only after a change.
 	if counts := w.queryString(`SELECT value FROM meta WHERE key = 'extracted_counts'`); counts != "" && !leavesChanged && !changed {

@@ -104,6 +104,16 @@ func (db *DB) SyncWith(ctx context.Context, nodesDir string, ex *Extraction) (St
 		return st, err
 	}
 	st.Skipped = problems
+	var srcFiles []*sourceWork
+	var srcProblems, keptProblems []Problem
+	if ex != nil {
+		srcFiles, srcProblems = listSources(ex)
+	}
+	if fast, ok := db.fastSync(ctx, files, problems, ex, srcFiles, srcProblems); ok {
+		fast.Duration = time.Since(start)
+		return fast, nil
+	}
+	gen := newGen()
 	tx, err := db.w.BeginTx(ctx, nil)
 	if err != nil {
 		return st, fmt.Errorf("syncing index %s: %w", db.Path, err)
@@ -189,7 +199,7 @@ func (db *DB) SyncWith(ctx context.Context, nodesDir string, ex *Extraction) (St
 	}
 	st.Leaves = len(stored) + st.Added - st.Removed
 	if ex != nil && w.err == nil {
-		r, err := db.syncExtracted(w, ex, trustBefore, st.Added+st.Updated+st.Removed > 0, &st)
+		r, err := db.syncExtracted(w, ex, srcFiles, srcProblems, trustBefore, st.Added+st.Updated+st.Removed > 0, &st, &keptProblems)
 		if err != nil {
 			return st, fmt.Errorf("syncing index %s: %w", db.Path, err)
 		}
@@ -197,21 +207,28 @@ func (db *DB) SyncWith(ctx context.Context, nodesDir string, ex *Extraction) (St
 	}
 	now := time.Now()
 	if st.Changed() || st.Touched > 0 || st.Extracted.Touched > 0 || racy || syncedAt == 0 {
-		w.setMeta("synced_at_ns", strconv.FormatInt(start.UnixNano(), 10))
+		syncedAt = start.UnixNano()
+		w.setMeta("synced_at_ns", strconv.FormatInt(syncedAt, 10))
 	}
 	w.setMeta("last_sync", now.UTC().Format(time.RFC3339Nano))
 	w.setMeta("leaves", strconv.Itoa(st.Leaves))
+	w.setMeta("stat_gen", gen)
 	if w.err != nil {
 		return st, fmt.Errorf("syncing index %s: %w", db.Path, w.err)
 	}
 	if err := tx.Commit(); err != nil {
 		return st, fmt.Errorf("syncing index %s: %w", db.Path, err)
 	}
-	slices.SortFunc(st.Skipped, func(a, b Problem) int {
-		return cmp.Or(strings.Compare(a.Extractor, b.Extractor), strings.Compare(a.Path, b.Path), strings.Compare(a.Msg, b.Msg))
-	})
+	db.saveStatCache(gen, syncedAt, files, st, ex != nil, srcFiles, keptProblems)
+	sortProblems(st.Skipped)
 	st.Duration = time.Since(start)
 	return st, nil
+}
+
+func sortProblems(p []Problem) {
+	slices.SortFunc(p, func(a, b Problem) int {
+		return cmp.Or(strings.Compare(a.Extractor, b.Extractor), strings.Compare(a.Path, b.Path), strings.Compare(a.Msg, b.Msg))
+	})
 }
 
 func readStored(ctx context.Context, tx *sql.Tx) (map[string]storedRow, int64, error) {

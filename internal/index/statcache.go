@@ -1,0 +1,180 @@
+package index
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/kk-project/kk/internal/atomicfile"
+)
+
+// The stat cache lets a sync that finds nothing changed skip the database:
+// next to index.db, index.db.stat lists the size and mtime of every leaf
+// and extractor source file the index was last synced with, and what that
+// sync reported. It belongs to one state of the database: a sync that
+// writes stores a new generation in meta (stat_gen) and then writes the
+// cache with it, and the cache is used only while the generations agree.
+// A sync whose files all match the cache, and are old enough to be trusted
+// by their stat, returns without a transaction; any difference takes the
+// full path, which reads the database itself. A missing, stale or damaged
+// cache only costs that full path.
+
+const statCacheMagic = "kk-stat-cache 1"
+
+type statEntry struct {
+	size, mtime int64
+	extractor   string // sources only
+}
+
+type statCache struct {
+	gen      string
+	synced   int64
+	extract  bool
+	sources  map[string]statEntry
+	leaves   map[string]statEntry
+	entities int
+	edges    int
+	problems []Problem // the extractor problems the sources table keeps
+}
+
+func newGen() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+func (db *DB) statCachePath() string { return db.Path + ".stat" }
+
+// clean reports whether s can be written as one field of the cache.
+func clean(s string) bool { return !strings.ContainsAny(s, "\t\n\r") }
+
+// saveStatCache writes the cache after a sync committed generation gen.
+// Failing to write it is not an error: the next sync takes the full path.
+func (db *DB) saveStatCache(gen string, synced int64, files []fileStat, st Stats, extract bool, sources []*sourceWork, kept []Problem) {
+	skipped := map[string]bool{}
+	for _, p := range st.Skipped {
+		if p.Extractor == "" {
+			skipped[p.Path] = true
+		}
+	}
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "%s\ngen\t%s\nsynced\t%d\nextract\t%t\t%d\t%d\n", statCacheMagic, gen, synced, extract, st.Extracted.Entities, st.Extracted.Edges)
+	for _, f := range files {
+		if skipped[f.rel] {
+			continue
+		}
+		if !clean(f.rel) {
+			os.Remove(db.statCachePath())
+			return
+		}
+		fmt.Fprintf(&b, "L\t%d\t%d\t%s\n", f.size, f.mtime, f.rel)
+	}
+	for _, s := range sources {
+		if !clean(s.f.rel) {
+			os.Remove(db.statCachePath())
+			return
+		}
+		fmt.Fprintf(&b, "S\t%d\t%d\t%s\t%s\n", s.f.size, s.f.mtime, s.ex.Name(), s.f.rel)
+	}
+	for _, p := range kept {
+		if !clean(p.Path) || !clean(p.Msg) || !clean(p.Extractor) {
+			os.Remove(db.statCachePath())
+			return
+		}
+		fmt.Fprintf(&b, "P\t%s\t%s\t%s\n", p.Extractor, p.Path, p.Msg)
+	}
+	if err := atomicfile.Write(db.statCachePath(), b.Bytes(), 0o644); err != nil {
+		os.Remove(db.statCachePath())
+	}
+}
+
+func readStatCache(path string) *statCache {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil
+	}
+	c := &statCache{leaves: map[string]statEntry{}, sources: map[string]statEntry{}}
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(make([]byte, 0, 64*1024), 1<<20)
+	if !sc.Scan() || sc.Text() != statCacheMagic {
+		return nil
+	}
+	for sc.Scan() {
+		f := strings.Split(sc.Text(), "\t")
+		var err error
+		switch {
+		case f[0] == "gen" && len(f) == 2:
+			c.gen = f[1]
+		case f[0] == "synced" && len(f) == 2:
+			c.synced, err = strconv.ParseInt(f[1], 10, 64)
+		case f[0] == "extract" && len(f) == 4:
+			c.extract = f[1] == "true"
+			c.entities, err = strconv.Atoi(f[2])
+			if err == nil {
+				c.edges, err = strconv.Atoi(f[3])
+			}
+		case f[0] == "L" && len(f) == 4:
+			var e statEntry
+			if e.size, err = strconv.ParseInt(f[1], 10, 64); err == nil {
+				e.mtime, err = strconv.ParseInt(f[2], 10, 64)
+			}
+			c.leaves[f[3]] = e
+		case f[0] == "S" && len(f) == 5:
+			e := statEntry{extractor: f[3]}
+			if e.size, err = strconv.ParseInt(f[1], 10, 64); err == nil {
+				e.mtime, err = strconv.ParseInt(f[2], 10, 64)
+			}
+			c.sources[f[4]] = e
+		case f[0] == "P" && len(f) == 4:
+			c.problems = append(c.problems, Problem{Extractor: f[1], Path: f[2], Msg: f[3]})
+		default:
+			return nil
+		}
+		if err != nil {
+			return nil
+		}
+	}
+	if sc.Err() != nil || c.gen == "" {
+		return nil
+	}
+	return c
+}
+
+// fastSync answers a sync from the stat cache when every leaf and source
+// file is as the last sync left it and old enough to be trusted.
+func (db *DB) fastSync(ctx context.Context, files []fileStat, problems []Problem, ex *Extraction, sources []*sourceWork, srcProblems []Problem) (Stats, bool) {
+	c := readStatCache(db.statCachePath())
+	if c == nil || c.extract != (ex != nil) || len(c.leaves) != len(files) || len(c.sources) != len(sources) {
+		return Stats{}, false
+	}
+	trust := c.synced - int64(racyWindow)
+	for _, f := range files {
+		e, ok := c.leaves[f.rel]
+		if !ok || e.size != f.size || e.mtime != f.mtime || f.mtime >= trust {
+			return Stats{}, false
+		}
+	}
+	for _, s := range sources {
+		e, ok := c.sources[s.f.rel]
+		if !ok || e.extractor != s.ex.Name() || e.size != s.f.size || e.mtime != s.f.mtime || s.f.mtime >= trust {
+			return Stats{}, false
+		}
+	}
+	if gen, err := db.Meta(ctx, "stat_gen"); err != nil || gen != c.gen {
+		return Stats{}, false
+	}
+	st := Stats{Leaves: len(files), Unchanged: len(files), Skipped: problems}
+	if ex != nil {
+		st.Extracted = ExtractStats{Sources: len(sources), Entities: c.entities, Edges: c.edges, Unchanged: len(sources)}
+		st.Skipped = append(append(slices.Clone(problems), srcProblems...), c.problems...)
+	}
+	sortProblems(st.Skipped)
+	return st, true
+}

@@ -1,0 +1,91 @@
+package index
+
+import (
+	"context"
+	"os"
+	"testing"
+	"time"
+)
+
+// TestStatCache checks that a sync of an unchanged tree is answered from
+// the stat cache without writing the database, and that any change, a
+// stale generation or a damaged cache falls back to the full sync.
+func TestStatCache(t *testing.T) {
+	ctx := context.Background()
+	k := seedKB(t)
+	db, _, err := Open(ctx, k, "main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ex, err := ExtractionFor(k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The first sync wrote synced_at_ns just now; the leaves are an hour old.
+	lastSync := func() string {
+		t.Helper()
+		v, err := db.Meta(ctx, "last_sync")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	if _, err := os.Stat(db.statCachePath()); err != nil {
+		t.Fatalf("no stat cache after a sync: %v", err)
+	}
+	before := lastSync()
+	time.Sleep(5 * time.Millisecond)
+	st, err := db.SyncWith(ctx, k.NodesDir(), ex)
+	if err != nil || st.Unchanged != 3 || st.Leaves != 3 || st.Changed() {
+		t.Fatalf("unchanged sync = %+v, %v", st, err)
+	}
+	if lastSync() != before {
+		t.Fatal("a sync of an unchanged tree wrote the database (the stat cache was not used)")
+	}
+
+	// An edit is seen.
+	writeLeaf(t, k, "auth/login-flow.md", leaf("map-login-flow", "Login flow v2", "Pages and handlers of the login", []string{"auth"}, "", "Changed."))
+	age(t, k, "auth/login-flow.md")
+	if st, err := db.SyncWith(ctx, k.NodesDir(), ex); err != nil || st.Updated != 1 {
+		t.Fatalf("edit: %+v, %v", st, err)
+	}
+	// A removed leaf is seen.
+	if err := os.Remove(k.NodePath("cache/render-cache.md")); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := db.SyncWith(ctx, k.NodesDir(), ex); err != nil || st.Removed != 1 || st.Leaves != 2 {
+		t.Fatalf("removal: %+v, %v", st, err)
+	}
+
+	// A cache of another generation is not trusted: after a leaf changes
+	// behind an old cache's back, the sync still sees it.
+	old, err := os.ReadFile(db.statCachePath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeLeaf(t, k, "auth/session-tokens.md", leaf("practice-session-tokens", "Session tokens v2", "d", nil, "", "b"))
+	age(t, k, "auth/session-tokens.md")
+	if st, err := db.SyncWith(ctx, k.NodesDir(), ex); err != nil || st.Updated != 1 {
+		t.Fatalf("edit: %+v, %v", st, err)
+	}
+	if err := os.WriteFile(db.statCachePath(), old, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	writeLeaf(t, k, "auth/session-tokens.md", leaf("practice-session-tokens", "Session tokens v1", "d", nil, "", "b"))
+	age(t, k, "auth/session-tokens.md")
+	if st, err := db.SyncWith(ctx, k.NodesDir(), ex); err != nil || st.Updated != 1 {
+		t.Fatalf("stale cache: %+v, %v", st, err)
+	}
+
+	// A damaged cache only costs the full sync.
+	if err := os.WriteFile(db.statCachePath(), []byte("kk-stat-cache 1\ngarbage\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := db.SyncWith(ctx, k.NodesDir(), ex); err != nil || st.Unchanged != 2 || st.Changed() {
+		t.Fatalf("damaged cache: %+v, %v", st, err)
+	}
+	if c := readStatCache(db.statCachePath()); c == nil || len(c.leaves) != 2 {
+		t.Fatalf("the full sync did not rewrite the cache: %+v", c)
+	}
+}
