@@ -6,10 +6,12 @@ package benchtree
 
 import (
 	"fmt"
+	"io/fs"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/kk-project/kk/internal/kb"
 	"github.com/kk-project/kk/internal/node"
@@ -25,42 +27,61 @@ type Options struct {
 	Molecules int
 }
 
+var words = strings.Fields(`api auth cache config cli database deploy error event feature flag graph
+handler http index job lint log metric migration model network node parser plugin queue
+release request retry route schema search server service session storage stream sync task
+template test timeout token trace tree user validation worker build client context file`)
+
 // Pattern roots and extensions of generated atom patterns and paths.
 var (
 	patternRoots = []string{"src", "internal", "cmd", "pkg", "web", "docs"}
 	extensions   = []string{"go", "ts", "md", "sql", "yaml"}
 )
 
-// RepoPath returns a plausible repository file path drawn from the same
-// vocabulary as the generated atoms' patterns, for context benchmarks.
-func RepoPath(rng *rand.Rand) string {
-	return fmt.Sprintf("%s/%s/%s/%s.%s", patternRoots[rng.IntN(len(patternRoots))], words[rng.IntN(len(words))],
-		words[rng.IntN(len(words))], words[rng.IntN(len(words))], extensions[rng.IntN(len(extensions))])
+// home is the folder atom i is about: every atom has its own, as the
+// modules of a large repository have theirs.
+func home(i int) string {
+	return fmt.Sprintf("%s/%s/%s-%d", patternRoots[i%len(patternRoots)], words[(i/len(patternRoots))%len(words)], words[(i*7)%len(words)], i)
 }
 
-// pattern returns one glob an atom owns.
-func pattern(rng *rand.Rand) string {
-	root, a, b := patternRoots[rng.IntN(len(patternRoots))], words[rng.IntN(len(words))], words[rng.IntN(len(words))]
-	switch rng.IntN(10) {
+// RepoPath returns a repository file path for context benchmarks: for
+// three draws in four, a file in the folder of one of the first atoms
+// generated atoms (so that an atom's patterns may match it), otherwise a
+// file no atom is about.
+func RepoPath(rng *rand.Rand, atoms int) string {
+	name := fmt.Sprintf("%s.%s", words[rng.IntN(len(words))], extensions[rng.IntN(len(extensions))])
+	if atoms > 0 && rng.IntN(4) < 3 {
+		dir := home(rng.IntN(atoms))
+		if rng.IntN(3) == 0 {
+			dir += "/" + words[rng.IntN(len(words))]
+		}
+		return dir + "/" + name
+	}
+	return fmt.Sprintf("vendor/%s/%s/%s", words[rng.IntN(len(words))], words[rng.IntN(len(words))], name)
+}
+
+// pattern returns one glob atom i owns: mostly about its own folder, now
+// and then a broader one that overlaps other atoms'.
+func pattern(rng *rand.Rand, i int) string {
+	h := home(i)
+	ext := extensions[rng.IntN(len(extensions))]
+	switch rng.IntN(20) {
 	case 0:
-		return fmt.Sprintf("%s/%s/**", root, a)
-	case 1, 2:
-		return fmt.Sprintf("%s/%s/%s/**", root, a, b)
-	case 3, 4:
-		return fmt.Sprintf("%s/%s/%s/*.%s", root, a, b, extensions[rng.IntN(len(extensions))])
-	case 5:
-		return fmt.Sprintf("%s/**/%s*.%s", root, a, extensions[rng.IntN(len(extensions))])
-	case 6:
-		return fmt.Sprintf("%s/%s/{%s,%s}/*", root, a, b, words[rng.IntN(len(words))])
+		return fmt.Sprintf("%s/**/%s*.%s", patternRoots[rng.IntN(len(patternRoots))], words[rng.IntN(len(words))], ext)
+	case 1, 2, 3, 4:
+		return h + "/**"
+	case 5, 6, 7:
+		return fmt.Sprintf("%s/*.%s", h, ext)
+	case 8, 9:
+		return fmt.Sprintf("%s/%s/**", h, words[rng.IntN(len(words))])
+	case 10, 11:
+		return fmt.Sprintf("%s/**/*_test.%s", h, ext)
+	case 12:
+		return fmt.Sprintf("%s/{%s,%s}/*", h, words[rng.IntN(len(words))], words[rng.IntN(len(words))])
 	default:
-		return fmt.Sprintf("%s/%s/%s/%s.%s", root, a, b, words[rng.IntN(len(words))], extensions[rng.IntN(len(extensions))])
+		return fmt.Sprintf("%s/%s.%s", h, words[rng.IntN(len(words))], ext)
 	}
 }
-
-var words = strings.Fields(`api auth cache config cli database deploy error event feature flag graph
-handler http index job lint log metric migration model network node parser plugin queue
-release request retry route schema search server service session storage stream sync task
-template test timeout token trace tree user validation worker build client context file`)
 
 // Generate writes a knowledge base with opts.Nodes leaves into root (a
 // repository folder); root/.ai/kenkeep must not exist yet. It returns the
@@ -131,7 +152,7 @@ func Generate(root string, opts Options) (*kb.KB, error) {
 		n := leaves[i].n
 		var pats []string
 		for range 1 + rng.IntN(20) {
-			pats = appendUnique(pats, pattern(rng))
+			pats = appendUnique(pats, pattern(rng, i))
 		}
 		if err := n.SetExtra("kk_paths", pats); err != nil {
 			return nil, err
@@ -242,4 +263,18 @@ func appendUnique(s []string, v string) []string {
 		}
 	}
 	return append(s, v)
+}
+
+// Age sets the modification time of every file under the tree's nodes/ an
+// hour back, as a tree checked out a while ago looks: syncs then trust the
+// files by their stat instead of re-hashing those written within the
+// file system's timestamp granularity.
+func Age(k *kb.KB) error {
+	old := time.Now().Add(-time.Hour)
+	return filepath.WalkDir(k.NodesDir(), func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			err = os.Chtimes(p, old, old)
+		}
+		return err
+	})
 }

@@ -18,6 +18,9 @@ func benchGraphKB(b *testing.B) *kb.KB {
 	if err != nil {
 		b.Fatal(err)
 	}
+	if err := benchtree.Age(k); err != nil {
+		b.Fatal(err)
+	}
 	return k
 }
 
@@ -25,7 +28,7 @@ func benchPaths(n int) PathList {
 	rng := rand.New(rand.NewPCG(11, 13))
 	out := make(PathList, n)
 	for i := range out {
-		out[i] = benchtree.RepoPath(rng)
+		out[i] = benchtree.RepoPath(rng, 5000)
 	}
 	return out
 }

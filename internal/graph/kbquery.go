@@ -3,7 +3,6 @@ package graph
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -69,20 +68,19 @@ type snapshot struct {
 
 // loadSnapshot syncs the current branch's index and reads it whole.
 func loadSnapshot(ctx context.Context, k *kb.KB) (*snapshot, error) {
-	branch, err := index.CurrentBranch(ctx, k)
+	db, err := branchIndex(ctx, k)
 	if err != nil {
 		return nil, err
 	}
-	db, _, err := index.Open(ctx, k, branch)
-	if err != nil {
+	if _, err := syncForRead(ctx, k, db); err != nil {
 		return nil, err
 	}
 	ents, err := db.Entities(ctx)
-	var edges []index.Edge
-	if err == nil {
-		edges, err = db.Edges(ctx)
+	if err != nil {
+		return nil, err
 	}
-	if err := errors.Join(err, db.Close()); err != nil {
+	edges, err := db.Edges(ctx)
+	if err != nil {
 		return nil, err
 	}
 	s := &snapshot{byID: make(map[string]*index.Entity, len(ents)), out: map[string][]index.Edge{}, in: map[string][]index.Edge{}, edges: edges}

@@ -289,11 +289,13 @@ func runTrace(ctx context.Context, k *kb.KB, cmd string, rec index.AuditRecord, 
 		if err != nil {
 			return err
 		}
-		db, _, err := index.Open(ctx, k, branch)
+		db, err := index.OpenShared(ctx, k, branch)
 		if err != nil {
 			return err
 		}
-		defer db.Close()
+		if err := syncIndex(ctx, k, db); err != nil {
+			return err
+		}
 		leaves := map[string]*node.Node{}
 		w, err := newWrites(k, t, leaves)
 		if err != nil {
@@ -310,7 +312,7 @@ func runTrace(ctx context.Context, k *kb.KB, cmd string, rec index.AuditRecord, 
 			if _, err := k.RebuildLocked(ctx, kb.RebuildOptions{Command: cmd}); err != nil {
 				return err
 			}
-			if _, err := db.Sync(ctx, k.NodesDir()); err != nil {
+			if err := syncIndex(ctx, k, db); err != nil {
 				return err
 			}
 		}

@@ -7,6 +7,7 @@ import (
 	"path"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/kk-project/kk/internal/index"
 	"github.com/kk-project/kk/internal/kb"
@@ -26,9 +27,11 @@ type Graph struct {
 	// after LoadIndexed unless the caller sets it.
 	Tree *kb.Tree
 
-	k    *kb.KB
-	db   *index.DB // LoadIndexed: the index, for bodies read on demand
-	full bool      // LoadIndexed with bodies: every Knowledge is filled
+	k      *kb.KB
+	db     *index.DB // LoadIndexed: the index, for bodies read on demand
+	full   bool      // LoadIndexed with bodies: every Knowledge is filled
+	tmpl   *template // the cached graph this one copies (nil: read directly)
+	sorted []*Atom   // SortedAtoms, while no atom was added
 }
 
 // LoadIndexed reads the graph from the current branch's index, synced
@@ -36,20 +39,65 @@ type Graph struct {
 // read too; otherwise call Knowledge before building views. Close releases
 // the index.
 func LoadIndexed(ctx context.Context, k *kb.KB, bodies bool) (*Graph, error) {
+	db, err := branchIndex(ctx, k)
+	if err != nil {
+		return nil, err
+	}
+	st, err := syncForRead(ctx, k, db)
+	if err != nil {
+		return nil, err
+	}
+	if bodies {
+		return loadRows(ctx, k, db, true)
+	}
+	t, err := templateFor(ctx, k, db, st.Gen)
+	if err != nil {
+		return nil, err
+	}
+	return t.graph(k, db), nil
+}
+
+// loadForGet is the part of the graph a get of id needs, as the index
+// last saw it, without a sync (a sync first only when the index never had
+// one). get then reads the entity itself from its leaf.
+func loadForGet(ctx context.Context, k *kb.KB, kind, id string) (*Graph, error) {
+	db, err := branchIndex(ctx, k)
+	if err != nil {
+		return nil, err
+	}
+	gen, err := db.Meta(ctx, "stat_gen")
+	if err != nil || gen == "" {
+		return LoadIndexed(ctx, k, false)
+	}
+	t, err := templateFor(ctx, k, db, gen)
+	if err != nil {
+		return nil, err
+	}
+	return t.subgraph(k, db, kind, id), nil
+}
+
+// RecheckWithin is how long a long-running process (kk mcp) trusts its
+// last look at the tree's files before a read stats them again; changes
+// made through kk are seen at once whatever it is (see
+// index.DB.SyncRecent). A command-line run always looks.
+var RecheckWithin = time.Second
+
+// syncForRead brings the index up to date for a read.
+func syncForRead(ctx context.Context, k *kb.KB, db *index.DB) (index.Stats, error) {
+	ex, err := index.ExtractionFor(k)
+	if err != nil {
+		return index.Stats{}, err
+	}
+	return db.SyncRecent(ctx, k.NodesDir(), ex, RecheckWithin)
+}
+
+// branchIndex is this process's handle to the current branch's index.
+func branchIndex(ctx context.Context, k *kb.KB) (*index.DB, error) {
 	branch, err := index.CurrentBranch(ctx, k)
 	if err != nil {
 		return nil, err
 	}
-	db, _, err := index.Open(ctx, k, branch)
-	if err != nil {
-		return nil, err
-	}
-	g, err := loadRows(ctx, k, db, bodies)
-	if err != nil {
-		db.Close()
-		return nil, err
-	}
-	return g, nil
+	return index.OpenShared(ctx, k, branch)
 }
 
 func loadRows(ctx context.Context, k *kb.KB, db *index.DB, bodies bool) (*Graph, error) {
@@ -198,6 +246,9 @@ func byName(a, b *Entity) int {
 
 // SortedAtoms returns the atoms ordered by name, then id.
 func (g *Graph) SortedAtoms() []*Atom {
+	if g.sorted != nil && len(g.sorted) == len(g.Atoms) {
+		return g.sorted
+	}
 	out := make([]*Atom, 0, len(g.Atoms))
 	for _, a := range g.Atoms {
 		out = append(out, a)

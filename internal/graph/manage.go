@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/kk-project/kk/internal/atomicfile"
+	"github.com/kk-project/kk/internal/index"
 	"github.com/kk-project/kk/internal/kb"
 	"github.com/kk-project/kk/internal/node"
 )
@@ -313,6 +314,7 @@ func (g *Graph) create(k *kb.KB, w *writes, p ManageGraphParams, e *edit) (any, 
 		return nil, err
 	}
 	g.Atoms[id], g.Leaves[id] = a, n
+	g.sorted = nil
 	return g.atomView(a, viewOpts{changelog: true, limit: DefaultChangelogLimit}), nil
 }
 
@@ -526,7 +528,20 @@ func mutate(ctx context.Context, k *kb.KB, fn func(g *Graph, w *writes) error) e
 		if err := w.flush(); err != nil {
 			return err
 		}
-		_, err = k.RebuildLocked(ctx, kb.RebuildOptions{Command: "graph"})
-		return err
+		if _, err := k.RebuildLocked(ctx, kb.RebuildOptions{Command: "graph"}); err != nil {
+			return err
+		}
+		return syncIndex(ctx, k, g.db)
 	})
+}
+
+// syncIndex brings the index up to date after a write, so that reads that
+// trust the index as it is (get) see the write.
+func syncIndex(ctx context.Context, k *kb.KB, db *index.DB) error {
+	ex, err := index.ExtractionFor(k)
+	if err != nil {
+		return err
+	}
+	_, err = db.SyncWith(ctx, k.NodesDir(), ex)
+	return err
 }

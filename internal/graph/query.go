@@ -165,12 +165,7 @@ func queryGraph(ctx context.Context, k *kb.KB, p QueryGraphParams) (any, error) 
 		if p.ID == "" {
 			return nil, invalid("id", "is required for get")
 		}
-		g, err := LoadIndexed(ctx, k, false)
-		if err != nil {
-			return nil, err
-		}
-		defer g.Close()
-		return g.get(ctx, p.EntityType, p.ID, o)
+		return getEntity(ctx, k, p.EntityType, p.ID, o)
 	case "search":
 		if err := checkKind("entityType", p.EntityType); err != nil {
 			return nil, err
@@ -246,13 +241,31 @@ func page(limit, offset *int) (int, int, *Error) {
 	return l, o, nil
 }
 
+// getEntity answers get from the index as it is, with the entity itself
+// read from its leaf; only when the index does not know the id, or its
+// leaf moved or changed since, is the index synced and the get repeated.
+func getEntity(ctx context.Context, k *kb.KB, kind, id string, o viewOpts) (any, error) {
+	g, err := loadForGet(ctx, k, kind, id)
+	if err != nil {
+		return nil, err
+	}
+	if v, err := g.get(ctx, kind, id, o); err == nil {
+		return v, nil
+	}
+	if g, err = LoadIndexed(ctx, k, false); err != nil {
+		return nil, err
+	}
+	return g.get(ctx, kind, id, o)
+}
+
+// get returns the view of one entity, read from its leaf.
 func (g *Graph) get(ctx context.Context, kind, id string, o viewOpts) (any, error) {
 	if kind == KindAtom {
 		a, ok := g.Atoms[id]
 		if !ok {
 			return nil, notFound(kind, id)
 		}
-		if err := g.Knowledge(ctx, &a.Entity); err != nil {
+		if _, err := g.fresh(id); err != nil {
 			return nil, err
 		}
 		return g.atomView(a, o), nil
@@ -261,7 +274,10 @@ func (g *Graph) get(ctx context.Context, kind, id string, o viewOpts) (any, erro
 	if !ok {
 		return nil, notFound(kind, id)
 	}
-	ents := []*Entity{&m.Entity}
+	if _, err := g.fresh(id); err != nil {
+		return nil, err
+	}
+	var ents []*Entity
 	for _, a := range g.MemberAtoms(id) {
 		ents = append(ents, &a.Entity)
 	}
@@ -388,11 +404,11 @@ func (g *Graph) Context(ctx context.Context, root string, paths []string, o view
 	matched := map[string][]string{}
 	hit := map[string]bool{}
 	atoms := g.SortedAtoms()
-	set := NewPatternSet()
-	for i, a := range atoms {
-		for _, pat := range a.Paths {
-			set.Add(i, pat)
-		}
+	var set *PatternSet
+	if g.tmpl != nil && len(g.sorted) == len(g.Atoms) {
+		set = g.tmpl.patternSet() // atoms is g.sorted, in the template's order
+	} else {
+		set = buildPatterns(atoms)
 	}
 	for _, p := range req {
 		set.Match(p, func(i int, _ string) {

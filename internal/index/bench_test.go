@@ -2,11 +2,8 @@ package index
 
 import (
 	"context"
-	"io/fs"
 	"os"
-	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/kk-project/kk/internal/benchtree"
 	"github.com/kk-project/kk/internal/kb"
@@ -20,14 +17,7 @@ func benchKB(b *testing.B, n int) *kb.KB {
 	if err != nil {
 		b.Fatal(err)
 	}
-	old := time.Now().Add(-time.Hour)
-	err = filepath.WalkDir(k.NodesDir(), func(p string, d fs.DirEntry, err error) error {
-		if err == nil && !d.IsDir() {
-			err = os.Chtimes(p, old, old)
-		}
-		return err
-	})
-	if err != nil {
+	if err := benchtree.Age(k); err != nil {
 		b.Fatal(err)
 	}
 	return k

@@ -1,6 +1,7 @@
 package index
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -80,6 +81,16 @@ func DecodeBranch(folder string) (string, bool) {
 // out branch of the KB's repository, or the default branch when the KB is
 // not in a git work tree.
 func CurrentBranch(ctx context.Context, k *kb.KB) (string, error) {
+	if b, ok := gitx.HeadBranch(k.Root); ok {
+		return b, nil
+	}
+	if gitx.NoRepository(k.Root) {
+		cfg, err := k.LoadConfig()
+		if err != nil {
+			return "", err
+		}
+		return cmp.Or(cfg.DefaultBranch, "main"), nil
+	}
 	if !gitx.InWorkTree(ctx, k.Root) {
 		return DefaultBranch(ctx, k)
 	}
@@ -107,14 +118,8 @@ func Open(ctx context.Context, k *kb.KB, branch string) (*DB, Stats, error) {
 	}
 	path := Path(k, branch)
 	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
-		def, err := DefaultBranch(ctx, k)
-		if err != nil {
+		if err := seedFromDefault(ctx, k, branch, path); err != nil {
 			return nil, Stats{}, err
-		}
-		if def != branch {
-			if err := copyIndex(ctx, Path(k, def), path); err != nil {
-				return nil, Stats{}, err
-			}
 		}
 	}
 	ex, err := ExtractionFor(k)
@@ -131,6 +136,19 @@ func Open(ctx context.Context, k *kb.KB, branch string) (*DB, Stats, error) {
 		return nil, st, err
 	}
 	return db, st, nil
+}
+
+// seedFromDefault copies the default branch's index (when there is one)
+// to path, the missing index of branch.
+func seedFromDefault(ctx context.Context, k *kb.KB, branch, path string) error {
+	def, err := DefaultBranch(ctx, k)
+	if err != nil {
+		return err
+	}
+	if def == branch {
+		return nil
+	}
+	return copyIndex(ctx, Path(k, def), path)
 }
 
 // Sync opens the branch's index (copying the default branch's on first

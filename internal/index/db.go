@@ -15,6 +15,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
+	"time"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 )
@@ -36,6 +38,14 @@ type DB struct {
 
 	w *sql.DB // writer: one connection, BEGIN IMMEDIATE
 	r *sql.DB // readers
+
+	shared bool // an OpenShared handle: Close does nothing
+
+	recent struct { // SyncRecent's last check of the tree
+		sync.Mutex
+		st Stats
+		at time.Time
+	}
 }
 
 var schema = []string{
@@ -130,8 +140,12 @@ func openFile(ctx context.Context, path, branch string) (*DB, error) {
 	return db, nil
 }
 
-// Close releases the database.
+// Close releases the database (but not a handle of OpenShared, which lives
+// as long as the process).
 func (db *DB) Close() error {
+	if db.shared {
+		return nil
+	}
 	return errors.Join(db.r.Close(), db.w.Close())
 }
 

@@ -77,7 +77,8 @@ func (db *DB) GraphRows(ctx context.Context, bodies bool) ([]*GraphRow, error) {
 	return out, rows.Err()
 }
 
-// Bodies returns the bodies of the tree leaves at the given paths.
+// Bodies returns the bodies of the tree leaves at the given paths (an
+// extracted entity's path starts with "@" and never equals a leaf's).
 func (db *DB) Bodies(ctx context.Context, paths []string) (map[string]string, error) {
 	out := make(map[string]string, len(paths))
 	const batch = 500
@@ -87,7 +88,7 @@ func (db *DB) Bodies(ctx context.Context, paths []string) (map[string]string, er
 		for i, p := range chunk {
 			args[i] = p
 		}
-		rows, err := db.r.QueryContext(ctx, `SELECT path, body FROM nodes WHERE origin = '' AND path IN (?`+strings.Repeat(",?", len(chunk)-1)+`)`, args...)
+		rows, err := db.r.QueryContext(ctx, `SELECT path, body FROM nodes WHERE path IN (?`+strings.Repeat(",?", len(chunk)-1)+`)`, args...)
 		if err != nil {
 			return nil, fmt.Errorf("reading index %s: %w", db.Path, err)
 		}

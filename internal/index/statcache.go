@@ -176,5 +176,6 @@ func (db *DB) fastSync(ctx context.Context, files []fileStat, problems []Problem
 		st.Skipped = append(append(slices.Clone(problems), srcProblems...), c.problems...)
 	}
 	sortProblems(st.Skipped)
+	st.Gen = c.gen
 	return st, true
 }

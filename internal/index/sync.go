@@ -39,6 +39,9 @@ type Stats struct {
 	// is zero when the sync ran without extraction (DB.Sync).
 	Extracted ExtractStats `json:"extracted"`
 	Duration  time.Duration
+	// Gen names the state of the database the sync left: it changes with
+	// every sync that writes, and stays when nothing changed.
+	Gen string `json:"-"`
 }
 
 // Changed reports whether the sync changed the indexed content.
@@ -222,6 +225,7 @@ func (db *DB) SyncWith(ctx context.Context, nodesDir string, ex *Extraction) (St
 	db.saveStatCache(gen, syncedAt, files, st, ex != nil, srcFiles, keptProblems)
 	sortProblems(st.Skipped)
 	st.Duration = time.Since(start)
+	st.Gen = gen
 	return st, nil
 }
 

@@ -39,6 +39,9 @@ func benchKB(b *testing.B) *kb.KB {
 		}
 		benchCleanup = func() { os.RemoveAll(dir) }
 		benchTree, benchErr = benchtree.Generate(dir, benchtree.Options{Nodes: 10000, Seed: 1, Atoms: 5000, Molecules: 200})
+		if benchErr == nil {
+			benchErr = benchtree.Age(benchTree)
+		}
 	})
 	if benchErr != nil {
 		b.Fatal(benchErr)
@@ -100,7 +103,7 @@ func BenchmarkQueryGraphContext100Paths10k(b *testing.B) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	paths := make([]string, 100)
 	for i := range paths {
-		paths[i] = benchtree.RepoPath(rng)
+		paths[i] = benchtree.RepoPath(rng, 5000)
 	}
 	timeCalls(b, func() { benchCall(b, cs, "query_graph", map[string]any{"operation": "context", "paths": paths}) })
 }

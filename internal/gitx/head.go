@@ -1,0 +1,81 @@
+package gitx
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// HeadBranch reads the branch checked out in dir's repository straight from
+// its HEAD file, without starting git: it finds the .git folder (or the
+// .git file of a linked worktree or submodule) in dir or above, and
+// returns the branch HEAD points at. ok is false when that cannot be
+// answered this way — no repository, a detached HEAD, GIT_DIR or
+// GIT_WORK_TREE set, an unusual layout — and the caller should ask git.
+func HeadBranch(dir string) (branch string, ok bool) {
+	if os.Getenv("GIT_DIR") != "" || os.Getenv("GIT_WORK_TREE") != "" {
+		return "", false
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", false
+	}
+	for d := abs; ; {
+		gitPath := filepath.Join(d, ".git")
+		fi, err := os.Stat(gitPath)
+		if err == nil {
+			gitDir := gitPath
+			if !fi.IsDir() {
+				data, err := os.ReadFile(gitPath)
+				if err != nil {
+					return "", false
+				}
+				target, found := strings.CutPrefix(strings.TrimSpace(string(data)), "gitdir: ")
+				if !found {
+					return "", false
+				}
+				if !filepath.IsAbs(target) {
+					target = filepath.Join(d, target)
+				}
+				gitDir = target
+			}
+			head, err := os.ReadFile(filepath.Join(gitDir, "HEAD"))
+			if err != nil {
+				return "", false
+			}
+			name, found := strings.CutPrefix(strings.TrimSpace(string(head)), "ref: refs/heads/")
+			if !found || name == "" {
+				return "", false // detached, or a ref outside refs/heads
+			}
+			return name, true
+		}
+		parent := filepath.Dir(d)
+		if parent == d {
+			return "", false
+		}
+		d = parent
+	}
+}
+
+// NoRepository reports, without starting git, that dir is in no git
+// repository: neither it nor a folder above holds .git, and GIT_DIR is not
+// set. False means "maybe"; ask git.
+func NoRepository(dir string) bool {
+	if os.Getenv("GIT_DIR") != "" {
+		return false
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return false
+	}
+	for d := abs; ; {
+		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
+			return false
+		}
+		parent := filepath.Dir(d)
+		if parent == d {
+			return true
+		}
+		d = parent
+	}
+}

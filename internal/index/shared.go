@@ -1,0 +1,80 @@
+package index
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/kk-project/kk/internal/kb"
+)
+
+// shared holds the index handles a long-running process (kk mcp, the HTTP
+// service) keeps open across requests, by database path.
+var shared struct {
+	sync.Mutex
+	dbs map[string]*DB
+}
+
+// OpenShared returns this process's handle to a branch's index, opening
+// it on first use (copying the default branch's index when the branch has
+// none yet), without syncing it. The handle stays open for the life of the
+// process and is shared by every caller: Close does nothing on it. Use it
+// where a request must not pay for opening the database; sync with
+// SyncWith(ctx, k.NodesDir(), ExtractionFor(k)) before reading.
+func OpenShared(ctx context.Context, k *kb.KB, branch string) (*DB, error) {
+	path := Path(k, branch)
+	shared.Lock()
+	defer shared.Unlock()
+	if db, ok := shared.dbs[path]; ok {
+		if _, err := os.Stat(path); err == nil {
+			return db, nil
+		}
+		// The file was removed (kk gc, or by hand): open it anew.
+		db.shared = false
+		db.Close()
+		delete(shared.dbs, path)
+	}
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		if err := seedFromDefault(ctx, k, branch, path); err != nil {
+			return nil, err
+		}
+	}
+	db, err := openFile(ctx, path, branch)
+	if err != nil {
+		return nil, err
+	}
+	db.shared = true
+	if shared.dbs == nil {
+		shared.dbs = map[string]*DB{}
+	}
+	shared.dbs[path] = db
+	return db, nil
+}
+
+// SyncRecent is SyncWith for a long-running process: when this handle
+// checked the tree's files less than within ago and no other process has
+// written the index since (its generation is the one that check left),
+// the files are not stat'ed again and the last result is returned. Changes
+// made through kk, in this process or another, are therefore seen at once;
+// a leaf edited by hand is seen within that time.
+func (db *DB) SyncRecent(ctx context.Context, nodesDir string, ex *Extraction, within time.Duration) (Stats, error) {
+	db.recent.Lock()
+	last, at := db.recent.st, db.recent.at
+	db.recent.Unlock()
+	if !at.IsZero() && time.Since(at) < within && last.Gen != "" {
+		if gen, err := db.Meta(ctx, "stat_gen"); err == nil && gen == last.Gen {
+			return last, nil
+		}
+	}
+	st, err := db.SyncWith(ctx, nodesDir, ex)
+	if err != nil {
+		return st, err
+	}
+	db.recent.Lock()
+	db.recent.st, db.recent.at = st, time.Now()
+	db.recent.Unlock()
+	return st, nil
+}
