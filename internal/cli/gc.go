@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -55,11 +56,14 @@ func newCompactCmd(app *App) *cobra.Command {
 	var o compactOpts
 	cmd := &cobra.Command{
 		Use:   "compact",
-		Short: "Shrink a branch's search index file",
-		Long: `Rebuild the search index file of a branch without its free pages and
-truncate its write-ahead log, then print its size before and after, in
-bytes. Syncs never do this on their own; run it when the file has grown
-after many edits or deletions.
+		Short: "Shrink a branch's index file and rotate its audit log",
+		Long: `Rebuild the index file of a branch without its free pages and truncate its
+write-ahead log, then print its size before and after, in bytes. Then move
+the branch's audit log (audit.jsonl, one record per applied changeset of
+kk upsert / kk delete and their MCP tools) aside as
+audit-<UTC time>.jsonl, so that the next changeset starts a new log; the
+old log is kept. Syncs never do any of this on their own; run it when the
+files have grown after many edits.
 
 The branch is the checked out one unless --branch names another; a branch
 without an index is an error (run kk sync first).`,
@@ -88,9 +92,24 @@ func runCompact(ctx context.Context, app *App, o compactOpts) error {
 	if err != nil {
 		return err
 	}
+	var rotated string
+	err = k.WithLock(ctx, "compact", func() error {
+		rotated, err = index.RotateAudit(k, branch, time.Now())
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	if rotated != "" {
+		rotated = k.Rel(rotated)
+	}
 	if app.JSON {
-		return app.printJSON(map[string]any{"schema_version": JSONSchemaVersion, "branch": branch, "bytes_before": before, "bytes_after": after})
+		return app.printJSON(map[string]any{"schema_version": JSONSchemaVersion, "branch": branch, "bytes_before": before, "bytes_after": after,
+			"audit_rotated_to": rotated})
 	}
 	fmt.Fprintf(app.IO.Out, "compacted index of branch %s: %d -> %d bytes\n", branch, before, after)
+	if rotated != "" {
+		fmt.Fprintf(app.IO.Out, "audit log moved to %s\n", rotated)
+	}
 	return nil
 }

@@ -1,7 +1,6 @@
 package extract_test
 
 import (
-	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -10,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/kk-project/kk/internal/extract"
-	"github.com/kk-project/kk/internal/graph"
 	"github.com/kk-project/kk/internal/kb"
 	_ "github.com/kk-project/kk/internal/schema" // registers the symbol manifest check
 )
@@ -74,23 +72,6 @@ func TestNormalizeRef(t *testing.T) {
 		}
 		if err != nil || got != tc.want {
 			t.Errorf("NormalizeRef(%v, %q) = %q, %v; want %q", tc.types, tc.id, got, err, tc.want)
-		}
-	}
-}
-
-// TestEdgeRulesMatchGraph keeps the extractors' edge table equal to the
-// graph's typed-edge table (relates_to aside, which extracted links cannot
-// carry).
-func TestEdgeRulesMatchGraph(t *testing.T) {
-	want := maps.Clone(graph.EdgeTable)
-	delete(want, "relates_to")
-	if len(want) != len(extract.EdgeRules) {
-		t.Fatalf("extract.EdgeRules has %d edge types, graph.EdgeTable (without relates_to) %d", len(extract.EdgeRules), len(want))
-	}
-	for typ, r := range want {
-		got, ok := extract.EdgeRules[typ]
-		if !ok || !slices.Equal(got.From, r.From) || !slices.Equal(got.To, r.To) {
-			t.Errorf("edge %s: extract has %+v, graph has %+v", typ, got, r)
 		}
 	}
 }

@@ -38,7 +38,7 @@ type KBEdgeIn struct {
 // KBUpsertParams is the parameter object of kb_upsert: a changeset applied
 // all-or-nothing.
 type KBUpsertParams struct {
-	ProjectID string       `json:"projectId,omitempty"`
+	ProjectID string       `json:"projectId,omitempty" jsonschema:"description=optional: this knowledge base's project id (config projectId); any other value is refused"`
 	Entities  []KBEntityIn `json:"entities,omitempty" jsonschema:"maxItems=1000"`
 	Edges     []KBEdgeIn   `json:"edges,omitempty" jsonschema:"maxItems=5000"`
 	CreatedBy string       `json:"created_by" jsonschema:"minLength=1,maxLength=255,description=who applies the changeset (an agent or a person)"`
@@ -78,7 +78,7 @@ type KBEdgeRef struct {
 
 // KBDeleteParams is the parameter object of kb_delete.
 type KBDeleteParams struct {
-	ProjectID string        `json:"projectId,omitempty"`
+	ProjectID string        `json:"projectId,omitempty" jsonschema:"description=optional: this knowledge base's project id (config projectId); any other value is refused"`
 	Entities  []KBEntityRef `json:"entities,omitempty" jsonschema:"maxItems=1000"`
 	Edges     []KBEdgeRef   `json:"edges,omitempty" jsonschema:"maxItems=5000"`
 	CreatedBy string        `json:"created_by" jsonschema:"minLength=1,maxLength=255"`
@@ -104,18 +104,18 @@ type KBRelationship struct {
 
 // KBQueryParams is the parameter object of kb_query.
 type KBQueryParams struct {
-	ProjectID    string          `json:"projectId,omitempty"`
+	ProjectID    string          `json:"projectId,omitempty" jsonschema:"description=optional: this knowledge base's project id (config projectId); any other value is refused"`
 	Type         string          `json:"type,omitempty"`
 	ID           string          `json:"id,omitempty"`
 	Tags         []string        `json:"tags,omitempty" jsonschema:"description=entities carrying every one of these tags"`
 	Status       string          `json:"status,omitempty"`
 	Relationship *KBRelationship `json:"relationship,omitempty"`
-	Limit        *int            `json:"limit,omitempty" jsonschema:"minimum=1,maximum=500"`
+	Limit        *int            `json:"limit,omitempty" jsonschema:"minimum=1,maximum=1000"`
 	Offset       *int            `json:"offset,omitempty" jsonschema:"minimum=0"`
 }
 
 // KBCheckParams is the parameter object of kb_check.
 type KBCheckParams struct {
-	ProjectID string   `json:"projectId,omitempty"`
+	ProjectID string   `json:"projectId,omitempty" jsonschema:"description=optional: this knowledge base's project id (config projectId); any other value is refused"`
 	Rules     []string `json:"rules,omitempty" jsonschema:"description=rules to run (default: all)"`
 }

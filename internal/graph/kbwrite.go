@@ -10,6 +10,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/kk-project/kk/internal/extract"
 	"github.com/kk-project/kk/internal/index"
 	"github.com/kk-project/kk/internal/kb"
 	"github.com/kk-project/kk/internal/node"
@@ -104,10 +105,6 @@ func KBDeleteJSON(ctx context.Context, k *kb.KB, raw []byte, o DeleteOptions) Re
 	return KBDelete(ctx, k, p, o)
 }
 
-// NormalizeID turns an entity id as a caller writes it into a kk id of
-// type typ: "REQ-7" → req-7, "login" → req-login.
-func NormalizeID(typ, id string) string { return node.DeriveID(typ, id) }
-
 // normalizeRef turns an id whose type is not known into kk form ("REQ-7" →
 // req-7): lowercase, punctuation runs as one dash. An id without a letter
 // or digit gives "".
@@ -158,10 +155,11 @@ func validateEntity(i int, e KBEntityIn) (*entityIn, *Error) {
 	if strings.TrimSpace(e.ID) == "" {
 		return nil, invalid(f+".id", "is required")
 	}
-	if normalizeRef(e.ID) == "" {
-		return nil, invalid(f+".id", "%q holds no letter or digit", e.ID)
+	id, err := extract.NormalizeID(e.Type, e.ID) // the extractors' rule: REQ-7 is req-7, login is req-login
+	if err != nil {
+		return nil, invalid(f+".id", "%v", err)
 	}
-	e.ID = NormalizeID(e.Type, e.ID)
+	e.ID = id
 	if e.Title != "" {
 		t, err := ValidateName(f+".title", e.Title)
 		if err != nil {

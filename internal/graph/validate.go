@@ -2,12 +2,14 @@ package graph
 
 import (
 	"fmt"
+	"maps"
 	"path/filepath"
 	"slices"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/bmatcuk/doublestar/v4"
+	"github.com/kk-project/kk/internal/extract"
 	"github.com/kk-project/kk/internal/kb"
 )
 
@@ -148,26 +150,16 @@ func ProjectID(k *kb.KB) string {
 
 // EdgeRule says which entity types an edge type may connect. Empty lists
 // mean any type.
-type EdgeRule struct {
-	From []string
-	To   []string
-}
+type EdgeRule = extract.EdgeRule
 
-// EdgeTable is the typed-edge table of ARCHITECTURE.md. relates_to links
-// any two entities and must carry a kind.
-var EdgeTable = map[string]EdgeRule{
-	"depends_on":     {From: []string{TypeReq}, To: []string{TypeReq}},
-	"specified_by":   {From: []string{TypeReq}, To: []string{TypeScenario}},
-	"verified_by":    {From: []string{TypeReq}, To: []string{TypeTest}},
-	"implements":     {From: []string{TypeSymbol}, To: []string{TypeReq}},
-	"covered_by":     {From: []string{TypeSymbol}, To: []string{TypeTest}},
-	"constrained_by": {From: []string{TypeSymbol}, To: []string{TypeADR}},
-	"affects":        {From: []string{TypeADR}, To: []string{TypeSymbol, "map", TypeMolecule}},
-	"guards":         {From: []string{TypeFlag}, To: []string{TypeSymbol, TypeEvent, TypeReq}},
-	"publishes":      {From: []string{TypeSymbol}, To: []string{TypeEvent}},
-	"consumes":       {From: []string{TypeSymbol}, To: []string{TypeEvent}},
-	"relates_to":     {},
-}
+// EdgeTable is the typed-edge table of ARCHITECTURE.md: the extractors'
+// table (extract.EdgeRules, the one definition) plus relates_to, which
+// links any two entities and must carry a kind.
+var EdgeTable = func() map[string]EdgeRule {
+	t := map[string]EdgeRule{"relates_to": {}}
+	maps.Copy(t, extract.EdgeRules)
+	return t
+}()
 
 // EdgeTypes lists the edge types in a stable order.
 func EdgeTypes() []string {

@@ -23,7 +23,7 @@ import (
 // The format is a small binary encoding (a magic line, then varint-prefixed
 // fields) because decoding it is on the path of every read command.
 
-const cacheMagic = "kk-leaf-cache 2\n"
+const cacheMagic = "kk-leaf-cache 3\n"
 
 // racyWindow is how close to the cache's write time an mtime must be for
 // the entry to be re-read anyway.
@@ -60,6 +60,9 @@ func (k *KB) loadCache() *leafCache {
 			Path: rel, Format: int(r.int()), Type: r.str(), Title: r.str(), Description: r.str(),
 			Tags: r.list(), ID: r.str(), DerivedFrom: r.list(), RelatesTo: r.list(), DependsOn: r.list(),
 			Confidence: r.str(), Status: r.str(), StaleAfter: r.str(), BodySize: int(r.int()),
+		}
+		if links := r.list(); len(links) > 0 {
+			e.n.GraphLinks = links // a leaf without graph links has nil, as Parse gives it
 		}
 		if r.err != nil {
 			return nil
@@ -103,6 +106,7 @@ func (k *KB) saveCache(files []leafFile, leaves []*node.Node, hashes []string) {
 		w.str(n.Status)
 		w.str(n.StaleAfter)
 		w.int(int64(n.BodySize))
+		w.list(n.GraphLinks)
 	}
 	if w.w.Flush() != nil || os.MkdirAll(k.StateDir(), 0o755) != nil {
 		return

@@ -15,7 +15,8 @@ func TestLeafCacheRoundTrip(t *testing.T) {
 	files := []leafFile{{rel: "a/practice-x.md", size: 120, mtime: 5}, {rel: "map-y.md", size: 1, mtime: -3}}
 	leaves := []*node.Node{
 		{Path: "a/practice-x.md", Format: 3, Type: "practice", Title: "X é", Description: "d", Tags: []string{"t1", "t2"}, ID: "practice-x",
-			DerivedFrom: []string{}, RelatesTo: []string{"map-y"}, DependsOn: []string{}, Confidence: "high", Status: "draft", StaleAfter: "2030-01-01", BodySize: 42},
+			DerivedFrom: []string{}, RelatesTo: []string{"map-y"}, DependsOn: []string{}, Confidence: "high", Status: "draft", StaleAfter: "2030-01-01", BodySize: 42,
+			GraphLinks: []string{"molecule-m", "req-7"}},
 		{Path: "map-y.md", Format: 2, Type: "map", Title: "", ID: "map-y", Tags: []string{}, DerivedFrom: []string{}, RelatesTo: []string{}, DependsOn: []string{}},
 	}
 	k.saveCache(files, leaves, []string{"h1", "h2"})

@@ -444,10 +444,20 @@ func (l *linter) checkEdges(t *Tree, redirects Redirects) map[string]int {
 }
 
 // checkOrphans reports leaves with no edge to or from another leaf.
+// The graph's links (kk_molecule, kk_related, kk_edges) count as edges.
 func (l *linter) checkOrphans(t *Tree, incoming map[string]int) {
+	linked := map[string]bool{}
+	for _, n := range t.Leaves {
+		for _, id := range n.GraphLinks {
+			if id != n.ID {
+				linked[id] = true
+			}
+		}
+	}
 	for _, n := range t.Leaves {
 		other := func(id string) bool { return id != n.ID }
-		if incoming[n.ID] > 0 || slices.ContainsFunc(n.RelatesTo, other) || slices.ContainsFunc(n.DependsOn, other) {
+		if incoming[n.ID] > 0 || linked[n.ID] || slices.ContainsFunc(n.RelatesTo, other) || slices.ContainsFunc(n.DependsOn, other) ||
+			slices.ContainsFunc(n.GraphLinks, other) {
 			continue
 		}
 		l.add(ruleOrphan, LintFinding, lintPath(n.Path), "no edges lead to or from this leaf",

@@ -313,6 +313,25 @@ func TestLintEdges(t *testing.T) {
 	}
 }
 
+// TestLintGraphLinksAreEdges: kk_molecule, kk_related and kk_edges link
+// leaves as kk_relates_to does, so the graph's leaves are not orphans.
+func TestLintGraphLinksAreEdges(t *testing.T) {
+	f := newLintKB(t)
+	f.leaf(lintLeaf{id: "molecule-auth"})
+	f.leaf(lintLeaf{id: "req-7"})
+	f.leaf(lintLeaf{id: "test-login"})
+	f.leaf(lintLeaf{id: "map-alone"})
+	f.write("nodes/map-tokens.md", "---\ntype: map\ntitle: Tokens\ndescription: d\ntags: []\nkk_schema_version: 3\nkk_id: map-tokens\nkk_derived_from: []\nkk_relates_to: []\nkk_confidence: high\n"+
+		"kk_paths:\n  - src/**\nkk_molecule: molecule-auth\n---\nBody.\n")
+	f.write("nodes/req-8.md", "---\ntype: req\ntitle: R8\ndescription: d\ntags: []\nkk_schema_version: 3\nkk_id: req-8\nkk_derived_from: []\nkk_relates_to: []\nkk_confidence: high\n"+
+		"kk_edges:\n  - type: verified_by\n    to: test-login\nkk_related:\n  - id: req-7\n    reason: same flow\n---\nBody.\n")
+	f.rebuild()
+	want := []string{"finding .ai/kenkeep/nodes/map-alone.md: no edges lead to or from this leaf"}
+	if got := lintLines(f.lint(), ruleOrphan); !slices.Equal(got, want) {
+		t.Fatalf("orphans:\n got  %q\n want %q", got, want)
+	}
+}
+
 func TestLintRedirectsMustBeValid(t *testing.T) {
 	f := newLintKB(t)
 	f.cleanPair()

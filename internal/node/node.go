@@ -76,6 +76,12 @@ type Node struct {
 	Verified   any
 	Sources    any
 
+	// GraphLinks are the ids the leaf links to through kk's graph keys —
+	// kk_molecule, the ids of kk_related, the targets of kk_edges — in that
+	// order, read when the leaf is parsed (changing the keys with SetExtra
+	// does not update it).
+	GraphLinks []string
+
 	// Body is the markdown after the front matter, verbatim. Leaves served
 	// from the leaf cache have no body; BodySize is always set.
 	Body     []byte
@@ -158,6 +164,7 @@ func Parse(relPath string, src []byte) (*Node, error) {
 		n.Generated, _ = doc.Value(KeyGenerated)
 		n.Verified, _ = doc.Value(KeyVerified)
 		n.Sources, _ = doc.Value(KeySources)
+		n.GraphLinks = graphLinks(doc)
 	} else if sv, ok := doc.Value("schema_version"); ok {
 		v, isInt := sv.(int64)
 		switch {
@@ -501,4 +508,31 @@ func (n *Node) Release(keepBody bool) {
 	if !keepBody {
 		n.Body = nil
 	}
+}
+
+// graphLinks lists the ids a leaf's graph keys point at; malformed values
+// are skipped (the graph operations report them).
+func graphLinks(doc *frontmatter.Doc) []string {
+	var out []string
+	if v, ok := doc.Value("kk_molecule"); ok {
+		if s, ok := v.(string); ok && s != "" {
+			out = append(out, s)
+		}
+	}
+	for _, key := range []string{"kk_related", "kk_edges"} {
+		field := "id"
+		if key == "kk_edges" {
+			field = "to"
+		}
+		v, _ := doc.Value(key)
+		list, _ := v.([]any)
+		for _, item := range list {
+			if m, ok := item.(map[string]any); ok {
+				if s, ok := m[field].(string); ok && s != "" {
+					out = append(out, s)
+				}
+			}
+		}
+	}
+	return out
 }
