@@ -201,6 +201,42 @@ func TestStdoutHygiene(t *testing.T) {
 	}
 }
 
+// TestPipedRequestsAllAnswered: a client that writes its requests and
+// closes stdin at once still gets every answer before the server exits.
+func TestPipedRequestsAllAnswered(t *testing.T) {
+	needBinary(t)
+	k := newKB(t)
+	in := strings.Join([]string{
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"pipe","version":"1"}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"kb_upsert","arguments":{"entities":[{"id":"R1","type":"req","title":"r"}],"created_by":"t","source":"t"}}}`,
+		`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"kb_check","arguments":{}}}`,
+		`{"jsonrpc":"2.0","id":4,"method":"tools/list"}`,
+	}, "\n") + "\n"
+	cmd := exec.Command(kkBin, "--root", k.Root, "mcp")
+	cmd.Env = append(os.Environ(), "KK_ROOT=")
+	cmd.Stdin = strings.NewReader(in)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("kk mcp: %v\n%s", err, stderr.String())
+	}
+	ids := map[float64]bool{}
+	for line := range strings.SplitSeq(strings.TrimSpace(string(out)), "\n") {
+		var msg struct {
+			ID *float64 `json:"id"`
+		}
+		if err := json.Unmarshal([]byte(line), &msg); err != nil || msg.ID == nil {
+			t.Fatalf("not an answer: %q", line)
+		}
+		ids[*msg.ID] = true
+	}
+	if len(ids) != 4 {
+		t.Fatalf("answers for %v, want ids 1 to 4\nstderr:\n%s", ids, stderr.String())
+	}
+}
+
 // TestManyServersUpsert: 4 kk mcp processes × 25 kb_upsert calls each, all
 // at once, leave 100 entities and 100 audit records.
 func TestManyServersUpsert(t *testing.T) {

@@ -174,7 +174,8 @@ func result(resp graph.Response) *mcp.CallToolResult {
 // Run serves one session over in and out (newline-delimited JSON-RPC)
 // until the client disconnects or ctx ends.
 func Run(ctx context.Context, srv *mcp.Server, in io.Reader, out io.Writer) error {
-	t := &mcp.IOTransport{Reader: io.NopCloser(in), Writer: nopWriteCloser{out}}
+	p := newPending()
+	t := &mcp.IOTransport{Reader: io.NopCloser(&drainReader{r: in, p: p}), Writer: nopWriteCloser{&drainWriter{w: out, p: p}}}
 	err := srv.Run(ctx, t)
 	if err == nil || errors.Is(err, io.EOF) || errors.Is(err, context.Canceled) {
 		return nil
