@@ -25,6 +25,12 @@ type Options struct {
 	// Molecules more leaves are molecules, and most atoms belong to one.
 	Atoms     int
 	Molecules int
+	// Vocabulary, when set, draws body words from that many distinct words
+	// with Zipf-distributed frequencies, as natural text has them, the
+	// domain words of titles and tags placed among the middle ranks;
+	// otherwise bodies use the 56 domain words uniformly (every query
+	// word then occurs in most leaves: a worst case for ranked search).
+	Vocabulary int
 }
 
 var words = strings.Fields(`api auth cache config cli database deploy error event feature flag graph
@@ -106,6 +112,18 @@ func Generate(root string, opts Options) (*kb.KB, error) {
 	}
 	zipf := rand.NewZipf(rng, 1.1, 2, uint64(len(vocab)-1))
 
+	pick := func() string { return words[rng.IntN(len(words))] }
+	if opts.Vocabulary > len(words) {
+		vocab := make([]string, opts.Vocabulary)
+		for i := range vocab {
+			vocab[i] = pseudoWord(i)
+		}
+		for j, w := range words { // domain words at middle ranks
+			vocab[min(len(vocab)-1, 100+j*(opts.Vocabulary/2)/len(words))] = w
+		}
+		z := rand.NewZipf(rng, 1.07, 1, uint64(len(vocab)-1))
+		pick = func() string { return vocab[z.Uint64()] }
+	}
 	type leaf struct {
 		n      *node.Node
 		folder string
@@ -137,7 +155,7 @@ func Generate(root string, opts Options) (*kb.KB, error) {
 			Format: node.SchemaVersion, Type: typ, Title: title, ID: id, Tags: tagList, Confidence: "high",
 			Description: fmt.Sprintf("How the %s %s handles %s; read before changing it", words[rng.IntN(len(words))], words[rng.IntN(len(words))], words[rng.IntN(len(words))]),
 			DerivedFrom: []string{fmt.Sprintf("docs/%s/%s.md", words[rng.IntN(len(words))], words[rng.IntN(len(words))])},
-			Body:        []byte(body(rng)),
+			Body:        []byte(body(rng, pick)),
 		}}
 		leaves[i].n.Path = id + ".md"
 		if folder != "" {
@@ -228,7 +246,20 @@ func makeFolders(rng *rand.Rand, n int) []string {
 	return append(out, "")
 }
 
-func body(rng *rand.Rand) string {
+// pseudoWord is the i-th made-up word of a generated vocabulary.
+func pseudoWord(i int) string {
+	const consonants, vowels = "bcdfghklmnprstvz", "aeiou"
+	var b strings.Builder
+	for n := i + 1; n > 0; n /= len(consonants) * len(vowels) {
+		r := n % (len(consonants) * len(vowels))
+		b.WriteByte(consonants[r%len(consonants)])
+		b.WriteByte(vowels[r/len(consonants)])
+	}
+	b.WriteString("n")
+	return b.String()
+}
+
+func body(rng *rand.Rand, pick func() string) string {
 	var b strings.Builder
 	paras := 1 + rng.IntN(4)
 	for p := range paras {
@@ -241,7 +272,7 @@ func body(rng *rand.Rand) string {
 			}
 			ws := 6 + rng.IntN(10)
 			for w := range ws {
-				word := words[rng.IntN(len(words))]
+				word := pick()
 				if w == 0 {
 					word = strings.ToUpper(word[:1]) + word[1:]
 				} else {

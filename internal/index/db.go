@@ -13,6 +13,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -47,6 +48,23 @@ type DB struct {
 		at time.Time
 	}
 }
+
+// ftsTriggers keep the full-text table in step with nodes.
+var ftsTriggers = []string{
+	`CREATE TRIGGER nodes_ai AFTER INSERT ON nodes BEGIN
+		INSERT INTO nodes_fts(rowid, title, description, tags, body) VALUES (new.rid, new.title, new.description, new.tags, new.body);
+	END`,
+	`CREATE TRIGGER nodes_ad AFTER DELETE ON nodes BEGIN
+		INSERT INTO nodes_fts(nodes_fts, rowid, title, description, tags, body) VALUES ('delete', old.rid, old.title, old.description, old.tags, old.body);
+	END`,
+	`CREATE TRIGGER nodes_au AFTER UPDATE ON nodes BEGIN
+		INSERT INTO nodes_fts(nodes_fts, rowid, title, description, tags, body) VALUES ('delete', old.rid, old.title, old.description, old.tags, old.body);
+		INSERT INTO nodes_fts(rowid, title, description, tags, body) VALUES (new.rid, new.title, new.description, new.tags, new.body);
+	END`,
+}
+
+// ftsTriggerNames are the names of ftsTriggers, for dropping them.
+var ftsTriggerNames = []string{"nodes_ai", "nodes_ad", "nodes_au"}
 
 var schema = []string{
 	`CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)`,
@@ -84,16 +102,6 @@ var schema = []string{
 	`CREATE TABLE changelog (rid INTEGER NOT NULL REFERENCES nodes(rid) ON DELETE CASCADE, seq INTEGER NOT NULL, at TEXT NOT NULL, task TEXT NOT NULL, summary TEXT NOT NULL, PRIMARY KEY (rid, seq))`,
 	`CREATE VIRTUAL TABLE nodes_fts USING fts5(title, description, tags, body, content='nodes', content_rowid='rid', tokenize='porter unicode61')`,
 	`INSERT INTO nodes_fts(nodes_fts, rank) VALUES ('rank', '` + rankConfig + `')`,
-	`CREATE TRIGGER nodes_ai AFTER INSERT ON nodes BEGIN
-		INSERT INTO nodes_fts(rowid, title, description, tags, body) VALUES (new.rid, new.title, new.description, new.tags, new.body);
-	END`,
-	`CREATE TRIGGER nodes_ad AFTER DELETE ON nodes BEGIN
-		INSERT INTO nodes_fts(nodes_fts, rowid, title, description, tags, body) VALUES ('delete', old.rid, old.title, old.description, old.tags, old.body);
-	END`,
-	`CREATE TRIGGER nodes_au AFTER UPDATE ON nodes BEGIN
-		INSERT INTO nodes_fts(nodes_fts, rowid, title, description, tags, body) VALUES ('delete', old.rid, old.title, old.description, old.tags, old.body);
-		INSERT INTO nodes_fts(rowid, title, description, tags, body) VALUES (new.rid, new.title, new.description, new.tags, new.body);
-	END`,
 }
 
 func dsn(path string, readOnly bool) string {
@@ -178,7 +186,7 @@ func (db *DB) ensureSchema(ctx context.Context) error {
 			}
 		}
 	}
-	for _, stmt := range schema {
+	for _, stmt := range append(slices.Clone(schema), ftsTriggers...) {
 		if _, err := tx.ExecContext(ctx, stmt); err != nil {
 			return fmt.Errorf("creating the schema: %w", err)
 		}

@@ -2,6 +2,7 @@ package index
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"testing"
 	"time"
@@ -87,5 +88,41 @@ func TestStatCache(t *testing.T) {
 	}
 	if c := readStatCache(db.statCachePath()); c == nil || len(c.leaves) != 2 {
 		t.Fatalf("the full sync did not rewrite the cache: %+v", c)
+	}
+}
+
+// TestBulkSyncKeepsSearch: a sync of many files rebuilds the full-text
+// table in one pass; search then finds every leaf, and later small syncs
+// (row by row again) keep it current.
+func TestBulkSyncKeepsSearch(t *testing.T) {
+	ctx := context.Background()
+	k := newKB(t)
+	var rels []string
+	for i := range bulkRows + 20 {
+		rel := fmt.Sprintf("bulk/practice-item-%d.md", i)
+		writeLeaf(t, k, rel, leaf(fmt.Sprintf("practice-item-%d", i), fmt.Sprintf("Item %d", i), "d", nil, "", fmt.Sprintf("Body word%d here.", i)))
+		rels = append(rels, rel)
+	}
+	age(t, k, rels...)
+	db, st, err := Open(ctx, k, "main")
+	if err != nil || st.Added != bulkRows+20 {
+		t.Fatalf("first sync: %+v, %v", st, err)
+	}
+	defer db.Close()
+	for _, q := range []string{"word0", fmt.Sprintf("word%d", bulkRows+19)} {
+		if hits, err := Search(ctx, db, q, 5); err != nil || len(hits) != 1 {
+			t.Fatalf("%s after the bulk sync: %v, %v", q, ids(hits), err)
+		}
+	}
+	writeLeaf(t, k, rels[3], leaf("practice-item-3", "Item 3", "d", nil, "", "Body replaced."))
+	age(t, k, rels[3])
+	if st, err := db.Sync(ctx, k.NodesDir()); err != nil || st.Updated != 1 {
+		t.Fatalf("small sync: %+v, %v", st, err)
+	}
+	if hits, _ := Search(ctx, db, "word3", 5); len(hits) != 0 {
+		t.Fatalf("word3 still found after the edit: %v", ids(hits))
+	}
+	if hits, _ := Search(ctx, db, "replaced", 5); len(hits) != 1 || hits[0].ID != "practice-item-3" {
+		t.Fatalf("the edit is not searchable: %v", ids(hits))
 	}
 }

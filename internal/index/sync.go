@@ -26,6 +26,10 @@ import (
 // would otherwise go unseen.
 const racyWindow = 2 * time.Second
 
+// bulkRows is the number of files to read from which a sync rebuilds the
+// full-text table at the end instead of updating it row by row.
+const bulkRows = 500
+
 // Stats tells what a sync did.
 type Stats struct {
 	Leaves    int       `json:"leaves"`    // leaves in the index after the sync
@@ -166,6 +170,15 @@ func (db *DB) SyncWith(ctx context.Context, nodesDir string, ex *Extraction) (St
 		d.n, d.err = node.Parse(d.f.rel, src)
 	})
 	w := newWriter(ctx, tx)
+	// Many changes at once (a first sync, a big checkout): the full-text
+	// table is rebuilt in one pass at the end instead of row by row, which
+	// the triggers would do flushing FTS5's buffer on every statement.
+	bulk := len(work)+len(srcFiles) >= bulkRows
+	if bulk {
+		for _, name := range ftsTriggerNames {
+			w.exec(`DROP TRIGGER IF EXISTS ` + name)
+		}
+	}
 	defer w.close()
 	for _, d := range work {
 		s, had := stored[d.f.rel]
@@ -207,6 +220,12 @@ func (db *DB) SyncWith(ctx context.Context, nodesDir string, ex *Extraction) (St
 			return st, fmt.Errorf("syncing index %s: %w", db.Path, err)
 		}
 		racy = racy || r
+	}
+	if bulk {
+		w.exec(`INSERT INTO nodes_fts(nodes_fts) VALUES ('rebuild')`)
+		for _, stmt := range ftsTriggers {
+			w.exec(stmt)
+		}
 	}
 	now := time.Now()
 	if st.Changed() || st.Touched > 0 || st.Extracted.Touched > 0 || racy || syncedAt == 0 {
