@@ -57,25 +57,6 @@ func LoadIndexed(ctx context.Context, k *kb.KB, bodies bool) (*Graph, error) {
 	return t.graph(k, db), nil
 }
 
-// loadForGet is the part of the graph a get of id needs, as the index
-// last saw it, without a sync (a sync first only when the index never had
-// one). get then reads the entity itself from its leaf.
-func loadForGet(ctx context.Context, k *kb.KB, kind, id string) (*Graph, error) {
-	db, err := branchIndex(ctx, k)
-	if err != nil {
-		return nil, err
-	}
-	gen, err := db.Meta(ctx, "stat_gen")
-	if err != nil || gen == "" {
-		return LoadIndexed(ctx, k, false)
-	}
-	t, err := templateFor(ctx, k, db, gen)
-	if err != nil {
-		return nil, err
-	}
-	return t.subgraph(k, db, kind, id), nil
-}
-
 // RecheckWithin is how long a long-running process (kk mcp) trusts its
 // last look at the tree's files before a read stats them again; changes
 // made through kk are seen at once whatever it is (see

@@ -4,6 +4,8 @@ import (
 	"strings"
 
 	"github.com/bmatcuk/doublestar/v4"
+
+	"github.com/kk-project/kk/internal/index"
 )
 
 // PatternSet matches file paths against many atoms' glob patterns without
@@ -26,37 +28,18 @@ type entry struct {
 // NewPatternSet returns an empty set.
 func NewPatternSet() *PatternSet { return &PatternSet{buckets: map[string][]entry{}} }
 
-const globMeta = `*?[{\`
 
 // Add adds pattern, owned by owner.
 func (s *PatternSet) Add(owner int, pattern string) {
-	prefix := ""
-	rest := pattern
-	for {
-		seg, after, more := strings.Cut(rest, "/")
-		if !more || strings.ContainsAny(seg, globMeta) {
-			break
-		}
-		if prefix == "" {
-			prefix = seg
-		} else {
-			prefix += "/" + seg
-		}
-		rest = after
-	}
-	if !strings.ContainsAny(pattern, globMeta) {
-		// A literal pattern names one file (or folder): its bucket is the
-		// pattern itself.
-		prefix = pattern
-	}
 	tail := pattern
-	if i := strings.LastIndexAny(pattern, globMeta+"]/"); i >= 0 {
+	if i := strings.LastIndexAny(pattern, index.GlobMeta+"]/"); i >= 0 {
 		tail = pattern[i+1:]
 	}
 	if strings.ContainsAny(pattern, "{") {
 		tail = "" // a brace alternative may end differently
 	}
-	s.buckets[prefix] = append(s.buckets[prefix], entry{owner: owner, pattern: pattern, tail: tail})
+	b := index.PatternBucket(pattern)
+	s.buckets[b] = append(s.buckets[b], entry{owner: owner, pattern: pattern, tail: tail})
 }
 
 // Match calls fn for every (owner, pattern) whose pattern matches p, in
@@ -72,11 +55,7 @@ func (s *PatternSet) Match(p string, fn func(owner int, pattern string)) {
 			}
 		}
 	}
-	try("")
-	for i := 0; i < len(p); i++ {
-		if p[i] == '/' {
-			try(p[:i])
-		}
+	for _, b := range index.PathBuckets(p) {
+		try(b)
 	}
-	try(p)
 }

@@ -202,11 +202,10 @@ func queryGraph(ctx context.Context, k *kb.KB, p QueryGraphParams) (any, error) 
 		if len(paths) == 0 && p.TaskFile == "" {
 			return nil, invalid("paths", "give at least one file path (or a taskFile)")
 		}
-		g, err := LoadIndexed(ctx, k, false)
+		g, err := contextGraph(ctx, k, paths)
 		if err != nil {
 			return nil, err
 		}
-		defer g.Close()
 		return g.Context(ctx, k.Root, paths, o)
 	case "":
 		return nil, invalid("operation", "is required: get, search or context")
@@ -245,14 +244,14 @@ func page(limit, offset *int) (int, int, *Error) {
 // read from its leaf; only when the index does not know the id, or its
 // leaf moved or changed since, is the index synced and the get repeated.
 func getEntity(ctx context.Context, k *kb.KB, kind, id string, o viewOpts) (any, error) {
-	g, err := loadForGet(ctx, k, kind, id)
+	g, err := getGraph(ctx, k, kind, id, false)
 	if err != nil {
 		return nil, err
 	}
 	if v, err := g.get(ctx, kind, id, o); err == nil {
 		return v, nil
 	}
-	if g, err = LoadIndexed(ctx, k, false); err != nil {
+	if g, err = getGraph(ctx, k, kind, id, true); err != nil {
 		return nil, err
 	}
 	return g.get(ctx, kind, id, o)

@@ -24,7 +24,7 @@ import (
 
 // SchemaVersion is the version of the database layout. A database written
 // with another version is emptied and rebuilt by the next sync.
-const SchemaVersion = 3
+const SchemaVersion = 4
 
 // busyTimeoutMS bounds how long a writer waits for another writer (another
 // kk process syncing the same branch) before failing.
@@ -94,7 +94,9 @@ var schema = []string{
 	`CREATE INDEX nodes_id ON nodes(id)`,
 	`CREATE INDEX nodes_type ON nodes(type)`,
 	`CREATE INDEX nodes_origin ON nodes(origin)`,
-	`CREATE TABLE kk_paths (rid INTEGER NOT NULL REFERENCES nodes(rid) ON DELETE CASCADE, seq INTEGER NOT NULL, pattern TEXT NOT NULL, PRIMARY KEY (rid, seq))`,
+	`CREATE TABLE kk_paths (rid INTEGER NOT NULL REFERENCES nodes(rid) ON DELETE CASCADE, seq INTEGER NOT NULL, pattern TEXT NOT NULL, bucket TEXT NOT NULL, PRIMARY KEY (rid, seq))`,
+	`CREATE INDEX kk_paths_bucket ON kk_paths(bucket)`,
+	`CREATE INDEX nodes_molecule ON nodes(molecule)`,
 	`CREATE TABLE edges (rid INTEGER NOT NULL REFERENCES nodes(rid) ON DELETE CASCADE, src TEXT NOT NULL, type TEXT NOT NULL, dst TEXT NOT NULL, created_at TEXT NOT NULL, created_by TEXT NOT NULL, source TEXT NOT NULL, confidence TEXT NOT NULL)`,
 	`CREATE INDEX edges_src ON edges(src, type)`,
 	`CREATE INDEX edges_dst ON edges(dst, type)`,

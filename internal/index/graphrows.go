@@ -77,6 +77,54 @@ func (db *DB) GraphRows(ctx context.Context, bodies bool) ([]*GraphRow, error) {
 	return out, rows.Err()
 }
 
+// GraphRowsByID returns the tree leaves with the given ids that are
+// molecules or carry graph keys, with their bodies, ordered by path.
+func (db *DB) GraphRowsByID(ctx context.Context, ids []string) ([]*GraphRow, error) {
+	return db.graphRowsWhere(ctx, "id", ids)
+}
+
+// GraphRowsByMolecule returns the atoms whose kk_molecule is one of ids,
+// with their bodies, ordered by path.
+func (db *DB) GraphRowsByMolecule(ctx context.Context, ids []string) ([]*GraphRow, error) {
+	return db.graphRowsWhere(ctx, "molecule", ids)
+}
+
+func (db *DB) graphRowsWhere(ctx context.Context, column string, values []string) ([]*GraphRow, error) {
+	var out []*GraphRow
+	const batch = 500
+	for start := 0; start < len(values); start += batch {
+		chunk := values[start:min(start+batch, len(values))]
+		args := make([]any, len(chunk))
+		for i, v := range chunk {
+			args[i] = v
+		}
+		// INDEXED BY: the planner would otherwise pick nodes_origin for
+		// origin = '' and scan every leaf.
+		rows, err := db.r.QueryContext(ctx, `SELECT id, path, type, title, body, graph FROM nodes INDEXED BY nodes_`+column+`
+			WHERE `+column+` IN (?`+strings.Repeat(",?", len(chunk)-1)+`) AND origin = '' AND (graph != '' OR type = 'molecule') ORDER BY path`, args...)
+		if err != nil {
+			return nil, fmt.Errorf("reading index %s: %w", db.Path, err)
+		}
+		for rows.Next() {
+			r := &GraphRow{}
+			var g string
+			if err := rows.Scan(&r.ID, &r.Path, &r.Type, &r.Title, &r.Body, &g); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("reading index %s: %w", db.Path, err)
+			}
+			if r.keys, err = decodeGraph(g); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("index %s: %s: %w", db.Path, r.Path, err)
+			}
+			out = append(out, r)
+		}
+		if err := rows.Close(); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
 // Bodies returns the bodies of the tree leaves at the given paths (an
 // extracted entity's path starts with "@" and never equals a leaf's).
 func (db *DB) Bodies(ctx context.Context, paths []string) (map[string]string, error) {

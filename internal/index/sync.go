@@ -293,65 +293,62 @@ func scanLeaves(nodesDir string) ([]fileStat, []Problem, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("reading %s: %w", nodesDir, err)
 	}
-	var files []fileStat
-	var problems []Problem
-	err = filepath.WalkDir(nodesDir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if p == nodesDir {
-			return nil
-		}
-		rel := filepath.ToSlash(p[len(nodesDir)+1:])
-		name := d.Name()
-		if strings.HasPrefix(name, ".") {
-			if d.IsDir() {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if d.IsDir() || !strings.HasSuffix(name, ".md") || name == "index.md" || name == "log.md" {
-			return nil
-		}
-		f := fileStat{rel: rel, abs: p, size: -1}
-		if d.Type()&fs.ModeSymlink != 0 {
-			target, err := filepath.EvalSymlinks(p)
-			if err != nil {
-				problems = append(problems, Problem{Path: rel, Msg: fmt.Sprintf("broken symlink: %v", err)})
-				return nil
-			}
-			if r, err := filepath.Rel(realRoot, target); err != nil || r == ".." || strings.HasPrefix(r, ".."+string(filepath.Separator)) {
-				problems = append(problems, Problem{Path: rel, Msg: "symlink points outside the knowledge tree"})
-				return nil
-			}
-			fi, err := os.Stat(target)
-			if err != nil || fi.IsDir() {
-				return nil
-			}
-			f.size, f.mtime = fi.Size(), fi.ModTime().UnixNano()
-		}
-		files = append(files, f)
-		return nil
-	})
+	files, problems, err := walkLeaves(nodesDir, realRoot)
 	if err != nil {
 		return nil, nil, fmt.Errorf("reading %s: %w", nodesDir, err)
 	}
-	errs := make([]error, len(files))
-	workpool.Run(0, len(files), func(i int) {
-		if files[i].size >= 0 {
-			return
-		}
-		fi, err := os.Lstat(files[i].abs)
-		if err != nil {
-			errs[i] = err
-			return
-		}
-		files[i].size, files[i].mtime = fi.Size(), fi.ModTime().UnixNano()
-	})
-	if err := errors.Join(errs...); err != nil {
-		return nil, nil, fmt.Errorf("reading %s: %w", nodesDir, err)
-	}
+	slices.SortFunc(files, func(a, b fileStat) int { return strings.Compare(a.rel, b.rel) })
+	slices.SortFunc(problems, func(a, b Problem) int { return strings.Compare(a.Path, b.Path) })
 	return files, problems, nil
+}
+
+// entryKind tells what a walk does with a folder entry.
+type entryKind int
+
+const (
+	skipEntry  entryKind = iota
+	descend              // a folder to walk
+	leafFile             // a leaf to stat
+	linkedLeaf           // a symlinked leaf, stat'ed already (f is filled in)
+	badEntry             // reported as a problem (p)
+)
+
+// classify applies the tree's rules to the entry name of folder rel (""
+// for nodes/): dot entries are skipped, folders walked, *.md files other
+// than index.md and log.md are leaves, and a symlinked leaf counts only
+// when it points inside the tree.
+func classify(nodesDir, realRoot, rel, name string, typ fs.FileMode) (entryKind, fileStat, Problem) {
+	if strings.HasPrefix(name, ".") {
+		return skipEntry, fileStat{}, Problem{}
+	}
+	r := name
+	if rel != "" {
+		r = rel + "/" + name
+	}
+	abs := filepath.Join(nodesDir, filepath.FromSlash(r))
+	if typ.IsDir() {
+		return descend, fileStat{rel: r, abs: abs}, Problem{}
+	}
+	if !strings.HasSuffix(name, ".md") || name == "index.md" || name == "log.md" {
+		return skipEntry, fileStat{}, Problem{}
+	}
+	f := fileStat{rel: r, abs: abs, size: -1}
+	if typ&fs.ModeSymlink == 0 {
+		return leafFile, f, Problem{}
+	}
+	target, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		return badEntry, f, Problem{Path: r, Msg: fmt.Sprintf("broken symlink: %v", err)}
+	}
+	if rr, err := filepath.Rel(realRoot, target); err != nil || rr == ".." || strings.HasPrefix(rr, ".."+string(filepath.Separator)) {
+		return badEntry, f, Problem{Path: r, Msg: "symlink points outside the knowledge tree"}
+	}
+	fi, err := os.Stat(target)
+	if err != nil || fi.IsDir() {
+		return skipEntry, f, Problem{}
+	}
+	f.size, f.mtime = fi.Size(), fi.ModTime().UnixNano()
+	return linkedLeaf, f, Problem{}
 }
 
 // writer applies a sync's changes inside its transaction; the first error
@@ -443,7 +440,7 @@ func (w *writer) update(rid int64, d *leafData) {
 // children writes a leaf's atom patterns, edges and changelog entries.
 func (w *writer) children(rid int64, n *node.Node) {
 	for i, p := range stringList(n, "kk_paths") {
-		w.exec(`INSERT INTO kk_paths(rid, seq, pattern) VALUES (?, ?, ?)`, rid, i, p)
+		w.exec(`INSERT INTO kk_paths(rid, seq, pattern, bucket) VALUES (?, ?, ?, ?)`, rid, i, p, PatternBucket(p))
 	}
 	for _, e := range edgesOf(n) {
 		w.exec(`INSERT INTO edges(rid, src, type, dst, created_at, created_by, source, confidence) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
