@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/kk-project/kk/internal/benchtree"
 	"github.com/kk-project/kk/internal/kb"
@@ -82,4 +83,12 @@ func BenchmarkCheck(b *testing.B) {
 			b.Fatal(r.Error)
 		}
 	}
+}
+
+// BenchmarkContext100Resync is BenchmarkContext100 with the tree's files
+// stat'ed on every call (RecheckWithin 0), as each command-line run does.
+func BenchmarkContext100Resync(b *testing.B) {
+	defer func(d time.Duration) { RecheckWithin = d }(RecheckWithin)
+	RecheckWithin = 0
+	BenchmarkContext100(b)
 }
