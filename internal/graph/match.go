@@ -28,7 +28,6 @@ type entry struct {
 // NewPatternSet returns an empty set.
 func NewPatternSet() *PatternSet { return &PatternSet{buckets: map[string][]entry{}} }
 
-
 // Add adds pattern, owned by owner.
 func (s *PatternSet) Add(owner int, pattern string) {
 	tail := pattern
