@@ -24,15 +24,21 @@ const (
 	mcpBlockEnd   = "# kk:end"
 )
 
-// MCPConfig implements harness.MCPRegistrar.
-func (*Adapter) MCPConfig() string { return configFile }
+// tomlMCP is Codex's MCP configuration: a block of .codex/config.toml.
+type tomlMCP struct{}
+
+// MCP implements harness.MCPRegistrar.
+func (*Adapter) MCP() harness.MCPConfig { return tomlMCP{} }
+
+// ConfigFile implements harness.MCPConfig.
+func (tomlMCP) ConfigFile() string { return configFile }
 
 func configPath(root string) string { return filepath.Join(root, filepath.FromSlash(configFile)) }
 
-// RegisterMCP writes kk's [mcp_servers.kk] block. A [mcp_servers.kk]
+// Register writes kk's [mcp_servers.kk] block. A [mcp_servers.kk]
 // table the user wrote outside kk's block is theirs: it is left alone and
 // nothing is written (two tables of one name are invalid TOML).
-func (*Adapter) RegisterMCP(root string, s harness.MCPServer) ([]harness.Change, error) {
+func (tomlMCP) Register(root string, s harness.MCPServer) ([]harness.Change, error) {
 	path := configPath(root)
 	old, err := os.ReadFile(path)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -69,8 +75,8 @@ func (*Adapter) RegisterMCP(root string, s harness.MCPServer) ([]harness.Change,
 	return []harness.Change{{Path: configFile, Action: action}}, nil
 }
 
-// UnregisterMCP removes kk's block, and the file when nothing else is in it.
-func (*Adapter) UnregisterMCP(root string) ([]harness.Change, error) {
+// Unregister removes kk's block, and the file when nothing else is in it.
+func (tomlMCP) Unregister(root string) ([]harness.Change, error) {
 	path := configPath(root)
 	old, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -95,8 +101,8 @@ func (*Adapter) UnregisterMCP(root string) ([]harness.Change, error) {
 	return []harness.Change{{Path: configFile, Action: "updated"}}, nil
 }
 
-// RegisteredMCP reads the [mcp_servers.kk] table, kk's or the user's.
-func (*Adapter) RegisteredMCP(root string) (harness.MCPServer, bool, error) {
+// Registered reads the [mcp_servers.kk] table, kk's or the user's.
+func (tomlMCP) Registered(root string) (harness.MCPServer, bool, error) {
 	data, err := os.ReadFile(configPath(root))
 	if errors.Is(err, fs.ErrNotExist) {
 		return harness.MCPServer{}, false, nil
@@ -138,7 +144,7 @@ func mcpBlock(s harness.MCPServer) string {
 }
 
 // cutMCPBlock returns text without kk's block and the blank line
-// RegisterMCP put before it, and whether there was a block.
+// Register put before it, and whether there was a block.
 func cutMCPBlock(text string) (string, bool) {
 	i := strings.Index(text, mcpBlockStart+"\n")
 	if i < 0 {

@@ -28,13 +28,13 @@ func TestMCPUserTable(t *testing.T) {
 		t.Fatal(err)
 	}
 	a := New()
-	if ch, err := a.RegisterMCP(root, harness.MCPServerFor("kk")); err != nil || len(ch) != 0 {
+	if ch, err := a.MCP().Register(root, harness.MCPServerFor("kk")); err != nil || len(ch) != 0 {
 		t.Fatalf("register: %v %v", ch, err)
 	}
-	if s, ok, err := a.RegisteredMCP(root); err != nil || !ok || s.String() != "/usr/local/bin/kk mcp --log-file" {
+	if s, ok, err := a.MCP().Registered(root); err != nil || !ok || s.String() != "/usr/local/bin/kk mcp --log-file" {
 		t.Fatalf("registered: %v %v %v", s, ok, err)
 	}
-	if ch, err := a.UnregisterMCP(root); err != nil || len(ch) != 0 {
+	if ch, err := a.MCP().Unregister(root); err != nil || len(ch) != 0 {
 		t.Fatalf("unregister: %v %v", ch, err)
 	}
 	if data, _ := os.ReadFile(path); string(data) != user {

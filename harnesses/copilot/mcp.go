@@ -22,22 +22,7 @@ type mcpEntry struct {
 	Tools   []string `json:"tools"`
 }
 
-// MCPConfig implements harness.MCPRegistrar.
-func (*Adapter) MCPConfig() string { return mcpConfig.File }
-
-// RegisterMCP implements harness.MCPRegistrar.
-func (*Adapter) RegisterMCP(root string, s harness.MCPServer) ([]harness.Change, error) {
-	return mcpConfig.Register(root, s)
-}
-
-// UnregisterMCP implements harness.MCPRegistrar.
-func (*Adapter) UnregisterMCP(root string) ([]harness.Change, error) {
-	return mcpConfig.Unregister(root)
-}
-
-// RegisteredMCP implements harness.MCPRegistrar.
-func (*Adapter) RegisteredMCP(root string) (harness.MCPServer, bool, error) {
-	return mcpConfig.Registered(root)
-}
+// MCP implements harness.MCPRegistrar.
+func (*Adapter) MCP() harness.MCPConfig { return mcpConfig }
 
 var _ harness.MCPRegistrar = (*Adapter)(nil)

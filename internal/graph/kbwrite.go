@@ -130,11 +130,27 @@ func oneLine(field, s string, max int, required bool) *Error {
 	return nil
 }
 
-func checkActor(createdBy, source string) *Error {
+// checkChangeset checks what kb_upsert and kb_delete share: the project,
+// who applies the changeset and from where, and its size.
+func checkChangeset(k *kb.KB, projectID, createdBy, source string, entities, edges int) *Error {
+	if err := ValidateProjectID(k, projectID); err != nil {
+		return err
+	}
 	if err := oneLine("created_by", createdBy, MaxShortFieldChars, true); err != nil {
 		return err
 	}
-	return oneLine("source", source, 512, true)
+	if err := oneLine("source", source, 512, true); err != nil {
+		return err
+	}
+	switch {
+	case entities == 0 && edges == 0:
+		return invalid("entities", "the changeset names no entity and no edge")
+	case entities > MaxChangesetEntities:
+		return invalid("entities", "%d entities; a changeset holds at most %d", entities, MaxChangesetEntities)
+	case edges > MaxChangesetEdges:
+		return invalid("edges", "%d edges; a changeset holds at most %d", edges, MaxChangesetEdges)
+	}
+	return nil
 }
 
 // entityIn is a validated changeset entity.
@@ -419,19 +435,8 @@ func (tx *traceTx) endpointType(id string, pending map[string]*entityIn, indexed
 }
 
 func kbUpsert(ctx context.Context, k *kb.KB, p KBUpsertParams) (*UpsertResult, error) {
-	if err := ValidateProjectID(k, p.ProjectID); err != nil {
+	if err := checkChangeset(k, p.ProjectID, p.CreatedBy, p.Source, len(p.Entities), len(p.Edges)); err != nil {
 		return nil, err
-	}
-	if err := checkActor(p.CreatedBy, p.Source); err != nil {
-		return nil, err
-	}
-	switch {
-	case len(p.Entities) == 0 && len(p.Edges) == 0:
-		return nil, invalid("entities", "the changeset holds no entity and no edge")
-	case len(p.Entities) > MaxChangesetEntities:
-		return nil, invalid("entities", "%d entities; a changeset holds at most %d", len(p.Entities), MaxChangesetEntities)
-	case len(p.Edges) > MaxChangesetEdges:
-		return nil, invalid("edges", "%d edges; a changeset holds at most %d", len(p.Edges), MaxChangesetEdges)
 	}
 	var ents []*entityIn
 	pending := map[string]*entityIn{}
@@ -711,19 +716,8 @@ func removeEdges(n *node.Node, drop func(Edge) bool) ([]Edge, error) {
 }
 
 func kbDelete(ctx context.Context, k *kb.KB, p KBDeleteParams, o DeleteOptions) (*DeleteEntitiesResult, error) {
-	if err := ValidateProjectID(k, p.ProjectID); err != nil {
+	if err := checkChangeset(k, p.ProjectID, p.CreatedBy, p.Source, len(p.Entities), len(p.Edges)); err != nil {
 		return nil, err
-	}
-	if err := checkActor(p.CreatedBy, p.Source); err != nil {
-		return nil, err
-	}
-	switch {
-	case len(p.Entities) == 0 && len(p.Edges) == 0:
-		return nil, invalid("entities", "the changeset names no entity and no edge")
-	case len(p.Entities) > MaxChangesetEntities:
-		return nil, invalid("entities", "%d entities; a changeset holds at most %d", len(p.Entities), MaxChangesetEntities)
-	case len(p.Edges) > MaxChangesetEdges:
-		return nil, invalid("edges", "%d edges; a changeset holds at most %d", len(p.Edges), MaxChangesetEdges)
 	}
 	cfg, err := k.LoadConfig()
 	if err != nil {

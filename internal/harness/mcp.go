@@ -39,18 +39,23 @@ func MCPServerFor(kkCommand string) MCPServer {
 // configuration: kk init registers `kk mcp` there, kk uninstall takes it
 // out again, and kk doctor starts what is registered.
 type MCPRegistrar interface {
-	// MCPConfig is the project file holding the registration, relative to
-	// the repository root, slash-separated.
-	MCPConfig() string
-	// RegisterMCP registers s under MCPServerName, keeping everything else
-	// in the file. Registering the same server twice changes nothing.
-	RegisterMCP(root string, s MCPServer) ([]Change, error)
-	// UnregisterMCP removes what RegisterMCP added: the user's file is left
-	// as it was before, and a file kk created is removed.
-	UnregisterMCP(root string) ([]Change, error)
-	// RegisteredMCP returns the server registered under MCPServerName; ok
-	// is false when there is none.
-	RegisteredMCP(root string) (s MCPServer, ok bool, err error)
+	MCP() MCPConfig
+}
+
+// MCPConfig is a harness's project MCP configuration file.
+type MCPConfig interface {
+	// ConfigFile is the file holding the registration, relative to the
+	// repository root, slash-separated.
+	ConfigFile() string
+	// Register registers s under MCPServerName, keeping everything else in
+	// the file. Registering the same server twice changes nothing.
+	Register(root string, s MCPServer) ([]Change, error)
+	// Unregister removes what Register added: the user's file is left as it
+	// was before, and a file kk created is removed.
+	Unregister(root string) ([]Change, error)
+	// Registered returns the server registered under MCPServerName; ok is
+	// false when there is none.
+	Registered(root string) (s MCPServer, ok bool, err error)
 }
 
 // JSONMCP registers kk's server in a JSON settings file holding servers by
@@ -81,6 +86,11 @@ func ParseCommandArgs(raw json.RawMessage) (MCPServer, bool) {
 	}
 	return MCPServer{Command: e.Command, Args: e.Args}, true
 }
+
+// ConfigFile implements MCPConfig.
+func (j JSONMCP) ConfigFile() string { return j.File }
+
+var _ MCPConfig = JSONMCP{}
 
 func (j JSONMCP) path(root string) string { return filepath.Join(root, filepath.FromSlash(j.File)) }
 

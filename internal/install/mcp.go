@@ -25,9 +25,9 @@ func registerMCP(a harness.Adapter, root, command string) ([]harness.Change, err
 	if !ok {
 		return nil, nil
 	}
-	changes, err := r.RegisterMCP(root, harness.MCPServerFor(command))
+	changes, err := r.MCP().Register(root, harness.MCPServerFor(command))
 	if err != nil {
-		return changes, fmt.Errorf("registering kk's MCP server in %s: %w", r.MCPConfig(), err)
+		return changes, fmt.Errorf("registering kk's MCP server in %s: %w", r.MCP().ConfigFile(), err)
 	}
 	return changes, nil
 }
@@ -38,9 +38,9 @@ func unregisterMCP(a harness.Adapter, root string) ([]harness.Change, error) {
 	if !ok {
 		return nil, nil
 	}
-	changes, err := r.UnregisterMCP(root)
+	changes, err := r.MCP().Unregister(root)
 	if err != nil {
-		return changes, fmt.Errorf("removing kk's MCP server from %s: %w", r.MCPConfig(), err)
+		return changes, fmt.Errorf("removing kk's MCP server from %s: %w", r.MCP().ConfigFile(), err)
 	}
 	return changes, nil
 }
@@ -55,9 +55,9 @@ func checkMCP(ctx context.Context, k *kb.KB, id string, a harness.Adapter, comma
 		return c, false
 	}
 	c.Name = id + "/mcp"
-	file := r.MCPConfig()
+	file := r.MCP().ConfigFile()
 	fix := "run `kk init --upgrade`, which registers `kk mcp` again and keeps the rest of the file"
-	s, found, err := r.RegisteredMCP(k.Root)
+	s, found, err := r.MCP().Registered(k.Root)
 	switch {
 	case err != nil:
 		c.Level, c.Message, c.Fix = kb.DoctorError, fmt.Sprintf("%s cannot be read: %v", file, err), "fix the file, then run `kk init --upgrade`"
