@@ -70,7 +70,7 @@ expect() {
   local name=$1 js=$2
   if printf '%s' "$out" | node -e '
     const r = JSON.parse(require("fs").readFileSync(0, "utf8"));
-    const env = r.structuredContent || (r.content && r.content[0] && JSON.parse(r.content[0].text));
+    const env = r.content && r.content[0] && JSON.parse(r.content[0].text);
     process.exit((function () { return '"$js"'; })() ? 0 : 1);
   '; then
     echo "ok   $name"

@@ -2,8 +2,10 @@ package graph
 
 import (
 	"context"
+	"maps"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/kk-project/kk/internal/index"
 	"github.com/kk-project/kk/internal/kb"
@@ -113,7 +115,8 @@ func contextGraph(ctx context.Context, k *kb.KB, paths []string) (*Graph, error)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := syncForRead(ctx, k, db); err != nil {
+	st, err := syncForRead(ctx, k, db)
+	if err != nil {
 		return nil, err
 	}
 	var keys, buckets []string
@@ -128,7 +131,7 @@ func contextGraph(ctx context.Context, k *kb.KB, paths []string) (*Graph, error)
 		}
 	}
 	slices.Sort(buckets)
-	cands, err := db.PatternsIn(ctx, slices.Compact(buckets))
+	cands, err := patternsIn(ctx, db, st.Gen, slices.Compact(buckets))
 	if err != nil {
 		return nil, err
 	}
@@ -162,4 +165,64 @@ func getGraph(ctx context.Context, k *kb.KB, kind, id string, synced bool) (*Gra
 		}
 	}
 	return subgraph(ctx, k, db, []string{id}, kind == KindMolecule)
+}
+
+// A long-running process asks for the same buckets again and again; it
+// keeps the patterns of each bucket it has read, per index, for one
+// generation of the index.
+var bucketCache struct {
+	sync.Mutex
+	byDB map[string]*bucketEntry
+}
+
+type bucketEntry struct {
+	gen      string
+	patterns map[string][]index.PatternRow // by bucket
+}
+
+// patternsIn is db.PatternsIn through the bucket cache, for the index at
+// generation gen ("" bypasses the cache).
+func patternsIn(ctx context.Context, db *index.DB, gen string, buckets []string) ([]index.PatternRow, error) {
+	if gen == "" {
+		return db.PatternsIn(ctx, buckets)
+	}
+	bucketCache.Lock()
+	e := bucketCache.byDB[db.Path]
+	if e == nil || e.gen != gen {
+		e = &bucketEntry{gen: gen, patterns: map[string][]index.PatternRow{}}
+		if bucketCache.byDB == nil {
+			bucketCache.byDB = map[string]*bucketEntry{}
+		}
+		bucketCache.byDB[db.Path] = e
+	}
+	var out []index.PatternRow
+	var missing []string
+	for _, b := range buckets {
+		if rows, ok := e.patterns[b]; ok {
+			out = append(out, rows...)
+		} else {
+			missing = append(missing, b)
+		}
+	}
+	bucketCache.Unlock()
+	if len(missing) == 0 {
+		return out, nil
+	}
+	rows, err := db.PatternsIn(ctx, missing)
+	if err != nil {
+		return nil, err
+	}
+	fresh := make(map[string][]index.PatternRow, len(missing))
+	for _, b := range missing {
+		fresh[b] = nil // a bucket without patterns is worth remembering too
+	}
+	for _, r := range rows {
+		fresh[r.Bucket] = append(fresh[r.Bucket], r)
+	}
+	bucketCache.Lock()
+	if bucketCache.byDB[db.Path] == e {
+		maps.Copy(e.patterns, fresh)
+	}
+	bucketCache.Unlock()
+	return append(out, rows...), nil
 }

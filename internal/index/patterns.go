@@ -50,6 +50,7 @@ func PathBuckets(p string) []string {
 type PatternRow struct {
 	ID      string // the atom
 	Pattern string
+	Bucket  string
 }
 
 // PatternsIn returns the patterns of the tree's atoms whose bucket is one
@@ -63,7 +64,7 @@ func (db *DB) PatternsIn(ctx context.Context, buckets []string) ([]PatternRow, e
 		for i, b := range chunk {
 			args[i] = b
 		}
-		rows, err := db.r.QueryContext(ctx, `SELECT n.id, p.pattern FROM kk_paths p INDEXED BY kk_paths_bucket CROSS JOIN nodes n ON n.rid = p.rid
+		rows, err := db.r.QueryContext(ctx, `SELECT n.id, p.pattern, p.bucket FROM kk_paths p INDEXED BY kk_paths_bucket CROSS JOIN nodes n ON n.rid = p.rid
 			WHERE p.bucket IN (?`+strings.Repeat(",?", len(chunk)-1)+`) AND n.origin = '' AND n.type != 'molecule'
 			ORDER BY n.id, p.seq`, args...)
 		if err != nil {
@@ -71,7 +72,7 @@ func (db *DB) PatternsIn(ctx context.Context, buckets []string) ([]PatternRow, e
 		}
 		for rows.Next() {
 			var r PatternRow
-			if err := rows.Scan(&r.ID, &r.Pattern); err != nil {
+			if err := rows.Scan(&r.ID, &r.Pattern, &r.Bucket); err != nil {
 				rows.Close()
 				return nil, fmt.Errorf("reading index %s: %w", db.Path, err)
 			}

@@ -1,7 +1,11 @@
 package mcpserver
 
 import (
+	"bufio"
+	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -133,4 +137,54 @@ func BenchmarkStartToToolsList10k(b *testing.B) {
 	}
 	slices.Sort(times)
 	b.ReportMetric(float64(times[len(times)/2].Microseconds())/1000, "p50-ms")
+}
+
+// BenchmarkContextOverStdio10k times query_graph context for 100 paths as
+// the server answers it over stdio: from writing the request line to the
+// kk mcp process until its whole answer line is read, without decoding it
+// (what a client then spends parsing 300 KB of JSON is the client's).
+func BenchmarkContextOverStdio10k(b *testing.B) {
+	needBinary(b)
+	k := benchKB(b)
+	rng := rand.New(rand.NewPCG(1, 2))
+	paths := make([]string, 100)
+	for i := range paths {
+		paths[i] = benchtree.RepoPath(rng, 5000)
+	}
+	args, err := json.Marshal(map[string]any{"operation": "context", "paths": paths})
+	if err != nil {
+		b.Fatal(err)
+	}
+	cmd := exec.Command(kkBin, "--root", k.Root, "mcp")
+	cmd.Env = append(os.Environ(), "KK_ROOT=")
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	defer func() { in.Close(); cmd.Wait() }()
+	r := bufio.NewReaderSize(out, 1<<20)
+	id := 0
+	call := func(method, params string) []byte {
+		id++
+		fmt.Fprintf(in, `{"jsonrpc":"2.0","id":%d,"method":%q,"params":%s}`+"\n", id, method, params)
+		line, err := r.ReadBytes('\n')
+		if err != nil {
+			b.Fatal(err)
+		}
+		return line
+	}
+	call("initialize", `{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}`)
+	fmt.Fprintln(in, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	params := fmt.Sprintf(`{"name":"query_graph","arguments":%s}`, args)
+	if line := call("tools/call", params); !bytes.Contains(line, []byte(`\"success\":true`)) {
+		b.Fatalf("context failed: %.300s", line)
+	}
+	timeCalls(b, func() { call("tools/call", params) })
 }

@@ -332,8 +332,13 @@ func callRaw(cs *mcp.ClientSession, name string, args any) map[string]any {
 		return map[string]any{"success": false, "error": map[string]any{"code": "CALL", "message": err.Error()}}
 	}
 	var env map[string]any
-	b, _ := json.Marshal(res.StructuredContent)
-	if err := json.Unmarshal(b, &env); err != nil {
+	var text string
+	if len(res.Content) == 1 {
+		if tc, ok := res.Content[0].(*mcp.TextContent); ok {
+			text = tc.Text
+		}
+	}
+	if err := json.Unmarshal([]byte(text), &env); err != nil {
 		return map[string]any{"success": false, "error": map[string]any{"code": "DECODE", "message": err.Error()}}
 	}
 	return env

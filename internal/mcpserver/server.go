@@ -156,8 +156,12 @@ func validate(name string, raw []byte) *graph.Error {
 	return &graph.Error{Code: graph.CodeValidation, Message: "the arguments are not valid JSON: " + err.Error()}
 }
 
-// result turns an envelope into a tool result: structured content and its
-// JSON text, flagged isError when the operation failed.
+// result turns an envelope into a tool result: its JSON as the one text
+// content, flagged isError when the operation failed. The tools declare no
+// output schema, so the answer is not repeated as structured content:
+// clients hand the text to the model, and a context answer for a busy
+// task runs to hundreds of kilobytes that would otherwise be encoded,
+// sent and decoded twice.
 func result(resp graph.Response) *mcp.CallToolResult {
 	text, err := json.Marshal(resp)
 	if err != nil {
@@ -165,9 +169,8 @@ func result(resp graph.Response) *mcp.CallToolResult {
 		text, _ = json.Marshal(resp)
 	}
 	return &mcp.CallToolResult{
-		Content:           []mcp.Content{&mcp.TextContent{Text: string(text)}},
-		StructuredContent: json.RawMessage(text),
-		IsError:           !resp.Success,
+		Content: []mcp.Content{&mcp.TextContent{Text: string(text)}},
+		IsError: !resp.Success,
 	}
 }
 
