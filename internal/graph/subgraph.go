@@ -140,9 +140,14 @@ func contextGraph(ctx context.Context, k *kb.KB, paths []string) (*Graph, error)
 	for i, c := range cands {
 		set.Add(i, c.Pattern)
 	}
-	var ids []string
+	var rids []int64
 	for _, key := range keys {
-		set.Match(key, func(i int, _ string) { ids = append(ids, cands[i].ID) })
+		set.Match(key, func(i int, _ string) { rids = append(rids, cands[i].RID) })
+	}
+	slices.Sort(rids)
+	ids, err := db.AtomIDs(ctx, slices.Compact(rids))
+	if err != nil {
+		return nil, err
 	}
 	slices.Sort(ids)
 	return subgraph(ctx, k, db, slices.Compact(ids), false)

@@ -48,13 +48,13 @@ func PathBuckets(p string) []string {
 
 // PatternRow is one atom pattern of the index.
 type PatternRow struct {
-	ID      string // the atom
+	RID     int64 // the row of the leaf holding it (see AtomIDs)
 	Pattern string
 	Bucket  string
 }
 
-// PatternsIn returns the patterns of the tree's atoms whose bucket is one
-// of buckets, ordered by atom id and pattern order.
+// PatternsIn returns the leaves' patterns whose bucket is one of buckets,
+// in no particular order.
 func (db *DB) PatternsIn(ctx context.Context, buckets []string) ([]PatternRow, error) {
 	var out []PatternRow
 	const batch = 500
@@ -64,19 +64,49 @@ func (db *DB) PatternsIn(ctx context.Context, buckets []string) ([]PatternRow, e
 		for i, b := range chunk {
 			args[i] = b
 		}
-		rows, err := db.r.QueryContext(ctx, `SELECT n.id, p.pattern, p.bucket FROM kk_paths p INDEXED BY kk_paths_bucket CROSS JOIN nodes n ON n.rid = p.rid
-			WHERE p.bucket IN (?`+strings.Repeat(",?", len(chunk)-1)+`) AND n.origin = '' AND n.type != 'molecule'
-			ORDER BY n.id, p.seq`, args...)
+		rows, err := db.r.QueryContext(ctx, `SELECT rid, pattern, bucket FROM kk_paths INDEXED BY kk_paths_bucket
+			WHERE bucket IN (?`+strings.Repeat(",?", len(chunk)-1)+`)`, args...)
 		if err != nil {
 			return nil, fmt.Errorf("reading index %s: %w", db.Path, err)
 		}
 		for rows.Next() {
 			var r PatternRow
-			if err := rows.Scan(&r.ID, &r.Pattern, &r.Bucket); err != nil {
+			if err := rows.Scan(&r.RID, &r.Pattern, &r.Bucket); err != nil {
 				rows.Close()
 				return nil, fmt.Errorf("reading index %s: %w", db.Path, err)
 			}
 			out = append(out, r)
+		}
+		if err := rows.Close(); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// AtomIDs returns the ids of the atoms (tree leaves with patterns that are
+// not molecules) among the given rows.
+func (db *DB) AtomIDs(ctx context.Context, rids []int64) ([]string, error) {
+	var out []string
+	const batch = 500
+	for start := 0; start < len(rids); start += batch {
+		chunk := rids[start:min(start+batch, len(rids))]
+		args := make([]any, len(chunk))
+		for i, r := range chunk {
+			args[i] = r
+		}
+		rows, err := db.r.QueryContext(ctx, `SELECT id FROM nodes WHERE rid IN (?`+strings.Repeat(",?", len(chunk)-1)+`)
+			AND origin = '' AND type != 'molecule'`, args...)
+		if err != nil {
+			return nil, fmt.Errorf("reading index %s: %w", db.Path, err)
+		}
+		for rows.Next() {
+			var id string
+			if err := rows.Scan(&id); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("reading index %s: %w", db.Path, err)
+			}
+			out = append(out, id)
 		}
 		if err := rows.Close(); err != nil {
 			return nil, err
