@@ -111,11 +111,10 @@ func manageChangelog(ctx context.Context, k *kb.KB, p ManageChangelogParams) (an
 		if perr != nil {
 			return nil, perr
 		}
-		g, err := LoadIndexed(ctx, k, false)
+		g, err := getGraph(ctx, k, p.ParentType, p.ParentID, true)
 		if err != nil {
 			return nil, err
 		}
-		defer g.Close()
 		e := g.entity(p.ParentType, p.ParentID)
 		if e == nil {
 			return nil, notFound(p.ParentType, p.ParentID)

@@ -170,8 +170,11 @@ func (g *Graph) leaf(id string) (*node.Node, error) {
 	return n, nil
 }
 
-// Load reads the graph of k. Every leaf is parsed with its front matter, so
-// the result can also be written back.
+// Load reads the graph of k by parsing every leaf with its front matter,
+// without the index. The operations read the graph from the index
+// (LoadIndexed, and the partial reads of subgraph.go); Load is the
+// reference they are checked against, and what a tool without an index
+// can use.
 func Load(k *kb.KB) (*Graph, error) {
 	t, err := k.ReadTree(kb.LoadOptions{})
 	if err != nil {
