@@ -2,20 +2,23 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/kk-project/kk/internal/graph"
 	"github.com/kk-project/kk/internal/index"
+	"github.com/kk-project/kk/internal/kb"
 )
 
 type searchOpts struct {
 	text   string
 	limit  int
 	branch string
+	input  string
 }
 
 func newSearchCmd(app *App) *cobra.Command {
@@ -24,7 +27,10 @@ func newSearchCmd(app *App) *cobra.Command {
 		Use:   "search <text>...",
 		Short: "Rank the nodes matching some words",
 		Long: `Sync the branch's search index (see kk sync), then list the nodes that
-best match the words of <text>, best first.
+best match the words of <text>, best first. This is the command-line face
+of the MCP tool kk_search: --input <file|-> takes its parameter object
+({"query", "limit"}) instead of the arguments, and --json prints the result
+envelope {"success":true,"data":{"branch","query","hits":[…]}}.
 
 Words are matched after stemming (retrying finds retry); punctuation and
 search operators are plain text. Nodes holding every word come first, then,
@@ -36,6 +42,12 @@ Each hit prints as "score<TAB>id<TAB>path<TAB>title", path relative to
 nodes/, followed by an indented snippet of its best matching text with the
 matched words in [brackets]. Nothing found prints nothing and exits 0.`,
 		Args: func(cmd *cobra.Command, args []string) error {
+			if o.input != "" {
+				if len(args) != 0 {
+					return usagef("--input holds the whole query; drop the search text")
+				}
+				return refuseWithInput(cmd, "limit", "branch")
+			}
 			if len(args) == 0 {
 				return usagef("search needs the text to look for")
 			}
@@ -45,54 +57,47 @@ matched words in [brackets]. Nothing found prints nothing and exits 0.`,
 			if err := checkBranchFlag(cmd, o.branch); err != nil {
 				return err
 			}
-			if o.limit <= 0 {
-				return usagef("--limit must be 1 or more, not %d", o.limit)
-			}
-			o.text = strings.Join(args, " ")
-			if index.Query(o.text, "OR") == "" {
-				return usagef("search text %q holds no word to look for", o.text)
+			if o.input == "" {
+				if o.limit <= 0 {
+					return usagef("--limit must be 1 or more, not %d", o.limit)
+				}
+				o.text = strings.Join(args, " ")
+				if index.Query(o.text, "OR") == "" {
+					return usagef("search text %q holds no word to look for", o.text)
+				}
 			}
 			return runSearch(cmd.Context(), app, o)
 		},
 	}
-	cmd.Flags().IntVar(&o.limit, "limit", 10, "list at most N hits")
+	cmd.Flags().IntVar(&o.limit, "limit", graph.DefaultSearchLimit, fmt.Sprintf("list at most N hits (at most %d)", graph.MaxSearchLimit))
 	cmd.Flags().StringVar(&o.branch, "branch", "", "search this branch's index (default: the current branch)")
+	cmd.Flags().StringVar(&o.input, "input", "", "read the kk_search parameter object from a file, or - for standard input")
 	return cmd
 }
 
 func runSearch(ctx context.Context, app *App, o searchOpts) error {
-	k, err := app.KB()
+	limit := o.limit
+	p := graph.SearchParams{Query: o.text, Limit: &limit}
+	resp, err := graphCall(ctx, app, o.input, "", nil, graph.SearchNodesJSON,
+		func(k *kb.KB) (graph.Response, error) { return graph.SearchNodesOn(ctx, k, o.branch, p), nil })
 	if err != nil {
 		return err
 	}
-	branch, err := indexBranch(ctx, k, o.branch)
-	if err != nil {
-		return err
-	}
-	db, st, err := index.Open(ctx, k, branch)
-	if err != nil {
-		return err
-	}
-	for _, p := range st.Skipped {
-		app.warnf("left out of the index: %s: %s", p.Path, p.Msg)
-	}
-	hits, err := index.Search(ctx, db, o.text, o.limit)
-	if err := errors.Join(err, db.Close()); err != nil {
-		return err
-	}
-	if app.JSON {
-		return app.printJSON(map[string]any{
-			"schema_version": JSONSchemaVersion,
-			"branch":         branch,
-			"query":          o.text,
-			"hits":           hits,
-		})
-	}
-	for _, h := range hits {
-		fmt.Fprintf(app.IO.Out, "%s\t%s\t%s\t%s\n", strconv.FormatFloat(h.Score, 'g', 4, 64), h.ID, h.Path, h.Title)
-		if h.Snippet != "" {
-			fmt.Fprintf(app.IO.Out, "    %s\n", h.Snippet)
+	if d, ok := resp.Data.(*graph.SearchData); ok {
+		for _, s := range d.Skipped {
+			app.warnf("left out of the index: %s: %s", s.Path, s.Msg)
 		}
 	}
-	return nil
+	return printGraph(app, resp, func(w io.Writer, data any) {
+		d, ok := data.(*graph.SearchData)
+		if !ok {
+			return
+		}
+		for _, h := range d.Hits {
+			fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", strconv.FormatFloat(h.Score, 'g', 4, 64), h.ID, h.Path, h.Title)
+			if h.Snippet != "" {
+				fmt.Fprintf(w, "    %s\n", h.Snippet)
+			}
+		}
+	})
 }

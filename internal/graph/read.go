@@ -235,6 +235,9 @@ type SearchData struct {
 	Branch string      `json:"branch"`
 	Query  string      `json:"query"`
 	Hits   []index.Hit `json:"hits"`
+	// Skipped are the files the index had to leave out (unreadable or
+	// malformed leaves and extractor sources).
+	Skipped []index.Problem `json:"skipped,omitempty"`
 }
 
 // Search limits of kk_search.
@@ -247,7 +250,13 @@ const (
 // branch's index, which is created (from the default branch's) and synced
 // first.
 func SearchNodes(ctx context.Context, k *kb.KB, p SearchParams) Response {
-	data, err := searchNodes(ctx, k, p)
+	return SearchNodesOn(ctx, k, "", p)
+}
+
+// SearchNodesOn is SearchNodes on the index of branch ("" for the current
+// one).
+func SearchNodesOn(ctx context.Context, k *kb.KB, branch string, p SearchParams) Response {
+	data, err := searchNodes(ctx, k, branch, p)
 	if err != nil {
 		return fail(err)
 	}
@@ -263,7 +272,7 @@ func SearchNodesJSON(ctx context.Context, k *kb.KB, raw []byte) Response {
 	return SearchNodes(ctx, k, p)
 }
 
-func searchNodes(ctx context.Context, k *kb.KB, p SearchParams) (_ *SearchData, err error) {
+func searchNodes(ctx context.Context, k *kb.KB, branch string, p SearchParams) (*SearchData, error) {
 	limit := DefaultSearchLimit
 	if p.Limit != nil {
 		if *p.Limit < 1 || *p.Limit > MaxSearchLimit {
@@ -274,20 +283,25 @@ func searchNodes(ctx context.Context, k *kb.KB, p SearchParams) (_ *SearchData, 
 	if index.Query(p.Query, "OR") == "" {
 		return nil, invalid("query", "%q holds no word to look for", p.Query)
 	}
-	branch, err := index.CurrentBranch(ctx, k)
+	if branch == "" {
+		var err error
+		if branch, err = index.CurrentBranch(ctx, k); err != nil {
+			return nil, err
+		}
+	}
+	db, err := index.OpenShared(ctx, k, branch)
 	if err != nil {
 		return nil, err
 	}
-	db, _, err := index.Open(ctx, k, branch)
+	st, err := syncForRead(ctx, k, db)
 	if err != nil {
 		return nil, err
 	}
-	defer func() { err = errors.Join(err, db.Close()) }()
 	hits, err := index.Search(ctx, db, p.Query, limit)
 	if err != nil {
 		return nil, err
 	}
-	return &SearchData{Branch: branch, Query: p.Query, Hits: hits}, nil
+	return &SearchData{Branch: branch, Query: p.Query, Hits: hits, Skipped: st.Skipped}, nil
 }
 
 // EntryParams is the parameter object of kk_entry (it has none).
