@@ -3,9 +3,9 @@ package index
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
-	"strings"
 
 	"github.com/kk-project/kk/internal/node"
 )
@@ -91,68 +91,36 @@ func (db *DB) GraphRowsByMolecule(ctx context.Context, ids []string) ([]*GraphRo
 
 func (db *DB) graphRowsWhere(ctx context.Context, column string, values []string) ([]*GraphRow, error) {
 	var out []*GraphRow
-	const batch = 500
-	for start := 0; start < len(values); start += batch {
-		chunk := values[start:min(start+batch, len(values))]
-		args := make([]any, len(chunk))
-		for i, v := range chunk {
-			args[i] = v
+	// INDEXED BY: the planner would otherwise pick nodes_origin for
+	// origin = '' and scan every leaf.
+	err := db.queryIn(ctx, `SELECT id, path, type, title, body, graph FROM nodes INDEXED BY nodes_`+column+`
+		WHERE `+column+` IN (?) AND origin = '' AND (graph != '' OR type = 'molecule') ORDER BY path`, anys(values), func(rows *sql.Rows) error {
+		r := &GraphRow{}
+		var g string
+		if err := rows.Scan(&r.ID, &r.Path, &r.Type, &r.Title, &r.Body, &g); err != nil {
+			return err
 		}
-		// INDEXED BY: the planner would otherwise pick nodes_origin for
-		// origin = '' and scan every leaf.
-		rows, err := db.r.QueryContext(ctx, `SELECT id, path, type, title, body, graph FROM nodes INDEXED BY nodes_`+column+`
-			WHERE `+column+` IN (?`+strings.Repeat(",?", len(chunk)-1)+`) AND origin = '' AND (graph != '' OR type = 'molecule') ORDER BY path`, args...)
-		if err != nil {
-			return nil, fmt.Errorf("reading index %s: %w", db.Path, err)
+		var err error
+		if r.keys, err = decodeGraph(g); err != nil {
+			return fmt.Errorf("%s: %w", r.Path, err)
 		}
-		for rows.Next() {
-			r := &GraphRow{}
-			var g string
-			if err := rows.Scan(&r.ID, &r.Path, &r.Type, &r.Title, &r.Body, &g); err != nil {
-				rows.Close()
-				return nil, fmt.Errorf("reading index %s: %w", db.Path, err)
-			}
-			if r.keys, err = decodeGraph(g); err != nil {
-				rows.Close()
-				return nil, fmt.Errorf("index %s: %s: %w", db.Path, r.Path, err)
-			}
-			out = append(out, r)
-		}
-		if err := rows.Close(); err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
+		out = append(out, r)
+		return nil
+	})
+	return out, err
 }
 
 // Bodies returns the bodies of the tree leaves at the given paths (an
 // extracted entity's path starts with "@" and never equals a leaf's).
 func (db *DB) Bodies(ctx context.Context, paths []string) (map[string]string, error) {
 	out := make(map[string]string, len(paths))
-	const batch = 500
-	for start := 0; start < len(paths); start += batch {
-		chunk := paths[start:min(start+batch, len(paths))]
-		args := make([]any, len(chunk))
-		for i, p := range chunk {
-			args[i] = p
-		}
-		rows, err := db.r.QueryContext(ctx, `SELECT path, body FROM nodes WHERE path IN (?`+strings.Repeat(",?", len(chunk)-1)+`)`, args...)
-		if err != nil {
-			return nil, fmt.Errorf("reading index %s: %w", db.Path, err)
-		}
-		for rows.Next() {
-			var p, b string
-			if err := rows.Scan(&p, &b); err != nil {
-				rows.Close()
-				return nil, err
-			}
-			out[p] = b
-		}
-		if err := rows.Close(); err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
+	err := db.queryIn(ctx, `SELECT path, body FROM nodes WHERE path IN (?)`, anys(paths), func(rows *sql.Rows) error {
+		var p, b string
+		err := rows.Scan(&p, &b)
+		out[p] = b
+		return err
+	})
+	return out, err
 }
 
 // decodeGraph decodes nodes.graph, turning JSON numbers back into int64

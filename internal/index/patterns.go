@@ -2,7 +2,7 @@ package index
 
 import (
 	"context"
-	"fmt"
+	"database/sql"
 	"strings"
 )
 
@@ -57,60 +57,26 @@ type PatternRow struct {
 // in no particular order.
 func (db *DB) PatternsIn(ctx context.Context, buckets []string) ([]PatternRow, error) {
 	var out []PatternRow
-	const batch = 500
-	for start := 0; start < len(buckets); start += batch {
-		chunk := buckets[start:min(start+batch, len(buckets))]
-		args := make([]any, len(chunk))
-		for i, b := range chunk {
-			args[i] = b
-		}
-		rows, err := db.r.QueryContext(ctx, `SELECT rid, pattern, bucket FROM kk_paths INDEXED BY kk_paths_bucket
-			WHERE bucket IN (?`+strings.Repeat(",?", len(chunk)-1)+`)`, args...)
-		if err != nil {
-			return nil, fmt.Errorf("reading index %s: %w", db.Path, err)
-		}
-		for rows.Next() {
+	err := db.queryIn(ctx, `SELECT rid, pattern, bucket FROM kk_paths INDEXED BY kk_paths_bucket WHERE bucket IN (?)`, anys(buckets),
+		func(rows *sql.Rows) error {
 			var r PatternRow
-			if err := rows.Scan(&r.RID, &r.Pattern, &r.Bucket); err != nil {
-				rows.Close()
-				return nil, fmt.Errorf("reading index %s: %w", db.Path, err)
-			}
+			err := rows.Scan(&r.RID, &r.Pattern, &r.Bucket)
 			out = append(out, r)
-		}
-		if err := rows.Close(); err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
+			return err
+		})
+	return out, err
 }
 
 // AtomIDs returns the ids of the atoms (tree leaves with patterns that are
 // not molecules) among the given rows.
 func (db *DB) AtomIDs(ctx context.Context, rids []int64) ([]string, error) {
 	var out []string
-	const batch = 500
-	for start := 0; start < len(rids); start += batch {
-		chunk := rids[start:min(start+batch, len(rids))]
-		args := make([]any, len(chunk))
-		for i, r := range chunk {
-			args[i] = r
-		}
-		rows, err := db.r.QueryContext(ctx, `SELECT id FROM nodes WHERE rid IN (?`+strings.Repeat(",?", len(chunk)-1)+`)
-			AND origin = '' AND type != 'molecule'`, args...)
-		if err != nil {
-			return nil, fmt.Errorf("reading index %s: %w", db.Path, err)
-		}
-		for rows.Next() {
+	err := db.queryIn(ctx, `SELECT id FROM nodes WHERE rid IN (?) AND origin = '' AND type != 'molecule'`, anys(rids),
+		func(rows *sql.Rows) error {
 			var id string
-			if err := rows.Scan(&id); err != nil {
-				rows.Close()
-				return nil, fmt.Errorf("reading index %s: %w", db.Path, err)
-			}
+			err := rows.Scan(&id)
 			out = append(out, id)
-		}
-		if err := rows.Close(); err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
+			return err
+		})
+	return out, err
 }

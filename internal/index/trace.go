@@ -2,6 +2,7 @@ package index
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"strings"
 )
@@ -65,30 +66,14 @@ func (db *DB) Entities(ctx context.Context) ([]*Entity, error) {
 // appears twice (a leaf and an extracted entity), the leaf wins.
 func (db *DB) EntitiesByID(ctx context.Context, ids []string) (map[string]*Entity, error) {
 	out := make(map[string]*Entity, len(ids))
-	const batch = 500
-	for start := 0; start < len(ids); start += batch {
-		chunk := ids[start:min(start+batch, len(ids))]
-		args := make([]any, len(chunk))
-		for i, id := range chunk {
-			args[i] = id
-		}
-		rows, err := db.r.QueryContext(ctx, `SELECT `+entityColumns+` FROM nodes WHERE id IN (?`+strings.Repeat(",?", len(chunk)-1)+`) ORDER BY origin DESC`, args...)
-		if err != nil {
-			return nil, fmt.Errorf("reading index %s: %w", db.Path, err)
-		}
-		for rows.Next() {
-			e, err := scanEntity(rows)
-			if err != nil {
-				rows.Close()
-				return nil, fmt.Errorf("reading index %s: %w", db.Path, err)
-			}
+	err := db.queryIn(ctx, `SELECT `+entityColumns+` FROM nodes WHERE id IN (?) ORDER BY origin DESC`, anys(ids), func(rows *sql.Rows) error {
+		e, err := scanEntity(rows)
+		if err == nil {
 			out[e.ID] = e // ORDER BY origin DESC: the leaf ("" origin) is stored last
 		}
-		if err := rows.Close(); err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
+		return err
+	})
+	return out, err
 }
 
 // Edges returns every edge of the index, ordered by source, type, target.
