@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/kk-project/kk/internal/index"
 	"github.com/kk-project/kk/internal/kb"
@@ -60,6 +61,7 @@ func KBQueryJSON(ctx context.Context, k *kb.KB, raw []byte) Response {
 
 // snapshot is every entity and edge of a branch's index.
 type snapshot struct {
+	gen      string // the index generation it was read at
 	entities []*index.Entity
 	byID     map[string]*index.Entity
 	out, in  map[string][]index.Edge
@@ -72,8 +74,15 @@ func loadSnapshot(ctx context.Context, k *kb.KB) (*snapshot, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := syncForRead(ctx, k, db); err != nil {
+	st, err := syncForRead(ctx, k, db)
+	if err != nil {
 		return nil, err
+	}
+	snapshots.Lock()
+	cached := snapshots.byDB[db.Path]
+	snapshots.Unlock()
+	if cached != nil && st.Gen != "" && cached.gen == st.Gen {
+		return cached, nil
 	}
 	ents, err := db.Entities(ctx)
 	if err != nil {
@@ -95,7 +104,23 @@ func loadSnapshot(ctx context.Context, k *kb.KB) (*snapshot, error) {
 		s.out[e.From] = append(s.out[e.From], e)
 		s.in[e.To] = append(s.in[e.To], e)
 	}
+	if s.gen = st.Gen; s.gen != "" {
+		snapshots.Lock()
+		if snapshots.byDB == nil {
+			snapshots.byDB = map[string]*snapshot{}
+		}
+		snapshots.byDB[db.Path] = s
+		snapshots.Unlock()
+	}
 	return s, nil
+}
+
+// snapshots keeps, per index, the last snapshot read, for as long as the
+// index stays at its generation (a long-running process answers many
+// queries between two changes). A snapshot is never changed once read.
+var snapshots struct {
+	sync.Mutex
+	byDB map[string]*snapshot
 }
 
 func edgeViews(list []index.Edge) []EdgeView {
