@@ -451,12 +451,7 @@ func (w *writes) put(n *node.Node) error {
 	if err := n.Validate(); err != nil {
 		return err
 	}
-	data, err := n.Render(func(id string) (string, bool) {
-		if other, ok := w.leaves[id]; ok {
-			return other.Path, true
-		}
-		return w.resolve(id)
-	})
+	data, err := n.Render(w.resolveWith())
 	if err != nil {
 		return err
 	}
