@@ -59,7 +59,7 @@ func TestSimpleMatchesYAMLOnFixtures(t *testing.T) {
 		return nil
 	})
 	if total == 0 {
-		t.Skip("drupal fixture not available")
+		t.Fatal("no leaf of the Drupal pack fixture was read (the tests need shared/ beside the repository, as CI has it)")
 	}
 	if accepted < total*9/10 {
 		t.Errorf("fast parser took only %d of %d fixture files", accepted, total)

@@ -71,7 +71,7 @@ const (
 func TestRetrievalQualityDrupal(t *testing.T) {
 	knowledge := filepath.Join(drupalPack, "knowledge")
 	if _, err := os.Stat(knowledge); err != nil {
-		t.Skipf("the Drupal pack fixture is not available at %s: %v", drupalPack, err)
+		t.Fatalf("the Drupal pack fixture is missing at %s (the tests need shared/ beside the repository, as CI has it): %v", drupalPack, err)
 	}
 	ctx := context.Background()
 	k := newKB(t)
