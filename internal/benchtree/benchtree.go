@@ -13,8 +13,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kk-project/kk/internal/kb"
 	"github.com/kk-project/kk/internal/node"
+	"github.com/kk-project/kk/internal/store"
 )
 
 // Options shape a generated tree.
@@ -92,8 +92,8 @@ func pattern(rng *rand.Rand, i int) string {
 // Generate writes a knowledge base with opts.Nodes leaves into root (a
 // repository folder); root/.ai/kenkeep must not exist yet. It returns the
 // KB. Index files are not generated: time `kk index rebuild` for that.
-func Generate(root string, opts Options) (*kb.KB, error) {
-	k := kb.New(root)
+func Generate(root string, opts Options) (*store.KB, error) {
+	k := store.New(root)
 	if _, err := os.Stat(k.Dir); err == nil {
 		return nil, fmt.Errorf("%s already exists", k.Dir)
 	}
@@ -149,7 +149,7 @@ func Generate(root string, opts Options) (*kb.KB, error) {
 		for t := range tags {
 			tagList = append(tagList, t)
 		}
-		kb.SortLocale(tagList)
+		store.SortLocale(tagList)
 		folder := folders[rng.IntN(len(folders))]
 		leaves[i] = leaf{folder: folder, n: &node.Node{
 			Format: node.SchemaVersion, Type: typ, Title: title, ID: id, Tags: tagList, Confidence: "high",
@@ -207,13 +207,13 @@ func Generate(root string, opts Options) (*kb.KB, error) {
 			return nil, err
 		}
 	}
-	summaries := kb.Summaries{}
+	summaries := store.Summaries{}
 	for _, f := range folders {
 		if f != "" && rng.IntN(10) < 8 {
 			summaries[f] = fmt.Sprintf("%s and %s knowledge; read before touching %s code", strings.ReplaceAll(f, "/", " "), words[rng.IntN(len(words))], words[rng.IntN(len(words))])
 		}
 	}
-	data, err := kb.RenderSummaries(summaries)
+	data, err := store.RenderSummaries(summaries)
 	if err != nil {
 		return nil, err
 	}
@@ -300,7 +300,7 @@ func appendUnique(s []string, v string) []string {
 // hour back, as a tree checked out a while ago looks: syncs then trust the
 // files by their stat instead of re-hashing those written within the
 // file system's timestamp granularity.
-func Age(k *kb.KB) error {
+func Age(k *store.KB) error {
 	old := time.Now().Add(-time.Hour)
 	return filepath.WalkDir(k.NodesDir(), func(p string, d fs.DirEntry, err error) error {
 		if err == nil && !d.IsDir() {

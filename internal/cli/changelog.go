@@ -7,7 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kk-project/kk/internal/graph"
-	"github.com/kk-project/kk/internal/kb"
+	"github.com/kk-project/kk/internal/store"
 )
 
 func newChangelogCmd(app *App) *cobra.Command {
@@ -108,7 +108,7 @@ through it.`,
 // runChangelog runs manage_changelog with p, or with the object in input.
 func runChangelog(ctx context.Context, app *App, input string, p graph.ManageChangelogParams) error {
 	resp, err := graphCall(ctx, app, input, p.Operation, changelogOps, graph.ManageChangelogJSON,
-		func(k *kb.KB) (graph.Response, error) { return graph.ManageChangelog(ctx, k, p), nil })
+		func(k *store.KB) (graph.Response, error) { return graph.ManageChangelog(ctx, k, p), nil })
 	if err != nil {
 		return err
 	}

@@ -8,7 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kk-project/kk/internal/graph"
-	"github.com/kk-project/kk/internal/kb"
+	"github.com/kk-project/kk/internal/store"
 )
 
 type checkOpts struct {
@@ -48,7 +48,7 @@ Rules:
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			resp, err := graphCall(ctx, app, o.input, "", nil, graph.KBCheckJSON,
-				func(k *kb.KB) (graph.Response, error) { return graph.KBCheck(ctx, k, o.p), nil })
+				func(k *store.KB) (graph.Response, error) { return graph.KBCheck(ctx, k, o.p), nil })
 			if err != nil {
 				return err
 			}

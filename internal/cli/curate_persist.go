@@ -7,7 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kk-project/kk/internal/curate"
-	"github.com/kk-project/kk/internal/kb"
+	"github.com/kk-project/kk/internal/store"
 )
 
 type curatePersistOpts struct {
@@ -67,13 +67,13 @@ func runCuratePersist(ctx context.Context, app *App, o curatePersistOpts) error 
 		return err
 	}
 	k.Now = app.Now
-	rep, err := k.Persist(ctx, actions, kb.PersistOptions{Command: app.Command, NoIndex: o.noIndex})
+	rep, err := k.Persist(ctx, actions, store.PersistOptions{Command: app.Command, NoIndex: o.noIndex})
 	if err != nil {
 		return err
 	}
 	if err := app.printJSON(struct {
 		SchemaVersion int `json:"schema_version"`
-		*kb.PersistReport
+		*store.PersistReport
 	}{JSONSchemaVersion, rep}); err != nil {
 		return err
 	}

@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kk-project/kk/internal/graph"
-	"github.com/kk-project/kk/internal/kb"
+	"github.com/kk-project/kk/internal/store"
 )
 
 type deleteOpts struct {
@@ -81,10 +81,12 @@ by default); this command is for people and has neither restriction.`,
 			}
 			ctx := cmd.Context()
 			resp, err := graphCall(ctx, app, o.input, "", nil,
-				func(ctx context.Context, k *kb.KB, raw []byte) graph.Response {
+				func(ctx context.Context, k *store.KB, raw []byte) graph.Response {
 					return graph.KBDeleteJSON(ctx, k, raw, graph.DeleteOptions{})
 				},
-				func(k *kb.KB) (graph.Response, error) { return graph.KBDelete(ctx, k, p, graph.DeleteOptions{}), nil })
+				func(k *store.KB) (graph.Response, error) {
+					return graph.KBDelete(ctx, k, p, graph.DeleteOptions{}), nil
+				})
 			if err != nil {
 				return err
 			}

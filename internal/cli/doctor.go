@@ -8,7 +8,7 @@ import (
 
 	"github.com/kk-project/kk/internal/githooks"
 	"github.com/kk-project/kk/internal/install"
-	"github.com/kk-project/kk/internal/kb"
+	"github.com/kk-project/kk/internal/store"
 )
 
 type doctorOpts struct {
@@ -58,7 +58,7 @@ func runDoctor(ctx context.Context, app *App, o doctorOpts) error {
 	if err != nil {
 		return err
 	}
-	rep, err := k.Doctor(ctx, kb.DoctorOptions{Version: version})
+	rep, err := k.Doctor(ctx, store.DoctorOptions{Version: version})
 	if err != nil {
 		return err
 	}
@@ -71,14 +71,14 @@ func runDoctor(ctx context.Context, app *App, o doctorOpts) error {
 	if app.JSON {
 		if err := app.printJSON(struct {
 			SchemaVersion int `json:"schema_version"`
-			*kb.DoctorReport
+			*store.DoctorReport
 		}{JSONSchemaVersion, rep}); err != nil {
 			return err
 		}
 	} else {
-		marks := map[string]string{kb.DoctorOK: "ok", kb.DoctorWarn: "warn", kb.DoctorError: "error"}
+		marks := map[string]string{store.DoctorOK: "ok", store.DoctorWarn: "warn", store.DoctorError: "error"}
 		if app.IO.OutTTY {
-			marks = map[string]string{kb.DoctorOK: "✓", kb.DoctorWarn: "!", kb.DoctorError: "✗"}
+			marks = map[string]string{store.DoctorOK: "✓", store.DoctorWarn: "!", store.DoctorError: "✗"}
 		}
 		w := app.IO.Out
 		for _, c := range rep.Checks {
@@ -86,7 +86,7 @@ func runDoctor(ctx context.Context, app *App, o doctorOpts) error {
 			for _, d := range c.Details {
 				fmt.Fprintf(w, "    %s\n", d)
 			}
-			if c.Level != kb.DoctorOK && c.Fix != "" {
+			if c.Level != store.DoctorOK && c.Fix != "" {
 				fmt.Fprintf(w, "    fix: %s\n", c.Fix)
 			}
 		}

@@ -6,7 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kk-project/kk/internal/graph"
-	"github.com/kk-project/kk/internal/kb"
+	"github.com/kk-project/kk/internal/store"
 )
 
 func newEntryCmd(app *App) *cobra.Command {
@@ -22,7 +22,7 @@ kk index rebuild).`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			resp, err := graphCall(ctx, app, "", "", nil, nil,
-				func(k *kb.KB) (graph.Response, error) { return graph.ReadEntry(ctx, k), nil })
+				func(k *store.KB) (graph.Response, error) { return graph.ReadEntry(ctx, k), nil })
 			if err != nil {
 				return err
 			}

@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kk-project/kk/internal/freshness"
-	"github.com/kk-project/kk/internal/kb"
+	"github.com/kk-project/kk/internal/store"
 )
 
 type freshnessOpts struct {
@@ -52,7 +52,7 @@ func runFreshness(ctx context.Context, app *App, o freshnessOpts) error {
 	var rep *freshness.Report
 	k, err := app.KB()
 	switch {
-	case errors.Is(err, kb.ErrNotFound):
+	case errors.Is(err, store.ErrNotFound):
 		rep = &freshness.Report{Reason: err.Error(), Flagged: []freshness.Flagged{}, PerBranch: []freshness.BranchCount{}}
 	case err != nil:
 		return err

@@ -11,7 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kk-project/kk/internal/graph"
-	"github.com/kk-project/kk/internal/kb"
+	"github.com/kk-project/kk/internal/store"
 )
 
 func newGraphCmd(app *App) *cobra.Command {
@@ -187,7 +187,7 @@ parameter object with operation "get" instead.`,
 // runGraphQuery runs query_graph with p, or with the object in input.
 func runGraphQuery(ctx context.Context, app *App, input string, p graph.QueryGraphParams) error {
 	resp, err := graphCall(ctx, app, input, p.Operation, queryOps, graph.QueryGraphJSON,
-		func(k *kb.KB) (graph.Response, error) { return graph.QueryGraph(ctx, k, p), nil })
+		func(k *store.KB) (graph.Response, error) { return graph.QueryGraph(ctx, k, p), nil })
 	if err != nil {
 		return err
 	}
@@ -310,7 +310,7 @@ func (o *graphManageOpts) params(app *App, cmd *cobra.Command, op string) (graph
 // object in --input.
 func runGraphManage(ctx context.Context, app *App, cmd *cobra.Command, o *graphManageOpts, op string) error {
 	resp, err := graphCall(ctx, app, o.input, op, manageOps, graph.ManageGraphJSON,
-		func(k *kb.KB) (graph.Response, error) {
+		func(k *store.KB) (graph.Response, error) {
 			p, err := o.params(app, cmd, op)
 			if err != nil {
 				return graph.Response{}, err
@@ -527,8 +527,8 @@ func printChangelog(w io.Writer, log []graph.ChangelogEntry) {
 // input (checked to name an operation of ops) through fromJSON, or else
 // with the parameters direct builds from the flags.
 func graphCall(ctx context.Context, app *App, input, op string, ops []string,
-	fromJSON func(context.Context, *kb.KB, []byte) graph.Response,
-	direct func(*kb.KB) (graph.Response, error)) (graph.Response, error) {
+	fromJSON func(context.Context, *store.KB, []byte) graph.Response,
+	direct func(*store.KB) (graph.Response, error)) (graph.Response, error) {
 	k, err := app.KB()
 	if err != nil {
 		return graph.Response{}, err

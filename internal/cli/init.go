@@ -14,7 +14,7 @@ import (
 	"github.com/kk-project/kk/internal/gitx"
 	"github.com/kk-project/kk/internal/harness"
 	"github.com/kk-project/kk/internal/install"
-	"github.com/kk-project/kk/internal/kb"
+	"github.com/kk-project/kk/internal/store"
 )
 
 type initOpts struct {
@@ -112,9 +112,9 @@ func runInit(ctx context.Context, app *App, o initOpts) error {
 	if fi, err := os.Stat(root); err != nil || !fi.IsDir() {
 		return fmt.Errorf("--root %s is not an existing folder", root)
 	}
-	k := kb.New(root)
+	k := store.New(root)
 	k.Now = app.Now
-	res, err := k.Init(ctx, kb.InitOptions{Upgrade: o.upgrade, Version: version, Now: app.Now(), Command: app.Command})
+	res, err := k.Init(ctx, store.InitOptions{Upgrade: o.upgrade, Version: version, Now: app.Now(), Command: app.Command})
 	if err != nil {
 		return err
 	}
@@ -197,7 +197,7 @@ func runInit(ctx context.Context, app *App, o initOpts) error {
 		fmt.Fprintln(app.IO.Err, gitHooksNote)
 	}
 	if out.Unchanged && installErr == nil {
-		fmt.Fprintf(app.IO.Out, "kk: knowledge base at %s is up to date; nothing changed\n", kb.DirName)
+		fmt.Fprintf(app.IO.Out, "kk: knowledge base at %s is up to date; nothing changed\n", store.DirName)
 		return nil
 	}
 	for _, l := range []struct {

@@ -14,7 +14,7 @@ import (
 
 	"github.com/kk-project/kk/internal/harness"
 	"github.com/kk-project/kk/internal/install"
-	"github.com/kk-project/kk/internal/kb"
+	"github.com/kk-project/kk/internal/store"
 )
 
 // launchOpts are the options of the launchers, which run a kk skill in a
@@ -104,7 +104,7 @@ func runLaunch(_ context.Context, app *App, o launchOpts) error {
 	}
 	inst, err := k.ReadInstalled()
 	if err != nil {
-		return fmt.Errorf("%w at %s: %s cannot be read (%v); run `kk init --harnesses <id>` first", kb.ErrNotFound, k.Root, k.Rel(k.InstalledPath()), err)
+		return fmt.Errorf("%w at %s: %s cannot be read (%v); run `kk init --harnesses <id>` first", store.ErrNotFound, k.Root, k.Rel(k.InstalledPath()), err)
 	}
 	cfg, err := k.LoadConfig()
 	if err != nil {

@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/kk-project/kk/internal/kb"
+	"github.com/kk-project/kk/internal/store"
 )
 
 // lintErrorLines is how many errors of one rule lint lists without --verbose.
@@ -58,7 +58,7 @@ func runLint(ctx context.Context, app *App, o lintOpts) error {
 	if app.JSON {
 		if err := app.printJSON(struct {
 			SchemaVersion int `json:"schema_version"`
-			*kb.LintReport
+			*store.LintReport
 		}{JSONSchemaVersion, rep}); err != nil {
 			return err
 		}
@@ -71,7 +71,7 @@ func runLint(ctx context.Context, app *App, o lintOpts) error {
 	return nil
 }
 
-func printLint(app *App, rep *kb.LintReport, verbose bool) {
+func printLint(app *App, rep *store.LintReport, verbose bool) {
 	type count struct {
 		rule, level string
 		n           int
@@ -89,7 +89,7 @@ func printLint(app *App, rep *kb.LintReport, verbose bool) {
 	}
 	shown := map[string]int{}
 	for _, it := range rep.Items {
-		if it.Level != kb.LintError && !verbose {
+		if it.Level != store.LintError && !verbose {
 			continue
 		}
 		if shown[it.Rule]++; !verbose && shown[it.Rule] > lintErrorLines {

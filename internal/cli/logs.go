@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/kk-project/kk/internal/kb"
+	"github.com/kk-project/kk/internal/store"
 )
 
 func newLogsCmd(app *App) *cobra.Command {
@@ -52,14 +52,14 @@ func runLogsPrune(_ context.Context, app *App, o logsPruneOpts) error {
 		return err
 	}
 	k.Now = app.Now
-	rep, err := k.PruneLogs(kb.PruneOptions{DryRun: o.dryRun})
+	rep, err := k.PruneLogs(store.PruneOptions{DryRun: o.dryRun})
 	if err != nil {
 		return err
 	}
 	if app.JSON {
 		if err := app.printJSON(struct {
 			SchemaVersion int `json:"schema_version"`
-			*kb.PruneReport
+			*store.PruneReport
 		}{JSONSchemaVersion, rep}); err != nil {
 			return err
 		}

@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/kk-project/kk/internal/kb"
+	"github.com/kk-project/kk/internal/store"
 )
 
 func newMigrateCmd(app *App) *cobra.Command {
@@ -61,7 +61,7 @@ func runMigrateStatus(ctx context.Context, app *App, o migrateStatusOpts) error 
 	if err != nil {
 		return err
 	}
-	steps, err := kb.PlanMigration(current)
+	steps, err := store.PlanMigration(current)
 	if err != nil {
 		return err
 	}
@@ -70,7 +70,7 @@ func runMigrateStatus(ctx context.Context, app *App, o migrateStatusOpts) error 
 		if current != 0 {
 			cur = current
 		}
-		return app.printJSON(map[string]any{"schema_version": JSONSchemaVersion, "current": cur, "target": kb.TargetSchemaVersion, "steps": steps})
+		return app.printJSON(map[string]any{"schema_version": JSONSchemaVersion, "current": cur, "target": store.TargetSchemaVersion, "steps": steps})
 	}
 	if len(steps) == 0 {
 		if current == 0 {
@@ -80,7 +80,7 @@ func runMigrateStatus(ctx context.Context, app *App, o migrateStatusOpts) error 
 		}
 		return nil
 	}
-	fmt.Fprintf(app.IO.Out, "current: %d\ntarget: %d\nsteps:\n", current, kb.TargetSchemaVersion)
+	fmt.Fprintf(app.IO.Out, "current: %d\ntarget: %d\nsteps:\n", current, store.TargetSchemaVersion)
 	for i, s := range steps {
 		fmt.Fprintf(app.IO.Out, "  %d. %s (%d -> %d): %s\n", i+1, s.ID, s.From, s.To, strings.Join(s.Primitives, ", then "))
 	}
@@ -145,7 +145,7 @@ func runMigrateOKFv3(ctx context.Context, app *App, o migrateOKFv3Opts) error {
 		}
 		return nil
 	}
-	fmt.Fprintf(app.IO.Out, "converted\t%d leaf file(s) to schema version %d\n", res.Converted, kb.TargetSchemaVersion)
+	fmt.Fprintf(app.IO.Out, "converted\t%d leaf file(s) to schema version %d\n", res.Converted, store.TargetSchemaVersion)
 	fmt.Fprintf(app.IO.Out, "summaries\t%d folder summary(ies) moved into FOLDER_SUMMARIES.md\n", res.FolderSummaries)
 	fmt.Fprintf(app.IO.Out, "index\t%d file(s) regenerated, %d removed\n", len(res.IndexChanged), len(res.IndexRemoved))
 	for _, c := range res.Collisions {

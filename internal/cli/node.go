@@ -12,8 +12,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/kk-project/kk/internal/kb"
 	"github.com/kk-project/kk/internal/node"
+	"github.com/kk-project/kk/internal/store"
 )
 
 func newNodeCmd(app *App) *cobra.Command {
@@ -122,7 +122,7 @@ func runNodeWrite(ctx context.Context, app *App, o nodeWriteOpts) error {
 	if err != nil {
 		return err
 	}
-	var in kb.NodeInput
+	var in store.NodeInput
 	if o.input != "" {
 		data, name, err := app.readInput(o.input)
 		if err != nil {
@@ -145,19 +145,19 @@ func runNodeWrite(ctx context.Context, app *App, o nodeWriteOpts) error {
 		if title == "" {
 			title = o.slug
 		}
-		in = kb.NodeInput{Type: o.typ, Slug: o.slug, Title: title, Description: o.summary, Tags: o.tags,
+		in = store.NodeInput{Type: o.typ, Slug: o.slug, Title: title, Description: o.summary, Tags: o.tags,
 			RelatesTo: o.relatesTo, DependsOn: o.dependsOn, DerivedFrom: o.derivedFrom, Confidence: o.confidence,
 			Folder: o.folder, Body: body, SourceDoc: o.sourceDoc, SourceHash: o.sourceHash}
 	}
-	mode := kb.Create
+	mode := store.Create
 	switch {
 	case o.update:
-		mode = kb.Update
+		mode = store.Update
 	case o.unique:
-		mode = kb.Unique
+		mode = store.Unique
 	}
 	k.Now = app.Now
-	res, err := k.WriteNode(ctx, in, kb.WriteOptions{Mode: mode, Command: app.Command, NoIndex: o.noIndex})
+	res, err := k.WriteNode(ctx, in, store.WriteOptions{Mode: mode, Command: app.Command, NoIndex: o.noIndex})
 	if err != nil {
 		return err
 	}
@@ -232,7 +232,7 @@ func runNodeShow(_ context.Context, app *App, o nodeShowOpts) error {
 	if err != nil {
 		return err
 	}
-	t, err := k.ReadTree(kb.LoadOptions{})
+	t, err := k.ReadTree(store.LoadOptions{})
 	if err != nil {
 		return err
 	}
@@ -258,10 +258,10 @@ func runNodeShow(_ context.Context, app *App, o nodeShowOpts) error {
 	return app.printJSON(out)
 }
 
-func nodeJSON(k *kb.KB, n *node.Node) map[string]any {
+func nodeJSON(k *store.KB, n *node.Node) map[string]any {
 	m := map[string]any{
 		"id": n.ID, "type": n.Type, "title": n.Title, "description": n.Description, "tags": nonNil(n.Tags),
-		"path": kb.DirName + "/nodes/" + n.Path, "folder": n.Dir(), "relates_to": nonNil(n.RelatesTo),
+		"path": store.DirName + "/nodes/" + n.Path, "folder": n.Dir(), "relates_to": nonNil(n.RelatesTo),
 		"depends_on": nonNil(n.DependsOn), "derived_from": nonNil(n.DerivedFrom), "confidence": n.Confidence,
 		"format": n.Format,
 	}
@@ -313,7 +313,7 @@ func runNodeList(_ context.Context, app *App, o nodeListOpts) error {
 	if err != nil {
 		return usagef("--folder: %v", err)
 	}
-	t, err := k.ReadTree(kb.LoadOptions{})
+	t, err := k.ReadTree(store.LoadOptions{})
 	if err != nil {
 		return err
 	}

@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kk-project/kk/internal/install"
-	"github.com/kk-project/kk/internal/kb"
+	"github.com/kk-project/kk/internal/store"
 )
 
 func newPromptCmd(app *App) *cobra.Command {
@@ -121,9 +121,9 @@ func runPromptList(_ context.Context, app *App, _ promptListOpts) error {
 // promptKB is the knowledge base whose overrides apply: none when the
 // working folder is in no knowledge base (the shipped prompts then), but
 // an error when --root or KK_ROOT names a folder without one.
-func promptKB(app *App) (*kb.KB, error) {
+func promptKB(app *App) (*store.KB, error) {
 	k, err := app.KB()
-	if errors.Is(err, kb.ErrNotFound) && app.Root == "" {
+	if errors.Is(err, store.ErrNotFound) && app.Root == "" {
 		return nil, nil
 	}
 	return k, err

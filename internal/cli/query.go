@@ -7,7 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kk-project/kk/internal/graph"
-	"github.com/kk-project/kk/internal/kb"
+	"github.com/kk-project/kk/internal/store"
 )
 
 type queryOpts struct {
@@ -63,7 +63,7 @@ parameter object instead of the flags; --json prints the result envelope.`,
 			}
 			ctx := cmd.Context()
 			resp, err := graphCall(ctx, app, o.input, "", nil, graph.KBQueryJSON,
-				func(k *kb.KB) (graph.Response, error) { return graph.KBQuery(ctx, k, o.p), nil })
+				func(k *store.KB) (graph.Response, error) { return graph.KBQuery(ctx, k, o.p), nil })
 			if err != nil {
 				return err
 			}

@@ -8,7 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kk-project/kk/internal/graph"
-	"github.com/kk-project/kk/internal/kb"
+	"github.com/kk-project/kk/internal/store"
 )
 
 type readOpts struct {
@@ -55,7 +55,7 @@ the way an agent does.`,
 			}
 			ctx := cmd.Context()
 			resp, err := graphCall(ctx, app, o.input, "", nil, graph.ReadNodeJSON,
-				func(k *kb.KB) (graph.Response, error) { return graph.ReadNode(ctx, k, p), nil })
+				func(k *store.KB) (graph.Response, error) { return graph.ReadNode(ctx, k, p), nil })
 			if err != nil {
 				return err
 			}

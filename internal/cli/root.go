@@ -19,8 +19,8 @@ import (
 
 	"github.com/kk-project/kk/harnesses/all"
 	"github.com/kk-project/kk/internal/harness"
-	"github.com/kk-project/kk/internal/kb"
 	"github.com/kk-project/kk/internal/lock"
+	"github.com/kk-project/kk/internal/store"
 )
 
 // Set by the release build (see .goreleaser.yaml).
@@ -154,7 +154,7 @@ func (a *App) exitCode(err error) int {
 		code, kind = ExitUsage, "usage"
 	case errors.As(err, &held):
 		kind = "locked"
-	case errors.Is(err, kb.ErrNotFound):
+	case errors.Is(err, store.ErrNotFound):
 		kind = "not_found"
 	case errors.Is(err, context.Canceled):
 		kind = "interrupted"
@@ -251,11 +251,11 @@ func versionString() string {
 }
 
 // KB returns the knowledge base the command works on.
-func (a *App) KB() (*kb.KB, error) {
+func (a *App) KB() (*store.KB, error) {
 	if a.Root != "" {
-		k := kb.New(a.Root)
+		k := store.New(a.Root)
 		if fi, err := os.Stat(k.Dir); err != nil || !fi.IsDir() {
-			return nil, fmt.Errorf("%w at %s (from --root or KK_ROOT); run `kk init` there first", kb.ErrNotFound, a.Root)
+			return nil, fmt.Errorf("%w at %s (from --root or KK_ROOT); run `kk init` there first", store.ErrNotFound, a.Root)
 		}
 		return k, nil
 	}
@@ -263,7 +263,7 @@ func (a *App) KB() (*kb.KB, error) {
 	if err != nil {
 		return nil, err
 	}
-	return kb.Find(wd)
+	return store.Find(wd)
 }
 
 // writeJSON writes v as indented JSON with a trailing newline.

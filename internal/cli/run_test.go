@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kk-project/kk/internal/kb"
 	"github.com/kk-project/kk/internal/lock"
+	"github.com/kk-project/kk/internal/store"
 )
 
 // run calls kk in-process with the given arguments in dir.
@@ -32,7 +32,7 @@ func TestLockedErrorNamesHolder(t *testing.T) {
 	if code, _, errs := run(t, dir, "", "init"); code != 0 {
 		t.Fatalf("init: %d %s", code, errs)
 	}
-	held, err := lock.Acquire(context.Background(), kb.New(dir).LockPath(), time.Second, "kk curate-persist (test holder)")
+	held, err := lock.Acquire(context.Background(), store.New(dir).LockPath(), time.Second, "kk curate-persist (test holder)")
 	if err != nil {
 		t.Fatal(err)
 	}

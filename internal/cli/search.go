@@ -11,7 +11,7 @@ import (
 
 	"github.com/kk-project/kk/internal/graph"
 	"github.com/kk-project/kk/internal/index"
-	"github.com/kk-project/kk/internal/kb"
+	"github.com/kk-project/kk/internal/store"
 )
 
 type searchOpts struct {
@@ -79,7 +79,7 @@ func runSearch(ctx context.Context, app *App, o searchOpts) error {
 	limit := o.limit
 	p := graph.SearchParams{Query: o.text, Limit: &limit}
 	resp, err := graphCall(ctx, app, o.input, "", nil, graph.SearchNodesJSON,
-		func(k *kb.KB) (graph.Response, error) { return graph.SearchNodesOn(ctx, k, o.branch, p), nil })
+		func(k *store.KB) (graph.Response, error) { return graph.SearchNodesOn(ctx, k, o.branch, p), nil })
 	if err != nil {
 		return err
 	}

@@ -8,7 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/kk-project/kk/internal/kb"
+	"github.com/kk-project/kk/internal/store"
 )
 
 type statusOpts struct{}
@@ -44,7 +44,7 @@ func runStatus(ctx context.Context, app *App, _ statusOpts) error {
 	if app.JSON {
 		return app.printJSON(struct {
 			SchemaVersion int `json:"schema_version"`
-			*kb.StatusReport
+			*store.StatusReport
 		}{JSONSchemaVersion, st})
 	}
 	w := app.IO.Out

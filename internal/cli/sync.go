@@ -8,7 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kk-project/kk/internal/index"
-	"github.com/kk-project/kk/internal/kb"
+	"github.com/kk-project/kk/internal/store"
 )
 
 type syncOpts struct {
@@ -63,7 +63,7 @@ func checkBranchFlag(cmd *cobra.Command, branch string) error {
 
 // indexBranch returns the branch an index command works on: the one named
 // by --branch, else the current one.
-func indexBranch(ctx context.Context, k *kb.KB, flag string) (string, error) {
+func indexBranch(ctx context.Context, k *store.KB, flag string) (string, error) {
 	if flag != "" {
 		return flag, nil
 	}

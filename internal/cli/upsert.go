@@ -10,7 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kk-project/kk/internal/graph"
-	"github.com/kk-project/kk/internal/kb"
+	"github.com/kk-project/kk/internal/store"
 )
 
 type upsertOpts struct {
@@ -67,7 +67,7 @@ NOT_FOUND, CONFLICT, INVARIANT_VIOLATION) and writes nothing.`,
 			}
 			ctx := cmd.Context()
 			resp, err := graphCall(ctx, app, o.input, "", nil, graph.KBUpsertJSON,
-				func(k *kb.KB) (graph.Response, error) { return graph.KBUpsert(ctx, k, p), nil })
+				func(k *store.KB) (graph.Response, error) { return graph.KBUpsert(ctx, k, p), nil })
 			if err != nil {
 				return err
 			}

@@ -12,8 +12,8 @@ import (
 	"github.com/kk-project/kk/internal/benchtree"
 	"github.com/kk-project/kk/internal/contracts"
 	"github.com/kk-project/kk/internal/curate"
-	"github.com/kk-project/kk/internal/kb"
 	"github.com/kk-project/kk/internal/session"
+	"github.com/kk-project/kk/internal/store"
 )
 
 // benchCurate builds a 10k-leaf knowledge base with 100 extracted session
@@ -21,17 +21,17 @@ import (
 // them: 400 adds (a tenth of them duplicates), 50 modifies and 50
 // contradictions of existing leaves. It returns the batch as JSON and the
 // session logs' bytes, to restore between iterations.
-func benchCurate(b *testing.B) (*kb.KB, []byte, map[string][]byte) {
+func benchCurate(b *testing.B) (*store.KB, []byte, map[string][]byte) {
 	b.Helper()
 	dir := b.TempDir()
 	k, err := benchtree.Generate(dir, benchtree.Options{Nodes: 10000, Seed: 1})
 	if err != nil {
 		b.Fatal(err)
 	}
-	if _, err := k.Rebuild(context.Background(), kb.RebuildOptions{}); err != nil {
+	if _, err := k.Rebuild(context.Background(), store.RebuildOptions{}); err != nil {
 		b.Fatal(err)
 	}
-	t, err := k.ReadTree(kb.LoadOptions{})
+	t, err := k.ReadTree(store.LoadOptions{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -131,7 +131,7 @@ func BenchmarkCuratePersist500Into10k(b *testing.B) {
 	}
 	// Snapshot the leaves the batch modifies, to restore them.
 	originals := map[string][]byte{}
-	t, err := k.ReadTree(kb.LoadOptions{})
+	t, err := k.ReadTree(store.LoadOptions{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -153,7 +153,7 @@ func BenchmarkCuratePersist500Into10k(b *testing.B) {
 			}
 		}
 		b.StartTimer()
-		rep, err := k.Persist(context.Background(), keep, kb.PersistOptions{})
+		rep, err := k.Persist(context.Background(), keep, store.PersistOptions{})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -12,8 +12,8 @@ import (
 
 	"github.com/kk-project/kk/internal/contracts"
 	"github.com/kk-project/kk/internal/frontmatter"
-	"github.com/kk-project/kk/internal/kb"
 	"github.com/kk-project/kk/internal/node"
+	"github.com/kk-project/kk/internal/store"
 	"github.com/kk-project/kk/internal/yamlstyle"
 )
 
@@ -177,7 +177,7 @@ type PreparedConflict struct {
 // fewer than 5 lines of the existing one and is of high confidence, reject
 // when it changes more than half of them, skip in between. Bodies are
 // compared without their generated Related and Citations sections.
-func Prepare(k *kb.KB, dir string) ([]PreparedConflict, error) {
+func Prepare(k *store.KB, dir string) ([]PreparedConflict, error) {
 	if dir == "" {
 		dir = k.ConflictsDir()
 	}
@@ -260,9 +260,9 @@ func Prepare(k *kb.KB, dir string) ([]PreparedConflict, error) {
 
 // existingNodes reads the nodes the conflicts are about, by id; targets
 // that are not in the tree are left out.
-func existingNodes(k *kb.KB, conflicts []PreparedConflict) (map[string]*ExistingNode, error) {
+func existingNodes(k *store.KB, conflicts []PreparedConflict) (map[string]*ExistingNode, error) {
 	out := map[string]*ExistingNode{}
-	var t *kb.Tree
+	var t *store.Tree
 	for _, c := range conflicts {
 		if c.TargetNodeID == nil {
 			continue
@@ -273,7 +273,7 @@ func existingNodes(k *kb.KB, conflicts []PreparedConflict) (map[string]*Existing
 		}
 		if t == nil {
 			var err error
-			if t, err = k.ReadTree(kb.LoadOptions{NoSave: true}); err != nil {
+			if t, err = k.ReadTree(store.LoadOptions{NoSave: true}); err != nil {
 				return nil, err
 			}
 		}

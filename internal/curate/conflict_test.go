@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/kk-project/kk/internal/contracts"
-	"github.com/kk-project/kk/internal/kb"
+	"github.com/kk-project/kk/internal/store"
 )
 
 func lines(n int, prefix string) string {
@@ -23,7 +23,7 @@ func lines(n int, prefix string) string {
 	return b.String()
 }
 
-func writeConflict(t *testing.T, k *kb.KB, id, detectedAt, target, kind, body, confidence string) {
+func writeConflict(t *testing.T, k *store.KB, id, detectedAt, target, kind, body, confidence string) {
 	t.Helper()
 	a := contracts.CuratorAction{Action: "contradict", CandidateOrigin: "docs/" + id + ".md", Rationale: "why " + id,
 		ProposedNode: &contracts.ProposedNode{Title: "T " + id, Type: kind, Tags: []string{}, Body: body, Confidence: confidence, RelatesTo: []string{}, DependsOn: []string{}}}
@@ -45,11 +45,11 @@ func writeConflict(t *testing.T, k *kb.KB, id, detectedAt, target, kind, body, c
 func TestPrepareGolden(t *testing.T) {
 	k := newKB(t)
 	ctx := context.Background()
-	for _, in := range []kb.NodeInput{
+	for _, in := range []store.NodeInput{
 		{Type: "practice", Title: "A", Description: "Practice A", Tags: []string{"x"}, Folder: "topic", DerivedFrom: []string{"docs/a.md"}, Body: lines(10, "line ") + "\n"},
 		{Type: "map", Title: "B", Description: "Map B", Body: lines(10, "row ") + "\n"},
 	} {
-		if _, err := k.WriteNode(ctx, in, kb.WriteOptions{}); err != nil {
+		if _, err := k.WriteNode(ctx, in, store.WriteOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}

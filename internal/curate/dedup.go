@@ -17,9 +17,9 @@ import (
 
 	"github.com/kk-project/kk/internal/atomicfile"
 	"github.com/kk-project/kk/internal/contracts"
-	"github.com/kk-project/kk/internal/kb"
 	"github.com/kk-project/kk/internal/node"
 	"github.com/kk-project/kk/internal/session"
+	"github.com/kk-project/kk/internal/store"
 )
 
 // Dedup merges actions that would produce the same node. A drop, or an
@@ -117,7 +117,7 @@ var sessionOrigin = regexp.MustCompile(`^([^:]+):(practice|map):([0-9]+)$`)
 // is in the way. Running again with the same run id and input writes the
 // same files: existing conflict files of this run and stamps of this run
 // are kept as they are.
-func RunDedup(ctx context.Context, k *kb.KB, actions []contracts.CuratorAction, opts DedupOptions) (*DedupResult, error) {
+func RunDedup(ctx context.Context, k *store.KB, actions []contracts.CuratorAction, opts DedupOptions) (*DedupResult, error) {
 	if err := CheckRunID(opts.RunID); err != nil {
 		return nil, err
 	}

@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/kk-project/kk/internal/contracts"
-	"github.com/kk-project/kk/internal/kb"
 	"github.com/kk-project/kk/internal/session"
+	"github.com/kk-project/kk/internal/store"
 )
 
 var fixedNow = time.Date(2026, 5, 23, 12, 0, 0, 0, time.UTC)
@@ -28,10 +28,10 @@ const (
 	sessE = "eeeeeeee-eeee-4eee-8eee-eeeeeeeeeeee" // waiting for extraction
 )
 
-func newKB(t testing.TB) *kb.KB {
+func newKB(t testing.TB) *store.KB {
 	t.Helper()
-	k := kb.New(t.TempDir())
-	if _, err := k.Init(context.Background(), kb.InitOptions{Version: "test", Now: fixedNow}); err != nil {
+	k := store.New(t.TempDir())
+	if _, err := k.Init(context.Background(), store.InitOptions{Version: "test", Now: fixedNow}); err != nil {
 		t.Fatal(err)
 	}
 	return k
@@ -46,7 +46,7 @@ func candidates(typ string, n int) []contracts.Candidate {
 }
 
 // stage writes an extracted session log with the given candidate counts.
-func stage(t testing.TB, k *kb.KB, id string, at time.Time, practice, maps int) string {
+func stage(t testing.TB, k *store.KB, id string, at time.Time, practice, maps int) string {
 	t.Helper()
 	res, err := session.StageLive(context.Background(), k, session.StageOptions{SessionID: id, Excerpt: "transcript of " + id,
 		Proposals: contracts.ProposalOutput{Practice: candidates("practice", practice), Map: candidates("map", maps)}, Now: at})
@@ -57,7 +57,7 @@ func stage(t testing.TB, k *kb.KB, id string, at time.Time, practice, maps int) 
 }
 
 // dedupKB is a knowledge base with the sessions of testdata/dedup.
-func dedupKB(t *testing.T) *kb.KB {
+func dedupKB(t *testing.T) *store.KB {
 	t.Helper()
 	k := newKB(t)
 	stage(t, k, sessA, fixedNow.Add(-72*time.Hour), 3, 1)
@@ -255,7 +255,7 @@ func TestDedupScoped(t *testing.T) {
 }
 
 // ListAwaitingCurationIDs lists the ids of the sessions waiting for curation.
-func ListAwaitingCurationIDs(k *kb.KB) ([]string, []error, error) {
+func ListAwaitingCurationIDs(k *store.KB) ([]string, []error, error) {
 	logs, problems, err := session.ListAwaitingCuration(k.SessionsDir())
 	var ids []string
 	for _, l := range logs {

@@ -12,15 +12,15 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kk-project/kk/internal/kb"
 	"github.com/kk-project/kk/internal/schema"
 	"github.com/kk-project/kk/internal/session"
+	"github.com/kk-project/kk/internal/store"
 )
 
 // DraftsDir is where the curate skill's drafting sub-agents leave their
 // batches: _logs/curator/<run>__<N>.draft.json, with an event log
 // <run>__<N>.jsonl beside each.
-func DraftsDir(k *kb.KB) string { return filepath.Join(k.Dir, "_logs", "curator") }
+func DraftsDir(k *store.KB) string { return filepath.Join(k.Dir, "_logs", "curator") }
 
 // DraftBatch is the outcome of one draft file.
 type DraftBatch struct {

@@ -22,7 +22,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/kk-project/kk/internal/gitx"
-	"github.com/kk-project/kk/internal/kb"
+	"github.com/kk-project/kk/internal/store"
 )
 
 // Doc is one candidate documentation file.
@@ -80,7 +80,7 @@ var skipDirs = map[string]bool{".git": true, "node_modules": true}
 // StaticSkip reports whether rel (a file path relative to the root) is
 // excluded whatever the ignore files say.
 func StaticSkip(rel string) bool {
-	if rel == kb.DirName || strings.HasPrefix(rel, kb.DirName+"/") {
+	if rel == store.DirName || strings.HasPrefix(rel, store.DirName+"/") {
 		// The knowledge base itself: its leaves are the output of a
 		// bootstrap, not its input.
 		return true
@@ -264,7 +264,7 @@ func walkFiles(root string, kkignore *Ignore) ([]string, error) {
 		}
 		rel := filepath.ToSlash(p[len(root)+1:])
 		if d.IsDir() {
-			if skipDirs[d.Name()] || rel == kb.DirName || gitignore.Match(rel, true) || kkignore.Match(rel, true) {
+			if skipDirs[d.Name()] || rel == store.DirName || gitignore.Match(rel, true) || kkignore.Match(rel, true) {
 				return filepath.SkipDir
 			}
 			return nil

@@ -16,8 +16,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/kk-project/kk/internal/kb"
 	"github.com/kk-project/kk/internal/node"
+	"github.com/kk-project/kk/internal/store"
 )
 
 // Extractor reads entities from repository files.
@@ -80,7 +80,7 @@ func (e *Error) Error() string {
 // FromConfig returns the extractors a knowledge base's config asks for, in
 // the order the index runs them: markdown documents in cfg.DocsFolders(),
 // then the symbol manifests cfg.SymbolManifests().
-func FromConfig(cfg kb.Config) []Extractor {
+func FromConfig(cfg store.Config) []Extractor {
 	return []Extractor{
 		&Markdown{Folders: cfg.DocsFolders()},
 		&Symbols{Files: cfg.SymbolManifests()},

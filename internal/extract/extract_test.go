@@ -9,8 +9,8 @@ import (
 	"testing"
 
 	"github.com/kk-project/kk/internal/extract"
-	"github.com/kk-project/kk/internal/kb"
 	_ "github.com/kk-project/kk/internal/schema" // registers the symbol manifest check
+	"github.com/kk-project/kk/internal/store"
 )
 
 func TestNormalizeID(t *testing.T) {
@@ -77,15 +77,15 @@ func TestNormalizeRef(t *testing.T) {
 }
 
 func TestFromConfig(t *testing.T) {
-	exs := extract.FromConfig(kb.DefaultConfig())
+	exs := extract.FromConfig(store.DefaultConfig())
 	if len(exs) != 2 || exs[0].Name() != "markdown" || exs[1].Name() != "symbols" {
 		t.Fatalf("FromConfig = %v", exs)
 	}
-	if md := exs[0].(*extract.Markdown); !slices.Equal(md.Folders, kb.DefaultDocsFolders) {
+	if md := exs[0].(*extract.Markdown); !slices.Equal(md.Folders, store.DefaultDocsFolders) {
 		t.Errorf("markdown folders = %v", md.Folders)
 	}
-	cfg := kb.DefaultConfig()
-	cfg.Extractors = &kb.Extractors{Docs: []string{"spec"}, Symbols: []string{"syms.yaml"}}
+	cfg := store.DefaultConfig()
+	cfg.Extractors = &store.Extractors{Docs: []string{"spec"}, Symbols: []string{"syms.yaml"}}
 	exs = extract.FromConfig(cfg)
 	if md := exs[0].(*extract.Markdown); !slices.Equal(md.Folders, []string{"spec"}) {
 		t.Errorf("markdown folders = %v", md.Folders)
@@ -122,7 +122,7 @@ func TestMarkdownSources(t *testing.T) {
 		"specs/req.md":                   "x",
 		".ai/kenkeep/nodes/leaf/leaf.md": "x",
 	})
-	md := &extract.Markdown{Folders: kb.DefaultDocsFolders}
+	md := &extract.Markdown{Folders: store.DefaultDocsFolders}
 	got, err := md.Sources(root)
 	want := []string{"docs/adr/0001-sqlite.md", "docs/adr/nested/0002.md", "docs/requirements/login.md"}
 	if err != nil || !slices.Equal(got, want) {
@@ -256,7 +256,7 @@ Text.
 func TestSymbolsSources(t *testing.T) {
 	root := t.TempDir()
 	write(t, root, map[string]string{".ai/kenkeep/symbols.yaml": "x", "dir/symbols.json/x": "a folder named like a manifest"})
-	s := &extract.Symbols{Files: append(slices.Clone(kb.DefaultSymbolManifests), "dir/symbols.json", ".ai/kenkeep/symbols.yaml")}
+	s := &extract.Symbols{Files: append(slices.Clone(store.DefaultSymbolManifests), "dir/symbols.json", ".ai/kenkeep/symbols.yaml")}
 	got, err := s.Sources(root)
 	if err != nil || !slices.Equal(got, []string{".ai/kenkeep/symbols.yaml"}) {
 		t.Fatalf("Sources = %v, %v", got, err)

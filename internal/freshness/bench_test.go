@@ -14,7 +14,7 @@ import (
 
 	"github.com/kk-project/kk/internal/benchtree"
 	"github.com/kk-project/kk/internal/gitx"
-	"github.com/kk-project/kk/internal/kb"
+	"github.com/kk-project/kk/internal/store"
 )
 
 // benchRepo generates (once, kept under the temp folder) a git repository
@@ -22,13 +22,13 @@ import (
 // commits made with git fast-import: the first commit adds everything,
 // each later one changes one to six files, a mix of leaves, the documents
 // the leaves are derived from, and source files.
-func benchRepo(b *testing.B, nodes, commits int) *kb.KB {
+func benchRepo(b *testing.B, nodes, commits int) *store.KB {
 	b.Helper()
 	if _, err := exec.LookPath("git"); err != nil {
 		b.Skip("git not installed")
 	}
 	dir := filepath.Join(os.TempDir(), fmt.Sprintf("kk-bench-fresh-%d-%d", nodes, commits))
-	k := kb.New(dir)
+	k := store.New(dir)
 	if _, err := os.Stat(filepath.Join(dir, ".done")); err == nil {
 		return k
 	}
@@ -36,14 +36,14 @@ func benchRepo(b *testing.B, nodes, commits int) *kb.KB {
 	if _, err := benchtree.Generate(dir, benchtree.Options{Nodes: nodes, Seed: 1}); err != nil {
 		b.Fatal(err)
 	}
-	t, err := k.ReadTree(kb.LoadOptions{NoSave: true})
+	t, err := k.ReadTree(store.LoadOptions{NoSave: true})
 	if err != nil {
 		b.Fatal(err)
 	}
 	var leaves, sources []string
 	seen := map[string]bool{}
 	for _, n := range t.Leaves {
-		leaves = append(leaves, kb.DirName+"/nodes/"+n.Path)
+		leaves = append(leaves, store.DirName+"/nodes/"+n.Path)
 		for _, d := range n.DerivedFrom {
 			if !seen[d] {
 				seen[d] = true

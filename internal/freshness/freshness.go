@@ -15,8 +15,8 @@ import (
 	"sync"
 
 	"github.com/kk-project/kk/internal/gitx"
-	"github.com/kk-project/kk/internal/kb"
 	"github.com/kk-project/kk/internal/node"
+	"github.com/kk-project/kk/internal/store"
 )
 
 // RootBranch names the leaves directly under nodes/ in reports.
@@ -66,7 +66,7 @@ type BranchCount struct {
 // Check compares every node with the history of the files it references.
 // It fails open: anything that keeps it from running gives a report with
 // Available false, never an error.
-func Check(ctx context.Context, k *kb.KB, opts Options) *Report {
+func Check(ctx context.Context, k *store.KB, opts Options) *Report {
 	unavailable := func(format string, args ...any) *Report {
 		return &Report{Reason: fmt.Sprintf(format, args...), Flagged: []Flagged{}, PerBranch: []BranchCount{}}
 	}
@@ -75,18 +75,18 @@ func Check(ctx context.Context, k *kb.KB, opts Options) *Report {
 	}
 	var (
 		wg                        sync.WaitGroup
-		tree                      *kb.Tree
+		tree                      *store.Tree
 		files                     []string
 		hist                      *gitx.History
 		treeErr, filesErr, logErr error
 	)
-	wg.Go(func() { tree, treeErr = k.ReadTree(kb.LoadOptions{Bodies: true, NoSave: true}) })
+	wg.Go(func() { tree, treeErr = k.ReadTree(store.LoadOptions{Bodies: true, NoSave: true}) })
 	wg.Go(func() { files, filesErr = gitx.ListFiles(ctx, k.Root, false) })
 	wg.Go(func() { hist, logErr = gitx.ReadHistory(ctx, k.Root, opts.MaxCommits) })
 	wg.Wait()
 	switch {
 	case treeErr != nil:
-		var te *kb.TreeError
+		var te *store.TreeError
 		if errors.As(treeErr, &te) {
 			return unavailable("the knowledge tree has %d invalid leaf file(s); run `kk lint`", len(te.Problems))
 		}
@@ -111,7 +111,7 @@ func Check(ctx context.Context, k *kb.KB, opts Options) *Report {
 }
 
 // nodesPrefix is the repository path of nodes/.
-const nodesPrefix = kb.DirName + "/nodes/"
+const nodesPrefix = store.DirName + "/nodes/"
 
 // Evaluate flags the leaves (with bodies) whose referenced files changed
 // more recently than the leaf file. tracked is the set of tracked paths;
@@ -129,7 +129,7 @@ func Evaluate(leaves []*node.Node, tracked map[string]bool, recency func(string)
 		rep.ConsideredNodes++
 		var changed []string
 		check := func(p string) {
-			if p == self || strings.HasPrefix(p, kb.DirName+"/") || !tracked[p] {
+			if p == self || strings.HasPrefix(p, store.DirName+"/") || !tracked[p] {
 				return
 			}
 			if r, ok := recency(p); ok && r < baseline && !slices.Contains(changed, p) {

@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/kk-project/kk/internal/gitx"
-	"github.com/kk-project/kk/internal/kb"
 	"github.com/kk-project/kk/internal/node"
+	"github.com/kk-project/kk/internal/store"
 )
 
 func leaf(t *testing.T, path, id string, derived []string, body string) *node.Node {
@@ -88,7 +88,7 @@ func TestBodyReferences(t *testing.T) {
 }
 
 // repo makes a git repository with an initialized knowledge base.
-func repo(t *testing.T) *kb.KB {
+func repo(t *testing.T) *store.KB {
 	t.Helper()
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("git not installed")
@@ -101,14 +101,14 @@ func repo(t *testing.T) *kb.KB {
 	if _, err := gitx.Run(context.Background(), dir, "init", "-q"); err != nil {
 		t.Fatal(err)
 	}
-	k := kb.New(dir)
-	if _, err := k.Init(context.Background(), kb.InitOptions{Version: "test", Now: time.Unix(0, 0)}); err != nil {
+	k := store.New(dir)
+	if _, err := k.Init(context.Background(), store.InitOptions{Version: "test", Now: time.Unix(0, 0)}); err != nil {
 		t.Fatal(err)
 	}
 	return k
 }
 
-func commitAll(t *testing.T, k *kb.KB, files map[string]string, msg string) {
+func commitAll(t *testing.T, k *store.KB, files map[string]string, msg string) {
 	t.Helper()
 	for rel, content := range files {
 		p := filepath.Join(k.Root, filepath.FromSlash(rel))
@@ -134,8 +134,8 @@ func TestCheck(t *testing.T) {
 	if rep := Check(ctx, k, Options{}); rep.Available || rep.Reason != "the knowledge base has no nodes" {
 		t.Errorf("empty KB: %+v", rep)
 	}
-	if _, err := k.WriteNode(ctx, kb.NodeInput{Type: "practice", Title: "Retry", Description: "d", Folder: "http",
-		DerivedFrom: []string{"src/retry.go"}, Body: "Uses `src/client.go`.\n"}, kb.WriteOptions{}); err != nil {
+	if _, err := k.WriteNode(ctx, store.NodeInput{Type: "practice", Title: "Retry", Description: "d", Folder: "http",
+		DerivedFrom: []string{"src/retry.go"}, Body: "Uses `src/client.go`.\n"}, store.WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if rep := Check(ctx, k, Options{}); rep.Available || rep.Reason != "the repository has no commits yet" {
@@ -159,8 +159,8 @@ func TestCheck(t *testing.T) {
 		t.Errorf("max 2 commits: %+v", rep)
 	}
 	// Updating the node makes it fresh again.
-	if _, err := k.WriteNode(ctx, kb.NodeInput{Type: "practice", Title: "Retry", Description: "d2", Folder: "http",
-		DerivedFrom: []string{"src/retry.go"}, Body: "Uses `src/client.go`.\n"}, kb.WriteOptions{Mode: kb.Update}); err != nil {
+	if _, err := k.WriteNode(ctx, store.NodeInput{Type: "practice", Title: "Retry", Description: "d2", Folder: "http",
+		DerivedFrom: []string{"src/retry.go"}, Body: "Uses `src/client.go`.\n"}, store.WriteOptions{Mode: store.Update}); err != nil {
 		t.Fatal(err)
 	}
 	commitAll(t, k, nil, "refresh")
@@ -177,7 +177,7 @@ func TestCheck(t *testing.T) {
 }
 
 func TestCheckOutsideGit(t *testing.T) {
-	k := kb.New(t.TempDir())
+	k := store.New(t.TempDir())
 	rep := Check(context.Background(), k, Options{})
 	if rep.Available || !strings.Contains(rep.Reason, "not inside a git work tree") || rep.Flagged == nil || rep.PerBranch == nil {
 		t.Errorf("outside git: %+v", rep)

@@ -26,7 +26,7 @@ import (
 
 	"github.com/kk-project/kk/internal/atomicfile"
 	"github.com/kk-project/kk/internal/gitx"
-	"github.com/kk-project/kk/internal/kb"
+	"github.com/kk-project/kk/internal/store"
 )
 
 // The hooks kk installs.
@@ -85,7 +85,7 @@ var ErrNotWorkTree = errors.New("not inside a git work tree")
 // repo is what the hook functions need to know about the repository
 // holding a knowledge base.
 type repo struct {
-	k *kb.KB
+	k *store.KB
 	// dir is the hooks folder git uses; defaultDir is $GIT_COMMON_DIR/hooks,
 	// the one it uses without core.hooksPath.
 	dir, defaultDir string
@@ -103,7 +103,7 @@ type repo struct {
 // hooks`): core.hooksPath when it is set, a relative value being relative
 // to the work tree's top folder, else $GIT_COMMON_DIR/hooks, which linked
 // worktrees share.
-func open(ctx context.Context, k *kb.KB) (*repo, error) {
+func open(ctx context.Context, k *store.KB) (*repo, error) {
 	out, err := gitx.Read(ctx, k.Root, "rev-parse", "--is-inside-work-tree", "--git-path", "hooks", "--git-common-dir", "--show-toplevel")
 	if errors.Is(err, gitx.ErrNoGit) {
 		return nil, err
@@ -164,7 +164,7 @@ func sameDir(a, b string) bool {
 
 // kkCommand returns the command kk's hooks run kk with: the one recorded by
 // `kk init --kk-command` in installed-version, else defaultCommand.
-func kkCommand(k *kb.KB) string {
+func kkCommand(k *store.KB) string {
 	if inst, err := k.ReadInstalled(); err == nil && inst.KKCommand != "" {
 		return inst.KKCommand
 	}
@@ -295,7 +295,7 @@ func inspect(dir, name string) (hookState, error) {
 // no such folder. A hook already there that is not kk's is chained; one
 // that cannot be (its .kk-chained name is taken) is left alone with a
 // warning. Running it again changes nothing.
-func Install(ctx context.Context, k *kb.KB, o Options) (*Result, error) {
+func Install(ctx context.Context, k *store.KB, o Options) (*Result, error) {
 	r, err := open(ctx, k)
 	if err != nil {
 		return nil, err
@@ -378,7 +378,7 @@ func (r *repo) kkHooksIn(dir string) []string {
 // core.hooksPath points elsewhere, from $GIT_COMMON_DIR/hooks too. A
 // chained hook is moved back into place. A hook that is not kk's is left
 // alone.
-func Uninstall(ctx context.Context, k *kb.KB) (*Result, error) {
+func Uninstall(ctx context.Context, k *store.KB) (*Result, error) {
 	r, err := open(ctx, k)
 	if err != nil {
 		return nil, err

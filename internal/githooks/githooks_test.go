@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kk-project/kk/internal/kb"
+	"github.com/kk-project/kk/internal/store"
 )
 
 // fakeKK stands in for kk on PATH: it records its working folder, its
@@ -41,7 +41,7 @@ exit "${USER_HOOK_EXIT-0}"
 type env struct {
 	t       *testing.T
 	root    string // work tree and knowledge base root
-	k       *kb.KB
+	k       *store.KB
 	kkLog   string
 	userLog string
 }
@@ -79,7 +79,7 @@ func newRepo(t *testing.T) *env {
 	must(t, os.WriteFile(filepath.Join(e.root, "a.txt"), []byte("one\n"), 0o644))
 	e.git("add", "-A")
 	e.git("commit", "-qm", "one")
-	e.k = kb.New(e.root)
+	e.k = store.New(e.root)
 	return e
 }
 
@@ -395,7 +395,7 @@ func TestKnowledgeBaseInASubfolder(t *testing.T) {
 	e := newRepo(t)
 	sub := filepath.Join(e.root, "svc", "it's")
 	must(t, os.MkdirAll(filepath.Join(sub, ".ai", "kenkeep"), 0o755))
-	e.k = kb.New(sub)
+	e.k = store.New(sub)
 	e.install(Options{})
 	data, err := os.ReadFile(filepath.Join(e.root, ".git", "hooks", PostCheckout))
 	must(t, err)
@@ -411,7 +411,7 @@ func TestLinkedWorktreeUsesTheCommonHooksFolder(t *testing.T) {
 	wt := filepath.Join(filepath.Dir(e.root), "wt")
 	e.git("worktree", "add", "-q", "-b", "wt-branch", wt)
 	must(t, os.MkdirAll(filepath.Join(wt, ".ai", "kenkeep"), 0o755))
-	res, err := Install(context.Background(), kb.New(wt), Options{})
+	res, err := Install(context.Background(), store.New(wt), Options{})
 	must(t, err)
 	common := filepath.ToSlash(filepath.Join(resolved(t, e.root), ".git", "hooks"))
 	if res.Dir != common {
@@ -491,7 +491,7 @@ func TestOutsideAWorkTree(t *testing.T) {
 	t.Setenv("GIT_CEILING_DIRECTORIES", os.TempDir())
 	root := t.TempDir()
 	must(t, os.MkdirAll(filepath.Join(root, ".ai", "kenkeep"), 0o755))
-	k := kb.New(root)
+	k := store.New(root)
 	if _, err := Install(context.Background(), k, Options{}); !errors.Is(err, ErrNotWorkTree) {
 		t.Errorf("Install = %v, want ErrNotWorkTree", err)
 	}
@@ -517,14 +517,14 @@ func TestDoctor(t *testing.T) {
 	}
 
 	level, msg, fix, _ := check("git-hooks")
-	if level != kb.DoctorWarn || msg != "kk's post-checkout, post-merge hook(s) are not installed in .git/hooks: branch indexes are synced only when a command uses them" || !strings.Contains(fix, "kk init") {
+	if level != store.DoctorWarn || msg != "kk's post-checkout, post-merge hook(s) are not installed in .git/hooks: branch indexes are synced only when a command uses them" || !strings.Contains(fix, "kk init") {
 		t.Errorf("missing: %s %q %q", level, msg, fix)
 	}
 
 	must(t, os.WriteFile(filepath.Join(dir, PostMerge), []byte(userHook), 0o755))
 	e.install(Options{})
 	level, msg, _, details := check("git-hooks")
-	if level != kb.DoctorOK || msg != "post-checkout and post-merge in .git/hooks run `kk sync`" {
+	if level != store.DoctorOK || msg != "post-checkout and post-merge in .git/hooks run `kk sync`" {
 		t.Errorf("installed: %s %q", level, msg)
 	}
 	if want := []string{".git/hooks/post-merge runs .git/hooks/post-merge.kk-chained first"}; !slices.Equal(details, want) {
@@ -536,28 +536,28 @@ func TestDoctor(t *testing.T) {
 
 	must(t, os.Chmod(filepath.Join(dir, PostCheckout), 0o644))
 	level, msg, fix, _ = check("git-hooks")
-	if level != kb.DoctorError || msg != "git ignores kk's post-checkout hook(s) in .git/hooks: not executable" || fix != "chmod +x '"+filepath.Join(dir, PostCheckout)+"'" {
+	if level != store.DoctorError || msg != "git ignores kk's post-checkout hook(s) in .git/hooks: not executable" || fix != "chmod +x '"+filepath.Join(dir, PostCheckout)+"'" {
 		t.Errorf("not executable: %s %q %q", level, msg, fix)
 	}
 	must(t, os.Chmod(filepath.Join(dir, PostCheckout), 0o755))
 
 	must(t, os.WriteFile(filepath.Join(dir, PostCheckout), script(PostCheckout, "/old/kk", "."), 0o755))
 	level, msg, fix, _ = check("git-hooks")
-	if level != kb.DoctorWarn || msg != "kk's post-checkout hook(s) in .git/hooks are out of date" || fix != "run `kk init --upgrade`" {
+	if level != store.DoctorWarn || msg != "kk's post-checkout hook(s) in .git/hooks are out of date" || fix != "run `kk init --upgrade`" {
 		t.Errorf("out of date: %s %q %q", level, msg, fix)
 	}
 
 	e.git("config", "core.hooksPath", "githooks")
 	level, msg, fix, _ = check("git-hooks-folder")
-	if level != kb.DoctorWarn || msg != "kk's post-checkout, post-merge hook(s) in .git/hooks are never run: git runs hooks from githooks (core.hooksPath is githooks)" || !strings.Contains(fix, "kk uninstall --git-hooks") {
+	if level != store.DoctorWarn || msg != "kk's post-checkout, post-merge hook(s) in .git/hooks are never run: git runs hooks from githooks (core.hooksPath is githooks)" || !strings.Contains(fix, "kk uninstall --git-hooks") {
 		t.Errorf("stale folder: %s %q %q", level, msg, fix)
 	}
 	e.uninstall()
 	e.install(Options{})
-	if level, msg, _, _ := check("git-hooks-folder"); level != kb.DoctorOK || msg != "git runs hooks from githooks (core.hooksPath is githooks)" {
+	if level, msg, _, _ := check("git-hooks-folder"); level != store.DoctorOK || msg != "git runs hooks from githooks (core.hooksPath is githooks)" {
 		t.Errorf("moved folder: %s %q", level, msg)
 	}
-	if level, _, _, _ := check("git-hooks"); level != kb.DoctorOK {
+	if level, _, _, _ := check("git-hooks"); level != store.DoctorOK {
 		t.Errorf("hooks in core.hooksPath: %s", level)
 	}
 }

@@ -8,12 +8,12 @@ import (
 	"time"
 
 	"github.com/kk-project/kk/internal/benchtree"
-	"github.com/kk-project/kk/internal/kb"
+	"github.com/kk-project/kk/internal/store"
 )
 
 // benchGraphKB is a 10k-node tree: 5k atoms with 1–20 patterns each, 100
 // molecules, the rest practices and maps without patterns.
-func benchGraphKB(b *testing.B) *kb.KB {
+func benchGraphKB(b *testing.B) *store.KB {
 	b.Helper()
 	k, err := benchtree.Generate(filepath.Join(b.TempDir(), "repo"), benchtree.Options{Nodes: 9900, Atoms: 5000, Molecules: 100, Seed: 7})
 	if err != nil {

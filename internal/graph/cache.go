@@ -5,8 +5,8 @@ import (
 	"sync"
 
 	"github.com/kk-project/kk/internal/index"
-	"github.com/kk-project/kk/internal/kb"
 	"github.com/kk-project/kk/internal/node"
+	"github.com/kk-project/kk/internal/store"
 )
 
 // A long-running process (kk mcp) answers many graph reads between two
@@ -34,7 +34,7 @@ var templates struct {
 
 // templateFor returns the graph of db at generation gen, reading it when
 // the cached one is of another generation.
-func templateFor(ctx context.Context, k *kb.KB, db *index.DB, gen string) (*template, error) {
+func templateFor(ctx context.Context, k *store.KB, db *index.DB, gen string) (*template, error) {
 	templates.Lock()
 	t, ok := templates.byDB[db.Path]
 	templates.Unlock()
@@ -75,7 +75,7 @@ func buildPatterns(atoms []*Atom) *PatternSet {
 }
 
 // graph returns a copy of the template a request may change.
-func (t *template) graph(k *kb.KB, db *index.DB) *Graph {
+func (t *template) graph(k *store.KB, db *index.DB) *Graph {
 	g := &Graph{Atoms: make(map[string]*Atom, len(t.atoms)), Molecules: make(map[string]*Molecule, len(t.molecules)),
 		Leaves: map[string]*node.Node{}, k: k, db: db, tmpl: t}
 	for id, a := range t.atoms {

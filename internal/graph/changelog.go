@@ -3,7 +3,7 @@ package graph
 import (
 	"context"
 
-	"github.com/kk-project/kk/internal/kb"
+	"github.com/kk-project/kk/internal/store"
 )
 
 // ChangelogPage is the data of a changelog search.
@@ -26,7 +26,7 @@ type AppendResult struct {
 
 // ManageChangelog runs manage_changelog: append an immutable entry to an
 // atom's or molecule's changelog, or page through it newest first.
-func ManageChangelog(ctx context.Context, k *kb.KB, p ManageChangelogParams) Response {
+func ManageChangelog(ctx context.Context, k *store.KB, p ManageChangelogParams) Response {
 	data, err := manageChangelog(ctx, k, p)
 	if err != nil {
 		return fail(err)
@@ -35,7 +35,7 @@ func ManageChangelog(ctx context.Context, k *kb.KB, p ManageChangelogParams) Res
 }
 
 // ManageChangelogJSON decodes the parameter object strictly and runs ManageChangelog.
-func ManageChangelogJSON(ctx context.Context, k *kb.KB, raw []byte) Response {
+func ManageChangelogJSON(ctx context.Context, k *store.KB, raw []byte) Response {
 	var p ManageChangelogParams
 	if err := decodeStrict(raw, &p); err != nil {
 		return fail(err)
@@ -54,7 +54,7 @@ func (g *Graph) entity(kind, id string) *Entity {
 	return nil
 }
 
-func manageChangelog(ctx context.Context, k *kb.KB, p ManageChangelogParams) (any, error) {
+func manageChangelog(ctx context.Context, k *store.KB, p ManageChangelogParams) (any, error) {
 	if err := ValidateProjectID(k, p.ProjectID); err != nil {
 		return nil, err
 	}

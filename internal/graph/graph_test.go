@@ -10,16 +10,16 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kk-project/kk/internal/kb"
+	"github.com/kk-project/kk/internal/store"
 )
 
-func newKB(t *testing.T) *kb.KB {
+func newKB(t *testing.T) *store.KB {
 	t.Helper()
-	k := kb.New(filepath.Join(t.TempDir(), "proj"))
+	k := store.New(filepath.Join(t.TempDir(), "proj"))
 	if err := os.MkdirAll(k.Root, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := k.Init(context.Background(), kb.InitOptions{Version: "test", Now: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), Command: "test"}); err != nil {
+	if _, err := k.Init(context.Background(), store.InitOptions{Version: "test", Now: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), Command: "test"}); err != nil {
 		t.Fatal(err)
 	}
 	k.Now = func() time.Time { return time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC) }
@@ -27,7 +27,7 @@ func newKB(t *testing.T) *kb.KB {
 }
 
 // run decodes raw params, runs op and returns the response re-decoded as JSON.
-func run(t *testing.T, k *kb.KB, op func(context.Context, *kb.KB, []byte) Response, raw string) map[string]any {
+func run(t *testing.T, k *store.KB, op func(context.Context, *store.KB, []byte) Response, raw string) map[string]any {
 	t.Helper()
 	resp := op(context.Background(), k, []byte(raw))
 	b, err := json.Marshal(resp)
@@ -59,7 +59,7 @@ func errCode(r map[string]any) string {
 	return c
 }
 
-func createAtom(t *testing.T, k *kb.KB, name string, paths []string, molecule string) map[string]any {
+func createAtom(t *testing.T, k *store.KB, name string, paths []string, molecule string) map[string]any {
 	t.Helper()
 	p := map[string]any{"operation": "create", "entityType": "atom", "name": name, "paths": paths, "knowledge": name + " knowledge", "createdByTaskId": "T-1"}
 	if molecule != "" {
@@ -69,7 +69,7 @@ func createAtom(t *testing.T, k *kb.KB, name string, paths []string, molecule st
 	return mustOK(t, run(t, k, ManageGraphJSON, string(b)))
 }
 
-func createMolecule(t *testing.T, k *kb.KB, name string) map[string]any {
+func createMolecule(t *testing.T, k *store.KB, name string) map[string]any {
 	t.Helper()
 	return mustOK(t, run(t, k, ManageGraphJSON, fmt.Sprintf(`{"operation":"create","entityType":"molecule","name":%q,"knowledge":"about %s"}`, name, name)))
 }

@@ -10,21 +10,21 @@ import (
 	"testing"
 
 	"github.com/kk-project/kk/internal/index"
-	"github.com/kk-project/kk/internal/kb"
+	"github.com/kk-project/kk/internal/store"
 )
 
-func kbDeleteUser(ctx context.Context, k *kb.KB, raw []byte) Response {
+func kbDeleteUser(ctx context.Context, k *store.KB, raw []byte) Response {
 	return KBDeleteJSON(ctx, k, raw, DeleteOptions{})
 }
 
-func kbDeleteAgent(ctx context.Context, k *kb.KB, raw []byte) Response {
+func kbDeleteAgent(ctx context.Context, k *store.KB, raw []byte) Response {
 	return KBDeleteJSON(ctx, k, raw, DeleteOptions{Agent: true})
 }
 
 // seedTrace writes a small traceability graph: a must req with a scenario
 // and a test, a should req depending on it, a symbol implementing the
 // first, an ADR constraining the symbol.
-func seedTrace(t *testing.T, k *kb.KB) map[string]any {
+func seedTrace(t *testing.T, k *store.KB) map[string]any {
 	t.Helper()
 	return mustOK(t, run(t, k, KBUpsertJSON, `{
 		"entities": [
@@ -158,7 +158,7 @@ func TestDelete(t *testing.T) {
 	before := treeHash(t, k)
 	for _, c := range []struct {
 		name string
-		op   func(context.Context, *kb.KB, []byte) Response
+		op   func(context.Context, *store.KB, []byte) Response
 		raw  string
 		code string
 	}{

@@ -9,7 +9,7 @@ import (
 	"sync"
 
 	"github.com/kk-project/kk/internal/index"
-	"github.com/kk-project/kk/internal/kb"
+	"github.com/kk-project/kk/internal/store"
 )
 
 // EntityView is an entity as kb_query returns it: its fields, its outgoing
@@ -42,7 +42,7 @@ type QueryResult struct {
 // KBQuery runs kb_query over the current branch's index (synced first):
 // entities by type, id, tags and status, and by relationship pattern,
 // ordered by id and paginated.
-func KBQuery(ctx context.Context, k *kb.KB, p KBQueryParams) Response {
+func KBQuery(ctx context.Context, k *store.KB, p KBQueryParams) Response {
 	data, err := kbQuery(ctx, k, p)
 	if err != nil {
 		return fail(err)
@@ -51,7 +51,7 @@ func KBQuery(ctx context.Context, k *kb.KB, p KBQueryParams) Response {
 }
 
 // KBQueryJSON decodes the parameter object strictly and runs KBQuery.
-func KBQueryJSON(ctx context.Context, k *kb.KB, raw []byte) Response {
+func KBQueryJSON(ctx context.Context, k *store.KB, raw []byte) Response {
 	var p KBQueryParams
 	if err := decodeStrict(raw, &p); err != nil {
 		return fail(err)
@@ -69,7 +69,7 @@ type snapshot struct {
 }
 
 // loadSnapshot syncs the current branch's index and reads it whole.
-func loadSnapshot(ctx context.Context, k *kb.KB) (*snapshot, error) {
+func loadSnapshot(ctx context.Context, k *store.KB) (*snapshot, error) {
 	db, err := branchIndex(ctx, k)
 	if err != nil {
 		return nil, err
@@ -131,7 +131,7 @@ func edgeViews(list []index.Edge) []EdgeView {
 	return out
 }
 
-func kbQuery(ctx context.Context, k *kb.KB, p KBQueryParams) (*QueryResult, error) {
+func kbQuery(ctx context.Context, k *store.KB, p KBQueryParams) (*QueryResult, error) {
 	if err := ValidateProjectID(k, p.ProjectID); err != nil {
 		return nil, err
 	}
@@ -238,7 +238,7 @@ type CheckResult struct {
 
 // KBCheck runs kb_check's rules over the current branch's index (synced
 // first). Violations are data, not an error: the response succeeds.
-func KBCheck(ctx context.Context, k *kb.KB, p KBCheckParams) Response {
+func KBCheck(ctx context.Context, k *store.KB, p KBCheckParams) Response {
 	data, err := kbCheck(ctx, k, p)
 	if err != nil {
 		return fail(err)
@@ -247,7 +247,7 @@ func KBCheck(ctx context.Context, k *kb.KB, p KBCheckParams) Response {
 }
 
 // KBCheckJSON decodes the parameter object strictly and runs KBCheck.
-func KBCheckJSON(ctx context.Context, k *kb.KB, raw []byte) Response {
+func KBCheckJSON(ctx context.Context, k *store.KB, raw []byte) Response {
 	var p KBCheckParams
 	if err := decodeStrict(raw, &p); err != nil {
 		return fail(err)
@@ -255,7 +255,7 @@ func KBCheckJSON(ctx context.Context, k *kb.KB, raw []byte) Response {
 	return KBCheck(ctx, k, p)
 }
 
-func kbCheck(ctx context.Context, k *kb.KB, p KBCheckParams) (*CheckResult, error) {
+func kbCheck(ctx context.Context, k *store.KB, p KBCheckParams) (*CheckResult, error) {
 	if err := ValidateProjectID(k, p.ProjectID); err != nil {
 		return nil, err
 	}

@@ -12,8 +12,8 @@ import (
 
 	"github.com/kk-project/kk/internal/extract"
 	"github.com/kk-project/kk/internal/index"
-	"github.com/kk-project/kk/internal/kb"
 	"github.com/kk-project/kk/internal/node"
+	"github.com/kk-project/kk/internal/store"
 )
 
 // Front matter keys of the traceability entities besides the graph's.
@@ -69,7 +69,7 @@ type DeleteEntitiesResult struct {
 // and the branch's index), then, under the writer lock, writes every
 // entity and edge, updates the index and appends an audit record. Nothing
 // is written when any part is invalid.
-func KBUpsert(ctx context.Context, k *kb.KB, p KBUpsertParams) Response {
+func KBUpsert(ctx context.Context, k *store.KB, p KBUpsertParams) Response {
 	data, err := kbUpsert(ctx, k, p)
 	if err != nil {
 		return fail(err)
@@ -78,7 +78,7 @@ func KBUpsert(ctx context.Context, k *kb.KB, p KBUpsertParams) Response {
 }
 
 // KBUpsertJSON decodes the parameter object strictly and runs KBUpsert.
-func KBUpsertJSON(ctx context.Context, k *kb.KB, raw []byte) Response {
+func KBUpsertJSON(ctx context.Context, k *store.KB, raw []byte) Response {
 	var p KBUpsertParams
 	if err := decodeStrict(raw, &p); err != nil {
 		return fail(err)
@@ -88,7 +88,7 @@ func KBUpsertJSON(ctx context.Context, k *kb.KB, raw []byte) Response {
 
 // KBDelete runs kb_delete: it removes entities (with the edges pointing at
 // them) and edges, all-or-nothing, and appends an audit record.
-func KBDelete(ctx context.Context, k *kb.KB, p KBDeleteParams, o DeleteOptions) Response {
+func KBDelete(ctx context.Context, k *store.KB, p KBDeleteParams, o DeleteOptions) Response {
 	data, err := kbDelete(ctx, k, p, o)
 	if err != nil {
 		return fail(err)
@@ -97,7 +97,7 @@ func KBDelete(ctx context.Context, k *kb.KB, p KBDeleteParams, o DeleteOptions) 
 }
 
 // KBDeleteJSON decodes the parameter object strictly and runs KBDelete.
-func KBDeleteJSON(ctx context.Context, k *kb.KB, raw []byte, o DeleteOptions) Response {
+func KBDeleteJSON(ctx context.Context, k *store.KB, raw []byte, o DeleteOptions) Response {
 	var p KBDeleteParams
 	if err := decodeStrict(raw, &p); err != nil {
 		return fail(err)
@@ -132,7 +132,7 @@ func oneLine(field, s string, max int, required bool) *Error {
 
 // checkChangeset checks what kb_upsert and kb_delete share: the project,
 // who applies the changeset and from where, and its size.
-func checkChangeset(k *kb.KB, projectID, createdBy, source string, entities, edges int) *Error {
+func checkChangeset(k *store.KB, projectID, createdBy, source string, entities, edges int) *Error {
 	if err := ValidateProjectID(k, projectID); err != nil {
 		return err
 	}
@@ -269,7 +269,7 @@ func validateEdgeIn(i int, e KBEdgeIn) (KBEdgeIn, *Error) {
 }
 
 // newChangesetID names one changeset: the time and 8 random hex digits.
-func newChangesetID(k *kb.KB) string {
+func newChangesetID(k *store.KB) string {
 	var b [4]byte
 	_, _ = rand.Read(b[:])
 	stamp := strings.NewReplacer("-", "", ":", "").Replace(timestamp(k))
@@ -280,8 +280,8 @@ func newChangesetID(k *kb.KB) string {
 // the branch's index, and the leaves the changeset edits.
 type traceTx struct {
 	ctx    context.Context
-	k      *kb.KB
-	tree   *kb.Tree
+	k      *store.KB
+	tree   *store.Tree
 	db     *index.DB
 	branch string
 	w      *writes
@@ -293,9 +293,9 @@ type traceTx struct {
 // runTrace runs fn under the writer lock with the tree read and the
 // branch's index synced, then writes what fn collected, regenerates the
 // index files, syncs the index and appends the audit record.
-func runTrace(ctx context.Context, k *kb.KB, cmd string, rec index.AuditRecord, fn func(tx *traceTx) error) error {
+func runTrace(ctx context.Context, k *store.KB, cmd string, rec index.AuditRecord, fn func(tx *traceTx) error) error {
 	return k.WithLock(ctx, cmd, func() error {
-		t, err := k.ReadTree(kb.LoadOptions{})
+		t, err := k.ReadTree(store.LoadOptions{})
 		if err != nil {
 			return err
 		}
@@ -323,7 +323,7 @@ func runTrace(ctx context.Context, k *kb.KB, cmd string, rec index.AuditRecord, 
 			return err
 		}
 		if len(w.order)+len(w.removed) > 0 {
-			if _, err := k.RebuildLocked(ctx, kb.RebuildOptions{Command: cmd}); err != nil {
+			if _, err := k.RebuildLocked(ctx, store.RebuildOptions{Command: cmd}); err != nil {
 				return err
 			}
 			if err := syncIndex(ctx, k, db); err != nil {
@@ -434,7 +434,7 @@ func (tx *traceTx) endpointType(id string, pending map[string]*entityIn, indexed
 	return ""
 }
 
-func kbUpsert(ctx context.Context, k *kb.KB, p KBUpsertParams) (*UpsertResult, error) {
+func kbUpsert(ctx context.Context, k *store.KB, p KBUpsertParams) (*UpsertResult, error) {
 	if err := checkChangeset(k, p.ProjectID, p.CreatedBy, p.Source, len(p.Entities), len(p.Edges)); err != nil {
 		return nil, err
 	}
@@ -715,7 +715,7 @@ func removeEdges(n *node.Node, drop func(Edge) bool) ([]Edge, error) {
 	return gone, n.SetExtra(KeyEdges, edgeValues(kept))
 }
 
-func kbDelete(ctx context.Context, k *kb.KB, p KBDeleteParams, o DeleteOptions) (*DeleteEntitiesResult, error) {
+func kbDelete(ctx context.Context, k *store.KB, p KBDeleteParams, o DeleteOptions) (*DeleteEntitiesResult, error) {
 	if err := checkChangeset(k, p.ProjectID, p.CreatedBy, p.Source, len(p.Entities), len(p.Edges)); err != nil {
 		return nil, err
 	}

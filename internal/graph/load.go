@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/kk-project/kk/internal/index"
-	"github.com/kk-project/kk/internal/kb"
 	"github.com/kk-project/kk/internal/node"
+	"github.com/kk-project/kk/internal/store"
 	"github.com/kk-project/kk/internal/workpool"
 )
 
@@ -25,9 +25,9 @@ type Graph struct {
 	Leaves map[string]*node.Node
 	// Tree is the tree the graph was read from (leaves without bodies); nil
 	// after LoadIndexed unless the caller sets it.
-	Tree *kb.Tree
+	Tree *store.Tree
 
-	k      *kb.KB
+	k      *store.KB
 	db     *index.DB // LoadIndexed: the index, for bodies read on demand
 	full   bool      // LoadIndexed with bodies: every Knowledge is filled
 	tmpl   *template // the cached graph this one copies (nil: read directly)
@@ -38,7 +38,7 @@ type Graph struct {
 // first, without parsing a leaf. With bodies, every entity's knowledge is
 // read too; otherwise call Knowledge before building views. Close releases
 // the index.
-func LoadIndexed(ctx context.Context, k *kb.KB, bodies bool) (*Graph, error) {
+func LoadIndexed(ctx context.Context, k *store.KB, bodies bool) (*Graph, error) {
 	db, err := branchIndex(ctx, k)
 	if err != nil {
 		return nil, err
@@ -64,7 +64,7 @@ func LoadIndexed(ctx context.Context, k *kb.KB, bodies bool) (*Graph, error) {
 var RecheckWithin = time.Second
 
 // syncForRead brings the index up to date for a read.
-func syncForRead(ctx context.Context, k *kb.KB, db *index.DB) (index.Stats, error) {
+func syncForRead(ctx context.Context, k *store.KB, db *index.DB) (index.Stats, error) {
 	ex, err := index.ExtractionFor(k)
 	if err != nil {
 		return index.Stats{}, err
@@ -73,7 +73,7 @@ func syncForRead(ctx context.Context, k *kb.KB, db *index.DB) (index.Stats, erro
 }
 
 // branchIndex is this process's handle to the current branch's index.
-func branchIndex(ctx context.Context, k *kb.KB) (*index.DB, error) {
+func branchIndex(ctx context.Context, k *store.KB) (*index.DB, error) {
 	branch, err := index.CurrentBranch(ctx, k)
 	if err != nil {
 		return nil, err
@@ -81,7 +81,7 @@ func branchIndex(ctx context.Context, k *kb.KB) (*index.DB, error) {
 	return index.OpenShared(ctx, k, branch)
 }
 
-func loadRows(ctx context.Context, k *kb.KB, db *index.DB, bodies bool) (*Graph, error) {
+func loadRows(ctx context.Context, k *store.KB, db *index.DB, bodies bool) (*Graph, error) {
 	rows, err := db.GraphRows(ctx, bodies)
 	if err != nil {
 		return nil, err
@@ -175,8 +175,8 @@ func (g *Graph) leaf(id string) (*node.Node, error) {
 // (LoadIndexed, and the partial reads of subgraph.go); Load is the
 // reference they are checked against, and what a tool without an index
 // can use.
-func Load(k *kb.KB) (*Graph, error) {
-	t, err := k.ReadTree(kb.LoadOptions{})
+func Load(k *store.KB) (*Graph, error) {
+	t, err := k.ReadTree(store.LoadOptions{})
 	if err != nil {
 		return nil, err
 	}
@@ -222,7 +222,7 @@ func Load(k *kb.KB) (*Graph, error) {
 
 // byName orders entities by name (as kenkeep sorts text), then id.
 func byName(a, b *Entity) int {
-	if c := kb.LocaleCompare(a.Name, b.Name); c != 0 {
+	if c := store.LocaleCompare(a.Name, b.Name); c != 0 {
 		return c
 	}
 	return cmp.Compare(a.ID, b.ID)
@@ -269,7 +269,7 @@ func (g *Graph) taken(id string) bool {
 }
 
 // repoPath is a leaf's path relative to the repository root.
-func repoPath(rel string) string { return path.Join(kb.DirName, "nodes", rel) }
+func repoPath(rel string) string { return path.Join(store.DirName, "nodes", rel) }
 
 // fresh re-reads atom or molecule id from its leaf, replacing what the
 // index said (so a write starts from the bytes on disk), and returns the

@@ -13,8 +13,8 @@ import (
 
 	"github.com/kk-project/kk/internal/atomicfile"
 	"github.com/kk-project/kk/internal/index"
-	"github.com/kk-project/kk/internal/kb"
 	"github.com/kk-project/kk/internal/node"
+	"github.com/kk-project/kk/internal/store"
 )
 
 // Knowledge modes of an update.
@@ -32,7 +32,7 @@ type DeleteResult struct {
 // ManageGraph runs manage_graph: create, update or delete an atom or a
 // molecule. Writes happen under the writer lock after re-reading the
 // target, and the index files are regenerated.
-func ManageGraph(ctx context.Context, k *kb.KB, p ManageGraphParams) Response {
+func ManageGraph(ctx context.Context, k *store.KB, p ManageGraphParams) Response {
 	data, err := manageGraph(ctx, k, p)
 	if err != nil {
 		return fail(err)
@@ -41,7 +41,7 @@ func ManageGraph(ctx context.Context, k *kb.KB, p ManageGraphParams) Response {
 }
 
 // ManageGraphJSON decodes the parameter object strictly and runs ManageGraph.
-func ManageGraphJSON(ctx context.Context, k *kb.KB, raw []byte) Response {
+func ManageGraphJSON(ctx context.Context, k *store.KB, raw []byte) Response {
 	var p ManageGraphParams
 	if err := decodeStrict(raw, &p); err != nil {
 		return fail(err)
@@ -50,7 +50,7 @@ func ManageGraphJSON(ctx context.Context, k *kb.KB, raw []byte) Response {
 }
 
 // timestamp is kk's clock in UTC, to the second.
-func timestamp(k *kb.KB) string {
+func timestamp(k *store.KB) string {
 	now := time.Now
 	if k.Now != nil {
 		now = k.Now
@@ -69,7 +69,7 @@ type edit struct {
 	relSet    bool
 }
 
-func manageGraph(ctx context.Context, k *kb.KB, p ManageGraphParams) (any, error) {
+func manageGraph(ctx context.Context, k *store.KB, p ManageGraphParams) (any, error) {
 	if err := ValidateProjectID(k, p.ProjectID); err != nil {
 		return nil, err
 	}
@@ -274,7 +274,7 @@ func firstLine(s string) string {
 	return ""
 }
 
-func (g *Graph) create(k *kb.KB, w *writes, p ManageGraphParams, e *edit) (any, error) {
+func (g *Graph) create(k *store.KB, w *writes, p ManageGraphParams, e *edit) (any, error) {
 	if err := g.checkRefs(p.EntityType, "", e); err != nil {
 		return nil, err
 	}
@@ -345,7 +345,7 @@ func AppendSeparator(timestamp, taskID string) string {
 	return "\n\n---[" + timestamp + " task:" + taskID + "]---\n"
 }
 
-func (g *Graph) update(k *kb.KB, w *writes, p ManageGraphParams, e *edit) (any, error) {
+func (g *Graph) update(k *store.KB, w *writes, p ManageGraphParams, e *edit) (any, error) {
 	ent, err := g.target(p.EntityType, p.ID, *p.Version)
 	if err != nil {
 		return nil, err
@@ -398,7 +398,7 @@ func (g *Graph) update(k *kb.KB, w *writes, p ManageGraphParams, e *edit) (any, 
 	return g.atomView(a, o), w.put(n)
 }
 
-func (g *Graph) delete(k *kb.KB, w *writes, p ManageGraphParams) (*DeleteResult, error) {
+func (g *Graph) delete(k *store.KB, w *writes, p ManageGraphParams) (*DeleteResult, error) {
 	ent, err := g.target(p.EntityType, p.ID, *p.Version)
 	if err != nil {
 		return nil, err
@@ -439,7 +439,7 @@ func (g *Graph) delete(k *kb.KB, w *writes, p ManageGraphParams) (*DeleteResult,
 // writes collects the files one operation changes; nothing reaches the
 // disk until the operation has succeeded as a whole.
 type writes struct {
-	k       *kb.KB
+	k       *store.KB
 	leaves  map[string]*node.Node // leaves being written, by id, for link resolution
 	resolve node.Resolver
 	files   map[string][]byte // nodes/-relative path -> content
@@ -487,10 +487,10 @@ func (w *writes) flush() error {
 
 // newWrites starts collecting the writes of one operation over the tree t;
 // leaves are the writable leaves the operation changes, by id.
-func newWrites(k *kb.KB, t *kb.Tree, leaves map[string]*node.Node) (*writes, error) {
-	redirects := kb.Redirects{}
+func newWrites(k *store.KB, t *store.Tree, leaves map[string]*node.Node) (*writes, error) {
+	redirects := store.Redirects{}
 	if data, err := os.ReadFile(k.RedirectsPath()); err == nil {
-		if redirects, err = kb.ParseRedirects(k.Rel(k.RedirectsPath()), data); err != nil {
+		if redirects, err = store.ParseRedirects(k.Rel(k.RedirectsPath()), data); err != nil {
 			return nil, err
 		}
 	} else if !errors.Is(err, fs.ErrNotExist) {
@@ -501,9 +501,9 @@ func newWrites(k *kb.KB, t *kb.Tree, leaves map[string]*node.Node) (*writes, err
 
 // mutate runs fn under the writer lock on a freshly read graph, writes what
 // it collected, and regenerates the index files.
-func mutate(ctx context.Context, k *kb.KB, fn func(g *Graph, w *writes) error) error {
+func mutate(ctx context.Context, k *store.KB, fn func(g *Graph, w *writes) error) error {
 	return k.WithLock(ctx, "graph", func() error {
-		t, err := k.ReadTree(kb.LoadOptions{})
+		t, err := k.ReadTree(store.LoadOptions{})
 		if err != nil {
 			return err
 		}
@@ -523,7 +523,7 @@ func mutate(ctx context.Context, k *kb.KB, fn func(g *Graph, w *writes) error) e
 		if err := w.flush(); err != nil {
 			return err
 		}
-		if _, err := k.RebuildLocked(ctx, kb.RebuildOptions{Command: "graph"}); err != nil {
+		if _, err := k.RebuildLocked(ctx, store.RebuildOptions{Command: "graph"}); err != nil {
 			return err
 		}
 		return syncIndex(ctx, k, g.db)
@@ -532,7 +532,7 @@ func mutate(ctx context.Context, k *kb.KB, fn func(g *Graph, w *writes) error) e
 
 // syncIndex brings the index up to date after a write, so that reads that
 // trust the index as it is (get) see the write.
-func syncIndex(ctx context.Context, k *kb.KB, db *index.DB) error {
+func syncIndex(ctx context.Context, k *store.KB, db *index.DB) error {
 	ex, err := index.ExtractionFor(k)
 	if err != nil {
 		return err

@@ -147,7 +147,7 @@ func KnowledgeOf(body []byte) string {
 }
 
 // AtomFromLeaf reads an atom from a leaf read with its front matter
-// (kb.ReadLeaf). Malformed kk_ keys are reported with the leaf's path.
+// (store.ReadLeaf). Malformed kk_ keys are reported with the leaf's path.
 func AtomFromLeaf(n *node.Node) (*Atom, error) {
 	r := leafReader(n)
 	return r.atom(n.ID, n.Type, n.Title, n.Body)

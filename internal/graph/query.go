@@ -8,7 +8,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/kk-project/kk/internal/kb"
+	"github.com/kk-project/kk/internal/store"
 )
 
 // Defaults and limits of the read operations.
@@ -129,7 +129,7 @@ func (g *Graph) moleculeView(m *Molecule, o viewOpts) MoleculeView {
 }
 
 // QueryGraph runs query_graph: get, search or context.
-func QueryGraph(ctx context.Context, k *kb.KB, p QueryGraphParams) Response {
+func QueryGraph(ctx context.Context, k *store.KB, p QueryGraphParams) Response {
 	data, err := queryGraph(ctx, k, p)
 	if err != nil {
 		return fail(err)
@@ -138,7 +138,7 @@ func QueryGraph(ctx context.Context, k *kb.KB, p QueryGraphParams) Response {
 }
 
 // QueryGraphJSON decodes the parameter object strictly and runs QueryGraph.
-func QueryGraphJSON(ctx context.Context, k *kb.KB, raw []byte) Response {
+func QueryGraphJSON(ctx context.Context, k *store.KB, raw []byte) Response {
 	var p QueryGraphParams
 	if err := decodeStrict(raw, &p); err != nil {
 		return fail(err)
@@ -146,7 +146,7 @@ func QueryGraphJSON(ctx context.Context, k *kb.KB, raw []byte) Response {
 	return QueryGraph(ctx, k, p)
 }
 
-func queryGraph(ctx context.Context, k *kb.KB, p QueryGraphParams) (any, error) {
+func queryGraph(ctx context.Context, k *store.KB, p QueryGraphParams) (any, error) {
 	if err := ValidateProjectID(k, p.ProjectID); err != nil {
 		return nil, err
 	}
@@ -243,7 +243,7 @@ func page(limit, offset *int) (int, int, *Error) {
 // getEntity answers get from the index as it is, with the entity itself
 // read from its leaf; only when the index does not know the id, or its
 // leaf moved or changed since, is the index synced and the get repeated.
-func getEntity(ctx context.Context, k *kb.KB, kind, id string, o viewOpts) (any, error) {
+func getEntity(ctx context.Context, k *store.KB, kind, id string, o viewOpts) (any, error) {
 	g, err := getGraph(ctx, k, kind, id, false)
 	if err != nil {
 		return nil, err

@@ -11,8 +11,8 @@ import (
 	"sync"
 
 	"github.com/kk-project/kk/internal/index"
-	"github.com/kk-project/kk/internal/kb"
 	"github.com/kk-project/kk/internal/node"
+	"github.com/kk-project/kk/internal/store"
 )
 
 // The read operations every face shares: one node with its edges and
@@ -57,7 +57,7 @@ type NodeView struct {
 }
 
 // ReadNode runs kk_read: one node by id or by path.
-func ReadNode(ctx context.Context, k *kb.KB, p ReadParams) Response {
+func ReadNode(ctx context.Context, k *store.KB, p ReadParams) Response {
 	data, err := readNode(ctx, k, p)
 	if err != nil {
 		return fail(err)
@@ -66,7 +66,7 @@ func ReadNode(ctx context.Context, k *kb.KB, p ReadParams) Response {
 }
 
 // ReadNodeJSON decodes the parameter object strictly and runs ReadNode.
-func ReadNodeJSON(ctx context.Context, k *kb.KB, raw []byte) Response {
+func ReadNodeJSON(ctx context.Context, k *store.KB, raw []byte) Response {
 	var p ReadParams
 	if err := decodeStrict(raw, &p); err != nil {
 		return fail(err)
@@ -74,7 +74,7 @@ func ReadNodeJSON(ctx context.Context, k *kb.KB, raw []byte) Response {
 	return ReadNode(ctx, k, p)
 }
 
-func readNode(ctx context.Context, k *kb.KB, p ReadParams) (*NodeView, error) {
+func readNode(ctx context.Context, k *store.KB, p ReadParams) (*NodeView, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -93,7 +93,7 @@ func readNode(ctx context.Context, k *kb.KB, p ReadParams) (*NodeView, error) {
 		if n := cachedLeaf(k, p.ID); n != nil {
 			return viewNode(n, p.IncludeChangelog == nil || *p.IncludeChangelog, limit)
 		}
-		t, err := k.ReadTree(kb.LoadOptions{})
+		t, err := k.ReadTree(store.LoadOptions{})
 		if err != nil {
 			return nil, err
 		}
@@ -132,7 +132,7 @@ type pathHints struct {
 	paths map[string]string // id -> leaf path; never changed once stored
 }
 
-func rememberPaths(k *kb.KB, t *kb.Tree) {
+func rememberPaths(k *store.KB, t *store.Tree) {
 	h := &pathHints{paths: make(map[string]string, len(t.Leaves))}
 	for _, n := range t.Leaves {
 		h.paths[n.ID] = n.Path
@@ -142,7 +142,7 @@ func rememberPaths(k *kb.KB, t *kb.Tree) {
 
 // cachedLeaf returns the leaf with id when the remembered path still holds
 // it, else nil.
-func cachedLeaf(k *kb.KB, id string) *node.Node {
+func cachedLeaf(k *store.KB, id string) *node.Node {
 	v, ok := leafPaths.Load(k.Root)
 	if !ok {
 		return nil
@@ -163,7 +163,7 @@ func cachedLeaf(k *kb.KB, id string) *node.Node {
 // repository, or absolute inside nodes/) into a leaf path relative to
 // nodes/. Paths outside nodes/, with "..", or not naming a .md leaf are a
 // VALIDATION_ERROR.
-func LeafPath(k *kb.KB, p string) (string, *Error) {
+func LeafPath(k *store.KB, p string) (string, *Error) {
 	given := p
 	p = strings.TrimSpace(p)
 	if filepath.IsAbs(p) {
@@ -180,7 +180,7 @@ func LeafPath(k *kb.KB, p string) (string, *Error) {
 		}
 	}
 	p = path.Clean(p)
-	if prefix := path.Join(kb.DirName, "nodes") + "/"; strings.HasPrefix(p, prefix) {
+	if prefix := path.Join(store.DirName, "nodes") + "/"; strings.HasPrefix(p, prefix) {
 		p = strings.TrimPrefix(p, prefix)
 	} else {
 		p = strings.TrimPrefix(p, "nodes/")
@@ -249,13 +249,13 @@ const (
 // SearchNodes runs kk_search: ranked full-text search over the current
 // branch's index, which is created (from the default branch's) and synced
 // first.
-func SearchNodes(ctx context.Context, k *kb.KB, p SearchParams) Response {
+func SearchNodes(ctx context.Context, k *store.KB, p SearchParams) Response {
 	return SearchNodesOn(ctx, k, "", p)
 }
 
 // SearchNodesOn is SearchNodes on the index of branch ("" for the current
 // one).
-func SearchNodesOn(ctx context.Context, k *kb.KB, branch string, p SearchParams) Response {
+func SearchNodesOn(ctx context.Context, k *store.KB, branch string, p SearchParams) Response {
 	data, err := searchNodes(ctx, k, branch, p)
 	if err != nil {
 		return fail(err)
@@ -264,7 +264,7 @@ func SearchNodesOn(ctx context.Context, k *kb.KB, branch string, p SearchParams)
 }
 
 // SearchNodesJSON decodes the parameter object strictly and runs SearchNodes.
-func SearchNodesJSON(ctx context.Context, k *kb.KB, raw []byte) Response {
+func SearchNodesJSON(ctx context.Context, k *store.KB, raw []byte) Response {
 	var p SearchParams
 	if err := decodeStrict(raw, &p); err != nil {
 		return fail(err)
@@ -272,7 +272,7 @@ func SearchNodesJSON(ctx context.Context, k *kb.KB, raw []byte) Response {
 	return SearchNodes(ctx, k, p)
 }
 
-func searchNodes(ctx context.Context, k *kb.KB, branch string, p SearchParams) (*SearchData, error) {
+func searchNodes(ctx context.Context, k *store.KB, branch string, p SearchParams) (*SearchData, error) {
 	limit := DefaultSearchLimit
 	if p.Limit != nil {
 		if *p.Limit < 1 || *p.Limit > MaxSearchLimit {
@@ -314,11 +314,11 @@ type EntryData struct {
 }
 
 // ReadEntry runs kk_entry: the knowledge base's ENTRY.md.
-func ReadEntry(ctx context.Context, k *kb.KB) Response {
+func ReadEntry(ctx context.Context, k *store.KB) Response {
 	if err := ctx.Err(); err != nil {
 		return fail(err)
 	}
-	rel := path.Join(kb.DirName, "ENTRY.md")
+	rel := path.Join(store.DirName, "ENTRY.md")
 	src, err := os.ReadFile(k.EntryPath())
 	if errors.Is(err, fs.ErrNotExist) {
 		return fail(newError(CodeNotFound, map[string]any{"path": rel}, "%s does not exist; run kk index rebuild", rel))
@@ -330,7 +330,7 @@ func ReadEntry(ctx context.Context, k *kb.KB) Response {
 }
 
 // ReadEntryJSON decodes the (empty) parameter object strictly and runs ReadEntry.
-func ReadEntryJSON(ctx context.Context, k *kb.KB, raw []byte) Response {
+func ReadEntryJSON(ctx context.Context, k *store.KB, raw []byte) Response {
 	var p EntryParams
 	if err := decodeStrict(raw, &p); err != nil {
 		return fail(err)

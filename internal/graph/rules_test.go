@@ -12,8 +12,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/kk-project/kk/internal/kb"
 	"github.com/kk-project/kk/internal/node"
+	"github.com/kk-project/kk/internal/store"
 )
 
 func TestValidatePattern(t *testing.T) {
@@ -120,7 +120,7 @@ func TestCheckEdge(t *testing.T) {
 }
 
 // treeHash fingerprints every file under the KB folder except .state.
-func treeHash(t *testing.T, k *kb.KB) string {
+func treeHash(t *testing.T, k *store.KB) string {
 	t.Helper()
 	h := sha256.New()
 	err := filepath.WalkDir(k.Dir, func(p string, d fs.DirEntry, err error) error {
@@ -158,7 +158,7 @@ func TestErrorCodes(t *testing.T) {
 	tooMany := "[" + strings.Join(rel, ",") + "]"
 	cases := []struct {
 		name string
-		op   func(context.Context, *kb.KB, []byte) Response
+		op   func(context.Context, *store.KB, []byte) Response
 		raw  string
 		code string
 	}{

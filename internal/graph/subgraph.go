@@ -8,8 +8,8 @@ import (
 	"sync"
 
 	"github.com/kk-project/kk/internal/index"
-	"github.com/kk-project/kk/internal/kb"
 	"github.com/kk-project/kk/internal/node"
+	"github.com/kk-project/kk/internal/store"
 )
 
 // Reads that concern a few entities (get, context) do not read the whole
@@ -23,7 +23,7 @@ import (
 // subgraph reads the given atoms and molecules from the index with their
 // bodies, the atoms of the molecules when members is set, then the
 // molecules and related entities the rows name.
-func subgraph(ctx context.Context, k *kb.KB, db *index.DB, ids []string, members bool) (*Graph, error) {
+func subgraph(ctx context.Context, k *store.KB, db *index.DB, ids []string, members bool) (*Graph, error) {
 	g := &Graph{Atoms: map[string]*Atom{}, Molecules: map[string]*Molecule{}, Leaves: map[string]*node.Node{}, k: k, db: db, full: true}
 	rows, err := db.GraphRowsByID(ctx, ids)
 	if err != nil {
@@ -110,7 +110,7 @@ func sortedKeys[V any](m map[string]V) []string {
 // contextGraph is the part of the graph a context lookup of paths needs:
 // the atoms with a pattern matching one of the paths, found among those
 // whose bucket one of the paths falls in.
-func contextGraph(ctx context.Context, k *kb.KB, paths []string) (*Graph, error) {
+func contextGraph(ctx context.Context, k *store.KB, paths []string) (*Graph, error) {
 	db, err := branchIndex(ctx, k)
 	if err != nil {
 		return nil, err
@@ -155,7 +155,7 @@ func contextGraph(ctx context.Context, k *kb.KB, paths []string) (*Graph, error)
 
 // getGraph is the part of the graph a get of id needs, from the index as
 // it is (get reads the entity itself from its leaf).
-func getGraph(ctx context.Context, k *kb.KB, kind, id string, synced bool) (*Graph, error) {
+func getGraph(ctx context.Context, k *store.KB, kind, id string, synced bool) (*Graph, error) {
 	db, err := branchIndex(ctx, k)
 	if err != nil {
 		return nil, err

@@ -10,7 +10,7 @@ import (
 
 	"github.com/bmatcuk/doublestar/v4"
 	"github.com/kk-project/kk/internal/extract"
-	"github.com/kk-project/kk/internal/kb"
+	"github.com/kk-project/kk/internal/store"
 )
 
 // Bounds of seed 002's Validation Rules.
@@ -127,7 +127,7 @@ func ValidateTaskID(field, s string, required bool) *Error {
 }
 
 // ValidateProjectID accepts "" and this KB's project id.
-func ValidateProjectID(k *kb.KB, id string) *Error {
+func ValidateProjectID(k *store.KB, id string) *Error {
 	if id == "" {
 		return nil
 	}
@@ -141,7 +141,7 @@ func ValidateProjectID(k *kb.KB, id string) *Error {
 
 // ProjectID is the project id of k: config projectId, else (no setting, or
 // an unreadable config) the repository folder's name.
-func ProjectID(k *kb.KB) string {
+func ProjectID(k *store.KB) string {
 	if cfg, err := k.LoadConfig(); err == nil && cfg.ProjectID != "" {
 		return cfg.ProjectID
 	}

@@ -17,7 +17,7 @@ import (
 	"github.com/kk-project/kk/internal/benchtree"
 	"github.com/kk-project/kk/internal/harness"
 	"github.com/kk-project/kk/internal/hooks/hookstest"
-	"github.com/kk-project/kk/internal/kb"
+	"github.com/kk-project/kk/internal/store"
 )
 
 // Budgets (docs/benchmarks.md):
@@ -31,16 +31,16 @@ import (
 // index and 25 session logs waiting for curation, and waits until its
 // folders are older than the staleness cache's racy window, as they are
 // for every session but one started within two seconds of a write.
-func benchKB(b *testing.B) *kb.KB {
+func benchKB(b *testing.B) *store.KB {
 	b.Helper()
 	dir := filepath.Join(os.TempDir(), "kk-hooks-bench-10000")
-	k := kb.New(dir)
+	k := store.New(dir)
 	if _, err := os.Stat(k.EntryPath()); err != nil {
 		os.RemoveAll(dir)
 		if _, err := benchtree.Generate(dir, benchtree.Options{Nodes: 10000, Seed: 1}); err != nil {
 			b.Fatal(err)
 		}
-		if _, err := k.Rebuild(context.Background(), kb.RebuildOptions{}); err != nil {
+		if _, err := k.Rebuild(context.Background(), store.RebuildOptions{}); err != nil {
 			b.Fatal(err)
 		}
 		for i := range 25 {
@@ -110,7 +110,7 @@ func BenchmarkSessionStart10k(b *testing.B) {
 // leaf cache).
 func BenchmarkSessionStart10kFolderChanged(b *testing.B) {
 	k := benchKB(b)
-	if _, err := k.ReadTree(kb.LoadOptions{}); err != nil { // warm the leaf cache
+	if _, err := k.ReadTree(store.LoadOptions{}); err != nil { // warm the leaf cache
 		b.Fatal(err)
 	}
 	r := Request{KB: k, Adapter: &hookstest.Adapter{}, Now: time.Now()}
@@ -153,8 +153,8 @@ func benchTranscript(b *testing.B, path string, size int, variant string) {
 // alternate so that every call rewrites the log.
 func BenchmarkCapture5MB(b *testing.B) {
 	dir := b.TempDir()
-	k := kb.New(dir)
-	if _, err := k.Init(context.Background(), kb.InitOptions{Version: "bench", Now: t0, Command: "bench"}); err != nil {
+	k := store.New(dir)
+	if _, err := k.Init(context.Background(), store.InitOptions{Version: "bench", Now: t0, Command: "bench"}); err != nil {
 		b.Fatal(err)
 	}
 	paths := []string{filepath.Join(dir, "a.jsonl"), filepath.Join(dir, "b.jsonl")}

@@ -12,8 +12,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/kk-project/kk/internal/harness"
-	"github.com/kk-project/kk/internal/kb"
 	"github.com/kk-project/kk/internal/session"
+	"github.com/kk-project/kk/internal/store"
 	"github.com/kk-project/kk/internal/usage"
 )
 
@@ -231,7 +231,7 @@ func NormalizeSessionID(id string) (string, error) {
 // read that the ledger does not have yet for this session: for each
 // document, as many entries as the transcript shows reads beyond those
 // already recorded (captures repeat, the transcript only grows).
-func recordReads(k *kb.KB, cwd string, reads []harness.Read, sessionID, at string) (int, error) {
+func recordReads(k *store.KB, cwd string, reads []harness.Read, sessionID, at string) (int, error) {
 	if len(reads) == 0 {
 		return 0, nil
 	}
@@ -281,7 +281,7 @@ func recordReads(k *kb.KB, cwd string, reads []harness.Read, sessionID, at strin
 // as they are; "nodes/…" is relative to .ai/kenkeep, ".ai/kenkeep/…" to the
 // repository root, anything else to the session's cwd; the file must
 // exist (symlinks are resolved) under nodes/.
-func ledgerEntry(k *kb.KB, nodes, cwd, p string) (usage.Entry, bool) {
+func ledgerEntry(k *store.KB, nodes, cwd, p string) (usage.Entry, bool) {
 	p = strings.TrimSpace(p)
 	if p == "" || !strings.HasSuffix(p, ".md") {
 		return usage.Entry{}, false
@@ -291,7 +291,7 @@ func ledgerEntry(k *kb.KB, nodes, cwd, p string) (usage.Entry, bool) {
 	case filepath.IsAbs(p):
 	case strings.HasPrefix(slash, "nodes/"):
 		p = filepath.Join(k.Dir, p)
-	case strings.HasPrefix(slash, kb.DirName+"/"):
+	case strings.HasPrefix(slash, store.DirName+"/"):
 		p = filepath.Join(k.Root, p)
 	default:
 		if cwd == "" {

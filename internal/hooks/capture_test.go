@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/kk-project/kk/internal/harness"
-	"github.com/kk-project/kk/internal/kb"
 	"github.com/kk-project/kk/internal/session"
+	"github.com/kk-project/kk/internal/store"
 	"github.com/kk-project/kk/internal/usage"
 )
 
@@ -20,7 +20,7 @@ const question = "How are retries configured in this service? I keep seeing time
 var answer = "Retries live in config/retry.yaml; the payment client reads them at start-up." +
 	strings.Repeat(" Each attempt waits twice as long as the one before, with jitter.", 8)
 
-func capture(t *testing.T, k *kb.KB, in harness.HookInput) *CaptureResult {
+func capture(t *testing.T, k *store.KB, in harness.HookInput) *CaptureResult {
 	t.Helper()
 	r, warnings := request(k, in)
 	res, err := Capture(context.Background(), r)
@@ -83,7 +83,7 @@ func TestCaptureKeepsExtractionAndCuration(t *testing.T) {
 	long := append(append([]string{}, short...), "user", "And the backoff?", "assistant", "Exponential.")
 	for _, tc := range []struct {
 		name       string
-		prepare    func(t *testing.T, k *kb.KB, path string) // after the first capture
+		prepare    func(t *testing.T, k *store.KB, path string) // after the first capture
 		second     []string
 		wantStatus string
 		want, bad  []string
@@ -92,7 +92,7 @@ func TestCaptureKeepsExtractionAndCuration(t *testing.T) {
 			want: []string{"proposal_status: done", "title: Retries live in retry.yaml"}},
 		{name: "extracted, transcript grew: back to pending", prepare: markDone, second: long, wantStatus: session.StatusPending,
 			want: []string{"proposal_status: pending", "(populated by proposal worker)"}, bad: []string{"Retries live in retry.yaml"}},
-		{name: "curated, transcript grew: stamps kept", prepare: func(t *testing.T, k *kb.KB, path string) {
+		{name: "curated, transcript grew: stamps kept", prepare: func(t *testing.T, k *store.KB, path string) {
 			markDone(t, k, path)
 			if err := session.Stamp(path, "run-7", t0); err != nil {
 				t.Fatal(err)
@@ -122,7 +122,7 @@ func TestCaptureKeepsExtractionAndCuration(t *testing.T) {
 	}
 }
 
-func markDone(t *testing.T, k *kb.KB, path string) {
+func markDone(t *testing.T, k *store.KB, path string) {
 	t.Helper()
 	p, err := session.DecodeProposals("test", []byte(`{"practice": [{"type": "practice", "tags": ["retry"], "title": "Retries live in retry.yaml", "description": "d", "body": "b", "kk_confidence": "high"}], "map": []}`))
 	if err != nil {
@@ -219,7 +219,7 @@ func TestCapturedBy(t *testing.T) {
 
 func TestCaptureRecordsUsage(t *testing.T) {
 	k := newKB(t)
-	id := addNode(t, k, kb.NodeInput{Type: "practice", Title: "Retry policy", Description: "d", Body: "b", Folder: "net"}, false)
+	id := addNode(t, k, store.NodeInput{Type: "practice", Title: "Retry policy", Description: "d", Body: "b", Folder: "net"}, false)
 	outside := filepath.Join(k.Root, "docs", "guide.md")
 	writeFile(t, outside, "# guide\n")
 	lines := []string{"user", question, "assistant", answer,

@@ -14,10 +14,10 @@ import (
 
 	"github.com/kk-project/kk/internal/contracts"
 	"github.com/kk-project/kk/internal/harness"
-	"github.com/kk-project/kk/internal/kb"
 	"github.com/kk-project/kk/internal/lock"
 	"github.com/kk-project/kk/internal/schema"
 	"github.com/kk-project/kk/internal/session"
+	"github.com/kk-project/kk/internal/store"
 	"github.com/kk-project/kk/templates"
 )
 
@@ -53,7 +53,7 @@ const promptName = "proposal-extract.md"
 // maxErrorLen bounds a proposal_error.
 const maxErrorLen = 500
 
-func drainLockPath(k *kb.KB) string { return filepath.Join(k.StateDir(), "drain.lock") }
+func drainLockPath(k *store.KB) string { return filepath.Join(k.StateDir(), "drain.lock") }
 
 // StartDrain starts the background drain when there is something to drain
 // and the harness is not one where draining is a no-op. The child is a
@@ -213,7 +213,7 @@ func Drain(ctx context.Context, r Request) (*DrainResult, error) {
 
 // loadPrompt returns the proposal prompt: the local override when present,
 // else the shipped one. It must hold the placeholder line.
-func loadPrompt(k *kb.KB) (string, error) {
+func loadPrompt(k *store.KB) (string, error) {
 	local := filepath.Join(k.PromptsDir(), promptName)
 	data, err := os.ReadFile(local)
 	name := k.Rel(local)

@@ -13,9 +13,9 @@ import (
 
 	"github.com/kk-project/kk/internal/harness"
 	"github.com/kk-project/kk/internal/hooks/hookstest"
-	"github.com/kk-project/kk/internal/kb"
 	"github.com/kk-project/kk/internal/lock"
 	"github.com/kk-project/kk/internal/session"
+	"github.com/kk-project/kk/internal/store"
 )
 
 const validAnswer = `{"practice": [{"type": "practice", "tags": ["retry"], "title": "Keep retries in retry.yaml", "description": "Retry settings live in one file.", "body": "See config/retry.yaml.", "kk_confidence": "high"}], "map": []}`
@@ -43,7 +43,7 @@ func fakeAgent(t *testing.T, answer string) string {
 }
 
 // pendingLog writes a pending log holding text as its transcript.
-func pendingLog(t *testing.T, k *kb.KB, n int, text string) string {
+func pendingLog(t *testing.T, k *store.KB, n int, text string) string {
 	t.Helper()
 	writeLog(t, k, n, session.StatusPending, "")
 	path := filepath.Join(k.SessionsDir(), "20260519-0800-0d9f6c2e-8f1a-4b7e-9c3d-2a1b4c5d6e"+twoDigits(n)+".md")
@@ -58,7 +58,7 @@ func twoDigits(n int) string {
 	return strconv.Itoa(n)
 }
 
-func drain(t *testing.T, k *kb.KB, a harness.Adapter) (*DrainResult, error) {
+func drain(t *testing.T, k *store.KB, a harness.Adapter) (*DrainResult, error) {
 	t.Helper()
 	r, _ := request(k, harness.HookInput{})
 	r.Adapter = a

@@ -12,7 +12,7 @@ import (
 
 	"github.com/kk-project/kk/internal/harness"
 	"github.com/kk-project/kk/internal/hooks/hookstest"
-	"github.com/kk-project/kk/internal/kb"
+	"github.com/kk-project/kk/internal/store"
 )
 
 // t0 is the fixed clock of these tests.
@@ -21,10 +21,10 @@ var t0 = time.Date(2026, 5, 20, 8, 30, 0, 0, time.UTC)
 const sid = "0d9f6c2e-8f1a-4b7e-9c3d-2a1b4c5d6e7f"
 
 // newKB returns an initialized knowledge base in a temporary repository.
-func newKB(t *testing.T) *kb.KB {
+func newKB(t *testing.T) *store.KB {
 	t.Helper()
-	k := kb.New(t.TempDir())
-	if _, err := k.Init(context.Background(), kb.InitOptions{Version: "test", Now: t0, Command: "test"}); err != nil {
+	k := store.New(t.TempDir())
+	if _, err := k.Init(context.Background(), store.InitOptions{Version: "test", Now: t0, Command: "test"}); err != nil {
 		t.Fatal(err)
 	}
 	return k
@@ -43,9 +43,9 @@ func writeFile(t *testing.T, path, content string) {
 
 // addNode writes a leaf through kk's writer, regenerating the index unless
 // noIndex.
-func addNode(t *testing.T, k *kb.KB, in kb.NodeInput, noIndex bool) string {
+func addNode(t *testing.T, k *store.KB, in store.NodeInput, noIndex bool) string {
 	t.Helper()
-	res, err := k.WriteNode(context.Background(), in, kb.WriteOptions{Command: "test", NoIndex: noIndex})
+	res, err := k.WriteNode(context.Background(), in, store.WriteOptions{Command: "test", NoIndex: noIndex})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,13 +53,13 @@ func addNode(t *testing.T, k *kb.KB, in kb.NodeInput, noIndex bool) string {
 }
 
 // setConfig replaces config.yaml.
-func setConfig(t *testing.T, k *kb.KB, extra string) {
+func setConfig(t *testing.T, k *store.KB, extra string) {
 	t.Helper()
 	writeFile(t, k.ConfigPath(), "schema_version: 1\n"+extra)
 }
 
 // request returns a request for the fake harness.
-func request(k *kb.KB, in harness.HookInput) (Request, *[]string) {
+func request(k *store.KB, in harness.HookInput) (Request, *[]string) {
 	var warnings []string
 	return Request{KB: k, Adapter: &hookstest.Adapter{}, Input: in, Now: t0,
 		Warn: func(phase string, err error) { warnings = append(warnings, phase+": "+err.Error()) }}, &warnings
@@ -85,7 +85,7 @@ func transcript(t *testing.T, dir string, lines ...string) string {
 }
 
 // sessionFiles lists the files in _sessions/ (dotfiles included).
-func sessionFiles(t *testing.T, k *kb.KB) []string {
+func sessionFiles(t *testing.T, k *store.KB) []string {
 	t.Helper()
 	entries, err := os.ReadDir(k.SessionsDir())
 	if err != nil && !os.IsNotExist(err) {
@@ -108,7 +108,7 @@ func readFile(t *testing.T, path string) string {
 }
 
 // diagnostics returns the lines of today's (t0's) hook error log.
-func diagnostics(t *testing.T, k *kb.KB) []Diagnostic {
+func diagnostics(t *testing.T, k *store.KB) []Diagnostic {
 	t.Helper()
 	data, err := os.ReadFile(LogPath(k, t0))
 	if os.IsNotExist(err) {
@@ -155,7 +155,7 @@ func invocation(t *testing.T, dir, event, payload string) (Invocation, *bytes.Bu
 
 // ageFolders sets the mtime of every folder under nodes/ an hour back, as
 // if the tree had been left alone, so that the staleness cache trusts it.
-func ageFolders(t *testing.T, k *kb.KB) {
+func ageFolders(t *testing.T, k *store.KB) {
 	t.Helper()
 	old := time.Now().Add(-time.Hour)
 	err := filepath.WalkDir(k.NodesDir(), func(p string, d os.DirEntry, err error) error {

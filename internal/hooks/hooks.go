@@ -32,7 +32,7 @@ import (
 	"time"
 
 	"github.com/kk-project/kk/internal/harness"
-	"github.com/kk-project/kk/internal/kb"
+	"github.com/kk-project/kk/internal/store"
 )
 
 // Deadlines bound each event, stdin included. Past it the hook gives up,
@@ -91,13 +91,13 @@ type Diagnostic struct {
 }
 
 // LogPath returns the hook error log of k for the UTC day of t.
-func LogPath(k *kb.KB, t time.Time) string {
+func LogPath(k *store.KB, t time.Time) string {
 	return filepath.Join(k.LogsDir(), "hook-errors-"+t.UTC().Format("2006-01-02")+".log")
 }
 
 // Request is what one event works on.
 type Request struct {
-	KB      *kb.KB
+	KB      *store.KB
 	Adapter harness.Adapter
 	Input   harness.HookInput
 	Now     time.Time
@@ -122,7 +122,7 @@ var ErrNotInitialized = errors.New("the knowledge base was never initialized")
 type call struct {
 	inv Invocation
 	mu  sync.Mutex
-	kb  *kb.KB
+	kb  *store.KB
 }
 
 // Run runs one hook call. It always returns normally: problems are logged,
@@ -291,7 +291,7 @@ func (c *call) run(ctx context.Context) outcome {
 // locate finds the knowledge base: --root or KK_ROOT, else the payload's
 // cwd, else the working directory, walking up to the folder holding
 // .ai/kenkeep.
-func (c *call) locate(cwd string) (*kb.KB, error) {
+func (c *call) locate(cwd string) (*store.KB, error) {
 	k, err := Locate(c.inv.Root, cwd, c.inv.Getwd)
 	if err != nil {
 		return nil, err
@@ -305,11 +305,11 @@ func (c *call) locate(cwd string) (*kb.KB, error) {
 // Locate finds the knowledge base of a hook call: root when given (it must
 // hold .ai/kenkeep), else the first folder holding .ai/kenkeep from cwd
 // (or, when cwd is empty, the working directory) upwards.
-func Locate(root, cwd string, getwd func() (string, error)) (*kb.KB, error) {
+func Locate(root, cwd string, getwd func() (string, error)) (*store.KB, error) {
 	if root != "" {
-		k := kb.New(root)
+		k := store.New(root)
 		if fi, err := os.Stat(k.Dir); err != nil || !fi.IsDir() {
-			return nil, fmt.Errorf("%w at %s (from --root or KK_ROOT)", kb.ErrNotFound, root)
+			return nil, fmt.Errorf("%w at %s (from --root or KK_ROOT)", store.ErrNotFound, root)
 		}
 		return k, nil
 	}
@@ -320,7 +320,7 @@ func Locate(root, cwd string, getwd func() (string, error)) (*kb.KB, error) {
 		}
 		cwd = wd
 	}
-	return kb.Find(cwd)
+	return store.Find(cwd)
 }
 
 // diag appends one diagnostic to the knowledge base's hook error log, or

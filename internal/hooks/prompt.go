@@ -11,8 +11,8 @@ import (
 
 	"github.com/kk-project/kk/internal/frontmatter"
 	"github.com/kk-project/kk/internal/harness"
-	"github.com/kk-project/kk/internal/kb"
 	"github.com/kk-project/kk/internal/node"
+	"github.com/kk-project/kk/internal/store"
 	"github.com/kk-project/kk/internal/workpool"
 )
 
@@ -38,7 +38,7 @@ type Match struct {
 }
 
 // Ranker returns up to limit nodes of k relevant to prompt, best first.
-type Ranker func(ctx context.Context, k *kb.KB, prompt string, limit int) ([]Match, error)
+type Ranker func(ctx context.Context, k *store.KB, prompt string, limit int) ([]Match, error)
 
 // Rank is the ranking prompt-context uses: LexicalRank until a full-text
 // index can answer instead.
@@ -65,7 +65,7 @@ func PromptContext(ctx context.Context, r Request) ([]byte, error) {
 // PromptContextText returns the prompt-time context for prompt: a header
 // and one line "- <title> (<path>): <description>" per node, at most
 // PromptMaxChars characters; "" when no node scores.
-func PromptContextText(ctx context.Context, k *kb.KB, prompt string) (string, error) {
+func PromptContextText(ctx context.Context, k *store.KB, prompt string) (string, error) {
 	if strings.TrimSpace(prompt) == "" {
 		return "", nil
 	}
@@ -77,7 +77,7 @@ func PromptContextText(ctx context.Context, k *kb.KB, prompt string) (string, er
 	b.WriteString(promptHeader + "\n")
 	for i, m := range matches {
 		n := m.Node
-		line := "- " + oneLine(n.Title) + " (" + kb.DirName + "/nodes/" + n.Path + ")"
+		line := "- " + oneLine(n.Title) + " (" + store.DirName + "/nodes/" + n.Path + ")"
 		if d := oneLine(n.Description); d != "" {
 			line += ": " + d
 		}
@@ -179,7 +179,7 @@ func scanWords(s string, fn func(string) bool) {
 // each node linked to it (relates_to or depends_on, either way) that
 // matches a word itself. Nodes below PromptMinScore are dropped; the rest
 // are sorted by score, then by how many nodes relate to them, then by id.
-func LexicalRank(ctx context.Context, k *kb.KB, prompt string, limit int) ([]Match, error) {
+func LexicalRank(ctx context.Context, k *store.KB, prompt string, limit int) ([]Match, error) {
 	terms := Tokens(prompt)
 	if len(terms) == 0 {
 		return nil, nil
@@ -188,7 +188,7 @@ func LexicalRank(ctx context.Context, k *kb.KB, prompt string, limit int) ([]Mat
 	for _, t := range terms {
 		termSet[t] = true
 	}
-	t, err := k.ReadTree(kb.LoadOptions{})
+	t, err := k.ReadTree(store.LoadOptions{})
 	if err != nil {
 		return nil, err
 	}
@@ -263,7 +263,7 @@ func LexicalRank(ctx context.Context, k *kb.KB, prompt string, limit int) ([]Mat
 		if c := cmp.Compare(inDegree[index[b.Node.ID]], inDegree[index[a.Node.ID]]); c != 0 {
 			return c
 		}
-		return kb.LocaleCompare(a.Node.ID, b.Node.ID)
+		return store.LocaleCompare(a.Node.ID, b.Node.ID)
 	})
 	if len(out) > limit {
 		out = out[:limit]

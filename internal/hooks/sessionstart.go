@@ -15,8 +15,8 @@ import (
 
 	"github.com/kk-project/kk/internal/frontmatter"
 	"github.com/kk-project/kk/internal/harness"
-	"github.com/kk-project/kk/internal/kb"
 	"github.com/kk-project/kk/internal/session"
+	"github.com/kk-project/kk/internal/store"
 )
 
 // NudgeInterval is the least time between two curation nudges.
@@ -76,7 +76,7 @@ func SessionStartContext(ctx context.Context, r Request) (string, error) {
 	cfg, err := k.LoadConfig()
 	if err != nil {
 		notes = append(notes, fmt.Sprintf("config.yaml could not be read (%v); kk uses its default settings until it is fixed.", err))
-		cfg = kb.DefaultConfig()
+		cfg = store.DefaultConfig()
 	}
 	if note, err := curationNudge(k, cfg, r.Now); err != nil {
 		r.warn("nudge", err)
@@ -105,7 +105,7 @@ func SessionStartContext(ctx context.Context, r Request) (string, error) {
 // readEntry returns ENTRY.md's body (front matter stripped, trimmed) and
 // its nodes_hash without the "sha256:" prefix. A missing ENTRY.md gives a
 // stand-in body and ok false.
-func readEntry(k *kb.KB) (body, hash string, ok bool, err error) {
+func readEntry(k *store.KB) (body, hash string, ok bool, err error) {
 	src, err := os.ReadFile(k.EntryPath())
 	if errors.Is(err, fs.ErrNotExist) {
 		return emptyEntry, "", false, nil
@@ -131,7 +131,7 @@ func readEntry(k *kb.KB) (body, hash string, ok bool, err error) {
 // curationNudge returns the curation note when the backlog (logs pending
 // extraction or extracted, and not curated) reaches the threshold and no
 // nudge was given within NudgeInterval; it then records the time.
-func curationNudge(k *kb.KB, cfg kb.Config, now time.Time) (string, error) {
+func curationNudge(k *store.KB, cfg store.Config, now time.Time) (string, error) {
 	backlog, err := curationBacklog(k.SessionsDir())
 	if err != nil || backlog < cfg.CurationThreshold {
 		return "", err

@@ -12,13 +12,13 @@ import (
 
 	"github.com/kk-project/kk/internal/harness"
 	"github.com/kk-project/kk/internal/hooks/hookstest"
-	"github.com/kk-project/kk/internal/kb"
 	"github.com/kk-project/kk/internal/session"
+	"github.com/kk-project/kk/internal/store"
 )
 
 const staleNote = "The knowledge index is out of date"
 
-func sessionStartText(t *testing.T, k *kb.KB, now time.Time) string {
+func sessionStartText(t *testing.T, k *store.KB, now time.Time) string {
 	t.Helper()
 	r, warnings := request(k, harness.HookInput{})
 	r.Now = now
@@ -34,7 +34,7 @@ func sessionStartText(t *testing.T, k *kb.KB, now time.Time) string {
 
 func TestSessionStartContext(t *testing.T) {
 	k := newKB(t)
-	addNode(t, k, kb.NodeInput{Type: "practice", Title: "Wrap errors with the operation", Description: "Every returned error names what failed.", Body: "Use fmt.Errorf."}, false)
+	addNode(t, k, store.NodeInput{Type: "practice", Title: "Wrap errors with the operation", Description: "Every returned error names what failed.", Body: "Use fmt.Errorf."}, false)
 	entry := readFile(t, k.EntryPath())
 	_, body, _ := strings.Cut(strings.TrimPrefix(entry, "---\n"), "\n---\n")
 
@@ -58,7 +58,7 @@ func TestSessionStartContext(t *testing.T) {
 
 func TestSessionStartStaleness(t *testing.T) {
 	k := newKB(t)
-	addNode(t, k, kb.NodeInput{Type: "practice", Title: "First", Description: "d", Body: "b", Folder: "errors"}, false)
+	addNode(t, k, store.NodeInput{Type: "practice", Title: "First", Description: "d", Body: "b", Folder: "errors"}, false)
 	ageFolders(t, k)
 	if text := sessionStartText(t, k, t0); strings.Contains(text, staleNote) {
 		t.Fatalf("fresh index reported stale:\n%s", text)
@@ -70,11 +70,11 @@ func TestSessionStartStaleness(t *testing.T) {
 
 	// A leaf written by kk (temporary file + rename) moves its folder's
 	// mtime: the cache is not trusted and the drift is seen.
-	addNode(t, k, kb.NodeInput{Type: "practice", Title: "Second", Description: "d", Body: "b", Folder: "errors"}, true)
+	addNode(t, k, store.NodeInput{Type: "practice", Title: "Second", Description: "d", Body: "b", Folder: "errors"}, true)
 	mustContain(t, sessionStartText(t, k, t0), staleNote, "`kk index rebuild`")
 
 	// Rebuilding makes it fresh again.
-	if _, err := k.Rebuild(context.Background(), kb.RebuildOptions{}); err != nil {
+	if _, err := k.Rebuild(context.Background(), store.RebuildOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	ageFolders(t, k)
@@ -88,7 +88,7 @@ func TestSessionStartStaleness(t *testing.T) {
 		t.Fatal(err)
 	}
 	mustContain(t, sessionStartText(t, k, t0), staleNote)
-	if _, err := k.Rebuild(context.Background(), kb.RebuildOptions{}); err != nil {
+	if _, err := k.Rebuild(context.Background(), store.RebuildOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	ageFolders(t, k)
@@ -146,7 +146,7 @@ func TestSessionStartNotes(t *testing.T) {
 }
 
 // writeLog writes a session log with the given status and curator stamp.
-func writeLog(t *testing.T, k *kb.KB, n int, status, curated string) {
+func writeLog(t *testing.T, k *store.KB, n int, status, curated string) {
 	t.Helper()
 	id := fmt.Sprintf("0d9f6c2e-8f1a-4b7e-9c3d-2a1b4c5d6e%02d", n)
 	extra := ""

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/kk-project/kk/internal/atomicfile"
-	"github.com/kk-project/kk/internal/kb"
+	"github.com/kk-project/kk/internal/store"
 	"github.com/kk-project/kk/internal/workpool"
 )
 
@@ -53,7 +53,7 @@ const stalenessMagic = "kk-staleness 1"
 // stalenessMaxAge bounds how long a cached answer is reused at all.
 var stalenessMaxAge = time.Hour
 
-// racyWindow: see above and the leaf cache in internal/kb.
+// racyWindow: see above and the leaf cache in internal/store.
 const racyWindow = 2 * time.Second
 
 // treeState is what the staleness check learns about the tree.
@@ -63,25 +63,25 @@ type treeState struct {
 	Cached  bool   // answered from the cache
 }
 
-func stalenessCachePath(k *kb.KB) string { return filepath.Join(k.StateDir(), "staleness.cache") }
+func stalenessCachePath(k *store.KB) string { return filepath.Join(k.StateDir(), "staleness.cache") }
 
 // currentTreeState returns the tree's nodes hash, from the cache when no
 // folder changed since it was recorded.
-func currentTreeState(k *kb.KB) (treeState, error) {
+func currentTreeState(k *store.KB) (treeState, error) {
 	if st, ok := cachedTreeState(k, time.Now()); ok {
 		return st, nil
 	}
 	start := time.Now()
 	var st treeState
-	t, err := k.ReadTree(kb.LoadOptions{})
-	var te *kb.TreeError
+	t, err := k.ReadTree(store.LoadOptions{})
+	var te *store.TreeError
 	switch {
 	case errors.As(err, &te):
 		st.Invalid = len(te.Problems)
 	case err != nil:
 		return st, err
 	default:
-		st.Hash = kb.NodesHash(t)
+		st.Hash = store.NodesHash(t)
 	}
 	var dirs []string
 	if t != nil {
@@ -95,7 +95,7 @@ func currentTreeState(k *kb.KB) (treeState, error) {
 
 // cachedTreeState returns the cached state when it can be trusted. now is
 // the real clock, the one file mtimes come from.
-func cachedTreeState(k *kb.KB, now time.Time) (treeState, bool) {
+func cachedTreeState(k *store.KB, now time.Time) (treeState, bool) {
 	data, err := os.ReadFile(stalenessCachePath(k))
 	if err != nil || !bytes.HasPrefix(data, []byte(stalenessMagic+"\n")) {
 		return treeState{}, false
@@ -159,7 +159,7 @@ func cachedTreeState(k *kb.KB, now time.Time) (treeState, bool) {
 // saveTreeState records st and the folders' mtimes. start is when the tree
 // read began: a folder changed after it has an mtime past the racy
 // window's edge, so it is never trusted and the next check hashes again.
-func saveTreeState(k *kb.KB, st treeState, dirs []string, start time.Time) {
+func saveTreeState(k *store.KB, st treeState, dirs []string, start time.Time) {
 	var b strings.Builder
 	b.WriteString(stalenessMagic + "\n")
 	fmt.Fprintf(&b, "written %d\n", start.UnixNano())

@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 
 	"github.com/kk-project/kk/internal/atomicfile"
-	"github.com/kk-project/kk/internal/kb"
+	"github.com/kk-project/kk/internal/store"
 )
 
 // The hooks keep two small state files under .state/ (gitignored):
@@ -20,11 +20,11 @@ import (
 //	                 "last_findings"}: lint-tick's counter and the result
 //	                 of its last lint run.
 
-func statePath(k *kb.KB) string     { return filepath.Join(k.StateDir(), "state.json") }
-func lintStatePath(k *kb.KB) string { return filepath.Join(k.StateDir(), "lint-state.json") }
+func statePath(k *store.KB) string     { return filepath.Join(k.StateDir(), "state.json") }
+func lintStatePath(k *store.KB) string { return filepath.Join(k.StateDir(), "lint-state.json") }
 
 // readJSONFile decodes path into v; a missing file leaves v as it is.
-func readJSONFile(k *kb.KB, path string, v any) error {
+func readJSONFile(k *store.KB, path string, v any) error {
 	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
@@ -59,14 +59,14 @@ type LintState struct {
 }
 
 // ReadLintState reads lint-tick's state; a missing file is a zero state.
-func ReadLintState(k *kb.KB) (LintState, error) {
+func ReadLintState(k *store.KB) (LintState, error) {
 	var st LintState
 	err := readJSONFile(k, lintStatePath(k), &st)
 	return st, err
 }
 
 // readNudgeState returns state.json's keys (never nil).
-func readNudgeState(k *kb.KB) (map[string]any, error) {
+func readNudgeState(k *store.KB) (map[string]any, error) {
 	m := map[string]any{}
 	if err := readJSONFile(k, statePath(k), &m); err != nil {
 		return map[string]any{}, err

@@ -10,7 +10,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/kk-project/kk/internal/kb"
+	"github.com/kk-project/kk/internal/store"
 )
 
 // AuditFile is the name of a branch's audit log, next to its index.
@@ -39,14 +39,14 @@ type AuditOp struct {
 }
 
 // AuditPath is the audit log of a branch.
-func AuditPath(k *kb.KB, branch string) string {
+func AuditPath(k *store.KB, branch string) string {
 	return filepath.Join(BranchesDir(k), EncodeBranch(branch), AuditFile)
 }
 
 // AppendAudit appends one record to the branch's audit log. The caller
 // holds the writer lock, so records never interleave; each record is one
 // line written with a single write call and synced.
-func AppendAudit(k *kb.KB, branch string, rec AuditRecord) error {
+func AppendAudit(k *store.KB, branch string, rec AuditRecord) error {
 	path := AuditPath(k, branch)
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return fmt.Errorf("audit log: %w", err)
@@ -69,7 +69,7 @@ func AppendAudit(k *kb.KB, branch string, rec AuditRecord) error {
 
 // ReadAudit returns the records of the branch's current audit log, oldest
 // first (none when there is no log).
-func ReadAudit(k *kb.KB, branch string) ([]AuditRecord, error) {
+func ReadAudit(k *store.KB, branch string) ([]AuditRecord, error) {
 	path := AuditPath(k, branch)
 	f, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -96,7 +96,7 @@ func ReadAudit(k *kb.KB, branch string) ([]AuditRecord, error) {
 // audit-<UTC time>.jsonl, so the next record starts a new log. It returns
 // the new name of the old log ("" when there was nothing to rotate). The
 // caller holds the writer lock.
-func RotateAudit(k *kb.KB, branch string, now time.Time) (string, error) {
+func RotateAudit(k *store.KB, branch string, now time.Time) (string, error) {
 	path := AuditPath(k, branch)
 	fi, err := os.Stat(path)
 	if errors.Is(err, fs.ErrNotExist) || (err == nil && fi.Size() == 0) {

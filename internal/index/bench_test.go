@@ -6,16 +6,16 @@ import (
 	"testing"
 
 	"github.com/kk-project/kk/internal/benchtree"
-	"github.com/kk-project/kk/internal/kb"
+	"github.com/kk-project/kk/internal/store"
 )
 
 // benchKB generates a 10k-leaf tree whose files are an hour old (outside
 // the racy window, as a tree checked out earlier would be).
-func benchKB(b *testing.B, n int) *kb.KB {
+func benchKB(b *testing.B, n int) *store.KB {
 	return benchKBWith(b, benchtree.Options{Nodes: n, Seed: 1})
 }
 
-func benchKBWith(b *testing.B, o benchtree.Options) *kb.KB {
+func benchKBWith(b *testing.B, o benchtree.Options) *store.KB {
 	b.Helper()
 	k, err := benchtree.Generate(b.TempDir(), o)
 	if err != nil {
@@ -92,7 +92,7 @@ func BenchmarkSearch10kNaturalText(b *testing.B) {
 	benchSearch(b, benchKBWith(b, benchtree.Options{Nodes: 10000, Seed: 1, Vocabulary: 5000}))
 }
 
-func benchSearch(b *testing.B, k *kb.KB) {
+func benchSearch(b *testing.B, k *store.KB) {
 	ctx := context.Background()
 	db, _, err := Open(ctx, k, "main")
 	if err != nil {

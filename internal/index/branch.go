@@ -12,17 +12,17 @@ import (
 	"strings"
 
 	"github.com/kk-project/kk/internal/gitx"
-	"github.com/kk-project/kk/internal/kb"
+	"github.com/kk-project/kk/internal/store"
 )
 
 // FileName is the database file inside a branch's folder.
 const FileName = "index.db"
 
 // BranchesDir is the folder holding one folder per branch.
-func BranchesDir(k *kb.KB) string { return filepath.Join(k.StateDir(), "branches") }
+func BranchesDir(k *store.KB) string { return filepath.Join(k.StateDir(), "branches") }
 
 // Path returns the index file of a branch.
-func Path(k *kb.KB, branch string) string {
+func Path(k *store.KB, branch string) string {
 	return filepath.Join(BranchesDir(k), EncodeBranch(branch), FileName)
 }
 
@@ -80,7 +80,7 @@ func DecodeBranch(folder string) (string, bool) {
 // CurrentBranch returns the branch whose index commands use: the checked
 // out branch of the KB's repository, or the default branch when the KB is
 // not in a git work tree.
-func CurrentBranch(ctx context.Context, k *kb.KB) (string, error) {
+func CurrentBranch(ctx context.Context, k *store.KB) (string, error) {
 	if b, ok := gitx.HeadBranch(k.Root); ok {
 		return b, nil
 	}
@@ -99,7 +99,7 @@ func CurrentBranch(ctx context.Context, k *kb.KB) (string, error) {
 
 // DefaultBranch returns config defaultBranch, else the branch origin/HEAD
 // names, else "main".
-func DefaultBranch(ctx context.Context, k *kb.KB) (string, error) {
+func DefaultBranch(ctx context.Context, k *store.KB) (string, error) {
 	cfg, err := k.LoadConfig()
 	if err != nil {
 		return "", err
@@ -112,7 +112,7 @@ func DefaultBranch(ctx context.Context, k *kb.KB) (string, error) {
 // has no index yet, the default branch's index (when there is one) is
 // copied first, so that the sync only handles what differs; after that the
 // two evolve independently.
-func Open(ctx context.Context, k *kb.KB, branch string) (*DB, Stats, error) {
+func Open(ctx context.Context, k *store.KB, branch string) (*DB, Stats, error) {
 	if branch == "" {
 		return nil, Stats{}, errors.New("opening the index: empty branch name")
 	}
@@ -140,7 +140,7 @@ func Open(ctx context.Context, k *kb.KB, branch string) (*DB, Stats, error) {
 
 // seedFromDefault copies the default branch's index (when there is one)
 // to path, the missing index of branch.
-func seedFromDefault(ctx context.Context, k *kb.KB, branch, path string) error {
+func seedFromDefault(ctx context.Context, k *store.KB, branch, path string) error {
 	def, err := DefaultBranch(ctx, k)
 	if err != nil {
 		return err
@@ -153,7 +153,7 @@ func seedFromDefault(ctx context.Context, k *kb.KB, branch, path string) error {
 
 // Sync opens the branch's index (copying the default branch's on first
 // use), syncs it and closes it.
-func Sync(ctx context.Context, k *kb.KB, branch string) (Stats, error) {
+func Sync(ctx context.Context, k *store.KB, branch string) (Stats, error) {
 	db, st, err := Open(ctx, k, branch)
 	if err != nil {
 		return st, err
@@ -198,7 +198,7 @@ type GCResult struct {
 // GC deletes the index of every branch that no longer exists locally. The
 // current branch (even unborn or detached) and the default branch are
 // always kept; outside a git work tree only they are. Folders whose names kk cannot have written are left alone.
-func GC(ctx context.Context, k *kb.KB) (*GCResult, error) {
+func GC(ctx context.Context, k *store.KB) (*GCResult, error) {
 	res := &GCResult{Removed: []string{}, Kept: []string{}}
 	entries, err := os.ReadDir(BranchesDir(k))
 	if errors.Is(err, fs.ErrNotExist) {
@@ -261,7 +261,7 @@ func (db *DB) Compact(ctx context.Context) (before, after int64, err error) {
 }
 
 // Compact vacuums the index of a branch (when it exists).
-func Compact(ctx context.Context, k *kb.KB, branch string) (before, after int64, err error) {
+func Compact(ctx context.Context, k *store.KB, branch string) (before, after int64, err error) {
 	path := Path(k, branch)
 	if _, err := os.Stat(path); err != nil {
 		return 0, 0, fmt.Errorf("branch %s has no index (run a sync first)", branch)

@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/kk-project/kk/internal/gitx"
-	"github.com/kk-project/kk/internal/kb"
+	"github.com/kk-project/kk/internal/store"
 )
 
 func git(t *testing.T, dir string, args ...string) string {
@@ -25,7 +25,7 @@ func git(t *testing.T, dir string, args ...string) string {
 	return strings.TrimSpace(string(out))
 }
 
-func gitKB(t *testing.T) *kb.KB {
+func gitKB(t *testing.T) *store.KB {
 	t.Helper()
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("git is not installed")

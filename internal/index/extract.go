@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/kk-project/kk/internal/extract"
-	"github.com/kk-project/kk/internal/kb"
+	"github.com/kk-project/kk/internal/store"
 	"github.com/kk-project/kk/internal/workpool"
 )
 
@@ -45,7 +45,7 @@ type Extraction struct {
 }
 
 // ExtractionFor returns the extraction a knowledge base's config asks for.
-func ExtractionFor(k *kb.KB) (*Extraction, error) {
+func ExtractionFor(k *store.KB) (*Extraction, error) {
 	cfg, err := k.LoadConfig()
 	if err != nil {
 		return nil, err

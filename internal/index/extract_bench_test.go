@@ -12,13 +12,13 @@ import (
 
 	"github.com/kk-project/kk/internal/benchtree"
 	"github.com/kk-project/kk/internal/index"
-	"github.com/kk-project/kk/internal/kb"
+	"github.com/kk-project/kk/internal/store"
 )
 
 // extractKB generates a tree of n leaves plus 1,000 extracted entities:
 // 200 requirement documents (two links each) and a manifest of 800
 // symbols (three edges each). Every file is an hour old.
-func extractKB(b *testing.B, n int) *kb.KB {
+func extractKB(b *testing.B, n int) *store.KB {
 	b.Helper()
 	k, err := benchtree.Generate(b.TempDir(), benchtree.Options{Nodes: n, Seed: 1})
 	if err != nil {

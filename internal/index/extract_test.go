@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/kk-project/kk/internal/index"
-	"github.com/kk-project/kk/internal/kb"
 	_ "github.com/kk-project/kk/internal/schema" // registers the symbol manifest check
+	"github.com/kk-project/kk/internal/store"
 )
 
 // The extraction tests live outside package index: the symbol manifest
@@ -19,14 +19,14 @@ import (
 
 type repo struct {
 	t    *testing.T
-	k    *kb.KB
+	k    *store.KB
 	tick time.Time // mtimes handed out by put, an hour back and rising
 }
 
 func newRepo(t *testing.T) *repo {
 	t.Helper()
-	k := kb.New(t.TempDir())
-	if _, err := k.Init(context.Background(), kb.InitOptions{Version: "test", Now: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), Command: "test"}); err != nil {
+	k := store.New(t.TempDir())
+	if _, err := k.Init(context.Background(), store.InitOptions{Version: "test", Now: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), Command: "test"}); err != nil {
 		t.Fatal(err)
 	}
 	return &repo{t: t, k: k, tick: time.Now().Add(-time.Hour)}

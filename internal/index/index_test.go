@@ -11,14 +11,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kk-project/kk/internal/kb"
+	"github.com/kk-project/kk/internal/store"
 )
 
 // newKB makes an empty knowledge base in a temporary folder.
-func newKB(t *testing.T) *kb.KB {
+func newKB(t *testing.T) *store.KB {
 	t.Helper()
-	k := kb.New(t.TempDir())
-	if _, err := k.Init(context.Background(), kb.InitOptions{Version: "test", Now: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), Command: "test"}); err != nil {
+	k := store.New(t.TempDir())
+	if _, err := k.Init(context.Background(), store.InitOptions{Version: "test", Now: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), Command: "test"}); err != nil {
 		t.Fatal(err)
 	}
 	return k
@@ -47,7 +47,7 @@ func leaf(id, title, desc string, tags []string, extra, body string) string {
 	return b.String()
 }
 
-func writeLeaf(t *testing.T, k *kb.KB, rel, content string) {
+func writeLeaf(t *testing.T, k *store.KB, rel, content string) {
 	t.Helper()
 	p := k.NodePath(rel)
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
@@ -59,7 +59,7 @@ func writeLeaf(t *testing.T, k *kb.KB, rel, content string) {
 }
 
 // age sets a leaf's mtime an hour back, out of the racy window.
-func age(t *testing.T, k *kb.KB, rels ...string) {
+func age(t *testing.T, k *store.KB, rels ...string) {
 	t.Helper()
 	old := time.Now().Add(-time.Hour)
 	for _, rel := range rels {
@@ -77,7 +77,7 @@ func ids(hits []Hit) []string {
 	return out
 }
 
-func seedKB(t *testing.T) *kb.KB {
+func seedKB(t *testing.T) *store.KB {
 	k := newKB(t)
 	writeLeaf(t, k, "auth/session-tokens.md", leaf("practice-session-tokens", "Session tokens", "How login sessions are issued and refreshed", []string{"auth", "security"},
 		"kk_relates_to:\n  - map-login-flow\nkk_paths:\n  - src/auth/**\n  - src/session.go\nkk_version: 4\nkk_changelog:\n  - at: 2026-01-01T00:00:00Z\n    task: T-1\n    summary: first\n",

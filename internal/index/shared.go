@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/kk-project/kk/internal/kb"
+	"github.com/kk-project/kk/internal/store"
 )
 
 // shared holds the index handles a long-running process (kk mcp, the HTTP
@@ -24,7 +24,7 @@ var shared struct {
 // process and is shared by every caller: Close does nothing on it. Use it
 // where a request must not pay for opening the database; sync with
 // SyncWith(ctx, k.NodesDir(), ExtractionFor(k)) before reading.
-func OpenShared(ctx context.Context, k *kb.KB, branch string) (*DB, error) {
+func OpenShared(ctx context.Context, k *store.KB, branch string) (*DB, error) {
 	path := Path(k, branch)
 	shared.Lock()
 	defer shared.Unlock()

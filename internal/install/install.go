@@ -18,7 +18,7 @@ import (
 
 	"github.com/kk-project/kk/internal/atomicfile"
 	"github.com/kk-project/kk/internal/harness"
-	"github.com/kk-project/kk/internal/kb"
+	"github.com/kk-project/kk/internal/store"
 	"github.com/kk-project/kk/templates"
 )
 
@@ -114,7 +114,7 @@ This repository keeps reviewed project knowledge as markdown under ` + "`.ai/ken
 // block and records the harness list. Running it twice changes nothing.
 // An adapter that fails stops the run; what was installed before it is
 // recorded, so that kk uninstall can take it out.
-func Install(ctx context.Context, k *kb.KB, reg *harness.Registry, named []harness.Adapter, opts Options) (*Result, error) {
+func Install(ctx context.Context, k *store.KB, reg *harness.Registry, named []harness.Adapter, opts Options) (*Result, error) {
 	inst, err := readInstalled(k)
 	if err != nil {
 		return nil, err
@@ -186,7 +186,7 @@ func Install(ctx context.Context, k *kb.KB, reg *harness.Registry, named []harne
 // Uninstall removes kk from the named harnesses: each adapter takes out
 // exactly what its Install added, the harnesses are struck from the
 // installed list, and the AGENTS.md block goes when no harness remains.
-func Uninstall(ctx context.Context, k *kb.KB, named []harness.Adapter, opts Options) (*Result, error) {
+func Uninstall(ctx context.Context, k *store.KB, named []harness.Adapter, opts Options) (*Result, error) {
 	inst, err := readInstalled(k)
 	if err != nil {
 		return nil, err
@@ -240,15 +240,15 @@ func Uninstall(ctx context.Context, k *kb.KB, named []harness.Adapter, opts Opti
 	return res, err
 }
 
-func readInstalled(k *kb.KB) (*kb.Installed, error) {
+func readInstalled(k *store.KB) (*store.Installed, error) {
 	inst, err := k.ReadInstalled()
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("%w at %s: %s is missing; run `kk init` first", kb.ErrNotFound, k.Root, k.Rel(k.InstalledPath()))
+		return nil, fmt.Errorf("%w at %s: %s is missing; run `kk init` first", store.ErrNotFound, k.Root, k.Rel(k.InstalledPath()))
 	}
 	return inst, err
 }
 
-func commandFor(flag string, inst *kb.Installed) string {
+func commandFor(flag string, inst *store.Installed) string {
 	switch {
 	case flag != "":
 		return flag
@@ -264,7 +264,7 @@ func (r *Result) addChange(c *harness.Change) {
 	}
 }
 
-func record(k *kb.KB, ids []string, command string) (*harness.Change, error) {
+func record(k *store.KB, ids []string, command string) (*harness.Change, error) {
 	changed, err := k.SetInstalledHarnesses(ids, command)
 	if err != nil || !changed {
 		return nil, err
@@ -274,7 +274,7 @@ func record(k *kb.KB, ids []string, command string) (*harness.Change, error) {
 
 // upsertAgentsBlock writes kk's block into AGENTS.md, creating the file
 // when there is none and keeping the user's text outside the block.
-func upsertAgentsBlock(k *kb.KB) (*harness.Change, error) {
+func upsertAgentsBlock(k *store.KB) (*harness.Change, error) {
 	p := k.AgentsPath()
 	old, err := os.ReadFile(p)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -299,7 +299,7 @@ func upsertAgentsBlock(k *kb.KB) (*harness.Change, error) {
 
 // removeAgentsBlock takes kk's block out of AGENTS.md, and the file with it
 // when nothing else is left (kk created it).
-func removeAgentsBlock(k *kb.KB) (*harness.Change, error) {
+func removeAgentsBlock(k *store.KB) (*harness.Change, error) {
 	p := k.AgentsPath()
 	old, err := os.ReadFile(p)
 	if errors.Is(err, fs.ErrNotExist) {

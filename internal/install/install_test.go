@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/kk-project/kk/internal/harness"
-	"github.com/kk-project/kk/internal/kb"
+	"github.com/kk-project/kk/internal/store"
 )
 
 // stubAdapter writes one file, .<id>/hooks, holding the hook command, and
@@ -71,10 +71,10 @@ func (s *stubAdapter) Doctor(ctx context.Context, root string) []harness.Check {
 	return []harness.Check{{Name: "hooks", Level: "ok", Message: "fine"}}
 }
 
-func newKB(t *testing.T) *kb.KB {
+func newKB(t *testing.T) *store.KB {
 	t.Helper()
-	k := kb.New(t.TempDir())
-	if _, err := k.Init(context.Background(), kb.InitOptions{Version: "test", Now: time.Unix(0, 0)}); err != nil {
+	k := store.New(t.TempDir())
+	if _, err := k.Init(context.Background(), store.InitOptions{Version: "test", Now: time.Unix(0, 0)}); err != nil {
 		t.Fatal(err)
 	}
 	return k
@@ -195,10 +195,10 @@ func TestUninstallKeepsUserAgentsText(t *testing.T) {
 }
 
 func TestInstallNeedsInit(t *testing.T) {
-	k := kb.New(t.TempDir())
+	k := store.New(t.TempDir())
 	a := &stubAdapter{id: "a"}
 	reg, _ := harness.NewRegistry(a)
-	if _, err := Install(context.Background(), k, reg, []harness.Adapter{a}, Options{}); !errors.Is(err, kb.ErrNotFound) {
+	if _, err := Install(context.Background(), k, reg, []harness.Adapter{a}, Options{}); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("error %v", err)
 	}
 	if len(a.calls) != 0 {
@@ -219,11 +219,11 @@ func TestDoctorChecks(t *testing.T) {
 	}
 	Install(ctx, k, reg, []harness.Adapter{a}, Options{})
 	got := Doctor(ctx, k, reg, "")
-	if len(got) != 2 || got[0].Name != "a/hooks" || got[1].Name != "agents-block" || got[1].Level != kb.DoctorOK {
+	if len(got) != 2 || got[0].Name != "a/hooks" || got[1].Name != "agents-block" || got[1].Level != store.DoctorOK {
 		t.Fatalf("checks %+v", got)
 	}
 	os.WriteFile(k.AgentsPath(), []byte("mine\n"), 0o644)
-	if got := Doctor(ctx, k, reg, "a"); got[1].Level != kb.DoctorWarn || !strings.Contains(got[1].Message, "no kk block") {
+	if got := Doctor(ctx, k, reg, "a"); got[1].Level != store.DoctorWarn || !strings.Contains(got[1].Message, "no kk block") {
 		t.Fatalf("checks %+v", got)
 	}
 }

@@ -10,7 +10,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/kk-project/kk/internal/kb"
+	"github.com/kk-project/kk/internal/store"
 	"github.com/kk-project/kk/templates"
 )
 
@@ -47,7 +47,7 @@ func PromptNames() []string {
 // LoadPrompt returns the prompt called name (".md" optional): the
 // repository's override when k has one, else the shipped copy. k may be
 // nil (no knowledge base): the shipped copy then.
-func LoadPrompt(k *kb.KB, name string) (*Prompt, error) {
+func LoadPrompt(k *store.KB, name string) (*Prompt, error) {
 	name = strings.TrimSuffix(name, ".md")
 	if !slices.Contains(PromptNames(), name) {
 		return nil, fmt.Errorf("%w %q; kk ships %s", ErrUnknownPrompt, name, strings.Join(PromptNames(), ", "))
@@ -74,7 +74,7 @@ func LoadPrompt(k *kb.KB, name string) (*Prompt, error) {
 
 // ListPrompts returns every shipped prompt with where it comes from (no
 // content), and the files in the override folder that override nothing.
-func ListPrompts(k *kb.KB) (prompts []Prompt, stray []string, err error) {
+func ListPrompts(k *store.KB) (prompts []Prompt, stray []string, err error) {
 	for _, name := range PromptNames() {
 		p, err := LoadPrompt(k, name)
 		if err != nil {

@@ -17,7 +17,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/kk-project/kk/internal/benchtree"
-	"github.com/kk-project/kk/internal/kb"
+	"github.com/kk-project/kk/internal/store"
 )
 
 // The benchmarks call the tools through an in-process client, as a client
@@ -29,11 +29,11 @@ import (
 
 var (
 	benchOnce sync.Once
-	benchTree *kb.KB
+	benchTree *store.KB
 	benchErr  error
 )
 
-func benchKB(b *testing.B) *kb.KB {
+func benchKB(b *testing.B) *store.KB {
 	b.Helper()
 	benchOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "kk-mcp-bench-")

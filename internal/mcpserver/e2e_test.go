@@ -17,7 +17,7 @@ import (
 
 	"github.com/kk-project/kk/internal/graph"
 	"github.com/kk-project/kk/internal/index"
-	"github.com/kk-project/kk/internal/kb"
+	"github.com/kk-project/kk/internal/store"
 )
 
 // kkBin is the kk binary TestMain builds for the end-to-end tests ("" when
@@ -55,7 +55,7 @@ func needBinary(t testing.TB) {
 
 // connectBinary starts `kk mcp` for k as a subprocess and connects a go-sdk
 // client to it through CommandTransport.
-func connectBinary(t testing.TB, k *kb.KB) *mcp.ClientSession {
+func connectBinary(t testing.TB, k *store.KB) *mcp.ClientSession {
 	t.Helper()
 	needBinary(t)
 	cmd := exec.Command(kkBin, "--root", k.Root, "mcp", "--log-file")

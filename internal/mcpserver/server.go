@@ -19,8 +19,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/kk-project/kk/internal/graph"
-	"github.com/kk-project/kk/internal/kb"
 	"github.com/kk-project/kk/internal/schema"
+	"github.com/kk-project/kk/internal/store"
 )
 
 // Options tune the server.
@@ -37,14 +37,14 @@ Before changing files, call query_graph with operation "context" and the file pa
 Every tool returns {"success":true,"data":…} or a tool error whose text is {"success":false,"error":{"code","message","details"}}.`
 
 type server struct {
-	kb  *kb.KB
+	kb  *store.KB
 	log *slog.Logger
 }
 
 // New builds the MCP server for k with every tool and resource registered.
-func New(k *kb.KB, o Options) *mcp.Server { return newServer(k, o, tools) }
+func New(k *store.KB, o Options) *mcp.Server { return newServer(k, o, tools) }
 
-func newServer(k *kb.KB, o Options, list []Tool) *mcp.Server {
+func newServer(k *store.KB, o Options, list []Tool) *mcp.Server {
 	log := o.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)

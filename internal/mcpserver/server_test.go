@@ -18,18 +18,18 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/kk-project/kk/internal/graph"
-	"github.com/kk-project/kk/internal/kb"
+	"github.com/kk-project/kk/internal/store"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/tools.json")
 
-func newKB(t testing.TB) *kb.KB {
+func newKB(t testing.TB) *store.KB {
 	t.Helper()
-	k := kb.New(filepath.Join(t.TempDir(), "proj"))
+	k := store.New(filepath.Join(t.TempDir(), "proj"))
 	if err := os.MkdirAll(k.Root, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := k.Init(context.Background(), kb.InitOptions{Version: "test", Now: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), Command: "test"}); err != nil {
+	if _, err := k.Init(context.Background(), store.InitOptions{Version: "test", Now: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), Command: "test"}); err != nil {
 		t.Fatal(err)
 	}
 	return k
@@ -37,7 +37,7 @@ func newKB(t testing.TB) *kb.KB {
 
 // connectList starts a server with the given tools on in-memory transports
 // and returns a connected client session.
-func connectList(t testing.TB, k *kb.KB, list []Tool) *mcp.ClientSession {
+func connectList(t testing.TB, k *store.KB, list []Tool) *mcp.ClientSession {
 	t.Helper()
 	ctx := context.Background()
 	st, ct := mcp.NewInMemoryTransports()
@@ -55,7 +55,7 @@ func connectList(t testing.TB, k *kb.KB, list []Tool) *mcp.ClientSession {
 	return cs
 }
 
-func connect(t testing.TB, k *kb.KB) *mcp.ClientSession { return connectList(t, k, tools) }
+func connect(t testing.TB, k *store.KB) *mcp.ClientSession { return connectList(t, k, tools) }
 
 // call runs a tool and returns its envelope, checking that isError agrees
 // with success and that the text content is the only content.
@@ -262,7 +262,7 @@ func TestSchemaValidation(t *testing.T) {
 }
 
 // treeFiles lists the files under .ai/kenkeep except .state.
-func treeFiles(t testing.TB, k *kb.KB) []string {
+func treeFiles(t testing.TB, k *store.KB) []string {
 	t.Helper()
 	var out []string
 	err := filepath.WalkDir(k.Dir, func(p string, d os.DirEntry, err error) error {
@@ -380,7 +380,7 @@ func TestTraceabilityTools(t *testing.T) {
 
 func TestPanicBecomesToolError(t *testing.T) {
 	boom := Tool{Name: "boom", Title: "Boom", Description: "panics", Schema: "kk-entry", ReadOnly: true,
-		Run: func(context.Context, *kb.KB, []byte) graph.Response { panic("kaboom") }}
+		Run: func(context.Context, *store.KB, []byte) graph.Response { panic("kaboom") }}
 	cs := connectList(t, newKB(t), append(Tools(), boom))
 	env := call(t, cs, "boom", map[string]any{})
 	wantCode(t, env, graph.CodeInternal)
@@ -471,7 +471,7 @@ func TestProtocolVersions(t *testing.T) {
 
 // session runs Run over pipes, writes the lines (waiting for one answer per
 // line holding an id), and returns every stdout line.
-func session(t testing.TB, k *kb.KB, lines []string) []string {
+func session(t testing.TB, k *store.KB, lines []string) []string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

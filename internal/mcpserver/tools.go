@@ -4,7 +4,7 @@ import (
 	"context"
 
 	"github.com/kk-project/kk/internal/graph"
-	"github.com/kk-project/kk/internal/kb"
+	"github.com/kk-project/kk/internal/store"
 )
 
 // Tool is one MCP tool, declared as data: its name, what a model reads
@@ -26,7 +26,7 @@ type Tool struct {
 	Idempotent bool
 	// Run is the core operation: it takes the raw argument object and
 	// returns the operation's envelope.
-	Run func(ctx context.Context, k *kb.KB, raw []byte) graph.Response
+	Run func(ctx context.Context, k *store.KB, raw []byte) graph.Response
 }
 
 // Names use underscores, never dots: the tool-calling APIs of the model
@@ -93,7 +93,7 @@ Restricted: every entity must carry the version you last read (CONFLICT otherwis
 Returns {"success":true,"data":…} with what was removed and the changeset id; errors carry a code.`,
 		Schema:      "kb-delete",
 		Destructive: true,
-		Run: func(ctx context.Context, k *kb.KB, raw []byte) graph.Response {
+		Run: func(ctx context.Context, k *store.KB, raw []byte) graph.Response {
 			return graph.KBDeleteJSON(ctx, k, raw, graph.DeleteOptions{Agent: true})
 		},
 	},

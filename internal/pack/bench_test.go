@@ -6,18 +6,18 @@ import (
 	"testing"
 
 	"github.com/kk-project/kk/internal/benchtree"
-	"github.com/kk-project/kk/internal/kb"
+	"github.com/kk-project/kk/internal/store"
 )
 
 // benchSource generates a knowledge base of n leaves with its index.
-func benchSource(b *testing.B, n int) *kb.KB {
+func benchSource(b *testing.B, n int) *store.KB {
 	b.Helper()
 	root := filepath.Join(b.TempDir(), "src")
 	k, err := benchtree.Generate(root, benchtree.Options{Nodes: n, Seed: 1})
 	if err != nil {
 		b.Fatal(err)
 	}
-	if _, err := k.Rebuild(context.Background(), kb.RebuildOptions{}); err != nil {
+	if _, err := k.Rebuild(context.Background(), store.RebuildOptions{}); err != nil {
 		b.Fatal(err)
 	}
 	return k

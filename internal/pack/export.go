@@ -17,8 +17,8 @@ import (
 
 	"github.com/kk-project/kk/internal/atomicfile"
 	"github.com/kk-project/kk/internal/contracts"
-	"github.com/kk-project/kk/internal/kb"
 	"github.com/kk-project/kk/internal/node"
+	"github.com/kk-project/kk/internal/store"
 )
 
 // ExportOptions control Export.
@@ -53,7 +53,7 @@ type ExportResult struct {
 // LintError is an export refused because the staged pack does not pass
 // lint. Items holds the errors; files are named as in the tree.
 type LintError struct {
-	Items []kb.LintItem
+	Items []store.LintItem
 }
 
 func (e *LintError) Error() string {
@@ -84,7 +84,7 @@ var packFiles = []string{KnowledgeDir, SummariesFile, ReadmeFile, ManifestFile}
 // pack is put together and linted in a folder beside Out, and replaces
 // Out only when it is complete, so a failed export leaves Out as it was.
 // The same tree and manifest always give the same bytes.
-func Export(ctx context.Context, k *kb.KB, opts ExportOptions) (*ExportResult, error) {
+func Export(ctx context.Context, k *store.KB, opts ExportOptions) (*ExportResult, error) {
 	m := opts.Manifest
 	m.SchemaVersion = SchemaVersion
 	if err := ValidateManifest(m); err != nil {
@@ -98,7 +98,7 @@ func Export(ctx context.Context, k *kb.KB, opts ExportOptions) (*ExportResult, e
 	if err := checkOut(k, out, archive); err != nil {
 		return nil, err
 	}
-	t, err := k.ReadTree(kb.LoadOptions{})
+	t, err := k.ReadTree(store.LoadOptions{})
 	if err != nil {
 		return nil, err
 	}
@@ -107,10 +107,10 @@ func Export(ctx context.Context, k *kb.KB, opts ExportOptions) (*ExportResult, e
 	}
 	for _, n := range t.Leaves {
 		if n.Format != node.SchemaVersion {
-			return nil, fmt.Errorf("%w (first one: %s)", kb.ErrNeedsMigration, k.Rel(k.NodePath(n.Path)))
+			return nil, fmt.Errorf("%w (first one: %s)", store.ErrNeedsMigration, k.Rel(k.NodePath(n.Path)))
 		}
 	}
-	summaries, err := kb.ReadSummaries(k.SummariesPath())
+	summaries, err := store.ReadSummaries(k.SummariesPath())
 	if err != nil {
 		return nil, err
 	}
@@ -145,9 +145,9 @@ func Export(ctx context.Context, k *kb.KB, opts ExportOptions) (*ExportResult, e
 
 // checkOut refuses an output that would overwrite something that is not a
 // pack, or that lies inside the knowledge base.
-func checkOut(k *kb.KB, out string, archive bool) error {
+func checkOut(k *store.KB, out string, archive bool) error {
 	if r, err := filepath.Rel(k.Dir, out); err == nil && r != ".." && !strings.HasPrefix(r, ".."+string(filepath.Separator)) {
-		return fmt.Errorf("output %s is inside the knowledge base (%s); write the pack somewhere else", out, kb.DirName)
+		return fmt.Errorf("output %s is inside the knowledge base (%s); write the pack somewhere else", out, store.DirName)
 	}
 	fi, err := os.Lstat(out)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -183,14 +183,14 @@ func checkOut(k *kb.KB, out string, archive bool) error {
 // flushed to disk, for a pack folder that is renamed into place; the files
 // of an archive are only read back, and the leaves are hard-linked
 // (a snapshot of the tree) where the file system allows it.
-func build(ctx context.Context, k *kb.KB, t *kb.Tree, summaries kb.Summaries, m contracts.PackManifest, tmp string, durable bool, res *ExportResult) (string, error) {
+func build(ctx context.Context, k *store.KB, t *store.Tree, summaries store.Summaries, m contracts.PackManifest, tmp string, durable bool, res *ExportResult) (string, error) {
 	put := func(p string, data []byte) error {
 		if durable {
 			return writeSynced(p, data)
 		}
 		return os.WriteFile(p, data, 0o644)
 	}
-	sk := kb.New(filepath.Join(tmp, "kb"))
+	sk := store.New(filepath.Join(tmp, "kb"))
 	if err := os.MkdirAll(sk.StateDir(), 0o755); err != nil {
 		return "", err
 	}
@@ -241,14 +241,14 @@ func build(ctx context.Context, k *kb.KB, t *kb.Tree, summaries kb.Summaries, m 
 	}
 	// The summaries of the folders that hold leaves; the pack's own folder
 	// is summarised by the manifest.
-	packSummaries := kb.Summaries{}
+	packSummaries := store.Summaries{}
 	for d := range dirs {
 		if s := summaries[d]; s != "" {
 			packSummaries[d] = s
 		}
 	}
 	res.FolderSummaries = len(packSummaries)
-	data, err := kb.RenderSummaries(packSummaries)
+	data, err := store.RenderSummaries(packSummaries)
 	if err != nil {
 		return "", err
 	}
@@ -257,16 +257,16 @@ func build(ctx context.Context, k *kb.KB, t *kb.Tree, summaries kb.Summaries, m 
 	}
 
 	// Read the copy back, generate its index files, and lint it.
-	st, err := sk.ReadTree(kb.LoadOptions{NoCache: true, NoSave: true})
+	st, err := sk.ReadTree(store.LoadOptions{NoCache: true, NoSave: true})
 	if err != nil {
 		return "", fmt.Errorf("reading the staged copy of the tree: %w", err)
 	}
 	res.Leaves = len(st.Leaves)
-	withRoot := kb.Summaries{"": strings.Join(strings.Fields(m.Summary), " ")}
+	withRoot := store.Summaries{"": strings.Join(strings.Fields(m.Summary), " ")}
 	for d, s := range packSummaries {
 		withRoot[d] = s
 	}
-	gen, err := kb.Generate(st, withRoot)
+	gen, err := store.Generate(st, withRoot)
 	if err != nil {
 		return "", err
 	}
@@ -291,9 +291,9 @@ func build(ctx context.Context, k *kb.KB, t *kb.Tree, summaries kb.Summaries, m 
 		return "", fmt.Errorf("linting the staged pack: %w", err)
 	}
 	if rep.Errors > 0 {
-		var items []kb.LintItem
+		var items []store.LintItem
 		for _, it := range rep.Items {
-			if it.Level == kb.LintError {
+			if it.Level == store.LintError {
 				items = append(items, it)
 			}
 		}

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kk-project/kk/internal/kb"
+	"github.com/kk-project/kk/internal/store"
 )
 
 // drupalPack is kenkeep's published Drupal pack (schema version 2), kept
@@ -22,27 +22,27 @@ import (
 const drupalPack = "../../../shared/fixtures/kenkeep-pack-drupal"
 
 // newKB creates an initialised knowledge base in a temporary folder.
-func newKB(t testing.TB) *kb.KB {
+func newKB(t testing.TB) *store.KB {
 	t.Helper()
-	k := kb.New(t.TempDir())
-	if _, err := k.Init(context.Background(), kb.InitOptions{Version: "test", Now: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), Command: "test"}); err != nil {
+	k := store.New(t.TempDir())
+	if _, err := k.Init(context.Background(), store.InitOptions{Version: "test", Now: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), Command: "test"}); err != nil {
 		t.Fatal(err)
 	}
 	return k
 }
 
 // writeLeaf writes one leaf through kk's writer.
-func writeLeaf(t testing.TB, k *kb.KB, in kb.NodeInput) {
+func writeLeaf(t testing.TB, k *store.KB, in store.NodeInput) {
 	t.Helper()
-	if _, err := k.WriteNode(context.Background(), in, kb.WriteOptions{Mode: kb.Create, Command: "test"}); err != nil {
+	if _, err := k.WriteNode(context.Background(), in, store.WriteOptions{Mode: store.Create, Command: "test"}); err != nil {
 		t.Fatal(err)
 	}
 }
 
 // writeSummaries replaces FOLDER_SUMMARIES.md.
-func writeSummaries(t testing.TB, k *kb.KB, s kb.Summaries) {
+func writeSummaries(t testing.TB, k *store.KB, s store.Summaries) {
 	t.Helper()
-	data, err := kb.RenderSummaries(s)
+	data, err := store.RenderSummaries(s)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +54,7 @@ func writeSummaries(t testing.TB, k *kb.KB, s kb.Summaries) {
 // snapshot reads every file of the knowledge base that git would track
 // (everything but .state/, except installed-version), and fails if an
 // import left its private folder behind in .state/.
-func snapshot(t testing.TB, k *kb.KB) map[string]string {
+func snapshot(t testing.TB, k *store.KB) map[string]string {
 	t.Helper()
 	out := map[string]string{}
 	err := filepath.WalkDir(k.Dir, func(p string, d fs.DirEntry, err error) error {

@@ -14,8 +14,8 @@ import (
 
 	"github.com/kk-project/kk/internal/atomicfile"
 	"github.com/kk-project/kk/internal/contracts"
-	"github.com/kk-project/kk/internal/kb"
 	"github.com/kk-project/kk/internal/node"
+	"github.com/kk-project/kk/internal/store"
 	"github.com/kk-project/kk/internal/workpool"
 )
 
@@ -72,8 +72,8 @@ type ImportResult struct {
 	UnknownEdges []string `json:"unknown_edges"`
 	// Collisions are converted v2 leaves whose body already had a Related
 	// or Citations heading of its own (see kk migrate okf-v3).
-	Collisions   []kb.Collision `json:"collisions"`
-	IndexChanged []string       `json:"index_changed"`
+	Collisions   []store.Collision `json:"collisions"`
+	IndexChanged []string          `json:"index_changed"`
 }
 
 // DestExistsError is an import into a folder that already exists.
@@ -100,7 +100,7 @@ const writeConcurrency = 8
 // knowledge base, so that the kb package can read (and migrate) it.
 type stagedPack struct {
 	manifest *contracts.PackManifest
-	kb       *kb.KB
+	kb       *store.KB
 	label    func(rel string) string // names a file of the pack in messages
 }
 
@@ -110,7 +110,7 @@ type stagedPack struct {
 // every leaf is read, validated and rendered before the first file of the
 // tree is written. Leaves whose id the tree already has are skipped; a
 // failed write undoes the import.
-func Import(ctx context.Context, k *kb.KB, opts ImportOptions) (*ImportResult, error) {
+func Import(ctx context.Context, k *store.KB, opts ImportOptions) (*ImportResult, error) {
 	if opts.As != "" && !ValidName(opts.As) {
 		return nil, fmt.Errorf("folder name %q: use lowercase letters, digits and -, starting with a letter or digit", opts.As)
 	}
@@ -145,7 +145,7 @@ func Import(ctx context.Context, k *kb.KB, opts ImportOptions) (*ImportResult, e
 		dest = m.Name
 	}
 	res := &ImportResult{Name: m.Name, Version: m.Version, Folder: k.Rel(k.NodePath(dest)),
-		Skipped: []SkippedLeaf{}, Relinked: []string{}, UnknownEdges: []string{}, Collisions: []kb.Collision{}, IndexChanged: []string{}}
+		Skipped: []SkippedLeaf{}, Relinked: []string{}, UnknownEdges: []string{}, Collisions: []store.Collision{}, IndexChanged: []string{}}
 	if m.SchemaVersion == 2 && !opts.Migrate {
 		return nil, fmt.Errorf("pack %s is at schema version 2 (kenkeep's v2 leaves); import it with --migrate, which converts its leaves to version 3 on the way in", m.Name)
 	}
@@ -159,8 +159,8 @@ func Import(ctx context.Context, k *kb.KB, opts ImportOptions) (*ImportResult, e
 		}
 		res.Migrated = mr.Converted > 0
 		for _, c := range mr.Collisions {
-			rel := strings.TrimPrefix(c.Path, kb.DirName+"/nodes/")
-			res.Collisions = append(res.Collisions, kb.Collision{ID: c.ID, Path: k.Rel(k.NodePath(dest + "/" + rel)), Headings: c.Headings})
+			rel := strings.TrimPrefix(c.Path, store.DirName+"/nodes/")
+			res.Collisions = append(res.Collisions, store.Collision{ID: c.ID, Path: k.Rel(k.NodePath(dest + "/" + rel)), Headings: c.Headings})
 		}
 	}
 	leaves, summaries, err := readStaged(sp)
@@ -226,7 +226,7 @@ func stage(kind sourceKind, src, given, tmp string, limits Limits) (*stagedPack,
 	if fi, err := os.Lstat(filepath.Join(packDir, KnowledgeDir)); err != nil || !fi.IsDir() {
 		return nil, fmt.Errorf("%s: the pack has no %s/ folder (its leaves)", label(""), KnowledgeDir)
 	}
-	sk := kb.New(filepath.Join(tmp, "kb"))
+	sk := store.New(filepath.Join(tmp, "kb"))
 	if err := os.MkdirAll(sk.StateDir(), 0o755); err != nil {
 		return nil, err
 	}
@@ -247,9 +247,9 @@ func stage(kind sourceKind, src, given, tmp string, limits Limits) (*stagedPack,
 // readStaged reads and validates every leaf of a staged (and, for a v2
 // pack, converted) pack, and its folder summaries. Each leaf comes back
 // parsed with its body, ready to render.
-func readStaged(sp *stagedPack) ([]*node.Node, kb.Summaries, error) {
+func readStaged(sp *stagedPack) ([]*node.Node, store.Summaries, error) {
 	where := sp.label(KnowledgeDir)
-	t, err := sp.kb.ReadTree(kb.LoadOptions{NoCache: true, NoSave: true})
+	t, err := sp.kb.ReadTree(store.LoadOptions{NoCache: true, NoSave: true})
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", where, err)
 	}
@@ -275,9 +275,9 @@ func readStaged(sp *stagedPack) ([]*node.Node, kb.Summaries, error) {
 		leaves = append(leaves, n)
 	}
 	if len(problems) > 0 {
-		return nil, nil, fmt.Errorf("%s: %w", where, &kb.TreeError{Problems: problems})
+		return nil, nil, fmt.Errorf("%s: %w", where, &store.TreeError{Problems: problems})
 	}
-	summaries, err := kb.ReadSummaries(sp.kb.SummariesPath())
+	summaries, err := store.ReadSummaries(sp.kb.SummariesPath())
 	if err != nil {
 		// The message names the staged copy; name the pack's file instead.
 		msg := strings.TrimPrefix(err.Error(), sp.kb.SummariesPath()+": ")
@@ -297,17 +297,17 @@ type plannedWrite struct {
 // The new folder is the staged copy of knowledge/, with the leaves
 // rewritten in place and everything else removed, renamed into the tree
 // in one step.
-func graft(ctx context.Context, k *kb.KB, sp *stagedPack, dest string, leaves []*node.Node, packSummaries kb.Summaries, opts ImportOptions, res *ImportResult) error {
+func graft(ctx context.Context, k *store.KB, sp *stagedPack, dest string, leaves []*node.Node, packSummaries store.Summaries, opts ImportOptions, res *ImportResult) error {
 	if _, err := k.LoadConfig(); err != nil {
 		return err
 	}
-	t, err := k.ReadTree(kb.LoadOptions{})
+	t, err := k.ReadTree(store.LoadOptions{})
 	if err != nil {
 		return err
 	}
 	for _, n := range t.Leaves {
 		if n.Format != node.SchemaVersion {
-			return fmt.Errorf("%w (first one: %s)", kb.ErrNeedsMigration, k.Rel(k.NodePath(n.Path)))
+			return fmt.Errorf("%w (first one: %s)", store.ErrNeedsMigration, k.Rel(k.NodePath(n.Path)))
 		}
 	}
 	switch fi, err := os.Lstat(k.NodesDir()); {
@@ -326,15 +326,15 @@ func graft(ctx context.Context, k *kb.KB, sp *stagedPack, dest string, leaves []
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
-	summaries, err := kb.ReadSummaries(summaryFile)
+	summaries, err := store.ReadSummaries(summaryFile)
 	if err != nil {
 		return err
 	}
 
-	redirects := kb.Redirects{}
+	redirects := store.Redirects{}
 	switch data, err := os.ReadFile(k.RedirectsPath()); {
 	case err == nil:
-		if redirects, err = kb.ParseRedirects(k.Rel(k.RedirectsPath()), data); err != nil {
+		if redirects, err = store.ParseRedirects(k.Rel(k.RedirectsPath()), data); err != nil {
 			return err
 		}
 	case !errors.Is(err, fs.ErrNotExist):
@@ -399,7 +399,7 @@ func graft(ctx context.Context, k *kb.KB, sp *stagedPack, dest string, leaves []
 		}
 	}
 	if len(problems) > 0 {
-		return fmt.Errorf("%s: %w", sp.label(KnowledgeDir), &kb.TreeError{Problems: problems})
+		return fmt.Errorf("%s: %w", sp.label(KnowledgeDir), &store.TreeError{Problems: problems})
 	}
 	res.Imported = len(writes)
 
@@ -449,7 +449,7 @@ func graft(ctx context.Context, k *kb.KB, sp *stagedPack, dest string, leaves []
 	}
 	summaries[dest] = strings.Join(strings.Fields(sp.manifest.Summary), " ")
 	res.FolderSummaries++
-	summaryData, err := kb.RenderSummaries(summaries)
+	summaryData, err := store.RenderSummaries(summaries)
 	if err != nil {
 		return err
 	}
@@ -505,7 +505,7 @@ func graft(ctx context.Context, k *kb.KB, sp *stagedPack, dest string, leaves []
 			return undo(err, relinks)
 		}
 	}
-	rb, err := k.RebuildLocked(ctx, kb.RebuildOptions{Command: opts.Command})
+	rb, err := k.RebuildLocked(ctx, store.RebuildOptions{Command: opts.Command})
 	if err != nil {
 		return fmt.Errorf("the pack's leaves were imported into %s, but regenerating the index files failed: %w; run `kk index rebuild` once the cause is fixed", res.Folder, err)
 	}

@@ -15,34 +15,34 @@ import (
 
 	"github.com/kk-project/kk/internal/atomicfile"
 	"github.com/kk-project/kk/internal/contracts"
-	"github.com/kk-project/kk/internal/kb"
 	"github.com/kk-project/kk/internal/node"
 	"github.com/kk-project/kk/internal/schema"
+	"github.com/kk-project/kk/internal/store"
 )
 
 var testManifest = contracts.PackManifest{Name: "team", Version: "1.2.0", Summary: "conventions of the team", Homepage: "https://example.com/team-pack"}
 
 // sourceKB is a small tree with folders, edges, citations, summaries and a
 // redirect ledger.
-func sourceKB(t testing.TB) *kb.KB {
+func sourceKB(t testing.TB) *store.KB {
 	t.Helper()
 	k := newKB(t)
-	store := kb.NodeInput{Type: "map", Title: "Store", Description: "Where data lives.", Tags: []string{"storage"}, Folder: "store/deep", Body: "The store keeps everything.\n"}
-	writeLeaf(t, k, kb.NodeInput{Type: "practice", Title: "Solo", Description: "Stands alone.", Body: "No edges here.\n"})
-	writeLeaf(t, k, store)
-	writeLeaf(t, k, kb.NodeInput{Type: "practice", Title: "Exit codes", Description: "One switch decides them.", Tags: []string{"cli"}, Folder: "cli",
+	storeLeaf := store.NodeInput{Type: "map", Title: "Store", Description: "Where data lives.", Tags: []string{"storage"}, Folder: "store/deep", Body: "The store keeps everything.\n"}
+	writeLeaf(t, k, store.NodeInput{Type: "practice", Title: "Solo", Description: "Stands alone.", Body: "No edges here.\n"})
+	writeLeaf(t, k, storeLeaf)
+	writeLeaf(t, k, store.NodeInput{Type: "practice", Title: "Exit codes", Description: "One switch decides them.", Tags: []string{"cli"}, Folder: "cli",
 		Body: "Exit codes are decided in one place.\n", RelatesTo: []string{"map-store"}, DependsOn: []string{"practice-solo"}, DerivedFrom: []string{"docs/cli.md"}})
 	// The edge back is added once its target exists, so that every
 	// Related link of the tree is a real path.
-	store.RelatesTo = []string{"practice-exit-codes"}
-	if _, err := k.WriteNode(context.Background(), store, kb.WriteOptions{Mode: kb.Update, Command: "test"}); err != nil {
+	storeLeaf.RelatesTo = []string{"practice-exit-codes"}
+	if _, err := k.WriteNode(context.Background(), storeLeaf, store.WriteOptions{Mode: store.Update, Command: "test"}); err != nil {
 		t.Fatal(err)
 	}
-	writeSummaries(t, k, kb.Summaries{"cli": "command line conventions", "store": "storage", "store/deep": "the deep end", "gone": "a folder with no leaves"})
+	writeSummaries(t, k, store.Summaries{"cli": "command line conventions", "store": "storage", "store/deep": "the deep end", "gone": "a folder with no leaves"})
 	if err := os.WriteFile(k.RedirectsPath(), []byte(`{"practice-old": ["practice-exit-codes"]}`+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := k.Rebuild(context.Background(), kb.RebuildOptions{Command: "test"}); err != nil {
+	if _, err := k.Rebuild(context.Background(), store.RebuildOptions{Command: "test"}); err != nil {
 		t.Fatal(err)
 	}
 	return k
@@ -50,7 +50,7 @@ func sourceKB(t testing.TB) *kb.KB {
 
 // leafFiles reads the leaves of k's tree (index files left out), by path
 // under nodes/.
-func leafFiles(t testing.TB, k *kb.KB) map[string]string {
+func leafFiles(t testing.TB, k *store.KB) map[string]string {
 	t.Helper()
 	out := map[string]string{}
 	for p, data := range readDir(t, k.NodesDir()) {
@@ -73,7 +73,7 @@ func relocated(src, dest string) string {
 	return strings.Join(lines, "")
 }
 
-func mustLintClean(t *testing.T, k *kb.KB) {
+func mustLintClean(t *testing.T, k *store.KB) {
 	t.Helper()
 	rep, err := k.Lint(context.Background())
 	if err != nil {
@@ -82,7 +82,7 @@ func mustLintClean(t *testing.T, k *kb.KB) {
 	if rep.Errors > 0 {
 		t.Errorf("lint found %d error(s): %+v", rep.Errors, rep.Items)
 	}
-	rb, err := k.Rebuild(context.Background(), kb.RebuildOptions{Check: true})
+	rb, err := k.Rebuild(context.Background(), store.RebuildOptions{Check: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,11 +141,11 @@ func TestRoundTrip(t *testing.T) {
 			if !strings.Contains(got["team/cli/practice-exit-codes.md"], "- Related: [map-store](/team/store/deep/map-store.md)\n") {
 				t.Errorf("Related link not updated:\n%s", got["team/cli/practice-exit-codes.md"])
 			}
-			s, err := kb.ReadSummaries(dst.SummariesPath())
+			s, err := store.ReadSummaries(dst.SummariesPath())
 			if err != nil {
 				t.Fatal(err)
 			}
-			wantSummaries := kb.Summaries{"team": "conventions of the team", "team/cli": "command line conventions", "team/store": "storage", "team/store/deep": "the deep end"}
+			wantSummaries := store.Summaries{"team": "conventions of the team", "team/cli": "command line conventions", "team/store": "storage", "team/store/deep": "the deep end"}
 			if fmt.Sprint(s) != fmt.Sprint(wantSummaries) {
 				t.Errorf("summaries = %v, want %v", s, wantSummaries)
 			}
@@ -248,7 +248,7 @@ func TestExportRefuses(t *testing.T) {
 	}
 
 	// A dangling edge fails lint: nothing is written.
-	writeLeaf(t, k, kb.NodeInput{Type: "practice", Title: "Dangling", Description: "Points nowhere.", RelatesTo: []string{"practice-nowhere"}, Body: "x\n"})
+	writeLeaf(t, k, store.NodeInput{Type: "practice", Title: "Dangling", Description: "Points nowhere.", RelatesTo: []string{"practice-nowhere"}, Body: "x\n"})
 	target := filepath.Join(out, "lint.tar.gz")
 	_, err = Export(ctx, k, ExportOptions{Manifest: testManifest, Out: target})
 	var le *LintError
@@ -320,7 +320,7 @@ func TestImportDrupal(t *testing.T) {
 				t.Errorf("result: imported %d, migrated %v, skipped %d, summaries %d, unknown edges %v",
 					res.Imported, res.Migrated, len(res.Skipped), res.FolderSummaries, res.UnknownEdges)
 			}
-			tree, err := k.ReadTree(kb.LoadOptions{Bodies: true})
+			tree, err := k.ReadTree(store.LoadOptions{Bodies: true})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -348,7 +348,7 @@ func TestImportDrupal(t *testing.T) {
 					}
 				}
 			}
-			s, err := kb.ReadSummaries(k.SummariesPath())
+			s, err := store.ReadSummaries(k.SummariesPath())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -386,8 +386,8 @@ func TestImportDrupal(t *testing.T) {
 func TestImportCollisionsAndRelinks(t *testing.T) {
 	ctx := context.Background()
 	k := newKB(t)
-	writeLeaf(t, k, kb.NodeInput{Type: "practice", Title: "Solo", Description: "The tree's own solo.", Body: "Mine.\n"})
-	writeLeaf(t, k, kb.NodeInput{Type: "map", Title: "Waiting", Description: "Links ahead.", RelatesTo: []string{"practice-exit-codes"}, Body: "Waiting.\n"})
+	writeLeaf(t, k, store.NodeInput{Type: "practice", Title: "Solo", Description: "The tree's own solo.", Body: "Mine.\n"})
+	writeLeaf(t, k, store.NodeInput{Type: "map", Title: "Waiting", Description: "Links ahead.", RelatesTo: []string{"practice-exit-codes"}, Body: "Waiting.\n"})
 	mine, _ := os.ReadFile(k.NodePath("practice-solo.md"))
 	waiting, _ := os.ReadFile(k.NodePath("map-waiting.md"))
 	if !strings.Contains(string(waiting), "- Related: [practice-exit-codes](/practice-exit-codes.md)") {
@@ -433,7 +433,7 @@ func TestImportCollisionsAndRelinks(t *testing.T) {
 func TestImportRetiredIDs(t *testing.T) {
 	ctx := context.Background()
 	k := newKB(t)
-	writeLeaf(t, k, kb.NodeInput{Type: "map", Title: "Warehouse", Description: "Replaced the store.", Body: "Here now.\n"})
+	writeLeaf(t, k, store.NodeInput{Type: "map", Title: "Warehouse", Description: "Replaced the store.", Body: "Here now.\n"})
 	if err := os.WriteFile(k.RedirectsPath(), []byte(`{"map-store": ["map-warehouse"]}`+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -638,8 +638,8 @@ func TestImportDirSymlinks(t *testing.T) {
 func TestImportUndoesFailedWrite(t *testing.T) {
 	ctx := context.Background()
 	k := newKB(t)
-	writeLeaf(t, k, kb.NodeInput{Type: "map", Title: "Waiting", Description: "Links ahead.", RelatesTo: []string{"practice-solo"}, Body: "Waiting.\n"})
-	writeSummaries(t, k, kb.Summaries{"team/old": "a stale key under the pack's folder"})
+	writeLeaf(t, k, store.NodeInput{Type: "map", Title: "Waiting", Description: "Links ahead.", RelatesTo: []string{"practice-solo"}, Body: "Waiting.\n"})
+	writeSummaries(t, k, store.Summaries{"team/old": "a stale key under the pack's folder"})
 	before := snapshot(t, k)
 	target := filepath.Join(t.TempDir(), "team.tar.gz")
 	if _, err := Export(ctx, sourceKB(t), ExportOptions{Manifest: testManifest, Out: target}); err != nil {

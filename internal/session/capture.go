@@ -15,7 +15,7 @@ import (
 	"github.com/kk-project/kk/internal/atomicfile"
 	"github.com/kk-project/kk/internal/contracts"
 	"github.com/kk-project/kk/internal/frontmatter"
-	"github.com/kk-project/kk/internal/kb"
+	"github.com/kk-project/kk/internal/store"
 )
 
 // CursoryError is the proposal_error of a log skipped as cursory.
@@ -67,7 +67,7 @@ type CaptureResult struct {
 //   - any other log is written afresh as pending (or skipped, for a
 //     cursory session), dropping an earlier extraction of the shorter
 //     transcript.
-func Capture(ctx context.Context, k *kb.KB, o CaptureOptions) (*CaptureResult, error) {
+func Capture(ctx context.Context, k *store.KB, o CaptureOptions) (*CaptureResult, error) {
 	if strings.TrimSpace(o.SessionID) == "" || strings.ContainsAny(o.SessionID, `/\`) || strings.HasPrefix(o.SessionID, ".") {
 		return nil, fmt.Errorf("session id %q cannot name a log file", o.SessionID)
 	}

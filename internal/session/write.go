@@ -19,8 +19,8 @@ import (
 	"github.com/kk-project/kk/internal/atomicfile"
 	"github.com/kk-project/kk/internal/contracts"
 	"github.com/kk-project/kk/internal/frontmatter"
-	"github.com/kk-project/kk/internal/kb"
 	"github.com/kk-project/kk/internal/schema"
+	"github.com/kk-project/kk/internal/store"
 	"github.com/kk-project/kk/internal/yamlstyle"
 )
 
@@ -104,7 +104,7 @@ type StageResult struct {
 // included, so the new candidates wait for curation again; unless it
 // already holds the same excerpt and candidates, in which case there is
 // nothing to do and it is left as it is.
-func StageLive(ctx context.Context, k *kb.KB, o StageOptions) (*StageResult, error) {
+func StageLive(ctx context.Context, k *store.KB, o StageOptions) (*StageResult, error) {
 	if o.SessionID != "" && o.Generate {
 		return nil, errors.New("give a session id or ask for a generated one, not both")
 	}
@@ -182,7 +182,7 @@ type UpdateOptions struct {
 // UpdateProposals records the outcome of an extraction in the log at
 // path: the candidates and status done, or status failed and the error.
 // Other keys and the transcript are kept. It returns the updated log.
-func UpdateProposals(ctx context.Context, k *kb.KB, path string, o UpdateOptions) (*Log, error) {
+func UpdateProposals(ctx context.Context, k *store.KB, path string, o UpdateOptions) (*Log, error) {
 	switch o.Status {
 	case StatusDone:
 		if o.Proposals == nil {

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kk-project/kk/internal/kb"
+	"github.com/kk-project/kk/internal/store"
 )
 
 // NodeReads is how often one live node was read.
@@ -53,12 +53,12 @@ type Summary struct {
 }
 
 // Load reads the ledger and the tree of k and summarises them.
-func Load(k *kb.KB, limit int) (*Summary, error) {
+func Load(k *store.KB, limit int) (*Summary, error) {
 	entries, bad, err := Read(k)
 	if err != nil {
 		return nil, err
 	}
-	t, err := k.ReadTree(kb.LoadOptions{})
+	t, err := k.ReadTree(store.LoadOptions{})
 	if err != nil {
 		return nil, err
 	}
@@ -71,7 +71,7 @@ func Load(k *kb.KB, limit int) (*Summary, error) {
 
 // Summarize counts the reads of the ledger entries against the tree.
 // limit > 0 cuts each list to that many items; 0 keeps them all.
-func Summarize(t *kb.Tree, entries []Entry, limit int) *Summary {
+func Summarize(t *store.Tree, entries []Entry, limit int) *Summary {
 	type tally struct {
 		reads    int
 		sessions map[string]bool
@@ -152,7 +152,7 @@ func Summarize(t *kb.Tree, entries []Entry, limit int) *Summary {
 // (relative to .ai/kenkeep), or to neither. A leaf document is normally an
 // id; a path under nodes/ (relative to .ai/kenkeep or to the repository)
 // is looked up in the tree.
-func resolve(t *kb.Tree, byPath map[string]string, e Entry) (id, index string) {
+func resolve(t *store.Tree, byPath map[string]string, e Entry) (id, index string) {
 	doc := strings.ReplaceAll(strings.TrimSpace(e.Document), `\`, "/")
 	rel, isPath := nodesRel(doc)
 	if isPath {
@@ -176,11 +176,11 @@ func resolve(t *kb.Tree, byPath map[string]string, e Entry) (id, index string) {
 // nodesRel returns a document path relative to nodes/ when the document is
 // a path under it.
 func nodesRel(doc string) (string, bool) {
-	if i := strings.Index(doc, "/"+kb.DirName+"/nodes/"); i >= 0 {
+	if i := strings.Index(doc, "/"+store.DirName+"/nodes/"); i >= 0 {
 		doc = doc[i+1:] // an absolute path
 	}
 	doc = strings.TrimPrefix(doc, "./")
-	doc = strings.TrimPrefix(doc, kb.DirName+"/")
+	doc = strings.TrimPrefix(doc, store.DirName+"/")
 	if rel, ok := strings.CutPrefix(doc, "nodes/"); ok && rel != "" {
 		return rel, true
 	}

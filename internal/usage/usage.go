@@ -15,7 +15,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kk-project/kk/internal/kb"
+	"github.com/kk-project/kk/internal/store"
 )
 
 // Document types of a ledger entry.
@@ -34,7 +34,7 @@ type Entry struct {
 }
 
 // Path returns the ledger file of a knowledge base.
-func Path(k *kb.KB) string { return filepath.Join(k.StateDir(), "usage.jsonl") }
+func Path(k *store.KB) string { return filepath.Join(k.StateDir(), "usage.jsonl") }
 
 // Validate checks an entry before it is recorded.
 func (e Entry) Validate() error {
@@ -58,7 +58,7 @@ func (e Entry) Validate() error {
 // if one is invalid nothing is written. The lines go out in a single write
 // to a file opened with O_APPEND, so concurrent recorders (several agent
 // sessions ending at once) never interleave or lose lines, without a lock.
-func Record(k *kb.KB, entries ...Entry) error {
+func Record(k *store.KB, entries ...Entry) error {
 	if len(entries) == 0 {
 		return nil
 	}
@@ -101,7 +101,7 @@ type BadLine struct {
 // Read returns the ledger's entries in file order, and the lines it had to
 // skip (a line cut short by a crash, or edited by hand). A missing ledger
 // has no entries.
-func Read(k *kb.KB) ([]Entry, []BadLine, error) {
+func Read(k *store.KB) ([]Entry, []BadLine, error) {
 	f, err := os.Open(Path(k))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil, nil

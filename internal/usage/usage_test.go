@@ -10,11 +10,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kk-project/kk/internal/kb"
+	"github.com/kk-project/kk/internal/store"
 )
 
 func TestRecordAndRead(t *testing.T) {
-	k := kb.New(t.TempDir())
+	k := store.New(t.TempDir())
 	e := Entry{Document: "practice-a", Type: TypeLeaf, SessionID: "s1", UsedAt: "2026-01-01T00:00:00.000Z"}
 	if err := Record(k, e, Entry{Document: "nodes/index.md", Type: TypeIndex, SessionID: "s1", UsedAt: "2026-01-01T00:00:01Z"}); err != nil {
 		t.Fatal(err)
@@ -38,7 +38,7 @@ func TestRecordAndRead(t *testing.T) {
 }
 
 func TestRecordRejectsInvalidEntries(t *testing.T) {
-	k := kb.New(t.TempDir())
+	k := store.New(t.TempDir())
 	good := Entry{Document: "practice-a", Type: TypeLeaf, SessionID: "s1", UsedAt: "2026-01-01T00:00:00Z"}
 	for _, c := range []struct {
 		mut  func(*Entry)
@@ -64,7 +64,7 @@ func TestRecordRejectsInvalidEntries(t *testing.T) {
 
 // Many sessions recording at once lose and tear no line.
 func TestRecordConcurrent(t *testing.T) {
-	k := kb.New(t.TempDir())
+	k := store.New(t.TempDir())
 	const writers, each = 16, 60
 	var wg sync.WaitGroup
 	errs := make(chan error, writers*each)
@@ -104,7 +104,7 @@ func TestRecordConcurrent(t *testing.T) {
 }
 
 func TestReadSkipsBadLines(t *testing.T) {
-	k := kb.New(t.TempDir())
+	k := store.New(t.TempDir())
 	if err := os.MkdirAll(k.StateDir(), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -128,18 +128,18 @@ not json
 
 func TestSummary(t *testing.T) {
 	ctx := context.Background()
-	k := kb.New(t.TempDir())
-	if _, err := k.Init(ctx, kb.InitOptions{Version: "test", Now: time.Unix(0, 0)}); err != nil {
+	k := store.New(t.TempDir())
+	if _, err := k.Init(ctx, store.InitOptions{Version: "test", Now: time.Unix(0, 0)}); err != nil {
 		t.Fatal(err)
 	}
-	for _, in := range []kb.NodeInput{
+	for _, in := range []store.NodeInput{
 		{Type: "practice", Title: "Alpha", Description: "a", Folder: "http"},
 		{Type: "practice", Title: "Beta", Description: "b"},
 		{Type: "map", Title: "Gamma", Description: "c", Folder: "db"},
 		{Type: "map", Title: "Delta", Description: "d"},
 		{Type: "map", Title: "Epsilon", Description: "e"},
 	} {
-		if _, err := k.WriteNode(ctx, in, kb.WriteOptions{}); err != nil {
+		if _, err := k.WriteNode(ctx, in, store.WriteOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -189,11 +189,11 @@ func TestSummary(t *testing.T) {
 
 func TestSummaryLastReadByInstant(t *testing.T) {
 	ctx := context.Background()
-	k := kb.New(t.TempDir())
-	if _, err := k.Init(ctx, kb.InitOptions{Version: "test", Now: time.Unix(0, 0)}); err != nil {
+	k := store.New(t.TempDir())
+	if _, err := k.Init(ctx, store.InitOptions{Version: "test", Now: time.Unix(0, 0)}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := k.WriteNode(ctx, kb.NodeInput{Type: "practice", Title: "A", Description: "a"}, kb.WriteOptions{}); err != nil {
+	if _, err := k.WriteNode(ctx, store.NodeInput{Type: "practice", Title: "A", Description: "a"}, store.WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	// As strings "…:01Z" sorts after "…:01.5Z" and "01:00:00+02:00" after

@@ -1,0 +1,79 @@
+package store
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/kk-project/kk/internal/atomicfile"
+)
+
+// BootstrapState is .state/bootstrap-state.json: which documents a
+// bootstrap has turned into nodes, and the content hash it saw, so that a
+// re-run skips documents that did not change.
+type BootstrapState struct {
+	SchemaVersion     int                     `json:"schema_version"`
+	LastFullBootstrap string                  `json:"last_full_bootstrap_at,omitempty"`
+	LastIncremental   string                  `json:"last_incremental_at,omitempty"`
+	Docs              map[string]BootstrapDoc `json:"docs"`
+}
+
+// BootstrapDoc is one processed document.
+type BootstrapDoc struct {
+	ContentSHA256   string   `json:"content_sha256"`
+	LastProcessedAt string   `json:"last_processed_at"`
+	ProducedNodes   []string `json:"produced_nodes"`
+}
+
+func (k *KB) bootstrapStatePath() string { return filepath.Join(k.StateDir(), "bootstrap-state.json") }
+
+// ReadBootstrapState reads the bootstrap state; a missing file is empty.
+func (k *KB) ReadBootstrapState() (*BootstrapState, error) {
+	st := &BootstrapState{SchemaVersion: 1, Docs: map[string]BootstrapDoc{}}
+	data, err := os.ReadFile(k.bootstrapStatePath())
+	if errors.Is(err, fs.ErrNotExist) {
+		return st, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal(data, st); err != nil {
+		return nil, fmt.Errorf("%s: %v", k.Rel(k.bootstrapStatePath()), err)
+	}
+	if st.Docs == nil {
+		st.Docs = map[string]BootstrapDoc{}
+	}
+	return st, nil
+}
+
+// recordBootstrapSource notes that doc (with content hash sum) produced id.
+func (k *KB) recordBootstrapSource(doc, sum, id string) error {
+	st, err := k.ReadBootstrapState()
+	if err != nil {
+		return err
+	}
+	d := st.Docs[doc]
+	if d.ContentSHA256 != sum {
+		d.ProducedNodes = nil
+	}
+	d.ContentSHA256 = sum
+	d.LastProcessedAt = k.now().UTC().Format(time.RFC3339)
+	if !slices.Contains(d.ProducedNodes, id) {
+		d.ProducedNodes = append(d.ProducedNodes, id)
+		slices.Sort(d.ProducedNodes)
+	}
+	st.Docs[doc] = d
+	data, err := json.MarshalIndent(st, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(k.StateDir(), 0o755); err != nil {
+		return err
+	}
+	return atomicfile.Write(k.bootstrapStatePath(), append(data, '\n'), 0o644)
+}

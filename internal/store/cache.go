@@ -1,0 +1,191 @@
+package store
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"io"
+	"os"
+	"time"
+
+	"github.com/kk-project/kk/internal/atomicfile"
+	"github.com/kk-project/kk/internal/node"
+)
+
+// The leaf cache keeps the parsed fields of every leaf, keyed by path, size
+// and modification time, in .state/leaves.cache (gitignored). A read of an
+// unchanged tree then costs one stat per leaf instead of a parse. Entries
+// whose mtime is too close to the moment the cache was written are not
+// trusted, since a same-size edit within the file system's timestamp
+// granularity would otherwise go unseen.
+//
+// The format is a small binary encoding (a magic line, then varint-prefixed
+// fields) because decoding it is on the path of every read command.
+
+const cacheMagic = "kk-leaf-cache 3\n"
+
+// racyWindow is how close to the cache's write time an mtime must be for
+// the entry to be re-read anyway.
+const racyWindow = 2 * time.Second
+
+type leafCache struct {
+	written int64
+	entries map[string]*cacheEntry
+}
+
+type cacheEntry struct {
+	size, mtime int64
+	hash        string
+	n           node.Node
+}
+
+func (k *KB) loadCache() *leafCache {
+	data, err := os.ReadFile(k.CachePath())
+	if err != nil || !bytes.HasPrefix(data, []byte(cacheMagic)) {
+		return nil
+	}
+	r := &cacheReader{s: string(data[len(cacheMagic):])}
+	c := &leafCache{written: r.int()}
+	count := r.int()
+	if r.err != nil || count < 0 || count > int64(len(data)) {
+		return nil
+	}
+	c.entries = make(map[string]*cacheEntry, count)
+	for range count {
+		e := &cacheEntry{}
+		rel := r.str()
+		e.size, e.mtime, e.hash = r.int(), r.int(), r.str()
+		e.n = node.Node{
+			Path: rel, Format: int(r.int()), Type: r.str(), Title: r.str(), Description: r.str(),
+			Tags: r.list(), ID: r.str(), DerivedFrom: r.list(), RelatesTo: r.list(), DependsOn: r.list(),
+			Confidence: r.str(), Status: r.str(), StaleAfter: r.str(), BodySize: int(r.int()),
+		}
+		if links := r.list(); len(links) > 0 {
+			e.n.GraphLinks = links // a leaf without graph links has nil, as Parse gives it
+		}
+		if r.err != nil {
+			return nil
+		}
+		c.entries[rel] = e
+	}
+	return c
+}
+
+func (c *leafCache) lookup(f leafFile) (*node.Node, string, bool) {
+	e, ok := c.entries[f.rel]
+	if !ok || e.size != f.size || e.mtime != f.mtime || f.mtime >= c.written-int64(racyWindow) {
+		return nil, "", false
+	}
+	n := e.n
+	return &n, e.hash, true
+}
+
+func (k *KB) saveCache(files []leafFile, leaves []*node.Node, hashes []string) {
+	var buf bytes.Buffer
+	w := &cacheWriter{w: bufio.NewWriter(&buf)}
+	w.w.WriteString(cacheMagic)
+	w.int(time.Now().UnixNano())
+	w.int(int64(len(files)))
+	for i, f := range files {
+		n := leaves[i]
+		w.str(f.rel)
+		w.int(f.size)
+		w.int(f.mtime)
+		w.str(hashes[i])
+		w.int(int64(n.Format))
+		w.str(n.Type)
+		w.str(n.Title)
+		w.str(n.Description)
+		w.list(n.Tags)
+		w.str(n.ID)
+		w.list(n.DerivedFrom)
+		w.list(n.RelatesTo)
+		w.list(n.DependsOn)
+		w.str(n.Confidence)
+		w.str(n.Status)
+		w.str(n.StaleAfter)
+		w.int(int64(n.BodySize))
+		w.list(n.GraphLinks)
+	}
+	if w.w.Flush() != nil || os.MkdirAll(k.StateDir(), 0o755) != nil {
+		return
+	}
+	// The cache is an optimisation: failing to save it is not an error.
+	_ = atomicfile.Write(k.CachePath(), buf.Bytes(), 0o644)
+}
+
+type cacheWriter struct{ w *bufio.Writer }
+
+func (c *cacheWriter) int(v int64) {
+	var b [binary.MaxVarintLen64]byte
+	c.w.Write(b[:binary.PutVarint(b[:], v)])
+}
+
+func (c *cacheWriter) str(s string) {
+	c.int(int64(len(s)))
+	c.w.WriteString(s)
+}
+
+func (c *cacheWriter) list(l []string) {
+	c.int(int64(len(l)))
+	for _, s := range l {
+		c.str(s)
+	}
+}
+
+// cacheReader decodes from one string, so decoded strings share its memory
+// instead of each being allocated.
+type cacheReader struct {
+	s   string
+	err error
+}
+
+var errCorruptCache = errors.New("corrupt leaf cache")
+
+func (c *cacheReader) int() int64 {
+	if c.err != nil {
+		return 0
+	}
+	var x uint64
+	var shift uint
+	for i := 0; i < len(c.s) && i < binary.MaxVarintLen64; i++ {
+		b := c.s[i]
+		x |= uint64(b&0x7f) << shift
+		if b < 0x80 {
+			c.s = c.s[i+1:]
+			v := int64(x >> 1)
+			if x&1 != 0 {
+				v = ^v
+			}
+			return v
+		}
+		shift += 7
+	}
+	c.err = errCorruptCache
+	return 0
+}
+
+func (c *cacheReader) str() string {
+	n := c.int()
+	if c.err != nil || n < 0 || n > int64(len(c.s)) {
+		c.err = io.ErrUnexpectedEOF
+		return ""
+	}
+	s := c.s[:n]
+	c.s = c.s[n:]
+	return s
+}
+
+func (c *cacheReader) list() []string {
+	n := c.int()
+	if c.err != nil || n < 0 || n > int64(len(c.s)) {
+		c.err = io.ErrUnexpectedEOF
+		return nil
+	}
+	out := make([]string, n)
+	for i := range out {
+		out[i] = c.str()
+	}
+	return out
+}

@@ -1,0 +1,406 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/kk-project/kk/internal/frontmatter"
+	"github.com/kk-project/kk/internal/lock"
+	"github.com/kk-project/kk/internal/node"
+)
+
+// Doctor check levels.
+const (
+	DoctorOK    = "ok"
+	DoctorWarn  = "warn"
+	DoctorError = "error"
+)
+
+// entryTokenBudget is the most estimated tokens ENTRY.md's body should
+// hold: it is injected into every agent session.
+const entryTokenBudget = 2500
+
+// doctorLockWait is how long Doctor tries to take the writer lock to see
+// whether another process holds it.
+var doctorLockWait = 50 * time.Millisecond
+
+// DoctorCheck is the outcome of one doctor check. Details list the
+// individual problems (files, references) behind a warning or error.
+type DoctorCheck struct {
+	Name    string   `json:"name"`
+	Level   string   `json:"level"`
+	Message string   `json:"message"`
+	Fix     string   `json:"fix"`
+	Details []string `json:"details,omitempty"`
+}
+
+// DoctorReport is every check Doctor ran, in order, with counts per level.
+type DoctorReport struct {
+	Checks   []DoctorCheck `json:"checks"`
+	OK       int           `json:"ok"`
+	Warnings int           `json:"warnings"`
+	Errors   int           `json:"errors"`
+}
+
+// DoctorOptions configure Doctor.
+type DoctorOptions struct {
+	// Version is the version of the running kk, compared with the one that
+	// installed the knowledge base.
+	Version string
+}
+
+// Doctor checks the health of the knowledge base itself: its install
+// record, ignore files, settings, index files, leaves and writer lock. It
+// reads only.
+func (k *KB) Doctor(ctx context.Context, opts DoctorOptions) (*DoctorReport, error) {
+	r := &DoctorReport{}
+	add := r.Add
+
+	add(checkGit())
+	inst, c := k.checkInstalled()
+	add(c)
+	if inst != nil {
+		add(checkVersion(inst, opts.Version))
+	}
+	add(k.checkGitignore())
+	add(k.checkKKIgnore())
+	add(k.checkConfig())
+
+	t, err := k.ReadTree(LoadOptions{})
+	var te *TreeError
+	if err != nil && !errors.As(err, &te) {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	add(k.checkLeaves(t, te))
+	skipped := func(name string) DoctorCheck {
+		return DoctorCheck{Name: name, Level: DoctorWarn, Message: "not checked: some leaves are invalid (see leaves-valid)", Fix: "fix the invalid leaves, then run `kk doctor` again"}
+	}
+	if t == nil {
+		add(skipped("v2-leaves"))
+		add(skipped("entry-fresh"))
+	} else {
+		add(checkV2(t))
+		add(k.checkEntryFresh(t))
+	}
+	add(k.checkEntrySize())
+	if t == nil {
+		add(skipped("derived-from"))
+	} else {
+		c, err := k.checkDerivedFrom(t)
+		if err != nil {
+			return nil, err
+		}
+		add(c)
+	}
+	add(k.checkLock(ctx))
+	return r, nil
+}
+
+// Add appends a check to the report and counts it. A level other than ok
+// or warn counts as an error.
+func (r *DoctorReport) Add(c DoctorCheck) {
+	r.Checks = append(r.Checks, c)
+	switch c.Level {
+	case DoctorOK:
+		r.OK++
+	case DoctorWarn:
+		r.Warnings++
+	default:
+		r.Errors++
+	}
+}
+
+func checkGit() DoctorCheck {
+	c := DoctorCheck{Name: "git"}
+	p, err := exec.LookPath("git")
+	if err != nil {
+		c.Level, c.Message = DoctorWarn, "git is not on PATH; staging (--stage), branch detection and git hooks need it"
+		c.Fix = "install git or add it to PATH"
+		return c
+	}
+	c.Level, c.Message = DoctorOK, "git found at "+p
+	return c
+}
+
+func (k *KB) checkInstalled() (*Installed, DoctorCheck) {
+	c := DoctorCheck{Name: "installed-version"}
+	file := k.Rel(k.InstalledPath())
+	in, err := k.ReadInstalled()
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		c.Level, c.Message, c.Fix = DoctorError, file+" is missing: the knowledge base was never initialized", "run `kk init`"
+		return nil, c
+	case err != nil:
+		c.Level, c.Message, c.Fix = DoctorError, fmt.Sprintf("%s cannot be read: %v", file, err), "run `kk init --upgrade` to rewrite it"
+		return nil, c
+	case strings.TrimSpace(in.Version) == "":
+		c.Level, c.Message, c.Fix = DoctorWarn, file+" records no version", "run `kk init --upgrade` to rewrite it"
+		return nil, c
+	}
+	c.Level, c.Message = DoctorOK, fmt.Sprintf("installed by %s %s at %s", in.Package, in.Version, in.InstalledAt)
+	return in, c
+}
+
+func checkVersion(in *Installed, running string) DoctorCheck {
+	c := DoctorCheck{Name: "kk-version"}
+	if in.Version != running {
+		c.Level = DoctorWarn
+		c.Message = fmt.Sprintf("installed with %s %s, running kk %s", in.Package, in.Version, running)
+		c.Fix = "run `kk init --upgrade` to refresh the installed files for this version"
+		return c
+	}
+	c.Level, c.Message = DoctorOK, "installed and running version "+running
+	return c
+}
+
+func (k *KB) checkGitignore() DoctorCheck {
+	c := DoctorCheck{Name: "gitignore"}
+	file := k.Rel(k.GitignorePath())
+	fix := "run `kk init --upgrade`, which puts kk's lines first and keeps yours"
+	data, err := os.ReadFile(k.GitignorePath())
+	if errors.Is(err, fs.ErrNotExist) {
+		c.Level, c.Message, c.Fix = DoctorWarn, file+" is missing, so session logs and local state may be committed", fix
+		return c
+	}
+	if err != nil {
+		c.Level, c.Message, c.Fix = DoctorError, fmt.Sprintf("%s cannot be read: %v", file, err), "check the file's permissions"
+		return c
+	}
+	have := map[string]bool{}
+	for _, l := range strings.Split(string(data), "\n") {
+		have[strings.TrimSpace(l)] = true
+	}
+	var missing []string
+	for _, l := range gitignoreLines {
+		if !have[l] {
+			missing = append(missing, l)
+		}
+	}
+	if len(missing) > 0 {
+		c.Level, c.Message, c.Fix = DoctorWarn, fmt.Sprintf("%s lacks %d of kk's lines", file, len(missing)), fix
+		c.Details = missing
+		return c
+	}
+	c.Level, c.Message = DoctorOK, file+" has kk's lines"
+	return c
+}
+
+func (k *KB) checkKKIgnore() DoctorCheck {
+	c := DoctorCheck{Name: "kkignore"}
+	data, err := os.ReadFile(k.KKIgnorePath())
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		c.Level, c.Message, c.Fix = DoctorWarn, ".kkignore is missing, so document discovery scans harness folders and build output", "run `kk init --upgrade` to write a starter .kkignore"
+		return c
+	case err != nil:
+		c.Level, c.Message, c.Fix = DoctorError, fmt.Sprintf(".kkignore cannot be read: %v", err), "check the file's permissions"
+		return c
+	}
+	patterns := 0
+	for _, l := range strings.Split(string(data), "\n") {
+		if l = strings.TrimSpace(l); l != "" && !strings.HasPrefix(l, "#") {
+			patterns++
+		}
+	}
+	if patterns == 0 {
+		c.Level, c.Message, c.Fix = DoctorWarn, ".kkignore holds only comments", "add the paths document discovery should skip, one per line"
+		return c
+	}
+	c.Level, c.Message = DoctorOK, fmt.Sprintf(".kkignore has %d pattern(s)", patterns)
+	return c
+}
+
+func (k *KB) checkConfig() DoctorCheck {
+	c := DoctorCheck{Name: "config"}
+	file := k.Rel(k.ConfigPath())
+	if _, err := os.Stat(k.ConfigPath()); errors.Is(err, fs.ErrNotExist) {
+		c.Level, c.Message = DoctorOK, file+" is absent; the defaults apply"
+		return c
+	}
+	if _, err := k.LoadConfig(); err != nil {
+		c.Level, c.Message, c.Fix = DoctorError, err.Error(), "correct the setting named; kk reads no other setting until the file is valid"
+		return c
+	}
+	c.Level, c.Message = DoctorOK, file+" is valid"
+	return c
+}
+
+func (k *KB) checkLeaves(t *Tree, te *TreeError) DoctorCheck {
+	c := DoctorCheck{Name: "leaves-valid"}
+	if te != nil {
+		for _, p := range te.Problems {
+			var ne *node.Error
+			if errors.As(p, &ne) {
+				c.Details = append(c.Details, lintPath(ne.Path)+strings.TrimPrefix(ne.Error(), ne.Path))
+			} else {
+				c.Details = append(c.Details, p.Error())
+			}
+		}
+		slices.Sort(c.Details)
+		c.Level, c.Message = DoctorError, fmt.Sprintf("%d leaf file(s) are invalid", len(te.Problems))
+		c.Fix = "correct each file named; `kk lint` explains every problem"
+		return c
+	}
+	c.Level, c.Message = DoctorOK, fmt.Sprintf("all %d leaf file(s) are valid", len(t.Leaves))
+	return c
+}
+
+func checkV2(t *Tree) DoctorCheck {
+	c := DoctorCheck{Name: "v2-leaves"}
+	v2 := 0
+	for _, n := range t.Leaves {
+		if n.Format == 2 {
+			v2++
+		}
+	}
+	if v2 > 0 {
+		c.Level, c.Message = DoctorWarn, fmt.Sprintf("%d of %d leaf file(s) are in the kenkeep v2 format", v2, len(t.Leaves))
+		c.Fix = "run `kk migrate okf-v3`"
+		return c
+	}
+	c.Level, c.Message = DoctorOK, "no leaves in the v2 format"
+	return c
+}
+
+func (k *KB) checkEntryFresh(t *Tree) DoctorCheck {
+	c := DoctorCheck{Name: "entry-fresh", Fix: "run `kk index rebuild`"}
+	file := k.Rel(k.EntryPath())
+	got, ok := k.EntryHash()
+	switch {
+	case !ok:
+		c.Level, c.Message = DoctorWarn, file+" is missing or records no nodes_hash"
+	case got != NodesHash(t):
+		c.Level, c.Message = DoctorWarn, file+" is stale: it was generated from different leaves"
+	default:
+		c.Level, c.Message, c.Fix = DoctorOK, file+" matches the leaves", ""
+	}
+	return c
+}
+
+func (k *KB) checkEntrySize() DoctorCheck {
+	c := DoctorCheck{Name: "entry-size"}
+	file := k.Rel(k.EntryPath())
+	src, err := os.ReadFile(k.EntryPath())
+	if err != nil {
+		c.Level, c.Message, c.Fix = DoctorWarn, fmt.Sprintf("%s cannot be read: %v", file, errors.Unwrap(err)), "run `kk index rebuild`"
+		if errors.Is(err, fs.ErrNotExist) {
+			c.Message = file + " is missing"
+		}
+		return c
+	}
+	doc, err := frontmatter.Parse(src)
+	if err != nil {
+		c.Level, c.Message, c.Fix = DoctorWarn, fmt.Sprintf("%s: %s", file, frontmatter.Describe(err)), "run `kk index rebuild`"
+		return c
+	}
+	tokens := (utf16Len(string(doc.Body())) + 3) / 4
+	if tokens > entryTokenBudget {
+		c.Level = DoctorWarn
+		c.Message = fmt.Sprintf("%s is about %d tokens, over the %d every session start can afford", file, tokens, entryTokenBudget)
+		c.Fix = "move leaves from the nodes/ root into topic folders and keep top-level folder summaries to one short line"
+		return c
+	}
+	c.Level, c.Message = DoctorOK, fmt.Sprintf("%s is about %d tokens (budget %d)", file, tokens, entryTokenBudget)
+	return c
+}
+
+// candidateOrigin matches "<session id>:<type>:<n>", the origin of a
+// proposal candidate.
+var candidateOrigin = regexp.MustCompile(`^[A-Za-z0-9._-]+:[a-z][a-z0-9_-]*:[0-9]+$`)
+
+var urlScheme = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9+.-]*://`)
+
+// checkDerivedFrom checks that every kk_derived_from reference points at
+// something: a URL, an existing file (repository-relative or absolute), a
+// session log in _sessions/, a candidate origin, or an id (retired ids of a
+// split leaf included).
+func (k *KB) checkDerivedFrom(t *Tree) (DoctorCheck, error) {
+	c := DoctorCheck{Name: "derived-from"}
+	redirects, err := k.readRedirects()
+	if err != nil {
+		return c, err
+	}
+	sessions := map[string]bool{}
+	if entries, err := os.ReadDir(k.SessionsDir()); err == nil {
+		for _, e := range entries {
+			sessions[e.Name()] = true
+		}
+	}
+	resolved := map[string]bool{}
+	resolves := func(ref string) bool {
+		if ok, seen := resolved[ref]; seen {
+			return ok
+		}
+		ok := urlScheme.MatchString(ref) || candidateOrigin.MatchString(ref) || sessions[ref]
+		if !ok {
+			_, live := t.byID[ref]
+			_, retired := redirects[ref]
+			ok = live || retired
+		}
+		if !ok {
+			p := ref
+			if !filepath.IsAbs(p) {
+				p = filepath.Join(k.Root, filepath.FromSlash(ref))
+			}
+			_, err := os.Stat(p)
+			ok = err == nil
+		}
+		resolved[ref] = ok
+		return ok
+	}
+	refs := 0
+	for _, n := range t.Leaves {
+		for _, ref := range n.DerivedFrom {
+			refs++
+			if !resolves(ref) {
+				c.Details = append(c.Details, fmt.Sprintf("%s: %s", lintPath(n.Path), ref))
+			}
+		}
+	}
+	if len(c.Details) > 0 {
+		c.Level, c.Message = DoctorWarn, fmt.Sprintf("%d of %d kk_derived_from reference(s) do not resolve", len(c.Details), refs)
+		c.Fix = "point each at a URL, a file in the repository or a session log, or remove it"
+		return c, nil
+	}
+	c.Level, c.Message = DoctorOK, fmt.Sprintf("all %d kk_derived_from reference(s) resolve", refs)
+	return c, nil
+}
+
+func (k *KB) checkLock(ctx context.Context) DoctorCheck {
+	c := DoctorCheck{Name: "writer-lock"}
+	path := k.LockPath()
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		c.Level, c.Message = DoctorOK, "the writer lock is free"
+		return c
+	}
+	l, err := lock.Acquire(ctx, path, doctorLockWait, "kk doctor (lock probe)")
+	var held *lock.HeldError
+	switch {
+	case errors.As(err, &held):
+		who := "another process"
+		if h := held.Holder; h != nil {
+			who = fmt.Sprintf("pid %d on %s (%s) since %s", h.PID, h.Host, h.Command, h.Since.UTC().Format(time.RFC3339))
+		}
+		c.Level, c.Message = DoctorWarn, "the writer lock is held by "+who
+		c.Fix = "wait for that command to finish; the lock frees itself when its holder exits"
+		return c
+	case err != nil:
+		c.Level, c.Message, c.Fix = DoctorWarn, fmt.Sprintf("the writer lock cannot be probed: %v", err), "check the permissions of "+k.Rel(path)
+		return c
+	}
+	l.Release()
+	c.Level, c.Message = DoctorOK, "the writer lock is free"
+	return c
+}

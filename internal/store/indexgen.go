@@ -1,0 +1,635 @@
+package store
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/kk-project/kk/internal/node"
+	"github.com/kk-project/kk/internal/yamlstyle"
+)
+
+// OKFVersion is the Open Knowledge Format version kk declares in nodes/index.md.
+const OKFVersion = "0.2"
+
+// EmptyHash is the nodes_hash of a tree with no leaves.
+const EmptyHash = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+
+// Directives embedded in every generated index, in kk's own words.
+const (
+	NavigationDirective = "> kk navigation: this index is a map, not the territory. Pick the folder or leaf whose summary and tags match your task, open only that, and descend again if needed; a leaf's relates_to and depends_on ids lead to neighbouring knowledge."
+	LeafReadDirective   = "> Before acting on a topic listed here, open at least one of its leaves: the one-line summaries below only tell you where the detail lives."
+)
+
+// byTopicMax is how many nodes each tag of a folder's "By topic" block lists.
+const byTopicMax = 3
+
+// Generated is the full output of index generation.
+type Generated struct {
+	// Files maps a path relative to the KB folder (.ai/kenkeep) to content.
+	Files map[string][]byte
+	// Keys holds, for every generated file (rendered or skipped), a hash of
+	// the inputs it was rendered from.
+	Keys map[string]string
+	// Skipped lists the files not rendered because they were fresh.
+	Skipped []string
+	// NodesHash is the content hash of every leaf ("sha256:" not included).
+	NodesHash string
+	// MissingSummaries lists non-root folders without a summary.
+	MissingSummaries []string
+	// Folders are the folders that have (or get) an index.md.
+	Folders []string
+	// Metrics per folder, for rebalance.
+	Metrics map[string]FolderMetrics
+}
+
+// FolderMetrics describe a folder's direct leaves.
+type FolderMetrics struct {
+	Occupancy    int // direct leaves
+	TagDiversity int // distinct tags among them
+	LeafSize     int // estimated tokens: ceil(chars/4) over title, description and body
+}
+
+// NodesHash computes the content hash of a tree: sha256 over the sorted
+// lines "<path>\t<sha256 of the leaf's bytes>", joined by "\n".
+func NodesHash(t *Tree) string {
+	entries := make([]string, 0, len(t.Leaves))
+	for _, n := range t.Leaves {
+		entries = append(entries, n.Path+"\t"+t.hashes[n.Path])
+	}
+	slices.SortFunc(entries, compareUTF16)
+	sum := sha256.Sum256([]byte(strings.Join(entries, "\n")))
+	return hex.EncodeToString(sum[:])
+}
+
+// compareUTF16 orders strings by UTF-16 code units, as JavaScript's default
+// sort does. It differs from byte order only where one string has a
+// character above U+FFFF and the other one in U+E000..U+FFFF at the first
+// difference.
+func compareUTF16(a, b string) int {
+	i := 0
+	for i < len(a) && i < len(b) && a[i] == b[i] {
+		i++
+	}
+	if i == len(a) || i == len(b) {
+		return len(a) - len(b)
+	}
+	for i > 0 && !utf8.RuneStart(a[i]) {
+		i--
+	}
+	ra, _ := utf8.DecodeRuneInString(a[i:])
+	rb, _ := utf8.DecodeRuneInString(b[i:])
+	if ka, kb := utf16Key(ra), utf16Key(rb); ka != kb {
+		if ka < kb {
+			return -1
+		}
+		return 1
+	}
+	return strings.Compare(a, b)
+}
+
+// Generate renders every generated file of the tree: each folder's
+// index.md, the root nodes/index.md, ENTRY.md and GRAPH.md. summaries are
+// the folder summaries; the root's comes from ENTRY.md.
+func Generate(t *Tree, summaries Summaries) (*Generated, error) {
+	return generate(t, summaries, nil)
+}
+
+// generate is Generate that skips rendering every folder index for which
+// fresh(file, key) reports that the file on disk was rendered from inputs
+// with that key. Keys cover everything a folder index shows; see folderKey.
+func generate(t *Tree, summaries Summaries, fresh func(file, key string) bool) (*Generated, error) {
+	g := &Generated{Files: map[string][]byte{}, Keys: map[string]string{}, Metrics: map[string]FolderMetrics{}}
+	g.NodesHash = NodesHash(t)
+
+	inDegree := map[string]int{}
+	for _, n := range t.Leaves {
+		for _, id := range n.RelatesTo {
+			inDegree[id]++
+		}
+	}
+	// titleRank orders leaves by title in locale order; equal titles share a rank.
+	titles := make([]string, len(t.Leaves))
+	for i, n := range t.Leaves {
+		titles[i] = n.Title
+	}
+	titleRank := make(map[*node.Node]int, len(t.Leaves))
+	prev := -1
+	for r, i := range sortedOrder(titles) {
+		if prev >= 0 && titles[prev] == titles[i] {
+			r = titleRank[t.Leaves[prev]]
+		}
+		titleRank[t.Leaves[i]] = r
+		prev = i
+	}
+	catalog := func(a, b *node.Node) int {
+		if d := inDegree[b.ID] - inDegree[a.ID]; d != 0 {
+			return d
+		}
+		if r := titleRank[a] - titleRank[b]; r != 0 {
+			return r
+		}
+		return cmpString(a.Path, b.Path)
+	}
+
+	dirSet := map[string]bool{"": true}
+	byDir := map[string][]*node.Node{}
+	for _, n := range t.Leaves {
+		d := n.Dir()
+		byDir[d] = append(byDir[d], n)
+		for d != "" {
+			dirSet[d] = true
+			d = dirOf(d)
+		}
+	}
+	dirs := make([]string, 0, len(dirSet))
+	for d := range dirSet {
+		dirs = append(dirs, d)
+	}
+	SortLocale(dirs)
+	g.Folders = dirs
+	children := map[string][]string{}
+	for _, d := range dirs {
+		if d != "" {
+			children[dirOf(d)] = append(children[dirOf(d)], d)
+		}
+	}
+	for _, d := range dirs {
+		if d != "" && summaries[d] == "" {
+			g.MissingSummaries = append(g.MissingSummaries, d)
+		}
+	}
+	ranked := rankCohorts(t.Leaves, inDegree, titleRank)
+	lb := makeLabels(t.Leaves)
+
+	rootHead, err := yamlstyle.Marshal(yamlstyle.Map{{Key: "okf_version", Value: OKFVersion}})
+	if err != nil {
+		return nil, err
+	}
+	digests := leafDigests(t.Leaves)
+	bodies := make([]string, len(dirs))
+	keys := make([]string, len(dirs))
+	skip := make([]bool, len(dirs))
+	metrics := make([]FolderMetrics, len(dirs))
+	parallel(len(dirs), func(i int) {
+		d := dirs[i]
+		leaves := slices.Clone(byDir[d])
+		slices.SortFunc(leaves, catalog)
+		metrics[i] = folderMetrics(leaves)
+		keys[i] = folderKey(d, leaves, children[d], ranked, summaries, digests)
+		if fresh != nil && fresh(indexFile(d), keys[i]) {
+			skip[i] = true
+			return
+		}
+		bodies[i] = renderFolder(d, leaves, children[d], ranked, summaries, lb)
+	})
+	for i, d := range dirs {
+		file := indexFile(d)
+		g.Keys[file] = keys[i]
+		g.Metrics[d] = metrics[i]
+		if skip[i] {
+			g.Skipped = append(g.Skipped, file)
+			continue
+		}
+		body := bodies[i]
+		if d == "" {
+			body = "---\n" + string(rootHead) + "---\n" + body
+		}
+		g.Files[file] = []byte(body)
+	}
+
+	rootLeaves := slices.Clone(byDir[""])
+	slices.SortFunc(rootLeaves, catalog)
+	entry, err := renderEntry(t, rootLeaves, children[""], summaries, g.NodesHash, lb)
+	if err != nil {
+		return nil, err
+	}
+	g.Files["ENTRY.md"] = entry
+	g.Keys["ENTRY.md"] = "nodes:" + g.NodesHash
+	graph, err := renderGraph(t, g.NodesHash)
+	if err != nil {
+		return nil, err
+	}
+	g.Files["GRAPH.md"] = graph
+	g.Keys["GRAPH.md"] = "nodes:" + g.NodesHash
+	return g, nil
+}
+
+func folderMetrics(leaves []*node.Node) FolderMetrics {
+	tags := map[string]bool{}
+	chars := 0
+	for _, n := range leaves {
+		for _, t := range n.Tags {
+			tags[t] = true
+		}
+		chars += utf16Len(n.Title) + utf16Len(n.Description) + n.BodySize
+	}
+	return FolderMetrics{Occupancy: len(leaves), TagDiversity: len(tags), LeafSize: (chars + 3) / 4}
+}
+
+func utf16Len(s string) int {
+	n := 0
+	for _, r := range s {
+		n++
+		if r >= 0x10000 {
+			n++
+		}
+	}
+	return n
+}
+
+// rankCohorts orders, for every tag, the leaves carrying it by centrality
+// (see centrality.go), then by in-degree, then by title, and keeps the
+// first byTopicMax of each.
+func rankCohorts(leaves []*node.Node, inDegree map[string]int, titleRank map[*node.Node]int) map[string][]*node.Node {
+	tagID := map[string]int{}
+	var tagNames []string
+	sets := make([][]int, len(leaves))
+	for i, n := range leaves {
+		set := make([]int, 0, len(n.Tags))
+		for _, t := range n.Tags {
+			id, ok := tagID[t]
+			if !ok {
+				id = len(tagNames)
+				tagID[t] = id
+				tagNames = append(tagNames, t)
+			}
+			if !slices.Contains(set, id) {
+				set = append(set, id)
+			}
+		}
+		slices.Sort(set)
+		sets[i] = set
+	}
+	scores := centralityScores(sets, len(tagNames))
+	type member struct {
+		leaf  int
+		score float64
+	}
+	cohorts := make([][]member, len(tagNames))
+	for i, set := range sets {
+		for p, t := range set {
+			cohorts[t] = append(cohorts[t], member{i, scores[i][p]})
+		}
+	}
+	out := make(map[string][]*node.Node, len(tagNames))
+	for t, members := range cohorts {
+		slices.SortFunc(members, func(x, y member) int {
+			if x.score != y.score {
+				if y.score > x.score {
+					return 1
+				}
+				return -1
+			}
+			a, b := leaves[x.leaf], leaves[y.leaf]
+			if d := inDegree[b.ID] - inDegree[a.ID]; d != 0 {
+				return d
+			}
+			if r := titleRank[a] - titleRank[b]; r != 0 {
+				return r
+			}
+			return cmpString(a.Path, b.Path)
+		})
+		top := make([]*node.Node, 0, min(byTopicMax, len(members)))
+		for _, m := range members[:min(byTopicMax, len(members))] {
+			top = append(top, leaves[m.leaf])
+		}
+		out[tagNames[t]] = top
+	}
+	return out
+}
+
+// titleCase turns a folder name like "data-cache" into "Data Cache".
+func titleCase(dir string) string {
+	leaf := dir[strings.LastIndexByte(dir, '/')+1:]
+	var words []string
+	for _, w := range strings.Split(leaf, "-") {
+		if w == "" {
+			continue
+		}
+		r := []rune(w)
+		words = append(words, strings.ToUpper(string(r[0]))+string(r[1:]))
+	}
+	if len(words) == 0 {
+		return leaf
+	}
+	return strings.Join(words, " ")
+}
+
+// sentenceTail is "." unless text already ends a sentence.
+func sentenceTail(text string) string {
+	t := strings.TrimRight(strings.TrimSpace(text), ")]\"'`")
+	if strings.HasSuffix(t, ".") || strings.HasSuffix(t, "!") || strings.HasSuffix(t, "?") {
+		return ""
+	}
+	return "."
+}
+
+func descentPointer(dir, summary, href string) string {
+	raw := summary
+	if raw == "" {
+		raw = titleCase(dir)
+	}
+	name := dir[strings.LastIndexByte(dir, '/')+1:]
+	return "- Load [`" + name + "/`](" + href + ") for more information on " + node.EscapeLabel(raw) + sentenceTail(raw)
+}
+
+// label holds a leaf's title and description escaped for link text,
+// computed once per generation.
+type label struct{ title, desc string }
+
+type labels map[*node.Node]label
+
+func makeLabels(leaves []*node.Node) labels {
+	l := make(labels, len(leaves))
+	for _, n := range leaves {
+		l[n] = label{node.EscapeLabel(n.Title), node.EscapeLabel(n.Description)}
+	}
+	return l
+}
+
+func (l labels) pointer(n *node.Node, href string) string {
+	lb := l[n]
+	var b strings.Builder
+	b.WriteString("- Open [**")
+	b.WriteString(lb.title)
+	b.WriteString("**](")
+	b.WriteString(href)
+	b.WriteString(")")
+	if lb.desc != "" {
+		b.WriteString(" to learn about: ")
+		b.WriteString(lb.desc)
+	}
+	for _, t := range n.Tags {
+		b.WriteString(" #")
+		b.WriteString(t)
+	}
+	return b.String()
+}
+
+func (l labels) topicEntry(n *node.Node, href string) string {
+	lb := l[n]
+	line := "- Open [**" + lb.title + "**](" + href + ")"
+	if lb.desc != "" {
+		line += " — " + lb.desc
+	}
+	return line
+}
+
+func renderFolder(dir string, leaves []*node.Node, subs []string, ranked map[string][]*node.Node, summaries Summaries, lb labels) string {
+	var b strings.Builder
+	line := func(s string) {
+		b.WriteString(s)
+		b.WriteByte('\n')
+	}
+	if dir == "" {
+		line("# kk Index")
+	} else {
+		line("# kk Index: " + strings.ReplaceAll(dir, "/", " / "))
+		line("")
+		parent := "kk"
+		if p := dirOf(dir); p != "" {
+			parent = p[strings.LastIndexByte(p, '/')+1:]
+		}
+		line("↑ Parent: [" + parent + "](../index.md)")
+	}
+	line("")
+	line(NavigationDirective)
+	line("")
+	line(LeafReadDirective)
+	line("")
+	line("## Subfolders")
+	if len(subs) == 0 {
+		line("_None._")
+	}
+	for _, s := range subs {
+		line(descentPointer(s, summaries[s], relHref(dir, s+"/index.md")))
+	}
+	practice, maps, other := splitKinds(leaves)
+	sections := []struct {
+		title  string
+		leaves []*node.Node
+		empty  string
+	}{{"## Conventions (how we build)", practice, "_None yet._"}, {"## Components (what exists)", maps, "_None yet._"}, {"## Other knowledge", other, ""}}
+	for _, sec := range sections {
+		if len(sec.leaves) == 0 && sec.empty == "" {
+			continue
+		}
+		line("")
+		line(sec.title)
+		if len(sec.leaves) == 0 {
+			line(sec.empty)
+		}
+		for _, n := range sec.leaves {
+			line(lb.pointer(n, relHref(dir, n.Path)))
+		}
+	}
+	line("")
+	line("## By topic")
+	line("")
+	tags := topicBuckets(leaves)
+	if len(tags) == 0 {
+		line("_No tags yet._")
+		return b.String()
+	}
+	for _, t := range tags {
+		line("### #" + t)
+		for _, n := range ranked[t] {
+			line(lb.topicEntry(n, relHref(dir, n.Path)))
+		}
+	}
+	return b.String()
+}
+
+func splitKinds(leaves []*node.Node) (practice, maps, other []*node.Node) {
+	for _, n := range leaves {
+		switch n.Type {
+		case "practice":
+			practice = append(practice, n)
+		case "map":
+			maps = append(maps, n)
+		default:
+			other = append(other, n)
+		}
+	}
+	return
+}
+
+func renderEntry(t *Tree, rootLeaves []*node.Node, branches []string, summaries Summaries, hash string, lb labels) ([]byte, error) {
+	fm := yamlstyle.Map{
+		{Key: "schema_version", Value: node.SchemaVersion},
+		{Key: "nodes_hash", Value: "sha256:" + hash},
+		{Key: "node_count", Value: len(t.Leaves)},
+	}
+	if s := summaries[""]; s != "" {
+		fm = append(fm, yamlstyle.MapItem{Key: "summary", Value: s})
+	}
+	head, err := yamlstyle.Marshal(fm)
+	if err != nil {
+		return nil, err
+	}
+	lines := []string{"# kk", "", NavigationDirective, "", "## Branches"}
+	if len(branches) == 0 {
+		lines = append(lines, "_None._")
+	}
+	for _, b := range branches {
+		lines = append(lines, descentPointer(b, summaries[b], "nodes/"+b+"/index.md"))
+	}
+	practice, maps, other := splitKinds(rootLeaves)
+	for _, sec := range []struct {
+		title  string
+		leaves []*node.Node
+	}{{"## Conventions (how we build)", practice}, {"## Components (what exists)", maps}, {"## Other knowledge", other}} {
+		if len(sec.leaves) == 0 {
+			continue
+		}
+		lines = append(lines, "", sec.title)
+		for _, n := range sec.leaves {
+			lines = append(lines, lb.pointer(n, "nodes/"+n.Path))
+		}
+	}
+	return []byte("---\n" + string(head) + "---\n" + strings.Join(lines, "\n") + "\n"), nil
+}
+
+func renderGraph(t *Tree, hash string) ([]byte, error) {
+	head, err := yamlstyle.Marshal(yamlstyle.Map{
+		{Key: "schema_version", Value: node.SchemaVersion},
+		{Key: "nodes_hash", Value: "sha256:" + hash},
+		{Key: "node_count", Value: len(t.Leaves)},
+	})
+	if err != nil {
+		return nil, err
+	}
+	var b strings.Builder
+	b.Grow(len(t.Leaves) * 400)
+	b.WriteString("---\n")
+	b.Write(head)
+	b.WriteString("---\n# kk Graph\n\n")
+	if len(t.Leaves) == 0 {
+		b.WriteString("_No nodes yet._\n")
+		return []byte(b.String()), nil
+	}
+	b.WriteString("Total nodes: " + strconv.Itoa(len(t.Leaves)) + "\n")
+	ids := make([]string, len(t.Leaves))
+	for i, n := range t.Leaves {
+		ids[i] = n.ID
+	}
+	SortLocale(ids)
+	for _, id := range ids {
+		n := t.byID[id]
+		b.WriteString("\n## " + n.ID + "\n\n- **kind:** " + n.Type + "\n- **title:** " + n.Title + "\n- **path:** " + n.Path + "\n")
+		for _, f := range [...]struct {
+			name string
+			vals []string
+		}{{"tags", n.Tags}, {"relates_to", n.RelatesTo}, {"depends_on", n.DependsOn}, {"derived_from", n.DerivedFrom}} {
+			if len(f.vals) > 0 {
+				b.WriteString("- **" + f.name + ":** " + strings.Join(f.vals, ", ") + "\n")
+			}
+		}
+	}
+	return []byte(b.String()), nil
+}
+
+// utf16Key maps a rune to its first UTF-16 code unit.
+func utf16Key(r rune) rune {
+	if r >= 0x10000 {
+		return 0xD800 + (r-0x10000)>>10
+	}
+	return r
+}
+
+// relHref is the link from folder dir to target (both relative to nodes/).
+func relHref(dir, target string) string {
+	if dir == "" {
+		return target
+	}
+	common := commonFolder(dir, dirOf(target))
+	up := 0
+	if rest := dir[common:]; rest != "" {
+		up = strings.Count(rest, "/")
+		if common == 0 {
+			up++
+		}
+	}
+	rest := strings.TrimPrefix(target[common:], "/")
+	return strings.Repeat("../", up) + rest
+}
+
+// commonFolder returns the length of the longest run of whole leading
+// folder names a and b share.
+func commonFolder(a, b string) int {
+	n := 0
+	for i := 0; i <= len(a) && i <= len(b); i++ {
+		atEnd := i == len(a) || a[i] == '/'
+		if atEnd && (i == len(b) || b[i] == '/') {
+			n = i
+		}
+		if i == len(a) || i == len(b) || a[i] != b[i] {
+			break
+		}
+	}
+	return n
+}
+
+// topicBuckets lists the tags of a folder's direct leaves, most used first,
+// then in locale order: the "By topic" headings.
+func topicBuckets(leaves []*node.Node) []string {
+	buckets := map[string]int{}
+	for _, n := range leaves {
+		for i, t := range n.Tags {
+			if !slices.Contains(n.Tags[:i], t) {
+				buckets[t]++
+			}
+		}
+	}
+	tags := make([]string, 0, len(buckets))
+	for t := range buckets {
+		tags = append(tags, t)
+	}
+	SortLocale(tags)
+	slices.SortStableFunc(tags, func(a, b string) int { return buckets[b] - buckets[a] })
+	return tags
+}
+
+func indexFile(dir string) string {
+	if dir == "" {
+		return "nodes/index.md"
+	}
+	return "nodes/" + dir + "/index.md"
+}
+
+// leafDigests hashes, per leaf, the fields a folder index shows of it.
+func leafDigests(leaves []*node.Node) map[*node.Node][sha256.Size]byte {
+	out := make(map[*node.Node][sha256.Size]byte, len(leaves))
+	for _, n := range leaves {
+		out[n] = sha256.Sum256([]byte(n.Path + "\x00" + n.Type + "\x00" + n.Title + "\x00" + n.Description + "\x00" + strings.Join(n.Tags, "\x01")))
+	}
+	return out
+}
+
+// folderKey hashes everything renderFolder reads for dir: its subfolders
+// and their summaries, its direct leaves in display order, and the leaves
+// each of its topics lists. Equal keys mean byte-identical output.
+func folderKey(dir string, leaves []*node.Node, subs []string, ranked map[string][]*node.Node, summaries Summaries, digests map[*node.Node][sha256.Size]byte) string {
+	h := sha256.New()
+	h.Write([]byte(generatorVersion + "\x00" + dir + "\x00"))
+	for _, s := range subs {
+		h.Write([]byte(s + "\x00" + summaries[s] + "\x00"))
+	}
+	h.Write([]byte{1})
+	for _, n := range leaves {
+		d := digests[n]
+		h.Write(d[:])
+	}
+	for _, t := range topicBuckets(leaves) {
+		h.Write([]byte("\x02" + t + "\x00"))
+		for _, n := range ranked[t] {
+			d := digests[n]
+			h.Write(d[:])
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}

@@ -1,0 +1,90 @@
+// Package kb is the knowledge base on disk: finding it, reading its tree of
+// leaves, generating its index files, and checking it.
+package store
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// DirName is the knowledge base folder inside a repository.
+const DirName = ".ai/kenkeep"
+
+// ErrNotFound is returned when no knowledge base is found.
+var ErrNotFound = errors.New("no knowledge base found")
+
+// KB is a knowledge base rooted in a repository.
+type KB struct {
+	Root string // the repository folder holding .ai/kenkeep
+	Dir  string // Root/.ai/kenkeep
+	// Now is the clock for timestamps kk records; nil means time.Now.
+	Now func() time.Time
+}
+
+func (k *KB) now() time.Time {
+	if k.Now != nil {
+		return k.Now()
+	}
+	return time.Now()
+}
+
+// New returns the KB of the repository at root, whether or not it exists yet.
+func New(root string) *KB {
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		abs = root
+	}
+	return &KB{Root: abs, Dir: filepath.Join(abs, filepath.FromSlash(DirName))}
+}
+
+// Find walks up from start to the first folder holding .ai/kenkeep.
+func Find(start string) (*KB, error) {
+	dir, err := filepath.Abs(start)
+	if err != nil {
+		return nil, err
+	}
+	for {
+		if fi, err := os.Stat(filepath.Join(dir, filepath.FromSlash(DirName))); err == nil && fi.IsDir() {
+			return New(dir), nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return nil, fmt.Errorf("%w in %s or any parent folder; run `kk init` in the repository root, or pass --root", ErrNotFound, start)
+		}
+		dir = parent
+	}
+}
+
+// Paths of the files and folders of a knowledge base.
+func (k *KB) NodesDir() string       { return filepath.Join(k.Dir, "nodes") }
+func (k *KB) StateDir() string       { return filepath.Join(k.Dir, ".state") }
+func (k *KB) LockPath() string       { return filepath.Join(k.Dir, ".state", "lock") }
+func (k *KB) ConfigPath() string     { return filepath.Join(k.Dir, "config.yaml") }
+func (k *KB) EntryPath() string      { return filepath.Join(k.Dir, "ENTRY.md") }
+func (k *KB) GraphPath() string      { return filepath.Join(k.Dir, "GRAPH.md") }
+func (k *KB) SummariesPath() string  { return filepath.Join(k.Dir, "FOLDER_SUMMARIES.md") }
+func (k *KB) InstalledPath() string  { return filepath.Join(k.Dir, ".state", "installed-version") }
+func (k *KB) RedirectsPath() string  { return filepath.Join(k.Dir, "nodes", ".redirects.json") }
+func (k *KB) CachePath() string      { return filepath.Join(k.Dir, ".state", "leaves.cache") }
+func (k *KB) ConflictsDir() string   { return filepath.Join(k.Dir, "conflicts") }
+func (k *KB) SessionsDir() string    { return filepath.Join(k.Dir, "_sessions") }
+func (k *KB) GitignorePath() string  { return filepath.Join(k.Dir, ".gitignore") }
+func (k *KB) KKIgnorePath() string   { return filepath.Join(k.Root, ".kkignore") }
+func (k *KB) AgentsPath() string     { return filepath.Join(k.Root, "AGENTS.md") }
+func (k *KB) PromptsDir() string     { return filepath.Join(k.Dir, ".config", "prompts") }
+func (k *KB) Initialized() bool      { _, err := os.Stat(k.InstalledPath()); return err == nil }
+func (k *KB) Rel(path string) string { return relTo(k.Root, path) }
+func (k *KB) NodePath(rel string) string {
+	return filepath.Join(k.NodesDir(), filepath.FromSlash(rel))
+}
+
+func relTo(base, path string) string {
+	r, err := filepath.Rel(base, path)
+	if err != nil {
+		return path
+	}
+	return filepath.ToSlash(r)
+}

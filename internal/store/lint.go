@@ -1,0 +1,605 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"unicode"
+
+	"github.com/kk-project/kk/internal/frontmatter"
+	"github.com/kk-project/kk/internal/node"
+)
+
+// Lint levels: an error fails `kk lint`; a finding is advice.
+const (
+	LintError   = "error"
+	LintFinding = "finding"
+)
+
+// Lint rules.
+const (
+	ruleOKFConformance       = "okf-conformance"
+	ruleNeedsMigration       = "needs-migration"
+	ruleInvalidLeaf          = "invalid-leaf"
+	ruleDanglingEdge         = "dangling-edge"
+	ruleRedirectedEdge       = "redirected-edge"
+	ruleSlugIDMismatch       = "slug-id-mismatch"
+	ruleMissingFolderIndex   = "missing-folder-index"
+	ruleEmptyFolder          = "empty-folder"
+	ruleTagNearDuplicate     = "tag-near-duplicate"
+	ruleTagWhitespace        = "tag-whitespace"
+	ruleEmptySummary         = "empty-summary"
+	ruleMissingFolderSummary = "missing-folder-summary"
+	ruleOrphan               = "orphan"
+	ruleStaleIndex           = "stale-index"
+)
+
+// LintItem is one problem lint found. File is relative to the repository
+// root.
+type LintItem struct {
+	Rule    string `json:"rule"`
+	Level   string `json:"level"`
+	File    string `json:"file"`
+	Message string `json:"message"`
+	Fix     string `json:"fix"`
+}
+
+// LintReport is the result of Lint, items sorted by rule, file, message.
+type LintReport struct {
+	Errors   int        `json:"errors"`
+	Findings int        `json:"findings"`
+	Items    []LintItem `json:"items"`
+}
+
+// nodesRel is the nodes folder relative to the repository root.
+const nodesRel = DirName + "/nodes"
+
+func lintPath(rel string) string {
+	if rel == "" {
+		return nodesRel
+	}
+	return nodesRel + "/" + rel
+}
+
+type linter struct {
+	k     *KB
+	items []LintItem
+}
+
+func (l *linter) add(rule, level, file, msg, fix string) {
+	l.items = append(l.items, LintItem{Rule: rule, Level: level, File: file, Message: msg, Fix: fix})
+}
+
+// Lint checks the knowledge base and reports every problem it finds. It
+// reads only; the leaf cache may be refreshed.
+//
+// Phase 1 checks that nodes/ is a conforming OKF bundle: index files carry
+// the right front matter and every document has a type. If it fails, only
+// those problems are reported. Phase 2 needs every leaf to be valid (each
+// invalid one is reported on its own) and then checks edges, naming,
+// folders, tags, summaries and the freshness of the index.
+func (k *KB) Lint(ctx context.Context) (*LintReport, error) {
+	l := &linter{k: k}
+	t, err := k.ReadTree(LoadOptions{})
+	var te *TreeError
+	if err != nil && !errors.As(err, &te) {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	var indexDirs map[string]bool
+	if t != nil {
+		indexDirs = t.IndexDirs
+	} else if indexDirs, err = k.findIndexDirs(); err != nil {
+		return nil, err
+	}
+	l.checkIndexFiles(indexDirs)
+	if te != nil {
+		l.classifyProblems(te)
+	}
+	if conf := l.only(ruleOKFConformance); len(conf) > 0 {
+		l.items = conf
+		return l.report(), nil
+	}
+	if te != nil {
+		return l.report(), nil
+	}
+	if err := l.checkTree(t); err != nil {
+		return nil, err
+	}
+	return l.report(), nil
+}
+
+func (l *linter) only(rule string) []LintItem {
+	var out []LintItem
+	for _, it := range l.items {
+		if it.Rule == rule {
+			out = append(out, it)
+		}
+	}
+	return out
+}
+
+func (l *linter) report() *LintReport {
+	items := l.items
+	if items == nil {
+		items = []LintItem{}
+	}
+	slices.SortFunc(items, func(a, b LintItem) int {
+		if c := strings.Compare(a.Rule, b.Rule); c != 0 {
+			return c
+		}
+		if c := strings.Compare(a.File, b.File); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Message, b.Message)
+	})
+	items = slices.Compact(items)
+	r := &LintReport{Items: items}
+	for _, it := range items {
+		if it.Level == LintError {
+			r.Errors++
+		} else {
+			r.Findings++
+		}
+	}
+	return r
+}
+
+// findIndexDirs lists the folders under nodes/ holding an index.md, walking
+// the tree as ReadTree does (hidden entries skipped, symlinks not followed).
+// It is only needed when ReadTree failed and gave no tree.
+func (k *KB) findIndexDirs() (map[string]bool, error) {
+	root := k.NodesDir()
+	out := map[string]bool{}
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) && p == root {
+				return filepath.SkipDir
+			}
+			return err
+		}
+		rel := relTo(root, p)
+		if rel == "." {
+			return nil
+		}
+		if strings.HasPrefix(d.Name(), ".") {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if d.Type().IsRegular() && d.Name() == "index.md" {
+			out[dirOf(rel)] = true
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", nodesRel, err)
+	}
+	return out, nil
+}
+
+// checkIndexFiles checks the front matter of every index.md: the bundle
+// root declares the OKF version and nothing else; other index files have
+// no front matter keys.
+func (l *linter) checkIndexFiles(dirs map[string]bool) {
+	list := make([]string, 0, len(dirs))
+	for d := range dirs {
+		list = append(list, d)
+	}
+	slices.Sort(list)
+	msgs := make([]string, len(list))
+	parallel(len(list), func(i int) {
+		msgs[i] = l.checkIndexFile(list[i])
+	})
+	for i, d := range list {
+		if msgs[i] == "" {
+			continue
+		}
+		fix := "run `kk index rebuild`, which regenerates every index.md"
+		if strings.HasPrefix(msgs[i], v2IndexMsg) {
+			fix = "run `kk migrate okf-v3`, which converts the leaves and regenerates every index.md"
+		}
+		l.add(ruleOKFConformance, LintError, lintPath(joinRel(d, "index.md")), msgs[i], fix)
+	}
+}
+
+func joinRel(dir, name string) string {
+	if dir == "" {
+		return name
+	}
+	return dir + "/" + name
+}
+
+const v2IndexMsg = "index is in the kenkeep v2 format"
+
+func (l *linter) checkIndexFile(dir string) string {
+	src, err := os.ReadFile(l.k.NodePath(joinRel(dir, "index.md")))
+	if err != nil {
+		return fmt.Sprintf("cannot be read: %v", err)
+	}
+	doc, err := frontmatter.Parse(src)
+	if err != nil {
+		return fmt.Sprintf("front matter does not parse: %s", frontmatter.Describe(err))
+	}
+	keys := doc.Keys()
+	if _, ok := doc.Value("schema_version"); ok {
+		return v2IndexMsg + " (front matter has " + strings.Join(keys, ", ") + ")"
+	}
+	if dir != "" {
+		if len(keys) > 0 {
+			return fmt.Sprintf("a folder index has no front matter, but this one has %s", strings.Join(keys, ", "))
+		}
+		return ""
+	}
+	want := "the bundle root index has exactly one front matter key, okf_version: '0.1' or '0.2'"
+	if len(keys) != 1 || keys[0] != "okf_version" {
+		if len(keys) == 0 {
+			return want + "; it has none"
+		}
+		return want + "; it has " + strings.Join(keys, ", ")
+	}
+	v, _ := doc.Value("okf_version")
+	if s, ok := v.(string); !ok || (s != "0.1" && s != OKFVersion) {
+		return fmt.Sprintf("%s; okf_version is %s", want, describeValue(v))
+	}
+	return ""
+}
+
+func describeValue(v any) string {
+	switch x := v.(type) {
+	case string:
+		return fmt.Sprintf("%q", x)
+	case nil:
+		return "empty"
+	case bool:
+		return fmt.Sprintf("the boolean %v", x)
+	case int64, float64:
+		return fmt.Sprintf("the number %v", x)
+	case []any:
+		return "a list"
+	case map[string]any:
+		return "a mapping"
+	}
+	return fmt.Sprintf("%v", v)
+}
+
+// okfCheck is what phase 1 learned about one document that the strict
+// tree read rejected.
+type okfCheck struct {
+	problem string // why the document is not OKF-conformant; "" when it is
+	v2      bool   // a kenkeep v2 leaf (kind instead of type)
+}
+
+// classifyProblems sorts the leaves the tree read rejected into documents
+// that are not OKF at all (phase 1) and OKF documents that are not valid kk
+// leaves (phase 2). Only rejected leaves are read again.
+func (l *linter) classifyProblems(te *TreeError) {
+	checked := map[string]okfCheck{}
+	for _, p := range te.Problems {
+		var ne *node.Error
+		if !errors.As(p, &ne) {
+			l.add(ruleInvalidLeaf, LintError, nodesRel, p.Error(), "fix the problem named, then run `kk lint` again")
+			continue
+		}
+		c, seen := checked[ne.Path]
+		if !seen {
+			c = l.checkOKF(ne.Path)
+			checked[ne.Path] = c
+			if c.problem != "" {
+				l.add(ruleOKFConformance, LintError, lintPath(ne.Path), c.problem,
+					"give the file YAML front matter with a non-empty string type (for example type: practice), or move it out of nodes/")
+			}
+			if c.v2 {
+				l.addNeedsMigration(ne.Path)
+			}
+		}
+		if c.problem != "" {
+			continue
+		}
+		msg := ne.Msg
+		if ne.Field != "" {
+			msg = fmt.Sprintf("field %q: %s", ne.Field, ne.Msg)
+		}
+		l.add(ruleInvalidLeaf, LintError, lintPath(ne.Path), msg, "edit the leaf so its front matter is valid; kk reads a tree only when every leaf is")
+	}
+}
+
+func (l *linter) addNeedsMigration(rel string) {
+	l.add(ruleNeedsMigration, LintError, lintPath(rel), "leaf is in the kenkeep v2 format (schema_version: 2, kind)",
+		"run `kk migrate okf-v3` to convert every v2 leaf")
+}
+
+// checkOKF checks that a document under nodes/ parses and has a non-empty
+// string type. A v2 leaf, whose type is its kind, passes.
+func (l *linter) checkOKF(rel string) okfCheck {
+	p := l.k.NodePath(rel)
+	fi, err := os.Lstat(p)
+	if err != nil || !fi.Mode().IsRegular() || fi.Size() > node.MaxSize {
+		// Not a document that can be judged here (a bad symlink, an
+		// oversized file); the tree reader's own message says why.
+		return okfCheck{}
+	}
+	src, err := os.ReadFile(p)
+	if err != nil {
+		return okfCheck{problem: fmt.Sprintf("cannot be read: %v", err)}
+	}
+	doc, err := frontmatter.Parse(src)
+	if err != nil {
+		return okfCheck{problem: fmt.Sprintf("front matter does not parse: %s", frontmatter.Describe(err))}
+	}
+	if !doc.HasFrontMatter() || len(doc.Keys()) == 0 {
+		return okfCheck{problem: "has no front matter; an OKF document declares at least its type"}
+	}
+	if sv, ok := doc.Value("schema_version"); ok && sv == int64(2) {
+		if _, v3 := doc.Value(node.KeySchemaVersion); !v3 {
+			if kind, _ := doc.Value("kind"); isNonEmptyString(kind) {
+				return okfCheck{v2: true}
+			}
+		}
+	}
+	v, ok := doc.Value(node.KeyType)
+	switch {
+	case !ok:
+		return okfCheck{problem: "has no type key"}
+	case !isNonEmptyString(v):
+		return okfCheck{problem: fmt.Sprintf("type must be a non-empty string; it is %s", describeValue(v))}
+	}
+	return okfCheck{}
+}
+
+func isNonEmptyString(v any) bool {
+	s, ok := v.(string)
+	return ok && strings.TrimSpace(s) != ""
+}
+
+// leafFolders returns every folder that holds a leaf somewhere below it,
+// plus the nodes/ root, which always has an index.
+func leafFolders(t *Tree) map[string]bool {
+	out := map[string]bool{"": true}
+	for _, n := range t.Leaves {
+		for d := n.Dir(); d != "" && !out[d]; d = dirOf(d) {
+			out[d] = true
+		}
+	}
+	return out
+}
+
+func (l *linter) checkTree(t *Tree) error {
+	summaries, err := ReadSummaries(l.k.SummariesPath())
+	if err != nil {
+		return err
+	}
+	redirects, err := l.k.readRedirects()
+	if err != nil {
+		return err
+	}
+	// The content hash is the costliest single step; compute it alongside.
+	hash := make(chan string, 1)
+	go func() { hash <- NodesHash(t) }()
+
+	for _, n := range t.Leaves {
+		if n.Format == 2 {
+			l.addNeedsMigration(n.Path)
+		}
+		if msg := node.CheckNaming(n.Type, n.ID, n.Path); msg != "" {
+			l.add(ruleSlugIDMismatch, LintError, lintPath(n.Path), msg,
+				fmt.Sprintf("make the id %s-<slug> with a lowercase, dash-separated slug and name the file <id>.md; update edges that point at the old id", n.Type))
+		}
+	}
+	incoming := l.checkEdges(t, redirects)
+	l.checkOrphans(t, incoming)
+	l.checkTags(t)
+	l.checkFolders(t, summaries)
+	l.checkEntryHash(<-hash)
+	return nil
+}
+
+// checkEdges reports edges to ids that are not live, and returns how many
+// edges from other leaves reach each live id (through redirects too).
+func (l *linter) checkEdges(t *Tree, redirects Redirects) map[string]int {
+	incoming := make(map[string]int, len(t.Leaves))
+	for _, n := range t.Leaves {
+		file := lintPath(n.Path)
+		relKey, depKey := node.KeyRelatesTo, node.KeyDependsOn
+		if n.Format == 2 {
+			relKey, depKey = "relates_to", "depends_on"
+		}
+		for _, e := range []struct {
+			key string
+			ids []string
+		}{{relKey, n.RelatesTo}, {depKey, n.DependsOn}} {
+			for _, id := range e.ids {
+				if _, ok := t.byID[id]; ok {
+					if id != n.ID {
+						incoming[id]++
+					}
+					continue
+				}
+				live := ResolveRedirect(redirects, id, t.isLive)
+				if len(live) == 0 {
+					l.add(ruleDanglingEdge, LintError, file, fmt.Sprintf("%s: %s is not the id of any leaf", e.key, id),
+						fmt.Sprintf("remove %s from %s or correct the id", id, e.key))
+					continue
+				}
+				for _, to := range live {
+					if to != n.ID {
+						incoming[to]++
+					}
+				}
+				l.add(ruleRedirectedEdge, LintFinding, file,
+					fmt.Sprintf("%s: %s was retired and now redirects to %s", e.key, id, strings.Join(live, ", ")),
+					fmt.Sprintf("replace %s with %s in %s", id, strings.Join(live, ", "), e.key))
+			}
+		}
+	}
+	return incoming
+}
+
+// checkOrphans reports leaves with no edge to or from another leaf.
+// The graph's links (kk_molecule, kk_related, kk_edges) count as edges.
+func (l *linter) checkOrphans(t *Tree, incoming map[string]int) {
+	linked := map[string]bool{}
+	for _, n := range t.Leaves {
+		for _, id := range n.GraphLinks {
+			if id != n.ID {
+				linked[id] = true
+			}
+		}
+	}
+	for _, n := range t.Leaves {
+		other := func(id string) bool { return id != n.ID }
+		if incoming[n.ID] > 0 || linked[n.ID] || slices.ContainsFunc(n.RelatesTo, other) || slices.ContainsFunc(n.DependsOn, other) ||
+			slices.ContainsFunc(n.GraphLinks, other) {
+			continue
+		}
+		l.add(ruleOrphan, LintFinding, lintPath(n.Path), "no edges lead to or from this leaf",
+			"link it from a related leaf, or add the ids it relates to or depends on")
+	}
+}
+
+// checkTags reports tags with stray whitespace, and tags that differ from
+// another tag only in case, punctuation or a plural "s". The spelling most
+// leaves use is the one to keep.
+func (l *linter) checkTags(t *Tree) {
+	type tagForms struct{ clean, norm string }
+	type tagUse struct{ leaf, tag string }
+	forms := map[string]tagForms{}          // each distinct tag is worked out once
+	variants := map[string]map[string]int{} // normalized tag -> spelling -> leaves using it
+	var uses []tagUse
+	seen := map[string]bool{}
+	for _, n := range t.Leaves {
+		file := lintPath(n.Path)
+		clear(seen)
+		for _, tag := range n.Tags {
+			f, ok := forms[tag]
+			if !ok {
+				f = tagForms{clean: strings.Join(strings.Fields(tag), " "), norm: normalizeTag(tag)}
+				forms[tag] = f
+			}
+			if f.clean != tag {
+				l.add(ruleTagWhitespace, LintFinding, file, fmt.Sprintf("tag %q has leading, trailing or repeated whitespace", tag),
+					fmt.Sprintf("write it as %q", f.clean))
+			}
+			if f.norm == "" || seen[tag] {
+				continue
+			}
+			seen[tag] = true
+			if variants[f.norm] == nil {
+				variants[f.norm] = map[string]int{}
+			}
+			variants[f.norm][tag]++
+			uses = append(uses, tagUse{leaf: file, tag: tag})
+		}
+	}
+	preferred := map[string]string{} // spelling -> the spelling to use instead
+	for _, spellings := range variants {
+		if len(spellings) < 2 {
+			continue
+		}
+		names := make([]string, 0, len(spellings))
+		for s := range spellings {
+			names = append(names, s)
+		}
+		// The spelling most leaves use wins; on a tie, a clean lowercase
+		// spelling.
+		slices.SortFunc(names, func(a, b string) int {
+			if d := spellings[b] - spellings[a]; d != 0 {
+				return d
+			}
+			if d := tagTidiness(b) - tagTidiness(a); d != 0 {
+				return d
+			}
+			return LocaleCompare(a, b)
+		})
+		for _, s := range names[1:] {
+			preferred[s] = names[0]
+		}
+	}
+	for _, u := range uses {
+		best, ok := preferred[u.tag]
+		if !ok {
+			continue
+		}
+		l.add(ruleTagNearDuplicate, LintFinding, u.leaf,
+			fmt.Sprintf("tag %q nearly duplicates %q, which %d leaf(s) use", u.tag, best, variants[forms[u.tag].norm][best]),
+			fmt.Sprintf("use the tag %q", best))
+	}
+}
+
+// checkFolders reports folders without their index.md, folders without
+// leaves, and folder summaries that are missing or blank.
+func (l *linter) checkFolders(t *Tree, summaries Summaries) {
+	folders := leafFolders(t)
+	for _, d := range t.Dirs {
+		switch {
+		case folders[d] && !t.IndexDirs[d]:
+			l.add(ruleMissingFolderIndex, LintError, lintPath(joinRel(d, "index.md")), "folder holds leaves but has no index.md",
+				"run `kk index rebuild`")
+		case !folders[d] && folders[dirOf(d)]:
+			// Only the outermost empty folder is reported; removing it
+			// removes the ones inside.
+			msg, fix := "folder holds no leaves", "remove the folder"
+			if t.IndexDirs[d] {
+				msg, fix = "folder holds no leaves, only a leftover index.md", "remove the folder; `kk index rebuild` removes leftover index files"
+			}
+			l.add(ruleEmptyFolder, LintFinding, lintPath(d), msg, fix)
+		}
+	}
+	file := l.k.Rel(l.k.SummariesPath())
+	blank := BlankSummaries(l.k.SummariesPath())
+	for d := range folders {
+		// A blank entry is reported as empty-summary instead.
+		if d != "" && summaries[d] == "" && !slices.Contains(blank, d) {
+			l.add(ruleMissingFolderSummary, LintFinding, lintPath(d), "folder has no summary in FOLDER_SUMMARIES.md",
+				fmt.Sprintf("add a one-line summary for %q to %s", d, file))
+		}
+	}
+	for _, key := range blank {
+		l.add(ruleEmptySummary, LintFinding, file, fmt.Sprintf("folder %q has a blank summary", key),
+			fmt.Sprintf("write a one-line summary for %q or remove the entry", key))
+	}
+}
+
+// checkEntryHash reports an ENTRY.md generated from other leaves than the
+// tree's (hash is the tree's nodes_hash).
+func (l *linter) checkEntryHash(hash string) {
+	entry := l.k.Rel(l.k.EntryPath())
+	switch got, ok := l.k.EntryHash(); {
+	case !ok:
+		l.add(ruleStaleIndex, LintError, entry, "ENTRY.md is missing or records no nodes_hash", "run `kk index rebuild`")
+	case got != hash:
+		l.add(ruleStaleIndex, LintError, entry, "ENTRY.md was generated from different leaves (nodes_hash differs)", "run `kk index rebuild`")
+	}
+}
+
+// tagTidiness ranks spellings of a tag: 2 for trimmed lowercase, 1 for
+// trimmed, 0 otherwise.
+func tagTidiness(tag string) int {
+	if strings.Join(strings.Fields(tag), " ") != tag {
+		return 0
+	}
+	if strings.ToLower(tag) != tag {
+		return 1
+	}
+	return 2
+}
+
+// normalizeTag folds spelling variants of a tag together: lowercase, only
+// letters and digits, and one trailing "s" dropped.
+func normalizeTag(tag string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(tag) {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+			b.WriteRune(r)
+		}
+	}
+	return strings.TrimSuffix(b.String(), "s")
+}

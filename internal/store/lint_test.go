@@ -1,0 +1,619 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// lintKB is a knowledge base in a temporary folder for lint, status and
+// doctor tests.
+type lintKB struct {
+	t *testing.T
+	k *KB
+}
+
+func newLintKB(t *testing.T) *lintKB {
+	t.Helper()
+	k := New(t.TempDir())
+	if _, err := k.Init(context.Background(), InitOptions{Version: "1.0.0", Now: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), Command: "test"}); err != nil {
+		t.Fatal(err)
+	}
+	return &lintKB{t: t, k: k}
+}
+
+// lintLeaf describes a v3 leaf to write.
+type lintLeaf struct {
+	path    string // relative to nodes/; default <id>.md
+	typ     string // default the id's prefix
+	id      string
+	tags    []string
+	rel     []string
+	dep     []string
+	derived []string
+}
+
+func lintYAMLList(items []string) string {
+	q := make([]string, len(items))
+	for i, s := range items {
+		q[i] = fmt.Sprintf("%q", s)
+	}
+	return "[" + strings.Join(q, ", ") + "]"
+}
+
+func (f *lintKB) leaf(l lintLeaf) {
+	f.t.Helper()
+	if l.typ == "" {
+		l.typ, _, _ = strings.Cut(l.id, "-")
+	}
+	if l.path == "" {
+		l.path = l.id + ".md"
+	}
+	src := fmt.Sprintf("---\ntype: %s\ntitle: Title of %s\ndescription: About %s\ntags: %s\nkk_schema_version: 3\nkk_id: %s\nkk_derived_from: %s\nkk_relates_to: %s\nkk_depends_on: %s\nkk_confidence: high\n---\nBody.\n",
+		l.typ, l.id, l.id, lintYAMLList(l.tags), l.id, lintYAMLList(l.derived), lintYAMLList(l.rel), lintYAMLList(l.dep))
+	f.write("nodes/"+l.path, src)
+}
+
+// write writes a file relative to .ai/kenkeep.
+func (f *lintKB) write(rel, content string) {
+	f.t.Helper()
+	p := filepath.Join(f.k.Dir, filepath.FromSlash(rel))
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		f.t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+func (f *lintKB) remove(rel string) {
+	f.t.Helper()
+	if err := os.Remove(filepath.Join(f.k.Dir, filepath.FromSlash(rel))); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+func (f *lintKB) summaries(s Summaries) {
+	f.t.Helper()
+	data, err := RenderSummaries(s)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	f.write("FOLDER_SUMMARIES.md", string(data))
+}
+
+func (f *lintKB) rebuild() {
+	f.t.Helper()
+	if _, err := f.k.Rebuild(context.Background(), RebuildOptions{Command: "test"}); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+func (f *lintKB) lint() *LintReport {
+	f.t.Helper()
+	r, err := f.k.Lint(context.Background())
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return r
+}
+
+// items returns the items of one rule as "level file: message" lines.
+func lintLines(r *LintReport, rule string) []string {
+	var out []string
+	for _, it := range r.Items {
+		if it.Rule == rule {
+			out = append(out, fmt.Sprintf("%s %s: %s", it.Level, it.File, it.Message))
+		}
+	}
+	return out
+}
+
+func lintRules(r *LintReport) []string {
+	var out []string
+	for _, it := range r.Items {
+		if !slices.Contains(out, it.Rule) {
+			out = append(out, it.Rule)
+		}
+	}
+	return out
+}
+
+// cleanPair writes two linked leaves in a summarised folder and rebuilds:
+// a tree with nothing to report.
+func (f *lintKB) cleanPair() {
+	f.leaf(lintLeaf{id: "practice-a", path: "topic/practice-a.md", tags: []string{"go"}, rel: []string{"map-b"}})
+	f.leaf(lintLeaf{id: "map-b", path: "topic/map-b.md", tags: []string{"go"}})
+	f.summaries(Summaries{"topic": "everything about the topic"})
+	f.rebuild()
+}
+
+func TestLintCleanTree(t *testing.T) {
+	f := newLintKB(t)
+	f.cleanPair()
+	r := f.lint()
+	if len(r.Items) != 0 || r.Errors != 0 || r.Findings != 0 {
+		t.Fatalf("clean tree: %+v", r)
+	}
+	if r.Items == nil {
+		t.Fatal("Items must be an empty list, not nil, so --json prints []")
+	}
+}
+
+func TestLintOKFConformance(t *testing.T) {
+	tests := []struct {
+		name  string
+		setup func(f *lintKB)
+		want  []string
+	}{
+		{"root index with another version", func(f *lintKB) {
+			f.write("nodes/index.md", "---\nokf_version: '0.3'\n---\n# x\n")
+		}, []string{`error .ai/kenkeep/nodes/index.md: the bundle root index has exactly one front matter key, okf_version: '0.1' or '0.2'; okf_version is "0.3"`}},
+		{"root index with an unquoted version", func(f *lintKB) {
+			f.write("nodes/index.md", "---\nokf_version: 0.2\n---\n# x\n")
+		}, []string{`error .ai/kenkeep/nodes/index.md: the bundle root index has exactly one front matter key, okf_version: '0.1' or '0.2'; okf_version is the number 0.2`}},
+		{"root index with an extra key", func(f *lintKB) {
+			f.write("nodes/index.md", "---\nokf_version: '0.1'\ntitle: x\n---\n# x\n")
+		}, []string{`error .ai/kenkeep/nodes/index.md: the bundle root index has exactly one front matter key, okf_version: '0.1' or '0.2'; it has okf_version, title`}},
+		{"root index without front matter", func(f *lintKB) {
+			f.write("nodes/index.md", "# x\n")
+		}, []string{`error .ai/kenkeep/nodes/index.md: the bundle root index has exactly one front matter key, okf_version: '0.1' or '0.2'; it has none`}},
+		{"folder index with front matter", func(f *lintKB) {
+			f.write("nodes/topic/index.md", "---\ntitle: x\n---\n# x\n")
+		}, []string{`error .ai/kenkeep/nodes/topic/index.md: a folder index has no front matter, but this one has title`}},
+		{"kenkeep v2 folder index", func(f *lintKB) {
+			f.write("nodes/topic/index.md", "---\nschema_version: 2\nsummary: s\n---\n# x\n")
+		}, []string{`error .ai/kenkeep/nodes/topic/index.md: index is in the kenkeep v2 format (front matter has schema_version, summary)`}},
+		{"document without front matter", func(f *lintKB) {
+			f.write("nodes/topic/notes.md", "just notes\n")
+		}, []string{`error .ai/kenkeep/nodes/topic/notes.md: has no front matter; an OKF document declares at least its type`}},
+		{"document with an empty type", func(f *lintKB) {
+			f.write("nodes/topic/notes.md", "---\ntype: ''\ntitle: x\n---\n")
+		}, []string{`error .ai/kenkeep/nodes/topic/notes.md: type must be a non-empty string; it is ""`}},
+		{"document with a list type", func(f *lintKB) {
+			f.write("nodes/topic/notes.md", "---\ntype: [a]\n---\n")
+		}, []string{`error .ai/kenkeep/nodes/topic/notes.md: type must be a non-empty string; it is a list`}},
+		{"document whose front matter does not parse", func(f *lintKB) {
+			f.write("nodes/topic/notes.md", "---\ntype: [a\n---\n")
+		}, nil},
+		{"unclosed front matter", func(f *lintKB) {
+			f.write("nodes/topic/notes.md", "---\ntype: practice\n")
+		}, []string{`error .ai/kenkeep/nodes/topic/notes.md: front matter does not parse: front matter is not closed: add a line with --- after the last key`}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newLintKB(t)
+			f.cleanPair()
+			// A dangling edge that phase 2 would report: phase 1 errors hide it.
+			f.leaf(lintLeaf{id: "practice-c", path: "topic/practice-c.md", rel: []string{"practice-gone"}})
+			tc.setup(f)
+			r := f.lint()
+			if got := lintRules(r); !slices.Equal(got, []string{ruleOKFConformance}) {
+				t.Fatalf("rules = %v, want only okf-conformance; items %+v", got, r.Items)
+			}
+			got := lintLines(r, ruleOKFConformance)
+			if tc.want == nil {
+				if len(got) != 1 || !strings.Contains(got[0], "front matter does not parse") {
+					t.Fatalf("got %q", got)
+				}
+				return
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Fatalf("got  %q\nwant %q", got, tc.want)
+			}
+			if r.Errors != len(tc.want) || r.Items[0].Fix == "" {
+				t.Fatalf("errors = %d, fix %q", r.Errors, r.Items[0].Fix)
+			}
+		})
+	}
+}
+
+func TestLintOKFAcceptsBothVersionsAndSkipsLogs(t *testing.T) {
+	for _, v := range []string{"0.1", "0.2"} {
+		f := newLintKB(t)
+		f.cleanPair()
+		f.write("nodes/index.md", "---\nokf_version: '"+v+"'\n---\n# x\n")
+		f.write("nodes/topic/log.md", "no front matter in a log\n")
+		if r := f.lint(); len(r.Items) != 0 {
+			t.Fatalf("okf_version %s: %+v", v, r.Items)
+		}
+	}
+}
+
+func TestLintInvalidLeaf(t *testing.T) {
+	f := newLintKB(t)
+	f.cleanPair()
+	// OKF-conformant (it has a type) but not a valid kk leaf.
+	f.write("nodes/topic/practice-x.md", "---\ntype: practice\ntitle: X\ndescription: x\ntags: []\nkk_schema_version: 3\nkk_derived_from: []\nkk_relates_to: []\nkk_confidence: high\n---\n")
+	f.write("nodes/topic/practice-y.md", "---\ntype: practice\ntitle: Y\ndescription: y\ntags: []\nkk_schema_version: 3\nkk_id: practice-y\nkk_derived_from: []\nkk_relates_to: []\nkk_confidence: sure\n---\n")
+	r := f.lint()
+	want := []string{
+		`error .ai/kenkeep/nodes/topic/practice-x.md: field "kk_id": is required`,
+		`error .ai/kenkeep/nodes/topic/practice-y.md: field "kk_confidence": is "sure"; use one of low, medium, high`,
+	}
+	if got := lintLines(r, ruleInvalidLeaf); !slices.Equal(got, want) {
+		t.Fatalf("got  %q\nwant %q", got, want)
+	}
+	if got := lintRules(r); !slices.Equal(got, []string{ruleInvalidLeaf}) {
+		t.Fatalf("an invalid leaf stops phase 2; rules = %v", got)
+	}
+}
+
+func TestLintDuplicateIDIsInvalidLeaf(t *testing.T) {
+	f := newLintKB(t)
+	f.cleanPair()
+	f.leaf(lintLeaf{id: "map-b", path: "other/map-b.md"})
+	got := lintLines(f.lint(), ruleInvalidLeaf)
+	if len(got) != 1 || !strings.Contains(got[0], "duplicate id map-b") {
+		t.Fatalf("got %q", got)
+	}
+}
+
+func TestLintNeedsMigration(t *testing.T) {
+	f := newLintKB(t)
+	f.cleanPair()
+	v2 := "---\nschema_version: 2\nid: map-old\ntitle: Old\nkind: map\nsummary: s\ntags: []\nrelates_to: [practice-a]\nconfidence: high\n---\nBody.\n"
+	f.write("nodes/topic/map-old.md", v2)
+	r := f.lint()
+	want := []string{"error .ai/kenkeep/nodes/topic/map-old.md: leaf is in the kenkeep v2 format (schema_version: 2, kind)"}
+	if got := lintLines(r, ruleNeedsMigration); !slices.Equal(got, want) {
+		t.Fatalf("got %q", got)
+	}
+	if lintLines(r, ruleOKFConformance) != nil || !strings.Contains(r.Items[0].Fix+r.Items[1].Fix, "kk migrate okf-v3") {
+		t.Fatalf("a v2 leaf is OKF-conformant and points to kk migrate okf-v3: %+v", r.Items)
+	}
+
+	// A v2 leaf the reader rejects is still reported as needing migration.
+	f.write("nodes/topic/map-bad.md", strings.Replace(strings.Replace(v2, "map-old", "map-bad", 1), "confidence: high", "confidence: sure", 1))
+	r = f.lint()
+	if got := lintLines(r, ruleNeedsMigration); !slices.Contains(got, "error .ai/kenkeep/nodes/topic/map-bad.md: leaf is in the kenkeep v2 format (schema_version: 2, kind)") {
+		t.Fatalf("got %q", got)
+	}
+	if got := lintLines(r, ruleInvalidLeaf); len(got) != 1 || !strings.Contains(got[0], `"confidence"`) {
+		t.Fatalf("invalid-leaf: %q", got)
+	}
+}
+
+func TestLintEdges(t *testing.T) {
+	f := newLintKB(t)
+	f.leaf(lintLeaf{id: "practice-a", rel: []string{"map-live", "map-gone", "map-old"}, dep: []string{"map-split", "map-loop"}})
+	f.leaf(lintLeaf{id: "map-live", rel: []string{"practice-a"}})
+	f.leaf(lintLeaf{id: "map-new"})
+	f.leaf(lintLeaf{id: "map-half"})
+	// map-old -> map-mid -> map-new (transitive); map-split -> [map-half, map-nowhere];
+	// map-loop -> map-loop2 -> map-loop (a cycle with no live id).
+	f.write("nodes/.redirects.json", `{"map-old": ["map-mid"], "map-mid": ["map-new"], "map-split": ["map-half", "map-nowhere"], "map-loop": ["map-loop2"], "map-loop2": ["map-loop"]}`)
+	f.rebuild()
+	r := f.lint()
+	wantDangling := []string{
+		"error .ai/kenkeep/nodes/practice-a.md: kk_depends_on: map-loop is not the id of any leaf",
+		"error .ai/kenkeep/nodes/practice-a.md: kk_relates_to: map-gone is not the id of any leaf",
+	}
+	if got := lintLines(r, ruleDanglingEdge); !slices.Equal(got, wantDangling) {
+		t.Fatalf("dangling:\n got  %q\n want %q", got, wantDangling)
+	}
+	wantRedirected := []string{
+		"finding .ai/kenkeep/nodes/practice-a.md: kk_depends_on: map-split was retired and now redirects to map-half",
+		"finding .ai/kenkeep/nodes/practice-a.md: kk_relates_to: map-old was retired and now redirects to map-new",
+	}
+	if got := lintLines(r, ruleRedirectedEdge); !slices.Equal(got, wantRedirected) {
+		t.Fatalf("redirected:\n got  %q\n want %q", got, wantRedirected)
+	}
+	// Redirected edges count as incoming edges: map-new and map-half are not orphans.
+	if got := lintLines(r, ruleOrphan); got != nil {
+		t.Fatalf("orphans: %q", got)
+	}
+}
+
+// TestLintGraphLinksAreEdges: kk_molecule, kk_related and kk_edges link
+// leaves as kk_relates_to does, so the graph's leaves are not orphans.
+func TestLintGraphLinksAreEdges(t *testing.T) {
+	f := newLintKB(t)
+	f.leaf(lintLeaf{id: "molecule-auth"})
+	f.leaf(lintLeaf{id: "req-7"})
+	f.leaf(lintLeaf{id: "test-login"})
+	f.leaf(lintLeaf{id: "map-alone"})
+	f.write("nodes/map-tokens.md", "---\ntype: map\ntitle: Tokens\ndescription: d\ntags: []\nkk_schema_version: 3\nkk_id: map-tokens\nkk_derived_from: []\nkk_relates_to: []\nkk_confidence: high\n"+
+		"kk_paths:\n  - src/**\nkk_molecule: molecule-auth\n---\nBody.\n")
+	f.write("nodes/req-8.md", "---\ntype: req\ntitle: R8\ndescription: d\ntags: []\nkk_schema_version: 3\nkk_id: req-8\nkk_derived_from: []\nkk_relates_to: []\nkk_confidence: high\n"+
+		"kk_edges:\n  - type: verified_by\n    to: test-login\nkk_related:\n  - id: req-7\n    reason: same flow\n---\nBody.\n")
+	f.rebuild()
+	want := []string{"finding .ai/kenkeep/nodes/map-alone.md: no edges lead to or from this leaf"}
+	if got := lintLines(f.lint(), ruleOrphan); !slices.Equal(got, want) {
+		t.Fatalf("orphans:\n got  %q\n want %q", got, want)
+	}
+}
+
+func TestLintRedirectsMustBeValid(t *testing.T) {
+	f := newLintKB(t)
+	f.cleanPair()
+	for _, bad := range []string{`["a"]`, `{"a": "b"}`, `{"a": [1]}`, `{`} {
+		f.write("nodes/.redirects.json", bad)
+		_, err := f.k.Lint(context.Background())
+		if err == nil || !strings.Contains(err.Error(), ".ai/kenkeep/nodes/.redirects.json") {
+			t.Fatalf("%s: err = %v", bad, err)
+		}
+	}
+}
+
+func TestLintSlugIDMismatch(t *testing.T) {
+	f := newLintKB(t)
+	f.cleanPair()
+	f.leaf(lintLeaf{id: "practice-c", path: "topic/practice-other.md", rel: []string{"map-b"}})
+	f.leaf(lintLeaf{id: "practice-Bad_Slug", path: "topic/practice-Bad_Slug.md", rel: []string{"map-b"}})
+	f.leaf(lintLeaf{id: "map-wrong-kind", typ: "practice", path: "topic/map-wrong-kind.md", rel: []string{"map-b"}})
+	f.rebuild()
+	want := []string{
+		"error .ai/kenkeep/nodes/topic/map-wrong-kind.md: id map-wrong-kind does not start with its type prefix practice-",
+		"error .ai/kenkeep/nodes/topic/practice-Bad_Slug.md: id practice-Bad_Slug is not canonical; expected practice-bad-slug",
+		"error .ai/kenkeep/nodes/topic/practice-other.md: file name practice-other.md does not match the id; expected practice-c.md",
+	}
+	r := f.lint()
+	if got := lintLines(r, ruleSlugIDMismatch); !slices.Equal(got, want) {
+		t.Fatalf("got  %q\nwant %q", got, want)
+	}
+	if r.Errors != 3 {
+		t.Fatalf("errors = %d; items %+v", r.Errors, r.Items)
+	}
+}
+
+func TestLintFolders(t *testing.T) {
+	f := newLintKB(t)
+	f.cleanPair()
+	f.leaf(lintLeaf{id: "map-deep", path: "topic/sub/map-deep.md", rel: []string{"map-b"}})
+	f.summaries(Summaries{"topic": "t", "topic/sub": "s"})
+	f.rebuild()
+	f.remove("nodes/topic/sub/index.md")
+	for _, d := range []string{"nodes/empty/inner/innermost", "nodes/topic/hollow"} {
+		if err := os.MkdirAll(filepath.Join(f.k.Dir, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f.write("nodes/leftover/index.md", "# leftover\n")
+	r := f.lint()
+	wantIndex := []string{"error .ai/kenkeep/nodes/topic/sub/index.md: folder holds leaves but has no index.md"}
+	if got := lintLines(r, ruleMissingFolderIndex); !slices.Equal(got, wantIndex) {
+		t.Fatalf("missing-folder-index: %q", got)
+	}
+	wantEmpty := []string{
+		"finding .ai/kenkeep/nodes/empty: folder holds no leaves",
+		"finding .ai/kenkeep/nodes/leftover: folder holds no leaves, only a leftover index.md",
+		"finding .ai/kenkeep/nodes/topic/hollow: folder holds no leaves",
+	}
+	if got := lintLines(r, ruleEmptyFolder); !slices.Equal(got, wantEmpty) {
+		t.Fatalf("empty-folder:\n got  %q\n want %q", got, wantEmpty)
+	}
+
+	// Without the root index, the root is reported too, even with no leaves.
+	g := newLintKB(t)
+	g.remove("nodes/index.md")
+	if got := lintLines(g.lint(), ruleMissingFolderIndex); !slices.Equal(got, []string{"error .ai/kenkeep/nodes/index.md: folder holds leaves but has no index.md"}) {
+		t.Fatalf("root: %q", got)
+	}
+}
+
+func TestLintTags(t *testing.T) {
+	f := newLintKB(t)
+	f.leaf(lintLeaf{id: "practice-a", tags: []string{"api", "go"}, rel: []string{"practice-b"}})
+	f.leaf(lintLeaf{id: "practice-b", tags: []string{"api", "Go-Lang"}, rel: []string{"practice-c"}})
+	f.leaf(lintLeaf{id: "practice-c", tags: []string{"APIs", " api ", "golang", "two  words"}, rel: []string{"practice-a"}})
+	f.rebuild()
+	r := f.lint()
+	wantDup := []string{
+		`finding .ai/kenkeep/nodes/practice-b.md: tag "Go-Lang" nearly duplicates "golang", which 1 leaf(s) use`,
+		`finding .ai/kenkeep/nodes/practice-c.md: tag " api " nearly duplicates "api", which 2 leaf(s) use`,
+		`finding .ai/kenkeep/nodes/practice-c.md: tag "APIs" nearly duplicates "api", which 2 leaf(s) use`,
+	}
+	if got := lintLines(r, ruleTagNearDuplicate); !slices.Equal(got, wantDup) {
+		t.Fatalf("tag-near-duplicate:\n got  %q\n want %q", got, wantDup)
+	}
+	wantWS := []string{
+		`finding .ai/kenkeep/nodes/practice-c.md: tag " api " has leading, trailing or repeated whitespace`,
+		`finding .ai/kenkeep/nodes/practice-c.md: tag "two  words" has leading, trailing or repeated whitespace`,
+	}
+	if got := lintLines(r, ruleTagWhitespace); !slices.Equal(got, wantWS) {
+		t.Fatalf("tag-whitespace:\n got  %q\n want %q", got, wantWS)
+	}
+	if r.Errors != 0 || r.Findings != 5 {
+		t.Fatalf("errors %d findings %d", r.Errors, r.Findings)
+	}
+}
+
+func TestNormalizeTag(t *testing.T) {
+	for in, want := range map[string]string{"APIs": "api", "api": "api", " a-p_i ": "api", "class": "clas", "s": "", "Straße": "straße", "ss": "s"} {
+		if got := normalizeTag(in); got != want {
+			t.Errorf("normalizeTag(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestLintSummaries(t *testing.T) {
+	f := newLintKB(t)
+	f.cleanPair()
+	f.leaf(lintLeaf{id: "map-c", path: "other/map-c.md", rel: []string{"map-b"}})
+	f.leaf(lintLeaf{id: "map-d", path: "third/map-d.md", rel: []string{"map-b"}})
+	f.write("FOLDER_SUMMARIES.md", "---\nschema_version: 1\nsummaries:\n  topic: the topic\n  third: '  '\n---\n")
+	f.rebuild()
+	r := f.lint()
+	if got := lintLines(r, ruleEmptySummary); !slices.Equal(got, []string{`finding .ai/kenkeep/FOLDER_SUMMARIES.md: folder "third" has a blank summary`}) {
+		t.Fatalf("empty-summary: %q", got)
+	}
+	if got := lintLines(r, ruleMissingFolderSummary); !slices.Equal(got, []string{"finding .ai/kenkeep/nodes/other: folder has no summary in FOLDER_SUMMARIES.md"}) {
+		t.Fatalf("missing-folder-summary: %q", got)
+	}
+	if r.Errors != 0 {
+		t.Fatalf("summaries are findings: %+v", r.Items)
+	}
+}
+
+func TestLintOrphan(t *testing.T) {
+	f := newLintKB(t)
+	f.leaf(lintLeaf{id: "practice-a", rel: []string{"practice-b"}})
+	f.leaf(lintLeaf{id: "practice-b"})                                    // incoming only
+	f.leaf(lintLeaf{id: "practice-self", rel: []string{"practice-self"}}) // only itself
+	f.leaf(lintLeaf{id: "practice-alone"})
+	f.rebuild()
+	want := []string{
+		"finding .ai/kenkeep/nodes/practice-alone.md: no edges lead to or from this leaf",
+		"finding .ai/kenkeep/nodes/practice-self.md: no edges lead to or from this leaf",
+	}
+	if got := lintLines(f.lint(), ruleOrphan); !slices.Equal(got, want) {
+		t.Fatalf("got %q", got)
+	}
+}
+
+func TestLintStaleIndex(t *testing.T) {
+	f := newLintKB(t)
+	f.cleanPair()
+	f.leaf(lintLeaf{id: "map-b", path: "topic/map-b.md", tags: []string{"go"}, rel: []string{"practice-a"}})
+	r := f.lint()
+	want := []string{"error .ai/kenkeep/ENTRY.md: ENTRY.md was generated from different leaves (nodes_hash differs)"}
+	if got := lintLines(r, ruleStaleIndex); !slices.Equal(got, want) {
+		t.Fatalf("got %q", got)
+	}
+	f.remove("ENTRY.md")
+	want = []string{"error .ai/kenkeep/ENTRY.md: ENTRY.md is missing or records no nodes_hash"}
+	if got := lintLines(f.lint(), ruleStaleIndex); !slices.Equal(got, want) {
+		t.Fatalf("got %q", got)
+	}
+}
+
+func TestLintSortsAndCounts(t *testing.T) {
+	f := newLintKB(t)
+	f.leaf(lintLeaf{id: "practice-z", rel: []string{"nope-2", "nope-1"}})
+	f.leaf(lintLeaf{id: "practice-a", rel: []string{"nope-3"}, tags: []string{" x"}})
+	r := f.lint()
+	if !slices.IsSortedFunc(r.Items, func(a, b LintItem) int {
+		return strings.Compare(a.Rule+"\x00"+a.File+"\x00"+a.Message, b.Rule+"\x00"+b.File+"\x00"+b.Message)
+	}) {
+		t.Fatalf("items not sorted: %+v", r.Items)
+	}
+	var errs, finds int
+	for _, it := range r.Items {
+		if it.Fix == "" || it.File == "" || it.Message == "" {
+			t.Errorf("incomplete item %+v", it)
+		}
+		switch it.Level {
+		case LintError:
+			errs++
+		case LintFinding:
+			finds++
+		default:
+			t.Errorf("level %q", it.Level)
+		}
+	}
+	if errs != r.Errors || finds != r.Findings || errs != 4 {
+		t.Fatalf("errors %d/%d findings %d/%d: %+v", errs, r.Errors, finds, r.Findings, r.Items)
+	}
+}
+
+// TestLintWritesNothing checks that lint leaves every tracked file alone.
+func TestLintWritesNothing(t *testing.T) {
+	f := newLintKB(t)
+	f.cleanPair()
+	f.leaf(lintLeaf{id: "practice-c", rel: []string{"gone"}})
+	before := lintSnapshot(t, f.k.Root)
+	f.lint()
+	if after := lintSnapshot(t, f.k.Root); !maps.Equal(before, after) {
+		t.Fatalf("lint changed the tree:\nbefore %v\nafter  %v", before, after)
+	}
+}
+
+// lintSnapshot maps every file under root, except kk's own state, to its
+// content.
+func lintSnapshot(t *testing.T, root string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && d.Name() == ".state" {
+			return filepath.SkipDir
+		}
+		if !d.IsDir() {
+			data, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			out[relTo(root, p)] = string(data)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func TestLintNotAKB(t *testing.T) {
+	k := New(t.TempDir())
+	r, err := k.Lint(context.Background())
+	// No nodes/ at all: the root index is missing and ENTRY.md too.
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := lintRules(r); !slices.Equal(got, []string{ruleMissingFolderIndex, ruleStaleIndex}) {
+		t.Fatalf("rules %v", got)
+	}
+}
+
+func TestLintCancelled(t *testing.T) {
+	f := newLintKB(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := f.k.Lint(ctx); !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+// BenchmarkLint10k lints a tree of 10,000 leaves in 200 folders with a
+// warm leaf cache: the case `kk lint` meets in a large repository.
+func BenchmarkLint10k(b *testing.B) {
+	k := New(b.TempDir())
+	if _, err := k.Init(context.Background(), InitOptions{Version: "1", Now: time.Now(), Command: "bench"}); err != nil {
+		b.Fatal(err)
+	}
+	const n = 10000
+	old := time.Now().Add(-time.Hour)
+	for i := range n {
+		id := fmt.Sprintf("practice-item-%d", i)
+		dir := filepath.Join(k.NodesDir(), fmt.Sprintf("f%d", i%20), fmt.Sprintf("g%d", i%200))
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			b.Fatal(err)
+		}
+		src := fmt.Sprintf("---\ntype: practice\ntitle: Item %d\ndescription: About item %d\ntags: [t%d, t%d]\nkk_schema_version: 3\nkk_id: %s\nkk_derived_from: []\nkk_relates_to: [practice-item-%d]\nkk_depends_on: []\nkk_confidence: high\n---\n%s",
+			i, i, i%300, i%7, id, (i*7+1)%n, strings.Repeat("Body text.\n", 30))
+		p := filepath.Join(dir, id+".md")
+		if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
+			b.Fatal(err)
+		}
+		if err := os.Chtimes(p, old, old); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if _, err := k.Rebuild(context.Background(), RebuildOptions{Command: "bench"}); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := k.Lint(context.Background()); err != nil { // warms the leaf cache
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		r, err := k.Lint(context.Background())
+		if err != nil {
+			b.Fatal(err)
+		}
+		if r.Errors != 0 {
+			b.Fatalf("%d errors: %+v", r.Errors, r.Items[:1])
+		}
+	}
+}

@@ -1,0 +1,202 @@
+package store
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"slices"
+
+	"github.com/kk-project/kk/internal/node"
+)
+
+// Redirects is the ledger nodes/.redirects.json: each id retired by a
+// split-leaf, mapped to the ids of the leaves that replaced it. Edges keep
+// naming the retired id; readers follow the ledger to its successors.
+type Redirects map[string][]string
+
+// readRedirects reads nodes/.redirects.json. A missing file is an empty
+// ledger; a malformed one is an error naming the file.
+func (k *KB) readRedirects() (Redirects, error) {
+	data, err := os.ReadFile(k.RedirectsPath())
+	if errors.Is(err, fs.ErrNotExist) {
+		return Redirects{}, nil
+	}
+	name := k.Rel(k.RedirectsPath())
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", name, err)
+	}
+	return ParseRedirects(name, data)
+}
+
+// ParseRedirects decodes a redirects ledger; name labels it in errors. The
+// ledger is a JSON object mapping each retired id to a list of successor
+// ids (non-empty strings).
+func ParseRedirects(name string, data []byte) (Redirects, error) {
+	var raw map[string]any
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(&raw); err != nil {
+		return nil, fmt.Errorf("%s: invalid JSON: %v", name, err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, fmt.Errorf("%s: invalid JSON: unexpected data after the ledger object", name)
+	}
+	if raw == nil {
+		return nil, fmt.Errorf("%s: must be a JSON object mapping each retired id to a list of successor ids", name)
+	}
+	out := make(Redirects, len(raw))
+	for old, v := range raw {
+		list, ok := v.([]any)
+		if !ok {
+			return nil, fmt.Errorf("%s: entry %q must be a list of successor ids", name, old)
+		}
+		ids := make([]string, 0, len(list))
+		for _, e := range list {
+			s, ok := e.(string)
+			if !ok || s == "" {
+				return nil, fmt.Errorf("%s: entry %q must list successor ids as non-empty strings", name, old)
+			}
+			ids = append(ids, s)
+		}
+		out[old] = ids
+	}
+	return out, nil
+}
+
+// Render returns the ledger as kenkeep writes it: a JSON object with keys
+// in code-unit order, indented by two spaces, with a trailing newline.
+func (r Redirects) Render() []byte {
+	keys := make([]string, 0, len(r))
+	for k := range r {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, compareUTF16)
+	if len(keys) == 0 {
+		return []byte("{}\n")
+	}
+	var b bytes.Buffer
+	b.WriteString("{\n")
+	for i, k := range keys {
+		b.WriteString("  ")
+		b.Write(jsonString(k))
+		b.WriteString(": ")
+		if len(r[k]) == 0 {
+			b.WriteString("[]")
+		} else {
+			b.WriteString("[\n")
+			for j, id := range r[k] {
+				b.WriteString("    ")
+				b.Write(jsonString(id))
+				if j < len(r[k])-1 {
+					b.WriteByte(',')
+				}
+				b.WriteByte('\n')
+			}
+			b.WriteString("  ]")
+		}
+		if i < len(keys)-1 {
+			b.WriteByte(',')
+		}
+		b.WriteByte('\n')
+	}
+	b.WriteString("}\n")
+	return b.Bytes()
+}
+
+// jsonString encodes s as a JSON string without HTML escaping, as
+// JavaScript's JSON.stringify does.
+func jsonString(s string) []byte {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(s) // encoding a string cannot fail
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
+}
+
+// clone returns a deep copy of the ledger.
+func (r Redirects) clone() Redirects {
+	out := make(Redirects, len(r))
+	for k, v := range r {
+		out[k] = slices.Clone(v)
+	}
+	return out
+}
+
+// ResolveRedirect returns the live ids that id stands for. A live id
+// stands for itself. A retired id is followed through the ledger, through
+// any chain of retirements, to the live ids at the ends of its chains;
+// cycles are followed once. The result is sorted, and empty when no chain
+// reaches a live id.
+func ResolveRedirect(r Redirects, id string, live func(id string) bool) []string {
+	if live(id) {
+		return []string{id}
+	}
+	var out []string
+	seen := map[string]bool{id: true}
+	queue := slices.Clone(r[id])
+	for len(queue) > 0 {
+		next := queue[0]
+		queue = queue[1:]
+		if seen[next] {
+			continue
+		}
+		seen[next] = true
+		if live(next) {
+			out = append(out, next)
+			continue
+		}
+		queue = append(queue, r[next]...)
+	}
+	slices.SortFunc(out, compareUTF16)
+	return out
+}
+
+// redirectResolver is a node.Resolver that maps a live id to its leaf's
+// path and a retired id to the path of the first live id it redirects to,
+// so a generated Related link to a retired id leads to its successor.
+// paths maps every live id to its path relative to nodes/.
+func redirectResolver(paths func(id string) (string, bool), r Redirects) node.Resolver {
+	live := func(id string) bool { _, ok := paths(id); return ok }
+	return func(id string) (string, bool) {
+		if p, ok := paths(id); ok {
+			return p, true
+		}
+		if len(r) == 0 {
+			return "", false
+		}
+		if to := ResolveRedirect(r, id, live); len(to) > 0 {
+			return paths(to[0])
+		}
+		return "", false
+	}
+}
+
+// LinkResolver returns the resolver generated Related sections should use
+// for leaves of t: ids map to their leaf's path, and retired ids to the
+// path of their first live successor in the redirect ledger.
+func (t *Tree) LinkResolver(r Redirects) node.Resolver {
+	return redirectResolver(t.Resolve, r)
+}
+
+// isLive reports whether a leaf of t has the id.
+func (t *Tree) isLive(id string) bool {
+	_, ok := t.byID[id]
+	return ok
+}
+
+// ids returns every id the ledger names, retired or successor: ids
+// that must never be given to a new leaf, or edges to the old meaning
+// would silently bind to it.
+func (r Redirects) ids() map[string]bool {
+	out := make(map[string]bool, len(r)*2)
+	for k, v := range r {
+		out[k] = true
+		for _, id := range v {
+			out[id] = true
+		}
+	}
+	return out
+}

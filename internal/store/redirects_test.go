@@ -1,0 +1,105 @@
+package store
+
+import (
+	"os"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/kk-project/kk/internal/node"
+)
+
+func TestResolveRedirect(t *testing.T) {
+	r := Redirects{
+		"a":     {"b"},
+		"b":     {"c", "z-live", "gone"},
+		"c":     {"y-live"},
+		"loop1": {"loop2"},
+		"loop2": {"loop1", "x-live"},
+		"dead":  {"nowhere"},
+		"self":  {"self"},
+	}
+	live := func(id string) bool { return strings.HasSuffix(id, "-live") }
+	for _, c := range []struct {
+		id   string
+		want []string
+	}{
+		{"a", []string{"y-live", "z-live"}}, // two hops, sorted, dead ends dropped
+		{"loop1", []string{"x-live"}},       // a cycle is followed once
+		{"dead", nil},
+		{"self", nil},
+		{"unknown", nil},
+		{"x-live", []string{"x-live"}}, // a live id stands for itself
+	} {
+		if got := ResolveRedirect(r, c.id, live); !slices.Equal(got, c.want) {
+			t.Errorf("ResolveRedirect(%q) = %q, want %q", c.id, got, c.want)
+		}
+	}
+}
+
+func TestParseRedirects(t *testing.T) {
+	r, err := ParseRedirects("ledger", []byte(`{"b": ["x", "y"], "a": []}`+"\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r) != 2 || !slices.Equal(r["b"], []string{"x", "y"}) || r["a"] == nil {
+		t.Fatalf("parsed %#v", r)
+	}
+	for _, bad := range []string{`[]`, `null`, `{"a": "b"}`, `{"a": [1]}`, `{"a": [""]}`, `{`, `{} {}`} {
+		if _, err := ParseRedirects("ledger", []byte(bad)); err == nil || !strings.HasPrefix(err.Error(), "ledger: ") {
+			t.Errorf("%s: err = %v", bad, err)
+		}
+	}
+}
+
+func TestRedirectsRender(t *testing.T) {
+	r := Redirects{"practice-b": {"practice-b-2", "practice-b-1"}, "map-a": {"map-a-x"}, "e": {}, "q<\"": {"&"}}
+	want := "{\n  \"e\": [],\n  \"map-a\": [\n    \"map-a-x\"\n  ],\n  \"practice-b\": [\n    \"practice-b-2\",\n    \"practice-b-1\"\n  ],\n  \"q<\\\"\": [\n    \"&\"\n  ]\n}\n"
+	if got := string(r.Render()); got != want {
+		t.Fatalf("render:\n%s\nwant\n%s", got, want)
+	}
+	if got := string(Redirects{}.Render()); got != "{}\n" {
+		t.Fatalf("empty ledger renders %q", got)
+	}
+	back, err := ParseRedirects("x", r.Render())
+	if err != nil || len(back) != len(r) {
+		t.Fatalf("round trip: %v %v", back, err)
+	}
+}
+
+func TestReadRedirectsMissingFile(t *testing.T) {
+	k := New(t.TempDir())
+	r, err := k.readRedirects()
+	if err != nil || r == nil || len(r) != 0 {
+		t.Fatalf("missing ledger: %v, %v", r, err)
+	}
+	if err := os.MkdirAll(k.NodesDir(), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(k.RedirectsPath(), []byte(`{"a": 1}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := k.readRedirects(); err == nil || !strings.Contains(err.Error(), ".ai/kenkeep/nodes/.redirects.json") {
+		t.Fatalf("bad ledger: %v", err)
+	}
+}
+
+func TestLinkResolver(t *testing.T) {
+	tr := &Tree{byID: map[string]*node.Node{
+		"map-b": {ID: "map-b", Path: "x/map-b.md"},
+		"map-c": {ID: "map-c", Path: "map-c.md"},
+	}}
+	resolve := tr.LinkResolver(Redirects{"map-old": {"map-mid"}, "map-mid": {"map-c", "map-b"}})
+	for _, c := range []struct {
+		id, want string
+		ok       bool
+	}{
+		{"map-b", "x/map-b.md", true},
+		{"map-old", "x/map-b.md", true}, // the first live successor in id order
+		{"map-gone", "", false},
+	} {
+		if got, ok := resolve(c.id); got != c.want || ok != c.ok {
+			t.Errorf("resolve(%q) = %q, %v; want %q, %v", c.id, got, ok, c.want, c.ok)
+		}
+	}
+}

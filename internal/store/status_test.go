@@ -1,0 +1,120 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func (f *lintKB) status() *StatusReport {
+	f.t.Helper()
+	r, err := f.k.Status(context.Background())
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return r
+}
+
+func TestStatusNotInitialized(t *testing.T) {
+	k := New(t.TempDir())
+	if err := os.MkdirAll(k.NodesDir(), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	_, err := k.Status(context.Background())
+	if !errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), "kk init") || !strings.Contains(err.Error(), ".state/installed-version") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestStatusEmpty(t *testing.T) {
+	f := newLintKB(t)
+	r := f.status()
+	if r.Version != "1.0.0" || r.InstalledAt != "2026-01-02T03:04:05Z" {
+		t.Fatalf("version %q installed_at %q", r.Version, r.InstalledAt)
+	}
+	if r.Nodes != 0 || len(r.NodesByType) != 0 || r.Folders != 1 || r.IndexState != "fresh" || !r.IndexFresh {
+		t.Fatalf("%+v", r)
+	}
+	if r.Sessions != (SessionCounts{}) || r.Conflicts != (ConflictCounts{}) || r.MissingSummaries == nil || r.NodesByType == nil {
+		t.Fatalf("%+v", r)
+	}
+}
+
+func TestStatusCounts(t *testing.T) {
+	f := newLintKB(t)
+	f.cleanPair()
+	f.leaf(lintLeaf{id: "practice-c", path: "other/deep/practice-c.md"})
+	f.leaf(lintLeaf{id: "adr-d"})
+	f.rebuild()
+	f.write("_sessions/20260101-0000-a.md", "---\nschema_version: 1\nproposal_status: pending\n---\n## Transcript\n")
+	f.write("_sessions/20260101-0001-b.md", "---\nschema_version: 1\nproposal_status: done\n---\n")
+	f.write("_sessions/20260101-0002-c.md", "---\nproposal_status: pending\n---\n"+strings.Repeat("long transcript line\n", 100000))
+	f.write("_sessions/20260101-0003-d.md", "---\nproposal_status: [unclosed\n")
+	f.write("_sessions/notes.txt", "not a session log")
+	f.write("conflicts/run-1.md", "---\nstatus: pending\n---\n")
+	f.write("conflicts/run-2.md", "---\nstatus: resolved\n---\n")
+	f.write("conflicts/run-3.md", "---\nstatus: pending\n---\n")
+	r := f.status()
+	if r.Nodes != 4 || !maps.Equal(r.NodesByType, map[string]int{"practice": 2, "map": 1, "adr": 1}) {
+		t.Fatalf("nodes %d %v", r.Nodes, r.NodesByType)
+	}
+	if r.Folders != 4 { // root, topic, other, other/deep
+		t.Fatalf("folders %d", r.Folders)
+	}
+	if want := (SessionCounts{Total: 4, Pending: 2, Other: 2}); r.Sessions != want {
+		t.Fatalf("sessions %+v, want %+v", r.Sessions, want)
+	}
+	if want := (ConflictCounts{Total: 3, Pending: 2}); r.Conflicts != want {
+		t.Fatalf("conflicts %+v, want %+v", r.Conflicts, want)
+	}
+	if !slices.Equal(r.MissingSummaries, []string{"other", "other/deep"}) {
+		t.Fatalf("missing summaries %q", r.MissingSummaries)
+	}
+	if !r.IndexFresh {
+		t.Fatalf("index %s", r.IndexState)
+	}
+}
+
+func TestStatusIndexStates(t *testing.T) {
+	f := newLintKB(t)
+	f.cleanPair()
+	f.leaf(lintLeaf{id: "practice-new"})
+	if r := f.status(); r.IndexState != "stale" || r.IndexFresh {
+		t.Fatalf("after an unindexed write: %s", r.IndexState)
+	}
+	f.remove("ENTRY.md")
+	if r := f.status(); r.IndexState != "missing" || r.IndexFresh {
+		t.Fatalf("without ENTRY.md: %s", r.IndexState)
+	}
+	f.write("nodes/practice-bad.md", "---\ntype: practice\n---\n")
+	r := f.status()
+	if r.IndexState != "unknown" || r.InvalidLeaves != 1 || r.Nodes != 0 {
+		t.Fatalf("with an invalid leaf: %+v", r)
+	}
+}
+
+func TestReadFrontMatterStopsAtTheFence(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "x.md")
+	// A body that is not valid YAML or front matter must not matter.
+	if err := os.WriteFile(p, []byte("---\nproposal_status: done\n---\n---\n: : bad\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	doc, err := readFrontMatter(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := doc.Value("proposal_status"); v != "done" {
+		t.Fatalf("proposal_status = %v", v)
+	}
+	if err := os.WriteFile(p, []byte("no front matter\n---\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if doc, err := readFrontMatter(p); err != nil || len(doc.Keys()) != 0 {
+		t.Fatalf("doc %v err %v", doc, err)
+	}
+}

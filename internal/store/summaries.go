@@ -1,0 +1,135 @@
+package store
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"strings"
+
+	"github.com/kk-project/kk/internal/frontmatter"
+	"github.com/kk-project/kk/internal/yamlstyle"
+)
+
+// Summaries maps a folder (relative to nodes/, "" for the root) to its
+// one-line summary. They are the only hand- or model-authored input of the
+// generated index files; generation carries them and never invents one.
+type Summaries map[string]string
+
+// NormalizeFolderKey cleans a folder key: slash form, no trailing "/", "."
+// and "/" become "". Keys that are absolute or climb out are rejected.
+func NormalizeFolderKey(key string) (string, error) {
+	k := strings.ReplaceAll(strings.TrimSpace(key), "\\", "/")
+	if strings.HasPrefix(k, "/") && strings.Trim(k, "/") != "" {
+		return "", fmt.Errorf("folder %q is absolute", key)
+	}
+	k = path.Clean("/" + k)[1:]
+	if k == "" || k == "." {
+		return "", nil
+	}
+	for _, seg := range strings.Split(strings.TrimSuffix(key, "/"), "/") {
+		if seg == ".." {
+			return "", fmt.Errorf("folder %q climbs out of nodes/", key)
+		}
+	}
+	return k, nil
+}
+
+// ReadSummaries reads FOLDER_SUMMARIES.md. A missing file is an empty set.
+func ReadSummaries(file string) (Summaries, error) {
+	src, err := os.ReadFile(file)
+	if errors.Is(err, fs.ErrNotExist) {
+		return Summaries{}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	doc, err := frontmatter.Parse(src)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %s", file, frontmatter.Describe(err))
+	}
+	out := Summaries{}
+	raw, ok := doc.Value("summaries")
+	if !ok || raw == nil {
+		return out, nil
+	}
+	m, ok := raw.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("%s: field \"summaries\" must be a mapping of folder to summary", file)
+	}
+	for k, v := range m {
+		s, ok := v.(string)
+		if !ok && v != nil {
+			return nil, fmt.Errorf("%s: summary of %q must be a string", file, k)
+		}
+		key, err := NormalizeFolderKey(k)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", file, err)
+		}
+		if strings.TrimSpace(s) != "" {
+			out[key] = strings.TrimSpace(s)
+		}
+	}
+	return out, nil
+}
+
+// BlankSummaries lists keys of FOLDER_SUMMARIES.md whose value is blank.
+func BlankSummaries(file string) []string {
+	src, err := os.ReadFile(file)
+	if err != nil {
+		return nil
+	}
+	doc, err := frontmatter.Parse(src)
+	if err != nil {
+		return nil
+	}
+	m, _ := doc.Value("summaries")
+	mm, _ := m.(map[string]any)
+	var out []string
+	for k, v := range mm {
+		if s, _ := v.(string); strings.TrimSpace(s) == "" {
+			out = append(out, k)
+		}
+	}
+	SortLocale(out)
+	return out
+}
+
+// RenderSummaries renders FOLDER_SUMMARIES.md for the given summaries.
+func RenderSummaries(s Summaries) ([]byte, error) {
+	keys := make([]string, 0, len(s))
+	for k, v := range s {
+		if strings.TrimSpace(v) != "" {
+			keys = append(keys, k)
+		}
+	}
+	SortLocale(keys)
+	m := make(yamlstyle.Map, 0, len(keys))
+	for _, k := range keys {
+		m = append(m, yamlstyle.MapItem{Key: k, Value: s[k]})
+	}
+	var summaries any = m
+	if len(m) == 0 {
+		summaries = yamlstyle.Map{}
+	}
+	fm, err := yamlstyle.Marshal(yamlstyle.Map{{Key: "schema_version", Value: 1}, {Key: "summaries", Value: summaries}})
+	if err != nil {
+		return nil, err
+	}
+	var b strings.Builder
+	b.WriteString("---\n")
+	b.Write(fm)
+	b.WriteString("---\n# Folder Summaries\n\n")
+	if len(keys) == 0 {
+		b.WriteString("_No folder summaries recorded._\n")
+	}
+	for _, k := range keys {
+		name := k
+		if name == "" {
+			name = "."
+		}
+		fmt.Fprintf(&b, "- `%s`: %s\n", name, s[k])
+	}
+	return []byte(b.String()), nil
+}

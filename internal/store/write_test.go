@@ -1,0 +1,135 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+func newTestKB(t *testing.T) *KB {
+	t.Helper()
+	k := New(t.TempDir())
+	if _, err := k.Init(context.Background(), InitOptions{Version: "test", Now: time.Unix(0, 0), Command: "test"}); err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
+
+// Writers in one process serialise on the flock too (each Acquire opens
+// its own file description), so concurrent writes lose nothing.
+func TestWriteNodeConcurrent(t *testing.T) {
+	k := newTestKB(t)
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			in := NodeInput{Type: "practice", Title: fmt.Sprintf("Node %d", i), Description: "d", Tags: []string{"t"}, Folder: fmt.Sprintf("f%d", i%3), Body: "b\n"}
+			if _, err := k.WriteNode(context.Background(), in, WriteOptions{Mode: Create}); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	tr, err := k.ReadTree(LoadOptions{NoCache: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tr.Leaves) != 8 {
+		t.Fatalf("%d leaves, want 8", len(tr.Leaves))
+	}
+	res, err := k.Rebuild(context.Background(), RebuildOptions{Check: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Changed)+len(res.Removed) != 0 || res.NodeCount != 8 {
+		t.Fatalf("index not consistent after concurrent writes: %+v", res)
+	}
+}
+
+func TestWriteNodeModes(t *testing.T) {
+	k := newTestKB(t)
+	ctx := context.Background()
+	in := NodeInput{Type: "map", Title: "Clients", Description: "d", Body: "b"}
+	if _, err := k.WriteNode(ctx, in, WriteOptions{Mode: Create}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := k.WriteNode(ctx, in, WriteOptions{Mode: Create}); err == nil || !strings.Contains(err.Error(), "duplicate id map-clients") {
+		t.Fatalf("duplicate create: %v", err)
+	}
+	res, err := k.WriteNode(ctx, in, WriteOptions{Mode: Unique})
+	if err != nil || res.ID != "map-clients-2" {
+		t.Fatalf("unique: %+v %v", res, err)
+	}
+	in.Folder = "moved"
+	in.Description = "new"
+	res, err = k.WriteNode(ctx, in, WriteOptions{Mode: Update})
+	if err != nil || res.Action != "updated" || res.Path != ".ai/kenkeep/nodes/moved/map-clients.md" {
+		t.Fatalf("update: %+v %v", res, err)
+	}
+	if _, err := os.Stat(k.NodePath("map-clients.md")); !os.IsNotExist(err) {
+		t.Fatal("the old file of a moved node is still there")
+	}
+	// --update creates the node when the id is new.
+	in.Type, in.Title, in.Folder = "practice", "Fresh", ""
+	res, err = k.WriteNode(ctx, in, WriteOptions{Mode: Update})
+	if err != nil || res.Action != "created" || res.ID != "practice-fresh" {
+		t.Fatalf("update of a new id: %+v %v", res, err)
+	}
+}
+
+func TestInitIdempotentAndGitignoreMerge(t *testing.T) {
+	k := New(t.TempDir())
+	os.MkdirAll(k.Dir, 0o755)
+	os.WriteFile(k.GitignorePath(), []byte("my-own\n_sessions/\nhooks/\n"), 0o644)
+	ctx := context.Background()
+	res, err := k.Init(ctx, InitOptions{Version: "1", Now: time.Unix(0, 0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Created) == 0 {
+		t.Fatal("nothing created")
+	}
+	gi, _ := os.ReadFile(k.GitignorePath())
+	if want := "/_sessions/\n/_logs/\n/hooks/\n.state/*\n!.state/installed-version\nmy-own\n"; string(gi) != want {
+		t.Fatalf(".gitignore = %q", gi)
+	}
+	res, err = k.Init(ctx, InitOptions{Version: "1", Now: time.Unix(99, 0)})
+	if err != nil || !res.Unchanged {
+		t.Fatalf("second init: %+v %v", res, err)
+	}
+	res, err = k.Init(ctx, InitOptions{Version: "2", Now: time.Unix(99, 0), Upgrade: true})
+	if err != nil || len(res.Updated) != 1 {
+		t.Fatalf("upgrade to a new version: %+v %v", res, err)
+	}
+	in, _ := k.ReadInstalled()
+	if in.Version != "2" {
+		t.Fatalf("installed version %q", in.Version)
+	}
+}
+
+// An edge to a retired id links to its successor's path when the leaf is
+// written again, as it does after a rebalance.
+func TestWriteNodeLinksThroughRedirects(t *testing.T) {
+	k := newTestKB(t)
+	ctx := context.Background()
+	succ := NodeInput{Type: "map", Title: "Successor", Description: "d", Folder: "new", Body: "b"}
+	if _, err := k.WriteNode(ctx, succ, WriteOptions{Mode: Create}); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(k.RedirectsPath(), []byte("{\n  \"map-retired\": [\n    \"map-successor\"\n  ]\n}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	in := NodeInput{Type: "practice", Title: "Linker", Description: "d", RelatesTo: []string{"map-retired"}, Body: "b"}
+	if _, err := k.WriteNode(ctx, in, WriteOptions{Mode: Create}); err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(k.NodePath("practice-linker.md"))
+	if !strings.Contains(string(data), "- Related: [map-retired](/new/map-successor.md)") {
+		t.Fatalf("link not resolved through the redirect:\n%s", data)
+	}
+}
