@@ -4,11 +4,10 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/spf13/cobra"
-
+	"github.com/kk-project/kk/internal/checks"
 	"github.com/kk-project/kk/internal/githooks"
 	"github.com/kk-project/kk/internal/install"
-	"github.com/kk-project/kk/internal/store"
+	"github.com/spf13/cobra"
 )
 
 type doctorOpts struct {
@@ -58,7 +57,7 @@ func runDoctor(ctx context.Context, app *App, o doctorOpts) error {
 	if err != nil {
 		return err
 	}
-	rep, err := k.Doctor(ctx, store.DoctorOptions{Version: version})
+	rep, err := checks.Doctor(ctx, k, checks.DoctorOptions{Version: version})
 	if err != nil {
 		return err
 	}
@@ -71,14 +70,14 @@ func runDoctor(ctx context.Context, app *App, o doctorOpts) error {
 	if app.JSON {
 		if err := app.printJSON(struct {
 			SchemaVersion int `json:"schema_version"`
-			*store.DoctorReport
+			*checks.DoctorReport
 		}{JSONSchemaVersion, rep}); err != nil {
 			return err
 		}
 	} else {
-		marks := map[string]string{store.DoctorOK: "ok", store.DoctorWarn: "warn", store.DoctorError: "error"}
+		marks := map[string]string{checks.DoctorOK: "ok", checks.DoctorWarn: "warn", checks.DoctorError: "error"}
 		if app.IO.OutTTY {
-			marks = map[string]string{store.DoctorOK: "✓", store.DoctorWarn: "!", store.DoctorError: "✗"}
+			marks = map[string]string{checks.DoctorOK: "✓", checks.DoctorWarn: "!", checks.DoctorError: "✗"}
 		}
 		w := app.IO.Out
 		for _, c := range rep.Checks {
@@ -86,7 +85,7 @@ func runDoctor(ctx context.Context, app *App, o doctorOpts) error {
 			for _, d := range c.Details {
 				fmt.Fprintf(w, "    %s\n", d)
 			}
-			if c.Level != store.DoctorOK && c.Fix != "" {
+			if c.Level != checks.DoctorOK && c.Fix != "" {
 				fmt.Fprintf(w, "    fix: %s\n", c.Fix)
 			}
 		}

@@ -4,9 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/kk-project/kk/internal/checks"
 	"github.com/spf13/cobra"
-
-	"github.com/kk-project/kk/internal/store"
 )
 
 // lintErrorLines is how many errors of one rule lint lists without --verbose.
@@ -51,14 +50,14 @@ func runLint(ctx context.Context, app *App, o lintOpts) error {
 	if err != nil {
 		return err
 	}
-	rep, err := k.Lint(ctx)
+	rep, err := checks.Lint(ctx, k)
 	if err != nil {
 		return err
 	}
 	if app.JSON {
 		if err := app.printJSON(struct {
 			SchemaVersion int `json:"schema_version"`
-			*store.LintReport
+			*checks.LintReport
 		}{JSONSchemaVersion, rep}); err != nil {
 			return err
 		}
@@ -71,7 +70,7 @@ func runLint(ctx context.Context, app *App, o lintOpts) error {
 	return nil
 }
 
-func printLint(app *App, rep *store.LintReport, verbose bool) {
+func printLint(app *App, rep *checks.LintReport, verbose bool) {
 	type count struct {
 		rule, level string
 		n           int
@@ -89,7 +88,7 @@ func printLint(app *App, rep *store.LintReport, verbose bool) {
 	}
 	shown := map[string]int{}
 	for _, it := range rep.Items {
-		if it.Level != store.LintError && !verbose {
+		if it.Level != checks.LintError && !verbose {
 			continue
 		}
 		if shown[it.Rule]++; !verbose && shown[it.Rule] > lintErrorLines {

@@ -5,9 +5,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/kk-project/kk/internal/migrate"
 	"github.com/spf13/cobra"
-
-	"github.com/kk-project/kk/internal/store"
 )
 
 func newMigrateCmd(app *App) *cobra.Command {
@@ -57,11 +56,11 @@ func runMigrateStatus(ctx context.Context, app *App, o migrateStatusOpts) error 
 	if err != nil {
 		return err
 	}
-	current, err := k.DetectSchemaVersion()
+	current, err := migrate.DetectSchemaVersion(k)
 	if err != nil {
 		return err
 	}
-	steps, err := store.PlanMigration(current)
+	steps, err := migrate.PlanMigration(current)
 	if err != nil {
 		return err
 	}
@@ -70,7 +69,7 @@ func runMigrateStatus(ctx context.Context, app *App, o migrateStatusOpts) error 
 		if current != 0 {
 			cur = current
 		}
-		return app.printJSON(map[string]any{"schema_version": JSONSchemaVersion, "current": cur, "target": store.TargetSchemaVersion, "steps": steps})
+		return app.printJSON(map[string]any{"schema_version": JSONSchemaVersion, "current": cur, "target": migrate.TargetSchemaVersion, "steps": steps})
 	}
 	if len(steps) == 0 {
 		if current == 0 {
@@ -80,7 +79,7 @@ func runMigrateStatus(ctx context.Context, app *App, o migrateStatusOpts) error 
 		}
 		return nil
 	}
-	fmt.Fprintf(app.IO.Out, "current: %d\ntarget: %d\nsteps:\n", current, store.TargetSchemaVersion)
+	fmt.Fprintf(app.IO.Out, "current: %d\ntarget: %d\nsteps:\n", current, migrate.TargetSchemaVersion)
 	for i, s := range steps {
 		fmt.Fprintf(app.IO.Out, "  %d. %s (%d -> %d): %s\n", i+1, s.ID, s.From, s.To, strings.Join(s.Primitives, ", then "))
 	}
@@ -126,7 +125,7 @@ func runMigrateOKFv3(ctx context.Context, app *App, o migrateOKFv3Opts) error {
 	if err != nil {
 		return err
 	}
-	res, err := k.MigrateOKFv3(ctx, app.Command)
+	res, err := migrate.MigrateOKFv3(ctx, k, app.Command)
 	if err != nil {
 		return err
 	}
@@ -145,7 +144,7 @@ func runMigrateOKFv3(ctx context.Context, app *App, o migrateOKFv3Opts) error {
 		}
 		return nil
 	}
-	fmt.Fprintf(app.IO.Out, "converted\t%d leaf file(s) to schema version %d\n", res.Converted, store.TargetSchemaVersion)
+	fmt.Fprintf(app.IO.Out, "converted\t%d leaf file(s) to schema version %d\n", res.Converted, migrate.TargetSchemaVersion)
 	fmt.Fprintf(app.IO.Out, "summaries\t%d folder summary(ies) moved into FOLDER_SUMMARIES.md\n", res.FolderSummaries)
 	fmt.Fprintf(app.IO.Out, "index\t%d file(s) regenerated, %d removed\n", len(res.IndexChanged), len(res.IndexRemoved))
 	for _, c := range res.Collisions {

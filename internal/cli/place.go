@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kk-project/kk/internal/contracts"
+	"github.com/kk-project/kk/internal/reorg"
 )
 
 func newPlaceCmd(app *App) *cobra.Command {
@@ -55,7 +56,7 @@ func runPlaceInventory(_ context.Context, app *App, _ placeInventoryOpts) error 
 	if err != nil {
 		return err
 	}
-	res, err := k.PlaceInventory()
+	res, err := reorg.PlaceInventory(k)
 	if err != nil {
 		return err
 	}
@@ -129,7 +130,7 @@ func runPlaceApply(ctx context.Context, app *App, o placeApplyOpts) error {
 	if err != nil {
 		return err
 	}
-	res, err := k.ApplyPlacement(ctx, plan, app.Command)
+	res, err := reorg.ApplyPlacement(ctx, k, plan, app.Command)
 	if err != nil {
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kk-project/kk/internal/contracts"
+	"github.com/kk-project/kk/internal/reorg"
 	"github.com/kk-project/kk/internal/schema"
 )
 
@@ -68,7 +69,7 @@ func runRebalanceTrigger(_ context.Context, app *App, _ rebalanceTriggerOpts) er
 	if err != nil {
 		return err
 	}
-	actions, err := k.RebalanceTrigger()
+	actions, err := reorg.RebalanceTrigger(k)
 	if err != nil {
 		return err
 	}
@@ -149,7 +150,7 @@ func runRebalanceMove(ctx context.Context, app *App, o rebalanceMoveOpts) error 
 	if err != nil {
 		return err
 	}
-	res, err := k.ApplyRebalance(ctx, plan, app.Command)
+	res, err := reorg.ApplyRebalance(ctx, k, plan, app.Command)
 	if err != nil {
 		return err
 	}

@@ -6,9 +6,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/kk-project/kk/internal/checks"
 	"github.com/spf13/cobra"
-
-	"github.com/kk-project/kk/internal/store"
 )
 
 type statusOpts struct{}
@@ -37,14 +36,14 @@ func runStatus(ctx context.Context, app *App, _ statusOpts) error {
 	if err != nil {
 		return err
 	}
-	st, err := k.Status(ctx)
+	st, err := checks.Status(ctx, k)
 	if err != nil {
 		return err
 	}
 	if app.JSON {
 		return app.printJSON(struct {
 			SchemaVersion int `json:"schema_version"`
-			*store.StatusReport
+			*checks.StatusReport
 		}{JSONSchemaVersion, st})
 	}
 	w := app.IO.Out

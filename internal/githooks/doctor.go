@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/kk-project/kk/internal/checks"
 	"github.com/kk-project/kk/internal/gitx"
 	"github.com/kk-project/kk/internal/store"
 )
@@ -24,22 +25,22 @@ import (
 //
 // Without git, or outside a git work tree, there is nothing to check and
 // Doctor returns no checks.
-func Doctor(ctx context.Context, k *store.KB) []store.DoctorCheck {
+func Doctor(ctx context.Context, k *store.KB) []checks.DoctorCheck {
 	r, err := open(ctx, k)
 	if errors.Is(err, gitx.ErrNoGit) || errors.Is(err, ErrNotWorkTree) {
 		return nil
 	}
 	if err != nil {
-		return []store.DoctorCheck{{Name: "git-hooks", Level: store.DoctorWarn, Message: "cannot check kk's git hooks: " + err.Error(), Fix: "run `git rev-parse --git-path hooks` to see what git reports"}}
+		return []checks.DoctorCheck{{Name: "git-hooks", Level: checks.DoctorWarn, Message: "cannot check kk's git hooks: " + err.Error(), Fix: "run `git rev-parse --git-path hooks` to see what git reports"}}
 	}
-	out := []store.DoctorCheck{r.checkHooks()}
+	out := []checks.DoctorCheck{r.checkHooks()}
 	if !sameDir(r.dir, r.defaultDir) {
 		out = append(out, r.checkFolder())
 	}
 	return out
 }
 
-func (r *repo) checkHooks() store.DoctorCheck {
+func (r *repo) checkHooks() checks.DoctorCheck {
 	var missing, noExec, noExecPaths, outdated, details []string
 	for _, name := range Names {
 		s, err := inspect(r.dir, name)
@@ -66,7 +67,7 @@ func (r *repo) checkHooks() store.DoctorCheck {
 			details = append(details, fmt.Sprintf("%s runs %s first", r.show(s.path), r.show(s.chained)))
 		}
 	}
-	c := store.DoctorCheck{Name: "git-hooks", Level: store.DoctorOK, Details: details}
+	c := checks.DoctorCheck{Name: "git-hooks", Level: checks.DoctorOK, Details: details}
 	var fixes []string
 	if len(noExec) > 0 {
 		fixes = append(fixes, "chmod +x "+strings.Join(noExecPaths, " "))
@@ -81,13 +82,13 @@ func (r *repo) checkHooks() store.DoctorCheck {
 	where := r.show(r.dir)
 	switch {
 	case len(noExec) > 0:
-		c.Level = store.DoctorError
+		c.Level = checks.DoctorError
 		c.Message = fmt.Sprintf("git ignores kk's %s hook(s) in %s: not executable", strings.Join(noExec, ", "), where)
 	case len(missing) > 0:
-		c.Level = store.DoctorWarn
+		c.Level = checks.DoctorWarn
 		c.Message = fmt.Sprintf("kk's %s hook(s) are not installed in %s: branch indexes are synced only when a command uses them", strings.Join(missing, ", "), where)
 	case len(outdated) > 0:
-		c.Level = store.DoctorWarn
+		c.Level = checks.DoctorWarn
 		c.Message = fmt.Sprintf("kk's %s hook(s) in %s are out of date", strings.Join(outdated, ", "), where)
 	default:
 		c.Message = fmt.Sprintf("%s in %s run `kk sync`", strings.Join(Names, " and "), where)
@@ -95,15 +96,15 @@ func (r *repo) checkHooks() store.DoctorCheck {
 	return c
 }
 
-func (r *repo) checkFolder() store.DoctorCheck {
-	c := store.DoctorCheck{Name: "git-hooks-folder", Level: store.DoctorOK}
+func (r *repo) checkFolder() checks.DoctorCheck {
+	c := checks.DoctorCheck{Name: "git-hooks-folder", Level: checks.DoctorOK}
 	why := "core.hooksPath"
 	if r.hooksPath != "" {
 		why = fmt.Sprintf("core.hooksPath is %s", r.hooksPath)
 	}
 	c.Message = fmt.Sprintf("git runs hooks from %s (%s)", r.show(r.dir), why)
 	if stale := r.kkHooksIn(r.defaultDir); len(stale) > 0 {
-		c.Level = store.DoctorWarn
+		c.Level = checks.DoctorWarn
 		c.Message = fmt.Sprintf("kk's %s hook(s) in %s are never run: git runs hooks from %s (%s)", strings.Join(stale, ", "), r.show(r.defaultDir), r.show(r.dir), why)
 		c.Fix = "run `kk uninstall --git-hooks` (it cleans both folders), then `kk init`"
 	}

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kk-project/kk/internal/checks"
 	"github.com/kk-project/kk/internal/store"
 )
 
@@ -517,14 +518,14 @@ func TestDoctor(t *testing.T) {
 	}
 
 	level, msg, fix, _ := check("git-hooks")
-	if level != store.DoctorWarn || msg != "kk's post-checkout, post-merge hook(s) are not installed in .git/hooks: branch indexes are synced only when a command uses them" || !strings.Contains(fix, "kk init") {
+	if level != checks.DoctorWarn || msg != "kk's post-checkout, post-merge hook(s) are not installed in .git/hooks: branch indexes are synced only when a command uses them" || !strings.Contains(fix, "kk init") {
 		t.Errorf("missing: %s %q %q", level, msg, fix)
 	}
 
 	must(t, os.WriteFile(filepath.Join(dir, PostMerge), []byte(userHook), 0o755))
 	e.install(Options{})
 	level, msg, _, details := check("git-hooks")
-	if level != store.DoctorOK || msg != "post-checkout and post-merge in .git/hooks run `kk sync`" {
+	if level != checks.DoctorOK || msg != "post-checkout and post-merge in .git/hooks run `kk sync`" {
 		t.Errorf("installed: %s %q", level, msg)
 	}
 	if want := []string{".git/hooks/post-merge runs .git/hooks/post-merge.kk-chained first"}; !slices.Equal(details, want) {
@@ -536,28 +537,28 @@ func TestDoctor(t *testing.T) {
 
 	must(t, os.Chmod(filepath.Join(dir, PostCheckout), 0o644))
 	level, msg, fix, _ = check("git-hooks")
-	if level != store.DoctorError || msg != "git ignores kk's post-checkout hook(s) in .git/hooks: not executable" || fix != "chmod +x '"+filepath.Join(dir, PostCheckout)+"'" {
+	if level != checks.DoctorError || msg != "git ignores kk's post-checkout hook(s) in .git/hooks: not executable" || fix != "chmod +x '"+filepath.Join(dir, PostCheckout)+"'" {
 		t.Errorf("not executable: %s %q %q", level, msg, fix)
 	}
 	must(t, os.Chmod(filepath.Join(dir, PostCheckout), 0o755))
 
 	must(t, os.WriteFile(filepath.Join(dir, PostCheckout), script(PostCheckout, "/old/kk", "."), 0o755))
 	level, msg, fix, _ = check("git-hooks")
-	if level != store.DoctorWarn || msg != "kk's post-checkout hook(s) in .git/hooks are out of date" || fix != "run `kk init --upgrade`" {
+	if level != checks.DoctorWarn || msg != "kk's post-checkout hook(s) in .git/hooks are out of date" || fix != "run `kk init --upgrade`" {
 		t.Errorf("out of date: %s %q %q", level, msg, fix)
 	}
 
 	e.git("config", "core.hooksPath", "githooks")
 	level, msg, fix, _ = check("git-hooks-folder")
-	if level != store.DoctorWarn || msg != "kk's post-checkout, post-merge hook(s) in .git/hooks are never run: git runs hooks from githooks (core.hooksPath is githooks)" || !strings.Contains(fix, "kk uninstall --git-hooks") {
+	if level != checks.DoctorWarn || msg != "kk's post-checkout, post-merge hook(s) in .git/hooks are never run: git runs hooks from githooks (core.hooksPath is githooks)" || !strings.Contains(fix, "kk uninstall --git-hooks") {
 		t.Errorf("stale folder: %s %q %q", level, msg, fix)
 	}
 	e.uninstall()
 	e.install(Options{})
-	if level, msg, _, _ := check("git-hooks-folder"); level != store.DoctorOK || msg != "git runs hooks from githooks (core.hooksPath is githooks)" {
+	if level, msg, _, _ := check("git-hooks-folder"); level != checks.DoctorOK || msg != "git runs hooks from githooks (core.hooksPath is githooks)" {
 		t.Errorf("moved folder: %s %q", level, msg)
 	}
-	if level, _, _, _ := check("git-hooks"); level != store.DoctorOK {
+	if level, _, _, _ := check("git-hooks"); level != checks.DoctorOK {
 		t.Errorf("hooks in core.hooksPath: %s", level)
 	}
 }

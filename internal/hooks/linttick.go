@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/kk-project/kk/internal/checks"
 	"github.com/kk-project/kk/internal/session"
 )
 
@@ -33,7 +34,7 @@ func LintTick(ctx context.Context, r Request) (*LintTickResult, error) {
 	st.SessionsSinceLint++
 	res := &LintTickResult{}
 	if st.SessionsSinceLint >= cfg.LintEveryNSessions {
-		rep, err := k.Lint(ctx)
+		rep, err := checks.Lint(ctx, k)
 		if err != nil {
 			// Keep the count: the next session tries again.
 			if werr := writeJSONFile(lintStatePath(k), st); werr != nil {

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kk-project/kk/internal/checks"
 	"github.com/kk-project/kk/internal/harness"
 	"github.com/kk-project/kk/internal/store"
 )
@@ -34,7 +35,7 @@ func TestLintTick(t *testing.T) {
 	tick(t0)
 	later := t0.Add(time.Hour)
 	res := tick(later)
-	rep, err := k.Lint(context.Background())
+	rep, err := checks.Lint(context.Background(), k)
 	if err != nil {
 		t.Fatal(err)
 	}

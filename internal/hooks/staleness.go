@@ -43,7 +43,7 @@ import (
 // because the result is only a hint to run `kk index rebuild`, never a
 // decision that changes files, and the window is bounded by the cache age.
 //
-// Folder mtimes recorded within racyWindow of the moment the tree was read
+// Folder mtimes recorded within store.RacyWindow of the moment the tree was read
 // are not trusted (a file system with coarse timestamps could give a
 // second change the same mtime), so the tree is hashed again until they
 // settle.
@@ -52,9 +52,6 @@ const stalenessMagic = "kk-staleness 1"
 
 // stalenessMaxAge bounds how long a cached answer is reused at all.
 var stalenessMaxAge = time.Hour
-
-// racyWindow: see above and the leaf cache in internal/store.
-const racyWindow = 2 * time.Second
 
 // treeState is what the staleness check learns about the tree.
 type treeState struct {
@@ -129,7 +126,7 @@ func cachedTreeState(k *store.KB, now time.Time) (treeState, bool) {
 		case "dir":
 			mt, rel, ok := strings.Cut(rest, " ")
 			mtime, err := strconv.ParseInt(mt, 10, 64)
-			if !ok || err != nil || written == 0 || mtime >= written-int64(racyWindow) {
+			if !ok || err != nil || written == 0 || mtime >= written-int64(store.RacyWindow) {
 				return st, false
 			}
 			p := nodes

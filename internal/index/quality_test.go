@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+
+	"github.com/kk-project/kk/internal/migrate"
 )
 
 // drupalPack is the kenkeep v2 pack used as the retrieval-quality corpus;
@@ -76,7 +78,7 @@ func TestRetrievalQualityDrupal(t *testing.T) {
 	ctx := context.Background()
 	k := newKB(t)
 	copyTree(t, knowledge, k.NodesDir())
-	if _, err := k.MigrateOKFv3(ctx, "test"); err != nil {
+	if _, err := migrate.MigrateOKFv3(ctx, k, "test"); err != nil {
 		t.Fatal(err)
 	}
 	db, st, err := Open(ctx, k, "main")

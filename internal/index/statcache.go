@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/kk-project/kk/internal/atomicfile"
+	"github.com/kk-project/kk/internal/store"
 )
 
 // The stat cache lets a sync that finds nothing changed skip the database:
@@ -154,7 +155,7 @@ func (db *DB) fastSync(ctx context.Context, files []fileStat, problems []Problem
 	if c == nil || c.extract != (ex != nil) || len(c.leaves) != len(files) || len(c.sources) != len(sources) {
 		return Stats{}, false
 	}
-	trust := c.synced - int64(racyWindow)
+	trust := c.synced - int64(store.RacyWindow)
 	for _, f := range files {
 		e, ok := c.leaves[f.rel]
 		if !ok || e.size != f.size || e.mtime != f.mtime || f.mtime >= trust {

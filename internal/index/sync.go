@@ -17,14 +17,13 @@ import (
 	"time"
 
 	"github.com/kk-project/kk/internal/node"
+	"github.com/kk-project/kk/internal/store"
 	"github.com/kk-project/kk/internal/workpool"
 )
 
-// racyWindow: a row whose file mtime is this close to (or after) the time
-// of the sync that recorded it is re-hashed even when size and mtime match,
-// since a same-size edit within the file system's timestamp granularity
-// would otherwise go unseen.
-const racyWindow = 2 * time.Second
+// A row whose file mtime is within store.RacyWindow of (or after) the
+// time of the sync that recorded it is re-hashed even when size and mtime
+// match.
 
 // bulkRows is the number of files to read from which a sync rebuilds the
 // full-text table at the end instead of updating it row by row.
@@ -130,7 +129,7 @@ func (db *DB) SyncWith(ctx context.Context, nodesDir string, ex *Extraction) (St
 	if err != nil {
 		return st, fmt.Errorf("syncing index %s: %w", db.Path, err)
 	}
-	trustBefore := syncedAt - int64(racyWindow)
+	trustBefore := syncedAt - int64(store.RacyWindow)
 	var work []*leafData
 	seen := make(map[string]bool, len(files))
 	racy := false

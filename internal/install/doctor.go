@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/kk-project/kk/internal/checks"
 	"github.com/kk-project/kk/internal/harness"
 	"github.com/kk-project/kk/internal/store"
 )
@@ -19,18 +20,18 @@ import (
 // trusted, platform limits), then kk's block in AGENTS.md. Check names are
 // "<harness>/<check>". No harness installed gives no checks. A missing or unreadable installed-version gives no
 // checks here: the knowledge base checks report it.
-func Doctor(ctx context.Context, k *store.KB, reg *harness.Registry, only string) []store.DoctorCheck {
+func Doctor(ctx context.Context, k *store.KB, reg *harness.Registry, only string) []checks.DoctorCheck {
 	inst, err := k.ReadInstalled()
 	if err != nil {
 		return nil
 	}
-	var out []store.DoctorCheck
+	var out []checks.DoctorCheck
 	ids := inst.Harnesses
 	if only != "" {
 		if !slices.Contains(inst.Harnesses, only) {
-			return []store.DoctorCheck{{
+			return []checks.DoctorCheck{{
 				Name:    only + "/installed",
-				Level:   store.DoctorWarn,
+				Level:   checks.DoctorWarn,
 				Message: fmt.Sprintf("kk is not installed into %s in this repository (installed: %s)", only, listOrNone(inst.Harnesses)),
 				Fix:     fmt.Sprintf("run `kk init --harnesses %s`", only),
 			}}
@@ -43,9 +44,9 @@ func Doctor(ctx context.Context, k *store.KB, reg *harness.Registry, only string
 	for _, id := range ids {
 		a, err := reg.Get(id)
 		if err != nil {
-			out = append(out, store.DoctorCheck{
+			out = append(out, checks.DoctorCheck{
 				Name:    id + "/installed",
-				Level:   store.DoctorWarn,
+				Level:   checks.DoctorWarn,
 				Message: fmt.Sprintf("%s lists harness %q, which this kk does not know", k.Rel(k.InstalledPath()), id),
 				Fix:     "use the kk that installed it, or remove it from the harnesses list in " + k.Rel(k.InstalledPath()),
 			})
@@ -54,7 +55,7 @@ func Doctor(ctx context.Context, k *store.KB, reg *harness.Registry, only string
 		for _, c := range a.Doctor(ctx, k.Root) {
 			// "claude binary" under claude reads "claude/binary".
 			name := strings.TrimPrefix(c.Name, id+" ")
-			out = append(out, store.DoctorCheck{Name: id + "/" + name, Level: c.Level, Message: c.Message, Fix: c.Fix})
+			out = append(out, checks.DoctorCheck{Name: id + "/" + name, Level: c.Level, Message: c.Message, Fix: c.Fix})
 		}
 		if c, ok := checkMCP(ctx, k, id, a, commandFor("", inst)); ok {
 			out = append(out, c)
@@ -63,27 +64,27 @@ func Doctor(ctx context.Context, k *store.KB, reg *harness.Registry, only string
 	return append(out, checkAgentsBlock(k))
 }
 
-func checkAgentsBlock(k *store.KB) store.DoctorCheck {
-	c := store.DoctorCheck{Name: "agents-block"}
+func checkAgentsBlock(k *store.KB) checks.DoctorCheck {
+	c := checks.DoctorCheck{Name: "agents-block"}
 	file := k.Rel(k.AgentsPath())
 	fix := "run `kk init --upgrade`, which rewrites kk's block and keeps the rest of the file"
 	data, err := os.ReadFile(k.AgentsPath())
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		c.Level, c.Message, c.Fix = store.DoctorWarn, file+" is missing, so agents that read it are not told about the knowledge base", fix
+		c.Level, c.Message, c.Fix = checks.DoctorWarn, file+" is missing, so agents that read it are not told about the knowledge base", fix
 		return c
 	case err != nil:
-		c.Level, c.Message, c.Fix = store.DoctorError, fmt.Sprintf("%s cannot be read: %v", file, err), "check the file's permissions"
+		c.Level, c.Message, c.Fix = checks.DoctorError, fmt.Sprintf("%s cannot be read: %v", file, err), "check the file's permissions"
 		return c
 	}
 	body, ok := blockBody(string(data))
 	switch {
 	case !ok:
-		c.Level, c.Message, c.Fix = store.DoctorWarn, file+" has no kk block, so agents that read it are not told about the knowledge base", fix
+		c.Level, c.Message, c.Fix = checks.DoctorWarn, file+" has no kk block, so agents that read it are not told about the knowledge base", fix
 	case body != strings.TrimRight(AgentsBlock(), "\n"):
-		c.Level, c.Message, c.Fix = store.DoctorWarn, file+": kk's block differs from what this kk writes", fix
+		c.Level, c.Message, c.Fix = checks.DoctorWarn, file+": kk's block differs from what this kk writes", fix
 	default:
-		c.Level, c.Message = store.DoctorOK, file+" points agents at the knowledge base"
+		c.Level, c.Message = checks.DoctorOK, file+" points agents at the knowledge base"
 	}
 	return c
 }

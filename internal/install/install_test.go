@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kk-project/kk/internal/checks"
 	"github.com/kk-project/kk/internal/harness"
 	"github.com/kk-project/kk/internal/store"
 )
@@ -219,11 +220,11 @@ func TestDoctorChecks(t *testing.T) {
 	}
 	Install(ctx, k, reg, []harness.Adapter{a}, Options{})
 	got := Doctor(ctx, k, reg, "")
-	if len(got) != 2 || got[0].Name != "a/hooks" || got[1].Name != "agents-block" || got[1].Level != store.DoctorOK {
+	if len(got) != 2 || got[0].Name != "a/hooks" || got[1].Name != "agents-block" || got[1].Level != checks.DoctorOK {
 		t.Fatalf("checks %+v", got)
 	}
 	os.WriteFile(k.AgentsPath(), []byte("mine\n"), 0o644)
-	if got := Doctor(ctx, k, reg, "a"); got[1].Level != store.DoctorWarn || !strings.Contains(got[1].Message, "no kk block") {
+	if got := Doctor(ctx, k, reg, "a"); got[1].Level != checks.DoctorWarn || !strings.Contains(got[1].Message, "no kk block") {
 		t.Fatalf("checks %+v", got)
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/kk-project/kk/internal/checks"
 	"github.com/kk-project/kk/internal/harness"
 	"github.com/kk-project/kk/internal/store"
 )
@@ -49,7 +50,7 @@ func unregisterMCP(a harness.Adapter, root string) ([]harness.Change, error) {
 // command kk's hooks use, and answering tools/list with kk's tools when
 // started from the repository root. ok is false for a harness without MCP
 // support.
-func checkMCP(ctx context.Context, k *store.KB, id string, a harness.Adapter, command string) (c store.DoctorCheck, ok bool) {
+func checkMCP(ctx context.Context, k *store.KB, id string, a harness.Adapter, command string) (c checks.DoctorCheck, ok bool) {
 	r, ok := a.(harness.MCPRegistrar)
 	if !ok {
 		return c, false
@@ -60,27 +61,27 @@ func checkMCP(ctx context.Context, k *store.KB, id string, a harness.Adapter, co
 	s, found, err := r.MCP().Registered(k.Root)
 	switch {
 	case err != nil:
-		c.Level, c.Message, c.Fix = store.DoctorError, fmt.Sprintf("%s cannot be read: %v", file, err), "fix the file, then run `kk init --upgrade`"
+		c.Level, c.Message, c.Fix = checks.DoctorError, fmt.Sprintf("%s cannot be read: %v", file, err), "fix the file, then run `kk init --upgrade`"
 		return c, true
 	case !found:
-		c.Level, c.Message, c.Fix = store.DoctorWarn, fmt.Sprintf("%s does not register kk's MCP server, so the agent has no kk tools", file), fix
+		c.Level, c.Message, c.Fix = checks.DoctorWarn, fmt.Sprintf("%s does not register kk's MCP server, so the agent has no kk tools", file), fix
 		return c, true
 	}
 	tools, err := listTools(ctx, k.Root, s)
 	if err != nil {
-		c.Level, c.Message = store.DoctorError, fmt.Sprintf("the MCP server registered in %s (%s) does not answer: %v", file, s, err)
+		c.Level, c.Message = checks.DoctorError, fmt.Sprintf("the MCP server registered in %s (%s) does not answer: %v", file, s, err)
 		c.Fix = "check that `" + s.String() + "` runs from the repository root, or " + strings.TrimPrefix(fix, "run ")
 		return c, true
 	}
 	if !slices.Contains(tools, "query_graph") {
-		c.Level, c.Message, c.Fix = store.DoctorError, fmt.Sprintf("the MCP server registered in %s (%s) is not kk's: it lists %s", file, s, strings.Join(tools, ", ")), fix
+		c.Level, c.Message, c.Fix = checks.DoctorError, fmt.Sprintf("the MCP server registered in %s (%s) is not kk's: it lists %s", file, s, strings.Join(tools, ", ")), fix
 		return c, true
 	}
 	if want := harness.MCPServerFor(command); !slices.Equal(append([]string{s.Command}, s.Args...), append([]string{want.Command}, want.Args...)) {
-		c.Level, c.Message, c.Fix = store.DoctorWarn, fmt.Sprintf("%s starts `%s`, not `%s` as kk's hooks would; it answers with %d tools", file, s, want, len(tools)), fix
+		c.Level, c.Message, c.Fix = checks.DoctorWarn, fmt.Sprintf("%s starts `%s`, not `%s` as kk's hooks would; it answers with %d tools", file, s, want, len(tools)), fix
 		return c, true
 	}
-	c.Level, c.Message = store.DoctorOK, fmt.Sprintf("%s registers `%s`, which answers tools/list with %d tools", file, s, len(tools))
+	c.Level, c.Message = checks.DoctorOK, fmt.Sprintf("%s registers `%s`, which answers tools/list with %d tools", file, s, len(tools))
 	return c, true
 }
 

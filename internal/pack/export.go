@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/kk-project/kk/internal/atomicfile"
+	"github.com/kk-project/kk/internal/checks"
 	"github.com/kk-project/kk/internal/contracts"
 	"github.com/kk-project/kk/internal/node"
 	"github.com/kk-project/kk/internal/store"
@@ -53,7 +54,7 @@ type ExportResult struct {
 // LintError is an export refused because the staged pack does not pass
 // lint. Items holds the errors; files are named as in the tree.
 type LintError struct {
-	Items []store.LintItem
+	Items []checks.LintItem
 }
 
 func (e *LintError) Error() string {
@@ -286,14 +287,14 @@ func build(ctx context.Context, k *store.KB, t *store.Tree, summaries store.Summ
 			return "", err
 		}
 	}
-	rep, err := sk.Lint(ctx)
+	rep, err := checks.Lint(ctx, sk)
 	if err != nil {
 		return "", fmt.Errorf("linting the staged pack: %w", err)
 	}
 	if rep.Errors > 0 {
-		var items []store.LintItem
+		var items []checks.LintItem
 		for _, it := range rep.Items {
-			if it.Level == store.LintError {
+			if it.Level == checks.LintError {
 				items = append(items, it)
 			}
 		}

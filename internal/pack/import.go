@@ -14,6 +14,7 @@ import (
 
 	"github.com/kk-project/kk/internal/atomicfile"
 	"github.com/kk-project/kk/internal/contracts"
+	"github.com/kk-project/kk/internal/migrate"
 	"github.com/kk-project/kk/internal/node"
 	"github.com/kk-project/kk/internal/store"
 	"github.com/kk-project/kk/internal/workpool"
@@ -72,8 +73,8 @@ type ImportResult struct {
 	UnknownEdges []string `json:"unknown_edges"`
 	// Collisions are converted v2 leaves whose body already had a Related
 	// or Citations heading of its own (see kk migrate okf-v3).
-	Collisions   []store.Collision `json:"collisions"`
-	IndexChanged []string          `json:"index_changed"`
+	Collisions   []migrate.Collision `json:"collisions"`
+	IndexChanged []string            `json:"index_changed"`
 }
 
 // DestExistsError is an import into a folder that already exists.
@@ -145,7 +146,7 @@ func Import(ctx context.Context, k *store.KB, opts ImportOptions) (*ImportResult
 		dest = m.Name
 	}
 	res := &ImportResult{Name: m.Name, Version: m.Version, Folder: k.Rel(k.NodePath(dest)),
-		Skipped: []SkippedLeaf{}, Relinked: []string{}, UnknownEdges: []string{}, Collisions: []store.Collision{}, IndexChanged: []string{}}
+		Skipped: []SkippedLeaf{}, Relinked: []string{}, UnknownEdges: []string{}, Collisions: []migrate.Collision{}, IndexChanged: []string{}}
 	if m.SchemaVersion == 2 && !opts.Migrate {
 		return nil, fmt.Errorf("pack %s is at schema version 2 (kenkeep's v2 leaves); import it with --migrate, which converts its leaves to version 3 on the way in", m.Name)
 	}
@@ -153,14 +154,14 @@ func Import(ctx context.Context, k *store.KB, opts ImportOptions) (*ImportResult
 		return nil, &DestExistsError{Folder: res.Folder}
 	}
 	if m.SchemaVersion == 2 {
-		mr, err := sp.kb.MigrateCopy(ctx)
+		mr, err := migrate.MigrateCopy(ctx, sp.kb)
 		if err != nil {
 			return nil, fmt.Errorf("converting pack %s to schema version 3: %w", m.Name, err)
 		}
 		res.Migrated = mr.Converted > 0
 		for _, c := range mr.Collisions {
 			rel := strings.TrimPrefix(c.Path, store.DirName+"/nodes/")
-			res.Collisions = append(res.Collisions, store.Collision{ID: c.ID, Path: k.Rel(k.NodePath(dest + "/" + rel)), Headings: c.Headings})
+			res.Collisions = append(res.Collisions, migrate.Collision{ID: c.ID, Path: k.Rel(k.NodePath(dest + "/" + rel)), Headings: c.Headings})
 		}
 	}
 	leaves, summaries, err := readStaged(sp)

@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/kk-project/kk/internal/atomicfile"
+	"github.com/kk-project/kk/internal/checks"
 	"github.com/kk-project/kk/internal/contracts"
 	"github.com/kk-project/kk/internal/node"
 	"github.com/kk-project/kk/internal/schema"
@@ -75,7 +76,7 @@ func relocated(src, dest string) string {
 
 func mustLintClean(t *testing.T, k *store.KB) {
 	t.Helper()
-	rep, err := k.Lint(context.Background())
+	rep, err := checks.Lint(context.Background(), k)
 	if err != nil {
 		t.Fatal(err)
 	}

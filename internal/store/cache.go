@@ -25,9 +25,13 @@ import (
 
 const cacheMagic = "kk-leaf-cache 3\n"
 
-// racyWindow is how close to the cache's write time an mtime must be for
-// the entry to be re-read anyway.
-const racyWindow = 2 * time.Second
+// RacyWindow is the one racy-timestamp window of every cache kk keeps over
+// files (leaf cache, generation cache, index stat cache, hook caches): a
+// file whose mtime is this close to (or after) the moment a cache recorded
+// it is re-read even when its size and mtime match, since a same-size edit
+// within the file system's timestamp granularity would otherwise go
+// unseen.
+const RacyWindow = 2 * time.Second
 
 type leafCache struct {
 	written int64
@@ -35,7 +39,7 @@ type leafCache struct {
 }
 
 type cacheEntry struct {
-	size, mtime int64
+	Size, mtime int64
 	hash        string
 	n           node.Node
 }
@@ -54,10 +58,10 @@ func (k *KB) loadCache() *leafCache {
 	c.entries = make(map[string]*cacheEntry, count)
 	for range count {
 		e := &cacheEntry{}
-		rel := r.str()
-		e.size, e.mtime, e.hash = r.int(), r.int(), r.str()
+		Rel := r.str()
+		e.Size, e.mtime, e.hash = r.int(), r.int(), r.str()
 		e.n = node.Node{
-			Path: rel, Format: int(r.int()), Type: r.str(), Title: r.str(), Description: r.str(),
+			Path: Rel, Format: int(r.int()), Type: r.str(), Title: r.str(), Description: r.str(),
 			Tags: r.list(), ID: r.str(), DerivedFrom: r.list(), RelatesTo: r.list(), DependsOn: r.list(),
 			Confidence: r.str(), Status: r.str(), StaleAfter: r.str(), BodySize: int(r.int()),
 		}
@@ -67,21 +71,21 @@ func (k *KB) loadCache() *leafCache {
 		if r.err != nil {
 			return nil
 		}
-		c.entries[rel] = e
+		c.entries[Rel] = e
 	}
 	return c
 }
 
-func (c *leafCache) lookup(f leafFile) (*node.Node, string, bool) {
-	e, ok := c.entries[f.rel]
-	if !ok || e.size != f.size || e.mtime != f.mtime || f.mtime >= c.written-int64(racyWindow) {
+func (c *leafCache) lookup(f LeafFile) (*node.Node, string, bool) {
+	e, ok := c.entries[f.Rel]
+	if !ok || e.Size != f.Size || e.mtime != f.mtime || f.mtime >= c.written-int64(RacyWindow) {
 		return nil, "", false
 	}
 	n := e.n
 	return &n, e.hash, true
 }
 
-func (k *KB) saveCache(files []leafFile, leaves []*node.Node, hashes []string) {
+func (k *KB) saveCache(files []LeafFile, leaves []*node.Node, hashes []string) {
 	var buf bytes.Buffer
 	w := &cacheWriter{w: bufio.NewWriter(&buf)}
 	w.w.WriteString(cacheMagic)
@@ -89,8 +93,8 @@ func (k *KB) saveCache(files []leafFile, leaves []*node.Node, hashes []string) {
 	w.int(int64(len(files)))
 	for i, f := range files {
 		n := leaves[i]
-		w.str(f.rel)
-		w.int(f.size)
+		w.str(f.Rel)
+		w.int(f.Size)
 		w.int(f.mtime)
 		w.str(hashes[i])
 		w.int(int64(n.Format))

@@ -12,7 +12,7 @@ import (
 
 func TestLeafCacheRoundTrip(t *testing.T) {
 	k := New(t.TempDir())
-	files := []leafFile{{rel: "a/practice-x.md", size: 120, mtime: 5}, {rel: "map-y.md", size: 1, mtime: -3}}
+	files := []LeafFile{{Rel: "a/practice-x.md", Size: 120, mtime: 5}, {Rel: "map-y.md", Size: 1, mtime: -3}}
 	leaves := []*node.Node{
 		{Path: "a/practice-x.md", Format: 3, Type: "practice", Title: "X é", Description: "d", Tags: []string{"t1", "t2"}, ID: "practice-x",
 			DerivedFrom: []string{}, RelatesTo: []string{"map-y"}, DependsOn: []string{}, Confidence: "high", Status: "draft", StaleAfter: "2030-01-01", BodySize: 42,
@@ -31,7 +31,7 @@ func TestLeafCacheRoundTrip(t *testing.T) {
 			t.Fatalf("entry %d: ok=%v hash=%q node=%+v", i, ok, h, n)
 		}
 	}
-	if _, _, ok := c.lookup(leafFile{rel: "map-y.md", size: 2, mtime: -3}); ok {
+	if _, _, ok := c.lookup(LeafFile{Rel: "map-y.md", Size: 2, mtime: -3}); ok {
 		t.Fatal("a size change was served from the cache")
 	}
 	// A truncated or foreign file is ignored, never trusted.

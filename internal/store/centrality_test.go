@@ -34,12 +34,12 @@ func TestCentralityMatchesDefinition(t *testing.T) {
 		n := 1 + rng.IntN(120)
 		sets := make([][]int, n)
 		for i := range sets {
-			size := rng.IntN(6)
+			Size := rng.IntN(6)
 			if rng.IntN(15) == 0 {
-				size = maxSubsetTags + 1 + rng.IntN(3) // exercises the pairwise path
+				Size = maxSubsetTags + 1 + rng.IntN(3) // exercises the pairwise path
 			}
-			for range size {
-				if id := rng.IntN(max(tags, size+1)); !slices.Contains(sets[i], id) {
+			for range Size {
+				if id := rng.IntN(max(tags, Size+1)); !slices.Contains(sets[i], id) {
 					sets[i] = append(sets[i], id)
 				}
 			}

@@ -37,7 +37,7 @@ type genCache struct {
 
 type genFile struct {
 	sum         string // sha256 hex of the content
-	size, mtime int64  // of the file as written
+	Size, mtime int64  // of the file as written
 	key         string // hash of the inputs it was rendered from
 }
 
@@ -74,12 +74,12 @@ func (k *KB) loadGenCache() *genCache {
 			if len(f) != 5 {
 				return nil
 			}
-			size, err1 := strconv.ParseInt(f[1], 10, 64)
+			Size, err1 := strconv.ParseInt(f[1], 10, 64)
 			mtime, err2 := strconv.ParseInt(f[2], 10, 64)
 			if err1 != nil || err2 != nil {
 				return nil
 			}
-			c.files[f[4]] = genFile{sum: f[0], size: size, mtime: mtime, key: f[3]}
+			c.files[f[4]] = genFile{sum: f[0], Size: Size, mtime: mtime, key: f[3]}
 		case "folder":
 			c.folders = append(c.folders, rest)
 		case "missing":
@@ -109,14 +109,14 @@ func (k *KB) saveGenCache(key string, g *Generated, prev *genCache) {
 			if err != nil {
 				return
 			}
-			f = genFile{sum: hex.EncodeToString(sum[:]), size: fi.Size(), mtime: fi.ModTime().UnixNano()}
+			f = genFile{sum: hex.EncodeToString(sum[:]), Size: fi.Size(), mtime: fi.ModTime().UnixNano()}
 		} else if prev != nil {
 			f = prev.files[n] // skipped as fresh: the file is as recorded
 		}
 		if f.sum == "" {
 			return
 		}
-		fmt.Fprintf(&b, "file %s %d %d %s %s\n", f.sum, f.size, f.mtime, g.Keys[n], n)
+		fmt.Fprintf(&b, "file %s %d %d %s %s\n", f.sum, f.Size, f.mtime, g.Keys[n], n)
 	}
 	for _, f := range g.Folders {
 		b.WriteString("folder " + f + "\n")
@@ -146,10 +146,10 @@ func (c *genCache) freshFunc(k *KB) func(file, key string) bool {
 func (c *genCache) unchanged(k *KB, name string, f genFile) bool {
 	path := filepath.Join(k.Dir, filepath.FromSlash(name))
 	fi, err := os.Stat(path)
-	if err != nil || fi.Size() != f.size {
+	if err != nil || fi.Size() != f.Size {
 		return false
 	}
-	if mt := fi.ModTime().UnixNano(); mt == f.mtime && mt < c.written-int64(racyWindow) {
+	if mt := fi.ModTime().UnixNano(); mt == f.mtime && mt < c.written-int64(RacyWindow) {
 		return true
 	}
 	data, err := os.ReadFile(path)

@@ -30,9 +30,9 @@ func TestIncrementalRebuildMatchesFull(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var ids []string
+	var Ids []string
 	for _, n := range tree.Leaves {
-		ids = append(ids, n.ID)
+		Ids = append(Ids, n.ID)
 	}
 	tags := []string{"api", "cache", "http", "retry", "brand-new", "search"}
 	folders := []string{"", "api-0", "api-0/x", "cache-2", "new/deep/folder"}
@@ -40,7 +40,7 @@ func TestIncrementalRebuildMatchesFull(t *testing.T) {
 		in := store.NodeInput{
 			Type: []string{"practice", "map"}[rng.IntN(2)], Title: fmt.Sprintf("Step %d", rng.IntN(15)),
 			Description: fmt.Sprintf("desc %d", rng.IntN(3)), Tags: []string{tags[rng.IntN(len(tags))], tags[rng.IntN(len(tags))]},
-			RelatesTo: []string{ids[rng.IntN(len(ids))]}, Folder: folders[rng.IntN(len(folders))], Body: "body\n",
+			RelatesTo: []string{Ids[rng.IntN(len(Ids))]}, Folder: folders[rng.IntN(len(folders))], Body: "body\n",
 		}
 		if in.Tags[0] == in.Tags[1] {
 			in.Tags = in.Tags[:1]

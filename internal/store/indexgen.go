@@ -118,7 +118,7 @@ func generate(t *Tree, summaries Summaries, fresh func(file, key string) bool) (
 	}
 	titleRank := make(map[*node.Node]int, len(t.Leaves))
 	prev := -1
-	for r, i := range sortedOrder(titles) {
+	for r, i := range SortedOrder(titles) {
 		if prev >= 0 && titles[prev] == titles[i] {
 			r = titleRank[t.Leaves[prev]]
 		}
@@ -142,7 +142,7 @@ func generate(t *Tree, summaries Summaries, fresh func(file, key string) bool) (
 		byDir[d] = append(byDir[d], n)
 		for d != "" {
 			dirSet[d] = true
-			d = dirOf(d)
+			d = DirOf(d)
 		}
 	}
 	dirs := make([]string, 0, len(dirSet))
@@ -154,7 +154,7 @@ func generate(t *Tree, summaries Summaries, fresh func(file, key string) bool) (
 	children := map[string][]string{}
 	for _, d := range dirs {
 		if d != "" {
-			children[dirOf(d)] = append(children[dirOf(d)], d)
+			children[DirOf(d)] = append(children[DirOf(d)], d)
 		}
 	}
 	for _, d := range dirs {
@@ -174,11 +174,11 @@ func generate(t *Tree, summaries Summaries, fresh func(file, key string) bool) (
 	keys := make([]string, len(dirs))
 	skip := make([]bool, len(dirs))
 	metrics := make([]FolderMetrics, len(dirs))
-	parallel(len(dirs), func(i int) {
+	Parallel(len(dirs), func(i int) {
 		d := dirs[i]
 		leaves := slices.Clone(byDir[d])
 		slices.SortFunc(leaves, catalog)
-		metrics[i] = folderMetrics(leaves)
+		metrics[i] = MetricsOf(leaves)
 		keys[i] = folderKey(d, leaves, children[d], ranked, summaries, digests)
 		if fresh != nil && fresh(indexFile(d), keys[i]) {
 			skip[i] = true
@@ -218,19 +218,19 @@ func generate(t *Tree, summaries Summaries, fresh func(file, key string) bool) (
 	return g, nil
 }
 
-func folderMetrics(leaves []*node.Node) FolderMetrics {
+func MetricsOf(leaves []*node.Node) FolderMetrics {
 	tags := map[string]bool{}
 	chars := 0
 	for _, n := range leaves {
 		for _, t := range n.Tags {
 			tags[t] = true
 		}
-		chars += utf16Len(n.Title) + utf16Len(n.Description) + n.BodySize
+		chars += UTF16Len(n.Title) + UTF16Len(n.Description) + n.BodySize
 	}
 	return FolderMetrics{Occupancy: len(leaves), TagDiversity: len(tags), LeafSize: (chars + 3) / 4}
 }
 
-func utf16Len(s string) int {
+func UTF16Len(s string) int {
 	n := 0
 	for _, r := range s {
 		n++
@@ -391,7 +391,7 @@ func renderFolder(dir string, leaves []*node.Node, subs []string, ranked map[str
 		line("# kk Index: " + strings.ReplaceAll(dir, "/", " / "))
 		line("")
 		parent := "kk"
-		if p := dirOf(dir); p != "" {
+		if p := DirOf(dir); p != "" {
 			parent = p[strings.LastIndexByte(p, '/')+1:]
 		}
 		line("↑ Parent: [" + parent + "](../index.md)")
@@ -513,12 +513,12 @@ func renderGraph(t *Tree, hash string) ([]byte, error) {
 		return []byte(b.String()), nil
 	}
 	b.WriteString("Total nodes: " + strconv.Itoa(len(t.Leaves)) + "\n")
-	ids := make([]string, len(t.Leaves))
+	Ids := make([]string, len(t.Leaves))
 	for i, n := range t.Leaves {
-		ids[i] = n.ID
+		Ids[i] = n.ID
 	}
-	SortLocale(ids)
-	for _, id := range ids {
+	SortLocale(Ids)
+	for _, id := range Ids {
 		n := t.byID[id]
 		b.WriteString("\n## " + n.ID + "\n\n- **kind:** " + n.Type + "\n- **title:** " + n.Title + "\n- **path:** " + n.Path + "\n")
 		for _, f := range [...]struct {
@@ -546,7 +546,7 @@ func relHref(dir, target string) string {
 	if dir == "" {
 		return target
 	}
-	common := commonFolder(dir, dirOf(target))
+	common := commonFolder(dir, DirOf(target))
 	up := 0
 	if rest := dir[common:]; rest != "" {
 		up = strings.Count(rest, "/")

@@ -61,7 +61,7 @@ func (k *KB) ReadInstalled() (*Installed, error) {
 }
 
 // gitignoreLines are the lines kk needs in .ai/kenkeep/.gitignore, in order.
-var gitignoreLines = []string{"/_sessions/", "/_logs/", "/hooks/", ".state/*", "!.state/installed-version"}
+var GitignoreLines = []string{"/_sessions/", "/_logs/", "/hooks/", ".state/*", "!.state/installed-version"}
 
 // Init creates the knowledge base layout. Existing user content (config,
 // folder summaries, leaves, .kkignore) is never overwritten; a second run
@@ -111,7 +111,7 @@ func (k *KB) Init(ctx context.Context, opts InitOptions) (*InitResult, error) {
 		}
 		readme, _ := fs.ReadFile(templates.KB, "kb/README.md")
 		config, _ := fs.ReadFile(templates.KB, "kb/config.yaml")
-		config = append(config, projectIDLine(filepath.Base(k.Root))...)
+		config = append(config, ProjectIDLine(filepath.Base(k.Root))...)
 		kkignore, _ := fs.ReadFile(templates.KB, "kb/kkignore")
 		steps := []struct {
 			path      string
@@ -192,7 +192,7 @@ func (k *KB) writeInstalled(opts InitOptions, put func(string, []byte, bool) err
 // empty) in .state/installed-version, keeping the other fields. It reports
 // whether the file changed. The caller holds the writer lock; the file
 // must exist (kk init writes it).
-func (k *KB) SetInstalledHarnesses(ids []string, command string) (bool, error) {
+func (k *KB) SetInstalledHarnesses(Ids []string, command string) (bool, error) {
 	in, err := k.ReadInstalled()
 	if errors.Is(err, fs.ErrNotExist) {
 		return false, fmt.Errorf("%w at %s: %s is missing; run `kk init` first", ErrNotFound, k.Root, k.Rel(k.InstalledPath()))
@@ -200,7 +200,7 @@ func (k *KB) SetInstalledHarnesses(ids []string, command string) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	list := append([]string{}, ids...)
+	list := append([]string{}, Ids...)
 	slices.Sort(list)
 	in.Harnesses = slices.Compact(list)
 	if command == "kk" {
@@ -222,11 +222,11 @@ func mergeGitignore(path string) ([]byte, error) {
 		return nil, err
 	}
 	var b strings.Builder
-	for _, l := range gitignoreLines {
+	for _, l := range GitignoreLines {
 		b.WriteString(l + "\n")
 	}
 	own := map[string]bool{}
-	for _, l := range gitignoreLines {
+	for _, l := range GitignoreLines {
 		own[l] = true
 	}
 	// Unanchored forms from older layouts also matched nodes/hooks/ and the like.
@@ -243,7 +243,7 @@ func mergeGitignore(path string) ([]byte, error) {
 }
 
 // projectIDLine is the projectId setting init writes into a new config.yaml.
-func projectIDLine(name string) []byte {
+func ProjectIDLine(name string) []byte {
 	v, err := yaml.Marshal(map[string]string{"projectId": name})
 	if err != nil { // a string always marshals
 		panic(err)

@@ -33,11 +33,11 @@ func (k *KB) now() time.Time {
 
 // New returns the KB of the repository at root, whether or not it exists yet.
 func New(root string) *KB {
-	abs, err := filepath.Abs(root)
+	Abs, err := filepath.Abs(root)
 	if err != nil {
-		abs = root
+		Abs = root
 	}
-	return &KB{Root: abs, Dir: filepath.Join(abs, filepath.FromSlash(DirName))}
+	return &KB{Root: Abs, Dir: filepath.Join(Abs, filepath.FromSlash(DirName))}
 }
 
 // Find walks up from start to the first folder holding .ai/kenkeep.
@@ -76,15 +76,24 @@ func (k *KB) KKIgnorePath() string   { return filepath.Join(k.Root, ".kkignore")
 func (k *KB) AgentsPath() string     { return filepath.Join(k.Root, "AGENTS.md") }
 func (k *KB) PromptsDir() string     { return filepath.Join(k.Dir, ".config", "prompts") }
 func (k *KB) Initialized() bool      { _, err := os.Stat(k.InstalledPath()); return err == nil }
-func (k *KB) Rel(path string) string { return relTo(k.Root, path) }
-func (k *KB) NodePath(rel string) string {
-	return filepath.Join(k.NodesDir(), filepath.FromSlash(rel))
+func (k *KB) Rel(path string) string { return RelTo(k.Root, path) }
+func (k *KB) NodePath(Rel string) string {
+	return filepath.Join(k.NodesDir(), filepath.FromSlash(Rel))
 }
 
-func relTo(base, path string) string {
+func RelTo(base, path string) string {
 	r, err := filepath.Rel(base, path)
 	if err != nil {
 		return path
 	}
 	return filepath.ToSlash(r)
+}
+
+// JoinRel joins a folder relative to nodes/ ("" for nodes/ itself) and a
+// name below it.
+func JoinRel(dir, name string) string {
+	if dir == "" {
+		return name
+	}
+	return dir + "/" + name
 }

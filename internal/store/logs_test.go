@@ -32,8 +32,8 @@ func TestPruneLogs(t *testing.T) {
 		"notes.txt":                           90 * 24 * time.Hour, // not a run trace
 		"fresh.jsonl":                         time.Hour,
 	}
-	for rel, age := range ages {
-		p := filepath.Join(k.LogsDir(), filepath.FromSlash(rel))
+	for Rel, age := range ages {
+		p := filepath.Join(k.LogsDir(), filepath.FromSlash(Rel))
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -75,11 +75,11 @@ func TestPruneLogs(t *testing.T) {
 	if !slices.Equal(rep.Removed, wantRemoved) || rep.Kept != 2 || len(rep.Failed) != 0 {
 		t.Errorf("prune: %+v", rep)
 	}
-	for rel := range ages {
-		_, err := os.Stat(filepath.Join(k.LogsDir(), filepath.FromSlash(rel)))
-		gone := slices.Contains(wantRemoved, ".ai/kenkeep/_logs/"+rel)
+	for Rel := range ages {
+		_, err := os.Stat(filepath.Join(k.LogsDir(), filepath.FromSlash(Rel)))
+		gone := slices.Contains(wantRemoved, ".ai/kenkeep/_logs/"+Rel)
 		if gone != os.IsNotExist(err) {
-			t.Errorf("%s: removed %v, want %v", rel, !gone, gone)
+			t.Errorf("%s: removed %v, want %v", Rel, !gone, gone)
 		}
 	}
 	if _, err := os.Lstat(filepath.Join(k.LogsDir(), "link.jsonl")); err != nil {
@@ -129,8 +129,8 @@ func TestPruneLogsBadConfig(t *testing.T) {
 
 func TestPruneLogsReportsFailures(t *testing.T) {
 	k := New(t.TempDir())
-	for _, rel := range []string{"locked/a.jsonl", "locked/b.jsonl", "c.jsonl"} {
-		p := filepath.Join(k.LogsDir(), filepath.FromSlash(rel))
+	for _, Rel := range []string{"locked/a.jsonl", "locked/b.jsonl", "c.jsonl"} {
+		p := filepath.Join(k.LogsDir(), filepath.FromSlash(Rel))
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			t.Fatal(err)
 		}

@@ -149,7 +149,7 @@ func (ls localeSorter) compare(ss []string, i, j int) int {
 }
 
 // sortedOrder returns the indexes of ss in locale order.
-func sortedOrder(ss []string) []int {
+func SortedOrder(ss []string) []int {
 	ls := newLocaleSorter(ss)
 	idx := make([]int, len(ss))
 	for i := range idx {
@@ -161,7 +161,7 @@ func sortedOrder(ss []string) []int {
 
 // SortLocale sorts ss in place by root collation.
 func SortLocale(ss []string) {
-	idx := sortedOrder(ss)
+	idx := SortedOrder(ss)
 	out := make([]string, len(ss))
 	for i, j := range idx {
 		out[i] = ss[j]

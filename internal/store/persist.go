@@ -121,7 +121,7 @@ func (k *KB) persistLocked(ctx context.Context, actions []contracts.CuratorActio
 	if err != nil {
 		return nil, err
 	}
-	if err := requireV3(t); err != nil {
+	if err := RequireV3(t); err != nil {
 		return nil, err
 	}
 	dirs := make(map[string]bool, len(t.Dirs))
@@ -224,7 +224,7 @@ func (k *KB) persistLocked(ctx context.Context, actions []contracts.CuratorActio
 			}
 			n := *pl.n
 			applyProposed(&n, p)
-			n.DerivedFrom = dedupe(append(slices.Clone(pl.n.DerivedFrom), a.CandidateOrigin))
+			n.DerivedFrom = Dedupe(append(slices.Clone(pl.n.DerivedFrom), a.CandidateOrigin))
 			if err := checkLeaf(&n, n.Dir()); err != nil {
 				fail(ReasonInvalidNode, "%v", err)
 				break
@@ -323,8 +323,8 @@ func (k *KB) writePlanned(t *Tree, pl *plannedLeaf, resolve node.Resolver) (stat
 // applyProposed copies the proposed node's fields onto n.
 func applyProposed(n *node.Node, p *contracts.ProposedNode) {
 	n.Title, n.Description = strings.TrimSpace(p.Title), strings.TrimSpace(p.Description)
-	n.Tags = orEmpty(slices.Clone(p.Tags))
-	n.RelatesTo, n.DependsOn = dedupe(p.RelatesTo), dedupe(p.DependsOn)
+	n.Tags = OrEmpty(slices.Clone(p.Tags))
+	n.RelatesTo, n.DependsOn = Dedupe(p.RelatesTo), Dedupe(p.DependsOn)
 	n.Confidence = p.Confidence
 	n.Body = []byte(p.Body)
 }

@@ -97,8 +97,8 @@ func persistSnapshot(t *testing.T, k *KB) string {
 		if err != nil {
 			return err
 		}
-		rel, _ := filepath.Rel(k.NodesDir(), p)
-		b.WriteString("== " + filepath.ToSlash(rel) + " ==\n")
+		Rel, _ := filepath.Rel(k.NodesDir(), p)
+		b.WriteString("== " + filepath.ToSlash(Rel) + " ==\n")
 		b.Write(data)
 		return nil
 	})

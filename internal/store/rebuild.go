@@ -82,7 +82,7 @@ func (k *KB) rebuild(ctx context.Context, opts RebuildOptions) (*RebuildResult, 
 // rebuildTree regenerates the index files of t, a tree the caller read (and
 // possibly changed in memory to match what it wrote) under the lock.
 func (k *KB) rebuildTree(ctx context.Context, t *Tree, opts RebuildOptions) (*RebuildResult, error) {
-	if err := requireV3(t); err != nil {
+	if err := RequireV3(t); err != nil {
 		return nil, err
 	}
 	nodesHash := NodesHash(t)
@@ -197,7 +197,7 @@ func staleIndexes(t *Tree, gen *Generated) []string {
 // rebuild would overwrite before `kk migrate okf-v3` could harvest them.
 var ErrNeedsMigration = errors.New("the knowledge tree holds v2 leaves; run `kk migrate okf-v3` first")
 
-func requireV3(t *Tree) error {
+func RequireV3(t *Tree) error {
 	for _, n := range t.Leaves {
 		if n.Format != node.SchemaVersion {
 			return fmt.Errorf("%w (first one: %s)", ErrNeedsMigration, filepath.ToSlash(filepath.Join(DirName, "nodes", n.Path)))

@@ -20,7 +20,7 @@ type Redirects map[string][]string
 
 // readRedirects reads nodes/.redirects.json. A missing file is an empty
 // ledger; a malformed one is an error naming the file.
-func (k *KB) readRedirects() (Redirects, error) {
+func (k *KB) ReadRedirects() (Redirects, error) {
 	data, err := os.ReadFile(k.RedirectsPath())
 	if errors.Is(err, fs.ErrNotExist) {
 		return Redirects{}, nil
@@ -53,15 +53,15 @@ func ParseRedirects(name string, data []byte) (Redirects, error) {
 		if !ok {
 			return nil, fmt.Errorf("%s: entry %q must be a list of successor ids", name, old)
 		}
-		ids := make([]string, 0, len(list))
+		Ids := make([]string, 0, len(list))
 		for _, e := range list {
 			s, ok := e.(string)
 			if !ok || s == "" {
 				return nil, fmt.Errorf("%s: entry %q must list successor ids as non-empty strings", name, old)
 			}
-			ids = append(ids, s)
+			Ids = append(Ids, s)
 		}
-		out[old] = ids
+		out[old] = Ids
 	}
 	return out, nil
 }
@@ -117,7 +117,7 @@ func jsonString(s string) []byte {
 }
 
 // clone returns a deep copy of the ledger.
-func (r Redirects) clone() Redirects {
+func (r Redirects) Clone() Redirects {
 	out := make(Redirects, len(r))
 	for k, v := range r {
 		out[k] = slices.Clone(v)
@@ -158,7 +158,7 @@ func ResolveRedirect(r Redirects, id string, live func(id string) bool) []string
 // path and a retired id to the path of the first live id it redirects to,
 // so a generated Related link to a retired id leads to its successor.
 // paths maps every live id to its path relative to nodes/.
-func redirectResolver(paths func(id string) (string, bool), r Redirects) node.Resolver {
+func RedirectResolver(paths func(id string) (string, bool), r Redirects) node.Resolver {
 	live := func(id string) bool { _, ok := paths(id); return ok }
 	return func(id string) (string, bool) {
 		if p, ok := paths(id); ok {
@@ -178,11 +178,11 @@ func redirectResolver(paths func(id string) (string, bool), r Redirects) node.Re
 // for leaves of t: ids map to their leaf's path, and retired ids to the
 // path of their first live successor in the redirect ledger.
 func (t *Tree) LinkResolver(r Redirects) node.Resolver {
-	return redirectResolver(t.Resolve, r)
+	return RedirectResolver(t.Resolve, r)
 }
 
 // isLive reports whether a leaf of t has the id.
-func (t *Tree) isLive(id string) bool {
+func (t *Tree) IsLive(id string) bool {
 	_, ok := t.byID[id]
 	return ok
 }
@@ -190,7 +190,7 @@ func (t *Tree) isLive(id string) bool {
 // ids returns every id the ledger names, retired or successor: ids
 // that must never be given to a new leaf, or edges to the old meaning
 // would silently bind to it.
-func (r Redirects) ids() map[string]bool {
+func (r Redirects) Ids() map[string]bool {
 	out := make(map[string]bool, len(r)*2)
 	for k, v := range r {
 		out[k] = true

@@ -69,7 +69,7 @@ func TestRedirectsRender(t *testing.T) {
 
 func TestReadRedirectsMissingFile(t *testing.T) {
 	k := New(t.TempDir())
-	r, err := k.readRedirects()
+	r, err := k.ReadRedirects()
 	if err != nil || r == nil || len(r) != 0 {
 		t.Fatalf("missing ledger: %v, %v", r, err)
 	}
@@ -79,7 +79,7 @@ func TestReadRedirectsMissingFile(t *testing.T) {
 	if err := os.WriteFile(k.RedirectsPath(), []byte(`{"a": 1}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := k.readRedirects(); err == nil || !strings.Contains(err.Error(), ".ai/kenkeep/nodes/.redirects.json") {
+	if _, err := k.ReadRedirects(); err == nil || !strings.Contains(err.Error(), ".ai/kenkeep/nodes/.redirects.json") {
 		t.Fatalf("bad ledger: %v", err)
 	}
 }

@@ -59,7 +59,7 @@ func (t *Tree) put(old, n *node.Node, hash string) {
 	t.hashes[n.Path] = hash
 	t.byID[n.ID] = n
 	if d := n.Dir(); !slices.Contains(t.Dirs, d) {
-		for ; d != "" && !slices.Contains(t.Dirs, d); d = dirOf(d) {
+		for ; d != "" && !slices.Contains(t.Dirs, d); d = DirOf(d) {
 			t.Dirs = append(t.Dirs, d)
 		}
 		SortLocale(t.Dirs)
@@ -98,17 +98,17 @@ type LoadOptions struct {
 	NoSave bool
 }
 
-type leafFile struct {
-	rel   string
-	abs   string
-	size  int64
+type LeafFile struct {
+	Rel   string
+	Abs   string
+	Size  int64
 	mtime int64
 }
 
 // ReadTree reads every leaf under nodes/. It is all or nothing: if any leaf
 // is invalid, it returns a *TreeError naming each one.
 func (k *KB) ReadTree(opts LoadOptions) (*Tree, error) {
-	files, dirs, indexDirs, err := k.scan()
+	files, dirs, indexDirs, err := k.Scan()
 	if err != nil {
 		return nil, err
 	}
@@ -129,7 +129,7 @@ func (k *KB) ReadTree(opts LoadOptions) (*Tree, error) {
 		}
 		fresh = append(fresh, i)
 	}
-	parallel(len(fresh), func(j int) {
+	Parallel(len(fresh), func(j int) {
 		i := fresh[j]
 		leaves[i], hashes[i], errs[i] = readLeaf(files[i])
 		if leaves[i] != nil {
@@ -143,7 +143,7 @@ func (k *KB) ReadTree(opts LoadOptions) (*Tree, error) {
 			problems = append(problems, errs[i])
 			continue
 		}
-		t.hashes[f.rel] = hashes[i]
+		t.hashes[f.Rel] = hashes[i]
 		t.Leaves = append(t.Leaves, leaves[i])
 	}
 	seen := map[string]string{}
@@ -171,16 +171,16 @@ func idKey(n *node.Node) string {
 	return node.KeyID
 }
 
-func readLeaf(f leafFile) (*node.Node, string, error) {
-	if f.size > node.MaxSize {
-		return nil, "", &node.Error{Path: f.rel, Msg: fmt.Sprintf("leaf is %d bytes; the limit is %d", f.size, node.MaxSize)}
+func readLeaf(f LeafFile) (*node.Node, string, error) {
+	if f.Size > node.MaxSize {
+		return nil, "", &node.Error{Path: f.Rel, Msg: fmt.Sprintf("leaf is %d bytes; the limit is %d", f.Size, node.MaxSize)}
 	}
-	src, err := os.ReadFile(f.abs)
+	src, err := os.ReadFile(f.Abs)
 	if err != nil {
-		return nil, "", &node.Error{Path: f.rel, Msg: err.Error()}
+		return nil, "", &node.Error{Path: f.Rel, Msg: err.Error()}
 	}
 	sum := sha256.Sum256(src)
-	n, err := node.Parse(f.rel, src)
+	n, err := node.Parse(f.Rel, src)
 	if err != nil {
 		return nil, "", err
 	}
@@ -189,16 +189,16 @@ func readLeaf(f leafFile) (*node.Node, string, error) {
 
 // ReadLeaf reads one leaf by its path relative to nodes/, with its body and
 // everything needed to write it back.
-func (k *KB) ReadLeaf(rel string) (*node.Node, error) {
-	src, err := os.ReadFile(k.NodePath(rel))
+func (k *KB) ReadLeaf(Rel string) (*node.Node, error) {
+	src, err := os.ReadFile(k.NodePath(Rel))
 	if err != nil {
 		return nil, err
 	}
-	return node.Parse(rel, src)
+	return node.Parse(Rel, src)
 }
 
 // scan lists the leaf files and folders under nodes/ in a stable order.
-func (k *KB) scan() (files []leafFile, dirs []string, indexDirs map[string]bool, err error) {
+func (k *KB) Scan() (files []LeafFile, dirs []string, indexDirs map[string]bool, err error) {
 	root := k.NodesDir()
 	indexDirs = map[string]bool{}
 	if _, err := os.Stat(root); errors.Is(err, fs.ErrNotExist) {
@@ -213,12 +213,12 @@ func (k *KB) scan() (files []leafFile, dirs []string, indexDirs map[string]bool,
 		if err != nil {
 			return err
 		}
-		rel := ""
+		Rel := ""
 		if len(p) > len(root) {
-			rel = filepath.ToSlash(p[len(root)+1:])
+			Rel = filepath.ToSlash(p[len(root)+1:])
 		}
 		name := d.Name()
-		if rel != "" && strings.HasPrefix(name, ".") {
+		if Rel != "" && strings.HasPrefix(name, ".") {
 			if d.IsDir() {
 				return filepath.SkipDir
 			}
@@ -227,11 +227,11 @@ func (k *KB) scan() (files []leafFile, dirs []string, indexDirs map[string]bool,
 		if d.Type()&fs.ModeSymlink != 0 {
 			target, err := filepath.EvalSymlinks(p)
 			if err != nil {
-				problems = append(problems, &node.Error{Path: rel, Msg: fmt.Sprintf("broken symlink: %v", err)})
+				problems = append(problems, &node.Error{Path: Rel, Msg: fmt.Sprintf("broken symlink: %v", err)})
 				return nil
 			}
 			if !within(realRoot, target) {
-				problems = append(problems, &node.Error{Path: rel, Msg: fmt.Sprintf("symlink points outside the knowledge tree (to %s); replace it with a real file", target)})
+				problems = append(problems, &node.Error{Path: Rel, Msg: fmt.Sprintf("symlink points outside the knowledge tree (to %s); replace it with a real file", target)})
 				return nil
 			}
 			fi, err := os.Stat(target)
@@ -239,25 +239,25 @@ func (k *KB) scan() (files []leafFile, dirs []string, indexDirs map[string]bool,
 				return nil // links to folders inside the tree are not followed
 			}
 			if strings.HasSuffix(name, ".md") && !reservedNames[name] {
-				files = append(files, leafFile{rel: rel, abs: p, size: fi.Size(), mtime: fi.ModTime().UnixNano()})
+				files = append(files, LeafFile{Rel: Rel, Abs: p, Size: fi.Size(), mtime: fi.ModTime().UnixNano()})
 			}
 			return nil
 		}
 		if d.IsDir() {
-			dirs = append(dirs, rel)
+			dirs = append(dirs, Rel)
 			return nil
 		}
 		if !strings.HasSuffix(name, ".md") {
 			return nil
 		}
 		if name == "index.md" {
-			indexDirs[dirOf(rel)] = true
+			indexDirs[DirOf(Rel)] = true
 			return nil
 		}
 		if reservedNames[name] {
 			return nil
 		}
-		files = append(files, leafFile{rel: rel, abs: p, size: -1})
+		files = append(files, LeafFile{Rel: Rel, Abs: p, Size: -1})
 		return nil
 	})
 	if err != nil {
@@ -266,16 +266,16 @@ func (k *KB) scan() (files []leafFile, dirs []string, indexDirs map[string]bool,
 	// Stat the regular files on all cores: on a large tree this is most of
 	// the cost of reading an unchanged tree.
 	statErrs := make([]error, len(files))
-	parallel(len(files), func(i int) {
-		if files[i].size >= 0 {
+	Parallel(len(files), func(i int) {
+		if files[i].Size >= 0 {
 			return
 		}
-		fi, err := os.Lstat(files[i].abs)
+		fi, err := os.Lstat(files[i].Abs)
 		if err != nil {
 			statErrs[i] = err
 			return
 		}
-		files[i].size, files[i].mtime = fi.Size(), fi.ModTime().UnixNano()
+		files[i].Size, files[i].mtime = fi.Size(), fi.ModTime().UnixNano()
 	})
 	if err := errors.Join(statErrs...); err != nil {
 		return nil, nil, nil, fmt.Errorf("reading %s: %w", k.Rel(root), err)
@@ -285,19 +285,19 @@ func (k *KB) scan() (files []leafFile, dirs []string, indexDirs map[string]bool,
 	}
 	rels := make([]string, len(files))
 	for i, f := range files {
-		rels[i] = f.rel
+		rels[i] = f.Rel
 	}
-	sorted := make([]leafFile, len(files))
-	for i, j := range sortedOrder(rels) {
+	sorted := make([]LeafFile, len(files))
+	for i, j := range SortedOrder(rels) {
 		sorted[i] = files[j]
 	}
 	SortLocale(dirs)
 	return sorted, dirs, indexDirs, nil
 }
 
-func dirOf(rel string) string {
-	if i := strings.LastIndexByte(rel, '/'); i >= 0 {
-		return rel[:i]
+func DirOf(Rel string) string {
+	if i := strings.LastIndexByte(Rel, '/'); i >= 0 {
+		return Rel[:i]
 	}
 	return ""
 }
@@ -308,7 +308,7 @@ func within(root, target string) bool {
 }
 
 // parallel runs fn(0..n-1) on all cores.
-func parallel(n int, fn func(i int)) { workpool.Run(0, n, fn) }
+func Parallel(n int, fn func(i int)) { workpool.Run(0, n, fn) }
 
 // parallelN runs fn(0..n-1) on up to workers goroutines.
 func parallelN(workers, n int, fn func(i int)) { workpool.Run(workers, n, fn) }

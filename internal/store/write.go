@@ -125,7 +125,7 @@ func (k *KB) WriteNode(ctx context.Context, in NodeInput, opts WriteOptions) (*W
 		return nil, err
 	}
 	if len(in.RelatesTo)+len(in.DependsOn) > 0 {
-		in.RelatesTo, in.DependsOn = dedupe(in.RelatesTo), dedupe(in.DependsOn)
+		in.RelatesTo, in.DependsOn = Dedupe(in.RelatesTo), Dedupe(in.DependsOn)
 	}
 	var res *WriteResult
 	err := k.WithLock(ctx, opts.Command, func() error {
@@ -142,7 +142,7 @@ func (k *KB) writeNodeLocked(ctx context.Context, in NodeInput, opts WriteOption
 	if err != nil {
 		return nil, err
 	}
-	if err := requireV3(t); err != nil {
+	if err := RequireV3(t); err != nil {
 		return nil, err
 	}
 	slug := in.Slug
@@ -180,7 +180,7 @@ func (k *KB) writeNodeLocked(ctx context.Context, in NodeInput, opts WriteOption
 	}
 	oldPath := n.Path
 	n.Type, n.ID, n.Title, n.Description = in.Type, id, strings.TrimSpace(in.Title), strings.TrimSpace(in.Description)
-	n.Tags, n.RelatesTo, n.DependsOn, n.DerivedFrom = orEmpty(in.Tags), orEmpty(in.RelatesTo), orEmpty(in.DependsOn), orEmpty(in.DerivedFrom)
+	n.Tags, n.RelatesTo, n.DependsOn, n.DerivedFrom = OrEmpty(in.Tags), OrEmpty(in.RelatesTo), OrEmpty(in.DependsOn), OrEmpty(in.DerivedFrom)
 	n.Confidence = in.Confidence
 	if n.Confidence == "" {
 		n.Confidence = "high"
@@ -199,10 +199,10 @@ func (k *KB) writeNodeLocked(ctx context.Context, in NodeInput, opts WriteOption
 	if err := n.Validate(); err != nil {
 		return nil, err
 	}
-	if err := k.checkFolder(folder); err != nil {
+	if err := k.CheckFolder(folder); err != nil {
 		return nil, err
 	}
-	redirects, err := k.readRedirects()
+	redirects, err := k.ReadRedirects()
 	if err != nil {
 		return nil, err
 	}
@@ -257,7 +257,7 @@ func (k *KB) writeNodeLocked(ctx context.Context, in NodeInput, opts WriteOption
 
 // checkFolder makes sure no segment of folder is an existing file or a
 // symlink leading out of the tree.
-func (k *KB) checkFolder(folder string) error {
+func (k *KB) CheckFolder(folder string) error {
 	if folder == "" {
 		return nil
 	}
@@ -281,7 +281,7 @@ func (k *KB) checkFolder(folder string) error {
 	return nil
 }
 
-func dedupe(s []string) []string {
+func Dedupe(s []string) []string {
 	out := make([]string, 0, len(s))
 	for _, v := range s {
 		if !slices.Contains(out, v) {
@@ -291,7 +291,7 @@ func dedupe(s []string) []string {
 	return out
 }
 
-func orEmpty(s []string) []string {
+func OrEmpty(s []string) []string {
 	if s == nil {
 		return []string{}
 	}

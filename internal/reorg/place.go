@@ -1,4 +1,4 @@
-package store
+package reorg
 
 import (
 	"context"
@@ -8,6 +8,9 @@ import (
 	"os"
 	"slices"
 	"strings"
+
+	"github.com/kk-project/kk/internal/migrate"
+	"github.com/kk-project/kk/internal/store"
 
 	"github.com/kk-project/kk/internal/contracts"
 	"github.com/kk-project/kk/internal/frontmatter"
@@ -44,15 +47,15 @@ type flatLeaf struct {
 // It returns the v1 leaves sorted by id, and the path of every other leaf
 // by id. A v1 leaf without an id, and an id carried by two v1 leaves, are
 // errors naming the files.
-func (k *KB) readFlatLeaves() ([]*flatLeaf, map[string]string, error) {
-	files, _, indexDirs, err := k.scan()
+func readFlatLeaves(k *store.KB) ([]*flatLeaf, map[string]string, error) {
+	files, _, indexDirs, err := k.Scan()
 	if err != nil {
 		return nil, nil, err
 	}
 	leaves := make([]*flatLeaf, len(files))
 	errs := make([]error, len(files))
-	parallel(len(files), func(i int) {
-		leaves[i], errs[i] = k.readFlatLeaf(files[i], indexDirs)
+	store.Parallel(len(files), func(i int) {
+		leaves[i], errs[i] = readFlatLeaf(k, files[i], indexDirs)
 	})
 	if err := errors.Join(errs...); err != nil {
 		return nil, nil, err
@@ -76,25 +79,25 @@ func (k *KB) readFlatLeaves() ([]*flatLeaf, map[string]string, error) {
 		v1 = append(v1, l)
 	}
 	if len(problems) > 0 {
-		return nil, nil, &TreeError{Problems: problems}
+		return nil, nil, &store.TreeError{Problems: problems}
 	}
-	slices.SortFunc(v1, func(a, b *flatLeaf) int { return LocaleCompare(a.id, b.id) })
+	slices.SortFunc(v1, func(a, b *flatLeaf) int { return store.LocaleCompare(a.id, b.id) })
 	return v1, others, nil
 }
 
-func (k *KB) readFlatLeaf(f leafFile, indexDirs map[string]bool) (*flatLeaf, error) {
-	if f.size > node.MaxSize {
-		return nil, &node.Error{Path: f.rel, Msg: fmt.Sprintf("leaf is %d bytes; the limit is %d", f.size, node.MaxSize)}
+func readFlatLeaf(k *store.KB, f store.LeafFile, indexDirs map[string]bool) (*flatLeaf, error) {
+	if f.Size > node.MaxSize {
+		return nil, &node.Error{Path: f.Rel, Msg: fmt.Sprintf("leaf is %d bytes; the limit is %d", f.Size, node.MaxSize)}
 	}
-	src, err := os.ReadFile(f.abs)
+	src, err := os.ReadFile(f.Abs)
 	if err != nil {
-		return nil, &node.Error{Path: f.rel, Msg: err.Error()}
+		return nil, &node.Error{Path: f.Rel, Msg: err.Error()}
 	}
 	doc, err := frontmatter.Parse(src)
 	if err != nil {
-		return nil, &node.Error{Path: f.rel, Msg: frontmatter.Describe(err)}
+		return nil, &node.Error{Path: f.Rel, Msg: frontmatter.Describe(err)}
 	}
-	l := &flatLeaf{rel: f.rel, abs: f.abs, src: src, doc: doc}
+	l := &flatLeaf{rel: f.Rel, abs: f.Abs, src: src, doc: doc}
 	if id, ok := doc.Value(node.KeyID); ok {
 		l.id, _ = id.(string)
 		return l, nil
@@ -103,7 +106,7 @@ func (k *KB) readFlatLeaf(f leafFile, indexDirs map[string]bool) (*flatLeaf, err
 	switch {
 	case hasVersion && sv == int64(placeFromVersion):
 		l.v1 = true
-	case !hasVersion && slices.Contains(legacyBuckets, dirOf(f.rel)) && !indexDirs[dirOf(f.rel)]:
+	case !hasVersion && slices.Contains(migrate.LegacyBuckets, store.DirOf(f.Rel)) && !indexDirs[store.DirOf(f.Rel)]:
 		l.v1 = true
 	}
 	id, _ := doc.Value("id")
@@ -112,11 +115,11 @@ func (k *KB) readFlatLeaf(f leafFile, indexDirs map[string]bool) (*flatLeaf, err
 		return l, nil
 	}
 	if strings.TrimSpace(l.id) == "" {
-		return nil, &node.Error{Path: f.rel, Field: "id", Msg: "a v1 leaf needs a string id to be placed"}
+		return nil, &node.Error{Path: f.Rel, Field: "id", Msg: "a v1 leaf needs a string id to be placed"}
 	}
 	l.info = contracts.PlaceLeaf{
 		ID: l.id, Title: flatString(doc, "title"), Kind: flatString(doc, "kind"), Tags: flatStrings(doc, "tags"),
-		Summary: flatString(doc, "summary"), RelatesTo: flatStrings(doc, "relates_to"), SourcePath: k.Rel(f.abs),
+		Summary: flatString(doc, "summary"), RelatesTo: flatStrings(doc, "relates_to"), SourcePath: k.Rel(f.Abs),
 	}
 	return l, nil
 }
@@ -151,8 +154,8 @@ type PlaceInventoryResult struct {
 // PlaceInventory lists the leaves of a v1 (flat) tree for the clustering
 // step that chooses their folders, sorted by id. A tree at another schema
 // version has nothing to place. It writes nothing.
-func (k *KB) PlaceInventory() (*PlaceInventoryResult, error) {
-	v, err := k.DetectSchemaVersion()
+func PlaceInventory(k *store.KB) (*PlaceInventoryResult, error) {
+	v, err := migrate.DetectSchemaVersion(k)
 	if err != nil {
 		return nil, err
 	}
@@ -161,7 +164,7 @@ func (k *KB) PlaceInventory() (*PlaceInventoryResult, error) {
 		res.Noop = true
 		return res, nil
 	}
-	leaves, _, err := k.readFlatLeaves()
+	leaves, _, err := readFlatLeaves(k)
 	if err != nil {
 		return nil, err
 	}
@@ -214,22 +217,22 @@ type placeItem struct {
 // A plan whose leaves are all in place already (a second run) is reported
 // as Noop; on a tree at another version, any other plan is an
 // ErrStepOrder error.
-func (k *KB) ApplyPlacement(ctx context.Context, plan contracts.PlacePlan, cmd string) (*PlaceResult, error) {
+func ApplyPlacement(ctx context.Context, k *store.KB, plan contracts.PlacePlan, cmd string) (*PlaceResult, error) {
 	var res *PlaceResult
 	err := k.WithLock(ctx, cmd, func() error {
 		var err error
-		res, err = k.applyPlacementLocked(ctx, plan)
+		res, err = applyPlacementLocked(ctx, k, plan)
 		return err
 	})
 	return res, err
 }
 
-func (k *KB) applyPlacementLocked(ctx context.Context, plan contracts.PlacePlan) (*PlaceResult, error) {
-	v, err := k.DetectSchemaVersion()
+func applyPlacementLocked(ctx context.Context, k *store.KB, plan contracts.PlacePlan) (*PlaceResult, error) {
+	v, err := migrate.DetectSchemaVersion(k)
 	if err != nil {
 		return nil, err
 	}
-	leaves, others, err := k.readFlatLeaves()
+	leaves, others, err := readFlatLeaves(k)
 	if err != nil {
 		return nil, err
 	}
@@ -244,18 +247,18 @@ func (k *KB) applyPlacementLocked(ctx context.Context, plan contracts.PlacePlan)
 			desc = "no leaves at all"
 		}
 		return nil, fmt.Errorf("%w: kk place apply places the leaves of a schema version 1 (flat) tree, and this tree has %s; `kk migrate status` shows the steps it needs",
-			ErrStepOrder, desc)
+			migrate.ErrStepOrder, desc)
 	}
-	pending, summaries, problems := k.checkPlacement(plan, leaves, others)
+	pending, summaries, problems := checkPlacement(k, plan, leaves, others)
 	if len(problems) > 0 {
 		return nil, &MovePlanError{Plan: "place plan", Problems: problems}
 	}
 	var changes []moveChange
-	old, err := ReadSummaries(k.SummariesPath())
+	old, err := store.ReadSummaries(k.SummariesPath())
 	if err != nil {
 		return nil, err
 	}
-	merged := Summaries{}
+	merged := store.Summaries{}
 	for f, s := range old {
 		merged[f] = s
 	}
@@ -265,9 +268,9 @@ func (k *KB) applyPlacementLocked(ctx context.Context, plan contracts.PlacePlan)
 			res.Summaries = append(res.Summaries, f)
 		}
 	}
-	SortLocale(res.Summaries)
+	store.SortLocale(res.Summaries)
 	if len(res.Summaries) > 0 {
-		data, err := RenderSummaries(merged)
+		data, err := store.RenderSummaries(merged)
 		if err != nil {
 			return nil, err
 		}
@@ -292,11 +295,11 @@ func (k *KB) applyPlacementLocked(ctx context.Context, plan contracts.PlacePlan)
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if err := k.writeMoveChanges("place plan", changes,
+	if err := writeMoveChanges(k, "place plan", changes,
 		"the tree is partly placed: fix the cause and run the same plan again (leaves already placed are skipped), or restore .ai/kenkeep from git"); err != nil {
 		return nil, err
 	}
-	k.pruneMovedFolders(sources)
+	pruneMovedFolders(k, sources)
 	return res, nil
 }
 
@@ -305,7 +308,7 @@ func (k *KB) applyPlacementLocked(ctx context.Context, plan contracts.PlacePlan)
 func placedAlready(plan contracts.PlacePlan, others map[string]string) bool {
 	for _, p := range plan.Placements {
 		folder, err := node.CleanFolder(p.TargetFolder)
-		if err != nil || others[p.ID] != joinRel(folder, p.ID+".md") {
+		if err != nil || others[p.ID] != store.JoinRel(folder, p.ID+".md") {
 			return false
 		}
 	}
@@ -315,7 +318,7 @@ func placedAlready(plan contracts.PlacePlan, others map[string]string) bool {
 // checkPlacement checks a plan against the v1 leaves and renders each
 // placed leaf. It returns the placements to carry out (in plan order), the
 // folder summaries to record, and every problem found.
-func (k *KB) checkPlacement(plan contracts.PlacePlan, leaves []*flatLeaf, others map[string]string) ([]placeItem, Summaries, []MoveProblem) {
+func checkPlacement(k *store.KB, plan contracts.PlacePlan, leaves []*flatLeaf, others map[string]string) ([]placeItem, store.Summaries, []MoveProblem) {
 	var problems []MoveProblem
 	fail := func(ptr, format string, args ...any) {
 		problems = append(problems, MoveProblem{Pointer: ptr, Message: fmt.Sprintf(format, args...)})
@@ -337,16 +340,16 @@ func (k *KB) checkPlacement(plan contracts.PlacePlan, leaves []*flatLeaf, others
 		seen[p.ID] = ptr
 		folder, err := node.CleanFolder(p.TargetFolder)
 		if err == nil {
-			err = k.checkFolder(folder)
+			err = k.CheckFolder(folder)
 		}
 		if err != nil {
 			fail(ptr+"/targetFolder", "%v", err)
 			continue
 		}
-		for d := folder; d != "" && !created[d]; d = dirOf(d) {
+		for d := folder; d != "" && !created[d]; d = store.DirOf(d) {
 			created[d] = true
 		}
-		to := joinRel(folder, p.ID+".md")
+		to := store.JoinRel(folder, p.ID+".md")
 		l, ok := byID[p.ID]
 		if !ok {
 			switch at, placed := others[p.ID]; {
@@ -385,7 +388,7 @@ func (k *KB) checkPlacement(plan contracts.PlacePlan, leaves []*flatLeaf, others
 			fail("/placements", "leaf %s (%s) is not placed; every leaf `kk place inventory` lists must be placed exactly once", l.id, l.rel)
 		}
 	}
-	summaries := Summaries{}
+	summaries := store.Summaries{}
 	seenFolder := map[string]string{}
 	for i, f := range plan.Folders {
 		ptr := fmt.Sprintf("/folders/%d", i)

@@ -1,4 +1,4 @@
-package store
+package checks
 
 import (
 	"context"
@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"unicode"
+
+	"github.com/kk-project/kk/internal/store"
 
 	"github.com/kk-project/kk/internal/frontmatter"
 	"github.com/kk-project/kk/internal/node"
@@ -57,7 +59,7 @@ type LintReport struct {
 }
 
 // nodesRel is the nodes folder relative to the repository root.
-const nodesRel = DirName + "/nodes"
+const nodesRel = store.DirName + "/nodes"
 
 func lintPath(rel string) string {
 	if rel == "" {
@@ -67,7 +69,7 @@ func lintPath(rel string) string {
 }
 
 type linter struct {
-	k     *KB
+	k     *store.KB
 	items []LintItem
 }
 
@@ -83,10 +85,10 @@ func (l *linter) add(rule, level, file, msg, fix string) {
 // those problems are reported. Phase 2 needs every leaf to be valid (each
 // invalid one is reported on its own) and then checks edges, naming,
 // folders, tags, summaries and the freshness of the index.
-func (k *KB) Lint(ctx context.Context) (*LintReport, error) {
+func Lint(ctx context.Context, k *store.KB) (*LintReport, error) {
 	l := &linter{k: k}
-	t, err := k.ReadTree(LoadOptions{})
-	var te *TreeError
+	t, err := k.ReadTree(store.LoadOptions{})
+	var te *store.TreeError
 	if err != nil && !errors.As(err, &te) {
 		return nil, err
 	}
@@ -96,7 +98,7 @@ func (k *KB) Lint(ctx context.Context) (*LintReport, error) {
 	var indexDirs map[string]bool
 	if t != nil {
 		indexDirs = t.IndexDirs
-	} else if indexDirs, err = k.findIndexDirs(); err != nil {
+	} else if indexDirs, err = findIndexDirs(k); err != nil {
 		return nil, err
 	}
 	l.checkIndexFiles(indexDirs)
@@ -155,7 +157,7 @@ func (l *linter) report() *LintReport {
 // findIndexDirs lists the folders under nodes/ holding an index.md, walking
 // the tree as ReadTree does (hidden entries skipped, symlinks not followed).
 // It is only needed when ReadTree failed and gave no tree.
-func (k *KB) findIndexDirs() (map[string]bool, error) {
+func findIndexDirs(k *store.KB) (map[string]bool, error) {
 	root := k.NodesDir()
 	out := map[string]bool{}
 	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
@@ -165,7 +167,7 @@ func (k *KB) findIndexDirs() (map[string]bool, error) {
 			}
 			return err
 		}
-		rel := relTo(root, p)
+		rel := store.RelTo(root, p)
 		if rel == "." {
 			return nil
 		}
@@ -176,7 +178,7 @@ func (k *KB) findIndexDirs() (map[string]bool, error) {
 			return nil
 		}
 		if d.Type().IsRegular() && d.Name() == "index.md" {
-			out[dirOf(rel)] = true
+			out[store.DirOf(rel)] = true
 		}
 		return nil
 	})
@@ -196,7 +198,7 @@ func (l *linter) checkIndexFiles(dirs map[string]bool) {
 	}
 	slices.Sort(list)
 	msgs := make([]string, len(list))
-	parallel(len(list), func(i int) {
+	store.Parallel(len(list), func(i int) {
 		msgs[i] = l.checkIndexFile(list[i])
 	})
 	for i, d := range list {
@@ -207,21 +209,14 @@ func (l *linter) checkIndexFiles(dirs map[string]bool) {
 		if strings.HasPrefix(msgs[i], v2IndexMsg) {
 			fix = "run `kk migrate okf-v3`, which converts the leaves and regenerates every index.md"
 		}
-		l.add(ruleOKFConformance, LintError, lintPath(joinRel(d, "index.md")), msgs[i], fix)
+		l.add(ruleOKFConformance, LintError, lintPath(store.JoinRel(d, "index.md")), msgs[i], fix)
 	}
-}
-
-func joinRel(dir, name string) string {
-	if dir == "" {
-		return name
-	}
-	return dir + "/" + name
 }
 
 const v2IndexMsg = "index is in the kenkeep v2 format"
 
 func (l *linter) checkIndexFile(dir string) string {
-	src, err := os.ReadFile(l.k.NodePath(joinRel(dir, "index.md")))
+	src, err := os.ReadFile(l.k.NodePath(store.JoinRel(dir, "index.md")))
 	if err != nil {
 		return fmt.Sprintf("cannot be read: %v", err)
 	}
@@ -247,7 +242,7 @@ func (l *linter) checkIndexFile(dir string) string {
 		return want + "; it has " + strings.Join(keys, ", ")
 	}
 	v, _ := doc.Value("okf_version")
-	if s, ok := v.(string); !ok || (s != "0.1" && s != OKFVersion) {
+	if s, ok := v.(string); !ok || (s != "0.1" && s != store.OKFVersion) {
 		return fmt.Sprintf("%s; okf_version is %s", want, describeValue(v))
 	}
 	return ""
@@ -281,7 +276,7 @@ type okfCheck struct {
 // classifyProblems sorts the leaves the tree read rejected into documents
 // that are not OKF at all (phase 1) and OKF documents that are not valid kk
 // leaves (phase 2). Only rejected leaves are read again.
-func (l *linter) classifyProblems(te *TreeError) {
+func (l *linter) classifyProblems(te *store.TreeError) {
 	checked := map[string]okfCheck{}
 	for _, p := range te.Problems {
 		var ne *node.Error
@@ -362,28 +357,28 @@ func isNonEmptyString(v any) bool {
 
 // leafFolders returns every folder that holds a leaf somewhere below it,
 // plus the nodes/ root, which always has an index.
-func leafFolders(t *Tree) map[string]bool {
+func leafFolders(t *store.Tree) map[string]bool {
 	out := map[string]bool{"": true}
 	for _, n := range t.Leaves {
-		for d := n.Dir(); d != "" && !out[d]; d = dirOf(d) {
+		for d := n.Dir(); d != "" && !out[d]; d = store.DirOf(d) {
 			out[d] = true
 		}
 	}
 	return out
 }
 
-func (l *linter) checkTree(t *Tree) error {
-	summaries, err := ReadSummaries(l.k.SummariesPath())
+func (l *linter) checkTree(t *store.Tree) error {
+	summaries, err := store.ReadSummaries(l.k.SummariesPath())
 	if err != nil {
 		return err
 	}
-	redirects, err := l.k.readRedirects()
+	redirects, err := l.k.ReadRedirects()
 	if err != nil {
 		return err
 	}
 	// The content hash is the costliest single step; compute it alongside.
 	hash := make(chan string, 1)
-	go func() { hash <- NodesHash(t) }()
+	go func() { hash <- store.NodesHash(t) }()
 
 	for _, n := range t.Leaves {
 		if n.Format == 2 {
@@ -404,7 +399,7 @@ func (l *linter) checkTree(t *Tree) error {
 
 // checkEdges reports edges to ids that are not live, and returns how many
 // edges from other leaves reach each live id (through redirects too).
-func (l *linter) checkEdges(t *Tree, redirects Redirects) map[string]int {
+func (l *linter) checkEdges(t *store.Tree, redirects store.Redirects) map[string]int {
 	incoming := make(map[string]int, len(t.Leaves))
 	for _, n := range t.Leaves {
 		file := lintPath(n.Path)
@@ -417,13 +412,13 @@ func (l *linter) checkEdges(t *Tree, redirects Redirects) map[string]int {
 			ids []string
 		}{{relKey, n.RelatesTo}, {depKey, n.DependsOn}} {
 			for _, id := range e.ids {
-				if _, ok := t.byID[id]; ok {
+				if _, ok := t.ByID(id); ok {
 					if id != n.ID {
 						incoming[id]++
 					}
 					continue
 				}
-				live := ResolveRedirect(redirects, id, t.isLive)
+				live := store.ResolveRedirect(redirects, id, t.IsLive)
 				if len(live) == 0 {
 					l.add(ruleDanglingEdge, LintError, file, fmt.Sprintf("%s: %s is not the id of any leaf", e.key, id),
 						fmt.Sprintf("remove %s from %s or correct the id", id, e.key))
@@ -445,7 +440,7 @@ func (l *linter) checkEdges(t *Tree, redirects Redirects) map[string]int {
 
 // checkOrphans reports leaves with no edge to or from another leaf.
 // The graph's links (kk_molecule, kk_related, kk_edges) count as edges.
-func (l *linter) checkOrphans(t *Tree, incoming map[string]int) {
+func (l *linter) checkOrphans(t *store.Tree, incoming map[string]int) {
 	linked := map[string]bool{}
 	for _, n := range t.Leaves {
 		for _, id := range n.GraphLinks {
@@ -468,7 +463,7 @@ func (l *linter) checkOrphans(t *Tree, incoming map[string]int) {
 // checkTags reports tags with stray whitespace, and tags that differ from
 // another tag only in case, punctuation or a plural "s". The spelling most
 // leaves use is the one to keep.
-func (l *linter) checkTags(t *Tree) {
+func (l *linter) checkTags(t *store.Tree) {
 	type tagForms struct{ clean, norm string }
 	type tagUse struct{ leaf, tag string }
 	forms := map[string]tagForms{}          // each distinct tag is worked out once
@@ -517,7 +512,7 @@ func (l *linter) checkTags(t *Tree) {
 			if d := tagTidiness(b) - tagTidiness(a); d != 0 {
 				return d
 			}
-			return LocaleCompare(a, b)
+			return store.LocaleCompare(a, b)
 		})
 		for _, s := range names[1:] {
 			preferred[s] = names[0]
@@ -536,14 +531,14 @@ func (l *linter) checkTags(t *Tree) {
 
 // checkFolders reports folders without their index.md, folders without
 // leaves, and folder summaries that are missing or blank.
-func (l *linter) checkFolders(t *Tree, summaries Summaries) {
+func (l *linter) checkFolders(t *store.Tree, summaries store.Summaries) {
 	folders := leafFolders(t)
 	for _, d := range t.Dirs {
 		switch {
 		case folders[d] && !t.IndexDirs[d]:
-			l.add(ruleMissingFolderIndex, LintError, lintPath(joinRel(d, "index.md")), "folder holds leaves but has no index.md",
+			l.add(ruleMissingFolderIndex, LintError, lintPath(store.JoinRel(d, "index.md")), "folder holds leaves but has no index.md",
 				"run `kk index rebuild`")
-		case !folders[d] && folders[dirOf(d)]:
+		case !folders[d] && folders[store.DirOf(d)]:
 			// Only the outermost empty folder is reported; removing it
 			// removes the ones inside.
 			msg, fix := "folder holds no leaves", "remove the folder"
@@ -554,7 +549,7 @@ func (l *linter) checkFolders(t *Tree, summaries Summaries) {
 		}
 	}
 	file := l.k.Rel(l.k.SummariesPath())
-	blank := BlankSummaries(l.k.SummariesPath())
+	blank := store.BlankSummaries(l.k.SummariesPath())
 	for d := range folders {
 		// A blank entry is reported as empty-summary instead.
 		if d != "" && summaries[d] == "" && !slices.Contains(blank, d) {

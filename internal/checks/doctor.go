@@ -1,4 +1,4 @@
-package store
+package checks
 
 import (
 	"context"
@@ -12,6 +12,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/kk-project/kk/internal/store"
 
 	"github.com/kk-project/kk/internal/frontmatter"
 	"github.com/kk-project/kk/internal/lock"
@@ -61,29 +63,29 @@ type DoctorOptions struct {
 // Doctor checks the health of the knowledge base itself: its install
 // record, ignore files, settings, index files, leaves and writer lock. It
 // reads only.
-func (k *KB) Doctor(ctx context.Context, opts DoctorOptions) (*DoctorReport, error) {
+func Doctor(ctx context.Context, k *store.KB, opts DoctorOptions) (*DoctorReport, error) {
 	r := &DoctorReport{}
 	add := r.Add
 
 	add(checkGit())
-	inst, c := k.checkInstalled()
+	inst, c := checkInstalled(k)
 	add(c)
 	if inst != nil {
 		add(checkVersion(inst, opts.Version))
 	}
-	add(k.checkGitignore())
-	add(k.checkKKIgnore())
-	add(k.checkConfig())
+	add(checkGitignore(k))
+	add(checkKKIgnore(k))
+	add(checkConfig(k))
 
-	t, err := k.ReadTree(LoadOptions{})
-	var te *TreeError
+	t, err := k.ReadTree(store.LoadOptions{})
+	var te *store.TreeError
 	if err != nil && !errors.As(err, &te) {
 		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	add(k.checkLeaves(t, te))
+	add(checkLeaves(k, t, te))
 	skipped := func(name string) DoctorCheck {
 		return DoctorCheck{Name: name, Level: DoctorWarn, Message: "not checked: some leaves are invalid (see leaves-valid)", Fix: "fix the invalid leaves, then run `kk doctor` again"}
 	}
@@ -92,19 +94,19 @@ func (k *KB) Doctor(ctx context.Context, opts DoctorOptions) (*DoctorReport, err
 		add(skipped("entry-fresh"))
 	} else {
 		add(checkV2(t))
-		add(k.checkEntryFresh(t))
+		add(checkEntryFresh(k, t))
 	}
-	add(k.checkEntrySize())
+	add(checkEntrySize(k))
 	if t == nil {
 		add(skipped("derived-from"))
 	} else {
-		c, err := k.checkDerivedFrom(t)
+		c, err := checkDerivedFrom(k, t)
 		if err != nil {
 			return nil, err
 		}
 		add(c)
 	}
-	add(k.checkLock(ctx))
+	add(checkLock(ctx, k))
 	return r, nil
 }
 
@@ -134,7 +136,7 @@ func checkGit() DoctorCheck {
 	return c
 }
 
-func (k *KB) checkInstalled() (*Installed, DoctorCheck) {
+func checkInstalled(k *store.KB) (*store.Installed, DoctorCheck) {
 	c := DoctorCheck{Name: "installed-version"}
 	file := k.Rel(k.InstalledPath())
 	in, err := k.ReadInstalled()
@@ -153,7 +155,7 @@ func (k *KB) checkInstalled() (*Installed, DoctorCheck) {
 	return in, c
 }
 
-func checkVersion(in *Installed, running string) DoctorCheck {
+func checkVersion(in *store.Installed, running string) DoctorCheck {
 	c := DoctorCheck{Name: "kk-version"}
 	if in.Version != running {
 		c.Level = DoctorWarn
@@ -165,7 +167,7 @@ func checkVersion(in *Installed, running string) DoctorCheck {
 	return c
 }
 
-func (k *KB) checkGitignore() DoctorCheck {
+func checkGitignore(k *store.KB) DoctorCheck {
 	c := DoctorCheck{Name: "gitignore"}
 	file := k.Rel(k.GitignorePath())
 	fix := "run `kk init --upgrade`, which puts kk's lines first and keeps yours"
@@ -183,7 +185,7 @@ func (k *KB) checkGitignore() DoctorCheck {
 		have[strings.TrimSpace(l)] = true
 	}
 	var missing []string
-	for _, l := range gitignoreLines {
+	for _, l := range store.GitignoreLines {
 		if !have[l] {
 			missing = append(missing, l)
 		}
@@ -197,7 +199,7 @@ func (k *KB) checkGitignore() DoctorCheck {
 	return c
 }
 
-func (k *KB) checkKKIgnore() DoctorCheck {
+func checkKKIgnore(k *store.KB) DoctorCheck {
 	c := DoctorCheck{Name: "kkignore"}
 	data, err := os.ReadFile(k.KKIgnorePath())
 	switch {
@@ -222,7 +224,7 @@ func (k *KB) checkKKIgnore() DoctorCheck {
 	return c
 }
 
-func (k *KB) checkConfig() DoctorCheck {
+func checkConfig(k *store.KB) DoctorCheck {
 	c := DoctorCheck{Name: "config"}
 	file := k.Rel(k.ConfigPath())
 	if _, err := os.Stat(k.ConfigPath()); errors.Is(err, fs.ErrNotExist) {
@@ -237,7 +239,7 @@ func (k *KB) checkConfig() DoctorCheck {
 	return c
 }
 
-func (k *KB) checkLeaves(t *Tree, te *TreeError) DoctorCheck {
+func checkLeaves(k *store.KB, t *store.Tree, te *store.TreeError) DoctorCheck {
 	c := DoctorCheck{Name: "leaves-valid"}
 	if te != nil {
 		for _, p := range te.Problems {
@@ -257,7 +259,7 @@ func (k *KB) checkLeaves(t *Tree, te *TreeError) DoctorCheck {
 	return c
 }
 
-func checkV2(t *Tree) DoctorCheck {
+func checkV2(t *store.Tree) DoctorCheck {
 	c := DoctorCheck{Name: "v2-leaves"}
 	v2 := 0
 	for _, n := range t.Leaves {
@@ -274,14 +276,14 @@ func checkV2(t *Tree) DoctorCheck {
 	return c
 }
 
-func (k *KB) checkEntryFresh(t *Tree) DoctorCheck {
+func checkEntryFresh(k *store.KB, t *store.Tree) DoctorCheck {
 	c := DoctorCheck{Name: "entry-fresh", Fix: "run `kk index rebuild`"}
 	file := k.Rel(k.EntryPath())
 	got, ok := k.EntryHash()
 	switch {
 	case !ok:
 		c.Level, c.Message = DoctorWarn, file+" is missing or records no nodes_hash"
-	case got != NodesHash(t):
+	case got != store.NodesHash(t):
 		c.Level, c.Message = DoctorWarn, file+" is stale: it was generated from different leaves"
 	default:
 		c.Level, c.Message, c.Fix = DoctorOK, file+" matches the leaves", ""
@@ -289,7 +291,7 @@ func (k *KB) checkEntryFresh(t *Tree) DoctorCheck {
 	return c
 }
 
-func (k *KB) checkEntrySize() DoctorCheck {
+func checkEntrySize(k *store.KB) DoctorCheck {
 	c := DoctorCheck{Name: "entry-size"}
 	file := k.Rel(k.EntryPath())
 	src, err := os.ReadFile(k.EntryPath())
@@ -305,7 +307,7 @@ func (k *KB) checkEntrySize() DoctorCheck {
 		c.Level, c.Message, c.Fix = DoctorWarn, fmt.Sprintf("%s: %s", file, frontmatter.Describe(err)), "run `kk index rebuild`"
 		return c
 	}
-	tokens := (utf16Len(string(doc.Body())) + 3) / 4
+	tokens := (store.UTF16Len(string(doc.Body())) + 3) / 4
 	if tokens > entryTokenBudget {
 		c.Level = DoctorWarn
 		c.Message = fmt.Sprintf("%s is about %d tokens, over the %d every session start can afford", file, tokens, entryTokenBudget)
@@ -326,9 +328,9 @@ var urlScheme = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9+.-]*://`)
 // something: a URL, an existing file (repository-relative or absolute), a
 // session log in _sessions/, a candidate origin, or an id (retired ids of a
 // split leaf included).
-func (k *KB) checkDerivedFrom(t *Tree) (DoctorCheck, error) {
+func checkDerivedFrom(k *store.KB, t *store.Tree) (DoctorCheck, error) {
 	c := DoctorCheck{Name: "derived-from"}
-	redirects, err := k.readRedirects()
+	redirects, err := k.ReadRedirects()
 	if err != nil {
 		return c, err
 	}
@@ -345,7 +347,7 @@ func (k *KB) checkDerivedFrom(t *Tree) (DoctorCheck, error) {
 		}
 		ok := urlScheme.MatchString(ref) || candidateOrigin.MatchString(ref) || sessions[ref]
 		if !ok {
-			_, live := t.byID[ref]
+			_, live := t.ByID(ref)
 			_, retired := redirects[ref]
 			ok = live || retired
 		}
@@ -378,7 +380,7 @@ func (k *KB) checkDerivedFrom(t *Tree) (DoctorCheck, error) {
 	return c, nil
 }
 
-func (k *KB) checkLock(ctx context.Context) DoctorCheck {
+func checkLock(ctx context.Context, k *store.KB) DoctorCheck {
 	c := DoctorCheck{Name: "writer-lock"}
 	path := k.LockPath()
 	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {

@@ -1,4 +1,4 @@
-package store
+package checks
 
 import (
 	"context"
@@ -9,11 +9,13 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/kk-project/kk/internal/store"
 )
 
 func (f *lintKB) status() *StatusReport {
 	f.t.Helper()
-	r, err := f.k.Status(context.Background())
+	r, err := Status(context.Background(), f.k)
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -21,12 +23,12 @@ func (f *lintKB) status() *StatusReport {
 }
 
 func TestStatusNotInitialized(t *testing.T) {
-	k := New(t.TempDir())
+	k := store.New(t.TempDir())
 	if err := os.MkdirAll(k.NodesDir(), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	_, err := k.Status(context.Background())
-	if !errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), "kk init") || !strings.Contains(err.Error(), ".state/installed-version") {
+	_, err := Status(context.Background(), k)
+	if !errors.Is(err, store.ErrNotFound) || !strings.Contains(err.Error(), "kk init") || !strings.Contains(err.Error(), ".state/installed-version") {
 		t.Fatalf("err = %v", err)
 	}
 }

@@ -1,4 +1,4 @@
-package store
+package checks
 
 import (
 	"bufio"
@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/kk-project/kk/internal/store"
 
 	"github.com/kk-project/kk/internal/frontmatter"
 )
@@ -61,19 +63,19 @@ const (
 
 // Status reports what the knowledge base holds and what waits for work. It
 // reads only. A knowledge base without .state/installed-version is not
-// initialized, which is an error wrapping ErrNotFound.
-func (k *KB) Status(ctx context.Context) (*StatusReport, error) {
+// initialized, which is an error wrapping store.ErrNotFound.
+func Status(ctx context.Context, k *store.KB) (*StatusReport, error) {
 	in, err := k.ReadInstalled()
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("%w: %s exists but was never initialized (no %s); run `kk init`", ErrNotFound, DirName, k.Rel(k.InstalledPath()))
+		return nil, fmt.Errorf("%w: %s exists but was never initialized (no %s); run `kk init`", store.ErrNotFound, store.DirName, k.Rel(k.InstalledPath()))
 	}
 	if err != nil {
 		return nil, err
 	}
 	r := &StatusReport{Root: k.Root, Version: in.Version, InstalledAt: in.InstalledAt, NodesByType: map[string]int{},
 		IndexState: indexUnknown, MissingSummaries: []string{}}
-	t, err := k.ReadTree(LoadOptions{})
-	var te *TreeError
+	t, err := k.ReadTree(store.LoadOptions{})
+	var te *store.TreeError
 	switch {
 	case errors.As(err, &te):
 		r.InvalidLeaves = len(te.Problems)
@@ -86,7 +88,7 @@ func (k *KB) Status(ctx context.Context) (*StatusReport, error) {
 		}
 		folders := leafFolders(t)
 		r.Folders = len(folders)
-		summaries, err := ReadSummaries(k.SummariesPath())
+		summaries, err := store.ReadSummaries(k.SummariesPath())
 		if err != nil {
 			return nil, err
 		}
@@ -95,11 +97,11 @@ func (k *KB) Status(ctx context.Context) (*StatusReport, error) {
 				r.MissingSummaries = append(r.MissingSummaries, d)
 			}
 		}
-		SortLocale(r.MissingSummaries)
+		store.SortLocale(r.MissingSummaries)
 		switch got, ok := k.EntryHash(); {
 		case !ok:
 			r.IndexState = indexMissing
-		case got == NodesHash(t):
+		case got == store.NodesHash(t):
 			r.IndexState, r.IndexFresh = indexFresh, true
 		default:
 			r.IndexState = indexStale
@@ -152,7 +154,7 @@ func frontMatterValues(dir, key string) ([]string, error) {
 	}
 	slices.Sort(names)
 	out := make([]string, len(names))
-	parallel(len(names), func(i int) {
+	store.Parallel(len(names), func(i int) {
 		doc, err := readFrontMatter(filepath.Join(dir, names[i]))
 		if err != nil {
 			return

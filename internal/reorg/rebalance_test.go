@@ -1,4 +1,4 @@
-package store_test
+package reorg_test
 
 import (
 	"bytes"
@@ -17,8 +17,11 @@ import (
 
 	"github.com/rogpeppe/go-internal/txtar"
 
+	"github.com/kk-project/kk/internal/benchtree"
+	"github.com/kk-project/kk/internal/checks"
 	"github.com/kk-project/kk/internal/contracts"
 	"github.com/kk-project/kk/internal/node"
+	"github.com/kk-project/kk/internal/reorg"
 	"github.com/kk-project/kk/internal/schema"
 	"github.com/kk-project/kk/internal/store"
 )
@@ -186,7 +189,7 @@ var relatedLinks = regexp.MustCompile(`(?m)^- (?:Related|Depends on): \[[^\]]*\]
 // to a file that exists.
 func checkTreeHealthy(t *testing.T, k *store.KB) {
 	t.Helper()
-	r, err := k.Lint(context.Background())
+	r, err := checks.Lint(context.Background(), k)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -231,7 +234,7 @@ func TestRebalanceGolden(t *testing.T) {
 			}
 			var plan contracts.RebalancePlan
 			decodePlan(t, "rebalance-plan", data, &plan)
-			res, err := k.ApplyRebalance(context.Background(), plan, "test")
+			res, err := reorg.ApplyRebalance(context.Background(), k, plan, "test")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -244,7 +247,7 @@ func TestRebalanceGolden(t *testing.T) {
 			checkTreeHealthy(t, k)
 
 			before := treeSnapshot(t, k)
-			again, err := k.ApplyRebalance(context.Background(), plan, "test")
+			again, err := reorg.ApplyRebalance(context.Background(), k, plan, "test")
 			if err != nil {
 				t.Fatalf("second run: %v", err)
 			}
@@ -316,11 +319,11 @@ func writeLeaf(t *testing.T, k *store.KB, n *node.Node, resolve node.Resolver) {
 	}
 }
 
-func applyJSON(t *testing.T, k *store.KB, plan string) (*store.RebalanceResult, error) {
+func applyJSON(t *testing.T, k *store.KB, plan string) (*reorg.RebalanceResult, error) {
 	t.Helper()
 	var p contracts.RebalancePlan
 	decodePlan(t, "rebalance-plan", []byte(plan), &p)
-	return k.ApplyRebalance(context.Background(), p, "test")
+	return reorg.ApplyRebalance(context.Background(), k, p, "test")
 }
 
 func readFile(t *testing.T, k *store.KB, rel string) string {
@@ -382,7 +385,7 @@ func TestRebalanceRelinks(t *testing.T) {
 		t.Error("a leaf linking to nothing that moved was rewritten")
 	}
 	checkTreeHealthy(t, k)
-	r, err := k.Lint(context.Background())
+	r, err := checks.Lint(context.Background(), k)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -469,7 +472,7 @@ func TestRebalanceRejects(t *testing.T) {
 			}
 			before := treeSnapshot(t, k)
 			_, err := applyJSON(t, k, c.plan)
-			var pe *store.MovePlanError
+			var pe *reorg.MovePlanError
 			if !errors.As(err, &pe) {
 				t.Fatalf("err = %v, want a MovePlanError", err)
 			}
@@ -509,7 +512,7 @@ func TestRebalanceRefusesV2(t *testing.T) {
 
 func TestRebalanceUnknownOperation(t *testing.T) {
 	k := rbTree(t, "practice-a.md||")
-	_, err := k.ApplyRebalance(context.Background(), contracts.RebalancePlan{Operations: []contracts.RebalanceOperation{{Operation: "explode"}}}, "test")
+	_, err := reorg.ApplyRebalance(context.Background(), k, contracts.RebalancePlan{Operations: []contracts.RebalanceOperation{{Operation: "explode"}}}, "test")
 	if err == nil || !strings.Contains(err.Error(), `/operations/0/operation: unknown operation "explode"`) {
 		t.Fatalf("err = %v", err)
 	}
@@ -558,11 +561,11 @@ func TestRebalanceTrigger(t *testing.T) {
 	}
 	// add writes a leaf whose title, description and body hold size
 	// characters in all (the body gets a trailing newline).
-	add := func(p string, tags []string, rel []string, size int) {
+	add := func(p string, tags []string, rel []string, Size int) {
 		id := strings.TrimSuffix(filepath.Base(p), ".md")
 		n := &node.Node{Format: node.SchemaVersion, Type: strings.SplitN(id, "-", 2)[0], Title: id, Description: "",
 			Tags: tags, ID: id, DerivedFrom: []string{}, RelatesTo: rel, DependsOn: []string{}, Confidence: "high",
-			Body: []byte(strings.Repeat("x", size-len(id)-1)), Path: p}
+			Body: []byte(strings.Repeat("x", Size-len(id)-1)), Path: p}
 		writeLeaf(t, k, n, nil)
 	}
 	// 13 leaves in "crowded" (split), 12 in "full" (no split).
@@ -589,7 +592,7 @@ func TestRebalanceTrigger(t *testing.T) {
 	add("map-h3.md", []string{"zz"}, nil, 100)
 	add("map-h4.md", []string{"solo"}, nil, 100)
 	add("map-linked.md", []string{"ops"}, []string{"map-h1"}, 100)
-	actions, err := k.RebalanceTrigger()
+	actions, err := reorg.RebalanceTrigger(k)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -610,7 +613,7 @@ func TestRebalanceTriggerEmptyTree(t *testing.T) {
 	if err := os.MkdirAll(k.NodesDir(), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	actions, err := k.RebalanceTrigger()
+	actions, err := reorg.RebalanceTrigger(k)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -622,13 +625,13 @@ func TestRebalanceTriggerEmptyTree(t *testing.T) {
 // BenchmarkRebalanceTrigger10k times `kk rebalance trigger` at 10k leaves
 // (budget: 0.5 s): reading the tree through the leaf cache and deciding.
 func BenchmarkRebalanceTrigger10k(b *testing.B) {
-	k := benchKB(b, 10000)
+	k := benchtree.Cached(b, 10000)
 	if _, err := k.ReadTree(store.LoadOptions{}); err != nil {
 		b.Fatal(err)
 	}
-	settle()
+	benchtree.Settle()
 	for b.Loop() {
-		if _, err := k.RebalanceTrigger(); err != nil {
+		if _, err := reorg.RebalanceTrigger(k); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -636,12 +639,12 @@ func BenchmarkRebalanceTrigger10k(b *testing.B) {
 
 // BenchmarkDecideRebalance10k times the decision alone.
 func BenchmarkDecideRebalance10k(b *testing.B) {
-	k := benchKB(b, 10000)
+	k := benchtree.Cached(b, 10000)
 	t, err := k.ReadTree(store.LoadOptions{NoSave: true})
 	if err != nil {
 		b.Fatal(err)
 	}
 	for b.Loop() {
-		store.DecideRebalance(t)
+		reorg.DecideRebalance(t)
 	}
 }

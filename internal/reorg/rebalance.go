@@ -1,9 +1,10 @@
-package store
+package reorg
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/kk-project/kk/internal/store"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -39,8 +40,8 @@ const (
 // RebalanceTrigger reads the tree and returns the structural changes its
 // shape calls for (see DecideRebalance). It writes nothing but the leaf
 // cache.
-func (k *KB) RebalanceTrigger() ([]contracts.RebalanceAction, error) {
-	t, err := k.ReadTree(LoadOptions{})
+func RebalanceTrigger(k *store.KB) ([]contracts.RebalanceAction, error) {
+	t, err := k.ReadTree(store.LoadOptions{})
 	if err != nil {
 		return nil, err
 	}
@@ -62,25 +63,25 @@ func (k *KB) RebalanceTrigger() ([]contracts.RebalanceAction, error) {
 // Folders are those index generation makes: the root and every folder
 // holding a leaf at some depth. Actions are sorted by branch, then
 // operation, in locale order.
-func DecideRebalance(t *Tree) []contracts.RebalanceAction {
+func DecideRebalance(t *store.Tree) []contracts.RebalanceAction {
 	byDir := map[string][]*node.Node{}
 	dirSet := map[string]bool{"": true}
 	for _, n := range t.Leaves {
 		d := n.Dir()
 		byDir[d] = append(byDir[d], n)
-		for ; d != "" && !dirSet[d]; d = dirOf(d) {
+		for ; d != "" && !dirSet[d]; d = store.DirOf(d) {
 			dirSet[d] = true
 		}
 	}
 	hasChild := map[string]bool{}
 	for d := range dirSet {
 		if d != "" {
-			hasChild[dirOf(d)] = true
+			hasChild[store.DirOf(d)] = true
 		}
 	}
 	actions := []contracts.RebalanceAction{}
 	for d := range dirSet {
-		m := folderMetrics(byDir[d])
+		m := store.MetricsOf(byDir[d])
 		if m.Occupancy > FolderOccupancyMax {
 			actions = append(actions, contracts.RebalanceAction{Branch: d, Operation: contracts.OpSplitFolder})
 		}
@@ -91,16 +92,16 @@ func DecideRebalance(t *Tree) []contracts.RebalanceAction {
 	one := make([]*node.Node, 1)
 	for _, n := range t.Leaves {
 		one[0] = n
-		if m := folderMetrics(one); m.LeafSize > LeafSizeSplitThreshold && m.TagDiversity >= LeafConceptMin {
+		if m := store.MetricsOf(one); m.LeafSize > LeafSizeSplitThreshold && m.TagDiversity >= LeafConceptMin {
 			actions = append(actions, contracts.RebalanceAction{Branch: n.Path, Operation: contracts.OpSplitLeaf})
 		}
 	}
 	actions = append(actions, homelessActions(byDir[""])...)
 	slices.SortFunc(actions, func(a, b contracts.RebalanceAction) int {
-		if c := LocaleCompare(a.Branch, b.Branch); c != 0 {
+		if c := store.LocaleCompare(a.Branch, b.Branch); c != 0 {
 			return c
 		}
-		return LocaleCompare(a.Operation, b.Operation)
+		return store.LocaleCompare(a.Operation, b.Operation)
 	})
 	return actions
 }
@@ -121,7 +122,7 @@ func homelessActions(rootLeaves []*node.Node) []contracts.RebalanceAction {
 	for i, n := range homeless {
 		paths[i] = n.Path
 	}
-	order := sortedOrder(paths)
+	order := store.SortedOrder(paths)
 	sorted := make([]*node.Node, len(homeless))
 	for i, j := range order {
 		sorted[i] = homeless[j]
@@ -131,7 +132,7 @@ func homelessActions(rootLeaves []*node.Node) []contracts.RebalanceAction {
 	left := map[string]int{}      // tag -> ungrouped leaves carrying it
 	for i, n := range sorted {
 		tags := slices.Clone(n.Tags)
-		SortLocale(tags)
+		store.SortLocale(tags)
 		tags = slices.Compact(tags)
 		tagsOf[i] = tags
 		for _, tag := range tags {
@@ -282,18 +283,18 @@ type rbLeaf struct {
 // where earlier ones put the leaves, and every problem of the whole plan
 // is found before the first file is touched.
 type rbSim struct {
-	k         *KB
+	k         *store.KB
 	byID      map[string]*rbLeaf
 	byPath    map[string]*rbLeaf
 	below     map[string]int  // folder -> leaves at any depth below it
 	vacated   map[string]bool // paths whose leaf moves away or is retired
 	diskDirs  map[string]bool
 	reserved  map[string]bool // ids a split may not mint
-	redirects Redirects
-	summaries Summaries
+	redirects store.Redirects
+	summaries store.Summaries
 	// The tree before the plan: leaf paths by id, and the ledger.
 	before          map[string]string
-	redirectsBefore Redirects
+	redirectsBefore store.Redirects
 	retired         []*rbLeaf
 	minted          []*rbLeaf
 	problems        []MoveProblem
@@ -301,11 +302,11 @@ type rbSim struct {
 	skipped         []SkippedOperation
 }
 
-func newRBSim(k *KB, t *Tree, redirects Redirects, summaries Summaries) *rbSim {
+func newRBSim(k *store.KB, t *store.Tree, redirects store.Redirects, summaries store.Summaries) *rbSim {
 	s := &rbSim{
 		k: k, byID: make(map[string]*rbLeaf, len(t.Leaves)), byPath: make(map[string]*rbLeaf, len(t.Leaves)),
 		below: map[string]int{}, vacated: map[string]bool{}, diskDirs: map[string]bool{},
-		reserved: redirects.ids(), redirects: redirects.clone(), summaries: Summaries{},
+		reserved: redirects.Ids(), redirects: redirects.Clone(), summaries: store.Summaries{},
 		before: make(map[string]string, len(t.Leaves)), redirectsBefore: redirects,
 	}
 	for k, v := range summaries {
@@ -342,7 +343,7 @@ func (s *rbSim) remove(l *rbLeaf) {
 }
 
 func (s *rbSim) count(path string, delta int) {
-	for d := dirOf(path); ; d = dirOf(d) {
+	for d := store.DirOf(path); ; d = store.DirOf(d) {
 		s.below[d] += delta
 		if d == "" {
 			return
@@ -360,11 +361,11 @@ func (s *rbSim) folderExists(folder string) bool {
 func (s *rbSim) directLeaves(folder string) []*rbLeaf {
 	var out []*rbLeaf
 	for p, l := range s.byPath {
-		if dirOf(p) == folder {
+		if store.DirOf(p) == folder {
 			out = append(out, l)
 		}
 	}
-	slices.SortFunc(out, func(a, b *rbLeaf) int { return LocaleCompare(a.path, b.path) })
+	slices.SortFunc(out, func(a, b *rbLeaf) int { return store.LocaleCompare(a.path, b.path) })
 	return out
 }
 
@@ -391,7 +392,7 @@ func (s *rbSim) folder(ptr, raw string) (string, bool) {
 		s.fail(ptr, "%v", err)
 		return "", false
 	}
-	if err := s.k.checkFolder(f); err != nil {
+	if err := s.k.CheckFolder(f); err != nil {
 		s.fail(ptr, "%v", err)
 		return "", false
 	}
@@ -414,7 +415,7 @@ func (s *rbSim) lookup(ptr, id string) (*rbLeaf, bool) {
 // relocate moves a leaf to folder in the simulation. It returns false when
 // the leaf is already there.
 func (s *rbSim) relocate(ptr, op string, l *rbLeaf, folder string) bool {
-	to := joinRel(folder, l.id+".md")
+	to := store.JoinRel(folder, l.id+".md")
 	if l.path == to {
 		return false
 	}
@@ -504,13 +505,13 @@ func (s *rbSim) splitFolder(i int, op contracts.RebalanceOperation) {
 			s.fail(rbPtr(i, "groups", g, "subfolder"), "names no subfolder")
 			continue
 		}
-		target := joinRel(branch, sub)
+		target := store.JoinRel(branch, sub)
 		if prev, dup := seenSub[target]; dup {
 			s.fail(rbPtr(i, "groups", g, "subfolder"), "subfolder %s is also the target of %s", target, prev)
 			continue
 		}
 		seenSub[target] = rbPtr(i, "groups", g)
-		if err := s.k.checkFolder(target); err != nil {
+		if err := s.k.CheckFolder(target); err != nil {
 			s.fail(rbPtr(i, "groups", g, "subfolder"), "%v", err)
 			continue
 		}
@@ -528,7 +529,7 @@ func (s *rbSim) splitFolder(i int, op contracts.RebalanceOperation) {
 			if !ok {
 				continue
 			}
-			if dir := dirOf(l.path); dir != branch && dir != target {
+			if dir := store.DirOf(l.path); dir != branch && dir != target {
 				s.fail(ptr, "leaf %s is in %s, not directly in %s; split-folder moves the branch's own leaves", id, rbFolderName(dir), rbFolderName(branch))
 				continue
 			}
@@ -645,8 +646,8 @@ func (s *rbSim) splitLeaf(i int, op contracts.RebalanceOperation) {
 		s.reserved[id] = true
 		n := &node.Node{
 			Format: node.SchemaVersion, Type: old.typ, Title: title, Description: summary,
-			Tags: orEmpty(ch.Tags), ID: id, DerivedFrom: []string{old.id}, RelatesTo: dedupe(orEmpty(ch.RelatesTo)),
-			DependsOn: []string{}, Confidence: old.conf, Body: []byte(ch.Body), Path: joinRel(folder, id+".md"),
+			Tags: store.OrEmpty(ch.Tags), ID: id, DerivedFrom: []string{old.id}, RelatesTo: store.Dedupe(store.OrEmpty(ch.RelatesTo)),
+			DependsOn: []string{}, Confidence: old.conf, Body: []byte(ch.Body), Path: store.JoinRel(folder, id+".md"),
 		}
 		if err := n.Validate(); err != nil {
 			s.fail(ptr, "%v", err)
@@ -660,7 +661,7 @@ func (s *rbSim) splitLeaf(i int, op contracts.RebalanceOperation) {
 	from := old.path
 	s.remove(old)
 	s.retired = append(s.retired, old)
-	ids := make([]string, len(kids))
+	Ids := make([]string, len(kids))
 	for c, kid := range kids {
 		if err := s.free(kid.path); err != nil {
 			s.fail(rbPtr(i, "children", c, "title"), "%v", err)
@@ -668,9 +669,9 @@ func (s *rbSim) splitLeaf(i int, op contracts.RebalanceOperation) {
 		}
 		s.insert(kid)
 		s.minted = append(s.minted, kid)
-		ids[c] = kid.id
+		Ids[c] = kid.id
 	}
-	s.redirects[old.id] = ids
+	s.redirects[old.id] = Ids
 	live := func(id string) bool { _, ok := s.byID[id]; return ok }
 	for c, kid := range kids {
 		for r, to := range kid.child.RelatesTo {
@@ -678,13 +679,13 @@ func (s *rbSim) splitLeaf(i int, op contracts.RebalanceOperation) {
 			switch {
 			case to == old.id:
 				s.fail(ptr, "a child cannot relate to the leaf being split; edges to %s reach the children through the redirect", old.id)
-			case len(ResolveRedirect(s.redirects, to, live)) == 0:
+			case len(store.ResolveRedirect(s.redirects, to, live)) == 0:
 				s.fail(ptr, "no leaf has the id %q", to)
 			}
 		}
 	}
 	s.stamp(rbPtr(i, "summary"), folder, op.Summary)
-	s.moves = append(s.moves, RebalanceMove{Operation: contracts.OpSplitLeaf, From: from, To: folder, NewIDs: ids, RedirectFrom: old.id})
+	s.moves = append(s.moves, RebalanceMove{Operation: contracts.OpSplitLeaf, From: from, To: folder, NewIDs: Ids, RedirectFrom: old.id})
 }
 
 func rbFolderName(d string) string {
@@ -714,32 +715,32 @@ type moveChange struct {
 //
 // Operations whose effect the tree already shows are skipped; a plan that
 // is wholly applied already is reported as Noop.
-func (k *KB) ApplyRebalance(ctx context.Context, plan contracts.RebalancePlan, cmd string) (*RebalanceResult, error) {
+func ApplyRebalance(ctx context.Context, k *store.KB, plan contracts.RebalancePlan, cmd string) (*RebalanceResult, error) {
 	var res *RebalanceResult
 	err := k.WithLock(ctx, cmd, func() error {
 		var err error
-		res, err = k.applyRebalanceLocked(ctx, plan, cmd)
+		res, err = applyRebalanceLocked(ctx, k, plan, cmd)
 		return err
 	})
 	return res, err
 }
 
-func (k *KB) applyRebalanceLocked(ctx context.Context, plan contracts.RebalancePlan, cmd string) (*RebalanceResult, error) {
+func applyRebalanceLocked(ctx context.Context, k *store.KB, plan contracts.RebalancePlan, cmd string) (*RebalanceResult, error) {
 	if _, err := k.LoadConfig(); err != nil {
 		return nil, err
 	}
-	t, err := k.ReadTree(LoadOptions{})
+	t, err := k.ReadTree(store.LoadOptions{})
 	if err != nil {
 		return nil, err
 	}
-	if err := requireV3(t); err != nil {
+	if err := store.RequireV3(t); err != nil {
 		return nil, err
 	}
-	redirects, err := k.readRedirects()
+	redirects, err := k.ReadRedirects()
 	if err != nil {
 		return nil, err
 	}
-	summaries, err := ReadSummaries(k.SummariesPath())
+	summaries, err := store.ReadSummaries(k.SummariesPath())
 	if err != nil {
 		return nil, err
 	}
@@ -770,9 +771,9 @@ func (k *KB) applyRebalanceLocked(ctx context.Context, plan contracts.RebalanceP
 			res.Summaries = append(res.Summaries, f)
 		}
 	}
-	SortLocale(res.Summaries)
+	store.SortLocale(res.Summaries)
 	if len(res.Summaries) > 0 {
-		data, err := RenderSummaries(s.summaries)
+		data, err := store.RenderSummaries(s.summaries)
 		if err != nil {
 			return nil, err
 		}
@@ -800,11 +801,11 @@ func (k *KB) applyRebalanceLocked(ctx context.Context, plan contracts.RebalanceP
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if err := k.writeMoveChanges("rebalance", append(changes, kbFiles...),
+	if err := writeMoveChanges(k, "rebalance", append(changes, kbFiles...),
 		"the tree is partly rebalanced: fix the cause and run the same plan again (operations already applied are skipped), or restore .ai/kenkeep from git"); err != nil {
 		return nil, err
 	}
-	rb, err := k.RebuildLocked(ctx, RebuildOptions{Command: cmd})
+	rb, err := k.RebuildLocked(ctx, store.RebuildOptions{Command: cmd})
 	if err != nil {
 		return nil, fmt.Errorf("the leaves were moved, but regenerating the index files failed: %w; run `kk index rebuild` once the cause is fixed", err)
 	}
@@ -817,7 +818,7 @@ func (k *KB) applyRebalanceLocked(ctx context.Context, plan contracts.RebalanceP
 			sources = append(sources, c.rel)
 		}
 	}
-	k.pruneMovedFolders(sources)
+	pruneMovedFolders(k, sources)
 	return res, nil
 }
 
@@ -825,13 +826,13 @@ func (k *KB) applyRebalanceLocked(ctx context.Context, plan contracts.RebalanceP
 // that produce it, rendering every leaf whose generated sections may have
 // changed. It returns the paths of leaves rewritten in place (relinked).
 func (s *rbSim) fileChanges() ([]moveChange, []string, error) {
-	resolve := redirectResolver(func(id string) (string, bool) {
+	resolve := store.RedirectResolver(func(id string) (string, bool) {
 		if l, ok := s.byID[id]; ok {
 			return l.path, true
 		}
 		return "", false
 	}, s.redirects)
-	resolveBefore := redirectResolver(func(id string) (string, bool) {
+	resolveBefore := store.RedirectResolver(func(id string) (string, bool) {
 		p, ok := s.before[id]
 		return p, ok
 	}, s.redirectsBefore)
@@ -855,10 +856,10 @@ func (s *rbSim) fileChanges() ([]moveChange, []string, error) {
 			pending = append(pending, l)
 		}
 	}
-	slices.SortFunc(pending, func(a, b *rbLeaf) int { return LocaleCompare(a.path, b.path) })
+	slices.SortFunc(pending, func(a, b *rbLeaf) int { return store.LocaleCompare(a.path, b.path) })
 	out := make([]moveChange, len(pending))
 	errs := make([]error, len(pending))
-	parallel(len(pending), func(i int) {
+	store.Parallel(len(pending), func(i int) {
 		l := pending[i]
 		n := l.child
 		var orig []byte
@@ -915,7 +916,7 @@ func (s *rbSim) fileChanges() ([]moveChange, []string, error) {
 
 // writeMoveChanges carries out planned file changes in order: each write is
 // atomic and a move's source is removed right after its target is written.
-func (k *KB) writeMoveChanges(plan string, changes []moveChange, hint string) error {
+func writeMoveChanges(k *store.KB, plan string, changes []moveChange, hint string) error {
 	total := 0
 	for _, c := range changes {
 		total++
@@ -960,10 +961,10 @@ func (k *KB) writeMoveChanges(plan string, changes []moveChange, hint string) er
 // relative to nodes/) and their parents, as long as they are empty. The
 // index rebuild has already removed the index.md of folders left without
 // leaves.
-func (k *KB) pruneMovedFolders(leafPaths []string) {
+func pruneMovedFolders(k *store.KB, leafPaths []string) {
 	dirs := map[string]bool{}
 	for _, p := range leafPaths {
-		for d := dirOf(p); d != "" && !dirs[d]; d = dirOf(d) {
+		for d := store.DirOf(p); d != "" && !dirs[d]; d = store.DirOf(d) {
 			dirs[d] = true
 		}
 	}
@@ -983,7 +984,7 @@ func (k *KB) pruneMovedFolders(leafPaths []string) {
 	}
 }
 
-func redirectsEqual(a, b Redirects) bool {
+func redirectsEqual(a, b store.Redirects) bool {
 	if len(a) != len(b) {
 		return false
 	}

@@ -1,8 +1,9 @@
-package store
+package migrate
 
 import (
 	"context"
 	"fmt"
+	"github.com/kk-project/kk/internal/store"
 )
 
 // MigrateCopy converts, in place, the v2 leaves of k when k is a private
@@ -14,9 +15,9 @@ import (
 // Every converted file is computed and checked before the first one is
 // written. A copy with no v2 leaves is left alone and reported as
 // Noop.
-func (k *KB) MigrateCopy(ctx context.Context) (*MigrateResult, error) {
+func MigrateCopy(ctx context.Context, k *store.KB) (*MigrateResult, error) {
 	res := &MigrateResult{Collisions: []Collision{}, IndexChanged: []string{}, IndexRemoved: []string{}}
-	v, err := k.DetectSchemaVersion()
+	v, err := DetectSchemaVersion(k)
 	if err != nil {
 		return nil, err
 	}
@@ -31,11 +32,11 @@ func (k *KB) MigrateCopy(ctx context.Context) (*MigrateResult, error) {
 	case v < 2:
 		return nil, fmt.Errorf("%w: the tree is at schema version %d (kenkeep's flat layout), and only version 2 converts here", ErrStepOrder, v)
 	}
-	t, err := k.ReadTree(LoadOptions{NoCache: true, NoSave: true})
+	t, err := k.ReadTree(store.LoadOptions{NoCache: true, NoSave: true})
 	if err != nil {
 		return nil, err
 	}
-	files, err := k.planOKFv3(t, t.Resolve, res)
+	files, err := planOKFv3(k, t, t.Resolve, res)
 	if err != nil {
 		return nil, err
 	}
@@ -43,7 +44,7 @@ func (k *KB) MigrateCopy(ctx context.Context) (*MigrateResult, error) {
 		return nil, err
 	}
 	for _, f := range files {
-		if err := writeFile(f.abs, f.data, 0o644); err != nil {
+		if err := writeFile(f.Abs, f.data, 0o644); err != nil {
 			return nil, err
 		}
 	}

@@ -1,4 +1,4 @@
-package store_test
+package reorg_test
 
 import (
 	"context"
@@ -13,6 +13,8 @@ import (
 	"github.com/rogpeppe/go-internal/txtar"
 
 	"github.com/kk-project/kk/internal/contracts"
+	"github.com/kk-project/kk/internal/migrate"
+	"github.com/kk-project/kk/internal/reorg"
 	"github.com/kk-project/kk/internal/store"
 )
 
@@ -28,7 +30,7 @@ func TestPlaceGolden(t *testing.T) {
 				t.Fatal(err)
 			}
 			k := goldenTree(t, ar)
-			inv, err := k.PlaceInventory()
+			inv, err := reorg.PlaceInventory(k)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -38,7 +40,7 @@ func TestPlaceGolden(t *testing.T) {
 			}
 			var plan contracts.PlacePlan
 			decodePlan(t, "place-plan", data, &plan)
-			res, err := k.ApplyPlacement(context.Background(), plan, "test")
+			res, err := reorg.ApplyPlacement(context.Background(), k, plan, "test")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -48,7 +50,7 @@ func TestPlaceGolden(t *testing.T) {
 			checkGolden(t, file, ar, got)
 
 			before := treeSnapshot(t, k)
-			again, err := k.ApplyPlacement(context.Background(), plan, "test")
+			again, err := reorg.ApplyPlacement(context.Background(), k, plan, "test")
 			if err != nil {
 				t.Fatalf("second run: %v", err)
 			}
@@ -58,11 +60,11 @@ func TestPlaceGolden(t *testing.T) {
 			if after := treeSnapshot(t, k); !maps.Equal(before, after) {
 				t.Fatal("second run changed the tree")
 			}
-			if inv, err := k.PlaceInventory(); err != nil || !inv.Noop || inv.Detected != 2 {
+			if inv, err := reorg.PlaceInventory(k); err != nil || !inv.Noop || inv.Detected != 2 {
 				t.Fatalf("inventory after placing: %+v, %v", inv, err)
 			}
 
-			mig, err := k.MigrateOKFv3(context.Background(), "test")
+			mig, err := migrate.MigrateOKFv3(context.Background(), k, "test")
 			if err != nil {
 				t.Fatalf("okf-v3 after placing: %v", err)
 			}
@@ -111,20 +113,20 @@ func TestPlaceInventory(t *testing.T) {
 		"map/map-a.md":           v1Leaf("map-a", "map", "confidence: high\n"),
 		"practice/practice-c.md": "id: practice-c\ntitle: C\nkind: practice\ntags: [x, 3]\nrelates_to: [map-a]\n",
 	})
-	res, err := k.PlaceInventory()
+	res, err := reorg.PlaceInventory(k)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if res.Noop || res.Detected != 1 {
 		t.Fatalf("inventory: %+v", res)
 	}
-	var ids, paths []string
+	var Ids, paths []string
 	for _, l := range res.Leaves {
-		ids = append(ids, l.ID)
+		Ids = append(Ids, l.ID)
 		paths = append(paths, l.SourcePath)
 	}
-	if want := []string{"map-a", "practice-b", "practice-c"}; !slices.Equal(ids, want) {
-		t.Fatalf("ids %v, want %v (sorted by id)", ids, want)
+	if want := []string{"map-a", "practice-b", "practice-c"}; !slices.Equal(Ids, want) {
+		t.Fatalf("ids %v, want %v (sorted by id)", Ids, want)
 	}
 	if want := ".ai/kenkeep/nodes/practice/practice-c.md"; paths[2] != want {
 		t.Fatalf("source path %q, want %q", paths[2], want)
@@ -136,12 +138,12 @@ func TestPlaceInventory(t *testing.T) {
 
 func TestPlaceInventoryNoop(t *testing.T) {
 	k := store.New(t.TempDir())
-	res, err := k.PlaceInventory()
+	res, err := reorg.PlaceInventory(k)
 	if err != nil || !res.Noop || res.Detected != 0 || res.Leaves == nil {
 		t.Fatalf("no tree: %+v, %v", res, err)
 	}
 	k = rbTree(t, "practice-a.md||")
-	res, err = k.PlaceInventory()
+	res, err = reorg.PlaceInventory(k)
 	if err != nil || !res.Noop || res.Detected != 3 {
 		t.Fatalf("v3 tree: %+v, %v", res, err)
 	}
@@ -152,11 +154,11 @@ func TestPlaceInventoryRejectsBadIDs(t *testing.T) {
 		"practice/practice-a.md": v1Leaf("practice-a", "practice"),
 		"map/practice-a.md":      v1Leaf("practice-a", "map"),
 	})
-	if _, err := k.PlaceInventory(); err == nil || !strings.Contains(err.Error(), "duplicate id practice-a") {
+	if _, err := reorg.PlaceInventory(k); err == nil || !strings.Contains(err.Error(), "duplicate id practice-a") {
 		t.Fatalf("duplicate ids: err = %v", err)
 	}
 	k = flatTree(t, map[string]string{"practice/x.md": "schema_version: 1\ntitle: X\n"})
-	if _, err := k.PlaceInventory(); err == nil || !strings.Contains(err.Error(), `practice/x.md: field "id": a v1 leaf needs a string id`) {
+	if _, err := reorg.PlaceInventory(k); err == nil || !strings.Contains(err.Error(), `practice/x.md: field "id": a v1 leaf needs a string id`) {
 		t.Fatalf("missing id: err = %v", err)
 	}
 }
@@ -207,8 +209,8 @@ func TestPlaceRejects(t *testing.T) {
 				t.Fatal(err)
 			}
 			before := treeSnapshot(t, k)
-			_, err := k.ApplyPlacement(context.Background(), placePlan(t, c.plan), "test")
-			var pe *store.MovePlanError
+			_, err := reorg.ApplyPlacement(context.Background(), k, placePlan(t, c.plan), "test")
+			var pe *reorg.MovePlanError
 			if !errors.As(err, &pe) {
 				t.Fatalf("err = %v, want a MovePlanError", err)
 			}
@@ -230,11 +232,11 @@ func TestPlaceRejects(t *testing.T) {
 // version 1 unless the plan is already carried out.
 func TestPlaceStepOrder(t *testing.T) {
 	k := rbTree(t, "x/practice-a.md||")
-	_, err := k.ApplyPlacement(context.Background(), placePlan(t, `{"placements": [{"id": "practice-a", "targetFolder": "y"}]}`), "test")
-	if !errors.Is(err, store.ErrStepOrder) || !strings.Contains(err.Error(), "this tree has version 3") {
+	_, err := reorg.ApplyPlacement(context.Background(), k, placePlan(t, `{"placements": [{"id": "practice-a", "targetFolder": "y"}]}`), "test")
+	if !errors.Is(err, migrate.ErrStepOrder) || !strings.Contains(err.Error(), "this tree has version 3") {
 		t.Fatalf("err = %v, want ErrStepOrder", err)
 	}
-	res, err := k.ApplyPlacement(context.Background(), placePlan(t, `{"placements": [{"id": "practice-a", "targetFolder": "x/"}]}`), "test")
+	res, err := reorg.ApplyPlacement(context.Background(), k, placePlan(t, `{"placements": [{"id": "practice-a", "targetFolder": "x/"}]}`), "test")
 	if err != nil || !res.Noop {
 		t.Fatalf("plan already carried out: %+v, %v", res, err)
 	}
@@ -247,7 +249,7 @@ func TestPlaceFlowFrontMatter(t *testing.T) {
 	k := flatTree(t, map[string]string{
 		"practice/practice-flow.md": "{schema_version: 1, id: practice-flow, title: 'Flow: style', kind: practice, tags: [a, b], summary: s, relates_to: [], confidence: high, x_meta: {b: 2, a: [1, 'x']}}\n",
 	})
-	if _, err := k.ApplyPlacement(context.Background(), placePlan(t, `{"placements": [{"id": "practice-flow", "targetFolder": "f"}]}`), "test"); err != nil {
+	if _, err := reorg.ApplyPlacement(context.Background(), k, placePlan(t, `{"placements": [{"id": "practice-flow", "targetFolder": "f"}]}`), "test"); err != nil {
 		t.Fatal(err)
 	}
 	got := readFile(t, k, "f/practice-flow.md")

@@ -1,9 +1,10 @@
-package store
+package migrate
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/kk-project/kk/internal/store"
 	"os"
 	"path"
 	"slices"
@@ -69,7 +70,7 @@ func PlanMigration(current int) ([]MigrationStep, error) {
 }
 
 // legacyBuckets are the two folders of kenkeep's flat (v1) layout.
-var legacyBuckets = []string{"practice", "map"}
+var LegacyBuckets = []string{"practice", "map"}
 
 // DetectSchemaVersion reports the schema version the tree is stored at: the
 // lowest kk_schema_version (or legacy schema_version) over its leaves, so a
@@ -78,24 +79,24 @@ var legacyBuckets = []string{"practice", "map"}
 // (nodes/practice/ or nodes/map/ with no index.md), and is otherwise left to
 // the tree reader to report. 0 means there is nothing to migrate: no nodes/
 // folder, or no leaf that declares a version.
-func (k *KB) DetectSchemaVersion() (int, error) {
-	files, _, indexDirs, err := k.scan()
+func DetectSchemaVersion(k *store.KB) (int, error) {
+	files, _, indexDirs, err := k.Scan()
 	if err != nil {
 		return 0, err
 	}
 	versions := make([]int, len(files))
 	errs := make([]error, len(files))
-	parallel(len(files), func(i int) {
-		versions[i], errs[i] = leafSchemaVersion(files[i].abs)
+	store.Parallel(len(files), func(i int) {
+		versions[i], errs[i] = leafSchemaVersion(files[i].Abs)
 	})
 	lowest := 0
 	for i, f := range files {
 		if errs[i] != nil {
-			return 0, fmt.Errorf("reading %s: %w", k.Rel(f.abs), errs[i])
+			return 0, fmt.Errorf("reading %s: %w", k.Rel(f.Abs), errs[i])
 		}
 		v := versions[i]
 		if v == 0 {
-			if dir := dirOf(f.rel); slices.Contains(legacyBuckets, dir) && !indexDirs[dir] {
+			if dir := store.DirOf(f.Rel); slices.Contains(LegacyBuckets, dir) && !indexDirs[dir] {
 				v = 1
 			}
 		}
@@ -188,8 +189,8 @@ var v3Keys = []string{
 var v2FieldKeys = []string{"schema_version", "id", "title", "kind", "summary", "tags", "derived_from", "relates_to", "depends_on", "confidence"}
 
 type plannedFile struct {
-	rel  string // relative to the repository root
-	abs  string
+	Rel  string // relative to the repository root
+	Abs  string
 	data []byte
 }
 
@@ -199,19 +200,19 @@ type plannedFile struct {
 // version 2; a tree already at version 3, or with no leaves, is left alone
 // and reported as Noop. Every new file is computed and read back
 // before the first one is written.
-func (k *KB) MigrateOKFv3(ctx context.Context, cmd string) (*MigrateResult, error) {
+func MigrateOKFv3(ctx context.Context, k *store.KB, cmd string) (*MigrateResult, error) {
 	var res *MigrateResult
 	err := k.WithLock(ctx, cmd, func() error {
 		var err error
-		res, err = k.migrateOKFv3Locked(ctx, cmd)
+		res, err = migrateOKFv3Locked(ctx, k, cmd)
 		return err
 	})
 	return res, err
 }
 
-func (k *KB) migrateOKFv3Locked(ctx context.Context, cmd string) (*MigrateResult, error) {
+func migrateOKFv3Locked(ctx context.Context, k *store.KB, cmd string) (*MigrateResult, error) {
 	res := &MigrateResult{Collisions: []Collision{}, IndexChanged: []string{}, IndexRemoved: []string{}}
-	v, err := k.DetectSchemaVersion()
+	v, err := DetectSchemaVersion(k)
 	if err != nil {
 		return nil, err
 	}
@@ -235,16 +236,16 @@ func (k *KB) migrateOKFv3Locked(ctx context.Context, cmd string) (*MigrateResult
 	if _, err := k.LoadConfig(); err != nil {
 		return nil, err
 	}
-	t, err := k.ReadTree(LoadOptions{NoSave: true})
+	t, err := k.ReadTree(store.LoadOptions{NoSave: true})
 	if err != nil {
 		return nil, err
 	}
-	redirects, err := k.readRedirects()
+	redirects, err := k.ReadRedirects()
 	if err != nil {
 		return nil, err
 	}
 	links := t.LinkResolver(redirects)
-	files, err := k.planOKFv3(t, links, res)
+	files, err := planOKFv3(k, t, links, res)
 	if err != nil {
 		return nil, err
 	}
@@ -253,15 +254,15 @@ func (k *KB) migrateOKFv3Locked(ctx context.Context, cmd string) (*MigrateResult
 	}
 	var written []string
 	for _, f := range files {
-		if err := writeFile(f.abs, f.data, 0o644); err != nil {
+		if err := writeFile(f.Abs, f.data, 0o644); err != nil {
 			if len(written) == 0 {
 				return nil, fmt.Errorf("%w; nothing was written", err)
 			}
 			return nil, &PartialWriteError{Written: written, Total: len(files), Err: err}
 		}
-		written = append(written, f.rel)
+		written = append(written, f.Rel)
 	}
-	rb, err := k.RebuildLocked(ctx, RebuildOptions{Command: cmd})
+	rb, err := k.RebuildLocked(ctx, store.RebuildOptions{Command: cmd})
 	if err != nil {
 		return nil, fmt.Errorf("the leaves were converted, but regenerating the index files failed: %w; run `kk index rebuild` once the cause is fixed", err)
 	}
@@ -272,35 +273,35 @@ func (k *KB) migrateOKFv3Locked(ctx context.Context, cmd string) (*MigrateResult
 // convertLeaf renders one v2 leaf as v3 and checks that the result reads
 // back as v3 with every field and unknown key intact. It returns the
 // headings that collide with the generated sections.
-func (k *KB) convertLeaf(rel string, resolve node.Resolver) (plannedFile, []string, error) {
-	abs := k.NodePath(rel)
-	src, err := os.ReadFile(abs)
+func convertLeaf(k *store.KB, Rel string, resolve node.Resolver) (plannedFile, []string, error) {
+	Abs := k.NodePath(Rel)
+	src, err := os.ReadFile(Abs)
 	if err != nil {
-		return plannedFile{}, nil, &node.Error{Path: rel, Msg: err.Error()}
+		return plannedFile{}, nil, &node.Error{Path: Rel, Msg: err.Error()}
 	}
-	n, err := node.Parse(rel, src)
+	n, err := node.Parse(Rel, src)
 	if err != nil {
 		return plannedFile{}, nil, err
 	}
 	if n.Format != 2 {
-		return plannedFile{}, nil, &node.Error{Path: rel, Msg: "changed while being migrated; run kk migrate okf-v3 again"}
+		return plannedFile{}, nil, &node.Error{Path: Rel, Msg: "changed while being migrated; run kk migrate okf-v3 again"}
 	}
 	orig, err := frontmatter.Parse(src)
 	if err != nil {
-		return plannedFile{}, nil, &node.Error{Path: rel, Msg: frontmatter.Describe(err)}
+		return plannedFile{}, nil, &node.Error{Path: Rel, Msg: frontmatter.Describe(err)}
 	}
 	for _, key := range v3Keys {
 		if _, ok := orig.Value(key); ok {
-			return plannedFile{}, nil, &node.Error{Path: rel, Field: key,
+			return plannedFile{}, nil, &node.Error{Path: Rel, Field: key,
 				Msg: "a v2 leaf (schema_version: 2) cannot also carry this v3 key; the conversion writes it from the v2 fields, so remove it or move its value into the v2 field"}
 		}
 	}
 	data, err := n.Render(resolve)
 	if err != nil {
-		return plannedFile{}, nil, &node.Error{Path: rel, Msg: fmt.Sprintf("rendering as v3: %v", err)}
+		return plannedFile{}, nil, &node.Error{Path: Rel, Msg: fmt.Sprintf("rendering as v3: %v", err)}
 	}
 	if len(data) > node.MaxSize {
-		return plannedFile{}, nil, &node.Error{Path: rel, Msg: fmt.Sprintf("the converted leaf would be %d bytes; the limit is %d", len(data), node.MaxSize)}
+		return plannedFile{}, nil, &node.Error{Path: Rel, Msg: fmt.Sprintf("the converted leaf would be %d bytes; the limit is %d", len(data), node.MaxSize)}
 	}
 	if err := checkConverted(n, orig, data); err != nil {
 		return plannedFile{}, nil, err
@@ -311,7 +312,7 @@ func (k *KB) convertLeaf(rel string, resolve node.Resolver) (plannedFile, []stri
 			headings = append(headings, h)
 		}
 	}
-	return plannedFile{rel: k.Rel(abs), abs: abs, data: data}, headings, nil
+	return plannedFile{Rel: k.Rel(Abs), Abs: Abs, data: data}, headings, nil
 }
 
 // checkConverted parses a converted leaf back and compares it with the v2
@@ -368,8 +369,8 @@ func checkConverted(v2 *node.Node, orig *frontmatter.Doc, data []byte) error {
 // harvestSummaries collects the summary of every old index.md's front
 // matter ("" for nodes/index.md) that FOLDER_SUMMARIES.md does not already
 // have, and returns the merged file and how many were added.
-func (k *KB) harvestSummaries(t *Tree) ([]byte, int, error) {
-	existing, err := ReadSummaries(k.SummariesPath())
+func harvestSummaries(k *store.KB, t *store.Tree) ([]byte, int, error) {
+	existing, err := store.ReadSummaries(k.SummariesPath())
 	if err != nil {
 		return nil, 0, err
 	}
@@ -377,7 +378,7 @@ func (k *KB) harvestSummaries(t *Tree) ([]byte, int, error) {
 	for d := range t.IndexDirs {
 		dirs = append(dirs, d)
 	}
-	SortLocale(dirs)
+	store.SortLocale(dirs)
 	added := 0
 	for _, d := range dirs {
 		p := k.NodePath(path.Join(d, "index.md"))
@@ -407,7 +408,7 @@ func (k *KB) harvestSummaries(t *Tree) ([]byte, int, error) {
 	if added == 0 {
 		return nil, 0, nil
 	}
-	data, err := RenderSummaries(existing)
+	data, err := store.RenderSummaries(existing)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -417,33 +418,33 @@ func (k *KB) harvestSummaries(t *Tree) ([]byte, int, error) {
 // planOKFv3 computes (without writing) the v3 bytes of every v2 leaf of t
 // and the FOLDER_SUMMARIES.md that gains the summaries of the old index.md
 // files, and records what it found in res.
-func (k *KB) planOKFv3(t *Tree, resolve node.Resolver, res *MigrateResult) ([]plannedFile, error) {
+func planOKFv3(k *store.KB, t *store.Tree, resolve node.Resolver, res *MigrateResult) ([]plannedFile, error) {
 	var files []plannedFile
 	var problems []error
 	for _, leaf := range t.Leaves {
 		if leaf.Format != 2 {
 			continue
 		}
-		f, headings, err := k.convertLeaf(leaf.Path, resolve)
+		f, headings, err := convertLeaf(k, leaf.Path, resolve)
 		if err != nil {
 			problems = append(problems, err)
 			continue
 		}
 		files = append(files, f)
 		if len(headings) > 0 {
-			res.Collisions = append(res.Collisions, Collision{ID: leaf.ID, Path: f.rel, Headings: headings})
+			res.Collisions = append(res.Collisions, Collision{ID: leaf.ID, Path: f.Rel, Headings: headings})
 		}
 	}
 	if len(problems) > 0 {
-		return nil, &TreeError{Problems: problems}
+		return nil, &store.TreeError{Problems: problems}
 	}
 	res.Converted = len(files)
-	summaries, added, err := k.harvestSummaries(t)
+	summaries, added, err := harvestSummaries(k, t)
 	if err != nil {
 		return nil, err
 	}
 	if added > 0 {
-		files = append(files, plannedFile{rel: k.Rel(k.SummariesPath()), abs: k.SummariesPath(), data: summaries})
+		files = append(files, plannedFile{Rel: k.Rel(k.SummariesPath()), Abs: k.SummariesPath(), data: summaries})
 	}
 	res.FolderSummaries = added
 	return files, nil

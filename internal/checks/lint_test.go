@@ -1,4 +1,4 @@
-package store
+package checks
 
 import (
 	"context"
@@ -12,19 +12,21 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kk-project/kk/internal/store"
 )
 
 // lintKB is a knowledge base in a temporary folder for lint, status and
 // doctor tests.
 type lintKB struct {
 	t *testing.T
-	k *KB
+	k *store.KB
 }
 
 func newLintKB(t *testing.T) *lintKB {
 	t.Helper()
-	k := New(t.TempDir())
-	if _, err := k.Init(context.Background(), InitOptions{Version: "1.0.0", Now: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), Command: "test"}); err != nil {
+	k := store.New(t.TempDir())
+	if _, err := k.Init(context.Background(), store.InitOptions{Version: "1.0.0", Now: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), Command: "test"}); err != nil {
 		t.Fatal(err)
 	}
 	return &lintKB{t: t, k: k}
@@ -81,9 +83,9 @@ func (f *lintKB) remove(rel string) {
 	}
 }
 
-func (f *lintKB) summaries(s Summaries) {
+func (f *lintKB) summaries(s store.Summaries) {
 	f.t.Helper()
-	data, err := RenderSummaries(s)
+	data, err := store.RenderSummaries(s)
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -92,14 +94,14 @@ func (f *lintKB) summaries(s Summaries) {
 
 func (f *lintKB) rebuild() {
 	f.t.Helper()
-	if _, err := f.k.Rebuild(context.Background(), RebuildOptions{Command: "test"}); err != nil {
+	if _, err := f.k.Rebuild(context.Background(), store.RebuildOptions{Command: "test"}); err != nil {
 		f.t.Fatal(err)
 	}
 }
 
 func (f *lintKB) lint() *LintReport {
 	f.t.Helper()
-	r, err := f.k.Lint(context.Background())
+	r, err := Lint(context.Background(), f.k)
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -132,7 +134,7 @@ func lintRules(r *LintReport) []string {
 func (f *lintKB) cleanPair() {
 	f.leaf(lintLeaf{id: "practice-a", path: "topic/practice-a.md", tags: []string{"go"}, rel: []string{"map-b"}})
 	f.leaf(lintLeaf{id: "map-b", path: "topic/map-b.md", tags: []string{"go"}})
-	f.summaries(Summaries{"topic": "everything about the topic"})
+	f.summaries(store.Summaries{"topic": "everything about the topic"})
 	f.rebuild()
 }
 
@@ -337,7 +339,7 @@ func TestLintRedirectsMustBeValid(t *testing.T) {
 	f.cleanPair()
 	for _, bad := range []string{`["a"]`, `{"a": "b"}`, `{"a": [1]}`, `{`} {
 		f.write("nodes/.redirects.json", bad)
-		_, err := f.k.Lint(context.Background())
+		_, err := Lint(context.Background(), f.k)
 		if err == nil || !strings.Contains(err.Error(), ".ai/kenkeep/nodes/.redirects.json") {
 			t.Fatalf("%s: err = %v", bad, err)
 		}
@@ -369,7 +371,7 @@ func TestLintFolders(t *testing.T) {
 	f := newLintKB(t)
 	f.cleanPair()
 	f.leaf(lintLeaf{id: "map-deep", path: "topic/sub/map-deep.md", rel: []string{"map-b"}})
-	f.summaries(Summaries{"topic": "t", "topic/sub": "s"})
+	f.summaries(store.Summaries{"topic": "t", "topic/sub": "s"})
 	f.rebuild()
 	f.remove("nodes/topic/sub/index.md")
 	for _, d := range []string{"nodes/empty/inner/innermost", "nodes/topic/hollow"} {
@@ -544,7 +546,7 @@ func lintSnapshot(t *testing.T, root string) map[string]string {
 			if err != nil {
 				return err
 			}
-			out[relTo(root, p)] = string(data)
+			out[store.RelTo(root, p)] = string(data)
 		}
 		return nil
 	})
@@ -555,8 +557,8 @@ func lintSnapshot(t *testing.T, root string) map[string]string {
 }
 
 func TestLintNotAKB(t *testing.T) {
-	k := New(t.TempDir())
-	r, err := k.Lint(context.Background())
+	k := store.New(t.TempDir())
+	r, err := Lint(context.Background(), k)
 	// No nodes/ at all: the root index is missing and ENTRY.md too.
 	if err != nil {
 		t.Fatal(err)
@@ -570,7 +572,7 @@ func TestLintCancelled(t *testing.T) {
 	f := newLintKB(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := f.k.Lint(ctx); !errors.Is(err, context.Canceled) {
+	if _, err := Lint(ctx, f.k); !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v", err)
 	}
 }
@@ -578,8 +580,8 @@ func TestLintCancelled(t *testing.T) {
 // BenchmarkLint10k lints a tree of 10,000 leaves in 200 folders with a
 // warm leaf cache: the case `kk lint` meets in a large repository.
 func BenchmarkLint10k(b *testing.B) {
-	k := New(b.TempDir())
-	if _, err := k.Init(context.Background(), InitOptions{Version: "1", Now: time.Now(), Command: "bench"}); err != nil {
+	k := store.New(b.TempDir())
+	if _, err := k.Init(context.Background(), store.InitOptions{Version: "1", Now: time.Now(), Command: "bench"}); err != nil {
 		b.Fatal(err)
 	}
 	const n = 10000
@@ -600,15 +602,15 @@ func BenchmarkLint10k(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	if _, err := k.Rebuild(context.Background(), RebuildOptions{Command: "bench"}); err != nil {
+	if _, err := k.Rebuild(context.Background(), store.RebuildOptions{Command: "bench"}); err != nil {
 		b.Fatal(err)
 	}
-	if _, err := k.Lint(context.Background()); err != nil { // warms the leaf cache
+	if _, err := Lint(context.Background(), k); err != nil { // warms the leaf cache
 		b.Fatal(err)
 	}
 	b.ResetTimer()
 	for b.Loop() {
-		r, err := k.Lint(context.Background())
+		r, err := Lint(context.Background(), k)
 		if err != nil {
 			b.Fatal(err)
 		}

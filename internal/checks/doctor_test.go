@@ -1,4 +1,4 @@
-package store
+package checks
 
 import (
 	"context"
@@ -15,7 +15,7 @@ import (
 
 func (f *lintKB) doctor(version string) *DoctorReport {
 	f.t.Helper()
-	r, err := f.k.Doctor(context.Background(), DoctorOptions{Version: version})
+	r, err := Doctor(context.Background(), f.k, DoctorOptions{Version: version})
 	if err != nil {
 		f.t.Fatal(err)
 	}

@@ -1,8 +1,9 @@
-package store
+package migrate
 
 import (
 	"context"
 	"errors"
+	"github.com/kk-project/kk/internal/store"
 	"io/fs"
 	"os"
 	"testing"
@@ -14,7 +15,7 @@ import (
 // nothing else is written.
 func TestMigrateCopy(t *testing.T) {
 	ctx := context.Background()
-	k := New(t.TempDir())
+	k := store.New(t.TempDir())
 	migWriteTree(t, k, map[string]string{
 		"index.md":                   "---\nschema_version: 2\nnode_count: 2\n---\n# old\n",
 		"cli/index.md":               "---\nschema_version: 2\nsummary: >-\n  command line\n  conventions\n---\n# Cli Index\n",
@@ -29,14 +30,14 @@ func TestMigrateCopy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := k.MigrateCopy(ctx)
+	res, err := MigrateCopy(ctx, k)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if res.Noop || res.Converted != 2 || res.FolderSummaries != 1 {
 		t.Fatalf("result = %+v; want 2 converted and 1 summary harvested", res)
 	}
-	tree, err := k.ReadTree(LoadOptions{NoCache: true, NoSave: true})
+	tree, err := k.ReadTree(store.LoadOptions{NoCache: true, NoSave: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +53,7 @@ func TestMigrateCopy(t *testing.T) {
 	if leaf.Description != "One switch decides them." || len(leaf.RelatesTo) != 1 || leaf.RelatesTo[0] != "map-store" {
 		t.Errorf("converted leaf = %+v", leaf)
 	}
-	s, err := ReadSummaries(k.SummariesPath())
+	s, err := store.ReadSummaries(k.SummariesPath())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +69,7 @@ func TestMigrateCopy(t *testing.T) {
 		}
 	}
 
-	again, err := k.MigrateCopy(ctx)
+	again, err := MigrateCopy(ctx, k)
 	if err != nil || !again.Noop {
 		t.Errorf("second MigrateCopy = %+v, %v; want nothing to do", again, err)
 	}
@@ -78,21 +79,21 @@ func TestMigrateCopy(t *testing.T) {
 // v2 leaf, exactly as they were.
 func TestMigrateCopyRefuses(t *testing.T) {
 	ctx := context.Background()
-	flat := New(t.TempDir())
+	flat := store.New(t.TempDir())
 	migWriteTree(t, flat, map[string]string{"practice/practice-a.md": "---\nid: practice-a\ntitle: A\nkind: practice\nsummary: a\n---\nA.\n"})
-	if _, err := flat.MigrateCopy(ctx); !errors.Is(err, ErrStepOrder) {
+	if _, err := MigrateCopy(ctx, flat); !errors.Is(err, ErrStepOrder) {
 		t.Errorf("MigrateCopy of a v1 copy: %v; want ErrStepOrder", err)
 	}
 
-	k := New(t.TempDir())
+	k := store.New(t.TempDir())
 	good := "---\nschema_version: 2\nid: practice-good\ntitle: Good\nkind: practice\ntags: []\nderived_from: []\nrelates_to: []\ndepends_on: []\nconfidence: high\nsummary: fine\n---\nGood.\n"
 	bad := "---\nschema_version: 2\nid: practice-bad\ntitle: Bad\nkind: practice\ntype: practice\ntags: []\nderived_from: []\nrelates_to: []\ndepends_on: []\nconfidence: high\nsummary: carries a v3 key\n---\nBad.\n"
 	migWriteTree(t, k, map[string]string{"practice-good.md": good, "practice-bad.md": bad})
 	before := migSnapshot(t, k)
-	_, err := k.MigrateCopy(ctx)
-	var te *TreeError
+	_, err := MigrateCopy(ctx, k)
+	var te *store.TreeError
 	if !errors.As(err, &te) {
-		t.Fatalf("MigrateCopy with a bad leaf: %v; want a *TreeError", err)
+		t.Fatalf("MigrateCopy with a bad leaf: %v; want a *store.TreeError", err)
 	}
 	migDiff(t, "a refused MigrateCopy", before, migSnapshot(t, k))
 }

@@ -1,10 +1,11 @@
-package store
+package migrate
 
 import (
 	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"github.com/kk-project/kk/internal/store"
 	"io/fs"
 	"maps"
 	"os"
@@ -15,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kk-project/kk/internal/checks"
 	"github.com/kk-project/kk/internal/frontmatter"
 )
 
@@ -23,20 +25,20 @@ import (
 const drupalPack = "../../../shared/fixtures/kenkeep-pack-drupal"
 
 // migInit creates an initialised knowledge base in a temporary folder.
-func migInit(t *testing.T) *KB {
+func migInit(t *testing.T) *store.KB {
 	t.Helper()
-	k := New(t.TempDir())
-	if _, err := k.Init(context.Background(), InitOptions{Version: "test", Now: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), Command: "test"}); err != nil {
+	k := store.New(t.TempDir())
+	if _, err := k.Init(context.Background(), store.InitOptions{Version: "test", Now: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), Command: "test"}); err != nil {
 		t.Fatal(err)
 	}
 	return k
 }
 
 // migWriteTree writes files (paths relative to nodes/) into k's tree.
-func migWriteTree(t *testing.T, k *KB, files map[string]string) {
+func migWriteTree(t *testing.T, k *store.KB, files map[string]string) {
 	t.Helper()
-	for rel, content := range files {
-		p := k.NodePath(rel)
+	for Rel, content := range files {
+		p := k.NodePath(Rel)
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -53,8 +55,8 @@ func migCopyDir(t *testing.T, src, dst string) {
 		if err != nil {
 			return err
 		}
-		rel, _ := filepath.Rel(src, p)
-		target := filepath.Join(dst, rel)
+		Rel, _ := filepath.Rel(src, p)
+		target := filepath.Join(dst, Rel)
 		if d.IsDir() {
 			return os.MkdirAll(target, 0o755)
 		}
@@ -71,7 +73,7 @@ func migCopyDir(t *testing.T, src, dst string) {
 
 // migSnapshot reads every file of the knowledge base that git would track:
 // everything but .state/, except .state/installed-version.
-func migSnapshot(t *testing.T, k *KB) map[string]string {
+func migSnapshot(t *testing.T, k *store.KB) map[string]string {
 	t.Helper()
 	out := map[string]string{}
 	err := filepath.WalkDir(k.Dir, func(p string, d fs.DirEntry, err error) error {
@@ -86,7 +88,7 @@ func migSnapshot(t *testing.T, k *KB) map[string]string {
 			return err
 		}
 		if p == k.ConfigPath() { // holds the project id, the folder's name
-			data = bytes.ReplaceAll(data, []byte(string(projectIDLine(filepath.Base(k.Root)))), nil)
+			data = bytes.ReplaceAll(data, []byte(string(store.ProjectIDLine(filepath.Base(k.Root)))), nil)
 		}
 		out[k.Rel(p)] = string(data)
 		return nil
@@ -176,12 +178,12 @@ func TestDetectSchemaVersion(t *testing.T) {
 		{"newer than kk", map[string]string{"practice-b.md": strings.Replace(fmt.Sprintf(migV3Leaf, "practice-b"), "kk_schema_version: 3", "kk_schema_version: 4", 1)}, 4},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			k := New(t.TempDir())
+			k := store.New(t.TempDir())
 			migWriteTree(t, k, tc.files)
 			if err := os.MkdirAll(k.NodesDir(), 0o755); err != nil {
 				t.Fatal(err)
 			}
-			got, err := k.DetectSchemaVersion()
+			got, err := DetectSchemaVersion(k)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -191,7 +193,7 @@ func TestDetectSchemaVersion(t *testing.T) {
 		})
 	}
 	t.Run("no nodes folder", func(t *testing.T) {
-		got, err := New(t.TempDir()).DetectSchemaVersion()
+		got, err := DetectSchemaVersion(store.New(t.TempDir()))
 		if err != nil || got != 0 {
 			t.Errorf("DetectSchemaVersion() = %d, %v; want 0, nil", got, err)
 		}
@@ -239,30 +241,30 @@ func readDrupalPack(t *testing.T, dir string) (map[string]drupalLeaf, map[string
 		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".md") {
 			return err
 		}
-		rel, _ := filepath.Rel(dir, p)
-		rel = filepath.ToSlash(rel)
+		Rel, _ := filepath.Rel(dir, p)
+		Rel = filepath.ToSlash(Rel)
 		src, err := os.ReadFile(p)
 		if err != nil {
 			return err
 		}
 		doc, err := frontmatter.Parse(src)
 		if err != nil {
-			return fmt.Errorf("%s: %w", rel, err)
+			return fmt.Errorf("%s: %w", Rel, err)
 		}
-		if path.Base(rel) == "index.md" {
+		if path.Base(Rel) == "index.md" {
 			if s := migString(doc, "summary"); s != "" {
-				summaries[strings.TrimSuffix(path.Dir(rel), ".")] = strings.Join(strings.Fields(s), " ")
+				summaries[strings.TrimSuffix(path.Dir(Rel), ".")] = strings.Join(strings.Fields(s), " ")
 			}
 			return nil
 		}
 		if v, _ := doc.Value("schema_version"); v != int64(2) {
-			return fmt.Errorf("%s: fixture leaf is not schema_version 2 but %v", rel, v)
+			return fmt.Errorf("%s: fixture leaf is not schema_version 2 but %v", Rel, v)
 		}
-		leaves[rel] = drupalLeaf{
-			path: rel, id: migString(doc, "id"), typ: migString(doc, "kind"), title: migString(doc, "title"),
+		leaves[Rel] = drupalLeaf{
+			path: Rel, id: migString(doc, "id"), typ: migString(doc, "kind"), title: migString(doc, "title"),
 			description: migString(doc, "summary"), confidence: migString(doc, "confidence"),
-			tags: migStrings(t, rel, doc, "tags"), derivedFrom: migStrings(t, rel, doc, "derived_from"),
-			relatesTo: migStrings(t, rel, doc, "relates_to"), dependsOn: migStrings(t, rel, doc, "depends_on"),
+			tags: migStrings(t, Rel, doc, "tags"), derivedFrom: migStrings(t, Rel, doc, "derived_from"),
+			relatesTo: migStrings(t, Rel, doc, "relates_to"), dependsOn: migStrings(t, Rel, doc, "depends_on"),
 			body: string(doc.Body()),
 		}
 		return nil
@@ -294,21 +296,21 @@ func TestMigrateOKFv3Drupal(t *testing.T) {
 
 	k := migInit(t)
 	migCopyDir(t, knowledge, k.NodesDir())
-	if v, err := k.DetectSchemaVersion(); err != nil || v != 2 {
+	if v, err := DetectSchemaVersion(k); err != nil || v != 2 {
 		t.Fatalf("DetectSchemaVersion() = %d, %v before migration; want 2", v, err)
 	}
-	res, err := k.MigrateOKFv3(ctx, "test")
+	res, err := MigrateOKFv3(ctx, k, "test")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if res.Noop || res.Converted != 141 || res.FolderSummaries != 26 || len(res.Collisions) != 0 {
 		t.Fatalf("result = %+v; want 141 converted, 26 summaries, no collisions", res)
 	}
-	if v, err := k.DetectSchemaVersion(); err != nil || v != 3 {
+	if v, err := DetectSchemaVersion(k); err != nil || v != 3 {
 		t.Fatalf("DetectSchemaVersion() = %d, %v after migration; want 3", v, err)
 	}
 
-	tree, err := k.ReadTree(LoadOptions{Bodies: true})
+	tree, err := k.ReadTree(store.LoadOptions{Bodies: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -361,22 +363,22 @@ func TestMigrateOKFv3Drupal(t *testing.T) {
 		}
 	}
 
-	summaries, err := ReadSummaries(k.SummariesPath())
+	summaries, err := store.ReadSummaries(k.SummariesPath())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !maps.Equal(summaries, Summaries(folderSummaries)) {
+	if !maps.Equal(summaries, store.Summaries(folderSummaries)) {
 		t.Errorf("FOLDER_SUMMARIES.md holds %v\nwant %v", summaries, folderSummaries)
 	}
 
-	check, err := k.Rebuild(ctx, RebuildOptions{Check: true})
+	check, err := k.Rebuild(ctx, store.RebuildOptions{Check: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(check.Changed)+len(check.Removed)+len(check.MissingSummaries) > 0 {
 		t.Errorf("index rebuild --check after migration: changed %v, removed %v, folders without summary %v", check.Changed, check.Removed, check.MissingSummaries)
 	}
-	lint, err := k.Lint(ctx)
+	lint, err := checks.Lint(ctx, k)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -386,14 +388,14 @@ func TestMigrateOKFv3Drupal(t *testing.T) {
 
 	// Idempotence: a second migration and a rebuild change nothing.
 	snap := migSnapshot(t, k)
-	again, err := k.MigrateOKFv3(ctx, "test")
+	again, err := MigrateOKFv3(ctx, k, "test")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !again.Noop || again.Detected != 3 || again.Converted != 0 {
 		t.Errorf("second run = %+v; want nothing to do at version 3", again)
 	}
-	if _, err := k.Rebuild(ctx, RebuildOptions{Command: "test"}); err != nil {
+	if _, err := k.Rebuild(ctx, store.RebuildOptions{Command: "test"}); err != nil {
 		t.Fatal(err)
 	}
 	migDiff(t, "a second migration and a rebuild", snap, migSnapshot(t, k))
@@ -505,14 +507,14 @@ func TestMigrateOKFv3Small(t *testing.T) {
 	k := migInit(t)
 	migWriteTree(t, k, migSmallTree)
 	// An entry already in FOLDER_SUMMARIES.md wins over the old index.md.
-	data, err := RenderSummaries(Summaries{"store": "where data lives"})
+	data, err := store.RenderSummaries(store.Summaries{"store": "where data lives"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(k.SummariesPath(), data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	res, err := k.MigrateOKFv3(ctx, "test")
+	res, err := MigrateOKFv3(ctx, k, "test")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -522,40 +524,40 @@ func TestMigrateOKFv3Small(t *testing.T) {
 	}) {
 		t.Errorf("result = %+v", res)
 	}
-	for rel, want := range map[string]string{"cli/practice-exit-codes.md": migWantExitCodes, "store/map-store.md": migWantStore} {
-		got, err := os.ReadFile(k.NodePath(rel))
+	for Rel, want := range map[string]string{"cli/practice-exit-codes.md": migWantExitCodes, "store/map-store.md": migWantStore} {
+		got, err := os.ReadFile(k.NodePath(Rel))
 		if err != nil {
 			t.Fatal(err)
 		}
 		if string(got) != want {
-			t.Errorf("%s =\n%s\nwant\n%s", rel, got, want)
+			t.Errorf("%s =\n%s\nwant\n%s", Rel, got, want)
 		}
 	}
-	summaries, err := ReadSummaries(k.SummariesPath())
+	summaries, err := store.ReadSummaries(k.SummariesPath())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if wantS := (Summaries{"": "the whole tree", "cli": "command line conventions", "store": "where data lives"}); !maps.Equal(summaries, wantS) {
+	if wantS := (store.Summaries{"": "the whole tree", "cli": "command line conventions", "store": "where data lives"}); !maps.Equal(summaries, wantS) {
 		t.Errorf("summaries = %v, want %v", summaries, wantS)
 	}
-	for _, rel := range []string{"index.md", "cli/index.md", "store/index.md"} {
-		src, err := os.ReadFile(k.NodePath(rel))
+	for _, Rel := range []string{"index.md", "cli/index.md", "store/index.md"} {
+		src, err := os.ReadFile(k.NodePath(Rel))
 		if err != nil {
 			t.Fatal(err)
 		}
 		if strings.Contains(string(src), "schema_version: 2") || strings.Contains(string(src), "# old") {
-			t.Errorf("%s was not regenerated:\n%s", rel, src)
+			t.Errorf("%s was not regenerated:\n%s", Rel, src)
 		}
 	}
 	if entry, err := os.ReadFile(k.EntryPath()); err != nil || !strings.Contains(string(entry), "node_count: 2") {
 		t.Errorf("ENTRY.md was not regenerated (%v):\n%s", err, entry)
 	}
 	snap := migSnapshot(t, k)
-	again, err := k.MigrateOKFv3(ctx, "test")
+	again, err := MigrateOKFv3(ctx, k, "test")
 	if err != nil || !again.Noop {
 		t.Fatalf("second run = %+v, %v; want nothing to do", again, err)
 	}
-	if _, err := k.Rebuild(ctx, RebuildOptions{Command: "test"}); err != nil {
+	if _, err := k.Rebuild(ctx, store.RebuildOptions{Command: "test"}); err != nil {
 		t.Fatal(err)
 	}
 	migDiff(t, "a second migration and a rebuild", snap, migSnapshot(t, k))
@@ -574,7 +576,7 @@ func TestMigrateOKFv3Noop(t *testing.T) {
 			k := migInit(t)
 			migWriteTree(t, k, tc.files)
 			snap := migSnapshot(t, k)
-			res, err := k.MigrateOKFv3(context.Background(), "test")
+			res, err := MigrateOKFv3(context.Background(), k, "test")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -617,7 +619,7 @@ func TestMigrateOKFv3RefusesAndWritesNothing(t *testing.T) {
 			k := migInit(t)
 			migWriteTree(t, k, tc.files)
 			snap := migSnapshot(t, k)
-			_, err := k.MigrateOKFv3(context.Background(), "test")
+			_, err := MigrateOKFv3(context.Background(), k, "test")
 			if err == nil {
 				t.Fatal("migration succeeded; want an error")
 			}
@@ -641,7 +643,7 @@ func TestMigrateOKFv3PartialWrite(t *testing.T) {
 	ctx := context.Background()
 	clean := migInit(t)
 	migWriteTree(t, clean, migSmallTree)
-	if _, err := clean.MigrateOKFv3(ctx, "test"); err != nil {
+	if _, err := MigrateOKFv3(ctx, clean, "test"); err != nil {
 		t.Fatal(err)
 	}
 
@@ -657,7 +659,7 @@ func TestMigrateOKFv3PartialWrite(t *testing.T) {
 		}
 		return real(p, data, perm)
 	}
-	_, err := k.MigrateOKFv3(ctx, "test")
+	_, err := MigrateOKFv3(ctx, k, "test")
 	var pw *PartialWriteError
 	if !errors.As(err, &pw) {
 		t.Fatalf("error = %v; want a *PartialWriteError", err)
@@ -670,12 +672,12 @@ func TestMigrateOKFv3PartialWrite(t *testing.T) {
 			t.Errorf("error %q does not mention %q", err, m)
 		}
 	}
-	if v, err := k.DetectSchemaVersion(); err != nil || v != 2 {
+	if v, err := DetectSchemaVersion(k); err != nil || v != 2 {
 		t.Fatalf("half-converted tree detected as %d, %v; want 2", v, err)
 	}
 
 	writeFile = real
-	res, err := k.MigrateOKFv3(ctx, "test")
+	res, err := MigrateOKFv3(ctx, k, "test")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -696,7 +698,7 @@ func TestMigrateOKFv3PartialWrite(t *testing.T) {
 	writeFile = func(p string, data []byte, perm fs.FileMode) error { return errors.New("read-only file system") }
 	k2 := migInit(t)
 	migWriteTree(t, k2, migSmallTree)
-	if _, err := k2.MigrateOKFv3(ctx, "test"); err == nil || !strings.HasSuffix(err.Error(), "read-only file system; nothing was written") {
+	if _, err := MigrateOKFv3(ctx, k2, "test"); err == nil || !strings.HasSuffix(err.Error(), "read-only file system; nothing was written") {
 		t.Errorf("a first write failing must say nothing was written, got %v", err)
 	}
 }
