@@ -7,7 +7,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kk-project/kk/internal/curate"
-	"github.com/kk-project/kk/internal/store"
 )
 
 type curatePersistOpts struct {
@@ -67,13 +66,13 @@ func runCuratePersist(ctx context.Context, app *App, o curatePersistOpts) error 
 		return err
 	}
 	k.Now = app.Now
-	rep, err := k.Persist(ctx, actions, store.PersistOptions{Command: app.Command, NoIndex: o.noIndex})
+	rep, err := curate.Persist(ctx, k, actions, curate.PersistOptions{Command: app.Command, NoIndex: o.noIndex})
 	if err != nil {
 		return err
 	}
 	if err := app.printJSON(struct {
 		SchemaVersion int `json:"schema_version"`
-		*store.PersistReport
+		*curate.PersistReport
 	}{JSONSchemaVersion, rep}); err != nil {
 		return err
 	}

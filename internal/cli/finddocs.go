@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/kk-project/kk/internal/curate"
 	"github.com/kk-project/kk/internal/discover"
 )
 
@@ -76,7 +77,7 @@ func runFinddocs(ctx context.Context, app *App, o finddocsOpts) error {
 	}
 	docs := make([]jsonDoc, 0, len(res.Docs))
 	if o.changed {
-		st, err := k.ReadBootstrapState()
+		st, err := curate.ReadBootstrapState(k)
 		if err != nil {
 			return err
 		}

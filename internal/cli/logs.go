@@ -4,9 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/kk-project/kk/internal/session"
 	"github.com/spf13/cobra"
-
-	"github.com/kk-project/kk/internal/store"
 )
 
 func newLogsCmd(app *App) *cobra.Command {
@@ -52,14 +51,14 @@ func runLogsPrune(_ context.Context, app *App, o logsPruneOpts) error {
 		return err
 	}
 	k.Now = app.Now
-	rep, err := k.PruneLogs(store.PruneOptions{DryRun: o.dryRun})
+	rep, err := session.PruneLogs(k, session.PruneOptions{DryRun: o.dryRun})
 	if err != nil {
 		return err
 	}
 	if app.JSON {
 		if err := app.printJSON(struct {
 			SchemaVersion int `json:"schema_version"`
-			*store.PruneReport
+			*session.PruneReport
 		}{JSONSchemaVersion, rep}); err != nil {
 			return err
 		}

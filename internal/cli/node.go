@@ -12,6 +12,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/kk-project/kk/internal/contracts"
+	"github.com/kk-project/kk/internal/curate"
 	"github.com/kk-project/kk/internal/node"
 	"github.com/kk-project/kk/internal/store"
 )
@@ -122,7 +124,7 @@ func runNodeWrite(ctx context.Context, app *App, o nodeWriteOpts) error {
 	if err != nil {
 		return err
 	}
-	var in store.NodeInput
+	var in contracts.NodeInput
 	if o.input != "" {
 		data, name, err := app.readInput(o.input)
 		if err != nil {
@@ -145,19 +147,19 @@ func runNodeWrite(ctx context.Context, app *App, o nodeWriteOpts) error {
 		if title == "" {
 			title = o.slug
 		}
-		in = store.NodeInput{Type: o.typ, Slug: o.slug, Title: title, Description: o.summary, Tags: o.tags,
+		in = contracts.NodeInput{Type: o.typ, Slug: o.slug, Title: title, Description: o.summary, Tags: o.tags,
 			RelatesTo: o.relatesTo, DependsOn: o.dependsOn, DerivedFrom: o.derivedFrom, Confidence: o.confidence,
 			Folder: o.folder, Body: body, SourceDoc: o.sourceDoc, SourceHash: o.sourceHash}
 	}
-	mode := store.Create
+	mode := curate.Create
 	switch {
 	case o.update:
-		mode = store.Update
+		mode = curate.Update
 	case o.unique:
-		mode = store.Unique
+		mode = curate.Unique
 	}
 	k.Now = app.Now
-	res, err := k.WriteNode(ctx, in, store.WriteOptions{Mode: mode, Command: app.Command, NoIndex: o.noIndex})
+	res, err := curate.WriteNode(ctx, k, in, curate.WriteOptions{Mode: mode, Command: app.Command, NoIndex: o.noIndex})
 	if err != nil {
 		return err
 	}
@@ -260,9 +262,9 @@ func runNodeShow(_ context.Context, app *App, o nodeShowOpts) error {
 
 func nodeJSON(k *store.KB, n *node.Node) map[string]any {
 	m := map[string]any{
-		"id": n.ID, "type": n.Type, "title": n.Title, "description": n.Description, "tags": nonNil(n.Tags),
-		"path": store.DirName + "/nodes/" + n.Path, "folder": n.Dir(), "relates_to": nonNil(n.RelatesTo),
-		"depends_on": nonNil(n.DependsOn), "derived_from": nonNil(n.DerivedFrom), "confidence": n.Confidence,
+		"id": n.ID, "type": n.Type, "title": n.Title, "description": n.Description, "tags": node.List(n.Tags),
+		"path": store.DirName + "/nodes/" + n.Path, "folder": n.Dir(), "relates_to": node.List(n.RelatesTo),
+		"depends_on": node.List(n.DependsOn), "derived_from": node.List(n.DerivedFrom), "confidence": n.Confidence,
 		"format": n.Format,
 	}
 	if n.Status != "" {
@@ -272,13 +274,6 @@ func nodeJSON(k *store.KB, n *node.Node) map[string]any {
 		m["stale_after"] = n.StaleAfter
 	}
 	return m
-}
-
-func nonNil(s []string) []string {
-	if s == nil {
-		return []string{}
-	}
-	return s
 }
 
 type nodeListOpts struct {

@@ -153,7 +153,7 @@ func BenchmarkCuratePersist500Into10k(b *testing.B) {
 			}
 		}
 		b.StartTimer()
-		rep, err := k.Persist(context.Background(), keep, store.PersistOptions{})
+		rep, err := curate.Persist(context.Background(), k, keep, curate.PersistOptions{})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -45,11 +45,11 @@ func writeConflict(t *testing.T, k *store.KB, id, detectedAt, target, kind, body
 func TestPrepareGolden(t *testing.T) {
 	k := newKB(t)
 	ctx := context.Background()
-	for _, in := range []store.NodeInput{
+	for _, in := range []contracts.NodeInput{
 		{Type: "practice", Title: "A", Description: "Practice A", Tags: []string{"x"}, Folder: "topic", DerivedFrom: []string{"docs/a.md"}, Body: lines(10, "line ") + "\n"},
 		{Type: "map", Title: "B", Description: "Map B", Body: lines(10, "row ") + "\n"},
 	} {
-		if _, err := k.WriteNode(ctx, in, store.WriteOptions{}); err != nil {
+		if _, err := WriteNode(ctx, k, in, WriteOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -12,8 +12,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kk-project/kk/internal/curate"
 	"github.com/kk-project/kk/internal/gitx"
-	"github.com/kk-project/kk/internal/store"
 )
 
 // writeFiles creates files (relative path -> content) under dir.
@@ -184,7 +184,7 @@ func TestStaticSkip(t *testing.T) {
 
 func TestChanged(t *testing.T) {
 	docs := []Doc{{Path: "a.md", SHA256: "aa"}, {Path: "b.md", SHA256: "bb"}, {Path: "c.md", SHA256: "cc"}, {Path: "d.md", SHA256: "dd"}}
-	st := &store.BootstrapState{Docs: map[string]store.BootstrapDoc{
+	st := &curate.BootstrapState{Docs: map[string]curate.BootstrapDoc{
 		"a.md":   {ContentSHA256: "aa"},
 		"./b.md": {ContentSHA256: "old"},
 		"d.md":   {ContentSHA256: "sha256:DD"},

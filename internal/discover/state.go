@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/kk-project/kk/internal/store"
+	"github.com/kk-project/kk/internal/curate"
 )
 
 // Statuses of a changed document.
@@ -26,7 +26,7 @@ type ChangedDoc struct {
 // Changed keeps the docs (with hashes) whose content differs from what the
 // bootstrap state recorded for the same path, in the order given. Docs
 // without a hash count as changed.
-func Changed(docs []Doc, st *store.BootstrapState) []ChangedDoc {
+func Changed(docs []Doc, st *curate.BootstrapState) []ChangedDoc {
 	// The state holds whatever --source-doc and --source-hash were given:
 	// compare cleaned paths and bare lower-case hex digests.
 	recorded := make(map[string]string, len(st.Docs))

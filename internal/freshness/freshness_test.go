@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kk-project/kk/internal/contracts"
+	"github.com/kk-project/kk/internal/curate"
 	"github.com/kk-project/kk/internal/gitx"
 	"github.com/kk-project/kk/internal/node"
 	"github.com/kk-project/kk/internal/store"
@@ -134,8 +136,8 @@ func TestCheck(t *testing.T) {
 	if rep := Check(ctx, k, Options{}); rep.Available || rep.Reason != "the knowledge base has no nodes" {
 		t.Errorf("empty KB: %+v", rep)
 	}
-	if _, err := k.WriteNode(ctx, store.NodeInput{Type: "practice", Title: "Retry", Description: "d", Folder: "http",
-		DerivedFrom: []string{"src/retry.go"}, Body: "Uses `src/client.go`.\n"}, store.WriteOptions{}); err != nil {
+	if _, err := curate.WriteNode(ctx, k, contracts.NodeInput{Type: "practice", Title: "Retry", Description: "d", Folder: "http",
+		DerivedFrom: []string{"src/retry.go"}, Body: "Uses `src/client.go`.\n"}, curate.WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if rep := Check(ctx, k, Options{}); rep.Available || rep.Reason != "the repository has no commits yet" {
@@ -159,8 +161,8 @@ func TestCheck(t *testing.T) {
 		t.Errorf("max 2 commits: %+v", rep)
 	}
 	// Updating the node makes it fresh again.
-	if _, err := k.WriteNode(ctx, store.NodeInput{Type: "practice", Title: "Retry", Description: "d2", Folder: "http",
-		DerivedFrom: []string{"src/retry.go"}, Body: "Uses `src/client.go`.\n"}, store.WriteOptions{Mode: store.Update}); err != nil {
+	if _, err := curate.WriteNode(ctx, k, contracts.NodeInput{Type: "practice", Title: "Retry", Description: "d2", Folder: "http",
+		DerivedFrom: []string{"src/retry.go"}, Body: "Uses `src/client.go`.\n"}, curate.WriteOptions{Mode: curate.Update}); err != nil {
 		t.Fatal(err)
 	}
 	commitAll(t, k, nil, "refresh")

@@ -336,7 +336,7 @@ func writeEntity(n *node.Node, e *Entity, atom *Atom, fresh bool) error {
 		return n.SetExtra(key, v)
 	}
 	if atom != nil {
-		if err := n.SetExtra(KeyPaths, orEmpty(atom.Paths)); err != nil {
+		if err := n.SetExtra(KeyPaths, node.List(atom.Paths)); err != nil {
 			return err
 		}
 		if atom.Molecule == "" {
@@ -403,10 +403,3 @@ func WriteAtom(n *node.Node, a *Atom) error { return writeEntity(n, &a.Entity, a
 
 // WriteMolecule stores m into the leaf n.
 func WriteMolecule(n *node.Node, m *Molecule) error { return writeEntity(n, &m.Entity, nil, false) }
-
-func orEmpty(s []string) []string {
-	if s == nil {
-		return []string{}
-	}
-	return s
-}

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/kk-project/kk/internal/node"
 	"github.com/kk-project/kk/internal/store"
 )
 
@@ -93,7 +94,7 @@ func newestFirst(log []ChangelogEntry, limit, offset int) []ChangelogEntry {
 }
 
 func (g *Graph) atomView(a *Atom, o viewOpts) AtomView {
-	v := AtomView{ID: a.ID, Name: a.Name, Knowledge: a.Knowledge, Paths: orEmpty(a.Paths), RelatedAtoms: []RelatedView{},
+	v := AtomView{ID: a.ID, Name: a.Name, Knowledge: a.Knowledge, Paths: node.List(a.Paths), RelatedAtoms: []RelatedView{},
 		Version: a.Version, CreatedByTaskID: a.CreatedByTask, LastTaskID: a.LastTask, CreatedAt: a.CreatedAt, UpdatedAt: a.UpdatedAt, Path: repoPath(a.Path)}
 	if a.Molecule != "" {
 		m := a.Molecule

@@ -197,12 +197,12 @@ func viewNode(n *node.Node, withLog bool, limit int) (*NodeView, error) {
 	e := r.entity(n.ID, n.Type, n.Title, n.Body)
 	v := &NodeView{
 		ID: n.ID, Path: repoPath(n.Path), Type: n.Type, Title: n.Title, Description: n.Description,
-		Tags: orEmpty(n.Tags), Status: n.Status, Confidence: n.Confidence,
+		Tags: node.List(n.Tags), Status: n.Status, Confidence: n.Confidence,
 		Priority: r.str(KeyPriority), Severity: r.str(KeySeverity), Owner: r.str(KeyOwner),
 		Version: e.Version, Body: e.Knowledge, Edges: []Edge{}, ChangelogTotal: len(e.Changelog),
 	}
 	if IsAtom(n) {
-		v.Paths = orEmpty(r.strings(KeyPaths))
+		v.Paths = node.List(r.strings(KeyPaths))
 		v.MoleculeID = r.str(KeyMolecule)
 	}
 	for _, to := range n.RelatesTo {

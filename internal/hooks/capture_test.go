@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kk-project/kk/internal/contracts"
 	"github.com/kk-project/kk/internal/harness"
 	"github.com/kk-project/kk/internal/session"
 	"github.com/kk-project/kk/internal/store"
@@ -219,7 +220,7 @@ func TestCapturedBy(t *testing.T) {
 
 func TestCaptureRecordsUsage(t *testing.T) {
 	k := newKB(t)
-	id := addNode(t, k, store.NodeInput{Type: "practice", Title: "Retry policy", Description: "d", Body: "b", Folder: "net"}, false)
+	id := addNode(t, k, contracts.NodeInput{Type: "practice", Title: "Retry policy", Description: "d", Body: "b", Folder: "net"}, false)
 	outside := filepath.Join(k.Root, "docs", "guide.md")
 	writeFile(t, outside, "# guide\n")
 	lines := []string{"user", question, "assistant", answer,

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kk-project/kk/internal/contracts"
+	"github.com/kk-project/kk/internal/curate"
 	"github.com/kk-project/kk/internal/harness"
 	"github.com/kk-project/kk/internal/hooks/hookstest"
 	"github.com/kk-project/kk/internal/store"
@@ -43,9 +45,9 @@ func writeFile(t *testing.T, path, content string) {
 
 // addNode writes a leaf through kk's writer, regenerating the index unless
 // noIndex.
-func addNode(t *testing.T, k *store.KB, in store.NodeInput, noIndex bool) string {
+func addNode(t *testing.T, k *store.KB, in contracts.NodeInput, noIndex bool) string {
 	t.Helper()
-	res, err := k.WriteNode(context.Background(), in, store.WriteOptions{Command: "test", NoIndex: noIndex})
+	res, err := curate.WriteNode(context.Background(), k, in, curate.WriteOptions{Command: "test", NoIndex: noIndex})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/kk-project/kk/internal/checks"
+	"github.com/kk-project/kk/internal/contracts"
 	"github.com/kk-project/kk/internal/harness"
-	"github.com/kk-project/kk/internal/store"
 )
 
 func TestLintTick(t *testing.T) {
@@ -31,7 +31,7 @@ func TestLintTick(t *testing.T) {
 	}
 	// A leaf written without regenerating the index is a lint error
 	// (stale-index), which the next run stores and session-start reports.
-	addNode(t, k, store.NodeInput{Type: "practice", Title: "Unindexed", Description: "d", Body: "b"}, true)
+	addNode(t, k, contracts.NodeInput{Type: "practice", Title: "Unindexed", Description: "d", Body: "b"}, true)
 	tick(t0)
 	later := t0.Add(time.Hour)
 	res := tick(later)

@@ -6,9 +6,9 @@ import (
 	"os"
 	"testing"
 
+	"github.com/kk-project/kk/internal/contracts"
 	"github.com/kk-project/kk/internal/harness"
 	"github.com/kk-project/kk/internal/hooks/hookstest"
-	"github.com/kk-project/kk/internal/store"
 )
 
 // contextFileAdapter has no context channel in its hook output and takes
@@ -43,7 +43,7 @@ func (a *exportingAdapter) ExportTranscript(ctx context.Context, in harness.Hook
 
 func TestSessionStartWritesContextFile(t *testing.T) {
 	k := newKB(t)
-	addNode(t, k, store.NodeInput{Type: "practice", Title: "Wrap errors", Description: "d", Body: "b"}, false)
+	addNode(t, k, contracts.NodeInput{Type: "practice", Title: "Wrap errors", Description: "d", Body: "b"}, false)
 	r, _ := request(k, harness.HookInput{})
 	a := &contextFileAdapter{Adapter: hookstest.Adapter{NoContext: true}}
 	r.Adapter = a

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/kk-project/kk/internal/contracts"
 	"github.com/kk-project/kk/internal/harness"
 	"github.com/kk-project/kk/internal/store"
 )
@@ -25,13 +26,13 @@ func promptKB(t *testing.T) (*store.KB, map[string]string) {
 	t.Helper()
 	k := newKB(t)
 	ids := map[string]string{}
-	ids["policy"] = addNode(t, k, store.NodeInput{Type: "practice", Title: "Retry policy for the payment client", Tags: []string{"retry", "payments"},
+	ids["policy"] = addNode(t, k, contracts.NodeInput{Type: "practice", Title: "Retry policy for the payment client", Tags: []string{"retry", "payments"},
 		Description: "How payment calls retry and back off.", Body: "Use exponential backoff with jitter.\n", Folder: "net"}, true)
-	ids["budget"] = addNode(t, k, store.NodeInput{Type: "map", Title: "Timeout budget", Tags: []string{"timeouts"},
+	ids["budget"] = addNode(t, k, contracts.NodeInput{Type: "map", Title: "Timeout budget", Tags: []string{"timeouts"},
 		Description: "Where each retry gets its deadline.", Body: "The payment client shares one budget.\n", Folder: "net", RelatesTo: []string{ids["policy"]}}, true)
-	ids["logging"] = addNode(t, k, store.NodeInput{Type: "practice", Title: "Structured logging", Tags: []string{"logs"},
+	ids["logging"] = addNode(t, k, contracts.NodeInput{Type: "practice", Title: "Structured logging", Tags: []string{"logs"},
 		Description: "Log with key/value pairs.", Body: "Log each retry at debug level.\n", RelatesTo: []string{ids["policy"]}}, true)
-	ids["migrations"] = addNode(t, k, store.NodeInput{Type: "practice", Title: "Database migrations", Tags: []string{"db"},
+	ids["migrations"] = addNode(t, k, contracts.NodeInput{Type: "practice", Title: "Database migrations", Tags: []string{"db"},
 		Description: "Run them through make migrate.", Body: "Never by hand.\n"}, false)
 	return k, ids
 }

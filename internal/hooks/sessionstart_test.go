@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kk-project/kk/internal/contracts"
 	"github.com/kk-project/kk/internal/harness"
 	"github.com/kk-project/kk/internal/hooks/hookstest"
 	"github.com/kk-project/kk/internal/session"
@@ -34,7 +35,7 @@ func sessionStartText(t *testing.T, k *store.KB, now time.Time) string {
 
 func TestSessionStartContext(t *testing.T) {
 	k := newKB(t)
-	addNode(t, k, store.NodeInput{Type: "practice", Title: "Wrap errors with the operation", Description: "Every returned error names what failed.", Body: "Use fmt.Errorf."}, false)
+	addNode(t, k, contracts.NodeInput{Type: "practice", Title: "Wrap errors with the operation", Description: "Every returned error names what failed.", Body: "Use fmt.Errorf."}, false)
 	entry := readFile(t, k.EntryPath())
 	_, body, _ := strings.Cut(strings.TrimPrefix(entry, "---\n"), "\n---\n")
 
@@ -58,7 +59,7 @@ func TestSessionStartContext(t *testing.T) {
 
 func TestSessionStartStaleness(t *testing.T) {
 	k := newKB(t)
-	addNode(t, k, store.NodeInput{Type: "practice", Title: "First", Description: "d", Body: "b", Folder: "errors"}, false)
+	addNode(t, k, contracts.NodeInput{Type: "practice", Title: "First", Description: "d", Body: "b", Folder: "errors"}, false)
 	ageFolders(t, k)
 	if text := sessionStartText(t, k, t0); strings.Contains(text, staleNote) {
 		t.Fatalf("fresh index reported stale:\n%s", text)
@@ -70,7 +71,7 @@ func TestSessionStartStaleness(t *testing.T) {
 
 	// A leaf written by kk (temporary file + rename) moves its folder's
 	// mtime: the cache is not trusted and the drift is seen.
-	addNode(t, k, store.NodeInput{Type: "practice", Title: "Second", Description: "d", Body: "b", Folder: "errors"}, true)
+	addNode(t, k, contracts.NodeInput{Type: "practice", Title: "Second", Description: "d", Body: "b", Folder: "errors"}, true)
 	mustContain(t, sessionStartText(t, k, t0), staleNote, "`kk index rebuild`")
 
 	// Rebuilding makes it fresh again.

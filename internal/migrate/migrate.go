@@ -273,35 +273,35 @@ func migrateOKFv3Locked(ctx context.Context, k *store.KB, cmd string) (*MigrateR
 // convertLeaf renders one v2 leaf as v3 and checks that the result reads
 // back as v3 with every field and unknown key intact. It returns the
 // headings that collide with the generated sections.
-func convertLeaf(k *store.KB, Rel string, resolve node.Resolver) (plannedFile, []string, error) {
-	Abs := k.NodePath(Rel)
-	src, err := os.ReadFile(Abs)
+func convertLeaf(k *store.KB, rel string, resolve node.Resolver) (plannedFile, []string, error) {
+	abs := k.NodePath(rel)
+	src, err := os.ReadFile(abs)
 	if err != nil {
-		return plannedFile{}, nil, &node.Error{Path: Rel, Msg: err.Error()}
+		return plannedFile{}, nil, &node.Error{Path: rel, Msg: err.Error()}
 	}
-	n, err := node.Parse(Rel, src)
+	n, err := node.Parse(rel, src)
 	if err != nil {
 		return plannedFile{}, nil, err
 	}
 	if n.Format != 2 {
-		return plannedFile{}, nil, &node.Error{Path: Rel, Msg: "changed while being migrated; run kk migrate okf-v3 again"}
+		return plannedFile{}, nil, &node.Error{Path: rel, Msg: "changed while being migrated; run kk migrate okf-v3 again"}
 	}
 	orig, err := frontmatter.Parse(src)
 	if err != nil {
-		return plannedFile{}, nil, &node.Error{Path: Rel, Msg: frontmatter.Describe(err)}
+		return plannedFile{}, nil, &node.Error{Path: rel, Msg: frontmatter.Describe(err)}
 	}
 	for _, key := range v3Keys {
 		if _, ok := orig.Value(key); ok {
-			return plannedFile{}, nil, &node.Error{Path: Rel, Field: key,
+			return plannedFile{}, nil, &node.Error{Path: rel, Field: key,
 				Msg: "a v2 leaf (schema_version: 2) cannot also carry this v3 key; the conversion writes it from the v2 fields, so remove it or move its value into the v2 field"}
 		}
 	}
 	data, err := n.Render(resolve)
 	if err != nil {
-		return plannedFile{}, nil, &node.Error{Path: Rel, Msg: fmt.Sprintf("rendering as v3: %v", err)}
+		return plannedFile{}, nil, &node.Error{Path: rel, Msg: fmt.Sprintf("rendering as v3: %v", err)}
 	}
 	if len(data) > node.MaxSize {
-		return plannedFile{}, nil, &node.Error{Path: Rel, Msg: fmt.Sprintf("the converted leaf would be %d bytes; the limit is %d", len(data), node.MaxSize)}
+		return plannedFile{}, nil, &node.Error{Path: rel, Msg: fmt.Sprintf("the converted leaf would be %d bytes; the limit is %d", len(data), node.MaxSize)}
 	}
 	if err := checkConverted(n, orig, data); err != nil {
 		return plannedFile{}, nil, err
@@ -312,7 +312,7 @@ func convertLeaf(k *store.KB, Rel string, resolve node.Resolver) (plannedFile, [
 			headings = append(headings, h)
 		}
 	}
-	return plannedFile{Rel: k.Rel(Abs), Abs: Abs, data: data}, headings, nil
+	return plannedFile{Rel: k.Rel(abs), Abs: abs, data: data}, headings, nil
 }
 
 // checkConverted parses a converted leaf back and compares it with the v2

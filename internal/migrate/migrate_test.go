@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/kk-project/kk/internal/store"
 	"io/fs"
 	"maps"
 	"os"
@@ -15,6 +14,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kk-project/kk/internal/store"
 
 	"github.com/kk-project/kk/internal/checks"
 	"github.com/kk-project/kk/internal/frontmatter"
@@ -37,8 +38,8 @@ func migInit(t *testing.T) *store.KB {
 // migWriteTree writes files (paths relative to nodes/) into k's tree.
 func migWriteTree(t *testing.T, k *store.KB, files map[string]string) {
 	t.Helper()
-	for Rel, content := range files {
-		p := k.NodePath(Rel)
+	for rel, content := range files {
+		p := k.NodePath(rel)
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -55,8 +56,8 @@ func migCopyDir(t *testing.T, src, dst string) {
 		if err != nil {
 			return err
 		}
-		Rel, _ := filepath.Rel(src, p)
-		target := filepath.Join(dst, Rel)
+		rel, _ := filepath.Rel(src, p)
+		target := filepath.Join(dst, rel)
 		if d.IsDir() {
 			return os.MkdirAll(target, 0o755)
 		}
@@ -241,30 +242,30 @@ func readDrupalPack(t *testing.T, dir string) (map[string]drupalLeaf, map[string
 		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".md") {
 			return err
 		}
-		Rel, _ := filepath.Rel(dir, p)
-		Rel = filepath.ToSlash(Rel)
+		rel, _ := filepath.Rel(dir, p)
+		rel = filepath.ToSlash(rel)
 		src, err := os.ReadFile(p)
 		if err != nil {
 			return err
 		}
 		doc, err := frontmatter.Parse(src)
 		if err != nil {
-			return fmt.Errorf("%s: %w", Rel, err)
+			return fmt.Errorf("%s: %w", rel, err)
 		}
-		if path.Base(Rel) == "index.md" {
+		if path.Base(rel) == "index.md" {
 			if s := migString(doc, "summary"); s != "" {
-				summaries[strings.TrimSuffix(path.Dir(Rel), ".")] = strings.Join(strings.Fields(s), " ")
+				summaries[strings.TrimSuffix(path.Dir(rel), ".")] = strings.Join(strings.Fields(s), " ")
 			}
 			return nil
 		}
 		if v, _ := doc.Value("schema_version"); v != int64(2) {
-			return fmt.Errorf("%s: fixture leaf is not schema_version 2 but %v", Rel, v)
+			return fmt.Errorf("%s: fixture leaf is not schema_version 2 but %v", rel, v)
 		}
-		leaves[Rel] = drupalLeaf{
-			path: Rel, id: migString(doc, "id"), typ: migString(doc, "kind"), title: migString(doc, "title"),
+		leaves[rel] = drupalLeaf{
+			path: rel, id: migString(doc, "id"), typ: migString(doc, "kind"), title: migString(doc, "title"),
 			description: migString(doc, "summary"), confidence: migString(doc, "confidence"),
-			tags: migStrings(t, Rel, doc, "tags"), derivedFrom: migStrings(t, Rel, doc, "derived_from"),
-			relatesTo: migStrings(t, Rel, doc, "relates_to"), dependsOn: migStrings(t, Rel, doc, "depends_on"),
+			tags: migStrings(t, rel, doc, "tags"), derivedFrom: migStrings(t, rel, doc, "derived_from"),
+			relatesTo: migStrings(t, rel, doc, "relates_to"), dependsOn: migStrings(t, rel, doc, "depends_on"),
 			body: string(doc.Body()),
 		}
 		return nil
@@ -524,13 +525,13 @@ func TestMigrateOKFv3Small(t *testing.T) {
 	}) {
 		t.Errorf("result = %+v", res)
 	}
-	for Rel, want := range map[string]string{"cli/practice-exit-codes.md": migWantExitCodes, "store/map-store.md": migWantStore} {
-		got, err := os.ReadFile(k.NodePath(Rel))
+	for rel, want := range map[string]string{"cli/practice-exit-codes.md": migWantExitCodes, "store/map-store.md": migWantStore} {
+		got, err := os.ReadFile(k.NodePath(rel))
 		if err != nil {
 			t.Fatal(err)
 		}
 		if string(got) != want {
-			t.Errorf("%s =\n%s\nwant\n%s", Rel, got, want)
+			t.Errorf("%s =\n%s\nwant\n%s", rel, got, want)
 		}
 	}
 	summaries, err := store.ReadSummaries(k.SummariesPath())
@@ -540,13 +541,13 @@ func TestMigrateOKFv3Small(t *testing.T) {
 	if wantS := (store.Summaries{"": "the whole tree", "cli": "command line conventions", "store": "where data lives"}); !maps.Equal(summaries, wantS) {
 		t.Errorf("summaries = %v, want %v", summaries, wantS)
 	}
-	for _, Rel := range []string{"index.md", "cli/index.md", "store/index.md"} {
-		src, err := os.ReadFile(k.NodePath(Rel))
+	for _, rel := range []string{"index.md", "cli/index.md", "store/index.md"} {
+		src, err := os.ReadFile(k.NodePath(rel))
 		if err != nil {
 			t.Fatal(err)
 		}
 		if strings.Contains(string(src), "schema_version: 2") || strings.Contains(string(src), "# old") {
-			t.Errorf("%s was not regenerated:\n%s", Rel, src)
+			t.Errorf("%s was not regenerated:\n%s", rel, src)
 		}
 	}
 	if entry, err := os.ReadFile(k.EntryPath()); err != nil || !strings.Contains(string(entry), "node_count: 2") {

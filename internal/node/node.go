@@ -412,12 +412,12 @@ func (n *Node) items() ([]frontmatter.Item, error) {
 		KeyType:          n.Type,
 		KeyTitle:         n.Title,
 		KeyDescription:   n.Description,
-		KeyTags:          orEmpty(n.Tags),
+		KeyTags:          List(n.Tags),
 		KeySchemaVersion: int64(SchemaVersion),
 		KeyID:            n.ID,
-		KeyDerivedFrom:   orEmpty(n.DerivedFrom),
-		KeyRelatesTo:     orEmpty(n.RelatesTo),
-		KeyDependsOn:     orEmpty(n.DependsOn),
+		KeyDerivedFrom:   List(n.DerivedFrom),
+		KeyRelatesTo:     List(n.RelatesTo),
+		KeyDependsOn:     List(n.DependsOn),
 		KeyConfidence:    n.Confidence,
 	}
 	optional := map[string]any{KeyStatus: n.Status, KeyStaleAfter: n.StaleAfter, KeyGenerated: n.Generated, KeyVerified: n.Verified, KeySources: n.Sources}
@@ -483,11 +483,24 @@ func indexOf(items []frontmatter.Item, key string) int {
 	return -1
 }
 
-func orEmpty(s []string) []string {
+// List returns s, or an empty list for nil, so that a list field renders
+// as [] rather than null.
+func List(s []string) []string {
 	if s == nil {
 		return []string{}
 	}
 	return s
+}
+
+// Dedupe returns the distinct values of s in their first order.
+func Dedupe(s []string) []string {
+	out := make([]string, 0, len(s))
+	for _, v := range s {
+		if !slices.Contains(out, v) {
+			out = append(out, v)
+		}
+	}
+	return out
 }
 
 // isJSSpace matches the characters JavaScript's trimEnd removes.

@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kk-project/kk/internal/contracts"
+	"github.com/kk-project/kk/internal/curate"
 	"github.com/kk-project/kk/internal/store"
 )
 
@@ -32,9 +34,9 @@ func newKB(t testing.TB) *store.KB {
 }
 
 // writeLeaf writes one leaf through kk's writer.
-func writeLeaf(t testing.TB, k *store.KB, in store.NodeInput) {
+func writeLeaf(t testing.TB, k *store.KB, in contracts.NodeInput) {
 	t.Helper()
-	if _, err := k.WriteNode(context.Background(), in, store.WriteOptions{Mode: store.Create, Command: "test"}); err != nil {
+	if _, err := curate.WriteNode(context.Background(), k, in, curate.WriteOptions{Mode: curate.Create, Command: "test"}); err != nil {
 		t.Fatal(err)
 	}
 }

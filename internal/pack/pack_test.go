@@ -16,6 +16,7 @@ import (
 	"github.com/kk-project/kk/internal/atomicfile"
 	"github.com/kk-project/kk/internal/checks"
 	"github.com/kk-project/kk/internal/contracts"
+	"github.com/kk-project/kk/internal/curate"
 	"github.com/kk-project/kk/internal/node"
 	"github.com/kk-project/kk/internal/schema"
 	"github.com/kk-project/kk/internal/store"
@@ -28,15 +29,15 @@ var testManifest = contracts.PackManifest{Name: "team", Version: "1.2.0", Summar
 func sourceKB(t testing.TB) *store.KB {
 	t.Helper()
 	k := newKB(t)
-	storeLeaf := store.NodeInput{Type: "map", Title: "Store", Description: "Where data lives.", Tags: []string{"storage"}, Folder: "store/deep", Body: "The store keeps everything.\n"}
-	writeLeaf(t, k, store.NodeInput{Type: "practice", Title: "Solo", Description: "Stands alone.", Body: "No edges here.\n"})
+	storeLeaf := contracts.NodeInput{Type: "map", Title: "Store", Description: "Where data lives.", Tags: []string{"storage"}, Folder: "store/deep", Body: "The store keeps everything.\n"}
+	writeLeaf(t, k, contracts.NodeInput{Type: "practice", Title: "Solo", Description: "Stands alone.", Body: "No edges here.\n"})
 	writeLeaf(t, k, storeLeaf)
-	writeLeaf(t, k, store.NodeInput{Type: "practice", Title: "Exit codes", Description: "One switch decides them.", Tags: []string{"cli"}, Folder: "cli",
+	writeLeaf(t, k, contracts.NodeInput{Type: "practice", Title: "Exit codes", Description: "One switch decides them.", Tags: []string{"cli"}, Folder: "cli",
 		Body: "Exit codes are decided in one place.\n", RelatesTo: []string{"map-store"}, DependsOn: []string{"practice-solo"}, DerivedFrom: []string{"docs/cli.md"}})
 	// The edge back is added once its target exists, so that every
 	// Related link of the tree is a real path.
 	storeLeaf.RelatesTo = []string{"practice-exit-codes"}
-	if _, err := k.WriteNode(context.Background(), storeLeaf, store.WriteOptions{Mode: store.Update, Command: "test"}); err != nil {
+	if _, err := curate.WriteNode(context.Background(), k, storeLeaf, curate.WriteOptions{Mode: curate.Update, Command: "test"}); err != nil {
 		t.Fatal(err)
 	}
 	writeSummaries(t, k, store.Summaries{"cli": "command line conventions", "store": "storage", "store/deep": "the deep end", "gone": "a folder with no leaves"})
@@ -249,7 +250,7 @@ func TestExportRefuses(t *testing.T) {
 	}
 
 	// A dangling edge fails lint: nothing is written.
-	writeLeaf(t, k, store.NodeInput{Type: "practice", Title: "Dangling", Description: "Points nowhere.", RelatesTo: []string{"practice-nowhere"}, Body: "x\n"})
+	writeLeaf(t, k, contracts.NodeInput{Type: "practice", Title: "Dangling", Description: "Points nowhere.", RelatesTo: []string{"practice-nowhere"}, Body: "x\n"})
 	target := filepath.Join(out, "lint.tar.gz")
 	_, err = Export(ctx, k, ExportOptions{Manifest: testManifest, Out: target})
 	var le *LintError
@@ -387,8 +388,8 @@ func TestImportDrupal(t *testing.T) {
 func TestImportCollisionsAndRelinks(t *testing.T) {
 	ctx := context.Background()
 	k := newKB(t)
-	writeLeaf(t, k, store.NodeInput{Type: "practice", Title: "Solo", Description: "The tree's own solo.", Body: "Mine.\n"})
-	writeLeaf(t, k, store.NodeInput{Type: "map", Title: "Waiting", Description: "Links ahead.", RelatesTo: []string{"practice-exit-codes"}, Body: "Waiting.\n"})
+	writeLeaf(t, k, contracts.NodeInput{Type: "practice", Title: "Solo", Description: "The tree's own solo.", Body: "Mine.\n"})
+	writeLeaf(t, k, contracts.NodeInput{Type: "map", Title: "Waiting", Description: "Links ahead.", RelatesTo: []string{"practice-exit-codes"}, Body: "Waiting.\n"})
 	mine, _ := os.ReadFile(k.NodePath("practice-solo.md"))
 	waiting, _ := os.ReadFile(k.NodePath("map-waiting.md"))
 	if !strings.Contains(string(waiting), "- Related: [practice-exit-codes](/practice-exit-codes.md)") {
@@ -434,7 +435,7 @@ func TestImportCollisionsAndRelinks(t *testing.T) {
 func TestImportRetiredIDs(t *testing.T) {
 	ctx := context.Background()
 	k := newKB(t)
-	writeLeaf(t, k, store.NodeInput{Type: "map", Title: "Warehouse", Description: "Replaced the store.", Body: "Here now.\n"})
+	writeLeaf(t, k, contracts.NodeInput{Type: "map", Title: "Warehouse", Description: "Replaced the store.", Body: "Here now.\n"})
 	if err := os.WriteFile(k.RedirectsPath(), []byte(`{"map-store": ["map-warehouse"]}`+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -639,7 +640,7 @@ func TestImportDirSymlinks(t *testing.T) {
 func TestImportUndoesFailedWrite(t *testing.T) {
 	ctx := context.Background()
 	k := newKB(t)
-	writeLeaf(t, k, store.NodeInput{Type: "map", Title: "Waiting", Description: "Links ahead.", RelatesTo: []string{"practice-solo"}, Body: "Waiting.\n"})
+	writeLeaf(t, k, contracts.NodeInput{Type: "map", Title: "Waiting", Description: "Links ahead.", RelatesTo: []string{"practice-solo"}, Body: "Waiting.\n"})
 	writeSummaries(t, k, store.Summaries{"team/old": "a stale key under the pack's folder"})
 	before := snapshot(t, k)
 	target := filepath.Join(t.TempDir(), "team.tar.gz")

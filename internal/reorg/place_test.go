@@ -120,13 +120,13 @@ func TestPlaceInventory(t *testing.T) {
 	if res.Noop || res.Detected != 1 {
 		t.Fatalf("inventory: %+v", res)
 	}
-	var Ids, paths []string
+	var ids, paths []string
 	for _, l := range res.Leaves {
-		Ids = append(Ids, l.ID)
+		ids = append(ids, l.ID)
 		paths = append(paths, l.SourcePath)
 	}
-	if want := []string{"map-a", "practice-b", "practice-c"}; !slices.Equal(Ids, want) {
-		t.Fatalf("ids %v, want %v (sorted by id)", Ids, want)
+	if want := []string{"map-a", "practice-b", "practice-c"}; !slices.Equal(ids, want) {
+		t.Fatalf("ids %v, want %v (sorted by id)", ids, want)
 	}
 	if want := ".ai/kenkeep/nodes/practice/practice-c.md"; paths[2] != want {
 		t.Fatalf("source path %q, want %q", paths[2], want)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/kk-project/kk/internal/store"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -12,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/kk-project/kk/internal/store"
 
 	"github.com/kk-project/kk/internal/atomicfile"
 	"github.com/kk-project/kk/internal/contracts"
@@ -646,7 +647,7 @@ func (s *rbSim) splitLeaf(i int, op contracts.RebalanceOperation) {
 		s.reserved[id] = true
 		n := &node.Node{
 			Format: node.SchemaVersion, Type: old.typ, Title: title, Description: summary,
-			Tags: store.OrEmpty(ch.Tags), ID: id, DerivedFrom: []string{old.id}, RelatesTo: store.Dedupe(store.OrEmpty(ch.RelatesTo)),
+			Tags: node.List(ch.Tags), ID: id, DerivedFrom: []string{old.id}, RelatesTo: node.Dedupe(node.List(ch.RelatesTo)),
 			DependsOn: []string{}, Confidence: old.conf, Body: []byte(ch.Body), Path: store.JoinRel(folder, id+".md"),
 		}
 		if err := n.Validate(); err != nil {
@@ -661,7 +662,7 @@ func (s *rbSim) splitLeaf(i int, op contracts.RebalanceOperation) {
 	from := old.path
 	s.remove(old)
 	s.retired = append(s.retired, old)
-	Ids := make([]string, len(kids))
+	ids := make([]string, len(kids))
 	for c, kid := range kids {
 		if err := s.free(kid.path); err != nil {
 			s.fail(rbPtr(i, "children", c, "title"), "%v", err)
@@ -669,9 +670,9 @@ func (s *rbSim) splitLeaf(i int, op contracts.RebalanceOperation) {
 		}
 		s.insert(kid)
 		s.minted = append(s.minted, kid)
-		Ids[c] = kid.id
+		ids[c] = kid.id
 	}
-	s.redirects[old.id] = Ids
+	s.redirects[old.id] = ids
 	live := func(id string) bool { _, ok := s.byID[id]; return ok }
 	for c, kid := range kids {
 		for r, to := range kid.child.RelatesTo {
@@ -685,7 +686,7 @@ func (s *rbSim) splitLeaf(i int, op contracts.RebalanceOperation) {
 		}
 	}
 	s.stamp(rbPtr(i, "summary"), folder, op.Summary)
-	s.moves = append(s.moves, RebalanceMove{Operation: contracts.OpSplitLeaf, From: from, To: folder, NewIDs: Ids, RedirectFrom: old.id})
+	s.moves = append(s.moves, RebalanceMove{Operation: contracts.OpSplitLeaf, From: from, To: folder, NewIDs: ids, RedirectFrom: old.id})
 }
 
 func rbFolderName(d string) string {

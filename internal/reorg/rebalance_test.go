@@ -561,11 +561,11 @@ func TestRebalanceTrigger(t *testing.T) {
 	}
 	// add writes a leaf whose title, description and body hold size
 	// characters in all (the body gets a trailing newline).
-	add := func(p string, tags []string, rel []string, Size int) {
+	add := func(p string, tags []string, rel []string, size int) {
 		id := strings.TrimSuffix(filepath.Base(p), ".md")
 		n := &node.Node{Format: node.SchemaVersion, Type: strings.SplitN(id, "-", 2)[0], Title: id, Description: "",
 			Tags: tags, ID: id, DerivedFrom: []string{}, RelatesTo: rel, DependsOn: []string{}, Confidence: "high",
-			Body: []byte(strings.Repeat("x", Size-len(id)-1)), Path: p}
+			Body: []byte(strings.Repeat("x", size-len(id)-1)), Path: p}
 		writeLeaf(t, k, n, nil)
 	}
 	// 13 leaves in "crowded" (split), 12 in "full" (no split).

@@ -22,6 +22,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/kk-project/kk/internal/contracts"
 	"github.com/kk-project/kk/internal/store"
 )
 
@@ -47,7 +48,7 @@ var entries = []Entry{
 	{Name: "folder-summaries", Title: "kk FOLDER_SUMMARIES.md front matter", Description: "Front matter of .ai/kenkeep/FOLDER_SUMMARIES.md: a one-line summary per folder under nodes/.", Type: reflect.TypeFor[FolderSummaries]()},
 	{Name: "installed-version", Title: "kk installed-version", Description: "The .ai/kenkeep/.state/installed-version file: which kk version set up the knowledge base, and when.", Type: reflect.TypeFor[store.Installed]()},
 	{Name: "node", Title: "kk leaf front matter", Description: "Front matter of a knowledge leaf (nodes/**/<kk_id>.md): kenkeep v3 keys plus optional OKF v0.2 keys; other keys are kept.", Type: reflect.TypeFor[LeafFrontMatter]()},
-	{Name: "node-input", Title: "kk node write input", Description: "The JSON that `kk node write --input` takes: one whole leaf to create or update.", Type: reflect.TypeFor[store.NodeInput]()},
+	{Name: "node-input", Title: "kk node write input", Description: "The JSON that `kk node write --input` takes: one whole leaf to create or update.", Type: reflect.TypeFor[contracts.NodeInput]()},
 }
 
 // register adds schemas to the registry. It is called only from init

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kk-project/kk/internal/store"
+	"github.com/kk-project/kk/internal/contracts"
 )
 
 func TestNamesSortedAndComplete(t *testing.T) {
@@ -231,9 +231,9 @@ func TestPointerEscaping(t *testing.T) {
 }
 
 func TestValidateGoValue(t *testing.T) {
-	in := store.NodeInput{Type: "practice", Title: "T", Description: "d", Body: "b", Tags: []string{"x"}}
+	in := contracts.NodeInput{Type: "practice", Title: "T", Description: "d", Body: "b", Tags: []string{"x"}}
 	if err := Validate("node-input", in); err != nil {
-		t.Fatalf("a store.NodeInput value should validate: %v", err)
+		t.Fatalf("a contracts.NodeInput value should validate: %v", err)
 	}
 	if err := Validate("node-input", map[string]any{"type": "practice", "title": "T", "description": "d", "body": "b", "tags": []string{"x"}, "n": 3}); err == nil {
 		t.Fatal("unknown property n accepted")

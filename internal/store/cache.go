@@ -58,10 +58,10 @@ func (k *KB) loadCache() *leafCache {
 	c.entries = make(map[string]*cacheEntry, count)
 	for range count {
 		e := &cacheEntry{}
-		Rel := r.str()
+		rel := r.str()
 		e.Size, e.mtime, e.hash = r.int(), r.int(), r.str()
 		e.n = node.Node{
-			Path: Rel, Format: int(r.int()), Type: r.str(), Title: r.str(), Description: r.str(),
+			Path: rel, Format: int(r.int()), Type: r.str(), Title: r.str(), Description: r.str(),
 			Tags: r.list(), ID: r.str(), DerivedFrom: r.list(), RelatesTo: r.list(), DependsOn: r.list(),
 			Confidence: r.str(), Status: r.str(), StaleAfter: r.str(), BodySize: int(r.int()),
 		}
@@ -71,7 +71,7 @@ func (k *KB) loadCache() *leafCache {
 		if r.err != nil {
 			return nil
 		}
-		c.entries[Rel] = e
+		c.entries[rel] = e
 	}
 	return c
 }

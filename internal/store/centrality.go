@@ -27,8 +27,8 @@ const maxSubsetTags = 12
 
 // subsetKey combines a subset's hash (the XOR of its tags' random words)
 // with the number of tags of the leaf holding it.
-func subsetKey(hash uint64, Size int) uint64 {
-	return hash ^ uint64(Size)*0x9E3779B97F4A7C15
+func subsetKey(hash uint64, size int) uint64 {
+	return hash ^ uint64(size)*0x9E3779B97F4A7C15
 }
 
 // centralityScores returns, for every leaf index i and every tag id in
@@ -111,11 +111,11 @@ func centralityScores(sets [][]int, tagCount int) [][]float64 {
 		}
 		for mask := 1; mask < len(hashes); mask++ {
 			j := bits.OnesCount(uint(mask))
-			for m, Size := range sizeList {
-				if Size < j {
+			for m, size := range sizeList {
+				if size < j {
 					continue
 				}
-				c := counts[subsetKey(hashes[mask], Size)]
+				c := counts[subsetKey(hashes[mask], size)]
 				if c == 0 {
 					continue
 				}
@@ -126,8 +126,8 @@ func centralityScores(sets [][]int, tagCount int) [][]float64 {
 		}
 		for p, t := range s {
 			sum := 0.0
-			for m, Size := range sizeList {
-				for k := 1; k <= min(a, Size); k++ {
+			for m, size := range sizeList {
+				for k := 1; k <= min(a, size); k++ {
 					x := 0.0
 					for j := k; j <= a; j++ {
 						term := binom(j-1, k-1) * y[p][m][j]
@@ -137,7 +137,7 @@ func centralityScores(sets [][]int, tagCount int) [][]float64 {
 						x += term
 					}
 					if x != 0 {
-						sum += x * float64(k) / float64(a+Size-k)
+						sum += x * float64(k) / float64(a+size-k)
 					}
 				}
 			}

@@ -34,12 +34,12 @@ func TestCentralityMatchesDefinition(t *testing.T) {
 		n := 1 + rng.IntN(120)
 		sets := make([][]int, n)
 		for i := range sets {
-			Size := rng.IntN(6)
+			size := rng.IntN(6)
 			if rng.IntN(15) == 0 {
-				Size = maxSubsetTags + 1 + rng.IntN(3) // exercises the pairwise path
+				size = maxSubsetTags + 1 + rng.IntN(3) // exercises the pairwise path
 			}
-			for range Size {
-				if id := rng.IntN(max(tags, Size+1)); !slices.Contains(sets[i], id) {
+			for range size {
+				if id := rng.IntN(max(tags, size+1)); !slices.Contains(sets[i], id) {
 					sets[i] = append(sets[i], id)
 				}
 			}

@@ -74,12 +74,12 @@ func (k *KB) loadGenCache() *genCache {
 			if len(f) != 5 {
 				return nil
 			}
-			Size, err1 := strconv.ParseInt(f[1], 10, 64)
+			size, err1 := strconv.ParseInt(f[1], 10, 64)
 			mtime, err2 := strconv.ParseInt(f[2], 10, 64)
 			if err1 != nil || err2 != nil {
 				return nil
 			}
-			c.files[f[4]] = genFile{sum: f[0], Size: Size, mtime: mtime, key: f[3]}
+			c.files[f[4]] = genFile{sum: f[0], Size: size, mtime: mtime, key: f[3]}
 		case "folder":
 			c.folders = append(c.folders, rest)
 		case "missing":

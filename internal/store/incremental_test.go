@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/kk-project/kk/internal/benchtree"
+	"github.com/kk-project/kk/internal/contracts"
+	"github.com/kk-project/kk/internal/curate"
 	"github.com/kk-project/kk/internal/store"
 )
 
@@ -30,22 +32,22 @@ func TestIncrementalRebuildMatchesFull(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var Ids []string
+	var ids []string
 	for _, n := range tree.Leaves {
-		Ids = append(Ids, n.ID)
+		ids = append(ids, n.ID)
 	}
 	tags := []string{"api", "cache", "http", "retry", "brand-new", "search"}
 	folders := []string{"", "api-0", "api-0/x", "cache-2", "new/deep/folder"}
 	for step := range 25 {
-		in := store.NodeInput{
+		in := contracts.NodeInput{
 			Type: []string{"practice", "map"}[rng.IntN(2)], Title: fmt.Sprintf("Step %d", rng.IntN(15)),
 			Description: fmt.Sprintf("desc %d", rng.IntN(3)), Tags: []string{tags[rng.IntN(len(tags))], tags[rng.IntN(len(tags))]},
-			RelatesTo: []string{Ids[rng.IntN(len(Ids))]}, Folder: folders[rng.IntN(len(folders))], Body: "body\n",
+			RelatesTo: []string{ids[rng.IntN(len(ids))]}, Folder: folders[rng.IntN(len(folders))], Body: "body\n",
 		}
 		if in.Tags[0] == in.Tags[1] {
 			in.Tags = in.Tags[:1]
 		}
-		if _, err := k.WriteNode(ctx, in, store.WriteOptions{Mode: store.Update}); err != nil {
+		if _, err := curate.WriteNode(ctx, k, in, curate.WriteOptions{Mode: curate.Update}); err != nil {
 			t.Fatalf("step %d: %v", step, err)
 		}
 		if step%5 == 4 {

@@ -513,12 +513,12 @@ func renderGraph(t *Tree, hash string) ([]byte, error) {
 		return []byte(b.String()), nil
 	}
 	b.WriteString("Total nodes: " + strconv.Itoa(len(t.Leaves)) + "\n")
-	Ids := make([]string, len(t.Leaves))
+	ids := make([]string, len(t.Leaves))
 	for i, n := range t.Leaves {
-		Ids[i] = n.ID
+		ids[i] = n.ID
 	}
-	SortLocale(Ids)
-	for _, id := range Ids {
+	SortLocale(ids)
+	for _, id := range ids {
 		n := t.byID[id]
 		b.WriteString("\n## " + n.ID + "\n\n- **kind:** " + n.Type + "\n- **title:** " + n.Title + "\n- **path:** " + n.Path + "\n")
 		for _, f := range [...]struct {

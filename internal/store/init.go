@@ -35,34 +35,6 @@ type InitResult struct {
 	Unchanged bool     `json:"unchanged"`
 }
 
-// Installed is .state/installed-version.
-type Installed struct {
-	SchemaVersion int      `json:"schema_version"`
-	Package       string   `json:"package"`
-	Version       string   `json:"version"`
-	InstalledAt   string   `json:"installed_at"`
-	Harnesses     []string `json:"harnesses"`
-	// KKCommand is the `kk init --kk-command` the harness hooks were
-	// written with; empty means "kk" found on PATH.
-	KKCommand string `json:"kk_command,omitempty"`
-}
-
-// ReadInstalled reads .state/installed-version.
-func (k *KB) ReadInstalled() (*Installed, error) {
-	data, err := os.ReadFile(k.InstalledPath())
-	if err != nil {
-		return nil, err
-	}
-	var in Installed
-	if err := json.Unmarshal(data, &in); err != nil {
-		return nil, fmt.Errorf("%s: %v", k.Rel(k.InstalledPath()), err)
-	}
-	return &in, nil
-}
-
-// gitignoreLines are the lines kk needs in .ai/kenkeep/.gitignore, in order.
-var GitignoreLines = []string{"/_sessions/", "/_logs/", "/hooks/", ".state/*", "!.state/installed-version"}
-
 // Init creates the knowledge base layout. Existing user content (config,
 // folder summaries, leaves, .kkignore) is never overwritten; a second run
 // changes nothing. With Upgrade, generated scaffolding (README, .gitignore
@@ -192,7 +164,7 @@ func (k *KB) writeInstalled(opts InitOptions, put func(string, []byte, bool) err
 // empty) in .state/installed-version, keeping the other fields. It reports
 // whether the file changed. The caller holds the writer lock; the file
 // must exist (kk init writes it).
-func (k *KB) SetInstalledHarnesses(Ids []string, command string) (bool, error) {
+func (k *KB) SetInstalledHarnesses(ids []string, command string) (bool, error) {
 	in, err := k.ReadInstalled()
 	if errors.Is(err, fs.ErrNotExist) {
 		return false, fmt.Errorf("%w at %s: %s is missing; run `kk init` first", ErrNotFound, k.Root, k.Rel(k.InstalledPath()))
@@ -200,7 +172,7 @@ func (k *KB) SetInstalledHarnesses(Ids []string, command string) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	list := append([]string{}, Ids...)
+	list := append([]string{}, ids...)
 	slices.Sort(list)
 	in.Harnesses = slices.Compact(list)
 	if command == "kk" {

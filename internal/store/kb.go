@@ -5,8 +5,10 @@ package store
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 )
 
@@ -24,7 +26,8 @@ type KB struct {
 	Now func() time.Time
 }
 
-func (k *KB) now() time.Time {
+// Time is the knowledge base's clock: Now when set, else time.Now.
+func (k *KB) Time() time.Time {
 	if k.Now != nil {
 		return k.Now()
 	}
@@ -33,11 +36,11 @@ func (k *KB) now() time.Time {
 
 // New returns the KB of the repository at root, whether or not it exists yet.
 func New(root string) *KB {
-	Abs, err := filepath.Abs(root)
+	abs, err := filepath.Abs(root)
 	if err != nil {
-		Abs = root
+		abs = root
 	}
-	return &KB{Root: Abs, Dir: filepath.Join(Abs, filepath.FromSlash(DirName))}
+	return &KB{Root: abs, Dir: filepath.Join(abs, filepath.FromSlash(DirName))}
 }
 
 // Find walks up from start to the first folder holding .ai/kenkeep.
@@ -75,10 +78,11 @@ func (k *KB) GitignorePath() string  { return filepath.Join(k.Dir, ".gitignore")
 func (k *KB) KKIgnorePath() string   { return filepath.Join(k.Root, ".kkignore") }
 func (k *KB) AgentsPath() string     { return filepath.Join(k.Root, "AGENTS.md") }
 func (k *KB) PromptsDir() string     { return filepath.Join(k.Dir, ".config", "prompts") }
+func (k *KB) LogsDir() string        { return filepath.Join(k.Dir, "_logs") }
 func (k *KB) Initialized() bool      { _, err := os.Stat(k.InstalledPath()); return err == nil }
 func (k *KB) Rel(path string) string { return RelTo(k.Root, path) }
-func (k *KB) NodePath(Rel string) string {
-	return filepath.Join(k.NodesDir(), filepath.FromSlash(Rel))
+func (k *KB) NodePath(rel string) string {
+	return filepath.Join(k.NodesDir(), filepath.FromSlash(rel))
 }
 
 func RelTo(base, path string) string {
@@ -96,4 +100,30 @@ func JoinRel(dir, name string) string {
 		return name
 	}
 	return dir + "/" + name
+}
+
+// CheckFolder makes sure no segment of folder is an existing file or a
+// symlink leading out of the tree.
+func (k *KB) CheckFolder(folder string) error {
+	if folder == "" {
+		return nil
+	}
+	p := k.NodesDir()
+	for _, seg := range strings.Split(folder, "/") {
+		p = filepath.Join(p, seg)
+		fi, err := os.Lstat(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			return fmt.Errorf("folder %q: %s is a symlink; kk writes only into real folders inside nodes/", folder, k.Rel(p))
+		}
+		if !fi.IsDir() {
+			return fmt.Errorf("folder %q: %s is a file, not a folder", folder, k.Rel(p))
+		}
+	}
+	return nil
 }

@@ -76,12 +76,12 @@ func (k *KB) rebuild(ctx context.Context, opts RebuildOptions) (*RebuildResult, 
 	if err != nil {
 		return nil, err
 	}
-	return k.rebuildTree(ctx, t, opts)
+	return k.RebuildTree(ctx, t, opts)
 }
 
 // rebuildTree regenerates the index files of t, a tree the caller read (and
 // possibly changed in memory to match what it wrote) under the lock.
-func (k *KB) rebuildTree(ctx context.Context, t *Tree, opts RebuildOptions) (*RebuildResult, error) {
+func (k *KB) RebuildTree(ctx context.Context, t *Tree, opts RebuildOptions) (*RebuildResult, error) {
 	if err := RequireV3(t); err != nil {
 		return nil, err
 	}

@@ -53,15 +53,15 @@ func ParseRedirects(name string, data []byte) (Redirects, error) {
 		if !ok {
 			return nil, fmt.Errorf("%s: entry %q must be a list of successor ids", name, old)
 		}
-		Ids := make([]string, 0, len(list))
+		ids := make([]string, 0, len(list))
 		for _, e := range list {
 			s, ok := e.(string)
 			if !ok || s == "" {
 				return nil, fmt.Errorf("%s: entry %q must list successor ids as non-empty strings", name, old)
 			}
-			Ids = append(Ids, s)
+			ids = append(ids, s)
 		}
-		out[old] = Ids
+		out[old] = ids
 	}
 	return out, nil
 }

@@ -48,7 +48,7 @@ func (t *Tree) Resolve(id string) (string, bool) {
 // put records in memory that leaf n (whose file has the given hash) now
 // exists, replacing old (nil when n is new). Writers use it so that they
 // need not read the tree a second time to regenerate the index.
-func (t *Tree) put(old, n *node.Node, hash string) {
+func (t *Tree) Put(old, n *node.Node, hash string) {
 	if old != nil {
 		t.Leaves = slices.DeleteFunc(t.Leaves, func(x *node.Node) bool { return x == old })
 		delete(t.hashes, old.Path)
@@ -189,12 +189,12 @@ func readLeaf(f LeafFile) (*node.Node, string, error) {
 
 // ReadLeaf reads one leaf by its path relative to nodes/, with its body and
 // everything needed to write it back.
-func (k *KB) ReadLeaf(Rel string) (*node.Node, error) {
-	src, err := os.ReadFile(k.NodePath(Rel))
+func (k *KB) ReadLeaf(rel string) (*node.Node, error) {
+	src, err := os.ReadFile(k.NodePath(rel))
 	if err != nil {
 		return nil, err
 	}
-	return node.Parse(Rel, src)
+	return node.Parse(rel, src)
 }
 
 // scan lists the leaf files and folders under nodes/ in a stable order.
@@ -213,12 +213,12 @@ func (k *KB) Scan() (files []LeafFile, dirs []string, indexDirs map[string]bool,
 		if err != nil {
 			return err
 		}
-		Rel := ""
+		rel := ""
 		if len(p) > len(root) {
-			Rel = filepath.ToSlash(p[len(root)+1:])
+			rel = filepath.ToSlash(p[len(root)+1:])
 		}
 		name := d.Name()
-		if Rel != "" && strings.HasPrefix(name, ".") {
+		if rel != "" && strings.HasPrefix(name, ".") {
 			if d.IsDir() {
 				return filepath.SkipDir
 			}
@@ -227,11 +227,11 @@ func (k *KB) Scan() (files []LeafFile, dirs []string, indexDirs map[string]bool,
 		if d.Type()&fs.ModeSymlink != 0 {
 			target, err := filepath.EvalSymlinks(p)
 			if err != nil {
-				problems = append(problems, &node.Error{Path: Rel, Msg: fmt.Sprintf("broken symlink: %v", err)})
+				problems = append(problems, &node.Error{Path: rel, Msg: fmt.Sprintf("broken symlink: %v", err)})
 				return nil
 			}
 			if !within(realRoot, target) {
-				problems = append(problems, &node.Error{Path: Rel, Msg: fmt.Sprintf("symlink points outside the knowledge tree (to %s); replace it with a real file", target)})
+				problems = append(problems, &node.Error{Path: rel, Msg: fmt.Sprintf("symlink points outside the knowledge tree (to %s); replace it with a real file", target)})
 				return nil
 			}
 			fi, err := os.Stat(target)
@@ -239,25 +239,25 @@ func (k *KB) Scan() (files []LeafFile, dirs []string, indexDirs map[string]bool,
 				return nil // links to folders inside the tree are not followed
 			}
 			if strings.HasSuffix(name, ".md") && !reservedNames[name] {
-				files = append(files, LeafFile{Rel: Rel, Abs: p, Size: fi.Size(), mtime: fi.ModTime().UnixNano()})
+				files = append(files, LeafFile{Rel: rel, Abs: p, Size: fi.Size(), mtime: fi.ModTime().UnixNano()})
 			}
 			return nil
 		}
 		if d.IsDir() {
-			dirs = append(dirs, Rel)
+			dirs = append(dirs, rel)
 			return nil
 		}
 		if !strings.HasSuffix(name, ".md") {
 			return nil
 		}
 		if name == "index.md" {
-			indexDirs[DirOf(Rel)] = true
+			indexDirs[DirOf(rel)] = true
 			return nil
 		}
 		if reservedNames[name] {
 			return nil
 		}
-		files = append(files, LeafFile{Rel: Rel, Abs: p, Size: -1})
+		files = append(files, LeafFile{Rel: rel, Abs: p, Size: -1})
 		return nil
 	})
 	if err != nil {
@@ -295,9 +295,9 @@ func (k *KB) Scan() (files []LeafFile, dirs []string, indexDirs map[string]bool,
 	return sorted, dirs, indexDirs, nil
 }
 
-func DirOf(Rel string) string {
-	if i := strings.LastIndexByte(Rel, '/'); i >= 0 {
-		return Rel[:i]
+func DirOf(rel string) string {
+	if i := strings.LastIndexByte(rel, '/'); i >= 0 {
+		return rel[:i]
 	}
 	return ""
 }

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kk-project/kk/internal/contracts"
+	"github.com/kk-project/kk/internal/curate"
 	"github.com/kk-project/kk/internal/store"
 )
 
@@ -132,14 +134,14 @@ func TestSummary(t *testing.T) {
 	if _, err := k.Init(ctx, store.InitOptions{Version: "test", Now: time.Unix(0, 0)}); err != nil {
 		t.Fatal(err)
 	}
-	for _, in := range []store.NodeInput{
+	for _, in := range []contracts.NodeInput{
 		{Type: "practice", Title: "Alpha", Description: "a", Folder: "http"},
 		{Type: "practice", Title: "Beta", Description: "b"},
 		{Type: "map", Title: "Gamma", Description: "c", Folder: "db"},
 		{Type: "map", Title: "Delta", Description: "d"},
 		{Type: "map", Title: "Epsilon", Description: "e"},
 	} {
-		if _, err := k.WriteNode(ctx, in, store.WriteOptions{}); err != nil {
+		if _, err := curate.WriteNode(ctx, k, in, curate.WriteOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -193,7 +195,7 @@ func TestSummaryLastReadByInstant(t *testing.T) {
 	if _, err := k.Init(ctx, store.InitOptions{Version: "test", Now: time.Unix(0, 0)}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := k.WriteNode(ctx, store.NodeInput{Type: "practice", Title: "A", Description: "a"}, store.WriteOptions{}); err != nil {
+	if _, err := curate.WriteNode(ctx, k, contracts.NodeInput{Type: "practice", Title: "A", Description: "a"}, curate.WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	// As strings "…:01Z" sorts after "…:01.5Z" and "01:00:00+02:00" after

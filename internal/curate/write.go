@@ -1,4 +1,4 @@
-package store
+package curate
 
 import (
 	"context"
@@ -13,7 +13,10 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/kk-project/kk/internal/store"
+
 	"github.com/kk-project/kk/internal/atomicfile"
+	"github.com/kk-project/kk/internal/contracts"
 	"github.com/kk-project/kk/internal/node"
 )
 
@@ -29,26 +32,6 @@ const (
 	Unique WriteMode = "unique"
 )
 
-// NodeInput is a whole leaf to write. It is the JSON that
-// `kk node write --input` takes.
-type NodeInput struct {
-	Type        string   `json:"type" jsonschema:"minLength=1,description=Kind of node: practice (how we build) or map (what exists); other lowercase types are accepted."`
-	Slug        string   `json:"slug,omitempty" jsonschema:"description=Slug or title the id is derived from (<type>-<slug>); defaults to the title."`
-	Title       string   `json:"title" jsonschema:"minLength=1,description=Display name."`
-	Description string   `json:"description" jsonschema:"description=One-line summary."`
-	Tags        []string `json:"tags,omitempty"`
-	RelatesTo   []string `json:"relates_to,omitempty" jsonschema:"description=Ids of loosely related nodes."`
-	DependsOn   []string `json:"depends_on,omitempty" jsonschema:"description=Ids of nodes this one depends on."`
-	DerivedFrom []string `json:"derived_from,omitempty" jsonschema:"description=Provenance: document paths\\, URLs\\, session ids."`
-	Confidence  string   `json:"confidence,omitempty" jsonschema:"enum=low,enum=medium,enum=high,description=Defaults to high."`
-	Folder      string   `json:"folder,omitempty" jsonschema:"description=Folder under nodes/ (created when missing); default the root\\, or the existing leaf's folder on update."`
-	Status      string   `json:"status,omitempty" jsonschema:"enum=draft,enum=stable,enum=deprecated"`
-	StaleAfter  string   `json:"stale_after,omitempty" jsonschema:"description=Date after which the node should be reviewed (YYYY-MM-DD)."`
-	Body        string   `json:"body" jsonschema:"description=Markdown body."`
-	SourceDoc   string   `json:"source_doc,omitempty" jsonschema:"description=Repository-relative document this node was bootstrapped from (with source_hash)."`
-	SourceHash  string   `json:"source_hash,omitempty" jsonschema:"description=SHA-256 of source_doc's content (with source_doc)."`
-}
-
 // WriteResult says what WriteNode did.
 type WriteResult struct {
 	ID      string   `json:"id"`
@@ -58,8 +41,8 @@ type WriteResult struct {
 	Unknown []string `json:"unknown_edges"` // edge targets that are not (yet) in the tree
 }
 
-// Validate checks the input before anything is read or written.
-func (in *NodeInput) Validate() error {
+// validateInput checks the input before anything is read or written.
+func validateInput(in *contracts.NodeInput) error {
 	field := func(name, msg string) error { return fmt.Errorf("field %q: %s", name, msg) }
 	if in.Type == "" {
 		return field("type", "is required")
@@ -117,32 +100,32 @@ type WriteOptions struct {
 
 // WriteNode writes one leaf under the writer lock and, unless
 // opts.NoIndex, brings the index files up to date.
-func (k *KB) WriteNode(ctx context.Context, in NodeInput, opts WriteOptions) (*WriteResult, error) {
+func WriteNode(ctx context.Context, k *store.KB, in contracts.NodeInput, opts WriteOptions) (*WriteResult, error) {
 	if opts.Mode == "" {
 		opts.Mode = Create
 	}
-	if err := in.Validate(); err != nil {
+	if err := validateInput(&in); err != nil {
 		return nil, err
 	}
 	if len(in.RelatesTo)+len(in.DependsOn) > 0 {
-		in.RelatesTo, in.DependsOn = Dedupe(in.RelatesTo), Dedupe(in.DependsOn)
+		in.RelatesTo, in.DependsOn = node.Dedupe(in.RelatesTo), node.Dedupe(in.DependsOn)
 	}
 	var res *WriteResult
 	err := k.WithLock(ctx, opts.Command, func() error {
 		var err error
-		res, err = k.writeNodeLocked(ctx, in, opts)
+		res, err = writeNodeLocked(ctx, k, in, opts)
 		return err
 	})
 	return res, err
 }
 
-func (k *KB) writeNodeLocked(ctx context.Context, in NodeInput, opts WriteOptions) (*WriteResult, error) {
+func writeNodeLocked(ctx context.Context, k *store.KB, in contracts.NodeInput, opts WriteOptions) (*WriteResult, error) {
 	mode := opts.Mode
-	t, err := k.ReadTree(LoadOptions{})
+	t, err := k.ReadTree(store.LoadOptions{})
 	if err != nil {
 		return nil, err
 	}
-	if err := RequireV3(t); err != nil {
+	if err := store.RequireV3(t); err != nil {
 		return nil, err
 	}
 	slug := in.Slug
@@ -156,7 +139,7 @@ func (k *KB) writeNodeLocked(ctx context.Context, in NodeInput, opts WriteOption
 	switch {
 	case exists && mode == Create:
 		return nil, fmt.Errorf("duplicate id %s: a leaf with this id already exists at %s; pass --update to replace it or --unique to write %s-2",
-			id, filepath.ToSlash(filepath.Join(DirName, "nodes", existing.Path)), id)
+			id, filepath.ToSlash(filepath.Join(store.DirName, "nodes", existing.Path)), id)
 	case exists && mode == Unique:
 		id, err = node.UniqueID(func(s string) bool { _, ok := t.ByID(s); return ok }, id)
 		if err != nil {
@@ -180,7 +163,7 @@ func (k *KB) writeNodeLocked(ctx context.Context, in NodeInput, opts WriteOption
 	}
 	oldPath := n.Path
 	n.Type, n.ID, n.Title, n.Description = in.Type, id, strings.TrimSpace(in.Title), strings.TrimSpace(in.Description)
-	n.Tags, n.RelatesTo, n.DependsOn, n.DerivedFrom = OrEmpty(in.Tags), OrEmpty(in.RelatesTo), OrEmpty(in.DependsOn), OrEmpty(in.DerivedFrom)
+	n.Tags, n.RelatesTo, n.DependsOn, n.DerivedFrom = node.List(in.Tags), node.List(in.RelatesTo), node.List(in.DependsOn), node.List(in.DerivedFrom)
 	n.Confidence = in.Confidence
 	if n.Confidence == "" {
 		n.Confidence = "high"
@@ -233,15 +216,15 @@ func (k *KB) writeNodeLocked(ctx context.Context, in NodeInput, opts WriteOption
 		}
 	}
 	if in.SourceDoc != "" {
-		if err := k.recordBootstrapSource(in.SourceDoc, in.SourceHash, id); err != nil {
+		if err := recordBootstrapSource(k, in.SourceDoc, in.SourceHash, id); err != nil {
 			return nil, err
 		}
 	}
-	res := &WriteResult{ID: id, Path: filepath.ToSlash(filepath.Join(DirName, "nodes", n.Path)), Action: action, Index: []string{}, Unknown: []string{}}
+	res := &WriteResult{ID: id, Path: filepath.ToSlash(filepath.Join(store.DirName, "nodes", n.Path)), Action: action, Index: []string{}, Unknown: []string{}}
 	if !opts.NoIndex {
 		sum := sha256.Sum256(data)
-		t.put(existing, n, hex.EncodeToString(sum[:]))
-		rb, err := k.rebuildTree(ctx, t, RebuildOptions{})
+		t.Put(existing, n, hex.EncodeToString(sum[:]))
+		rb, err := k.RebuildTree(ctx, t, store.RebuildOptions{})
 		if err != nil {
 			return nil, err
 		}
@@ -253,47 +236,4 @@ func (k *KB) writeNodeLocked(ctx context.Context, in NodeInput, opts WriteOption
 		}
 	}
 	return res, nil
-}
-
-// checkFolder makes sure no segment of folder is an existing file or a
-// symlink leading out of the tree.
-func (k *KB) CheckFolder(folder string) error {
-	if folder == "" {
-		return nil
-	}
-	p := k.NodesDir()
-	for _, seg := range strings.Split(folder, "/") {
-		p = filepath.Join(p, seg)
-		fi, err := os.Lstat(p)
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		if fi.Mode()&fs.ModeSymlink != 0 {
-			return fmt.Errorf("folder %q: %s is a symlink; kk writes only into real folders inside nodes/", folder, k.Rel(p))
-		}
-		if !fi.IsDir() {
-			return fmt.Errorf("folder %q: %s is a file, not a folder", folder, k.Rel(p))
-		}
-	}
-	return nil
-}
-
-func Dedupe(s []string) []string {
-	out := make([]string, 0, len(s))
-	for _, v := range s {
-		if !slices.Contains(out, v) {
-			out = append(out, v)
-		}
-	}
-	return out
-}
-
-func OrEmpty(s []string) []string {
-	if s == nil {
-		return []string{}
-	}
-	return s
 }

@@ -1,4 +1,4 @@
-package store
+package curate
 
 import (
 	"bytes"
@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/kk-project/kk/internal/store"
 
 	"github.com/kk-project/kk/internal/contracts"
 )
@@ -57,15 +59,15 @@ const persistInput = `[
   {"action": "add", "candidate_origin": "docs/k.md", "target_node_id": null, "proposed_node": null, "rationale": "no node"}
 ]`
 
-func persistKB(t *testing.T) *KB {
+func persistKB(t *testing.T) *store.KB {
 	t.Helper()
 	k := newTestKB(t)
 	ctx := context.Background()
-	for _, in := range []NodeInput{
+	for _, in := range []contracts.NodeInput{
 		{Type: "practice", Title: "Existing", Description: "Old summary", Tags: []string{"http"}, Folder: "http", DerivedFrom: []string{"docs/old.md"}, Body: "Old body.\n"},
 		{Type: "map", Title: "Client", Description: "The HTTP client", Tags: []string{"http"}, Body: "internal/http\n"},
 	} {
-		if _, err := k.WriteNode(ctx, in, WriteOptions{Mode: Create}); err != nil {
+		if _, err := WriteNode(ctx, k, in, WriteOptions{Mode: Create}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -86,7 +88,7 @@ func persistActions(t *testing.T, src string) []contracts.CuratorAction {
 
 // persistSnapshot renders every file under nodes/ (leaves and indexes) as
 // "== path ==" sections, sorted by path.
-func persistSnapshot(t *testing.T, k *KB) string {
+func persistSnapshot(t *testing.T, k *store.KB) string {
 	t.Helper()
 	var b strings.Builder
 	err := filepath.WalkDir(k.NodesDir(), func(p string, d os.DirEntry, err error) error {
@@ -97,8 +99,8 @@ func persistSnapshot(t *testing.T, k *KB) string {
 		if err != nil {
 			return err
 		}
-		Rel, _ := filepath.Rel(k.NodesDir(), p)
-		b.WriteString("== " + filepath.ToSlash(Rel) + " ==\n")
+		rel, _ := filepath.Rel(k.NodesDir(), p)
+		b.WriteString("== " + filepath.ToSlash(rel) + " ==\n")
 		b.Write(data)
 		return nil
 	})
@@ -132,7 +134,7 @@ func persistGoldenCheck(t *testing.T, name string, got []byte) {
 func TestPersistGolden(t *testing.T) {
 	k := persistKB(t)
 	ctx := context.Background()
-	rep, err := k.Persist(ctx, persistActions(t, persistInput), PersistOptions{Command: "test"})
+	rep, err := Persist(ctx, k, persistActions(t, persistInput), PersistOptions{Command: "test"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,13 +148,13 @@ func TestPersistGolden(t *testing.T) {
 	}
 	tree := persistSnapshot(t, k)
 	persistGoldenCheck(t, "tree.golden", []byte(tree))
-	if res, err := k.Rebuild(ctx, RebuildOptions{Check: true}); err != nil || len(res.Changed)+len(res.Removed) != 0 {
+	if res, err := k.Rebuild(ctx, store.RebuildOptions{Check: true}); err != nil || len(res.Changed)+len(res.Removed) != 0 {
 		t.Fatalf("index not up to date after persist: %+v %v", res, err)
 	}
 
 	// The same batch again writes nothing: the applied actions are
 	// unchanged, the failed ones fail the same way.
-	again, err := k.Persist(ctx, persistActions(t, persistInput), PersistOptions{Command: "test"})
+	again, err := Persist(ctx, k, persistActions(t, persistInput), PersistOptions{Command: "test"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -179,7 +181,7 @@ func TestPersistAddCollisionWithinBatch(t *testing.T) {
 	  {"action": "add", "candidate_origin": "a", "target_node_id": null, "proposed_node": {"title": "Same", "type": "map", "tags": [], "description": "d", "body": "one", "kk_confidence": "low", "kk_relates_to": []}, "rationale": ""},
 	  {"action": "add", "candidate_origin": "b", "target_node_id": null, "proposed_node": {"title": "same!", "type": "map", "tags": [], "description": "d", "body": "two", "kk_confidence": "high", "kk_relates_to": []}, "rationale": ""}
 	]`
-	rep, err := k.Persist(context.Background(), persistActions(t, src), PersistOptions{})
+	rep, err := Persist(context.Background(), k, persistActions(t, src), PersistOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -189,7 +191,7 @@ func TestPersistAddCollisionWithinBatch(t *testing.T) {
 	// A later add of the same title from another candidate collides with
 	// the leaf on disk instead of becoming map-same-2.
 	src2 := strings.Replace(src, `"candidate_origin": "a"`, `"candidate_origin": "c"`, 1)
-	rep, err = k.Persist(context.Background(), persistActions(t, src2)[:1], PersistOptions{})
+	rep, err = Persist(context.Background(), k, persistActions(t, src2)[:1], PersistOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -202,7 +204,7 @@ func TestPersistAddCollisionWithinBatch(t *testing.T) {
 	// Replaying the original add is harmless while the leaf is as it
 	// wrote it, and a collision once someone has edited the leaf.
 	one := persistActions(t, src)[:1]
-	if rep, err = k.Persist(context.Background(), one, PersistOptions{}); err != nil || rep.Results[0].Status != PersistUnchanged {
+	if rep, err = Persist(context.Background(), k, one, PersistOptions{}); err != nil || rep.Results[0].Status != PersistUnchanged {
 		t.Fatalf("replay: %+v %v", rep, err)
 	}
 	leaf := filepath.Join(k.NodesDir(), "map-same.md")
@@ -210,7 +212,7 @@ func TestPersistAddCollisionWithinBatch(t *testing.T) {
 	if err := os.WriteFile(leaf, []byte(edited), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	rep, err = k.Persist(context.Background(), one, PersistOptions{})
+	rep, err = Persist(context.Background(), k, one, PersistOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -235,7 +237,7 @@ func TestPersistNoIndex(t *testing.T) {
 	k := newTestKB(t)
 	entry, _ := os.ReadFile(k.EntryPath())
 	src := `[{"action": "add", "candidate_origin": "a", "target_node_id": null, "proposed_node": {"title": "X", "type": "map", "tags": [], "description": "d", "body": "b", "kk_confidence": "low", "kk_relates_to": []}, "rationale": ""}]`
-	rep, err := k.Persist(context.Background(), persistActions(t, src), PersistOptions{NoIndex: true})
+	rep, err := Persist(context.Background(), k, persistActions(t, src), PersistOptions{NoIndex: true})
 	if err != nil || rep.Written != 1 {
 		t.Fatalf("%+v %v", rep, err)
 	}
@@ -251,7 +253,7 @@ func TestPersistRefusesV2Trees(t *testing.T) {
 		t.Fatal(err)
 	}
 	src := `[{"action": "drop", "candidate_origin": "a", "target_node_id": null, "proposed_node": null, "rationale": ""}]`
-	if _, err := k.Persist(context.Background(), persistActions(t, src), PersistOptions{}); err == nil || !strings.Contains(err.Error(), "kk migrate okf-v3") {
+	if _, err := Persist(context.Background(), k, persistActions(t, src), PersistOptions{}); err == nil || !strings.Contains(err.Error(), "kk migrate okf-v3") {
 		t.Fatalf("err %v", err)
 	}
 }

@@ -1,4 +1,4 @@
-package store
+package session
 
 import (
 	"os"
@@ -7,17 +7,19 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kk-project/kk/internal/store"
 )
 
 func TestPruneLogs(t *testing.T) {
 	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
-	k := New(t.TempDir())
+	k := store.New(t.TempDir())
 	k.Now = func() time.Time { return now }
 	if err := os.MkdirAll(k.Dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	// No _logs folder: nothing to do.
-	rep, err := k.PruneLogs(PruneOptions{})
+	rep, err := PruneLogs(k, PruneOptions{})
 	if err != nil || len(rep.Removed) != 0 || rep.Kept != 0 || rep.RetentionDays != 30 {
 		t.Fatalf("no _logs: %+v, %v", rep, err)
 	}
@@ -32,8 +34,8 @@ func TestPruneLogs(t *testing.T) {
 		"notes.txt":                           90 * 24 * time.Hour, // not a run trace
 		"fresh.jsonl":                         time.Hour,
 	}
-	for Rel, age := range ages {
-		p := filepath.Join(k.LogsDir(), filepath.FromSlash(Rel))
+	for rel, age := range ages {
+		p := filepath.Join(k.LogsDir(), filepath.FromSlash(rel))
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -55,7 +57,7 @@ func TestPruneLogs(t *testing.T) {
 		".ai/kenkeep/_logs/proposal/s1__20260101T000000Z.jsonl",
 	}
 
-	rep, err = k.PruneLogs(PruneOptions{DryRun: true})
+	rep, err = PruneLogs(k, PruneOptions{DryRun: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,18 +70,18 @@ func TestPruneLogs(t *testing.T) {
 		}
 	}
 
-	rep, err = k.PruneLogs(PruneOptions{})
+	rep, err = PruneLogs(k, PruneOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !slices.Equal(rep.Removed, wantRemoved) || rep.Kept != 2 || len(rep.Failed) != 0 {
 		t.Errorf("prune: %+v", rep)
 	}
-	for Rel := range ages {
-		_, err := os.Stat(filepath.Join(k.LogsDir(), filepath.FromSlash(Rel)))
-		gone := slices.Contains(wantRemoved, ".ai/kenkeep/_logs/"+Rel)
+	for rel := range ages {
+		_, err := os.Stat(filepath.Join(k.LogsDir(), filepath.FromSlash(rel)))
+		gone := slices.Contains(wantRemoved, ".ai/kenkeep/_logs/"+rel)
 		if gone != os.IsNotExist(err) {
-			t.Errorf("%s: removed %v, want %v", Rel, !gone, gone)
+			t.Errorf("%s: removed %v, want %v", rel, !gone, gone)
 		}
 	}
 	if _, err := os.Lstat(filepath.Join(k.LogsDir(), "link.jsonl")); err != nil {
@@ -87,7 +89,7 @@ func TestPruneLogs(t *testing.T) {
 	}
 
 	// Twice: nothing more to remove.
-	rep, err = k.PruneLogs(PruneOptions{})
+	rep, err = PruneLogs(k, PruneOptions{})
 	if err != nil || len(rep.Removed) != 0 || rep.Kept != 2 {
 		t.Errorf("second prune: %+v, %v", rep, err)
 	}
@@ -97,14 +99,14 @@ func TestPruneLogs(t *testing.T) {
 		t.Fatal(err)
 	}
 	k.Now = func() time.Time { return now.Add(2 * time.Hour) }
-	rep, err = k.PruneLogs(PruneOptions{})
+	rep, err = PruneLogs(k, PruneOptions{})
 	if err != nil || !slices.Equal(rep.Removed, []string{".ai/kenkeep/_logs/curator/run__2.jsonl"}) || rep.Kept != 1 || rep.RetentionDays != 1 {
 		t.Errorf("retention 1 day: %+v, %v", rep, err)
 	}
 }
 
 func TestPruneLogsBadConfig(t *testing.T) {
-	k := New(t.TempDir())
+	k := store.New(t.TempDir())
 	if err := os.MkdirAll(filepath.Join(k.LogsDir()), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -118,7 +120,7 @@ func TestPruneLogsBadConfig(t *testing.T) {
 	if err := os.WriteFile(k.ConfigPath(), []byte("schema_version: 1\nlogsRetentionDays: 0\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, err := k.PruneLogs(PruneOptions{})
+	_, err := PruneLogs(k, PruneOptions{})
 	if err == nil || !strings.Contains(err.Error(), `"logsRetentionDays"`) {
 		t.Fatalf("err = %v", err)
 	}
@@ -128,9 +130,9 @@ func TestPruneLogsBadConfig(t *testing.T) {
 }
 
 func TestPruneLogsReportsFailures(t *testing.T) {
-	k := New(t.TempDir())
-	for _, Rel := range []string{"locked/a.jsonl", "locked/b.jsonl", "c.jsonl"} {
-		p := filepath.Join(k.LogsDir(), filepath.FromSlash(Rel))
+	k := store.New(t.TempDir())
+	for _, rel := range []string{"locked/a.jsonl", "locked/b.jsonl", "c.jsonl"} {
+		p := filepath.Join(k.LogsDir(), filepath.FromSlash(rel))
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -148,7 +150,7 @@ func TestPruneLogsReportsFailures(t *testing.T) {
 		return os.Remove(p)
 	}
 	defer func() { removeLog = os.Remove }()
-	rep, err := k.PruneLogs(PruneOptions{})
+	rep, err := PruneLogs(k, PruneOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

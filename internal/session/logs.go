@@ -1,4 +1,4 @@
-package store
+package session
 
 import (
 	"errors"
@@ -9,10 +9,9 @@ import (
 	"slices"
 	"strings"
 	"time"
-)
 
-// LogsDir is the folder of LLM run traces and hook error logs (gitignored).
-func (k *KB) LogsDir() string { return filepath.Join(k.Dir, "_logs") }
+	"github.com/kk-project/kk/internal/store"
+)
 
 // removeLog deletes one log file; tests replace it to make a removal fail.
 var removeLog = os.Remove
@@ -47,12 +46,12 @@ type PruneFailure struct {
 // (hook-errors-*.log) and curator drafts (*.draft.json) are never touched,
 // nor is anything that is not a regular file. A file that cannot be
 // removed is reported in Failed and the others are still pruned.
-func (k *KB) PruneLogs(opts PruneOptions) (*PruneReport, error) {
+func PruneLogs(k *store.KB, opts PruneOptions) (*PruneReport, error) {
 	cfg, err := k.LoadConfig()
 	if err != nil {
 		return nil, err
 	}
-	cutoff := k.now().Add(-time.Duration(cfg.LogsRetentionDays) * 24 * time.Hour)
+	cutoff := k.Time().Add(-time.Duration(cfg.LogsRetentionDays) * 24 * time.Hour)
 	rep := &PruneReport{RetentionDays: cfg.LogsRetentionDays, Cutoff: cutoff.UTC().Format(time.RFC3339), DryRun: opts.DryRun,
 		Removed: []string{}, Failed: []PruneFailure{}}
 	var old []string

@@ -1,4 +1,4 @@
-package store
+package curate
 
 import (
 	"context"
@@ -8,12 +8,16 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/kk-project/kk/internal/store"
+
+	"github.com/kk-project/kk/internal/contracts"
 )
 
-func newTestKB(t *testing.T) *KB {
+func newTestKB(t *testing.T) *store.KB {
 	t.Helper()
-	k := New(t.TempDir())
-	if _, err := k.Init(context.Background(), InitOptions{Version: "test", Now: time.Unix(0, 0), Command: "test"}); err != nil {
+	k := store.New(t.TempDir())
+	if _, err := k.Init(context.Background(), store.InitOptions{Version: "test", Now: time.Unix(0, 0), Command: "test"}); err != nil {
 		t.Fatal(err)
 	}
 	return k
@@ -28,21 +32,21 @@ func TestWriteNodeConcurrent(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			in := NodeInput{Type: "practice", Title: fmt.Sprintf("Node %d", i), Description: "d", Tags: []string{"t"}, Folder: fmt.Sprintf("f%d", i%3), Body: "b\n"}
-			if _, err := k.WriteNode(context.Background(), in, WriteOptions{Mode: Create}); err != nil {
+			in := contracts.NodeInput{Type: "practice", Title: fmt.Sprintf("Node %d", i), Description: "d", Tags: []string{"t"}, Folder: fmt.Sprintf("f%d", i%3), Body: "b\n"}
+			if _, err := WriteNode(context.Background(), k, in, WriteOptions{Mode: Create}); err != nil {
 				t.Error(err)
 			}
 		}()
 	}
 	wg.Wait()
-	tr, err := k.ReadTree(LoadOptions{NoCache: true})
+	tr, err := k.ReadTree(store.LoadOptions{NoCache: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(tr.Leaves) != 8 {
 		t.Fatalf("%d leaves, want 8", len(tr.Leaves))
 	}
-	res, err := k.Rebuild(context.Background(), RebuildOptions{Check: true})
+	res, err := k.Rebuild(context.Background(), store.RebuildOptions{Check: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,20 +58,20 @@ func TestWriteNodeConcurrent(t *testing.T) {
 func TestWriteNodeModes(t *testing.T) {
 	k := newTestKB(t)
 	ctx := context.Background()
-	in := NodeInput{Type: "map", Title: "Clients", Description: "d", Body: "b"}
-	if _, err := k.WriteNode(ctx, in, WriteOptions{Mode: Create}); err != nil {
+	in := contracts.NodeInput{Type: "map", Title: "Clients", Description: "d", Body: "b"}
+	if _, err := WriteNode(ctx, k, in, WriteOptions{Mode: Create}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := k.WriteNode(ctx, in, WriteOptions{Mode: Create}); err == nil || !strings.Contains(err.Error(), "duplicate id map-clients") {
+	if _, err := WriteNode(ctx, k, in, WriteOptions{Mode: Create}); err == nil || !strings.Contains(err.Error(), "duplicate id map-clients") {
 		t.Fatalf("duplicate create: %v", err)
 	}
-	res, err := k.WriteNode(ctx, in, WriteOptions{Mode: Unique})
+	res, err := WriteNode(ctx, k, in, WriteOptions{Mode: Unique})
 	if err != nil || res.ID != "map-clients-2" {
 		t.Fatalf("unique: %+v %v", res, err)
 	}
 	in.Folder = "moved"
 	in.Description = "new"
-	res, err = k.WriteNode(ctx, in, WriteOptions{Mode: Update})
+	res, err = WriteNode(ctx, k, in, WriteOptions{Mode: Update})
 	if err != nil || res.Action != "updated" || res.Path != ".ai/kenkeep/nodes/moved/map-clients.md" {
 		t.Fatalf("update: %+v %v", res, err)
 	}
@@ -76,18 +80,18 @@ func TestWriteNodeModes(t *testing.T) {
 	}
 	// --update creates the node when the id is new.
 	in.Type, in.Title, in.Folder = "practice", "Fresh", ""
-	res, err = k.WriteNode(ctx, in, WriteOptions{Mode: Update})
+	res, err = WriteNode(ctx, k, in, WriteOptions{Mode: Update})
 	if err != nil || res.Action != "created" || res.ID != "practice-fresh" {
 		t.Fatalf("update of a new id: %+v %v", res, err)
 	}
 }
 
 func TestInitIdempotentAndGitignoreMerge(t *testing.T) {
-	k := New(t.TempDir())
+	k := store.New(t.TempDir())
 	os.MkdirAll(k.Dir, 0o755)
 	os.WriteFile(k.GitignorePath(), []byte("my-own\n_sessions/\nhooks/\n"), 0o644)
 	ctx := context.Background()
-	res, err := k.Init(ctx, InitOptions{Version: "1", Now: time.Unix(0, 0)})
+	res, err := k.Init(ctx, store.InitOptions{Version: "1", Now: time.Unix(0, 0)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,11 +102,11 @@ func TestInitIdempotentAndGitignoreMerge(t *testing.T) {
 	if want := "/_sessions/\n/_logs/\n/hooks/\n.state/*\n!.state/installed-version\nmy-own\n"; string(gi) != want {
 		t.Fatalf(".gitignore = %q", gi)
 	}
-	res, err = k.Init(ctx, InitOptions{Version: "1", Now: time.Unix(99, 0)})
+	res, err = k.Init(ctx, store.InitOptions{Version: "1", Now: time.Unix(99, 0)})
 	if err != nil || !res.Unchanged {
 		t.Fatalf("second init: %+v %v", res, err)
 	}
-	res, err = k.Init(ctx, InitOptions{Version: "2", Now: time.Unix(99, 0), Upgrade: true})
+	res, err = k.Init(ctx, store.InitOptions{Version: "2", Now: time.Unix(99, 0), Upgrade: true})
 	if err != nil || len(res.Updated) != 1 {
 		t.Fatalf("upgrade to a new version: %+v %v", res, err)
 	}
@@ -117,15 +121,15 @@ func TestInitIdempotentAndGitignoreMerge(t *testing.T) {
 func TestWriteNodeLinksThroughRedirects(t *testing.T) {
 	k := newTestKB(t)
 	ctx := context.Background()
-	succ := NodeInput{Type: "map", Title: "Successor", Description: "d", Folder: "new", Body: "b"}
-	if _, err := k.WriteNode(ctx, succ, WriteOptions{Mode: Create}); err != nil {
+	succ := contracts.NodeInput{Type: "map", Title: "Successor", Description: "d", Folder: "new", Body: "b"}
+	if _, err := WriteNode(ctx, k, succ, WriteOptions{Mode: Create}); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(k.RedirectsPath(), []byte("{\n  \"map-retired\": [\n    \"map-successor\"\n  ]\n}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	in := NodeInput{Type: "practice", Title: "Linker", Description: "d", RelatesTo: []string{"map-retired"}, Body: "b"}
-	if _, err := k.WriteNode(ctx, in, WriteOptions{Mode: Create}); err != nil {
+	in := contracts.NodeInput{Type: "practice", Title: "Linker", Description: "d", RelatesTo: []string{"map-retired"}, Body: "b"}
+	if _, err := WriteNode(ctx, k, in, WriteOptions{Mode: Create}); err != nil {
 		t.Fatal(err)
 	}
 	data, _ := os.ReadFile(k.NodePath("practice-linker.md"))

@@ -1,4 +1,4 @@
-package store
+package curate
 
 import (
 	"encoding/json"
@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"slices"
 	"time"
+
+	"github.com/kk-project/kk/internal/store"
 
 	"github.com/kk-project/kk/internal/atomicfile"
 )
@@ -30,12 +32,14 @@ type BootstrapDoc struct {
 	ProducedNodes   []string `json:"produced_nodes"`
 }
 
-func (k *KB) bootstrapStatePath() string { return filepath.Join(k.StateDir(), "bootstrap-state.json") }
+func bootstrapStatePath(k *store.KB) string {
+	return filepath.Join(k.StateDir(), "bootstrap-state.json")
+}
 
 // ReadBootstrapState reads the bootstrap state; a missing file is empty.
-func (k *KB) ReadBootstrapState() (*BootstrapState, error) {
+func ReadBootstrapState(k *store.KB) (*BootstrapState, error) {
 	st := &BootstrapState{SchemaVersion: 1, Docs: map[string]BootstrapDoc{}}
-	data, err := os.ReadFile(k.bootstrapStatePath())
+	data, err := os.ReadFile(bootstrapStatePath(k))
 	if errors.Is(err, fs.ErrNotExist) {
 		return st, nil
 	}
@@ -43,7 +47,7 @@ func (k *KB) ReadBootstrapState() (*BootstrapState, error) {
 		return nil, err
 	}
 	if err := json.Unmarshal(data, st); err != nil {
-		return nil, fmt.Errorf("%s: %v", k.Rel(k.bootstrapStatePath()), err)
+		return nil, fmt.Errorf("%s: %v", k.Rel(bootstrapStatePath(k)), err)
 	}
 	if st.Docs == nil {
 		st.Docs = map[string]BootstrapDoc{}
@@ -52,8 +56,8 @@ func (k *KB) ReadBootstrapState() (*BootstrapState, error) {
 }
 
 // recordBootstrapSource notes that doc (with content hash sum) produced id.
-func (k *KB) recordBootstrapSource(doc, sum, id string) error {
-	st, err := k.ReadBootstrapState()
+func recordBootstrapSource(k *store.KB, doc, sum, id string) error {
+	st, err := ReadBootstrapState(k)
 	if err != nil {
 		return err
 	}
@@ -62,7 +66,7 @@ func (k *KB) recordBootstrapSource(doc, sum, id string) error {
 		d.ProducedNodes = nil
 	}
 	d.ContentSHA256 = sum
-	d.LastProcessedAt = k.now().UTC().Format(time.RFC3339)
+	d.LastProcessedAt = k.Time().UTC().Format(time.RFC3339)
 	if !slices.Contains(d.ProducedNodes, id) {
 		d.ProducedNodes = append(d.ProducedNodes, id)
 		slices.Sort(d.ProducedNodes)
@@ -75,5 +79,5 @@ func (k *KB) recordBootstrapSource(doc, sum, id string) error {
 	if err := os.MkdirAll(k.StateDir(), 0o755); err != nil {
 		return err
 	}
-	return atomicfile.Write(k.bootstrapStatePath(), append(data, '\n'), 0o644)
+	return atomicfile.Write(bootstrapStatePath(k), append(data, '\n'), 0o644)
 }

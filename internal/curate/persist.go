@@ -1,4 +1,4 @@
-package store
+package curate
 
 import (
 	"bytes"
@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/kk-project/kk/internal/store"
 
 	"github.com/kk-project/kk/internal/atomicfile"
 	"github.com/kk-project/kk/internal/contracts"
@@ -106,22 +108,22 @@ type plannedLeaf struct {
 // existing node instead. An add that was already applied (the leaf exists,
 // came from the same candidate and has the same content) is reported as
 // unchanged, so running the same batch twice is harmless.
-func (k *KB) Persist(ctx context.Context, actions []contracts.CuratorAction, opts PersistOptions) (*PersistReport, error) {
+func Persist(ctx context.Context, k *store.KB, actions []contracts.CuratorAction, opts PersistOptions) (*PersistReport, error) {
 	var rep *PersistReport
 	err := k.WithLock(ctx, opts.Command, func() error {
 		var err error
-		rep, err = k.persistLocked(ctx, actions, opts)
+		rep, err = persistLocked(ctx, k, actions, opts)
 		return err
 	})
 	return rep, err
 }
 
-func (k *KB) persistLocked(ctx context.Context, actions []contracts.CuratorAction, opts PersistOptions) (*PersistReport, error) {
-	t, err := k.ReadTree(LoadOptions{})
+func persistLocked(ctx context.Context, k *store.KB, actions []contracts.CuratorAction, opts PersistOptions) (*PersistReport, error) {
+	t, err := k.ReadTree(store.LoadOptions{})
 	if err != nil {
 		return nil, err
 	}
-	if err := RequireV3(t); err != nil {
+	if err := store.RequireV3(t); err != nil {
 		return nil, err
 	}
 	dirs := make(map[string]bool, len(t.Dirs))
@@ -224,7 +226,7 @@ func (k *KB) persistLocked(ctx context.Context, actions []contracts.CuratorActio
 			}
 			n := *pl.n
 			applyProposed(&n, p)
-			n.DerivedFrom = Dedupe(append(slices.Clone(pl.n.DerivedFrom), a.CandidateOrigin))
+			n.DerivedFrom = node.Dedupe(append(slices.Clone(pl.n.DerivedFrom), a.CandidateOrigin))
 			if err := checkLeaf(&n, n.Dir()); err != nil {
 				fail(ReasonInvalidNode, "%v", err)
 				break
@@ -250,7 +252,7 @@ func (k *KB) persistLocked(ctx context.Context, actions []contracts.CuratorActio
 	wrote := false
 	for _, id := range order {
 		pl := planned[id]
-		status, reason, msg := k.writePlanned(t, pl, resolve)
+		status, reason, msg := writePlanned(k, t, pl, resolve)
 		if status == PersistWritten {
 			wrote = true
 		}
@@ -276,7 +278,7 @@ func (k *KB) persistLocked(ctx context.Context, actions []contracts.CuratorActio
 		}
 	}
 	if !opts.NoIndex {
-		rb, err := k.rebuildTree(ctx, t, RebuildOptions{Command: opts.Command})
+		rb, err := k.RebuildTree(ctx, t, store.RebuildOptions{Command: opts.Command})
 		if err != nil {
 			if wrote {
 				return nil, fmt.Errorf("the leaves were written, but regenerating the index failed: %w", err)
@@ -290,7 +292,7 @@ func (k *KB) persistLocked(ctx context.Context, actions []contracts.CuratorActio
 
 // writePlanned renders and writes one planned leaf, unless the file
 // already holds exactly those bytes, and records it in t.
-func (k *KB) writePlanned(t *Tree, pl *plannedLeaf, resolve node.Resolver) (status, reason, msg string) {
+func writePlanned(k *store.KB, t *store.Tree, pl *plannedLeaf, resolve node.Resolver) (status, reason, msg string) {
 	data, err := pl.n.Render(resolve)
 	if err != nil {
 		return PersistFailed, ReasonInvalidNode, err.Error()
@@ -316,24 +318,24 @@ func (k *KB) writePlanned(t *Tree, pl *plannedLeaf, resolve node.Resolver) (stat
 		return PersistFailed, ReasonIO, err.Error()
 	}
 	sum := sha256.Sum256(data)
-	t.put(pl.old, pl.n, hex.EncodeToString(sum[:]))
+	t.Put(pl.old, pl.n, hex.EncodeToString(sum[:]))
 	return PersistWritten, "", ""
 }
 
 // applyProposed copies the proposed node's fields onto n.
 func applyProposed(n *node.Node, p *contracts.ProposedNode) {
 	n.Title, n.Description = strings.TrimSpace(p.Title), strings.TrimSpace(p.Description)
-	n.Tags = OrEmpty(slices.Clone(p.Tags))
-	n.RelatesTo, n.DependsOn = Dedupe(p.RelatesTo), Dedupe(p.DependsOn)
+	n.Tags = node.List(slices.Clone(p.Tags))
+	n.RelatesTo, n.DependsOn = node.Dedupe(p.RelatesTo), node.Dedupe(p.DependsOn)
 	n.Confidence = p.Confidence
 	n.Body = []byte(p.Body)
 }
 
 // checkLeaf applies the checks `kk node write` makes to a leaf's fields.
 func checkLeaf(n *node.Node, folder string) error {
-	in := NodeInput{Type: n.Type, Title: n.Title, Description: n.Description, Tags: n.Tags, RelatesTo: n.RelatesTo,
+	in := contracts.NodeInput{Type: n.Type, Title: n.Title, Description: n.Description, Tags: n.Tags, RelatesTo: n.RelatesTo,
 		DependsOn: n.DependsOn, DerivedFrom: n.DerivedFrom, Confidence: n.Confidence, Folder: folder, Body: string(n.Body)}
-	if err := in.Validate(); err != nil {
+	if err := validateInput(&in); err != nil {
 		return err
 	}
 	return n.Validate()
