@@ -19,4 +19,3 @@ type NodeInput struct {
 	SourceDoc   string   `json:"source_doc,omitempty" jsonschema:"description=Repository-relative document this node was bootstrapped from (with source_hash)."`
 	SourceHash  string   `json:"source_hash,omitempty" jsonschema:"description=SHA-256 of source_doc's content (with source_doc)."`
 }
-
