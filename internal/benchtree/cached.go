@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kk-project/kk/internal/indexfiles"
 	"github.com/kk-project/kk/internal/store"
 )
 
@@ -23,7 +24,7 @@ func Cached(tb testing.TB, n int) *store.KB {
 		if _, err := Generate(dir, Options{Nodes: n, Seed: 1}); err != nil {
 			tb.Fatal(err)
 		}
-		if _, err := k.Rebuild(context.Background(), store.RebuildOptions{}); err != nil {
+		if _, err := indexfiles.Rebuild(context.Background(), k, indexfiles.RebuildOptions{}); err != nil {
 			tb.Fatal(err)
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kk-project/kk/internal/indexfiles"
 	"github.com/kk-project/kk/internal/store"
 
 	"github.com/kk-project/kk/internal/frontmatter"
@@ -283,7 +284,7 @@ func checkEntryFresh(k *store.KB, t *store.Tree) DoctorCheck {
 	switch {
 	case !ok:
 		c.Level, c.Message = DoctorWarn, file+" is missing or records no nodes_hash"
-	case got != store.NodesHash(t):
+	case got != indexfiles.NodesHash(t):
 		c.Level, c.Message = DoctorWarn, file+" is stale: it was generated from different leaves"
 	default:
 		c.Level, c.Message, c.Fix = DoctorOK, file+" matches the leaves", ""

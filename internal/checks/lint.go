@@ -11,6 +11,7 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/kk-project/kk/internal/indexfiles"
 	"github.com/kk-project/kk/internal/store"
 
 	"github.com/kk-project/kk/internal/frontmatter"
@@ -242,7 +243,7 @@ func (l *linter) checkIndexFile(dir string) string {
 		return want + "; it has " + strings.Join(keys, ", ")
 	}
 	v, _ := doc.Value("okf_version")
-	if s, ok := v.(string); !ok || (s != "0.1" && s != store.OKFVersion) {
+	if s, ok := v.(string); !ok || (s != "0.1" && s != indexfiles.OKFVersion) {
 		return fmt.Sprintf("%s; okf_version is %s", want, describeValue(v))
 	}
 	return ""
@@ -378,7 +379,7 @@ func (l *linter) checkTree(t *store.Tree) error {
 	}
 	// The content hash is the costliest single step; compute it alongside.
 	hash := make(chan string, 1)
-	go func() { hash <- store.NodesHash(t) }()
+	go func() { hash <- indexfiles.NodesHash(t) }()
 
 	for _, n := range t.Leaves {
 		if n.Format == 2 {

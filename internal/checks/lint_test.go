@@ -13,7 +13,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kk-project/kk/internal/indexfiles"
 	"github.com/kk-project/kk/internal/store"
+	"github.com/kk-project/kk/internal/txn"
 )
 
 // lintKB is a knowledge base in a temporary folder for lint, status and
@@ -26,7 +28,7 @@ type lintKB struct {
 func newLintKB(t *testing.T) *lintKB {
 	t.Helper()
 	k := store.New(t.TempDir())
-	if _, err := k.Init(context.Background(), store.InitOptions{Version: "1.0.0", Now: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), Command: "test"}); err != nil {
+	if _, err := txn.Init(context.Background(), k, txn.InitOptions{Version: "1.0.0", Now: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), Command: "test"}); err != nil {
 		t.Fatal(err)
 	}
 	return &lintKB{t: t, k: k}
@@ -94,7 +96,7 @@ func (f *lintKB) summaries(s store.Summaries) {
 
 func (f *lintKB) rebuild() {
 	f.t.Helper()
-	if _, err := f.k.Rebuild(context.Background(), store.RebuildOptions{Command: "test"}); err != nil {
+	if _, err := indexfiles.Rebuild(context.Background(), f.k, indexfiles.RebuildOptions{Command: "test"}); err != nil {
 		f.t.Fatal(err)
 	}
 }
@@ -581,7 +583,7 @@ func TestLintCancelled(t *testing.T) {
 // warm leaf cache: the case `kk lint` meets in a large repository.
 func BenchmarkLint10k(b *testing.B) {
 	k := store.New(b.TempDir())
-	if _, err := k.Init(context.Background(), store.InitOptions{Version: "1", Now: time.Now(), Command: "bench"}); err != nil {
+	if _, err := txn.Init(context.Background(), k, txn.InitOptions{Version: "1", Now: time.Now(), Command: "bench"}); err != nil {
 		b.Fatal(err)
 	}
 	const n = 10000
@@ -602,7 +604,7 @@ func BenchmarkLint10k(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	if _, err := k.Rebuild(context.Background(), store.RebuildOptions{Command: "bench"}); err != nil {
+	if _, err := indexfiles.Rebuild(context.Background(), k, indexfiles.RebuildOptions{Command: "bench"}); err != nil {
 		b.Fatal(err)
 	}
 	if _, err := Lint(context.Background(), k); err != nil { // warms the leaf cache

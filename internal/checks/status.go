@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/kk-project/kk/internal/indexfiles"
 	"github.com/kk-project/kk/internal/store"
 
 	"github.com/kk-project/kk/internal/frontmatter"
@@ -101,7 +102,7 @@ func Status(ctx context.Context, k *store.KB) (*StatusReport, error) {
 		switch got, ok := k.EntryHash(); {
 		case !ok:
 			r.IndexState = indexMissing
-		case got == store.NodesHash(t):
+		case got == indexfiles.NodesHash(t):
 			r.IndexState, r.IndexFresh = indexFresh, true
 		default:
 			r.IndexState = indexStale

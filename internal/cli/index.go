@@ -5,9 +5,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/kk-project/kk/internal/indexfiles"
 	"github.com/spf13/cobra"
-
-	"github.com/kk-project/kk/internal/store"
 )
 
 func newIndexCmd(app *App) *cobra.Command {
@@ -58,7 +57,7 @@ func runIndexRebuild(ctx context.Context, app *App, o indexRebuildOpts) error {
 	if err != nil {
 		return err
 	}
-	res, err := k.Rebuild(ctx, store.RebuildOptions{Check: o.check, Stage: o.stage, Command: app.Command})
+	res, err := indexfiles.Rebuild(ctx, k, indexfiles.RebuildOptions{Check: o.check, Stage: o.stage, Command: app.Command})
 	if err != nil {
 		return err
 	}

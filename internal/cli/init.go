@@ -15,6 +15,7 @@ import (
 	"github.com/kk-project/kk/internal/harness"
 	"github.com/kk-project/kk/internal/install"
 	"github.com/kk-project/kk/internal/store"
+	"github.com/kk-project/kk/internal/txn"
 )
 
 type initOpts struct {
@@ -114,7 +115,7 @@ func runInit(ctx context.Context, app *App, o initOpts) error {
 	}
 	k := store.New(root)
 	k.Now = app.Now
-	res, err := k.Init(ctx, store.InitOptions{Upgrade: o.upgrade, Version: version, Now: app.Now(), Command: app.Command})
+	res, err := txn.Init(ctx, k, txn.InitOptions{Upgrade: o.upgrade, Version: version, Now: app.Now(), Command: app.Command})
 	if err != nil {
 		return err
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/kk-project/kk/internal/benchtree"
 	"github.com/kk-project/kk/internal/contracts"
 	"github.com/kk-project/kk/internal/curate"
+	"github.com/kk-project/kk/internal/indexfiles"
 	"github.com/kk-project/kk/internal/session"
 	"github.com/kk-project/kk/internal/store"
 )
@@ -28,7 +29,7 @@ func benchCurate(b *testing.B) (*store.KB, []byte, map[string][]byte) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	if _, err := k.Rebuild(context.Background(), store.RebuildOptions{}); err != nil {
+	if _, err := indexfiles.Rebuild(context.Background(), k, indexfiles.RebuildOptions{}); err != nil {
 		b.Fatal(err)
 	}
 	t, err := k.ReadTree(store.LoadOptions{})

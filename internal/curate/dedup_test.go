@@ -16,6 +16,7 @@ import (
 	"github.com/kk-project/kk/internal/contracts"
 	"github.com/kk-project/kk/internal/session"
 	"github.com/kk-project/kk/internal/store"
+	"github.com/kk-project/kk/internal/txn"
 )
 
 var fixedNow = time.Date(2026, 5, 23, 12, 0, 0, 0, time.UTC)
@@ -31,7 +32,7 @@ const (
 func newKB(t testing.TB) *store.KB {
 	t.Helper()
 	k := store.New(t.TempDir())
-	if _, err := k.Init(context.Background(), store.InitOptions{Version: "test", Now: fixedNow}); err != nil {
+	if _, err := txn.Init(context.Background(), k, txn.InitOptions{Version: "test", Now: fixedNow}); err != nil {
 		t.Fatal(err)
 	}
 	return k

@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/kk-project/kk/internal/indexfiles"
 	"github.com/kk-project/kk/internal/store"
 
 	"github.com/kk-project/kk/internal/atomicfile"
@@ -278,7 +279,7 @@ func persistLocked(ctx context.Context, k *store.KB, actions []contracts.Curator
 		}
 	}
 	if !opts.NoIndex {
-		rb, err := k.RebuildTree(ctx, t, store.RebuildOptions{Command: opts.Command})
+		rb, err := indexfiles.RebuildTree(ctx, k, t, indexfiles.RebuildOptions{Command: opts.Command})
 		if err != nil {
 			if wrote {
 				return nil, fmt.Errorf("the leaves were written, but regenerating the index failed: %w", err)

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kk-project/kk/internal/indexfiles"
 	"github.com/kk-project/kk/internal/store"
 
 	"github.com/kk-project/kk/internal/contracts"
@@ -148,7 +149,7 @@ func TestPersistGolden(t *testing.T) {
 	}
 	tree := persistSnapshot(t, k)
 	persistGoldenCheck(t, "tree.golden", []byte(tree))
-	if res, err := k.Rebuild(ctx, store.RebuildOptions{Check: true}); err != nil || len(res.Changed)+len(res.Removed) != 0 {
+	if res, err := indexfiles.Rebuild(ctx, k, indexfiles.RebuildOptions{Check: true}); err != nil || len(res.Changed)+len(res.Removed) != 0 {
 		t.Fatalf("index not up to date after persist: %+v %v", res, err)
 	}
 

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/kk-project/kk/internal/indexfiles"
 	"github.com/kk-project/kk/internal/store"
 
 	"github.com/kk-project/kk/internal/atomicfile"
@@ -224,7 +225,7 @@ func writeNodeLocked(ctx context.Context, k *store.KB, in contracts.NodeInput, o
 	if !opts.NoIndex {
 		sum := sha256.Sum256(data)
 		t.Put(existing, n, hex.EncodeToString(sum[:]))
-		rb, err := k.RebuildTree(ctx, t, store.RebuildOptions{})
+		rb, err := indexfiles.RebuildTree(ctx, k, t, indexfiles.RebuildOptions{})
 		if err != nil {
 			return nil, err
 		}

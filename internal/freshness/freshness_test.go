@@ -18,6 +18,7 @@ import (
 	"github.com/kk-project/kk/internal/gitx"
 	"github.com/kk-project/kk/internal/node"
 	"github.com/kk-project/kk/internal/store"
+	"github.com/kk-project/kk/internal/txn"
 )
 
 func leaf(t *testing.T, path, id string, derived []string, body string) *node.Node {
@@ -104,7 +105,7 @@ func repo(t *testing.T) *store.KB {
 		t.Fatal(err)
 	}
 	k := store.New(dir)
-	if _, err := k.Init(context.Background(), store.InitOptions{Version: "test", Now: time.Unix(0, 0)}); err != nil {
+	if _, err := txn.Init(context.Background(), k, txn.InitOptions{Version: "test", Now: time.Unix(0, 0)}); err != nil {
 		t.Fatal(err)
 	}
 	return k

@@ -12,6 +12,7 @@ import (
 
 	"github.com/kk-project/kk/internal/extract"
 	"github.com/kk-project/kk/internal/index"
+	"github.com/kk-project/kk/internal/indexfiles"
 	"github.com/kk-project/kk/internal/node"
 	"github.com/kk-project/kk/internal/store"
 )
@@ -323,7 +324,7 @@ func runTrace(ctx context.Context, k *store.KB, cmd string, rec index.AuditRecor
 			return err
 		}
 		if len(w.order)+len(w.removed) > 0 {
-			if _, err := k.RebuildLocked(ctx, store.RebuildOptions{Command: cmd}); err != nil {
+			if _, err := indexfiles.RebuildLocked(ctx, k, indexfiles.RebuildOptions{Command: cmd}); err != nil {
 				return err
 			}
 			if err := syncIndex(ctx, k, db); err != nil {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/kk-project/kk/internal/atomicfile"
 	"github.com/kk-project/kk/internal/index"
+	"github.com/kk-project/kk/internal/indexfiles"
 	"github.com/kk-project/kk/internal/node"
 	"github.com/kk-project/kk/internal/store"
 )
@@ -523,7 +524,7 @@ func mutate(ctx context.Context, k *store.KB, fn func(g *Graph, w *writes) error
 		if err := w.flush(); err != nil {
 			return err
 		}
-		if _, err := k.RebuildLocked(ctx, store.RebuildOptions{Command: "graph"}); err != nil {
+		if _, err := indexfiles.RebuildLocked(ctx, k, indexfiles.RebuildOptions{Command: "graph"}); err != nil {
 			return err
 		}
 		return syncIndex(ctx, k, g.db)

@@ -17,7 +17,9 @@ import (
 	"github.com/kk-project/kk/internal/benchtree"
 	"github.com/kk-project/kk/internal/harness"
 	"github.com/kk-project/kk/internal/hooks/hookstest"
+	"github.com/kk-project/kk/internal/indexfiles"
 	"github.com/kk-project/kk/internal/store"
+	"github.com/kk-project/kk/internal/txn"
 )
 
 // Budgets (docs/benchmarks.md):
@@ -40,7 +42,7 @@ func benchKB(b *testing.B) *store.KB {
 		if _, err := benchtree.Generate(dir, benchtree.Options{Nodes: 10000, Seed: 1}); err != nil {
 			b.Fatal(err)
 		}
-		if _, err := k.Rebuild(context.Background(), store.RebuildOptions{}); err != nil {
+		if _, err := indexfiles.Rebuild(context.Background(), k, indexfiles.RebuildOptions{}); err != nil {
 			b.Fatal(err)
 		}
 		for i := range 25 {
@@ -154,7 +156,7 @@ func benchTranscript(b *testing.B, path string, size int, variant string) {
 func BenchmarkCapture5MB(b *testing.B) {
 	dir := b.TempDir()
 	k := store.New(dir)
-	if _, err := k.Init(context.Background(), store.InitOptions{Version: "bench", Now: t0, Command: "bench"}); err != nil {
+	if _, err := txn.Init(context.Background(), k, txn.InitOptions{Version: "bench", Now: t0, Command: "bench"}); err != nil {
 		b.Fatal(err)
 	}
 	paths := []string{filepath.Join(dir, "a.jsonl"), filepath.Join(dir, "b.jsonl")}

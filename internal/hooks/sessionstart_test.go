@@ -13,6 +13,7 @@ import (
 	"github.com/kk-project/kk/internal/contracts"
 	"github.com/kk-project/kk/internal/harness"
 	"github.com/kk-project/kk/internal/hooks/hookstest"
+	"github.com/kk-project/kk/internal/indexfiles"
 	"github.com/kk-project/kk/internal/session"
 	"github.com/kk-project/kk/internal/store"
 )
@@ -75,7 +76,7 @@ func TestSessionStartStaleness(t *testing.T) {
 	mustContain(t, sessionStartText(t, k, t0), staleNote, "`kk index rebuild`")
 
 	// Rebuilding makes it fresh again.
-	if _, err := k.Rebuild(context.Background(), store.RebuildOptions{}); err != nil {
+	if _, err := indexfiles.Rebuild(context.Background(), k, indexfiles.RebuildOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	ageFolders(t, k)
@@ -89,7 +90,7 @@ func TestSessionStartStaleness(t *testing.T) {
 		t.Fatal(err)
 	}
 	mustContain(t, sessionStartText(t, k, t0), staleNote)
-	if _, err := k.Rebuild(context.Background(), store.RebuildOptions{}); err != nil {
+	if _, err := indexfiles.Rebuild(context.Background(), k, indexfiles.RebuildOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	ageFolders(t, k)

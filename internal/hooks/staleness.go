@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/kk-project/kk/internal/atomicfile"
+	"github.com/kk-project/kk/internal/indexfiles"
 	"github.com/kk-project/kk/internal/store"
 	"github.com/kk-project/kk/internal/workpool"
 )
@@ -78,7 +79,7 @@ func currentTreeState(k *store.KB) (treeState, error) {
 	case err != nil:
 		return st, err
 	default:
-		st.Hash = store.NodesHash(t)
+		st.Hash = indexfiles.NodesHash(t)
 	}
 	var dirs []string
 	if t != nil {

@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/kk-project/kk/internal/store"
 	"os"
 	"path"
 	"slices"
 	"strings"
+
+	"github.com/kk-project/kk/internal/indexfiles"
+	"github.com/kk-project/kk/internal/store"
 
 	"github.com/kk-project/kk/internal/atomicfile"
 	"github.com/kk-project/kk/internal/frontmatter"
@@ -262,7 +264,7 @@ func migrateOKFv3Locked(ctx context.Context, k *store.KB, cmd string) (*MigrateR
 		}
 		written = append(written, f.Rel)
 	}
-	rb, err := k.RebuildLocked(ctx, store.RebuildOptions{Command: cmd})
+	rb, err := indexfiles.RebuildLocked(ctx, k, indexfiles.RebuildOptions{Command: cmd})
 	if err != nil {
 		return nil, fmt.Errorf("the leaves were converted, but regenerating the index files failed: %w; run `kk index rebuild` once the cause is fixed", err)
 	}

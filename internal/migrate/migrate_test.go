@@ -15,7 +15,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kk-project/kk/internal/indexfiles"
 	"github.com/kk-project/kk/internal/store"
+	"github.com/kk-project/kk/internal/txn"
 
 	"github.com/kk-project/kk/internal/checks"
 	"github.com/kk-project/kk/internal/frontmatter"
@@ -29,7 +31,7 @@ const drupalPack = "../../../shared/fixtures/kenkeep-pack-drupal"
 func migInit(t *testing.T) *store.KB {
 	t.Helper()
 	k := store.New(t.TempDir())
-	if _, err := k.Init(context.Background(), store.InitOptions{Version: "test", Now: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), Command: "test"}); err != nil {
+	if _, err := txn.Init(context.Background(), k, txn.InitOptions{Version: "test", Now: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), Command: "test"}); err != nil {
 		t.Fatal(err)
 	}
 	return k
@@ -89,7 +91,7 @@ func migSnapshot(t *testing.T, k *store.KB) map[string]string {
 			return err
 		}
 		if p == k.ConfigPath() { // holds the project id, the folder's name
-			data = bytes.ReplaceAll(data, []byte(string(store.ProjectIDLine(filepath.Base(k.Root)))), nil)
+			data = bytes.ReplaceAll(data, []byte(string(txn.ProjectIDLine(filepath.Base(k.Root)))), nil)
 		}
 		out[k.Rel(p)] = string(data)
 		return nil
@@ -372,7 +374,7 @@ func TestMigrateOKFv3Drupal(t *testing.T) {
 		t.Errorf("FOLDER_SUMMARIES.md holds %v\nwant %v", summaries, folderSummaries)
 	}
 
-	check, err := k.Rebuild(ctx, store.RebuildOptions{Check: true})
+	check, err := indexfiles.Rebuild(ctx, k, indexfiles.RebuildOptions{Check: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -396,7 +398,7 @@ func TestMigrateOKFv3Drupal(t *testing.T) {
 	if !again.Noop || again.Detected != 3 || again.Converted != 0 {
 		t.Errorf("second run = %+v; want nothing to do at version 3", again)
 	}
-	if _, err := k.Rebuild(ctx, store.RebuildOptions{Command: "test"}); err != nil {
+	if _, err := indexfiles.Rebuild(ctx, k, indexfiles.RebuildOptions{Command: "test"}); err != nil {
 		t.Fatal(err)
 	}
 	migDiff(t, "a second migration and a rebuild", snap, migSnapshot(t, k))
@@ -558,7 +560,7 @@ func TestMigrateOKFv3Small(t *testing.T) {
 	if err != nil || !again.Noop {
 		t.Fatalf("second run = %+v, %v; want nothing to do", again, err)
 	}
-	if _, err := k.Rebuild(ctx, store.RebuildOptions{Command: "test"}); err != nil {
+	if _, err := indexfiles.Rebuild(ctx, k, indexfiles.RebuildOptions{Command: "test"}); err != nil {
 		t.Fatal(err)
 	}
 	migDiff(t, "a second migration and a rebuild", snap, migSnapshot(t, k))

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/kk-project/kk/internal/benchtree"
+	"github.com/kk-project/kk/internal/indexfiles"
 	"github.com/kk-project/kk/internal/store"
 )
 
@@ -17,7 +18,7 @@ func benchSource(b *testing.B, n int) *store.KB {
 	if err != nil {
 		b.Fatal(err)
 	}
-	if _, err := k.Rebuild(context.Background(), store.RebuildOptions{}); err != nil {
+	if _, err := indexfiles.Rebuild(context.Background(), k, indexfiles.RebuildOptions{}); err != nil {
 		b.Fatal(err)
 	}
 	return k

@@ -18,6 +18,7 @@ import (
 	"github.com/kk-project/kk/internal/atomicfile"
 	"github.com/kk-project/kk/internal/checks"
 	"github.com/kk-project/kk/internal/contracts"
+	"github.com/kk-project/kk/internal/indexfiles"
 	"github.com/kk-project/kk/internal/node"
 	"github.com/kk-project/kk/internal/store"
 )
@@ -267,7 +268,7 @@ func build(ctx context.Context, k *store.KB, t *store.Tree, summaries store.Summ
 	for d, s := range packSummaries {
 		withRoot[d] = s
 	}
-	gen, err := store.Generate(st, withRoot)
+	gen, err := indexfiles.Generate(st, withRoot)
 	if err != nil {
 		return "", err
 	}

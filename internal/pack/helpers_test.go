@@ -17,6 +17,7 @@ import (
 	"github.com/kk-project/kk/internal/contracts"
 	"github.com/kk-project/kk/internal/curate"
 	"github.com/kk-project/kk/internal/store"
+	"github.com/kk-project/kk/internal/txn"
 )
 
 // drupalPack is kenkeep's published Drupal pack (schema version 2), kept
@@ -27,7 +28,7 @@ const drupalPack = "../../../shared/fixtures/kenkeep-pack-drupal"
 func newKB(t testing.TB) *store.KB {
 	t.Helper()
 	k := store.New(t.TempDir())
-	if _, err := k.Init(context.Background(), store.InitOptions{Version: "test", Now: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), Command: "test"}); err != nil {
+	if _, err := txn.Init(context.Background(), k, txn.InitOptions{Version: "test", Now: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), Command: "test"}); err != nil {
 		t.Fatal(err)
 	}
 	return k

@@ -14,6 +14,7 @@ import (
 
 	"github.com/kk-project/kk/internal/atomicfile"
 	"github.com/kk-project/kk/internal/contracts"
+	"github.com/kk-project/kk/internal/indexfiles"
 	"github.com/kk-project/kk/internal/migrate"
 	"github.com/kk-project/kk/internal/node"
 	"github.com/kk-project/kk/internal/store"
@@ -506,7 +507,7 @@ func graft(ctx context.Context, k *store.KB, sp *stagedPack, dest string, leaves
 			return undo(err, relinks)
 		}
 	}
-	rb, err := k.RebuildLocked(ctx, store.RebuildOptions{Command: opts.Command})
+	rb, err := indexfiles.RebuildLocked(ctx, k, indexfiles.RebuildOptions{Command: opts.Command})
 	if err != nil {
 		return fmt.Errorf("the pack's leaves were imported into %s, but regenerating the index files failed: %w; run `kk index rebuild` once the cause is fixed", res.Folder, err)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/kk-project/kk/internal/checks"
 	"github.com/kk-project/kk/internal/contracts"
 	"github.com/kk-project/kk/internal/curate"
+	"github.com/kk-project/kk/internal/indexfiles"
 	"github.com/kk-project/kk/internal/node"
 	"github.com/kk-project/kk/internal/schema"
 	"github.com/kk-project/kk/internal/store"
@@ -44,7 +45,7 @@ func sourceKB(t testing.TB) *store.KB {
 	if err := os.WriteFile(k.RedirectsPath(), []byte(`{"practice-old": ["practice-exit-codes"]}`+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := k.Rebuild(context.Background(), store.RebuildOptions{Command: "test"}); err != nil {
+	if _, err := indexfiles.Rebuild(context.Background(), k, indexfiles.RebuildOptions{Command: "test"}); err != nil {
 		t.Fatal(err)
 	}
 	return k
@@ -84,7 +85,7 @@ func mustLintClean(t *testing.T, k *store.KB) {
 	if rep.Errors > 0 {
 		t.Errorf("lint found %d error(s): %+v", rep.Errors, rep.Items)
 	}
-	rb, err := k.Rebuild(context.Background(), store.RebuildOptions{Check: true})
+	rb, err := indexfiles.Rebuild(context.Background(), k, indexfiles.RebuildOptions{Check: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/kk-project/kk/internal/indexfiles"
 	"github.com/kk-project/kk/internal/store"
 
 	"github.com/kk-project/kk/internal/atomicfile"
@@ -82,7 +83,7 @@ func DecideRebalance(t *store.Tree) []contracts.RebalanceAction {
 	}
 	actions := []contracts.RebalanceAction{}
 	for d := range dirSet {
-		m := store.MetricsOf(byDir[d])
+		m := indexfiles.MetricsOf(byDir[d])
 		if m.Occupancy > FolderOccupancyMax {
 			actions = append(actions, contracts.RebalanceAction{Branch: d, Operation: contracts.OpSplitFolder})
 		}
@@ -93,7 +94,7 @@ func DecideRebalance(t *store.Tree) []contracts.RebalanceAction {
 	one := make([]*node.Node, 1)
 	for _, n := range t.Leaves {
 		one[0] = n
-		if m := store.MetricsOf(one); m.LeafSize > LeafSizeSplitThreshold && m.TagDiversity >= LeafConceptMin {
+		if m := indexfiles.MetricsOf(one); m.LeafSize > LeafSizeSplitThreshold && m.TagDiversity >= LeafConceptMin {
 			actions = append(actions, contracts.RebalanceAction{Branch: n.Path, Operation: contracts.OpSplitLeaf})
 		}
 	}
@@ -806,7 +807,7 @@ func applyRebalanceLocked(ctx context.Context, k *store.KB, plan contracts.Rebal
 		"the tree is partly rebalanced: fix the cause and run the same plan again (operations already applied are skipped), or restore .ai/kenkeep from git"); err != nil {
 		return nil, err
 	}
-	rb, err := k.RebuildLocked(ctx, store.RebuildOptions{Command: cmd})
+	rb, err := indexfiles.RebuildLocked(ctx, k, indexfiles.RebuildOptions{Command: cmd})
 	if err != nil {
 		return nil, fmt.Errorf("the leaves were moved, but regenerating the index files failed: %w; run `kk index rebuild` once the cause is fixed", err)
 	}

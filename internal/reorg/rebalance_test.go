@@ -20,6 +20,7 @@ import (
 	"github.com/kk-project/kk/internal/benchtree"
 	"github.com/kk-project/kk/internal/checks"
 	"github.com/kk-project/kk/internal/contracts"
+	"github.com/kk-project/kk/internal/indexfiles"
 	"github.com/kk-project/kk/internal/node"
 	"github.com/kk-project/kk/internal/reorg"
 	"github.com/kk-project/kk/internal/schema"
@@ -176,7 +177,7 @@ func decodePlan(t *testing.T, name string, data []byte, out any) {
 
 func rebuild(t *testing.T, k *store.KB) {
 	t.Helper()
-	if _, err := k.Rebuild(context.Background(), store.RebuildOptions{Command: "test"}); err != nil {
+	if _, err := indexfiles.Rebuild(context.Background(), k, indexfiles.RebuildOptions{Command: "test"}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -196,7 +197,7 @@ func checkTreeHealthy(t *testing.T, k *store.KB) {
 	if r.Errors > 0 {
 		t.Errorf("lint found %d error(s): %+v", r.Errors, r.Items)
 	}
-	res, err := k.Rebuild(context.Background(), store.RebuildOptions{Check: true})
+	res, err := indexfiles.Rebuild(context.Background(), k, indexfiles.RebuildOptions{Check: true})
 	if err != nil {
 		t.Fatal(err)
 	}

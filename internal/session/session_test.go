@@ -14,6 +14,7 @@ import (
 	"github.com/kk-project/kk/internal/contracts"
 	"github.com/kk-project/kk/internal/schema"
 	"github.com/kk-project/kk/internal/store"
+	"github.com/kk-project/kk/internal/txn"
 )
 
 const sid = "0d9f6c2e-8f1a-4b7e-9c3d-2a1b4c5d6e7f"
@@ -23,7 +24,7 @@ var fixedNow = time.Date(2026, 5, 23, 12, 0, 0, 0, time.UTC)
 func newKB(t *testing.T) *store.KB {
 	t.Helper()
 	k := store.New(t.TempDir())
-	if _, err := k.Init(context.Background(), store.InitOptions{Version: "test", Now: fixedNow}); err != nil {
+	if _, err := txn.Init(context.Background(), k, txn.InitOptions{Version: "test", Now: fixedNow}); err != nil {
 		t.Fatal(err)
 	}
 	return k

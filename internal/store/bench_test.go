@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/kk-project/kk/internal/benchtree"
+	"github.com/kk-project/kk/internal/indexfiles"
 	"github.com/kk-project/kk/internal/store"
 )
 
@@ -23,7 +24,7 @@ func benchKB(b *testing.B, n int) *store.KB {
 		if _, err := benchtree.Generate(dir, benchtree.Options{Nodes: n, Seed: 1}); err != nil {
 			b.Fatal(err)
 		}
-		if _, err := k.Rebuild(context.Background(), store.RebuildOptions{}); err != nil {
+		if _, err := indexfiles.Rebuild(context.Background(), k, indexfiles.RebuildOptions{}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -37,7 +38,7 @@ func benchKB(b *testing.B, n int) *store.KB {
 func settle() { time.Sleep(2100 * time.Millisecond) }
 
 func BenchmarkReadTreeCold10k(b *testing.B) {
-	k := benchKB(b, 10000)
+	k := benchtree.Cached(b, 10000)
 	for b.Loop() {
 		if _, err := k.ReadTree(store.LoadOptions{NoCache: true, NoSave: true}); err != nil {
 			b.Fatal(err)
@@ -46,48 +47,14 @@ func BenchmarkReadTreeCold10k(b *testing.B) {
 }
 
 func BenchmarkReadTreeCached10k(b *testing.B) {
-	k := benchKB(b, 10000)
+	k := benchtree.Cached(b, 10000)
 	if _, err := k.ReadTree(store.LoadOptions{}); err != nil {
 		b.Fatal(err)
 	}
-	settle()
+	benchtree.Settle()
 	for b.Loop() {
 		if _, err := k.ReadTree(store.LoadOptions{NoSave: true}); err != nil {
 			b.Fatal(err)
-		}
-	}
-}
-
-func BenchmarkGenerate10k(b *testing.B) {
-	k := benchKB(b, 10000)
-	t, err := k.ReadTree(store.LoadOptions{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	s, err := store.ReadSummaries(k.SummariesPath())
-	if err != nil {
-		b.Fatal(err)
-	}
-	for b.Loop() {
-		if _, err := store.Generate(t, s); err != nil {
-			b.Fatal(err)
-		}
-	}
-}
-
-func BenchmarkRebuildNoChange10k(b *testing.B) {
-	k := benchKB(b, 10000)
-	if _, err := k.Rebuild(context.Background(), store.RebuildOptions{}); err != nil {
-		b.Fatal(err)
-	}
-	settle()
-	for b.Loop() {
-		res, err := k.Rebuild(context.Background(), store.RebuildOptions{})
-		if err != nil {
-			b.Fatal(err)
-		}
-		if len(res.Changed) > 0 {
-			b.Fatalf("no-change rebuild wrote %v", res.Changed)
 		}
 	}
 }

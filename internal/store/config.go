@@ -149,7 +149,7 @@ func ParseConfig(file string, src []byte) (Config, error) {
 }
 
 // entrySummary reads the root summary kept in ENTRY.md's front matter.
-func (k *KB) entrySummary() string {
+func (k *KB) EntrySummary() string {
 	src, err := os.ReadFile(k.EntryPath())
 	if err != nil {
 		return ""

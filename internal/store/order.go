@@ -3,7 +3,9 @@ package store
 import (
 	"bytes"
 	"slices"
+	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"golang.org/x/text/collate"
 	"golang.org/x/text/language"
@@ -21,7 +23,7 @@ import (
 // (lower before upper). The tables are derived from the collator itself at
 // start-up, and a test checks the fast path against it.
 
-var collatorPool = sync.Pool{New: func() any { return collate.New(language.Und) }}
+var CollatorPool = sync.Pool{New: func() any { return collate.New(language.Und) }}
 
 var asciiPrimary, asciiCase = asciiTables()
 
@@ -58,7 +60,7 @@ func isPlainASCII(s string) bool {
 }
 
 // compareASCII compares two printable-ASCII strings by root collation.
-func compareASCII(a, b string) int {
+func CompareASCII(a, b string) int {
 	n := min(len(a), len(b))
 	for i := 0; i < n; i++ {
 		if pa, pb := asciiPrimary[a[i]], asciiPrimary[b[i]]; pa != pb {
@@ -93,16 +95,16 @@ func LocaleCompare(a, b string) int {
 	}
 	var r int
 	if isPlainASCII(a) && isPlainASCII(b) {
-		r = compareASCII(a, b)
+		r = CompareASCII(a, b)
 	} else {
-		c := collatorPool.Get().(*collate.Collator)
+		c := CollatorPool.Get().(*collate.Collator)
 		r = c.CompareString(a, b)
-		collatorPool.Put(c)
+		CollatorPool.Put(c)
 	}
 	if r != 0 {
 		return r
 	}
-	return cmpString(a, b)
+	return CmpString(a, b)
 }
 
 // localeSorter sorts strings by LocaleCompare, computing collation keys
@@ -123,8 +125,8 @@ func newLocaleSorter(ss []string) localeSorter {
 	if ls.ascii {
 		return ls
 	}
-	c := collatorPool.Get().(*collate.Collator)
-	defer collatorPool.Put(c)
+	c := CollatorPool.Get().(*collate.Collator)
+	defer CollatorPool.Put(c)
 	var buf collate.Buffer
 	ls.keys = make([][]byte, len(ss))
 	for i, s := range ss {
@@ -138,14 +140,14 @@ func newLocaleSorter(ss []string) localeSorter {
 func (ls localeSorter) compare(ss []string, i, j int) int {
 	var r int
 	if ls.ascii {
-		r = compareASCII(ss[i], ss[j])
+		r = CompareASCII(ss[i], ss[j])
 	} else {
 		r = bytes.Compare(ls.keys[i], ls.keys[j])
 	}
 	if r != 0 {
 		return r
 	}
-	return cmpString(ss[i], ss[j])
+	return CmpString(ss[i], ss[j])
 }
 
 // sortedOrder returns the indexes of ss in locale order.
@@ -169,7 +171,7 @@ func SortLocale(ss []string) {
 	copy(ss, out)
 }
 
-func cmpString(a, b string) int {
+func CmpString(a, b string) int {
 	switch {
 	case a < b:
 		return -1
@@ -177,4 +179,49 @@ func cmpString(a, b string) int {
 		return 1
 	}
 	return 0
+}
+
+// CompareUTF16 orders strings by UTF-16 code units, as JavaScript's default
+// sort does. It differs from byte order only where one string has a
+// character above U+FFFF and the other one in U+E000..U+FFFF at the first
+// difference.
+func CompareUTF16(a, b string) int {
+	i := 0
+	for i < len(a) && i < len(b) && a[i] == b[i] {
+		i++
+	}
+	if i == len(a) || i == len(b) {
+		return len(a) - len(b)
+	}
+	for i > 0 && !utf8.RuneStart(a[i]) {
+		i--
+	}
+	ra, _ := utf8.DecodeRuneInString(a[i:])
+	rb, _ := utf8.DecodeRuneInString(b[i:])
+	if ka, kb := utf16Key(ra), utf16Key(rb); ka != kb {
+		if ka < kb {
+			return -1
+		}
+		return 1
+	}
+	return strings.Compare(a, b)
+}
+
+func UTF16Len(s string) int {
+	n := 0
+	for _, r := range s {
+		n++
+		if r >= 0x10000 {
+			n++
+		}
+	}
+	return n
+}
+
+// utf16Key maps a rune to its first UTF-16 code unit.
+func utf16Key(r rune) rune {
+	if r >= 0x10000 {
+		return 0xD800 + (r-0x10000)>>10
+	}
+	return r
 }

@@ -73,7 +73,7 @@ func (r Redirects) Render() []byte {
 	for k := range r {
 		keys = append(keys, k)
 	}
-	slices.SortFunc(keys, compareUTF16)
+	slices.SortFunc(keys, CompareUTF16)
 	if len(keys) == 0 {
 		return []byte("{}\n")
 	}
@@ -150,7 +150,7 @@ func ResolveRedirect(r Redirects, id string, live func(id string) bool) []string
 		}
 		queue = append(queue, r[next]...)
 	}
-	slices.SortFunc(out, compareUTF16)
+	slices.SortFunc(out, CompareUTF16)
 	return out
 }
 

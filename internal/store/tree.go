@@ -27,7 +27,7 @@ type Tree struct {
 	// IndexDirs holds the folders that contain an index.md.
 	IndexDirs map[string]bool
 
-	hashes map[string]string // leaf path -> sha256 hex of its bytes
+	Hashes map[string]string // leaf path -> sha256 hex of its bytes
 	byID   map[string]*node.Node
 }
 
@@ -51,12 +51,12 @@ func (t *Tree) Resolve(id string) (string, bool) {
 func (t *Tree) Put(old, n *node.Node, hash string) {
 	if old != nil {
 		t.Leaves = slices.DeleteFunc(t.Leaves, func(x *node.Node) bool { return x == old })
-		delete(t.hashes, old.Path)
+		delete(t.Hashes, old.Path)
 		delete(t.byID, old.ID)
 	}
 	at, _ := slices.BinarySearchFunc(t.Leaves, n.Path, func(x *node.Node, p string) int { return LocaleCompare(x.Path, p) })
 	t.Leaves = slices.Insert(t.Leaves, at, n)
-	t.hashes[n.Path] = hash
+	t.Hashes[n.Path] = hash
 	t.byID[n.ID] = n
 	if d := n.Dir(); !slices.Contains(t.Dirs, d) {
 		for ; d != "" && !slices.Contains(t.Dirs, d); d = DirOf(d) {
@@ -67,7 +67,7 @@ func (t *Tree) Put(old, n *node.Node, hash string) {
 }
 
 // Hash returns the sha256 (hex) of a leaf file's bytes.
-func (t *Tree) Hash(path string) string { return t.hashes[path] }
+func (t *Tree) Hash(path string) string { return t.Hashes[path] }
 
 // TreeError lists every leaf that could not be read.
 type TreeError struct {
@@ -136,14 +136,14 @@ func (k *KB) ReadTree(opts LoadOptions) (*Tree, error) {
 			leaves[i].Release(opts.Bodies)
 		}
 	})
-	t := &Tree{Dirs: dirs, IndexDirs: indexDirs, hashes: make(map[string]string, len(files)), byID: make(map[string]*node.Node, len(files))}
+	t := &Tree{Dirs: dirs, IndexDirs: indexDirs, Hashes: make(map[string]string, len(files)), byID: make(map[string]*node.Node, len(files))}
 	var problems []error
 	for i, f := range files {
 		if errs[i] != nil {
 			problems = append(problems, errs[i])
 			continue
 		}
-		t.hashes[f.Rel] = hashes[i]
+		t.Hashes[f.Rel] = hashes[i]
 		t.Leaves = append(t.Leaves, leaves[i])
 	}
 	seen := map[string]string{}
@@ -311,4 +311,4 @@ func within(root, target string) bool {
 func Parallel(n int, fn func(i int)) { workpool.Run(0, n, fn) }
 
 // parallelN runs fn(0..n-1) on up to workers goroutines.
-func parallelN(workers, n int, fn func(i int)) { workpool.Run(workers, n, fn) }
+func ParallelN(workers, n int, fn func(i int)) { workpool.Run(workers, n, fn) }

@@ -1,6 +1,7 @@
-package store
+package indexfiles
 
 import (
+	"github.com/kk-project/kk/internal/store"
 	"math"
 	"math/bits"
 	"slices"
@@ -79,7 +80,7 @@ func centralityScores(sets [][]int, tagCount int) [][]float64 {
 		}
 	}
 	out := make([][]float64, len(sets))
-	Parallel(len(sets), func(i int) {
+	store.Parallel(len(sets), func(i int) {
 		s := sets[i]
 		scores := make([]float64, len(s))
 		out[i] = scores

@@ -1,6 +1,7 @@
-package store
+package indexfiles
 
 import (
+	"github.com/kk-project/kk/internal/store"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -77,24 +78,24 @@ func TestASCIICollationMatchesCollator(t *testing.T) {
 		}
 		return string(b)
 	}
-	c := collatorPool.Get().(*collate.Collator)
-	defer collatorPool.Put(c)
+	c := store.CollatorPool.Get().(*collate.Collator)
+	defer store.CollatorPool.Put(c)
 	for range 20000 {
 		a, b := gen(), gen()
 		want := c.CompareString(a, b)
-		if got := compareASCII(a, b); got != want {
+		if got := store.CompareASCII(a, b); got != want {
 			t.Fatalf("compareASCII(%q, %q) = %d, collator says %d", a, b, got, want)
 		}
 	}
 	words := []string{"banana", "Apple", "apple", "cherry", "_x", "-x", "1x", "a b", "ab", "a-b", "A"}
 	got := slices.Clone(words)
-	SortLocale(got)
+	store.SortLocale(got)
 	want := slices.Clone(words)
 	slices.SortStableFunc(want, func(a, b string) int {
 		if r := c.CompareString(a, b); r != 0 {
 			return r
 		}
-		return cmpString(a, b)
+		return store.CmpString(a, b)
 	})
 	if !slices.Equal(got, want) {
 		t.Fatalf("SortLocale = %q, collator order %q", got, want)

@@ -1,4 +1,4 @@
-package store
+package txn
 
 import (
 	"bytes"
@@ -12,6 +12,9 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/kk-project/kk/internal/indexfiles"
+	"github.com/kk-project/kk/internal/store"
 
 	"go.yaml.in/yaml/v3"
 
@@ -39,10 +42,10 @@ type InitResult struct {
 // folder summaries, leaves, .kkignore) is never overwritten; a second run
 // changes nothing. With Upgrade, generated scaffolding (README, .gitignore
 // block, installed version) is refreshed.
-func (k *KB) Init(ctx context.Context, opts InitOptions) (*InitResult, error) {
+func Init(ctx context.Context, k *store.KB, opts InitOptions) (*InitResult, error) {
 	existed := k.Initialized()
 	if opts.Upgrade && !existed {
-		return nil, fmt.Errorf("%w at %s; run `kk init` without --upgrade first", ErrNotFound, k.Root)
+		return nil, fmt.Errorf("%w at %s; run `kk init` without --upgrade first", store.ErrNotFound, k.Root)
 	}
 	if fi, err := os.Stat(k.Root); err != nil || !fi.IsDir() {
 		return nil, fmt.Errorf("repository folder %s does not exist", k.Root)
@@ -56,7 +59,7 @@ func (k *KB) Init(ctx context.Context, opts InitOptions) (*InitResult, error) {
 	before := map[string]bool{}
 	for _, f := range []string{"ENTRY.md", "GRAPH.md", "nodes/index.md"} {
 		if _, err := os.Stat(filepath.Join(k.Dir, filepath.FromSlash(f))); err == nil {
-			before[DirName+"/"+f] = true
+			before[store.DirName+"/"+f] = true
 		}
 	}
 	err := k.WithLock(ctx, opts.Command, func() error {
@@ -107,7 +110,7 @@ func (k *KB) Init(ctx context.Context, opts InitOptions) (*InitResult, error) {
 			return err
 		}
 		if _, err := os.Stat(k.SummariesPath()); errors.Is(err, fs.ErrNotExist) {
-			data, err := RenderSummaries(Summaries{})
+			data, err := store.RenderSummaries(store.Summaries{})
 			if err != nil {
 				return err
 			}
@@ -115,12 +118,12 @@ func (k *KB) Init(ctx context.Context, opts InitOptions) (*InitResult, error) {
 				return err
 			}
 		}
-		if err := k.writeInstalled(opts, put); err != nil {
+		if err := writeInstalled(k, opts, put); err != nil {
 			return err
 		}
 		// The generated index files of whatever tree is there (usually none).
-		rb, err := k.RebuildLocked(ctx, RebuildOptions{})
-		if errors.Is(err, ErrNeedsMigration) {
+		rb, err := indexfiles.RebuildLocked(ctx, k, indexfiles.RebuildOptions{})
+		if errors.Is(err, store.ErrNeedsMigration) {
 			res.Warnings = append(res.Warnings, "index files not generated: "+err.Error())
 			return nil
 		}
@@ -143,12 +146,12 @@ func (k *KB) Init(ctx context.Context, opts InitOptions) (*InitResult, error) {
 	return res, nil
 }
 
-func (k *KB) writeInstalled(opts InitOptions, put func(string, []byte, bool) error) error {
+func writeInstalled(k *store.KB, opts InitOptions, put func(string, []byte, bool) error) error {
 	old, err := k.ReadInstalled()
 	if err == nil && (!opts.Upgrade || old.Version == opts.Version) {
 		return nil
 	}
-	in := Installed{SchemaVersion: 1, Package: "kk", Version: opts.Version, InstalledAt: opts.Now.UTC().Format(time.RFC3339), Harnesses: []string{}}
+	in := store.Installed{SchemaVersion: 1, Package: "kk", Version: opts.Version, InstalledAt: opts.Now.UTC().Format(time.RFC3339), Harnesses: []string{}}
 	if old != nil && old.Harnesses != nil {
 		in.Harnesses = old.Harnesses
 	}
@@ -164,10 +167,10 @@ func (k *KB) writeInstalled(opts InitOptions, put func(string, []byte, bool) err
 // empty) in .state/installed-version, keeping the other fields. It reports
 // whether the file changed. The caller holds the writer lock; the file
 // must exist (kk init writes it).
-func (k *KB) SetInstalledHarnesses(ids []string, command string) (bool, error) {
+func SetInstalledHarnesses(k *store.KB, ids []string, command string) (bool, error) {
 	in, err := k.ReadInstalled()
 	if errors.Is(err, fs.ErrNotExist) {
-		return false, fmt.Errorf("%w at %s: %s is missing; run `kk init` first", ErrNotFound, k.Root, k.Rel(k.InstalledPath()))
+		return false, fmt.Errorf("%w at %s: %s is missing; run `kk init` first", store.ErrNotFound, k.Root, k.Rel(k.InstalledPath()))
 	}
 	if err != nil {
 		return false, err
@@ -194,11 +197,11 @@ func mergeGitignore(path string) ([]byte, error) {
 		return nil, err
 	}
 	var b strings.Builder
-	for _, l := range GitignoreLines {
+	for _, l := range store.GitignoreLines {
 		b.WriteString(l + "\n")
 	}
 	own := map[string]bool{}
-	for _, l := range GitignoreLines {
+	for _, l := range store.GitignoreLines {
 		own[l] = true
 	}
 	// Unanchored forms from older layouts also matched nodes/hooks/ and the like.

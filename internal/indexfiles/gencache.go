@@ -1,4 +1,4 @@
-package store
+package indexfiles
 
 import (
 	"bufio"
@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/kk-project/kk/internal/store"
 
 	"github.com/kk-project/kk/internal/atomicfile"
 )
@@ -41,21 +43,21 @@ type genFile struct {
 	key         string // hash of the inputs it was rendered from
 }
 
-func (k *KB) genCachePath() string { return filepath.Join(k.StateDir(), "index.cache") }
+func genCachePath(k *store.KB) string { return filepath.Join(k.StateDir(), "index.cache") }
 
 // genKey hashes the inputs of generation.
-func (k *KB) genKey(nodesHash string) string {
+func genKey(k *store.KB, nodesHash string) string {
 	h := sha256.New()
 	h.Write([]byte(generatorVersion + "\n" + nodesHash + "\n"))
 	if data, err := os.ReadFile(k.SummariesPath()); err == nil {
 		h.Write(data)
 	}
-	h.Write([]byte("\n" + k.entrySummary()))
+	h.Write([]byte("\n" + k.EntrySummary()))
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-func (k *KB) loadGenCache() *genCache {
-	data, err := os.ReadFile(k.genCachePath())
+func loadGenCache(k *store.KB) *genCache {
+	data, err := os.ReadFile(genCachePath(k))
 	if err != nil {
 		return nil
 	}
@@ -92,7 +94,7 @@ func (k *KB) loadGenCache() *genCache {
 	return c
 }
 
-func (k *KB) saveGenCache(key string, g *Generated, prev *genCache) {
+func saveGenCache(k *store.KB, key string, g *Generated, prev *genCache) {
 	var b strings.Builder
 	b.WriteString("key " + key + "\n")
 	fmt.Fprintf(&b, "written %d\n", time.Now().UnixNano())
@@ -125,14 +127,14 @@ func (k *KB) saveGenCache(key string, g *Generated, prev *genCache) {
 		b.WriteString("missing " + f + "\n")
 	}
 	if os.MkdirAll(k.StateDir(), 0o755) == nil {
-		_ = atomicfile.Write(k.genCachePath(), []byte(b.String()), 0o644)
+		_ = atomicfile.Write(genCachePath(k), []byte(b.String()), 0o644)
 	}
 }
 
 // freshFunc returns the test generation uses to skip rendering a file: the
 // cache rendered it from inputs with the same key and the file on disk is
 // still the one it wrote. A nil cache skips nothing.
-func (c *genCache) freshFunc(k *KB) func(file, key string) bool {
+func (c *genCache) freshFunc(k *store.KB) func(file, key string) bool {
 	if c == nil {
 		return nil
 	}
@@ -143,13 +145,13 @@ func (c *genCache) freshFunc(k *KB) func(file, key string) bool {
 }
 
 // unchanged reports whether the file on disk is the one recorded.
-func (c *genCache) unchanged(k *KB, name string, f genFile) bool {
+func (c *genCache) unchanged(k *store.KB, name string, f genFile) bool {
 	path := filepath.Join(k.Dir, filepath.FromSlash(name))
 	fi, err := os.Stat(path)
 	if err != nil || fi.Size() != f.Size {
 		return false
 	}
-	if mt := fi.ModTime().UnixNano(); mt == f.mtime && mt < c.written-int64(RacyWindow) {
+	if mt := fi.ModTime().UnixNano(); mt == f.mtime && mt < c.written-int64(store.RacyWindow) {
 		return true
 	}
 	data, err := os.ReadFile(path)
@@ -164,7 +166,7 @@ func (c *genCache) unchanged(k *KB, name string, f genFile) bool {
 // generation would produce for key, according to the cache. A file whose
 // size and mtime are as recorded, and not racily close to the moment they
 // were recorded, is trusted without reading it.
-func (c *genCache) upToDate(k *KB, key string, t *Tree) bool {
+func (c *genCache) upToDate(k *store.KB, key string, t *store.Tree) bool {
 	if c == nil || c.key != key || len(t.IndexDirs) != len(c.folders) {
 		return false
 	}

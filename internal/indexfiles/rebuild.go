@@ -1,6 +1,7 @@
-package store
+package indexfiles
 
 import (
+	"github.com/kk-project/kk/internal/store"
 	"bytes"
 	"context"
 	"errors"
@@ -12,8 +13,6 @@ import (
 
 	"github.com/kk-project/kk/internal/atomicfile"
 	"github.com/kk-project/kk/internal/gitx"
-	"github.com/kk-project/kk/internal/lock"
-	"github.com/kk-project/kk/internal/node"
 )
 
 // RebuildOptions select what Rebuild does.
@@ -38,56 +37,46 @@ type RebuildResult struct {
 // writeConcurrency is how many generated files Rebuild writes at once.
 const writeConcurrency = 8
 
-// WithLock runs fn while holding the writer lock.
-func (k *KB) WithLock(ctx context.Context, cmd string, fn func() error) error {
-	l, err := lock.Acquire(ctx, k.LockPath(), lock.Wait, cmd)
-	if err != nil {
-		return err
-	}
-	defer l.Release()
-	return fn()
-}
-
 // Rebuild regenerates every index file from the leaves. With Check it only
 // reports the files that differ.
-func (k *KB) Rebuild(ctx context.Context, opts RebuildOptions) (*RebuildResult, error) {
+func Rebuild(ctx context.Context, k *store.KB, opts RebuildOptions) (*RebuildResult, error) {
 	if opts.Check {
-		return k.rebuild(ctx, opts)
+		return rebuild(ctx, k, opts)
 	}
 	var res *RebuildResult
 	err := k.WithLock(ctx, opts.Command, func() error {
 		var err error
-		res, err = k.rebuild(ctx, opts)
+		res, err = rebuild(ctx, k, opts)
 		return err
 	})
 	return res, err
 }
 
 // RebuildLocked is Rebuild for a caller that already holds the writer lock.
-func (k *KB) RebuildLocked(ctx context.Context, opts RebuildOptions) (*RebuildResult, error) {
-	return k.rebuild(ctx, opts)
+func RebuildLocked(ctx context.Context, k *store.KB, opts RebuildOptions) (*RebuildResult, error) {
+	return rebuild(ctx, k, opts)
 }
 
-func (k *KB) rebuild(ctx context.Context, opts RebuildOptions) (*RebuildResult, error) {
+func rebuild(ctx context.Context, k *store.KB, opts RebuildOptions) (*RebuildResult, error) {
 	if _, err := k.LoadConfig(); err != nil {
 		return nil, err
 	}
-	t, err := k.ReadTree(LoadOptions{NoSave: opts.Check})
+	t, err := k.ReadTree(store.LoadOptions{NoSave: opts.Check})
 	if err != nil {
 		return nil, err
 	}
-	return k.RebuildTree(ctx, t, opts)
+	return RebuildTree(ctx, k, t, opts)
 }
 
 // rebuildTree regenerates the index files of t, a tree the caller read (and
 // possibly changed in memory to match what it wrote) under the lock.
-func (k *KB) RebuildTree(ctx context.Context, t *Tree, opts RebuildOptions) (*RebuildResult, error) {
-	if err := RequireV3(t); err != nil {
+func RebuildTree(ctx context.Context, k *store.KB, t *store.Tree, opts RebuildOptions) (*RebuildResult, error) {
+	if err := store.RequireV3(t); err != nil {
 		return nil, err
 	}
 	nodesHash := NodesHash(t)
-	key := k.genKey(nodesHash)
-	c := k.loadGenCache()
+	key := genKey(k, nodesHash)
+	c := loadGenCache(k)
 	if c.upToDate(k, key, t) {
 		missing := c.missing
 		if missing == nil {
@@ -96,7 +85,7 @@ func (k *KB) RebuildTree(ctx context.Context, t *Tree, opts RebuildOptions) (*Re
 		return &RebuildResult{NodeCount: len(t.Leaves), NodesHash: "sha256:" + nodesHash, Folders: len(c.folders),
 			MissingSummaries: missing, Changed: []string{}, Removed: []string{}}, nil
 	}
-	gen, err := k.generate(t, c.freshFunc(k))
+	gen, err := generateFor(k, t, c.freshFunc(k))
 	if err != nil {
 		return nil, err
 	}
@@ -123,10 +112,10 @@ func (k *KB) RebuildTree(ctx context.Context, t *Tree, opts RebuildOptions) (*Re
 	}
 	stale := staleIndexes(t, gen)
 	for _, name := range changed {
-		res.Changed = append(res.Changed, filepath.ToSlash(filepath.Join(DirName, name)))
+		res.Changed = append(res.Changed, filepath.ToSlash(filepath.Join(store.DirName, name)))
 	}
 	for _, d := range stale {
-		res.Removed = append(res.Removed, filepath.ToSlash(filepath.Join(DirName, "nodes", d, "index.md")))
+		res.Removed = append(res.Removed, filepath.ToSlash(filepath.Join(store.DirName, "nodes", d, "index.md")))
 	}
 	if opts.Check {
 		return res, nil
@@ -134,7 +123,7 @@ func (k *KB) RebuildTree(ctx context.Context, t *Tree, opts RebuildOptions) (*Re
 	// Each file is replaced atomically; doing several at once overlaps
 	// their fsyncs, which dominate a cold rebuild of a large tree.
 	writeErrs := make([]error, len(changed))
-	parallelN(writeConcurrency, len(changed), func(i int) {
+	store.ParallelN(writeConcurrency, len(changed), func(i int) {
 		p := filepath.Join(k.Dir, filepath.FromSlash(changed[i]))
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			writeErrs[i] = err
@@ -152,7 +141,7 @@ func (k *KB) RebuildTree(ctx context.Context, t *Tree, opts RebuildOptions) (*Re
 		}
 		os.Remove(dir) // only succeeds when the folder is now empty
 	}
-	k.saveGenCache(key, gen, c)
+	saveGenCache(k, key, gen, c)
 	if opts.Stage && (len(res.Changed) > 0 || len(res.Removed) > 0) && gitx.InWorkTree(ctx, k.Root) {
 		paths := append(slices.Clone(res.Changed), res.Removed...)
 		if err := gitx.Add(ctx, k.Root, paths); err != nil {
@@ -163,13 +152,13 @@ func (k *KB) RebuildTree(ctx context.Context, t *Tree, opts RebuildOptions) (*Re
 	return res, nil
 }
 
-// generate renders the generated files of t with the current summaries.
-func (k *KB) generate(t *Tree, fresh func(file, key string) bool) (*Generated, error) {
-	summaries, err := ReadSummaries(k.SummariesPath())
+// generateFor renders the generated files of t with the current summaries.
+func generateFor(k *store.KB, t *store.Tree, fresh func(file, key string) bool) (*Generated, error) {
+	summaries, err := store.ReadSummaries(k.SummariesPath())
 	if err != nil {
 		return nil, err
 	}
-	if s := k.entrySummary(); s != "" {
+	if s := k.EntrySummary(); s != "" {
 		summaries[""] = s
 	}
 	return generate(t, summaries, fresh)
@@ -177,7 +166,7 @@ func (k *KB) generate(t *Tree, fresh func(file, key string) bool) (*Generated, e
 
 // staleIndexes lists folders holding a generated index.md but no leaves
 // anywhere below them.
-func staleIndexes(t *Tree, gen *Generated) []string {
+func staleIndexes(t *store.Tree, gen *Generated) []string {
 	live := map[string]bool{}
 	for _, d := range gen.Folders {
 		live[d] = true
@@ -190,18 +179,4 @@ func staleIndexes(t *Tree, gen *Generated) []string {
 	}
 	slices.Sort(out)
 	return out
-}
-
-// ErrNeedsMigration is returned by writers when the tree still holds v2
-// leaves: their folder summaries live in the old index.md files, which a
-// rebuild would overwrite before `kk migrate okf-v3` could harvest them.
-var ErrNeedsMigration = errors.New("the knowledge tree holds v2 leaves; run `kk migrate okf-v3` first")
-
-func RequireV3(t *Tree) error {
-	for _, n := range t.Leaves {
-		if n.Format != node.SchemaVersion {
-			return fmt.Errorf("%w (first one: %s)", ErrNeedsMigration, filepath.ToSlash(filepath.Join(DirName, "nodes", n.Path)))
-		}
-	}
-	return nil
 }

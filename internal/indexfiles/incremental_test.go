@@ -1,4 +1,4 @@
-package store_test
+package indexfiles_test
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"github.com/kk-project/kk/internal/benchtree"
 	"github.com/kk-project/kk/internal/contracts"
 	"github.com/kk-project/kk/internal/curate"
+	"github.com/kk-project/kk/internal/indexfiles"
 	"github.com/kk-project/kk/internal/store"
 )
 
@@ -24,7 +25,7 @@ func TestIncrementalRebuildMatchesFull(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	if _, err := k.Rebuild(ctx, store.RebuildOptions{}); err != nil {
+	if _, err := indexfiles.Rebuild(ctx, k, indexfiles.RebuildOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	rng := rand.New(rand.NewPCG(1, 1))
@@ -55,7 +56,7 @@ func TestIncrementalRebuildMatchesFull(t *testing.T) {
 			s := store.Summaries{"api-0": fmt.Sprintf("api things %d", step)}
 			data, _ := store.RenderSummaries(s)
 			os.WriteFile(k.SummariesPath(), data, 0o644)
-			if _, err := k.Rebuild(ctx, store.RebuildOptions{}); err != nil {
+			if _, err := indexfiles.Rebuild(ctx, k, indexfiles.RebuildOptions{}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -63,7 +64,7 @@ func TestIncrementalRebuildMatchesFull(t *testing.T) {
 		for _, c := range []string{"leaves.cache", "index.cache"} {
 			os.Rename(filepath.Join(k.StateDir(), c), filepath.Join(k.StateDir(), c+".bak"))
 		}
-		res, err := k.Rebuild(ctx, store.RebuildOptions{Check: true})
+		res, err := indexfiles.Rebuild(ctx, k, indexfiles.RebuildOptions{Check: true})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,4 +1,4 @@
-package store
+package indexfiles
 
 import (
 	"crypto/sha256"
@@ -6,7 +6,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"unicode/utf8"
+
+	"github.com/kk-project/kk/internal/store"
 
 	"github.com/kk-project/kk/internal/node"
 	"github.com/kk-project/kk/internal/yamlstyle"
@@ -55,53 +56,27 @@ type FolderMetrics struct {
 
 // NodesHash computes the content hash of a tree: sha256 over the sorted
 // lines "<path>\t<sha256 of the leaf's bytes>", joined by "\n".
-func NodesHash(t *Tree) string {
+func NodesHash(t *store.Tree) string {
 	entries := make([]string, 0, len(t.Leaves))
 	for _, n := range t.Leaves {
-		entries = append(entries, n.Path+"\t"+t.hashes[n.Path])
+		entries = append(entries, n.Path+"\t"+t.Hashes[n.Path])
 	}
-	slices.SortFunc(entries, compareUTF16)
+	slices.SortFunc(entries, store.CompareUTF16)
 	sum := sha256.Sum256([]byte(strings.Join(entries, "\n")))
 	return hex.EncodeToString(sum[:])
-}
-
-// compareUTF16 orders strings by UTF-16 code units, as JavaScript's default
-// sort does. It differs from byte order only where one string has a
-// character above U+FFFF and the other one in U+E000..U+FFFF at the first
-// difference.
-func compareUTF16(a, b string) int {
-	i := 0
-	for i < len(a) && i < len(b) && a[i] == b[i] {
-		i++
-	}
-	if i == len(a) || i == len(b) {
-		return len(a) - len(b)
-	}
-	for i > 0 && !utf8.RuneStart(a[i]) {
-		i--
-	}
-	ra, _ := utf8.DecodeRuneInString(a[i:])
-	rb, _ := utf8.DecodeRuneInString(b[i:])
-	if ka, kb := utf16Key(ra), utf16Key(rb); ka != kb {
-		if ka < kb {
-			return -1
-		}
-		return 1
-	}
-	return strings.Compare(a, b)
 }
 
 // Generate renders every generated file of the tree: each folder's
 // index.md, the root nodes/index.md, ENTRY.md and GRAPH.md. summaries are
 // the folder summaries; the root's comes from ENTRY.md.
-func Generate(t *Tree, summaries Summaries) (*Generated, error) {
+func Generate(t *store.Tree, summaries store.Summaries) (*Generated, error) {
 	return generate(t, summaries, nil)
 }
 
 // generate is Generate that skips rendering every folder index for which
 // fresh(file, key) reports that the file on disk was rendered from inputs
 // with that key. Keys cover everything a folder index shows; see folderKey.
-func generate(t *Tree, summaries Summaries, fresh func(file, key string) bool) (*Generated, error) {
+func generate(t *store.Tree, summaries store.Summaries, fresh func(file, key string) bool) (*Generated, error) {
 	g := &Generated{Files: map[string][]byte{}, Keys: map[string]string{}, Metrics: map[string]FolderMetrics{}}
 	g.NodesHash = NodesHash(t)
 
@@ -118,7 +93,7 @@ func generate(t *Tree, summaries Summaries, fresh func(file, key string) bool) (
 	}
 	titleRank := make(map[*node.Node]int, len(t.Leaves))
 	prev := -1
-	for r, i := range SortedOrder(titles) {
+	for r, i := range store.SortedOrder(titles) {
 		if prev >= 0 && titles[prev] == titles[i] {
 			r = titleRank[t.Leaves[prev]]
 		}
@@ -132,7 +107,7 @@ func generate(t *Tree, summaries Summaries, fresh func(file, key string) bool) (
 		if r := titleRank[a] - titleRank[b]; r != 0 {
 			return r
 		}
-		return cmpString(a.Path, b.Path)
+		return store.CmpString(a.Path, b.Path)
 	}
 
 	dirSet := map[string]bool{"": true}
@@ -142,19 +117,19 @@ func generate(t *Tree, summaries Summaries, fresh func(file, key string) bool) (
 		byDir[d] = append(byDir[d], n)
 		for d != "" {
 			dirSet[d] = true
-			d = DirOf(d)
+			d = store.DirOf(d)
 		}
 	}
 	dirs := make([]string, 0, len(dirSet))
 	for d := range dirSet {
 		dirs = append(dirs, d)
 	}
-	SortLocale(dirs)
+	store.SortLocale(dirs)
 	g.Folders = dirs
 	children := map[string][]string{}
 	for _, d := range dirs {
 		if d != "" {
-			children[DirOf(d)] = append(children[DirOf(d)], d)
+			children[store.DirOf(d)] = append(children[store.DirOf(d)], d)
 		}
 	}
 	for _, d := range dirs {
@@ -174,7 +149,7 @@ func generate(t *Tree, summaries Summaries, fresh func(file, key string) bool) (
 	keys := make([]string, len(dirs))
 	skip := make([]bool, len(dirs))
 	metrics := make([]FolderMetrics, len(dirs))
-	Parallel(len(dirs), func(i int) {
+	store.Parallel(len(dirs), func(i int) {
 		d := dirs[i]
 		leaves := slices.Clone(byDir[d])
 		slices.SortFunc(leaves, catalog)
@@ -225,20 +200,9 @@ func MetricsOf(leaves []*node.Node) FolderMetrics {
 		for _, t := range n.Tags {
 			tags[t] = true
 		}
-		chars += UTF16Len(n.Title) + UTF16Len(n.Description) + n.BodySize
+		chars += store.UTF16Len(n.Title) + store.UTF16Len(n.Description) + n.BodySize
 	}
 	return FolderMetrics{Occupancy: len(leaves), TagDiversity: len(tags), LeafSize: (chars + 3) / 4}
-}
-
-func UTF16Len(s string) int {
-	n := 0
-	for _, r := range s {
-		n++
-		if r >= 0x10000 {
-			n++
-		}
-	}
-	return n
 }
 
 // rankCohorts orders, for every tag, the leaves carrying it by centrality
@@ -291,7 +255,7 @@ func rankCohorts(leaves []*node.Node, inDegree map[string]int, titleRank map[*no
 			if r := titleRank[a] - titleRank[b]; r != 0 {
 				return r
 			}
-			return cmpString(a.Path, b.Path)
+			return store.CmpString(a.Path, b.Path)
 		})
 		top := make([]*node.Node, 0, min(byTopicMax, len(members)))
 		for _, m := range members[:min(byTopicMax, len(members))] {
@@ -379,7 +343,7 @@ func (l labels) topicEntry(n *node.Node, href string) string {
 	return line
 }
 
-func renderFolder(dir string, leaves []*node.Node, subs []string, ranked map[string][]*node.Node, summaries Summaries, lb labels) string {
+func renderFolder(dir string, leaves []*node.Node, subs []string, ranked map[string][]*node.Node, summaries store.Summaries, lb labels) string {
 	var b strings.Builder
 	line := func(s string) {
 		b.WriteString(s)
@@ -391,7 +355,7 @@ func renderFolder(dir string, leaves []*node.Node, subs []string, ranked map[str
 		line("# kk Index: " + strings.ReplaceAll(dir, "/", " / "))
 		line("")
 		parent := "kk"
-		if p := DirOf(dir); p != "" {
+		if p := store.DirOf(dir); p != "" {
 			parent = p[strings.LastIndexByte(p, '/')+1:]
 		}
 		line("↑ Parent: [" + parent + "](../index.md)")
@@ -458,7 +422,7 @@ func splitKinds(leaves []*node.Node) (practice, maps, other []*node.Node) {
 	return
 }
 
-func renderEntry(t *Tree, rootLeaves []*node.Node, branches []string, summaries Summaries, hash string, lb labels) ([]byte, error) {
+func renderEntry(t *store.Tree, rootLeaves []*node.Node, branches []string, summaries store.Summaries, hash string, lb labels) ([]byte, error) {
 	fm := yamlstyle.Map{
 		{Key: "schema_version", Value: node.SchemaVersion},
 		{Key: "nodes_hash", Value: "sha256:" + hash},
@@ -494,7 +458,7 @@ func renderEntry(t *Tree, rootLeaves []*node.Node, branches []string, summaries 
 	return []byte("---\n" + string(head) + "---\n" + strings.Join(lines, "\n") + "\n"), nil
 }
 
-func renderGraph(t *Tree, hash string) ([]byte, error) {
+func renderGraph(t *store.Tree, hash string) ([]byte, error) {
 	head, err := yamlstyle.Marshal(yamlstyle.Map{
 		{Key: "schema_version", Value: node.SchemaVersion},
 		{Key: "nodes_hash", Value: "sha256:" + hash},
@@ -517,9 +481,9 @@ func renderGraph(t *Tree, hash string) ([]byte, error) {
 	for i, n := range t.Leaves {
 		ids[i] = n.ID
 	}
-	SortLocale(ids)
+	store.SortLocale(ids)
 	for _, id := range ids {
-		n := t.byID[id]
+		n, _ := t.ByID(id)
 		b.WriteString("\n## " + n.ID + "\n\n- **kind:** " + n.Type + "\n- **title:** " + n.Title + "\n- **path:** " + n.Path + "\n")
 		for _, f := range [...]struct {
 			name string
@@ -533,20 +497,12 @@ func renderGraph(t *Tree, hash string) ([]byte, error) {
 	return []byte(b.String()), nil
 }
 
-// utf16Key maps a rune to its first UTF-16 code unit.
-func utf16Key(r rune) rune {
-	if r >= 0x10000 {
-		return 0xD800 + (r-0x10000)>>10
-	}
-	return r
-}
-
 // relHref is the link from folder dir to target (both relative to nodes/).
 func relHref(dir, target string) string {
 	if dir == "" {
 		return target
 	}
-	common := commonFolder(dir, DirOf(target))
+	common := commonFolder(dir, store.DirOf(target))
 	up := 0
 	if rest := dir[common:]; rest != "" {
 		up = strings.Count(rest, "/")
@@ -589,7 +545,7 @@ func topicBuckets(leaves []*node.Node) []string {
 	for t := range buckets {
 		tags = append(tags, t)
 	}
-	SortLocale(tags)
+	store.SortLocale(tags)
 	slices.SortStableFunc(tags, func(a, b string) int { return buckets[b] - buckets[a] })
 	return tags
 }
@@ -613,7 +569,7 @@ func leafDigests(leaves []*node.Node) map[*node.Node][sha256.Size]byte {
 // folderKey hashes everything renderFolder reads for dir: its subfolders
 // and their summaries, its direct leaves in display order, and the leaves
 // each of its topics lists. Equal keys mean byte-identical output.
-func folderKey(dir string, leaves []*node.Node, subs []string, ranked map[string][]*node.Node, summaries Summaries, digests map[*node.Node][sha256.Size]byte) string {
+func folderKey(dir string, leaves []*node.Node, subs []string, ranked map[string][]*node.Node, summaries store.Summaries, digests map[*node.Node][sha256.Size]byte) string {
 	h := sha256.New()
 	h.Write([]byte(generatorVersion + "\x00" + dir + "\x00"))
 	for _, s := range subs {

@@ -1,0 +1,35 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+
+	"github.com/kk-project/kk/internal/lock"
+	"github.com/kk-project/kk/internal/node"
+)
+
+// WithLock runs fn while holding the writer lock.
+func (k *KB) WithLock(ctx context.Context, cmd string, fn func() error) error {
+	l, err := lock.Acquire(ctx, k.LockPath(), lock.Wait, cmd)
+	if err != nil {
+		return err
+	}
+	defer l.Release()
+	return fn()
+}
+
+// ErrNeedsMigration is returned by writers when the tree still holds v2
+// leaves: their folder summaries live in the old index.md files, which a
+// rebuild would overwrite before `kk migrate okf-v3` could harvest them.
+var ErrNeedsMigration = errors.New("the knowledge tree holds v2 leaves; run `kk migrate okf-v3` first")
+
+func RequireV3(t *Tree) error {
+	for _, n := range t.Leaves {
+		if n.Format != node.SchemaVersion {
+			return fmt.Errorf("%w (first one: %s)", ErrNeedsMigration, filepath.ToSlash(filepath.Join(DirName, "nodes", n.Path)))
+		}
+	}
+	return nil
+}
