@@ -1,11 +1,11 @@
 package indexfiles
 
 import (
-	"github.com/kk-project/kk/internal/store"
 	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"github.com/kk-project/kk/internal/store"
 	"io/fs"
 	"os"
 	"path/filepath"
