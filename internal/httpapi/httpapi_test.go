@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -17,81 +16,27 @@ import (
 
 	"github.com/kk-project/kk/internal/gitx"
 	"github.com/kk-project/kk/internal/httpapi"
+	"github.com/kk-project/kk/internal/httpapi/httpapitest"
 	"github.com/kk-project/kk/internal/jobqueue"
 	"github.com/kk-project/kk/internal/llm"
 )
 
-// service is a running server over a test repository.
+// service is a running server over a test repository, and a client.
 type service struct {
 	t       *testing.T
 	root    string
-	backend *gitBackend
+	backend *httpapitest.GitBackend
 	url     string
 	token   string
 	stop    func()
 }
 
-func newRepo(t *testing.T) string {
-	t.Helper()
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git not installed")
-	}
-	root := t.TempDir()
-	ctx := context.Background()
-	if _, err := gitx.Run(ctx, root, "init", "-q", "-b", "main"); err != nil {
-		t.Fatal(err)
-	}
-	os.MkdirAll(filepath.Join(root, ".ai", "kenkeep", "nodes"), 0o755)
-	// Ordinary markdown elsewhere in the repository breaks nothing.
-	os.WriteFile(filepath.Join(root, "README.md"), []byte("# A project\n"), 0o644)
-	os.WriteFile(filepath.Join(root, ".gitignore"), []byte(".ai/kenkeep/.state/\n"), 0o644)
-	if _, err := gitx.CommitPaths(ctx, root, testAuthor, "init", []string{"README.md", ".gitignore"}); err != nil {
-		t.Fatal(err)
-	}
-	return root
-}
+func newRepo(t *testing.T) string { return httpapitest.NewRepo(t) }
 
-// start runs a server over root until the test ends or stop is called.
-func start(t *testing.T, root string, b *gitBackend, token string) *service {
+func start(t *testing.T, root string, b *httpapitest.GitBackend, token string) *service {
 	t.Helper()
-	if b == nil {
-		b = &gitBackend{}
-	}
-	b.root = root
-	q, err := jobqueue.Open(filepath.Join(root, ".ai", "kenkeep", ".state", "queue"), jobqueue.Options{
-		Committed: func(ctx context.Context, id string) (string, bool, error) {
-			c, ok, err := gitx.FindJobCommit(ctx, root, id)
-			return c.Path, ok, err
-		},
-		Restore: func(ctx context.Context, j jobqueue.Job) error { return gitx.RestorePaths(ctx, root, j.Touched) },
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := httpapi.New(httpapi.Options{Backend: b, Queue: q, Token: token})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ctx, ln) }()
-	stopped := false
-	stop := func() {
-		if stopped {
-			return
-		}
-		stopped = true
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("Serve: %v", err)
-		}
-	}
-	t.Cleanup(stop)
-	return &service{t: t, root: root, backend: b, url: "http://" + ln.Addr().String(), token: token, stop: stop}
+	s := httpapitest.Start(t, root, b, token)
+	return &service{t: t, root: root, backend: s.Backend, url: s.URL, token: token, stop: s.Stop}
 }
 
 // reply is one HTTP answer.
@@ -247,7 +192,7 @@ func TestFailedJobStaysFailed(t *testing.T) {
 	}
 	head := s.git("rev-parse", "HEAD")
 	// A job that fails after writing leaves nothing behind.
-	s.backend.beforeWrite = func(j *httpapi.Job) error {
+	s.backend.BeforeWrite = func(j *httpapi.Job) error {
 		if strings.Contains(j.Request.Content, "boom") {
 			p := filepath.Join(root, ".ai", "kenkeep", "nodes", "inbox", "half.md")
 			os.MkdirAll(filepath.Dir(p), 0o755)
@@ -272,7 +217,7 @@ func TestFailedJobStaysFailed(t *testing.T) {
 	s.stop()
 
 	// After a restart both are still failed, and neither runs again.
-	s2 := start(t, root, &gitBackend{beforeWrite: func(j *httpapi.Job) error {
+	s2 := start(t, root, &httpapitest.GitBackend{BeforeWrite: func(j *httpapi.Job) error {
 		t.Errorf("job %s ran again", j.ID)
 		return nil
 	}}, "")
@@ -302,7 +247,7 @@ func TestDoneJobAnsweredAfterRestart(t *testing.T) {
 
 func TestDedupOfActivePosts(t *testing.T) {
 	release := make(chan struct{})
-	b := &gitBackend{beforeWrite: func(*httpapi.Job) error { <-release; return nil }}
+	b := &httpapitest.GitBackend{BeforeWrite: func(*httpapi.Job) error { <-release; return nil }}
 	s := start(t, newRepo(t), b, "")
 	first := s.submit("POST", `{"content":"same","hint":"","tags":null,"title":""}`)
 	second := s.submit("POST", `{"content":"same","hint":"","tags":null,"title":""}`)
@@ -493,12 +438,12 @@ func fakeOllama(t *testing.T, replies map[string]string, status int) string {
 	return srv.URL
 }
 
-func withModel(t *testing.T, url string) *gitBackend {
+func withModel(t *testing.T, url string) *httpapitest.GitBackend {
 	p, err := llm.New(llm.Config{Provider: "ollama", Model: "fake", URL: url}, llm.Deps{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &gitBackend{provider: p}
+	return &httpapitest.GitBackend{Provider: p}
 }
 
 func TestAnswerAndAsk(t *testing.T) {
@@ -607,7 +552,7 @@ func TestListenAddr(t *testing.T) {
 	}
 	defer ln.Close()
 	q, _ := jobqueue.Open(t.TempDir(), jobqueue.Options{})
-	srv, _ := httpapi.New(httpapi.Options{Backend: &gitBackend{}, Queue: q})
+	srv, _ := httpapi.New(httpapi.Options{Backend: &httpapitest.GitBackend{}, Queue: q})
 	if err := srv.Serve(context.Background(), openAddr{ln}); err == nil || !strings.Contains(err.Error(), "needs a bearer token") {
 		t.Errorf("Serve on a non-loopback address: %v", err)
 	}

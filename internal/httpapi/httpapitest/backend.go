@@ -1,6 +1,9 @@
-package httpapi_test
+// Package httpapitest holds what the tests of kk serve's HTTP face share:
+// GitBackend, a test-only Backend over a temporary git repository, and a
+// running server over it. Only tests import it.
+package httpapitest
 
-// gitBackend is a test-only Backend over a temporary git repository: a
+// GitBackend is a test-only Backend over a temporary git repository: a
 // plain folder of notes with knowledged-style front matter, a word-count
 // search, and the real gitx commit helpers. It stands in for kk's core
 // (the store transaction and the search engine) so that the HTTP face,
@@ -28,21 +31,23 @@ import (
 	"github.com/kk-project/kk/internal/schema"
 )
 
-var testAuthor = gitx.Author{Name: "kk serve", Email: "kk-serve@kk.invalid"}
+// Author is the identity of the test backend's commits.
+var Author = gitx.Author{Name: "kk serve", Email: "kk-serve@kk.invalid"}
 
-type gitBackend struct {
-	root     string // repository root
-	provider llm.Provider
-	// beforeWrite, when set, runs in Apply before anything is written.
-	beforeWrite func(j *httpapi.Job) error
+type GitBackend struct {
+	Root string // repository root
+	// Provider answers /answer and /ask; nil is offline.
+	Provider llm.Provider
+	// BeforeWrite, when set, runs in Apply before anything is written.
+	BeforeWrite func(j *httpapi.Job) error
 	mu          sync.Mutex // the test's stand-in for the writer lock
 }
 
-func (b *gitBackend) tree() string {
-	return filepath.Join(b.root, filepath.FromSlash(httpapi.TreePrefix))
+func (b *GitBackend) tree() string {
+	return filepath.Join(b.Root, filepath.FromSlash(httpapi.TreePrefix))
 }
 
-func (b *gitBackend) file(p string) string { return filepath.Join(b.tree(), filepath.FromSlash(p)) }
+func (b *GitBackend) file(p string) string { return filepath.Join(b.tree(), filepath.FromSlash(p)) }
 
 type note struct {
 	Title, Description string
@@ -89,7 +94,7 @@ func parseNote(src string) (note, error) {
 	return n, nil
 }
 
-func (b *gitBackend) Read(_ context.Context, p string) (string, error) {
+func (b *GitBackend) Read(_ context.Context, p string) (string, error) {
 	data, err := os.ReadFile(b.file(p))
 	if errors.Is(err, fs.ErrNotExist) {
 		return "", fmt.Errorf("%s: %w", p, httpapi.ErrNotFound)
@@ -98,7 +103,7 @@ func (b *gitBackend) Read(_ context.Context, p string) (string, error) {
 }
 
 // all returns every note, by path.
-func (b *gitBackend) all() (map[string]note, error) {
+func (b *GitBackend) all() (map[string]note, error) {
 	out := map[string]note{}
 	err := filepath.WalkDir(b.tree(), func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".md") {
@@ -119,7 +124,7 @@ func (b *gitBackend) all() (map[string]note, error) {
 	return out, err
 }
 
-func (b *gitBackend) Search(_ context.Context, query string, limit int) ([]httpapi.Doc, error) {
+func (b *GitBackend) Search(_ context.Context, query string, limit int) ([]httpapi.Doc, error) {
 	notes, err := b.all()
 	if err != nil {
 		return nil, err
@@ -165,7 +170,7 @@ func lower(tags []string) []string {
 	return slices.Compact(out)
 }
 
-func (b *gitBackend) ByTags(_ context.Context, tags []string, all bool) ([]httpapi.TagDoc, error) {
+func (b *GitBackend) ByTags(_ context.Context, tags []string, all bool) ([]httpapi.TagDoc, error) {
 	notes, err := b.all()
 	if err != nil {
 		return nil, err
@@ -192,7 +197,7 @@ func (b *gitBackend) ByTags(_ context.Context, tags []string, all bool) ([]httpa
 	return out, nil
 }
 
-func (b *gitBackend) Tags(context.Context) ([]httpapi.TagCount, error) {
+func (b *GitBackend) Tags(context.Context) ([]httpapi.TagCount, error) {
 	notes, err := b.all()
 	if err != nil {
 		return nil, err
@@ -211,8 +216,8 @@ func (b *gitBackend) Tags(context.Context) ([]httpapi.TagCount, error) {
 	return out, nil
 }
 
-func (b *gitBackend) Recent(ctx context.Context, n int) ([]httpapi.Post, error) {
-	commits, err := gitx.RecentJobCommits(ctx, b.root, httpapi.OpStore, n)
+func (b *GitBackend) Recent(ctx context.Context, n int) ([]httpapi.Post, error) {
+	commits, err := gitx.RecentJobCommits(ctx, b.Root, httpapi.OpStore, n)
 	if err != nil {
 		return nil, err
 	}
@@ -229,20 +234,20 @@ func (b *gitBackend) Recent(ctx context.Context, n int) ([]httpapi.Post, error) 
 	return posts, nil
 }
 
-func (b *gitBackend) decide(ctx context.Context, name, prompt string, out any) error {
+func (b *GitBackend) decide(ctx context.Context, name, prompt string, out any) error {
 	s, err := schema.ForLLM(name)
 	if err != nil {
 		return err
 	}
-	raw, err := b.provider.Complete(ctx, llm.Request{System: "test", Prompt: prompt, Schema: s})
+	raw, err := b.Provider.Complete(ctx, llm.Request{System: "test", Prompt: prompt, Schema: s})
 	if err != nil {
 		return err
 	}
 	return json.Unmarshal(raw, out)
 }
 
-func (b *gitBackend) Answer(ctx context.Context, query string) (httpapi.Answer, error) {
-	if b.provider == nil {
+func (b *GitBackend) Answer(ctx context.Context, query string) (httpapi.Answer, error) {
+	if b.Provider == nil {
 		return httpapi.Answer{}, llm.ErrNotConfigured
 	}
 	docs, err := b.Search(ctx, query, httpapi.DefaultSearchLimit)
@@ -266,8 +271,8 @@ func (b *gitBackend) Answer(ctx context.Context, query string) (httpapi.Answer, 
 	return httpapi.Answer{Sources: read, Answer: a.Answer}, nil
 }
 
-func (b *gitBackend) Ask(ctx context.Context, question string) (httpapi.Draft, error) {
-	if b.provider == nil {
+func (b *GitBackend) Ask(ctx context.Context, question string) (httpapi.Draft, error) {
+	if b.Provider == nil {
 		return httpapi.Draft{}, llm.ErrNotConfigured
 	}
 	var d struct {
@@ -296,11 +301,11 @@ func slug(s string) string {
 	return strings.Trim(b.String(), "-")
 }
 
-func (b *gitBackend) Apply(ctx context.Context, j *httpapi.Job) (string, error) {
+func (b *GitBackend) Apply(ctx context.Context, j *httpapi.Job) (string, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.beforeWrite != nil {
-		if err := b.beforeWrite(j); err != nil {
+	if b.BeforeWrite != nil {
+		if err := b.BeforeWrite(j); err != nil {
 			return "", err
 		}
 	}
@@ -362,7 +367,7 @@ func (b *gitBackend) Apply(ctx context.Context, j *httpapi.Job) (string, error) 
 			return "", err
 		}
 	}
-	if _, err := gitx.CommitPaths(ctx, b.root, testAuthor, gitx.JobSubject(j.Op, j.ID, p), []string{repoPath}); err != nil {
+	if _, err := gitx.CommitPaths(ctx, b.Root, Author, gitx.JobSubject(j.Op, j.ID, p), []string{repoPath}); err != nil {
 		return "", err
 	}
 	return p, nil
