@@ -7,7 +7,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -412,32 +411,6 @@ func TestSearchTagsRecent(t *testing.T) {
 	}
 }
 
-// fakeOllama answers /api/chat by the schema it is asked for: the reply
-// for a schema named by one of its properties, or a status.
-func fakeOllama(t *testing.T, replies map[string]string, status int) string {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var req struct {
-			Format struct {
-				Properties map[string]any `json:"properties"`
-			} `json:"format"`
-		}
-		json.NewDecoder(r.Body).Decode(&req)
-		if status != 0 {
-			http.Error(w, `{"error":"model not loaded"}`, status)
-			return
-		}
-		for prop, content := range replies {
-			if _, ok := req.Format.Properties[prop]; ok {
-				json.NewEncoder(w).Encode(map[string]any{"message": map[string]string{"role": "assistant", "content": content}, "done": true})
-				return
-			}
-		}
-		t.Errorf("unexpected schema %v", req.Format.Properties)
-	}))
-	t.Cleanup(srv.Close)
-	return srv.URL
-}
-
 func withModel(t *testing.T, url string) *httpapitest.GitBackend {
 	p, err := llm.New(llm.Config{Provider: "ollama", Model: "fake", URL: url}, llm.Deps{})
 	if err != nil {
@@ -447,7 +420,7 @@ func withModel(t *testing.T, url string) *httpapitest.GitBackend {
 }
 
 func TestAnswerAndAsk(t *testing.T) {
-	good := fakeOllama(t, map[string]string{
+	good := httpapitest.FakeOllama(t, map[string]string{
 		"sources": `{"answer":"Channels pass values.","sources":["inbox/go-channels.md"]}`,
 		"title":   `{"title":"Go Channels.","answer":"  Channels are typed conduits. ","tags":[" golang ",""]}`,
 	}, 0)
@@ -463,7 +436,7 @@ func TestAnswerAndAsk(t *testing.T) {
 		t.Errorf("ask: %d %s", r.status, r.body)
 	}
 
-	bad := fakeOllama(t, map[string]string{
+	bad := httpapitest.FakeOllama(t, map[string]string{
 		"sources": `{"answer":"","sources":[]}`,
 		"title":   `{"title":"x"}`,
 	}, 0)
@@ -481,7 +454,7 @@ func TestAnswerAndAsk(t *testing.T) {
 		t.Errorf("bad ask: %d %s", r.status, r.body)
 	}
 
-	down := fakeOllama(t, nil, http.StatusServiceUnavailable)
+	down := httpapitest.FakeOllama(t, nil, http.StatusServiceUnavailable)
 	s3 := start(t, s.root, withModel(t, down), "")
 	s2.stop()
 	r = s3.do("POST", "/ask", `{"question":"q"}`)
