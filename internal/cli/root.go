@@ -19,6 +19,7 @@ import (
 
 	"github.com/kk-project/kk/harnesses/all"
 	"github.com/kk-project/kk/internal/harness"
+	"github.com/kk-project/kk/internal/httpapi"
 	"github.com/kk-project/kk/internal/lock"
 	"github.com/kk-project/kk/internal/store"
 )
@@ -149,6 +150,7 @@ func (a *App) exitCode(err error) int {
 	code, kind := ExitFailure, "error"
 	var usage *UsageError
 	var held *lock.HeldError
+	var api *httpapi.APIError
 	switch {
 	case errors.As(err, &usage) || isCobraUsage(err):
 		code, kind = ExitUsage, "usage"
@@ -156,6 +158,8 @@ func (a *App) exitCode(err error) int {
 		kind = "locked"
 	case errors.Is(err, store.ErrNotFound):
 		kind = "not_found"
+	case errors.As(err, &api):
+		kind = "http"
 	case errors.Is(err, context.Canceled):
 		kind = "interrupted"
 	}
@@ -231,7 +235,7 @@ func newRootCmd(app *App) *cobra.Command {
 		newUninstallCmd(app), newCurateCmd(app), newBootstrapCmd(app), newPromptCmd(app),
 		newSyncCmd(app), newSearchCmd(app), newReadCmd(app), newEntryCmd(app), newQueryCmd(app), newUpsertCmd(app), newDeleteCmd(app), newCheckCmd(app), newGCCmd(app), newCompactCmd(app),
 		newGraphCmd(app), newContextCmd(app), newChangelogCmd(app),
-		newMCPCmd(app),
+		newMCPCmd(app), newClientCmd(app),
 	} {
 		root.AddCommand(c)
 	}

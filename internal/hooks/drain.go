@@ -2,7 +2,6 @@ package hooks
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -233,83 +232,11 @@ func loadPrompt(k *store.KB) (string, error) {
 // decodeAnswer finds the JSON document in a headless answer and decodes it
 // as proposal-output, checked against the schema.
 func decodeAnswer(answer string) (contracts.ProposalOutput, error) {
-	doc := extractJSON(answer)
+	doc := harness.ExtractJSON(answer)
 	if doc == "" {
 		return contracts.ProposalOutput{}, fmt.Errorf("the answer holds no JSON object: %q", truncate(strings.TrimSpace(answer), 200))
 	}
 	return session.DecodeProposals("the extraction answer", []byte(doc))
-}
-
-// extractJSON returns the JSON object in text: the whole text when it is
-// one, else the first fenced code block that is one, else the last
-// balanced {…} span that is valid JSON.
-func extractJSON(text string) string {
-	t := strings.TrimSpace(text)
-	if strings.HasPrefix(t, "{") && json.Valid([]byte(t)) {
-		return t
-	}
-	rest := t
-	for {
-		i := strings.Index(rest, "```")
-		if i < 0 {
-			break
-		}
-		rest = rest[i+3:]
-		nl := strings.IndexByte(rest, '\n')
-		if nl < 0 {
-			break
-		}
-		end := strings.Index(rest[nl+1:], "```")
-		if end < 0 {
-			break
-		}
-		block := strings.TrimSpace(rest[nl+1 : nl+1+end])
-		if strings.HasPrefix(block, "{") && json.Valid([]byte(block)) {
-			return block
-		}
-		rest = rest[nl+1+end+3:]
-	}
-	last := ""
-	for start := 0; start < len(t); start++ {
-		if t[start] != '{' {
-			continue
-		}
-		if end := balancedEnd(t, start); end > 0 && json.Valid([]byte(t[start:end])) {
-			last = t[start:end]
-			start = end - 1
-		}
-	}
-	return last
-}
-
-// balancedEnd returns the index just past the brace that closes the one at
-// start, skipping braces inside JSON strings; 0 when it is never closed.
-func balancedEnd(s string, start int) int {
-	depth, inString, escaped := 0, false, false
-	for i := start; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case inString:
-			switch {
-			case escaped:
-				escaped = false
-			case c == '\\':
-				escaped = true
-			case c == '"':
-				inString = false
-			}
-		case c == '"':
-			inString = true
-		case c == '{':
-			depth++
-		case c == '}':
-			depth--
-			if depth == 0 {
-				return i + 1
-			}
-		}
-	}
-	return 0
 }
 
 // truncate cuts s to n bytes (on a rune boundary) and marks the cut.

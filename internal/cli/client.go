@@ -1,0 +1,553 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/kk-project/kk/internal/httpapi"
+)
+
+// DefaultServer is where kk client looks for kk serve when neither
+// --server nor KK_SERVER names it.
+const DefaultServer = "http://127.0.0.1:9090"
+
+// clientPollInterval is how often --wait first polls a job; tests shorten it.
+var clientPollInterval = 200 * time.Millisecond
+
+// clientOpts are the flags every kk client subcommand shares.
+type clientOpts struct {
+	server    string
+	tokenFile string
+	wait      bool
+	timeout   time.Duration
+}
+
+func newClientCmd(app *App) *cobra.Command {
+	var o clientOpts
+	cmd := &cobra.Command{
+		Use:   "client",
+		Short: "Talk to a kk serve (or knowledged) server",
+		Long: `Send notes to a running kk serve and read from it, over its HTTP API
+(the same API knowledged serves, so kk client also talks to knowledged).
+
+The server is --server, else KK_SERVER, else ` + DefaultServer + `. A server that
+listens beyond loopback wants a bearer token: --token-file names a file
+holding it, else KK_SERVE_TOKEN holds it.
+
+Writes (post, edit, delete) are queued by the server: they print the job
+id, or with --wait the job's end as "<job id><TAB><status><TAB><path>".
+Unlike knowledged's kc, kk client exits 1 when the server answers with an
+HTTP error or a job it waited for failed; the reason goes to stderr.
+--json prints the server's answer as JSON with a schema_version.`,
+	}
+	cmd.PersistentFlags().StringVar(&o.server, "server", "", "server URL (default: KK_SERVER, else "+DefaultServer+")")
+	cmd.PersistentFlags().StringVar(&o.tokenFile, "token-file", "", "file holding the server's bearer token (default: KK_SERVE_TOKEN)")
+	writeFlags := func(c *cobra.Command) {
+		c.Flags().BoolVar(&o.wait, "wait", false, "wait for the job to finish; exit 1 when it fails")
+		c.Flags().DurationVar(&o.timeout, "timeout", 2*time.Minute, "how long --wait waits")
+	}
+	for _, sub := range []*cobra.Command{
+		newClientPostCmd(app, &o), newClientEditCmd(app, &o), newClientDeleteCmd(app, &o),
+		newClientGetCmd(app, &o), newClientJobCmd(app, &o), newClientSearchCmd(app, &o),
+		newClientTagsCmd(app, &o), newClientRecentCmd(app, &o), newClientAskCmd(app, &o),
+	} {
+		if sub.Name() == "post" || sub.Name() == "edit" || sub.Name() == "delete" {
+			writeFlags(sub)
+		}
+		cmd.AddCommand(sub)
+	}
+	return cmd
+}
+
+// apiClient builds the HTTP client from the flags and the environment.
+func (o *clientOpts) apiClient(app *App) (*httpapi.Client, error) {
+	server := o.server
+	if server == "" {
+		server = app.Getenv("KK_SERVER")
+	}
+	if server == "" {
+		server = DefaultServer
+	}
+	if !strings.HasPrefix(server, "http://") && !strings.HasPrefix(server, "https://") {
+		return nil, usagef("--server %q must be an http:// or https:// URL", server)
+	}
+	token := strings.TrimSpace(app.Getenv("KK_SERVE_TOKEN"))
+	if o.tokenFile != "" {
+		data, err := os.ReadFile(o.tokenFile)
+		if err != nil {
+			return nil, fmt.Errorf("reading the token: %w", err)
+		}
+		token = strings.TrimSpace(string(data))
+	}
+	return &httpapi.Client{BaseURL: server, Token: token}, nil
+}
+
+// clientJob is a job as kk client prints it with --json.
+type clientJob struct {
+	SchemaVersion int `json:"schema_version"`
+	httpapi.JobStatus
+}
+
+// finishWrite prints an accepted job, waiting for its end with --wait.
+func finishWrite(ctx context.Context, app *App, o *clientOpts, c *httpapi.Client, j httpapi.JobStatus) error {
+	if !o.wait {
+		if app.JSON {
+			return app.printJSON(clientJob{JSONSchemaVersion, j})
+		}
+		_, err := fmt.Fprintln(app.IO.Out, j.JobID)
+		return err
+	}
+	wctx, cancel := context.WithTimeout(ctx, o.timeout)
+	defer cancel()
+	final, err := c.Wait(wctx, j.JobID, clientPollInterval)
+	if err != nil {
+		return err
+	}
+	return printJob(app, final)
+}
+
+// printJob prints a job and fails when it failed.
+func printJob(app *App, j httpapi.JobStatus) error {
+	var err error
+	if app.JSON {
+		err = app.printJSON(clientJob{JSONSchemaVersion, j})
+	} else {
+		_, err = fmt.Fprintf(app.IO.Out, "%s\t%s\t%s\n", j.JobID, j.Status, j.Path)
+	}
+	if err != nil {
+		return err
+	}
+	if j.Status == "failed" {
+		return fmt.Errorf("job %s failed: %s", j.JobID, j.Error)
+	}
+	return nil
+}
+
+// readContent returns the note's text: --content, else the --file
+// (- is standard input), else standard input when it is not a terminal.
+func readContent(app *App, content, file string, contentSet bool) (string, error) {
+	switch {
+	case contentSet:
+		return content, nil
+	case file == "-" || (file == "" && !app.IO.InTTY):
+		data, err := io.ReadAll(app.IO.In)
+		return string(data), err
+	case file != "":
+		data, err := os.ReadFile(file)
+		return string(data), err
+	}
+	return "", nil
+}
+
+func splitTags(s string) []string {
+	var out []string
+	for _, t := range strings.Split(s, ",") {
+		if t = strings.TrimSpace(t); t != "" {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+type clientPostOpts struct {
+	content, file, hint, title, tags string
+	contentSet                       bool
+}
+
+func newClientPostCmd(app *App, co *clientOpts) *cobra.Command {
+	var o clientPostOpts
+	cmd := &cobra.Command{
+		Use:   "post",
+		Short: "Submit a note; the server's organizer places it",
+		Long: `Submit a note. Its text is --content, else the --file (- for standard
+input), else standard input. The server decides where it goes and commits
+it as store(<job id>): <path>.`,
+		Example: `  kk client post --title "Go channels" --tags golang,concurrency < channels.md
+  kk client post --content "Run make lint before pushing." --wait`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.contentSet = cmd.Flags().Changed("content")
+			return runClientPost(cmd.Context(), app, co, o)
+		},
+	}
+	cmd.Flags().StringVar(&o.content, "content", "", "the note's text")
+	cmd.Flags().StringVar(&o.file, "file", "", "read the note's text from a file (- for standard input)")
+	cmd.Flags().StringVar(&o.hint, "hint", "", "a hint for the organizer (a topic, a folder)")
+	cmd.Flags().StringVar(&o.title, "title", "", "the note's title")
+	cmd.Flags().StringVar(&o.tags, "tags", "", "comma-separated tags")
+	return cmd
+}
+
+func runClientPost(ctx context.Context, app *App, co *clientOpts, o clientPostOpts) error {
+	content, err := readContent(app, o.content, o.file, o.contentSet)
+	if err != nil {
+		return err
+	}
+	if strings.TrimSpace(content) == "" {
+		return usagef("post needs the note's text: --content, --file or standard input")
+	}
+	c, err := co.apiClient(app)
+	if err != nil {
+		return err
+	}
+	j, err := c.Post(ctx, httpapi.PostRequest{Content: content, Hint: o.hint, Title: o.title, Tags: splitTags(o.tags)})
+	if err != nil {
+		return err
+	}
+	return finishWrite(ctx, app, co, c, j)
+}
+
+type clientEditOpts struct {
+	path, content, file, title, description, tags string
+	contentSet                                    bool
+}
+
+func newClientEditCmd(app *App, co *clientOpts) *cobra.Command {
+	var o clientEditOpts
+	cmd := &cobra.Command{
+		Use:   "edit <path>",
+		Short: "Replace a note's text or metadata",
+		Long: `Edit the note at <path> (relative to nodes/): --content or --file
+replaces its text; --title, --description and --tags replace those fields.
+Without new text only the metadata changes. The server commits the edit
+as edit(<job id>): <path>.`,
+		Example: `  kk client edit go/channels.md --file channels.md --wait
+  kk client edit go/channels.md --tags golang,channels`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.path = args[0]
+			o.contentSet = cmd.Flags().Changed("content")
+			if !o.contentSet && o.file == "" && o.title == "" && o.description == "" && o.tags == "" {
+				return usagef("edit needs new text (--content, --file) or metadata (--title, --description, --tags)")
+			}
+			return runClientEdit(cmd.Context(), app, co, o)
+		},
+	}
+	cmd.Flags().StringVar(&o.content, "content", "", "the note's new text")
+	cmd.Flags().StringVar(&o.file, "file", "", "read the new text from a file (- for standard input)")
+	cmd.Flags().StringVar(&o.title, "title", "", "the new title")
+	cmd.Flags().StringVar(&o.description, "description", "", "the new one-line description")
+	cmd.Flags().StringVar(&o.tags, "tags", "", "the new comma-separated tags")
+	return cmd
+}
+
+func runClientEdit(ctx context.Context, app *App, co *clientOpts, o clientEditOpts) error {
+	content := ""
+	if o.contentSet || o.file != "" {
+		var err error
+		if content, err = readContent(app, o.content, o.file, o.contentSet); err != nil {
+			return err
+		}
+	}
+	c, err := co.apiClient(app)
+	if err != nil {
+		return err
+	}
+	j, err := c.Edit(ctx, httpapi.EditRequest{Path: o.path, Content: content, Title: o.title, Description: o.description, Tags: splitTags(o.tags)})
+	if err != nil {
+		return err
+	}
+	return finishWrite(ctx, app, co, c, j)
+}
+
+func newClientDeleteCmd(app *App, co *clientOpts) *cobra.Command {
+	return &cobra.Command{
+		Use:   "delete <path>",
+		Short: "Delete a note",
+		Long:  `Delete the note at <path> (relative to nodes/). The server commits it as delete(<job id>): <path>.`,
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runClientDelete(cmd.Context(), app, co, args[0])
+		},
+	}
+}
+
+func runClientDelete(ctx context.Context, app *App, co *clientOpts, path string) error {
+	c, err := co.apiClient(app)
+	if err != nil {
+		return err
+	}
+	j, err := c.Delete(ctx, path)
+	if err != nil {
+		return err
+	}
+	return finishWrite(ctx, app, co, c, j)
+}
+
+func newClientJobCmd(app *App, co *clientOpts) *cobra.Command {
+	return &cobra.Command{
+		Use:   "job <id>",
+		Short: "Show a job's status",
+		Long: `Print a job as "<job id><TAB><status><TAB><path>". A failed job prints
+its error to stderr and exits 1.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := co.apiClient(app)
+			if err != nil {
+				return err
+			}
+			j, err := c.Job(cmd.Context(), args[0])
+			if err != nil {
+				return err
+			}
+			return printJob(app, j)
+		},
+	}
+}
+
+func newClientGetCmd(app *App, co *clientOpts) *cobra.Command {
+	return &cobra.Command{
+		Use:   "get <path>",
+		Short: "Print a note",
+		Long:  `Print the note at <path> (relative to nodes/, or to the repository) as it is stored, front matter included.`,
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := co.apiClient(app)
+			if err != nil {
+				return err
+			}
+			d, err := c.Get(cmd.Context(), args[0])
+			if err != nil {
+				return err
+			}
+			if app.JSON {
+				return app.printJSON(struct {
+					SchemaVersion int `json:"schema_version"`
+					httpapi.Doc
+				}{JSONSchemaVersion, d})
+			}
+			_, err = io.WriteString(app.IO.Out, d.Content)
+			return err
+		},
+	}
+}
+
+type clientSearchOpts struct {
+	query  string
+	tags   []string
+	all    bool
+	raw    bool
+	answer bool
+	limit  int
+}
+
+func newClientSearchCmd(app *App, co *clientOpts) *cobra.Command {
+	var o clientSearchOpts
+	cmd := &cobra.Command{
+		Use:   "search [<text>...]",
+		Short: "Find notes by words or tags, or have them answer a question",
+		Long: `With <text>, print the notes that best match it, each as a line
+"=== <path> ===" followed by the note. With --answer, print the server's
+answer to <text> drawn from the notes, and the notes it used on stderr.
+With --tag (repeatable or comma-separated), list the notes carrying any of
+the tags (every one with --all) as "<path><TAB><title><TAB><tags>"; --raw
+prints them whole instead.`,
+		Example: `  kk client search goroutine leaks
+  kk client search --answer how do we cancel a worker
+  kk client search --tag golang --tag concurrency --all`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.query = strings.TrimSpace(strings.Join(args, " "))
+			switch {
+			case len(o.tags) > 0 && o.query != "":
+				return usagef("search takes words or --tag, not both")
+			case len(o.tags) == 0 && o.query == "":
+				return usagef("search needs words to look for, or --tag")
+			case o.answer && len(o.tags) > 0:
+				return usagef("--answer answers words, not tags")
+			case o.all && len(o.tags) == 0:
+				return usagef("--all goes with --tag")
+			}
+			return runClientSearch(cmd.Context(), app, co, o)
+		},
+	}
+	cmd.Flags().StringSliceVar(&o.tags, "tag", nil, "list the notes with this tag (repeatable, or comma-separated)")
+	cmd.Flags().BoolVar(&o.all, "all", false, "with --tag: notes carrying every tag, not any")
+	cmd.Flags().BoolVar(&o.raw, "raw", false, "with --tag: print the notes whole")
+	cmd.Flags().BoolVar(&o.answer, "answer", false, "answer the text as a question from the notes (needs a model on the server)")
+	cmd.Flags().IntVar(&o.limit, "limit", 0, "at most N notes for a word search (default: the server's, 5)")
+	return cmd
+}
+
+func printDocs(app *App, docs []httpapi.Doc) error {
+	if docs == nil {
+		docs = []httpapi.Doc{}
+	}
+	if app.JSON {
+		return app.printJSON(struct {
+			SchemaVersion int           `json:"schema_version"`
+			Docs          []httpapi.Doc `json:"docs"`
+		}{JSONSchemaVersion, docs})
+	}
+	for i, d := range docs {
+		if i > 0 {
+			fmt.Fprintln(app.IO.Out)
+		}
+		fmt.Fprintf(app.IO.Out, "=== %s ===\n%s", d.Path, d.Content)
+		if !strings.HasSuffix(d.Content, "\n") {
+			fmt.Fprintln(app.IO.Out)
+		}
+	}
+	return nil
+}
+
+func runClientSearch(ctx context.Context, app *App, co *clientOpts, o clientSearchOpts) error {
+	c, err := co.apiClient(app)
+	if err != nil {
+		return err
+	}
+	switch {
+	case o.answer:
+		a, err := c.Answer(ctx, o.query)
+		if err != nil {
+			return err
+		}
+		if app.JSON {
+			return app.printJSON(struct {
+				SchemaVersion int `json:"schema_version"`
+				httpapi.AnswerReply
+			}{JSONSchemaVersion, a})
+		}
+		if len(a.Sources) > 0 {
+			fmt.Fprintf(app.IO.Err, "sources: %s\n", strings.Join(a.Sources, ", "))
+		}
+		_, err = fmt.Fprintln(app.IO.Out, strings.TrimRight(a.Answer, "\n"))
+		return err
+	case len(o.tags) > 0 && o.raw:
+		docs, err := c.ByTagsRaw(ctx, o.tags, o.all)
+		if err != nil {
+			return err
+		}
+		return printDocs(app, docs)
+	case len(o.tags) > 0:
+		notes, err := c.ByTags(ctx, o.tags, o.all)
+		if err != nil {
+			return err
+		}
+		if notes == nil {
+			notes = []httpapi.TagDoc{}
+		}
+		if app.JSON {
+			return app.printJSON(struct {
+				SchemaVersion int              `json:"schema_version"`
+				Notes         []httpapi.TagDoc `json:"notes"`
+			}{JSONSchemaVersion, notes})
+		}
+		for _, n := range notes {
+			fmt.Fprintf(app.IO.Out, "%s\t%s\t%s\n", n.Path, n.Title, strings.Join(n.Tags, ","))
+		}
+		return nil
+	}
+	docs, err := c.Search(ctx, o.query, o.limit)
+	if err != nil {
+		return err
+	}
+	return printDocs(app, docs)
+}
+
+func newClientTagsCmd(app *App, co *clientOpts) *cobra.Command {
+	return &cobra.Command{
+		Use:   "tags",
+		Short: "List the tags and how many notes carry each",
+		Long:  `Print one line per tag, "<tag><TAB><count>", sorted by tag.`,
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := co.apiClient(app)
+			if err != nil {
+				return err
+			}
+			tags, err := c.Tags(cmd.Context())
+			if err != nil {
+				return err
+			}
+			if tags == nil {
+				tags = []httpapi.TagCount{}
+			}
+			if app.JSON {
+				return app.printJSON(struct {
+					SchemaVersion int                `json:"schema_version"`
+					Tags          []httpapi.TagCount `json:"tags"`
+				}{JSONSchemaVersion, tags})
+			}
+			for _, t := range tags {
+				fmt.Fprintf(app.IO.Out, "%s\t%d\n", t.Tag, t.Count)
+			}
+			return nil
+		},
+	}
+}
+
+func newClientRecentCmd(app *App, co *clientOpts) *cobra.Command {
+	var limit int
+	cmd := &cobra.Command{
+		Use:   "recent",
+		Short: "List the notes stored most recently",
+		Long: `Print the newest notes stored through the server, newest first, one a
+line: "<created_at><TAB><job id><TAB><path><TAB><tags>", the time in
+RFC 3339 UTC.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if limit < 0 {
+				return usagef("--limit must be 1 or more")
+			}
+			c, err := co.apiClient(app)
+			if err != nil {
+				return err
+			}
+			posts, err := c.Recent(cmd.Context(), limit)
+			if err != nil {
+				return err
+			}
+			if posts == nil {
+				posts = []httpapi.Post{}
+			}
+			if app.JSON {
+				return app.printJSON(struct {
+					SchemaVersion int            `json:"schema_version"`
+					Posts         []httpapi.Post `json:"posts"`
+				}{JSONSchemaVersion, posts})
+			}
+			for _, p := range posts {
+				fmt.Fprintf(app.IO.Out, "%s\t%s\t%s\t%s\n", p.CreatedAt.UTC().Format(time.RFC3339), p.JobID, p.Path, strings.Join(p.Tags, ","))
+			}
+			return nil
+		},
+	}
+	cmd.Flags().IntVar(&limit, "limit", 0, "at most N notes (default: the server's, 20)")
+	return cmd
+}
+
+func newClientAskCmd(app *App, co *clientOpts) *cobra.Command {
+	return &cobra.Command{
+		Use:   "ask <question>...",
+		Short: "Have the server's model draft a note answering a question",
+		Long: `Print a draft note answering <question>: the answer on stdout, its
+title and tags on stderr. Nothing is stored; post the draft to keep it.
+The server needs a model (503 without one).`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := co.apiClient(app)
+			if err != nil {
+				return err
+			}
+			a, err := c.Ask(cmd.Context(), strings.Join(args, " "))
+			if err != nil {
+				return err
+			}
+			if app.JSON {
+				return app.printJSON(struct {
+					SchemaVersion int `json:"schema_version"`
+					httpapi.AskReply
+				}{JSONSchemaVersion, a})
+			}
+			fmt.Fprintf(app.IO.Err, "title: %s\ntags: %s\n", a.Title, strings.Join(a.Tags, ", "))
+			_, err = fmt.Fprintln(app.IO.Out, strings.TrimRight(a.Answer, "\n"))
+			return err
+		},
+	}
+}

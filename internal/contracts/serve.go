@@ -1,0 +1,38 @@
+package contracts
+
+// The decisions kk serve asks a language model for. Each reply is checked
+// against the type's schema (kk schema serve-…) before kk acts on it; a
+// reply that does not match fails the job or the request with the reason.
+
+// ServePlacement is where the organizer puts a note posted to kk serve:
+// one folder of the tree (one of the candidates it was shown, or a new
+// one), and the note's front matter. kk derives the leaf's id and file
+// name from type and title; the model never names a file.
+type ServePlacement struct {
+	Folder      string   `json:"folder" jsonschema:"maxLength=200,pattern=^$|^[a-z0-9][a-z0-9-]*(/[a-z0-9][a-z0-9-]*){0\\,2}$,description=Folder under nodes/ for the note: one of the candidate folders\\, or a new kebab-case folder at most three levels deep; \"\" is the root."`
+	Title       string   `json:"title" jsonschema:"minLength=1,maxLength=120,pattern=^[^\\r\\n]*\\S[^\\r\\n]*$,description=Display title of the note (one line)."`
+	Description string   `json:"description" jsonschema:"maxLength=300,pattern=^[^\\r\\n]*$,description=One-line summary of the note."`
+	Type        string   `json:"type" jsonschema:"enum=practice,enum=map,description=practice for how-to and rules (imperative)\\, map for what exists and where."`
+	Tags        []string `json:"tags" jsonschema:"maxItems=8,description=Short lowercase tags."`
+}
+
+// ServeRerank orders the candidates kk's search found for a query, most
+// relevant first. Paths not among the candidates are dropped.
+type ServeRerank struct {
+	Paths []string `json:"paths" jsonschema:"maxItems=20,description=Candidate paths\\, most relevant first; leave out those that do not answer the query."`
+}
+
+// ServeAnswer is an answer synthesized from the notes kk read for a
+// query, naming the ones it draws on.
+type ServeAnswer struct {
+	Answer  string   `json:"answer" jsonschema:"minLength=1,description=The answer\\, in Markdown\\, from the notes given only."`
+	Sources []string `json:"sources" jsonschema:"description=Paths of the notes the answer draws on\\, from those given."`
+}
+
+// ServeAsk is a draft note answering a question (POST /ask), for a person
+// to review before posting it.
+type ServeAsk struct {
+	Title  string   `json:"title" jsonschema:"minLength=1,maxLength=80,pattern=^[^\\r\\n]*$,description=Concise document title; no Markdown\\, quotes or trailing punctuation."`
+	Answer string   `json:"answer" jsonschema:"minLength=1,description=Markdown explanation; no top-level heading."`
+	Tags   []string `json:"tags" jsonschema:"maxItems=5,description=One to five short lowercase tags; empty when the question cannot be answered."`
+}

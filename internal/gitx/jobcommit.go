@@ -1,0 +1,293 @@
+package gitx
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// The git side of a queue worker (kk serve): one commit per job that
+// touches only that job's paths, the commit that holds a job id, undoing a
+// job's paths, and sharing the branch with a remote. Paths are relative to
+// the repository root and use "/"; they are passed to git as literal
+// pathspecs, so "*" or ":" in a name mean nothing special.
+
+// Author is the fixed identity of the commits a worker makes.
+type Author struct {
+	Name  string
+	Email string
+}
+
+func (a Author) env() []string {
+	return []string{
+		"GIT_AUTHOR_NAME=" + a.Name, "GIT_AUTHOR_EMAIL=" + a.Email,
+		"GIT_COMMITTER_NAME=" + a.Name, "GIT_COMMITTER_EMAIL=" + a.Email,
+	}
+}
+
+// literal runs git with literal pathspecs and no signing, hooks or editor:
+// a worker's commits never wait for a person.
+func literal(ctx context.Context, dir string, env []string, args ...string) ([]byte, error) {
+	full := append([]string{"--literal-pathspecs", "-c", "commit.gpgsign=false", "-c", "core.hooksPath=/dev/null"}, args...)
+	return run(ctx, dir, env, full)
+}
+
+// CommitPaths commits the current state of paths in dir's repository,
+// and nothing else, as author with message: a path that exists is added, a
+// path that no longer exists is removed, and whatever else is staged in
+// the index stays staged and out of the commit. It commits even when the
+// paths did not change (the commit is the record that the job ran).
+// It returns the new commit's hash.
+func CommitPaths(ctx context.Context, dir string, author Author, message string, paths []string) (string, error) {
+	if author.Name == "" || author.Email == "" {
+		return "", errors.New("commit author needs a name and an email")
+	}
+	if strings.TrimSpace(message) == "" {
+		return "", errors.New("commit message is empty")
+	}
+	paths = cleanPaths(paths)
+	present, err := knownPaths(ctx, dir, paths)
+	if err != nil {
+		return "", err
+	}
+	if len(present) > 0 {
+		if _, err := literal(ctx, dir, nil, append([]string{"add", "-A", "--"}, present...)...); err != nil {
+			return "", err
+		}
+	}
+	args := []string{"commit", "-q", "--no-verify", "--allow-empty", "--cleanup=verbatim", "-m", message}
+	if len(present) > 0 {
+		args = append(append(args, "--only", "--"), present...)
+	} else {
+		// --only with no paths would commit the whole index.
+		args = append(args, "--only")
+	}
+	if _, err := literal(ctx, dir, author.env(), args...); err != nil {
+		return "", err
+	}
+	out, err := Read(ctx, dir, "rev-parse", "HEAD")
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+// knownPaths returns the paths git can commit: those on disk, and those
+// it tracks (in the index), which a deletion commits. A path that is
+// neither has nothing to commit.
+func knownPaths(ctx context.Context, dir string, paths []string) ([]string, error) {
+	if len(paths) == 0 {
+		return nil, nil
+	}
+	tracked, err := trackedIn(ctx, dir, "", paths)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, p := range paths {
+		if _, err := os.Lstat(filepath.Join(dir, filepath.FromSlash(p))); err == nil || tracked[p] {
+			out = append(out, p)
+		}
+	}
+	return out, nil
+}
+
+// trackedIn returns which of paths are files in the index (tree == "") or
+// in tree. An unborn HEAD has no files.
+func trackedIn(ctx context.Context, dir, tree string, paths []string) (map[string]bool, error) {
+	args := []string{"ls-files", "-z", "--cached", "--"}
+	if tree != "" {
+		if _, err := Read(ctx, dir, "rev-parse", "-q", "--verify", tree+"^{tree}"); err != nil {
+			return map[string]bool{}, nil
+		}
+		args = []string{"ls-tree", "-r", "-z", "--name-only", "--full-tree", tree, "--"}
+	}
+	out, err := literal(ctx, dir, []string{"GIT_OPTIONAL_LOCKS=0"}, append(args, paths...)...)
+	if err != nil {
+		return nil, err
+	}
+	set := map[string]bool{}
+	for _, p := range splitNUL(out) {
+		set[p] = true
+	}
+	return set, nil
+}
+
+func cleanPaths(paths []string) []string {
+	out := make([]string, 0, len(paths))
+	for _, p := range paths {
+		if p = strings.TrimSpace(filepath.ToSlash(p)); p != "" {
+			out = append(out, p)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// RestorePaths puts paths back as HEAD has them, in the index and on disk:
+// a path HEAD holds is checked out again, and a path it does not hold is
+// unstaged and deleted. It undoes what an unfinished job left behind, and
+// touches no other path.
+func RestorePaths(ctx context.Context, dir string, paths []string) error {
+	paths = cleanPaths(paths)
+	if len(paths) == 0 {
+		return nil
+	}
+	inHead, err := trackedIn(ctx, dir, "HEAD", paths)
+	if err != nil {
+		return err
+	}
+	var keep, drop []string
+	for _, p := range paths {
+		if inHead[p] {
+			keep = append(keep, p)
+		} else {
+			drop = append(drop, p)
+		}
+	}
+	if len(keep) > 0 {
+		if _, err := literal(ctx, dir, nil, append([]string{"checkout", "HEAD", "--"}, keep...)...); err != nil {
+			return err
+		}
+	}
+	if len(drop) > 0 {
+		if _, err := literal(ctx, dir, nil, append([]string{"rm", "-q", "--cached", "--ignore-unmatch", "-r", "--"}, drop...)...); err != nil {
+			return err
+		}
+		for _, p := range drop {
+			if err := os.Remove(filepath.Join(dir, filepath.FromSlash(p))); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return fmt.Errorf("removing %s: %w", p, err)
+			}
+		}
+	}
+	return nil
+}
+
+// JobCommit is a commit whose subject names a job: "<op>(<id>): <path>".
+type JobCommit struct {
+	Hash string
+	Op   string // store, edit, delete
+	ID   string
+	Path string
+	Time time.Time // committer time
+}
+
+// JobSubject is the subject of a job's commit.
+func JobSubject(op, id, path string) string { return op + "(" + id + "): " + path }
+
+var jobSubject = regexp.MustCompile(`^([a-z]+)\(([^()\s]+)\): (.+)$`)
+
+// ParseJobSubject reads a subject JobSubject made.
+func ParseJobSubject(subject string) (op, id, path string, ok bool) {
+	m := jobSubject.FindStringSubmatch(subject)
+	if m == nil {
+		return "", "", "", false
+	}
+	return m[1], m[2], m[3], true
+}
+
+// logJobs lists the job commits of HEAD's history whose message matches
+// grep (a fixed string), newest first, at most max (0: all).
+func logJobs(ctx context.Context, dir string, grep []string, extended bool, max int) ([]JobCommit, error) {
+	if _, err := Read(ctx, dir, "rev-parse", "-q", "--verify", "HEAD^{commit}"); err != nil {
+		return nil, nil // no commits yet
+	}
+	args := []string{"log", "--format=%H%x00%ct%x00%s%x00"}
+	if extended {
+		args = append(args, "--extended-regexp")
+	} else {
+		args = append(args, "--fixed-strings")
+	}
+	for _, g := range grep {
+		args = append(args, "--grep="+g)
+	}
+	if max > 0 {
+		args = append(args, "-n", strconv.Itoa(max))
+	}
+	out, err := Read(ctx, dir, append(args, "HEAD", "--")...)
+	if err != nil {
+		return nil, err
+	}
+	var commits []JobCommit
+	fields := strings.Split(string(out), "\x00")
+	for i := 0; i+2 < len(fields); i += 3 {
+		hash := strings.TrimSpace(fields[i])
+		op, id, path, ok := ParseJobSubject(fields[i+2])
+		if !ok {
+			continue
+		}
+		sec, _ := strconv.ParseInt(fields[i+1], 10, 64)
+		commits = append(commits, JobCommit{Hash: hash, Op: op, ID: id, Path: path, Time: time.Unix(sec, 0).UTC()})
+	}
+	return commits, nil
+}
+
+// FindJobCommit returns the commit in HEAD's history whose subject names
+// job id, and false when there is none.
+func FindJobCommit(ctx context.Context, dir, id string) (JobCommit, bool, error) {
+	if id == "" {
+		return JobCommit{}, false, errors.New("empty job id")
+	}
+	commits, err := logJobs(ctx, dir, []string{"(" + id + "): "}, false, 0)
+	if err != nil {
+		return JobCommit{}, false, fmt.Errorf("looking for the commit of job %s: %w", id, err)
+	}
+	for _, c := range commits {
+		if c.ID == id {
+			return c, true, nil
+		}
+	}
+	return JobCommit{}, false, nil
+}
+
+// RecentJobCommits lists the newest job commits of operation op (such as
+// "store") in HEAD's history, newest first, at most n.
+func RecentJobCommits(ctx context.Context, dir, op string, n int) ([]JobCommit, error) {
+	if !regexp.MustCompile(`^[a-z]+$`).MatchString(op) {
+		return nil, fmt.Errorf("invalid job operation %q", op)
+	}
+	return logJobs(ctx, dir, []string{"^" + op + `\(`}, true, n)
+}
+
+// HasRemote reports whether dir's repository has a remote named name.
+func HasRemote(ctx context.Context, dir, name string) bool {
+	out, err := Read(ctx, dir, "remote")
+	if err != nil {
+		return false
+	}
+	return slices.Contains(strings.Fields(string(out)), name)
+}
+
+// PullRebase fetches branch from remote and replays the local commits on
+// top of it. A failed rebase is aborted, leaving the branch as it was, and
+// returned as an error. A remote without the branch is not an error: there
+// is nothing to rebase onto.
+func PullRebase(ctx context.Context, dir, remote, branch string) error {
+	if _, err := Run(ctx, dir, "fetch", "-q", remote); err != nil {
+		return err
+	}
+	upstream := "refs/remotes/" + remote + "/" + branch
+	if _, err := Read(ctx, dir, "rev-parse", "-q", "--verify", upstream); err != nil {
+		return nil
+	}
+	if _, err := literal(ctx, dir, nil, "rebase", "-q", "--autostash", upstream); err != nil {
+		if _, abortErr := Run(ctx, dir, "rebase", "--abort"); abortErr != nil {
+			return fmt.Errorf("%w (and aborting the rebase failed: %v)", err, abortErr)
+		}
+		return err
+	}
+	return nil
+}
+
+// Push pushes branch to remote under the same name.
+func Push(ctx context.Context, dir, remote, branch string) error {
+	_, err := Run(ctx, dir, "push", "-q", "--porcelain", remote, "refs/heads/"+branch+":refs/heads/"+branch)
+	return err
+}

@@ -1,0 +1,329 @@
+// Package httpapi is kk serve's HTTP face: knowledged's API (the same
+// routes, field names, status codes, error texts and path rules, so that
+// its kc and mcp-knowledged clients work unchanged) over kk's knowledge
+// tree, plus /healthz and /metrics.
+//
+// Writes (POST, PUT and DELETE /content) are accepted into the durable
+// job queue and answered 202 with a job id once the job is on disk; one
+// worker hands each job to Backend.Apply. Reads go to the Backend at
+// once. Every failure, unknown routes and wrong methods included, is
+// answered with a JSON body {"error": "…"}.
+package httpapi
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/kk-project/kk/internal/jobqueue"
+)
+
+// DefaultMaxBody caps a request body.
+const DefaultMaxBody = 1 << 20
+
+// Server timeouts. RequestTimeout bounds a handler's work (a model call
+// included); WriteTimeout leaves room to send its answer.
+var (
+	ReadHeaderTimeout = 10 * time.Second
+	ReadTimeout       = 30 * time.Second
+	RequestTimeout    = 170 * time.Second
+	WriteTimeout      = 180 * time.Second
+	IdleTimeout       = 60 * time.Second
+	// ShutdownTimeout bounds the wait for open requests at shutdown.
+	ShutdownTimeout = 15 * time.Second
+)
+
+// Options set up a Server.
+type Options struct {
+	Backend Backend
+	Queue   *jobqueue.Queue
+	// Token, when set, must come as "Authorization: Bearer <token>" on
+	// every request but GET /healthz. Serve refuses to listen anywhere
+	// but loopback without one.
+	Token string
+	// MaxBody caps request bodies (default 1 MiB).
+	MaxBody int64
+	Logger  *slog.Logger
+}
+
+// Server answers the API.
+type Server struct {
+	opts    Options
+	handler http.Handler
+	metrics *requestMetrics
+}
+
+// New returns a server over o.Backend and o.Queue.
+func New(o Options) (*Server, error) {
+	if o.Backend == nil || o.Queue == nil {
+		return nil, errors.New("httpapi: a server needs a backend and a queue")
+	}
+	if o.MaxBody <= 0 {
+		o.MaxBody = DefaultMaxBody
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	s := &Server{opts: o, metrics: newRequestMetrics()}
+	s.handler = s.routes()
+	return s, nil
+}
+
+// Handler returns the server's HTTP handler.
+func (s *Server) Handler() http.Handler { return s.handler }
+
+// route is one entry of the API.
+type route struct {
+	method, pattern string
+	handle          func(http.ResponseWriter, *http.Request)
+}
+
+func (s *Server) routeTable() []route {
+	return []route{
+		{"POST", "/content", s.postContent},
+		{"PUT", "/content", s.putContent},
+		{"DELETE", "/content", s.deleteContent},
+		{"GET", "/content", s.getContent},
+		{"GET", "/search", s.search},
+		{"GET", "/answer", s.answer},
+		{"POST", "/ask", s.ask},
+		{"GET", "/jobs/{id}", s.getJob},
+		{"GET", "/posts/recents", s.recentPosts},
+		{"GET", "/tags", s.tags},
+		{"GET", "/healthz", s.healthz},
+		{"GET", "/metrics", s.serveMetrics},
+	}
+}
+
+func (s *Server) routes() http.Handler {
+	mux := http.NewServeMux()
+	allowed := map[string][]string{} // pattern → methods
+	for _, r := range s.routeTable() {
+		mux.Handle(r.method+" "+r.pattern, s.wrap(r.pattern, http.HandlerFunc(r.handle)))
+		allowed[r.pattern] = append(allowed[r.pattern], r.method)
+	}
+	// Whatever no route matches: a known path with another method is 405,
+	// anything else 404, both in JSON.
+	mux.Handle("/", s.wrap("other", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		for pattern, methods := range allowed {
+			if matchPath(pattern, r.URL.Path) {
+				if slices.Contains(methods, "GET") {
+					methods = append(slices.Clone(methods), "HEAD")
+				}
+				w.Header().Set("Allow", strings.Join(slices.Sorted(slices.Values(methods)), ", "))
+				writeError(w, http.StatusMethodNotAllowed, "method "+r.Method+" is not allowed on "+r.URL.Path)
+				return
+			}
+		}
+		writeError(w, http.StatusNotFound, "not found: "+r.URL.Path)
+	})))
+	return mux
+}
+
+// matchPath matches a route pattern, where "{id}" stands for one non-empty
+// segment.
+func matchPath(pattern, p string) bool {
+	if prefix, ok := strings.CutSuffix(pattern, "{id}"); ok {
+		rest, found := strings.CutPrefix(p, prefix)
+		return found && rest != "" && !strings.Contains(rest, "/")
+	}
+	return pattern == p
+}
+
+// wrap adds what every route shares: the bearer token check, the body
+// cap, the request deadline, a recovered panic as a JSON 500, and the
+// request counter for /metrics.
+func (s *Server) wrap(name string, h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
+		defer func() {
+			if p := recover(); p != nil {
+				if p == http.ErrAbortHandler {
+					panic(p)
+				}
+				s.opts.Logger.Error("handler panicked", "route", name, "panic", fmt.Sprint(p))
+				if !rec.wrote {
+					writeError(rec, http.StatusInternalServerError, "internal error")
+				}
+			}
+			s.metrics.count(name, rec.status)
+		}()
+		if s.opts.Token != "" && name != "/healthz" && !validBearer(r.Header.Get("Authorization"), s.opts.Token) {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="kk"`)
+			writeError(rec, http.StatusUnauthorized, "missing or wrong bearer token")
+			return
+		}
+		r.Body = http.MaxBytesReader(rec, r.Body, s.opts.MaxBody)
+		ctx, cancel := context.WithTimeout(r.Context(), RequestTimeout)
+		defer cancel()
+		h.ServeHTTP(rec, r.WithContext(ctx))
+	})
+}
+
+func validBearer(header, token string) bool {
+	got, ok := strings.CutPrefix(header, "Bearer ")
+	return ok && subtle.ConstantTimeCompare([]byte(strings.TrimSpace(got)), []byte(token)) == 1
+}
+
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+	wrote  bool
+}
+
+func (r *statusRecorder) WriteHeader(code int) {
+	if !r.wrote {
+		r.status, r.wrote = code, true
+	}
+	r.ResponseWriter.WriteHeader(code)
+}
+
+func (r *statusRecorder) Write(b []byte) (int, error) {
+	r.wrote = true
+	return r.ResponseWriter.Write(b)
+}
+
+// writeJSON answers v as JSON, ending in a newline.
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v)
+}
+
+func writeError(w http.ResponseWriter, status int, msg string) {
+	writeJSON(w, status, map[string]string{"error": msg})
+}
+
+// decodeBody reads a JSON body into v. A body over the cap is 413; any
+// other decoding failure is 400 "invalid JSON body: …". Like knowledged,
+// unknown fields and bytes after the first value are ignored.
+func decodeBody(w http.ResponseWriter, r *http.Request, v any) bool {
+	err := json.NewDecoder(r.Body).Decode(v)
+	if err == nil {
+		return true
+	}
+	var tooBig *http.MaxBytesError
+	if errors.As(err, &tooBig) {
+		writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body exceeds %d bytes", tooBig.Limit))
+		return false
+	}
+	writeError(w, http.StatusBadRequest, "invalid JSON body: "+err.Error())
+	return false
+}
+
+// ListenAddr checks that addr may be served with token: anything but a
+// loopback address needs one.
+func ListenAddr(addr, token string) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("listen address %q: %w", addr, err)
+	}
+	if token != "" || isLoopback(host) {
+		return nil
+	}
+	return fmt.Errorf("listening on %s, which is not a loopback address, needs a bearer token (--token-file)", addr)
+}
+
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// Serve answers the API on ln and runs the worker until ctx is done; then
+// it stops accepting requests, lets the current job finish, and returns.
+// The worker hands each job to the backend; a worker error (the queue's
+// folder unwritable) stops the server.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	if err := ListenAddr(ln.Addr().String(), s.opts.Token); err != nil {
+		return err
+	}
+	srv := &http.Server{
+		Handler:           s.handler,
+		ReadHeaderTimeout: ReadHeaderTimeout,
+		ReadTimeout:       ReadTimeout,
+		WriteTimeout:      WriteTimeout,
+		IdleTimeout:       IdleTimeout,
+		ErrorLog:          slog.NewLogLogger(s.opts.Logger.Handler(), slog.LevelWarn),
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	errs := make(chan error, 2)
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		if err := s.opts.Queue.Run(ctx, s.apply); err != nil {
+			errs <- fmt.Errorf("job worker: %w", err)
+		}
+		cancel()
+	}()
+	go func() {
+		defer wg.Done()
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			errs <- err
+		}
+		cancel()
+	}()
+	<-ctx.Done()
+	shutdownCtx, stop := context.WithTimeout(context.WithoutCancel(ctx), ShutdownTimeout)
+	defer stop()
+	if err := srv.Shutdown(shutdownCtx); err != nil {
+		srv.Close()
+	}
+	wg.Wait()
+	close(errs)
+	return <-errs
+}
+
+// apply runs one job from the queue through the backend.
+func (s *Server) apply(ctx context.Context, w *jobqueue.Work) (string, error) {
+	var req JobRequest
+	if err := json.Unmarshal(w.Payload, &req); err != nil {
+		return "", fmt.Errorf("the job's request is damaged: %w", err)
+	}
+	job := &Job{ID: w.Job.ID, Op: w.Job.Op, Request: req, Created: w.Job.Created, Attempt: w.Job.Attempts, touch: w.Touch}
+	return s.opts.Backend.Apply(ctx, job)
+}
+
+// enqueue accepts a write and answers 202 with the job.
+func (s *Server) enqueue(w http.ResponseWriter, op string, req JobRequest, dedup bool) {
+	payload, err := json.Marshal(req)
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, "failed to enqueue: "+err.Error())
+		return
+	}
+	key := ""
+	if dedup {
+		sum := sha256.Sum256(append([]byte(op+"\x00"), payload...))
+		key = hex.EncodeToString(sum[:])
+	}
+	j, dup, err := s.opts.Queue.Enqueue(jobqueue.Request{Op: op, Path: req.Path, Payload: payload, DedupKey: key})
+	if err != nil {
+		s.opts.Logger.Error("enqueue failed", "op", op, "error", err)
+		writeError(w, http.StatusInternalServerError, "failed to enqueue: "+err.Error())
+		return
+	}
+	s.opts.Logger.Info("job accepted", "job_id", j.ID, "op", op, "path", req.Path, "dedup", dup)
+	writeJSON(w, http.StatusAccepted, jobAccepted{JobID: j.ID, Status: string(j.Status)})
+}
+
+type jobAccepted struct {
+	JobID  string `json:"job_id"`
+	Status string `json:"status"`
+}

@@ -1,0 +1,353 @@
+package httpapi
+
+import (
+	"errors"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/kk-project/kk/internal/jobqueue"
+	"github.com/kk-project/kk/internal/llm"
+)
+
+// cleanTags trims each tag and drops the blank ones.
+func cleanTags(in []string) []string {
+	var out []string
+	for _, t := range in {
+		if t = strings.TrimSpace(t); t != "" {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// POST /content {content, hint, title, tags}
+func (s *Server) postContent(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		Content string   `json:"content"`
+		Hint    string   `json:"hint"`
+		Title   string   `json:"title"`
+		Tags    []string `json:"tags"`
+	}
+	if !decodeBody(w, r, &body) {
+		return
+	}
+	if strings.TrimSpace(body.Content) == "" {
+		writeError(w, http.StatusBadRequest, "content must not be empty")
+		return
+	}
+	s.enqueue(w, OpStore, JobRequest{Content: body.Content, Hint: body.Hint, Title: strings.TrimSpace(body.Title), Tags: cleanTags(body.Tags)}, true)
+}
+
+// PUT /content {path, content, title, description, tags}
+func (s *Server) putContent(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		Path        string   `json:"path"`
+		Content     string   `json:"content"`
+		Title       string   `json:"title"`
+		Description string   `json:"description"`
+		Tags        []string `json:"tags"`
+	}
+	if !decodeBody(w, r, &body) {
+		return
+	}
+	if strings.TrimSpace(body.Path) == "" {
+		writeError(w, http.StatusBadRequest, "path must not be empty")
+		return
+	}
+	tags := cleanTags(body.Tags)
+	title, desc := strings.TrimSpace(body.Title), strings.TrimSpace(body.Description)
+	if strings.TrimSpace(body.Content) == "" && title == "" && desc == "" && len(tags) == 0 {
+		writeError(w, http.StatusBadRequest, "content or metadata update must not be empty")
+		return
+	}
+	p, err := cleanPath(body.Path, false)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	content := body.Content
+	if strings.TrimSpace(content) == "" {
+		content = "" // a metadata-only edit keeps the body
+	}
+	s.enqueue(w, OpEdit, JobRequest{Path: p, Content: content, Title: title, Description: desc, Tags: tags}, false)
+}
+
+// DELETE /content {path}
+func (s *Server) deleteContent(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		Path string `json:"path"`
+	}
+	if !decodeBody(w, r, &body) {
+		return
+	}
+	if strings.TrimSpace(body.Path) == "" {
+		writeError(w, http.StatusBadRequest, "path must not be empty")
+		return
+	}
+	p, err := cleanPath(body.Path, false)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	s.enqueue(w, OpDelete, JobRequest{Path: p}, false)
+}
+
+// GET /content?path=P
+func (s *Server) getContent(w http.ResponseWriter, r *http.Request) {
+	given := r.URL.Query().Get("path")
+	if given == "" {
+		writeError(w, http.StatusBadRequest, "path query parameter is required")
+		return
+	}
+	content, ok := s.read(r, given)
+	if !ok {
+		writeError(w, http.StatusNotFound, "file not found: "+given)
+		return
+	}
+	writeJSON(w, http.StatusOK, Doc{Path: given, Content: content})
+}
+
+// read returns the note at a path a client gave; false for a path the
+// rules refuse, a missing note, or any other failure to read it.
+func (s *Server) read(r *http.Request, given string) (string, bool) {
+	p, err := cleanPath(given, true)
+	if err != nil {
+		return "", false
+	}
+	content, err := s.opts.Backend.Read(r.Context(), p)
+	if err != nil {
+		if !errors.Is(err, ErrNotFound) {
+			s.opts.Logger.Warn("reading a note failed", "path", p, "error", err)
+		}
+		return "", false
+	}
+	return content, true
+}
+
+// DefaultSearchLimit is how many notes a query search returns, unless
+// the request's limit says otherwise (at most MaxSearchLimit).
+const (
+	DefaultSearchLimit = 5
+	MaxSearchLimit     = 50
+)
+
+// GET /search?query=Q | tag=T&tags=a,b&match=any|all [&mode=raw]
+func (s *Server) search(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	rawTags := q["tag"]
+	for _, list := range q["tags"] {
+		rawTags = append(rawTags, strings.Split(list, ",")...)
+	}
+	raw := strings.EqualFold(q.Get("mode"), "raw")
+	switch {
+	case len(rawTags) > 0:
+		var tags []string
+		for _, t := range rawTags {
+			if t = strings.ToLower(strings.TrimSpace(t)); t != "" && !slices.Contains(tags, t) {
+				tags = append(tags, t)
+			}
+		}
+		if len(tags) == 0 {
+			writeError(w, http.StatusBadRequest, "at least one tag is required")
+			return
+		}
+		match := strings.ToLower(q.Get("match"))
+		if match != "" && match != "any" && match != "all" {
+			writeError(w, http.StatusBadRequest, `match must be "any" or "all"`)
+			return
+		}
+		docs, err := s.opts.Backend.ByTags(r.Context(), tags, match == "all")
+		if err != nil {
+			writeError(w, http.StatusInternalServerError, "search failed: "+err.Error())
+			return
+		}
+		if !raw {
+			if docs == nil {
+				docs = []TagDoc{}
+			}
+			writeJSON(w, http.StatusOK, docs)
+			return
+		}
+		out := []Doc{}
+		for _, d := range docs {
+			if content, ok := s.read(r, d.Path); ok {
+				out = append(out, Doc{Path: d.Path, Content: content})
+			}
+		}
+		writeJSON(w, http.StatusOK, out)
+	case q.Get("query") != "":
+		limit := DefaultSearchLimit
+		if l := q.Get("limit"); l != "" {
+			n, err := strconv.Atoi(l)
+			if err != nil || n < 1 {
+				writeError(w, http.StatusBadRequest, "limit must be a positive integer")
+				return
+			}
+			limit = min(n, MaxSearchLimit)
+		}
+		docs, err := s.opts.Backend.Search(r.Context(), q.Get("query"), limit)
+		if err != nil {
+			writeError(w, http.StatusInternalServerError, "search failed: "+err.Error())
+			return
+		}
+		if docs == nil {
+			docs = []Doc{}
+		}
+		writeJSON(w, http.StatusOK, docs)
+	default:
+		writeError(w, http.StatusBadRequest, "provide either query=<text> or tag=<t> / tags=<a,b>")
+	}
+}
+
+// NoDocuments is /answer's answer when no note matches.
+const NoDocuments = "No relevant documents found in the knowledge base."
+
+// GET /answer?query=Q
+func (s *Server) answer(w http.ResponseWriter, r *http.Request) {
+	query := r.URL.Query().Get("query")
+	if query == "" {
+		writeError(w, http.StatusBadRequest, "query query parameter is required")
+		return
+	}
+	a, err := s.opts.Backend.Answer(r.Context(), query)
+	var synth *SynthesisError
+	switch {
+	case errors.Is(err, llm.ErrNotConfigured):
+		writeError(w, http.StatusServiceUnavailable, llm.ErrNotConfigured.Error())
+		return
+	case errors.As(err, &synth):
+		writeError(w, http.StatusInternalServerError, "synthesis failed: "+synth.Err.Error())
+		return
+	case err != nil:
+		writeError(w, http.StatusInternalServerError, "search failed: "+err.Error())
+		return
+	}
+	if a.Sources == nil {
+		a.Sources = []string{}
+	}
+	if len(a.Sources) == 0 && a.Answer == "" {
+		a.Answer = NoDocuments
+	}
+	writeJSON(w, http.StatusOK, struct {
+		Query   string   `json:"query"`
+		Sources []string `json:"sources"`
+		Answer  string   `json:"answer"`
+	}{query, a.Sources, a.Answer})
+}
+
+// POST /ask {question}
+func (s *Server) ask(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		Question string `json:"question"`
+	}
+	if !decodeBody(w, r, &body) {
+		return
+	}
+	question := strings.TrimSpace(body.Question)
+	if question == "" {
+		writeError(w, http.StatusBadRequest, "question must not be empty")
+		return
+	}
+	d, err := s.opts.Backend.Ask(r.Context(), question)
+	switch {
+	case errors.Is(err, llm.ErrNotConfigured):
+		writeError(w, http.StatusServiceUnavailable, llm.ErrNotConfigured.Error())
+		return
+	case errors.Is(err, llm.ErrBadReply):
+		writeError(w, http.StatusBadGateway, "LLM returned malformed JSON: "+err.Error())
+		return
+	case err != nil:
+		writeError(w, http.StatusBadGateway, "LLM call failed: "+err.Error())
+		return
+	}
+	tags := cleanTags(d.Tags)
+	if tags == nil {
+		tags = []string{}
+	}
+	title := strings.TrimRight(strings.Trim(strings.TrimSpace(d.Title), `"'`), ".:;")
+	if title == "" {
+		title = question
+	}
+	writeJSON(w, http.StatusOK, struct {
+		Question string   `json:"question"`
+		Title    string   `json:"title"`
+		Answer   string   `json:"answer"`
+		Tags     []string `json:"tags"`
+	}{question, title, strings.TrimSpace(d.Answer), tags})
+}
+
+// jobStatus is GET /jobs/{id}'s answer.
+type jobStatus struct {
+	JobID  string `json:"job_id"`
+	Status string `json:"status"`
+	Path   string `json:"path,omitempty"`
+	Error  string `json:"error,omitempty"`
+}
+
+// GET /jobs/{id}
+func (s *Server) getJob(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	j, ok := s.opts.Queue.Get(id)
+	if !ok {
+		writeError(w, http.StatusNotFound, "job not found: "+id)
+		return
+	}
+	writeJSON(w, http.StatusOK, jobStatus{JobID: j.ID, Status: string(j.Status), Path: j.Path, Error: j.Error})
+}
+
+// Recent posts: the default and the cap of GET /posts/recents' limit.
+const (
+	DefaultRecentLimit = 20
+	MaxRecentLimit     = 256
+)
+
+// GET /posts/recents?limit=N
+func (s *Server) recentPosts(w http.ResponseWriter, r *http.Request) {
+	limit := DefaultRecentLimit
+	if l := strings.TrimSpace(r.URL.Query().Get("limit")); l != "" {
+		n, err := strconv.Atoi(l)
+		if err != nil || n < 1 {
+			writeError(w, http.StatusBadRequest, "limit must be a positive integer")
+			return
+		}
+		limit = min(n, MaxRecentLimit)
+	}
+	posts, err := s.opts.Backend.Recent(r.Context(), limit)
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, "failed to read recent posts: "+err.Error())
+		return
+	}
+	if posts == nil {
+		posts = []Post{}
+	}
+	writeJSON(w, http.StatusOK, struct {
+		Posts []Post `json:"posts"`
+	}{posts})
+}
+
+// GET /tags
+func (s *Server) tags(w http.ResponseWriter, r *http.Request) {
+	tags, err := s.opts.Backend.Tags(r.Context())
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, "failed to read tag index: "+err.Error())
+		return
+	}
+	if tags == nil {
+		tags = []TagCount{}
+	}
+	writeJSON(w, http.StatusOK, struct {
+		Tags []TagCount `json:"tags"`
+	}{tags})
+}
+
+// GET /healthz
+func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
+	st := s.opts.Queue.Stats()
+	writeJSON(w, http.StatusOK, struct {
+		Status     string `json:"status"`
+		QueueDepth int    `json:"queue_depth"`
+		Processing int    `json:"processing"`
+	}{"ok", st.Depth, st.ByStatus[jobqueue.Processing]})
+}

@@ -1,0 +1,616 @@
+// Package jobqueue is kk serve's durable job queue: a job is on disk
+// before the client is told it was accepted, one worker runs the jobs in
+// the order they came, and every job's state survives a crash and a
+// restart.
+//
+// On disk (in the folder Open is given, under .ai/kenkeep/.state/) each
+// job is two files: <id>.body holds the payload, written once, and
+// <id>.json the small record of its state, replaced atomically at every
+// change. Accepting a job writes those two files and nothing else, so the
+// cost of a POST does not grow with the queue. Both are written to a
+// temporary file that is synced, renamed into place and followed by a sync
+// of the folder; the body lands before the record, so a record always has
+// its body.
+//
+// A job goes queued → processing → done or failed. The move to processing
+// is on disk before the work starts. A failed job stays failed: it is not
+// run again, at a restart or ever. A job found in processing at start-up
+// was interrupted by a crash: Recover asks the caller whether the job's
+// commit exists (then it is done), and otherwise has the caller restore
+// the paths the job had announced, and queues it again.
+package jobqueue
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/kk-project/kk/internal/atomicfile"
+)
+
+// Status is where a job is in its life.
+type Status string
+
+// The states of a job. Done and Failed are final.
+const (
+	Queued     Status = "queued"
+	Processing Status = "processing"
+	Done       Status = "done"
+	Failed     Status = "failed"
+)
+
+// Statuses lists every status, in life order.
+var Statuses = []Status{Queued, Processing, Done, Failed}
+
+// Final reports whether s is a terminal state.
+func (s Status) Final() bool { return s == Done || s == Failed }
+
+// Job is the record of one job. It never holds the payload.
+type Job struct {
+	ID string `json:"id"`
+	// Seq orders the jobs as they were accepted.
+	Seq uint64 `json:"seq"`
+	// Op is the caller's name for what the job does (store, edit, delete).
+	Op     string `json:"op"`
+	Status Status `json:"status"`
+	// Path is the job's subject: given at enqueue (an edit's target), or
+	// set when the job is done (where a stored note went).
+	Path  string `json:"path,omitempty"`
+	Error string `json:"error,omitempty"`
+	// Touched are the paths the job announced it would change (Work.Touch),
+	// which recovery restores when the job did not finish.
+	Touched []string `json:"touched,omitempty"`
+	// DedupKey makes a second identical request while this job is active
+	// answer with this job.
+	DedupKey string `json:"dedup_key,omitempty"`
+	// Attempts counts the runs started; more than one means a crash
+	// interrupted a run.
+	Attempts int        `json:"attempts"`
+	Created  time.Time  `json:"created"`
+	Started  *time.Time `json:"started,omitempty"`
+	Finished *time.Time `json:"finished,omitempty"`
+}
+
+// Request is a job to accept.
+type Request struct {
+	Op       string
+	Path     string
+	Payload  []byte
+	DedupKey string // "" never deduplicates
+}
+
+// Options are the seams and knobs of a queue. The zero value works; a
+// queue without Committed and Restore re-queues an interrupted job
+// without looking at git.
+type Options struct {
+	// Committed reports whether the commit of job id exists, and the path
+	// it names.
+	Committed func(ctx context.Context, id string) (path string, found bool, err error)
+	// Restore undoes whatever an unfinished or failed job left in the
+	// tree: the paths in j.Touched.
+	Restore func(ctx context.Context, j Job) error
+	// Retention is how long a finished job stays answerable (default 30
+	// days); older ones are dropped by Open and Tick.
+	Retention time.Duration
+	// MaxAttempts is how many runs a job may start before a crash during
+	// its run fails it instead of queueing it again (default 3).
+	MaxAttempts int
+	// Every, when > 0, runs OnTick from the worker loop, between jobs,
+	// that often (kk serve --push-every).
+	Every  time.Duration
+	OnTick func(ctx context.Context)
+	Logger *slog.Logger
+	Now    func() time.Time
+}
+
+// Queue is a durable FIFO queue with one worker. Its methods are safe for
+// concurrent use.
+type Queue struct {
+	dir  string
+	opts Options
+
+	mu      sync.Mutex
+	jobs    map[string]*Job
+	pending []string          // queued ids, oldest first
+	active  map[string]string // dedup key → id of a queued or processing job
+	seq     uint64
+	running bool
+	wake    chan struct{}
+	lat     histogram
+}
+
+// Open opens (creating it when missing) the queue kept in dir and loads
+// every job. Jobs in processing stay so until Recover.
+func Open(dir string, opts Options) (*Queue, error) {
+	if opts.Retention <= 0 {
+		opts.Retention = 30 * 24 * time.Hour
+	}
+	if opts.MaxAttempts <= 0 {
+		opts.MaxAttempts = 3
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("creating the job queue folder: %w", err)
+	}
+	q := &Queue{dir: dir, opts: opts, jobs: map[string]*Job{}, active: map[string]string{}, wake: make(chan struct{}, 1), lat: newHistogram()}
+	if err := q.load(); err != nil {
+		return nil, err
+	}
+	q.gc()
+	return q, nil
+}
+
+func (q *Queue) recordPath(id string) string { return filepath.Join(q.dir, id+".json") }
+func (q *Queue) bodyPath(id string) string   { return filepath.Join(q.dir, id+".body") }
+
+func (q *Queue) load() error {
+	entries, err := os.ReadDir(q.dir)
+	if err != nil {
+		return fmt.Errorf("reading the job queue: %w", err)
+	}
+	bodies := map[string]bool{}
+	for _, e := range entries {
+		name := e.Name()
+		switch {
+		case strings.HasPrefix(name, ".") && strings.Contains(name, ".tmp-"):
+			os.Remove(filepath.Join(q.dir, name)) // a write a crash interrupted
+		case strings.HasSuffix(name, ".body"):
+			bodies[strings.TrimSuffix(name, ".body")] = true
+		case strings.HasSuffix(name, ".json"):
+			data, err := os.ReadFile(filepath.Join(q.dir, name))
+			if err != nil {
+				return fmt.Errorf("reading job %s: %w", name, err)
+			}
+			var j Job
+			if err := json.Unmarshal(data, &j); err != nil || j.ID+".json" != name || !slices.Contains(Statuses, j.Status) {
+				return fmt.Errorf("job record %s is damaged (%v); move it out of %s to start", name, err, q.dir)
+			}
+			q.jobs[j.ID] = &j
+			q.seq = max(q.seq, j.Seq)
+		}
+	}
+	for id := range bodies {
+		if q.jobs[id] == nil {
+			// The body of a job whose record never landed: it was never
+			// accepted.
+			os.Remove(q.bodyPath(id))
+		}
+	}
+	var queued []*Job
+	for _, j := range q.jobs {
+		if !j.Status.Final() && !bodies[j.ID] {
+			q.opts.Logger.Error("job payload missing; the job fails", "job_id", j.ID)
+			if err := q.finishLocked(j, "", errors.New("the job's payload is missing from the queue folder")); err != nil {
+				return err
+			}
+			continue
+		}
+		if j.Status == Queued {
+			queued = append(queued, j)
+		}
+		if !j.Status.Final() && j.DedupKey != "" {
+			q.active[j.DedupKey] = j.ID
+		}
+	}
+	slices.SortFunc(queued, func(a, b *Job) int { return cmpSeq(a.Seq, b.Seq) })
+	for _, j := range queued {
+		q.pending = append(q.pending, j.ID)
+	}
+	return nil
+}
+
+func cmpSeq(a, b uint64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// gc drops finished jobs older than the retention.
+func (q *Queue) gc() {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	cutoff := q.opts.Now().Add(-q.opts.Retention)
+	for id, j := range q.jobs {
+		if j.Status.Final() && j.Finished != nil && j.Finished.Before(cutoff) {
+			if err := os.Remove(q.recordPath(id)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				q.opts.Logger.Warn("dropping an old job", "job_id", id, "error", err)
+				continue
+			}
+			os.Remove(q.bodyPath(id))
+			delete(q.jobs, id)
+		}
+	}
+}
+
+// writeRecord replaces j's record on disk.
+func (q *Queue) writeRecord(j *Job) error {
+	data, err := json.Marshal(j)
+	if err != nil {
+		return err
+	}
+	return atomicfile.Write(q.recordPath(j.ID), append(data, '\n'), 0o644)
+}
+
+// Enqueue accepts a job: when it returns without error the job is on
+// disk and Get answers it. A request whose DedupKey matches a queued or
+// processing job returns that job, with dup set, and writes nothing.
+func (q *Queue) Enqueue(r Request) (j Job, dup bool, err error) {
+	if r.Op == "" {
+		return Job{}, false, errors.New("a job needs an operation")
+	}
+	id, err := uuid.NewV7()
+	if err != nil {
+		return Job{}, false, err
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if r.DedupKey != "" {
+		if other, ok := q.active[r.DedupKey]; ok {
+			return *q.jobs[other], true, nil
+		}
+	}
+	nj := &Job{ID: id.String(), Seq: q.seq + 1, Op: r.Op, Status: Queued, Path: r.Path, DedupKey: r.DedupKey, Created: q.opts.Now().UTC()}
+	if err := atomicfile.Write(q.bodyPath(nj.ID), r.Payload, 0o644); err != nil {
+		return Job{}, false, err
+	}
+	if err := q.writeRecord(nj); err != nil {
+		os.Remove(q.bodyPath(nj.ID))
+		return Job{}, false, err
+	}
+	q.seq = nj.Seq
+	q.jobs[nj.ID] = nj
+	q.pending = append(q.pending, nj.ID)
+	if nj.DedupKey != "" {
+		q.active[nj.DedupKey] = nj.ID
+	}
+	q.signal()
+	return *nj, false, nil
+}
+
+func (q *Queue) signal() {
+	select {
+	case q.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Get returns the job with the given id.
+func (q *Queue) Get(id string) (Job, bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	j, ok := q.jobs[id]
+	if !ok {
+		return Job{}, false
+	}
+	return cloneJob(j), true
+}
+
+func cloneJob(j *Job) Job {
+	c := *j
+	c.Touched = slices.Clone(j.Touched)
+	return c
+}
+
+// Recover resolves every job a crash left in processing: a job whose
+// commit exists is done; any other has its touched paths restored and is
+// queued again, or fails once it has started MaxAttempts runs. Run calls
+// it first; call it earlier to see the outcome.
+func (q *Queue) Recover(ctx context.Context) error {
+	q.mu.Lock()
+	var stuck []*Job
+	for _, j := range q.jobs {
+		if j.Status == Processing {
+			stuck = append(stuck, j)
+		}
+	}
+	q.mu.Unlock()
+	slices.SortFunc(stuck, func(a, b *Job) int { return cmpSeq(a.Seq, b.Seq) })
+	for _, j := range stuck {
+		if err := q.recoverOne(ctx, j); err != nil {
+			return fmt.Errorf("recovering job %s: %w", j.ID, err)
+		}
+	}
+	return nil
+}
+
+func (q *Queue) recoverOne(ctx context.Context, j *Job) error {
+	log := q.opts.Logger.With("job_id", j.ID)
+	if q.opts.Committed != nil {
+		path, found, err := q.opts.Committed(ctx, j.ID)
+		if err != nil {
+			return err
+		}
+		if found {
+			log.Info("interrupted job was committed; done", "path", path)
+			q.mu.Lock()
+			defer q.mu.Unlock()
+			if path == "" {
+				path = j.Path
+			}
+			return q.finishLocked(j, path, nil)
+		}
+	}
+	if q.opts.Restore != nil {
+		if err := q.opts.Restore(ctx, q.snapshot(j.ID)); err != nil {
+			return fmt.Errorf("restoring its paths: %w", err)
+		}
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if j.Attempts >= q.opts.MaxAttempts {
+		log.Error("interrupted job gave up", "attempts", j.Attempts)
+		return q.finishLocked(j, "", fmt.Errorf("the server stopped during each of its %d runs", j.Attempts))
+	}
+	next := *j
+	next.Status, next.Started, next.Touched = Queued, nil, nil
+	if err := q.writeRecord(&next); err != nil {
+		return err
+	}
+	*j = next
+	// Interrupted jobs go first: they were accepted before any queued one.
+	q.pending = append([]string{j.ID}, q.pending...)
+	slices.SortStableFunc(q.pending, func(a, b string) int { return cmpSeq(q.jobs[a].Seq, q.jobs[b].Seq) })
+	log.Info("interrupted job queued again", "attempts", j.Attempts)
+	q.signal()
+	return nil
+}
+
+// snapshot returns a copy of job id's record.
+func (q *Queue) snapshot(id string) Job {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return cloneJob(q.jobs[id])
+}
+
+// finishLocked records j's end: done at path, or failed with err.
+func (q *Queue) finishLocked(j *Job, path string, err error) error {
+	next := *j
+	now := q.opts.Now().UTC()
+	next.Finished = &now
+	if err != nil {
+		next.Status, next.Error = Failed, err.Error()
+	} else {
+		next.Status, next.Error = Done, ""
+		if path != "" {
+			next.Path = path
+		}
+	}
+	if werr := q.writeRecord(&next); werr != nil {
+		return werr
+	}
+	*j = next
+	if q.active[j.DedupKey] == j.ID {
+		delete(q.active, j.DedupKey)
+	}
+	if j.Status == Done {
+		os.Remove(q.bodyPath(j.ID)) // the note is in git now; a failed job keeps its payload
+	}
+	return nil
+}
+
+// Work is the job the worker hands to the apply function.
+type Work struct {
+	Job     Job
+	Payload []byte
+	q       *Queue
+}
+
+// Touch records, on disk, paths the job is about to change, before it
+// changes them, so that recovery after a crash can restore them.
+func (w *Work) Touch(paths ...string) error {
+	w.q.mu.Lock()
+	defer w.q.mu.Unlock()
+	j := w.q.jobs[w.Job.ID]
+	next := *j
+	next.Touched = slices.Compact(slices.Sorted(slices.Values(append(slices.Clone(j.Touched), paths...))))
+	if err := w.q.writeRecord(&next); err != nil {
+		return err
+	}
+	*j = next
+	w.Job = cloneJob(j)
+	return nil
+}
+
+// ApplyFunc does one job and returns the path it settled on. An error
+// fails the job with the error's message.
+type ApplyFunc func(ctx context.Context, w *Work) (path string, err error)
+
+// ErrRunning is returned by a second concurrent Run.
+var ErrRunning = errors.New("the job queue already has a worker")
+
+// Run is the one worker: it recovers interrupted jobs, then runs queued
+// jobs one at a time, oldest first, until ctx is done. A job that has
+// started is finished before Run returns: apply gets a context that ctx's
+// end does not cancel.
+func (q *Queue) Run(ctx context.Context, apply ApplyFunc) error {
+	q.mu.Lock()
+	if q.running {
+		q.mu.Unlock()
+		return ErrRunning
+	}
+	q.running = true
+	q.mu.Unlock()
+	defer func() {
+		q.mu.Lock()
+		q.running = false
+		q.mu.Unlock()
+	}()
+	if err := q.Recover(ctx); err != nil {
+		return err
+	}
+	var tick <-chan time.Time
+	if q.opts.Every > 0 && q.opts.OnTick != nil {
+		t := time.NewTicker(q.opts.Every)
+		defer t.Stop()
+		tick = t.C
+	}
+	for {
+		// A due tick runs between jobs, never in the middle of one.
+		select {
+		case <-tick:
+			q.opts.OnTick(ctx)
+			q.gc()
+		default:
+		}
+		if ctx.Err() != nil {
+			return nil
+		}
+		w, err := q.claim()
+		if err != nil {
+			return err
+		}
+		if w == nil {
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-q.wake:
+			case <-tick:
+				q.opts.OnTick(ctx)
+				q.gc()
+			}
+			continue
+		}
+		path, applyErr := apply(context.WithoutCancel(ctx), w)
+		if err := q.finish(context.WithoutCancel(ctx), w, path, applyErr); err != nil {
+			return err
+		}
+	}
+}
+
+// claim takes the oldest queued job and records it as processing, on
+// disk, before returning it. nil means the queue is empty.
+func (q *Queue) claim() (*Work, error) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for len(q.pending) > 0 {
+		id := q.pending[0]
+		q.pending = q.pending[1:]
+		j := q.jobs[id]
+		if j == nil || j.Status != Queued {
+			continue
+		}
+		payload, err := os.ReadFile(q.bodyPath(id))
+		if err != nil {
+			if ferr := q.finishLocked(j, "", fmt.Errorf("reading the job's payload: %w", err)); ferr != nil {
+				return nil, ferr
+			}
+			continue
+		}
+		next := *j
+		now := q.opts.Now().UTC()
+		next.Status, next.Started = Processing, &now
+		next.Attempts++
+		if err := q.writeRecord(&next); err != nil {
+			// Not claimed: it stays queued for the next start.
+			q.pending = append([]string{id}, q.pending...)
+			return nil, fmt.Errorf("recording job %s as processing: %w", id, err)
+		}
+		*j = next
+		return &Work{Job: cloneJob(j), Payload: payload, q: q}, nil
+	}
+	return nil, nil
+}
+
+func (q *Queue) finish(ctx context.Context, w *Work, path string, applyErr error) error {
+	log := q.opts.Logger.With("job_id", w.Job.ID, "op", w.Job.Op)
+	if applyErr != nil && q.opts.Restore != nil {
+		if err := q.opts.Restore(ctx, q.snapshot(w.Job.ID)); err != nil {
+			// The job stays in processing: the next start restores it and
+			// runs it again rather than leaving its files behind.
+			return fmt.Errorf("restoring the paths of failed job %s: %w", w.Job.ID, err)
+		}
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	j := q.jobs[w.Job.ID]
+	if err := q.finishLocked(j, path, applyErr); err != nil {
+		return fmt.Errorf("recording the end of job %s: %w", j.ID, err)
+	}
+	q.lat.observe(j.Finished.Sub(j.Created).Seconds())
+	if applyErr != nil {
+		log.Warn("job failed", "error", applyErr)
+	} else {
+		log.Info("job done", "path", j.Path)
+	}
+	return nil
+}
+
+// Stats is a snapshot for /metrics.
+type Stats struct {
+	// ByStatus counts the jobs the queue holds in each state.
+	ByStatus map[Status]int
+	// Depth is how many jobs wait to be run.
+	Depth int
+	// Latency is the time from acceptance to the end of each job finished
+	// since Open.
+	Latency Histogram
+}
+
+// Stats returns the current counts and latencies.
+func (q *Queue) Stats() Stats {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	s := Stats{ByStatus: map[Status]int{}, Latency: q.lat.snapshot()}
+	for _, st := range Statuses {
+		s.ByStatus[st] = 0
+	}
+	for _, j := range q.jobs {
+		s.ByStatus[j.Status]++
+	}
+	s.Depth = s.ByStatus[Queued]
+	return s
+}
+
+// Histogram is a cumulative latency histogram in seconds, as Prometheus
+// exposes one.
+type Histogram struct {
+	Bounds []float64 // upper bounds, ascending; +Inf is implied
+	Counts []uint64  // Counts[i]: observations ≤ Bounds[i]
+	Count  uint64
+	Sum    float64
+}
+
+// LatencyBounds are the histogram's bucket bounds, in seconds.
+var LatencyBounds = []float64{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300}
+
+type histogram struct{ h Histogram }
+
+func newHistogram() histogram {
+	return histogram{Histogram{Bounds: LatencyBounds, Counts: make([]uint64, len(LatencyBounds))}}
+}
+
+func (h *histogram) observe(v float64) {
+	for i, b := range h.h.Bounds {
+		if v <= b {
+			h.h.Counts[i]++
+		}
+	}
+	h.h.Count++
+	h.h.Sum += v
+}
+
+func (h *histogram) snapshot() Histogram {
+	c := h.h
+	c.Counts = slices.Clone(h.h.Counts)
+	return c
+}
