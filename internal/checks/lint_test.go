@@ -28,7 +28,7 @@ type lintKB struct {
 func newLintKB(t *testing.T) *lintKB {
 	t.Helper()
 	k := store.New(t.TempDir())
-	if _, err := txn.Init(context.Background(), k, txn.InitOptions{Version: "1.0.0", Now: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), Command: "test"}); err != nil {
+	if _, err := txn.Init(context.Background(), k, store.InitOptions{Version: "1.0.0", Now: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), Command: "test"}); err != nil {
 		t.Fatal(err)
 	}
 	return &lintKB{t: t, k: k}
@@ -583,7 +583,7 @@ func TestLintCancelled(t *testing.T) {
 // warm leaf cache: the case `kk lint` meets in a large repository.
 func BenchmarkLint10k(b *testing.B) {
 	k := store.New(b.TempDir())
-	if _, err := txn.Init(context.Background(), k, txn.InitOptions{Version: "1", Now: time.Now(), Command: "bench"}); err != nil {
+	if _, err := txn.Init(context.Background(), k, store.InitOptions{Version: "1", Now: time.Now(), Command: "bench"}); err != nil {
 		b.Fatal(err)
 	}
 	const n = 10000

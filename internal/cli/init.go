@@ -115,7 +115,7 @@ func runInit(ctx context.Context, app *App, o initOpts) error {
 	}
 	k := store.New(root)
 	k.Now = app.Now
-	res, err := txn.Init(ctx, k, txn.InitOptions{Upgrade: o.upgrade, Version: version, Now: app.Now(), Command: app.Command})
+	res, err := txn.Init(ctx, k, store.InitOptions{Upgrade: o.upgrade, Version: version, Now: app.Now(), Command: app.Command})
 	if err != nil {
 		return err
 	}

@@ -32,7 +32,7 @@ const (
 func newKB(t testing.TB) *store.KB {
 	t.Helper()
 	k := store.New(t.TempDir())
-	if _, err := txn.Init(context.Background(), k, txn.InitOptions{Version: "test", Now: fixedNow}); err != nil {
+	if _, err := txn.Init(context.Background(), k, store.InitOptions{Version: "test", Now: fixedNow}); err != nil {
 		t.Fatal(err)
 	}
 	return k

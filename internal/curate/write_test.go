@@ -19,7 +19,7 @@ import (
 func newTestKB(t *testing.T) *store.KB {
 	t.Helper()
 	k := store.New(t.TempDir())
-	if _, err := txn.Init(context.Background(), k, txn.InitOptions{Version: "test", Now: time.Unix(0, 0), Command: "test"}); err != nil {
+	if _, err := txn.Init(context.Background(), k, store.InitOptions{Version: "test", Now: time.Unix(0, 0), Command: "test"}); err != nil {
 		t.Fatal(err)
 	}
 	return k
@@ -93,7 +93,7 @@ func TestInitIdempotentAndGitignoreMerge(t *testing.T) {
 	os.MkdirAll(k.Dir, 0o755)
 	os.WriteFile(k.GitignorePath(), []byte("my-own\n_sessions/\nhooks/\n"), 0o644)
 	ctx := context.Background()
-	res, err := txn.Init(ctx, k, txn.InitOptions{Version: "1", Now: time.Unix(0, 0)})
+	res, err := txn.Init(ctx, k, store.InitOptions{Version: "1", Now: time.Unix(0, 0)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,11 +104,11 @@ func TestInitIdempotentAndGitignoreMerge(t *testing.T) {
 	if want := "/_sessions/\n/_logs/\n/hooks/\n.state/*\n!.state/installed-version\nmy-own\n"; string(gi) != want {
 		t.Fatalf(".gitignore = %q", gi)
 	}
-	res, err = txn.Init(ctx, k, txn.InitOptions{Version: "1", Now: time.Unix(99, 0)})
+	res, err = txn.Init(ctx, k, store.InitOptions{Version: "1", Now: time.Unix(99, 0)})
 	if err != nil || !res.Unchanged {
 		t.Fatalf("second init: %+v %v", res, err)
 	}
-	res, err = txn.Init(ctx, k, txn.InitOptions{Version: "2", Now: time.Unix(99, 0), Upgrade: true})
+	res, err = txn.Init(ctx, k, store.InitOptions{Version: "2", Now: time.Unix(99, 0), Upgrade: true})
 	if err != nil || len(res.Updated) != 1 {
 		t.Fatalf("upgrade to a new version: %+v %v", res, err)
 	}

@@ -105,7 +105,7 @@ func repo(t *testing.T) *store.KB {
 		t.Fatal(err)
 	}
 	k := store.New(dir)
-	if _, err := txn.Init(context.Background(), k, txn.InitOptions{Version: "test", Now: time.Unix(0, 0)}); err != nil {
+	if _, err := txn.Init(context.Background(), k, store.InitOptions{Version: "test", Now: time.Unix(0, 0)}); err != nil {
 		t.Fatal(err)
 	}
 	return k

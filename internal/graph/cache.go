@@ -80,15 +80,15 @@ func (t *template) graph(k *store.KB, db *index.DB) *Graph {
 		Leaves: map[string]*node.Node{}, k: k, db: db, tmpl: t}
 	for id, a := range t.atoms {
 		cp := *a
-		g.Atoms[id] = &cp
+		g.Atoms[store.IDKey(id)] = &cp
 	}
 	for id, m := range t.molecules {
 		cp := *m
-		g.Molecules[id] = &cp
+		g.Molecules[store.IDKey(id)] = &cp
 	}
 	g.sorted = make([]*Atom, len(t.sorted))
 	for i, a := range t.sorted {
-		g.sorted[i] = g.Atoms[a.ID]
+		g.sorted[i] = g.Atoms[store.IDKey(a.ID)]
 	}
 	return g
 }

@@ -3,6 +3,7 @@ package graph
 import (
 	"context"
 
+	"github.com/kk-project/kk/internal/node"
 	"github.com/kk-project/kk/internal/store"
 )
 
@@ -45,10 +46,10 @@ func ManageChangelogJSON(ctx context.Context, k *store.KB, raw []byte) Response 
 
 func (g *Graph) entity(kind, id string) *Entity {
 	if kind == KindAtom {
-		if a, ok := g.Atoms[id]; ok {
+		if a, ok := g.Atoms[store.IDKey(id)]; ok {
 			return &a.Entity
 		}
-	} else if m, ok := g.Molecules[id]; ok {
+	} else if m, ok := g.Molecules[store.IDKey(id)]; ok {
 		return &m.Entity
 	}
 	return nil
@@ -77,32 +78,34 @@ func manageChangelog(ctx context.Context, k *store.KB, p ManageChangelogParams) 
 			return nil, serr
 		}
 		var res *AppendResult
-		err := mutate(ctx, k, func(g *Graph, w *writes) error {
+		var n *node.Node
+		_, err := mutate(ctx, k, "manage_changelog", func(g *Graph, w *writes) error {
 			e := g.entity(p.ParentType, p.ParentID)
 			if e == nil {
 				return notFound(p.ParentType, p.ParentID)
 			}
-			n, err := g.fresh(p.ParentID)
-			if err != nil {
+			var err error
+			if n, err = g.fresh(e.ID); err != nil {
 				return err
 			}
-			now := timestamp(k)
-			entry := ChangelogEntry{At: now, Task: p.TaskID, Summary: summary}
+			entry := ChangelogEntry{At: w.tx.Timestamp(), Task: p.TaskID, Summary: summary}
 			e.Changelog = append(e.Changelog, entry)
-			e.Version++
-			e.UpdatedAt = now
-			if a, isAtom := g.Atoms[p.ParentID]; isAtom && p.ParentType == KindAtom {
+			if a, isAtom := g.Atoms[store.IDKey(e.ID)]; isAtom && p.ParentType == KindAtom {
 				err = WriteAtom(n, a)
 			} else {
-				err = WriteMolecule(n, g.Molecules[p.ParentID])
+				err = WriteMolecule(n, g.Molecules[store.IDKey(e.ID)])
 			}
 			if err != nil {
 				return err
 			}
-			res = &AppendResult{ParentType: p.ParentType, ParentID: p.ParentID, Entry: entry, Version: e.Version}
+			res = &AppendResult{ParentType: p.ParentType, ParentID: e.ID, Entry: entry}
 			return w.put(n)
 		})
-		return res, err
+		if err != nil {
+			return nil, err
+		}
+		res.Version = fileVersionOf(n)
+		return res, nil
 	case "search":
 		if p.TaskID != "" || p.Summary != "" {
 			return nil, invalid("summary", "taskId and summary apply to append")

@@ -3,6 +3,8 @@ package graph
 import (
 	"errors"
 	"fmt"
+
+	"github.com/kk-project/kk/internal/txn"
 )
 
 // Error codes of the graph operations (seed 002, "Error codes").
@@ -60,6 +62,16 @@ func asError(err error) *Error {
 	var ge *Error
 	if errors.As(err, &ge) {
 		return ge
+	}
+	if ce, ok := errors.AsType[*txn.ConflictError](err); ok {
+		kind := ce.Type
+		switch ce.Type {
+		case TypeMolecule:
+			kind = KindMolecule
+		case TypeAtom:
+			kind = KindAtom
+		}
+		return conflict(kind, ce.ID, ce.Given, ce.Current)
 	}
 	return &Error{Code: CodeInternal, Message: err.Error()}
 }

@@ -2,19 +2,16 @@ package graph
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/kk-project/kk/internal/extract"
 	"github.com/kk-project/kk/internal/index"
-	"github.com/kk-project/kk/internal/indexfiles"
 	"github.com/kk-project/kk/internal/node"
 	"github.com/kk-project/kk/internal/store"
+	"github.com/kk-project/kk/internal/txn"
 )
 
 // Front matter keys of the traceability entities besides the graph's.
@@ -269,101 +266,58 @@ func validateEdgeIn(i int, e KBEdgeIn) (KBEdgeIn, *Error) {
 	return e, nil
 }
 
-// newChangesetID names one changeset: the time and 8 random hex digits.
-func newChangesetID(k *store.KB) string {
-	var b [4]byte
-	_, _ = rand.Read(b[:])
-	stamp := strings.NewReplacer("-", "", ":", "").Replace(timestamp(k))
-	return "cs-" + stamp + "-" + hex.EncodeToString(b[:])
-}
-
-// traceTx is the state of one changeset under the writer lock: the tree,
-// the branch's index, and the leaves the changeset edits.
+// traceTx is the state of one changeset in its store transaction: the
+// tree, the branch's index, and the leaves the changeset edits.
 type traceTx struct {
 	ctx    context.Context
 	k      *store.KB
+	tx     *txn.Tx
 	tree   *store.Tree
 	db     *index.DB
-	branch string
-	w      *writes
-	edited map[string]*node.Node // id -> writable leaf
-	orig   map[string][]byte     // path -> bytes before the changeset
-	ops    []index.AuditOp
+	edited map[string]*node.Node // by store.IDKey: the leaves read for writing
+	ops    []index.AuditOp       // edge operations, recorded after the leaves'
 }
 
-// runTrace runs fn under the writer lock with the tree read and the
-// branch's index synced, then writes what fn collected, regenerates the
-// index files, syncs the index and appends the audit record.
-func runTrace(ctx context.Context, k *store.KB, cmd string, rec index.AuditRecord, fn func(tx *traceTx) error) error {
-	return k.WithLock(ctx, cmd, func() error {
-		t, err := k.ReadTree(store.LoadOptions{})
+// runTrace runs fn in a store transaction with the tree read and the
+// branch's index synced under the writer lock; the transaction writes the
+// leaves fn staged, regenerates the index files, syncs the index and
+// appends the audit record.
+func runTrace(ctx context.Context, k *store.KB, m txn.Meta, fn func(tx *traceTx) error) (*txn.Result, error) {
+	return txn.Update(ctx, k, m, func(t *txn.Tx) error {
+		tree, err := t.Tree()
 		if err != nil {
 			return err
 		}
-		branch, err := index.CurrentBranch(ctx, k)
+		db, err := t.Index()
 		if err != nil {
 			return err
 		}
-		db, err := index.OpenShared(ctx, k, branch)
-		if err != nil {
-			return err
-		}
-		if err := syncIndex(ctx, k, db); err != nil {
-			return err
-		}
-		leaves := map[string]*node.Node{}
-		w, err := newWrites(k, t, leaves)
-		if err != nil {
-			return err
-		}
-		tx := &traceTx{ctx: ctx, k: k, tree: t, db: db, branch: branch, w: w, edited: leaves, orig: map[string][]byte{}}
+		tx := &traceTx{ctx: ctx, k: k, tx: t, tree: tree, db: db, edited: map[string]*node.Node{}}
 		if err := fn(tx); err != nil {
 			return err
 		}
-		if err := w.flush(); err != nil {
-			return err
+		for _, op := range tx.ops {
+			t.Record(op)
 		}
-		if len(w.order)+len(w.removed) > 0 {
-			if _, err := indexfiles.RebuildLocked(ctx, k, indexfiles.RebuildOptions{Command: cmd}); err != nil {
-				return err
-			}
-			if err := syncIndex(ctx, k, db); err != nil {
-				return err
-			}
-		}
-		rec.Branch = branch
-		rec.At = timestamp(k)
-		rec.Ops = tx.ops
-		if rec.Ops == nil {
-			rec.Ops = []index.AuditOp{}
-		}
-		return index.AppendAudit(k, branch, rec)
+		return nil
 	})
 }
 
 // leaf returns the writable leaf of tree entity id, reading it once.
 func (tx *traceTx) leaf(id string) (*node.Node, error) {
-	if n, ok := tx.edited[id]; ok {
+	if n, ok := tx.edited[store.IDKey(id)]; ok {
 		return n, nil
 	}
-	ro, ok := tx.tree.ByID(id)
-	if !ok {
-		return nil, nil
-	}
-	src, err := os.ReadFile(tx.k.NodePath(ro.Path))
-	if err != nil {
+	n, err := tx.tx.Leaf(id)
+	if err != nil || n == nil {
 		return nil, err
 	}
-	n, err := node.Parse(ro.Path, src)
-	if err != nil {
-		return nil, err
-	}
-	tx.edited[id], tx.orig[n.Path] = n, src
+	tx.edited[store.IDKey(id)] = n
 	return n, nil
 }
 
-// version is a leaf's kk_version (1 when absent).
-func version(n *node.Node) int64 {
+// fileVersionOf is a leaf's kk_version as written (1 when absent).
+func fileVersionOf(n *node.Node) int64 {
 	if v, ok := n.Extra(KeyVersion); ok {
 		if i, ok := v.(int64); ok && i >= 1 {
 			return i
@@ -372,52 +326,29 @@ func version(n *node.Node) int64 {
 	return 1
 }
 
-// commit renders every edited leaf; a leaf whose bytes changed gets its
-// version raised and kk_updated_at set, and is queued for writing. It
-// returns which ids changed.
-func (tx *traceTx) commit(ids []string) (changed map[string]bool, err error) {
-	changed = map[string]bool{}
-	now := timestamp(tx.k)
+// stage validates the edited leaves of ids and stages them; the
+// transaction writes those whose bytes change, with their versions raised.
+func (tx *traceTx) stage(ids []string) error {
 	for _, id := range ids {
-		n := tx.edited[id]
-		data, err := n.Render(tx.w.resolveWith())
-		if err != nil {
-			return nil, err
+		n := tx.edited[store.IDKey(id)]
+		if err := n.Validate(); err != nil {
+			return err
 		}
-		if orig, had := tx.orig[n.Path]; had && string(orig) == string(data) {
-			continue
-		}
-		before := int64(0)
-		if _, had := tx.orig[n.Path]; had {
-			before = version(n)
-			if err := n.SetExtra(KeyVersion, before+1); err != nil {
-				return nil, err
-			}
-			if err := n.SetExtra(KeyUpdatedAt, now); err != nil {
-				return nil, err
-			}
-		}
-		if err := tx.w.put(n); err != nil {
-			return nil, err
-		}
-		changed[id] = true
-		op := index.AuditOp{Op: "update", ID: id, Type: n.Type, Path: n.Path, Before: before, After: version(n)}
-		if before == 0 {
-			op.Op = "create"
-		}
-		tx.ops = append(tx.ops, op)
+		tx.tx.Put(n)
 	}
-	return changed, nil
+	return nil
 }
 
-// resolveWith resolves links against the leaves being written first.
-func (w *writes) resolveWith() node.Resolver {
-	return func(id string) (string, bool) {
-		if other, ok := w.leaves[id]; ok {
-			return other.Path, true
+// changedIDs maps the ids a committed changeset created or updated (by
+// store.IDKey) to their operation.
+func changedIDs(res *txn.Result) map[string]string {
+	out := map[string]string{}
+	for _, op := range res.Ops {
+		if op.Op == "create" || op.Op == "update" {
+			out[store.IDKey(op.ID)] = op.Op
 		}
-		return w.resolve(id)
 	}
+	return out
 }
 
 // endpointType is the type of the entity id: from the changeset, the tree,
@@ -460,10 +391,9 @@ func kbUpsert(ctx context.Context, k *store.KB, p KBUpsertParams) (*UpsertResult
 		}
 		edges[i] = v
 	}
-	cs := newChangesetID(k)
-	res := &UpsertResult{Changeset: cs, IDs: []string{}, Created: []string{}, Updated: []string{}, Unchanged: []string{}}
-	rec := index.AuditRecord{Changeset: cs, Actor: p.CreatedBy, Source: p.Source}
-	err := runTrace(ctx, k, "upsert", rec, func(tx *traceTx) error {
+	res := &UpsertResult{IDs: []string{}, Created: []string{}, Updated: []string{}, Unchanged: []string{}}
+	var touched []string
+	done, err := runTrace(ctx, k, txn.Meta{Actor: p.CreatedBy, Source: p.Source, Command: "kb_upsert"}, func(tx *traceTx) error {
 		var refs []string
 		for _, e := range edges {
 			refs = append(refs, e.From, e.To)
@@ -482,9 +412,9 @@ func kbUpsert(ctx context.Context, k *store.KB, p KBUpsertParams) (*UpsertResult
 			case exists && ro.Type != e.Type: // ids carry their type; only a hand-broken leaf gets here
 				return newError(CodeInvariant, map[string]any{"field": e.field + ".type", "id": e.ID, "type": ro.Type},
 					"%s.type: %s is a %s; an entity's type cannot change", e.field, e.ID, ro.Type)
-			case !exists && indexed[e.ID] != nil && indexed[e.ID].Origin != "":
-				return newError(CodeValidation, map[string]any{"field": e.field + ".id", "id": e.ID, "origin": indexed[e.ID].Origin},
-					"%s.id: %s is read from %s by an extractor; change that file instead", e.field, e.ID, indexed[e.ID].Origin)
+			case !exists && indexed[store.IDKey(e.ID)] != nil && indexed[store.IDKey(e.ID)].Origin != "":
+				return newError(CodeValidation, map[string]any{"field": e.field + ".id", "id": e.ID, "origin": indexed[store.IDKey(e.ID)].Origin},
+					"%s.id: %s is read from %s by an extractor; change that file instead", e.field, e.ID, indexed[store.IDKey(e.ID)].Origin)
 			case !exists && e.Version != nil:
 				return notFound(e.Type, e.ID)
 			case !exists && e.Title == "":
@@ -501,9 +431,9 @@ func kbUpsert(ctx context.Context, k *store.KB, p KBUpsertParams) (*UpsertResult
 			if toType == "" {
 				return newError(CodeNotFound, map[string]any{"field": f + ".to", "id": e.To}, "%s.to: no entity with id %q", f, e.To)
 			}
-			if _, inTree := tx.tree.ByID(e.From); !inTree && pending[e.From] == nil {
-				return newError(CodeValidation, map[string]any{"field": f + ".from", "id": e.From, "origin": indexed[e.From].Origin},
-					"%s.from: %s is read from %s by an extractor; declare its edges there", f, e.From, indexed[e.From].Origin)
+			if _, inTree := tx.tree.ByID(e.From); !inTree && pending[store.IDKey(e.From)] == nil {
+				return newError(CodeValidation, map[string]any{"field": f + ".from", "id": e.From, "origin": indexed[store.IDKey(e.From)].Origin},
+					"%s.from: %s is read from %s by an extractor; declare its edges there", f, e.From, indexed[store.IDKey(e.From)].Origin)
 			}
 			if err := CheckEdge(e.Type, fromType, toType, e.Kind); err != nil {
 				err.Message = f + ": " + err.Message
@@ -511,7 +441,7 @@ func kbUpsert(ctx context.Context, k *store.KB, p KBUpsertParams) (*UpsertResult
 				return err
 			}
 		}
-		now := timestamp(k)
+		now := tx.tx.Timestamp()
 		for _, e := range ents {
 			n, err := tx.leaf(e.ID)
 			if err != nil {
@@ -519,17 +449,18 @@ func kbUpsert(ctx context.Context, k *store.KB, p KBUpsertParams) (*UpsertResult
 			}
 			if n == nil {
 				n = newEntityLeaf(e, p.Source, now)
-				tx.edited[e.ID] = n
-			} else if e.Version != nil && version(n) != *e.Version {
-				return conflict(e.Type, e.ID, *e.Version, version(n))
+				tx.edited[store.IDKey(e.ID)] = n
+			} else if e.Version != nil {
+				if err := tx.tx.Expect(n, *e.Version); err != nil {
+					return err
+				}
 			}
 			if err := applyEntity(n, e, p.Source); err != nil {
 				return err
 			}
 		}
-		touched := make([]string, 0, len(ents))
 		for _, e := range ents {
-			touched = append(touched, e.ID)
+			touched = append(touched, tx.edited[store.IDKey(e.ID)].ID)
 		}
 		for _, e := range edges {
 			n, err := tx.leaf(e.From)
@@ -544,34 +475,29 @@ func kbUpsert(ctx context.Context, k *store.KB, p KBUpsertParams) (*UpsertResult
 				res.Edges++
 				tx.ops = append(tx.ops, index.AuditOp{Op: "add_edge", ID: e.From, Type: e.Type, To: e.To})
 			}
-			if !slices.Contains(touched, e.From) {
-				touched = append(touched, e.From)
+			if !slices.ContainsFunc(touched, func(id string) bool { return store.IDKey(id) == store.IDKey(n.ID) }) {
+				touched = append(touched, n.ID)
 			}
 		}
-		edgeOps := tx.ops
-		tx.ops = nil
-		changed, err := tx.commit(touched)
-		if err != nil {
-			return err
-		}
-		tx.ops = append(tx.ops, edgeOps...)
 		for _, e := range ents {
-			res.IDs = append(res.IDs, e.ID)
+			res.IDs = append(res.IDs, tx.edited[store.IDKey(e.ID)].ID)
 		}
-		for _, id := range touched {
-			switch {
-			case !changed[id]:
-				res.Unchanged = append(res.Unchanged, id)
-			case tx.orig[tx.edited[id].Path] == nil:
-				res.Created = append(res.Created, id)
-			default:
-				res.Updated = append(res.Updated, id)
-			}
-		}
-		return nil
+		return tx.stage(touched)
 	})
 	if err != nil {
 		return nil, err
+	}
+	res.Changeset = done.Changeset
+	changed := changedIDs(done)
+	for _, id := range touched {
+		switch changed[store.IDKey(id)] {
+		case "create":
+			res.Created = append(res.Created, id)
+		case "update":
+			res.Updated = append(res.Updated, id)
+		default:
+			res.Unchanged = append(res.Unchanged, id)
+		}
 	}
 	return res, nil
 }
@@ -754,42 +680,48 @@ func kbDelete(ctx context.Context, k *store.KB, p KBDeleteParams, o DeleteOption
 		}
 		edgeRefs[i] = e
 	}
-	cs := newChangesetID(k)
-	res := &DeleteEntitiesResult{Changeset: cs, Deleted: []string{}, Updated: []string{}}
-	rec := index.AuditRecord{Changeset: cs, Actor: p.CreatedBy, Source: p.Source}
-	err = runTrace(ctx, k, "delete", rec, func(tx *traceTx) error {
-		deleted := map[string]bool{}
+	res := &DeleteEntitiesResult{Deleted: []string{}, Updated: []string{}}
+	var touched []string
+	done, err := runTrace(ctx, k, txn.Meta{Actor: p.CreatedBy, Source: p.Source, Command: "kb_delete"}, func(tx *traceTx) error {
+		deleted := map[string]bool{} // by store.IDKey
 		for i, r := range refs {
 			f := fmt.Sprintf("entities[%d]", i)
 			ro, ok := tx.tree.ByID(r.ID)
 			if !ok {
-				if ents, err := tx.db.EntitiesByID(ctx, []string{r.ID}); err == nil && ents[r.ID] != nil {
-					return newError(CodeValidation, map[string]any{"field": f + ".id", "id": r.ID, "origin": ents[r.ID].Origin},
-						"%s.id: %s is read from %s by an extractor; remove it there", f, r.ID, ents[r.ID].Origin)
+				if ents, err := tx.db.EntitiesByID(ctx, []string{r.ID}); err == nil && ents[store.IDKey(r.ID)] != nil {
+					origin := ents[store.IDKey(r.ID)].Origin
+					return newError(CodeValidation, map[string]any{"field": f + ".id", "id": r.ID, "origin": origin},
+						"%s.id: %s is read from %s by an extractor; remove it there", f, r.ID, origin)
 				}
 				return newError(CodeNotFound, map[string]any{"field": f + ".id", "id": r.ID}, "%s.id: no entity with id %q", f, r.ID)
 			}
 			if !slices.Contains(TraceTypes, ro.Type) {
 				return invalid(f+".id", "%s is a %s; kb_delete removes %s entities (atoms and molecules go through manage_graph)",
-					r.ID, ro.Type, strings.Join(TraceTypes, ", "))
+					ro.ID, ro.Type, strings.Join(TraceTypes, ", "))
 			}
 			if o.Agent && !cfg.AgentMayDelete(ro.Type) {
-				return newError(CodeValidation, map[string]any{"field": f + ".id", "id": r.ID, "type": ro.Type},
+				return newError(CodeValidation, map[string]any{"field": f + ".id", "id": ro.ID, "type": ro.Type},
 					"%s.id: agents may not delete %s entities (config traceability.agentDeletableTypes); ask a person to run kk delete", f, ro.Type)
 			}
 			n, err := tx.leaf(r.ID)
 			if err != nil {
 				return err
 			}
-			if r.Version != nil && version(n) != *r.Version {
-				return conflict(ro.Type, r.ID, *r.Version, version(n))
+			if r.Version != nil {
+				if err := tx.tx.Expect(n, *r.Version); err != nil {
+					return err
+				}
 			}
-			deleted[r.ID] = true
+			deleted[store.IDKey(r.ID)] = true
 		}
-		var touched []string
+		touch := func(id string) {
+			if !slices.ContainsFunc(touched, func(t string) bool { return store.IDKey(t) == store.IDKey(id) }) {
+				touched = append(touched, id)
+			}
+		}
 		for i, e := range edgeRefs {
 			f := fmt.Sprintf("edges[%d]", i)
-			if deleted[e.From] {
+			if deleted[store.IDKey(e.From)] {
 				continue // goes with its entity
 			}
 			n, err := tx.leaf(e.From)
@@ -799,19 +731,19 @@ func kbDelete(ctx context.Context, k *store.KB, p KBDeleteParams, o DeleteOption
 			if n == nil {
 				return newError(CodeNotFound, map[string]any{"field": f + ".from", "id": e.From}, "%s.from: no entity with id %q in the tree", f, e.From)
 			}
-			removed, err := removeEdges(n, func(x Edge) bool { return x.Type == e.Type && x.To == e.To })
+			removed, err := removeEdges(n, func(x Edge) bool { return x.Type == e.Type && store.IDKey(x.To) == store.IDKey(e.To) })
 			if err != nil {
 				return err
 			}
 			if len(removed) == 0 {
 				return newError(CodeNotFound, map[string]any{"field": f, "from": e.From, "type": e.Type, "to": e.To},
-					"%s: %s has no %s edge to %s", f, e.From, e.Type, e.To)
+					"%s: %s has no %s edge to %s", f, n.ID, e.Type, e.To)
 			}
 			res.Edges += len(removed)
-			tx.ops = append(tx.ops, index.AuditOp{Op: "delete_edge", ID: e.From, Type: e.Type, To: e.To})
-			if !slices.Contains(touched, e.From) {
-				touched = append(touched, e.From)
+			for _, x := range removed {
+				tx.ops = append(tx.ops, index.AuditOp{Op: "delete_edge", ID: n.ID, Type: x.Type, To: x.To})
 			}
+			touch(n.ID)
 		}
 		// Edges elsewhere in the tree that point at a deleted entity go too.
 		if len(deleted) > 0 {
@@ -820,7 +752,7 @@ func kbDelete(ctx context.Context, k *store.KB, p KBDeleteParams, o DeleteOption
 				return err
 			}
 			for _, ed := range all {
-				if !deleted[ed.To] || deleted[ed.From] {
+				if !deleted[store.IDKey(ed.To)] || deleted[store.IDKey(ed.From)] {
 					continue
 				}
 				if _, inTree := tx.tree.ByID(ed.From); !inTree {
@@ -830,39 +762,41 @@ func kbDelete(ctx context.Context, k *store.KB, p KBDeleteParams, o DeleteOption
 				if err != nil {
 					return err
 				}
-				removed, err := removeEdges(n, func(x Edge) bool { return deleted[x.To] })
+				removed, err := removeEdges(n, func(x Edge) bool { return deleted[store.IDKey(x.To)] })
 				if err != nil {
 					return err
 				}
 				for _, x := range removed {
 					res.Edges++
-					tx.ops = append(tx.ops, index.AuditOp{Op: "delete_edge", ID: ed.From, Type: x.Type, To: x.To})
+					tx.ops = append(tx.ops, index.AuditOp{Op: "delete_edge", ID: n.ID, Type: x.Type, To: x.To})
 				}
-				if len(removed) > 0 && !slices.Contains(touched, ed.From) {
-					touched = append(touched, ed.From)
+				if len(removed) > 0 {
+					touch(n.ID)
 				}
 			}
 		}
-		changed, err := tx.commit(touched)
-		if err != nil {
+		if err := tx.stage(touched); err != nil {
 			return err
 		}
-		for _, id := range touched {
-			if changed[id] {
-				res.Updated = append(res.Updated, id)
-			}
-		}
 		for _, r := range refs {
-			n := tx.edited[r.ID]
-			tx.w.remove(n.Path)
-			res.Deleted = append(res.Deleted, r.ID)
+			n := tx.edited[store.IDKey(r.ID)]
+			if err := tx.tx.Remove(n); err != nil {
+				return err
+			}
+			res.Deleted = append(res.Deleted, n.ID)
 			res.Paths = append(res.Paths, n.Path)
-			tx.ops = append(tx.ops, index.AuditOp{Op: "delete", ID: r.ID, Type: n.Type, Path: n.Path, Before: version(n)})
 		}
 		return nil
 	})
 	if err != nil {
 		return nil, err
+	}
+	res.Changeset = done.Changeset
+	changed := changedIDs(done)
+	for _, id := range touched {
+		if changed[store.IDKey(id)] != "" {
+			res.Updated = append(res.Updated, id)
+		}
 	}
 	return res, nil
 }

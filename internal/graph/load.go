@@ -12,6 +12,7 @@ import (
 	"github.com/kk-project/kk/internal/index"
 	"github.com/kk-project/kk/internal/node"
 	"github.com/kk-project/kk/internal/store"
+	"github.com/kk-project/kk/internal/txn"
 	"github.com/kk-project/kk/internal/workpool"
 )
 
@@ -28,6 +29,7 @@ type Graph struct {
 	Tree *store.Tree
 
 	k      *store.KB
+	tx     *txn.Tx   // the transaction of a write; leaves are read through it
 	db     *index.DB // LoadIndexed: the index, for bodies read on demand
 	full   bool      // LoadIndexed with bodies: every Knowledge is filled
 	tmpl   *template // the cached graph this one copies (nil: read directly)
@@ -95,7 +97,7 @@ func loadRows(ctx context.Context, k *store.KB, db *index.DB, bodies bool) (*Gra
 			if err != nil {
 				return nil, err
 			}
-			g.Molecules[m.ID] = m
+			g.Molecules[store.IDKey(m.ID)] = m
 		default:
 			if _, isAtom := row.Extra(KeyPaths); !isAtom {
 				continue
@@ -104,7 +106,7 @@ func loadRows(ctx context.Context, k *store.KB, db *index.DB, bodies bool) (*Gra
 			if err != nil {
 				return nil, err
 			}
-			g.Atoms[a.ID] = a
+			g.Atoms[store.IDKey(a.ID)] = a
 		}
 	}
 	return g, nil
@@ -148,25 +150,34 @@ func (g *Graph) Knowledge(ctx context.Context, ents ...*Entity) error {
 // leaf returns the writable leaf of atom or molecule id, reading it on
 // first use.
 func (g *Graph) leaf(id string) (*node.Node, error) {
-	if n, ok := g.Leaves[id]; ok {
+	if n, ok := g.Leaves[store.IDKey(id)]; ok {
 		return n, nil
 	}
 	var rel string
-	if a, ok := g.Atoms[id]; ok {
+	if a, ok := g.Atoms[store.IDKey(id)]; ok {
 		rel = a.Path
-	} else if m, ok := g.Molecules[id]; ok {
+	} else if m, ok := g.Molecules[store.IDKey(id)]; ok {
 		rel = m.Path
 	} else {
 		return nil, fmt.Errorf("graph: no leaf for %s", id)
 	}
-	n, err := g.k.ReadLeaf(rel)
+	var n *node.Node
+	var err error
+	if g.tx != nil {
+		n, err = g.tx.LeafAt(rel)
+		if err == nil && n == nil {
+			err = fmt.Errorf("%s: no such leaf; run kk sync and retry", rel)
+		}
+	} else {
+		n, err = g.k.ReadLeaf(rel)
+	}
 	if err != nil {
 		return nil, err
 	}
-	if n.ID != id {
+	if store.IDKey(n.ID) != store.IDKey(id) {
 		return nil, fmt.Errorf("%s: holds %s, not %s; run kk sync and retry", rel, n.ID, id)
 	}
-	g.Leaves[id] = n
+	g.Leaves[store.IDKey(id)] = n
 	return n, nil
 }
 
@@ -205,11 +216,11 @@ func Load(k *store.KB) (*Graph, error) {
 		}
 		mu.Lock()
 		defer mu.Unlock()
-		g.Leaves[n.ID] = n
+		g.Leaves[store.IDKey(n.ID)] = n
 		if a != nil {
-			g.Atoms[a.ID] = a
+			g.Atoms[store.IDKey(a.ID)] = a
 		} else {
-			g.Molecules[m.ID] = m
+			g.Molecules[store.IDKey(m.ID)] = m
 		}
 	})
 	for _, err := range errs {
@@ -264,6 +275,10 @@ func (g *Graph) MemberAtoms(id string) []*Atom {
 
 // taken reports whether an id is used by any leaf of the tree.
 func (g *Graph) taken(id string) bool {
+	if g.tx != nil {
+		_, ok := g.tx.Resolve(id)
+		return ok
+	}
 	_, ok := g.Tree.ByID(id)
 	return ok
 }
@@ -279,13 +294,13 @@ func (g *Graph) fresh(id string) (*node.Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	if a, ok := g.Atoms[id]; ok {
+	if a, ok := g.Atoms[store.IDKey(id)]; ok {
 		na, err := AtomFromLeaf(n)
 		if err != nil {
 			return nil, err
 		}
 		*a = *na
-	} else if m, ok := g.Molecules[id]; ok {
+	} else if m, ok := g.Molecules[store.IDKey(id)]; ok {
 		nm, err := MoleculeFromLeaf(n)
 		if err != nil {
 			return nil, err

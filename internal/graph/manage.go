@@ -2,20 +2,15 @@ package graph
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
 	"unicode/utf8"
 
-	"github.com/kk-project/kk/internal/atomicfile"
 	"github.com/kk-project/kk/internal/index"
-	"github.com/kk-project/kk/internal/indexfiles"
 	"github.com/kk-project/kk/internal/node"
 	"github.com/kk-project/kk/internal/store"
+	"github.com/kk-project/kk/internal/txn"
 )
 
 // Knowledge modes of an update.
@@ -90,12 +85,15 @@ func manageGraph(ctx context.Context, k *store.KB, p ManageGraphParams) (any, er
 			return nil, err
 		}
 		var res *DeleteResult
-		err := mutate(ctx, k, func(g *Graph, w *writes) error {
+		_, err := mutate(ctx, k, "manage_graph", func(g *Graph, w *writes) error {
 			var err error
-			res, err = g.delete(k, w, p)
+			res, err = g.delete(w, p)
 			return err
 		})
-		return res, err
+		if err != nil {
+			return nil, err
+		}
+		return res, nil
 	case "":
 		return nil, invalid("operation", "is required: create, update or delete")
 	default:
@@ -105,17 +103,22 @@ func manageGraph(ctx context.Context, k *store.KB, p ManageGraphParams) (any, er
 	if verr != nil {
 		return nil, verr
 	}
-	var data any
-	err := mutate(ctx, k, func(g *Graph, w *writes) error {
+	var n *node.Node
+	var g *Graph
+	_, err := mutate(ctx, k, "manage_graph", func(gr *Graph, w *writes) error {
 		var err error
+		g = gr
 		if p.Operation == "create" {
-			data, err = g.create(k, w, p, e)
+			n, err = g.create(w, p, e)
 		} else {
-			data, err = g.update(k, w, p, e)
+			n, err = g.update(w, p, e)
 		}
 		return err
 	})
-	return data, err
+	if err != nil {
+		return nil, err
+	}
+	return g.view(n)
 }
 
 // validateEdit checks every field that needs no tree: bounds, globs, which
@@ -242,7 +245,7 @@ func validateEdit(p ManageGraphParams) (*edit, *Error) {
 // checkRefs checks that the molecule and related entities an edit names exist.
 func (g *Graph) checkRefs(kind, self string, e *edit) error {
 	if e.molecule.Set && e.molecule.Value != "" {
-		if _, ok := g.Molecules[e.molecule.Value]; !ok {
+		if _, ok := g.Molecules[store.IDKey(e.molecule.Value)]; !ok {
 			return notFound(KindMolecule, e.molecule.Value)
 		}
 	}
@@ -252,9 +255,9 @@ func (g *Graph) checkRefs(kind, self string, e *edit) error {
 		}
 		exists := false
 		if kind == KindAtom {
-			_, exists = g.Atoms[r.ID]
+			_, exists = g.Atoms[store.IDKey(r.ID)]
 		} else {
-			_, exists = g.Molecules[r.ID]
+			_, exists = g.Molecules[store.IDKey(r.ID)]
 		}
 		if !exists {
 			return notFound(kind, r.ID)
@@ -275,7 +278,7 @@ func firstLine(s string) string {
 	return ""
 }
 
-func (g *Graph) create(k *store.KB, w *writes, p ManageGraphParams, e *edit) (any, error) {
+func (g *Graph) create(w *writes, p ManageGraphParams, e *edit) (*node.Node, error) {
 	if err := g.checkRefs(p.EntityType, "", e); err != nil {
 		return nil, err
 	}
@@ -291,7 +294,7 @@ func (g *Graph) create(k *store.KB, w *writes, p ManageGraphParams, e *edit) (an
 	if e.knowledge != nil {
 		knowledge = *e.knowledge
 	}
-	now := timestamp(k)
+	now := w.tx.Timestamp()
 	ent := Entity{ID: id, Path: Folder + "/" + id + ".md", Type: typ, Name: *e.name, Knowledge: knowledge, Related: e.related,
 		Version: 1, CreatedAt: now, UpdatedAt: now, CreatedByTask: p.CreatedByTaskID, LastTask: p.CreatedByTaskID}
 	n := &node.Node{Format: node.SchemaVersion, Path: ent.Path, Type: typ, ID: id, Title: ent.Name, Description: firstLine(knowledge),
@@ -304,8 +307,8 @@ func (g *Graph) create(k *store.KB, w *writes, p ManageGraphParams, e *edit) (an
 		if err := w.put(n); err != nil {
 			return nil, err
 		}
-		g.Molecules[id], g.Leaves[id] = m, n
-		return g.moleculeView(m, viewOpts{changelog: true, limit: DefaultChangelogLimit}), nil
+		g.Molecules[store.IDKey(id)], g.Leaves[store.IDKey(id)] = m, n
+		return n, nil
 	}
 	a := &Atom{Entity: ent, Paths: e.paths, Molecule: e.molecule.Value}
 	if err := writeEntity(n, &a.Entity, a, true); err != nil {
@@ -314,31 +317,26 @@ func (g *Graph) create(k *store.KB, w *writes, p ManageGraphParams, e *edit) (an
 	if err := w.put(n); err != nil {
 		return nil, err
 	}
-	g.Atoms[id], g.Leaves[id] = a, n
+	g.Atoms[store.IDKey(id)], g.Leaves[store.IDKey(id)] = a, n
 	g.sorted = nil
-	return g.atomView(a, viewOpts{changelog: true, limit: DefaultChangelogLimit}), nil
+	return n, nil
 }
 
-// target finds the entity an update or delete names and checks its version.
-func (g *Graph) target(kind, id string, version int64) (*Entity, error) {
-	var e *Entity
-	if kind == KindAtom {
-		if a, ok := g.Atoms[id]; ok {
-			e = &a.Entity
-		}
-	} else if m, ok := g.Molecules[id]; ok {
-		e = &m.Entity
-	}
+// target finds the entity an update or delete names, reads its leaf and
+// checks that version is its current one.
+func (g *Graph) target(kind, id string, version int64) (*Entity, *node.Node, error) {
+	e := g.entity(kind, id)
 	if e == nil {
-		return nil, notFound(kind, id)
+		return nil, nil, notFound(kind, id)
 	}
-	if _, err := g.fresh(id); err != nil {
-		return nil, err
+	n, err := g.fresh(e.ID)
+	if err != nil {
+		return nil, nil, err
 	}
-	if e.Version != version {
-		return nil, conflict(kind, id, version, e.Version)
+	if err := g.tx.Expect(n, version); err != nil {
+		return nil, nil, err
 	}
-	return e, nil
+	return e, n, nil
 }
 
 // AppendSeparator is the line knowledgeMode append puts before the new text.
@@ -346,15 +344,15 @@ func AppendSeparator(timestamp, taskID string) string {
 	return "\n\n---[" + timestamp + " task:" + taskID + "]---\n"
 }
 
-func (g *Graph) update(k *store.KB, w *writes, p ManageGraphParams, e *edit) (any, error) {
-	ent, err := g.target(p.EntityType, p.ID, *p.Version)
+func (g *Graph) update(w *writes, p ManageGraphParams, e *edit) (*node.Node, error) {
+	ent, n, err := g.target(p.EntityType, p.ID, *p.Version)
 	if err != nil {
 		return nil, err
 	}
-	if err := g.checkRefs(p.EntityType, p.ID, e); err != nil {
+	if err := g.checkRefs(p.EntityType, ent.ID, e); err != nil {
 		return nil, err
 	}
-	now := timestamp(k)
+	now := w.tx.Timestamp()
 	if e.name != nil {
 		ent.Name = *e.name
 	}
@@ -372,64 +370,51 @@ func (g *Graph) update(k *store.KB, w *writes, p ManageGraphParams, e *edit) (an
 	if e.relSet {
 		ent.Related = e.related
 	}
-	ent.Version++
-	ent.UpdatedAt = now
 	if p.LastTaskID != "" {
 		ent.LastTask = p.LastTaskID
 	}
-	n := g.Leaves[p.ID] // read by target
-	o := viewOpts{changelog: true, limit: DefaultChangelogLimit}
 	if p.EntityType == KindMolecule {
-		m := g.Molecules[p.ID]
-		if err := WriteMolecule(n, m); err != nil {
-			return nil, err
-		}
-		return g.moleculeView(m, o), w.put(n)
+		return n, w.put2(n, WriteMolecule(n, g.Molecules[store.IDKey(ent.ID)]))
 	}
-	a := g.Atoms[p.ID]
+	a := g.Atoms[store.IDKey(ent.ID)]
 	if e.pathsSet {
 		a.Paths = e.paths
 	}
 	if e.molecule.Set {
 		a.Molecule = e.molecule.Value
 	}
-	if err := WriteAtom(n, a); err != nil {
-		return nil, err
-	}
-	return g.atomView(a, o), w.put(n)
+	return n, w.put2(n, WriteAtom(n, a))
 }
 
-func (g *Graph) delete(k *store.KB, w *writes, p ManageGraphParams) (*DeleteResult, error) {
-	ent, err := g.target(p.EntityType, p.ID, *p.Version)
+func (g *Graph) delete(w *writes, p ManageGraphParams) (*DeleteResult, error) {
+	ent, n, err := g.target(p.EntityType, p.ID, *p.Version)
 	if err != nil {
 		return nil, err
 	}
 	res := &DeleteResult{Deleted: []string{ent.ID}, Orphaned: []string{}}
-	w.remove(ent.Path)
+	if err := w.tx.Remove(n); err != nil {
+		return nil, err
+	}
 	if p.EntityType == KindAtom {
 		return res, nil
 	}
-	now := timestamp(k)
-	for _, a := range g.MemberAtoms(p.ID) {
-		n, err := g.fresh(a.ID)
+	for _, a := range g.MemberAtoms(ent.ID) {
+		an, err := g.fresh(a.ID)
 		if err != nil {
 			return nil, err
 		}
 		if p.Cascade {
-			w.remove(a.Path)
+			if err := w.tx.Remove(an); err != nil {
+				return nil, err
+			}
 			res.Deleted = append(res.Deleted, a.ID)
 			continue
 		}
 		a.Molecule = ""
-		a.Version++
-		a.UpdatedAt = now
 		if p.LastTaskID != "" {
 			a.LastTask = p.LastTaskID
 		}
-		if err := WriteAtom(n, a); err != nil {
-			return nil, err
-		}
-		if err := w.put(n); err != nil {
+		if err := w.put2(an, WriteAtom(an, a)); err != nil {
 			return nil, err
 		}
 		res.Orphaned = append(res.Orphaned, a.ID)
@@ -437,97 +422,82 @@ func (g *Graph) delete(k *store.KB, w *writes, p ManageGraphParams) (*DeleteResu
 	return res, nil
 }
 
-// writes collects the files one operation changes; nothing reaches the
-// disk until the operation has succeeded as a whole.
-type writes struct {
-	k       *store.KB
-	leaves  map[string]*node.Node // leaves being written, by id, for link resolution
-	resolve node.Resolver
-	files   map[string][]byte // nodes/-relative path -> content
-	order   []string
-	removed []string
+// view is the view of the atom or molecule written to leaf n, read back
+// from it after the transaction set its version.
+func (g *Graph) view(n *node.Node) (any, error) {
+	o := viewOpts{changelog: true, limit: DefaultChangelogLimit}
+	if n.Type == TypeMolecule {
+		m, err := MoleculeFromLeaf(n)
+		if err != nil {
+			return nil, err
+		}
+		g.Molecules[store.IDKey(m.ID)] = m
+		return g.moleculeView(m, o), nil
+	}
+	a, err := AtomFromLeaf(n)
+	if err != nil {
+		return nil, err
+	}
+	g.Atoms[store.IDKey(a.ID)] = a
+	return g.atomView(a, o), nil
 }
 
+// writes stages the leaves one operation changes in its transaction;
+// nothing reaches the disk until the operation has succeeded as a whole.
+type writes struct {
+	tx *txn.Tx
+}
+
+// put2 stages leaf n unless err (from filling it) is set.
+func (w *writes) put2(n *node.Node, err error) error {
+	if err != nil {
+		return err
+	}
+	return w.put(n)
+}
+
+// put validates leaf n and stages it.
 func (w *writes) put(n *node.Node) error {
 	if err := n.Validate(); err != nil {
 		return err
 	}
-	data, err := n.Render(w.resolveWith())
+	w.tx.Put(n)
+	return nil
+}
+
+// remove stages the removal of the leaf at rel (relative to nodes/).
+func (w *writes) remove(rel string) error {
+	n, err := w.tx.LeafAt(rel)
 	if err != nil {
 		return err
 	}
-	if len(data) > node.MaxSize {
-		return invalid("knowledge", "%s would be %d bytes; a leaf holds at most %d", n.Path, len(data), node.MaxSize)
+	if n == nil {
+		return nil
 	}
-	if _, seen := w.files[n.Path]; !seen {
-		w.order = append(w.order, n.Path)
-	}
-	w.files[n.Path] = data
-	return nil
+	return w.tx.Remove(n)
 }
 
-func (w *writes) remove(rel string) { w.removed = append(w.removed, rel) }
-
-func (w *writes) flush() error {
-	for _, rel := range w.order {
-		dst := w.k.NodePath(rel)
-		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-			return err
-		}
-		if err := atomicfile.Write(dst, w.files[rel], 0o644); err != nil {
-			return err
-		}
-	}
-	for _, rel := range w.removed {
-		if err := os.Remove(w.k.NodePath(rel)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return err
-		}
-	}
-	return nil
-}
-
-// newWrites starts collecting the writes of one operation over the tree t;
-// leaves are the writable leaves the operation changes, by id.
-func newWrites(k *store.KB, t *store.Tree, leaves map[string]*node.Node) (*writes, error) {
-	redirects := store.Redirects{}
-	if data, err := os.ReadFile(k.RedirectsPath()); err == nil {
-		if redirects, err = store.ParseRedirects(k.Rel(k.RedirectsPath()), data); err != nil {
-			return nil, err
-		}
-	} else if !errors.Is(err, fs.ErrNotExist) {
-		return nil, err
-	}
-	return &writes{k: k, leaves: leaves, resolve: t.LinkResolver(redirects), files: map[string][]byte{}}, nil
-}
-
-// mutate runs fn under the writer lock on a freshly read graph, writes what
-// it collected, and regenerates the index files.
-func mutate(ctx context.Context, k *store.KB, fn func(g *Graph, w *writes) error) error {
-	return k.WithLock(ctx, "graph", func() error {
-		t, err := k.ReadTree(store.LoadOptions{})
+// mutate runs fn in a store transaction on the graph read from the
+// branch's index (synced under the writer lock); the transaction writes
+// what fn staged, regenerates the index files, syncs the index and records
+// the change.
+func mutate(ctx context.Context, k *store.KB, tool string, fn func(g *Graph, w *writes) error) (*txn.Result, error) {
+	return txn.Update(ctx, k, txn.Meta{Source: "graph", Command: tool}, func(tx *txn.Tx) error {
+		db, err := tx.Index()
 		if err != nil {
 			return err
 		}
-		g, err := LoadIndexed(ctx, k, false)
+		gen, err := db.Meta(ctx, "stat_gen")
 		if err != nil {
 			return err
 		}
-		defer g.Close()
-		g.Tree = t
-		w, err := newWrites(k, g.Tree, g.Leaves)
+		t, err := templateFor(ctx, k, db, gen)
 		if err != nil {
 			return err
 		}
-		if err := fn(g, w); err != nil {
-			return err
-		}
-		if err := w.flush(); err != nil {
-			return err
-		}
-		if _, err := indexfiles.RebuildLocked(ctx, k, indexfiles.RebuildOptions{Command: "graph"}); err != nil {
-			return err
-		}
-		return syncIndex(ctx, k, g.db)
+		g := t.graph(k, db)
+		g.tx = tx
+		return fn(g, &writes{tx: tx})
 	})
 }
 

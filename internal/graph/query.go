@@ -102,7 +102,7 @@ func (g *Graph) atomView(a *Atom, o viewOpts) AtomView {
 	}
 	for _, r := range a.Related {
 		rv := RelatedView{AtomID: r.ID, Reason: r.Reason}
-		if other, ok := g.Atoms[r.ID]; ok {
+		if other, ok := g.Atoms[store.IDKey(r.ID)]; ok {
 			rv.Name = other.Name
 		}
 		v.RelatedAtoms = append(v.RelatedAtoms, rv)
@@ -118,7 +118,7 @@ func (g *Graph) moleculeView(m *Molecule, o viewOpts) MoleculeView {
 		Version: m.Version, CreatedByTaskID: m.CreatedByTask, LastTaskID: m.LastTask, CreatedAt: m.CreatedAt, UpdatedAt: m.UpdatedAt, Path: repoPath(m.Path)}
 	for _, r := range m.Related {
 		rv := RelatedView{MoleculeID: r.ID, Reason: r.Reason}
-		if other, ok := g.Molecules[r.ID]; ok {
+		if other, ok := g.Molecules[store.IDKey(r.ID)]; ok {
 			rv.Name = other.Name
 		}
 		v.RelatedMolecules = append(v.RelatedMolecules, rv)
@@ -261,7 +261,7 @@ func getEntity(ctx context.Context, k *store.KB, kind, id string, o viewOpts) (a
 // get returns the view of one entity, read from its leaf.
 func (g *Graph) get(ctx context.Context, kind, id string, o viewOpts) (any, error) {
 	if kind == KindAtom {
-		a, ok := g.Atoms[id]
+		a, ok := g.Atoms[store.IDKey(id)]
 		if !ok {
 			return nil, notFound(kind, id)
 		}
@@ -270,7 +270,7 @@ func (g *Graph) get(ctx context.Context, kind, id string, o viewOpts) (any, erro
 		}
 		return g.atomView(a, o), nil
 	}
-	m, ok := g.Molecules[id]
+	m, ok := g.Molecules[store.IDKey(id)]
 	if !ok {
 		return nil, notFound(kind, id)
 	}
@@ -322,7 +322,7 @@ func (g *Graph) search(p QueryGraphParams, limit, offset int, o viewOpts) (*Sear
 		return res, nil
 	}
 	if p.MoleculeID != "" {
-		if _, ok := g.Molecules[p.MoleculeID]; !ok {
+		if _, ok := g.Molecules[store.IDKey(p.MoleculeID)]; !ok {
 			return nil, notFound(KindMolecule, p.MoleculeID)
 		}
 	}
@@ -357,7 +357,7 @@ func (g *Graph) moleculeOf(a *Atom) *Molecule {
 	if a.Molecule == "" {
 		return nil
 	}
-	return g.Molecules[a.Molecule]
+	return g.Molecules[store.IDKey(a.Molecule)]
 }
 
 // NormalizePath turns a requested file path into the repository-relative

@@ -45,8 +45,8 @@ func subgraph(ctx context.Context, k *store.KB, db *index.DB, ids []string, memb
 	// grouping and for the names in the views.
 	var more []string
 	want := func(id string) {
-		if _, a := g.Atoms[id]; !a {
-			if _, m := g.Molecules[id]; !m && id != "" {
+		if _, a := g.Atoms[store.IDKey(id)]; !a {
+			if _, m := g.Molecules[store.IDKey(id)]; !m && id != "" {
 				more = append(more, id)
 			}
 		}
@@ -83,7 +83,7 @@ func (g *Graph) addRows(rows []*index.GraphRow) error {
 			if err != nil {
 				return err
 			}
-			g.Molecules[m.ID] = m
+			g.Molecules[store.IDKey(m.ID)] = m
 			continue
 		}
 		if _, isAtom := row.Extra(KeyPaths); !isAtom {
@@ -93,7 +93,7 @@ func (g *Graph) addRows(rows []*index.GraphRow) error {
 		if err != nil {
 			return err
 		}
-		g.Atoms[a.ID] = a
+		g.Atoms[store.IDKey(a.ID)] = a
 	}
 	return nil
 }

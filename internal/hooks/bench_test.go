@@ -156,7 +156,7 @@ func benchTranscript(b *testing.B, path string, size int, variant string) {
 func BenchmarkCapture5MB(b *testing.B) {
 	dir := b.TempDir()
 	k := store.New(dir)
-	if _, err := txn.Init(context.Background(), k, txn.InitOptions{Version: "bench", Now: t0, Command: "bench"}); err != nil {
+	if _, err := txn.Init(context.Background(), k, store.InitOptions{Version: "bench", Now: t0, Command: "bench"}); err != nil {
 		b.Fatal(err)
 	}
 	paths := []string{filepath.Join(dir, "a.jsonl"), filepath.Join(dir, "b.jsonl")}

@@ -27,7 +27,7 @@ const sid = "0d9f6c2e-8f1a-4b7e-9c3d-2a1b4c5d6e7f"
 func newKB(t *testing.T) *store.KB {
 	t.Helper()
 	k := store.New(t.TempDir())
-	if _, err := txn.Init(context.Background(), k, txn.InitOptions{Version: "test", Now: t0, Command: "test"}); err != nil {
+	if _, err := txn.Init(context.Background(), k, store.InitOptions{Version: "test", Now: t0, Command: "test"}); err != nil {
 		t.Fatal(err)
 	}
 	return k

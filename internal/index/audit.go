@@ -23,13 +23,14 @@ type AuditRecord struct {
 	Actor     string    `json:"actor"`
 	At        string    `json:"at"`
 	Source    string    `json:"source"`
+	Command   string    `json:"command,omitempty"`
 	Branch    string    `json:"branch"`
 	Ops       []AuditOp `json:"ops"`
 }
 
 // AuditOp is one operation of a changeset.
 type AuditOp struct {
-	Op     string `json:"op"`               // create, update, delete, add_edge, delete_edge
+	Op     string `json:"op"`               // create, update, delete, add_edge, delete_edge, write, remove
 	ID     string `json:"id"`               // the entity, or an edge's source
 	Type   string `json:"type,omitempty"`   // entity or edge type
 	To     string `json:"to,omitempty"`     // an edge's target

@@ -24,7 +24,7 @@ import (
 
 // SchemaVersion is the version of the database layout. A database written
 // with another version is emptied and rebuilt by the next sync.
-const SchemaVersion = 4
+const SchemaVersion = 5
 
 // busyTimeoutMS bounds how long a writer waits for another writer (another
 // kk process syncing the same branch) before failing.
@@ -71,7 +71,7 @@ var schema = []string{
 	`CREATE TABLE nodes (
 		rid INTEGER PRIMARY KEY,
 		path TEXT NOT NULL UNIQUE,
-		id TEXT NOT NULL,
+		id TEXT NOT NULL COLLATE NOCASE,
 		type TEXT NOT NULL,
 		title TEXT NOT NULL,
 		description TEXT NOT NULL,
@@ -80,13 +80,14 @@ var schema = []string{
 		folder TEXT NOT NULL,
 		status TEXT NOT NULL,
 		confidence TEXT NOT NULL,
-		molecule TEXT NOT NULL,
+		molecule TEXT NOT NULL COLLATE NOCASE,
 		priority TEXT NOT NULL,
 		severity TEXT NOT NULL,
 		owner TEXT NOT NULL,
 		origin TEXT NOT NULL,
 		graph TEXT NOT NULL DEFAULT '',
 		version INTEGER NOT NULL,
+		file_version INTEGER NOT NULL DEFAULT 0,
 		mtime INTEGER NOT NULL,
 		size INTEGER NOT NULL,
 		sha256 TEXT NOT NULL
@@ -97,7 +98,7 @@ var schema = []string{
 	`CREATE TABLE kk_paths (rid INTEGER NOT NULL REFERENCES nodes(rid) ON DELETE CASCADE, seq INTEGER NOT NULL, pattern TEXT NOT NULL, bucket TEXT NOT NULL, PRIMARY KEY (rid, seq))`,
 	`CREATE INDEX kk_paths_bucket ON kk_paths(bucket)`,
 	`CREATE INDEX nodes_molecule ON nodes(molecule)`,
-	`CREATE TABLE edges (rid INTEGER NOT NULL REFERENCES nodes(rid) ON DELETE CASCADE, src TEXT NOT NULL, type TEXT NOT NULL, dst TEXT NOT NULL, created_at TEXT NOT NULL, created_by TEXT NOT NULL, source TEXT NOT NULL, confidence TEXT NOT NULL)`,
+	`CREATE TABLE edges (rid INTEGER NOT NULL REFERENCES nodes(rid) ON DELETE CASCADE, src TEXT NOT NULL COLLATE NOCASE, type TEXT NOT NULL, dst TEXT NOT NULL COLLATE NOCASE, created_at TEXT NOT NULL, created_by TEXT NOT NULL, source TEXT NOT NULL, confidence TEXT NOT NULL)`,
 	`CREATE INDEX edges_src ON edges(src, type)`,
 	`CREATE INDEX edges_dst ON edges(dst, type)`,
 	`CREATE INDEX edges_rid ON edges(rid)`,

@@ -12,7 +12,6 @@ import (
 	"github.com/kk-project/kk/internal/index"
 	_ "github.com/kk-project/kk/internal/schema" // registers the symbol manifest check
 	"github.com/kk-project/kk/internal/store"
-	"github.com/kk-project/kk/internal/txn"
 )
 
 // The extraction tests live outside package index: the symbol manifest
@@ -27,7 +26,7 @@ type repo struct {
 func newRepo(t *testing.T) *repo {
 	t.Helper()
 	k := store.New(t.TempDir())
-	if _, err := txn.Init(context.Background(), k, txn.InitOptions{Version: "test", Now: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), Command: "test"}); err != nil {
+	if _, err := k.Scaffold(context.Background(), store.InitOptions{Version: "test", Now: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), Command: "test"}); err != nil {
 		t.Fatal(err)
 	}
 	return &repo{t: t, k: k, tick: time.Now().Add(-time.Hour)}

@@ -42,6 +42,17 @@ type GraphRow struct {
 	keys                  map[string]any
 }
 
+// setVersion makes kk_version the version the index records (one above
+// the file's when the leaf changed outside kk; see effectiveVersion).
+func (r *GraphRow) setVersion(v int64) {
+	if v > 0 {
+		if r.keys == nil {
+			r.keys = map[string]any{}
+		}
+		r.keys["kk_version"] = v
+	}
+}
+
 // Extra returns a graph key's value, decoded as the front matter parser
 // decodes it (whole numbers as int64).
 func (r *GraphRow) Extra(key string) (any, bool) {
@@ -56,7 +67,7 @@ func (db *DB) GraphRows(ctx context.Context, bodies bool) ([]*GraphRow, error) {
 	if bodies {
 		body = "body"
 	}
-	rows, err := db.r.QueryContext(ctx, `SELECT id, path, type, title, `+body+`, graph FROM nodes
+	rows, err := db.r.QueryContext(ctx, `SELECT id, path, type, title, `+body+`, graph, version FROM nodes
 		WHERE origin = '' AND (graph != '' OR type = 'molecule') ORDER BY path`)
 	if err != nil {
 		return nil, fmt.Errorf("reading index %s: %w", db.Path, err)
@@ -66,12 +77,14 @@ func (db *DB) GraphRows(ctx context.Context, bodies bool) ([]*GraphRow, error) {
 	for rows.Next() {
 		r := &GraphRow{}
 		var g string
-		if err := rows.Scan(&r.ID, &r.Path, &r.Type, &r.Title, &r.Body, &g); err != nil {
+		var version int64
+		if err := rows.Scan(&r.ID, &r.Path, &r.Type, &r.Title, &r.Body, &g, &version); err != nil {
 			return nil, fmt.Errorf("reading index %s: %w", db.Path, err)
 		}
 		if r.keys, err = decodeGraph(g); err != nil {
 			return nil, fmt.Errorf("index %s: %s: %w", db.Path, r.Path, err)
 		}
+		r.setVersion(version)
 		out = append(out, r)
 	}
 	return out, rows.Err()
@@ -93,17 +106,19 @@ func (db *DB) graphRowsWhere(ctx context.Context, column string, values []string
 	var out []*GraphRow
 	// INDEXED BY: the planner would otherwise pick nodes_origin for
 	// origin = '' and scan every leaf.
-	err := db.queryIn(ctx, `SELECT id, path, type, title, body, graph FROM nodes INDEXED BY nodes_`+column+`
+	err := db.queryIn(ctx, `SELECT id, path, type, title, body, graph, version FROM nodes INDEXED BY nodes_`+column+`
 		WHERE `+column+` IN (?) AND origin = '' AND (graph != '' OR type = 'molecule') ORDER BY path`, anys(values), func(rows *sql.Rows) error {
 		r := &GraphRow{}
 		var g string
-		if err := rows.Scan(&r.ID, &r.Path, &r.Type, &r.Title, &r.Body, &g); err != nil {
+		var version int64
+		if err := rows.Scan(&r.ID, &r.Path, &r.Type, &r.Title, &r.Body, &g, &version); err != nil {
 			return err
 		}
 		var err error
 		if r.keys, err = decodeGraph(g); err != nil {
 			return fmt.Errorf("%s: %w", r.Path, err)
 		}
+		r.setVersion(version)
 		out = append(out, r)
 		return nil
 	})

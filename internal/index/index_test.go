@@ -12,14 +12,13 @@ import (
 	"time"
 
 	"github.com/kk-project/kk/internal/store"
-	"github.com/kk-project/kk/internal/txn"
 )
 
 // newKB makes an empty knowledge base in a temporary folder.
 func newKB(t *testing.T) *store.KB {
 	t.Helper()
 	k := store.New(t.TempDir())
-	if _, err := txn.Init(context.Background(), k, txn.InitOptions{Version: "test", Now: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), Command: "test"}); err != nil {
+	if _, err := k.Scaffold(context.Background(), store.InitOptions{Version: "test", Now: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), Command: "test"}); err != nil {
 		t.Fatal(err)
 	}
 	return k

@@ -71,6 +71,8 @@ type storedRow struct {
 	rid         int64
 	size, mtime int64
 	sha         string
+	version     int64 // the effective version (see effectiveVersion)
+	fileVersion int64 // kk_version as the file had it
 }
 
 // Rows of the nodes table with an origin other than "" come from an
@@ -79,11 +81,40 @@ type storedRow struct {
 
 // leafData is what a sync reads for one new or changed leaf.
 type leafData struct {
-	f    fileStat
-	sha  string
-	n    *node.Node
-	err  error
-	same bool // the hash matches the stored row
+	f       fileStat
+	sha     string
+	n       *node.Node
+	err     error
+	same    bool  // the hash matches the stored row
+	version int64 // the effective version the row records
+}
+
+// fileVersion is a leaf's kk_version as its file has it (0 when absent).
+func fileVersion(n *node.Node) int64 {
+	if v, ok := n.Extra("kk_version"); ok {
+		if i, ok := v.(int64); ok && i > 0 {
+			return i
+		}
+	}
+	return 0
+}
+
+// effectiveVersion is the version the index records for a leaf whose
+// content is new to it: the file's kk_version, unless the bytes changed
+// while kk_version did not keep up. kk's store transaction raises
+// kk_version on every write, so a change whose kk_version is not above the
+// version recorded before came from outside kk (an editor, kenkeep, a git
+// pull or merge) and counts as a new version: one above the old. An
+// optimistic write made with the old version then gets a conflict instead
+// of silently overwriting a change its writer never saw. old is the row
+// before the change, nil for a leaf new to the index. A leaf without
+// kk_version is at version 1.
+func effectiveVersion(file int64, old *storedRow) int64 {
+	v := max(file, 1)
+	if old != nil && v <= old.version {
+		v = old.version + 1
+	}
+	return v
 }
 
 // Sync brings the index up to date with the tree under nodes/: leaves whose
@@ -147,7 +178,7 @@ func (db *DB) SyncWith(ctx context.Context, nodesDir string, ex *Extraction) (St
 	// Hashes are read only for the rows a sync has to look at.
 	for _, d := range work {
 		if s, ok := stored[d.f.rel]; ok {
-			if err := tx.QueryRowContext(ctx, `SELECT sha256 FROM nodes WHERE rid = ?`, s.rid).Scan(&s.sha); err != nil {
+			if err := tx.QueryRowContext(ctx, `SELECT sha256, version, file_version FROM nodes WHERE rid = ?`, s.rid).Scan(&s.sha, &s.version, &s.fileVersion); err != nil {
 				return st, fmt.Errorf("syncing index %s: %w", db.Path, err)
 			}
 			stored[d.f.rel] = s
@@ -199,9 +230,11 @@ func (db *DB) SyncWith(ctx context.Context, nodesDir string, ex *Extraction) (St
 			w.touch(s.rid, d.f)
 			st.Touched++
 		case had:
+			d.version = effectiveVersion(fileVersion(d.n), &s)
 			w.update(s.rid, d)
 			st.Updated++
 		default:
+			d.version = effectiveVersion(fileVersion(d.n), nil)
 			w.insert(d)
 			st.Added++
 		}
@@ -402,23 +435,17 @@ func (w *writer) touch(rid int64, f fileStat) {
 func nodeArgs(d *leafData) []any {
 	n := d.n
 	molecule, _ := stringExtra(n, "kk_molecule")
-	version := int64(0)
-	if v, ok := n.Extra("kk_version"); ok {
-		if i, ok := v.(int64); ok {
-			version = i
-		}
-	}
 	priority, _ := stringExtra(n, "kk_priority")
 	severity, _ := stringExtra(n, "kk_severity")
 	owner, _ := stringExtra(n, "kk_owner")
 	return []any{d.f.rel, n.ID, n.Type, n.Title, n.Description, strings.Join(n.Tags, " "), string(n.Body), n.Dir(),
-		n.Status, n.Confidence, molecule, priority, severity, owner, "", version, d.f.mtime, d.f.size, d.sha, graphJSON(n)}
+		n.Status, n.Confidence, molecule, priority, severity, owner, "", d.version, fileVersion(n), d.f.mtime, d.f.size, d.sha, graphJSON(n)}
 }
 
 func (w *writer) insert(d *leafData) {
 	res := w.exec(`INSERT INTO nodes(path, id, type, title, description, tags, body, folder, status, confidence, molecule,
-		priority, severity, owner, origin, version, mtime, size, sha256, graph)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, nodeArgs(d)...)
+		priority, severity, owner, origin, version, file_version, mtime, size, sha256, graph)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, nodeArgs(d)...)
 	if w.err != nil {
 		return
 	}
@@ -429,7 +456,7 @@ func (w *writer) insert(d *leafData) {
 
 func (w *writer) update(rid int64, d *leafData) {
 	w.exec(`UPDATE nodes SET path = ?, id = ?, type = ?, title = ?, description = ?, tags = ?, body = ?, folder = ?, status = ?,
-		confidence = ?, molecule = ?, priority = ?, severity = ?, owner = ?, origin = ?, version = ?, mtime = ?, size = ?, sha256 = ?, graph = ? WHERE rid = ?`, append(nodeArgs(d), rid)...)
+		confidence = ?, molecule = ?, priority = ?, severity = ?, owner = ?, origin = ?, version = ?, file_version = ?, mtime = ?, size = ?, sha256 = ?, graph = ? WHERE rid = ?`, append(nodeArgs(d), rid)...)
 	w.exec(`DELETE FROM kk_paths WHERE rid = ?`, rid)
 	w.exec(`DELETE FROM edges WHERE rid = ?`, rid)
 	w.exec(`DELETE FROM changelog WHERE rid = ?`, rid)

@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"fmt"
 	"strings"
+
+	"github.com/kk-project/kk/internal/store"
 )
 
 // Entity is one row of the index as the traceability operations see it: a
@@ -62,14 +64,15 @@ func (db *DB) Entities(ctx context.Context) ([]*Entity, error) {
 	return out, rows.Err()
 }
 
-// EntitiesByID returns the entities with the given ids, by id. When an id
-// appears twice (a leaf and an extracted entity), the leaf wins.
+// EntitiesByID returns the entities with the given ids (matched without
+// regard to case), keyed by store.IDKey of their id. When an id appears
+// twice (a leaf and an extracted entity), the leaf wins.
 func (db *DB) EntitiesByID(ctx context.Context, ids []string) (map[string]*Entity, error) {
 	out := make(map[string]*Entity, len(ids))
 	err := db.queryIn(ctx, `SELECT `+entityColumns+` FROM nodes WHERE id IN (?) ORDER BY origin DESC`, anys(ids), func(rows *sql.Rows) error {
 		e, err := scanEntity(rows)
 		if err == nil {
-			out[e.ID] = e // ORDER BY origin DESC: the leaf ("" origin) is stored last
+			out[store.IDKey(e.ID)] = e // ORDER BY origin DESC: the leaf ("" origin) is stored last
 		}
 		return err
 	})
@@ -92,4 +95,22 @@ func (db *DB) Edges(ctx context.Context) ([]Edge, error) {
 		out = append(out, e)
 	}
 	return out, rows.Err()
+}
+
+// Versions returns the version the index records for each leaf path given
+// (relative to nodes/): kk_version, or one more than the version before
+// when the leaf changed outside kk without raising it. Paths the index does
+// not hold are absent.
+func (db *DB) Versions(ctx context.Context, paths []string) (map[string]int64, error) {
+	out := make(map[string]int64, len(paths))
+	err := db.queryIn(ctx, `SELECT path, version FROM nodes WHERE path IN (?) AND origin = ''`, anys(paths), func(rows *sql.Rows) error {
+		var p string
+		var v int64
+		if err := rows.Scan(&p, &v); err != nil {
+			return err
+		}
+		out[p] = v
+		return nil
+	})
+	return out, err
 }

@@ -46,12 +46,10 @@ type genFile struct {
 func genCachePath(k *store.KB) string { return filepath.Join(k.StateDir(), "index.cache") }
 
 // genKey hashes the inputs of generation.
-func genKey(k *store.KB, nodesHash string) string {
+func genKey(k *store.KB, nodesHash string, summaries []byte) string {
 	h := sha256.New()
 	h.Write([]byte(generatorVersion + "\n" + nodesHash + "\n"))
-	if data, err := os.ReadFile(k.SummariesPath()); err == nil {
-		h.Write(data)
-	}
+	h.Write(summaries)
 	h.Write([]byte("\n" + k.EntrySummary()))
 	return hex.EncodeToString(h.Sum(nil))
 }

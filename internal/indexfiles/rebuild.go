@@ -68,27 +68,72 @@ func rebuild(ctx context.Context, k *store.KB, opts RebuildOptions) (*RebuildRes
 	return RebuildTree(ctx, k, t, opts)
 }
 
-// rebuildTree regenerates the index files of t, a tree the caller read (and
-// possibly changed in memory to match what it wrote) under the lock.
-func RebuildTree(ctx context.Context, k *store.KB, t *store.Tree, opts RebuildOptions) (*RebuildResult, error) {
+// Plan is what bringing the index files in step with a tree changes: the
+// files to write and the stale index.md files to remove, both relative to
+// .ai/kenkeep. The store transaction applies it with the rest of a
+// changeset and then calls Written.
+type Plan struct {
+	Result *RebuildResult
+	Write  map[string][]byte
+	Remove []string
+
+	k     *store.KB
+	key   string
+	gen   *Generated
+	cache *genCache
+}
+
+// Names lists the files of Write in order.
+func (p *Plan) Names() []string {
+	names := make([]string, 0, len(p.Write))
+	for n := range p.Write {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// Written records, once the plan's files are on disk, what generation
+// produced, so that the next plan over the same inputs has nothing to do.
+func (p *Plan) Written() {
+	if p.gen != nil {
+		saveGenCache(p.k, p.key, p.gen, p.cache)
+	}
+}
+
+// PlanFor computes the index files of t, a tree read (and possibly changed
+// in memory to match what a transaction writes) under the writer lock.
+// summaries is the content FOLDER_SUMMARIES.md will have, or nil to read
+// it from disk.
+func PlanFor(k *store.KB, t *store.Tree, summaries []byte) (*Plan, error) {
 	if err := store.RequireV3(t); err != nil {
 		return nil, err
 	}
+	if summaries == nil {
+		data, err := os.ReadFile(k.SummariesPath())
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return nil, err
+		}
+		summaries = data
+	}
 	nodesHash := NodesHash(t)
-	key := genKey(k, nodesHash)
+	key := genKey(k, nodesHash, summaries)
 	c := loadGenCache(k)
+	p := &Plan{k: k, key: key, cache: c, Write: map[string][]byte{}}
 	if c.upToDate(k, key, t) {
 		missing := c.missing
 		if missing == nil {
 			missing = []string{}
 		}
-		return &RebuildResult{NodeCount: len(t.Leaves), NodesHash: "sha256:" + nodesHash, Folders: len(c.folders),
-			MissingSummaries: missing, Changed: []string{}, Removed: []string{}}, nil
+		p.Result = &RebuildResult{NodeCount: len(t.Leaves), NodesHash: "sha256:" + nodesHash, Folders: len(c.folders),
+			MissingSummaries: missing, Changed: []string{}, Removed: []string{}}
+		return p, nil
 	}
-	gen, err := generateFor(k, t, c.freshFunc(k))
+	gen, err := generateFor(k, t, summaries, c.freshFunc(k))
 	if err != nil {
 		return nil, err
 	}
+	p.gen = gen
 	res := &RebuildResult{NodeCount: len(t.Leaves), NodesHash: "sha256:" + gen.NodesHash, Folders: len(gen.Folders),
 		MissingSummaries: gen.MissingSummaries, Changed: []string{}, Removed: []string{}}
 	if res.MissingSummaries == nil {
@@ -99,7 +144,6 @@ func RebuildTree(ctx context.Context, k *store.KB, t *store.Tree, opts RebuildOp
 		names = append(names, name)
 	}
 	slices.Sort(names)
-	var changed []string
 	for _, name := range names {
 		old, err := os.ReadFile(filepath.Join(k.Dir, filepath.FromSlash(name)))
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -108,40 +152,72 @@ func RebuildTree(ctx context.Context, k *store.KB, t *store.Tree, opts RebuildOp
 		if err == nil && bytes.Equal(old, gen.Files[name]) {
 			continue
 		}
-		changed = append(changed, name)
-	}
-	stale := staleIndexes(t, gen)
-	for _, name := range changed {
+		p.Write[name] = gen.Files[name]
 		res.Changed = append(res.Changed, filepath.ToSlash(filepath.Join(store.DirName, name)))
 	}
-	for _, d := range stale {
-		res.Removed = append(res.Removed, filepath.ToSlash(filepath.Join(store.DirName, "nodes", d, "index.md")))
+	for _, d := range staleIndexes(t, gen) {
+		name := store.JoinRel("nodes/"+d, "index.md")
+		if d == "" {
+			name = "nodes/index.md"
+		}
+		p.Remove = append(p.Remove, name)
+		res.Removed = append(res.Removed, filepath.ToSlash(filepath.Join(store.DirName, name)))
 	}
+	p.Result = res
+	return p, nil
+}
+
+// Check reports which index files differ from what the leaves generate,
+// writing nothing (kk index rebuild --check).
+func Check(ctx context.Context, k *store.KB) (*RebuildResult, error) {
+	if _, err := k.LoadConfig(); err != nil {
+		return nil, err
+	}
+	t, err := k.ReadTree(store.LoadOptions{NoSave: true})
+	if err != nil {
+		return nil, err
+	}
+	p, err := PlanFor(k, t, nil)
+	if err != nil {
+		return nil, err
+	}
+	return p.Result, nil
+}
+
+// RebuildTree regenerates the index files of t, a tree the caller read (and
+// possibly changed in memory to match what it wrote) under the lock.
+func RebuildTree(ctx context.Context, k *store.KB, t *store.Tree, opts RebuildOptions) (*RebuildResult, error) {
+	p, err := PlanFor(k, t, nil)
+	if err != nil {
+		return nil, err
+	}
+	res := p.Result
 	if opts.Check {
 		return res, nil
 	}
+	changed := p.Names()
 	// Each file is replaced atomically; doing several at once overlaps
 	// their fsyncs, which dominate a cold rebuild of a large tree.
 	writeErrs := make([]error, len(changed))
 	store.ParallelN(writeConcurrency, len(changed), func(i int) {
-		p := filepath.Join(k.Dir, filepath.FromSlash(changed[i]))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		path := filepath.Join(k.Dir, filepath.FromSlash(changed[i]))
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			writeErrs[i] = err
 			return
 		}
-		writeErrs[i] = atomicfile.Write(p, gen.Files[changed[i]], 0o644)
+		writeErrs[i] = atomicfile.Write(path, p.Write[changed[i]], 0o644)
 	})
 	if err := errors.Join(writeErrs...); err != nil {
 		return nil, err
 	}
-	for _, d := range stale {
-		dir := filepath.Join(k.NodesDir(), filepath.FromSlash(d))
-		if err := os.Remove(filepath.Join(dir, "index.md")); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	for _, name := range p.Remove {
+		path := filepath.Join(k.Dir, filepath.FromSlash(name))
+		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return nil, err
 		}
-		os.Remove(dir) // only succeeds when the folder is now empty
+		os.Remove(filepath.Dir(path)) // only succeeds when the folder is now empty
 	}
-	saveGenCache(k, key, gen, c)
+	p.Written()
 	if opts.Stage && (len(res.Changed) > 0 || len(res.Removed) > 0) && gitx.InWorkTree(ctx, k.Root) {
 		paths := append(slices.Clone(res.Changed), res.Removed...)
 		if err := gitx.Add(ctx, k.Root, paths); err != nil {
@@ -153,8 +229,8 @@ func RebuildTree(ctx context.Context, k *store.KB, t *store.Tree, opts RebuildOp
 }
 
 // generateFor renders the generated files of t with the current summaries.
-func generateFor(k *store.KB, t *store.Tree, fresh func(file, key string) bool) (*Generated, error) {
-	summaries, err := store.ReadSummaries(k.SummariesPath())
+func generateFor(k *store.KB, t *store.Tree, src []byte, fresh func(file, key string) bool) (*Generated, error) {
+	summaries, err := store.ParseSummaries(k.SummariesPath(), src)
 	if err != nil {
 		return nil, err
 	}

@@ -19,7 +19,6 @@ import (
 	"github.com/kk-project/kk/internal/atomicfile"
 	"github.com/kk-project/kk/internal/harness"
 	"github.com/kk-project/kk/internal/store"
-	"github.com/kk-project/kk/internal/txn"
 	"github.com/kk-project/kk/templates"
 )
 
@@ -266,7 +265,7 @@ func (r *Result) addChange(c *harness.Change) {
 }
 
 func record(k *store.KB, ids []string, command string) (*harness.Change, error) {
-	changed, err := txn.SetInstalledHarnesses(k, ids, command)
+	changed, err := k.SetInstalledHarnesses(ids, command)
 	if err != nil || !changed {
 		return nil, err
 	}

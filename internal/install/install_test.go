@@ -76,7 +76,7 @@ func (s *stubAdapter) Doctor(ctx context.Context, root string) []harness.Check {
 func newKB(t *testing.T) *store.KB {
 	t.Helper()
 	k := store.New(t.TempDir())
-	if _, err := txn.Init(context.Background(), k, txn.InitOptions{Version: "test", Now: time.Unix(0, 0)}); err != nil {
+	if _, err := txn.Init(context.Background(), k, store.InitOptions{Version: "test", Now: time.Unix(0, 0)}); err != nil {
 		t.Fatal(err)
 	}
 	return k

@@ -71,6 +71,30 @@ func Acquire(ctx context.Context, path string, wait time.Duration, cmd string) (
 		}
 		return nil, &HeldError{Path: path, Holder: ReadHolder(path), Waited: wait}
 	}
+	record(path, cmd)
+	return &Lock{fl: fl}, nil
+}
+
+// TryAcquire takes the lock at path if it is free at once; it returns nil
+// (and no error) when another process holds it.
+func TryAcquire(path, cmd string) (*Lock, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, fmt.Errorf("creating lock folder: %w", err)
+	}
+	fl := flock.New(path)
+	ok, err := fl.TryLock()
+	if err != nil {
+		return nil, fmt.Errorf("locking %s: %w", path, err)
+	}
+	if !ok {
+		return nil, nil
+	}
+	record(path, cmd)
+	return &Lock{fl: fl}, nil
+}
+
+// record writes who holds the lock into the lock file.
+func record(path, cmd string) {
 	h := Holder{PID: os.Getpid(), Command: cmd, Since: time.Now().UTC()}
 	h.Host, _ = os.Hostname()
 	data, _ := json.Marshal(h)
@@ -80,7 +104,6 @@ func Acquire(ctx context.Context, path string, wait time.Duration, cmd string) (
 		f.Write(append(data, '\n'))
 		f.Close()
 	}
-	return &Lock{fl: fl}, nil
 }
 
 // Release frees the lock. The lock file stays in place: deleting it would

@@ -30,7 +30,7 @@ func newKB(t testing.TB) *store.KB {
 	if err := os.MkdirAll(k.Root, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := txn.Init(context.Background(), k, txn.InitOptions{Version: "test", Now: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), Command: "test"}); err != nil {
+	if _, err := txn.Init(context.Background(), k, store.InitOptions{Version: "test", Now: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), Command: "test"}); err != nil {
 		t.Fatal(err)
 	}
 	return k

@@ -82,10 +82,11 @@ var LegacyBuckets = []string{"practice", "map"}
 // the tree reader to report. 0 means there is nothing to migrate: no nodes/
 // folder, or no leaf that declares a version.
 func DetectSchemaVersion(k *store.KB) (int, error) {
-	files, _, indexDirs, err := k.Scan()
+	l, err := k.Scan()
 	if err != nil {
 		return 0, err
 	}
+	files, indexDirs := l.Files, l.IndexDirs
 	versions := make([]int, len(files))
 	errs := make([]error, len(files))
 	store.Parallel(len(files), func(i int) {

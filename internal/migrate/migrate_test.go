@@ -31,7 +31,7 @@ const drupalPack = "../../../shared/fixtures/kenkeep-pack-drupal"
 func migInit(t *testing.T) *store.KB {
 	t.Helper()
 	k := store.New(t.TempDir())
-	if _, err := txn.Init(context.Background(), k, txn.InitOptions{Version: "test", Now: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), Command: "test"}); err != nil {
+	if _, err := txn.Init(context.Background(), k, store.InitOptions{Version: "test", Now: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), Command: "test"}); err != nil {
 		t.Fatal(err)
 	}
 	return k
@@ -91,7 +91,7 @@ func migSnapshot(t *testing.T, k *store.KB) map[string]string {
 			return err
 		}
 		if p == k.ConfigPath() { // holds the project id, the folder's name
-			data = bytes.ReplaceAll(data, []byte(string(txn.ProjectIDLine(filepath.Base(k.Root)))), nil)
+			data = bytes.ReplaceAll(data, []byte(string(store.ProjectIDLine(filepath.Base(k.Root)))), nil)
 		}
 		out[k.Rel(p)] = string(data)
 		return nil

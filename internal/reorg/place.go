@@ -48,10 +48,11 @@ type flatLeaf struct {
 // by id. A v1 leaf without an id, and an id carried by two v1 leaves, are
 // errors naming the files.
 func readFlatLeaves(k *store.KB) ([]*flatLeaf, map[string]string, error) {
-	files, _, indexDirs, err := k.Scan()
+	l, err := k.Scan()
 	if err != nil {
 		return nil, nil, err
 	}
+	files, indexDirs := l.Files, l.IndexDirs
 	leaves := make([]*flatLeaf, len(files))
 	errs := make([]error, len(files))
 	store.Parallel(len(files), func(i int) {

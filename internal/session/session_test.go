@@ -24,7 +24,7 @@ var fixedNow = time.Date(2026, 5, 23, 12, 0, 0, 0, time.UTC)
 func newKB(t *testing.T) *store.KB {
 	t.Helper()
 	k := store.New(t.TempDir())
-	if _, err := txn.Init(context.Background(), k, txn.InitOptions{Version: "test", Now: fixedNow}); err != nil {
+	if _, err := txn.Init(context.Background(), k, store.InitOptions{Version: "test", Now: fixedNow}); err != nil {
 		t.Fatal(err)
 	}
 	return k

@@ -45,6 +45,15 @@ func ReadSummaries(file string) (Summaries, error) {
 	if err != nil {
 		return nil, err
 	}
+	return ParseSummaries(file, src)
+}
+
+// ParseSummaries parses the content of FOLDER_SUMMARIES.md (file names it
+// in errors); empty content is an empty set.
+func ParseSummaries(file string, src []byte) (Summaries, error) {
+	if len(src) == 0 {
+		return Summaries{}, nil
+	}
 	doc, err := frontmatter.Parse(src)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %s", file, frontmatter.Describe(err))

@@ -28,41 +28,63 @@ type Tree struct {
 	IndexDirs map[string]bool
 
 	Hashes map[string]string // leaf path -> sha256 hex of its bytes
-	byID   map[string]*node.Node
+	// Leftovers are files a killed writer left under nodes/: temporary
+	// files of an atomic write (.<name>.tmp-*), relative to nodes/. They
+	// are never read as leaves; the next write removes them.
+	Leftovers []string
+	// Irregular are entries under nodes/ named like leaves that are not
+	// regular files (FIFOs, sockets, devices), relative to nodes/. They
+	// are never opened, so that a FIFO cannot hang a reader.
+	Irregular []string
+
+	byID map[string]*node.Node // by IDKey
 }
 
-// ByID returns the leaf with the given id.
+// IDKey is the key ids are compared by: an entity keeps exactly the id its
+// writer gave, and every lookup, edge end and query matches it without
+// regard to case.
+func IDKey(id string) string { return strings.ToLower(id) }
+
+// ByID returns the leaf with the given id (compared without regard to
+// case).
 func (t *Tree) ByID(id string) (*node.Node, bool) {
-	n, ok := t.byID[id]
+	n, ok := t.byID[IDKey(id)]
 	return n, ok
 }
 
 // Resolve maps an id to its leaf's path; it is a node.Resolver.
 func (t *Tree) Resolve(id string) (string, bool) {
-	if n, ok := t.byID[id]; ok {
+	if n, ok := t.byID[IDKey(id)]; ok {
 		return n.Path, true
 	}
 	return "", false
 }
 
-// put records in memory that leaf n (whose file has the given hash) now
+// Put records in memory that leaf n (whose file has the given hash) now
 // exists, replacing old (nil when n is new). Writers use it so that they
 // need not read the tree a second time to regenerate the index.
 func (t *Tree) Put(old, n *node.Node, hash string) {
 	if old != nil {
-		t.Leaves = slices.DeleteFunc(t.Leaves, func(x *node.Node) bool { return x == old })
-		delete(t.Hashes, old.Path)
-		delete(t.byID, old.ID)
+		t.Remove(old)
 	}
 	at, _ := slices.BinarySearchFunc(t.Leaves, n.Path, func(x *node.Node, p string) int { return LocaleCompare(x.Path, p) })
 	t.Leaves = slices.Insert(t.Leaves, at, n)
 	t.Hashes[n.Path] = hash
-	t.byID[n.ID] = n
+	t.byID[IDKey(n.ID)] = n
 	if d := n.Dir(); !slices.Contains(t.Dirs, d) {
 		for ; d != "" && !slices.Contains(t.Dirs, d); d = DirOf(d) {
 			t.Dirs = append(t.Dirs, d)
 		}
 		SortLocale(t.Dirs)
+	}
+}
+
+// Remove records in memory that leaf old no longer exists.
+func (t *Tree) Remove(old *node.Node) {
+	t.Leaves = slices.DeleteFunc(t.Leaves, func(x *node.Node) bool { return x == old })
+	delete(t.Hashes, old.Path)
+	if t.byID[IDKey(old.ID)] == old {
+		delete(t.byID, IDKey(old.ID))
 	}
 }
 
@@ -108,10 +130,11 @@ type LeafFile struct {
 // ReadTree reads every leaf under nodes/. It is all or nothing: if any leaf
 // is invalid, it returns a *TreeError naming each one.
 func (k *KB) ReadTree(opts LoadOptions) (*Tree, error) {
-	files, dirs, indexDirs, err := k.Scan()
+	l, err := k.Scan()
 	if err != nil {
 		return nil, err
 	}
+	files := l.Files
 	var cache *leafCache
 	if !opts.NoCache && !opts.Bodies {
 		cache = k.loadCache()
@@ -136,7 +159,7 @@ func (k *KB) ReadTree(opts LoadOptions) (*Tree, error) {
 			leaves[i].Release(opts.Bodies)
 		}
 	})
-	t := &Tree{Dirs: dirs, IndexDirs: indexDirs, Hashes: make(map[string]string, len(files)), byID: make(map[string]*node.Node, len(files))}
+	t := &Tree{Dirs: l.Dirs, IndexDirs: l.IndexDirs, Leftovers: l.Leftovers, Irregular: l.Irregular, Hashes: make(map[string]string, len(files)), byID: make(map[string]*node.Node, len(files))}
 	var problems []error
 	for i, f := range files {
 		if errs[i] != nil {
@@ -146,14 +169,16 @@ func (k *KB) ReadTree(opts LoadOptions) (*Tree, error) {
 		t.Hashes[f.Rel] = hashes[i]
 		t.Leaves = append(t.Leaves, leaves[i])
 	}
-	seen := map[string]string{}
 	for _, n := range t.Leaves {
-		if other, dup := seen[n.ID]; dup {
-			problems = append(problems, &node.Error{Path: n.Path, Field: idKey(n), Msg: fmt.Sprintf("duplicate id %s (also used by %s); ids must be unique", n.ID, other)})
+		if other, dup := t.byID[IDKey(n.ID)]; dup {
+			msg := fmt.Sprintf("duplicate id %s (also used by %s); ids must be unique", n.ID, other.Path)
+			if other.ID != n.ID {
+				msg = fmt.Sprintf("id %s differs only in case from %s (used by %s); ids are compared without regard to case and must be unique", n.ID, other.ID, other.Path)
+			}
+			problems = append(problems, &node.Error{Path: n.Path, Field: idKey(n), Msg: msg})
 			continue
 		}
-		seen[n.ID] = n.Path
-		t.byID[n.ID] = n
+		t.byID[IDKey(n.ID)] = n
 	}
 	if len(problems) > 0 {
 		return nil, &TreeError{Problems: problems}
@@ -198,15 +223,16 @@ func (k *KB) ReadLeaf(rel string) (*node.Node, error) {
 }
 
 // scan lists the leaf files and folders under nodes/ in a stable order.
-func (k *KB) Scan() (files []LeafFile, dirs []string, indexDirs map[string]bool, err error) {
+func (k *KB) Scan() (*Listing, error) {
 	root := k.NodesDir()
-	indexDirs = map[string]bool{}
+	l := &Listing{IndexDirs: map[string]bool{}}
 	if _, err := os.Stat(root); errors.Is(err, fs.ErrNotExist) {
-		return nil, []string{""}, indexDirs, nil
+		l.Dirs = []string{""}
+		return l, nil
 	}
 	realRoot, err := filepath.EvalSymlinks(root)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, err
 	}
 	var problems []error
 	err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
@@ -221,6 +247,9 @@ func (k *KB) Scan() (files []LeafFile, dirs []string, indexDirs map[string]bool,
 		if rel != "" && strings.HasPrefix(name, ".") {
 			if d.IsDir() {
 				return filepath.SkipDir
+			}
+			if IsTempName(name) {
+				l.Leftovers = append(l.Leftovers, rel)
 			}
 			return nil
 		}
@@ -239,32 +268,41 @@ func (k *KB) Scan() (files []LeafFile, dirs []string, indexDirs map[string]bool,
 				return nil // links to folders inside the tree are not followed
 			}
 			if strings.HasSuffix(name, ".md") && !reservedNames[name] {
-				files = append(files, LeafFile{Rel: rel, Abs: p, Size: fi.Size(), mtime: fi.ModTime().UnixNano()})
+				if !fi.Mode().IsRegular() {
+					l.Irregular = append(l.Irregular, rel)
+					return nil
+				}
+				l.Files = append(l.Files, LeafFile{Rel: rel, Abs: p, Size: fi.Size(), mtime: fi.ModTime().UnixNano()})
 			}
 			return nil
 		}
 		if d.IsDir() {
-			dirs = append(dirs, rel)
+			l.Dirs = append(l.Dirs, rel)
 			return nil
 		}
 		if !strings.HasSuffix(name, ".md") {
 			return nil
 		}
+		if !d.Type().IsRegular() {
+			l.Irregular = append(l.Irregular, rel) // never opened: a FIFO would block
+			return nil
+		}
 		if name == "index.md" {
-			indexDirs[DirOf(rel)] = true
+			l.IndexDirs[DirOf(rel)] = true
 			return nil
 		}
 		if reservedNames[name] {
 			return nil
 		}
-		files = append(files, LeafFile{Rel: rel, Abs: p, Size: -1})
+		l.Files = append(l.Files, LeafFile{Rel: rel, Abs: p, Size: -1})
 		return nil
 	})
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("reading %s: %w", k.Rel(root), err)
+		return nil, fmt.Errorf("reading %s: %w", k.Rel(root), err)
 	}
 	// Stat the regular files on all cores: on a large tree this is most of
 	// the cost of reading an unchanged tree.
+	files := l.Files
 	statErrs := make([]error, len(files))
 	Parallel(len(files), func(i int) {
 		if files[i].Size >= 0 {
@@ -278,10 +316,10 @@ func (k *KB) Scan() (files []LeafFile, dirs []string, indexDirs map[string]bool,
 		files[i].Size, files[i].mtime = fi.Size(), fi.ModTime().UnixNano()
 	})
 	if err := errors.Join(statErrs...); err != nil {
-		return nil, nil, nil, fmt.Errorf("reading %s: %w", k.Rel(root), err)
+		return nil, fmt.Errorf("reading %s: %w", k.Rel(root), err)
 	}
 	if len(problems) > 0 {
-		return nil, nil, nil, &TreeError{Problems: problems}
+		return nil, &TreeError{Problems: problems}
 	}
 	rels := make([]string, len(files))
 	for i, f := range files {
@@ -291,8 +329,26 @@ func (k *KB) Scan() (files []LeafFile, dirs []string, indexDirs map[string]bool,
 	for i, j := range SortedOrder(rels) {
 		sorted[i] = files[j]
 	}
-	SortLocale(dirs)
-	return sorted, dirs, indexDirs, nil
+	l.Files = sorted
+	SortLocale(l.Dirs)
+	slices.Sort(l.Leftovers)
+	slices.Sort(l.Irregular)
+	return l, nil
+}
+
+// Listing is what Scan found under nodes/.
+type Listing struct {
+	Files     []LeafFile      // leaf files, in root collation order
+	Dirs      []string        // every folder, "" for nodes/ itself, sorted
+	IndexDirs map[string]bool // folders holding an index.md
+	Leftovers []string        // temporary files of interrupted atomic writes
+	Irregular []string        // *.md entries that are not regular files
+}
+
+// IsTempName reports whether a file name is that of an atomic write's
+// temporary file (atomicfile writes .<name>.tmp-<random> beside the target).
+func IsTempName(name string) bool {
+	return strings.HasPrefix(name, ".") && strings.Contains(name, ".tmp-")
 }
 
 func DirOf(rel string) string {

@@ -132,7 +132,7 @@ not json
 func TestSummary(t *testing.T) {
 	ctx := context.Background()
 	k := store.New(t.TempDir())
-	if _, err := txn.Init(ctx, k, txn.InitOptions{Version: "test", Now: time.Unix(0, 0)}); err != nil {
+	if _, err := txn.Init(ctx, k, store.InitOptions{Version: "test", Now: time.Unix(0, 0)}); err != nil {
 		t.Fatal(err)
 	}
 	for _, in := range []contracts.NodeInput{
@@ -193,7 +193,7 @@ func TestSummary(t *testing.T) {
 func TestSummaryLastReadByInstant(t *testing.T) {
 	ctx := context.Background()
 	k := store.New(t.TempDir())
-	if _, err := txn.Init(ctx, k, txn.InitOptions{Version: "test", Now: time.Unix(0, 0)}); err != nil {
+	if _, err := txn.Init(ctx, k, store.InitOptions{Version: "test", Now: time.Unix(0, 0)}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := curate.WriteNode(ctx, k, contracts.NodeInput{Type: "practice", Title: "A", Description: "a"}, curate.WriteOptions{}); err != nil {

@@ -1,0 +1,344 @@
+package txn
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/kk-project/kk/internal/atomicfile"
+	"github.com/kk-project/kk/internal/lock"
+	"github.com/kk-project/kk/internal/store"
+)
+
+// The journal of a transaction holds the original content of every file
+// the changeset touches. It is written whole and made durable before the
+// first file is replaced, and removed once the changeset is recorded: that
+// removal is the commit. A journal found later belongs to a writer that
+// died in between, and is rolled back. A journal still being written has a
+// .tmp name; it was never used, and is removed.
+
+const journalMagic = "kk-journal 1"
+
+// change is one file of a changeset, relative to .ai/kenkeep.
+type change struct {
+	Path    string `json:"path"`
+	Remove  bool   `json:"remove,omitempty"`
+	Existed bool   `json:"existed"`
+	Data    []byte `json:"-"` // the new content
+	Orig    []byte `json:"-"` // the content before, when Existed
+}
+
+type journal struct {
+	Changeset string   `json:"changeset"`
+	Audit     string   `json:"audit"`      // the branch's audit log
+	AuditSize int64    `json:"audit_size"` // its size before (-1: absent)
+	Changes   []change `json:"-"`
+}
+
+// JournalDir is where the journals of running (or killed) transactions are.
+func JournalDir(k *store.KB) string { return filepath.Join(k.StateDir(), "txn") }
+
+func writeJournal(k *store.KB, j *journal) (string, error) {
+	dir := JournalDir(k)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", fmt.Errorf("journal: %w", err)
+	}
+	var b bytes.Buffer
+	head, _ := json.Marshal(j)
+	b.WriteString(journalMagic + "\n")
+	b.Write(head)
+	b.WriteByte('\n')
+	for _, c := range j.Changes {
+		line, _ := json.Marshal(struct {
+			change
+			Size int `json:"size"`
+		}{c, len(c.Orig)})
+		b.Write(line)
+		b.WriteByte('\n')
+		b.Write(c.Orig)
+		b.WriteByte('\n')
+	}
+	b.WriteString("end\n")
+	path := filepath.Join(dir, j.Changeset+".journal")
+	tmp := path + ".tmp"
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return "", fmt.Errorf("journal: %w", err)
+	}
+	_, werr := f.Write(b.Bytes())
+	serr := f.Sync()
+	if err := errors.Join(werr, serr, f.Close()); err != nil {
+		os.Remove(tmp)
+		return "", fmt.Errorf("journal %s: %w", tmp, err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return "", fmt.Errorf("journal: %w", err)
+	}
+	if err := atomicfile.SyncDir(dir); err != nil {
+		return "", err
+	}
+	return path, nil
+}
+
+func readJournal(path string) (*journal, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	r := bufio.NewReader(bytes.NewReader(data))
+	bad := func(what string) error { return fmt.Errorf("journal %s is damaged (%s)", path, what) }
+	line, err := r.ReadString('\n')
+	if err != nil || strings.TrimSuffix(line, "\n") != journalMagic {
+		return nil, bad("no header")
+	}
+	line, err = r.ReadString('\n')
+	if err != nil {
+		return nil, bad("no record")
+	}
+	j := &journal{}
+	if err := json.Unmarshal([]byte(line), j); err != nil {
+		return nil, bad(err.Error())
+	}
+	for {
+		line, err = r.ReadString('\n')
+		if err != nil {
+			return nil, bad("no end")
+		}
+		if line == "end\n" {
+			return j, nil
+		}
+		var c struct {
+			change
+			Size int `json:"size"`
+		}
+		if err := json.Unmarshal([]byte(line), &c); err != nil || c.Size < 0 {
+			return nil, bad("entry")
+		}
+		c.change.Orig = make([]byte, c.Size)
+		if _, err := io.ReadFull(r, c.change.Orig); err != nil {
+			return nil, bad("short entry")
+		}
+		if nl, err := r.ReadByte(); err != nil || nl != '\n' {
+			return nil, bad("entry end")
+		}
+		j.Changes = append(j.Changes, c.change)
+	}
+}
+
+func removeJournal(path string) error {
+	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("journal: %w", err)
+	}
+	return atomicfile.SyncDir(filepath.Dir(path))
+}
+
+// writeConcurrency is how many files apply replaces at once: their fsyncs
+// overlap, which matters for changesets of many files (a migration, a
+// cold rebuild).
+const writeConcurrency = 8
+
+// apply makes the changes: every write first (several at once), then every
+// removal, pruning the folders a removal empties.
+func apply(k *store.KB, changes []change) error {
+	var writes []change
+	for _, c := range changes {
+		if !c.Remove {
+			writes = append(writes, c)
+		}
+	}
+	errs := make([]error, len(writes))
+	store.ParallelN(writeConcurrency, len(writes), func(i int) {
+		abs := filepath.Join(k.Dir, filepath.FromSlash(writes[i].Path))
+		if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
+			errs[i] = err
+			return
+		}
+		errs[i] = atomicfile.Write(abs, writes[i].Data, 0o644)
+	})
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	for _, c := range changes {
+		if !c.Remove {
+			continue
+		}
+		if testHook != nil {
+			testHook("remove")
+		}
+		abs := filepath.Join(k.Dir, filepath.FromSlash(c.Path))
+		if err := os.Remove(abs); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		pruneEmpty(k, c.Path)
+	}
+	return nil
+}
+
+// pruneEmpty removes the folders above rel that are now empty, up to (not
+// including) nodes/ or conflicts/.
+func pruneEmpty(k *store.KB, rel string) {
+	if !under(rel) {
+		return
+	}
+	top := rel[:strings.IndexByte(rel, '/')]
+	for d := filepath.ToSlash(filepath.Dir(rel)); d != top && d != "." && d != ""; d = filepath.ToSlash(filepath.Dir(d)) {
+		if os.Remove(filepath.Join(k.Dir, filepath.FromSlash(d))) != nil {
+			return
+		}
+	}
+}
+
+// rollback puts every file of the journal back as it was, and the audit
+// log back to its length before.
+func rollback(k *store.KB, j *journal) error {
+	var errs []error
+	for _, c := range slices.Backward(j.Changes) {
+		abs := filepath.Join(k.Dir, filepath.FromSlash(c.Path))
+		if !c.Existed {
+			if err := os.Remove(abs); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				errs = append(errs, err)
+			}
+			pruneEmpty(k, c.Path)
+			continue
+		}
+		cur, err := os.ReadFile(abs)
+		if err == nil && bytes.Equal(cur, c.Orig) {
+			continue
+		}
+		if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if err := atomicfile.Write(abs, c.Orig, 0o644); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if j.Audit != "" {
+		if size := fileSize(j.Audit); size >= 0 && size > max(j.AuditSize, 0) {
+			if err := os.Truncate(j.Audit, max(j.AuditSize, 0)); err != nil {
+				errs = append(errs, fmt.Errorf("audit log: %w", err))
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Leftovers lists what killed writers left behind, relative to the
+// repository root: journals of changesets that were never committed (to
+// be rolled back), journals never finished, temporary files of atomic
+// writes, and pack-import staging folders of processes that are gone.
+func Leftovers(k *store.KB) ([]string, error) {
+	var out []string
+	rel := func(p string) string { return k.Rel(p) }
+	if ents, err := os.ReadDir(JournalDir(k)); err == nil {
+		for _, e := range ents {
+			if strings.HasSuffix(e.Name(), ".journal") || strings.HasSuffix(e.Name(), ".journal.tmp") {
+				out = append(out, rel(filepath.Join(JournalDir(k), e.Name())))
+			}
+		}
+	}
+	for _, dir := range []string{k.NodesDir(), k.ConflictsDir()} {
+		err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				if errors.Is(err, fs.ErrNotExist) {
+					return nil
+				}
+				return err
+			}
+			if d.IsDir() && p != dir && strings.HasPrefix(d.Name(), ".") {
+				return filepath.SkipDir
+			}
+			if !d.IsDir() && store.IsTempName(d.Name()) {
+				out = append(out, rel(p))
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	if ents, err := os.ReadDir(k.Dir); err == nil {
+		for _, e := range ents {
+			if !e.IsDir() && store.IsTempName(e.Name()) {
+				out = append(out, rel(filepath.Join(k.Dir, e.Name())))
+			}
+		}
+	}
+	if ents, err := os.ReadDir(k.StateDir()); err == nil {
+		for _, e := range ents {
+			if e.IsDir() && strings.HasPrefix(e.Name(), StagingPrefix) && !stagingLive(e.Name()) {
+				out = append(out, rel(filepath.Join(k.StateDir(), e.Name())))
+			}
+			if !e.IsDir() && store.IsTempName(e.Name()) {
+				out = append(out, rel(filepath.Join(k.StateDir(), e.Name())))
+			}
+		}
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+// recoverLocked finishes what killed writers left, under the writer lock:
+// it rolls back every journal and removes the other leftovers.
+func recoverLocked(k *store.KB) error {
+	ents, err := os.ReadDir(JournalDir(k))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	for _, e := range ents {
+		p := filepath.Join(JournalDir(k), e.Name())
+		switch {
+		case strings.HasSuffix(e.Name(), ".journal.tmp"):
+			os.Remove(p)
+		case strings.HasSuffix(e.Name(), ".journal"):
+			j, err := readJournal(p)
+			if err != nil {
+				return fmt.Errorf("%w; move it aside to continue (the changeset it names may be half-applied: check `git status`)", err)
+			}
+			if err := rollback(k, j); err != nil {
+				return fmt.Errorf("rolling back the interrupted changeset %s: %w", j.Changeset, err)
+			}
+			if err := removeJournal(p); err != nil {
+				return err
+			}
+		}
+	}
+	left, err := Leftovers(k)
+	if err != nil {
+		return err
+	}
+	for _, rel := range left {
+		abs := filepath.Join(k.Root, filepath.FromSlash(rel))
+		if strings.HasPrefix(filepath.Base(abs), StagingPrefix) {
+			os.RemoveAll(abs)
+			continue
+		}
+		os.Remove(abs)
+	}
+	return nil
+}
+
+// Recover finishes what killed writers left behind, if any, when no
+// writer is running: readers call it so that an interrupted changeset
+// never stays visible for long. It reports whether it did anything.
+func Recover(k *store.KB) (bool, error) {
+	left, err := Leftovers(k)
+	if err != nil || len(left) == 0 {
+		return false, err
+	}
+	l, err := lock.TryAcquire(k.LockPath(), "kk (recovery)")
+	if err != nil || l == nil {
+		return false, err // a writer is running: it recovers
+	}
+	defer l.Release()
+	return true, recoverLocked(k)
+}

@@ -1,0 +1,881 @@
+// Package txn is the one write path of a knowledge base. Every change of
+// the tree, whichever face asks for it (a CLI command, an MCP tool, a hook,
+// the HTTP worker), is a function handed to Update, which runs it inside a
+// transaction:
+//
+//  1. take the writer lock, and finish what a killed writer left behind
+//     (roll back its journal, remove its temporary files);
+//  2. let the function read what it needs once (the tree, the leaves it
+//     changes with their bodies, the synced branch index) and stage its
+//     changes;
+//  3. validate and render every staged leaf; a leaf whose bytes change gets
+//     kk_version one above its current version (and kk_updated_at when it
+//     records one), whoever asked, so that no optimistic write can skip a
+//     version;
+//  4. compute the generated index files from the tree as it will be;
+//  5. journal the original content of every file the changeset touches,
+//     then replace the files atomically; any failure from here on restores
+//     them from the journal, so a changeset is present whole or not at all,
+//     even after a SIGKILL (the next writer, or the next reader that finds
+//     the lock free, rolls the journal back);
+//  6. sync the branch's SQLite index, append one audit record, and drop
+//     the journal: that is the commit;
+//  7. release the lock.
+//
+// No other package takes the writer lock to change the tree or writes a
+// file under nodes/ or conflicts/.
+package txn
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/kk-project/kk/internal/index"
+	"github.com/kk-project/kk/internal/indexfiles"
+	"github.com/kk-project/kk/internal/lock"
+	"github.com/kk-project/kk/internal/node"
+	"github.com/kk-project/kk/internal/store"
+)
+
+// Front matter keys the transaction maintains on every leaf it changes.
+const (
+	KeyVersion   = "kk_version"
+	KeyUpdatedAt = "kk_updated_at"
+)
+
+// Meta says who makes a change and through which face. It becomes the
+// change's audit record.
+type Meta struct {
+	// Actor is who asked: the created_by of a changeset, an agent's name,
+	// or "" for the local user.
+	Actor string
+	// Source is the face or provenance: "cli", "mcp", "hook", "http", or
+	// the source a changeset names.
+	Source string
+	// Command is the command or tool, recorded in the lock and the audit
+	// record ("kk node write", "manage_graph").
+	Command string
+	// Changeset names the change; Update makes one up when empty.
+	Changeset string
+}
+
+// Result is what a committed transaction did.
+type Result struct {
+	Changeset string
+	// Written and Removed list the files the changeset wrote and removed,
+	// relative to .ai/kenkeep, generated index files included.
+	Written []string
+	Removed []string
+	Created []string // the files of Written that did not exist before
+	// Index is the regeneration of the index files; nil when the
+	// transaction changed no leaf and was not asked to regenerate.
+	Index *indexfiles.RebuildResult
+	// Ops are the operations of the audit record.
+	Ops []index.AuditOp
+}
+
+// Changed reports whether the transaction changed any file.
+func (r *Result) Changed() bool { return len(r.Written)+len(r.Removed) > 0 }
+
+// Tx is one transaction in progress: what the function handed to Update
+// reads and stages.
+type Tx struct {
+	ctx  context.Context
+	k    *store.KB
+	meta Meta
+
+	tree      *store.Tree
+	redirects store.Redirects
+	db        *index.DB
+	branch    string
+	synced    bool
+
+	leaves  []*staged              // in staging order
+	byNode  map[*node.Node]*staged // the staged entry of a leaf handed out
+	read    map[string]*staged     // by original path (relative to nodes/)
+	files   map[string]*fileOp     // other files, by path relative to .ai/kenkeep
+	fileSeq []string
+
+	ops          []index.AuditOp
+	regenerate   bool // regenerate index files even when no leaf changed
+	noIndexFiles bool // leave the generated index files alone
+	now          time.Time
+}
+
+// staged is a leaf the transaction writes or removes.
+type staged struct {
+	n        *node.Node // the leaf as it will be (nil once removed)
+	orig     *node.Node // the tree's leaf it replaces; nil for a new leaf
+	origPath string     // relative to nodes/; "" for a new leaf
+	origData []byte     // the bytes read under the lock
+	put      bool       // to be written
+	removed  bool       // to be removed
+	version  int64      // effective version of the original (0 when new, -1 until looked up)
+
+	// kk_version and kk_updated_at as the original file has them.
+	origVersion, origUpdated any
+	hadVersion, hadUpdated   bool
+}
+
+type fileOp struct {
+	data   []byte
+	remove bool
+}
+
+// Update runs fn in a transaction on k and commits what it staged. When fn
+// returns an error nothing is written and that error is returned.
+func Update(ctx context.Context, k *store.KB, m Meta, fn func(tx *Tx) error) (*Result, error) {
+	if m.Command == "" {
+		m.Command = "kk"
+	}
+	l, err := lock.Acquire(ctx, k.LockPath(), lock.Wait, m.Command)
+	if err != nil {
+		return nil, err
+	}
+	defer l.Release()
+	if err := recoverLocked(k); err != nil {
+		return nil, err
+	}
+	tx := &Tx{ctx: ctx, k: k, meta: m, byNode: map[*node.Node]*staged{}, read: map[string]*staged{}, files: map[string]*fileOp{}, now: k.Time()}
+	if tx.meta.Changeset == "" {
+		tx.meta.Changeset = NewChangesetID(tx.now)
+	}
+	if err := fn(tx); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return tx.commit()
+}
+
+// NewChangesetID names one changeset: its time and 8 random hex digits.
+func NewChangesetID(now time.Time) string {
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	return "cs-" + now.UTC().Format("20060102T150405Z") + "-" + hex.EncodeToString(b[:])
+}
+
+// Context is the transaction's context.
+func (tx *Tx) Context() context.Context { return tx.ctx }
+
+// KB is the knowledge base the transaction changes.
+func (tx *Tx) KB() *store.KB { return tx.k }
+
+// Changeset is the id of the change being made.
+func (tx *Tx) Changeset() string { return tx.meta.Changeset }
+
+// Now is the transaction's time, the same for every timestamp it writes.
+func (tx *Tx) Now() time.Time { return tx.now }
+
+// Timestamp is Now in UTC to the second, as kk records times in leaves.
+func (tx *Tx) Timestamp() string { return tx.now.UTC().Format("2006-01-02T15:04:05Z") }
+
+// Tree returns the tree as it was when the transaction read it (under the
+// lock). Leaves are read without their bodies; Leaf reads one whole.
+func (tx *Tx) Tree() (*store.Tree, error) {
+	if tx.tree != nil {
+		return tx.tree, nil
+	}
+	t, err := tx.k.ReadTree(store.LoadOptions{})
+	if err != nil {
+		return nil, err
+	}
+	tx.tree = t
+	return t, nil
+}
+
+// Redirects returns the redirect ledger (retired id -> successors) as the
+// transaction will leave it.
+func (tx *Tx) Redirects() (store.Redirects, error) {
+	if tx.redirects == nil {
+		r, err := tx.k.ReadRedirects()
+		if err != nil {
+			return nil, err
+		}
+		tx.redirects = r
+	}
+	return tx.redirects, nil
+}
+
+// SetRedirects stages a new redirect ledger.
+func (tx *Tx) SetRedirects(r store.Redirects) {
+	tx.redirects = r
+	tx.WriteFile("nodes/.redirects.json", r.Render())
+}
+
+// Index returns the branch's index, synced with the tree under the lock
+// (once per transaction), for reference checks and versions.
+func (tx *Tx) Index() (*index.DB, error) {
+	if tx.db == nil {
+		branch, err := index.CurrentBranch(tx.ctx, tx.k)
+		if err != nil {
+			return nil, err
+		}
+		db, err := index.OpenShared(tx.ctx, tx.k, branch)
+		if err != nil {
+			return nil, err
+		}
+		tx.db, tx.branch = db, branch
+	}
+	if !tx.synced {
+		if err := syncIndex(tx.ctx, tx.k, tx.db); err != nil {
+			return nil, err
+		}
+		tx.synced = true
+	}
+	return tx.db, nil
+}
+
+// Branch is the branch whose index and audit log the transaction uses.
+func (tx *Tx) Branch() (string, error) {
+	if tx.branch == "" {
+		b, err := index.CurrentBranch(tx.ctx, tx.k)
+		if err != nil {
+			return "", err
+		}
+		tx.branch = b
+	}
+	return tx.branch, nil
+}
+
+func syncIndex(ctx context.Context, k *store.KB, db *index.DB) error {
+	ex, err := index.ExtractionFor(k)
+	if err != nil {
+		return err
+	}
+	_, err = db.SyncWith(ctx, k.NodesDir(), ex)
+	return err
+}
+
+// Leaf returns the leaf with the given id (compared without regard to
+// case), read whole from its file, for the transaction to change: the same
+// node for every call, nil when no leaf has the id. Changes reach the disk
+// only through Put.
+func (tx *Tx) Leaf(id string) (*node.Node, error) {
+	for _, s := range tx.leaves {
+		if s.n != nil && !s.removed && store.IDKey(s.n.ID) == store.IDKey(id) {
+			return s.n, nil
+		}
+	}
+	t, err := tx.Tree()
+	if err != nil {
+		return nil, err
+	}
+	ro, ok := t.ByID(id)
+	if !ok {
+		return nil, nil
+	}
+	return tx.LeafAt(ro.Path)
+}
+
+// LeafAt returns the leaf at rel (relative to nodes/) like Leaf; nil when
+// there is none.
+func (tx *Tx) LeafAt(rel string) (*node.Node, error) {
+	if s, ok := tx.read[rel]; ok {
+		if s.removed {
+			return nil, nil
+		}
+		return s.n, nil
+	}
+	t, err := tx.Tree()
+	if err != nil {
+		return nil, err
+	}
+	var orig *node.Node
+	for _, n := range t.Leaves { // rel is the path of a leaf of t, or of none
+		if n.Path == rel {
+			orig = n
+			break
+		}
+	}
+	if orig == nil {
+		return nil, nil
+	}
+	src, err := os.ReadFile(tx.k.NodePath(rel))
+	if err != nil {
+		return nil, err
+	}
+	n, err := node.Parse(rel, src)
+	if err != nil {
+		return nil, err
+	}
+	s := &staged{n: n, orig: orig, origPath: rel, origData: src, version: -1}
+	s.origVersion, s.hadVersion = n.Extra(KeyVersion)
+	s.origUpdated, s.hadUpdated = n.Extra(KeyUpdatedAt)
+	tx.read[rel] = s
+	tx.byNode[n] = s
+	return n, nil
+}
+
+// Version returns the current version of the leaf n was read as: the
+// version the branch index records for it (kk_version, or one more when
+// its bytes changed outside kk), 0 for a new leaf.
+func (tx *Tx) Version(n *node.Node) (int64, error) {
+	s, ok := tx.byNode[n]
+	if !ok || s.origPath == "" {
+		return 0, nil
+	}
+	if s.version >= 0 {
+		return s.version, nil
+	}
+	db, err := tx.Index()
+	if err != nil {
+		return 0, err
+	}
+	vs, err := db.Versions(tx.ctx, []string{s.origPath})
+	if err != nil {
+		return 0, err
+	}
+	v, ok := vs[s.origPath]
+	if !ok { // not indexed (unreadable for the index): the file's own word
+		v = max(s.fileVersion(), 1)
+	}
+	s.version = v
+	return v, nil
+}
+
+// Versions returns the current versions of many leaves at once (see
+// Version), by node.
+func (tx *Tx) Versions(ns []*node.Node) (map[*node.Node]int64, error) {
+	out := make(map[*node.Node]int64, len(ns))
+	var paths []string
+	for _, n := range ns {
+		s, ok := tx.byNode[n]
+		switch {
+		case !ok || s.origPath == "":
+			out[n] = 0
+		case s.version >= 0:
+			out[n] = s.version
+		default:
+			paths = append(paths, s.origPath)
+		}
+	}
+	if len(paths) == 0 {
+		return out, nil
+	}
+	db, err := tx.Index()
+	if err != nil {
+		return nil, err
+	}
+	vs, err := db.Versions(tx.ctx, paths)
+	if err != nil {
+		return nil, err
+	}
+	for _, n := range ns {
+		s, ok := tx.byNode[n]
+		if !ok || s.origPath == "" || s.version >= 0 {
+			continue
+		}
+		v, ok := vs[s.origPath]
+		if !ok {
+			v = max(s.fileVersion(), 1)
+		}
+		s.version = v
+		out[n] = v
+	}
+	return out, nil
+}
+
+func (s *staged) fileVersion() int64 {
+	if i, ok := s.origVersion.(int64); ok && s.hadVersion {
+		return i
+	}
+	return 0
+}
+
+func fileVersion(n *node.Node) int64 {
+	if n == nil {
+		return 0
+	}
+	if v, ok := n.Extra(KeyVersion); ok {
+		if i, ok := v.(int64); ok {
+			return i
+		}
+	}
+	return 0
+}
+
+// ConflictError is an optimistic write made with a version that is not
+// the leaf's current one.
+type ConflictError struct {
+	ID      string
+	Type    string
+	Path    string // relative to nodes/
+	Given   int64
+	Current int64
+}
+
+func (e *ConflictError) Error() string {
+	return fmt.Sprintf("%s %s is at version %d, not %d: it changed since it was read; re-read it and retry with version %d",
+		e.Type, e.ID, e.Current, e.Given, e.Current)
+}
+
+// Expect checks that the leaf n was read as is at version want, and
+// returns a *ConflictError when it is not.
+func (tx *Tx) Expect(n *node.Node, want int64) error {
+	v, err := tx.Version(n)
+	if err != nil {
+		return err
+	}
+	if v != want {
+		s := tx.byNode[n]
+		p := ""
+		if s != nil {
+			p = s.origPath
+		}
+		return &ConflictError{ID: n.ID, Type: n.Type, Path: p, Given: want, Current: v}
+	}
+	return nil
+}
+
+// Put stages leaf n to be written at n.Path: a leaf handed out by Leaf or
+// LeafAt (which may have moved), or a new one. Its bytes are rendered at
+// commit, with links resolved against the leaves being written.
+func (tx *Tx) Put(n *node.Node) {
+	s, ok := tx.byNode[n]
+	if !ok {
+		s = &staged{n: n}
+		tx.byNode[n] = s
+	}
+	s.removed = false
+	if !s.put {
+		s.put = true
+		tx.leaves = append(tx.leaves, s)
+	}
+}
+
+// Remove stages the removal of leaf n (handed out by Leaf or LeafAt).
+func (tx *Tx) Remove(n *node.Node) error {
+	s, ok := tx.byNode[n]
+	if !ok || s.origPath == "" {
+		if ok { // a new leaf staged and dropped again
+			s.put = false
+			tx.leaves = slices.DeleteFunc(tx.leaves, func(x *staged) bool { return x == s })
+			return nil
+		}
+		return fmt.Errorf("removing %s: the leaf was not read in this transaction", n.Path)
+	}
+	s.removed = true
+	if !s.put {
+		s.put = true
+		tx.leaves = append(tx.leaves, s)
+	}
+	return nil
+}
+
+// Resolve maps an id to the path (relative to nodes/) its leaf will have
+// after the transaction: staged leaves first, then the tree and the
+// redirect ledger. It is the resolver leaves are rendered with.
+func (tx *Tx) Resolve(id string) (string, bool) {
+	key := store.IDKey(id)
+	for _, s := range tx.leaves {
+		if s.n != nil && store.IDKey(s.n.ID) == key {
+			if s.removed {
+				return "", false
+			}
+			return s.n.Path, true
+		}
+	}
+	t, err := tx.Tree()
+	if err != nil {
+		return "", false
+	}
+	r, err := tx.Redirects()
+	if err != nil {
+		return "", false
+	}
+	if n, ok := t.ByID(id); ok {
+		if s, staged := tx.byNode[n]; staged && s.removed {
+			return "", false
+		}
+		if s := tx.read[n.Path]; s != nil && s.removed {
+			return "", false
+		}
+	}
+	return t.LinkResolver(r)(id)
+}
+
+// WriteFile stages a file other than a leaf, rel relative to .ai/kenkeep
+// (conflicts/…, FOLDER_SUMMARIES.md, nodes/.redirects.json, .state/…).
+func (tx *Tx) WriteFile(rel string, data []byte) {
+	if _, ok := tx.files[rel]; !ok {
+		tx.fileSeq = append(tx.fileSeq, rel)
+	}
+	tx.files[rel] = &fileOp{data: data}
+}
+
+// RemoveFile stages the removal of a file other than a leaf.
+func (tx *Tx) RemoveFile(rel string) {
+	if _, ok := tx.files[rel]; !ok {
+		tx.fileSeq = append(tx.fileSeq, rel)
+	}
+	tx.files[rel] = &fileOp{remove: true}
+}
+
+// StagedFile returns the content a file other than a leaf will have: the
+// staged content, else the file's current content (nil when absent).
+func (tx *Tx) StagedFile(rel string) ([]byte, error) {
+	if op, ok := tx.files[rel]; ok {
+		if op.remove {
+			return nil, nil
+		}
+		return op.data, nil
+	}
+	data, err := os.ReadFile(filepath.Join(tx.k.Dir, filepath.FromSlash(rel)))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	return data, err
+}
+
+// Record adds an operation to the audit record, besides the create,
+// update and delete operations the transaction records for every leaf.
+func (tx *Tx) Record(op index.AuditOp) { tx.ops = append(tx.ops, op) }
+
+// Regenerate asks for the index files to be brought up to date even when
+// no leaf changes (kk index rebuild).
+func (tx *Tx) Regenerate() { tx.regenerate = true }
+
+// SkipIndexFiles leaves the generated index files as they are, for a
+// caller that writes many leaves one transaction at a time and rebuilds
+// once at the end (--no-index).
+func (tx *Tx) SkipIndexFiles() { tx.noIndexFiles = true }
+
+// rendered is a staged leaf after rendering.
+type rendered struct {
+	s    *staged
+	data []byte
+	op   index.AuditOp
+}
+
+// commit renders, journals, applies, syncs and records.
+func (tx *Tx) commit() (*Result, error) {
+	res := &Result{Changeset: tx.meta.Changeset, Written: []string{}, Removed: []string{}, Created: []string{}}
+	var out []rendered
+	plan := map[string]*fileOp{} // relative to .ai/kenkeep
+	var order []string
+	add := func(rel string, op *fileOp) {
+		if _, ok := plan[rel]; !ok {
+			order = append(order, rel)
+		}
+		plan[rel] = op
+	}
+	// Versions of every changed leaf, in one query.
+	var existing []*node.Node
+	for _, s := range tx.leaves {
+		if s.origPath != "" && s.version < 0 {
+			existing = append(existing, s.n)
+		}
+	}
+	if len(existing) > 0 {
+		if _, err := tx.Versions(existing); err != nil {
+			return nil, err
+		}
+	}
+	treeChanged := false
+	for _, s := range tx.leaves {
+		if s.removed {
+			add("nodes/"+s.origPath, &fileOp{remove: true})
+			out = append(out, rendered{s: s, op: index.AuditOp{Op: "delete", ID: s.orig.ID, Type: s.orig.Type, Path: s.origPath, Before: s.version}})
+			treeChanged = true
+			continue
+		}
+		data, changed, err := tx.render(s)
+		if err != nil {
+			return nil, err
+		}
+		moved := s.origPath != "" && s.origPath != s.n.Path
+		if !changed && !moved {
+			continue
+		}
+		op := index.AuditOp{Op: "update", ID: s.n.ID, Type: s.n.Type, Path: s.n.Path, Before: s.version, After: fileVersion(s.n)}
+		if s.origPath == "" {
+			op.Op, op.Before = "create", 0
+		}
+		if moved {
+			if _, taken := plan["nodes/"+s.n.Path]; taken {
+				return nil, fmt.Errorf("%s: two leaves of the changeset are written to the same file", s.n.Path)
+			}
+			add("nodes/"+s.origPath, &fileOp{remove: true})
+		}
+		if s.origPath != s.n.Path {
+			if _, err := os.Lstat(tx.k.NodePath(s.n.Path)); err == nil && tx.read[s.n.Path] == nil {
+				return nil, fmt.Errorf("%s already exists; kk does not overwrite a leaf it did not read", path.Join(store.DirName, "nodes", s.n.Path))
+			}
+		}
+		add("nodes/"+s.n.Path, &fileOp{data: data})
+		out = append(out, rendered{s: s, data: data, op: op})
+		treeChanged = true
+	}
+	for _, rel := range tx.fileSeq {
+		add(rel, tx.files[rel])
+	}
+	// The tree as it will be, for the generated index files.
+	var gen *indexfiles.Plan
+	if !tx.noIndexFiles && (treeChanged || tx.regenerate || tx.files["FOLDER_SUMMARIES.md"] != nil) {
+		t, err := tx.Tree()
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range out {
+			if r.s.orig != nil {
+				t.Remove(r.s.orig)
+			}
+			if !r.s.removed {
+				// The tree holds leaves as a read of the written file
+				// gives them (graph links included).
+				n, err := node.Parse(r.s.n.Path, r.data)
+				if err != nil {
+					return nil, err
+				}
+				n.Release(false)
+				sum := sha256.Sum256(r.data)
+				t.Put(nil, n, hex.EncodeToString(sum[:]))
+			}
+		}
+		var summaries []byte
+		if op, ok := tx.files["FOLDER_SUMMARIES.md"]; ok && !op.remove {
+			summaries = op.data
+		}
+		var err2 error
+		gen, err2 = indexfiles.PlanFor(tx.k, t, summaries)
+		if err2 != nil {
+			return nil, err2
+		}
+		for _, name := range gen.Names() {
+			add(name, &fileOp{data: gen.Write[name]})
+		}
+		for _, name := range gen.Remove {
+			add(name, &fileOp{remove: true})
+		}
+		res.Index = gen.Result
+	}
+	for _, r := range out {
+		res.Ops = append(res.Ops, r.op)
+	}
+	res.Ops = append(res.Ops, tx.ops...)
+	// Drop writes of files whose content is already what they hold (a
+	// generated file or a conflict file written again unchanged).
+	var changes []change
+	for _, rel := range order {
+		op := plan[rel]
+		c, err := tx.prepare(rel, op)
+		if err != nil {
+			return nil, err
+		}
+		if c != nil {
+			changes = append(changes, *c)
+		}
+	}
+	branch, err := tx.Branch()
+	if err != nil {
+		return nil, err
+	}
+	// A changeset that names leaves or operations is recorded even when it
+	// leaves every file as it was (it was applied, and changed nothing).
+	record := len(tx.leaves) > 0 || len(tx.files) > 0 || len(tx.ops) > 0
+	if len(changes) == 0 {
+		if record {
+			if err := tx.audit(branch, res.Ops); err != nil {
+				return nil, err
+			}
+		}
+		return res, nil
+	}
+	auditPath := index.AuditPath(tx.k, branch)
+	j := &journal{Changeset: tx.meta.Changeset, Audit: auditPath, AuditSize: fileSize(auditPath), Changes: changes}
+	jpath, err := writeJournal(tx.k, j)
+	if err != nil {
+		return nil, err
+	}
+	fail := func(cause error) (*Result, error) {
+		if rerr := rollback(tx.k, j); rerr != nil {
+			return nil, fmt.Errorf("%w; undoing the changeset also failed: %v (the journal %s is kept; the next kk write retries the undo)", cause, rerr, tx.k.Rel(jpath))
+		}
+		if err := removeJournal(jpath); err != nil {
+			return nil, fmt.Errorf("%w; %v", cause, err)
+		}
+		return nil, cause
+	}
+	if err := apply(tx.k, changes); err != nil {
+		return fail(err)
+	}
+	if testHook != nil {
+		testHook("applied")
+	}
+	if tx.db == nil {
+		db, err := index.OpenShared(tx.ctx, tx.k, branch)
+		if err != nil {
+			return fail(err)
+		}
+		tx.db = db
+	}
+	if err := syncIndex(tx.ctx, tx.k, tx.db); err != nil {
+		return fail(err)
+	}
+	// The audit log records changes of knowledge: leaves, conflict
+	// files, summaries, redirects. A transaction that only brought the
+	// generated index files up to date has nothing to record.
+	if record {
+		if err := tx.audit(branch, res.Ops); err != nil {
+			return fail(err)
+		}
+	}
+	if testHook != nil {
+		testHook("recorded")
+	}
+	if err := removeJournal(jpath); err != nil {
+		return fail(err)
+	}
+	if gen != nil {
+		gen.Written()
+	}
+	for _, c := range changes {
+		if c.Remove {
+			res.Removed = append(res.Removed, c.Path)
+		} else {
+			res.Written = append(res.Written, c.Path)
+			if !c.Existed {
+				res.Created = append(res.Created, c.Path)
+			}
+		}
+	}
+	if res.Ops == nil {
+		res.Ops = []index.AuditOp{}
+	}
+	return res, nil
+}
+
+// audit appends the transaction's record to the branch's audit log.
+func (tx *Tx) audit(branch string, ops []index.AuditOp) error {
+	rec := index.AuditRecord{Changeset: tx.meta.Changeset, Actor: tx.meta.Actor, At: tx.Timestamp(), Source: tx.meta.Source,
+		Command: tx.meta.Command, Branch: branch, Ops: ops}
+	if rec.Ops == nil {
+		rec.Ops = []index.AuditOp{}
+	}
+	return index.AppendAudit(tx.k, branch, rec)
+}
+
+// testHook, when set by a test, is called at named points of a commit.
+var testHook func(point string)
+
+// render validates staged leaf s and renders it. A leaf whose bytes change
+// gets its new version (one above its current version; 1 when new) and,
+// when it records one, kk_updated_at. changed is false when the leaf would
+// be written exactly as it is.
+func (tx *Tx) render(s *staged) ([]byte, bool, error) {
+	n := s.n
+	if err := n.Validate(); err != nil {
+		return nil, false, err
+	}
+	if s.origPath == "" {
+		if err := setExtra(n, KeyVersion, int64(1)); err != nil {
+			return nil, false, err
+		}
+		data, err := tx.renderLeaf(n)
+		return data, true, err
+	}
+	// Unchanged when rendering with the original version (and time)
+	// gives the original bytes.
+	if err := restoreExtra(n, KeyVersion, s.origVersion, s.hadVersion); err != nil {
+		return nil, false, err
+	}
+	if _, has := n.Extra(KeyUpdatedAt); has && s.hadUpdated {
+		if err := n.SetExtra(KeyUpdatedAt, s.origUpdated); err != nil {
+			return nil, false, err
+		}
+	}
+	data, err := tx.renderLeaf(n)
+	if err != nil {
+		return nil, false, err
+	}
+	if bytes.Equal(data, s.origData) {
+		return data, false, nil
+	}
+	if err := setExtra(n, KeyVersion, s.version+1); err != nil {
+		return nil, false, err
+	}
+	if _, has := n.Extra(KeyUpdatedAt); has {
+		if err := n.SetExtra(KeyUpdatedAt, tx.Timestamp()); err != nil {
+			return nil, false, err
+		}
+	}
+	data, err = tx.renderLeaf(n)
+	return data, true, err
+}
+
+func (tx *Tx) renderLeaf(n *node.Node) ([]byte, error) {
+	data, err := n.Render(tx.Resolve)
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > node.MaxSize {
+		return nil, &node.Error{Path: n.Path, Msg: fmt.Sprintf("the leaf would be %d bytes; the limit is %d", len(data), node.MaxSize)}
+	}
+	return data, nil
+}
+
+func setExtra(n *node.Node, key string, v int64) error { return n.SetExtra(key, v) }
+
+func restoreExtra(n *node.Node, key string, v any, had bool) error {
+	if !had {
+		if _, has := n.Extra(key); has {
+			return n.DeleteExtra(key)
+		}
+		return nil
+	}
+	return n.SetExtra(key, v)
+}
+
+// prepare reads the current content of a file the changeset touches; it
+// returns nil when the change would leave the file as it is.
+func (tx *Tx) prepare(rel string, op *fileOp) (*change, error) {
+	abs := filepath.Join(tx.k.Dir, filepath.FromSlash(rel))
+	fi, err := os.Lstat(abs)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		if op.remove {
+			return nil, nil
+		}
+		return &change{Path: rel, Data: op.data}, nil
+	case err != nil:
+		return nil, err
+	case !fi.Mode().IsRegular():
+		return nil, fmt.Errorf("%s is not a regular file; kk writes only regular files", tx.k.Rel(abs))
+	}
+	orig, err := os.ReadFile(abs)
+	if err != nil {
+		return nil, err
+	}
+	if !op.remove && bytes.Equal(orig, op.data) {
+		return nil, nil
+	}
+	return &change{Path: rel, Data: op.data, Remove: op.remove, Existed: true, Orig: orig}, nil
+}
+
+func fileSize(p string) int64 {
+	fi, err := os.Stat(p)
+	if err != nil {
+		return -1
+	}
+	return fi.Size()
+}
+
+// under reports whether rel (relative to .ai/kenkeep) lies in one of the
+// knowledge folders whose emptied sub-folders a removal prunes.
+func under(rel string) bool {
+	return strings.HasPrefix(rel, "nodes/") || strings.HasPrefix(rel, "conflicts/")
+}
