@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kk-project/kk/internal/indexfiles"
 	"github.com/kk-project/kk/internal/store"
 	"github.com/kk-project/kk/internal/txn"
 )
@@ -96,7 +95,7 @@ func (f *lintKB) summaries(s store.Summaries) {
 
 func (f *lintKB) rebuild() {
 	f.t.Helper()
-	if _, err := indexfiles.Rebuild(context.Background(), f.k, indexfiles.RebuildOptions{Command: "test"}); err != nil {
+	if _, err := txn.Rebuild(context.Background(), f.k, txn.Meta{Command: "test"}, txn.RebuildOptions{}); err != nil {
 		f.t.Fatal(err)
 	}
 }
@@ -604,7 +603,7 @@ func BenchmarkLint10k(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	if _, err := indexfiles.Rebuild(context.Background(), k, indexfiles.RebuildOptions{Command: "bench"}); err != nil {
+	if _, err := txn.Rebuild(context.Background(), k, txn.Meta{Command: "test"}, txn.RebuildOptions{}); err != nil {
 		b.Fatal(err)
 	}
 	if _, err := Lint(context.Background(), k); err != nil { // warms the leaf cache

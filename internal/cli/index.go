@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/kk-project/kk/internal/indexfiles"
+	"github.com/kk-project/kk/internal/txn"
 	"github.com/spf13/cobra"
 )
 
@@ -57,7 +57,7 @@ func runIndexRebuild(ctx context.Context, app *App, o indexRebuildOpts) error {
 	if err != nil {
 		return err
 	}
-	res, err := indexfiles.Rebuild(ctx, k, indexfiles.RebuildOptions{Check: o.check, Stage: o.stage, Command: app.Command})
+	res, err := txn.Rebuild(ctx, k, txn.Meta{Source: "cli", Command: app.Command}, txn.RebuildOptions{Check: o.check, Stage: o.stage})
 	if err != nil {
 		return err
 	}

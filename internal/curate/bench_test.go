@@ -12,9 +12,9 @@ import (
 	"github.com/kk-project/kk/internal/benchtree"
 	"github.com/kk-project/kk/internal/contracts"
 	"github.com/kk-project/kk/internal/curate"
-	"github.com/kk-project/kk/internal/indexfiles"
 	"github.com/kk-project/kk/internal/session"
 	"github.com/kk-project/kk/internal/store"
+	"github.com/kk-project/kk/internal/txn"
 )
 
 // benchCurate builds a 10k-leaf knowledge base with 100 extracted session
@@ -29,7 +29,7 @@ func benchCurate(b *testing.B) (*store.KB, []byte, map[string][]byte) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	if _, err := indexfiles.Rebuild(context.Background(), k, indexfiles.RebuildOptions{}); err != nil {
+	if _, err := txn.Rebuild(context.Background(), k, txn.Meta{Command: "test"}, txn.RebuildOptions{}); err != nil {
 		b.Fatal(err)
 	}
 	t, err := k.ReadTree(store.LoadOptions{})

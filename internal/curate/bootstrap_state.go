@@ -11,8 +11,7 @@ import (
 	"time"
 
 	"github.com/kk-project/kk/internal/store"
-
-	"github.com/kk-project/kk/internal/atomicfile"
+	"github.com/kk-project/kk/internal/txn"
 )
 
 // BootstrapState is .state/bootstrap-state.json: which documents a
@@ -32,8 +31,11 @@ type BootstrapDoc struct {
 	ProducedNodes   []string `json:"produced_nodes"`
 }
 
+// bootstrapStateFile is the bootstrap state, relative to .ai/kenkeep.
+const bootstrapStateFile = ".state/bootstrap-state.json"
+
 func bootstrapStatePath(k *store.KB) string {
-	return filepath.Join(k.StateDir(), "bootstrap-state.json")
+	return filepath.Join(k.Dir, filepath.FromSlash(bootstrapStateFile))
 }
 
 // ReadBootstrapState reads the bootstrap state; a missing file is empty.
@@ -55,29 +57,38 @@ func ReadBootstrapState(k *store.KB) (*BootstrapState, error) {
 	return st, nil
 }
 
-// recordBootstrapSource notes that doc (with content hash sum) produced id.
-func recordBootstrapSource(k *store.KB, doc, sum, id string) error {
-	st, err := ReadBootstrapState(k)
+// recordBootstrapSource notes, in the transaction, that doc (with content
+// hash sum) produced id.
+func recordBootstrapSource(tx *txn.Tx, doc, sum, id string) error {
+	k := tx.KB()
+	st := &BootstrapState{SchemaVersion: 1, Docs: map[string]BootstrapDoc{}}
+	data, err := tx.StagedFile(bootstrapStateFile)
 	if err != nil {
 		return err
+	}
+	if data != nil {
+		if err := json.Unmarshal(data, st); err != nil {
+			return fmt.Errorf("%s: %v", k.Rel(bootstrapStatePath(k)), err)
+		}
+		if st.Docs == nil {
+			st.Docs = map[string]BootstrapDoc{}
+		}
 	}
 	d := st.Docs[doc]
 	if d.ContentSHA256 != sum {
 		d.ProducedNodes = nil
 	}
 	d.ContentSHA256 = sum
-	d.LastProcessedAt = k.Time().UTC().Format(time.RFC3339)
+	d.LastProcessedAt = tx.Now().UTC().Format(time.RFC3339)
 	if !slices.Contains(d.ProducedNodes, id) {
 		d.ProducedNodes = append(d.ProducedNodes, id)
 		slices.Sort(d.ProducedNodes)
 	}
 	st.Docs[doc] = d
-	data, err := json.MarshalIndent(st, "", "  ")
+	out, err := json.MarshalIndent(st, "", "  ")
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(k.StateDir(), 0o755); err != nil {
-		return err
-	}
-	return atomicfile.Write(bootstrapStatePath(k), append(data, '\n'), 0o644)
+	tx.WriteFile(bootstrapStateFile, append(out, '\n'))
+	return nil
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/kk-project/kk/internal/node"
 	"github.com/kk-project/kk/internal/session"
 	"github.com/kk-project/kk/internal/store"
+	"github.com/kk-project/kk/internal/txn"
 )
 
 // Dedup merges actions that would produce the same node. A drop, or an
@@ -165,20 +166,25 @@ func RunDedup(ctx context.Context, k *store.KB, actions []contracts.CuratorActio
 		return nil, err
 	}
 
-	err := k.WithLock(ctx, opts.Command, func() error {
+	_, err := txn.Update(ctx, k, txn.Meta{Source: "cli", Command: opts.Command}, func(tx *txn.Tx) error {
 		stamps, err := sessionsToStamp(actions, opts.SessionsDir, scoped, opts.RunID)
 		if err != nil {
 			return err
 		}
 		res.Stamped = len(stamps)
-		var writes []plannedConflict
+		var outside []plannedConflict // a --conflicts-dir outside the knowledge base
 		for _, c := range conflicts {
 			keep, err := keepConflict(c.path, c.data)
 			if err != nil {
 				return err
 			}
-			if !keep {
-				writes = append(writes, c)
+			if keep {
+				continue
+			}
+			if rel, err := filepath.Rel(k.Dir, c.path); err == nil && filepath.IsLocal(rel) {
+				tx.WriteFile(filepath.ToSlash(rel), c.data)
+			} else {
+				outside = append(outside, c)
 			}
 		}
 		if opts.Output != "" {
@@ -186,30 +192,34 @@ func RunDedup(ctx context.Context, k *store.KB, actions []contracts.CuratorActio
 				return fmt.Errorf("--output %s: its folder does not exist", opts.Output)
 			}
 		}
-		// Checks are done; from here on, write.
-		if opts.Output != "" {
-			if err := atomicfile.Write(opts.Output, survivors.Bytes(), 0o644); err != nil {
-				return err
+		// Checks are done. The conflict files are part of the changeset;
+		// the survivors file and the session stamps follow its commit,
+		// under the same lock. A run stopped between the two stamps nothing,
+		// and running it again finds its conflict files in place.
+		tx.AfterCommit(func(*txn.Result) error {
+			if opts.Output != "" {
+				if err := atomicfile.Write(opts.Output, survivors.Bytes(), 0o644); err != nil {
+					return err
+				}
 			}
-		}
-		if len(writes) > 0 {
-			if err := os.MkdirAll(opts.ConflictsDir, 0o755); err != nil {
-				return err
+			for _, c := range outside {
+				if err := os.MkdirAll(filepath.Dir(c.path), 0o755); err != nil {
+					return err
+				}
+				if err := atomicfile.Write(c.path, c.data, 0o644); err != nil {
+					return err
+				}
 			}
-		}
-		for _, c := range writes {
-			if err := atomicfile.Write(c.path, c.data, 0o644); err != nil {
-				return err
+			for _, l := range stamps {
+				if l.CuratorRunID == opts.RunID && l.CuratorProcessedAt != "" {
+					continue // stamped by an earlier attempt of this run
+				}
+				if err := session.Stamp(l.Path, opts.RunID, opts.Now); err != nil {
+					return fmt.Errorf("stamping %s: %w", l.Name, err)
+				}
 			}
-		}
-		for _, l := range stamps {
-			if l.CuratorRunID == opts.RunID && l.CuratorProcessedAt != "" {
-				continue // stamped by an earlier attempt of this run
-			}
-			if err := session.Stamp(l.Path, opts.RunID, opts.Now); err != nil {
-				return fmt.Errorf("stamping %s: %w", l.Name, err)
-			}
-		}
+			return nil
+		})
 		return nil
 	})
 	if err != nil {

@@ -3,20 +3,16 @@ package curate
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
-	"github.com/kk-project/kk/internal/indexfiles"
 	"github.com/kk-project/kk/internal/store"
+	"github.com/kk-project/kk/internal/txn"
 
-	"github.com/kk-project/kk/internal/atomicfile"
 	"github.com/kk-project/kk/internal/contracts"
 	"github.com/kk-project/kk/internal/node"
 )
@@ -52,7 +48,8 @@ const (
 
 // PersistOptions control Persist.
 type PersistOptions struct {
-	Command string // recorded in the writer lock
+	Command string // recorded in the writer lock and the audit log
+	Source  string // the face: "cli", "mcp", …
 	// NoIndex leaves the generated index files alone.
 	NoIndex bool
 }
@@ -85,9 +82,12 @@ type PersistReport struct {
 // plannedLeaf is the state a leaf will be written in, and the rows of the
 // actions that produced it.
 type plannedLeaf struct {
-	n    *node.Node
-	old  *node.Node // the leaf of the tree it replaces; nil for a new leaf
-	rows []int
+	n   *node.Node
+	old *node.Node // the leaf of the tree it replaces; nil for a new leaf
+	// handle is the leaf the transaction handed out for old, which n's
+	// fields are copied into when it is staged.
+	handle *node.Node
+	rows   []int
 	// replay marks an add over a leaf that already came from the same
 	// candidate: it may only confirm that leaf, never change it.
 	replay bool
@@ -111,16 +111,22 @@ type plannedLeaf struct {
 // unchanged, so running the same batch twice is harmless.
 func Persist(ctx context.Context, k *store.KB, actions []contracts.CuratorAction, opts PersistOptions) (*PersistReport, error) {
 	var rep *PersistReport
-	err := k.WithLock(ctx, opts.Command, func() error {
+	done, err := txn.Update(ctx, k, txn.Meta{Source: opts.Source, Command: opts.Command}, func(tx *txn.Tx) error {
 		var err error
-		rep, err = persistLocked(ctx, k, actions, opts)
+		rep, err = persist(tx, actions, opts)
 		return err
 	})
-	return rep, err
+	if err != nil {
+		return nil, err
+	}
+	if done.Index != nil {
+		rep.IndexChanged = done.Index.Changed
+	}
+	return rep, nil
 }
 
-func persistLocked(ctx context.Context, k *store.KB, actions []contracts.CuratorAction, opts PersistOptions) (*PersistReport, error) {
-	t, err := k.ReadTree(store.LoadOptions{})
+func persist(tx *txn.Tx, actions []contracts.CuratorAction, opts PersistOptions) (*PersistReport, error) {
+	t, err := tx.Tree()
 	if err != nil {
 		return nil, err
 	}
@@ -214,12 +220,12 @@ func persistLocked(ctx context.Context, k *store.KB, actions []contracts.Curator
 					fail(ReasonModifyMissing, "target node %s does not exist; `kk node list` shows the ids", target)
 					break
 				}
-				full, err := k.ReadLeaf(existing.Path)
-				if err != nil {
+				full, err := tx.LeafAt(existing.Path)
+				if err != nil || full == nil {
 					fail(ReasonIO, "reading %s: %v", existing.Path, err)
 					break
 				}
-				pl = &plannedLeaf{n: full, old: existing}
+				pl = &plannedLeaf{n: full, old: existing, handle: full}
 			}
 			if pl.n.Type != p.Type {
 				fail(ReasonTypeMismatch, "%s is a %s and the proposed node a %s; a node never changes type", target, pl.n.Type, p.Type)
@@ -244,19 +250,9 @@ func persistLocked(ctx context.Context, k *store.KB, actions []contracts.Curator
 		}
 	}
 
-	resolve := func(id string) (string, bool) {
-		if pl, ok := planned[id]; ok {
-			return pl.n.Path, true
-		}
-		return t.Resolve(id)
-	}
-	wrote := false
 	for _, id := range order {
 		pl := planned[id]
-		status, reason, msg := writePlanned(k, t, pl, resolve)
-		if status == PersistWritten {
-			wrote = true
-		}
+		status, reason, msg := stagePlanned(tx, pl)
 		for _, r := range pl.rows {
 			rows[r].Status = status
 			if status == PersistFailed {
@@ -278,32 +274,39 @@ func persistLocked(ctx context.Context, k *store.KB, actions []contracts.Curator
 			rep.Failed++
 		}
 	}
-	if !opts.NoIndex {
-		rb, err := indexfiles.RebuildTree(ctx, k, t, indexfiles.RebuildOptions{Command: opts.Command})
-		if err != nil {
-			if wrote {
-				return nil, fmt.Errorf("the leaves were written, but regenerating the index failed: %w", err)
-			}
-			return nil, err
-		}
-		rep.IndexChanged = rb.Changed
+	if opts.NoIndex {
+		tx.SkipIndexFiles()
 	}
 	return rep, nil
 }
 
-// writePlanned renders and writes one planned leaf, unless the file
-// already holds exactly those bytes, and records it in t.
-func writePlanned(k *store.KB, t *store.Tree, pl *plannedLeaf, resolve node.Resolver) (status, reason, msg string) {
-	data, err := pl.n.Render(resolve)
+// stagePlanned renders one planned leaf and stages it in the transaction,
+// unless its file already holds exactly those bytes. A leaf that cannot be
+// rendered fails its rows only.
+func stagePlanned(tx *txn.Tx, pl *plannedLeaf) (status, reason, msg string) {
+	if err := pl.n.Validate(); err != nil {
+		return PersistFailed, ReasonInvalidNode, err.Error()
+	}
+	if pl.replay {
+		// The leaf the same candidate wrote before carries the version the
+		// transaction gave it; the batch running again compares without it.
+		if h, err := tx.LeafAt(pl.old.Path); err == nil && h != nil {
+			if v, ok := h.Extra(txn.KeyVersion); ok {
+				if err := pl.n.SetExtra(txn.KeyVersion, v); err != nil {
+					return PersistFailed, ReasonInvalidNode, err.Error()
+				}
+			}
+		}
+	}
+	data, err := pl.n.Render(tx.Resolve)
 	if err != nil {
 		return PersistFailed, ReasonInvalidNode, err.Error()
 	}
 	if len(data) > node.MaxSize {
 		return PersistFailed, ReasonInvalidNode, fmt.Sprintf("nodes/%s would be %d bytes; the limit is %d", pl.n.Path, len(data), node.MaxSize)
 	}
-	dst := k.NodePath(pl.n.Path)
 	if pl.old != nil {
-		if cur, err := os.ReadFile(dst); err == nil && bytes.Equal(cur, data) {
+		if cur, err := os.ReadFile(tx.KB().NodePath(pl.n.Path)); err == nil && bytes.Equal(cur, data) {
 			return PersistUnchanged, "", ""
 		} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return PersistFailed, ReasonIO, err.Error()
@@ -312,14 +315,12 @@ func writePlanned(k *store.KB, t *store.Tree, pl *plannedLeaf, resolve node.Reso
 	if pl.replay {
 		return PersistFailed, ReasonAddCollision, fmt.Sprintf("%s already exists at nodes/%s with other content; propose a modify of it instead of an add", pl.n.ID, pl.n.Path)
 	}
-	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-		return PersistFailed, ReasonIO, err.Error()
+	if pl.handle != nil {
+		*pl.handle = *pl.n
+		tx.Put(pl.handle)
+	} else {
+		tx.Put(pl.n)
 	}
-	if err := atomicfile.Write(dst, data, 0o644); err != nil {
-		return PersistFailed, ReasonIO, err.Error()
-	}
-	sum := sha256.Sum256(data)
-	t.Put(pl.old, pl.n, hex.EncodeToString(sum[:]))
 	return PersistWritten, "", ""
 }
 

@@ -149,7 +149,7 @@ func TestPersistGolden(t *testing.T) {
 	}
 	tree := persistSnapshot(t, k)
 	persistGoldenCheck(t, "tree.golden", []byte(tree))
-	if res, err := indexfiles.Rebuild(ctx, k, indexfiles.RebuildOptions{Check: true}); err != nil || len(res.Changed)+len(res.Removed) != 0 {
+	if res, err := indexfiles.Check(ctx, k); err != nil || len(res.Changed)+len(res.Removed) != 0 {
 		t.Fatalf("index not up to date after persist: %+v %v", res, err)
 	}
 

@@ -2,21 +2,16 @@ package curate
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"unicode/utf8"
 
-	"github.com/kk-project/kk/internal/indexfiles"
+	"github.com/kk-project/kk/internal/index"
 	"github.com/kk-project/kk/internal/store"
+	"github.com/kk-project/kk/internal/txn"
 
-	"github.com/kk-project/kk/internal/atomicfile"
 	"github.com/kk-project/kk/internal/contracts"
 	"github.com/kk-project/kk/internal/node"
 )
@@ -93,14 +88,19 @@ func validTypeName(t string) bool {
 // WriteOptions control WriteNode.
 type WriteOptions struct {
 	Mode    WriteMode
-	Command string // recorded in the writer lock
+	Command string // recorded in the writer lock and the audit log
+	Source  string // the face: "cli", "mcp", …
 	// NoIndex leaves the generated index files alone, for callers that
 	// write many leaves and rebuild once at the end.
 	NoIndex bool
 }
 
-// WriteNode writes one leaf under the writer lock and, unless
-// opts.NoIndex, brings the index files up to date.
+// WriteNode writes one leaf in a store transaction and, unless
+// opts.NoIndex, brings the index files up to date in the same
+// transaction. An update without a version is last-writer-wins under the
+// writer lock; the transaction raises the leaf's kk_version whenever its
+// bytes change, so an optimistic writer holding the old version gets a
+// conflict.
 func WriteNode(ctx context.Context, k *store.KB, in contracts.NodeInput, opts WriteOptions) (*WriteResult, error) {
 	if opts.Mode == "" {
 		opts.Mode = Create
@@ -112,22 +112,32 @@ func WriteNode(ctx context.Context, k *store.KB, in contracts.NodeInput, opts Wr
 		in.RelatesTo, in.DependsOn = node.Dedupe(in.RelatesTo), node.Dedupe(in.DependsOn)
 	}
 	var res *WriteResult
-	err := k.WithLock(ctx, opts.Command, func() error {
+	var n *node.Node
+	done, err := txn.Update(ctx, k, txn.Meta{Source: opts.Source, Command: opts.Command}, func(tx *txn.Tx) error {
 		var err error
-		res, err = writeNodeLocked(ctx, k, in, opts)
+		res, n, err = writeNode(tx, in, opts)
 		return err
 	})
-	return res, err
-}
-
-func writeNodeLocked(ctx context.Context, k *store.KB, in contracts.NodeInput, opts WriteOptions) (*WriteResult, error) {
-	mode := opts.Mode
-	t, err := k.ReadTree(store.LoadOptions{})
 	if err != nil {
 		return nil, err
 	}
+	if done.Index != nil {
+		res.Index = done.Index.Changed
+	}
+	if opts.Mode == Update && res.Action == "updated" && !slices.ContainsFunc(done.Ops, func(op index.AuditOp) bool { return op.Path == n.Path }) {
+		res.Action = "unchanged"
+	}
+	return res, nil
+}
+
+func writeNode(tx *txn.Tx, in contracts.NodeInput, opts WriteOptions) (*WriteResult, *node.Node, error) {
+	mode := opts.Mode
+	t, err := tx.Tree()
+	if err != nil {
+		return nil, nil, err
+	}
 	if err := store.RequireV3(t); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	slug := in.Slug
 	if slug == "" {
@@ -139,21 +149,22 @@ func writeNodeLocked(ctx context.Context, k *store.KB, in contracts.NodeInput, o
 	existing, exists := t.ByID(id)
 	switch {
 	case exists && mode == Create:
-		return nil, fmt.Errorf("duplicate id %s: a leaf with this id already exists at %s; pass --update to replace it or --unique to write %s-2",
-			id, filepath.ToSlash(filepath.Join(store.DirName, "nodes", existing.Path)), id)
+		return nil, nil, fmt.Errorf("duplicate id %s: a leaf with this id already exists at %s; pass --update to replace it or --unique to write %s-2",
+			existing.ID, filepath.ToSlash(filepath.Join(store.DirName, "nodes", existing.Path)), id)
 	case exists && mode == Unique:
-		id, err = node.UniqueID(func(s string) bool { _, ok := t.ByID(s); return ok }, id)
+		id, err = node.UniqueID(func(s string) bool { _, ok := tx.Resolve(s); return ok }, id)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	case exists && mode == Update:
-		n, err = k.ReadLeaf(existing.Path)
+		n, err = tx.LeafAt(existing.Path)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if n.Type != in.Type {
-			return nil, fmt.Errorf("field \"type\": %s is a %s; a node never changes kind", id, n.Type)
+			return nil, nil, fmt.Errorf("field \"type\": %s is a %s; a node never changes kind", n.ID, n.Type)
 		}
+		id = n.ID // the id as its writer gave it
 		action = "updated"
 	}
 	folder, _ := node.CleanFolder(in.Folder)
@@ -162,7 +173,6 @@ func writeNodeLocked(ctx context.Context, k *store.KB, in contracts.NodeInput, o
 	} else if in.Folder == "" {
 		folder = n.Dir()
 	}
-	oldPath := n.Path
 	n.Type, n.ID, n.Title, n.Description = in.Type, id, strings.TrimSpace(in.Title), strings.TrimSpace(in.Description)
 	n.Tags, n.RelatesTo, n.DependsOn, n.DerivedFrom = node.List(in.Tags), node.List(in.RelatesTo), node.List(in.DependsOn), node.List(in.DerivedFrom)
 	n.Confidence = in.Confidence
@@ -181,60 +191,25 @@ func writeNodeLocked(ctx context.Context, k *store.KB, in contracts.NodeInput, o
 		n.Path = folder + "/" + id + ".md"
 	}
 	if err := n.Validate(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	if err := k.CheckFolder(folder); err != nil {
-		return nil, err
+	if err := tx.KB().CheckFolder(folder); err != nil {
+		return nil, nil, err
 	}
-	redirects, err := k.ReadRedirects()
-	if err != nil {
-		return nil, err
-	}
-	links := t.LinkResolver(redirects)
-	resolve := func(ref string) (string, bool) {
-		if ref == n.ID {
-			return n.Path, true
-		}
-		return links(ref)
-	}
-	data, err := n.Render(resolve)
-	if err != nil {
-		return nil, err
-	}
-	if len(data) > node.MaxSize {
-		return nil, fmt.Errorf("%s: the leaf would be %d bytes; the limit is %d", n.Path, len(data), node.MaxSize)
-	}
-	dst := k.NodePath(n.Path)
-	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-		return nil, err
-	}
-	if err := atomicfile.Write(dst, data, 0o644); err != nil {
-		return nil, err
-	}
-	if oldPath != "" && oldPath != n.Path {
-		if err := os.Remove(k.NodePath(oldPath)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return nil, err
-		}
-	}
+	tx.Put(n)
 	if in.SourceDoc != "" {
-		if err := recordBootstrapSource(k, in.SourceDoc, in.SourceHash, id); err != nil {
-			return nil, err
+		if err := recordBootstrapSource(tx, in.SourceDoc, in.SourceHash, id); err != nil {
+			return nil, nil, err
 		}
+	}
+	if opts.NoIndex {
+		tx.SkipIndexFiles()
 	}
 	res := &WriteResult{ID: id, Path: filepath.ToSlash(filepath.Join(store.DirName, "nodes", n.Path)), Action: action, Index: []string{}, Unknown: []string{}}
-	if !opts.NoIndex {
-		sum := sha256.Sum256(data)
-		t.Put(existing, n, hex.EncodeToString(sum[:]))
-		rb, err := indexfiles.RebuildTree(ctx, k, t, indexfiles.RebuildOptions{})
-		if err != nil {
-			return nil, err
-		}
-		res.Index = rb.Changed
-	}
 	for _, ref := range append(slices.Clone(n.RelatesTo), n.DependsOn...) {
-		if _, ok := resolve(ref); !ok {
+		if _, ok := tx.Resolve(ref); !ok {
 			res.Unknown = append(res.Unknown, ref)
 		}
 	}
-	return res, nil
+	return res, n, nil
 }

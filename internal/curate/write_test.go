@@ -48,7 +48,7 @@ func TestWriteNodeConcurrent(t *testing.T) {
 	if len(tr.Leaves) != 8 {
 		t.Fatalf("%d leaves, want 8", len(tr.Leaves))
 	}
-	res, err := indexfiles.Rebuild(context.Background(), k, indexfiles.RebuildOptions{Check: true})
+	res, err := indexfiles.Check(context.Background(), k)
 	if err != nil {
 		t.Fatal(err)
 	}

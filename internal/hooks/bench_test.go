@@ -17,7 +17,6 @@ import (
 	"github.com/kk-project/kk/internal/benchtree"
 	"github.com/kk-project/kk/internal/harness"
 	"github.com/kk-project/kk/internal/hooks/hookstest"
-	"github.com/kk-project/kk/internal/indexfiles"
 	"github.com/kk-project/kk/internal/store"
 	"github.com/kk-project/kk/internal/txn"
 )
@@ -42,7 +41,7 @@ func benchKB(b *testing.B) *store.KB {
 		if _, err := benchtree.Generate(dir, benchtree.Options{Nodes: 10000, Seed: 1}); err != nil {
 			b.Fatal(err)
 		}
-		if _, err := indexfiles.Rebuild(context.Background(), k, indexfiles.RebuildOptions{}); err != nil {
+		if _, err := txn.Rebuild(context.Background(), k, txn.Meta{Command: "test"}, txn.RebuildOptions{}); err != nil {
 			b.Fatal(err)
 		}
 		for i := range 25 {

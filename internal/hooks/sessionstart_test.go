@@ -13,9 +13,9 @@ import (
 	"github.com/kk-project/kk/internal/contracts"
 	"github.com/kk-project/kk/internal/harness"
 	"github.com/kk-project/kk/internal/hooks/hookstest"
-	"github.com/kk-project/kk/internal/indexfiles"
 	"github.com/kk-project/kk/internal/session"
 	"github.com/kk-project/kk/internal/store"
+	"github.com/kk-project/kk/internal/txn"
 )
 
 const staleNote = "The knowledge index is out of date"
@@ -76,7 +76,7 @@ func TestSessionStartStaleness(t *testing.T) {
 	mustContain(t, sessionStartText(t, k, t0), staleNote, "`kk index rebuild`")
 
 	// Rebuilding makes it fresh again.
-	if _, err := indexfiles.Rebuild(context.Background(), k, indexfiles.RebuildOptions{}); err != nil {
+	if _, err := txn.Rebuild(context.Background(), k, txn.Meta{Command: "test"}, txn.RebuildOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	ageFolders(t, k)
@@ -90,7 +90,7 @@ func TestSessionStartStaleness(t *testing.T) {
 		t.Fatal(err)
 	}
 	mustContain(t, sessionStartText(t, k, t0), staleNote)
-	if _, err := indexfiles.Rebuild(context.Background(), k, indexfiles.RebuildOptions{}); err != nil {
+	if _, err := txn.Rebuild(context.Background(), k, txn.Meta{Command: "test"}, txn.RebuildOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	ageFolders(t, k)

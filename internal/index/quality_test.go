@@ -1,4 +1,4 @@
-package index
+package index_test
 
 import (
 	"context"
@@ -7,8 +7,11 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+	"time"
 
+	"github.com/kk-project/kk/internal/index"
 	"github.com/kk-project/kk/internal/migrate"
+	"github.com/kk-project/kk/internal/store"
 )
 
 // drupalPack is the kenkeep v2 pack used as the retrieval-quality corpus;
@@ -76,12 +79,15 @@ func TestRetrievalQualityDrupal(t *testing.T) {
 		t.Fatalf("the Drupal pack fixture is missing at %s (the tests need shared/ beside the repository, as CI has it): %v", drupalPack, err)
 	}
 	ctx := context.Background()
-	k := newKB(t)
+	k := store.New(t.TempDir())
+	if _, err := k.Scaffold(ctx, store.InitOptions{Version: "test", Now: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), Command: "test"}); err != nil {
+		t.Fatal(err)
+	}
 	copyTree(t, knowledge, k.NodesDir())
 	if _, err := migrate.MigrateOKFv3(ctx, k, "test"); err != nil {
 		t.Fatal(err)
 	}
-	db, st, err := Open(ctx, k, "main")
+	db, st, err := index.Open(ctx, k, "main")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,15 +101,18 @@ func TestRetrievalQualityDrupal(t *testing.T) {
 	var recall, mrr float64
 	for _, g := range golden {
 		for _, id := range g.want {
-			if n := 0; db.r.QueryRow(`SELECT count(*) FROM nodes WHERE id = ?`, id).Scan(&n) != nil || n != 1 {
+			if ents, err := db.EntitiesByID(ctx, []string{id}); err != nil || ents[store.IDKey(id)] == nil {
 				t.Fatalf("golden id %s is not in the migrated fixture", id)
 			}
 		}
-		hits, err := Search(ctx, db, g.query, 10)
+		hits, err := index.Search(ctx, db, g.query, 10)
 		if err != nil {
 			t.Fatalf("%q: %v", g.query, err)
 		}
-		got := ids(hits)
+		var got []string
+		for _, h := range hits {
+			got = append(got, h.ID)
+		}
 		found := 0
 		for _, id := range g.want {
 			if i := slices.Index(got, id); i >= 0 && i < 5 {

@@ -4,13 +4,14 @@ import (
 	"context"
 	"testing"
 
-	"github.com/kk-project/kk/internal/benchtree"
+	"github.com/kk-project/kk/internal/benchtree/benchkb"
 	"github.com/kk-project/kk/internal/indexfiles"
 	"github.com/kk-project/kk/internal/store"
+	"github.com/kk-project/kk/internal/txn"
 )
 
 func BenchmarkGenerate10k(b *testing.B) {
-	k := benchtree.Cached(b, 10000)
+	k := benchkb.Cached(b, 10000)
 	t, err := k.ReadTree(store.LoadOptions{})
 	if err != nil {
 		b.Fatal(err)
@@ -27,13 +28,13 @@ func BenchmarkGenerate10k(b *testing.B) {
 }
 
 func BenchmarkRebuildNoChange10k(b *testing.B) {
-	k := benchtree.Cached(b, 10000)
-	if _, err := indexfiles.Rebuild(context.Background(), k, indexfiles.RebuildOptions{}); err != nil {
+	k := benchkb.Cached(b, 10000)
+	if _, err := txn.Rebuild(context.Background(), k, txn.Meta{Command: "test"}, txn.RebuildOptions{}); err != nil {
 		b.Fatal(err)
 	}
-	benchtree.Settle()
+	benchkb.Settle()
 	for b.Loop() {
-		res, err := indexfiles.Rebuild(context.Background(), k, indexfiles.RebuildOptions{})
+		res, err := txn.Rebuild(context.Background(), k, txn.Meta{Command: "test"}, txn.RebuildOptions{})
 		if err != nil {
 			b.Fatal(err)
 		}

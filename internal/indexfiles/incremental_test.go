@@ -13,6 +13,7 @@ import (
 	"github.com/kk-project/kk/internal/curate"
 	"github.com/kk-project/kk/internal/indexfiles"
 	"github.com/kk-project/kk/internal/store"
+	"github.com/kk-project/kk/internal/txn"
 )
 
 // Rebuilds after writes reuse folder indexes whose inputs did not change.
@@ -25,7 +26,7 @@ func TestIncrementalRebuildMatchesFull(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	if _, err := indexfiles.Rebuild(ctx, k, indexfiles.RebuildOptions{}); err != nil {
+	if _, err := txn.Rebuild(ctx, k, txn.Meta{Command: "test"}, txn.RebuildOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	rng := rand.New(rand.NewPCG(1, 1))
@@ -56,7 +57,7 @@ func TestIncrementalRebuildMatchesFull(t *testing.T) {
 			s := store.Summaries{"api-0": fmt.Sprintf("api things %d", step)}
 			data, _ := store.RenderSummaries(s)
 			os.WriteFile(k.SummariesPath(), data, 0o644)
-			if _, err := indexfiles.Rebuild(ctx, k, indexfiles.RebuildOptions{}); err != nil {
+			if _, err := txn.Rebuild(ctx, k, txn.Meta{Command: "test"}, txn.RebuildOptions{}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -64,7 +65,7 @@ func TestIncrementalRebuildMatchesFull(t *testing.T) {
 		for _, c := range []string{"leaves.cache", "index.cache"} {
 			os.Rename(filepath.Join(k.StateDir(), c), filepath.Join(k.StateDir(), c+".bak"))
 		}
-		res, err := indexfiles.Rebuild(ctx, k, indexfiles.RebuildOptions{Check: true})
+		res, err := indexfiles.Check(ctx, k)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -4,25 +4,16 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
-	"github.com/kk-project/kk/internal/store"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 
-	"github.com/kk-project/kk/internal/atomicfile"
-	"github.com/kk-project/kk/internal/gitx"
+	"github.com/kk-project/kk/internal/store"
 )
 
-// RebuildOptions select what Rebuild does.
-type RebuildOptions struct {
-	Check   bool   // compare only; write nothing
-	Stage   bool   // git add the written files
-	Command string // recorded in the writer lock
-}
-
-// RebuildResult reports what Rebuild found or did. Paths are relative to
+// RebuildResult reports what a regeneration of the index files found or
+// did (txn.Rebuild, Check). Paths are relative to
 // the repository root.
 type RebuildResult struct {
 	NodeCount        int      `json:"node_count"`
@@ -32,40 +23,6 @@ type RebuildResult struct {
 	Removed          []string `json:"removed"`
 	MissingSummaries []string `json:"missing_summaries"`
 	Staged           bool     `json:"staged"`
-}
-
-// writeConcurrency is how many generated files Rebuild writes at once.
-const writeConcurrency = 8
-
-// Rebuild regenerates every index file from the leaves. With Check it only
-// reports the files that differ.
-func Rebuild(ctx context.Context, k *store.KB, opts RebuildOptions) (*RebuildResult, error) {
-	if opts.Check {
-		return rebuild(ctx, k, opts)
-	}
-	var res *RebuildResult
-	err := k.WithLock(ctx, opts.Command, func() error {
-		var err error
-		res, err = rebuild(ctx, k, opts)
-		return err
-	})
-	return res, err
-}
-
-// RebuildLocked is Rebuild for a caller that already holds the writer lock.
-func RebuildLocked(ctx context.Context, k *store.KB, opts RebuildOptions) (*RebuildResult, error) {
-	return rebuild(ctx, k, opts)
-}
-
-func rebuild(ctx context.Context, k *store.KB, opts RebuildOptions) (*RebuildResult, error) {
-	if _, err := k.LoadConfig(); err != nil {
-		return nil, err
-	}
-	t, err := k.ReadTree(store.LoadOptions{NoSave: opts.Check})
-	if err != nil {
-		return nil, err
-	}
-	return RebuildTree(ctx, k, t, opts)
 }
 
 // Plan is what bringing the index files in step with a tree changes: the
@@ -182,50 +139,6 @@ func Check(ctx context.Context, k *store.KB) (*RebuildResult, error) {
 		return nil, err
 	}
 	return p.Result, nil
-}
-
-// RebuildTree regenerates the index files of t, a tree the caller read (and
-// possibly changed in memory to match what it wrote) under the lock.
-func RebuildTree(ctx context.Context, k *store.KB, t *store.Tree, opts RebuildOptions) (*RebuildResult, error) {
-	p, err := PlanFor(k, t, nil)
-	if err != nil {
-		return nil, err
-	}
-	res := p.Result
-	if opts.Check {
-		return res, nil
-	}
-	changed := p.Names()
-	// Each file is replaced atomically; doing several at once overlaps
-	// their fsyncs, which dominate a cold rebuild of a large tree.
-	writeErrs := make([]error, len(changed))
-	store.ParallelN(writeConcurrency, len(changed), func(i int) {
-		path := filepath.Join(k.Dir, filepath.FromSlash(changed[i]))
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			writeErrs[i] = err
-			return
-		}
-		writeErrs[i] = atomicfile.Write(path, p.Write[changed[i]], 0o644)
-	})
-	if err := errors.Join(writeErrs...); err != nil {
-		return nil, err
-	}
-	for _, name := range p.Remove {
-		path := filepath.Join(k.Dir, filepath.FromSlash(name))
-		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return nil, err
-		}
-		os.Remove(filepath.Dir(path)) // only succeeds when the folder is now empty
-	}
-	p.Written()
-	if opts.Stage && (len(res.Changed) > 0 || len(res.Removed) > 0) && gitx.InWorkTree(ctx, k.Root) {
-		paths := append(slices.Clone(res.Changed), res.Removed...)
-		if err := gitx.Add(ctx, k.Root, paths); err != nil {
-			return nil, fmt.Errorf("staging the rebuilt files: %w", err)
-		}
-		res.Staged = true
-	}
-	return res, nil
 }
 
 // generateFor renders the generated files of t with the current summaries.

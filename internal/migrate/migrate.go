@@ -6,11 +6,12 @@ import (
 	"fmt"
 	"os"
 	"path"
+	"path/filepath"
 	"slices"
 	"strings"
 
-	"github.com/kk-project/kk/internal/indexfiles"
 	"github.com/kk-project/kk/internal/store"
+	"github.com/kk-project/kk/internal/txn"
 
 	"github.com/kk-project/kk/internal/atomicfile"
 	"github.com/kk-project/kk/internal/frontmatter"
@@ -157,28 +158,8 @@ type MigrateResult struct {
 	IndexRemoved    []string    `json:"index_removed"`
 }
 
-// PartialWriteError reports a write that failed after other files of the
-// same migration were already replaced.
-type PartialWriteError struct {
-	Written []string // relative to the repository root, in write order
-	Total   int      // files the migration meant to write
-	Err     error
-}
-
-func (e *PartialWriteError) Error() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%v; %d of %d file(s) had already been written:", e.Err, len(e.Written), e.Total)
-	for _, p := range e.Written {
-		b.WriteString("\n  ")
-		b.WriteString(p)
-	}
-	b.WriteString("\nthe tree is partly converted: fix the cause and run `kk migrate okf-v3` again, which converts the leaves still at version 2, or restore .ai/kenkeep from git")
-	return b.String()
-}
-
-func (e *PartialWriteError) Unwrap() error { return e.Err }
-
-// writeFile replaces one file; tests swap it to simulate a failing disk.
+// writeFile replaces one file of a private copy (MigrateCopy); tests swap
+// it to simulate a failing disk.
 var writeFile = atomicfile.Write
 
 // v3Keys are the keys a v2 leaf must not carry: the conversion writes them
@@ -205,15 +186,25 @@ type plannedFile struct {
 // before the first one is written.
 func MigrateOKFv3(ctx context.Context, k *store.KB, cmd string) (*MigrateResult, error) {
 	var res *MigrateResult
-	err := k.WithLock(ctx, cmd, func() error {
+	done, err := txn.Update(ctx, k, txn.Meta{Source: "cli", Command: cmd}, func(tx *txn.Tx) error {
 		var err error
-		res, err = migrateOKFv3Locked(ctx, k, cmd)
+		res, err = migrateOKFv3(ctx, tx)
 		return err
 	})
-	return res, err
+	if err != nil {
+		return nil, err
+	}
+	if done.Index != nil {
+		res.IndexChanged, res.IndexRemoved = done.Index.Changed, done.Index.Removed
+	}
+	return res, nil
 }
 
-func migrateOKFv3Locked(ctx context.Context, k *store.KB, cmd string) (*MigrateResult, error) {
+// migrateOKFv3 stages the converted leaves as raw files (the conversion
+// keeps every byte it does not change) and asks for the index files; the
+// transaction writes all of it or none.
+func migrateOKFv3(ctx context.Context, tx *txn.Tx) (*MigrateResult, error) {
+	k := tx.KB()
 	res := &MigrateResult{Collisions: []Collision{}, IndexChanged: []string{}, IndexRemoved: []string{}}
 	v, err := DetectSchemaVersion(k)
 	if err != nil {
@@ -255,21 +246,14 @@ func migrateOKFv3Locked(ctx context.Context, k *store.KB, cmd string) (*MigrateR
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	var written []string
 	for _, f := range files {
-		if err := writeFile(f.Abs, f.data, 0o644); err != nil {
-			if len(written) == 0 {
-				return nil, fmt.Errorf("%w; nothing was written", err)
-			}
-			return nil, &PartialWriteError{Written: written, Total: len(files), Err: err}
+		rel, err := filepath.Rel(k.Dir, f.Abs)
+		if err != nil {
+			return nil, err
 		}
-		written = append(written, f.Rel)
+		tx.WriteFile(filepath.ToSlash(rel), f.data)
 	}
-	rb, err := indexfiles.RebuildLocked(ctx, k, indexfiles.RebuildOptions{Command: cmd})
-	if err != nil {
-		return nil, fmt.Errorf("the leaves were converted, but regenerating the index files failed: %w; run `kk index rebuild` once the cause is fixed", err)
-	}
-	res.IndexChanged, res.IndexRemoved = rb.Changed, rb.Removed
+	tx.Regenerate()
 	return res, nil
 }
 

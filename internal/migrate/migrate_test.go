@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -374,7 +375,7 @@ func TestMigrateOKFv3Drupal(t *testing.T) {
 		t.Errorf("FOLDER_SUMMARIES.md holds %v\nwant %v", summaries, folderSummaries)
 	}
 
-	check, err := indexfiles.Rebuild(ctx, k, indexfiles.RebuildOptions{Check: true})
+	check, err := indexfiles.Check(ctx, k)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -398,7 +399,7 @@ func TestMigrateOKFv3Drupal(t *testing.T) {
 	if !again.Noop || again.Detected != 3 || again.Converted != 0 {
 		t.Errorf("second run = %+v; want nothing to do at version 3", again)
 	}
-	if _, err := indexfiles.Rebuild(ctx, k, indexfiles.RebuildOptions{Command: "test"}); err != nil {
+	if _, err := txn.Rebuild(ctx, k, txn.Meta{Command: "test"}, txn.RebuildOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	migDiff(t, "a second migration and a rebuild", snap, migSnapshot(t, k))
@@ -560,7 +561,7 @@ func TestMigrateOKFv3Small(t *testing.T) {
 	if err != nil || !again.Noop {
 		t.Fatalf("second run = %+v, %v; want nothing to do", again, err)
 	}
-	if _, err := indexfiles.Rebuild(ctx, k, indexfiles.RebuildOptions{Command: "test"}); err != nil {
+	if _, err := txn.Rebuild(ctx, k, txn.Meta{Command: "test"}, txn.RebuildOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	migDiff(t, "a second migration and a rebuild", snap, migSnapshot(t, k))
@@ -639,10 +640,11 @@ func TestMigrateOKFv3RefusesAndWritesNothing(t *testing.T) {
 	}
 }
 
-// TestMigrateOKFv3PartialWrite fails the disk after two files, checks the
-// error names them, and checks a second run finishes the job with the same
-// bytes as an uninterrupted migration.
-func TestMigrateOKFv3PartialWrite(t *testing.T) {
+// TestMigrateOKFv3FailedWriteWritesNothing fails the disk on the second
+// file of the migration: the transaction undoes the first, the tree is
+// exactly as before (still version 2, nothing left behind), and a second
+// run gives the same bytes as an uninterrupted migration.
+func TestMigrateOKFv3FailedWriteWritesNothing(t *testing.T) {
 	ctx := context.Background()
 	clean := migInit(t)
 	migWriteTree(t, clean, migSmallTree)
@@ -652,40 +654,38 @@ func TestMigrateOKFv3PartialWrite(t *testing.T) {
 
 	k := migInit(t)
 	migWriteTree(t, k, migSmallTree)
-	real := writeFile
-	t.Cleanup(func() { writeFile = real })
+	before := migSnapshot(t, k)
+	t.Cleanup(func() { txn.InjectWriteFault = nil })
+	var mu sync.Mutex
 	calls := 0
-	writeFile = func(p string, data []byte, perm fs.FileMode) error {
+	txn.InjectWriteFault = func(rel string) error {
+		mu.Lock()
+		defer mu.Unlock()
 		calls++
 		if calls == 2 {
-			return fmt.Errorf("writing %s: disk full", p)
+			return fmt.Errorf("writing %s: disk full", rel)
 		}
-		return real(p, data, perm)
+		return nil
 	}
 	_, err := MigrateOKFv3(ctx, k, "test")
-	var pw *PartialWriteError
-	if !errors.As(err, &pw) {
-		t.Fatalf("error = %v; want a *PartialWriteError", err)
+	if err == nil || !strings.Contains(err.Error(), "disk full") {
+		t.Fatalf("error = %v; want the disk error", err)
 	}
-	if want := []string{".ai/kenkeep/nodes/cli/practice-exit-codes.md"}; !slices.Equal(pw.Written, want) || pw.Total != 3 {
-		t.Errorf("written = %v of %d; want %v of 3", pw.Written, pw.Total, want)
-	}
-	for _, m := range []string{"disk full", "1 of 3 file(s) had already been written", "run `kk migrate okf-v3` again"} {
-		if !strings.Contains(err.Error(), m) {
-			t.Errorf("error %q does not mention %q", err, m)
-		}
-	}
+	migDiff(t, "a failed migration", before, migSnapshot(t, k))
 	if v, err := DetectSchemaVersion(k); err != nil || v != 2 {
-		t.Fatalf("half-converted tree detected as %d, %v; want 2", v, err)
+		t.Fatalf("tree after a failed migration detected as %d, %v; want 2", v, err)
+	}
+	if left, err := txn.Leftovers(k); err != nil || len(left) != 0 {
+		t.Fatalf("leftovers after a failed migration: %v, %v", left, err)
 	}
 
-	writeFile = real
+	txn.InjectWriteFault = nil
 	res, err := MigrateOKFv3(ctx, k, "test")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Converted != 1 || res.FolderSummaries != 3 {
-		t.Errorf("resumed run = %+v; want 1 leaf converted and 3 summaries", res)
+	if res.Converted != 2 || res.FolderSummaries != 3 {
+		t.Errorf("second run = %+v; want 2 leaves converted and 3 summaries", res)
 	}
 	want, got := migSnapshot(t, clean), migSnapshot(t, k)
 	for p, data := range want {
@@ -694,14 +694,6 @@ func TestMigrateOKFv3PartialWrite(t *testing.T) {
 		}
 	}
 	if len(got) != len(want) {
-		t.Errorf("%d files after a resumed migration, %d after an uninterrupted one", len(got), len(want))
-	}
-
-	calls = 0
-	writeFile = func(p string, data []byte, perm fs.FileMode) error { return errors.New("read-only file system") }
-	k2 := migInit(t)
-	migWriteTree(t, k2, migSmallTree)
-	if _, err := MigrateOKFv3(ctx, k2, "test"); err == nil || !strings.HasSuffix(err.Error(), "read-only file system; nothing was written") {
-		t.Errorf("a first write failing must say nothing was written, got %v", err)
+		t.Errorf("%d files after a retried migration, %d after an uninterrupted one", len(got), len(want))
 	}
 }

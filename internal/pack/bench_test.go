@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/kk-project/kk/internal/benchtree"
-	"github.com/kk-project/kk/internal/indexfiles"
 	"github.com/kk-project/kk/internal/store"
+	"github.com/kk-project/kk/internal/txn"
 )
 
 // benchSource generates a knowledge base of n leaves with its index.
@@ -18,7 +18,7 @@ func benchSource(b *testing.B, n int) *store.KB {
 	if err != nil {
 		b.Fatal(err)
 	}
-	if _, err := indexfiles.Rebuild(context.Background(), k, indexfiles.RebuildOptions{}); err != nil {
+	if _, err := txn.Rebuild(context.Background(), k, txn.Meta{Command: "test"}, txn.RebuildOptions{}); err != nil {
 		b.Fatal(err)
 	}
 	return k

@@ -1,7 +1,6 @@
 package pack
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -12,12 +11,11 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/kk-project/kk/internal/atomicfile"
 	"github.com/kk-project/kk/internal/contracts"
-	"github.com/kk-project/kk/internal/indexfiles"
 	"github.com/kk-project/kk/internal/migrate"
 	"github.com/kk-project/kk/internal/node"
 	"github.com/kk-project/kk/internal/store"
+	"github.com/kk-project/kk/internal/txn"
 	"github.com/kk-project/kk/internal/workpool"
 )
 
@@ -87,14 +85,6 @@ func (e *DestExistsError) Error() string {
 	return fmt.Sprintf("%s already exists; import the pack into another folder with --as <name>, or remove that folder first", e.Folder)
 }
 
-// writeFile replaces one file of the tree, and createFile writes one of
-// the folder that is about to join the tree; tests swap them to simulate
-// a failing disk.
-var (
-	writeFile  = atomicfile.Write
-	createFile = writeSynced
-)
-
 // writeConcurrency is how many leaves are written at once.
 const writeConcurrency = 8
 
@@ -128,10 +118,7 @@ func Import(ctx context.Context, k *store.KB, opts ImportOptions) (*ImportResult
 	if opts.Limits != nil {
 		limits = *opts.Limits
 	}
-	if err := os.MkdirAll(k.StateDir(), 0o755); err != nil {
-		return nil, err
-	}
-	tmp, err := os.MkdirTemp(k.StateDir(), "pack-import-")
+	tmp, err := txn.MkdirStaging(k, "pack-import")
 	if err != nil {
 		return nil, err
 	}
@@ -169,11 +156,19 @@ func Import(ctx context.Context, k *store.KB, opts ImportOptions) (*ImportResult
 	if err != nil {
 		return nil, err
 	}
-	err = k.WithLock(ctx, opts.Command, func() error {
-		return graft(ctx, k, sp, dest, leaves, summaries, opts, res)
+	done, err := txn.Update(ctx, k, txn.Meta{Source: "cli", Command: opts.Command}, func(tx *txn.Tx) error {
+		return graft(tx, sp, dest, leaves, summaries, res)
 	})
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("importing pack %s: %w; nothing was imported", m.Name, err)
+	}
+	for _, op := range done.Ops {
+		if op.Op == "update" {
+			res.Relinked = append(res.Relinked, k.Rel(k.NodePath(op.Path)))
+		}
+	}
+	if done.Index != nil {
+		res.IndexChanged = done.Index.Changed
 	}
 	return res, nil
 }
@@ -288,29 +283,22 @@ func readStaged(sp *stagedPack) ([]*node.Node, store.Summaries, error) {
 	return leaves, summaries, nil
 }
 
-// plannedWrite is one file of the tree that graft writes.
-type plannedWrite struct {
-	abs  string
-	data []byte
-	old  []byte // the content it replaces; nil for a new file
-}
-
-// graft does the part of Import that holds the writer lock.
-// The new folder is the staged copy of knowledge/, with the leaves
-// rewritten in place and everything else removed, renamed into the tree
-// in one step.
-func graft(ctx context.Context, k *store.KB, sp *stagedPack, dest string, leaves []*node.Node, packSummaries store.Summaries, opts ImportOptions, res *ImportResult) error {
+// graft stages the pack's leaves in the transaction, under dest, with
+// their links resolved against the tree; the leaves of the tree that link
+// to an incoming id (and had no target until now) are staged too, for
+// their Related sections to get the real paths; and the pack's folder
+// summaries.
+func graft(tx *txn.Tx, sp *stagedPack, dest string, leaves []*node.Node, packSummaries store.Summaries, res *ImportResult) error {
+	k := tx.KB()
 	if _, err := k.LoadConfig(); err != nil {
 		return err
 	}
-	t, err := k.ReadTree(store.LoadOptions{})
+	t, err := tx.Tree()
 	if err != nil {
 		return err
 	}
-	for _, n := range t.Leaves {
-		if n.Format != node.SchemaVersion {
-			return fmt.Errorf("%w (first one: %s)", store.ErrNeedsMigration, k.Rel(k.NodePath(n.Path)))
-		}
+	if err := store.RequireV3(t); err != nil {
+		return err
 	}
 	switch fi, err := os.Lstat(k.NodesDir()); {
 	case err == nil && !fi.IsDir():
@@ -323,29 +311,18 @@ func graft(ctx context.Context, k *store.KB, sp *stagedPack, dest string, leaves
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
-	summaryFile := k.SummariesPath()
-	oldSummaries, err := os.ReadFile(summaryFile)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+	summaries, err := store.ReadSummaries(k.SummariesPath())
+	if err != nil {
 		return err
 	}
-	summaries, err := store.ReadSummaries(summaryFile)
+	redirects, err := tx.Redirects()
 	if err != nil {
 		return err
 	}
 
-	redirects := store.Redirects{}
-	switch data, err := os.ReadFile(k.RedirectsPath()); {
-	case err == nil:
-		if redirects, err = store.ParseRedirects(k.Rel(k.RedirectsPath()), data); err != nil {
-			return err
-		}
-	case !errors.Is(err, fs.ErrNotExist):
-		return err
-	}
-
 	// Which leaves go in, and where.
-	newPath := map[string]string{} // id -> path under nodes/
-	var incoming []*node.Node
+	incoming := map[string]bool{} // by store.IDKey
+	var staged []*node.Node
 	for _, n := range leaves {
 		skip := SkippedLeaf{ID: n.ID, Path: path.Join(KnowledgeDir, n.Path)}
 		if existing, ok := t.ByID(n.ID); ok {
@@ -357,45 +334,22 @@ func graft(ctx context.Context, k *store.KB, sp *stagedPack, dest string, leaves
 			res.Skipped = append(res.Skipped, skip)
 			continue
 		}
-		newPath[n.ID] = dest + "/" + n.Path
-		incoming = append(incoming, n)
+		incoming[store.IDKey(n.ID)] = true
+		staged = append(staged, n)
 	}
-	if len(incoming) == 0 {
+	if len(staged) == 0 {
 		return fmt.Errorf("nothing to import: the id of each of the pack's %d leaves is already taken in the tree", len(leaves))
 	}
-	links := t.LinkResolver(redirects)
-	resolve := func(id string) (string, bool) {
-		if p, ok := newPath[id]; ok {
-			return p, true
-		}
-		return links(id)
-	}
-
-	// Render every file before writing any.
-	var writes []plannedWrite
-	keep := map[string]bool{} // staged files that become the new folder
-	unknown := map[string]bool{}
 	folders := map[string]bool{}
 	var problems []error
-	for _, n := range incoming {
+	for _, n := range staged {
 		rel := n.Path
-		n.Path = newPath[n.ID]
-		data, err := n.Render(resolve)
-		if err != nil {
+		n.Path = dest + "/" + rel
+		if err := n.Validate(); err != nil {
 			problems = append(problems, err)
 			continue
 		}
-		if len(data) > node.MaxSize {
-			problems = append(problems, &node.Error{Path: rel, Msg: fmt.Sprintf("the leaf would be %d bytes once its links are updated; the limit is %d", len(data), node.MaxSize)})
-			continue
-		}
-		writes = append(writes, plannedWrite{abs: sp.kb.NodePath(rel), data: data})
-		keep[rel] = true
-		for _, e := range append(slices.Clone(n.RelatesTo), n.DependsOn...) {
-			if _, ok := resolve(e); !ok {
-				unknown[e] = true
-			}
-		}
+		tx.Put(n)
 		for d := path.Dir(rel); d != "."; d = path.Dir(d) {
 			folders[d] = true
 		}
@@ -403,37 +357,30 @@ func graft(ctx context.Context, k *store.KB, sp *stagedPack, dest string, leaves
 	if len(problems) > 0 {
 		return fmt.Errorf("%s: %w", sp.label(KnowledgeDir), &store.TreeError{Problems: problems})
 	}
-	res.Imported = len(writes)
+	res.Imported = len(staged)
+	unknown := map[string]bool{}
+	for _, n := range staged {
+		for _, e := range append(slices.Clone(n.RelatesTo), n.DependsOn...) {
+			if _, ok := tx.Resolve(e); !ok {
+				unknown[e] = true
+			}
+		}
+	}
 
 	// Leaves of the tree that link to an incoming id had no target until
-	// now; their Related sections get the real paths.
-	var relinks []plannedWrite
+	// now; their Related sections get the real paths (the transaction
+	// leaves those whose bytes do not change).
 	for _, c := range t.Leaves {
-		links := slices.ContainsFunc(c.RelatesTo, func(id string) bool { _, ok := newPath[id]; return ok }) ||
-			slices.ContainsFunc(c.DependsOn, func(id string) bool { _, ok := newPath[id]; return ok })
+		links := slices.ContainsFunc(c.RelatesTo, func(id string) bool { return incoming[store.IDKey(id)] }) ||
+			slices.ContainsFunc(c.DependsOn, func(id string) bool { return incoming[store.IDKey(id)] })
 		if !links {
 			continue
 		}
-		abs := k.NodePath(c.Path)
-		old, err := os.ReadFile(abs)
+		n, err := tx.LeafAt(c.Path)
 		if err != nil {
 			return err
 		}
-		n, err := node.Parse(c.Path, old)
-		if err != nil {
-			return err
-		}
-		data, err := n.Render(resolve)
-		if err != nil {
-			return err
-		}
-		if len(data) > node.MaxSize {
-			return fmt.Errorf("%s: the leaf would be %d bytes once its links are updated; the limit is %d", k.Rel(abs), len(data), node.MaxSize)
-		}
-		if !bytes.Equal(old, data) {
-			relinks = append(relinks, plannedWrite{abs: abs, data: data, old: old})
-			res.Relinked = append(res.Relinked, k.Rel(abs))
-		}
+		tx.Put(n)
 	}
 
 	// Folder summaries: the pack's, under the new folder, replace whatever
@@ -455,129 +402,11 @@ func graft(ctx context.Context, k *store.KB, sp *stagedPack, dest string, leaves
 	if err != nil {
 		return err
 	}
+	tx.WriteFile("FOLDER_SUMMARIES.md", summaryData)
 	for e := range unknown {
 		res.UnknownEdges = append(res.UnknownEdges, e)
 	}
 	slices.Sort(res.UnknownEdges)
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-
-	// Write: the new folder, the relinked leaves, the summaries (last, so
-	// that a failure there leaves it as it was). A failure undoes what was
-	// written.
-	moved := false // whether the new folder is in the tree
-	undo := func(cause error, relinked []plannedWrite) error {
-		var errs []error
-		if moved {
-			if err := os.RemoveAll(k.NodePath(dest)); err != nil {
-				errs = append(errs, err)
-			}
-		}
-		for _, w := range relinked {
-			if err := writeFile(w.abs, w.old, 0o644); err != nil {
-				errs = append(errs, err)
-			}
-		}
-		if err := errors.Join(errs...); err != nil {
-			return fmt.Errorf("importing pack %s: %w; undoing the import failed too (%v): remove %s and restore .ai/kenkeep from git", sp.manifest.Name, cause, err, res.Folder)
-		}
-		return fmt.Errorf("importing pack %s: %w; nothing was imported", sp.manifest.Name, cause)
-	}
-	if err := prepareFolder(sp.kb.NodesDir(), writes, keep); err != nil {
-		return undo(err, nil)
-	}
-	if err := os.MkdirAll(k.NodesDir(), 0o755); err != nil {
-		return undo(err, nil)
-	}
-	if err := os.Rename(sp.kb.NodesDir(), k.NodePath(dest)); err != nil {
-		return undo(err, nil)
-	}
-	moved = true
-	if err := atomicfile.SyncDir(k.NodesDir()); err != nil {
-		return undo(err, nil)
-	}
-	for i, w := range relinks {
-		if err := writeFile(w.abs, w.data, 0o644); err != nil {
-			return undo(err, relinks[:i])
-		}
-	}
-	if !bytes.Equal(oldSummaries, summaryData) {
-		if err := writeFile(summaryFile, summaryData, 0o644); err != nil {
-			return undo(err, relinks)
-		}
-	}
-	rb, err := indexfiles.RebuildLocked(ctx, k, indexfiles.RebuildOptions{Command: opts.Command})
-	if err != nil {
-		return fmt.Errorf("the pack's leaves were imported into %s, but regenerating the index files failed: %w; run `kk index rebuild` once the cause is fixed", res.Folder, err)
-	}
-	res.IndexChanged = rb.Changed
-	return nil
-}
-
-// prepareFolder turns the staged folder root into the folder to graft:
-// the leaves are rewritten in place, every other file (index.md files,
-// hidden and other files, skipped leaves) and the folders left empty are
-// removed, and what remains is flushed to disk.
-func prepareFolder(root string, writes []plannedWrite, keep map[string]bool) error {
-	errs := make([]error, len(writes))
-	parallel(len(writes), func(i int) {
-		errs[i] = createFile(writes[i].abs, writes[i].data)
-	})
-	if err := errors.Join(errs...); err != nil {
-		return err
-	}
-	var dirs []string
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, err := filepath.Rel(root, p)
-		if err != nil {
-			return err
-		}
-		rel = filepath.ToSlash(rel)
-		switch {
-		case rel == ".":
-			dirs = append(dirs, p)
-		case strings.HasPrefix(d.Name(), "."):
-			if err := os.RemoveAll(p); err != nil {
-				return err
-			}
-			if d.IsDir() {
-				return filepath.SkipDir
-			}
-		case d.IsDir():
-			dirs = append(dirs, p)
-		case !keep[rel]:
-			return os.Remove(p)
-		}
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	// Deepest first, so that a folder whose subfolders all go goes too.
-	slices.SortFunc(dirs, func(a, b string) int { return len(b) - len(a) })
-	var live []string
-	for _, d := range dirs {
-		ents, err := os.ReadDir(d)
-		if err != nil {
-			return err
-		}
-		if len(ents) == 0 && d != root {
-			if err := os.Remove(d); err != nil {
-				return err
-			}
-			continue
-		}
-		live = append(live, d)
-	}
-	for _, d := range live {
-		if err := atomicfile.SyncDir(d); err != nil {
-			return err
-		}
-	}
 	return nil
 }
 

@@ -13,7 +13,6 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/kk-project/kk/internal/atomicfile"
 	"github.com/kk-project/kk/internal/checks"
 	"github.com/kk-project/kk/internal/contracts"
 	"github.com/kk-project/kk/internal/curate"
@@ -21,6 +20,7 @@ import (
 	"github.com/kk-project/kk/internal/node"
 	"github.com/kk-project/kk/internal/schema"
 	"github.com/kk-project/kk/internal/store"
+	"github.com/kk-project/kk/internal/txn"
 )
 
 var testManifest = contracts.PackManifest{Name: "team", Version: "1.2.0", Summary: "conventions of the team", Homepage: "https://example.com/team-pack"}
@@ -45,7 +45,7 @@ func sourceKB(t testing.TB) *store.KB {
 	if err := os.WriteFile(k.RedirectsPath(), []byte(`{"practice-old": ["practice-exit-codes"]}`+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := indexfiles.Rebuild(context.Background(), k, indexfiles.RebuildOptions{Command: "test"}); err != nil {
+	if _, err := txn.Rebuild(context.Background(), k, txn.Meta{Command: "test"}, txn.RebuildOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	return k
@@ -85,7 +85,7 @@ func mustLintClean(t *testing.T, k *store.KB) {
 	if rep.Errors > 0 {
 		t.Errorf("lint found %d error(s): %+v", rep.Errors, rep.Items)
 	}
-	rb, err := indexfiles.Rebuild(context.Background(), k, indexfiles.RebuildOptions{Check: true})
+	rb, err := indexfiles.Check(context.Background(), k)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -419,7 +419,10 @@ func TestImportCollisionsAndRelinks(t *testing.T) {
 		t.Errorf("relinked = %v", res.Relinked)
 	}
 	got, _ := os.ReadFile(k.NodePath("map-waiting.md"))
-	if want := strings.Replace(string(waiting), "(/practice-exit-codes.md)", "(/imported/cli/practice-exit-codes.md)", 1); string(got) != want {
+	// Its Related section now has the real path, and the changed leaf is
+	// at its next version.
+	want := strings.Replace(string(waiting), "(/practice-exit-codes.md)", "(/imported/cli/practice-exit-codes.md)", 1)
+	if want = strings.Replace(want, "kk_version: 1\n", "kk_version: 2\n", 1); string(got) != want {
 		t.Errorf("relinked leaf =\n%s\nwant\n%s", got, want)
 	}
 	// The imported leaf depends on the skipped id, which now means the
@@ -648,30 +651,19 @@ func TestImportUndoesFailedWrite(t *testing.T) {
 	if _, err := Export(ctx, sourceKB(t), ExportOptions{Manifest: testManifest, Out: target}); err != nil {
 		t.Fatal(err)
 	}
-	for _, failAt := range []int{2, 4, 5} { // a new leaf, the relinked leaf, the summaries
-		t.Run(fmt.Sprint(failAt), func(t *testing.T) {
-			var calls atomic.Int32
-			fail := func() error {
-				if calls.Add(1) == int32(failAt) {
+	for _, failAt := range []string{"nodes/team/cli/practice-exit-codes.md", "nodes/map-waiting.md", "FOLDER_SUMMARIES.md"} { // a new leaf, the relinked leaf, the summaries
+		t.Run(path.Base(failAt), func(t *testing.T) {
+			var failed atomic.Bool
+			txn.InjectWriteFault = func(rel string) error {
+				if rel == failAt {
+					failed.Store(true)
 					return fmt.Errorf("disk full (test)")
 				}
 				return nil
 			}
-			writeFile = func(p string, data []byte, perm os.FileMode) error {
-				if err := fail(); err != nil {
-					return err
-				}
-				return atomicfile.Write(p, data, perm)
-			}
-			createFile = func(p string, data []byte) error {
-				if err := fail(); err != nil {
-					return err
-				}
-				return writeSynced(p, data)
-			}
-			defer func() { writeFile, createFile = atomicfile.Write, writeSynced }()
+			defer func() { txn.InjectWriteFault = nil }()
 			_, err := Import(ctx, k, ImportOptions{Source: target, Command: "test"})
-			if err == nil || !strings.Contains(err.Error(), "disk full (test)") || !strings.Contains(err.Error(), "nothing was imported") {
+			if err == nil || !strings.Contains(err.Error(), "disk full (test)") || !strings.Contains(err.Error(), "nothing was imported") || !failed.Load() {
 				t.Errorf("err = %v", err)
 			}
 			sameFiles(t, "an undone import", before, snapshot(t, k))

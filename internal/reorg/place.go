@@ -11,6 +11,7 @@ import (
 
 	"github.com/kk-project/kk/internal/migrate"
 	"github.com/kk-project/kk/internal/store"
+	"github.com/kk-project/kk/internal/txn"
 
 	"github.com/kk-project/kk/internal/contracts"
 	"github.com/kk-project/kk/internal/frontmatter"
@@ -220,15 +221,21 @@ type placeItem struct {
 // ErrStepOrder error.
 func ApplyPlacement(ctx context.Context, k *store.KB, plan contracts.PlacePlan, cmd string) (*PlaceResult, error) {
 	var res *PlaceResult
-	err := k.WithLock(ctx, cmd, func() error {
+	_, err := txn.Update(ctx, k, txn.Meta{Source: "cli", Command: cmd}, func(tx *txn.Tx) error {
 		var err error
-		res, err = applyPlacementLocked(ctx, k, plan)
+		res, err = applyPlacement(tx, plan)
 		return err
 	})
-	return res, err
+	if err != nil {
+		return nil, err
+	}
+	return res, nil
 }
 
-func applyPlacementLocked(ctx context.Context, k *store.KB, plan contracts.PlacePlan) (*PlaceResult, error) {
+// applyPlacement stages the placed leaves as raw files: the leaves of a v1
+// tree are rewritten byte for byte, not rendered.
+func applyPlacement(tx *txn.Tx, plan contracts.PlacePlan) (*PlaceResult, error) {
+	k := tx.KB()
 	v, err := migrate.DetectSchemaVersion(k)
 	if err != nil {
 		return nil, err
@@ -254,7 +261,6 @@ func applyPlacementLocked(ctx context.Context, k *store.KB, plan contracts.Place
 	if len(problems) > 0 {
 		return nil, &MovePlanError{Plan: "place plan", Problems: problems}
 	}
-	var changes []moveChange
 	old, err := store.ReadSummaries(k.SummariesPath())
 	if err != nil {
 		return nil, err
@@ -270,37 +276,26 @@ func applyPlacementLocked(ctx context.Context, k *store.KB, plan contracts.Place
 		}
 	}
 	store.SortLocale(res.Summaries)
+	changed := false
 	if len(res.Summaries) > 0 {
 		data, err := store.RenderSummaries(merged)
 		if err != nil {
 			return nil, err
 		}
-		// Summaries first: a run cut short leaves them recorded, and the
-		// second run, which finds the moved leaves in place, still has them.
-		changes = append(changes, moveChange{rel: k.Rel(k.SummariesPath()), abs: k.SummariesPath(), data: data})
+		tx.WriteFile("FOLDER_SUMMARIES.md", data)
+		changed = true
 	}
-	var sources []string
 	for _, p := range pending {
-		c := moveChange{rel: p.to, abs: k.NodePath(p.to), data: p.data}
+		tx.WriteFile("nodes/"+p.to, p.data)
 		if p.leaf.rel != p.to {
-			c.remove = p.leaf.rel
-			sources = append(sources, p.leaf.rel)
+			tx.RemoveFile("nodes/" + p.leaf.rel)
 		}
-		changes = append(changes, c)
+		changed = true
 		res.Placed = append(res.Placed, PlacedLeaf{ID: p.leaf.id, TargetFolder: p.folder, From: p.leaf.rel, To: p.to})
 	}
-	if len(changes) == 0 {
+	if !changed {
 		res.Noop = true
-		return res, nil
 	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	if err := writeMoveChanges(k, "place plan", changes,
-		"the tree is partly placed: fix the cause and run the same plan again (leaves already placed are skipped), or restore .ai/kenkeep from git"); err != nil {
-		return nil, err
-	}
-	pruneMovedFolders(k, sources)
 	return res, nil
 }
 

@@ -14,6 +14,7 @@ import (
 
 	"github.com/kk-project/kk/internal/indexfiles"
 	"github.com/kk-project/kk/internal/store"
+	"github.com/kk-project/kk/internal/txn"
 
 	"github.com/kk-project/kk/internal/atomicfile"
 	"github.com/kk-project/kk/internal/contracts"
@@ -703,9 +704,10 @@ type moveChange struct {
 	abs    string
 	data   []byte // nil: remove the file
 	remove string // after writing, remove this file (relative to nodes/): a move's source
+	leaf   *rbLeaf
 }
 
-// ApplyRebalance applies a rebalance plan under the writer lock: every
+// ApplyRebalance applies a rebalance plan in one store transaction: every
 // operation is checked against the tree as the earlier operations leave it,
 // and any problem rejects the whole plan before a file is touched. Leaves
 // move as whole files (git sees renames); split-leaf writes new leaves,
@@ -713,32 +715,40 @@ type moveChange struct {
 // folder summaries go to FOLDER_SUMMARIES.md. Then the generated Related
 // sections of the moved and new leaves, and of every leaf linking to a
 // moved or retired id, are brought up to date (a leaf whose bytes would
-// not change is not rewritten), and the index files are regenerated.
+// not change is not rewritten), and the index files are regenerated. The
+// transaction makes all of it happen, or none.
 //
 // Operations whose effect the tree already shows are skipped; a plan that
 // is wholly applied already is reported as Noop.
 func ApplyRebalance(ctx context.Context, k *store.KB, plan contracts.RebalancePlan, cmd string) (*RebalanceResult, error) {
-	var res *RebalanceResult
-	err := k.WithLock(ctx, cmd, func() error {
-		var err error
-		res, err = applyRebalanceLocked(ctx, k, plan, cmd)
-		return err
-	})
-	return res, err
-}
-
-func applyRebalanceLocked(ctx context.Context, k *store.KB, plan contracts.RebalancePlan, cmd string) (*RebalanceResult, error) {
 	if _, err := k.LoadConfig(); err != nil {
 		return nil, err
 	}
-	t, err := k.ReadTree(store.LoadOptions{})
+	var res *RebalanceResult
+	done, err := txn.Update(ctx, k, txn.Meta{Source: "cli", Command: cmd}, func(tx *txn.Tx) error {
+		var err error
+		res, err = applyRebalance(tx, plan)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if done.Index != nil {
+		res.IndexChanged, res.IndexRemoved = done.Index.Changed, done.Index.Removed
+	}
+	return res, nil
+}
+
+func applyRebalance(tx *txn.Tx, plan contracts.RebalancePlan) (*RebalanceResult, error) {
+	k := tx.KB()
+	t, err := tx.Tree()
 	if err != nil {
 		return nil, err
 	}
 	if err := store.RequireV3(t); err != nil {
 		return nil, err
 	}
-	redirects, err := k.ReadRedirects()
+	redirects, err := tx.Redirects()
 	if err != nil {
 		return nil, err
 	}
@@ -764,24 +774,14 @@ func applyRebalanceLocked(ctx context.Context, k *store.KB, plan contracts.Rebal
 	if res.Skipped == nil {
 		res.Skipped = []SkippedOperation{}
 	}
-	var kbFiles []moveChange
-	if !redirectsEqual(redirects, s.redirects) {
-		kbFiles = append(kbFiles, moveChange{rel: k.Rel(k.RedirectsPath()), abs: k.RedirectsPath(), data: s.redirects.Render()})
-	}
+	redirectsChanged := !redirectsEqual(redirects, s.redirects)
 	for f, v := range s.summaries {
 		if summaries[f] != v {
 			res.Summaries = append(res.Summaries, f)
 		}
 	}
 	store.SortLocale(res.Summaries)
-	if len(res.Summaries) > 0 {
-		data, err := store.RenderSummaries(s.summaries)
-		if err != nil {
-			return nil, err
-		}
-		kbFiles = append(kbFiles, moveChange{rel: k.Rel(k.SummariesPath()), abs: k.SummariesPath(), data: data})
-	}
-	if len(changes) == 0 && len(kbFiles) == 0 {
+	if len(changes) == 0 && !redirectsChanged && len(res.Summaries) == 0 {
 		// Every operation is in place, or later operations undo what the
 		// earlier ones would do again (a plan that moves a leaf twice).
 		res.Noop, res.Moves = true, []RebalanceMove{}
@@ -800,27 +800,38 @@ func applyRebalanceLocked(ctx context.Context, k *store.KB, plan contracts.Rebal
 		}
 		return res, nil
 	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
+	if redirectsChanged {
+		tx.SetRedirects(s.redirects)
 	}
-	if err := writeMoveChanges(k, "rebalance", append(changes, kbFiles...),
-		"the tree is partly rebalanced: fix the cause and run the same plan again (operations already applied are skipped), or restore .ai/kenkeep from git"); err != nil {
-		return nil, err
+	if len(res.Summaries) > 0 {
+		data, err := store.RenderSummaries(s.summaries)
+		if err != nil {
+			return nil, err
+		}
+		tx.WriteFile("FOLDER_SUMMARIES.md", data)
 	}
-	rb, err := indexfiles.RebuildLocked(ctx, k, indexfiles.RebuildOptions{Command: cmd})
-	if err != nil {
-		return nil, fmt.Errorf("the leaves were moved, but regenerating the index files failed: %w; run `kk index rebuild` once the cause is fixed", err)
-	}
-	res.IndexChanged, res.IndexRemoved = rb.Changed, rb.Removed
-	var sources []string
 	for _, c := range changes {
-		if c.remove != "" {
-			sources = append(sources, c.remove)
-		} else if c.data == nil {
-			sources = append(sources, c.rel)
+		l := c.leaf
+		switch {
+		case l.child != nil: // a leaf the plan creates
+			tx.Put(l.child)
+		case c.data == nil: // retired by a split
+			n, err := tx.LeafAt(l.src)
+			if err != nil {
+				return nil, err
+			}
+			if err := tx.Remove(n); err != nil {
+				return nil, err
+			}
+		default: // moved, or relinked in place
+			n, err := tx.LeafAt(l.src)
+			if err != nil {
+				return nil, err
+			}
+			n.Path = l.path
+			tx.Put(n)
 		}
 	}
-	pruneMovedFolders(k, sources)
 	return res, nil
 }
 
@@ -887,7 +898,7 @@ func (s *rbSim) fileChanges() ([]moveChange, []string, error) {
 			errs[i] = &node.Error{Path: l.path, Msg: fmt.Sprintf("the leaf would be %d bytes; the limit is %d", len(data), node.MaxSize)}
 			return
 		}
-		c := moveChange{rel: l.path, abs: s.k.NodePath(l.path), data: data}
+		c := moveChange{rel: l.path, abs: s.k.NodePath(l.path), data: data, leaf: l}
 		switch {
 		case l.src != "" && l.src != l.path:
 			c.remove = l.src
@@ -911,7 +922,7 @@ func (s *rbSim) fileChanges() ([]moveChange, []string, error) {
 		changes = append(changes, c)
 	}
 	for _, l := range s.retired {
-		changes = append(changes, moveChange{rel: l.src, abs: s.k.NodePath(l.src)})
+		changes = append(changes, moveChange{rel: l.src, abs: s.k.NodePath(l.src), leaf: l})
 	}
 	return changes, relinked, nil
 }

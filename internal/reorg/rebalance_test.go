@@ -17,7 +17,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/txtar"
 
-	"github.com/kk-project/kk/internal/benchtree"
+	"github.com/kk-project/kk/internal/benchtree/benchkb"
 	"github.com/kk-project/kk/internal/checks"
 	"github.com/kk-project/kk/internal/contracts"
 	"github.com/kk-project/kk/internal/indexfiles"
@@ -25,6 +25,7 @@ import (
 	"github.com/kk-project/kk/internal/reorg"
 	"github.com/kk-project/kk/internal/schema"
 	"github.com/kk-project/kk/internal/store"
+	"github.com/kk-project/kk/internal/txn"
 )
 
 // Golden fixtures: testdata/<kind>/*.txtar hold a tree ("tree/<path under
@@ -177,7 +178,7 @@ func decodePlan(t *testing.T, name string, data []byte, out any) {
 
 func rebuild(t *testing.T, k *store.KB) {
 	t.Helper()
-	if _, err := indexfiles.Rebuild(context.Background(), k, indexfiles.RebuildOptions{Command: "test"}); err != nil {
+	if _, err := txn.Rebuild(context.Background(), k, txn.Meta{Command: "test"}, txn.RebuildOptions{}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -197,7 +198,7 @@ func checkTreeHealthy(t *testing.T, k *store.KB) {
 	if r.Errors > 0 {
 		t.Errorf("lint found %d error(s): %+v", r.Errors, r.Items)
 	}
-	res, err := indexfiles.Rebuild(context.Background(), k, indexfiles.RebuildOptions{Check: true})
+	res, err := indexfiles.Check(context.Background(), k)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -626,11 +627,11 @@ func TestRebalanceTriggerEmptyTree(t *testing.T) {
 // BenchmarkRebalanceTrigger10k times `kk rebalance trigger` at 10k leaves
 // (budget: 0.5 s): reading the tree through the leaf cache and deciding.
 func BenchmarkRebalanceTrigger10k(b *testing.B) {
-	k := benchtree.Cached(b, 10000)
+	k := benchkb.Cached(b, 10000)
 	if _, err := k.ReadTree(store.LoadOptions{}); err != nil {
 		b.Fatal(err)
 	}
-	benchtree.Settle()
+	benchkb.Settle()
 	for b.Loop() {
 		if _, err := reorg.RebalanceTrigger(k); err != nil {
 			b.Fatal(err)
@@ -640,7 +641,7 @@ func BenchmarkRebalanceTrigger10k(b *testing.B) {
 
 // BenchmarkDecideRebalance10k times the decision alone.
 func BenchmarkDecideRebalance10k(b *testing.B) {
-	k := benchtree.Cached(b, 10000)
+	k := benchkb.Cached(b, 10000)
 	t, err := k.ReadTree(store.LoadOptions{NoSave: true})
 	if err != nil {
 		b.Fatal(err)

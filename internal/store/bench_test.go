@@ -9,8 +9,9 @@ import (
 	"time"
 
 	"github.com/kk-project/kk/internal/benchtree"
-	"github.com/kk-project/kk/internal/indexfiles"
+	"github.com/kk-project/kk/internal/benchtree/benchkb"
 	"github.com/kk-project/kk/internal/store"
+	"github.com/kk-project/kk/internal/txn"
 )
 
 // benchKB generates (once per size) a synthetic knowledge base with an
@@ -24,7 +25,7 @@ func benchKB(b *testing.B, n int) *store.KB {
 		if _, err := benchtree.Generate(dir, benchtree.Options{Nodes: n, Seed: 1}); err != nil {
 			b.Fatal(err)
 		}
-		if _, err := indexfiles.Rebuild(context.Background(), k, indexfiles.RebuildOptions{}); err != nil {
+		if _, err := txn.Rebuild(context.Background(), k, txn.Meta{Command: "test"}, txn.RebuildOptions{}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -38,7 +39,7 @@ func benchKB(b *testing.B, n int) *store.KB {
 func settle() { time.Sleep(2100 * time.Millisecond) }
 
 func BenchmarkReadTreeCold10k(b *testing.B) {
-	k := benchtree.Cached(b, 10000)
+	k := benchkb.Cached(b, 10000)
 	for b.Loop() {
 		if _, err := k.ReadTree(store.LoadOptions{NoCache: true, NoSave: true}); err != nil {
 			b.Fatal(err)
@@ -47,11 +48,11 @@ func BenchmarkReadTreeCold10k(b *testing.B) {
 }
 
 func BenchmarkReadTreeCached10k(b *testing.B) {
-	k := benchtree.Cached(b, 10000)
+	k := benchkb.Cached(b, 10000)
 	if _, err := k.ReadTree(store.LoadOptions{}); err != nil {
 		b.Fatal(err)
 	}
-	benchtree.Settle()
+	benchkb.Settle()
 	for b.Loop() {
 		if _, err := k.ReadTree(store.LoadOptions{NoSave: true}); err != nil {
 			b.Fatal(err)

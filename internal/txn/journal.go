@@ -141,6 +141,11 @@ func removeJournal(path string) error {
 	return atomicfile.SyncDir(filepath.Dir(path))
 }
 
+// InjectWriteFault is for tests only: when set, it is called before each
+// file a transaction writes (path relative to .ai/kenkeep), and an error
+// it returns fails that write, as a full disk would.
+var InjectWriteFault func(rel string) error
+
 // writeConcurrency is how many files apply replaces at once: their fsyncs
 // overlap, which matters for changesets of many files (a migration, a
 // cold rebuild).
@@ -158,6 +163,11 @@ func apply(k *store.KB, changes []change) error {
 	errs := make([]error, len(writes))
 	store.ParallelN(writeConcurrency, len(writes), func(i int) {
 		abs := filepath.Join(k.Dir, filepath.FromSlash(writes[i].Path))
+		if f := InjectWriteFault; f != nil {
+			if errs[i] = f(writes[i].Path); errs[i] != nil {
+				return
+			}
+		}
 		if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
 			errs[i] = err
 			return

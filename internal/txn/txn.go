@@ -109,6 +109,7 @@ type Tx struct {
 	fileSeq []string
 
 	ops          []index.AuditOp
+	after        []func(*Result) error
 	regenerate   bool // regenerate index files even when no leaf changed
 	noIndexFiles bool // leave the generated index files alone
 	now          time.Time
@@ -158,8 +159,25 @@ func Update(ctx context.Context, k *store.KB, m Meta, fn func(tx *Tx) error) (*R
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	return tx.commit()
+	res, err := tx.commit()
+	if err != nil {
+		return nil, err
+	}
+	for _, fn := range tx.after {
+		if err := fn(res); err != nil {
+			return res, err
+		}
+	}
+	return res, nil
 }
+
+// AfterCommit registers fn to run once the changeset is committed, while
+// the writer lock is still held: work outside the knowledge tree that must
+// follow the change and not interleave with another writer (stamping the
+// session logs a curation consumed, a git commit of the change). An error
+// from fn is returned by Update with the committed Result; the changeset
+// stays committed.
+func (tx *Tx) AfterCommit(fn func(*Result) error) { tx.after = append(tx.after, fn) }
 
 // NewChangesetID names one changeset: its time and 8 random hex digits.
 func NewChangesetID(now time.Time) string {
@@ -480,32 +498,40 @@ func (tx *Tx) Remove(n *node.Node) error {
 // after the transaction: staged leaves first, then the tree and the
 // redirect ledger. It is the resolver leaves are rendered with.
 func (tx *Tx) Resolve(id string) (string, bool) {
-	key := store.IDKey(id)
-	for _, s := range tx.leaves {
-		if s.n != nil && store.IDKey(s.n.ID) == key {
-			if s.removed {
-				return "", false
-			}
-			return s.n.Path, true
-		}
-	}
-	t, err := tx.Tree()
-	if err != nil {
+	if _, err := tx.Tree(); err != nil {
 		return "", false
 	}
 	r, err := tx.Redirects()
 	if err != nil {
 		return "", false
 	}
-	if n, ok := t.ByID(id); ok {
-		if s, staged := tx.byNode[n]; staged && s.removed {
-			return "", false
-		}
-		if s := tx.read[n.Path]; s != nil && s.removed {
-			return "", false
+	return store.RedirectResolver(tx.livePath, r)(id)
+}
+
+// livePath maps an id to the path its leaf will have after the
+// transaction, without following redirects.
+func (tx *Tx) livePath(id string) (string, bool) {
+	key := store.IDKey(id)
+	for _, s := range tx.leaves {
+		if s.n != nil && store.IDKey(s.n.ID) == key && !s.removed {
+			return s.n.Path, true
 		}
 	}
-	return t.LinkResolver(r)(id)
+	n, ok := tx.tree.ByID(id)
+	if !ok {
+		return "", false
+	}
+	if s := tx.read[n.Path]; s != nil && s.put {
+		// Staged: removed, or renamed to another id.
+		if s.removed || store.IDKey(s.n.ID) != key {
+			return "", false
+		}
+		return s.n.Path, true
+	}
+	if op, ok := tx.files["nodes/"+n.Path]; ok && op.remove {
+		return "", false
+	}
+	return n.Path, true
 }
 
 // WriteFile stages a file other than a leaf, rel relative to .ai/kenkeep
@@ -553,6 +579,72 @@ func (tx *Tx) Regenerate() { tx.regenerate = true }
 // caller that writes many leaves one transaction at a time and rebuilds
 // once at the end (--no-index).
 func (tx *Tx) SkipIndexFiles() { tx.noIndexFiles = true }
+
+// planIndexFiles computes the generated index files of tree t as the
+// changeset leaves it.
+func (tx *Tx) planIndexFiles(t *store.Tree, out []rendered) (*indexfiles.Plan, error) {
+	if err := tx.applyRawLeaves(t); err != nil {
+		return nil, err
+	}
+	for _, r := range out {
+		if r.s.orig != nil {
+			t.Remove(r.s.orig)
+		}
+		if !r.s.removed {
+			// The tree holds leaves as a read of the written file
+			// gives them (graph links included).
+			n, err := node.Parse(r.s.n.Path, r.data)
+			if err != nil {
+				return nil, err
+			}
+			n.Release(false)
+			sum := sha256.Sum256(r.data)
+			t.Put(nil, n, hex.EncodeToString(sum[:]))
+		}
+	}
+	var summaries []byte
+	if op, ok := tx.files["FOLDER_SUMMARIES.md"]; ok && !op.remove {
+		summaries = op.data
+	}
+	return indexfiles.PlanFor(tx.k, t, summaries)
+}
+
+// applyRawLeaves brings tree t in step with the leaf files staged as raw
+// bytes (WriteFile and RemoveFile under nodes/: a migration rewrites
+// leaves byte for byte), so that the index files are generated from the
+// tree as it will be.
+func (tx *Tx) applyRawLeaves(t *store.Tree) error {
+	var byPath map[string]*node.Node
+	for _, rel := range tx.fileSeq {
+		leaf, ok := strings.CutPrefix(rel, "nodes/")
+		if !ok || !strings.HasSuffix(leaf, ".md") || path.Base(leaf) == "index.md" || path.Base(leaf) == "log.md" || strings.HasPrefix(path.Base(leaf), ".") {
+			continue
+		}
+		if byPath == nil {
+			byPath = make(map[string]*node.Node, len(t.Leaves))
+			for _, n := range t.Leaves {
+				byPath[n.Path] = n
+			}
+		}
+		if old := byPath[leaf]; old != nil {
+			t.Remove(old)
+			delete(byPath, leaf)
+		}
+		op := tx.files[rel]
+		if op.remove {
+			continue
+		}
+		n, err := node.Parse(leaf, op.data)
+		if err != nil {
+			return err
+		}
+		n.Release(false)
+		sum := sha256.Sum256(op.data)
+		t.Put(nil, n, hex.EncodeToString(sum[:]))
+		byPath[leaf] = n
+	}
+	return nil
+}
 
 // rendered is a staged leaf after rendering.
 type rendered struct {
@@ -626,45 +718,40 @@ func (tx *Tx) commit() (*Result, error) {
 	// The tree as it will be, for the generated index files.
 	var gen *indexfiles.Plan
 	if !tx.noIndexFiles && (treeChanged || tx.regenerate || tx.files["FOLDER_SUMMARIES.md"] != nil) {
+		// Summaries alone (a placement on a kenkeep v1 tree) regenerate
+		// only a tree kk can generate for.
+		optional := !treeChanged && !tx.regenerate
 		t, err := tx.Tree()
-		if err != nil {
+		if err != nil && !optional {
 			return nil, err
 		}
-		for _, r := range out {
-			if r.s.orig != nil {
-				t.Remove(r.s.orig)
-			}
-			if !r.s.removed {
-				// The tree holds leaves as a read of the written file
-				// gives them (graph links included).
-				n, err := node.Parse(r.s.n.Path, r.data)
-				if err != nil {
+		if err == nil {
+			if gen, err = tx.planIndexFiles(t, out); err != nil {
+				if !optional || !errors.Is(err, store.ErrNeedsMigration) {
 					return nil, err
 				}
-				n.Release(false)
-				sum := sha256.Sum256(r.data)
-				t.Put(nil, n, hex.EncodeToString(sum[:]))
+				gen = nil
 			}
 		}
-		var summaries []byte
-		if op, ok := tx.files["FOLDER_SUMMARIES.md"]; ok && !op.remove {
-			summaries = op.data
+		if gen != nil {
+			for _, name := range gen.Names() {
+				add(name, &fileOp{data: gen.Write[name]})
+			}
+			for _, name := range gen.Remove {
+				add(name, &fileOp{remove: true})
+			}
+			res.Index = gen.Result
 		}
-		var err2 error
-		gen, err2 = indexfiles.PlanFor(tx.k, t, summaries)
-		if err2 != nil {
-			return nil, err2
-		}
-		for _, name := range gen.Names() {
-			add(name, &fileOp{data: gen.Write[name]})
-		}
-		for _, name := range gen.Remove {
-			add(name, &fileOp{remove: true})
-		}
-		res.Index = gen.Result
 	}
 	for _, r := range out {
 		res.Ops = append(res.Ops, r.op)
+	}
+	for _, rel := range tx.fileSeq {
+		op := index.AuditOp{Op: "write", Path: rel}
+		if tx.files[rel].remove {
+			op.Op = "remove"
+		}
+		res.Ops = append(res.Ops, op)
 	}
 	res.Ops = append(res.Ops, tx.ops...)
 	// Drop writes of files whose content is already what they hold (a
@@ -782,8 +869,12 @@ func (tx *Tx) render(s *staged) ([]byte, bool, error) {
 		return nil, false, err
 	}
 	if s.origPath == "" {
-		if err := setExtra(n, KeyVersion, int64(1)); err != nil {
-			return nil, false, err
+		// A new leaf starts at version 1, or keeps the version it arrives
+		// with (a leaf imported from a pack).
+		if fileVersion(n) < 1 {
+			if err := setExtra(n, KeyVersion, int64(1)); err != nil {
+				return nil, false, err
+			}
 		}
 		data, err := tx.renderLeaf(n)
 		return data, true, err

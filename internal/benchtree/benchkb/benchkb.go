@@ -1,4 +1,7 @@
-package benchtree
+// Package benchkb hands benchmarks of any package a generated knowledge
+// base with its index files built (benchtree's trees, through the store
+// transaction).
+package benchkb
 
 import (
 	"context"
@@ -8,8 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kk-project/kk/internal/indexfiles"
+	"github.com/kk-project/kk/internal/benchtree"
 	"github.com/kk-project/kk/internal/store"
+	"github.com/kk-project/kk/internal/txn"
 )
 
 // Cached returns a knowledge base of n generated leaves (seed 1) with its
@@ -21,10 +25,10 @@ func Cached(tb testing.TB, n int) *store.KB {
 	k := store.New(dir)
 	if _, err := os.Stat(k.EntryPath()); err != nil {
 		os.RemoveAll(dir)
-		if _, err := Generate(dir, Options{Nodes: n, Seed: 1}); err != nil {
+		if _, err := benchtree.Generate(dir, benchtree.Options{Nodes: n, Seed: 1}); err != nil {
 			tb.Fatal(err)
 		}
-		if _, err := indexfiles.Rebuild(context.Background(), k, indexfiles.RebuildOptions{}); err != nil {
+		if _, err := txn.Rebuild(context.Background(), k, txn.Meta{Command: "bench"}, txn.RebuildOptions{}); err != nil {
 			tb.Fatal(err)
 		}
 	}
