@@ -20,11 +20,14 @@ import (
 	"github.com/kk-project/kk/internal/kb"
 )
 
-// kkBin is the kk binary TestMain builds for the end-to-end tests ("" when
-// the build failed; those tests then fail with buildErr).
+// kkBin is the kk binary the end-to-end tests run, built into binDir on
+// first need (so that fuzzing and unit-test runs skip the build); "" when
+// the build failed, and those tests then fail with buildErr.
 var (
-	kkBin    string
-	buildErr error
+	binDir    string
+	buildOnce sync.Once
+	kkBin     string
+	buildErr  error
 )
 
 func TestMain(m *testing.M) {
@@ -33,13 +36,7 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	bin := filepath.Join(dir, "kk")
-	out, err := exec.Command("go", "build", "-o", bin, "github.com/kk-project/kk/cmd/kk").CombinedOutput()
-	if err != nil {
-		buildErr = fmt.Errorf("building kk: %v\n%s", err, out)
-	} else {
-		kkBin = bin
-	}
+	binDir = dir
 	code := m.Run()
 	benchCleanup()
 	os.RemoveAll(dir)
@@ -48,6 +45,15 @@ func TestMain(m *testing.M) {
 
 func needBinary(t testing.TB) {
 	t.Helper()
+	buildOnce.Do(func() {
+		bin := filepath.Join(binDir, "kk")
+		out, err := exec.Command("go", "build", "-o", bin, "github.com/kk-project/kk/cmd/kk").CombinedOutput()
+		if err != nil {
+			buildErr = fmt.Errorf("building kk: %v\n%s", err, out)
+			return
+		}
+		kkBin = bin
+	})
 	if kkBin == "" {
 		t.Fatal(buildErr)
 	}

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"strconv"
 	"unicode/utf8"
 
@@ -26,8 +25,8 @@ const (
 	// idSearchBytes is how much of an oversize line is searched for the
 	// request's id, so that the refusal can name the request it answers.
 	idSearchBytes = 64 << 10
-	// maxExactID bounds numeric ids: beyond 2^53 a number has no exact
-	// float64, and the SDK would answer under a different id.
+	// maxExactID bounds numeric ids: the SDK reads them as float64, and
+	// beyond 2^53 it would answer under a different id.
 	maxExactID = 1 << 53
 )
 
@@ -278,8 +277,8 @@ func members(obj []byte) (map[string]json.RawMessage, string) {
 	return m, dup
 }
 
-// readID reads a request id: a string or an integer of at most 2^53 in
-// magnitude. A missing id and null both give the zero ID.
+// readID reads a request id: a string, or an integer written in digits
+// (no fraction or exponent) of at most 2^53 in magnitude. A missing id and null both give the zero ID.
 func readID(raw json.RawMessage) (jsonrpc.ID, error) {
 	if len(raw) == 0 || string(raw) == "null" {
 		return jsonrpc.ID{}, nil
@@ -295,11 +294,11 @@ func readID(raw json.RawMessage) (jsonrpc.ID, error) {
 	case '{', '[', 't', 'f':
 		return jsonrpc.ID{}, bad
 	}
-	f, err := strconv.ParseFloat(string(raw), 64)
-	if err != nil || f != math.Trunc(f) || math.Abs(f) > maxExactID {
-		return jsonrpc.ID{}, fmt.Errorf("the id %s is not an integer of at most 2^53", raw)
+	n, err := strconv.ParseInt(string(raw), 10, 64)
+	if err != nil || n > maxExactID || n < -maxExactID {
+		return jsonrpc.ID{}, fmt.Errorf("the id %s is not an integer of at most 2^53 written in digits", raw)
 	}
-	return jsonrpc.MakeID(f)
+	return jsonrpc.MakeID(float64(n))
 }
 
 // idFromHead finds a usable top-level "id" in the beginning of a message,
