@@ -42,16 +42,16 @@ Writes take the knowledge base's writer lock, so several servers (one per
 agent session) can share one tree.
 
 A line that is not a valid JSON-RPC 2.0 message (not JSON, no method, a
-batch, a null or object id, a line over the size cap, ...) is answered with a JSON-RPC
-error, -32700 or -32600, and the session goes on; docs/limits.md lists the
-limits.
+batch, a null or object id, a line over the size cap, ...) is answered
+with a JSON-RPC error, -32700 or -32600, and the session goes on.
+docs/limits.md lists the limits.
 
-Nothing but protocol messages is written to stdout. The log goes to stderr,
-warnings and errors only (harnesses show stderr as errors); --log-level
-info adds a line per call, debug the SDK's session events. With --log-file
-the log is appended to .ai/kenkeep/_logs/mcp-<date>.log instead, at level
-info unless --log-level says otherwise. KK_MCP_LOG_LEVEL sets the level
-when the flag is not given.
+Nothing but protocol messages is written to stdout. The log goes to
+stderr, warnings and errors only, since harnesses show stderr as errors;
+--log-level info adds the session's events and a line per call. With
+--log-file the log is appended to .ai/kenkeep/_logs/mcp-<date>.log
+instead, at level info unless --log-level says otherwise.
+KK_MCP_LOG_LEVEL sets the level when the flag is not given.
 
 The server stops, with exit status 0, when the client closes stdin or its
 end of the connection.`,
