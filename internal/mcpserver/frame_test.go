@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -187,10 +188,16 @@ func TestFrameReaderBounded(t *testing.T) {
 	const limit = 1 << 10
 	src := &countingReader{r: io.MultiReader(strings.NewReader(`{"id":7,`), &zeros{n: 64 << 20}, strings.NewReader("\nok\n"))}
 	fr := newFrameReader(src, limit)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
 	_, err := fr.next()
+	runtime.ReadMemStats(&after)
 	var o *oversizeError
 	if !errors.As(err, &o) || o.Size != 8+64<<20 || len(o.Head) > idSearchBytes {
 		t.Fatalf("next: %v", err)
+	}
+	if n := after.TotalAlloc - before.TotalAlloc; n > 1<<20 {
+		t.Fatalf("reading a 64 MiB line allocated %d bytes", n)
 	}
 	if f, err := fr.next(); err != nil || string(f) != "ok" {
 		t.Fatalf("after the long line: %q %v", f, err)
