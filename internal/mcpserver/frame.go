@@ -118,10 +118,13 @@ type errorReply struct {
 }
 
 func (r *refusal) reply() []byte {
-	b, err := json.Marshal(errorReply{JSONRPC: "2.0", ID: r.ID, Error: jsonrpc.Error{Code: r.Code, Message: r.Message}})
+	e := errorReply{JSONRPC: "2.0", ID: r.ID, Error: jsonrpc.Error{Code: r.Code, Message: r.Message}}
+	b, err := json.Marshal(e)
 	if err != nil {
-		// r.ID came out of a valid frame, and the rest are plain values.
-		panic(fmt.Sprintf("mcpserver: encoding an error answer: %v", err))
+		// Only an id that is not JSON can fail, and ids come out of valid
+		// frames; answer with a null id all the same.
+		e.ID = nil
+		b, _ = json.Marshal(e)
 	}
 	return append(b, '\n')
 }
