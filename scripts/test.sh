@@ -3,7 +3,8 @@
 # suite under the race detector (unit tests, testscript end-to-end scripts,
 # fuzz seed corpora, the schema and CLI-docs drift checks, and the drupal
 # pack migration, which needs ../shared/fixtures beside the repository),
-# then the MCP end-to-end test with the MCP Inspector.
+# then every fuzz target for a short time (scripts/fuzz.sh; FUZZTIME, 15s
+# each by default), then the MCP end-to-end test with the MCP Inspector.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -15,6 +16,7 @@ if [ -n "$unformatted" ]; then
 fi
 go vet ./...
 go test -race -count=1 ./...
+bash scripts/fuzz.sh
 # A real MCP client (the MCP Inspector CLI, installed from npm into a cache
 # folder) drives the built `kk mcp`.
 bash scripts/mcp-e2e.sh

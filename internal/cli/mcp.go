@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"os/signal"
 	"path/filepath"
+	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -14,7 +16,9 @@ import (
 )
 
 type mcpOpts struct {
-	logFile bool
+	logFile  bool
+	logLevel string     // --log-level, or $KK_MCP_LOG_LEVEL
+	level    slog.Level // logLevel parsed, defaulted
 }
 
 func newMCPCmd(app *App) *cobra.Command {
@@ -37,15 +41,40 @@ running across "git checkout" serves the new branch on its next request.
 Writes take the knowledge base's writer lock, so several servers (one per
 agent session) can share one tree.
 
-Nothing but protocol messages is written to stdout. Each call is logged to
-stderr, or with --log-file appended to .ai/kenkeep/_logs/mcp-<date>.log.
-The server stops when the client closes stdin.`,
+A line that is not a valid JSON-RPC 2.0 message (not JSON, no method, a
+batch, a null or object id, a line over the size cap, ...) is answered
+with a JSON-RPC error, -32700 or -32600, and the session goes on.
+docs/limits.md lists the limits.
+
+Nothing but protocol messages is written to stdout. The log goes to
+stderr, warnings and errors only, since harnesses show stderr as errors;
+--log-level info adds the session's events and a line per call. With
+--log-file the log is appended to .ai/kenkeep/_logs/mcp-<date>.log
+instead, at level info unless --log-level says otherwise.
+KK_MCP_LOG_LEVEL sets the level when the flag is not given.
+
+The server stops, with exit status 0, when the client closes stdin or its
+end of the connection.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			level := o.logLevel
+			if level == "" {
+				level = app.Getenv("KK_MCP_LOG_LEVEL")
+			}
+			if level == "" {
+				level = "warn"
+				if o.logFile {
+					level = "info"
+				}
+			}
+			if err := o.level.UnmarshalText([]byte(level)); err != nil {
+				return usagef("--log-level %q: want debug, info, warn or error", level)
+			}
 			return runMCP(cmd.Context(), app, o)
 		},
 	}
 	cmd.Flags().BoolVar(&o.logFile, "log-file", false, "log to .ai/kenkeep/_logs/mcp-<date>.log instead of stderr")
+	cmd.Flags().StringVar(&o.logLevel, "log-level", "", "log level: debug, info, warn or error (default warn, info with --log-file; env KK_MCP_LOG_LEVEL)")
 	return cmd
 }
 
@@ -68,7 +97,13 @@ func runMCP(ctx context.Context, app *App, o mcpOpts) (err error) {
 		defer func() { err = errors.Join(err, f.Close()) }()
 		logTo = f
 	}
-	log := slog.New(slog.NewTextHandler(logTo, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	log := slog.New(slog.NewTextHandler(logTo, &slog.HandlerOptions{Level: o.level}))
+	// A write to a closed stdout would kill the process with SIGPIPE. With
+	// the signal caught it fails with EPIPE instead, which the server takes
+	// for the client leaving.
+	sigpipe := make(chan os.Signal, 1)
+	signal.Notify(sigpipe, syscall.SIGPIPE)
+	defer signal.Stop(sigpipe)
 	out := app.IO.Out
 	if f, ok := out.(*os.File); ok && f == os.Stdout {
 		// stdout belongs to the protocol: anything in the process that
@@ -78,7 +113,7 @@ func runMCP(ctx context.Context, app *App, o mcpOpts) (err error) {
 	}
 	srv := mcpserver.New(k, mcpserver.Options{Version: versionString(), Logger: log})
 	log.Info("serving", "root", k.Root, "pid", os.Getpid())
-	if err := mcpserver.Run(ctx, srv, app.IO.In, out); err != nil {
+	if err := mcpserver.Run(ctx, srv, app.IO.In, out, log); err != nil {
 		return fmt.Errorf("mcp: %w", err)
 	}
 	log.Info("client disconnected")

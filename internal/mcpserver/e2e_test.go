@@ -20,11 +20,14 @@ import (
 	"github.com/kk-project/kk/internal/store"
 )
 
-// kkBin is the kk binary TestMain builds for the end-to-end tests ("" when
-// the build failed; those tests then fail with buildErr).
+// kkBin is the kk binary the end-to-end tests run, built into binDir on
+// first need (so that fuzzing and unit-test runs skip the build); "" when
+// the build failed, and those tests then fail with buildErr.
 var (
-	kkBin    string
-	buildErr error
+	binDir    string
+	buildOnce sync.Once
+	kkBin     string
+	buildErr  error
 )
 
 func TestMain(m *testing.M) {
@@ -33,13 +36,7 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	bin := filepath.Join(dir, "kk")
-	out, err := exec.Command("go", "build", "-o", bin, "github.com/kk-project/kk/cmd/kk").CombinedOutput()
-	if err != nil {
-		buildErr = fmt.Errorf("building kk: %v\n%s", err, out)
-	} else {
-		kkBin = bin
-	}
+	binDir = dir
 	code := m.Run()
 	benchCleanup()
 	os.RemoveAll(dir)
@@ -48,6 +45,15 @@ func TestMain(m *testing.M) {
 
 func needBinary(t testing.TB) {
 	t.Helper()
+	buildOnce.Do(func() {
+		bin := filepath.Join(binDir, "kk")
+		out, err := exec.Command("go", "build", "-o", bin, "github.com/kk-project/kk/cmd/kk").CombinedOutput()
+		if err != nil {
+			buildErr = fmt.Errorf("building kk: %v\n%s", err, out)
+			return
+		}
+		kkBin = bin
+	})
 	if kkBin == "" {
 		t.Fatal(buildErr)
 	}
@@ -104,7 +110,7 @@ func TestCommandTransport(t *testing.T) {
 }
 
 // TestStdoutHygiene runs the binary over raw pipes with a session calling
-// every tool, failing calls, an unknown tool and a malformed line included,
+// every tool, failing calls and an unknown tool included,
 // and checks that every stdout line is one JSON-RPC message.
 func TestStdoutHygiene(t *testing.T) {
 	needBinary(t)
@@ -196,8 +202,10 @@ func TestStdoutHygiene(t *testing.T) {
 	if fmt.Sprint(isError) != "[3 5 8 10 14]" || fmt.Sprint(rpcError) != "[16 17]" {
 		t.Fatalf("tool errors for ids %v, want [3 5 8 10 14]; JSON-RPC errors for %v, want [16 17]\nstderr:\n%s", isError, rpcError, stderr.String())
 	}
-	if !strings.Contains(stderr.String(), "tool=kk_entry") {
-		t.Fatalf("no call log on stderr:\n%s", stderr.String())
+	// Harnesses show stderr as errors: a session with nothing wrong on the
+	// server's side leaves it empty.
+	if stderr.Len() > 0 {
+		t.Fatalf("stderr is not empty:\n%s", stderr.String())
 	}
 }
 

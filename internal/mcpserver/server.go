@@ -11,7 +11,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"runtime/debug"
 	"time"
@@ -173,19 +172,3 @@ func result(resp graph.Response) *mcp.CallToolResult {
 		IsError: !resp.Success,
 	}
 }
-
-// Run serves one session over in and out (newline-delimited JSON-RPC)
-// until the client disconnects or ctx ends.
-func Run(ctx context.Context, srv *mcp.Server, in io.Reader, out io.Writer) error {
-	p := newPending()
-	t := &mcp.IOTransport{Reader: io.NopCloser(&drainReader{r: in, p: p}), Writer: nopWriteCloser{&drainWriter{w: out, p: p}}}
-	err := srv.Run(ctx, t)
-	if err == nil || errors.Is(err, io.EOF) || errors.Is(err, context.Canceled) {
-		return nil
-	}
-	return err
-}
-
-type nopWriteCloser struct{ io.Writer }
-
-func (nopWriteCloser) Close() error { return nil }

@@ -480,7 +480,7 @@ func session(t testing.TB, k *store.KB, lines []string) []string {
 	outR, outW, _ := os.Pipe()
 	done := make(chan error, 1)
 	go func() {
-		done <- Run(ctx, New(k, Options{Version: "test"}), inR, outW)
+		done <- Run(ctx, New(k, Options{Version: "test"}), inR, outW, nil)
 		outW.Close()
 	}()
 	expect := 0
