@@ -128,69 +128,35 @@ func EdgeTypesFrom(typ string) []string {
 	return out
 }
 
-// NormalizeID turns an id as people write it into a kk id of type typ:
-// "<type>-<slug>", lowercase. Letters are lowercased and every run of '-',
-// '_' and '.' becomes one '-'; the type prefix is added when the id does
-// not already start with it. So with type req, "REQ-7" is req-7, "req_7"
-// is req-7 and "login" is req-login; with type scenario, "SCN-1" is
-// scenario-scn-1. Ids holding other characters (spaces, '/', non-ASCII
-// letters), no letter or digit, or nothing after the type are refused.
+// NormalizeID checks an id as people write it for an entity of type typ
+// and returns it as given (trimmed): an entity keeps exactly the id its
+// writer gave, REQ-7 stays REQ-7, and lookups compare ids without regard
+// to case. Ids holding other characters than ASCII letters, digits, '-',
+// '_' and '.' (spaces, '/', non-ASCII letters) are refused, as are ids
+// that are only a type name.
 func NormalizeID(typ, id string) (string, error) {
 	if !validType(typ) {
 		return "", fmt.Errorf("%q is not a valid type; use lowercase letters, digits and -", typ)
 	}
-	slug, err := slugOf(id)
-	if err != nil {
-		return "", err
+	id = strings.TrimSpace(id)
+	if err := node.CheckID(id); err != nil {
+		return "", fmt.Errorf("id %w", err)
 	}
-	if slug == typ {
+	if strings.EqualFold(id, typ) {
 		return "", fmt.Errorf("id %q has nothing after its type %s", id, typ)
 	}
-	if strings.HasPrefix(slug, typ+"-") {
-		return slug, nil
-	}
-	return typ + "-" + slug, nil
+	return id, nil
 }
 
-// NormalizeRef normalises an edge target that may be of any of the given
-// types. With one type it is NormalizeID; with several, the id must already
-// start with one of them ("EVT-1" fits no type of guards, "event-1" does).
+// NormalizeRef checks an edge target that may be of any of the given
+// types and returns it as given; whether the entity it names has one of
+// those types is checked against the index (kk check, edge-endpoint-types).
 func NormalizeRef(types []string, id string) (string, error) {
-	if len(types) == 1 {
-		return NormalizeID(types[0], id)
-	}
-	slug, err := slugOf(id)
-	if err != nil {
-		return "", err
-	}
-	for _, t := range types {
-		if strings.HasPrefix(slug, t+"-") && len(slug) > len(t)+1 {
-			return slug, nil
-		}
-	}
-	prefixes := make([]string, len(types))
-	for i, t := range types {
-		prefixes[i] = t + "-"
-	}
-	return "", fmt.Errorf("id %q must start with one of %s, since the edge can point at more than one type", id, strings.Join(prefixes, ", "))
-}
-
-// slugOf checks an id's characters and returns its lowercase slug.
-func slugOf(id string) (string, error) {
 	id = strings.TrimSpace(id)
-	if id == "" {
-		return "", fmt.Errorf("id is empty")
+	if err := node.CheckID(id); err != nil {
+		return "", fmt.Errorf("id %w", err)
 	}
-	for _, r := range id {
-		ok := r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.'
-		if !ok {
-			return "", fmt.Errorf("id %q has the character %q; ids use letters, digits, '-', '_' and '.'", id, r)
-		}
-	}
-	if !strings.ContainsFunc(id, func(r rune) bool { return r != '-' && r != '_' && r != '.' }) {
-		return "", fmt.Errorf("id %q has no letter or digit", id)
-	}
-	return node.Slugify(id), nil
+	return id, nil
 }
 
 func validType(typ string) bool {
@@ -241,11 +207,12 @@ func withArticle(s string) string {
 	return "a " + s
 }
 
-// addEdge appends e unless an edge of the same type to the same target is
-// already there (the first declaration wins).
+// addEdge appends e unless an edge of the same type to the same target
+// (compared without regard to case) is already there (the first
+// declaration wins).
 func addEdge(edges []Edge, e Edge) []Edge {
 	for _, x := range edges {
-		if x.Type == e.Type && x.To == e.To {
+		if x.Type == e.Type && strings.EqualFold(x.To, e.To) {
 			return edges
 		}
 	}

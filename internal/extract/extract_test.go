@@ -13,26 +13,30 @@ import (
 	"github.com/kk-project/kk/internal/store"
 )
 
+// Ids are kept exactly as their writer gave them (case, digits and
+// punctuation), trimmed; characters outside the id alphabet are refused,
+// never rewritten.
 func TestNormalizeID(t *testing.T) {
 	for _, tc := range []struct {
 		typ, id, want, err string
 	}{
-		{"req", "REQ-7", "req-7", ""},
+		{"req", "REQ-7", "REQ-7", ""},
 		{"req", "req-7", "req-7", ""},
-		{"req", "  REQ_7 ", "req-7", ""},
-		{"req", "login", "req-login", ""},
-		{"req", "Login.Flow", "req-login-flow", ""},
-		{"scenario", "SCN-1", "scenario-scn-1", ""},
-		{"symbol", "auth--Login", "symbol-auth-login", ""},
-		{"req", "7", "req-7", ""},
-		{"req", "", "", "id is empty"},
-		{"req", "   ", "", "id is empty"},
+		{"req", "  REQ_7 ", "REQ_7", ""},
+		{"req", "login", "login", ""},
+		{"req", "Login.Flow", "Login.Flow", ""},
+		{"scenario", "SCN-1", "SCN-1", ""},
+		{"req", "REQ-001", "REQ-001", ""},
+		{"req", "7", "7", ""},
+		{"req", "", "", "is empty"},
+		{"req", "   ", "", "is empty"},
 		{"req", "REQ 7", "", `has the character ' '`},
 		{"req", "req/7", "", `has the character '/'`},
 		{"req", "réq-7", "", `has the character 'é'`},
-		{"req", "--", "", "has no letter or digit"},
+		{"req", "--", "", "must start with a letter or a digit"},
+		{"req", "-x", "", "must start with a letter or a digit"},
 		{"req", "REQ", "", "has nothing after its type req"},
-		{"req", "req-", "", "has nothing after its type req"},
+		{"req", strings.Repeat("x", 129), "", "the limit is 128"},
 		{"Req", "x", "", "not a valid type"},
 		{"", "x", "", "not a valid type"},
 	} {
@@ -49,6 +53,8 @@ func TestNormalizeID(t *testing.T) {
 	}
 }
 
+// Edge targets are kept as given too; which type they name is checked
+// against the index by kk check.
 func TestNormalizeRef(t *testing.T) {
 	guards := extract.EdgeRules["guards"].To
 	for _, tc := range []struct {
@@ -56,12 +62,11 @@ func TestNormalizeRef(t *testing.T) {
 		id, want  string
 		errSubstr string
 	}{
-		{[]string{"req"}, "REQ-7", "req-7", ""},
-		{guards, "Event-Login", "event-login", ""},
-		{guards, "SYMBOL-x", "symbol-x", ""},
-		{guards, "EVT-1", "", "must start with one of symbol-, event-, req-"},
-		{guards, "event-", "", "must start with one of"},
+		{[]string{"req"}, "REQ-7", "REQ-7", ""},
+		{guards, "Event-Login", "Event-Login", ""},
+		{guards, "EVT-1", "EVT-1", ""},
 		{guards, "a b", "", "has the character"},
+		{guards, "", "", "is empty"},
 	} {
 		got, err := extract.NormalizeRef(tc.types, tc.id)
 		if tc.errSubstr != "" {
@@ -166,11 +171,11 @@ links:
 # Reset
 
 Body.
-`, []extract.Entity{{ID: "req-7", Type: "req", Title: "Users can reset their password", Status: "accepted", Priority: "must",
+`, []extract.Entity{{ID: "REQ-7", Type: "req", Title: "Users can reset their password", Status: "accepted", Priority: "must",
 			Severity: "high", Owner: "team-auth", Description: "Reset by e-mail link.", Tags: []string{"auth", "email"},
 			Body: "# Reset\n\nBody.\n", Source: "docs/requirements/reset.md",
-			Edges: []extract.Edge{{Type: "depends_on", To: "req-login"}, {Type: "specified_by", To: "scenario-scn-reset"},
-				{Type: "specified_by", To: "scenario-reset-expired"}, {Type: "verified_by", To: "test-reset"}}}}},
+			Edges: []extract.Edge{{Type: "depends_on", To: "req-login"}, {Type: "specified_by", To: "SCN-reset"},
+				{Type: "specified_by", To: "scenario-reset-expired"}, {Type: "verified_by", To: "TEST-reset"}}}}},
 		{"list links with confidence", `---
 id: flag-new-checkout
 type: flag
@@ -182,9 +187,9 @@ links:
 ---
 Text.
 `, []extract.Entity{{ID: "flag-new-checkout", Type: "flag", Title: "flag-new-checkout", Body: "Text.\n", Source: "docs/requirements/reset.md",
-			Edges: []extract.Edge{{Type: "guards", To: "event-checkout-started", Confidence: ptr(0.5)}, {Type: "guards", To: "req-7", Confidence: ptr(1)}}}}},
+			Edges: []extract.Edge{{Type: "guards", To: "EVENT-checkout-started", Confidence: ptr(0.5)}, {Type: "guards", To: "req-7", Confidence: ptr(1)}}}}},
 		{"title from the first heading outside code", "---\nid: 3\ntype: adr\nlinks:\n---\n```\n# not this\n```\n\n## Use SQLite ##\n# later\n",
-			[]extract.Entity{{ID: "adr-3", Type: "adr", Title: "Use SQLite", Body: "```\n# not this\n```\n\n## Use SQLite ##\n# later\n", Source: "docs/requirements/reset.md"}}},
+			[]extract.Entity{{ID: "3", Type: "adr", Title: "Use SQLite", Body: "```\n# not this\n```\n\n## Use SQLite ##\n# later\n", Source: "docs/requirements/reset.md"}}},
 		{"no front matter", "# Just a document\n", nil},
 		{"id without type", "---\nid: x\n---\n", nil},
 		{"type without id", "---\ntype: req\n---\n", nil},
@@ -227,7 +232,7 @@ Text.
 		{"links relates_to", "id: x\ntype: req\nlinks:\n  relates_to: [y]", "links.relates_to[0]", "relates_to needs a kind"},
 		{"links bad target", "id: x\ntype: req\nlinks:\n  depends_on: [ok, 'no/pe']", "links.depends_on[1]", `has the character '/'`},
 		{"links target not an id", "id: x\ntype: req\nlinks:\n  depends_on: [[a]]", "links.depends_on[0]", "must be an id, not a list"},
-		{"links target without its type", "id: x\ntype: flag\nlinks:\n  guards: EVT-1", "links.guards", "must start with one of symbol-, event-, req-"},
+		{"links target that is not an id", "id: x\ntype: flag\nlinks:\n  guards: EVT 1", "links.guards", "has the character ' '"},
 		{"list item not a mapping", "id: x\ntype: req\nlinks: [req-1]", "links[0]", "must be a mapping {type, to, confidence?}"},
 		{"list item unknown key", "id: x\ntype: req\nlinks:\n  - {type: depends_on, to: r, why: no}", "links[0].why", "is not a link key"},
 		{"list item without type", "id: x\ntype: req\nlinks:\n  - {to: r}", "links[0].type", "is required"},
@@ -287,11 +292,11 @@ symbols:
   - name: billing/Invoice.Total
 `
 	want := []extract.Entity{
-		{ID: "symbol-sym-login", Type: "symbol", Title: "auth.Login", Description: "Checks a password.", Status: "stable", Owner: "team-auth",
+		{ID: "SYM-login", Type: "symbol", Title: "auth.Login", Description: "Checks a password.", Status: "stable", Owner: "team-auth",
 			Tags: []string{"auth", "hot"}, Source: "symbols.yaml",
 			Body: "Symbol `auth.Login` (function) in `internal/auth/login.go`.\n\nChecks a password.\n",
-			Edges: []extract.Edge{{Type: "implements", To: "req-7"}, {Type: "implements", To: "req-8"}, {Type: "covered_by", To: "test-login"},
-				{Type: "constrained_by", To: "adr-3"}, {Type: "publishes", To: "event-evt-logged-in"}, {Type: "consumes", To: "event-user-created"}}},
+			Edges: []extract.Edge{{Type: "implements", To: "REQ-7"}, {Type: "implements", To: "REQ-8"}, {Type: "covered_by", To: "TEST-login"},
+				{Type: "constrained_by", To: "ADR-3"}, {Type: "publishes", To: "EVT-logged-in"}, {Type: "consumes", To: "event-user-created"}}},
 		{ID: "symbol-billing-invoice-total", Type: "symbol", Title: "billing/Invoice.Total", Source: "symbols.yaml", Body: "Symbol `billing/Invoice.Total`.\n"},
 	}
 	got, err := s.Extract("/repo", "symbols.yaml", []byte(yamlManifest))
@@ -300,7 +305,7 @@ symbols:
 	}
 	const jsonManifest = `{"schema_version": 1, "symbols": [{"id": "auth.Login", "name": "auth.Login", "implements": ["REQ-7"]}]}`
 	got, err = s.Extract("/repo", "symbols.json", []byte(jsonManifest))
-	if err != nil || len(got) != 1 || got[0].ID != "symbol-auth-login" || got[0].Edges[0].To != "req-7" {
+	if err != nil || len(got) != 1 || got[0].ID != "auth.Login" || got[0].Edges[0].To != "REQ-7" {
 		t.Fatalf("got %+v, %v", got, err)
 	}
 	if got, err := s.Extract("/repo", "s.json", []byte(`{"schema_version": 1, "symbols": []}`)); err != nil || len(got) != 0 {
@@ -321,10 +326,10 @@ symbols:
 		{"bad id", `{"schema_version": 1, "symbols": [{"id": "a b", "name": "a"}]}`, "/symbols/0/id", "does not match pattern"},
 		{"bad target", `{"schema_version": 1, "symbols": [{"name": "a", "implements": ["REQ 7"]}]}`, "/symbols/0/implements/0", "does not match pattern"},
 		{"tag with a space", `{"schema_version": 1, "symbols": [{"name": "a", "tags": ["a b"]}]}`, "/symbols/0/tags/0", "does not match pattern"},
-		{"target only the type", `{"schema_version": 1, "symbols": [{"name": "a", "covered_by": ["test"]}]}`, "/symbols/0/covered_by/0", "has nothing after its type test"},
+		{"target that is not an id", `{"schema_version": 1, "symbols": [{"name": "a", "covered_by": ["-test"]}]}`, "/symbols/0/covered_by/0", "does not match pattern"},
 		{"name without letters", `{"schema_version": 1, "symbols": [{"name": "::"}]}`, "/symbols/0/name", "give the symbol an id"},
 		{"duplicate id", `{"schema_version": 1, "symbols": [{"id": "SYMBOL-a", "name": "a"}, {"name": "A"}]}`, "/symbols/1/name", "gives the id symbol-a, which /symbols/0 already has"},
-		{"duplicate explicit id", `{"schema_version": 1, "symbols": [{"id": "x", "name": "a"}, {"id": "X", "name": "b"}]}`, "/symbols/1/id", "gives the id symbol-x"},
+		{"duplicate explicit id", `{"schema_version": 1, "symbols": [{"id": "x", "name": "a"}, {"id": "X", "name": "b"}]}`, "/symbols/1/id", "gives the id X, which /symbols/0 already has"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := s.Extract("/repo", "syms.json", []byte(tc.src))

@@ -119,18 +119,18 @@ func (s *Symbols) Extract(_, rel string, src []byte) ([]Entity, error) {
 			}) {
 				return nil, &Error{Source: rel, Field: at + "/name", Msg: "has no ASCII letter or digit to derive an id from; give the symbol an id"}
 			}
-			if id, err = NormalizeID("symbol", node.Slugify(sym.Name)); err != nil {
+			if id, err = NormalizeID("symbol", node.DeriveID("symbol", sym.Name)); err != nil {
 				return nil, &Error{Source: rel, Field: at + "/name", Msg: err.Error() + "; give the symbol an id"}
 			}
 		}
-		if j, dup := where[id]; dup {
+		if j, dup := where[strings.ToLower(id)]; dup {
 			field := at + "/id"
 			if sym.ID == "" {
 				field = at + "/name"
 			}
 			return nil, &Error{Source: rel, Field: field, Msg: fmt.Sprintf("gives the id %s, which /symbols/%d already has", id, j)}
 		}
-		where[id] = i
+		where[strings.ToLower(id)] = i
 		e := Entity{ID: id, Type: "symbol", Title: strings.TrimSpace(sym.Name), Description: sym.Description,
 			Status: sym.Status, Owner: sym.Owner, Source: rel, Body: symbolBody(sym)}
 		for _, t := range sym.Tags {

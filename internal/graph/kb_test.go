@@ -28,19 +28,19 @@ func seedTrace(t *testing.T, k *store.KB) map[string]any {
 	t.Helper()
 	return mustOK(t, run(t, k, KBUpsertJSON, `{
 		"entities": [
-			{"id": "REQ-7", "type": "req", "title": "Users log in with a passkey", "priority": "must", "tags": ["auth", "login"], "body": "Passkeys replace passwords."},
-			{"id": "REQ-8", "type": "req", "title": "Sessions expire after a day", "priority": "should", "tags": ["auth"]},
-			{"id": "login-passkey", "type": "scenario", "title": "Log in with a passkey"},
+			{"id": "req-7", "type": "req", "title": "Users log in with a passkey", "priority": "must", "tags": ["auth", "login"], "body": "Passkeys replace passwords."},
+			{"id": "req-8", "type": "req", "title": "Sessions expire after a day", "priority": "should", "tags": ["auth"]},
+			{"id": "scenario-login-passkey", "type": "scenario", "title": "Log in with a passkey"},
 			{"id": "test-login-e2e", "type": "test", "title": "login e2e", "owner": "qa"},
-			{"id": "auth.Login", "type": "symbol", "title": "auth.Login", "links": ["https://example.com/auth"]},
-			{"id": "ADR-3", "type": "adr", "title": "WebAuthn only", "status": "stable"}
+			{"id": "symbol-auth-login", "type": "symbol", "title": "auth.Login", "links": ["https://example.com/auth"]},
+			{"id": "adr-3", "type": "adr", "title": "WebAuthn only", "status": "stable"}
 		],
 		"edges": [
 			{"type": "specified_by", "from": "REQ-7", "to": "scenario-login-passkey"},
-			{"type": "verified_by", "from": "req-7", "to": "test-login-e2e"},
+			{"type": "verified_by", "from": "req-7", "to": "TEST-login-e2e"},
 			{"type": "depends_on", "from": "REQ-8", "to": "REQ-7"},
 			{"type": "implements", "from": "symbol-auth-login", "to": "REQ-7", "confidence": 0.9},
-			{"type": "constrained_by", "from": "symbol-auth-login", "to": "adr-3"}
+			{"type": "constrained_by", "from": "Symbol-Auth-Login", "to": "ADR-3"}
 		],
 		"created_by": "agent:test", "source": "task T-1"}`))
 }
@@ -122,7 +122,10 @@ func TestUpsertBadInputWritesNothing(t *testing.T) {
 		{"bad status", `{"entities":[{"id":"x","type":"req","title":"x","status":"done"}],"created_by":"a","source":"s"}`, CodeValidation},
 		{"oversized body", `{"entities":[{"id":"x","type":"req","title":"x","body":"` + long + `"}],"created_by":"a","source":"s"}`, CodeValidation},
 		{"long title", `{"entities":[{"id":"x","type":"req","title":"` + strings.Repeat("t", 256) + `"}],"created_by":"a","source":"s"}`, CodeValidation},
-		{"duplicate id", `{"entities":[{"id":"x","type":"req","title":"x"},{"id":"REQ-X","type":"req","title":"y"}],"created_by":"a","source":"s"}`, CodeValidation},
+		{"duplicate id", `{"entities":[{"id":"req-x","type":"req","title":"x"},{"id":"req-x","type":"req","title":"y"}],"created_by":"a","source":"s"}`, CodeValidation},
+		{"ids differing only in case", `{"entities":[{"id":"req-x","type":"req","title":"x"},{"id":"REQ-X","type":"req","title":"y"}],"created_by":"a","source":"s"}`, CodeValidation},
+		{"id with a space", `{"entities":[{"id":"REQ 9","type":"req","title":"x"}],"created_by":"a","source":"s"}`, CodeValidation},
+		{"non-ASCII id", `{"entities":[{"id":"café","type":"req","title":"x"}],"created_by":"a","source":"s"}`, CodeValidation},
 		{"id without letters", `{"entities":[{"id":"--","type":"req","title":"x"}],"created_by":"a","source":"s"}`, CodeValidation},
 		{"unknown edge type", `{"edges":[{"type":"blocks","from":"req-7","to":"req-8"}],"created_by":"a","source":"s"}`, CodeValidation},
 		{"edge to a missing id", `{"edges":[{"type":"verified_by","from":"req-7","to":"test-nope"}],"created_by":"a","source":"s"}`, CodeNotFound},

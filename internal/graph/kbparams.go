@@ -6,10 +6,11 @@ import (
 )
 
 // KBEntityIn is one entity of a kb_upsert changeset. An id that exists is
-// updated (absent fields are left alone); a new id is created. Ids are kk
-// ids: "REQ-7" with type req is stored as req-7, "login" as req-login.
+// updated (absent fields are left alone); a new id is created. An entity
+// keeps exactly the id its writer gave ("REQ-7" stays REQ-7); ids are
+// compared without regard to case.
 type KBEntityIn struct {
-	ID          string   `json:"id" jsonschema:"minLength=1,description=the entity's id; normalised to <type>-<slug> (REQ-7 becomes req-7)"`
+	ID          string   `json:"id" jsonschema:"minLength=1,maxLength=128,pattern=^[A-Za-z0-9][A-Za-z0-9._-]*$,description=the entity's id\\, kept exactly as given (REQ-7 stays REQ-7; lookups ignore case): ASCII letters\\, digits\\, '-'\\, '_' and '.'"`
 	Type        string   `json:"type" jsonschema:"enum=req,enum=scenario,enum=test,enum=adr,enum=flag,enum=event,enum=symbol"`
 	Title       string   `json:"title,omitempty" jsonschema:"maxLength=255,description=short summary; required when the entity is created"`
 	Status      *string  `json:"status,omitempty" jsonschema:"enum=draft,enum=stable,enum=deprecated,description=lifecycle (default draft on create)"`

@@ -63,9 +63,19 @@ func KBQueryJSON(ctx context.Context, k *store.KB, raw []byte) Response {
 type snapshot struct {
 	gen      string // the index generation it was read at
 	entities []*index.Entity
-	byID     map[string]*index.Entity
+	byID     map[string]*index.Entity // by the id as the entity carries it
+	byKey    map[string]*index.Entity // by store.IDKey
 	out, in  map[string][]index.Edge
 	edges    []index.Edge
+}
+
+// canonical returns the id an entity carries for id (compared without
+// regard to case), or id itself when no entity has it.
+func (s *snapshot) canonical(id string) string {
+	if e, ok := s.byKey[store.IDKey(id)]; ok {
+		return e.ID
+	}
+	return id
 }
 
 // loadSnapshot syncs the current branch's index and reads it whole.
@@ -92,13 +102,20 @@ func loadSnapshot(ctx context.Context, k *store.KB) (*snapshot, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &snapshot{byID: make(map[string]*index.Entity, len(ents)), out: map[string][]index.Edge{}, in: map[string][]index.Edge{}, edges: edges}
+	s := &snapshot{byID: make(map[string]*index.Entity, len(ents)), byKey: make(map[string]*index.Entity, len(ents)),
+		out: map[string][]index.Edge{}, in: map[string][]index.Edge{}, edges: edges}
 	for _, e := range ents {
-		if _, dup := s.byID[e.ID]; dup {
+		if _, dup := s.byKey[store.IDKey(e.ID)]; dup {
 			continue // Entities lists a leaf before an extracted entity of the same id
 		}
-		s.byID[e.ID] = e
+		s.byID[e.ID], s.byKey[store.IDKey(e.ID)] = e, e
 		s.entities = append(s.entities, e)
+	}
+	// Edge ends name an entity without regard to case: they are read as
+	// the id the entity carries, so that every rule compares ids as they
+	// are.
+	for i := range edges {
+		edges[i].From, edges[i].To = s.canonical(edges[i].From), s.canonical(edges[i].To)
 	}
 	for _, e := range edges {
 		s.out[e.From] = append(s.out[e.From], e)
@@ -163,6 +180,12 @@ func kbQuery(ctx context.Context, k *store.KB, p KBQueryParams) (*QueryResult, e
 	s, err := loadSnapshot(ctx, k)
 	if err != nil {
 		return nil, err
+	}
+	if id != "" {
+		id = s.canonical(id)
+	}
+	if rel != nil && rel.Other != "" {
+		rel.Other = s.canonical(rel.Other)
 	}
 	var hits []*index.Entity
 	for _, e := range s.entities {

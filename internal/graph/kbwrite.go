@@ -103,14 +103,15 @@ func KBDeleteJSON(ctx context.Context, k *store.KB, raw []byte, o DeleteOptions)
 	return KBDelete(ctx, k, p, o)
 }
 
-// normalizeRef turns an id whose type is not known into kk form ("REQ-7" →
-// req-7): lowercase, punctuation runs as one dash. An id without a letter
-// or digit gives "".
+// normalizeRef returns an id as its writer gave it (trimmed), or "" when it
+// is not an id (see node.CheckID). Ids are compared without regard to
+// case wherever they are looked up.
 func normalizeRef(id string) string {
-	if !strings.ContainsFunc(id, func(r rune) bool { return 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9' }) {
+	id = strings.TrimSpace(id)
+	if node.CheckID(id) != nil {
 		return ""
 	}
-	return node.Slugify(id)
+	return id
 }
 
 // oneLine checks a short free-text field.
@@ -169,7 +170,7 @@ func validateEntity(i int, e KBEntityIn) (*entityIn, *Error) {
 	if strings.TrimSpace(e.ID) == "" {
 		return nil, invalid(f+".id", "is required")
 	}
-	id, err := extract.NormalizeID(e.Type, e.ID) // the extractors' rule: REQ-7 is req-7, login is req-login
+	id, err := extract.NormalizeID(e.Type, e.ID) // kept as given: REQ-7 stays REQ-7
 	if err != nil {
 		return nil, invalid(f+".id", "%v", err)
 	}
@@ -249,9 +250,10 @@ func validateEdgeIn(i int, e KBEdgeIn) (KBEdgeIn, *Error) {
 		if strings.TrimSpace(*end.v) == "" {
 			return e, invalid(f+"."+end.name, "is required")
 		}
-		if *end.v = normalizeRef(*end.v); *end.v == "" {
-			return e, invalid(f+"."+end.name, "holds no letter or digit")
+		if err := node.CheckID(strings.TrimSpace(*end.v)); err != nil {
+			return e, invalid(f+"."+end.name, "%v", err)
 		}
+		*end.v = normalizeRef(*end.v)
 	}
 	if e.Type == "relates_to" {
 		if err := oneLine(f+".kind", e.Kind, 64, true); err != nil {
@@ -351,16 +353,31 @@ func changedIDs(res *txn.Result) map[string]string {
 	return out
 }
 
+// endpointID is the id the entity named id (without regard to case)
+// carries: in the changeset, the tree, or the index; id itself when none.
+func (tx *traceTx) endpointID(id string, pending map[string]*entityIn, indexed map[string]*index.Entity) string {
+	if e, ok := pending[store.IDKey(id)]; ok {
+		return e.ID
+	}
+	if n, ok := tx.tree.ByID(id); ok {
+		return n.ID
+	}
+	if e, ok := indexed[store.IDKey(id)]; ok {
+		return e.ID
+	}
+	return id
+}
+
 // endpointType is the type of the entity id: from the changeset, the tree,
 // or the index (extracted entities). "" when it does not exist.
 func (tx *traceTx) endpointType(id string, pending map[string]*entityIn, indexed map[string]*index.Entity) string {
-	if e, ok := pending[id]; ok {
+	if e, ok := pending[store.IDKey(id)]; ok {
 		return e.Type
 	}
 	if n, ok := tx.tree.ByID(id); ok {
 		return n.Type
 	}
-	if e, ok := indexed[id]; ok {
+	if e, ok := indexed[store.IDKey(id)]; ok {
 		return e.Type
 	}
 	return ""
@@ -377,10 +394,13 @@ func kbUpsert(ctx context.Context, k *store.KB, p KBUpsertParams) (*UpsertResult
 		if err != nil {
 			return nil, err
 		}
-		if prev, dup := pending[v.ID]; dup {
+		if prev, dup := pending[store.IDKey(v.ID)]; dup {
+			if prev.ID != v.ID {
+				return nil, invalid(v.field+".id", "%s differs only in case from %s (%s); ids are compared without regard to case, so they name one entity", v.ID, prev.ID, prev.field)
+			}
 			return nil, invalid(v.field+".id", "%s is also %s; name each entity once per changeset", v.ID, prev.field)
 		}
-		pending[v.ID] = v
+		pending[store.IDKey(v.ID)] = v
 		ents = append(ents, v)
 	}
 	edges := make([]KBEdgeIn, len(p.Edges))
@@ -421,10 +441,13 @@ func kbUpsert(ctx context.Context, k *store.KB, p KBUpsertParams) (*UpsertResult
 				return invalid(e.field+".title", "is required to create %s", e.ID)
 			}
 		}
-		for i, e := range edges {
+		for i := range edges {
+			e := &edges[i]
 			f := fmt.Sprintf("edges[%d]", i)
 			fromType := tx.endpointType(e.From, pending, indexed)
 			toType := tx.endpointType(e.To, pending, indexed)
+			// An edge end names the entity as the entity names itself.
+			e.From, e.To = tx.endpointID(e.From, pending, indexed), tx.endpointID(e.To, pending, indexed)
 			if fromType == "" {
 				return newError(CodeNotFound, map[string]any{"field": f + ".from", "id": e.From}, "%s.from: no entity with id %q", f, e.From)
 			}

@@ -10,8 +10,8 @@ import (
 
 func TestReadNode(t *testing.T) {
 	k := newKB(t)
-	mustOK(t, run(t, k, KBUpsertJSON, `{"entities":[{"id":"REQ-1","type":"req","title":"Log in","priority":"must"},{"id":"t1","type":"test","title":"login test"}],
-		"edges":[{"type":"verified_by","from":"req-1","to":"test-t1"}],"created_by":"me","source":"test"}`))
+	mustOK(t, run(t, k, KBUpsertJSON, `{"entities":[{"id":"req-1","type":"req","title":"Log in","priority":"must"},{"id":"test-t1","type":"test","title":"login test"}],
+		"edges":[{"type":"verified_by","from":"REQ-1","to":"Test-T1"}],"created_by":"me","source":"test"}`))
 	a := createAtom(t, k, "Auth", []string{"src/auth/**"}, "")
 	for i := range 3 {
 		mustOK(t, run(t, k, ManageChangelogJSON, fmt.Sprintf(`{"operation":"append","parentType":"atom","parentId":%q,"taskId":"T","summary":"s%d"}`, a["id"], i)))

@@ -140,20 +140,8 @@ func TestSyncExtracted(t *testing.T) {
 	if st.Extracted != (index.ExtractStats{Sources: 5, Entities: 4, Edges: 5, Added: 5}) || st.Leaves != 1 || len(st.Skipped) != 0 {
 		t.Fatalf("stats %+v", st)
 	}
-	want(t, "entities", ents, []string{
-		"adr-3 adr Tokens expire docs/adr/0003-tokens.md",
-		"req-7 req Password reset docs/requirements/reset.md",
-		"req-login req Login ",
-		"scenario-scn-reset scenario Reset by e-mail docs/scenarios/reset.md",
-		"symbol-auth-reset symbol auth.Reset .ai/kenkeep/symbols.yaml",
-	})
-	want(t, "edges", edges, []string{
-		"req-7 specified_by scenario-scn-reset docs/requirements/reset.md extractor:markdown ",
-		"req-7 verified_by test-reset docs/requirements/reset.md extractor:markdown ",
-		"symbol-auth-reset constrained_by adr-3 .ai/kenkeep/symbols.yaml extractor:symbols ",
-		"symbol-auth-reset covered_by test-reset .ai/kenkeep/symbols.yaml extractor:symbols ",
-		"symbol-auth-reset implements req-7 .ai/kenkeep/symbols.yaml extractor:symbols ",
-	})
+	want(t, "entities", ents, []string{"ADR-3 adr Tokens expire docs/adr/0003-tokens.md", "auth-reset symbol auth.Reset .ai/kenkeep/symbols.yaml", "REQ-7 req Password reset docs/requirements/reset.md", "req-login req Login ", "SCN-reset scenario Reset by e-mail docs/scenarios/reset.md"})
+	want(t, "edges", edges, []string{"auth-reset constrained_by ADR-3 .ai/kenkeep/symbols.yaml extractor:symbols ", "auth-reset covered_by TEST-reset .ai/kenkeep/symbols.yaml extractor:symbols ", "auth-reset implements REQ-7 .ai/kenkeep/symbols.yaml extractor:symbols ", "REQ-7 specified_by SCN-reset docs/requirements/reset.md extractor:markdown ", "REQ-7 verified_by TEST-reset docs/requirements/reset.md extractor:markdown "})
 
 	// phase: nothing changed: no source is read
 	st, ents2, edges2 := r.sync()
@@ -170,7 +158,7 @@ func TestSyncExtracted(t *testing.T) {
 	if st.Extracted != (index.ExtractStats{Sources: 5, Entities: 4, Edges: 4, Updated: 1, Touched: 1, Unchanged: 3}) || !st.Changed() {
 		t.Fatalf("edit stats %+v", st)
 	}
-	if !slices.Contains(ents, "req-7 req Reset a password docs/requirements/reset.md") || slices.ContainsFunc(edges, func(s string) bool { return strings.HasPrefix(s, "req-7 verified_by") }) {
+	if !slices.Contains(ents, "REQ-7 req Reset a password docs/requirements/reset.md") || slices.ContainsFunc(edges, func(s string) bool { return strings.HasPrefix(s, "REQ-7 verified_by") }) {
 		t.Fatalf("after the edit: %q %q", ents, edges)
 	}
 
@@ -178,8 +166,8 @@ func TestSyncExtracted(t *testing.T) {
 	r.put("docs/scenarios/reset.md", "---\nid: SCN reset\ntype: scenario\n---\n")
 	for range 2 {
 		st, ents, _ = r.sync()
-		wantSkipped := []index.Problem{{Path: "docs/scenarios/reset.md", Extractor: "markdown", Msg: `id: id "SCN reset" has the character ' '; ids use letters, digits, '-', '_' and '.'`}}
-		if !slices.Equal(st.Skipped, wantSkipped) || st.Extracted.Entities != 3 || slices.ContainsFunc(ents, func(s string) bool { return strings.HasPrefix(s, "scenario-") }) {
+		wantSkipped := []index.Problem{{Path: "docs/scenarios/reset.md", Extractor: "markdown", Msg: `id: id "SCN reset" has the character ' '; ids use ASCII letters, digits, '-', '_' and '.'`}}
+		if !slices.Equal(st.Skipped, wantSkipped) || st.Extracted.Entities != 3 || slices.ContainsFunc(ents, func(s string) bool { return strings.HasPrefix(s, "SCN-") }) {
 			t.Fatalf("malformed: %+v %q", st, ents)
 		}
 	}
@@ -202,7 +190,7 @@ func TestSyncExtracted(t *testing.T) {
 	if st.Extracted != (index.ExtractStats{Sources: 4, Entities: 3, Edges: 1, Removed: 1, Unchanged: 4}) || len(st.Skipped) != 0 {
 		t.Fatalf("delete stats %+v", st)
 	}
-	if slices.ContainsFunc(ents, func(s string) bool { return strings.HasPrefix(s, "symbol-") }) || len(edges) != 1 {
+	if slices.ContainsFunc(ents, func(s string) bool { return strings.HasPrefix(s, "auth-reset") }) || len(edges) != 1 {
 		t.Fatalf("after the delete: %q %q", ents, edges)
 	}
 }
@@ -215,7 +203,7 @@ func TestSyncExtractedClashes(t *testing.T) {
 	r.put("docs/requirements/b-dup.md", "---\nid: req-x\ntype: req\ntitle: X from b\n---\n")
 
 	// phase: the tree wins over an extracted entity of the same id
-	clashLeaf := index.Problem{Path: "docs/requirements/login.md", Extractor: "markdown", Msg: "id req-login is also the id of the leaf auth/req-login.md; the tree wins"}
+	clashLeaf := index.Problem{Path: "docs/requirements/login.md", Extractor: "markdown", Msg: "id REQ-login is also the id of the leaf auth/req-login.md; the tree wins"}
 	for range 2 {
 		st, ents, edges := r.sync()
 		if !slices.Equal(st.Skipped, []index.Problem{clashLeaf}) || st.Extracted.Entities != 1 {
@@ -231,8 +219,8 @@ func TestSyncExtractedClashes(t *testing.T) {
 	if len(st.Skipped) != 0 || st.Extracted.Entities != 2 {
 		t.Fatalf("stats %+v", st)
 	}
-	want(t, "entities", ents, []string{"req-login req Login doc docs/requirements/login.md", "req-x req X from b docs/requirements/b-dup.md"})
-	want(t, "edges", edges, []string{"req-login depends_on req-7 docs/requirements/login.md extractor:markdown "})
+	want(t, "entities", ents, []string{"REQ-login req Login doc docs/requirements/login.md", "req-x req X from b docs/requirements/b-dup.md"})
+	want(t, "edges", edges, []string{"REQ-login depends_on REQ-7 docs/requirements/login.md extractor:markdown "})
 
 	// phase: the leaf comes back and wins again
 	r.put(leaf, leafDoc("req-login", "req", "Login leaf"))
@@ -251,7 +239,7 @@ func TestSyncExtractedClashes(t *testing.T) {
 		if !slices.Equal(st.Skipped, []index.Problem{clashX, clashLeaf}) {
 			t.Fatalf("stats %+v", st.Skipped)
 		}
-		want(t, "entities", ents, []string{"req-login req Login leaf ", "req-x req X from a docs/requirements/a-dup.md"})
+		want(t, "entities", ents, []string{"req-login req Login leaf ", "REQ-x req X from a docs/requirements/a-dup.md"})
 	}
 	r.rm("docs/requirements/a-dup.md")
 	st, ents, _ = r.sync()
@@ -275,12 +263,12 @@ func TestSyncExtractedConfig(t *testing.T) {
 	r.put("specs/2.md", "---\nid: 2\ntype: adr\n---\n")
 	r.put("syms.json", `{"schema_version": 1, "symbols": [{"name": "main"}]}`)
 	st, ents, _ := r.sync()
-	want(t, "entities with the defaults", ents, []string{"adr-1 adr adr-1 docs/adr/1.md"})
+	want(t, "entities with the defaults", ents, []string{"1 adr 1 docs/adr/1.md"})
 
 	// phase: config names other folders and manifests
 	r.put(".ai/kenkeep/config.yaml", "schema_version: 1\nextractors:\n  docs: [specs]\n  symbols: [syms.json]\n")
 	st, ents, _ = r.sync()
-	want(t, "entities with the config", ents, []string{"adr-2 adr adr-2 specs/2.md", "symbol-main symbol main syms.json"})
+	want(t, "entities with the config", ents, []string{"2 adr 2 specs/2.md", "symbol-main symbol main syms.json"})
 	if st.Extracted.Added != 2 || st.Extracted.Removed != 1 {
 		t.Fatalf("stats %+v", st.Extracted)
 	}

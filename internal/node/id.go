@@ -6,6 +6,7 @@ package node
 import (
 	"fmt"
 	"path"
+	"slices"
 	"strings"
 )
 
@@ -56,12 +57,55 @@ func UniqueID(taken func(string) bool, candidate string) (string, error) {
 	return "", fmt.Errorf("id %q and its -2, -3 and -4 variants are all taken; choose a more distinct slug", candidate)
 }
 
-// CheckNaming checks the identity contract: the id is "<type>-<slug>" with
-// a canonical slug, and the file is named "<id>.md". It returns a message
+// MaxIDLen is the longest id kk accepts.
+const MaxIDLen = 128
+
+// DerivedTypes are the types whose ids are always derived by kk from a
+// title or slug, as "<type>-<slug>" (kenkeep's practice and map, and the
+// graph's molecules). An id of any other type is kept exactly as its
+// writer gave it (REQ-001, ADR-0012, SC-1.2), case and punctuation
+// included; ids are compared without regard to case.
+var DerivedTypes = []string{"practice", "map", "molecule"}
+
+// CheckID checks an id a writer gives: 1 to MaxIDLen characters of ASCII
+// letters, digits, '-', '_' and '.', starting with a letter or digit. Ids
+// are file names (<id>.md) and appear in test names, commit messages and
+// links, so kk refuses other characters rather than rewriting them.
+func CheckID(id string) error {
+	switch {
+	case id == "":
+		return fmt.Errorf("is empty")
+	case len(id) > MaxIDLen:
+		return fmt.Errorf("%q is %d characters; the limit is %d", id, len(id), MaxIDLen)
+	}
+	for i, r := range id {
+		alnum := r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9'
+		switch {
+		case i == 0 && !alnum:
+			return fmt.Errorf("%q must start with a letter or a digit", id)
+		case !alnum && r != '-' && r != '_' && r != '.':
+			return fmt.Errorf("%q has the character %q; ids use ASCII letters, digits, '-', '_' and '.'", id, r)
+		}
+	}
+	return nil
+}
+
+// CheckNaming checks the identity contract: the file is named "<id>.md";
+// the id of a derived type (DerivedTypes) is "<type>-<slug>" with a
+// canonical slug, and any other id passes CheckID. It returns a message
 // describing the first problem, or "".
 func CheckNaming(typ, id, filePath string) string {
 	if strings.TrimSpace(id) == "" {
 		return "the leaf has an empty id"
+	}
+	if !slices.Contains(DerivedTypes, typ) {
+		if err := CheckID(id); err != nil {
+			return "id " + err.Error()
+		}
+		if base := path.Base(filePath); base != id+".md" {
+			return fmt.Sprintf("file name %s does not match the id; expected %s.md", base, id)
+		}
+		return ""
 	}
 	prefix := typ + "-"
 	if !strings.HasPrefix(id, prefix) {
