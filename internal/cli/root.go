@@ -23,7 +23,8 @@ import (
 	"github.com/kk-project/kk/internal/lock"
 )
 
-// Set by the release build (see .goreleaser.yaml).
+// Set by the release build (see .goreleaser.yaml); version.go falls back
+// to the build information Go embeds.
 var (
 	version = "dev"
 	commit  = ""
@@ -232,22 +233,11 @@ func newRootCmd(app *App) *cobra.Command {
 		newSyncCmd(app), newSearchCmd(app), newReadCmd(app), newEntryCmd(app), newQueryCmd(app), newUpsertCmd(app), newDeleteCmd(app), newCheckCmd(app), newGCCmd(app), newCompactCmd(app),
 		newGraphCmd(app), newContextCmd(app), newChangelogCmd(app),
 		newMCPCmd(app),
+		newVersionCmd(app),
 	} {
 		root.AddCommand(c)
 	}
 	return root
-}
-
-func versionString() string {
-	v := version
-	if commit != "" {
-		v += " (" + commit
-		if date != "" {
-			v += ", " + date
-		}
-		v += ")"
-	}
-	return v
 }
 
 // KB returns the knowledge base the command works on.
