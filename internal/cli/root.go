@@ -233,10 +233,11 @@ func newRootCmd(app *App) *cobra.Command {
 		newSyncCmd(app), newSearchCmd(app), newReadCmd(app), newEntryCmd(app), newQueryCmd(app), newUpsertCmd(app), newDeleteCmd(app), newCheckCmd(app), newGCCmd(app), newCompactCmd(app),
 		newGraphCmd(app), newContextCmd(app), newChangelogCmd(app),
 		newMCPCmd(app),
-		newVersionCmd(app),
+		newVersionCmd(app), newCompletionCmd(app),
 	} {
 		root.AddCommand(c)
 	}
+	addCompletions(root, app)
 	return root
 }
 
