@@ -42,10 +42,11 @@ type completionOpts struct {
 func newCompletionCmd(app *App) *cobra.Command {
 	var o completionOpts
 	cmd := &cobra.Command{
-		Use:       "completion bash|zsh|fish|powershell",
-		Short:     "Print a shell completion script",
-		Long:      completionLong,
-		ValidArgs: []string{"bash", "zsh", "fish", "powershell"},
+		Use:         "completion bash|zsh|fish|powershell",
+		Annotations: map[string]string{noJSON: "a shell script"},
+		Short:       "Print a shell completion script",
+		Long:        completionLong,
+		ValidArgs:   []string{"bash", "zsh", "fish", "powershell"},
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 || !slices.Contains(cmd.ValidArgs, args[0]) {
 				return usagef("completion needs one shell: bash, zsh, fish or powershell")

@@ -78,7 +78,8 @@ func runDoctor(ctx context.Context, app *App, o doctorOpts) error {
 	} else {
 		marks := map[string]string{kb.DoctorOK: "ok", kb.DoctorWarn: "warn", kb.DoctorError: "error"}
 		if app.IO.OutTTY {
-			marks = map[string]string{kb.DoctorOK: "✓", kb.DoctorWarn: "!", kb.DoctorError: "✗"}
+			c := app.stdoutStyle()
+			marks = map[string]string{kb.DoctorOK: c.green("✓"), kb.DoctorWarn: c.yellow("!"), kb.DoctorError: c.red("✗")}
 		}
 		w := app.IO.Out
 		for _, c := range rep.Checks {

@@ -104,7 +104,7 @@ func printLint(app *App, rep *kb.LintReport, verbose bool) {
 	}
 	switch {
 	case rep.Errors == 0 && rep.Findings == 0:
-		fmt.Fprintln(app.IO.Err, "kk: lint found no problems")
+		app.notef("lint found no problems")
 	case rep.Findings > 0 && !verbose:
 		fmt.Fprintf(app.IO.Err, "kk: lint found %d error(s) and %d finding(s); --verbose lists the findings\n", rep.Errors, rep.Findings)
 	default:

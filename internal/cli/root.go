@@ -48,13 +48,15 @@ type IO struct {
 	Err    io.Writer
 	InTTY  bool
 	OutTTY bool
+	ErrTTY bool // progress and colour on stderr only when set
 }
 
 // App is what every command gets: streams, global flags and seams for tests.
 type App struct {
 	IO     IO
 	Root   string // --root or KK_ROOT; empty means search upwards
-	JSON   bool   // --json
+	JSON   bool   // --json, on the commands that print data (ux.go)
+	Quiet  bool   // --quiet: no progress, warnings or notes on stderr
 	Now    func() time.Time
 	Getenv func(string) string
 	Getwd  func() (string, error)
@@ -100,6 +102,7 @@ func Main() int {
 		In: os.Stdin, Out: os.Stdout, Err: os.Stderr,
 		InTTY:  isatty.IsTerminal(os.Stdin.Fd()) || isatty.IsCygwinTerminal(os.Stdin.Fd()),
 		OutTTY: isatty.IsTerminal(os.Stdout.Fd()) || isatty.IsCygwinTerminal(os.Stdout.Fd()),
+		ErrTTY: isatty.IsTerminal(os.Stderr.Fd()) || isatty.IsCygwinTerminal(os.Stderr.Fd()),
 	}
 	if path := os.Getenv("KK_CPUPROFILE"); path != "" {
 		// For measuring kk itself; see docs/benchmarks.md.
@@ -164,7 +167,7 @@ func (a *App) exitCode(err error) int {
 		a.writeJSON(a.IO.Err, map[string]any{"schema_version": JSONSchemaVersion, "error": map[string]any{"kind": kind, "message": err.Error(), "exit_code": code}})
 		return code
 	}
-	fmt.Fprintf(a.IO.Err, "kk: %s\n", err)
+	fmt.Fprintf(a.IO.Err, "%s %s\n", a.stderrStyle().red("kk:"), err)
 	if code == ExitUsage {
 		fmt.Fprintln(a.IO.Err, "Run 'kk --help' or 'kk <command> --help' for usage.")
 	}
@@ -207,12 +210,17 @@ func newRootCmd(app *App) *cobra.Command {
 			if app.Root == "" {
 				app.Root = app.Getenv("KK_ROOT")
 			}
+			if err := app.refuseJSON(cmd); err != nil {
+				return err
+			}
+			app.startProgress(cmd)
 			return nil
 		},
 	}
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error { return &UsageError{Msg: err.Error()} })
 	root.PersistentFlags().StringVar(&app.Root, "root", "", "repository folder holding .ai/kenkeep (default: search upwards; env KK_ROOT)")
-	root.PersistentFlags().BoolVar(&app.JSON, "json", false, "print machine-readable JSON")
+	jsonFlag(root, app)
+	root.PersistentFlags().BoolVarP(&app.Quiet, "quiet", "q", false, "print no progress, warnings or notes on stderr (errors still are)")
 	root.SetVersionTemplate("kk {{.Version}}\n")
 	for _, c := range []*cobra.Command{
 		newInitCmd(app),
@@ -237,6 +245,7 @@ func newRootCmd(app *App) *cobra.Command {
 	} {
 		root.AddCommand(c)
 	}
+	addJSONFlags(root, app)
 	addCompletions(root, app)
 	return root
 }
@@ -272,5 +281,8 @@ func (a *App) printJSON(v any) error {
 
 // warnf prints a warning to stderr.
 func (a *App) warnf(format string, args ...any) {
-	fmt.Fprintf(a.IO.Err, "kk: warning: "+format+"\n", args...)
+	if a.Quiet {
+		return
+	}
+	fmt.Fprintf(a.IO.Err, a.stderrStyle().yellow("kk: warning:")+" "+format+"\n", args...)
 }
