@@ -47,7 +47,7 @@ func With(ctx context.Context, t *Terminal) context.Context {
 type Task struct {
 	term  *Terminal
 	label string
-	total int64 // 0: unknown
+	total int64 // 0: unknown; atomic
 	done  atomic.Int64
 	ended atomic.Bool
 }
@@ -62,13 +62,20 @@ func Start(ctx context.Context, label string, total int) *Task {
 	return &Task{term: term, label: label, total: int64(total)}
 }
 
+// SetTotal sets the number of steps, once it is known.
+func (t *Task) SetTotal(total int) {
+	if t != nil {
+		atomic.StoreInt64(&t.total, int64(total))
+	}
+}
+
 // Add records n more steps done.
 func (t *Task) Add(n int) {
 	if t == nil {
 		return
 	}
 	done := t.done.Add(int64(n))
-	if max(done, t.total) >= int64(MinSteps) && !t.ended.Load() {
+	if max(done, atomic.LoadInt64(&t.total)) >= int64(MinSteps) && !t.ended.Load() {
 		t.term.draw(t, done)
 	}
 }
@@ -111,7 +118,7 @@ func (r *Terminal) draw(t *Task, done int64) {
 		return
 	}
 	r.shown, r.last = t, now
-	line := line(t.label, done, t.total)
+	line := line(t.label, done, atomic.LoadInt64(&t.total))
 	fmt.Fprintf(r.w, "\r\x1b[K%s", line)
 }
 
