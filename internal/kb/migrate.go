@@ -12,6 +12,7 @@ import (
 	"github.com/kk-project/kk/internal/atomicfile"
 	"github.com/kk-project/kk/internal/frontmatter"
 	"github.com/kk-project/kk/internal/node"
+	"github.com/kk-project/kk/internal/progress"
 )
 
 // Schema migrations bring a tree written by an older kenkeep up to the leaf
@@ -235,7 +236,9 @@ func (k *KB) migrateOKFv3Locked(ctx context.Context, cmd string) (*MigrateResult
 	if _, err := k.LoadConfig(); err != nil {
 		return nil, err
 	}
-	t, err := k.ReadTree(LoadOptions{NoSave: true})
+	task := progress.Start(ctx, "migrate: reading leaves", 0)
+	t, err := k.ReadTree(LoadOptions{NoSave: true, Progress: task})
+	task.Done()
 	if err != nil {
 		return nil, err
 	}
@@ -252,7 +255,10 @@ func (k *KB) migrateOKFv3Locked(ctx context.Context, cmd string) (*MigrateResult
 		return nil, err
 	}
 	var written []string
+	task = progress.Start(ctx, "migrate: writing leaves", len(files))
+	defer task.Done()
 	for _, f := range files {
+		task.Add(1)
 		if err := writeFile(f.abs, f.data, 0o644); err != nil {
 			if len(written) == 0 {
 				return nil, fmt.Errorf("%w; nothing was written", err)

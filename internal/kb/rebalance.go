@@ -15,6 +15,7 @@ import (
 	"github.com/kk-project/kk/internal/atomicfile"
 	"github.com/kk-project/kk/internal/contracts"
 	"github.com/kk-project/kk/internal/node"
+	"github.com/kk-project/kk/internal/progress"
 )
 
 // Rebalance thresholds (kenkeep's, unchanged). The gap between the merge
@@ -283,6 +284,7 @@ type rbLeaf struct {
 // is found before the first file is touched.
 type rbSim struct {
 	k         *KB
+	progress  *progress.Task // the rendering of fileChanges (nil: none)
 	byID      map[string]*rbLeaf
 	byPath    map[string]*rbLeaf
 	below     map[string]int  // folder -> leaves at any depth below it
@@ -728,7 +730,9 @@ func (k *KB) applyRebalanceLocked(ctx context.Context, plan contracts.RebalanceP
 	if _, err := k.LoadConfig(); err != nil {
 		return nil, err
 	}
-	t, err := k.ReadTree(LoadOptions{})
+	task := progress.Start(ctx, "rebalance: reading leaves", 0)
+	t, err := k.ReadTree(LoadOptions{Progress: task})
+	task.Done()
 	if err != nil {
 		return nil, err
 	}
@@ -750,7 +754,9 @@ func (k *KB) applyRebalanceLocked(ctx context.Context, plan contracts.RebalanceP
 	if len(s.problems) > 0 {
 		return nil, &MovePlanError{Plan: "rebalance plan", Problems: s.problems}
 	}
+	s.progress = progress.Start(ctx, "rebalance: rendering leaves", 0)
 	changes, relinked, err := s.fileChanges()
+	s.progress.Done()
 	if err != nil {
 		return nil, err
 	}
@@ -858,7 +864,9 @@ func (s *rbSim) fileChanges() ([]moveChange, []string, error) {
 	slices.SortFunc(pending, func(a, b *rbLeaf) int { return LocaleCompare(a.path, b.path) })
 	out := make([]moveChange, len(pending))
 	errs := make([]error, len(pending))
+	s.progress.SetTotal(len(pending))
 	parallel(len(pending), func(i int) {
+		defer s.progress.Add(1)
 		l := pending[i]
 		n := l.child
 		var orig []byte

@@ -14,6 +14,7 @@ import (
 	"github.com/kk-project/kk/internal/gitx"
 	"github.com/kk-project/kk/internal/lock"
 	"github.com/kk-project/kk/internal/node"
+	"github.com/kk-project/kk/internal/progress"
 )
 
 // RebuildOptions select what Rebuild does.
@@ -72,7 +73,9 @@ func (k *KB) rebuild(ctx context.Context, opts RebuildOptions) (*RebuildResult, 
 	if _, err := k.LoadConfig(); err != nil {
 		return nil, err
 	}
-	t, err := k.ReadTree(LoadOptions{NoSave: opts.Check})
+	task := progress.Start(ctx, "reading leaves", 0)
+	t, err := k.ReadTree(LoadOptions{NoSave: opts.Check, Progress: task})
+	task.Done()
 	if err != nil {
 		return nil, err
 	}

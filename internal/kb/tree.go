@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/kk-project/kk/internal/node"
+	"github.com/kk-project/kk/internal/progress"
 	"github.com/kk-project/kk/internal/workpool"
 )
 
@@ -96,6 +97,9 @@ type LoadOptions struct {
 	// NoSave leaves the cache file alone (for commands that promise to
 	// write nothing).
 	NoSave bool
+	// Progress, when not nil, counts the leaves parsed (those the cache
+	// does not have).
+	Progress *progress.Task
 }
 
 type leafFile struct {
@@ -129,7 +133,9 @@ func (k *KB) ReadTree(opts LoadOptions) (*Tree, error) {
 		}
 		fresh = append(fresh, i)
 	}
+	opts.Progress.SetTotal(len(fresh))
 	parallel(len(fresh), func(j int) {
+		defer opts.Progress.Add(1)
 		i := fresh[j]
 		leaves[i], hashes[i], errs[i] = readLeaf(files[i])
 		if leaves[i] != nil {
