@@ -16,6 +16,7 @@ import (
 	"github.com/kk-project/kk/internal/contracts"
 	"github.com/kk-project/kk/internal/kb"
 	"github.com/kk-project/kk/internal/node"
+	"github.com/kk-project/kk/internal/progress"
 	"github.com/kk-project/kk/internal/workpool"
 )
 
@@ -301,7 +302,9 @@ func graft(ctx context.Context, k *kb.KB, sp *stagedPack, dest string, leaves []
 	if _, err := k.LoadConfig(); err != nil {
 		return err
 	}
-	t, err := k.ReadTree(kb.LoadOptions{})
+	reading := progress.Start(ctx, "pack import: reading the tree", 0)
+	t, err := k.ReadTree(kb.LoadOptions{Progress: reading})
+	reading.Done()
 	if err != nil {
 		return err
 	}
@@ -375,7 +378,10 @@ func graft(ctx context.Context, k *kb.KB, sp *stagedPack, dest string, leaves []
 	unknown := map[string]bool{}
 	folders := map[string]bool{}
 	var problems []error
+	rendering := progress.Start(ctx, "pack import: "+sp.manifest.Name, len(incoming))
+	defer rendering.Done()
 	for _, n := range incoming {
+		rendering.Add(1)
 		rel := n.Path
 		n.Path = newPath[n.ID]
 		data, err := n.Render(resolve)
