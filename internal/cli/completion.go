@@ -104,6 +104,16 @@ var argCompleters = map[string][]completer{
 	"kk completion":       {completeWords("bash", "zsh", "fish", "powershell")},
 }
 
+// commandFlagCompleters complete the values of one command's flag, ahead
+// of flagCompleters: the graph commands' --type is atom or molecule, not
+// a leaf type.
+var commandFlagCompleters = map[string]completer{
+	"kk graph get --type":    completeWords(graph.KindAtom, graph.KindMolecule),
+	"kk graph search --type": completeWords(graph.KindAtom, graph.KindMolecule),
+	"kk graph update --type": completeWords(graph.KindAtom, graph.KindMolecule),
+	"kk graph delete --type": completeWords(graph.KindAtom, graph.KindMolecule),
+}
+
 // flagCompleters complete flag values by the flag's name, on every
 // command that has the flag.
 var flagCompleters = map[string]completer{
@@ -129,11 +139,14 @@ func addCompletions(root *cobra.Command, app *App) (missing []string) {
 			c.ValidArgsFunction = argsCompletion(app, list)
 		}
 		c.Flags().VisitAll(func(f *pflag.Flag) {
-			fn, ok := flagCompleters[f.Name]
-			if !ok {
+			fn, ok := commandFlagCompleters[path+" --"+f.Name]
+			if ok {
+				attached[path+" --"+f.Name] = true
+			} else if fn, ok = flagCompleters[f.Name]; ok {
+				attached["--"+f.Name] = true
+			} else {
 				return
 			}
-			attached["--"+f.Name] = true
 			directive := cobra.ShellCompDirectiveNoFileComp
 			if listFlags[f.Name] {
 				directive |= cobra.ShellCompDirectiveNoSpace
@@ -150,6 +163,11 @@ func addCompletions(root *cobra.Command, app *App) (missing []string) {
 	for path := range argCompleters {
 		if !attached[path] {
 			missing = append(missing, path)
+		}
+	}
+	for key := range commandFlagCompleters {
+		if !attached[key] {
+			missing = append(missing, key)
 		}
 	}
 	for name := range flagCompleters {
