@@ -62,6 +62,9 @@ type App struct {
 	Getwd  func() (string, error)
 	// Command is the command line, recorded in the writer lock.
 	Command string
+	// usageHelp is the help command a usage error points to ("kk node
+	// write --help"); empty for the root's.
+	usageHelp string
 	// Harnesses are the harness adapters kk knows (all.Registry(); tests
 	// swap in fakes through newHarnessRegistry).
 	Harnesses *harness.Registry
@@ -124,7 +127,10 @@ func Run(ctx context.Context, args []string, streams IO, getenv func(string) str
 	root.SetIn(streams.In)
 	root.SetOut(streams.Out)
 	root.SetErr(streams.Err)
-	err := root.ExecuteContext(ctx)
+	cmd, err := root.ExecuteContextC(ctx)
+	if cmd != nil && cmd != root {
+		app.usageHelp = cmd.CommandPath() + " --help"
+	}
 	if err != nil && !app.JSON {
 		// Cobra may fail before it parses flags (an unknown command); the
 		// error should still come as JSON when --json was asked for.
@@ -169,7 +175,11 @@ func (a *App) exitCode(err error) int {
 	}
 	fmt.Fprintf(a.IO.Err, "%s %s\n", a.stderrStyle().red("kk:"), err)
 	if code == ExitUsage {
-		fmt.Fprintln(a.IO.Err, "Run 'kk --help' or 'kk <command> --help' for usage.")
+		help := a.usageHelp
+		if help == "" {
+			help = "kk --help"
+		}
+		fmt.Fprintf(a.IO.Err, "Run '%s' for usage.\n", help)
 	}
 	return code
 }
