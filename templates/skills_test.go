@@ -304,7 +304,7 @@ func TestSkillSnippetLines(t *testing.T) {
 func TestCommandFlagsTree(t *testing.T) {
 	tree := cli.CommandFlags()
 	for cmd, want := range map[string][]string{
-		"kk":                        {"--json", "--root=", "--help", "--version"},
+		"kk":                        {"--quiet", "-q", "--root=", "--help", "--version"},
 		"kk node write":             {"--input=", "--no-index", "--update", "--json", "--root="},
 		"kk curate-dedup":           {"--input=", "--output=", "--run-id=", "--session-id="},
 		"kk session-log stage-live": {"--generate-session-id", "--session-id=", "--transcript-excerpt="},
@@ -328,6 +328,12 @@ func TestCommandFlagsTree(t *testing.T) {
 	for _, cmd := range []string{"kk help", "kk completion", "kk node write --input"} {
 		if _, ok := tree[cmd]; ok {
 			t.Errorf("the tree lists %q", cmd)
+		}
+	}
+	// --json only where a command prints data.
+	for _, cmd := range []string{"kk", "kk mcp", "kk hook", "kk curate", "kk node"} {
+		if slices.Contains(tree[cmd], "--json") {
+			t.Errorf("%q has --json but prints no data", cmd)
 		}
 	}
 }

@@ -77,7 +77,7 @@ func runCuratePersist(ctx context.Context, app *App, o curatePersistOpts) error 
 		return err
 	}
 	if o.noIndex && rep.Written > 0 {
-		fmt.Fprintln(app.IO.Err, "kk: index files not regenerated (--no-index); run `kk index rebuild` when done")
+		app.notef("index files not regenerated (--no-index); run `kk index rebuild` when done")
 	}
 	if rep.Failed > 0 {
 		if !app.JSON {

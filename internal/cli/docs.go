@@ -23,7 +23,7 @@ func CommandDocs() map[string][]byte {
 	pages := map[string][]byte{}
 	var walk func(c *cobra.Command)
 	walk = func(c *cobra.Command) {
-		if c.Hidden || c.Name() == "help" || c.Name() == "completion" {
+		if c.Hidden || c.Name() == "help" {
 			return
 		}
 		pages[docName(c)] = commandPage(c)
@@ -55,7 +55,7 @@ func commandPage(c *cobra.Command) []byte {
 	writeFlags(&b, "Global flags", c.InheritedFlags())
 	var subs []*cobra.Command
 	for _, s := range c.Commands() {
-		if !s.Hidden && s.Name() != "help" && s.Name() != "completion" {
+		if !s.Hidden && s.Name() != "help" {
 			subs = append(subs, s)
 		}
 	}

@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -11,10 +12,28 @@ import (
 // TestCLIDocsUpToDate fails when docs/cli/ differs from the command tree.
 // Refresh with: go test ./internal/cli -run TestCLIDocsUpToDate -update
 func TestCLIDocsUpToDate(t *testing.T) {
-	dir := filepath.Join("..", "..", "docs", "cli")
 	pages := CommandDocs()
 	for name, page := range pages {
-		page = append(page, '\n')
+		pages[name] = append(page, '\n')
+	}
+	checkGenerated(t, filepath.Join("..", "..", "docs", "cli"), ".md", pages, "TestCLIDocsUpToDate")
+}
+
+// TestManPagesUpToDate fails when docs/man/ differs from the command tree.
+// Refresh with: go test ./internal/cli -run TestManPagesUpToDate -update
+func TestManPagesUpToDate(t *testing.T) {
+	checkGenerated(t, filepath.Join("..", "..", "docs", "man"), ".1", ManPages(), "TestManPagesUpToDate")
+}
+
+// checkGenerated compares the files with suffix ext in dir with pages, or
+// rewrites them with -update.
+func checkGenerated(t *testing.T, dir, ext string, pages map[string][]byte, test string) {
+	t.Helper()
+	if len(pages) < 50 {
+		t.Fatalf("only %d pages generated; the command tree walk is broken", len(pages))
+	}
+	rel := filepath.ToSlash(strings.TrimPrefix(dir, filepath.Join("..", "..")+string(filepath.Separator)))
+	for name, page := range pages {
 		path := filepath.Join(dir, name)
 		if *update {
 			if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -27,17 +46,47 @@ func TestCLIDocsUpToDate(t *testing.T) {
 		}
 		old, err := os.ReadFile(path)
 		if err != nil || !bytes.Equal(old, page) {
-			t.Errorf("docs/cli/%s is out of date; run: go test ./internal/cli -run TestCLIDocsUpToDate -update", name)
+			t.Errorf("%s/%s is out of date; run: go test ./internal/cli -run %s -update", rel, name, test)
 		}
 	}
 	entries, _ := os.ReadDir(dir)
 	for _, e := range entries {
-		if _, ok := pages[e.Name()]; !ok && strings.HasSuffix(e.Name(), ".md") {
+		if _, ok := pages[e.Name()]; !ok && strings.HasSuffix(e.Name(), ext) {
 			if *update {
 				os.Remove(filepath.Join(dir, e.Name()))
 				continue
 			}
-			t.Errorf("docs/cli/%s documents no command; delete it or run with -update", e.Name())
+			t.Errorf("%s/%s documents no command; delete it or run with -update", rel, e.Name())
+		}
+	}
+}
+
+// TestManPagesRender formats every page with man(1)'s formatter, when the
+// machine has one, and fails on any warning it prints.
+func TestManPagesRender(t *testing.T) {
+	pages := ManPages()
+	for _, name := range []string{"kk.1", "kk-node-write.1", "kk-version.1"} {
+		page, ok := pages[name]
+		if !ok {
+			t.Fatalf("no page %s", name)
+		}
+		if !bytes.Contains(page, []byte(".SH NAME\n")) || !bytes.Contains(page, []byte(".TH ")) {
+			t.Errorf("%s: no .TH or NAME section:\n%s", name, page)
+		}
+	}
+	if !bytes.Contains(pages["kk-node-write.1"], []byte(`.B \-\-summary string`)) {
+		t.Errorf("kk-node-write.1 lacks its --summary option:\n%s", pages["kk-node-write.1"])
+	}
+	groff, err := exec.LookPath("groff")
+	if err != nil {
+		return // the text checks above still ran
+	}
+	for name, page := range pages {
+		cmd := exec.Command(groff, "-man", "-Tutf8", "-ww", "-z")
+		cmd.Stdin = bytes.NewReader(page)
+		out, err := cmd.CombinedOutput()
+		if err != nil || len(out) > 0 {
+			t.Errorf("groff on %s: %v\n%s", name, err, out)
 		}
 	}
 }

@@ -77,7 +77,8 @@ func runDoctor(ctx context.Context, app *App, o doctorOpts) error {
 	} else {
 		marks := map[string]string{checks.DoctorOK: "ok", checks.DoctorWarn: "warn", checks.DoctorError: "error"}
 		if app.IO.OutTTY {
-			marks = map[string]string{checks.DoctorOK: "✓", checks.DoctorWarn: "!", checks.DoctorError: "✗"}
+			c := app.stdoutStyle()
+			marks = map[string]string{checks.DoctorOK: c.green("✓"), checks.DoctorWarn: c.yellow("!"), checks.DoctorError: c.red("✗")}
 		}
 		w := app.IO.Out
 		for _, c := range rep.Checks {

@@ -87,7 +87,7 @@ func runDraftsCollect(_ context.Context, app *App, o draftsCollectOpts) error {
 	if len(skipped) > 0 {
 		summary += " (skipped: " + strings.Join(skipped, ", ") + ")"
 	}
-	fmt.Fprintf(app.IO.Err, "kk: %s; %d entr(ies) aggregated\n", summary, len(res.Items))
+	app.notef("%s; %d entr(ies) aggregated", summary, len(res.Items))
 	for _, b := range res.Batches {
 		if !b.Valid {
 			app.warnf("batch %s (%s) skipped: %s", b.N, b.File, b.Reason)

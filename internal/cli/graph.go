@@ -103,12 +103,29 @@ func printGraph(app *App, resp graph.Response, human func(w io.Writer, data any)
 			fmt.Fprintf(app.IO.Err, "kk: %s: %s\n", e.Code, e.Message)
 			return &SilentError{Code: ExitFailure}
 		}
-		return fmt.Errorf("%s: %s", e.Code, e.Message)
+		return fmt.Errorf("%s: %s%s", e.Code, e.Message, graphNextStep(e))
 	}
 	if !app.JSON {
 		human(app.IO.Out, resp.Data)
 	}
 	return nil
+}
+
+// graphNextStep is what to do after a failed graph operation, by its
+// code, unless its message already names a kk command.
+func graphNextStep(e *graph.Error) string {
+	if strings.Contains(e.Message, "kk ") {
+		return ""
+	}
+	switch e.Code {
+	case graph.CodeNotFound:
+		return "; `kk search <words>` or `kk node list` finds ids"
+	case graph.CodeConflict:
+		return "; read the entity again (`kk read <id>`) and retry with its current version"
+	case graph.CodeInternal:
+		return "; `kk doctor` checks the knowledge base"
+	}
+	return ""
 }
 
 // kindOf is the entity type of an id: --type when given, else molecule for

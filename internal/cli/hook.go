@@ -56,9 +56,10 @@ harness process it starts — hooks do nothing.`
 func newHookCmd(app *App) *cobra.Command {
 	var o hookOpts
 	cmd := &cobra.Command{
-		Use:   "hook <event> --harness <id>",
-		Short: "Run a harness hook (called by the hook configuration kk init writes)",
-		Long:  hookLong,
+		Use:         "hook <event> --harness <id>",
+		Annotations: map[string]string{noJSON: "what the harness expects from a hook"},
+		Short:       "Run a harness hook (called by the hook configuration kk init writes)",
+		Long:        hookLong,
 		Example: `  echo '{"session_id":"…","cwd":"'"$PWD"'"}' | kk hook session-start --harness claude
   kk hook capture --harness codex < stop-payload.json`,
 		Args: cobra.ArbitraryArgs,
@@ -71,6 +72,9 @@ func newHookCmd(app *App) *cobra.Command {
 				o.event = args[0]
 			default:
 				o.event = args[0]
+			}
+			if app.JSON {
+				o.problem = "bad flags: --json: kk hook prints no data, so it has no --json"
 			}
 			return runHook(cmd.Context(), app, o)
 		},

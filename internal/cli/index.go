@@ -82,11 +82,11 @@ func runIndexRebuild(ctx context.Context, app *App, o indexRebuildOpts) error {
 		case o.check && stale:
 			fmt.Fprintf(app.IO.Err, "kk: %d generated file(s) are out of date; run `kk index rebuild` and commit the result\n", len(res.Changed)+len(res.Removed))
 		case o.check:
-			fmt.Fprintf(app.IO.Err, "kk: index is up to date (%d node(s), %d folder(s))\n", res.NodeCount, res.Folders)
+			app.notef("index is up to date (%d node(s), %d folder(s))", res.NodeCount, res.Folders)
 		case !stale:
-			fmt.Fprintf(app.IO.Err, "kk: nothing to do; index is up to date (%d node(s))\n", res.NodeCount)
+			app.notef("nothing to do; index is up to date (%d node(s))", res.NodeCount)
 		default:
-			fmt.Fprintf(app.IO.Err, "kk: regenerated %d file(s) from %d node(s)\n", len(res.Changed)+len(res.Removed), res.NodeCount)
+			app.notef("regenerated %d file(s) from %d node(s)", len(res.Changed)+len(res.Removed), res.NodeCount)
 		}
 		if len(res.MissingSummaries) > 0 && !o.check {
 			app.warnf("%d folder(s) have no summary in FOLDER_SUMMARIES.md: %s", len(res.MissingSummaries), listSome(res.MissingSummaries, 5))

@@ -194,7 +194,7 @@ func runInit(ctx context.Context, app *App, o initOpts) error {
 	for _, w := range out.Warnings {
 		app.warnf("%s", w)
 	}
-	if gitHooksNote != "" {
+	if gitHooksNote != "" && !app.Quiet {
 		fmt.Fprintln(app.IO.Err, gitHooksNote)
 	}
 	if out.Unchanged && installErr == nil {
@@ -213,6 +213,7 @@ func runInit(ctx context.Context, app *App, o initOpts) error {
 		return installErr
 	}
 	switch {
+	case app.Quiet:
 	case len(named) > 0:
 		fmt.Fprintln(app.IO.Err, "Next: commit .ai/kenkeep, .kkignore, AGENTS.md and the harness files listed above; `kk doctor` checks each harness (some ask you to trust new hooks once).")
 	case !o.upgrade:

@@ -25,6 +25,9 @@ type launchOpts struct {
 	from    string // kk bootstrap --from
 }
 
+// launchNoJSON is what a launcher prints instead of data.
+const launchNoJSON = "the coding agent's own output"
+
 const launchLong = `
 
 The harness is --harness, else the one this command runs inside (detected
@@ -37,8 +40,9 @@ out of its way; kk exits with the agent's exit status.`
 func newCurateCmd(app *App) *cobra.Command {
 	o := launchOpts{skill: "kk-curate"}
 	cmd := &cobra.Command{
-		Use:   "curate",
-		Short: "Run the kk-curate skill in a coding agent",
+		Use:         "curate",
+		Annotations: map[string]string{noJSON: launchNoJSON},
+		Short:       "Run the kk-curate skill in a coding agent",
 		Long: `Run /kk-curate headless in a coding agent: it turns the session logs
 waiting in .ai/kenkeep/_sessions into reviewed knowledge nodes.` + launchLong,
 		Example: `  kk curate
@@ -55,8 +59,9 @@ waiting in .ai/kenkeep/_sessions into reviewed knowledge nodes.` + launchLong,
 func newBootstrapCmd(app *App) *cobra.Command {
 	o := launchOpts{skill: "kk-bootstrap"}
 	cmd := &cobra.Command{
-		Use:   "bootstrap",
-		Short: "Run the kk-bootstrap skill in a coding agent",
+		Use:         "bootstrap",
+		Annotations: map[string]string{noJSON: launchNoJSON},
+		Short:       "Run the kk-bootstrap skill in a coding agent",
 		Long: `Run /kk-bootstrap headless in a coding agent: it seeds the knowledge base
 from the repository's markdown documents. --from limits it to one folder
 (relative to the repository root), which keeps a large documentation tree
@@ -79,8 +84,9 @@ within the agent's context.` + launchLong,
 func newNodeAddCmd(app *App) *cobra.Command {
 	o := launchOpts{skill: "kk-add"}
 	cmd := &cobra.Command{
-		Use:   "add",
-		Short: "Run the kk-add skill in a coding agent",
+		Use:         "add",
+		Annotations: map[string]string{noJSON: launchNoJSON},
+		Short:       "Run the kk-add skill in a coding agent",
 		Long: `Run /kk-add in a coding agent: it asks for one piece of knowledge and
 records it as a node with kk node write.` + launchLong,
 		Example: `  kk node add --harness cursor`,

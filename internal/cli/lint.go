@@ -103,7 +103,7 @@ func printLint(app *App, rep *checks.LintReport, verbose bool) {
 	}
 	switch {
 	case rep.Errors == 0 && rep.Findings == 0:
-		fmt.Fprintln(app.IO.Err, "kk: lint found no problems")
+		app.notef("lint found no problems")
 	case rep.Findings > 0 && !verbose:
 		fmt.Fprintf(app.IO.Err, "kk: lint found %d error(s) and %d finding(s); --verbose lists the findings\n", rep.Errors, rep.Findings)
 	default:

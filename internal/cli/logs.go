@@ -75,11 +75,11 @@ func runLogsPrune(_ context.Context, app *App, o logsPruneOpts) error {
 		}
 		switch {
 		case len(rep.Removed) == 0 && len(rep.Failed) == 0:
-			fmt.Fprintf(app.IO.Err, "kk: nothing to prune: no run log is older than %d day(s) (%d kept)\n", rep.RetentionDays, rep.Kept)
+			app.notef("nothing to prune: no run log is older than %d day(s) (%d kept)", rep.RetentionDays, rep.Kept)
 		case o.dryRun:
-			fmt.Fprintf(app.IO.Err, "kk: would prune %d file(s) older than %d day(s); %d kept\n", len(rep.Removed), rep.RetentionDays, rep.Kept)
+			app.notef("would prune %d file(s) older than %d day(s); %d kept", len(rep.Removed), rep.RetentionDays, rep.Kept)
 		default:
-			fmt.Fprintf(app.IO.Err, "kk: pruned %d file(s) older than %d day(s); %d kept\n", len(rep.Removed), rep.RetentionDays, rep.Kept)
+			app.notef("pruned %d file(s) older than %d day(s); %d kept", len(rep.Removed), rep.RetentionDays, rep.Kept)
 		}
 	}
 	if len(rep.Failed) > 0 {

@@ -24,8 +24,9 @@ type mcpOpts struct {
 func newMCPCmd(app *App) *cobra.Command {
 	var o mcpOpts
 	cmd := &cobra.Command{
-		Use:   "mcp",
-		Short: "Serve the knowledge base to an MCP client over stdio",
+		Use:         "mcp",
+		Annotations: map[string]string{noJSON: "the MCP protocol on stdout"},
+		Short:       "Serve the knowledge base to an MCP client over stdio",
 		Long: `Run kk's MCP server over stdin and stdout (newline-delimited JSON-RPC), for
 a coding agent or editor that starts it as a subprocess. kk init
 --harnesses registers this command in each harness's MCP settings.

@@ -164,7 +164,7 @@ func runNodeWrite(ctx context.Context, app *App, o nodeWriteOpts) error {
 		return err
 	}
 	if o.noIndex {
-		fmt.Fprintln(app.IO.Err, "kk: index files not regenerated (--no-index); run `kk index rebuild` when done")
+		app.notef("index files not regenerated (--no-index); run `kk index rebuild` when done")
 	}
 	for _, ref := range res.Unknown {
 		app.warnf("%s links to %s, which is not in the tree (yet); `kk lint` reports it as a dangling edge", res.ID, ref)

@@ -147,6 +147,6 @@ func runPlaceApply(ctx context.Context, app *App, o placeApplyOpts) error {
 	for _, f := range res.Summaries {
 		fmt.Fprintf(app.IO.Out, "summary\t%s\n", f)
 	}
-	fmt.Fprintln(app.IO.Err, "kk: leaves are at schema version 2; next, run `kk migrate okf-v3`")
+	app.notef("leaves are at schema version 2; next, run `kk migrate okf-v3`")
 	return nil
 }

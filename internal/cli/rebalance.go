@@ -180,7 +180,7 @@ func runRebalanceMove(ctx context.Context, app *App, o rebalanceMoveOpts) error 
 	for _, f := range res.Summaries {
 		fmt.Fprintf(app.IO.Out, "summary\t%s\n", f)
 	}
-	fmt.Fprintf(app.IO.Err, "kk: regenerated %d index file(s)\n", len(res.IndexChanged)+len(res.IndexRemoved))
+	app.notef("regenerated %d index file(s)", len(res.IndexChanged)+len(res.IndexRemoved))
 	return nil
 }
 

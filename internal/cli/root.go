@@ -24,7 +24,8 @@ import (
 	"github.com/kk-project/kk/internal/store"
 )
 
-// Set by the release build (see .goreleaser.yaml).
+// Set by the release build (see .goreleaser.yaml); version.go falls back
+// to the build information Go embeds.
 var (
 	version = "dev"
 	commit  = ""
@@ -48,18 +49,23 @@ type IO struct {
 	Err    io.Writer
 	InTTY  bool
 	OutTTY bool
+	ErrTTY bool // progress and colour on stderr only when set
 }
 
 // App is what every command gets: streams, global flags and seams for tests.
 type App struct {
 	IO     IO
 	Root   string // --root or KK_ROOT; empty means search upwards
-	JSON   bool   // --json
+	JSON   bool   // --json, on the commands that print data (ux.go)
+	Quiet  bool   // --quiet: no progress, warnings or notes on stderr
 	Now    func() time.Time
 	Getenv func(string) string
 	Getwd  func() (string, error)
 	// Command is the command line, recorded in the writer lock.
 	Command string
+	// usageHelp is the help command a usage error points to ("kk node
+	// write --help"); empty for the root's.
+	usageHelp string
 	// Harnesses are the harness adapters kk knows (all.Registry(); tests
 	// swap in fakes through newHarnessRegistry).
 	Harnesses *harness.Registry
@@ -100,6 +106,7 @@ func Main() int {
 		In: os.Stdin, Out: os.Stdout, Err: os.Stderr,
 		InTTY:  isatty.IsTerminal(os.Stdin.Fd()) || isatty.IsCygwinTerminal(os.Stdin.Fd()),
 		OutTTY: isatty.IsTerminal(os.Stdout.Fd()) || isatty.IsCygwinTerminal(os.Stdout.Fd()),
+		ErrTTY: isatty.IsTerminal(os.Stderr.Fd()) || isatty.IsCygwinTerminal(os.Stderr.Fd()),
 	}
 	if path := os.Getenv("KK_CPUPROFILE"); path != "" {
 		// For measuring kk itself; see docs/benchmarks.md.
@@ -121,7 +128,10 @@ func Run(ctx context.Context, args []string, streams IO, getenv func(string) str
 	root.SetIn(streams.In)
 	root.SetOut(streams.Out)
 	root.SetErr(streams.Err)
-	err := root.ExecuteContext(ctx)
+	cmd, err := root.ExecuteContextC(ctx)
+	if cmd != nil && cmd != root {
+		app.usageHelp = cmd.CommandPath() + " --help"
+	}
 	if err != nil && !app.JSON {
 		// Cobra may fail before it parses flags (an unknown command); the
 		// error should still come as JSON when --json was asked for.
@@ -167,9 +177,13 @@ func (a *App) exitCode(err error) int {
 		a.writeJSON(a.IO.Err, map[string]any{"schema_version": JSONSchemaVersion, "error": map[string]any{"kind": kind, "message": err.Error(), "exit_code": code}})
 		return code
 	}
-	fmt.Fprintf(a.IO.Err, "kk: %s\n", err)
+	fmt.Fprintf(a.IO.Err, "%s %s\n", a.stderrStyle().red("kk:"), err)
 	if code == ExitUsage {
-		fmt.Fprintln(a.IO.Err, "Run 'kk --help' or 'kk <command> --help' for usage.")
+		help := a.usageHelp
+		if help == "" {
+			help = "kk --help"
+		}
+		fmt.Fprintf(a.IO.Err, "Run '%s' for usage.\n", help)
 	}
 	return code
 }
@@ -210,12 +224,17 @@ func newRootCmd(app *App) *cobra.Command {
 			if app.Root == "" {
 				app.Root = app.Getenv("KK_ROOT")
 			}
+			if err := app.refuseJSON(cmd); err != nil {
+				return err
+			}
+			app.startProgress(cmd)
 			return nil
 		},
 	}
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error { return &UsageError{Msg: err.Error()} })
 	root.PersistentFlags().StringVar(&app.Root, "root", "", "repository folder holding .ai/kenkeep (default: search upwards; env KK_ROOT)")
-	root.PersistentFlags().BoolVar(&app.JSON, "json", false, "print machine-readable JSON")
+	jsonFlag(root, app)
+	root.PersistentFlags().BoolVarP(&app.Quiet, "quiet", "q", false, "print no progress, warnings or notes on stderr (errors still are)")
 	root.SetVersionTemplate("kk {{.Version}}\n")
 	for _, c := range []*cobra.Command{
 		newInitCmd(app),
@@ -236,22 +255,13 @@ func newRootCmd(app *App) *cobra.Command {
 		newSyncCmd(app), newSearchCmd(app), newReadCmd(app), newEntryCmd(app), newQueryCmd(app), newUpsertCmd(app), newDeleteCmd(app), newCheckCmd(app), newGCCmd(app), newCompactCmd(app),
 		newGraphCmd(app), newContextCmd(app), newChangelogCmd(app),
 		newMCPCmd(app), newClientCmd(app),
+		newVersionCmd(app), newCompletionCmd(app),
 	} {
 		root.AddCommand(c)
 	}
+	addJSONFlags(root, app)
+	addCompletions(root, app)
 	return root
-}
-
-func versionString() string {
-	v := version
-	if commit != "" {
-		v += " (" + commit
-		if date != "" {
-			v += ", " + date
-		}
-		v += ")"
-	}
-	return v
 }
 
 // KB returns the knowledge base the command works on.
@@ -285,5 +295,8 @@ func (a *App) printJSON(v any) error {
 
 // warnf prints a warning to stderr.
 func (a *App) warnf(format string, args ...any) {
-	fmt.Fprintf(a.IO.Err, "kk: warning: "+format+"\n", args...)
+	if a.Quiet {
+		return
+	}
+	fmt.Fprintf(a.IO.Err, a.stderrStyle().yellow("kk: warning:")+" "+format+"\n", args...)
 }

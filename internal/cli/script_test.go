@@ -1,12 +1,20 @@
 package cli
 
 import (
+	"bytes"
 	"flag"
+	"io"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 
+	"github.com/creack/pty"
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/kk-project/kk/internal/benchtree"
 )
 
 var update = flag.Bool("update", false, "update testscript golden output in place")
@@ -44,6 +52,18 @@ func TestScripts(t *testing.T) {
 				}
 				ts.Check(os.WriteFile(ts.MkAbs(args[0]), data, 0o644))
 			},
+			// gentree <leaves>: write a knowledge base of that many
+			// generated leaves in the working folder.
+			"gentree": func(ts *testscript.TestScript, neg bool, args []string) {
+				if neg || len(args) != 1 {
+					ts.Fatalf("usage: gentree <leaves>")
+				}
+				n, err := strconv.Atoi(args[0])
+				ts.Check(err)
+				_, err = benchtree.Generate(ts.MkAbs("."), benchtree.Options{Nodes: n, Seed: 1})
+				ts.Check(err)
+			},
+			"pty": ptyCmd,
 		},
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("KK_ROOT", "")
@@ -59,4 +79,59 @@ func TestScripts(t *testing.T) {
 			return nil
 		},
 	})
+}
+
+// ptyCmd is the script command "pty <program> [args...]": it runs the
+// program (from the script's PATH, in the script's folder) with stderr on
+// a pseudo-terminal and stdout on a pipe, as an interactive shell whose
+// output is piped would. What the terminal received becomes the command's
+// stderr, the pipe's bytes its stdout. The environment is the test
+// process's, with the script's values of the variables kk reads.
+func ptyCmd(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) == 0 {
+		ts.Fatalf("usage: pty <program> [args...]")
+	}
+	prog := args[0]
+	for _, dir := range filepath.SplitList(ts.Getenv("PATH")) {
+		if p := filepath.Join(dir, args[0]); fileExists(p) {
+			prog = p
+			break
+		}
+	}
+	cmd := exec.Command(prog, args[1:]...)
+	cmd.Dir = ts.MkAbs(".")
+	cmd.Env = os.Environ()
+	for _, key := range []string{"PATH", "HOME", "TMPDIR", "KK_ROOT", "NO_COLOR", "TERM", "KK_GIT_HOOKS", "GIT_CONFIG_NOSYSTEM",
+		"GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL"} {
+		cmd.Env = append(cmd.Env, key+"="+ts.Getenv(key))
+	}
+	ptmx, tty, err := pty.Open()
+	ts.Check(err)
+	defer ptmx.Close()
+	var stdout bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, tty
+	ts.Check(cmd.Start())
+	tty.Close() // the child holds it now; reading ends when the child exits
+	var term bytes.Buffer
+	copied := make(chan struct{})
+	go func() {
+		io.Copy(&term, ptmx) // ends with EIO once no process holds the terminal
+		close(copied)
+	}()
+	err = cmd.Wait()
+	<-copied
+	ts.Stdout().Write(stdout.Bytes())
+	// The terminal turns "\n" into "\r\n"; scripts match lines as written.
+	ts.Stderr().Write([]byte(strings.ReplaceAll(term.String(), "\r\n", "\n")))
+	if err != nil && !neg {
+		ts.Fatalf("%s: %v", strings.Join(args, " "), err)
+	}
+	if err == nil && neg {
+		ts.Fatalf("%s: unexpected success", strings.Join(args, " "))
+	}
+}
+
+func fileExists(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && !fi.IsDir()
 }

@@ -23,6 +23,7 @@ import (
 
 	"github.com/kk-project/kk/internal/gitx"
 	"github.com/kk-project/kk/internal/store"
+	"github.com/kk-project/kk/internal/progress"
 )
 
 // Doc is one candidate documentation file.
@@ -127,7 +128,9 @@ func Find(ctx context.Context, root string, opts Options) (*Result, error) {
 		files, err = gitFiles(ctx, root, kkignore)
 	} else {
 		res.Source = "walk"
-		files, err = walkFiles(root, kkignore)
+		task := progress.Start(ctx, "finddocs: documents found", 0)
+		files, err = walkFiles(root, kkignore, task)
+		task.Done()
 	}
 	if err != nil {
 		return nil, err
@@ -246,7 +249,7 @@ func ignoredByDirs(rel string, ig *Ignore, cache map[string]bool) bool {
 
 // walkFiles walks the tree outside git, honouring the root .gitignore and
 // .kkignore; ignored folders are not entered.
-func walkFiles(root string, kkignore *Ignore) ([]string, error) {
+func walkFiles(root string, kkignore *Ignore, task *progress.Task) ([]string, error) {
 	gitignore, err := readIgnore(root, ".gitignore")
 	if err != nil {
 		return nil, err
@@ -276,6 +279,7 @@ func walkFiles(root string, kkignore *Ignore) ([]string, error) {
 			return nil
 		}
 		out = append(out, rel)
+		task.Add(1)
 		return nil
 	})
 	if err != nil {
@@ -289,12 +293,15 @@ func hashDocs(ctx context.Context, root string, docs []Doc) error {
 	workers := min(len(docs), 2*runtime.GOMAXPROCS(0))
 	next := make(chan int)
 	errs := make([]error, len(docs))
+	task := progress.Start(ctx, "finddocs: hashing documents", len(docs))
+	defer task.Done()
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Go(func() {
 			buf := make([]byte, 64<<10)
 			for i := range next {
 				docs[i].SHA256, errs[i] = hashFile(filepath.Join(root, filepath.FromSlash(docs[i].Path)), buf)
+				task.Add(1)
 			}
 		})
 	}

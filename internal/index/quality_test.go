@@ -16,6 +16,7 @@ import (
 
 // drupalPack is the kenkeep v2 pack used as the retrieval-quality corpus;
 // shared/ sits beside the repository.
+// © 2026 Mateu Aguiló Bosch, MIT licence (its LICENSE file is in that folder).
 const drupalPack = "../../../shared/fixtures/kenkeep-pack-drupal"
 
 // golden maps a query, phrased as a developer would ask it (not the

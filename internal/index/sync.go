@@ -18,6 +18,7 @@ import (
 
 	"github.com/kk-project/kk/internal/node"
 	"github.com/kk-project/kk/internal/store"
+	"github.com/kk-project/kk/internal/progress"
 	"github.com/kk-project/kk/internal/workpool"
 )
 
@@ -184,7 +185,9 @@ func (db *DB) SyncWith(ctx context.Context, nodesDir string, ex *Extraction) (St
 			stored[d.f.rel] = s
 		}
 	}
+	reading := progress.Start(ctx, "index: reading leaves", len(work))
 	workpool.Run(0, len(work), func(i int) {
+		defer reading.Add(1)
 		d := work[i]
 		src, err := os.ReadFile(d.f.abs)
 		if err != nil {
@@ -199,6 +202,7 @@ func (db *DB) SyncWith(ctx context.Context, nodesDir string, ex *Extraction) (St
 		}
 		d.n, d.err = node.Parse(d.f.rel, src)
 	})
+	reading.Done()
 	w := newWriter(ctx, tx)
 	// Many changes at once (a first sync, a big checkout): the full-text
 	// table is rebuilt in one pass at the end instead of row by row, which
@@ -210,7 +214,10 @@ func (db *DB) SyncWith(ctx context.Context, nodesDir string, ex *Extraction) (St
 		}
 	}
 	defer w.close()
+	writing := progress.Start(ctx, "index: writing rows", len(work))
+	defer writing.Done()
 	for _, d := range work {
+		writing.Add(1)
 		s, had := stored[d.f.rel]
 		switch {
 		case d.err != nil:

@@ -16,6 +16,7 @@ import (
 	"github.com/kk-project/kk/internal/atomicfile"
 	"github.com/kk-project/kk/internal/frontmatter"
 	"github.com/kk-project/kk/internal/node"
+	"github.com/kk-project/kk/internal/progress"
 )
 
 // Schema migrations bring a tree written by an older kenkeep up to the leaf
@@ -230,7 +231,9 @@ func migrateOKFv3(ctx context.Context, tx *txn.Tx) (*MigrateResult, error) {
 	if _, err := k.LoadConfig(); err != nil {
 		return nil, err
 	}
-	t, err := k.ReadTree(store.LoadOptions{NoSave: true})
+	task := progress.Start(ctx, "migrate: reading leaves", 0)
+	t, err := k.ReadTree(store.LoadOptions{NoSave: true, Progress: task})
+	task.Done()
 	if err != nil {
 		return nil, err
 	}

@@ -26,6 +26,7 @@ import (
 
 // drupalPack is kenkeep's published Drupal pack (schema version 2), kept
 // beside the repository in shared/fixtures.
+// © 2026 Mateu Aguiló Bosch, MIT licence (its LICENSE file is in that folder).
 const drupalPack = "../../../shared/fixtures/kenkeep-pack-drupal"
 
 // migInit creates an initialised knowledge base in a temporary folder.

@@ -19,6 +19,7 @@ import (
 	"github.com/kk-project/kk/internal/atomicfile"
 	"github.com/kk-project/kk/internal/contracts"
 	"github.com/kk-project/kk/internal/node"
+	"github.com/kk-project/kk/internal/progress"
 )
 
 // Rebalance thresholds (kenkeep's, unchanged). The gap between the merge
@@ -287,6 +288,7 @@ type rbLeaf struct {
 // is found before the first file is touched.
 type rbSim struct {
 	k         *store.KB
+	progress  *progress.Task // the rendering of fileChanges (nil: none)
 	byID      map[string]*rbLeaf
 	byPath    map[string]*rbLeaf
 	below     map[string]int  // folder -> leaves at any depth below it
@@ -763,7 +765,9 @@ func applyRebalance(tx *txn.Tx, plan contracts.RebalancePlan) (*RebalanceResult,
 	if len(s.problems) > 0 {
 		return nil, &MovePlanError{Plan: "rebalance plan", Problems: s.problems}
 	}
+	s.progress = progress.Start(tx.Context(), "rebalance: rendering leaves", 0)
 	changes, relinked, err := s.fileChanges()
+	s.progress.Done()
 	if err != nil {
 		return nil, err
 	}
@@ -872,7 +876,9 @@ func (s *rbSim) fileChanges() ([]moveChange, []string, error) {
 	slices.SortFunc(pending, func(a, b *rbLeaf) int { return store.LocaleCompare(a.path, b.path) })
 	out := make([]moveChange, len(pending))
 	errs := make([]error, len(pending))
+	s.progress.SetTotal(len(pending))
 	store.Parallel(len(pending), func(i int) {
+		defer s.progress.Add(1)
 		l := pending[i]
 		n := l.child
 		var orig []byte

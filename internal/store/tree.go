@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/kk-project/kk/internal/node"
+	"github.com/kk-project/kk/internal/progress"
 	"github.com/kk-project/kk/internal/workpool"
 )
 
@@ -118,6 +119,9 @@ type LoadOptions struct {
 	// NoSave leaves the cache file alone (for commands that promise to
 	// write nothing).
 	NoSave bool
+	// Progress, when not nil, counts the leaves parsed (those the cache
+	// does not have).
+	Progress *progress.Task
 }
 
 type LeafFile struct {
@@ -152,7 +156,9 @@ func (k *KB) ReadTree(opts LoadOptions) (*Tree, error) {
 		}
 		fresh = append(fresh, i)
 	}
+	opts.Progress.SetTotal(len(fresh))
 	Parallel(len(fresh), func(j int) {
+		defer opts.Progress.Add(1)
 		i := fresh[j]
 		leaves[i], hashes[i], errs[i] = readLeaf(files[i])
 		if leaves[i] != nil {

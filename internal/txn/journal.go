@@ -3,6 +3,7 @@ package txn
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/kk-project/kk/internal/atomicfile"
 	"github.com/kk-project/kk/internal/lock"
+	"github.com/kk-project/kk/internal/progress"
 	"github.com/kk-project/kk/internal/store"
 )
 
@@ -153,15 +155,18 @@ const writeConcurrency = 8
 
 // apply makes the changes: every write first (several at once), then every
 // removal, pruning the folders a removal empties.
-func apply(k *store.KB, changes []change) error {
+func apply(ctx context.Context, k *store.KB, changes []change) error {
 	var writes []change
 	for _, c := range changes {
 		if !c.Remove {
 			writes = append(writes, c)
 		}
 	}
+	task := progress.Start(ctx, "writing files", len(writes))
+	defer task.Done()
 	errs := make([]error, len(writes))
 	store.ParallelN(writeConcurrency, len(writes), func(i int) {
+		defer task.Add(1)
 		abs := filepath.Join(k.Dir, filepath.FromSlash(writes[i].Path))
 		if f := InjectWriteFault; f != nil {
 			if errs[i] = f(writes[i].Path); errs[i] != nil {

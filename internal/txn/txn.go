@@ -46,6 +46,7 @@ import (
 	"github.com/kk-project/kk/internal/indexfiles"
 	"github.com/kk-project/kk/internal/lock"
 	"github.com/kk-project/kk/internal/node"
+	"github.com/kk-project/kk/internal/progress"
 	"github.com/kk-project/kk/internal/store"
 )
 
@@ -207,7 +208,9 @@ func (tx *Tx) Tree() (*store.Tree, error) {
 	if tx.tree != nil {
 		return tx.tree, nil
 	}
-	t, err := tx.k.ReadTree(store.LoadOptions{})
+	task := progress.Start(tx.ctx, "reading leaves", 0)
+	t, err := tx.k.ReadTree(store.LoadOptions{Progress: task})
+	task.Done()
 	if err != nil {
 		return nil, err
 	}
@@ -797,7 +800,7 @@ func (tx *Tx) commit() (*Result, error) {
 		}
 		return nil, cause
 	}
-	if err := apply(tx.k, changes); err != nil {
+	if err := apply(tx.ctx, tx.k, changes); err != nil {
 		return fail(err)
 	}
 	if testHook != nil {
