@@ -11,9 +11,9 @@ import (
 	"github.com/kk-project/kk/internal/graph"
 	"github.com/kk-project/kk/internal/harness"
 	"github.com/kk-project/kk/internal/install"
-	"github.com/kk-project/kk/internal/store"
 	"github.com/kk-project/kk/internal/node"
 	"github.com/kk-project/kk/internal/schema"
+	"github.com/kk-project/kk/internal/store"
 )
 
 const completionLong = `Print the script that makes SHELL complete kk's commands and flags, and

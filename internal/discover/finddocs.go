@@ -22,8 +22,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/kk-project/kk/internal/gitx"
-	"github.com/kk-project/kk/internal/store"
 	"github.com/kk-project/kk/internal/progress"
+	"github.com/kk-project/kk/internal/store"
 )
 
 // Doc is one candidate documentation file.

@@ -17,8 +17,8 @@ import (
 	"time"
 
 	"github.com/kk-project/kk/internal/node"
-	"github.com/kk-project/kk/internal/store"
 	"github.com/kk-project/kk/internal/progress"
+	"github.com/kk-project/kk/internal/store"
 	"github.com/kk-project/kk/internal/workpool"
 )
 
