@@ -22,6 +22,7 @@ import (
 	"github.com/kk-project/kk/internal/httpapi"
 	"github.com/kk-project/kk/internal/lock"
 	"github.com/kk-project/kk/internal/store"
+	"github.com/kk-project/kk/internal/txn"
 )
 
 // Set by the release build (see .goreleaser.yaml); version.go falls back
@@ -252,7 +253,7 @@ func newRootCmd(app *App) *cobra.Command {
 		newPackCmd(app),
 		newHookCmd(app),
 		newUninstallCmd(app), newCurateCmd(app), newBootstrapCmd(app), newPromptCmd(app),
-		newSyncCmd(app), newSearchCmd(app), newReadCmd(app), newEntryCmd(app), newQueryCmd(app), newUpsertCmd(app), newDeleteCmd(app), newCheckCmd(app), newGCCmd(app), newCompactCmd(app),
+		newSyncCmd(app), newSearchCmd(app), newReadCmd(app), newEntryCmd(app), newQueryCmd(app), newUpsertCmd(app), newDeleteCmd(app), newCheckCmd(app), newGCCmd(app), newCompactCmd(app), newAuditCmd(app),
 		newGraphCmd(app), newContextCmd(app), newChangelogCmd(app),
 		newMCPCmd(app), newClientCmd(app),
 		newVersionCmd(app), newCompletionCmd(app),
@@ -266,6 +267,19 @@ func newRootCmd(app *App) *cobra.Command {
 
 // KB returns the knowledge base the command works on.
 func (a *App) KB() (*store.KB, error) {
+	k, err := a.findKB()
+	if err != nil {
+		return nil, err
+	}
+	// A changeset a killed writer left half-applied is rolled back before
+	// any command reads the tree.
+	if _, err := txn.Recover(k); err != nil {
+		return nil, err
+	}
+	return k, nil
+}
+
+func (a *App) findKB() (*store.KB, error) {
 	if a.Root != "" {
 		k := store.New(a.Root)
 		if fi, err := os.Stat(k.Dir); err != nil || !fi.IsDir() {

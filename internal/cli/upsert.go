@@ -31,13 +31,15 @@ test, adr, flag, event, symbol) and typed edges is checked whole — shape,
 bounds, edge endpoint types, and that every edge's ends exist in the
 changeset, the tree or the index — and then applied all-or-nothing under
 the writer lock. New entities become leaves in nodes/<type folder>/ (for
-example nodes/requirements/req-7.md); edges go into their source entity's
+example nodes/requirements/REQ-7.md); edges go into their source entity's
 kk_edges with created_at and created_by stamped. Every changeset appends a
 record to the branch's audit log (.ai/kenkeep/.state/branches/<branch>/audit.jsonl).
 
 The flags describe one entity (--type and --id, plus the fields to set) and
 any number of --edge TYPE:FROM:TO; --input <file|-> takes the whole kb_upsert
-parameter object instead. Ids are normalised: REQ-7 with --type req is req-7.
+parameter object instead. An entity keeps the id it is given (REQ-7 stays
+REQ-7, in nodes/requirements/REQ-7.md); ids are compared without regard to
+case, so an edge to req-7 reaches REQ-7.
 
 A failed changeset exits 1 with "kk: <CODE>: <message>" (VALIDATION_ERROR,
 NOT_FOUND, CONFLICT, INVARIANT_VIOLATION) and writes nothing.`,

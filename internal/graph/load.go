@@ -67,6 +67,11 @@ var RecheckWithin = time.Second
 
 // syncForRead brings the index up to date for a read.
 func syncForRead(ctx context.Context, k *store.KB, db *index.DB) (index.Stats, error) {
+	// A changeset a killed writer left half-applied is rolled back first,
+	// so that no read sees it.
+	if _, err := txn.Recover(k); err != nil {
+		return index.Stats{}, err
+	}
 	ex, err := index.ExtractionFor(k)
 	if err != nil {
 		return index.Stats{}, err

@@ -265,18 +265,24 @@ func (g *Graph) get(ctx context.Context, kind, id string, o viewOpts) (any, erro
 		if !ok {
 			return nil, notFound(kind, id)
 		}
+		// The version is the index's (see index effective versions); the
+		// rest is read fresh from the leaf.
+		version := a.Version
 		if _, err := g.fresh(id); err != nil {
 			return nil, err
 		}
+		a.Version = max(a.Version, version)
 		return g.atomView(a, o), nil
 	}
 	m, ok := g.Molecules[store.IDKey(id)]
 	if !ok {
 		return nil, notFound(kind, id)
 	}
+	version := m.Version
 	if _, err := g.fresh(id); err != nil {
 		return nil, err
 	}
+	m.Version = max(m.Version, version)
 	var ents []*Entity
 	for _, a := range g.MemberAtoms(id) {
 		ents = append(ents, &a.Entity)

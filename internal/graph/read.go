@@ -91,7 +91,7 @@ func readNode(ctx context.Context, k *store.KB, p ReadParams) (*NodeView, error)
 		return nil, invalid("id", "give id or path, not both")
 	case p.ID != "":
 		if n := cachedLeaf(k, p.ID); n != nil {
-			return viewNode(n, p.IncludeChangelog == nil || *p.IncludeChangelog, limit)
+			return viewWithVersion(ctx, k, n, p.IncludeChangelog == nil || *p.IncludeChangelog, limit)
 		}
 		t, err := k.ReadTree(store.LoadOptions{})
 		if err != nil {
@@ -118,7 +118,33 @@ func readNode(ctx context.Context, k *store.KB, p ReadParams) (*NodeView, error)
 	if err != nil {
 		return nil, err
 	}
-	return viewNode(n, p.IncludeChangelog == nil || *p.IncludeChangelog, limit)
+	return viewWithVersion(ctx, k, n, p.IncludeChangelog == nil || *p.IncludeChangelog, limit)
+}
+
+// viewWithVersion is viewNode with the version the branch index records
+// for the leaf: its kk_version, or one more when it changed outside kk
+// (an editor, a git pull) without raising it. That is the version a write
+// must name.
+func viewWithVersion(ctx context.Context, k *store.KB, n *node.Node, withLog bool, limit int) (*NodeView, error) {
+	v, err := viewNode(n, withLog, limit)
+	if err != nil {
+		return nil, err
+	}
+	db, err := branchIndex(ctx, k)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := syncForRead(ctx, k, db); err != nil {
+		return nil, err
+	}
+	vs, err := db.Versions(ctx, []string{n.Path})
+	if err != nil {
+		return nil, err
+	}
+	if iv, ok := vs[n.Path]; ok {
+		v.Version = iv
+	}
+	return v, nil
 }
 
 // leafPaths remembers, per knowledge base root, where each id's leaf was
@@ -135,7 +161,7 @@ type pathHints struct {
 func rememberPaths(k *store.KB, t *store.Tree) {
 	h := &pathHints{paths: make(map[string]string, len(t.Leaves))}
 	for _, n := range t.Leaves {
-		h.paths[n.ID] = n.Path
+		h.paths[store.IDKey(n.ID)] = n.Path
 	}
 	leafPaths.Store(k.Root, h)
 }
@@ -148,12 +174,12 @@ func cachedLeaf(k *store.KB, id string) *node.Node {
 		return nil
 	}
 	h := v.(*pathHints)
-	rel, ok := h.paths[id]
+	rel, ok := h.paths[store.IDKey(id)]
 	if !ok {
 		return nil
 	}
 	n, err := k.ReadLeaf(rel)
-	if err != nil || n.ID != id {
+	if err != nil || store.IDKey(n.ID) != store.IDKey(id) {
 		return nil
 	}
 	return n

@@ -351,3 +351,41 @@ func callRaw(cs *mcp.ClientSession, name string, args any) map[string]any {
 	}
 	return env
 }
+
+// TestReadAfterCLIWrite runs `kk mcp` and, beside it, `kk node write` and
+// `kk upsert` as separate processes: an MCP read made right after each
+// write sees it (the write's transaction syncs the index, and the server
+// notices the index's new generation on its next read), with the version
+// the write left.
+func TestReadAfterCLIWrite(t *testing.T) {
+	k := newKB(t)
+	cs := connectBinary(t, k)
+	// The server reads once first, so that its view of the tree is warm.
+	wantCode(t, call(t, cs, "kk_read", map[string]any{"id": "practice-fresh"}), graph.CodeNotFound)
+	kk := func(stdin string, args ...string) {
+		t.Helper()
+		cmd := exec.Command(kkBin, append([]string{"--root", k.Root}, args...)...)
+		cmd.Env = append(os.Environ(), "KK_ROOT=")
+		cmd.Stdin = strings.NewReader(stdin)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("kk %v: %v\n%s", args, err, out)
+		}
+	}
+	for i := range 3 {
+		body := fmt.Sprintf("Round %d of fresh knowledge.\n", i)
+		kk(body, "node", "write", "practice", "fresh", "--summary", fmt.Sprintf("round %d", i), "--update")
+		got := data(t, call(t, cs, "kk_read", map[string]any{"id": "practice-fresh"}))
+		if got["description"] != fmt.Sprintf("round %d", i) || got["version"] != float64(i+1) {
+			t.Fatalf("round %d: kk_read right after the write = %v", i, got)
+		}
+		hits := data(t, call(t, cs, "kk_search", map[string]any{"query": "fresh knowledge"}))
+		if b, _ := json.Marshal(hits); !strings.Contains(string(b), "practice-fresh") {
+			t.Fatalf("round %d: kk_search right after the write: %s", i, b)
+		}
+	}
+	kk("", "upsert", "--type", "req", "--id", "REQ-1", "--title", "Users log in")
+	q := data(t, call(t, cs, "kb_query", map[string]any{"id": "req-1"}))
+	if q["total"] != float64(1) {
+		t.Fatalf("kb_query right after kk upsert: %v", q)
+	}
+}
