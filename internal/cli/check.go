@@ -8,7 +8,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kk-project/kk/internal/graph"
-	"github.com/kk-project/kk/internal/store"
 )
 
 type checkOpts struct {
@@ -47,8 +46,7 @@ Rules:
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			resp, err := graphCall(ctx, app, o.input, "", nil, graph.KBCheckJSON,
-				func(k *store.KB) (graph.Response, error) { return graph.KBCheck(ctx, k, o.p), nil })
+			resp, err := opCall(ctx, app, o.input, "", nil, "kb-check", o.p, graph.KBCheck)
 			if err != nil {
 				return err
 			}

@@ -80,12 +80,9 @@ by default); this command is for people and has neither restriction.`,
 				p.Edges = append(p.Edges, graph.KBEdgeRef{Type: parts[0], From: parts[1], To: parts[2]})
 			}
 			ctx := cmd.Context()
-			resp, err := graphCall(ctx, app, o.input, "", nil,
-				func(ctx context.Context, k *store.KB, raw []byte) graph.Response {
-					return graph.KBDeleteJSON(ctx, k, raw, graph.DeleteOptions{})
-				},
-				func(k *store.KB) (graph.Response, error) {
-					return graph.KBDelete(ctx, k, p, graph.DeleteOptions{}), nil
+			resp, err := opCall(ctx, app, o.input, "", nil, "kb-delete", p,
+				func(ctx context.Context, k *store.KB, p graph.KBDeleteParams) (*graph.DeleteEntitiesResult, error) {
+					return graph.KBDelete(ctx, k, p, graph.DeleteOptions{})
 				})
 			if err != nil {
 				return err
@@ -105,6 +102,7 @@ by default); this command is for people and has neither restriction.`,
 func printDelete(w io.Writer, data any) {
 	r, ok := data.(*graph.DeleteEntitiesResult)
 	if !ok {
+		printData(w, data)
 		return
 	}
 	fmt.Fprintf(w, "%s: %d deleted, %d edge(s) removed, %d leaf(s) updated\n", r.Changeset, len(r.Deleted), r.Edges, len(r.Updated))

@@ -7,7 +7,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kk-project/kk/internal/graph"
-	"github.com/kk-project/kk/internal/store"
 )
 
 type queryOpts struct {
@@ -62,8 +61,7 @@ parameter object instead of the flags; --json prints the result envelope.`,
 				}
 			}
 			ctx := cmd.Context()
-			resp, err := graphCall(ctx, app, o.input, "", nil, graph.KBQueryJSON,
-				func(k *store.KB) (graph.Response, error) { return graph.KBQuery(ctx, k, o.p), nil })
+			resp, err := opCall(ctx, app, o.input, "", nil, "kb-query", o.p, graph.KBQuery)
 			if err != nil {
 				return err
 			}
@@ -88,6 +86,7 @@ parameter object instead of the flags; --json prints the result envelope.`,
 func printQuery(w io.Writer, data any) {
 	r, ok := data.(*graph.QueryResult)
 	if !ok {
+		printData(w, data)
 		return
 	}
 	for _, e := range r.Entities {

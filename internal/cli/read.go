@@ -8,7 +8,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kk-project/kk/internal/graph"
-	"github.com/kk-project/kk/internal/store"
 )
 
 type readOpts struct {
@@ -54,8 +53,7 @@ the way an agent does.`,
 				p.IncludeChangelog = &no
 			}
 			ctx := cmd.Context()
-			resp, err := graphCall(ctx, app, o.input, "", nil, graph.ReadNodeJSON,
-				func(k *store.KB) (graph.Response, error) { return graph.ReadNode(ctx, k, p), nil })
+			resp, err := opCall(ctx, app, o.input, "", nil, "kk-read", p, graph.ReadNode)
 			if err != nil {
 				return err
 			}
@@ -73,6 +71,7 @@ the way an agent does.`,
 func printNodeView(w io.Writer, data any) {
 	v, ok := data.(*graph.NodeView)
 	if !ok {
+		printData(w, data)
 		return
 	}
 	fmt.Fprintf(w, "%s %s v%d: %s\n", v.Type, v.ID, v.Version, v.Title)

@@ -78,8 +78,10 @@ matched words in [brackets]. Nothing found prints nothing and exits 0.`,
 func runSearch(ctx context.Context, app *App, o searchOpts) error {
 	limit := o.limit
 	p := graph.SearchParams{Query: o.text, Limit: &limit}
-	resp, err := graphCall(ctx, app, o.input, "", nil, graph.SearchNodesJSON,
-		func(k *store.KB) (graph.Response, error) { return graph.SearchNodesOn(ctx, k, o.branch, p), nil })
+	resp, err := opCall(ctx, app, o.input, "", nil, "kk-search", p,
+		func(ctx context.Context, k *store.KB, p graph.SearchParams) (*graph.SearchData, error) {
+			return graph.SearchNodesOn(ctx, k, o.branch, p)
+		})
 	if err != nil {
 		return err
 	}

@@ -10,7 +10,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kk-project/kk/internal/graph"
-	"github.com/kk-project/kk/internal/store"
 )
 
 type upsertOpts struct {
@@ -68,8 +67,7 @@ NOT_FOUND, CONFLICT, INVARIANT_VIOLATION) and writes nothing.`,
 				return err
 			}
 			ctx := cmd.Context()
-			resp, err := graphCall(ctx, app, o.input, "", nil, graph.KBUpsertJSON,
-				func(k *store.KB) (graph.Response, error) { return graph.KBUpsert(ctx, k, p), nil })
+			resp, err := opCall(ctx, app, o.input, "", nil, "kb-upsert", p, graph.KBUpsert)
 			if err != nil {
 				return err
 			}
@@ -155,6 +153,7 @@ func actor(by string) string {
 func printUpsert(w io.Writer, data any) {
 	r, ok := data.(*graph.UpsertResult)
 	if !ok {
+		printData(w, data)
 		return
 	}
 	fmt.Fprintf(w, "%s: %d created, %d updated, %d unchanged, %d edge(s) added or changed\n",

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kk-project/kk/internal/op"
 	"github.com/kk-project/kk/internal/store"
 	"github.com/kk-project/kk/internal/txn"
 )
@@ -28,9 +29,9 @@ func newKB(t *testing.T) *store.KB {
 }
 
 // run decodes raw params, runs op and returns the response re-decoded as JSON.
-func run(t *testing.T, k *store.KB, op func(context.Context, *store.KB, []byte) Response, raw string) map[string]any {
+func run(t *testing.T, k *store.KB, fn func(context.Context, *store.KB, []byte) op.Envelope, raw string) map[string]any {
 	t.Helper()
-	resp := op(context.Background(), k, []byte(raw))
+	resp := fn(context.Background(), k, []byte(raw))
 	b, err := json.Marshal(resp)
 	if err != nil {
 		t.Fatal(err)
@@ -123,7 +124,7 @@ Webhook Handlers knowledge
 
 	// update: wrong version, then right version with append
 	r := run(t, k, ManageGraphJSON, `{"operation":"update","entityType":"atom","id":"map-webhook-handlers","version":7,"knowledge":"x"}`)
-	if errCode(r) != CodeConflict || r["error"].(map[string]any)["details"].(map[string]any)["currentVersion"] != 1.0 {
+	if errCode(r) != op.CodeConflict || r["error"].(map[string]any)["details"].(map[string]any)["currentVersion"] != 1.0 {
 		t.Fatalf("conflict: %v", r)
 	}
 	up := mustOK(t, run(t, k, ManageGraphJSON, `{"operation":"update","entityType":"atom","id":"map-webhook-handlers","version":1,"knowledge":"idempotent","knowledgeMode":"append","lastTaskId":"T-2"}`))
@@ -132,10 +133,10 @@ Webhook Handlers knowledge
 		t.Fatalf("append: %q %v", up["knowledge"], up)
 	}
 	// version is required on update and delete
-	for _, op := range []string{"update", "delete"} {
-		r := run(t, k, ManageGraphJSON, fmt.Sprintf(`{"operation":%q,"entityType":"atom","id":"map-webhook-handlers"}`, op))
-		if errCode(r) != CodeValidation {
-			t.Fatalf("%s without version: %v", op, r)
+	for _, operation := range []string{"update", "delete"} {
+		r := run(t, k, ManageGraphJSON, fmt.Sprintf(`{"operation":%q,"entityType":"atom","id":"map-webhook-handlers"}`, operation))
+		if errCode(r) != op.CodeValidation {
+			t.Fatalf("%s without version: %v", operation, r)
 		}
 	}
 
@@ -151,7 +152,7 @@ Webhook Handlers knowledge
 	if _, err := os.Stat(k.NodePath("graph/molecule-payment-domain.md")); !os.IsNotExist(err) {
 		t.Fatalf("molecule leaf still there: %v", err)
 	}
-	if r := run(t, k, QueryGraphJSON, `{"operation":"get","entityType":"molecule","id":"molecule-payment-domain"}`); errCode(r) != CodeNotFound {
+	if r := run(t, k, QueryGraphJSON, `{"operation":"get","entityType":"molecule","id":"molecule-payment-domain"}`); errCode(r) != op.CodeNotFound {
 		t.Fatalf("get deleted: %v", r)
 	}
 	// the index knows the new leaves
@@ -180,7 +181,7 @@ func TestCascadeDelete(t *testing.T) {
 	if res["total"] != 1.0 {
 		t.Fatalf("left: %v", res)
 	}
-	if r := run(t, k, ManageChangelogJSON, `{"operation":"search","parentType":"atom","parentId":"map-checkout"}`); errCode(r) != CodeNotFound {
+	if r := run(t, k, ManageChangelogJSON, `{"operation":"search","parentType":"atom","parentId":"map-checkout"}`); errCode(r) != op.CodeNotFound {
 		t.Fatalf("changelog of deleted atom: %v", r)
 	}
 }

@@ -10,15 +10,16 @@ import (
 	"testing"
 
 	"github.com/kk-project/kk/internal/index"
+	"github.com/kk-project/kk/internal/op"
 	"github.com/kk-project/kk/internal/store"
 )
 
-func kbDeleteUser(ctx context.Context, k *store.KB, raw []byte) Response {
-	return KBDeleteJSON(ctx, k, raw, DeleteOptions{})
+func kbDeleteUser(ctx context.Context, k *store.KB, raw []byte) op.Envelope {
+	return kbDeleteWith(DeleteOptions{})(ctx, k, raw)
 }
 
-func kbDeleteAgent(ctx context.Context, k *store.KB, raw []byte) Response {
-	return KBDeleteJSON(ctx, k, raw, DeleteOptions{Agent: true})
+func kbDeleteAgent(ctx context.Context, k *store.KB, raw []byte) op.Envelope {
+	return kbDeleteWith(DeleteOptions{Agent: true})(ctx, k, raw)
 }
 
 // seedTrace writes a small traceability graph: a must req with a scenario
@@ -91,7 +92,7 @@ func TestUpsertCreatesLeavesAndAudit(t *testing.T) {
 			t.Errorf("updated req-7.md lacks %q:\n%s", want, src)
 		}
 	}
-	if r := run(t, k, KBUpsertJSON, `{"entities":[{"id":"req-7","type":"req","status":"draft","version":1}],"created_by":"me","source":"s"}`); errCode(r) != CodeConflict {
+	if r := run(t, k, KBUpsertJSON, `{"entities":[{"id":"req-7","type":"req","status":"draft","version":1}],"created_by":"me","source":"s"}`); errCode(r) != op.CodeConflict {
 		t.Fatalf("stale version: %v", r)
 	} else if det := r["error"].(map[string]any)["details"].(map[string]any); det["currentVersion"] != float64(2) {
 		t.Fatalf("conflict details = %v", det)
@@ -111,33 +112,33 @@ func TestUpsertBadInputWritesNothing(t *testing.T) {
 	cases := []struct {
 		name, raw, code string
 	}{
-		{"malformed json", `{"entities":[`, CodeValidation},
-		{"unknown field", `{"entities":[],"bogus":1,"created_by":"a","source":"s"}`, CodeValidation},
-		{"empty changeset", `{"created_by":"a","source":"s"}`, CodeValidation},
-		{"no created_by", `{"entities":[{"id":"x","type":"req","title":"x"}],"source":"s"}`, CodeValidation},
-		{"no source", `{"entities":[{"id":"x","type":"req","title":"x"}],"created_by":"a"}`, CodeValidation},
-		{"wrong entity type", `{"entities":[{"id":"x","type":"feature","title":"x"}],"created_by":"a","source":"s"}`, CodeValidation},
-		{"atom type", `{"entities":[{"id":"x","type":"map","title":"x"}],"created_by":"a","source":"s"}`, CodeValidation},
-		{"no title on create", `{"entities":[{"id":"new","type":"req"}],"created_by":"a","source":"s"}`, CodeValidation},
-		{"bad status", `{"entities":[{"id":"x","type":"req","title":"x","status":"done"}],"created_by":"a","source":"s"}`, CodeValidation},
-		{"oversized body", `{"entities":[{"id":"x","type":"req","title":"x","body":"` + long + `"}],"created_by":"a","source":"s"}`, CodeValidation},
-		{"long title", `{"entities":[{"id":"x","type":"req","title":"` + strings.Repeat("t", 256) + `"}],"created_by":"a","source":"s"}`, CodeValidation},
-		{"duplicate id", `{"entities":[{"id":"req-x","type":"req","title":"x"},{"id":"req-x","type":"req","title":"y"}],"created_by":"a","source":"s"}`, CodeValidation},
-		{"ids differing only in case", `{"entities":[{"id":"req-x","type":"req","title":"x"},{"id":"REQ-X","type":"req","title":"y"}],"created_by":"a","source":"s"}`, CodeValidation},
-		{"id with a space", `{"entities":[{"id":"REQ 9","type":"req","title":"x"}],"created_by":"a","source":"s"}`, CodeValidation},
-		{"non-ASCII id", `{"entities":[{"id":"café","type":"req","title":"x"}],"created_by":"a","source":"s"}`, CodeValidation},
-		{"id without letters", `{"entities":[{"id":"--","type":"req","title":"x"}],"created_by":"a","source":"s"}`, CodeValidation},
-		{"unknown edge type", `{"edges":[{"type":"blocks","from":"req-7","to":"req-8"}],"created_by":"a","source":"s"}`, CodeValidation},
-		{"edge to a missing id", `{"edges":[{"type":"verified_by","from":"req-7","to":"test-nope"}],"created_by":"a","source":"s"}`, CodeNotFound},
-		{"edge from a missing id", `{"edges":[{"type":"verified_by","from":"req-nope","to":"test-login-e2e"}],"created_by":"a","source":"s"}`, CodeNotFound},
-		{"edge endpoint types", `{"edges":[{"type":"verified_by","from":"req-7","to":"scenario-login-passkey"}],"created_by":"a","source":"s"}`, CodeValidation},
-		{"edge source type", `{"edges":[{"type":"implements","from":"adr-3","to":"req-7"}],"created_by":"a","source":"s"}`, CodeValidation},
-		{"relates_to without kind", `{"edges":[{"type":"relates_to","from":"adr-3","to":"req-7"}],"created_by":"a","source":"s"}`, CodeValidation},
-		{"confidence out of range", `{"edges":[{"type":"implements","from":"symbol-auth-login","to":"req-8","confidence":2}],"created_by":"a","source":"s"}`, CodeValidation},
-		{"other project", `{"projectId":"elsewhere","entities":[{"id":"x","type":"req","title":"x"}],"created_by":"a","source":"s"}`, CodeValidation},
-		{"version of a missing entity", `{"entities":[{"id":"nope","type":"req","title":"x","version":1}],"created_by":"a","source":"s"}`, CodeNotFound},
-		{"second entity fails after a valid first", `{"entities":[{"id":"fine","type":"req","title":"fine"},{"id":"bad","type":"req","title":"x","status":"?"}],"created_by":"a","source":"s"}`, CodeValidation},
-		{"valid entity, then an edge to nothing", `{"entities":[{"id":"fine","type":"req","title":"fine"}],"edges":[{"type":"depends_on","from":"req-fine","to":"req-ghost"}],"created_by":"a","source":"s"}`, CodeNotFound},
+		{"malformed json", `{"entities":[`, op.CodeValidation},
+		{"unknown field", `{"entities":[],"bogus":1,"created_by":"a","source":"s"}`, op.CodeValidation},
+		{"empty changeset", `{"created_by":"a","source":"s"}`, op.CodeValidation},
+		{"no created_by", `{"entities":[{"id":"x","type":"req","title":"x"}],"source":"s"}`, op.CodeValidation},
+		{"no source", `{"entities":[{"id":"x","type":"req","title":"x"}],"created_by":"a"}`, op.CodeValidation},
+		{"wrong entity type", `{"entities":[{"id":"x","type":"feature","title":"x"}],"created_by":"a","source":"s"}`, op.CodeValidation},
+		{"atom type", `{"entities":[{"id":"x","type":"map","title":"x"}],"created_by":"a","source":"s"}`, op.CodeValidation},
+		{"no title on create", `{"entities":[{"id":"new","type":"req"}],"created_by":"a","source":"s"}`, op.CodeValidation},
+		{"bad status", `{"entities":[{"id":"x","type":"req","title":"x","status":"done"}],"created_by":"a","source":"s"}`, op.CodeValidation},
+		{"oversized body", `{"entities":[{"id":"x","type":"req","title":"x","body":"` + long + `"}],"created_by":"a","source":"s"}`, op.CodeValidation},
+		{"long title", `{"entities":[{"id":"x","type":"req","title":"` + strings.Repeat("t", 256) + `"}],"created_by":"a","source":"s"}`, op.CodeValidation},
+		{"duplicate id", `{"entities":[{"id":"req-x","type":"req","title":"x"},{"id":"req-x","type":"req","title":"y"}],"created_by":"a","source":"s"}`, op.CodeValidation},
+		{"ids differing only in case", `{"entities":[{"id":"req-x","type":"req","title":"x"},{"id":"REQ-X","type":"req","title":"y"}],"created_by":"a","source":"s"}`, op.CodeValidation},
+		{"id with a space", `{"entities":[{"id":"REQ 9","type":"req","title":"x"}],"created_by":"a","source":"s"}`, op.CodeValidation},
+		{"non-ASCII id", `{"entities":[{"id":"café","type":"req","title":"x"}],"created_by":"a","source":"s"}`, op.CodeValidation},
+		{"id without letters", `{"entities":[{"id":"--","type":"req","title":"x"}],"created_by":"a","source":"s"}`, op.CodeValidation},
+		{"unknown edge type", `{"edges":[{"type":"blocks","from":"req-7","to":"req-8"}],"created_by":"a","source":"s"}`, op.CodeValidation},
+		{"edge to a missing id", `{"edges":[{"type":"verified_by","from":"req-7","to":"test-nope"}],"created_by":"a","source":"s"}`, op.CodeNotFound},
+		{"edge from a missing id", `{"edges":[{"type":"verified_by","from":"req-nope","to":"test-login-e2e"}],"created_by":"a","source":"s"}`, op.CodeNotFound},
+		{"edge endpoint types", `{"edges":[{"type":"verified_by","from":"req-7","to":"scenario-login-passkey"}],"created_by":"a","source":"s"}`, op.CodeValidation},
+		{"edge source type", `{"edges":[{"type":"implements","from":"adr-3","to":"req-7"}],"created_by":"a","source":"s"}`, op.CodeValidation},
+		{"relates_to without kind", `{"edges":[{"type":"relates_to","from":"adr-3","to":"req-7"}],"created_by":"a","source":"s"}`, op.CodeValidation},
+		{"confidence out of range", `{"edges":[{"type":"implements","from":"symbol-auth-login","to":"req-8","confidence":2}],"created_by":"a","source":"s"}`, op.CodeValidation},
+		{"other project", `{"projectId":"elsewhere","entities":[{"id":"x","type":"req","title":"x"}],"created_by":"a","source":"s"}`, op.CodeValidation},
+		{"version of a missing entity", `{"entities":[{"id":"nope","type":"req","title":"x","version":1}],"created_by":"a","source":"s"}`, op.CodeNotFound},
+		{"second entity fails after a valid first", `{"entities":[{"id":"fine","type":"req","title":"fine"},{"id":"bad","type":"req","title":"x","status":"?"}],"created_by":"a","source":"s"}`, op.CodeValidation},
+		{"valid entity, then an edge to nothing", `{"entities":[{"id":"fine","type":"req","title":"fine"}],"edges":[{"type":"depends_on","from":"req-fine","to":"req-ghost"}],"created_by":"a","source":"s"}`, op.CodeNotFound},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -161,17 +162,17 @@ func TestDelete(t *testing.T) {
 	before := treeHash(t, k)
 	for _, c := range []struct {
 		name string
-		op   func(context.Context, *store.KB, []byte) Response
+		op   func(context.Context, *store.KB, []byte) op.Envelope
 		raw  string
 		code string
 	}{
-		{"missing entity", kbDeleteUser, `{"entities":["req-nope"],"created_by":"a","source":"s"}`, CodeNotFound},
-		{"missing edge", kbDeleteUser, `{"edges":[{"type":"verified_by","from":"req-8","to":"test-login-e2e"}],"created_by":"a","source":"s"}`, CodeNotFound},
-		{"stale version", kbDeleteUser, `{"entities":[{"id":"test-login-e2e","version":4}],"created_by":"a","source":"s"}`, CodeConflict},
-		{"agent without version", kbDeleteAgent, `{"entities":["test-login-e2e"],"created_by":"a","source":"s"}`, CodeValidation},
-		{"agent deleting a req", kbDeleteAgent, `{"entities":[{"id":"req-8","version":1}],"created_by":"a","source":"s"}`, CodeValidation},
-		{"agent deleting an adr", kbDeleteAgent, `{"entities":[{"id":"ADR-3","version":1}],"created_by":"a","source":"s"}`, CodeValidation},
-		{"a molecule", kbDeleteUser, `{"entities":["molecule-x"],"created_by":"a","source":"s"}`, CodeNotFound},
+		{"missing entity", kbDeleteUser, `{"entities":["req-nope"],"created_by":"a","source":"s"}`, op.CodeNotFound},
+		{"missing edge", kbDeleteUser, `{"edges":[{"type":"verified_by","from":"req-8","to":"test-login-e2e"}],"created_by":"a","source":"s"}`, op.CodeNotFound},
+		{"stale version", kbDeleteUser, `{"entities":[{"id":"test-login-e2e","version":4}],"created_by":"a","source":"s"}`, op.CodeConflict},
+		{"agent without version", kbDeleteAgent, `{"entities":["test-login-e2e"],"created_by":"a","source":"s"}`, op.CodeValidation},
+		{"agent deleting a req", kbDeleteAgent, `{"entities":[{"id":"req-8","version":1}],"created_by":"a","source":"s"}`, op.CodeValidation},
+		{"agent deleting an adr", kbDeleteAgent, `{"entities":[{"id":"ADR-3","version":1}],"created_by":"a","source":"s"}`, op.CodeValidation},
+		{"a molecule", kbDeleteUser, `{"entities":["molecule-x"],"created_by":"a","source":"s"}`, op.CodeNotFound},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if r := run(t, k, c.op, c.raw); errCode(r) != c.code {
@@ -241,7 +242,7 @@ func TestQuery(t *testing.T) {
 		t.Fatalf("req-7 = %v", e)
 	}
 	for _, raw := range []string{`{"relationship":{"type":"x","direction":"sideways"}}`, `{"limit":0}`, `{"status":"done"}`, `{"bogus":1}`} {
-		if r := run(t, k, KBQueryJSON, raw); errCode(r) != CodeValidation {
+		if r := run(t, k, KBQueryJSON, raw); errCode(r) != op.CodeValidation {
 			t.Errorf("%s: %v", raw, r)
 		}
 	}
@@ -299,7 +300,7 @@ func TestCheckRules(t *testing.T) {
 	if v := check(`{"rules":["depends-on-acyclic"]}`); len(v) != 1 {
 		t.Errorf("one rule: %+v", v)
 	}
-	if r := run(t, k, KBCheckJSON, `{"rules":["nope"]}`); errCode(r) != CodeValidation {
+	if r := run(t, k, KBCheckJSON, `{"rules":["nope"]}`); errCode(r) != op.CodeValidation {
 		t.Errorf("unknown rule: %v", r)
 	}
 	// Cycles allowed by config.

@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/kk-project/kk/internal/index"
+	"github.com/kk-project/kk/internal/op"
 	"github.com/kk-project/kk/internal/store"
 )
 
@@ -37,26 +38,6 @@ type QueryResult struct {
 	Total    int          `json:"total"`
 	Limit    int          `json:"limit"`
 	Offset   int          `json:"offset"`
-}
-
-// KBQuery runs kb_query over the current branch's index (synced first):
-// entities by type, id, tags and status, and by relationship pattern,
-// ordered by id and paginated.
-func KBQuery(ctx context.Context, k *store.KB, p KBQueryParams) Response {
-	data, err := kbQuery(ctx, k, p)
-	if err != nil {
-		return fail(err)
-	}
-	return ok(data)
-}
-
-// KBQueryJSON decodes the parameter object strictly and runs KBQuery.
-func KBQueryJSON(ctx context.Context, k *store.KB, raw []byte) Response {
-	var p KBQueryParams
-	if err := decodeStrict(raw, &p); err != nil {
-		return fail(err)
-	}
-	return KBQuery(ctx, k, p)
 }
 
 // snapshot is every entity and edge of a branch's index.
@@ -148,7 +129,7 @@ func edgeViews(list []index.Edge) []EdgeView {
 	return out
 }
 
-func kbQuery(ctx context.Context, k *store.KB, p KBQueryParams) (*QueryResult, error) {
+func KBQuery(ctx context.Context, k *store.KB, p KBQueryParams) (*QueryResult, error) {
 	if err := ValidateProjectID(k, p.ProjectID); err != nil {
 		return nil, err
 	}
@@ -157,25 +138,25 @@ func kbQuery(ctx context.Context, k *store.KB, p KBQueryParams) (*QueryResult, e
 		return nil, verr
 	}
 	if p.Status != "" && !slices.Contains([]string{"draft", "stable", "deprecated"}, p.Status) {
-		return nil, invalid("status", "%q is not a status; use draft, stable or deprecated", p.Status)
+		return nil, op.Invalid("status", "%q is not a status; use draft, stable or deprecated", p.Status)
 	}
 	rel := p.Relationship
 	if rel != nil {
 		if strings.TrimSpace(rel.Type) == "" {
-			return nil, invalid("relationship.type", "is required")
+			return nil, op.Invalid("relationship.type", "is required")
 		}
 		switch rel.Direction {
 		case "":
 			rel.Direction = "out"
 		case "out", "in":
 		default:
-			return nil, invalid("relationship.direction", "%q is not a direction; use out or in", rel.Direction)
+			return nil, op.Invalid("relationship.direction", "%q is not a direction; use out or in", rel.Direction)
 		}
 		rel.Other = normalizeRef(rel.Other)
 	}
 	id := normalizeRef(p.ID)
 	if p.ID != "" && id == "" {
-		return nil, invalid("id", "%q holds no letter or digit", p.ID)
+		return nil, op.Invalid("id", "%q holds no letter or digit", p.ID)
 	}
 	s, err := loadSnapshot(ctx, k)
 	if err != nil {
@@ -259,26 +240,7 @@ type CheckResult struct {
 	Violations []Violation `json:"violations"`
 }
 
-// KBCheck runs kb_check's rules over the current branch's index (synced
-// first). Violations are data, not an error: the response succeeds.
-func KBCheck(ctx context.Context, k *store.KB, p KBCheckParams) Response {
-	data, err := kbCheck(ctx, k, p)
-	if err != nil {
-		return fail(err)
-	}
-	return ok(data)
-}
-
-// KBCheckJSON decodes the parameter object strictly and runs KBCheck.
-func KBCheckJSON(ctx context.Context, k *store.KB, raw []byte) Response {
-	var p KBCheckParams
-	if err := decodeStrict(raw, &p); err != nil {
-		return fail(err)
-	}
-	return KBCheck(ctx, k, p)
-}
-
-func kbCheck(ctx context.Context, k *store.KB, p KBCheckParams) (*CheckResult, error) {
+func KBCheck(ctx context.Context, k *store.KB, p KBCheckParams) (*CheckResult, error) {
 	if err := ValidateProjectID(k, p.ProjectID); err != nil {
 		return nil, err
 	}
@@ -291,7 +253,7 @@ func kbCheck(ctx context.Context, k *store.KB, p KBCheckParams) (*CheckResult, e
 		rules = nil
 		for i, r := range p.Rules {
 			if !slices.Contains(names, r) {
-				return nil, invalid(fmt.Sprintf("rules[%d]", i), "%q is not a rule; use %s", r, strings.Join(names, ", "))
+				return nil, op.Invalid(fmt.Sprintf("rules[%d]", i), "%q is not a rule; use %s", r, strings.Join(names, ", "))
 			}
 			if !slices.Contains(rules, r) {
 				rules = append(rules, r)

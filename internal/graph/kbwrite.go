@@ -10,6 +10,7 @@ import (
 	"github.com/kk-project/kk/internal/extract"
 	"github.com/kk-project/kk/internal/index"
 	"github.com/kk-project/kk/internal/node"
+	"github.com/kk-project/kk/internal/op"
 	"github.com/kk-project/kk/internal/store"
 	"github.com/kk-project/kk/internal/txn"
 )
@@ -62,47 +63,6 @@ type DeleteEntitiesResult struct {
 	Paths     []string `json:"paths,omitzero"` // leaf files removed, relative to nodes/
 }
 
-// KBUpsert runs kb_upsert: it validates the whole changeset (shape, bounds,
-// types, edge endpoint types, referential integrity against the changeset
-// and the branch's index), then, under the writer lock, writes every
-// entity and edge, updates the index and appends an audit record. Nothing
-// is written when any part is invalid.
-func KBUpsert(ctx context.Context, k *store.KB, p KBUpsertParams) Response {
-	data, err := kbUpsert(ctx, k, p)
-	if err != nil {
-		return fail(err)
-	}
-	return ok(data)
-}
-
-// KBUpsertJSON decodes the parameter object strictly and runs KBUpsert.
-func KBUpsertJSON(ctx context.Context, k *store.KB, raw []byte) Response {
-	var p KBUpsertParams
-	if err := decodeStrict(raw, &p); err != nil {
-		return fail(err)
-	}
-	return KBUpsert(ctx, k, p)
-}
-
-// KBDelete runs kb_delete: it removes entities (with the edges pointing at
-// them) and edges, all-or-nothing, and appends an audit record.
-func KBDelete(ctx context.Context, k *store.KB, p KBDeleteParams, o DeleteOptions) Response {
-	data, err := kbDelete(ctx, k, p, o)
-	if err != nil {
-		return fail(err)
-	}
-	return ok(data)
-}
-
-// KBDeleteJSON decodes the parameter object strictly and runs KBDelete.
-func KBDeleteJSON(ctx context.Context, k *store.KB, raw []byte, o DeleteOptions) Response {
-	var p KBDeleteParams
-	if err := decodeStrict(raw, &p); err != nil {
-		return fail(err)
-	}
-	return KBDelete(ctx, k, p, o)
-}
-
 // normalizeRef returns an id as its writer gave it (trimmed), or "" when it
 // is not an id (see node.CheckID). Ids are compared without regard to
 // case wherever they are looked up.
@@ -115,23 +75,23 @@ func normalizeRef(id string) string {
 }
 
 // oneLine checks a short free-text field.
-func oneLine(field, s string, max int, required bool) *Error {
+func oneLine(field, s string, max int, required bool) *op.Error {
 	switch {
 	case strings.TrimSpace(s) == "" && required:
-		return invalid(field, "is required")
+		return op.Invalid(field, "is required")
 	case strings.ContainsAny(s, "\n\r\x00"):
-		return invalid(field, "must be one line")
+		return op.Invalid(field, "must be one line")
 	case !utf8.ValidString(s):
-		return invalid(field, "is not valid UTF-8")
+		return op.Invalid(field, "is not valid UTF-8")
 	case utf8.RuneCountInString(s) > max:
-		return invalid(field, "is %d characters; the limit is %d", utf8.RuneCountInString(s), max)
+		return op.Invalid(field, "is %d characters; the limit is %d", utf8.RuneCountInString(s), max)
 	}
 	return nil
 }
 
 // checkChangeset checks what kb_upsert and kb_delete share: the project,
 // who applies the changeset and from where, and its size.
-func checkChangeset(k *store.KB, projectID, createdBy, source string, entities, edges int) *Error {
+func checkChangeset(k *store.KB, projectID, createdBy, source string, entities, edges int) *op.Error {
 	if err := ValidateProjectID(k, projectID); err != nil {
 		return err
 	}
@@ -143,11 +103,11 @@ func checkChangeset(k *store.KB, projectID, createdBy, source string, entities, 
 	}
 	switch {
 	case entities == 0 && edges == 0:
-		return invalid("entities", "the changeset names no entity and no edge")
+		return op.Invalid("entities", "the changeset names no entity and no edge")
 	case entities > MaxChangesetEntities:
-		return invalid("entities", "%d entities; a changeset holds at most %d", entities, MaxChangesetEntities)
+		return op.Invalid("entities", "%d entities; a changeset holds at most %d", entities, MaxChangesetEntities)
 	case edges > MaxChangesetEdges:
-		return invalid("edges", "%d edges; a changeset holds at most %d", edges, MaxChangesetEdges)
+		return op.Invalid("edges", "%d edges; a changeset holds at most %d", edges, MaxChangesetEdges)
 	}
 	return nil
 }
@@ -158,21 +118,21 @@ type entityIn struct {
 	field string // "entities[i]"
 }
 
-func validateEntity(i int, e KBEntityIn) (*entityIn, *Error) {
+func validateEntity(i int, e KBEntityIn) (*entityIn, *op.Error) {
 	f := fmt.Sprintf("entities[%d]", i)
 	if !slices.Contains(TraceTypes, e.Type) {
 		if e.Type == "" {
-			return nil, invalid(f+".type", "is required: one of %s", strings.Join(TraceTypes, ", "))
+			return nil, op.Invalid(f+".type", "is required: one of %s", strings.Join(TraceTypes, ", "))
 		}
-		return nil, invalid(f+".type", "%q is not a traceability type; use one of %s (atoms and molecules go through manage_graph)",
+		return nil, op.Invalid(f+".type", "%q is not a traceability type; use one of %s (atoms and molecules go through manage_graph)",
 			e.Type, strings.Join(TraceTypes, ", "))
 	}
 	if strings.TrimSpace(e.ID) == "" {
-		return nil, invalid(f+".id", "is required")
+		return nil, op.Invalid(f+".id", "is required")
 	}
 	id, err := extract.NormalizeID(e.Type, e.ID) // kept as given: REQ-7 stays REQ-7
 	if err != nil {
-		return nil, invalid(f+".id", "%v", err)
+		return nil, op.Invalid(f+".id", "%v", err)
 	}
 	e.ID = id
 	if e.Title != "" {
@@ -183,7 +143,7 @@ func validateEntity(i int, e KBEntityIn) (*entityIn, *Error) {
 		e.Title = t
 	}
 	if e.Status != nil && !slices.Contains(node.Statuses, *e.Status) {
-		return nil, invalid(f+".status", "%q is not a status; use one of %s", *e.Status, strings.Join(node.Statuses, ", "))
+		return nil, op.Invalid(f+".status", "%q is not a status; use one of %s", *e.Status, strings.Join(node.Statuses, ", "))
 	}
 	for _, s := range []struct {
 		name string
@@ -197,18 +157,18 @@ func validateEntity(i int, e KBEntityIn) (*entityIn, *Error) {
 		}
 	}
 	if len(e.Tags) > MaxTags {
-		return nil, invalid(f+".tags", "%d tags; the limit is %d", len(e.Tags), MaxTags)
+		return nil, op.Invalid(f+".tags", "%d tags; the limit is %d", len(e.Tags), MaxTags)
 	}
 	for j, t := range e.Tags {
 		if err := oneLine(fmt.Sprintf("%s.tags[%d]", f, j), t, 64, true); err != nil {
 			return nil, err
 		}
 		if strings.ContainsAny(t, " \t") {
-			return nil, invalid(fmt.Sprintf("%s.tags[%d]", f, j), "tag %q holds a space", t)
+			return nil, op.Invalid(fmt.Sprintf("%s.tags[%d]", f, j), "tag %q holds a space", t)
 		}
 	}
 	if len(e.Links) > MaxLinks {
-		return nil, invalid(f+".links", "%d links; the limit is %d", len(e.Links), MaxLinks)
+		return nil, op.Invalid(f+".links", "%d links; the limit is %d", len(e.Links), MaxLinks)
 	}
 	for j, l := range e.Links {
 		if err := oneLine(fmt.Sprintf("%s.links[%d]", f, j), l, 2048, true); err != nil {
@@ -225,45 +185,45 @@ func validateEntity(i int, e KBEntityIn) (*entityIn, *Error) {
 	if e.Folder != "" {
 		clean, err := node.CleanFolder(e.Folder)
 		if err != nil {
-			return nil, invalid(f+".folder", "%v", err)
+			return nil, op.Invalid(f+".folder", "%v", err)
 		}
 		e.Folder = clean
 	}
 	if e.Version != nil && *e.Version < 1 {
-		return nil, invalid(f+".version", "must be 1 or more")
+		return nil, op.Invalid(f+".version", "must be 1 or more")
 	}
 	return &entityIn{KBEntityIn: e, field: f}, nil
 }
 
-func validateEdgeIn(i int, e KBEdgeIn) (KBEdgeIn, *Error) {
+func validateEdgeIn(i int, e KBEdgeIn) (KBEdgeIn, *op.Error) {
 	f := fmt.Sprintf("edges[%d]", i)
 	if _, known := EdgeTable[e.Type]; !known {
 		if e.Type == "" {
-			return e, invalid(f+".type", "is required: one of %s", strings.Join(EdgeTypes(), ", "))
+			return e, op.Invalid(f+".type", "is required: one of %s", strings.Join(EdgeTypes(), ", "))
 		}
-		return e, invalid(f+".type", "%q is not an edge type; use one of %s", e.Type, strings.Join(EdgeTypes(), ", "))
+		return e, op.Invalid(f+".type", "%q is not an edge type; use one of %s", e.Type, strings.Join(EdgeTypes(), ", "))
 	}
 	for _, end := range []struct {
 		name string
 		v    *string
 	}{{"from", &e.From}, {"to", &e.To}} {
 		if strings.TrimSpace(*end.v) == "" {
-			return e, invalid(f+"."+end.name, "is required")
+			return e, op.Invalid(f+"."+end.name, "is required")
 		}
 		if err := node.CheckID(strings.TrimSpace(*end.v)); err != nil {
-			return e, invalid(f+"."+end.name, "%v", err)
+			return e, op.Invalid(f+"."+end.name, "%v", err)
 		}
 		*end.v = normalizeRef(*end.v)
 	}
 	if e.Type == "relates_to" {
 		if err := oneLine(f+".kind", e.Kind, 64, true); err != nil {
-			return e, newError(CodeValidation, map[string]any{"field": f + ".kind"}, "%s.kind: a relates_to edge needs a kind saying how the two are related", f)
+			return e, op.New(op.CodeValidation, map[string]any{"field": f + ".kind"}, "%s.kind: a relates_to edge needs a kind saying how the two are related", f)
 		}
 	} else if e.Kind != "" {
-		return e, invalid(f+".kind", "only relates_to edges carry a kind")
+		return e, op.Invalid(f+".kind", "only relates_to edges carry a kind")
 	}
 	if e.Confidence != nil && (*e.Confidence < 0 || *e.Confidence > 1) {
-		return e, invalid(f+".confidence", "must be between 0 and 1, not %v", *e.Confidence)
+		return e, op.Invalid(f+".confidence", "must be between 0 and 1, not %v", *e.Confidence)
 	}
 	return e, nil
 }
@@ -383,7 +343,7 @@ func (tx *traceTx) endpointType(id string, pending map[string]*entityIn, indexed
 	return ""
 }
 
-func kbUpsert(ctx context.Context, k *store.KB, p KBUpsertParams) (*UpsertResult, error) {
+func KBUpsert(ctx context.Context, k *store.KB, p KBUpsertParams) (*UpsertResult, error) {
 	if err := checkChangeset(k, p.ProjectID, p.CreatedBy, p.Source, len(p.Entities), len(p.Edges)); err != nil {
 		return nil, err
 	}
@@ -396,9 +356,9 @@ func kbUpsert(ctx context.Context, k *store.KB, p KBUpsertParams) (*UpsertResult
 		}
 		if prev, dup := pending[store.IDKey(v.ID)]; dup {
 			if prev.ID != v.ID {
-				return nil, invalid(v.field+".id", "%s differs only in case from %s (%s); ids are compared without regard to case, so they name one entity", v.ID, prev.ID, prev.field)
+				return nil, op.Invalid(v.field+".id", "%s differs only in case from %s (%s); ids are compared without regard to case, so they name one entity", v.ID, prev.ID, prev.field)
 			}
-			return nil, invalid(v.field+".id", "%s is also %s; name each entity once per changeset", v.ID, prev.field)
+			return nil, op.Invalid(v.field+".id", "%s is also %s; name each entity once per changeset", v.ID, prev.field)
 		}
 		pending[store.IDKey(v.ID)] = v
 		ents = append(ents, v)
@@ -430,15 +390,15 @@ func kbUpsert(ctx context.Context, k *store.KB, p KBUpsertParams) (*UpsertResult
 			ro, exists := tx.tree.ByID(e.ID)
 			switch {
 			case exists && ro.Type != e.Type: // ids carry their type; only a hand-broken leaf gets here
-				return newError(CodeInvariant, map[string]any{"field": e.field + ".type", "id": e.ID, "type": ro.Type},
+				return op.New(op.CodeInvariant, map[string]any{"field": e.field + ".type", "id": e.ID, "type": ro.Type},
 					"%s.type: %s is a %s; an entity's type cannot change", e.field, e.ID, ro.Type)
 			case !exists && indexed[store.IDKey(e.ID)] != nil && indexed[store.IDKey(e.ID)].Origin != "":
-				return newError(CodeValidation, map[string]any{"field": e.field + ".id", "id": e.ID, "origin": indexed[store.IDKey(e.ID)].Origin},
+				return op.New(op.CodeValidation, map[string]any{"field": e.field + ".id", "id": e.ID, "origin": indexed[store.IDKey(e.ID)].Origin},
 					"%s.id: %s is read from %s by an extractor; change that file instead", e.field, e.ID, indexed[store.IDKey(e.ID)].Origin)
 			case !exists && e.Version != nil:
-				return notFound(e.Type, e.ID)
+				return op.NotFound(e.Type, e.ID)
 			case !exists && e.Title == "":
-				return invalid(e.field+".title", "is required to create %s", e.ID)
+				return op.Invalid(e.field+".title", "is required to create %s", e.ID)
 			}
 		}
 		for i := range edges {
@@ -449,13 +409,13 @@ func kbUpsert(ctx context.Context, k *store.KB, p KBUpsertParams) (*UpsertResult
 			// An edge end names the entity as the entity names itself.
 			e.From, e.To = tx.endpointID(e.From, pending, indexed), tx.endpointID(e.To, pending, indexed)
 			if fromType == "" {
-				return newError(CodeNotFound, map[string]any{"field": f + ".from", "id": e.From}, "%s.from: no entity with id %q", f, e.From)
+				return op.New(op.CodeNotFound, map[string]any{"field": f + ".from", "id": e.From}, "%s.from: no entity with id %q", f, e.From)
 			}
 			if toType == "" {
-				return newError(CodeNotFound, map[string]any{"field": f + ".to", "id": e.To}, "%s.to: no entity with id %q", f, e.To)
+				return op.New(op.CodeNotFound, map[string]any{"field": f + ".to", "id": e.To}, "%s.to: no entity with id %q", f, e.To)
 			}
 			if _, inTree := tx.tree.ByID(e.From); !inTree && pending[store.IDKey(e.From)] == nil {
-				return newError(CodeValidation, map[string]any{"field": f + ".from", "id": e.From, "origin": indexed[store.IDKey(e.From)].Origin},
+				return op.New(op.CodeValidation, map[string]any{"field": f + ".from", "id": e.From, "origin": indexed[store.IDKey(e.From)].Origin},
 					"%s.from: %s is read from %s by an extractor; declare its edges there", f, e.From, indexed[store.IDKey(e.From)].Origin)
 			}
 			if err := CheckEdge(e.Type, fromType, toType, e.Kind); err != nil {
@@ -665,7 +625,7 @@ func removeEdges(n *node.Node, drop func(Edge) bool) ([]Edge, error) {
 	return gone, n.SetExtra(KeyEdges, edgeValues(kept))
 }
 
-func kbDelete(ctx context.Context, k *store.KB, p KBDeleteParams, o DeleteOptions) (*DeleteEntitiesResult, error) {
+func KBDelete(ctx context.Context, k *store.KB, p KBDeleteParams, o DeleteOptions) (*DeleteEntitiesResult, error) {
 	if err := checkChangeset(k, p.ProjectID, p.CreatedBy, p.Source, len(p.Entities), len(p.Edges)); err != nil {
 		return nil, err
 	}
@@ -678,14 +638,14 @@ func kbDelete(ctx context.Context, k *store.KB, p KBDeleteParams, o DeleteOption
 	for i, r := range p.Entities {
 		f := fmt.Sprintf("entities[%d]", i)
 		if r.ID = normalizeRef(r.ID); r.ID == "" {
-			return nil, invalid(f+".id", "is required")
+			return nil, op.Invalid(f+".id", "is required")
 		}
 		if seen[r.ID] {
-			return nil, invalid(f+".id", "%s is named twice", r.ID)
+			return nil, op.Invalid(f+".id", "%s is named twice", r.ID)
 		}
 		seen[r.ID] = true
 		if o.Agent && r.Version == nil {
-			return nil, invalid(f+".version", "is required: give the version you read (kb_query or kk_read) so a concurrent change is not lost")
+			return nil, op.Invalid(f+".version", "is required: give the version you read (kb_query or kk_read) so a concurrent change is not lost")
 		}
 		refs[i] = r
 	}
@@ -693,13 +653,13 @@ func kbDelete(ctx context.Context, k *store.KB, p KBDeleteParams, o DeleteOption
 	for i, e := range p.Edges {
 		f := fmt.Sprintf("edges[%d]", i)
 		if e.Type == "" {
-			return nil, invalid(f+".type", "is required")
+			return nil, op.Invalid(f+".type", "is required")
 		}
 		if e.From = normalizeRef(e.From); e.From == "" {
-			return nil, invalid(f+".from", "is required")
+			return nil, op.Invalid(f+".from", "is required")
 		}
 		if e.To = normalizeRef(e.To); e.To == "" {
-			return nil, invalid(f+".to", "is required")
+			return nil, op.Invalid(f+".to", "is required")
 		}
 		edgeRefs[i] = e
 	}
@@ -713,17 +673,17 @@ func kbDelete(ctx context.Context, k *store.KB, p KBDeleteParams, o DeleteOption
 			if !ok {
 				if ents, err := tx.db.EntitiesByID(ctx, []string{r.ID}); err == nil && ents[store.IDKey(r.ID)] != nil {
 					origin := ents[store.IDKey(r.ID)].Origin
-					return newError(CodeValidation, map[string]any{"field": f + ".id", "id": r.ID, "origin": origin},
+					return op.New(op.CodeValidation, map[string]any{"field": f + ".id", "id": r.ID, "origin": origin},
 						"%s.id: %s is read from %s by an extractor; remove it there", f, r.ID, origin)
 				}
-				return newError(CodeNotFound, map[string]any{"field": f + ".id", "id": r.ID}, "%s.id: no entity with id %q", f, r.ID)
+				return op.New(op.CodeNotFound, map[string]any{"field": f + ".id", "id": r.ID}, "%s.id: no entity with id %q", f, r.ID)
 			}
 			if !slices.Contains(TraceTypes, ro.Type) {
-				return invalid(f+".id", "%s is a %s; kb_delete removes %s entities (atoms and molecules go through manage_graph)",
+				return op.Invalid(f+".id", "%s is a %s; kb_delete removes %s entities (atoms and molecules go through manage_graph)",
 					ro.ID, ro.Type, strings.Join(TraceTypes, ", "))
 			}
 			if o.Agent && !cfg.AgentMayDelete(ro.Type) {
-				return newError(CodeValidation, map[string]any{"field": f + ".id", "id": ro.ID, "type": ro.Type},
+				return op.New(op.CodeValidation, map[string]any{"field": f + ".id", "id": ro.ID, "type": ro.Type},
 					"%s.id: agents may not delete %s entities (config traceability.agentDeletableTypes); ask a person to run kk delete", f, ro.Type)
 			}
 			n, err := tx.leaf(r.ID)
@@ -752,14 +712,14 @@ func kbDelete(ctx context.Context, k *store.KB, p KBDeleteParams, o DeleteOption
 				return err
 			}
 			if n == nil {
-				return newError(CodeNotFound, map[string]any{"field": f + ".from", "id": e.From}, "%s.from: no entity with id %q in the tree", f, e.From)
+				return op.New(op.CodeNotFound, map[string]any{"field": f + ".from", "id": e.From}, "%s.from: no entity with id %q in the tree", f, e.From)
 			}
 			removed, err := removeEdges(n, func(x Edge) bool { return x.Type == e.Type && store.IDKey(x.To) == store.IDKey(e.To) })
 			if err != nil {
 				return err
 			}
 			if len(removed) == 0 {
-				return newError(CodeNotFound, map[string]any{"field": f, "from": e.From, "type": e.Type, "to": e.To},
+				return op.New(op.CodeNotFound, map[string]any{"field": f, "from": e.From, "type": e.Type, "to": e.To},
 					"%s: %s has no %s edge to %s", f, n.ID, e.Type, e.To)
 			}
 			res.Edges += len(removed)

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/kk-project/kk/internal/node"
+	"github.com/kk-project/kk/internal/op"
 	"github.com/kk-project/kk/internal/store"
 )
 
@@ -129,32 +130,14 @@ func (g *Graph) moleculeView(m *Molecule, o viewOpts) MoleculeView {
 	return v
 }
 
-// QueryGraph runs query_graph: get, search or context.
-func QueryGraph(ctx context.Context, k *store.KB, p QueryGraphParams) Response {
-	data, err := queryGraph(ctx, k, p)
-	if err != nil {
-		return fail(err)
-	}
-	return ok(data)
-}
-
-// QueryGraphJSON decodes the parameter object strictly and runs QueryGraph.
-func QueryGraphJSON(ctx context.Context, k *store.KB, raw []byte) Response {
-	var p QueryGraphParams
-	if err := decodeStrict(raw, &p); err != nil {
-		return fail(err)
-	}
-	return QueryGraph(ctx, k, p)
-}
-
-func queryGraph(ctx context.Context, k *store.KB, p QueryGraphParams) (any, error) {
+func QueryGraph(ctx context.Context, k *store.KB, p QueryGraphParams) (any, error) {
 	if err := ValidateProjectID(k, p.ProjectID); err != nil {
 		return nil, err
 	}
 	o := viewOpts{changelog: p.IncludeChangelog == nil || *p.IncludeChangelog, limit: DefaultChangelogLimit}
 	if p.ChangelogLimit != nil {
 		if *p.ChangelogLimit < 0 || *p.ChangelogLimit > MaxLimit {
-			return nil, invalid("changelogLimit", "must be between 0 and %d", MaxLimit)
+			return nil, op.Invalid("changelogLimit", "must be between 0 and %d", MaxLimit)
 		}
 		o.limit = *p.ChangelogLimit
 	}
@@ -164,7 +147,7 @@ func queryGraph(ctx context.Context, k *store.KB, p QueryGraphParams) (any, erro
 			return nil, err
 		}
 		if p.ID == "" {
-			return nil, invalid("id", "is required for get")
+			return nil, op.Invalid("id", "is required for get")
 		}
 		return getEntity(ctx, k, p.EntityType, p.ID, o)
 	case "search":
@@ -176,10 +159,10 @@ func queryGraph(ctx context.Context, k *store.KB, p QueryGraphParams) (any, erro
 			return nil, perr
 		}
 		if p.EntityType == KindMolecule && (p.MoleculeID != "" || p.OrphansOnly) {
-			return nil, invalid("moleculeId", "moleculeId and orphansOnly filter atoms, not molecules")
+			return nil, op.Invalid("moleculeId", "moleculeId and orphansOnly filter atoms, not molecules")
 		}
 		if p.MoleculeID != "" && p.OrphansOnly {
-			return nil, invalid("orphansOnly", "an orphan atom has no molecule; give moleculeId or orphansOnly, not both")
+			return nil, op.Invalid("orphansOnly", "an orphan atom has no molecule; give moleculeId or orphansOnly, not both")
 		}
 		g, err := LoadIndexed(ctx, k, true)
 		if err != nil {
@@ -196,12 +179,12 @@ func queryGraph(ctx context.Context, k *store.KB, p QueryGraphParams) (any, erro
 			}
 			src, err := os.ReadFile(file)
 			if err != nil {
-				return nil, newError(CodeValidation, map[string]any{"field": "taskFile"}, "taskFile: %v", err)
+				return nil, op.New(op.CodeValidation, map[string]any{"field": "taskFile"}, "taskFile: %v", err)
 			}
 			paths = append(paths, ContextFiles(string(src))...)
 		}
 		if len(paths) == 0 && p.TaskFile == "" {
-			return nil, invalid("paths", "give at least one file path (or a taskFile)")
+			return nil, op.Invalid("paths", "give at least one file path (or a taskFile)")
 		}
 		g, err := contextGraph(ctx, k, paths)
 		if err != nil {
@@ -209,32 +192,32 @@ func queryGraph(ctx context.Context, k *store.KB, p QueryGraphParams) (any, erro
 		}
 		return g.Context(ctx, k.Root, paths, o)
 	case "":
-		return nil, invalid("operation", "is required: get, search or context")
+		return nil, op.Invalid("operation", "is required: get, search or context")
 	}
-	return nil, invalid("operation", "%q is not a query_graph operation; use get, search or context", p.Operation)
+	return nil, op.Invalid("operation", "%q is not a query_graph operation; use get, search or context", p.Operation)
 }
 
-func checkKind(field, kind string) *Error {
+func checkKind(field, kind string) *op.Error {
 	switch kind {
 	case KindAtom, KindMolecule:
 		return nil
 	case "":
-		return invalid(field, "is required: atom or molecule")
+		return op.Invalid(field, "is required: atom or molecule")
 	}
-	return invalid(field, "%q is not atom or molecule", kind)
+	return op.Invalid(field, "%q is not atom or molecule", kind)
 }
 
-func page(limit, offset *int) (int, int, *Error) {
+func page(limit, offset *int) (int, int, *op.Error) {
 	l, o := DefaultLimit, 0
 	if limit != nil {
 		if *limit < 1 || *limit > MaxLimit {
-			return 0, 0, invalid("limit", "must be between 1 and %d", MaxLimit)
+			return 0, 0, op.Invalid("limit", "must be between 1 and %d", MaxLimit)
 		}
 		l = *limit
 	}
 	if offset != nil {
 		if *offset < 0 {
-			return 0, 0, invalid("offset", "must not be negative")
+			return 0, 0, op.Invalid("offset", "must not be negative")
 		}
 		o = *offset
 	}
@@ -263,7 +246,7 @@ func (g *Graph) get(ctx context.Context, kind, id string, o viewOpts) (any, erro
 	if kind == KindAtom {
 		a, ok := g.Atoms[store.IDKey(id)]
 		if !ok {
-			return nil, notFound(kind, id)
+			return nil, op.NotFound(kind, id)
 		}
 		// The version is the index's (see index effective versions); the
 		// rest is read fresh from the leaf.
@@ -276,7 +259,7 @@ func (g *Graph) get(ctx context.Context, kind, id string, o viewOpts) (any, erro
 	}
 	m, ok := g.Molecules[store.IDKey(id)]
 	if !ok {
-		return nil, notFound(kind, id)
+		return nil, op.NotFound(kind, id)
 	}
 	version := m.Version
 	if _, err := g.fresh(id); err != nil {
@@ -329,7 +312,7 @@ func (g *Graph) search(p QueryGraphParams, limit, offset int, o viewOpts) (*Sear
 	}
 	if p.MoleculeID != "" {
 		if _, ok := g.Molecules[store.IDKey(p.MoleculeID)]; !ok {
-			return nil, notFound(KindMolecule, p.MoleculeID)
+			return nil, op.NotFound(KindMolecule, p.MoleculeID)
 		}
 	}
 	res.Atoms = []AtomView{}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/kk-project/kk/internal/index"
 	"github.com/kk-project/kk/internal/node"
+	"github.com/kk-project/kk/internal/op"
 	"github.com/kk-project/kk/internal/store"
 )
 
@@ -56,39 +57,21 @@ type NodeView struct {
 	ChangelogTotal int              `json:"changelogTotal"`
 }
 
-// ReadNode runs kk_read: one node by id or by path.
-func ReadNode(ctx context.Context, k *store.KB, p ReadParams) Response {
-	data, err := readNode(ctx, k, p)
-	if err != nil {
-		return fail(err)
-	}
-	return ok(data)
-}
-
-// ReadNodeJSON decodes the parameter object strictly and runs ReadNode.
-func ReadNodeJSON(ctx context.Context, k *store.KB, raw []byte) Response {
-	var p ReadParams
-	if err := decodeStrict(raw, &p); err != nil {
-		return fail(err)
-	}
-	return ReadNode(ctx, k, p)
-}
-
-func readNode(ctx context.Context, k *store.KB, p ReadParams) (*NodeView, error) {
+func ReadNode(ctx context.Context, k *store.KB, p ReadParams) (*NodeView, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	limit := DefaultChangelogLimit
 	if p.ChangelogLimit != nil {
 		if *p.ChangelogLimit < 0 || *p.ChangelogLimit > MaxLimit {
-			return nil, invalid("changelogLimit", "must be between 0 and %d", MaxLimit)
+			return nil, op.Invalid("changelogLimit", "must be between 0 and %d", MaxLimit)
 		}
 		limit = *p.ChangelogLimit
 	}
 	var rel string
 	switch {
 	case p.ID != "" && p.Path != "":
-		return nil, invalid("id", "give id or path, not both")
+		return nil, op.Invalid("id", "give id or path, not both")
 	case p.ID != "":
 		if n := cachedLeaf(k, p.ID); n != nil {
 			return viewWithVersion(ctx, k, n, p.IncludeChangelog == nil || *p.IncludeChangelog, limit)
@@ -100,20 +83,20 @@ func readNode(ctx context.Context, k *store.KB, p ReadParams) (*NodeView, error)
 		rememberPaths(k, t)
 		n, found := t.ByID(p.ID)
 		if !found {
-			return nil, newError(CodeNotFound, map[string]any{"id": p.ID}, "no node with id %q", p.ID)
+			return nil, op.New(op.CodeNotFound, map[string]any{"id": p.ID}, "no node with id %q", p.ID)
 		}
 		rel = n.Path
 	case p.Path != "":
-		var perr *Error
+		var perr *op.Error
 		if rel, perr = LeafPath(k, p.Path); perr != nil {
 			return nil, perr
 		}
 	default:
-		return nil, invalid("id", "give the id or the path of the node to read")
+		return nil, op.Invalid("id", "give the id or the path of the node to read")
 	}
 	n, err := k.ReadLeaf(rel)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, newError(CodeNotFound, map[string]any{"path": repoPath(rel)}, "no leaf at %s", repoPath(rel))
+		return nil, op.New(op.CodeNotFound, map[string]any{"path": repoPath(rel)}, "no leaf at %s", repoPath(rel))
 	}
 	if err != nil {
 		return nil, err
@@ -189,20 +172,20 @@ func cachedLeaf(k *store.KB, id string) *node.Node {
 // repository, or absolute inside nodes/) into a leaf path relative to
 // nodes/. Paths outside nodes/, with "..", or not naming a .md leaf are a
 // VALIDATION_ERROR.
-func LeafPath(k *store.KB, p string) (string, *Error) {
+func LeafPath(k *store.KB, p string) (string, *op.Error) {
 	given := p
 	p = strings.TrimSpace(p)
 	if filepath.IsAbs(p) {
 		r, err := filepath.Rel(k.NodesDir(), p)
 		if err != nil || r == ".." || strings.HasPrefix(filepath.ToSlash(r), "../") {
-			return "", invalid("path", "%q is not inside %s", given, k.Rel(k.NodesDir()))
+			return "", op.Invalid("path", "%q is not inside %s", given, k.Rel(k.NodesDir()))
 		}
 		p = r
 	}
 	p = filepath.ToSlash(p)
 	for _, part := range strings.Split(p, "/") {
 		if part == ".." {
-			return "", invalid("path", "%q must not contain \"..\"", given)
+			return "", op.Invalid("path", "%q must not contain \"..\"", given)
 		}
 	}
 	p = path.Clean(p)
@@ -213,7 +196,7 @@ func LeafPath(k *store.KB, p string) (string, *Error) {
 	}
 	base := path.Base(p)
 	if p == "." || p == "" || !strings.HasSuffix(p, ".md") || base == "index.md" || base == "log.md" || strings.HasPrefix(base, ".") {
-		return "", invalid("path", "%q does not name a leaf (a .md file under nodes/ other than index.md)", given)
+		return "", op.Invalid("path", "%q does not name a leaf (a .md file under nodes/ other than index.md)", given)
 	}
 	return p, nil
 }
@@ -272,42 +255,18 @@ const (
 	MaxSearchLimit     = 100
 )
 
-// SearchNodes runs kk_search: ranked full-text search over the current
-// branch's index, which is created (from the default branch's) and synced
-// first.
-func SearchNodes(ctx context.Context, k *store.KB, p SearchParams) Response {
-	return SearchNodesOn(ctx, k, "", p)
-}
-
 // SearchNodesOn is SearchNodes on the index of branch ("" for the current
 // one).
-func SearchNodesOn(ctx context.Context, k *store.KB, branch string, p SearchParams) Response {
-	data, err := searchNodes(ctx, k, branch, p)
-	if err != nil {
-		return fail(err)
-	}
-	return ok(data)
-}
-
-// SearchNodesJSON decodes the parameter object strictly and runs SearchNodes.
-func SearchNodesJSON(ctx context.Context, k *store.KB, raw []byte) Response {
-	var p SearchParams
-	if err := decodeStrict(raw, &p); err != nil {
-		return fail(err)
-	}
-	return SearchNodes(ctx, k, p)
-}
-
-func searchNodes(ctx context.Context, k *store.KB, branch string, p SearchParams) (*SearchData, error) {
+func SearchNodesOn(ctx context.Context, k *store.KB, branch string, p SearchParams) (*SearchData, error) {
 	limit := DefaultSearchLimit
 	if p.Limit != nil {
 		if *p.Limit < 1 || *p.Limit > MaxSearchLimit {
-			return nil, invalid("limit", "must be between 1 and %d", MaxSearchLimit)
+			return nil, op.Invalid("limit", "must be between 1 and %d", MaxSearchLimit)
 		}
 		limit = *p.Limit
 	}
 	if index.Query(p.Query, "OR") == "" {
-		return nil, invalid("query", "%q holds no word to look for", p.Query)
+		return nil, op.Invalid("query", "%q holds no word to look for", p.Query)
 	}
 	if branch == "" {
 		var err error
@@ -340,26 +299,25 @@ type EntryData struct {
 }
 
 // ReadEntry runs kk_entry: the knowledge base's ENTRY.md.
-func ReadEntry(ctx context.Context, k *store.KB) Response {
+func ReadEntry(ctx context.Context, k *store.KB, _ EntryParams) (*EntryData, error) {
 	if err := ctx.Err(); err != nil {
-		return fail(err)
+		return nil, err
 	}
 	rel := path.Join(store.DirName, "ENTRY.md")
 	src, err := os.ReadFile(k.EntryPath())
 	if errors.Is(err, fs.ErrNotExist) {
-		return fail(newError(CodeNotFound, map[string]any{"path": rel}, "%s does not exist; run kk index rebuild", rel))
+		return nil, op.New(op.CodeNotFound, map[string]any{"path": rel}, "%s does not exist; run kk index rebuild", rel)
 	}
 	if err != nil {
-		return fail(err)
+		return nil, err
 	}
-	return ok(EntryData{Path: rel, Content: string(src)})
+	return &EntryData{Path: rel, Content: string(src)}, nil
 }
 
-// ReadEntryJSON decodes the (empty) parameter object strictly and runs ReadEntry.
-func ReadEntryJSON(ctx context.Context, k *store.KB, raw []byte) Response {
-	var p EntryParams
-	if err := decodeStrict(raw, &p); err != nil {
-		return fail(err)
-	}
-	return ReadEntry(ctx, k)
+// SearchNodes runs kk_search: ranked full-text search over the current
+// branch's index, which is created (from the default branch's) and synced
+// first.
+func SearchNodes(ctx context.Context, k *store.KB, p SearchParams) (*SearchData, error) {
+	return SearchNodesOn(ctx, k, "", p)
 }
+

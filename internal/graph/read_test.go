@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/kk-project/kk/internal/op"
 )
 
 func TestReadNode(t *testing.T) {
@@ -54,16 +56,16 @@ func TestReadNode(t *testing.T) {
 		}
 	}
 	for raw, want := range map[string]string{
-		`{"id":"nope"}`:                      CodeNotFound,
-		`{"path":"graph/nope.md"}`:           CodeNotFound,
-		`{}`:                                 CodeValidation,
-		`{"id":"req-1","path":"a.md"}`:       CodeValidation,
-		`{"path":"../x.md"}`:                 CodeValidation,
-		`{"path":"/etc/passwd"}`:             CodeValidation,
-		`{"path":"graph/index.md"}`:          CodeValidation,
-		`{"path":"graph/x.txt"}`:             CodeValidation,
-		`{"id":"req-1","changelogLimit":-1}`: CodeValidation,
-		`{"id":"req-1","extra":1}`:           CodeValidation,
+		`{"id":"nope"}`:                      op.CodeNotFound,
+		`{"path":"graph/nope.md"}`:           op.CodeNotFound,
+		`{}`:                                 op.CodeValidation,
+		`{"id":"req-1","path":"a.md"}`:       op.CodeValidation,
+		`{"path":"../x.md"}`:                 op.CodeValidation,
+		`{"path":"/etc/passwd"}`:             op.CodeValidation,
+		`{"path":"graph/index.md"}`:          op.CodeValidation,
+		`{"path":"graph/x.txt"}`:             op.CodeValidation,
+		`{"id":"req-1","changelogLimit":-1}`: op.CodeValidation,
+		`{"id":"req-1","extra":1}`:           op.CodeValidation,
 	} {
 		if got := errCode(run(t, k, ReadNodeJSON, raw)); got != want {
 			t.Errorf("%s: %q, want %q", raw, got, want)
@@ -78,7 +80,7 @@ func TestSearchNodesAndEntry(t *testing.T) {
 	if hits := d["hits"].([]any); len(hits) != 1 || d["branch"] == "" {
 		t.Fatalf("search: %v", d)
 	}
-	for raw, want := range map[string]string{`{"query":"..."}`: CodeValidation, `{"query":"x","limit":0}`: CodeValidation, `{"query":"x","limit":101}`: CodeValidation} {
+	for raw, want := range map[string]string{`{"query":"..."}`: op.CodeValidation, `{"query":"x","limit":0}`: op.CodeValidation, `{"query":"x","limit":101}`: op.CodeValidation} {
 		if got := errCode(run(t, k, SearchNodesJSON, raw)); got != want {
 			t.Errorf("%s: %q, want %q", raw, got, want)
 		}
@@ -87,13 +89,13 @@ func TestSearchNodesAndEntry(t *testing.T) {
 	if e["path"] != ".ai/kenkeep/ENTRY.md" || !strings.HasPrefix(e["content"].(string), "---\n") {
 		t.Fatalf("entry: %v", e)
 	}
-	if got := errCode(run(t, k, ReadEntryJSON, `{"x":1}`)); got != CodeValidation {
+	if got := errCode(run(t, k, ReadEntryJSON, `{"x":1}`)); got != op.CodeValidation {
 		t.Fatalf("entry with a parameter: %q", got)
 	}
 	if err := os.Remove(k.EntryPath()); err != nil {
 		t.Fatal(err)
 	}
-	if got := errCode(run(t, k, ReadEntryJSON, `{}`)); got != CodeNotFound {
+	if got := errCode(run(t, k, ReadEntryJSON, `{}`)); got != op.CodeNotFound {
 		t.Fatalf("no entry: %q", got)
 	}
 }

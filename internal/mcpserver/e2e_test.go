@@ -15,8 +15,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/kk-project/kk/internal/graph"
 	"github.com/kk-project/kk/internal/index"
+	"github.com/kk-project/kk/internal/op"
 	"github.com/kk-project/kk/internal/store"
 )
 
@@ -93,7 +93,7 @@ func TestCommandTransport(t *testing.T) {
 	if b, _ := json.Marshal(c); !strings.Contains(string(b), a["id"].(string)) {
 		t.Fatalf("context: %s", b)
 	}
-	wantCode(t, call(t, cs, "manage_graph", map[string]any{"operation": "update", "entityType": "atom", "id": a["id"], "version": 7, "name": "x"}), graph.CodeConflict)
+	wantCode(t, call(t, cs, "manage_graph", map[string]any{"operation": "update", "entityType": "atom", "id": a["id"], "version": 7, "name": "x"}), op.CodeConflict)
 	res, err := cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: EntryURI})
 	if err != nil || !strings.Contains(res.Contents[0].Text, "node_count") {
 		t.Fatalf("kk://entry: %v %v", res, err)
@@ -317,7 +317,7 @@ func TestManyServersVersionRace(t *testing.T) {
 			switch {
 			case r["success"] == true:
 				wins++
-			case code(r) != graph.CodeConflict:
+			case code(r) != op.CodeConflict:
 				t.Fatalf("round %d: %v", v, r)
 			}
 		}
@@ -361,7 +361,7 @@ func TestReadAfterCLIWrite(t *testing.T) {
 	k := newKB(t)
 	cs := connectBinary(t, k)
 	// The server reads once first, so that its view of the tree is warm.
-	wantCode(t, call(t, cs, "kk_read", map[string]any{"id": "practice-fresh"}), graph.CodeNotFound)
+	wantCode(t, call(t, cs, "kk_read", map[string]any{"id": "practice-fresh"}), op.CodeNotFound)
 	kk := func(stdin string, args ...string) {
 		t.Helper()
 		cmd := exec.Command(kkBin, append([]string{"--root", k.Root}, args...)...)
