@@ -320,4 +320,3 @@ func ReadEntry(ctx context.Context, k *store.KB, _ EntryParams) (*EntryData, err
 func SearchNodes(ctx context.Context, k *store.KB, p SearchParams) (*SearchData, error) {
 	return SearchNodesOn(ctx, k, "", p)
 }
-
