@@ -3,9 +3,8 @@ package cli
 import (
 	"io"
 
+	"github.com/kk-project/kk/internal/search"
 	"github.com/spf13/cobra"
-
-	"github.com/kk-project/kk/internal/graph"
 )
 
 func newEntryCmd(app *App) *cobra.Command {
@@ -20,12 +19,12 @@ kk index rebuild).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			resp, err := opCall(ctx, app, "", "", nil, "kk-entry", graph.EntryParams{}, graph.ReadEntry)
+			resp, err := opCall(ctx, app, "", "", nil, "kk-entry", search.EntryParams{}, search.ReadEntry)
 			if err != nil {
 				return err
 			}
 			return printGraph(app, resp, func(w io.Writer, data any) {
-				if d, ok := data.(*graph.EntryData); ok {
+				if d, ok := data.(*search.EntryData); ok {
 					io.WriteString(w, d.Content)
 				}
 			})

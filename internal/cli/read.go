@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kk-project/kk/internal/graph"
+	"github.com/kk-project/kk/internal/search"
 )
 
 type readOpts struct {
@@ -44,7 +45,7 @@ the way an agent does.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			p := graph.ReadParams{Path: o.path, ChangelogLimit: intFlag(cmd, "changelog-limit", o.changelogLimit)}
+			p := search.ReadParams{Path: o.path, ChangelogLimit: intFlag(cmd, "changelog-limit", o.changelogLimit)}
 			if len(args) == 1 {
 				p.ID = args[0]
 			}
@@ -53,7 +54,7 @@ the way an agent does.`,
 				p.IncludeChangelog = &no
 			}
 			ctx := cmd.Context()
-			resp, err := opCall(ctx, app, o.input, "", nil, "kk-read", p, graph.ReadNode)
+			resp, err := opCall(ctx, app, o.input, "", nil, "kk-read", p, search.ReadNode)
 			if err != nil {
 				return err
 			}
@@ -69,7 +70,7 @@ the way an agent does.`,
 }
 
 func printNodeView(w io.Writer, data any) {
-	v, ok := data.(*graph.NodeView)
+	v, ok := data.(*search.NodeView)
 	if !ok {
 		printData(w, data)
 		return

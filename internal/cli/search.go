@@ -9,8 +9,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/kk-project/kk/internal/graph"
 	"github.com/kk-project/kk/internal/index"
+	"github.com/kk-project/kk/internal/search"
 	"github.com/kk-project/kk/internal/store"
 )
 
@@ -69,7 +69,7 @@ matched words in [brackets]. Nothing found prints nothing and exits 0.`,
 			return runSearch(cmd.Context(), app, o)
 		},
 	}
-	cmd.Flags().IntVar(&o.limit, "limit", graph.DefaultSearchLimit, fmt.Sprintf("list at most N hits (at most %d)", graph.MaxSearchLimit))
+	cmd.Flags().IntVar(&o.limit, "limit", search.DefaultSearchLimit, fmt.Sprintf("list at most N hits (at most %d)", search.MaxSearchLimit))
 	cmd.Flags().StringVar(&o.branch, "branch", "", "search this branch's index (default: the current branch)")
 	cmd.Flags().StringVar(&o.input, "input", "", "read the kk_search parameter object from a file, or - for standard input")
 	return cmd
@@ -77,21 +77,21 @@ matched words in [brackets]. Nothing found prints nothing and exits 0.`,
 
 func runSearch(ctx context.Context, app *App, o searchOpts) error {
 	limit := o.limit
-	p := graph.SearchParams{Query: o.text, Limit: &limit}
+	p := search.SearchParams{Query: o.text, Limit: &limit}
 	resp, err := opCall(ctx, app, o.input, "", nil, "kk-search", p,
-		func(ctx context.Context, k *store.KB, p graph.SearchParams) (*graph.SearchData, error) {
-			return graph.SearchNodesOn(ctx, k, o.branch, p)
+		func(ctx context.Context, k *store.KB, p search.SearchParams) (*search.SearchData, error) {
+			return search.SearchNodesOn(ctx, k, o.branch, p)
 		})
 	if err != nil {
 		return err
 	}
-	if d, ok := resp.Data.(*graph.SearchData); ok {
+	if d, ok := resp.Data.(*search.SearchData); ok {
 		for _, s := range d.Skipped {
 			app.warnf("left out of the index: %s: %s", s.Path, s.Msg)
 		}
 	}
 	return printGraph(app, resp, func(w io.Writer, data any) {
-		d, ok := data.(*graph.SearchData)
+		d, ok := data.(*search.SearchData)
 		if !ok {
 			return
 		}

@@ -7,13 +7,12 @@ import (
 	"os/user"
 	"strings"
 
+	"github.com/kk-project/kk/internal/trace"
 	"github.com/spf13/cobra"
-
-	"github.com/kk-project/kk/internal/graph"
 )
 
 type upsertOpts struct {
-	e                                   graph.KBEntityIn
+	e                                   trace.KBEntityIn
 	status, priority, severity, owner   string
 	description, body, textRef, version string
 	edges                               []string
@@ -67,7 +66,7 @@ NOT_FOUND, CONFLICT, INVARIANT_VIOLATION) and writes nothing.`,
 				return err
 			}
 			ctx := cmd.Context()
-			resp, err := opCall(ctx, app, o.input, "", nil, "kb-upsert", p, graph.KBUpsert)
+			resp, err := opCall(ctx, app, o.input, "", nil, "kb-upsert", p, trace.KBUpsert)
 			if err != nil {
 				return err
 			}
@@ -97,8 +96,8 @@ NOT_FOUND, CONFLICT, INVARIANT_VIOLATION) and writes nothing.`,
 }
 
 // params builds the kb_upsert parameter object from the flags.
-func (o *upsertOpts) params(cmd *cobra.Command) (graph.KBUpsertParams, error) {
-	p := graph.KBUpsertParams{CreatedBy: actor(o.by), Source: o.source}
+func (o *upsertOpts) params(cmd *cobra.Command) (trace.KBUpsertParams, error) {
+	p := trace.KBUpsertParams{CreatedBy: actor(o.by), Source: o.source}
 	if o.e.Type != "" {
 		e := o.e
 		for _, s := range []struct {
@@ -119,14 +118,14 @@ func (o *upsertOpts) params(cmd *cobra.Command) (graph.KBUpsertParams, error) {
 			}
 			e.Version = &v
 		}
-		p.Entities = []graph.KBEntityIn{e}
+		p.Entities = []trace.KBEntityIn{e}
 	}
 	for _, spec := range o.edges {
 		parts := strings.Split(spec, ":")
 		if len(parts) < 3 || len(parts) > 4 || (len(parts) == 4) != (parts[0] == "relates_to") {
 			return p, usagef("--edge %q: write TYPE:FROM:TO, or relates_to:FROM:TO:KIND", spec)
 		}
-		e := graph.KBEdgeIn{Type: parts[0], From: parts[1], To: parts[2]}
+		e := trace.KBEdgeIn{Type: parts[0], From: parts[1], To: parts[2]}
 		if len(parts) == 4 {
 			e.Kind = parts[3]
 		}
@@ -151,7 +150,7 @@ func actor(by string) string {
 }
 
 func printUpsert(w io.Writer, data any) {
-	r, ok := data.(*graph.UpsertResult)
+	r, ok := data.(*trace.UpsertResult)
 	if !ok {
 		printData(w, data)
 		return

@@ -70,21 +70,6 @@ func BenchmarkGet(b *testing.B) {
 	}
 }
 
-// BenchmarkCheck is kb_check over 10k nodes, warm.
-func BenchmarkCheck(b *testing.B) {
-	k := benchGraphKB(b)
-	ctx := context.Background()
-	if _, err := KBCheck(ctx, k, KBCheckParams{}); err != nil {
-		b.Fatal(err)
-	}
-	b.ResetTimer()
-	for b.Loop() {
-		if _, err := KBCheck(ctx, k, KBCheckParams{}); err != nil {
-			b.Fatal(err)
-		}
-	}
-}
-
 // BenchmarkContext100Resync is BenchmarkContext100 with the tree's files
 // stat'ed on every call (RecheckWithin 0), as each command-line run does.
 func BenchmarkContext100Resync(b *testing.B) {

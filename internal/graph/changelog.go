@@ -86,13 +86,13 @@ func ManageChangelog(ctx context.Context, k *store.KB, p ManageChangelogParams) 
 		if err != nil {
 			return nil, err
 		}
-		res.Version = fileVersionOf(n)
+		res.Version = FileVersion(n)
 		return res, nil
 	case "search":
 		if p.TaskID != "" || p.Summary != "" {
 			return nil, op.Invalid("summary", "taskId and summary apply to append")
 		}
-		limit, offset, perr := page(p.Limit, p.Offset)
+		limit, offset, perr := Page(p.Limit, p.Offset)
 		if perr != nil {
 			return nil, perr
 		}
@@ -104,7 +104,7 @@ func ManageChangelog(ctx context.Context, k *store.KB, p ManageChangelogParams) 
 		if e == nil {
 			return nil, op.NotFound(p.ParentType, p.ParentID)
 		}
-		return &ChangelogPage{ParentType: p.ParentType, ParentID: p.ParentID, Entries: newestFirst(e.Changelog, limit, offset),
+		return &ChangelogPage{ParentType: p.ParentType, ParentID: p.ParentID, Entries: NewestFirst(e.Changelog, limit, offset),
 			Total: len(e.Changelog), Limit: limit, Offset: offset}, nil
 	case "":
 		return nil, op.Invalid("operation", "is required: append or search")

@@ -1,65 +1,27 @@
 package graph
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/kk-project/kk/internal/op"
+	"github.com/kk-project/kk/internal/optest"
 	"github.com/kk-project/kk/internal/store"
-	"github.com/kk-project/kk/internal/txn"
 )
 
-func newKB(t *testing.T) *store.KB {
+func newKB(t *testing.T) *store.KB { return optest.NewKB(t) }
+
+func run(t *testing.T, k *store.KB, fn optest.RawOp, raw string) map[string]any {
 	t.Helper()
-	k := store.New(filepath.Join(t.TempDir(), "proj"))
-	if err := os.MkdirAll(k.Root, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := txn.Init(context.Background(), k, store.InitOptions{Version: "test", Now: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), Command: "test"}); err != nil {
-		t.Fatal(err)
-	}
-	k.Now = func() time.Time { return time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC) }
-	return k
+	return optest.Run(t, k, fn, raw)
 }
 
-// run decodes raw params, runs op and returns the response re-decoded as JSON.
-func run(t *testing.T, k *store.KB, fn func(context.Context, *store.KB, []byte) op.Envelope, raw string) map[string]any {
-	t.Helper()
-	resp := fn(context.Background(), k, []byte(raw))
-	b, err := json.Marshal(resp)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out map[string]any
-	if err := json.Unmarshal(b, &out); err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
+func mustOK(t *testing.T, r map[string]any) map[string]any { t.Helper(); return optest.MustOK(t, r) }
 
-func mustOK(t *testing.T, r map[string]any) map[string]any {
-	t.Helper()
-	if r["success"] != true {
-		t.Fatalf("operation failed: %v", r["error"])
-	}
-	d, _ := r["data"].(map[string]any)
-	return d
-}
-
-func errCode(r map[string]any) string {
-	if r["success"] != false {
-		return ""
-	}
-	e, _ := r["error"].(map[string]any)
-	c, _ := e["code"].(string)
-	return c
-}
+func errCode(r map[string]any) string { return optest.ErrCode(r) }
 
 func createAtom(t *testing.T, k *store.KB, name string, paths []string, molecule string) map[string]any {
 	t.Helper()

@@ -86,7 +86,7 @@ type viewOpts struct {
 
 // newestFirst returns up to limit entries, newest first. Entries are stored
 // oldest first, so a later entry is newer even when timestamps tie.
-func newestFirst(log []ChangelogEntry, limit, offset int) []ChangelogEntry {
+func NewestFirst(log []ChangelogEntry, limit, offset int) []ChangelogEntry {
 	out := make([]ChangelogEntry, 0, min(len(log), limit))
 	for i := len(log) - 1 - offset; i >= 0 && len(out) < limit; i-- {
 		out = append(out, log[i])
@@ -96,7 +96,7 @@ func newestFirst(log []ChangelogEntry, limit, offset int) []ChangelogEntry {
 
 func (g *Graph) atomView(a *Atom, o viewOpts) AtomView {
 	v := AtomView{ID: a.ID, Name: a.Name, Knowledge: a.Knowledge, Paths: node.List(a.Paths), RelatedAtoms: []RelatedView{},
-		Version: a.Version, CreatedByTaskID: a.CreatedByTask, LastTaskID: a.LastTask, CreatedAt: a.CreatedAt, UpdatedAt: a.UpdatedAt, Path: repoPath(a.Path)}
+		Version: a.Version, CreatedByTaskID: a.CreatedByTask, LastTaskID: a.LastTask, CreatedAt: a.CreatedAt, UpdatedAt: a.UpdatedAt, Path: RepoPath(a.Path)}
 	if a.Molecule != "" {
 		m := a.Molecule
 		v.MoleculeID = &m
@@ -109,14 +109,14 @@ func (g *Graph) atomView(a *Atom, o viewOpts) AtomView {
 		v.RelatedAtoms = append(v.RelatedAtoms, rv)
 	}
 	if o.changelog {
-		v.Changelog = newestFirst(a.Changelog, o.limit, 0)
+		v.Changelog = NewestFirst(a.Changelog, o.limit, 0)
 	}
 	return v
 }
 
 func (g *Graph) moleculeView(m *Molecule, o viewOpts) MoleculeView {
 	v := MoleculeView{ID: m.ID, Name: m.Name, Knowledge: m.Knowledge, RelatedMolecules: []RelatedView{},
-		Version: m.Version, CreatedByTaskID: m.CreatedByTask, LastTaskID: m.LastTask, CreatedAt: m.CreatedAt, UpdatedAt: m.UpdatedAt, Path: repoPath(m.Path)}
+		Version: m.Version, CreatedByTaskID: m.CreatedByTask, LastTaskID: m.LastTask, CreatedAt: m.CreatedAt, UpdatedAt: m.UpdatedAt, Path: RepoPath(m.Path)}
 	for _, r := range m.Related {
 		rv := RelatedView{MoleculeID: r.ID, Reason: r.Reason}
 		if other, ok := g.Molecules[store.IDKey(r.ID)]; ok {
@@ -125,7 +125,7 @@ func (g *Graph) moleculeView(m *Molecule, o viewOpts) MoleculeView {
 		v.RelatedMolecules = append(v.RelatedMolecules, rv)
 	}
 	if o.changelog {
-		v.Changelog = newestFirst(m.Changelog, o.limit, 0)
+		v.Changelog = NewestFirst(m.Changelog, o.limit, 0)
 	}
 	return v
 }
@@ -154,7 +154,7 @@ func QueryGraph(ctx context.Context, k *store.KB, p QueryGraphParams) (any, erro
 		if err := checkKind("entityType", p.EntityType); err != nil {
 			return nil, err
 		}
-		limit, offset, perr := page(p.Limit, p.Offset)
+		limit, offset, perr := Page(p.Limit, p.Offset)
 		if perr != nil {
 			return nil, perr
 		}
@@ -207,7 +207,7 @@ func checkKind(field, kind string) *op.Error {
 	return op.Invalid(field, "%q is not atom or molecule", kind)
 }
 
-func page(limit, offset *int) (int, int, *op.Error) {
+func Page(limit, offset *int) (int, int, *op.Error) {
 	l, o := DefaultLimit, 0
 	if limit != nil {
 		if *limit < 1 || *limit > MaxLimit {
@@ -305,7 +305,7 @@ func (g *Graph) search(p QueryGraphParams, limit, offset int, o viewOpts) (*Sear
 			}
 		}
 		res.Total = len(hits)
-		for _, m := range window(hits, limit, offset) {
+		for _, m := range Window(hits, limit, offset) {
 			res.Molecules = append(res.Molecules, g.moleculeView(m, o))
 		}
 		return res, nil
@@ -327,13 +327,13 @@ func (g *Graph) search(p QueryGraphParams, limit, offset int, o viewOpts) (*Sear
 		}
 	}
 	res.Total = len(hits)
-	for _, a := range window(hits, limit, offset) {
+	for _, a := range Window(hits, limit, offset) {
 		res.Atoms = append(res.Atoms, g.atomView(a, o))
 	}
 	return res, nil
 }
 
-func window[T any](s []T, limit, offset int) []T {
+func Window[T any](s []T, limit, offset int) []T {
 	if offset >= len(s) {
 		return nil
 	}

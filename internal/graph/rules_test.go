@@ -2,10 +2,8 @@ package graph
 
 import (
 	"context"
-	"crypto/sha256"
 	"encoding/json"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,6 +12,7 @@ import (
 
 	"github.com/kk-project/kk/internal/node"
 	"github.com/kk-project/kk/internal/op"
+	"github.com/kk-project/kk/internal/optest"
 	"github.com/kk-project/kk/internal/store"
 )
 
@@ -120,31 +119,7 @@ func TestCheckEdge(t *testing.T) {
 	}
 }
 
-// treeHash fingerprints every file under the KB folder except .state.
-func treeHash(t *testing.T, k *store.KB) string {
-	t.Helper()
-	h := sha256.New()
-	err := filepath.WalkDir(k.Dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() && d.Name() == ".state" {
-			return filepath.SkipDir
-		}
-		if !d.IsDir() {
-			b, err := os.ReadFile(p)
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(h, "%s\x00%s\x00", p, b)
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return fmt.Sprintf("%x", h.Sum(nil))
-}
+func treeHash(t *testing.T, k *store.KB) string { return optest.TreeHash(t, k) }
 
 func TestErrorCodes(t *testing.T) {
 	k := newKB(t)

@@ -111,11 +111,11 @@ func sortedKeys[V any](m map[string]V) []string {
 // the atoms with a pattern matching one of the paths, found among those
 // whose bucket one of the paths falls in.
 func contextGraph(ctx context.Context, k *store.KB, paths []string) (*Graph, error) {
-	db, err := branchIndex(ctx, k)
+	db, err := BranchIndex(ctx, k)
 	if err != nil {
 		return nil, err
 	}
-	st, err := syncForRead(ctx, k, db)
+	st, err := SyncForRead(ctx, k, db)
 	if err != nil {
 		return nil, err
 	}
@@ -156,16 +156,16 @@ func contextGraph(ctx context.Context, k *store.KB, paths []string) (*Graph, err
 // getGraph is the part of the graph a get of id needs, from the index as
 // it is (get reads the entity itself from its leaf).
 func getGraph(ctx context.Context, k *store.KB, kind, id string, synced bool) (*Graph, error) {
-	db, err := branchIndex(ctx, k)
+	db, err := BranchIndex(ctx, k)
 	if err != nil {
 		return nil, err
 	}
 	if synced {
-		if _, err := syncForRead(ctx, k, db); err != nil {
+		if _, err := SyncForRead(ctx, k, db); err != nil {
 			return nil, err
 		}
 	} else if gen, err := db.Meta(ctx, "stat_gen"); err != nil || gen == "" {
-		if _, err := syncForRead(ctx, k, db); err != nil { // never synced
+		if _, err := SyncForRead(ctx, k, db); err != nil { // never synced
 			return nil, err
 		}
 	}

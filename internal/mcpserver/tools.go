@@ -5,7 +5,9 @@ import (
 
 	"github.com/kk-project/kk/internal/graph"
 	"github.com/kk-project/kk/internal/schema"
+	"github.com/kk-project/kk/internal/search"
 	"github.com/kk-project/kk/internal/store"
+	"github.com/kk-project/kk/internal/trace"
 )
 
 // Tool is one MCP tool, declared as data: its name, what a model reads
@@ -92,7 +94,7 @@ Returns {"success":true,"data":…} with the matching entities and their edges, 
 		Schema:     "kb-query",
 		ReadOnly:   true,
 		Idempotent: true,
-		Run:        decoded("kb-query", graph.KBQuery),
+		Run:        decoded("kb-query", trace.KBQuery),
 	},
 	{
 		Name:  "kb_upsert",
@@ -101,7 +103,7 @@ Returns {"success":true,"data":…} with the matching entities and their edges, 
 Use it to record requirements, scenarios, tests, decisions, flags, events and symbols, and how they connect (req verified_by test, symbol implements req, req depends_on req…). An existing id is updated (absent fields are left alone); give its version to fail with CONFLICT if it changed since you read it.
 Every changeset is validated first (shape, required fields, edge endpoint types, referential integrity) and recorded in the audit log. Returns {"success":true,"data":…} with the ids written and the changeset id; errors carry a code (VALIDATION_ERROR, NOT_FOUND, CONFLICT, INVARIANT_VIOLATION).`,
 		Schema: "kb-upsert",
-		Run:    decoded("kb-upsert", graph.KBUpsert),
+		Run:    decoded("kb-upsert", trace.KBUpsert),
 	},
 	{
 		Name:  "kb_delete",
@@ -111,8 +113,8 @@ Restricted: every entity must carry the version you last read (CONFLICT otherwis
 Returns {"success":true,"data":…} with what was removed and the changeset id; errors carry a code.`,
 		Schema:      "kb-delete",
 		Destructive: true,
-		Run: decoded("kb-delete", func(ctx context.Context, k *store.KB, p graph.KBDeleteParams) (*graph.DeleteEntitiesResult, error) {
-			return graph.KBDelete(ctx, k, p, graph.DeleteOptions{Agent: true})
+		Run: decoded("kb-delete", func(ctx context.Context, k *store.KB, p trace.KBDeleteParams) (*trace.DeleteEntitiesResult, error) {
+			return trace.KBDelete(ctx, k, p, trace.DeleteOptions{Agent: true})
 		}),
 	},
 	{
@@ -124,7 +126,7 @@ Returns {"success":true,"data":{"violations":[{rule,ids,message}]}}; an empty li
 		Schema:     "kb-check",
 		ReadOnly:   true,
 		Idempotent: true,
-		Run:        decoded("kb-check", graph.KBCheck),
+		Run:        decoded("kb-check", trace.KBCheck),
 	},
 	{
 		Name:  "kk_search",
@@ -135,7 +137,7 @@ Returns {"success":true,"data":{"branch","query","hits":[{id,path,type,title,des
 		Schema:     "kk-search",
 		ReadOnly:   true,
 		Idempotent: true,
-		Run:        decoded("kk-search", graph.SearchNodes),
+		Run:        decoded("kk-search", search.SearchNodes),
 	},
 	{
 		Name:  "kk_read",
@@ -146,7 +148,7 @@ Returns {"success":true,"data":{id,path,type,title,description,tags,version,body
 		Schema:     "kk-read",
 		ReadOnly:   true,
 		Idempotent: true,
-		Run:        decoded("kk-read", graph.ReadNode),
+		Run:        decoded("kk-read", search.ReadNode),
 	},
 	{
 		Name:  "kk_entry",
@@ -157,7 +159,7 @@ Returns {"success":true,"data":{"path","content"}} with the markdown in content.
 		Schema:     "kk-entry",
 		ReadOnly:   true,
 		Idempotent: true,
-		Run:        decoded("kk-entry", graph.ReadEntry),
+		Run:        decoded("kk-entry", search.ReadEntry),
 	},
 }
 

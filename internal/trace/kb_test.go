@@ -1,4 +1,4 @@
-package graph
+package trace
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kk-project/kk/internal/graph"
 	"github.com/kk-project/kk/internal/index"
 	"github.com/kk-project/kk/internal/op"
 	"github.com/kk-project/kk/internal/store"
@@ -108,7 +109,7 @@ func TestUpsertBadInputWritesNothing(t *testing.T) {
 	createMolecule(t, k, "Auth")
 	before := treeHash(t, k)
 	recs, _ := index.ReadAudit(k, "main")
-	long := strings.Repeat("b", MaxKnowledgeBytes+1)
+	long := strings.Repeat("b", graph.MaxKnowledgeBytes+1)
 	cases := []struct {
 		name, raw, code string
 	}{

@@ -1,6 +1,7 @@
-package graph
+package trace
 
 import (
+	"github.com/kk-project/kk/internal/graph"
 	"cmp"
 	"context"
 	"fmt"
@@ -61,11 +62,11 @@ func (s *snapshot) canonical(id string) string {
 
 // loadSnapshot syncs the current branch's index and reads it whole.
 func loadSnapshot(ctx context.Context, k *store.KB) (*snapshot, error) {
-	db, err := branchIndex(ctx, k)
+	db, err := graph.BranchIndex(ctx, k)
 	if err != nil {
 		return nil, err
 	}
-	st, err := syncForRead(ctx, k, db)
+	st, err := graph.SyncForRead(ctx, k, db)
 	if err != nil {
 		return nil, err
 	}
@@ -130,10 +131,10 @@ func edgeViews(list []index.Edge) []EdgeView {
 }
 
 func KBQuery(ctx context.Context, k *store.KB, p KBQueryParams) (*QueryResult, error) {
-	if err := ValidateProjectID(k, p.ProjectID); err != nil {
+	if err := graph.ValidateProjectID(k, p.ProjectID); err != nil {
 		return nil, err
 	}
-	limit, offset, verr := page(p.Limit, p.Offset)
+	limit, offset, verr := graph.Page(p.Limit, p.Offset)
 	if verr != nil {
 		return nil, verr
 	}
@@ -182,7 +183,7 @@ func KBQuery(ctx context.Context, k *store.KB, p KBQueryParams) (*QueryResult, e
 		hits = append(hits, e)
 	}
 	res := &QueryResult{Entities: []EntityView{}, Total: len(hits), Limit: limit, Offset: offset}
-	for _, e := range window(hits, limit, offset) {
+	for _, e := range graph.Window(hits, limit, offset) {
 		res.Entities = append(res.Entities, EntityView{Entity: e, Edges: edgeViews(s.out[e.ID]), Incoming: edgeViews(s.in[e.ID])})
 	}
 	return res, nil
@@ -241,7 +242,7 @@ type CheckResult struct {
 }
 
 func KBCheck(ctx context.Context, k *store.KB, p KBCheckParams) (*CheckResult, error) {
-	if err := ValidateProjectID(k, p.ProjectID); err != nil {
+	if err := graph.ValidateProjectID(k, p.ProjectID); err != nil {
 		return nil, err
 	}
 	var names []string
@@ -291,7 +292,7 @@ func KBCheck(ctx context.Context, k *store.KB, p KBCheckParams) (*CheckResult, e
 func (s *snapshot) mustCoverage() []Violation {
 	var out []Violation
 	for _, e := range s.entities {
-		if e.Type != TypeReq || !strings.EqualFold(e.Priority, "must") {
+		if e.Type != graph.TypeReq || !strings.EqualFold(e.Priority, "must") {
 			continue
 		}
 		has := func(edge, typ string) bool {
@@ -301,10 +302,10 @@ func (s *snapshot) mustCoverage() []Violation {
 			})
 		}
 		var missing []string
-		if !has("specified_by", TypeScenario) {
+		if !has("specified_by", graph.TypeScenario) {
 			missing = append(missing, "scenario (specified_by)")
 		}
-		if !has("verified_by", TypeTest) {
+		if !has("verified_by", graph.TypeTest) {
 			missing = append(missing, "verifying test (verified_by)")
 		}
 		if len(missing) > 0 {
@@ -381,14 +382,14 @@ func (s *snapshot) symbolReqs() []Violation {
 	var out []Violation
 	for _, e := range s.edges {
 		from, ok := s.byID[e.From]
-		if e.Type != "implements" || !ok || from.Type != TypeSymbol {
+		if e.Type != "implements" || !ok || from.Type != graph.TypeSymbol {
 			continue
 		}
 		switch to, ok := s.byID[e.To]; {
 		case !ok:
 			out = append(out, Violation{Rule: RuleSymbolReqExists, IDs: []string{e.From, e.To},
 				Message: fmt.Sprintf("symbol %s implements %s, which does not exist", e.From, e.To)})
-		case to.Type != TypeReq:
+		case to.Type != graph.TypeReq:
 			out = append(out, Violation{Rule: RuleSymbolReqExists, IDs: []string{e.From, e.To},
 				Message: fmt.Sprintf("symbol %s implements %s, which is a %s, not a req", e.From, e.To, to.Type)})
 		}
@@ -404,7 +405,7 @@ func (s *snapshot) dangling() []Violation {
 		if _, ok := s.byID[e.To]; ok {
 			continue
 		}
-		if from, ok := s.byID[e.From]; ok && from.Type == TypeSymbol && e.Type == "implements" {
+		if from, ok := s.byID[e.From]; ok && from.Type == graph.TypeSymbol && e.Type == "implements" {
 			continue
 		}
 		out = append(out, Violation{Rule: RuleNoDanglingEdges, IDs: []string{e.From, e.To},
@@ -424,15 +425,15 @@ func (s *snapshot) endpointTypes() []Violation {
 		if !okF || !okT || e.Type == "relates_to" || e.Type == "related" {
 			continue
 		}
-		if e.Type == "depends_on" && from.Type != TypeReq && to.Type != TypeReq {
+		if e.Type == "depends_on" && from.Type != graph.TypeReq && to.Type != graph.TypeReq {
 			continue
 		}
-		if _, known := EdgeTable[e.Type]; !known {
+		if _, known := graph.EdgeTable[e.Type]; !known {
 			out = append(out, Violation{Rule: RuleEdgeEndpointTypes, IDs: []string{e.From, e.To},
 				Message: fmt.Sprintf("%s has an edge of unknown type %q to %s", e.From, e.Type, e.To)})
 			continue
 		}
-		if err := CheckEdge(e.Type, from.Type, to.Type, "-"); err != nil {
+		if err := graph.CheckEdge(e.Type, from.Type, to.Type, "-"); err != nil {
 			out = append(out, Violation{Rule: RuleEdgeEndpointTypes, IDs: []string{e.From, e.To},
 				Message: fmt.Sprintf("%s → %s: %s", e.From, e.To, err.Message)})
 		}

@@ -1,8 +1,11 @@
-package graph
+package trace
 
 import (
+	"github.com/kk-project/kk/internal/graph"
 	"bytes"
 	"encoding/json"
+
+	"github.com/invopop/jsonschema"
 )
 
 // KBEntityIn is one entity of a kb_upsert changeset. An id that exists is
@@ -119,4 +122,16 @@ type KBQueryParams struct {
 type KBCheckParams struct {
 	ProjectID string   `json:"projectId,omitempty" jsonschema:"description=optional: this knowledge base's project id (config projectId); any other value is refused"`
 	Rules     []string `json:"rules,omitempty" jsonschema:"description=rules to run (default: all)"`
+}
+
+// JSONSchema describes an entity to delete: an id, or {id, version}.
+func (KBEntityRef) JSONSchema() *jsonschema.Schema {
+	props := jsonschema.NewProperties()
+	props.Set("id", &jsonschema.Schema{Type: "string", MinLength: new(uint64(1)), Description: "The entity's id."})
+	props.Set("version", &jsonschema.Schema{Type: "integer", Minimum: graph.JsonNumber(1),
+		Description: "The version you last read; the delete fails with CONFLICT when the entity has changed since. Required for agents (the MCP tool)."})
+	return &jsonschema.Schema{OneOf: []*jsonschema.Schema{
+		{Type: "string", MinLength: new(uint64(1)), Description: "The entity's id."},
+		{Type: "object", Properties: props, Required: []string{"id"}, AdditionalProperties: jsonschema.FalseSchema},
+	}}
 }

@@ -1,6 +1,7 @@
-package graph
+package search
 
 import (
+	"github.com/kk-project/kk/internal/graph"
 	"context"
 	"errors"
 	"io/fs"
@@ -51,9 +52,9 @@ type NodeView struct {
 	// Edges are the node's outgoing edges: relates_to and depends_on ids,
 	// kk_related entries (type "related", kind holding the reason) and
 	// kk_edges, in that order.
-	Edges []Edge `json:"edges"`
+	Edges []graph.Edge `json:"edges"`
 	// Changelog holds the newest entries first; ChangelogTotal counts all.
-	Changelog      []ChangelogEntry `json:"changelog,omitempty"`
+	Changelog      []graph.ChangelogEntry `json:"changelog,omitempty"`
 	ChangelogTotal int              `json:"changelogTotal"`
 }
 
@@ -61,10 +62,10 @@ func ReadNode(ctx context.Context, k *store.KB, p ReadParams) (*NodeView, error)
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	limit := DefaultChangelogLimit
+	limit := graph.DefaultChangelogLimit
 	if p.ChangelogLimit != nil {
-		if *p.ChangelogLimit < 0 || *p.ChangelogLimit > MaxLimit {
-			return nil, op.Invalid("changelogLimit", "must be between 0 and %d", MaxLimit)
+		if *p.ChangelogLimit < 0 || *p.ChangelogLimit > graph.MaxLimit {
+			return nil, op.Invalid("changelogLimit", "must be between 0 and %d", graph.MaxLimit)
 		}
 		limit = *p.ChangelogLimit
 	}
@@ -96,7 +97,7 @@ func ReadNode(ctx context.Context, k *store.KB, p ReadParams) (*NodeView, error)
 	}
 	n, err := k.ReadLeaf(rel)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, op.New(op.CodeNotFound, map[string]any{"path": repoPath(rel)}, "no leaf at %s", repoPath(rel))
+		return nil, op.New(op.CodeNotFound, map[string]any{"path": graph.RepoPath(rel)}, "no leaf at %s", graph.RepoPath(rel))
 	}
 	if err != nil {
 		return nil, err
@@ -113,11 +114,11 @@ func viewWithVersion(ctx context.Context, k *store.KB, n *node.Node, withLog boo
 	if err != nil {
 		return nil, err
 	}
-	db, err := branchIndex(ctx, k)
+	db, err := graph.BranchIndex(ctx, k)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := syncForRead(ctx, k, db); err != nil {
+	if _, err := graph.SyncForRead(ctx, k, db); err != nil {
 		return nil, err
 	}
 	vs, err := db.Versions(ctx, []string{n.Path})
@@ -202,33 +203,32 @@ func LeafPath(k *store.KB, p string) (string, *op.Error) {
 }
 
 func viewNode(n *node.Node, withLog bool, limit int) (*NodeView, error) {
-	r := leafReader(n)
-	e := r.entity(n.ID, n.Type, n.Title, n.Body)
-	v := &NodeView{
-		ID: n.ID, Path: repoPath(n.Path), Type: n.Type, Title: n.Title, Description: n.Description,
-		Tags: node.List(n.Tags), Status: n.Status, Confidence: n.Confidence,
-		Priority: r.str(KeyPriority), Severity: r.str(KeySeverity), Owner: r.str(KeyOwner),
-		Version: e.Version, Body: e.Knowledge, Edges: []Edge{}, ChangelogTotal: len(e.Changelog),
+	f, err := graph.FieldsOf(n)
+	if err != nil {
+		return nil, err
 	}
-	if IsAtom(n) {
-		v.Paths = node.List(r.strings(KeyPaths))
-		v.MoleculeID = r.str(KeyMolecule)
+	v := &NodeView{
+		ID: n.ID, Path: graph.RepoPath(n.Path), Type: n.Type, Title: n.Title, Description: n.Description,
+		Tags: node.List(n.Tags), Status: n.Status, Confidence: n.Confidence,
+		Priority: f.Priority, Severity: f.Severity, Owner: f.Owner,
+		Version: f.Version, Body: f.Knowledge, Edges: []graph.Edge{}, ChangelogTotal: len(f.Changelog),
+	}
+	if graph.IsAtom(n) {
+		v.Paths = node.List(f.Paths)
+		v.MoleculeID = f.Molecule
 	}
 	for _, to := range n.RelatesTo {
-		v.Edges = append(v.Edges, Edge{Type: "relates_to", To: to})
+		v.Edges = append(v.Edges, graph.Edge{Type: "relates_to", To: to})
 	}
 	for _, to := range n.DependsOn {
-		v.Edges = append(v.Edges, Edge{Type: "depends_on", To: to})
+		v.Edges = append(v.Edges, graph.Edge{Type: "depends_on", To: to})
 	}
-	for _, rel := range e.Related {
-		v.Edges = append(v.Edges, Edge{Type: "related", To: rel.ID, Kind: rel.Reason})
+	for _, rel := range f.Related {
+		v.Edges = append(v.Edges, graph.Edge{Type: "related", To: rel.ID, Kind: rel.Reason})
 	}
-	v.Edges = append(v.Edges, e.Edges...)
+	v.Edges = append(v.Edges, f.Edges...)
 	if withLog {
-		v.Changelog = newestFirst(e.Changelog, limit, 0)
-	}
-	if r.err != nil {
-		return nil, r.err
+		v.Changelog = graph.NewestFirst(f.Changelog, limit, 0)
 	}
 	return v, nil
 }
@@ -278,7 +278,7 @@ func SearchNodesOn(ctx context.Context, k *store.KB, branch string, p SearchPara
 	if err != nil {
 		return nil, err
 	}
-	st, err := syncForRead(ctx, k, db)
+	st, err := graph.SyncForRead(ctx, k, db)
 	if err != nil {
 		return nil, err
 	}

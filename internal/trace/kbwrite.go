@@ -1,4 +1,4 @@
-package graph
+package trace
 
 import (
 	"context"
@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/kk-project/kk/internal/graph"
 
 	"github.com/kk-project/kk/internal/extract"
 	"github.com/kk-project/kk/internal/index"
@@ -32,12 +34,12 @@ const (
 
 // TraceTypes are the entity types kb_upsert and kb_delete handle (seed
 // 003). Atoms and molecules go through manage_graph.
-var TraceTypes = []string{TypeReq, TypeScenario, TypeTest, TypeADR, TypeFlag, TypeEvent, TypeSymbol}
+var TraceTypes = []string{graph.TypeReq, graph.TypeScenario, graph.TypeTest, graph.TypeADR, graph.TypeFlag, graph.TypeEvent, graph.TypeSymbol}
 
 // typeFolders are the folders under nodes/ new entities of each type go to.
 var typeFolders = map[string]string{
-	TypeReq: "requirements", TypeScenario: "scenarios", TypeTest: "tests", TypeADR: "adrs",
-	TypeFlag: "flags", TypeEvent: "events", TypeSymbol: "symbols",
+	graph.TypeReq: "requirements", graph.TypeScenario: "scenarios", graph.TypeTest: "tests", graph.TypeADR: "adrs",
+	graph.TypeFlag: "flags", graph.TypeEvent: "events", graph.TypeSymbol: "symbols",
 }
 
 // TypeFolder is the folder under nodes/ where kb_upsert creates entities of
@@ -92,7 +94,7 @@ func oneLine(field, s string, max int, required bool) *op.Error {
 // checkChangeset checks what kb_upsert and kb_delete share: the project,
 // who applies the changeset and from where, and its size.
 func checkChangeset(k *store.KB, projectID, createdBy, source string, entities, edges int) *op.Error {
-	if err := ValidateProjectID(k, projectID); err != nil {
+	if err := graph.ValidateProjectID(k, projectID); err != nil {
 		return err
 	}
 	if err := oneLine("created_by", createdBy, MaxShortFieldChars, true); err != nil {
@@ -136,7 +138,7 @@ func validateEntity(i int, e KBEntityIn) (*entityIn, *op.Error) {
 	}
 	e.ID = id
 	if e.Title != "" {
-		t, err := ValidateName(f+".title", e.Title)
+		t, err := graph.ValidateName(f+".title", e.Title)
 		if err != nil {
 			return nil, err
 		}
@@ -176,7 +178,7 @@ func validateEntity(i int, e KBEntityIn) (*entityIn, *op.Error) {
 		}
 	}
 	if e.Body != nil {
-		b, err := ValidateKnowledge(f+".body", *e.Body)
+		b, err := graph.ValidateKnowledge(f+".body", *e.Body)
 		if err != nil {
 			return nil, err
 		}
@@ -197,11 +199,11 @@ func validateEntity(i int, e KBEntityIn) (*entityIn, *op.Error) {
 
 func validateEdgeIn(i int, e KBEdgeIn) (KBEdgeIn, *op.Error) {
 	f := fmt.Sprintf("edges[%d]", i)
-	if _, known := EdgeTable[e.Type]; !known {
+	if _, known := graph.EdgeTable[e.Type]; !known {
 		if e.Type == "" {
-			return e, op.Invalid(f+".type", "is required: one of %s", strings.Join(EdgeTypes(), ", "))
+			return e, op.Invalid(f+".type", "is required: one of %s", strings.Join(graph.EdgeTypes(), ", "))
 		}
-		return e, op.Invalid(f+".type", "%q is not an edge type; use one of %s", e.Type, strings.Join(EdgeTypes(), ", "))
+		return e, op.Invalid(f+".type", "%q is not an edge type; use one of %s", e.Type, strings.Join(graph.EdgeTypes(), ", "))
 	}
 	for _, end := range []struct {
 		name string
@@ -276,16 +278,6 @@ func (tx *traceTx) leaf(id string) (*node.Node, error) {
 	}
 	tx.edited[store.IDKey(id)] = n
 	return n, nil
-}
-
-// fileVersionOf is a leaf's kk_version as written (1 when absent).
-func fileVersionOf(n *node.Node) int64 {
-	if v, ok := n.Extra(KeyVersion); ok {
-		if i, ok := v.(int64); ok && i >= 1 {
-			return i
-		}
-	}
-	return 1
 }
 
 // stage validates the edited leaves of ids and stages them; the
@@ -418,7 +410,7 @@ func KBUpsert(ctx context.Context, k *store.KB, p KBUpsertParams) (*UpsertResult
 				return op.New(op.CodeValidation, map[string]any{"field": f + ".from", "id": e.From, "origin": indexed[store.IDKey(e.From)].Origin},
 					"%s.from: %s is read from %s by an extractor; declare its edges there", f, e.From, indexed[store.IDKey(e.From)].Origin)
 			}
-			if err := CheckEdge(e.Type, fromType, toType, e.Kind); err != nil {
+			if err := graph.CheckEdge(e.Type, fromType, toType, e.Kind); err != nil {
 				err.Message = f + ": " + err.Message
 				err.Details["field"] = f
 				return err
@@ -498,9 +490,9 @@ func newEntityLeaf(e *entityIn, source, now string) *node.Node {
 	n := &node.Node{Format: node.SchemaVersion, Path: rel, Type: e.Type, ID: e.ID, Title: e.Title,
 		Tags: []string{}, DerivedFrom: []string{}, RelatesTo: []string{}, Confidence: "high", Status: "draft",
 		Sources: []any{source}, Body: []byte("\n")}
-	_ = n.SetExtra(KeyVersion, int64(1))
-	_ = n.SetExtra(KeyCreatedAt, now)
-	_ = n.SetExtra(KeyUpdatedAt, now)
+	_ = n.SetExtra(graph.KeyVersion, int64(1))
+	_ = n.SetExtra(graph.KeyCreatedAt, now)
+	_ = n.SetExtra(graph.KeyUpdatedAt, now)
 	return n
 }
 
@@ -518,13 +510,13 @@ func applyEntity(n *node.Node, e *entityIn, source string) error {
 	if e.Tags != nil {
 		n.Tags = slices.Compact(slices.Sorted(slices.Values(e.Tags)))
 	}
-	if e.Body != nil && KnowledgeOf(n.Body) != *e.Body {
+	if e.Body != nil && graph.KnowledgeOf(n.Body) != *e.Body {
 		n.Body = []byte("\n" + *e.Body + "\n")
 	}
 	for _, s := range []struct {
 		key string
 		v   *string
-	}{{KeyPriority, e.Priority}, {KeySeverity, e.Severity}, {KeyOwner, e.Owner}, {KeyTextRef, e.TextRef}} {
+	}{{graph.KeyPriority, e.Priority}, {graph.KeySeverity, e.Severity}, {graph.KeyOwner, e.Owner}, {KeyTextRef, e.TextRef}} {
 		if s.v == nil {
 			continue
 		}
@@ -541,9 +533,9 @@ func applyEntity(n *node.Node, e *entityIn, source string) error {
 	if e.Links != nil {
 		var err error
 		if len(e.Links) == 0 {
-			err = n.DeleteExtra(KeyLinks)
+			err = n.DeleteExtra(graph.KeyLinks)
 		} else {
-			err = n.SetExtra(KeyLinks, e.Links)
+			err = n.SetExtra(graph.KeyLinks, e.Links)
 		}
 		if err != nil {
 			return err
@@ -575,11 +567,7 @@ func addSource(n *node.Node, source string) error {
 }
 
 // leafEdges reads a leaf's kk_edges.
-func leafEdges(n *node.Node) ([]Edge, error) {
-	r := leafReader(n)
-	e := r.entity(n.ID, n.Type, n.Title, nil)
-	return e.Edges, r.err
-}
+func leafEdges(n *node.Node) ([]graph.Edge, error) { return graph.EdgesOf(n) }
 
 // addEdge adds e to the leaf n's kk_edges. An edge of the same type to the
 // same entity (and kind) is kept, its confidence updated when given. It
@@ -595,20 +583,20 @@ func addEdge(n *node.Node, e KBEdgeIn, by, source, now string) (bool, error) {
 				return false, nil
 			}
 			list[i].Confidence = e.Confidence
-			return true, n.SetExtra(KeyEdges, edgeValues(list))
+			return true, n.SetExtra(graph.KeyEdges, graph.EdgeValues(list))
 		}
 	}
-	list = append(list, Edge{Type: e.Type, To: e.To, Kind: e.Kind, CreatedAt: now, CreatedBy: by, Source: source, Confidence: e.Confidence})
-	return true, n.SetExtra(KeyEdges, edgeValues(list))
+	list = append(list, graph.Edge{Type: e.Type, To: e.To, Kind: e.Kind, CreatedAt: now, CreatedBy: by, Source: source, Confidence: e.Confidence})
+	return true, n.SetExtra(graph.KeyEdges, graph.EdgeValues(list))
 }
 
 // removeEdges drops the leaf's edges drop selects and returns them.
-func removeEdges(n *node.Node, drop func(Edge) bool) ([]Edge, error) {
+func removeEdges(n *node.Node, drop func(graph.Edge) bool) ([]graph.Edge, error) {
 	list, err := leafEdges(n)
 	if err != nil {
 		return nil, err
 	}
-	var kept, gone []Edge
+	var kept, gone []graph.Edge
 	for _, e := range list {
 		if drop(e) {
 			gone = append(gone, e)
@@ -620,9 +608,9 @@ func removeEdges(n *node.Node, drop func(Edge) bool) ([]Edge, error) {
 	case len(gone) == 0:
 		return nil, nil
 	case len(kept) == 0:
-		return gone, n.DeleteExtra(KeyEdges)
+		return gone, n.DeleteExtra(graph.KeyEdges)
 	}
-	return gone, n.SetExtra(KeyEdges, edgeValues(kept))
+	return gone, n.SetExtra(graph.KeyEdges, graph.EdgeValues(kept))
 }
 
 func KBDelete(ctx context.Context, k *store.KB, p KBDeleteParams, o DeleteOptions) (*DeleteEntitiesResult, error) {
@@ -714,7 +702,7 @@ func KBDelete(ctx context.Context, k *store.KB, p KBDeleteParams, o DeleteOption
 			if n == nil {
 				return op.New(op.CodeNotFound, map[string]any{"field": f + ".from", "id": e.From}, "%s.from: no entity with id %q in the tree", f, e.From)
 			}
-			removed, err := removeEdges(n, func(x Edge) bool { return x.Type == e.Type && store.IDKey(x.To) == store.IDKey(e.To) })
+			removed, err := removeEdges(n, func(x graph.Edge) bool { return x.Type == e.Type && store.IDKey(x.To) == store.IDKey(e.To) })
 			if err != nil {
 				return err
 			}
@@ -745,7 +733,7 @@ func KBDelete(ctx context.Context, k *store.KB, p KBDeleteParams, o DeleteOption
 				if err != nil {
 					return err
 				}
-				removed, err := removeEdges(n, func(x Edge) bool { return deleted[store.IDKey(x.To)] })
+				removed, err := removeEdges(n, func(x graph.Edge) bool { return deleted[store.IDKey(x.To)] })
 				if err != nil {
 					return err
 				}
