@@ -144,4 +144,3 @@ func (RelatedIn) JSONSchemaExtend(s *jsonschema.Schema) {
 		"reason":     "Why the two are related.",
 	}, nil)
 }
-

@@ -1,9 +1,9 @@
 package search
 
 import (
-	"github.com/kk-project/kk/internal/graph"
 	"context"
 	"errors"
+	"github.com/kk-project/kk/internal/graph"
 	"io/fs"
 	"os"
 	"path"
@@ -55,7 +55,7 @@ type NodeView struct {
 	Edges []graph.Edge `json:"edges"`
 	// Changelog holds the newest entries first; ChangelogTotal counts all.
 	Changelog      []graph.ChangelogEntry `json:"changelog,omitempty"`
-	ChangelogTotal int              `json:"changelogTotal"`
+	ChangelogTotal int                    `json:"changelogTotal"`
 }
 
 func ReadNode(ctx context.Context, k *store.KB, p ReadParams) (*NodeView, error) {

@@ -1,9 +1,9 @@
 package trace
 
 import (
-	"github.com/kk-project/kk/internal/graph"
 	"bytes"
 	"encoding/json"
+	"github.com/kk-project/kk/internal/graph"
 
 	"github.com/invopop/jsonschema"
 )

@@ -1,10 +1,10 @@
 package trace
 
 import (
-	"github.com/kk-project/kk/internal/graph"
 	"cmp"
 	"context"
 	"fmt"
+	"github.com/kk-project/kk/internal/graph"
 	"slices"
 	"strings"
 	"sync"
