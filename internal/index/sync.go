@@ -83,6 +83,7 @@ type leafData struct {
 	f    fileStat
 	sha  string
 	n    *node.Node
+	doc  *searchDoc // the leaf's analyzed text
 	err  error
 	same bool // the hash matches the stored row
 }
@@ -168,6 +169,9 @@ func (db *DB) SyncWith(ctx context.Context, nodesDir string, ex *Extraction) (St
 			return
 		}
 		d.n, d.err = node.Parse(d.f.rel, src)
+		if d.err == nil {
+			d.doc = leafSearchDoc(d.n)
+		}
 	})
 	w := newWriter(ctx, tx)
 	// Many changes at once (a first sync, a big checkout): the full-text
@@ -222,10 +226,13 @@ func (db *DB) SyncWith(ctx context.Context, nodesDir string, ex *Extraction) (St
 		racy = racy || r
 	}
 	if bulk {
-		w.exec(`INSERT INTO nodes_fts(nodes_fts) VALUES ('rebuild')`)
+		w.exec(`INSERT INTO search_fts(search_fts) VALUES ('rebuild')`)
 		for _, stmt := range ftsTriggers {
 			w.exec(stmt)
 		}
+	}
+	if st.Changed() || syncedAt == 0 {
+		w.setSearchStats()
 	}
 	now := time.Now()
 	if st.Changed() || st.Touched > 0 || st.Extracted.Touched > 0 || racy || syncedAt == 0 {
@@ -425,6 +432,7 @@ func (w *writer) insert(d *leafData) {
 	}
 	var rid int64
 	rid, w.err = res.LastInsertId()
+	w.putSearchDoc(rid, d.doc, false)
 	w.children(rid, d.n)
 }
 
@@ -434,6 +442,7 @@ func (w *writer) update(rid int64, d *leafData) {
 	w.exec(`DELETE FROM kk_paths WHERE rid = ?`, rid)
 	w.exec(`DELETE FROM edges WHERE rid = ?`, rid)
 	w.exec(`DELETE FROM changelog WHERE rid = ?`, rid)
+	w.putSearchDoc(rid, d.doc, true)
 	w.children(rid, d.n)
 }
 
