@@ -2,7 +2,13 @@ package hooks
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/kk-project/kk/internal/harness"
@@ -23,6 +29,15 @@ var (
 	// PromptMaxChars bounds the rendered context; the first node is
 	// always listed, shortened if it must be.
 	PromptMaxChars = 2000
+	// PromptSyncBudget bounds how long prompt-context waits for the index
+	// to catch up with the tree (a stat per leaf when nothing changed,
+	// about 40 ms at 10k leaves). Past it the hook searches the index as
+	// the last sync left it and starts `kk sync` in the background to
+	// finish the work, so a large or cold tree never costs the deadline.
+	PromptSyncBudget = 400 * time.Millisecond
+	// backgroundSyncEvery is the least time between two background syncs
+	// the hook starts.
+	backgroundSyncEvery = time.Minute
 )
 
 // promptHeader opens the prompt-time context.
@@ -32,7 +47,12 @@ const promptHeader = "Project knowledge that may bear on this prompt (notes from
 // for the harness; nil when the prompt is empty, nothing answers it, or
 // the harness has no channel for it. The prompt itself is never logged.
 func PromptContext(ctx context.Context, r Request) ([]byte, error) {
-	text, err := PromptContextText(ctx, r.KB, r.Input.Prompt)
+	slow := func() {
+		if err := startBackgroundSync(r); err != nil && r.Warn != nil {
+			r.Warn("sync", err)
+		}
+	}
+	text, err := promptContextText(ctx, r.KB, r.Input.Prompt, PromptSyncBudget, slow)
 	if err != nil || text == "" {
 		return nil, err
 	}
@@ -49,6 +69,13 @@ func PromptContext(ctx context.Context, r Request) ([]byte, error) {
 // answers the prompt. It searches the current branch's index, synced
 // first (a stat per leaf when nothing changed).
 func PromptContextText(ctx context.Context, k *kb.KB, prompt string) (string, error) {
+	return promptContextText(ctx, k, prompt, 0, nil)
+}
+
+// promptContextText is PromptContextText waiting at most budget for the
+// sync (0: as long as it takes); when the sync takes longer, slow is
+// called and the index is searched as it stands.
+func promptContextText(ctx context.Context, k *kb.KB, prompt string, budget time.Duration, slow func()) (string, error) {
 	if !index.Searchable(prompt) {
 		return "", nil
 	}
@@ -56,15 +83,83 @@ func PromptContextText(ctx context.Context, k *kb.KB, prompt string) (string, er
 	if err != nil {
 		return "", err
 	}
-	db, _, err := index.Open(ctx, k, branch)
+	db, err := index.OpenShared(ctx, k, branch)
 	if err != nil {
 		return "", err
 	}
-	defer db.Close()
+	if err := syncWithin(ctx, k, db, budget, slow); err != nil {
+		return "", err
+	}
 	hits, err := db.Search(ctx, index.Request{Text: prompt, Limit: PromptLimit})
 	if err != nil || len(hits) == 0 {
 		return "", err
 	}
+	return renderHits(hits), nil
+}
+
+// syncWithin syncs db, waiting at most budget (0: no limit). A sync that
+// takes longer goes on while the caller reads what the index last
+// committed (readers never wait for the writer), and slow is called. A
+// process that exits before that sync commits leaves the index as it
+// was.
+func syncWithin(ctx context.Context, k *kb.KB, db *index.DB, budget time.Duration, slow func()) error {
+	ex, err := index.ExtractionFor(k)
+	if err != nil {
+		return err
+	}
+	if budget <= 0 {
+		_, err := db.SyncWith(ctx, k.NodesDir(), ex)
+		return err
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := db.SyncWith(ctx, k.NodesDir(), ex)
+		done <- err
+	}()
+	timer := time.NewTimer(budget)
+	defer timer.Stop()
+	select {
+	case err := <-done:
+		return err
+	case <-timer.C:
+		if slow != nil {
+			slow()
+		}
+		return nil
+	}
+}
+
+// startBackgroundSync starts `kk sync` detached, unless the hook started
+// one less than backgroundSyncEvery ago (.state/prompt-sync records when).
+func startBackgroundSync(r Request) error {
+	if r.Executable == nil {
+		return errors.New("cannot start a background sync: kk's own path is unknown")
+	}
+	mark := filepath.Join(r.KB.StateDir(), "prompt-sync")
+	if fi, err := os.Stat(mark); err == nil && time.Since(fi.ModTime()) < backgroundSyncEvery {
+		return nil
+	}
+	if err := os.MkdirAll(filepath.Dir(mark), 0o755); err != nil {
+		return err
+	}
+	if err := os.WriteFile(mark, nil, 0o644); err != nil {
+		return err
+	}
+	exe, err := r.Executable()
+	if err != nil {
+		return fmt.Errorf("cannot start a background sync: %w", err)
+	}
+	cmd := exec.Command(exe, "sync", "--root", r.KB.Root)
+	cmd.Dir = r.KB.Root
+	cmd.Env = harness.ChildEnv(os.Environ())
+	detach(cmd)
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("starting a background sync: %w", err)
+	}
+	return cmd.Process.Release()
+}
+
+func renderHits(hits []index.Hit) string {
 	var b strings.Builder
 	b.WriteString(promptHeader + "\n")
 	for i, h := range hits {
@@ -82,7 +177,7 @@ func PromptContextText(ctx context.Context, k *kb.KB, prompt string) (string, er
 		}
 		b.WriteString(line)
 	}
-	return b.String(), nil
+	return b.String()
 }
 
 // hitPath is where the model can read a hit: the leaf's file, or the

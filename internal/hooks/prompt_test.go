@@ -2,10 +2,13 @@ package hooks
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"github.com/kk-project/kk/internal/harness"
@@ -108,5 +111,87 @@ func TestHitPath(t *testing.T) {
 		if got := hitPath(index.Hit{Path: c.path}); got != c.want {
 			t.Errorf("hitPath(%q) = %q, want %q", c.path, got, c.want)
 		}
+	}
+}
+
+// A sync that cannot finish within the budget (another process holds the
+// index's write lock) does not hold the hook up: it searches what the
+// index last committed and starts a background sync.
+func TestPromptContextSyncBudget(t *testing.T) {
+	k, _ := promptKB(t)
+	ctx := context.Background()
+	prompt := "how do we rotate the signing keys?"
+	if text, err := PromptContextText(ctx, k, prompt); err != nil || text != "" {
+		t.Fatalf("before: %q %v", text, err)
+	}
+	writeFile(t, k.NodePath("security/practice-rotate-signing-keys.md"), "---\ntype: practice\ntitle: Rotate signing keys every quarter\n"+
+		"description: How the signing keys are rotated.\ntags: [security]\nkk_schema_version: 3\nkk_id: practice-rotate-signing-keys\n"+
+		"kk_derived_from: []\nkk_relates_to: []\nkk_depends_on: []\nkk_confidence: high\n---\nRun make rotate-keys.\n")
+
+	branch, err := index.CurrentBranch(ctx, k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	holder, err := sql.Open("sqlite", "file:"+index.Path(k, branch)+"?_pragma=busy_timeout(5000)&_txlock=immediate")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer holder.Close()
+	tx, err := holder.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	slow := 0
+	text, err := promptContextText(ctx, k, prompt, 50*time.Millisecond, func() { slow++ })
+	if err != nil || text != "" || slow != 1 {
+		t.Fatalf("with the index locked: %q, %v, slow called %d times", text, err, slow)
+	}
+	if err := tx.Rollback(); err != nil {
+		t.Fatal(err)
+	}
+	// Once the lock is gone the hook's own sync catches up.
+	text, err = promptContextText(ctx, k, prompt, 10*time.Second, func() { t.Error("slow called without a lock") })
+	if err != nil || !strings.Contains(text, "Rotate signing keys every quarter") {
+		t.Fatalf("after: %q %v", text, err)
+	}
+}
+
+func TestStartBackgroundSync(t *testing.T) {
+	k := newKB(t)
+	r, _ := request(k, harness.HookInput{})
+	marker := filepath.Join(k.StateDir(), "prompt-sync")
+	args := filepath.Join(t.TempDir(), "args")
+	script := filepath.Join(t.TempDir(), "kk")
+	writeFile(t, script, "#!/bin/sh\necho \"$@\" >> "+args+"\n")
+	if err := os.Chmod(script, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r.Executable = func() (string, error) { return script, nil }
+	if err := startBackgroundSync(r); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(marker); err != nil {
+		t.Fatal(err)
+	}
+	// A second call within backgroundSyncEvery starts nothing.
+	if err := startBackgroundSync(r); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		data, _ := os.ReadFile(args)
+		if got := string(data); got == "sync --root "+k.Root+"\n" {
+			break
+		} else if time.Now().After(deadline) || strings.Count(got, "\n") > 1 {
+			t.Fatalf("the background sync ran as %q", got)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	r.Executable = nil
+	if err := os.Remove(marker); err != nil {
+		t.Fatal(err)
+	}
+	if err := startBackgroundSync(r); err == nil {
+		t.Fatal("no error without kk's own path")
 	}
 }

@@ -40,6 +40,13 @@ var (
 	coverShare = 1.0
 	// minPool is the fewest candidates the full-text table is asked for.
 	minPool = 100
+	// poolPostings bounds the work of the candidate query: it looks for
+	// the query's terms rarest first, and leaves out the commonest ones
+	// once the nodes holding the terms already included pass
+	// max(poolPostings, half the number of nodes). A term most nodes hold
+	// finds no candidate worth having; it still counts in the ranking of
+	// the candidates. The two rarest terms are always looked for.
+	poolPostings = 5000
 	// boostTop is how many of the best hits count as strong for the graph
 	// boost.
 	boostTop = 5
@@ -175,7 +182,7 @@ func (db *DB) Search(ctx context.Context, r Request) ([]Hit, error) {
 	if err := db.lookupTerms(ctx, q, st); err != nil {
 		return nil, err
 	}
-	cands, err := db.pool(ctx, q, r, max(minPool, 3*r.Limit))
+	cands, err := db.pool(ctx, q, r, max(minPool, 3*r.Limit), st.docs)
 	if err != nil || len(cands) == 0 {
 		return []Hit{}, err
 	}
@@ -270,14 +277,10 @@ func marks(n int) string {
 }
 
 // pool asks the full-text table for the best n candidates holding any of
-// the terms, within the request's filters, and reads their fields.
-func (db *DB) pool(ctx context.Context, q []queryTerm, r Request, n int) ([]*candidate, error) {
-	var match []string
-	for _, t := range q {
-		if t.df > 0 {
-			match = append(match, `"`+t.term+`"`)
-		}
-	}
+// the terms (see poolTerms; docs is the number of nodes), within the
+// request's filters, and reads their fields.
+func (db *DB) pool(ctx context.Context, q []queryTerm, r Request, n, docs int) ([]*candidate, error) {
+	match := poolTerms(q, max(poolPostings, docs/2))
 	if len(match) == 0 {
 		return nil, nil
 	}
@@ -325,6 +328,29 @@ func (db *DB) pool(ctx context.Context, q []queryTerm, r Request, n int) ([]*can
 		return nil, fmt.Errorf("searching index %s: %w", db.Path, err)
 	}
 	return out, nil
+}
+
+// poolTerms returns the quoted terms the candidate query looks for: those
+// some node holds, rarest first, until the nodes holding them pass budget
+// (but at least two terms).
+func poolTerms(q []queryTerm, budget int) []string {
+	var held []queryTerm
+	for _, t := range q {
+		if t.df > 0 {
+			held = append(held, t)
+		}
+	}
+	slices.SortStableFunc(held, func(a, b queryTerm) int { return cmp.Compare(a.df, b.df) })
+	var out []string
+	postings := 0
+	for _, t := range held {
+		if len(out) >= 2 && postings+t.df > budget {
+			break
+		}
+		postings += t.df
+		out = append(out, `"`+t.term+`"`)
+	}
+	return out
 }
 
 func likeEscape(s string) string {

@@ -28,15 +28,19 @@ func walkLeaves(nodesDir, realRoot string) ([]fileStat, []Problem, error) {
 		subdirs := make([][]string, len(level))
 		errs := make([]error, len(level))
 		workpool.Run(0, len(level), func(j int) {
+			var fs []fileStat
+			var ps []Problem
 			subdirs[j], errs[j] = walkFolder(nodesDir, realRoot, level[j], func(f fileStat, p *Problem) {
-				mu.Lock()
-				defer mu.Unlock()
 				if p != nil {
-					problems = append(problems, *p)
+					ps = append(ps, *p)
 				} else {
-					files = append(files, f)
+					fs = append(fs, f)
 				}
 			})
+			mu.Lock()
+			files = append(files, fs...)
+			problems = append(problems, ps...)
+			mu.Unlock()
 		})
 		if err := errors.Join(errs...); err != nil {
 			return nil, nil, err

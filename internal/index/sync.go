@@ -332,7 +332,10 @@ func classify(nodesDir, realRoot, rel, name string, typ fs.FileMode) (entryKind,
 	if rel != "" {
 		r = rel + "/" + name
 	}
-	abs := filepath.Join(nodesDir, filepath.FromSlash(r))
+	// nodesDir is clean and r is made of folder entry names, so plain
+	// concatenation gives the clean path without filepath.Join's cost
+	// (a no-change sync does this for every leaf).
+	abs := nodesDir + string(filepath.Separator) + filepath.FromSlash(r)
 	if typ.IsDir() {
 		return descend, fileStat{rel: r, abs: abs}, Problem{}
 	}
