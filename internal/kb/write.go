@@ -45,6 +45,7 @@ type NodeInput struct {
 	Status      string   `json:"status,omitempty" jsonschema:"enum=draft,enum=stable,enum=deprecated"`
 	StaleAfter  string   `json:"stale_after,omitempty" jsonschema:"description=Date after which the node should be reviewed (YYYY-MM-DD)."`
 	Body        string   `json:"body" jsonschema:"description=Markdown body."`
+	Phrasings   []string `json:"phrasings,omitempty" jsonschema:"description=How a developer would ask for this node in their own words: questions or symptoms\\, one line each (kk_phrasings; search indexes them). Replaced on update when given."`
 	SourceDoc   string   `json:"source_doc,omitempty" jsonschema:"description=Repository-relative document this node was bootstrapped from (with source_hash)."`
 	SourceHash  string   `json:"source_hash,omitempty" jsonschema:"description=SHA-256 of source_doc's content (with source_doc)."`
 }
@@ -91,7 +92,7 @@ func (in *NodeInput) Validate() error {
 	if !utf8.ValidString(in.Body) {
 		return field("body", "is not valid UTF-8")
 	}
-	for name, list := range map[string][]string{"tags": in.Tags, "relates_to": in.RelatesTo, "depends_on": in.DependsOn, "derived_from": in.DerivedFrom} {
+	for name, list := range map[string][]string{"tags": in.Tags, "relates_to": in.RelatesTo, "depends_on": in.DependsOn, "derived_from": in.DerivedFrom, "phrasings": in.Phrasings} {
 		for _, v := range list {
 			if strings.TrimSpace(v) == "" || strings.ContainsAny(v, "\n\r") {
 				return field(name, fmt.Sprintf("value %q must be non-empty and on one line", v))
@@ -190,6 +191,9 @@ func (k *KB) writeNodeLocked(ctx context.Context, in NodeInput, opts WriteOption
 	}
 	if in.StaleAfter != "" {
 		n.StaleAfter = in.StaleAfter
+	}
+	if in.Phrasings != nil {
+		n.Phrasings = in.Phrasings
 	}
 	n.Body = []byte(in.Body)
 	n.Path = id + ".md"
