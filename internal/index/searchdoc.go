@@ -1,6 +1,8 @@
 package index
 
 import (
+	"context"
+	"fmt"
 	"strconv"
 	"strings"
 
@@ -97,4 +99,36 @@ func (w *writer) setSearchStats() {
 		parts = append(parts, strconv.FormatInt(int64(t), 10))
 	}
 	w.setMeta("search_stats", strings.Join(parts, " "))
+}
+
+// Unphrased is a leaf without kk_phrasings.
+type Unphrased struct {
+	ID    string `json:"id"`
+	Path  string `json:"path"` // relative to nodes/
+	Title string `json:"title"`
+}
+
+// Unphrased lists up to limit leaves (not extracted entities) that have no
+// kk_phrasings, by path.
+func (db *DB) Unphrased(ctx context.Context, limit int) ([]Unphrased, int, error) {
+	var total int
+	if err := db.r.QueryRowContext(ctx, `SELECT count(*) FROM nodes n JOIN search_docs d ON d.rid = n.rid
+		WHERE n.origin = '' AND d.len_phrasings = 0`).Scan(&total); err != nil {
+		return nil, 0, fmt.Errorf("reading index %s: %w", db.Path, err)
+	}
+	rows, err := db.r.QueryContext(ctx, `SELECT n.id, n.path, n.title FROM nodes n JOIN search_docs d ON d.rid = n.rid
+		WHERE n.origin = '' AND d.len_phrasings = 0 ORDER BY n.path LIMIT ?`, limit)
+	if err != nil {
+		return nil, 0, fmt.Errorf("reading index %s: %w", db.Path, err)
+	}
+	defer rows.Close()
+	out := []Unphrased{}
+	for rows.Next() {
+		var u Unphrased
+		if err := rows.Scan(&u.ID, &u.Path, &u.Title); err != nil {
+			return nil, 0, fmt.Errorf("reading index %s: %w", db.Path, err)
+		}
+		out = append(out, u)
+	}
+	return out, total, rows.Err()
 }
