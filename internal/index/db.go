@@ -20,11 +20,13 @@ import (
 	"time"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
+
+	"github.com/kk-project/kk/internal/llm"
 )
 
 // SchemaVersion is the version of the database layout. A database written
 // with another version is emptied and rebuilt by the next sync.
-const SchemaVersion = 5
+const SchemaVersion = 6
 
 // busyTimeoutMS bounds how long a writer waits for another writer (another
 // kk process syncing the same branch) before failing.
@@ -41,6 +43,11 @@ type DB struct {
 	r *sql.DB // readers
 
 	shared bool // an OpenShared handle: Close does nothing
+
+	embedder llm.Embedder // nil: lexical search only
+	minSim   float64      // least similarity of a vector-only match
+	embedMu  sync.Mutex
+	embedErr error // the provider's last error met by a search
 
 	recent struct { // SyncRecent's last check of the tree
 		sync.Mutex
@@ -113,7 +120,19 @@ var schema = []string{
 		description TEXT NOT NULL,
 		tags TEXT NOT NULL,
 		phrasings TEXT NOT NULL,
-		body TEXT NOT NULL
+		body TEXT NOT NULL,
+		raw_phrasings TEXT NOT NULL DEFAULT '',
+		embed_sha TEXT NOT NULL DEFAULT ''
+	)`,
+	// embeddings holds each node's vector when an embedding provider is
+	// configured: text_sha is the embed_sha of the text it was computed
+	// from and model the provider's model, so a vector is recomputed only
+	// when either changes.
+	`CREATE TABLE embeddings (
+		rid INTEGER PRIMARY KEY REFERENCES nodes(rid) ON DELETE CASCADE,
+		text_sha TEXT NOT NULL,
+		model TEXT NOT NULL,
+		vec BLOB NOT NULL
 	)`,
 	`CREATE INDEX search_docs_lens ON search_docs(len_title, len_description, len_tags, len_phrasings, len_body)`,
 	`CREATE VIRTUAL TABLE search_fts USING fts5(title, description, tags, phrasings, body, content='search_docs', content_rowid='rid', tokenize='unicode61 remove_diacritics 0')`,

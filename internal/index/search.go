@@ -89,6 +89,9 @@ type Request struct {
 	// All returns the matches even when the best of them does not pass
 	// the relevance threshold (a filter, not a question).
 	All bool
+	// Lexical leaves out the vector side even when an embedding provider
+	// is configured.
+	Lexical bool
 }
 
 // Hit is one search result.
@@ -183,20 +186,31 @@ func (db *DB) Search(ctx context.Context, r Request) ([]Hit, error) {
 		return nil, err
 	}
 	cands, err := db.pool(ctx, q, r, max(minPool, 3*r.Limit), st.docs)
-	if err != nil || len(cands) == 0 {
-		return []Hit{}, err
+	if err != nil {
+		return nil, err
 	}
 	for _, c := range cands {
 		c.score = bm25f(&c.doc, q, st)
 	}
 	sortCandidates(cands)
-	if !r.All && !confident(&cands[0].doc, q) {
+	if len(cands) > 0 && !r.All && !confident(&cands[0].doc, q) {
+		cands = nil
+	}
+	if len(cands) > 0 {
+		if err := db.boost(ctx, cands); err != nil {
+			return nil, err
+		}
+		sortCandidates(cands)
+	}
+	if db.embedder != nil && !r.Lexical {
+		cands, err = db.hybrid(ctx, r, cands)
+		if err != nil {
+			return nil, err
+		}
+	}
+	if len(cands) == 0 {
 		return []Hit{}, nil
 	}
-	if err := db.boost(ctx, cands); err != nil {
-		return nil, err
-	}
-	sortCandidates(cands)
 	if len(cands) > r.Limit {
 		cands = cands[:r.Limit]
 	}
@@ -284,25 +298,9 @@ func (db *DB) pool(ctx context.Context, q []queryTerm, r Request, n, docs int) (
 	if len(match) == 0 {
 		return nil, nil
 	}
-	where := []string{"search_fts MATCH ?"}
-	args := []any{strings.Join(match, " OR ")}
-	if len(r.Types) > 0 {
-		where = append(where, "n.type IN ("+marks(len(r.Types))+")")
-		for _, t := range r.Types {
-			args = append(args, t)
-		}
-	}
-	for _, tag := range r.Tags {
-		where = append(where, `(' ' || n.tags || ' ') LIKE ? ESCAPE '\'`)
-		args = append(args, "% "+likeEscape(tag)+" %")
-	}
-	if len(r.IDs) > 0 {
-		where = append(where, "n.id IN ("+marks(len(r.IDs))+")")
-		for _, id := range r.IDs {
-			args = append(args, id)
-		}
-	}
-	args = append(args, n)
+	filters, fargs := filterSQL(r)
+	where := append([]string{"search_fts MATCH ?"}, filters...)
+	args := append(append([]any{strings.Join(match, " OR ")}, fargs...), n)
 	rows, err := db.r.QueryContext(ctx, `SELECT n.rid, n.id, n.path, n.type, n.title, n.description,
 		d.title, d.description, d.tags, d.phrasings, d.body
 		FROM search_fts f JOIN nodes n ON n.rid = f.rowid JOIN search_docs d ON d.rid = f.rowid
@@ -351,6 +349,30 @@ func poolTerms(q []queryTerm, budget int) []string {
 		out = append(out, `"`+t.term+`"`)
 	}
 	return out
+}
+
+// filterSQL returns the conditions on nodes n (and their arguments) that
+// keep a request's types, tags and ids.
+func filterSQL(r Request) ([]string, []any) {
+	var where []string
+	var args []any
+	if len(r.Types) > 0 {
+		where = append(where, "n.type IN ("+marks(len(r.Types))+")")
+		for _, t := range r.Types {
+			args = append(args, t)
+		}
+	}
+	for _, tag := range r.Tags {
+		where = append(where, `(' ' || n.tags || ' ') LIKE ? ESCAPE '\'`)
+		args = append(args, "% "+likeEscape(tag)+" %")
+	}
+	if len(r.IDs) > 0 {
+		where = append(where, "n.id IN ("+marks(len(r.IDs))+")")
+		for _, id := range r.IDs {
+			args = append(args, id)
+		}
+	}
+	return where, args
 }
 
 func likeEscape(s string) string {

@@ -2,9 +2,12 @@ package index
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/kk-project/kk/internal/node"
 )
@@ -23,19 +26,54 @@ const (
 // searchDoc is a node's analyzed text: the terms of each field.
 type searchDoc [numFields][]string
 
+// docText is a node's analyzed text and what an embedding is computed
+// from.
+type docText struct {
+	searchDoc
+	phrasings []string // as written
+	embed     string   // the text a vector is computed from (embedText)
+}
+
+// maxEmbedChars bounds the text of a node sent for embedding.
+const maxEmbedChars = 4000
+
+// embedText is what a node's vector is computed from: title,
+// description, phrasings and the start of the authored body.
+func embedText(title, description string, phrasings []string, body string) string {
+	var b strings.Builder
+	b.WriteString(title)
+	for _, s := range append([]string{description}, phrasings...) {
+		if s = strings.TrimSpace(s); s != "" {
+			b.WriteString("\n" + s)
+		}
+	}
+	if body = strings.Join(strings.Fields(body), " "); body != "" {
+		b.WriteString("\n\n" + body)
+	}
+	s := b.String()
+	if len(s) > maxEmbedChars {
+		s = s[:maxEmbedChars]
+		for !utf8.ValidString(s) {
+			s = s[:len(s)-1]
+		}
+	}
+	return s
+}
+
 // newSearchDoc analyzes the authored text of a node.
-func newSearchDoc(title, description string, tags, phrasings []string, body string) *searchDoc {
-	var d searchDoc
-	d[fieldTitle] = terms(title)
-	d[fieldDescription] = terms(description)
-	d[fieldTags] = terms(strings.Join(tags, "\n"))
+func newSearchDoc(title, description string, tags, phrasings []string, body string) *docText {
+	authored := authoredText(body)
+	d := docText{phrasings: phrasings, embed: embedText(title, description, phrasings, authored)}
+	d.searchDoc[fieldTitle] = terms(title)
+	d.searchDoc[fieldDescription] = terms(description)
+	d.searchDoc[fieldTags] = terms(strings.Join(tags, "\n"))
 	for i, p := range phrasings {
 		if i > 0 {
-			d[fieldPhrasings] = append(d[fieldPhrasings], passageBreak)
+			d.searchDoc[fieldPhrasings] = append(d.searchDoc[fieldPhrasings], passageBreak)
 		}
-		d[fieldPhrasings] = append(d[fieldPhrasings], terms(p)...)
+		d.searchDoc[fieldPhrasings] = append(d.searchDoc[fieldPhrasings], terms(p)...)
 	}
-	d[fieldBody] = terms(authoredText(body))
+	d.searchDoc[fieldBody] = terms(authored)
 	return &d
 }
 
@@ -43,7 +81,7 @@ func newSearchDoc(title, description string, tags, phrasings []string, body stri
 // developer would ask for it, in their own words) are a field of their
 // own: document expansion at write time, so that a prompt sharing no word
 // with the leaf's title can still find it.
-func leafSearchDoc(n *node.Node) *searchDoc {
+func leafSearchDoc(n *node.Node) *docText {
 	return newSearchDoc(n.Title, n.Description, n.Tags, n.Phrasings, string(n.Body))
 }
 
@@ -52,9 +90,9 @@ func leafSearchDoc(n *node.Node) *searchDoc {
 const passageBreak = "|"
 
 // args are the values of an INSERT INTO search_docs after rid.
-func (d *searchDoc) args() []any {
-	out := make([]any, 0, 2*numFields)
-	for _, f := range d {
+func (d *docText) args() []any {
+	out := make([]any, 0, 2*numFields+1)
+	for _, f := range d.searchDoc {
 		n := 0
 		for _, t := range f {
 			if t != passageBreak {
@@ -63,18 +101,24 @@ func (d *searchDoc) args() []any {
 		}
 		out = append(out, n)
 	}
-	for _, f := range d {
+	for _, f := range d.searchDoc {
 		out = append(out, strings.Join(f, " "))
 	}
-	return out
+	return append(out, strings.Join(d.phrasings, "\n"), embedSHA(d.embed))
+}
+
+// embedSHA keys a node's vector to the text it was computed from.
+func embedSHA(text string) string {
+	sum := sha256.Sum256([]byte(text))
+	return hex.EncodeToString(sum[:16])
 }
 
 const insertSearchDoc = `INSERT INTO search_docs(rid, len_title, len_description, len_tags, len_phrasings, len_body,
-	title, description, tags, phrasings, body) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	title, description, tags, phrasings, body, raw_phrasings, embed_sha) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
 // putSearchDoc writes the analyzed text of the node at rid, replacing
 // what it had.
-func (w *writer) putSearchDoc(rid int64, d *searchDoc, replace bool) {
+func (w *writer) putSearchDoc(rid int64, d *docText, replace bool) {
 	if replace {
 		w.exec(`DELETE FROM search_docs WHERE rid = ?`, rid)
 	}

@@ -83,7 +83,7 @@ type leafData struct {
 	f    fileStat
 	sha  string
 	n    *node.Node
-	doc  *searchDoc // the leaf's analyzed text
+	doc  *docText // the leaf's analyzed text
 	err  error
 	same bool // the hash matches the stored row
 }
