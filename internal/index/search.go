@@ -39,7 +39,7 @@ var (
 	// query's idf.
 	coverShare = 1.0
 	// minPool is the fewest candidates the full-text table is asked for.
-	minPool = 100
+	minPool = 50
 	// poolPostings bounds the work of the candidate query: it looks for
 	// the query's terms rarest first, and leaves out the commonest ones
 	// once the nodes holding the terms already included pass
