@@ -31,10 +31,11 @@ var (
 	PromptMaxChars = 2000
 	// PromptSyncBudget bounds how long prompt-context waits for the index
 	// to catch up with the tree (a stat per leaf when nothing changed,
-	// about 40 ms at 10k leaves). Past it the hook searches the index as
-	// the last sync left it and starts `kk sync` in the background to
-	// finish the work, so a large or cold tree never costs the deadline.
-	PromptSyncBudget = 400 * time.Millisecond
+	// about 40 ms at 10k leaves). Past it the hook stops its sync,
+	// searches the index as the last sync left it and starts `kk sync` in
+	// the background to finish the work, so a large or cold tree never
+	// costs the deadline.
+	PromptSyncBudget = 200 * time.Millisecond
 	// backgroundSyncEvery is the least time between two background syncs
 	// the hook starts.
 	backgroundSyncEvery = time.Minute
@@ -98,10 +99,9 @@ func promptContextText(ctx context.Context, k *kb.KB, prompt string, budget time
 }
 
 // syncWithin syncs db, waiting at most budget (0: no limit). A sync that
-// takes longer goes on while the caller reads what the index last
-// committed (readers never wait for the writer), and slow is called. A
-// process that exits before that sync commits leaves the index as it
-// was.
+// takes longer is stopped and slow is called; the caller reads what the
+// index last committed (readers never wait for the writer). A stopped or
+// abandoned sync leaves the index as it was.
 func syncWithin(ctx context.Context, k *kb.KB, db *index.DB, budget time.Duration, slow func()) error {
 	ex, err := index.ExtractionFor(k)
 	if err != nil {
@@ -111,17 +111,22 @@ func syncWithin(ctx context.Context, k *kb.KB, db *index.DB, budget time.Duratio
 		_, err := db.SyncWith(ctx, k.NodesDir(), ex)
 		return err
 	}
+	syncCtx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() {
-		_, err := db.SyncWith(ctx, k.NodesDir(), ex)
+		_, err := db.SyncWith(syncCtx, k.NodesDir(), ex)
 		done <- err
 	}()
 	timer := time.NewTimer(budget)
 	defer timer.Stop()
 	select {
 	case err := <-done:
+		cancel()
 		return err
 	case <-timer.C:
+		// The sync stops (between folders, or by rolling back) and leaves
+		// the two cores to the search.
+		cancel()
 		if slow != nil {
 			slow()
 		}

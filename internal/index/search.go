@@ -40,13 +40,14 @@ var (
 	coverShare = 1.0
 	// minPool is the fewest candidates the full-text table is asked for.
 	minPool = 50
-	// poolPostings bounds the work of the candidate query: it looks for
-	// the query's terms rarest first, and leaves out the commonest ones
-	// once the nodes holding the terms already included pass
-	// max(poolPostings, half the number of nodes). A term most nodes hold
-	// finds no candidate worth having; it still counts in the ranking of
-	// the candidates. The two rarest terms are always looked for.
-	poolPostings = 5000
+	// poolPostings bounds the work of the candidate query (which scores
+	// every node holding one of its terms): it looks for the query's
+	// terms rarest first, and leaves out the commonest ones once the
+	// nodes holding the terms already included would pass poolPostings.
+	// A term most nodes hold finds no candidate worth having; it still
+	// counts in the ranking of the candidates. The rarest term is always
+	// looked for.
+	poolPostings = 20000
 	// boostTop is how many of the best hits count as strong for the graph
 	// boost.
 	boostTop = 5
@@ -185,7 +186,7 @@ func (db *DB) Search(ctx context.Context, r Request) ([]Hit, error) {
 	if err := db.lookupTerms(ctx, q, st); err != nil {
 		return nil, err
 	}
-	cands, err := db.pool(ctx, q, r, max(minPool, 3*r.Limit), st.docs)
+	cands, err := db.pool(ctx, q, r, max(minPool, 3*r.Limit))
 	if err != nil {
 		return nil, err
 	}
@@ -291,10 +292,10 @@ func marks(n int) string {
 }
 
 // pool asks the full-text table for the best n candidates holding any of
-// the terms (see poolTerms; docs is the number of nodes), within the
+// the terms (see poolTerms), within the
 // request's filters, and reads their fields.
-func (db *DB) pool(ctx context.Context, q []queryTerm, r Request, n, docs int) ([]*candidate, error) {
-	match := poolTerms(q, max(poolPostings, docs/2))
+func (db *DB) pool(ctx context.Context, q []queryTerm, r Request, n int) ([]*candidate, error) {
+	match := poolTerms(q, poolPostings)
 	if len(match) == 0 {
 		return nil, nil
 	}
@@ -329,8 +330,8 @@ func (db *DB) pool(ctx context.Context, q []queryTerm, r Request, n, docs int) (
 }
 
 // poolTerms returns the quoted terms the candidate query looks for: those
-// some node holds, rarest first, until the nodes holding them pass budget
-// (but at least two terms).
+// some node holds, rarest first, until the nodes holding them would pass
+// budget (but at least one term).
 func poolTerms(q []queryTerm, budget int) []string {
 	var held []queryTerm
 	for _, t := range q {
@@ -342,7 +343,7 @@ func poolTerms(q []queryTerm, budget int) []string {
 	var out []string
 	postings := 0
 	for _, t := range held {
-		if len(out) >= 2 && postings+t.df > budget {
+		if len(out) >= 1 && postings+t.df > budget {
 			break
 		}
 		postings += t.df

@@ -107,7 +107,7 @@ func (db *DB) Sync(ctx context.Context, nodesDir string) (Stats, error) {
 func (db *DB) SyncWith(ctx context.Context, nodesDir string, ex *Extraction) (Stats, error) {
 	start := time.Now()
 	var st Stats
-	files, problems, err := scanLeaves(nodesDir)
+	files, problems, err := scanLeaves(ctx, nodesDir)
 	if err != nil {
 		return st, err
 	}
@@ -292,7 +292,7 @@ func readStored(ctx context.Context, tx *sql.Tx) (map[string]storedRow, int64, e
 // by the rules kb uses: *.md files except index.md and log.md, no dot
 // folders or dot files, symlinks followed only when they stay inside the
 // tree. Unreadable entries are returned as problems, not errors.
-func scanLeaves(nodesDir string) ([]fileStat, []Problem, error) {
+func scanLeaves(ctx context.Context, nodesDir string) ([]fileStat, []Problem, error) {
 	if _, err := os.Stat(nodesDir); errors.Is(err, fs.ErrNotExist) {
 		return nil, nil, nil
 	}
@@ -300,7 +300,7 @@ func scanLeaves(nodesDir string) ([]fileStat, []Problem, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("reading %s: %w", nodesDir, err)
 	}
-	files, problems, err := walkLeaves(nodesDir, realRoot)
+	files, problems, err := walkLeaves(ctx, nodesDir, realRoot)
 	if err != nil {
 		return nil, nil, fmt.Errorf("reading %s: %w", nodesDir, err)
 	}
