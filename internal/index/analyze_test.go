@@ -118,3 +118,20 @@ func TestStemMatchesSQLitePorter(t *testing.T) {
 		t.Errorf("%d of %d words differ", bad, len(sorted))
 	}
 }
+
+func TestSnippet(t *testing.T) {
+	want := map[string]bool{"cach": true, "tag": true}
+	long := "One two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen " +
+		"eighteen nineteen twenty twentyone twentytwo twentythree twentyfour. Attach cache tags to every cached entry; tags name the data."
+	for _, c := range []struct{ text, want string }{
+		{"Attach cache tags.", "Attach [cache] [tags]."},
+		{"Nothing here matches.\n\nAt all.", "Nothing here matches. At all."},
+		{long, "…twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen twenty twentyone twentytwo twentythree twentyfour. Attach [cache] [tags] to every [cached] entry; [tags] name the data."},
+		{"CacheBackendInterface is the cache bin's API.", "[CacheBackendInterface] is the [cache] bin's API."},
+		{"", ""},
+	} {
+		if got := snippet(c.text, want); got != c.want {
+			t.Errorf("snippet(%q)\n got %q\nwant %q", c.text, got, c.want)
+		}
+	}
+}

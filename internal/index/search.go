@@ -628,24 +628,31 @@ func snippet(text string, want map[string]bool) string {
 	if len(words) == 0 {
 		return ""
 	}
-	best, bestN := 0, -1
+	// The best window starts on a matched word and holds the most
+	// distinct matches (the first such window); then it moves back up to
+	// three words for context, as far as its last match stays inside.
+	best, bestN, bestLast := 0, 0, -1
 	for i := range words {
+		if len(words[i].terms) == 0 {
+			continue
+		}
 		seen := map[string]bool{}
-		for _, w := range words[i:min(len(words), i+snippetWords)] {
-			for _, t := range w.terms {
+		last := i
+		for j := i; j < min(len(words), i+snippetWords); j++ {
+			for _, t := range words[j].terms {
 				seen[t] = true
+				last = j
 			}
 		}
 		if len(seen) > bestN {
-			best, bestN = i, len(seen)
-		}
-		if i+snippetWords >= len(words) {
-			break
+			best, bestN, bestLast = i, len(seen), last
 		}
 	}
-	// Start a little before the first match, to give it context.
 	if bestN > 0 {
-		best = max(0, best-3)
+		best -= min(3, best, best+snippetWords-1-bestLast)
+		// A window running past the end moves back to be full (its end
+		// stays at or after the last match): a short text shows whole.
+		best = max(0, min(best, len(words)-snippetWords))
 	}
 	end := min(len(words), best+snippetWords)
 	var b strings.Builder
