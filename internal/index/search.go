@@ -117,18 +117,6 @@ const (
 // only stop words, one-letter words and punctuation).
 func Searchable(text string) bool { return len(terms(text)) > 0 }
 
-// Query returns the distinct search terms of text joined by op, or ""
-// when it has none. Callers use it to tell whether text is searchable.
-//
-// Deprecated: use Searchable.
-func Query(text, op string) string {
-	var out []string
-	for _, t := range queryTerms(text) {
-		out = append(out, t.term)
-	}
-	return strings.Join(out, " "+op+" ")
-}
-
 // queryTerm is one distinct term of the searched text.
 type queryTerm struct {
 	term string
