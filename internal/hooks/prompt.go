@@ -91,7 +91,7 @@ func promptContextText(ctx context.Context, k *kb.KB, prompt string, budget time
 	if err := syncWithin(ctx, k, db, budget, slow); err != nil {
 		return "", err
 	}
-	hits, err := db.Search(ctx, index.Request{Text: prompt, Limit: PromptLimit})
+	hits, err := db.Search(ctx, index.Request{Text: prompt, Limit: PromptLimit, Quick: budget > 0})
 	if err != nil || len(hits) == 0 {
 		return "", err
 	}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/kk-project/kk/internal/kb"
 	"github.com/kk-project/kk/internal/llm"
@@ -36,6 +37,8 @@ var (
 	// defaultMinSimilarity is the least cosine similarity a node found by
 	// the vector side alone needs (EmbedConfig.MinSimilarity overrides).
 	defaultMinSimilarity = 0.5
+	// quickVectorTime bounds the vector side of a Quick search.
+	quickVectorTime = 300 * time.Millisecond
 )
 
 // EmbedderFor returns the embedder config.yaml configures for k, and the
@@ -297,10 +300,16 @@ func (db *DB) fuse(ctx context.Context, cands []*candidate, vec []vectorHit) ([]
 
 // hybrid adds the vector side to the lexical candidates (best first) and
 // fuses the two rankings. A few stale vectors are recomputed first
-// (refreshPerSearch). When the provider fails, the lexical ranking is
-// returned as it is: a search never fails for want of embeddings.
+// (refreshPerSearch), except in a Quick search, whose vector side is
+// bounded by quickVectorTime. When the provider fails or is too slow, the
+// lexical ranking is returned as it is: a search never fails for want of
+// embeddings.
 func (db *DB) hybrid(ctx context.Context, r Request, cands []*candidate) ([]*candidate, error) {
-	if _, _, err := db.RefreshEmbeddings(ctx, refreshPerSearch); err != nil {
+	if r.Quick {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, quickVectorTime)
+		defer cancel()
+	} else if _, _, err := db.RefreshEmbeddings(ctx, refreshPerSearch); err != nil {
 		db.setEmbedErr(err)
 	}
 	vec, err := db.vectorRank(ctx, r)

@@ -10,8 +10,10 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/kk-project/kk/internal/kb"
+	"github.com/kk-project/kk/internal/llm"
 )
 
 // conceptServer is a fake Ollama /api/embed: a text's vector counts, for
@@ -265,5 +267,49 @@ func writeConfig(t *testing.T, k *kb.KB, content string) {
 	t.Helper()
 	if err := os.WriteFile(k.ConfigPath(), []byte(content), 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A Quick search (the prompt-time hook) does not wait for a slow
+// provider: past quickVectorTime it answers with the lexical ranking, and
+// it never computes node vectors.
+func TestQuickSearchDoesNotWaitForTheProvider(t *testing.T) {
+	ctx := context.Background()
+	k, srv := semanticKB(t)
+	if _, err := Sync(ctx, k, "main"); err != nil {
+		t.Fatal(err)
+	}
+	release := make(chan struct{})
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+		srv.ServeHTTP(w, r)
+	}))
+	defer slow.Close()
+	defer close(release)
+	writeConfig(t, k, "schema_version: 1\nembeddings:\n  provider: ollama\n  model: concepts\n  baseUrl: "+slow.URL+"\n")
+	old, oldClient := quickVectorTime, llm.EmbedTimeout
+	quickVectorTime = 50 * time.Millisecond
+	// Only the quick search's own bound can end the request: without it
+	// the search would wait for the provider until the test times out.
+	llm.EmbedTimeout = time.Hour
+	defer func() { quickVectorTime, llm.EmbedTimeout = old, oldClient }()
+	db, _, err := Open(ctx, k, "main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	hits, err := db.Search(ctx, Request{Text: "retry with backoff", Limit: 5, Quick: true})
+	if err != nil || len(hits) == 0 || hits[0].ID != "practice-retry" {
+		t.Fatalf("quick search: %+v %v", hits, err)
+	}
+	if !errors.Is(db.EmbedErr(), context.DeadlineExceeded) {
+		t.Fatal("the slow provider left no error")
+	}
+	var n int
+	if err := db.r.QueryRow(`SELECT count(*) FROM embeddings`).Scan(&n); err != nil || n != 0 {
+		t.Fatalf("a quick search computed %d node vectors: %v", n, err)
 	}
 }

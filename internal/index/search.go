@@ -93,6 +93,10 @@ type Request struct {
 	// Lexical leaves out the vector side even when an embedding provider
 	// is configured.
 	Lexical bool
+	// Quick marks a time-critical search (the prompt-time hook): the
+	// vector side computes no stale node vectors and gets at most
+	// quickVectorTime, past which the lexical ranking is returned.
+	Quick bool
 }
 
 // Hit is one search result.
