@@ -2,6 +2,8 @@ package index
 
 import (
 	"strings"
+	"sync"
+	"sync/atomic"
 	"unicode"
 	"unicode/utf8"
 
@@ -60,6 +62,13 @@ func analyzeWord(w string, emit func(term string, whole bool)) {
 	if len(w) > maxWordLen {
 		return
 	}
+	if plainWord(w) {
+		// Most words: one part, already lowercase.
+		if len(w) >= 2 && !stopword(w) {
+			emit(cachedStem(w), false)
+		}
+		return
+	}
 	parts := splitIdentifier(w)
 	for _, p := range parts {
 		if t := term(p); t != "" {
@@ -81,7 +90,41 @@ func term(p string) string {
 	if utf8.RuneCountInString(p) < 2 || stopword(p) {
 		return ""
 	}
-	return stem(p)
+	return cachedStem(p)
+}
+
+// plainWord reports whether w is lowercase ASCII letters and digits only:
+// a word with nothing to split or fold.
+func plainWord(w string) bool {
+	for i := 0; i < len(w); i++ {
+		if c := w[i]; !('a' <= c && c <= 'z' || '0' <= c && c <= '9') {
+			return false
+		}
+	}
+	return true
+}
+
+// The stems of the words seen so far, shared by every goroutine: text
+// repeats its words, and stemming is the analyzer's main cost. The cache
+// stops growing at stemCacheMax words.
+var (
+	stemCache     sync.Map // word → stem
+	stemCacheSize atomic.Int64
+)
+
+const stemCacheMax = 200_000
+
+func cachedStem(w string) string {
+	if s, ok := stemCache.Load(w); ok {
+		return s.(string)
+	}
+	s := stem(w)
+	if stemCacheSize.Load() < stemCacheMax {
+		if _, loaded := stemCache.LoadOrStore(strings.Clone(w), s); !loaded {
+			stemCacheSize.Add(1)
+		}
+	}
+	return s
 }
 
 // splitIdentifier splits a word at underscores and case changes:

@@ -47,6 +47,9 @@ func embedText(title, description string, phrasings []string, body string) strin
 			b.WriteString("\n" + s)
 		}
 	}
+	if len(body) > 2*maxEmbedChars {
+		body = body[:2*maxEmbedChars] // only the start is kept below
+	}
 	if body = strings.Join(strings.Fields(body), " "); body != "" {
 		b.WriteString("\n\n" + body)
 	}
