@@ -125,7 +125,7 @@ func TestInstallFresh(t *testing.T) {
 	validateSettings(t, settings)
 	golden(t, "kk-curate.toml", readFile(t, filepath.Join(root, ".gemini/commands/kk-curate.toml")))
 	want := []harness.Change{{Path: ".gemini/settings.json", Action: "created"}}
-	for _, n := range []string{"kk-add", "kk-bootstrap", "kk-curate", "kk-migrate", "kk-session-extract"} {
+	for _, n := range []string{"kk-add", "kk-bootstrap", "kk-curate", "kk-migrate", "kk-phrasings", "kk-session-extract"} {
 		want = append(want, harness.Change{Path: ".gemini/commands/" + n + ".toml", Action: "created"})
 	}
 	if !reflect.DeepEqual(changes, want) {
@@ -146,7 +146,7 @@ func TestInstallFresh(t *testing.T) {
 
 	// Without a skill list, uninstall removes the commands of the skills this kk ships.
 	changes, err = New().Uninstall(context.Background(), harness.InstallOptions{Root: root})
-	if err != nil || len(changes) != 6 || changes[0] != (harness.Change{Path: ".gemini/settings.json", Action: "removed"}) {
+	if err != nil || len(changes) != 7 || changes[0] != (harness.Change{Path: ".gemini/settings.json", Action: "removed"}) {
 		t.Fatalf("uninstall: %v %v", changes, err)
 	}
 	if entries, _ := os.ReadDir(root); len(entries) != 0 {

@@ -27,7 +27,7 @@ func newNodeCmd(app *App) *cobra.Command {
 			return usagef("node needs a subcommand: write, show or list")
 		},
 	}
-	cmd.AddCommand(newNodeWriteCmd(app), newNodeShowCmd(app), newNodeListCmd(app), newNodeAddCmd(app))
+	cmd.AddCommand(newNodeWriteCmd(app), newNodeShowCmd(app), newNodeListCmd(app), newNodeAddCmd(app), newNodePhrasingsCmd(app))
 	return cmd
 }
 
@@ -39,6 +39,7 @@ type nodeWriteOpts struct {
 	relatesTo   []string
 	dependsOn   []string
 	derivedFrom []string
+	phrasings   []string
 	confidence  string
 	from        string
 	folder      string
@@ -68,7 +69,8 @@ place, keeping its folder unless --folder moves it) or --unique (write
 The index files are regenerated after the write, so the tree stays
 consistent. When writing many nodes in a row, pass --no-index to each and
 run 'kk index rebuild' once at the end.`,
-		Example: `  kk node write practice "Wrap HTTP errors" --summary "Wrap errors with the request id" --tags http,errors < body.md
+		Example: `  kk node write practice "Wrap HTTP errors" --summary "Wrap errors with the request id" --tags http,errors \
+    --phrasing "which request failed? the error has no request id" --phrasing "how should handlers wrap errors" < body.md
   kk node write map cli-commands --title "CLI commands" --summary "Where each command lives" --folder cli --from notes.md
   kk node write --input node.json`,
 		Args: func(cmd *cobra.Command, args []string) error {
@@ -91,7 +93,7 @@ run 'kk index rebuild' once at the end.`,
 				return usagef("--update and --unique exclude each other")
 			}
 			if o.input != "" {
-				for _, f := range []string{"title", "summary", "tags", "relates-to", "depends-on", "derived-from", "confidence", "from", "folder", "source-doc", "source-hash"} {
+				for _, f := range []string{"title", "summary", "tags", "relates-to", "depends-on", "derived-from", "confidence", "from", "folder", "source-doc", "source-hash", "phrasing"} {
 					if cmd.Flags().Changed(f) {
 						return usagef("--%s cannot be combined with --input; put it in the JSON", f)
 					}
@@ -108,6 +110,7 @@ run 'kk index rebuild' once at the end.`,
 	f.StringSliceVar(&o.dependsOn, "depends-on", nil, "comma-separated ids this node depends on")
 	f.StringSliceVar(&o.derivedFrom, "derived-from", nil, "comma-separated provenance: doc paths, URLs, session ids")
 	f.StringVar(&o.confidence, "confidence", "high", "low, medium or high")
+	f.StringArrayVar(&o.phrasings, "phrasing", nil, "how a developer would ask for this node, in their own words (repeatable; kk_phrasings)")
 	f.StringVar(&o.from, "from", "", "read the body from this file instead of standard input")
 	f.StringVar(&o.folder, "folder", "", "folder under nodes/ (created when missing)")
 	f.StringVar(&o.sourceDoc, "source-doc", "", "repository-relative document this node came from (with --source-hash)")
@@ -149,7 +152,7 @@ func runNodeWrite(ctx context.Context, app *App, o nodeWriteOpts) error {
 		}
 		in = contracts.NodeInput{Type: o.typ, Slug: o.slug, Title: title, Description: o.summary, Tags: o.tags,
 			RelatesTo: o.relatesTo, DependsOn: o.dependsOn, DerivedFrom: o.derivedFrom, Confidence: o.confidence,
-			Folder: o.folder, Body: body, SourceDoc: o.sourceDoc, SourceHash: o.sourceHash}
+			Folder: o.folder, Body: body, SourceDoc: o.sourceDoc, SourceHash: o.sourceHash, Phrasings: o.phrasings}
 	}
 	mode := curate.Create
 	switch {

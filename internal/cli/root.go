@@ -252,7 +252,7 @@ func newRootCmd(app *App) *cobra.Command {
 		newFinddocsCmd(app), newFreshnessCmd(app), newLogsCmd(app), newUsageCmd(app),
 		newPackCmd(app),
 		newHookCmd(app),
-		newUninstallCmd(app), newCurateCmd(app), newBootstrapCmd(app), newPromptCmd(app),
+		newUninstallCmd(app), newCurateCmd(app), newBootstrapCmd(app), newPhrasingsCmd(app), newPromptCmd(app),
 		newSyncCmd(app), newSearchCmd(app), newReadCmd(app), newEntryCmd(app), newQueryCmd(app), newUpsertCmd(app), newDeleteCmd(app), newCheckCmd(app), newGCCmd(app), newCompactCmd(app), newAuditCmd(app),
 		newGraphCmd(app), newContextCmd(app), newChangelogCmd(app),
 		newMCPCmd(app), newClientCmd(app),

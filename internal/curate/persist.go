@@ -331,12 +331,15 @@ func applyProposed(n *node.Node, p *contracts.ProposedNode) {
 	n.RelatesTo, n.DependsOn = node.Dedupe(p.RelatesTo), node.Dedupe(p.DependsOn)
 	n.Confidence = p.Confidence
 	n.Body = []byte(p.Body)
+	if p.Phrasings != nil {
+		n.Phrasings = slices.Clone(p.Phrasings)
+	}
 }
 
 // checkLeaf applies the checks `kk node write` makes to a leaf's fields.
 func checkLeaf(n *node.Node, folder string) error {
 	in := contracts.NodeInput{Type: n.Type, Title: n.Title, Description: n.Description, Tags: n.Tags, RelatesTo: n.RelatesTo,
-		DependsOn: n.DependsOn, DerivedFrom: n.DerivedFrom, Confidence: n.Confidence, Folder: folder, Body: string(n.Body)}
+		DependsOn: n.DependsOn, DerivedFrom: n.DerivedFrom, Confidence: n.Confidence, Folder: folder, Body: string(n.Body), Phrasings: n.Phrasings}
 	if err := validateInput(&in); err != nil {
 		return err
 	}

@@ -46,6 +46,10 @@ func OpenShared(ctx context.Context, k *store.KB, branch string) (*DB, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := db.useConfiguredEmbedder(k); err != nil {
+		db.Close()
+		return nil, err
+	}
 	db.shared = true
 	if shared.dbs == nil {
 		shared.dbs = map[string]*DB{}

@@ -129,7 +129,7 @@ func TestStdoutHygiene(t *testing.T) {
 		`{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"kb_query","arguments":{"type":"req"}}}`,
 		`{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"kb_delete","arguments":{"entities":["req-r1"],"created_by":"t","source":"t"}}}`,
 		`{"jsonrpc":"2.0","id":11,"method":"tools/call","params":{"name":"kb_check","arguments":{}}}`,
-		`{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":"kk_search","arguments":{"query":"k"}}}`,
+		`{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":"kk_search","arguments":{"query":"atom knowledge"}}}`,
 		`{"jsonrpc":"2.0","id":13,"method":"tools/call","params":{"name":"kk_read","arguments":{"id":"map-a"}}}`,
 		`{"jsonrpc":"2.0","id":14,"method":"tools/call","params":{"name":"kk_read","arguments":{"path":"../x"}}}`,
 		`{"jsonrpc":"2.0","id":15,"method":"tools/call","params":{"name":"kk_entry","arguments":{}}}`,

@@ -235,8 +235,11 @@ func viewNode(n *node.Node, withLog bool, limit int) (*NodeView, error) {
 
 // SearchParams is the parameter object of kk_search.
 type SearchParams struct {
-	Query string `json:"query" jsonschema:"description=Words to look for; stemmed (retrying finds retry)\\, punctuation and search operators are plain text.,minLength=1"`
-	Limit *int   `json:"limit,omitempty" jsonschema:"description=At most this many hits (default 10).,minimum=1,maximum=100"`
+	Query string   `json:"query" jsonschema:"description=Words to look for; stemmed (retrying finds retry)\\, punctuation and search operators are plain text.,minLength=1"`
+	Limit *int     `json:"limit,omitempty" jsonschema:"description=At most this many hits (default 10).,minimum=1,maximum=100"`
+	Types []string `json:"types,omitempty" jsonschema:"description=Only nodes of these types (practice\\, map\\, req\\, …)."`
+	Tags  []string `json:"tags,omitempty" jsonschema:"description=Only nodes carrying every one of these tags."`
+	All   bool     `json:"all,omitempty" jsonschema:"description=List the matches even when none of them answers the query (no relevance threshold)."`
 }
 
 // SearchData is the data of kk_search.
@@ -265,7 +268,7 @@ func SearchNodesOn(ctx context.Context, k *store.KB, branch string, p SearchPara
 		}
 		limit = *p.Limit
 	}
-	if index.Query(p.Query, "OR") == "" {
+	if !index.Searchable(p.Query) {
 		return nil, op.Invalid("query", "%q holds no word to look for", p.Query)
 	}
 	if branch == "" {
@@ -282,7 +285,7 @@ func SearchNodesOn(ctx context.Context, k *store.KB, branch string, p SearchPara
 	if err != nil {
 		return nil, err
 	}
-	hits, err := index.Search(ctx, db, p.Query, limit)
+	hits, err := db.Search(ctx, index.Request{Text: p.Query, Limit: limit, Types: p.Types, Tags: p.Tags, All: p.All})
 	if err != nil {
 		return nil, err
 	}

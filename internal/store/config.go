@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/kk-project/kk/internal/frontmatter"
+	"github.com/kk-project/kk/internal/llm"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -30,6 +31,9 @@ type Config struct {
 	ProjectID    string        `yaml:"projectId,omitempty" json:"projectId,omitempty"`
 	Traceability *Traceability `yaml:"traceability,omitempty" json:"traceability,omitempty"`
 	Extractors   *Extractors   `yaml:"extractors,omitempty" json:"extractors,omitempty"`
+	// Embeddings, when it names a provider, makes search hybrid (lexical
+	// and by meaning); absent, kk stays offline and lexical.
+	Embeddings *llm.EmbedConfig `yaml:"embeddings,omitempty" json:"embeddings,omitempty"`
 }
 
 // Traceability configures the typed entities' rules and who may delete them.
@@ -98,7 +102,7 @@ func DefaultConfig() Config {
 
 var configKeys = []string{"schema_version", "curationThreshold", "logsRetentionDays", "lintEveryNSessions",
 	"notifications", "proposalModel", "curatorModel", "bootstrapModel", "cliDefaultHarness", "defaultBranch",
-	"projectId", "traceability", "extractors"}
+	"projectId", "traceability", "extractors", "embeddings"}
 
 // LoadConfig reads config.yaml; a missing file gives the defaults.
 func (k *KB) LoadConfig() (Config, error) {
