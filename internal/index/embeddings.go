@@ -10,8 +10,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kk-project/kk/internal/store"
 	"github.com/kk-project/kk/internal/llm"
+	"github.com/kk-project/kk/internal/store"
 )
 
 // Semantic search, when config.yaml names an embedding provider: each

@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kk-project/kk/internal/store"
 	"github.com/kk-project/kk/internal/llm"
+	"github.com/kk-project/kk/internal/store"
 )
 
 // conceptServer is a fake Ollama /api/embed: a text's vector counts, for

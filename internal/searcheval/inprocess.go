@@ -9,8 +9,8 @@ import (
 
 	"github.com/kk-project/kk/internal/hooks"
 	"github.com/kk-project/kk/internal/index"
-	"github.com/kk-project/kk/internal/store"
 	"github.com/kk-project/kk/internal/node"
+	"github.com/kk-project/kk/internal/store"
 )
 
 // Rankers of InProcess.

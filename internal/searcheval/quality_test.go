@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kk-project/kk/internal/store"
 	"github.com/kk-project/kk/internal/searcheval"
+	"github.com/kk-project/kk/internal/store"
 )
 
 // The retrieval quality floor: the engine on the drupal pack (141 leaves,
