@@ -2,12 +2,14 @@ package graph
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path"
 	"path/filepath"
 	"slices"
 	"strings"
 
+	"github.com/kk-project/kk/internal/index"
 	"github.com/kk-project/kk/internal/node"
 	"github.com/kk-project/kk/internal/op"
 	"github.com/kk-project/kk/internal/store"
@@ -169,7 +171,7 @@ func QueryGraph(ctx context.Context, k *store.KB, p QueryGraphParams) (any, erro
 			return nil, err
 		}
 		defer g.Close()
-		return g.search(p, limit, offset, o)
+		return g.search(ctx, p, limit, offset, o)
 	case "context":
 		paths := slices.Clone([]string(p.Paths))
 		if p.TaskFile != "" {
@@ -281,29 +283,54 @@ func (g *Graph) get(ctx context.Context, kind, id string, o viewOpts) (any, erro
 	return v, nil
 }
 
-// matchesText reports whether every whitespace-separated term of query
-// occurs (case-insensitively) in the name or the knowledge.
-func matchesText(e *Entity, terms []string) bool {
-	hay := strings.ToLower(e.Name + "\n" + e.Knowledge)
-	for _, t := range terms {
-		if !strings.Contains(hay, t) {
-			return false
-		}
+// textRanks ranks the entities of leaf type typ against query with the
+// branch index's search engine (the one every face uses): it returns the
+// rank of each matching entity by store.IDKey, and nil when query is
+// blank (every entity matches).
+func (g *Graph) textRanks(ctx context.Context, query, typ string) (map[string]int, error) {
+	if strings.TrimSpace(query) == "" {
+		return nil, nil
 	}
-	return true
+	if g.db == nil {
+		return nil, fmt.Errorf("graph search needs the branch index")
+	}
+	hits, err := g.db.Search(ctx, index.Request{Text: query, Types: []string{typ}, Limit: max(1, len(g.Atoms)+len(g.Molecules)), All: true, Every: true, Lexical: true})
+	if err != nil {
+		return nil, err
+	}
+	ranks := make(map[string]int, len(hits))
+	for i, h := range hits {
+		ranks[store.IDKey(h.ID)] = i
+	}
+	return ranks, nil
 }
 
-func (g *Graph) search(p QueryGraphParams, limit, offset int, o viewOpts) (*SearchResult, error) {
-	terms := strings.Fields(strings.ToLower(p.Query))
+// byRank orders entities by their rank, when there are ranks.
+func byRank[T any](list []T, id func(T) string, ranks map[string]int) {
+	if ranks != nil {
+		slices.SortStableFunc(list, func(a, b T) int { return ranks[store.IDKey(id(a))] - ranks[store.IDKey(id(b))] })
+	}
+}
+
+func (g *Graph) search(ctx context.Context, p QueryGraphParams, limit, offset int, o viewOpts) (*SearchResult, error) {
 	res := &SearchResult{Limit: limit, Offset: offset}
+	matches := func(ranks map[string]int, id string) bool {
+		_, ok := ranks[store.IDKey(id)]
+		return ranks == nil || ok
+	}
 	if p.EntityType == KindMolecule {
+		ranks, err := g.textRanks(ctx, p.Query, TypeMolecule)
+		if err != nil {
+			return nil, err
+		}
 		res.Molecules = []MoleculeView{}
 		var hits []*Molecule
 		for _, m := range g.SortedMolecules() {
-			if matchesText(&m.Entity, terms) {
+			if matches(ranks, m.ID) {
 				hits = append(hits, m)
 			}
 		}
+		byRank(hits, func(m *Molecule) string { return m.ID }, ranks)
 		res.Total = len(hits)
 		for _, m := range Window(hits, limit, offset) {
 			res.Molecules = append(res.Molecules, g.moleculeView(m, o))
@@ -315,17 +342,22 @@ func (g *Graph) search(p QueryGraphParams, limit, offset int, o viewOpts) (*Sear
 			return nil, op.NotFound(KindMolecule, p.MoleculeID)
 		}
 	}
+	ranks, err := g.textRanks(ctx, p.Query, TypeAtom)
+	if err != nil {
+		return nil, err
+	}
 	res.Atoms = []AtomView{}
 	var hits []*Atom
 	for _, a := range g.SortedAtoms() {
 		switch {
-		case p.MoleculeID != "" && a.Molecule != p.MoleculeID:
+		case p.MoleculeID != "" && store.IDKey(a.Molecule) != store.IDKey(p.MoleculeID):
 		case p.OrphansOnly && g.moleculeOf(a) != nil:
-		case !matchesText(&a.Entity, terms):
+		case !matches(ranks, a.ID):
 		default:
 			hits = append(hits, a)
 		}
 	}
+	byRank(hits, func(a *Atom) string { return a.ID }, ranks)
 	res.Total = len(hits)
 	for _, a := range Window(hits, limit, offset) {
 		res.Atoms = append(res.Atoms, g.atomView(a, o))

@@ -90,6 +90,9 @@ type Request struct {
 	// All returns the matches even when the best of them does not pass
 	// the relevance threshold (a filter, not a question).
 	All bool
+	// Every keeps only the nodes holding every word of Text (in any
+	// field), as a filter does: query_graph search.
+	Every bool
 	// Lexical leaves out the vector side even when an embedding provider
 	// is configured.
 	Lexical bool
@@ -181,6 +184,9 @@ func (db *DB) Search(ctx context.Context, r Request) ([]Hit, error) {
 	cands, err := db.pool(ctx, q, r, max(minPool, 3*r.Limit))
 	if err != nil {
 		return nil, err
+	}
+	if r.Every {
+		cands = slices.DeleteFunc(cands, func(c *candidate) bool { return !holdsEvery(&c.doc, q) })
 	}
 	for _, c := range cands {
 		c.score = bm25f(&c.doc, q, st)
@@ -376,6 +382,22 @@ func likeEscape(s string) string {
 // frequency in each field, weighted by the field and normalised by the
 // field's length against the corpus average, is saturated (k1) and
 // multiplied by the term's idf. Summary coverage is added (coverShare).
+// holdsEvery reports whether document d holds every term of q in some
+// field.
+func holdsEvery(d *searchDoc, q []queryTerm) bool {
+	tf := termCounts(d, q)
+	for i := range q {
+		n := 0
+		for f := range numFields {
+			n += tf[i][f]
+		}
+		if n == 0 {
+			return false
+		}
+	}
+	return true
+}
+
 func bm25f(d *searchDoc, q []queryTerm, st stats) float64 {
 	tf := termCounts(d, q)
 	score, total, covered := 0.0, 0.0, 0.0
