@@ -186,7 +186,7 @@ func openFile(ctx context.Context, path, branch string) (*DB, error) {
 }
 
 // Close releases the database (but not a handle of OpenShared, which lives
-// as long as the process).
+// as long as its knowledge base value: store.KB.Close releases it).
 func (db *DB) Close() error {
 	if db.shared {
 		return nil

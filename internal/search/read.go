@@ -3,13 +3,14 @@ package search
 import (
 	"context"
 	"errors"
-	"github.com/kk-project/kk/internal/graph"
 	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
 	"strings"
-	"sync"
+	"sync/atomic"
+
+	"github.com/kk-project/kk/internal/graph"
 
 	"github.com/kk-project/kk/internal/index"
 	"github.com/kk-project/kk/internal/node"
@@ -131,34 +132,37 @@ func viewWithVersion(ctx context.Context, k *store.KB, n *node.Node, withLog boo
 	return v, nil
 }
 
-// leafPaths remembers, per knowledge base root, where each id's leaf was
-// the last time the tree was read, so that reading a node by id in a
-// long-running process (the MCP server) costs one file read instead of a
-// tree read. An entry is only a hint: the leaf is read and its id checked,
-// and a miss falls back to reading the tree.
-var leafPaths sync.Map // root -> *pathHints
+// leafPaths remembers where each id's leaf was the last time the tree was
+// read, so that reading a node by id in a long-running process (the MCP
+// server) costs one file read instead of a tree read. An entry is only a
+// hint: the leaf is read and its id checked, and a miss falls back to
+// reading the tree. The knowledge base value owns it (store.Memo).
+type leafPaths struct {
+	hints atomic.Pointer[map[string]string] // id key -> leaf path; a map is never changed once stored
+}
 
-type pathHints struct {
-	paths map[string]string // id -> leaf path; never changed once stored
+type leafPathsKey struct{}
+
+func leafPathsOf(k *store.KB) *leafPaths {
+	return store.Memo(k, leafPathsKey{}, func() *leafPaths { return &leafPaths{} })
 }
 
 func rememberPaths(k *store.KB, t *store.Tree) {
-	h := &pathHints{paths: make(map[string]string, len(t.Leaves))}
+	paths := make(map[string]string, len(t.Leaves))
 	for _, n := range t.Leaves {
-		h.paths[store.IDKey(n.ID)] = n.Path
+		paths[store.IDKey(n.ID)] = n.Path
 	}
-	leafPaths.Store(k.Root, h)
+	leafPathsOf(k).hints.Store(&paths)
 }
 
 // cachedLeaf returns the leaf with id when the remembered path still holds
 // it, else nil.
 func cachedLeaf(k *store.KB, id string) *node.Node {
-	v, ok := leafPaths.Load(k.Root)
-	if !ok {
+	paths := leafPathsOf(k).hints.Load()
+	if paths == nil {
 		return nil
 	}
-	h := v.(*pathHints)
-	rel, ok := h.paths[store.IDKey(id)]
+	rel, ok := (*paths)[store.IDKey(id)]
 	if !ok {
 		return nil
 	}

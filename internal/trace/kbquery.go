@@ -4,10 +4,11 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"github.com/kk-project/kk/internal/graph"
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/kk-project/kk/internal/graph"
 
 	"github.com/kk-project/kk/internal/index"
 	"github.com/kk-project/kk/internal/op"
@@ -70,6 +71,7 @@ func loadSnapshot(ctx context.Context, k *store.KB) (*snapshot, error) {
 	if err != nil {
 		return nil, err
 	}
+	snapshots := snapshotsOf(k)
 	snapshots.Lock()
 	cached := snapshots.byDB[db.Path]
 	snapshots.Unlock()
@@ -105,9 +107,6 @@ func loadSnapshot(ctx context.Context, k *store.KB) (*snapshot, error) {
 	}
 	if s.gen = st.Gen; s.gen != "" {
 		snapshots.Lock()
-		if snapshots.byDB == nil {
-			snapshots.byDB = map[string]*snapshot{}
-		}
 		snapshots.byDB[db.Path] = s
 		snapshots.Unlock()
 	}
@@ -117,9 +116,16 @@ func loadSnapshot(ctx context.Context, k *store.KB) (*snapshot, error) {
 // snapshots keeps, per index, the last snapshot read, for as long as the
 // index stays at its generation (a long-running process answers many
 // queries between two changes). A snapshot is never changed once read.
-var snapshots struct {
+// The knowledge base value owns them (store.Memo).
+type snapshots struct {
 	sync.Mutex
 	byDB map[string]*snapshot
+}
+
+type snapshotsKey struct{}
+
+func snapshotsOf(k *store.KB) *snapshots {
+	return store.Memo(k, snapshotsKey{}, func() *snapshots { return &snapshots{byDB: map[string]*snapshot{}} })
 }
 
 func edgeViews(list []index.Edge) []EdgeView {
