@@ -4,10 +4,8 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"time"
 	"unicode/utf8"
 
-	"github.com/kk-project/kk/internal/index"
 	"github.com/kk-project/kk/internal/node"
 	"github.com/kk-project/kk/internal/op"
 	"github.com/kk-project/kk/internal/store"
@@ -24,15 +22,6 @@ const (
 type DeleteResult struct {
 	Deleted  []string `json:"deleted"`
 	Orphaned []string `json:"orphaned"`
-}
-
-// timestamp is kk's clock in UTC, to the second.
-func timestamp(k *store.KB) string {
-	now := time.Now
-	if k.Now != nil {
-		now = k.Now
-	}
-	return now().UTC().Format("2006-01-02T15:04:05Z")
 }
 
 // edit is the input of a create or update after validation.
@@ -446,18 +435,6 @@ func (w *writes) put(n *node.Node) error {
 	return nil
 }
 
-// remove stages the removal of the leaf at rel (relative to nodes/).
-func (w *writes) remove(rel string) error {
-	n, err := w.tx.LeafAt(rel)
-	if err != nil {
-		return err
-	}
-	if n == nil {
-		return nil
-	}
-	return w.tx.Remove(n)
-}
-
 // mutate runs fn in a store transaction on the graph read from the
 // branch's index (synced under the writer lock); the transaction writes
 // what fn staged, regenerates the index files, syncs the index and records
@@ -480,15 +457,4 @@ func mutate(ctx context.Context, k *store.KB, tool string, fn func(g *Graph, w *
 		g.tx = tx
 		return fn(g, &writes{tx: tx})
 	})
-}
-
-// syncIndex brings the index up to date after a write, so that reads that
-// trust the index as it is (get) see the write.
-func syncIndex(ctx context.Context, k *store.KB, db *index.DB) error {
-	ex, err := index.ExtractionFor(k)
-	if err != nil {
-		return err
-	}
-	_, err = db.SyncWith(ctx, k.NodesDir(), ex)
-	return err
 }

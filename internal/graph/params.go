@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"strings"
-
-	"github.com/kk-project/kk/internal/op"
 )
 
 // QueryGraphParams is the parameter object of query_graph (seed 002).
@@ -177,18 +175,4 @@ func SplitPaths(s string) []string {
 		}
 	}
 	return out
-}
-
-// decodeStrict decodes one JSON object into v, rejecting unknown fields and
-// trailing data.
-func decodeStrict(raw []byte, v any) *op.Error {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return op.New(op.CodeValidation, map[string]any{"cause": err.Error()}, "the parameters are not a valid JSON object: %v", err)
-	}
-	if dec.More() {
-		return op.New(op.CodeValidation, nil, "the parameters hold data after the JSON object")
-	}
-	return nil
 }

@@ -110,14 +110,3 @@ func TreeHash(t testing.TB, k *store.KB) string {
 	}
 	return fmt.Sprintf("%x", h.Sum(nil))
 }
-
-// Strings converts a decoded JSON list to strings.
-func Strings(v any) []string {
-	list, _ := v.([]any)
-	out := make([]string, 0, len(list))
-	for _, x := range list {
-		s, _ := x.(string)
-		out = append(out, s)
-	}
-	return out
-}
