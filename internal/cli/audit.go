@@ -80,7 +80,7 @@ func runAudit(ctx context.Context, app *App, o auditOpts) error {
 		recs = []index.AuditRecord{}
 	}
 	if app.JSON {
-		return app.printJSON(map[string]any{"schema_version": JSONSchemaVersion, "branch": branch, "records": recs})
+		return app.printJSON(map[string]any{"branch": branch, "records": recs})
 	}
 	for _, r := range recs {
 		who := r.Actor

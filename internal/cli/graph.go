@@ -43,12 +43,6 @@ with "molecule-" and atom otherwise, unless --type says.`,
 	return cmd
 }
 
-// graphEnvelope is an operation's envelope as kk prints it with --json.
-type graphEnvelope struct {
-	SchemaVersion int `json:"schema_version"`
-	op.Envelope
-}
-
 // Operations of each graph tool, for graphInput.
 var (
 	queryOps     = []string{"get", "search", "context"}
@@ -92,7 +86,7 @@ func refuseWithInput(cmd *cobra.Command, flags ...string) error {
 // text otherwise. A failed response exits 1 after "kk: <CODE>: <message>".
 func printGraph(app *App, resp op.Envelope, human func(w io.Writer, data any)) error {
 	if app.JSON {
-		if err := app.printJSON(graphEnvelope{SchemaVersion: JSONSchemaVersion, Envelope: resp}); err != nil {
+		if err := app.printJSON(resp); err != nil {
 			return err
 		}
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/kk-project/kk/internal/contracts"
 	"github.com/kk-project/kk/internal/curate"
 	"github.com/kk-project/kk/internal/node"
+	"github.com/kk-project/kk/internal/search"
 	"github.com/kk-project/kk/internal/store"
 )
 
@@ -173,7 +174,7 @@ func runNodeWrite(ctx context.Context, app *App, o nodeWriteOpts) error {
 		app.warnf("%s links to %s, which is not in the tree (yet); `kk lint` reports it as a dangling edge", res.ID, ref)
 	}
 	if app.JSON {
-		return app.printJSON(map[string]any{"schema_version": JSONSchemaVersion, "id": res.ID, "path": res.Path, "action": res.Action, "index_changed": res.Index, "unknown_edges": res.Unknown})
+		return app.printJSON(map[string]any{"id": res.ID, "path": res.Path, "action": res.Action, "index_changed": res.Index, "unknown_edges": res.Unknown})
 	}
 	fmt.Fprintln(app.IO.Out, res.ID)
 	return nil
@@ -223,8 +224,11 @@ func newNodeShowCmd(app *App) *cobra.Command {
 	return &cobra.Command{
 		Use:   "show <id>",
 		Short: "Print one leaf",
-		Long:  "Print the leaf with the given id: its file as is, or its fields and body with --json.",
-		Args:  exactArgs(1, "node show needs the id of a node"),
+		Long: `Print the leaf with the given id: its file as it is on disk. With --json it
+prints what 'kk read <id> --json' prints (the kk_read result: fields, body
+without kk's generated blocks, edges, version), so one leaf has one JSON
+shape whichever command shows it.`,
+		Args: exactArgs(1, "node show needs the id of a node"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.id = args[0]
 			return runNodeShow(cmd.Context(), app, o)
@@ -232,7 +236,14 @@ func newNodeShowCmd(app *App) *cobra.Command {
 	}
 }
 
-func runNodeShow(_ context.Context, app *App, o nodeShowOpts) error {
+func runNodeShow(ctx context.Context, app *App, o nodeShowOpts) error {
+	if app.JSON {
+		resp, err := opCall(ctx, app, "", "", nil, "kk-read", search.ReadParams{ID: o.id}, search.ReadNode)
+		if err != nil {
+			return err
+		}
+		return printGraph(app, resp, printNodeView)
+	}
 	k, err := app.KB()
 	if err != nil {
 		return err
@@ -249,18 +260,8 @@ func runNodeShow(_ context.Context, app *App, o nodeShowOpts) error {
 	if err != nil {
 		return err
 	}
-	if !app.JSON {
-		_, err := app.IO.Out.Write(src)
-		return err
-	}
-	full, err := node.Parse(n.Path, src)
-	if err != nil {
-		return err
-	}
-	out := nodeJSON(k, full)
-	out["body"] = string(full.Body)
-	out["schema_version"] = JSONSchemaVersion
-	return app.printJSON(out)
+	_, err = app.IO.Out.Write(src)
+	return err
 }
 
 func nodeJSON(k *store.KB, n *node.Node) map[string]any {
@@ -333,7 +334,7 @@ func runNodeList(_ context.Context, app *App, o nodeListOpts) error {
 		for _, n := range list {
 			items = append(items, nodeJSON(k, n))
 		}
-		return app.printJSON(map[string]any{"schema_version": JSONSchemaVersion, "count": len(items), "nodes": items})
+		return app.printJSON(map[string]any{"count": len(items), "nodes": items})
 	}
 	var w io.Writer = app.IO.Out
 	var tw *tabwriter.Writer

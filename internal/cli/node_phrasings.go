@@ -81,7 +81,7 @@ func runNodePhrasings(ctx context.Context, app *App, o nodePhrasingsOpts) error 
 			return err
 		}
 		if app.JSON {
-			return app.printJSON(map[string]any{"schema_version": JSONSchemaVersion, "total": total, "leaves": leaves})
+			return app.printJSON(map[string]any{"total": total, "leaves": leaves})
 		}
 		for _, l := range leaves {
 			fmt.Fprintf(app.IO.Out, "%s\t%s\t%s\n", l.ID, l.Path, l.Title)
@@ -108,7 +108,7 @@ func runNodePhrasings(ctx context.Context, app *App, o nodePhrasingsOpts) error 
 		return err
 	}
 	if app.JSON {
-		return app.printJSON(map[string]any{"schema_version": JSONSchemaVersion, "updated": res.Updated, "unchanged": res.Unchanged, "index_changed": res.Index})
+		return app.printJSON(map[string]any{"updated": res.Updated, "unchanged": res.Unchanged, "index_changed": res.Index})
 	}
 	for _, id := range res.Updated {
 		fmt.Fprintln(app.IO.Out, id)

@@ -92,16 +92,15 @@ func runSync(ctx context.Context, app *App, o syncOpts) error {
 	}
 	if app.JSON {
 		out := map[string]any{
-			"schema_version": JSONSchemaVersion,
-			"branch":         branch,
-			"leaves":         st.Leaves,
-			"added":          st.Added,
-			"updated":        st.Updated,
-			"touched":        st.Touched,
-			"removed":        st.Removed,
-			"unchanged":      st.Unchanged,
-			"extracted":      st.Extracted,
-			"skipped":        st.Skipped,
+			"branch":    branch,
+			"leaves":    st.Leaves,
+			"added":     st.Added,
+			"updated":   st.Updated,
+			"touched":   st.Touched,
+			"removed":   st.Removed,
+			"unchanged": st.Unchanged,
+			"extracted": st.Extracted,
+			"skipped":   st.Skipped,
 		}
 		if embeddings {
 			out["embedded"] = embedded

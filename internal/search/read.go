@@ -43,6 +43,13 @@ type NodeView struct {
 	Priority    string   `json:"priority,omitempty"`
 	Severity    string   `json:"severity,omitempty"`
 	Owner       string   `json:"owner,omitempty"`
+	// DerivedFrom is the node's provenance (doc paths, URLs, session ids);
+	// StaleAfter the date after which it should be checked again.
+	DerivedFrom []string `json:"derivedFrom,omitempty"`
+	StaleAfter  string   `json:"staleAfter,omitempty"`
+	// Phrasings are the questions a developer would ask to find the node
+	// (kk_phrasings), which search indexes with it.
+	Phrasings []string `json:"phrasings,omitempty"`
 	// Paths and MoleculeID are set for atoms.
 	Paths      []string `json:"paths,omitempty"`
 	MoleculeID string   `json:"moleculeId,omitempty"`
@@ -215,6 +222,7 @@ func viewNode(n *node.Node, withLog bool, limit int) (*NodeView, error) {
 		ID: n.ID, Path: graph.RepoPath(n.Path), Type: n.Type, Title: n.Title, Description: n.Description,
 		Tags: node.List(n.Tags), Status: n.Status, Confidence: n.Confidence,
 		Priority: f.Priority, Severity: f.Severity, Owner: f.Owner,
+		DerivedFrom: n.DerivedFrom, StaleAfter: n.StaleAfter, Phrasings: n.Phrasings,
 		Version: f.Version, Body: f.Knowledge, Edges: []graph.Edge{}, ChangelogTotal: len(f.Changelog),
 	}
 	if graph.IsAtom(n) {
