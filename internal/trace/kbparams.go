@@ -35,7 +35,7 @@ type KBEdgeIn struct {
 	Type       string   `json:"type" jsonschema:"enum=depends_on,enum=specified_by,enum=verified_by,enum=implements,enum=covered_by,enum=constrained_by,enum=affects,enum=guards,enum=publishes,enum=consumes,enum=relates_to"`
 	From       string   `json:"from" jsonschema:"minLength=1"`
 	To         string   `json:"to" jsonschema:"minLength=1"`
-	Kind       string   `json:"kind,omitempty" jsonschema:"description=how the two are related (relates_to only\\, required there)"`
+	Kind       string   `json:"kind,omitempty" jsonschema:"maxLength=64,description=how the two are related (relates_to only\\, required there)"`
 	Confidence *float64 `json:"confidence,omitempty" jsonschema:"minimum=0,maximum=1"`
 }
 

@@ -22,12 +22,17 @@ const (
 	KeyTextRef = "kk_text_ref"
 )
 
-// Bounds of the traceability changesets.
+// Bounds of the traceability changesets. The JSON Schemas (struct tags in
+// kbparams.go) repeat them for the agent's benefit; a test in
+// internal/schema ties every one to its constant here.
 const (
 	MaxChangesetEntities = 1000
 	MaxChangesetEdges    = 5000
 	MaxDescriptionChars  = 1024
-	MaxShortFieldChars   = 255
+	MaxShortFieldChars   = 255 // title, owner, created_by
+	MaxRefChars          = 512 // source, text_ref
+	MaxCodeChars         = 64  // priority, severity, a tag, an edge kind
+	MaxLinkChars         = 2048
 	MaxLinks             = 50
 	MaxTags              = 50
 )
@@ -100,7 +105,7 @@ func checkChangeset(k *store.KB, projectID, createdBy, source string, entities, 
 	if err := oneLine("created_by", createdBy, MaxShortFieldChars, true); err != nil {
 		return err
 	}
-	if err := oneLine("source", source, 512, true); err != nil {
+	if err := oneLine("source", source, MaxRefChars, true); err != nil {
 		return err
 	}
 	switch {
@@ -151,7 +156,7 @@ func validateEntity(i int, e KBEntityIn) (*entityIn, *op.Error) {
 		name string
 		v    *string
 		max  int
-	}{{"priority", e.Priority, 64}, {"severity", e.Severity, 64}, {"owner", e.Owner, MaxShortFieldChars}, {"text_ref", e.TextRef, 512}, {"description", e.Description, MaxDescriptionChars}} {
+	}{{"priority", e.Priority, MaxCodeChars}, {"severity", e.Severity, MaxCodeChars}, {"owner", e.Owner, MaxShortFieldChars}, {"text_ref", e.TextRef, MaxRefChars}, {"description", e.Description, MaxDescriptionChars}} {
 		if s.v != nil {
 			if err := oneLine(f+"."+s.name, *s.v, s.max, false); err != nil {
 				return nil, err
@@ -162,7 +167,7 @@ func validateEntity(i int, e KBEntityIn) (*entityIn, *op.Error) {
 		return nil, op.Invalid(f+".tags", "%d tags; the limit is %d", len(e.Tags), MaxTags)
 	}
 	for j, t := range e.Tags {
-		if err := oneLine(fmt.Sprintf("%s.tags[%d]", f, j), t, 64, true); err != nil {
+		if err := oneLine(fmt.Sprintf("%s.tags[%d]", f, j), t, MaxCodeChars, true); err != nil {
 			return nil, err
 		}
 		if strings.ContainsAny(t, " \t") {
@@ -173,7 +178,7 @@ func validateEntity(i int, e KBEntityIn) (*entityIn, *op.Error) {
 		return nil, op.Invalid(f+".links", "%d links; the limit is %d", len(e.Links), MaxLinks)
 	}
 	for j, l := range e.Links {
-		if err := oneLine(fmt.Sprintf("%s.links[%d]", f, j), l, 2048, true); err != nil {
+		if err := oneLine(fmt.Sprintf("%s.links[%d]", f, j), l, MaxLinkChars, true); err != nil {
 			return nil, err
 		}
 	}
@@ -218,7 +223,7 @@ func validateEdgeIn(i int, e KBEdgeIn) (KBEdgeIn, *op.Error) {
 		*end.v = normalizeRef(*end.v)
 	}
 	if e.Type == "relates_to" {
-		if err := oneLine(f+".kind", e.Kind, 64, true); err != nil {
+		if err := oneLine(f+".kind", e.Kind, MaxCodeChars, true); err != nil {
 			return e, op.New(op.CodeValidation, map[string]any{"field": f + ".kind"}, "%s.kind: a relates_to edge needs a kind saying how the two are related", f)
 		}
 	} else if e.Kind != "" {
