@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"time"
 
@@ -79,9 +78,9 @@ func (o *clientOpts) apiClient(app *App) (*httpapi.Client, error) {
 	}
 	token := strings.TrimSpace(app.Getenv("KK_SERVE_TOKEN"))
 	if o.tokenFile != "" {
-		data, err := os.ReadFile(o.tokenFile)
+		data, _, err := app.readLimited(o.tokenFile, "--token-file", 64<<10)
 		if err != nil {
-			return nil, fmt.Errorf("reading the token: %w", err)
+			return nil, err
 		}
 		token = strings.TrimSpace(string(data))
 	}
@@ -130,10 +129,10 @@ func readContent(app *App, content, file string, contentSet bool) (string, error
 	case contentSet:
 		return content, nil
 	case file == "-" || (file == "" && !app.IO.InTTY):
-		data, err := io.ReadAll(app.IO.In)
+		data, _, err := app.readLimited("-", "--file", httpapi.DefaultMaxBody)
 		return string(data), err
 	case file != "":
-		data, err := os.ReadFile(file)
+		data, _, err := app.readLimited(file, "--file", httpapi.DefaultMaxBody)
 		return string(data), err
 	}
 	return "", nil

@@ -57,7 +57,7 @@ var (
 func graphInput(app *App, arg, operation string, ops []string) ([]byte, *op.Error, error) {
 	raw, _, err := app.readInput(arg)
 	if err != nil {
-		return nil, nil, fmt.Errorf("--input: %w", err)
+		return nil, nil, err
 	}
 	var probe struct {
 		Operation any `json:"operation"`
@@ -308,9 +308,9 @@ func (o *graphManageOpts) params(app *App, cmd *cobra.Command, operation string)
 		p.MoleculeID = graph.NullableID{Set: true, Value: o.molecule}
 	}
 	if o.knowledgeFile != "" {
-		data, _, err := app.readInput(o.knowledgeFile)
+		data, _, err := app.readLimited(o.knowledgeFile, "--knowledge-file", op.MaxParams)
 		if err != nil {
-			return p, fmt.Errorf("--knowledge-file: %w", err)
+			return p, err
 		}
 		text := string(data)
 		p.Knowledge = &text

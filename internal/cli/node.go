@@ -15,6 +15,7 @@ import (
 	"github.com/kk-project/kk/internal/contracts"
 	"github.com/kk-project/kk/internal/curate"
 	"github.com/kk-project/kk/internal/node"
+	"github.com/kk-project/kk/internal/op"
 	"github.com/kk-project/kk/internal/search"
 	"github.com/kk-project/kk/internal/store"
 )
@@ -183,38 +184,59 @@ func runNodeWrite(ctx context.Context, app *App, o nodeWriteOpts) error {
 // readBody reads a node body from a file, or from standard input when it
 // is not a terminal.
 func (a *App) readBody(from string) (string, error) {
-	if from != "" {
-		data, err := os.ReadFile(from)
-		if err != nil {
-			return "", fmt.Errorf("--from: %w", err)
+	if from == "" {
+		if a.IO.InTTY {
+			return "", usagef("no body: pipe the markdown body on standard input or pass --from <path>")
 		}
-		return string(data), nil
+		from = "-"
 	}
-	if a.IO.InTTY {
-		return "", usagef("no body: pipe the markdown body on standard input or pass --from <path>")
-	}
-	data, err := io.ReadAll(io.LimitReader(a.IO.In, node.MaxSize+1))
-	if err != nil {
-		return "", fmt.Errorf("reading the body from standard input: %w", err)
-	}
-	return string(data), nil
+	data, _, err := a.readLimited(from, "--from", node.MaxSize)
+	return string(data), err
 }
 
-// readInput reads a file argument, "-" meaning standard input. It returns
-// the data and a name for messages.
+// readInput reads a parameter object, changeset or plan from a file
+// argument, "-" meaning standard input, up to op.MaxParams bytes. It
+// returns the data and a name for messages.
 func (a *App) readInput(arg string) ([]byte, string, error) {
-	if arg == "-" {
-		data, err := io.ReadAll(io.LimitReader(a.IO.In, 16<<20))
+	return a.readLimited(arg, "--input", op.MaxParams)
+}
+
+// readLimited reads the file arg ("-": standard input) given with flag,
+// refusing more than limit bytes. Every file kk reads on a user's word goes
+// through it, so no input (a huge file, /dev/zero, an endless pipe) can
+// make kk read without bound: it stops one byte past the limit and fails.
+func (a *App) readLimited(arg, flag string, limit int64) ([]byte, string, error) {
+	r, name := a.IO.In, "standard input"
+	if arg != "-" {
+		f, err := os.Open(arg)
 		if err != nil {
-			return nil, "", fmt.Errorf("reading standard input: %w", err)
+			return nil, "", fmt.Errorf("%s: %w", flag, err)
 		}
-		return data, "standard input", nil
+		defer f.Close()
+		if fi, err := f.Stat(); err == nil && fi.IsDir() {
+			return nil, "", fmt.Errorf("%s: %s is a folder, not a file", flag, arg)
+		}
+		r, name = f, arg
 	}
-	data, err := os.ReadFile(arg)
+	data, err := io.ReadAll(io.LimitReader(r, limit+1))
 	if err != nil {
-		return nil, "", err
+		return nil, "", fmt.Errorf("%s: reading %s: %w", flag, name, err)
 	}
-	return data, arg, nil
+	if int64(len(data)) > limit {
+		return nil, "", fmt.Errorf("%s: %s is larger than %s, the limit for %s; nothing was written", flag, name, byteSize(limit), flag)
+	}
+	return data, name, nil
+}
+
+// byteSize prints a limit in the largest whole binary unit.
+func byteSize(n int64) string {
+	switch {
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return fmt.Sprintf("%d bytes", n)
 }
 
 type nodeShowOpts struct{ id string }

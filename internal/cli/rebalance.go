@@ -194,7 +194,7 @@ func readMovePlan(app *App, input, name string, out any) error {
 	}
 	data, src, err := app.readInput(input)
 	if err != nil {
-		return fmt.Errorf("--input: %w", err)
+		return err
 	}
 	doc, err := schema.ParseDocument(data)
 	if err != nil {

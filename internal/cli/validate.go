@@ -65,7 +65,8 @@ func runValidate(_ context.Context, app *App, o validateOpts) error {
 	if o.file == "-" && app.IO.InTTY {
 		return usagef("validate reads the document from standard input: pipe it in or name a file")
 	}
-	data, name, err := app.readInput(o.file)
+	// A symbol manifest may be larger than a parameter object.
+	data, name, err := app.readLimited(o.file, "the document", 64<<20)
 	if err != nil {
 		return err
 	}

@@ -180,7 +180,11 @@ func persist(tx *txn.Tx, actions []contracts.CuratorAction, opts PersistOptions)
 				fail(ReasonHomeFolderMissing, "home_folder %q is not an existing folder under nodes/", folder)
 				break
 			}
-			id := node.DeriveID(p.Type, p.Title)
+			id, err := node.DeriveID(p.Type, p.Title)
+			if err != nil {
+				fail(ReasonInvalidNode, "proposed_node.title %v", err)
+				break
+			}
 			if _, ok := planned[id]; ok {
 				fail(ReasonAddCollision, "an earlier action of this batch already writes %s", id)
 				break

@@ -143,7 +143,14 @@ func writeNode(tx *txn.Tx, in contracts.NodeInput, opts WriteOptions) (*WriteRes
 	if slug == "" {
 		slug = in.Title
 	}
-	id := node.DeriveID(in.Type, slug)
+	id, err := node.DeriveID(in.Type, slug)
+	if err != nil {
+		field := "slug"
+		if in.Slug == "" {
+			field = "title"
+		}
+		return nil, nil, fmt.Errorf("%s %w", field, err)
+	}
 	var n *node.Node
 	action := "created"
 	existing, exists := t.ByID(id)

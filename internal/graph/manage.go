@@ -256,7 +256,10 @@ func (g *Graph) create(w *writes, p ManageGraphParams, e *edit) (*node.Node, err
 	if p.EntityType == KindMolecule {
 		typ = TypeMolecule
 	}
-	id, err := node.UniqueID(g.taken, node.DeriveID(typ, *e.name))
+	id, err := node.DeriveID(typ, *e.name)
+	if err == nil {
+		id, err = node.UniqueID(g.taken, id)
+	}
 	if err != nil {
 		return nil, op.Invalid("name", "%v", err)
 	}

@@ -617,7 +617,10 @@ func (s *planSim) splitLeaf(i int, op contracts.RebalanceOperation) {
 				s.fail(fmt.Sprintf("%s/tags/%d", ptr, t), "a tag is non-empty and on one line")
 			}
 		}
-		id, err := node.UniqueID(taken, node.DeriveID(old.typ, title))
+		id, err := node.DeriveID(old.typ, title)
+		if err == nil {
+			id, err = node.UniqueID(taken, id)
+		}
 		if err != nil {
 			s.fail(ptr+"/title", "%v", err)
 			continue
