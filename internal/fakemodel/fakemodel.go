@@ -318,7 +318,7 @@ func chat(w http.ResponseWriter, model, text string, stream bool) {
 	if !stream {
 		writeJSON(w, obj{"id": "chatcmpl-kk-e2e", "object": "chat.completion", "created": now, "model": model,
 			"choices": []any{obj{"index": 0, "message": obj{"role": "assistant", "content": text}, "finish_reason": "stop"}},
-			"usage": usage})
+			"usage":   usage})
 		return
 	}
 	s := newSSE(w)
@@ -339,7 +339,7 @@ func chat(w http.ResponseWriter, model, text string, stream bool) {
 // gemini answers a Gemini generateContent request.
 func gemini(w http.ResponseWriter, model, text string, stream bool) {
 	resp := obj{
-		"candidates": []any{obj{"content": obj{"role": "model", "parts": []any{obj{"text": text}}}, "finishReason": "STOP", "index": 0}},
+		"candidates":    []any{obj{"content": obj{"role": "model", "parts": []any{obj{"text": text}}}, "finishReason": "STOP", "index": 0}},
 		"usageMetadata": obj{"promptTokenCount": 10, "candidatesTokenCount": 5, "totalTokenCount": 15},
 		"modelVersion":  model,
 	}

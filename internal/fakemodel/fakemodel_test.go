@@ -112,7 +112,9 @@ func TestAPIs(t *testing.T) {
 			}},
 		{"chat", "POST", "/v1/chat/completions", `{"model":"m"}`, Chat,
 			func(t *testing.T, b []byte) string {
-				var m struct{ Choices []struct{ Message struct{ Content string } } }
+				var m struct {
+					Choices []struct{ Message struct{ Content string } }
+				}
 				json.Unmarshal(b, &m)
 				return m.Choices[0].Message.Content
 			}},
@@ -125,7 +127,9 @@ func TestAPIs(t *testing.T) {
 		{"gemini json", "POST", "/v1beta/models/g:generateContent", `{"generationConfig":{"responseMimeType":"application/json"}}`, Gemini,
 			func(t *testing.T, b []byte) string {
 				var m struct {
-					Candidates []struct{ Content struct{ Parts []struct{ Text string } } }
+					Candidates []struct {
+						Content struct{ Parts []struct{ Text string } }
+					}
 				}
 				json.Unmarshal(b, &m)
 				text := m.Candidates[0].Content.Parts[0].Text
