@@ -277,7 +277,7 @@ func TestHookOutputHasNoChannel(t *testing.T) {
 }
 
 func TestParseTranscript(t *testing.T) {
-	f, err := os.Open("testdata/transcripts/events.jsonl")
+	f, err := os.Open("testdata/transcripts/synthetic.jsonl")
 	if err != nil {
 		t.Fatal(err)
 	}

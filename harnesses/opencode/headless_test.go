@@ -110,7 +110,7 @@ func TestHeadlessFailures(t *testing.T) {
 func TestExportTranscript(t *testing.T) {
 	out := t.TempDir()
 	project := t.TempDir()
-	a := &Adapter{getenv: env(map[string]string{"PATH": recordingOpencode(t, out, abs(t, filepath.Join("testdata", "export.json")))})}
+	a := &Adapter{getenv: env(map[string]string{"PATH": recordingOpencode(t, out, abs(t, filepath.Join("testdata", "transcripts", "synthetic.json")))})}
 	dst := filepath.Join(t.TempDir(), "export.json")
 	payload := []byte(`{"session_id":"ses_3a9bX2kLmN8pQ4rS7tUvW1yZ0c","hook_event_name":"session.idle","cwd":"` + project + `"}`)
 	in, err := a.ParseHookInput(payload)

@@ -264,7 +264,7 @@ func TestParseHookInput(t *testing.T) {
 }
 
 func TestParseTranscript(t *testing.T) {
-	f, err := os.Open(filepath.Join("testdata", "export.json"))
+	f, err := os.Open(filepath.Join("testdata", "transcripts", "synthetic.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -277,7 +277,7 @@ func TestParseTranscript(t *testing.T) {
 	golden(t, "transcript.json", append(got, '\n'))
 
 	// Text printed before the document is skipped.
-	noisy := append([]byte("Exporting session: ses_3a9b\n"), read(t, filepath.Join("testdata", "export.json"))...)
+	noisy := append([]byte("Exporting session: ses_3a9b\n"), read(t, filepath.Join("testdata", "transcripts", "synthetic.json"))...)
 	tr2, err := New().ParseTranscript(bytes.NewReader(noisy))
 	if err != nil || !reflect.DeepEqual(tr, tr2) {
 		t.Errorf("leading text: %v", err)

@@ -52,6 +52,12 @@ var Deadlines = map[harness.Event]time.Duration{
 // It is also how long a hung drain can hold the drain lock.
 var DrainDeadline = 15 * time.Minute
 
+// memoryLimit is the Go runtime's soft memory limit during a hook call:
+// the garbage collector works harder near it, so that a capture of a long
+// transcript (read in a bounded window, see harness.OpenTranscript) stays
+// well under 100 MB. GOMEMLIMIT, when set, wins.
+const memoryLimit = 48 << 20
+
 // defaultDeadline bounds a call whose event is unknown.
 const defaultDeadline = time.Second
 
@@ -148,6 +154,9 @@ func Run(ctx context.Context, inv Invocation) {
 	}
 	if inv.Stderr == nil {
 		inv.Stderr = io.Discard
+	}
+	if inv.Getenv("GOMEMLIMIT") == "" {
+		defer debug.SetMemoryLimit(debug.SetMemoryLimit(memoryLimit))
 	}
 	c := &call{inv: inv}
 	ev := harness.Event(inv.Event)
