@@ -40,7 +40,7 @@ func (*Adapter) Doctor(ctx context.Context, root string) []harness.Check {
 // binaryCheck looks for codex on PATH and asks it for its version.
 func binaryCheck(ctx context.Context) harness.Check {
 	return harness.BinaryCheck{
-		Harness: id, Binary: binary, Product: "Codex CLI", InstallHint: (&Adapter{}).InstallHint(),
+		Harness: id, Binary: binary, Product: "Codex CLI", InstallHint: spec.InstallHint,
 		Timeout: versionTimeout,
 	}.Check(ctx)
 }

@@ -31,38 +31,33 @@ const (
 	userDirRel = ".copilot"
 )
 
-// Adapter is the Copilot CLI adapter. The zero value is ready to use.
-type Adapter struct{}
+// spec is what kk knows about the Copilot CLI.
+var spec = harness.Spec{
+	ID:          id,
+	Name:        "GitHub Copilot CLI",
+	Binary:      binary,
+	InstallHint: "install the GitHub Copilot CLI with `npm install -g @github/copilot` (or `brew install copilot-cli`), then run `copilot` once and sign in with /login",
+	// Copilot sets COPILOT_CLI=1 in the environment of the commands it
+	// runs (reported by users; GitHub does not document it), so this is
+	// a hint behind the explicit --harness flag.
+	Detect:       []harness.EnvMarker{{Name: detectEnv, Value: "1"}},
+	Priority:     50,
+	Drain:        true,
+	PromptArgMax: harness.DefaultPromptArgMax,
+	// Copilot writes a turn to events.jsonl only after its agentStop and
+	// sessionEnd hooks have run (1.0.102): the capture waits for it.
+	Capture: harness.CaptureSettled,
+	Files:   harness.Paths{Config: []string{hooksFile}, Skills: skillsDir},
+}
+
+// Adapter is the Copilot CLI adapter.
+type Adapter struct{ harness.Base }
 
 // New returns the adapter.
-func New() *Adapter { return &Adapter{} }
+func New() *Adapter { return &Adapter{harness.Base{S: spec}} }
 
 var _ harness.Adapter = (*Adapter)(nil)
-
-// ID implements harness.Adapter.
-func (*Adapter) ID() string { return id }
-
-// Name implements harness.Adapter.
-func (*Adapter) Name() string { return "GitHub Copilot CLI" }
-
-// Binary implements harness.Adapter.
-func (*Adapter) Binary() string { return binary }
 
 // LaunchArgs implements harness.Adapter: `copilot -p "<prompt>"` runs
 // the prompt (a slash command such as /kk-curate) non-interactively.
 func (*Adapter) LaunchArgs(prompt string) []string { return []string{"-p", prompt} }
-
-// InstallHint implements harness.Adapter.
-func (*Adapter) InstallHint() string {
-	return "install the GitHub Copilot CLI with `npm install -g @github/copilot` (or `brew install copilot-cli`), then run `copilot` once and sign in with /login"
-}
-
-// Detect implements harness.Adapter. Copilot sets COPILOT_CLI=1 in the
-// environment of the commands it runs (reported by users; GitHub does not
-// document it), so this is a hint behind the explicit --harness flag.
-func (*Adapter) Detect(getenv func(string) string) bool { return getenv(detectEnv) == "1" }
-
-// Paths implements harness.Adapter.
-func (*Adapter) Paths() harness.Paths {
-	return harness.Paths{Config: []string{hooksFile}, Skills: skillsDir}
-}

@@ -24,7 +24,7 @@ var (
 // user folder is found through $COPILOT_HOME and the home folder.
 func (a *Adapter) Doctor(ctx context.Context, root string) []harness.Check {
 	return []harness.Check{
-		harness.PathCheck(binary, "Copilot", (&Adapter{}).InstallHint()),
+		harness.PathCheck(binary, "Copilot", spec.InstallHint),
 		checkAuth(),
 		checkHooksFile(root),
 		checkCommand(root),

@@ -271,7 +271,7 @@ func TestOwned(t *testing.T) {
 
 func TestParseHookInput(t *testing.T) {
 	home := t.TempDir()
-	a := &Adapter{getenv: env(map[string]string{"HOME": home})}
+	a := &Adapter{Base: harness.Base{S: spec}, getenv: env(map[string]string{"HOME": home})}
 	// A transcript for the stop payload, where the CLI keeps it.
 	flat := filepath.Join(home, ".cursor", "projects", "home-dev-shop", "agent-transcripts", "3f2a9c1e-7b4d-4e8a-9f10-2c3d4e5f6a7b.jsonl")
 	write(t, flat, []byte("{}\n"))
@@ -317,7 +317,7 @@ func TestFindTranscript(t *testing.T) {
 	envPath := filepath.Join(home, "elsewhere.jsonl")
 	write(t, envPath, []byte("{}\n"))
 
-	a := &Adapter{getenv: env(map[string]string{"HOME": home})}
+	a := &Adapter{Base: harness.Base{S: spec}, getenv: env(map[string]string{"HOME": home})}
 	for _, tc := range []struct{ conv, cwd, want string }{
 		{"c1", "/home/dev/shop", ide},   // the IDE's nested layout
 		{"c2", "/home/dev/shop", newer}, // the newest file naming the id, anywhere
@@ -329,11 +329,11 @@ func TestFindTranscript(t *testing.T) {
 			t.Errorf("findTranscript(%q) = %q, want %q", tc.conv, got, tc.want)
 		}
 	}
-	withEnv := &Adapter{getenv: env(map[string]string{"HOME": home, "CURSOR_TRANSCRIPT_PATH": envPath})}
+	withEnv := &Adapter{Base: harness.Base{S: spec}, getenv: env(map[string]string{"HOME": home, "CURSOR_TRANSCRIPT_PATH": envPath})}
 	if got := withEnv.findTranscript("c1", "/home/dev/shop"); got != envPath {
 		t.Errorf("CURSOR_TRANSCRIPT_PATH not used: %q", got)
 	}
-	noHome := &Adapter{getenv: env(nil)}
+	noHome := &Adapter{Base: harness.Base{S: spec}, getenv: env(nil)}
 	if got := noHome.findTranscript("c1", "/home/dev/shop"); got != "" {
 		t.Errorf("found %q without a home folder", got)
 	}

@@ -9,10 +9,6 @@ import (
 	"github.com/kk-project/kk/internal/harness"
 )
 
-// promptArgMax is the largest prompt passed as an argument; a longer one
-// (or one with input) goes on stdin, as `agent -p -` reads it.
-const promptArgMax = 64 << 10
-
 // result is the line `agent -p --output-format json` ends with
 // (harnesses.md §3.4); stream-json ends with the same line.
 type result struct {
@@ -44,7 +40,7 @@ func (a *Adapter) Headless(ctx context.Context, run harness.HeadlessRun) (string
 		return "", fmt.Errorf("reading the input of the Cursor run: %w", err)
 	}
 	var stdin []byte
-	if len(input) > 0 || len(run.Prompt) > promptArgMax {
+	if len(input) > 0 || !spec.PromptFitsArg(run.Prompt) {
 		args = append(args, "-")
 		stdin = harness.JoinInput(run.Prompt, input)
 	} else {

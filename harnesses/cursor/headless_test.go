@@ -27,7 +27,7 @@ const okAnswer = `{"type":"result","subtype":"success","is_error":false,"duratio
 
 func TestHeadless(t *testing.T) {
 	out := t.TempDir()
-	a := &Adapter{getenv: env(map[string]string{"PATH": recordingAgent(t, out, okAnswer)})}
+	a := &Adapter{Base: harness.Base{S: spec}, getenv: env(map[string]string{"PATH": recordingAgent(t, out, okAnswer)})}
 	log := filepath.Join(out, "logs", "proposal.jsonl")
 	got, err := a.Headless(context.Background(), harness.HeadlessRun{
 		Prompt:  "Extract candidates.",
@@ -54,7 +54,7 @@ func TestHeadless(t *testing.T) {
 
 func TestHeadlessInputGoesOnStdin(t *testing.T) {
 	out := t.TempDir()
-	a := &Adapter{getenv: env(map[string]string{"PATH": recordingAgent(t, out, okAnswer)})}
+	a := &Adapter{Base: harness.Base{S: spec}, getenv: env(map[string]string{"PATH": recordingAgent(t, out, okAnswer)})}
 	if _, err := a.Headless(context.Background(), harness.HeadlessRun{Prompt: "Extract.", Stdin: strings.NewReader("[USER]: hi")}); err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +64,7 @@ func TestHeadlessInputGoesOnStdin(t *testing.T) {
 	if in := string(read(t, filepath.Join(out, "stdin"))); in != "Extract.\n\n[USER]: hi" {
 		t.Errorf("stdin %q", in)
 	}
-	long := strings.Repeat("x", promptArgMax+1)
+	long := strings.Repeat("x", spec.PromptArgMax+1)
 	if _, err := a.Headless(context.Background(), harness.HeadlessRun{Prompt: long}); err != nil {
 		t.Fatal(err)
 	}
@@ -84,18 +84,18 @@ func TestHeadlessFailures(t *testing.T) {
 		{"timeout", "exec sleep 5", "timed out after 200ms", 200 * time.Millisecond},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			a := &Adapter{getenv: env(map[string]string{"PATH": fakeBinary(t, "agent", tc.script)})}
+			a := &Adapter{Base: harness.Base{S: spec}, getenv: env(map[string]string{"PATH": fakeBinary(t, "agent", tc.script)})}
 			_, err := a.Headless(context.Background(), harness.HeadlessRun{Prompt: "x", Timeout: tc.timeout})
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("error %v, want %q", err, tc.want)
 			}
 		})
 	}
-	a := &Adapter{getenv: env(map[string]string{"PATH": t.TempDir()})}
+	a := &Adapter{Base: harness.Base{S: spec}, getenv: env(map[string]string{"PATH": t.TempDir()})}
 	if _, err := a.Headless(context.Background(), harness.HeadlessRun{Prompt: "x"}); err == nil || !strings.Contains(err.Error(), "cursor.com/install") {
 		t.Errorf("missing binary: %v", err)
 	}
-	a = &Adapter{getenv: env(map[string]string{"PATH": fakeBinary(t, "agent", "exit 0")})}
+	a = &Adapter{Base: harness.Base{S: spec}, getenv: env(map[string]string{"PATH": fakeBinary(t, "agent", "exit 0")})}
 	if _, err := a.Headless(context.Background(), harness.HeadlessRun{Prompt: "x", Model: map[string]any{"name": 3}}); err == nil {
 		t.Error("a model name that is not a string was accepted")
 	}
@@ -105,7 +105,7 @@ func TestHeadlessFindsOldBinaryName(t *testing.T) {
 	out := t.TempDir()
 	dir := t.TempDir()
 	os.Rename(filepath.Join(recordingAgent(t, out, okAnswer), "agent"), filepath.Join(dir, "cursor-agent"))
-	a := &Adapter{getenv: env(map[string]string{"PATH": dir})}
+	a := &Adapter{Base: harness.Base{S: spec}, getenv: env(map[string]string{"PATH": dir})}
 	if _, err := a.Headless(context.Background(), harness.HeadlessRun{Prompt: "x"}); err != nil {
 		t.Fatal(err)
 	}
@@ -120,7 +120,7 @@ func TestDoctor(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(bin, "kk"), []byte("#!/bin/sh\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	a := &Adapter{getenv: env(map[string]string{"PATH": bin, "HOME": home})}
+	a := &Adapter{Base: harness.Base{S: spec}, getenv: env(map[string]string{"PATH": bin, "HOME": home})}
 
 	// Nothing installed.
 	cs := checksByName(a.Doctor(context.Background(), root))
@@ -167,7 +167,7 @@ func TestDoctor(t *testing.T) {
 	}
 
 	// The hook command is not on PATH; the agent binary is missing.
-	a = &Adapter{getenv: env(map[string]string{"PATH": t.TempDir(), "HOME": home})}
+	a = &Adapter{Base: harness.Base{S: spec}, getenv: env(map[string]string{"PATH": t.TempDir(), "HOME": home})}
 	cs = checksByName(a.Doctor(context.Background(), root))
 	if c := cs["kk-command"]; c.Level != levelWarn || !strings.Contains(c.Message, `"kk"`) {
 		t.Errorf("kk-command: %+v", c)
@@ -191,7 +191,7 @@ func TestDoctorBinaryTimeout(t *testing.T) {
 	old := versionTimeout
 	versionTimeout = 200 * time.Millisecond
 	defer func() { versionTimeout = old }()
-	a := &Adapter{getenv: env(map[string]string{"PATH": fakeBinary(t, "agent", "exec sleep 5\n")})}
+	a := &Adapter{Base: harness.Base{S: spec}, getenv: env(map[string]string{"PATH": fakeBinary(t, "agent", "exec sleep 5\n")})}
 	c := a.checkBinary(context.Background())
 	if c.Level != levelWarn || !strings.Contains(c.Message, "did not answer") {
 		t.Errorf("%+v", c)

@@ -28,7 +28,7 @@ func (a *Adapter) Doctor(ctx context.Context, root string) []harness.Check {
 	project := readSettings(filepath.Join(root, filepath.FromSlash(settingsFile)))
 	user := readSettings(userSettingsPath())
 	return []harness.Check{
-		harness.PathCheck(binary, "Gemini CLI", (&Adapter{}).InstallHint()),
+		harness.PathCheck(binary, "Gemini CLI", spec.InstallHint),
 		checkHooks(root),
 		checkCommand(root),
 		checkCommands(root),

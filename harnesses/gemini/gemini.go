@@ -36,38 +36,31 @@ const (
 	userDirRel   = ".gemini"
 )
 
-// Adapter is the Gemini CLI adapter. The zero value is ready to use.
-type Adapter struct{}
+// spec is what kk knows about Gemini CLI.
+var spec = harness.Spec{
+	ID:          id,
+	Name:        "Gemini CLI",
+	Binary:      binary,
+	InstallHint: "install Gemini CLI with `npm install -g @google/gemini-cli` (or `brew install gemini-cli`), then run `gemini` once to sign in",
+	// Gemini CLI sets GEMINI_CLI=1 in the environment of the shell
+	// commands it runs.
+	Detect:       []harness.EnvMarker{{Name: detectEnv, Value: "1"}},
+	Priority:     60,
+	Drain:        true,
+	PromptArgMax: harness.DefaultPromptArgMax,
+	Capture:      harness.CaptureInline,
+	Files:        harness.Paths{Config: []string{settingsFile}, Skills: commandsDir},
+}
+
+// Adapter is the Gemini CLI adapter.
+type Adapter struct{ harness.Base }
 
 // New returns the adapter.
-func New() *Adapter { return &Adapter{} }
+func New() *Adapter { return &Adapter{harness.Base{S: spec}} }
 
 var _ harness.Adapter = (*Adapter)(nil)
-
-// ID implements harness.Adapter.
-func (*Adapter) ID() string { return id }
-
-// Name implements harness.Adapter.
-func (*Adapter) Name() string { return "Gemini CLI" }
-
-// Binary implements harness.Adapter.
-func (*Adapter) Binary() string { return binary }
 
 // LaunchArgs implements harness.Adapter: `gemini -p "<prompt>"` is Gemini
 // CLI's headless mode; a prompt such as /kk-curate runs kk's custom
 // command.
 func (*Adapter) LaunchArgs(prompt string) []string { return []string{"-p", prompt} }
-
-// InstallHint implements harness.Adapter.
-func (*Adapter) InstallHint() string {
-	return "install Gemini CLI with `npm install -g @google/gemini-cli` (or `brew install gemini-cli`), then run `gemini` once to sign in"
-}
-
-// Detect implements harness.Adapter. Gemini CLI sets GEMINI_CLI=1 in the
-// environment of the shell commands it runs.
-func (*Adapter) Detect(getenv func(string) string) bool { return getenv(detectEnv) == "1" }
-
-// Paths implements harness.Adapter.
-func (*Adapter) Paths() harness.Paths {
-	return harness.Paths{Config: []string{settingsFile}, Skills: commandsDir}
-}

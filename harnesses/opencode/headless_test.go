@@ -37,7 +37,7 @@ func TestHeadless(t *testing.T) {
 	for _, fixture := range []string{"run-format-json.jsonl", "run-bus-events.jsonl"} {
 		t.Run(fixture, func(t *testing.T) {
 			out := t.TempDir()
-			a := &Adapter{getenv: env(map[string]string{"PATH": recordingOpencode(t, out, abs(t, filepath.Join("testdata", fixture)))})}
+			a := &Adapter{Base: harness.Base{S: spec}, getenv: env(map[string]string{"PATH": recordingOpencode(t, out, abs(t, filepath.Join("testdata", fixture)))})}
 			log := filepath.Join(out, "logs", "p.jsonl")
 			got, err := a.Headless(context.Background(), harness.HeadlessRun{
 				Prompt:  "Extract candidates.",
@@ -70,8 +70,8 @@ func TestHeadless(t *testing.T) {
 
 func TestHeadlessLongPromptGoesOnStdin(t *testing.T) {
 	out := t.TempDir()
-	a := &Adapter{getenv: env(map[string]string{"PATH": recordingOpencode(t, out, abs(t, filepath.Join("testdata", "run-format-json.jsonl")))})}
-	long := strings.Repeat("x", promptArgMax+1)
+	a := &Adapter{Base: harness.Base{S: spec}, getenv: env(map[string]string{"PATH": recordingOpencode(t, out, abs(t, filepath.Join("testdata", "run-format-json.jsonl")))})}
+	long := strings.Repeat("x", spec.PromptArgMax+1)
 	if _, err := a.Headless(context.Background(), harness.HeadlessRun{Prompt: long, Stdin: strings.NewReader("in")}); err != nil {
 		t.Fatal(err)
 	}
@@ -94,14 +94,14 @@ func TestHeadlessFailures(t *testing.T) {
 		{"timeout", "exec sleep 5", "timed out after 200ms", 200 * time.Millisecond},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			a := &Adapter{getenv: env(map[string]string{"PATH": fakeBinary(t, "opencode", tc.script)})}
+			a := &Adapter{Base: harness.Base{S: spec}, getenv: env(map[string]string{"PATH": fakeBinary(t, "opencode", tc.script)})}
 			_, err := a.Headless(context.Background(), harness.HeadlessRun{Prompt: "x", Timeout: tc.timeout})
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("error %v, want %q", err, tc.want)
 			}
 		})
 	}
-	a := &Adapter{getenv: env(map[string]string{"PATH": t.TempDir()})}
+	a := &Adapter{Base: harness.Base{S: spec}, getenv: env(map[string]string{"PATH": t.TempDir()})}
 	if _, err := a.Headless(context.Background(), harness.HeadlessRun{Prompt: "x"}); err == nil || !strings.Contains(err.Error(), "opencode-ai") {
 		t.Errorf("missing binary: %v", err)
 	}
@@ -110,7 +110,7 @@ func TestHeadlessFailures(t *testing.T) {
 func TestExportTranscript(t *testing.T) {
 	out := t.TempDir()
 	project := t.TempDir()
-	a := &Adapter{getenv: env(map[string]string{"PATH": recordingOpencode(t, out, abs(t, filepath.Join("testdata", "transcripts", "synthetic.json")))})}
+	a := &Adapter{Base: harness.Base{S: spec}, getenv: env(map[string]string{"PATH": recordingOpencode(t, out, abs(t, filepath.Join("testdata", "transcripts", "synthetic.json")))})}
 	dst := filepath.Join(t.TempDir(), "export.json")
 	payload := []byte(`{"session_id":"ses_3a9bX2kLmN8pQ4rS7tUvW1yZ0c","hook_event_name":"session.idle","cwd":"` + project + `"}`)
 	in, err := a.ParseHookInput(payload)
@@ -153,7 +153,7 @@ func TestExportTranscriptFailures(t *testing.T) {
 		{"flag-like id", "exit 0", harness.HookInput{SessionID: "--help"}, "not one"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			a := &Adapter{getenv: env(map[string]string{"PATH": fakeBinary(t, "opencode", tc.script)})}
+			a := &Adapter{Base: harness.Base{S: spec}, getenv: env(map[string]string{"PATH": fakeBinary(t, "opencode", tc.script)})}
 			dst := filepath.Join(t.TempDir(), "export.json")
 			err := a.ExportTranscript(context.Background(), tc.in, dst)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -164,14 +164,14 @@ func TestExportTranscriptFailures(t *testing.T) {
 			}
 		})
 	}
-	a := &Adapter{getenv: env(map[string]string{"PATH": t.TempDir()})}
+	a := &Adapter{Base: harness.Base{S: spec}, getenv: env(map[string]string{"PATH": t.TempDir()})}
 	if err := a.ExportTranscript(context.Background(), ok, filepath.Join(t.TempDir(), "e.json")); err == nil || !strings.Contains(err.Error(), "opencode-ai") {
 		t.Errorf("missing binary: %v", err)
 	}
 	old := exportTimeout
 	exportTimeout = 200 * time.Millisecond
 	defer func() { exportTimeout = old }()
-	a = &Adapter{getenv: env(map[string]string{"PATH": fakeBinary(t, "opencode", "exec sleep 5")})}
+	a = &Adapter{Base: harness.Base{S: spec}, getenv: env(map[string]string{"PATH": fakeBinary(t, "opencode", "exec sleep 5")})}
 	if err := a.ExportTranscript(context.Background(), ok, filepath.Join(t.TempDir(), "e.json")); err == nil || !strings.Contains(err.Error(), "did not finish") {
 		t.Errorf("timeout: %v", err)
 	}
@@ -185,7 +185,7 @@ func TestDoctor(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(bin, "kk"), []byte("#!/bin/sh\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	a := &Adapter{getenv: env(map[string]string{"PATH": bin})}
+	a := &Adapter{Base: harness.Base{S: spec}, getenv: env(map[string]string{"PATH": bin})}
 
 	cs := checksByName(a.Doctor(context.Background(), root))
 	for _, name := range []string{"config", "plugin", "skills"} {
@@ -232,7 +232,7 @@ func TestDoctor(t *testing.T) {
 	// kenkeep's plugin in kk's place; a broken config; nothing on PATH.
 	write(t, plugin, []byte("// kenkeep opencode plugin\n"))
 	write(t, cfg, []byte("{"))
-	a = &Adapter{getenv: env(map[string]string{"PATH": t.TempDir()})}
+	a = &Adapter{Base: harness.Base{S: spec}, getenv: env(map[string]string{"PATH": t.TempDir()})}
 	cs = checksByName(a.Doctor(context.Background(), root))
 	if c := cs["plugin"]; c.Level != levelWarn || !strings.Contains(c.Message, "not kk's") {
 		t.Errorf("plugin: %+v", c)
@@ -253,7 +253,7 @@ func TestDoctorCommandNotOnPath(t *testing.T) {
 	if _, err := New().Install(context.Background(), harness.InstallOptions{Root: root, Command: "/nowhere/kk", Skills: testSkills}); err != nil {
 		t.Fatal(err)
 	}
-	a := &Adapter{getenv: env(map[string]string{"PATH": t.TempDir()})}
+	a := &Adapter{Base: harness.Base{S: spec}, getenv: env(map[string]string{"PATH": t.TempDir()})}
 	if c := checksByName(a.Doctor(context.Background(), root))["kk-command"]; c.Level != levelWarn || !strings.Contains(c.Message, "/nowhere/kk") {
 		t.Errorf("kk-command: %+v", c)
 	}
