@@ -53,4 +53,3 @@ func (*Adapter) LaunchArgs(prompt string) []string {
 	}
 	return []string{"exec", "--sandbox", "workspace-write", prompt}
 }
-
