@@ -38,6 +38,12 @@ func (t *TranscriptFile) Close() error { return t.f.Close() }
 // starting after the first newline in them (the line that was cut); a
 // file that grows while it is read is read up to the window's size.
 func OpenTranscript(path string) (*TranscriptFile, error) {
+	return OpenTail(path, TranscriptWindow)
+}
+
+// OpenTail is OpenTranscript with a window of its own: the file's last
+// window bytes, from the first line start in them.
+func OpenTail(path string, window int64) (*TranscriptFile, error) {
 	fi, err := os.Stat(path)
 	if err != nil {
 		return nil, err
@@ -58,14 +64,14 @@ func OpenTranscript(path string) (*TranscriptFile, error) {
 		}
 		return nil, err
 	}
-	t := &TranscriptFile{f: f, Reader: io.LimitReader(f, TranscriptWindow)}
-	if size := fi.Size(); size > TranscriptWindow {
-		start := size - TranscriptWindow
+	t := &TranscriptFile{f: f, Reader: io.LimitReader(f, window)}
+	if size := fi.Size(); size > window {
+		start := size - window
 		if _, err := f.Seek(start, io.SeekStart); err != nil {
 			f.Close()
 			return nil, err
 		}
-		br := bufio.NewReaderSize(io.LimitReader(f, TranscriptWindow), 64<<10)
+		br := bufio.NewReaderSize(io.LimitReader(f, window), 64<<10)
 		n, err := skipLine(br)
 		if err != nil && !errors.Is(err, io.EOF) {
 			f.Close()

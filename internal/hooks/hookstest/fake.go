@@ -55,6 +55,20 @@ type Adapter struct {
 	BlockParse chan struct{}
 	// Capture is the spec's capture mode (inline by default).
 	Capture harness.CaptureMode
+	// SettledWhen, when set, answers Settled: whether a transcript is
+	// complete (a file ending with a line holding it, say). Unset, every
+	// transcript has settled.
+	SettledWhen func(data []byte) bool
+}
+
+// Settled implements harness.TranscriptSettler: SettledWhen on the file's
+// content.
+func (a *Adapter) Settled(path string) (bool, error) {
+	data, err := os.ReadFile(path)
+	if err != nil || a.SettledWhen == nil {
+		return err == nil, nil
+	}
+	return a.SettledWhen(data), nil
 }
 
 var _ harness.Adapter = (*Adapter)(nil)
