@@ -4,14 +4,19 @@
 // What the harness offers, and what kk does with it:
 //
 //   - Hooks live in every .github/hooks/*.json of the repository. kk owns
-//     .github/hooks/kk.json entirely: sessionStart drains the proposal
-//     queue; agentStop, preCompact and sessionEnd capture the session;
-//     sessionEnd also ticks lint.
-//   - Copilot ignores the output of sessionStart and userPromptSubmitted
-//     hooks, so kk cannot hand it ENTRY.md or prompt-time context. Copilot
-//     reads AGENTS.md, where kk init keeps its block pointing at ENTRY.md;
-//     kk never writes per-session content into committed instruction
-//     files.
+//     .github/hooks/kk.json entirely: sessionStart gives the model ENTRY.md
+//     and drains the proposal queue; userPromptSubmitted adds the nodes
+//     relevant to the prompt; agentStop, preCompact and sessionEnd capture
+//     the session; sessionEnd also ticks lint.
+//   - Since 1.0.102 (at least) Copilot takes {"additionalContext": …} from
+//     sessionStart (sent to the model as a user message of its own, not
+//     recorded in the transcript) and from userPromptSubmitted (appended
+//     to the prompt in a <system_reminder> block). Older builds ignored
+//     both; Copilot also reads AGENTS.md, where kk init keeps its block
+//     pointing at ENTRY.md.
+//   - Copilot writes a turn to its transcript only after its agentStop
+//     and sessionEnd hooks have run, so capture is detached and waits for
+//     the file to settle (Spec.Capture).
 //   - Skills are SKILL.md folders under .github/skills/.
 //   - Transcripts are ${COPILOT_HOME:-~/.copilot}/session-state/<id>/events.jsonl.
 //   - Headless runs are `copilot -p … --output-format json`.

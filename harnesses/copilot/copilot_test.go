@@ -268,10 +268,17 @@ func TestParseHookInput(t *testing.T) {
 	}
 }
 
-func TestHookOutputHasNoChannel(t *testing.T) {
+// Copilot reads {"additionalContext": …} from sessionStart and
+// userPromptSubmitted hooks (1.0.102); the other events have no channel.
+func TestHookOutput(t *testing.T) {
 	for _, ev := range harness.Events {
-		if out, ok := New().HookOutput(ev, "# ENTRY"); ok || out != nil {
-			t.Errorf("%s: HookOutput = %q, %v; Copilot processes no context output", ev, out, ok)
+		out, ok := New().HookOutput(ev, "# ENTRY <kk>")
+		want := ev == harness.SessionStart || ev == harness.PromptContext
+		if ok != want {
+			t.Errorf("%s: channel %v, want %v", ev, ok, want)
+		}
+		if want && string(out) != `{"additionalContext":"# ENTRY <kk>"}`+"\n" {
+			t.Errorf("%s: output %q", ev, out)
 		}
 	}
 }

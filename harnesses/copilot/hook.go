@@ -96,7 +96,15 @@ func copilotHome() string {
 	return filepath.Join(home, userDirRel)
 }
 
-// HookOutput implements harness.Adapter. Copilot processes no output of
-// sessionStart or userPromptSubmitted hooks, so kk has no channel for
-// session-start or prompt-time context: ok is always false.
-func (*Adapter) HookOutput(harness.Event, string) ([]byte, bool) { return nil, false }
+// HookOutput implements harness.Adapter: {"additionalContext": …} on one
+// line for sessionStart (session-start) and userPromptSubmitted
+// (prompt-context), the two camelCase events whose output Copilot reads
+// (1.0.102). The context is capped as Claude Code's is (CapContext).
+func (*Adapter) HookOutput(ev harness.Event, text string) ([]byte, bool) {
+	if ev != harness.SessionStart && ev != harness.PromptContext {
+		return nil, false
+	}
+	return append(harness.MustRawJSON(struct {
+		AdditionalContext string `json:"additionalContext"`
+	}{harness.CapContext(text)}), '\n'), true
+}

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -148,11 +147,12 @@ func textOfValue(v any) string {
 	return ""
 }
 
-// injected are the blocks Copilot adds to transformedContent around what
-// the user typed.
-var injected = regexp.MustCompile(`(?s)<(current_datetime|reminder)>.*?</(current_datetime|reminder)>`)
-
-func stripInjected(s string) string { return injected.ReplaceAllString(s, "") }
+// stripInjected takes out of transformedContent the blocks Copilot adds
+// around what the user typed: the date, reminders, and (since 1.0.102) the
+// context of a userPromptSubmitted hook in a <system_reminder> block.
+func stripInjected(s string) string {
+	return harness.StripTags(s, "current_datetime", "reminder", "system_reminder")
+}
 
 // Tools whose arguments name files the session read.
 var (

@@ -79,6 +79,7 @@ var InjectedTags = []string{
 	"session_context",      // Gemini CLI: its setup message
 	"hook_context",         // Gemini CLI: context hooks added (kk's ENTRY.md)
 	"current_datetime",     // Copilot CLI
+	"system_reminder",      // Copilot CLI: context of a userPromptSubmitted hook
 	"reminder",             // Copilot CLI
 	"local-command-caveat", // Claude Code
 }
