@@ -68,6 +68,11 @@ func (a *Adapter) ExportTranscript(ctx context.Context, in harness.HookInput, pa
 		return fmt.Errorf("OpenCode session id %q is not one `opencode export` takes", in.SessionID)
 	}
 	bin, err := a.lookPath(binary)
+	if err != nil && in.Binary != "" && filepath.IsAbs(in.Binary) {
+		// Not on PATH: the OpenCode the plugin runs in (the plugin names
+		// it).
+		bin, err = a.lookPath(in.Binary)
+	}
 	if err != nil {
 		return fmt.Errorf("exporting the OpenCode session: %v; %s", err, a.InstallHint())
 	}

@@ -168,6 +168,12 @@ func TestExportTranscriptFailures(t *testing.T) {
 	if err := a.ExportTranscript(context.Background(), ok, filepath.Join(t.TempDir(), "e.json")); err == nil || !strings.Contains(err.Error(), "opencode-ai") {
 		t.Errorf("missing binary: %v", err)
 	}
+	// Not on PATH, but the plugin named the OpenCode it runs in.
+	named := ok
+	named.Binary = filepath.Join(fakeBinary(t, "opencode", `echo '{"info":{},"messages":[]}'`), "opencode")
+	if err := a.ExportTranscript(context.Background(), named, filepath.Join(t.TempDir(), "e.json")); err != nil {
+		t.Errorf("export with the plugin's OpenCode: %v", err)
+	}
 	old := exportTimeout
 	exportTimeout = 200 * time.Millisecond
 	defer func() { exportTimeout = old }()

@@ -17,6 +17,8 @@ type payload struct {
 	HookEventName  string `json:"hook_event_name"`
 	CWD            string `json:"cwd"`
 	TranscriptPath string `json:"transcript_path"`
+	// OpenCodeBin is the OpenCode executable the plugin runs in.
+	OpenCodeBin string `json:"opencode_bin"`
 }
 
 func parsePayload(data []byte) (payload, error) {
@@ -45,5 +47,6 @@ func (*Adapter) ParseHookInput(data []byte) (harness.HookInput, error) {
 		SessionID:      strings.TrimSpace(p.SessionID),
 		CWD:            p.CWD,
 		TranscriptPath: p.TranscriptPath,
+		Binary:         p.OpenCodeBin,
 	}, nil
 }

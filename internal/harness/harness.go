@@ -60,6 +60,10 @@ type HookInput struct {
 	// LastMessage is the final assistant text when the payload carries
 	// it (Claude's Stop), which can be newer than the transcript file.
 	LastMessage string
+	// Binary is the harness's own executable when the payload names it
+	// (kk's OpenCode plugin does), for commands kk runs against the
+	// session (`opencode export`).
+	Binary string
 }
 
 // Role of a transcript turn.
