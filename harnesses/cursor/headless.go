@@ -27,7 +27,7 @@ type result struct {
 func (a *Adapter) Headless(ctx context.Context, run harness.HeadlessRun) (string, error) {
 	bin, err := a.lookPath(binary, oldBinary)
 	if err != nil {
-		return "", fmt.Errorf("%v; %s", err, a.InstallHint())
+		return "", harness.NotReady(fmt.Errorf("%v; %s", err, a.InstallHint()))
 	}
 	args := []string{"-p", "--output-format", "json"}
 	if name, err := harness.ModelName(run.Model); err != nil {

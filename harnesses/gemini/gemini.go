@@ -16,7 +16,9 @@
 //     hooks add context to each prompt the same way: kk uses both.
 //     AfterAgent (end of turn), PreCompress and SessionEnd capture.
 //   - Skills become custom commands, .gemini/commands/<name>.toml, with a
-//     description and a prompt.
+//     description and a prompt (/kk-curate runs one, headless too), and
+//     agent skills, .gemini/skills/<name>/SKILL.md, which Gemini CLI 0.61
+//     lists to the model in its activate_skill tool (in a trusted folder).
 //   - Transcripts are the JSON Lines chat recordings under
 //     ~/.gemini/tmp/<project hash>/chats/ (older releases wrote one JSON
 //     document); hooks receive the path.
@@ -32,6 +34,7 @@ const (
 	binary       = "gemini"
 	settingsFile = ".gemini/settings.json"
 	commandsDir  = ".gemini/commands"
+	skillsDir    = ".gemini/skills"
 	detectEnv    = "GEMINI_CLI"
 	userDirRel   = ".gemini"
 )
@@ -49,7 +52,7 @@ var spec = harness.Spec{
 	Drain:        true,
 	PromptArgMax: harness.DefaultPromptArgMax,
 	Capture:      harness.CaptureInline,
-	Files:        harness.Paths{Config: []string{settingsFile}, Skills: commandsDir},
+	Files:        harness.Paths{Config: []string{settingsFile}, Skills: skillsDir, Other: []string{commandsDir}},
 }
 
 // Adapter is the Gemini CLI adapter.

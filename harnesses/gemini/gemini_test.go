@@ -109,7 +109,7 @@ func TestMetadata(t *testing.T) {
 	if !a.Detect(func(k string) string { return map[string]string{"GEMINI_CLI": "1"}[k] }) || a.Detect(func(string) string { return "" }) {
 		t.Error("detection by GEMINI_CLI=1")
 	}
-	if p := a.Paths(); !slices.Equal(p.Config, []string{".gemini/settings.json"}) || p.Skills != ".gemini/commands" {
+	if p := a.Paths(); !slices.Equal(p.Config, []string{".gemini/settings.json"}) || p.Skills != ".gemini/skills" || !slices.Equal(p.Other, []string{".gemini/commands"}) {
 		t.Errorf("Paths = %+v", p)
 	}
 }
@@ -125,8 +125,12 @@ func TestInstallFresh(t *testing.T) {
 	validateSettings(t, settings)
 	golden(t, "kk-curate.toml", readFile(t, filepath.Join(root, ".gemini/commands/kk-curate.toml")))
 	want := []harness.Change{{Path: ".gemini/settings.json", Action: "created"}}
-	for _, n := range []string{"kk-add", "kk-bootstrap", "kk-curate", "kk-migrate", "kk-session-extract"} {
+	names := []string{"kk-add", "kk-bootstrap", "kk-curate", "kk-migrate", "kk-session-extract"}
+	for _, n := range names {
 		want = append(want, harness.Change{Path: ".gemini/commands/" + n + ".toml", Action: "created"})
+	}
+	for _, n := range names {
+		want = append(want, harness.Change{Path: ".gemini/skills/" + n + "/SKILL.md", Action: "created"})
 	}
 	if !reflect.DeepEqual(changes, want) {
 		t.Errorf("changes = %v", changes)
@@ -144,9 +148,10 @@ func TestInstallFresh(t *testing.T) {
 		t.Error("second install changed the tree")
 	}
 
-	// Without a skill list, uninstall removes the commands of the skills this kk ships.
+	// Without a skill list, uninstall removes the commands and skills of
+	// the skills this kk ships.
 	changes, err = New().Uninstall(context.Background(), harness.InstallOptions{Root: root})
-	if err != nil || len(changes) != 6 || changes[0] != (harness.Change{Path: ".gemini/settings.json", Action: "removed"}) {
+	if err != nil || len(changes) != 11 || changes[0] != (harness.Change{Path: ".gemini/settings.json", Action: "removed"}) {
 		t.Fatalf("uninstall: %v %v", changes, err)
 	}
 	if entries, _ := os.ReadDir(root); len(entries) != 0 {

@@ -57,13 +57,22 @@ func (a *Adapter) Headless(ctx context.Context, run harness.HeadlessRun) (string
 		Timeout: run.Timeout, LogFile: run.LogFile, NoStderr: "(no output on stderr)",
 		// With --output-format json a failed run still prints its error
 		// as JSON on stdout.
-		Explain: jsonError,
+		Explain:       jsonError,
+		NotReadyExits: map[int]string{untrustedExit: untrustedFix},
 	})
 	if err != nil {
 		return "", err
 	}
 	return answer(out)
 }
+
+// untrustedExit is how headless Gemini CLI (0.61) refuses a folder the
+// user has not trusted: it runs nothing at all there.
+const untrustedExit = 55
+
+// untrustedFix tells the user how to let headless runs into the folder.
+const untrustedFix = "Gemini CLI refuses to run headless in a folder it does not trust; " +
+	"trust the repository in an interactive `gemini` session (or with /permissions), or set GEMINI_CLI_TRUST_WORKSPACE=true"
 
 // result is the document `--output-format json` prints.
 type result struct {

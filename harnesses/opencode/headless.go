@@ -38,7 +38,7 @@ type textPart struct {
 func (a *Adapter) Headless(ctx context.Context, run harness.HeadlessRun) (string, error) {
 	bin, err := a.lookPath(binary)
 	if err != nil {
-		return "", fmt.Errorf("%v; %s", err, a.InstallHint())
+		return "", harness.NotReady(fmt.Errorf("%v; %s", err, a.InstallHint()))
 	}
 	args := []string{"run", "--format", "json"}
 	if name, err := harness.ModelName(run.Model); err != nil {

@@ -182,6 +182,12 @@ func Drain(ctx context.Context, r Request) (*DrainResult, error) {
 		if err := ctx.Err(); err != nil {
 			return res, err // our own deadline, not the log's fault: it stays pending
 		}
+		if errors.Is(runErr, harness.ErrNotReady) {
+			// Not the log's fault either (the harness is missing, or
+			// refuses the folder): every log stays pending for a later
+			// drain, and the reason goes to the hook error log.
+			return res, runErr
+		}
 		opts := session.UpdateOptions{Now: r.Now, Command: "kk hook proposal-drain --harness " + r.Adapter.ID()}
 		if runErr == nil {
 			var out contracts.ProposalOutput

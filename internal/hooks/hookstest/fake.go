@@ -203,7 +203,7 @@ func (a *Adapter) Headless(ctx context.Context, run harness.HeadlessRun) (string
 	}
 	bin, err := exec.LookPath(a.Binary())
 	if err != nil {
-		return "", fmt.Errorf("%s not found: %w", a.Binary(), err)
+		return "", harness.NotReady(fmt.Errorf("%s not found: %w", a.Binary(), err))
 	}
 	cmd := exec.CommandContext(ctx, bin, "-p")
 	cmd.Stdin = strings.NewReader(run.Prompt)
