@@ -227,6 +227,7 @@ var labels = map[string]string{
 	"UserPromptSubmit": "user_prompt_submit",
 	"Stop":             "stop",
 	"PreCompact":       "pre_compact",
+	"SessionEnd":       "session_end",
 }
 
 // stateKey finds the trusted state entry of the handler at p.

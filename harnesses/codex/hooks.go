@@ -8,9 +8,11 @@ import (
 // Codex skips async handlers, so every handler is synchronous: the
 // proposal-drain hook starts a detached drain and returns at once, and
 // lint-tick only lints every lintEveryNSessions sessions, within kk's hook
-// deadline. Codex starts the handlers of one event together. There is no
-// SessionEnd in the Codex builds the reference verified; Stop (every turn)
-// and PreCompact capture the session.
+// deadline. Codex starts the handlers of one event together. Stop (every
+// turn), PreCompact and SessionEnd capture the session. SessionEnd exists
+// since 0.145 (fired by `codex exec` too, with transcript_path); Codex
+// caps its handlers at 3 s, and older builds (0.141, 0.143 checked) pass
+// over the unknown event and run the rest.
 var handlerSpecs = []harness.HookSpec{
 	{On: "SessionStart", Event: harness.SessionStart},
 	{On: "SessionStart", Event: harness.ProposalDrain},
@@ -18,7 +20,12 @@ var handlerSpecs = []harness.HookSpec{
 	{On: "UserPromptSubmit", Event: harness.PromptContext},
 	{On: "Stop", Event: harness.Capture},
 	{On: "PreCompact", Event: harness.Capture},
+	{On: "SessionEnd", Event: harness.Capture, Timeout: sessionEndTimeout},
 }
+
+// sessionEndTimeout (seconds) is Codex's cap on SessionEnd handlers; a
+// longer timeout is clamped with a warning on every run.
+const sessionEndTimeout = 3
 
 // hookTimeout (seconds) bounds each kk handler; Codex's default is 600.
 // kk keeps its own, shorter deadlines; this only guards against a hung

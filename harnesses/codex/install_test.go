@@ -187,7 +187,7 @@ func TestInstallMergesWithUserSettings(t *testing.T) {
 // (see harnesstest.KeepsUserHooks).
 func checkUserContent(t *testing.T, user, installed []byte) {
 	t.Helper()
-	harnesstest.KeepsUserHooks(t, user, installed, "PreToolUse,Stop,SessionStart,UserPromptSubmit,PreCompact")
+	harnesstest.KeepsUserHooks(t, user, installed, "PreToolUse,Stop,SessionStart,UserPromptSubmit,PreCompact,SessionEnd")
 }
 
 func TestInstallCustomCommand(t *testing.T) {
@@ -213,7 +213,7 @@ func TestInstallCustomCommand(t *testing.T) {
 	if got := read(t, filepath.Join(root, hooksFile)); bytes.Contains(got, []byte("my hook tools")) {
 		t.Fatalf("old entries kept:\n%s", got)
 	}
-	if got := read(t, filepath.Join(root, hooksFile)); strings.Count(string(got), "hook capture") != 2 {
+	if got := read(t, filepath.Join(root, hooksFile)); strings.Count(string(got), "hook capture") != 3 {
 		t.Fatalf("capture handlers duplicated:\n%s", got)
 	}
 }
