@@ -3,7 +3,9 @@
 # suite under the race detector (unit tests, testscript end-to-end scripts,
 # fuzz seed corpora, the schema and CLI-docs drift checks, and the drupal
 # pack migration, which needs ../shared/fixtures beside the repository),
-# then the MCP end-to-end test with the MCP Inspector.
+# then the MCP end-to-end test with the MCP Inspector and the end-to-end test
+# of kk inside a real harness CLI (Claude Code, from npm; the other harnesses
+# run with `bash scripts/e2e-harnesses.sh`).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -21,3 +23,7 @@ go test -count=1 -run '^TestCaptureMemory$' ./internal/hooks
 # A real MCP client (the MCP Inspector CLI, installed from npm into a cache
 # folder) drives the built `kk mcp`.
 bash scripts/mcp-e2e.sh
+# A real harness CLI (Claude Code at its pinned version, installed from npm
+# into a cache folder) runs headless with kk installed, against kk's fake
+# model server on loopback.
+bash scripts/e2e-harnesses.sh claude

@@ -5,9 +5,11 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -71,6 +73,9 @@ func Capture(ctx context.Context, r Request) (*CaptureResult, error) {
 	if !filepath.IsAbs(path) && in.CWD != "" {
 		path = filepath.Join(in.CWD, path) // relative to the session, not to the hook
 	}
+	if err := waitExists(ctx, path); err != nil {
+		return nil, fmt.Errorf("reading the transcript: %w", err)
+	}
 	t, skipped, err := readTranscript(r.Adapter, path)
 	if err != nil {
 		return nil, err
@@ -110,6 +115,29 @@ func Capture(ctx context.Context, r Request) (*CaptureResult, error) {
 // MaxLogTranscript bounds the transcript text of a session log: when the
 // turns read from a transcript render to more, the oldest are left out.
 const MaxLogTranscript = 8 << 20
+
+// TranscriptAppear is how long capture waits for a transcript file that
+// does not exist yet: harnesses write their transcripts asynchronously,
+// and Claude Code 2.1.197 can fire the first Stop of a session before the
+// file is created.
+var TranscriptAppear = 2 * time.Second
+
+// waitExists waits up to TranscriptAppear for path to exist, and returns
+// Stat's error when it does not.
+func waitExists(ctx context.Context, path string) error {
+	deadline := time.Now().Add(TranscriptAppear)
+	for {
+		_, err := os.Stat(path)
+		if !errors.Is(err, fs.ErrNotExist) || time.Now().After(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
 
 // readTranscript parses the transcript at path with the adapter, reading
 // only its end when it is long (see harness.OpenTranscript); skipped is

@@ -218,3 +218,21 @@ func captureChild(t *testing.T, p string) {
 		}
 	}
 }
+
+// A harness may fire its end-of-turn hook before it has created the
+// transcript (Claude Code 2.1.197 on a session's first Stop): capture
+// waits for the file a moment.
+func TestCaptureWaitsForTheTranscriptFile(t *testing.T) {
+	k := newKB(t)
+	p := filepath.Join(t.TempDir(), "late.jsonl")
+	go func() {
+		time.Sleep(300 * time.Millisecond)
+		transcript(t, filepath.Dir(p), "user", question, "assistant", answer)
+		os.Rename(filepath.Join(filepath.Dir(p), "transcript.jsonl"), p)
+	}()
+	r, _ := request(k, harness.HookInput{HarnessEvent: "Stop", SessionID: sid, TranscriptPath: p})
+	res, err := Capture(context.Background(), r)
+	if err != nil || res.Action != session.CaptureCreated {
+		t.Fatalf("capture of a late transcript: %+v %v", res, err)
+	}
+}
