@@ -24,7 +24,7 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 // golden compares got with testdata/name, or rewrites it with -update.
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	harnesstest.Golden(t, filepath.Join("testdata", name), got, *update)
+	harnesstest.Golden(t, filepath.Join("testdata", "golden", name), got, *update)
 }
 
 // The shared helpers, under the names the tests use.
@@ -98,9 +98,9 @@ func TestInstallFreshRepo(t *testing.T) {
 		t.Fatalf("changes %v, want %v", ch, want)
 	}
 	settings := read(t, filepath.Join(root, hooksFile))
-	golden(t, "hooks.fresh.golden.json", settings)
+	golden(t, "hooks.fresh.json", settings)
 	validate(t, hooksSchema(t), settings)
-	golden(t, "skill.kk-curate.golden.md", read(t, filepath.Join(root, ".agents/skills/kk-curate/SKILL.md")))
+	golden(t, "skill.kk-curate.md", read(t, filepath.Join(root, ".agents/skills/kk-curate/SKILL.md")))
 
 	ch, err = a.Uninstall(context.Background(), opts(root))
 	if err != nil {
@@ -136,7 +136,7 @@ func TestInstallMergesWithUserSettings(t *testing.T) {
 		t.Fatal(err)
 	}
 	installed := read(t, p)
-	golden(t, "hooks.merged.golden.json", installed)
+	golden(t, "hooks.merged.json", installed)
 	validate(t, hooksSchema(t), installed)
 	checkUserContent(t, user, installed)
 

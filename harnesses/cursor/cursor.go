@@ -77,17 +77,6 @@ func (a *Adapter) env(key string) string {
 // prompt (a slash command such as /kk-curate) non-interactively.
 func (*Adapter) LaunchArgs(prompt string) []string { return []string{"-p", prompt} }
 
-// HookOutput implements harness.Adapter. Only sessionStart can hand
-// context to Cursor; beforeSubmitPrompt has no field for it.
-func (*Adapter) HookOutput(event harness.Event, context string) ([]byte, bool) {
-	if event != harness.SessionStart {
-		return nil, false
-	}
-	return harness.MustRawJSON(struct {
-		AdditionalContext string `json:"additional_context"`
-	}{context}), true
-}
-
 // versionTimeout bounds `<binary> --version` in doctor.
 var versionTimeout = 5 * time.Second
 

@@ -100,8 +100,3 @@ func (a *Adapter) lookPath(names ...string) (string, error) {
 // LaunchArgs implements harness.Adapter: `opencode run "<prompt>"` runs the
 // prompt (a slash command such as /kk-curate) non-interactively.
 func (*Adapter) LaunchArgs(prompt string) []string { return []string{"run", prompt} }
-
-// HookOutput implements harness.Adapter. OpenCode reads nothing a hook
-// prints: ok is always false. Session-start context goes through
-// WriteContext instead.
-func (*Adapter) HookOutput(harness.Event, string) ([]byte, bool) { return nil, false }

@@ -1,9 +1,7 @@
 package opencode
 
 import (
-	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -23,8 +21,8 @@ type payload struct {
 
 func parsePayload(data []byte) (payload, error) {
 	var p payload
-	if len(bytes.TrimSpace(data)) == 0 {
-		return p, errors.New("empty OpenCode hook payload")
+	if _, err := harness.DecodePayload(data, "OpenCode hook payload"); err != nil {
+		return p, err
 	}
 	if err := json.Unmarshal(data, &p); err != nil {
 		return p, fmt.Errorf("OpenCode hook payload: %w", err)
@@ -50,3 +48,8 @@ func (*Adapter) ParseHookInput(data []byte) (harness.HookInput, error) {
 		Binary:         p.OpenCodeBin,
 	}, nil
 }
+
+// HookOutput implements harness.Adapter. OpenCode reads nothing a hook
+// prints: ok is always false. Session-start context goes through
+// WriteContext instead.
+func (*Adapter) HookOutput(harness.Event, string) ([]byte, bool) { return nil, false }

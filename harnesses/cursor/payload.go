@@ -1,9 +1,7 @@
 package cursor
 
 import (
-	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -34,8 +32,8 @@ type payload struct {
 // empty and capture records nothing. The search is skipped at
 // sessionStart and beforeSubmitPrompt, whose hooks do not read it.
 func (a *Adapter) ParseHookInput(data []byte) (harness.HookInput, error) {
-	if len(bytes.TrimSpace(data)) == 0 {
-		return harness.HookInput{}, errors.New("empty Cursor hook payload")
+	if _, err := harness.DecodePayload(data, "Cursor hook payload"); err != nil {
+		return harness.HookInput{}, err
 	}
 	var p payload
 	if err := json.Unmarshal(data, &p); err != nil {
@@ -161,4 +159,15 @@ func slug(dir string) string {
 func isFile(p string) bool {
 	fi, err := os.Stat(p)
 	return err == nil && fi.Mode().IsRegular()
+}
+
+// HookOutput implements harness.Adapter. Only sessionStart can hand
+// context to Cursor; beforeSubmitPrompt has no field for it.
+func (*Adapter) HookOutput(event harness.Event, context string) ([]byte, bool) {
+	if event != harness.SessionStart {
+		return nil, false
+	}
+	return harness.MustRawJSON(struct {
+		AdditionalContext string `json:"additional_context"`
+	}{context}), true
 }
