@@ -56,9 +56,19 @@ type FolderMetrics struct {
 // NodesHash computes the content hash of a tree: sha256 over the sorted
 // lines "<path>\t<sha256 of the leaf's bytes>", joined by "\n".
 func NodesHash(t *Tree) string {
-	entries := make([]string, 0, len(t.Leaves))
+	hashes := make(map[string]string, len(t.Leaves))
 	for _, n := range t.Leaves {
-		entries = append(entries, n.Path+"\t"+t.hashes[n.Path])
+		hashes[n.Path] = t.hashes[n.Path]
+	}
+	return HashLeaves(hashes)
+}
+
+// HashLeaves is NodesHash of a tree whose leaves are exactly the keys of
+// hashes (path relative to nodes/ → sha256 hex of the leaf's bytes).
+func HashLeaves(hashes map[string]string) string {
+	entries := make([]string, 0, len(hashes))
+	for p, h := range hashes {
+		entries = append(entries, p+"\t"+h)
 	}
 	slices.SortFunc(entries, compareUTF16)
 	sum := sha256.Sum256([]byte(strings.Join(entries, "\n")))

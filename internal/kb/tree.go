@@ -217,47 +217,19 @@ func (k *KB) scan() (files []leafFile, dirs []string, indexDirs map[string]bool,
 		if len(p) > len(root) {
 			rel = filepath.ToSlash(p[len(root)+1:])
 		}
-		name := d.Name()
-		if rel != "" && strings.HasPrefix(name, ".") {
-			if d.IsDir() {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if d.Type()&fs.ModeSymlink != 0 {
-			target, err := filepath.EvalSymlinks(p)
-			if err != nil {
-				problems = append(problems, &node.Error{Path: rel, Msg: fmt.Sprintf("broken symlink: %v", err)})
-				return nil
-			}
-			if !within(realRoot, target) {
-				problems = append(problems, &node.Error{Path: rel, Msg: fmt.Sprintf("symlink points outside the knowledge tree (to %s); replace it with a real file", target)})
-				return nil
-			}
-			fi, err := os.Stat(target)
-			if err != nil || fi.IsDir() {
-				return nil // links to folders inside the tree are not followed
-			}
-			if strings.HasSuffix(name, ".md") && !reservedNames[name] {
-				files = append(files, leafFile{rel: rel, abs: p, size: fi.Size(), mtime: fi.ModTime().UnixNano()})
-			}
-			return nil
-		}
-		if d.IsDir() {
+		kind, f, problem := classify(realRoot, p, rel, d)
+		switch kind {
+		case entrySkipDir:
+			return filepath.SkipDir
+		case entryProblem:
+			problems = append(problems, problem)
+		case entryDir:
 			dirs = append(dirs, rel)
-			return nil
-		}
-		if !strings.HasSuffix(name, ".md") {
-			return nil
-		}
-		if name == "index.md" {
+		case entryIndex:
 			indexDirs[dirOf(rel)] = true
-			return nil
+		case entryLeaf:
+			files = append(files, f)
 		}
-		if reservedNames[name] {
-			return nil
-		}
-		files = append(files, leafFile{rel: rel, abs: p, size: -1})
 		return nil
 	})
 	if err != nil {
@@ -293,6 +265,61 @@ func (k *KB) scan() (files []leafFile, dirs []string, indexDirs map[string]bool,
 	}
 	SortLocale(dirs)
 	return sorted, dirs, indexDirs, nil
+}
+
+// entryKind is what an entry under nodes/ is to the tree readers.
+type entryKind int
+
+const (
+	entryNone    entryKind = iota // not part of the tree (other files, dot files, links to folders)
+	entrySkipDir                  // a dot folder: not part of the tree, nor anything in it
+	entryDir                      // a folder of the tree
+	entryIndex                    // a folder's index.md
+	entryLeaf                     // a leaf
+	entryProblem                  // a symlink that is broken or leads out of the tree
+)
+
+// classify says what the entry d at path p (rel, relative to nodes/) is,
+// by the one rule both tree readers (scan, ReadFolder) follow. realRoot is
+// nodes/ with its symlinks resolved. A leaf reached through a symlink
+// comes with its size and mtime; a regular one with size -1 (not stated
+// yet).
+func classify(realRoot, p, rel string, d fs.DirEntry) (entryKind, leafFile, error) {
+	name := d.Name()
+	if rel != "" && strings.HasPrefix(name, ".") {
+		if d.IsDir() {
+			return entrySkipDir, leafFile{}, nil
+		}
+		return entryNone, leafFile{}, nil
+	}
+	if d.Type()&fs.ModeSymlink != 0 {
+		target, err := filepath.EvalSymlinks(p)
+		if err != nil {
+			return entryProblem, leafFile{}, &node.Error{Path: rel, Msg: fmt.Sprintf("broken symlink: %v", err)}
+		}
+		if !within(realRoot, target) {
+			return entryProblem, leafFile{}, &node.Error{Path: rel, Msg: fmt.Sprintf("symlink points outside the knowledge tree (to %s); replace it with a real file", target)}
+		}
+		fi, err := os.Stat(target)
+		if err != nil || fi.IsDir() {
+			return entryNone, leafFile{}, nil // links to folders inside the tree are not followed
+		}
+		if strings.HasSuffix(name, ".md") && !reservedNames[name] {
+			return entryLeaf, leafFile{rel: rel, abs: p, size: fi.Size(), mtime: fi.ModTime().UnixNano()}, nil
+		}
+		return entryNone, leafFile{}, nil
+	}
+	switch {
+	case d.IsDir():
+		return entryDir, leafFile{}, nil
+	case !strings.HasSuffix(name, ".md"):
+		return entryNone, leafFile{}, nil
+	case name == "index.md":
+		return entryIndex, leafFile{}, nil
+	case reservedNames[name]:
+		return entryNone, leafFile{}, nil
+	}
+	return entryLeaf, leafFile{rel: rel, abs: p, size: -1}, nil
 }
 
 func dirOf(rel string) string {

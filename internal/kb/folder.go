@@ -1,0 +1,73 @@
+package kb
+
+import (
+	"os"
+	"path/filepath"
+)
+
+// FolderLeaf is one leaf of a folder, as ReadFolder reads it.
+type FolderLeaf struct {
+	Path string // relative to nodes/, slash-separated
+	ID   string
+	Hash string // sha256 hex of the leaf's bytes, as NodesHash takes it
+	// Err says why the leaf is not part of a readable tree (it does not
+	// parse, it is too large, or it is a symlink that is broken or leads
+	// out of the tree); ID and Hash are empty then.
+	Err error
+}
+
+// ReadFolder reads the leaves directly in the folder rel of nodes/ (""
+// for nodes/ itself) by the rules ReadTree follows, without its cache, and
+// lists the folder's subfolders (relative to nodes/). It is for callers
+// that keep their own record of the tree's leaves and read again only the
+// folders that changed (the session-start staleness check). A folder that
+// does not exist is an error satisfying errors.Is(err, fs.ErrNotExist).
+func (k *KB) ReadFolder(rel string) (leaves []FolderLeaf, subdirs []string, err error) {
+	root := k.NodesDir()
+	realRoot, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		return nil, nil, err
+	}
+	dir := root
+	if rel != "" {
+		dir = filepath.Join(root, filepath.FromSlash(rel))
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, d := range entries {
+		child := d.Name()
+		if rel != "" {
+			child = rel + "/" + child
+		}
+		p := filepath.Join(dir, d.Name())
+		kind, f, problem := classify(realRoot, p, child, d)
+		switch kind {
+		case entryDir:
+			subdirs = append(subdirs, child)
+		case entryProblem:
+			leaves = append(leaves, FolderLeaf{Path: child, Err: problem})
+		case entryLeaf:
+			if f.size < 0 {
+				fi, err := os.Lstat(p)
+				if err != nil {
+					leaves = append(leaves, FolderLeaf{Path: child, Err: err})
+					continue
+				}
+				f.size = fi.Size()
+			}
+			n, hash, err := readLeaf(f)
+			if err != nil {
+				leaves = append(leaves, FolderLeaf{Path: child, Err: err})
+				continue
+			}
+			leaves = append(leaves, FolderLeaf{Path: child, ID: n.ID, Hash: hash})
+		}
+	}
+	return leaves, subdirs, nil
+}
+
+// LeafHash returns the sha256 hex of the bytes of the leaf at path
+// (relative to nodes/), as NodesHash takes it, or "" for no such leaf.
+func (t *Tree) LeafHash(path string) string { return t.hashes[path] }
