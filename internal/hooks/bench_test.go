@@ -126,6 +126,39 @@ func BenchmarkSessionStart10kFolderChanged(b *testing.B) {
 	reportPercentiles(b, times)
 }
 
+// BenchmarkSessionStart10kAfterWrite times session-start right after a
+// write through kk (a new leaf, index regenerated): its folder changed and
+// is too fresh to trust, so it is read again from the record of leaves.
+func BenchmarkSessionStart10kAfterWrite(b *testing.B) {
+	k := benchKB(b)
+	r := Request{KB: k, Adapter: &hookstest.Adapter{}, Now: time.Now()}
+	if _, err := SessionStart(context.Background(), r); err != nil { // record the tree
+		b.Fatal(err)
+	}
+	var times []time.Duration
+	i := 0
+	for b.Loop() {
+		b.StopTimer()
+		i++
+		in := kb.NodeInput{Type: "practice", Title: fmt.Sprintf("Bench write %d %d", time.Now().UnixNano(), i), Description: "d", Body: "b", Folder: "bench-writes"}
+		if _, err := k.WriteNode(context.Background(), in, kb.WriteOptions{Command: "bench"}); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		start := time.Now()
+		if _, err := SessionStart(context.Background(), r); err != nil {
+			b.Fatal(err)
+		}
+		times = append(times, time.Since(start))
+	}
+	b.StopTimer()
+	os.RemoveAll(filepath.Join(k.NodesDir(), "bench-writes"))
+	if _, err := k.Rebuild(context.Background(), kb.RebuildOptions{}); err != nil {
+		b.Fatal(err)
+	}
+	reportPercentiles(b, times)
+}
+
 // benchTranscript writes a fake-harness transcript of about size bytes:
 // alternating user and agent turns of a few kilobytes, and reads.
 func benchTranscript(b *testing.B, path string, size int, variant string) {
