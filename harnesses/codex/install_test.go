@@ -13,7 +13,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/kk-project/kk/internal/jsonschema"
 
 	"github.com/kk-project/kk/internal/harness"
 	"github.com/kk-project/kk/internal/harness/harnesstest"
