@@ -96,6 +96,12 @@ func Capture(ctx context.Context, r Request) (*CaptureResult, error) {
 		text, cursory = fmt.Sprintf("[kk: the start of this session was not captured: its transcript is longer than kk reads (%d MiB of the file skipped, %d earlier turn(s) left out)]\n\n", skipped>>20, dropped)+text, false
 	}
 	res := &CaptureResult{SessionID: id, Action: "empty"}
+	if text == "" {
+		// The harness said a turn ended, yet nothing in its transcript is
+		// a turn: a format kk does not read, or a transcript not written
+		// yet. Not an error of the hook, but never silent.
+		r.warn("capture", fmt.Errorf("%s holds no turn kk can read; nothing was captured", path))
+	}
 	if text != "" {
 		cr, err := session.Capture(ctx, r.KB, session.CaptureOptions{
 			SessionID: id, CapturedBy: CapturedBy(in.HarnessEvent), Transcript: text, Cursory: cursory,

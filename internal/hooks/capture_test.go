@@ -163,15 +163,21 @@ func TestCaptureShapes(t *testing.T) {
 			in := tc.in
 			in.SessionID = sid
 			in.TranscriptPath = transcript(t, k.Root, tc.lines...)
-			res := capture(t, k, in)
-			if res.Action != tc.action || res.Status != tc.status {
-				t.Fatalf("result %+v", res)
-			}
 			if tc.action == "empty" {
+				// Nothing to capture is logged, never silent.
+				r, warnings := request(k, in)
+				res, err := Capture(context.Background(), r)
+				if err != nil || res.Action != "empty" || len(*warnings) != 1 || !strings.Contains((*warnings)[0], "holds no turn kk can read") {
+					t.Fatalf("result %+v %v, warnings %v", res, err, *warnings)
+				}
 				if files := sessionFiles(t, k); len(files) != 0 {
 					t.Fatalf("wrote %v", files)
 				}
 				return
+			}
+			res := capture(t, k, in)
+			if res.Action != tc.action || res.Status != tc.status {
+				t.Fatalf("result %+v", res)
 			}
 			got := readFile(t, filepath.Join(k.Root, res.Path))
 			mustContain(t, got, tc.want...)
