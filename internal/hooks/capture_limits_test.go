@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -25,11 +24,7 @@ func TestCaptureRefusesWhatIsNotAFile(t *testing.T) {
 	paths := map[string]string{"folder": k.Root}
 	if runtime.GOOS != "windows" {
 		paths["/dev/zero"] = "/dev/zero"
-		fifo := filepath.Join(t.TempDir(), "fifo")
-		if err := syscall.Mkfifo(fifo, 0o600); err != nil {
-			t.Fatal(err)
-		}
-		paths["fifo"] = fifo // opening it for reading would wait for a writer forever
+		paths["fifo"] = mkfifo(t) // opening it for reading would wait for a writer forever
 	}
 	for name, p := range paths {
 		t.Run(name, func(t *testing.T) {
