@@ -278,6 +278,18 @@ func TestStalenessReadsOnlyTheFoldersInDoubt(t *testing.T) {
 		}
 	}
 
+	// A copy of a leaf under another name reuses its id: the full read
+	// reports the collision.
+	first := filepath.Join(k.NodesDir(), "errors", "practice-first.md")
+	writeFile(t, filepath.Join(k.NodesDir(), "db", "copy.md"), readFile(t, first))
+	if st, err := currentTreeState(k); err != nil || st.Invalid != 1 || st.Partial != 0 {
+		t.Errorf("a duplicate id: %+v %v", st, err)
+	}
+	os.Remove(filepath.Join(k.NodesDir(), "db", "copy.md"))
+	if st, err := currentTreeState(k); err != nil || st.Invalid != 0 {
+		t.Fatalf("after removing the copy: %+v %v", st, err)
+	}
+
 	// A leaf kk cannot read in a folder in doubt: the full read counts it.
 	writeFile(t, filepath.Join(k.NodesDir(), "errors", "broken.md"), "---\ntitle: [\n---\n")
 	if st, err := currentTreeState(k); err != nil || st.Invalid != 1 || st.Partial != 0 {

@@ -292,12 +292,15 @@ func partialTreeState(k *kb.KB, rec treeRecord, doubt []string, now time.Time) (
 	if err != nil || !bytes.HasPrefix(data, []byte(header)) {
 		return treeState{}, false
 	}
-	kept, ok := keptLeaves(string(data[len(header):]), dirs, reread)
+	kept, before, ok := keptLeaves(string(data[len(header):]), dirs, reread)
 	if !ok {
 		return treeState{}, false
 	}
 	slices.SortFunc(fresh, kb.LeafOrder)
-	for _, f := range fresh { // kept leaves had unique ids when recorded
+	for _, f := range fresh {
+		if before[f.Path] == f.ID {
+			continue // recorded as it is: its id was unique then, and the others are
+		}
 		for _, l := range kept {
 			if strings.EqualFold(f.ID, l.ID) {
 				return treeState{}, false // the full read reports the collision
@@ -328,24 +331,30 @@ func partialTreeState(k *kb.KB, rec treeRecord, doubt []string, now time.Time) (
 }
 
 // keptLeaves parses the record's lines "<hash>\t<id>\t<path>", keeping
-// the leaves of folders that still exist and were not read again.
-func keptLeaves(lines string, dirs map[string]dirRecord, reread map[string]bool) ([]kb.FolderLeaf, bool) {
+// the leaves of folders that still exist and were not read again; before
+// maps the recorded leaves of the folders read again to their ids.
+func keptLeaves(lines string, dirs map[string]dirRecord, reread map[string]bool) (kept []kb.FolderLeaf, before map[string]string, ok bool) {
 	out := make([]kb.FolderLeaf, 0, strings.Count(lines, "\n"))
+	before = map[string]string{}
 	for lines != "" {
 		var line string
 		line, lines, _ = strings.Cut(lines, "\n")
 		hash, rest, ok1 := strings.Cut(line, "\t")
 		id, path, ok2 := strings.Cut(rest, "\t")
 		if !ok1 || !ok2 || len(hash) != 64 {
-			return nil, false
+			return nil, nil, false
 		}
 		d := dirOfLeaf(path)
-		if _, exists := dirs[d]; !exists || reread[d] {
+		if reread[d] {
+			before[path] = id
+			continue
+		}
+		if _, exists := dirs[d]; !exists {
 			continue
 		}
 		out = append(out, kb.FolderLeaf{Path: path, ID: id, Hash: hash})
 	}
-	return out, true
+	return out, before, true
 }
 
 // emptyDigest is the digest of a folder without leaves.
