@@ -96,11 +96,13 @@ func Capture(ctx context.Context, r Request) (*CaptureResult, error) {
 		text, cursory = fmt.Sprintf("[kk: the start of this session was not captured: its transcript is longer than kk reads (%d MiB of the file skipped, %d earlier turn(s) left out)]\n\n", skipped>>20, dropped)+text, false
 	}
 	res := &CaptureResult{SessionID: id, Action: "empty"}
-	if text == "" {
+	if text == "" && CapturedBy(in.HarnessEvent) == session.CapturedByStop {
 		// The harness said a turn ended, yet nothing in its transcript is
 		// a turn: a format kk does not read, or a transcript not written
-		// yet. Not an error of the hook, but never silent.
-		r.warn("capture", fmt.Errorf("%s holds no turn kk can read; nothing was captured", path))
+		// yet. Not an error of the hook, but never silent. (An empty
+		// session may end, and Gemini CLI fires PreCompress before the
+		// first prompt is recorded: those are not worth a line.)
+		r.warn("capture", fmt.Errorf("%s holds no turn kk can read at %s; nothing was captured", path, orUnnamed(in.HarnessEvent)))
 	}
 	if text != "" {
 		cr, err := session.Capture(ctx, r.KB, session.CaptureOptions{
@@ -116,6 +118,14 @@ func Capture(ctx context.Context, r Request) (*CaptureResult, error) {
 	res.Reads = n
 	r.warn("usage", err)
 	return res, nil
+}
+
+// orUnnamed names a harness event for a message.
+func orUnnamed(ev string) string {
+	if ev == "" {
+		return "an unnamed event"
+	}
+	return ev
 }
 
 // MaxLogTranscript bounds the transcript text of a session log: when the
