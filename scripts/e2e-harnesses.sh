@@ -197,21 +197,25 @@ logs_dir() { echo "$repo/.ai/kenkeep/_sessions"; }
 count_logs() { find "$(logs_dir)" -maxdepth 1 -name '*.md' 2>/dev/null | wc -l; }
 
 # wait_log N: waits (up to 120 s: OpenCode and Copilot capture in a
-# detached process) until there are N logs and the newest holds the
-# agent's reply; prints the newest.
+# detached process) until there are N logs and the one new since the last
+# call holds the agent's reply; sets log to it. (The new log is told apart
+# by name, not by time: the background extraction rewrites older logs.)
+seen_logs=" "
 wait_log() {
-  local want=$1 newest=
+  local want=$1 f
+  log=
   for _ in $(seq 600); do
     if [ "$(count_logs)" -ge "$want" ]; then
-      newest=$(ls -t "$(logs_dir)"/*.md | head -1)
-      if grep -qF "[AGENT]: $reply" "$newest"; then
-        echo "$newest"
+      for f in "$(logs_dir)"/*.md; do
+        case "$seen_logs" in *" $f "*) ;; *) log=$f ;; esac
+      done
+      if [ -n "$log" ] && grep -qF "[AGENT]: $reply" "$log"; then
+        seen_logs="$seen_logs$log "
         return 0
       fi
     fi
     sleep 0.2
   done
-  [ -n "$newest" ] && echo "$newest"
   return 1
 }
 
@@ -251,6 +255,7 @@ run_case() {
   bindir=$(install_cli "$pkg" "$version" "$bin")
   case_dir=$work/$case
   repo=$case_dir/repo
+  seen_logs=" "
   mkdir -p "$case_dir/home" "$repo"
   export HOME=$case_dir/home PATH=$bindir:$base_path
   unset CLAUDECODE KK_INTERNAL KK_ROOT CODEX_HOME
@@ -285,7 +290,7 @@ run_case() {
   local ok=1
   if [ "$rc" = 0 ] && grep -qF "$reply" "$case_dir/out.1"; then ok=0; fi
   result "$case" "config accepted (exit $rc, answered)" "$ok" "$(tail -c 400 "$case_dir/err.1" | tr '\n' ' ')"
-  log=$(wait_log 1) && ok=0 || ok=1
+  wait_log 1 && ok=0 || ok=1
   result "$case" "a session log with the agent's reply" "$ok" "$(count_logs) log(s)"
   if [ -n "$log" ]; then
     [ "$(user_turns "$log")" = "$prompt" ] && ok=0 || ok=1
@@ -309,7 +314,7 @@ run_case() {
 
   # Session 2: hello, which is cursory.
   rc=$(session 2 hello)
-  log=$(wait_log 2) && ok=0 || ok=1
+  wait_log 2 && ok=0 || ok=1
   if [ "$ok" = 0 ] && [ "$rc" = 0 ] && [ "$(user_turns "$log")" = hello ] && [ "$(status_of "$log")" = skipped ]; then ok=0; else ok=1; fi
   result "$case" "a \"hello\" session is skipped as cursory" "$ok" "exit $rc, status ${log:+$(status_of "$log")}, user turns: ${log:+$(user_turns "$log" | head -c 200 | tr '\n' ' ')}"
 
@@ -318,7 +323,7 @@ run_case() {
   for n in $(seq 3 "$sessions"); do
     prompt="Question $n: where does the sweeper run, and how often does it flush the widget cache?"
     rc=$(session "$n" "$prompt")
-    if ! log=$(wait_log "$n") || [ "$rc" != 0 ] || [ "$(user_turns "$log")" != "$prompt" ]; then
+    if ! wait_log "$n" || [ "$rc" != 0 ] || [ "$(user_turns "$log")" != "$prompt" ]; then
       bad=$((bad + 1))
       echo "     session $n: exit $rc, log ${log:-none}" >&2
     fi
