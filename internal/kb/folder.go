@@ -1,8 +1,12 @@
 package kb
 
 import (
+	"bufio"
+	"crypto/sha256"
+	"encoding/hex"
 	"os"
 	"path/filepath"
+	"strings"
 )
 
 // FolderLeaf is one leaf of a folder, as ReadFolder reads it.
@@ -71,3 +75,37 @@ func (k *KB) ReadFolder(rel string) (leaves []FolderLeaf, subdirs []string, err 
 // LeafHash returns the sha256 hex of the bytes of the leaf at path
 // (relative to nodes/), as NodesHash takes it, or "" for no such leaf.
 func (t *Tree) LeafHash(path string) string { return t.hashes[path] }
+
+// LeafOrder orders leaves as NodesHash orders its lines
+// "<path>\t<hash>" (UTF-16 code units), without building the lines.
+func LeafOrder(a, b FolderLeaf) int {
+	pa, pb := a.Path, b.Path
+	switch {
+	case pa == pb:
+		return strings.Compare(a.Hash, b.Hash)
+	case strings.HasPrefix(pb, pa):
+		return cmpByte('\t', pb[len(pa)]) // the line of a continues with its tab
+	case strings.HasPrefix(pa, pb):
+		return cmpByte(pa[len(pb)], '\t')
+	}
+	return compareUTF16(pa, pb)
+}
+
+func cmpByte(a, b byte) int { return int(a) - int(b) }
+
+// HashSorted is NodesHash of a tree whose leaves are ls, given in
+// LeafOrder: a record of leaves kept sorted is hashed without sorting it.
+func HashSorted(ls []FolderLeaf) string {
+	sum := sha256.New()
+	w := bufio.NewWriterSize(sum, 64<<10)
+	for i, l := range ls {
+		if i > 0 {
+			w.WriteByte('\n')
+		}
+		w.WriteString(l.Path)
+		w.WriteByte('\t')
+		w.WriteString(l.Hash)
+	}
+	w.Flush()
+	return hex.EncodeToString(sum.Sum(nil))
+}

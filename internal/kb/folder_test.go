@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -85,5 +86,23 @@ func TestReadFolderAgreesWithReadTree(t *testing.T) {
 	}
 	if bad != 1 {
 		t.Errorf("%d unreadable leaves in db, want 1: %+v", bad, leaves)
+	}
+}
+
+// LeafOrder and HashSorted agree with NodesHash's sort of its lines, on
+// paths where byte and UTF-16 order differ and where one path starts
+// another.
+func TestLeafOrderIsNodesHashOrder(t *testing.T) {
+	paths := []string{"a.md", "a.md/b.md", "a.mdx.md", "b/\uE000.md", "b/\U0001F600.md", "b/z.md", "a-b.md", "a/b.md", "A.md"}
+	hashes := map[string]string{}
+	var ls []FolderLeaf
+	for i, p := range paths {
+		h := strings.Repeat(string(rune('0'+i)), 64)
+		hashes[p] = h
+		ls = append(ls, FolderLeaf{Path: p, Hash: h})
+	}
+	slices.SortFunc(ls, LeafOrder)
+	if got, want := HashSorted(ls), HashLeaves(hashes); got != want {
+		t.Errorf("HashSorted %s, HashLeaves %s; order %v", got, want, ls)
 	}
 }

@@ -3,6 +3,7 @@ package kb
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"io"
 	"slices"
 	"strconv"
 	"strings"
@@ -67,12 +68,25 @@ func NodesHash(t *Tree) string {
 // hashes (path relative to nodes/ → sha256 hex of the leaf's bytes).
 func HashLeaves(hashes map[string]string) string {
 	entries := make([]string, 0, len(hashes))
+	high := false // a character at or above U+E000, where UTF-16 order differs from byte order
 	for p, h := range hashes {
-		entries = append(entries, p+"\t"+h)
+		e := p + "\t" + h
+		entries = append(entries, e)
+		high = high || strings.IndexFunc(p, func(r rune) bool { return r >= 0xE000 }) >= 0
 	}
-	slices.SortFunc(entries, compareUTF16)
-	sum := sha256.Sum256([]byte(strings.Join(entries, "\n")))
-	return hex.EncodeToString(sum[:])
+	if high {
+		slices.SortFunc(entries, compareUTF16)
+	} else {
+		slices.Sort(entries)
+	}
+	sum := sha256.New()
+	for i, e := range entries {
+		if i > 0 {
+			sum.Write([]byte{'\n'})
+		}
+		io.WriteString(sum, e)
+	}
+	return hex.EncodeToString(sum.Sum(nil))
 }
 
 // compareUTF16 orders strings by UTF-16 code units, as JavaScript's default
