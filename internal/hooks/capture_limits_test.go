@@ -218,6 +218,9 @@ func captureChild(t *testing.T, p string) {
 // transcript (Claude Code 2.1.197 on a session's first Stop): capture
 // waits for the file a moment.
 func TestCaptureWaitsForTheTranscriptFile(t *testing.T) {
+	old := TranscriptAppear
+	TranscriptAppear = time.Minute // generous: the test is about waiting, not about how long
+	defer func() { TranscriptAppear = old }()
 	k := newKB(t)
 	p := filepath.Join(t.TempDir(), "late.jsonl")
 	go func() {

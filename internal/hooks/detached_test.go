@@ -42,7 +42,7 @@ func TestForegroundCaptureStepsAsideForANewerCapture(t *testing.T) {
 }
 
 func TestForegroundCaptureWaitsForTheTranscript(t *testing.T) {
-	shortSettle(t, 10*time.Second)
+	shortSettle(t, time.Minute) // generous: the test is about waiting, not about how long
 	k := newKB(t)
 	p := transcript(t, k.Root, "user", question)
 	a := &hookstest.Adapter{Capture: harness.CaptureSettled,
