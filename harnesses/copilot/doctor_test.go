@@ -40,7 +40,7 @@ func TestDoctor(t *testing.T) {
 	expectLevel(t, got, "hooks file", levelError, "missing")
 	expectLevel(t, got, "skills", levelWarn, "6 of 6 are missing")
 	expectLevel(t, got, "user-level hooks", levelOK, "no user-level")
-	expectLevel(t, got, "session-start context", levelOK, "cannot inject ENTRY.md")
+	expectLevel(t, got, "session-start context", levelOK, "take kk's context from the sessionStart hook")
 
 	if _, err := New().Install(context.Background(), opts(root)); err != nil {
 		t.Fatal(err)

@@ -25,6 +25,10 @@ type stubAdapter struct {
 	calls []harness.InstallOptions
 }
 
+func (s *stubAdapter) Spec() harness.Spec {
+	return harness.Spec{ID: s.id, Name: s.Name(), Binary: s.id, InstallHint: "none", Priority: 100,
+		PromptArgMax: harness.DefaultPromptArgMax, Files: s.Paths()}
+}
 func (s *stubAdapter) ID() string                      { return s.id }
 func (s *stubAdapter) Name() string                    { return "Stub " + s.id }
 func (s *stubAdapter) Binary() string                  { return s.id }
