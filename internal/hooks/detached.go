@@ -13,8 +13,8 @@ import (
 
 	"github.com/kk-project/kk/internal/atomicfile"
 	"github.com/kk-project/kk/internal/harness"
-	"github.com/kk-project/kk/internal/store"
 	"github.com/kk-project/kk/internal/lock"
+	"github.com/kk-project/kk/internal/store"
 )
 
 // Some harnesses cannot be captured within a hook's deadline: OpenCode's

@@ -73,7 +73,6 @@ const (
 // stalenessMaxAge bounds how long a cached answer is reused at all.
 var stalenessMaxAge = time.Hour
 
-
 // treeState is what the staleness check learns about the tree.
 type treeState struct {
 	Hash    string // nodes hash, hex, when every leaf could be read
