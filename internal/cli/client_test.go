@@ -219,7 +219,7 @@ func TestClientToken(t *testing.T) {
 	if code, _, errs := runClient(t, s.URL, map[string]string{"KK_SERVE_TOKEN": "wrong"}, "", "tags", "--token-file", file); code != 0 {
 		t.Errorf("token from a file: %d %s", code, errs)
 	}
-	if code, _, errs := runClient(t, s.URL, nil, "", "tags", "--token-file", filepath.Join(t.TempDir(), "none")); code != 1 || !strings.Contains(errs, "reading the token") {
+	if code, _, errs := runClient(t, s.URL, nil, "", "tags", "--token-file", filepath.Join(t.TempDir(), "none")); code != 1 || !strings.Contains(errs, "--token-file: open") {
 		t.Errorf("missing token file: %d %s", code, errs)
 	}
 }

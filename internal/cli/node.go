@@ -1,13 +1,14 @@
 package cli
 
 import (
+	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"slices"
 	"strings"
+	"syscall"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -16,6 +17,7 @@ import (
 	"github.com/kk-project/kk/internal/curate"
 	"github.com/kk-project/kk/internal/node"
 	"github.com/kk-project/kk/internal/op"
+	"github.com/kk-project/kk/internal/schema"
 	"github.com/kk-project/kk/internal/search"
 	"github.com/kk-project/kk/internal/store"
 )
@@ -135,10 +137,8 @@ func runNodeWrite(ctx context.Context, app *App, o nodeWriteOpts) error {
 		if err != nil {
 			return err
 		}
-		dec := json.NewDecoder(strings.NewReader(string(data)))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&in); err != nil {
-			return fmt.Errorf("%s: invalid node JSON: %v (see `kk schema node-input`)", name, err)
+		if err := schema.Decode("node-input", data, &in); err != nil {
+			return fmt.Errorf("%s: %s (see `kk schema node-input`)", name, op.ErrorOf(err).Message)
 		}
 	} else {
 		if o.summary == "" {
@@ -198,7 +198,11 @@ func (a *App) readBody(from string) (string, error) {
 // argument, "-" meaning standard input, up to op.MaxParams bytes. It
 // returns the data and a name for messages.
 func (a *App) readInput(arg string) ([]byte, string, error) {
-	return a.readLimited(arg, "--input", op.MaxParams)
+	data, name, err := a.readLimited(arg, "--input", op.MaxParams)
+	if err == nil && len(bytes.TrimSpace(data)) == 0 {
+		return nil, "", fmt.Errorf("--input: %s is empty; nothing was written", name)
+	}
+	return data, name, err
 }
 
 // readLimited reads the file arg ("-": standard input) given with flag,
@@ -208,7 +212,10 @@ func (a *App) readInput(arg string) ([]byte, string, error) {
 func (a *App) readLimited(arg, flag string, limit int64) ([]byte, string, error) {
 	r, name := a.IO.In, "standard input"
 	if arg != "-" {
-		f, err := os.Open(arg)
+		// Opened without blocking: a FIFO nobody writes to reads as empty
+		// instead of hanging kk; one with a writer (<(command) in a shell)
+		// is read as it comes.
+		f, err := os.OpenFile(arg, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 		if err != nil {
 			return nil, "", fmt.Errorf("%s: %w", flag, err)
 		}

@@ -2,14 +2,13 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/kk-project/kk/internal/curate"
 	"github.com/kk-project/kk/internal/index"
+	"github.com/kk-project/kk/internal/op"
 )
 
 type nodePhrasingsOpts struct {
@@ -94,10 +93,8 @@ func runNodePhrasings(ctx context.Context, app *App, o nodePhrasingsOpts) error 
 		return err
 	}
 	var in phrasingsInput
-	dec := json.NewDecoder(strings.NewReader(string(data)))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&in); err != nil {
-		return usagef("%s: invalid phrasings JSON: %v; expected {\"phrasings\": {\"<id>\": [\"…\"]}}", name, err)
+	if err := op.DecodeStrict(data, &in); err != nil {
+		return fmt.Errorf("%s: invalid phrasings JSON: %s; expected {\"phrasings\": {\"<id>\": [\"…\"]}}", name, op.ErrorOf(err).Message)
 	}
 	if len(in.Phrasings) == 0 {
 		return usagef("%s: no phrasings to write", name)

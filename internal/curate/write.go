@@ -3,6 +3,7 @@ package curate
 import (
 	"context"
 	"fmt"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -60,6 +61,14 @@ func validateInput(in *contracts.NodeInput) error {
 	}
 	if (in.SourceDoc == "") != (in.SourceHash == "") {
 		return field("source_doc", "source_doc and source_hash go together; give both or neither")
+	}
+	if in.SourceDoc != "" {
+		if msg := repoRelative(in.SourceDoc); msg != "" {
+			return field("source_doc", fmt.Sprintf("%q %s", in.SourceDoc, msg))
+		}
+		if !isSHA256(in.SourceHash) {
+			return field("source_hash", fmt.Sprintf("%q is not a SHA-256 (64 hexadecimal digits, optionally after sha256:)", in.SourceHash))
+		}
 	}
 	if _, err := node.CleanFolder(in.Folder); err != nil {
 		return field("folder", err.Error())
@@ -222,4 +231,31 @@ func writeNode(tx *txn.Tx, in contracts.NodeInput, opts WriteOptions) (*WriteRes
 		}
 	}
 	return res, n, nil
+}
+
+// repoRelative says what is wrong with p as a path relative to the
+// repository ("" when nothing): bootstrap records documents by such paths.
+func repoRelative(p string) string {
+	switch {
+	case strings.ContainsAny(p, "\x00\n\r"):
+		return "holds a NUL or a line break"
+	case path.IsAbs(p) || filepath.IsAbs(p) || (len(p) > 1 && p[1] == ':'):
+		return "is absolute; give a path relative to the repository root"
+	case slices.Contains(strings.Split(strings.ReplaceAll(p, "\\", "/"), "/"), ".."):
+		return "climbs out of the repository with \"..\"; give a path inside it"
+	}
+	return ""
+}
+
+func isSHA256(s string) bool {
+	s = strings.TrimPrefix(s, "sha256:")
+	if len(s) != 64 {
+		return false
+	}
+	for _, r := range s {
+		if !('0' <= r && r <= '9' || 'a' <= r && r <= 'f' || 'A' <= r && r <= 'F') {
+			return false
+		}
+	}
+	return true
 }

@@ -33,6 +33,11 @@ var bom = []byte{0xEF, 0xBB, 0xBF}
 // optionally followed by spaces and \r.
 func Split(src []byte) (Parts, error) {
 	var p Parts
+	if i := bytes.IndexByte(src, 0); i >= 0 {
+		// A NUL makes the file binary to git and to YAML; say so, rather
+		// than what it breaks (an unclosed front matter, a missing one).
+		return p, &NULError{Line: bytes.Count(src[:i], []byte("\n")) + 1}
+	}
 	if bytes.HasPrefix(src, bom) {
 		p.BOM = true
 		src = src[len(bom):]
@@ -71,6 +76,13 @@ func Split(src []byte) (Parts, error) {
 		}
 		off += len(line) + 1
 	}
+}
+
+// NULError is a document holding a NUL byte.
+type NULError struct{ Line int }
+
+func (e *NULError) Error() string {
+	return fmt.Sprintf("holds a NUL byte on line %d; a knowledge file is text: remove it", e.Line)
 }
 
 // Join reassembles the parts into a document.

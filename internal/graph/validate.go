@@ -91,6 +91,10 @@ func ValidateName(field, s string) (string, *op.Error) {
 	switch {
 	case s == "":
 		return "", op.Invalid(field, "must not be empty")
+	case !utf8.ValidString(s):
+		return "", op.Invalid(field, "is not valid UTF-8")
+	case strings.IndexByte(s, 0) >= 0:
+		return "", op.Invalid(field, "holds a NUL byte")
 	case utf8.RuneCountInString(s) > MaxNameChars:
 		return "", op.Invalid(field, "is %d characters; the limit is %d", utf8.RuneCountInString(s), MaxNameChars)
 	case strings.ContainsAny(s, "\n\r"):
@@ -109,6 +113,8 @@ func ValidateSummary(field, s string) (string, *op.Error) {
 		return "", op.Invalid(field, "is %d bytes; the limit is %d (4 KB)", len(s), MaxSummaryBytes)
 	case !utf8.ValidString(s):
 		return "", op.Invalid(field, "is not valid UTF-8")
+	case strings.IndexByte(s, 0) >= 0:
+		return "", op.Invalid(field, "holds a NUL byte")
 	}
 	return s, nil
 }

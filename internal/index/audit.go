@@ -37,6 +37,8 @@ type AuditOp struct {
 	Path   string `json:"path,omitempty"`   // the leaf written or removed, relative to nodes/
 	Before int64  `json:"before,omitempty"` // version before the write
 	After  int64  `json:"after,omitempty"`  // version after the write
+	// Fields are the front matter keys (and "body") an update changed.
+	Fields []string `json:"fields,omitempty"`
 }
 
 // AuditPath is the audit log of a branch.

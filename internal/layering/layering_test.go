@@ -52,6 +52,8 @@ var faceWrites = map[string]string{
 	"internal/cli/root.go: Main: os.Create":         "KK_CPUPROFILE: a CPU profile of kk itself",
 	"cmd/kk-search-eval/main.go: run: os.MkdirTemp": "the evaluation's scratch copy of a pack",
 	"cmd/kk-search-eval/main.go: run: os.RemoveAll": "removing that scratch copy",
+	"cmd/kk-fakemodel/main.go: run: os.OpenFile":    "the fake model server's request log (end-to-end tests)",
+	"cmd/kk-fakemodel/main.go: run: os.WriteFile":   "the fake model server's address file (end-to-end tests)",
 	"cmd/kk-gentree/main.go: run: os.MkdirAll":      "the benchmark tree generator's output folder",
 	"cmd/kk-gentree/main.go: run: os.WriteFile":     "the generator's list of source paths",
 }

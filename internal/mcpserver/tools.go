@@ -69,7 +69,7 @@ Returns {"success":true,"data":…}; errors carry a code (VALIDATION_ERROR, NOT_
 		Title: "Create, update or delete atoms and molecules",
 		Description: `Write the knowledge graph: create, update or delete one atom (knowledge owned by path globs such as "src/payments/**") or molecule (a group of atoms).
 Use it after learning something about an area of the code that the next agent should know: create an atom when query_graph context reported the files as unmatched, update the atom that matched otherwise (knowledgeMode "append" keeps the existing text).
-update and delete need the version you last read; if someone changed the entity since, the call fails with CONFLICT and details.currentVersion: read it again and retry.
+update and delete need the version you last read; if someone changed the entity since, the call fails with CONFLICT: details.currentVersion is its version now and details.changes lists the writes you missed (version, fields, command). To retry: read the entity again (query_graph get), redo your change on what you read if those fields overlap it, and send it with currentVersion; an append-only change (knowledgeMode "append") can be sent again at once with currentVersion.
 Returns {"success":true,"data":<the entity>} with its new version; errors carry a code (VALIDATION_ERROR, NOT_FOUND, CONFLICT, INVARIANT_VIOLATION). Nothing is written when a call fails.`,
 		Schema:      "manage-graph",
 		Destructive: true,
@@ -100,7 +100,7 @@ Returns {"success":true,"data":…} with the matching entities and their edges, 
 		Name:  "kb_upsert",
 		Title: "Create or update traceability entities and edges",
 		Description: `Apply a changeset of traceability entities and typed edges, all or nothing: {"entities":[{id,type,title,…}],"edges":[{type,from,to}],"created_by","source"}.
-Use it to record requirements, scenarios, tests, decisions, flags, events and symbols, and how they connect (req verified_by test, symbol implements req, req depends_on req…). An existing id is updated (absent fields are left alone); give its version to fail with CONFLICT if it changed since you read it.
+Use it to record requirements, scenarios, tests, decisions, flags, events and symbols, and how they connect (req verified_by test, symbol implements req, req depends_on req…). An existing id is updated (absent fields are left alone); give its version to fail with CONFLICT if it changed since you read it. A CONFLICT carries details.currentVersion and details.changes (the writes you missed, with the fields they changed): when they do not touch the fields you set, retry at once with currentVersion; otherwise read the entity again (kb_query or kk_read) first.
 Every changeset is validated first (shape, required fields, edge endpoint types, referential integrity) and recorded in the audit log. Returns {"success":true,"data":…} with the ids written and the changeset id; errors carry a code (VALIDATION_ERROR, NOT_FOUND, CONFLICT, INVARIANT_VIOLATION).`,
 		Schema: "kb-upsert",
 		Run:    decoded("kb-upsert", trace.KBUpsert),
@@ -109,7 +109,7 @@ Every changeset is validated first (shape, required fields, edge endpoint types,
 		Name:  "kb_delete",
 		Title: "Delete traceability entities and edges",
 		Description: `Remove traceability entities and edges, all or nothing: {"entities":[{"id","version"}],"edges":[{type,from,to}],"created_by","source"}.
-Restricted: every entity must carry the version you last read (CONFLICT otherwise), and types the project does not let agents delete (by default req and adr) are refused. Prefer a status of deprecated (kb_upsert) over deleting.
+Restricted: every entity must carry the version you last read (CONFLICT otherwise, with details.currentVersion and the changes you missed: look at them before retrying with that version), and types the project does not let agents delete (by default req and adr) are refused. Prefer a status of deprecated (kb_upsert) over deleting.
 Returns {"success":true,"data":…} with what was removed and the changeset id; errors carry a code.`,
 		Schema:      "kb-delete",
 		Destructive: true,

@@ -360,6 +360,24 @@ func kindOf(v any) string {
 // Validate checks the fields a v3 leaf must have before it is written.
 func (n *Node) Validate() error {
 	fail := func(field, msg string) error { return &Error{Path: n.Path, Field: field, Msg: msg} }
+	// Text kk writes must be valid UTF-8 without NUL bytes (a NUL makes
+	// git treat the leaf as binary), whichever writer made it.
+	for _, f := range []struct{ field, v string }{{KeyType, n.Type}, {KeyTitle, n.Title}, {KeyDescription, n.Description},
+		{KeyID, n.ID}, {KeyStatus, n.Status}, {KeyStaleAfter, n.StaleAfter}, {"body", string(n.Body)}} {
+		if msg := badText(f.v); msg != "" {
+			return fail(f.field, msg)
+		}
+	}
+	for _, l := range []struct {
+		field string
+		v     []string
+	}{{KeyTags, n.Tags}, {KeyDerivedFrom, n.DerivedFrom}, {KeyRelatesTo, n.RelatesTo}, {KeyDependsOn, n.DependsOn}, {KeyPhrasings, n.Phrasings}} {
+		for _, s := range l.v {
+			if msg := badText(s); msg != "" {
+				return fail(l.field, msg)
+			}
+		}
+	}
 	switch {
 	case !validType(n.Type):
 		return fail(KeyType, fmt.Sprintf("%q is not a valid type; use lowercase letters, digits and -", n.Type))
@@ -385,6 +403,17 @@ func (n *Node) Validate() error {
 		}
 	}
 	return nil
+}
+
+// badText says what is wrong with text kk would write ("" when nothing).
+func badText(s string) string {
+	switch {
+	case !utf8.ValidString(s):
+		return "is not valid UTF-8"
+	case strings.IndexByte(s, 0) >= 0:
+		return "holds a NUL byte"
+	}
+	return ""
 }
 
 // Resolver maps a node id to its path relative to nodes/.

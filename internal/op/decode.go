@@ -30,7 +30,13 @@ func DecodeStrict(raw []byte, v any) error {
 
 // CheckRaw checks the bytes of a parameter object without decoding it:
 // size, UTF-8, one object, no key twice, no NUL in a string.
-func CheckRaw(raw []byte) error {
+func CheckRaw(raw []byte) error { return checkRaw(raw, true) }
+
+// CheckDocument is CheckRaw for a JSON document of any shape (a list of
+// curator actions, a plan): the same checks, whatever its top-level value.
+func CheckDocument(raw []byte) error { return checkRaw(raw, false) }
+
+func checkRaw(raw []byte, object bool) error {
 	if len(raw) > MaxParams {
 		return New(CodeValidation, map[string]any{"size": len(raw), "limit": MaxParams},
 			"the parameters are %d bytes; the limit is %d", len(raw), MaxParams)
@@ -47,7 +53,7 @@ func CheckRaw(raw []byte) error {
 		}
 		return New(CodeValidation, map[string]any{"offset": at}, "the parameters are not valid UTF-8 (at byte %d)", at)
 	}
-	return scanJSON(raw)
+	return scanJSON(raw, object)
 }
 
 // DecodeInto decodes a parameter object CheckRaw accepted into v,
@@ -77,7 +83,7 @@ func DecodeInto(raw []byte, v any) error {
 // scanJSON walks raw's tokens and refuses, with the JSON pointer of the
 // place, a key given twice in one object and a string holding U+0000. A
 // value that is not an object is refused too.
-func scanJSON(raw []byte) error {
+func scanJSON(raw []byte, object bool) error {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	type frame struct {
@@ -124,7 +130,7 @@ func scanJSON(raw []byte) error {
 		}
 		if first {
 			first = false
-			if d, ok := tok.(json.Delim); !ok || d != '{' {
+			if d, ok := tok.(json.Delim); object && (!ok || d != '{') {
 				return New(CodeValidation, nil, "the parameters must be a JSON object")
 			}
 		}
@@ -142,6 +148,15 @@ func scanJSON(raw []byte) error {
 				}
 			}
 		case string:
+			if len(stack) == 0 { // a document that is one string
+				if strings.ContainsRune(t, 0) {
+					return New(CodeValidation, nil, "/: holds a NUL character")
+				}
+				if dec.More() {
+					return New(CodeValidation, nil, "the document holds data after its value")
+				}
+				continue
+			}
 			f := stack[len(stack)-1]
 			if f.object && f.want {
 				f.key, f.want = t, false

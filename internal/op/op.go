@@ -10,7 +10,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
+	"github.com/kk-project/kk/internal/node"
 	"github.com/kk-project/kk/internal/txn"
 )
 
@@ -76,8 +78,28 @@ func ErrorOf(err error) *Error {
 	if e, ok := errors.AsType[*Error](err); ok {
 		return e
 	}
+	if ne, ok := errors.AsType[*node.Error](err); ok && ne.Field != "" {
+		// A leaf a writer staged failed its checks: the caller's input.
+		return New(CodeValidation, map[string]any{"field": ne.Field, "path": ne.Path}, "%s: %s", ne.Field, ne.Msg)
+	}
 	if ce, ok := errors.AsType[*txn.ConflictError](err); ok {
-		return Conflict(KindOf(ce.Type), ce.ID, ce.Given, ce.Current)
+		e := Conflict(KindOf(ce.Type), ce.ID, ce.Given, ce.Current)
+		if len(ce.Changes) > 0 {
+			e.Details["changes"] = ce.Changes
+			var missed []string
+			for _, c := range ce.Changes[max(0, len(ce.Changes)-3):] {
+				s := fmt.Sprintf("v%d", c.Version)
+				if len(c.Fields) > 0 {
+					s += " (" + strings.Join(c.Fields, ", ") + ")"
+				}
+				if c.Command != "" {
+					s += " by " + c.Command
+				}
+				missed = append(missed, s)
+			}
+			e.Message += "; changes you did not see: " + strings.Join(missed, "; ")
+		}
+		return e
 	}
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return &Error{Code: CodeInternal, Message: "the operation was interrupted: " + err.Error()}

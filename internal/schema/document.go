@@ -12,6 +12,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/kk-project/kk/internal/frontmatter"
+	"github.com/kk-project/kk/internal/op"
 	"github.com/kk-project/kk/internal/yamlvalue"
 )
 
@@ -41,6 +42,11 @@ func ParseDocument(data []byte) (any, error) {
 	}
 	v, jsonErr := parseJSON(data)
 	if jsonErr == nil {
+		// JSON must also be strict: no key twice (the last would win
+		// silently), no NUL in a string.
+		if err := op.CheckDocument(data); err != nil {
+			return nil, &ParseError{Format: "JSON", Msg: op.ErrorOf(err).Message}
+		}
 		return v, nil
 	}
 	if parts, err := frontmatter.Split(data); err == nil && parts.Has {

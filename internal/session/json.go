@@ -6,6 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"unicode/utf8"
+
+	"github.com/kk-project/kk/internal/op"
 )
 
 // ParseJSON decodes data as exactly one JSON document, keeping numbers
@@ -16,6 +19,9 @@ func ParseJSON(name string, data []byte) (any, error) {
 	data = bytes.TrimPrefix(data, []byte("\xEF\xBB\xBF"))
 	if len(bytes.TrimSpace(data)) == 0 {
 		return nil, fmt.Errorf("%s: is empty; expected a JSON document", name)
+	}
+	if !utf8.Valid(data) {
+		return nil, fmt.Errorf("%s: %s", name, op.ErrorOf(op.CheckDocument(data)).Message)
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
@@ -37,6 +43,10 @@ func ParseJSON(name string, data []byte) (any, error) {
 		at := end + int64(len(data[end:])-len(bytes.TrimLeft(data[end:], " \t\r\n")))
 		line, col := position(data, at+1)
 		return nil, fmt.Errorf("%s: invalid JSON at line %d, column %d: unexpected data after the document", name, line, col)
+	}
+	// Strict JSON: no key twice (the last would win silently), no NUL.
+	if err := op.CheckDocument(data); err != nil {
+		return nil, fmt.Errorf("%s: %s", name, op.ErrorOf(err).Message)
 	}
 	return v, nil
 }

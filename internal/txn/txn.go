@@ -38,10 +38,12 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/kk-project/kk/internal/frontmatter"
 	"github.com/kk-project/kk/internal/index"
 	"github.com/kk-project/kk/internal/indexfiles"
 	"github.com/kk-project/kk/internal/lock"
@@ -437,6 +439,20 @@ type ConflictError struct {
 	Path    string // relative to nodes/
 	Given   int64
 	Current int64
+	// Changes are the writes the caller did not see, oldest first, as the
+	// branch's audit log records them (empty for a change made outside kk:
+	// an editor, a git pull).
+	Changes []Change
+}
+
+// Change is one write of a leaf as the audit log records it.
+type Change struct {
+	Version   int64    `json:"version"`
+	Fields    []string `json:"fields,omitempty"`
+	Actor     string   `json:"actor,omitempty"`
+	Command   string   `json:"command,omitempty"`
+	At        string   `json:"at"`
+	Changeset string   `json:"changeset"`
 }
 
 func (e *ConflictError) Error() string {
@@ -457,9 +473,37 @@ func (tx *Tx) Expect(n *node.Node, want int64) error {
 		if s != nil {
 			p = s.origPath
 		}
-		return &ConflictError{ID: n.ID, Type: n.Type, Path: p, Given: want, Current: v}
+		return &ConflictError{ID: n.ID, Type: n.Type, Path: p, Given: want, Current: v, Changes: tx.changesSince(n.ID, want)}
 	}
 	return nil
+}
+
+// changesSince lists the audit log's writes of the leaf id after version
+// given, so that a CONFLICT says what the caller missed. The log is only
+// a help here: a log that cannot be read gives no changes.
+func (tx *Tx) changesSince(id string, given int64) []Change {
+	branch, err := tx.Branch()
+	if err != nil {
+		return nil
+	}
+	recs, err := index.ReadAudit(tx.k, branch)
+	if err != nil {
+		return nil
+	}
+	key := store.IDKey(id)
+	var out []Change
+	for _, r := range recs {
+		for _, o := range r.Ops {
+			if (o.Op == "update" || o.Op == "create") && store.IDKey(o.ID) == key && o.After > given {
+				out = append(out, Change{Version: o.After, Fields: o.Fields, Actor: r.Actor, Command: r.Command, At: r.At, Changeset: r.Changeset})
+			}
+		}
+	}
+	const keep = 10 // the newest; a hot leaf's log is long
+	if len(out) > keep {
+		out = out[len(out)-keep:]
+	}
+	return out
 }
 
 // Put stages leaf n to be written at n.Path: a leaf handed out by Leaf or
@@ -699,6 +743,8 @@ func (tx *Tx) commit() (*Result, error) {
 		op := index.AuditOp{Op: "update", ID: s.n.ID, Type: s.n.Type, Path: s.n.Path, Before: s.version, After: fileVersion(s.n)}
 		if s.origPath == "" {
 			op.Op, op.Before = "create", 0
+		} else {
+			op.Fields = changedFields(s.origData, data)
 		}
 		if moved {
 			if _, taken := plan["nodes/"+s.n.Path]; taken {
@@ -857,6 +903,37 @@ func (tx *Tx) audit(branch string, ops []index.AuditOp) error {
 		rec.Ops = []index.AuditOp{}
 	}
 	return index.AppendAudit(tx.k, branch, rec)
+}
+
+// changedFields names the front matter keys whose values differ between
+// two renderings of a leaf, and "body" when the bodies differ; kk's own
+// version keys are left out. Either side that does not parse gives nil.
+func changedFields(before, after []byte) []string {
+	if before == nil {
+		return nil
+	}
+	a, err := frontmatter.Parse(before)
+	if err != nil {
+		return nil
+	}
+	b, err := frontmatter.Parse(after)
+	if err != nil {
+		return nil
+	}
+	av, bv := a.Values(), b.Values()
+	var out []string
+	for _, key := range append(a.Keys(), b.Keys()...) {
+		if key == KeyVersion || key == KeyUpdatedAt || slices.Contains(out, key) {
+			continue
+		}
+		if !reflect.DeepEqual(av[key], bv[key]) {
+			out = append(out, key)
+		}
+	}
+	if !bytes.Equal(a.Body(), b.Body()) {
+		out = append(out, "body")
+	}
+	return out
 }
 
 // testHook, when set by a test, is called at named points of a commit.

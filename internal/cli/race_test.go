@@ -1,0 +1,7 @@
+//go:build race
+
+package cli
+
+// raceEnabled: the race detector multiplies a process's memory, so memory
+// bounds are looser under it.
+const raceEnabled = true
