@@ -78,7 +78,7 @@ func (o *clientOpts) apiClient(app *App) (*httpapi.Client, error) {
 	}
 	token := strings.TrimSpace(app.Getenv("KK_SERVE_TOKEN"))
 	if o.tokenFile != "" {
-		data, _, err := app.readLimited(o.tokenFile, "--token-file", 64<<10)
+		data, _, err := app.readLimited(o.tokenFile, "--token-file", maxTokenBytes)
 		if err != nil {
 			return nil, err
 		}

@@ -235,6 +235,13 @@ func (a *App) readLimited(arg, flag string, limit int64) ([]byte, string, error)
 	return data, name, nil
 }
 
+// Caps of the files kk reads besides parameter objects (op.MaxParams) and
+// node bodies (node.MaxSize); docs/limits.md lists them all.
+const (
+	maxDocumentBytes = 64 << 20 // kk validate: a symbol manifest may be large
+	maxTokenBytes    = 64 << 10 // kk client --token-file
+)
+
 // byteSize prints a limit in the largest whole binary unit.
 func byteSize(n int64) string {
 	switch {

@@ -66,7 +66,7 @@ func runValidate(_ context.Context, app *App, o validateOpts) error {
 		return usagef("validate reads the document from standard input: pipe it in or name a file")
 	}
 	// A symbol manifest may be larger than a parameter object.
-	data, name, err := app.readLimited(o.file, "the document", 64<<20)
+	data, name, err := app.readLimited(o.file, "the document", maxDocumentBytes)
 	if err != nil {
 		return err
 	}
