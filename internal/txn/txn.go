@@ -829,6 +829,11 @@ func (tx *Tx) commit() (*Result, error) {
 				return nil, err
 			}
 		}
+		if gen != nil {
+			// The generated files on disk are already what generation
+			// produced: record that, so the next run skips generating.
+			gen.Written()
+		}
 		return res, nil
 	}
 	auditPath := index.AuditPath(tx.k, branch)
