@@ -286,7 +286,11 @@ func readSources(w *writer) (map[string]sourceRow, error) {
 func clashSources(w *writer, leavesChanged bool) ([]string, error) {
 	q := `SELECT path FROM sources WHERE clashes != ''`
 	if leavesChanged {
-		q += ` UNION SELECT e.origin FROM nodes e JOIN nodes l ON l.id = e.id AND l.origin = '' WHERE e.origin > ''`
+		// Driven by the extracted rows (few, through nodes_origin), each
+		// looked up among the leaves by id: a join would let SQLite scan
+		// every leaf instead.
+		q += ` UNION SELECT e.origin FROM nodes e INDEXED BY nodes_origin WHERE e.origin > ''
+			AND EXISTS (SELECT 1 FROM nodes l INDEXED BY nodes_id WHERE l.id = e.id AND l.origin = '')`
 	}
 	rows, err := w.tx.QueryContext(w.ctx, q+` ORDER BY 1`)
 	if err != nil {

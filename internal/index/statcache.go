@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
 	"os"
@@ -32,7 +33,16 @@ const statCacheMagic = "kk-stat-cache 1"
 type statEntry struct {
 	size, mtime int64
 	extractor   string // sources only
+	// sha is the content hash of a leaf written by a transaction and
+	// recorded by SyncPaths: its mtime is too recent to trust, so a fast
+	// sync compares the file's hash instead.
+	sha string
 }
+
+// maxHashChecks bounds the leaves a fast sync verifies by hash (those
+// SyncPaths recorded since the last full sync); past it, the full sync
+// runs and trusts them by their stat again.
+const maxHashChecks = 64
 
 type statCache struct {
 	gen      string
@@ -77,19 +87,50 @@ func (db *DB) saveStatCache(gen string, synced int64, files []fileStat, st Stats
 		}
 		fmt.Fprintf(&b, "L\t%d\t%d\t%s\n", f.size, f.mtime, f.rel)
 	}
+	db.finishStatCache(&b, sources, kept)
+}
+
+// saveStatCacheEntries writes the cache from entries (SyncPaths: the last
+// cache with the changed leaves patched in).
+func (db *DB) saveStatCacheEntries(gen string, synced int64, leaves map[string]statEntry, extract bool, entities, edges int, sources []*sourceWork, kept []Problem) {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "%s\ngen\t%s\nsynced\t%d\nextract\t%t\t%d\t%d\n", statCacheMagic, gen, synced, extract, entities, edges)
+	rels := make([]string, 0, len(leaves))
+	for rel := range leaves {
+		rels = append(rels, rel)
+	}
+	slices.Sort(rels)
+	for _, rel := range rels {
+		e := leaves[rel]
+		if !clean(rel) {
+			os.Remove(db.statCachePath())
+			return
+		}
+		if e.sha != "" {
+			fmt.Fprintf(&b, "H\t%d\t%d\t%s\t%s\n", e.size, e.mtime, e.sha, rel)
+		} else {
+			fmt.Fprintf(&b, "L\t%d\t%d\t%s\n", e.size, e.mtime, rel)
+		}
+	}
+	db.finishStatCache(&b, sources, kept)
+}
+
+// finishStatCache adds the sources and kept problems to a cache being
+// written, and writes it.
+func (db *DB) finishStatCache(b *bytes.Buffer, sources []*sourceWork, kept []Problem) {
 	for _, s := range sources {
 		if !clean(s.f.rel) {
 			os.Remove(db.statCachePath())
 			return
 		}
-		fmt.Fprintf(&b, "S\t%d\t%d\t%s\t%s\n", s.f.size, s.f.mtime, s.ex.Name(), s.f.rel)
+		fmt.Fprintf(b, "S\t%d\t%d\t%s\t%s\n", s.f.size, s.f.mtime, s.ex.Name(), s.f.rel)
 	}
 	for _, p := range kept {
 		if !clean(p.Path) || !clean(p.Msg) || !clean(p.Extractor) {
 			os.Remove(db.statCachePath())
 			return
 		}
-		fmt.Fprintf(&b, "P\t%s\t%s\t%s\n", p.Extractor, p.Path, p.Msg)
+		fmt.Fprintf(b, "P\t%s\t%s\t%s\n", p.Extractor, p.Path, p.Msg)
 	}
 	if err := atomicfile.Write(db.statCachePath(), b.Bytes(), 0o644); err != nil {
 		os.Remove(db.statCachePath())
@@ -136,6 +177,12 @@ func readStatCache(path string) *statCache {
 			if err == nil {
 				c.edges, err = strconv.Atoi(f[3])
 			}
+		case f[0] == "H" && len(f) == 5:
+			e := statEntry{sha: f[3]}
+			if e.size, err = strconv.ParseInt(f[1], 10, 64); err == nil {
+				e.mtime, err = strconv.ParseInt(f[2], 10, 64)
+			}
+			c.leaves[f[4]] = e
 		case f[0] == "L" && len(f) == 4:
 			var e statEntry
 			if e.size, err = strconv.ParseInt(f[1], 10, 64); err == nil {
@@ -171,9 +218,27 @@ func (db *DB) fastSync(ctx context.Context, files []fileStat, problems []Problem
 		return Stats{}, false
 	}
 	trust := c.synced - int64(store.RacyWindow)
+	hashChecks := 0
 	for _, f := range files {
 		e, ok := c.leaves[f.rel]
-		if !ok || e.size != f.size || e.mtime != f.mtime || f.mtime >= trust {
+		if !ok || e.size != f.size || e.mtime != f.mtime {
+			return Stats{}, false
+		}
+		if f.mtime < trust {
+			continue
+		}
+		// Too recent to trust by its stat: a leaf a transaction wrote is
+		// checked by its hash (a few files), anything else takes the full
+		// path.
+		if e.sha == "" || hashChecks == maxHashChecks {
+			return Stats{}, false
+		}
+		hashChecks++
+		data, err := os.ReadFile(f.abs)
+		if err != nil {
+			return Stats{}, false
+		}
+		if sum := sha256.Sum256(data); hex.EncodeToString(sum[:]) != e.sha {
 			return Stats{}, false
 		}
 	}

@@ -592,3 +592,125 @@ func scalar(v any) string {
 		return ""
 	}
 }
+
+// SyncPaths brings the index up to date after a writer holding the writer
+// lock changed exactly the leaves rels (paths relative to nodesDir, written
+// or removed) since the index was last synced: it reads and writes only
+// their rows instead of comparing every leaf's stat, which is what keeps a
+// write's cost independent of the tree's size. It relies on the stat cache
+// of the index's current generation, which records that the index matched
+// every other file at its last sync; without one (the index was never
+// synced, or a sync since left none), or when a changed leaf is not a
+// regular file or does not parse, it is SyncWith. A file edited by hand
+// in the meantime is not looked at here: its stat no longer matches the
+// cache, so the next reader's sync takes the full path and reads it.
+func (db *DB) SyncPaths(ctx context.Context, nodesDir string, ex *Extraction, rels []string) (Stats, error) {
+	start := time.Now()
+	c := readStatCache(db.statCachePath())
+	if c == nil || c.extract != (ex != nil) {
+		return db.SyncWith(ctx, nodesDir, ex)
+	}
+	if gen, err := db.Meta(ctx, "stat_gen"); err != nil || gen != c.gen {
+		return db.SyncWith(ctx, nodesDir, ex)
+	}
+	rels = slices.Compact(slices.Sorted(slices.Values(rels)))
+	var work []*leafData
+	var gone []string
+	for _, rel := range rels {
+		abs := filepath.Join(nodesDir, filepath.FromSlash(rel))
+		fi, err := os.Lstat(abs)
+		if errors.Is(err, fs.ErrNotExist) {
+			gone = append(gone, rel)
+			continue
+		}
+		if err != nil || !fi.Mode().IsRegular() {
+			return db.SyncWith(ctx, nodesDir, ex)
+		}
+		src, err := os.ReadFile(abs)
+		if err != nil {
+			return db.SyncWith(ctx, nodesDir, ex)
+		}
+		sum := sha256.Sum256(src)
+		d := &leafData{f: fileStat{rel: rel, abs: abs, size: fi.Size(), mtime: fi.ModTime().UnixNano()}, sha: hex.EncodeToString(sum[:])}
+		if d.n, err = node.Parse(rel, src); err != nil {
+			return db.SyncWith(ctx, nodesDir, ex)
+		}
+		d.doc = leafSearchDoc(d.n)
+		work = append(work, d)
+	}
+	var st Stats
+	gen := newGen()
+	tx, err := db.w.BeginTx(ctx, nil)
+	if err != nil {
+		return st, fmt.Errorf("syncing index %s: %w", db.Path, err)
+	}
+	defer tx.Rollback()
+	w := newWriter(ctx, tx)
+	defer w.close()
+	for _, d := range work {
+		var s storedRow
+		err := tx.QueryRowContext(ctx, `SELECT rid, size, mtime, sha256, version, file_version FROM nodes WHERE path = ? AND origin = ''`, d.f.rel).
+			Scan(&s.rid, &s.size, &s.mtime, &s.sha, &s.version, &s.fileVersion)
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+			d.version = effectiveVersion(fileVersion(d.n), nil)
+			w.insert(d)
+			st.Added++
+		case err != nil:
+			return st, fmt.Errorf("syncing index %s: %w", db.Path, err)
+		case s.sha == d.sha:
+			w.touch(s.rid, d.f)
+			st.Touched++
+		default:
+			d.version = effectiveVersion(fileVersion(d.n), &s)
+			w.update(s.rid, d)
+			st.Updated++
+		}
+		c.leaves[d.f.rel] = statEntry{size: d.f.size, mtime: d.f.mtime, sha: d.sha}
+	}
+	for _, rel := range gone {
+		var rid int64
+		switch err := tx.QueryRowContext(ctx, `SELECT rid FROM nodes WHERE path = ? AND origin = ''`, rel).Scan(&rid); {
+		case errors.Is(err, sql.ErrNoRows):
+		case err != nil:
+			return st, fmt.Errorf("syncing index %s: %w", db.Path, err)
+		default:
+			w.delete(rid)
+			st.Removed++
+		}
+		delete(c.leaves, rel)
+	}
+	var leaves int
+	if v := w.queryString(`SELECT value FROM meta WHERE key = 'leaves'`); v != "" {
+		leaves, _ = strconv.Atoi(v)
+	}
+	st.Leaves = leaves + st.Added - st.Removed
+	var srcFiles []*sourceWork
+	var kept []Problem
+	if ex != nil && w.err == nil {
+		var srcProblems []Problem
+		srcFiles, srcProblems = listSources(ex)
+		if _, err := db.syncExtracted(w, ex, srcFiles, srcProblems, c.synced-int64(store.RacyWindow), st.Added+st.Updated+st.Removed > 0, &st, &kept); err != nil {
+			return st, fmt.Errorf("syncing index %s: %w", db.Path, err)
+		}
+	}
+	if st.Changed() {
+		w.setSearchStats()
+	}
+	w.setMeta("last_sync", time.Now().UTC().Format(time.RFC3339Nano))
+	w.setMeta("leaves", strconv.Itoa(st.Leaves))
+	w.setMeta("stat_gen", gen)
+	if w.err != nil {
+		return st, fmt.Errorf("syncing index %s: %w", db.Path, w.err)
+	}
+	if err := tx.Commit(); err != nil {
+		return st, fmt.Errorf("syncing index %s: %w", db.Path, err)
+	}
+	// The synced time stays the last full sync's: the other leaves were
+	// compared then. The leaves written here carry their hash instead.
+	db.saveStatCacheEntries(gen, c.synced, c.leaves, ex != nil, st.Extracted.Entities, st.Extracted.Edges, srcFiles, kept)
+	sortProblems(st.Skipped)
+	st.Duration = time.Since(start)
+	st.Gen = gen
+	return st, nil
+}

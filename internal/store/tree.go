@@ -19,6 +19,12 @@ import (
 // Reserved file names under nodes/ that are never leaves.
 var reservedNames = map[string]bool{"index.md": true, "log.md": true}
 
+// IsLeafName reports whether a file name under nodes/ names a leaf: a .md
+// file other than index.md and log.md, not hidden.
+func IsLeafName(name string) bool {
+	return strings.HasSuffix(name, ".md") && !reservedNames[name] && !strings.HasPrefix(name, ".")
+}
+
 // Tree is every leaf of a knowledge base, read in one pass.
 type Tree struct {
 	// Leaves sorted by path (root collation, as kenkeep sorts them).

@@ -864,7 +864,19 @@ func (tx *Tx) commit() (*Result, error) {
 		}
 		tx.db = db
 	}
-	if err := syncIndex(tx.ctx, tx.k, tx.db); err != nil {
+	// Only the leaves this changeset wrote or removed are read into the
+	// index (the index was in sync with the rest; see index.SyncPaths).
+	var leaves []string
+	for _, c := range changes {
+		if rel, ok := strings.CutPrefix(c.Path, "nodes/"); ok && store.IsLeafName(path.Base(rel)) {
+			leaves = append(leaves, rel)
+		}
+	}
+	ex, err := index.ExtractionFor(tx.k)
+	if err != nil {
+		return fail(err)
+	}
+	if _, err := tx.db.SyncPaths(tx.ctx, tx.k.NodesDir(), ex, leaves); err != nil {
 		return fail(err)
 	}
 	// The audit log records changes of knowledge: leaves, conflict

@@ -1,0 +1,89 @@
+package index
+
+import (
+	"context"
+	"os"
+	"slices"
+	"testing"
+	"time"
+)
+
+// SyncPaths reads only the leaves a writer names and leaves the index as a
+// full sync would; a leaf edited by hand meanwhile is left for the next
+// sync, which finds it because its stat no longer matches the cache; a
+// fast sync right after trusts the written leaves by their hash.
+func TestSyncPaths(t *testing.T) {
+	ctx := context.Background()
+	k := seedKB(t)
+	db, _, err := Open(ctx, k, "main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Sync(ctx, k.NodesDir()); err != nil { // records the stat cache
+		t.Fatal(err)
+	}
+
+	// The writer's changes: one leaf added, one edited, one removed. And
+	// an edit by hand the writer knows nothing of.
+	writeLeaf(t, k, "jobs/queue.md", leaf("map-queue", "Queue workers", "Background queue", []string{"jobs"}, "", "Workers drain the queue."))
+	writeLeaf(t, k, "cache/render-cache.md", leaf("practice-render-cache", "Render cache", "Cache tags", []string{"cache"}, "", "Use bubbling metadata."))
+	os.Remove(k.NodePath("auth/login-flow.md"))
+	writeLeaf(t, k, "auth/session-tokens.md", leaf("practice-session-tokens", "Session tokens", "edited by hand", []string{"auth"}, "", "Rotated by the mango job."))
+	past := time.Now().Add(-10 * time.Minute)
+	os.Chtimes(k.NodePath("auth/session-tokens.md"), past, past)
+
+	st, err := db.SyncPaths(ctx, k.NodesDir(), nil, []string{"jobs/queue.md", "cache/render-cache.md", "auth/login-flow.md"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Added != 1 || st.Updated != 1 || st.Removed != 1 || st.Leaves != 3 || st.Gen == "" {
+		t.Fatalf("SyncPaths: %+v; want 1 added, 1 updated, 1 removed, 3 leaves", st)
+	}
+	if hits, _ := Search(ctx, db, "bubbling", 5); !slices.Equal(ids(hits), []string{"practice-render-cache"}) {
+		t.Errorf("the written leaf is not searchable: %v", ids(hits))
+	}
+	if hits, _ := Search(ctx, db, "mango", 5); len(hits) != 0 {
+		t.Errorf("SyncPaths read a leaf it was not given: %v", ids(hits))
+	}
+
+	// The next sync finds the hand edit (its stat differs from the cache).
+	// (The leaves are aged first, out of the racy window of this sync, as
+	// they are two seconds after a write.)
+	age(t, k, "jobs/queue.md", "cache/render-cache.md")
+	st, err = db.Sync(ctx, k.NodesDir())
+	if err != nil || st.Updated != 1 {
+		t.Fatalf("sync after SyncPaths: %+v, %v; want the hand edit updated", st, err)
+	}
+	if hits, _ := Search(ctx, db, "mango", 5); len(hits) != 1 {
+		t.Errorf("the hand edit is not indexed after the next sync: %v", ids(hits))
+	}
+
+	// Right after a write, a sync answers from the cache, checking the
+	// written leaf by its hash; a racy same-size edit of it is caught.
+	writeLeaf(t, k, "jobs/queue.md", leaf("map-queue", "Queue workers", "Background queue", []string{"jobs"}, "", "Workers drain the queue!"))
+	if _, err := db.SyncPaths(ctx, k.NodesDir(), nil, []string{"jobs/queue.md"}); err != nil {
+		t.Fatal(err)
+	}
+	st, err = db.Sync(ctx, k.NodesDir())
+	if err != nil || st.Changed() || st.Unchanged != 3 {
+		t.Fatalf("sync right after SyncPaths: %+v, %v; want every leaf unchanged (from the cache)", st, err)
+	}
+	fi, _ := os.Stat(k.NodePath("jobs/queue.md"))
+	writeLeaf(t, k, "jobs/queue.md", leaf("map-queue", "Queue workers", "Background queue", []string{"jobs"}, "", "Workers drain the kiwis"))
+	os.Chtimes(k.NodePath("jobs/queue.md"), fi.ModTime(), fi.ModTime())
+	st, err = db.Sync(ctx, k.NodesDir())
+	if err != nil || st.Updated != 1 {
+		t.Fatalf("a same-size edit with the same mtime right after SyncPaths: %+v, %v; want 1 updated", st, err)
+	}
+	if hits, _ := Search(ctx, db, "kiwis", 5); len(hits) != 1 {
+		t.Errorf("the racy edit is not indexed: %v", ids(hits))
+	}
+
+	// Without a stat cache SyncPaths is a full sync.
+	os.Remove(db.statCachePath())
+	writeLeaf(t, k, "jobs/other.md", leaf("map-other", "Other", "o", nil, "", "papaya"))
+	if st, err := db.SyncPaths(ctx, k.NodesDir(), nil, nil); err != nil || st.Added != 1 {
+		t.Fatalf("SyncPaths without a stat cache: %+v, %v; want the full sync's 1 added", st, err)
+	}
+}
