@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"unicode"
@@ -40,6 +38,7 @@ const (
 	ruleMissingFolderSummary = "missing-folder-summary"
 	ruleOrphan               = "orphan"
 	ruleStaleIndex           = "stale-index"
+	ruleIrregularFile        = "irregular-file"
 )
 
 // LintItem is one problem lint found. File is relative to the repository
@@ -97,10 +96,19 @@ func Lint(ctx context.Context, k *store.KB) (*LintReport, error) {
 		return nil, err
 	}
 	var indexDirs map[string]bool
+	var irregular []string
 	if t != nil {
-		indexDirs = t.IndexDirs
-	} else if indexDirs, err = findIndexDirs(k); err != nil {
-		return nil, err
+		indexDirs, irregular = t.IndexDirs, t.Irregular
+	} else {
+		ls, err := store.ScanDir(ctx, k.NodesDir())
+		if err != nil {
+			return nil, fmt.Errorf("reading %s: %w", nodesRel, err)
+		}
+		indexDirs, irregular = ls.IndexDirs, ls.Irregular
+	}
+	for _, rel := range irregular {
+		l.add(ruleIrregularFile, LintError, lintPath(rel), "is not a regular file (a FIFO, a device or a socket); kk never opens it",
+			"remove it, or replace it with a regular file")
 	}
 	l.checkIndexFiles(indexDirs)
 	if te != nil {
@@ -153,40 +161,6 @@ func (l *linter) report() *LintReport {
 		}
 	}
 	return r
-}
-
-// findIndexDirs lists the folders under nodes/ holding an index.md, walking
-// the tree as ReadTree does (hidden entries skipped, symlinks not followed).
-// It is only needed when ReadTree failed and gave no tree.
-func findIndexDirs(k *store.KB) (map[string]bool, error) {
-	root := k.NodesDir()
-	out := map[string]bool{}
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) && p == root {
-				return filepath.SkipDir
-			}
-			return err
-		}
-		rel := store.RelTo(root, p)
-		if rel == "." {
-			return nil
-		}
-		if strings.HasPrefix(d.Name(), ".") {
-			if d.IsDir() {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if d.Type().IsRegular() && d.Name() == "index.md" {
-			out[store.DirOf(rel)] = true
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("reading %s: %w", nodesRel, err)
-	}
-	return out, nil
 }
 
 // checkIndexFiles checks the front matter of every index.md: the bundle

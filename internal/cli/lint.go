@@ -30,7 +30,9 @@ If that fails, nothing else is reported. Then every leaf must be valid
 (invalid-leaf, needs-migration for kenkeep v2 leaves), and the tree is
 checked for dangling-edge, redirected-edge, slug-id-mismatch,
 missing-folder-index, empty-folder, tag-near-duplicate, tag-whitespace,
-empty-summary, missing-folder-summary, orphan and stale-index.
+empty-summary, missing-folder-summary, orphan and stale-index. A *.md under
+nodes/ that is not a regular file (a FIFO, a device) is never opened and is
+reported as irregular-file.
 
 Stdout gets one count line per rule with problems ("<rule> <level> <n>",
 tab-separated), then one line per error (the first 10 of each rule);

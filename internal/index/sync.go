@@ -328,76 +328,33 @@ func readStored(ctx context.Context, tx *sql.Tx) (map[string]storedRow, int64, e
 }
 
 // scanLeaves lists the leaf files under nodesDir with their size and mtime,
-// by the rules kb uses: *.md files except index.md and log.md, no dot
-// folders or dot files, symlinks followed only when they stay inside the
-// tree. Unreadable entries are returned as problems, not errors.
+// by the tree's one scanner (store.ScanDir), in path order. Entries that
+// are not part of a readable tree are returned as problems, not errors: a
+// symlink that is broken or leads out of the tree, and a *.md that is not
+// a regular file (a FIFO would block the read; kk never opens one).
 func scanLeaves(ctx context.Context, nodesDir string) ([]fileStat, []Problem, error) {
-	if _, err := os.Stat(nodesDir); errors.Is(err, fs.ErrNotExist) {
-		return nil, nil, nil
-	}
-	realRoot, err := filepath.EvalSymlinks(nodesDir)
+	l, err := store.ScanDir(ctx, nodesDir)
 	if err != nil {
 		return nil, nil, fmt.Errorf("reading %s: %w", nodesDir, err)
 	}
-	files, problems, err := walkLeaves(ctx, nodesDir, realRoot)
-	if err != nil {
-		return nil, nil, fmt.Errorf("reading %s: %w", nodesDir, err)
+	files := make([]fileStat, len(l.Files))
+	for i, f := range l.Files {
+		files[i] = fileStat{rel: f.Rel, abs: f.Abs, size: f.Size, mtime: f.ModTime()}
+	}
+	var problems []Problem
+	for _, p := range l.Problems {
+		if ne, ok := errors.AsType[*node.Error](p); ok {
+			problems = append(problems, Problem{Path: ne.Path, Msg: ne.Msg})
+		} else {
+			problems = append(problems, Problem{Msg: p.Error()})
+		}
+	}
+	for _, rel := range l.Irregular {
+		problems = append(problems, Problem{Path: rel, Msg: "not a regular file; kk does not open it"})
 	}
 	slices.SortFunc(files, func(a, b fileStat) int { return strings.Compare(a.rel, b.rel) })
 	slices.SortFunc(problems, func(a, b Problem) int { return strings.Compare(a.Path, b.Path) })
 	return files, problems, nil
-}
-
-// entryKind tells what a walk does with a folder entry.
-type entryKind int
-
-const (
-	skipEntry  entryKind = iota
-	descend              // a folder to walk
-	leafFile             // a leaf to stat
-	linkedLeaf           // a symlinked leaf, stat'ed already (f is filled in)
-	badEntry             // reported as a problem (p)
-)
-
-// classify applies the tree's rules to the entry name of folder rel (""
-// for nodes/): dot entries are skipped, folders walked, *.md files other
-// than index.md and log.md are leaves, and a symlinked leaf counts only
-// when it points inside the tree.
-func classify(nodesDir, realRoot, rel, name string, typ fs.FileMode) (entryKind, fileStat, Problem) {
-	if strings.HasPrefix(name, ".") {
-		return skipEntry, fileStat{}, Problem{}
-	}
-	r := name
-	if rel != "" {
-		r = rel + "/" + name
-	}
-	// nodesDir is clean and r is made of folder entry names, so plain
-	// concatenation gives the clean path without filepath.Join's cost
-	// (a no-change sync does this for every leaf).
-	abs := nodesDir + string(filepath.Separator) + filepath.FromSlash(r)
-	if typ.IsDir() {
-		return descend, fileStat{rel: r, abs: abs}, Problem{}
-	}
-	if !strings.HasSuffix(name, ".md") || name == "index.md" || name == "log.md" {
-		return skipEntry, fileStat{}, Problem{}
-	}
-	f := fileStat{rel: r, abs: abs, size: -1}
-	if typ&fs.ModeSymlink == 0 {
-		return leafFile, f, Problem{}
-	}
-	target, err := filepath.EvalSymlinks(abs)
-	if err != nil {
-		return badEntry, f, Problem{Path: r, Msg: fmt.Sprintf("broken symlink: %v", err)}
-	}
-	if rr, err := filepath.Rel(realRoot, target); err != nil || rr == ".." || strings.HasPrefix(rr, ".."+string(filepath.Separator)) {
-		return badEntry, f, Problem{Path: r, Msg: "symlink points outside the knowledge tree"}
-	}
-	fi, err := os.Stat(target)
-	if err != nil || fi.IsDir() {
-		return skipEntry, f, Problem{}
-	}
-	f.size, f.mtime = fi.Size(), fi.ModTime().UnixNano()
-	return linkedLeaf, f, Problem{}
 }
 
 // writer applies a sync's changes inside its transaction; the first error

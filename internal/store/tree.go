@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -234,9 +235,25 @@ func (k *KB) ReadLeaf(rel string) (*node.Node, error) {
 	return node.Parse(rel, src)
 }
 
-// scan lists the leaf files and folders under nodes/ in a stable order.
+// Scan lists the leaf files and folders under nodes/ in a stable order. A
+// symlink that is broken or leads out of the tree is a *TreeError.
 func (k *KB) Scan() (*Listing, error) {
-	root := k.NodesDir()
+	l, err := ScanDir(context.Background(), k.NodesDir())
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", k.Rel(k.NodesDir()), err)
+	}
+	if len(l.Problems) > 0 {
+		return nil, &TreeError{Problems: l.Problems}
+	}
+	return l, nil
+}
+
+// ScanDir is the one tree scanner: every reader of nodes/ (the tree, the
+// per-branch index, the folder reads of the hooks) lists it by the same
+// rules (classify). Files come in root collation order (SortedOrder),
+// folders in locale order; problems (symlinks that are broken or lead out
+// of the tree) are listed, not returned as an error.
+func ScanDir(ctx context.Context, root string) (*Listing, error) {
 	l := &Listing{IndexDirs: map[string]bool{}}
 	if _, err := os.Stat(root); errors.Is(err, fs.ErrNotExist) {
 		l.Dirs = []string{""}
@@ -246,71 +263,53 @@ func (k *KB) Scan() (*Listing, error) {
 	if err != nil {
 		return nil, err
 	}
-	var problems []error
-	err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel := ""
-		if len(p) > len(root) {
-			rel = filepath.ToSlash(p[len(root)+1:])
-		}
-		kind, f, problem := classify(realRoot, p, rel, d)
-		switch kind {
-		case entrySkipDir:
-			return filepath.SkipDir
-		case entryProblem:
-			problems = append(problems, problem)
-		case entryDir:
-			l.Dirs = append(l.Dirs, rel)
-		case entryIndex:
-			l.IndexDirs[DirOf(rel)] = true
-		case entryLeaf:
-			l.Files = append(l.Files, f)
-		case entryLeftover:
-			l.Leftovers = append(l.Leftovers, rel)
-		case entryIrregular:
-			l.Irregular = append(l.Irregular, rel)
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("reading %s: %w", k.Rel(root), err)
+	if err := walk(ctx, root, realRoot, l); err != nil {
+		return nil, err
 	}
-	// Stat the regular files on all cores: on a large tree this is most of
-	// the cost of reading an unchanged tree.
-	files := l.Files
-	statErrs := make([]error, len(files))
-	Parallel(len(files), func(i int) {
-		if files[i].Size >= 0 {
-			return
-		}
-		fi, err := os.Lstat(files[i].Abs)
-		if err != nil {
-			statErrs[i] = err
-			return
-		}
-		files[i].Size, files[i].mtime = fi.Size(), fi.ModTime().UnixNano()
-	})
-	if err := errors.Join(statErrs...); err != nil {
-		return nil, fmt.Errorf("reading %s: %w", k.Rel(root), err)
-	}
-	if len(problems) > 0 {
-		return nil, &TreeError{Problems: problems}
-	}
-	rels := make([]string, len(files))
-	for i, f := range files {
+	rels := make([]string, len(l.Files))
+	for i, f := range l.Files {
 		rels[i] = f.Rel
 	}
-	sorted := make([]LeafFile, len(files))
+	sorted := make([]LeafFile, len(l.Files))
 	for i, j := range SortedOrder(rels) {
-		sorted[i] = files[j]
+		sorted[i] = l.Files[j]
 	}
 	l.Files = sorted
 	SortLocale(l.Dirs)
 	slices.Sort(l.Leftovers)
 	slices.Sort(l.Irregular)
+	slices.SortFunc(l.Problems, func(a, b error) int { return strings.Compare(a.Error(), b.Error()) })
 	return l, nil
+}
+
+// add records one classified entry.
+func (l *Listing) add(kind entryKind, rel string, f LeafFile, problem error) {
+	switch kind {
+	case entryProblem:
+		l.Problems = append(l.Problems, problem)
+	case entryDir:
+		l.Dirs = append(l.Dirs, rel)
+	case entryIndex:
+		l.IndexDirs[DirOf(rel)] = true
+	case entryLeaf:
+		l.Files = append(l.Files, f)
+	case entryLeftover:
+		l.Leftovers = append(l.Leftovers, rel)
+	case entryIrregular:
+		l.Irregular = append(l.Irregular, rel)
+	}
+}
+
+// merge adds what part lists.
+func (l *Listing) merge(part *Listing) {
+	l.Files = append(l.Files, part.Files...)
+	l.Dirs = append(l.Dirs, part.Dirs...)
+	for d := range part.IndexDirs {
+		l.IndexDirs[d] = true
+	}
+	l.Leftovers = append(l.Leftovers, part.Leftovers...)
+	l.Irregular = append(l.Irregular, part.Irregular...)
+	l.Problems = append(l.Problems, part.Problems...)
 }
 
 // Listing is what Scan found under nodes/.
@@ -320,7 +319,11 @@ type Listing struct {
 	IndexDirs map[string]bool // folders holding an index.md
 	Leftovers []string        // temporary files of interrupted atomic writes
 	Irregular []string        // *.md entries that are not regular files
+	Problems  []error         // symlinks that are broken or lead out of the tree
 }
+
+// ModTime is the leaf file's modification time, in Unix nanoseconds.
+func (f LeafFile) ModTime() int64 { return f.mtime }
 
 // IsTempName reports whether a file name is that of an atomic write's
 // temporary file (atomicfile writes .<name>.tmp-<random> beside the target).

@@ -1,0 +1,85 @@
+//go:build unix
+
+package store
+
+import (
+	"context"
+	"errors"
+	"os"
+	"sync"
+
+	"golang.org/x/sys/unix"
+)
+
+// walk lists what is under nodes/ (root, realRoot its symlink-free path)
+// into l, by classify's rules, with every regular leaf's size and mtime.
+// The folders of each depth are read in parallel, and each folder's files
+// are stat'ed relative to the open folder (fstatat), which spares the
+// kernel resolving every leaf's whole path: reading an unchanged tree is
+// mostly this walk. It stops between folders once ctx is done.
+func walk(ctx context.Context, root, realRoot string, l *Listing) error {
+	var mu sync.Mutex
+	level := []string{""}
+	l.Dirs = append(l.Dirs, "")
+	for len(level) > 0 {
+		subdirs := make([][]string, len(level))
+		errs := make([]error, len(level))
+		Parallel(len(level), func(j int) {
+			if errs[j] = ctx.Err(); errs[j] != nil {
+				return
+			}
+			var part Listing
+			part.IndexDirs = map[string]bool{}
+			subdirs[j], errs[j] = walkFolder(root, realRoot, level[j], &part)
+			mu.Lock()
+			l.merge(&part)
+			mu.Unlock()
+		})
+		if err := errors.Join(errs...); err != nil {
+			return err
+		}
+		level = level[:0:0]
+		for _, s := range subdirs {
+			level = append(level, s...)
+		}
+	}
+	return nil
+}
+
+// walkFolder reads folder rel into l and returns its subfolders.
+func walkFolder(root, realRoot, rel string, l *Listing) ([]string, error) {
+	abs := root
+	if rel != "" {
+		abs = root + string(os.PathSeparator) + rel
+	}
+	dir, err := os.Open(abs)
+	if err != nil {
+		return nil, err
+	}
+	defer dir.Close()
+	entries, err := dir.ReadDir(-1)
+	if err != nil {
+		return nil, err
+	}
+	fd := int(dir.Fd())
+	var subdirs []string
+	var st unix.Stat_t
+	for _, e := range entries {
+		child := e.Name()
+		if rel != "" {
+			child = rel + "/" + child
+		}
+		kind, f, problem := classify(realRoot, abs+string(os.PathSeparator)+e.Name(), child, e)
+		if kind == entryLeaf && f.Size < 0 {
+			if err := unix.Fstatat(fd, e.Name(), &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+				return nil, &os.PathError{Op: "lstat", Path: f.Abs, Err: err}
+			}
+			f.Size, f.mtime = st.Size, st.Mtim.Nano()
+		}
+		if kind == entryDir {
+			subdirs = append(subdirs, child)
+		}
+		l.add(kind, child, f, problem)
+	}
+	return subdirs, nil
+}
