@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/kk-project/kk/internal/frontmatter"
+	"github.com/kk-project/kk/internal/llm"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -30,6 +31,22 @@ type Config struct {
 	ProjectID    string        `yaml:"projectId,omitempty" json:"projectId,omitempty"`
 	Traceability *Traceability `yaml:"traceability,omitempty" json:"traceability,omitempty"`
 	Extractors   *Extractors   `yaml:"extractors,omitempty" json:"extractors,omitempty"`
+	// LLM is the model kk serve's organizer and query engine ask; none
+	// (the default) keeps kk serve offline. KK_LLM_* variables override
+	// it, and API keys come only from the environment.
+	LLM *LLMSettings `yaml:"llm,omitempty" json:"llm,omitempty"`
+}
+
+// LLMSettings is the llm: section of config.yaml: an llm.Config, under a
+// name of its own in the generated schema.
+type LLMSettings llm.Config
+
+// LLMConfig returns the llm: section (the zero Config when absent).
+func (c Config) LLMConfig() llm.Config {
+	if c.LLM == nil {
+		return llm.Config{}
+	}
+	return llm.Config(*c.LLM)
 }
 
 // Traceability configures the typed entities' rules and who may delete them.
@@ -98,7 +115,7 @@ func DefaultConfig() Config {
 
 var configKeys = []string{"schema_version", "curationThreshold", "logsRetentionDays", "lintEveryNSessions",
 	"notifications", "proposalModel", "curatorModel", "bootstrapModel", "cliDefaultHarness", "defaultBranch",
-	"projectId", "traceability", "extractors"}
+	"projectId", "traceability", "extractors", "llm"}
 
 // LoadConfig reads config.yaml; a missing file gives the defaults.
 func (k *KB) LoadConfig() (Config, error) {
