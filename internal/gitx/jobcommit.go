@@ -170,6 +170,40 @@ func RestorePaths(ctx context.Context, dir string, paths []string) error {
 	return nil
 }
 
+// FilesAtHead returns the content HEAD holds for each of paths; a path
+// HEAD does not hold is left out.
+func FilesAtHead(ctx context.Context, dir string, paths []string) (map[string][]byte, error) {
+	paths = cleanPaths(paths)
+	out := map[string][]byte{}
+	if len(paths) == 0 {
+		return out, nil
+	}
+	inHead, err := trackedIn(ctx, dir, "HEAD", paths)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range paths {
+		if !inHead[p] {
+			continue
+		}
+		data, err := Read(ctx, dir, "cat-file", "blob", "HEAD:"+p)
+		if err != nil {
+			return nil, err
+		}
+		out[p] = data
+	}
+	return out, nil
+}
+
+// TopLevel returns the root folder of the work tree dir is in.
+func TopLevel(ctx context.Context, dir string) (string, error) {
+	out, err := Read(ctx, dir, "rev-parse", "--show-toplevel")
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
 // JobCommit is a commit whose subject names a job: "<op>(<id>): <path>".
 type JobCommit struct {
 	Hash string
@@ -268,8 +302,10 @@ func HasRemote(ctx context.Context, dir, name string) bool {
 // PullRebase fetches branch from remote and replays the local commits on
 // top of it. A failed rebase is aborted, leaving the branch as it was, and
 // returned as an error. A remote without the branch is not an error: there
-// is nothing to rebase onto.
-func PullRebase(ctx context.Context, dir, remote, branch string) error {
+// is nothing to rebase onto. strategy, when not empty, is a merge strategy
+// option for the replay ("theirs": where a local commit and the remote
+// change the same lines, the local commit's lines win).
+func PullRebase(ctx context.Context, dir, remote, branch, strategy string) error {
 	if _, err := Run(ctx, dir, "fetch", "-q", remote); err != nil {
 		return err
 	}
@@ -277,7 +313,11 @@ func PullRebase(ctx context.Context, dir, remote, branch string) error {
 	if _, err := Read(ctx, dir, "rev-parse", "-q", "--verify", upstream); err != nil {
 		return nil
 	}
-	if _, err := literal(ctx, dir, nil, "rebase", "-q", "--autostash", upstream); err != nil {
+	args := []string{"rebase", "-q", "--autostash"}
+	if strategy != "" {
+		args = append(args, "--strategy-option="+strategy)
+	}
+	if _, err := literal(ctx, dir, nil, append(args, upstream)...); err != nil {
 		if _, abortErr := Run(ctx, dir, "rebase", "--abort"); abortErr != nil {
 			return fmt.Errorf("%w (and aborting the rebase failed: %v)", err, abortErr)
 		}

@@ -240,7 +240,7 @@ func TestPullRebaseAndPush(t *testing.T) {
 	if err := Push(ctx, b, "origin", "main"); err == nil {
 		t.Fatal("a push behind the remote was accepted")
 	}
-	if err := PullRebase(ctx, b, "origin", "main"); err != nil {
+	if err := PullRebase(ctx, b, "origin", "main", ""); err != nil {
 		t.Fatal(err)
 	}
 	if err := Push(ctx, b, "origin", "main"); err != nil {
@@ -258,7 +258,7 @@ func TestPullRebaseAndPush(t *testing.T) {
 	if _, err := CommitPaths(ctx, a, worker, JobSubject("edit", "jc", "base.md"), []string{"base.md"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := PullRebase(ctx, a, "origin", "main"); err != nil {
+	if err := PullRebase(ctx, a, "origin", "main", ""); err != nil {
 		t.Fatal(err)
 	}
 	if err := Push(ctx, a, "origin", "main"); err != nil {
@@ -269,7 +269,7 @@ func TestPullRebaseAndPush(t *testing.T) {
 		t.Fatal(err)
 	}
 	head := gitOut(t, b, "rev-parse", "HEAD")
-	if err := PullRebase(ctx, b, "origin", "main"); err == nil {
+	if err := PullRebase(ctx, b, "origin", "main", ""); err == nil {
 		t.Fatal("a conflicting rebase gave no error")
 	}
 	if got := gitOut(t, b, "rev-parse", "HEAD"); got != head {
@@ -279,9 +279,25 @@ func TestPullRebaseAndPush(t *testing.T) {
 		t.Error("the rebase was left in progress")
 	}
 
+	// With the strategy option "theirs" the same rebase goes through, and
+	// the local commit's lines win.
+	if err := PullRebase(ctx, b, "origin", "main", "theirs"); err != nil {
+		t.Fatalf("rebase with -X theirs: %v", err)
+	}
+	got, err := FilesAtHead(ctx, b, []string{"base.md", "nowhere.md"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got["base.md"]) != "from b" || len(got) != 1 {
+		t.Errorf("FilesAtHead after the rebase = %q, want base.md from b only", got)
+	}
+	if gitOut(t, b, "rev-parse", "HEAD~1") != gitOut(t, b, "rev-parse", "origin/main") {
+		t.Error("the local commit was not replayed onto origin/main")
+	}
+
 	// A remote without the branch: nothing to rebase onto.
 	gitOut(t, b, "checkout", "-q", "-b", "solo")
-	if err := PullRebase(ctx, b, "origin", "solo"); err != nil {
+	if err := PullRebase(ctx, b, "origin", "solo", ""); err != nil {
 		t.Errorf("rebase onto a missing remote branch: %v", err)
 	}
 }
