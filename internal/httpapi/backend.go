@@ -129,7 +129,10 @@ func (j *Job) Touch(paths ...string) error {
 // the edited or deleted note (clean, relative to nodes/); Title,
 // Description and Tags of an edit replace the note's only when set.
 type JobRequest struct {
-	Content     string   `json:"content,omitempty"`
+	Content string `json:"content,omitempty"`
+	// Type is the kind of note a post asks for (practice, map, …); empty
+	// lets the organizer choose. kk's own field: knowledged has none.
+	Type        string   `json:"type,omitempty"`
 	Hint        string   `json:"hint,omitempty"`
 	Title       string   `json:"title,omitempty"`
 	Description string   `json:"description,omitempty"`
