@@ -254,7 +254,7 @@ func newRootCmd(app *App) *cobra.Command {
 		newUninstallCmd(app), newCurateCmd(app), newBootstrapCmd(app), newPromptCmd(app),
 		newSyncCmd(app), newSearchCmd(app), newReadCmd(app), newEntryCmd(app), newQueryCmd(app), newUpsertCmd(app), newDeleteCmd(app), newCheckCmd(app), newGCCmd(app), newCompactCmd(app),
 		newGraphCmd(app), newContextCmd(app), newChangelogCmd(app),
-		newMCPCmd(app), newClientCmd(app),
+		newMCPCmd(app), newServeCmd(app), newClientCmd(app),
 		newVersionCmd(app), newCompletionCmd(app),
 	} {
 		root.AddCommand(c)
