@@ -79,6 +79,37 @@ func CommitPaths(ctx context.Context, dir string, author Author, message string,
 	return strings.TrimSpace(string(out)), nil
 }
 
+// CommitChanges is CommitPaths for a caller that knows which paths it
+// wrote (they exist) and which it removed: it adds the written ones and
+// commits all of them in two git runs instead of four. When git refuses
+// (a removed path git never tracked), it falls back to CommitPaths.
+func CommitChanges(ctx context.Context, dir string, author Author, message string, written, removed []string) error {
+	if author.Name == "" || author.Email == "" {
+		return errors.New("commit author needs a name and an email")
+	}
+	if strings.TrimSpace(message) == "" {
+		return errors.New("commit message is empty")
+	}
+	written, removed = cleanPaths(written), cleanPaths(removed)
+	all := cleanPaths(append(slices.Clone(written), removed...))
+	if len(all) == 0 {
+		_, err := CommitPaths(ctx, dir, author, message, nil)
+		return err
+	}
+	if len(written) > 0 {
+		if _, err := literal(ctx, dir, nil, append([]string{"add", "-A", "--"}, written...)...); err != nil {
+			return err
+		}
+	}
+	args := append([]string{"commit", "-q", "--no-verify", "--allow-empty", "--cleanup=verbatim", "-m", message, "--only", "--"}, all...)
+	if _, err := literal(ctx, dir, author.env(), args...); err != nil {
+		if _, err2 := CommitPaths(ctx, dir, author, message, all); err2 != nil {
+			return fmt.Errorf("%w (and committing path by path: %v)", err, err2)
+		}
+	}
+	return nil
+}
+
 // knownPaths returns the paths git can commit: those on disk, and those
 // it tracks (in the index), which a deletion commits. A path that is
 // neither has nothing to commit.

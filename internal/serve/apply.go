@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"slices"
 	"strings"
 	"time"
 
@@ -85,12 +86,16 @@ func (b *Backend) store(ctx context.Context, j *httpapi.Job) (string, error) {
 	if strings.TrimSpace(body) == "" {
 		return "", errors.New("content must not be empty")
 	}
+	t0 := time.Now()
 	p, err := b.place(ctx, req, body)
 	if err != nil {
 		return "", err
 	}
+	b.timing.place += time.Since(t0)
 	b.pause()
 	var leaf string
+	t1 := time.Now()
+	defer func() { b.timing.write += time.Since(t1) }()
 	_, err = txn.Update(ctx, b.k, b.meta(j), func(tx *txn.Tx) error {
 		id, err := freeID(tx, node.DeriveID(p.Type, p.Title), j.ID)
 		if err != nil {
@@ -218,17 +223,22 @@ func (b *Backend) change(ctx context.Context, j *httpapi.Job) (string, error) {
 // removed (the note and the regenerated index files), announced first.
 func (b *Backend) commit(ctx context.Context, j *httpapi.Job, leaf string, res *txn.Result) error {
 	top, prefix := b.prefixNow()
-	paths := []string{repoPath(prefix, "nodes/"+leaf)}
-	for _, rel := range append(append([]string{}, res.Written...), res.Removed...) {
-		paths = append(paths, repoPath(prefix, rel))
+	var written, removed []string
+	for _, rel := range res.Written {
+		written = append(written, repoPath(prefix, rel))
 	}
-	if err := j.Touch(paths...); err != nil {
+	for _, rel := range res.Removed {
+		removed = append(removed, repoPath(prefix, rel))
+	}
+	if err := j.Touch(append(slices.Clone(written), removed...)...); err != nil {
 		return err
 	}
 	b.pause()
-	if _, err := gitx.CommitPaths(ctx, top, Author, gitx.JobSubject(j.Op, j.ID, leaf), paths); err != nil {
+	t0 := time.Now()
+	if err := gitx.CommitChanges(ctx, top, Author, gitx.JobSubject(j.Op, j.ID, leaf), written, removed); err != nil {
 		return fmt.Errorf("committing: %w", err)
 	}
+	b.timing.commit += time.Since(t0)
 	return nil
 }
 

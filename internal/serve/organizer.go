@@ -144,7 +144,7 @@ var stopWords = map[string]bool{
 }
 
 // maxQueryWords bounds the placement query.
-const maxQueryWords = 24
+const maxQueryWords = 12
 
 // similarityQuery is the search text of a note: the distinct words of its
 // title, tags and hint, then of its body, without stop words.
@@ -172,7 +172,7 @@ func similarityQuery(p placement, hint, body string) string {
 // first: each folder scores the sum of its notes' search scores among the
 // top hits. The root folder ("") is not a candidate.
 func (b *Backend) candidateFolders(ctx context.Context, query string, n int) ([]string, error) {
-	hits, err := b.leafHits(ctx, query, 10)
+	hits, err := b.leafHits(ctx, query, 10, false)
 	if err != nil {
 		return nil, err
 	}

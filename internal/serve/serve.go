@@ -61,6 +61,7 @@ type Backend struct {
 	tree   *store.Tree
 	treeAt time.Time
 	gen    uint64 // bumped by every job; a tree read before is stale
+	timing struct{ place, write, commit time.Duration }
 }
 
 var _ httpapi.Backend = (*Backend)(nil)
@@ -133,6 +134,14 @@ func (b *Backend) Read(_ context.Context, p string) (string, error) {
 // synced with the tree (at most once per index.RecheckWithin unless a
 // writer changed it).
 func (b *Backend) indexDB(ctx context.Context) (*index.DB, error) {
+	return b.openIndex(ctx, true)
+}
+
+// openIndex returns the index handle, synced with the tree when sync is
+// set. The worker's own search (placement) does without: every job's
+// transaction leaves the index in step with the tree, and a placement
+// that misses a note edited by hand a moment ago is still a placement.
+func (b *Backend) openIndex(ctx context.Context, sync bool) (*index.DB, error) {
 	branch, err := index.CurrentBranch(ctx, b.k)
 	if err != nil {
 		return nil, err
@@ -140,6 +149,9 @@ func (b *Backend) indexDB(ctx context.Context) (*index.DB, error) {
 	db, err := index.OpenShared(ctx, b.k, branch)
 	if err != nil {
 		return nil, err
+	}
+	if !sync {
+		return db, nil
 	}
 	ex, err := index.ExtractionFor(b.k)
 	if err != nil {
@@ -153,11 +165,11 @@ func (b *Backend) indexDB(ctx context.Context) (*index.DB, error) {
 
 // leafHits runs kk's search and keeps the hits that are leaves of the
 // tree (not extracted documents), best first.
-func (b *Backend) leafHits(ctx context.Context, query string, limit int) ([]index.Hit, error) {
+func (b *Backend) leafHits(ctx context.Context, query string, limit int, sync bool) ([]index.Hit, error) {
 	if index.Query(query, "OR") == "" {
 		return nil, nil
 	}
-	db, err := b.indexDB(ctx)
+	db, err := b.openIndex(ctx, sync)
 	if err != nil {
 		return nil, err
 	}
@@ -181,7 +193,7 @@ func (b *Backend) Search(ctx context.Context, query string, limit int) ([]httpap
 	if b.llm != nil {
 		pool = max(limit, rerankPool)
 	}
-	hits, err := b.leafHits(ctx, query, pool)
+	hits, err := b.leafHits(ctx, query, pool, true)
 	if err != nil {
 		return nil, err
 	}
