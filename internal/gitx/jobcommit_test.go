@@ -301,3 +301,47 @@ func TestPullRebaseAndPush(t *testing.T) {
 		t.Errorf("rebase onto a missing remote branch: %v", err)
 	}
 }
+
+func TestCommitChanges(t *testing.T) {
+	dir := gitRepo(t)
+	ctx := context.Background()
+	write(t, dir, "notes/a.md", "a1")
+	write(t, dir, "notes/b.md", "b1")
+	if _, err := CommitPaths(ctx, dir, worker, "init", []string{"notes/a.md", "notes/b.md"}); err != nil {
+		t.Fatal(err)
+	}
+	// Another job's leftovers stay out of the commit.
+	write(t, dir, "other/staged.md", "x")
+	gitOut(t, dir, "add", "other/staged.md")
+	write(t, dir, "notes/c*.md", "c")
+	write(t, dir, "notes/a.md", "a2")
+	os.Remove(filepath.Join(dir, "notes", "b.md"))
+	if err := CommitChanges(ctx, dir, worker, JobSubject("edit", "j1", "notes/a.md"), []string{"notes/a.md", "notes/c*.md"}, []string{"notes/b.md"}); err != nil {
+		t.Fatal(err)
+	}
+	files := strings.Split(gitOut(t, dir, "show", "--name-status", "--format=", "HEAD"), "\n")
+	if !slices.Equal(files, []string{"M\tnotes/a.md", "D\tnotes/b.md", "A\tnotes/c*.md"}) {
+		t.Errorf("the commit holds %q", files)
+	}
+	if st := gitOut(t, dir, "status", "--porcelain"); st != "A  other/staged.md" {
+		t.Errorf("status after the commit: %q", st)
+	}
+	// A removed path git never tracked: the fallback commits the rest.
+	write(t, dir, "notes/d.md", "d")
+	if err := CommitChanges(ctx, dir, worker, JobSubject("store", "j2", "notes/d.md"), []string{"notes/d.md"}, []string{"notes/never.md"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := gitOut(t, dir, "show", "--name-only", "--format=%s", "HEAD"); got != "store(j2): notes/d.md\n\nnotes/d.md" {
+		t.Errorf("fallback commit: %q", got)
+	}
+	// Nothing changed: the commit is still made, as the job's record.
+	if err := CommitChanges(ctx, dir, worker, JobSubject("edit", "j3", "notes/d.md"), nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := gitOut(t, dir, "log", "-1", "--format=%s"); got != "edit(j3): notes/d.md" {
+		t.Errorf("empty commit: %q", got)
+	}
+	if st := gitOut(t, dir, "status", "--porcelain"); st != "A  other/staged.md" {
+		t.Errorf("status after the empty commit: %q", st)
+	}
+}

@@ -116,6 +116,10 @@ type Job struct {
 	touch   func(paths ...string) error
 }
 
+// OnTouch sets what Touch does: the queue records the paths; a caller
+// running a job outside the queue (a test of a Backend) sets its own.
+func (j *Job) OnTouch(f func(paths ...string) error) { j.touch = f }
+
 // Touch records, durably, the paths the job is about to change, relative
 // to the repository root, before it changes them.
 func (j *Job) Touch(paths ...string) error {
