@@ -24,8 +24,8 @@ import (
 )
 
 // EnvServeTestDelay slows kk serve's worker for the crash test: a Go
-// duration the worker waits before it writes and again between the write
-// and the commit of every job.
+// duration the worker waits before it writes, between the write and the
+// commit, and after the commit of every job.
 const EnvServeTestDelay = "KK_SERVE_TEST_DELAY"
 
 // serveURLFile is where kk serve records the URL it listens on, under

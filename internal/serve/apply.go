@@ -239,6 +239,7 @@ func (b *Backend) commit(ctx context.Context, j *httpapi.Job, leaf string, res *
 		return fmt.Errorf("committing: %w", err)
 	}
 	b.timing.commit += time.Since(t0)
+	b.pause()
 	return nil
 }
 

@@ -42,9 +42,9 @@ type Options struct {
 	// keeps kk serve offline.
 	Provider llm.Provider
 	Logger   *slog.Logger
-	// Delay, when set, holds the worker twice in every job: before it
-	// writes, and between the transaction and the git commit. Only the
-	// crash test sets it (KK_SERVE_TEST_DELAY).
+	// Delay, when set, holds the worker three times in every job: before
+	// it writes, between the transaction and the git commit, and after the
+	// commit. Only the crash test sets it (KK_SERVE_TEST_DELAY).
 	Delay time.Duration
 }
 
