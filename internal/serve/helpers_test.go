@@ -39,12 +39,14 @@ func newRepo(tb testing.TB, n int) *store.KB {
 			tb.Fatal(err)
 		}
 	}
-	k, err := Bootstrap(ctx, root, store.InitOptions{Version: "test", Now: time.Now(), Command: "test"})
+	opts := store.InitOptions{Version: "test", Now: time.Now(), Command: "test"}
+	k, err := Bootstrap(ctx, root, opts)
 	if err != nil {
 		tb.Fatal(err)
 	}
 	if n > 0 {
-		if _, err := txn.Rebuild(ctx, k, txn.Meta{Command: "test"}, txn.RebuildOptions{}); err != nil {
+		// benchtree writes no config, .gitignore or index files.
+		if _, err := txn.Init(ctx, k, opts); err != nil {
 			tb.Fatal(err)
 		}
 		if _, err := gitx.CommitPaths(ctx, root, Author, "generated tree", []string{store.DirName}); err != nil {
