@@ -80,9 +80,13 @@ func CommitPaths(ctx context.Context, dir string, author Author, message string,
 }
 
 // CommitChanges is CommitPaths for a caller that knows which paths it
-// wrote (they exist) and which it removed: it adds the written ones and
-// commits all of them in two git runs instead of four. When git refuses
-// (a removed path git never tracked), it falls back to CommitPaths.
+// wrote (they exist) and which it removed. Its cost does not grow with
+// the repository: it writes the objects itself and moves the branch with
+// git update-ref (see fastCommit). Where that does not apply (no commit
+// yet, a SHA-256 repository, a path that is not a regular file) it adds
+// the written paths and commits with git commit --only, and when git
+// refuses that (a removed path git never tracked), it falls back to
+// CommitPaths.
 func CommitChanges(ctx context.Context, dir string, author Author, message string, written, removed []string) error {
 	if author.Name == "" || author.Email == "" {
 		return errors.New("commit author needs a name and an email")
@@ -94,6 +98,9 @@ func CommitChanges(ctx context.Context, dir string, author Author, message strin
 	all := cleanPaths(append(slices.Clone(written), removed...))
 	if len(all) == 0 {
 		_, err := CommitPaths(ctx, dir, author, message, nil)
+		return err
+	}
+	if committed, err := fastCommit(ctx, dir, author, message, written, removed); committed {
 		return err
 	}
 	if len(written) > 0 {

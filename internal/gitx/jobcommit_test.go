@@ -345,3 +345,48 @@ func TestCommitChanges(t *testing.T) {
 		t.Errorf("status after the empty commit: %q", st)
 	}
 }
+
+// TestCommitChangesWritesValidObjects checks the objects CommitChanges
+// writes itself: trees in git's order (a folder sorts as if its name
+// ended in "/"), folders created and emptied, executable files, a
+// knowledge base in a sub-folder of the repository; git fsck --strict
+// finds nothing wrong and the work tree matches HEAD.
+func TestCommitChangesWritesValidObjects(t *testing.T) {
+	dir := gitRepo(t)
+	ctx := context.Background()
+	write(t, dir, "kb/x/a.md", "a")
+	write(t, dir, "kb/x/gone/only.md", "o")
+	write(t, dir, "README.md", "r")
+	if _, err := CommitPaths(ctx, dir, worker, "init", []string{"kb/x/a.md", "kb/x/gone/only.md", "README.md"}); err != nil {
+		t.Fatal(err)
+	}
+	kb := filepath.Join(dir, "kb")
+	write(t, kb, "x/a-b.md", "ab")
+	write(t, kb, "x/a/deep/n.md", "n")
+	write(t, kb, "x/a.md", "a2")
+	write(t, kb, "run.sh", "#!/bin/sh\n")
+	if err := os.Chmod(filepath.Join(kb, "run.sh"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.RemoveAll(filepath.Join(kb, "x", "gone"))
+	if err := CommitChanges(ctx, kb, worker, JobSubject("store", "j9", "x/a/deep/n.md"), []string{"x/a-b.md", "x/a/deep/n.md", "x/a.md", "run.sh"}, []string{"x/gone/only.md"}); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := Run(ctx, dir, "fsck", "--strict", "--no-dangling"); err != nil {
+		t.Fatalf("git fsck: %v %s", err, out)
+	}
+	got := gitOut(t, dir, "ls-tree", "-r", "--format=%(objectmode) %(path)", "HEAD")
+	want := "100644 README.md\n100755 kb/run.sh\n100644 kb/x/a-b.md\n100644 kb/x/a.md\n100644 kb/x/a/deep/n.md"
+	if got != want {
+		t.Errorf("HEAD holds\n%s\nwant\n%s", got, want)
+	}
+	if st := gitOut(t, dir, "status", "--porcelain"); st != "" {
+		t.Errorf("status after the commit: %q", st)
+	}
+	if got := gitOut(t, dir, "log", "-1", "--format=%an <%ae>|%s|%P", "HEAD"); !strings.HasPrefix(got, "kk serve <kk-serve@kk.invalid>|store(j9): x/a/deep/n.md|") {
+		t.Errorf("commit %q", got)
+	}
+	if n := gitOut(t, dir, "rev-list", "--count", "HEAD"); n != "2" {
+		t.Errorf("%s commits, want 2", n)
+	}
+}
