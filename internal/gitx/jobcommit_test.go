@@ -390,3 +390,18 @@ func TestCommitChangesWritesValidObjects(t *testing.T) {
 		t.Errorf("%s commits, want 2", n)
 	}
 }
+
+// TestCommitChangesOnAnUnbornBranch takes the porcelain path: there is no
+// HEAD to build on.
+func TestCommitChangesOnAnUnbornBranch(t *testing.T) {
+	dir := gitRepo(t)
+	ctx := context.Background()
+	write(t, dir, "a.md", "a")
+	write(t, dir, "other.md", "o")
+	if err := CommitChanges(ctx, dir, worker, JobSubject("store", "j1", "a.md"), []string{"a.md"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := gitOut(t, dir, "show", "--name-only", "--format=%s", "HEAD"); got != "store(j1): a.md\n\na.md" {
+		t.Errorf("first commit: %q", got)
+	}
+}
