@@ -17,6 +17,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -57,11 +58,7 @@ func fastCommit(ctx context.Context, dir string, author Author, message string, 
 }
 
 func fastCommitObjects(ctx context.Context, dir string, author Author, message string, written, removed []string, land func(top, cid, head string, indexInfo *bytes.Buffer) error) error {
-	gitDir, err := absGitDir(ctx, dir)
-	if err != nil {
-		return err
-	}
-	top, err := TopLevel(ctx, dir)
+	gitDir, top, err := repoDirs(ctx, dir)
 	if err != nil {
 		return err
 	}
@@ -75,23 +72,12 @@ func fastCommitObjects(ctx context.Context, dir string, author Author, message s
 	} else {
 		prefix += "/"
 	}
-	cat, err := startCatFile(ctx, dir)
-	if err != nil {
-		return err
-	}
+	cat := &lazyCat{ctx: ctx, dir: dir}
 	defer cat.close()
-	head, typ, body, err := cat.get("HEAD")
+	head, rootTree, err := cat.head(gitDir)
 	if err != nil {
 		return err
 	}
-	if typ != "commit" || len(head) != 40 {
-		return errSlowPath // unborn branch or a SHA-256 repository
-	}
-	rootTree, ok := strings.CutPrefix(string(body), "tree ")
-	if !ok || len(rootTree) < 40 {
-		return errSlowPath
-	}
-	rootTree = rootTree[:40]
 
 	changes := map[string]*treeEntry{} // repository path → new entry; nil removes it
 	var indexInfo bytes.Buffer
@@ -122,11 +108,7 @@ func fastCommitObjects(ctx context.Context, dir string, author Author, message s
 		changes[prefix+p] = nil
 		fmt.Fprintf(&indexInfo, "0 %s\t%s\n", strings.Repeat("0", 40), prefix+p)
 	}
-	rootID, err := hex.DecodeString(rootTree)
-	if err != nil {
-		return errSlowPath
-	}
-	newRoot, _, err := rewriteTree(gitDir, cat, rootID, "", changes)
+	newRoot, _, err := rewriteTree(gitDir, cat, rootTree, "", changes)
 	if err != nil {
 		return err
 	}
@@ -137,18 +119,35 @@ func fastCommitObjects(ctx context.Context, dir string, author Author, message s
 	if err != nil {
 		return err
 	}
+	objects.put(hex.EncodeToString(cid), cached{tree: newRoot})
 	return land(top, hex.EncodeToString(cid), head, &indexInfo)
 }
 
 // errSlowPath sends CommitChanges to porcelain git.
 var errSlowPath = errors.New("gitx: fast commit does not apply")
 
-func absGitDir(ctx context.Context, dir string) (string, error) {
-	out, err := Read(ctx, dir, "rev-parse", "--absolute-git-dir")
-	if err != nil {
-		return "", err
+// repoDirsCache remembers each folder's git folder and work tree root: a
+// worker commits from the same folder again and again.
+var repoDirsCache sync.Map // dir → [2]string
+
+// repoDirs returns the git folder and the work tree's root of dir.
+func repoDirs(ctx context.Context, dir string) (gitDir, top string, err error) {
+	if v, ok := repoDirsCache.Load(dir); ok {
+		d := v.([2]string)
+		if _, err := os.Stat(d[0]); err == nil {
+			return d[0], d[1], nil
+		}
 	}
-	return strings.TrimSpace(string(out)), nil
+	out, err := Read(ctx, dir, "rev-parse", "--absolute-git-dir", "--show-toplevel")
+	if err != nil {
+		return "", "", err
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(lines) != 2 {
+		return "", "", errSlowPath
+	}
+	repoDirsCache.Store(dir, [2]string{lines[0], lines[1]})
+	return lines[0], lines[1], nil
 }
 
 // catFile is a running git cat-file --batch.
@@ -245,17 +244,11 @@ func treeKey(e treeEntry) string {
 // rewriteTree writes the tree at path base (id, or none when id is nil)
 // with changes applied to the paths below it, and returns its id; empty
 // is true when nothing is left in it.
-func rewriteTree(gitDir string, cat *catFile, id []byte, base string, changes map[string]*treeEntry) ([]byte, bool, error) {
+func rewriteTree(gitDir string, cat *lazyCat, id []byte, base string, changes map[string]*treeEntry) ([]byte, bool, error) {
 	var entries []treeEntry
 	if id != nil {
-		_, typ, body, err := cat.get(hex.EncodeToString(id))
-		if err != nil {
-			return nil, false, err
-		}
-		if typ != "tree" {
-			return nil, false, errSlowPath
-		}
-		if entries, err = parseTree(body); err != nil {
+		var err error
+		if entries, err = cat.tree(id); err != nil {
 			return nil, false, err
 		}
 	}
@@ -330,7 +323,123 @@ func rewriteTree(gitDir string, cat *catFile, id []byte, base string, changes ma
 		buf.Write(e.id)
 	}
 	newID, err := writeObject(gitDir, "tree", buf.Bytes())
+	if err == nil {
+		objects.put(hex.EncodeToString(newID), cached{entries: entries})
+	}
 	return newID, false, err
+}
+
+// cached is what the object cache keeps of a tree (its entries) or a
+// commit (its tree). Objects never change, so an entry is never stale.
+type cached struct {
+	entries []treeEntry
+	tree    []byte
+}
+
+// objectCache keeps the trees and commits this process wrote or read,
+// so that a worker's next commit, which builds on its last one, reads no
+// object from git.
+type objectCache struct {
+	mu sync.Mutex
+	m  map[string]cached
+}
+
+// maxCachedObjects bounds the cache; past it, it starts over.
+const maxCachedObjects = 1 << 14
+
+var objects objectCache
+
+func (c *objectCache) get(id string) (cached, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	v, ok := c.m[id]
+	return v, ok
+}
+
+func (c *objectCache) put(id string, v cached) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || len(c.m) >= maxCachedObjects {
+		c.m = map[string]cached{}
+	}
+	c.m[id] = v
+}
+
+// lazyCat reads objects through git cat-file --batch, started on first
+// need.
+type lazyCat struct {
+	ctx context.Context
+	dir string
+	cf  *catFile
+}
+
+func (l *lazyCat) get(name string) (id, typ string, body []byte, err error) {
+	if l.cf == nil {
+		if l.cf, err = startCatFile(l.ctx, l.dir); err != nil {
+			return "", "", nil, err
+		}
+	}
+	return l.cf.get(name)
+}
+
+func (l *lazyCat) close() {
+	if l.cf != nil {
+		l.cf.close()
+	}
+}
+
+// tree returns the entries of tree id.
+func (l *lazyCat) tree(id []byte) ([]treeEntry, error) {
+	key := hex.EncodeToString(id)
+	if c, ok := objects.get(key); ok && c.entries != nil {
+		return slices.Clone(c.entries), nil
+	}
+	_, typ, body, err := l.get(key)
+	if err != nil {
+		return nil, err
+	}
+	if typ != "tree" {
+		return nil, errSlowPath
+	}
+	entries, err := parseTree(body)
+	if err != nil {
+		return nil, err
+	}
+	objects.put(key, cached{entries: slices.Clone(entries)})
+	return entries, nil
+}
+
+// head returns HEAD's commit (hex) and its tree. A branch whose ref is a
+// loose file is read from it; otherwise git answers.
+func (l *lazyCat) head(gitDir string) (string, []byte, error) {
+	commit := ""
+	if data, err := os.ReadFile(filepath.Join(gitDir, "HEAD")); err == nil {
+		if ref, ok := strings.CutPrefix(strings.TrimSpace(string(data)), "ref: "); ok && strings.HasPrefix(ref, "refs/heads/") {
+			if id, err := os.ReadFile(filepath.Join(gitDir, filepath.FromSlash(ref))); err == nil {
+				commit = strings.TrimSpace(string(id))
+			}
+		}
+	}
+	if c, ok := objects.get(commit); ok && len(commit) == 40 && c.tree != nil {
+		return commit, c.tree, nil
+	}
+	id, typ, body, err := l.get("HEAD")
+	if err != nil {
+		return "", nil, err
+	}
+	if typ != "commit" || len(id) != 40 {
+		return "", nil, errSlowPath // unborn branch or a SHA-256 repository
+	}
+	rest, ok := strings.CutPrefix(string(body), "tree ")
+	if !ok || len(rest) < 40 {
+		return "", nil, errSlowPath
+	}
+	tree, err := hex.DecodeString(rest[:40])
+	if err != nil {
+		return "", nil, errSlowPath
+	}
+	objects.put(id, cached{tree: tree})
+	return id, tree, nil
 }
 
 // writeObject stores a loose object (zlib at the fastest level; git gc

@@ -2,6 +2,7 @@ package gitx
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -388,6 +389,29 @@ func TestCommitChangesWritesValidObjects(t *testing.T) {
 	}
 	if n := gitOut(t, dir, "rev-list", "--count", "HEAD"); n != "2" {
 		t.Errorf("%s commits, want 2", n)
+	}
+	// The next commit builds on this one from the objects it remembers;
+	// one made by someone else in between is read from git.
+	for i, by := range []string{"worker", "worker", "person", "worker"} {
+		name := fmt.Sprintf("x/a/deep/m%d.md", i)
+		write(t, kb, name, name)
+		if by == "person" {
+			gitOut(t, kb, "add", name)
+			gitOut(t, kb, "-c", "user.name=p", "-c", "user.email=p@p", "commit", "-qm", "by hand")
+			continue
+		}
+		if err := CommitChanges(ctx, kb, worker, JobSubject("store", fmt.Sprintf("k%d", i), name), []string{name}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if out, err := Run(ctx, dir, "fsck", "--strict", "--no-dangling"); err != nil {
+		t.Fatalf("git fsck: %v %s", err, out)
+	}
+	if got := gitOut(t, dir, "ls-tree", "-r", "--name-only", "HEAD", "kb/x/a/deep"); got != "kb/x/a/deep/m0.md\nkb/x/a/deep/m1.md\nkb/x/a/deep/m2.md\nkb/x/a/deep/m3.md\nkb/x/a/deep/n.md" {
+		t.Errorf("HEAD's kb/x/a/deep: %q", got)
+	}
+	if st := gitOut(t, dir, "status", "--porcelain"); st != "" {
+		t.Errorf("status after the commits: %q", st)
 	}
 }
 
