@@ -55,6 +55,9 @@ for _ in $(seq 1000); do
   curl -sf "$url/content?path=$leaf" >/dev/null
 done
 grep -E '^(VmHWM|VmRSS)' "/proc/$pid/status"
+echo "## GET /content under writes, real binary over 10,000 notes, client in another process"
+KK_BENCH_URL="$url" KK_BENCH_ROOT="$root" go test ./internal/serve -run '^$' -bench 'GetContentUnderWrites' -benchtime 5000x -timeout 10m | grep -E '^Benchmark'
+grep -E '^(VmHWM|VmRSS)' "/proc/$pid/status"
 kill -TERM "$pid"
 wait "$pid" || true
 trap - EXIT

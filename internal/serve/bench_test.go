@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -71,10 +72,21 @@ func percentile(sorted []time.Duration, p float64) time.Duration {
 // b.N requests are timed; p50 and p99 are reported.
 //
 //	go test ./internal/serve -run '^$' -bench GetContentUnderWrites -benchtime 5000x
+//
+// With KK_BENCH_URL and KK_BENCH_ROOT set it measures a kk serve running
+// elsewhere (the real binary, as scripts/bench-serve.sh starts it) over
+// the knowledge base at KK_BENCH_ROOT instead of one in this process.
 func BenchmarkGetContentUnderWrites(b *testing.B) {
-	k := newRepo(b, 1000)
-	s := start(b, k, nil)
-	t, err := k.ReadTree(store.LoadOptions{})
+	var k *store.KB
+	var s *service
+	if url, root := os.Getenv("KK_BENCH_URL"), os.Getenv("KK_BENCH_ROOT"); url != "" && root != "" {
+		k = store.New(root)
+		s = &service{URL: url, KB: k, Client: &httpapi.Client{BaseURL: url}}
+	} else {
+		k = newRepo(b, 1000)
+		s = start(b, k, nil)
+	}
+	t, err := k.ReadTree(store.LoadOptions{NoSave: true})
 	if err != nil {
 		b.Fatal(err)
 	}
