@@ -8,16 +8,19 @@
 #      50 posts and 1,000 reads, peak RSS (VmHWM) and RSS from /proc.
 #
 #   bash scripts/bench-serve.sh            # everything
+#   bash scripts/bench-serve.sh memory     # only the real binary (part 2)
 #   KK_BENCH_JOBS=200 bash scripts/bench-serve.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=${KK_BENCH_JOBS:-100}
 base=${KK_BENCH_DIR:-/tmp/kk-bench-serve}
 
-echo "## go test benchmarks"
-go test ./internal/serve -run '^$' -bench 'PostCommit' -benchtime "${jobs}x" -timeout 30m | grep -E '^Benchmark'
-go test ./internal/serve -run '^$' -bench 'GetContentUnderWrites' -benchtime 5000x -timeout 10m | grep -E '^Benchmark'
-go test ./internal/serve -run '^$' -bench 'PostQueued' -benchtime 500x -timeout 10m | grep -E '^Benchmark'
+if [ "${1:-}" != memory ]; then
+  echo "## go test benchmarks"
+  go test ./internal/serve -run '^$' -bench 'PostCommit' -benchtime "${jobs}x" -timeout 30m | grep -E '^Benchmark'
+  go test ./internal/serve -run '^$' -bench 'GetContentUnderWrites' -benchtime 5000x -timeout 10m | grep -E '^Benchmark'
+  go test ./internal/serve -run '^$' -bench 'PostQueued' -benchtime 500x -timeout 10m | grep -E '^Benchmark'
+fi
 
 echo "## memory of kk serve over 10,000 notes"
 mkdir -p bin
@@ -50,7 +53,8 @@ for _ in $(seq 1200); do
   curl -sf "$url/healthz" | grep -q '"queue_depth":0,"processing":0' && break
   sleep 0.25
 done
-leaf=$(cd "$root/.ai/kenkeep/nodes" && find . -name '*.md' ! -name index.md | head -1 | sed 's#^\./##')
+leaf=$(cd "$root/.ai/kenkeep/nodes" && find . -name '*.md' ! -name index.md -print -quit)
+leaf=${leaf#./}
 for _ in $(seq 1000); do
   curl -sf "$url/content?path=$leaf" >/dev/null
 done

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"time"
@@ -21,6 +22,7 @@ import (
 	"github.com/kk-project/kk/internal/llm"
 	"github.com/kk-project/kk/internal/serve"
 	"github.com/kk-project/kk/internal/store"
+	"github.com/kk-project/kk/internal/workpool"
 )
 
 // EnvServeTestDelay slows kk serve's worker for the crash test: a Go
@@ -175,6 +177,9 @@ func runServe(ctx context.Context, app *App, o serveOpts) error {
 	case err != nil:
 		return err
 	}
+	// The worker's parallel steps (tree reads, index generation) leave a
+	// CPU free, so that reads are answered at once while a job runs.
+	workpool.Limit(max(1, runtime.GOMAXPROCS(0)-1))
 	backend := serve.New(serve.Options{KB: k, Provider: provider, Logger: log, Delay: delay})
 	qopts := backend.QueueOptions()
 	if o.pushEvery > 0 {

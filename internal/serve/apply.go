@@ -68,6 +68,12 @@ func (b *Backend) Apply(ctx context.Context, j *httpapi.Job) (string, error) {
 	return "", fmt.Errorf("unknown operation %q", j.Op)
 }
 
+func (b *Backend) addTiming(d *time.Duration, add time.Duration) {
+	b.mu.Lock()
+	*d += add
+	b.mu.Unlock()
+}
+
 // pause is the crash test's delay.
 func (b *Backend) pause() {
 	if b.delay > 0 {
@@ -91,11 +97,11 @@ func (b *Backend) store(ctx context.Context, j *httpapi.Job) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	b.timing.place += time.Since(t0)
+	b.addTiming(&b.timing.place, time.Since(t0))
 	b.pause()
 	var leaf string
 	t1 := time.Now()
-	defer func() { b.timing.write += time.Since(t1) }()
+	defer func() { b.addTiming(&b.timing.write, time.Since(t1)) }()
 	_, err = txn.Update(ctx, b.k, b.meta(j), func(tx *txn.Tx) error {
 		id, err := freeID(tx, node.DeriveID(p.Type, p.Title), j.ID)
 		if err != nil {
@@ -103,8 +109,8 @@ func (b *Backend) store(ctx context.Context, j *httpapi.Job) (string, error) {
 		}
 		in := contracts.NodeInput{Type: p.Type, Slug: id, Title: p.Title, Description: p.Description, Tags: cleanTags(p.Tags), Folder: p.Folder, Body: body}
 		leaf = path.Join(p.Folder, id+".md")
-		_, top := b.prefixNow()
-		if err := j.Touch(repoPath(top, "nodes/"+leaf)); err != nil {
+		_, prefix := b.prefixNow()
+		if err := j.Touch(repoPath(prefix, "nodes/"+leaf)); err != nil {
 			return err
 		}
 		_, n, err := curate.WriteInTx(tx, in, curate.WriteOptions{Mode: curate.Create})
@@ -187,8 +193,8 @@ func (b *Backend) change(ctx context.Context, j *httpapi.Job) (string, error) {
 		if n == nil {
 			return notFound(req.Path)
 		}
-		_, top := b.prefixNow()
-		if err := j.Touch(repoPath(top, "nodes/"+req.Path)); err != nil {
+		_, prefix := b.prefixNow()
+		if err := j.Touch(repoPath(prefix, "nodes/"+req.Path)); err != nil {
 			return err
 		}
 		if j.Op == httpapi.OpDelete {
@@ -238,7 +244,7 @@ func (b *Backend) commit(ctx context.Context, j *httpapi.Job, leaf string, res *
 	if err := gitx.CommitChanges(ctx, top, Author, gitx.JobSubject(j.Op, j.ID, leaf), written, removed); err != nil {
 		return fmt.Errorf("committing: %w", err)
 	}
-	b.timing.commit += time.Since(t0)
+	b.addTiming(&b.timing.commit, time.Since(t0))
 	b.pause()
 	return nil
 }

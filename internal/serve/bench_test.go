@@ -51,9 +51,12 @@ func BenchmarkPostCommit(b *testing.B) {
 			elapsed := time.Since(startAt)
 			b.StopTimer()
 			b.ReportMetric(float64(b.N)/elapsed.Seconds(), "jobs/s")
-			b.ReportMetric(float64(s.Backend.timing.place.Milliseconds())/float64(b.N), "place-ms/job")
-			b.ReportMetric(float64(s.Backend.timing.write.Milliseconds())/float64(b.N), "txn+commit-ms/job")
-			b.ReportMetric(float64(s.Backend.timing.commit.Milliseconds())/float64(b.N), "commit-ms/job")
+			s.Backend.mu.Lock()
+			tm := s.Backend.timing
+			s.Backend.mu.Unlock()
+			b.ReportMetric(float64(tm.place.Milliseconds())/float64(b.N), "place-ms/job")
+			b.ReportMetric(float64(tm.write.Milliseconds())/float64(b.N), "txn+commit-ms/job")
+			b.ReportMetric(float64(tm.commit.Milliseconds())/float64(b.N), "commit-ms/job")
 		})
 	}
 }

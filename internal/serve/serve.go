@@ -19,6 +19,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -61,6 +62,10 @@ type Backend struct {
 	tree   *store.Tree
 	treeAt time.Time
 	gen    uint64 // bumped by every job; a tree read before is stale
+	// realNodes is nodes/ with its symlinks resolved, found on first need.
+	realNodes string
+	// timing adds up the time the worker spent placing, writing (the
+	// transaction and the commit) and committing, for the benchmarks.
 	timing struct{ place, write, commit time.Duration }
 }
 
@@ -110,7 +115,8 @@ func (b *Backend) changed() {
 }
 
 // Read returns the file at p (relative to nodes/): a leaf or a generated
-// index.md, whole. Only regular files inside the tree are read.
+// index.md, whole. Only regular files inside the tree are read: not a
+// symlink, and not through a folder that is a symlink leading out of it.
 func (b *Backend) Read(_ context.Context, p string) (string, error) {
 	abs := b.k.NodePath(p)
 	fi, err := os.Lstat(abs)
@@ -120,7 +126,7 @@ func (b *Backend) Read(_ context.Context, p string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if !fi.Mode().IsRegular() || fi.Size() > node.MaxSize {
+	if !fi.Mode().IsRegular() || fi.Size() > node.MaxSize || !b.inTree(abs) {
 		return "", fmt.Errorf("%s is not a note: %w", p, httpapi.ErrNotFound)
 	}
 	data, err := os.ReadFile(abs)
@@ -330,4 +336,23 @@ func (b *Backend) Warm(ctx context.Context) error {
 	}
 	_, err := b.indexDB(ctx)
 	return err
+}
+
+// inTree reports whether abs, its symlinks resolved, lies inside nodes/.
+func (b *Backend) inTree(abs string) bool {
+	b.mu.Lock()
+	nodes := b.realNodes
+	b.mu.Unlock()
+	if nodes == "" {
+		real, err := filepath.EvalSymlinks(b.k.NodesDir())
+		if err != nil {
+			return false
+		}
+		nodes = real
+		b.mu.Lock()
+		b.realNodes = real
+		b.mu.Unlock()
+	}
+	real, err := filepath.EvalSymlinks(abs)
+	return err == nil && strings.HasPrefix(real, nodes+string(filepath.Separator))
 }

@@ -454,3 +454,26 @@ func withTouch(job *httpapi.Job, touched *[]string) *httpapi.Job {
 func jobFrom(job *httpapi.Job, touched []string) jobqueue.Job {
 	return jobqueue.Job{ID: job.ID, Op: job.Op, Status: jobqueue.Processing, Touched: touched}
 }
+
+func TestReadStaysInTheTree(t *testing.T) {
+	k := newRepo(t, 0)
+	outside := t.TempDir()
+	if err := os.WriteFile(filepath.Join(outside, "secret.md"), []byte("secret\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, k.NodePath("out")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(outside, "secret.md"), k.NodePath("evil.md")); err != nil {
+		t.Fatal(err)
+	}
+	b := New(Options{KB: k})
+	for _, p := range []string{"out/secret.md", "evil.md", "nope.md"} {
+		if _, err := b.Read(ctx, p); !errors.Is(err, httpapi.ErrNotFound) {
+			t.Errorf("Read(%s) = %v, want not found", p, err)
+		}
+	}
+	if got, err := b.Read(ctx, "index.md"); err != nil || !strings.Contains(got, "kk") {
+		t.Errorf("Read(index.md) = %q, %v", got, err)
+	}
+}
