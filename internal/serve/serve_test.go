@@ -375,6 +375,26 @@ func TestAFailedCommitLeavesNothing(t *testing.T) {
 		t.Error("the failed job's leaf is still there")
 	}
 	clean(t, k)
+	// An edit and a deletion whose commits fail leave the note as it was.
+	before, err := os.ReadFile(k.NodePath(ok.Path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(lockFile, nil, 0o644)
+	e := s.edit(t, httpapi.EditRequest{Path: ok.Path, Content: "Changed.\n", Title: "Changed"})
+	d, err := s.Client.Delete(ctx, ok.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	del := s.wait(t, d.JobID)
+	os.Remove(lockFile)
+	if e.Status != "failed" || del.Status != "failed" {
+		t.Fatalf("edit %+v, delete %+v", e, del)
+	}
+	if after, err := os.ReadFile(k.NodePath(ok.Path)); err != nil || string(after) != string(before) {
+		t.Errorf("after the failed edit and deletion: %q %v", after, err)
+	}
+	clean(t, k)
 	// The next job commits only its own files.
 	next := s.post(t, httpapi.PostRequest{Title: "Third", Content: "Three.\n"})
 	if next.Status != "done" {
