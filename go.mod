@@ -41,3 +41,8 @@ require (
 	modernc.org/mathutil v1.7.1 // indirect
 	modernc.org/memory v1.12.1 // indirect
 )
+
+// A copy of the JSON Schema validator with one change: the meta-schemas
+// compile on first use instead of in an init function, which every kk
+// process paid at start-up (see third_party/jsonschema/README.md).
+replace github.com/santhosh-tekuri/jsonschema/v6 => ./third_party/jsonschema

@@ -4,7 +4,9 @@
 # fuzz seed corpora, the schema and CLI-docs drift checks, and the drupal
 # pack migration, which needs ../shared/fixtures beside the repository),
 # then every fuzz target for a short time (scripts/fuzz.sh; FUZZTIME, 15s
-# each by default), then the MCP end-to-end test with the MCP Inspector.
+# each by default), then the MCP end-to-end test with the MCP Inspector and
+# the end-to-end test of kk inside a real harness CLI (Claude Code, from
+# npm; the other harnesses run with `bash scripts/e2e-harnesses.sh`).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -15,8 +17,15 @@ if [ -n "$unformatted" ]; then
   exit 1
 fi
 go vet ./...
-go test -race -count=1 ./...
+go test -race -count=1 -timeout 45m ./...
+# Memory limits are measured without the race detector, which multiplies a
+# process's memory: a capture of a 1 GiB transcript stays under 100 MB.
+go test -count=1 -run '^TestCaptureMemory$' ./internal/hooks
 bash scripts/fuzz.sh
 # A real MCP client (the MCP Inspector CLI, installed from npm into a cache
 # folder) drives the built `kk mcp`.
 bash scripts/mcp-e2e.sh
+# A real harness CLI (Claude Code at its pinned version, installed from npm
+# into a cache folder) runs headless with kk installed, against kk's fake
+# model server on loopback.
+bash scripts/e2e-harnesses.sh claude

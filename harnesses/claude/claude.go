@@ -7,11 +7,31 @@ import (
 	"github.com/kk-project/kk/internal/harness"
 )
 
+// spec is what kk knows about Claude Code.
+var spec = harness.Spec{
+	ID:          id,
+	Name:        "Claude Code",
+	Binary:      binary,
+	InstallHint: "install Claude Code with `npm install -g @anthropic-ai/claude-code` (see https://code.claude.com/docs), or pick another harness with --harness",
+	// Claude Code sets CLAUDECODE=1 in every child (tools, hooks, MCP
+	// servers, IDE terminals). CLAUDE_PROJECT_DIR is no evidence: Cursor
+	// sets it too. Other harnesses' terminals may carry CLAUDECODE, so
+	// Claude Code is tried first.
+	Detect:   []harness.EnvMarker{{Name: "CLAUDECODE", Value: "1"}},
+	Priority: 10,
+	// /kk-curate extracts pending logs inside the session the user already
+	// pays for; a background `claude -p` per log would bill the plan twice.
+	Drain:        false,
+	PromptArgMax: harness.DefaultPromptArgMax,
+	Capture:      harness.CaptureInline,
+	Files:        harness.Paths{Config: []string{settingsFile}, Skills: skillsDir},
+}
+
 // Adapter is the Claude Code harness.
-type Adapter struct{}
+type Adapter struct{ harness.Base }
 
 // New returns the Claude Code adapter.
-func New() *Adapter { return &Adapter{} }
+func New() *Adapter { return &Adapter{harness.Base{S: spec}} }
 
 const (
 	id           = "claude"
@@ -21,32 +41,8 @@ const (
 	skillsDir    = ".claude/skills"
 )
 
-// ID implements harness.Adapter.
-func (*Adapter) ID() string { return id }
-
-// Name implements harness.Adapter.
-func (*Adapter) Name() string { return "Claude Code" }
-
-// Binary implements harness.Adapter.
-func (*Adapter) Binary() string { return binary }
-
 // LaunchArgs runs prompt (a slash command such as "/kk-curate") in print
 // mode; Claude Code expands a skill named at the start of a -p prompt.
 func (*Adapter) LaunchArgs(prompt string) []string { return []string{"-p", prompt} }
-
-// InstallHint implements harness.Adapter.
-func (*Adapter) InstallHint() string {
-	return "install Claude Code with `npm install -g @anthropic-ai/claude-code` (see https://code.claude.com/docs), or pick another harness with --harness"
-}
-
-// Detect reports a process started by Claude Code: it sets CLAUDECODE=1 in
-// every child (tools, hooks, MCP servers, IDE terminals). CLAUDE_PROJECT_DIR
-// is no evidence, because Cursor sets it too.
-func (*Adapter) Detect(getenv func(string) string) bool { return getenv("CLAUDECODE") == "1" }
-
-// Paths implements harness.Adapter.
-func (*Adapter) Paths() harness.Paths {
-	return harness.Paths{Config: []string{settingsFile}, Skills: skillsDir}
-}
 
 var _ harness.Adapter = (*Adapter)(nil)

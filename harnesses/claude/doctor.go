@@ -27,7 +27,7 @@ func (*Adapter) Doctor(ctx context.Context, root string) []harness.Check {
 // binaryCheck looks for claude on PATH and asks it for its version.
 func binaryCheck(ctx context.Context) harness.Check {
 	return harness.BinaryCheck{
-		Harness: id, Binary: binary, Product: "Claude Code", InstallHint: (&Adapter{}).InstallHint(),
+		Harness: id, Binary: binary, Product: "Claude Code", InstallHint: spec.InstallHint,
 		Env: guardEnv(), Timeout: versionTimeout,
 	}.Check(ctx)
 }

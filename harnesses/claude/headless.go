@@ -23,7 +23,7 @@ func (*Adapter) Headless(ctx context.Context, run harness.HeadlessRun) (string, 
 	}
 	prompt, stdin := run.Prompt, run.Stdin
 	args := []string{"-p"}
-	if len(prompt) > argPromptLimit {
+	if !spec.PromptFitsArg(prompt) {
 		// Too long for one argument: Claude Code reads the prompt from
 		// stdin when -p has none.
 		stdin = harness.PromptReader(prompt, stdin)
@@ -48,10 +48,6 @@ func (*Adapter) Headless(ctx context.Context, run harness.HeadlessRun) (string, 
 	}
 	return resultAnswer(out, run.LogFile)
 }
-
-// argPromptLimit is the longest prompt passed as an argument; Linux caps
-// one argument at 128 KiB.
-const argPromptLimit = 64 << 10
 
 // modelArgs turns a model choice (config proposalModel: {harness: claude,
 // name: haiku|sonnet|opus|<id>, effort: low|…|max}) into flags. A choice

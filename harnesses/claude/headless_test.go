@@ -103,7 +103,7 @@ func TestHeadlessArgs(t *testing.T) {
 	}
 
 	// A prompt too long for one argument goes through stdin.
-	long := strings.Repeat("x", argPromptLimit+1)
+	long := strings.Repeat("x", spec.PromptArgMax+1)
 	run = harness.HeadlessRun{Prompt: long, Stdin: strings.NewReader("tail")}
 	if _, err := New().Headless(context.Background(), run); err != nil {
 		t.Fatal(err)

@@ -25,7 +25,7 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 // golden compares got with testdata/name, or rewrites it with -update.
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	harnesstest.Golden(t, filepath.Join("testdata", name), got, *update)
+	harnesstest.Golden(t, filepath.Join("testdata", "golden", name), got, *update)
 }
 
 // The shared helpers, under the names the tests use.
@@ -108,9 +108,9 @@ func TestInstallFreshRepo(t *testing.T) {
 		t.Fatalf("changes %v, want %v", ch, want)
 	}
 	settings := read(t, filepath.Join(root, settingsFile))
-	golden(t, "settings.fresh.golden.json", settings)
+	golden(t, "settings.fresh.json", settings)
 	validate(t, settingsSchema(t), settings)
-	golden(t, "skill.kk-curate.golden.md", read(t, filepath.Join(root, ".claude/skills/kk-curate/SKILL.md")))
+	golden(t, "skill.kk-curate.md", read(t, filepath.Join(root, ".claude/skills/kk-curate/SKILL.md")))
 
 	ch, err = a.Uninstall(context.Background(), opts(root))
 	if err != nil {
@@ -146,7 +146,7 @@ func TestInstallMergesWithUserSettings(t *testing.T) {
 		t.Fatal(err)
 	}
 	installed := read(t, p)
-	golden(t, "settings.merged.golden.json", installed)
+	golden(t, "settings.merged.json", installed)
 	validate(t, settingsSchema(t), installed)
 	checkUserContent(t, user, installed)
 

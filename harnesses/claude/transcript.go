@@ -3,6 +3,7 @@ package claude
 import (
 	"encoding/json"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/kk-project/kk/internal/harness"
@@ -32,8 +33,12 @@ type block struct {
 
 // ParseTranscript reads a Claude Code session transcript (JSONL). User
 // turns are user lines with text (lines that only carry tool results, and
-// isMeta lines, are skipped); agent turns are the text blocks of assistant
-// lines. Read tool calls, and markdown paths named in Bash commands, are
+// isMeta lines, are skipped), without the blocks Claude Code adds to them
+// (see userText); agent turns are the text blocks of assistant lines.
+// Only lines of type user and assistant are turns: since 2.1.332 Claude
+// Code also records each API request as api-request-blob lines whose
+// message has role user and holds its system reminders (instructions
+// files, git status) and kk's session-start context. Read tool calls, and markdown paths named in Bash commands, are
 // the session's reads. Sub-agent (sidechain) lines add reads but no turns.
 // Lines that are not JSON (a last line cut off while Claude Code was
 // writing it) are skipped; a transcript with no JSON line at all is an
@@ -48,6 +53,9 @@ func (*Adapter) ParseTranscript(r io.Reader) (harness.Transcript, error) {
 		if l.Message == nil || l.IsMeta {
 			return true
 		}
+		if l.Type != "" && l.Type != "user" && l.Type != "assistant" {
+			return true // api-request-blob, attachment, system, …
+		}
 		role := l.Message.Role
 		if role == "" {
 			role = l.Type
@@ -58,7 +66,7 @@ func (*Adapter) ParseTranscript(r io.Reader) (harness.Transcript, error) {
 		}
 		switch role {
 		case "user":
-			if !l.IsSidechain && text != "" {
+			if text = userText(text); !l.IsSidechain && text != "" {
 				t.Turns = append(t.Turns, harness.Turn{Role: harness.User, Text: text})
 			}
 		case "assistant":
@@ -92,6 +100,39 @@ func decodeLine(data []byte) (l line, text string, ok bool) {
 		text, l.Message.Content = strings.TrimSpace(s.Message.Content), nil
 	}
 	return l, text, true
+}
+
+// injectedTags are the blocks Claude Code puts into user messages: system
+// reminders (instructions files, git status, hook context) and the caveat
+// before the output of local commands.
+var injectedTags = []string{"system-reminder", "local-command-caveat", "local-command-stdout", "local-command-stderr"}
+
+// userText is what the user said in a user message: the blocks Claude Code
+// added taken out, and a slash command (recorded as <command-name>,
+// <command-message> and <command-args>) written back as the user typed it,
+// "/kk-add the words".
+func userText(text string) string {
+	if !strings.Contains(text, "<") {
+		return text
+	}
+	text = harness.StripTags(text, injectedTags...)
+	name, hasName := tagText(text, "command-name")
+	if !hasName {
+		return text
+	}
+	args, _ := tagText(text, "command-args")
+	rest := harness.StripTags(text, "command-name", "command-message", "command-args")
+	return strings.TrimSpace(strings.Join(slices.DeleteFunc([]string{name, args, rest}, func(s string) bool { return s == "" }), " "))
+}
+
+// tagText returns the trimmed text inside the first <tag>…</tag> of s.
+func tagText(s, tag string) (string, bool) {
+	_, after, ok := strings.Cut(s, "<"+tag+">")
+	if !ok {
+		return "", false
+	}
+	inner, _, ok := strings.Cut(after, "</"+tag+">")
+	return strings.TrimSpace(inner), ok
 }
 
 // blockText joins the text blocks of a message by newlines.

@@ -9,13 +9,13 @@ import (
 	"github.com/kk-project/kk/internal/harness"
 )
 
-// testdata/transcript.jsonl is a synthetic Claude Code transcript in the
+// testdata/transcripts/synthetic.jsonl is a synthetic Claude Code transcript in the
 // line shape of harnesses.md §1.3: a summary line, string and block
 // content, an isMeta line, tool_result-only user lines, thinking and
 // tool_use blocks, a sidechain line, a system line, and a last line cut
 // off mid-write.
 func TestParseTranscript(t *testing.T) {
-	f, err := os.Open("testdata/transcript.jsonl")
+	f, err := os.Open("testdata/transcripts/synthetic.jsonl")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,11 +10,28 @@ import (
 	"github.com/kk-project/kk/internal/harness"
 )
 
+// spec is what kk knows about the Codex CLI.
+var spec = harness.Spec{
+	ID:          id,
+	Name:        "Codex CLI",
+	Binary:      binary,
+	InstallHint: "install the Codex CLI with `npm install -g @openai/codex` (see https://developers.openai.com/codex), or pick another harness with --harness",
+	// Codex's shell-tool children see CODEX_THREAD_ID; Codex sets no
+	// marker in hooks or MCP servers, so detection is best effort
+	// (harnesses.md §2.5).
+	Detect:       []harness.EnvMarker{{Name: "CODEX_THREAD_ID"}},
+	Priority:     40,
+	Drain:        true,
+	PromptArgMax: harness.DefaultPromptArgMax,
+	Capture:      harness.CaptureInline,
+	Files:        harness.Paths{Config: []string{hooksFile}, Skills: skillsDir},
+}
+
 // Adapter is the Codex CLI harness.
-type Adapter struct{}
+type Adapter struct{ harness.Base }
 
 // New returns the Codex CLI adapter.
-func New() *Adapter { return &Adapter{} }
+func New() *Adapter { return &Adapter{harness.Base{S: spec}} }
 
 var _ harness.Adapter = (*Adapter)(nil)
 
@@ -26,15 +43,6 @@ const (
 	skillsDir  = ".agents/skills"
 )
 
-// ID implements harness.Adapter.
-func (*Adapter) ID() string { return id }
-
-// Name implements harness.Adapter.
-func (*Adapter) Name() string { return "Codex CLI" }
-
-// Binary implements harness.Adapter.
-func (*Adapter) Binary() string { return binary }
-
 // LaunchArgs runs prompt with `codex exec`. Codex names a skill with $name
 // (harnesses.md §2.2), so a leading "/kk-curate" becomes "$kk-curate".
 // The run needs the workspace-write sandbox: exec is read-only by default,
@@ -44,19 +52,4 @@ func (*Adapter) LaunchArgs(prompt string) []string {
 		prompt = "$" + rest
 	}
 	return []string{"exec", "--sandbox", "workspace-write", prompt}
-}
-
-// InstallHint implements harness.Adapter.
-func (*Adapter) InstallHint() string {
-	return "install the Codex CLI with `npm install -g @openai/codex` (see https://developers.openai.com/codex), or pick another harness with --harness"
-}
-
-// Detect reports a process started by Codex: its shell-tool children see
-// CODEX_THREAD_ID. Codex sets no marker in hooks or MCP servers, so the
-// detection is best effort (harnesses.md §2.5).
-func (*Adapter) Detect(getenv func(string) string) bool { return getenv("CODEX_THREAD_ID") != "" }
-
-// Paths implements harness.Adapter.
-func (*Adapter) Paths() harness.Paths {
-	return harness.Paths{Config: []string{hooksFile}, Skills: skillsDir}
 }

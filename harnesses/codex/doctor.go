@@ -40,7 +40,7 @@ func (*Adapter) Doctor(ctx context.Context, root string) []harness.Check {
 // binaryCheck looks for codex on PATH and asks it for its version.
 func binaryCheck(ctx context.Context) harness.Check {
 	return harness.BinaryCheck{
-		Harness: id, Binary: binary, Product: "Codex CLI", InstallHint: (&Adapter{}).InstallHint(),
+		Harness: id, Binary: binary, Product: "Codex CLI", InstallHint: spec.InstallHint,
 		Timeout: versionTimeout,
 	}.Check(ctx)
 }
@@ -227,6 +227,7 @@ var labels = map[string]string{
 	"UserPromptSubmit": "user_prompt_submit",
 	"Stop":             "stop",
 	"PreCompact":       "pre_compact",
+	"SessionEnd":       "session_end",
 }
 
 // stateKey finds the trusted state entry of the handler at p.

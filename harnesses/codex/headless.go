@@ -49,7 +49,7 @@ func (*Adapter) Headless(ctx context.Context, run harness.HeadlessRun) (string, 
 	}
 	args = append(args, margs...)
 	stdin := run.Stdin
-	if len(run.Prompt) > argPromptLimit {
+	if !spec.PromptFitsArg(run.Prompt) {
 		// Too long for one argument: "-" makes codex read the prompt from
 		// stdin.
 		args = append(args, "-")
@@ -66,10 +66,6 @@ func (*Adapter) Headless(ctx context.Context, run harness.HeadlessRun) (string, 
 	}
 	return agentAnswer(out, run.LogFile)
 }
-
-// argPromptLimit is the longest prompt passed as an argument; Linux caps
-// one argument at 128 KiB.
-const argPromptLimit = 64 << 10
 
 // modelArgs turns a model choice (config proposalModel: {harness: codex,
 // model: <name>, reasoningEffort: low|medium|high}) into flags. A choice

@@ -102,7 +102,7 @@ func TestHeadless(t *testing.T) {
 	}
 
 	// A long prompt goes through stdin, named by "-".
-	long := strings.Repeat("y", argPromptLimit+1)
+	long := strings.Repeat("y", spec.PromptArgMax+1)
 	if _, err := New().Headless(context.Background(), harness.HeadlessRun{Prompt: long}); err != nil {
 		t.Fatal(err)
 	}

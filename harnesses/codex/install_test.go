@@ -24,7 +24,7 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 // golden compares got with testdata/name, or rewrites it with -update.
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	harnesstest.Golden(t, filepath.Join("testdata", name), got, *update)
+	harnesstest.Golden(t, filepath.Join("testdata", "golden", name), got, *update)
 }
 
 // The shared helpers, under the names the tests use.
@@ -98,9 +98,9 @@ func TestInstallFreshRepo(t *testing.T) {
 		t.Fatalf("changes %v, want %v", ch, want)
 	}
 	settings := read(t, filepath.Join(root, hooksFile))
-	golden(t, "hooks.fresh.golden.json", settings)
+	golden(t, "hooks.fresh.json", settings)
 	validate(t, hooksSchema(t), settings)
-	golden(t, "skill.kk-curate.golden.md", read(t, filepath.Join(root, ".agents/skills/kk-curate/SKILL.md")))
+	golden(t, "skill.kk-curate.md", read(t, filepath.Join(root, ".agents/skills/kk-curate/SKILL.md")))
 
 	ch, err = a.Uninstall(context.Background(), opts(root))
 	if err != nil {
@@ -136,7 +136,7 @@ func TestInstallMergesWithUserSettings(t *testing.T) {
 		t.Fatal(err)
 	}
 	installed := read(t, p)
-	golden(t, "hooks.merged.golden.json", installed)
+	golden(t, "hooks.merged.json", installed)
 	validate(t, hooksSchema(t), installed)
 	checkUserContent(t, user, installed)
 
@@ -187,7 +187,7 @@ func TestInstallMergesWithUserSettings(t *testing.T) {
 // (see harnesstest.KeepsUserHooks).
 func checkUserContent(t *testing.T, user, installed []byte) {
 	t.Helper()
-	harnesstest.KeepsUserHooks(t, user, installed, "PreToolUse,Stop,SessionStart,UserPromptSubmit,PreCompact")
+	harnesstest.KeepsUserHooks(t, user, installed, "PreToolUse,Stop,SessionStart,UserPromptSubmit,PreCompact,SessionEnd")
 }
 
 func TestInstallCustomCommand(t *testing.T) {
@@ -213,7 +213,7 @@ func TestInstallCustomCommand(t *testing.T) {
 	if got := read(t, filepath.Join(root, hooksFile)); bytes.Contains(got, []byte("my hook tools")) {
 		t.Fatalf("old entries kept:\n%s", got)
 	}
-	if got := read(t, filepath.Join(root, hooksFile)); strings.Count(string(got), "hook capture") != 2 {
+	if got := read(t, filepath.Join(root, hooksFile)); strings.Count(string(got), "hook capture") != 3 {
 		t.Fatalf("capture handlers duplicated:\n%s", got)
 	}
 }

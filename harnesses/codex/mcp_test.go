@@ -6,14 +6,7 @@ import (
 	"testing"
 
 	"github.com/kk-project/kk/internal/harness"
-	"github.com/kk-project/kk/internal/harness/harnesstest"
 )
-
-func TestMCPRegistration(t *testing.T) {
-	harnesstest.CheckMCPRegistrar(t, New(),
-		[]byte("model = \"o4\"\n\n[mcp_servers.other]\ncommand = \"other\"\n"),
-		"# kk:start (kk's MCP server; kk init writes and kk uninstall removes this block)\n[mcp_servers.kk]\ncommand = \"kk\"\nargs = [\"mcp\"]\n# kk:end\n")
-}
 
 // A [mcp_servers.kk] table the user wrote is theirs: kk neither adds a
 // second one (invalid TOML) nor removes it.

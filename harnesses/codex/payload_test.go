@@ -110,12 +110,12 @@ func TestHookOutput(t *testing.T) {
 	if !ok {
 		t.Fatal("no session-start output")
 	}
-	golden(t, "output.session-start.golden.json", out)
+	golden(t, "output.session-start.json", out)
 	out, ok = a.HookOutput(harness.PromptContext, "Relevant nodes:\n- [Migrations](.ai/kenkeep/nodes/db/migrations.md)\n")
 	if !ok {
 		t.Fatal("no prompt-context output")
 	}
-	golden(t, "output.prompt-context.golden.json", out)
+	golden(t, "output.prompt-context.json", out)
 	for _, ev := range []harness.Event{harness.Capture, harness.ProposalDrain, harness.LintTick} {
 		if _, ok := a.HookOutput(ev, "x"); ok {
 			t.Errorf("%s has output", ev)

@@ -49,7 +49,10 @@ type piece struct {
 // what the user typed (the user response items also carry the AGENTS.md
 // and environment blocks Codex injects); agent turns come from the
 // assistant response items. Either falls back to the other source when a
-// rollout lacks it. task_complete's last_agent_message is a turn only when
+// rollout lacks it: Codex 0.169 writes no user_message events, so its user
+// turns are the user response items without the blocks Codex injects
+// (instructions, environment, and a named skill's body, which 0.169
+// records as a user message of its own). task_complete's last_agent_message is a turn only when
 // it differs from the agent turn before it. Function calls give the reads:
 // read tools' paths and markdown paths in shell commands. Lines that are
 // not JSON (a last line cut off mid-write) are skipped; a file with no
@@ -78,7 +81,7 @@ func (*Adapter) ParseTranscript(r io.Reader) (harness.Transcript, error) {
 		case l.Type == "event_msg" && p.Type == "task_complete":
 			add("task-complete", p.LastAgentMessage)
 		case l.Type == "response_item" && p.Type == "message" && p.Role == "user":
-			add("user-item", text+messageText(p.Content, true))
+			add("user-item", userString(text)+messageText(p.Content, true))
 		case l.Type == "response_item" && p.Type == "message" && p.Role == "assistant":
 			add("agent-item", text+messageText(p.Content, false))
 		case l.Type == "response_item":
@@ -106,6 +109,20 @@ func (*Adapter) ParseTranscript(r io.Reader) (harness.Transcript, error) {
 // injected are the openings of the blocks Codex adds to user messages
 // (instructions and environment), which are not the user's words.
 var injected = []string{"<environment_context>", "<user_instructions>", "<permissions instructions>", "# AGENTS.md instructions"}
+
+// injectedTags are the tagged blocks Codex adds to user messages: the body
+// of a skill the user named ($kk-add), recorded as a user message of its
+// own since 0.169, and the instruction and environment blocks.
+var injectedTags = []string{"skill", "environment_context", "user_instructions", "permissions instructions", "turn_aborted"}
+
+// userString is a user message's content given as a plain string, without
+// what Codex injects.
+func userString(text string) string {
+	if text = strings.TrimSpace(text); isInjected(text) {
+		return ""
+	}
+	return harness.StripTags(text, injectedTags...)
+}
 
 // decodeLine decodes one rollout line. text is the message content when
 // it is a plain string; ok is false when the line is not a JSON object.
@@ -135,6 +152,11 @@ func messageText(blocks []textBlock, user bool) string {
 		}
 		if user && isInjected(text) {
 			continue
+		}
+		if user {
+			if text = harness.StripTags(text, injectedTags...); text == "" {
+				continue
+			}
 		}
 		texts = append(texts, text)
 	}

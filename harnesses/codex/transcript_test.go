@@ -9,7 +9,7 @@ import (
 	"github.com/kk-project/kk/internal/harness"
 )
 
-// testdata/rollout.jsonl is a synthetic Codex rollout in the shape of
+// testdata/transcripts/synthetic.jsonl is a synthetic Codex rollout in the shape of
 // harnesses.md §2.3: session_meta and turn_context lines, user messages
 // recorded both as response items (one of them an injected environment
 // block) and as user_message events, reasoning, function calls of shell,
@@ -17,7 +17,7 @@ import (
 // repeated as agent_message events and task_complete, a compacted line,
 // and a last line cut off mid-write.
 func TestParseTranscript(t *testing.T) {
-	f, err := os.Open("testdata/rollout.jsonl")
+	f, err := os.Open("testdata/transcripts/synthetic.jsonl")
 	if err != nil {
 		t.Fatal(err)
 	}

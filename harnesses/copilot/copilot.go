@@ -4,14 +4,19 @@
 // What the harness offers, and what kk does with it:
 //
 //   - Hooks live in every .github/hooks/*.json of the repository. kk owns
-//     .github/hooks/kk.json entirely: sessionStart drains the proposal
-//     queue; agentStop, preCompact and sessionEnd capture the session;
-//     sessionEnd also ticks lint.
-//   - Copilot ignores the output of sessionStart and userPromptSubmitted
-//     hooks, so kk cannot hand it ENTRY.md or prompt-time context. Copilot
-//     reads AGENTS.md, where kk init keeps its block pointing at ENTRY.md;
-//     kk never writes per-session content into committed instruction
-//     files.
+//     .github/hooks/kk.json entirely: sessionStart gives the model ENTRY.md
+//     and drains the proposal queue; userPromptSubmitted adds the nodes
+//     relevant to the prompt; agentStop, preCompact and sessionEnd capture
+//     the session; sessionEnd also ticks lint.
+//   - Since 1.0.102 (at least) Copilot takes {"additionalContext": …} from
+//     sessionStart (sent to the model as a user message of its own, not
+//     recorded in the transcript) and from userPromptSubmitted (appended
+//     to the prompt in a <system_reminder> block). Older builds ignored
+//     both; Copilot also reads AGENTS.md, where kk init keeps its block
+//     pointing at ENTRY.md.
+//   - Copilot writes a turn to its transcript only after its agentStop
+//     and sessionEnd hooks have run, so capture is detached and waits for
+//     the file to settle (Spec.Capture).
 //   - Skills are SKILL.md folders under .github/skills/.
 //   - Transcripts are ${COPILOT_HOME:-~/.copilot}/session-state/<id>/events.jsonl.
 //   - Headless runs are `copilot -p … --output-format json`.
@@ -31,38 +36,33 @@ const (
 	userDirRel = ".copilot"
 )
 
-// Adapter is the Copilot CLI adapter. The zero value is ready to use.
-type Adapter struct{}
+// spec is what kk knows about the Copilot CLI.
+var spec = harness.Spec{
+	ID:          id,
+	Name:        "GitHub Copilot CLI",
+	Binary:      binary,
+	InstallHint: "install the GitHub Copilot CLI with `npm install -g @github/copilot` (or `brew install copilot-cli`), then run `copilot` once and sign in with /login",
+	// Copilot sets COPILOT_CLI=1 in the environment of the commands it
+	// runs (reported by users; GitHub does not document it), so this is
+	// a hint behind the explicit --harness flag.
+	Detect:       []harness.EnvMarker{{Name: detectEnv, Value: "1"}},
+	Priority:     50,
+	Drain:        true,
+	PromptArgMax: harness.DefaultPromptArgMax,
+	// Copilot writes a turn to events.jsonl only after its agentStop and
+	// sessionEnd hooks have run (1.0.102): the capture waits for it.
+	Capture: harness.CaptureSettled,
+	Files:   harness.Paths{Config: []string{hooksFile}, Skills: skillsDir},
+}
+
+// Adapter is the Copilot CLI adapter.
+type Adapter struct{ harness.Base }
 
 // New returns the adapter.
-func New() *Adapter { return &Adapter{} }
+func New() *Adapter { return &Adapter{harness.Base{S: spec}} }
 
 var _ harness.Adapter = (*Adapter)(nil)
-
-// ID implements harness.Adapter.
-func (*Adapter) ID() string { return id }
-
-// Name implements harness.Adapter.
-func (*Adapter) Name() string { return "GitHub Copilot CLI" }
-
-// Binary implements harness.Adapter.
-func (*Adapter) Binary() string { return binary }
 
 // LaunchArgs implements harness.Adapter: `copilot -p "<prompt>"` runs
 // the prompt (a slash command such as /kk-curate) non-interactively.
 func (*Adapter) LaunchArgs(prompt string) []string { return []string{"-p", prompt} }
-
-// InstallHint implements harness.Adapter.
-func (*Adapter) InstallHint() string {
-	return "install the GitHub Copilot CLI with `npm install -g @github/copilot` (or `brew install copilot-cli`), then run `copilot` once and sign in with /login"
-}
-
-// Detect implements harness.Adapter. Copilot sets COPILOT_CLI=1 in the
-// environment of the commands it runs (reported by users; GitHub does not
-// document it), so this is a hint behind the explicit --harness flag.
-func (*Adapter) Detect(getenv func(string) string) bool { return getenv(detectEnv) == "1" }
-
-// Paths implements harness.Adapter.
-func (*Adapter) Paths() harness.Paths {
-	return harness.Paths{Config: []string{hooksFile}, Skills: skillsDir}
-}

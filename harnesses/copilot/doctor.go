@@ -24,7 +24,7 @@ var (
 // user folder is found through $COPILOT_HOME and the home folder.
 func (a *Adapter) Doctor(ctx context.Context, root string) []harness.Check {
 	return []harness.Check{
-		harness.PathCheck(binary, "Copilot", (&Adapter{}).InstallHint()),
+		harness.PathCheck(binary, "Copilot", spec.InstallHint),
 		checkAuth(),
 		checkHooksFile(root),
 		checkCommand(root),
@@ -33,13 +33,19 @@ func (a *Adapter) Doctor(ctx context.Context, root string) []harness.Check {
 		{
 			Name:  "session-start context",
 			Level: harness.LevelOK,
-			Message: "platform limit: Copilot ignores the output of sessionStart and userPromptSubmitted hooks, so kk cannot inject ENTRY.md or prompt-time context; " +
-				"Copilot reads AGENTS.md, where kk's block points to .ai/kenkeep/ENTRY.md, and kk writes no per-session content into committed instruction files",
+			Message: "Copilot CLI 1.0.102 and later take kk's context from the sessionStart hook (ENTRY.md) and the userPromptSubmitted hook (nodes relevant to the prompt); " +
+				"older builds ignore both, and read AGENTS.md, where kk's block points to .ai/kenkeep/ENTRY.md",
+		},
+		{
+			Name:  "capture",
+			Level: harness.LevelOK,
+			Message: "Copilot writes a turn to its transcript only after its hooks have run, so kk captures in a detached process that waits up to 30 s for the transcript to settle; " +
+				"a failure is logged in .ai/kenkeep/_logs/hook-errors-<date>.log",
 		},
 		{
 			Name:  "prompt mode",
 			Level: harness.LevelOK,
-			Message: "platform limit: `copilot -p` runs repository hooks only in a trusted folder (or with GITHUB_COPILOT_PROMPT_MODE_REPO_HOOKS=true), " +
+			Message: "platform limit: `copilot -p` runs repository hooks and project MCP servers only in a trusted folder (or with COPILOT_ALLOW_ALL=true, or GITHUB_COPILOT_PROMPT_MODE_REPO_HOOKS=true), " +
 				"so sessions started that way are captured only there",
 		},
 	}

@@ -13,11 +13,6 @@ import (
 	"github.com/kk-project/kk/internal/harness"
 )
 
-// maxArgBytes is the longest prompt passed as a command-line argument.
-// Linux refuses a single argument over 128 KiB (MAX_ARG_STRLEN); longer
-// prompts go to Copilot on stdin, which it reads when -p is absent.
-const maxArgBytes = 100 << 10
-
 // Headless implements harness.Adapter: `copilot -p <prompt>
 // --output-format json --no-ask-user --disable-builtin-mcps [--model m]`
 // with KK_INTERNAL=1 in the environment, so kk's own hooks stay quiet if
@@ -51,13 +46,13 @@ func (a *Adapter) Headless(ctx context.Context, run harness.HeadlessRun) (string
 		args = append(args, "--model", model)
 	}
 	var stdin io.Reader
-	if len(text) <= maxArgBytes {
+	if spec.PromptFitsArg(text) { // else on stdin, which Copilot reads when -p is absent
 		args = append([]string{"-p", text}, args...)
 	} else {
 		stdin = strings.NewReader(text)
 	}
 	out, err := harness.Run(ctx, harness.Child{
-		Name: binary, Args: args, Stdin: stdin, InstallHint: (&Adapter{}).InstallHint(),
+		Name: binary, Args: args, Stdin: stdin, InstallHint: spec.InstallHint,
 		Timeout: run.Timeout, LogFile: run.LogFile, NoStderr: "(no output on stderr)",
 	})
 	if err != nil {

@@ -23,10 +23,10 @@ type hookSpec struct {
 }
 
 // hookSpecs are kk's hooks in Copilot, in the order they are written.
-// There is no session-start or prompt-context entry: Copilot ignores the
-// output of sessionStart and userPromptSubmitted hooks.
 var hookSpecs = []hookSpec{
+	{"sessionStart", harness.SessionStart},
 	{"sessionStart", harness.ProposalDrain},
+	{"userPromptSubmitted", harness.PromptContext},
 	{"agentStop", harness.Capture},
 	{"preCompact", harness.Capture},
 	{"sessionEnd", harness.Capture},

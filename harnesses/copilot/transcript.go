@@ -3,9 +3,10 @@ package copilot
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
-	"regexp"
+	"io/fs"
 	"slices"
 	"strings"
 	"time"
@@ -146,11 +147,12 @@ func textOfValue(v any) string {
 	return ""
 }
 
-// injected are the blocks Copilot adds to transformedContent around what
-// the user typed.
-var injected = regexp.MustCompile(`(?s)<(current_datetime|reminder)>.*?</(current_datetime|reminder)>`)
-
-func stripInjected(s string) string { return injected.ReplaceAllString(s, "") }
+// stripInjected takes out of transformedContent the blocks Copilot adds
+// around what the user typed: the date, reminders, and (since 1.0.102) the
+// context of a userPromptSubmitted hook in a <system_reminder> block.
+func stripInjected(s string) string {
+	return harness.StripTags(s, "current_datetime", "reminder", "system_reminder")
+}
 
 // Tools whose arguments name files the session read.
 var (
@@ -181,4 +183,44 @@ func toolReads(tool string, args any) []harness.Read {
 		return reads
 	}
 	return nil
+}
+
+// settleWindow is how much of the end of events.jsonl Settled reads.
+const settleWindow = 1 << 20
+
+// Settled implements harness.TranscriptSettler. Copilot 1.0.102 writes a
+// turn's events to events.jsonl only after its agentStop and sessionEnd
+// hooks have returned, so at hook time the file ends with the user's
+// message. It has settled when the last user.message is followed by an
+// assistant.turn_end, or the session has ended (session.shutdown).
+func (*Adapter) Settled(path string) (bool, error) {
+	f, err := harness.OpenTail(path, settleWindow) // only the end matters
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil // not written yet
+	}
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	turnEnded, shutdown := false, false
+	err = harness.EachLine(f, func(line []byte) {
+		var ev struct {
+			Type string `json:"type"`
+		}
+		if !bytes.Contains(line, []byte(`"type"`)) || json.Unmarshal(line, &ev) != nil {
+			return
+		}
+		switch ev.Type {
+		case "user.message":
+			turnEnded = false
+		case "assistant.turn_end":
+			turnEnded = true
+		case "session.shutdown":
+			shutdown = true
+		}
+	})
+	if err != nil {
+		return false, err
+	}
+	return shutdown || turnEnded, nil
 }

@@ -34,8 +34,27 @@ const (
 	skillsDir = ".cursor/skills"
 )
 
+// spec is what kk knows about Cursor.
+var spec = harness.Spec{
+	ID:          id,
+	Name:        "Cursor",
+	Binary:      binary,
+	InstallHint: "install the Cursor CLI with `curl https://cursor.com/install -fsS | bash` (it provides the `agent` command), then run `agent login`",
+	// Cursor exports CURSOR_AGENT=1 to the commands its agent runs; some
+	// hosts also export CURSOR_VERSION. Cursor also sets Claude Code's
+	// CLAUDE_PROJECT_DIR, which is why Claude Code is detected by
+	// CLAUDECODE instead.
+	Detect:       []harness.EnvMarker{{Name: "CURSOR_AGENT", Value: "1"}, {Name: "CURSOR_VERSION"}},
+	Priority:     20,
+	Drain:        true,
+	PromptArgMax: harness.DefaultPromptArgMax,
+	Capture:      harness.CaptureInline,
+	Files:        harness.Paths{Config: []string{hooksFile}, Skills: skillsDir},
+}
+
 // Adapter is the Cursor adapter.
 type Adapter struct {
+	harness.Base
 	// getenv reads the environment: HOME and CURSOR_TRANSCRIPT_PATH when
 	// locating transcripts, PATH when looking for programs. Tests replace
 	// it.
@@ -43,7 +62,7 @@ type Adapter struct {
 }
 
 // New returns the adapter, reading the process environment.
-func New() *Adapter { return &Adapter{getenv: os.Getenv} }
+func New() *Adapter { return &Adapter{Base: harness.Base{S: spec}, getenv: os.Getenv} }
 
 var _ harness.Adapter = (*Adapter)(nil)
 
@@ -54,45 +73,9 @@ func (a *Adapter) env(key string) string {
 	return a.getenv(key)
 }
 
-// ID implements harness.Adapter.
-func (*Adapter) ID() string { return id }
-
-// Name implements harness.Adapter.
-func (*Adapter) Name() string { return "Cursor" }
-
-// Binary implements harness.Adapter.
-func (*Adapter) Binary() string { return binary }
-
 // LaunchArgs implements harness.Adapter: `agent -p "<prompt>"` runs the
 // prompt (a slash command such as /kk-curate) non-interactively.
 func (*Adapter) LaunchArgs(prompt string) []string { return []string{"-p", prompt} }
-
-// InstallHint implements harness.Adapter.
-func (*Adapter) InstallHint() string {
-	return "install the Cursor CLI with `curl https://cursor.com/install -fsS | bash` (it provides the `agent` command), then run `agent login`"
-}
-
-// Detect implements harness.Adapter: Cursor exports CURSOR_AGENT=1 to the
-// commands its agent runs; some hosts also export CURSOR_VERSION.
-func (*Adapter) Detect(getenv func(string) string) bool {
-	return getenv("CURSOR_AGENT") == "1" || getenv("CURSOR_VERSION") != ""
-}
-
-// Paths implements harness.Adapter.
-func (*Adapter) Paths() harness.Paths {
-	return harness.Paths{Config: []string{hooksFile}, Skills: skillsDir}
-}
-
-// HookOutput implements harness.Adapter. Only sessionStart can hand
-// context to Cursor; beforeSubmitPrompt has no field for it.
-func (*Adapter) HookOutput(event harness.Event, context string) ([]byte, bool) {
-	if event != harness.SessionStart {
-		return nil, false
-	}
-	return harness.MustRawJSON(struct {
-		AdditionalContext string `json:"additional_context"`
-	}{context}), true
-}
 
 // versionTimeout bounds `<binary> --version` in doctor.
 var versionTimeout = 5 * time.Second

@@ -9,10 +9,6 @@ import (
 	"github.com/kk-project/kk/internal/harness"
 )
 
-// promptArgMax is the largest prompt passed as an argument; a longer one
-// (or one with input) goes on stdin, as `agent -p -` reads it.
-const promptArgMax = 64 << 10
-
 // result is the line `agent -p --output-format json` ends with
 // (harnesses.md §3.4); stream-json ends with the same line.
 type result struct {
@@ -31,7 +27,7 @@ type result struct {
 func (a *Adapter) Headless(ctx context.Context, run harness.HeadlessRun) (string, error) {
 	bin, err := a.lookPath(binary, oldBinary)
 	if err != nil {
-		return "", fmt.Errorf("%v; %s", err, a.InstallHint())
+		return "", harness.NotReady(fmt.Errorf("%v; %s", err, a.InstallHint()))
 	}
 	args := []string{"-p", "--output-format", "json"}
 	if name, err := harness.ModelName(run.Model); err != nil {
@@ -44,7 +40,7 @@ func (a *Adapter) Headless(ctx context.Context, run harness.HeadlessRun) (string
 		return "", fmt.Errorf("reading the input of the Cursor run: %w", err)
 	}
 	var stdin []byte
-	if len(input) > 0 || len(run.Prompt) > promptArgMax {
+	if len(input) > 0 || !spec.PromptFitsArg(run.Prompt) {
 		args = append(args, "-")
 		stdin = harness.JoinInput(run.Prompt, input)
 	} else {

@@ -1,11 +1,7 @@
 package cursor
 
 import (
-	"bufio"
-	"bytes"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"io"
 	"regexp"
 	"strings"
@@ -38,34 +34,15 @@ type block struct {
 // transcript none of whose lines is JSON is an error.
 func (*Adapter) ParseTranscript(r io.Reader) (harness.Transcript, error) {
 	var t harness.Transcript
-	br := bufio.NewReader(r)
-	n, parsed := 0, 0
-	var firstErr error
-	for {
-		raw, err := br.ReadBytes('\n')
-		if len(bytes.TrimSpace(raw)) > 0 {
-			n++
-			var l line
-			if jerr := json.Unmarshal(raw, &l); jerr != nil {
-				if firstErr == nil {
-					firstErr = fmt.Errorf("line %d: %v", n, jerr)
-				}
-			} else {
-				parsed++
-				addLine(&t, l)
-			}
+	err := harness.EachJSONLine(r, "a Cursor transcript (JSON lines expected)", func(raw []byte) bool {
+		var l line
+		if json.Unmarshal(raw, &l) != nil {
+			return false
 		}
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return t, fmt.Errorf("reading Cursor transcript: %w", err)
-		}
-	}
-	if n > 0 && parsed == 0 {
-		return t, fmt.Errorf("not a Cursor transcript (JSON lines expected): %w", firstErr)
-	}
-	return t, nil
+		addLine(&t, l)
+		return true
+	})
+	return t, err
 }
 
 func addLine(t *harness.Transcript, l line) {

@@ -28,10 +28,11 @@ func (a *Adapter) Doctor(ctx context.Context, root string) []harness.Check {
 	project := readSettings(filepath.Join(root, filepath.FromSlash(settingsFile)))
 	user := readSettings(userSettingsPath())
 	return []harness.Check{
-		harness.PathCheck(binary, "Gemini CLI", (&Adapter{}).InstallHint()),
+		harness.PathCheck(binary, "Gemini CLI", spec.InstallHint),
 		checkHooks(root),
 		checkCommand(root),
 		checkCommands(root),
+		harness.CheckManagedSkills(root, skillsDir, id),
 		checkHooksEnabled(project, user),
 		checkTrust(root, user),
 		checkRecursionGuard(project, user),
@@ -267,13 +268,18 @@ func checkTrust(root string, user settings) harness.Check {
 			}
 		}
 	}
+	const headless = "; headless `gemini -p` (kk curate, kk bootstrap, the background extraction) refuses to start there at all (exit 55) unless GEMINI_CLI_TRUST_WORKSPACE=true"
 	if rules[abs] == "DO_NOT_TRUST" {
 		c.Level, c.Fix = harness.LevelWarn, fix
-		c.Message = fmt.Sprintf("%s is marked untrusted in %s: Gemini CLI ignores .gemini/settings.json and .gemini/commands there, so none of kk's hooks or commands run", abs, file)
+		c.Message = fmt.Sprintf("%s is marked untrusted in %s: Gemini CLI ignores .gemini/settings.json, .gemini/commands and .gemini/skills there, so none of kk's hooks, commands or skills run", abs, file) + headless
+		return c
+	}
+	if os.Getenv("GEMINI_CLI_TRUST_WORKSPACE") == "true" {
+		c.Level, c.Message = harness.LevelOK, "GEMINI_CLI_TRUST_WORKSPACE=true trusts every folder for this environment"
 		return c
 	}
 	c.Level, c.Fix = harness.LevelWarn, fix
-	c.Message = fmt.Sprintf("%s is not in %s: with folder trust on (the default in current releases) Gemini CLI asks on first start, and until the folder is trusted it runs none of kk's hooks or commands", abs, file)
+	c.Message = fmt.Sprintf("%s is not in %s: with folder trust on (the default in current releases) Gemini CLI asks on first start, and until the folder is trusted it runs none of kk's hooks, commands or skills", abs, file) + headless
 	return c
 }
 

@@ -16,7 +16,9 @@
 //     hooks add context to each prompt the same way: kk uses both.
 //     AfterAgent (end of turn), PreCompress and SessionEnd capture.
 //   - Skills become custom commands, .gemini/commands/<name>.toml, with a
-//     description and a prompt.
+//     description and a prompt (/kk-curate runs one, headless too), and
+//     agent skills, .gemini/skills/<name>/SKILL.md, which Gemini CLI 0.61
+//     lists to the model in its activate_skill tool (in a trusted folder).
 //   - Transcripts are the JSON Lines chat recordings under
 //     ~/.gemini/tmp/<project hash>/chats/ (older releases wrote one JSON
 //     document); hooks receive the path.
@@ -32,42 +34,36 @@ const (
 	binary       = "gemini"
 	settingsFile = ".gemini/settings.json"
 	commandsDir  = ".gemini/commands"
+	skillsDir    = ".gemini/skills"
 	detectEnv    = "GEMINI_CLI"
 	userDirRel   = ".gemini"
 )
 
-// Adapter is the Gemini CLI adapter. The zero value is ready to use.
-type Adapter struct{}
+// spec is what kk knows about Gemini CLI.
+var spec = harness.Spec{
+	ID:          id,
+	Name:        "Gemini CLI",
+	Binary:      binary,
+	InstallHint: "install Gemini CLI with `npm install -g @google/gemini-cli` (or `brew install gemini-cli`), then run `gemini` once to sign in",
+	// Gemini CLI sets GEMINI_CLI=1 in the environment of the shell
+	// commands it runs.
+	Detect:       []harness.EnvMarker{{Name: detectEnv, Value: "1"}},
+	Priority:     60,
+	Drain:        true,
+	PromptArgMax: harness.DefaultPromptArgMax,
+	Capture:      harness.CaptureInline,
+	Files:        harness.Paths{Config: []string{settingsFile}, Skills: skillsDir, Other: []string{commandsDir}},
+}
+
+// Adapter is the Gemini CLI adapter.
+type Adapter struct{ harness.Base }
 
 // New returns the adapter.
-func New() *Adapter { return &Adapter{} }
+func New() *Adapter { return &Adapter{harness.Base{S: spec}} }
 
 var _ harness.Adapter = (*Adapter)(nil)
-
-// ID implements harness.Adapter.
-func (*Adapter) ID() string { return id }
-
-// Name implements harness.Adapter.
-func (*Adapter) Name() string { return "Gemini CLI" }
-
-// Binary implements harness.Adapter.
-func (*Adapter) Binary() string { return binary }
 
 // LaunchArgs implements harness.Adapter: `gemini -p "<prompt>"` is Gemini
 // CLI's headless mode; a prompt such as /kk-curate runs kk's custom
 // command.
 func (*Adapter) LaunchArgs(prompt string) []string { return []string{"-p", prompt} }
-
-// InstallHint implements harness.Adapter.
-func (*Adapter) InstallHint() string {
-	return "install Gemini CLI with `npm install -g @google/gemini-cli` (or `brew install gemini-cli`), then run `gemini` once to sign in"
-}
-
-// Detect implements harness.Adapter. Gemini CLI sets GEMINI_CLI=1 in the
-// environment of the shell commands it runs.
-func (*Adapter) Detect(getenv func(string) string) bool { return getenv(detectEnv) == "1" }
-
-// Paths implements harness.Adapter.
-func (*Adapter) Paths() harness.Paths {
-	return harness.Paths{Config: []string{settingsFile}, Skills: commandsDir}
-}

@@ -12,12 +12,6 @@ import (
 	"github.com/kk-project/kk/internal/harness"
 )
 
-// maxArgBytes is the longest prompt passed as a command-line argument.
-// Linux refuses a single argument over 128 KiB (MAX_ARG_STRLEN); a longer
-// prompt goes to Gemini CLI on stdin, which it reads as the prompt when -p
-// is absent.
-const maxArgBytes = 100 << 10
-
 // Headless implements harness.Adapter: `gemini -p <prompt> --output-format
 // json [-m model]` with KK_INTERNAL=1 in the environment, so kk's own
 // hooks stay quiet inside the run. The input on run.Stdin goes to Gemini's
@@ -44,7 +38,7 @@ func (a *Adapter) Headless(ctx context.Context, run harness.HeadlessRun) (string
 		args = append(args, "-m", model)
 	}
 	stdin := input
-	if len(run.Prompt) <= maxArgBytes {
+	if spec.PromptFitsArg(run.Prompt) { // else on stdin, which Gemini reads as the prompt when -p is absent
 		args = append([]string{"-p", run.Prompt}, args...)
 	} else {
 		// Gemini joins stdin and -p as "<stdin>\n\n<prompt>"; without -p the
@@ -59,17 +53,26 @@ func (a *Adapter) Headless(ctx context.Context, run harness.HeadlessRun) (string
 		in = bytes.NewReader(stdin)
 	}
 	out, err := harness.Run(ctx, harness.Child{
-		Name: binary, Args: args, Stdin: in, InstallHint: (&Adapter{}).InstallHint(),
+		Name: binary, Args: args, Stdin: in, InstallHint: spec.InstallHint,
 		Timeout: run.Timeout, LogFile: run.LogFile, NoStderr: "(no output on stderr)",
 		// With --output-format json a failed run still prints its error
 		// as JSON on stdout.
-		Explain: jsonError,
+		Explain:       jsonError,
+		NotReadyExits: map[int]string{untrustedExit: untrustedFix},
 	})
 	if err != nil {
 		return "", err
 	}
 	return answer(out)
 }
+
+// untrustedExit is how headless Gemini CLI (0.61) refuses a folder the
+// user has not trusted: it runs nothing at all there.
+const untrustedExit = 55
+
+// untrustedFix tells the user how to let headless runs into the folder.
+const untrustedFix = "Gemini CLI refuses to run headless in a folder it does not trust; " +
+	"trust the repository in an interactive `gemini` session (or with /permissions), or set GEMINI_CLI_TRUST_WORKSPACE=true"
 
 // result is the document `--output-format json` prints.
 type result struct {

@@ -2,6 +2,7 @@ package gemini
 
 import (
 	"context"
+	"errors"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -105,6 +106,14 @@ func TestHeadlessFailures(t *testing.T) {
 	t.Setenv("FAKE_EXIT", "41")
 	if _, err := a.Headless(ctx, harness.HeadlessRun{Prompt: "p"}); err == nil || !strings.Contains(err.Error(), "exit code 41") || !strings.Contains(err.Error(), "AuthError: not signed in") {
 		t.Errorf("JSON error: %v", err)
+	}
+
+	// 0.61 in a folder the user has not trusted: exit 55, nothing run.
+	fakeBinary(t, "")
+	t.Setenv("FAKE_EXIT", "55")
+	t.Setenv("FAKE_ERR", "Gemini CLI is not running in a trusted directory.")
+	if _, err := a.Headless(ctx, harness.HeadlessRun{Prompt: "p"}); !errors.Is(err, harness.ErrNotReady) || !strings.Contains(err.Error(), "GEMINI_CLI_TRUST_WORKSPACE=true") {
+		t.Errorf("untrusted folder: %v", err)
 	}
 
 	fakeBinary(t, "")

@@ -207,14 +207,18 @@ func setHooks(settings *harness.Object, want map[string][]json.RawMessage, order
 }
 
 // Install implements harness.Adapter. It merges kk's hooks into
-// .gemini/settings.json and writes one .gemini/commands/<name>.toml per
-// skill. Every command is rendered and the settings file parsed before the
-// first write.
+// .gemini/settings.json and writes one .gemini/commands/<name>.toml and
+// one .gemini/skills/<name>/SKILL.md per skill. Every command and skill is
+// rendered and the settings file parsed before the first write.
 func (a *Adapter) Install(ctx context.Context, o harness.InstallOptions) ([]harness.Change, error) {
 	if err := harness.CheckRoot(o.Root); err != nil {
 		return nil, err
 	}
 	cmds, err := renderCommands(o.Skills)
+	if err != nil {
+		return nil, err
+	}
+	skills, err := harness.RenderSkills(o.Skills)
 	if err != nil {
 		return nil, err
 	}
@@ -230,13 +234,19 @@ func (a *Adapter) Install(ctx context.Context, o harness.InstallOptions) ([]harn
 	}
 	changes := harness.AddChange(nil, settingsFile, action)
 	cc, err := harness.WriteFiles(ctx, o.Root, cmds)
-	return append(changes, cc...), err
+	changes = append(changes, cc...)
+	if err != nil {
+		return changes, err
+	}
+	sc, err := harness.InstallManagedSkills(o.Root, skillsDir, skills)
+	return append(changes, sc...), err
 }
 
 // Uninstall implements harness.Adapter. It removes kk's entries from
 // .gemini/settings.json (the file itself when nothing else is left in
-// it) and the command files of opts.Skills (of the skills this kk ships
-// when none are named), then the folders left empty.
+// it), the command files of opts.Skills (of the skills this kk ships
+// when none are named) and kk's skill folders, then the folders left
+// empty.
 func (a *Adapter) Uninstall(ctx context.Context, o harness.InstallOptions) ([]harness.Change, error) {
 	if err := harness.CheckRoot(o.Root); err != nil {
 		return nil, err
@@ -261,8 +271,10 @@ func (a *Adapter) Uninstall(ctx context.Context, o harness.InstallOptions) ([]ha
 	if err != nil {
 		return changes, err
 	}
-	harness.RemoveEmptyDirs(o.Root, commandsDir, path.Dir(settingsFile))
-	return changes, nil
+	sc, err := harness.UninstallManagedSkills(o.Root, skillsDir, o.Skills)
+	changes = append(changes, sc...)
+	harness.RemoveEmptyDirs(o.Root, commandsDir, skillsDir, path.Dir(settingsFile))
+	return changes, err
 }
 
 // renderCommands renders every skill into its command file, in name

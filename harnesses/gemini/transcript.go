@@ -1,9 +1,7 @@
 package gemini
 
 import (
-	"bufio"
 	"bytes"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -55,7 +53,8 @@ type record struct {
 
 // ParseTranscript implements harness.Adapter: the history as it stands
 // at the end of the file, user messages as user turns (what the user
-// typed, when Gemini recorded it apart from the expanded prompt) and
+// typed, when Gemini recorded it apart from the expanded prompt, without
+// the blocks Gemini CLI injects) and
 // gemini messages as agent turns, with the files read through read tools
 // and named in shell commands. Lines that are not JSON — a last line cut
 // off while Gemini was writing it, say — are skipped.
@@ -72,6 +71,7 @@ func (*Adapter) ParseTranscript(r io.Reader) (harness.Transcript, error) {
 			if text == "" {
 				text = strings.TrimSpace(textOf(m.Content))
 			}
+			text = harness.StripTags(text, injectedTags...)
 			if text != "" {
 				t.Turns = append(t.Turns, harness.Turn{Role: harness.User, Text: text})
 			}
@@ -87,33 +87,35 @@ func (*Adapter) ParseTranscript(r io.Reader) (harness.Transcript, error) {
 	return t, nil
 }
 
+// injectedTags are the blocks Gemini CLI records as user messages that
+// the user did not write: its setup message (<session_context>: date,
+// folder listing, MCP server instructions) and the context hooks added
+// (<hook_context>: kk's ENTRY.md at SessionStart, kk's prompt context at
+// BeforeAgent), both as of 0.61.
+var injectedTags = []string{"session_context", "hook_context"}
+
 // history replays a chat recording (either format) into its messages.
 // A file whose first line is a lone "{" is the legacy pretty-printed
 // document, decoded whole; anything else is read line by line.
 func history(r io.Reader) ([]message, error) {
-	br := bufio.NewReaderSize(r, 64<<10)
-	first, err := br.ReadBytes('\n')
-	if err != nil && !errors.Is(err, io.EOF) {
-		return nil, fmt.Errorf("reading the Gemini transcript: %w", err)
-	}
-	if string(bytes.TrimSpace(first)) == "{" {
-		rest, err := io.ReadAll(br)
-		if err != nil {
-			return nil, fmt.Errorf("reading the Gemini transcript: %w", err)
-		}
-		var p replayer
-		p.apply(append(first, rest...))
-		return p.msgs, nil
-	}
 	var p replayer
-	p.apply(first)
-	for !errors.Is(err, io.EOF) {
-		var line []byte
-		line, err = br.ReadBytes('\n')
-		if err != nil && !errors.Is(err, io.EOF) {
-			return nil, fmt.Errorf("reading the Gemini transcript: %w", err)
+	var legacy []byte
+	first, isLegacy := true, false
+	err := harness.EachLine(r, func(line []byte) {
+		if first {
+			first, isLegacy = false, string(bytes.TrimSpace(line)) == "{"
+		}
+		if isLegacy {
+			legacy = append(legacy, line...)
+			return
 		}
 		p.apply(line)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reading the Gemini transcript: %w", err)
+	}
+	if isLegacy {
+		p.apply(legacy)
 	}
 	return p.msgs, nil
 }

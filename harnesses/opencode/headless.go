@@ -10,10 +10,6 @@ import (
 	"github.com/kk-project/kk/internal/harness"
 )
 
-// promptArgMax is the largest prompt passed as an argument; a longer one
-// goes on stdin, which `opencode run` appends to its message.
-const promptArgMax = 64 << 10
-
 // event is one line of `opencode run --format json` (harnesses.md §4.4).
 // Current builds print {type, sessionID, part} with type text, tool_use,
 // step_start, step_finish or error; older ones printed bus events such as
@@ -42,7 +38,7 @@ type textPart struct {
 func (a *Adapter) Headless(ctx context.Context, run harness.HeadlessRun) (string, error) {
 	bin, err := a.lookPath(binary)
 	if err != nil {
-		return "", fmt.Errorf("%v; %s", err, a.InstallHint())
+		return "", harness.NotReady(fmt.Errorf("%v; %s", err, a.InstallHint()))
 	}
 	args := []string{"run", "--format", "json"}
 	if name, err := harness.ModelName(run.Model); err != nil {
@@ -55,7 +51,7 @@ func (a *Adapter) Headless(ctx context.Context, run harness.HeadlessRun) (string
 		return "", fmt.Errorf("reading the input of the OpenCode run: %w", err)
 	}
 	stdin := input
-	if len(run.Prompt) > promptArgMax {
+	if !spec.PromptFitsArg(run.Prompt) { // on stdin, which `opencode run` appends to its message
 		stdin = harness.JoinInput(run.Prompt, input)
 	} else {
 		args = append(args, run.Prompt)

@@ -33,11 +33,13 @@ func abs(t *testing.T, rel string) string {
 	return p
 }
 
+var checksByName = harnesstest.ByName
+
 func TestHeadless(t *testing.T) {
 	for _, fixture := range []string{"run-format-json.jsonl", "run-bus-events.jsonl"} {
 		t.Run(fixture, func(t *testing.T) {
 			out := t.TempDir()
-			a := &Adapter{getenv: env(map[string]string{"PATH": recordingOpencode(t, out, abs(t, filepath.Join("testdata", fixture)))})}
+			a := &Adapter{Base: harness.Base{S: spec}, getenv: env(map[string]string{"PATH": recordingOpencode(t, out, abs(t, filepath.Join("testdata", fixture)))})}
 			log := filepath.Join(out, "logs", "p.jsonl")
 			got, err := a.Headless(context.Background(), harness.HeadlessRun{
 				Prompt:  "Extract candidates.",
@@ -70,8 +72,8 @@ func TestHeadless(t *testing.T) {
 
 func TestHeadlessLongPromptGoesOnStdin(t *testing.T) {
 	out := t.TempDir()
-	a := &Adapter{getenv: env(map[string]string{"PATH": recordingOpencode(t, out, abs(t, filepath.Join("testdata", "run-format-json.jsonl")))})}
-	long := strings.Repeat("x", promptArgMax+1)
+	a := &Adapter{Base: harness.Base{S: spec}, getenv: env(map[string]string{"PATH": recordingOpencode(t, out, abs(t, filepath.Join("testdata", "run-format-json.jsonl")))})}
+	long := strings.Repeat("x", spec.PromptArgMax+1)
 	if _, err := a.Headless(context.Background(), harness.HeadlessRun{Prompt: long, Stdin: strings.NewReader("in")}); err != nil {
 		t.Fatal(err)
 	}
@@ -94,14 +96,14 @@ func TestHeadlessFailures(t *testing.T) {
 		{"timeout", "exec sleep 5", "timed out after 200ms", 200 * time.Millisecond},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			a := &Adapter{getenv: env(map[string]string{"PATH": fakeBinary(t, "opencode", tc.script)})}
+			a := &Adapter{Base: harness.Base{S: spec}, getenv: env(map[string]string{"PATH": fakeBinary(t, "opencode", tc.script)})}
 			_, err := a.Headless(context.Background(), harness.HeadlessRun{Prompt: "x", Timeout: tc.timeout})
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("error %v, want %q", err, tc.want)
 			}
 		})
 	}
-	a := &Adapter{getenv: env(map[string]string{"PATH": t.TempDir()})}
+	a := &Adapter{Base: harness.Base{S: spec}, getenv: env(map[string]string{"PATH": t.TempDir()})}
 	if _, err := a.Headless(context.Background(), harness.HeadlessRun{Prompt: "x"}); err == nil || !strings.Contains(err.Error(), "opencode-ai") {
 		t.Errorf("missing binary: %v", err)
 	}
@@ -110,7 +112,7 @@ func TestHeadlessFailures(t *testing.T) {
 func TestExportTranscript(t *testing.T) {
 	out := t.TempDir()
 	project := t.TempDir()
-	a := &Adapter{getenv: env(map[string]string{"PATH": recordingOpencode(t, out, abs(t, filepath.Join("testdata", "export.json")))})}
+	a := &Adapter{Base: harness.Base{S: spec}, getenv: env(map[string]string{"PATH": recordingOpencode(t, out, abs(t, filepath.Join("testdata", "transcripts", "synthetic.json")))})}
 	dst := filepath.Join(t.TempDir(), "export.json")
 	payload := []byte(`{"session_id":"ses_3a9bX2kLmN8pQ4rS7tUvW1yZ0c","hook_event_name":"session.idle","cwd":"` + project + `"}`)
 	in, err := a.ParseHookInput(payload)
@@ -153,7 +155,7 @@ func TestExportTranscriptFailures(t *testing.T) {
 		{"flag-like id", "exit 0", harness.HookInput{SessionID: "--help"}, "not one"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			a := &Adapter{getenv: env(map[string]string{"PATH": fakeBinary(t, "opencode", tc.script)})}
+			a := &Adapter{Base: harness.Base{S: spec}, getenv: env(map[string]string{"PATH": fakeBinary(t, "opencode", tc.script)})}
 			dst := filepath.Join(t.TempDir(), "export.json")
 			err := a.ExportTranscript(context.Background(), tc.in, dst)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -164,97 +166,21 @@ func TestExportTranscriptFailures(t *testing.T) {
 			}
 		})
 	}
-	a := &Adapter{getenv: env(map[string]string{"PATH": t.TempDir()})}
+	a := &Adapter{Base: harness.Base{S: spec}, getenv: env(map[string]string{"PATH": t.TempDir()})}
 	if err := a.ExportTranscript(context.Background(), ok, filepath.Join(t.TempDir(), "e.json")); err == nil || !strings.Contains(err.Error(), "opencode-ai") {
 		t.Errorf("missing binary: %v", err)
+	}
+	// Not on PATH, but the plugin named the OpenCode it runs in.
+	named := ok
+	named.Binary = filepath.Join(fakeBinary(t, "opencode", `echo '{"info":{},"messages":[]}'`), "opencode")
+	if err := a.ExportTranscript(context.Background(), named, filepath.Join(t.TempDir(), "e.json")); err != nil {
+		t.Errorf("export with the plugin's OpenCode: %v", err)
 	}
 	old := exportTimeout
 	exportTimeout = 200 * time.Millisecond
 	defer func() { exportTimeout = old }()
-	a = &Adapter{getenv: env(map[string]string{"PATH": fakeBinary(t, "opencode", "exec sleep 5")})}
+	a = &Adapter{Base: harness.Base{S: spec}, getenv: env(map[string]string{"PATH": fakeBinary(t, "opencode", "exec sleep 5")})}
 	if err := a.ExportTranscript(context.Background(), ok, filepath.Join(t.TempDir(), "e.json")); err == nil || !strings.Contains(err.Error(), "did not finish") {
 		t.Errorf("timeout: %v", err)
-	}
-}
-
-var checksByName = harnesstest.ByName
-
-func TestDoctor(t *testing.T) {
-	root := t.TempDir()
-	bin := fakeBinary(t, "opencode", "echo '1.18.33'\n")
-	if err := os.WriteFile(filepath.Join(bin, "kk"), []byte("#!/bin/sh\n"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	a := &Adapter{getenv: env(map[string]string{"PATH": bin})}
-
-	cs := checksByName(a.Doctor(context.Background(), root))
-	for _, name := range []string{"config", "plugin", "skills"} {
-		if cs[name].Level != levelWarn {
-			t.Errorf("%s before install: %+v", name, cs[name])
-		}
-	}
-	if c := cs["binary"]; c.Level != levelOK || c.Message != "opencode 1.18.33" {
-		t.Errorf("binary: %+v", c)
-	}
-
-	if _, err := a.Install(context.Background(), harness.InstallOptions{Root: root, Command: "kk", Skills: shippedSkills()}); err != nil {
-		t.Fatal(err)
-	}
-	all := a.Doctor(context.Background(), root)
-	for _, c := range all {
-		if c.Level != levelOK {
-			t.Errorf("%s: %s %s (fix: %s)", c.Name, c.Level, c.Message, c.Fix)
-		}
-	}
-	cs = checksByName(all)
-	for _, name := range []string{"binary", "config", "plugin", "kk-command", "skills", "context", "limits"} {
-		if _, ok := cs[name]; !ok {
-			t.Errorf("no %s check", name)
-		}
-	}
-	if !strings.Contains(cs["context"].Message, contextFile) {
-		t.Errorf("the context check should say where the context goes: %q", cs["context"].Message)
-	}
-
-	// The instructions entry removed by hand; the plugin edited.
-	cfg := filepath.Join(root, ".opencode", "opencode.json")
-	write(t, cfg, []byte(`{"plugin": ["./plugins/kk.mjs"]}`))
-	plugin := filepath.Join(root, ".opencode", "plugins", "kk.mjs")
-	write(t, plugin, []byte(strings.Replace(string(read(t, plugin)), "lint-tick", "lint", 1)))
-	cs = checksByName(a.Doctor(context.Background(), root))
-	if c := cs["config"]; c.Level != levelWarn || !strings.Contains(c.Message, "instructions") || strings.Contains(c.Message, "under plugin") {
-		t.Errorf("config: %+v", c)
-	}
-	if c := cs["plugin"]; c.Level != levelWarn || !strings.Contains(c.Message, "differs") {
-		t.Errorf("plugin: %+v", c)
-	}
-
-	// kenkeep's plugin in kk's place; a broken config; nothing on PATH.
-	write(t, plugin, []byte("// kenkeep opencode plugin\n"))
-	write(t, cfg, []byte("{"))
-	a = &Adapter{getenv: env(map[string]string{"PATH": t.TempDir()})}
-	cs = checksByName(a.Doctor(context.Background(), root))
-	if c := cs["plugin"]; c.Level != levelWarn || !strings.Contains(c.Message, "not kk's") {
-		t.Errorf("plugin: %+v", c)
-	}
-	if c := cs["config"]; c.Level != levelErr {
-		t.Errorf("config: %+v", c)
-	}
-	if c := cs["binary"]; c.Level != levelWarn || c.Fix == "" {
-		t.Errorf("binary: %+v", c)
-	}
-	if _, ok := cs["kk-command"]; ok {
-		t.Error("kk-command checked without kk's plugin")
-	}
-}
-
-func TestDoctorCommandNotOnPath(t *testing.T) {
-	root := t.TempDir()
-	if _, err := New().Install(context.Background(), harness.InstallOptions{Root: root, Command: "/nowhere/kk", Skills: testSkills}); err != nil {
-		t.Fatal(err)
-	}
-	a := &Adapter{getenv: env(map[string]string{"PATH": t.TempDir()})}
-	if c := checksByName(a.Doctor(context.Background(), root))["kk-command"]; c.Level != levelWarn || !strings.Contains(c.Message, "/nowhere/kk") {
-		t.Errorf("kk-command: %+v", c)
 	}
 }

@@ -46,15 +46,34 @@ const (
 	schemaURL = "https://opencode.ai/config.json"
 )
 
+// spec is what kk knows about OpenCode.
+var spec = harness.Spec{
+	ID:          id,
+	Name:        "OpenCode",
+	Binary:      binary,
+	InstallHint: "install OpenCode with `npm install -g opencode-ai` (or `curl -fsSL https://opencode.ai/install | bash`), then run `opencode auth login`",
+	// OpenCode sets OPENCODE=1 in its own environment, which its tools and
+	// plugins inherit.
+	Detect:       []harness.EnvMarker{{Name: "OPENCODE", Value: "1"}},
+	Priority:     30,
+	Drain:        true,
+	PromptArgMax: harness.DefaultPromptArgMax,
+	// The transcript comes from `opencode export`, which takes seconds
+	// (3 s idle, over 5 s under load on 1.18.33).
+	Capture: harness.CaptureDetached,
+	Files:   harness.Paths{Config: []string{configFile}, Skills: skillsDir, Other: []string{pluginFile, contextFile}},
+}
+
 // Adapter is the OpenCode adapter.
 type Adapter struct {
+	harness.Base
 	// getenv reads the environment (PATH when looking for programs).
 	// Tests replace it.
 	getenv func(string) string
 }
 
 // New returns the adapter, reading the process environment.
-func New() *Adapter { return &Adapter{getenv: os.Getenv} }
+func New() *Adapter { return &Adapter{Base: harness.Base{S: spec}, getenv: os.Getenv} }
 
 var (
 	_ harness.Adapter    = (*Adapter)(nil)
@@ -78,34 +97,6 @@ func (a *Adapter) lookPath(names ...string) (string, error) {
 	return harness.LookPath(a.env, names...)
 }
 
-// ID implements harness.Adapter.
-func (*Adapter) ID() string { return id }
-
-// Name implements harness.Adapter.
-func (*Adapter) Name() string { return "OpenCode" }
-
-// Binary implements harness.Adapter.
-func (*Adapter) Binary() string { return binary }
-
 // LaunchArgs implements harness.Adapter: `opencode run "<prompt>"` runs the
 // prompt (a slash command such as /kk-curate) non-interactively.
 func (*Adapter) LaunchArgs(prompt string) []string { return []string{"run", prompt} }
-
-// InstallHint implements harness.Adapter.
-func (*Adapter) InstallHint() string {
-	return "install OpenCode with `npm install -g opencode-ai` (or `curl -fsSL https://opencode.ai/install | bash`), then run `opencode auth login`"
-}
-
-// Detect implements harness.Adapter: OpenCode sets OPENCODE=1 in its own
-// environment, which its tools and plugins inherit.
-func (*Adapter) Detect(getenv func(string) string) bool { return getenv("OPENCODE") == "1" }
-
-// Paths implements harness.Adapter.
-func (*Adapter) Paths() harness.Paths {
-	return harness.Paths{Config: []string{configFile}, Skills: skillsDir, Other: []string{pluginFile, contextFile}}
-}
-
-// HookOutput implements harness.Adapter. OpenCode reads nothing a hook
-// prints: ok is always false. Session-start context goes through
-// WriteContext instead.
-func (*Adapter) HookOutput(harness.Event, string) ([]byte, bool) { return nil, false }

@@ -65,12 +65,12 @@ await hooks.event({ event: { type: "session.idle", properties: { sessionID: "ses
 await hooks["experimental.session.compacting"]({ sessionID: "ses_main" }, { context: [] });
 const done = () => readdirSync(outDir).filter((n) => !n.endsWith(".tmp"));
 for (const end = Date.now() + 15000; Date.now() < end; await sleep(50)) {
-  if (done().length >= 5) {
+  if (done().length >= 6) {
     await sleep(300); // time for a run too many to show up
     process.exit(0);
   }
 }
-fail("kk ran " + done().length + " times, want 5");
+fail("kk ran " + done().length + " times, want 6");
 `
 
 // recordingKK is a fake kk that records each run in its own folder of out:
@@ -128,7 +128,14 @@ func TestPluginRunsKKHooks(t *testing.T) {
 			t.Errorf("%s: payload: %v", e.Name(), err)
 			continue
 		}
-		if p["session_id"] != "ses_main" || p["cwd"] != root {
+		switch {
+		case p["hook_event_name"] == "plugin.load":
+			// The session-start the plugin waits for as it loads, before any
+			// session exists.
+			if p["session_id"] != "" || p["cwd"] != root || event != "session-start" {
+				t.Errorf("%s: payload %v", e.Name(), p)
+			}
+		case p["session_id"] != "ses_main" || p["cwd"] != root || p["opencode_bin"] == "":
 			t.Errorf("%s: payload %v", e.Name(), p)
 		}
 		// The payload is one kk's adapter reads.
@@ -143,6 +150,7 @@ func TestPluginRunsKKHooks(t *testing.T) {
 		"capture session.idle",
 		"lint-tick session.created",
 		"proposal-drain session.created",
+		"session-start plugin.load",
 		"session-start session.created",
 	}
 	if strings.Join(runs, "\n") != strings.Join(want, "\n") {

@@ -139,7 +139,10 @@ func Generate(root string, opts Options) (*store.KB, error) {
 			typ = "molecule"
 		}
 		title := fmt.Sprintf("%s %s %s %d", strings.ToUpper(words[rng.IntN(len(words))][:1])+words[rng.IntN(len(words))][1:], words[rng.IntN(len(words))], words[rng.IntN(len(words))], i)
-		id := node.DeriveID(typ, title)
+		id, err := node.DeriveID(typ, title)
+		if err != nil {
+			return nil, err
+		}
 		ids[i] = id
 		tags := map[string]bool{}
 		for range 2 + rng.IntN(4) {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/kk-project/kk/internal/indexfiles"
 	"github.com/kk-project/kk/internal/store"
+	"github.com/kk-project/kk/internal/txn"
 
 	"github.com/kk-project/kk/internal/frontmatter"
 	"github.com/kk-project/kk/internal/lock"
@@ -108,7 +109,33 @@ func Doctor(ctx context.Context, k *store.KB, opts DoctorOptions) (*DoctorReport
 		add(c)
 	}
 	add(checkLock(ctx, k))
+	c, err = checkLeftovers(k)
+	if err != nil {
+		return nil, err
+	}
+	add(c)
 	return r, nil
+}
+
+// checkLeftovers reports what killed writers left behind: the journal of
+// a changeset never committed, temporary files of atomic writes, staging
+// folders. Readers roll a journal back on sight, and the next write
+// removes the rest; doctor says so without touching them.
+func checkLeftovers(k *store.KB) (DoctorCheck, error) {
+	c := DoctorCheck{Name: "interrupted-writes"}
+	left, err := txn.Leftovers(k)
+	if err != nil {
+		return c, err
+	}
+	if len(left) == 0 {
+		c.Level, c.Message = DoctorOK, "no interrupted write left anything behind"
+		return c, nil
+	}
+	c.Level = DoctorWarn
+	c.Message = fmt.Sprintf("%d file(s) left by an interrupted write (a killed kk process)", len(left))
+	c.Fix = "run any kk write (for example `kk index rebuild`): it rolls back an unfinished changeset and removes these; they are never read as knowledge"
+	c.Details = left
+	return c, nil
 }
 
 // Add appends a check to the report and counts it. A level other than ok

@@ -58,7 +58,7 @@ func TestDoctorHealthy(t *testing.T) {
 			t.Errorf("%s has no message", c.Name)
 		}
 	}
-	want := []string{"git", "installed-version", "kk-version", "gitignore", "kkignore", "config", "leaves-valid", "v2-leaves", "entry-fresh", "entry-size", "derived-from", "writer-lock"}
+	want := []string{"git", "installed-version", "kk-version", "gitignore", "kkignore", "config", "leaves-valid", "v2-leaves", "entry-fresh", "entry-size", "derived-from", "writer-lock", "interrupted-writes"}
 	if !slices.Equal(names, want) {
 		t.Fatalf("checks %v", names)
 	}
@@ -247,5 +247,21 @@ func TestDoctorWritesNothing(t *testing.T) {
 	f.doctor("9.9.9")
 	if after := lintSnapshot(t, f.k.Root); !maps.Equal(before, after) {
 		t.Fatalf("doctor changed the tree:\nbefore %v\nafter  %v", before, after)
+	}
+}
+
+// TestDoctorInterruptedWrites reports the files a killed writer left (a
+// journal, a temporary file) without touching them.
+func TestDoctorInterruptedWrites(t *testing.T) {
+	f := newLintKB(t)
+	f.write("nodes/.practice-x.md.tmp-123", "half a leaf")
+	f.write(".state/txn/cs-1.journal.tmp", "half a journal")
+	r := f.doctor("1.0.0")
+	c := doctorCheck(t, r, "interrupted-writes")
+	if c.Level != DoctorWarn || len(c.Details) != 2 || !strings.Contains(c.Fix, "kk index rebuild") {
+		t.Fatalf("check %+v", c)
+	}
+	if _, err := os.Stat(filepath.Join(f.k.NodesDir(), ".practice-x.md.tmp-123")); err != nil {
+		t.Fatal("doctor removed a leftover")
 	}
 }

@@ -7,7 +7,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kk-project/kk/internal/graph"
-	"github.com/kk-project/kk/internal/store"
 )
 
 func newChangelogCmd(app *App) *cobra.Command {
@@ -107,8 +106,7 @@ through it.`,
 
 // runChangelog runs manage_changelog with p, or with the object in input.
 func runChangelog(ctx context.Context, app *App, input string, p graph.ManageChangelogParams) error {
-	resp, err := graphCall(ctx, app, input, p.Operation, changelogOps, graph.ManageChangelogJSON,
-		func(k *store.KB) (graph.Response, error) { return graph.ManageChangelog(ctx, k, p), nil })
+	resp, err := opCall(ctx, app, input, p.Operation, changelogOps, "manage-changelog", p, graph.ManageChangelog)
 	if err != nil {
 		return err
 	}

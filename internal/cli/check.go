@@ -5,21 +5,19 @@ import (
 	"io"
 	"strings"
 
+	"github.com/kk-project/kk/internal/trace"
 	"github.com/spf13/cobra"
-
-	"github.com/kk-project/kk/internal/graph"
-	"github.com/kk-project/kk/internal/store"
 )
 
 type checkOpts struct {
-	p     graph.KBCheckParams
+	p     trace.KBCheckParams
 	input string
 }
 
 func newCheckCmd(app *App) *cobra.Command {
 	var o checkOpts
 	var rules []string
-	for _, r := range graph.CheckRules {
+	for _, r := range trace.CheckRules {
 		rules = append(rules, "  "+r.Name+"\n      "+r.Description)
 	}
 	cmd := &cobra.Command{
@@ -47,13 +45,12 @@ Rules:
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			resp, err := graphCall(ctx, app, o.input, "", nil, graph.KBCheckJSON,
-				func(k *store.KB) (graph.Response, error) { return graph.KBCheck(ctx, k, o.p), nil })
+			resp, err := opCall(ctx, app, o.input, "", nil, "kb-check", o.p, trace.KBCheck)
 			if err != nil {
 				return err
 			}
 			var found int
-			if r, ok := resp.Data.(*graph.CheckResult); ok && resp.Success {
+			if r, ok := resp.Data.(*trace.CheckResult); ok && resp.Success {
 				found = len(r.Violations)
 				if !app.JSON {
 					for _, v := range r.Violations {

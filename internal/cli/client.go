@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"time"
 
@@ -79,26 +78,20 @@ func (o *clientOpts) apiClient(app *App) (*httpapi.Client, error) {
 	}
 	token := strings.TrimSpace(app.Getenv("KK_SERVE_TOKEN"))
 	if o.tokenFile != "" {
-		data, err := os.ReadFile(o.tokenFile)
+		data, _, err := app.readLimited(o.tokenFile, "--token-file", 64<<10)
 		if err != nil {
-			return nil, fmt.Errorf("reading the token: %w", err)
+			return nil, err
 		}
 		token = strings.TrimSpace(string(data))
 	}
 	return &httpapi.Client{BaseURL: server, Token: token}, nil
 }
 
-// clientJob is a job as kk client prints it with --json.
-type clientJob struct {
-	SchemaVersion int `json:"schema_version"`
-	httpapi.JobStatus
-}
-
 // finishWrite prints an accepted job, waiting for its end with --wait.
 func finishWrite(ctx context.Context, app *App, o *clientOpts, c *httpapi.Client, j httpapi.JobStatus) error {
 	if !o.wait {
 		if app.JSON {
-			return app.printJSON(clientJob{JSONSchemaVersion, j})
+			return app.printJSON(j)
 		}
 		_, err := fmt.Fprintln(app.IO.Out, j.JobID)
 		return err
@@ -116,7 +109,7 @@ func finishWrite(ctx context.Context, app *App, o *clientOpts, c *httpapi.Client
 func printJob(app *App, j httpapi.JobStatus) error {
 	var err error
 	if app.JSON {
-		err = app.printJSON(clientJob{JSONSchemaVersion, j})
+		err = app.printJSON(j)
 	} else {
 		_, err = fmt.Fprintf(app.IO.Out, "%s\t%s\t%s\n", j.JobID, j.Status, j.Path)
 	}
@@ -136,10 +129,10 @@ func readContent(app *App, content, file string, contentSet bool) (string, error
 	case contentSet:
 		return content, nil
 	case file == "-" || (file == "" && !app.IO.InTTY):
-		data, err := io.ReadAll(app.IO.In)
+		data, _, err := app.readLimited("-", "--file", httpapi.DefaultMaxBody)
 		return string(data), err
 	case file != "":
-		data, err := os.ReadFile(file)
+		data, _, err := app.readLimited(file, "--file", httpapi.DefaultMaxBody)
 		return string(data), err
 	}
 	return "", nil
@@ -318,10 +311,7 @@ func newClientGetCmd(app *App, co *clientOpts) *cobra.Command {
 				return err
 			}
 			if app.JSON {
-				return app.printJSON(struct {
-					SchemaVersion int `json:"schema_version"`
-					httpapi.Doc
-				}{JSONSchemaVersion, d})
+				return app.printJSON(d)
 			}
 			_, err = io.WriteString(app.IO.Out, d.Content)
 			return err
@@ -381,9 +371,8 @@ func printDocs(app *App, docs []httpapi.Doc) error {
 	}
 	if app.JSON {
 		return app.printJSON(struct {
-			SchemaVersion int           `json:"schema_version"`
-			Docs          []httpapi.Doc `json:"docs"`
-		}{JSONSchemaVersion, docs})
+			Docs []httpapi.Doc `json:"docs"`
+		}{docs})
 	}
 	for i, d := range docs {
 		if i > 0 {
@@ -409,10 +398,7 @@ func runClientSearch(ctx context.Context, app *App, co *clientOpts, o clientSear
 			return err
 		}
 		if app.JSON {
-			return app.printJSON(struct {
-				SchemaVersion int `json:"schema_version"`
-				httpapi.AnswerReply
-			}{JSONSchemaVersion, a})
+			return app.printJSON(a)
 		}
 		if len(a.Sources) > 0 {
 			fmt.Fprintf(app.IO.Err, "sources: %s\n", strings.Join(a.Sources, ", "))
@@ -435,9 +421,8 @@ func runClientSearch(ctx context.Context, app *App, co *clientOpts, o clientSear
 		}
 		if app.JSON {
 			return app.printJSON(struct {
-				SchemaVersion int              `json:"schema_version"`
-				Notes         []httpapi.TagDoc `json:"notes"`
-			}{JSONSchemaVersion, notes})
+				Notes []httpapi.TagDoc `json:"notes"`
+			}{notes})
 		}
 		for _, n := range notes {
 			fmt.Fprintf(app.IO.Out, "%s\t%s\t%s\n", n.Path, n.Title, strings.Join(n.Tags, ","))
@@ -471,9 +456,8 @@ func newClientTagsCmd(app *App, co *clientOpts) *cobra.Command {
 			}
 			if app.JSON {
 				return app.printJSON(struct {
-					SchemaVersion int                `json:"schema_version"`
-					Tags          []httpapi.TagCount `json:"tags"`
-				}{JSONSchemaVersion, tags})
+					Tags []httpapi.TagCount `json:"tags"`
+				}{tags})
 			}
 			for _, t := range tags {
 				fmt.Fprintf(app.IO.Out, "%s\t%d\n", t.Tag, t.Count)
@@ -509,9 +493,8 @@ RFC 3339 UTC.`,
 			}
 			if app.JSON {
 				return app.printJSON(struct {
-					SchemaVersion int            `json:"schema_version"`
-					Posts         []httpapi.Post `json:"posts"`
-				}{JSONSchemaVersion, posts})
+					Posts []httpapi.Post `json:"posts"`
+				}{posts})
 			}
 			for _, p := range posts {
 				fmt.Fprintf(app.IO.Out, "%s\t%s\t%s\t%s\n", p.CreatedAt.UTC().Format(time.RFC3339), p.JobID, p.Path, strings.Join(p.Tags, ","))
@@ -541,10 +524,7 @@ The server needs a model (503 without one).`,
 				return err
 			}
 			if app.JSON {
-				return app.printJSON(struct {
-					SchemaVersion int `json:"schema_version"`
-					httpapi.AskReply
-				}{JSONSchemaVersion, a})
+				return app.printJSON(a)
 			}
 			fmt.Fprintf(app.IO.Err, "title: %s\ntags: %s\n", a.Title, strings.Join(a.Tags, ", "))
 			_, err = fmt.Fprintln(app.IO.Out, strings.TrimRight(a.Answer, "\n"))

@@ -68,5 +68,5 @@ func runConflictPrepare(_ context.Context, app *App, _ conflictPrepareOpts) erro
 	if conflicts == nil {
 		conflicts = []curate.PreparedConflict{}
 	}
-	return app.printJSON(map[string]any{"schema_version": JSONSchemaVersion, "count": len(conflicts), "conflicts": conflicts})
+	return app.printJSON(map[string]any{"count": len(conflicts), "conflicts": conflicts})
 }

@@ -98,7 +98,7 @@ func runCurateDedup(ctx context.Context, app *App, o curateDedupOpts) error {
 	if err != nil {
 		return err
 	}
-	return app.printJSON(map[string]any{"schema_version": JSONSchemaVersion, "kept": res.Kept, "conflicts": res.Conflicts, "stamped": res.Stamped, "runId": res.RunID})
+	return app.printJSON(map[string]any{"kept": res.Kept, "conflicts": res.Conflicts, "stamped": res.Stamped, "runId": res.RunID})
 }
 
 // absPath resolves a path given on the command line against the working

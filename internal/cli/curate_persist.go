@@ -70,10 +70,7 @@ func runCuratePersist(ctx context.Context, app *App, o curatePersistOpts) error 
 	if err != nil {
 		return err
 	}
-	if err := app.printJSON(struct {
-		SchemaVersion int `json:"schema_version"`
-		*curate.PersistReport
-	}{JSONSchemaVersion, rep}); err != nil {
+	if err := app.printJSON(rep); err != nil {
 		return err
 	}
 	if o.noIndex && rep.Written > 0 {

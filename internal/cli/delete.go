@@ -8,8 +8,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/kk-project/kk/internal/graph"
 	"github.com/kk-project/kk/internal/store"
+	"github.com/kk-project/kk/internal/trace"
 )
 
 type deleteOpts struct {
@@ -51,7 +51,7 @@ by default); this command is for people and has neither restriction.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			p := graph.KBDeleteParams{CreatedBy: actor(o.by), Source: o.source}
+			p := trace.KBDeleteParams{CreatedBy: actor(o.by), Source: o.source}
 			versions := map[string]int64{}
 			for _, v := range o.versions {
 				id, n, ok := strings.Cut(v, "=")
@@ -62,7 +62,7 @@ by default); this command is for people and has neither restriction.`,
 				versions[id] = ver
 			}
 			for _, id := range args {
-				ref := graph.KBEntityRef{ID: id}
+				ref := trace.KBEntityRef{ID: id}
 				if v, ok := versions[id]; ok {
 					ref.Version = &v
 					delete(versions, id)
@@ -77,15 +77,12 @@ by default); this command is for people and has neither restriction.`,
 				if len(parts) != 3 {
 					return usagef("--edge %q: write TYPE:FROM:TO", spec)
 				}
-				p.Edges = append(p.Edges, graph.KBEdgeRef{Type: parts[0], From: parts[1], To: parts[2]})
+				p.Edges = append(p.Edges, trace.KBEdgeRef{Type: parts[0], From: parts[1], To: parts[2]})
 			}
 			ctx := cmd.Context()
-			resp, err := graphCall(ctx, app, o.input, "", nil,
-				func(ctx context.Context, k *store.KB, raw []byte) graph.Response {
-					return graph.KBDeleteJSON(ctx, k, raw, graph.DeleteOptions{})
-				},
-				func(k *store.KB) (graph.Response, error) {
-					return graph.KBDelete(ctx, k, p, graph.DeleteOptions{}), nil
+			resp, err := opCall(ctx, app, o.input, "", nil, "kb-delete", p,
+				func(ctx context.Context, k *store.KB, p trace.KBDeleteParams) (*trace.DeleteEntitiesResult, error) {
+					return trace.KBDelete(ctx, k, p, trace.DeleteOptions{})
 				})
 			if err != nil {
 				return err
@@ -103,8 +100,9 @@ by default); this command is for people and has neither restriction.`,
 }
 
 func printDelete(w io.Writer, data any) {
-	r, ok := data.(*graph.DeleteEntitiesResult)
+	r, ok := data.(*trace.DeleteEntitiesResult)
 	if !ok {
+		printData(w, data)
 		return
 	}
 	fmt.Fprintf(w, "%s: %d deleted, %d edge(s) removed, %d leaf(s) updated\n", r.Changeset, len(r.Deleted), r.Edges, len(r.Updated))

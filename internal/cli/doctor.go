@@ -68,10 +68,7 @@ func runDoctor(ctx context.Context, app *App, o doctorOpts) error {
 		rep.Add(c)
 	}
 	if app.JSON {
-		if err := app.printJSON(struct {
-			SchemaVersion int `json:"schema_version"`
-			*checks.DoctorReport
-		}{JSONSchemaVersion, rep}); err != nil {
+		if err := app.printJSON(rep); err != nil {
 			return err
 		}
 	} else {

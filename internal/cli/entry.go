@@ -3,10 +3,8 @@ package cli
 import (
 	"io"
 
+	"github.com/kk-project/kk/internal/search"
 	"github.com/spf13/cobra"
-
-	"github.com/kk-project/kk/internal/graph"
-	"github.com/kk-project/kk/internal/store"
 )
 
 func newEntryCmd(app *App) *cobra.Command {
@@ -21,13 +19,12 @@ kk index rebuild).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			resp, err := graphCall(ctx, app, "", "", nil, nil,
-				func(k *store.KB) (graph.Response, error) { return graph.ReadEntry(ctx, k), nil })
+			resp, err := opCall(ctx, app, "", "", nil, "kk-entry", search.EntryParams{}, search.ReadEntry)
 			if err != nil {
 				return err
 			}
 			return printGraph(app, resp, func(w io.Writer, data any) {
-				if d, ok := data.(graph.EntryData); ok {
+				if d, ok := data.(*search.EntryData); ok {
 					io.WriteString(w, d.Content)
 				}
 			})

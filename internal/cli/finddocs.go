@@ -96,10 +96,9 @@ func runFinddocs(ctx context.Context, app *App, o finddocsOpts) error {
 	}
 	if app.JSON {
 		return app.printJSON(struct {
-			SchemaVersion int       `json:"schema_version"`
-			Source        string    `json:"source"`
-			Docs          []jsonDoc `json:"docs"`
-		}{JSONSchemaVersion, res.Source, docs})
+			Source string    `json:"source"`
+			Docs   []jsonDoc `json:"docs"`
+		}{res.Source, docs})
 	}
 	for _, d := range docs {
 		if d.SHA256 != "" {

@@ -63,10 +63,7 @@ func runFreshness(ctx context.Context, app *App, o freshnessOpts) error {
 		return err
 	}
 	if app.JSON {
-		return app.printJSON(struct {
-			SchemaVersion int `json:"schema_version"`
-			*freshness.Report
-		}{JSONSchemaVersion, rep})
+		return app.printJSON(rep)
 	}
 	w := app.IO.Out
 	if !rep.Available {

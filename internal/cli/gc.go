@@ -37,7 +37,7 @@ func runGC(ctx context.Context, app *App) error {
 		return err
 	}
 	if app.JSON {
-		return app.printJSON(map[string]any{"schema_version": JSONSchemaVersion, "removed": res.Removed, "kept": res.Kept})
+		return app.printJSON(map[string]any{"removed": res.Removed, "kept": res.Kept})
 	}
 	for _, b := range res.Removed {
 		fmt.Fprintf(app.IO.Out, "removed\t%s\n", b)
@@ -104,7 +104,7 @@ func runCompact(ctx context.Context, app *App, o compactOpts) error {
 		rotated = k.Rel(rotated)
 	}
 	if app.JSON {
-		return app.printJSON(map[string]any{"schema_version": JSONSchemaVersion, "branch": branch, "bytes_before": before, "bytes_after": after,
+		return app.printJSON(map[string]any{"branch": branch, "bytes_before": before, "bytes_after": after,
 			"audit_rotated_to": rotated})
 	}
 	fmt.Fprintf(app.IO.Out, "compacted index of branch %s: %d -> %d bytes\n", branch, before, after)

@@ -11,6 +11,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kk-project/kk/internal/graph"
+	"github.com/kk-project/kk/internal/op"
+	"github.com/kk-project/kk/internal/schema"
 	"github.com/kk-project/kk/internal/store"
 )
 
@@ -41,12 +43,6 @@ with "molecule-" and atom otherwise, unless --type says.`,
 	return cmd
 }
 
-// graphEnvelope is a graph response as kk prints it with --json.
-type graphEnvelope struct {
-	SchemaVersion int `json:"schema_version"`
-	graph.Response
-}
-
 // Operations of each graph tool, for graphInput.
 var (
 	queryOps     = []string{"get", "search", "context"}
@@ -58,18 +54,18 @@ var (
 // op of the tool whose operations are ops. An object asking for another of
 // those operations is refused, so that `kk graph create --input` never
 // deletes; a missing or unknown operation is left for the tool to report.
-func graphInput(app *App, arg, op string, ops []string) ([]byte, *graph.Error, error) {
+func graphInput(app *App, arg, operation string, ops []string) ([]byte, *op.Error, error) {
 	raw, _, err := app.readInput(arg)
 	if err != nil {
-		return nil, nil, fmt.Errorf("--input: %w", err)
+		return nil, nil, err
 	}
 	var probe struct {
 		Operation any `json:"operation"`
 	}
 	if json.Unmarshal(raw, &probe) == nil {
-		if s, ok := probe.Operation.(string); ok && s != op && slices.Contains(ops, s) {
-			return nil, &graph.Error{Code: graph.CodeValidation, Details: map[string]any{"field": "operation"},
-				Message: fmt.Sprintf("operation: this command runs %q, the input asks for %q", op, s)}, nil
+		if s, ok := probe.Operation.(string); ok && s != operation && slices.Contains(ops, s) {
+			return nil, &op.Error{Code: op.CodeValidation, Details: map[string]any{"field": "operation"},
+				Message: fmt.Sprintf("operation: this command runs %q, the input asks for %q", operation, s)}, nil
 		}
 	}
 	return raw, nil, nil
@@ -88,16 +84,16 @@ func refuseWithInput(cmd *cobra.Command, flags ...string) error {
 
 // printGraph prints a graph response: the envelope with --json, human
 // text otherwise. A failed response exits 1 after "kk: <CODE>: <message>".
-func printGraph(app *App, resp graph.Response, human func(w io.Writer, data any)) error {
+func printGraph(app *App, resp op.Envelope, human func(w io.Writer, data any)) error {
 	if app.JSON {
-		if err := app.printJSON(graphEnvelope{SchemaVersion: JSONSchemaVersion, Response: resp}); err != nil {
+		if err := app.printJSON(resp); err != nil {
 			return err
 		}
 	}
 	if !resp.Success {
 		e := resp.Error
 		if e == nil {
-			e = &graph.Error{Code: graph.CodeInternal, Message: "the operation failed without an error"}
+			e = &op.Error{Code: op.CodeInternal, Message: "the operation failed without an error"}
 		}
 		if app.JSON {
 			fmt.Fprintf(app.IO.Err, "kk: %s: %s\n", e.Code, e.Message)
@@ -113,16 +109,16 @@ func printGraph(app *App, resp graph.Response, human func(w io.Writer, data any)
 
 // graphNextStep is what to do after a failed graph operation, by its
 // code, unless its message already names a kk command.
-func graphNextStep(e *graph.Error) string {
+func graphNextStep(e *op.Error) string {
 	if strings.Contains(e.Message, "kk ") {
 		return ""
 	}
 	switch e.Code {
-	case graph.CodeNotFound:
+	case op.CodeNotFound:
 		return "; `kk search <words>` or `kk node list` finds ids"
-	case graph.CodeConflict:
+	case op.CodeConflict:
 		return "; read the entity again (`kk read <id>`) and retry with its current version"
-	case graph.CodeInternal:
+	case op.CodeInternal:
 		return "; `kk doctor` checks the knowledge base"
 	}
 	return ""
@@ -203,8 +199,7 @@ parameter object with operation "get" instead.`,
 
 // runGraphQuery runs query_graph with p, or with the object in input.
 func runGraphQuery(ctx context.Context, app *App, input string, p graph.QueryGraphParams) error {
-	resp, err := graphCall(ctx, app, input, p.Operation, queryOps, graph.QueryGraphJSON,
-		func(k *store.KB) (graph.Response, error) { return graph.QueryGraph(ctx, k, p), nil })
+	resp, err := opCall(ctx, app, input, p.Operation, queryOps, "query-graph", p, graph.QueryGraph)
 	if err != nil {
 		return err
 	}
@@ -287,10 +282,10 @@ func addGraphEditFlags(cmd *cobra.Command, o *graphManageOpts, update bool) {
 	}
 }
 
-func (o *graphManageOpts) params(app *App, cmd *cobra.Command, op string) (graph.ManageGraphParams, error) {
-	p := graph.ManageGraphParams{Operation: op, EntityType: o.typ, ID: o.id, Cascade: o.cascade}
+func (o *graphManageOpts) params(app *App, cmd *cobra.Command, operation string) (graph.ManageGraphParams, error) {
+	p := graph.ManageGraphParams{Operation: operation, EntityType: o.typ, ID: o.id, Cascade: o.cascade}
 	fl := cmd.Flags()
-	if op == "create" {
+	if operation == "create" {
 		p.CreatedByTaskID = o.task
 	} else {
 		p.LastTaskID = o.task
@@ -313,9 +308,9 @@ func (o *graphManageOpts) params(app *App, cmd *cobra.Command, op string) (graph
 		p.MoleculeID = graph.NullableID{Set: true, Value: o.molecule}
 	}
 	if o.knowledgeFile != "" {
-		data, _, err := app.readInput(o.knowledgeFile)
+		data, _, err := app.readLimited(o.knowledgeFile, "--knowledge-file", op.MaxParams)
 		if err != nil {
-			return p, fmt.Errorf("--knowledge-file: %w", err)
+			return p, err
 		}
 		text := string(data)
 		p.Knowledge = &text
@@ -325,24 +320,24 @@ func (o *graphManageOpts) params(app *App, cmd *cobra.Command, op string) (graph
 
 // runGraphManage runs manage_graph with the flags' parameters, or with the
 // object in --input.
-func runGraphManage(ctx context.Context, app *App, cmd *cobra.Command, o *graphManageOpts, op string) error {
-	resp, err := graphCall(ctx, app, o.input, op, manageOps, graph.ManageGraphJSON,
-		func(k *store.KB) (graph.Response, error) {
-			p, err := o.params(app, cmd, op)
-			if err != nil {
-				return graph.Response{}, err
-			}
-			return graph.ManageGraph(ctx, k, p), nil
-		})
+func runGraphManage(ctx context.Context, app *App, cmd *cobra.Command, o *graphManageOpts, operation string) error {
+	var p graph.ManageGraphParams
+	if o.input == "" {
+		var err error
+		if p, err = o.params(app, cmd, operation); err != nil {
+			return err
+		}
+	}
+	resp, err := opCall(ctx, app, o.input, operation, manageOps, "manage-graph", p, graph.ManageGraph)
 	if err != nil {
 		return err
 	}
 	return printGraph(app, resp, func(w io.Writer, data any) {
 		switch v := data.(type) {
 		case graph.AtomView:
-			fmt.Fprintf(w, "%sd atom %s (version %d)\n", op, v.ID, v.Version)
+			fmt.Fprintf(w, "%sd atom %s (version %d)\n", operation, v.ID, v.Version)
 		case graph.MoleculeView:
-			fmt.Fprintf(w, "%sd molecule %s (version %d)\n", op, v.ID, v.Version)
+			fmt.Fprintf(w, "%sd molecule %s (version %d)\n", operation, v.ID, v.Version)
 		default:
 			printGraphData(w, data)
 		}
@@ -507,10 +502,18 @@ func printGraphData(w io.Writer, data any) {
 		printChangelog(w, v.Entries)
 		fmt.Fprintf(w, "%d of %d (offset %d)\n", len(v.Entries), v.Total, v.Offset)
 	default:
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		_ = enc.Encode(data)
+		printData(w, data)
 	}
+}
+
+// printData prints data an operation returned that has no shorter text
+// form (a result of another shape than the printer expected, say) as
+// indented JSON, so that a command never prints nothing.
+func printData(w io.Writer, data any) {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(data)
 }
 
 func printMolecule(w io.Writer, m graph.MoleculeView) {
@@ -540,25 +543,30 @@ func printChangelog(w io.Writer, log []graph.ChangelogEntry) {
 	}
 }
 
-// graphCall runs one graph operation: with the parameter object read from
-// input (checked to name an operation of ops) through fromJSON, or else
-// with the parameters direct builds from the flags.
-func graphCall(ctx context.Context, app *App, input, op string, ops []string,
-	fromJSON func(context.Context, *store.KB, []byte) graph.Response,
-	direct func(*store.KB) (graph.Response, error)) (graph.Response, error) {
+// opCall runs one core operation: with the parameter object read from
+// input (checked to name an operation of ops, then decoded by the one
+// decode-and-validate step of every face, schema.Decode with the
+// operation's registered schema), or else with p as the flags built it.
+// The result comes back as the envelope kk --json prints.
+func opCall[P, R any](ctx context.Context, app *App, input, operation string, ops []string, name string, p P,
+	fn func(context.Context, *store.KB, P) (R, error)) (op.Envelope, error) {
 	k, err := app.KB()
 	if err != nil {
-		return graph.Response{}, err
+		return op.Envelope{}, err
 	}
-	if input == "" {
-		return direct(k)
+	if input != "" {
+		raw, gerr, err := graphInput(app, input, operation, ops)
+		switch {
+		case err != nil:
+			return op.Envelope{}, err
+		case gerr != nil:
+			return op.Envelope{Error: gerr}, nil
+		}
+		var fromInput P
+		if err := schema.Decode(name, raw, &fromInput); err != nil {
+			return op.Wrap(nil, err), nil
+		}
+		p = fromInput
 	}
-	raw, gerr, err := graphInput(app, input, op, ops)
-	switch {
-	case err != nil:
-		return graph.Response{}, err
-	case gerr != nil:
-		return graph.Response{Error: gerr}, nil
-	}
-	return fromJSON(ctx, k, raw), nil
+	return op.Wrap(fn(ctx, k, p)), nil
 }

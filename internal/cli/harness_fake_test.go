@@ -46,6 +46,16 @@ type fakeAdapter struct {
 	id, name string
 }
 
+func (f *fakeAdapter) Spec() harness.Spec {
+	prio := 90
+	if f.id == "fake2" {
+		prio = 91
+	}
+	return harness.Spec{ID: f.id, Name: f.name, Binary: f.Binary(), InstallHint: f.InstallHint(),
+		Detect: []harness.EnvMarker{{Name: "FAKE_AGENT", Value: f.id}}, Priority: prio, Drain: true,
+		PromptArgMax: harness.DefaultPromptArgMax, Files: f.Paths()}
+}
+
 func (f *fakeAdapter) ID() string     { return f.id }
 func (f *fakeAdapter) Name() string   { return f.name }
 func (f *fakeAdapter) Binary() string { return f.id + "-agent" }

@@ -30,7 +30,15 @@ Events:
                   <YYYYMMDD-HHmm>-<session>.md, one file per session, rewritten
                   in place when the transcript grows (curator stamps are kept,
                   an unchanged transcript changes nothing); record in the usage
-                  ledger which knowledge files the session read
+                  ledger which knowledge files the session read. Only the
+                  user's own words are kept: the blocks each harness injects
+                  into user turns, and kk's own context, are left out. A
+                  transcript is read from its last 16 MiB. Where the harness
+                  exports its transcript slowly (OpenCode) or writes it after
+                  its hooks (Copilot), the hook starts a detached
+                  'kk hook capture --foreground' and returns at once; it waits
+                  up to 30 s for the transcript to settle (KK_CAPTURE=wait
+                  makes the hook wait for it)
   proposal-drain  start a background extraction of the logs waiting for it,
                   through the harness's headless mode (a no-op on claude, where
                   /kk-curate extracts them in the session)
@@ -45,7 +53,8 @@ cwd, else the working directory, walking up.
 
 A hook never breaks the agent: it always exits 0, prints to standard output
 only what the harness expects (or nothing), and gives up at its deadline
-(1 s for session-start and prompt-context, 5 s for capture). Every problem —
+(1 s for session-start and prompt-context, 5 s for capture, 3 min for a
+detached capture). Every problem —
 a malformed payload, an unknown event or harness, an uninitialized
 repository, a missing transcript, an overrun deadline — is appended as one
 JSON line {ts, harness, event, phase, error} to
@@ -81,7 +90,7 @@ func newHookCmd(app *App) *cobra.Command {
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.harness, "harness", "", "the harness calling the hook (claude, codex, cursor, opencode, copilot, gemini)")
-	f.BoolVar(&o.foreground, "foreground", false, "proposal-drain: do the extraction in this process instead of starting a background one")
+	f.BoolVar(&o.foreground, "foreground", false, "proposal-drain, and capture for harnesses whose capture is detached: do the work in this process instead of starting a detached one")
 	// A hook must exit 0 whatever it is given: a flag kk does not know
 	// (written by a newer kk, say) is logged, not a usage error, which
 	// some harnesses would take as "block the prompt".

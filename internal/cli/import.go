@@ -50,11 +50,6 @@ result with git.`,
 	}
 }
 
-type importKnowledgedOutput struct {
-	SchemaVersion int `json:"schema_version"`
-	*serve.ImportResult
-}
-
 func runImportKnowledged(ctx context.Context, app *App, o importKnowledgedOpts) error {
 	k, err := app.KB()
 	if err != nil {
@@ -70,7 +65,7 @@ func runImportKnowledged(ctx context.Context, app *App, o importKnowledgedOpts) 
 		return err
 	}
 	if app.JSON {
-		return app.printJSON(importKnowledgedOutput{JSONSchemaVersion, res})
+		return app.printJSON(res)
 	}
 	for _, group := range []struct {
 		action string

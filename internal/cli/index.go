@@ -63,7 +63,7 @@ func runIndexRebuild(ctx context.Context, app *App, o indexRebuildOpts) error {
 	}
 	stale := len(res.Changed)+len(res.Removed) > 0
 	if app.JSON {
-		out := map[string]any{"schema_version": JSONSchemaVersion, "check": o.check, "up_to_date": !stale || !o.check, "result": res}
+		out := map[string]any{"check": o.check, "up_to_date": !stale || !o.check, "result": res}
 		if err := app.printJSON(out); err != nil {
 			return err
 		}

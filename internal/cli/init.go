@@ -119,7 +119,7 @@ func runInit(ctx context.Context, app *App, o initOpts) error {
 	if err != nil {
 		return err
 	}
-	out := initOutput{SchemaVersion: JSONSchemaVersion, Root: k.Root, Created: res.Created, Updated: res.Updated, Removed: []string{}, Warnings: res.Warnings}
+	out := initOutput{Root: k.Root, Created: res.Created, Updated: res.Updated, Removed: []string{}, Warnings: res.Warnings}
 	var installErr error
 	if len(named) > 0 || o.upgrade {
 		ires, err := install.Install(ctx, k, app.harnesses(), named, install.Options{Command: o.kkCommand, Upgrade: o.upgrade, Now: app.Now(), LockCommand: app.Command})
@@ -224,15 +224,14 @@ func runInit(ctx context.Context, app *App, o initOpts) error {
 
 // initOutput is kk init's --json document.
 type initOutput struct {
-	SchemaVersion int      `json:"schema_version"`
-	Root          string   `json:"root"`
-	Created       []string `json:"created"`
-	Updated       []string `json:"updated"`
-	Removed       []string `json:"removed"`
-	Warnings      []string `json:"warnings"`
-	Unchanged     bool     `json:"unchanged"`
-	Harnesses     []string `json:"harnesses"`
-	KKCommand     string   `json:"kk_command"`
+	Root      string   `json:"root"`
+	Created   []string `json:"created"`
+	Updated   []string `json:"updated"`
+	Removed   []string `json:"removed"`
+	Warnings  []string `json:"warnings"`
+	Unchanged bool     `json:"unchanged"`
+	Harnesses []string `json:"harnesses"`
+	KKCommand string   `json:"kk_command"`
 	// GitHooks is the folder holding kk's git hooks; empty when they were
 	// not installed (--no-git-hooks, or not a git work tree).
 	GitHooks string `json:"git_hooks"`

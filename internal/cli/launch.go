@@ -81,6 +81,26 @@ within the agent's context.` + launchLong,
 	return cmd
 }
 
+func newPhrasingsCmd(app *App) *cobra.Command {
+	o := launchOpts{skill: "kk-phrasings"}
+	cmd := &cobra.Command{
+		Use:   "phrasings",
+		Short: "Run the kk-phrasings skill in a coding agent",
+		Long: `Run /kk-phrasings headless in a coding agent: it reads the leaves that have
+no kk_phrasings yet, a batch at a time, and writes for each the questions a
+developer would ask to find it (kk node phrasings --input), so that search
+and the prompt-context hook find a node from words its text does not use.` + launchLong,
+		Example: `  kk phrasings
+  kk phrasings --harness codex`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runLaunch(cmd.Context(), app, o)
+		},
+	}
+	cmd.Flags().StringVar(&o.harness, "harness", "", "coding agent to run (a harness id)")
+	return cmd
+}
+
 func newNodeAddCmd(app *App) *cobra.Command {
 	o := launchOpts{skill: "kk-add"}
 	cmd := &cobra.Command{

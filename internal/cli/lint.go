@@ -55,10 +55,7 @@ func runLint(ctx context.Context, app *App, o lintOpts) error {
 		return err
 	}
 	if app.JSON {
-		if err := app.printJSON(struct {
-			SchemaVersion int `json:"schema_version"`
-			*checks.LintReport
-		}{JSONSchemaVersion, rep}); err != nil {
+		if err := app.printJSON(rep); err != nil {
 			return err
 		}
 	} else {

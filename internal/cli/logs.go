@@ -56,10 +56,7 @@ func runLogsPrune(_ context.Context, app *App, o logsPruneOpts) error {
 		return err
 	}
 	if app.JSON {
-		if err := app.printJSON(struct {
-			SchemaVersion int `json:"schema_version"`
-			*session.PruneReport
-		}{JSONSchemaVersion, rep}); err != nil {
+		if err := app.printJSON(rep); err != nil {
 			return err
 		}
 	} else {

@@ -84,6 +84,9 @@ func runMCP(ctx context.Context, app *App, o mcpOpts) (err error) {
 	if err != nil {
 		return err
 	}
+	// The server makes its knowledge base value once: every request
+	// shares its index handles and caches, released when the server stops.
+	defer k.Close()
 	logTo := app.IO.Err
 	if o.logFile {
 		dir := k.LogsDir()

@@ -69,7 +69,7 @@ func runMigrateStatus(ctx context.Context, app *App, o migrateStatusOpts) error 
 		if current != 0 {
 			cur = current
 		}
-		return app.printJSON(map[string]any{"schema_version": JSONSchemaVersion, "current": cur, "target": migrate.TargetSchemaVersion, "steps": steps})
+		return app.printJSON(map[string]any{"current": cur, "target": migrate.TargetSchemaVersion, "steps": steps})
 	}
 	if len(steps) == 0 {
 		if current == 0 {
@@ -131,7 +131,7 @@ func runMigrateOKFv3(ctx context.Context, app *App, o migrateOKFv3Opts) error {
 	}
 	if app.JSON {
 		return app.printJSON(map[string]any{
-			"schema_version": JSONSchemaVersion, "nothing_to_do": res.Noop, "converted": res.Converted,
+			"nothing_to_do": res.Noop, "converted": res.Converted,
 			"folder_summaries": res.FolderSummaries, "collisions": res.Collisions,
 			"index_changed": res.IndexChanged, "index_removed": res.IndexRemoved,
 		})

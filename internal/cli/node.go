@@ -15,6 +15,8 @@ import (
 	"github.com/kk-project/kk/internal/contracts"
 	"github.com/kk-project/kk/internal/curate"
 	"github.com/kk-project/kk/internal/node"
+	"github.com/kk-project/kk/internal/op"
+	"github.com/kk-project/kk/internal/search"
 	"github.com/kk-project/kk/internal/store"
 )
 
@@ -27,7 +29,7 @@ func newNodeCmd(app *App) *cobra.Command {
 			return usagef("node needs a subcommand: write, show or list")
 		},
 	}
-	cmd.AddCommand(newNodeWriteCmd(app), newNodeShowCmd(app), newNodeListCmd(app), newNodeAddCmd(app))
+	cmd.AddCommand(newNodeWriteCmd(app), newNodeShowCmd(app), newNodeListCmd(app), newNodeAddCmd(app), newNodePhrasingsCmd(app))
 	return cmd
 }
 
@@ -39,6 +41,7 @@ type nodeWriteOpts struct {
 	relatesTo   []string
 	dependsOn   []string
 	derivedFrom []string
+	phrasings   []string
 	confidence  string
 	from        string
 	folder      string
@@ -68,7 +71,8 @@ place, keeping its folder unless --folder moves it) or --unique (write
 The index files are regenerated after the write, so the tree stays
 consistent. When writing many nodes in a row, pass --no-index to each and
 run 'kk index rebuild' once at the end.`,
-		Example: `  kk node write practice "Wrap HTTP errors" --summary "Wrap errors with the request id" --tags http,errors < body.md
+		Example: `  kk node write practice "Wrap HTTP errors" --summary "Wrap errors with the request id" --tags http,errors \
+    --phrasing "which request failed? the error has no request id" --phrasing "how should handlers wrap errors" < body.md
   kk node write map cli-commands --title "CLI commands" --summary "Where each command lives" --folder cli --from notes.md
   kk node write --input node.json`,
 		Args: func(cmd *cobra.Command, args []string) error {
@@ -91,7 +95,7 @@ run 'kk index rebuild' once at the end.`,
 				return usagef("--update and --unique exclude each other")
 			}
 			if o.input != "" {
-				for _, f := range []string{"title", "summary", "tags", "relates-to", "depends-on", "derived-from", "confidence", "from", "folder", "source-doc", "source-hash"} {
+				for _, f := range []string{"title", "summary", "tags", "relates-to", "depends-on", "derived-from", "confidence", "from", "folder", "source-doc", "source-hash", "phrasing"} {
 					if cmd.Flags().Changed(f) {
 						return usagef("--%s cannot be combined with --input; put it in the JSON", f)
 					}
@@ -108,6 +112,7 @@ run 'kk index rebuild' once at the end.`,
 	f.StringSliceVar(&o.dependsOn, "depends-on", nil, "comma-separated ids this node depends on")
 	f.StringSliceVar(&o.derivedFrom, "derived-from", nil, "comma-separated provenance: doc paths, URLs, session ids")
 	f.StringVar(&o.confidence, "confidence", "high", "low, medium or high")
+	f.StringArrayVar(&o.phrasings, "phrasing", nil, "how a developer would ask for this node, in their own words (repeatable; kk_phrasings)")
 	f.StringVar(&o.from, "from", "", "read the body from this file instead of standard input")
 	f.StringVar(&o.folder, "folder", "", "folder under nodes/ (created when missing)")
 	f.StringVar(&o.sourceDoc, "source-doc", "", "repository-relative document this node came from (with --source-hash)")
@@ -149,7 +154,7 @@ func runNodeWrite(ctx context.Context, app *App, o nodeWriteOpts) error {
 		}
 		in = contracts.NodeInput{Type: o.typ, Slug: o.slug, Title: title, Description: o.summary, Tags: o.tags,
 			RelatesTo: o.relatesTo, DependsOn: o.dependsOn, DerivedFrom: o.derivedFrom, Confidence: o.confidence,
-			Folder: o.folder, Body: body, SourceDoc: o.sourceDoc, SourceHash: o.sourceHash}
+			Folder: o.folder, Body: body, SourceDoc: o.sourceDoc, SourceHash: o.sourceHash, Phrasings: o.phrasings}
 	}
 	mode := curate.Create
 	switch {
@@ -170,7 +175,7 @@ func runNodeWrite(ctx context.Context, app *App, o nodeWriteOpts) error {
 		app.warnf("%s links to %s, which is not in the tree (yet); `kk lint` reports it as a dangling edge", res.ID, ref)
 	}
 	if app.JSON {
-		return app.printJSON(map[string]any{"schema_version": JSONSchemaVersion, "id": res.ID, "path": res.Path, "action": res.Action, "index_changed": res.Index, "unknown_edges": res.Unknown})
+		return app.printJSON(map[string]any{"id": res.ID, "path": res.Path, "action": res.Action, "index_changed": res.Index, "unknown_edges": res.Unknown})
 	}
 	fmt.Fprintln(app.IO.Out, res.ID)
 	return nil
@@ -179,38 +184,59 @@ func runNodeWrite(ctx context.Context, app *App, o nodeWriteOpts) error {
 // readBody reads a node body from a file, or from standard input when it
 // is not a terminal.
 func (a *App) readBody(from string) (string, error) {
-	if from != "" {
-		data, err := os.ReadFile(from)
-		if err != nil {
-			return "", fmt.Errorf("--from: %w", err)
+	if from == "" {
+		if a.IO.InTTY {
+			return "", usagef("no body: pipe the markdown body on standard input or pass --from <path>")
 		}
-		return string(data), nil
+		from = "-"
 	}
-	if a.IO.InTTY {
-		return "", usagef("no body: pipe the markdown body on standard input or pass --from <path>")
-	}
-	data, err := io.ReadAll(io.LimitReader(a.IO.In, node.MaxSize+1))
-	if err != nil {
-		return "", fmt.Errorf("reading the body from standard input: %w", err)
-	}
-	return string(data), nil
+	data, _, err := a.readLimited(from, "--from", node.MaxSize)
+	return string(data), err
 }
 
-// readInput reads a file argument, "-" meaning standard input. It returns
-// the data and a name for messages.
+// readInput reads a parameter object, changeset or plan from a file
+// argument, "-" meaning standard input, up to op.MaxParams bytes. It
+// returns the data and a name for messages.
 func (a *App) readInput(arg string) ([]byte, string, error) {
-	if arg == "-" {
-		data, err := io.ReadAll(io.LimitReader(a.IO.In, 16<<20))
+	return a.readLimited(arg, "--input", op.MaxParams)
+}
+
+// readLimited reads the file arg ("-": standard input) given with flag,
+// refusing more than limit bytes. Every file kk reads on a user's word goes
+// through it, so no input (a huge file, /dev/zero, an endless pipe) can
+// make kk read without bound: it stops one byte past the limit and fails.
+func (a *App) readLimited(arg, flag string, limit int64) ([]byte, string, error) {
+	r, name := a.IO.In, "standard input"
+	if arg != "-" {
+		f, err := os.Open(arg)
 		if err != nil {
-			return nil, "", fmt.Errorf("reading standard input: %w", err)
+			return nil, "", fmt.Errorf("%s: %w", flag, err)
 		}
-		return data, "standard input", nil
+		defer f.Close()
+		if fi, err := f.Stat(); err == nil && fi.IsDir() {
+			return nil, "", fmt.Errorf("%s: %s is a folder, not a file", flag, arg)
+		}
+		r, name = f, arg
 	}
-	data, err := os.ReadFile(arg)
+	data, err := io.ReadAll(io.LimitReader(r, limit+1))
 	if err != nil {
-		return nil, "", err
+		return nil, "", fmt.Errorf("%s: reading %s: %w", flag, name, err)
 	}
-	return data, arg, nil
+	if int64(len(data)) > limit {
+		return nil, "", fmt.Errorf("%s: %s is larger than %s, the limit for %s; nothing was written", flag, name, byteSize(limit), flag)
+	}
+	return data, name, nil
+}
+
+// byteSize prints a limit in the largest whole binary unit.
+func byteSize(n int64) string {
+	switch {
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return fmt.Sprintf("%d bytes", n)
 }
 
 type nodeShowOpts struct{ id string }
@@ -220,8 +246,11 @@ func newNodeShowCmd(app *App) *cobra.Command {
 	return &cobra.Command{
 		Use:   "show <id>",
 		Short: "Print one leaf",
-		Long:  "Print the leaf with the given id: its file as is, or its fields and body with --json.",
-		Args:  exactArgs(1, "node show needs the id of a node"),
+		Long: `Print the leaf with the given id: its file as it is on disk. With --json it
+prints what 'kk read <id> --json' prints (the kk_read result: fields, body
+without kk's generated blocks, edges, version), so one leaf has one JSON
+shape whichever command shows it.`,
+		Args: exactArgs(1, "node show needs the id of a node"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.id = args[0]
 			return runNodeShow(cmd.Context(), app, o)
@@ -229,7 +258,14 @@ func newNodeShowCmd(app *App) *cobra.Command {
 	}
 }
 
-func runNodeShow(_ context.Context, app *App, o nodeShowOpts) error {
+func runNodeShow(ctx context.Context, app *App, o nodeShowOpts) error {
+	if app.JSON {
+		resp, err := opCall(ctx, app, "", "", nil, "kk-read", search.ReadParams{ID: o.id}, search.ReadNode)
+		if err != nil {
+			return err
+		}
+		return printGraph(app, resp, printNodeView)
+	}
 	k, err := app.KB()
 	if err != nil {
 		return err
@@ -246,18 +282,8 @@ func runNodeShow(_ context.Context, app *App, o nodeShowOpts) error {
 	if err != nil {
 		return err
 	}
-	if !app.JSON {
-		_, err := app.IO.Out.Write(src)
-		return err
-	}
-	full, err := node.Parse(n.Path, src)
-	if err != nil {
-		return err
-	}
-	out := nodeJSON(k, full)
-	out["body"] = string(full.Body)
-	out["schema_version"] = JSONSchemaVersion
-	return app.printJSON(out)
+	_, err = app.IO.Out.Write(src)
+	return err
 }
 
 func nodeJSON(k *store.KB, n *node.Node) map[string]any {
@@ -330,7 +356,7 @@ func runNodeList(_ context.Context, app *App, o nodeListOpts) error {
 		for _, n := range list {
 			items = append(items, nodeJSON(k, n))
 		}
-		return app.printJSON(map[string]any{"schema_version": JSONSchemaVersion, "count": len(items), "nodes": items})
+		return app.printJSON(map[string]any{"count": len(items), "nodes": items})
 	}
 	var w io.Writer = app.IO.Out
 	var tw *tabwriter.Writer

@@ -117,10 +117,7 @@ func runPackExport(ctx context.Context, app *App, o packExportOpts) error {
 		return err
 	}
 	if app.JSON {
-		return app.printJSON(struct {
-			SchemaVersion int `json:"schema_version"`
-			*pack.ExportResult
-		}{JSONSchemaVersion, res})
+		return app.printJSON(res)
 	}
 	fmt.Fprintf(app.IO.Out, "exported\t%d leaf file(s) in %d folder(s) as pack %s %s\n", res.Leaves, res.Folders, res.Name, res.Version)
 	fmt.Fprintf(app.IO.Out, "wrote\t%s\n", res.Out)
@@ -228,10 +225,7 @@ func runPackImport(ctx context.Context, app *App, o packImportOpts) error {
 		app.warnf("imported leaves link to %d id(s) that are in neither the pack nor the tree: %s", len(res.UnknownEdges), strings.Join(res.UnknownEdges, ", "))
 	}
 	if app.JSON {
-		return app.printJSON(struct {
-			SchemaVersion int `json:"schema_version"`
-			*pack.ImportResult
-		}{JSONSchemaVersion, res})
+		return app.printJSON(res)
 	}
 	how := ""
 	if res.Migrated {

@@ -65,7 +65,7 @@ func runPlaceInventory(_ context.Context, app *App, _ placeInventoryOpts) error 
 		if res.Detected != 0 {
 			cur = res.Detected
 		}
-		return app.printJSON(map[string]any{"schema_version": JSONSchemaVersion, "nothing_to_do": res.Noop, "current": cur, "leaves": res.Leaves})
+		return app.printJSON(map[string]any{"nothing_to_do": res.Noop, "current": cur, "leaves": res.Leaves})
 	}
 	if res.Noop {
 		if res.Detected == 0 {
@@ -135,7 +135,7 @@ func runPlaceApply(ctx context.Context, app *App, o placeApplyOpts) error {
 		return err
 	}
 	if app.JSON {
-		return app.printJSON(map[string]any{"schema_version": JSONSchemaVersion, "nothing_to_do": res.Noop, "placed": res.Placed, "summaries": res.Summaries})
+		return app.printJSON(map[string]any{"nothing_to_do": res.Noop, "placed": res.Placed, "summaries": res.Summaries})
 	}
 	if res.Noop {
 		fmt.Fprintln(app.IO.Out, "nothing to do: every leaf of the plan is already placed")

@@ -62,10 +62,7 @@ func runPromptShow(_ context.Context, app *App, o promptShowOpts) error {
 		return err
 	}
 	if app.JSON {
-		return app.printJSON(struct {
-			SchemaVersion int `json:"schema_version"`
-			*install.Prompt
-		}{JSONSchemaVersion, p})
+		return app.printJSON(p)
 	}
 	_, err = fmt.Fprint(app.IO.Out, p.Content)
 	return err
@@ -103,7 +100,7 @@ func runPromptList(_ context.Context, app *App, _ promptListOpts) error {
 		if stray == nil {
 			stray = []string{}
 		}
-		return app.printJSON(map[string]any{"schema_version": JSONSchemaVersion, "prompts": prompts, "unused_overrides": stray})
+		return app.printJSON(map[string]any{"prompts": prompts, "unused_overrides": stray})
 	}
 	for _, f := range stray {
 		app.warnf("%s overrides no shipped prompt (%s); kk does not read it", f, strings.Join(install.PromptNames(), ", "))

@@ -7,11 +7,11 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kk-project/kk/internal/graph"
-	"github.com/kk-project/kk/internal/store"
+	"github.com/kk-project/kk/internal/trace"
 )
 
 type queryOpts struct {
-	p                 graph.KBQueryParams
+	p                 trace.KBQueryParams
 	rel, other        string
 	incoming, missing bool
 	limit, offset     int
@@ -56,14 +56,13 @@ parameter object instead of the flags; --json prints the result envelope.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.p.Limit, o.p.Offset = intFlag(cmd, "limit", o.limit), intFlag(cmd, "offset", o.offset)
 			if o.rel != "" {
-				o.p.Relationship = &graph.KBRelationship{Type: o.rel, Direction: "out", Missing: o.missing, Other: o.other}
+				o.p.Relationship = &trace.KBRelationship{Type: o.rel, Direction: "out", Missing: o.missing, Other: o.other}
 				if o.incoming {
 					o.p.Relationship.Direction = "in"
 				}
 			}
 			ctx := cmd.Context()
-			resp, err := graphCall(ctx, app, o.input, "", nil, graph.KBQueryJSON,
-				func(k *store.KB) (graph.Response, error) { return graph.KBQuery(ctx, k, o.p), nil })
+			resp, err := opCall(ctx, app, o.input, "", nil, "kb-query", o.p, trace.KBQuery)
 			if err != nil {
 				return err
 			}
@@ -86,8 +85,9 @@ parameter object instead of the flags; --json prints the result envelope.`,
 }
 
 func printQuery(w io.Writer, data any) {
-	r, ok := data.(*graph.QueryResult)
+	r, ok := data.(*trace.QueryResult)
 	if !ok {
+		printData(w, data)
 		return
 	}
 	for _, e := range r.Entities {

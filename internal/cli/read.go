@@ -8,7 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kk-project/kk/internal/graph"
-	"github.com/kk-project/kk/internal/store"
+	"github.com/kk-project/kk/internal/search"
 )
 
 type readOpts struct {
@@ -45,7 +45,7 @@ the way an agent does.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			p := graph.ReadParams{Path: o.path, ChangelogLimit: intFlag(cmd, "changelog-limit", o.changelogLimit)}
+			p := search.ReadParams{Path: o.path, ChangelogLimit: intFlag(cmd, "changelog-limit", o.changelogLimit)}
 			if len(args) == 1 {
 				p.ID = args[0]
 			}
@@ -54,8 +54,7 @@ the way an agent does.`,
 				p.IncludeChangelog = &no
 			}
 			ctx := cmd.Context()
-			resp, err := graphCall(ctx, app, o.input, "", nil, graph.ReadNodeJSON,
-				func(k *store.KB) (graph.Response, error) { return graph.ReadNode(ctx, k, p), nil })
+			resp, err := opCall(ctx, app, o.input, "", nil, "kk-read", p, search.ReadNode)
 			if err != nil {
 				return err
 			}
@@ -71,8 +70,9 @@ the way an agent does.`,
 }
 
 func printNodeView(w io.Writer, data any) {
-	v, ok := data.(*graph.NodeView)
+	v, ok := data.(*search.NodeView)
 	if !ok {
+		printData(w, data)
 		return
 	}
 	fmt.Fprintf(w, "%s %s v%d: %s\n", v.Type, v.ID, v.Version, v.Title)

@@ -74,7 +74,7 @@ func runRebalanceTrigger(_ context.Context, app *App, _ rebalanceTriggerOpts) er
 		return err
 	}
 	if app.JSON {
-		return app.printJSON(map[string]any{"schema_version": JSONSchemaVersion, "actions": actions})
+		return app.printJSON(map[string]any{"actions": actions})
 	}
 	if len(actions) == 0 {
 		fmt.Fprintln(app.IO.Out, "nothing to do: no folder or leaf crosses a rebalance threshold")
@@ -156,7 +156,7 @@ func runRebalanceMove(ctx context.Context, app *App, o rebalanceMoveOpts) error 
 	}
 	if app.JSON {
 		return app.printJSON(map[string]any{
-			"schema_version": JSONSchemaVersion, "nothing_to_do": res.Noop, "moves": res.Moves, "skipped": res.Skipped,
+			"nothing_to_do": res.Noop, "moves": res.Moves, "skipped": res.Skipped,
 			"relinked": res.Relinked, "summaries": res.Summaries, "index_changed": res.IndexChanged, "index_removed": res.IndexRemoved,
 		})
 	}
@@ -194,7 +194,7 @@ func readMovePlan(app *App, input, name string, out any) error {
 	}
 	data, src, err := app.readInput(input)
 	if err != nil {
-		return fmt.Errorf("--input: %w", err)
+		return err
 	}
 	doc, err := schema.ParseDocument(data)
 	if err != nil {

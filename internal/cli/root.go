@@ -3,6 +3,7 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -22,6 +23,7 @@ import (
 	"github.com/kk-project/kk/internal/httpapi"
 	"github.com/kk-project/kk/internal/lock"
 	"github.com/kk-project/kk/internal/store"
+	"github.com/kk-project/kk/internal/txn"
 )
 
 // Set by the release build (see .goreleaser.yaml); version.go falls back
@@ -159,10 +161,11 @@ func (a *App) exitCode(err error) int {
 	}
 	code, kind := ExitFailure, "error"
 	var usage *UsageError
+	var ran *commandError
 	var held *lock.HeldError
 	var api *httpapi.APIError
 	switch {
-	case errors.As(err, &usage) || isCobraUsage(err):
+	case errors.As(err, &usage) || !errors.As(err, &ran):
 		code, kind = ExitUsage, "usage"
 	case errors.As(err, &held):
 		kind = "locked"
@@ -174,7 +177,9 @@ func (a *App) exitCode(err error) int {
 		kind = "interrupted"
 	}
 	if a.JSON {
-		a.writeJSON(a.IO.Err, map[string]any{"schema_version": JSONSchemaVersion, "error": map[string]any{"kind": kind, "message": err.Error(), "exit_code": code}})
+		if s, serr := stamped(map[string]any{"error": map[string]any{"kind": kind, "message": err.Error(), "exit_code": code}}); serr == nil {
+			a.writeJSON(a.IO.Err, s)
+		}
 		return code
 	}
 	fmt.Fprintf(a.IO.Err, "%s %s\n", a.stderrStyle().red("kk:"), err)
@@ -186,18 +191,6 @@ func (a *App) exitCode(err error) int {
 		fmt.Fprintf(a.IO.Err, "Run '%s' for usage.\n", help)
 	}
 	return code
-}
-
-// isCobraUsage recognises cobra's own argument and flag errors, which it
-// does not type.
-func isCobraUsage(err error) bool {
-	msg := err.Error()
-	for _, p := range []string{"unknown command", "unknown flag", "unknown shorthand flag", "flag needs an argument", "invalid argument", "accepts ", "requires at least", "requires exactly", "if any flags in the group", "required flag"} {
-		if strings.Contains(msg, p) {
-			return true
-		}
-	}
-	return false
 }
 
 const rootLong = `kk gives a software project a memory that lives in its own git repository
@@ -251,8 +244,8 @@ func newRootCmd(app *App) *cobra.Command {
 		newFinddocsCmd(app), newFreshnessCmd(app), newLogsCmd(app), newUsageCmd(app),
 		newPackCmd(app), newImportCmd(app),
 		newHookCmd(app),
-		newUninstallCmd(app), newCurateCmd(app), newBootstrapCmd(app), newPromptCmd(app),
-		newSyncCmd(app), newSearchCmd(app), newReadCmd(app), newEntryCmd(app), newQueryCmd(app), newUpsertCmd(app), newDeleteCmd(app), newCheckCmd(app), newGCCmd(app), newCompactCmd(app),
+		newUninstallCmd(app), newCurateCmd(app), newBootstrapCmd(app), newPhrasingsCmd(app), newPromptCmd(app),
+		newSyncCmd(app), newSearchCmd(app), newReadCmd(app), newEntryCmd(app), newQueryCmd(app), newUpsertCmd(app), newDeleteCmd(app), newCheckCmd(app), newGCCmd(app), newCompactCmd(app), newAuditCmd(app),
 		newGraphCmd(app), newContextCmd(app), newChangelogCmd(app),
 		newMCPCmd(app), newServeCmd(app), newClientCmd(app),
 		newVersionCmd(app), newCompletionCmd(app),
@@ -261,11 +254,57 @@ func newRootCmd(app *App) *cobra.Command {
 	}
 	addJSONFlags(root, app)
 	addCompletions(root, app)
+	markCommandErrors(root)
 	return root
+}
+
+// commandError marks an error a command's own code returned (its RunE or a
+// pre- or post-run hook). Cobra does not type its own errors (an unknown
+// command or flag, a wrong number of arguments, a missing required flag),
+// so an error that does not carry this mark came from cobra before the
+// command ran, and is a usage error (exit 2). A command that wants exit 2
+// returns a *UsageError itself.
+type commandError struct{ err error }
+
+func (e *commandError) Error() string { return e.err.Error() }
+func (e *commandError) Unwrap() error { return e.err }
+
+// markCommandErrors wraps every command's run functions so that their
+// errors carry the commandError mark.
+func markCommandErrors(c *cobra.Command) {
+	mark := func(fn func(*cobra.Command, []string) error) func(*cobra.Command, []string) error {
+		if fn == nil {
+			return nil
+		}
+		return func(cmd *cobra.Command, args []string) error {
+			if err := fn(cmd, args); err != nil {
+				return &commandError{err}
+			}
+			return nil
+		}
+	}
+	c.RunE, c.PreRunE, c.PostRunE = mark(c.RunE), mark(c.PreRunE), mark(c.PostRunE)
+	c.PersistentPreRunE, c.PersistentPostRunE = mark(c.PersistentPreRunE), mark(c.PersistentPostRunE)
+	for _, sub := range c.Commands() {
+		markCommandErrors(sub)
+	}
 }
 
 // KB returns the knowledge base the command works on.
 func (a *App) KB() (*store.KB, error) {
+	k, err := a.findKB()
+	if err != nil {
+		return nil, err
+	}
+	// A changeset a killed writer left half-applied is rolled back before
+	// any command reads the tree.
+	if _, err := txn.Recover(k); err != nil {
+		return nil, err
+	}
+	return k, nil
+}
+
+func (a *App) findKB() (*store.KB, error) {
 	if a.Root != "" {
 		k := store.New(a.Root)
 		if fi, err := os.Stat(k.Dir); err != nil || !fi.IsDir() {
@@ -288,9 +327,41 @@ func (a *App) writeJSON(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
-// printJSON writes a --json result to stdout, stamped with schema_version.
+// printJSON writes a --json result to stdout. It is the one place that
+// stamps schema_version: a result object gets it as its first key.
 func (a *App) printJSON(v any) error {
-	return a.writeJSON(a.IO.Out, v)
+	s, err := stamped(v)
+	if err != nil {
+		return err
+	}
+	return a.writeJSON(a.IO.Out, s)
+}
+
+// stamped returns v's JSON with "schema_version" as the first key of the
+// top-level object (a list or a scalar stays as it is).
+func stamped(v any) (json.RawMessage, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	raw := bytes.TrimSpace(buf.Bytes())
+	if len(raw) == 0 || raw[0] != '{' {
+		return raw, nil
+	}
+	var keys map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &keys); err != nil {
+		return nil, err
+	}
+	if _, ok := keys["schema_version"]; ok {
+		return nil, fmt.Errorf("internal error: a --json result carries its own schema_version")
+	}
+	out := fmt.Appendf(nil, `{"schema_version":%d`, JSONSchemaVersion)
+	if len(keys) > 0 {
+		out = append(out, ',')
+	}
+	return append(out, raw[1:]...), nil
 }
 
 // warnf prints a warning to stderr.

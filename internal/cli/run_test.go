@@ -91,3 +91,53 @@ func TestExitCodes(t *testing.T) {
 		t.Errorf("--help: exit %d, output lacks the exit status section", code)
 	}
 }
+
+// The one JSON printer stamps schema_version as the first key of every
+// result object, and refuses a result that carries its own.
+func TestStampedJSON(t *testing.T) {
+	for _, c := range []struct {
+		in   any
+		want string
+	}{
+		{map[string]any{"b": 1, "a": "<x>"}, `{"schema_version":1,"a":"<x>","b":1}`},
+		{struct {
+			Z int `json:"z"`
+			A int `json:"a"`
+		}{1, 2}, `{"schema_version":1,"z":1,"a":2}`},
+		{map[string]any{}, `{"schema_version":1}`},
+		{[]int{1, 2}, `[1,2]`},
+	} {
+		got, err := stamped(c.in)
+		if err != nil || string(got) != c.want {
+			t.Errorf("stamped(%v) = %s, %v; want %s", c.in, got, err, c.want)
+		}
+	}
+	if _, err := stamped(map[string]any{"schema_version": 2}); err == nil {
+		t.Error("a result with its own schema_version was stamped again")
+	}
+}
+
+// Cobra's own errors exit 2 whatever their text; an error a command
+// returns exits 1 even when its text reads like cobra's.
+func TestUsageErrorsByProvenance(t *testing.T) {
+	dir := t.TempDir()
+	if code, _, stderr := run(t, dir, "", "init"); code != 0 {
+		t.Fatalf("init: %d %s", code, stderr)
+	}
+	for _, c := range []struct {
+		args []string
+		code int
+	}{
+		{[]string{"node", "show"}, ExitUsage},                             // wrong number of arguments
+		{[]string{"node", "list", "--frob"}, ExitUsage},                   // unknown flag
+		{[]string{"audit", "--limit", "x"}, ExitUsage},                    // a flag's invalid argument
+		{[]string{"nodez"}, ExitUsage},                                    // unknown command
+		{[]string{"node", "show", "requires exactly 1 arg"}, ExitFailure}, // not found, in cobra's words
+		{[]string{"read", "--path", "invalid argument.md"}, ExitFailure},
+	} {
+		code, _, stderr := run(t, dir, "", c.args...)
+		if code != c.code {
+			t.Errorf("%v: exit %d, want %d (stderr %q)", c.args, code, c.code, stderr)
+		}
+	}
+}

@@ -61,7 +61,7 @@ func runSchema(_ context.Context, app *App, o schemaOpts) error {
 			items = append(items, schemaListItem{Name: e.Name, Description: e.Description})
 		}
 		if app.JSON {
-			return app.printJSON(map[string]any{"schema_version": JSONSchemaVersion, "schemas": items})
+			return app.printJSON(map[string]any{"schemas": items})
 		}
 		for _, it := range items {
 			fmt.Fprintf(app.IO.Out, "%s\t%s\n", it.Name, it.Description)
@@ -74,10 +74,9 @@ func runSchema(_ context.Context, app *App, o schemaOpts) error {
 	}
 	if app.JSON {
 		return app.printJSON(struct {
-			SchemaVersion int             `json:"schema_version"`
-			Name          string          `json:"name"`
-			Schema        json.RawMessage `json:"schema"`
-		}{JSONSchemaVersion, o.name, data})
+			Name   string          `json:"name"`
+			Schema json.RawMessage `json:"schema"`
+		}{o.name, data})
 	}
 	_, err = app.IO.Out.Write(data)
 	return err

@@ -16,6 +16,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/kk-project/kk/internal/benchtree"
+	"github.com/kk-project/kk/internal/serve"
 )
 
 var update = flag.Bool("update", false, "update testscript golden output in place")
@@ -147,7 +148,7 @@ func waitServeCmd(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 1 {
 		ts.Fatalf("usage: waitserve <root>")
 	}
-	file := filepath.Join(ts.MkAbs(args[0]), ".ai", "kenkeep", ".state", serveURLFile)
+	file := filepath.Join(ts.MkAbs(args[0]), ".ai", "kenkeep", ".state", serve.URLFile)
 	deadline := time.Now().Add(time.Minute)
 	for {
 		data, err := os.ReadFile(file)

@@ -9,14 +9,17 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/kk-project/kk/internal/graph"
 	"github.com/kk-project/kk/internal/index"
+	"github.com/kk-project/kk/internal/search"
 	"github.com/kk-project/kk/internal/store"
 )
 
 type searchOpts struct {
 	text   string
 	limit  int
+	types  []string
+	tags   []string
+	all    bool
 	branch string
 	input  string
 }
@@ -29,24 +32,36 @@ func newSearchCmd(app *App) *cobra.Command {
 		Long: `Sync the branch's search index (see kk sync), then list the nodes that
 best match the words of <text>, best first. This is the command-line face
 of the MCP tool kk_search: --input <file|-> takes its parameter object
-({"query", "limit"}) instead of the arguments, and --json prints the result
-envelope {"success":true,"data":{"branch","query","hits":[…]}}.
+({"query", "limit", "types", "tags", "all"}) instead of the arguments, and
+--json prints the result envelope {"success":true,"data":{"branch","query","hits":[…]}}.
+The prompt-context hook injects what this ranking lists first.
 
-Words are matched after stemming (retrying finds retry); punctuation and
-search operators are plain text. Nodes holding every word come first, then,
-when they are fewer than --limit, nodes holding some of them. A match in the
-title weighs most, then tags, description and body; a node linked to other
-top hits (relates_to, depends_on, related) is raised a little.
+Words are matched after stemming (retrying finds retry); identifiers and
+paths are split into their words (CacheBackendInterface finds cache
+backend); stop words and question boilerplate are left out. Only authored
+text is searched: title, description, tags, kk_phrasings (how a developer
+would ask for the node) and the body without its generated Related and
+Citations blocks, link targets and URLs. A match in the title weighs most,
+then phrasings, description and tags, then body; a node whose title,
+description, tags or phrasings cover most of the text ranks higher, and a
+node linked to other top hits (relates_to, depends_on, related) is raised a
+little.
+
+When even the best match does not answer the text (the words the
+knowledge base knows carry too little of it, or no single passage of the
+best node holds several of them), nothing is listed; --all lists the
+matches anyway. --type and --tag (both repeatable) keep only nodes of
+those types, and nodes carrying every one of those tags.
 
 Each hit prints as "score<TAB>id<TAB>path<TAB>title", path relative to
-nodes/, followed by an indented snippet of its best matching text with the
+nodes/, followed by an indented snippet of its body with the
 matched words in [brackets]. Nothing found prints nothing and exits 0.`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if o.input != "" {
 				if len(args) != 0 {
 					return usagef("--input holds the whole query; drop the search text")
 				}
-				return refuseWithInput(cmd, "limit", "branch")
+				return refuseWithInput(cmd, "limit", "branch", "type", "tag", "all")
 			}
 			if len(args) == 0 {
 				return usagef("search needs the text to look for")
@@ -62,14 +77,17 @@ matched words in [brackets]. Nothing found prints nothing and exits 0.`,
 					return usagef("--limit must be 1 or more, not %d", o.limit)
 				}
 				o.text = strings.Join(args, " ")
-				if index.Query(o.text, "OR") == "" {
+				if !index.Searchable(o.text) {
 					return usagef("search text %q holds no word to look for", o.text)
 				}
 			}
 			return runSearch(cmd.Context(), app, o)
 		},
 	}
-	cmd.Flags().IntVar(&o.limit, "limit", graph.DefaultSearchLimit, fmt.Sprintf("list at most N hits (at most %d)", graph.MaxSearchLimit))
+	cmd.Flags().IntVar(&o.limit, "limit", search.DefaultSearchLimit, fmt.Sprintf("list at most N hits (at most %d)", search.MaxSearchLimit))
+	cmd.Flags().StringSliceVar(&o.types, "type", nil, "list only nodes of this type (repeatable)")
+	cmd.Flags().StringSliceVar(&o.tags, "tag", nil, "list only nodes carrying this tag (repeatable: every tag given)")
+	cmd.Flags().BoolVar(&o.all, "all", false, "list the matches even when none of them answers the text")
 	cmd.Flags().StringVar(&o.branch, "branch", "", "search this branch's index (default: the current branch)")
 	cmd.Flags().StringVar(&o.input, "input", "", "read the kk_search parameter object from a file, or - for standard input")
 	return cmd
@@ -77,19 +95,21 @@ matched words in [brackets]. Nothing found prints nothing and exits 0.`,
 
 func runSearch(ctx context.Context, app *App, o searchOpts) error {
 	limit := o.limit
-	p := graph.SearchParams{Query: o.text, Limit: &limit}
-	resp, err := graphCall(ctx, app, o.input, "", nil, graph.SearchNodesJSON,
-		func(k *store.KB) (graph.Response, error) { return graph.SearchNodesOn(ctx, k, o.branch, p), nil })
+	p := search.SearchParams{Query: o.text, Limit: &limit, Types: o.types, Tags: o.tags, All: o.all}
+	resp, err := opCall(ctx, app, o.input, "", nil, "kk-search", p,
+		func(ctx context.Context, k *store.KB, p search.SearchParams) (*search.SearchData, error) {
+			return search.SearchNodesOn(ctx, k, o.branch, p)
+		})
 	if err != nil {
 		return err
 	}
-	if d, ok := resp.Data.(*graph.SearchData); ok {
+	if d, ok := resp.Data.(*search.SearchData); ok {
 		for _, s := range d.Skipped {
 			app.warnf("left out of the index: %s: %s", s.Path, s.Msg)
 		}
 	}
 	return printGraph(app, resp, func(w io.Writer, data any) {
-		d, ok := data.(*graph.SearchData)
+		d, ok := data.(*search.SearchData)
 		if !ok {
 			return
 		}

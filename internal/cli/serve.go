@@ -16,7 +16,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/kk-project/kk/internal/atomicfile"
 	"github.com/kk-project/kk/internal/httpapi"
 	"github.com/kk-project/kk/internal/jobqueue"
 	"github.com/kk-project/kk/internal/llm"
@@ -29,10 +28,6 @@ import (
 // duration the worker waits before it writes, between the write and the
 // commit, and after the commit of every job.
 const EnvServeTestDelay = "KK_SERVE_TEST_DELAY"
-
-// serveURLFile is where kk serve records the URL it listens on, under
-// .ai/kenkeep/.state/, while it runs.
-const serveURLFile = "serve.url"
 
 type serveOpts struct {
 	addr      string
@@ -138,9 +133,9 @@ func runServe(ctx context.Context, app *App, o serveOpts) error {
 	log := slog.New(slog.NewTextHandler(app.IO.Err, &slog.HandlerOptions{Level: level}))
 	token := ""
 	if o.tokenFile != "" {
-		data, err := os.ReadFile(o.tokenFile)
+		data, _, err := app.readLimited(o.tokenFile, "--token-file", 64<<10)
 		if err != nil {
-			return fmt.Errorf("reading the token: %w", err)
+			return err
 		}
 		if token = strings.TrimSpace(string(data)); token == "" {
 			return fmt.Errorf("the token file %s is empty", o.tokenFile)
@@ -166,6 +161,7 @@ func runServe(ctx context.Context, app *App, o serveOpts) error {
 		return err
 	}
 	k.Now = app.Now
+	defer k.Close()
 	cfg, err := k.LoadConfig()
 	if err != nil {
 		return err
@@ -201,12 +197,12 @@ func runServe(ctx context.Context, app *App, o serveOpts) error {
 		return err
 	}
 	url := "http://" + ln.Addr().String()
-	urlFile := filepath.Join(k.StateDir(), serveURLFile)
-	if err := atomicfile.Write(urlFile, []byte(url+"\n"), 0o644); err != nil {
+	unannounce, err := serve.Announce(k, url)
+	if err != nil {
 		ln.Close()
 		return err
 	}
-	defer os.Remove(urlFile)
+	defer unannounce()
 	model := "none"
 	if provider != nil {
 		model = provider.Name()

@@ -17,6 +17,7 @@ import (
 
 	"github.com/kk-project/kk/internal/gitx"
 	"github.com/kk-project/kk/internal/httpapi"
+	"github.com/kk-project/kk/internal/serve"
 )
 
 // crashServer is a kk serve process run by the crash test.
@@ -31,7 +32,7 @@ type crashServer struct {
 // listens.
 func startCrashServer(t *testing.T, root string, delay time.Duration) *crashServer {
 	t.Helper()
-	urlFile := filepath.Join(root, ".ai", "kenkeep", ".state", serveURLFile)
+	urlFile := filepath.Join(root, ".ai", "kenkeep", ".state", serve.URLFile)
 	os.Remove(urlFile) // a killed server leaves its own behind
 	cmd := exec.Command("kk", "serve", "--root", root, "--addr", "127.0.0.1:0", "--log-level", "debug")
 	cmd.Env = append(os.Environ(), "KK_ROOT=", EnvServeTestDelay+"="+delay.String())

@@ -94,7 +94,7 @@ func runSessionLogStageLive(ctx context.Context, app *App, o sessionLogStageLive
 	if err != nil {
 		return err
 	}
-	return app.printJSON(map[string]any{"schema_version": JSONSchemaVersion, "path": res.Path, "session_id": res.SessionID, "idempotency": res.Idempotency, "unchanged": res.Unchanged})
+	return app.printJSON(map[string]any{"path": res.Path, "session_id": res.SessionID, "idempotency": res.Idempotency, "unchanged": res.Unchanged})
 }
 
 type sessionLogUpdateProposalsOpts struct {
@@ -172,7 +172,7 @@ func runSessionLogUpdateProposals(ctx context.Context, app *App, o sessionLogUpd
 		return err
 	}
 	if app.JSON {
-		return app.printJSON(map[string]any{"schema_version": JSONSchemaVersion, "session_id": l.SessionID, "path": o.path, "proposal_status": l.ProposalStatus})
+		return app.printJSON(map[string]any{"session_id": l.SessionID, "path": o.path, "proposal_status": l.ProposalStatus})
 	}
 	fmt.Fprintln(app.IO.Out, l.SessionID)
 	return nil

@@ -41,10 +41,7 @@ func runStatus(ctx context.Context, app *App, _ statusOpts) error {
 		return err
 	}
 	if app.JSON {
-		return app.printJSON(struct {
-			SchemaVersion int `json:"schema_version"`
-			*checks.StatusReport
-		}{JSONSchemaVersion, st})
+		return app.printJSON(st)
 	}
 	w := app.IO.Out
 	fmt.Fprintf(w, "knowledge base: %s\n", k.Dir)

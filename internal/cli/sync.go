@@ -83,22 +83,29 @@ func runSync(ctx context.Context, app *App, o syncOpts) error {
 	if err != nil {
 		return err
 	}
+	embedded, embeddings, err := index.SyncEmbeddings(ctx, k, branch)
+	if err != nil {
+		return err
+	}
 	if st.Skipped == nil {
 		st.Skipped = []index.Problem{}
 	}
 	if app.JSON {
-		return app.printJSON(map[string]any{
-			"schema_version": JSONSchemaVersion,
-			"branch":         branch,
-			"leaves":         st.Leaves,
-			"added":          st.Added,
-			"updated":        st.Updated,
-			"touched":        st.Touched,
-			"removed":        st.Removed,
-			"unchanged":      st.Unchanged,
-			"extracted":      st.Extracted,
-			"skipped":        st.Skipped,
-		})
+		out := map[string]any{
+			"branch":    branch,
+			"leaves":    st.Leaves,
+			"added":     st.Added,
+			"updated":   st.Updated,
+			"touched":   st.Touched,
+			"removed":   st.Removed,
+			"unchanged": st.Unchanged,
+			"extracted": st.Extracted,
+			"skipped":   st.Skipped,
+		}
+		if embeddings {
+			out["embedded"] = embedded
+		}
+		return app.printJSON(out)
 	}
 	leafSkips := 0
 	for _, p := range st.Skipped {
@@ -111,6 +118,9 @@ func runSync(ctx context.Context, app *App, o syncOpts) error {
 		branch, st.Leaves, st.Added, st.Updated, st.Touched, st.Removed, st.Unchanged, leafSkips)
 	fmt.Fprintf(app.IO.Out, "extracted: %d entities, %d edges from %d files (%d added, %d updated, %d touched, %d removed, %d unchanged, %d skipped)\n",
 		x.Entities, x.Edges, x.Sources, x.Added, x.Updated, x.Touched, x.Removed, x.Unchanged, len(st.Skipped)-leafSkips)
+	if embeddings {
+		fmt.Fprintf(app.IO.Out, "embeddings: %d node(s) embedded\n", embedded)
+	}
 	for _, p := range st.Skipped {
 		if p.Extractor == "" {
 			fmt.Fprintf(app.IO.Out, "skipped\t%s\t%s\n", p.Path, p.Msg)

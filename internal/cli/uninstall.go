@@ -97,10 +97,9 @@ func runUninstall(ctx context.Context, app *App, o uninstallOpts) error {
 	}
 	if app.JSON {
 		if perr := app.printJSON(struct {
-			SchemaVersion int `json:"schema_version"`
 			*install.Result
 			Unchanged bool `json:"unchanged"`
-		}{JSONSchemaVersion, res, len(res.Changes) == 0}); perr != nil {
+		}{res, len(res.Changes) == 0}); perr != nil {
 			return perr
 		}
 		return err

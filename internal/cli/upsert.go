@@ -7,14 +7,12 @@ import (
 	"os/user"
 	"strings"
 
+	"github.com/kk-project/kk/internal/trace"
 	"github.com/spf13/cobra"
-
-	"github.com/kk-project/kk/internal/graph"
-	"github.com/kk-project/kk/internal/store"
 )
 
 type upsertOpts struct {
-	e                                   graph.KBEntityIn
+	e                                   trace.KBEntityIn
 	status, priority, severity, owner   string
 	description, body, textRef, version string
 	edges                               []string
@@ -31,13 +29,15 @@ test, adr, flag, event, symbol) and typed edges is checked whole — shape,
 bounds, edge endpoint types, and that every edge's ends exist in the
 changeset, the tree or the index — and then applied all-or-nothing under
 the writer lock. New entities become leaves in nodes/<type folder>/ (for
-example nodes/requirements/req-7.md); edges go into their source entity's
+example nodes/requirements/REQ-7.md); edges go into their source entity's
 kk_edges with created_at and created_by stamped. Every changeset appends a
 record to the branch's audit log (.ai/kenkeep/.state/branches/<branch>/audit.jsonl).
 
 The flags describe one entity (--type and --id, plus the fields to set) and
 any number of --edge TYPE:FROM:TO; --input <file|-> takes the whole kb_upsert
-parameter object instead. Ids are normalised: REQ-7 with --type req is req-7.
+parameter object instead. An entity keeps the id it is given (REQ-7 stays
+REQ-7, in nodes/requirements/REQ-7.md); ids are compared without regard to
+case, so an edge to req-7 reaches REQ-7.
 
 A failed changeset exits 1 with "kk: <CODE>: <message>" (VALIDATION_ERROR,
 NOT_FOUND, CONFLICT, INVARIANT_VIOLATION) and writes nothing.`,
@@ -66,8 +66,7 @@ NOT_FOUND, CONFLICT, INVARIANT_VIOLATION) and writes nothing.`,
 				return err
 			}
 			ctx := cmd.Context()
-			resp, err := graphCall(ctx, app, o.input, "", nil, graph.KBUpsertJSON,
-				func(k *store.KB) (graph.Response, error) { return graph.KBUpsert(ctx, k, p), nil })
+			resp, err := opCall(ctx, app, o.input, "", nil, "kb-upsert", p, trace.KBUpsert)
 			if err != nil {
 				return err
 			}
@@ -97,8 +96,8 @@ NOT_FOUND, CONFLICT, INVARIANT_VIOLATION) and writes nothing.`,
 }
 
 // params builds the kb_upsert parameter object from the flags.
-func (o *upsertOpts) params(cmd *cobra.Command) (graph.KBUpsertParams, error) {
-	p := graph.KBUpsertParams{CreatedBy: actor(o.by), Source: o.source}
+func (o *upsertOpts) params(cmd *cobra.Command) (trace.KBUpsertParams, error) {
+	p := trace.KBUpsertParams{CreatedBy: actor(o.by), Source: o.source}
 	if o.e.Type != "" {
 		e := o.e
 		for _, s := range []struct {
@@ -119,14 +118,14 @@ func (o *upsertOpts) params(cmd *cobra.Command) (graph.KBUpsertParams, error) {
 			}
 			e.Version = &v
 		}
-		p.Entities = []graph.KBEntityIn{e}
+		p.Entities = []trace.KBEntityIn{e}
 	}
 	for _, spec := range o.edges {
 		parts := strings.Split(spec, ":")
 		if len(parts) < 3 || len(parts) > 4 || (len(parts) == 4) != (parts[0] == "relates_to") {
 			return p, usagef("--edge %q: write TYPE:FROM:TO, or relates_to:FROM:TO:KIND", spec)
 		}
-		e := graph.KBEdgeIn{Type: parts[0], From: parts[1], To: parts[2]}
+		e := trace.KBEdgeIn{Type: parts[0], From: parts[1], To: parts[2]}
 		if len(parts) == 4 {
 			e.Kind = parts[3]
 		}
@@ -151,8 +150,9 @@ func actor(by string) string {
 }
 
 func printUpsert(w io.Writer, data any) {
-	r, ok := data.(*graph.UpsertResult)
+	r, ok := data.(*trace.UpsertResult)
 	if !ok {
+		printData(w, data)
 		return
 	}
 	fmt.Fprintf(w, "%s: %d created, %d updated, %d unchanged, %d edge(s) added or changed\n",

@@ -57,10 +57,7 @@ func runUsage(_ context.Context, app *App, o usageOpts) error {
 		app.warnf("%s: line %d skipped: %s", k.Rel(usage.Path(k)), b.Line, b.Msg)
 	}
 	if app.JSON {
-		return app.printJSON(struct {
-			SchemaVersion int `json:"schema_version"`
-			*usage.Summary
-		}{JSONSchemaVersion, s})
+		return app.printJSON(s)
 	}
 	w := app.IO.Out
 	fmt.Fprintf(w, "reads: %d in %d session(s); %d of %d live node(s) read\n", s.Reads, s.Sessions, s.ReadNodes, s.LiveNodes)

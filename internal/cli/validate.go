@@ -51,11 +51,10 @@ whole document is "(root)"); with
 }
 
 type validateResult struct {
-	SchemaVersion int              `json:"schema_version"`
-	Valid         bool             `json:"valid"`
-	Schema        string           `json:"schema"`
-	File          string           `json:"file"`
-	Errors        []schema.Failure `json:"errors"`
+	Valid  bool             `json:"valid"`
+	Schema string           `json:"schema"`
+	File   string           `json:"file"`
+	Errors []schema.Failure `json:"errors"`
 }
 
 func runValidate(_ context.Context, app *App, o validateOpts) error {
@@ -66,7 +65,8 @@ func runValidate(_ context.Context, app *App, o validateOpts) error {
 	if o.file == "-" && app.IO.InTTY {
 		return usagef("validate reads the document from standard input: pipe it in or name a file")
 	}
-	data, name, err := app.readInput(o.file)
+	// A symbol manifest may be larger than a parameter object.
+	data, name, err := app.readLimited(o.file, "the document", 64<<20)
 	if err != nil {
 		return err
 	}
@@ -74,7 +74,7 @@ func runValidate(_ context.Context, app *App, o validateOpts) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", name, err)
 	}
-	res := validateResult{SchemaVersion: JSONSchemaVersion, Valid: true, Schema: o.name, File: name, Errors: []schema.Failure{}}
+	res := validateResult{Valid: true, Schema: o.name, File: name, Errors: []schema.Failure{}}
 	verr := schema.Validate(o.name, doc)
 	var ve *schema.ValidationError
 	switch {

@@ -14,13 +14,12 @@ import (
 
 // versionInfo is what `kk version` prints.
 type versionInfo struct {
-	SchemaVersion int    `json:"schema_version"`
-	Version       string `json:"version"`
-	Commit        string `json:"commit"`
-	Date          string `json:"date"`
-	GoVersion     string `json:"go_version"`
-	Module        string `json:"module"`
-	Platform      string `json:"platform"`
+	Version   string `json:"version"`
+	Commit    string `json:"commit"`
+	Date      string `json:"date"`
+	GoVersion string `json:"go_version"`
+	Module    string `json:"module"`
+	Platform  string `json:"platform"`
 }
 
 type versionOpts struct{}
@@ -80,12 +79,11 @@ var pseudoVersion = regexp.MustCompile(`[-.](\d{14})-([0-9a-f]{12})(?:\+incompat
 // build information of any other build. Link-time values win.
 func resolveVersion(bi *debug.BuildInfo, ldVersion, ldCommit, ldDate string) versionInfo {
 	info := versionInfo{
-		SchemaVersion: JSONSchemaVersion,
-		Version:       ldVersion,
-		Commit:        ldCommit,
-		Date:          ldDate,
-		GoVersion:     runtime.Version(),
-		Platform:      runtime.GOOS + "/" + runtime.GOARCH,
+		Version:   ldVersion,
+		Commit:    ldCommit,
+		Date:      ldDate,
+		GoVersion: runtime.Version(),
+		Platform:  runtime.GOOS + "/" + runtime.GOARCH,
 	}
 	if bi == nil {
 		return info

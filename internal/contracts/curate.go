@@ -45,6 +45,9 @@ type ProposedNode struct {
 	// DependsOn may be left out of the input (it means none); kk always
 	// writes it back, as [] when empty.
 	DependsOn []string `json:"kk_depends_on" jsonschema:"description=Ids of nodes this one depends on; absent means none."`
+	// Phrasings may be left out; on an update, leaving them out keeps the
+	// node's own.
+	Phrasings []string `json:"kk_phrasings,omitempty" jsonschema:"description=How a developer would ask for this node in their own words: questions or symptoms\\, one line each; search indexes them."`
 }
 
 // JSONSchemaExtend makes kk_depends_on optional, defaulting to [].

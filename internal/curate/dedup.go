@@ -43,7 +43,12 @@ func Dedup(actions []contracts.CuratorAction) []contracts.CuratorAction {
 		case a.TargetNodeID != nil:
 			key = *a.TargetNodeID
 		default:
-			key = node.DeriveID(a.ProposedNode.Type, a.ProposedNode.Title)
+			// A title with no id (refused later by persist) is its own key.
+			if id, err := node.DeriveID(a.ProposedNode.Type, a.ProposedNode.Title); err == nil {
+				key = id
+			} else {
+				key = "title:" + a.ProposedNode.Title
+			}
 		}
 		i, seen := index[key]
 		switch {

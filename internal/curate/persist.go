@@ -180,7 +180,11 @@ func persist(tx *txn.Tx, actions []contracts.CuratorAction, opts PersistOptions)
 				fail(ReasonHomeFolderMissing, "home_folder %q is not an existing folder under nodes/", folder)
 				break
 			}
-			id := node.DeriveID(p.Type, p.Title)
+			id, err := node.DeriveID(p.Type, p.Title)
+			if err != nil {
+				fail(ReasonInvalidNode, "proposed_node.title %v", err)
+				break
+			}
 			if _, ok := planned[id]; ok {
 				fail(ReasonAddCollision, "an earlier action of this batch already writes %s", id)
 				break
@@ -331,12 +335,15 @@ func applyProposed(n *node.Node, p *contracts.ProposedNode) {
 	n.RelatesTo, n.DependsOn = node.Dedupe(p.RelatesTo), node.Dedupe(p.DependsOn)
 	n.Confidence = p.Confidence
 	n.Body = []byte(p.Body)
+	if p.Phrasings != nil {
+		n.Phrasings = slices.Clone(p.Phrasings)
+	}
 }
 
 // checkLeaf applies the checks `kk node write` makes to a leaf's fields.
 func checkLeaf(n *node.Node, folder string) error {
 	in := contracts.NodeInput{Type: n.Type, Title: n.Title, Description: n.Description, Tags: n.Tags, RelatesTo: n.RelatesTo,
-		DependsOn: n.DependsOn, DerivedFrom: n.DerivedFrom, Confidence: n.Confidence, Folder: folder, Body: string(n.Body)}
+		DependsOn: n.DependsOn, DerivedFrom: n.DerivedFrom, Confidence: n.Confidence, Folder: folder, Body: string(n.Body), Phrasings: n.Phrasings}
 	if err := validateInput(&in); err != nil {
 		return err
 	}

@@ -70,7 +70,7 @@ func validateInput(in *contracts.NodeInput) error {
 	if !utf8.ValidString(in.Body) {
 		return field("body", "is not valid UTF-8")
 	}
-	for name, list := range map[string][]string{"tags": in.Tags, "relates_to": in.RelatesTo, "depends_on": in.DependsOn, "derived_from": in.DerivedFrom} {
+	for name, list := range map[string][]string{"tags": in.Tags, "relates_to": in.RelatesTo, "depends_on": in.DependsOn, "derived_from": in.DerivedFrom, "phrasings": in.Phrasings} {
 		for _, v := range list {
 			if strings.TrimSpace(v) == "" || strings.ContainsAny(v, "\n\r") {
 				return field(name, fmt.Sprintf("value %q must be non-empty and on one line", v))
@@ -166,7 +166,14 @@ func writeNode(tx *txn.Tx, in contracts.NodeInput, opts WriteOptions) (*WriteRes
 	if slug == "" {
 		slug = in.Title
 	}
-	id := node.DeriveID(in.Type, slug)
+	id, err := node.DeriveID(in.Type, slug)
+	if err != nil {
+		field := "slug"
+		if in.Slug == "" {
+			field = "title"
+		}
+		return nil, nil, fmt.Errorf("%s %w", field, err)
+	}
 	var n *node.Node
 	action := "created"
 	existing, exists := t.ByID(id)
@@ -207,6 +214,9 @@ func writeNode(tx *txn.Tx, in contracts.NodeInput, opts WriteOptions) (*WriteRes
 	}
 	if in.StaleAfter != "" {
 		n.StaleAfter = in.StaleAfter
+	}
+	if in.Phrasings != nil {
+		n.Phrasings = in.Phrasings
 	}
 	n.Body = []byte(in.Body)
 	n.Path = id + ".md"

@@ -119,7 +119,10 @@ func (s *Symbols) Extract(_, rel string, src []byte) ([]Entity, error) {
 			}) {
 				return nil, &Error{Source: rel, Field: at + "/name", Msg: "has no ASCII letter or digit to derive an id from; give the symbol an id"}
 			}
-			if id, err = NormalizeID("symbol", node.DeriveID("symbol", sym.Name)); err != nil {
+			if id, err = node.DeriveID("symbol", sym.Name); err == nil {
+				id, err = NormalizeID("symbol", id)
+			}
+			if err != nil {
 				return nil, &Error{Source: rel, Field: at + "/name", Msg: err.Error() + "; give the symbol an id"}
 			}
 		}

@@ -40,13 +40,13 @@ func BenchmarkContext100(b *testing.B) {
 	k := benchGraphKB(b)
 	ctx := context.Background()
 	p := QueryGraphParams{Operation: "context", Paths: benchPaths(100)}
-	if r := QueryGraph(ctx, k, p); !r.Success {
-		b.Fatal(r.Error)
+	if _, err := QueryGraph(ctx, k, p); err != nil {
+		b.Fatal(err)
 	}
 	b.ResetTimer()
 	for b.Loop() {
-		if r := QueryGraph(ctx, k, p); !r.Success {
-			b.Fatal(r.Error)
+		if _, err := QueryGraph(ctx, k, p); err != nil {
+			b.Fatal(err)
 		}
 	}
 }
@@ -56,31 +56,16 @@ func BenchmarkGet(b *testing.B) {
 	k := benchGraphKB(b)
 	ctx := context.Background()
 	p := QueryGraphParams{Operation: "search", EntityType: KindAtom}
-	r := QueryGraph(ctx, k, p)
-	if !r.Success {
-		b.Fatal(r.Error)
+	r, err := QueryGraph(ctx, k, p)
+	if err != nil {
+		b.Fatal(err)
 	}
-	id := r.Data.(*SearchResult).Atoms[0].ID
+	id := r.(*SearchResult).Atoms[0].ID
 	g := QueryGraphParams{Operation: "get", EntityType: KindAtom, ID: id}
 	b.ResetTimer()
 	for b.Loop() {
-		if r := QueryGraph(ctx, k, g); !r.Success {
-			b.Fatal(r.Error)
-		}
-	}
-}
-
-// BenchmarkCheck is kb_check over 10k nodes, warm.
-func BenchmarkCheck(b *testing.B) {
-	k := benchGraphKB(b)
-	ctx := context.Background()
-	if r := KBCheck(ctx, k, KBCheckParams{}); !r.Success {
-		b.Fatal(r.Error)
-	}
-	b.ResetTimer()
-	for b.Loop() {
-		if r := KBCheck(ctx, k, KBCheckParams{}); !r.Success {
-			b.Fatal(r.Error)
+		if _, err := QueryGraph(ctx, k, g); err != nil {
+			b.Fatal(err)
 		}
 	}
 }

@@ -10,7 +10,7 @@ import (
 )
 
 // A long-running process (kk mcp) answers many graph reads between two
-// changes of the tree. It keeps, per index, the graph read from it at one
+// changes of the tree. The knowledge base value keeps, per index, the graph read from it at one
 // generation of the index (index.Stats.Gen), sorted, with its pattern set
 // built on first use, and hands every request a copy; a sync that changes
 // the index changes the generation, and the next request reads the graph
@@ -27,17 +27,24 @@ type template struct {
 	patterns *PatternSet
 }
 
-var templates struct {
+type templates struct {
 	sync.Mutex
 	byDB map[string]*template
+}
+
+type templatesKey struct{}
+
+func templatesOf(k *store.KB) *templates {
+	return store.Memo(k, templatesKey{}, func() *templates { return &templates{byDB: map[string]*template{}} })
 }
 
 // templateFor returns the graph of db at generation gen, reading it when
 // the cached one is of another generation.
 func templateFor(ctx context.Context, k *store.KB, db *index.DB, gen string) (*template, error) {
-	templates.Lock()
-	t, ok := templates.byDB[db.Path]
-	templates.Unlock()
+	c := templatesOf(k)
+	c.Lock()
+	t, ok := c.byDB[db.Path]
+	c.Unlock()
 	if ok && gen != "" && t.gen == gen {
 		return t, nil
 	}
@@ -47,12 +54,9 @@ func templateFor(ctx context.Context, k *store.KB, db *index.DB, gen string) (*t
 	}
 	t = &template{gen: gen, atoms: g.Atoms, molecules: g.Molecules, sorted: g.SortedAtoms()}
 	if gen != "" {
-		templates.Lock()
-		if templates.byDB == nil {
-			templates.byDB = map[string]*template{}
-		}
-		templates.byDB[db.Path] = t
-		templates.Unlock()
+		c.Lock()
+		c.byDB[db.Path] = t
+		c.Unlock()
 	}
 	return t, nil
 }

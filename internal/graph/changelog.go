@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/kk-project/kk/internal/node"
+	"github.com/kk-project/kk/internal/op"
 	"github.com/kk-project/kk/internal/store"
 )
 
@@ -25,25 +26,6 @@ type AppendResult struct {
 	Version    int64          `json:"version"` // the parent's version after the append
 }
 
-// ManageChangelog runs manage_changelog: append an immutable entry to an
-// atom's or molecule's changelog, or page through it newest first.
-func ManageChangelog(ctx context.Context, k *store.KB, p ManageChangelogParams) Response {
-	data, err := manageChangelog(ctx, k, p)
-	if err != nil {
-		return fail(err)
-	}
-	return ok(data)
-}
-
-// ManageChangelogJSON decodes the parameter object strictly and runs ManageChangelog.
-func ManageChangelogJSON(ctx context.Context, k *store.KB, raw []byte) Response {
-	var p ManageChangelogParams
-	if err := decodeStrict(raw, &p); err != nil {
-		return fail(err)
-	}
-	return ManageChangelog(ctx, k, p)
-}
-
 func (g *Graph) entity(kind, id string) *Entity {
 	if kind == KindAtom {
 		if a, ok := g.Atoms[store.IDKey(id)]; ok {
@@ -55,7 +37,7 @@ func (g *Graph) entity(kind, id string) *Entity {
 	return nil
 }
 
-func manageChangelog(ctx context.Context, k *store.KB, p ManageChangelogParams) (any, error) {
+func ManageChangelog(ctx context.Context, k *store.KB, p ManageChangelogParams) (any, error) {
 	if err := ValidateProjectID(k, p.ProjectID); err != nil {
 		return nil, err
 	}
@@ -63,12 +45,12 @@ func manageChangelog(ctx context.Context, k *store.KB, p ManageChangelogParams) 
 		return nil, err
 	}
 	if p.ParentID == "" {
-		return nil, invalid("parentId", "is required")
+		return nil, op.Invalid("parentId", "is required")
 	}
 	switch p.Operation {
 	case "append":
 		if p.Limit != nil || p.Offset != nil {
-			return nil, invalid("limit", "limit and offset apply to search")
+			return nil, op.Invalid("limit", "limit and offset apply to search")
 		}
 		if err := ValidateTaskID("taskId", p.TaskID, true); err != nil {
 			return nil, err
@@ -82,7 +64,7 @@ func manageChangelog(ctx context.Context, k *store.KB, p ManageChangelogParams) 
 		_, err := mutate(ctx, k, "manage_changelog", func(g *Graph, w *writes) error {
 			e := g.entity(p.ParentType, p.ParentID)
 			if e == nil {
-				return notFound(p.ParentType, p.ParentID)
+				return op.NotFound(p.ParentType, p.ParentID)
 			}
 			var err error
 			if n, err = g.fresh(e.ID); err != nil {
@@ -104,13 +86,13 @@ func manageChangelog(ctx context.Context, k *store.KB, p ManageChangelogParams) 
 		if err != nil {
 			return nil, err
 		}
-		res.Version = fileVersionOf(n)
+		res.Version = FileVersion(n)
 		return res, nil
 	case "search":
 		if p.TaskID != "" || p.Summary != "" {
-			return nil, invalid("summary", "taskId and summary apply to append")
+			return nil, op.Invalid("summary", "taskId and summary apply to append")
 		}
-		limit, offset, perr := page(p.Limit, p.Offset)
+		limit, offset, perr := Page(p.Limit, p.Offset)
 		if perr != nil {
 			return nil, perr
 		}
@@ -120,12 +102,12 @@ func manageChangelog(ctx context.Context, k *store.KB, p ManageChangelogParams) 
 		}
 		e := g.entity(p.ParentType, p.ParentID)
 		if e == nil {
-			return nil, notFound(p.ParentType, p.ParentID)
+			return nil, op.NotFound(p.ParentType, p.ParentID)
 		}
-		return &ChangelogPage{ParentType: p.ParentType, ParentID: p.ParentID, Entries: newestFirst(e.Changelog, limit, offset),
+		return &ChangelogPage{ParentType: p.ParentType, ParentID: p.ParentID, Entries: NewestFirst(e.Changelog, limit, offset),
 			Total: len(e.Changelog), Limit: limit, Offset: offset}, nil
 	case "":
-		return nil, invalid("operation", "is required: append or search")
+		return nil, op.Invalid("operation", "is required: append or search")
 	}
-	return nil, invalid("operation", "%q is not a manage_changelog operation; use append or search", p.Operation)
+	return nil, op.Invalid("operation", "%q is not a manage_changelog operation; use append or search", p.Operation)
 }

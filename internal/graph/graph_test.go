@@ -1,64 +1,27 @@
 package graph
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
+	"github.com/kk-project/kk/internal/op"
+	"github.com/kk-project/kk/internal/optest"
 	"github.com/kk-project/kk/internal/store"
-	"github.com/kk-project/kk/internal/txn"
 )
 
-func newKB(t *testing.T) *store.KB {
+func newKB(t *testing.T) *store.KB { return optest.NewKB(t) }
+
+func run(t *testing.T, k *store.KB, fn optest.RawOp, raw string) map[string]any {
 	t.Helper()
-	k := store.New(filepath.Join(t.TempDir(), "proj"))
-	if err := os.MkdirAll(k.Root, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := txn.Init(context.Background(), k, store.InitOptions{Version: "test", Now: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), Command: "test"}); err != nil {
-		t.Fatal(err)
-	}
-	k.Now = func() time.Time { return time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC) }
-	return k
+	return optest.Run(t, k, fn, raw)
 }
 
-// run decodes raw params, runs op and returns the response re-decoded as JSON.
-func run(t *testing.T, k *store.KB, op func(context.Context, *store.KB, []byte) Response, raw string) map[string]any {
-	t.Helper()
-	resp := op(context.Background(), k, []byte(raw))
-	b, err := json.Marshal(resp)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out map[string]any
-	if err := json.Unmarshal(b, &out); err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
+func mustOK(t *testing.T, r map[string]any) map[string]any { t.Helper(); return optest.MustOK(t, r) }
 
-func mustOK(t *testing.T, r map[string]any) map[string]any {
-	t.Helper()
-	if r["success"] != true {
-		t.Fatalf("operation failed: %v", r["error"])
-	}
-	d, _ := r["data"].(map[string]any)
-	return d
-}
-
-func errCode(r map[string]any) string {
-	if r["success"] != false {
-		return ""
-	}
-	e, _ := r["error"].(map[string]any)
-	c, _ := e["code"].(string)
-	return c
-}
+func errCode(r map[string]any) string { return optest.ErrCode(r) }
 
 func createAtom(t *testing.T, k *store.KB, name string, paths []string, molecule string) map[string]any {
 	t.Helper()
@@ -123,7 +86,7 @@ Webhook Handlers knowledge
 
 	// update: wrong version, then right version with append
 	r := run(t, k, ManageGraphJSON, `{"operation":"update","entityType":"atom","id":"map-webhook-handlers","version":7,"knowledge":"x"}`)
-	if errCode(r) != CodeConflict || r["error"].(map[string]any)["details"].(map[string]any)["currentVersion"] != 1.0 {
+	if errCode(r) != op.CodeConflict || r["error"].(map[string]any)["details"].(map[string]any)["currentVersion"] != 1.0 {
 		t.Fatalf("conflict: %v", r)
 	}
 	up := mustOK(t, run(t, k, ManageGraphJSON, `{"operation":"update","entityType":"atom","id":"map-webhook-handlers","version":1,"knowledge":"idempotent","knowledgeMode":"append","lastTaskId":"T-2"}`))
@@ -132,10 +95,10 @@ Webhook Handlers knowledge
 		t.Fatalf("append: %q %v", up["knowledge"], up)
 	}
 	// version is required on update and delete
-	for _, op := range []string{"update", "delete"} {
-		r := run(t, k, ManageGraphJSON, fmt.Sprintf(`{"operation":%q,"entityType":"atom","id":"map-webhook-handlers"}`, op))
-		if errCode(r) != CodeValidation {
-			t.Fatalf("%s without version: %v", op, r)
+	for _, operation := range []string{"update", "delete"} {
+		r := run(t, k, ManageGraphJSON, fmt.Sprintf(`{"operation":%q,"entityType":"atom","id":"map-webhook-handlers"}`, operation))
+		if errCode(r) != op.CodeValidation {
+			t.Fatalf("%s without version: %v", operation, r)
 		}
 	}
 
@@ -151,7 +114,7 @@ Webhook Handlers knowledge
 	if _, err := os.Stat(k.NodePath("graph/molecule-payment-domain.md")); !os.IsNotExist(err) {
 		t.Fatalf("molecule leaf still there: %v", err)
 	}
-	if r := run(t, k, QueryGraphJSON, `{"operation":"get","entityType":"molecule","id":"molecule-payment-domain"}`); errCode(r) != CodeNotFound {
+	if r := run(t, k, QueryGraphJSON, `{"operation":"get","entityType":"molecule","id":"molecule-payment-domain"}`); errCode(r) != op.CodeNotFound {
 		t.Fatalf("get deleted: %v", r)
 	}
 	// the index knows the new leaves
@@ -180,7 +143,7 @@ func TestCascadeDelete(t *testing.T) {
 	if res["total"] != 1.0 {
 		t.Fatalf("left: %v", res)
 	}
-	if r := run(t, k, ManageChangelogJSON, `{"operation":"search","parentType":"atom","parentId":"map-checkout"}`); errCode(r) != CodeNotFound {
+	if r := run(t, k, ManageChangelogJSON, `{"operation":"search","parentType":"atom","parentId":"map-checkout"}`); errCode(r) != op.CodeNotFound {
 		t.Fatalf("changelog of deleted atom: %v", r)
 	}
 }

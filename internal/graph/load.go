@@ -41,11 +41,11 @@ type Graph struct {
 // read too; otherwise call Knowledge before building views. Close releases
 // the index.
 func LoadIndexed(ctx context.Context, k *store.KB, bodies bool) (*Graph, error) {
-	db, err := branchIndex(ctx, k)
+	db, err := BranchIndex(ctx, k)
 	if err != nil {
 		return nil, err
 	}
-	st, err := syncForRead(ctx, k, db)
+	st, err := SyncForRead(ctx, k, db)
 	if err != nil {
 		return nil, err
 	}
@@ -66,7 +66,12 @@ func LoadIndexed(ctx context.Context, k *store.KB, bodies bool) (*Graph, error) 
 var RecheckWithin = time.Second
 
 // syncForRead brings the index up to date for a read.
-func syncForRead(ctx context.Context, k *store.KB, db *index.DB) (index.Stats, error) {
+func SyncForRead(ctx context.Context, k *store.KB, db *index.DB) (index.Stats, error) {
+	// A changeset a killed writer left half-applied is rolled back first,
+	// so that no read sees it.
+	if _, err := txn.Recover(k); err != nil {
+		return index.Stats{}, err
+	}
 	ex, err := index.ExtractionFor(k)
 	if err != nil {
 		return index.Stats{}, err
@@ -75,7 +80,7 @@ func syncForRead(ctx context.Context, k *store.KB, db *index.DB) (index.Stats, e
 }
 
 // branchIndex is this process's handle to the current branch's index.
-func branchIndex(ctx context.Context, k *store.KB) (*index.DB, error) {
+func BranchIndex(ctx context.Context, k *store.KB) (*index.DB, error) {
 	branch, err := index.CurrentBranch(ctx, k)
 	if err != nil {
 		return nil, err
@@ -284,7 +289,7 @@ func (g *Graph) taken(id string) bool {
 }
 
 // repoPath is a leaf's path relative to the repository root.
-func repoPath(rel string) string { return path.Join(store.DirName, "nodes", rel) }
+func RepoPath(rel string) string { return path.Join(store.DirName, "nodes", rel) }
 
 // fresh re-reads atom or molecule id from its leaf, replacing what the
 // index said (so a write starts from the bytes on disk), and returns the

@@ -4,11 +4,10 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"time"
 	"unicode/utf8"
 
-	"github.com/kk-project/kk/internal/index"
 	"github.com/kk-project/kk/internal/node"
+	"github.com/kk-project/kk/internal/op"
 	"github.com/kk-project/kk/internal/store"
 	"github.com/kk-project/kk/internal/txn"
 )
@@ -25,35 +24,6 @@ type DeleteResult struct {
 	Orphaned []string `json:"orphaned"`
 }
 
-// ManageGraph runs manage_graph: create, update or delete an atom or a
-// molecule. Writes happen under the writer lock after re-reading the
-// target, and the index files are regenerated.
-func ManageGraph(ctx context.Context, k *store.KB, p ManageGraphParams) Response {
-	data, err := manageGraph(ctx, k, p)
-	if err != nil {
-		return fail(err)
-	}
-	return ok(data)
-}
-
-// ManageGraphJSON decodes the parameter object strictly and runs ManageGraph.
-func ManageGraphJSON(ctx context.Context, k *store.KB, raw []byte) Response {
-	var p ManageGraphParams
-	if err := decodeStrict(raw, &p); err != nil {
-		return fail(err)
-	}
-	return ManageGraph(ctx, k, p)
-}
-
-// timestamp is kk's clock in UTC, to the second.
-func timestamp(k *store.KB) string {
-	now := time.Now
-	if k.Now != nil {
-		now = k.Now
-	}
-	return now().UTC().Format("2006-01-02T15:04:05Z")
-}
-
 // edit is the input of a create or update after validation.
 type edit struct {
 	name      *string
@@ -65,7 +35,7 @@ type edit struct {
 	relSet    bool
 }
 
-func manageGraph(ctx context.Context, k *store.KB, p ManageGraphParams) (any, error) {
+func ManageGraph(ctx context.Context, k *store.KB, p ManageGraphParams) (any, error) {
 	if err := ValidateProjectID(k, p.ProjectID); err != nil {
 		return nil, err
 	}
@@ -76,10 +46,10 @@ func manageGraph(ctx context.Context, k *store.KB, p ManageGraphParams) (any, er
 	case "create", "update":
 	case "delete":
 		if p.ID == "" {
-			return nil, invalid("id", "is required for delete")
+			return nil, op.Invalid("id", "is required for delete")
 		}
 		if p.Version == nil {
-			return nil, invalid("version", "is required for delete (optimistic locking)")
+			return nil, op.Invalid("version", "is required for delete (optimistic locking)")
 		}
 		if err := ValidateTaskID("lastTaskId", p.LastTaskID, false); err != nil {
 			return nil, err
@@ -95,9 +65,9 @@ func manageGraph(ctx context.Context, k *store.KB, p ManageGraphParams) (any, er
 		}
 		return res, nil
 	case "":
-		return nil, invalid("operation", "is required: create, update or delete")
+		return nil, op.Invalid("operation", "is required: create, update or delete")
 	default:
-		return nil, invalid("operation", "%q is not a manage_graph operation; use create, update or delete", p.Operation)
+		return nil, op.Invalid("operation", "%q is not a manage_graph operation; use create, update or delete", p.Operation)
 	}
 	e, verr := validateEdit(p)
 	if verr != nil {
@@ -123,47 +93,47 @@ func manageGraph(ctx context.Context, k *store.KB, p ManageGraphParams) (any, er
 
 // validateEdit checks every field that needs no tree: bounds, globs, which
 // fields the entity type takes.
-func validateEdit(p ManageGraphParams) (*edit, *Error) {
+func validateEdit(p ManageGraphParams) (*edit, *op.Error) {
 	create := p.Operation == "create"
 	e := &edit{molecule: p.MoleculeID}
 	if create {
 		if p.ID != "" {
-			return nil, invalid("id", "is chosen by kk on create (from the name); leave it out")
+			return nil, op.Invalid("id", "is chosen by kk on create (from the name); leave it out")
 		}
 		if p.Version != nil {
-			return nil, invalid("version", "a new entity starts at version 1; leave it out on create")
+			return nil, op.Invalid("version", "a new entity starts at version 1; leave it out on create")
 		}
 		if p.Name == nil {
-			return nil, invalid("name", "is required for create")
+			return nil, op.Invalid("name", "is required for create")
 		}
 		if p.EntityType == KindAtom && !p.Paths.Set {
-			return nil, invariant("paths", "an atom needs at least one path pattern")
+			return nil, op.Invariant("paths", "an atom needs at least one path pattern")
 		}
 	} else {
 		if p.ID == "" {
-			return nil, invalid("id", "is required for update")
+			return nil, op.Invalid("id", "is required for update")
 		}
 		if p.Version == nil {
-			return nil, invalid("version", "is required for update (optimistic locking)")
+			return nil, op.Invalid("version", "is required for update (optimistic locking)")
 		}
 		if p.CreatedByTaskID != "" {
-			return nil, invalid("createdByTaskId", "is set on create only")
+			return nil, op.Invalid("createdByTaskId", "is set on create only")
 		}
 	}
 	if p.Cascade {
-		return nil, invalid("cascade", "applies to delete only")
+		return nil, op.Invalid("cascade", "applies to delete only")
 	}
 	switch p.KnowledgeMode {
 	case "", ModeOverwrite:
 	case ModeAppend:
 		if create {
-			return nil, invalid("knowledgeMode", "append applies to update; a new entity's knowledge is written as given")
+			return nil, op.Invalid("knowledgeMode", "append applies to update; a new entity's knowledge is written as given")
 		}
 		if p.Knowledge == nil {
-			return nil, invalid("knowledge", "knowledgeMode append needs the text to append")
+			return nil, op.Invalid("knowledge", "knowledgeMode append needs the text to append")
 		}
 	default:
-		return nil, invalid("knowledgeMode", "%q is not overwrite or append", p.KnowledgeMode)
+		return nil, op.Invalid("knowledgeMode", "%q is not overwrite or append", p.KnowledgeMode)
 	}
 	if p.Name != nil {
 		name, err := ValidateName("name", *p.Name)
@@ -190,14 +160,14 @@ func validateEdit(p ManageGraphParams) (*edit, *Error) {
 		relField, rel, other = "relatedMolecules", p.RelatedMolecules, p.RelatedAtoms
 		switch {
 		case p.Paths.Set:
-			return nil, invalid("paths", "a molecule has no paths; its atoms do")
+			return nil, op.Invalid("paths", "a molecule has no paths; its atoms do")
 		case p.MoleculeID.Set:
-			return nil, invalid("moleculeId", "molecules do not nest; moleculeId belongs to atoms")
+			return nil, op.Invalid("moleculeId", "molecules do not nest; moleculeId belongs to atoms")
 		case other.Set:
-			return nil, invalid("relatedAtoms", "a molecule relates to molecules; use relatedMolecules")
+			return nil, op.Invalid("relatedAtoms", "a molecule relates to molecules; use relatedMolecules")
 		}
 	} else if other.Set {
-		return nil, invalid("relatedMolecules", "an atom relates to atoms; use relatedAtoms")
+		return nil, op.Invalid("relatedMolecules", "an atom relates to atoms; use relatedAtoms")
 	}
 	if p.Paths.Set {
 		paths, err := ValidatePaths("paths", p.Paths.Items)
@@ -208,7 +178,7 @@ func validateEdit(p ManageGraphParams) (*edit, *Error) {
 	}
 	if rel.Set {
 		if len(rel.Items) > MaxRelated {
-			return nil, invalid(relField, "%d entries; the limit is %d", len(rel.Items), MaxRelated)
+			return nil, op.Invalid(relField, "%d entries; the limit is %d", len(rel.Items), MaxRelated)
 		}
 		e.relSet = true
 		e.related = []Related{}
@@ -218,17 +188,17 @@ func validateEdit(p ManageGraphParams) (*edit, *Error) {
 			if p.EntityType == KindMolecule {
 				id = r.MoleculeID
 				if r.AtomID != "" {
-					return nil, invalid(field, "use moleculeId, not atomId")
+					return nil, op.Invalid(field, "use moleculeId, not atomId")
 				}
 			} else if r.MoleculeID != "" {
-				return nil, invalid(field, "use atomId, not moleculeId")
+				return nil, op.Invalid(field, "use atomId, not moleculeId")
 			}
 			if strings.TrimSpace(id) == "" {
-				return nil, invalid(field, "names no %s id", p.EntityType)
+				return nil, op.Invalid(field, "names no %s id", p.EntityType)
 			}
 			reason := strings.TrimSpace(r.Reason)
 			if strings.ContainsAny(reason, "\n\r") || utf8.RuneCountInString(reason) > MaxNameChars*4 {
-				return nil, invalid(field, "reason must be one line of at most %d characters", MaxNameChars*4)
+				return nil, op.Invalid(field, "reason must be one line of at most %d characters", MaxNameChars*4)
 			}
 			dup := false
 			for _, prev := range e.related {
@@ -246,12 +216,12 @@ func validateEdit(p ManageGraphParams) (*edit, *Error) {
 func (g *Graph) checkRefs(kind, self string, e *edit) error {
 	if e.molecule.Set && e.molecule.Value != "" {
 		if _, ok := g.Molecules[store.IDKey(e.molecule.Value)]; !ok {
-			return notFound(KindMolecule, e.molecule.Value)
+			return op.NotFound(KindMolecule, e.molecule.Value)
 		}
 	}
 	for _, r := range e.related {
 		if r.ID == self {
-			return invalid("related", "%s cannot relate to itself", self)
+			return op.Invalid("related", "%s cannot relate to itself", self)
 		}
 		exists := false
 		if kind == KindAtom {
@@ -260,7 +230,7 @@ func (g *Graph) checkRefs(kind, self string, e *edit) error {
 			_, exists = g.Molecules[store.IDKey(r.ID)]
 		}
 		if !exists {
-			return notFound(kind, r.ID)
+			return op.NotFound(kind, r.ID)
 		}
 	}
 	return nil
@@ -286,9 +256,12 @@ func (g *Graph) create(w *writes, p ManageGraphParams, e *edit) (*node.Node, err
 	if p.EntityType == KindMolecule {
 		typ = TypeMolecule
 	}
-	id, err := node.UniqueID(g.taken, node.DeriveID(typ, *e.name))
+	id, err := node.DeriveID(typ, *e.name)
+	if err == nil {
+		id, err = node.UniqueID(g.taken, id)
+	}
 	if err != nil {
-		return nil, invalid("name", "%v", err)
+		return nil, op.Invalid("name", "%v", err)
 	}
 	knowledge := ""
 	if e.knowledge != nil {
@@ -327,7 +300,7 @@ func (g *Graph) create(w *writes, p ManageGraphParams, e *edit) (*node.Node, err
 func (g *Graph) target(kind, id string, version int64) (*Entity, *node.Node, error) {
 	e := g.entity(kind, id)
 	if e == nil {
-		return nil, nil, notFound(kind, id)
+		return nil, nil, op.NotFound(kind, id)
 	}
 	n, err := g.fresh(e.ID)
 	if err != nil {
@@ -360,7 +333,7 @@ func (g *Graph) update(w *writes, p ManageGraphParams, e *edit) (*node.Node, err
 		if p.KnowledgeMode == ModeAppend {
 			merged := strings.TrimSpace(ent.Knowledge + AppendSeparator(now, p.LastTaskID) + *e.knowledge)
 			if len(merged) > MaxKnowledgeBytes {
-				return nil, invalid("knowledge", "appending makes the knowledge %d bytes; the limit is %d (32 KB)", len(merged), MaxKnowledgeBytes)
+				return nil, op.Invalid("knowledge", "appending makes the knowledge %d bytes; the limit is %d (32 KB)", len(merged), MaxKnowledgeBytes)
 			}
 			ent.Knowledge = merged
 		} else {
@@ -465,18 +438,6 @@ func (w *writes) put(n *node.Node) error {
 	return nil
 }
 
-// remove stages the removal of the leaf at rel (relative to nodes/).
-func (w *writes) remove(rel string) error {
-	n, err := w.tx.LeafAt(rel)
-	if err != nil {
-		return err
-	}
-	if n == nil {
-		return nil
-	}
-	return w.tx.Remove(n)
-}
-
 // mutate runs fn in a store transaction on the graph read from the
 // branch's index (synced under the writer lock); the transaction writes
 // what fn staged, regenerates the index files, syncs the index and records
@@ -499,15 +460,4 @@ func mutate(ctx context.Context, k *store.KB, tool string, fn func(g *Graph, w *
 		g.tx = tx
 		return fn(g, &writes{tx: tx})
 	})
-}
-
-// syncIndex brings the index up to date after a write, so that reads that
-// trust the index as it is (get) see the write.
-func syncIndex(ctx context.Context, k *store.KB, db *index.DB) error {
-	ex, err := index.ExtractionFor(k)
-	if err != nil {
-		return err
-	}
-	_, err = db.SyncWith(ctx, k.NodesDir(), ex)
-	return err
 }

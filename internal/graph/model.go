@@ -355,7 +355,7 @@ func writeEntity(n *node.Node, e *Entity, atom *Atom, fresh bool) error {
 		return err
 	}
 	if len(e.Edges) > 0 {
-		if err := n.SetExtra(KeyEdges, edgeValues(e.Edges)); err != nil {
+		if err := n.SetExtra(KeyEdges, EdgeValues(e.Edges)); err != nil {
 			return err
 		}
 	}
@@ -383,7 +383,7 @@ func writeEntity(n *node.Node, e *Entity, atom *Atom, fresh bool) error {
 
 // edgeValues converts edges into front matter values. Mappings inside a
 // list are written with their keys sorted (frontmatter.Emit's rule).
-func edgeValues(edges []Edge) []any {
+func EdgeValues(edges []Edge) []any {
 	out := make([]any, len(edges))
 	for i, e := range edges {
 		m := map[string]any{"type": e.Type, "to": e.To, "created_at": e.CreatedAt, "created_by": e.CreatedBy, "source": e.Source}
@@ -403,3 +403,41 @@ func WriteAtom(n *node.Node, a *Atom) error { return writeEntity(n, &a.Entity, a
 
 // WriteMolecule stores m into the leaf n.
 func WriteMolecule(n *node.Node, m *Molecule) error { return writeEntity(n, &m.Entity, nil, false) }
+
+// FileVersion is a leaf's kk_version as written (1 when absent).
+func FileVersion(n *node.Node) int64 {
+	if v, ok := n.Extra(KeyVersion); ok {
+		if i, ok := v.(int64); ok && i >= 1 {
+			return i
+		}
+	}
+	return 1
+}
+
+// Fields are the graph fields of one leaf, as kk_read shows them.
+type Fields struct {
+	Entity
+	Priority, Severity, Owner string
+	// Paths and Molecule are set for atoms.
+	Paths    []string
+	Molecule string
+}
+
+// FieldsOf reads the graph fields of leaf n (its kk_ keys); a malformed
+// value is an error naming the key.
+func FieldsOf(n *node.Node) (*Fields, error) {
+	r := leafReader(n)
+	f := &Fields{Entity: r.entity(n.ID, n.Type, n.Title, n.Body),
+		Priority: r.str(KeyPriority), Severity: r.str(KeySeverity), Owner: r.str(KeyOwner)}
+	if IsAtom(n) {
+		f.Paths, f.Molecule = r.strings(KeyPaths), r.str(KeyMolecule)
+	}
+	return f, r.err
+}
+
+// EdgesOf reads a leaf's typed edges (kk_edges).
+func EdgesOf(n *node.Node) ([]Edge, error) {
+	r := leafReader(n)
+	e := r.entity(n.ID, n.Type, n.Title, nil)
+	return e.Edges, r.err
+}

@@ -176,17 +176,3 @@ func SplitPaths(s string) []string {
 	}
 	return out
 }
-
-// decodeStrict decodes one JSON object into v, rejecting unknown fields and
-// trailing data.
-func decodeStrict(raw []byte, v any) *Error {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return newError(CodeValidation, map[string]any{"cause": err.Error()}, "the parameters are not a valid JSON object: %v", err)
-	}
-	if dec.More() {
-		return newError(CodeValidation, nil, "the parameters hold data after the JSON object")
-	}
-	return nil
-}

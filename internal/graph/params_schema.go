@@ -54,14 +54,14 @@ func describe(s *jsonschema.Schema, props map[string]string, enums map[string][]
 
 func bounds(s *jsonschema.Schema, name string, lo, hi int) {
 	if p, ok := s.Properties.Get(name); ok {
-		p.Minimum = jsonNumber(lo)
+		p.Minimum = JsonNumber(lo)
 		if hi > 0 {
-			p.Maximum = jsonNumber(hi)
+			p.Maximum = JsonNumber(hi)
 		}
 	}
 }
 
-func jsonNumber(n int) json.Number { return json.Number(strconv.Itoa(n)) }
+func JsonNumber(n int) json.Number { return json.Number(strconv.Itoa(n)) }
 
 func kinds() []any { return []any{KindAtom, KindMolecule} }
 
@@ -143,16 +143,4 @@ func (RelatedIn) JSONSchemaExtend(s *jsonschema.Schema) {
 		"moleculeId": "The related molecule (in relatedMolecules).",
 		"reason":     "Why the two are related.",
 	}, nil)
-}
-
-// JSONSchema describes an entity to delete: an id, or {id, version}.
-func (KBEntityRef) JSONSchema() *jsonschema.Schema {
-	props := jsonschema.NewProperties()
-	props.Set("id", &jsonschema.Schema{Type: "string", MinLength: new(uint64(1)), Description: "The entity's id."})
-	props.Set("version", &jsonschema.Schema{Type: "integer", Minimum: jsonNumber(1),
-		Description: "The version you last read; the delete fails with CONFLICT when the entity has changed since. Required for agents (the MCP tool)."})
-	return &jsonschema.Schema{OneOf: []*jsonschema.Schema{
-		{Type: "string", MinLength: new(uint64(1)), Description: "The entity's id."},
-		{Type: "object", Properties: props, Required: []string{"id"}, AdditionalProperties: jsonschema.FalseSchema},
-	}}
 }

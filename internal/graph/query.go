@@ -2,13 +2,16 @@ package graph
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path"
 	"path/filepath"
 	"slices"
 	"strings"
 
+	"github.com/kk-project/kk/internal/index"
 	"github.com/kk-project/kk/internal/node"
+	"github.com/kk-project/kk/internal/op"
 	"github.com/kk-project/kk/internal/store"
 )
 
@@ -85,7 +88,7 @@ type viewOpts struct {
 
 // newestFirst returns up to limit entries, newest first. Entries are stored
 // oldest first, so a later entry is newer even when timestamps tie.
-func newestFirst(log []ChangelogEntry, limit, offset int) []ChangelogEntry {
+func NewestFirst(log []ChangelogEntry, limit, offset int) []ChangelogEntry {
 	out := make([]ChangelogEntry, 0, min(len(log), limit))
 	for i := len(log) - 1 - offset; i >= 0 && len(out) < limit; i-- {
 		out = append(out, log[i])
@@ -95,7 +98,7 @@ func newestFirst(log []ChangelogEntry, limit, offset int) []ChangelogEntry {
 
 func (g *Graph) atomView(a *Atom, o viewOpts) AtomView {
 	v := AtomView{ID: a.ID, Name: a.Name, Knowledge: a.Knowledge, Paths: node.List(a.Paths), RelatedAtoms: []RelatedView{},
-		Version: a.Version, CreatedByTaskID: a.CreatedByTask, LastTaskID: a.LastTask, CreatedAt: a.CreatedAt, UpdatedAt: a.UpdatedAt, Path: repoPath(a.Path)}
+		Version: a.Version, CreatedByTaskID: a.CreatedByTask, LastTaskID: a.LastTask, CreatedAt: a.CreatedAt, UpdatedAt: a.UpdatedAt, Path: RepoPath(a.Path)}
 	if a.Molecule != "" {
 		m := a.Molecule
 		v.MoleculeID = &m
@@ -108,14 +111,14 @@ func (g *Graph) atomView(a *Atom, o viewOpts) AtomView {
 		v.RelatedAtoms = append(v.RelatedAtoms, rv)
 	}
 	if o.changelog {
-		v.Changelog = newestFirst(a.Changelog, o.limit, 0)
+		v.Changelog = NewestFirst(a.Changelog, o.limit, 0)
 	}
 	return v
 }
 
 func (g *Graph) moleculeView(m *Molecule, o viewOpts) MoleculeView {
 	v := MoleculeView{ID: m.ID, Name: m.Name, Knowledge: m.Knowledge, RelatedMolecules: []RelatedView{},
-		Version: m.Version, CreatedByTaskID: m.CreatedByTask, LastTaskID: m.LastTask, CreatedAt: m.CreatedAt, UpdatedAt: m.UpdatedAt, Path: repoPath(m.Path)}
+		Version: m.Version, CreatedByTaskID: m.CreatedByTask, LastTaskID: m.LastTask, CreatedAt: m.CreatedAt, UpdatedAt: m.UpdatedAt, Path: RepoPath(m.Path)}
 	for _, r := range m.Related {
 		rv := RelatedView{MoleculeID: r.ID, Reason: r.Reason}
 		if other, ok := g.Molecules[store.IDKey(r.ID)]; ok {
@@ -124,37 +127,19 @@ func (g *Graph) moleculeView(m *Molecule, o viewOpts) MoleculeView {
 		v.RelatedMolecules = append(v.RelatedMolecules, rv)
 	}
 	if o.changelog {
-		v.Changelog = newestFirst(m.Changelog, o.limit, 0)
+		v.Changelog = NewestFirst(m.Changelog, o.limit, 0)
 	}
 	return v
 }
 
-// QueryGraph runs query_graph: get, search or context.
-func QueryGraph(ctx context.Context, k *store.KB, p QueryGraphParams) Response {
-	data, err := queryGraph(ctx, k, p)
-	if err != nil {
-		return fail(err)
-	}
-	return ok(data)
-}
-
-// QueryGraphJSON decodes the parameter object strictly and runs QueryGraph.
-func QueryGraphJSON(ctx context.Context, k *store.KB, raw []byte) Response {
-	var p QueryGraphParams
-	if err := decodeStrict(raw, &p); err != nil {
-		return fail(err)
-	}
-	return QueryGraph(ctx, k, p)
-}
-
-func queryGraph(ctx context.Context, k *store.KB, p QueryGraphParams) (any, error) {
+func QueryGraph(ctx context.Context, k *store.KB, p QueryGraphParams) (any, error) {
 	if err := ValidateProjectID(k, p.ProjectID); err != nil {
 		return nil, err
 	}
 	o := viewOpts{changelog: p.IncludeChangelog == nil || *p.IncludeChangelog, limit: DefaultChangelogLimit}
 	if p.ChangelogLimit != nil {
 		if *p.ChangelogLimit < 0 || *p.ChangelogLimit > MaxLimit {
-			return nil, invalid("changelogLimit", "must be between 0 and %d", MaxLimit)
+			return nil, op.Invalid("changelogLimit", "must be between 0 and %d", MaxLimit)
 		}
 		o.limit = *p.ChangelogLimit
 	}
@@ -164,29 +149,29 @@ func queryGraph(ctx context.Context, k *store.KB, p QueryGraphParams) (any, erro
 			return nil, err
 		}
 		if p.ID == "" {
-			return nil, invalid("id", "is required for get")
+			return nil, op.Invalid("id", "is required for get")
 		}
 		return getEntity(ctx, k, p.EntityType, p.ID, o)
 	case "search":
 		if err := checkKind("entityType", p.EntityType); err != nil {
 			return nil, err
 		}
-		limit, offset, perr := page(p.Limit, p.Offset)
+		limit, offset, perr := Page(p.Limit, p.Offset)
 		if perr != nil {
 			return nil, perr
 		}
 		if p.EntityType == KindMolecule && (p.MoleculeID != "" || p.OrphansOnly) {
-			return nil, invalid("moleculeId", "moleculeId and orphansOnly filter atoms, not molecules")
+			return nil, op.Invalid("moleculeId", "moleculeId and orphansOnly filter atoms, not molecules")
 		}
 		if p.MoleculeID != "" && p.OrphansOnly {
-			return nil, invalid("orphansOnly", "an orphan atom has no molecule; give moleculeId or orphansOnly, not both")
+			return nil, op.Invalid("orphansOnly", "an orphan atom has no molecule; give moleculeId or orphansOnly, not both")
 		}
 		g, err := LoadIndexed(ctx, k, true)
 		if err != nil {
 			return nil, err
 		}
 		defer g.Close()
-		return g.search(p, limit, offset, o)
+		return g.search(ctx, p, limit, offset, o)
 	case "context":
 		paths := slices.Clone([]string(p.Paths))
 		if p.TaskFile != "" {
@@ -196,12 +181,12 @@ func queryGraph(ctx context.Context, k *store.KB, p QueryGraphParams) (any, erro
 			}
 			src, err := os.ReadFile(file)
 			if err != nil {
-				return nil, newError(CodeValidation, map[string]any{"field": "taskFile"}, "taskFile: %v", err)
+				return nil, op.New(op.CodeValidation, map[string]any{"field": "taskFile"}, "taskFile: %v", err)
 			}
 			paths = append(paths, ContextFiles(string(src))...)
 		}
 		if len(paths) == 0 && p.TaskFile == "" {
-			return nil, invalid("paths", "give at least one file path (or a taskFile)")
+			return nil, op.Invalid("paths", "give at least one file path (or a taskFile)")
 		}
 		g, err := contextGraph(ctx, k, paths)
 		if err != nil {
@@ -209,32 +194,32 @@ func queryGraph(ctx context.Context, k *store.KB, p QueryGraphParams) (any, erro
 		}
 		return g.Context(ctx, k.Root, paths, o)
 	case "":
-		return nil, invalid("operation", "is required: get, search or context")
+		return nil, op.Invalid("operation", "is required: get, search or context")
 	}
-	return nil, invalid("operation", "%q is not a query_graph operation; use get, search or context", p.Operation)
+	return nil, op.Invalid("operation", "%q is not a query_graph operation; use get, search or context", p.Operation)
 }
 
-func checkKind(field, kind string) *Error {
+func checkKind(field, kind string) *op.Error {
 	switch kind {
 	case KindAtom, KindMolecule:
 		return nil
 	case "":
-		return invalid(field, "is required: atom or molecule")
+		return op.Invalid(field, "is required: atom or molecule")
 	}
-	return invalid(field, "%q is not atom or molecule", kind)
+	return op.Invalid(field, "%q is not atom or molecule", kind)
 }
 
-func page(limit, offset *int) (int, int, *Error) {
+func Page(limit, offset *int) (int, int, *op.Error) {
 	l, o := DefaultLimit, 0
 	if limit != nil {
 		if *limit < 1 || *limit > MaxLimit {
-			return 0, 0, invalid("limit", "must be between 1 and %d", MaxLimit)
+			return 0, 0, op.Invalid("limit", "must be between 1 and %d", MaxLimit)
 		}
 		l = *limit
 	}
 	if offset != nil {
 		if *offset < 0 {
-			return 0, 0, invalid("offset", "must not be negative")
+			return 0, 0, op.Invalid("offset", "must not be negative")
 		}
 		o = *offset
 	}
@@ -263,20 +248,26 @@ func (g *Graph) get(ctx context.Context, kind, id string, o viewOpts) (any, erro
 	if kind == KindAtom {
 		a, ok := g.Atoms[store.IDKey(id)]
 		if !ok {
-			return nil, notFound(kind, id)
+			return nil, op.NotFound(kind, id)
 		}
+		// The version is the index's (see index effective versions); the
+		// rest is read fresh from the leaf.
+		version := a.Version
 		if _, err := g.fresh(id); err != nil {
 			return nil, err
 		}
+		a.Version = max(a.Version, version)
 		return g.atomView(a, o), nil
 	}
 	m, ok := g.Molecules[store.IDKey(id)]
 	if !ok {
-		return nil, notFound(kind, id)
+		return nil, op.NotFound(kind, id)
 	}
+	version := m.Version
 	if _, err := g.fresh(id); err != nil {
 		return nil, err
 	}
+	m.Version = max(m.Version, version)
 	var ents []*Entity
 	for _, a := range g.MemberAtoms(id) {
 		ents = append(ents, &a.Entity)
@@ -292,59 +283,89 @@ func (g *Graph) get(ctx context.Context, kind, id string, o viewOpts) (any, erro
 	return v, nil
 }
 
-// matchesText reports whether every whitespace-separated term of query
-// occurs (case-insensitively) in the name or the knowledge.
-func matchesText(e *Entity, terms []string) bool {
-	hay := strings.ToLower(e.Name + "\n" + e.Knowledge)
-	for _, t := range terms {
-		if !strings.Contains(hay, t) {
-			return false
-		}
+// textRanks ranks the entities of leaf type typ against query with the
+// branch index's search engine (the one every face uses): it returns the
+// rank of each matching entity by store.IDKey, and nil when query is
+// blank (every entity matches).
+func (g *Graph) textRanks(ctx context.Context, query, typ string) (map[string]int, error) {
+	if strings.TrimSpace(query) == "" {
+		return nil, nil
 	}
-	return true
+	if g.db == nil {
+		return nil, fmt.Errorf("graph search needs the branch index")
+	}
+	hits, err := g.db.Search(ctx, index.Request{Text: query, Types: []string{typ}, Limit: max(1, len(g.Atoms)+len(g.Molecules)), All: true, Every: true, Lexical: true})
+	if err != nil {
+		return nil, err
+	}
+	ranks := make(map[string]int, len(hits))
+	for i, h := range hits {
+		ranks[store.IDKey(h.ID)] = i
+	}
+	return ranks, nil
 }
 
-func (g *Graph) search(p QueryGraphParams, limit, offset int, o viewOpts) (*SearchResult, error) {
-	terms := strings.Fields(strings.ToLower(p.Query))
+// byRank orders entities by their rank, when there are ranks.
+func byRank[T any](list []T, id func(T) string, ranks map[string]int) {
+	if ranks != nil {
+		slices.SortStableFunc(list, func(a, b T) int { return ranks[store.IDKey(id(a))] - ranks[store.IDKey(id(b))] })
+	}
+}
+
+func (g *Graph) search(ctx context.Context, p QueryGraphParams, limit, offset int, o viewOpts) (*SearchResult, error) {
 	res := &SearchResult{Limit: limit, Offset: offset}
+	matches := func(ranks map[string]int, id string) bool {
+		_, ok := ranks[store.IDKey(id)]
+		return ranks == nil || ok
+	}
 	if p.EntityType == KindMolecule {
+		ranks, err := g.textRanks(ctx, p.Query, TypeMolecule)
+		if err != nil {
+			return nil, err
+		}
 		res.Molecules = []MoleculeView{}
 		var hits []*Molecule
 		for _, m := range g.SortedMolecules() {
-			if matchesText(&m.Entity, terms) {
+			if matches(ranks, m.ID) {
 				hits = append(hits, m)
 			}
 		}
+		byRank(hits, func(m *Molecule) string { return m.ID }, ranks)
 		res.Total = len(hits)
-		for _, m := range window(hits, limit, offset) {
+		for _, m := range Window(hits, limit, offset) {
 			res.Molecules = append(res.Molecules, g.moleculeView(m, o))
 		}
 		return res, nil
 	}
 	if p.MoleculeID != "" {
 		if _, ok := g.Molecules[store.IDKey(p.MoleculeID)]; !ok {
-			return nil, notFound(KindMolecule, p.MoleculeID)
+			return nil, op.NotFound(KindMolecule, p.MoleculeID)
 		}
+	}
+	ranks, err := g.textRanks(ctx, p.Query, TypeAtom)
+	if err != nil {
+		return nil, err
 	}
 	res.Atoms = []AtomView{}
 	var hits []*Atom
 	for _, a := range g.SortedAtoms() {
 		switch {
-		case p.MoleculeID != "" && a.Molecule != p.MoleculeID:
+		case p.MoleculeID != "" && store.IDKey(a.Molecule) != store.IDKey(p.MoleculeID):
 		case p.OrphansOnly && g.moleculeOf(a) != nil:
-		case !matchesText(&a.Entity, terms):
+		case !matches(ranks, a.ID):
 		default:
 			hits = append(hits, a)
 		}
 	}
+	byRank(hits, func(a *Atom) string { return a.ID }, ranks)
 	res.Total = len(hits)
-	for _, a := range window(hits, limit, offset) {
+	for _, a := range Window(hits, limit, offset) {
 		res.Atoms = append(res.Atoms, g.atomView(a, o))
 	}
 	return res, nil
 }
 
-func window[T any](s []T, limit, offset int) []T {
+func Window[T any](s []T, limit, offset int) []T {
 	if offset >= len(s) {
 		return nil
 	}

@@ -2,10 +2,8 @@ package graph
 
 import (
 	"context"
-	"crypto/sha256"
 	"encoding/json"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/kk-project/kk/internal/node"
+	"github.com/kk-project/kk/internal/op"
+	"github.com/kk-project/kk/internal/optest"
 	"github.com/kk-project/kk/internal/store"
 )
 
@@ -43,7 +43,7 @@ func TestValidatePattern(t *testing.T) {
 		if (err == nil) != c.ok {
 			t.Errorf("ValidatePattern(%q) = %v, want ok=%v", c.pattern, err, c.ok)
 		}
-		if err != nil && err.Code != CodeValidation {
+		if err != nil && err.Code != op.CodeValidation {
 			t.Errorf("ValidatePattern(%q) code %s", c.pattern, err.Code)
 		}
 	}
@@ -54,10 +54,10 @@ func TestValidatePattern(t *testing.T) {
 	if _, err := ValidatePaths("paths", many[:MaxPatterns]); err != nil {
 		t.Errorf("20 patterns: %v", err)
 	}
-	if _, err := ValidatePaths("paths", many); err == nil || err.Code != CodeValidation {
+	if _, err := ValidatePaths("paths", many); err == nil || err.Code != op.CodeValidation {
 		t.Errorf("21 patterns: %v", err)
 	}
-	if _, err := ValidatePaths("paths", nil); err == nil || err.Code != CodeInvariant {
+	if _, err := ValidatePaths("paths", nil); err == nil || err.Code != op.CodeInvariant {
 		t.Errorf("no patterns: %v", err)
 	}
 	if got, _ := ValidatePaths("paths", []string{"a/*", "b/*", "a/*"}); fmt.Sprint(got) != "[a/* b/*]" {
@@ -119,31 +119,7 @@ func TestCheckEdge(t *testing.T) {
 	}
 }
 
-// treeHash fingerprints every file under the KB folder except .state.
-func treeHash(t *testing.T, k *store.KB) string {
-	t.Helper()
-	h := sha256.New()
-	err := filepath.WalkDir(k.Dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() && d.Name() == ".state" {
-			return filepath.SkipDir
-		}
-		if !d.IsDir() {
-			b, err := os.ReadFile(p)
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(h, "%s\x00%s\x00", p, b)
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return fmt.Sprintf("%x", h.Sum(nil))
-}
+func treeHash(t *testing.T, k *store.KB) string { return optest.TreeHash(t, k) }
 
 func TestErrorCodes(t *testing.T) {
 	k := newKB(t)
@@ -158,42 +134,42 @@ func TestErrorCodes(t *testing.T) {
 	tooMany := "[" + strings.Join(rel, ",") + "]"
 	cases := []struct {
 		name string
-		op   func(context.Context, *store.KB, []byte) Response
+		op   func(context.Context, *store.KB, []byte) op.Envelope
 		raw  string
 		code string
 	}{
-		{"malformed json", ManageGraphJSON, `{"operation":`, CodeValidation},
-		{"unknown field", ManageGraphJSON, `{"operation":"create","entityType":"atom","bogus":1}`, CodeValidation},
-		{"unknown operation", ManageGraphJSON, `{"operation":"merge","entityType":"atom"}`, CodeValidation},
-		{"unknown query operation", QueryGraphJSON, `{"operation":"list"}`, CodeValidation},
-		{"unknown changelog operation", ManageChangelogJSON, `{"operation":"edit","parentType":"atom","parentId":"map-checkout"}`, CodeValidation},
-		{"wrong entity type", ManageGraphJSON, `{"operation":"create","entityType":"feature","name":"x"}`, CodeValidation},
-		{"other project", ManageGraphJSON, `{"operation":"create","entityType":"molecule","name":"x","projectId":"someone-else"}`, CodeValidation},
-		{"glob with ..", ManageGraphJSON, `{"operation":"create","entityType":"atom","name":"x","paths":["../x/**"]}`, CodeValidation},
-		{"paths as string with ..", ManageGraphJSON, `{"operation":"create","entityType":"atom","name":"x","paths":"[\"src/../../x\"]"}`, CodeValidation},
-		{"absolute glob", ManageGraphJSON, `{"operation":"create","entityType":"atom","name":"x","paths":["/src/**"]}`, CodeValidation},
-		{"invalid glob", ManageGraphJSON, `{"operation":"create","entityType":"atom","name":"x","paths":["src/[a-"]}`, CodeValidation},
-		{"no paths on create", ManageGraphJSON, `{"operation":"create","entityType":"atom","name":"x"}`, CodeInvariant},
-		{"empty paths on create", ManageGraphJSON, `{"operation":"create","entityType":"atom","name":"x","paths":[]}`, CodeInvariant},
-		{"empty paths on update", ManageGraphJSON, `{"operation":"update","entityType":"atom","id":"map-checkout","version":1,"paths":"[]"}`, CodeInvariant},
-		{"oversized knowledge", ManageGraphJSON, `{"operation":"create","entityType":"molecule","name":"x","knowledge":"` + long + `"}`, CodeValidation},
-		{"empty name", ManageGraphJSON, `{"operation":"create","entityType":"molecule","name":"  "}`, CodeValidation},
-		{"long name", ManageGraphJSON, `{"operation":"create","entityType":"molecule","name":"` + strings.Repeat("n", 256) + `"}`, CodeValidation},
-		{"too many related", ManageGraphJSON, `{"operation":"create","entityType":"atom","name":"x","paths":["a/*"],"relatedAtoms":` + tooMany + `}`, CodeValidation},
-		{"paths on a molecule", ManageGraphJSON, `{"operation":"create","entityType":"molecule","name":"x","paths":["a/*"]}`, CodeValidation},
-		{"missing molecule", ManageGraphJSON, `{"operation":"create","entityType":"atom","name":"x","paths":["a/*"],"moleculeId":"molecule-nope"}`, CodeNotFound},
-		{"missing related atom", ManageGraphJSON, `{"operation":"create","entityType":"atom","name":"x","paths":["a/*"],"relatedAtoms":[{"atomId":"map-nope","reason":"r"}]}`, CodeNotFound},
-		{"update missing", ManageGraphJSON, `{"operation":"update","entityType":"atom","id":"map-nope","version":1,"name":"y"}`, CodeNotFound},
-		{"update stale version", ManageGraphJSON, `{"operation":"update","entityType":"atom","id":"map-checkout","version":2,"name":"y"}`, CodeConflict},
-		{"delete stale version", ManageGraphJSON, `{"operation":"delete","entityType":"molecule","id":"molecule-pages","version":3}`, CodeConflict},
-		{"append without version check target", ManageChangelogJSON, `{"operation":"append","parentType":"molecule","parentId":"molecule-nope","taskId":"T","summary":"s"}`, CodeNotFound},
-		{"empty summary", ManageChangelogJSON, `{"operation":"append","parentType":"atom","parentId":"map-checkout","taskId":"T","summary":" "}`, CodeValidation},
-		{"long summary", ManageChangelogJSON, `{"operation":"append","parentType":"atom","parentId":"map-checkout","taskId":"T","summary":"` + strings.Repeat("s", MaxSummaryBytes+1) + `"}`, CodeValidation},
-		{"append without task", ManageChangelogJSON, `{"operation":"append","parentType":"atom","parentId":"map-checkout","summary":"s"}`, CodeValidation},
-		{"get atom that is a molecule", QueryGraphJSON, `{"operation":"get","entityType":"atom","id":"molecule-pages"}`, CodeNotFound},
-		{"search bad limit", QueryGraphJSON, `{"operation":"search","entityType":"atom","limit":0}`, CodeValidation},
-		{"search missing molecule", QueryGraphJSON, `{"operation":"search","entityType":"atom","moleculeId":"molecule-nope"}`, CodeNotFound},
-		{"context without paths", QueryGraphJSON, `{"operation":"context"}`, CodeValidation},
+		{"malformed json", ManageGraphJSON, `{"operation":`, op.CodeValidation},
+		{"unknown field", ManageGraphJSON, `{"operation":"create","entityType":"atom","bogus":1}`, op.CodeValidation},
+		{"unknown operation", ManageGraphJSON, `{"operation":"merge","entityType":"atom"}`, op.CodeValidation},
+		{"unknown query operation", QueryGraphJSON, `{"operation":"list"}`, op.CodeValidation},
+		{"unknown changelog operation", ManageChangelogJSON, `{"operation":"edit","parentType":"atom","parentId":"map-checkout"}`, op.CodeValidation},
+		{"wrong entity type", ManageGraphJSON, `{"operation":"create","entityType":"feature","name":"x"}`, op.CodeValidation},
+		{"other project", ManageGraphJSON, `{"operation":"create","entityType":"molecule","name":"x","projectId":"someone-else"}`, op.CodeValidation},
+		{"glob with ..", ManageGraphJSON, `{"operation":"create","entityType":"atom","name":"x","paths":["../x/**"]}`, op.CodeValidation},
+		{"paths as string with ..", ManageGraphJSON, `{"operation":"create","entityType":"atom","name":"x","paths":"[\"src/../../x\"]"}`, op.CodeValidation},
+		{"absolute glob", ManageGraphJSON, `{"operation":"create","entityType":"atom","name":"x","paths":["/src/**"]}`, op.CodeValidation},
+		{"invalid glob", ManageGraphJSON, `{"operation":"create","entityType":"atom","name":"x","paths":["src/[a-"]}`, op.CodeValidation},
+		{"no paths on create", ManageGraphJSON, `{"operation":"create","entityType":"atom","name":"x"}`, op.CodeInvariant},
+		{"empty paths on create", ManageGraphJSON, `{"operation":"create","entityType":"atom","name":"x","paths":[]}`, op.CodeInvariant},
+		{"empty paths on update", ManageGraphJSON, `{"operation":"update","entityType":"atom","id":"map-checkout","version":1,"paths":"[]"}`, op.CodeInvariant},
+		{"oversized knowledge", ManageGraphJSON, `{"operation":"create","entityType":"molecule","name":"x","knowledge":"` + long + `"}`, op.CodeValidation},
+		{"empty name", ManageGraphJSON, `{"operation":"create","entityType":"molecule","name":"  "}`, op.CodeValidation},
+		{"long name", ManageGraphJSON, `{"operation":"create","entityType":"molecule","name":"` + strings.Repeat("n", 256) + `"}`, op.CodeValidation},
+		{"too many related", ManageGraphJSON, `{"operation":"create","entityType":"atom","name":"x","paths":["a/*"],"relatedAtoms":` + tooMany + `}`, op.CodeValidation},
+		{"paths on a molecule", ManageGraphJSON, `{"operation":"create","entityType":"molecule","name":"x","paths":["a/*"]}`, op.CodeValidation},
+		{"missing molecule", ManageGraphJSON, `{"operation":"create","entityType":"atom","name":"x","paths":["a/*"],"moleculeId":"molecule-nope"}`, op.CodeNotFound},
+		{"missing related atom", ManageGraphJSON, `{"operation":"create","entityType":"atom","name":"x","paths":["a/*"],"relatedAtoms":[{"atomId":"map-nope","reason":"r"}]}`, op.CodeNotFound},
+		{"update missing", ManageGraphJSON, `{"operation":"update","entityType":"atom","id":"map-nope","version":1,"name":"y"}`, op.CodeNotFound},
+		{"update stale version", ManageGraphJSON, `{"operation":"update","entityType":"atom","id":"map-checkout","version":2,"name":"y"}`, op.CodeConflict},
+		{"delete stale version", ManageGraphJSON, `{"operation":"delete","entityType":"molecule","id":"molecule-pages","version":3}`, op.CodeConflict},
+		{"append without version check target", ManageChangelogJSON, `{"operation":"append","parentType":"molecule","parentId":"molecule-nope","taskId":"T","summary":"s"}`, op.CodeNotFound},
+		{"empty summary", ManageChangelogJSON, `{"operation":"append","parentType":"atom","parentId":"map-checkout","taskId":"T","summary":" "}`, op.CodeValidation},
+		{"long summary", ManageChangelogJSON, `{"operation":"append","parentType":"atom","parentId":"map-checkout","taskId":"T","summary":"` + strings.Repeat("s", MaxSummaryBytes+1) + `"}`, op.CodeValidation},
+		{"append without task", ManageChangelogJSON, `{"operation":"append","parentType":"atom","parentId":"map-checkout","summary":"s"}`, op.CodeValidation},
+		{"get atom that is a molecule", QueryGraphJSON, `{"operation":"get","entityType":"atom","id":"molecule-pages"}`, op.CodeNotFound},
+		{"search bad limit", QueryGraphJSON, `{"operation":"search","entityType":"atom","limit":0}`, op.CodeValidation},
+		{"search missing molecule", QueryGraphJSON, `{"operation":"search","entityType":"atom","moleculeId":"molecule-nope"}`, op.CodeNotFound},
+		{"context without paths", QueryGraphJSON, `{"operation":"context"}`, op.CodeValidation},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -215,7 +191,7 @@ func TestConcurrentUpdates(t *testing.T) {
 	k := newKB(t)
 	createAtom(t, k, "Event Bus", []string{"src/bus/**"}, "")
 	const n = 8
-	responses := make([]Response, n)
+	responses := make([]op.Envelope, n)
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Add(1)
@@ -223,7 +199,7 @@ func TestConcurrentUpdates(t *testing.T) {
 			defer wg.Done()
 			v := int64(1)
 			text := fmt.Sprintf("writer %d", i)
-			responses[i] = ManageGraph(context.Background(), k, ManageGraphParams{Operation: "update", EntityType: KindAtom, ID: "map-event-bus", Version: &v, Knowledge: &text, LastTaskID: fmt.Sprint(i)})
+			responses[i] = op.Wrap(ManageGraph(context.Background(), k, ManageGraphParams{Operation: "update", EntityType: KindAtom, ID: "map-event-bus", Version: &v, Knowledge: &text, LastTaskID: fmt.Sprint(i)}))
 		}()
 	}
 	wg.Wait()
@@ -235,7 +211,7 @@ func TestConcurrentUpdates(t *testing.T) {
 				t.Fatalf("two winners: %d and %d", winner, i)
 			}
 			winner = i
-		case r.Error.Code == CodeConflict:
+		case r.Error.Code == op.CodeConflict:
 			if r.Error.Details["currentVersion"] != int64(2) {
 				t.Fatalf("conflict without the current version: %+v", r.Error)
 			}
@@ -246,7 +222,7 @@ func TestConcurrentUpdates(t *testing.T) {
 	if winner < 0 {
 		t.Fatal("no winner")
 	}
-	got := QueryGraph(context.Background(), k, QueryGraphParams{Operation: "get", EntityType: KindAtom, ID: "map-event-bus"})
+	got := op.Wrap(QueryGraph(context.Background(), k, QueryGraphParams{Operation: "get", EntityType: KindAtom, ID: "map-event-bus"}))
 	a := got.Data.(AtomView)
 	if a.Version != 2 || a.Knowledge != fmt.Sprintf("writer %d", winner) || a.LastTaskID != fmt.Sprint(winner) {
 		t.Fatalf("torn or lost write: %+v (winner %d)", a, winner)
@@ -399,7 +375,7 @@ func TestByteStability(t *testing.T) {
 	// a real write changes only what it must and keeps unknown keys
 	v := int64(1)
 	name := "Shared retry rules"
-	if r := ManageGraph(context.Background(), k, ManageGraphParams{Operation: "update", EntityType: KindAtom, ID: a.ID, Version: &v, Name: &name}); !r.Success {
+	if r := op.Wrap(ManageGraph(context.Background(), k, ManageGraphParams{Operation: "update", EntityType: KindAtom, ID: a.ID, Version: &v, Name: &name})); !r.Success {
 		t.Fatalf("update: %+v", r.Error)
 	}
 	after, _ := os.ReadFile(path)

@@ -111,11 +111,11 @@ func sortedKeys[V any](m map[string]V) []string {
 // the atoms with a pattern matching one of the paths, found among those
 // whose bucket one of the paths falls in.
 func contextGraph(ctx context.Context, k *store.KB, paths []string) (*Graph, error) {
-	db, err := branchIndex(ctx, k)
+	db, err := BranchIndex(ctx, k)
 	if err != nil {
 		return nil, err
 	}
-	st, err := syncForRead(ctx, k, db)
+	st, err := SyncForRead(ctx, k, db)
 	if err != nil {
 		return nil, err
 	}
@@ -131,7 +131,7 @@ func contextGraph(ctx context.Context, k *store.KB, paths []string) (*Graph, err
 		}
 	}
 	slices.Sort(buckets)
-	cands, err := patternsIn(ctx, db, st.Gen, slices.Compact(buckets))
+	cands, err := patternsIn(ctx, k, db, st.Gen, slices.Compact(buckets))
 	if err != nil {
 		return nil, err
 	}
@@ -156,29 +156,31 @@ func contextGraph(ctx context.Context, k *store.KB, paths []string) (*Graph, err
 // getGraph is the part of the graph a get of id needs, from the index as
 // it is (get reads the entity itself from its leaf).
 func getGraph(ctx context.Context, k *store.KB, kind, id string, synced bool) (*Graph, error) {
-	db, err := branchIndex(ctx, k)
+	db, err := BranchIndex(ctx, k)
 	if err != nil {
 		return nil, err
 	}
 	if synced {
-		if _, err := syncForRead(ctx, k, db); err != nil {
+		if _, err := SyncForRead(ctx, k, db); err != nil {
 			return nil, err
 		}
 	} else if gen, err := db.Meta(ctx, "stat_gen"); err != nil || gen == "" {
-		if _, err := syncForRead(ctx, k, db); err != nil { // never synced
+		if _, err := SyncForRead(ctx, k, db); err != nil { // never synced
 			return nil, err
 		}
 	}
 	return subgraph(ctx, k, db, []string{id}, kind == KindMolecule)
 }
 
-// A long-running process asks for the same buckets again and again; it
-// keeps the patterns of each bucket it has read, per index, for one
-// generation of the index.
-var bucketCache struct {
+// A long-running process asks for the same buckets again and again; the
+// knowledge base value keeps the patterns of each bucket read, per index,
+// for one generation of the index.
+type bucketCache struct {
 	sync.Mutex
 	byDB map[string]*bucketEntry
 }
+
+type bucketCacheKey struct{}
 
 type bucketEntry struct {
 	gen      string
@@ -187,17 +189,15 @@ type bucketEntry struct {
 
 // patternsIn is db.PatternsIn through the bucket cache, for the index at
 // generation gen ("" bypasses the cache).
-func patternsIn(ctx context.Context, db *index.DB, gen string, buckets []string) ([]index.PatternRow, error) {
+func patternsIn(ctx context.Context, k *store.KB, db *index.DB, gen string, buckets []string) ([]index.PatternRow, error) {
 	if gen == "" {
 		return db.PatternsIn(ctx, buckets)
 	}
+	bucketCache := store.Memo(k, bucketCacheKey{}, func() *bucketCache { return &bucketCache{byDB: map[string]*bucketEntry{}} })
 	bucketCache.Lock()
 	e := bucketCache.byDB[db.Path]
 	if e == nil || e.gen != gen {
 		e = &bucketEntry{gen: gen, patterns: map[string][]index.PatternRow{}}
-		if bucketCache.byDB == nil {
-			bucketCache.byDB = map[string]*bucketEntry{}
-		}
 		bucketCache.byDB[db.Path] = e
 	}
 	var out []index.PatternRow

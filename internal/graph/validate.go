@@ -10,6 +10,7 @@ import (
 
 	"github.com/bmatcuk/doublestar/v4"
 	"github.com/kk-project/kk/internal/extract"
+	"github.com/kk-project/kk/internal/op"
 	"github.com/kk-project/kk/internal/store"
 )
 
@@ -26,26 +27,26 @@ const (
 
 // ValidatePattern checks one atom path pattern: a valid glob, relative,
 // without ".." segments, at most MaxPatternChars characters.
-func ValidatePattern(field, p string) *Error {
+func ValidatePattern(field, p string) *op.Error {
 	switch {
 	case strings.TrimSpace(p) == "":
-		return invalid(field, "a pattern must not be empty")
+		return op.Invalid(field, "a pattern must not be empty")
 	case p != strings.TrimSpace(p):
-		return invalid(field, "pattern %q has leading or trailing spaces", p)
+		return op.Invalid(field, "pattern %q has leading or trailing spaces", p)
 	case utf8.RuneCountInString(p) > MaxPatternChars:
-		return invalid(field, "pattern is %d characters; the limit is %d", utf8.RuneCountInString(p), MaxPatternChars)
+		return op.Invalid(field, "pattern is %d characters; the limit is %d", utf8.RuneCountInString(p), MaxPatternChars)
 	case strings.HasPrefix(p, "/") || strings.HasPrefix(p, `\`) || filepath.VolumeName(p) != "" || len(p) > 1 && p[1] == ':':
-		return invalid(field, "pattern %q is absolute; patterns are relative to the repository root", p)
+		return op.Invalid(field, "pattern %q is absolute; patterns are relative to the repository root", p)
 	case strings.ContainsAny(p, "\n\r\x00"):
-		return invalid(field, "pattern %q holds a line break or NUL", p)
+		return op.Invalid(field, "pattern %q holds a line break or NUL", p)
 	}
 	for _, seg := range strings.FieldsFunc(p, func(r rune) bool { return r == '/' || r == '\\' }) {
 		if seg == ".." {
-			return invalid(field, "pattern %q climbs out of the repository with ..", p)
+			return op.Invalid(field, "pattern %q climbs out of the repository with ..", p)
 		}
 	}
 	if !doublestar.ValidatePattern(p) {
-		return invalid(field, "pattern %q is not a valid glob", p)
+		return op.Invalid(field, "pattern %q is not a valid glob", p)
 	}
 	return nil
 }
@@ -53,12 +54,12 @@ func ValidatePattern(field, p string) *Error {
 // ValidatePaths checks an atom's pattern list and returns it without
 // duplicates (first occurrence kept). An empty list breaks the atom
 // invariant (an atom without paths has no boundary).
-func ValidatePaths(field string, paths []string) ([]string, *Error) {
+func ValidatePaths(field string, paths []string) ([]string, *op.Error) {
 	if len(paths) == 0 {
-		return nil, invariant(field, "an atom needs at least one path pattern")
+		return nil, op.Invariant(field, "an atom needs at least one path pattern")
 	}
 	if len(paths) > MaxPatterns {
-		return nil, invalid(field, "%d patterns; the limit is %d per atom", len(paths), MaxPatterns)
+		return nil, op.Invalid(field, "%d patterns; the limit is %d per atom", len(paths), MaxPatterns)
 	}
 	out := make([]string, 0, len(paths))
 	for i, p := range paths {
@@ -73,61 +74,61 @@ func ValidatePaths(field string, paths []string) ([]string, *Error) {
 }
 
 // ValidateKnowledge trims knowledge and checks its size.
-func ValidateKnowledge(field, s string) (string, *Error) {
+func ValidateKnowledge(field, s string) (string, *op.Error) {
 	s = strings.TrimSpace(s)
 	if !utf8.ValidString(s) {
-		return "", invalid(field, "is not valid UTF-8")
+		return "", op.Invalid(field, "is not valid UTF-8")
 	}
 	if len(s) > MaxKnowledgeBytes {
-		return "", invalid(field, "is %d bytes after trimming; the limit is %d (32 KB)", len(s), MaxKnowledgeBytes)
+		return "", op.Invalid(field, "is %d bytes after trimming; the limit is %d (32 KB)", len(s), MaxKnowledgeBytes)
 	}
 	return s, nil
 }
 
 // ValidateName trims a name and checks it is 1–255 characters on one line.
-func ValidateName(field, s string) (string, *Error) {
+func ValidateName(field, s string) (string, *op.Error) {
 	s = strings.TrimSpace(s)
 	switch {
 	case s == "":
-		return "", invalid(field, "must not be empty")
+		return "", op.Invalid(field, "must not be empty")
 	case utf8.RuneCountInString(s) > MaxNameChars:
-		return "", invalid(field, "is %d characters; the limit is %d", utf8.RuneCountInString(s), MaxNameChars)
+		return "", op.Invalid(field, "is %d characters; the limit is %d", utf8.RuneCountInString(s), MaxNameChars)
 	case strings.ContainsAny(s, "\n\r"):
-		return "", invalid(field, "must be one line")
+		return "", op.Invalid(field, "must be one line")
 	}
 	return s, nil
 }
 
 // ValidateSummary trims a changelog summary and checks it is 1 B–4 KB.
-func ValidateSummary(field, s string) (string, *Error) {
+func ValidateSummary(field, s string) (string, *op.Error) {
 	s = strings.TrimSpace(s)
 	switch {
 	case s == "":
-		return "", invalid(field, "must not be empty")
+		return "", op.Invalid(field, "must not be empty")
 	case len(s) > MaxSummaryBytes:
-		return "", invalid(field, "is %d bytes; the limit is %d (4 KB)", len(s), MaxSummaryBytes)
+		return "", op.Invalid(field, "is %d bytes; the limit is %d (4 KB)", len(s), MaxSummaryBytes)
 	case !utf8.ValidString(s):
-		return "", invalid(field, "is not valid UTF-8")
+		return "", op.Invalid(field, "is not valid UTF-8")
 	}
 	return s, nil
 }
 
 // ValidateTaskID checks an opaque task id: any text on one line, at most
 // 255 characters. required says whether it may be empty.
-func ValidateTaskID(field, s string, required bool) *Error {
+func ValidateTaskID(field, s string, required bool) *op.Error {
 	switch {
 	case s == "" && required:
-		return invalid(field, "is required")
+		return op.Invalid(field, "is required")
 	case strings.ContainsAny(s, "\n\r\x00"):
-		return invalid(field, "must be one line")
+		return op.Invalid(field, "must be one line")
 	case utf8.RuneCountInString(s) > MaxTaskIDChars:
-		return invalid(field, "is %d characters; the limit is %d", utf8.RuneCountInString(s), MaxTaskIDChars)
+		return op.Invalid(field, "is %d characters; the limit is %d", utf8.RuneCountInString(s), MaxTaskIDChars)
 	}
 	return nil
 }
 
 // ValidateProjectID accepts "" and this KB's project id.
-func ValidateProjectID(k *store.KB, id string) *Error {
+func ValidateProjectID(k *store.KB, id string) *op.Error {
 	if id == "" {
 		return nil
 	}
@@ -135,7 +136,7 @@ func ValidateProjectID(k *store.KB, id string) *Error {
 	if id == want {
 		return nil
 	}
-	return newError(CodeValidation, map[string]any{"field": "projectId", "projectId": id, "expected": want},
+	return op.New(op.CodeValidation, map[string]any{"field": "projectId", "projectId": id, "expected": want},
 		"projectId: %q is not this knowledge base's project (%q)", id, want)
 }
 
@@ -173,23 +174,23 @@ func EdgeTypes() []string {
 
 // CheckEdge checks an edge of type edgeType from an entity of type from to
 // one of type to. kind is relates_to's qualifier.
-func CheckEdge(edgeType, from, to, kind string) *Error {
+func CheckEdge(edgeType, from, to, kind string) *op.Error {
 	rule, known := EdgeTable[edgeType]
 	if !known {
-		return invalid("type", "%q is not an edge type; use one of %s", edgeType, strings.Join(EdgeTypes(), ", "))
+		return op.Invalid("type", "%q is not an edge type; use one of %s", edgeType, strings.Join(EdgeTypes(), ", "))
 	}
 	if edgeType == "relates_to" {
 		if strings.TrimSpace(kind) == "" {
-			return invalid("kind", "a relates_to edge needs a kind saying how the two are related")
+			return op.Invalid("kind", "a relates_to edge needs a kind saying how the two are related")
 		}
 		return nil
 	}
 	if !slices.Contains(rule.From, from) {
-		return newError(CodeValidation, map[string]any{"edge": edgeType, "from": from, "to": to},
+		return op.New(op.CodeValidation, map[string]any{"edge": edgeType, "from": from, "to": to},
 			"a %s edge starts at a %s, not a %s", edgeType, strings.Join(rule.From, " or "), from)
 	}
 	if !slices.Contains(rule.To, to) {
-		return newError(CodeValidation, map[string]any{"edge": edgeType, "from": from, "to": to},
+		return op.New(op.CodeValidation, map[string]any{"edge": edgeType, "from": from, "to": to},
 			"a %s edge ends at a %s, not a %s", edgeType, strings.Join(rule.To, " or "), to)
 	}
 	return nil

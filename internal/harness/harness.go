@@ -60,6 +60,10 @@ type HookInput struct {
 	// LastMessage is the final assistant text when the payload carries
 	// it (Claude's Stop), which can be newer than the transcript file.
 	LastMessage string
+	// Binary is the harness's own executable when the payload names it
+	// (kk's OpenCode plugin does), for commands kk runs against the
+	// session (`opencode export`).
+	Binary string
 }
 
 // Role of a transcript turn.
@@ -137,22 +141,31 @@ type HeadlessRun struct {
 	Timeout time.Duration
 }
 
-// Adapter is one harness.
+// Adapter is one harness. Every adapter has the same shape
+// (harnesses/<id>/): <id>.go declares its Spec and embeds Base, which
+// gives ID, Name, Binary, InstallHint, Detect and Paths from it;
+// install.go, payload.go, transcript.go, headless.go, doctor.go and
+// mcp.go hold the rest.
 type Adapter interface {
-	// ID is the stable name used in --harnesses and installed-version.
+	// Spec is what the adapter declares about its harness.
+	Spec() Spec
+	// ID is Spec().ID, the stable name used in --harnesses and
+	// installed-version.
 	ID() string
-	// Name is the display name ("Claude Code").
+	// Name is Spec().Name, the display name ("Claude Code").
 	Name() string
-	// Binary is the executable launchers and headless runs start.
+	// Binary is Spec().Binary, the executable launchers and headless runs
+	// start.
 	Binary() string
 	// LaunchArgs returns the arguments that run prompt (a slash command
 	// such as "/kk-curate") headless.
 	LaunchArgs(prompt string) []string
-	// InstallHint tells the user how to install the harness's binary.
+	// InstallHint is Spec().InstallHint.
 	InstallHint() string
-	// Detect reports whether the current process runs inside this harness.
+	// Detect reports whether the current process runs inside this harness
+	// (Spec().Detected).
 	Detect(getenv func(string) string) bool
-	// Paths are the repository locations the adapter owns.
+	// Paths are the repository locations the adapter owns (Spec().Files).
 	Paths() Paths
 	// Install writes kk's hooks, skills and instructions into the
 	// harness's files under opts.Root, merging with what is there. A
@@ -180,10 +193,14 @@ type Registry struct {
 	adapters map[string]Adapter
 }
 
-// NewRegistry returns a registry of the given adapters. Ids must be unique.
+// NewRegistry returns a registry of the given adapters. Ids must be
+// unique, and each spec must pass Spec.Check.
 func NewRegistry(adapters ...Adapter) (*Registry, error) {
 	r := &Registry{adapters: map[string]Adapter{}}
 	for _, a := range adapters {
+		if err := a.Spec().Check(); err != nil {
+			return nil, err
+		}
 		if _, dup := r.adapters[a.ID()]; dup {
 			return nil, fmt.Errorf("harness %q registered twice", a.ID())
 		}
@@ -233,10 +250,16 @@ func (r *Registry) Parse(list string) ([]Adapter, error) {
 	return out, nil
 }
 
-// detectOrder is the order in which environment detection is tried: the
-// most specific markers first (Cursor and IDE terminals may also carry
-// Claude's variables).
-var detectOrder = []string{"claude", "cursor", "opencode", "codex", "copilot", "gemini"}
+// ByPriority returns the adapters in detection order (Spec().Priority,
+// then id).
+func (r *Registry) ByPriority() []Adapter {
+	out := make([]Adapter, 0, len(r.adapters))
+	for _, id := range r.IDs() {
+		out = append(out, r.adapters[id])
+	}
+	slices.SortStableFunc(out, func(a, b Adapter) int { return a.Spec().Priority - b.Spec().Priority })
+	return out
+}
 
 // Resolve picks the harness for a launcher: the flag, else the harness
 // whose environment markers are present, else config's cliDefaultHarness,
@@ -245,8 +268,8 @@ func (r *Registry) Resolve(flag string, getenv func(string) string, configDefaul
 	if flag != "" {
 		return r.Get(flag)
 	}
-	for _, id := range detectOrder {
-		if a, ok := r.adapters[id]; ok && a.Detect(getenv) {
+	for _, a := range r.ByPriority() {
+		if a.Detect(getenv) {
 			return a, nil
 		}
 	}

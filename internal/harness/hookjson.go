@@ -85,6 +85,9 @@ type HookSpec struct {
 	On    string // the harness's event name (SessionStart, Stop, …)
 	Event Event  // the kk hook it runs
 	Async bool   // the harness does not wait for it (Claude Code's "async")
+	// Timeout (seconds) replaces the file's Timeout for this handler, for
+	// an event the harness caps lower (Codex's SessionEnd: 3 s).
+	Timeout int
 }
 
 // HookFile is a hooks file in the shape Claude Code defined and Codex
@@ -113,9 +116,12 @@ func (f HookFile) Want(kk string) (order []string, groups map[string]json.RawMes
 	handlers := map[string][]json.RawMessage{}
 	for _, s := range f.Specs {
 		h := HookHandler{Type: "command", Command: HookCommand(kk, s.Event, f.Harness)}
-		if s.Async {
+		switch {
+		case s.Async:
 			h.Async = true
-		} else {
+		case s.Timeout > 0:
+			h.Timeout = s.Timeout
+		default:
 			h.Timeout = f.Timeout
 		}
 		if _, seen := handlers[s.On]; !seen {

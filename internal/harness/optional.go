@@ -15,3 +15,11 @@ type ContextWriter interface {
 type TranscriptExporter interface {
 	ExportTranscript(ctx context.Context, in HookInput, path string) error
 }
+
+// TranscriptSettler is implemented by adapters whose Spec.Capture is
+// CaptureSettled: the harness writes a turn to its transcript only after
+// its hooks have run, so a detached capture waits until Settled reports
+// that the transcript at path ends a turn (or the session).
+type TranscriptSettler interface {
+	Settled(path string) (bool, error)
+}

@@ -70,7 +70,27 @@ type Child struct {
 	// InstallHint, when set, is how a missing program is installed; the
 	// message of a program not on PATH ends with it.
 	InstallHint string
+	// NotReadyExits are the exit codes by which the program says it
+	// cannot run here yet (Gemini CLI's 55: the folder is not trusted),
+	// with what the user can do about it. Such a run's error is
+	// ErrNotReady.
+	NotReadyExits map[int]string
 }
+
+// ErrNotReady marks a run that could not happen because of the machine,
+// not the work: the program is not installed, or refuses the folder. The
+// proposal drain leaves its logs pending on such an error, for a later
+// run, instead of failing them.
+var ErrNotReady = errors.New("the harness cannot run here")
+
+// notReady is an error that is ErrNotReady.
+type notReady struct{ error }
+
+func (notReady) Is(target error) bool { return target == ErrNotReady }
+
+// NotReady returns err marked as ErrNotReady (its message unchanged), for
+// an adapter that finds its program itself.
+func NotReady(err error) error { return notReady{err} }
 
 // Run runs c and returns its stdout. A program not on PATH, a run past
 // c.Timeout, a run stopped by ctx, and a non-zero exit (with the end of
@@ -80,9 +100,9 @@ func Run(ctx context.Context, c Child) ([]byte, error) {
 		p, err := exec.LookPath(c.Name)
 		if err != nil {
 			if c.InstallHint != "" {
-				return nil, fmt.Errorf("%s is not on PATH; %s", c.Name, c.InstallHint)
+				return nil, notReady{fmt.Errorf("%s is not on PATH; %s", c.Name, c.InstallHint)}
 			}
-			return nil, fmt.Errorf("%s is not on PATH: %w", c.Name, err)
+			return nil, notReady{fmt.Errorf("%s is not on PATH: %w", c.Name, err)}
 		}
 		c.Path = p
 	}
@@ -121,6 +141,9 @@ func Run(ctx context.Context, c Child) ([]byte, error) {
 	case err != nil:
 		var exit *exec.ExitError
 		if errors.As(err, &exit) {
+			if why, ok := c.NotReadyExits[exit.ExitCode()]; ok {
+				return nil, notReady{fmt.Errorf("%s cannot run here (exit code %d): %s", c.Name, exit.ExitCode(), why)}
+			}
 			return nil, fmt.Errorf("%s failed (exit code %d)%s", c.Name, exit.ExitCode(), c.reason(stdout.Bytes(), stderr.String()))
 		}
 		return nil, fmt.Errorf("running %s: %w", c.Name, err)

@@ -117,6 +117,7 @@ esac
 		{harness.Child{Name: "no-such-harness"}, `no-such-harness is not on PATH: exec: "no-such-harness"`},
 		{harness.Child{Name: "no-such-harness", InstallHint: "install it with care"}, "no-such-harness is not on PATH; install it with care"},
 		{harness.Child{Args: []string{"quiet"}, LogFile: filepath.Join(log, "under-a-file")}, "opening the log " + filepath.Join(log, "under-a-file")},
+		{harness.Child{Args: []string{"quiet"}, NotReadyExits: map[int]string{4: "trust the folder"}}, "fake-harness cannot run here (exit code 4): trust the folder"},
 	} {
 		if c.child.Name == "" {
 			c.child.Name = "fake-harness"
@@ -126,6 +127,12 @@ esac
 		if err == nil || out != nil {
 			t.Errorf("%s: no error (%q)", c.want, out)
 			continue
+		}
+		// A missing program, or an exit saying the folder will not do,
+		// is not the work's fault.
+		notReady := c.child.Name == "no-such-harness" || c.child.NotReadyExits != nil
+		if errors.Is(err, harness.ErrNotReady) != notReady {
+			t.Errorf("%s: errors.Is(ErrNotReady) = %v", c.want, !notReady)
 		}
 		if c.child.Name == "no-such-harness" || strings.HasPrefix(c.want, "opening") {
 			if !strings.HasPrefix(err.Error(), c.want) {

@@ -65,17 +65,36 @@ func MarkdownPaths(command string) []string {
 	return mdPath.FindAllString(command, -1)
 }
 
+// MaxLine bounds one line of a transcript: a longer line (a tool's
+// output of many megabytes, a file with no newline at all) is skipped, in
+// bounded memory, rather than held.
+const MaxLine = 8 << 20
+
 // EachLine calls fn with each line of r that is not blank, newline
-// included, however long the line and whether or not the last one ends
-// in a newline (a transcript's last line may be cut off mid-write). It
-// returns the reader's error, unwrapped.
+// included, whether or not the last one ends in a newline (a transcript's
+// last line may be cut off mid-write). Lines longer than MaxLine are
+// skipped without being held in memory. fn must not keep line: its bytes
+// are reused for the next one. It returns the reader's error, unwrapped.
 func EachLine(r io.Reader, fn func(line []byte)) error {
 	br := bufio.NewReaderSize(r, 64<<10)
+	var line []byte
+	skipping := false
 	for {
-		data, err := br.ReadBytes('\n')
-		if len(bytes.TrimSpace(data)) > 0 {
-			fn(data)
+		chunk, err := br.ReadSlice('\n')
+		switch {
+		case skipping:
+		case len(line)+len(chunk) > MaxLine:
+			skipping, line = true, line[:0]
+		default:
+			line = append(line, chunk...)
 		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue // the line goes on
+		}
+		if !skipping && len(bytes.TrimSpace(line)) > 0 {
+			fn(line)
+		}
+		line, skipping = line[:0], false
 		if errors.Is(err, io.EOF) {
 			return nil
 		}

@@ -15,8 +15,11 @@ import (
 	"time"
 
 	"github.com/kk-project/kk/internal/benchtree"
+	"github.com/kk-project/kk/internal/contracts"
+	"github.com/kk-project/kk/internal/curate"
 	"github.com/kk-project/kk/internal/harness"
 	"github.com/kk-project/kk/internal/hooks/hookstest"
+	"github.com/kk-project/kk/internal/index"
 	"github.com/kk-project/kk/internal/store"
 	"github.com/kk-project/kk/internal/txn"
 )
@@ -127,6 +130,39 @@ func BenchmarkSessionStart10kFolderChanged(b *testing.B) {
 	reportPercentiles(b, times)
 }
 
+// BenchmarkSessionStart10kAfterWrite times session-start right after a
+// write through kk (a new leaf, index regenerated): its folder changed and
+// is too fresh to trust, so it is read again from the record of leaves.
+func BenchmarkSessionStart10kAfterWrite(b *testing.B) {
+	k := benchKB(b)
+	r := Request{KB: k, Adapter: &hookstest.Adapter{}, Now: time.Now()}
+	if _, err := SessionStart(context.Background(), r); err != nil { // record the tree
+		b.Fatal(err)
+	}
+	var times []time.Duration
+	i := 0
+	for b.Loop() {
+		b.StopTimer()
+		i++
+		in := contracts.NodeInput{Type: "practice", Title: fmt.Sprintf("Bench write %d %d", time.Now().UnixNano(), i), Description: "d", Body: "b", Folder: "bench-writes"}
+		if _, err := curate.WriteNode(context.Background(), k, in, curate.WriteOptions{Command: "bench"}); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		start := time.Now()
+		if _, err := SessionStart(context.Background(), r); err != nil {
+			b.Fatal(err)
+		}
+		times = append(times, time.Since(start))
+	}
+	b.StopTimer()
+	os.RemoveAll(filepath.Join(k.NodesDir(), "bench-writes"))
+	if _, err := txn.Rebuild(context.Background(), k, txn.Meta{Command: "bench"}, txn.RebuildOptions{}); err != nil {
+		b.Fatal(err)
+	}
+	reportPercentiles(b, times)
+}
+
 // benchTranscript writes a fake-harness transcript of about size bytes:
 // alternating user and agent turns of a few kilobytes, and reads.
 func benchTranscript(b *testing.B, path string, size int, variant string) {
@@ -176,6 +212,82 @@ func BenchmarkCapture5MB(b *testing.B) {
 		if res.Action == "empty" || res.Action == "unchanged" {
 			b.Fatalf("capture did nothing: %+v", res)
 		}
+	}
+	reportPercentiles(b, times)
+}
+
+// BenchmarkPromptContext10k times the prompt-context hook in-process on a
+// 10k-node tree whose index is current (steady state): payload read, the
+// index sync (a stat per leaf), the search and the harness output. The
+// prompts alternate between one the tree answers and one it does not.
+//
+//	go test ./internal/hooks -run '^$' -bench PromptContext -benchtime 100x
+func BenchmarkPromptContext10k(b *testing.B) {
+	benchPromptContext(b, false)
+}
+
+// BenchmarkPromptContext10kAfterWrite is the same right after a leaf was
+// rewritten: the sync re-reads it and updates the index first.
+func BenchmarkPromptContext10kAfterWrite(b *testing.B) {
+	benchPromptContext(b, true)
+}
+
+func benchPromptContext(b *testing.B, write bool) {
+	k := benchKB(b)
+	reg, err := harness.NewRegistry(&hookstest.Adapter{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	prompts := []string{"what is the retry timeout for the queue handler?", "how should I invalidate the api cache?"}
+	call := func(prompt string) int {
+		payload, _ := json.Marshal(map[string]string{"session_id": "0d9f6c2e-8f1a-4b7e-9c3d-2a1b4c5d6e7f", "cwd": k.Root,
+			"hook_event_name": "UserPromptSubmit", "prompt": prompt})
+		var out, errs bytes.Buffer
+		Run(context.Background(), Invocation{Event: "prompt-context", Harness: hookstest.ID, Harnesses: reg,
+			Stdin: bytes.NewReader(payload), Stdout: &out, Stderr: &errs, Getenv: func(string) string { return "" }})
+		if errs.Len() > 0 {
+			b.Fatalf("hook problem: %s", errs.String())
+		}
+		return out.Len()
+	}
+	branch, err := index.CurrentBranch(context.Background(), k)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := index.Sync(context.Background(), k, branch); err != nil { // build the index
+		b.Fatal(err)
+	}
+	if call(prompts[0]) == 0 {
+		b.Fatal("no output for a prompt the tree answers")
+	}
+	leaf := ""
+	filepath.WalkDir(k.NodesDir(), func(p string, d os.DirEntry, err error) error {
+		if leaf == "" && err == nil && !d.IsDir() && strings.HasSuffix(p, ".md") && d.Name() != "index.md" {
+			leaf = p
+		}
+		return err
+	})
+	src, err := os.ReadFile(leaf)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var times []time.Duration
+	i := 0
+	for b.Loop() {
+		if write {
+			b.StopTimer()
+			if err := os.WriteFile(leaf, append(src, fmt.Sprintf("\nEdit %d.\n", i)...), 0o644); err != nil {
+				b.Fatal(err)
+			}
+			b.StartTimer()
+		}
+		start := time.Now()
+		n := call(prompts[i%2])
+		times = append(times, time.Since(start))
+		if (n == 0) != (i%2 == 1) {
+			b.Fatalf("prompt %q: %d bytes of output", prompts[i%2], n)
+		}
+		i++
 	}
 	reportPercentiles(b, times)
 }

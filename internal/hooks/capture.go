@@ -5,9 +5,11 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -71,21 +73,37 @@ func Capture(ctx context.Context, r Request) (*CaptureResult, error) {
 	if !filepath.IsAbs(path) && in.CWD != "" {
 		path = filepath.Join(in.CWD, path) // relative to the session, not to the hook
 	}
-	f, err := os.Open(path)
-	if err != nil {
+	if err := waitExists(ctx, path); err != nil {
 		return nil, fmt.Errorf("reading the transcript: %w", err)
 	}
-	t, err := r.Adapter.ParseTranscript(f)
-	f.Close()
+	t, skipped, err := readTranscript(r.Adapter, path)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	turns := withLastMessage(t.Turns, in.LastMessage)
+	turns = withoutKKContext(r.KB, turns)
+	turns, dropped := newestTurns(turns, MaxLogTranscript)
 	text, cursory := Render(turns)
+	if skipped > 0 && len(turns) == 0 {
+		return nil, fmt.Errorf("%s: the transcript is larger than %d MiB and its last %d MiB hold no turn kk can read", path, harness.TranscriptWindow>>20, harness.TranscriptWindow>>20)
+	}
+	if skipped > 0 || dropped > 0 {
+		// Only the newest turns were kept; the session was long, whatever
+		// its last turns look like.
+		text, cursory = fmt.Sprintf("[kk: the start of this session was not captured: its transcript is longer than kk reads (%d MiB of the file skipped, %d earlier turn(s) left out)]\n\n", skipped>>20, dropped)+text, false
+	}
 	res := &CaptureResult{SessionID: id, Action: "empty"}
+	if text == "" && CapturedBy(in.HarnessEvent) == session.CapturedByStop {
+		// The harness said a turn ended, yet nothing in its transcript is
+		// a turn: a format kk does not read, or a transcript not written
+		// yet. Not an error of the hook, but never silent. (An empty
+		// session may end, and Gemini CLI fires PreCompress before the
+		// first prompt is recorded: those are not worth a line.)
+		r.warn("capture", fmt.Errorf("%s holds no turn kk can read at %s; nothing was captured", path, orUnnamed(in.HarnessEvent)))
+	}
 	if text != "" {
 		cr, err := session.Capture(ctx, r.KB, session.CaptureOptions{
 			SessionID: id, CapturedBy: CapturedBy(in.HarnessEvent), Transcript: text, Cursory: cursory,
@@ -100,6 +118,105 @@ func Capture(ctx context.Context, r Request) (*CaptureResult, error) {
 	res.Reads = n
 	r.warn("usage", err)
 	return res, nil
+}
+
+// orUnnamed names a harness event for a message.
+func orUnnamed(ev string) string {
+	if ev == "" {
+		return "an unnamed event"
+	}
+	return ev
+}
+
+// MaxLogTranscript bounds the transcript text of a session log: when the
+// turns read from a transcript render to more, the oldest are left out.
+const MaxLogTranscript = 8 << 20
+
+// TranscriptAppear is how long capture waits for a transcript file that
+// does not exist yet: harnesses write their transcripts asynchronously,
+// and Claude Code 2.1.197 can fire the first Stop of a session before the
+// file is created.
+var TranscriptAppear = 2 * time.Second
+
+// waitExists waits up to TranscriptAppear for path to exist, and returns
+// Stat's error when it does not.
+func waitExists(ctx context.Context, path string) error {
+	deadline := time.Now().Add(TranscriptAppear)
+	for {
+		_, err := os.Stat(path)
+		if !errors.Is(err, fs.ErrNotExist) || time.Now().After(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// readTranscript parses the transcript at path with the adapter, reading
+// only its end when it is long (see harness.OpenTranscript); skipped is
+// how many bytes at its start were not read.
+func readTranscript(a harness.Adapter, path string) (t harness.Transcript, skipped int64, err error) {
+	f, err := harness.OpenTranscript(path)
+	if err != nil {
+		return t, 0, fmt.Errorf("reading the transcript: %w", err)
+	}
+	defer f.Close()
+	t, err = a.ParseTranscript(f)
+	if err != nil {
+		return t, 0, fmt.Errorf("%s: %w", path, err)
+	}
+	return t, f.Skipped, nil
+}
+
+// newestTurns keeps the newest turns whose text fits in max bytes (the
+// newest one always), and says how many older ones it left out.
+func newestTurns(turns []harness.Turn, max int) (kept []harness.Turn, dropped int) {
+	size := 0
+	for i := len(turns) - 1; i >= 0; i-- {
+		size += len(turns[i].Text)
+		if size > max && i < len(turns)-1 {
+			return turns[i+1:], i + 1
+		}
+	}
+	return turns, 0
+}
+
+// minContextMatch is the shortest kk text withoutKKContext removes: a
+// shorter one could be words the user typed.
+const minContextMatch = 40
+
+// withoutKKContext takes kk's own session-start context out of the user
+// turns, for a harness that records the context it was handed as words of
+// the user without marking it (the adapters strip the blocks their
+// harness marks): ENTRY.md's body as it is now, and the notes kk adds
+// after it. User turns left empty are dropped.
+func withoutKKContext(k *store.KB, turns []harness.Turn) []harness.Turn {
+	body, _, ok, err := readEntry(k)
+	if err != nil || !ok {
+		body = ""
+	}
+	var out []harness.Turn
+	for _, t := range turns {
+		if t.Role == harness.User {
+			text := t.Text
+			for _, s := range []string{body, snapshotNote, notesHeader} {
+				if len(s) >= minContextMatch && len(s) <= len(text) {
+					text = strings.ReplaceAll(text, s, "")
+				}
+			}
+			if text = strings.TrimSpace(text); text == "" {
+				continue
+			}
+			if text != t.Text {
+				t.Text = text
+			}
+		}
+		out = append(out, t)
+	}
+	return out
 }
 
 // withLastMessage appends the payload's final assistant message when the

@@ -164,15 +164,31 @@ func TestCaptureShapes(t *testing.T) {
 			in := tc.in
 			in.SessionID = sid
 			in.TranscriptPath = transcript(t, k.Root, tc.lines...)
-			res := capture(t, k, in)
-			if res.Action != tc.action || res.Status != tc.status {
-				t.Fatalf("result %+v", res)
-			}
 			if tc.action == "empty" {
+				// Nothing to capture is logged, never silent.
+				r, warnings := request(k, in)
+				res, err := Capture(context.Background(), r)
+				if err != nil || res.Action != "empty" || len(*warnings) != 1 || !strings.Contains((*warnings)[0], "holds no turn kk can read at an unnamed event") {
+					t.Fatalf("result %+v %v, warnings %v", res, err, *warnings)
+				}
+				// Before compaction, or at the end of an empty session, an
+				// empty transcript is no surprise.
+				for _, ev := range []string{"PreCompress", "SessionEnd"} {
+					in := in
+					in.HarnessEvent = ev
+					r, warnings := request(k, in)
+					if res, err := Capture(context.Background(), r); err != nil || res.Action != "empty" || len(*warnings) != 0 {
+						t.Fatalf("%s: result %+v %v, warnings %v", ev, res, err, *warnings)
+					}
+				}
 				if files := sessionFiles(t, k); len(files) != 0 {
 					t.Fatalf("wrote %v", files)
 				}
 				return
+			}
+			res := capture(t, k, in)
+			if res.Action != tc.action || res.Status != tc.status {
+				t.Fatalf("result %+v", res)
 			}
 			got := readFile(t, filepath.Join(k.Root, res.Path))
 			mustContain(t, got, tc.want...)

@@ -25,9 +25,10 @@ import (
 // background: the hook starts a detached `kk hook proposal-drain
 // --foreground` and returns at once.
 //
-// It does nothing on Claude Code, whose /kk-curate extracts pending logs
-// itself inside the session the user already pays for; a background run
-// would pay for the same work twice.
+// It does nothing on a harness whose spec says Drain is false (Claude
+// Code, whose /kk-curate extracts pending logs itself inside the session
+// the user already pays for; a background run would pay for the same work
+// twice).
 
 // Timing of the drain. Tests shorten them.
 var (
@@ -37,9 +38,6 @@ var (
 	// HeadlessTimeout bounds one headless extraction.
 	HeadlessTimeout = 60 * time.Second
 )
-
-// noDrainHarnesses are the harnesses on which the drain is a no-op.
-var noDrainHarnesses = map[string]bool{"claude": true}
 
 // promptPlaceholder is the line of the proposal prompt the transcript
 // replaces.
@@ -61,7 +59,7 @@ func drainLockPath(k *store.KB) string { return filepath.Join(k.StateDir(), "dra
 // <root>`, without KK_INTERNAL, so that it can run its own hook logic; the
 // headless harness processes it starts carry KK_INTERNAL.
 func StartDrain(ctx context.Context, r Request) error {
-	if noDrainHarnesses[r.Adapter.ID()] {
+	if !r.Adapter.Spec().Drain {
 		return nil
 	}
 	pending, err := hasPending(r.KB.SessionsDir())
@@ -125,7 +123,7 @@ type DrainResult struct {
 // hook proposal-drain --foreground`).
 func Drain(ctx context.Context, r Request) (*DrainResult, error) {
 	res := &DrainResult{}
-	if noDrainHarnesses[r.Adapter.ID()] {
+	if !r.Adapter.Spec().Drain {
 		res.Skipped = "harness"
 		return res, nil
 	}
@@ -182,6 +180,12 @@ func Drain(ctx context.Context, r Request) (*DrainResult, error) {
 		})
 		if err := ctx.Err(); err != nil {
 			return res, err // our own deadline, not the log's fault: it stays pending
+		}
+		if errors.Is(runErr, harness.ErrNotReady) {
+			// Not the log's fault either (the harness is missing, or
+			// refuses the folder): every log stays pending for a later
+			// drain, and the reason goes to the hook error log.
+			return res, runErr
 		}
 		opts := session.UpdateOptions{Now: r.Now, Command: "kk hook proposal-drain --harness " + r.Adapter.ID()}
 		if runErr == nil {

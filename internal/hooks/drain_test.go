@@ -2,6 +2,7 @@ package hooks
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -125,15 +126,19 @@ func TestDrainFailures(t *testing.T) {
 			}
 		})
 	}
-	t.Run("harness missing", func(t *testing.T) {
+	t.Run("harness missing: the logs wait for a later drain", func(t *testing.T) {
 		fakeAgent(t, validAnswer)
 		k := newKB(t)
 		p := pendingLog(t, k, 1, "[USER]: delta")
-		if _, err := drain(t, k, &hookstest.Adapter{Bin: "no-such-agent"}); err != nil {
-			t.Fatal(err)
+		p2 := pendingLog(t, k, 2, "[USER]: epsilon")
+		res, err := drain(t, k, &hookstest.Adapter{Bin: "no-such-agent"})
+		if !errors.Is(err, harness.ErrNotReady) || !strings.Contains(err.Error(), "no-such-agent not found") || len(res.Failed)+len(res.Done) != 0 {
+			t.Fatalf("drain: %+v %v", res, err)
 		}
-		if l, _ := session.Read(p); l.ProposalStatus != session.StatusFailed || !strings.Contains(l.ProposalError, "no-such-agent not found") {
-			t.Fatalf("log %+v", l)
+		for _, p := range []string{p, p2} {
+			if l, _ := session.Read(p); l.ProposalStatus != session.StatusPending {
+				t.Fatalf("log %+v", l)
+			}
 		}
 	})
 	t.Run("long errors are cut", func(t *testing.T) {

@@ -52,6 +52,12 @@ var Deadlines = map[harness.Event]time.Duration{
 // It is also how long a hung drain can hold the drain lock.
 var DrainDeadline = 15 * time.Minute
 
+// memoryLimit is the Go runtime's soft memory limit during a hook call:
+// the garbage collector works harder near it, so that a capture of a long
+// transcript (read in a bounded window, see harness.OpenTranscript) stays
+// well under 100 MB. GOMEMLIMIT, when set, wins.
+const memoryLimit = 48 << 20
+
 // defaultDeadline bounds a call whose event is unknown.
 const defaultDeadline = time.Second
 
@@ -61,8 +67,9 @@ type Invocation struct {
 	Harness string
 	// Harnesses resolves Harness to its adapter.
 	Harnesses *harness.Registry
-	// Foreground runs proposal-drain's work in this process instead of
-	// starting a background process for it.
+	// Foreground runs in this process the work of proposal-drain, and of
+	// a capture the harness's spec detaches, instead of starting a
+	// detached process for it: kk starts its detached processes so.
 	Foreground bool
 	// Root is the repository named by --root or KK_ROOT; empty means the
 	// payload's cwd, else the working directory, searched upwards.
@@ -106,6 +113,10 @@ type Request struct {
 	Warn func(phase string, err error)
 	// Executable returns the kk binary, to start the background drain.
 	Executable func() (string, error)
+	// WaitDetached makes a detached capture's starter wait for it to end
+	// (KK_CAPTURE=wait, for tests and debugging) instead of returning at
+	// once.
+	WaitDetached bool
 }
 
 func (r Request) warn(phase string, err error) {
@@ -134,7 +145,7 @@ func Run(ctx context.Context, inv Invocation) {
 	// A process tree kk started carries the recursion guard and hooks stay
 	// out of it, except the background drain kk itself started (with
 	// --foreground, which no harness configuration uses).
-	if inv.Getenv(harness.RecursionEnv) != "" && !(inv.Foreground && harness.Event(inv.Event) == harness.ProposalDrain) {
+	if inv.Getenv(harness.RecursionEnv) != "" && !(inv.Foreground && backgroundEvent(harness.Event(inv.Event))) {
 		return
 	}
 	if inv.Now == nil {
@@ -149,6 +160,9 @@ func Run(ctx context.Context, inv Invocation) {
 	if inv.Stderr == nil {
 		inv.Stderr = io.Discard
 	}
+	if inv.Getenv("GOMEMLIMIT") == "" {
+		defer debug.SetMemoryLimit(debug.SetMemoryLimit(memoryLimit))
+	}
 	c := &call{inv: inv}
 	ev := harness.Event(inv.Event)
 	d, ok := Deadlines[ev]
@@ -157,6 +171,9 @@ func Run(ctx context.Context, inv Invocation) {
 	}
 	if inv.Foreground && ev == harness.ProposalDrain {
 		d = DrainDeadline
+	}
+	if inv.Foreground && ev == harness.Capture {
+		d = CaptureDeadline
 	}
 	ctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
@@ -241,10 +258,12 @@ func (c *call) run(ctx context.Context) outcome {
 		return c.fail(ctx, "harness", err)
 	}
 	var in harness.HookInput
+	var payload []byte
 	if !(inv.Foreground && ev == harness.ProposalDrain) {
 		// The background drain works on the knowledge base alone; every
 		// other call starts from the harness's payload.
 		data, timedOut, err := ReadPayload(ctx, inv.Stdin)
+		payload = data
 		if err != nil {
 			return c.fail(ctx, "stdin", err)
 		}
@@ -264,7 +283,8 @@ func (c *call) run(ctx context.Context) outcome {
 	if !k.Initialized() {
 		return c.fail(ctx, "kb", fmt.Errorf("%w (no %s); run `kk init` in %s", ErrNotInitialized, k.Rel(k.InstalledPath()), k.Root))
 	}
-	r := Request{KB: k, Adapter: a, Input: in, Now: inv.Now(), Warn: c.diag, Executable: inv.Executable}
+	r := Request{KB: k, Adapter: a, Input: in, Now: inv.Now(), Warn: c.diag, Executable: inv.Executable,
+		WaitDetached: inv.Getenv("KK_CAPTURE") == "wait"}
 	var out []byte
 	switch ev {
 	case harness.SessionStart:
@@ -272,7 +292,14 @@ func (c *call) run(ctx context.Context) outcome {
 	case harness.PromptContext:
 		out, err = PromptContext(ctx, r)
 	case harness.Capture:
-		_, err = Capture(ctx, r)
+		switch {
+		case inv.Foreground:
+			_, _, err = ForegroundCapture(ctx, r, inv.Getenv(captureTokenEnv))
+		case a.Spec().Capture != harness.CaptureInline:
+			err = StartCapture(ctx, r, payload)
+		default:
+			_, err = Capture(ctx, r)
+		}
 	case harness.ProposalDrain:
 		if inv.Foreground {
 			_, err = Drain(ctx, r)
@@ -286,6 +313,12 @@ func (c *call) run(ctx context.Context) outcome {
 		return c.fail(ctx, "run", err)
 	}
 	return outcome{out: out}
+}
+
+// backgroundEvent reports whether ev has a --foreground form that kk
+// starts itself, detached, and that runs past the recursion guard.
+func backgroundEvent(ev harness.Event) bool {
+	return ev == harness.ProposalDrain || ev == harness.Capture
 }
 
 // locate finds the knowledge base: --root or KK_ROOT, else the payload's

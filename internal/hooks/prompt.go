@@ -1,57 +1,59 @@
 package hooks
 
 import (
-	"cmp"
 	"context"
+	"errors"
+	"fmt"
 	"os"
-	"slices"
+	"os/exec"
+	"path/filepath"
 	"strings"
-	"unicode"
+	"time"
 	"unicode/utf8"
 
-	"github.com/kk-project/kk/internal/frontmatter"
 	"github.com/kk-project/kk/internal/harness"
-	"github.com/kk-project/kk/internal/node"
+	"github.com/kk-project/kk/internal/index"
 	"github.com/kk-project/kk/internal/store"
-	"github.com/kk-project/kk/internal/workpool"
 )
 
 // Prompt-time retrieval: the nodes most relevant to the user's prompt,
-// as a short list the harness shows the model next to the prompt.
+// as a short list the harness shows the model next to the prompt. The
+// ranking is the branch index's search (the one behind kk search), so the
+// hook injects what kk search would list first, and nothing when the
+// knowledge base has nothing that answers the prompt.
 
 // Retrieval settings.
 var (
 	// PromptLimit is how many nodes prompt-context lists at most.
 	PromptLimit = 5
-	// PromptMinScore is the least score a node needs to be listed: a
-	// description match, or three prompt words in the body.
-	PromptMinScore = 3.0
 	// PromptMaxChars bounds the rendered context; the first node is
 	// always listed, shortened if it must be.
 	PromptMaxChars = 2000
+	// PromptSyncBudget bounds how long prompt-context waits for the index
+	// to catch up with the tree (a stat per leaf when nothing changed,
+	// about 40 ms at 10k leaves). Past it the hook stops its sync,
+	// searches the index as the last sync left it and starts `kk sync` in
+	// the background to finish the work, so a large or cold tree never
+	// costs the deadline.
+	PromptSyncBudget = 200 * time.Millisecond
+	// backgroundSyncEvery is the least time between two background syncs
+	// the hook starts.
+	backgroundSyncEvery = time.Minute
 )
-
-// Match is one node found for a prompt.
-type Match struct {
-	Node  *node.Node
-	Score float64
-}
-
-// Ranker returns up to limit nodes of k relevant to prompt, best first.
-type Ranker func(ctx context.Context, k *store.KB, prompt string, limit int) ([]Match, error)
-
-// Rank is the ranking prompt-context uses: LexicalRank until a full-text
-// index can answer instead.
-var Rank Ranker = LexicalRank
 
 // promptHeader opens the prompt-time context.
 const promptHeader = "Project knowledge that may bear on this prompt (notes from .ai/kenkeep, snapshots in time; check them against the code):"
 
 // PromptContext renders the nodes most relevant to the payload's prompt
-// for the harness; nil when the prompt is empty, nothing scores, or the
-// harness has no channel for it. The prompt itself is never logged.
+// for the harness; nil when the prompt is empty, nothing answers it, or
+// the harness has no channel for it. The prompt itself is never logged.
 func PromptContext(ctx context.Context, r Request) ([]byte, error) {
-	text, err := PromptContextText(ctx, r.KB, r.Input.Prompt)
+	slow := func() {
+		if err := startBackgroundSync(r); err != nil && r.Warn != nil {
+			r.Warn("sync", err)
+		}
+	}
+	text, err := promptContextText(ctx, r.KB, r.Input.Prompt, PromptSyncBudget, slow)
 	if err != nil || text == "" {
 		return nil, err
 	}
@@ -64,21 +66,110 @@ func PromptContext(ctx context.Context, r Request) ([]byte, error) {
 
 // PromptContextText returns the prompt-time context for prompt: a header
 // and one line "- <title> (<path>): <description>" per node, at most
-// PromptMaxChars characters; "" when no node scores.
+// PromptLimit nodes and PromptMaxChars characters; "" when nothing
+// answers the prompt. It searches the current branch's index, synced
+// first (a stat per leaf when nothing changed).
 func PromptContextText(ctx context.Context, k *store.KB, prompt string) (string, error) {
-	if strings.TrimSpace(prompt) == "" {
+	return promptContextText(ctx, k, prompt, 0, nil)
+}
+
+// promptContextText is PromptContextText waiting at most budget for the
+// sync (0: as long as it takes); when the sync takes longer, slow is
+// called and the index is searched as it stands.
+func promptContextText(ctx context.Context, k *store.KB, prompt string, budget time.Duration, slow func()) (string, error) {
+	if !index.Searchable(prompt) {
 		return "", nil
 	}
-	matches, err := Rank(ctx, k, prompt, PromptLimit)
-	if err != nil || len(matches) == 0 {
+	branch, err := index.CurrentBranch(ctx, k)
+	if err != nil {
 		return "", err
 	}
+	db, err := index.OpenShared(ctx, k, branch)
+	if err != nil {
+		return "", err
+	}
+	if err := syncWithin(ctx, k, db, budget, slow); err != nil {
+		return "", err
+	}
+	hits, err := db.Search(ctx, index.Request{Text: prompt, Limit: PromptLimit, Quick: budget > 0})
+	if err != nil || len(hits) == 0 {
+		return "", err
+	}
+	return renderHits(hits), nil
+}
+
+// syncWithin syncs db, waiting at most budget (0: no limit). A sync that
+// takes longer is stopped and slow is called; the caller reads what the
+// index last committed (readers never wait for the writer). A stopped or
+// abandoned sync leaves the index as it was.
+func syncWithin(ctx context.Context, k *store.KB, db *index.DB, budget time.Duration, slow func()) error {
+	ex, err := index.ExtractionFor(k)
+	if err != nil {
+		return err
+	}
+	if budget <= 0 {
+		_, err := db.SyncWith(ctx, k.NodesDir(), ex)
+		return err
+	}
+	syncCtx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() {
+		_, err := db.SyncWith(syncCtx, k.NodesDir(), ex)
+		done <- err
+	}()
+	timer := time.NewTimer(budget)
+	defer timer.Stop()
+	select {
+	case err := <-done:
+		cancel()
+		return err
+	case <-timer.C:
+		// The sync stops (between folders, or by rolling back) and leaves
+		// the two cores to the search.
+		cancel()
+		if slow != nil {
+			slow()
+		}
+		return nil
+	}
+}
+
+// startBackgroundSync starts `kk sync` detached, unless the hook started
+// one less than backgroundSyncEvery ago (.state/prompt-sync records when).
+func startBackgroundSync(r Request) error {
+	if r.Executable == nil {
+		return errors.New("cannot start a background sync: kk's own path is unknown")
+	}
+	mark := filepath.Join(r.KB.StateDir(), "prompt-sync")
+	if fi, err := os.Stat(mark); err == nil && time.Since(fi.ModTime()) < backgroundSyncEvery {
+		return nil
+	}
+	if err := os.MkdirAll(filepath.Dir(mark), 0o755); err != nil {
+		return err
+	}
+	if err := os.WriteFile(mark, nil, 0o644); err != nil {
+		return err
+	}
+	exe, err := r.Executable()
+	if err != nil {
+		return fmt.Errorf("cannot start a background sync: %w", err)
+	}
+	cmd := exec.Command(exe, "sync", "--root", r.KB.Root)
+	cmd.Dir = r.KB.Root
+	cmd.Env = harness.ChildEnv(os.Environ())
+	detach(cmd)
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("starting a background sync: %w", err)
+	}
+	return cmd.Process.Release()
+}
+
+func renderHits(hits []index.Hit) string {
 	var b strings.Builder
 	b.WriteString(promptHeader + "\n")
-	for i, m := range matches {
-		n := m.Node
-		line := "- " + oneLine(n.Title) + " (" + store.DirName + "/nodes/" + n.Path + ")"
-		if d := oneLine(n.Description); d != "" {
+	for i, h := range hits {
+		line := "- " + oneLine(h.Title) + " (" + hitPath(h) + ")"
+		if d := oneLine(h.Description); d != "" {
 			line += ": " + d
 		}
 		line += "\n"
@@ -91,7 +182,18 @@ func PromptContextText(ctx context.Context, k *store.KB, prompt string) (string,
 		}
 		b.WriteString(line)
 	}
-	return b.String(), nil
+	return b.String()
+}
+
+// hitPath is where the model can read a hit: the leaf's file, or the
+// repository file an extracted entity was read from ("@<file>#<id>" in
+// the index).
+func hitPath(h index.Hit) string {
+	if rest, ok := strings.CutPrefix(h.Path, "@"); ok {
+		file, _, _ := strings.Cut(rest, "#")
+		return file
+	}
+	return store.DirName + "/nodes/" + h.Path
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
@@ -109,193 +211,4 @@ func cutRunes(s string, n int) string {
 		i++
 	}
 	return s
-}
-
-// Scoring weights of LexicalRank, per distinct prompt word found in each
-// field of a node, and per related node that also matches.
-const (
-	weightTitle       = 6
-	weightTags        = 5
-	weightDescription = 3
-	weightBody        = 1
-	weightNeighbour   = 0.5
-)
-
-// stopwords are common English words that say nothing about a topic.
-var stopwords = map[string]bool{}
-
-func init() {
-	for _, w := range strings.Fields(`about after again all also an and any are as at be because been before
-	being but by can could did do does doing done for from get got had has have how if in into is it its
-	just let like make me more most my need no not now of off on once only or other our out over please
-	should so some such than that the their them then there these they this those to too under up us use
-	using very want was way we were what when where which while who why will with would you your`) {
-		stopwords[w] = true
-	}
-}
-
-// Tokens splits s into lowercase words of letters and digits, dropping
-// one-letter words and stopwords, each word once, in order.
-func Tokens(s string) []string {
-	var out []string
-	seen := map[string]bool{}
-	scanWords(strings.ToLower(s), func(w string) bool {
-		if !stopwords[w] && !seen[w] {
-			seen[w] = true
-			out = append(out, w)
-		}
-		return true
-	})
-	return out
-}
-
-// scanWords calls fn with each word of s (runs of letters and digits of at
-// least two bytes) until fn returns false.
-func scanWords(s string, fn func(string) bool) {
-	start := -1
-	for i, r := range s {
-		if unicode.IsLetter(r) || unicode.IsDigit(r) {
-			if start < 0 {
-				start = i
-			}
-			continue
-		}
-		if start >= 0 {
-			if i-start >= 2 && !fn(s[start:i]) {
-				return
-			}
-			start = -1
-		}
-	}
-	if start >= 0 && len(s)-start >= 2 {
-		fn(s[start:])
-	}
-}
-
-// LexicalRank scores every node against the prompt's words: weightTitle
-// for each word in its title, weightTags in its tags, weightDescription in
-// its description and weightBody in its body (without the generated
-// Related and Citations blocks), plus weightNeighbour for
-// each node linked to it (relates_to or depends_on, either way) that
-// matches a word itself. Nodes below PromptMinScore are dropped; the rest
-// are sorted by score, then by how many nodes relate to them, then by id.
-func LexicalRank(ctx context.Context, k *store.KB, prompt string, limit int) ([]Match, error) {
-	terms := Tokens(prompt)
-	if len(terms) == 0 {
-		return nil, nil
-	}
-	termSet := make(map[string]bool, len(terms))
-	for _, t := range terms {
-		termSet[t] = true
-	}
-	t, err := k.ReadTree(store.LoadOptions{})
-	if err != nil {
-		return nil, err
-	}
-	leaves := t.Leaves
-	lexical := make([]float64, len(leaves))
-	workpool.Run(0, len(leaves), func(i int) {
-		if ctx.Err() != nil {
-			return
-		}
-		n := leaves[i]
-		s := float64(weightTitle * countIn(termSet, n.Title))
-		s += float64(weightTags * countIn(termSet, strings.Join(n.Tags, " ")))
-		s += float64(weightDescription * countIn(termSet, n.Description))
-		if src, err := os.ReadFile(k.NodePath(n.Path)); err == nil {
-			if parts, err := frontmatter.Split(src); err == nil {
-				s += float64(weightBody * countIn(termSet, authoredBody(string(parts.Body))))
-			}
-		}
-		lexical[i] = s
-	})
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	index := make(map[string]int, len(leaves))
-	for i, n := range leaves {
-		index[n.ID] = i
-	}
-	neighbours := make([]map[int]bool, len(leaves))
-	inDegree := make([]int, len(leaves))
-	link := func(a, b int) {
-		if a == b {
-			return
-		}
-		if neighbours[a] == nil {
-			neighbours[a] = map[int]bool{}
-		}
-		neighbours[a][b] = true
-	}
-	for i, n := range leaves {
-		for _, id := range n.RelatesTo {
-			if j, ok := index[id]; ok {
-				link(i, j)
-				link(j, i)
-				if j != i {
-					inDegree[j]++
-				}
-			}
-		}
-		for _, id := range n.DependsOn {
-			if j, ok := index[id]; ok {
-				link(i, j)
-				link(j, i)
-			}
-		}
-	}
-	var out []Match
-	for i, n := range leaves {
-		s := lexical[i]
-		for j := range neighbours[i] {
-			if lexical[j] > 0 {
-				s += weightNeighbour
-			}
-		}
-		if s >= PromptMinScore {
-			out = append(out, Match{Node: n, Score: s})
-		}
-	}
-	slices.SortFunc(out, func(a, b Match) int {
-		if c := cmp.Compare(b.Score, a.Score); c != 0 {
-			return c
-		}
-		if c := cmp.Compare(inDegree[index[b.Node.ID]], inDegree[index[a.Node.ID]]); c != 0 {
-			return c
-		}
-		return store.LocaleCompare(a.Node.ID, b.Node.ID)
-	})
-	if len(out) > limit {
-		out = out[:limit]
-	}
-	return out, nil
-}
-
-// authoredBody drops the generated Related and Citations blocks from a
-// leaf body: they repeat neighbours' titles, which the graph boost already
-// counts.
-func authoredBody(body string) string {
-	for _, m := range [][2]string{{node.RelatedStart, node.RelatedEnd}, {node.CitationsStart, node.CitationsEnd}} {
-		if i := strings.Index(body, m[0]); i >= 0 {
-			if j := strings.Index(body[i:], m[1]); j >= 0 {
-				body = body[:i] + body[i+j+len(m[1]):]
-			}
-		}
-	}
-	return body
-}
-
-// countIn counts the distinct words of terms that occur in text.
-func countIn(terms map[string]bool, text string) int {
-	if text == "" {
-		return 0
-	}
-	found := map[string]bool{}
-	scanWords(strings.ToLower(text), func(w string) bool {
-		if terms[w] {
-			found[w] = true
-		}
-		return len(found) < len(terms)
-	})
-	return len(found)
 }

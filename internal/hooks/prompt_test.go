@@ -2,22 +2,20 @@ package hooks
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"github.com/kk-project/kk/internal/contracts"
 	"github.com/kk-project/kk/internal/harness"
+	"github.com/kk-project/kk/internal/index"
 	"github.com/kk-project/kk/internal/store"
 )
-
-func TestTokens(t *testing.T) {
-	got := strings.Join(Tokens("How do I configure the Retry-policy for a PAYMENT client? retry x 2fa"), " ")
-	if want := "configure retry policy payment client 2fa"; got != want {
-		t.Fatalf("got %q, want %q", got, want)
-	}
-}
 
 // promptKB holds three topics: retries (two nodes, linked), logging (which
 // mentions retries once in its body, linked to the retry policy) and
@@ -37,41 +35,13 @@ func promptKB(t *testing.T) (*store.KB, map[string]string) {
 	return k, ids
 }
 
-func TestLexicalRank(t *testing.T) {
-	k, ids := promptKB(t)
-	ms, err := LexicalRank(context.Background(), k, "payment retry backoff", 5)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got []string
-	for _, m := range ms {
-		got = append(got, m.Node.ID)
-	}
-	// policy: title 2×6 + tags 5 + description 2×3 + body 1, + 0.5 for each
-	// matching neighbour (budget, logging) = 25; budget: description 3 +
-	// body 1 + 0.5 = 4.5; logging: body 1 + 0.5 = 1.5, under the minimum
-	// (the titles in their generated Related blocks do not count).
-	if want := []string{ids["policy"], ids["budget"]}; strings.Join(got, " ") != strings.Join(want, " ") {
-		t.Fatalf("ranked %v, want %v", got, want)
-	}
-	if ms[0].Score != 25 || ms[1].Score != 4.5 {
-		t.Fatalf("scores %v %v", ms[0].Score, ms[1].Score)
-	}
-	if ms, _ := LexicalRank(context.Background(), k, "payment retry backoff", 1); len(ms) != 1 || ms[0].Node.ID != ids["policy"] {
-		t.Fatalf("limit 1: %v", ms)
-	}
-	if ms, _ := LexicalRank(context.Background(), k, "the and of", 5); ms != nil {
-		t.Fatalf("stopwords matched %v", ms)
-	}
-}
-
 func TestPromptContext(t *testing.T) {
 	k, _ := promptKB(t)
 	run := func(prompt string) []byte {
-		r, _ := request(k, harness.HookInput{Prompt: prompt})
+		r, warnings := request(k, harness.HookInput{Prompt: prompt})
 		out, err := PromptContext(context.Background(), r)
-		if err != nil {
-			t.Fatal(err)
+		if err != nil || len(*warnings) > 0 {
+			t.Fatalf("%q: %v %v", prompt, err, *warnings)
 		}
 		return out
 	}
@@ -79,13 +49,20 @@ func TestPromptContext(t *testing.T) {
 	if err := json.Unmarshal(run("How does the payment client retry and back off?"), &env); err != nil || env.Event != "prompt-context" {
 		t.Fatalf("%+v %v", env, err)
 	}
-	want := promptHeader + "\n" +
-		"- Retry policy for the payment client (.ai/kenkeep/nodes/net/practice-retry-policy-for-the-payment-client.md): How payment calls retry and back off.\n" +
-		"- Timeout budget (.ai/kenkeep/nodes/net/map-timeout-budget.md): Where each retry gets its deadline.\n"
-	if env.Context != want {
-		t.Fatalf("context:\n%s\nwant:\n%s", env.Context, want)
+	// The policy answers the prompt; the budget (which mentions retries
+	// and the payment client, and is linked to the policy) comes next;
+	// logging mentions a retry once.
+	lines := strings.Split(strings.TrimSuffix(env.Context, "\n"), "\n")
+	want := []string{promptHeader,
+		"- Retry policy for the payment client (.ai/kenkeep/nodes/net/practice-retry-policy-for-the-payment-client.md): How payment calls retry and back off.",
+		"- Timeout budget (.ai/kenkeep/nodes/net/map-timeout-budget.md): Where each retry gets its deadline."}
+	if len(lines) < len(want) || strings.Join(lines[:len(want)], "\n") != strings.Join(want, "\n") {
+		t.Fatalf("context:\n%s\nwant it to start with:\n%s", env.Context, strings.Join(want, "\n"))
 	}
-	for _, prompt := range []string{"", "   ", "Kubernetes ingress annotations"} {
+	if strings.Contains(env.Context, "Database migrations") {
+		t.Fatalf("an unrelated node was listed:\n%s", env.Context)
+	}
+	for _, prompt := range []string{"", "   ", "the and of it", "Kubernetes ingress annotations for the helm chart"} {
 		if out := run(prompt); out != nil {
 			t.Errorf("%q gave %q", prompt, out)
 		}
@@ -100,5 +77,122 @@ func TestPromptContext(t *testing.T) {
 	}
 	if n := utf8.RuneCountInString(text); n > 150 || !strings.HasSuffix(text, "…\n") || strings.Contains(text, "Timeout budget") {
 		t.Fatalf("bounded context (%d chars):\n%s", n, text)
+	}
+}
+
+// The hook reads the branch index, synced on each call: a leaf written by
+// hand since the last call is found at once.
+func TestPromptContextSeesNewLeaves(t *testing.T) {
+	k, _ := promptKB(t)
+	ctx := context.Background()
+	if text, err := PromptContextText(ctx, k, "how do we rotate the signing keys?"); err != nil || text != "" {
+		t.Fatalf("before: %q %v", text, err)
+	}
+	leaf := "---\ntype: practice\ntitle: Rotate signing keys every quarter\ndescription: How the signing keys are rotated.\n" +
+		"tags: [security]\nkk_schema_version: 3\nkk_id: practice-rotate-signing-keys\nkk_derived_from: []\nkk_relates_to: []\n" +
+		"kk_depends_on: []\nkk_confidence: high\n---\nRun make rotate-keys; the old key stays valid for a week.\n"
+	writeFile(t, k.NodePath("security/practice-rotate-signing-keys.md"), leaf)
+	text, err := PromptContextText(ctx, k, "how do we rotate the signing keys?")
+	if err != nil || !strings.Contains(text, "Rotate signing keys every quarter (.ai/kenkeep/nodes/security/practice-rotate-signing-keys.md)") {
+		t.Fatalf("after: %q %v", text, err)
+	}
+	if err := os.Remove(k.NodePath("security/practice-rotate-signing-keys.md")); err != nil {
+		t.Fatal(err)
+	}
+	if text, err := PromptContextText(ctx, k, "how do we rotate the signing keys?"); err != nil || text != "" {
+		t.Fatalf("after removal: %q %v", text, err)
+	}
+}
+
+func TestHitPath(t *testing.T) {
+	for _, c := range []struct{ path, want string }{
+		{"net/practice-x.md", ".ai/kenkeep/nodes/net/practice-x.md"},
+		{"@docs/requirements/REQ-2.md#req-2", "docs/requirements/REQ-2.md"},
+	} {
+		if got := hitPath(index.Hit{Path: c.path}); got != c.want {
+			t.Errorf("hitPath(%q) = %q, want %q", c.path, got, c.want)
+		}
+	}
+}
+
+// A sync that cannot finish within the budget (another process holds the
+// index's write lock) does not hold the hook up: it searches what the
+// index last committed and starts a background sync.
+func TestPromptContextSyncBudget(t *testing.T) {
+	k, _ := promptKB(t)
+	ctx := context.Background()
+	prompt := "how do we rotate the signing keys?"
+	if text, err := PromptContextText(ctx, k, prompt); err != nil || text != "" {
+		t.Fatalf("before: %q %v", text, err)
+	}
+	writeFile(t, k.NodePath("security/practice-rotate-signing-keys.md"), "---\ntype: practice\ntitle: Rotate signing keys every quarter\n"+
+		"description: How the signing keys are rotated.\ntags: [security]\nkk_schema_version: 3\nkk_id: practice-rotate-signing-keys\n"+
+		"kk_derived_from: []\nkk_relates_to: []\nkk_depends_on: []\nkk_confidence: high\n---\nRun make rotate-keys.\n")
+
+	branch, err := index.CurrentBranch(ctx, k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	holder, err := sql.Open("sqlite", "file:"+index.Path(k, branch)+"?_pragma=busy_timeout(5000)&_txlock=immediate")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer holder.Close()
+	tx, err := holder.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	slow := 0
+	text, err := promptContextText(ctx, k, prompt, 50*time.Millisecond, func() { slow++ })
+	if err != nil || text != "" || slow != 1 {
+		t.Fatalf("with the index locked: %q, %v, slow called %d times", text, err, slow)
+	}
+	if err := tx.Rollback(); err != nil {
+		t.Fatal(err)
+	}
+	// Once the lock is gone the hook's own sync catches up.
+	text, err = promptContextText(ctx, k, prompt, 10*time.Second, func() { t.Error("slow called without a lock") })
+	if err != nil || !strings.Contains(text, "Rotate signing keys every quarter") {
+		t.Fatalf("after: %q %v", text, err)
+	}
+}
+
+func TestStartBackgroundSync(t *testing.T) {
+	k := newKB(t)
+	r, _ := request(k, harness.HookInput{})
+	marker := filepath.Join(k.StateDir(), "prompt-sync")
+	args := filepath.Join(t.TempDir(), "args")
+	script := filepath.Join(t.TempDir(), "kk")
+	writeFile(t, script, "#!/bin/sh\necho \"$@\" >> "+args+"\n")
+	if err := os.Chmod(script, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r.Executable = func() (string, error) { return script, nil }
+	if err := startBackgroundSync(r); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(marker); err != nil {
+		t.Fatal(err)
+	}
+	// A second call within backgroundSyncEvery starts nothing.
+	if err := startBackgroundSync(r); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		data, _ := os.ReadFile(args)
+		if got := string(data); got == "sync --root "+k.Root+"\n" {
+			break
+		} else if time.Now().After(deadline) || strings.Count(got, "\n") > 1 {
+			t.Fatalf("the background sync ran as %q", got)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	r.Executable = nil
+	if err := os.Remove(marker); err != nil {
+		t.Fatal(err)
+	}
+	if err := startBackgroundSync(r); err == nil {
+		t.Fatal("no error without kk's own path")
 	}
 }

@@ -114,8 +114,9 @@ func TestRunRecursionGuard(t *testing.T) {
 		if out.Len() != 0 || errb.Len() != 0 || len(diagnostics(t, k)) != 0 || len(sessionFiles(t, k)) != 0 {
 			t.Fatalf("%s ran under %s: %q %q", ev, harness.RecursionEnv, out, errb)
 		}
-		// --foreground lets only kk's own background drain past the guard.
-		if ev != harness.ProposalDrain {
+		// --foreground lets only kk's own detached work (the drain, a
+		// detached capture) past the guard.
+		if !backgroundEvent(ev) {
 			inv.Foreground = true
 			Run(context.Background(), inv)
 			if out.Len() != 0 || len(sessionFiles(t, k)) != 0 {

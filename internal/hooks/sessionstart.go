@@ -26,6 +26,9 @@ var NudgeInterval = time.Hour
 const snapshotNote = "These notes are snapshots in time: each one describes the project as it was when it was " +
 	"written. Check a note against the current code before relying on it, and trust the code when they disagree."
 
+// notesHeader opens the notes kk adds for the user after ENTRY.md.
+const notesHeader = "kk notes for the user (mention them when relevant):"
+
 // emptyEntry stands in for a missing ENTRY.md.
 const emptyEntry = "# kenkeep\n\nThis project's knowledge base (.ai/kenkeep) has no ENTRY.md yet; `kk index rebuild` generates it from the nodes."
 
@@ -94,7 +97,7 @@ func SessionStartContext(ctx context.Context, r Request) (string, error) {
 	b.WriteString(snapshotNote)
 	b.WriteString("\n")
 	if len(notes) > 0 {
-		b.WriteString("\nkk notes for the user (mention them when relevant):\n")
+		b.WriteString("\n" + notesHeader + "\n")
 		for _, n := range notes {
 			b.WriteString("- " + n + "\n")
 		}

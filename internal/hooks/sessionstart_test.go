@@ -13,6 +13,7 @@ import (
 	"github.com/kk-project/kk/internal/contracts"
 	"github.com/kk-project/kk/internal/harness"
 	"github.com/kk-project/kk/internal/hooks/hookstest"
+	"github.com/kk-project/kk/internal/indexfiles"
 	"github.com/kk-project/kk/internal/session"
 	"github.com/kk-project/kk/internal/store"
 	"github.com/kk-project/kk/internal/txn"
@@ -211,5 +212,90 @@ func TestReadQueueState(t *testing.T) {
 		if _, ok := readQueueState(filepath.Join(dir, name)); ok {
 			t.Errorf("%s read as a log", name)
 		}
+	}
+}
+
+// In the seconds after a write the written folders are both changed and
+// too fresh to trust; the check reads only them again, from the record of
+// leaves, and answers as the full read would.
+func TestStalenessReadsOnlyTheFoldersInDoubt(t *testing.T) {
+	k := newKB(t)
+	addNode(t, k, contracts.NodeInput{Type: "practice", Title: "First", Description: "d", Body: "b", Folder: "errors"}, false)
+	addNode(t, k, contracts.NodeInput{Type: "practice", Title: "Other", Description: "d", Body: "b", Folder: "net/retry"}, false)
+	ageFolders(t, k)
+	st, err := currentTreeState(k)
+	if err != nil || st.Cached || st.Partial != 0 {
+		t.Fatalf("first check: %+v %v", st, err)
+	}
+	full := func() string {
+		t.Helper()
+		tr, err := k.ReadTree(store.LoadOptions{NoCache: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return indexfiles.NodesHash(tr)
+	}
+	for _, step := range []struct {
+		name   string
+		change func()
+		stale  bool
+	}{
+		{"a leaf written with the index", func() {
+			addNode(t, k, contracts.NodeInput{Type: "practice", Title: "Second", Description: "d", Body: "b", Folder: "errors"}, false)
+		}, false},
+		{"a leaf written without the index", func() {
+			addNode(t, k, contracts.NodeInput{Type: "practice", Title: "Third", Description: "d", Body: "b", Folder: "errors"}, true)
+		}, true},
+		{"a new folder", func() {
+			addNode(t, k, contracts.NodeInput{Type: "practice", Title: "Deep", Description: "d", Body: "b", Folder: "db/pool"}, true)
+		}, true},
+		{"rebuilt", func() {
+			if _, err := txn.Rebuild(context.Background(), k, txn.Meta{Command: "bench"}, txn.RebuildOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}, false},
+		{"a folder removed", func() {
+			os.RemoveAll(filepath.Join(k.NodesDir(), "net"))
+		}, true},
+	} {
+		step.change()
+		st, err := currentTreeState(k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Partial == 0 || st.Cached {
+			t.Errorf("%s: %+v, want an answer from the record with the folders in doubt read again", step.name, st)
+		}
+		if want := full(); st.Hash != want {
+			t.Errorf("%s: hash %s, the full read says %s", step.name, st.Hash, want)
+		}
+		_, entryHash, _, _ := readEntry(k)
+		if (entryHash != st.Hash) != step.stale {
+			t.Errorf("%s: stale %v, want %v", step.name, entryHash != st.Hash, step.stale)
+		}
+		// Asked again within the racy window: the folders are read again,
+		// found unchanged, and the answer stands.
+		again, err := currentTreeState(k)
+		if err != nil || again.Hash != st.Hash || again.Partial == 0 {
+			t.Errorf("%s, asked again: %+v %v", step.name, again, err)
+		}
+	}
+
+	// A copy of a leaf under another name reuses its id: the full read
+	// reports the collision.
+	first := filepath.Join(k.NodesDir(), "errors", "practice-first.md")
+	writeFile(t, filepath.Join(k.NodesDir(), "db", "copy.md"), readFile(t, first))
+	if st, err := currentTreeState(k); err != nil || st.Invalid != 1 || st.Partial != 0 {
+		t.Errorf("a duplicate id: %+v %v", st, err)
+	}
+	os.Remove(filepath.Join(k.NodesDir(), "db", "copy.md"))
+	if st, err := currentTreeState(k); err != nil || st.Invalid != 0 {
+		t.Fatalf("after removing the copy: %+v %v", st, err)
+	}
+
+	// A leaf kk cannot read in a folder in doubt: the full read counts it.
+	writeFile(t, filepath.Join(k.NodesDir(), "errors", "broken.md"), "---\ntitle: [\n---\n")
+	if st, err := currentTreeState(k); err != nil || st.Invalid != 1 || st.Partial != 0 {
+		t.Errorf("an unreadable leaf: %+v %v", st, err)
 	}
 }

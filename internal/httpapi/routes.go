@@ -10,6 +10,7 @@ import (
 
 	"github.com/kk-project/kk/internal/jobqueue"
 	"github.com/kk-project/kk/internal/llm"
+	"github.com/kk-project/kk/internal/service"
 )
 
 // cleanTags trims each tag and drops the blank ones.
@@ -147,7 +148,7 @@ func (s *Server) read(r *http.Request, given string) (string, bool) {
 // DefaultSearchLimit is how many notes a query search returns, unless
 // the request's limit says otherwise (at most MaxSearchLimit).
 const (
-	DefaultSearchLimit = 5
+	DefaultSearchLimit = service.DefaultSearchLimit
 	MaxSearchLimit     = 50
 )
 

@@ -130,6 +130,10 @@ func Open(ctx context.Context, k *store.KB, branch string) (*DB, Stats, error) {
 	if err != nil {
 		return nil, Stats{}, err
 	}
+	if err := db.useConfiguredEmbedder(k); err != nil {
+		db.Close()
+		return nil, Stats{}, err
+	}
 	st, err := db.SyncWith(ctx, k.NodesDir(), ex)
 	if err != nil {
 		db.Close()
@@ -159,6 +163,25 @@ func Sync(ctx context.Context, k *store.KB, branch string) (Stats, error) {
 		return st, err
 	}
 	return st, db.Close()
+}
+
+// SyncEmbeddings computes the vectors of every node of the branch's index
+// whose text or model changed (see RefreshEmbeddings), when config.yaml
+// names an embedding provider; configured reports whether it does. The
+// index is not synced first.
+func SyncEmbeddings(ctx context.Context, k *store.KB, branch string) (done int, configured bool, err error) {
+	e, minSim, err := EmbedderFor(k)
+	if err != nil || e == nil {
+		return 0, false, err
+	}
+	db, err := openFile(ctx, Path(k, branch), branch)
+	if err != nil {
+		return 0, true, err
+	}
+	defer db.Close()
+	db.SetEmbedder(e, minSim)
+	done, _, err = db.RefreshEmbeddings(ctx, 0)
+	return done, true, err
 }
 
 // copyIndex writes a consistent snapshot of the index at from (if it

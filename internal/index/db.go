@@ -20,11 +20,13 @@ import (
 	"time"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
+
+	"github.com/kk-project/kk/internal/llm"
 )
 
 // SchemaVersion is the version of the database layout. A database written
 // with another version is emptied and rebuilt by the next sync.
-const SchemaVersion = 5
+const SchemaVersion = 7
 
 // busyTimeoutMS bounds how long a writer waits for another writer (another
 // kk process syncing the same branch) before failing.
@@ -42,6 +44,11 @@ type DB struct {
 
 	shared bool // an OpenShared handle: Close does nothing
 
+	embedder llm.Embedder // nil: lexical search only
+	minSim   float64      // least similarity of a vector-only match
+	embedMu  sync.Mutex
+	embedErr error // the provider's last error met by a search
+
 	recent struct { // SyncRecent's last check of the tree
 		sync.Mutex
 		st Stats
@@ -49,22 +56,19 @@ type DB struct {
 	}
 }
 
-// ftsTriggers keep the full-text table in step with nodes.
+// ftsTriggers keep the full-text table in step with search_docs (whose
+// rows go when their node's row goes).
 var ftsTriggers = []string{
-	`CREATE TRIGGER nodes_ai AFTER INSERT ON nodes BEGIN
-		INSERT INTO nodes_fts(rowid, title, description, tags, body) VALUES (new.rid, new.title, new.description, new.tags, new.body);
+	`CREATE TRIGGER search_docs_ai AFTER INSERT ON search_docs BEGIN
+		INSERT INTO search_fts(rowid, title, description, tags, phrasings, body) VALUES (new.rid, new.title, new.description, new.tags, new.phrasings, new.body);
 	END`,
-	`CREATE TRIGGER nodes_ad AFTER DELETE ON nodes BEGIN
-		INSERT INTO nodes_fts(nodes_fts, rowid, title, description, tags, body) VALUES ('delete', old.rid, old.title, old.description, old.tags, old.body);
-	END`,
-	`CREATE TRIGGER nodes_au AFTER UPDATE ON nodes BEGIN
-		INSERT INTO nodes_fts(nodes_fts, rowid, title, description, tags, body) VALUES ('delete', old.rid, old.title, old.description, old.tags, old.body);
-		INSERT INTO nodes_fts(rowid, title, description, tags, body) VALUES (new.rid, new.title, new.description, new.tags, new.body);
+	`CREATE TRIGGER search_docs_ad AFTER DELETE ON search_docs BEGIN
+		INSERT INTO search_fts(search_fts, rowid, title, description, tags, phrasings, body) VALUES ('delete', old.rid, old.title, old.description, old.tags, old.phrasings, old.body);
 	END`,
 }
 
 // ftsTriggerNames are the names of ftsTriggers, for dropping them.
-var ftsTriggerNames = []string{"nodes_ai", "nodes_ad", "nodes_au"}
+var ftsTriggerNames = []string{"search_docs_ai", "search_docs_ad"}
 
 var schema = []string{
 	`CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)`,
@@ -103,8 +107,38 @@ var schema = []string{
 	`CREATE INDEX edges_dst ON edges(dst, type)`,
 	`CREATE INDEX edges_rid ON edges(rid)`,
 	`CREATE TABLE changelog (rid INTEGER NOT NULL REFERENCES nodes(rid) ON DELETE CASCADE, seq INTEGER NOT NULL, at TEXT NOT NULL, task TEXT NOT NULL, summary TEXT NOT NULL, PRIMARY KEY (rid, seq))`,
-	`CREATE VIRTUAL TABLE nodes_fts USING fts5(title, description, tags, body, content='nodes', content_rowid='rid', tokenize='porter unicode61')`,
-	`INSERT INTO nodes_fts(nodes_fts, rank) VALUES ('rank', '` + rankConfig + `')`,
+	// search_docs holds each node's analyzed text (see analyze.go), one
+	// column per field, and the number of terms of each field; the
+	// full-text table indexes it.
+	`CREATE TABLE search_docs (
+		rid INTEGER PRIMARY KEY REFERENCES nodes(rid) ON DELETE CASCADE,
+		len_title INTEGER NOT NULL,
+		len_description INTEGER NOT NULL,
+		len_tags INTEGER NOT NULL,
+		len_phrasings INTEGER NOT NULL,
+		len_body INTEGER NOT NULL,
+		title TEXT NOT NULL,
+		description TEXT NOT NULL,
+		tags TEXT NOT NULL,
+		phrasings TEXT NOT NULL,
+		body TEXT NOT NULL,
+		raw_phrasings TEXT NOT NULL DEFAULT '',
+		embed_sha TEXT NOT NULL DEFAULT ''
+	)`,
+	// embeddings holds each node's vector when an embedding provider is
+	// configured: text_sha is the embed_sha of the text it was computed
+	// from and model the provider's model, so a vector is recomputed only
+	// when either changes.
+	`CREATE TABLE embeddings (
+		rid INTEGER PRIMARY KEY REFERENCES nodes(rid) ON DELETE CASCADE,
+		text_sha TEXT NOT NULL,
+		model TEXT NOT NULL,
+		vec BLOB NOT NULL
+	)`,
+	`CREATE INDEX search_docs_lens ON search_docs(len_title, len_description, len_tags, len_phrasings, len_body)`,
+	`CREATE VIRTUAL TABLE search_fts USING fts5(title, description, tags, phrasings, body, content='search_docs', content_rowid='rid', tokenize='unicode61 remove_diacritics 0')`,
+	`INSERT INTO search_fts(search_fts, rank) VALUES ('rank', '` + poolRank + `')`,
+	`CREATE VIRTUAL TABLE search_vocab USING fts5vocab(search_fts, 'row')`,
 }
 
 func dsn(path string, readOnly bool) string {
@@ -152,7 +186,7 @@ func openFile(ctx context.Context, path, branch string) (*DB, error) {
 }
 
 // Close releases the database (but not a handle of OpenShared, which lives
-// as long as the process).
+// as long as its knowledge base value: store.KB.Close releases it).
 func (db *DB) Close() error {
 	if db.shared {
 		return nil
@@ -177,9 +211,20 @@ func (db *DB) ensureSchema(ctx context.Context) error {
 	if err == nil && v == SchemaVersion {
 		return nil
 	}
-	// Virtual tables first: dropping one drops its shadow tables.
+	// Triggers first (dropping a table deletes its rows, which could fire
+	// a trigger writing to a table already dropped), then virtual tables
+	// (dropping one drops its shadow tables).
+	triggers, err := schemaNames(ctx, tx, "trigger", "1")
+	if err != nil {
+		return err
+	}
+	for _, name := range triggers {
+		if _, err := tx.ExecContext(ctx, fmt.Sprintf("DROP TRIGGER IF EXISTS %q", name)); err != nil {
+			return fmt.Errorf("dropping trigger %s of an old index: %w", name, err)
+		}
+	}
 	for _, kind := range []string{"sql LIKE 'CREATE VIRTUAL TABLE%'", "1"} {
-		names, err := tableNames(ctx, tx, kind)
+		names, err := schemaNames(ctx, tx, "table", kind)
 		if err != nil {
 			return err
 		}
@@ -200,8 +245,8 @@ func (db *DB) ensureSchema(ctx context.Context) error {
 	return tx.Commit()
 }
 
-func tableNames(ctx context.Context, tx *sql.Tx, where string) ([]string, error) {
-	rows, err := tx.QueryContext(ctx, "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND "+where+" ORDER BY name")
+func schemaNames(ctx context.Context, tx *sql.Tx, typ, where string) ([]string, error) {
+	rows, err := tx.QueryContext(ctx, "SELECT name FROM sqlite_master WHERE type = ? AND name NOT LIKE 'sqlite_%' AND "+where+" ORDER BY name", typ)
 	if err != nil {
 		return nil, err
 	}

@@ -385,6 +385,7 @@ func (w *writer) applySource(sw *sourceWork) {
 			w.err = err
 			return
 		}
+		w.putSearchDoc(rid, newSearchDoc(e.Title, e.Description, e.Tags, nil, e.Body), false)
 		for _, ed := range e.Edges {
 			conf := ""
 			if ed.Confidence != nil {

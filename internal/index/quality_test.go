@@ -67,11 +67,13 @@ var golden = []struct {
 	{"database transaction custom table", []string{"practice-wrap-atomic-custom-table-operations-in-transactions"}},
 }
 
-// Quality floors: the figures measured when the golden set was written.
-// A change to ranking or tokenising that lowers either fails the test.
+// Quality floors: the figures measured with the current engine (the
+// first one scored 1.0000 / 0.9500). A change to ranking or tokenising
+// that lowers either fails the test; TestRetrievalQuality in
+// internal/searcheval holds the development and kenkeep golden sets.
 const (
-	minRecallAt5 = 1.0   // measured 1.0000 over 40 queries
-	minMRR       = 0.949 // measured 0.9500
+	minRecallAt5 = 1.0  // measured 1.0000 over 40 queries
+	minMRR       = 0.99 // measured 1.0000
 )
 
 func TestRetrievalQualityDrupal(t *testing.T) {

@@ -11,31 +11,47 @@ import (
 	"github.com/kk-project/kk/internal/store"
 )
 
-// shared holds the index handles a long-running process (kk mcp, the HTTP
-// service) keeps open across requests, by database path.
-var shared struct {
+// handles are the index handles a long-running process (kk mcp, kk serve)
+// keeps open across requests, by database path, owned by the knowledge
+// base value (store.Memo) and closed by its Close.
+type handles struct {
 	sync.Mutex
 	dbs map[string]*DB
 }
 
-// OpenShared returns this process's handle to a branch's index, opening
-// it on first use (copying the default branch's index when the branch has
-// none yet), without syncing it. The handle stays open for the life of the
-// process and is shared by every caller: Close does nothing on it. Use it
-// where a request must not pay for opening the database; sync with
+type handlesKey struct{}
+
+func (h *handles) Close() error {
+	h.Lock()
+	defer h.Unlock()
+	var errs []error
+	for path, db := range h.dbs {
+		db.shared = false
+		errs = append(errs, db.Close())
+		delete(h.dbs, path)
+	}
+	return errors.Join(errs...)
+}
+
+// OpenShared returns k's handle to a branch's index, opening it on first
+// use (copying the default branch's index when the branch has none yet),
+// without syncing it. The handle stays open as long as k (until k.Close)
+// and is shared by every caller: Close does nothing on it. Use it where a
+// request must not pay for opening the database; sync with
 // SyncWith(ctx, k.NodesDir(), ExtractionFor(k)) before reading.
 func OpenShared(ctx context.Context, k *store.KB, branch string) (*DB, error) {
 	path := Path(k, branch)
-	shared.Lock()
-	defer shared.Unlock()
-	if db, ok := shared.dbs[path]; ok {
+	h := store.Memo(k, handlesKey{}, func() *handles { return &handles{dbs: map[string]*DB{}} })
+	h.Lock()
+	defer h.Unlock()
+	if db, ok := h.dbs[path]; ok {
 		if _, err := os.Stat(path); err == nil {
 			return db, nil
 		}
 		// The file was removed (kk gc, or by hand): open it anew.
 		db.shared = false
 		db.Close()
-		delete(shared.dbs, path)
+		delete(h.dbs, path)
 	}
 	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
 		if err := seedFromDefault(ctx, k, branch, path); err != nil {
@@ -46,11 +62,12 @@ func OpenShared(ctx context.Context, k *store.KB, branch string) (*DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	db.shared = true
-	if shared.dbs == nil {
-		shared.dbs = map[string]*DB{}
+	if err := db.useConfiguredEmbedder(k); err != nil {
+		db.Close()
+		return nil, err
 	}
-	shared.dbs[path] = db
+	db.shared = true
+	h.dbs[path] = db
 	return db, nil
 }
 

@@ -3,17 +3,21 @@
 package index
 
 import (
+	"context"
 	"io/fs"
 	"os"
 	"path/filepath"
 )
 
 // walkLeaves lists the leaves under nodesDir with their size and mtime.
-func walkLeaves(nodesDir, realRoot string) ([]fileStat, []Problem, error) {
+func walkLeaves(ctx context.Context, nodesDir, realRoot string) ([]fileStat, []Problem, error) {
 	var files []fileStat
 	var problems []Problem
 	err := filepath.WalkDir(nodesDir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || p == nodesDir {
+			return err
+		}
+		if err := ctx.Err(); err != nil {
 			return err
 		}
 		rel := filepath.ToSlash(filepath.Dir(p[len(nodesDir)+1:]))

@@ -3,6 +3,7 @@
 package index
 
 import (
+	"context"
 	"errors"
 	"os"
 	"sync"
@@ -16,8 +17,8 @@ import (
 // The folders of each depth are read in parallel, and each folder's files
 // are stat'ed relative to the open folder (fstatat), which spares the
 // kernel resolving every leaf's whole path: a no-change sync is mostly
-// this walk.
-func walkLeaves(nodesDir, realRoot string) ([]fileStat, []Problem, error) {
+// this walk. It stops between folders once ctx is done.
+func walkLeaves(ctx context.Context, nodesDir, realRoot string) ([]fileStat, []Problem, error) {
 	var (
 		mu       sync.Mutex
 		files    []fileStat
@@ -28,15 +29,22 @@ func walkLeaves(nodesDir, realRoot string) ([]fileStat, []Problem, error) {
 		subdirs := make([][]string, len(level))
 		errs := make([]error, len(level))
 		workpool.Run(0, len(level), func(j int) {
+			if errs[j] = ctx.Err(); errs[j] != nil {
+				return
+			}
+			var fs []fileStat
+			var ps []Problem
 			subdirs[j], errs[j] = walkFolder(nodesDir, realRoot, level[j], func(f fileStat, p *Problem) {
-				mu.Lock()
-				defer mu.Unlock()
 				if p != nil {
-					problems = append(problems, *p)
+					ps = append(ps, *p)
 				} else {
-					files = append(files, f)
+					fs = append(fs, f)
 				}
 			})
+			mu.Lock()
+			files = append(files, fs...)
+			problems = append(problems, ps...)
+			mu.Unlock()
 		})
 		if err := errors.Join(errs...); err != nil {
 			return nil, nil, err

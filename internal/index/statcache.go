@@ -108,7 +108,22 @@ func readStatCache(path string) *statCache {
 		return nil
 	}
 	for sc.Scan() {
-		f := strings.Split(sc.Text(), "\t")
+		line := sc.Text()
+		if rest, ok := strings.CutPrefix(line, "L\t"); ok {
+			// The common line, one per leaf: parsed without splitting.
+			size, rest, ok1 := strings.Cut(rest, "\t")
+			mtime, rel, ok2 := strings.Cut(rest, "\t")
+			var e statEntry
+			var err1, err2 error
+			e.size, err1 = strconv.ParseInt(size, 10, 64)
+			e.mtime, err2 = strconv.ParseInt(mtime, 10, 64)
+			if !ok1 || !ok2 || err1 != nil || err2 != nil || strings.Contains(rel, "\t") {
+				return nil
+			}
+			c.leaves[rel] = e
+			continue
+		}
+		f := strings.Split(line, "\t")
 		var err error
 		switch {
 		case f[0] == "gen" && len(f) == 2:

@@ -85,6 +85,7 @@ type leafData struct {
 	f       fileStat
 	sha     string
 	n       *node.Node
+	doc     *docText // the leaf's analyzed text
 	err     error
 	same    bool  // the hash matches the stored row
 	version int64 // the effective version the row records
@@ -137,7 +138,7 @@ func (db *DB) Sync(ctx context.Context, nodesDir string) (Stats, error) {
 func (db *DB) SyncWith(ctx context.Context, nodesDir string, ex *Extraction) (Stats, error) {
 	start := time.Now()
 	var st Stats
-	files, problems, err := scanLeaves(nodesDir)
+	files, problems, err := scanLeaves(ctx, nodesDir)
 	if err != nil {
 		return st, err
 	}
@@ -201,6 +202,9 @@ func (db *DB) SyncWith(ctx context.Context, nodesDir string, ex *Extraction) (St
 			return
 		}
 		d.n, d.err = node.Parse(d.f.rel, src)
+		if d.err == nil {
+			d.doc = leafSearchDoc(d.n)
+		}
 	})
 	reading.Done()
 	w := newWriter(ctx, tx)
@@ -261,10 +265,13 @@ func (db *DB) SyncWith(ctx context.Context, nodesDir string, ex *Extraction) (St
 		racy = racy || r
 	}
 	if bulk {
-		w.exec(`INSERT INTO nodes_fts(nodes_fts) VALUES ('rebuild')`)
+		w.exec(`INSERT INTO search_fts(search_fts) VALUES ('rebuild')`)
 		for _, stmt := range ftsTriggers {
 			w.exec(stmt)
 		}
+	}
+	if st.Changed() || syncedAt == 0 {
+		w.setSearchStats()
 	}
 	now := time.Now()
 	if st.Changed() || st.Touched > 0 || st.Extracted.Touched > 0 || racy || syncedAt == 0 {
@@ -324,7 +331,7 @@ func readStored(ctx context.Context, tx *sql.Tx) (map[string]storedRow, int64, e
 // by the rules kb uses: *.md files except index.md and log.md, no dot
 // folders or dot files, symlinks followed only when they stay inside the
 // tree. Unreadable entries are returned as problems, not errors.
-func scanLeaves(nodesDir string) ([]fileStat, []Problem, error) {
+func scanLeaves(ctx context.Context, nodesDir string) ([]fileStat, []Problem, error) {
 	if _, err := os.Stat(nodesDir); errors.Is(err, fs.ErrNotExist) {
 		return nil, nil, nil
 	}
@@ -332,7 +339,7 @@ func scanLeaves(nodesDir string) ([]fileStat, []Problem, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("reading %s: %w", nodesDir, err)
 	}
-	files, problems, err := walkLeaves(nodesDir, realRoot)
+	files, problems, err := walkLeaves(ctx, nodesDir, realRoot)
 	if err != nil {
 		return nil, nil, fmt.Errorf("reading %s: %w", nodesDir, err)
 	}
@@ -364,7 +371,10 @@ func classify(nodesDir, realRoot, rel, name string, typ fs.FileMode) (entryKind,
 	if rel != "" {
 		r = rel + "/" + name
 	}
-	abs := filepath.Join(nodesDir, filepath.FromSlash(r))
+	// nodesDir is clean and r is made of folder entry names, so plain
+	// concatenation gives the clean path without filepath.Join's cost
+	// (a no-change sync does this for every leaf).
+	abs := nodesDir + string(filepath.Separator) + filepath.FromSlash(r)
 	if typ.IsDir() {
 		return descend, fileStat{rel: r, abs: abs}, Problem{}
 	}
@@ -458,6 +468,7 @@ func (w *writer) insert(d *leafData) {
 	}
 	var rid int64
 	rid, w.err = res.LastInsertId()
+	w.putSearchDoc(rid, d.doc, false)
 	w.children(rid, d.n)
 }
 
@@ -467,6 +478,7 @@ func (w *writer) update(rid int64, d *leafData) {
 	w.exec(`DELETE FROM kk_paths WHERE rid = ?`, rid)
 	w.exec(`DELETE FROM edges WHERE rid = ?`, rid)
 	w.exec(`DELETE FROM changelog WHERE rid = ?`, rid)
+	w.putSearchDoc(rid, d.doc, true)
 	w.children(rid, d.n)
 }
 

@@ -57,13 +57,11 @@ type FolderMetrics struct {
 // NodesHash computes the content hash of a tree: sha256 over the sorted
 // lines "<path>\t<sha256 of the leaf's bytes>", joined by "\n".
 func NodesHash(t *store.Tree) string {
-	entries := make([]string, 0, len(t.Leaves))
+	hashes := make(map[string]string, len(t.Leaves))
 	for _, n := range t.Leaves {
-		entries = append(entries, n.Path+"\t"+t.Hashes[n.Path])
+		hashes[n.Path] = t.Hashes[n.Path]
 	}
-	slices.SortFunc(entries, store.CompareUTF16)
-	sum := sha256.Sum256([]byte(strings.Join(entries, "\n")))
-	return hex.EncodeToString(sum[:])
+	return store.HashLeaves(hashes)
 }
 
 // Generate renders every generated file of the tree: each folder's

@@ -15,8 +15,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/kk-project/kk/internal/graph"
 	"github.com/kk-project/kk/internal/index"
+	"github.com/kk-project/kk/internal/op"
 	"github.com/kk-project/kk/internal/store"
 )
 
@@ -93,7 +93,7 @@ func TestCommandTransport(t *testing.T) {
 	if b, _ := json.Marshal(c); !strings.Contains(string(b), a["id"].(string)) {
 		t.Fatalf("context: %s", b)
 	}
-	wantCode(t, call(t, cs, "manage_graph", map[string]any{"operation": "update", "entityType": "atom", "id": a["id"], "version": 7, "name": "x"}), graph.CodeConflict)
+	wantCode(t, call(t, cs, "manage_graph", map[string]any{"operation": "update", "entityType": "atom", "id": a["id"], "version": 7, "name": "x"}), op.CodeConflict)
 	res, err := cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: EntryURI})
 	if err != nil || !strings.Contains(res.Contents[0].Text, "node_count") {
 		t.Fatalf("kk://entry: %v %v", res, err)
@@ -129,7 +129,7 @@ func TestStdoutHygiene(t *testing.T) {
 		`{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"kb_query","arguments":{"type":"req"}}}`,
 		`{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"kb_delete","arguments":{"entities":["req-r1"],"created_by":"t","source":"t"}}}`,
 		`{"jsonrpc":"2.0","id":11,"method":"tools/call","params":{"name":"kb_check","arguments":{}}}`,
-		`{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":"kk_search","arguments":{"query":"k"}}}`,
+		`{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":"kk_search","arguments":{"query":"atom knowledge"}}}`,
 		`{"jsonrpc":"2.0","id":13,"method":"tools/call","params":{"name":"kk_read","arguments":{"id":"map-a"}}}`,
 		`{"jsonrpc":"2.0","id":14,"method":"tools/call","params":{"name":"kk_read","arguments":{"path":"../x"}}}`,
 		`{"jsonrpc":"2.0","id":15,"method":"tools/call","params":{"name":"kk_entry","arguments":{}}}`,
@@ -317,7 +317,7 @@ func TestManyServersVersionRace(t *testing.T) {
 			switch {
 			case r["success"] == true:
 				wins++
-			case code(r) != graph.CodeConflict:
+			case code(r) != op.CodeConflict:
 				t.Fatalf("round %d: %v", v, r)
 			}
 		}
@@ -350,4 +350,42 @@ func callRaw(cs *mcp.ClientSession, name string, args any) map[string]any {
 		return map[string]any{"success": false, "error": map[string]any{"code": "DECODE", "message": err.Error()}}
 	}
 	return env
+}
+
+// TestReadAfterCLIWrite runs `kk mcp` and, beside it, `kk node write` and
+// `kk upsert` as separate processes: an MCP read made right after each
+// write sees it (the write's transaction syncs the index, and the server
+// notices the index's new generation on its next read), with the version
+// the write left.
+func TestReadAfterCLIWrite(t *testing.T) {
+	k := newKB(t)
+	cs := connectBinary(t, k)
+	// The server reads once first, so that its view of the tree is warm.
+	wantCode(t, call(t, cs, "kk_read", map[string]any{"id": "practice-fresh"}), op.CodeNotFound)
+	kk := func(stdin string, args ...string) {
+		t.Helper()
+		cmd := exec.Command(kkBin, append([]string{"--root", k.Root}, args...)...)
+		cmd.Env = append(os.Environ(), "KK_ROOT=")
+		cmd.Stdin = strings.NewReader(stdin)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("kk %v: %v\n%s", args, err, out)
+		}
+	}
+	for i := range 3 {
+		body := fmt.Sprintf("Round %d of fresh knowledge.\n", i)
+		kk(body, "node", "write", "practice", "fresh", "--summary", fmt.Sprintf("round %d", i), "--update")
+		got := data(t, call(t, cs, "kk_read", map[string]any{"id": "practice-fresh"}))
+		if got["description"] != fmt.Sprintf("round %d", i) || got["version"] != float64(i+1) {
+			t.Fatalf("round %d: kk_read right after the write = %v", i, got)
+		}
+		hits := data(t, call(t, cs, "kk_search", map[string]any{"query": "fresh knowledge"}))
+		if b, _ := json.Marshal(hits); !strings.Contains(string(b), "practice-fresh") {
+			t.Fatalf("round %d: kk_search right after the write: %s", i, b)
+		}
+	}
+	kk("", "upsert", "--type", "req", "--id", "REQ-1", "--title", "Users log in")
+	q := data(t, call(t, cs, "kb_query", map[string]any{"id": "req-1"}))
+	if q["total"] != float64(1) {
+		t.Fatalf("kb_query right after kk upsert: %v", q)
+	}
 }

@@ -9,7 +9,6 @@ package mcpserver
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"runtime/debug"
@@ -17,7 +16,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/kk-project/kk/internal/graph"
+	"github.com/kk-project/kk/internal/op"
 	"github.com/kk-project/kk/internal/schema"
 	"github.com/kk-project/kk/internal/store"
 )
@@ -107,11 +106,11 @@ func mcpTool(t Tool) *mcp.Tool {
 func (s *server) handler(t Tool) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (res *mcp.CallToolResult, err error) {
 		start := time.Now()
-		var resp graph.Response
+		var resp op.Envelope
 		defer func() {
 			if p := recover(); p != nil {
 				s.log.Error("tool panicked", "tool", t.Name, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
-				resp = graph.Response{Error: &graph.Error{Code: graph.CodeInternal,
+				resp = op.Envelope{Error: &op.Error{Code: op.CodeInternal,
 					Message: fmt.Sprintf("%s failed unexpectedly: %v", t.Name, p)}}
 				res, err = result(resp), nil
 			}
@@ -125,34 +124,9 @@ func (s *server) handler(t Tool) mcp.ToolHandler {
 		if len(raw) == 0 || string(raw) == "null" {
 			raw = []byte("{}")
 		}
-		if verr := validate(t.Schema, raw); verr != nil {
-			resp = graph.Response{Error: verr}
-			return result(resp), nil
-		}
-		resp = t.Run(ctx, s.kb, raw)
+		resp = op.Wrap(t.Run(ctx, s.kb, raw))
 		return result(resp), nil
 	}
-}
-
-// validate checks raw against the registered schema; a mismatch is a
-// VALIDATION_ERROR listing every failing JSON pointer.
-func validate(name string, raw []byte) *graph.Error {
-	err := schema.Validate(name, json.RawMessage(raw))
-	if err == nil {
-		return nil
-	}
-	var ve *schema.ValidationError
-	if errors.As(err, &ve) {
-		msg := "the arguments do not match the input schema"
-		if len(ve.Failures) > 0 {
-			msg = ve.Failures[0].String()
-			if len(ve.Failures) > 1 {
-				msg += fmt.Sprintf(" (and %d more)", len(ve.Failures)-1)
-			}
-		}
-		return &graph.Error{Code: graph.CodeValidation, Message: msg, Details: map[string]any{"failures": ve.Failures}}
-	}
-	return &graph.Error{Code: graph.CodeValidation, Message: "the arguments are not valid JSON: " + err.Error()}
 }
 
 // result turns an envelope into a tool result: its JSON as the one text
@@ -161,10 +135,10 @@ func validate(name string, raw []byte) *graph.Error {
 // clients hand the text to the model, and a context answer for a busy
 // task runs to hundreds of kilobytes that would otherwise be encoded,
 // sent and decoded twice.
-func result(resp graph.Response) *mcp.CallToolResult {
+func result(resp op.Envelope) *mcp.CallToolResult {
 	text, err := json.Marshal(resp)
 	if err != nil {
-		resp = graph.Response{Error: &graph.Error{Code: graph.CodeInternal, Message: "encoding the result: " + err.Error()}}
+		resp = op.Envelope{Error: &op.Error{Code: op.CodeInternal, Message: "encoding the result: " + err.Error()}}
 		text, _ = json.Marshal(resp)
 	}
 	return &mcp.CallToolResult{

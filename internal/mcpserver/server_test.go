@@ -17,7 +17,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/kk-project/kk/internal/graph"
+	"github.com/kk-project/kk/internal/op"
 	"github.com/kk-project/kk/internal/store"
 	"github.com/kk-project/kk/internal/txn"
 )
@@ -187,15 +187,15 @@ func TestGraphTools(t *testing.T) {
 			"paths": []string{"src/pay/" + strings.ToLower(n) + "/**"}, "knowledge": n + " knowledge", "moleculeId": molID}))
 		atomIDs = append(atomIDs, a["id"].(string))
 	}
-	wantCode(t, call(t, cs, "manage_graph", map[string]any{"operation": "create", "entityType": "atom", "name": "Bad", "paths": []string{"../x/**"}}), graph.CodeValidation)
-	wantCode(t, call(t, cs, "manage_graph", map[string]any{"operation": "create", "entityType": "atom", "name": "Lost", "paths": []string{"a/**"}, "moleculeId": "molecule-none"}), graph.CodeNotFound)
-	wantCode(t, call(t, cs, "manage_graph", map[string]any{"operation": "update", "entityType": "atom", "id": atomIDs[0], "version": 1, "paths": []string{}}), graph.CodeInvariant)
+	wantCode(t, call(t, cs, "manage_graph", map[string]any{"operation": "create", "entityType": "atom", "name": "Bad", "paths": []string{"../x/**"}}), op.CodeValidation)
+	wantCode(t, call(t, cs, "manage_graph", map[string]any{"operation": "create", "entityType": "atom", "name": "Lost", "paths": []string{"a/**"}, "moleculeId": "molecule-none"}), op.CodeNotFound)
+	wantCode(t, call(t, cs, "manage_graph", map[string]any{"operation": "update", "entityType": "atom", "id": atomIDs[0], "version": 1, "paths": []string{}}), op.CodeInvariant)
 	up := data(t, call(t, cs, "manage_graph", map[string]any{"operation": "update", "entityType": "atom", "id": atomIDs[0], "version": 1, "knowledge": "more", "knowledgeMode": "append", "lastTaskId": "T-2"}))
 	if up["version"] != float64(2) {
 		t.Fatalf("version after update: %v", up["version"])
 	}
 	stale := call(t, cs, "manage_graph", map[string]any{"operation": "update", "entityType": "atom", "id": atomIDs[0], "version": 1, "name": "Hooks"})
-	wantCode(t, stale, graph.CodeConflict)
+	wantCode(t, stale, op.CodeConflict)
 	if d := stale["error"].(map[string]any)["details"].(map[string]any); d["currentVersion"] != float64(2) {
 		t.Fatalf("CONFLICT details: %v", d)
 	}
@@ -213,8 +213,8 @@ func TestGraphTools(t *testing.T) {
 	if fmt.Sprint(ctxRes["unmatchedPaths"]) != "[docs/x.md]" || len(ctxRes["molecules"].([]any)) != 1 {
 		t.Fatalf("context: %v", ctxRes)
 	}
-	wantCode(t, call(t, cs, "query_graph", map[string]any{"operation": "get", "entityType": "atom", "id": "map-none"}), graph.CodeNotFound)
-	wantCode(t, call(t, cs, "query_graph", map[string]any{"operation": "context"}), graph.CodeValidation)
+	wantCode(t, call(t, cs, "query_graph", map[string]any{"operation": "get", "entityType": "atom", "id": "map-none"}), op.CodeNotFound)
+	wantCode(t, call(t, cs, "query_graph", map[string]any{"operation": "context"}), op.CodeValidation)
 
 	// manage_changelog: append, paginated search, errors.
 	for i := range 3 {
@@ -224,10 +224,10 @@ func TestGraphTools(t *testing.T) {
 	if b, _ := json.Marshal(log); !strings.Contains(string(b), `"change 1"`) || strings.Contains(string(b), `"change 2"`) {
 		t.Fatalf("changelog page: %s", b)
 	}
-	wantCode(t, call(t, cs, "manage_changelog", map[string]any{"operation": "append", "parentType": "atom", "parentId": "map-none", "taskId": "T-9", "summary": "x"}), graph.CodeNotFound)
+	wantCode(t, call(t, cs, "manage_changelog", map[string]any{"operation": "append", "parentType": "atom", "parentId": "map-none", "taskId": "T-9", "summary": "x"}), op.CodeNotFound)
 
 	// delete needs the current version.
-	wantCode(t, call(t, cs, "manage_graph", map[string]any{"operation": "delete", "entityType": "atom", "id": atomIDs[2], "version": 9}), graph.CodeConflict)
+	wantCode(t, call(t, cs, "manage_graph", map[string]any{"operation": "delete", "entityType": "atom", "id": atomIDs[2], "version": 9}), op.CodeConflict)
 	data(t, call(t, cs, "manage_graph", map[string]any{"operation": "delete", "entityType": "atom", "id": atomIDs[2], "version": 1}))
 }
 
@@ -251,7 +251,7 @@ func TestSchemaValidation(t *testing.T) {
 		{"kb_upsert", map[string]any{"entities": []any{}}, "/created_by"},
 	} {
 		env := call(t, cs, c.tool, c.args)
-		wantCode(t, env, graph.CodeValidation)
+		wantCode(t, env, op.CodeValidation)
 		fails, _ := env["error"].(map[string]any)["details"].(map[string]any)["failures"].([]any)
 		if len(fails) == 0 || fails[0].(map[string]any)["pointer"] != c.pointer {
 			t.Errorf("%s %v: failures %v, want the first at %q", c.tool, c.args, fails, c.pointer)
@@ -304,18 +304,18 @@ func TestKnowledgeTools(t *testing.T) {
 	if byPath["id"] != id {
 		t.Fatalf("kk_read by path: %v", byPath)
 	}
-	wantCode(t, call(t, cs, "kk_read", map[string]any{"id": "map-none"}), graph.CodeNotFound)
-	wantCode(t, call(t, cs, "kk_read", map[string]any{"path": "graph/none.md"}), graph.CodeNotFound)
-	wantCode(t, call(t, cs, "kk_read", map[string]any{"path": "../../etc/passwd.md"}), graph.CodeValidation)
-	wantCode(t, call(t, cs, "kk_read", map[string]any{"id": id, "path": "x.md"}), graph.CodeValidation)
-	wantCode(t, call(t, cs, "kk_read", map[string]any{}), graph.CodeValidation)
+	wantCode(t, call(t, cs, "kk_read", map[string]any{"id": "map-none"}), op.CodeNotFound)
+	wantCode(t, call(t, cs, "kk_read", map[string]any{"path": "graph/none.md"}), op.CodeNotFound)
+	wantCode(t, call(t, cs, "kk_read", map[string]any{"path": "../../etc/passwd.md"}), op.CodeValidation)
+	wantCode(t, call(t, cs, "kk_read", map[string]any{"id": id, "path": "x.md"}), op.CodeValidation)
+	wantCode(t, call(t, cs, "kk_read", map[string]any{}), op.CodeValidation)
 
 	hits := data(t, call(t, cs, "kk_search", map[string]any{"query": "rotate tokens", "limit": 3}))
 	list, _ := hits["hits"].([]any)
 	if len(list) != 1 || list[0].(map[string]any)["id"] != id || !strings.Contains(list[0].(map[string]any)["snippet"].(string), "[") {
 		t.Fatalf("kk_search: %v", hits)
 	}
-	wantCode(t, call(t, cs, "kk_search", map[string]any{"query": "!!"}), graph.CodeValidation)
+	wantCode(t, call(t, cs, "kk_search", map[string]any{"query": "!!"}), op.CodeValidation)
 
 	entry := data(t, call(t, cs, "kk_entry", nil))
 	if !strings.Contains(entry["content"].(string), "node_count") {
@@ -324,7 +324,7 @@ func TestKnowledgeTools(t *testing.T) {
 	if err := os.Remove(k.EntryPath()); err != nil {
 		t.Fatal(err)
 	}
-	wantCode(t, call(t, cs, "kk_entry", map[string]any{}), graph.CodeNotFound)
+	wantCode(t, call(t, cs, "kk_entry", map[string]any{}), op.CodeNotFound)
 }
 
 func TestTraceabilityTools(t *testing.T) {
@@ -346,7 +346,7 @@ func TestTraceabilityTools(t *testing.T) {
 	}
 	wantCode(t, call(t, cs, "kb_upsert", map[string]any{
 		"edges": []any{map[string]any{"type": "verified_by", "from": "req-1", "to": "test-none"}}, "created_by": "agent", "source": "test",
-	}), graph.CodeNotFound)
+	}), op.CodeNotFound)
 
 	q := data(t, call(t, cs, "kb_query", map[string]any{"type": "req", "relationship": map[string]any{"type": "verified_by", "missing": true}}))
 	if q["total"] != float64(0) {
@@ -364,16 +364,16 @@ func TestTraceabilityTools(t *testing.T) {
 
 	// kb_delete is restricted: a version is required and req is refused.
 	noVersion := call(t, cs, "kb_delete", map[string]any{"entities": []any{"old-flag"}, "created_by": "agent", "source": "test"})
-	wantCode(t, noVersion, graph.CodeValidation)
+	wantCode(t, noVersion, op.CodeValidation)
 	if msg := noVersion["error"].(map[string]any)["message"].(string); !strings.Contains(msg, "version") {
 		t.Fatalf("kb_delete without a version: %s", msg)
 	}
 	req := call(t, cs, "kb_delete", map[string]any{"entities": []any{map[string]any{"id": "req-1", "version": 1}}, "created_by": "agent", "source": "test"})
-	wantCode(t, req, graph.CodeValidation)
+	wantCode(t, req, op.CodeValidation)
 	if msg := req["error"].(map[string]any)["message"].(string); !strings.Contains(msg, "agents may not delete req") {
 		t.Fatalf("kb_delete of a req: %s", msg)
 	}
-	wantCode(t, call(t, cs, "kb_delete", map[string]any{"entities": []any{map[string]any{"id": "old-flag", "version": 5}}, "created_by": "agent", "source": "test"}), graph.CodeConflict)
+	wantCode(t, call(t, cs, "kb_delete", map[string]any{"entities": []any{map[string]any{"id": "old-flag", "version": 5}}, "created_by": "agent", "source": "test"}), op.CodeConflict)
 	del := data(t, call(t, cs, "kb_delete", map[string]any{"entities": []any{map[string]any{"id": "old-flag", "version": 1}}, "created_by": "agent", "source": "test"}))
 	if fmt.Sprint(del["deleted"]) != "[old-flag]" {
 		t.Fatalf("kb_delete: %v", del)
@@ -382,10 +382,10 @@ func TestTraceabilityTools(t *testing.T) {
 
 func TestPanicBecomesToolError(t *testing.T) {
 	boom := Tool{Name: "boom", Title: "Boom", Description: "panics", Schema: "kk-entry", ReadOnly: true,
-		Run: func(context.Context, *store.KB, []byte) graph.Response { panic("kaboom") }}
+		Run: func(context.Context, *store.KB, []byte) (any, error) { panic("kaboom") }}
 	cs := connectList(t, newKB(t), append(Tools(), boom))
 	env := call(t, cs, "boom", map[string]any{})
-	wantCode(t, env, graph.CodeInternal)
+	wantCode(t, env, op.CodeInternal)
 	if !strings.Contains(env["error"].(map[string]any)["message"].(string), "kaboom") {
 		t.Fatalf("panic message lost: %v", env)
 	}
@@ -553,5 +553,5 @@ func TestBranchAware(t *testing.T) {
 	if b, n := search("yak"); b != "main" || n != 0 {
 		t.Fatalf("back on main: %s %d", b, n)
 	}
-	wantCode(t, call(t, cs, "query_graph", map[string]any{"operation": "get", "entityType": "atom", "id": "map-feature"}), graph.CodeNotFound)
+	wantCode(t, call(t, cs, "query_graph", map[string]any{"operation": "get", "entityType": "atom", "id": "map-feature"}), op.CodeNotFound)
 }

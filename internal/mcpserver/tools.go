@@ -4,7 +4,10 @@ import (
 	"context"
 
 	"github.com/kk-project/kk/internal/graph"
+	"github.com/kk-project/kk/internal/schema"
+	"github.com/kk-project/kk/internal/search"
 	"github.com/kk-project/kk/internal/store"
+	"github.com/kk-project/kk/internal/trace"
 )
 
 // Tool is one MCP tool, declared as data: its name, what a model reads
@@ -24,9 +27,26 @@ type Tool struct {
 	// Idempotent tools give the same tree when called twice with the same
 	// arguments.
 	Idempotent bool
-	// Run is the core operation: it takes the raw argument object and
-	// returns the operation's envelope.
-	Run func(ctx context.Context, k *store.KB, raw []byte) graph.Response
+	// Run is the core operation behind its decode step: it takes the raw
+	// argument object (checked against Schema by schema.Decode) and returns
+	// the operation's result. The server builds the envelope.
+	Run Runner
+}
+
+// Runner runs one operation on a raw parameter object.
+type Runner func(ctx context.Context, k *store.KB, raw []byte) (any, error)
+
+// decoded makes the Runner of a core operation taking the parameter object
+// registered as schema name: the one decode-and-validate step, then the
+// operation.
+func decoded[P, R any](name string, fn func(context.Context, *store.KB, P) (R, error)) Runner {
+	return func(ctx context.Context, k *store.KB, raw []byte) (any, error) {
+		var p P
+		if err := schema.Decode(name, raw, &p); err != nil {
+			return nil, err
+		}
+		return fn(ctx, k, p)
+	}
 }
 
 // Names use underscores, never dots: the tool-calling APIs of the model
@@ -42,7 +62,7 @@ Returns {"success":true,"data":…}; errors carry a code (VALIDATION_ERROR, NOT_
 		Schema:     "query-graph",
 		ReadOnly:   true,
 		Idempotent: true,
-		Run:        graph.QueryGraphJSON,
+		Run:        decoded("query-graph", graph.QueryGraph),
 	},
 	{
 		Name:  "manage_graph",
@@ -53,7 +73,7 @@ update and delete need the version you last read; if someone changed the entity 
 Returns {"success":true,"data":<the entity>} with its new version; errors carry a code (VALIDATION_ERROR, NOT_FOUND, CONFLICT, INVARIANT_VIOLATION). Nothing is written when a call fails.`,
 		Schema:      "manage-graph",
 		Destructive: true,
-		Run:         graph.ManageGraphJSON,
+		Run:         decoded("manage-graph", graph.ManageGraph),
 	},
 	{
 		Name:  "manage_changelog",
@@ -63,7 +83,7 @@ Use "append" after a significant change to the code an atom covers: a summary of
 Use "search" to page through the whole history, newest first (query_graph already returns the newest few).
 Returns {"success":true,"data":…}; errors carry a code (VALIDATION_ERROR, NOT_FOUND).`,
 		Schema: "manage-changelog",
-		Run:    graph.ManageChangelogJSON,
+		Run:    decoded("manage-changelog", graph.ManageChangelog),
 	},
 	{
 		Name:  "kb_query",
@@ -74,7 +94,7 @@ Returns {"success":true,"data":…} with the matching entities and their edges, 
 		Schema:     "kb-query",
 		ReadOnly:   true,
 		Idempotent: true,
-		Run:        graph.KBQueryJSON,
+		Run:        decoded("kb-query", trace.KBQuery),
 	},
 	{
 		Name:  "kb_upsert",
@@ -83,7 +103,7 @@ Returns {"success":true,"data":…} with the matching entities and their edges, 
 Use it to record requirements, scenarios, tests, decisions, flags, events and symbols, and how they connect (req verified_by test, symbol implements req, req depends_on req…). An existing id is updated (absent fields are left alone); give its version to fail with CONFLICT if it changed since you read it.
 Every changeset is validated first (shape, required fields, edge endpoint types, referential integrity) and recorded in the audit log. Returns {"success":true,"data":…} with the ids written and the changeset id; errors carry a code (VALIDATION_ERROR, NOT_FOUND, CONFLICT, INVARIANT_VIOLATION).`,
 		Schema: "kb-upsert",
-		Run:    graph.KBUpsertJSON,
+		Run:    decoded("kb-upsert", trace.KBUpsert),
 	},
 	{
 		Name:  "kb_delete",
@@ -93,9 +113,9 @@ Restricted: every entity must carry the version you last read (CONFLICT otherwis
 Returns {"success":true,"data":…} with what was removed and the changeset id; errors carry a code.`,
 		Schema:      "kb-delete",
 		Destructive: true,
-		Run: func(ctx context.Context, k *store.KB, raw []byte) graph.Response {
-			return graph.KBDeleteJSON(ctx, k, raw, graph.DeleteOptions{Agent: true})
-		},
+		Run: decoded("kb-delete", func(ctx context.Context, k *store.KB, p trace.KBDeleteParams) (*trace.DeleteEntitiesResult, error) {
+			return trace.KBDelete(ctx, k, p, trace.DeleteOptions{Agent: true})
+		}),
 	},
 	{
 		Name:  "kb_check",
@@ -106,18 +126,18 @@ Returns {"success":true,"data":{"violations":[{rule,ids,message}]}}; an empty li
 		Schema:     "kb-check",
 		ReadOnly:   true,
 		Idempotent: true,
-		Run:        graph.KBCheckJSON,
+		Run:        decoded("kb-check", trace.KBCheck),
 	},
 	{
 		Name:  "kk_search",
 		Title: "Search the knowledge base",
 		Description: `Full-text search over every node of the knowledge base (practices, maps, atoms, requirements, decisions…) on the current git branch.
-Use it when you have a question or a topic rather than file paths. Words are stemmed; nodes holding every word rank first; titles weigh most.
+Use it when you have a question or a topic rather than file paths. Words are stemmed and identifiers split; titles and phrasings weigh most; nothing is returned when no node answers the query (all: true lists weak matches). Filter with types and tags.
 Returns {"success":true,"data":{"branch","query","hits":[{id,path,type,title,description,score,snippet}]}}, best first; the snippet marks matched words in [brackets]. Read a hit whole with kk_read.`,
 		Schema:     "kk-search",
 		ReadOnly:   true,
 		Idempotent: true,
-		Run:        graph.SearchNodesJSON,
+		Run:        decoded("kk-search", search.SearchNodes),
 	},
 	{
 		Name:  "kk_read",
@@ -128,7 +148,7 @@ Returns {"success":true,"data":{id,path,type,title,description,tags,version,body
 		Schema:     "kk-read",
 		ReadOnly:   true,
 		Idempotent: true,
-		Run:        graph.ReadNodeJSON,
+		Run:        decoded("kk-read", search.ReadNode),
 	},
 	{
 		Name:  "kk_entry",
@@ -139,7 +159,7 @@ Returns {"success":true,"data":{"path","content"}} with the markdown in content.
 		Schema:     "kk-entry",
 		ReadOnly:   true,
 		Idempotent: true,
-		Run:        graph.ReadEntryJSON,
+		Run:        decoded("kk-entry", search.ReadEntry),
 	},
 }
 

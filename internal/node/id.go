@@ -8,6 +8,10 @@ import (
 	"path"
 	"slices"
 	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
 )
 
 // Slugify lowercases s and turns every run of characters outside [a-z0-9]
@@ -32,14 +36,53 @@ func Slugify(s string) string {
 	return b.String()
 }
 
-// DeriveID builds the id "<type>-<slug>" from a type and a slug or title.
-// A slug that already starts with "<type>-" is not prefixed a second time.
-func DeriveID(typ, slug string) string {
-	s := Slugify(slug)
-	if strings.HasPrefix(s, typ+"-") && len(s) > len(typ)+1 {
-		return s
+// DeriveID builds the id "<type>-<slug>" from a type and a slug or title
+// (see Slug). A slug that already starts with "<type>-" is not prefixed a
+// second time.
+func DeriveID(typ, slug string) (string, error) {
+	s, err := Slug(slug)
+	if err != nil {
+		return "", err
 	}
-	return typ + "-" + s
+	if strings.HasPrefix(s, typ+"-") && len(s) > len(typ)+1 {
+		return s, nil
+	}
+	return typ + "-" + s, nil
+}
+
+// Slug turns a title or slug into the slug part of a derived id, by one
+// rule every writer shares: letters lose their accents (café → cafe,
+// Ærø → aero, Straße → strasse), then Slugify. A letter or digit with no
+// ASCII spelling (日本語, Ελλάδα) is an error, as is a title with no letter
+// or digit at all: kk never drops letters from an id, which would give two
+// different titles one id.
+func Slug(s string) (string, error) {
+	var b strings.Builder
+	for _, r := range norm.NFKD.String(s) {
+		switch {
+		case r < utf8.RuneSelf:
+			b.WriteRune(r)
+		case unicode.Is(unicode.Mn, r):
+			// an accent, split off by NFKD
+		case asciiSpelling[r] != "":
+			b.WriteString(asciiSpelling[r])
+		case unicode.IsLetter(r) || unicode.IsDigit(r):
+			return "", fmt.Errorf("%q has the letter %q, which has no ASCII spelling; give an ASCII slug for the id (the title may keep it)", s, r)
+		default:
+			b.WriteByte(' ') // punctuation and spaces separate words
+		}
+	}
+	slug := Slugify(b.String())
+	if slug == "untitled" && !strings.Contains(strings.ToLower(s), "untitled") {
+		return "", fmt.Errorf("%q has no letter or digit to make an id from", s)
+	}
+	return slug, nil
+}
+
+// asciiSpelling spells the Latin letters that NFKD does not decompose.
+var asciiSpelling = map[rune]string{
+	'ß': "ss", 'ẞ': "SS", 'æ': "ae", 'Æ': "AE", 'ø': "o", 'Ø': "O", 'œ': "oe", 'Œ': "OE",
+	'ł': "l", 'Ł': "L", 'đ': "d", 'Đ': "D", 'ð': "d", 'Ð': "D", 'þ': "th", 'Þ': "TH", 'ı': "i", 'ħ': "h", 'Ħ': "H",
 }
 
 // UniqueID returns candidate, or candidate-2 … candidate-4 when the ones

@@ -39,13 +39,17 @@ const (
 	KeyRelatesTo     = "kk_relates_to"
 	KeyDependsOn     = "kk_depends_on"
 	KeyConfidence    = "kk_confidence"
+	// KeyPhrasings lists, optionally, the questions and phrasings a
+	// developer would use to ask for the leaf, in their own words; search
+	// indexes them as a field of their own.
+	KeyPhrasings = "kk_phrasings"
 )
 
 // canonicalOrder is the order of known keys in a freshly written leaf.
 var canonicalOrder = []string{
 	KeyType, KeyTitle, KeyDescription, KeyTags,
 	KeyStatus, KeyStaleAfter, KeyGenerated, KeyVerified, KeySources,
-	KeySchemaVersion, KeyID, KeyDerivedFrom, KeyRelatesTo, KeyDependsOn, KeyConfidence,
+	KeySchemaVersion, KeyID, KeyDerivedFrom, KeyRelatesTo, KeyDependsOn, KeyConfidence, KeyPhrasings,
 }
 
 // v2Keys are the keys of the kenkeep v2 format, dropped when migrating.
@@ -75,6 +79,10 @@ type Node struct {
 	Generated  any
 	Verified   any
 	Sources    any
+
+	// Phrasings (kk_phrasings, optional) are how a developer would ask for
+	// the leaf; nil when the leaf has none.
+	Phrasings []string
 
 	// GraphLinks are the ids the leaf links to through kk's graph keys —
 	// kk_molecule, the ids of kk_related, the targets of kk_edges — in that
@@ -164,6 +172,9 @@ func Parse(relPath string, src []byte) (*Node, error) {
 		n.Generated, _ = doc.Value(KeyGenerated)
 		n.Verified, _ = doc.Value(KeyVerified)
 		n.Sources, _ = doc.Value(KeySources)
+		if _, ok := doc.Value(KeyPhrasings); ok {
+			n.Phrasings = f.list(KeyPhrasings, false)
+		}
 		n.GraphLinks = graphLinks(doc)
 	} else if sv, ok := doc.Value("schema_version"); ok {
 		v, isInt := sv.(int64)
@@ -366,7 +377,7 @@ func (n *Node) Validate() error {
 	if msg := CheckNaming(n.Type, n.ID, n.Path); msg != "" {
 		return fail(KeyID, msg)
 	}
-	for _, l := range [][]string{n.Tags, n.DerivedFrom, n.RelatesTo, n.DependsOn} {
+	for _, l := range [][]string{n.Tags, n.DerivedFrom, n.RelatesTo, n.DependsOn, n.Phrasings} {
 		for _, s := range l {
 			if strings.ContainsAny(s, "\n\r") {
 				return fail("", fmt.Sprintf("list value %q holds a line break", s))
@@ -420,7 +431,10 @@ func (n *Node) items() ([]frontmatter.Item, error) {
 		KeyDependsOn:     List(n.DependsOn),
 		KeyConfidence:    n.Confidence,
 	}
-	optional := map[string]any{KeyStatus: n.Status, KeyStaleAfter: n.StaleAfter, KeyGenerated: n.Generated, KeyVerified: n.Verified, KeySources: n.Sources}
+	optional := map[string]any{KeyStatus: n.Status, KeyStaleAfter: n.StaleAfter, KeyGenerated: n.Generated, KeyVerified: n.Verified, KeySources: n.Sources, KeyPhrasings: nil}
+	if len(n.Phrasings) > 0 {
+		optional[KeyPhrasings] = n.Phrasings
+	}
 	for k, v := range optional {
 		if v != nil && v != "" {
 			known[k] = v

@@ -211,9 +211,21 @@ func TestIDs(t *testing.T) {
 		{"practice", "Practice Foo", "practice-foo"},
 		{"map", "practice-foo", "map-practice-foo"},
 		{"practice", "practice", "practice-practice"},
+		{"practice", "Café au lait", "practice-cafe-au-lait"},
+		{"map", "Ærø Straße Øst", "map-aero-strasse-ost"},
+		{"practice", "ﬁle ２", "practice-file-2"}, // compatibility forms
+		{"practice", "untitled", "practice-untitled"},
 	} {
-		if got := DeriveID(c[0], c[1]); got != c[2] {
-			t.Errorf("DeriveID(%q, %q) = %q, want %q", c[0], c[1], got, c[2])
+		if got, err := DeriveID(c[0], c[1]); err != nil || got != c[2] {
+			t.Errorf("DeriveID(%q, %q) = %q, %v; want %q", c[0], c[1], got, err, c[2])
+		}
+	}
+	// No letter is ever dropped: a title whose letters have no ASCII
+	// spelling is refused, not turned into "untitled" or into the id of
+	// another title.
+	for _, title := range []string{"日本語", "API 日本", "Ελλάδα", "!!!", ""} {
+		if got, err := DeriveID("practice", title); err == nil {
+			t.Errorf("DeriveID(practice, %q) = %q, want an error", title, got)
 		}
 	}
 	taken := map[string]bool{"a": true, "a-2": true}

@@ -142,7 +142,7 @@ func TestPlaceInventoryNoop(t *testing.T) {
 	if err != nil || !res.Noop || res.Detected != 0 || res.Leaves == nil {
 		t.Fatalf("no tree: %+v, %v", res, err)
 	}
-	k = rbTree(t, "practice-a.md||")
+	k = simTree(t, "practice-a.md||")
 	res, err = reorg.PlaceInventory(k)
 	if err != nil || !res.Noop || res.Detected != 3 {
 		t.Fatalf("v3 tree: %+v, %v", res, err)
@@ -231,7 +231,7 @@ func TestPlaceRejects(t *testing.T) {
 // TestPlaceStepOrder checks that placing refuses a tree that is not at
 // version 1 unless the plan is already carried out.
 func TestPlaceStepOrder(t *testing.T) {
-	k := rbTree(t, "x/practice-a.md||")
+	k := simTree(t, "x/practice-a.md||")
 	_, err := reorg.ApplyPlacement(context.Background(), k, placePlan(t, `{"placements": [{"id": "practice-a", "targetFolder": "y"}]}`), "test")
 	if !errors.Is(err, migrate.ErrStepOrder) || !strings.Contains(err.Error(), "this tree has version 3") {
 		t.Fatalf("err = %v, want ErrStepOrder", err)

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -16,7 +15,6 @@ import (
 	"github.com/kk-project/kk/internal/store"
 	"github.com/kk-project/kk/internal/txn"
 
-	"github.com/kk-project/kk/internal/atomicfile"
 	"github.com/kk-project/kk/internal/contracts"
 	"github.com/kk-project/kk/internal/node"
 	"github.com/kk-project/kk/internal/progress"
@@ -211,30 +209,6 @@ func (e *MovePlanError) Error() string {
 	return b.String()
 }
 
-// MoveWriteError is a failure to write after some files of a plan were
-// already written.
-type MoveWriteError struct {
-	Plan  string
-	Done  []string // files written or removed, relative to the repository root
-	Total int      // file changes the plan needed
-	Err   error
-	Hint  string
-}
-
-func (e *MoveWriteError) Error() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%v; the %s stopped after %d of %d file change(s):", e.Err, e.Plan, len(e.Done), e.Total)
-	for _, p := range e.Done {
-		b.WriteString("\n  ")
-		b.WriteString(p)
-	}
-	b.WriteString("\n")
-	b.WriteString(e.Hint)
-	return b.String()
-}
-
-func (e *MoveWriteError) Unwrap() error { return e.Err }
-
 // RebalanceMove is one change a rebalance made. Paths are relative to
 // nodes/. A split-leaf row names the retired leaf's path (From), the folder
 // of the new leaves (To), the retired id (RedirectFrom) and the new ids.
@@ -271,8 +245,8 @@ type RebalanceResult struct {
 	IndexRemoved []string `json:"index_removed"`
 }
 
-// rbLeaf is a leaf in the simulated tree a plan is checked against.
-type rbLeaf struct {
+// simLeaf is a leaf in the simulated tree a plan is checked against.
+type simLeaf struct {
 	id    string
 	typ   string
 	conf  string
@@ -282,15 +256,15 @@ type rbLeaf struct {
 	child *node.Node // a leaf the plan creates
 }
 
-// rbSim is the tree as a plan transforms it, operation by operation, in
+// planSim is the tree as a plan transforms it, operation by operation, in
 // memory. Every operation is checked against it, so a later operation sees
 // where earlier ones put the leaves, and every problem of the whole plan
 // is found before the first file is touched.
-type rbSim struct {
+type planSim struct {
 	k         *store.KB
 	progress  *progress.Task // the rendering of fileChanges (nil: none)
-	byID      map[string]*rbLeaf
-	byPath    map[string]*rbLeaf
+	byID      map[string]*simLeaf
+	byPath    map[string]*simLeaf
 	below     map[string]int  // folder -> leaves at any depth below it
 	vacated   map[string]bool // paths whose leaf moves away or is retired
 	diskDirs  map[string]bool
@@ -300,16 +274,16 @@ type rbSim struct {
 	// The tree before the plan: leaf paths by id, and the ledger.
 	before          map[string]string
 	redirectsBefore store.Redirects
-	retired         []*rbLeaf
-	minted          []*rbLeaf
+	retired         []*simLeaf
+	minted          []*simLeaf
 	problems        []MoveProblem
 	moves           []RebalanceMove
 	skipped         []SkippedOperation
 }
 
-func newRBSim(k *store.KB, t *store.Tree, redirects store.Redirects, summaries store.Summaries) *rbSim {
-	s := &rbSim{
-		k: k, byID: make(map[string]*rbLeaf, len(t.Leaves)), byPath: make(map[string]*rbLeaf, len(t.Leaves)),
+func newRBSim(k *store.KB, t *store.Tree, redirects store.Redirects, summaries store.Summaries) *planSim {
+	s := &planSim{
+		k: k, byID: make(map[string]*simLeaf, len(t.Leaves)), byPath: make(map[string]*simLeaf, len(t.Leaves)),
 		below: map[string]int{}, vacated: map[string]bool{}, diskDirs: map[string]bool{},
 		reserved: redirects.Ids(), redirects: redirects.Clone(), summaries: store.Summaries{},
 		before: make(map[string]string, len(t.Leaves)), redirectsBefore: redirects,
@@ -321,7 +295,7 @@ func newRBSim(k *store.KB, t *store.Tree, redirects store.Redirects, summaries s
 		s.diskDirs[d] = true
 	}
 	for _, n := range t.Leaves {
-		l := &rbLeaf{id: n.ID, typ: n.Type, conf: n.Confidence, src: n.Path, path: n.Path,
+		l := &simLeaf{id: n.ID, typ: n.Type, conf: n.Confidence, src: n.Path, path: n.Path,
 			edges: append(slices.Clone(n.RelatesTo), n.DependsOn...)}
 		s.insert(l)
 		s.before[n.ID] = n.Path
@@ -329,25 +303,25 @@ func newRBSim(k *store.KB, t *store.Tree, redirects store.Redirects, summaries s
 	return s
 }
 
-func (s *rbSim) fail(ptr, format string, args ...any) {
+func (s *planSim) fail(ptr, format string, args ...any) {
 	s.problems = append(s.problems, MoveProblem{Pointer: ptr, Message: fmt.Sprintf(format, args...)})
 }
 
-func (s *rbSim) insert(l *rbLeaf) {
+func (s *planSim) insert(l *simLeaf) {
 	s.byID[l.id] = l
 	s.byPath[l.path] = l
 	s.reserved[l.id] = true
 	s.count(l.path, 1)
 }
 
-func (s *rbSim) remove(l *rbLeaf) {
+func (s *planSim) remove(l *simLeaf) {
 	delete(s.byID, l.id)
 	delete(s.byPath, l.path)
 	s.vacated[l.path] = true
 	s.count(l.path, -1)
 }
 
-func (s *rbSim) count(path string, delta int) {
+func (s *planSim) count(path string, delta int) {
 	for d := store.DirOf(path); ; d = store.DirOf(d) {
 		s.below[d] += delta
 		if d == "" {
@@ -358,24 +332,24 @@ func (s *rbSim) count(path string, delta int) {
 
 // folderExists reports whether folder is the root, holds a leaf at some
 // depth in the simulated tree, or is a folder on disk.
-func (s *rbSim) folderExists(folder string) bool {
+func (s *planSim) folderExists(folder string) bool {
 	return folder == "" || s.below[folder] > 0 || s.diskDirs[folder]
 }
 
 // directLeaves lists the leaves directly in folder, in path order.
-func (s *rbSim) directLeaves(folder string) []*rbLeaf {
-	var out []*rbLeaf
+func (s *planSim) directLeaves(folder string) []*simLeaf {
+	var out []*simLeaf
 	for p, l := range s.byPath {
 		if store.DirOf(p) == folder {
 			out = append(out, l)
 		}
 	}
-	slices.SortFunc(out, func(a, b *rbLeaf) int { return store.LocaleCompare(a.path, b.path) })
+	slices.SortFunc(out, func(a, b *simLeaf) int { return store.LocaleCompare(a.path, b.path) })
 	return out
 }
 
 // free checks that nothing occupies path once the plan so far is applied.
-func (s *rbSim) free(path string) error {
+func (s *planSim) free(path string) error {
 	if other, ok := s.byPath[path]; ok {
 		return fmt.Errorf("%s is already the path of leaf %s", path, other.id)
 	}
@@ -391,7 +365,7 @@ func (s *rbSim) free(path string) error {
 }
 
 // folder cleans a folder named by the plan, reporting a bad one at ptr.
-func (s *rbSim) folder(ptr, raw string) (string, bool) {
+func (s *planSim) folder(ptr, raw string) (string, bool) {
 	f, err := node.CleanFolder(raw)
 	if err != nil {
 		s.fail(ptr, "%v", err)
@@ -405,7 +379,7 @@ func (s *rbSim) folder(ptr, raw string) (string, bool) {
 }
 
 // lookup finds a live leaf for an id the plan names.
-func (s *rbSim) lookup(ptr, id string) (*rbLeaf, bool) {
+func (s *planSim) lookup(ptr, id string) (*simLeaf, bool) {
 	if l, ok := s.byID[id]; ok {
 		return l, true
 	}
@@ -419,7 +393,7 @@ func (s *rbSim) lookup(ptr, id string) (*rbLeaf, bool) {
 
 // relocate moves a leaf to folder in the simulation. It returns false when
 // the leaf is already there.
-func (s *rbSim) relocate(ptr, op string, l *rbLeaf, folder string) bool {
+func (s *planSim) relocate(ptr, op string, l *simLeaf, folder string) bool {
 	to := store.JoinRel(folder, l.id+".md")
 	if l.path == to {
 		return false
@@ -437,7 +411,7 @@ func (s *rbSim) relocate(ptr, op string, l *rbLeaf, folder string) bool {
 }
 
 // stamp records a folder summary from the plan; a blank one changes nothing.
-func (s *rbSim) stamp(ptr, folder, summary string) {
+func (s *planSim) stamp(ptr, folder, summary string) {
 	summary = strings.TrimSpace(summary)
 	if summary == "" || folder == "" {
 		return
@@ -449,22 +423,22 @@ func (s *rbSim) stamp(ptr, folder, summary string) {
 	s.summaries[folder] = summary
 }
 
-func rbPtr(i int, rest ...any) string {
+func leafRef(i int, rest ...any) string {
 	var b strings.Builder
 	b.WriteString("/operations/")
 	b.WriteString(strconv.Itoa(i))
 	for _, r := range rest {
 		b.WriteByte('/')
-		b.WriteString(rbEscape(fmt.Sprint(r)))
+		b.WriteString(escapeName(fmt.Sprint(r)))
 	}
 	return b.String()
 }
 
-func rbEscape(t string) string {
+func escapeName(t string) string {
 	return strings.ReplaceAll(strings.ReplaceAll(t, "~", "~0"), "/", "~1")
 }
 
-func (s *rbSim) apply(i int, op contracts.RebalanceOperation) {
+func (s *planSim) apply(i int, op contracts.RebalanceOperation) {
 	moves, problems, skipped := len(s.moves), len(s.problems), len(s.skipped)
 	reason := "every leaf it names is already in place"
 	switch op.Operation {
@@ -479,52 +453,52 @@ func (s *rbSim) apply(i int, op contracts.RebalanceOperation) {
 		s.splitLeaf(i, op)
 		reason = fmt.Sprintf("leaf %s was already split", op.LeafID)
 	default:
-		s.fail(rbPtr(i, "operation"), "unknown operation %q; use one of %s", op.Operation, strings.Join(contracts.RebalanceOperations, ", "))
+		s.fail(leafRef(i, "operation"), "unknown operation %q; use one of %s", op.Operation, strings.Join(contracts.RebalanceOperations, ", "))
 	}
 	if len(s.moves) == moves && len(s.problems) == problems && len(s.skipped) == skipped {
-		s.skipped = append(s.skipped, SkippedOperation{Pointer: rbPtr(i), Reason: reason})
+		s.skipped = append(s.skipped, SkippedOperation{Pointer: leafRef(i), Reason: reason})
 	}
 }
 
-func (s *rbSim) splitFolder(i int, op contracts.RebalanceOperation) {
-	branch, ok := s.folder(rbPtr(i, "branch"), op.Branch)
+func (s *planSim) splitFolder(i int, op contracts.RebalanceOperation) {
+	branch, ok := s.folder(leafRef(i, "branch"), op.Branch)
 	if !ok {
 		return
 	}
 	if !s.folderExists(branch) {
-		s.fail(rbPtr(i, "branch"), "no folder %q under nodes/", op.Branch)
+		s.fail(leafRef(i, "branch"), "no folder %q under nodes/", op.Branch)
 		return
 	}
 	if len(op.Groups) == 0 {
-		s.fail(rbPtr(i, "groups"), "a split-folder needs at least one group")
+		s.fail(leafRef(i, "groups"), "a split-folder needs at least one group")
 	}
 	seenSub := map[string]string{}
 	seenID := map[string]string{}
 	for g, grp := range op.Groups {
 		sub, err := node.CleanFolder(grp.Subfolder)
 		if err != nil {
-			s.fail(rbPtr(i, "groups", g, "subfolder"), "%v", err)
+			s.fail(leafRef(i, "groups", g, "subfolder"), "%v", err)
 			continue
 		}
 		if sub == "" {
-			s.fail(rbPtr(i, "groups", g, "subfolder"), "names no subfolder")
+			s.fail(leafRef(i, "groups", g, "subfolder"), "names no subfolder")
 			continue
 		}
 		target := store.JoinRel(branch, sub)
 		if prev, dup := seenSub[target]; dup {
-			s.fail(rbPtr(i, "groups", g, "subfolder"), "subfolder %s is also the target of %s", target, prev)
+			s.fail(leafRef(i, "groups", g, "subfolder"), "subfolder %s is also the target of %s", target, prev)
 			continue
 		}
-		seenSub[target] = rbPtr(i, "groups", g)
+		seenSub[target] = leafRef(i, "groups", g)
 		if err := s.k.CheckFolder(target); err != nil {
-			s.fail(rbPtr(i, "groups", g, "subfolder"), "%v", err)
+			s.fail(leafRef(i, "groups", g, "subfolder"), "%v", err)
 			continue
 		}
 		if len(grp.IDs) == 0 {
-			s.fail(rbPtr(i, "groups", g, "ids"), "a group needs at least one leaf")
+			s.fail(leafRef(i, "groups", g, "ids"), "a group needs at least one leaf")
 		}
 		for j, id := range grp.IDs {
-			ptr := rbPtr(i, "groups", g, "ids", j)
+			ptr := leafRef(i, "groups", g, "ids", j)
 			if prev, dup := seenID[id]; dup {
 				s.fail(ptr, "leaf %s is already listed at %s", id, prev)
 				continue
@@ -535,60 +509,60 @@ func (s *rbSim) splitFolder(i int, op contracts.RebalanceOperation) {
 				continue
 			}
 			if dir := store.DirOf(l.path); dir != branch && dir != target {
-				s.fail(ptr, "leaf %s is in %s, not directly in %s; split-folder moves the branch's own leaves", id, rbFolderName(dir), rbFolderName(branch))
+				s.fail(ptr, "leaf %s is in %s, not directly in %s; split-folder moves the branch's own leaves", id, folderName(dir), folderName(branch))
 				continue
 			}
 			s.relocate(ptr, contracts.OpSplitFolder, l, target)
 		}
-		s.stamp(rbPtr(i, "groups", g, "summary"), target, grp.Summary)
+		s.stamp(leafRef(i, "groups", g, "summary"), target, grp.Summary)
 	}
 }
 
-func (s *rbSim) merge(i int, op contracts.RebalanceOperation) {
-	branch, ok1 := s.folder(rbPtr(i, "branch"), op.Branch)
-	into, ok2 := s.folder(rbPtr(i, "into"), op.Into)
+func (s *planSim) merge(i int, op contracts.RebalanceOperation) {
+	branch, ok1 := s.folder(leafRef(i, "branch"), op.Branch)
+	into, ok2 := s.folder(leafRef(i, "into"), op.Into)
 	if !ok1 || !ok2 {
 		return
 	}
 	switch {
 	case branch == "":
-		s.fail(rbPtr(i, "branch"), "the nodes/ root cannot be merged into another folder")
+		s.fail(leafRef(i, "branch"), "the nodes/ root cannot be merged into another folder")
 		return
 	case branch == into:
-		s.fail(rbPtr(i, "into"), "merging %s into itself moves nothing", branch)
+		s.fail(leafRef(i, "into"), "merging %s into itself moves nothing", branch)
 		return
 	case !s.folderExists(into):
-		s.fail(rbPtr(i, "into"), "no folder %q under nodes/; a merge moves leaves into an existing folder (use create-branch for a new one)", op.Into)
+		s.fail(leafRef(i, "into"), "no folder %q under nodes/; a merge moves leaves into an existing folder (use create-branch for a new one)", op.Into)
 		return
 	}
 	leaves := s.directLeaves(branch)
 	if len(leaves) == 0 {
 		if s.below[branch] > 0 {
-			s.fail(rbPtr(i, "branch"), "folder %s has no leaves of its own to merge; its leaves are in subfolders", branch)
+			s.fail(leafRef(i, "branch"), "folder %s has no leaves of its own to merge; its leaves are in subfolders", branch)
 		}
 		// A folder without leaves was merged already.
 		return
 	}
 	for _, l := range leaves {
-		s.relocate(rbPtr(i, "branch"), contracts.OpMerge, l, into)
+		s.relocate(leafRef(i, "branch"), contracts.OpMerge, l, into)
 	}
 }
 
-func (s *rbSim) createBranch(i int, op contracts.RebalanceOperation) {
-	folder, ok := s.folder(rbPtr(i, "folder"), op.Folder)
+func (s *planSim) createBranch(i int, op contracts.RebalanceOperation) {
+	folder, ok := s.folder(leafRef(i, "folder"), op.Folder)
 	if !ok {
 		return
 	}
 	if folder == "" {
-		s.fail(rbPtr(i, "folder"), "create-branch needs a folder under nodes/, not the root")
+		s.fail(leafRef(i, "folder"), "create-branch needs a folder under nodes/, not the root")
 		return
 	}
 	if len(op.IDs) == 0 {
-		s.fail(rbPtr(i, "ids"), "create-branch needs at least one leaf")
+		s.fail(leafRef(i, "ids"), "create-branch needs at least one leaf")
 	}
 	seen := map[string]string{}
 	for j, id := range op.IDs {
-		ptr := rbPtr(i, "ids", j)
+		ptr := leafRef(i, "ids", j)
 		if prev, dup := seen[id]; dup {
 			s.fail(ptr, "leaf %s is already listed at %s", id, prev)
 			continue
@@ -598,11 +572,11 @@ func (s *rbSim) createBranch(i int, op contracts.RebalanceOperation) {
 			s.relocate(ptr, contracts.OpCreateBranch, l, folder)
 		}
 	}
-	s.stamp(rbPtr(i, "summary"), folder, op.Summary)
+	s.stamp(leafRef(i, "summary"), folder, op.Summary)
 }
 
-func (s *rbSim) splitLeaf(i int, op contracts.RebalanceOperation) {
-	folder, ok := s.folder(rbPtr(i, "folder"), op.Folder)
+func (s *planSim) splitLeaf(i int, op contracts.RebalanceOperation) {
+	folder, ok := s.folder(leafRef(i, "folder"), op.Folder)
 	if !ok {
 		return
 	}
@@ -611,18 +585,18 @@ func (s *rbSim) splitLeaf(i int, op contracts.RebalanceOperation) {
 		if _, retired := s.redirects[op.LeafID]; retired {
 			return // split already
 		}
-		s.fail(rbPtr(i, "leafId"), "no leaf has the id %q", op.LeafID)
+		s.fail(leafRef(i, "leafId"), "no leaf has the id %q", op.LeafID)
 		return
 	}
 	if len(op.Children) < 2 {
-		s.fail(rbPtr(i, "children"), "a split-leaf needs at least two children")
+		s.fail(leafRef(i, "children"), "a split-leaf needs at least two children")
 		return
 	}
 	before := len(s.problems)
 	taken := func(id string) bool { return s.reserved[id] }
-	kids := make([]*rbLeaf, len(op.Children))
+	kids := make([]*simLeaf, len(op.Children))
 	for c, ch := range op.Children {
-		ptr := rbPtr(i, "children", c)
+		ptr := leafRef(i, "children", c)
 		title, summary := strings.TrimSpace(ch.Title), strings.TrimSpace(ch.Summary)
 		switch {
 		case title == "":
@@ -643,7 +617,10 @@ func (s *rbSim) splitLeaf(i int, op contracts.RebalanceOperation) {
 				s.fail(fmt.Sprintf("%s/tags/%d", ptr, t), "a tag is non-empty and on one line")
 			}
 		}
-		id, err := node.UniqueID(taken, node.DeriveID(old.typ, title))
+		id, err := node.DeriveID(old.typ, title)
+		if err == nil {
+			id, err = node.UniqueID(taken, id)
+		}
 		if err != nil {
 			s.fail(ptr+"/title", "%v", err)
 			continue
@@ -658,7 +635,7 @@ func (s *rbSim) splitLeaf(i int, op contracts.RebalanceOperation) {
 			s.fail(ptr, "%v", err)
 			continue
 		}
-		kids[c] = &rbLeaf{id: id, typ: old.typ, conf: old.conf, edges: slices.Clone(n.RelatesTo), path: n.Path, child: n}
+		kids[c] = &simLeaf{id: id, typ: old.typ, conf: old.conf, edges: slices.Clone(n.RelatesTo), path: n.Path, child: n}
 	}
 	if len(s.problems) > before {
 		return
@@ -669,7 +646,7 @@ func (s *rbSim) splitLeaf(i int, op contracts.RebalanceOperation) {
 	ids := make([]string, len(kids))
 	for c, kid := range kids {
 		if err := s.free(kid.path); err != nil {
-			s.fail(rbPtr(i, "children", c, "title"), "%v", err)
+			s.fail(leafRef(i, "children", c, "title"), "%v", err)
 			continue
 		}
 		s.insert(kid)
@@ -680,7 +657,7 @@ func (s *rbSim) splitLeaf(i int, op contracts.RebalanceOperation) {
 	live := func(id string) bool { _, ok := s.byID[id]; return ok }
 	for c, kid := range kids {
 		for r, to := range kid.child.RelatesTo {
-			ptr := rbPtr(i, "children", c, "relates_to", r)
+			ptr := leafRef(i, "children", c, "relates_to", r)
 			switch {
 			case to == old.id:
 				s.fail(ptr, "a child cannot relate to the leaf being split; edges to %s reach the children through the redirect", old.id)
@@ -689,11 +666,11 @@ func (s *rbSim) splitLeaf(i int, op contracts.RebalanceOperation) {
 			}
 		}
 	}
-	s.stamp(rbPtr(i, "summary"), folder, op.Summary)
+	s.stamp(leafRef(i, "summary"), folder, op.Summary)
 	s.moves = append(s.moves, RebalanceMove{Operation: contracts.OpSplitLeaf, From: from, To: folder, NewIDs: ids, RedirectFrom: old.id})
 }
 
-func rbFolderName(d string) string {
+func folderName(d string) string {
 	if d == "" {
 		return "the nodes/ root"
 	}
@@ -706,7 +683,7 @@ type moveChange struct {
 	abs    string
 	data   []byte // nil: remove the file
 	remove string // after writing, remove this file (relative to nodes/): a move's source
-	leaf   *rbLeaf
+	leaf   *simLeaf
 }
 
 // ApplyRebalance applies a rebalance plan in one store transaction: every
@@ -795,7 +772,7 @@ func applyRebalance(tx *txn.Tx, plan contracts.RebalancePlan) (*RebalanceResult,
 		}
 		res.Skipped = make([]SkippedOperation, len(plan.Operations))
 		for i := range plan.Operations {
-			ptr := rbPtr(i)
+			ptr := leafRef(i)
 			reason, ok := reasons[ptr]
 			if !ok {
 				reason = "the plan as a whole leaves the tree as it is"
@@ -842,7 +819,7 @@ func applyRebalance(tx *txn.Tx, plan contracts.RebalancePlan) (*RebalanceResult,
 // fileChanges turns the simulated tree into the file writes and removals
 // that produce it, rendering every leaf whose generated sections may have
 // changed. It returns the paths of leaves rewritten in place (relinked).
-func (s *rbSim) fileChanges() ([]moveChange, []string, error) {
+func (s *planSim) fileChanges() ([]moveChange, []string, error) {
 	resolve := store.RedirectResolver(func(id string) (string, bool) {
 		if l, ok := s.byID[id]; ok {
 			return l.path, true
@@ -857,7 +834,7 @@ func (s *rbSim) fileChanges() ([]moveChange, []string, error) {
 	// its edges now resolves to another path than before the plan (its
 	// target moved, was retired, or is a retired id whose chain of
 	// successors changed).
-	relink := func(l *rbLeaf) bool {
+	relink := func(l *simLeaf) bool {
 		for _, id := range l.edges {
 			p, ok := resolve(id)
 			q, was := resolveBefore(id)
@@ -867,13 +844,13 @@ func (s *rbSim) fileChanges() ([]moveChange, []string, error) {
 		}
 		return false
 	}
-	var pending []*rbLeaf
+	var pending []*simLeaf
 	for _, l := range s.byID {
 		if l.src == "" || l.src != l.path || relink(l) {
 			pending = append(pending, l)
 		}
 	}
-	slices.SortFunc(pending, func(a, b *rbLeaf) int { return store.LocaleCompare(a.path, b.path) })
+	slices.SortFunc(pending, func(a, b *simLeaf) int { return store.LocaleCompare(a.path, b.path) })
 	out := make([]moveChange, len(pending))
 	errs := make([]error, len(pending))
 	s.progress.SetTotal(len(pending))
@@ -931,76 +908,6 @@ func (s *rbSim) fileChanges() ([]moveChange, []string, error) {
 		changes = append(changes, moveChange{rel: l.src, abs: s.k.NodePath(l.src), leaf: l})
 	}
 	return changes, relinked, nil
-}
-
-// writeMoveChanges carries out planned file changes in order: each write is
-// atomic and a move's source is removed right after its target is written.
-func writeMoveChanges(k *store.KB, plan string, changes []moveChange, hint string) error {
-	total := 0
-	for _, c := range changes {
-		total++
-		if c.remove != "" {
-			total++
-		}
-	}
-	var done []string
-	fail := func(err error) error {
-		if len(done) == 0 {
-			return fmt.Errorf("%w; nothing was written", err)
-		}
-		return &MoveWriteError{Plan: plan, Done: done, Total: total, Err: err, Hint: hint}
-	}
-	for _, c := range changes {
-		if c.data == nil {
-			if err := os.Remove(c.abs); err != nil && !errors.Is(err, fs.ErrNotExist) {
-				return fail(err)
-			}
-			done = append(done, k.Rel(c.abs)+" (removed)")
-			continue
-		}
-		if err := os.MkdirAll(filepath.Dir(c.abs), 0o755); err != nil {
-			return fail(err)
-		}
-		if err := atomicfile.Write(c.abs, c.data, 0o644); err != nil {
-			return fail(err)
-		}
-		done = append(done, k.Rel(c.abs))
-		if c.remove != "" {
-			src := k.NodePath(c.remove)
-			if err := os.Remove(src); err != nil && !errors.Is(err, fs.ErrNotExist) {
-				return fail(err)
-			}
-			done = append(done, k.Rel(src)+" (removed)")
-		}
-	}
-	return nil
-}
-
-// pruneMovedFolders removes the folders that held the given leaves (paths
-// relative to nodes/) and their parents, as long as they are empty. The
-// index rebuild has already removed the index.md of folders left without
-// leaves.
-func pruneMovedFolders(k *store.KB, leafPaths []string) {
-	dirs := map[string]bool{}
-	for _, p := range leafPaths {
-		for d := store.DirOf(p); d != "" && !dirs[d]; d = store.DirOf(d) {
-			dirs[d] = true
-		}
-	}
-	list := make([]string, 0, len(dirs))
-	for d := range dirs {
-		list = append(list, d)
-	}
-	// Deepest first, so a parent is tried after its children.
-	slices.SortFunc(list, func(a, b string) int {
-		if c := strings.Count(b, "/") - strings.Count(a, "/"); c != 0 {
-			return c
-		}
-		return strings.Compare(a, b)
-	})
-	for _, d := range list {
-		os.Remove(k.NodePath(d)) // fails, as it should, unless the folder is empty
-	}
 }
 
 func redirectsEqual(a, b store.Redirects) bool {

@@ -263,9 +263,9 @@ func TestRebalanceGolden(t *testing.T) {
 	}
 }
 
-// rbTree builds a small v3 tree from leaf specs "<path>|<relates_to,...>|<depends_on,...>"
+// simTree builds a small v3 tree from leaf specs "<path>|<relates_to,...>|<depends_on,...>"
 // and regenerates its index.
-func rbTree(t *testing.T, specs ...string) *store.KB {
+func simTree(t *testing.T, specs ...string) *store.KB {
 	t.Helper()
 	k := store.New(t.TempDir())
 	if err := os.MkdirAll(k.StateDir(), 0o755); err != nil {
@@ -342,7 +342,7 @@ func readFile(t *testing.T, k *store.KB, rel string) string {
 // to a moved or retired id point at the current paths, and leaves that do
 // not link to anything that moved keep their bytes.
 func TestRebalanceRelinks(t *testing.T) {
-	k := rbTree(t,
+	k := simTree(t,
 		"a/practice-mover.md|map-anchor|",
 		"a/practice-stay.md||",
 		"map-anchor.md|practice-mover|",
@@ -407,7 +407,7 @@ func TestRebalanceRelinks(t *testing.T) {
 // moves as the same bytes (git sees a pure rename) and that the folder it
 // left is removed.
 func TestRebalanceMoveKeepsBytes(t *testing.T) {
-	k := rbTree(t, "old/practice-a.md||", "keep/practice-b.md||")
+	k := simTree(t, "old/practice-a.md||", "keep/practice-b.md||")
 	before := readFile(t, k, "old/practice-a.md")
 	if _, err := applyJSON(t, k, `{"operations": [{"operation": "merge", "branch": "old", "into": "keep"}]}`); err != nil {
 		t.Fatal(err)
@@ -467,7 +467,7 @@ func TestRebalanceRejects(t *testing.T) {
 			[]string{`/operations/0/summary: a folder summary is one line`}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			k := rbTree(t, "practice-a.md||", "f/map-c.md||", "p/q/map-d.md||")
+			k := simTree(t, "practice-a.md||", "f/map-c.md||", "p/q/map-d.md||")
 			// Something that is not a leaf where practice-a would land in f.
 			if err := os.MkdirAll(k.NodePath("f/practice-a.md"), 0o755); err != nil {
 				t.Fatal(err)
@@ -513,7 +513,7 @@ func TestRebalanceRefusesV2(t *testing.T) {
 }
 
 func TestRebalanceUnknownOperation(t *testing.T) {
-	k := rbTree(t, "practice-a.md||")
+	k := simTree(t, "practice-a.md||")
 	_, err := reorg.ApplyRebalance(context.Background(), k, contracts.RebalancePlan{Operations: []contracts.RebalanceOperation{{Operation: "explode"}}}, "test")
 	if err == nil || !strings.Contains(err.Error(), `/operations/0/operation: unknown operation "explode"`) {
 		t.Fatalf("err = %v", err)
@@ -523,7 +523,7 @@ func TestRebalanceUnknownOperation(t *testing.T) {
 // TestRebalanceSplitMintsFreshIDs checks that a split never reuses an id the
 // tree or the redirect ledger already knows.
 func TestRebalanceSplitMintsFreshIDs(t *testing.T) {
-	k := rbTree(t, "practice-a.md||", "practice-a-part.md||")
+	k := simTree(t, "practice-a.md||", "practice-a-part.md||")
 	if err := os.WriteFile(k.RedirectsPath(), []byte(`{"practice-old": ["practice-a-part-2"]}`), 0o644); err != nil {
 		t.Fatal(err)
 	}

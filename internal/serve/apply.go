@@ -12,9 +12,9 @@ import (
 	"github.com/kk-project/kk/internal/contracts"
 	"github.com/kk-project/kk/internal/curate"
 	"github.com/kk-project/kk/internal/gitx"
-	"github.com/kk-project/kk/internal/httpapi"
 	"github.com/kk-project/kk/internal/jobqueue"
 	"github.com/kk-project/kk/internal/node"
+	"github.com/kk-project/kk/internal/service"
 	"github.com/kk-project/kk/internal/store"
 	"github.com/kk-project/kk/internal/txn"
 )
@@ -54,15 +54,15 @@ func repoPath(prefix, rel string) string { return prefix + store.DirName + "/" +
 // changed. The note's path is announced (job.Touch) before anything is
 // written, and every changed file before the commit, so that recovery can
 // put them back after a crash.
-func (b *Backend) Apply(ctx context.Context, j *httpapi.Job) (string, error) {
+func (b *Backend) Apply(ctx context.Context, j *service.Job) (string, error) {
 	defer b.changed()
 	if _, _, err := b.git(ctx); err != nil {
 		return "", err
 	}
 	switch j.Op {
-	case httpapi.OpStore:
+	case service.OpStore:
 		return b.store(ctx, j)
-	case httpapi.OpEdit, httpapi.OpDelete:
+	case service.OpEdit, service.OpDelete:
 		return b.change(ctx, j)
 	}
 	return "", fmt.Errorf("unknown operation %q", j.Op)
@@ -81,12 +81,12 @@ func (b *Backend) pause() {
 	}
 }
 
-func (b *Backend) meta(j *httpapi.Job) txn.Meta {
+func (b *Backend) meta(j *service.Job) txn.Meta {
 	return txn.Meta{Actor: "kk serve", Source: "http", Command: "kk serve " + j.Op + "(" + j.ID + ")"}
 }
 
 // store places a posted note and writes it.
-func (b *Backend) store(ctx context.Context, j *httpapi.Job) (string, error) {
+func (b *Backend) store(ctx context.Context, j *service.Job) (string, error) {
 	req := j.Request
 	body := noteBody(req.Content)
 	if strings.TrimSpace(body) == "" {
@@ -103,8 +103,15 @@ func (b *Backend) store(ctx context.Context, j *httpapi.Job) (string, error) {
 	t1 := time.Now()
 	defer func() { b.addTiming(&b.timing.write, time.Since(t1)) }()
 	_, err = txn.Update(ctx, b.k, b.meta(j), func(tx *txn.Tx) error {
-		id, err := freeID(tx, node.DeriveID(p.Type, p.Title), j.ID)
+		id, err := node.DeriveID(p.Type, p.Title)
 		if err != nil {
+			// A title with no ASCII spelling (日本語) names no id: the
+			// note is named after its job instead of being refused.
+			if id, err = node.DeriveID(p.Type, "note "+shortJobID(j.ID)); err != nil {
+				return err
+			}
+		}
+		if id, err = freeID(tx, id, j.ID); err != nil {
 			return err
 		}
 		in := contracts.NodeInput{Type: p.Type, Slug: id, Title: p.Title, Description: p.Description, Tags: cleanTags(p.Tags), Folder: p.Folder, Body: body}
@@ -146,15 +153,21 @@ func freeID(tx *txn.Tx, id, jobID string) (string, error) {
 	if free, err := node.UniqueID(taken, id); err == nil {
 		return free, nil
 	}
-	short := strings.ReplaceAll(jobID, "-", "")
-	if len(short) > 12 {
-		short = short[len(short)-12:]
-	}
-	id = id + "-" + strings.ToLower(short)
+	id = id + "-" + shortJobID(jobID)
 	if taken(id) {
 		return "", fmt.Errorf("id %s is taken", id)
 	}
 	return id, nil
+}
+
+// shortJobID is the last 12 hex digits of a job id: the random part of a
+// UUIDv7.
+func shortJobID(jobID string) string {
+	short := strings.ToLower(strings.ReplaceAll(jobID, "-", ""))
+	if len(short) > 12 {
+		short = short[len(short)-12:]
+	}
+	return short
 }
 
 // cleanTags trims tags and drops blank and repeated ones (compared
@@ -178,7 +191,7 @@ func cleanTags(tags []string) []string {
 func notFound(p string) error { return fmt.Errorf("file not found: %s", p) }
 
 // change edits or deletes the note at the job's path.
-func (b *Backend) change(ctx context.Context, j *httpapi.Job) (string, error) {
+func (b *Backend) change(ctx context.Context, j *service.Job) (string, error) {
 	req := j.Request
 	b.pause()
 	_, err := txn.Update(ctx, b.k, b.meta(j), func(tx *txn.Tx) error {
@@ -197,7 +210,7 @@ func (b *Backend) change(ctx context.Context, j *httpapi.Job) (string, error) {
 		if err := j.Touch(repoPath(prefix, "nodes/"+req.Path)); err != nil {
 			return err
 		}
-		if j.Op == httpapi.OpDelete {
+		if j.Op == service.OpDelete {
 			if err := tx.Remove(n); err != nil {
 				return err
 			}
@@ -227,7 +240,7 @@ func (b *Backend) change(ctx context.Context, j *httpapi.Job) (string, error) {
 
 // commit makes the job's one commit: the files the transaction wrote and
 // removed (the note and the regenerated index files), announced first.
-func (b *Backend) commit(ctx context.Context, j *httpapi.Job, leaf string, res *txn.Result) error {
+func (b *Backend) commit(ctx context.Context, j *service.Job, leaf string, res *txn.Result) error {
 	top, prefix := b.prefixNow()
 	var written, removed []string
 	for _, rel := range res.Written {

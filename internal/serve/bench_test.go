@@ -81,10 +81,10 @@ func percentile(sorted []time.Duration, p float64) time.Duration {
 // the knowledge base at KK_BENCH_ROOT instead of one in this process.
 func BenchmarkGetContentUnderWrites(b *testing.B) {
 	var k *store.KB
-	var s *service
+	var s *server
 	if url, root := os.Getenv("KK_BENCH_URL"), os.Getenv("KK_BENCH_ROOT"); url != "" && root != "" {
 		k = store.New(root)
-		s = &service{URL: url, KB: k, Client: &httpapi.Client{BaseURL: url}}
+		s = &server{URL: url, KB: k, Client: &httpapi.Client{BaseURL: url}}
 	} else {
 		k = newRepo(b, 1000)
 		s = start(b, k, nil)

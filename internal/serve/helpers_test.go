@@ -56,8 +56,8 @@ func newRepo(tb testing.TB, n int) *store.KB {
 	return k
 }
 
-// service is a kk serve running in the test process.
-type service struct {
+// server is a kk serve running in the test process.
+type server struct {
 	URL     string
 	KB      *store.KB
 	Backend *Backend
@@ -68,7 +68,7 @@ type service struct {
 
 // start runs the real backend over k (with provider p, nil for offline)
 // behind the HTTP face on a loopback port until the test ends.
-func start(tb testing.TB, k *store.KB, p llm.Provider) *service {
+func start(tb testing.TB, k *store.KB, p llm.Provider) *server {
 	tb.Helper()
 	b := New(Options{KB: k, Provider: p})
 	q, err := jobqueue.Open(filepath.Join(k.StateDir(), "queue"), b.QueueOptions())
@@ -102,12 +102,12 @@ func start(tb testing.TB, k *store.KB, p llm.Provider) *service {
 	}
 	tb.Cleanup(stop)
 	url := "http://" + ln.Addr().String()
-	return &service{URL: url, KB: k, Backend: b, Queue: q, Client: &httpapi.Client{BaseURL: url}, stop: stop}
+	return &server{URL: url, KB: k, Backend: b, Queue: q, Client: &httpapi.Client{BaseURL: url}, stop: stop}
 }
 
 // wait waits for job id's end (bounded only so that a stuck worker fails
 // the test: a benchmark's last job waits for every job before it).
-func (s *service) wait(tb testing.TB, id string) httpapi.JobStatus {
+func (s *server) wait(tb testing.TB, id string) httpapi.JobStatus {
 	tb.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()

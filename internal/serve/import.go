@@ -194,9 +194,14 @@ func importNote(tx *txn.Tx, kn knowledgedNote, old *node.Node) (*node.Node, erro
 	} else {
 		typ := noteType(kn.title)
 		base := strings.TrimSuffix(path.Base(kn.rel), path.Ext(kn.rel))
-		id := node.DeriveID(typ, base)
+		id, err := node.DeriveID(typ, base)
+		if err != nil {
+			return nil, err
+		}
 		if _, taken := tx.Resolve(id); taken {
-			id = node.DeriveID(typ, strings.ReplaceAll(strings.TrimSuffix(kn.rel, path.Ext(kn.rel)), "/", "-"))
+			if id, err = node.DeriveID(typ, strings.ReplaceAll(strings.TrimSuffix(kn.rel, path.Ext(kn.rel)), "/", "-")); err != nil {
+				return nil, err
+			}
 		}
 		if id, err = freeID(tx, id, kn.rel); err != nil {
 			return nil, err

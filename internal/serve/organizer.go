@@ -12,11 +12,11 @@ import (
 
 	"github.com/kk-project/kk/internal/contracts"
 	"github.com/kk-project/kk/internal/frontmatter"
-	"github.com/kk-project/kk/internal/httpapi"
 	"github.com/kk-project/kk/internal/index"
 	"github.com/kk-project/kk/internal/llm"
 	"github.com/kk-project/kk/internal/node"
 	"github.com/kk-project/kk/internal/schema"
+	"github.com/kk-project/kk/internal/service"
 	"github.com/kk-project/kk/internal/store"
 )
 
@@ -202,7 +202,7 @@ func (b *Backend) candidateFolders(ctx context.Context, query string, n int) ([]
 
 // place decides where a posted note goes. The request's title, type and
 // tags win over whatever the organizer would choose.
-func (b *Backend) place(ctx context.Context, req httpapi.JobRequest, body string) (placement, error) {
+func (b *Backend) place(ctx context.Context, req service.JobRequest, body string) (placement, error) {
 	p := placement{Title: req.Title, Type: req.Type, Tags: req.Tags}
 	if p.Title == "" && b.llm == nil {
 		p.Title = deriveTitle(body)
@@ -276,7 +276,7 @@ Give the note a one-line title and description, a type (practice for rules and h
 written as instructions, map for what exists and where), and a few short lowercase tags.
 Reply with the JSON object only.`
 
-func (b *Backend) decidePlacement(ctx context.Context, req httpapi.JobRequest, body string, candidates []string) (contracts.ServePlacement, error) {
+func (b *Backend) decidePlacement(ctx context.Context, req service.JobRequest, body string, candidates []string) (contracts.ServePlacement, error) {
 	summaries, err := store.ReadSummaries(b.k.SummariesPath())
 	if err != nil {
 		return contracts.ServePlacement{}, err
@@ -354,13 +354,13 @@ do not answer the question. Name the paths of the notes you draw on. Reply with 
 
 // Answer synthesizes an answer from the notes kk's search finds for query
 // and names the notes it read.
-func (b *Backend) Answer(ctx context.Context, query string) (httpapi.Answer, error) {
+func (b *Backend) Answer(ctx context.Context, query string) (service.Answer, error) {
 	if b.llm == nil {
-		return httpapi.Answer{}, llm.ErrNotConfigured
+		return service.Answer{}, llm.ErrNotConfigured
 	}
-	docs, err := b.Search(ctx, query, httpapi.DefaultSearchLimit)
+	docs, err := b.Search(ctx, query, service.DefaultSearchLimit)
 	if err != nil || len(docs) == 0 {
-		return httpapi.Answer{}, err
+		return service.Answer{}, err
 	}
 	var pr strings.Builder
 	read := make([]string, 0, len(docs))
@@ -371,9 +371,9 @@ func (b *Backend) Answer(ctx context.Context, query string) (httpapi.Answer, err
 	fmt.Fprintf(&pr, "Question: %s\n", query)
 	var a contracts.ServeAnswer
 	if err := b.decide(ctx, "serve-answer", answerSystem, pr.String(), &a); err != nil {
-		return httpapi.Answer{}, &httpapi.SynthesisError{Err: err}
+		return service.Answer{}, &service.SynthesisError{Err: err}
 	}
-	return httpapi.Answer{Sources: read, Answer: a.Answer}, nil
+	return service.Answer{Sources: read, Answer: a.Answer}, nil
 }
 
 const askSystem = `You draft a note for a knowledge base that answers a question: a concise title, a
@@ -381,13 +381,13 @@ Markdown explanation without a top-level heading, and one to five short lowercas
 Reply with the JSON object only.`
 
 // Ask drafts a note answering question; nothing is stored.
-func (b *Backend) Ask(ctx context.Context, question string) (httpapi.Draft, error) {
+func (b *Backend) Ask(ctx context.Context, question string) (service.Draft, error) {
 	if b.llm == nil {
-		return httpapi.Draft{}, llm.ErrNotConfigured
+		return service.Draft{}, llm.ErrNotConfigured
 	}
 	var d contracts.ServeAsk
 	if err := b.decide(ctx, "serve-ask", askSystem, "Question: "+question, &d); err != nil {
-		return httpapi.Draft{}, err
+		return service.Draft{}, err
 	}
-	return httpapi.Draft{Title: d.Title, Answer: d.Answer, Tags: d.Tags}, nil
+	return service.Draft{Title: d.Title, Answer: d.Answer, Tags: d.Tags}, nil
 }

@@ -6,11 +6,27 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 
+	"github.com/kk-project/kk/internal/atomicfile"
 	"github.com/kk-project/kk/internal/gitx"
 	"github.com/kk-project/kk/internal/store"
 	"github.com/kk-project/kk/internal/txn"
 )
+
+// URLFile is where a running kk serve records the URL it listens on,
+// under .ai/kenkeep/.state/.
+const URLFile = "serve.url"
+
+// Announce records url in .state/serve.url, for clients and scripts that
+// look for the running server; the returned function removes it again.
+func Announce(k *store.KB, url string) (func(), error) {
+	p := filepath.Join(k.StateDir(), URLFile)
+	if err := atomicfile.Write(p, []byte(url+"\n"), 0o644); err != nil {
+		return nil, err
+	}
+	return func() { os.Remove(p) }, nil
+}
 
 // BootstrapSubject is the subject of the commit that creates a knowledge
 // repository for kk serve.

@@ -1,4 +1,4 @@
-// Package serve is kk serve's core: the httpapi.Backend over a knowledge
+// Package serve is kk serve's core: the service.Backend over a knowledge
 // base. Reads come from the tree on disk (a note is one file read), search
 // from the branch's full-text index (internal/index), and every write is
 // one store transaction (internal/txn) followed, while the writer lock is
@@ -26,10 +26,10 @@ import (
 	"time"
 
 	"github.com/kk-project/kk/internal/gitx"
-	"github.com/kk-project/kk/internal/httpapi"
 	"github.com/kk-project/kk/internal/index"
 	"github.com/kk-project/kk/internal/llm"
 	"github.com/kk-project/kk/internal/node"
+	"github.com/kk-project/kk/internal/service"
 	"github.com/kk-project/kk/internal/store"
 )
 
@@ -49,7 +49,7 @@ type Options struct {
 	Delay time.Duration
 }
 
-// Backend is the httpapi.Backend of kk serve.
+// Backend is the service.Backend of kk serve.
 type Backend struct {
 	k     *store.KB
 	llm   llm.Provider
@@ -69,7 +69,7 @@ type Backend struct {
 	timing struct{ place, write, commit time.Duration }
 }
 
-var _ httpapi.Backend = (*Backend)(nil)
+var _ service.Backend = (*Backend)(nil)
 
 // New returns the backend over o.KB.
 func New(o Options) *Backend {
@@ -121,17 +121,17 @@ func (b *Backend) Read(_ context.Context, p string) (string, error) {
 	abs := b.k.NodePath(p)
 	fi, err := os.Lstat(abs)
 	if errors.Is(err, fs.ErrNotExist) {
-		return "", fmt.Errorf("%s: %w", p, httpapi.ErrNotFound)
+		return "", fmt.Errorf("%s: %w", p, service.ErrNotFound)
 	}
 	if err != nil {
 		return "", err
 	}
 	if !fi.Mode().IsRegular() || fi.Size() > node.MaxSize || !b.inTree(abs) {
-		return "", fmt.Errorf("%s is not a note: %w", p, httpapi.ErrNotFound)
+		return "", fmt.Errorf("%s is not a note: %w", p, service.ErrNotFound)
 	}
 	data, err := os.ReadFile(abs)
 	if errors.Is(err, fs.ErrNotExist) {
-		return "", fmt.Errorf("%s: %w", p, httpapi.ErrNotFound)
+		return "", fmt.Errorf("%s: %w", p, service.ErrNotFound)
 	}
 	return string(data), err
 }
@@ -170,16 +170,19 @@ func (b *Backend) openIndex(ctx context.Context, sync bool) (*index.DB, error) {
 }
 
 // leafHits runs kk's search and keeps the hits that are leaves of the
-// tree (not extracted documents), best first.
+// tree (not extracted documents), best first. A query search (sync) asks
+// kk's relevance threshold whether the best hit answers the text; the
+// organizer's similarity search (!sync) wants the nearest notes whatever
+// their score.
 func (b *Backend) leafHits(ctx context.Context, query string, limit int, sync bool) ([]index.Hit, error) {
-	if index.Query(query, "OR") == "" {
+	if !index.Searchable(query) {
 		return nil, nil
 	}
 	db, err := b.openIndex(ctx, sync)
 	if err != nil {
 		return nil, err
 	}
-	hits, err := index.Search(ctx, db, query, limit)
+	hits, err := db.Search(ctx, index.Request{Text: query, Limit: limit, All: !sync})
 	if err != nil {
 		return nil, err
 	}
@@ -194,7 +197,7 @@ const rerankPool = 20
 // Search returns the notes that best answer query: kk's search, reranked
 // by the model when there is one. A failed rerank falls back to kk's
 // order (and is logged): search never fails for the model's sake.
-func (b *Backend) Search(ctx context.Context, query string, limit int) ([]httpapi.Doc, error) {
+func (b *Backend) Search(ctx context.Context, query string, limit int) ([]service.Doc, error) {
 	pool := limit
 	if b.llm != nil {
 		pool = max(limit, rerankPool)
@@ -215,19 +218,19 @@ func (b *Backend) Search(ctx context.Context, query string, limit int) ([]httpap
 			paths = ranked
 		}
 	}
-	var docs []httpapi.Doc
+	var docs []service.Doc
 	for _, p := range paths {
 		if len(docs) == limit {
 			break
 		}
 		content, err := b.Read(ctx, p)
-		if errors.Is(err, httpapi.ErrNotFound) {
+		if errors.Is(err, service.ErrNotFound) {
 			continue // removed since the index saw it
 		}
 		if err != nil {
 			return nil, err
 		}
-		docs = append(docs, httpapi.Doc{Path: p, Content: content})
+		docs = append(docs, service.Doc{Path: p, Content: content})
 	}
 	return docs, nil
 }
@@ -246,12 +249,12 @@ func lowerTags(tags []string) []string {
 
 // ByTags returns the notes carrying any (or all) of tags, most recently
 // modified first, then by path. A note's modified time is its file's.
-func (b *Backend) ByTags(_ context.Context, tags []string, all bool) ([]httpapi.TagDoc, error) {
+func (b *Backend) ByTags(_ context.Context, tags []string, all bool) ([]service.TagDoc, error) {
 	t, err := b.readTree()
 	if err != nil {
 		return nil, err
 	}
-	var out []httpapi.TagDoc
+	var out []service.TagDoc
 	for _, n := range t.Leaves {
 		have := lowerTags(n.Tags)
 		matched := 0
@@ -267,9 +270,9 @@ func (b *Backend) ByTags(_ context.Context, tags []string, all bool) ([]httpapi.
 		if err != nil {
 			continue // removed since the tree was read
 		}
-		out = append(out, httpapi.TagDoc{Path: n.Path, Title: n.Title, Description: n.Description, Tags: have, Modified: fi.ModTime().UTC().Truncate(time.Second)})
+		out = append(out, service.TagDoc{Path: n.Path, Title: n.Title, Description: n.Description, Tags: have, Modified: fi.ModTime().UTC().Truncate(time.Second)})
 	}
-	slices.SortFunc(out, func(a, b httpapi.TagDoc) int {
+	slices.SortFunc(out, func(a, b service.TagDoc) int {
 		if c := b.Modified.Compare(a.Modified); c != 0 {
 			return c
 		}
@@ -279,7 +282,7 @@ func (b *Backend) ByTags(_ context.Context, tags []string, all bool) ([]httpapi.
 }
 
 // Tags counts the notes per tag (lower-cased), sorted by tag.
-func (b *Backend) Tags(context.Context) ([]httpapi.TagCount, error) {
+func (b *Backend) Tags(context.Context) ([]service.TagCount, error) {
 	t, err := b.readTree()
 	if err != nil {
 		return nil, err
@@ -290,19 +293,19 @@ func (b *Backend) Tags(context.Context) ([]httpapi.TagCount, error) {
 			counts[tag]++
 		}
 	}
-	out := make([]httpapi.TagCount, 0, len(counts))
+	out := make([]service.TagCount, 0, len(counts))
 	for tag, c := range counts {
-		out = append(out, httpapi.TagCount{Tag: tag, Count: c})
+		out = append(out, service.TagCount{Tag: tag, Count: c})
 	}
-	slices.SortFunc(out, func(a, b httpapi.TagCount) int { return strings.Compare(a.Tag, b.Tag) })
+	slices.SortFunc(out, func(a, b service.TagCount) int { return strings.Compare(a.Tag, b.Tag) })
 	return out, nil
 }
 
 // Recent returns the newest notes stored through the service (the store
 // commits of the branch's history), newest first, with the tags their
 // leaves have now.
-func (b *Backend) Recent(ctx context.Context, n int) ([]httpapi.Post, error) {
-	commits, err := gitx.RecentJobCommits(ctx, b.k.Root, httpapi.OpStore, n)
+func (b *Backend) Recent(ctx context.Context, n int) ([]service.Post, error) {
+	commits, err := gitx.RecentJobCommits(ctx, b.k.Root, service.OpStore, n)
 	if err != nil {
 		return nil, err
 	}
@@ -317,9 +320,9 @@ func (b *Backend) Recent(ctx context.Context, n int) ([]httpapi.Post, error) {
 			byPath[l.Path] = l
 		}
 	}
-	posts := make([]httpapi.Post, 0, len(commits))
+	posts := make([]service.Post, 0, len(commits))
 	for _, c := range commits {
-		p := httpapi.Post{JobID: c.ID, Path: c.Path, CreatedAt: c.Time}
+		p := service.Post{JobID: c.ID, Path: c.Path, CreatedAt: c.Time}
 		if l := byPath[c.Path]; l != nil && len(l.Tags) > 0 {
 			p.Tags = slices.Clone(l.Tags)
 		}

@@ -20,6 +20,7 @@ import (
 	"github.com/kk-project/kk/internal/httpapi"
 	"github.com/kk-project/kk/internal/jobqueue"
 	"github.com/kk-project/kk/internal/llm"
+	"github.com/kk-project/kk/internal/service"
 	"github.com/kk-project/kk/internal/store"
 )
 
@@ -35,7 +36,7 @@ func git(t *testing.T, k *store.KB, args ...string) string {
 }
 
 // post posts a note and waits for its job.
-func (s *service) post(t *testing.T, r httpapi.PostRequest) httpapi.JobStatus {
+func (s *server) post(t *testing.T, r httpapi.PostRequest) httpapi.JobStatus {
 	t.Helper()
 	j, err := s.Client.Post(ctx, r)
 	if err != nil {
@@ -44,7 +45,7 @@ func (s *service) post(t *testing.T, r httpapi.PostRequest) httpapi.JobStatus {
 	return s.wait(t, j.JobID)
 }
 
-func (s *service) edit(t *testing.T, r httpapi.EditRequest) httpapi.JobStatus {
+func (s *server) edit(t *testing.T, r httpapi.EditRequest) httpapi.JobStatus {
 	t.Helper()
 	j, err := s.Client.Edit(ctx, r)
 	if err != nil {
@@ -213,6 +214,18 @@ func TestPlacementNearestFolderElseInbox(t *testing.T) {
 	clean(t, k)
 }
 
+func TestATitleWithoutASCIINamesTheNoteAfterItsJob(t *testing.T) {
+	k := newRepo(t, 0)
+	s := start(t, k, nil)
+	j := s.post(t, httpapi.PostRequest{Title: "日本語", Content: "本文。\n"})
+	if j.Status != "done" || j.Path != "inbox/map-note-"+shortJobID(j.JobID)+".md" {
+		t.Fatalf("post: %+v", j)
+	}
+	if n, err := k.ReadLeaf(j.Path); err != nil || n.Title != "日本語" {
+		t.Errorf("leaf %+v %v", n, err)
+	}
+}
+
 func TestSameTitleNeverOverwrites(t *testing.T) {
 	k := newRepo(t, 0)
 	s := start(t, k, nil)
@@ -255,7 +268,7 @@ func TestSearchTagsRecentOnTheIndex(t *testing.T) {
 		t.Errorf("all of two tags: %+v %v", both, err)
 	}
 	tags, err := s.Client.Tags(ctx)
-	want := []httpapi.TagCount{{Tag: "concurrency", Count: 1}, {Tag: "golang", Count: 1}, {Tag: "release", Count: 1}}
+	want := []service.TagCount{{Tag: "concurrency", Count: 1}, {Tag: "golang", Count: 1}, {Tag: "release", Count: 1}}
 	if err != nil || !slices.Equal(tags, want) {
 		t.Errorf("tags: %+v %v", tags, err)
 	}
@@ -417,7 +430,7 @@ func TestRecoveryOfAnInterruptedJob(t *testing.T) {
 	// crash between the two leaves it.
 	b := New(Options{KB: k})
 	var touched []string
-	job := &httpapi.Job{ID: "01a2-test", Op: httpapi.OpStore, Request: httpapi.JobRequest{Title: "Interrupted", Content: "Half done.\n"}, Created: time.Now()}
+	job := &service.Job{ID: "01a2-test", Op: service.OpStore, Request: service.JobRequest{Title: "Interrupted", Content: "Half done.\n"}, Created: time.Now()}
 	// Write through the real path, failing at the commit's place.
 	lockFile := filepath.Join(k.Root, ".git", "refs", "heads", "main.lock")
 	os.WriteFile(lockFile, nil, 0o644)
@@ -458,7 +471,7 @@ func TestRecoveryOfAnInterruptedJob(t *testing.T) {
 }
 
 // withTouch makes job record the paths it announces in touched.
-func withTouch(job *httpapi.Job, touched *[]string) *httpapi.Job {
+func withTouch(job *service.Job, touched *[]string) *service.Job {
 	job.OnTouch(func(paths ...string) error {
 		for _, p := range paths {
 			if !slices.Contains(*touched, p) {
@@ -471,7 +484,7 @@ func withTouch(job *httpapi.Job, touched *[]string) *httpapi.Job {
 }
 
 // jobFrom is the queue's record of job with the paths it touched.
-func jobFrom(job *httpapi.Job, touched []string) jobqueue.Job {
+func jobFrom(job *service.Job, touched []string) jobqueue.Job {
 	return jobqueue.Job{ID: job.ID, Op: job.Op, Status: jobqueue.Processing, Touched: touched}
 }
 
@@ -489,7 +502,7 @@ func TestReadStaysInTheTree(t *testing.T) {
 	}
 	b := New(Options{KB: k})
 	for _, p := range []string{"out/secret.md", "evil.md", "nope.md"} {
-		if _, err := b.Read(ctx, p); !errors.Is(err, httpapi.ErrNotFound) {
+		if _, err := b.Read(ctx, p); !errors.Is(err, service.ErrNotFound) {
 			t.Errorf("Read(%s) = %v, want not found", p, err)
 		}
 	}

@@ -30,7 +30,7 @@ func TestShareTwoServersOneRepository(t *testing.T) {
 
 	sa, sb := start(t, a, nil), start(t, b, nil)
 	var jobs []httpapi.JobStatus
-	for i, s := range []*service{sa, sb, sa, sb} {
+	for i, s := range []*server{sa, sb, sa, sb} {
 		j := s.post(t, httpapi.PostRequest{Title: []string{"Alpha note", "Beta note", "Gamma note", "Delta note"}[i], Content: "Shared between two servers.\n", Tags: []string{"shared"}})
 		if j.Status != "done" {
 			t.Fatalf("post %d: %+v", i, j)

@@ -31,6 +31,9 @@ type Config struct {
 	ProjectID    string        `yaml:"projectId,omitempty" json:"projectId,omitempty"`
 	Traceability *Traceability `yaml:"traceability,omitempty" json:"traceability,omitempty"`
 	Extractors   *Extractors   `yaml:"extractors,omitempty" json:"extractors,omitempty"`
+	// Embeddings, when it names a provider, makes search hybrid (lexical
+	// and by meaning); absent, kk stays offline and lexical.
+	Embeddings *llm.EmbedConfig `yaml:"embeddings,omitempty" json:"embeddings,omitempty"`
 	// LLM is the model kk serve's organizer and query engine ask; none
 	// (the default) keeps kk serve offline. KK_LLM_* variables override
 	// it, and API keys come only from the environment.
@@ -115,7 +118,7 @@ func DefaultConfig() Config {
 
 var configKeys = []string{"schema_version", "curationThreshold", "logsRetentionDays", "lintEveryNSessions",
 	"notifications", "proposalModel", "curatorModel", "bootstrapModel", "cliDefaultHarness", "defaultBranch",
-	"projectId", "traceability", "extractors", "llm"}
+	"projectId", "traceability", "extractors", "embeddings", "llm"}
 
 // LoadConfig reads config.yaml; a missing file gives the defaults.
 func (k *KB) LoadConfig() (Config, error) {

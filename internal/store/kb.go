@@ -1,5 +1,7 @@
-// Package kb is the knowledge base on disk: finding it, reading its tree of
-// leaves, generating its index files, and checking it.
+// Package store is the knowledge base on disk: finding it, its paths and
+// configuration, reading its tree of leaves (one scanner, one leaf cache,
+// one racy window), redirects and folder summaries, and the per-knowledge-
+// base process caches. Every change of the tree goes through internal/txn.
 package store
 
 import (
@@ -24,6 +26,8 @@ type KB struct {
 	Dir  string // Root/.ai/kenkeep
 	// Now is the clock for timestamps kk records; nil means time.Now.
 	Now func() time.Time
+
+	memo *memo // process caches, shared by copies of this value
 }
 
 // Time is the knowledge base's clock: Now when set, else time.Now.
@@ -40,7 +44,7 @@ func New(root string) *KB {
 	if err != nil {
 		abs = root
 	}
-	return &KB{Root: abs, Dir: filepath.Join(abs, filepath.FromSlash(DirName))}
+	return &KB{Root: abs, Dir: filepath.Join(abs, filepath.FromSlash(DirName)), memo: newMemo()}
 }
 
 // Find walks up from start to the first folder holding .ai/kenkeep.

@@ -249,58 +249,23 @@ func (k *KB) Scan() (*Listing, error) {
 		if len(p) > len(root) {
 			rel = filepath.ToSlash(p[len(root)+1:])
 		}
-		name := d.Name()
-		if rel != "" && strings.HasPrefix(name, ".") {
-			if d.IsDir() {
-				return filepath.SkipDir
-			}
-			if IsTempName(name) {
-				l.Leftovers = append(l.Leftovers, rel)
-			}
-			return nil
-		}
-		if d.Type()&fs.ModeSymlink != 0 {
-			target, err := filepath.EvalSymlinks(p)
-			if err != nil {
-				problems = append(problems, &node.Error{Path: rel, Msg: fmt.Sprintf("broken symlink: %v", err)})
-				return nil
-			}
-			if !within(realRoot, target) {
-				problems = append(problems, &node.Error{Path: rel, Msg: fmt.Sprintf("symlink points outside the knowledge tree (to %s); replace it with a real file", target)})
-				return nil
-			}
-			fi, err := os.Stat(target)
-			if err != nil || fi.IsDir() {
-				return nil // links to folders inside the tree are not followed
-			}
-			if strings.HasSuffix(name, ".md") && !reservedNames[name] {
-				if !fi.Mode().IsRegular() {
-					l.Irregular = append(l.Irregular, rel)
-					return nil
-				}
-				l.Files = append(l.Files, LeafFile{Rel: rel, Abs: p, Size: fi.Size(), mtime: fi.ModTime().UnixNano()})
-			}
-			return nil
-		}
-		if d.IsDir() {
+		kind, f, problem := classify(realRoot, p, rel, d)
+		switch kind {
+		case entrySkipDir:
+			return filepath.SkipDir
+		case entryProblem:
+			problems = append(problems, problem)
+		case entryDir:
 			l.Dirs = append(l.Dirs, rel)
-			return nil
-		}
-		if !strings.HasSuffix(name, ".md") {
-			return nil
-		}
-		if !d.Type().IsRegular() {
-			l.Irregular = append(l.Irregular, rel) // never opened: a FIFO would block
-			return nil
-		}
-		if name == "index.md" {
+		case entryIndex:
 			l.IndexDirs[DirOf(rel)] = true
-			return nil
+		case entryLeaf:
+			l.Files = append(l.Files, f)
+		case entryLeftover:
+			l.Leftovers = append(l.Leftovers, rel)
+		case entryIrregular:
+			l.Irregular = append(l.Irregular, rel)
 		}
-		if reservedNames[name] {
-			return nil
-		}
-		l.Files = append(l.Files, LeafFile{Rel: rel, Abs: p, Size: -1})
 		return nil
 	})
 	if err != nil {
@@ -355,6 +320,71 @@ type Listing struct {
 // temporary file (atomicfile writes .<name>.tmp-<random> beside the target).
 func IsTempName(name string) bool {
 	return strings.HasPrefix(name, ".") && strings.Contains(name, ".tmp-")
+}
+
+// entryKind is what an entry under nodes/ is to the tree readers.
+type entryKind int
+
+const (
+	entryNone      entryKind = iota // not part of the tree (other files, dot files, links to folders)
+	entrySkipDir                    // a dot folder: not part of the tree, nor anything in it
+	entryDir                        // a folder of the tree
+	entryIndex                      // a folder's index.md
+	entryLeaf                       // a leaf
+	entryProblem                    // a symlink that is broken or leads out of the tree
+	entryLeftover                   // the temporary file of an interrupted atomic write
+	entryIrregular                  // a *.md that is not a regular file (a FIFO, a device): never opened
+)
+
+// classify says what the entry d at path p (rel, relative to nodes/) is,
+// by the one rule both tree readers (Scan, ReadFolder) follow. realRoot is
+// nodes/ with its symlinks resolved. A leaf reached through a symlink
+// comes with its size and mtime; a regular one with size -1 (not stated
+// yet).
+func classify(realRoot, p, rel string, d fs.DirEntry) (entryKind, LeafFile, error) {
+	name := d.Name()
+	if rel != "" && strings.HasPrefix(name, ".") {
+		switch {
+		case d.IsDir():
+			return entrySkipDir, LeafFile{}, nil
+		case IsTempName(name):
+			return entryLeftover, LeafFile{}, nil
+		}
+		return entryNone, LeafFile{}, nil
+	}
+	if d.Type()&fs.ModeSymlink != 0 {
+		target, err := filepath.EvalSymlinks(p)
+		if err != nil {
+			return entryProblem, LeafFile{}, &node.Error{Path: rel, Msg: fmt.Sprintf("broken symlink: %v", err)}
+		}
+		if !within(realRoot, target) {
+			return entryProblem, LeafFile{}, &node.Error{Path: rel, Msg: fmt.Sprintf("symlink points outside the knowledge tree (to %s); replace it with a real file", target)}
+		}
+		fi, err := os.Stat(target)
+		if err != nil || fi.IsDir() {
+			return entryNone, LeafFile{}, nil // links to folders inside the tree are not followed
+		}
+		if strings.HasSuffix(name, ".md") && !reservedNames[name] {
+			if !fi.Mode().IsRegular() {
+				return entryIrregular, LeafFile{}, nil
+			}
+			return entryLeaf, LeafFile{Rel: rel, Abs: p, Size: fi.Size(), mtime: fi.ModTime().UnixNano()}, nil
+		}
+		return entryNone, LeafFile{}, nil
+	}
+	switch {
+	case d.IsDir():
+		return entryDir, LeafFile{}, nil
+	case !strings.HasSuffix(name, ".md"):
+		return entryNone, LeafFile{}, nil
+	case !d.Type().IsRegular():
+		return entryIrregular, LeafFile{}, nil
+	case name == "index.md":
+		return entryIndex, LeafFile{}, nil
+	case reservedNames[name]:
+		return entryNone, LeafFile{}, nil
+	}
+	return entryLeaf, LeafFile{Rel: rel, Abs: p, Size: -1}, nil
 }
 
 func DirOf(rel string) string {

@@ -342,13 +342,15 @@ func recoverLocked(k *store.KB) error {
 	return nil
 }
 
-// Recover finishes what killed writers left behind, if any, when no
-// writer is running: readers call it so that an interrupted changeset
-// never stays visible for long. It reports whether it did anything.
+// Recover rolls back the changeset of a killed writer, if one is left and
+// no writer is running: readers call it so that an interrupted changeset
+// never stays visible. It costs one directory read when there is nothing
+// to do. Temporary files are harmless to readers (the scanners skip them);
+// the next write removes them. It reports whether it did anything.
 func Recover(k *store.KB) (bool, error) {
-	left, err := Leftovers(k)
-	if err != nil || len(left) == 0 {
-		return false, err
+	ents, err := os.ReadDir(JournalDir(k))
+	if err != nil || !slices.ContainsFunc(ents, func(e os.DirEntry) bool { return strings.HasSuffix(e.Name(), ".journal") }) {
+		return false, nil
 	}
 	l, err := lock.TryAcquire(k.LockPath(), "kk (recovery)")
 	if err != nil || l == nil {

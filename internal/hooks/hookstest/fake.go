@@ -53,31 +53,59 @@ type Adapter struct {
 	// BlockParse, when not nil, makes ParseTranscript wait until it is
 	// closed: a harness whose transcript never arrives, for deadline tests.
 	BlockParse chan struct{}
+	// Capture is the spec's capture mode (inline by default).
+	Capture harness.CaptureMode
+	// SettledWhen, when set, answers Settled: whether a transcript is
+	// complete (a file ending with a line holding it, say). Unset, every
+	// transcript has settled.
+	SettledWhen func(data []byte) bool
+}
+
+// Settled implements harness.TranscriptSettler: SettledWhen on the file's
+// content.
+func (a *Adapter) Settled(path string) (bool, error) {
+	data, err := os.ReadFile(path)
+	if err != nil || a.SettledWhen == nil {
+		return err == nil, nil
+	}
+	return a.SettledWhen(data), nil
 }
 
 var _ harness.Adapter = (*Adapter)(nil)
 
-func (a *Adapter) ID() string {
+// Spec implements harness.Adapter: the fake's spec, with AdapterID and
+// Bin when set. A fake standing in for Claude Code ("claude") does not
+// drain, as Claude Code does not.
+func (a *Adapter) Spec() harness.Spec {
+	s := harness.Spec{
+		ID:           ID,
+		Name:         "Fake harness",
+		Binary:       "fake-agent",
+		InstallHint:  "the fake harness is a test double; write a fake-agent script on PATH",
+		Detect:       []harness.EnvMarker{{Name: "KK_FAKE_HARNESS", Value: "1"}},
+		Priority:     100,
+		Drain:        true,
+		PromptArgMax: harness.DefaultPromptArgMax,
+		Capture:      a.Capture,
+		Files:        harness.Paths{Config: []string{".fake/hooks.json"}},
+	}
 	if a.AdapterID != "" {
-		return a.AdapterID
+		s.ID = a.AdapterID
+		s.Drain = a.AdapterID != "claude"
 	}
-	return ID
-}
-func (a *Adapter) Name() string { return "Fake harness" }
-func (a *Adapter) Binary() string {
 	if a.Bin != "" {
-		return a.Bin
+		s.Binary = a.Bin
 	}
-	return "fake-agent"
+	return s
 }
-func (a *Adapter) LaunchArgs(prompt string) []string { return []string{"-p", prompt} }
-func (a *Adapter) InstallHint() string {
-	return "the fake harness is a test double; write a fake-agent script on PATH"
-}
-func (a *Adapter) Detect(getenv func(string) string) bool {
-	return getenv("KK_FAKE_HARNESS") == "1"
-}
-func (a *Adapter) Paths() harness.Paths { return harness.Paths{} }
+
+func (a *Adapter) ID() string                             { return a.Spec().ID }
+func (a *Adapter) Name() string                           { return a.Spec().Name }
+func (a *Adapter) Binary() string                         { return a.Spec().Binary }
+func (a *Adapter) LaunchArgs(prompt string) []string      { return []string{"-p", prompt} }
+func (a *Adapter) InstallHint() string                    { return a.Spec().InstallHint }
+func (a *Adapter) Detect(getenv func(string) string) bool { return a.Spec().Detected(getenv) }
+func (a *Adapter) Paths() harness.Paths                   { return a.Spec().Files }
 
 // Install writes nothing: the fake harness has no configuration files.
 func (a *Adapter) Install(ctx context.Context, opts harness.InstallOptions) ([]harness.Change, error) {
@@ -175,7 +203,7 @@ func (a *Adapter) Headless(ctx context.Context, run harness.HeadlessRun) (string
 	}
 	bin, err := exec.LookPath(a.Binary())
 	if err != nil {
-		return "", fmt.Errorf("%s not found: %w", a.Binary(), err)
+		return "", harness.NotReady(fmt.Errorf("%s not found: %w", a.Binary(), err))
 	}
 	cmd := exec.CommandContext(ctx, bin, "-p")
 	cmd.Stdin = strings.NewReader(run.Prompt)

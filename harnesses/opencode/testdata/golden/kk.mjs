@@ -5,11 +5,13 @@
 // session events into `kk hook <event> --harness opencode` runs, each with
 // a small JSON payload on stdin. The kk processes run detached and are not
 // waited for: OpenCode's event loop is never held up, and kk logs its own
-// failures. OpenCode loads this file only because .opencode/opencode.json
-// lists it under "plugin" (it does not load .mjs files from plugins/ on
-// its own).
+// failures. One run is waited for, briefly: session-start when the plugin
+// loads, so that the context file OpenCode reads (listed under
+// "instructions") is current before the first session's first request.
+// OpenCode loads this file only because .opencode/opencode.json lists it
+// under "plugin" (it does not load .mjs files from plugins/ on its own).
 
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 
 // How kk is invoked (kk init --kk-command changes it).
 const KK = "kk";
@@ -18,9 +20,34 @@ const KK = "kk";
 // extraction, `opencode export`); those must not run kk's hooks again.
 const GUARD = "KK_INTERNAL";
 
-function runHook(event, payload, cwd) {
+// The environment of kk's runs: without the guard, which only kk's own
+// OpenCode runs carry.
+function hookEnv() {
   const env = { ...process.env };
   delete env[GUARD];
+  return env;
+}
+
+// The OpenCode executable this plugin runs in, for `opencode export`
+// when `opencode` is not on PATH.
+const OPENCODE = typeof process.execPath === "string" ? process.execPath : "";
+
+// runHookNow runs a hook and waits for it, at most timeout ms.
+function runHookNow(event, payload, cwd, timeout) {
+  try {
+    spawnSync(KK, ["hook", event, "--harness", "opencode"], {
+      cwd,
+      env: hookEnv(),
+      input: JSON.stringify(payload),
+      stdio: ["pipe", "ignore", "ignore"],
+      timeout,
+      windowsHide: true,
+    });
+  } catch {}
+}
+
+function runHook(event, payload, cwd) {
+  const env = hookEnv();
   let child;
   try {
     child = spawn(KK, ["hook", event, "--harness", "opencode"], {
@@ -47,9 +74,12 @@ export const KkPlugin = async ({ directory, worktree } = {}) => {
   const children = new Set();
   const fire = (events, harnessEvent, sessionID) => {
     if (typeof sessionID !== "string" || sessionID === "" || children.has(sessionID)) return;
-    const payload = { session_id: sessionID, hook_event_name: harnessEvent, cwd };
+    const payload = { session_id: sessionID, hook_event_name: harnessEvent, cwd, opencode_bin: OPENCODE };
     for (const event of events) runHook(event, payload, cwd);
   };
+  // Before any session: the context file is written now, not raced by the
+  // first request (session.created's refresh serves later sessions).
+  runHookNow("session-start", { hook_event_name: "plugin.load", cwd }, cwd, 3000);
   return {
     event: async ({ event } = {}) => {
       const props = (event && event.properties) || {};

@@ -1,0 +1,74 @@
+package copilot
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/kk-project/kk/internal/harness"
+)
+
+func TestParseHookInput(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("COPILOT_HOME", "")
+	const sid = "b0ff98c0-8e01-4b73-bf92-9649b139931b"
+	given := "/home/u/.copilot/session-state/" + sid + "/events.jsonl"
+	derived := filepath.Join(home, ".copilot", "session-state", sid, "events.jsonl")
+	cases := []struct {
+		file string
+		want harness.HookInput
+	}{
+		{"camel-sessionStart.json", harness.HookInput{HarnessEvent: "sessionStart", SessionID: sid, CWD: "/work/repo", TranscriptPath: derived}},
+		{"camel-agentStop.json", harness.HookInput{HarnessEvent: "agentStop", SessionID: sid, CWD: "/work/repo/sub", TranscriptPath: given}},
+		{"camel-preCompact.json", harness.HookInput{HarnessEvent: "preCompact", SessionID: sid, CWD: "/work/repo", TranscriptPath: given}},
+		{"camel-sessionEnd.json", harness.HookInput{HarnessEvent: "sessionEnd", SessionID: sid, CWD: "/work/repo", TranscriptPath: derived}},
+		{"camel-userPromptSubmitted.json", harness.HookInput{HarnessEvent: "userPromptSubmitted", SessionID: sid, CWD: "/work/repo", TranscriptPath: derived, Prompt: "where is the retry logic?"}},
+		{"pascal-SessionStart.json", harness.HookInput{HarnessEvent: "SessionStart", SessionID: sid, CWD: "/work/repo", TranscriptPath: derived}},
+		{"pascal-Stop.json", harness.HookInput{HarnessEvent: "Stop", SessionID: sid, CWD: "/work/repo", TranscriptPath: given}},
+		{"pascal-PreCompact.json", harness.HookInput{HarnessEvent: "PreCompact", SessionID: sid, CWD: "/work/repo", TranscriptPath: given}},
+		{"pascal-SessionEnd.json", harness.HookInput{HarnessEvent: "SessionEnd", SessionID: sid, CWD: "/work/repo", TranscriptPath: derived}},
+		{"pascal-UserPromptSubmit.json", harness.HookInput{HarnessEvent: "UserPromptSubmit", SessionID: sid, CWD: "/work/repo", TranscriptPath: derived, Prompt: "where is the retry logic?"}},
+		// Fields of the wrong type are skipped, not fatal.
+		{"drift-types.json", harness.HookInput{HarnessEvent: "agentStop", SessionID: sid, TranscriptPath: derived}},
+		// An id that is not safe in a path gives no derived transcript.
+		{"drift-unsafe-id.json", harness.HookInput{HarnessEvent: "sessionEnd", SessionID: "../../etc", CWD: "/work/repo"}},
+	}
+	a := New()
+	for _, c := range cases {
+		got, err := a.ParseHookInput(readFile(t, filepath.Join("testdata", "payloads", c.file)))
+		if err != nil {
+			t.Errorf("%s: %v", c.file, err)
+			continue
+		}
+		if got != c.want {
+			t.Errorf("%s:\n got %+v\nwant %+v", c.file, got, c.want)
+		}
+	}
+
+	t.Setenv("COPILOT_HOME", "/srv/copilot")
+	got, err := a.ParseHookInput(readFile(t, "testdata/payloads/camel-sessionEnd.json"))
+	if err != nil || got.TranscriptPath != filepath.Join("/srv/copilot", "session-state", sid, "events.jsonl") {
+		t.Errorf("COPILOT_HOME not used: %+v %v", got, err)
+	}
+
+	for _, bad := range []string{"", "  \n", "not json", "[1,2]", `"text"`, "null", `{"sessionId":`} {
+		if _, err := a.ParseHookInput([]byte(bad)); err == nil {
+			t.Errorf("payload %q accepted", bad)
+		}
+	}
+}
+
+// Copilot reads {"additionalContext": …} from sessionStart and
+// userPromptSubmitted hooks (1.0.102); the other events have no channel.
+func TestHookOutput(t *testing.T) {
+	for _, ev := range harness.Events {
+		out, ok := New().HookOutput(ev, "# ENTRY <kk>")
+		want := ev == harness.SessionStart || ev == harness.PromptContext
+		if ok != want {
+			t.Errorf("%s: channel %v, want %v", ev, ok, want)
+		}
+		if want && string(out) != `{"additionalContext":"# ENTRY <kk>"}`+"\n" {
+			t.Errorf("%s: output %q", ev, out)
+		}
+	}
+}

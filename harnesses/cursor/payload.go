@@ -1,0 +1,173 @@
+package cursor
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/kk-project/kk/internal/harness"
+)
+
+// payload is the part of a Cursor hook's stdin kk reads (harnesses.md
+// §3.1). Every event carries conversation_id, hook_event_name and
+// workspace_roots; the CLI always sends "transcript_path": null.
+type payload struct {
+	ConversationID string   `json:"conversation_id"`
+	SessionID      string   `json:"session_id"` // sessionStart and sessionEnd: the conversation id
+	HookEventName  string   `json:"hook_event_name"`
+	WorkspaceRoots []string `json:"workspace_roots"`
+	TranscriptPath *string  `json:"transcript_path"`
+	Prompt         string   `json:"prompt"` // beforeSubmitPrompt
+	CWD            string   `json:"cwd"`
+}
+
+// ParseHookInput implements harness.Adapter. The session id is the
+// conversation id as Cursor sends it (a UUID; the hook runtime turns any
+// other id into one). Without a transcript_path the transcript is looked
+// for under Cursor's storage; when none is found TranscriptPath stays
+// empty and capture records nothing. The search is skipped at
+// sessionStart and beforeSubmitPrompt, whose hooks do not read it.
+func (a *Adapter) ParseHookInput(data []byte) (harness.HookInput, error) {
+	if _, err := harness.DecodePayload(data, "Cursor hook payload"); err != nil {
+		return harness.HookInput{}, err
+	}
+	var p payload
+	if err := json.Unmarshal(data, &p); err != nil {
+		return harness.HookInput{}, fmt.Errorf("Cursor hook payload: %w", err)
+	}
+	conv := strings.TrimSpace(p.ConversationID)
+	if conv == "" {
+		conv = strings.TrimSpace(p.SessionID)
+	}
+	in := harness.HookInput{
+		HarnessEvent: p.HookEventName,
+		SessionID:    conv,
+		Prompt:       p.Prompt,
+		CWD:          p.CWD,
+	}
+	for _, r := range p.WorkspaceRoots {
+		if r != "" {
+			in.CWD = r
+			break
+		}
+	}
+	if in.CWD == "" {
+		in.CWD = a.env("CURSOR_PROJECT_DIR")
+	}
+	switch {
+	case p.TranscriptPath != nil && *p.TranscriptPath != "":
+		in.TranscriptPath = *p.TranscriptPath
+	case !noTranscript[p.HookEventName]:
+		in.TranscriptPath = a.findTranscript(conv, in.CWD)
+	}
+	return in, nil
+}
+
+// noTranscript are the events whose hooks never read the transcript; the
+// search for it is skipped there, since Cursor waits for sessionStart
+// hooks before the first turn.
+var noTranscript = map[string]bool{"sessionStart": true, "beforeSubmitPrompt": true}
+
+// safeID is a conversation id that can be part of a file name or a glob
+// pattern.
+var safeID = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
+
+// findTranscript locates a conversation's transcript (harnesses.md §3.3):
+// $CURSOR_TRANSCRIPT_PATH, else
+// ~/.cursor/projects/<slug>/agent-transcripts/<id>.jsonl (CLI) or
+// …/<id>/<id>.jsonl (IDE), else the newest *.jsonl naming the id under any
+// project's agent-transcripts. It returns "" when there is none.
+func (a *Adapter) findTranscript(conv, cwd string) string {
+	if p := a.env("CURSOR_TRANSCRIPT_PATH"); p != "" && isFile(p) {
+		return p
+	}
+	if !safeID.MatchString(conv) {
+		return ""
+	}
+	projects := a.projectsDir()
+	if projects == "" {
+		return ""
+	}
+	// The id as sent, and lowercased (the UUID form the files are named by).
+	ids := []string{conv}
+	if lower := strings.ToLower(conv); lower != conv {
+		ids = append(ids, lower)
+	}
+	if cwd != "" {
+		dir := filepath.Join(projects, slug(cwd), "agent-transcripts")
+		for _, c := range ids {
+			for _, p := range []string{filepath.Join(dir, c+".jsonl"), filepath.Join(dir, c, c+".jsonl")} {
+				if isFile(p) {
+					return p
+				}
+			}
+		}
+	}
+	var found []string
+	for _, c := range ids {
+		for _, pattern := range []string{"*/agent-transcripts/*" + c + "*.jsonl", "*/agent-transcripts/*/*" + c + "*.jsonl"} {
+			m, _ := filepath.Glob(filepath.Join(projects, pattern)) // the pattern is well formed
+			found = append(found, m...)
+		}
+	}
+	sort.Strings(found)
+	newest, newestTime := "", int64(0)
+	for _, p := range found {
+		fi, err := os.Stat(p)
+		if err != nil || !fi.Mode().IsRegular() {
+			continue
+		}
+		if t := fi.ModTime().UnixNano(); newest == "" || t > newestTime {
+			newest, newestTime = p, t
+		}
+	}
+	return newest
+}
+
+// projectsDir is ~/.cursor/projects, or "" when there is no home folder.
+func (a *Adapter) projectsDir() string {
+	home := a.env("HOME")
+	if home == "" {
+		home = a.env("USERPROFILE")
+	}
+	if home == "" {
+		return ""
+	}
+	return filepath.Join(home, ".cursor", "projects")
+}
+
+// slug is Cursor's name for a workspace's folder under ~/.cursor/projects:
+// the absolute path without its leading slash, every character other than
+// an ASCII letter or digit replaced by "-".
+func slug(dir string) string {
+	if abs, err := filepath.Abs(dir); err == nil {
+		dir = abs
+	}
+	s := strings.TrimPrefix(filepath.ToSlash(dir), "/")
+	return strings.Map(func(r rune) rune {
+		if r < 128 && (r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9') {
+			return r
+		}
+		return '-'
+	}, s)
+}
+
+func isFile(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.Mode().IsRegular()
+}
+
+// HookOutput implements harness.Adapter. Only sessionStart can hand
+// context to Cursor; beforeSubmitPrompt has no field for it.
+func (*Adapter) HookOutput(event harness.Event, context string) ([]byte, bool) {
+	if event != harness.SessionStart {
+		return nil, false
+	}
+	return harness.MustRawJSON(struct {
+		AdditionalContext string `json:"additional_context"`
+	}{context}), true
+}

@@ -1,0 +1,58 @@
+package cursor
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"testing"
+
+	"github.com/kk-project/kk/internal/harness"
+)
+
+func TestParseHookInput(t *testing.T) {
+	home := t.TempDir()
+	a := &Adapter{Base: harness.Base{S: spec}, getenv: env(map[string]string{"HOME": home})}
+	// A transcript for the stop payload, where the CLI keeps it.
+	flat := filepath.Join(home, ".cursor", "projects", "home-dev-shop", "agent-transcripts", "3f2a9c1e-7b4d-4e8a-9f10-2c3d4e5f6a7b.jsonl")
+	write(t, flat, []byte("{}\n"))
+	for _, tc := range []struct {
+		file string
+		want harness.HookInput
+	}{
+		// No search for the transcript where no hook reads it.
+		{"sessionStart.json", harness.HookInput{HarnessEvent: "sessionStart", SessionID: "3f2a9c1e-7b4d-4e8a-9f10-2c3d4e5f6a7b", CWD: "/home/dev/shop"}},
+		{"stop.json", harness.HookInput{HarnessEvent: "stop", SessionID: "3F2A9C1E-7B4D-4E8A-9F10-2C3D4E5F6A7B", CWD: "/home/dev/shop", TranscriptPath: flat}},
+		{"sessionEnd.json", harness.HookInput{HarnessEvent: "sessionEnd", SessionID: "conv-7781", CWD: "/home/dev/shop", TranscriptPath: "/home/dev/.cursor/projects/home-dev-shop/agent-transcripts/conv-7781/conv-7781.jsonl"}},
+		{"beforeSubmitPrompt.json", harness.HookInput{HarnessEvent: "beforeSubmitPrompt", SessionID: "3f2a9c1e-7b4d-4e8a-9f10-2c3d4e5f6a7b", CWD: "/home/dev/shop", Prompt: "Where do we keep the payment retry rules?"}},
+		// No workspace root: the transcript is found by searching every project.
+		{"preCompact.json", harness.HookInput{HarnessEvent: "preCompact", SessionID: "3f2a9c1e-7b4d-4e8a-9f10-2c3d4e5f6a7b", TranscriptPath: flat}},
+	} {
+		got, err := a.ParseHookInput(read(t, filepath.Join("testdata", "payloads", tc.file)))
+		if err != nil {
+			t.Errorf("%s: %v", tc.file, err)
+			continue
+		}
+		if got != tc.want {
+			t.Errorf("%s:\n got %+v\nwant %+v", tc.file, got, tc.want)
+		}
+	}
+	for _, bad := range []string{"", "  \n", "{", `[1]`, `{"workspace_roots": "x"}`} {
+		if _, err := a.ParseHookInput([]byte(bad)); err == nil {
+			t.Errorf("payload %q accepted", bad)
+		}
+	}
+}
+
+func TestHookOutput(t *testing.T) {
+	out, ok := New().HookOutput(harness.SessionStart, "# Project knowledge\n\nSee <ENTRY.md> & \"nodes\".\n")
+	if !ok {
+		t.Fatal("no session-start output")
+	}
+	golden(t, "session-start-output.json", out)
+	var v map[string]string
+	if err := json.Unmarshal(out, &v); err != nil || v["additional_context"] == "" {
+		t.Errorf("output %s: %v", out, err)
+	}
+	if out, ok := New().HookOutput(harness.PromptContext, "x"); ok || out != nil {
+		t.Errorf("Cursor has no prompt-time context channel, got %q", out)
+	}
+}

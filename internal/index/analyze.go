@@ -1,0 +1,270 @@
+package index
+
+import (
+	"strings"
+	"sync"
+	"sync/atomic"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/kk-project/kk/internal/node"
+)
+
+// The analyzer turns text into the terms the full-text table holds and
+// queries look for. Leaves and queries go through the same function, so a
+// word is found however it was written:
+//
+//   - words are runs of letters, digits and underscores; everything else
+//     separates them (paths and dotted names fall apart into their parts:
+//     src/Entity/Ticket.php gives src, entiti, ticket, php);
+//   - identifiers are split at underscores and case changes, and each part
+//     is a term; the whole identifier, lowercased and without underscores,
+//     is a term too, so that an exact identifier still outweighs its parts
+//     (CacheBackendInterface gives cach, backend, interfac and
+//     cachebackendinterface);
+//   - terms are lowercased and stemmed (Porter), stop words and
+//     one-letter terms are dropped.
+
+// maxWordLen bounds the words the analyzer keeps; longer runs (hashes,
+// base64) are dropped.
+const maxWordLen = 64
+
+// analyze calls emit with each term of text, in order; whole is set for
+// the term of a whole identifier that was also split into parts.
+func analyze(text string, emit func(term string, whole bool)) {
+	start := -1
+	for i, r := range text {
+		if r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r) {
+			if start < 0 {
+				start = i
+			}
+			continue
+		}
+		if start >= 0 {
+			analyzeWord(text[start:i], emit)
+			start = -1
+		}
+	}
+	if start >= 0 {
+		analyzeWord(text[start:], emit)
+	}
+}
+
+// terms returns the terms of text.
+func terms(text string) []string {
+	var out []string
+	analyze(text, func(t string, _ bool) { out = append(out, t) })
+	return out
+}
+
+// analyzeWord emits the terms of one word (letters, digits, underscores).
+func analyzeWord(w string, emit func(term string, whole bool)) {
+	if len(w) > maxWordLen {
+		return
+	}
+	if plainWord(w) {
+		// Most words: one part, already lowercase.
+		if len(w) >= 2 && !stopword(w) {
+			emit(cachedStem(w), false)
+		}
+		return
+	}
+	parts := splitIdentifier(w)
+	for _, p := range parts {
+		if t := term(p); t != "" {
+			emit(t, false)
+		}
+	}
+	if len(parts) > 1 {
+		whole := strings.ToLower(strings.ReplaceAll(w, "_", ""))
+		if utf8.RuneCountInString(whole) > 1 && !stopword(whole) {
+			emit(whole, true)
+		}
+	}
+}
+
+// term lowercases and stems one word part; "" for a stop word or a
+// one-letter part.
+func term(p string) string {
+	p = strings.ToLower(p)
+	if utf8.RuneCountInString(p) < 2 || stopword(p) {
+		return ""
+	}
+	return cachedStem(p)
+}
+
+// plainWord reports whether w is lowercase ASCII letters and digits only:
+// a word with nothing to split or fold.
+func plainWord(w string) bool {
+	for i := 0; i < len(w); i++ {
+		if c := w[i]; !('a' <= c && c <= 'z' || '0' <= c && c <= '9') {
+			return false
+		}
+	}
+	return true
+}
+
+// The stems of the words seen so far, shared by every goroutine: text
+// repeats its words, and stemming is the analyzer's main cost. The cache
+// stops growing at stemCacheMax words.
+var (
+	stemCache     sync.Map // word → stem
+	stemCacheSize atomic.Int64
+)
+
+const stemCacheMax = 200_000
+
+func cachedStem(w string) string {
+	if s, ok := stemCache.Load(w); ok {
+		return s.(string)
+	}
+	s := stem(w)
+	if stemCacheSize.Load() < stemCacheMax {
+		if _, loaded := stemCache.LoadOrStore(strings.Clone(w), s); !loaded {
+			stemCacheSize.Add(1)
+		}
+	}
+	return s
+}
+
+// splitIdentifier splits a word at underscores and case changes:
+// hook_entity_presave, setIfOwner and HTMLParser become hook entity
+// presave, set If Owner and HTML Parser; the s of a plural acronym stays
+// with it (APIs). Digits stay with the letters before them (psr3, utf8).
+func splitIdentifier(w string) []string {
+	var parts []string
+	rs := []rune(w)
+	start := 0
+	flush := func(end int) {
+		if end > start {
+			parts = append(parts, string(rs[start:end]))
+		}
+		start = end
+	}
+	for i, r := range rs {
+		switch {
+		case r == '_':
+			flush(i)
+			start = i + 1
+		case i > start && unicode.IsUpper(r):
+			prev := rs[i-1]
+			if unicode.IsLower(prev) || unicode.IsDigit(prev) {
+				flush(i)
+			} else if unicode.IsUpper(prev) && i+1 < len(rs) && unicode.IsLower(rs[i+1]) && !pluralTail(rs[i+1:]) {
+				flush(i)
+			}
+		}
+	}
+	flush(len(rs))
+	return parts
+}
+
+// pluralTail reports whether rest, what follows an uppercase letter, is
+// the "s" of a plural acronym (APIs, IDs, URLs), which stays with it.
+func pluralTail(rest []rune) bool {
+	return len(rest) == 1 && rest[0] == 's' || len(rest) > 1 && rest[0] == 's' && !unicode.IsLower(rest[1])
+}
+
+// stopwords are English function words, and the words a question or a
+// ticket wraps its subject in; they are neither indexed nor searched.
+var stopwords = map[string]bool{}
+
+func init() {
+	for _, w := range strings.Fields(`
+	a about above after again against all almost also although always am an and another any anyone anything
+	are aren around as at be because been before being below between both but by can cannot could couldn
+	did didn do does doesn doing don done down during each either else etc even ever every for from further
+	had hadn has hasn have haven having he her here hers herself him himself his how however i if in into is
+	isn it its itself just least less let ll lot lots may me might mine more most much must mustn my myself
+	neither no nor not now of off often on once one only onto or other others otherwise our ours ourselves out
+	over own per perhaps please quite rather re really same shall shan she should shouldn since so some
+	somehow someone something sometimes still such than that the their theirs them themselves then there
+	these they this those though through thus to too toward towards under until up upon us use used uses using
+	ve very via was
+	wasn we were weren what whatever when whenever where wherever whether which while who whoever whom whose
+	why will with within without won would wouldn yet you your yours yourself yourselves
+
+	actually anybody anyway basically correct correctly currently exactly fine hello help hi idea instead
+	know like likely maybe mean need needed needs ok okay right seem seems sure thanks thank think trying
+	want wanted wants way ways went whats wonder wondering`) {
+		stopwords[w] = true
+	}
+}
+
+func stopword(w string) bool { return stopwords[w] }
+
+// authoredText returns the parts of a leaf body a person wrote: without
+// the generated Related and Citations blocks, HTML comments, link targets
+// (the text of a link is kept) and bare URLs. A leaf linking another thus
+// does not match that leaf's words.
+func authoredText(body string) string {
+	for _, m := range [][2]string{{node.RelatedStart, node.RelatedEnd}, {node.CitationsStart, node.CitationsEnd}} {
+		for {
+			i := strings.Index(body, m[0])
+			if i < 0 {
+				break
+			}
+			j := strings.Index(body[i:], m[1])
+			if j < 0 {
+				body = body[:i]
+				break
+			}
+			body = body[:i] + body[i+j+len(m[1]):]
+		}
+	}
+	var b strings.Builder
+	b.Grow(len(body))
+	for i := 0; i < len(body); {
+		switch {
+		case strings.HasPrefix(body[i:], "<!--"):
+			j := strings.Index(body[i+4:], "-->")
+			if j < 0 {
+				i = len(body)
+				continue
+			}
+			i += 4 + j + 3
+			b.WriteByte(' ')
+		case body[i] == ']' && i+1 < len(body) && body[i+1] == '(':
+			// [text](target): keep the text, drop the target.
+			j := strings.IndexByte(body[i+2:], ')')
+			nl := strings.IndexByte(body[i+2:], '\n')
+			if j < 0 || (nl >= 0 && nl < j) {
+				b.WriteByte(body[i])
+				i++
+				continue
+			}
+			b.WriteByte(' ')
+			i += 2 + j + 1
+		case isURLStart(body, i):
+			j := i
+			for j < len(body) && !isURLEnd(body[j]) {
+				j++
+			}
+			b.WriteByte(' ')
+			i = j
+		default:
+			b.WriteByte(body[i])
+			i++
+		}
+	}
+	return b.String()
+}
+
+func isURLStart(s string, i int) bool {
+	if i > 0 && (isWordByte(s[i-1])) {
+		return false
+	}
+	return strings.HasPrefix(s[i:], "https://") || strings.HasPrefix(s[i:], "http://")
+}
+
+func isURLEnd(c byte) bool {
+	switch c {
+	case ' ', '\t', '\n', '\r', ')', '>', '"', '\'', '`', ']':
+		return true
+	}
+	return false
+}
+
+func isWordByte(c byte) bool {
+	return c == '_' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
+}

@@ -1,0 +1,142 @@
+package index
+
+import (
+	"database/sql"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestAnalyze(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"How do I invalidate the API cache?", "invalid api cach"},
+		{"CacheBackendInterface", "cach backend interfac cachebackendinterface"},
+		{"hook_entity_presave", "hook entiti presav hookentitypresave"},
+		{"src/Entity/Ticket.php", "src entiti ticket php"},
+		{"setIfNotExists getIfOwner", "set exist setifnotexists get owner getifowner"},
+		{"HTMLParser PHPUnit psr3Logger", "html parser htmlparser php unit phpunit psr3 logger psr3logger"},
+		{"$connection->merge() #lazy_builder", "connect merg lazi builder lazybuilder"},
+		{"retrying retries retried", "retri retri retri"},
+		{"the and of a", ""},
+		{"REST APIs need IDs and URLs; IDsFor XMLHttpRequest", "rest api id url id idsfor xml http request xmlhttprequest"},
+		{"Ça coûte 5 €, naïve café", "ça coûte naïve café"},
+		{strings.Repeat("x", 70) + " ok word", "word"},
+	} {
+		if got := strings.Join(terms(c.in), " "); got != c.want {
+			t.Errorf("terms(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
+
+func TestAuthoredText(t *testing.T) {
+	body := "Use [cache tags](../cache/practice-x.md) and see https://example.com/a_b.\n<!-- note -->\n" +
+		"<!-- kk:related:start -->\n# Related\n\n- Related: [practice-y](/y.md)\n<!-- kk:related:end -->\n" +
+		"tail [not a link] (x)\n<!-- kk:citations:start -->\n[1] [https://x](https://x)\n<!-- kk:citations:end -->\n"
+	got := strings.Join(strings.Fields(authoredText(body)), " ")
+	if want := "Use [cache tags and see tail [not a link] (x)"; got != want {
+		t.Fatalf("authoredText:\n got %q\nwant %q", got, want)
+	}
+}
+
+// TestStemMatchesSQLitePorter checks stem against the porter tokenizer of
+// the SQLite kk links, over every word of the drupal pack.
+func TestStemMatchesSQLitePorter(t *testing.T) {
+	words := map[string]bool{}
+	err := filepath.WalkDir(filepath.Join(drupalPack, "knowledge"), func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".md") {
+			return err
+		}
+		src, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		for _, w := range strings.FieldsFunc(strings.ToLower(string(src)), func(r rune) bool { return r < 'a' || r > 'z' }) {
+			words[w] = true
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("reading the drupal pack (shared/ must sit beside the repository): %v", err)
+	}
+	if len(words) < 2000 {
+		t.Fatalf("only %d distinct words read", len(words))
+	}
+	db, err := sql.Open("sqlite", "file:"+filepath.Join(t.TempDir(), "p.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	db.SetMaxOpenConns(1)
+	for _, s := range []string{
+		`CREATE VIRTUAL TABLE p USING fts5(w, tokenize='porter ascii')`,
+		`CREATE VIRTUAL TABLE pv USING fts5vocab(p, 'instance')`,
+	} {
+		if _, err := db.Exec(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sorted := make([]string, 0, len(words))
+	for w := range words {
+		sorted = append(sorted, w)
+	}
+	slices.Sort(sorted)
+	tx, _ := db.Begin()
+	for i, w := range sorted {
+		if _, err := tx.Exec(`INSERT INTO p(rowid, w) VALUES (?, ?)`, i+1, w); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := db.Query(`SELECT term, doc FROM pv`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	sqliteStem := map[string]string{}
+	for rows.Next() {
+		var s string
+		var id int
+		if err := rows.Scan(&s, &id); err != nil {
+			t.Fatal(err)
+		}
+		sqliteStem[sorted[id-1]] = s
+	}
+	bad := 0
+	for _, w := range sorted {
+		if got, want := stem(w), sqliteStem[w]; got != want {
+			if bad++; bad <= 20 {
+				t.Errorf("stem(%q) = %q, SQLite's porter gives %q", w, got, want)
+			}
+		}
+	}
+	if bad > 0 {
+		t.Errorf("%d of %d words differ", bad, len(sorted))
+	}
+}
+
+func TestSnippet(t *testing.T) {
+	want := map[string]bool{"cach": true, "tag": true}
+	long := "One two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen " +
+		"eighteen nineteen twenty twentyone twentytwo twentythree twentyfour. Attach cache tags to every cached entry; tags name the data."
+	for _, c := range []struct{ text, want string }{
+		{"Attach cache tags.", "Attach [cache] [tags]."},
+		{"Nothing here matches.\n\nAt all.", "Nothing here matches. At all."},
+		{long, "…twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen twenty twentyone twentytwo twentythree twentyfour. Attach [cache] [tags] to every [cached] entry; [tags] name the data."},
+		{"CacheBackendInterface is the cache bin's API.", "[CacheBackendInterface] is the [cache] bin's API."},
+		{"", ""},
+	} {
+		if got := snippet(c.text, want); got != c.want {
+			t.Errorf("snippet(%q)\n got %q\nwant %q", c.text, got, c.want)
+		}
+	}
+}
+
+// drupalPack is the kenkeep v2 pack used as the analyzer's corpus; shared/
+// sits beside the repository.
+// © 2026 Mateu Aguiló Bosch, MIT licence (its LICENSE file is in that folder).
+const drupalPack = "../../../shared/fixtures/kenkeep-pack-drupal"

@@ -1,0 +1,181 @@
+package index
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/kk-project/kk/internal/node"
+)
+
+// Searchable fields of a node, in the column order of search_docs and
+// search_fts.
+const (
+	fieldTitle = iota
+	fieldDescription
+	fieldTags
+	fieldPhrasings
+	fieldBody
+	numFields
+)
+
+// searchDoc is a node's analyzed text: the terms of each field.
+type searchDoc [numFields][]string
+
+// docText is a node's analyzed text and what an embedding is computed
+// from.
+type docText struct {
+	searchDoc
+	phrasings []string // as written
+	embed     string   // the text a vector is computed from (embedText)
+}
+
+// maxEmbedChars bounds the text of a node sent for embedding.
+const maxEmbedChars = 4000
+
+// embedText is what a node's vector is computed from: title,
+// description, phrasings and the start of the authored body.
+func embedText(title, description string, phrasings []string, body string) string {
+	var b strings.Builder
+	b.WriteString(title)
+	for _, s := range append([]string{description}, phrasings...) {
+		if s = strings.TrimSpace(s); s != "" {
+			b.WriteString("\n" + s)
+		}
+	}
+	if len(body) > 2*maxEmbedChars {
+		body = body[:2*maxEmbedChars] // only the start is kept below
+	}
+	if body = strings.Join(strings.Fields(body), " "); body != "" {
+		b.WriteString("\n\n" + body)
+	}
+	s := b.String()
+	if len(s) > maxEmbedChars {
+		s = s[:maxEmbedChars]
+		for !utf8.ValidString(s) {
+			s = s[:len(s)-1]
+		}
+	}
+	return s
+}
+
+// newSearchDoc analyzes the authored text of a node.
+func newSearchDoc(title, description string, tags, phrasings []string, body string) *docText {
+	authored := authoredText(body)
+	d := docText{phrasings: phrasings, embed: embedText(title, description, phrasings, authored)}
+	d.searchDoc[fieldTitle] = terms(title)
+	d.searchDoc[fieldDescription] = terms(description)
+	d.searchDoc[fieldTags] = terms(strings.Join(tags, "\n"))
+	for i, p := range phrasings {
+		if i > 0 {
+			d.searchDoc[fieldPhrasings] = append(d.searchDoc[fieldPhrasings], passageBreak)
+		}
+		d.searchDoc[fieldPhrasings] = append(d.searchDoc[fieldPhrasings], terms(p)...)
+	}
+	d.searchDoc[fieldBody] = terms(authored)
+	return &d
+}
+
+// leafSearchDoc analyzes a leaf. Its phrasings (kk_phrasings: how a
+// developer would ask for it, in their own words) are a field of their
+// own: document expansion at write time, so that a prompt sharing no word
+// with the leaf's title can still find it.
+func leafSearchDoc(n *node.Node) *docText {
+	return newSearchDoc(n.Title, n.Description, n.Tags, n.Phrasings, string(n.Body))
+}
+
+// passageBreak separates the phrasings of a leaf in its stored terms; the
+// full-text table, which splits on punctuation, never sees it.
+const passageBreak = "|"
+
+// args are the values of an INSERT INTO search_docs after rid.
+func (d *docText) args() []any {
+	out := make([]any, 0, 2*numFields+1)
+	for _, f := range d.searchDoc {
+		n := 0
+		for _, t := range f {
+			if t != passageBreak {
+				n++
+			}
+		}
+		out = append(out, n)
+	}
+	for _, f := range d.searchDoc {
+		out = append(out, strings.Join(f, " "))
+	}
+	return append(out, strings.Join(d.phrasings, "\n"), embedSHA(d.embed))
+}
+
+// embedSHA keys a node's vector to the text it was computed from.
+func embedSHA(text string) string {
+	sum := sha256.Sum256([]byte(text))
+	return hex.EncodeToString(sum[:16])
+}
+
+const insertSearchDoc = `INSERT INTO search_docs(rid, len_title, len_description, len_tags, len_phrasings, len_body,
+	title, description, tags, phrasings, body, raw_phrasings, embed_sha) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+
+// putSearchDoc writes the analyzed text of the node at rid, replacing
+// what it had.
+func (w *writer) putSearchDoc(rid int64, d *docText, replace bool) {
+	if replace {
+		w.exec(`DELETE FROM search_docs WHERE rid = ?`, rid)
+	}
+	w.exec(insertSearchDoc, append([]any{rid}, d.args()...)...)
+}
+
+// setSearchStats records the number of searchable nodes and the total
+// length of each field, which ranking needs for its length normalisation.
+func (w *writer) setSearchStats() {
+	if w.err != nil {
+		return
+	}
+	var n int64
+	var tot [numFields]float64
+	w.err = w.tx.QueryRowContext(w.ctx, `SELECT count(*), total(len_title), total(len_description), total(len_tags), total(len_phrasings), total(len_body)
+		FROM search_docs INDEXED BY search_docs_lens`).Scan(&n, &tot[0], &tot[1], &tot[2], &tot[3], &tot[4])
+	if w.err != nil {
+		return
+	}
+	parts := []string{strconv.FormatInt(n, 10)}
+	for _, t := range tot {
+		parts = append(parts, strconv.FormatInt(int64(t), 10))
+	}
+	w.setMeta("search_stats", strings.Join(parts, " "))
+}
+
+// Unphrased is a leaf without kk_phrasings.
+type Unphrased struct {
+	ID    string `json:"id"`
+	Path  string `json:"path"` // relative to nodes/
+	Title string `json:"title"`
+}
+
+// Unphrased lists up to limit leaves (not extracted entities) that have no
+// kk_phrasings, by path.
+func (db *DB) Unphrased(ctx context.Context, limit int) ([]Unphrased, int, error) {
+	var total int
+	if err := db.r.QueryRowContext(ctx, `SELECT count(*) FROM nodes n JOIN search_docs d ON d.rid = n.rid
+		WHERE n.origin = '' AND d.len_phrasings = 0`).Scan(&total); err != nil {
+		return nil, 0, fmt.Errorf("reading index %s: %w", db.Path, err)
+	}
+	rows, err := db.r.QueryContext(ctx, `SELECT n.id, n.path, n.title FROM nodes n JOIN search_docs d ON d.rid = n.rid
+		WHERE n.origin = '' AND d.len_phrasings = 0 ORDER BY n.path LIMIT ?`, limit)
+	if err != nil {
+		return nil, 0, fmt.Errorf("reading index %s: %w", db.Path, err)
+	}
+	defer rows.Close()
+	out := []Unphrased{}
+	for rows.Next() {
+		var u Unphrased
+		if err := rows.Scan(&u.ID, &u.Path, &u.Title); err != nil {
+			return nil, 0, fmt.Errorf("reading index %s: %w", db.Path, err)
+		}
+		out = append(out, u)
+	}
+	return out, total, rows.Err()
+}

@@ -1,0 +1,381 @@
+package layering
+
+import (
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/kk-project/kk"
+
+// faces are the packages that turn a user's request into a call of the
+// core and its result into output. Every other package of the module is
+// core (or a test helper, named *test).
+var faces = []string{"internal/cli", "internal/mcpserver", "internal/httpapi", "cmd/"}
+
+// Imports no core package may have: a face, or the CLI framework.
+var faceOnlyImports = []string{"github.com/spf13/cobra", "github.com/spf13/pflag"}
+
+// What a face may use of the packages that write: none of the atomic file
+// writer or the index files' generator, the lock's error type only (to
+// map it to an exit code), and the transaction's entry points that are
+// whole core operations. Update (and its Tx) is for the core: a face that
+// passes its own function to the transaction holds logic every other face
+// would have to repeat.
+var faceMayUse = map[string][]string{
+	"internal/atomicfile": nil,
+	"internal/indexfiles": nil,
+	"internal/lock":       {"HeldError"},
+	"internal/txn":        {"Init", "Rebuild", "RebuildOptions", "Meta", "Recover", "Leftovers", "Result", "ConflictError"},
+}
+
+// Functions of package os that change the file system.
+var osWriters = []string{"WriteFile", "Create", "CreateTemp", "OpenFile", "Remove", "RemoveAll", "Rename",
+	"Mkdir", "MkdirAll", "MkdirTemp", "Symlink", "Link", "Chmod", "Chtimes", "Truncate", "Lchown", "Chown"}
+
+// faceWrites lists every file-system change a face makes itself, by
+// "package-relative file: enclosing function: os call", with its reason.
+// None of them touches the knowledge tree. A new one fails the test until
+// it is listed here (and a listed one that is gone fails too).
+var faceWrites = map[string]string{
+	"internal/cli/mcp.go: runMCP: os.MkdirAll":      "kk mcp --log-file: the log folder",
+	"internal/cli/mcp.go: runMCP: os.OpenFile":      "kk mcp --log-file: the server's log",
+	"internal/cli/root.go: Main: os.Create":         "KK_CPUPROFILE: a CPU profile of kk itself",
+	"cmd/kk-search-eval/main.go: run: os.MkdirTemp": "the evaluation's scratch copy of a pack",
+	"cmd/kk-search-eval/main.go: run: os.RemoveAll": "removing that scratch copy",
+	"cmd/kk-gentree/main.go: run: os.MkdirAll":      "the benchmark tree generator's output folder",
+	"cmd/kk-gentree/main.go: run: os.WriteFile":     "the generator's list of source paths",
+}
+
+// fileWriters lists every core package that writes files (imports
+// atomicfile, or calls an os function that changes the file system), with
+// what it writes. Only internal/txn writes the knowledge tree (nodes/,
+// conflicts/, the index files); a package writing anything else says so
+// here.
+var fileWriters = map[string]string{
+	"internal/txn":               "the knowledge tree: every change, its journal, staging and audit",
+	"internal/store":             "kk init's scaffold, the leaf cache, the installed-version stamp, the writer lock file",
+	"internal/index":             "the SQLite index and its stat cache (derived, under .state/)",
+	"internal/indexfiles":        "the generation cache of the index files (under .state/); the files themselves go through txn",
+	"internal/atomicfile":        "the atomic file writer itself",
+	"internal/lock":              "the lock files",
+	"internal/curate":            "dedup --output and session stamps after the transaction commits; bootstrap scratch",
+	"internal/migrate":           "a private copy being migrated (MigrateCopy), never the live tree",
+	"internal/pack":              "pack export's output and the private copies an import or export works on",
+	"internal/session":           "session logs and captures under _sessions/ and _logs/",
+	"internal/hooks":             "hook state, staleness cache, hook-error log and the capture's scratch file",
+	"internal/harness":           "harness configuration files and installed skills",
+	"internal/install":           "kk install: harness hooks, skills, MCP registration, AGENTS.md",
+	"internal/githooks":          "git hooks (post-checkout, post-merge)",
+	"internal/jobqueue":          "kk serve's durable job queue",
+	"internal/gitx":              "git objects of kk serve's commits",
+	"internal/serve":             "kk serve's serve.url under .state/ (the tree only through the transaction)",
+	"internal/benchtree":         "generated benchmark trees",
+	"internal/benchtree/benchkb": "the cached benchmark trees under the temporary folder",
+	"harnesses/codex":            "Codex's config.toml MCP entry",
+	"harnesses/opencode":         "OpenCode's context file",
+	"internal/searcheval":        "the evaluation's scratch copy of a pack",
+	"internal/usage":             "the usage log (under .state/)",
+}
+
+type pkg struct {
+	rel     string // relative to the module root, slash-separated
+	files   map[string]*ast.File
+	imports map[string][]string // import path (module-relative when internal) -> files
+}
+
+func isFace(rel string) bool {
+	for _, f := range faces {
+		if rel == f || strings.HasPrefix(rel, strings.TrimSuffix(f, "/")+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+func isTestHelper(rel string) bool { return strings.HasSuffix(rel, "test") }
+
+// load parses every non-test Go file of the module, by package folder.
+func load(t *testing.T) map[string]*pkg {
+	t.Helper()
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(root, "go.mod")); err != nil {
+		t.Fatalf("the module root is not two folders up: %v", err)
+	}
+	pkgs := map[string]*pkg{}
+	fset := token.NewFileSet()
+	err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if n := d.Name(); p != root && (n == "testdata" || strings.HasPrefix(n, ".") || n == "node_modules" || n == "dist") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") {
+			return nil
+		}
+		f, err := parser.ParseFile(fset, p, nil, parser.SkipObjectResolution)
+		if err != nil {
+			return err
+		}
+		relDir, _ := filepath.Rel(root, filepath.Dir(p))
+		relDir = filepath.ToSlash(relDir)
+		pk := pkgs[relDir]
+		if pk == nil {
+			pk = &pkg{rel: relDir, files: map[string]*ast.File{}, imports: map[string][]string{}}
+			pkgs[relDir] = pk
+		}
+		name := relDir + "/" + filepath.Base(p)
+		pk.files[name] = f
+		for _, imp := range f.Imports {
+			path, _ := strconv.Unquote(imp.Path.Value)
+			path = strings.TrimPrefix(path, module+"/")
+			pk.imports[path] = append(pk.imports[path], name)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"internal/cli", "internal/txn", "internal/store", "internal/mcpserver"} {
+		if pkgs[want] == nil {
+			t.Fatalf("package %s not found: the walk is broken", want)
+		}
+	}
+	return pkgs
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func TestCoreImportsNoFace(t *testing.T) {
+	pkgs := load(t)
+	core := 0
+	for _, rel := range sortedKeys(pkgs) {
+		if isFace(rel) {
+			continue
+		}
+		core++
+		for _, imp := range sortedKeys(pkgs[rel].imports) {
+			files := pkgs[rel].imports[imp]
+			if isFace(imp) || slices.ContainsFunc(faceOnlyImports, func(b string) bool { return imp == b || strings.HasPrefix(imp, b+"/") }) {
+				t.Errorf("%s imports %s: the core must not depend on a face", files[0], imp)
+			}
+			if isTestHelper(imp) && !isTestHelper(rel) && !strings.HasPrefix(imp, "internal/benchtree") {
+				t.Errorf("%s imports the test helper %s", files[0], imp)
+			}
+		}
+	}
+	if core < 30 {
+		t.Fatalf("found only %d core packages; the walk missed some", core)
+	}
+}
+
+func TestFacesWriteOnlyThroughTheCore(t *testing.T) {
+	pkgs := load(t)
+	seen := map[string]bool{}
+	for _, rel := range sortedKeys(pkgs) {
+		if !isFace(rel) || isTestHelper(rel) {
+			continue
+		}
+		p := pkgs[rel]
+		for _, name := range sortedKeys(p.files) {
+			f := p.files[name]
+			osName := importName(f, "os")
+			limited := map[string]string{} // name in this file -> package
+			for w := range faceMayUse {
+				if n := importName(f, w); n != "" {
+					if n == "_" || n == "." {
+						t.Errorf("%s imports %s as %q: a face changes files only by calling the core", name, w, n)
+					}
+					limited[n] = w
+				}
+			}
+			for _, d := range f.Decls {
+				where := "(package level)"
+				if fn, ok := d.(*ast.FuncDecl); ok {
+					where = fn.Name.Name
+				}
+				ast.Inspect(d, func(n ast.Node) bool {
+					sel, ok := n.(*ast.SelectorExpr)
+					if !ok {
+						return true
+					}
+					x, ok := sel.X.(*ast.Ident)
+					if !ok {
+						return true
+					}
+					switch w, ok := limited[x.Name]; {
+					case ok && !slices.Contains(faceMayUse[w], sel.Sel.Name):
+						t.Errorf("%s: %s uses %s.%s: a face calls a core operation; it does not write, lock or run the transaction itself", name, where, w, sel.Sel.Name)
+					case osName != "" && x.Name == osName && slices.Contains(osWriters, sel.Sel.Name):
+						key := fmt.Sprintf("%s: %s: os.%s", name, where, sel.Sel.Name)
+						seen[key] = true
+						if _, ok := faceWrites[key]; !ok {
+							t.Errorf("%s changes the file system from a face; move it into the core, or list it in faceWrites with its reason if it never touches the knowledge tree", key)
+						}
+					}
+					return true
+				})
+			}
+		}
+	}
+	for _, key := range sortedKeys(faceWrites) {
+		if !seen[key] {
+			t.Errorf("faceWrites lists %q, which is gone; remove it", key)
+		}
+	}
+}
+
+func TestFileWritersAreListed(t *testing.T) {
+	pkgs := load(t)
+	writes := map[string]bool{}
+	for _, rel := range sortedKeys(pkgs) {
+		if isFace(rel) || isTestHelper(rel) {
+			continue
+		}
+		p := pkgs[rel]
+		if _, ok := p.imports["internal/atomicfile"]; ok {
+			writes[rel] = true
+		}
+		for _, f := range p.files {
+			osName := importName(f, "os")
+			if osName == "" {
+				continue
+			}
+			ast.Inspect(f, func(n ast.Node) bool {
+				if sel, ok := n.(*ast.SelectorExpr); ok {
+					if x, ok := sel.X.(*ast.Ident); ok && x.Name == osName && slices.Contains(osWriters, sel.Sel.Name) {
+						writes[rel] = true
+					}
+				}
+				return true
+			})
+		}
+	}
+	for _, rel := range sortedKeys(writes) {
+		if why := fileWriters[rel]; why == "" {
+			t.Errorf("package %s writes files but fileWriters does not say what; only internal/txn writes the knowledge tree, so list what %s writes, or write through the transaction", rel, rel)
+		}
+	}
+	for _, rel := range sortedKeys(fileWriters) {
+		if fileWriters[rel] != "" && !writes[rel] {
+			t.Errorf("fileWriters lists %s, which writes no file any more; clear its entry", rel)
+		}
+	}
+}
+
+// importName is the name file f uses for the module package or standard
+// package path ("" when f does not import it).
+func importName(f *ast.File, path string) string {
+	full := path
+	if strings.HasPrefix(path, "internal/") {
+		full = module + "/" + path
+	}
+	for _, imp := range f.Imports {
+		p, _ := strconv.Unquote(imp.Path.Value)
+		if p != full {
+			continue
+		}
+		if imp.Name != nil {
+			return imp.Name.Name
+		}
+		return full[strings.LastIndex(full, "/")+1:]
+	}
+	return ""
+}
+
+// Paths of the knowledge tree (store.KB methods). A write whose path is
+// built from one of them, outside internal/txn, bypasses the transaction,
+// unless it works on a private copy (listed in privateCopyWrites).
+var treePaths = []string{"NodesDir", "NodePath", "ConflictsDir", "EntryPath", "GraphPath", "SummariesPath", "RedirectsPath"}
+
+// privateCopyWrites lists, by "file: function", the writes of tree paths
+// that are not the user's knowledge base.
+var privateCopyWrites = map[string]string{
+	"internal/pack/import.go: stage":            "unpacks a pack into a private copy (sk) that the import's transaction then reads",
+	"internal/pack/export.go: build":            "builds a private copy (sk) from hard links of the live leaves, read only, and moves it into the pack",
+	"internal/benchtree/benchtree.go: Generate": "generates a synthetic knowledge base for the benchmarks",
+}
+
+func TestOnlyTheTransactionWritesTheTree(t *testing.T) {
+	pkgs := load(t)
+	seen := map[string]bool{}
+	for _, rel := range sortedKeys(pkgs) {
+		if rel == "internal/txn" || isTestHelper(rel) {
+			continue
+		}
+		for _, name := range sortedKeys(pkgs[rel].files) {
+			f := pkgs[rel].files[name]
+			osName, afName := importName(f, "os"), importName(f, "internal/atomicfile")
+			for _, d := range f.Decls {
+				where := "(package level)"
+				if fn, ok := d.(*ast.FuncDecl); ok {
+					where = fn.Name.Name
+				}
+				ast.Inspect(d, func(n ast.Node) bool {
+					call, ok := n.(*ast.CallExpr)
+					if !ok {
+						return true
+					}
+					sel, ok := call.Fun.(*ast.SelectorExpr)
+					if !ok {
+						return true
+					}
+					x, ok := sel.X.(*ast.Ident)
+					if !ok || !((osName != "" && x.Name == osName && slices.Contains(osWriters, sel.Sel.Name)) || (afName != "" && x.Name == afName)) {
+						return true
+					}
+					for _, arg := range call.Args {
+						if tree := treePathIn(arg); tree != "" {
+							key := fmt.Sprintf("%s: %s", name, where)
+							seen[key] = true
+							if _, ok := privateCopyWrites[key]; !ok {
+								t.Errorf("%s: %s.%s writes a path built from KB.%s outside the transaction; stage it in a txn.Update instead", key, x.Name, sel.Sel.Name, tree)
+							}
+						}
+					}
+					return true
+				})
+			}
+		}
+	}
+	for _, key := range sortedKeys(privateCopyWrites) {
+		if !seen[key] {
+			t.Errorf("privateCopyWrites lists %q, which is gone; remove it", key)
+		}
+	}
+}
+
+// treePathIn returns the tree path method an expression calls, if any.
+func treePathIn(e ast.Expr) string {
+	found := ""
+	ast.Inspect(e, func(n ast.Node) bool {
+		if sel, ok := n.(*ast.SelectorExpr); ok && slices.Contains(treePaths, sel.Sel.Name) {
+			found = sel.Sel.Name
+		}
+		return found == ""
+	})
+	return found
+}

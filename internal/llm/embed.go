@@ -1,0 +1,110 @@
+package llm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// Embedding providers.
+const (
+	EmbedOllama = "ollama" // Ollama's /api/embed
+	EmbedOpenAI = "openai" // any OpenAI-compatible /v1/embeddings
+)
+
+// EmbedConfig is the embeddings section of config.yaml. An empty
+// Provider means no embeddings: kk stays offline and lexical.
+type EmbedConfig struct {
+	Provider string `yaml:"provider,omitempty" json:"provider,omitempty" jsonschema:"enum=ollama,enum=openai,description=ollama (Ollama /api/embed) or openai (any OpenAI-compatible /v1/embeddings); absent: no embeddings"`
+	Model    string `yaml:"model,omitempty" json:"model,omitempty" jsonschema:"description=Embedding model name (required with a provider)"`
+	// BaseURL defaults to http://localhost:11434 for ollama and
+	// https://api.openai.com for openai.
+	BaseURL string `yaml:"baseUrl,omitempty" json:"baseUrl,omitempty" jsonschema:"description=Server address (default http://localhost:11434 for ollama\\, https://api.openai.com for openai)"`
+	// APIKeyEnv names the environment variable holding the API key (the
+	// key itself never goes into config.yaml); default OPENAI_API_KEY for
+	// openai, none for ollama.
+	APIKeyEnv string `yaml:"apiKeyEnv,omitempty" json:"apiKeyEnv,omitempty" jsonschema:"description=Environment variable holding the API key (default OPENAI_API_KEY for openai)"`
+	// MinSimilarity is the least cosine similarity a node needs to be
+	// returned by the vector side of a search on its own (default 0.5).
+	MinSimilarity float64 `yaml:"minSimilarity,omitempty" json:"minSimilarity,omitempty" jsonschema:"minimum=0,maximum=1,description=Least cosine similarity for a node found only by meaning (default 0.5)"`
+}
+
+// Embedder turns texts into vectors.
+type Embedder interface {
+	// Embed returns one vector per text, in order.
+	Embed(ctx context.Context, texts []string) ([][]float32, error)
+	// Model names the provider and model; vectors of another Model are
+	// not comparable and are recomputed.
+	Model() string
+}
+
+// EmbedTimeout bounds one embedding request.
+var EmbedTimeout = 30 * time.Second
+
+// ErrNoEmbedder is returned when embeddings are asked for and no provider
+// is configured.
+var ErrNoEmbedder = errors.New("no embedding provider configured")
+
+// NewEmbedder returns the embedder cfg configures, or nil (and no error)
+// when cfg is nil or names no provider: then nothing reaches the network.
+// getenv reads the API key; client is the HTTP client to use (nil: one
+// with EmbedTimeout).
+func NewEmbedder(cfg *EmbedConfig, getenv func(string) string, client *http.Client) (Embedder, error) {
+	if cfg == nil || cfg.Provider == "" {
+		return nil, nil
+	}
+	if strings.TrimSpace(cfg.Model) == "" {
+		return nil, fmt.Errorf("embeddings: provider %s needs a model", cfg.Provider)
+	}
+	if client == nil {
+		client = &http.Client{Timeout: EmbedTimeout}
+	}
+	base := strings.TrimRight(cfg.BaseURL, "/")
+	switch cfg.Provider {
+	case EmbedOllama:
+		if base == "" {
+			base = "http://localhost:11434"
+		}
+		return &ollamaEmbedder{base: base, model: cfg.Model, client: client}, nil
+	case EmbedOpenAI:
+		if base == "" {
+			base = "https://api.openai.com"
+		}
+		env := cfg.APIKeyEnv
+		if env == "" {
+			env = "OPENAI_API_KEY"
+		}
+		key := ""
+		if getenv != nil {
+			key = getenv(env)
+		}
+		return &openAIEmbedder{base: base, model: cfg.Model, key: key, client: client}, nil
+	}
+	return nil, fmt.Errorf("embeddings: unknown provider %q; use %s or %s", cfg.Provider, EmbedOllama, EmbedOpenAI)
+}
+
+// checkCount makes sure a provider answered one vector per text, all of
+// the same length.
+func checkCount(provider string, got [][]float32, want int) error {
+	if len(got) != want {
+		return fmt.Errorf("%s embeddings: %d vectors for %d texts", provider, len(got), want)
+	}
+	for i, v := range got {
+		if len(v) == 0 || len(v) != len(got[0]) {
+			return fmt.Errorf("%s embeddings: vector %d has %d dimensions, vector 0 %d", provider, i, len(v), len(got[0]))
+		}
+	}
+	return nil
+}
+
+// httpError describes a provider's non-2xx answer without its whole body.
+func httpError(provider string, resp *http.Response, body []byte) error {
+	msg := strings.TrimSpace(string(body))
+	if len(msg) > 300 {
+		msg = msg[:300] + "…"
+	}
+	return fmt.Errorf("%s embeddings: %s: %s", provider, resp.Status, msg)
+}

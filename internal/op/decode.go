@@ -1,0 +1,178 @@
+package op
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// MaxParams is the largest parameter object an operation accepts, in
+// bytes (8 MiB: a changeset of the largest size with long bodies fits).
+const MaxParams = 8 << 20
+
+// DecodeStrict decodes one parameter object into v, the way every face
+// does before calling an operation: the bytes must be valid UTF-8 and at
+// most MaxParams long; the JSON must be one object, with no key given
+// twice at any depth (the last one would otherwise win silently), no
+// unknown field, no NUL character in a string, and nothing after it. A
+// problem is a VALIDATION_ERROR naming where it is. The schema package's
+// Decode adds the check against the operation's registered JSON Schema.
+func DecodeStrict(raw []byte, v any) error {
+	if err := CheckRaw(raw); err != nil {
+		return err
+	}
+	return DecodeInto(raw, v)
+}
+
+// CheckRaw checks the bytes of a parameter object without decoding it:
+// size, UTF-8, one object, no key twice, no NUL in a string.
+func CheckRaw(raw []byte) error {
+	if len(raw) > MaxParams {
+		return New(CodeValidation, map[string]any{"size": len(raw), "limit": MaxParams},
+			"the parameters are %d bytes; the limit is %d", len(raw), MaxParams)
+	}
+	if !utf8.Valid(raw) {
+		at := len(raw)
+		for i := 0; i < len(raw); {
+			r, n := utf8.DecodeRune(raw[i:])
+			if r == utf8.RuneError && n <= 1 {
+				at = i
+				break
+			}
+			i += n
+		}
+		return New(CodeValidation, map[string]any{"offset": at}, "the parameters are not valid UTF-8 (at byte %d)", at)
+	}
+	return scanJSON(raw)
+}
+
+// DecodeInto decodes a parameter object CheckRaw accepted into v,
+// refusing unknown fields and data after the object.
+func DecodeInto(raw []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		var field string
+		if te, ok := errors.AsType[*json.UnmarshalTypeError](err); ok && te.Field != "" {
+			field = te.Field
+			return New(CodeValidation, map[string]any{"field": field, "cause": err.Error()},
+				"%s: is %s, not %s", field, te.Value, te.Type)
+		}
+		if msg, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
+			field = strings.Trim(msg, `"`)
+			return New(CodeValidation, map[string]any{"field": field}, "%s: is not a parameter of this operation", field)
+		}
+		return New(CodeValidation, map[string]any{"cause": err.Error()}, "the parameters are not a valid JSON object: %v", err)
+	}
+	if dec.More() {
+		return New(CodeValidation, nil, "the parameters hold data after the JSON object")
+	}
+	return nil
+}
+
+// scanJSON walks raw's tokens and refuses, with the JSON pointer of the
+// place, a key given twice in one object and a string holding U+0000. A
+// value that is not an object is refused too.
+func scanJSON(raw []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	type frame struct {
+		object bool
+		keys   map[string]bool
+		path   string
+		index  int
+		key    string // the key whose value comes next (objects)
+		want   bool   // an object expects a key next
+	}
+	var stack []*frame
+	pointer := func() string {
+		if len(stack) == 0 {
+			return ""
+		}
+		f := stack[len(stack)-1]
+		if f.object {
+			return f.path + "/" + escapePointer(f.key)
+		}
+		return f.path + "/" + strconv.Itoa(f.index)
+	}
+	valueDone := func() {
+		if len(stack) == 0 {
+			return
+		}
+		f := stack[len(stack)-1]
+		if f.object {
+			f.want = true
+		} else {
+			f.index++
+		}
+	}
+	first := true
+	for {
+		tok, err := dec.Token()
+		if err == io.EOF && (first || len(stack) > 0) {
+			return New(CodeValidation, nil, "the parameters are not a valid JSON object: unexpected end of input")
+		}
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return New(CodeValidation, map[string]any{"cause": err.Error()}, "the parameters are not a valid JSON object: %v", err)
+		}
+		if first {
+			first = false
+			if d, ok := tok.(json.Delim); !ok || d != '{' {
+				return New(CodeValidation, nil, "the parameters must be a JSON object")
+			}
+		}
+		switch t := tok.(type) {
+		case json.Delim:
+			switch t {
+			case '{', '[':
+				path := pointer()
+				stack = append(stack, &frame{object: t == '{', keys: map[string]bool{}, path: path, want: t == '{'})
+			default:
+				stack = stack[:len(stack)-1]
+				valueDone()
+				if len(stack) == 0 && dec.More() {
+					return New(CodeValidation, nil, "the parameters hold data after the JSON object")
+				}
+			}
+		case string:
+			f := stack[len(stack)-1]
+			if f.object && f.want {
+				f.key, f.want = t, false
+				if f.keys[t] {
+					p := f.path + "/" + escapePointer(t)
+					return New(CodeValidation, map[string]any{"field": p}, "%s: is given twice; give each key once", p)
+				}
+				f.keys[t] = true
+				if strings.ContainsRune(t, 0) {
+					return New(CodeValidation, map[string]any{"field": f.path}, "%s: a key holds a NUL character", orRoot(f.path))
+				}
+				continue
+			}
+			if strings.ContainsRune(t, 0) {
+				p := pointer()
+				return New(CodeValidation, map[string]any{"field": p}, "%s: holds a NUL character", orRoot(p))
+			}
+			valueDone()
+		default:
+			valueDone()
+		}
+	}
+}
+
+func escapePointer(s string) string {
+	return strings.NewReplacer("~", "~0", "/", "~1").Replace(s)
+}
+
+func orRoot(p string) string {
+	if p == "" {
+		return "/"
+	}
+	return p
+}

@@ -1,0 +1,114 @@
+// Package op holds what every operation behind a parameter object shares,
+// whichever face calls it: the error codes of seed 002 with the typed
+// error that carries them, and the {success, data | error} envelope the
+// faces (kk --json, the MCP tools, the HTTP service) build from an
+// operation's result. The core operations (graph, trace, search) return
+// (result, error); they never build an envelope.
+package op
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/kk-project/kk/internal/txn"
+)
+
+// Error codes.
+const (
+	// CodeValidation is bad input: a missing or malformed parameter, a field
+	// out of bounds, an invalid glob.
+	CodeValidation = "VALIDATION_ERROR"
+	// CodeNotFound is a referenced atom, molecule, entity or parent that
+	// does not exist.
+	CodeNotFound = "NOT_FOUND"
+	// CodeConflict is a version mismatch; details carry the current version.
+	CodeConflict = "CONFLICT"
+	// CodeInvariant is a request that would break a rule of the model: an
+	// atom without paths, cross-project membership.
+	CodeInvariant = "INVARIANT_VIOLATION"
+	// CodeInternal is a failure that is not the caller's fault (an unreadable
+	// tree, a full disk, a lock that could not be taken).
+	CodeInternal = "INTERNAL_ERROR"
+)
+
+// Error is a failed operation: a code from the list above, a message
+// naming the field or entity, and details a caller can act on.
+type Error struct {
+	Code    string         `json:"code"`
+	Message string         `json:"message"`
+	Details map[string]any `json:"details,omitempty"`
+}
+
+func (e *Error) Error() string { return e.Code + ": " + e.Message }
+
+// New is an error with the given code.
+func New(code string, details map[string]any, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...), Details: details}
+}
+
+// Invalid is a VALIDATION_ERROR about one parameter.
+func Invalid(field, format string, args ...any) *Error {
+	return New(CodeValidation, map[string]any{"field": field}, "%s: %s", field, fmt.Sprintf(format, args...))
+}
+
+// NotFound is a NOT_FOUND error about an entity of a kind.
+func NotFound(kind, id string) *Error {
+	return New(CodeNotFound, map[string]any{"entityType": kind, "id": id}, "no %s with id %q", kind, id)
+}
+
+// Conflict is a CONFLICT: the entity is at current, not given. The
+// details carry the current version, so a caller can re-read and retry at
+// once.
+func Conflict(kind, id string, given, current int64) *Error {
+	return New(CodeConflict, map[string]any{"entityType": kind, "id": id, "version": given, "currentVersion": current},
+		"%s %s is at version %d, not %d; re-read it and retry with version %d", kind, id, current, given, current)
+}
+
+// Invariant is an INVARIANT_VIOLATION about one parameter.
+func Invariant(field, format string, args ...any) *Error {
+	return New(CodeInvariant, map[string]any{"field": field}, "%s: %s", field, fmt.Sprintf(format, args...))
+}
+
+// ErrorOf classifies any error: an *Error as it is, a version conflict of
+// the store transaction as CONFLICT, anything else as INTERNAL_ERROR.
+func ErrorOf(err error) *Error {
+	if e, ok := errors.AsType[*Error](err); ok {
+		return e
+	}
+	if ce, ok := errors.AsType[*txn.ConflictError](err); ok {
+		return Conflict(KindOf(ce.Type), ce.ID, ce.Given, ce.Current)
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return &Error{Code: CodeInternal, Message: "the operation was interrupted: " + err.Error()}
+	}
+	return &Error{Code: CodeInternal, Message: err.Error()}
+}
+
+// KindOf names the kind of entity a leaf type is in error details: the
+// graph's atom and molecule, or the type itself.
+func KindOf(typ string) string {
+	switch typ {
+	case "molecule":
+		return "molecule"
+	case "map":
+		return "atom"
+	}
+	return typ
+}
+
+// Envelope is the answer of an operation as faces print or send it:
+// {"success":true,"data":…} or {"success":false,"error":{code,message,details}}.
+type Envelope struct {
+	Success bool   `json:"success"`
+	Data    any    `json:"data,omitempty"`
+	Error   *Error `json:"error,omitempty"`
+}
+
+// Wrap builds the envelope of an operation's result.
+func Wrap(data any, err error) Envelope {
+	if err != nil {
+		return Envelope{Error: ErrorOf(err)}
+	}
+	return Envelope{Success: true, Data: data}
+}

@@ -1,0 +1,337 @@
+package search
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+
+	"github.com/kk-project/kk/internal/graph"
+
+	"github.com/kk-project/kk/internal/index"
+	"github.com/kk-project/kk/internal/node"
+	"github.com/kk-project/kk/internal/op"
+	"github.com/kk-project/kk/internal/store"
+)
+
+// The read operations every face shares: one node with its edges and
+// changelog (kk_read), ranked full-text search over the branch index
+// (kk_search), and the entry file (kk_entry).
+
+// ReadParams is the parameter object of kk_read: exactly one of id and path.
+type ReadParams struct {
+	ID               string `json:"id,omitempty" jsonschema:"description=The node id (kk_id)\\, e.g. map-auth-flow. Give id or path\\, not both."`
+	Path             string `json:"path,omitempty" jsonschema:"description=The leaf file: relative to nodes/ (auth/flow.md) or to the repository (.ai/kenkeep/nodes/auth/flow.md). Give id or path\\, not both."`
+	IncludeChangelog *bool  `json:"includeChangelog,omitempty" jsonschema:"description=Include the newest changelog entries (default true)."`
+	ChangelogLimit   *int   `json:"changelogLimit,omitempty" jsonschema:"description=How many changelog entries to return\\, newest first (default 5).,minimum=0,maximum=1000"`
+}
+
+// NodeView is one node as kk_read returns it.
+type NodeView struct {
+	ID          string   `json:"id"`
+	Path        string   `json:"path"` // relative to the repository
+	Type        string   `json:"type"`
+	Title       string   `json:"title"`
+	Description string   `json:"description"`
+	Tags        []string `json:"tags"`
+	Status      string   `json:"status,omitempty"`
+	Confidence  string   `json:"confidence,omitempty"`
+	Priority    string   `json:"priority,omitempty"`
+	Severity    string   `json:"severity,omitempty"`
+	Owner       string   `json:"owner,omitempty"`
+	// DerivedFrom is the node's provenance (doc paths, URLs, session ids);
+	// StaleAfter the date after which it should be checked again.
+	DerivedFrom []string `json:"derivedFrom,omitempty"`
+	StaleAfter  string   `json:"staleAfter,omitempty"`
+	// Phrasings are the questions a developer would ask to find the node
+	// (kk_phrasings), which search indexes with it.
+	Phrasings []string `json:"phrasings,omitempty"`
+	// Paths and MoleculeID are set for atoms.
+	Paths      []string `json:"paths,omitempty"`
+	MoleculeID string   `json:"moleculeId,omitempty"`
+	Version    int64    `json:"version"`
+	// Body is the markdown body without kk's generated Related and
+	// Citations blocks.
+	Body string `json:"body"`
+	// Edges are the node's outgoing edges: relates_to and depends_on ids,
+	// kk_related entries (type "related", kind holding the reason) and
+	// kk_edges, in that order.
+	Edges []graph.Edge `json:"edges"`
+	// Changelog holds the newest entries first; ChangelogTotal counts all.
+	Changelog      []graph.ChangelogEntry `json:"changelog,omitempty"`
+	ChangelogTotal int                    `json:"changelogTotal"`
+}
+
+func ReadNode(ctx context.Context, k *store.KB, p ReadParams) (*NodeView, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	limit := graph.DefaultChangelogLimit
+	if p.ChangelogLimit != nil {
+		if *p.ChangelogLimit < 0 || *p.ChangelogLimit > graph.MaxLimit {
+			return nil, op.Invalid("changelogLimit", "must be between 0 and %d", graph.MaxLimit)
+		}
+		limit = *p.ChangelogLimit
+	}
+	var rel string
+	switch {
+	case p.ID != "" && p.Path != "":
+		return nil, op.Invalid("id", "give id or path, not both")
+	case p.ID != "":
+		if n := cachedLeaf(k, p.ID); n != nil {
+			return viewWithVersion(ctx, k, n, p.IncludeChangelog == nil || *p.IncludeChangelog, limit)
+		}
+		t, err := k.ReadTree(store.LoadOptions{})
+		if err != nil {
+			return nil, err
+		}
+		rememberPaths(k, t)
+		n, found := t.ByID(p.ID)
+		if !found {
+			return nil, op.New(op.CodeNotFound, map[string]any{"id": p.ID}, "no node with id %q", p.ID)
+		}
+		rel = n.Path
+	case p.Path != "":
+		var perr *op.Error
+		if rel, perr = LeafPath(k, p.Path); perr != nil {
+			return nil, perr
+		}
+	default:
+		return nil, op.Invalid("id", "give the id or the path of the node to read")
+	}
+	n, err := k.ReadLeaf(rel)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, op.New(op.CodeNotFound, map[string]any{"path": graph.RepoPath(rel)}, "no leaf at %s", graph.RepoPath(rel))
+	}
+	if err != nil {
+		return nil, err
+	}
+	return viewWithVersion(ctx, k, n, p.IncludeChangelog == nil || *p.IncludeChangelog, limit)
+}
+
+// viewWithVersion is viewNode with the version the branch index records
+// for the leaf: its kk_version, or one more when it changed outside kk
+// (an editor, a git pull) without raising it. That is the version a write
+// must name.
+func viewWithVersion(ctx context.Context, k *store.KB, n *node.Node, withLog bool, limit int) (*NodeView, error) {
+	v, err := viewNode(n, withLog, limit)
+	if err != nil {
+		return nil, err
+	}
+	db, err := graph.BranchIndex(ctx, k)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := graph.SyncForRead(ctx, k, db); err != nil {
+		return nil, err
+	}
+	vs, err := db.Versions(ctx, []string{n.Path})
+	if err != nil {
+		return nil, err
+	}
+	if iv, ok := vs[n.Path]; ok {
+		v.Version = iv
+	}
+	return v, nil
+}
+
+// leafPaths remembers where each id's leaf was the last time the tree was
+// read, so that reading a node by id in a long-running process (the MCP
+// server) costs one file read instead of a tree read. An entry is only a
+// hint: the leaf is read and its id checked, and a miss falls back to
+// reading the tree. The knowledge base value owns it (store.Memo).
+type leafPaths struct {
+	hints atomic.Pointer[map[string]string] // id key -> leaf path; a map is never changed once stored
+}
+
+type leafPathsKey struct{}
+
+func leafPathsOf(k *store.KB) *leafPaths {
+	return store.Memo(k, leafPathsKey{}, func() *leafPaths { return &leafPaths{} })
+}
+
+func rememberPaths(k *store.KB, t *store.Tree) {
+	paths := make(map[string]string, len(t.Leaves))
+	for _, n := range t.Leaves {
+		paths[store.IDKey(n.ID)] = n.Path
+	}
+	leafPathsOf(k).hints.Store(&paths)
+}
+
+// cachedLeaf returns the leaf with id when the remembered path still holds
+// it, else nil.
+func cachedLeaf(k *store.KB, id string) *node.Node {
+	paths := leafPathsOf(k).hints.Load()
+	if paths == nil {
+		return nil
+	}
+	rel, ok := (*paths)[store.IDKey(id)]
+	if !ok {
+		return nil
+	}
+	n, err := k.ReadLeaf(rel)
+	if err != nil || store.IDKey(n.ID) != store.IDKey(id) {
+		return nil
+	}
+	return n
+}
+
+// LeafPath turns a path given by a caller (relative to nodes/, to the
+// repository, or absolute inside nodes/) into a leaf path relative to
+// nodes/. Paths outside nodes/, with "..", or not naming a .md leaf are a
+// VALIDATION_ERROR.
+func LeafPath(k *store.KB, p string) (string, *op.Error) {
+	given := p
+	p = strings.TrimSpace(p)
+	if filepath.IsAbs(p) {
+		r, err := filepath.Rel(k.NodesDir(), p)
+		if err != nil || r == ".." || strings.HasPrefix(filepath.ToSlash(r), "../") {
+			return "", op.Invalid("path", "%q is not inside %s", given, k.Rel(k.NodesDir()))
+		}
+		p = r
+	}
+	p = filepath.ToSlash(p)
+	for _, part := range strings.Split(p, "/") {
+		if part == ".." {
+			return "", op.Invalid("path", "%q must not contain \"..\"", given)
+		}
+	}
+	p = path.Clean(p)
+	if prefix := path.Join(store.DirName, "nodes") + "/"; strings.HasPrefix(p, prefix) {
+		p = strings.TrimPrefix(p, prefix)
+	} else {
+		p = strings.TrimPrefix(p, "nodes/")
+	}
+	base := path.Base(p)
+	if p == "." || p == "" || !strings.HasSuffix(p, ".md") || base == "index.md" || base == "log.md" || strings.HasPrefix(base, ".") {
+		return "", op.Invalid("path", "%q does not name a leaf (a .md file under nodes/ other than index.md)", given)
+	}
+	return p, nil
+}
+
+func viewNode(n *node.Node, withLog bool, limit int) (*NodeView, error) {
+	f, err := graph.FieldsOf(n)
+	if err != nil {
+		return nil, err
+	}
+	v := &NodeView{
+		ID: n.ID, Path: graph.RepoPath(n.Path), Type: n.Type, Title: n.Title, Description: n.Description,
+		Tags: node.List(n.Tags), Status: n.Status, Confidence: n.Confidence,
+		Priority: f.Priority, Severity: f.Severity, Owner: f.Owner,
+		DerivedFrom: n.DerivedFrom, StaleAfter: n.StaleAfter, Phrasings: n.Phrasings,
+		Version: f.Version, Body: f.Knowledge, Edges: []graph.Edge{}, ChangelogTotal: len(f.Changelog),
+	}
+	if graph.IsAtom(n) {
+		v.Paths = node.List(f.Paths)
+		v.MoleculeID = f.Molecule
+	}
+	for _, to := range n.RelatesTo {
+		v.Edges = append(v.Edges, graph.Edge{Type: "relates_to", To: to})
+	}
+	for _, to := range n.DependsOn {
+		v.Edges = append(v.Edges, graph.Edge{Type: "depends_on", To: to})
+	}
+	for _, rel := range f.Related {
+		v.Edges = append(v.Edges, graph.Edge{Type: "related", To: rel.ID, Kind: rel.Reason})
+	}
+	v.Edges = append(v.Edges, f.Edges...)
+	if withLog {
+		v.Changelog = graph.NewestFirst(f.Changelog, limit, 0)
+	}
+	return v, nil
+}
+
+// SearchParams is the parameter object of kk_search.
+type SearchParams struct {
+	Query string   `json:"query" jsonschema:"description=Words to look for; stemmed (retrying finds retry)\\, punctuation and search operators are plain text.,minLength=1"`
+	Limit *int     `json:"limit,omitempty" jsonschema:"description=At most this many hits (default 10).,minimum=1,maximum=100"`
+	Types []string `json:"types,omitempty" jsonschema:"description=Only nodes of these types (practice\\, map\\, req\\, …)."`
+	Tags  []string `json:"tags,omitempty" jsonschema:"description=Only nodes carrying every one of these tags."`
+	All   bool     `json:"all,omitempty" jsonschema:"description=List the matches even when none of them answers the query (no relevance threshold)."`
+}
+
+// SearchData is the data of kk_search.
+type SearchData struct {
+	Branch string      `json:"branch"`
+	Query  string      `json:"query"`
+	Hits   []index.Hit `json:"hits"`
+	// Skipped are the files the index had to leave out (unreadable or
+	// malformed leaves and extractor sources).
+	Skipped []index.Problem `json:"skipped,omitempty"`
+}
+
+// Search limits of kk_search.
+const (
+	DefaultSearchLimit = 10
+	MaxSearchLimit     = 100
+)
+
+// SearchNodesOn is SearchNodes on the index of branch ("" for the current
+// one).
+func SearchNodesOn(ctx context.Context, k *store.KB, branch string, p SearchParams) (*SearchData, error) {
+	limit := DefaultSearchLimit
+	if p.Limit != nil {
+		if *p.Limit < 1 || *p.Limit > MaxSearchLimit {
+			return nil, op.Invalid("limit", "must be between 1 and %d", MaxSearchLimit)
+		}
+		limit = *p.Limit
+	}
+	if !index.Searchable(p.Query) {
+		return nil, op.Invalid("query", "%q holds no word to look for", p.Query)
+	}
+	if branch == "" {
+		var err error
+		if branch, err = index.CurrentBranch(ctx, k); err != nil {
+			return nil, err
+		}
+	}
+	db, err := index.OpenShared(ctx, k, branch)
+	if err != nil {
+		return nil, err
+	}
+	st, err := graph.SyncForRead(ctx, k, db)
+	if err != nil {
+		return nil, err
+	}
+	hits, err := db.Search(ctx, index.Request{Text: p.Query, Limit: limit, Types: p.Types, Tags: p.Tags, All: p.All})
+	if err != nil {
+		return nil, err
+	}
+	return &SearchData{Branch: branch, Query: p.Query, Hits: hits, Skipped: st.Skipped}, nil
+}
+
+// EntryParams is the parameter object of kk_entry (it has none).
+type EntryParams struct{}
+
+// EntryData is the data of kk_entry.
+type EntryData struct {
+	Path    string `json:"path"` // relative to the repository
+	Content string `json:"content"`
+}
+
+// ReadEntry runs kk_entry: the knowledge base's ENTRY.md.
+func ReadEntry(ctx context.Context, k *store.KB, _ EntryParams) (*EntryData, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	rel := path.Join(store.DirName, "ENTRY.md")
+	src, err := os.ReadFile(k.EntryPath())
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, op.New(op.CodeNotFound, map[string]any{"path": rel}, "%s does not exist; run kk index rebuild", rel)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &EntryData{Path: rel, Content: string(src)}, nil
+}
+
+// SearchNodes runs kk_search: ranked full-text search over the current
+// branch's index, which is created (from the default branch's) and synced
+// first.
+func SearchNodes(ctx context.Context, k *store.KB, p SearchParams) (*SearchData, error) {
+	return SearchNodesOn(ctx, k, "", p)
+}

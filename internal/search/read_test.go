@@ -1,0 +1,101 @@
+package search
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/kk-project/kk/internal/op"
+)
+
+func TestReadNode(t *testing.T) {
+	k := newKB(t)
+	mustOK(t, run(t, k, KBUpsertJSON, `{"entities":[{"id":"req-1","type":"req","title":"Log in","priority":"must"},{"id":"test-t1","type":"test","title":"login test"}],
+		"edges":[{"type":"verified_by","from":"REQ-1","to":"Test-T1"}],"created_by":"me","source":"test"}`))
+	a := createAtom(t, k, "Auth", []string{"src/auth/**"}, "")
+	for i := range 3 {
+		mustOK(t, run(t, k, ManageChangelogJSON, fmt.Sprintf(`{"operation":"append","parentType":"atom","parentId":%q,"taskId":"T","summary":"s%d"}`, a["id"], i)))
+	}
+
+	req := mustOK(t, run(t, k, ReadNodeJSON, `{"id":"req-1"}`))
+	if req["type"] != "req" || req["priority"] != "must" || fmt.Sprint(req["edges"]) == "[]" {
+		t.Fatalf("req: %v", req)
+	}
+	edge := req["edges"].([]any)[0].(map[string]any)
+	if edge["type"] != "verified_by" || edge["to"] != "test-t1" || edge["created_by"] != "me" {
+		t.Fatalf("edge: %v", edge)
+	}
+
+	// A leaf moved since the last read is found again.
+	moved := filepath.Join(k.NodesDir(), "elsewhere", "req-1.md")
+	if err := os.MkdirAll(filepath.Dir(moved), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(k.NodePath(strings.TrimPrefix(req["path"].(string), ".ai/kenkeep/nodes/")), moved); err != nil {
+		t.Fatal(err)
+	}
+	if again := mustOK(t, run(t, k, ReadNodeJSON, `{"id":"req-1"}`)); again["path"] != ".ai/kenkeep/nodes/elsewhere/req-1.md" {
+		t.Fatalf("after a move: %v", again)
+	}
+
+	atom := mustOK(t, run(t, k, ReadNodeJSON, `{"id":"`+a["id"].(string)+`","changelogLimit":2}`))
+	log := atom["changelog"].([]any)
+	if atom["changelogTotal"] != float64(3) || len(log) != 2 || log[0].(map[string]any)["summary"] != "s2" || fmt.Sprint(atom["paths"]) != "[src/auth/**]" {
+		t.Fatalf("atom: %v", atom)
+	}
+	noLog := mustOK(t, run(t, k, ReadNodeJSON, `{"id":"`+a["id"].(string)+`","includeChangelog":false}`))
+	if _, has := noLog["changelog"]; has {
+		t.Fatalf("includeChangelog false: %v", noLog)
+	}
+	for _, p := range []string{atom["path"].(string), strings.TrimPrefix(atom["path"].(string), ".ai/kenkeep/nodes/"), k.Root + "/" + atom["path"].(string)} {
+		got := mustOK(t, run(t, k, ReadNodeJSON, fmt.Sprintf(`{"path":%q}`, p)))
+		if got["id"] != a["id"] {
+			t.Fatalf("path %s: %v", p, got)
+		}
+	}
+	for raw, want := range map[string]string{
+		`{"id":"nope"}`:                      op.CodeNotFound,
+		`{"path":"graph/nope.md"}`:           op.CodeNotFound,
+		`{}`:                                 op.CodeValidation,
+		`{"id":"req-1","path":"a.md"}`:       op.CodeValidation,
+		`{"path":"../x.md"}`:                 op.CodeValidation,
+		`{"path":"/etc/passwd"}`:             op.CodeValidation,
+		`{"path":"graph/index.md"}`:          op.CodeValidation,
+		`{"path":"graph/x.txt"}`:             op.CodeValidation,
+		`{"id":"req-1","changelogLimit":-1}`: op.CodeValidation,
+		`{"id":"req-1","extra":1}`:           op.CodeValidation,
+	} {
+		if got := errCode(run(t, k, ReadNodeJSON, raw)); got != want {
+			t.Errorf("%s: %q, want %q", raw, got, want)
+		}
+	}
+}
+
+func TestSearchNodesAndEntry(t *testing.T) {
+	k := newKB(t)
+	createAtom(t, k, "Webhook retries", []string{"src/hooks/**"}, "")
+	d := mustOK(t, run(t, k, SearchNodesJSON, `{"query":"webhook","limit":5}`))
+	if hits := d["hits"].([]any); len(hits) != 1 || d["branch"] == "" {
+		t.Fatalf("search: %v", d)
+	}
+	for raw, want := range map[string]string{`{"query":"..."}`: op.CodeValidation, `{"query":"x","limit":0}`: op.CodeValidation, `{"query":"x","limit":101}`: op.CodeValidation} {
+		if got := errCode(run(t, k, SearchNodesJSON, raw)); got != want {
+			t.Errorf("%s: %q, want %q", raw, got, want)
+		}
+	}
+	e := mustOK(t, run(t, k, ReadEntryJSON, `{}`))
+	if e["path"] != ".ai/kenkeep/ENTRY.md" || !strings.HasPrefix(e["content"].(string), "---\n") {
+		t.Fatalf("entry: %v", e)
+	}
+	if got := errCode(run(t, k, ReadEntryJSON, `{"x":1}`)); got != op.CodeValidation {
+		t.Fatalf("entry with a parameter: %q", got)
+	}
+	if err := os.Remove(k.EntryPath()); err != nil {
+		t.Fatal(err)
+	}
+	if got := errCode(run(t, k, ReadEntryJSON, `{}`)); got != op.CodeNotFound {
+		t.Fatalf("no entry: %q", got)
+	}
+}

@@ -1,0 +1,448 @@
+package trace
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/kk-project/kk/internal/graph"
+
+	"github.com/kk-project/kk/internal/index"
+	"github.com/kk-project/kk/internal/op"
+	"github.com/kk-project/kk/internal/store"
+)
+
+// EntityView is an entity as kb_query returns it: its fields, its outgoing
+// edges and the edges pointing at it.
+type EntityView struct {
+	*index.Entity
+	Edges    []EdgeView `json:"edges"`
+	Incoming []EdgeView `json:"incoming"`
+}
+
+// EdgeView is one edge as the traceability operations return it.
+type EdgeView struct {
+	Type       string `json:"type"`
+	From       string `json:"from"`
+	To         string `json:"to"`
+	CreatedAt  string `json:"created_at,omitempty"`
+	CreatedBy  string `json:"created_by,omitempty"`
+	Source     string `json:"source,omitempty"`
+	Confidence string `json:"confidence,omitempty"`
+}
+
+// QueryResult is the data of kb_query.
+type QueryResult struct {
+	Entities []EntityView `json:"entities"`
+	Total    int          `json:"total"`
+	Limit    int          `json:"limit"`
+	Offset   int          `json:"offset"`
+}
+
+// snapshot is every entity and edge of a branch's index.
+type snapshot struct {
+	gen      string // the index generation it was read at
+	entities []*index.Entity
+	byID     map[string]*index.Entity // by the id as the entity carries it
+	byKey    map[string]*index.Entity // by store.IDKey
+	out, in  map[string][]index.Edge
+	edges    []index.Edge
+}
+
+// canonical returns the id an entity carries for id (compared without
+// regard to case), or id itself when no entity has it.
+func (s *snapshot) canonical(id string) string {
+	if e, ok := s.byKey[store.IDKey(id)]; ok {
+		return e.ID
+	}
+	return id
+}
+
+// loadSnapshot syncs the current branch's index and reads it whole.
+func loadSnapshot(ctx context.Context, k *store.KB) (*snapshot, error) {
+	db, err := graph.BranchIndex(ctx, k)
+	if err != nil {
+		return nil, err
+	}
+	st, err := graph.SyncForRead(ctx, k, db)
+	if err != nil {
+		return nil, err
+	}
+	snapshots := snapshotsOf(k)
+	snapshots.Lock()
+	cached := snapshots.byDB[db.Path]
+	snapshots.Unlock()
+	if cached != nil && st.Gen != "" && cached.gen == st.Gen {
+		return cached, nil
+	}
+	ents, err := db.Entities(ctx)
+	if err != nil {
+		return nil, err
+	}
+	edges, err := db.Edges(ctx)
+	if err != nil {
+		return nil, err
+	}
+	s := &snapshot{byID: make(map[string]*index.Entity, len(ents)), byKey: make(map[string]*index.Entity, len(ents)),
+		out: map[string][]index.Edge{}, in: map[string][]index.Edge{}, edges: edges}
+	for _, e := range ents {
+		if _, dup := s.byKey[store.IDKey(e.ID)]; dup {
+			continue // Entities lists a leaf before an extracted entity of the same id
+		}
+		s.byID[e.ID], s.byKey[store.IDKey(e.ID)] = e, e
+		s.entities = append(s.entities, e)
+	}
+	// Edge ends name an entity without regard to case: they are read as
+	// the id the entity carries, so that every rule compares ids as they
+	// are.
+	for i := range edges {
+		edges[i].From, edges[i].To = s.canonical(edges[i].From), s.canonical(edges[i].To)
+	}
+	for _, e := range edges {
+		s.out[e.From] = append(s.out[e.From], e)
+		s.in[e.To] = append(s.in[e.To], e)
+	}
+	if s.gen = st.Gen; s.gen != "" {
+		snapshots.Lock()
+		snapshots.byDB[db.Path] = s
+		snapshots.Unlock()
+	}
+	return s, nil
+}
+
+// snapshots keeps, per index, the last snapshot read, for as long as the
+// index stays at its generation (a long-running process answers many
+// queries between two changes). A snapshot is never changed once read.
+// The knowledge base value owns them (store.Memo).
+type snapshots struct {
+	sync.Mutex
+	byDB map[string]*snapshot
+}
+
+type snapshotsKey struct{}
+
+func snapshotsOf(k *store.KB) *snapshots {
+	return store.Memo(k, snapshotsKey{}, func() *snapshots { return &snapshots{byDB: map[string]*snapshot{}} })
+}
+
+func edgeViews(list []index.Edge) []EdgeView {
+	out := make([]EdgeView, len(list))
+	for i, e := range list {
+		out[i] = EdgeView{Type: e.Type, From: e.From, To: e.To, CreatedAt: e.CreatedAt, CreatedBy: e.CreatedBy, Source: e.Source, Confidence: e.Confidence}
+	}
+	return out
+}
+
+func KBQuery(ctx context.Context, k *store.KB, p KBQueryParams) (*QueryResult, error) {
+	if err := graph.ValidateProjectID(k, p.ProjectID); err != nil {
+		return nil, err
+	}
+	limit, offset, verr := graph.Page(p.Limit, p.Offset)
+	if verr != nil {
+		return nil, verr
+	}
+	if p.Status != "" && !slices.Contains([]string{"draft", "stable", "deprecated"}, p.Status) {
+		return nil, op.Invalid("status", "%q is not a status; use draft, stable or deprecated", p.Status)
+	}
+	rel := p.Relationship
+	if rel != nil {
+		if strings.TrimSpace(rel.Type) == "" {
+			return nil, op.Invalid("relationship.type", "is required")
+		}
+		switch rel.Direction {
+		case "":
+			rel.Direction = "out"
+		case "out", "in":
+		default:
+			return nil, op.Invalid("relationship.direction", "%q is not a direction; use out or in", rel.Direction)
+		}
+		rel.Other = normalizeRef(rel.Other)
+	}
+	id := normalizeRef(p.ID)
+	if p.ID != "" && id == "" {
+		return nil, op.Invalid("id", "%q holds no letter or digit", p.ID)
+	}
+	s, err := loadSnapshot(ctx, k)
+	if err != nil {
+		return nil, err
+	}
+	if id != "" {
+		id = s.canonical(id)
+	}
+	if rel != nil && rel.Other != "" {
+		rel.Other = s.canonical(rel.Other)
+	}
+	var hits []*index.Entity
+	for _, e := range s.entities {
+		if (p.Type != "" && e.Type != p.Type) || (id != "" && e.ID != id) || (p.Status != "" && e.Status != p.Status) {
+			continue
+		}
+		if !hasTags(e.Tags, p.Tags) {
+			continue
+		}
+		if rel != nil && !s.matches(e.ID, rel) {
+			continue
+		}
+		hits = append(hits, e)
+	}
+	res := &QueryResult{Entities: []EntityView{}, Total: len(hits), Limit: limit, Offset: offset}
+	for _, e := range graph.Window(hits, limit, offset) {
+		res.Entities = append(res.Entities, EntityView{Entity: e, Edges: edgeViews(s.out[e.ID]), Incoming: edgeViews(s.in[e.ID])})
+	}
+	return res, nil
+}
+
+func hasTags(have, want []string) bool {
+	for _, t := range want {
+		if !slices.Contains(have, t) {
+			return false
+		}
+	}
+	return true
+}
+
+// matches reports whether entity id fits the relationship pattern.
+func (s *snapshot) matches(id string, rel *KBRelationship) bool {
+	list, far := s.out[id], func(e index.Edge) string { return e.To }
+	if rel.Direction == "in" {
+		list, far = s.in[id], func(e index.Edge) string { return e.From }
+	}
+	found := slices.ContainsFunc(list, func(e index.Edge) bool {
+		return e.Type == rel.Type && (rel.Other == "" || far(e) == rel.Other)
+	})
+	return found != rel.Missing
+}
+
+// Check rules of kb_check.
+const (
+	RuleMustCoverage      = "must-coverage"
+	RuleDependsOnAcyclic  = "depends-on-acyclic"
+	RuleSymbolReqExists   = "symbol-req-exists"
+	RuleNoDanglingEdges   = "no-dangling-edges"
+	RuleEdgeEndpointTypes = "edge-endpoint-types"
+)
+
+// CheckRules lists kb_check's rules with what each one asks.
+var CheckRules = []struct{ Name, Description string }{
+	{RuleMustCoverage, "every req with priority must has at least one specified_by scenario and one verified_by test"},
+	{RuleDependsOnAcyclic, "depends_on edges form no cycle (config traceability.allowDependsOnCycles turns this off)"},
+	{RuleSymbolReqExists, "every implements edge of a symbol points at a req that exists"},
+	{RuleNoDanglingEdges, "every other edge points at an entity that exists"},
+	{RuleEdgeEndpointTypes, "every typed edge connects the entity types the edge table allows"},
+}
+
+// Violation is one broken rule.
+type Violation struct {
+	Rule    string   `json:"rule"`
+	IDs     []string `json:"ids"`
+	Message string   `json:"message"`
+}
+
+// CheckResult is the data of kb_check.
+type CheckResult struct {
+	Rules      []string    `json:"rules"`
+	Violations []Violation `json:"violations"`
+}
+
+func KBCheck(ctx context.Context, k *store.KB, p KBCheckParams) (*CheckResult, error) {
+	if err := graph.ValidateProjectID(k, p.ProjectID); err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, r := range CheckRules {
+		names = append(names, r.Name)
+	}
+	rules := names
+	if len(p.Rules) > 0 {
+		rules = nil
+		for i, r := range p.Rules {
+			if !slices.Contains(names, r) {
+				return nil, op.Invalid(fmt.Sprintf("rules[%d]", i), "%q is not a rule; use %s", r, strings.Join(names, ", "))
+			}
+			if !slices.Contains(rules, r) {
+				rules = append(rules, r)
+			}
+		}
+	}
+	cfg, err := k.LoadConfig()
+	if err != nil {
+		return nil, err
+	}
+	s, err := loadSnapshot(ctx, k)
+	if err != nil {
+		return nil, err
+	}
+	res := &CheckResult{Rules: rules, Violations: []Violation{}}
+	for _, r := range rules {
+		switch r {
+		case RuleMustCoverage:
+			res.Violations = append(res.Violations, s.mustCoverage()...)
+		case RuleDependsOnAcyclic:
+			if cfg.Traceability == nil || !cfg.Traceability.AllowDependsOnCycles {
+				res.Violations = append(res.Violations, s.dependsOnCycles()...)
+			}
+		case RuleSymbolReqExists:
+			res.Violations = append(res.Violations, s.symbolReqs()...)
+		case RuleNoDanglingEdges:
+			res.Violations = append(res.Violations, s.dangling()...)
+		case RuleEdgeEndpointTypes:
+			res.Violations = append(res.Violations, s.endpointTypes()...)
+		}
+	}
+	return res, nil
+}
+
+func (s *snapshot) mustCoverage() []Violation {
+	var out []Violation
+	for _, e := range s.entities {
+		if e.Type != graph.TypeReq || !strings.EqualFold(e.Priority, "must") {
+			continue
+		}
+		has := func(edge, typ string) bool {
+			return slices.ContainsFunc(s.out[e.ID], func(x index.Edge) bool {
+				t, ok := s.byID[x.To]
+				return x.Type == edge && ok && t.Type == typ
+			})
+		}
+		var missing []string
+		if !has("specified_by", graph.TypeScenario) {
+			missing = append(missing, "scenario (specified_by)")
+		}
+		if !has("verified_by", graph.TypeTest) {
+			missing = append(missing, "verifying test (verified_by)")
+		}
+		if len(missing) > 0 {
+			out = append(out, Violation{Rule: RuleMustCoverage, IDs: []string{e.ID},
+				Message: fmt.Sprintf("%s has priority must but no %s", e.ID, strings.Join(missing, " and no "))})
+		}
+	}
+	return out
+}
+
+// dependsOnCycles finds the strongly connected components of the
+// depends_on graph (Tarjan) and reports each one that is a cycle.
+func (s *snapshot) dependsOnCycles() []Violation {
+	adj := map[string][]string{}
+	var nodes []string
+	for _, e := range s.edges {
+		if e.Type != "depends_on" {
+			continue
+		}
+		if _, ok := adj[e.From]; !ok {
+			nodes = append(nodes, e.From)
+		}
+		adj[e.From] = append(adj[e.From], e.To)
+	}
+	slices.Sort(nodes)
+	idx, low := map[string]int{}, map[string]int{}
+	onStack := map[string]bool{}
+	var stack []string
+	var out []Violation
+	counter := 0
+	var strong func(v string)
+	strong = func(v string) {
+		idx[v], low[v] = counter, counter
+		counter++
+		stack = append(stack, v)
+		onStack[v] = true
+		for _, w := range adj[v] {
+			if _, seen := idx[w]; !seen {
+				strong(w)
+				low[v] = min(low[v], low[w])
+			} else if onStack[w] {
+				low[v] = min(low[v], idx[w])
+			}
+		}
+		if low[v] != idx[v] {
+			return
+		}
+		var comp []string
+		for {
+			w := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			onStack[w] = false
+			comp = append(comp, w)
+			if w == v {
+				break
+			}
+		}
+		if len(comp) > 1 || slices.Contains(adj[v], v) {
+			slices.Sort(comp)
+			out = append(out, Violation{Rule: RuleDependsOnAcyclic, IDs: comp,
+				Message: fmt.Sprintf("depends_on cycle through %s", strings.Join(comp, ", "))})
+		}
+	}
+	for _, v := range nodes {
+		if _, seen := idx[v]; !seen {
+			strong(v)
+		}
+	}
+	slices.SortFunc(out, func(a, b Violation) int { return cmp.Compare(a.IDs[0], b.IDs[0]) })
+	return out
+}
+
+func (s *snapshot) symbolReqs() []Violation {
+	var out []Violation
+	for _, e := range s.edges {
+		from, ok := s.byID[e.From]
+		if e.Type != "implements" || !ok || from.Type != graph.TypeSymbol {
+			continue
+		}
+		switch to, ok := s.byID[e.To]; {
+		case !ok:
+			out = append(out, Violation{Rule: RuleSymbolReqExists, IDs: []string{e.From, e.To},
+				Message: fmt.Sprintf("symbol %s implements %s, which does not exist", e.From, e.To)})
+		case to.Type != graph.TypeReq:
+			out = append(out, Violation{Rule: RuleSymbolReqExists, IDs: []string{e.From, e.To},
+				Message: fmt.Sprintf("symbol %s implements %s, which is a %s, not a req", e.From, e.To, to.Type)})
+		}
+	}
+	return out
+}
+
+// dangling reports edges to missing entities, except a symbol's implements
+// edges (symbol-req-exists reports those).
+func (s *snapshot) dangling() []Violation {
+	var out []Violation
+	for _, e := range s.edges {
+		if _, ok := s.byID[e.To]; ok {
+			continue
+		}
+		if from, ok := s.byID[e.From]; ok && from.Type == graph.TypeSymbol && e.Type == "implements" {
+			continue
+		}
+		out = append(out, Violation{Rule: RuleNoDanglingEdges, IDs: []string{e.From, e.To},
+			Message: fmt.Sprintf("%s has a %s edge to %s, which does not exist", e.From, e.Type, e.To)})
+	}
+	return out
+}
+
+// endpointTypes checks the typed edges against the edge table. kenkeep's
+// generic relationships (relates_to and depends_on between leaves that are
+// not requirements, and kk_related) are not typed edges and are skipped.
+func (s *snapshot) endpointTypes() []Violation {
+	var out []Violation
+	for _, e := range s.edges {
+		from, okF := s.byID[e.From]
+		to, okT := s.byID[e.To]
+		if !okF || !okT || e.Type == "relates_to" || e.Type == "related" {
+			continue
+		}
+		if e.Type == "depends_on" && from.Type != graph.TypeReq && to.Type != graph.TypeReq {
+			continue
+		}
+		if _, known := graph.EdgeTable[e.Type]; !known {
+			out = append(out, Violation{Rule: RuleEdgeEndpointTypes, IDs: []string{e.From, e.To},
+				Message: fmt.Sprintf("%s has an edge of unknown type %q to %s", e.From, e.Type, e.To)})
+			continue
+		}
+		if err := graph.CheckEdge(e.Type, from.Type, to.Type, "-"); err != nil {
+			out = append(out, Violation{Rule: RuleEdgeEndpointTypes, IDs: []string{e.From, e.To},
+				Message: fmt.Sprintf("%s → %s: %s", e.From, e.To, err.Message)})
+		}
+	}
+	return out
+}

@@ -1,0 +1,778 @@
+package trace
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/kk-project/kk/internal/graph"
+
+	"github.com/kk-project/kk/internal/extract"
+	"github.com/kk-project/kk/internal/index"
+	"github.com/kk-project/kk/internal/node"
+	"github.com/kk-project/kk/internal/op"
+	"github.com/kk-project/kk/internal/store"
+	"github.com/kk-project/kk/internal/txn"
+)
+
+// Front matter keys of the traceability entities besides the graph's.
+const (
+	KeyTextRef = "kk_text_ref"
+)
+
+// Bounds of the traceability changesets. The JSON Schemas (struct tags in
+// kbparams.go) repeat them for the agent's benefit; a test in
+// internal/schema ties every one to its constant here.
+const (
+	MaxChangesetEntities = 1000
+	MaxChangesetEdges    = 5000
+	MaxDescriptionChars  = 1024
+	MaxShortFieldChars   = 255 // title, owner, created_by
+	MaxRefChars          = 512 // source, text_ref
+	MaxCodeChars         = 64  // priority, severity, a tag, an edge kind
+	MaxLinkChars         = 2048
+	MaxLinks             = 50
+	MaxTags              = 50
+)
+
+// TraceTypes are the entity types kb_upsert and kb_delete handle (seed
+// 003). Atoms and molecules go through manage_graph.
+var TraceTypes = []string{graph.TypeReq, graph.TypeScenario, graph.TypeTest, graph.TypeADR, graph.TypeFlag, graph.TypeEvent, graph.TypeSymbol}
+
+// typeFolders are the folders under nodes/ new entities of each type go to.
+var typeFolders = map[string]string{
+	graph.TypeReq: "requirements", graph.TypeScenario: "scenarios", graph.TypeTest: "tests", graph.TypeADR: "adrs",
+	graph.TypeFlag: "flags", graph.TypeEvent: "events", graph.TypeSymbol: "symbols",
+}
+
+// TypeFolder is the folder under nodes/ where kb_upsert creates entities of
+// type typ when the changeset names none.
+func TypeFolder(typ string) string { return typeFolders[typ] }
+
+// UpsertResult is the data of kb_upsert.
+type UpsertResult struct {
+	Changeset string   `json:"changeset"`
+	IDs       []string `json:"ids"`       // every entity of the changeset, in its order
+	Created   []string `json:"created"`   // entities created
+	Updated   []string `json:"updated"`   // entities whose leaf changed
+	Unchanged []string `json:"unchanged"` // entities (and edge sources) already as asked
+	Edges     int      `json:"edges"`     // edges added or changed
+}
+
+// DeleteEntitiesResult is the data of kb_delete.
+type DeleteEntitiesResult struct {
+	Changeset string   `json:"changeset"`
+	Deleted   []string `json:"deleted"`        // entities removed
+	Edges     int      `json:"edges"`          // edges removed, named or pointing at a deleted entity
+	Updated   []string `json:"updated"`        // leaves that lost edges
+	Paths     []string `json:"paths,omitzero"` // leaf files removed, relative to nodes/
+}
+
+// normalizeRef returns an id as its writer gave it (trimmed), or "" when it
+// is not an id (see node.CheckID). Ids are compared without regard to
+// case wherever they are looked up.
+func normalizeRef(id string) string {
+	id = strings.TrimSpace(id)
+	if node.CheckID(id) != nil {
+		return ""
+	}
+	return id
+}
+
+// oneLine checks a short free-text field.
+func oneLine(field, s string, max int, required bool) *op.Error {
+	switch {
+	case strings.TrimSpace(s) == "" && required:
+		return op.Invalid(field, "is required")
+	case strings.ContainsAny(s, "\n\r\x00"):
+		return op.Invalid(field, "must be one line")
+	case !utf8.ValidString(s):
+		return op.Invalid(field, "is not valid UTF-8")
+	case utf8.RuneCountInString(s) > max:
+		return op.Invalid(field, "is %d characters; the limit is %d", utf8.RuneCountInString(s), max)
+	}
+	return nil
+}
+
+// checkChangeset checks what kb_upsert and kb_delete share: the project,
+// who applies the changeset and from where, and its size.
+func checkChangeset(k *store.KB, projectID, createdBy, source string, entities, edges int) *op.Error {
+	if err := graph.ValidateProjectID(k, projectID); err != nil {
+		return err
+	}
+	if err := oneLine("created_by", createdBy, MaxShortFieldChars, true); err != nil {
+		return err
+	}
+	if err := oneLine("source", source, MaxRefChars, true); err != nil {
+		return err
+	}
+	switch {
+	case entities == 0 && edges == 0:
+		return op.Invalid("entities", "the changeset names no entity and no edge")
+	case entities > MaxChangesetEntities:
+		return op.Invalid("entities", "%d entities; a changeset holds at most %d", entities, MaxChangesetEntities)
+	case edges > MaxChangesetEdges:
+		return op.Invalid("edges", "%d edges; a changeset holds at most %d", edges, MaxChangesetEdges)
+	}
+	return nil
+}
+
+// entityIn is a validated changeset entity.
+type entityIn struct {
+	KBEntityIn
+	field string // "entities[i]"
+}
+
+func validateEntity(i int, e KBEntityIn) (*entityIn, *op.Error) {
+	f := fmt.Sprintf("entities[%d]", i)
+	if !slices.Contains(TraceTypes, e.Type) {
+		if e.Type == "" {
+			return nil, op.Invalid(f+".type", "is required: one of %s", strings.Join(TraceTypes, ", "))
+		}
+		return nil, op.Invalid(f+".type", "%q is not a traceability type; use one of %s (atoms and molecules go through manage_graph)",
+			e.Type, strings.Join(TraceTypes, ", "))
+	}
+	if strings.TrimSpace(e.ID) == "" {
+		return nil, op.Invalid(f+".id", "is required")
+	}
+	id, err := extract.NormalizeID(e.Type, e.ID) // kept as given: REQ-7 stays REQ-7
+	if err != nil {
+		return nil, op.Invalid(f+".id", "%v", err)
+	}
+	e.ID = id
+	if e.Title != "" {
+		t, err := graph.ValidateName(f+".title", e.Title)
+		if err != nil {
+			return nil, err
+		}
+		e.Title = t
+	}
+	if e.Status != nil && !slices.Contains(node.Statuses, *e.Status) {
+		return nil, op.Invalid(f+".status", "%q is not a status; use one of %s", *e.Status, strings.Join(node.Statuses, ", "))
+	}
+	for _, s := range []struct {
+		name string
+		v    *string
+		max  int
+	}{{"priority", e.Priority, MaxCodeChars}, {"severity", e.Severity, MaxCodeChars}, {"owner", e.Owner, MaxShortFieldChars}, {"text_ref", e.TextRef, MaxRefChars}, {"description", e.Description, MaxDescriptionChars}} {
+		if s.v != nil {
+			if err := oneLine(f+"."+s.name, *s.v, s.max, false); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if len(e.Tags) > MaxTags {
+		return nil, op.Invalid(f+".tags", "%d tags; the limit is %d", len(e.Tags), MaxTags)
+	}
+	for j, t := range e.Tags {
+		if err := oneLine(fmt.Sprintf("%s.tags[%d]", f, j), t, MaxCodeChars, true); err != nil {
+			return nil, err
+		}
+		if strings.ContainsAny(t, " \t") {
+			return nil, op.Invalid(fmt.Sprintf("%s.tags[%d]", f, j), "tag %q holds a space", t)
+		}
+	}
+	if len(e.Links) > MaxLinks {
+		return nil, op.Invalid(f+".links", "%d links; the limit is %d", len(e.Links), MaxLinks)
+	}
+	for j, l := range e.Links {
+		if err := oneLine(fmt.Sprintf("%s.links[%d]", f, j), l, MaxLinkChars, true); err != nil {
+			return nil, err
+		}
+	}
+	if e.Body != nil {
+		b, err := graph.ValidateKnowledge(f+".body", *e.Body)
+		if err != nil {
+			return nil, err
+		}
+		e.Body = &b
+	}
+	if e.Folder != "" {
+		clean, err := node.CleanFolder(e.Folder)
+		if err != nil {
+			return nil, op.Invalid(f+".folder", "%v", err)
+		}
+		e.Folder = clean
+	}
+	if e.Version != nil && *e.Version < 1 {
+		return nil, op.Invalid(f+".version", "must be 1 or more")
+	}
+	return &entityIn{KBEntityIn: e, field: f}, nil
+}
+
+func validateEdgeIn(i int, e KBEdgeIn) (KBEdgeIn, *op.Error) {
+	f := fmt.Sprintf("edges[%d]", i)
+	if _, known := graph.EdgeTable[e.Type]; !known {
+		if e.Type == "" {
+			return e, op.Invalid(f+".type", "is required: one of %s", strings.Join(graph.EdgeTypes(), ", "))
+		}
+		return e, op.Invalid(f+".type", "%q is not an edge type; use one of %s", e.Type, strings.Join(graph.EdgeTypes(), ", "))
+	}
+	for _, end := range []struct {
+		name string
+		v    *string
+	}{{"from", &e.From}, {"to", &e.To}} {
+		if strings.TrimSpace(*end.v) == "" {
+			return e, op.Invalid(f+"."+end.name, "is required")
+		}
+		if err := node.CheckID(strings.TrimSpace(*end.v)); err != nil {
+			return e, op.Invalid(f+"."+end.name, "%v", err)
+		}
+		*end.v = normalizeRef(*end.v)
+	}
+	if e.Type == "relates_to" {
+		if err := oneLine(f+".kind", e.Kind, MaxCodeChars, true); err != nil {
+			return e, op.New(op.CodeValidation, map[string]any{"field": f + ".kind"}, "%s.kind: a relates_to edge needs a kind saying how the two are related", f)
+		}
+	} else if e.Kind != "" {
+		return e, op.Invalid(f+".kind", "only relates_to edges carry a kind")
+	}
+	if e.Confidence != nil && (*e.Confidence < 0 || *e.Confidence > 1) {
+		return e, op.Invalid(f+".confidence", "must be between 0 and 1, not %v", *e.Confidence)
+	}
+	return e, nil
+}
+
+// traceTx is the state of one changeset in its store transaction: the
+// tree, the branch's index, and the leaves the changeset edits.
+type traceTx struct {
+	ctx    context.Context
+	k      *store.KB
+	tx     *txn.Tx
+	tree   *store.Tree
+	db     *index.DB
+	edited map[string]*node.Node // by store.IDKey: the leaves read for writing
+	ops    []index.AuditOp       // edge operations, recorded after the leaves'
+}
+
+// runTrace runs fn in a store transaction with the tree read and the
+// branch's index synced under the writer lock; the transaction writes the
+// leaves fn staged, regenerates the index files, syncs the index and
+// appends the audit record.
+func runTrace(ctx context.Context, k *store.KB, m txn.Meta, fn func(tx *traceTx) error) (*txn.Result, error) {
+	return txn.Update(ctx, k, m, func(t *txn.Tx) error {
+		tree, err := t.Tree()
+		if err != nil {
+			return err
+		}
+		db, err := t.Index()
+		if err != nil {
+			return err
+		}
+		tx := &traceTx{ctx: ctx, k: k, tx: t, tree: tree, db: db, edited: map[string]*node.Node{}}
+		if err := fn(tx); err != nil {
+			return err
+		}
+		for _, op := range tx.ops {
+			t.Record(op)
+		}
+		return nil
+	})
+}
+
+// leaf returns the writable leaf of tree entity id, reading it once.
+func (tx *traceTx) leaf(id string) (*node.Node, error) {
+	if n, ok := tx.edited[store.IDKey(id)]; ok {
+		return n, nil
+	}
+	n, err := tx.tx.Leaf(id)
+	if err != nil || n == nil {
+		return nil, err
+	}
+	tx.edited[store.IDKey(id)] = n
+	return n, nil
+}
+
+// stage validates the edited leaves of ids and stages them; the
+// transaction writes those whose bytes change, with their versions raised.
+func (tx *traceTx) stage(ids []string) error {
+	for _, id := range ids {
+		n := tx.edited[store.IDKey(id)]
+		if err := n.Validate(); err != nil {
+			return err
+		}
+		tx.tx.Put(n)
+	}
+	return nil
+}
+
+// changedIDs maps the ids a committed changeset created or updated (by
+// store.IDKey) to their operation.
+func changedIDs(res *txn.Result) map[string]string {
+	out := map[string]string{}
+	for _, op := range res.Ops {
+		if op.Op == "create" || op.Op == "update" {
+			out[store.IDKey(op.ID)] = op.Op
+		}
+	}
+	return out
+}
+
+// endpointID is the id the entity named id (without regard to case)
+// carries: in the changeset, the tree, or the index; id itself when none.
+func (tx *traceTx) endpointID(id string, pending map[string]*entityIn, indexed map[string]*index.Entity) string {
+	if e, ok := pending[store.IDKey(id)]; ok {
+		return e.ID
+	}
+	if n, ok := tx.tree.ByID(id); ok {
+		return n.ID
+	}
+	if e, ok := indexed[store.IDKey(id)]; ok {
+		return e.ID
+	}
+	return id
+}
+
+// endpointType is the type of the entity id: from the changeset, the tree,
+// or the index (extracted entities). "" when it does not exist.
+func (tx *traceTx) endpointType(id string, pending map[string]*entityIn, indexed map[string]*index.Entity) string {
+	if e, ok := pending[store.IDKey(id)]; ok {
+		return e.Type
+	}
+	if n, ok := tx.tree.ByID(id); ok {
+		return n.Type
+	}
+	if e, ok := indexed[store.IDKey(id)]; ok {
+		return e.Type
+	}
+	return ""
+}
+
+func KBUpsert(ctx context.Context, k *store.KB, p KBUpsertParams) (*UpsertResult, error) {
+	if err := checkChangeset(k, p.ProjectID, p.CreatedBy, p.Source, len(p.Entities), len(p.Edges)); err != nil {
+		return nil, err
+	}
+	var ents []*entityIn
+	pending := map[string]*entityIn{}
+	for i, e := range p.Entities {
+		v, err := validateEntity(i, e)
+		if err != nil {
+			return nil, err
+		}
+		if prev, dup := pending[store.IDKey(v.ID)]; dup {
+			if prev.ID != v.ID {
+				return nil, op.Invalid(v.field+".id", "%s differs only in case from %s (%s); ids are compared without regard to case, so they name one entity", v.ID, prev.ID, prev.field)
+			}
+			return nil, op.Invalid(v.field+".id", "%s is also %s; name each entity once per changeset", v.ID, prev.field)
+		}
+		pending[store.IDKey(v.ID)] = v
+		ents = append(ents, v)
+	}
+	edges := make([]KBEdgeIn, len(p.Edges))
+	for i, e := range p.Edges {
+		v, err := validateEdgeIn(i, e)
+		if err != nil {
+			return nil, err
+		}
+		edges[i] = v
+	}
+	res := &UpsertResult{IDs: []string{}, Created: []string{}, Updated: []string{}, Unchanged: []string{}}
+	var touched []string
+	done, err := runTrace(ctx, k, txn.Meta{Actor: p.CreatedBy, Source: p.Source, Command: "kb_upsert"}, func(tx *traceTx) error {
+		var refs []string
+		for _, e := range edges {
+			refs = append(refs, e.From, e.To)
+		}
+		for _, e := range ents {
+			refs = append(refs, e.ID)
+		}
+		indexed, err := tx.db.EntitiesByID(ctx, refs)
+		if err != nil {
+			return err
+		}
+		// Entities first: every check before any leaf is touched.
+		for _, e := range ents {
+			ro, exists := tx.tree.ByID(e.ID)
+			switch {
+			case exists && ro.Type != e.Type: // ids carry their type; only a hand-broken leaf gets here
+				return op.New(op.CodeInvariant, map[string]any{"field": e.field + ".type", "id": e.ID, "type": ro.Type},
+					"%s.type: %s is a %s; an entity's type cannot change", e.field, e.ID, ro.Type)
+			case !exists && indexed[store.IDKey(e.ID)] != nil && indexed[store.IDKey(e.ID)].Origin != "":
+				return op.New(op.CodeValidation, map[string]any{"field": e.field + ".id", "id": e.ID, "origin": indexed[store.IDKey(e.ID)].Origin},
+					"%s.id: %s is read from %s by an extractor; change that file instead", e.field, e.ID, indexed[store.IDKey(e.ID)].Origin)
+			case !exists && e.Version != nil:
+				return op.NotFound(e.Type, e.ID)
+			case !exists && e.Title == "":
+				return op.Invalid(e.field+".title", "is required to create %s", e.ID)
+			}
+		}
+		for i := range edges {
+			e := &edges[i]
+			f := fmt.Sprintf("edges[%d]", i)
+			fromType := tx.endpointType(e.From, pending, indexed)
+			toType := tx.endpointType(e.To, pending, indexed)
+			// An edge end names the entity as the entity names itself.
+			e.From, e.To = tx.endpointID(e.From, pending, indexed), tx.endpointID(e.To, pending, indexed)
+			if fromType == "" {
+				return op.New(op.CodeNotFound, map[string]any{"field": f + ".from", "id": e.From}, "%s.from: no entity with id %q", f, e.From)
+			}
+			if toType == "" {
+				return op.New(op.CodeNotFound, map[string]any{"field": f + ".to", "id": e.To}, "%s.to: no entity with id %q", f, e.To)
+			}
+			if _, inTree := tx.tree.ByID(e.From); !inTree && pending[store.IDKey(e.From)] == nil {
+				return op.New(op.CodeValidation, map[string]any{"field": f + ".from", "id": e.From, "origin": indexed[store.IDKey(e.From)].Origin},
+					"%s.from: %s is read from %s by an extractor; declare its edges there", f, e.From, indexed[store.IDKey(e.From)].Origin)
+			}
+			if err := graph.CheckEdge(e.Type, fromType, toType, e.Kind); err != nil {
+				err.Message = f + ": " + err.Message
+				err.Details["field"] = f
+				return err
+			}
+		}
+		now := tx.tx.Timestamp()
+		for _, e := range ents {
+			n, err := tx.leaf(e.ID)
+			if err != nil {
+				return err
+			}
+			if n == nil {
+				n = newEntityLeaf(e, p.Source, now)
+				tx.edited[store.IDKey(e.ID)] = n
+			} else if e.Version != nil {
+				if err := tx.tx.Expect(n, *e.Version); err != nil {
+					return err
+				}
+			}
+			if err := applyEntity(n, e, p.Source); err != nil {
+				return err
+			}
+		}
+		for _, e := range ents {
+			touched = append(touched, tx.edited[store.IDKey(e.ID)].ID)
+		}
+		for _, e := range edges {
+			n, err := tx.leaf(e.From)
+			if err != nil {
+				return err
+			}
+			changed, err := addEdge(n, e, p.CreatedBy, p.Source, now)
+			if err != nil {
+				return err
+			}
+			if changed {
+				res.Edges++
+				tx.ops = append(tx.ops, index.AuditOp{Op: "add_edge", ID: e.From, Type: e.Type, To: e.To})
+			}
+			if !slices.ContainsFunc(touched, func(id string) bool { return store.IDKey(id) == store.IDKey(n.ID) }) {
+				touched = append(touched, n.ID)
+			}
+		}
+		for _, e := range ents {
+			res.IDs = append(res.IDs, tx.edited[store.IDKey(e.ID)].ID)
+		}
+		return tx.stage(touched)
+	})
+	if err != nil {
+		return nil, err
+	}
+	res.Changeset = done.Changeset
+	changed := changedIDs(done)
+	for _, id := range touched {
+		switch changed[store.IDKey(id)] {
+		case "create":
+			res.Created = append(res.Created, id)
+		case "update":
+			res.Updated = append(res.Updated, id)
+		default:
+			res.Unchanged = append(res.Unchanged, id)
+		}
+	}
+	return res, nil
+}
+
+// newEntityLeaf starts the leaf of a new entity.
+func newEntityLeaf(e *entityIn, source, now string) *node.Node {
+	folder := e.Folder
+	if folder == "" {
+		folder = TypeFolder(e.Type)
+	}
+	rel := e.ID + ".md"
+	if folder != "" {
+		rel = folder + "/" + rel
+	}
+	n := &node.Node{Format: node.SchemaVersion, Path: rel, Type: e.Type, ID: e.ID, Title: e.Title,
+		Tags: []string{}, DerivedFrom: []string{}, RelatesTo: []string{}, Confidence: "high", Status: "draft",
+		Sources: []any{source}, Body: []byte("\n")}
+	_ = n.SetExtra(graph.KeyVersion, int64(1))
+	_ = n.SetExtra(graph.KeyCreatedAt, now)
+	_ = n.SetExtra(graph.KeyUpdatedAt, now)
+	return n
+}
+
+// applyEntity sets the fields the changeset gives on leaf n.
+func applyEntity(n *node.Node, e *entityIn, source string) error {
+	if e.Title != "" {
+		n.Title = e.Title
+	}
+	if e.Description != nil {
+		n.Description = *e.Description
+	}
+	if e.Status != nil {
+		n.Status = *e.Status
+	}
+	if e.Tags != nil {
+		n.Tags = slices.Compact(slices.Sorted(slices.Values(e.Tags)))
+	}
+	if e.Body != nil && graph.KnowledgeOf(n.Body) != *e.Body {
+		n.Body = []byte("\n" + *e.Body + "\n")
+	}
+	for _, s := range []struct {
+		key string
+		v   *string
+	}{{graph.KeyPriority, e.Priority}, {graph.KeySeverity, e.Severity}, {graph.KeyOwner, e.Owner}, {KeyTextRef, e.TextRef}} {
+		if s.v == nil {
+			continue
+		}
+		var err error
+		if *s.v == "" {
+			err = n.DeleteExtra(s.key)
+		} else {
+			err = n.SetExtra(s.key, *s.v)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if e.Links != nil {
+		var err error
+		if len(e.Links) == 0 {
+			err = n.DeleteExtra(graph.KeyLinks)
+		} else {
+			err = n.SetExtra(graph.KeyLinks, e.Links)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return addSource(n, source)
+}
+
+// addSource records source in the leaf's OKF sources list (provenance),
+// once.
+func addSource(n *node.Node, source string) error {
+	var list []any
+	switch s := n.Sources.(type) {
+	case nil:
+	case []any:
+		list = s
+	case string:
+		list = []any{s}
+	default:
+		return nil // a shape kk does not model: leave it as the author wrote it
+	}
+	for _, v := range list {
+		if v == source {
+			return nil
+		}
+	}
+	n.Sources = append(slices.Clone(list), source)
+	return nil
+}
+
+// leafEdges reads a leaf's kk_edges.
+func leafEdges(n *node.Node) ([]graph.Edge, error) { return graph.EdgesOf(n) }
+
+// addEdge adds e to the leaf n's kk_edges. An edge of the same type to the
+// same entity (and kind) is kept, its confidence updated when given. It
+// reports whether the leaf changed.
+func addEdge(n *node.Node, e KBEdgeIn, by, source, now string) (bool, error) {
+	list, err := leafEdges(n)
+	if err != nil {
+		return false, err
+	}
+	for i, old := range list {
+		if old.Type == e.Type && old.To == e.To && old.Kind == e.Kind {
+			if e.Confidence == nil || (old.Confidence != nil && *old.Confidence == *e.Confidence) {
+				return false, nil
+			}
+			list[i].Confidence = e.Confidence
+			return true, n.SetExtra(graph.KeyEdges, graph.EdgeValues(list))
+		}
+	}
+	list = append(list, graph.Edge{Type: e.Type, To: e.To, Kind: e.Kind, CreatedAt: now, CreatedBy: by, Source: source, Confidence: e.Confidence})
+	return true, n.SetExtra(graph.KeyEdges, graph.EdgeValues(list))
+}
+
+// removeEdges drops the leaf's edges drop selects and returns them.
+func removeEdges(n *node.Node, drop func(graph.Edge) bool) ([]graph.Edge, error) {
+	list, err := leafEdges(n)
+	if err != nil {
+		return nil, err
+	}
+	var kept, gone []graph.Edge
+	for _, e := range list {
+		if drop(e) {
+			gone = append(gone, e)
+		} else {
+			kept = append(kept, e)
+		}
+	}
+	switch {
+	case len(gone) == 0:
+		return nil, nil
+	case len(kept) == 0:
+		return gone, n.DeleteExtra(graph.KeyEdges)
+	}
+	return gone, n.SetExtra(graph.KeyEdges, graph.EdgeValues(kept))
+}
+
+func KBDelete(ctx context.Context, k *store.KB, p KBDeleteParams, o DeleteOptions) (*DeleteEntitiesResult, error) {
+	if err := checkChangeset(k, p.ProjectID, p.CreatedBy, p.Source, len(p.Entities), len(p.Edges)); err != nil {
+		return nil, err
+	}
+	cfg, err := k.LoadConfig()
+	if err != nil {
+		return nil, err
+	}
+	refs := make([]KBEntityRef, len(p.Entities))
+	seen := map[string]bool{}
+	for i, r := range p.Entities {
+		f := fmt.Sprintf("entities[%d]", i)
+		if r.ID = normalizeRef(r.ID); r.ID == "" {
+			return nil, op.Invalid(f+".id", "is required")
+		}
+		if seen[r.ID] {
+			return nil, op.Invalid(f+".id", "%s is named twice", r.ID)
+		}
+		seen[r.ID] = true
+		if o.Agent && r.Version == nil {
+			return nil, op.Invalid(f+".version", "is required: give the version you read (kb_query or kk_read) so a concurrent change is not lost")
+		}
+		refs[i] = r
+	}
+	edgeRefs := make([]KBEdgeRef, len(p.Edges))
+	for i, e := range p.Edges {
+		f := fmt.Sprintf("edges[%d]", i)
+		if e.Type == "" {
+			return nil, op.Invalid(f+".type", "is required")
+		}
+		if e.From = normalizeRef(e.From); e.From == "" {
+			return nil, op.Invalid(f+".from", "is required")
+		}
+		if e.To = normalizeRef(e.To); e.To == "" {
+			return nil, op.Invalid(f+".to", "is required")
+		}
+		edgeRefs[i] = e
+	}
+	res := &DeleteEntitiesResult{Deleted: []string{}, Updated: []string{}}
+	var touched []string
+	done, err := runTrace(ctx, k, txn.Meta{Actor: p.CreatedBy, Source: p.Source, Command: "kb_delete"}, func(tx *traceTx) error {
+		deleted := map[string]bool{} // by store.IDKey
+		for i, r := range refs {
+			f := fmt.Sprintf("entities[%d]", i)
+			ro, ok := tx.tree.ByID(r.ID)
+			if !ok {
+				if ents, err := tx.db.EntitiesByID(ctx, []string{r.ID}); err == nil && ents[store.IDKey(r.ID)] != nil {
+					origin := ents[store.IDKey(r.ID)].Origin
+					return op.New(op.CodeValidation, map[string]any{"field": f + ".id", "id": r.ID, "origin": origin},
+						"%s.id: %s is read from %s by an extractor; remove it there", f, r.ID, origin)
+				}
+				return op.New(op.CodeNotFound, map[string]any{"field": f + ".id", "id": r.ID}, "%s.id: no entity with id %q", f, r.ID)
+			}
+			if !slices.Contains(TraceTypes, ro.Type) {
+				return op.Invalid(f+".id", "%s is a %s; kb_delete removes %s entities (atoms and molecules go through manage_graph)",
+					ro.ID, ro.Type, strings.Join(TraceTypes, ", "))
+			}
+			if o.Agent && !cfg.AgentMayDelete(ro.Type) {
+				return op.New(op.CodeValidation, map[string]any{"field": f + ".id", "id": ro.ID, "type": ro.Type},
+					"%s.id: agents may not delete %s entities (config traceability.agentDeletableTypes); ask a person to run kk delete", f, ro.Type)
+			}
+			n, err := tx.leaf(r.ID)
+			if err != nil {
+				return err
+			}
+			if r.Version != nil {
+				if err := tx.tx.Expect(n, *r.Version); err != nil {
+					return err
+				}
+			}
+			deleted[store.IDKey(r.ID)] = true
+		}
+		touch := func(id string) {
+			if !slices.ContainsFunc(touched, func(t string) bool { return store.IDKey(t) == store.IDKey(id) }) {
+				touched = append(touched, id)
+			}
+		}
+		for i, e := range edgeRefs {
+			f := fmt.Sprintf("edges[%d]", i)
+			if deleted[store.IDKey(e.From)] {
+				continue // goes with its entity
+			}
+			n, err := tx.leaf(e.From)
+			if err != nil {
+				return err
+			}
+			if n == nil {
+				return op.New(op.CodeNotFound, map[string]any{"field": f + ".from", "id": e.From}, "%s.from: no entity with id %q in the tree", f, e.From)
+			}
+			removed, err := removeEdges(n, func(x graph.Edge) bool { return x.Type == e.Type && store.IDKey(x.To) == store.IDKey(e.To) })
+			if err != nil {
+				return err
+			}
+			if len(removed) == 0 {
+				return op.New(op.CodeNotFound, map[string]any{"field": f, "from": e.From, "type": e.Type, "to": e.To},
+					"%s: %s has no %s edge to %s", f, n.ID, e.Type, e.To)
+			}
+			res.Edges += len(removed)
+			for _, x := range removed {
+				tx.ops = append(tx.ops, index.AuditOp{Op: "delete_edge", ID: n.ID, Type: x.Type, To: x.To})
+			}
+			touch(n.ID)
+		}
+		// Edges elsewhere in the tree that point at a deleted entity go too.
+		if len(deleted) > 0 {
+			all, err := tx.db.Edges(ctx)
+			if err != nil {
+				return err
+			}
+			for _, ed := range all {
+				if !deleted[store.IDKey(ed.To)] || deleted[store.IDKey(ed.From)] {
+					continue
+				}
+				if _, inTree := tx.tree.ByID(ed.From); !inTree {
+					continue
+				}
+				n, err := tx.leaf(ed.From)
+				if err != nil {
+					return err
+				}
+				removed, err := removeEdges(n, func(x graph.Edge) bool { return deleted[store.IDKey(x.To)] })
+				if err != nil {
+					return err
+				}
+				for _, x := range removed {
+					res.Edges++
+					tx.ops = append(tx.ops, index.AuditOp{Op: "delete_edge", ID: n.ID, Type: x.Type, To: x.To})
+				}
+				if len(removed) > 0 {
+					touch(n.ID)
+				}
+			}
+		}
+		if err := tx.stage(touched); err != nil {
+			return err
+		}
+		for _, r := range refs {
+			n := tx.edited[store.IDKey(r.ID)]
+			if err := tx.tx.Remove(n); err != nil {
+				return err
+			}
+			res.Deleted = append(res.Deleted, n.ID)
+			res.Paths = append(res.Paths, n.Path)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	res.Changeset = done.Changeset
+	changed := changedIDs(done)
+	for _, id := range touched {
+		if changed[store.IDKey(id)] != "" {
+			res.Updated = append(res.Updated, id)
+		}
+	}
+	return res, nil
+}
