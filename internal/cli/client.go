@@ -149,8 +149,8 @@ func splitTags(s string) []string {
 }
 
 type clientPostOpts struct {
-	content, file, hint, title, tags string
-	contentSet                       bool
+	content, file, hint, title, tags, typ string
+	contentSet                            bool
 }
 
 func newClientPostCmd(app *App, co *clientOpts) *cobra.Command {
@@ -174,6 +174,7 @@ it as store(<job id>): <path>.`,
 	cmd.Flags().StringVar(&o.hint, "hint", "", "a hint for the organizer (a topic, a folder)")
 	cmd.Flags().StringVar(&o.title, "title", "", "the note's title")
 	cmd.Flags().StringVar(&o.tags, "tags", "", "comma-separated tags")
+	cmd.Flags().StringVar(&o.typ, "type", "", "the kind of note (practice, map, …; kk serve only; default: the organizer chooses)")
 	return cmd
 }
 
@@ -189,7 +190,7 @@ func runClientPost(ctx context.Context, app *App, co *clientOpts, o clientPostOp
 	if err != nil {
 		return err
 	}
-	j, err := c.Post(ctx, httpapi.PostRequest{Content: content, Hint: o.hint, Title: o.title, Tags: splitTags(o.tags)})
+	j, err := c.Post(ctx, httpapi.PostRequest{Content: content, Hint: o.hint, Title: o.title, Tags: splitTags(o.tags), Type: o.typ})
 	if err != nil {
 		return err
 	}

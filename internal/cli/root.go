@@ -242,12 +242,12 @@ func newRootCmd(app *App) *cobra.Command {
 		newSessionLogCmd(app), newCurateDedupCmd(app), newCuratePersistCmd(app), newConflictCmd(app), newDraftsCmd(app),
 		newRebalanceCmd(app), newPlaceCmd(app),
 		newFinddocsCmd(app), newFreshnessCmd(app), newLogsCmd(app), newUsageCmd(app),
-		newPackCmd(app),
+		newPackCmd(app), newImportCmd(app),
 		newHookCmd(app),
 		newUninstallCmd(app), newCurateCmd(app), newBootstrapCmd(app), newPhrasingsCmd(app), newPromptCmd(app),
 		newSyncCmd(app), newSearchCmd(app), newReadCmd(app), newEntryCmd(app), newQueryCmd(app), newUpsertCmd(app), newDeleteCmd(app), newCheckCmd(app), newGCCmd(app), newCompactCmd(app), newAuditCmd(app),
 		newGraphCmd(app), newContextCmd(app), newChangelogCmd(app),
-		newMCPCmd(app), newClientCmd(app),
+		newMCPCmd(app), newServeCmd(app), newClientCmd(app),
 		newVersionCmd(app), newCompletionCmd(app),
 	} {
 		root.AddCommand(c)

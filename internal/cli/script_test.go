@@ -10,11 +10,13 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/creack/pty"
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/kk-project/kk/internal/benchtree"
+	"github.com/kk-project/kk/internal/serve"
 )
 
 var update = flag.Bool("update", false, "update testscript golden output in place")
@@ -63,7 +65,8 @@ func TestScripts(t *testing.T) {
 				_, err = benchtree.Generate(ts.MkAbs("."), benchtree.Options{Nodes: n, Seed: 1})
 				ts.Check(err)
 			},
-			"pty": ptyCmd,
+			"pty":       ptyCmd,
+			"waitserve": waitServeCmd,
 		},
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("KK_ROOT", "")
@@ -134,4 +137,28 @@ func ptyCmd(ts *testscript.TestScript, neg bool, args []string) {
 func fileExists(p string) bool {
 	fi, err := os.Stat(p)
 	return err == nil && !fi.IsDir()
+}
+
+// waitServeCmd is the script command "waitserve <root>": it waits until
+// the kk serve started in the background over <root> has written the URL
+// it listens on (.ai/kenkeep/.state/serve.url), and sets KK_SERVER to it
+// for the kk client commands that follow. The wait is bounded only so
+// that a server that never starts fails the script instead of hanging it.
+func waitServeCmd(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: waitserve <root>")
+	}
+	file := filepath.Join(ts.MkAbs(args[0]), ".ai", "kenkeep", ".state", serve.URLFile)
+	deadline := time.Now().Add(time.Minute)
+	for {
+		data, err := os.ReadFile(file)
+		if url := strings.TrimSpace(string(data)); err == nil && url != "" {
+			ts.Setenv("KK_SERVER", url)
+			return
+		}
+		if time.Now().After(deadline) {
+			ts.Fatalf("kk serve over %s did not start: %v", args[0], err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }

@@ -114,11 +114,8 @@ func WriteNode(ctx context.Context, k *store.KB, in contracts.NodeInput, opts Wr
 	if opts.Mode == "" {
 		opts.Mode = Create
 	}
-	if err := validateInput(&in); err != nil {
+	if err := prepareInput(&in); err != nil {
 		return nil, err
-	}
-	if len(in.RelatesTo)+len(in.DependsOn) > 0 {
-		in.RelatesTo, in.DependsOn = node.Dedupe(in.RelatesTo), node.Dedupe(in.DependsOn)
 	}
 	var res *WriteResult
 	var n *node.Node
@@ -137,6 +134,32 @@ func WriteNode(ctx context.Context, k *store.KB, in contracts.NodeInput, opts Wr
 		res.Action = "unchanged"
 	}
 	return res, nil
+}
+
+// WriteInTx stages one leaf in a transaction the caller runs, as
+// WriteNode does in its own: the same checks, id rules and leaf. It
+// returns the staged leaf, which the caller may still change (extra keys)
+// before the transaction commits. opts.Command and opts.Source are the
+// caller's transaction's business and are not used.
+func WriteInTx(tx *txn.Tx, in contracts.NodeInput, opts WriteOptions) (*WriteResult, *node.Node, error) {
+	if opts.Mode == "" {
+		opts.Mode = Create
+	}
+	if err := prepareInput(&in); err != nil {
+		return nil, nil, err
+	}
+	return writeNode(tx, in, opts)
+}
+
+// prepareInput checks the input and drops repeated links.
+func prepareInput(in *contracts.NodeInput) error {
+	if err := validateInput(in); err != nil {
+		return err
+	}
+	if len(in.RelatesTo)+len(in.DependsOn) > 0 {
+		in.RelatesTo, in.DependsOn = node.Dedupe(in.RelatesTo), node.Dedupe(in.DependsOn)
+	}
+	return nil
 }
 
 func writeNode(tx *txn.Tx, in contracts.NodeInput, opts WriteOptions) (*WriteResult, *node.Node, error) {

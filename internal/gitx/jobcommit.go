@@ -79,6 +79,44 @@ func CommitPaths(ctx context.Context, dir string, author Author, message string,
 	return strings.TrimSpace(string(out)), nil
 }
 
+// CommitChanges is CommitPaths for a caller that knows which paths it
+// wrote (they exist) and which it removed. Its cost does not grow with
+// the repository: it writes the objects itself and moves the branch with
+// git update-ref (see fastCommit). Where that does not apply (no commit
+// yet, a SHA-256 repository, a path that is not a regular file) it adds
+// the written paths and commits with git commit --only, and when git
+// refuses that (a removed path git never tracked), it falls back to
+// CommitPaths.
+func CommitChanges(ctx context.Context, dir string, author Author, message string, written, removed []string) error {
+	if author.Name == "" || author.Email == "" {
+		return errors.New("commit author needs a name and an email")
+	}
+	if strings.TrimSpace(message) == "" {
+		return errors.New("commit message is empty")
+	}
+	written, removed = cleanPaths(written), cleanPaths(removed)
+	all := cleanPaths(append(slices.Clone(written), removed...))
+	if len(all) == 0 {
+		_, err := CommitPaths(ctx, dir, author, message, nil)
+		return err
+	}
+	if committed, err := fastCommit(ctx, dir, author, message, written, removed); committed {
+		return err
+	}
+	if len(written) > 0 {
+		if _, err := literal(ctx, dir, nil, append([]string{"add", "-A", "--"}, written...)...); err != nil {
+			return err
+		}
+	}
+	args := append([]string{"commit", "-q", "--no-verify", "--allow-empty", "--cleanup=verbatim", "-m", message, "--only", "--"}, all...)
+	if _, err := literal(ctx, dir, author.env(), args...); err != nil {
+		if _, err2 := CommitPaths(ctx, dir, author, message, all); err2 != nil {
+			return fmt.Errorf("%w (and committing path by path: %v)", err, err2)
+		}
+	}
+	return nil
+}
+
 // knownPaths returns the paths git can commit: those on disk, and those
 // it tracks (in the index), which a deletion commits. A path that is
 // neither has nothing to commit.
@@ -168,6 +206,40 @@ func RestorePaths(ctx context.Context, dir string, paths []string) error {
 		}
 	}
 	return nil
+}
+
+// FilesAtHead returns the content HEAD holds for each of paths; a path
+// HEAD does not hold is left out.
+func FilesAtHead(ctx context.Context, dir string, paths []string) (map[string][]byte, error) {
+	paths = cleanPaths(paths)
+	out := map[string][]byte{}
+	if len(paths) == 0 {
+		return out, nil
+	}
+	inHead, err := trackedIn(ctx, dir, "HEAD", paths)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range paths {
+		if !inHead[p] {
+			continue
+		}
+		data, err := Read(ctx, dir, "cat-file", "blob", "HEAD:"+p)
+		if err != nil {
+			return nil, err
+		}
+		out[p] = data
+	}
+	return out, nil
+}
+
+// TopLevel returns the root folder of the work tree dir is in.
+func TopLevel(ctx context.Context, dir string) (string, error) {
+	out, err := Read(ctx, dir, "rev-parse", "--show-toplevel")
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimSpace(string(out)), nil
 }
 
 // JobCommit is a commit whose subject names a job: "<op>(<id>): <path>".
@@ -268,8 +340,10 @@ func HasRemote(ctx context.Context, dir, name string) bool {
 // PullRebase fetches branch from remote and replays the local commits on
 // top of it. A failed rebase is aborted, leaving the branch as it was, and
 // returned as an error. A remote without the branch is not an error: there
-// is nothing to rebase onto.
-func PullRebase(ctx context.Context, dir, remote, branch string) error {
+// is nothing to rebase onto. strategy, when not empty, is a merge strategy
+// option for the replay ("theirs": where a local commit and the remote
+// change the same lines, the local commit's lines win).
+func PullRebase(ctx context.Context, dir, remote, branch, strategy string) error {
 	if _, err := Run(ctx, dir, "fetch", "-q", remote); err != nil {
 		return err
 	}
@@ -277,7 +351,11 @@ func PullRebase(ctx context.Context, dir, remote, branch string) error {
 	if _, err := Read(ctx, dir, "rev-parse", "-q", "--verify", upstream); err != nil {
 		return nil
 	}
-	if _, err := literal(ctx, dir, nil, "rebase", "-q", "--autostash", upstream); err != nil {
+	args := []string{"rebase", "-q", "--autostash"}
+	if strategy != "" {
+		args = append(args, "--strategy-option="+strategy)
+	}
+	if _, err := literal(ctx, dir, nil, append(args, upstream)...); err != nil {
 		if _, abortErr := Run(ctx, dir, "rebase", "--abort"); abortErr != nil {
 			return fmt.Errorf("%w (and aborting the rebase failed: %v)", err, abortErr)
 		}

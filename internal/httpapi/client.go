@@ -106,6 +106,8 @@ type PostRequest struct {
 	Hint    string   `json:"hint"`
 	Title   string   `json:"title"`
 	Tags    []string `json:"tags"`
+	// Type asks for a kind of note (kk serve only; knowledged ignores it).
+	Type string `json:"type,omitempty"`
 }
 
 // EditRequest is PUT /content's body; empty fields leave the note's

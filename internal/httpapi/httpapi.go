@@ -297,7 +297,8 @@ func (s *Server) apply(ctx context.Context, w *jobqueue.Work) (string, error) {
 	if err := json.Unmarshal(w.Payload, &req); err != nil {
 		return "", fmt.Errorf("the job's request is damaged: %w", err)
 	}
-	job := &Job{ID: w.Job.ID, Op: w.Job.Op, Request: req, Created: w.Job.Created, Attempt: w.Job.Attempts, touch: w.Touch}
+	job := &Job{ID: w.Job.ID, Op: w.Job.Op, Request: req, Created: w.Job.Created, Attempt: w.Job.Attempts}
+	job.OnTouch(w.Touch)
 	return s.opts.Backend.Apply(ctx, job)
 }
 

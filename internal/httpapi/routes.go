@@ -3,12 +3,14 @@ package httpapi
 import (
 	"errors"
 	"net/http"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/kk-project/kk/internal/jobqueue"
 	"github.com/kk-project/kk/internal/llm"
+	"github.com/kk-project/kk/internal/service"
 )
 
 // cleanTags trims each tag and drops the blank ones.
@@ -22,13 +24,17 @@ func cleanTags(in []string) []string {
 	return out
 }
 
-// POST /content {content, hint, title, tags}
+// noteType is the form of a note type a post may ask for.
+var noteType = regexp.MustCompile(`^[a-z][a-z0-9-]{0,39}$`)
+
+// POST /content {content, hint, title, tags, type}; type is kk's own.
 func (s *Server) postContent(w http.ResponseWriter, r *http.Request) {
 	var body struct {
 		Content string   `json:"content"`
 		Hint    string   `json:"hint"`
 		Title   string   `json:"title"`
 		Tags    []string `json:"tags"`
+		Type    string   `json:"type"`
 	}
 	if !decodeBody(w, r, &body) {
 		return
@@ -37,7 +43,16 @@ func (s *Server) postContent(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "content must not be empty")
 		return
 	}
-	s.enqueue(w, OpStore, JobRequest{Content: body.Content, Hint: body.Hint, Title: strings.TrimSpace(body.Title), Tags: cleanTags(body.Tags)}, true)
+	typ := strings.TrimSpace(body.Type)
+	if typ != "" && !noteType.MatchString(typ) {
+		writeError(w, http.StatusBadRequest, "type must be lowercase letters, digits and - (such as practice or map): "+body.Type)
+		return
+	}
+	if strings.ContainsAny(body.Title, "\r\n") {
+		writeError(w, http.StatusBadRequest, "title must be one line")
+		return
+	}
+	s.enqueue(w, OpStore, JobRequest{Content: body.Content, Hint: body.Hint, Title: strings.TrimSpace(body.Title), Tags: cleanTags(body.Tags), Type: typ}, true)
 }
 
 // PUT /content {path, content, title, description, tags}
@@ -60,6 +75,10 @@ func (s *Server) putContent(w http.ResponseWriter, r *http.Request) {
 	title, desc := strings.TrimSpace(body.Title), strings.TrimSpace(body.Description)
 	if strings.TrimSpace(body.Content) == "" && title == "" && desc == "" && len(tags) == 0 {
 		writeError(w, http.StatusBadRequest, "content or metadata update must not be empty")
+		return
+	}
+	if strings.ContainsAny(title+desc, "\r\n") {
+		writeError(w, http.StatusBadRequest, "title and description must be one line each")
 		return
 	}
 	p, err := cleanPath(body.Path, false)
@@ -129,7 +148,7 @@ func (s *Server) read(r *http.Request, given string) (string, bool) {
 // DefaultSearchLimit is how many notes a query search returns, unless
 // the request's limit says otherwise (at most MaxSearchLimit).
 const (
-	DefaultSearchLimit = 5
+	DefaultSearchLimit = service.DefaultSearchLimit
 	MaxSearchLimit     = 50
 )
 

@@ -81,6 +81,7 @@ var fileWriters = map[string]string{
 	"internal/githooks":          "git hooks (post-checkout, post-merge)",
 	"internal/jobqueue":          "kk serve's durable job queue",
 	"internal/gitx":              "git objects of kk serve's commits",
+	"internal/serve":             "kk serve's serve.url under .state/ (the tree only through the transaction)",
 	"internal/benchtree":         "generated benchmark trees",
 	"internal/benchtree/benchkb": "the cached benchmark trees under the temporary folder",
 	"harnesses/codex":            "Codex's config.toml MCP entry",

@@ -34,6 +34,22 @@ type Config struct {
 	// Embeddings, when it names a provider, makes search hybrid (lexical
 	// and by meaning); absent, kk stays offline and lexical.
 	Embeddings *llm.EmbedConfig `yaml:"embeddings,omitempty" json:"embeddings,omitempty"`
+	// LLM is the model kk serve's organizer and query engine ask; none
+	// (the default) keeps kk serve offline. KK_LLM_* variables override
+	// it, and API keys come only from the environment.
+	LLM *LLMSettings `yaml:"llm,omitempty" json:"llm,omitempty"`
+}
+
+// LLMSettings is the llm: section of config.yaml: an llm.Config, under a
+// name of its own in the generated schema.
+type LLMSettings llm.Config
+
+// LLMConfig returns the llm: section (the zero Config when absent).
+func (c Config) LLMConfig() llm.Config {
+	if c.LLM == nil {
+		return llm.Config{}
+	}
+	return llm.Config(*c.LLM)
 }
 
 // Traceability configures the typed entities' rules and who may delete them.
@@ -102,7 +118,7 @@ func DefaultConfig() Config {
 
 var configKeys = []string{"schema_version", "curationThreshold", "logsRetentionDays", "lintEveryNSessions",
 	"notifications", "proposalModel", "curatorModel", "bootstrapModel", "cliDefaultHarness", "defaultBranch",
-	"projectId", "traceability", "extractors", "embeddings"}
+	"projectId", "traceability", "extractors", "embeddings", "llm"}
 
 // LoadConfig reads config.yaml; a missing file gives the defaults.
 func (k *KB) LoadConfig() (Config, error) {

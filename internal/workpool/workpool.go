@@ -7,11 +7,23 @@ import (
 	"sync/atomic"
 )
 
+// limit, when above 0, caps the goroutines of a Run asked for one per CPU.
+var limit atomic.Int64
+
+// Limit caps at n the goroutines Run starts when asked for one per CPU
+// (n < 1 lifts the cap): a server keeps a CPU free for its requests while
+// its worker writes.
+func Limit(n int) { limit.Store(int64(n)) }
+
 // Run calls fn(i) for every i in [0, n) on up to workers goroutines and
-// returns when all calls have returned. workers < 1 means one per CPU.
+// returns when all calls have returned. workers < 1 means one per CPU (at
+// most Limit's).
 func Run(workers, n int, fn func(i int)) {
 	if workers < 1 {
 		workers = runtime.GOMAXPROCS(0)
+		if l := int(limit.Load()); l > 0 {
+			workers = min(workers, l)
+		}
 	}
 	workers = min(workers, n)
 	if workers <= 1 {

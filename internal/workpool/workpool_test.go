@@ -16,3 +16,22 @@ func TestRunVisitsEveryIndexOnce(t *testing.T) {
 		}
 	}
 }
+
+func TestLimitCapsOnePerCPU(t *testing.T) {
+	defer Limit(0)
+	Limit(1)
+	var running, most atomic.Int32
+	Run(0, 50, func(int) {
+		n := running.Add(1)
+		for {
+			m := most.Load()
+			if n <= m || most.CompareAndSwap(m, n) {
+				break
+			}
+		}
+		running.Add(-1)
+	})
+	if most.Load() != 1 {
+		t.Errorf("%d goroutines ran at once under Limit(1)", most.Load())
+	}
+}

@@ -1,4 +1,7 @@
-package httpapi
+// Package service is the contract between kk serve's faces and its core:
+// the Backend the HTTP face (internal/httpapi) calls, and the values they
+// pass. internal/serve implements it over the knowledge tree.
+package service
 
 import (
 	"context"
@@ -44,6 +47,10 @@ type Backend interface {
 	// nothing behind.
 	Apply(ctx context.Context, job *Job) (path string, err error)
 }
+
+// DefaultSearchLimit is how many notes a query search returns unless the
+// request says otherwise.
+const DefaultSearchLimit = 5
 
 // ErrNotFound is what Backend.Read returns (wrapped) for a missing file.
 var ErrNotFound = errors.New("not found")
@@ -116,6 +123,10 @@ type Job struct {
 	touch   func(paths ...string) error
 }
 
+// OnTouch sets what Touch does: the queue records the paths; a caller
+// running a job outside the queue (a test of a Backend) sets its own.
+func (j *Job) OnTouch(f func(paths ...string) error) { j.touch = f }
+
 // Touch records, durably, the paths the job is about to change, relative
 // to the repository root, before it changes them.
 func (j *Job) Touch(paths ...string) error {
@@ -129,7 +140,10 @@ func (j *Job) Touch(paths ...string) error {
 // the edited or deleted note (clean, relative to nodes/); Title,
 // Description and Tags of an edit replace the note's only when set.
 type JobRequest struct {
-	Content     string   `json:"content,omitempty"`
+	Content string `json:"content,omitempty"`
+	// Type is the kind of note a post asks for (practice, map, …); empty
+	// lets the organizer choose. kk's own field: knowledged has none.
+	Type        string   `json:"type,omitempty"`
 	Hint        string   `json:"hint,omitempty"`
 	Title       string   `json:"title,omitempty"`
 	Description string   `json:"description,omitempty"`

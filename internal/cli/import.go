@@ -1,0 +1,83 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/kk-project/kk/internal/serve"
+)
+
+func newImportCmd(app *App) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "import",
+		Short: "Bring knowledge kept by another tool into the tree",
+	}
+	cmd.AddCommand(newImportKnowledgedCmd(app))
+	return cmd
+}
+
+type importKnowledgedOpts struct {
+	dir string
+}
+
+func newImportKnowledgedCmd(app *App) *cobra.Command {
+	var o importKnowledgedOpts
+	return &cobra.Command{
+		Use:   "knowledged <dir>",
+		Short: "Import the notes of a knowledged repository",
+		Long: `Bring the notes of a knowledged repository (<dir>, a working copy) into
+the knowledge tree, in one transaction, for a move from knowledged to kk
+serve. Every markdown file with front matter and a title (INDEX.md, .git/
+and .knowledged/ aside) becomes a leaf in the same folder under nodes/, with
+its title, description, tags and body; a practice when its title is
+imperative, else a map. Its created and modified times become
+kk_created_at and kk_updated_at, and kk_derived_from records
+"knowledged:<path>". Files without such front matter are skipped and
+listed.
+
+A note imported before is updated in place from its source, so running the
+import again changes nothing. The index files are regenerated; commit the
+result with git.`,
+		Example: `  kk import knowledged ~/knowledge
+  kk --root ~/notes import knowledged ~/knowledge --json`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.dir = args[0]
+			return runImportKnowledged(cmd.Context(), app, o)
+		},
+	}
+}
+
+func runImportKnowledged(ctx context.Context, app *App, o importKnowledgedOpts) error {
+	k, err := app.KB()
+	if err != nil {
+		return err
+	}
+	k.Now = app.Now
+	dir, err := app.absPath(o.dir)
+	if err != nil {
+		return err
+	}
+	res, err := serve.ImportKnowledged(ctx, k, dir)
+	if err != nil {
+		return err
+	}
+	if app.JSON {
+		return app.printJSON(res)
+	}
+	for _, group := range []struct {
+		action string
+		paths  []string
+	}{{"created", res.Created}, {"updated", res.Updated}} {
+		for _, p := range group.paths {
+			fmt.Fprintf(app.IO.Out, "%s\t.ai/kenkeep/nodes/%s\n", group.action, p)
+		}
+	}
+	for _, s := range res.Skipped {
+		app.warnf("skipped %s: %s", s.File, s.Reason)
+	}
+	app.notef("%d created, %d updated, %d unchanged, %d skipped", len(res.Created), len(res.Updated), len(res.Unchanged), len(res.Skipped))
+	return nil
+}

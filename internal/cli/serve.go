@@ -1,0 +1,218 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/kk-project/kk/internal/httpapi"
+	"github.com/kk-project/kk/internal/jobqueue"
+	"github.com/kk-project/kk/internal/llm"
+	"github.com/kk-project/kk/internal/serve"
+	"github.com/kk-project/kk/internal/store"
+	"github.com/kk-project/kk/internal/workpool"
+)
+
+// EnvServeTestDelay slows kk serve's worker for the crash test: a Go
+// duration the worker waits before it writes, between the write and the
+// commit, and after the commit of every job.
+const EnvServeTestDelay = "KK_SERVE_TEST_DELAY"
+
+type serveOpts struct {
+	addr      string
+	tokenFile string
+	pushEvery time.Duration
+	logLevel  string
+}
+
+func newServeCmd(app *App) *cobra.Command {
+	var o serveOpts
+	cmd := &cobra.Command{
+		Use:         "serve",
+		Annotations: map[string]string{noJSON: "a server; its answers are JSON already"},
+		Short:       "Serve the knowledge base over HTTP (knowledged's API)",
+		Long: `Serve the knowledge tree over HTTP with knowledged's API, so that knowledged's
+kc and mcp-knowledged, and kk client, work against it:
+
+  POST /content {content, hint, title, tags[, type]}   queue a note      -> 202 {job_id, status}
+  PUT /content {path, content, title, description, tags}  queue an edit
+  DELETE /content {path}                               queue a deletion
+  GET /jobs/{id}                                       a job's state (queued, processing, done, failed)
+  GET /content?path=P                                  a note, front matter included
+  GET /search?query=Q | ?tag=T&tags=a,b&match=any|all [&mode=raw]
+  GET /answer?query=Q, POST /ask {question}            answers (need a model)
+  GET /posts/recents?limit=N, GET /tags, GET /healthz, GET /metrics
+
+Paths are relative to the knowledge tree (.ai/kenkeep/nodes/); GET /content
+also takes the path from the repository root.
+
+Writes are queued durably under .ai/kenkeep/.state/queue/ and answered at
+once; one worker runs them in order. Each job is one store transaction (the
+note, the regenerated index files) and then exactly one git commit,
+"store(<job id>): <path>", "edit(…)" or "delete(…)", by "kk serve
+<kk-serve@kk.invalid>", touching only that job's files. After a crash, a job
+whose commit exists is done; any other has its files put back and runs again.
+
+The organizer places a posted note in the folder whose notes are most like
+it by kk's search, else in inbox/, as a practice when its title is
+imperative ("Use …", "Never …") and a map otherwise, unless the post names a
+type. With a model configured (llm: in config.yaml, or KK_LLM_PROVIDER,
+KK_LLM_MODEL, KK_LLM_URL, KK_LLM_API_KEY_ENV, KK_LLM_HARNESS; API keys only
+from the environment), the model chooses the folder, title, description,
+type and tags, reranks search results, and answers /answer and /ask; without
+one those two answer 503.
+
+The root is --root, else the knowledge base found upwards, else the working
+folder. A folder that does not exist or is empty becomes a git repository
+with a knowledge base and one commit; a git repository without a knowledge
+base gets one; a non-empty folder that is not in a git repository is
+refused.
+
+--addr defaults to 127.0.0.1:9090 (port 0 picks a free port). Listening on
+anything but loopback needs --token-file: a file holding the bearer token
+every request must carry. The URL served is written to
+.ai/kenkeep/.state/serve.url while the server runs.
+
+--push-every D, when origin exists, fetches, rebases the server's commits
+onto origin's branch and pushes, between jobs, every D; a failure is logged
+and tried again at the next tick.
+
+SIGINT or SIGTERM stops accepting requests, lets the current job finish, and
+exits 0. The log (text) goes to stderr.`,
+		Example: `  kk serve
+  kk serve --root ~/notes --addr 127.0.0.1:9090
+  kk serve --addr 0.0.0.0:9090 --token-file ~/.config/kk/token --push-every 5m
+  KK_LLM_PROVIDER=ollama KK_LLM_MODEL=llama3.2 kk serve`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if o.pushEvery < 0 {
+				return usagef("--push-every %s: give a positive duration, such as 5m", o.pushEvery)
+			}
+			return runServe(cmd.Context(), app, o)
+		},
+	}
+	cmd.Flags().StringVar(&o.addr, "addr", "127.0.0.1:9090", "address to listen on (host:port; port 0 picks a free one)")
+	cmd.Flags().StringVar(&o.tokenFile, "token-file", "", "file holding the bearer token requests must carry (needed beyond loopback)")
+	cmd.Flags().DurationVar(&o.pushEvery, "push-every", 0, "fetch, rebase and push to origin this often, between jobs (0: never)")
+	cmd.Flags().StringVar(&o.logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	return cmd
+}
+
+// serveRoot is the folder kk serve serves: --root, else the knowledge base
+// found upwards, else the working folder.
+func serveRoot(app *App) (string, error) {
+	if app.Root != "" {
+		return app.Root, nil
+	}
+	wd, err := app.Getwd()
+	if err != nil {
+		return "", err
+	}
+	if k, err := store.Find(wd); err == nil {
+		return k.Root, nil
+	}
+	return wd, nil
+}
+
+func runServe(ctx context.Context, app *App, o serveOpts) error {
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(o.logLevel)); err != nil {
+		return usagef("--log-level %q: want debug, info, warn or error", o.logLevel)
+	}
+	log := slog.New(slog.NewTextHandler(app.IO.Err, &slog.HandlerOptions{Level: level}))
+	token := ""
+	if o.tokenFile != "" {
+		data, _, err := app.readLimited(o.tokenFile, "--token-file", 64<<10)
+		if err != nil {
+			return err
+		}
+		if token = strings.TrimSpace(string(data)); token == "" {
+			return fmt.Errorf("the token file %s is empty", o.tokenFile)
+		}
+	}
+	if err := httpapi.ListenAddr(o.addr, token); err != nil {
+		return &UsageError{Msg: err.Error()}
+	}
+	var delay time.Duration
+	if v := app.Getenv(EnvServeTestDelay); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			return fmt.Errorf("%s=%q: %w", EnvServeTestDelay, v, err)
+		}
+		delay = d
+	}
+	root, err := serveRoot(app)
+	if err != nil {
+		return err
+	}
+	k, err := serve.Bootstrap(ctx, root, store.InitOptions{Version: version, Now: app.Now(), Command: app.Command})
+	if err != nil {
+		return err
+	}
+	k.Now = app.Now
+	defer k.Close()
+	cfg, err := k.LoadConfig()
+	if err != nil {
+		return err
+	}
+	provider, err := llm.New(cfg.LLMConfig().WithEnv(app.Getenv), llm.Deps{Getenv: app.Getenv, Harnesses: app.harnesses(), LogDir: k.LogsDir()})
+	switch {
+	case errors.Is(err, llm.ErrNotConfigured):
+		provider = nil
+	case err != nil:
+		return err
+	}
+	// The worker's parallel steps (tree reads, index generation) leave a
+	// CPU free, so that reads are answered at once while a job runs.
+	workpool.Limit(max(1, runtime.GOMAXPROCS(0)-1))
+	backend := serve.New(serve.Options{KB: k, Provider: provider, Logger: log, Delay: delay})
+	qopts := backend.QueueOptions()
+	if o.pushEvery > 0 {
+		qopts.Every, qopts.OnTick = o.pushEvery, backend.Share
+	}
+	q, err := jobqueue.Open(filepath.Join(k.StateDir(), "queue"), qopts)
+	if err != nil {
+		return err
+	}
+	srv, err := httpapi.New(httpapi.Options{Backend: backend, Queue: q, Token: token, Logger: log})
+	if err != nil {
+		return err
+	}
+	if err := backend.Warm(ctx); err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", o.addr)
+	if err != nil {
+		return err
+	}
+	url := "http://" + ln.Addr().String()
+	unannounce, err := serve.Announce(k, url)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	defer unannounce()
+	model := "none"
+	if provider != nil {
+		model = provider.Name()
+	}
+	log.Info("kk serve listening", "url", url, "root", k.Root, "model", model, "push_every", o.pushEvery.String())
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := srv.Serve(ctx, ln); err != nil {
+		return err
+	}
+	log.Info("kk serve stopped")
+	return nil
+}

@@ -1,0 +1,119 @@
+package serve
+
+import (
+	"context"
+	"net"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/kk-project/kk/internal/benchtree"
+	"github.com/kk-project/kk/internal/gitx"
+	"github.com/kk-project/kk/internal/httpapi"
+	"github.com/kk-project/kk/internal/jobqueue"
+	"github.com/kk-project/kk/internal/llm"
+	"github.com/kk-project/kk/internal/store"
+	"github.com/kk-project/kk/internal/txn"
+)
+
+func needGit(tb testing.TB) {
+	tb.Helper()
+	if _, err := exec.LookPath("git"); err != nil {
+		tb.Skip("git not installed")
+	}
+}
+
+// newRepo bootstraps a knowledge repository in a new folder, with n
+// generated leaves (benchtree, seed 1) committed when n > 0.
+func newRepo(tb testing.TB, n int) *store.KB {
+	tb.Helper()
+	needGit(tb)
+	ctx := context.Background()
+	root := filepath.Join(tb.TempDir(), "repo")
+	if n > 0 {
+		if _, err := benchtree.Generate(root, benchtree.Options{Nodes: n, Seed: 1}); err != nil {
+			tb.Fatal(err)
+		}
+		if _, err := gitx.Run(ctx, root, "init", "-q", "-b", "main"); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	opts := store.InitOptions{Version: "test", Now: time.Now(), Command: "test"}
+	k, err := Bootstrap(ctx, root, opts)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if n > 0 {
+		// benchtree writes no config, .gitignore or index files.
+		if _, err := txn.Init(ctx, k, opts); err != nil {
+			tb.Fatal(err)
+		}
+		if _, err := gitx.CommitPaths(ctx, root, Author, "generated tree", []string{store.DirName}); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	return k
+}
+
+// server is a kk serve running in the test process.
+type server struct {
+	URL     string
+	KB      *store.KB
+	Backend *Backend
+	Queue   *jobqueue.Queue
+	Client  *httpapi.Client
+	stop    func()
+}
+
+// start runs the real backend over k (with provider p, nil for offline)
+// behind the HTTP face on a loopback port until the test ends.
+func start(tb testing.TB, k *store.KB, p llm.Provider) *server {
+	tb.Helper()
+	b := New(Options{KB: k, Provider: p})
+	q, err := jobqueue.Open(filepath.Join(k.StateDir(), "queue"), b.QueueOptions())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	srv, err := httpapi.New(httpapi.Options{Backend: b, Queue: q})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := b.Warm(context.Background()); err != nil {
+		tb.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ctx, ln) }()
+	stopped := false
+	stop := func() {
+		if stopped {
+			return
+		}
+		stopped = true
+		cancel()
+		if err := <-done; err != nil {
+			tb.Errorf("Serve: %v", err)
+		}
+	}
+	tb.Cleanup(stop)
+	url := "http://" + ln.Addr().String()
+	return &server{URL: url, KB: k, Backend: b, Queue: q, Client: &httpapi.Client{BaseURL: url}, stop: stop}
+}
+
+// wait waits for job id's end (bounded only so that a stuck worker fails
+// the test: a benchmark's last job waits for every job before it).
+func (s *server) wait(tb testing.TB, id string) httpapi.JobStatus {
+	tb.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+	defer cancel()
+	j, err := s.Client.Wait(ctx, id, 5*time.Millisecond)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return j
+}

@@ -1,0 +1,393 @@
+package serve
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path"
+	"slices"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/kk-project/kk/internal/contracts"
+	"github.com/kk-project/kk/internal/frontmatter"
+	"github.com/kk-project/kk/internal/index"
+	"github.com/kk-project/kk/internal/llm"
+	"github.com/kk-project/kk/internal/node"
+	"github.com/kk-project/kk/internal/schema"
+	"github.com/kk-project/kk/internal/service"
+	"github.com/kk-project/kk/internal/store"
+)
+
+// InboxFolder is where the organizer puts a note that is like nothing in
+// the tree.
+const InboxFolder = "inbox"
+
+// placement is where a posted note goes and what its front matter says.
+type placement struct {
+	Folder      string
+	Type        string
+	Title       string
+	Description string
+	Tags        []string
+}
+
+// noteBody is the body of posted content: any front matter it came with
+// is dropped (the note gets kk's), and leading blank lines too.
+func noteBody(content string) string {
+	if doc, err := frontmatter.Parse([]byte(content)); err == nil && doc.HasFrontMatter() {
+		content = string(doc.Body())
+	}
+	return strings.TrimLeft(content, "\r\n")
+}
+
+// Title and description bounds of notes the organizer names.
+const (
+	maxTitle       = 80
+	maxDescription = 160
+)
+
+// clip cuts s to at most n runes, at a word boundary when there is one.
+func clip(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)[:n]
+	cut := string(r)
+	if i := strings.LastIndexByte(cut, ' '); i > n/2 {
+		cut = cut[:i]
+	}
+	return strings.TrimRightFunc(cut, func(r rune) bool { return unicode.IsPunct(r) || unicode.IsSpace(r) })
+}
+
+// textLines returns the body's lines that hold prose: not blank, not a
+// code fence.
+func textLines(body string) []string {
+	var out []string
+	fenced := false
+	for _, l := range strings.Split(body, "\n") {
+		t := strings.TrimSpace(l)
+		if strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~") {
+			fenced = !fenced
+			continue
+		}
+		if t != "" && !fenced {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// deriveTitle names a note from its first line of text (a heading's
+// text, or the start of the first sentence).
+func deriveTitle(body string) string {
+	lines := textLines(body)
+	if len(lines) == 0 {
+		return "Untitled note"
+	}
+	first := strings.TrimSpace(strings.TrimLeft(lines[0], "#>*-+ "))
+	if i := strings.IndexAny(first, ".!?"); i > 0 && i+1 < len(first) && first[i+1] == ' ' {
+		first = first[:i]
+	}
+	if t := clip(first, maxTitle); t != "" {
+		return t
+	}
+	return "Untitled note"
+}
+
+// deriveDescription summarises a note in one line: its first line of
+// prose that is not the title.
+func deriveDescription(body, title string) string {
+	for _, l := range textLines(body) {
+		l = strings.TrimSpace(strings.TrimLeft(l, "#>*-+ "))
+		if l == "" || strings.EqualFold(l, title) {
+			continue
+		}
+		return clip(l, maxDescription)
+	}
+	return ""
+}
+
+// imperativeVerbs start the titles of practices: rules and how-tos. Verbs
+// that often start a noun phrase ("Deploy process", "Test data") are left
+// out.
+var imperativeVerbs = map[string]bool{
+	"add": true, "always": true, "avoid": true, "call": true, "check": true, "choose": true, "configure": true, "create": true,
+	"define": true, "delete": true, "do": true, "don't": true, "dont": true, "ensure": true, "install": true, "keep": true,
+	"make": true, "never": true, "pass": true, "pin": true, "prefer": true, "put": true, "remember": true, "remove": true,
+	"rename": true, "run": true, "use": true, "validate": true, "wrap": true, "write": true,
+}
+
+// noteType is practice for an imperative title ("Use …", "Never …",
+// "How to …"), map for anything else.
+func noteType(title string) string {
+	words := strings.Fields(strings.ToLower(title))
+	if len(words) == 0 {
+		return "map"
+	}
+	first := strings.TrimFunc(words[0], func(r rune) bool { return !unicode.IsLetter(r) && r != '\'' })
+	if imperativeVerbs[first] || first == "how" && len(words) > 1 && words[1] == "to" {
+		return "practice"
+	}
+	return "map"
+}
+
+// stopWords are left out of the placement query: they match every note.
+var stopWords = map[string]bool{
+	"a": true, "an": true, "and": true, "are": true, "as": true, "at": true, "be": true, "but": true, "by": true, "can": true,
+	"for": true, "from": true, "has": true, "have": true, "how": true, "if": true, "in": true, "into": true, "is": true, "it": true,
+	"its": true, "not": true, "of": true, "on": true, "or": true, "that": true, "the": true, "their": true, "then": true,
+	"there": true, "these": true, "this": true, "to": true, "use": true, "was": true, "we": true, "when": true, "which": true,
+	"will": true, "with": true, "you": true, "your": true,
+}
+
+// maxQueryWords bounds the placement query.
+const maxQueryWords = 12
+
+// similarityQuery is the search text of a note: the distinct words of its
+// title, tags and hint, then of its body, without stop words.
+func similarityQuery(p placement, hint, body string) string {
+	var words []string
+	seen := map[string]bool{}
+	add := func(text string) {
+		for _, w := range strings.FieldsFunc(strings.ToLower(text), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
+			if len(words) == maxQueryWords {
+				return
+			}
+			if len(w) < 3 || stopWords[w] || seen[w] {
+				continue
+			}
+			seen[w] = true
+			words = append(words, w)
+		}
+	}
+	add(p.Title + " " + strings.Join(p.Tags, " ") + " " + hint)
+	add(body)
+	return strings.Join(words, " ")
+}
+
+// candidateFolders are the folders of the notes most like a note, best
+// first: each folder scores the sum of its notes' search scores among the
+// top hits. The root folder ("") is not a candidate.
+func (b *Backend) candidateFolders(ctx context.Context, query string, n int) ([]string, error) {
+	hits, err := b.leafHits(ctx, query, 10, false)
+	if err != nil {
+		return nil, err
+	}
+	score := map[string]float64{}
+	var order []string
+	for _, h := range hits {
+		d := path.Dir(h.Path)
+		if d == "." {
+			continue
+		}
+		if _, ok := score[d]; !ok {
+			order = append(order, d)
+		}
+		score[d] += h.Score
+	}
+	slices.SortStableFunc(order, func(a, b string) int {
+		switch {
+		case score[a] > score[b]:
+			return -1
+		case score[a] < score[b]:
+			return 1
+		}
+		return 0
+	})
+	return order[:min(n, len(order))], nil
+}
+
+// place decides where a posted note goes. The request's title, type and
+// tags win over whatever the organizer would choose.
+func (b *Backend) place(ctx context.Context, req service.JobRequest, body string) (placement, error) {
+	p := placement{Title: req.Title, Type: req.Type, Tags: req.Tags}
+	if p.Title == "" && b.llm == nil {
+		p.Title = deriveTitle(body)
+	}
+	candidates, err := b.candidateFolders(ctx, similarityQuery(p, req.Hint, body), 5)
+	if err != nil {
+		return placement{}, err
+	}
+	if b.llm == nil {
+		p.Folder = InboxFolder
+		if len(candidates) > 0 {
+			p.Folder = candidates[0]
+		}
+		if p.Type == "" {
+			p.Type = noteType(p.Title)
+		}
+		p.Description = deriveDescription(body, p.Title)
+		return p, nil
+	}
+	d, err := b.decidePlacement(ctx, req, body, candidates)
+	if err != nil {
+		return placement{}, err
+	}
+	p.Folder, p.Description = d.Folder, d.Description
+	if p.Title == "" {
+		p.Title = d.Title
+	}
+	if p.Type == "" {
+		p.Type = d.Type
+	}
+	if len(p.Tags) == 0 {
+		p.Tags = d.Tags
+	}
+	return p, nil
+}
+
+// decide asks the model for the decision named by schemaName and decodes
+// it into out.
+func (b *Backend) decide(ctx context.Context, schemaName, system, prompt string, out any) error {
+	s, err := schema.ForLLM(schemaName)
+	if err != nil {
+		return err
+	}
+	raw, err := b.llm.Complete(ctx, llm.Request{System: system, Prompt: prompt, Schema: s})
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(raw, out); err != nil {
+		return fmt.Errorf("decoding the %s decision: %w", schemaName, err)
+	}
+	return nil
+}
+
+// maxPromptNote caps how much of one note a prompt quotes.
+const maxPromptNote = 8 << 10
+
+func excerpt(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "\n[…]"
+}
+
+const placementSystem = `You organise a knowledge base of markdown notes in topical folders.
+Choose the folder for a new note: one of the candidate folders when the note belongs with
+them, else a new kebab-case folder (at most three levels) that fits the existing layout.
+Give the note a one-line title and description, a type (practice for rules and how-tos
+written as instructions, map for what exists and where), and a few short lowercase tags.
+Reply with the JSON object only.`
+
+func (b *Backend) decidePlacement(ctx context.Context, req service.JobRequest, body string, candidates []string) (contracts.ServePlacement, error) {
+	summaries, err := store.ReadSummaries(b.k.SummariesPath())
+	if err != nil {
+		return contracts.ServePlacement{}, err
+	}
+	var pr strings.Builder
+	pr.WriteString("Folders of the knowledge base and their summaries:\n")
+	folders := make([]string, 0, len(summaries))
+	for f := range summaries {
+		folders = append(folders, f)
+	}
+	slices.Sort(folders)
+	for _, f := range folders {
+		if f != "" {
+			fmt.Fprintf(&pr, "- %s: %s\n", f, summaries[f])
+		}
+	}
+	pr.WriteString("\nCandidate folders (holding the notes most like this one, best first):\n")
+	if len(candidates) == 0 {
+		pr.WriteString("- (none: nothing in the tree is like this note)\n")
+	}
+	for _, c := range candidates {
+		fmt.Fprintf(&pr, "- %s\n", c)
+	}
+	if req.Hint != "" {
+		fmt.Fprintf(&pr, "\nHint from the user: %s\n", req.Hint)
+	}
+	if req.Title != "" {
+		fmt.Fprintf(&pr, "Title from the user: %s\n", req.Title)
+	}
+	if len(req.Tags) > 0 {
+		fmt.Fprintf(&pr, "Tags from the user: %s\n", strings.Join(req.Tags, ", "))
+	}
+	fmt.Fprintf(&pr, "\nThe note:\n%s\n", excerpt(body, maxPromptNote))
+	var d contracts.ServePlacement
+	if err := b.decide(ctx, "serve-placement", placementSystem, pr.String(), &d); err != nil {
+		return d, fmt.Errorf("placement: %w", err)
+	}
+	folder, err := node.CleanFolder(d.Folder)
+	if err != nil {
+		return d, fmt.Errorf("placement: %w", err)
+	}
+	d.Folder = folder
+	return d, nil
+}
+
+const rerankSystem = `You rank search results of a knowledge base. Order the candidate notes by how well
+they answer the query, most relevant first, and leave out those that do not answer it.
+Reply with the JSON object only.`
+
+// rerank asks the model to order kk's hits; paths it names that were not
+// among them are dropped.
+func (b *Backend) rerank(ctx context.Context, query string, hits []index.Hit) ([]string, error) {
+	var pr strings.Builder
+	fmt.Fprintf(&pr, "Query: %s\n\nCandidates:\n", query)
+	known := map[string]bool{}
+	for _, h := range hits {
+		known[h.Path] = true
+		fmt.Fprintf(&pr, "- %s: %s — %s\n", h.Path, h.Title, h.Description)
+	}
+	var d contracts.ServeRerank
+	if err := b.decide(ctx, "serve-rerank", rerankSystem, pr.String(), &d); err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, p := range d.Paths {
+		if known[p] && !slices.Contains(out, p) {
+			out = append(out, p)
+		}
+	}
+	return out, nil
+}
+
+const answerSystem = `You answer questions from a knowledge base. Use only the notes given; say so when they
+do not answer the question. Name the paths of the notes you draw on. Reply with the JSON object only.`
+
+// Answer synthesizes an answer from the notes kk's search finds for query
+// and names the notes it read.
+func (b *Backend) Answer(ctx context.Context, query string) (service.Answer, error) {
+	if b.llm == nil {
+		return service.Answer{}, llm.ErrNotConfigured
+	}
+	docs, err := b.Search(ctx, query, service.DefaultSearchLimit)
+	if err != nil || len(docs) == 0 {
+		return service.Answer{}, err
+	}
+	var pr strings.Builder
+	read := make([]string, 0, len(docs))
+	for _, d := range docs {
+		fmt.Fprintf(&pr, "=== %s ===\n%s\n\n", d.Path, excerpt(d.Content, maxPromptNote))
+		read = append(read, d.Path)
+	}
+	fmt.Fprintf(&pr, "Question: %s\n", query)
+	var a contracts.ServeAnswer
+	if err := b.decide(ctx, "serve-answer", answerSystem, pr.String(), &a); err != nil {
+		return service.Answer{}, &service.SynthesisError{Err: err}
+	}
+	return service.Answer{Sources: read, Answer: a.Answer}, nil
+}
+
+const askSystem = `You draft a note for a knowledge base that answers a question: a concise title, a
+Markdown explanation without a top-level heading, and one to five short lowercase tags.
+Reply with the JSON object only.`
+
+// Ask drafts a note answering question; nothing is stored.
+func (b *Backend) Ask(ctx context.Context, question string) (service.Draft, error) {
+	if b.llm == nil {
+		return service.Draft{}, llm.ErrNotConfigured
+	}
+	var d contracts.ServeAsk
+	if err := b.decide(ctx, "serve-ask", askSystem, "Question: "+question, &d); err != nil {
+		return service.Draft{}, err
+	}
+	return service.Draft{Title: d.Title, Answer: d.Answer, Tags: d.Tags}, nil
+}

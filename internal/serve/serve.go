@@ -1,0 +1,361 @@
+// Package serve is kk serve's core: the service.Backend over a knowledge
+// base. Reads come from the tree on disk (a note is one file read), search
+// from the branch's full-text index (internal/index), and every write is
+// one store transaction (internal/txn) followed, while the writer lock is
+// still held, by exactly one git commit that touches only the job's paths.
+//
+// The organizer places a posted note: without a model, in the folder whose
+// notes are most like it by kk's search, else in inbox/; with a model
+// (internal/llm), where a serve-placement decision puts it, having seen the
+// folder summaries and the candidate folders. The query engine ranks with
+// kk's search, reranked by the model when there is one, and answers from
+// the notes it read.
+package serve
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/kk-project/kk/internal/gitx"
+	"github.com/kk-project/kk/internal/index"
+	"github.com/kk-project/kk/internal/llm"
+	"github.com/kk-project/kk/internal/node"
+	"github.com/kk-project/kk/internal/service"
+	"github.com/kk-project/kk/internal/store"
+)
+
+// Author is the fixed identity of the commits kk serve makes.
+var Author = gitx.Author{Name: "kk serve", Email: "kk-serve@kk.invalid"}
+
+// Options set up a Backend.
+type Options struct {
+	KB *store.KB
+	// Provider is the model the organizer and the query engine ask; nil
+	// keeps kk serve offline.
+	Provider llm.Provider
+	Logger   *slog.Logger
+	// Delay, when set, holds the worker three times in every job: before
+	// it writes, between the transaction and the git commit, and after the
+	// commit. Only the crash test sets it (KK_SERVE_TEST_DELAY).
+	Delay time.Duration
+}
+
+// Backend is the service.Backend of kk serve.
+type Backend struct {
+	k     *store.KB
+	llm   llm.Provider
+	log   *slog.Logger
+	delay time.Duration
+
+	mu     sync.Mutex // guards the fields below
+	top    string     // the git work tree's root
+	prefix string     // the knowledge base's root relative to top, "" or ending in "/"
+	tree   *store.Tree
+	treeAt time.Time
+	gen    uint64 // bumped by every job; a tree read before is stale
+	// realNodes is nodes/ with its symlinks resolved, found on first need.
+	realNodes string
+	// timing adds up the time the worker spent placing, writing (the
+	// transaction and the commit) and committing, for the benchmarks.
+	timing struct{ place, write, commit time.Duration }
+}
+
+var _ service.Backend = (*Backend)(nil)
+
+// New returns the backend over o.KB.
+func New(o Options) *Backend {
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &Backend{k: o.KB, llm: o.Provider, log: o.Logger, delay: o.Delay}
+}
+
+// RecheckWithin is how long a tree read for a tag request is reused before
+// its files are stat'ed again. A job's commit makes it stale at once.
+var RecheckWithin = 2 * time.Second
+
+// readTree returns the tree, without bodies, from the leaf cache (one
+// stat per leaf); a tree read less than RecheckWithin ago, with no job
+// applied since, is reused as it is.
+func (b *Backend) readTree() (*store.Tree, error) {
+	b.mu.Lock()
+	t, at, gen := b.tree, b.treeAt, b.gen
+	b.mu.Unlock()
+	if t != nil && time.Since(at) < RecheckWithin {
+		return t, nil
+	}
+	start := time.Now()
+	t, err := b.k.ReadTree(store.LoadOptions{})
+	if err != nil {
+		return nil, err
+	}
+	b.mu.Lock()
+	if b.gen == gen {
+		b.tree, b.treeAt = t, start
+	}
+	b.mu.Unlock()
+	return t, nil
+}
+
+// changed drops the tree kept for reads: a job changed the tree.
+func (b *Backend) changed() {
+	b.mu.Lock()
+	b.gen++
+	b.tree = nil
+	b.mu.Unlock()
+}
+
+// Read returns the file at p (relative to nodes/): a leaf or a generated
+// index.md, whole. Only regular files inside the tree are read: not a
+// symlink, and not through a folder that is a symlink leading out of it.
+func (b *Backend) Read(_ context.Context, p string) (string, error) {
+	abs := b.k.NodePath(p)
+	fi, err := os.Lstat(abs)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", fmt.Errorf("%s: %w", p, service.ErrNotFound)
+	}
+	if err != nil {
+		return "", err
+	}
+	if !fi.Mode().IsRegular() || fi.Size() > node.MaxSize || !b.inTree(abs) {
+		return "", fmt.Errorf("%s is not a note: %w", p, service.ErrNotFound)
+	}
+	data, err := os.ReadFile(abs)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", fmt.Errorf("%s: %w", p, service.ErrNotFound)
+	}
+	return string(data), err
+}
+
+// indexDB returns this process's handle to the current branch's index,
+// synced with the tree (at most once per index.RecheckWithin unless a
+// writer changed it).
+func (b *Backend) indexDB(ctx context.Context) (*index.DB, error) {
+	return b.openIndex(ctx, true)
+}
+
+// openIndex returns the index handle, synced with the tree when sync is
+// set. The worker's own search (placement) does without: every job's
+// transaction leaves the index in step with the tree, and a placement
+// that misses a note edited by hand a moment ago is still a placement.
+func (b *Backend) openIndex(ctx context.Context, sync bool) (*index.DB, error) {
+	branch, err := index.CurrentBranch(ctx, b.k)
+	if err != nil {
+		return nil, err
+	}
+	db, err := index.OpenShared(ctx, b.k, branch)
+	if err != nil {
+		return nil, err
+	}
+	if !sync {
+		return db, nil
+	}
+	ex, err := index.ExtractionFor(b.k)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := db.SyncRecent(ctx, b.k.NodesDir(), ex, RecheckWithin); err != nil {
+		return nil, err
+	}
+	return db, nil
+}
+
+// leafHits runs kk's search and keeps the hits that are leaves of the
+// tree (not extracted documents), best first. A query search (sync) asks
+// kk's relevance threshold whether the best hit answers the text; the
+// organizer's similarity search (!sync) wants the nearest notes whatever
+// their score.
+func (b *Backend) leafHits(ctx context.Context, query string, limit int, sync bool) ([]index.Hit, error) {
+	if !index.Searchable(query) {
+		return nil, nil
+	}
+	db, err := b.openIndex(ctx, sync)
+	if err != nil {
+		return nil, err
+	}
+	hits, err := db.Search(ctx, index.Request{Text: query, Limit: limit, All: !sync})
+	if err != nil {
+		return nil, err
+	}
+	// Entities extractors read from elsewhere in the repository have
+	// paths "@<file>#<id>": they are not notes.
+	return slices.DeleteFunc(hits, func(h index.Hit) bool { return strings.HasPrefix(h.Path, "@") }), nil
+}
+
+// rerankPool is how many of kk's hits the model reranks.
+const rerankPool = 20
+
+// Search returns the notes that best answer query: kk's search, reranked
+// by the model when there is one. A failed rerank falls back to kk's
+// order (and is logged): search never fails for the model's sake.
+func (b *Backend) Search(ctx context.Context, query string, limit int) ([]service.Doc, error) {
+	pool := limit
+	if b.llm != nil {
+		pool = max(limit, rerankPool)
+	}
+	hits, err := b.leafHits(ctx, query, pool, true)
+	if err != nil {
+		return nil, err
+	}
+	paths := make([]string, len(hits))
+	for i, h := range hits {
+		paths[i] = h.Path
+	}
+	if b.llm != nil && len(hits) > 1 {
+		ranked, err := b.rerank(ctx, query, hits)
+		if err != nil {
+			b.log.Warn("rerank failed; kk's order is kept", "query", query, "error", err)
+		} else {
+			paths = ranked
+		}
+	}
+	var docs []service.Doc
+	for _, p := range paths {
+		if len(docs) == limit {
+			break
+		}
+		content, err := b.Read(ctx, p)
+		if errors.Is(err, service.ErrNotFound) {
+			continue // removed since the index saw it
+		}
+		if err != nil {
+			return nil, err
+		}
+		docs = append(docs, service.Doc{Path: p, Content: content})
+	}
+	return docs, nil
+}
+
+// lowerTags returns a leaf's tags lower-cased, distinct and sorted.
+func lowerTags(tags []string) []string {
+	out := make([]string, 0, len(tags))
+	for _, t := range tags {
+		if t = strings.ToLower(strings.TrimSpace(t)); t != "" {
+			out = append(out, t)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// ByTags returns the notes carrying any (or all) of tags, most recently
+// modified first, then by path. A note's modified time is its file's.
+func (b *Backend) ByTags(_ context.Context, tags []string, all bool) ([]service.TagDoc, error) {
+	t, err := b.readTree()
+	if err != nil {
+		return nil, err
+	}
+	var out []service.TagDoc
+	for _, n := range t.Leaves {
+		have := lowerTags(n.Tags)
+		matched := 0
+		for _, want := range tags {
+			if _, ok := slices.BinarySearch(have, want); ok {
+				matched++
+			}
+		}
+		if matched == 0 || all && matched < len(tags) {
+			continue
+		}
+		fi, err := os.Stat(b.k.NodePath(n.Path))
+		if err != nil {
+			continue // removed since the tree was read
+		}
+		out = append(out, service.TagDoc{Path: n.Path, Title: n.Title, Description: n.Description, Tags: have, Modified: fi.ModTime().UTC().Truncate(time.Second)})
+	}
+	slices.SortFunc(out, func(a, b service.TagDoc) int {
+		if c := b.Modified.Compare(a.Modified); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Path, b.Path)
+	})
+	return out, nil
+}
+
+// Tags counts the notes per tag (lower-cased), sorted by tag.
+func (b *Backend) Tags(context.Context) ([]service.TagCount, error) {
+	t, err := b.readTree()
+	if err != nil {
+		return nil, err
+	}
+	counts := map[string]int{}
+	for _, n := range t.Leaves {
+		for _, tag := range lowerTags(n.Tags) {
+			counts[tag]++
+		}
+	}
+	out := make([]service.TagCount, 0, len(counts))
+	for tag, c := range counts {
+		out = append(out, service.TagCount{Tag: tag, Count: c})
+	}
+	slices.SortFunc(out, func(a, b service.TagCount) int { return strings.Compare(a.Tag, b.Tag) })
+	return out, nil
+}
+
+// Recent returns the newest notes stored through the service (the store
+// commits of the branch's history), newest first, with the tags their
+// leaves have now.
+func (b *Backend) Recent(ctx context.Context, n int) ([]service.Post, error) {
+	commits, err := gitx.RecentJobCommits(ctx, b.k.Root, service.OpStore, n)
+	if err != nil {
+		return nil, err
+	}
+	var byPath map[string]*node.Node
+	if len(commits) > 0 {
+		t, err := b.readTree()
+		if err != nil {
+			return nil, err
+		}
+		byPath = make(map[string]*node.Node, len(t.Leaves))
+		for _, l := range t.Leaves {
+			byPath[l.Path] = l
+		}
+	}
+	posts := make([]service.Post, 0, len(commits))
+	for _, c := range commits {
+		p := service.Post{JobID: c.ID, Path: c.Path, CreatedAt: c.Time}
+		if l := byPath[c.Path]; l != nil && len(l.Tags) > 0 {
+			p.Tags = slices.Clone(l.Tags)
+		}
+		posts = append(posts, p)
+	}
+	return posts, nil
+}
+
+// Warm reads the tree and brings the branch's index up to date, so that
+// the first request does not pay for it.
+func (b *Backend) Warm(ctx context.Context) error {
+	if _, err := b.readTree(); err != nil {
+		return err
+	}
+	_, err := b.indexDB(ctx)
+	return err
+}
+
+// inTree reports whether abs, its symlinks resolved, lies inside nodes/.
+func (b *Backend) inTree(abs string) bool {
+	b.mu.Lock()
+	nodes := b.realNodes
+	b.mu.Unlock()
+	if nodes == "" {
+		real, err := filepath.EvalSymlinks(b.k.NodesDir())
+		if err != nil {
+			return false
+		}
+		nodes = real
+		b.mu.Lock()
+		b.realNodes = real
+		b.mu.Unlock()
+	}
+	real, err := filepath.EvalSymlinks(abs)
+	return err == nil && strings.HasPrefix(real, nodes+string(filepath.Separator))
+}
