@@ -245,14 +245,25 @@ func (k *KB) Scan() (*Listing, error) {
 	if len(l.Problems) > 0 {
 		return nil, &TreeError{Problems: l.Problems}
 	}
+	rels := make([]string, len(l.Files))
+	for i, f := range l.Files {
+		rels[i] = f.Rel
+	}
+	sorted := make([]LeafFile, len(l.Files))
+	for i, j := range SortedOrder(rels) {
+		sorted[i] = l.Files[j]
+	}
+	l.Files = sorted
+	SortLocale(l.Dirs)
 	return l, nil
 }
 
 // ScanDir is the one tree scanner: every reader of nodes/ (the tree, the
-// per-branch index, the folder reads of the hooks) lists it by the same
-// rules (classify). Files come in root collation order (SortedOrder),
-// folders in locale order; problems (symlinks that are broken or lead out
-// of the tree) are listed, not returned as an error.
+// per-branch index, lint) lists it by the same rules (classify, which the
+// folder reads of the hooks share). Files and folders come in byte order
+// (Scan puts them in the tree's collation order); problems (symlinks that
+// are broken or lead out of the tree) are listed, not returned as an
+// error.
 func ScanDir(ctx context.Context, root string) (*Listing, error) {
 	l := &Listing{IndexDirs: map[string]bool{}}
 	if _, err := os.Stat(root); errors.Is(err, fs.ErrNotExist) {
@@ -266,16 +277,8 @@ func ScanDir(ctx context.Context, root string) (*Listing, error) {
 	if err := walk(ctx, root, realRoot, l); err != nil {
 		return nil, err
 	}
-	rels := make([]string, len(l.Files))
-	for i, f := range l.Files {
-		rels[i] = f.Rel
-	}
-	sorted := make([]LeafFile, len(l.Files))
-	for i, j := range SortedOrder(rels) {
-		sorted[i] = l.Files[j]
-	}
-	l.Files = sorted
-	SortLocale(l.Dirs)
+	slices.SortFunc(l.Files, func(a, b LeafFile) int { return strings.Compare(a.Rel, b.Rel) })
+	slices.Sort(l.Dirs)
 	slices.Sort(l.Leftovers)
 	slices.Sort(l.Irregular)
 	slices.SortFunc(l.Problems, func(a, b error) int { return strings.Compare(a.Error(), b.Error()) })
