@@ -1,18 +1,18 @@
 #!/usr/bin/env bash
 # Runs every fuzz target of kk (each `func Fuzz…` in a _test.go file) for a
-# short time: FUZZTIME each, 15s by default, which keeps the whole run (five
+# short time: FUZZTIME each, 20s by default, which keeps the whole run (five
 # targets and their instrumented builds) within a few minutes on two cores.
 # `go test ./...` already runs the seed corpora; this searches for new
 # inputs. A failure leaves the input under the package's testdata/fuzz/;
 # fix the bug and commit the input, which then runs with every `go test`.
 #
-#   bash scripts/fuzz.sh                  every target, 15s each
+#   bash scripts/fuzz.sh                  every target, 20s each
 #   FUZZTIME=2m bash scripts/fuzz.sh      longer
 #   bash scripts/fuzz.sh FuzzFrameReader  only the targets named
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-fuzztime=${FUZZTIME:-15s}
+fuzztime=${FUZZTIME:-20s}
 targets=$(grep -rHo --include='*_test.go' --exclude-dir=.git '^func Fuzz[A-Za-z0-9_]*' . | sort)
 if [ -z "$targets" ]; then
   echo "fuzz.sh: no fuzz targets found" >&2

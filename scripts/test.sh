@@ -3,7 +3,7 @@
 # suite under the race detector (unit tests, testscript end-to-end scripts,
 # fuzz seed corpora, the schema and CLI-docs drift checks, and the drupal
 # pack migration, which needs ../shared/fixtures beside the repository),
-# then every fuzz target for a short time (scripts/fuzz.sh; FUZZTIME, 15s
+# then every fuzz target for a short time (scripts/fuzz.sh; FUZZTIME, 20s
 # each by default), then the MCP end-to-end test with the MCP Inspector and
 # the end-to-end test of kk inside a real harness CLI (Claude Code, from
 # npm; the other harnesses run with `bash scripts/e2e-harnesses.sh`).
