@@ -100,9 +100,9 @@ type FlagError struct{ Flag, Msg string }
 
 func (e *FlagError) Error() string { return "--" + e.Flag + ": " + e.Msg }
 
-// Check reports the first option that cannot be, as a *FlagError. It fills
+// check reports the first option that cannot be, as a *FlagError. It fills
 // in the default format and view.
-func (o *Options) Check() error {
+func (o *Options) check() error {
 	if o.Format == "" {
 		o.Format = FormatMermaid
 	}
@@ -132,7 +132,7 @@ func (o *Options) Check() error {
 // in the options is a *FlagError; a type the knowledge base does not know
 // or an Around id it does not hold is an error naming the flag too.
 func Export(ctx context.Context, k *store.KB, o Options) (*Picture, error) {
-	if err := o.Check(); err != nil {
+	if err := o.check(); err != nil {
 		return nil, err
 	}
 	var p *Picture

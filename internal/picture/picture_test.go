@@ -116,14 +116,14 @@ func TestCheckOptions(t *testing.T) {
 		{Options{Depth: -1}, "depth"},
 		{Options{Types: []string{"req", " "}}, "types"},
 	} {
-		err := tc.o.Check()
+		err := tc.o.check()
 		fe, ok := err.(*FlagError)
 		if !ok || fe.Flag != tc.flag {
 			t.Errorf("%+v: error %v, want a FlagError of --%s", tc.o, err, tc.flag)
 		}
 	}
 	o := Options{Types: []string{" REQ ", "test"}}
-	if err := o.Check(); err != nil {
+	if err := o.check(); err != nil {
 		t.Fatal(err)
 	}
 	if o.Format != FormatMermaid || o.View != ViewEdges || !slices.Equal(o.Types, []string{"req", "test"}) {
