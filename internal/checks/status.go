@@ -13,8 +13,10 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/kk-project/kk/internal/graph"
 	"github.com/kk-project/kk/internal/indexfiles"
 	"github.com/kk-project/kk/internal/store"
+	"github.com/kk-project/kk/internal/trace"
 
 	"github.com/kk-project/kk/internal/frontmatter"
 )
@@ -39,6 +41,30 @@ type StatusReport struct {
 	Sessions         SessionCounts  `json:"sessions"`
 	Conflicts        ConflictCounts `json:"conflicts"`
 	MissingSummaries []string       `json:"missing_summaries"`
+	// Graph is what the current branch's index holds beyond the leaves;
+	// its counts are 0 and its lists empty while leaves are invalid.
+	Graph GraphCounts `json:"graph"`
+}
+
+// GraphCounts counts the entities of the index (leaves and the entities
+// extractors read from documents and symbol manifests), the atoms and
+// molecules, the requirements no test verifies, and kk check's
+// violations.
+type GraphCounts struct {
+	Entities       int            `json:"entities"`
+	EntitiesByType map[string]int `json:"entities_by_type"`
+	Atoms          int            `json:"atoms"`
+	Molecules      int            `json:"molecules"`
+	// AtomsWithoutMolecule lists the orphan atoms (no kk_molecule, or one
+	// naming a molecule that does not exist), sorted.
+	AtomsWithoutMolecule []string `json:"atoms_without_molecule"`
+	Requirements         int      `json:"requirements"`
+	// RequirementsWithoutCoverage lists the requirements, whatever their
+	// priority, with no verified_by edge to an existing test.
+	RequirementsWithoutCoverage []string `json:"requirements_without_coverage"`
+	// Violations counts kk check's violations by rule, every rule listed.
+	Violations     map[string]int `json:"violations"`
+	ViolationCount int            `json:"violation_count"`
 }
 
 // SessionCounts counts the captured session logs in _sessions/.
@@ -63,7 +89,8 @@ const (
 )
 
 // Status reports what the knowledge base holds and what waits for work. It
-// reads only. A knowledge base without .state/installed-version is not
+// reads only (bringing the derived index under .state/ up to date first,
+// as every read of the index does). A knowledge base without .state/installed-version is not
 // initialized, which is an error wrapping store.ErrNotFound.
 func Status(ctx context.Context, k *store.KB) (*StatusReport, error) {
 	in, err := k.ReadInstalled()
@@ -74,7 +101,8 @@ func Status(ctx context.Context, k *store.KB) (*StatusReport, error) {
 		return nil, err
 	}
 	r := &StatusReport{Root: k.Root, Version: in.Version, InstalledAt: in.InstalledAt, NodesByType: map[string]int{},
-		IndexState: indexUnknown, MissingSummaries: []string{}}
+		IndexState: indexUnknown, MissingSummaries: []string{}, Graph: GraphCounts{EntitiesByType: map[string]int{},
+			AtomsWithoutMolecule: []string{}, RequirementsWithoutCoverage: []string{}, Violations: map[string]int{}}}
 	t, err := k.ReadTree(store.LoadOptions{})
 	var te *store.TreeError
 	switch {
@@ -107,6 +135,9 @@ func Status(ctx context.Context, k *store.KB) (*StatusReport, error) {
 		default:
 			r.IndexState = indexStale
 		}
+		if err := graphCounts(ctx, k, &r.Graph); err != nil {
+			return nil, err
+		}
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -134,6 +165,51 @@ func Status(ctx context.Context, k *store.KB) (*StatusReport, error) {
 		}
 	}
 	return r, nil
+}
+
+// graphCounts fills c from the current branch's index, synced first: the
+// entities by type (trace.ReadAll), the atoms and molecules (graph), the
+// requirements without a verifying test and the violations of every rule
+// (trace, the rules of kk check).
+func graphCounts(ctx context.Context, k *store.KB, c *GraphCounts) error {
+	all, err := trace.ReadAll(ctx, k)
+	if err != nil {
+		return err
+	}
+	c.Entities = len(all.Entities)
+	for _, e := range all.Entities {
+		c.EntitiesByType[e.Type]++
+		if e.Type == graph.TypeReq {
+			c.Requirements++
+		}
+	}
+	g, err := graph.LoadIndexed(ctx, k, false)
+	if err != nil {
+		return err
+	}
+	defer g.Close()
+	c.Atoms, c.Molecules = len(g.Atoms), len(g.Molecules)
+	for _, a := range g.Atoms {
+		if g.MoleculeOf(a) == nil {
+			c.AtomsWithoutMolecule = append(c.AtomsWithoutMolecule, a.ID)
+		}
+	}
+	slices.Sort(c.AtomsWithoutMolecule)
+	if c.RequirementsWithoutCoverage, err = trace.Unverified(ctx, k); err != nil {
+		return err
+	}
+	res, err := trace.KBCheck(ctx, k, trace.KBCheckParams{})
+	if err != nil {
+		return err
+	}
+	for _, rule := range trace.CheckRules {
+		c.Violations[rule.Name] = 0
+	}
+	for _, v := range res.Violations {
+		c.Violations[v.Rule]++
+	}
+	c.ViolationCount = len(res.Violations)
+	return nil
 }
 
 // frontMatterValues returns, for every *.md file directly in dir, the

@@ -3,6 +3,7 @@ package checks
 import (
 	"context"
 	"errors"
+	"fmt"
 	"maps"
 	"os"
 	"path/filepath"
@@ -118,5 +119,57 @@ func TestReadFrontMatterStopsAtTheFence(t *testing.T) {
 	}
 	if doc, err := readFrontMatter(p); err != nil || len(doc.Keys()) != 0 {
 		t.Fatalf("doc %v err %v", doc, err)
+	}
+}
+
+// graphLeaf writes a v3 leaf with extra front matter lines.
+func (f *lintKB) graphLeaf(id, typ, extra string) {
+	f.t.Helper()
+	f.write("nodes/"+id+".md", fmt.Sprintf("---\ntype: %s\ntitle: Title of %s\ndescription: About %s\ntags: []\nkk_schema_version: 3\nkk_id: %s\nkk_derived_from: []\nkk_relates_to: []\nkk_depends_on: []\nkk_confidence: high\n%s---\nBody.\n",
+		typ, id, id, id, extra))
+}
+
+func TestStatusGraph(t *testing.T) {
+	f := newLintKB(t)
+	f.graphLeaf("molecule-store", "molecule", "")
+	f.graphLeaf("map-keys", "map", "kk_paths: [keys/*.go]\nkk_molecule: molecule-store\n")
+	f.graphLeaf("map-loose", "map", "kk_paths: [loose/*.go]\n")
+	f.graphLeaf("map-lost", "map", "kk_paths: [lost/*.go]\nkk_molecule: molecule-gone\n")
+	f.graphLeaf("practice-plain", "practice", "")
+	edge := func(typ, to string) string {
+		return fmt.Sprintf("  - {type: %s, to: %s, created_at: '2026-01-01T00:00:00Z', created_by: ann, source: T-1}\n", typ, to)
+	}
+	// req-a: must, specified and verified; req-b: must, verified by a
+	// scenario only (no test); req-c: should, nothing; req-d: verified by
+	// a test that does not exist.
+	f.graphLeaf("req-a", "req", "kk_priority: must\nkk_edges:\n"+edge("specified_by", "scenario-a")+edge("verified_by", "test-a"))
+	f.graphLeaf("req-b", "req", "kk_priority: must\nkk_edges:\n"+edge("verified_by", "scenario-a"))
+	f.graphLeaf("req-c", "req", "kk_priority: should\n")
+	f.graphLeaf("req-d", "req", "kk_edges:\n"+edge("verified_by", "test-gone"))
+	f.graphLeaf("scenario-a", "scenario", "")
+	f.graphLeaf("test-a", "test", "")
+	f.rebuild()
+	g := f.status().Graph
+	if g.Entities != 11 || !maps.Equal(g.EntitiesByType, map[string]int{"molecule": 1, "map": 3, "practice": 1, "req": 4, "scenario": 1, "test": 1}) {
+		t.Errorf("entities %d %v", g.Entities, g.EntitiesByType)
+	}
+	if g.Atoms != 3 || g.Molecules != 1 || !slices.Equal(g.AtomsWithoutMolecule, []string{"map-loose", "map-lost"}) {
+		t.Errorf("atoms %d molecules %d without a molecule %v", g.Atoms, g.Molecules, g.AtomsWithoutMolecule)
+	}
+	if g.Requirements != 4 || !slices.Equal(g.RequirementsWithoutCoverage, []string{"req-b", "req-c", "req-d"}) {
+		t.Errorf("requirements %d without coverage %v", g.Requirements, g.RequirementsWithoutCoverage)
+	}
+	// req-b misses both halves of must-coverage (one violation) and its
+	// edge to a scenario breaks the edge table; req-d's edge dangles.
+	want := map[string]int{"must-coverage": 1, "depends-on-acyclic": 0, "symbol-req-exists": 0, "no-dangling-edges": 1, "edge-endpoint-types": 1}
+	if !maps.Equal(g.Violations, want) || g.ViolationCount != 3 {
+		t.Errorf("violations %v (%d), want %v (3)", g.Violations, g.ViolationCount, want)
+	}
+
+	// While a leaf is invalid, nothing is counted, and the lists are empty.
+	f.write("nodes/practice-bad.md", "---\ntype: practice\n---\n")
+	g = f.status().Graph
+	if g.Entities != 0 || g.EntitiesByType == nil || g.AtomsWithoutMolecule == nil || g.RequirementsWithoutCoverage == nil || g.Violations == nil {
+		t.Errorf("with an invalid leaf: %+v", g)
 	}
 }

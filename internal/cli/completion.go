@@ -12,16 +12,17 @@ import (
 	"github.com/kk-project/kk/internal/harness"
 	"github.com/kk-project/kk/internal/install"
 	"github.com/kk-project/kk/internal/node"
+	"github.com/kk-project/kk/internal/picture"
 	"github.com/kk-project/kk/internal/schema"
 	"github.com/kk-project/kk/internal/store"
 )
 
 const completionLong = `Print the script that makes SHELL complete kk's commands and flags, and
 the knowledge base's own names: node ids (kk node show, kk read, kk delete,
-kk graph get/update/delete, kk changelog), folders (--folder), tags (--tag,
---tags), molecules (--molecule), node types (--type), harness names
-(--harness, --harnesses), schema names (kk schema, kk validate), prompt
-names and hook events. Names come from the knowledge base the command line
+kk graph get/update/delete, kk changelog, kk graph export --around),
+folders (--folder), tags (--tag, --tags), molecules (--molecule), node
+types (--type, --types), harness names (--harness, --harnesses), schema
+names (kk schema, kk validate), prompt names and hook events. Names come from the knowledge base the command line
 is in (or --root, or KK_ROOT) at the moment you press TAB.
 
 Load it for the current shell, or install it once:
@@ -108,10 +109,14 @@ var argCompleters = map[string][]completer{
 // of flagCompleters: the graph commands' --type is atom or molecule, not
 // a leaf type.
 var commandFlagCompleters = map[string]completer{
-	"kk graph get --type":    completeWords(graph.KindAtom, graph.KindMolecule),
-	"kk graph search --type": completeWords(graph.KindAtom, graph.KindMolecule),
-	"kk graph update --type": completeWords(graph.KindAtom, graph.KindMolecule),
-	"kk graph delete --type": completeWords(graph.KindAtom, graph.KindMolecule),
+	"kk graph get --type":      completeWords(graph.KindAtom, graph.KindMolecule),
+	"kk graph search --type":   completeWords(graph.KindAtom, graph.KindMolecule),
+	"kk graph update --type":   completeWords(graph.KindAtom, graph.KindMolecule),
+	"kk graph delete --type":   completeWords(graph.KindAtom, graph.KindMolecule),
+	"kk graph export --format": completeWords(picture.Formats...),
+	"kk graph export --view":   completeWords(picture.Views...),
+	"kk graph export --around": completeIDs,
+	"kk graph export --types":  completeList(completeTypes),
 }
 
 // flagCompleters complete flag values by the flag's name, on every
@@ -181,7 +186,7 @@ func addCompletions(root *cobra.Command, app *App) (missing []string) {
 
 // listFlags take a comma-separated list: the shell must not add a space
 // after a completed item.
-var listFlags = map[string]bool{"tags": true, "harnesses": true}
+var listFlags = map[string]bool{"tags": true, "harnesses": true, "types": true}
 
 func argsCompletion(app *App, list []completer) cobra.CompletionFunc {
 	return func(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {

@@ -107,7 +107,14 @@ func splitCommand(s string) ([]string, error) {
 // copyTree copies the folder src into dst.
 func copyTree(t *testing.T, src, dst string) {
 	t.Helper()
-	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+	if err := copyDir(src, dst); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// copyDir copies the folder src into dst.
+func copyDir(src, dst string) error {
+	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
@@ -125,9 +132,6 @@ func copyTree(t *testing.T, src, dst string) {
 		}
 		return os.WriteFile(target, data, 0o644)
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 }
 
 // treeHashes returns the sha256 of every file under root except kk's

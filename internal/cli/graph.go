@@ -19,7 +19,7 @@ import (
 func newGraphCmd(app *App) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "graph",
-		Short: "Read and change the atoms and molecules of the knowledge graph",
+		Short: "Read, change and draw the atoms and molecules of the knowledge graph",
 		Long: `Atoms are leaves with path patterns (kk_paths) holding what an agent must
 know before touching the files they match; molecules group atoms. These
 commands are the command-line faces of query_graph and manage_graph: each
@@ -33,13 +33,16 @@ of VALIDATION_ERROR, NOT_FOUND, CONFLICT, INVARIANT_VIOLATION or
 INTERNAL_ERROR. Nothing is written when an operation fails.
 
 Where a command takes an <id>, the entity type is molecule for ids starting
-with "molecule-" and atom otherwise, unless --type says.`,
+with "molecule-" and atom otherwise, unless --type says.
+
+kk graph export draws the graph (the traceability edges, the atoms under
+their molecules, or the leaves) as Mermaid, Graphviz dot or JSON.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return usagef("graph needs a subcommand: get, search, create, update or delete")
+			return usagef("graph needs a subcommand: get, search, create, update, delete or export")
 		},
 	}
-	cmd.AddCommand(newGraphGetCmd(app), newGraphSearchCmd(app), newGraphCreateCmd(app), newGraphUpdateCmd(app), newGraphDeleteCmd(app))
+	cmd.AddCommand(newGraphGetCmd(app), newGraphSearchCmd(app), newGraphCreateCmd(app), newGraphUpdateCmd(app), newGraphDeleteCmd(app), newGraphExportCmd(app))
 	return cmd
 }
 

@@ -27,6 +27,16 @@ func TestMain(m *testing.M) {
 	})
 }
 
+// exampleAbs is the worked example's folder, for the scripts' example
+// command (a script runs in its own folder).
+var exampleAbs = func() string {
+	abs, err := filepath.Abs(exampleDir)
+	if err != nil {
+		panic(err)
+	}
+	return abs
+}()
+
 // TestScripts runs the end-to-end scripts in testdata/script. Set KK_UPDATE=1
 // (or pass -update) to rewrite their golden files.
 func TestScripts(t *testing.T) {
@@ -64,6 +74,14 @@ func TestScripts(t *testing.T) {
 				ts.Check(err)
 				_, err = benchtree.Generate(ts.MkAbs("."), benchtree.Options{Nodes: n, Seed: 1})
 				ts.Check(err)
+			},
+			// example: copy the worked example repository (testdata/example,
+			// see its README) into the working folder.
+			"example": func(ts *testscript.TestScript, neg bool, args []string) {
+				if neg || len(args) != 0 {
+					ts.Fatalf("usage: example")
+				}
+				ts.Check(copyDir(exampleAbs, ts.MkAbs(".")))
 			},
 			"pty":       ptyCmd,
 			"waitserve": waitServeCmd,

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 
@@ -20,7 +21,12 @@ func newStatusCmd(app *App) *cobra.Command {
 		Long: `Show the installed version, the leaves by type, the folders, whether the
 generated index matches the leaves, the session logs waiting for proposal
 extraction, the curator conflicts waiting for a human, and the folders
-without a summary. Status reads only.
+without a summary; then, from the current branch's index, the entities by
+type (leaves and the entities read from documents and symbol manifests),
+the atoms without a molecule, the requirements no test verifies (no
+verified_by edge to a test, whatever their priority), and kk check's
+violations by rule. Status reads only. --json lists every id the text
+shortens.
 
 Exits 1 when the knowledge base was never initialized.`,
 		Args: cobra.NoArgs,
@@ -80,5 +86,57 @@ func runStatus(ctx context.Context, app *App, _ statusOpts) error {
 	} else if st.InvalidLeaves == 0 {
 		fmt.Fprintln(w, "folders without summary: 0")
 	}
+	if st.InvalidLeaves == 0 {
+		printGraphCounts(w, st.Graph)
+	}
 	return nil
+}
+
+// printGraphCounts prints the index's part of the status.
+func printGraphCounts(w io.Writer, g checks.GraphCounts) {
+	fmt.Fprintf(w, "entities: %s\n", countsLine(g.Entities, g.EntitiesByType))
+	fmt.Fprintf(w, "atoms without a molecule: %s\n", idsLine(g.AtomsWithoutMolecule, g.Atoms))
+	fmt.Fprintf(w, "requirements without a verifying test: %s\n", idsLine(g.RequirementsWithoutCoverage, g.Requirements))
+	line := fmt.Sprintf("check violations: %s", countsLine(g.ViolationCount, g.Violations))
+	if g.ViolationCount > 0 {
+		line += "; run `kk check`"
+	}
+	fmt.Fprintln(w, line)
+}
+
+// countsLine is "total (name n, …)" with the names sorted and the zero
+// counts left out.
+func countsLine(total int, by map[string]int) string {
+	names := make([]string, 0, len(by))
+	for name, n := range by {
+		if n > 0 {
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names)
+	parts := make([]string, len(names))
+	for i, name := range names {
+		parts[i] = fmt.Sprintf("%s %d", name, by[name])
+	}
+	if len(parts) == 0 {
+		return fmt.Sprint(total)
+	}
+	return fmt.Sprintf("%d (%s)", total, strings.Join(parts, ", "))
+}
+
+// maxStatusIDs is how many ids a status line names before it says how
+// many more there are (--json lists them all).
+const maxStatusIDs = 10
+
+// idsLine is "n of total (id, …)", naming at most maxStatusIDs ids.
+func idsLine(ids []string, total int) string {
+	if len(ids) == 0 {
+		return fmt.Sprintf("0 of %d", total)
+	}
+	shown := ids[:min(len(ids), maxStatusIDs)]
+	more := ""
+	if len(ids) > len(shown) {
+		more = fmt.Sprintf(" and %d more", len(ids)-len(shown))
+	}
+	return fmt.Sprintf("%d of %d (%s%s)", len(ids), total, strings.Join(shown, ", "), more)
 }

@@ -351,7 +351,7 @@ func (g *Graph) search(ctx context.Context, p QueryGraphParams, limit, offset in
 	for _, a := range g.SortedAtoms() {
 		switch {
 		case p.MoleculeID != "" && store.IDKey(a.Molecule) != store.IDKey(p.MoleculeID):
-		case p.OrphansOnly && g.moleculeOf(a) != nil:
+		case p.OrphansOnly && g.MoleculeOf(a) != nil:
 		case !matches(ranks, a.ID):
 		default:
 			hits = append(hits, a)
@@ -372,9 +372,9 @@ func Window[T any](s []T, limit, offset int) []T {
 	return s[offset:min(len(s), offset+limit)]
 }
 
-// moleculeOf returns an atom's molecule, or nil for an orphan (also when
+// MoleculeOf returns an atom's molecule, or nil for an orphan (also when
 // kk_molecule names a molecule that does not exist).
-func (g *Graph) moleculeOf(a *Atom) *Molecule {
+func (g *Graph) MoleculeOf(a *Atom) *Molecule {
 	if a.Molecule == "" {
 		return nil
 	}
@@ -447,7 +447,7 @@ func (g *Graph) Context(ctx context.Context, root string, paths []string, o view
 	for _, a := range atoms {
 		if _, ok := matched[a.ID]; ok {
 			ents = append(ents, &a.Entity)
-			if m := g.moleculeOf(a); m != nil {
+			if m := g.MoleculeOf(a); m != nil {
 				ents = append(ents, &m.Entity)
 			}
 		}
@@ -463,7 +463,7 @@ func (g *Graph) Context(ctx context.Context, root string, paths []string, o view
 		}
 		v := g.atomView(a, o)
 		v.MatchedPaths = mp
-		if m := g.moleculeOf(a); m != nil {
+		if m := g.MoleculeOf(a); m != nil {
 			groups[m.ID] = append(groups[m.ID], v)
 		} else {
 			res.OrphanAtoms = append(res.OrphanAtoms, v)

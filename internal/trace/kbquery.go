@@ -301,17 +301,11 @@ func (s *snapshot) mustCoverage() []Violation {
 		if e.Type != graph.TypeReq || !strings.EqualFold(e.Priority, "must") {
 			continue
 		}
-		has := func(edge, typ string) bool {
-			return slices.ContainsFunc(s.out[e.ID], func(x index.Edge) bool {
-				t, ok := s.byID[x.To]
-				return x.Type == edge && ok && t.Type == typ
-			})
-		}
 		var missing []string
-		if !has("specified_by", graph.TypeScenario) {
+		if !s.hasEdgeTo(e.ID, "specified_by", graph.TypeScenario) {
 			missing = append(missing, "scenario (specified_by)")
 		}
-		if !has("verified_by", graph.TypeTest) {
+		if !s.verified(e.ID) {
 			missing = append(missing, "verifying test (verified_by)")
 		}
 		if len(missing) > 0 {
@@ -320,6 +314,65 @@ func (s *snapshot) mustCoverage() []Violation {
 		}
 	}
 	return out
+}
+
+// hasEdgeTo reports whether entity id has an edge of type edge to an
+// existing entity of type typ.
+func (s *snapshot) hasEdgeTo(id, edge, typ string) bool {
+	return slices.ContainsFunc(s.out[id], func(x index.Edge) bool {
+		t, ok := s.byID[x.To]
+		return x.Type == edge && ok && t.Type == typ
+	})
+}
+
+// verified reports whether entity id has a verifying test: a verified_by
+// edge to an existing test, as must-coverage asks of a must requirement.
+func (s *snapshot) verified(id string) bool {
+	return s.hasEdgeTo(id, "verified_by", graph.TypeTest)
+}
+
+// Unverified returns the ids of the requirements of the current branch's
+// index, whatever their priority, that no test verifies: those without a
+// verified_by edge to an existing test, the half of must-coverage that
+// every requirement can be measured by. Ids are sorted as the index
+// orders them.
+func Unverified(ctx context.Context, k *store.KB) ([]string, error) {
+	s, err := loadSnapshot(ctx, k)
+	if err != nil {
+		return nil, err
+	}
+	out := []string{}
+	for _, e := range s.entities {
+		if e.Type == graph.TypeReq && !s.verified(e.ID) {
+			out = append(out, e.ID)
+		}
+	}
+	return out, nil
+}
+
+// Everything is every entity and edge of a branch's index as kb_query and
+// kb_check see them: one entity per id (a leaf before an extracted entity
+// of the same id), ordered by id, and every edge, ordered by source, type
+// and target, with its ends read as the ids the entities carry. Edges may
+// point at entities that do not exist (kb_check reports them).
+type Everything struct {
+	Entities []index.Entity
+	Edges    []index.Edge
+}
+
+// ReadAll reads every entity and edge of the current branch's index,
+// synced first. The result is the caller's own copy.
+func ReadAll(ctx context.Context, k *store.KB) (*Everything, error) {
+	s, err := loadSnapshot(ctx, k)
+	if err != nil {
+		return nil, err
+	}
+	all := &Everything{Entities: make([]index.Entity, len(s.entities)), Edges: slices.Clone(s.edges)}
+	for i, e := range s.entities {
+		all.Entities[i] = *e
+		all.Entities[i].Tags = slices.Clone(e.Tags)
+	}
+	return all, nil
 }
 
 // dependsOnCycles finds the strongly connected components of the
