@@ -2,7 +2,9 @@
 # Runs every check and test of kk: formatting, go vet, and the whole test
 # suite under the race detector (unit tests, testscript end-to-end scripts,
 # fuzz seed corpora, the schema and CLI-docs drift checks, and the drupal
-# pack migration, which needs ../shared/fixtures beside the repository),
+# pack migration, which needs ../shared/fixtures beside the repository, and
+# the headless-browser test of kk browse, with Chromium from
+# scripts/deps-debian.sh),
 # then every fuzz target for a short time (scripts/fuzz.sh; FUZZTIME, 15s
 # each by default), then the MCP end-to-end test with the MCP Inspector and
 # the end-to-end test of kk inside a real harness CLI (Claude Code, from
@@ -17,6 +19,10 @@ if [ -n "$unformatted" ]; then
   exit 1
 fi
 go vet ./...
+# Chromium, for the headless-browser test of the kk browse page
+# (internal/web TestBrowser): installed from Debian packages when missing
+# and running as root; otherwise a note, and that test skips itself.
+bash scripts/deps-debian.sh
 go test -race -count=1 -timeout 45m ./...
 # Memory limits are measured without the race detector, which multiplies a
 # process's memory: a capture of a 1 GiB transcript stays under 100 MB.

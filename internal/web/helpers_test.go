@@ -26,6 +26,7 @@ const hostile = `<script>alert("kk")</script>`
 // markup or a dangerous link into a page.
 const hostileBody = "Wrap every error with the operation.\n\n" +
 	hostile + "\n\n" +
+	"<script>window.kkPwned=1</script>\n\n" +
 	"<img src=x onerror=alert(1)>\n\n" +
 	"Inline <b onclick=alert(2)>html</b> and <iframe src=https://evil.example></iframe>.\n\n" +
 	"- [js](javascript:alert(3))\n" +
