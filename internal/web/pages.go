@@ -2,6 +2,7 @@ package web
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"html/template"
@@ -91,8 +92,8 @@ type folderItem struct {
 type crumb struct{ Name, URL string }
 
 // treeLeavesPerFolder caps the leaves the tree page lists per folder; the
-// folder's own page lists them all.
-const treeLeavesPerFolder = 50
+// folder's own page lists them all. (A variable for the tests.)
+var treeLeavesPerFolder = 25
 
 // readFolders reads the tree and the folder summaries into folder items.
 func (h *handler) readFolders() (map[string]*folderItem, *store.Tree, error) {
@@ -240,8 +241,17 @@ func (h *handler) node(w http.ResponseWriter, r *http.Request) {
 			h.fail(w, r, err)
 			return
 		}
+		// An edge names its target as its writer spelled it; the index
+		// knows the id the target carries.
+		canonical := map[string]string{}
+		if ent != nil {
+			for _, e := range ent.Edges {
+				canonical[store.IDKey(e.To)] = e.To
+			}
+		}
 		for _, e := range leaf.Edges {
-			v.Out = append(v.Out, edgeItem{Type: e.Type, Kind: e.Kind, ID: e.To, URL: nodeURL(p, e.To)})
+			to := cmp.Or(canonical[store.IDKey(e.To)], e.To)
+			v.Out = append(v.Out, edgeItem{Type: e.Type, Kind: e.Kind, ID: to, URL: nodeURL(p, to)})
 		}
 		if leaf.MoleculeID != "" {
 			v.MoleculeURL = nodeURL(p, leaf.MoleculeID)

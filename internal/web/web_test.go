@@ -211,6 +211,22 @@ func TestPrefix(t *testing.T) {
 	contains(t, "GET /kb/api/find", body, `"url":"/kb/node/practice-wrap-errors"`)
 }
 
+// TestTreeCap lists at most treeLeavesPerFolder leaves per folder on the
+// tree page, and links the folder's page for the rest.
+func TestTreeCap(t *testing.T) {
+	old := treeLeavesPerFolder
+	treeLeavesPerFolder = 1
+	defer func() { treeLeavesPerFolder = old }()
+	h := shared(t)
+	_, body := get(t, h, "GET", "/")
+	contains(t, "GET /", body, `<a href="/folder/go">… and 1 more</a>`)
+	if strings.Contains(body, `href="/node/practice-wrap-errors"`) == strings.Contains(body, `href="/node/practice-other"`) {
+		t.Error("the tree page should list one of the two leaves of go/")
+	}
+	_, body = get(t, h, "GET", "/folder/go")
+	contains(t, "GET /folder/go", body, `href="/node/practice-wrap-errors"`, `href="/node/practice-other"`)
+}
+
 // TestTreeError shows the leaves that do not parse instead of the tree.
 func TestTreeError(t *testing.T) {
 	k := fixture(t)
