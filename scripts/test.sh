@@ -2,8 +2,9 @@
 # Runs every check and test of kk: formatting, go vet, and the whole test
 # suite under the race detector (unit tests, testscript end-to-end scripts,
 # fuzz seed corpora, the schema and CLI-docs drift checks, and the drupal
-# pack migration, which needs ../shared/fixtures beside the repository;
-# Graphviz is installed first when missing and running as root),
+# pack migration, which needs ../shared/fixtures beside the repository, the
+# headless-browser test of the web page and the Graphviz drawings of
+# kk graph export, with Chromium and Graphviz from scripts/deps-debian.sh),
 # then every fuzz target for a short time (scripts/fuzz.sh; FUZZTIME, 20s
 # each by default), then the MCP end-to-end test with the MCP Inspector and
 # the end-to-end test of kk inside a real harness CLI (Claude Code, from
@@ -18,20 +19,11 @@ if [ -n "$unformatted" ]; then
   exit 1
 fi
 go vet ./...
-# Graphviz: tests run `dot -Tsvg` on kk graph export's output, and skip
-# when dot is not on PATH. Installed from Debian packages when it is
-# missing and this runs as root with apt-get; otherwise those tests skip.
-if ! command -v dot >/dev/null; then
-  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-    echo "test: installing graphviz (apt-get)" >&2
-    export DEBIAN_FRONTEND=noninteractive
-    apt-get install -y -qq graphviz >/dev/null 2>&1 ||
-      { apt-get update -qq >/dev/null 2>&1 && apt-get install -y -qq graphviz >/dev/null 2>&1; } ||
-      echo "test: could not install graphviz; the dot tests will skip" >&2
-  else
-    echo "test: Graphviz dot is not installed (and this is not root with apt-get); the dot tests will skip" >&2
-  fi
-fi
+# Chromium and Graphviz, for the headless-browser test of the web page
+# (internal/web TestBrowser) and the dot drawings of kk graph export:
+# installed from Debian packages when missing and running as root;
+# otherwise a note, and those tests skip themselves.
+bash scripts/deps-debian.sh
 go test -race -count=1 -timeout 45m ./...
 # Memory limits are measured without the race detector, which multiplies a
 # process's memory: a capture of a 1 GiB transcript stays under 100 MB.

@@ -247,7 +247,7 @@ func newRootCmd(app *App) *cobra.Command {
 		newUninstallCmd(app), newCurateCmd(app), newBootstrapCmd(app), newPhrasingsCmd(app), newPromptCmd(app),
 		newSyncCmd(app), newSearchCmd(app), newReadCmd(app), newEntryCmd(app), newQueryCmd(app), newUpsertCmd(app), newDeleteCmd(app), newCheckCmd(app), newGCCmd(app), newCompactCmd(app), newAuditCmd(app),
 		newGraphCmd(app), newContextCmd(app), newChangelogCmd(app),
-		newMCPCmd(app), newServeCmd(app), newClientCmd(app),
+		newMCPCmd(app), newServeCmd(app), newClientCmd(app), newBrowseCmd(app),
 		newVersionCmd(app), newCompletionCmd(app),
 	} {
 		root.AddCommand(c)

@@ -18,9 +18,10 @@ import (
 const module = "github.com/kk-project/kk"
 
 // faces are the packages that turn a user's request into a call of the
-// core and its result into output. Every other package of the module is
-// core (or a test helper, named *test).
-var faces = []string{"internal/cli", "internal/mcpserver", "internal/httpapi", "cmd/"}
+// core and its result into output (internal/web: the read-only web page,
+// HTML and pictures). Every other package of the module is core (or a
+// test helper, named *test).
+var faces = []string{"internal/cli", "internal/mcpserver", "internal/httpapi", "internal/web", "cmd/"}
 
 // Imports no core package may have: a face, or the CLI framework.
 var faceOnlyImports = []string{"github.com/spf13/cobra", "github.com/spf13/pflag"}

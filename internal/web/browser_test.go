@@ -1,0 +1,184 @@
+package web
+
+import (
+	"context"
+	"fmt"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/log"
+	cdppage "github.com/chromedp/cdproto/page"
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+)
+
+// chromium finds a Chromium or Chrome binary: $KK_CHROMIUM, else the
+// usual names on PATH.
+func chromium() string {
+	if p := os.Getenv("KK_CHROMIUM"); p != "" {
+		return p
+	}
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "chrome", "headless_shell"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	return ""
+}
+
+// TestBrowser drives the page in a real headless Chromium over the
+// DevTools protocol: it loads the tree, types a query into the search box,
+// waits for the hits the script lists, opens one, and checks the leaf's
+// DOM; then it checks that no hostile text of a leaf became markup, and
+// that the traceability picture is drawn. Any script error, console error
+// (a Content Security Policy violation is one) or dialog fails it.
+func TestBrowser(t *testing.T) {
+	bin := chromium()
+	if bin == "" {
+		t.Skip("no Chromium found (chromium, chromium-browser, google-chrome, ... on PATH, or KK_CHROMIUM): " +
+			"install it with `bash scripts/deps-debian.sh` (Debian, as root) to run the browser test")
+	}
+	srv := httptest.NewServer(New(fixture(t), Options{Title: "proj", LoopbackOnly: true}))
+	defer srv.Close()
+
+	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(bin), chromedp.NoSandbox, chromedp.DisableGPU, chromedp.WindowSize(1280, 900),
+		chromedp.UserDataDir(t.TempDir()))...)
+	defer cancelAlloc()
+	ctx, cancel := chromedp.NewContext(alloc)
+	defer cancel()
+	ctx, cancelTimeout := context.WithTimeout(ctx, 60*time.Second)
+	defer cancelTimeout()
+
+	var mu sync.Mutex
+	var problems []string
+	report := func(format string, args ...any) {
+		mu.Lock()
+		defer mu.Unlock()
+		problems = append(problems, fmt.Sprintf(format, args...))
+	}
+	// Listen's func runs in the loop that reads the browser's messages:
+	// it only records, and answers a dialog from another goroutine.
+	err := chromedp.Listen(ctx, func(ev any) {
+		switch ev := ev.(type) {
+		case *runtime.EventExceptionThrown:
+			d := ev.ExceptionDetails
+			report("script exception at %s:%d: %s", d.URL, d.LineNumber, d.Text)
+		case *log.EventEntryAdded:
+			if ev.Entry.Level == log.EntryLevelError {
+				report("console error: %s %s", ev.Entry.Text, ev.Entry.URL)
+			}
+		case *runtime.EventConsoleAPICalled:
+			if ev.Type == runtime.ConsoleAPICalledTypeError {
+				report("console.error was called")
+			}
+		case *cdppage.EventJavascriptDialogOpening:
+			report("a dialog opened: %s", ev.Message)
+			go func() {
+				_, _ = chromedp.Call(ctx, cdppage.HandleJavaScriptDialog, cdppage.HandleJavaScriptDialogParams{})
+			}()
+		}
+	})
+	if err != nil {
+		t.Fatalf("starting Chromium (%s): %v", bin, err)
+	}
+	start := time.Now()
+	// A step that waits for something that never comes fails after 15
+	// seconds, with whatever the page reported.
+	step := func(what string, actions ...chromedp.Action[chromedp.Void]) {
+		t.Helper()
+		sctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+		defer cancel()
+		if err := chromedp.Do(sctx, actions...); err != nil {
+			mu.Lock()
+			defer mu.Unlock()
+			t.Fatalf("%s: %v; the page reported: %q", what, err, problems)
+		}
+	}
+	text := func(sel string) string {
+		t.Helper()
+		s, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel)))
+		if err != nil {
+			t.Fatalf("reading the text of %s: %v", sel, err)
+		}
+		return s
+	}
+	eval := func(js string) int {
+		t.Helper()
+		n, err := chromedp.Run(ctx, chromedp.Evaluate[int](js))
+		if err != nil {
+			t.Fatalf("evaluating %s: %v", js, err)
+		}
+		return n
+	}
+	if _, err := chromedp.Call(ctx, log.Enable, cdp.Empty{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := chromedp.Call(ctx, runtime.Enable, cdp.Empty{}); err != nil {
+		t.Fatal(err)
+	}
+
+	step("loading the tree", chromedp.Navigate(srv.URL+"/"), chromedp.WaitVisible(chromedp.ID("q")),
+		chromedp.WaitVisible(chromedp.CSS(`#tree a.fname[href="/folder/go"]`)))
+	h1 := text("main h1")
+
+	step("searching", chromedp.SendKeys(chromedp.ID("q"), "log in"),
+		chromedp.WaitVisible(chromedp.CSS(`#results a[href="/node/req-login"]`)))
+	results := text("#results")
+	hits := eval(`document.querySelectorAll('#results li').length`)
+	scripts := eval(`document.querySelectorAll('#results script, #results img').length`)
+
+	step("opening a hit", chromedp.Click(chromedp.CSS(`#results a[href="/node/req-login"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`article.node[data-id="req-login"] h1`)))
+	path, err := chromedp.Run(ctx, chromedp.Evaluate[string](`location.pathname`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	title := text("article.node h1")
+	rows := eval(`document.querySelectorAll('.edges tbody tr').length`)
+	pictureNodes := eval(`document.querySelectorAll('figure.picture svg g.n').length`)
+
+	step("opening the hostile leaf", chromedp.Navigate(srv.URL+"/node/practice-wrap-errors"),
+		chromedp.WaitVisible(chromedp.CSS(`section.body`)))
+	leafText := text("section.body")
+	markup := eval(`document.querySelectorAll('main script, main img, main iframe, main [onclick], main [onerror], main a[href^="javascript"], main a[href^="data"]').length`)
+	pwned := eval(`window.kkPwned === 1 ? 1 : 0`)
+
+	step("drawing the traceability graph", chromedp.Navigate(srv.URL+"/trace"),
+		chromedp.WaitVisible(chromedp.CSS(`figure.picture svg`)))
+	traceNodes := eval(`document.querySelectorAll('figure.picture svg a g.n').length`)
+
+	t.Logf("browser test took %s", time.Since(start).Round(time.Millisecond))
+	if h1 != "proj" {
+		t.Errorf("tree page h1 %q", h1)
+	}
+	if hits == 0 || scripts != 0 || !strings.Contains(results, `Users can log in <script>alert("kk")</script>`) {
+		t.Errorf("search results (%d hits, %d script/img elements): %q", hits, scripts, results)
+	}
+	if path != "/node/req-login" || title != `Users can log in <script>alert("kk")</script>` {
+		t.Errorf("opened %s titled %q", path, title)
+	}
+	if rows != 3 || pictureNodes != 4 {
+		t.Errorf("req-login shows %d edges and %d nodes in its picture, want 3 and 4", rows, pictureNodes)
+	}
+	if markup != 0 || pwned != 0 {
+		t.Errorf("the hostile leaf became markup: %d elements, script ran: %v", markup, pwned)
+	}
+	if !strings.Contains(leafText, "Wrap every error with the operation.") || !strings.Contains(leafText, `fmt.Println("<script>")`) {
+		t.Errorf("leaf body text %q", leafText)
+	}
+	if traceNodes != 4 {
+		t.Errorf("the trace picture links %d nodes, want 4", traceNodes)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for _, p := range problems {
+		t.Error(p)
+	}
+}
