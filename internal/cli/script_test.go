@@ -3,7 +3,9 @@ package cli
 import (
 	"bytes"
 	"flag"
+	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -85,6 +87,7 @@ func TestScripts(t *testing.T) {
 			},
 			"pty":       ptyCmd,
 			"waitserve": waitServeCmd,
+			"httpget":   httpGetCmd,
 		},
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("KK_ROOT", "")
@@ -179,4 +182,22 @@ func waitServeCmd(ts *testscript.TestScript, neg bool, args []string) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// httpGetCmd is "httpget <status> <path>": GET $KK_SERVER<path> (the
+// server waitserve found), check the status code, and print the
+// Content-Type line and then the body to the script's stdout.
+func httpGetCmd(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: httpget <status> <path>")
+	}
+	resp, err := http.Get(ts.Getenv("KK_SERVER") + args[1])
+	ts.Check(err)
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	ts.Check(err)
+	if got := strconv.Itoa(resp.StatusCode); got != args[0] {
+		ts.Fatalf("GET %s: status %s, want %s\n%s", args[1], got, args[0], body)
+	}
+	fmt.Fprintf(ts.Stdout(), "Content-Type: %s\n%s", resp.Header.Get("Content-Type"), body)
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/kk-project/kk/internal/llm"
 	"github.com/kk-project/kk/internal/serve"
 	"github.com/kk-project/kk/internal/store"
+	"github.com/kk-project/kk/internal/web"
 	"github.com/kk-project/kk/internal/workpool"
 )
 
@@ -83,6 +84,10 @@ refused.
 anything but loopback needs --token-file: a file holding the bearer token
 every request must carry. The URL served is written to
 .ai/kenkeep/.state/serve.url while the server runs.
+
+The read-only web page of kk browse is served at / beside the API (the
+folder tree, search as you type, leaves with their edges and changelog, the
+molecules and the traceability graph); it follows the same token rule.
 
 --push-every D, when origin exists, fetches, rebases the server's commits
 onto origin's branch and pushes, between jobs, every D; a failure is logged
@@ -185,7 +190,12 @@ func runServe(ctx context.Context, app *App, o serveOpts) error {
 	if err != nil {
 		return err
 	}
-	srv, err := httpapi.New(httpapi.Options{Backend: backend, Queue: q, Token: token, Logger: log})
+	// The read-only page of kk browse is served at "/" beside the API. On
+	// loopback it answers only requests addressed to a loopback name, as
+	// kk browse does, against DNS rebinding.
+	_, notLoopback := loopbackAddr(o.addr)
+	page := web.New(k, web.Options{LoopbackOnly: notLoopback == nil})
+	srv, err := httpapi.New(httpapi.Options{Backend: backend, Queue: q, Token: token, Logger: log, Page: page, PagePaths: web.Paths})
 	if err != nil {
 		return err
 	}

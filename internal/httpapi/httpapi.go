@@ -55,6 +55,12 @@ type Options struct {
 	// MaxBody caps request bodies (default 1 MiB).
 	MaxBody int64
 	Logger  *slog.Logger
+	// Page, when set, is a read-only web page answering GET and HEAD on
+	// PagePaths (ServeMux patterns without a method, none of them an API
+	// path): kk serve mounts kk browse's page at "/" this way. It shares
+	// the API's token rule.
+	Page      http.Handler
+	PagePaths []string
 }
 
 // Server answers the API.
@@ -112,6 +118,12 @@ func (s *Server) routes() http.Handler {
 	for _, r := range s.routeTable() {
 		mux.Handle(r.method+" "+r.pattern, s.wrap(r.pattern, http.HandlerFunc(r.handle)))
 		allowed[r.pattern] = append(allowed[r.pattern], r.method)
+	}
+	if s.opts.Page != nil {
+		page := s.wrap("page", s.opts.Page)
+		for _, p := range s.opts.PagePaths {
+			mux.Handle("GET "+p, page)
+		}
 	}
 	// Whatever no route matches: a known path with another method is 405,
 	// anything else 404, both in JSON.

@@ -82,18 +82,28 @@ func New(k *store.KB, opts Options) http.Handler {
 	h := &handler{k: k, opts: opts, pages: parsePages(), mux: http.NewServeMux()}
 	// GET patterns match HEAD too; any other method on a known path gets
 	// 405 with an Allow header, an unknown path 404.
-	h.mux.HandleFunc("GET /{$}", h.tree)
-	h.mux.HandleFunc("GET /folder/{path...}", h.folder)
-	h.mux.HandleFunc("GET /node/{id}", h.node)
-	h.mux.HandleFunc("GET /leaf/{path...}", h.leaf)
-	h.mux.HandleFunc("GET /find", h.find)
-	h.mux.HandleFunc("GET /api/find", h.findJSON)
-	h.mux.HandleFunc("GET /graph", h.graph)
-	h.mux.HandleFunc("GET /trace", h.trace)
 	assets, _ := fs.Sub(assetFS, "assets")
-	h.mux.Handle("GET /assets/", http.StripPrefix("/assets/", http.FileServerFS(assets)))
+	serve := map[string]http.Handler{
+		"/{$}":              http.HandlerFunc(h.tree),
+		"/folder/{path...}": http.HandlerFunc(h.folder),
+		"/node/{id}":        http.HandlerFunc(h.node),
+		"/leaf/{path...}":   http.HandlerFunc(h.leaf),
+		"/find":             http.HandlerFunc(h.find),
+		"/api/find":         http.HandlerFunc(h.findJSON),
+		"/graph":            http.HandlerFunc(h.graph),
+		"/trace":            http.HandlerFunc(h.trace),
+		"/assets/":          http.StripPrefix("/assets/", http.FileServerFS(assets)),
+	}
+	for _, p := range Paths {
+		h.mux.Handle("GET "+p, serve[p])
+	}
 	return h
 }
+
+// Paths are the handler's routes as http.ServeMux patterns without a
+// method, for a server that mounts the page at "/" beside other routes
+// (kk serve) and sends only these paths to it.
+var Paths = []string{"/{$}", "/folder/{path...}", "/node/{id}", "/leaf/{path...}", "/find", "/api/find", "/graph", "/trace", "/assets/"}
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if h.opts.LoopbackOnly && !loopbackHost(r.Host) {
