@@ -251,7 +251,11 @@ func rollback(k *store.KB, j *journal) error {
 // repository root: journals of changesets that were never committed (to
 // be rolled back), journals never finished, temporary files of atomic
 // writes, and pack-import staging folders of processes that are gone.
-func Leftovers(k *store.KB) ([]string, error) {
+func Leftovers(k *store.KB) ([]string, error) { return leftovers(k, true) }
+
+// leftovers is Leftovers; the walk of nodes/ and conflicts/ for temporary
+// files is made only with tree set.
+func leftovers(k *store.KB, tree bool) ([]string, error) {
 	var out []string
 	rel := func(p string) string { return k.Rel(p) }
 	if ents, err := os.ReadDir(JournalDir(k)); err == nil {
@@ -262,6 +266,9 @@ func Leftovers(k *store.KB) ([]string, error) {
 		}
 	}
 	for _, dir := range []string{k.NodesDir(), k.ConflictsDir()} {
+		if !tree {
+			break
+		}
 		err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 			if err != nil {
 				if errors.Is(err, fs.ErrNotExist) {
@@ -303,12 +310,22 @@ func Leftovers(k *store.KB) ([]string, error) {
 }
 
 // recoverLocked finishes what killed writers left, under the writer lock:
-// it rolls back every journal and removes the other leftovers.
-func recoverLocked(k *store.KB) error {
+// it rolls back every journal and removes the other leftovers. Only a
+// transaction writes under nodes/ and conflicts/ (internal/layering holds
+// every other package to that), and it writes its journal before its first
+// temporary file there and removes it after its last rename, so a
+// temporary file in the tree means a journal was left too: without one,
+// the tree is not walked, and a write at 10k leaves does not pay for
+// reading 400 folders; sweep walks it anyway. Leftovers, for kk doctor,
+// always walks it.
+func recoverLocked(k *store.KB, sweep bool) error {
 	ents, err := os.ReadDir(JournalDir(k))
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
+	journals := slices.ContainsFunc(ents, func(e os.DirEntry) bool {
+		return strings.HasSuffix(e.Name(), ".journal") || strings.HasSuffix(e.Name(), ".journal.tmp")
+	})
 	for _, e := range ents {
 		p := filepath.Join(JournalDir(k), e.Name())
 		switch {
@@ -327,7 +344,7 @@ func recoverLocked(k *store.KB) error {
 			}
 		}
 	}
-	left, err := Leftovers(k)
+	left, err := leftovers(k, journals || sweep)
 	if err != nil {
 		return err
 	}
@@ -357,5 +374,5 @@ func Recover(k *store.KB) (bool, error) {
 		return false, err // a writer is running: it recovers
 	}
 	defer l.Release()
-	return true, recoverLocked(k)
+	return true, recoverLocked(k, false)
 }

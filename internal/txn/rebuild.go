@@ -19,7 +19,8 @@ type RebuildOptions struct {
 // Rebuild brings the generated index files (every nodes/**/index.md,
 // ENTRY.md, GRAPH.md) in step with the leaves, as a transaction that
 // changes no leaf (kk index rebuild). With Check it only reports the files
-// that differ.
+// that differ. It also removes temporary files in the tree that no journal
+// accounts for (left by another tool or an older kk).
 func Rebuild(ctx context.Context, k *store.KB, m Meta, opts RebuildOptions) (*indexfiles.RebuildResult, error) {
 	if opts.Check {
 		return indexfiles.Check(ctx, k)
@@ -27,7 +28,7 @@ func Rebuild(ctx context.Context, k *store.KB, m Meta, opts RebuildOptions) (*in
 	if _, err := k.LoadConfig(); err != nil {
 		return nil, err
 	}
-	done, err := Update(ctx, k, m, func(tx *Tx) error {
+	done, err := update(ctx, k, m, true, func(tx *Tx) error {
 		tx.Regenerate()
 		return nil
 	})

@@ -141,6 +141,12 @@ type fileOp struct {
 // Update runs fn in a transaction on k and commits what it staged. When fn
 // returns an error nothing is written and that error is returned.
 func Update(ctx context.Context, k *store.KB, m Meta, fn func(tx *Tx) error) (*Result, error) {
+	return update(ctx, k, m, false, fn)
+}
+
+// update is Update; sweep walks the tree for temporary files even when no
+// journal was left (kk index rebuild, the fix kk doctor names for them).
+func update(ctx context.Context, k *store.KB, m Meta, sweep bool, fn func(tx *Tx) error) (*Result, error) {
 	if m.Command == "" {
 		m.Command = "kk"
 	}
@@ -149,7 +155,7 @@ func Update(ctx context.Context, k *store.KB, m Meta, fn func(tx *Tx) error) (*R
 		return nil, err
 	}
 	defer l.Release()
-	if err := recoverLocked(k); err != nil {
+	if err := recoverLocked(k, sweep); err != nil {
 		return nil, err
 	}
 	tx := &Tx{ctx: ctx, k: k, meta: m, byNode: map[*node.Node]*staged{}, read: map[string]*staged{}, files: map[string]*fileOp{}, now: k.Time()}
