@@ -97,11 +97,11 @@ run "manage_graph update" 0 tools/call --tool-name manage_graph --tool-arg opera
 run "manage_graph stale update" 5 tools/call --tool-name manage_graph --tool-arg operation=update --tool-arg entityType=atom --tool-arg id=map-session-store --tool-arg version=1 --tool-arg 'name="Sessions"' &&
   expect "a stale version fails with CONFLICT and the current version" 'r.isError === true && env.success === false && env.error.code === "CONFLICT" && env.error.details.currentVersion === 2'
 
-run kb_upsert 0 tools/call --tool-name kb_upsert --tool-arg 'entities=[{"id":"REQ-1","type":"req","title":"Users log in","priority":"must"},{"id":"login","type":"test","title":"login works"}]' --tool-arg 'edges=[{"type":"verified_by","from":"req-1","to":"test-login"}]' --tool-arg created_by=mcp-e2e --tool-arg source=mcp-e2e &&
-  expect "kb_upsert writes both entities" 'env.success && env.data.ids.join() === "req-1,test-login"'
+run kb_upsert 0 tools/call --tool-name kb_upsert --tool-arg 'entities=[{"id":"REQ-1","type":"req","title":"Users log in","priority":"must"},{"id":"login","type":"test","title":"login works"}]' --tool-arg 'edges=[{"type":"verified_by","from":"req-1","to":"LOGIN"}]' --tool-arg created_by=mcp-e2e --tool-arg source=mcp-e2e &&
+  expect "kb_upsert writes both entities under the ids given, edge ends matched without regard to case" 'env.success && env.data.ids.join() === "REQ-1,login"'
 
 run kb_check 0 tools/call --tool-name kb_check &&
-  expect "kb_check reports the must requirement without a scenario" 'env.success && env.data.violations.some(v => v.ids.includes("req-1"))'
+  expect "kb_check reports the must requirement without a scenario" 'env.success && env.data.violations.some(v => v.ids.includes("REQ-1"))'
 
 run kk_search 0 tools/call --tool-name kk_search --tool-arg 'query="rotate tokens"' &&
   expect "kk_search finds the atom" 'env.success && env.data.branch === "main" && env.data.hits[0].id === "map-token-rotation"'
