@@ -15,6 +15,12 @@ import (
 // keyed by file name (kk.md, kk_node_write.md, ...). The pages are committed
 // under docs/cli/ and a test keeps them in step with the code.
 func CommandDocs() map[string][]byte {
+	return renderPages(func(c *cobra.Command) (string, []byte) { return docName(c), commandPage(c) })
+}
+
+// renderPages renders one page per visible command of kk's command tree
+// (help excluded, completion included), keyed by the name page gives.
+func renderPages(page func(c *cobra.Command) (string, []byte)) map[string][]byte {
 	app := &App{IO: IO{In: strings.NewReader(""), Out: io.Discard, Err: io.Discard}, Now: time.Now,
 		Getenv: func(string) string { return "" }, Getwd: func() (string, error) { return ".", nil }}
 	root := newRootCmd(app)
@@ -26,7 +32,8 @@ func CommandDocs() map[string][]byte {
 		if c.Hidden || c.Name() == "help" {
 			return
 		}
-		pages[docName(c)] = commandPage(c)
+		name, data := page(c)
+		pages[name] = data
 		for _, sub := range c.Commands() {
 			walk(sub)
 		}

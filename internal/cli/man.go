@@ -3,9 +3,7 @@ package cli
 import (
 	"bytes"
 	"fmt"
-	"io"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -19,24 +17,7 @@ import (
 // The help texts are plain text: paragraphs are filled, and lines that
 // start with a space (examples, tables) are kept as they are.
 func ManPages() map[string][]byte {
-	app := &App{IO: IO{In: strings.NewReader(""), Out: io.Discard, Err: io.Discard}, Now: time.Now,
-		Getenv: func(string) string { return "" }, Getwd: func() (string, error) { return ".", nil }}
-	root := newRootCmd(app)
-	root.InitDefaultHelpCmd()
-	root.InitDefaultCompletionCmd()
-	pages := map[string][]byte{}
-	var walk func(c *cobra.Command)
-	walk = func(c *cobra.Command) {
-		if c.Hidden || c.Name() == "help" {
-			return
-		}
-		pages[manName(c)+".1"] = manPage(c)
-		for _, sub := range c.Commands() {
-			walk(sub)
-		}
-	}
-	walk(root)
-	return pages
+	return renderPages(func(c *cobra.Command) (string, []byte) { return manName(c) + ".1", manPage(c) })
 }
 
 func manName(c *cobra.Command) string { return strings.ReplaceAll(c.CommandPath(), " ", "-") }
