@@ -2,10 +2,14 @@ package serve
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"os/exec"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // TestKnowledgedClientOnTheTree drives kk serve's real backend with
@@ -103,6 +107,100 @@ func TestKnowledgedClientOnTheTree(t *testing.T) {
 	}
 	if code, _, errs := run("", "get", "--query", "channels"); code != 1 || !strings.Contains(errs, "LLM provider is not configured") {
 		t.Errorf("kc get --query (no model): %d %s", code, errs)
+	}
+	clean(t, k)
+}
+
+// TestMCPKnowledgedOnTheTree drives kk serve's real backend with
+// knowledged's own MCP server, mcp-knowledged, as an agent would: it
+// starts the binary MCP_KNOWLEDGED names with KNOWLEDGED_URL set to the
+// server, and calls each of its tools over stdio. kk neither holds nor
+// builds knowledged's code.
+func TestMCPKnowledgedOnTheTree(t *testing.T) {
+	bin := os.Getenv("MCP_KNOWLEDGED")
+	if bin == "" {
+		t.Skip("MCP_KNOWLEDGED (the path of knowledged's mcp-knowledged binary) is not set")
+	}
+	k := newRepo(t, 0)
+	s := start(t, k, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.Command(bin)
+	cmd.Env = append(os.Environ(), "KNOWLEDGED_URL="+s.URL)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "kk-test", Version: "1"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	call := func(tool string, args map[string]any) (string, bool) {
+		t.Helper()
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
+		if err != nil {
+			t.Fatalf("%s: %v", tool, err)
+		}
+		var sb strings.Builder
+		for _, c := range res.Content {
+			if tc, ok := c.(*mcp.TextContent); ok {
+				sb.WriteString(tc.Text)
+			}
+		}
+		return sb.String(), res.IsError
+	}
+	ok := func(tool string, args map[string]any) string {
+		t.Helper()
+		out, isErr := call(tool, args)
+		if isErr {
+			t.Fatalf("%s %v: tool error\n%s", tool, args, out)
+		}
+		return out
+	}
+
+	const channels = "inbox/map-go-channels.md"
+	out := ok("post_content", map[string]any{"content": "Channels pass values between goroutines.", "title": "Go Channels", "tags": "golang,concurrency", "wait": true})
+	if !strings.Contains(out, "status: done\npath: "+channels) {
+		t.Fatalf("post_content wait:\n%s", out)
+	}
+	out = ok("post_content", map[string]any{"content": "Mutexes guard shared state.", "title": "Mutexes", "tags": "golang"})
+	id, found := strings.CutPrefix(strings.SplitN(out, "\n", 2)[0], "job_id: ")
+	if !found || !strings.Contains(out, "status: ") {
+		t.Fatalf("post_content:\n%s", out)
+	}
+	deadline := time.Now().Add(time.Minute)
+	for out = ok("check_job", map[string]any{"job_id": id}); !strings.Contains(out, "done"); out = ok("check_job", map[string]any{"job_id": id}) {
+		if time.Now().After(deadline) {
+			t.Fatalf("check_job never done:\n%s", out)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if !strings.Contains(out, "inbox/map-mutexes.md") {
+		t.Errorf("check_job:\n%s", out)
+	}
+	if out := ok("get_content", map[string]any{"path": channels}); !strings.HasPrefix(out, "=== "+channels+" ===\n---\ntype: map\ntitle: Go Channels\n") {
+		t.Errorf("get_content path:\n%s", out)
+	}
+	if out := ok("get_content", map[string]any{"query": "goroutines", "mode": "raw"}); !strings.Contains(out, channels) || strings.Contains(out, "mutexes") {
+		t.Errorf("get_content query raw:\n%s", out)
+	}
+	if out := ok("get_content", map[string]any{"tags": "golang,concurrency", "match": "all", "mode": "raw"}); !strings.Contains(out, channels) || strings.Contains(out, "mutexes") {
+		t.Errorf("get_content tags all:\n%s", out)
+	}
+	if out := ok("get_content", map[string]any{"tags": "golang"}); !strings.Contains(out, "inbox/map-mutexes.md") || !strings.Contains(out, channels) {
+		t.Errorf("get_content tags (metadata):\n%s", out)
+	}
+	if out := ok("edit_content", map[string]any{"path": channels, "content": "Channels are typed conduits.", "title": "Go Channels v2", "wait": true}); !strings.Contains(out, "done") {
+		t.Errorf("edit_content:\n%s", out)
+	}
+	if out := ok("get_content", map[string]any{"path": channels}); !strings.Contains(out, "title: Go Channels v2\n") || !strings.Contains(out, "Channels are typed conduits.") {
+		t.Errorf("after edit_content:\n%s", out)
+	}
+	if out := ok("delete_content", map[string]any{"path": channels, "wait": true}); !strings.Contains(out, "done") {
+		t.Errorf("delete_content:\n%s", out)
+	}
+	if out, isErr := call("get_content", map[string]any{"path": channels}); !isErr || !strings.Contains(out, "file not found") {
+		t.Errorf("get_content of the deleted note: error %v\n%s", isErr, out)
+	}
+	if out, isErr := call("get_content", map[string]any{"query": "channels"}); !isErr || !strings.Contains(out, "LLM provider is not configured") {
+		t.Errorf("get_content synthesize without a model: error %v\n%s", isErr, out)
 	}
 	clean(t, k)
 }
