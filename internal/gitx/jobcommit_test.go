@@ -209,6 +209,38 @@ func TestRestorePaths(t *testing.T) {
 	}
 }
 
+// A commit that moved the branch but never reached git's index (a crash
+// between update-ref and update-index) leaves its files staged as deleted
+// and untracked; ResetIndexPaths puts the index in step with HEAD for
+// those paths alone.
+func TestResetIndexPaths(t *testing.T) {
+	dir := gitRepo(t)
+	ctx := context.Background()
+	write(t, dir, "n/old.md", "v1")
+	write(t, dir, "n/other.md", "v1")
+	commit(t, dir, nil, "base")
+	write(t, dir, "n/old.md", "v2")
+	write(t, dir, "n/new.md", "new")
+	base := strings.TrimSpace(gitOut(t, dir, "rev-parse", "HEAD"))
+	commit(t, dir, nil, "job")
+	// Git's index as it was before the job's commit.
+	gitOut(t, dir, "read-tree", base)
+	write(t, dir, "n/other.md", "theirs")
+	gitOut(t, dir, "add", "n/other.md")
+	if got := gitOut(t, dir, "status", "--porcelain"); !strings.Contains(got, "D  n/new.md") {
+		t.Fatalf("the index is not behind HEAD: %q", got)
+	}
+	if err := ResetIndexPaths(ctx, dir, []string{"n/old.md", "n/new.md", "n/never.md"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := gitOut(t, dir, "status", "--porcelain"); got != "M  n/other.md" {
+		t.Errorf("status after the reset: %q, want only the other path staged", got)
+	}
+	if data, err := os.ReadFile(filepath.Join(dir, "n", "old.md")); err != nil || string(data) != "v2" {
+		t.Errorf("the work tree changed: %q, %v", data, err)
+	}
+}
+
 func TestPullRebaseAndPush(t *testing.T) {
 	origin := gitRepo(t)
 	ctx := context.Background()

@@ -100,6 +100,10 @@ type Options struct {
 	// Restore undoes whatever an unfinished or failed job left in the
 	// tree: the paths in j.Touched.
 	Restore func(ctx context.Context, j Job) error
+	// Settle brings what an interrupted job that Committed found left
+	// behind in step with its commit (kk serve: git's index for the
+	// paths in j.Touched), before the job is marked done.
+	Settle func(ctx context.Context, j Job) error
 	// Retention is how long a finished job stays answerable (default 30
 	// days); older ones are dropped by Open and Tick.
 	Retention time.Duration
@@ -341,6 +345,11 @@ func (q *Queue) recoverOne(ctx context.Context, j *Job) error {
 			return err
 		}
 		if found {
+			if q.opts.Settle != nil {
+				if err := q.opts.Settle(ctx, q.snapshot(j.ID)); err != nil {
+					return fmt.Errorf("settling its committed paths: %w", err)
+				}
+			}
 			log.Info("interrupted job was committed; done", "path", path)
 			q.mu.Lock()
 			defer q.mu.Unlock()

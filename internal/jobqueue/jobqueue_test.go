@@ -251,6 +251,7 @@ func TestRecover(t *testing.T) {
 	b := enqueue(t, q, "store", "b", "")
 
 	var restored [][]string
+	var settled []string
 	opts := Options{
 		Committed: func(_ context.Context, id string) (string, bool, error) {
 			if id == committed.ID {
@@ -260,6 +261,10 @@ func TestRecover(t *testing.T) {
 		},
 		Restore: func(_ context.Context, j Job) error {
 			restored = append(restored, j.Touched)
+			return nil
+		},
+		Settle: func(_ context.Context, j Job) error {
+			settled = append(settled, j.ID)
 			return nil
 		},
 	}
@@ -279,6 +284,9 @@ func TestRecover(t *testing.T) {
 	}
 	if len(restored) != 1 || !slices.Equal(restored[0], []string{"n/a.md", "n/index.md"}) {
 		t.Errorf("restored: %q", restored)
+	}
+	if !slices.Equal(settled, []string{committed.ID}) {
+		t.Errorf("settled: %q, want only the committed job", settled)
 	}
 	if d := onDisk(t, dir, interrupted.ID); d.Status != Queued {
 		t.Errorf("re-queued on disk: %+v", d)

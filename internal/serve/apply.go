@@ -312,8 +312,22 @@ func (b *Backend) Restore(ctx context.Context, j jobqueue.Job) error {
 	return gitx.RestorePaths(ctx, top, j.Touched)
 }
 
+// Settle brings git's index in step with HEAD for the paths of a job
+// whose commit was made before the server stopped: the commit moves the
+// branch first and updates the index after, so a kill in between leaves
+// the job's files staged as deleted and untracked.
+// jobqueue.Options.Settle.
+func (b *Backend) Settle(ctx context.Context, j jobqueue.Job) error {
+	top, _, err := b.git(ctx)
+	if err != nil {
+		return err
+	}
+	return gitx.ResetIndexPaths(ctx, top, j.Touched)
+}
+
 // QueueOptions wires a job queue to the backend: recovery asks git for a
-// job's commit and restores an unfinished job's paths.
+// job's commit, settles a committed job's paths in git's index, and
+// restores an unfinished job's paths.
 func (b *Backend) QueueOptions() jobqueue.Options {
-	return jobqueue.Options{Committed: b.Committed, Restore: b.Restore, Logger: b.log}
+	return jobqueue.Options{Committed: b.Committed, Restore: b.Restore, Settle: b.Settle, Logger: b.log}
 }
