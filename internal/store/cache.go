@@ -86,37 +86,48 @@ func (c *leafCache) lookup(f LeafFile) (*node.Node, string, bool) {
 }
 
 func (k *KB) saveCache(files []LeafFile, leaves []*node.Node, hashes []string) {
+	k.writeCache(time.Now().UnixNano(), len(files), func(w *cacheWriter) {
+		for i, f := range files {
+			w.entry(f.Rel, f.Size, f.mtime, hashes[i], leaves[i])
+		}
+	})
+}
+
+// writeCache writes the leaf cache file: count entries, which each
+// writes, recorded as of written.
+func (k *KB) writeCache(written int64, count int, each func(w *cacheWriter)) {
 	var buf bytes.Buffer
 	w := &cacheWriter{w: bufio.NewWriter(&buf)}
 	w.w.WriteString(cacheMagic)
-	w.int(time.Now().UnixNano())
-	w.int(int64(len(files)))
-	for i, f := range files {
-		n := leaves[i]
-		w.str(f.Rel)
-		w.int(f.Size)
-		w.int(f.mtime)
-		w.str(hashes[i])
-		w.int(int64(n.Format))
-		w.str(n.Type)
-		w.str(n.Title)
-		w.str(n.Description)
-		w.list(n.Tags)
-		w.str(n.ID)
-		w.list(n.DerivedFrom)
-		w.list(n.RelatesTo)
-		w.list(n.DependsOn)
-		w.str(n.Confidence)
-		w.str(n.Status)
-		w.str(n.StaleAfter)
-		w.int(int64(n.BodySize))
-		w.list(n.GraphLinks)
-	}
+	w.int(written)
+	w.int(int64(count))
+	each(w)
 	if w.w.Flush() != nil || os.MkdirAll(k.StateDir(), 0o755) != nil {
 		return
 	}
 	// The cache is an optimisation: failing to save it is not an error.
 	_ = atomicfile.Write(k.CachePath(), buf.Bytes(), 0o644)
+}
+
+func (w *cacheWriter) entry(rel string, size, mtime int64, hash string, n *node.Node) {
+	w.str(rel)
+	w.int(size)
+	w.int(mtime)
+	w.str(hash)
+	w.int(int64(n.Format))
+	w.str(n.Type)
+	w.str(n.Title)
+	w.str(n.Description)
+	w.list(n.Tags)
+	w.str(n.ID)
+	w.list(n.DerivedFrom)
+	w.list(n.RelatesTo)
+	w.list(n.DependsOn)
+	w.str(n.Confidence)
+	w.str(n.Status)
+	w.str(n.StaleAfter)
+	w.int(int64(n.BodySize))
+	w.list(n.GraphLinks)
 }
 
 type cacheWriter struct{ w *bufio.Writer }

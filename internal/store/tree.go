@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/kk-project/kk/internal/node"
 	"github.com/kk-project/kk/internal/progress"
@@ -141,14 +142,22 @@ type LeafFile struct {
 // ReadTree reads every leaf under nodes/. It is all or nothing: if any leaf
 // is invalid, it returns a *TreeError naming each one.
 func (k *KB) ReadTree(opts LoadOptions) (*Tree, error) {
+	start := time.Now().UnixNano() // before any stat: see treeMemo
 	l, err := k.Scan()
 	if err != nil {
 		return nil, err
 	}
 	files := l.Files
 	var cache *leafCache
+	var mem *treeMemo
+	fromDisk := false
 	if !opts.NoCache && !opts.Bodies {
-		cache = k.loadCache()
+		mem = Memo(k, treeMemoKey{}, func() *treeMemo { return &treeMemo{k: k} })
+		mem.mu.Lock()
+		defer mem.mu.Unlock()
+		if cache = mem.cache; cache == nil {
+			cache, fromDisk = k.loadCache(), true
+		}
 	}
 	leaves := make([]*node.Node, len(files))
 	hashes := make([]string, len(files))
@@ -195,6 +204,10 @@ func (k *KB) ReadTree(opts LoadOptions) (*Tree, error) {
 	}
 	if len(problems) > 0 {
 		return nil, &TreeError{Problems: problems}
+	}
+	if mem != nil {
+		mem.update(start, cache, fromDisk, files, leaves, hashes, fresh, opts.NoSave)
+		return t, nil
 	}
 	if !opts.Bodies && !opts.NoSave && (cache == nil || len(fresh) > 0 || len(cache.entries) != len(files)) {
 		k.saveCache(files, leaves, hashes)
