@@ -1,0 +1,152 @@
+package indexfiles
+
+import (
+	"crypto/sha256"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/kk-project/kk/internal/node"
+	"github.com/kk-project/kk/internal/store"
+)
+
+// genMemo is what generation keeps in memory between two runs over one
+// knowledge base (store.Memo): in a long-running process (kk serve, kk
+// mcp) every transaction regenerates the index files, and most of what a
+// leaf contributes to them is the same as last time. It is a pure cache:
+// everything in it is a function of a leaf's path and the hash of its
+// bytes (which determine every field generation reads), or of the set of
+// leaves of the last generation, so it never has to be invalidated, only
+// replaced by the next generation's. Nothing in it depends on what is on
+// disk, so a transaction that fails after generating leaves it correct.
+type genMemo struct {
+	mu     sync.Mutex // held for a whole generation
+	leaves map[leafKey]*leafGen
+	// graphIDs are the ids of leaves, in GRAPH.md's order (root
+	// collation).
+	graphIDs []string
+}
+
+type genMemoKey struct{}
+
+// leafKey names one version of one leaf.
+type leafKey struct{ path, hash string }
+
+// leafGen is what generation derives from one leaf alone.
+type leafGen struct {
+	id     string
+	digest [sha256.Size]byte // see leafDigest
+	label  label
+	graph  string // the leaf's section of GRAPH.md
+}
+
+// memoFor returns k's generation memo; nil for a zero KB.
+func memoFor(k *store.KB) *genMemo {
+	if k == nil {
+		return nil
+	}
+	return store.Memo(k, genMemoKey{}, func() *genMemo { return &genMemo{} })
+}
+
+// maxIDEdits is how many ids may come and go between two generations for
+// GRAPH.md's order to be edited instead of sorted again.
+const maxIDEdits = 64
+
+// leafFacts returns, for every leaf of t, what generation derives from it
+// alone, reusing the previous generation's for leaves whose path and hash
+// are the same, and the leaves' ids in GRAPH.md's order. A nil memo
+// derives everything.
+func (m *genMemo) leafFacts(t *store.Tree) (map[*node.Node]*leafGen, []string) {
+	out := make(map[*node.Node]*leafGen, len(t.Leaves))
+	if m == nil {
+		ids := make([]string, len(t.Leaves))
+		for i, n := range t.Leaves {
+			out[n] = newLeafGen(n)
+			ids[i] = n.ID
+		}
+		store.SortLocale(ids)
+		return out, ids
+	}
+	next := make(map[leafKey]*leafGen, len(t.Leaves))
+	var added []string
+	for _, n := range t.Leaves {
+		h := t.Hashes[n.Path]
+		key := leafKey{n.Path, h}
+		e := m.leaves[key]
+		if e == nil || h == "" {
+			e = newLeafGen(n)
+			added = append(added, n.ID)
+		}
+		out[n] = e
+		if h != "" {
+			next[key] = e
+		}
+	}
+	var removed []string
+	if len(next) != len(t.Leaves) {
+		m.leaves = nil // a leaf without a hash: order from scratch
+	}
+	for key, e := range m.leaves {
+		if _, ok := next[key]; !ok {
+			removed = append(removed, e.id)
+		}
+	}
+	ids := m.graphIDs
+	if m.leaves == nil || len(added)+len(removed) > maxIDEdits || !editSorted(&ids, removed, added) {
+		ids = make([]string, len(t.Leaves))
+		for i, n := range t.Leaves {
+			ids[i] = n.ID
+		}
+		store.SortLocale(ids)
+	}
+	m.leaves, m.graphIDs = next, ids
+	if len(next) != len(t.Leaves) {
+		m.leaves, m.graphIDs = nil, nil
+	}
+	return out, ids
+}
+
+// editSorted removes removed and inserts added in *ids, kept in root
+// collation order (store.LocaleCompare is a total order, so the result is
+// what sorting gives). It reports false when an id to remove is missing.
+// The slice is copied first: the previous generation may still hold it.
+func editSorted(ids *[]string, removed, added []string) bool {
+	s := slices.Clone(*ids)
+	for _, id := range removed {
+		i, found := slices.BinarySearchFunc(s, id, store.LocaleCompare)
+		if !found {
+			return false
+		}
+		s = slices.Delete(s, i, i+1)
+	}
+	for _, id := range added {
+		i, _ := slices.BinarySearchFunc(s, id, store.LocaleCompare)
+		s = slices.Insert(s, i, id)
+	}
+	*ids = s
+	return true
+}
+
+func newLeafGen(n *node.Node) *leafGen {
+	return &leafGen{id: n.ID, digest: leafDigest(n), label: label{node.EscapeLabel(n.Title), node.EscapeLabel(n.Description)}, graph: graphSection(n)}
+}
+
+// leafDigest hashes the fields a folder index shows of a leaf.
+func leafDigest(n *node.Node) [sha256.Size]byte {
+	return sha256.Sum256([]byte(n.Path + "\x00" + n.Type + "\x00" + n.Title + "\x00" + n.Description + "\x00" + strings.Join(n.Tags, "\x01")))
+}
+
+// graphSection is a leaf's section of GRAPH.md.
+func graphSection(n *node.Node) string {
+	var b strings.Builder
+	b.WriteString("\n## " + n.ID + "\n\n- **kind:** " + n.Type + "\n- **title:** " + n.Title + "\n- **path:** " + n.Path + "\n")
+	for _, f := range [...]struct {
+		name string
+		vals []string
+	}{{"tags", n.Tags}, {"relates_to", n.RelatesTo}, {"depends_on", n.DependsOn}, {"derived_from", n.DerivedFrom}} {
+		if len(f.vals) > 0 {
+			b.WriteString("- **" + f.name + ":** " + strings.Join(f.vals, ", ") + "\n")
+		}
+	}
+	return b.String()
+}
