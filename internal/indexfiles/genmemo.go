@@ -25,6 +25,11 @@ type genMemo struct {
 	// graphIDs are the ids of leaves, in GRAPH.md's order (root
 	// collation).
 	graphIDs []string
+
+	// The leaves nodes_hash was last computed over, and its lines
+	// ("<path>\t<hash>") in their order (see store.HashLeaves).
+	hashKeys  map[leafKey]struct{}
+	hashLines []string
 }
 
 type genMemoKey struct{}
@@ -92,7 +97,7 @@ func (m *genMemo) leafFacts(t *store.Tree) (map[*node.Node]*leafGen, []string) {
 		}
 	}
 	ids := m.graphIDs
-	if m.leaves == nil || len(added)+len(removed) > maxIDEdits || !editSorted(&ids, removed, added) {
+	if m.leaves == nil || len(added)+len(removed) > maxIDEdits || !editSorted(&ids, removed, added, store.LocaleCompare) {
 		ids = make([]string, len(t.Leaves))
 		for i, n := range t.Leaves {
 			ids[i] = n.ID
@@ -106,21 +111,56 @@ func (m *genMemo) leafFacts(t *store.Tree) (map[*node.Node]*leafGen, []string) {
 	return out, ids
 }
 
-// editSorted removes removed and inserts added in *ids, kept in root
-// collation order (store.LocaleCompare is a total order, so the result is
-// what sorting gives). It reports false when an id to remove is missing.
+// nodesHash is NodesHash(t), computed from the previous run's sorted
+// lines when few leaves changed since. A nil memo computes it afresh.
+func (m *genMemo) nodesHash(t *store.Tree) string {
+	if m == nil {
+		return NodesHash(t)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	next := make(map[leafKey]struct{}, len(t.Leaves))
+	var added, removed []string
+	for _, n := range t.Leaves {
+		key := leafKey{n.Path, t.Hashes[n.Path]}
+		next[key] = struct{}{}
+		if _, ok := m.hashKeys[key]; !ok {
+			added = append(added, key.path+"\t"+key.hash)
+		}
+	}
+	for key := range m.hashKeys {
+		if _, ok := next[key]; !ok {
+			removed = append(removed, key.path+"\t"+key.hash)
+		}
+	}
+	lines := m.hashLines
+	// UTF-16 order is the order HashLeaves sorts in: with no character at
+	// or above U+E000 it is byte order, which HashLeaves uses then.
+	if m.hashKeys == nil || len(added)+len(removed) > maxIDEdits || !editSorted(&lines, removed, added, store.CompareUTF16) {
+		hashes := make(map[string]string, len(t.Leaves))
+		for _, n := range t.Leaves {
+			hashes[n.Path] = t.Hashes[n.Path]
+		}
+		lines = store.LeafLines(hashes)
+	}
+	m.hashKeys, m.hashLines = next, lines
+	return store.HashLines(lines)
+}
+
+// editSorted removes removed and inserts added in *ids, kept in the order
+// of cmp (a total order, so the result is what sorting gives). It reports false when an id to remove is missing.
 // The slice is copied first: the previous generation may still hold it.
-func editSorted(ids *[]string, removed, added []string) bool {
+func editSorted(ids *[]string, removed, added []string, cmp func(a, b string) int) bool {
 	s := slices.Clone(*ids)
 	for _, id := range removed {
-		i, found := slices.BinarySearchFunc(s, id, store.LocaleCompare)
+		i, found := slices.BinarySearchFunc(s, id, cmp)
 		if !found {
 			return false
 		}
 		s = slices.Delete(s, i, i+1)
 	}
 	for _, id := range added {
-		i, _ := slices.BinarySearchFunc(s, id, store.LocaleCompare)
+		i, _ := slices.BinarySearchFunc(s, id, cmp)
 		s = slices.Insert(s, i, id)
 	}
 	*ids = s

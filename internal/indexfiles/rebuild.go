@@ -73,7 +73,7 @@ func PlanFor(k *store.KB, t *store.Tree, summaries []byte) (*Plan, error) {
 		}
 		summaries = data
 	}
-	nodesHash := NodesHash(t)
+	nodesHash := memoFor(k).nodesHash(t)
 	key := genKey(k, nodesHash, summaries)
 	c := loadGenCache(k)
 	p := &Plan{k: k, key: key, cache: c, Write: map[string][]byte{}}
