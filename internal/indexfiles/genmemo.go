@@ -30,6 +30,11 @@ type genMemo struct {
 	// ("<path>\t<hash>") in their order (see store.HashLeaves).
 	hashKeys  map[leafKey]struct{}
 	hashLines []string
+
+	// The "By topic" ranking (rankmemo.go); ranked once the first
+	// generation ranked without keeping it.
+	ranks  *rankState
+	ranked bool
 }
 
 type genMemoKey struct{}

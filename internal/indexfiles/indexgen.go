@@ -88,26 +88,7 @@ func generate(t *store.Tree, summaries store.Summaries, fresh func(file, key str
 	}
 	facts, graphIDs := m.leafFacts(t)
 
-	inDegree := map[string]int{}
-	for _, n := range t.Leaves {
-		for _, id := range n.RelatesTo {
-			inDegree[id]++
-		}
-	}
-	// titleRank orders leaves by title in locale order; equal titles share a rank.
-	titles := make([]string, len(t.Leaves))
-	for i, n := range t.Leaves {
-		titles[i] = n.Title
-	}
-	titleRank := make(map[*node.Node]int, len(t.Leaves))
-	prev := -1
-	for r, i := range store.SortedOrder(titles) {
-		if prev >= 0 && titles[prev] == titles[i] {
-			r = titleRank[t.Leaves[prev]]
-		}
-		titleRank[t.Leaves[i]] = r
-		prev = i
-	}
+	inDegree, titleRank := orderInputs(t.Leaves)
 	catalog := func(a, b *node.Node) int {
 		if d := inDegree[b.ID] - inDegree[a.ID]; d != 0 {
 			return d
@@ -145,7 +126,7 @@ func generate(t *store.Tree, summaries store.Summaries, fresh func(file, key str
 			g.MissingSummaries = append(g.MissingSummaries, d)
 		}
 	}
-	ranked := rankCohorts(t.Leaves, inDegree, titleRank)
+	ranked := m.rank(t.Leaves, func(n *node.Node) string { return t.Hashes[n.Path] }, t.ByID, inDegree, titleRank)
 	lb := labels(facts)
 
 	rootHead, err := yamlstyle.Marshal(yamlstyle.Map{{Key: "okf_version", Value: OKFVersion}})
@@ -198,6 +179,32 @@ func generate(t *store.Tree, summaries store.Summaries, fresh func(file, key str
 	g.Files["GRAPH.md"] = graph
 	g.Keys["GRAPH.md"] = "nodes:" + g.NodesHash
 	return g, nil
+}
+
+// orderInputs returns what leaves are ordered by besides their own
+// fields: how many relates_to links lead to each id, and each leaf's rank
+// by title in locale order (equal titles share a rank).
+func orderInputs(leaves []*node.Node) (map[string]int, map[*node.Node]int) {
+	inDegree := map[string]int{}
+	for _, n := range leaves {
+		for _, id := range n.RelatesTo {
+			inDegree[id]++
+		}
+	}
+	titles := make([]string, len(leaves))
+	for i, n := range leaves {
+		titles[i] = n.Title
+	}
+	titleRank := make(map[*node.Node]int, len(leaves))
+	prev := -1
+	for r, i := range store.SortedOrder(titles) {
+		if prev >= 0 && titles[prev] == titles[i] {
+			r = titleRank[leaves[prev]]
+		}
+		titleRank[leaves[i]] = r
+		prev = i
+	}
+	return inDegree, titleRank
 }
 
 func MetricsOf(leaves []*node.Node) FolderMetrics {
