@@ -35,6 +35,11 @@ type genMemo struct {
 	// generation ranked without keeping it.
 	ranks  *rankState
 	ranked bool
+
+	// Whether nodes_hash and the leaf facts were computed once. The
+	// first run over a KB keeps nothing: a command-line run computes them
+	// once, and keeping them would only cost it.
+	hashed, generated bool
 }
 
 type genMemoKey struct{}
@@ -68,6 +73,10 @@ const maxIDEdits = 64
 // derives everything.
 func (m *genMemo) leafFacts(t *store.Tree) (map[*node.Node]*leafGen, []string) {
 	out := make(map[*node.Node]*leafGen, len(t.Leaves))
+	if m != nil && !m.generated {
+		m.generated = true
+		m = nil
+	}
 	if m == nil {
 		ids := make([]string, len(t.Leaves))
 		for i, n := range t.Leaves {
@@ -124,6 +133,10 @@ func (m *genMemo) nodesHash(t *store.Tree) string {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if !m.hashed {
+		m.hashed = true
+		return NodesHash(t)
+	}
 	next := make(map[leafKey]struct{}, len(t.Leaves))
 	var added, removed []string
 	for _, n := range t.Leaves {
