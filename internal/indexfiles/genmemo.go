@@ -2,6 +2,7 @@ package indexfiles
 
 import (
 	"crypto/sha256"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -31,6 +32,8 @@ type genMemo struct {
 	hashKeys  map[leafKey]struct{}
 	hashLines []string
 
+	titles titleSet // the titles of the leaves of the last generation
+
 	// The "By topic" ranking (rankmemo.go); ranked once the first
 	// generation ranked without keeping it.
 	ranks  *rankState
@@ -50,6 +53,7 @@ type leafKey struct{ path, hash string }
 // leafGen is what generation derives from one leaf alone.
 type leafGen struct {
 	id     string
+	title  string
 	digest [sha256.Size]byte // see leafDigest
 	label  label
 	graph  string // the leaf's section of GRAPH.md
@@ -71,7 +75,7 @@ const maxIDEdits = 64
 // alone, reusing the previous generation's for leaves whose path and hash
 // are the same, and the leaves' ids in GRAPH.md's order. A nil memo
 // derives everything.
-func (m *genMemo) leafFacts(t *store.Tree) (map[*node.Node]*leafGen, []string) {
+func (m *genMemo) leafFacts(t *store.Tree) (map[*node.Node]*leafGen, []string, map[*node.Node]int) {
 	out := make(map[*node.Node]*leafGen, len(t.Leaves))
 	if m != nil && !m.generated {
 		m.generated = true
@@ -84,45 +88,129 @@ func (m *genMemo) leafFacts(t *store.Tree) (map[*node.Node]*leafGen, []string) {
 			ids[i] = n.ID
 		}
 		store.SortLocale(ids)
-		return out, ids
+		return out, ids, titleRanks(t.Leaves)
 	}
 	next := make(map[leafKey]*leafGen, len(t.Leaves))
-	var added []string
+	var added, removed []*leafGen
 	for _, n := range t.Leaves {
 		h := t.Hashes[n.Path]
 		key := leafKey{n.Path, h}
 		e := m.leaves[key]
 		if e == nil || h == "" {
 			e = newLeafGen(n)
-			added = append(added, n.ID)
+			added = append(added, e)
 		}
 		out[n] = e
 		if h != "" {
 			next[key] = e
 		}
 	}
-	var removed []string
 	if len(next) != len(t.Leaves) {
 		m.leaves = nil // a leaf without a hash: order from scratch
 	}
 	for key, e := range m.leaves {
 		if _, ok := next[key]; !ok {
-			removed = append(removed, e.id)
+			removed = append(removed, e)
 		}
 	}
+	edit := m.leaves != nil && len(added)+len(removed) <= maxIDEdits
 	ids := m.graphIDs
-	if m.leaves == nil || len(added)+len(removed) > maxIDEdits || !editSorted(&ids, removed, added, store.LocaleCompare) {
+	if !edit || !editSorted(&ids, genIDs(removed), genIDs(added), store.LocaleCompare) {
 		ids = make([]string, len(t.Leaves))
 		for i, n := range t.Leaves {
 			ids[i] = n.ID
 		}
 		store.SortLocale(ids)
 	}
-	m.leaves, m.graphIDs = next, ids
-	if len(next) != len(t.Leaves) {
-		m.leaves, m.graphIDs = nil, nil
+	titles := m.titles
+	if !edit || !m.editTitles(&titles, removed, added) {
+		titles = distinctTitles(t.Leaves)
 	}
-	return out, ids
+	m.leaves, m.graphIDs, m.titles = next, ids, titles
+	if len(next) != len(t.Leaves) {
+		m.leaves, m.graphIDs, m.titles = nil, nil, titleSet{}
+	}
+	rank := make(map[string]int, len(titles.order))
+	for i, title := range titles.order {
+		rank[title] = i
+	}
+	byTitle := make(map[*node.Node]int, len(t.Leaves))
+	for _, n := range t.Leaves {
+		byTitle[n] = rank[n.Title]
+	}
+	return out, ids, byTitle
+}
+
+// titleSet is the leaves' titles: how many leaves have each, and the
+// distinct ones in locale order.
+type titleSet struct {
+	count map[string]int
+	order []string
+}
+
+func distinctTitles(leaves []*node.Node) titleSet {
+	ts := titleSet{count: make(map[string]int, len(leaves))}
+	for _, n := range leaves {
+		if ts.count[n.Title]++; ts.count[n.Title] == 1 {
+			ts.order = append(ts.order, n.Title)
+		}
+	}
+	store.SortLocale(ts.order)
+	return ts
+}
+
+// editTitles updates *ts for the leaves that went and came; false when
+// the previous set is inconsistent with them.
+func (m *genMemo) editTitles(ts *titleSet, removed, added []*leafGen) bool {
+	if ts.count == nil {
+		return false
+	}
+	count := maps.Clone(ts.count)
+	var gone, come []string
+	for _, e := range removed {
+		switch count[e.title]--; {
+		case count[e.title] == 0:
+			delete(count, e.title)
+			gone = append(gone, e.title)
+		case count[e.title] < 0:
+			return false
+		}
+	}
+	for _, e := range added {
+		if count[e.title]++; count[e.title] == 1 {
+			come = append(come, e.title)
+		}
+	}
+	order := ts.order
+	if !editSorted(&order, gone, come, store.LocaleCompare) {
+		return false
+	}
+	*ts = titleSet{count: count, order: order}
+	return true
+}
+
+// titleRanks ranks leaves by title in locale order; equal titles share a
+// rank. Only the order of ranks is used (the catalog and the By topic
+// order compare them).
+func titleRanks(leaves []*node.Node) map[*node.Node]int {
+	ts := distinctTitles(leaves)
+	rank := make(map[string]int, len(ts.order))
+	for i, title := range ts.order {
+		rank[title] = i
+	}
+	out := make(map[*node.Node]int, len(leaves))
+	for _, n := range leaves {
+		out[n] = rank[n.Title]
+	}
+	return out
+}
+
+func genIDs(es []*leafGen) []string {
+	ids := make([]string, len(es))
+	for i, e := range es {
+		ids[i] = e.id
+	}
+	return ids
 }
 
 // nodesHash is NodesHash(t), computed from the previous run's sorted
@@ -186,7 +274,7 @@ func editSorted(ids *[]string, removed, added []string, cmp func(a, b string) in
 }
 
 func newLeafGen(n *node.Node) *leafGen {
-	return &leafGen{id: n.ID, digest: leafDigest(n), label: label{node.EscapeLabel(n.Title), node.EscapeLabel(n.Description)}, graph: graphSection(n)}
+	return &leafGen{id: n.ID, title: n.Title, digest: leafDigest(n), label: label{node.EscapeLabel(n.Title), node.EscapeLabel(n.Description)}, graph: graphSection(n)}
 }
 
 // leafDigest hashes the fields a folder index shows of a leaf.

@@ -86,9 +86,9 @@ func generate(t *store.Tree, summaries store.Summaries, fresh func(file, key str
 		m.mu.Lock()
 		defer m.mu.Unlock()
 	}
-	facts, graphIDs := m.leafFacts(t)
+	facts, graphIDs, titleRank := m.leafFacts(t)
 
-	inDegree, titleRank := orderInputs(t.Leaves)
+	inDegree := linksTo(t.Leaves)
 	catalog := func(a, b *node.Node) int {
 		if d := inDegree[b.ID] - inDegree[a.ID]; d != 0 {
 			return d
@@ -181,30 +181,15 @@ func generate(t *store.Tree, summaries store.Summaries, fresh func(file, key str
 	return g, nil
 }
 
-// orderInputs returns what leaves are ordered by besides their own
-// fields: how many relates_to links lead to each id, and each leaf's rank
-// by title in locale order (equal titles share a rank).
-func orderInputs(leaves []*node.Node) (map[string]int, map[*node.Node]int) {
+// linksTo counts the relates_to links that lead to each id.
+func linksTo(leaves []*node.Node) map[string]int {
 	inDegree := map[string]int{}
 	for _, n := range leaves {
 		for _, id := range n.RelatesTo {
 			inDegree[id]++
 		}
 	}
-	titles := make([]string, len(leaves))
-	for i, n := range leaves {
-		titles[i] = n.Title
-	}
-	titleRank := make(map[*node.Node]int, len(leaves))
-	prev := -1
-	for r, i := range store.SortedOrder(titles) {
-		if prev >= 0 && titles[prev] == titles[i] {
-			r = titleRank[leaves[prev]]
-		}
-		titleRank[leaves[i]] = r
-		prev = i
-	}
-	return inDegree, titleRank
+	return inDegree
 }
 
 func MetricsOf(leaves []*node.Node) FolderMetrics {

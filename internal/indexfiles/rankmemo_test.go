@@ -84,7 +84,7 @@ func TestIncrementalRankMatchesFull(t *testing.T) {
 				return fmt.Sprintf("%s|%s|%v|%v", n.Path, n.Title, n.Tags, n.RelatesTo)
 			}
 			lookup := func(id string) (*node.Node, bool) { n, ok := byID[strings.ToLower(id)]; return n, ok }
-			inDegree, titleRank := orderInputs(leaves)
+			inDegree, titleRank := linksTo(leaves), titleRanks(leaves)
 			got := m.rank(leaves, hash, lookup, inDegree, titleRank)
 			want := rankCohorts(leaves, inDegree, titleRank)
 			if len(got) != len(want) {
