@@ -45,11 +45,14 @@ type statEntry struct {
 const maxHashChecks = 64
 
 type statCache struct {
-	gen      string
-	synced   int64
-	extract  bool
-	sources  map[string]statEntry
-	leaves   map[string]statEntry
+	gen     string
+	synced  int64
+	extract bool
+	sources map[string]statEntry
+	leaves  map[string]statEntry
+	// order is the keys of leaves, sorted, when known (a cache this
+	// process wrote); nil otherwise.
+	order    []string
 	entities int
 	edges    int
 	problems []Problem // the extractor problems the sources table keeps
@@ -130,11 +133,15 @@ func (db *DB) saveStatCacheEntries(gen string, c *statCache, entities, edges int
 	}
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "%s\ngen\t%s\nsynced\t%d\nextract\t%t\t%d\t%d\n", statCacheMagic, gen, c.synced, c.extract, entities, edges)
-	rels := make([]string, 0, len(c.leaves))
-	for rel := range c.leaves {
-		rels = append(rels, rel)
+	rels := c.order
+	if len(rels) != len(c.leaves) {
+		rels = make([]string, 0, len(c.leaves))
+		for rel := range c.leaves {
+			rels = append(rels, rel)
+		}
+		slices.Sort(rels)
+		c.order = rels
 	}
-	slices.Sort(rels)
 	b.Grow(len(rels) * 64)
 	var line []byte
 	for _, rel := range rels {
@@ -167,6 +174,29 @@ func (db *DB) saveStatCacheEntries(gen string, c *statCache, entities, edges int
 	} else {
 		db.keepStatCache(nil)
 	}
+}
+
+// insertSorted inserts s in sorted order when order is known (not nil).
+func insertSorted(order []string, s string) []string {
+	if order == nil {
+		return nil
+	}
+	i, found := slices.BinarySearch(order, s)
+	if found {
+		return order
+	}
+	return slices.Insert(order, i, s)
+}
+
+// removeSorted removes s from sorted order when order is known.
+func removeSorted(order []string, s string) []string {
+	if order == nil {
+		return nil
+	}
+	if i, found := slices.BinarySearch(order, s); found {
+		return slices.Delete(order, i, i+1)
+	}
+	return order
 }
 
 // finishStatCache adds the sources and kept problems to a cache being

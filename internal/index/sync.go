@@ -575,6 +575,7 @@ func (db *DB) SyncPaths(ctx context.Context, nodesDir string, ex *Extraction, re
 	// The kept cache is shared; this sync patches a copy.
 	c := *kept
 	c.leaves = maps.Clone(kept.leaves)
+	c.order = slices.Clone(kept.order)
 	rels = slices.Compact(slices.Sorted(slices.Values(rels)))
 	var work []*leafData
 	var gone []string
@@ -628,6 +629,9 @@ func (db *DB) SyncPaths(ctx context.Context, nodesDir string, ex *Extraction, re
 			w.update(s.rid, d)
 			st.Updated++
 		}
+		if _, had := c.leaves[d.f.rel]; !had {
+			c.order = insertSorted(c.order, d.f.rel)
+		}
 		c.leaves[d.f.rel] = statEntry{size: d.f.size, mtime: d.f.mtime, sha: d.sha}
 	}
 	for _, rel := range gone {
@@ -639,6 +643,9 @@ func (db *DB) SyncPaths(ctx context.Context, nodesDir string, ex *Extraction, re
 		default:
 			w.delete(rid)
 			st.Removed++
+		}
+		if _, had := c.leaves[rel]; had {
+			c.order = removeSorted(c.order, rel)
 		}
 		delete(c.leaves, rel)
 	}
