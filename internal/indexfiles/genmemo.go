@@ -36,8 +36,9 @@ type genMemo struct {
 
 	// The "By topic" ranking (rankmemo.go); ranked once the first
 	// generation ranked without keeping it.
-	ranks  *rankState
-	ranked bool
+	ranks    *rankState
+	ranked   bool
+	rankFile string // the rank cache of the first generation ("": none)
 
 	// Whether nodes_hash and the leaf facts were computed once. The
 	// first run over a KB keeps nothing: a command-line run computes them
@@ -64,7 +65,7 @@ func memoFor(k *store.KB) *genMemo {
 	if k == nil {
 		return nil
 	}
-	return store.Memo(k, genMemoKey{}, func() *genMemo { return &genMemo{} })
+	return store.Memo(k, genMemoKey{}, func() *genMemo { return &genMemo{rankFile: rankCachePath(k)} })
 }
 
 // maxIDEdits is how many ids may come and go between two generations for

@@ -59,7 +59,14 @@ func TestIncrementalRebuildMatchesFull(t *testing.T) {
 		if in.Tags[0] == in.Tags[1] {
 			in.Tags = in.Tags[:1]
 		}
-		if _, err := curate.WriteNode(ctx, k, in, curate.WriteOptions{Mode: curate.Update}); err != nil {
+		// Odd steps write as a new command would (a new KB value: the
+		// rank cache file, nothing in memory), even ones through the
+		// long-lived KB and what it keeps.
+		w := k
+		if step%2 == 1 {
+			w = store.New(k.Root)
+		}
+		if _, err := curate.WriteNode(ctx, w, in, curate.WriteOptions{Mode: curate.Update}); err != nil {
 			t.Fatalf("step %d: %v", step, err)
 		}
 		if step%5 == 4 {
