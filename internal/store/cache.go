@@ -1,7 +1,6 @@
 package store
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/binary"
 	"errors"
@@ -96,17 +95,16 @@ func (k *KB) saveCache(files []LeafFile, leaves []*node.Node, hashes []string) {
 // writeCache writes the leaf cache file: count entries, which each
 // writes, recorded as of written.
 func (k *KB) writeCache(written int64, count int, each func(w *cacheWriter)) {
-	var buf bytes.Buffer
-	w := &cacheWriter{w: bufio.NewWriter(&buf)}
-	w.w.WriteString(cacheMagic)
+	w := &cacheWriter{b: make([]byte, 0, 64+count*256)}
+	w.b = append(w.b, cacheMagic...)
 	w.int(written)
 	w.int(int64(count))
 	each(w)
-	if w.w.Flush() != nil || os.MkdirAll(k.StateDir(), 0o755) != nil {
+	if os.MkdirAll(k.StateDir(), 0o755) != nil {
 		return
 	}
 	// The cache is an optimisation: failing to save it is not an error.
-	_ = atomicfile.Write(k.CachePath(), buf.Bytes(), 0o644)
+	_ = atomicfile.Write(k.CachePath(), w.b, 0o644)
 }
 
 func (w *cacheWriter) entry(rel string, size, mtime int64, hash string, n *node.Node) {
@@ -130,16 +128,15 @@ func (w *cacheWriter) entry(rel string, size, mtime int64, hash string, n *node.
 	w.list(n.GraphLinks)
 }
 
-type cacheWriter struct{ w *bufio.Writer }
+// cacheWriter encodes the cache into one growing slice (appends are
+// cheaper than a buffered writer's calls for fields of a few bytes).
+type cacheWriter struct{ b []byte }
 
-func (c *cacheWriter) int(v int64) {
-	var b [binary.MaxVarintLen64]byte
-	c.w.Write(b[:binary.PutVarint(b[:], v)])
-}
+func (c *cacheWriter) int(v int64) { c.b = binary.AppendVarint(c.b, v) }
 
 func (c *cacheWriter) str(s string) {
 	c.int(int64(len(s)))
-	c.w.WriteString(s)
+	c.b = append(c.b, s...)
 }
 
 func (c *cacheWriter) list(l []string) {

@@ -75,7 +75,18 @@ func (m *treeMemo) update(start int64, cache *leafCache, fromDisk bool, files []
 		m.unsaved += changed + removed
 	}
 	m.save = m.save || !noSave
-	if !noSave && (fromDisk && m.unsaved > 0 || m.unsaved >= memoFlushEvery) {
+	switch {
+	case noSave:
+	case fromDisk && m.unsaved > 0:
+		// A command's read: written in the tree's order from what it
+		// read, as of the read.
+		m.k.writeCache(start, len(files), func(w *cacheWriter) {
+			for i, f := range files {
+				w.entry(f.Rel, f.Size, f.mtime, hashes[i], leaves[i])
+			}
+		})
+		m.unsaved = 0
+	case m.unsaved >= memoFlushEvery:
 		m.flush()
 	}
 }
