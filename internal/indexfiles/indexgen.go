@@ -86,7 +86,7 @@ func generate(t *store.Tree, summaries store.Summaries, fresh func(file, key str
 		m.mu.Lock()
 		defer m.mu.Unlock()
 	}
-	facts, graphIDs, titleRank := m.leafFacts(t)
+	facts, graphOrder, titleRank := m.leafFacts(t)
 
 	inDegree := linksTo(t.Leaves)
 	catalog := func(a, b *node.Node) int {
@@ -172,7 +172,7 @@ func generate(t *store.Tree, summaries store.Summaries, fresh func(file, key str
 	}
 	g.Files["ENTRY.md"] = entry
 	g.Keys["ENTRY.md"] = "nodes:" + g.NodesHash
-	graph, err := renderGraph(t, g.NodesHash, graphIDs, facts)
+	graph, err := renderGraph(t, g.NodesHash, graphOrder)
 	if err != nil {
 		return nil, err
 	}
@@ -450,9 +450,9 @@ func renderEntry(t *store.Tree, rootLeaves []*node.Node, branches []string, summ
 	return []byte("---\n" + string(head) + "---\n" + strings.Join(lines, "\n") + "\n"), nil
 }
 
-// renderGraph renders GRAPH.md: ids are the leaves' ids in root
-// collation order, facts each leaf's section.
-func renderGraph(t *store.Tree, hash string, ids []string, facts map[*node.Node]*leafGen) ([]byte, error) {
+// renderGraph renders GRAPH.md: order is the leaves' facts by id, in
+// root collation.
+func renderGraph(t *store.Tree, hash string, order []*leafGen) ([]byte, error) {
 	head, err := yamlstyle.Marshal(yamlstyle.Map{
 		{Key: "schema_version", Value: node.SchemaVersion},
 		{Key: "nodes_hash", Value: "sha256:" + hash},
@@ -462,7 +462,7 @@ func renderGraph(t *store.Tree, hash string, ids []string, facts map[*node.Node]
 		return nil, err
 	}
 	size := 64 + len(head)
-	for _, f := range facts {
+	for _, f := range order {
 		size += len(f.graph)
 	}
 	b := make([]byte, 0, size)
@@ -474,9 +474,8 @@ func renderGraph(t *store.Tree, hash string, ids []string, facts map[*node.Node]
 		return b, nil
 	}
 	b = append(b, "Total nodes: "+strconv.Itoa(len(t.Leaves))+"\n"...)
-	for _, id := range ids {
-		n, _ := t.ByID(id)
-		b = append(b, facts[n].graph...)
+	for _, f := range order {
+		b = append(b, f.graph...)
 	}
 	return b, nil
 }
