@@ -76,12 +76,21 @@ func (k *KB) loadCache() *leafCache {
 }
 
 func (c *leafCache) lookup(f LeafFile) (*node.Node, string, bool) {
-	e, ok := c.entries[f.Rel]
-	if !ok || e.Size != f.Size || e.mtime != f.mtime || f.mtime >= c.written-int64(RacyWindow) {
+	e := c.entry(f)
+	if e == nil {
 		return nil, "", false
 	}
 	n := e.n
 	return &n, e.hash, true
+}
+
+// entry returns the entry of f when it can be trusted, else nil.
+func (c *leafCache) entry(f LeafFile) *cacheEntry {
+	e, ok := c.entries[f.Rel]
+	if !ok || e.Size != f.Size || e.mtime != f.mtime || f.mtime >= c.written-int64(RacyWindow) {
+		return nil
+	}
+	return e
 }
 
 func (k *KB) saveCache(files []LeafFile, leaves []*node.Node, hashes []string) {

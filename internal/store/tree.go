@@ -163,10 +163,15 @@ func (k *KB) ReadTree(opts LoadOptions) (*Tree, error) {
 	hashes := make([]string, len(files))
 	errs := make([]error, len(files))
 	var fresh []int
+	var kept []node.Node // the leaves served from the cache, copied in one allocation
+	if cache != nil {
+		kept = make([]node.Node, len(files))
+	}
 	for i, f := range files {
 		if cache != nil {
-			if n, h, ok := cache.lookup(f); ok {
-				leaves[i], hashes[i] = n, h
+			if e := cache.entry(f); e != nil {
+				kept[i] = e.n
+				leaves[i], hashes[i] = &kept[i], e.hash
 				continue
 			}
 		}
