@@ -442,6 +442,23 @@ func (l *lazyCat) head(gitDir string) (string, []byte, error) {
 	return id, tree, nil
 }
 
+// zwriter compresses loose objects. The compressor's state (about 1 MB)
+// is reused instead of allocated per object, and its output, which the
+// compressor emits in pieces of a few hundred bytes, reaches the file
+// through a buffer instead of a write call per piece.
+type zwriter struct {
+	zw  *zlib.Writer
+	buf *bufio.Writer
+}
+
+var zwriters = sync.Pool{New: func() any {
+	zw, err := zlib.NewWriterLevel(nil, zlib.BestSpeed)
+	if err != nil {
+		panic(err) // BestSpeed is a valid level
+	}
+	return &zwriter{zw: zw, buf: bufio.NewWriterSize(nil, 64<<10)}
+}}
+
 // writeObject stores a loose object (zlib at the fastest level; git gc
 // packs it later) unless the repository has it loose already, and
 // returns its id.
@@ -465,16 +482,18 @@ func writeObject(gitDir, typ string, data []byte) ([]byte, error) {
 		return nil, err
 	}
 	defer os.Remove(tmp.Name())
-	zw, err := zlib.NewWriterLevel(tmp, zlib.BestSpeed)
-	if err != nil {
-		tmp.Close()
-		return nil, err
-	}
-	if _, err := zw.Write([]byte(header)); err == nil {
-		_, err = zw.Write(data)
+	z := zwriters.Get().(*zwriter)
+	defer zwriters.Put(z)
+	z.buf.Reset(tmp)
+	z.zw.Reset(z.buf)
+	if _, err = z.zw.Write([]byte(header)); err == nil {
+		_, err = z.zw.Write(data)
 	}
 	if err == nil {
-		err = zw.Close()
+		err = z.zw.Close()
+	}
+	if err == nil {
+		err = z.buf.Flush()
 	}
 	if err == nil {
 		err = tmp.Chmod(0o444)

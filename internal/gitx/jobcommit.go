@@ -383,3 +383,24 @@ func Push(ctx context.Context, dir, remote, branch string) error {
 	_, err := Run(ctx, dir, "push", "-q", "--porcelain", remote, "refs/heads/"+branch+":refs/heads/"+branch)
 	return err
 }
+
+// ResetIndexToHead puts the index entries of the paths commit changed
+// back in step with HEAD, leaving the work tree alone. CommitChanges moves
+// the branch and then tells git's index, in two git runs: a process
+// killed in between leaves the index as it was before the commit, which
+// git status shows as the commit's changes undone and staged. A recovery
+// that finds the commit made calls this for it.
+func ResetIndexToHead(ctx context.Context, dir, commit string) error {
+	out, err := Read(ctx, dir, "diff-tree", "--no-commit-id", "--name-only", "-r", "-z", commit)
+	if err != nil {
+		return fmt.Errorf("listing the paths of commit %s: %w", commit, err)
+	}
+	paths := splitNUL(out)
+	if len(paths) == 0 {
+		return nil
+	}
+	if _, err := literal(ctx, dir, nil, append([]string{"reset", "-q", "HEAD", "--"}, paths...)...); err != nil {
+		return fmt.Errorf("bringing the index in step with commit %s: %w", commit, err)
+	}
+	return nil
+}

@@ -49,6 +49,13 @@ type DB struct {
 	embedMu  sync.Mutex
 	embedErr error // the provider's last error met by a search
 
+	// stat is the stat cache as this handle last wrote or read it (see
+	// statCacheFor); never changed once set, only replaced.
+	stat struct {
+		sync.Mutex
+		c *statCache
+	}
+
 	recent struct { // SyncRecent's last check of the tree
 		sync.Mutex
 		st Stats

@@ -45,11 +45,14 @@ type statEntry struct {
 const maxHashChecks = 64
 
 type statCache struct {
-	gen      string
-	synced   int64
-	extract  bool
-	sources  map[string]statEntry
-	leaves   map[string]statEntry
+	gen     string
+	synced  int64
+	extract bool
+	sources map[string]statEntry
+	leaves  map[string]statEntry
+	// order is the keys of leaves, sorted, when known (a cache this
+	// process wrote); nil otherwise.
+	order    []string
 	entities int
 	edges    int
 	problems []Problem // the extractor problems the sources table keeps
@@ -63,12 +66,42 @@ func newGen() string {
 
 func (db *DB) statCachePath() string { return db.Path + ".stat" }
 
+// statCacheFor returns the stat cache of generation gen (the database's
+// stat_gen), nil when there is none. The handle keeps the cache it last
+// wrote or read, so that a long-running process syncing after each
+// transaction (SyncPaths) does not parse the file it has just written;
+// the generation, which every sync that writes changes, tells when
+// another process has synced since. The result is shared: callers must
+// not change it.
+func (db *DB) statCacheFor(gen string) *statCache {
+	db.stat.Lock()
+	c := db.stat.c
+	db.stat.Unlock()
+	if c != nil && c.gen == gen {
+		return c
+	}
+	c = readStatCache(db.statCachePath())
+	if c == nil || c.gen != gen {
+		return nil
+	}
+	db.keepStatCache(c)
+	return c
+}
+
+// keepStatCache records c (nil: none) as the handle's stat cache.
+func (db *DB) keepStatCache(c *statCache) {
+	db.stat.Lock()
+	db.stat.c = c
+	db.stat.Unlock()
+}
+
 // clean reports whether s can be written as one field of the cache.
 func clean(s string) bool { return !strings.ContainsAny(s, "\t\n\r") }
 
 // saveStatCache writes the cache after a sync committed generation gen.
 // Failing to write it is not an error: the next sync takes the full path.
 func (db *DB) saveStatCache(gen string, synced int64, files []fileStat, st Stats, extract bool, sources []*sourceWork, kept []Problem) {
+	db.keepStatCache(nil) // the next use reads the file
 	skipped := map[string]bool{}
 	for _, p := range st.Skipped {
 		if p.Extractor == "" {
@@ -90,51 +123,105 @@ func (db *DB) saveStatCache(gen string, synced int64, files []fileStat, st Stats
 	db.finishStatCache(&b, sources, kept)
 }
 
-// saveStatCacheEntries writes the cache from entries (SyncPaths: the last
-// cache with the changed leaves patched in).
-func (db *DB) saveStatCacheEntries(gen string, synced int64, leaves map[string]statEntry, extract bool, entities, edges int, sources []*sourceWork, kept []Problem) {
-	var b bytes.Buffer
-	fmt.Fprintf(&b, "%s\ngen\t%s\nsynced\t%d\nextract\t%t\t%d\t%d\n", statCacheMagic, gen, synced, extract, entities, edges)
-	rels := make([]string, 0, len(leaves))
-	for rel := range leaves {
-		rels = append(rels, rel)
+// saveStatCacheEntries writes the cache from c, the last cache with the
+// changed leaves patched in (SyncPaths), as generation gen, and keeps it.
+func (db *DB) saveStatCacheEntries(gen string, c *statCache, entities, edges int, sources []*sourceWork, kept []Problem) {
+	c.gen, c.entities, c.edges = gen, entities, edges
+	c.sources, c.problems = map[string]statEntry{}, kept
+	for _, s := range sources {
+		c.sources[s.f.rel] = statEntry{size: s.f.size, mtime: s.f.mtime, extractor: s.ex.Name()}
 	}
-	slices.Sort(rels)
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "%s\ngen\t%s\nsynced\t%d\nextract\t%t\t%d\t%d\n", statCacheMagic, gen, c.synced, c.extract, entities, edges)
+	rels := c.order
+	if len(rels) != len(c.leaves) {
+		rels = make([]string, 0, len(c.leaves))
+		for rel := range c.leaves {
+			rels = append(rels, rel)
+		}
+		slices.Sort(rels)
+		c.order = rels
+	}
+	b.Grow(len(rels) * 64)
+	var line []byte
 	for _, rel := range rels {
-		e := leaves[rel]
+		e := c.leaves[rel]
 		if !clean(rel) {
+			db.keepStatCache(nil)
 			os.Remove(db.statCachePath())
 			return
 		}
+		line = line[:0]
 		if e.sha != "" {
-			fmt.Fprintf(&b, "H\t%d\t%d\t%s\t%s\n", e.size, e.mtime, e.sha, rel)
+			line = append(line, "H\t"...)
 		} else {
-			fmt.Fprintf(&b, "L\t%d\t%d\t%s\n", e.size, e.mtime, rel)
+			line = append(line, "L\t"...)
 		}
+		line = strconv.AppendInt(line, e.size, 10)
+		line = append(line, '\t')
+		line = strconv.AppendInt(line, e.mtime, 10)
+		line = append(line, '\t')
+		if e.sha != "" {
+			line = append(line, e.sha...)
+			line = append(line, '\t')
+		}
+		line = append(line, rel...)
+		line = append(line, '\n')
+		b.Write(line)
 	}
-	db.finishStatCache(&b, sources, kept)
+	if db.finishStatCache(&b, sources, kept) {
+		db.keepStatCache(c)
+	} else {
+		db.keepStatCache(nil)
+	}
+}
+
+// insertSorted inserts s in sorted order when order is known (not nil).
+func insertSorted(order []string, s string) []string {
+	if order == nil {
+		return nil
+	}
+	i, found := slices.BinarySearch(order, s)
+	if found {
+		return order
+	}
+	return slices.Insert(order, i, s)
+}
+
+// removeSorted removes s from sorted order when order is known.
+func removeSorted(order []string, s string) []string {
+	if order == nil {
+		return nil
+	}
+	if i, found := slices.BinarySearch(order, s); found {
+		return slices.Delete(order, i, i+1)
+	}
+	return order
 }
 
 // finishStatCache adds the sources and kept problems to a cache being
 // written, and writes it.
-func (db *DB) finishStatCache(b *bytes.Buffer, sources []*sourceWork, kept []Problem) {
+// It reports whether the file was written.
+func (db *DB) finishStatCache(b *bytes.Buffer, sources []*sourceWork, kept []Problem) bool {
 	for _, s := range sources {
 		if !clean(s.f.rel) {
 			os.Remove(db.statCachePath())
-			return
+			return false
 		}
 		fmt.Fprintf(b, "S\t%d\t%d\t%s\t%s\n", s.f.size, s.f.mtime, s.ex.Name(), s.f.rel)
 	}
 	for _, p := range kept {
 		if !clean(p.Path) || !clean(p.Msg) || !clean(p.Extractor) {
 			os.Remove(db.statCachePath())
-			return
+			return false
 		}
 		fmt.Fprintf(b, "P\t%s\t%s\t%s\n", p.Extractor, p.Path, p.Msg)
 	}
 	if err := atomicfile.Write(db.statCachePath(), b.Bytes(), 0o644); err != nil {
 		os.Remove(db.statCachePath())
+		return false
 	}
+	return true
 }
 
 func readStatCache(path string) *statCache {
@@ -213,7 +300,11 @@ func readStatCache(path string) *statCache {
 // fastSync answers a sync from the stat cache when every leaf and source
 // file is as the last sync left it and old enough to be trusted.
 func (db *DB) fastSync(ctx context.Context, files []fileStat, problems []Problem, ex *Extraction, sources []*sourceWork, srcProblems []Problem) (Stats, bool) {
-	c := readStatCache(db.statCachePath())
+	gen, err := db.Meta(ctx, "stat_gen")
+	if err != nil {
+		return Stats{}, false
+	}
+	c := db.statCacheFor(gen)
 	if c == nil || c.extract != (ex != nil) || len(c.leaves) != len(files) || len(c.sources) != len(sources) {
 		return Stats{}, false
 	}
@@ -247,9 +338,6 @@ func (db *DB) fastSync(ctx context.Context, files []fileStat, problems []Problem
 		if !ok || e.extractor != s.ex.Name() || e.size != s.f.size || e.mtime != s.f.mtime || s.f.mtime >= trust {
 			return Stats{}, false
 		}
-	}
-	if gen, err := db.Meta(ctx, "stat_gen"); err != nil || gen != c.gen {
-		return Stats{}, false
 	}
 	st := Stats{Leaves: len(files), Unchanged: len(files), Skipped: problems}
 	if ex != nil {

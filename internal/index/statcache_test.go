@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strings"
 	"testing"
 	"time"
 )
@@ -124,5 +125,57 @@ func TestBulkSyncKeepsSearch(t *testing.T) {
 	}
 	if hits, _ := Search(ctx, db, "replaced", 5); len(hits) != 1 || hits[0].ID != "practice-item-3" {
 		t.Fatalf("the edit is not searchable: %v", ids(hits))
+	}
+}
+
+// TestKeptStatCacheFollowsOtherSyncs: a handle keeps the stat cache it
+// wrote, and must drop it once another handle (another process) has
+// synced: here the other sync records a change that is then undone with
+// the original size and mtime, which the kept cache would take for
+// "unchanged".
+func TestKeptStatCacheFollowsOtherSyncs(t *testing.T) {
+	ctx := context.Background()
+	k := seedKB(t)
+	a, _, err := Open(ctx, k, "main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	b, _, err := Open(ctx, k, "main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	ex, err := ExtractionFor(k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// a writes and keeps a cache.
+	writeLeaf(t, k, "cache/new-leaf.md", leaf("practice-new-leaf", "New leaf", "d", nil, "", "b"))
+	if st, err := a.SyncPaths(ctx, k.NodesDir(), ex, []string{"cache/new-leaf.md"}); err != nil || st.Added != 1 {
+		t.Fatalf("SyncPaths: %+v, %v", st, err)
+	}
+	rel := "auth/login-flow.md"
+	fi, err := os.Stat(k.NodePath(rel))
+	if err != nil {
+		t.Fatal(err)
+	}
+	v1, _ := os.ReadFile(k.NodePath(rel))
+	// b syncs a same-size edit with another mtime.
+	v2 := []byte(strings.Replace(string(v1), "Login flow", "Login flaw", 1))
+	writeLeaf(t, k, rel, string(v2))
+	age(t, k, rel)
+	os.Chtimes(k.NodePath(rel), fi.ModTime().Add(time.Minute), fi.ModTime().Add(time.Minute))
+	if st, err := b.SyncWith(ctx, k.NodesDir(), ex); err != nil || st.Updated != 1 {
+		t.Fatalf("b: %+v, %v", st, err)
+	}
+	// The edit is undone, with the stat a's kept cache recorded.
+	writeLeaf(t, k, rel, string(v1))
+	os.Chtimes(k.NodePath(rel), fi.ModTime(), fi.ModTime())
+	if st, err := a.SyncWith(ctx, k.NodesDir(), ex); err != nil || st.Updated != 1 {
+		t.Fatalf("a after b's sync: %+v, %v (the handle trusted the cache it kept)", st, err)
+	}
+	if hits, err := Search(ctx, a, "flaw", 5); err != nil || len(hits) != 0 {
+		t.Fatalf("the undone edit is still indexed: %v, %v", ids(hits), err)
 	}
 }

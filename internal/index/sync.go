@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -563,13 +564,18 @@ func scalar(v any) string {
 // cache, so the next reader's sync takes the full path and reads it.
 func (db *DB) SyncPaths(ctx context.Context, nodesDir string, ex *Extraction, rels []string) (Stats, error) {
 	start := time.Now()
-	c := readStatCache(db.statCachePath())
-	if c == nil || c.extract != (ex != nil) {
+	cgen, err := db.Meta(ctx, "stat_gen")
+	if err != nil {
 		return db.SyncWith(ctx, nodesDir, ex)
 	}
-	if gen, err := db.Meta(ctx, "stat_gen"); err != nil || gen != c.gen {
+	kept := db.statCacheFor(cgen)
+	if kept == nil || kept.extract != (ex != nil) {
 		return db.SyncWith(ctx, nodesDir, ex)
 	}
+	// The kept cache is shared; this sync patches a copy.
+	c := *kept
+	c.leaves = maps.Clone(kept.leaves)
+	c.order = slices.Clone(kept.order)
 	rels = slices.Compact(slices.Sorted(slices.Values(rels)))
 	var work []*leafData
 	var gone []string
@@ -623,6 +629,9 @@ func (db *DB) SyncPaths(ctx context.Context, nodesDir string, ex *Extraction, re
 			w.update(s.rid, d)
 			st.Updated++
 		}
+		if _, had := c.leaves[d.f.rel]; !had {
+			c.order = insertSorted(c.order, d.f.rel)
+		}
 		c.leaves[d.f.rel] = statEntry{size: d.f.size, mtime: d.f.mtime, sha: d.sha}
 	}
 	for _, rel := range gone {
@@ -635,6 +644,9 @@ func (db *DB) SyncPaths(ctx context.Context, nodesDir string, ex *Extraction, re
 			w.delete(rid)
 			st.Removed++
 		}
+		if _, had := c.leaves[rel]; had {
+			c.order = removeSorted(c.order, rel)
+		}
 		delete(c.leaves, rel)
 	}
 	var leaves int
@@ -643,11 +655,11 @@ func (db *DB) SyncPaths(ctx context.Context, nodesDir string, ex *Extraction, re
 	}
 	st.Leaves = leaves + st.Added - st.Removed
 	var srcFiles []*sourceWork
-	var kept []Problem
+	var keptProblems []Problem
 	if ex != nil && w.err == nil {
 		var srcProblems []Problem
 		srcFiles, srcProblems = listSources(ex)
-		if _, err := db.syncExtracted(w, ex, srcFiles, srcProblems, c.synced-int64(store.RacyWindow), st.Added+st.Updated+st.Removed > 0, &st, &kept); err != nil {
+		if _, err := db.syncExtracted(w, ex, srcFiles, srcProblems, c.synced-int64(store.RacyWindow), st.Added+st.Updated+st.Removed > 0, &st, &keptProblems); err != nil {
 			return st, fmt.Errorf("syncing index %s: %w", db.Path, err)
 		}
 	}
@@ -665,7 +677,7 @@ func (db *DB) SyncPaths(ctx context.Context, nodesDir string, ex *Extraction, re
 	}
 	// The synced time stays the last full sync's: the other leaves were
 	// compared then. The leaves written here carry their hash instead.
-	db.saveStatCacheEntries(gen, c.synced, c.leaves, ex != nil, st.Extracted.Entities, st.Extracted.Edges, srcFiles, kept)
+	db.saveStatCacheEntries(gen, &c, st.Extracted.Entities, st.Extracted.Edges, srcFiles, keptProblems)
 	sortProblems(st.Skipped)
 	st.Duration = time.Since(start)
 	st.Gen = gen

@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/kk-project/kk/internal/benchtree"
@@ -41,6 +43,14 @@ func TestIncrementalRebuildMatchesFull(t *testing.T) {
 	tags := []string{"api", "cache", "http", "retry", "brand-new", "search"}
 	folders := []string{"", "api-0", "api-0/x", "cache-2", "new/deep/folder"}
 	for step := range 25 {
+		if step%7 == 3 {
+			// Hand edits between two writes of one long-lived KB: a
+			// leaf's title and tags change, another leaf goes.
+			handEdit(t, k, tree.Leaves[rng.IntN(len(tree.Leaves))].Path, rng)
+			i := rng.IntN(len(tree.Leaves))
+			os.Remove(k.NodePath(tree.Leaves[i].Path))
+			ids = slices.DeleteFunc(ids, func(id string) bool { return id == tree.Leaves[i].ID })
+		}
 		in := contracts.NodeInput{
 			Type: []string{"practice", "map"}[rng.IntN(2)], Title: fmt.Sprintf("Step %d", rng.IntN(15)),
 			Description: fmt.Sprintf("desc %d", rng.IntN(3)), Tags: []string{tags[rng.IntN(len(tags))], tags[rng.IntN(len(tags))]},
@@ -49,7 +59,14 @@ func TestIncrementalRebuildMatchesFull(t *testing.T) {
 		if in.Tags[0] == in.Tags[1] {
 			in.Tags = in.Tags[:1]
 		}
-		if _, err := curate.WriteNode(ctx, k, in, curate.WriteOptions{Mode: curate.Update}); err != nil {
+		// Odd steps write as a new command would (a new KB value: the
+		// rank cache file, nothing in memory), even ones through the
+		// long-lived KB and what it keeps.
+		w := k
+		if step%2 == 1 {
+			w = store.New(k.Root)
+		}
+		if _, err := curate.WriteNode(ctx, w, in, curate.WriteOptions{Mode: curate.Update}); err != nil {
 			t.Fatalf("step %d: %v", step, err)
 		}
 		if step%5 == 4 {
@@ -65,7 +82,8 @@ func TestIncrementalRebuildMatchesFull(t *testing.T) {
 		for _, c := range []string{"leaves.cache", "index.cache"} {
 			os.Rename(filepath.Join(k.StateDir(), c), filepath.Join(k.StateDir(), c+".bak"))
 		}
-		res, err := indexfiles.Check(ctx, k)
+		// A new KB value: nothing kept in memory either.
+		res, err := indexfiles.Check(ctx, store.New(k.Root))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -75,5 +93,37 @@ func TestIncrementalRebuildMatchesFull(t *testing.T) {
 		for _, c := range []string{"leaves.cache", "index.cache"} {
 			os.Rename(filepath.Join(k.StateDir(), c+".bak"), filepath.Join(k.StateDir(), c))
 		}
+	}
+}
+
+// handEdit rewrites a leaf's tags and relates_to in place, as an editor
+// would, without kk.
+func handEdit(t *testing.T, k *store.KB, rel string, rng *rand.Rand) {
+	t.Helper()
+	p := k.NodePath(rel)
+	data, err := os.ReadFile(p)
+	if os.IsNotExist(err) {
+		return
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	inTags := false
+	for _, l := range strings.Split(string(data), "\n") {
+		if inTags && strings.HasPrefix(l, "  - ") {
+			continue
+		}
+		inTags = false
+		switch {
+		case strings.HasPrefix(l, "tags:"):
+			l, inTags = fmt.Sprintf("tags: [hand-%d, cache]", rng.IntN(3)), true
+		case strings.HasPrefix(l, "title:"):
+			l = fmt.Sprintf("title: Hand edited %d", rng.IntN(3))
+		}
+		out = append(out, l)
+	}
+	if err := os.WriteFile(p, []byte(strings.Join(out, "\n")), 0o644); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -68,36 +68,27 @@ func NodesHash(t *store.Tree) string {
 // index.md, the root nodes/index.md, ENTRY.md and GRAPH.md. summaries are
 // the folder summaries; the root's comes from ENTRY.md.
 func Generate(t *store.Tree, summaries store.Summaries) (*Generated, error) {
-	return generate(t, summaries, nil)
+	return generate(t, summaries, nil, nil, "")
 }
 
 // generate is Generate that skips rendering every folder index for which
 // fresh(file, key) reports that the file on disk was rendered from inputs
 // with that key. Keys cover everything a folder index shows; see folderKey.
-func generate(t *store.Tree, summaries store.Summaries, fresh func(file, key string) bool) (*Generated, error) {
+// m, when not nil, is the knowledge base's generation memo; nodesHash is
+// NodesHash(t) when the caller has it, else "".
+func generate(t *store.Tree, summaries store.Summaries, fresh func(file, key string) bool, m *genMemo, nodesHash string) (*Generated, error) {
 	g := &Generated{Files: map[string][]byte{}, Keys: map[string]string{}, Metrics: map[string]FolderMetrics{}}
-	g.NodesHash = NodesHash(t)
+	if nodesHash == "" {
+		nodesHash = NodesHash(t)
+	}
+	g.NodesHash = nodesHash
+	if m != nil {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+	}
+	facts, graphOrder, titleRank := m.leafFacts(t)
 
-	inDegree := map[string]int{}
-	for _, n := range t.Leaves {
-		for _, id := range n.RelatesTo {
-			inDegree[id]++
-		}
-	}
-	// titleRank orders leaves by title in locale order; equal titles share a rank.
-	titles := make([]string, len(t.Leaves))
-	for i, n := range t.Leaves {
-		titles[i] = n.Title
-	}
-	titleRank := make(map[*node.Node]int, len(t.Leaves))
-	prev := -1
-	for r, i := range store.SortedOrder(titles) {
-		if prev >= 0 && titles[prev] == titles[i] {
-			r = titleRank[t.Leaves[prev]]
-		}
-		titleRank[t.Leaves[i]] = r
-		prev = i
-	}
+	inDegree := linksTo(t.Leaves)
 	catalog := func(a, b *node.Node) int {
 		if d := inDegree[b.ID] - inDegree[a.ID]; d != 0 {
 			return d
@@ -135,14 +126,13 @@ func generate(t *store.Tree, summaries store.Summaries, fresh func(file, key str
 			g.MissingSummaries = append(g.MissingSummaries, d)
 		}
 	}
-	ranked := rankCohorts(t.Leaves, inDegree, titleRank)
-	lb := makeLabels(t.Leaves)
+	ranked := m.rank(t.Leaves, func(n *node.Node) string { return t.Hashes[n.Path] }, t.ByID, inDegree, titleRank)
+	lb := labels(facts)
 
 	rootHead, err := yamlstyle.Marshal(yamlstyle.Map{{Key: "okf_version", Value: OKFVersion}})
 	if err != nil {
 		return nil, err
 	}
-	digests := leafDigests(t.Leaves)
 	bodies := make([]string, len(dirs))
 	keys := make([]string, len(dirs))
 	skip := make([]bool, len(dirs))
@@ -152,7 +142,7 @@ func generate(t *store.Tree, summaries store.Summaries, fresh func(file, key str
 		leaves := slices.Clone(byDir[d])
 		slices.SortFunc(leaves, catalog)
 		metrics[i] = MetricsOf(leaves)
-		keys[i] = folderKey(d, leaves, children[d], ranked, summaries, digests)
+		keys[i] = folderKey(d, leaves, children[d], ranked, summaries, facts)
 		if fresh != nil && fresh(indexFile(d), keys[i]) {
 			skip[i] = true
 			return
@@ -182,13 +172,24 @@ func generate(t *store.Tree, summaries store.Summaries, fresh func(file, key str
 	}
 	g.Files["ENTRY.md"] = entry
 	g.Keys["ENTRY.md"] = "nodes:" + g.NodesHash
-	graph, err := renderGraph(t, g.NodesHash)
+	graph, err := renderGraph(t, g.NodesHash, graphOrder)
 	if err != nil {
 		return nil, err
 	}
 	g.Files["GRAPH.md"] = graph
 	g.Keys["GRAPH.md"] = "nodes:" + g.NodesHash
 	return g, nil
+}
+
+// linksTo counts the relates_to links that lead to each id.
+func linksTo(leaves []*node.Node) map[string]int {
+	inDegree := map[string]int{}
+	for _, n := range leaves {
+		for _, id := range n.RelatesTo {
+			inDegree[id]++
+		}
+	}
+	return inDegree
 }
 
 func MetricsOf(leaves []*node.Node) FolderMetrics {
@@ -300,21 +301,14 @@ func descentPointer(dir, summary, href string) string {
 }
 
 // label holds a leaf's title and description escaped for link text,
-// computed once per generation.
+// computed once per version of a leaf (see genMemo).
 type label struct{ title, desc string }
 
-type labels map[*node.Node]label
-
-func makeLabels(leaves []*node.Node) labels {
-	l := make(labels, len(leaves))
-	for _, n := range leaves {
-		l[n] = label{node.EscapeLabel(n.Title), node.EscapeLabel(n.Description)}
-	}
-	return l
-}
+// labels gives each leaf's label.
+type labels map[*node.Node]*leafGen
 
 func (l labels) pointer(n *node.Node, href string) string {
-	lb := l[n]
+	lb := l[n].label
 	var b strings.Builder
 	b.WriteString("- Open [**")
 	b.WriteString(lb.title)
@@ -333,7 +327,7 @@ func (l labels) pointer(n *node.Node, href string) string {
 }
 
 func (l labels) topicEntry(n *node.Node, href string) string {
-	lb := l[n]
+	lb := l[n].label
 	line := "- Open [**" + lb.title + "**](" + href + ")"
 	if lb.desc != "" {
 		line += " — " + lb.desc
@@ -456,7 +450,9 @@ func renderEntry(t *store.Tree, rootLeaves []*node.Node, branches []string, summ
 	return []byte("---\n" + string(head) + "---\n" + strings.Join(lines, "\n") + "\n"), nil
 }
 
-func renderGraph(t *store.Tree, hash string) ([]byte, error) {
+// renderGraph renders GRAPH.md: order is the leaves' facts by id, in
+// root collation.
+func renderGraph(t *store.Tree, hash string, order []*leafGen) ([]byte, error) {
 	head, err := yamlstyle.Marshal(yamlstyle.Map{
 		{Key: "schema_version", Value: node.SchemaVersion},
 		{Key: "nodes_hash", Value: "sha256:" + hash},
@@ -465,34 +461,23 @@ func renderGraph(t *store.Tree, hash string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	var b strings.Builder
-	b.Grow(len(t.Leaves) * 400)
-	b.WriteString("---\n")
-	b.Write(head)
-	b.WriteString("---\n# kk Graph\n\n")
+	size := 64 + len(head)
+	for _, f := range order {
+		size += len(f.graph)
+	}
+	b := make([]byte, 0, size)
+	b = append(b, "---\n"...)
+	b = append(b, head...)
+	b = append(b, "---\n# kk Graph\n\n"...)
 	if len(t.Leaves) == 0 {
-		b.WriteString("_No nodes yet._\n")
-		return []byte(b.String()), nil
+		b = append(b, "_No nodes yet._\n"...)
+		return b, nil
 	}
-	b.WriteString("Total nodes: " + strconv.Itoa(len(t.Leaves)) + "\n")
-	ids := make([]string, len(t.Leaves))
-	for i, n := range t.Leaves {
-		ids[i] = n.ID
+	b = append(b, "Total nodes: "+strconv.Itoa(len(t.Leaves))+"\n"...)
+	for _, f := range order {
+		b = append(b, f.graph...)
 	}
-	store.SortLocale(ids)
-	for _, id := range ids {
-		n, _ := t.ByID(id)
-		b.WriteString("\n## " + n.ID + "\n\n- **kind:** " + n.Type + "\n- **title:** " + n.Title + "\n- **path:** " + n.Path + "\n")
-		for _, f := range [...]struct {
-			name string
-			vals []string
-		}{{"tags", n.Tags}, {"relates_to", n.RelatesTo}, {"depends_on", n.DependsOn}, {"derived_from", n.DerivedFrom}} {
-			if len(f.vals) > 0 {
-				b.WriteString("- **" + f.name + ":** " + strings.Join(f.vals, ", ") + "\n")
-			}
-		}
-	}
-	return []byte(b.String()), nil
+	return b, nil
 }
 
 // relHref is the link from folder dir to target (both relative to nodes/).
@@ -555,19 +540,10 @@ func indexFile(dir string) string {
 	return "nodes/" + dir + "/index.md"
 }
 
-// leafDigests hashes, per leaf, the fields a folder index shows of it.
-func leafDigests(leaves []*node.Node) map[*node.Node][sha256.Size]byte {
-	out := make(map[*node.Node][sha256.Size]byte, len(leaves))
-	for _, n := range leaves {
-		out[n] = sha256.Sum256([]byte(n.Path + "\x00" + n.Type + "\x00" + n.Title + "\x00" + n.Description + "\x00" + strings.Join(n.Tags, "\x01")))
-	}
-	return out
-}
-
 // folderKey hashes everything renderFolder reads for dir: its subfolders
 // and their summaries, its direct leaves in display order, and the leaves
 // each of its topics lists. Equal keys mean byte-identical output.
-func folderKey(dir string, leaves []*node.Node, subs []string, ranked map[string][]*node.Node, summaries store.Summaries, digests map[*node.Node][sha256.Size]byte) string {
+func folderKey(dir string, leaves []*node.Node, subs []string, ranked map[string][]*node.Node, summaries store.Summaries, facts map[*node.Node]*leafGen) string {
 	h := sha256.New()
 	h.Write([]byte(generatorVersion + "\x00" + dir + "\x00"))
 	for _, s := range subs {
@@ -575,14 +551,12 @@ func folderKey(dir string, leaves []*node.Node, subs []string, ranked map[string
 	}
 	h.Write([]byte{1})
 	for _, n := range leaves {
-		d := digests[n]
-		h.Write(d[:])
+		h.Write(facts[n].digest[:])
 	}
 	for _, t := range topicBuckets(leaves) {
 		h.Write([]byte("\x02" + t + "\x00"))
 		for _, n := range ranked[t] {
-			d := digests[n]
-			h.Write(d[:])
+			h.Write(facts[n].digest[:])
 		}
 	}
 	return hex.EncodeToString(h.Sum(nil))

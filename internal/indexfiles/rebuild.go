@@ -73,7 +73,7 @@ func PlanFor(k *store.KB, t *store.Tree, summaries []byte) (*Plan, error) {
 		}
 		summaries = data
 	}
-	nodesHash := NodesHash(t)
+	nodesHash := memoFor(k).nodesHash(t)
 	key := genKey(k, nodesHash, summaries)
 	c := loadGenCache(k)
 	p := &Plan{k: k, key: key, cache: c, Write: map[string][]byte{}}
@@ -86,7 +86,7 @@ func PlanFor(k *store.KB, t *store.Tree, summaries []byte) (*Plan, error) {
 			MissingSummaries: missing, Changed: []string{}, Removed: []string{}}
 		return p, nil
 	}
-	gen, err := generateFor(k, t, summaries, c.freshFunc(k))
+	gen, err := generateFor(k, t, summaries, c.freshFunc(k), nodesHash)
 	if err != nil {
 		return nil, err
 	}
@@ -142,7 +142,7 @@ func Check(ctx context.Context, k *store.KB) (*RebuildResult, error) {
 }
 
 // generateFor renders the generated files of t with the current summaries.
-func generateFor(k *store.KB, t *store.Tree, src []byte, fresh func(file, key string) bool) (*Generated, error) {
+func generateFor(k *store.KB, t *store.Tree, src []byte, fresh func(file, key string) bool, nodesHash string) (*Generated, error) {
 	summaries, err := store.ParseSummaries(k.SummariesPath(), src)
 	if err != nil {
 		return nil, err
@@ -150,7 +150,7 @@ func generateFor(k *store.KB, t *store.Tree, src []byte, fresh func(file, key st
 	if s := k.EntrySummary(); s != "" {
 		summaries[""] = s
 	}
-	return generate(t, summaries, fresh)
+	return generate(t, summaries, fresh, memoFor(k), nodesHash)
 }
 
 // staleIndexes lists folders holding a generated index.md but no leaves

@@ -270,7 +270,15 @@ func (b *Backend) Committed(ctx context.Context, id string) (string, bool, error
 		return "", false, err
 	}
 	c, ok, err := gitx.FindJobCommit(ctx, top, id)
-	return c.Path, ok, err
+	if err != nil || !ok {
+		return "", ok, err
+	}
+	// The worker may have been killed between moving the branch and
+	// telling git's index (see gitx.ResetIndexToHead).
+	if err := gitx.ResetIndexToHead(ctx, top, c.Hash); err != nil {
+		return "", false, err
+	}
+	return c.Path, true, nil
 }
 
 // Restore puts back what an unfinished or failed job left: every path it

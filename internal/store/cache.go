@@ -1,7 +1,6 @@
 package store
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/binary"
 	"errors"
@@ -77,58 +76,76 @@ func (k *KB) loadCache() *leafCache {
 }
 
 func (c *leafCache) lookup(f LeafFile) (*node.Node, string, bool) {
-	e, ok := c.entries[f.Rel]
-	if !ok || e.Size != f.Size || e.mtime != f.mtime || f.mtime >= c.written-int64(RacyWindow) {
+	e := c.entry(f)
+	if e == nil {
 		return nil, "", false
 	}
 	n := e.n
 	return &n, e.hash, true
 }
 
-func (k *KB) saveCache(files []LeafFile, leaves []*node.Node, hashes []string) {
-	var buf bytes.Buffer
-	w := &cacheWriter{w: bufio.NewWriter(&buf)}
-	w.w.WriteString(cacheMagic)
-	w.int(time.Now().UnixNano())
-	w.int(int64(len(files)))
-	for i, f := range files {
-		n := leaves[i]
-		w.str(f.Rel)
-		w.int(f.Size)
-		w.int(f.mtime)
-		w.str(hashes[i])
-		w.int(int64(n.Format))
-		w.str(n.Type)
-		w.str(n.Title)
-		w.str(n.Description)
-		w.list(n.Tags)
-		w.str(n.ID)
-		w.list(n.DerivedFrom)
-		w.list(n.RelatesTo)
-		w.list(n.DependsOn)
-		w.str(n.Confidence)
-		w.str(n.Status)
-		w.str(n.StaleAfter)
-		w.int(int64(n.BodySize))
-		w.list(n.GraphLinks)
+// entry returns the entry of f when it can be trusted, else nil.
+func (c *leafCache) entry(f LeafFile) *cacheEntry {
+	e, ok := c.entries[f.Rel]
+	if !ok || e.Size != f.Size || e.mtime != f.mtime || f.mtime >= c.written-int64(RacyWindow) {
+		return nil
 	}
-	if w.w.Flush() != nil || os.MkdirAll(k.StateDir(), 0o755) != nil {
+	return e
+}
+
+func (k *KB) saveCache(files []LeafFile, leaves []*node.Node, hashes []string) {
+	k.writeCache(time.Now().UnixNano(), len(files), func(w *cacheWriter) {
+		for i, f := range files {
+			w.entry(f.Rel, f.Size, f.mtime, hashes[i], leaves[i])
+		}
+	})
+}
+
+// writeCache writes the leaf cache file: count entries, which each
+// writes, recorded as of written.
+func (k *KB) writeCache(written int64, count int, each func(w *cacheWriter)) {
+	w := &cacheWriter{b: make([]byte, 0, 64+count*256)}
+	w.b = append(w.b, cacheMagic...)
+	w.int(written)
+	w.int(int64(count))
+	each(w)
+	if os.MkdirAll(k.StateDir(), 0o755) != nil {
 		return
 	}
 	// The cache is an optimisation: failing to save it is not an error.
-	_ = atomicfile.Write(k.CachePath(), buf.Bytes(), 0o644)
+	_ = atomicfile.Write(k.CachePath(), w.b, 0o644)
 }
 
-type cacheWriter struct{ w *bufio.Writer }
-
-func (c *cacheWriter) int(v int64) {
-	var b [binary.MaxVarintLen64]byte
-	c.w.Write(b[:binary.PutVarint(b[:], v)])
+func (w *cacheWriter) entry(rel string, size, mtime int64, hash string, n *node.Node) {
+	w.str(rel)
+	w.int(size)
+	w.int(mtime)
+	w.str(hash)
+	w.int(int64(n.Format))
+	w.str(n.Type)
+	w.str(n.Title)
+	w.str(n.Description)
+	w.list(n.Tags)
+	w.str(n.ID)
+	w.list(n.DerivedFrom)
+	w.list(n.RelatesTo)
+	w.list(n.DependsOn)
+	w.str(n.Confidence)
+	w.str(n.Status)
+	w.str(n.StaleAfter)
+	w.int(int64(n.BodySize))
+	w.list(n.GraphLinks)
 }
+
+// cacheWriter encodes the cache into one growing slice (appends are
+// cheaper than a buffered writer's calls for fields of a few bytes).
+type cacheWriter struct{ b []byte }
+
+func (c *cacheWriter) int(v int64) { c.b = binary.AppendVarint(c.b, v) }
 
 func (c *cacheWriter) str(s string) {
 	c.int(int64(len(s)))
-	c.w.WriteString(s)
+	c.b = append(c.b, s...)
 }
 
 func (c *cacheWriter) list(l []string) {

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"crypto/sha256"
 	"encoding/hex"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -117,6 +116,11 @@ func HashSorted(ls []FolderLeaf) string {
 // hex of the leaf's bytes): sha256 over the lines "<path>\t<hash>" sorted
 // by UTF-16 code units, joined by "\n".
 func HashLeaves(hashes map[string]string) string {
+	return HashLines(LeafLines(hashes))
+}
+
+// LeafLines are the lines HashLeaves hashes, in order.
+func LeafLines(hashes map[string]string) []string {
 	entries := make([]string, 0, len(hashes))
 	high := false // a character at or above U+E000, where UTF-16 order differs from byte order
 	for p, h := range hashes {
@@ -128,12 +132,19 @@ func HashLeaves(hashes map[string]string) string {
 	} else {
 		slices.Sort(entries)
 	}
+	return entries
+}
+
+// HashLines is sha256 (hex) over lines joined by "\n".
+func HashLines(lines []string) string {
 	sum := sha256.New()
-	for i, e := range entries {
+	w := bufio.NewWriterSize(sum, 64<<10)
+	for i, l := range lines {
 		if i > 0 {
-			sum.Write([]byte{'\n'})
+			w.WriteByte('\n')
 		}
-		io.WriteString(sum, e)
+		w.WriteString(l)
 	}
+	w.Flush()
 	return hex.EncodeToString(sum.Sum(nil))
 }

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/kk-project/kk/internal/node"
 	"github.com/kk-project/kk/internal/progress"
@@ -141,23 +142,36 @@ type LeafFile struct {
 // ReadTree reads every leaf under nodes/. It is all or nothing: if any leaf
 // is invalid, it returns a *TreeError naming each one.
 func (k *KB) ReadTree(opts LoadOptions) (*Tree, error) {
+	start := time.Now().UnixNano() // before any stat: see treeMemo
 	l, err := k.Scan()
 	if err != nil {
 		return nil, err
 	}
 	files := l.Files
 	var cache *leafCache
+	var mem *treeMemo
+	fromDisk := false
 	if !opts.NoCache && !opts.Bodies {
-		cache = k.loadCache()
+		mem = Memo(k, treeMemoKey{}, func() *treeMemo { return &treeMemo{k: k} })
+		mem.mu.Lock()
+		defer mem.mu.Unlock()
+		if cache = mem.cache; cache == nil {
+			cache, fromDisk = k.loadCache(), true
+		}
 	}
 	leaves := make([]*node.Node, len(files))
 	hashes := make([]string, len(files))
 	errs := make([]error, len(files))
 	var fresh []int
+	var kept []node.Node // the leaves served from the cache, copied in one allocation
+	if cache != nil {
+		kept = make([]node.Node, len(files))
+	}
 	for i, f := range files {
 		if cache != nil {
-			if n, h, ok := cache.lookup(f); ok {
-				leaves[i], hashes[i] = n, h
+			if e := cache.entry(f); e != nil {
+				kept[i] = e.n
+				leaves[i], hashes[i] = &kept[i], e.hash
 				continue
 			}
 		}
@@ -195,6 +209,10 @@ func (k *KB) ReadTree(opts LoadOptions) (*Tree, error) {
 	}
 	if len(problems) > 0 {
 		return nil, &TreeError{Problems: problems}
+	}
+	if mem != nil {
+		mem.update(start, cache, fromDisk, files, leaves, hashes, fresh, opts.NoSave)
+		return t, nil
 	}
 	if !opts.Bodies && !opts.NoSave && (cache == nil || len(fresh) > 0 || len(cache.entries) != len(files)) {
 		k.saveCache(files, leaves, hashes)

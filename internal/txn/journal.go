@@ -53,7 +53,15 @@ func writeJournal(k *store.KB, j *journal) (string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", fmt.Errorf("journal: %w", err)
 	}
-	var b bytes.Buffer
+	path := filepath.Join(dir, j.Changeset+".journal")
+	tmp := path + ".tmp"
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return "", fmt.Errorf("journal: %w", err)
+	}
+	// Written through a buffer: the original contents (GRAPH.md is
+	// megabytes) go to the file without being gathered in memory first.
+	b := bufio.NewWriterSize(f, 64<<10)
 	head, _ := json.Marshal(j)
 	b.WriteString(journalMagic + "\n")
 	b.Write(head)
@@ -69,13 +77,7 @@ func writeJournal(k *store.KB, j *journal) (string, error) {
 		b.WriteByte('\n')
 	}
 	b.WriteString("end\n")
-	path := filepath.Join(dir, j.Changeset+".journal")
-	tmp := path + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
-	if err != nil {
-		return "", fmt.Errorf("journal: %w", err)
-	}
-	_, werr := f.Write(b.Bytes())
+	werr := b.Flush()
 	serr := f.Sync()
 	if err := errors.Join(werr, serr, f.Close()); err != nil {
 		os.Remove(tmp)

@@ -1,0 +1,306 @@
+package indexfiles
+
+import (
+	"crypto/sha256"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/kk-project/kk/internal/node"
+	"github.com/kk-project/kk/internal/store"
+)
+
+// genMemo is what generation keeps in memory between two runs over one
+// knowledge base (store.Memo): in a long-running process (kk serve, kk
+// mcp) every transaction regenerates the index files, and most of what a
+// leaf contributes to them is the same as last time. It is a pure cache:
+// everything in it is a function of a leaf's path and the hash of its
+// bytes (which determine every field generation reads), or of the set of
+// leaves of the last run, so it never has to be invalidated, only
+// replaced by the next run's. Nothing in it depends on what is on disk,
+// so a transaction that fails after generating leaves it correct.
+type genMemo struct {
+	mu sync.Mutex // held for a whole nodes_hash or generation
+
+	// The leaves of the last run, by version, and what the run derived
+	// from the set of them: GRAPH.md's order (ids in root collation), the
+	// nodes_hash lines ("<path>\t<hash>") in their order (see
+	// store.HashLeaves), the titles.
+	leaves    map[leafKey]*leafGen
+	graph     []*leafGen
+	hashLines []string
+	titles    titleSet
+
+	// The tree the last nodes_hash advanced to, and its leaves' facts:
+	// generation on that tree right after (PlanFor) uses them once.
+	tree  *store.Tree
+	facts map[*node.Node]*leafGen
+
+	// The "By topic" ranking (rankmemo.go); ranked once the first
+	// generation ranked without keeping it.
+	ranks    *rankState
+	ranked   bool
+	rankFile string // the rank cache of the first generation ("": none)
+
+	// warm is set by the first generation. Until then nothing is kept: a
+	// command-line run generates once, and keeping would only cost it.
+	warm bool
+}
+
+type genMemoKey struct{}
+
+// leafKey names one version of one leaf.
+type leafKey struct{ path, hash string }
+
+// leafGen is what generation derives from one leaf alone.
+type leafGen struct {
+	id     string
+	title  string
+	line   string            // the leaf's nodes_hash line
+	digest [sha256.Size]byte // see leafDigest
+	label  label
+	graph  string // the leaf's section of GRAPH.md
+}
+
+// memoFor returns k's generation memo; nil for a zero KB.
+func memoFor(k *store.KB) *genMemo {
+	if k == nil {
+		return nil
+	}
+	return store.Memo(k, genMemoKey{}, func() *genMemo { return &genMemo{rankFile: rankCachePath(k)} })
+}
+
+// maxIDEdits is how many leaves may come and go between two runs for the
+// kept orders to be edited instead of sorted again.
+const maxIDEdits = 64
+
+// nodesHash is NodesHash(t), from the kept sorted lines when few leaves
+// changed since the last run. A nil or cold memo computes it afresh.
+func (m *genMemo) nodesHash(t *store.Tree) string {
+	if m == nil {
+		return NodesHash(t)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if !m.warm {
+		return NodesHash(t)
+	}
+	m.advance(t)
+	return store.HashLines(m.hashLines)
+}
+
+// leafFacts returns, for every leaf of t, what generation derives from it
+// alone, the leaves' facts in GRAPH.md's order, and each leaf's rank by
+// title (equal titles share one; only the order of ranks is meaningful).
+// m's lock is held.
+func (m *genMemo) leafFacts(t *store.Tree) (map[*node.Node]*leafGen, []*leafGen, map[*node.Node]int) {
+	if m == nil || !m.warm {
+		if m != nil {
+			m.warm = true
+		}
+		facts := make(map[*node.Node]*leafGen, len(t.Leaves))
+		for _, n := range t.Leaves {
+			facts[n] = newLeafGen(n, t.Hashes[n.Path])
+		}
+		return facts, graphOrder(t, facts), titleRanks(t.Leaves)
+	}
+	if m.tree != t {
+		m.advance(t)
+	}
+	facts := m.facts
+	m.tree, m.facts = nil, nil // for this generation only: the caller may change t
+	return facts, m.graph, m.titles.ranks(t.Leaves)
+}
+
+// advance brings what m keeps from the last run's leaves to t's.
+func (m *genMemo) advance(t *store.Tree) {
+	facts := make(map[*node.Node]*leafGen, len(t.Leaves))
+	next := make(map[leafKey]*leafGen, len(t.Leaves))
+	var added, removed []*leafGen
+	for _, n := range t.Leaves {
+		h := t.Hashes[n.Path]
+		key := leafKey{n.Path, h}
+		e := m.leaves[key]
+		if e == nil || h == "" {
+			e = newLeafGen(n, h)
+			added = append(added, e)
+		}
+		facts[n] = e
+		if h != "" {
+			next[key] = e
+		}
+	}
+	complete := len(next) == len(t.Leaves) // else a leaf has no hash: nothing is edited
+	if complete && m.leaves != nil {
+		for key, e := range m.leaves {
+			if _, ok := next[key]; !ok {
+				removed = append(removed, e)
+			}
+		}
+	}
+	edit := complete && m.leaves != nil && len(added)+len(removed) <= maxIDEdits
+	byID := func(a, b *leafGen) int { return store.LocaleCompare(a.id, b.id) }
+	graph := m.graph
+	if !edit || !editSorted(&graph, removed, added, byID) {
+		graph = graphOrder(t, facts)
+	}
+	lines := m.hashLines
+	// UTF-16 order is the order HashLeaves sorts in: with no character at
+	// or above U+E000 it is byte order, which HashLeaves uses then.
+	byLine := func(a, b string) int { return store.CompareUTF16(a, b) }
+	if !edit || !editSorted(&lines, genLines(removed), genLines(added), byLine) {
+		hashes := make(map[string]string, len(t.Leaves))
+		for _, n := range t.Leaves {
+			hashes[n.Path] = t.Hashes[n.Path]
+		}
+		lines = store.LeafLines(hashes)
+	}
+	titles := m.titles
+	if !edit || !titles.edit(removed, added) {
+		titles = distinctTitles(t.Leaves)
+	}
+	if !complete {
+		next = nil
+	}
+	m.leaves, m.graph, m.hashLines, m.titles = next, graph, lines, titles
+	m.tree, m.facts = t, facts
+}
+
+// graphOrder lists the facts of t's leaves in GRAPH.md's order: by id, in
+// root collation.
+func graphOrder(t *store.Tree, facts map[*node.Node]*leafGen) []*leafGen {
+	ids := make([]string, len(t.Leaves))
+	for i, n := range t.Leaves {
+		ids[i] = n.ID
+	}
+	store.SortLocale(ids)
+	out := make([]*leafGen, len(ids))
+	for i, id := range ids {
+		n, _ := t.ByID(id)
+		out[i] = facts[n]
+	}
+	return out
+}
+
+func genLines(es []*leafGen) []string {
+	out := make([]string, len(es))
+	for i, e := range es {
+		out[i] = e.line
+	}
+	return out
+}
+
+// editSorted removes removed and inserts added in *s, kept in the order
+// of cmp (a total order on the elements kept, so the result is what
+// sorting gives). It reports false when an element to remove is missing.
+// The slice is copied first: the previous run may still hold it.
+func editSorted[T any](s *[]T, removed, added []T, cmp func(a, b T) int) bool {
+	out := slices.Clone(*s)
+	for _, x := range removed {
+		i, found := slices.BinarySearchFunc(out, x, cmp)
+		if !found {
+			return false
+		}
+		out = slices.Delete(out, i, i+1)
+	}
+	for _, x := range added {
+		i, _ := slices.BinarySearchFunc(out, x, cmp)
+		out = slices.Insert(out, i, x)
+	}
+	*s = out
+	return true
+}
+
+func newLeafGen(n *node.Node, hash string) *leafGen {
+	return &leafGen{id: n.ID, title: n.Title, line: n.Path + "\t" + hash, digest: leafDigest(n),
+		label: label{node.EscapeLabel(n.Title), node.EscapeLabel(n.Description)}, graph: graphSection(n)}
+}
+
+// leafDigest hashes the fields a folder index shows of a leaf.
+func leafDigest(n *node.Node) [sha256.Size]byte {
+	return sha256.Sum256([]byte(n.Path + "\x00" + n.Type + "\x00" + n.Title + "\x00" + n.Description + "\x00" + strings.Join(n.Tags, "\x01")))
+}
+
+// graphSection is a leaf's section of GRAPH.md.
+func graphSection(n *node.Node) string {
+	var b strings.Builder
+	b.WriteString("\n## " + n.ID + "\n\n- **kind:** " + n.Type + "\n- **title:** " + n.Title + "\n- **path:** " + n.Path + "\n")
+	for _, f := range [...]struct {
+		name string
+		vals []string
+	}{{"tags", n.Tags}, {"relates_to", n.RelatesTo}, {"depends_on", n.DependsOn}, {"derived_from", n.DerivedFrom}} {
+		if len(f.vals) > 0 {
+			b.WriteString("- **" + f.name + ":** " + strings.Join(f.vals, ", ") + "\n")
+		}
+	}
+	return b.String()
+}
+
+// titleSet is the leaves' titles: how many leaves have each, and the
+// distinct ones in locale order.
+type titleSet struct {
+	count map[string]int
+	order []string
+}
+
+func distinctTitles(leaves []*node.Node) titleSet {
+	ts := titleSet{count: make(map[string]int, len(leaves))}
+	for _, n := range leaves {
+		if ts.count[n.Title]++; ts.count[n.Title] == 1 {
+			ts.order = append(ts.order, n.Title)
+		}
+	}
+	store.SortLocale(ts.order)
+	return ts
+}
+
+// edit updates ts for the leaves that went and came; false when the set
+// is inconsistent with them (it is left as it was then).
+func (ts *titleSet) edit(removed, added []*leafGen) bool {
+	if ts.count == nil {
+		return false
+	}
+	count := maps.Clone(ts.count)
+	var gone, come []string
+	for _, e := range removed {
+		switch count[e.title]--; {
+		case count[e.title] == 0:
+			delete(count, e.title)
+			gone = append(gone, e.title)
+		case count[e.title] < 0:
+			return false
+		}
+	}
+	for _, e := range added {
+		if count[e.title]++; count[e.title] == 1 {
+			come = append(come, e.title)
+		}
+	}
+	order := ts.order
+	if !editSorted(&order, gone, come, store.LocaleCompare) {
+		return false
+	}
+	*ts = titleSet{count: count, order: order}
+	return true
+}
+
+// ranks gives each leaf the rank of its title in ts.
+func (ts titleSet) ranks(leaves []*node.Node) map[*node.Node]int {
+	rank := make(map[string]int, len(ts.order))
+	for i, title := range ts.order {
+		rank[title] = i
+	}
+	out := make(map[*node.Node]int, len(leaves))
+	for _, n := range leaves {
+		out[n] = rank[n.Title]
+	}
+	return out
+}
+
+// titleRanks ranks leaves by title in locale order; equal titles share a
+// rank. Only the order of ranks is used (the catalog and the By topic
+// order compare them).
+func titleRanks(leaves []*node.Node) map[*node.Node]int {
+	return distinctTitles(leaves).ranks(leaves)
+}

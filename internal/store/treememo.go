@@ -1,0 +1,114 @@
+package store
+
+import (
+	"sync"
+
+	"github.com/kk-project/kk/internal/node"
+)
+
+// treeMemo is the leaf cache a process keeps in memory for one knowledge
+// base, so that a long-running process (kk serve, kk mcp) reading the tree
+// once per transaction neither decodes .state/leaves.cache nor rewrites it
+// every time. A read still stats every leaf (one walk of nodes/), so that
+// a hand edit or a git pull between two reads is seen exactly as the leaf
+// cache file would see it: an entry is trusted by path, size and mtime,
+// and only when the mtime is older than RacyWindow before the read that
+// recorded it.
+//
+// The file is still written, but only every memoFlushEvery changed leaves
+// and when the KB is closed: until then the next process re-reads the few
+// leaves the file does not have yet, which is what it does after any write
+// anyway.
+type treeMemo struct {
+	mu      sync.Mutex // held for a whole ReadTree: reads take turns
+	k       *KB
+	cache   *leafCache // nil until the first read
+	unsaved int        // leaves changed since the file was written
+	save    bool       // a read that may write the file ran since
+}
+
+type treeMemoKey struct{}
+
+// memoFlushEvery is how many changed leaves the memo lets the cache file
+// fall behind before writing it again.
+const memoFlushEvery = 256
+
+// update records what a read found, as of start (taken before the walk):
+// every leaf's stat, hash and parsed fields. cache is what the read used
+// (the memo's, or the file's when fromDisk), fresh the indexes of the
+// leaves it parsed.
+func (m *treeMemo) update(start int64, cache *leafCache, fromDisk bool, files []LeafFile, leaves []*node.Node, hashes []string, fresh []int, noSave bool) {
+	wasNil := cache == nil
+	if wasNil {
+		cache = &leafCache{entries: make(map[string]*cacheEntry, len(files))}
+	}
+	changed, removed := 0, 0
+	for _, i := range fresh {
+		f := files[i]
+		if old := cache.entries[f.Rel]; old == nil || old.Size != f.Size || old.mtime != f.mtime || old.hash != hashes[i] {
+			changed++
+		}
+		cache.entries[f.Rel] = &cacheEntry{Size: f.Size, mtime: f.mtime, hash: hashes[i], n: *leaves[i]}
+	}
+	if len(cache.entries) != len(files) {
+		live := make(map[string]bool, len(files))
+		for _, f := range files {
+			live[f.Rel] = true
+		}
+		for rel := range cache.entries {
+			if !live[rel] {
+				delete(cache.entries, rel)
+				removed++
+			}
+		}
+	}
+	cache.written = start
+	m.cache = cache
+	if fromDisk {
+		// The file was just read; it is rewritten when this read parsed
+		// or dropped anything, as a read without the memo does.
+		m.unsaved = 0
+		if wasNil || len(fresh) > 0 || removed > 0 {
+			m.unsaved = max(changed+removed, 1)
+		}
+	} else {
+		m.unsaved += changed + removed
+	}
+	m.save = m.save || !noSave
+	switch {
+	case noSave:
+	case fromDisk && m.unsaved > 0:
+		// A command's read: written in the tree's order from what it
+		// read, as of the read.
+		m.k.writeCache(start, len(files), func(w *cacheWriter) {
+			for i, f := range files {
+				w.entry(f.Rel, f.Size, f.mtime, hashes[i], leaves[i])
+			}
+		})
+		m.unsaved = 0
+	case m.unsaved >= memoFlushEvery:
+		m.flush()
+	}
+}
+
+// flush writes the cache file from the memo.
+func (m *treeMemo) flush() {
+	c := m.cache
+	m.k.writeCache(c.written, len(c.entries), func(w *cacheWriter) {
+		for rel, e := range c.entries {
+			w.entry(rel, e.Size, e.mtime, e.hash, &e.n)
+		}
+	})
+	m.unsaved = 0
+}
+
+// Close writes the cache file when the memo holds leaves it lacks (a
+// read that promised to write nothing never leads to a write).
+func (m *treeMemo) Close() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.cache != nil && m.unsaved > 0 && m.save {
+		m.flush()
+	}
+	return nil
+}
