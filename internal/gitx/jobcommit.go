@@ -169,20 +169,6 @@ func cleanPaths(paths []string) []string {
 	return slices.Compact(out)
 }
 
-// ResetIndexPaths sets the index entries of paths to HEAD's (a path HEAD
-// does not hold leaves the index), and leaves the work tree alone. A job
-// whose commit was made but whose index update was not (a crash between
-// update-ref and update-index, see CommitChanges) leaves git's index
-// behind HEAD for its paths: its files show as deleted and untracked.
-func ResetIndexPaths(ctx context.Context, dir string, paths []string) error {
-	paths = cleanPaths(paths)
-	if len(paths) == 0 {
-		return nil
-	}
-	_, err := literal(ctx, dir, nil, append([]string{"reset", "-q", "HEAD", "--"}, paths...)...)
-	return err
-}
-
 // RestorePaths puts paths back as HEAD has them, in the index and on disk:
 // a path HEAD holds is checked out again, and a path it does not hold is
 // unstaged and deleted. It undoes what an unfinished job left behind, and

@@ -211,9 +211,9 @@ func TestRestorePaths(t *testing.T) {
 
 // A commit that moved the branch but never reached git's index (a crash
 // between update-ref and update-index) leaves its files staged as deleted
-// and untracked; ResetIndexPaths puts the index in step with HEAD for
-// those paths alone.
-func TestResetIndexPaths(t *testing.T) {
+// and untracked; ResetIndexToHead puts the index in step with HEAD for
+// that commit's paths alone.
+func TestResetIndexToHead(t *testing.T) {
 	dir := gitRepo(t)
 	ctx := context.Background()
 	write(t, dir, "n/old.md", "v1")
@@ -230,7 +230,7 @@ func TestResetIndexPaths(t *testing.T) {
 	if got := gitOut(t, dir, "status", "--porcelain"); !strings.Contains(got, "D  n/new.md") {
 		t.Fatalf("the index is not behind HEAD: %q", got)
 	}
-	if err := ResetIndexPaths(ctx, dir, []string{"n/old.md", "n/new.md", "n/never.md"}); err != nil {
+	if err := ResetIndexToHead(ctx, dir, "HEAD"); err != nil {
 		t.Fatal(err)
 	}
 	if got := gitOut(t, dir, "status", "--porcelain"); got != "M  n/other.md" {

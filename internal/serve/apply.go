@@ -270,15 +270,7 @@ func (b *Backend) Committed(ctx context.Context, id string) (string, bool, error
 		return "", false, err
 	}
 	c, ok, err := gitx.FindJobCommit(ctx, top, id)
-	if err != nil || !ok {
-		return "", ok, err
-	}
-	// The worker may have been killed between moving the branch and
-	// telling git's index (see gitx.ResetIndexToHead).
-	if err := gitx.ResetIndexToHead(ctx, top, c.Hash); err != nil {
-		return "", false, err
-	}
-	return c.Path, true, nil
+	return c.Path, ok, err
 }
 
 // Restore puts back what an unfinished or failed job left: every path it
@@ -330,7 +322,11 @@ func (b *Backend) Settle(ctx context.Context, j jobqueue.Job) error {
 	if err != nil {
 		return err
 	}
-	return gitx.ResetIndexPaths(ctx, top, j.Touched)
+	c, ok, err := gitx.FindJobCommit(ctx, top, j.ID)
+	if err != nil || !ok {
+		return err
+	}
+	return gitx.ResetIndexToHead(ctx, top, c.Hash)
 }
 
 // QueueOptions wires a job queue to the backend: recovery asks git for a

@@ -470,33 +470,6 @@ func TestRecoveryOfAnInterruptedJob(t *testing.T) {
 	}
 }
 
-// A job whose commit moved the branch but never reached git's index (a
-// kill between update-ref and update-index) is done, and recovery puts
-// git's index in step with its commit: no file of it shows as staged for
-// deletion and untracked.
-func TestRecoveryOfACommitThatMissedTheIndex(t *testing.T) {
-	k := newRepo(t, 0)
-	b := New(Options{KB: k})
-	var touched []string
-	job := &service.Job{ID: "01a3-test", Op: service.OpStore, Request: service.JobRequest{Title: "Committed", Content: "Committed, index behind.\n"}, Created: time.Now()}
-	before := strings.TrimSpace(git(t, k, "rev-parse", "HEAD"))
-	path, err := b.Apply(ctx, withTouch(job, &touched))
-	if err != nil {
-		t.Fatal(err)
-	}
-	git(t, k, "read-tree", before) // the index as the kill left it
-	if st := git(t, k, "status", "--porcelain"); !strings.Contains(st, "D  "+store.DirName+"/nodes/"+path) {
-		t.Fatalf("the index is not behind the commit:\n%s", st)
-	}
-	if _, found, err := b.Committed(ctx, job.ID); err != nil || !found {
-		t.Fatalf("Committed: %v %v", found, err)
-	}
-	if err := b.Settle(ctx, jobFrom(job, touched)); err != nil {
-		t.Fatal(err)
-	}
-	clean(t, k)
-}
-
 // withTouch makes job record the paths it announces in touched.
 func withTouch(job *service.Job, touched *[]string) *service.Job {
 	job.OnTouch(func(paths ...string) error {
