@@ -38,7 +38,7 @@ measure() {
 }
 
 # cold: no caches (a fresh clone), generated files present and current.
-cold_setup() { rm -f .ai/kenkeep/.state/leaves.cache .ai/kenkeep/.state/index.cache; sync; }
+cold_setup() { rm -f .ai/kenkeep/.state/leaves.cache .ai/kenkeep/.state/index.cache .ai/kenkeep/.state/rank.cache; sync; }
 # scratch: no caches and no generated files at all: every index is written.
 scratch_setup() {
   cold_setup
