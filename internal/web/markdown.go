@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"path"
 	"strings"
+	"sync"
 
 	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/ast"
@@ -33,10 +34,14 @@ type linkBase struct {
 
 var linkBaseKey = parser.NewContextKey()
 
-var markdown = goldmark.New(
-	goldmark.WithExtensions(extension.Table, extension.Strikethrough, extension.Linkify, extension.TaskList),
-	goldmark.WithParserOptions(parser.WithASTTransformers(util.Prioritized(linkPolicy{}, 1000))),
-)
+// markdown is built on the first page, not at start-up: every kk process
+// links this package, and kk hook session-start has a 15 ms budget.
+var markdown = sync.OnceValue(func() goldmark.Markdown {
+	return goldmark.New(
+		goldmark.WithExtensions(extension.Table, extension.Strikethrough, extension.Linkify, extension.TaskList),
+		goldmark.WithParserOptions(parser.WithASTTransformers(util.Prioritized(linkPolicy{}, 1000))),
+	)
+})
 
 // renderMarkdown renders a leaf body (the leaf in folder dir of nodes/)
 // as HTML that is safe to put in a page.
@@ -44,7 +49,7 @@ func renderMarkdown(body, prefix, dir string) (template.HTML, error) {
 	ctx := parser.NewContext()
 	ctx.Set(linkBaseKey, linkBase{prefix: prefix, dir: dir})
 	var buf bytes.Buffer
-	if err := markdown.Convert([]byte(body), &buf, parser.WithContext(ctx)); err != nil {
+	if err := markdown().Convert([]byte(body), &buf, parser.WithContext(ctx)); err != nil {
 		return "", err
 	}
 	// goldmark in its safe mode escapes every text and attribute and
