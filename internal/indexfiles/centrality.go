@@ -195,18 +195,6 @@ func jaccard(a, b []int) float64 {
 	if len(a) == 0 && len(b) == 0 {
 		return 0
 	}
-	inter, i, j := 0, 0, 0
-	for i < len(a) && j < len(b) {
-		switch {
-		case a[i] == b[j]:
-			inter++
-			i++
-			j++
-		case a[i] < b[j]:
-			i++
-		default:
-			j++
-		}
-	}
+	inter := shared(a, b)
 	return float64(inter) / float64(len(a)+len(b)-inter)
 }
