@@ -79,10 +79,14 @@ func validateInput(in *contracts.NodeInput) error {
 	if !utf8.ValidString(in.Body) {
 		return field("body", "is not valid UTF-8")
 	}
-	for name, list := range map[string][]string{"tags": in.Tags, "relates_to": in.RelatesTo, "depends_on": in.DependsOn, "derived_from": in.DerivedFrom, "phrasings": in.Phrasings} {
-		for _, v := range list {
+	// In a fixed order, so that the same input always names the same field.
+	for _, f := range []struct {
+		name string
+		list []string
+	}{{"tags", in.Tags}, {"relates_to", in.RelatesTo}, {"depends_on", in.DependsOn}, {"derived_from", in.DerivedFrom}, {"phrasings", in.Phrasings}} {
+		for _, v := range f.list {
 			if strings.TrimSpace(v) == "" || strings.ContainsAny(v, "\n\r") {
-				return field(name, fmt.Sprintf("value %q must be non-empty and on one line", v))
+				return field(f.name, fmt.Sprintf("value %q must be non-empty and on one line", v))
 			}
 		}
 	}

@@ -123,9 +123,9 @@ func (s Spec) Check() error {
 	if !idShape.MatchString(s.ID) {
 		bad = append(bad, fmt.Sprintf("id %q is not lowercase letters, digits and hyphens", s.ID))
 	}
-	for name, v := range map[string]string{"name": s.Name, "binary": s.Binary, "install hint": s.InstallHint} {
-		if strings.TrimSpace(v) == "" {
-			bad = append(bad, "no "+name)
+	for _, f := range [...][2]string{{"name", s.Name}, {"binary", s.Binary}, {"install hint", s.InstallHint}} {
+		if strings.TrimSpace(f[1]) == "" {
+			bad = append(bad, "no "+f[0])
 		}
 	}
 	for _, m := range s.Detect {

@@ -125,8 +125,10 @@ func (b *Backend) store(ctx context.Context, j *service.Job) (string, error) {
 			return err
 		}
 		leaf = n.Path
-		for k, v := range map[string]string{keyCreatedAt: j.Created.UTC().Format(time.RFC3339), keyUpdatedAt: tx.Timestamp(), keyCreatedBy: j.ID} {
-			if err := n.SetExtra(k, v); err != nil {
+		// In a fixed order: a map's would give the front matter a
+		// different key order from one post to the next.
+		for _, kv := range [...][2]string{{keyCreatedAt, j.Created.UTC().Format(time.RFC3339)}, {keyUpdatedAt, tx.Timestamp()}, {keyCreatedBy, j.ID}} {
+			if err := n.SetExtra(kv[0], kv[1]); err != nil {
 				return err
 			}
 		}

@@ -212,11 +212,13 @@ func importNote(tx *txn.Tx, kn knowledgedNote, old *node.Node) (*node.Node, erro
 			return nil, err
 		}
 	}
-	for key, v := range map[string]string{keyCreatedAt: kn.created, keyUpdatedAt: kn.modified} {
-		if v == "" {
+	// In this order, so that the front matter is the same bytes on every
+	// run (a map's order is not).
+	for _, kv := range [...][2]string{{keyCreatedAt, kn.created}, {keyUpdatedAt, kn.modified}} {
+		if kv[1] == "" {
 			continue
 		}
-		if err := n.SetExtra(key, v); err != nil {
+		if err := n.SetExtra(kv[0], kv[1]); err != nil {
 			return nil, err
 		}
 	}
