@@ -459,8 +459,9 @@ var zwriters = sync.Pool{New: func() any {
 	return &zwriter{zw: zw, buf: bufio.NewWriterSize(nil, 64<<10)}
 }}
 
-// writeObject stores a loose object (zlib at the fastest level; git gc
-// packs it later) unless the repository has it loose already, and
+// writeObject stores a loose object (zlib at the fastest level, a large
+// one in pieces that the next version reuses: see zchunk.go; git gc packs
+// it later) unless the repository has it loose already, and
 // returns its id.
 func writeObject(gitDir, typ string, data []byte) ([]byte, error) {
 	header := typ + " " + strconv.Itoa(len(data)) + "\x00"
@@ -485,12 +486,16 @@ func writeObject(gitDir, typ string, data []byte) ([]byte, error) {
 	z := zwriters.Get().(*zwriter)
 	defer zwriters.Put(z)
 	z.buf.Reset(tmp)
-	z.zw.Reset(z.buf)
-	if _, err = z.zw.Write([]byte(header)); err == nil {
-		_, err = z.zw.Write(data)
-	}
-	if err == nil {
-		err = z.zw.Close()
+	if len(data) >= chunkedMin {
+		err = chunks.writeZlib(z.buf, []byte(header), data)
+	} else {
+		z.zw.Reset(z.buf)
+		if _, err = z.zw.Write([]byte(header)); err == nil {
+			_, err = z.zw.Write(data)
+		}
+		if err == nil {
+			err = z.zw.Close()
+		}
 	}
 	if err == nil {
 		err = z.buf.Flush()

@@ -100,6 +100,11 @@ type Request struct {
 	// vector side computes no stale node vectors and gets at most
 	// quickVectorTime, past which the lexical ranking is returned.
 	Quick bool
+	// Postings, when positive, bounds the candidate query's work below
+	// poolPostings (see poolTerms): a caller that needs the neighbourhood
+	// of a text rather than its best answer (kk serve's placement) pays
+	// for fewer candidates.
+	Postings int
 }
 
 // Hit is one search result.
@@ -293,7 +298,11 @@ func marks(n int) string {
 // the terms (see poolTerms), within the
 // request's filters, and reads their fields.
 func (db *DB) pool(ctx context.Context, q []queryTerm, r Request, n int) ([]*candidate, error) {
-	match := poolTerms(q, poolPostings)
+	budget := poolPostings
+	if r.Postings > 0 {
+		budget = min(budget, r.Postings)
+	}
+	match := poolTerms(q, budget)
 	if len(match) == 0 {
 		return nil, nil
 	}

@@ -174,15 +174,15 @@ func (b *Backend) openIndex(ctx context.Context, sync bool) (*index.DB, error) {
 // kk's relevance threshold whether the best hit answers the text; the
 // organizer's similarity search (!sync) wants the nearest notes whatever
 // their score.
-func (b *Backend) leafHits(ctx context.Context, query string, limit int, sync bool) ([]index.Hit, error) {
-	if !index.Searchable(query) {
+func (b *Backend) leafHits(ctx context.Context, r index.Request, sync bool) ([]index.Hit, error) {
+	if !index.Searchable(r.Text) {
 		return nil, nil
 	}
 	db, err := b.openIndex(ctx, sync)
 	if err != nil {
 		return nil, err
 	}
-	hits, err := db.Search(ctx, index.Request{Text: query, Limit: limit, All: !sync})
+	hits, err := db.Search(ctx, r)
 	if err != nil {
 		return nil, err
 	}
@@ -202,7 +202,7 @@ func (b *Backend) Search(ctx context.Context, query string, limit int) ([]servic
 	if b.llm != nil {
 		pool = max(limit, rerankPool)
 	}
-	hits, err := b.leafHits(ctx, query, pool, true)
+	hits, err := b.leafHits(ctx, index.Request{Text: query, Limit: pool}, true)
 	if err != nil {
 		return nil, err
 	}
