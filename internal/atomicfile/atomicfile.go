@@ -17,6 +17,20 @@ import (
 // directory is then synced so the rename itself is durable. An existing
 // file keeps its permission bits; a new one gets perm.
 func Write(path string, data []byte, perm fs.FileMode) (err error) {
+	return write(path, data, perm, true)
+}
+
+// Replace replaces path with data like Write, but does not sync the
+// directory: readers, and a crash of the process, see the old content or
+// the new one, whole; after a power loss the old one may be back. It is
+// for files whose previous version is still right to find: caches, and
+// records that a durable one elsewhere (a git commit) stands for. It
+// saves one of Write's two syncs.
+func Replace(path string, data []byte, perm fs.FileMode) error {
+	return write(path, data, perm, false)
+}
+
+func write(path string, data []byte, perm fs.FileMode, syncDir bool) (err error) {
 	dir := filepath.Dir(path)
 	if fi, statErr := os.Stat(path); statErr == nil {
 		if !fi.Mode().IsRegular() {
@@ -48,6 +62,9 @@ func Write(path string, data []byte, perm fs.FileMode) (err error) {
 	}
 	if err = os.Rename(tmp.Name(), path); err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if !syncDir {
+		return nil
 	}
 	return SyncDir(dir)
 }

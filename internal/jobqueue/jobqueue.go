@@ -246,11 +246,18 @@ func (q *Queue) gc() {
 	}
 }
 
-// writeRecord replaces j's record on disk.
+// writeRecord replaces j's record on disk, durably, except that the
+// record of a job done whose commit recovery can find (Options.Committed)
+// does not wait for its folder to be synced: if a power loss brings back
+// the job's processing record, recovery finds the commit and makes it
+// done again.
 func (q *Queue) writeRecord(j *Job) error {
 	data, err := json.Marshal(j)
 	if err != nil {
 		return err
+	}
+	if j.Status == Done && q.opts.Committed != nil {
+		return atomicfile.Replace(q.recordPath(j.ID), append(data, '\n'), 0o644)
 	}
 	return atomicfile.Write(q.recordPath(j.ID), append(data, '\n'), 0o644)
 }

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path"
-	"slices"
 	"strings"
 	"time"
 
@@ -115,11 +113,7 @@ func (b *Backend) store(ctx context.Context, j *service.Job) (string, error) {
 			return err
 		}
 		in := contracts.NodeInput{Type: p.Type, Slug: id, Title: p.Title, Description: p.Description, Tags: cleanTags(p.Tags), Folder: p.Folder, Body: body}
-		leaf = path.Join(p.Folder, id+".md")
-		_, prefix := b.prefixNow()
-		if err := j.Touch(repoPath(prefix, "nodes/"+leaf)); err != nil {
-			return err
-		}
+		b.announce(tx, j)
 		_, n, err := curate.WriteInTx(tx, in, curate.WriteOptions{Mode: curate.Create})
 		if err != nil {
 			return err
@@ -208,10 +202,7 @@ func (b *Backend) change(ctx context.Context, j *service.Job) (string, error) {
 		if n == nil {
 			return notFound(req.Path)
 		}
-		_, prefix := b.prefixNow()
-		if err := j.Touch(repoPath(prefix, "nodes/"+req.Path)); err != nil {
-			return err
-		}
+		b.announce(tx, j)
 		if j.Op == service.OpDelete {
 			if err := tx.Remove(n); err != nil {
 				return err
@@ -240,8 +231,24 @@ func (b *Backend) change(ctx context.Context, j *service.Job) (string, error) {
 	return req.Path, nil
 }
 
+// announce records, in the job's record on disk, every path the
+// transaction is about to write or remove (the note, any moves, the
+// regenerated index files), before the first is touched: after a crash,
+// recovery restores them from HEAD unless the job's commit was made.
+func (b *Backend) announce(tx *txn.Tx, j *service.Job) {
+	tx.BeforeApply(func(paths []string) error {
+		_, prefix := b.prefixNow()
+		repo := make([]string, len(paths))
+		for i, rel := range paths {
+			repo[i] = repoPath(prefix, rel)
+		}
+		return j.Touch(repo...)
+	})
+}
+
 // commit makes the job's one commit: the files the transaction wrote and
-// removed (the note and the regenerated index files), announced first.
+// removed (the note and the regenerated index files), announced before
+// they were written.
 func (b *Backend) commit(ctx context.Context, j *service.Job, leaf string, res *txn.Result) error {
 	top, prefix := b.prefixNow()
 	var written, removed []string
@@ -250,9 +257,6 @@ func (b *Backend) commit(ctx context.Context, j *service.Job, leaf string, res *
 	}
 	for _, rel := range res.Removed {
 		removed = append(removed, repoPath(prefix, rel))
-	}
-	if err := j.Touch(append(slices.Clone(written), removed...)...); err != nil {
-		return err
 	}
 	b.pause()
 	t0 := time.Now()

@@ -113,6 +113,7 @@ type Tx struct {
 
 	ops          []index.AuditOp
 	after        []func(*Result) error
+	before       []func(paths []string) error
 	regenerate   bool // regenerate index files even when no leaf changed
 	noIndexFiles bool // leave the generated index files alone
 	now          time.Time
@@ -179,6 +180,13 @@ func update(ctx context.Context, k *store.KB, m Meta, sweep bool, fn func(tx *Tx
 	}
 	return res, nil
 }
+
+// BeforeApply registers fn to run with the paths (relative to
+// .ai/kenkeep) the changeset is about to write or remove, once they are
+// known and before the first of them is touched, under the lock; an
+// error from fn ends the transaction with nothing written. kk serve
+// announces a job's paths this way, so that recovery can restore them.
+func (tx *Tx) BeforeApply(fn func(paths []string) error) { tx.before = append(tx.before, fn) }
 
 // AfterCommit registers fn to run once the changeset is committed, while
 // the writer lock is still held: work outside the knowledge tree that must
@@ -841,6 +849,17 @@ func (tx *Tx) commit() (*Result, error) {
 			gen.Written()
 		}
 		return res, nil
+	}
+	if len(tx.before) > 0 {
+		paths := make([]string, len(changes))
+		for i, c := range changes {
+			paths[i] = c.Path
+		}
+		for _, fn := range tx.before {
+			if err := fn(paths); err != nil {
+				return nil, err
+			}
+		}
 	}
 	auditPath := index.AuditPath(tx.k, branch)
 	j := &journal{Changeset: tx.meta.Changeset, Audit: auditPath, AuditSize: fileSize(auditPath), Changes: changes}
