@@ -26,10 +26,11 @@ import (
 // whole index (and build a temporary one), so a commit of three files in a
 // repository of 10,000 costs a quarter of a second. Here the new blobs,
 // the trees along the changed paths and the commit are written as loose
-// objects from Go, the branch moves with one git update-ref (compare and
-// swap against the HEAD read), and the index learns the new entries with
-// one git update-index --index-info. The trees of HEAD are read through
-// one git cat-file --batch.
+// objects from Go, the branch moves (compare and swap against the HEAD
+// read) and the index learns the new entries, both in this process where
+// it can (inproc.go), else with git update-ref and git update-index
+// --index-info. The trees of HEAD are read through one git cat-file
+// --batch.
 //
 // It handles what a knowledge worker commits: regular files, in a SHA-1
 // repository with a commit at HEAD. Anything else returns errSlowPath and
@@ -38,12 +39,26 @@ import (
 func fastCommit(ctx context.Context, dir string, author Author, message string, written, removed []string) (committed bool, err error) {
 	err = fastCommitObjects(ctx, dir, author, message, written, removed, func(top, cid, head string, indexInfo *bytes.Buffer) error {
 		subject, _, _ := strings.Cut(message, "\n")
-		if _, err := run(ctx, top, nil, []string{"update-ref", "-m", "commit: " + subject, "HEAD", cid, head}); err != nil {
+		gitDir, _, err := repoDirs(ctx, dir)
+		if err != nil {
+			return err
+		}
+		switch err := updateHead(ctx, gitDir, top, cid, head, author, "commit: "+subject); {
+		case errors.Is(err, errSlowPath):
+			if _, err := run(ctx, top, nil, []string{"update-ref", "-m", "commit: " + subject, "HEAD", cid, head}); err != nil {
+				return err
+			}
+		case err != nil:
 			return err
 		}
 		committed = true
 		if indexInfo.Len() == 0 {
 			return nil
+		}
+		if changes, err := parseIndexInfo(indexInfo.Bytes()); err == nil {
+			if err := updateIndex(gitDir, changes); !errors.Is(err, errSlowPath) {
+				return err
+			}
 		}
 		cmd := exec.CommandContext(ctx, "git", "-c", "core.quotepath=off", "update-index", "--index-info")
 		cmd.Dir = top
