@@ -217,7 +217,7 @@ func (db *DB) finishStatCache(b *bytes.Buffer, sources []*sourceWork, kept []Pro
 		}
 		fmt.Fprintf(b, "P\t%s\t%s\t%s\n", p.Extractor, p.Path, p.Msg)
 	}
-	if err := atomicfile.Write(db.statCachePath(), b.Bytes(), 0o644); err != nil {
+	if err := atomicfile.Replace(db.statCachePath(), b.Bytes(), 0o644); err != nil {
 		os.Remove(db.statCachePath())
 		return false
 	}

@@ -125,7 +125,7 @@ func saveGenCache(k *store.KB, key string, g *Generated, prev *genCache) {
 		b.WriteString("missing " + f + "\n")
 	}
 	if os.MkdirAll(k.StateDir(), 0o755) == nil {
-		_ = atomicfile.Write(genCachePath(k), []byte(b.String()), 0o644)
+		_ = atomicfile.Replace(genCachePath(k), []byte(b.String()), 0o644)
 	}
 }
 

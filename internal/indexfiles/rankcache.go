@@ -90,7 +90,7 @@ func saveRankCache(path string, tags []string, fps map[string]string, ranked map
 		b.WriteByte('\n')
 	}
 	if os.MkdirAll(filepath.Dir(path), 0o755) == nil {
-		_ = atomicfile.Write(path, b.Bytes(), 0o644)
+		_ = atomicfile.Replace(path, b.Bytes(), 0o644)
 	}
 }
 

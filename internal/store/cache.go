@@ -113,7 +113,7 @@ func (k *KB) writeCache(written int64, count int, each func(w *cacheWriter)) {
 		return
 	}
 	// The cache is an optimisation: failing to save it is not an error.
-	_ = atomicfile.Write(k.CachePath(), w.b, 0o644)
+	_ = atomicfile.Replace(k.CachePath(), w.b, 0o644)
 }
 
 func (w *cacheWriter) entry(rel string, size, mtime int64, hash string, n *node.Node) {
