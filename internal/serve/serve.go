@@ -334,6 +334,9 @@ func (b *Backend) Recent(ctx context.Context, n int) ([]service.Post, error) {
 // Warm reads the tree and brings the branch's index up to date, so that
 // the first request does not pay for it.
 func (b *Backend) Warm(ctx context.Context) error {
+	// A job's tree read lists again only the folders the kernel reports
+	// changes in, instead of every folder (store.WatchTree).
+	store.WatchTree(b.k)
 	if _, err := b.readTree(); err != nil {
 		return err
 	}

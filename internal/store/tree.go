@@ -143,11 +143,6 @@ type LeafFile struct {
 // is invalid, it returns a *TreeError naming each one.
 func (k *KB) ReadTree(opts LoadOptions) (*Tree, error) {
 	start := time.Now().UnixNano() // before any stat: see treeMemo
-	l, err := k.Scan()
-	if err != nil {
-		return nil, err
-	}
-	files := l.Files
 	var cache *leafCache
 	var mem *treeMemo
 	fromDisk := false
@@ -159,6 +154,26 @@ func (k *KB) ReadTree(opts LoadOptions) (*Tree, error) {
 			cache, fromDisk = k.loadCache(), true
 		}
 	}
+	var l *Listing
+	var err error
+	if mem != nil && mem.watch != nil {
+		if l, err = mem.watch.scan(context.Background()); err != nil {
+			// Out of watches (the kernel's limit is per user), or a
+			// folder that cannot be read: walk, as without watching,
+			// which reports the latter.
+			mem.watch.close()
+			mem.watch = nil
+		}
+	}
+	if l != nil {
+		l, err = k.scanned(l)
+	} else {
+		l, err = k.Scan()
+	}
+	if err != nil {
+		return nil, err
+	}
+	files := l.Files
 	leaves := make([]*node.Node, len(files))
 	hashes := make([]string, len(files))
 	errs := make([]error, len(files))
@@ -260,6 +275,11 @@ func (k *KB) Scan() (*Listing, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading %s: %w", k.Rel(k.NodesDir()), err)
 	}
+	return k.scanned(l)
+}
+
+// scanned puts a listing in ScanDir's order into the tree's.
+func (k *KB) scanned(l *Listing) (*Listing, error) {
 	if len(l.Problems) > 0 {
 		return nil, &TreeError{Problems: l.Problems}
 	}
@@ -295,12 +315,17 @@ func ScanDir(ctx context.Context, root string) (*Listing, error) {
 	if err := walk(ctx, root, realRoot, l); err != nil {
 		return nil, err
 	}
+	l.sortBytes()
+	return l, nil
+}
+
+// sortBytes puts a listing in ScanDir's order.
+func (l *Listing) sortBytes() {
 	slices.SortFunc(l.Files, func(a, b LeafFile) int { return strings.Compare(a.Rel, b.Rel) })
 	slices.Sort(l.Dirs)
 	slices.Sort(l.Leftovers)
 	slices.Sort(l.Irregular)
 	slices.SortFunc(l.Problems, func(a, b error) int { return strings.Compare(a.Error(), b.Error()) })
-	return l, nil
 }
 
 // add records one classified entry.

@@ -25,6 +25,7 @@ type treeMemo struct {
 	cache   *leafCache // nil until the first read
 	unsaved int        // leaves changed since the file was written
 	save    bool       // a read that may write the file ran since
+	watch   *treeWatch // set by WatchTree
 }
 
 type treeMemoKey struct{}
@@ -109,6 +110,11 @@ func (m *treeMemo) Close() error {
 	defer m.mu.Unlock()
 	if m.cache != nil && m.unsaved > 0 && m.save {
 		m.flush()
+	}
+	if m.watch != nil {
+		err := m.watch.close()
+		m.watch = nil
+		return err
 	}
 	return nil
 }

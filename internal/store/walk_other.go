@@ -38,3 +38,39 @@ func walk(ctx context.Context, root, realRoot string, l *Listing) error {
 		return nil
 	})
 }
+
+// walkFolder reads folder rel into l and returns its subfolders, and
+// whether it holds a symlink.
+func walkFolder(root, realRoot, rel string, l *Listing) (subdirs []string, symlinks bool, err error) {
+	abs := root
+	if rel != "" {
+		abs = filepath.Join(root, filepath.FromSlash(rel))
+	}
+	entries, err := os.ReadDir(abs)
+	if err != nil {
+		return nil, false, err
+	}
+	for _, e := range entries {
+		if e.Type()&fs.ModeSymlink != 0 {
+			symlinks = true
+		}
+		child := e.Name()
+		if rel != "" {
+			child = rel + "/" + child
+		}
+		p := filepath.Join(abs, e.Name())
+		kind, f, problem := classify(realRoot, p, child, e)
+		if kind == entryLeaf && f.Size < 0 {
+			fi, err := os.Lstat(p)
+			if err != nil {
+				return nil, false, err
+			}
+			f.Size, f.mtime = fi.Size(), fi.ModTime().UnixNano()
+		}
+		if kind == entryDir {
+			subdirs = append(subdirs, child)
+		}
+		l.add(kind, child, f, problem)
+	}
+	return subdirs, symlinks, nil
+}

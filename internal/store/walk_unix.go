@@ -30,7 +30,7 @@ func walk(ctx context.Context, root, realRoot string, l *Listing) error {
 			}
 			var part Listing
 			part.IndexDirs = map[string]bool{}
-			subdirs[j], errs[j] = walkFolder(root, realRoot, level[j], &part)
+			subdirs[j], _, errs[j] = walkFolder(root, realRoot, level[j], &part)
 			mu.Lock()
 			l.merge(&part)
 			mu.Unlock()
@@ -46,25 +46,29 @@ func walk(ctx context.Context, root, realRoot string, l *Listing) error {
 	return nil
 }
 
-// walkFolder reads folder rel into l and returns its subfolders.
-func walkFolder(root, realRoot, rel string, l *Listing) ([]string, error) {
+// walkFolder reads folder rel into l and returns its subfolders, and
+// whether it holds a symlink (whose target may change without the folder
+// changing).
+func walkFolder(root, realRoot, rel string, l *Listing) (subdirs []string, symlinks bool, err error) {
 	abs := root
 	if rel != "" {
 		abs = root + string(os.PathSeparator) + rel
 	}
 	dir, err := os.Open(abs)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	defer dir.Close()
 	entries, err := dir.ReadDir(-1)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	fd := int(dir.Fd())
-	var subdirs []string
 	var st unix.Stat_t
 	for _, e := range entries {
+		if e.Type()&os.ModeSymlink != 0 {
+			symlinks = true
+		}
 		child := e.Name()
 		if rel != "" {
 			child = rel + "/" + child
@@ -72,7 +76,7 @@ func walkFolder(root, realRoot, rel string, l *Listing) ([]string, error) {
 		kind, f, problem := classify(realRoot, abs+string(os.PathSeparator)+e.Name(), child, e)
 		if kind == entryLeaf && f.Size < 0 {
 			if err := unix.Fstatat(fd, e.Name(), &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
-				return nil, &os.PathError{Op: "lstat", Path: f.Abs, Err: err}
+				return nil, false, &os.PathError{Op: "lstat", Path: f.Abs, Err: err}
 			}
 			f.Size, f.mtime = st.Size, st.Mtim.Nano()
 		}
@@ -81,5 +85,5 @@ func walkFolder(root, realRoot, rel string, l *Listing) ([]string, error) {
 		}
 		l.add(kind, child, f, problem)
 	}
-	return subdirs, nil
+	return subdirs, symlinks, nil
 }
