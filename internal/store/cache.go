@@ -84,10 +84,13 @@ func (c *leafCache) lookup(f LeafFile) (*node.Node, string, bool) {
 	return &n, e.hash, true
 }
 
-// entry returns the entry of f when it can be trusted, else nil.
+// entry returns the entry of f when it can be trusted, else nil: its
+// size and mtime are the entry's, and the mtime is older than the racy
+// window before the read that recorded it, or the watch reports the leaf
+// quiet since.
 func (c *leafCache) entry(f LeafFile) *cacheEntry {
 	e, ok := c.entries[f.Rel]
-	if !ok || e.Size != f.Size || e.mtime != f.mtime || f.mtime >= c.written-int64(RacyWindow) {
+	if !ok || e.Size != f.Size || e.mtime != f.mtime || (!f.quiet && f.mtime >= c.written-int64(RacyWindow)) {
 		return nil
 	}
 	return e

@@ -137,6 +137,7 @@ type LeafFile struct {
 	Abs   string
 	Size  int64
 	mtime int64
+	quiet bool // unchanged since the last read, as a watch reports (see treeWatch.assemble)
 }
 
 // ReadTree reads every leaf under nodes/. It is all or nothing: if any leaf

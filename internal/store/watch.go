@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"syscall"
+	"time"
 )
 
 // A long-running process (kk serve) reads the tree once per job. Its
@@ -22,8 +23,10 @@ import (
 // holding a symlink is listed at every read (its target may change
 // elsewhere). An overflowed event queue, the loss of nodes/ itself, or
 // a folder the kernel cannot watch sends the read back to a full walk,
-// which sets the watches again. Where watching is not available, reads
-// walk the tree as before.
+// which sets the watches again; so does a read 30 s after the last full
+// walk (the kernel does not see changes made through another machine's
+// mount of a network file system). Where watching is not available,
+// reads walk the tree as before.
 
 // notifier reports the folders (relative to nodes/) in which entries
 // changed since the last drain.
@@ -31,9 +34,12 @@ type notifier interface {
 	// add watches folder rel. It is called before the folder is read, so
 	// that a change after the read is reported.
 	add(rel string) error
-	// drain adds the folders with changes to dirty, and reports lost when
+	// drain adds the folders with changes to dirty, with the entries
+	// changed (relative to nodes/) to named, or the folder itself when
+	// a change names no entry, and the folders whose watch went (the
+	// folder was removed or replaced) to unwatched; it reports lost when
 	// events were lost (the queue overflowed, nodes/ went away).
-	drain(dirty map[string]bool) (lost bool, err error)
+	drain(dirty, named, unwatched map[string]bool) (lost bool, err error)
 	close() error
 }
 
@@ -51,7 +57,16 @@ type treeWatch struct {
 	root     string
 	realRoot string
 	parts    map[string]*folderPart // nil until a full walk succeeded
+	reread   map[string]bool        // the folders the current scan read
+	named    map[string]bool        // what the reports of the current scan named
+	fresh    map[string]bool        // the folders the current scan walked anew
+	walked   time.Time              // the last full walk
 }
+
+// fullWalkEvery bounds how long a watched tree goes without a full walk:
+// the kernel reports no change made through another machine's mount of
+// a network file system, which a walk finds.
+const fullWalkEvery = 30 * time.Second
 
 // WatchTree makes the tree reads of k (ReadTree) find changes by the
 // kernel's reports instead of a walk of every folder, for as long as k
@@ -75,14 +90,16 @@ func WatchTree(k *KB) bool {
 
 // scan returns the listing of nodes/ in ScanDir's order.
 func (w *treeWatch) scan(ctx context.Context) (*Listing, error) {
-	dirty := map[string]bool{}
-	lost, err := w.n.drain(dirty)
-	if err != nil || lost || w.parts == nil {
+	dirty, named, unwatched := map[string]bool{}, map[string]bool{}, map[string]bool{}
+	lost, err := w.n.drain(dirty, named, unwatched)
+	if err != nil || lost || w.parts == nil || time.Since(w.walked) > fullWalkEvery {
 		return w.full(ctx)
 	}
+	w.reread, w.named, w.fresh = map[string]bool{}, named, map[string]bool{}
 	for d, p := range w.parts {
 		if p.symlinks {
 			dirty[d] = true
+			named[d] = true
 		}
 	}
 	folders := make([]string, 0, len(dirty))
@@ -102,6 +119,20 @@ func (w *treeWatch) scan(ctx context.Context) (*Listing, error) {
 		old, known := w.parts[d]
 		if !known {
 			continue // under a folder that went, or one a parent's read covers
+		}
+		if unwatched[d] {
+			// Removed and made again, or replaced: its watch is gone, and
+			// what is under it is new.
+			w.drop(d)
+			err := w.walkFrom(ctx, d)
+			if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+				w.drop(d)
+				continue
+			}
+			if err != nil {
+				return w.full(ctx)
+			}
+			continue
 		}
 		part, subs, err := w.read(d)
 		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
@@ -125,7 +156,7 @@ func (w *treeWatch) scan(ctx context.Context) (*Listing, error) {
 			}
 		}
 	}
-	return w.assemble(), nil
+	return w.assemble(false), nil
 }
 
 // full lists the whole tree again, setting the watches.
@@ -137,13 +168,15 @@ func (w *treeWatch) full(ctx context.Context) (*Listing, error) {
 	}
 	w.realRoot = realRoot
 	w.parts = map[string]*folderPart{}
+	w.reread, w.named, w.fresh = map[string]bool{}, map[string]bool{}, map[string]bool{}
 	if err := w.walkFrom(ctx, ""); err != nil {
 		w.parts = nil
 		return nil, err
 	}
 	// Events from before the walk are covered by it.
-	w.n.drain(map[string]bool{})
-	return w.assemble(), nil
+	w.n.drain(map[string]bool{}, map[string]bool{}, map[string]bool{})
+	w.walked = time.Now()
+	return w.assemble(true), nil
 }
 
 // walkFrom reads folder start and everything under it, watching each
@@ -159,6 +192,7 @@ func (w *treeWatch) walkFrom(ctx context.Context, start string) error {
 			if err := w.n.add(d); err != nil {
 				return err
 			}
+			w.fresh[d] = true
 			part, subs, err := w.read(d)
 			if err != nil {
 				return err
@@ -173,6 +207,7 @@ func (w *treeWatch) walkFrom(ctx context.Context, start string) error {
 
 // read lists the entries of one folder.
 func (w *treeWatch) read(d string) (*folderPart, []string, error) {
+	w.reread[d] = true
 	p := &folderPart{l: Listing{IndexDirs: map[string]bool{}}}
 	subs, symlinks, err := walkFolder(w.root, w.realRoot, d, &p.l)
 	if err != nil {
@@ -193,11 +228,23 @@ func (w *treeWatch) drop(d string) {
 }
 
 // assemble joins the folders' entries into one listing, as ScanDir
-// orders it.
-func (w *treeWatch) assemble() *Listing {
+// orders it. Unless all were read, a leaf no report named, in a folder
+// no report named as a whole and not walked anew, is quiet: nothing happened to it since
+// the scan before drained its reports, after which that scan (or an
+// earlier one) stat'ed it and its read recorded its content, so the
+// leaf cache may trust its entry even inside the racy window
+// (leafCache.entry). A leaf a report named is checked by the usual rule.
+func (w *treeWatch) assemble(all bool) *Listing {
 	l := &Listing{IndexDirs: map[string]bool{}, Dirs: []string{""}}
-	for _, p := range w.parts {
+	for d, p := range w.parts {
+		from := len(l.Files)
 		l.merge(&p.l)
+		if all || w.fresh[d] || (w.reread[d] && w.named[d]) {
+			continue
+		}
+		for i := from; i < len(l.Files); i++ {
+			l.Files[i].quiet = !w.named[l.Files[i].Rel]
+		}
 	}
 	l.sortBytes()
 	return l

@@ -3,6 +3,7 @@
 package store
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 
@@ -44,7 +45,7 @@ func (n *inotify) add(rel string) error {
 	return nil
 }
 
-func (n *inotify) drain(dirty map[string]bool) (lost bool, err error) {
+func (n *inotify) drain(dirty, named, unwatched map[string]bool) (lost bool, err error) {
 	for {
 		k, err := unix.Read(n.fd, n.buf)
 		switch {
@@ -60,7 +61,12 @@ func (n *inotify) drain(dirty map[string]bool) (lost bool, err error) {
 		for off := 0; off+unix.SizeofInotifyEvent <= k; {
 			wd := int32(binary.NativeEndian.Uint32(n.buf[off:]))
 			mask := binary.NativeEndian.Uint32(n.buf[off+4:])
-			off += unix.SizeofInotifyEvent + int(binary.NativeEndian.Uint32(n.buf[off+12:]))
+			size := int(binary.NativeEndian.Uint32(n.buf[off+12:]))
+			name := n.buf[off+unix.SizeofInotifyEvent : min(k, off+unix.SizeofInotifyEvent+size)]
+			if i := bytes.IndexByte(name, 0); i >= 0 {
+				name = name[:i]
+			}
+			off += unix.SizeofInotifyEvent + size
 			if mask&unix.IN_Q_OVERFLOW != 0 {
 				lost = true
 				continue
@@ -71,11 +77,20 @@ func (n *inotify) drain(dirty map[string]bool) (lost bool, err error) {
 			}
 			if mask&unix.IN_IGNORED != 0 {
 				delete(n.wds, wd)
+				unwatched[rel] = true
 			}
 			if rel == "" && mask&(unix.IN_IGNORED|unix.IN_DELETE_SELF|unix.IN_MOVE_SELF) != 0 {
 				lost = true // nodes/ itself went
 			}
 			dirty[rel] = true
+			switch {
+			case len(name) == 0:
+				named[rel] = true // the folder itself
+			case rel == "":
+				named[string(name)] = true
+			default:
+				named[rel+"/"+string(name)] = true
+			}
 		}
 	}
 }

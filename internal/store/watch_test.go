@@ -151,6 +151,18 @@ func TestWatchedTreeReadsAsAWalk(t *testing.T) {
 			os.RemoveAll(filepath.Join(nodes, d))
 			live = slices.DeleteFunc(live, func(rel string) bool { return len(rel) > len(d) && rel[:len(d)] == d })
 		}},
+		{"a folder removed and made again between reads", func() {
+			seq++
+			d := fmt.Sprintf("again-%d/", seq)
+			first := newLeaf(d)
+			newLeaf(d + "sub/")
+			check("a folder made to be made again")
+			os.RemoveAll(filepath.Join(nodes, d))
+			live = slices.DeleteFunc(live, func(rel string) bool { return len(rel) > len(d) && rel[:len(d)] == d })
+			newLeaf(d + "sub/")
+			put(first, leafText("again-"+first, "Made again"))
+			live = append(live, first)
+		}},
 		{"a temporary file", func() { put(fmt.Sprintf("a/.x.md.tmp-%d", r.IntN(1000)), "half") }},
 		{"a symlink whose target changes", func() {
 			// The target is a hidden file (no leaf of its own), in another
@@ -179,5 +191,55 @@ func TestWatchedTreeReadsAsAWalk(t *testing.T) {
 	newLeaf("a/")
 	if !reflect.DeepEqual(summary(t, k), summary(t, store.New(k.Root))) {
 		t.Fatal("a closed KB reads differently from a walk")
+	}
+}
+
+// A leaf rewritten with the same size and mtime right after a read (the
+// racy case the leaf cache re-reads by content) reads anew in a watched
+// tree, while a leaf nothing happened to is taken from the cache.
+func TestWatchedTreeRacyEdit(t *testing.T) {
+	k := optest.NewKB(t)
+	if !store.WatchTree(k) {
+		t.Skip("watching the tree is not supported here")
+	}
+	defer k.Close()
+	p := filepath.Join(k.NodesDir(), "f", "racy.md")
+	other := filepath.Join(k.NodesDir(), "f", "other.md")
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []struct{ path, id string }{{p, "racy"}, {other, "other"}} {
+		if err := os.WriteFile(f.path, []byte(leafText(f.id, "Title AAAA")), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	title := func() string {
+		t.Helper()
+		tr, err := k.ReadTree(store.LoadOptions{NoSave: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, _ := tr.ByID("racy")
+		return n.Title
+	}
+	for _, want := range []string{"Title AAAA", "Title BBBB", "Title CCCC"} {
+		if want != "Title AAAA" {
+			fi, err := os.Stat(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(p, []byte(leafText("racy", want)), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Chtimes(p, fi.ModTime(), fi.ModTime()); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if got := title(); got != want {
+			t.Fatalf("read %q after writing %q with the same size and mtime", got, want)
+		}
+		if got := title(); got != want {
+			t.Fatalf("read %q on the read after, want %q", got, want)
+		}
 	}
 }
