@@ -37,7 +37,13 @@ import (
 // the caller commits with porcelain git. committed tells whether the
 // branch moved (an error after that is the index update's).
 func fastCommit(ctx context.Context, dir string, author Author, message string, written, removed []string) (committed bool, err error) {
-	err = fastCommitObjects(ctx, dir, author, message, written, removed, func(top, cid, head string, indexInfo *bytes.Buffer) error {
+	return fastCommitFrom(ctx, dir, author, message, written, removed, nil)
+}
+
+// fastCommitFrom is fastCommit; with contents set, the written files'
+// contents come from it (by path) instead of the work tree.
+func fastCommitFrom(ctx context.Context, dir string, author Author, message string, written, removed []string, contents map[string][]byte) (committed bool, err error) {
+	err = fastCommitObjects(ctx, dir, author, message, written, removed, contents, func(top, cid, head string, indexInfo *bytes.Buffer) error {
 		subject, _, _ := strings.Cut(message, "\n")
 		gitDir, _, err := repoDirs(ctx, dir)
 		if err != nil {
@@ -72,7 +78,7 @@ func fastCommit(ctx context.Context, dir string, author Author, message string, 
 	return committed, err
 }
 
-func fastCommitObjects(ctx context.Context, dir string, author Author, message string, written, removed []string, land func(top, cid, head string, indexInfo *bytes.Buffer) error) error {
+func fastCommitObjects(ctx context.Context, dir string, author Author, message string, written, removed []string, contents map[string][]byte, land func(top, cid, head string, indexInfo *bytes.Buffer) error) error {
 	gitDir, top, err := repoDirs(ctx, dir)
 	if err != nil {
 		return err
@@ -97,27 +103,35 @@ func fastCommitObjects(ctx context.Context, dir string, author Author, message s
 	changes := map[string]*treeEntry{} // repository path → new entry; nil removes it
 	var indexInfo bytes.Buffer
 	for _, p := range written {
+		mode := "100644"
+		data, ok := contents[p]
 		fi, err := os.Lstat(filepath.Join(dir, filepath.FromSlash(p)))
-		if err != nil || !fi.Mode().IsRegular() {
+		switch {
+		case ok:
+			// The file may have changed since (the next job): only its
+			// executable bit is taken from it.
+			if err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+				mode = "100755"
+			}
+		case err != nil || !fi.Mode().IsRegular():
 			return errSlowPath
-		}
-		data, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(p)))
-		if err != nil {
-			return err
+		default:
+			if data, err = os.ReadFile(filepath.Join(dir, filepath.FromSlash(p))); err != nil {
+				return err
+			}
+			if fi.Mode()&0o111 != 0 {
+				mode = "100755"
+			}
 		}
 		id, err := writeObject(gitDir, "blob", data)
 		if err != nil {
 			return err
 		}
-		mode := "100644"
-		if fi.Mode()&0o111 != 0 {
-			mode = "100755"
-		}
 		changes[prefix+p] = &treeEntry{mode: mode, id: id}
 		fmt.Fprintf(&indexInfo, "%s %s\t%s\n", mode, hex.EncodeToString(id), prefix+p)
 	}
 	for _, p := range removed {
-		if _, err := os.Lstat(filepath.Join(dir, filepath.FromSlash(p))); err == nil {
+		if _, err := os.Lstat(filepath.Join(dir, filepath.FromSlash(p))); err == nil && contents == nil {
 			return errSlowPath // "removed" but there: let git decide
 		}
 		changes[prefix+p] = nil

@@ -117,6 +117,51 @@ func CommitChanges(ctx context.Context, dir string, author Author, message strin
 	return nil
 }
 
+// ErrNoSnapshot means a commit cannot be made from contents in memory in
+// this repository (see CanCommitSnapshot); nothing was committed.
+var ErrNoSnapshot = errors.New("gitx: this repository's commits are made from the work tree")
+
+// CommitSnapshot makes the commit CommitChanges makes, but takes the
+// written files' contents from contents (by path, relative to dir)
+// instead of the work tree, which may have changed since: kk serve
+// commits a job while the next one writes. Only the in-process path
+// makes such a commit; where it does not apply, ErrNoSnapshot is returned
+// and nothing is committed.
+func CommitSnapshot(ctx context.Context, dir string, author Author, message string, contents map[string][]byte, removed []string) error {
+	if author.Name == "" || author.Email == "" {
+		return errors.New("commit author needs a name and an email")
+	}
+	if strings.TrimSpace(message) == "" {
+		return errors.New("commit message is empty")
+	}
+	written := make([]string, 0, len(contents))
+	for p := range contents {
+		if p != strings.TrimSpace(filepath.ToSlash(p)) || p == "" {
+			return fmt.Errorf("gitx: %q is not a clean path", p)
+		}
+		written = append(written, p)
+	}
+	slices.Sort(written)
+	committed, err := fastCommitFrom(ctx, dir, author, message, written, cleanPaths(removed), contents)
+	if !committed && errors.Is(err, errSlowPath) {
+		return ErrNoSnapshot
+	}
+	return err
+}
+
+// CanCommitSnapshot reports whether CommitSnapshot applies to dir's
+// repository: a SHA-1 repository with a commit at HEAD.
+func CanCommitSnapshot(ctx context.Context, dir string) bool {
+	gitDir, _, err := repoDirs(ctx, dir)
+	if err != nil {
+		return false
+	}
+	cat := &lazyCat{ctx: ctx, dir: dir}
+	defer cat.close()
+	_, _, err = cat.head(gitDir)
+	return err == nil
+}
+
 // knownPaths returns the paths git can commit: those on disk, and those
 // it tracks (in the index), which a deletion commits. A path that is
 // neither has nothing to commit.

@@ -429,6 +429,30 @@ type Work struct {
 	Job     Job
 	Payload []byte
 	q       *Queue
+	last    func(ctx context.Context) error
+}
+
+// Defer makes fn the job's last step: it runs after the apply function
+// returns, while the worker goes on with the next job, and the job is
+// done (or failed) when fn returns. The last steps of the jobs run one
+// at a time, in the jobs' order. kk serve defers its git commit this
+// way, which overlaps it with the next job's placement and transaction.
+//
+// The next job's apply runs on the files this one left before they are
+// committed; if fn fails, this job fails and is restored, and so is the
+// next one, which is queued again. Anything else that touches what fn
+// does (a restore, a tick) waits for fn first.
+func (w *Work) Defer(fn func(ctx context.Context) error) { w.last = fn }
+
+// lastStep is a job's deferred last step in progress.
+type lastStep struct {
+	w    *Work
+	done chan lastResult
+}
+
+type lastResult struct {
+	failed bool  // the step failed: the job failed and was restored
+	fatal  error // recording the end of the job failed
 }
 
 // Touch records, on disk, paths the job is about to change, before it
@@ -480,22 +504,41 @@ func (q *Queue) Run(ctx context.Context, apply ApplyFunc) error {
 		defer t.Stop()
 		tick = t.C
 	}
+	var pending *lastStep
+	// wait waits for the job whose last step is running to end, and
+	// reports whether that step failed.
+	wait := func() (bool, error) {
+		if pending == nil {
+			return false, nil
+		}
+		r := <-pending.done
+		pending = nil
+		return r.failed, r.fatal
+	}
+	defer wait()
 	for {
 		// A due tick runs between jobs, never in the middle of one.
 		select {
 		case <-tick:
+			if _, err := wait(); err != nil {
+				return err
+			}
 			q.opts.OnTick(ctx)
 			q.gc()
 		default:
 		}
 		if ctx.Err() != nil {
-			return nil
+			_, err := wait()
+			return err
 		}
 		w, err := q.claim()
 		if err != nil {
 			return err
 		}
 		if w == nil {
+			if _, err := wait(); err != nil {
+				return err
+			}
 			select {
 			case <-ctx.Done():
 				return nil
@@ -506,10 +549,34 @@ func (q *Queue) Run(ctx context.Context, apply ApplyFunc) error {
 			}
 			continue
 		}
-		path, applyErr := apply(context.WithoutCancel(ctx), w)
-		if err := q.finish(context.WithoutCancel(ctx), w, path, applyErr); err != nil {
+		bg := context.WithoutCancel(ctx)
+		path, applyErr := apply(bg, w)
+		prevFailed, err := wait()
+		if err != nil {
 			return err
 		}
+		if prevFailed && applyErr == nil {
+			// Applied on the files of a job whose last step failed (and
+			// which was restored): undone, and queued again.
+			q.mu.Lock()
+			j := q.jobs[w.Job.ID]
+			q.mu.Unlock()
+			if err := q.recoverOne(bg, j); err != nil {
+				return fmt.Errorf("undoing job %s after the failure of the job before it: %w", w.Job.ID, err)
+			}
+			continue
+		}
+		if applyErr != nil || w.last == nil {
+			if err := q.finish(bg, w, path, applyErr); err != nil {
+				return err
+			}
+			continue
+		}
+		pending = &lastStep{w: w, done: make(chan lastResult, 1)}
+		go func(st *lastStep) {
+			err := st.w.last(bg)
+			st.done <- lastResult{failed: err != nil, fatal: q.finish(bg, st.w, path, err)}
+		}(pending)
 	}
 }
 

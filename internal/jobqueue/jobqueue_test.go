@@ -537,3 +537,131 @@ func TestStatsAndHistogram(t *testing.T) {
 		}
 	}
 }
+
+// waitFinal runs the worker until every job in ids is final.
+func waitFinal(t *testing.T, q *Queue, apply ApplyFunc, ids ...string) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- q.Run(ctx, apply) }()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		final := true
+		for _, id := range ids {
+			if j, _ := q.Get(id); !j.Status.Final() {
+				final = false
+			}
+		}
+		if final {
+			break
+		}
+		if time.Now().After(deadline) {
+			cancel()
+			t.Fatal("jobs did not finish")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A job's deferred last step runs after its apply returns, while the
+// next job is applied; the job is done only when the step returns; the
+// steps run one at a time in the jobs' order.
+func TestDeferredLastStep(t *testing.T) {
+	dir := t.TempDir()
+	q := open(t, dir, Options{})
+	var ids []string
+	for i := range 6 {
+		ids = append(ids, enqueue(t, q, "store", fmt.Sprintf("p%d", i), "").ID)
+	}
+	var mu sync.Mutex
+	var events []string
+	log := func(e string) { mu.Lock(); events = append(events, e); mu.Unlock() }
+	var running atomic.Int32
+	overlapped := atomic.Bool{}
+	waitFinal(t, q, func(ctx context.Context, w *Work) (string, error) {
+		if running.Load() > 0 {
+			overlapped.Store(true)
+		}
+		log("apply " + string(w.Payload))
+		payload := string(w.Payload)
+		w.Defer(func(ctx context.Context) error {
+			if n := running.Add(1); n > 1 {
+				t.Errorf("%d last steps at once", n)
+			}
+			defer running.Add(-1)
+			if j, _ := q.Get(w.Job.ID); j.Status != Processing {
+				t.Errorf("job %s is %s during its last step", payload, j.Status)
+			}
+			time.Sleep(5 * time.Millisecond)
+			log("last " + payload)
+			return nil
+		})
+		return "notes/" + payload + ".md", nil
+	}, ids...)
+	for i, id := range ids {
+		j, _ := q.Get(id)
+		if j.Status != Done || j.Path != fmt.Sprintf("notes/p%d.md", i) {
+			t.Errorf("job %d: %+v", i, j)
+		}
+	}
+	var lasts []string
+	for _, e := range events {
+		if e[:4] == "last" {
+			lasts = append(lasts, e)
+		}
+	}
+	if !slices.IsSorted(lasts) || len(lasts) != len(ids) {
+		t.Errorf("last steps ran as %q", lasts)
+	}
+	if !overlapped.Load() {
+		t.Error("no job was applied while the last step of the one before ran")
+	}
+}
+
+// A failed last step fails its job (restored); the next job, applied on
+// its files meanwhile, is restored and queued again, then runs again.
+func TestDeferredLastStepFailure(t *testing.T) {
+	dir := t.TempDir()
+	var restored []string
+	var mu sync.Mutex
+	q := open(t, dir, Options{Restore: func(_ context.Context, j Job) error {
+		mu.Lock()
+		defer mu.Unlock()
+		restored = append(restored, j.ID)
+		return nil
+	}})
+	a := enqueue(t, q, "store", "a", "")
+	b := enqueue(t, q, "store", "b", "")
+	applied := map[string]int{}
+	waitFinal(t, q, func(ctx context.Context, w *Work) (string, error) {
+		payload := string(w.Payload)
+		mu.Lock()
+		applied[payload]++
+		mu.Unlock()
+		w.Defer(func(ctx context.Context) error {
+			if payload == "a" {
+				time.Sleep(20 * time.Millisecond) // b is applied meanwhile
+				return errors.New("the commit failed")
+			}
+			return nil
+		})
+		return payload, nil
+	}, a.ID, b.ID)
+	ja, _ := q.Get(a.ID)
+	jb, _ := q.Get(b.ID)
+	if ja.Status != Failed || ja.Error != "the commit failed" {
+		t.Errorf("a: %+v", ja)
+	}
+	if jb.Status != Done || applied["b"] != 2 || jb.Attempts != 2 {
+		t.Errorf("b: %+v, applied %d times", jb, applied["b"])
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if !slices.Equal(restored, []string{a.ID, b.ID}) {
+		t.Errorf("restored %q, want a then b", restored)
+	}
+}

@@ -38,6 +38,7 @@ func (b *Backend) git(ctx context.Context) (top, prefix string, err error) {
 		if rel := store.RelTo(t, b.k.Root); rel != "." {
 			b.prefix = rel + "/"
 		}
+		b.snapshots = gitx.CanCommitSnapshot(ctx, t)
 	}
 	return b.top, b.prefix, nil
 }
@@ -133,6 +134,14 @@ func (b *Backend) store(ctx context.Context, j *service.Job) (string, error) {
 		return "", err
 	}
 	return leaf, nil
+}
+
+// snapshotsOn reports whether commits are made from the transactions'
+// contents.
+func (b *Backend) snapshotsOn() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.snapshots
 }
 
 // prefixNow returns the work tree root and prefix found by git.
@@ -248,7 +257,11 @@ func (b *Backend) announce(tx *txn.Tx, j *service.Job) {
 
 // commit makes the job's one commit: the files the transaction wrote and
 // removed (the note and the regenerated index files), announced before
-// they were written.
+// they were written. Where the repository allows, the commit is made
+// from the contents the transaction wrote and is the job's deferred last
+// step (service.Job.Defer): it runs while the next job is placed and
+// written, and the job is done when it lands. Otherwise it is made now,
+// from the work tree.
 func (b *Backend) commit(ctx context.Context, j *service.Job, leaf string, res *txn.Result) error {
 	top, prefix := b.prefixNow()
 	var written, removed []string
@@ -258,9 +271,27 @@ func (b *Backend) commit(ctx context.Context, j *service.Job, leaf string, res *
 	for _, rel := range res.Removed {
 		removed = append(removed, repoPath(prefix, rel))
 	}
+	subject := gitx.JobSubject(j.Op, j.ID, leaf)
+	if b.snapshotsOn() {
+		contents := make(map[string][]byte, len(res.Written))
+		for _, rel := range res.Written {
+			contents[repoPath(prefix, rel)] = res.Data[rel]
+		}
+		return j.Defer(ctx, func(ctx context.Context) error {
+			defer b.changed()
+			b.pause()
+			t0 := time.Now()
+			if err := gitx.CommitSnapshot(ctx, top, Author, subject, contents, removed); err != nil {
+				return fmt.Errorf("committing: %w", err)
+			}
+			b.addTiming(&b.timing.commit, time.Since(t0))
+			b.pause()
+			return nil
+		})
+	}
 	b.pause()
 	t0 := time.Now()
-	if err := gitx.CommitChanges(ctx, top, Author, gitx.JobSubject(j.Op, j.ID, leaf), written, removed); err != nil {
+	if err := gitx.CommitChanges(ctx, top, Author, subject, written, removed); err != nil {
 		return fmt.Errorf("committing: %w", err)
 	}
 	b.addTiming(&b.timing.commit, time.Since(t0))

@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"sync"
@@ -21,7 +22,8 @@ import (
 // BenchmarkPostCommit measures post → commit throughput with no model: b.N
 // notes posted to a server over a tree of n generated notes, timed until
 // the last one is committed. jobs/s is the figure docs/benchmarks.md
-// records.
+// records. With KK_BENCH_PROF=<file> it writes a CPU profile of the
+// jobs alone.
 //
 //	go test ./internal/serve -run '^$' -bench PostCommit -benchtime 200x
 func BenchmarkPostCommit(b *testing.B) {
@@ -31,6 +33,19 @@ func BenchmarkPostCommit(b *testing.B) {
 			s := start(b, k, nil)
 			benchkb.Settle()
 			ctx := context.Background()
+			if pf := os.Getenv("KK_BENCH_PROF"); pf != "" && b.N > 1 {
+				// A CPU profile of the jobs alone, without the tree's
+				// generation (-cpuprofile profiles the whole run).
+				f, err := os.Create(pf)
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer f.Close()
+				if err := pprof.StartCPUProfile(f); err != nil {
+					b.Fatal(err)
+				}
+				defer pprof.StopCPUProfile()
+			}
 			b.ResetTimer()
 			startAt := time.Now()
 			var last string

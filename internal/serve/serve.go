@@ -59,9 +59,13 @@ type Backend struct {
 	mu     sync.Mutex // guards the fields below
 	top    string     // the git work tree's root
 	prefix string     // the knowledge base's root relative to top, "" or ending in "/"
-	tree   *store.Tree
-	treeAt time.Time
-	gen    uint64 // bumped by every job; a tree read before is stale
+	// snapshots is whether a job's commit can be made from the contents
+	// its transaction wrote (gitx.CommitSnapshot), and so run while the
+	// next job starts; found with top.
+	snapshots bool
+	tree      *store.Tree
+	treeAt    time.Time
+	gen       uint64 // bumped by every job; a tree read before is stale
 	// realNodes is nodes/ with its symlinks resolved, found on first need.
 	realNodes string
 	// timing adds up the time the worker spent placing, writing (the

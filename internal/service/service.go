@@ -121,6 +121,24 @@ type Job struct {
 	// Attempt is 1 on the first run, more when a crash interrupted one.
 	Attempt int
 	touch   func(paths ...string) error
+	defer_  func(fn func(ctx context.Context) error)
+}
+
+// OnDefer sets what Defer does: the queue runs the step after Apply
+// returns, overlapped with the next job; unset, Defer runs it at once.
+func (j *Job) OnDefer(f func(fn func(ctx context.Context) error)) { j.defer_ = f }
+
+// Defer makes fn the job's last step (kk serve's commit): the job is done
+// when fn returns. With the queue, fn runs after Apply returns, in order
+// with the other jobs' last steps, while the next job starts; it must
+// not read what the next job may change (the work tree). Without, it
+// runs now, and its error is Defer's.
+func (j *Job) Defer(ctx context.Context, fn func(ctx context.Context) error) error {
+	if j.defer_ == nil {
+		return fn(ctx)
+	}
+	j.defer_(fn)
+	return nil
 }
 
 // OnTouch sets what Touch does: the queue records the paths; a caller

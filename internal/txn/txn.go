@@ -82,6 +82,10 @@ type Result struct {
 	Written []string
 	Removed []string
 	Created []string // the files of Written that did not exist before
+	// Data holds what was written to each file of Written: a later step
+	// (kk serve's commit) can use it after the next transaction changed
+	// the files.
+	Data map[string][]byte
 	// Index is the regeneration of the index files; nil when the
 	// transaction changed no leaf and was not asked to regenerate.
 	Index *indexfiles.RebuildResult
@@ -921,11 +925,13 @@ func (tx *Tx) commit() (*Result, error) {
 	if gen != nil {
 		gen.Written()
 	}
+	res.Data = make(map[string][]byte, len(changes))
 	for _, c := range changes {
 		if c.Remove {
 			res.Removed = append(res.Removed, c.Path)
 		} else {
 			res.Written = append(res.Written, c.Path)
+			res.Data[c.Path] = c.Data
 			if !c.Existed {
 				res.Created = append(res.Created, c.Path)
 			}
