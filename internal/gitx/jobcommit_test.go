@@ -2,6 +2,7 @@ package gitx
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -459,5 +460,48 @@ func TestCommitChangesOnAnUnbornBranch(t *testing.T) {
 	}
 	if got := gitOut(t, dir, "show", "--name-only", "--format=%s", "HEAD"); got != "store(j1): a.md\n\na.md" {
 		t.Errorf("first commit: %q", got)
+	}
+}
+
+// CommitSnapshot commits the contents it is given, not what the work
+// tree holds by then (the next job wrote over it), and leaves git's index
+// at the commit, so that git status shows only the later change.
+func TestCommitSnapshot(t *testing.T) {
+	dir := gitRepo(t)
+	ctx := context.Background()
+	if CanCommitSnapshot(ctx, dir) {
+		t.Error("a repository without a commit can commit snapshots")
+	}
+	if err := CommitSnapshot(ctx, dir, worker, "first", map[string][]byte{"a.md": []byte("a")}, nil); !errors.Is(err, ErrNoSnapshot) {
+		t.Fatalf("unborn branch: err = %v, want ErrNoSnapshot", err)
+	}
+	write(t, dir, "notes/a.md", "a1")
+	write(t, dir, "notes/b.md", "b1")
+	if _, err := CommitPaths(ctx, dir, worker, "init", []string{"notes/a.md", "notes/b.md"}); err != nil {
+		t.Fatal(err)
+	}
+	if !CanCommitSnapshot(ctx, dir) {
+		t.Fatal("a repository with a commit cannot commit snapshots")
+	}
+	// The job wrote a2 and c1 and removed b; the next job has already
+	// written a3 and made b again.
+	write(t, dir, "notes/a.md", "a3")
+	write(t, dir, "notes/c.md", "c1")
+	write(t, dir, "notes/b.md", "b2")
+	err := CommitSnapshot(ctx, dir, worker, JobSubject("store", "j1", "notes/c.md"),
+		map[string][]byte{"notes/a.md": []byte("a2"), "notes/c.md": []byte("c1")}, []string{"notes/b.md"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for p, want := range map[string]string{"notes/a.md": "a2", "notes/c.md": "c1"} {
+		if got := gitOut(t, dir, "show", "HEAD:"+p); got != want {
+			t.Errorf("HEAD:%s = %q, want %q", p, got, want)
+		}
+	}
+	if out, err := Run(ctx, dir, "cat-file", "-e", "HEAD:notes/b.md"); err == nil {
+		t.Errorf("notes/b.md is still in HEAD (%s)", out)
+	}
+	if st := gitOut(t, dir, "status", "--porcelain"); st != "M notes/a.md\n?? notes/b.md" {
+		t.Errorf("status after the snapshot commit: %q", st)
 	}
 }
