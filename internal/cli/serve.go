@@ -31,9 +31,6 @@ import (
 // commit, and after the commit of every job.
 const EnvServeTestDelay = "KK_SERVE_TEST_DELAY"
 
-// serveGCPercent is kk serve's garbage collection target (GOGC).
-const serveGCPercent = 200
-
 type serveOpts struct {
 	addr      string
 	tokenFile string
@@ -192,7 +189,7 @@ func runServe(ctx context.Context, app *App, o serveOpts) error {
 	// GOGC says otherwise: at 10,000 notes 12% more jobs per second for
 	// 75 MB more memory (docs/benchmarks.md, "kk serve").
 	if app.Getenv("GOGC") == "" {
-		debug.SetGCPercent(serveGCPercent)
+		debug.SetGCPercent(serve.GCPercent)
 	}
 	backend := serve.New(serve.Options{KB: k, Provider: provider, Logger: log, Delay: delay})
 	qopts := backend.QueueOptions()

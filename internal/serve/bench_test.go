@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"runtime/pprof"
 	"slices"
 	"strings"
@@ -27,6 +28,10 @@ import (
 //
 //	go test ./internal/serve -run '^$' -bench PostCommit -benchtime 200x
 func BenchmarkPostCommit(b *testing.B) {
+	// As kk serve runs (unless GOGC is set).
+	if os.Getenv("GOGC") == "" {
+		defer debug.SetGCPercent(debug.SetGCPercent(GCPercent))
+	}
 	for _, n := range []int{100, 1000, 10000} {
 		b.Run(fmt.Sprintf("notes=%d", n), func(b *testing.B) {
 			k := newRepo(b, n)

@@ -75,6 +75,10 @@ type Backend struct {
 
 var _ service.Backend = (*Backend)(nil)
 
+// GCPercent is kk serve's garbage collection target (GOGC) unless the
+// environment sets one: see internal/cli/serve.go.
+const GCPercent = 200
+
 // New returns the backend over o.KB.
 func New(o Options) *Backend {
 	if o.Logger == nil {
