@@ -34,9 +34,25 @@ type change struct {
 	Path    string `json:"path"`
 	Remove  bool   `json:"remove,omitempty"`
 	Existed bool   `json:"existed"`
-	Data    []byte `json:"-"` // the new content
-	Orig    []byte `json:"-"` // the content before, when Existed
+	// Backup names, in the journal's folder, a hard link to the file as
+	// it was (a large one: see linkMin), kept instead of its content.
+	Backup string `json:"backup,omitempty"`
+	Data   []byte `json:"-"` // the new content
+	Orig   []byte `json:"-"` // the content before, when Existed and not Backup
+	// large is set by prepare for an existing file of linkMin bytes or
+	// more, whose content was not read.
+	large bool
 }
+
+// linkMin is the size from which a changed file's original is kept as a
+// hard link in the journal's folder instead of copied into the journal:
+// GRAPH.md is megabytes at 10,000 leaves, and every write changes it.
+// The link costs a directory entry; the file, replaced by rename, keeps
+// its old content under the link until the changeset is recorded.
+const linkMin = 64 << 10
+
+// backupSuffix ends the names of the journal's hard links.
+const backupSuffix = ".orig"
 
 type journal struct {
 	Changeset string   `json:"changeset"`
@@ -52,6 +68,26 @@ func writeJournal(k *store.KB, j *journal) (string, error) {
 	dir := JournalDir(k)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", fmt.Errorf("journal: %w", err)
+	}
+	// Large originals: a hard link each, made before the journal that
+	// names it (a link without its journal is a leftover, removed).
+	for i := range j.Changes {
+		c := &j.Changes[i]
+		if !c.large {
+			continue
+		}
+		abs := filepath.Join(k.Dir, filepath.FromSlash(c.Path))
+		name := fmt.Sprintf("%s.%d%s", j.Changeset, i, backupSuffix)
+		if err := os.Link(abs, filepath.Join(dir, name)); err == nil {
+			c.Backup = name
+			continue
+		}
+		// No hard links here: the content goes into the journal.
+		orig, err := os.ReadFile(abs)
+		if err != nil {
+			return "", fmt.Errorf("journal: %w", err)
+		}
+		c.Orig = orig
 	}
 	path := filepath.Join(dir, j.Changeset+".journal")
 	tmp := path + ".tmp"
@@ -138,11 +174,23 @@ func readJournal(path string) (*journal, error) {
 	}
 }
 
-func removeJournal(path string) error {
+// removeJournal removes a journal, which commits its changeset (or ends
+// its undo), then its hard links.
+func removeJournal(path string, j *journal) error {
 	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("journal: %w", err)
 	}
-	return atomicfile.SyncDir(filepath.Dir(path))
+	if err := atomicfile.SyncDir(filepath.Dir(path)); err != nil {
+		return err
+	}
+	if j != nil {
+		for _, c := range j.Changes {
+			if c.Backup != "" {
+				os.Remove(filepath.Join(filepath.Dir(path), c.Backup))
+			}
+		}
+	}
+	return nil
 }
 
 // InjectWriteFault is for tests only: when set, it is called before each
@@ -227,12 +275,20 @@ func rollback(k *store.KB, j *journal) error {
 			pruneEmpty(k, c.Path)
 			continue
 		}
-		cur, err := os.ReadFile(abs)
-		if err == nil && bytes.Equal(cur, c.Orig) {
-			continue
-		}
 		if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
 			errs = append(errs, err)
+			continue
+		}
+		if c.Backup != "" {
+			// The old file comes back whole by one rename. A link that is
+			// gone was put back by an earlier undo.
+			if err := os.Rename(filepath.Join(JournalDir(k), c.Backup), abs); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				errs = append(errs, err)
+			}
+			continue
+		}
+		cur, err := os.ReadFile(abs)
+		if err == nil && bytes.Equal(cur, c.Orig) {
 			continue
 		}
 		if err := atomicfile.Write(abs, c.Orig, 0o644); err != nil {
@@ -262,7 +318,7 @@ func leftovers(k *store.KB, tree bool) ([]string, error) {
 	rel := func(p string) string { return k.Rel(p) }
 	if ents, err := os.ReadDir(JournalDir(k)); err == nil {
 		for _, e := range ents {
-			if strings.HasSuffix(e.Name(), ".journal") || strings.HasSuffix(e.Name(), ".journal.tmp") {
+			if strings.HasSuffix(e.Name(), ".journal") || strings.HasSuffix(e.Name(), ".journal.tmp") || strings.HasSuffix(e.Name(), backupSuffix) {
 				out = append(out, rel(filepath.Join(JournalDir(k), e.Name())))
 			}
 		}
@@ -341,9 +397,16 @@ func recoverLocked(k *store.KB, sweep bool) error {
 			if err := rollback(k, j); err != nil {
 				return fmt.Errorf("rolling back the interrupted changeset %s: %w", j.Changeset, err)
 			}
-			if err := removeJournal(p); err != nil {
+			if err := removeJournal(p, j); err != nil {
 				return err
 			}
+		}
+	}
+	// Hard links no journal names any more: a writer killed before it
+	// wrote its journal, or after it removed it.
+	for _, e := range ents {
+		if strings.HasSuffix(e.Name(), backupSuffix) {
+			os.Remove(filepath.Join(JournalDir(k), e.Name()))
 		}
 	}
 	left, err := leftovers(k, journals || sweep)

@@ -139,8 +139,9 @@ type staged struct {
 }
 
 type fileOp struct {
-	data   []byte
-	remove bool
+	data      []byte
+	remove    bool
+	generated bool // an index file generation found changed
 }
 
 // Update runs fn in a transaction on k and commits what it staged. When fn
@@ -802,7 +803,7 @@ func (tx *Tx) commit() (*Result, error) {
 		}
 		if gen != nil {
 			for _, name := range gen.Names() {
-				add(name, &fileOp{data: gen.Write[name]})
+				add(name, &fileOp{data: gen.Write[name], generated: true})
 			}
 			for _, name := range gen.Remove {
 				add(name, &fileOp{remove: true})
@@ -875,7 +876,7 @@ func (tx *Tx) commit() (*Result, error) {
 		if rerr := rollback(tx.k, j); rerr != nil {
 			return nil, fmt.Errorf("%w; undoing the changeset also failed: %v (the journal %s is kept; the next kk write retries the undo)", cause, rerr, tx.k.Rel(jpath))
 		}
-		if err := removeJournal(jpath); err != nil {
+		if err := removeJournal(jpath, j); err != nil {
 			return nil, fmt.Errorf("%w; %v", cause, err)
 		}
 		return nil, cause
@@ -919,7 +920,7 @@ func (tx *Tx) commit() (*Result, error) {
 	if testHook != nil {
 		testHook("recorded")
 	}
-	if err := removeJournal(jpath); err != nil {
+	if err := removeJournal(jpath, j); err != nil {
 		return fail(err)
 	}
 	if gen != nil {
@@ -1074,6 +1075,11 @@ func (tx *Tx) prepare(rel string, op *fileOp) (*change, error) {
 		return nil, err
 	case !fi.Mode().IsRegular():
 		return nil, fmt.Errorf("%s is not a regular file; kk writes only regular files", tx.k.Rel(abs))
+	case fi.Size() >= linkMin && (op.remove || int64(len(op.data)) != fi.Size() || op.generated):
+		// Not read: the journal keeps a hard link to it (writeJournal).
+		// Only a file of the same size can be unchanged, and generation
+		// already dropped the generated files that are.
+		return &change{Path: rel, Data: op.data, Remove: op.remove, Existed: true, large: true}, nil
 	}
 	orig, err := os.ReadFile(abs)
 	if err != nil {
