@@ -46,6 +46,65 @@ type genMemo struct {
 	// warm is set by the first generation. Until then nothing is kept: a
 	// command-line run generates once, and keeping would only cost it.
 	warm bool
+
+	// The inputs and key of every folder's index.md at the last run
+	// (folderGen): a folder whose inputs are the same objects again has
+	// the same key, which is then not hashed again.
+	folders map[string]*folderGen
+}
+
+// folderGen is what a folder's index.md was generated from, as the kept
+// objects they are, and the key and metrics they gave: its direct leaves
+// (their facts, in the tree's order) with their in-degrees, its
+// subfolders with their summaries, and the ranked leaves of each tag of
+// its leaves. Facts are kept per leaf version, so the same fact means
+// the same fields; everything else folderKey reads is derived from these.
+type folderGen struct {
+	leaves  []*leafGen
+	degrees []int
+	subs    []string
+	sums    []string
+	ranked  [][]*leafGen // by tag, in the order of tags
+	tags    []string
+	key     string
+	metrics FolderMetrics
+}
+
+func newFolderGen(leaves []*node.Node, subs []string, summaries store.Summaries, facts map[*node.Node]*leafGen, inDegree map[string]int, ranked map[string][]*node.Node) *folderGen {
+	f := &folderGen{leaves: make([]*leafGen, len(leaves)), degrees: make([]int, len(leaves)), subs: subs, sums: make([]string, len(subs))}
+	for i, n := range leaves {
+		f.leaves[i], f.degrees[i] = facts[n], inDegree[n.ID]
+		for j, t := range n.Tags {
+			if !slices.Contains(n.Tags[:j], t) && !slices.Contains(f.tags, t) {
+				f.tags = append(f.tags, t)
+			}
+		}
+	}
+	for i, s := range subs {
+		f.sums[i] = summaries[s]
+	}
+	slices.Sort(f.tags)
+	f.ranked = make([][]*leafGen, len(f.tags))
+	for i, t := range f.tags {
+		for _, n := range ranked[t] {
+			f.ranked[i] = append(f.ranked[i], facts[n])
+		}
+	}
+	return f
+}
+
+// sameInputs reports whether f and g were made from the same inputs.
+func (f *folderGen) sameInputs(g *folderGen) bool {
+	if !slices.Equal(f.leaves, g.leaves) || !slices.Equal(f.degrees, g.degrees) || !slices.Equal(f.subs, g.subs) ||
+		!slices.Equal(f.sums, g.sums) || !slices.Equal(f.tags, g.tags) {
+		return false
+	}
+	for i := range f.ranked {
+		if !slices.Equal(f.ranked[i], g.ranked[i]) {
+			return false
+		}
+	}
+	return true
 }
 
 type genMemoKey struct{}

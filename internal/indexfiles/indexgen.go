@@ -86,6 +86,9 @@ func generate(t *store.Tree, summaries store.Summaries, fresh func(file, key str
 		m.mu.Lock()
 		defer m.mu.Unlock()
 	}
+	// Folders' inputs are kept from the second generation on (see
+	// genMemo.warm).
+	keepFolders := m != nil && m.warm
 	facts, graphOrder, titleRank := m.leafFacts(t)
 
 	inDegree := linksTo(t.Leaves)
@@ -137,18 +140,49 @@ func generate(t *store.Tree, summaries store.Summaries, fresh func(file, key str
 	keys := make([]string, len(dirs))
 	skip := make([]bool, len(dirs))
 	metrics := make([]FolderMetrics, len(dirs))
+	var prev map[string]*folderGen
+	var next []*folderGen
+	if keepFolders {
+		prev, next = m.folders, make([]*folderGen, len(dirs))
+	}
 	store.Parallel(len(dirs), func(i int) {
 		d := dirs[i]
-		leaves := slices.Clone(byDir[d])
-		slices.SortFunc(leaves, catalog)
-		metrics[i] = MetricsOf(leaves)
-		keys[i] = folderKey(d, leaves, children[d], ranked, summaries, facts)
+		var in *folderGen
+		if next != nil {
+			in = newFolderGen(byDir[d], children[d], summaries, facts, inDegree, ranked)
+			if old := prev[d]; old != nil && old.sameInputs(in) {
+				in.key, in.metrics = old.key, old.metrics
+				keys[i], metrics[i] = old.key, old.metrics
+			}
+			next[i] = in
+		}
+		var leaves []*node.Node
+		sorted := func() []*node.Node {
+			if leaves == nil {
+				leaves = slices.Clone(byDir[d])
+				slices.SortFunc(leaves, catalog)
+			}
+			return leaves
+		}
+		if keys[i] == "" {
+			metrics[i] = MetricsOf(byDir[d])
+			keys[i] = folderKey(d, sorted(), children[d], ranked, summaries, facts)
+			if in != nil {
+				in.key, in.metrics = keys[i], metrics[i]
+			}
+		}
 		if fresh != nil && fresh(indexFile(d), keys[i]) {
 			skip[i] = true
 			return
 		}
-		bodies[i] = renderFolder(d, leaves, children[d], ranked, summaries, lb)
+		bodies[i] = renderFolder(d, sorted(), children[d], ranked, summaries, lb)
 	})
+	if next != nil {
+		m.folders = make(map[string]*folderGen, len(dirs))
+		for i, d := range dirs {
+			m.folders[d] = next[i]
+		}
+	}
 	for i, d := range dirs {
 		file := indexFile(d)
 		g.Keys[file] = keys[i]
