@@ -93,19 +93,38 @@ func newFolderGen(leaves []*node.Node, subs []string, summaries store.Summaries,
 	return f
 }
 
-// sameInputs reports whether f and g were made from the same inputs.
-func (f *folderGen) sameInputs(g *folderGen) bool {
-	if !slices.Equal(f.leaves, g.leaves) || !slices.Equal(f.degrees, g.degrees) || !slices.Equal(f.subs, g.subs) ||
-		!slices.Equal(f.sums, g.sums) || !slices.Equal(f.tags, g.tags) {
+// unchanged reports whether f was made from these inputs, without
+// making a folderGen of them (the common case: nothing in the folder
+// changed).
+func (f *folderGen) unchanged(leaves []*node.Node, subs []string, summaries store.Summaries, facts map[*node.Node]*leafGen, inDegree map[string]int, ranked map[string][]*node.Node) bool {
+	if len(leaves) != len(f.leaves) || !slices.Equal(subs, f.subs) {
 		return false
 	}
-	for i := range f.ranked {
-		if !slices.Equal(f.ranked[i], g.ranked[i]) {
+	for i, n := range leaves {
+		if facts[n] != f.leaves[i] || inDegree[n.ID] != f.degrees[i] {
 			return false
+		}
+	}
+	for i, s := range subs {
+		if summaries[s] != f.sums[i] {
+			return false
+		}
+	}
+	// The same leaf versions carry the same tags.
+	for i, t := range f.tags {
+		r := ranked[t]
+		if len(r) != len(f.ranked[i]) {
+			return false
+		}
+		for j, n := range r {
+			if facts[n] != f.ranked[i][j] {
+				return false
+			}
 		}
 	}
 	return true
 }
+
 
 type genMemoKey struct{}
 

@@ -149,12 +149,13 @@ func generate(t *store.Tree, summaries store.Summaries, fresh func(file, key str
 		d := dirs[i]
 		var in *folderGen
 		if next != nil {
-			in = newFolderGen(byDir[d], children[d], summaries, facts, inDegree, ranked)
-			if old := prev[d]; old != nil && old.sameInputs(in) {
-				in.key, in.metrics = old.key, old.metrics
+			if old := prev[d]; old != nil && old.unchanged(byDir[d], children[d], summaries, facts, inDegree, ranked) {
 				keys[i], metrics[i] = old.key, old.metrics
+				next[i] = old
+			} else {
+				in = newFolderGen(byDir[d], children[d], summaries, facts, inDegree, ranked)
+				next[i] = in
 			}
-			next[i] = in
 		}
 		var leaves []*node.Node
 		sorted := func() []*node.Node {
