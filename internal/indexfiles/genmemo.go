@@ -125,7 +125,6 @@ func (f *folderGen) unchanged(leaves []*node.Node, subs []string, summaries stor
 	return true
 }
 
-
 type genMemoKey struct{}
 
 // leafKey names one version of one leaf.
