@@ -3,11 +3,11 @@ package cli
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/kk-project/kk/internal/index"
+	"github.com/kk-project/kk/internal/txn"
 )
 
 func newGCCmd(app *App) *cobra.Command {
@@ -88,18 +88,11 @@ func runCompact(ctx context.Context, app *App, o compactOpts) error {
 	if err != nil {
 		return err
 	}
-	before, after, err := index.Compact(ctx, k, branch)
+	res, err := txn.Compact(ctx, k, branch, app.Now())
 	if err != nil {
 		return err
 	}
-	var rotated string
-	err = k.WithLock(ctx, "compact", func() error {
-		rotated, err = index.RotateAudit(k, branch, time.Now())
-		return err
-	})
-	if err != nil {
-		return err
-	}
+	before, after, rotated := res.Before, res.After, res.AuditRotatedTo
 	if rotated != "" {
 		rotated = k.Rel(rotated)
 	}
