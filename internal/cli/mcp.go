@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kk-project/kk/internal/mcpserver"
+	"github.com/kk-project/kk/internal/store"
 )
 
 type mcpOpts struct {
@@ -86,7 +87,10 @@ func runMCP(ctx context.Context, app *App, o mcpOpts) (err error) {
 	}
 	// The server makes its knowledge base value once: every request
 	// shares its index handles and caches, released when the server stops.
+	// Its writes read the tree by the kernel's change reports instead of
+	// a walk of every folder (store.WatchTree), as kk serve's do.
 	defer k.Close()
+	store.WatchTree(k)
 	logTo := app.IO.Err
 	if o.logFile {
 		dir := k.LogsDir()
