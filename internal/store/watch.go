@@ -57,6 +57,7 @@ type treeWatch struct {
 	root     string
 	realRoot string
 	parts    map[string]*folderPart // nil until a full walk succeeded
+	files    []LeafFile             // the leaves of the last listing, in byte order
 	reread   map[string]bool        // the folders the current scan read
 	named    map[string]bool        // what the reports of the current scan named
 	fresh    map[string]bool        // the folders the current scan walked anew
@@ -229,24 +230,63 @@ func (w *treeWatch) drop(d string) {
 
 // assemble joins the folders' entries into one listing, as ScanDir
 // orders it. Unless all were read, a leaf no report named, in a folder
-// no report named as a whole and not walked anew, is quiet: nothing happened to it since
-// the scan before drained its reports, after which that scan (or an
-// earlier one) stat'ed it and its read recorded its content, so the
-// leaf cache may trust its entry even inside the racy window
-// (leafCache.entry). A leaf a report named is checked by the usual rule.
+// no report named as a whole and not walked anew, is quiet: nothing
+// happened to it since the scan before drained its reports, after which
+// that scan (or an earlier one) stat'ed it and its read recorded its
+// content, so the leaf cache may trust its entry even inside the racy
+// window (leafCache.entry). A leaf a report named is checked by the
+// usual rule.
+//
+// The leaves of the last listing are kept sorted: a scan that read a
+// few folders again puts their leaves in place of the old ones, instead
+// of sorting the whole tree's leaves again.
 func (w *treeWatch) assemble(all bool) *Listing {
 	l := &Listing{IndexDirs: map[string]bool{}, Dirs: []string{""}}
+	var added []LeafFile
 	for d, p := range w.parts {
-		from := len(l.Files)
-		l.merge(&p.l)
-		if all || w.fresh[d] || (w.reread[d] && w.named[d]) {
-			continue
+		if all || w.files == nil || w.reread[d] {
+			added = append(added, p.l.Files...)
 		}
-		for i := from; i < len(l.Files); i++ {
-			l.Files[i].quiet = !w.named[l.Files[i].Rel]
+		l.Dirs = append(l.Dirs, p.l.Dirs...)
+		for x := range p.l.IndexDirs {
+			l.IndexDirs[x] = true
 		}
+		l.Leftovers = append(l.Leftovers, p.l.Leftovers...)
+		l.Irregular = append(l.Irregular, p.l.Irregular...)
+		l.Problems = append(l.Problems, p.l.Problems...)
 	}
 	l.sortBytes()
+	byRel := func(a, b LeafFile) int { return strings.Compare(a.Rel, b.Rel) }
+	slices.SortFunc(added, byRel)
+	if all || w.files == nil {
+		w.files = added
+	} else {
+		// The kept leaves of the folders not read again (and still
+		// there), merged with the leaves of those read again.
+		kept := make([]LeafFile, 0, len(w.files))
+		for _, f := range w.files {
+			if d := DirOf(f.Rel); !w.reread[d] && w.parts[d] != nil {
+				kept = append(kept, f)
+			}
+		}
+		merged := make([]LeafFile, 0, len(kept)+len(added))
+		i, j := 0, 0
+		for i < len(kept) && j < len(added) {
+			if byRel(kept[i], added[j]) <= 0 {
+				merged = append(merged, kept[i])
+				i++
+			} else {
+				merged = append(merged, added[j])
+				j++
+			}
+		}
+		w.files = append(append(merged, kept[i:]...), added[j:]...)
+	}
+	l.Files = slices.Clone(w.files)
+	for i := range l.Files {
+		d := DirOf(l.Files[i].Rel)
+		l.Files[i].quiet = !all && !w.fresh[d] && !(w.reread[d] && w.named[d]) && !w.named[l.Files[i].Rel]
+	}
 	return l
 }
 
