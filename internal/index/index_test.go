@@ -319,6 +319,16 @@ func TestSearchRankingAndSnippets(t *testing.T) {
 	if !strings.Contains(hits[0].Snippet, SnippetOpen+"tokens"+SnippetClose) && !strings.Contains(hits[0].Snippet, SnippetOpen+"Tokens"+SnippetClose) {
 		t.Errorf("snippet %q does not mark the match", hits[0].Snippet)
 	}
+	// NoSnippets: the same hits in the same order, without snippets.
+	bare, err := db.Search(ctx, Request{Text: "tokens", Limit: 5, NoSnippets: true})
+	if err != nil || len(bare) != len(hits) {
+		t.Fatalf("Search(tokens, NoSnippets) = %v, %v", ids(bare), err)
+	}
+	for i := range bare {
+		if bare[i].ID != hits[i].ID || bare[i].Score != hits[i].Score || bare[i].Snippet != "" {
+			t.Errorf("hit %d without snippets: %+v, with: %+v", i, bare[i], hits[i])
+		}
+	}
 	// "login" matches the login-flow map (title) and the session-tokens
 	// practice (description); they are linked by relates_to.
 	hits, err = Search(ctx, db, "login", 5)

@@ -100,6 +100,9 @@ type Request struct {
 	// vector side computes no stale node vectors and gets at most
 	// quickVectorTime, past which the lexical ranking is returned.
 	Quick bool
+	// NoSnippets leaves Hit.Snippet empty, for a caller that does not
+	// show it (kk serve), sparing a query and the passage search.
+	NoSnippets bool
 	// Postings, when positive, bounds the candidate query's work below
 	// poolPostings (see poolTerms): a caller that needs the neighbourhood
 	// of a text rather than its best answer (kk serve's placement) pays
@@ -218,8 +221,10 @@ func (db *DB) Search(ctx context.Context, r Request) ([]Hit, error) {
 	if len(cands) > r.Limit {
 		cands = cands[:r.Limit]
 	}
-	if err := db.snippets(ctx, cands, q); err != nil {
-		return nil, err
+	if !r.NoSnippets {
+		if err := db.snippets(ctx, cands, q); err != nil {
+			return nil, err
+		}
 	}
 	hits := make([]Hit, len(cands))
 	for i, c := range cands {

@@ -190,6 +190,7 @@ func (b *Backend) leafHits(ctx context.Context, r index.Request, sync bool) ([]i
 	if err != nil {
 		return nil, err
 	}
+	r.NoSnippets = true // kk serve answers with whole notes
 	hits, err := db.Search(ctx, r)
 	if err != nil {
 		return nil, err
