@@ -33,6 +33,9 @@ bin/kk-gentree -n 10000 -seed 1 "$root" >/dev/null
 (
   cd "$root"
   git init -q -b main
+  # No automatic repack in the background of the measurement.
+  git config gc.auto 0
+  git config maintenance.auto false
   "$kk" init --no-git-hooks >/dev/null 2>&1
   "$kk" index rebuild >/dev/null 2>&1
   git add -A

@@ -38,6 +38,15 @@ func newRepo(tb testing.TB, n int) *store.KB {
 		if _, err := gitx.Run(ctx, root, "init", "-q", "-b", "main"); err != nil {
 			tb.Fatal(err)
 		}
+		// The first commit of a large tree would start git's automatic
+		// maintenance in the background (a repack), which competes with
+		// what is measured and writes into .git while the test's
+		// clean-up removes it.
+		for _, kv := range [][2]string{{"gc.auto", "0"}, {"maintenance.auto", "false"}} {
+			if _, err := gitx.Run(ctx, root, "config", kv[0], kv[1]); err != nil {
+				tb.Fatal(err)
+			}
+		}
 	}
 	opts := store.InitOptions{Version: "test", Now: time.Now(), Command: "test"}
 	k, err := Bootstrap(ctx, root, opts)
