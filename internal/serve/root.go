@@ -106,17 +106,21 @@ func (b *Backend) Share(ctx context.Context) {
 		return
 	}
 	defer b.changed()
-	err = b.k.WithLock(ctx, "kk serve (pull --rebase)", func() error {
-		return gitx.PullRebase(ctx, top, "origin", branch, "theirs")
-	})
-	if err != nil {
-		b.log.Warn("fetching and rebasing onto origin failed; retried at the next tick", "branch", branch, "error", err)
-		return
-	}
-	res, err := txn.Update(ctx, b.k, txn.Meta{Actor: "kk serve", Source: "http", Command: "kk serve (index after rebase)"}, func(tx *txn.Tx) error {
+	// The rebase and the index files regenerated after it are one
+	// transaction: no job writes between them.
+	pulled := false
+	res, err := txn.Update(ctx, b.k, txn.Meta{Actor: "kk serve", Source: "http", Command: "kk serve (pull --rebase)"}, func(tx *txn.Tx) error {
+		if err := tx.Outside(func() error { return gitx.PullRebase(ctx, top, "origin", branch, "theirs") }); err != nil {
+			return err
+		}
+		pulled = true
 		tx.Regenerate()
 		return nil
 	})
+	if err != nil && !pulled {
+		b.log.Warn("fetching and rebasing onto origin failed; retried at the next tick", "branch", branch, "error", err)
+		return
+	}
 	if err != nil {
 		b.log.Warn("regenerating the index files after the rebase failed", "error", err)
 		return

@@ -193,6 +193,20 @@ func update(ctx context.Context, k *store.KB, m Meta, sweep bool, fn func(tx *Tx
 // announces a job's paths this way, so that recovery can restore them.
 func (tx *Tx) BeforeApply(fn func(paths []string) error) { tx.before = append(tx.before, fn) }
 
+// Outside runs fn, a change another program makes to the tree (kk
+// serve's git pull --rebase), inside the transaction: under its lock,
+// after the recovery of killed writers and before the transaction reads
+// anything, so that what the transaction then reads and generates
+// follows it. The other program's change is not journaled (its own
+// guarantees hold) and its files are not in the Result; the
+// transaction's own changes (Regenerate's index files) are.
+func (tx *Tx) Outside(fn func() error) error {
+	if tx.tree != nil || tx.db != nil || len(tx.leaves) > 0 || len(tx.files) > 0 {
+		return errors.New("txn: a change by another program must come before the transaction reads or stages anything")
+	}
+	return fn()
+}
+
 // AfterCommit registers fn to run once the changeset is committed, while
 // the writer lock is still held: work outside the knowledge tree that must
 // follow the change and not interleave with another writer (stamping the
