@@ -37,8 +37,19 @@ type genCache struct {
 	missing []string
 }
 
+// maxSummed is the largest generated file whose content hash the cache
+// records. The hash only serves to trust a file written moments before a
+// later run (its mtime too recent to trust); a larger file (GRAPH.md, 3 MB
+// at ten thousand leaves, written by every transaction of kk serve) is
+// then generated again instead, which costs less than hashing it at every
+// write.
+const maxSummed = 256 << 10
+
+// noSum stands for the hash of a file larger than maxSummed.
+const noSum = "-"
+
 type genFile struct {
-	sum         string // sha256 hex of the content
+	sum         string // sha256 hex of the content, or noSum
 	Size, mtime int64  // of the file as written
 	key         string // hash of the inputs it was rendered from
 }
@@ -104,12 +115,15 @@ func saveGenCache(k *store.KB, key string, g *Generated, prev *genCache) {
 	for _, n := range names {
 		var f genFile
 		if data, ok := g.Files[n]; ok {
-			sum := sha256.Sum256(data)
 			fi, err := os.Stat(filepath.Join(k.Dir, filepath.FromSlash(n)))
 			if err != nil {
 				return
 			}
-			f = genFile{sum: hex.EncodeToString(sum[:]), Size: fi.Size(), mtime: fi.ModTime().UnixNano()}
+			f = genFile{sum: noSum, Size: fi.Size(), mtime: fi.ModTime().UnixNano()}
+			if len(data) <= maxSummed {
+				sum := sha256.Sum256(data)
+				f.sum = hex.EncodeToString(sum[:])
+			}
 		} else if prev != nil {
 			f = prev.files[n] // skipped as fresh: the file is as recorded
 		}
@@ -151,6 +165,9 @@ func (c *genCache) unchanged(k *store.KB, name string, f genFile) bool {
 	}
 	if mt := fi.ModTime().UnixNano(); mt == f.mtime && mt < c.written-int64(store.RacyWindow) {
 		return true
+	}
+	if f.sum == noSum {
+		return false
 	}
 	data, err := os.ReadFile(path)
 	if err != nil {

@@ -23,11 +23,12 @@ import (
 type genMemo struct {
 	mu sync.Mutex // held for a whole nodes_hash or generation
 
-	// The leaves of the last run, by version, and what the run derived
-	// from the set of them: GRAPH.md's order (ids in root collation), the
-	// nodes_hash lines ("<path>\t<hash>") in their order (see
-	// store.HashLeaves), the titles.
-	leaves    map[leafKey]*leafGen
+	// The leaves of the last run, by path (each entry is one version: its
+	// hash is in it), and what the run derived from the set of them:
+	// GRAPH.md's order (ids in root collation), the nodes_hash lines
+	// ("<path>\t<hash>") in their order (see store.HashLeaves), the
+	// titles.
+	leaves    map[string]*leafGen
 	graph     []*leafGen
 	hashLines []string
 	titles    titleSet
@@ -127,11 +128,10 @@ func (f *folderGen) unchanged(leaves []*node.Node, subs []string, summaries stor
 
 type genMemoKey struct{}
 
-// leafKey names one version of one leaf.
-type leafKey struct{ path, hash string }
-
 // leafGen is what generation derives from one leaf alone.
 type leafGen struct {
+	path   string
+	hash   string // "" when the tree had none: never kept
 	id     string
 	title  string
 	line   string            // the leaf's nodes_hash line
@@ -191,27 +191,36 @@ func (m *genMemo) leafFacts(t *store.Tree) (map[*node.Node]*leafGen, []*leafGen,
 }
 
 // advance brings what m keeps from the last run's leaves to t's.
+//
+// The kept leaves are edited in place: a run that fails after advancing
+// leaves m describing a tree that was never written, which the next run
+// compares with its own like any other (every entry carries its hash).
 func (m *genMemo) advance(t *store.Tree) {
 	facts := make(map[*node.Node]*leafGen, len(t.Leaves))
-	next := make(map[leafKey]*leafGen, len(t.Leaves))
 	var added, removed []*leafGen
+	complete := true // every leaf has a hash; else nothing is edited
+	kept := 0        // leaves whose kept version is t's
 	for _, n := range t.Leaves {
 		h := t.Hashes[n.Path]
-		key := leafKey{n.Path, h}
-		e := m.leaves[key]
-		if e == nil || h == "" {
+		e := m.leaves[n.Path]
+		switch {
+		case e != nil && h != "" && e.hash == h:
+			kept++
+		default:
+			if e != nil {
+				removed = append(removed, e) // an older version
+			}
 			e = newLeafGen(n, h)
 			added = append(added, e)
 		}
 		facts[n] = e
-		if h != "" {
-			next[key] = e
-		}
+		complete = complete && h != ""
 	}
-	complete := len(next) == len(t.Leaves) // else a leaf has no hash: nothing is edited
-	if complete && m.leaves != nil {
-		for key, e := range m.leaves {
-			if _, ok := next[key]; !ok {
+	if complete && m.leaves != nil && kept+len(removed) != len(m.leaves) {
+		// Leaves whose path is gone: found by a pass over the kept ones
+		// only when there are some.
+		for p, e := range m.leaves {
+			if _, ok := t.Hashes[p]; !ok {
 				removed = append(removed, e)
 			}
 		}
@@ -237,8 +246,24 @@ func (m *genMemo) advance(t *store.Tree) {
 	if !edit || !titles.edit(removed, added) {
 		titles = distinctTitles(t.Leaves)
 	}
-	if !complete {
-		next = nil
+	var next map[string]*leafGen
+	switch {
+	case !complete:
+	case edit:
+		next = m.leaves
+		for _, e := range removed {
+			if next[e.path] == e {
+				delete(next, e.path)
+			}
+		}
+		for _, e := range added {
+			next[e.path] = e
+		}
+	default:
+		next = make(map[string]*leafGen, len(t.Leaves))
+		for _, e := range facts {
+			next[e.path] = e
+		}
 	}
 	m.leaves, m.graph, m.hashLines, m.titles = next, graph, lines, titles
 	m.tree, m.facts = t, facts
@@ -290,7 +315,7 @@ func editSorted[T any](s *[]T, removed, added []T, cmp func(a, b T) int) bool {
 }
 
 func newLeafGen(n *node.Node, hash string) *leafGen {
-	return &leafGen{id: n.ID, title: n.Title, line: n.Path + "\t" + hash, digest: leafDigest(n),
+	return &leafGen{path: n.Path, hash: hash, id: n.ID, title: n.Title, line: n.Path + "\t" + hash, digest: leafDigest(n),
 		label: label{node.EscapeLabel(n.Title), node.EscapeLabel(n.Description)}, graph: graphSection(n)}
 }
 

@@ -218,7 +218,7 @@ func generate(t *store.Tree, summaries store.Summaries, fresh func(file, key str
 
 // linksTo counts the relates_to links that lead to each id.
 func linksTo(leaves []*node.Node) map[string]int {
-	inDegree := map[string]int{}
+	inDegree := make(map[string]int, len(leaves))
 	for _, n := range leaves {
 		for _, id := range n.RelatesTo {
 			inDegree[id]++

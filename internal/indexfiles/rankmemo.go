@@ -37,15 +37,16 @@ const maxRankEdits = 64
 type rankState struct {
 	tagID    map[string]int
 	tagNames []string
-	leaves   map[leafKey]*rankLeaf
-	cohorts  [][]*rankLeaf // by tag id, in no particular order
-	top      [][]*rankLeaf // by tag id: the first byTopicMax of the cohort
-	stamp    int           // the last mark handed out
+	leaves   map[string]*rankLeaf // by path
+	cohorts  [][]*rankLeaf        // by tag id, in no particular order
+	top      [][]*rankLeaf        // by tag id: the first byTopicMax of the cohort
+	stamp    int                  // the last mark handed out
 }
 
 // rankLeaf is one version of a leaf in the ranking.
 type rankLeaf struct {
 	n     *node.Node // as the latest generation has it
+	hash  string     // of the version it is
 	idx   int        // its index in the latest generation's leaves
 	set   []int      // tag ids, sorted, without repeats
 	x     [][]int32  // per position of set (small leaves only): X
@@ -126,7 +127,7 @@ func (r *rankLeaf) scoreIn(t int) float64 {
 // buildRank ranks every cohort from scratch and keeps the counts; nil
 // when a leaf has no hash.
 func buildRank(leaves []*node.Node, hash func(*node.Node) string, cmp func(int, *rankLeaf, *rankLeaf) int) *rankState {
-	st := &rankState{tagID: map[string]int{}, leaves: make(map[leafKey]*rankLeaf, len(leaves))}
+	st := &rankState{tagID: map[string]int{}, leaves: make(map[string]*rankLeaf, len(leaves))}
 	sets := make([][]int, len(leaves))
 	rls := make([]*rankLeaf, len(leaves))
 	for i, n := range leaves {
@@ -134,9 +135,9 @@ func buildRank(leaves []*node.Node, hash func(*node.Node) string, cmp func(int, 
 		if h == "" {
 			return nil
 		}
-		r := &rankLeaf{n: n, idx: i, set: st.setOf(n)}
+		r := &rankLeaf{n: n, hash: h, idx: i, set: st.setOf(n)}
 		sets[i], rls[i] = r.set, r
-		st.leaves[leafKey{n.Path, h}] = r
+		st.leaves[n.Path] = r
 	}
 	xs := make([][][]int32, len(leaves))
 	scores := centralityScoresX(sets, len(st.tagNames), xs)
@@ -196,21 +197,25 @@ func (st *rankState) update(leaves []*node.Node, hash func(*node.Node) string, b
 	st.stamp++
 	live := st.stamp
 	var added []int
+	kept := 0
 	for i, n := range leaves {
 		h := hash(n)
 		if h == "" {
 			return false
 		}
-		if r := st.leaves[leafKey{n.Path, h}]; r != nil {
+		if r := st.leaves[n.Path]; r != nil && r.hash == h {
 			r.n, r.idx, r.mark = n, i, live
+			kept++
 		} else {
 			added = append(added, i)
 		}
 	}
-	var removed []leafKey
-	for key, r := range st.leaves {
-		if r.mark != live {
-			removed = append(removed, key)
+	var removed []*rankLeaf
+	if kept != len(st.leaves) { // else every kept leaf is still there
+		for _, r := range st.leaves {
+			if r.mark != live {
+				removed = append(removed, r)
+			}
 		}
 	}
 	if len(added)+len(removed) > maxRankEdits {
@@ -219,9 +224,8 @@ func (st *rankState) update(leaves []*node.Node, hash func(*node.Node) string, b
 	scored := map[int]bool{}  // cohorts whose scores change
 	reorder := map[int]bool{} // cohorts whose order may change
 	var linked []string       // ids whose in-degree may change
-	for _, key := range removed {
-		r := st.leaves[key]
-		delete(st.leaves, key)
+	for _, r := range removed {
+		delete(st.leaves, r.n.Path)
 		for _, t := range r.set {
 			st.cohorts[t] = slices.DeleteFunc(st.cohorts[t], func(o *rankLeaf) bool { return o == r })
 			scored[t] = true
@@ -231,7 +235,7 @@ func (st *rankState) update(leaves []*node.Node, hash func(*node.Node) string, b
 	}
 	for _, i := range added {
 		n := leaves[i]
-		r := &rankLeaf{n: n, idx: i, set: st.setOf(n), mark: live}
+		r := &rankLeaf{n: n, hash: hash(n), idx: i, set: st.setOf(n), mark: live}
 		r.score = make([]float64, len(r.set))
 		if r.small() {
 			a := len(r.set)
@@ -246,7 +250,7 @@ func (st *rankState) update(leaves []*node.Node, hash func(*node.Node) string, b
 			st.cohorts[t] = append(st.cohorts[t], r)
 			scored[t] = true
 		}
-		st.leaves[leafKey{n.Path, hash(n)}] = r
+		st.leaves[n.Path] = r
 		linked = append(linked, n.RelatesTo...)
 	}
 	for t := range scored {
@@ -255,7 +259,7 @@ func (st *rankState) update(leaves []*node.Node, hash func(*node.Node) string, b
 	}
 	for _, id := range linked {
 		if n, ok := byID(id); ok {
-			if r := st.leaves[leafKey{n.Path, hash(n)}]; r != nil {
+			if r := st.leaves[n.Path]; r != nil && r.hash == hash(n) {
 				for _, t := range r.set {
 					reorder[t] = true
 				}

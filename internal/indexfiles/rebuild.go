@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -102,11 +103,11 @@ func PlanFor(k *store.KB, t *store.Tree, summaries []byte) (*Plan, error) {
 	}
 	slices.Sort(names)
 	for _, name := range names {
-		old, err := os.ReadFile(filepath.Join(k.Dir, filepath.FromSlash(name)))
-		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		same, err := holds(filepath.Join(k.Dir, filepath.FromSlash(name)), gen.Files[name])
+		if err != nil {
 			return nil, err
 		}
-		if err == nil && bytes.Equal(old, gen.Files[name]) {
+		if same {
 			continue
 		}
 		p.Write[name] = gen.Files[name]
@@ -168,4 +169,31 @@ func staleIndexes(t *store.Tree, gen *Generated) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// holds reports whether the file at path holds exactly data (false when
+// it does not exist). A file of another size is not read: GRAPH.md, which
+// every new leaf makes longer, is megabytes at ten thousand leaves.
+func holds(path string, data []byte) (bool, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return false, err
+	}
+	if !fi.Mode().IsRegular() || fi.Size() != int64(len(data)) {
+		return false, nil
+	}
+	old := make([]byte, len(data)+1) // one more: a file that grew since the stat
+	n, err := io.ReadFull(f, old)
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
+		return false, err
+	}
+	return bytes.Equal(old[:n], data), nil
 }
