@@ -2,7 +2,9 @@ package index
 
 import (
 	"context"
+	"fmt"
 	"os"
+	"slices"
 	"testing"
 
 	"github.com/kk-project/kk/internal/benchtree"
@@ -111,5 +113,43 @@ func benchSearch(b *testing.B, k *store.KB) {
 			b.Fatal(err)
 		}
 		i++
+	}
+}
+
+// BenchmarkSyncPaths10k is a kk serve job's index update: one leaf
+// written, then SyncPaths with that leaf, as a transaction runs it.
+func BenchmarkSyncPaths10k(b *testing.B) {
+	ctx := context.Background()
+	k := benchKB(b, 10000)
+	db, _, err := Open(ctx, k, "main")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	ex, err := ExtractionFor(k)
+	if err != nil {
+		b.Fatal(err)
+	}
+	files, _, err := scanLeaves(ctx, k.NodesDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	rel := files[len(files)/2].rel
+	orig, err := os.ReadFile(k.NodePath(rel))
+	if err != nil {
+		b.Fatal(err)
+	}
+	i := 0
+	for b.Loop() {
+		b.StopTimer()
+		i++
+		if err := os.WriteFile(k.NodePath(rel), fmt.Appendf(slices.Clone(orig), "\nEdit %d.\n", i), 0o644); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		st, err := db.SyncPaths(ctx, k.NodesDir(), ex, []string{rel})
+		if err != nil || st.Updated != 1 || st.Leaves != 10000 {
+			b.Fatalf("%+v, %v", st, err)
+		}
 	}
 }

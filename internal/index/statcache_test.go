@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -177,5 +178,190 @@ func TestKeptStatCacheFollowsOtherSyncs(t *testing.T) {
 	}
 	if hits, err := Search(ctx, a, "flaw", 5); err != nil || len(hits) != 0 {
 		t.Fatalf("the undone edit is still indexed: %v, %v", ids(hits), err)
+	}
+}
+
+// TestStatCachePatchOfOtherGen: a patch that does not start from the
+// generation read so far (appended to a file another sync had just
+// replaced) is not applied.
+func TestStatCachePatchOfOtherGen(t *testing.T) {
+	ctx := context.Background()
+	k := paddedKB(t, 20)
+	a, _, err := Open(ctx, k, "main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	ex, err := ExtractionFor(k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := a.statCachePath()
+	base, _ := patchBlocks(t, path)
+	writeLeaf(t, k, "jobs/queue.md", leaf("map-queue", "Queue workers", "Background queue", []string{"jobs"}, "", "Workers drain the queue."))
+	if _, err := a.SyncPaths(ctx, k.NodesDir(), ex, []string{"jobs/queue.md"}); err != nil {
+		t.Fatal(err)
+	}
+	data, blocks := patchBlocks(t, path)
+	if blocks != 1 {
+		t.Fatalf("%d patches, want 1:\n%s", blocks, data)
+	}
+	patch := data[len(base):]
+
+	// Another handle's full sync replaces the file.
+	writeLeaf(t, k, "auth/login-flow.md", leaf("map-login-flow", "Login flow", "Pages and handlers of the login", []string{"auth"}, "", "The kumquat form."))
+	age(t, k, "auth/login-flow.md")
+	b, st, err := Open(ctx, k, "main")
+	if err != nil || st.Updated != 1 {
+		t.Fatalf("another handle's sync: %+v, %v", st, err)
+	}
+	defer b.Close()
+	want := readStatCache(path)
+	if want == nil || want.gen != st.Gen {
+		t.Fatalf("the full sync's cache: %+v, want gen %s", want, st.Gen)
+	}
+	// a's patch lands on it, as an append racing the replace would.
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Write(patch); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	got := readStatCache(path)
+	if d := cacheDiff(got, want); d != "" || got.file != nil {
+		t.Fatalf("a patch of another generation was applied: %s", d)
+	}
+}
+
+// TestStatCacheCompaction: the patches a cache file collects are bounded
+// (as many bytes as its base, maxLogLines lines); past that, SyncPaths
+// rewrites the file whole.
+func TestStatCacheCompaction(t *testing.T) {
+	ctx := context.Background()
+	k := paddedKB(t, 20)
+	db, _, err := Open(ctx, k, "main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ex, err := ExtractionFor(k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := db.statCachePath()
+	rel := "auth/login-flow.md"
+	edit := func(i int) Stats {
+		t.Helper()
+		writeLeaf(t, k, rel, leaf("map-login-flow", "Login flow", "Pages and handlers of the login", []string{"auth"}, "", fmt.Sprintf("Edit %d.", i)))
+		st, err := db.SyncPaths(ctx, k.NodesDir(), ex, []string{rel})
+		if err != nil || st.Updated != 1 {
+			t.Fatalf("edit %d: %+v, %v", i, st, err)
+		}
+		return st
+	}
+	edit(0)
+	// A log of maxLogLines lines is rewritten however big the base.
+	from := *keptCache(db)
+	if _, blocks := patchBlocks(t, path); blocks != 1 || from.file == nil {
+		t.Fatalf("%d patches after one SyncPaths, file %v", blocks, from.file)
+	}
+	to := from
+	to.gen = newGen()
+	from.logLines = maxLogLines - 1
+	if db.appendStatPatch(&from, &to, nil, nil) {
+		t.Fatal("a patch was appended past maxLogLines")
+	}
+
+	data, _ := patchBlocks(t, path)
+	base := len(data) // the base's size, at most; set at each rewrite
+	appends, rewrites, last := 0, 0, 1
+	for i := 1; i <= 40; i++ {
+		st := edit(i)
+		data, blocks := patchBlocks(t, path)
+		switch blocks {
+		case 0:
+			rewrites++
+			base = len(data)
+		case last + 1:
+			appends++
+		default:
+			t.Fatalf("edit %d: %d patches after %d", i, blocks, last)
+		}
+		last = blocks
+		if len(data) > 2*base {
+			t.Fatalf("edit %d: the file is %d bytes, its base %d", i, len(data), base)
+		}
+		if c := readStatCache(path); c == nil || c.gen != st.Gen {
+			t.Fatalf("edit %d: the file read back is not at the sync's generation", i)
+		}
+	}
+	if appends == 0 || rewrites == 0 {
+		t.Fatalf("%d appends, %d rewrites; want both", appends, rewrites)
+	}
+}
+
+// TestStatCacheReplacedBehindHandle: when the cache file is no longer the
+// one the handle last wrote (another process's sync replaced it late,
+// with an older generation), SyncPaths rewrites it instead of appending
+// to it, and the next reader's sync is still answered from it.
+func TestStatCacheReplacedBehindHandle(t *testing.T) {
+	ctx := context.Background()
+	k := paddedKB(t, 20)
+	a, _, err := Open(ctx, k, "main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	ex, err := ExtractionFor(k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := a.statCachePath()
+	writeLeaf(t, k, "jobs/queue.md", leaf("map-queue", "Queue workers", "Background queue", []string{"jobs"}, "", "Workers drain the queue."))
+	if _, err := a.SyncPaths(ctx, k.NodesDir(), ex, []string{"jobs/queue.md"}); err != nil {
+		t.Fatal(err)
+	}
+	stale, _ := patchBlocks(t, path)
+	writeLeaf(t, k, "auth/login-flow.md", leaf("map-login-flow", "Login flow", "Pages and handlers of the login", []string{"auth"}, "", "The kumquat form."))
+	if _, err := a.SyncPaths(ctx, k.NodesDir(), ex, []string{"auth/login-flow.md"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, blocks := patchBlocks(t, path); blocks != 2 {
+		t.Fatalf("%d patches, want 2", blocks)
+	}
+	// The older cache comes back, as a new file renamed into place.
+	if err := os.WriteFile(path+".tmp", stale, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(path+".tmp", path); err != nil {
+		t.Fatal(err)
+	}
+	writeLeaf(t, k, "cache/render-cache.md", leaf("practice-render-cache", "Render cache", "Cache tags", []string{"cache"}, "", "Use bubbling metadata."))
+	st, err := a.SyncPaths(ctx, k.NodesDir(), ex, []string{"cache/render-cache.md"})
+	if err != nil || st.Updated != 1 {
+		t.Fatalf("SyncPaths: %+v, %v", st, err)
+	}
+	data, blocks := patchBlocks(t, path)
+	if blocks != 0 {
+		t.Fatalf("SyncPaths appended to a file it did not write:\n%s", data)
+	}
+	if d := cacheDiff(readStatCache(path), keptCache(a)); d != "" || keptCache(a).gen != st.Gen {
+		t.Fatalf("the rewritten file differs from the kept cache: %s", d)
+	}
+	before, _ := a.Meta(ctx, "last_sync")
+	b, st, err := Open(ctx, k, "main")
+	if err != nil || st.Changed() || st.Unchanged != 24 {
+		t.Fatalf("another handle's sync: %+v, %v", st, err)
+	}
+	defer b.Close()
+	if after, _ := b.Meta(ctx, "last_sync"); after != before {
+		t.Fatal("another handle's sync wrote the database (the rewritten stat cache was not used)")
+	}
+	for q, want := range map[string]string{"kumquat": "map-login-flow", "bubbling": "practice-render-cache", "drain": "map-queue"} {
+		if hits, _ := Search(ctx, b, q, 5); !slices.Equal(ids(hits), []string{want}) {
+			t.Errorf("%s: %v, want %s", q, ids(hits), want)
+		}
 	}
 }

@@ -610,6 +610,16 @@ func (db *DB) SyncPaths(ctx context.Context, nodesDir string, ex *Extraction, re
 	defer tx.Rollback()
 	w := newWriter(ctx, tx)
 	defer w.close()
+	// The cache describes the database at cgen, read before the
+	// transaction: a reader's sync in another process (which takes no
+	// writer lock) may have committed since. This sync would then start
+	// from a state the cache does not describe, and the patch it appends
+	// to the cache file (from cgen to gen) would be wrong.
+	if g := w.queryString(`SELECT value FROM meta WHERE key = 'stat_gen'`); g != cgen || w.err != nil {
+		tx.Rollback()
+		return db.SyncWith(ctx, nodesDir, ex)
+	}
+	var set, removed []string
 	for _, d := range work {
 		var s storedRow
 		err := tx.QueryRowContext(ctx, `SELECT rid, size, mtime, sha256, version, file_version FROM nodes WHERE path = ? AND origin = ''`, d.f.rel).
@@ -633,6 +643,7 @@ func (db *DB) SyncPaths(ctx context.Context, nodesDir string, ex *Extraction, re
 			c.order = insertSorted(c.order, d.f.rel)
 		}
 		c.leaves[d.f.rel] = statEntry{size: d.f.size, mtime: d.f.mtime, sha: d.sha}
+		set = append(set, d.f.rel)
 	}
 	for _, rel := range gone {
 		var rid int64
@@ -646,6 +657,7 @@ func (db *DB) SyncPaths(ctx context.Context, nodesDir string, ex *Extraction, re
 		}
 		if _, had := c.leaves[rel]; had {
 			c.order = removeSorted(c.order, rel)
+			removed = append(removed, rel)
 		}
 		delete(c.leaves, rel)
 	}
@@ -677,7 +689,7 @@ func (db *DB) SyncPaths(ctx context.Context, nodesDir string, ex *Extraction, re
 	}
 	// The synced time stays the last full sync's: the other leaves were
 	// compared then. The leaves written here carry their hash instead.
-	db.saveStatCacheEntries(gen, &c, st.Extracted.Entities, st.Extracted.Edges, srcFiles, keptProblems)
+	db.saveStatCacheEntries(gen, kept, &c, set, removed, st.Extracted.Entities, st.Extracted.Edges, srcFiles, keptProblems)
 	sortProblems(st.Skipped)
 	st.Duration = time.Since(start)
 	st.Gen = gen
