@@ -28,6 +28,13 @@ func IsLeafName(name string) bool {
 }
 
 // Tree is every leaf of a knowledge base, read in one pass.
+//
+// A Tree's leaves are read-only: a process shares them between the trees
+// it reads and its leaf cache (the memo of ReadTree), so a leaf that did
+// not change is the same *node.Node in every tree. To change a leaf, copy
+// it or read it with ReadLeaf (a transaction's Leaf does). The tree's own
+// lists and maps are its own: Put and Remove change only them. Under the
+// race detector, a read panics when an earlier read's leaf was changed.
 type Tree struct {
 	// Leaves sorted by path (root collation, as kenkeep sorts them).
 	Leaves []*node.Node
@@ -179,15 +186,19 @@ func (k *KB) ReadTree(opts LoadOptions) (*Tree, error) {
 	hashes := make([]string, len(files))
 	errs := make([]error, len(files))
 	var fresh []int
-	var kept []node.Node // the leaves served from the cache, copied in one allocation
-	if cache != nil {
-		kept = make([]node.Node, len(files))
+	// With the memo, every leaf is its cache entry's node, shared with
+	// every tree read since the entry was made (see Tree): a read copies
+	// nothing it does not parse.
+	var entries []*cacheEntry
+	if mem != nil {
+		entries = make([]*cacheEntry, len(files))
+		mem.checkShared()
 	}
 	for i, f := range files {
 		if cache != nil {
 			if e := cache.entry(f); e != nil {
-				kept[i] = e.n
-				leaves[i], hashes[i] = &kept[i], e.hash
+				leaves[i], hashes[i], entries[i] = &e.n, e.hash, e
+				mem.shared(e)
 				continue
 			}
 		}
@@ -198,8 +209,14 @@ func (k *KB) ReadTree(opts LoadOptions) (*Tree, error) {
 		defer opts.Progress.Add(1)
 		i := fresh[j]
 		leaves[i], hashes[i], errs[i] = readLeaf(files[i])
-		if leaves[i] != nil {
-			leaves[i].Release(opts.Bodies)
+		if leaves[i] == nil {
+			return
+		}
+		leaves[i].Release(opts.Bodies)
+		if entries != nil {
+			f := files[i]
+			e := &cacheEntry{Size: f.Size, mtime: f.mtime, hash: hashes[i], n: *leaves[i]}
+			leaves[i], entries[i] = &e.n, e
 		}
 	})
 	t := &Tree{Dirs: l.Dirs, IndexDirs: l.IndexDirs, Leftovers: l.Leftovers, Irregular: l.Irregular, Hashes: make(map[string]string, len(files)), byID: make(map[string]*node.Node, len(files))}
@@ -227,7 +244,7 @@ func (k *KB) ReadTree(opts LoadOptions) (*Tree, error) {
 		return nil, &TreeError{Problems: problems}
 	}
 	if mem != nil {
-		mem.update(start, cache, fromDisk, files, leaves, hashes, fresh, opts.NoSave)
+		mem.update(start, cache, fromDisk, files, entries, fresh, opts.NoSave)
 		return t, nil
 	}
 	if !opts.Bodies && !opts.NoSave && (cache == nil || len(fresh) > 0 || len(cache.entries) != len(files)) {

@@ -1,6 +1,9 @@
 package store
 
 import (
+	"fmt"
+	"reflect"
+	"slices"
 	"sync"
 
 	"github.com/kk-project/kk/internal/node"
@@ -26,6 +29,43 @@ type treeMemo struct {
 	unsaved int        // leaves changed since the file was written
 	save    bool       // a read that may write the file ran since
 	watch   *treeWatch // set by WatchTree
+
+	// snaps holds, when raceChecks is on, a copy of every leaf node a
+	// read handed out, as it was then.
+	snaps map[*cacheEntry]node.Node
+}
+
+// shared records that a read hands out e's node (see checkShared).
+func (m *treeMemo) shared(e *cacheEntry) {
+	if !raceChecks {
+		return
+	}
+	if m.snaps == nil {
+		m.snaps = map[*cacheEntry]node.Node{}
+	}
+	if _, ok := m.snaps[e]; !ok {
+		m.snaps[e] = cloneNode(e.n)
+	}
+}
+
+// checkShared panics, when raceChecks is on, if a leaf node some read
+// handed out was changed since: the trees of a process share their leaves
+// with its memo, and a change would be served to every later read.
+func (m *treeMemo) checkShared() {
+	for e, snap := range m.snaps {
+		if !reflect.DeepEqual(e.n, snap) {
+			panic(fmt.Sprintf("store: leaf %s of a Tree was changed; the leaves of a Tree are shared and read-only (copy one, or read it with ReadLeaf, to change it)", e.n.Path))
+		}
+	}
+}
+
+// cloneNode copies n and its lists (the YAML values it keeps verbatim are
+// shared).
+func cloneNode(n node.Node) node.Node {
+	c := n
+	c.Tags, c.DerivedFrom, c.RelatesTo, c.DependsOn = slices.Clone(n.Tags), slices.Clone(n.DerivedFrom), slices.Clone(n.RelatesTo), slices.Clone(n.DependsOn)
+	c.Phrasings, c.GraphLinks, c.Body = slices.Clone(n.Phrasings), slices.Clone(n.GraphLinks), slices.Clone(n.Body)
+	return c
 }
 
 type treeMemoKey struct{}
@@ -38,7 +78,7 @@ const memoFlushEvery = 256
 // every leaf's stat, hash and parsed fields. cache is what the read used
 // (the memo's, or the file's when fromDisk), fresh the indexes of the
 // leaves it parsed.
-func (m *treeMemo) update(start int64, cache *leafCache, fromDisk bool, files []LeafFile, leaves []*node.Node, hashes []string, fresh []int, noSave bool) {
+func (m *treeMemo) update(start int64, cache *leafCache, fromDisk bool, files []LeafFile, entries []*cacheEntry, fresh []int, noSave bool) {
 	wasNil := cache == nil
 	if wasNil {
 		cache = &leafCache{entries: make(map[string]*cacheEntry, len(files))}
@@ -46,10 +86,12 @@ func (m *treeMemo) update(start int64, cache *leafCache, fromDisk bool, files []
 	changed, removed := 0, 0
 	for _, i := range fresh {
 		f := files[i]
-		if old := cache.entries[f.Rel]; old == nil || old.Size != f.Size || old.mtime != f.mtime || old.hash != hashes[i] {
+		e := entries[i]
+		if old := cache.entries[f.Rel]; old == nil || old.Size != f.Size || old.mtime != f.mtime || old.hash != e.hash {
 			changed++
 		}
-		cache.entries[f.Rel] = &cacheEntry{Size: f.Size, mtime: f.mtime, hash: hashes[i], n: *leaves[i]}
+		cache.entries[f.Rel] = e
+		m.shared(e)
 	}
 	if len(cache.entries) != len(files) {
 		live := make(map[string]bool, len(files))
@@ -83,7 +125,7 @@ func (m *treeMemo) update(start int64, cache *leafCache, fromDisk bool, files []
 		// read, as of the read.
 		m.k.writeCache(start, len(files), func(w *cacheWriter) {
 			for i, f := range files {
-				w.entry(f.Rel, f.Size, f.mtime, hashes[i], leaves[i])
+				w.entry(f.Rel, f.Size, f.mtime, entries[i].hash, &entries[i].n)
 			}
 		})
 		m.unsaved = 0
