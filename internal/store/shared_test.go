@@ -1,8 +1,12 @@
 package store
 
 import (
+	"fmt"
+	"maps"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -87,4 +91,84 @@ func readTree(t *testing.T, k *KB) *Tree {
 		t.Fatal(err)
 	}
 	return tr
+}
+
+// A read derives its tree's maps from the last read's (treeMemo.derive).
+// Whatever happens between two reads of one long-lived KB (leaves added,
+// edited, removed, ids changed, swapped, made to collide and fixed), the
+// tree is the one a full read without the memo gives, or the same error.
+func TestDerivedTreeMatchesAFullRead(t *testing.T) {
+	k := sharedKB(t)
+	nodes := k.NodesDir()
+	rng := rand.New(rand.NewPCG(5, 5))
+	write := func(name, id, title string) {
+		t.Helper()
+		leaf := "---\ntype: practice\ntitle: " + title + "\ndescription: d\ntags: []\nkk_schema_version: 3\nkk_id: " + id +
+			"\nkk_derived_from: []\nkk_relates_to: []\nkk_depends_on: []\nkk_confidence: high\n---\nbody\n"
+		p := filepath.Join(nodes, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(leaf), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if rng.IntN(2) == 0 { // old enough to be served from the cache next time
+			old := time.Now().Add(-time.Duration(1+rng.IntN(1000)) * time.Minute)
+			if err := os.Chtimes(p, old, old); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	names := []string{"a.md", "b.md", "c.md", "d.md", "x/e.md", "x/y/f.md", "z/g.md"}
+	ids := []string{"practice-a", "practice-b", "practice-c", "Practice-A", "practice-d", "practice-e"}
+	derived, errors := 0, 0
+	for step := range 300 {
+		name := names[rng.IntN(len(names))]
+		switch op := rng.IntN(10); {
+		case op < 5:
+			write(name, ids[rng.IntN(len(ids))], fmt.Sprintf("T%d", step))
+		case op < 7:
+			os.Remove(filepath.Join(nodes, name))
+		case op < 9: // two leaves swap ids
+			other := names[rng.IntN(len(names))]
+			write(name, ids[step%len(ids)], "swap")
+			write(other, ids[(step+1)%len(ids)], "swap")
+		default: // a unique id for every leaf: the tree is readable again
+			for i, n := range names {
+				write(n, fmt.Sprintf("practice-u%d-%d", step, i), "unique")
+			}
+		}
+		mem := Memo(k, treeMemoKey{}, func() *treeMemo { return &treeMemo{k: k} })
+		before := reflect.ValueOf(mem.hashes).Pointer() // derive edits the kept map; a full read keeps a new one
+		got, gotErr := k.ReadTree(LoadOptions{NoSave: true})
+		want, wantErr := k.ReadTree(LoadOptions{NoCache: true})
+		if (gotErr == nil) != (wantErr == nil) || gotErr != nil && gotErr.Error() != wantErr.Error() {
+			t.Fatalf("step %d: read %v, full read %v", step, gotErr, wantErr)
+		}
+		if gotErr != nil {
+			errors++
+			continue
+		}
+		if before != 0 && reflect.ValueOf(mem.hashes).Pointer() == before {
+			derived++
+		}
+		if !maps.Equal(got.Hashes, want.Hashes) {
+			t.Fatalf("step %d: hashes %v, full read %v", step, got.Hashes, want.Hashes)
+		}
+		if len(got.byID) != len(want.byID) || len(got.Leaves) != len(want.Leaves) {
+			t.Fatalf("step %d: %d ids and %d leaves, full read %d and %d", step, len(got.byID), len(got.Leaves), len(want.byID), len(want.Leaves))
+		}
+		for i, n := range want.Leaves {
+			if got.Leaves[i].Path != n.Path || got.Leaves[i].ID != n.ID || got.Leaves[i].Title != n.Title {
+				t.Fatalf("step %d: leaf %d is %s %s %q, full read %s %s %q", step, i, got.Leaves[i].Path, got.Leaves[i].ID, got.Leaves[i].Title, n.Path, n.ID, n.Title)
+			}
+			if m, ok := got.ByID(n.ID); !ok || m != got.Leaves[i] {
+				t.Fatalf("step %d: id %s does not lead to %s", step, n.ID, n.Path)
+			}
+		}
+	}
+	t.Logf("%d reads derived their maps, %d failed", derived, errors)
+	if derived < 50 || errors < 20 {
+		t.Fatalf("%d reads derived their maps and %d failed; the test needs more of both", derived, errors)
+	}
 }

@@ -219,6 +219,14 @@ func (k *KB) ReadTree(opts LoadOptions) (*Tree, error) {
 			leaves[i], entries[i] = &e.n, e
 		}
 	})
+	clean := !slices.ContainsFunc(errs, func(err error) bool { return err != nil })
+	if mem != nil && clean && !fromDisk {
+		if hashes, byID, ok := mem.derive(files, entries, fresh); ok {
+			t := &Tree{Leaves: leaves, Dirs: l.Dirs, IndexDirs: l.IndexDirs, Leftovers: l.Leftovers, Irregular: l.Irregular, Hashes: hashes, byID: byID}
+			mem.update(start, cache, fromDisk, files, entries, fresh, opts.NoSave)
+			return t, nil
+		}
+	}
 	t := &Tree{Dirs: l.Dirs, IndexDirs: l.IndexDirs, Leftovers: l.Leftovers, Irregular: l.Irregular, Hashes: make(map[string]string, len(files)), byID: make(map[string]*node.Node, len(files))}
 	var problems []error
 	for i, f := range files {
@@ -244,6 +252,7 @@ func (k *KB) ReadTree(opts LoadOptions) (*Tree, error) {
 		return nil, &TreeError{Problems: problems}
 	}
 	if mem != nil {
+		mem.keep(t)
 		mem.update(start, cache, fromDisk, files, entries, fresh, opts.NoSave)
 		return t, nil
 	}

@@ -2,6 +2,7 @@ package store
 
 import (
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 	"sync"
@@ -30,9 +31,66 @@ type treeMemo struct {
 	save    bool       // a read that may write the file ran since
 	watch   *treeWatch // set by WatchTree
 
+	// The maps of the last read's tree, as it read them: the next read
+	// derives its own from them (derive). nil until a read keeps them,
+	// and after a read that could not derive.
+	hashes map[string]string
+	byID   map[string]*node.Node
+
 	// snaps holds, when raceChecks is on, a copy of every leaf node a
 	// read handed out, as it was then.
 	snaps map[*cacheEntry]node.Node
+}
+
+// keep records the maps of t, a tree just read in full, for the next
+// read to derive its own from.
+func (m *treeMemo) keep(t *Tree) {
+	m.hashes, m.byID = maps.Clone(t.Hashes), maps.Clone(t.byID)
+}
+
+// derive makes the maps of a read's tree from the last read's, changing
+// only what the leaves it parsed again change: a long-running process
+// reading a tree of ten thousand leaves after a write that changed one
+// then neither hashes ten thousand paths nor ids into new maps. files are
+// the read's leaves, entries their cache entries, fresh the indexes of
+// those parsed (new entries). It runs before update, while the memo's
+// cache still holds the last read's entries. It reports false when it
+// cannot: no kept maps, a leaf gone since (rare: the full build handles
+// it), or an id that collides, which the full build reports with the
+// same words as ever.
+func (m *treeMemo) derive(files []LeafFile, entries []*cacheEntry, fresh []int) (map[string]string, map[string]*node.Node, bool) {
+	if m.hashes == nil || m.cache == nil {
+		return nil, nil, false
+	}
+	replaced := 0
+	for _, i := range fresh {
+		if m.cache.entries[files[i].Rel] != nil {
+			replaced++
+		}
+	}
+	if len(files)-len(fresh)+replaced != len(m.cache.entries) {
+		return nil, nil, false
+	}
+	// Every id a replaced leaf had goes first, so that two leaves may
+	// swap ids.
+	for _, i := range fresh {
+		if old := m.cache.entries[files[i].Rel]; old != nil {
+			if key := IDKey(old.n.ID); m.byID[key] == &old.n {
+				delete(m.byID, key)
+			}
+		}
+	}
+	for _, i := range fresh {
+		e := entries[i]
+		key := IDKey(e.n.ID)
+		if _, dup := m.byID[key]; dup {
+			m.hashes, m.byID = nil, nil // changed halfway: the full build keeps new ones
+			return nil, nil, false
+		}
+		m.byID[key] = &e.n
+		m.hashes[files[i].Rel] = e.hash
+	}
+	return maps.Clone(m.hashes), maps.Clone(m.byID), true
 }
 
 // shared records that a read hands out e's node (see checkShared).
