@@ -310,17 +310,24 @@ func (k *KB) scanned(l *Listing) (*Listing, error) {
 	if len(l.Problems) > 0 {
 		return nil, &TreeError{Problems: l.Problems}
 	}
-	rels := make([]string, len(l.Files))
-	for i, f := range l.Files {
-		rels[i] = f.Rel
+	if !l.collated {
+		l.Files, l.collated = sortedFiles(l.Files), true
 	}
-	sorted := make([]LeafFile, len(l.Files))
-	for i, j := range SortedOrder(rels) {
-		sorted[i] = l.Files[j]
-	}
-	l.Files = sorted
 	SortLocale(l.Dirs)
 	return l, nil
+}
+
+// sortedFiles returns files in root collation order of their paths.
+func sortedFiles(files []LeafFile) []LeafFile {
+	rels := make([]string, len(files))
+	for i, f := range files {
+		rels[i] = f.Rel
+	}
+	sorted := make([]LeafFile, len(files))
+	for i, j := range SortedOrder(rels) {
+		sorted[i] = files[j]
+	}
+	return sorted
 }
 
 // ScanDir is the one tree scanner: every reader of nodes/ (the tree, the
@@ -393,6 +400,8 @@ type Listing struct {
 	Leftovers []string        // temporary files of interrupted atomic writes
 	Irregular []string        // *.md entries that are not regular files
 	Problems  []error         // symlinks that are broken or lead out of the tree
+
+	collated bool // Files are in root collation order already (a watched listing)
 }
 
 // ModTime is the leaf file's modification time, in Unix nanoseconds.

@@ -256,8 +256,11 @@ func (w *treeWatch) assemble(all bool) *Listing {
 		l.Problems = append(l.Problems, p.l.Problems...)
 	}
 	l.sortBytes()
-	byRel := func(a, b LeafFile) int { return strings.Compare(a.Rel, b.Rel) }
-	slices.SortFunc(added, byRel)
+	// The leaves are kept in the tree's order (root collation), which
+	// the read then need not sort them in: only the leaves of the folders
+	// read again are sorted, and merged with the others.
+	byRel := func(a, b LeafFile) int { return LocaleCompare(a.Rel, b.Rel) }
+	added = sortedFiles(added)
 	if all || w.files == nil {
 		w.files = added
 	} else {
@@ -282,7 +285,7 @@ func (w *treeWatch) assemble(all bool) *Listing {
 		}
 		w.files = append(append(merged, kept[i:]...), added[j:]...)
 	}
-	l.Files = slices.Clone(w.files)
+	l.Files, l.collated = slices.Clone(w.files), true
 	for i := range l.Files {
 		d := DirOf(l.Files[i].Rel)
 		l.Files[i].quiet = !all && !w.fresh[d] && !(w.reread[d] && w.named[d]) && !w.named[l.Files[i].Rel]
