@@ -267,8 +267,12 @@ func (w *treeWatch) assemble(all bool) *Listing {
 		// The kept leaves of the folders not read again (and still
 		// there), merged with the leaves of those read again.
 		kept := make([]LeafFile, 0, len(w.files))
-		for _, f := range w.files {
-			if d := DirOf(f.Rel); !w.reread[d] && w.parts[d] != nil {
+		last, keep := "", false // a folder's leaves mostly come one after another
+		for i, f := range w.files {
+			if d := DirOf(f.Rel); i == 0 || d != last {
+				last, keep = d, !w.reread[d] && w.parts[d] != nil
+			}
+			if keep {
 				kept = append(kept, f)
 			}
 		}
@@ -286,9 +290,12 @@ func (w *treeWatch) assemble(all bool) *Listing {
 		w.files = append(append(merged, kept[i:]...), added[j:]...)
 	}
 	l.Files, l.collated = slices.Clone(w.files), true
+	last, quiet := "", false
 	for i := range l.Files {
-		d := DirOf(l.Files[i].Rel)
-		l.Files[i].quiet = !all && !w.fresh[d] && !(w.reread[d] && w.named[d]) && !w.named[l.Files[i].Rel]
+		if d := DirOf(l.Files[i].Rel); i == 0 || d != last {
+			last, quiet = d, !all && !w.fresh[d] && !(w.reread[d] && w.named[d])
+		}
+		l.Files[i].quiet = quiet && (len(w.named) == 0 || !w.named[l.Files[i].Rel])
 	}
 	return l
 }
