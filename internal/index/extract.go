@@ -137,7 +137,7 @@ func (db *DB) syncExtracted(w *writer, ex *Extraction, files []*sourceWork, prob
 	}
 	slices.Sort(gone)
 	for _, rel := range gone {
-		w.exec(`DELETE FROM nodes WHERE origin = ?`, rel)
+		w.deleteNodes(`origin = ?`, rel)
 		w.exec(`DELETE FROM sources WHERE path = ?`, rel)
 		st.Extracted.Removed++
 	}
@@ -350,7 +350,7 @@ func problemText(err error) string {
 // applySource replaces a source file's rows with what it declares now.
 func (w *writer) applySource(sw *sourceWork) {
 	rel := sw.f.rel
-	w.exec(`DELETE FROM nodes WHERE origin = ?`, rel)
+	w.deleteNodes(`origin = ?`, rel)
 	problem := ""
 	var clashes []string
 	if sw.err != nil {
@@ -372,7 +372,7 @@ func (w *writer) applySource(sw *sourceWork) {
 				clashes = append(clashes, fmt.Sprintf("id %s is also declared by %s, which wins (it sorts first)", e.ID, other))
 				continue
 			}
-			w.exec(`DELETE FROM nodes WHERE origin = ? AND id = ?`, other, e.ID)
+			w.deleteNodes(`origin = ? AND id = ?`, other, e.ID)
 			msg := fmt.Sprintf("id %s is also declared by %s, which wins (it sorts first)", e.ID, rel)
 			w.exec(`UPDATE sources SET clashes = CASE WHEN clashes = '' THEN ? ELSE clashes || char(10) || ? END WHERE path = ?`, msg, msg, other)
 		}
@@ -408,16 +408,9 @@ func (w *writer) applySource(sw *sourceWork) {
 // queryString returns the first column of the query's first row ("" when
 // there is none or it is NULL), through the writer's prepared statements.
 func (w *writer) queryString(query string, args ...any) string {
-	if w.err != nil {
+	s := w.prepare(query)
+	if s == nil {
 		return ""
-	}
-	s, ok := w.stmts[query]
-	if !ok {
-		s, w.err = w.tx.PrepareContext(w.ctx, query)
-		if w.err != nil {
-			return ""
-		}
-		w.stmts[query] = s
 	}
 	var v sql.NullString
 	if err := s.QueryRowContext(w.ctx, args...).Scan(&v); err != nil {

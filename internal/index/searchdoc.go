@@ -92,16 +92,24 @@ func leafSearchDoc(n *node.Node) *docText {
 // full-text table, which splits on punctuation, never sees it.
 const passageBreak = "|"
 
+// lens are the lengths of the fields (len_title, ...): their terms, not
+// counting passage breaks.
+func (d *docText) lens() [numFields]int64 {
+	var out [numFields]int64
+	for i, f := range d.searchDoc {
+		for _, t := range f {
+			if t != passageBreak {
+				out[i]++
+			}
+		}
+	}
+	return out
+}
+
 // args are the values of an INSERT INTO search_docs after rid.
 func (d *docText) args() []any {
 	out := make([]any, 0, 2*numFields+1)
-	for _, f := range d.searchDoc {
-		n := 0
-		for _, t := range f {
-			if t != passageBreak {
-				n++
-			}
-		}
+	for _, n := range d.lens() {
 		out = append(out, n)
 	}
 	for _, f := range d.searchDoc {
@@ -123,29 +131,116 @@ const insertSearchDoc = `INSERT INTO search_docs(rid, len_title, len_description
 // what it had.
 func (w *writer) putSearchDoc(rid int64, d *docText, replace bool) {
 	if replace {
+		w.forgetDocs(`?`, rid)
 		w.exec(`DELETE FROM search_docs WHERE rid = ?`, rid)
 	}
 	w.exec(insertSearchDoc, append([]any{rid}, d.args()...)...)
+	if w.delta != nil {
+		w.delta.docs++
+		for i, n := range d.lens() {
+			w.delta.lens[i] += n
+		}
+	}
+}
+
+// docStats are the corpus figures search_stats records: the number of
+// search docs and the total length of each field.
+type docStats struct {
+	docs int64
+	lens [numFields]int64
+}
+
+// String is the value of search_stats: the figures separated by spaces.
+func (s docStats) String() string {
+	parts := []string{strconv.FormatInt(s.docs, 10)}
+	for _, n := range s.lens {
+		parts = append(parts, strconv.FormatInt(n, 10))
+	}
+	return strings.Join(parts, " ")
+}
+
+// maxExactTotal bounds the figures a delta may produce: the full count
+// sums in floating point (total()), exact for integers up to 2^53.
+const maxExactTotal = 1 << 53
+
+// plus returns s changed by delta (nil: no delta), and false when there
+// is none or a figure leaves the range the full count gives exactly: the
+// caller then counts the corpus again.
+func (s docStats) plus(delta *docStats) (docStats, bool) {
+	if delta == nil {
+		return s, false
+	}
+	s.docs += delta.docs
+	ok := s.docs >= 0 && s.docs <= maxExactTotal
+	for i, n := range delta.lens {
+		s.lens[i] += n
+		ok = ok && s.lens[i] >= 0 && s.lens[i] <= maxExactTotal
+	}
+	return s, ok
+}
+
+// parseDocStats reads a value of search_stats; false unless it is exactly
+// what String writes.
+func parseDocStats(v string) (docStats, bool) {
+	var s docStats
+	f := strings.Split(v, " ")
+	if len(f) != numFields+1 {
+		return s, false
+	}
+	for i, x := range f {
+		n, err := strconv.ParseInt(x, 10, 64)
+		if err != nil || n < 0 || n > maxExactTotal {
+			return s, false
+		}
+		if i == 0 {
+			s.docs = n
+		} else {
+			s.lens[i-1] = n
+		}
+	}
+	return s, s.String() == v
+}
+
+// forgetDocs subtracts from w.delta (when the writer keeps one) the search
+// docs of the nodes whose rid the SQL rids selects, which the caller is
+// about to delete.
+func (w *writer) forgetDocs(rids string, args ...any) {
+	if w.delta == nil || w.err != nil {
+		return
+	}
+	s := w.prepare(`SELECT count(*), coalesce(sum(len_title), 0), coalesce(sum(len_description), 0), coalesce(sum(len_tags), 0),
+		coalesce(sum(len_phrasings), 0), coalesce(sum(len_body), 0) FROM search_docs WHERE rid IN (` + rids + `)`)
+	if s == nil {
+		return
+	}
+	var gone docStats
+	if w.err = s.QueryRowContext(w.ctx, args...).Scan(&gone.docs, &gone.lens[0], &gone.lens[1], &gone.lens[2], &gone.lens[3], &gone.lens[4]); w.err != nil {
+		return
+	}
+	w.delta.docs -= gone.docs
+	for i, n := range gone.lens {
+		w.delta.lens[i] -= n
+	}
 }
 
 // setSearchStats records the number of searchable nodes and the total
-// length of each field, which ranking needs for its length normalisation.
+// length of each field, which ranking needs for its length normalisation,
+// counting them over every search doc.
 func (w *writer) setSearchStats() {
 	if w.err != nil {
 		return
 	}
-	var n int64
+	var s docStats
 	var tot [numFields]float64
 	w.err = w.tx.QueryRowContext(w.ctx, `SELECT count(*), total(len_title), total(len_description), total(len_tags), total(len_phrasings), total(len_body)
-		FROM search_docs INDEXED BY search_docs_lens`).Scan(&n, &tot[0], &tot[1], &tot[2], &tot[3], &tot[4])
+		FROM search_docs INDEXED BY search_docs_lens`).Scan(&s.docs, &tot[0], &tot[1], &tot[2], &tot[3], &tot[4])
 	if w.err != nil {
 		return
 	}
-	parts := []string{strconv.FormatInt(n, 10)}
-	for _, t := range tot {
-		parts = append(parts, strconv.FormatInt(int64(t), 10))
+	for i, t := range tot {
+		s.lens[i] = int64(t)
 	}
-	w.setMeta("search_stats", strings.Join(parts, " "))
+	w.setMeta("search_stats", s.String())
 }
 
 // Unphrased is a leaf without kk_phrasings.

@@ -366,6 +366,12 @@ type writer struct {
 	err error
 
 	stmts map[string]*sql.Stmt
+
+	// delta, when not nil, counts every search doc the writer inserts or
+	// deletes, those going with a node row it deletes included: plus the
+	// new docs' figures, minus the old ones'. SyncPaths sets it to update
+	// search_stats by it.
+	delta *docStats
 }
 
 func newWriter(ctx context.Context, tx *sql.Tx) *writer {
@@ -378,7 +384,9 @@ func (w *writer) close() {
 	}
 }
 
-func (w *writer) exec(query string, args ...any) sql.Result {
+// prepare returns the writer's prepared statement of query (nil after an
+// error).
+func (w *writer) prepare(query string) *sql.Stmt {
 	if w.err != nil {
 		return nil
 	}
@@ -390,6 +398,14 @@ func (w *writer) exec(query string, args ...any) sql.Result {
 		}
 		w.stmts[query] = s
 	}
+	return s
+}
+
+func (w *writer) exec(query string, args ...any) sql.Result {
+	s := w.prepare(query)
+	if s == nil {
+		return nil
+	}
 	var res sql.Result
 	res, w.err = s.ExecContext(w.ctx, args...)
 	return res
@@ -400,7 +416,15 @@ func (w *writer) setMeta(key, value string) {
 }
 
 func (w *writer) delete(rid int64) {
-	w.exec(`DELETE FROM nodes WHERE rid = ?`, rid)
+	w.deleteNodes(`rid = ?`, rid)
+}
+
+// deleteNodes deletes the node rows matching where. Their search docs go
+// with them (ON DELETE CASCADE; the connection enables foreign keys):
+// w.delta forgets them first.
+func (w *writer) deleteNodes(where string, args ...any) {
+	w.forgetDocs(`SELECT rid FROM nodes WHERE `+where, args...)
+	w.exec(`DELETE FROM nodes WHERE `+where, args...)
 }
 
 func (w *writer) touch(rid int64, f fileStat) {
@@ -619,6 +643,16 @@ func (db *DB) SyncPaths(ctx context.Context, nodesDir string, ex *Extraction, re
 		tx.Rollback()
 		return db.SyncWith(ctx, nodesDir, ex)
 	}
+	// search_stats is updated by this sync's changes instead of counted
+	// again over every search doc, a count whose cost grows with the tree:
+	// the writer adds the docs it inserts and subtracts those it deletes
+	// or replaces, leaves' and extracted entities' alike. It starts from
+	// the recorded value, which every sync that changed a doc left exact;
+	// one that does not read back as written is counted again.
+	base, baseOK := parseDocStats(w.queryString(`SELECT value FROM meta WHERE key = 'search_stats'`))
+	if baseOK {
+		w.delta = &docStats{}
+	}
 	var set, removed []string
 	for _, d := range work {
 		var s storedRow
@@ -676,7 +710,11 @@ func (db *DB) SyncPaths(ctx context.Context, nodesDir string, ex *Extraction, re
 		}
 	}
 	if st.Changed() {
-		w.setSearchStats()
+		if s, ok := base.plus(w.delta); ok {
+			w.setMeta("search_stats", s.String())
+		} else {
+			w.setSearchStats()
+		}
 	}
 	w.setMeta("last_sync", time.Now().UTC().Format(time.RFC3339Nano))
 	w.setMeta("leaves", strconv.Itoa(st.Leaves))
