@@ -1,6 +1,7 @@
 package indexfiles
 
 import (
+	"github.com/kk-project/kk/internal/node"
 	"github.com/kk-project/kk/internal/store"
 	"math/rand/v2"
 	"slices"
@@ -119,4 +120,47 @@ func TestRelHref(t *testing.T) {
 			t.Errorf("relHref(%q, %q) = %q, want %q", c[0], c[1], got, c[2])
 		}
 	}
+}
+
+// Ties are broken by byTitle, one comparison of two titles, where they
+// were broken by each title's rank in the sorted list of all titles
+// (store.SortLocale). The two orders must be the same, on plain ASCII
+// titles and on titles the fast path does not cover, mixed.
+func TestByTitleIsTheSortedTitlesOrder(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 9))
+	pieces := []string{"a", "B", "b", "é", "E", "z", "_", "-", "1", " ", "Ω", "日本", "ß", "ss", "Z"}
+	for round := range 50 {
+		var titles []string
+		for range 40 + rng.IntN(40) {
+			var title string
+			for range 1 + rng.IntN(4) {
+				title += pieces[rng.IntN(len(pieces))]
+			}
+			if round%2 == 0 && !isASCII(title) {
+				continue // every other round plain ASCII only
+			}
+			titles = append(titles, title)
+		}
+		want := slices.Clone(titles)
+		store.SortLocale(want)
+		leaves := make([]*node.Node, len(titles))
+		for i, title := range titles {
+			leaves[i] = &node.Node{Title: title}
+		}
+		slices.SortStableFunc(leaves, byTitle)
+		for i, n := range leaves {
+			if n.Title != want[i] {
+				t.Fatalf("round %d: position %d is %q by byTitle, %q by SortLocale", round, i, n.Title, want[i])
+			}
+		}
+	}
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
 }

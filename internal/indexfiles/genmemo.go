@@ -2,7 +2,6 @@ package indexfiles
 
 import (
 	"crypto/sha256"
-	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -26,12 +25,13 @@ type genMemo struct {
 	// The leaves of the last run, by path (each entry is one version: its
 	// hash is in it), and what the run derived from the set of them:
 	// GRAPH.md's order (ids in root collation), the nodes_hash lines
-	// ("<path>\t<hash>") in their order (see store.HashLeaves), the
-	// titles.
+	// ("<path>\t<hash>") in their order (see store.HashLeaves).
 	leaves    map[string]*leafGen
 	graph     []*leafGen
 	hashLines []string
-	titles    titleSet
+	// degrees is the in-degree of every id the kept leaves link to
+	// (linksTo of them), edited with them; nil when not known.
+	degrees map[string]int
 
 	// The tree the last nodes_hash advanced to, and its leaves' facts:
 	// generation on that tree right after (PlanFor) uses them once.
@@ -61,6 +61,7 @@ type genMemo struct {
 // its leaves. Facts are kept per leaf version, so the same fact means
 // the same fields; everything else folderKey reads is derived from these.
 type folderGen struct {
+	nodes   []*node.Node // the leaves themselves: the same node is the same fact (a Tree's leaves do not change)
 	leaves  []*leafGen
 	degrees []int
 	subs    []string
@@ -72,7 +73,7 @@ type folderGen struct {
 }
 
 func newFolderGen(leaves []*node.Node, subs []string, summaries store.Summaries, facts map[*node.Node]*leafGen, inDegree map[string]int, ranked map[string][]*node.Node) *folderGen {
-	f := &folderGen{leaves: make([]*leafGen, len(leaves)), degrees: make([]int, len(leaves)), subs: subs, sums: make([]string, len(subs))}
+	f := &folderGen{nodes: leaves, leaves: make([]*leafGen, len(leaves)), degrees: make([]int, len(leaves)), subs: subs, sums: make([]string, len(subs))}
 	for i, n := range leaves {
 		f.leaves[i], f.degrees[i] = facts[n], inDegree[n.ID]
 		for j, t := range n.Tags {
@@ -102,7 +103,7 @@ func (f *folderGen) unchanged(leaves []*node.Node, subs []string, summaries stor
 		return false
 	}
 	for i, n := range leaves {
-		if facts[n] != f.leaves[i] || inDegree[n.ID] != f.degrees[i] {
+		if n != f.nodes[i] && facts[n] != f.leaves[i] || inDegree[n.ID] != f.degrees[i] {
 			return false
 		}
 	}
@@ -131,7 +132,8 @@ type genMemoKey struct{}
 // leafGen is what generation derives from one leaf alone.
 type leafGen struct {
 	path   string
-	hash   string // "" when the tree had none: never kept
+	hash   string   // "" when the tree had none: never kept
+	links  []string // the ids it relates to (see linksTo)
 	id     string
 	title  string
 	line   string            // the leaf's nodes_hash line
@@ -168,10 +170,8 @@ func (m *genMemo) nodesHash(t *store.Tree) string {
 }
 
 // leafFacts returns, for every leaf of t, what generation derives from it
-// alone, the leaves' facts in GRAPH.md's order, and each leaf's rank by
-// title (equal titles share one; only the order of ranks is meaningful).
-// m's lock is held.
-func (m *genMemo) leafFacts(t *store.Tree) (map[*node.Node]*leafGen, []*leafGen, map[*node.Node]int) {
+// alone, and the leaves' facts in GRAPH.md's order. m's lock is held.
+func (m *genMemo) leafFacts(t *store.Tree) (map[*node.Node]*leafGen, []*leafGen) {
 	if m == nil || !m.warm {
 		if m != nil {
 			m.warm = true
@@ -180,14 +180,27 @@ func (m *genMemo) leafFacts(t *store.Tree) (map[*node.Node]*leafGen, []*leafGen,
 		for _, n := range t.Leaves {
 			facts[n] = newLeafGen(n, t.Hashes[n.Path])
 		}
-		return facts, graphOrder(t, facts), titleRanks(t.Leaves)
+		return facts, graphOrder(t, facts)
 	}
 	if m.tree != t {
 		m.advance(t)
 	}
 	facts := m.facts
 	m.tree, m.facts = nil, nil // for this generation only: the caller may change t
-	return facts, m.graph, m.titles.ranks(t.Leaves)
+	return facts, m.graph
+}
+
+// inDegrees is linksTo(t.Leaves), kept from one generation to the next
+// and edited with the leaves that come and go, for t the tree m was just
+// advanced to (leafFacts). m's lock is held.
+func (m *genMemo) inDegrees(t *store.Tree) map[string]int {
+	if m == nil || m.leaves == nil {
+		return linksTo(t.Leaves)
+	}
+	if m.degrees == nil {
+		m.degrees = linksTo(t.Leaves)
+	}
+	return m.degrees
 }
 
 // advance brings what m keeps from the last run's leaves to t's.
@@ -242,10 +255,6 @@ func (m *genMemo) advance(t *store.Tree) {
 		}
 		lines = store.LeafLines(hashes)
 	}
-	titles := m.titles
-	if !edit || !titles.edit(removed, added) {
-		titles = distinctTitles(t.Leaves)
-	}
 	var next map[string]*leafGen
 	switch {
 	case !complete:
@@ -265,7 +274,24 @@ func (m *genMemo) advance(t *store.Tree) {
 			next[e.path] = e
 		}
 	}
-	m.leaves, m.graph, m.hashLines, m.titles = next, graph, lines, titles
+	degrees := m.degrees
+	if next == nil || !edit {
+		degrees = nil // counted again by the generation that needs them
+	} else if degrees != nil {
+		for _, e := range removed {
+			for _, id := range e.links {
+				if degrees[id]--; degrees[id] == 0 {
+					delete(degrees, id)
+				}
+			}
+		}
+		for _, e := range added {
+			for _, id := range e.links {
+				degrees[id]++
+			}
+		}
+	}
+	m.leaves, m.graph, m.hashLines, m.degrees = next, graph, lines, degrees
 	m.tree, m.facts = t, facts
 }
 
@@ -315,7 +341,7 @@ func editSorted[T any](s *[]T, removed, added []T, cmp func(a, b T) int) bool {
 }
 
 func newLeafGen(n *node.Node, hash string) *leafGen {
-	return &leafGen{path: n.Path, hash: hash, id: n.ID, title: n.Title, line: n.Path + "\t" + hash, digest: leafDigest(n),
+	return &leafGen{path: n.Path, hash: hash, links: n.RelatesTo, id: n.ID, title: n.Title, line: n.Path + "\t" + hash, digest: leafDigest(n),
 		label: label{node.EscapeLabel(n.Title), node.EscapeLabel(n.Description)}, graph: graphSection(n)}
 }
 
@@ -337,72 +363,4 @@ func graphSection(n *node.Node) string {
 		}
 	}
 	return b.String()
-}
-
-// titleSet is the leaves' titles: how many leaves have each, and the
-// distinct ones in locale order.
-type titleSet struct {
-	count map[string]int
-	order []string
-}
-
-func distinctTitles(leaves []*node.Node) titleSet {
-	ts := titleSet{count: make(map[string]int, len(leaves))}
-	for _, n := range leaves {
-		if ts.count[n.Title]++; ts.count[n.Title] == 1 {
-			ts.order = append(ts.order, n.Title)
-		}
-	}
-	store.SortLocale(ts.order)
-	return ts
-}
-
-// edit updates ts for the leaves that went and came; false when the set
-// is inconsistent with them (it is left as it was then).
-func (ts *titleSet) edit(removed, added []*leafGen) bool {
-	if ts.count == nil {
-		return false
-	}
-	count := maps.Clone(ts.count)
-	var gone, come []string
-	for _, e := range removed {
-		switch count[e.title]--; {
-		case count[e.title] == 0:
-			delete(count, e.title)
-			gone = append(gone, e.title)
-		case count[e.title] < 0:
-			return false
-		}
-	}
-	for _, e := range added {
-		if count[e.title]++; count[e.title] == 1 {
-			come = append(come, e.title)
-		}
-	}
-	order := ts.order
-	if !editSorted(&order, gone, come, store.LocaleCompare) {
-		return false
-	}
-	*ts = titleSet{count: count, order: order}
-	return true
-}
-
-// ranks gives each leaf the rank of its title in ts.
-func (ts titleSet) ranks(leaves []*node.Node) map[*node.Node]int {
-	rank := make(map[string]int, len(ts.order))
-	for i, title := range ts.order {
-		rank[title] = i
-	}
-	out := make(map[*node.Node]int, len(leaves))
-	for _, n := range leaves {
-		out[n] = rank[n.Title]
-	}
-	return out
-}
-
-// titleRanks ranks leaves by title in locale order; equal titles share a
-// rank. Only the order of ranks is used (the catalog and the By topic
-// order compare them).
-func titleRanks(leaves []*node.Node) map[*node.Node]int {
-	return distinctTitles(leaves).ranks(leaves)
 }

@@ -89,14 +89,14 @@ func generate(t *store.Tree, summaries store.Summaries, fresh func(file, key str
 	// Folders' inputs are kept from the second generation on (see
 	// genMemo.warm).
 	keepFolders := m != nil && m.warm
-	facts, graphOrder, titleRank := m.leafFacts(t)
+	facts, graphOrder := m.leafFacts(t)
 
-	inDegree := linksTo(t.Leaves)
+	inDegree := m.inDegrees(t)
 	catalog := func(a, b *node.Node) int {
 		if d := inDegree[b.ID] - inDegree[a.ID]; d != 0 {
 			return d
 		}
-		if r := titleRank[a] - titleRank[b]; r != 0 {
+		if r := byTitle(a, b); r != 0 {
 			return r
 		}
 		return store.CmpString(a.Path, b.Path)
@@ -129,7 +129,7 @@ func generate(t *store.Tree, summaries store.Summaries, fresh func(file, key str
 			g.MissingSummaries = append(g.MissingSummaries, d)
 		}
 	}
-	ranked := m.rank(t.Leaves, func(n *node.Node) string { return t.Hashes[n.Path] }, t.ByID, inDegree, titleRank)
+	ranked := m.rank(t.Leaves, func(n *node.Node) string { return t.Hashes[n.Path] }, t.ByID, inDegree)
 	lb := labels(facts)
 
 	rootHead, err := yamlstyle.Marshal(yamlstyle.Map{{Key: "okf_version", Value: OKFVersion}})
@@ -217,6 +217,9 @@ func generate(t *store.Tree, summaries store.Summaries, fresh func(file, key str
 }
 
 // linksTo counts the relates_to links that lead to each id.
+// byTitle orders leaves by title in root collation; equal titles tie.
+func byTitle(a, b *node.Node) int { return store.LocaleCompare(a.Title, b.Title) }
+
 func linksTo(leaves []*node.Node) map[string]int {
 	inDegree := make(map[string]int, len(leaves))
 	for _, n := range leaves {
@@ -242,7 +245,7 @@ func MetricsOf(leaves []*node.Node) FolderMetrics {
 // rankCohorts orders, for every tag, the leaves carrying it by centrality
 // (see centrality.go), then by in-degree, then by title, and keeps the
 // first byTopicMax of each.
-func rankCohorts(leaves []*node.Node, inDegree map[string]int, titleRank map[*node.Node]int) map[string][]*node.Node {
+func rankCohorts(leaves []*node.Node, inDegree map[string]int) map[string][]*node.Node {
 	tagID := map[string]int{}
 	var tagNames []string
 	sets := make([][]int, len(leaves))
@@ -286,7 +289,7 @@ func rankCohorts(leaves []*node.Node, inDegree map[string]int, titleRank map[*no
 			if d := inDegree[b.ID] - inDegree[a.ID]; d != 0 {
 				return d
 			}
-			if r := titleRank[a] - titleRank[b]; r != 0 {
+			if r := byTitle(a, b); r != 0 {
 				return r
 			}
 			return store.CmpString(a.Path, b.Path)

@@ -94,10 +94,10 @@ func saveRankCache(path string, tags []string, fps map[string]string, ranked map
 	}
 }
 
-// rankCached is rankCohorts(leaves, inDegree, titleRank), taking the
+// rankCached is rankCohorts(leaves, inDegree), taking the
 // rankings of unchanged cohorts from the rank cache at path and writing
 // the cache again when a cohort changed.
-func rankCached(path string, leaves []*node.Node, hash func(*node.Node) string, byID func(string) (*node.Node, bool), inDegree map[string]int, titleRank map[*node.Node]int) map[string][]*node.Node {
+func rankCached(path string, leaves []*node.Node, hash func(*node.Node) string, byID func(string) (*node.Node, bool), inDegree map[string]int) map[string][]*node.Node {
 	var tags []string
 	cohorts := map[string][]*node.Node{}
 	for _, n := range leaves {
@@ -151,13 +151,13 @@ tags:
 		staleMembers += len(cohorts[t])
 	}
 	if staleMembers*2 > len(leaves) {
-		full := rankCohorts(leaves, inDegree, titleRank)
+		full := rankCohorts(leaves, inDegree)
 		for _, t := range stale {
 			out[t] = full[t]
 		}
 	} else {
 		for _, t := range stale {
-			out[t] = rankCohorts(cohorts[t], inDegree, titleRank)[t]
+			out[t] = rankCohorts(cohorts[t], inDegree)[t]
 		}
 	}
 	if len(stale) > 0 || len(old) != len(tags) {

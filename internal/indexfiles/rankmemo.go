@@ -57,31 +57,31 @@ type rankLeaf struct {
 
 func (r *rankLeaf) small() bool { return len(r.set) <= maxSubsetTags }
 
-// rank is rankCohorts(leaves, inDegree, titleRank), updated from the
+// rank is rankCohorts(leaves, inDegree), updated from the
 // previous generation's ranking when few leaves changed. hash gives a
 // leaf's content hash, byID a leaf by id. A nil memo ranks from scratch,
 // and so does the first generation of a memo, through the rank cache file
 // (rankcache.go): the kept counts pay off only from the second (a
 // command-line run generates once).
-func (m *genMemo) rank(leaves []*node.Node, hash func(*node.Node) string, byID func(string) (*node.Node, bool), inDegree map[string]int, titleRank map[*node.Node]int) map[string][]*node.Node {
+func (m *genMemo) rank(leaves []*node.Node, hash func(*node.Node) string, byID func(string) (*node.Node, bool), inDegree map[string]int) map[string][]*node.Node {
 	if m == nil {
-		return rankCohorts(leaves, inDegree, titleRank)
+		return rankCohorts(leaves, inDegree)
 	}
 	if m.ranks == nil && !m.ranked {
 		m.ranked = true
 		if m.rankFile != "" {
-			return rankCached(m.rankFile, leaves, hash, byID, inDegree, titleRank)
+			return rankCached(m.rankFile, leaves, hash, byID, inDegree)
 		}
-		return rankCohorts(leaves, inDegree, titleRank)
+		return rankCohorts(leaves, inDegree)
 	}
-	cmp := rankOrder(inDegree, titleRank)
+	cmp := rankOrder(inDegree)
 	st := m.ranks
 	if st == nil || !st.update(leaves, hash, byID, cmp) {
 		st = buildRank(leaves, hash, cmp)
 	}
 	m.ranks = st
 	if st == nil {
-		return rankCohorts(leaves, inDegree, titleRank)
+		return rankCohorts(leaves, inDegree)
 	}
 	out := make(map[string][]*node.Node, len(st.tagNames))
 	for t, top := range st.top {
@@ -99,7 +99,7 @@ func (m *genMemo) rank(leaves []*node.Node, hash func(*node.Node) string, byID f
 
 // rankOrder is rankCohorts' order of a cohort's members in tag t: score,
 // then in-degree, then title, then path.
-func rankOrder(inDegree map[string]int, titleRank map[*node.Node]int) func(t int, x, y *rankLeaf) int {
+func rankOrder(inDegree map[string]int) func(t int, x, y *rankLeaf) int {
 	return func(t int, x, y *rankLeaf) int {
 		sx, sy := x.scoreIn(t), y.scoreIn(t)
 		if sx != sy {
@@ -112,7 +112,7 @@ func rankOrder(inDegree map[string]int, titleRank map[*node.Node]int) func(t int
 		if d := inDegree[b.ID] - inDegree[a.ID]; d != 0 {
 			return d
 		}
-		if r := titleRank[a] - titleRank[b]; r != 0 {
+		if r := byTitle(a, b); r != 0 {
 			return r
 		}
 		return store.CmpString(a.Path, b.Path)

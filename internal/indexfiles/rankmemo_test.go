@@ -86,9 +86,9 @@ func TestIncrementalRankMatchesFull(t *testing.T) {
 				return fmt.Sprintf("%s|%s|%v|%v", n.Path, n.Title, n.Tags, n.RelatesTo)
 			}
 			lookup := func(id string) (*node.Node, bool) { n, ok := byID[strings.ToLower(id)]; return n, ok }
-			inDegree, titleRank := linksTo(leaves), titleRanks(leaves)
-			got := m.rank(leaves, hash, lookup, inDegree, titleRank)
-			want := rankCohorts(leaves, inDegree, titleRank)
+			inDegree := linksTo(leaves)
+			got := m.rank(leaves, hash, lookup, inDegree)
+			want := rankCohorts(leaves, inDegree)
 			if len(got) != len(want) {
 				t.Fatalf("seed %d step %d: %d tags ranked, want %d", seed, step, len(got), len(want))
 			}
@@ -174,9 +174,9 @@ func TestRankCacheMatchesFull(t *testing.T) {
 			}
 			hash := func(n *node.Node) string { return fmt.Sprintf("%s|%s|%v|%v", n.Path, n.Title, n.Tags, n.RelatesTo) }
 			lookup := func(id string) (*node.Node, bool) { n, ok := byID[strings.ToLower(id)]; return n, ok }
-			inDegree, titleRank := linksTo(leaves), titleRanks(leaves)
-			got := rankCached(path, leaves, hash, lookup, inDegree, titleRank)
-			want := rankCohorts(leaves, inDegree, titleRank)
+			inDegree := linksTo(leaves)
+			got := rankCached(path, leaves, hash, lookup, inDegree)
+			want := rankCohorts(leaves, inDegree)
 			if len(got) != len(want) {
 				t.Fatalf("seed %d step %d: %d tags ranked, want %d", seed, step, len(got), len(want))
 			}
