@@ -62,18 +62,21 @@ func fastCommitFrom(ctx context.Context, dir string, author Author, message stri
 			return nil
 		}
 		if changes, err := parseIndexInfo(indexInfo.Bytes()); err == nil {
-			if err := updateIndex(gitDir, changes); !errors.Is(err, errSlowPath) {
+			if err := updateIndex(ctx, gitDir, changes); !errors.Is(err, errSlowPath) {
 				return err
 			}
 		}
-		cmd := exec.CommandContext(ctx, "git", "-c", "core.quotepath=off", "update-index", "--index-info")
-		cmd.Dir = top
-		cmd.Env = append(os.Environ(), "LC_ALL=C", "GIT_TERMINAL_PROMPT=0")
-		cmd.Stdin = indexInfo
-		if out, err := cmd.CombinedOutput(); err != nil {
-			return fmt.Errorf("git update-index: %s", strings.TrimSpace(string(out)))
-		}
-		return nil
+		info := indexInfo.Bytes()
+		return waitingForLocks(ctx, func() error {
+			cmd := exec.CommandContext(ctx, "git", "-c", "core.quotepath=off", "update-index", "--index-info")
+			cmd.Dir = top
+			cmd.Env = append(os.Environ(), "LC_ALL=C", "GIT_TERMINAL_PROMPT=0")
+			cmd.Stdin = bytes.NewReader(info)
+			if out, err := cmd.CombinedOutput(); err != nil {
+				return fmt.Errorf("git update-index: %s", strings.TrimSpace(string(out)))
+			}
+			return nil
+		})
 	})
 	return committed, err
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"time"
 )
 
 // ErrNoGit means the git executable is not on PATH.
@@ -32,20 +33,58 @@ func run(ctx context.Context, dir string, env, args []string) ([]byte, error) {
 		return nil, ErrNoGit
 	}
 	full := append([]string{"-c", "core.quotepath=off"}, args...)
-	cmd := exec.CommandContext(ctx, "git", full...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "LC_ALL=C", "GIT_TERMINAL_PROMPT=0", "GIT_PAGER=cat")
-	cmd.Env = append(cmd.Env, env...)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		msg := strings.TrimSpace(stderr.String())
-		if msg == "" {
-			msg = err.Error()
+	var out []byte
+	err := waitingForLocks(ctx, func() error {
+		cmd := exec.CommandContext(ctx, "git", full...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "LC_ALL=C", "GIT_TERMINAL_PROMPT=0", "GIT_PAGER=cat")
+		cmd.Env = append(cmd.Env, env...)
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		out = stdout.Bytes()
+		if err != nil {
+			msg := strings.TrimSpace(stderr.String())
+			if msg == "" {
+				msg = err.Error()
+			}
+			return fmt.Errorf("git %s: %s", strings.Join(args, " "), msg)
 		}
-		return stdout.Bytes(), fmt.Errorf("git %s: %s", strings.Join(args, " "), msg)
+		return nil
+	})
+	return out, err
+}
+
+// LockWait is how long kk waits for a lock file another git process holds
+// (index.lock, a branch's lock) before giving up. A person's git status,
+// or an editor's, takes the index lock for a moment; a server committing
+// many times a second meets it, and must wait for it, not fail the job.
+var LockWait = 10 * time.Second
+
+// lockHeld reports whether a git error is another process's lock file:
+// "Unable to create '<path>.lock': File exists.", from the index and from
+// refs alike.
+func lockHeld(err error) bool {
+	return err != nil && strings.Contains(err.Error(), ".lock': File exists")
+}
+
+// waitingForLocks runs try, and runs it again while it fails on a lock
+// file another git process holds, for up to LockWait. Git takes its locks
+// before it changes anything, so a command refused for one changed
+// nothing and can run again.
+func waitingForLocks(ctx context.Context, try func() error) error {
+	deadline := time.Now().Add(LockWait)
+	for delay := 2 * time.Millisecond; ; delay = min(2*delay, 100*time.Millisecond) {
+		err := try()
+		if !lockHeld(err) || time.Now().After(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(delay):
+		}
 	}
-	return stdout.Bytes(), nil
 }
 
 // InWorkTree reports whether dir is inside a git work tree.

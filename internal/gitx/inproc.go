@@ -83,13 +83,19 @@ func settingsOf(ctx context.Context, gitDir, top string) (*repoSettings, error) 
 	return s, nil
 }
 
-// lockFile creates path+".lock" exclusively, as git does; a lock that is
-// there already sends the caller to git.
-func lockFile(path string) (*os.File, error) {
-	f, err := os.OpenFile(path+".lock", os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
-	if errors.Is(err, fs.ErrExist) {
-		return nil, errSlowPath
-	}
+// lockFile creates path+".lock" exclusively, as git does. A lock another
+// git process holds is waited for, as the git commands are (LockWait);
+// one still there then is reported in git's words.
+func lockFile(ctx context.Context, path string) (*os.File, error) {
+	var f *os.File
+	err := waitingForLocks(ctx, func() error {
+		var err error
+		f, err = os.OpenFile(path+".lock", os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
+		if errors.Is(err, fs.ErrExist) {
+			return fmt.Errorf("Unable to create '%s.lock': File exists. Another git process seems to be running in this repository; if none is, remove the file", path)
+		}
+		return err
+	})
 	return f, err
 }
 
@@ -138,7 +144,7 @@ func updateHead(ctx context.Context, gitDir, top, next, old string, who Author, 
 		return errSlowPath // detached, or not a branch
 	}
 	refPath := filepath.Join(gitDir, filepath.FromSlash(ref))
-	f, err := lockFile(refPath)
+	f, err := lockFile(ctx, refPath)
 	if err != nil {
 		return err
 	}
@@ -237,9 +243,9 @@ type indexEntry struct {
 // updateIndex gives git's index the changes, as git update-index
 // --index-info does: the new entries carry no stat data, so git checks
 // them against the work tree by content the next time it looks.
-func updateIndex(gitDir string, changes []indexChange) error {
+func updateIndex(ctx context.Context, gitDir string, changes []indexChange) error {
 	indexPath := filepath.Join(gitDir, "index")
-	f, err := lockFile(indexPath)
+	f, err := lockFile(ctx, indexPath)
 	if err != nil {
 		return err
 	}

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // copyRepo copies a repository folder (work tree and .git) to a new one.
@@ -74,7 +75,7 @@ func TestUpdateIndexMatchesGit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := updateIndex(filepath.Join(ours, ".git"), changes); err != nil {
+	if err := updateIndex(context.Background(), filepath.Join(ours, ".git"), changes); err != nil {
 		t.Fatal(err)
 	}
 	cmd := exec.Command("git", "update-index", "--index-info")
@@ -97,9 +98,9 @@ func TestUpdateIndexMatchesGit(t *testing.T) {
 	}
 }
 
-// What the in-process update does not handle goes to git: a lock some
-// git command holds, an index of version 4, a split index, a file where
-// the index has a folder.
+// What the in-process update does not handle goes to git: an index of
+// version 4, a split index, a file where the index has a folder. (A lock
+// some git command holds is waited for: TestHeldLocksAreWaitedFor.)
 func TestUpdateIndexDefersToGit(t *testing.T) {
 	id, _ := hex.DecodeString(strings.Repeat("ab", 20))
 	add := []indexChange{{path: "n.md", mode: 0o100644, id: id}}
@@ -108,7 +109,6 @@ func TestUpdateIndexDefersToGit(t *testing.T) {
 		prepare func(dir string)
 		changes []indexChange
 	}{
-		{"locked", func(dir string) { write(t, dir, ".git/index.lock", "") }, add},
 		{"version 4", func(dir string) { gitOut(t, dir, "update-index", "--index-version", "4") }, add},
 		{"split index", func(dir string) { gitOut(t, dir, "update-index", "--split-index") }, add},
 		{"file over a folder", func(string) {}, []indexChange{{path: "b/d", mode: 0o100644, id: id}}},
@@ -120,7 +120,7 @@ func TestUpdateIndexDefersToGit(t *testing.T) {
 			dir := copyRepo(t, base)
 			c.prepare(dir)
 			before, _ := os.ReadFile(filepath.Join(dir, ".git", "index"))
-			if err := updateIndex(filepath.Join(dir, ".git"), c.changes); !errors.Is(err, errSlowPath) {
+			if err := updateIndex(context.Background(), filepath.Join(dir, ".git"), c.changes); !errors.Is(err, errSlowPath) {
 				t.Fatalf("err = %v, want the slow path", err)
 			}
 			after, _ := os.ReadFile(filepath.Join(dir, ".git", "index"))
@@ -175,9 +175,11 @@ func TestUpdateHead(t *testing.T) {
 		t.Fatalf("git fsck: %v\n%s", err, out)
 	}
 
+	defer func(d time.Duration) { LockWait = d }(LockWait)
+	LockWait = 50 * time.Millisecond
 	write(t, dir, ".git/refs/heads/"+branch+".lock", "")
-	if err := updateHead(ctx, gitDir, dir, next, head, worker, "m"); !errors.Is(err, errSlowPath) {
-		t.Errorf("a held lock: err = %v, want the slow path", err)
+	if err := updateHead(ctx, gitDir, dir, next, head, worker, "m"); !lockHeld(err) || errors.Is(err, errSlowPath) {
+		t.Errorf("a lock held throughout: err = %v, want the lock named", err)
 	}
 	os.Remove(filepath.Join(gitDir, "refs", "heads", branch+".lock"))
 	write(t, dir, ".git/hooks/reference-transaction", "#!/bin/sh\n")
@@ -189,5 +191,65 @@ func TestUpdateHead(t *testing.T) {
 	gitOut(t, dir, "checkout", "-q", "--detach")
 	if err := updateHead(ctx, gitDir, dir, next, head, worker, "m"); !errors.Is(err, errSlowPath) {
 		t.Errorf("a detached HEAD: err = %v, want the slow path", err)
+	}
+}
+
+// A lock file another git process holds for a moment (a person's git
+// status takes index.lock) is waited for, by the in-process updates and by
+// the git commands kk runs alike, instead of failing the commit; a lock
+// held for longer than LockWait is reported, naming the file, and nothing
+// changes.
+func TestHeldLocksAreWaitedFor(t *testing.T) {
+	defer func(d time.Duration) { LockWait = d }(LockWait)
+	ctx := context.Background()
+	id, _ := hex.DecodeString(strings.Repeat("ab", 20))
+	add := []indexChange{{path: "n.md", mode: 0o100644, id: id}}
+	base := indexRepo(t)
+	// held takes lock (relative to dir) and lets it go after d, as a short
+	// git command would.
+	held := func(dir, lock string, d time.Duration) {
+		write(t, dir, lock, "")
+		time.AfterFunc(d, func() { os.Remove(filepath.Join(dir, filepath.FromSlash(lock))) })
+	}
+
+	LockWait = 5 * time.Second
+	dir := copyRepo(t, base)
+	held(dir, ".git/index.lock", 150*time.Millisecond)
+	if err := updateIndex(ctx, filepath.Join(dir, ".git"), add); err != nil {
+		t.Fatalf("index.lock held for a moment: %v", err)
+	}
+	if !strings.Contains(gitOut(t, dir, "ls-files", "-s", "n.md"), hex.EncodeToString(id)) {
+		t.Fatal("the index was not updated after the lock went")
+	}
+
+	head := gitOut(t, dir, "rev-parse", "HEAD")
+	tree := gitOut(t, dir, "rev-parse", "HEAD^{tree}")
+	next := gitOut(t, dir, "commit-tree", "-p", head, "-m", "next", tree)
+	held(dir, ".git/refs/heads/main.lock", 150*time.Millisecond)
+	if err := updateHead(ctx, filepath.Join(dir, ".git"), dir, next, head, worker, "m"); err != nil {
+		t.Fatalf("the branch's lock held for a moment: %v", err)
+	}
+	third := gitOut(t, dir, "commit-tree", "-p", next, "-m", "third", tree)
+	held(dir, ".git/refs/heads/main.lock", 150*time.Millisecond)
+	if _, err := Run(ctx, dir, "update-ref", "HEAD", third, next); err != nil {
+		t.Fatalf("git update-ref while the branch's lock is held for a moment: %v", err)
+	}
+	if got := gitOut(t, dir, "rev-parse", "HEAD"); got != third {
+		t.Fatalf("HEAD is %s, want %s", got, third)
+	}
+
+	LockWait = 100 * time.Millisecond
+	dir = copyRepo(t, base)
+	write(t, dir, ".git/index.lock", "")
+	before, _ := os.ReadFile(filepath.Join(dir, ".git", "index"))
+	err := updateIndex(ctx, filepath.Join(dir, ".git"), add)
+	if err == nil || !strings.Contains(err.Error(), filepath.Join(dir, ".git", "index")+".lock") {
+		t.Fatalf("index.lock held throughout: err = %v, want it named", err)
+	}
+	if after, _ := os.ReadFile(filepath.Join(dir, ".git", "index")); string(before) != string(after) {
+		t.Error("the index changed")
+	}
+	if _, err := Run(ctx, dir, "update-index", "--add", "--cacheinfo", "100644,"+hex.EncodeToString(id)+",n.md"); !lockHeld(err) {
+		t.Fatalf("git update-index while index.lock is held throughout: err = %v, want git's lock message", err)
 	}
 }
