@@ -285,6 +285,7 @@ func (b *Backend) commit(ctx context.Context, j *service.Job, leaf string, res *
 				return fmt.Errorf("committing: %w", err)
 			}
 			b.addTiming(&b.timing.commit, time.Since(t0))
+			b.maintain(ctx, top)
 			b.pause()
 			return nil
 		})
@@ -295,8 +296,27 @@ func (b *Backend) commit(ctx context.Context, j *service.Job, leaf string, res *
 		return fmt.Errorf("committing: %w", err)
 	}
 	b.addTiming(&b.timing.commit, time.Since(t0))
+	b.maintain(ctx, top)
 	b.pause()
 	return nil
+}
+
+// maintain runs git gc --auto every MaintainEvery commits (see there). Its
+// failure is logged, never the job's: the commit has landed.
+func (b *Backend) maintain(ctx context.Context, top string) {
+	b.mu.Lock()
+	b.commits++
+	due := MaintainEvery > 0 && b.commits >= MaintainEvery
+	if due {
+		b.commits = 0
+	}
+	b.mu.Unlock()
+	if !due {
+		return
+	}
+	if _, err := gitx.Run(ctx, top, "gc", "--auto", "--quiet"); err != nil {
+		b.log.Warn("git gc --auto failed; the next attempt is in a while", "every_commits", MaintainEvery, "error", err)
+	}
 }
 
 // Committed reports whether the commit of job id is in the branch's

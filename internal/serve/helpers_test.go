@@ -61,6 +61,15 @@ func newRepo(tb testing.TB, n int) *store.KB {
 		if _, err := gitx.CommitPaths(ctx, root, Author, "generated tree", []string{store.DirName}); err != nil {
 			tb.Fatal(err)
 		}
+	} else {
+		// The worker's git gc --auto (Backend.maintain) would pack in
+		// the background of a test that posts many jobs: off, as for a
+		// generated tree, but in the test of it.
+		for _, kv := range [][2]string{{"gc.auto", "0"}, {"maintenance.auto", "false"}} {
+			if _, err := gitx.Run(ctx, root, "config", kv[0], kv[1]); err != nil {
+				tb.Fatal(err)
+			}
+		}
 	}
 	return k
 }

@@ -71,7 +71,18 @@ type Backend struct {
 	// timing adds up the time the worker spent placing, writing (the
 	// transaction and the commit) and committing, for the benchmarks.
 	timing struct{ place, write, commit time.Duration }
+	commits int // commits made since the last git gc --auto
 }
+
+// MaintainEvery is how many commits kk serve makes between two runs of
+// git gc --auto. Its commits are made with git's plumbing (or in the
+// process), which never starts git's automatic maintenance the way a
+// person's git commit does: without it, a server that only ever posts
+// leaves every object it writes loose, some ten per job, for good.
+// git gc --auto does nothing until there are enough loose objects
+// (gc.auto, 6,700 by default; 0 turns it off), and then packs them in the
+// background (gc.autoDetach).
+var MaintainEvery = 200
 
 var _ service.Backend = (*Backend)(nil)
 

@@ -1,0 +1,75 @@
+package serve
+
+import (
+	"crypto/sha1"
+	"fmt"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/kk-project/kk/internal/httpapi"
+	"github.com/kk-project/kk/internal/jobqueue"
+)
+
+// kk serve's commits never start git's automatic maintenance themselves;
+// the worker runs git gc --auto every MaintainEvery commits, so that the
+// objects it writes are packed once there are enough of them (gc.auto).
+func TestWorkerPacksLooseObjects(t *testing.T) {
+	defer func(n int) { MaintainEvery = n }(MaintainEvery)
+	MaintainEvery = 4
+	k := newRepo(t, 0)
+	// Packed as soon as there are a few loose objects, in the foreground
+	// so that the test sees the result.
+	for _, kv := range [][2]string{{"gc.auto", "200"}, {"gc.autoDetach", "false"}} {
+		git(t, k, "config", kv[0], kv[1])
+	}
+	git(t, k, "gc", "-q") // nothing loose before the jobs
+	// git gc --auto counts the loose objects of one folder of 256
+	// (objects/17) to estimate them all: two there make it pack, at any
+	// gc.auto below 257.
+	for i, n := 0, 0; n < 2; i++ {
+		blob := fmt.Sprintf("filler %d\n", i)
+		if sum := sha1.Sum([]byte(fmt.Sprintf("blob %d\x00%s", len(blob), blob))); sum[0] == 0x17 {
+			writeBlob(t, k.Root, blob)
+			n++
+		}
+	}
+	s := start(t, k, nil)
+	var ids []string
+	for i := range 13 {
+		j, err := s.Client.Post(ctx, httpapi.PostRequest{Title: fmt.Sprintf("Packed note %d", i), Content: fmt.Sprintf("Note %d.\n", i)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, j.JobID)
+	}
+	s.wait(t, ids[len(ids)-1])
+	for _, id := range ids {
+		if j, ok := s.Queue.Get(id); !ok || j.Status != jobqueue.Done {
+			t.Fatalf("job %s: %+v", id, j)
+		}
+	}
+	counts := map[string]int{}
+	for _, line := range strings.Split(git(t, k, "count-objects", "-v"), "\n") {
+		key, val, _ := strings.Cut(line, ": ")
+		counts[key], _ = strconv.Atoi(val)
+	}
+	// 13 jobs write some ten objects each: without the worker's gc, all
+	// of them would be loose.
+	if counts["count"] >= 40 || counts["in-pack"] < 100 {
+		t.Fatalf("after 13 jobs: %d loose objects, %d packed (git count-objects -v: %v)", counts["count"], counts["in-pack"], counts)
+	}
+	git(t, k, "fsck", "--no-dangling")
+	clean(t, k)
+}
+
+func writeBlob(t *testing.T, dir, content string) {
+	t.Helper()
+	cmd := exec.Command("git", "hash-object", "-w", "--stdin")
+	cmd.Dir = dir
+	cmd.Stdin = strings.NewReader(content)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("git hash-object: %v\n%s", err, out)
+	}
+}
