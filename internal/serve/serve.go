@@ -70,7 +70,7 @@ type Backend struct {
 	realNodes string
 	// timing adds up the time the worker spent placing, writing (the
 	// transaction and the commit) and committing, for the benchmarks.
-	timing struct{ place, write, commit time.Duration }
+	timing  struct{ place, write, commit time.Duration }
 	commits int // commits made since the last git gc --auto
 }
 
