@@ -285,3 +285,67 @@ func TestStatCacheTornPatch(t *testing.T) {
 		})
 	}
 }
+
+// A long-running process's search syncs with SyncRecent, which stats the
+// tree at most once per window. A write of its own (SyncPaths) carries
+// that check over: the search right after it finds the written leaf
+// without a walk of the tree, and a hand edit made meanwhile is found
+// when the window has passed, as without the write.
+func TestSyncRecentAfterSyncPaths(t *testing.T) {
+	ctx := context.Background()
+	k := seedKB(t)
+	db, _, err := Open(ctx, k, "main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	const window = time.Hour
+	if _, err := db.SyncRecent(ctx, k.NodesDir(), nil, window); err != nil {
+		t.Fatal(err)
+	}
+	// A hand edit, then a write of this process.
+	writeLeaf(t, k, "auth/session-tokens.md", leaf("practice-session-tokens", "Session tokens", "edited by hand", []string{"auth"}, "", "Rotated by the mango job."))
+	writeLeaf(t, k, "jobs/queue.md", leaf("map-queue", "Queue workers", "Background queue", []string{"jobs"}, "", "Workers drain the kiwi queue."))
+	st, err := db.SyncPaths(ctx, k.NodesDir(), nil, []string{"jobs/queue.md"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := db.SyncRecent(ctx, k.NodesDir(), nil, window)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Gen != st.Gen || got.Leaves != st.Leaves {
+		t.Fatalf("SyncRecent after SyncPaths: %+v; want generation %s and %d leaves", got, st.Gen, st.Leaves)
+	}
+	if hits, _ := Search(ctx, db, "kiwi", 5); !slices.Equal(ids(hits), []string{"map-queue"}) {
+		t.Errorf("the written leaf is not searchable: %v", ids(hits))
+	}
+	if hits, _ := Search(ctx, db, "mango", 5); len(hits) != 0 {
+		t.Errorf("within the window, the tree was walked again: the hand edit is found %v", ids(hits))
+	}
+	// Past the window (0: always), the tree is checked again.
+	if _, err := db.SyncRecent(ctx, k.NodesDir(), nil, 0); err != nil {
+		t.Fatal(err)
+	}
+	if hits, _ := Search(ctx, db, "mango", 5); !slices.Equal(ids(hits), []string{"practice-session-tokens"}) {
+		t.Errorf("past the window, the hand edit is not found: %v", ids(hits))
+	}
+	// Another writer's sync (a generation this handle did not make) is
+	// not carried over: the next SyncRecent checks the tree.
+	other, _, err := Open(ctx, k, "main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	writeLeaf(t, k, "jobs/queue.md", leaf("map-queue", "Queue workers", "Background queue", []string{"jobs"}, "", "Workers drain the lime queue."))
+	if _, err := other.SyncPaths(ctx, k.NodesDir(), nil, []string{"jobs/queue.md"}); err != nil {
+		t.Fatal(err)
+	}
+	writeLeaf(t, k, "auth/session-tokens.md", leaf("practice-session-tokens", "Session tokens", "edited by hand again", []string{"auth"}, "", "Rotated by the papaya job."))
+	if _, err := db.SyncRecent(ctx, k.NodesDir(), nil, window); err != nil {
+		t.Fatal(err)
+	}
+	if hits, _ := Search(ctx, db, "papaya", 5); !slices.Equal(ids(hits), []string{"practice-session-tokens"}) {
+		t.Errorf("after another handle's write, the tree was not checked: %v", ids(hits))
+	}
+}
