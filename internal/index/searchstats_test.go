@@ -40,16 +40,7 @@ func storedSearchStats(t *testing.T, db *DB) string {
 // entities too.
 func TestSyncPathsSearchStats(t *testing.T) {
 	ctx := context.Background()
-	k := paddedKB(t, 10)
-	db, _, err := Open(ctx, k, "main")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	ex, err := ExtractionFor(k)
-	if err != nil {
-		t.Fatal(err)
-	}
+	k, db, ex := openPadded(t, 10)
 	rng := rand.New(rand.NewPCG(7, 11))
 	words := strings.Fields("queue worker cache token session login render handler retry backoff index search ranking field length corpus " +
 		"ledger invoice refund webhook tenant quota shard replica lease lock")

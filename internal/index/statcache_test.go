@@ -186,16 +186,7 @@ func TestKeptStatCacheFollowsOtherSyncs(t *testing.T) {
 // replaced) is not applied.
 func TestStatCachePatchOfOtherGen(t *testing.T) {
 	ctx := context.Background()
-	k := paddedKB(t, 20)
-	a, _, err := Open(ctx, k, "main")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
-	ex, err := ExtractionFor(k)
-	if err != nil {
-		t.Fatal(err)
-	}
+	k, a, ex := openPadded(t, 20)
 	path := a.statCachePath()
 	base, _ := patchBlocks(t, path)
 	writeLeaf(t, k, "jobs/queue.md", leaf("map-queue", "Queue workers", "Background queue", []string{"jobs"}, "", "Workers drain the queue."))
@@ -240,16 +231,7 @@ func TestStatCachePatchOfOtherGen(t *testing.T) {
 // rewrites the file whole.
 func TestStatCacheCompaction(t *testing.T) {
 	ctx := context.Background()
-	k := paddedKB(t, 20)
-	db, _, err := Open(ctx, k, "main")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	ex, err := ExtractionFor(k)
-	if err != nil {
-		t.Fatal(err)
-	}
+	k, db, ex := openPadded(t, 20)
 	path := db.statCachePath()
 	rel := "auth/login-flow.md"
 	edit := func(i int) Stats {
@@ -308,16 +290,7 @@ func TestStatCacheCompaction(t *testing.T) {
 // to it, and the next reader's sync is still answered from it.
 func TestStatCacheReplacedBehindHandle(t *testing.T) {
 	ctx := context.Background()
-	k := paddedKB(t, 20)
-	a, _, err := Open(ctx, k, "main")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
-	ex, err := ExtractionFor(k)
-	if err != nil {
-		t.Fatal(err)
-	}
+	k, a, ex := openPadded(t, 20)
 	path := a.statCachePath()
 	writeLeaf(t, k, "jobs/queue.md", leaf("map-queue", "Queue workers", "Background queue", []string{"jobs"}, "", "Workers drain the queue."))
 	if _, err := a.SyncPaths(ctx, k.NodesDir(), ex, []string{"jobs/queue.md"}); err != nil {

@@ -106,6 +106,23 @@ func paddedKB(t *testing.T, n int) *store.KB {
 	return k
 }
 
+// openPadded opens the index of paddedKB(t, n), with the extraction a
+// transaction syncs with.
+func openPadded(t *testing.T, n int) (*store.KB, *DB, *Extraction) {
+	t.Helper()
+	k := paddedKB(t, n)
+	db, _, err := Open(context.Background(), k, "main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	ex, err := ExtractionFor(k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k, db, ex
+}
+
 // keptCache returns the stat cache db keeps.
 func keptCache(db *DB) *statCache {
 	db.stat.Lock()
@@ -147,16 +164,7 @@ func patchBlocks(t *testing.T, path string) ([]byte, int) {
 // cache the writer keeps; another handle's sync is answered from it.
 func TestSyncPathsAppendsToStatCache(t *testing.T) {
 	ctx := context.Background()
-	k := paddedKB(t, 20)
-	db, _, err := Open(ctx, k, "main")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	ex, err := ExtractionFor(k)
-	if err != nil {
-		t.Fatal(err)
-	}
+	k, db, ex := openPadded(t, 20)
 	path := db.statCachePath()
 	base, _ := patchBlocks(t, path)
 	steps := []struct {
@@ -238,16 +246,7 @@ func TestStatCacheTornPatch(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := context.Background()
-			k := paddedKB(t, 20)
-			db, _, err := Open(ctx, k, "main")
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer db.Close()
-			ex, err := ExtractionFor(k)
-			if err != nil {
-				t.Fatal(err)
-			}
+			k, db, ex := openPadded(t, 20)
 			writeLeaf(t, k, "jobs/queue.md", leaf("map-queue", "Queue workers", "Background queue", []string{"jobs"}, "", "Workers drain the queue."))
 			st1, err := db.SyncPaths(ctx, k.NodesDir(), ex, []string{"jobs/queue.md"})
 			if err != nil {

@@ -1,13 +1,11 @@
 package serve
 
 import (
-	"fmt"
 	"os/exec"
 	"sync/atomic"
 	"testing"
 
 	"github.com/kk-project/kk/internal/httpapi"
-	"github.com/kk-project/kk/internal/jobqueue"
 )
 
 // People and their editors run git status in the repository while kk
@@ -37,23 +35,11 @@ func TestJobsWaitForAGitStatusHoldingTheIndexLock(t *testing.T) {
 			}
 		}
 	}()
-	var ids []string
-	for i := range 60 {
-		j, err := s.Client.Post(ctx, httpapi.PostRequest{Title: fmt.Sprintf("Locked note %d", i), Content: fmt.Sprintf("Note %d, written while git status runs.\n", i)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		ids = append(ids, j.JobID)
-	}
-	s.wait(t, ids[len(ids)-1])
+	jobs := s.postMany(t, 60, "Locked note")
 	close(stop)
 	<-done
-	for _, id := range ids {
-		j, ok := s.Queue.Get(id)
-		if !ok || j.Status != jobqueue.Done {
-			t.Fatalf("job %s: %+v", id, j)
-		}
-		jobCommit(t, k, "store", httpapi.JobStatus{JobID: id, Path: j.Path})
+	for _, j := range jobs {
+		jobCommit(t, k, "store", httpapi.JobStatus{JobID: j.ID, Path: j.Path})
 	}
 	clean(t, k)
 	t.Logf("%d git status runs beside the jobs", statuses.Load())

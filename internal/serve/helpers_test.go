@@ -2,6 +2,7 @@ package serve
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"os/exec"
 	"path/filepath"
@@ -134,4 +135,28 @@ func (s *server) wait(tb testing.TB, id string) httpapi.JobStatus {
 		tb.Fatal(err)
 	}
 	return j
+}
+
+// postMany posts n notes titled "<title> <i>", waits for the last one,
+// and checks that every job is done; it returns the jobs.
+func (s *server) postMany(t *testing.T, n int, title string) []jobqueue.Job {
+	t.Helper()
+	var ids []string
+	for i := range n {
+		j, err := s.Client.Post(ctx, httpapi.PostRequest{Title: fmt.Sprintf("%s %d", title, i), Content: fmt.Sprintf("Note %d of %s.\n", i, title)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, j.JobID)
+	}
+	s.wait(t, ids[len(ids)-1])
+	jobs := make([]jobqueue.Job, len(ids))
+	for i, id := range ids {
+		j, ok := s.Queue.Get(id)
+		if !ok || j.Status != jobqueue.Done {
+			t.Fatalf("job %s: %+v", id, j)
+		}
+		jobs[i] = j
+	}
+	return jobs
 }

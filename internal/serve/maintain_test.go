@@ -7,9 +7,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-
-	"github.com/kk-project/kk/internal/httpapi"
-	"github.com/kk-project/kk/internal/jobqueue"
 )
 
 // kk serve's commits never start git's automatic maintenance themselves;
@@ -36,20 +33,7 @@ func TestWorkerPacksLooseObjects(t *testing.T) {
 		}
 	}
 	s := start(t, k, nil)
-	var ids []string
-	for i := range 13 {
-		j, err := s.Client.Post(ctx, httpapi.PostRequest{Title: fmt.Sprintf("Packed note %d", i), Content: fmt.Sprintf("Note %d.\n", i)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		ids = append(ids, j.JobID)
-	}
-	s.wait(t, ids[len(ids)-1])
-	for _, id := range ids {
-		if j, ok := s.Queue.Get(id); !ok || j.Status != jobqueue.Done {
-			t.Fatalf("job %s: %+v", id, j)
-		}
-	}
+	s.postMany(t, 13, "Packed note")
 	counts := map[string]int{}
 	for _, line := range strings.Split(git(t, k, "count-objects", "-v"), "\n") {
 		key, val, _ := strings.Cut(line, ": ")
