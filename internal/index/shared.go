@@ -95,17 +95,3 @@ func (db *DB) SyncRecent(ctx context.Context, nodesDir string, ex *Extraction, w
 	db.recent.Unlock()
 	return st, nil
 }
-
-// advanceRecent carries SyncRecent's last check of the tree over a sync of
-// this handle's own (SyncPaths) that took the database from generation
-// from to to: the leaves that sync read are in the index, and the others
-// were as that check found them, so a search right after a write need
-// not stat the tree again. The check keeps its time: a hand edit is still
-// seen within SyncRecent's window.
-func (db *DB) advanceRecent(from, to string, leaves int) {
-	db.recent.Lock()
-	defer db.recent.Unlock()
-	if db.recent.st.Gen == from && from != "" {
-		db.recent.st.Gen, db.recent.st.Leaves = to, leaves
-	}
-}

@@ -728,7 +728,6 @@ func (db *DB) SyncPaths(ctx context.Context, nodesDir string, ex *Extraction, re
 	// The synced time stays the last full sync's: the other leaves were
 	// compared then. The leaves written here carry their hash instead.
 	db.saveStatCacheEntries(gen, kept, &c, set, removed, st.Extracted.Entities, st.Extracted.Edges, srcFiles, keptProblems)
-	db.advanceRecent(cgen, gen, st.Leaves)
 	sortProblems(st.Skipped)
 	st.Duration = time.Since(start)
 	st.Gen = gen
