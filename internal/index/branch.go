@@ -130,6 +130,7 @@ func Open(ctx context.Context, k *store.KB, branch string) (*DB, Stats, error) {
 	if err != nil {
 		return nil, Stats{}, err
 	}
+	db.kb = k
 	if err := db.useConfiguredEmbedder(k); err != nil {
 		db.Close()
 		return nil, Stats{}, err

@@ -95,7 +95,7 @@ func TestBranchCopyDivergeAndGC(t *testing.T) {
 	if st, err = feat.Sync(ctx, k.NodesDir()); err != nil || st.Added != 1 {
 		t.Fatalf("feature sync: %+v, %v", st, err)
 	}
-	if hits, _ := Search(ctx, feat, "passkeys", 5); len(hits) != 1 {
+	if hits, _ := holders(ctx, feat, "passkeys", 5); len(hits) != 1 {
 		t.Errorf("feature's index lacks its new leaf: %v", ids(hits))
 	}
 	feat.Close()
@@ -104,7 +104,7 @@ func TestBranchCopyDivergeAndGC(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if hits, _ := Search(ctx, mainDB, "passkeys", 5); len(hits) != 0 {
+	if hits, _ := holders(ctx, mainDB, "passkeys", 5); len(hits) != 0 {
 		t.Errorf("main's index sees the feature branch's leaf: %v", ids(hits))
 	}
 	mainDB.Close()
