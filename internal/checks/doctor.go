@@ -18,6 +18,7 @@ import (
 	"github.com/kk-project/kk/internal/txn"
 
 	"github.com/kk-project/kk/internal/frontmatter"
+	"github.com/kk-project/kk/internal/index"
 	"github.com/kk-project/kk/internal/lock"
 	"github.com/kk-project/kk/internal/node"
 )
@@ -79,7 +80,7 @@ func Doctor(ctx context.Context, k *store.KB, opts DoctorOptions) (*DoctorReport
 	add(checkKKIgnore(k))
 	add(checkConfig(k))
 
-	t, err := k.ReadTree(store.LoadOptions{})
+	t, err := index.ReadTree(ctx, k)
 	var te *store.TreeError
 	if err != nil && !errors.As(err, &te) {
 		return nil, err

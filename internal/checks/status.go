@@ -19,6 +19,7 @@ import (
 	"github.com/kk-project/kk/internal/trace"
 
 	"github.com/kk-project/kk/internal/frontmatter"
+	"github.com/kk-project/kk/internal/index"
 )
 
 // StatusReport summarises the state of a knowledge base.
@@ -103,7 +104,7 @@ func Status(ctx context.Context, k *store.KB) (*StatusReport, error) {
 	r := &StatusReport{Root: k.Root, Version: in.Version, InstalledAt: in.InstalledAt, NodesByType: map[string]int{},
 		IndexState: indexUnknown, MissingSummaries: []string{}, Graph: GraphCounts{EntitiesByType: map[string]int{},
 			AtomsWithoutMolecule: []string{}, RequirementsWithoutCoverage: []string{}, Violations: map[string]int{}}}
-	t, err := k.ReadTree(store.LoadOptions{})
+	t, err := index.ReadTree(ctx, k)
 	var te *store.TreeError
 	switch {
 	case errors.As(err, &te):

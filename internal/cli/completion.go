@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/kk-project/kk/internal/graph"
 	"github.com/kk-project/kk/internal/harness"
+	"github.com/kk-project/kk/internal/index"
 	"github.com/kk-project/kk/internal/install"
 	"github.com/kk-project/kk/internal/node"
 	"github.com/kk-project/kk/internal/picture"
@@ -215,7 +217,7 @@ func completionTree(app *App) *store.Tree {
 	if err != nil {
 		return nil
 	}
-	t, err := k.ReadTree(store.LoadOptions{})
+	t, err := index.ReadTree(context.Background(), k)
 	if t == nil || err != nil && len(t.Leaves) == 0 {
 		return nil
 	}

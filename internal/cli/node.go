@@ -15,6 +15,7 @@ import (
 
 	"github.com/kk-project/kk/internal/contracts"
 	"github.com/kk-project/kk/internal/curate"
+	"github.com/kk-project/kk/internal/index"
 	"github.com/kk-project/kk/internal/node"
 	"github.com/kk-project/kk/internal/op"
 	"github.com/kk-project/kk/internal/schema"
@@ -284,7 +285,7 @@ func runNodeShow(ctx context.Context, app *App, o nodeShowOpts) error {
 	if err != nil {
 		return err
 	}
-	t, err := k.ReadTree(store.LoadOptions{})
+	t, err := index.ReadTree(ctx, k)
 	if err != nil {
 		return err
 	}
@@ -339,7 +340,7 @@ all be present. --folder includes subfolders.`,
 	return cmd
 }
 
-func runNodeList(_ context.Context, app *App, o nodeListOpts) error {
+func runNodeList(ctx context.Context, app *App, o nodeListOpts) error {
 	k, err := app.KB()
 	if err != nil {
 		return err
@@ -348,7 +349,7 @@ func runNodeList(_ context.Context, app *App, o nodeListOpts) error {
 	if err != nil {
 		return usagef("--folder: %v", err)
 	}
-	t, err := k.ReadTree(store.LoadOptions{})
+	t, err := index.ReadTree(ctx, k)
 	if err != nil {
 		return err
 	}

@@ -27,7 +27,7 @@ import (
 
 // SchemaVersion is the version of the database layout. A database written
 // with another version is emptied and rebuilt by the next sync.
-const SchemaVersion = 7
+const SchemaVersion = 8
 
 // busyTimeoutMS bounds how long a writer waits for another writer (another
 // kk process syncing the same branch) before failing.
@@ -54,11 +54,11 @@ type DB struct {
 	embedMu  sync.Mutex
 	embedErr error // the provider's last error met by a search
 
-	// stat is the stat cache as this handle last wrote or read it (see
-	// statCacheFor); never changed once set, only replaced.
-	stat struct {
+	// kept is the leaf state as this handle last read or wrote it (see
+	// DB.state); never changed once set, only replaced.
+	kept struct {
 		sync.Mutex
-		c *statCache
+		s *treeState
 	}
 
 	recent struct { // SyncRecent's last check of the tree
@@ -109,6 +109,9 @@ var schema = []string{
 		sha256 TEXT NOT NULL
 	)`,
 	`CREATE INDEX nodes_id ON nodes(id)`,
+	// folders holds the leaf state (see leafstate.go): one row per
+	// folder under nodes/.
+	`CREATE TABLE folders (dir TEXT PRIMARY KEY, stat BLOB NOT NULL, facts BLOB NOT NULL)`,
 	`CREATE INDEX nodes_type ON nodes(type)`,
 	`CREATE INDEX nodes_origin ON nodes(origin)`,
 	`CREATE TABLE kk_paths (rid INTEGER NOT NULL REFERENCES nodes(rid) ON DELETE CASCADE, seq INTEGER NOT NULL, pattern TEXT NOT NULL, bucket TEXT NOT NULL, PRIMARY KEY (rid, seq))`,

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 
+	"github.com/kk-project/kk/internal/index"
 	"github.com/kk-project/kk/internal/store"
 )
 
@@ -131,7 +132,7 @@ func Check(ctx context.Context, k *store.KB) (*RebuildResult, error) {
 	if _, err := k.LoadConfig(); err != nil {
 		return nil, err
 	}
-	t, err := k.ReadTree(store.LoadOptions{NoSave: true})
+	t, err := index.ReadTree(ctx, k)
 	if err != nil {
 		return nil, err
 	}

@@ -232,7 +232,7 @@ func migrateOKFv3(ctx context.Context, tx *txn.Tx) (*MigrateResult, error) {
 		return nil, err
 	}
 	task := progress.Start(ctx, "migrate: reading leaves", 0)
-	t, err := k.ReadTree(store.LoadOptions{NoSave: true, Progress: task})
+	t, err := k.ReadTree(store.LoadOptions{Progress: task})
 	task.Done()
 	if err != nil {
 		return nil, err

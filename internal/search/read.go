@@ -86,7 +86,7 @@ func ReadNode(ctx context.Context, k *store.KB, p ReadParams) (*NodeView, error)
 		if n := cachedLeaf(k, p.ID); n != nil {
 			return viewWithVersion(ctx, k, n, p.IncludeChangelog == nil || *p.IncludeChangelog, limit)
 		}
-		t, err := k.ReadTree(store.LoadOptions{})
+		t, err := index.ReadTree(ctx, k)
 		if err != nil {
 			return nil, err
 		}

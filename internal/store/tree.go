@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/kk-project/kk/internal/node"
 	"github.com/kk-project/kk/internal/progress"
@@ -29,12 +28,11 @@ func IsLeafName(name string) bool {
 
 // Tree is every leaf of a knowledge base, read in one pass.
 //
-// A Tree's leaves are read-only: a process shares them between the trees
-// it reads and its leaf cache (the memo of ReadTree), so a leaf that did
-// not change is the same *node.Node in every tree. To change a leaf, copy
-// it or read it with ReadLeaf (a transaction's Leaf does). The tree's own
-// lists and maps are its own: Put and Remove change only them. Under the
-// race detector, a read panics when an earlier read's leaf was changed.
+// A Tree is its caller's own: every read builds its leaves anew (a read
+// through the branch index decodes them from its rows, a read of the
+// files parses them), and no two trees, nor a tree and any cache, share
+// a leaf. A caller may change a leaf of its tree without changing what
+// another read gets. Put and Remove change the tree's lists and maps.
 type Tree struct {
 	// Leaves sorted by path (root collation, as kenkeep sorts them).
 	Leaves []*node.Node
@@ -126,116 +124,85 @@ func (e *TreeError) Unwrap() []error { return e.Problems }
 
 // LoadOptions tune ReadTree.
 type LoadOptions struct {
-	// NoCache reads and parses every leaf even when the leaf cache says it
-	// is unchanged.
-	NoCache bool
-	// Bodies asks for leaf bodies; leaves served from the cache have none.
+	// Bodies asks for leaf bodies.
 	Bodies bool
-	// NoSave leaves the cache file alone (for commands that promise to
-	// write nothing).
-	NoSave bool
-	// Progress, when not nil, counts the leaves parsed (those the cache
-	// does not have).
+	// Progress, when not nil, counts the leaves parsed.
 	Progress *progress.Task
+
+	// NoCache and NoSave have no effect (ReadTree keeps nothing between
+	// reads); they stay until the callers outside this package (kk
+	// serve's benchmarks) drop them.
+	NoCache, NoSave bool
 }
 
+// LeafFile is one leaf file a listing found, with its size and mtime.
 type LeafFile struct {
 	Rel   string
 	Abs   string
 	Size  int64
 	mtime int64
-	quiet bool // unchanged since the last read, as a watch reports (see treeWatch.assemble)
 }
 
-// ReadTree reads every leaf under nodes/. It is all or nothing: if any leaf
-// is invalid, it returns a *TreeError naming each one.
+// ReadTree reads and parses every leaf under nodes/. It is all or
+// nothing: if any leaf is invalid, it returns a *TreeError naming each
+// one. It keeps nothing between reads: a command reads the tree through
+// the branch index (index.ReadTree), which parses only the leaves that
+// changed since its last sync; ReadTree is the reference it is checked
+// against, and the read of a copy no index belongs to.
 func (k *KB) ReadTree(opts LoadOptions) (*Tree, error) {
-	start := time.Now().UnixNano() // before any stat: see treeMemo
-	var cache *leafCache
-	var mem *treeMemo
-	fromDisk := false
-	if !opts.NoCache && !opts.Bodies {
-		mem = Memo(k, treeMemoKey{}, func() *treeMemo { return &treeMemo{k: k} })
-		mem.mu.Lock()
-		defer mem.mu.Unlock()
-		if cache = mem.cache; cache == nil {
-			cache, fromDisk = k.loadCache(), true
-		}
-	}
-	var l *Listing
-	var err error
-	if mem != nil && mem.watch != nil {
-		if l, err = mem.watch.scan(context.Background()); err != nil {
-			// Out of watches (the kernel's limit is per user), or a
-			// folder that cannot be read: walk, as without watching,
-			// which reports the latter.
-			mem.watch.close()
-			mem.watch = nil
-		}
-	}
-	if l != nil {
-		l, err = k.scanned(l)
-	} else {
-		l, err = k.Scan()
-	}
+	l, err := k.Scan()
 	if err != nil {
 		return nil, err
 	}
-	files := l.Files
-	leaves := make([]*node.Node, len(files))
-	hashes := make([]string, len(files))
-	errs := make([]error, len(files))
-	var fresh []int
-	// With the memo, every leaf is its cache entry's node, shared with
-	// every tree read since the entry was made (see Tree): a read copies
-	// nothing it does not parse.
-	var entries []*cacheEntry
-	if mem != nil {
-		entries = make([]*cacheEntry, len(files))
-		mem.checkShared()
-	}
-	for i, f := range files {
-		if cache != nil {
-			if e := cache.entry(f); e != nil {
-				leaves[i], hashes[i], entries[i] = &e.n, e.hash, e
-				mem.shared(e)
-				continue
-			}
-		}
-		fresh = append(fresh, i)
-	}
-	opts.Progress.SetTotal(len(fresh))
-	Parallel(len(fresh), func(j int) {
+	reads := make([]LeafRead, len(l.Files))
+	opts.Progress.SetTotal(len(reads))
+	Parallel(len(reads), func(i int) {
 		defer opts.Progress.Add(1)
-		i := fresh[j]
-		leaves[i], hashes[i], errs[i] = readLeaf(files[i])
-		if leaves[i] == nil {
-			return
-		}
-		leaves[i].Release(opts.Bodies)
-		if entries != nil {
-			f := files[i]
-			e := &cacheEntry{Size: f.Size, mtime: f.mtime, hash: hashes[i], n: *leaves[i]}
-			leaves[i], entries[i] = &e.n, e
+		r := &reads[i]
+		r.File = l.Files[i]
+		r.Leaf, r.Hash, r.Err = readLeaf(l.Files[i])
+		if r.Leaf != nil {
+			r.Leaf.Release(opts.Bodies)
 		}
 	})
-	clean := !slices.ContainsFunc(errs, func(err error) bool { return err != nil })
-	if mem != nil && clean && !fromDisk {
-		if hashes, byID, ok := mem.derive(files, entries, fresh); ok {
-			t := &Tree{Leaves: leaves, Dirs: l.Dirs, IndexDirs: l.IndexDirs, Leftovers: l.Leftovers, Irregular: l.Irregular, Hashes: hashes, byID: byID}
-			mem.update(start, cache, fromDisk, files, entries, fresh, opts.NoSave)
-			return t, nil
-		}
+	return NewTree(l, reads)
+}
+
+// LeafRead is what a tree read found of one leaf file: the leaf (nil
+// when Err says why the file is not part of the tree) and the sha256
+// (hex) of its bytes.
+type LeafRead struct {
+	File LeafFile
+	Leaf *node.Node
+	Hash string
+	Err  error
+}
+
+// NewTree assembles the tree of a listing from its leaf files as read
+// (in any order). Like ReadTree it is all or nothing: the listing's
+// problems, the leaves that could not be read and the ids used twice are
+// one *TreeError.
+func NewTree(l *Listing, reads []LeafRead) (*Tree, error) {
+	if len(l.Problems) > 0 {
+		return nil, &TreeError{Problems: l.Problems}
 	}
-	t := &Tree{Dirs: l.Dirs, IndexDirs: l.IndexDirs, Leftovers: l.Leftovers, Irregular: l.Irregular, Hashes: make(map[string]string, len(files)), byID: make(map[string]*node.Node, len(files))}
+	rels := make([]string, len(reads))
+	for i := range reads {
+		rels[i] = reads[i].File.Rel
+	}
+	dirs := slices.Clone(l.Dirs)
+	SortLocale(dirs)
+	t := &Tree{Dirs: dirs, IndexDirs: l.IndexDirs, Leftovers: l.Leftovers, Irregular: l.Irregular,
+		Leaves: make([]*node.Node, 0, len(reads)), Hashes: make(map[string]string, len(reads)), byID: make(map[string]*node.Node, len(reads))}
 	var problems []error
-	for i, f := range files {
-		if errs[i] != nil {
-			problems = append(problems, errs[i])
+	for _, i := range SortedOrder(rels) {
+		r := &reads[i]
+		if r.Err != nil {
+			problems = append(problems, r.Err)
 			continue
 		}
-		t.Hashes[f.Rel] = hashes[i]
-		t.Leaves = append(t.Leaves, leaves[i])
+		t.Hashes[r.File.Rel] = r.Hash
+		t.Leaves = append(t.Leaves, r.Leaf)
 	}
 	for _, n := range t.Leaves {
 		if other, dup := t.byID[IDKey(n.ID)]; dup {
@@ -250,14 +217,6 @@ func (k *KB) ReadTree(opts LoadOptions) (*Tree, error) {
 	}
 	if len(problems) > 0 {
 		return nil, &TreeError{Problems: problems}
-	}
-	if mem != nil {
-		mem.keep(t)
-		mem.update(start, cache, fromDisk, files, entries, fresh, opts.NoSave)
-		return t, nil
-	}
-	if !opts.Bodies && !opts.NoSave && (cache == nil || len(fresh) > 0 || len(cache.entries) != len(files)) {
-		k.saveCache(files, leaves, hashes)
 	}
 	return t, nil
 }
@@ -310,24 +269,17 @@ func (k *KB) scanned(l *Listing) (*Listing, error) {
 	if len(l.Problems) > 0 {
 		return nil, &TreeError{Problems: l.Problems}
 	}
-	if !l.collated {
-		l.Files, l.collated = sortedFiles(l.Files), true
-	}
-	SortLocale(l.Dirs)
-	return l, nil
-}
-
-// sortedFiles returns files in root collation order of their paths.
-func sortedFiles(files []LeafFile) []LeafFile {
-	rels := make([]string, len(files))
-	for i, f := range files {
+	rels := make([]string, len(l.Files))
+	for i, f := range l.Files {
 		rels[i] = f.Rel
 	}
-	sorted := make([]LeafFile, len(files))
+	sorted := make([]LeafFile, len(l.Files))
 	for i, j := range SortedOrder(rels) {
-		sorted[i] = files[j]
+		sorted[i] = l.Files[j]
 	}
-	return sorted
+	l.Files = sorted
+	SortLocale(l.Dirs)
+	return l, nil
 }
 
 // ScanDir is the one tree scanner: every reader of nodes/ (the tree, the
@@ -400,12 +352,16 @@ type Listing struct {
 	Leftovers []string        // temporary files of interrupted atomic writes
 	Irregular []string        // *.md entries that are not regular files
 	Problems  []error         // symlinks that are broken or lead out of the tree
-
-	collated bool // Files are in root collation order already (a watched listing)
 }
 
 // ModTime is the leaf file's modification time, in Unix nanoseconds.
 func (f LeafFile) ModTime() int64 { return f.mtime }
+
+// NewLeafFile describes a leaf file whose size and mtime (Unix
+// nanoseconds) are known.
+func NewLeafFile(rel, abs string, size, mtime int64) LeafFile {
+	return LeafFile{Rel: rel, Abs: abs, Size: size, mtime: mtime}
+}
 
 // IsTempName reports whether a file name is that of an atomic write's
 // temporary file (atomicfile writes .<name>.tmp-<random> beside the target).

@@ -48,7 +48,6 @@ import (
 	"github.com/kk-project/kk/internal/indexfiles"
 	"github.com/kk-project/kk/internal/lock"
 	"github.com/kk-project/kk/internal/node"
-	"github.com/kk-project/kk/internal/progress"
 	"github.com/kk-project/kk/internal/store"
 )
 
@@ -243,13 +242,21 @@ func (tx *Tx) Tree() (*store.Tree, error) {
 	if tx.tree != nil {
 		return tx.tree, nil
 	}
-	task := progress.Start(tx.ctx, "reading leaves", 0)
-	t, err := tx.k.ReadTree(store.LoadOptions{Progress: task})
-	task.Done()
+	// The tree comes from the branch index, synced under the lock (the
+	// sync Index would make).
+	db, err := tx.index()
 	if err != nil {
 		return nil, err
 	}
-	tx.tree = t
+	ex, err := index.ExtractionFor(tx.k)
+	if err != nil {
+		return nil, err
+	}
+	t, _, err := db.Tree(tx.ctx, tx.k.NodesDir(), ex)
+	if err != nil {
+		return nil, err
+	}
+	tx.tree, tx.synced = t, true
 	return t, nil
 }
 
@@ -275,6 +282,20 @@ func (tx *Tx) SetRedirects(r store.Redirects) {
 // Index returns the branch's index, synced with the tree under the lock
 // (once per transaction), for reference checks and versions.
 func (tx *Tx) Index() (*index.DB, error) {
+	if _, err := tx.index(); err != nil {
+		return nil, err
+	}
+	if !tx.synced {
+		if err := syncIndex(tx.ctx, tx.k, tx.db); err != nil {
+			return nil, err
+		}
+		tx.synced = true
+	}
+	return tx.db, nil
+}
+
+// index opens the branch's index, without syncing it.
+func (tx *Tx) index() (*index.DB, error) {
 	if tx.db == nil {
 		branch, err := index.CurrentBranch(tx.ctx, tx.k)
 		if err != nil {
@@ -285,12 +306,6 @@ func (tx *Tx) Index() (*index.DB, error) {
 			return nil, err
 		}
 		tx.db, tx.branch = db, branch
-	}
-	if !tx.synced {
-		if err := syncIndex(tx.ctx, tx.k, tx.db); err != nil {
-			return nil, err
-		}
-		tx.synced = true
 	}
 	return tx.db, nil
 }
