@@ -55,6 +55,7 @@ type folderState struct {
 	irregular []string    // *.md entries that are not regular files
 	problems  []Problem   // symlinks that are broken or lead out of the tree
 	leaves    []leafEntry // by name
+	hasFacts  bool        // the leaves' facts were read (see DB.state)
 }
 
 // entry returns the leaf named name, nil when there is none.
@@ -90,10 +91,11 @@ type queryer interface {
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
 }
 
-// state returns the leaf state as q sees it. The handle keeps the last
-// state it read or wrote; the generation tells when another handle (or
-// process) has synced since.
-func (db *DB) state(ctx context.Context, q queryer) (*treeState, error) {
+// state returns the leaf state as q sees it, with the leaves' facts when
+// facts is set (a sync compares stats only; a tree read decodes facts).
+// The handle keeps the last state it read or wrote; the generation tells
+// when another handle (or process) has synced since.
+func (db *DB) state(ctx context.Context, q queryer, facts bool) (*treeState, error) {
 	var gen, synced sql.NullString
 	err := q.QueryRowContext(ctx, `SELECT (SELECT value FROM meta WHERE key = 'stat_gen'), (SELECT value FROM meta WHERE key = 'synced_at_ns')`).Scan(&gen, &synced)
 	if err != nil {
@@ -102,22 +104,26 @@ func (db *DB) state(ctx context.Context, q queryer) (*treeState, error) {
 	db.kept.Lock()
 	s := db.kept.s
 	db.kept.Unlock()
-	if s != nil && gen.Valid && s.gen == gen.String {
+	if s != nil && gen.Valid && s.gen == gen.String && (!facts || s.facts()) {
 		return s, nil
 	}
 	s = &treeState{gen: gen.String, folders: map[string]*folderState{}}
 	s.synced, _ = strconv.ParseInt(synced.String, 10, 64)
-	rows, err := q.QueryContext(ctx, `SELECT dir, stat, facts FROM folders`)
+	query := `SELECT dir, stat, '' FROM folders`
+	if facts {
+		query = `SELECT dir, stat, facts FROM folders`
+	}
+	rows, err := q.QueryContext(ctx, query)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
 	for rows.Next() {
-		var dir, stat, facts string
-		if err := rows.Scan(&dir, &stat, &facts); err != nil {
+		var dir, stat, fb string
+		if err := rows.Scan(&dir, &stat, &fb); err != nil {
 			return nil, err
 		}
-		if f, ok := decodeFolder(stat, facts); ok {
+		if f, ok := decodeFolder(stat, fb, facts); ok {
 			s.folders[dir] = f
 		}
 	}
@@ -126,6 +132,33 @@ func (db *DB) state(ctx context.Context, q queryer) (*treeState, error) {
 	}
 	db.keep(s)
 	return s, nil
+}
+
+// facts reports whether every folder of s holds its leaves' facts.
+func (s *treeState) facts() bool {
+	for _, f := range s.folders {
+		if !f.hasFacts {
+			return false
+		}
+	}
+	return true
+}
+
+// withFacts returns f with its leaves' facts, read through q when f was
+// read without them.
+func withFacts(ctx context.Context, q queryer, dir string, f *folderState) (*folderState, error) {
+	if f == nil || f.hasFacts {
+		return f, nil
+	}
+	var stat, fb string
+	if err := q.QueryRowContext(ctx, `SELECT stat, facts FROM folders WHERE dir = ?`, dir).Scan(&stat, &fb); err != nil {
+		return nil, err
+	}
+	g, ok := decodeFolder(stat, fb, true)
+	if !ok {
+		return nil, errors.New("index: a folder's leaf state changed under a write transaction")
+	}
+	return g, nil
 }
 
 // newGen names a new generation of the database.
@@ -282,12 +315,12 @@ func encodeFolder(f *folderState) (stat, facts []byte) {
 
 // decodeFolder decodes a folder's row; ok is false when it is damaged or
 // of another version.
-func decodeFolder(stat, facts string) (*folderState, bool) {
+func decodeFolder(stat, facts string, withFacts bool) (*folderState, bool) {
 	if len(stat) == 0 || stat[0] != stateVersion {
 		return nil, false
 	}
 	r := &reader{s: stat[1:]}
-	f := &folderState{index: r.uint() == 1, leftovers: r.list(), irregular: r.list()}
+	f := &folderState{index: r.uint() == 1, leftovers: r.list(), irregular: r.list(), hasFacts: withFacts}
 	for range r.count() {
 		f.problems = append(f.problems, Problem{Path: r.str(), Msg: r.str()})
 	}
@@ -297,7 +330,9 @@ func decodeFolder(stat, facts string) (*folderState, bool) {
 		e := &f.leaves[i]
 		e.name, e.size, e.mtime = r.str(), r.int(), r.int()
 		e.sha, e.id, e.field, e.msg = r.str(), r.str(), r.str(), r.str()
-		e.facts = fr.str()
+		if withFacts {
+			e.facts = fr.str()
+		}
 	}
 	if r.err || fr.err || len(r.s) > 0 || len(fr.s) > 0 || !slices.IsSortedFunc(f.leaves, func(a, b leafEntry) int { return strings.Compare(a.name, b.name) }) {
 		return nil, false
@@ -406,6 +441,18 @@ func (db *DB) Tree(ctx context.Context, nodesDir string, ex *Extraction) (*store
 	st, s, err := db.sync(ctx, nodesDir, ex)
 	if err != nil {
 		return nil, st, err
+	}
+	if !s.facts() {
+		// Read in one snapshot, of the generation the sync left (or a
+		// later one, whose state is as good).
+		rtx, err := db.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+		if err != nil {
+			return nil, st, err
+		}
+		defer rtx.Rollback()
+		if s, err = db.state(ctx, rtx, true); err != nil {
+			return nil, st, err
+		}
 	}
 	t, err := s.tree(nodesDir)
 	return t, st, err

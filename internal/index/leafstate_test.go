@@ -131,7 +131,7 @@ func TestLeafStateMatchesAFullSync(t *testing.T) {
 		}
 		kept := db.kept.s
 		db.keep(nil)
-		read, err := db.state(ctx, db.r)
+		read, err := db.state(ctx, db.r, true)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -140,6 +140,9 @@ func TestLeafStateMatchesAFullSync(t *testing.T) {
 			t.Fatal(err)
 		}
 		_, want, err := fresh.sync(ctx, k.NodesDir(), nil)
+		if err == nil {
+			want, err = fresh.state(ctx, fresh.r, true)
+		}
 		fresh.Close()
 		if err != nil {
 			t.Fatal(err)

@@ -165,7 +165,7 @@ func (db *DB) sync(ctx context.Context, nodesDir string, ex *Extraction) (Stats,
 		return Stats{}, nil, fmt.Errorf("syncing index %s: %w", db.Path, err)
 	}
 	defer tx.Rollback()
-	prev, err := db.state(ctx, tx)
+	prev, err := db.state(ctx, tx, false)
 	if err != nil {
 		return Stats{}, nil, fmt.Errorf("syncing index %s: %w", db.Path, err)
 	}
@@ -190,6 +190,22 @@ func (db *DB) sync(ctx context.Context, nodesDir string, ex *Extraction) (Stats,
 	defer w.close()
 	writing := progress.Start(ctx, "index: writing rows", len(d.work))
 	defer writing.Done()
+	// A folder written again keeps the facts of its unchanged leaves.
+	for dir := range d.dirty {
+		f, err := withFacts(ctx, tx, dir, prev.folders[dir])
+		if err != nil {
+			return st, nil, fmt.Errorf("syncing index %s: %w", db.Path, err)
+		}
+		for _, ld := range d.files[dir] {
+			if ld.kept != nil {
+				ld.kept = f.entry(ld.kept.name)
+			}
+			if ld.old != nil {
+				e := *f.entry(ld.old.name)
+				ld.old = &e
+			}
+		}
+	}
 	for _, ld := range d.work {
 		writing.Add(1)
 		w.apply(ld, &st)
@@ -263,7 +279,7 @@ func (db *DB) quiet(ctx context.Context, l *store.Listing, nodesDir string, ex *
 		return Stats{}, nil, false
 	}
 	defer rtx.Rollback()
-	s, err := db.state(ctx, rtx)
+	s, err := db.state(ctx, rtx, false)
 	if err != nil || s.synced == 0 {
 		return Stats{}, nil, false
 	}
@@ -331,12 +347,12 @@ func (d *walkDiff) clean() bool {
 func (s *treeState) diff(l *store.Listing, nodesDir string) *walkDiff {
 	d := &walkDiff{walks: map[string]*folderState{}, files: map[string][]*leafData{}, dirty: map[string]bool{}}
 	for _, dir := range l.Dirs {
-		d.walks[dir] = &folderState{index: l.IndexDirs[dir]}
+		d.walks[dir] = &folderState{index: l.IndexDirs[dir], hasFacts: true}
 	}
 	in := func(rel string) *folderState {
 		f := d.walks[store.DirOf(rel)]
 		if f == nil { // a folder the walk did not list: cannot be, but stay whole
-			f = &folderState{}
+			f = &folderState{hasFacts: true}
 			d.walks[store.DirOf(rel)] = f
 		}
 		return f
@@ -815,7 +831,7 @@ func (db *DB) SyncPaths(ctx context.Context, nodesDir string, ex *Extraction, re
 		return st, fmt.Errorf("syncing index %s: %w", db.Path, err)
 	}
 	defer tx.Rollback()
-	prev, err := db.state(ctx, tx)
+	prev, err := db.state(ctx, tx, false)
 	if err != nil {
 		return st, fmt.Errorf("syncing index %s: %w", db.Path, err)
 	}
@@ -836,13 +852,22 @@ func (db *DB) SyncPaths(ctx context.Context, nodesDir string, ex *Extraction, re
 		w.delta = &docStats{}
 	}
 	next := &treeState{gen: gen, synced: prev.synced, folders: maps.Clone(prev.folders)}
+	// edit returns the folder's new state, a copy (with the leaves'
+	// facts) of the old one.
 	edit := func(dir string) *folderState {
 		f := next.folders[dir]
 		if f == nil || f == prev.folders[dir] {
-			c := &folderState{}
+			c := &folderState{hasFacts: true}
 			if f != nil {
-				*c = *f
-				c.leaves = slices.Clone(f.leaves)
+				g, err := withFacts(ctx, tx, dir, f)
+				if err != nil {
+					if w.err == nil {
+						w.err = err
+					}
+					return c
+				}
+				*c = *g
+				c.leaves = slices.Clone(g.leaves)
 			}
 			next.folders[dir] = c
 			f = c
@@ -858,7 +883,7 @@ func (db *DB) SyncPaths(ctx context.Context, nodesDir string, ex *Extraction, re
 			if next.folders[d] != nil {
 				break
 			}
-			next.folders[d] = &folderState{}
+			next.folders[d] = &folderState{hasFacts: true}
 		}
 		name := path.Base(ld.f.rel)
 		if old := f.entry(name); old != nil {
