@@ -33,6 +33,14 @@ const SchemaVersion = 8
 // kk process syncing the same branch) before failing.
 const busyTimeoutMS = 5000
 
+// walLimit bounds the write-ahead log a checkpoint leaves behind (bytes).
+// A process that opens the database after another one exited without
+// closing it reads the whole log to rebuild its index of it: a first sync
+// of 100,000 leaves leaves a log as large as the database (370 MB), which
+// every later command would read again (see also the checkpoint after a
+// bulk sync).
+const walLimit = 16 << 20
+
 // DB is an open branch index. Writes go through one connection that takes
 // SQLite's write lock at BEGIN; reads use a separate pool and never wait
 // for a writer (WAL).
@@ -164,7 +172,8 @@ func dsn(path string, readOnly bool) string {
 	if readOnly {
 		q += "&_pragma=" + url.QueryEscape("query_only(1)")
 	} else {
-		q += "&_txlock=immediate&_pragma=" + url.QueryEscape("cache_size(-65536)")
+		q += "&_txlock=immediate&_pragma=" + url.QueryEscape("cache_size(-65536)") +
+			"&_pragma=" + url.QueryEscape("journal_size_limit("+strconv.Itoa(walLimit)+")")
 	}
 	// The path is a URI path: escape the characters URIs give a meaning
 	// (branch folders contain %XX sequences).

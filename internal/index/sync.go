@@ -259,6 +259,12 @@ func (db *DB) sync(ctx context.Context, nodesDir string, ex *Extraction) (Stats,
 	if err := tx.Commit(); err != nil {
 		return st, nil, fmt.Errorf("syncing index %s: %w", db.Path, err)
 	}
+	if bulk {
+		// The log now holds about the whole database: copy it back and
+		// empty it, so that the next process does not read it all (see
+		// walLimit). A reader still using it only delays that.
+		_, _ = db.w.ExecContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`)
+	}
 	db.keep(next)
 	st.Skipped = append(st.Skipped, next.problems()...)
 	st.Skipped = append(st.Skipped, d.unread...)
