@@ -131,7 +131,7 @@ func (p promptRun) text(ctx context.Context, k *store.KB, prompt string) (string
 	if err != nil {
 		return "", err
 	}
-	req := index.Request{Text: prompt, Limit: PromptLimit, Quick: p.budget > 0, Gate: true}
+	req := index.Request{Text: prompt, Limit: PromptLimit, Quick: p.budget > 0, Gate: true, NoSnippets: true}
 	search := func() (string, error) {
 		hits, err := db.Search(ctx, req)
 		if err != nil || len(hits) == 0 {
@@ -145,10 +145,20 @@ func (p promptRun) text(ctx context.Context, k *store.KB, prompt string) (string
 		}
 		return search()
 	}
+	if p.offer != nil {
+		// The text's own ranking, before feedback and graph neighbours:
+		// what a machine too busy for the whole search still gets.
+		req.Early = func(hits []index.Hit) {
+			if len(hits) > 0 {
+				p.offer(renderHits(hits))
+			}
+		}
+	}
 	first, err := search()
 	if err != nil {
 		return "", err
 	}
+	req.Early = nil
 	if p.offer != nil {
 		p.offer(first)
 	}
