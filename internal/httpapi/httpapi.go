@@ -11,22 +11,25 @@
 package httpapi
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
-	"crypto/subtle"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/kk-project/kk/internal/jobqueue"
+	"github.com/kk-project/kk/internal/op"
 )
 
 // DefaultMaxBody caps a request body.
@@ -50,8 +53,13 @@ type Options struct {
 	Queue   *jobqueue.Queue
 	// Token, when set, must come as "Authorization: Bearer <token>" on
 	// every request but GET /healthz. Serve refuses to listen anywhere
-	// but loopback without one.
+	// but loopback without one. A request that carries it passes the
+	// guard against web pages (guard.go) too.
 	Token string
+	// Addr is the address the server was asked to listen on (kk serve
+	// --addr): a request may name it in its Host, besides the loopback
+	// names at the port served.
+	Addr string
 	// MaxBody caps request bodies (default 1 MiB).
 	MaxBody int64
 	Logger  *slog.Logger
@@ -68,6 +76,9 @@ type Server struct {
 	opts    Options
 	handler http.Handler
 	metrics *requestMetrics
+	// hosts is what a request's Host may be, set by Serve once the
+	// listener's port is known.
+	hosts atomic.Pointer[hostSet]
 }
 
 // New returns a server over o.Backend and o.Queue.
@@ -116,18 +127,18 @@ func (s *Server) routes() http.Handler {
 	mux := http.NewServeMux()
 	allowed := map[string][]string{} // pattern → methods
 	for _, r := range s.routeTable() {
-		mux.Handle(r.method+" "+r.pattern, s.wrap(r.pattern, http.HandlerFunc(r.handle)))
+		mux.Handle(r.method+" "+r.pattern, s.wrap(r.pattern, r.method != "GET", http.HandlerFunc(r.handle)))
 		allowed[r.pattern] = append(allowed[r.pattern], r.method)
 	}
 	if s.opts.Page != nil {
-		page := s.wrap("page", s.opts.Page)
+		page := s.wrap("page", false, s.opts.Page)
 		for _, p := range s.opts.PagePaths {
 			mux.Handle("GET "+p, page)
 		}
 	}
 	// Whatever no route matches: a known path with another method is 405,
 	// anything else 404, both in JSON.
-	mux.Handle("/", s.wrap("other", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	mux.Handle("/", s.wrap("other", false, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		for pattern, methods := range allowed {
 			if matchPath(pattern, r.URL.Path) {
 				if slices.Contains(methods, "GET") {
@@ -153,10 +164,11 @@ func matchPath(pattern, p string) bool {
 	return pattern == p
 }
 
-// wrap adds what every route shares: the bearer token check, the body
-// cap, the request deadline, a recovered panic as a JSON 500, and the
-// request counter for /metrics.
-func (s *Server) wrap(name string, h http.Handler) http.Handler {
+// wrap adds what every route shares: the bearer token check, the guard
+// against web pages (guard.go; write routes also check Origin and
+// Content-Type), the body cap, the request deadline, a recovered panic
+// as a JSON 500, and the request counter for /metrics.
+func (s *Server) wrap(name string, write bool, h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
 		defer func() {
@@ -171,21 +183,23 @@ func (s *Server) wrap(name string, h http.Handler) http.Handler {
 			}
 			s.metrics.count(name, rec.status)
 		}()
-		if s.opts.Token != "" && name != "/healthz" && !validBearer(r.Header.Get("Authorization"), s.opts.Token) {
+		authed := s.opts.Token != "" && validBearer(r.Header.Get("Authorization"), s.opts.Token)
+		if s.opts.Token != "" && name != "/healthz" && !authed {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="kk"`)
 			writeError(rec, http.StatusUnauthorized, "missing or wrong bearer token")
 			return
+		}
+		if !authed {
+			if g := s.guard(r, write); g != nil {
+				writeError(rec, g.status, g.msg)
+				return
+			}
 		}
 		r.Body = http.MaxBytesReader(rec, r.Body, s.opts.MaxBody)
 		ctx, cancel := context.WithTimeout(r.Context(), RequestTimeout)
 		defer cancel()
 		h.ServeHTTP(rec, r.WithContext(ctx))
 	})
-}
-
-func validBearer(header, token string) bool {
-	got, ok := strings.CutPrefix(header, "Bearer ")
-	return ok && subtle.ConstantTimeCompare([]byte(strings.TrimSpace(got)), []byte(token)) == 1
 }
 
 type statusRecorder struct {
@@ -219,21 +233,32 @@ func writeError(w http.ResponseWriter, status int, msg string) {
 	writeJSON(w, status, map[string]string{"error": msg})
 }
 
-// decodeBody reads a JSON body into v. A body over the cap is 413; any
-// other decoding failure is 400 "invalid JSON body: …". Like knowledged,
-// unknown fields and bytes after the first value are ignored.
+// decodeBody reads a JSON body into v with the strict decode every face
+// uses for a parameter object (op.DecodeStrict, the core of
+// schema.Decode): valid UTF-8, one JSON object, no key given twice, no
+// NUL character in a string, no unknown field and nothing after the
+// object. A body over the cap is 413; any other failure is 400 "invalid
+// JSON body: …" naming the problem (an empty body: "…: EOF", as
+// knowledged says it).
 func decodeBody(w http.ResponseWriter, r *http.Request, v any) bool {
-	err := json.NewDecoder(r.Body).Decode(v)
-	if err == nil {
-		return true
-	}
+	raw, err := io.ReadAll(r.Body)
 	var tooBig *http.MaxBytesError
-	if errors.As(err, &tooBig) {
+	switch {
+	case errors.As(err, &tooBig):
 		writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body exceeds %d bytes", tooBig.Limit))
 		return false
+	case err != nil:
+		writeError(w, http.StatusBadRequest, "invalid JSON body: reading it: "+err.Error())
+		return false
+	case len(bytes.TrimSpace(raw)) == 0:
+		writeError(w, http.StatusBadRequest, "invalid JSON body: EOF")
+		return false
 	}
-	writeError(w, http.StatusBadRequest, "invalid JSON body: "+err.Error())
-	return false
+	if err := op.DecodeStrict(raw, v); err != nil {
+		writeError(w, http.StatusBadRequest, "invalid JSON body: "+op.ErrorOf(err).Message)
+		return false
+	}
+	return true
 }
 
 // ListenAddr checks that addr may be served with token: anything but a
@@ -265,6 +290,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	if err := ListenAddr(ln.Addr().String(), s.opts.Token); err != nil {
 		return err
 	}
+	s.hosts.Store(newHostSet(ln.Addr().String(), s.opts.Addr))
 	srv := &http.Server{
 		Handler:           s.handler,
 		ReadHeaderTimeout: ReadHeaderTimeout,
