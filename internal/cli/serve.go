@@ -208,7 +208,7 @@ func runServe(ctx context.Context, app *App, o serveOpts) error {
 	// kk browse does, against DNS rebinding.
 	_, notLoopback := loopbackAddr(o.addr)
 	page := web.New(k, web.Options{LoopbackOnly: notLoopback == nil})
-	srv, err := httpapi.New(httpapi.Options{Backend: backend, Queue: q, Token: token, Addr: o.addr, Logger: log, Page: page, PagePaths: web.Paths})
+	srv, err := httpapi.New(httpapi.Options{Backend: backend, Queue: q, Token: token, Addr: o.addr, Logger: log, Page: page, PagePaths: web.Paths, PageSearchPaths: web.SearchPaths})
 	if err != nil {
 		return err
 	}

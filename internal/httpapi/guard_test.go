@@ -151,15 +151,24 @@ func TestTokenPassesTheGuard(t *testing.T) {
 // web page's paths, --addr given) and returns its URL and the server.
 func servePage(t *testing.T, root, addr, token string) (string, *httpapi.Server) {
 	t.Helper()
+	page := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "the page") })
+	return serveWith(t, root, httpapi.Options{Token: token, Addr: addr, Page: page, PagePaths: web.Paths, PageSearchPaths: web.SearchPaths})
+}
+
+// serveWith runs a server over root with o (its backend and queue filled
+// in) on o.Addr.
+func serveWith(t *testing.T, root string, o httpapi.Options) (string, *httpapi.Server) {
+	t.Helper()
 	q, err := jobqueue.Open(filepath.Join(root, ".ai", "kenkeep", ".state", "queue"), jobqueue.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	page := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "the page") })
-	srv, err := httpapi.New(httpapi.Options{Backend: &httpapitest.GitBackend{Root: root}, Queue: q, Token: token, Addr: addr, Page: page, PagePaths: web.Paths})
+	o.Backend, o.Queue = &httpapitest.GitBackend{Root: root}, q
+	srv, err := httpapi.New(o)
 	if err != nil {
 		t.Fatal(err)
 	}
+	addr := o.Addr
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		t.Fatal(err)

@@ -12,6 +12,7 @@ package httpapi
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -62,13 +63,19 @@ type Options struct {
 	Addr string
 	// MaxBody caps request bodies (default 1 MiB).
 	MaxBody int64
-	Logger  *slog.Logger
+	// Limits bound the requests of each class running at once (zero
+	// fields: DefaultLimits').
+	Limits Limits
+	Logger *slog.Logger
 	// Page, when set, is a read-only web page answering GET and HEAD on
 	// PagePaths (ServeMux patterns without a method, none of them an API
 	// path): kk serve mounts kk browse's page at "/" this way. It shares
 	// the API's token rule.
 	Page      http.Handler
 	PagePaths []string
+	// PageSearchPaths are the page's paths (among PagePaths) that run a
+	// search, bounded with GET /search (Limits.Searches).
+	PageSearchPaths []string
 }
 
 // Server answers the API.
@@ -79,6 +86,7 @@ type Server struct {
 	// hosts is what a request's Host may be, set by Serve once the
 	// listener's port is known.
 	hosts atomic.Pointer[hostSet]
+	gates map[int]*gate // by route class
 }
 
 // New returns a server over o.Backend and o.Queue.
@@ -92,7 +100,16 @@ func New(o Options) (*Server, error) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{opts: o, metrics: newRequestMetrics()}
+	l, d := &o.Limits, DefaultLimits
+	l.Reads, l.Searches = cmp.Or(l.Reads, d.Reads), cmp.Or(l.Searches, d.Searches)
+	l.Models, l.Writes = cmp.Or(l.Models, d.Models), cmp.Or(l.Writes, d.Writes)
+	l.Queue, l.Wait = cmp.Or(l.Queue, d.Queue), cmp.Or(l.Wait, d.Wait)
+	s := &Server{opts: o, metrics: newRequestMetrics(), gates: map[int]*gate{
+		classRead:   newGate("read", l.Reads, l.Queue, l.Wait),
+		classSearch: newGate("search", l.Searches, l.Queue, l.Wait),
+		classModel:  newGate("model", l.Models, l.Queue, l.Wait),
+		classWrite:  newGate("write", l.Writes, l.Queue, l.Wait),
+	}}
 	s.handler = s.routes()
 	return s, nil
 }
@@ -104,22 +121,23 @@ func (s *Server) Handler() http.Handler { return s.handler }
 type route struct {
 	method, pattern string
 	handle          func(http.ResponseWriter, *http.Request)
+	class           int // of Limits
 }
 
 func (s *Server) routeTable() []route {
 	return []route{
-		{"POST", "/content", s.postContent},
-		{"PUT", "/content", s.putContent},
-		{"DELETE", "/content", s.deleteContent},
-		{"GET", "/content", s.getContent},
-		{"GET", "/search", s.search},
-		{"GET", "/answer", s.answer},
-		{"POST", "/ask", s.ask},
-		{"GET", "/jobs/{id}", s.getJob},
-		{"GET", "/posts/recents", s.recentPosts},
-		{"GET", "/tags", s.tags},
-		{"GET", "/healthz", s.healthz},
-		{"GET", "/metrics", s.serveMetrics},
+		{"POST", "/content", s.postContent, classWrite},
+		{"PUT", "/content", s.putContent, classWrite},
+		{"DELETE", "/content", s.deleteContent, classWrite},
+		{"GET", "/content", s.getContent, classRead},
+		{"GET", "/search", s.search, classSearch},
+		{"GET", "/answer", s.answer, classModel},
+		{"POST", "/ask", s.ask, classModel},
+		{"GET", "/jobs/{id}", s.getJob, classNone},
+		{"GET", "/posts/recents", s.recentPosts, classRead},
+		{"GET", "/tags", s.tags, classRead},
+		{"GET", "/healthz", s.healthz, classNone},
+		{"GET", "/metrics", s.serveMetrics, classNone},
 	}
 }
 
@@ -127,18 +145,23 @@ func (s *Server) routes() http.Handler {
 	mux := http.NewServeMux()
 	allowed := map[string][]string{} // pattern → methods
 	for _, r := range s.routeTable() {
-		mux.Handle(r.method+" "+r.pattern, s.wrap(r.pattern, r.method != "GET", http.HandlerFunc(r.handle)))
+		mux.Handle(r.method+" "+r.pattern, s.wrap(r.pattern, r.method != "GET", r.class, http.HandlerFunc(r.handle)))
 		allowed[r.pattern] = append(allowed[r.pattern], r.method)
 	}
 	if s.opts.Page != nil {
-		page := s.wrap("page", false, s.opts.Page)
+		page := s.wrap("page", false, classRead, s.opts.Page)
+		pageSearch := s.wrap("page", false, classSearch, s.opts.Page)
 		for _, p := range s.opts.PagePaths {
-			mux.Handle("GET "+p, page)
+			if slices.Contains(s.opts.PageSearchPaths, p) {
+				mux.Handle("GET "+p, pageSearch)
+			} else {
+				mux.Handle("GET "+p, page)
+			}
 		}
 	}
 	// Whatever no route matches: a known path with another method is 405,
 	// anything else 404, both in JSON.
-	mux.Handle("/", s.wrap("other", false, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	mux.Handle("/", s.wrap("other", false, classNone, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		for pattern, methods := range allowed {
 			if matchPath(pattern, r.URL.Path) {
 				if slices.Contains(methods, "GET") {
@@ -166,9 +189,10 @@ func matchPath(pattern, p string) bool {
 
 // wrap adds what every route shares: the bearer token check, the guard
 // against web pages (guard.go; write routes also check Origin and
-// Content-Type), the body cap, the request deadline, a recovered panic
-// as a JSON 500, and the request counter for /metrics.
-func (s *Server) wrap(name string, write bool, h http.Handler) http.Handler {
+// Content-Type), the bound of its class (Limits), the body cap, the
+// request deadline, a recovered panic as a JSON 500, and the request
+// counter for /metrics.
+func (s *Server) wrap(name string, write bool, class int, h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
 		defer func() {
@@ -195,9 +219,16 @@ func (s *Server) wrap(name string, write bool, h http.Handler) http.Handler {
 				return
 			}
 		}
-		r.Body = http.MaxBytesReader(rec, r.Body, s.opts.MaxBody)
 		ctx, cancel := context.WithTimeout(r.Context(), RequestTimeout)
 		defer cancel()
+		if g := s.gates[class]; g != nil {
+			if !g.enter(ctx) {
+				g.busy(rec)
+				return
+			}
+			defer g.leave()
+		}
+		r.Body = http.MaxBytesReader(rec, r.Body, s.opts.MaxBody)
 		h.ServeHTTP(rec, r.WithContext(ctx))
 	})
 }

@@ -163,8 +163,16 @@ func Search(ctx context.Context, db *DB, text string, limit int) ([]Hit, error) 
 type candidate struct {
 	rid   int64
 	hit   Hit
-	doc   searchDoc
 	score float64
+}
+
+// before orders candidates as sortCandidates does: higher score first,
+// then by id.
+func (c *candidate) before(o *candidate) bool {
+	if c.score != o.score {
+		return c.score > o.score
+	}
+	return c.hit.ID < o.hit.ID
 }
 
 // stats are the corpus figures the ranking normalises with.
@@ -189,18 +197,12 @@ func (db *DB) Search(ctx context.Context, r Request) ([]Hit, error) {
 	if err := db.lookupTerms(ctx, q, st); err != nil {
 		return nil, err
 	}
-	cands, err := db.pool(ctx, q, r, max(minPool, 3*r.Limit))
+	cands, best, err := db.pool(ctx, q, r, st, max(minPool, 3*r.Limit))
 	if err != nil {
 		return nil, err
 	}
-	if r.Every {
-		cands = slices.DeleteFunc(cands, func(c *candidate) bool { return !holdsEvery(&c.doc, q) })
-	}
-	for _, c := range cands {
-		c.score = bm25f(&c.doc, q, st)
-	}
 	sortCandidates(cands)
-	if len(cands) > 0 && !r.All && !confident(&cands[0].doc, q) {
+	if len(cands) > 0 && !r.All && !confident(best, q) {
 		cands = nil
 	}
 	if len(cands) > 0 {
@@ -300,16 +302,19 @@ func marks(n int) string {
 }
 
 // pool asks the full-text table for the best n candidates holding any of
-// the terms (see poolTerms), within the
-// request's filters, and reads their fields.
-func (db *DB) pool(ctx context.Context, q []queryTerm, r Request, n int) ([]*candidate, error) {
+// the terms (see poolTerms), within the request's filters (and, with
+// r.Every, holding every term), and scores each from its fields as it
+// reads them. It returns the candidates and the analyzed text of the best
+// one (for confident): the others' text is dropped once scored, so a
+// search holds at most two candidates' text, however long the notes.
+func (db *DB) pool(ctx context.Context, q []queryTerm, r Request, st stats, n int) ([]*candidate, *searchDoc, error) {
 	budget := poolPostings
 	if r.Postings > 0 {
 		budget = min(budget, r.Postings)
 	}
 	match := poolTerms(q, budget)
 	if len(match) == 0 {
-		return nil, nil
+		return nil, nil, nil
 	}
 	filters, fargs := filterSQL(r)
 	where := append([]string{"search_fts MATCH ?"}, filters...)
@@ -319,26 +324,36 @@ func (db *DB) pool(ctx context.Context, q []queryTerm, r Request, n int) ([]*can
 		FROM search_fts f JOIN nodes n ON n.rid = f.rowid JOIN search_docs d ON d.rid = f.rowid
 		WHERE `+strings.Join(where, " AND ")+` ORDER BY f.rank LIMIT ?`, args...)
 	if err != nil {
-		return nil, fmt.Errorf("searching index %s: %w", db.Path, err)
+		return nil, nil, fmt.Errorf("searching index %s: %w", db.Path, err)
 	}
 	defer rows.Close()
 	var out []*candidate
+	var best *candidate
+	var bestDoc searchDoc
 	for rows.Next() {
 		c := &candidate{}
 		var fields [numFields]string
 		if err := rows.Scan(&c.rid, &c.hit.ID, &c.hit.Path, &c.hit.Type, &c.hit.Title, &c.hit.Description,
 			&fields[0], &fields[1], &fields[2], &fields[3], &fields[4]); err != nil {
-			return nil, fmt.Errorf("searching index %s: %w", db.Path, err)
+			return nil, nil, fmt.Errorf("searching index %s: %w", db.Path, err)
 		}
+		var doc searchDoc
 		for i, f := range fields {
-			c.doc[i] = strings.Fields(f)
+			doc[i] = strings.Fields(f)
+		}
+		if r.Every && !holdsEvery(&doc, q) {
+			continue
+		}
+		c.score = bm25f(&doc, q, st)
+		if best == nil || c.before(best) {
+			best, bestDoc = c, doc
 		}
 		out = append(out, c)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("searching index %s: %w", db.Path, err)
+		return nil, nil, fmt.Errorf("searching index %s: %w", db.Path, err)
 	}
-	return out, nil
+	return out, &bestDoc, nil
 }
 
 // poolTerms returns the quoted terms the candidate query looks for: those

@@ -17,10 +17,11 @@ type Backend interface {
 	// Read returns the whole file at path, front matter included; an
 	// error matching ErrNotFound when there is none.
 	Read(ctx context.Context, path string) (string, error)
-	// Search returns the notes that best answer query, best first, at
-	// most limit: kk's search, reranked by the model when one is
-	// configured.
-	Search(ctx context.Context, query string, limit int) ([]Doc, error)
+	// Search returns the paths of the notes that best answer query, best
+	// first, at most limit: kk's search, reranked by the model when one
+	// is configured. The face reads each with Read as it writes the
+	// answer, so that an answer holds one note at a time.
+	Search(ctx context.Context, query string, limit int) ([]string, error)
 	// ByTags returns the notes carrying any (all false) or every (all
 	// true) of tags, which are lower-case and distinct, most recently
 	// modified first, then by path.
