@@ -120,6 +120,15 @@ func (s *Server) getContent(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "path query parameter is required")
 		return
 	}
+	if p, err := cleanPath(given, true); err == nil && p == KnowledgedIndex {
+		text, err := s.indexText(r.Context())
+		if err != nil {
+			writeError(w, http.StatusInternalServerError, "failed to list the notes for INDEX.md: "+err.Error())
+			return
+		}
+		writeDoc(w, given, text)
+		return
+	}
 	content, ok := s.read(r, given)
 	if !ok {
 		writeError(w, http.StatusNotFound, "file not found: "+given)

@@ -28,6 +28,8 @@ type Backend interface {
 	ByTags(ctx context.Context, tags []string, all bool) ([]TagDoc, error)
 	// Tags counts the notes per tag, sorted by tag.
 	Tags(ctx context.Context) ([]TagCount, error)
+	// Notes lists every note, sorted by path.
+	Notes(ctx context.Context) ([]Note, error)
 	// Recent returns the newest notes stored through the service, newest
 	// first, at most n.
 	Recent(ctx context.Context, n int) ([]Post, error)
@@ -76,6 +78,14 @@ type TagDoc struct {
 	Description string    `json:"description"`
 	Tags        []string  `json:"tags"`
 	Modified    time.Time `json:"modified"`
+}
+
+// Note is a note's title and description, as an index of the notes
+// lists it.
+type Note struct {
+	Path        string
+	Title       string
+	Description string
 }
 
 // TagCount is how many notes carry a tag.

@@ -193,6 +193,19 @@ func (b *GitBackend) ByTags(_ context.Context, tags []string, all bool) ([]httpa
 	return out, nil
 }
 
+func (b *GitBackend) Notes(context.Context) ([]httpapi.Note, error) {
+	notes, err := b.all()
+	if err != nil {
+		return nil, err
+	}
+	var out []httpapi.Note
+	for p, n := range notes {
+		out = append(out, httpapi.Note{Path: p, Title: n.Title, Description: n.Description})
+	}
+	slices.SortFunc(out, func(a, b httpapi.Note) int { return strings.Compare(a.Path, b.Path) })
+	return out, nil
+}
+
 func (b *GitBackend) Tags(context.Context) ([]httpapi.TagCount, error) {
 	notes, err := b.all()
 	if err != nil {
