@@ -54,7 +54,10 @@ func TestKnowledgedIndexOnTheTree(t *testing.T) {
 		}
 	}
 	for _, write := range []func() error{
-		func() error { _, err := s.Client.Edit(ctx, httpapi.EditRequest{Path: "INDEX.md", Content: "# Mine\n"}); return err },
+		func() error {
+			_, err := s.Client.Edit(ctx, httpapi.EditRequest{Path: "INDEX.md", Content: "# Mine\n"})
+			return err
+		},
 		func() error { _, err := s.Client.Delete(ctx, "INDEX.md"); return err },
 	} {
 		var ae *httpapi.APIError
