@@ -134,7 +134,8 @@ func (b *Backend) changed() {
 }
 
 // Read returns the file at p (relative to nodes/): a leaf or a generated
-// index.md, whole. Only regular files inside the tree are read: not a
+// index.md, whole, a body posted through the API ending as it was posted
+// (asPosted). Only regular files inside the tree are read: not a
 // symlink, and not through a folder that is a symlink leading out of it.
 func (b *Backend) Read(_ context.Context, p string) (string, error) {
 	abs := b.k.NodePath(p)
@@ -152,7 +153,7 @@ func (b *Backend) Read(_ context.Context, p string) (string, error) {
 	if errors.Is(err, fs.ErrNotExist) {
 		return "", fmt.Errorf("%s: %w", p, service.ErrNotFound)
 	}
-	return string(data), err
+	return asPosted(string(data)), err
 }
 
 // indexDB returns this process's handle to the current branch's index,
