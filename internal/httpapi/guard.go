@@ -46,6 +46,13 @@ func newHostSet(bound, addr string) *hostSet {
 	if h, _, err := net.SplitHostPort(addr); err == nil && h != "" {
 		names = append(names, h)
 	}
+	// A server on 0.0.0.0 or :: serves every address of the machine.
+	for _, n := range names {
+		if ip := net.ParseIP(n); ip != nil && ip.IsUnspecified() {
+			names = append(names, interfaceIPs()...)
+			break
+		}
+	}
 	s := &hostSet{}
 	for _, n := range names {
 		if ip := net.ParseIP(n); ip != nil && ip.IsUnspecified() {
@@ -67,6 +74,21 @@ func newHostSet(bound, addr string) *hostSet {
 		}
 	}
 	return s
+}
+
+// interfaceIPs lists the machine's addresses.
+func interfaceIPs() []string {
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, a := range addrs {
+		if ipn, ok := a.(*net.IPNet); ok {
+			out = append(out, ipn.IP.String())
+		}
+	}
+	return out
 }
 
 // allows reports whether a request's Host names this server.

@@ -241,6 +241,28 @@ func TestHostOfTheAddrGiven(t *testing.T) {
 	if r := send(t, "GET", url+"/tags", "", auth); r.status != 200 {
 		t.Errorf("another Host with the token: %d %s", r.status, r.body)
 	}
+
+	// On every address (0.0.0.0), each of the machine's addresses is the
+	// server's: a health check addressed to one needs no token.
+	url, _ = servePage(t, root, "0.0.0.0:0", "tok")
+	port = url[strings.LastIndex(url, ":")+1:]
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range addrs {
+		ipn, ok := a.(*net.IPNet)
+		if !ok || ipn.IP.To4() == nil {
+			continue
+		}
+		host := net.JoinHostPort(ipn.IP.String(), port)
+		if r := send(t, "GET", "http://"+host+"/healthz", "", nil); r.status != 200 {
+			t.Errorf("/healthz at %s: %d %s", host, r.status, r.body)
+		}
+	}
+	if r := send(t, "GET", "http://127.0.0.1:"+port+"/healthz", "", map[string]string{"Host": "kk.example:" + port}); r.status != http.StatusMisdirectedRequest {
+		t.Errorf("/healthz for another name: %d %s", r.status, r.body)
+	}
 }
 
 // TestStrictBody: request bodies go through the strict decode every face

@@ -8,6 +8,12 @@
 // worker hands each job to Backend.Apply. Reads go to the Backend at
 // once. Every failure, unknown routes and wrong methods included, is
 // answered with a JSON body {"error": "…"}.
+//
+// Unlike knowledged, the server keeps web pages out (guard.go: the Host
+// of every request, the Origin and Content-Type of writes), decodes
+// bodies strictly (op.DecodeStrict), and bounds the requests of each
+// class that run at once, writing answers that list notes a note at a
+// time (limits.go, stream.go), so that its memory stays bounded.
 package httpapi
 
 import (
