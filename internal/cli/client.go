@@ -37,8 +37,8 @@ func newClientCmd(app *App) *cobra.Command {
 (the same API knowledged serves, so kk client also talks to knowledged).
 
 The server is --server, else KK_SERVER, else ` + DefaultServer + `. A server that
-listens beyond loopback wants a bearer token: --token-file names a file
-holding it, else KK_SERVE_TOKEN holds it.
+listens beyond loopback wants a bearer token: --token-file names a private
+file (mode 0600) holding it on one line, else KK_SERVE_TOKEN holds it.
 
 Writes (post, edit, delete) are queued by the server: they print the job
 id, or with --wait the job's end as "<job id><TAB><status><TAB><path>".
