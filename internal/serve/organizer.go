@@ -364,7 +364,7 @@ func (b *Backend) Answer(ctx context.Context, query string) (service.Answer, err
 	if b.llm == nil {
 		return service.Answer{}, llm.ErrNotConfigured
 	}
-	docs, err := b.Search(ctx, query, service.DefaultSearchLimit)
+	docs, err := b.searchDocs(ctx, query, service.DefaultSearchLimit)
 	if err != nil || len(docs) == 0 {
 		return service.Answer{}, err
 	}
