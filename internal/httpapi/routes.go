@@ -113,9 +113,24 @@ func (s *Server) deleteContent(w http.ResponseWriter, r *http.Request) {
 	s.enqueue(w, OpDelete, JobRequest{Path: p}, false)
 }
 
-// GET /content?path=P
+// GET /content?path=P | query=Q [&mode=raw]. The query forms are
+// knowledged's design (seed 000): mode=raw answers as GET /search?query=Q
+// (the notes found, with their content), no mode as GET /answer?query=Q
+// (an answer synthesized from them).
 func (s *Server) getContent(w http.ResponseWriter, r *http.Request) {
-	given := r.URL.Query().Get("path")
+	q := r.URL.Query()
+	given := q.Get("path")
+	if given == "" && q.Get("query") != "" {
+		switch mode := strings.ToLower(q.Get("mode")); mode {
+		case "raw":
+			s.search(w, r)
+		case "", "synthesize":
+			s.answer(w, r)
+		default:
+			writeError(w, http.StatusBadRequest, `mode must be "raw" or "synthesize"`)
+		}
+		return
+	}
 	if given == "" {
 		writeError(w, http.StatusBadRequest, "path query parameter is required")
 		return
