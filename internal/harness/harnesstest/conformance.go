@@ -161,6 +161,23 @@ func conformHookOutput(t *testing.T, a harness.Adapter) {
 			t.Errorf("%s prints %q", ev, out)
 		}
 	}
+	// The graph hint has a channel exactly where kk installs its hook (the
+	// harness's end-of-turn event), and the channel carries the text.
+	root := t.TempDir()
+	Install(t, a, root, "kk", ShippedSkills())
+	installed := treeMentions(t, root, "hook "+string(harness.GraphHint)+" ")
+	out, ok = a.HookOutput(harness.GraphHint, text)
+	switch {
+	case ok != installed:
+		t.Errorf("graph-hint: a channel %v, but its hook installed %v", ok, installed)
+	case ok:
+		var v any
+		if err := json.Unmarshal(out, &v); err != nil {
+			t.Errorf("graph-hint output is not JSON: %v\n%s", err, out)
+		} else if s, _ := json.Marshal(v); !bytes.Contains(s, []byte("kk-conformance-context")) {
+			t.Errorf("graph-hint output lacks the text: %s", out)
+		}
+	}
 }
 
 // conformTranscriptEdges: text that is not a transcript gives no turn,
