@@ -26,12 +26,12 @@ type EntityView struct {
 
 // EdgeView is one edge as the traceability operations return it.
 type EdgeView struct {
-	Type       string `json:"type"`
-	From       string `json:"from"`
-	To         string `json:"to"`
-	CreatedAt  string `json:"created_at,omitempty"`
-	CreatedBy  string `json:"created_by,omitempty"`
-	Source     string `json:"source,omitempty"`
+	Type      string `json:"type"`
+	From      string `json:"from"`
+	To        string `json:"to"`
+	CreatedAt string `json:"created_at,omitempty"`
+	CreatedBy string `json:"created_by,omitempty"`
+	Source    string `json:"source,omitempty"`
 	// Confidence is the edge's confidence, 0 to 1, when it has one.
 	Confidence *float64 `json:"confidence,omitempty"`
 }
