@@ -70,3 +70,12 @@ func TestKKIgnoreCoversInstalls(t *testing.T) {
 		}
 	}
 }
+
+// TestKnownHarnessesInConfig: the harness ids config.yaml's model settings
+// may name (store.KnownHarnesses, and the enum of the config schema) are
+// the registry's.
+func TestKnownHarnessesInConfig(t *testing.T) {
+	if ids := Registry().IDs(); !slices.Equal(ids, store.KnownHarnesses) {
+		t.Errorf("store.KnownHarnesses = %v, the registry holds %v", store.KnownHarnesses, ids)
+	}
+}

@@ -141,7 +141,7 @@ type HeadlessRun struct {
 	Prompt  string
 	Stdin   io.Reader
 	Schema  []byte // JSON Schema the answer must match, for harnesses that can enforce one
-	Model   map[string]any
+	Model   Model  // the model setting; what the harness cannot honour is left out
 	LogFile string // where the harness's machine output is copied
 	Timeout time.Duration
 }
@@ -163,8 +163,9 @@ type Adapter interface {
 	// start.
 	Binary() string
 	// LaunchArgs returns the arguments that run prompt (a slash command
-	// such as "/kk-curate") headless.
-	LaunchArgs(prompt string) []string
+	// such as "/kk-curate") headless with the model setting m (what the
+	// harness cannot honour of it is left out: Spec().ModelArgs).
+	LaunchArgs(prompt string, m Model) []string
 	// InstallHint is Spec().InstallHint.
 	InstallHint() string
 	// Detect reports whether the current process runs inside this harness

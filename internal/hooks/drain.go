@@ -153,9 +153,9 @@ func Drain(ctx context.Context, r Request) (*DrainResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	var model map[string]any
-	if h, _ := cfg.ProposalModel["harness"].(string); h == r.Adapter.ID() {
-		model = cfg.ProposalModel
+	model := cfg.ProposalModel.HarnessModel()
+	for _, p := range r.Adapter.Spec().ModelProblems("proposalModel", model) {
+		r.warn("model", errors.New(p))
 	}
 	logs, problems, err := session.ListAwaitingExtraction(k.SessionsDir())
 	if err != nil {
