@@ -312,12 +312,14 @@ func (s *Server) ask(w http.ResponseWriter, r *http.Request) {
 	}{question, title, strings.TrimSpace(d.Answer), tags})
 }
 
-// jobStatus is GET /jobs/{id}'s answer.
+// jobStatus is GET /jobs/{id}'s answer. note is kk's: how a job was done
+// when its client should know (placed without the model, which failed).
 type jobStatus struct {
 	JobID  string `json:"job_id"`
 	Status string `json:"status"`
 	Path   string `json:"path,omitempty"`
 	Error  string `json:"error,omitempty"`
+	Note   string `json:"note,omitempty"`
 }
 
 // GET /jobs/{id}
@@ -328,7 +330,7 @@ func (s *Server) getJob(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "job not found: "+id)
 		return
 	}
-	writeJSON(w, http.StatusOK, jobStatus{JobID: j.ID, Status: string(j.Status), Path: j.Path, Error: j.Error})
+	writeJSON(w, http.StatusOK, jobStatus{JobID: j.ID, Status: string(j.Status), Path: j.Path, Error: j.Error, Note: j.Note})
 }
 
 // Recent posts: the default and the cap of GET /posts/recents' limit.
