@@ -29,6 +29,9 @@ var spec = harness.Spec{
 	// (harnesses.md §1.4).
 	Model: harness.ModelFlags{Name: []string{"--model", "%s"}, Effort: []string{"--effort", "%s"},
 		Efforts: []string{"low", "medium", "high", "xhigh", "max"}},
+	// The files the harness reads as its memory of the project and of
+	// the user (FindMemoryFiles).
+	Memory: []string{"CLAUDE.md", "CLAUDE.local.md", ".claude/CLAUDE.md", "~/.claude/CLAUDE.md", "~/.claude/projects/{root-slug}/memory/*.md"},
 }
 
 // Adapter is the Claude Code harness.

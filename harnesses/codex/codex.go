@@ -29,6 +29,9 @@ var spec = harness.Spec{
 	// (harnesses.md §2.4).
 	Model: harness.ModelFlags{Name: []string{"--model", "%s"}, Effort: []string{"-c", `model_reasoning_effort="%s"`},
 		Efforts: []string{"minimal", "low", "medium", "high", "xhigh"}},
+	// The files the harness reads as its memory of the project and of
+	// the user (FindMemoryFiles).
+	Memory: []string{"AGENTS.md", "AGENTS.override.md", "~/.codex/AGENTS.md"},
 }
 
 // Adapter is the Codex CLI harness.

@@ -57,6 +57,9 @@ var spec = harness.Spec{
 	// since 1.0.4).
 	Model: harness.ModelFlags{Name: []string{"--model", "%s"}, Effort: []string{"--reasoning-effort", "%s"},
 		Efforts: []string{"low", "medium", "high", "xhigh"}},
+	// The files the harness reads as its memory of the project and of
+	// the user (FindMemoryFiles).
+	Memory: []string{".github/copilot-instructions.md", ".github/instructions/*.instructions.md", "~/.copilot/copilot-instructions.md"},
 }
 
 // Adapter is the Copilot CLI adapter.

@@ -53,6 +53,9 @@ var spec = harness.Spec{
 	// agent -p --model <id>; Cursor has no effort flag (a model id may
 	// carry one, as gpt-5-high does).
 	Model: harness.ModelFlags{Name: []string{"--model", "%s"}},
+	// The files the harness reads as its memory of the project and of
+	// the user (FindMemoryFiles).
+	Memory: []string{".cursorrules", ".cursor/rules/*.mdc", ".cursor/rules/*.md"},
 }
 
 // Adapter is the Cursor adapter.

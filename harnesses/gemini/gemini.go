@@ -56,6 +56,9 @@ var spec = harness.Spec{
 	// gemini -p -m <model>; Gemini CLI has no effort flag (thinking is set
 	// per model in settings.json).
 	Model: harness.ModelFlags{Name: []string{"-m", "%s"}},
+	// The files the harness reads as its memory of the project and of
+	// the user (FindMemoryFiles).
+	Memory: []string{"GEMINI.md", "~/.gemini/GEMINI.md"},
 }
 
 // Adapter is the Gemini CLI adapter.

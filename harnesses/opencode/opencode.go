@@ -65,6 +65,9 @@ var spec = harness.Spec{
 	// opencode run --model <provider/model> --variant <effort> --agent
 	// <name>: a variant is the provider's reasoning level (high, max, …).
 	Model: harness.ModelFlags{Name: []string{"--model", "%s"}, Effort: []string{"--variant", "%s"}, Agent: []string{"--agent", "%s"}},
+	// The files the harness reads as its memory of the project and of
+	// the user (FindMemoryFiles).
+	Memory: []string{"AGENTS.md", "~/.config/opencode/AGENTS.md"},
 }
 
 // Adapter is the OpenCode adapter.

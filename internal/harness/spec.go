@@ -43,6 +43,9 @@ type Spec struct {
 	// Model is how the harness's headless command line takes a model
 	// setting (ModelArgs).
 	Model ModelFlags
+	// Memory are the patterns of the harness's memory files (see
+	// FindMemoryFiles).
+	Memory []string
 }
 
 // EnvMarker is an environment variable a harness sets in the processes it
