@@ -145,6 +145,18 @@ func FindGraphHint(ctx context.Context, k *store.KB, startedAt, startHead string
 		}
 		start = t
 	}
+	// A graph without atoms has nothing to hint at: say nothing before
+	// asking git anything (the hook runs at the end of every turn).
+	db, err := graph.BranchIndex(ctx, k)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := graph.SyncForRead(ctx, k, db); err != nil {
+		return nil, err
+	}
+	if has, err := db.HasAtoms(ctx); err != nil || !has {
+		return res, err
+	}
 	top, err := gitx.TopLevel(ctx, k.Root)
 	if err != nil {
 		return res, nil // not a git work tree: kk cannot tell what changed
