@@ -32,8 +32,8 @@ import (
 // sessionMark is .state/sessions/<id>.json.
 type sessionMark struct {
 	StartedAt string `json:"started_at,omitempty"`
-	// StartHead is the commit HEAD named when the session started ("" in
-	// a repository without one).
+	// StartHead is the commit HEAD named when the session started, when
+	// known ("": found from StartedAt, see sessionChanges).
 	StartHead string `json:"start_head,omitempty"`
 	HintedAt  string `json:"hinted_at,omitempty"`
 }
@@ -47,28 +47,48 @@ func sessionMarkPath(k *store.KB, id string) string {
 	return filepath.Join(sessionMarksDir(k), id+".json")
 }
 
-// markSessionStart records when the session of r began, unless it has a
-// mark already (a resumed or compacted session starts again with its own
-// id, and keeps its first start). Marks older than SessionMarkRetention
-// go when a new one is written.
-func markSessionStart(ctx context.Context, r Request) error {
+// markWait bounds how long session-start waits, once its context is
+// ready, for the commit HEAD names (asked for as the hook starts, in
+// parallel): past it the mark is written without, and graph-hint finds
+// the commit from the start time.
+var markWait = 100 * time.Millisecond
+
+// beginSessionMark starts recording when the session of r began, unless
+// it has a mark already (a resumed or compacted session starts again with
+// its own id, and keeps its first start): it asks git for HEAD in the
+// background and returns the function that writes the mark, to be called
+// once session-start's own work is done. Marks older than
+// SessionMarkRetention go when a new one is written.
+func beginSessionMark(ctx context.Context, r Request) (finish func() error) {
 	id, err := NormalizeSessionID(r.Input.SessionID)
 	if err != nil {
-		return nil // no session id: nothing to mark, nothing to hint later
+		return func() error { return nil } // no session id: nothing to mark, nothing to hint later
 	}
 	p := sessionMarkPath(r.KB, id)
 	if _, err := os.Stat(p); err == nil {
+		return func() error { return nil }
+	}
+	head := make(chan string, 1)
+	go func() {
+		out, err := gitx.Run(ctx, r.KB.Root, "rev-parse", "-q", "--verify", "HEAD")
+		if err != nil {
+			out = nil
+		}
+		head <- strings.TrimSpace(string(out))
+	}()
+	return func() error {
+		m := sessionMark{StartedAt: r.Now.UTC().Format(time.RFC3339Nano)}
+		select {
+		case m.StartHead = <-head:
+		case <-time.After(markWait):
+		case <-ctx.Done():
+		}
+		if err := writeJSONFile(p, m); err != nil {
+			return err
+		}
+		pruneSessionMarks(r.KB, r.Now)
 		return nil
 	}
-	m := sessionMark{StartedAt: r.Now.UTC().Format(time.RFC3339Nano)}
-	if head, err := gitx.Run(ctx, r.KB.Root, "rev-parse", "-q", "--verify", "HEAD"); err == nil {
-		m.StartHead = strings.TrimSpace(string(head))
-	}
-	if err := writeJSONFile(p, m); err != nil {
-		return err
-	}
-	pruneSessionMarks(r.KB, r.Now)
-	return nil
 }
 
 // pruneSessionMarks removes the marks older than SessionMarkRetention.
@@ -212,11 +232,12 @@ func FindGraphHint(ctx context.Context, k *store.KB, startedAt, startHead string
 }
 
 // sessionChanges lists the files, relative to root (inside the work tree
-// top), that a session which started at start, HEAD at startHead,
+// top), that a session which started at start, HEAD at startHead (""
+// when not known: the newest first-parent commit before the start),
 // changed: those the work tree has changed, added or removed against
 // HEAD whose change is newer than the start (a removal always counts),
 // and those the commits made since (startHead..HEAD; every commit when
-// the repository had none at the start) touched. A zero start counts
+// the repository had none before the start) touched. A zero start counts
 // every change of the work tree and no commit. Files of the knowledge
 // base itself (.ai/kenkeep/) are left out.
 func sessionChanges(ctx context.Context, top, root string, start time.Time, startHead string) ([]string, error) {
@@ -254,6 +275,13 @@ func sessionChanges(ctx context.Context, top, root string, start time.Time, star
 		}
 	}
 	if !start.IsZero() {
+		if startHead == "" {
+			// HEAD at the start: the newest commit of HEAD's first-parent
+			// line made before it (a second early, so that a commit made
+			// in the session's first second counts as the session's).
+			out, _ := gitx.Run(ctx, top, "rev-list", "-1", "--first-parent", "--before="+start.Add(-time.Second).UTC().Format(time.RFC3339), "HEAD")
+			startHead = strings.TrimSpace(string(out))
+		}
 		args := []string{"log", "--name-only", "--format=", "-z", "--no-renames", "-n", "500", "HEAD"}
 		if startHead != "" {
 			args = []string{"diff", "--name-only", "-z", "--no-renames", startHead, "HEAD"}
