@@ -32,9 +32,6 @@ import (
 // sessionMark is .state/sessions/<id>.json.
 type sessionMark struct {
 	StartedAt string `json:"started_at,omitempty"`
-	// StartHead is the commit HEAD named when the session started, when
-	// known ("": found from StartedAt, see sessionChanges).
-	StartHead string `json:"start_head,omitempty"`
 	HintedAt  string `json:"hinted_at,omitempty"`
 }
 
@@ -47,48 +44,26 @@ func sessionMarkPath(k *store.KB, id string) string {
 	return filepath.Join(sessionMarksDir(k), id+".json")
 }
 
-// markWait bounds how long session-start waits, once its context is
-// ready, for the commit HEAD names (asked for as the hook starts, in
-// parallel): past it the mark is written without, and graph-hint finds
-// the commit from the start time.
-var markWait = 100 * time.Millisecond
-
-// beginSessionMark starts recording when the session of r began, unless
-// it has a mark already (a resumed or compacted session starts again with
-// its own id, and keeps its first start): it asks git for HEAD in the
-// background and returns the function that writes the mark, to be called
-// once session-start's own work is done. Marks older than
-// SessionMarkRetention go when a new one is written.
-func beginSessionMark(ctx context.Context, r Request) (finish func() error) {
+// markSessionStart records when the session of r began, unless it has a
+// mark already (a resumed or compacted session starts again with its own
+// id, and keeps its first start). It asks git nothing: session-start is on
+// the session's critical path, and graph-hint finds the commit HEAD named
+// then from the time. Marks older than SessionMarkRetention go when a new
+// one is written.
+func markSessionStart(r Request) error {
 	id, err := NormalizeSessionID(r.Input.SessionID)
 	if err != nil {
-		return func() error { return nil } // no session id: nothing to mark, nothing to hint later
+		return nil // no session id: nothing to mark, nothing to hint later
 	}
 	p := sessionMarkPath(r.KB, id)
 	if _, err := os.Stat(p); err == nil {
-		return func() error { return nil }
-	}
-	head := make(chan string, 1)
-	go func() {
-		out, err := gitx.Run(ctx, r.KB.Root, "rev-parse", "-q", "--verify", "HEAD")
-		if err != nil {
-			out = nil
-		}
-		head <- strings.TrimSpace(string(out))
-	}()
-	return func() error {
-		m := sessionMark{StartedAt: r.Now.UTC().Format(time.RFC3339Nano)}
-		select {
-		case m.StartHead = <-head:
-		case <-time.After(markWait):
-		case <-ctx.Done():
-		}
-		if err := writeJSONFile(p, m); err != nil {
-			return err
-		}
-		pruneSessionMarks(r.KB, r.Now)
 		return nil
 	}
+	if err := writeJSONFile(p, sessionMark{StartedAt: r.Now.UTC().Format(time.RFC3339Nano)}); err != nil {
+		return err
+	}
+	pruneSessionMarks(r.KB, r.Now)
+	return nil
 }
 
 // pruneSessionMarks removes the marks older than SessionMarkRetention.
@@ -137,7 +112,7 @@ func GraphHint(ctx context.Context, r Request) ([]byte, error) {
 	if _, ok := r.Adapter.HookOutput(harness.GraphHint, ""); !ok {
 		return nil, nil
 	}
-	res, err := FindGraphHint(ctx, r.KB, mark.StartedAt, mark.StartHead)
+	res, err := FindGraphHint(ctx, r.KB, mark.StartedAt)
 	if err != nil || res.Text == "" {
 		return nil, err
 	}
@@ -153,9 +128,8 @@ func GraphHint(ctx context.Context, r Request) ([]byte, error) {
 
 // FindGraphHint works out the hint for a session that started at
 // startedAt (RFC 3339; "" when unknown: every change in the work tree
-// counts then, and no commit does) with HEAD at startHead ("" when the
-// repository had no commit then).
-func FindGraphHint(ctx context.Context, k *store.KB, startedAt, startHead string) (*GraphHintResult, error) {
+// counts then, and no commit does).
+func FindGraphHint(ctx context.Context, k *store.KB, startedAt string) (*GraphHintResult, error) {
 	res := &GraphHintResult{}
 	var start time.Time
 	if startedAt != "" {
@@ -181,7 +155,7 @@ func FindGraphHint(ctx context.Context, k *store.KB, startedAt, startHead string
 	if err != nil {
 		return res, nil // not a git work tree: kk cannot tell what changed
 	}
-	changed, err := sessionChanges(ctx, top, k.Root, start, startHead)
+	changed, err := sessionChanges(ctx, top, k.Root, start)
 	if err != nil {
 		return nil, err
 	}
@@ -232,15 +206,14 @@ func FindGraphHint(ctx context.Context, k *store.KB, startedAt, startHead string
 }
 
 // sessionChanges lists the files, relative to root (inside the work tree
-// top), that a session which started at start, HEAD at startHead (""
-// when not known: the newest first-parent commit before the start),
-// changed: those the work tree has changed, added or removed against
-// HEAD whose change is newer than the start (a removal always counts),
-// and those the commits made since (startHead..HEAD; every commit when
-// the repository had none before the start) touched. A zero start counts
+// top), that a session which started at start changed: those the work
+// tree has changed, added or removed against HEAD whose change is newer
+// than the start (a removal always counts), and those the commits made
+// since touched (from the newest first-parent commit made before the
+// start to HEAD; every commit when there was none before). A zero start counts
 // every change of the work tree and no commit. Files of the knowledge
 // base itself (.ai/kenkeep/) are left out.
-func sessionChanges(ctx context.Context, top, root string, start time.Time, startHead string) ([]string, error) {
+func sessionChanges(ctx context.Context, top, root string, start time.Time) ([]string, error) {
 	seen := map[string]bool{}
 	var out []string
 	add := func(topRel string) {
@@ -275,13 +248,12 @@ func sessionChanges(ctx context.Context, top, root string, start time.Time, star
 		}
 	}
 	if !start.IsZero() {
-		if startHead == "" {
-			// HEAD at the start: the newest commit of HEAD's first-parent
-			// line made before it (a second early, so that a commit made
-			// in the session's first second counts as the session's).
-			out, _ := gitx.Run(ctx, top, "rev-list", "-1", "--first-parent", "--before="+start.Add(-time.Second).UTC().Format(time.RFC3339), "HEAD")
-			startHead = strings.TrimSpace(string(out))
-		}
+		// HEAD at the start: the newest commit of HEAD's first-parent line
+		// made before it (a second early: git's times are whole seconds,
+		// and a commit made in the session's first second is the
+		// session's).
+		out, _ := gitx.Run(ctx, top, "rev-list", "-1", "--first-parent", "--before="+start.Add(-time.Second).UTC().Format(time.RFC3339), "HEAD")
+		startHead := strings.TrimSpace(string(out))
 		args := []string{"log", "--name-only", "--format=", "-z", "--no-renames", "-n", "500", "HEAD"}
 		if startHead != "" {
 			args = []string{"diff", "--name-only", "-z", "--no-renames", startHead, "HEAD"}
