@@ -139,8 +139,22 @@ func FindGraphHint(ctx context.Context, k *store.KB, startedAt string) (*GraphHi
 		}
 		start = t
 	}
-	// A graph without atoms has nothing to hint at: say nothing before
-	// asking git anything (the hook runs at the end of every turn).
+	top, err := gitx.TopLevel(ctx, k.Root)
+	if err != nil {
+		return res, nil // not a git work tree: kk cannot tell what changed
+	}
+	changed, err := sessionChanges(ctx, top, k.Root, start)
+	if err != nil {
+		return nil, err
+	}
+	res.Changed = changed
+	if len(changed) == 0 {
+		// Nothing changed, so no task file either (a task counts when its
+		// file changed, or when anything did): the index stays closed.
+		return res, nil
+	}
+	// A graph without atoms has nothing to hint at (the hook runs at the
+	// end of every turn).
 	db, err := graph.BranchIndex(ctx, k)
 	if err != nil {
 		return nil, err
@@ -151,15 +165,6 @@ func FindGraphHint(ctx context.Context, k *store.KB, startedAt string) (*GraphHi
 	if has, err := db.HasAtoms(ctx); err != nil || !has {
 		return res, err
 	}
-	top, err := gitx.TopLevel(ctx, k.Root)
-	if err != nil {
-		return res, nil // not a git work tree: kk cannot tell what changed
-	}
-	changed, err := sessionChanges(ctx, top, k.Root, start)
-	if err != nil {
-		return nil, err
-	}
-	res.Changed = changed
 	paths := slices.Clone(changed)
 	uses, err := graph.TaskFileUses(k)
 	if err != nil {
@@ -229,7 +234,12 @@ func sessionChanges(ctx context.Context, top, root string, start time.Time) ([]s
 		seen[rel] = true
 		out = append(out, rel)
 	}
-	status, err := gitx.Run(ctx, top, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames")
+	// The knowledge base's own files are left out of git's walk too.
+	var exclude []string
+	if kb, err := filepath.Rel(top, filepath.Join(root, store.DirName)); err == nil && !strings.HasPrefix(filepath.ToSlash(kb), "../") {
+		exclude = []string{"--", ".", ":(exclude)" + filepath.ToSlash(kb)}
+	}
+	status, err := gitx.Run(ctx, top, append([]string{"status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames"}, exclude...)...)
 	if err != nil {
 		return nil, fmt.Errorf("git status: %w", err)
 	}
@@ -258,6 +268,7 @@ func sessionChanges(ctx context.Context, top, root string, start time.Time) ([]s
 		if startHead != "" {
 			args = []string{"diff", "--name-only", "-z", "--no-renames", startHead, "HEAD"}
 		}
+		args = append(args, exclude...)
 		// Without a HEAD now (no commit yet) there is nothing to add; a
 		// start commit history rewrote away leaves the work tree's changes.
 		if out, err := gitx.Run(ctx, top, args...); err == nil {
