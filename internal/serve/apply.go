@@ -113,7 +113,7 @@ func (b *Backend) store(ctx context.Context, j *service.Job) (string, error) {
 		if id, err = freeID(tx, id, j.ID); err != nil {
 			return err
 		}
-		in := contracts.NodeInput{Type: p.Type, Slug: id, Title: p.Title, Description: p.Description, Tags: cleanTags(p.Tags), Folder: p.Folder, Body: body}
+		in := contracts.NodeInput{Type: p.Type, Slug: id, Title: p.Title, Description: p.Description, Tags: cleanTags(p.Tags), Phrasings: p.Phrasings, Folder: p.Folder, Body: body}
 		b.announce(tx, j)
 		// The model's refactors move notes in this transaction, before
 		// the note is written: one commit holds them all.

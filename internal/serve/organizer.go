@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/kk-project/kk/internal/curate"
 	"os"
 	"path"
 	"path/filepath"
@@ -35,6 +36,9 @@ type placement struct {
 	Title       string
 	Description string
 	Tags        []string
+	// Phrasings are the model's kk_phrasings for the note (none without
+	// a model).
+	Phrasings []string
 	// Note is what the job says about how it was placed ("" for
 	// nothing): why without the model although one is configured, why
 	// without the model's refactors. The job's note and its commit message
@@ -249,6 +253,7 @@ func (b *Backend) place(ctx context.Context, req service.JobRequest, body string
 		return p, nil
 	}
 	p.Folder, p.Description, p.Refactors = d.Folder, d.Description, d.Refactors
+	p.Phrasings = cleanPhrasings(d.Phrasings)
 	if p.Title == "" {
 		p.Title = d.Title
 	}
@@ -317,7 +322,9 @@ const placementSystem = `You organise a knowledge base of markdown notes in topi
 Choose the folder for a new note: one of the candidate folders when the note belongs with
 them, else a new kebab-case folder (at most three levels) that fits the existing layout.
 Give the note a one-line title and description, a type (practice for rules and how-tos
-written as instructions, map for what exists and where), and a few short lowercase tags.
+written as instructions, map for what exists and where), a few short lowercase tags, and
+three to six phrasings: one-line questions or symptoms a developer who does not know the
+note would type to find it, in their own words and not the title's.
 When the new note shows that existing notes sit in the wrong place, you may add minimal
 refactors: move an existing note (its path, as listed) into a folder, or merge a folder's
 notes into another existing folder. Most notes need none; leave refactors out then.
@@ -565,4 +572,19 @@ func (b *Backend) Ask(ctx context.Context, question string) (service.Draft, erro
 		return service.Draft{}, err
 	}
 	return service.Draft{Title: d.Title, Answer: d.Answer, Tags: d.Tags}, nil
+}
+
+// cleanPhrasings keeps the model's phrasings that are one non-empty line
+// each, trimmed and without repeats: a stray one is dropped, never a
+// reason to fail the post.
+func cleanPhrasings(in []string) []string {
+	var out []string
+	for _, p := range in {
+		p = strings.TrimSpace(p)
+		if p == "" || strings.ContainsAny(p, "\n\r\x00") || slices.Contains(out, p) || len(out) == curate.MaxPhrasings {
+			continue
+		}
+		out = append(out, p)
+	}
+	return out
 }
