@@ -104,13 +104,11 @@ func Status(ctx context.Context, k *store.KB) (*StatusReport, error) {
 		IndexState: indexUnknown, MissingSummaries: []string{}, Graph: GraphCounts{EntitiesByType: map[string]int{},
 			AtomsWithoutMolecule: []string{}, RequirementsWithoutCoverage: []string{}, Violations: map[string]int{}}}
 	t, err := k.ReadTree(store.LoadOptions{})
-	var te *store.TreeError
 	switch {
-	case errors.As(err, &te):
-		r.InvalidLeaves = len(te.Problems)
 	case err != nil:
 		return nil, err
 	default:
+		r.InvalidLeaves = len(t.Problems)
 		r.Nodes = len(t.Leaves)
 		for _, n := range t.Leaves {
 			r.NodesByType[n.Type]++

@@ -94,9 +94,11 @@ func TestStatusIndexStates(t *testing.T) {
 	if r := f.status(); r.IndexState != "missing" || r.IndexFresh {
 		t.Fatalf("without ENTRY.md: %s", r.IndexState)
 	}
+	// A leaf kk cannot read is counted apart; the others are counted as
+	// ever.
 	f.write("nodes/practice-bad.md", "---\ntype: practice\n---\n")
 	r := f.status()
-	if r.IndexState != "unknown" || r.InvalidLeaves != 1 || r.Nodes != 0 {
+	if r.IndexState != "missing" || r.InvalidLeaves != 1 || r.Nodes != 3 {
 		t.Fatalf("with an invalid leaf: %+v", r)
 	}
 }
@@ -161,15 +163,17 @@ func TestStatusGraph(t *testing.T) {
 	}
 	// req-b misses both halves of must-coverage (one violation) and its
 	// edge to a scenario breaks the edge table; req-d's edge dangles.
-	want := map[string]int{"must-coverage": 1, "depends-on-acyclic": 0, "symbol-req-exists": 0, "no-dangling-edges": 1, "edge-endpoint-types": 1}
+	want := map[string]int{"must-coverage": 1, "depends-on-acyclic": 0, "symbol-req-exists": 0, "no-dangling-edges": 1, "edge-endpoint-types": 1, "leaves-readable": 0}
 	if !maps.Equal(g.Violations, want) || g.ViolationCount != 3 {
 		t.Errorf("violations %v (%d), want %v (3)", g.Violations, g.ViolationCount, want)
 	}
 
-	// While a leaf is invalid, nothing is counted, and the lists are empty.
+	// A leaf kk cannot read is a violation of leaves-readable; the
+	// others are counted as ever.
 	f.write("nodes/practice-bad.md", "---\ntype: practice\n---\n")
 	g = f.status().Graph
-	if g.Entities != 0 || g.EntitiesByType == nil || g.AtomsWithoutMolecule == nil || g.RequirementsWithoutCoverage == nil || g.Violations == nil {
+	want["leaves-readable"] = 1
+	if g.Entities != 11 || !maps.Equal(g.Violations, want) || g.ViolationCount != 4 {
 		t.Errorf("with an invalid leaf: %+v", g)
 	}
 }

@@ -7,11 +7,13 @@ import (
 	"github.com/kk-project/kk/internal/checks"
 	"github.com/kk-project/kk/internal/githooks"
 	"github.com/kk-project/kk/internal/install"
+	"github.com/kk-project/kk/internal/store"
 	"github.com/spf13/cobra"
 )
 
 type doctorOpts struct {
 	harness string // --harness: check only this harness
+	fix     bool   // --fix: repair what can be repaired, then check
 }
 
 func newDoctorCmd(app *App) *cobra.Command {
@@ -38,13 +40,20 @@ trusted or enabled where that can be seen, and the known limits of the
 platform (which are warnings). Last, kk's block in AGENTS.md.
 
 Each check prints ok, warn or error (✓, ! and ✗ on a terminal) with a fix.
-Exits 1 when any check is an error; warnings exit 0.`,
+Exits 1 when any check is an error; warnings exit 0.
+
+--fix first repairs what kk can repair by itself, saying what it did on
+stderr, then checks: it adopts the notes written by hand under nodes/ (kk
+node adopt), and in a git work tree sets up kk's merge driver for the
+generated files (.ai/kenkeep/.gitattributes and the driver in the
+repository's git config).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runDoctor(cmd.Context(), app, o)
 		},
 	}
 	cmd.Flags().StringVar(&o.harness, "harness", "", "check only this harness (a harness id)")
+	cmd.Flags().BoolVar(&o.fix, "fix", false, "repair what kk can (adopt notes written by hand, set up the merge driver), then check")
 	return cmd
 }
 
@@ -56,6 +65,12 @@ func runDoctor(ctx context.Context, app *App, o doctorOpts) error {
 	k, err := app.KB()
 	if err != nil {
 		return err
+	}
+	app.skipsReported = true // the report names every leaf kk cannot read
+	if o.fix {
+		if err := doctorFix(ctx, app, k); err != nil {
+			return err
+		}
 	}
 	rep, err := checks.Doctor(ctx, k, checks.DoctorOptions{Version: version})
 	if err != nil {
@@ -93,4 +108,9 @@ func runDoctor(ctx context.Context, app *App, o doctorOpts) error {
 		return &SilentError{Code: ExitFailure}
 	}
 	return nil
+}
+
+// doctorFix repairs what kk doctor --fix repairs.
+func doctorFix(ctx context.Context, app *App, k *store.KB) error {
+	return adoptAll(ctx, app, k)
 }

@@ -37,8 +37,11 @@ The output is a pure function of the leaves and the summaries: two runs give
 the same bytes, and a run with nothing to change writes no file. An index.md
 left in a folder that no longer holds leaves is removed.
 
---check writes nothing; it lists the files that differ and exits 1 when any
-does (use it in CI). --stage runs git add on the files it wrote.`,
+A leaf kk cannot read (a note written by hand, a leaf with a conflict) is
+left out of the generated files with a warning naming its problems;
+--check writes nothing, lists the files that differ and the leaves it
+cannot read, and exits 1 when there is any (use it in CI). --stage runs git
+add on the files it wrote.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if o.check && o.stage {
@@ -57,13 +60,17 @@ func runIndexRebuild(ctx context.Context, app *App, o indexRebuildOpts) error {
 	if err != nil {
 		return err
 	}
+	if o.check {
+		app.skipsReported = true // the check lists them
+	}
 	res, err := txn.Rebuild(ctx, k, txn.Meta{Source: "cli", Command: app.Command}, txn.RebuildOptions{Check: o.check, Stage: o.stage})
 	if err != nil {
 		return err
 	}
 	stale := len(res.Changed)+len(res.Removed) > 0
+	unreadable := o.check && len(res.Skipped) > 0
 	if app.JSON {
-		out := map[string]any{"check": o.check, "up_to_date": !stale || !o.check, "result": res}
+		out := map[string]any{"check": o.check, "up_to_date": !o.check || !stale && !unreadable, "result": res}
 		if err := app.printJSON(out); err != nil {
 			return err
 		}
@@ -78,10 +85,20 @@ func runIndexRebuild(ctx context.Context, app *App, o indexRebuildOpts) error {
 		for _, f := range res.Removed {
 			fmt.Fprintf(app.IO.Out, "%s\t%s\n", removed, f)
 		}
+		if o.check {
+			for _, s := range res.Skipped {
+				for _, p := range s.Problems {
+					fmt.Fprintf(app.IO.Out, "unreadable\t%s\t%s\n", s.Path, p)
+				}
+			}
+		}
+		if unreadable {
+			fmt.Fprintf(app.IO.Err, "kk: %d leaf file(s) cannot be read and are left out of the generated files; fix them (`kk lint` explains, `kk node adopt` fills in a note written by hand)\n", len(res.Skipped))
+		}
 		switch {
 		case o.check && stale:
 			fmt.Fprintf(app.IO.Err, "kk: %d generated file(s) are out of date; run `kk index rebuild` and commit the result\n", len(res.Changed)+len(res.Removed))
-		case o.check:
+		case o.check && !unreadable:
 			app.notef("index is up to date (%d node(s), %d folder(s))", res.NodeCount, res.Folders)
 		case !stale:
 			app.notef("nothing to do; index is up to date (%d node(s))", res.NodeCount)
@@ -92,7 +109,7 @@ func runIndexRebuild(ctx context.Context, app *App, o indexRebuildOpts) error {
 			app.warnf("%d folder(s) have no summary in FOLDER_SUMMARIES.md: %s", len(res.MissingSummaries), listSome(res.MissingSummaries, 5))
 		}
 	}
-	if o.check && stale {
+	if o.check && (stale || unreadable) {
 		return &SilentError{Code: ExitFailure}
 	}
 	return nil

@@ -52,9 +52,7 @@ func runStatus(ctx context.Context, app *App, _ statusOpts) error {
 	w := app.IO.Out
 	fmt.Fprintf(w, "knowledge base: %s\n", k.Dir)
 	fmt.Fprintf(w, "installed: %s (%s)\n", st.Version, st.InstalledAt)
-	if st.InvalidLeaves > 0 {
-		fmt.Fprintf(w, "leaves: %d problem(s) with invalid leaves; run `kk lint` for details\n", st.InvalidLeaves)
-	} else {
+	{
 		types := make([]string, 0, len(st.NodesByType))
 		for t := range st.NodesByType {
 			types = append(types, t)
@@ -71,6 +69,9 @@ func runStatus(ctx context.Context, app *App, _ statusOpts) error {
 		fmt.Fprintln(w, line)
 		fmt.Fprintf(w, "folders: %d\n", st.Folders)
 	}
+	if st.InvalidLeaves > 0 {
+		fmt.Fprintf(w, "leaves kk cannot read: %d (skipped); run `kk lint` for details\n", st.InvalidLeaves)
+	}
 	index := st.IndexState
 	switch st.IndexState {
 	case "stale", "missing":
@@ -83,12 +84,10 @@ func runStatus(ctx context.Context, app *App, _ statusOpts) error {
 	fmt.Fprintf(w, "conflicts: %d pending of %d\n", st.Conflicts.Pending, st.Conflicts.Total)
 	if n := len(st.MissingSummaries); n > 0 {
 		fmt.Fprintf(w, "folders without summary: %d (%s)\n", n, strings.Join(st.MissingSummaries, ", "))
-	} else if st.InvalidLeaves == 0 {
+	} else {
 		fmt.Fprintln(w, "folders without summary: 0")
 	}
-	if st.InvalidLeaves == 0 {
-		printGraphCounts(w, st.Graph)
-	}
+	printGraphCounts(w, st.Graph)
 	return nil
 }
 

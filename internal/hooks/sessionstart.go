@@ -66,7 +66,7 @@ func SessionStartContext(ctx context.Context, r Request) (string, error) {
 		case err != nil:
 			r.warn("staleness", err)
 		case st.Invalid > 0:
-			notes = append(notes, fmt.Sprintf("The knowledge tree has %d leaf file(s) kk cannot read, so ENTRY.md may not match it; `kk lint` lists them.", st.Invalid))
+			notes = append(notes, fmt.Sprintf("The knowledge tree has %d leaf file(s) kk cannot read and skips; `kk lint` lists their problems, and `kk node adopt` fixes a note written by hand.", st.Invalid))
 		case entryHash == "":
 			notes = append(notes, "ENTRY.md records no nodes_hash, so it may not match the nodes; running `kk index rebuild` regenerates it.")
 		case entryHash != st.Hash:

@@ -282,10 +282,10 @@ func TestStalenessReadsOnlyTheFoldersInDoubt(t *testing.T) {
 	}
 
 	// A copy of a leaf under another name reuses its id: the full read
-	// reports the collision.
+	// reports the collision, both leaves.
 	first := filepath.Join(k.NodesDir(), "errors", "practice-first.md")
 	writeFile(t, filepath.Join(k.NodesDir(), "db", "copy.md"), readFile(t, first))
-	if st, err := currentTreeState(k); err != nil || st.Invalid != 1 || st.Partial != 0 {
+	if st, err := currentTreeState(k); err != nil || st.Invalid != 2 || st.Partial != 0 {
 		t.Errorf("a duplicate id: %+v %v", st, err)
 	}
 	os.Remove(filepath.Join(k.NodesDir(), "db", "copy.md"))

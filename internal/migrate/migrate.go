@@ -234,6 +234,11 @@ func migrateOKFv3(ctx context.Context, tx *txn.Tx) (*MigrateResult, error) {
 	task := progress.Start(ctx, "migrate: reading leaves", 0)
 	t, err := k.ReadTree(store.LoadOptions{NoSave: true, Progress: task})
 	task.Done()
+	if err == nil {
+		// A tree converts whole or not at all: a leaf left behind would
+		// keep the tree at version 2.
+		err = t.Err()
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -247,6 +247,9 @@ func stage(kind sourceKind, src, given, tmp string, limits Limits) (*stagedPack,
 func readStaged(sp *stagedPack) ([]*node.Node, store.Summaries, error) {
 	where := sp.label(KnowledgeDir)
 	t, err := sp.kb.ReadTree(store.LoadOptions{NoCache: true, NoSave: true})
+	if err == nil {
+		err = t.Err() // a pack is imported whole or not at all
+	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", where, err)
 	}
