@@ -6,6 +6,7 @@ import (
 
 	"github.com/kk-project/kk/internal/checks"
 	"github.com/kk-project/kk/internal/githooks"
+	"github.com/kk-project/kk/internal/gitx"
 	"github.com/kk-project/kk/internal/install"
 	"github.com/kk-project/kk/internal/store"
 	"github.com/spf13/cobra"
@@ -26,7 +27,9 @@ whether it matches this kk, kk's lines in .ai/kenkeep/.gitignore, .kkignore,
 config.yaml, the freshness and size of ENTRY.md, the validity of every leaf,
 leftover kenkeep v2 leaves, kk_derived_from references, and the writer lock.
 
-In a git work tree, kk's git hooks (post-checkout, post-merge): present in
+In a git work tree, kk's merge driver for the generated files (named in
+.ai/kenkeep/.gitattributes, defined in the repository's git config), and
+kk's git hooks (post-checkout, post-commit, post-merge, post-rewrite): present in
 the folder git runs hooks from, executable (git skips a hook without the
 executable bit, an error) and up to date; and, when core.hooksPath moves
 that folder, no kk hooks left behind in .git/hooks where git no longer
@@ -112,5 +115,23 @@ func runDoctor(ctx context.Context, app *App, o doctorOpts) error {
 
 // doctorFix repairs what kk doctor --fix repairs.
 func doctorFix(ctx context.Context, app *App, k *store.KB) error {
-	return adoptAll(ctx, app, k)
+	if err := adoptAll(ctx, app, k); err != nil {
+		return err
+	}
+	if changed, err := k.WriteGitattributes(); err != nil {
+		return err
+	} else if changed {
+		app.notef("fixed: %s sends the generated files to kk's merge driver", k.Rel(k.GitattributesPath()))
+	}
+	if !gitx.InWorkTree(ctx, k.Root) {
+		return nil
+	}
+	changed, err := githooks.SetUpMergeDriver(ctx, k)
+	if err != nil {
+		return err
+	}
+	if changed {
+		app.notef("fixed: the repository's git config defines kk's merge driver (merge.%s)", githooks.MergeDriver)
+	}
+	return nil
 }

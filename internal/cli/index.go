@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/kk-project/kk/internal/githooks"
+	"github.com/kk-project/kk/internal/store"
 	"github.com/kk-project/kk/internal/txn"
 	"github.com/spf13/cobra"
 )
@@ -21,8 +23,9 @@ func newIndexCmd(app *App) *cobra.Command {
 }
 
 type indexRebuildOpts struct {
-	check bool
-	stage bool
+	check   bool
+	stage   bool
+	commits []string
 }
 
 func newIndexRebuildCmd(app *App) *cobra.Command {
@@ -41,17 +44,29 @@ A leaf kk cannot read (a note written by hand, a leaf with a conflict) is
 left out of the generated files with a warning naming its problems;
 --check writes nothing, lists the files that differ and the leaves it
 cannot read, and exits 1 when there is any (use it in CI). --stage runs git
-add on the files it wrote.`,
+add on the files it wrote.
+
+--commits RANGE regenerates the files of each commit of a git range
+instead ("main..HEAD", "HEAD^!"), each from that commit's own leaves read
+from git, and makes again each commit whose files lag (author, dates and
+message kept) with the commits after it; HEAD, the range's newest commit,
+moves to the result. kk's git hooks run it after a merge, a rebase or a
+cherry-pick, whose merge driver kept one side of a generated file, so that
+every commit's generated files match its leaves.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if o.check && o.stage {
 				return usagef("--check and --stage exclude each other")
+			}
+			if len(o.commits) > 0 && (o.check || o.stage) {
+				return usagef("--commits excludes --check and --stage")
 			}
 			return runIndexRebuild(cmd.Context(), app, o)
 		},
 	}
 	cmd.Flags().BoolVar(&o.check, "check", false, "write nothing; exit 1 if any generated file is out of date")
 	cmd.Flags().BoolVar(&o.stage, "stage", false, "git add the files written")
+	cmd.Flags().StringArrayVar(&o.commits, "commits", nil, "regenerate the files of each commit of this git range up to HEAD, rewriting those that lag (repeatable)")
 	return cmd
 }
 
@@ -59,6 +74,9 @@ func runIndexRebuild(ctx context.Context, app *App, o indexRebuildOpts) error {
 	k, err := app.KB()
 	if err != nil {
 		return err
+	}
+	if len(o.commits) > 0 {
+		return runRegenerateCommits(ctx, app, k, o.commits)
 	}
 	if o.check {
 		app.skipsReported = true // the check lists them
@@ -121,4 +139,22 @@ func listSome(items []string, n int) string {
 		return strings.Join(items, ", ")
 	}
 	return fmt.Sprintf("%s and %d more", strings.Join(items[:n], ", "), len(items)-n)
+}
+
+func runRegenerateCommits(ctx context.Context, app *App, k *store.KB, revs []string) error {
+	app.skipsReported = true // the leaves of past commits are not the work tree's
+	res, err := githooks.RegenerateCommits(ctx, k, revs, app.Command)
+	if err != nil {
+		return err
+	}
+	if app.JSON {
+		return app.printJSON(res)
+	}
+	for _, c := range res.Commits {
+		fmt.Fprintf(app.IO.Out, "rewrote\t%s\t%s\t%s\n", c.Old, c.New, strings.Join(c.Files, " "))
+	}
+	if len(res.Commits) > 0 {
+		app.notef("regenerated the index files of %d commit(s); HEAD is now %s", len(res.Commits), res.Head)
+	}
+	return nil
 }

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/pprof"
+	"slices"
 	"strings"
 	"time"
 
@@ -324,17 +325,19 @@ func (a *App) warnSkipped() {
 	if a.skipsReported || len(problems) == 0 {
 		return
 	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "skipped %d leaf file(s) kk cannot read (`kk node adopt` fills in what a note written by hand lacks; `kk lint` lists every problem):", len(problems))
+	// The tree read and the index sync may both skip a file: one line each.
+	var lines []string
 	for _, p := range problems {
-		b.WriteString("\n  ")
+		line := p.Error()
 		if ne, ok := errors.AsType[*node.Error](p); ok {
-			b.WriteString(store.DirName + "/nodes/" + ne.Path + ": " + ne.Detail())
-		} else {
-			b.WriteString(p.Error())
+			line = store.DirName + "/nodes/" + ne.Path + ": " + ne.Detail()
+		}
+		if !slices.Contains(lines, line) {
+			lines = append(lines, line)
 		}
 	}
-	a.warnf("%s", b.String())
+	a.warnf("skipped %d leaf file(s) kk cannot read (`kk node adopt` fills in what a note written by hand lacks; `kk lint` lists every problem):\n  %s",
+		len(lines), strings.Join(lines, "\n  "))
 }
 
 func (a *App) findKB() (*store.KB, error) {
