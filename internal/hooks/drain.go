@@ -155,7 +155,7 @@ func Drain(ctx context.Context, r Request) (*DrainResult, error) {
 	}
 	var model map[string]any
 	if h, _ := cfg.ProposalModel["harness"].(string); h == r.Adapter.ID() {
-		model = cfg.ProposalModel
+		model = map[string]any(cfg.ProposalModel)
 	}
 	logs, problems, err := session.ListAwaitingExtraction(k.SessionsDir())
 	if err != nil {

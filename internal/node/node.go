@@ -113,7 +113,11 @@ type Error struct {
 	// string: a leaf kk skips still claims its id, so that no writer makes
 	// a second leaf with it.
 	ID string
+	// Err is the cause, when it is one callers test for (ErrOldLayout).
+	Err error
 }
+
+func (e *Error) Unwrap() error { return e.Err }
 
 // Problem is one problem of a leaf: a front matter key (empty when the
 // problem is not one field's) and what is wrong.
@@ -195,8 +199,14 @@ func Parse(relPath string, src []byte) (*Node, error) {
 	sv, legacy := doc.Value("schema_version")
 	if !v3 && legacy {
 		v, isInt := sv.(int64)
-		if isInt && v < 2 {
-			e := &Error{Path: relPath, Field: "schema_version", Msg: fmt.Sprintf("is %d: %v; migrate it with the kk-migrate skill", v, ErrOldLayout)}
+		switch {
+		case isInt && v == 1:
+			e := &Error{Path: relPath, Field: "schema_version", Msg: fmt.Sprintf("is %d: %v; migrate it with the kk-migrate skill", v, ErrOldLayout), Err: ErrOldLayout}
+			e.ID, _ = stringValue(doc, "id")
+			return nil, e
+		case isInt && v < 1:
+			// No kk or kenkeep wrote it; kk migrate status names it too.
+			e := &Error{Path: relPath, Field: "schema_version", Msg: fmt.Sprintf("is %d, which no version of the format is; fix it by hand (a leaf kk writes has kk_schema_version: 3)", v)}
 			e.ID, _ = stringValue(doc, "id")
 			return nil, e
 		}

@@ -4,9 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"slices"
 	"strings"
+
+	"github.com/invopop/jsonschema"
 
 	"github.com/kk-project/kk/internal/frontmatter"
 	"github.com/kk-project/kk/internal/llm"
@@ -21,13 +24,14 @@ type Config struct {
 	LogsRetentionDays  int            `yaml:"logsRetentionDays,omitempty" json:"logsRetentionDays,omitempty" jsonschema:"minimum=1"`
 	LintEveryNSessions int            `yaml:"lintEveryNSessions,omitempty" json:"lintEveryNSessions,omitempty" jsonschema:"minimum=1"`
 	Notifications      *Notifications `yaml:"notifications,omitempty" json:"notifications,omitempty"`
-	ProposalModel      map[string]any `yaml:"proposalModel,omitempty" json:"proposalModel,omitempty"`
-	CuratorModel       map[string]any `yaml:"curatorModel,omitempty" json:"curatorModel,omitempty"`
-	BootstrapModel     map[string]any `yaml:"bootstrapModel,omitempty" json:"bootstrapModel,omitempty"`
-	CLIDefaultHarness  string         `yaml:"cliDefaultHarness,omitempty" json:"cliDefaultHarness,omitempty"`
+	ProposalModel      ModelChoice    `yaml:"proposalModel,omitempty" json:"proposalModel,omitempty"`
+	CuratorModel       ModelChoice    `yaml:"curatorModel,omitempty" json:"curatorModel,omitempty"`
+	BootstrapModel     ModelChoice    `yaml:"bootstrapModel,omitempty" json:"bootstrapModel,omitempty"`
+	CLIDefaultHarness  string         `yaml:"cliDefaultHarness,omitempty" json:"cliDefaultHarness,omitempty" jsonschema:"minLength=1"`
 	DefaultBranch      string         `yaml:"defaultBranch,omitempty" json:"defaultBranch,omitempty"`
 	// ProjectID names the project in the graph operations' projectId
-	// parameter; init writes the repository folder's name.
+	// parameter; absent, it is the repository folder's name. (kk's own
+	// setting: kenkeep refuses it, so kk init does not write it.)
 	ProjectID    string        `yaml:"projectId,omitempty" json:"projectId,omitempty"`
 	Traceability *Traceability `yaml:"traceability,omitempty" json:"traceability,omitempty"`
 	Extractors   *Extractors   `yaml:"extractors,omitempty" json:"extractors,omitempty"`
@@ -104,16 +108,107 @@ func (c Config) AgentMayDelete(typ string) bool {
 	return typ != "req" && typ != "adr"
 }
 
-// Notifications configures desktop notifications.
+// Notifications configures desktop notifications, as kenkeep does: both
+// keys are optional (notifications: {} is valid), enabled defaults to
+// true, and backends is reserved and must be empty.
 type Notifications struct {
-	Enabled  bool           `yaml:"enabled" json:"enabled"`
+	Enabled  *bool          `yaml:"enabled,omitempty" json:"enabled,omitempty"`
 	Backends map[string]any `yaml:"backends,omitempty" json:"backends,omitempty"`
 }
+
+// On reports whether notifications are enabled (the default).
+func (n *Notifications) On() bool { return n == nil || n.Enabled == nil || *n.Enabled }
+
+// JSONSchemaExtend makes backends the reserved empty mapping.
+func (Notifications) JSONSchemaExtend(s *jsonschema.Schema) {
+	if b, ok := s.Properties.Get("backends"); ok {
+		zero := uint64(0)
+		b.MaxProperties = &zero
+	}
+}
+
+// ModelChoice is a proposalModel, curatorModel or bootstrapModel setting:
+// one variant per harness, told apart by its harness key, each with
+// exactly kenkeep's keys (kk adds gemini's): claude {name: haiku|sonnet|
+// opus, effort: low|medium|high|xhigh|max}; codex {model,
+// reasoningEffort?}; opencode {model, agent?}; cursor, copilot and gemini
+// {model}. Strings are non-empty.
+type ModelChoice map[string]any
+
+// modelVariants lists each harness's keys: required, then optional.
+var modelVariants = map[string]struct {
+	required, optional []string
+	enums              map[string][]string
+}{
+	"claude":   {required: []string{"name", "effort"}, enums: map[string][]string{"name": {"haiku", "sonnet", "opus"}, "effort": {"low", "medium", "high", "xhigh", "max"}}},
+	"codex":    {required: []string{"model"}, optional: []string{"reasoningEffort"}},
+	"opencode": {required: []string{"model"}, optional: []string{"agent"}},
+	"cursor":   {required: []string{"model"}},
+	"copilot":  {required: []string{"model"}},
+	"gemini":   {required: []string{"model"}},
+}
+
+// Check says what is wrong with a model choice ("" when nothing).
+func (m ModelChoice) Check() string {
+	h, ok := m["harness"].(string)
+	names := slices.Sorted(maps.Keys(modelVariants))
+	if !ok {
+		return fmt.Sprintf("needs a harness key: one of %s", strings.Join(names, ", "))
+	}
+	v, known := modelVariants[h]
+	if !known {
+		return fmt.Sprintf("harness %q is not one of %s", h, strings.Join(names, ", "))
+	}
+	for _, key := range v.required {
+		if _, ok := m[key]; !ok {
+			return fmt.Sprintf("a %s choice needs %q", h, key)
+		}
+	}
+	keys := slices.Sorted(maps.Keys(m))
+	for _, key := range keys {
+		if key == "harness" {
+			continue
+		}
+		if !slices.Contains(v.required, key) && !slices.Contains(v.optional, key) {
+			return fmt.Sprintf("a %s choice has no key %q (it takes %s)", h, key, strings.Join(append(append([]string{"harness"}, v.required...), v.optional...), ", "))
+		}
+		s, isString := m[key].(string)
+		if !isString || s == "" {
+			return fmt.Sprintf("%q must be a non-empty string", key)
+		}
+		if allowed := v.enums[key]; allowed != nil && !slices.Contains(allowed, s) {
+			return fmt.Sprintf("%q is %q; use one of %s", key, s, strings.Join(allowed, ", "))
+		}
+	}
+	return ""
+}
+
+// JSONSchema describes the variants.
+func (ModelChoice) JSONSchema() *jsonschema.Schema {
+	s := &jsonschema.Schema{Type: "object", Description: "a model for one harness, told apart by its harness key"}
+	for _, h := range slices.Sorted(maps.Keys(modelVariants)) {
+		v := modelVariants[h]
+		props := jsonschema.NewProperties()
+		props.Set("harness", &jsonschema.Schema{Const: h})
+		for _, key := range append(slices.Clone(v.required), v.optional...) {
+			p := &jsonschema.Schema{Type: "string", MinLength: ptrTo(uint64(1))}
+			for _, e := range v.enums[key] {
+				p.Enum = append(p.Enum, e)
+			}
+			props.Set(key, p)
+		}
+		s.OneOf = append(s.OneOf, &jsonschema.Schema{Type: "object", Properties: props,
+			Required: append([]string{"harness"}, v.required...), AdditionalProperties: jsonschema.FalseSchema})
+	}
+	return s
+}
+
+func ptrTo[T any](v T) *T { return &v }
 
 // DefaultConfig returns the settings a missing config.yaml stands for.
 func DefaultConfig() Config {
 	return Config{SchemaVersion: 1, CurationThreshold: 20, LogsRetentionDays: 30, LintEveryNSessions: 50,
-		Notifications: &Notifications{Enabled: true, Backends: map[string]any{}}}
+		Notifications: &Notifications{Enabled: ptrTo(true), Backends: map[string]any{}}}
 }
 
 var configKeys = []string{"schema_version", "curationThreshold", "logsRetentionDays", "lintEveryNSessions",
@@ -151,7 +246,11 @@ func ParseConfig(file string, src []byte) (Config, error) {
 		if key := m.Content[i].Value; !slices.Contains(configKeys, key) {
 			return cfg, fmt.Errorf("%s: line %d: unknown setting %q; known settings: %s", file, m.Content[i].Line, key, strings.Join(configKeys, ", "))
 		}
+		if key, v := m.Content[i].Value, m.Content[i+1]; key == "cliDefaultHarness" && (v.Kind != yaml.ScalarNode || v.Tag != "!!str" || v.Value == "") {
+			return cfg, fmt.Errorf("%s: line %d: field \"cliDefaultHarness\" must be a harness id, not empty", file, v.Line)
+		}
 	}
+	cfg.Notifications = nil // set from the file, else the default below
 	if err := m.Decode(&cfg); err != nil {
 		return cfg, fmt.Errorf("%s: %s", file, strings.TrimPrefix(err.Error(), "yaml: "))
 	}
@@ -164,6 +263,22 @@ func ParseConfig(file string, src []byte) (Config, error) {
 		return cfg, fmt.Errorf("%s: field \"logsRetentionDays\" must be a whole number above 0", file)
 	case cfg.LintEveryNSessions < 1:
 		return cfg, fmt.Errorf("%s: field \"lintEveryNSessions\" must be a whole number above 0", file)
+	}
+	for _, c := range []struct {
+		key string
+		m   ModelChoice
+	}{{"proposalModel", cfg.ProposalModel}, {"curatorModel", cfg.CuratorModel}, {"bootstrapModel", cfg.BootstrapModel}} {
+		if c.m == nil {
+			continue
+		}
+		if msg := c.m.Check(); msg != "" {
+			return cfg, fmt.Errorf("%s: field %q: %s", file, c.key, msg)
+		}
+	}
+	if n := cfg.Notifications; n == nil {
+		cfg.Notifications = DefaultConfig().Notifications
+	} else if len(n.Backends) > 0 {
+		return cfg, fmt.Errorf("%s: field \"notifications.backends\" is reserved and must be empty ({})", file)
 	}
 	return cfg, nil
 }

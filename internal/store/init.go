@@ -13,8 +13,6 @@ import (
 	"strings"
 	"time"
 
-	"go.yaml.in/yaml/v3"
-
 	"github.com/kk-project/kk/internal/atomicfile"
 	"github.com/kk-project/kk/templates"
 )
@@ -80,7 +78,6 @@ func (k *KB) Scaffold(ctx context.Context, opts InitOptions) (*InitResult, error
 		}
 		readme, _ := fs.ReadFile(templates.KB, "kb/README.md")
 		config, _ := fs.ReadFile(templates.KB, "kb/config.yaml")
-		config = append(config, ProjectIDLine(filepath.Base(k.Root))...)
 		kkignore, _ := fs.ReadFile(templates.KB, "kb/kkignore")
 		steps := []struct {
 			path      string
@@ -257,13 +254,4 @@ func (k *KB) WriteGitattributes() (bool, error) {
 		return false, err
 	}
 	return atomicfile.WriteIfChanged(k.GitattributesPath(), data, 0o644)
-}
-
-// projectIDLine is the projectId setting init writes into a new config.yaml.
-func ProjectIDLine(name string) []byte {
-	v, err := yaml.Marshal(map[string]string{"projectId": name})
-	if err != nil { // a string always marshals
-		panic(err)
-	}
-	return v
 }
