@@ -89,7 +89,11 @@ func SessionStartContext(ctx context.Context, r Request) (string, error) {
 	if st, err := ReadLintState(k); err != nil {
 		r.warn("lint-state", err)
 	} else if st.LastErrors > 0 {
-		notes = append(notes, fmt.Sprintf("The last lint run (%s) found %d error(s) in the knowledge base; `kk lint` lists them.", st.LastRunAt, st.LastErrors))
+		when := ""
+		if st.LastRunAt != "" {
+			when = " (" + st.LastRunAt + ")"
+		}
+		notes = append(notes, fmt.Sprintf("The last lint run%s found %d error(s) in the knowledge base; `kk lint` lists them.", when, st.LastErrors))
 	}
 	var b strings.Builder
 	b.WriteString(body)

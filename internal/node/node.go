@@ -566,6 +566,14 @@ func (n *Node) Render(resolve Resolver) ([]byte, error) {
 	return doc.Render(items, []byte(body), frontmatter.Emit)
 }
 
+// BodyUpToDate reports whether the leaf's generated sections (Related,
+// Citations) are what rendering it with resolve would write: then a move
+// can keep its bytes.
+func BodyUpToDate(n *Node, resolve Resolver) bool {
+	body := RenderSections(string(n.Body), n, resolve)
+	return strings.TrimRightFunc(body, isJSSpace)+"\n" == string(n.Body)
+}
+
 // items lists the front matter to write. A leaf read in v3 keeps its key
 // order and unknown keys; new known keys go after the known key that
 // precedes them in canonical order.

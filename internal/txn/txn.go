@@ -119,6 +119,7 @@ type Tx struct {
 	after        []func(*Result) error
 	before       []func(paths []string) error
 	adopted      map[string]bool // skipped leaves (by path under nodes/) the writer replaces (Adopt)
+	rawByID      map[string]string // IDKey -> path under nodes/ of the leaves staged as raw files; nil until needed
 	regenerate   bool            // regenerate index files even when no leaf changed
 	noIndexFiles bool            // leave the generated index files alone
 	now          time.Time
@@ -631,6 +632,9 @@ func (tx *Tx) livePath(id string) (string, bool) {
 			return s.n.Path, true
 		}
 	}
+	if p, ok := tx.rawLeaves()[key]; ok { // a leaf moved whole, or migrated
+		return p, true
+	}
 	n, ok := tx.tree.ByID(id)
 	if !ok {
 		return "", false
@@ -648,9 +652,30 @@ func (tx *Tx) livePath(id string) (string, bool) {
 	return n.Path, true
 }
 
+// rawLeaves maps the ids of the leaves staged as raw files (WriteFile
+// under nodes/) to their paths, so that links resolve to where they go.
+func (tx *Tx) rawLeaves() map[string]string {
+	if tx.rawByID != nil {
+		return tx.rawByID
+	}
+	tx.rawByID = map[string]string{}
+	for _, rel := range tx.fileSeq {
+		leaf, ok := strings.CutPrefix(rel, "nodes/")
+		op := tx.files[rel]
+		if !ok || op.remove || !store.IsLeafName(path.Base(leaf)) {
+			continue
+		}
+		if n, err := node.Parse(leaf, op.data); err == nil {
+			tx.rawByID[store.IDKey(n.ID)] = leaf
+		}
+	}
+	return tx.rawByID
+}
+
 // WriteFile stages a file other than a leaf, rel relative to .ai/kenkeep
 // (conflicts/…, FOLDER_SUMMARIES.md, nodes/.redirects.json, .state/…).
 func (tx *Tx) WriteFile(rel string, data []byte) {
+	tx.rawByID = nil
 	if _, ok := tx.files[rel]; !ok {
 		tx.fileSeq = append(tx.fileSeq, rel)
 	}
@@ -659,6 +684,7 @@ func (tx *Tx) WriteFile(rel string, data []byte) {
 
 // RemoveFile stages the removal of a file other than a leaf.
 func (tx *Tx) RemoveFile(rel string) {
+	tx.rawByID = nil
 	if _, ok := tx.files[rel]; !ok {
 		tx.fileSeq = append(tx.fileSeq, rel)
 	}
@@ -835,7 +861,7 @@ func (tx *Tx) commit() (*Result, error) {
 			return nil, err
 		}
 	}
-	treeChanged := false
+	treeChanged, rawLeaves := false, false
 	for _, s := range tx.leaves {
 		if s.removed {
 			add("nodes/"+s.origPath, &fileOp{remove: true})
@@ -879,18 +905,23 @@ func (tx *Tx) commit() (*Result, error) {
 		treeChanged = true
 	}
 	for _, rel := range tx.fileSeq {
-		if leaf, ok := strings.CutPrefix(rel, "nodes/"); ok && !tx.adopted[leaf] {
-			if err := tx.refuseSkipped(leaf); err != nil {
-				return nil, err
+		if leaf, ok := strings.CutPrefix(rel, "nodes/"); ok {
+			if !tx.adopted[leaf] {
+				if err := tx.refuseSkipped(leaf); err != nil {
+					return nil, err
+				}
 			}
+			// A leaf written or removed as raw bytes (moved whole,
+			// placed, migrated) changes the tree too.
+			rawLeaves = rawLeaves || store.IsLeafName(path.Base(leaf))
 		}
 		add(rel, tx.files[rel])
 	}
 	// The tree as it will be, for the generated index files.
 	var gen *indexfiles.Plan
-	if !tx.noIndexFiles && (treeChanged || tx.regenerate || tx.files["FOLDER_SUMMARIES.md"] != nil) {
-		// Summaries alone (a placement on a kenkeep v1 tree) regenerate
-		// only a tree kk can generate for.
+	if !tx.noIndexFiles && (treeChanged || rawLeaves || tx.regenerate || tx.files["FOLDER_SUMMARIES.md"] != nil) {
+		// Summaries and raw leaves alone (a placement on a kenkeep v1
+		// tree) regenerate only a tree kk can generate for.
 		optional := !treeChanged && !tx.regenerate
 		t, err := tx.Tree()
 		if err != nil && !optional {
