@@ -118,10 +118,10 @@ type Tx struct {
 	ops          []index.AuditOp
 	after        []func(*Result) error
 	before       []func(paths []string) error
-	adopted      map[string]bool // skipped leaves (by path under nodes/) the writer replaces (Adopt)
+	adopted      map[string]bool   // skipped leaves (by path under nodes/) the writer replaces (Adopt)
 	rawByID      map[string]string // IDKey -> path under nodes/ of the leaves staged as raw files; nil until needed
-	regenerate   bool            // regenerate index files even when no leaf changed
-	noIndexFiles bool            // leave the generated index files alone
+	regenerate   bool              // regenerate index files even when no leaf changed
+	noIndexFiles bool              // leave the generated index files alone
 	now          time.Time
 }
 
