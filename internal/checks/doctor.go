@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kk-project/kk/internal/freshness"
 	"github.com/kk-project/kk/internal/indexfiles"
 	"github.com/kk-project/kk/internal/store"
 	"github.com/kk-project/kk/internal/txn"
@@ -91,6 +92,7 @@ func Doctor(ctx context.Context, k *store.KB, opts DoctorOptions) (*DoctorReport
 	add(checkV2(t))
 	add(checkEntryFresh(k, t))
 	add(checkEntrySize(k))
+	add(checkFreshness(ctx, k))
 	{
 		c, err := checkDerivedFrom(k, t)
 		if err != nil {
@@ -427,5 +429,27 @@ func checkLock(ctx context.Context, k *store.KB) DoctorCheck {
 	}
 	l.Release()
 	c.Level, c.Message = DoctorOK, "the writer lock is free"
+	return c
+}
+
+// checkFreshness reports the nodes that describe code changed after them
+// (kenkeep's "nodes describe current code"): a warning at most, and
+// nothing to check outside git.
+func checkFreshness(ctx context.Context, k *store.KB) DoctorCheck {
+	c := DoctorCheck{Name: "freshness", Level: DoctorOK}
+	rep := freshness.CheckAndRecord(ctx, k, freshness.Options{}, k.Time())
+	switch {
+	case !rep.Available:
+		c.Message = "not checked: " + rep.Reason
+	case rep.FlaggedCount == 0:
+		c.Message = fmt.Sprintf("all %d committed node(s) describe the code as it is", rep.ConsideredNodes)
+	default:
+		c.Level = DoctorWarn
+		c.Message = fmt.Sprintf("%d of %d committed node(s) reference files changed after them", rep.FlaggedCount, rep.ConsideredNodes)
+		for _, f := range rep.Flagged {
+			c.Details = append(c.Details, fmt.Sprintf("%s: %s", f.ID, strings.Join(f.ChangedPaths, ", ")))
+		}
+		c.Fix = "review each node against its sources and rewrite it (kk node write --update); `kk freshness` lists them"
+	}
 	return c
 }

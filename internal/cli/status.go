@@ -81,6 +81,20 @@ func runStatus(ctx context.Context, app *App, _ statusOpts) error {
 	}
 	fmt.Fprintf(w, "index: %s\n", index)
 	fmt.Fprintf(w, "session logs: %d pending extraction, %d other\n", st.Sessions.Pending, st.Sessions.Other)
+	fmt.Fprintf(w, "curation queue: %d log(s) with %d candidate(s)", st.Sessions.Curation, st.Sessions.Candidates)
+	if st.Sessions.Curation > 0 {
+		fmt.Fprint(w, "; run /kk-curate in your agent (or `kk curate`)")
+	}
+	fmt.Fprintln(w)
+	if f := st.Freshness; f.Available {
+		line := fmt.Sprintf("nodes describing changed code: %d of %d", f.Flagged, f.Nodes)
+		if f.Flagged > 0 {
+			line += "; `kk freshness` lists them"
+		}
+		fmt.Fprintln(w, line)
+	} else {
+		fmt.Fprintf(w, "nodes describing changed code: n/a (%s)\n", f.Reason)
+	}
 	fmt.Fprintf(w, "conflicts: %d pending of %d\n", st.Conflicts.Pending, st.Conflicts.Total)
 	if n := len(st.MissingSummaries); n > 0 {
 		fmt.Fprintf(w, "folders without summary: %d (%s)\n", n, strings.Join(st.MissingSummaries, ", "))

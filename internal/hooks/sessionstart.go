@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/kk-project/kk/internal/freshness"
 	"io"
 	"io/fs"
 	"os"
@@ -85,6 +86,12 @@ func SessionStartContext(ctx context.Context, r Request) (string, error) {
 		r.warn("nudge", err)
 	} else if note != "" {
 		notes = append(notes, note)
+	}
+	if fr, err := freshness.LastRecorded(k); err != nil {
+		r.warn("freshness", err)
+	} else if fr != nil && fr.Available && fr.FlaggedCount > 0 {
+		notes = append(notes, fmt.Sprintf("When last checked (%s), %d knowledge node(s) described code that has changed since they were written (%s); `kk freshness` lists them, and a node worth keeping is rewritten with `kk node write --update`.",
+			fr.CheckedAt, fr.FlaggedCount, strings.Join(fr.Flagged, ", ")))
 	}
 	if st, err := ReadLintState(k); err != nil {
 		r.warn("lint-state", err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/kk-project/kk/internal/freshness"
 	"os"
 	"path/filepath"
 	"strings"
@@ -138,6 +139,23 @@ func TestSessionStartNotes(t *testing.T) {
 		k := newKB(t)
 		setConfig(t, k, "bogus: 1\n")
 		mustContain(t, sessionStartText(t, k, t0), "config.yaml could not be read", `unknown setting "bogus"`)
+	})
+	t.Run("freshness", func(t *testing.T) {
+		// kenkeep reports the nodes that describe changed code at session
+		// start; kk reports what the last check (kk freshness, status,
+		// doctor, the lint tick) recorded.
+		k := newKB(t)
+		mustNotContain(t, sessionStartText(t, k, t0), "changed since they were written")
+		rep := &freshness.Report{Available: true, ConsideredNodes: 3, FlaggedCount: 1, Flagged: []freshness.Flagged{{ID: "practice-retry"}}}
+		if err := freshness.Record(k, rep, t0); err != nil {
+			t.Fatal(err)
+		}
+		mustContain(t, sessionStartText(t, k, t0), "When last checked (2026-05-20T08:30:00Z), 1 knowledge node(s) described code that has changed since they were written (practice-retry); `kk freshness` lists them")
+		rep.FlaggedCount, rep.Flagged = 0, nil
+		if err := freshness.Record(k, rep, t0); err != nil {
+			t.Fatal(err)
+		}
+		mustNotContain(t, sessionStartText(t, k, t0), "changed since they were written")
 	})
 	t.Run("lint errors", func(t *testing.T) {
 		k := newKB(t)

@@ -89,6 +89,7 @@ var fileWriters = map[string]string{
 	"harnesses/opencode":         "OpenCode's context file",
 	"internal/searcheval":        "the evaluation's scratch copy of a pack",
 	"internal/usage":             "the usage log (under .state/)",
+	"internal/freshness":         "the last freshness check's counts (under .state/), for session start",
 }
 
 type pkg struct {
