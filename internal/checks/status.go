@@ -13,8 +13,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/kk-project/kk/internal/graph"
 	"github.com/kk-project/kk/internal/freshness"
+	"github.com/kk-project/kk/internal/graph"
 	"github.com/kk-project/kk/internal/indexfiles"
 	"github.com/kk-project/kk/internal/session"
 	"github.com/kk-project/kk/internal/store"
