@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
@@ -132,11 +133,20 @@ func RegenerateCommits(ctx context.Context, k *store.KB, revs []string, command 
 	if err != nil {
 		return nil, err
 	}
-	if err := os.RemoveAll(gitDir); err != nil {
-		return nil, err
-	}
-	defer os.RemoveAll(gitDir)
-	s := &scratch{ctx: ctx, top: top, rel: rel, dir: gitDir, kb: store.New(filepath.Join(gitDir, "repo")), files: map[string]string{}}
+	// The scratch copy stays from one run to the next, so that a run
+	// writes only the files that differ from the last commit it read (and
+	// the copy's leaf cache spares parsing the others); anything going
+	// wrong removes it, and the next run starts afresh.
+	s := &scratch{ctx: ctx, top: top, rel: rel, dir: gitDir, kb: store.New(filepath.Join(gitDir, "repo")), files: loadManifest(gitDir)}
+	ok := false
+	defer func() {
+		if ok {
+			ok = saveManifest(gitDir, s.files) == nil
+		}
+		if !ok {
+			os.RemoveAll(gitDir)
+		}
+	}()
 	made := map[string]string{} // old commit -> new commit
 	for _, c := range list {
 		id, parents := c[0], c[1:]
@@ -171,6 +181,7 @@ func RegenerateCommits(ctx context.Context, k *store.KB, revs []string, command 
 		}
 		res.Commits = append(res.Commits, Rewrite{Old: id, New: n, Files: files})
 	}
+	ok = true
 	newHead := made[head]
 	if newHead == head {
 		return res, nil
@@ -185,6 +196,42 @@ func RegenerateCommits(ctx context.Context, k *store.KB, revs []string, command 
 	}
 	res.Head = newHead
 	return res, nil
+}
+
+// manifestName is the scratch copy's record of the blob each file holds.
+const manifestName = "manifest"
+
+// loadManifest reads what the scratch copy holds (path relative to the
+// knowledge base -> blob id); empty when there is no scratch copy, or a
+// file it names is gone.
+func loadManifest(dir string) map[string]string {
+	files := map[string]string{}
+	data, err := os.ReadFile(filepath.Join(dir, manifestName))
+	if err != nil {
+		os.RemoveAll(dir)
+		return files
+	}
+	kb := store.New(filepath.Join(dir, "repo"))
+	for line := range strings.SplitSeq(string(data), "\n") {
+		blob, p, found := strings.Cut(line, "\t")
+		if !found {
+			continue
+		}
+		if _, err := os.Lstat(filepath.Join(kb.Dir, filepath.FromSlash(p))); err != nil {
+			os.RemoveAll(dir)
+			return map[string]string{}
+		}
+		files[p] = blob
+	}
+	return files
+}
+
+func saveManifest(dir string, files map[string]string) error {
+	var b strings.Builder
+	for _, p := range slices.Sorted(maps.Keys(files)) {
+		b.WriteString(files[p] + "\t" + p + "\n")
+	}
+	return os.WriteFile(filepath.Join(dir, manifestName), []byte(b.String()), 0o644)
 }
 
 // moveHead brings the index and work tree from old to new (two-tree
