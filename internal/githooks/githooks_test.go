@@ -641,6 +641,17 @@ func TestHooksRegenerateAfterMergeRebaseAndCherryPick(t *testing.T) {
 		t.Fatalf("a cherry-pick of one commit: %q, want %q", got, want)
 	}
 
+	e.git("checkout", "-q", "-b", "reverted", "picked")
+	start = rev("HEAD")
+	e.git("revert", "--no-edit", "HEAD", "HEAD~1")
+	if got, want := regenerations(), []string{"index rebuild --commits " + start + "..HEAD --root ."}; !slices.Equal(got, want) {
+		t.Fatalf("a revert of two commits: %q, want %q", got, want)
+	}
+	e.git("revert", "--no-edit", "HEAD")
+	if got, want := regenerations(), []string{"index rebuild --commits HEAD^! --root ."}; !slices.Equal(got, want) {
+		t.Fatalf("a revert of one commit: %q, want %q", got, want)
+	}
+
 	e.git("checkout", "-q", "-b", "rebased", "side")
 	e.git("rebase", "-q", "main")
 	if got, want := regenerations(), []string{"index rebuild --commits " + rev("main") + "..HEAD --root ."}; !slices.Equal(got, want) {
