@@ -31,7 +31,7 @@ func newNodeCmd(app *App) *cobra.Command {
 			return usagef("node needs a subcommand: write, show or list")
 		},
 	}
-	cmd.AddCommand(newNodeWriteCmd(app), newNodeShowCmd(app), newNodeListCmd(app), newNodeAddCmd(app), newNodePhrasingsCmd(app))
+	cmd.AddCommand(newNodeWriteCmd(app), newNodeShowCmd(app), newNodeListCmd(app), newNodeAddCmd(app), newNodePhrasingsCmd(app), newNodeAdoptCmd(app))
 	return cmd
 }
 

@@ -17,7 +17,7 @@ type ServePlacement struct {
 	// Phrasings are how a developer who does not know the note would ask
 	// for it (kk_phrasings): search indexes them, so a later question that
 	// shares no word with the note still finds it.
-	Phrasings []string `json:"phrasings,omitempty" jsonschema:"maxItems=6,description=Three to six one-line questions or symptoms a developer would type to find this note\, in their own words and not the title's: the words of the problem\, not of the answer."`
+	Phrasings []string `json:"phrasings,omitempty" jsonschema:"maxItems=6,description=Three to six one-line questions or symptoms a developer would type to find this note\\, in their own words and not the title's: the words of the problem\\, not of the answer."`
 	// Refactors are the minimal moves that keep the tree in shape as the
 	// note arrives (seed 000's refactors): applied in the job's
 	// transaction and commit, before the note is written.
