@@ -3,6 +3,8 @@ package cli
 import (
 	"context"
 	"fmt"
+	"github.com/kk-project/kk/internal/index"
+	"github.com/kk-project/kk/internal/store"
 	"io"
 	"slices"
 	"strings"
@@ -52,9 +54,7 @@ func runStatus(ctx context.Context, app *App, _ statusOpts) error {
 	w := app.IO.Out
 	fmt.Fprintf(w, "knowledge base: %s\n", k.Dir)
 	fmt.Fprintf(w, "installed: %s (%s)\n", st.Version, st.InstalledAt)
-	if st.InvalidLeaves > 0 {
-		fmt.Fprintf(w, "leaves: %d problem(s) with invalid leaves; run `kk lint` for details\n", st.InvalidLeaves)
-	} else {
+	{
 		types := make([]string, 0, len(st.NodesByType))
 		for t := range st.NodesByType {
 			types = append(types, t)
@@ -70,6 +70,14 @@ func runStatus(ctx context.Context, app *App, _ statusOpts) error {
 		}
 		fmt.Fprintln(w, line)
 		fmt.Fprintf(w, "folders: %d\n", st.Folders)
+		line = "phrasings: " + st.Phrasings.Summary()
+		if st.Phrasings.Low() {
+			line += "; " + index.BackfillHint
+		}
+		fmt.Fprintln(w, line)
+	}
+	if st.InvalidLeaves > 0 {
+		fmt.Fprintf(w, "leaves kk cannot read: %d (skipped); run `kk lint` for details\n", st.InvalidLeaves)
 	}
 	index := st.IndexState
 	switch st.IndexState {
@@ -80,15 +88,27 @@ func runStatus(ctx context.Context, app *App, _ statusOpts) error {
 	}
 	fmt.Fprintf(w, "index: %s\n", index)
 	fmt.Fprintf(w, "session logs: %d pending extraction, %d other\n", st.Sessions.Pending, st.Sessions.Other)
+	fmt.Fprintf(w, "curation queue: %d log(s) with %d candidate(s)", st.Sessions.Curation, st.Sessions.Candidates)
+	if st.Sessions.Curation > 0 {
+		fmt.Fprint(w, "; run /kk-curate in your agent (or `kk curate`)")
+	}
+	fmt.Fprintln(w)
+	if f := st.Freshness; f.Available {
+		line := fmt.Sprintf("nodes describing changed code: %d of %d", f.Flagged, f.Nodes)
+		if f.Flagged > 0 {
+			line += "; `kk freshness` lists them"
+		}
+		fmt.Fprintln(w, line)
+	} else {
+		fmt.Fprintf(w, "nodes describing changed code: n/a (%s)\n", f.Reason)
+	}
 	fmt.Fprintf(w, "conflicts: %d pending of %d\n", st.Conflicts.Pending, st.Conflicts.Total)
 	if n := len(st.MissingSummaries); n > 0 {
 		fmt.Fprintf(w, "folders without summary: %d (%s)\n", n, strings.Join(st.MissingSummaries, ", "))
-	} else if st.InvalidLeaves == 0 {
+	} else {
 		fmt.Fprintln(w, "folders without summary: 0")
 	}
-	if st.InvalidLeaves == 0 {
-		printGraphCounts(w, st.Graph)
-	}
+	printGraphCounts(w, st.Graph)
 	return nil
 }
 
@@ -139,4 +159,14 @@ func idsLine(ids []string, total int) string {
 		more = fmt.Sprintf(" and %d more", len(ids)-len(shown))
 	}
 	return fmt.Sprintf("%d of %d (%s%s)", len(ids), total, strings.Join(shown, ", "), more)
+}
+
+// phrasingsHint tells, on standard error, that many leaves of k have no
+// phrasings and how to write them (after an import, which brings leaves
+// written without an agent at hand).
+func (app *App) phrasingsHint(k *store.KB) {
+	p, err := checks.TreePhrasings(k)
+	if err == nil && p.Low() {
+		app.notef("%s: questions in other words than a note's own may miss them; %s", p.Summary(), index.BackfillHint)
+	}
 }

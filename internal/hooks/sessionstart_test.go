@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/kk-project/kk/internal/freshness"
 	"os"
 	"path/filepath"
 	"strings"
@@ -199,12 +200,43 @@ func TestSessionStartNotes(t *testing.T) {
 		setConfig(t, k, "bogus: 1\n")
 		mustContain(t, sessionStartText(t, k, t0), "config.yaml could not be read", `unknown setting "bogus"`)
 	})
+	t.Run("freshness", func(t *testing.T) {
+		// kenkeep reports the nodes that describe changed code at session
+		// start; kk reports what the last check (kk freshness, status,
+		// doctor, the lint tick) recorded.
+		k := newKB(t)
+		mustNotContain(t, sessionStartText(t, k, t0), "changed since they were written")
+		rep := &freshness.Report{Available: true, ConsideredNodes: 3, FlaggedCount: 1, Flagged: []freshness.Flagged{{ID: "practice-retry"}}}
+		if err := freshness.Record(k, rep, t0); err != nil {
+			t.Fatal(err)
+		}
+		mustContain(t, sessionStartText(t, k, t0), "When last checked (2026-05-20T08:30:00Z), 1 knowledge node(s) described code that has changed since they were written (practice-retry); `kk freshness` lists them")
+		rep.FlaggedCount, rep.Flagged = 0, nil
+		if err := freshness.Record(k, rep, t0); err != nil {
+			t.Fatal(err)
+		}
+		mustNotContain(t, sessionStartText(t, k, t0), "changed since they were written")
+	})
 	t.Run("lint errors", func(t *testing.T) {
 		k := newKB(t)
 		writeFile(t, lintStatePath(k), `{"sessions_since_lint": 3, "last_run_at": "2026-05-19T10:00:00.000Z", "last_errors": 2, "last_findings": 7}`)
 		mustContain(t, sessionStartText(t, k, t0), "The last lint run (2026-05-19T10:00:00.000Z) found 2 error(s)", "`kk lint`")
 		writeFile(t, lintStatePath(k), `{"sessions_since_lint": 3, "last_errors": 0, "last_findings": 7}`)
 		mustNotContain(t, sessionStartText(t, k, t0), "lint run")
+		// kenkeep's own file, as its lint tick writes it.
+		writeFile(t, lintStatePath(k), `{"schema_version":1,"sessions_since_last_lint":0,"last_lint_at":"2026-05-20T09:00:00.000Z","last_errors":1,"last_findings":0}`)
+		mustContain(t, sessionStartText(t, k, t0), "The last lint run (2026-05-20T09:00:00.000Z) found 1 error(s)")
+		st, err := ReadLintState(k)
+		if err != nil || st.SessionsSinceLint != 0 || st.LastErrors != 1 {
+			t.Fatalf("kenkeep's lint state read as %+v %v", st, err)
+		}
+		writeFile(t, lintStatePath(k), `{"schema_version":1,"sessions_since_last_lint":4,"last_lint_at":null,"last_errors":1,"last_findings":0}`)
+		mustContain(t, sessionStartText(t, k, t0), "The last lint run found 1 error(s)")
+		// What kk writes, kenkeep reads: its keys, null before the first run.
+		data, err := json.Marshal(LintState{SessionsSinceLint: 2})
+		if err != nil || string(data) != `{"schema_version":1,"sessions_since_last_lint":2,"last_lint_at":null,"last_errors":0,"last_findings":0}` {
+			t.Fatalf("kk writes %s %v", data, err)
+		}
 	})
 }
 
@@ -334,11 +366,11 @@ func TestSummaryMatchesTheTree(t *testing.T) {
 	}
 
 	// A copy of a leaf under another name reuses its id: the tree read
-	// reports the collision, and so does the summary.
+	// skips both leaves, and the summary counts both.
 	first := filepath.Join(k.NodesDir(), "errors", "practice-first.md")
 	writeFile(t, filepath.Join(k.NodesDir(), "db", "copy.md"), readFile(t, first))
 	syncIndex(t, k)
-	if sum := summary(); sum.Invalid != 1 || sum.Hash != "" {
+	if sum := summary(); sum.Invalid != 2 || sum.Hash != "" {
 		t.Errorf("a duplicate id: %+v", sum)
 	}
 	os.Remove(filepath.Join(k.NodesDir(), "db", "copy.md"))
@@ -352,4 +384,24 @@ func TestSummaryMatchesTheTree(t *testing.T) {
 	if sum := summary(); sum.Invalid != 1 || sum.Hash != "" {
 		t.Errorf("an unreadable leaf: %+v", sum)
 	}
+}
+
+// Session start asks the agent once, not every session, to backfill
+// phrasings when a quarter of the leaves or more have none.
+func TestSessionStartPhrasingsNudge(t *testing.T) {
+	k := newKB(t)
+	for i := range nudgeMinLeaves {
+		addNode(t, k, contracts.NodeInput{Type: "practice", Title: fmt.Sprintf("Practice number %d", i), Description: "d", Body: "b",
+			Phrasings: []string{fmt.Sprintf("how do I follow practice %d", i)}}, false)
+	}
+	mustNotContain(t, sessionStartText(t, k, t0), "kk_phrasings")
+	for i := range nudgeMinLeaves / 2 {
+		addNode(t, k, contracts.NodeInput{Type: "practice", Title: fmt.Sprintf("Unphrased practice %d", i), Description: "d", Body: "b"}, false)
+	}
+	text := sessionStartText(t, k, t0)
+	want := fmt.Sprintf("%d of %d leaves (33%%) have no kk_phrasings", nudgeMinLeaves/2, nudgeMinLeaves+nudgeMinLeaves/2)
+	if !strings.Contains(text, want) || !strings.Contains(text, "kk-phrasings skill") {
+		t.Fatalf("no backfill note (want %q):\n%s", want, text)
+	}
+	mustNotContain(t, sessionStartText(t, k, t0.Add(48*time.Hour)), "kk_phrasings")
 }

@@ -113,11 +113,35 @@ func (s *Server) deleteContent(w http.ResponseWriter, r *http.Request) {
 	s.enqueue(w, OpDelete, JobRequest{Path: p}, false)
 }
 
-// GET /content?path=P
+// GET /content?path=P | query=Q [&mode=raw]. The query forms are
+// knowledged's design (seed 000): mode=raw answers as GET /search?query=Q
+// (the notes found, with their content), no mode as GET /answer?query=Q
+// (an answer synthesized from them).
 func (s *Server) getContent(w http.ResponseWriter, r *http.Request) {
-	given := r.URL.Query().Get("path")
+	q := r.URL.Query()
+	given := q.Get("path")
+	if given == "" && q.Get("query") != "" {
+		switch mode := strings.ToLower(q.Get("mode")); mode {
+		case "raw":
+			s.search(w, r)
+		case "", "synthesize":
+			s.answer(w, r)
+		default:
+			writeError(w, http.StatusBadRequest, `mode must be "raw" or "synthesize"`)
+		}
+		return
+	}
 	if given == "" {
 		writeError(w, http.StatusBadRequest, "path query parameter is required")
+		return
+	}
+	if p, err := cleanPath(given, true); err == nil && p == KnowledgedIndex {
+		text, err := s.indexText(r.Context())
+		if err != nil {
+			writeError(w, http.StatusInternalServerError, "failed to list the notes for INDEX.md: "+err.Error())
+			return
+		}
+		writeDoc(w, given, text)
 		return
 	}
 	content, ok := s.read(r, given)
@@ -125,7 +149,7 @@ func (s *Server) getContent(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "file not found: "+given)
 		return
 	}
-	writeJSON(w, http.StatusOK, Doc{Path: given, Content: content})
+	writeDoc(w, given, content)
 }
 
 // read returns the note at a path a client gave; false for a path the
@@ -189,13 +213,11 @@ func (s *Server) search(w http.ResponseWriter, r *http.Request) {
 			writeJSON(w, http.StatusOK, docs)
 			return
 		}
-		out := []Doc{}
-		for _, d := range docs {
-			if content, ok := s.read(r, d.Path); ok {
-				out = append(out, Doc{Path: d.Path, Content: content})
-			}
+		paths := make([]string, len(docs))
+		for i, d := range docs {
+			paths[i] = d.Path
 		}
-		writeJSON(w, http.StatusOK, out)
+		s.writeDocs(w, r, paths)
 	case q.Get("query") != "":
 		limit := DefaultSearchLimit
 		if l := q.Get("limit"); l != "" {
@@ -206,15 +228,12 @@ func (s *Server) search(w http.ResponseWriter, r *http.Request) {
 			}
 			limit = min(n, MaxSearchLimit)
 		}
-		docs, err := s.opts.Backend.Search(r.Context(), q.Get("query"), limit)
+		paths, err := s.opts.Backend.Search(r.Context(), q.Get("query"), limit)
 		if err != nil {
 			writeError(w, http.StatusInternalServerError, "search failed: "+err.Error())
 			return
 		}
-		if docs == nil {
-			docs = []Doc{}
-		}
-		writeJSON(w, http.StatusOK, docs)
+		s.writeDocs(w, r, paths)
 	default:
 		writeError(w, http.StatusBadRequest, "provide either query=<text> or tag=<t> / tags=<a,b>")
 	}
@@ -297,12 +316,14 @@ func (s *Server) ask(w http.ResponseWriter, r *http.Request) {
 	}{question, title, strings.TrimSpace(d.Answer), tags})
 }
 
-// jobStatus is GET /jobs/{id}'s answer.
+// jobStatus is GET /jobs/{id}'s answer. note is kk's: how a job was done
+// when its client should know (placed without the model, which failed).
 type jobStatus struct {
 	JobID  string `json:"job_id"`
 	Status string `json:"status"`
 	Path   string `json:"path,omitempty"`
 	Error  string `json:"error,omitempty"`
+	Note   string `json:"note,omitempty"`
 }
 
 // GET /jobs/{id}
@@ -313,7 +334,7 @@ func (s *Server) getJob(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "job not found: "+id)
 		return
 	}
-	writeJSON(w, http.StatusOK, jobStatus{JobID: j.ID, Status: string(j.Status), Path: j.Path, Error: j.Error})
+	writeJSON(w, http.StatusOK, jobStatus{JobID: j.ID, Status: string(j.Status), Path: j.Path, Error: j.Error, Note: j.Note})
 }
 
 // Recent posts: the default and the cap of GET /posts/recents' limit.

@@ -110,6 +110,7 @@ var schema = []string{
 		owner TEXT NOT NULL,
 		origin TEXT NOT NULL,
 		graph TEXT NOT NULL DEFAULT '',
+		meta TEXT NOT NULL DEFAULT '',
 		version INTEGER NOT NULL,
 		file_version INTEGER NOT NULL DEFAULT 0,
 		mtime INTEGER NOT NULL,

@@ -33,19 +33,47 @@ import (
 // stateVersion is the first byte of a folder's stat blob; a row of
 // another version (or a damaged one) is read as unknown, and the sync
 // reads the folder's files again.
-const stateVersion = 1
+const stateVersion = 2
 
 // leafEntry is one leaf file of a folder as the last sync found it.
 type leafEntry struct {
 	name        string // in its folder
 	size, mtime int64
 	sha         string // sha256 (hex) of the bytes read
-	id          string // "" when not indexed
-	field, msg  string // why the file is not part of the tree (msg != "")
-	facts       string // an indexed leaf's facts (see appendFacts)
+	// id is the leaf's id; for a file that is not part of the tree, the
+	// id its front matter names, if any (a skipped leaf still claims it).
+	id string
+	// problems say why the file is not part of the tree (none when it
+	// is), oldLayout that it is a kenkeep v1 leaf (node.ErrOldLayout).
+	problems  []node.Problem
+	oldLayout bool
+	facts     string // an indexed leaf's facts (see appendFacts)
 }
 
-func (e *leafEntry) indexed() bool { return e.msg == "" }
+func (e *leafEntry) indexed() bool { return len(e.problems) == 0 }
+
+func (e *leafEntry) equal(o *leafEntry) bool {
+	return e.name == o.name && e.size == o.size && e.mtime == o.mtime && e.sha == o.sha && e.id == o.id &&
+		slices.Equal(e.problems, o.problems) && e.oldLayout == o.oldLayout && e.facts == o.facts
+}
+
+// setErr records the parse error of a file that is not part of the tree.
+func (e *leafEntry) setErr(ne *node.Error) {
+	e.id, e.problems, e.oldLayout = ne.ID, ne.Problems(), errors.Is(ne, node.ErrOldLayout)
+}
+
+// err is the parse error of a file that is not part of the tree (rel:
+// its path relative to nodes/).
+func (e *leafEntry) err(rel string) *node.Error {
+	ne := &node.Error{Path: rel, Field: e.problems[0].Field, Msg: e.problems[0].Msg, More: e.problems[1:], ID: e.id}
+	if len(ne.More) == 0 {
+		ne.More = nil
+	}
+	if e.oldLayout {
+		ne.Err = node.ErrOldLayout
+	}
+	return ne
+}
 
 // folderState is one folder as the last sync found it. It is never
 // changed once made: a sync that changes a folder makes a new one.
@@ -210,7 +238,7 @@ func (s *treeState) tree(nodesDir string) (*store.Tree, error) {
 			if e.indexed() {
 				r.Leaf = decodeFacts(rel, e.id, e.facts)
 			} else {
-				r.Err = &node.Error{Path: rel, Field: e.field, Msg: e.msg}
+				r.Err = e.err(rel)
 			}
 			reads = append(reads, r)
 		}
@@ -218,7 +246,7 @@ func (s *treeState) tree(nodesDir string) (*store.Tree, error) {
 	slices.Sort(l.Leftovers)
 	slices.Sort(l.Irregular)
 	slices.SortFunc(l.Problems, func(a, b error) int { return strings.Compare(a.Error(), b.Error()) })
-	return store.NewTree(l, reads)
+	return store.NewTree(l, reads), nil
 }
 
 // summary is what the state says of the tree as a whole: the nodes hash
@@ -227,7 +255,7 @@ func (s *treeState) tree(nodesDir string) (*store.Tree, error) {
 // broken symlinks, ids used twice).
 func (s *treeState) summary() (hash string, invalid int) {
 	hashes := map[string]string{}
-	ids := map[string]bool{}
+	ids := map[string]int{} // leaves per IDKey
 	for dir, f := range s.folders {
 		invalid += len(f.problems)
 		for i := range f.leaves {
@@ -236,12 +264,13 @@ func (s *treeState) summary() (hash string, invalid int) {
 				invalid++
 				continue
 			}
-			if key := store.IDKey(e.id); ids[key] {
-				invalid++
-			} else {
-				ids[key] = true
-			}
+			ids[store.IDKey(e.id)]++
 			hashes[store.JoinRel(dir, e.name)] = e.sha
+		}
+	}
+	for _, n := range ids {
+		if n > 1 { // every leaf sharing an id is skipped
+			invalid += n
 		}
 	}
 	if invalid > 0 {
@@ -252,8 +281,8 @@ func (s *treeState) summary() (hash string, invalid int) {
 
 // Facts are the fields of a leaf a tree read hands out (no body):
 // format, type, title, description, tags, derived_from, relates_to,
-// depends_on, confidence, status, stale_after, the body's size and the
-// graph links, in a compact binary form.
+// depends_on, confidence, status, stale_after, the body's size, the
+// graph links and the phrasings, in a compact binary form.
 
 func appendFacts(b []byte, n *node.Node) []byte {
 	b = binary.AppendUvarint(b, uint64(n.Format))
@@ -267,7 +296,7 @@ func appendFacts(b []byte, n *node.Node) []byte {
 		b = appendString(b, s)
 	}
 	b = binary.AppendUvarint(b, uint64(n.BodySize))
-	return appendList(b, n.GraphLinks)
+	return appendList(appendList(b, n.GraphLinks), n.Phrasings)
 }
 
 func decodeFacts(rel, id, facts string) *node.Node {
@@ -277,9 +306,12 @@ func decodeFacts(rel, id, facts string) *node.Node {
 	n.Tags, n.DerivedFrom, n.RelatesTo, n.DependsOn = r.list(), r.list(), r.list(), r.list()
 	n.Confidence, n.Status, n.StaleAfter = r.str(), r.str(), r.str()
 	n.BodySize = int(r.uint())
-	n.GraphLinks = r.list()
+	n.GraphLinks, n.Phrasings = r.list(), r.list()
 	if len(n.GraphLinks) == 0 {
 		n.GraphLinks = nil // as Parse gives a leaf without graph links
+	}
+	if len(n.Phrasings) == 0 {
+		n.Phrasings = nil // as Parse gives a leaf without phrasings
 	}
 	n.Release(false)
 	return n
@@ -305,8 +337,15 @@ func encodeFolder(f *folderState) (stat, facts []byte) {
 		e := &f.leaves[i]
 		stat = appendString(stat, e.name)
 		stat = binary.AppendVarint(binary.AppendVarint(stat, e.size), e.mtime)
-		for _, s := range []string{e.sha, e.id, e.field, e.msg} {
-			stat = appendString(stat, s)
+		stat = appendString(appendString(stat, e.sha), e.id)
+		flags := uint64(0)
+		if e.oldLayout {
+			flags = 1
+		}
+		stat = binary.AppendUvarint(stat, flags)
+		stat = binary.AppendUvarint(stat, uint64(len(e.problems)))
+		for _, p := range e.problems {
+			stat = appendString(appendString(stat, p.Field), p.Msg)
 		}
 		facts = appendString(facts, e.facts)
 	}
@@ -329,7 +368,14 @@ func decodeFolder(stat, facts string, withFacts bool) (*folderState, bool) {
 	for i := range f.leaves {
 		e := &f.leaves[i]
 		e.name, e.size, e.mtime = r.str(), r.int(), r.int()
-		e.sha, e.id, e.field, e.msg = r.str(), r.str(), r.str(), r.str()
+		e.sha, e.id = r.str(), r.str()
+		e.oldLayout = r.uint() == 1
+		if n := r.count(); n > 0 {
+			e.problems = make([]node.Problem, n)
+			for j := range e.problems {
+				e.problems[j] = node.Problem{Field: r.str(), Msg: r.str()}
+			}
+		}
 		if withFacts {
 			e.facts = fr.str()
 		}
@@ -416,7 +462,7 @@ func (r *reader) list() []string {
 // index is synced first (a stat per leaf; only the leaves that changed
 // are read and parsed), then the tree is assembled from its leaf state.
 // The result is what k.ReadTree (which parses every leaf) gives: the
-// same leaves without bodies, hashes and problems, all or nothing. When
+// same leaves without bodies, hashes and problems. When
 // the index cannot be opened or synced (a read-only copy, say), the tree
 // is read from the files.
 func ReadTree(ctx context.Context, k *store.KB) (*store.Tree, error) {
@@ -429,10 +475,11 @@ func ReadTree(ctx context.Context, k *store.KB) (*store.Tree, error) {
 		return k.ReadTree(store.LoadOptions{})
 	}
 	t, _, err := db.Tree(ctx, k.NodesDir(), nil)
-	if _, bad := errors.AsType[*store.TreeError](err); err != nil && !bad {
+	if err != nil {
 		return k.ReadTree(store.LoadOptions{})
 	}
-	return t, err
+	k.NoteSkipped(t.Problems)
+	return t, nil
 }
 
 // Tree syncs the index (SyncWith) and returns the tree its leaf state

@@ -2,16 +2,19 @@ package index
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/kk-project/kk/internal/node"
 	"github.com/kk-project/kk/internal/store"
 )
 
@@ -101,7 +104,7 @@ func TestLeafStateMatchesAFullSync(t *testing.T) {
 		var written []string
 		switch op := rng.IntN(10); {
 		case op < 4: // a transaction's write, synced by SyncPaths
-			writeLeaf(t, k, rel, leaf(fmt.Sprintf("practice-w%d", step), fmt.Sprintf("W %d", step), "d", []string{"t"}, "", "b"))
+			writeLeaf(t, k, rel, leaf(fmt.Sprintf("practice-w%d", step), fmt.Sprintf("W %d", step), "d", []string{"t"}, "kk_phrasings:\n  - how is w done\n", "b"))
 			written = append(written, rel)
 		case op < 6: // a hand edit, maybe aged
 			writeLeaf(t, k, rel, leaf(fmt.Sprintf("practice-h%d", step), fmt.Sprintf("H %d", step), "d", nil, "", "b"))
@@ -113,8 +116,17 @@ func TestLeafStateMatchesAFullSync(t *testing.T) {
 			if rng.IntN(2) == 0 {
 				written = append(written, rel)
 			}
-		case op < 8:
-			writeLeaf(t, k, rel, "---\ntitle: [broken\n---\n")
+		case op < 8: // a leaf kk cannot read: broken, many problems, v1, an id another leaf has
+			switch rng.IntN(4) {
+			case 0:
+				writeLeaf(t, k, rel, "---\ntitle: [broken\n---\n")
+			case 1:
+				writeLeaf(t, k, rel, "---\ntype: practice\ntitle: Hand note\nkk_id: practice-hand\n---\nbody\n")
+			case 2:
+				writeLeaf(t, k, rel, "---\nschema_version: 1\nid: old-one\n---\nbody\n")
+			default:
+				writeLeaf(t, k, rel, leaf("Practice-Twin", "Twin", "d", nil, "", "b"))
+			}
 		case op < 9:
 			os.RemoveAll(filepath.Dir(k.NodePath(rel)))
 		default:
@@ -180,7 +192,7 @@ func stateDiff(a, b *treeState) string {
 			return fmt.Sprintf("folder %q: leaves %v, want %v", dir, f.leaves, g.leaves)
 		}
 		for i := range f.leaves {
-			if f.leaves[i] != g.leaves[i] {
+			if !f.leaves[i].equal(&g.leaves[i]) {
 				return fmt.Sprintf("folder %q: leaf %+v, want %+v", dir, f.leaves[i], g.leaves[i])
 			}
 		}
@@ -199,11 +211,26 @@ func treeDiff(a, b *store.Tree) string {
 		return fmt.Sprintf("leftovers %v %v, want %v %v", a.Leftovers, a.Irregular, b.Leftovers, b.Irregular)
 	case len(a.Leaves) != len(b.Leaves):
 		return fmt.Sprintf("%d leaves, want %d", len(a.Leaves), len(b.Leaves))
+	case fmt.Sprint(a.Problems) != fmt.Sprint(b.Problems) || !slices.Equal(a.SkippedPaths(), b.SkippedPaths()):
+		return fmt.Sprintf("problems %v, want %v", a.Problems, b.Problems)
+	}
+	for _, p := range b.Problems {
+		if ne, ok := errors.AsType[*node.Error](p); ok && ne.ID != "" {
+			if _, claimed := a.Claimed(ne.ID); !claimed {
+				return fmt.Sprintf("id %s is not claimed", ne.ID)
+			}
+		}
+		want, _ := errors.AsType[*node.Error](p)
+		for _, q := range a.Problems {
+			if got, ok := errors.AsType[*node.Error](q); ok && want != nil && got.Path == want.Path && !reflect.DeepEqual(got, want) {
+				return fmt.Sprintf("problem %#v, want %#v", got, want)
+			}
+		}
 	}
 	for i, n := range b.Leaves {
 		m := a.Leaves[i]
 		m2, n2 := *m, *n
-		n2.Phrasings, n2.Generated, n2.Verified, n2.Sources = nil, nil, nil, nil // not part of a tree's facts
+		n2.Generated, n2.Verified, n2.Sources = nil, nil, nil // not part of a tree's facts
 		if fmt.Sprintf("%+v", m2) != fmt.Sprintf("%+v", n2) {
 			return fmt.Sprintf("leaf %d: %+v, want %+v", i, m2, n2)
 		}

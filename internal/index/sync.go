@@ -460,7 +460,7 @@ func (d *walkDiff) next(prev *treeState, gen string, start time.Time) *treeState
 				d.unread = append(d.unread, Problem{Path: ld.f.rel, Msg: ld.err.Error()})
 				d.reshaped = true
 			}
-			if ld.entry != nil && (ld.old == nil || *ld.old != *ld.entry) && !ld.same {
+			if ld.entry != nil && (ld.old == nil || !ld.old.equal(ld.entry)) && !ld.same {
 				d.reshaped = true
 			}
 		}
@@ -500,13 +500,9 @@ func (s *treeState) problems() []Problem {
 	return out
 }
 
-// problem renders why an entry is not indexed, as a sync reports it.
-func (e *leafEntry) problem() string {
-	if e.field != "" {
-		return fmt.Sprintf("field %q: %s", e.field, e.msg)
-	}
-	return e.msg
-}
+// problem renders why an entry is not indexed, as a sync reports it:
+// every problem of the leaf.
+func (e *leafEntry) problem() string { return e.err("").Detail() }
 
 // read reads, hashes and (when its content is new to the index) parses a
 // leaf file.
@@ -549,7 +545,8 @@ func (w *writer) apply(ld *leafData, st *Stats) {
 			st.Touched++
 		}
 	case parseErr:
-		ld.entry = &leafEntry{name: name, size: ld.f.size, mtime: ld.f.mtime, sha: ld.sha, field: ne.Field, msg: ne.Msg}
+		ld.entry = &leafEntry{name: name, size: ld.f.size, mtime: ld.f.mtime, sha: ld.sha}
+		ld.entry.setErr(ne)
 		if old != nil && old.indexed() {
 			w.deleteNodes(`path = ? AND origin = ''`, ld.f.rel)
 			st.Removed++
@@ -662,13 +659,13 @@ func nodeArgs(d *leafData) []any {
 	severity, _ := stringExtra(n, "kk_severity")
 	owner, _ := stringExtra(n, "kk_owner")
 	return []any{d.f.rel, n.ID, n.Type, n.Title, n.Description, strings.Join(n.Tags, " "), string(n.Body), n.Dir(),
-		n.Status, n.Confidence, molecule, priority, severity, owner, "", d.version, fileVersion(n), d.f.mtime, d.f.size, d.sha, graphJSON(n)}
+		n.Status, n.Confidence, molecule, priority, severity, owner, "", d.version, fileVersion(n), d.f.mtime, d.f.size, d.sha, graphJSON(n), metaJSON(n.Meta())}
 }
 
 func (w *writer) insert(d *leafData) {
 	res := w.exec(`INSERT INTO nodes(path, id, type, title, description, tags, body, folder, status, confidence, molecule,
-		priority, severity, owner, origin, version, file_version, mtime, size, sha256, graph)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, nodeArgs(d)...)
+		priority, severity, owner, origin, version, file_version, mtime, size, sha256, graph, meta)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, nodeArgs(d)...)
 	if w.err != nil {
 		return
 	}
@@ -680,7 +677,7 @@ func (w *writer) insert(d *leafData) {
 
 func (w *writer) update(rid int64, d *leafData) {
 	w.exec(`UPDATE nodes SET path = ?, id = ?, type = ?, title = ?, description = ?, tags = ?, body = ?, folder = ?, status = ?,
-		confidence = ?, molecule = ?, priority = ?, severity = ?, owner = ?, origin = ?, version = ?, file_version = ?, mtime = ?, size = ?, sha256 = ?, graph = ? WHERE rid = ?`, append(nodeArgs(d), rid)...)
+		confidence = ?, molecule = ?, priority = ?, severity = ?, owner = ?, origin = ?, version = ?, file_version = ?, mtime = ?, size = ?, sha256 = ?, graph = ?, meta = ? WHERE rid = ?`, append(nodeArgs(d), rid)...)
 	w.exec(`DELETE FROM kk_paths WHERE rid = ?`, rid)
 	w.exec(`DELETE FROM edges WHERE rid = ?`, rid)
 	w.exec(`DELETE FROM changelog WHERE rid = ?`, rid)

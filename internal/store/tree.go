@@ -31,8 +31,7 @@ func IsLeafName(name string) bool {
 // A Tree is its caller's own: every read builds its leaves anew (a read
 // through the branch index decodes them from its rows, a read of the
 // files parses them), and no two trees, nor a tree and any cache, share
-// a leaf. A caller may change a leaf of its tree without changing what
-// another read gets. Put and Remove change the tree's lists and maps.
+// a leaf. Put and Remove change the tree's lists and maps.
 type Tree struct {
 	// Leaves sorted by path (root collation, as kenkeep sorts them).
 	Leaves []*node.Node
@@ -50,8 +49,67 @@ type Tree struct {
 	// regular files (FIFOs, sockets, devices), relative to nodes/. They
 	// are never opened, so that a FIFO cannot hang a reader.
 	Irregular []string
+	// Problems are the leaves the read skipped, sorted by path: each a
+	// *node.Error naming the file and every problem in it (front matter
+	// that does not parse or lacks keys, an id two leaves share), or a
+	// symlink that is broken or leads out of the tree. A leaf kk cannot
+	// read never stops work on the others: readers and writers go on
+	// with Leaves and say what they skipped; the checks (kk lint, kk
+	// check, kk index rebuild --check) fail on Err.
+	Problems []error
 
-	byID map[string]*node.Node // by IDKey
+	byID    map[string]*node.Node // by IDKey
+	skipped map[string]bool       // paths of the skipped leaves
+	claimed map[string]string     // IDKey -> path of a skipped leaf naming that id
+}
+
+// Err returns a *TreeError listing the tree's problems, nil when it has
+// none: for the faces that fail on a leaf kk cannot read.
+func (t *Tree) Err() error {
+	if len(t.Problems) == 0 {
+		return nil
+	}
+	return &TreeError{Problems: t.Problems}
+}
+
+// Skipped reports whether the leaf file at rel (relative to nodes/) is one
+// the read skipped: a writer must neither overwrite nor remove it.
+func (t *Tree) Skipped(rel string) bool { return t.skipped[rel] }
+
+// SkippedPaths lists the paths (relative to nodes/) of the leaves the
+// read skipped, sorted.
+func (t *Tree) SkippedPaths() []string {
+	out := make([]string, 0, len(t.skipped))
+	for p := range t.skipped {
+		out = append(out, p)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// Claimed returns the path of a skipped leaf whose front matter names id
+// (compared without regard to case): a writer must not make another leaf
+// with it.
+func (t *Tree) Claimed(id string) (string, bool) {
+	p, ok := t.claimed[IDKey(id)]
+	return p, ok
+}
+
+// skip records a leaf the read could not take.
+func (t *Tree) skip(rel, id string, problem error) {
+	t.Problems = append(t.Problems, problem)
+	if rel == "" {
+		return
+	}
+	if t.skipped == nil {
+		t.skipped, t.claimed = map[string]bool{}, map[string]string{}
+	}
+	t.skipped[rel] = true
+	if id != "" {
+		if _, ok := t.claimed[IDKey(id)]; !ok {
+			t.claimed[IDKey(id)] = rel
+		}
+	}
 }
 
 // IDKey is the key ids are compared by: an entity keeps exactly the id its
@@ -105,7 +163,8 @@ func (t *Tree) Remove(old *node.Node) {
 // Hash returns the sha256 (hex) of a leaf file's bytes.
 func (t *Tree) Hash(path string) string { return t.Hashes[path] }
 
-// TreeError lists every leaf that could not be read.
+// TreeError lists every leaf that could not be read: Tree.Err for the
+// faces that fail on one.
 type TreeError struct {
 	Problems []error
 }
@@ -143,16 +202,20 @@ type LeafFile struct {
 	mtime int64
 }
 
-// ReadTree reads and parses every leaf under nodes/. It is all or
-// nothing: if any leaf is invalid, it returns a *TreeError naming each
-// one. It keeps nothing between reads: a command reads the tree through
-// the branch index (index.ReadTree), which parses only the leaves that
-// changed since its last sync; ReadTree is the reference it is checked
-// against, and the read of a copy no index belongs to.
+// ReadTree reads and parses every leaf under nodes/. A leaf it cannot
+// read (its front matter does not parse or lacks keys, it shares its id
+// with another, it is a broken symlink) is skipped and listed in the
+// tree's Problems with every problem in it; the other leaves are read as
+// ever. It returns an error only when nodes/ itself cannot be read. The
+// problems are also noted on k (see NoteSkipped), for the face to warn
+// about once. It keeps nothing between reads: a command reads the tree
+// through the branch index (index.ReadTree), which parses only the leaves
+// that changed since its last sync; ReadTree is the reference it is
+// checked against, and the read of a copy no index belongs to.
 func (k *KB) ReadTree(opts LoadOptions) (*Tree, error) {
-	l, err := k.Scan()
+	l, err := ScanDir(context.Background(), k.NodesDir())
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("reading %s: %w", k.Rel(k.NodesDir()), err)
 	}
 	reads := make([]LeafRead, len(l.Files))
 	opts.Progress.SetTotal(len(reads))
@@ -165,7 +228,9 @@ func (k *KB) ReadTree(opts LoadOptions) (*Tree, error) {
 			r.Leaf.Release(opts.Bodies)
 		}
 	})
-	return NewTree(l, reads)
+	t := NewTree(l, reads)
+	k.NoteSkipped(t.Problems)
+	return t, nil
 }
 
 // LeafRead is what a tree read found of one leaf file: the leaf (nil
@@ -179,13 +244,11 @@ type LeafRead struct {
 }
 
 // NewTree assembles the tree of a listing from its leaf files as read
-// (in any order). Like ReadTree it is all or nothing: the listing's
-// problems, the leaves that could not be read and the ids used twice are
-// one *TreeError.
-func NewTree(l *Listing, reads []LeafRead) (*Tree, error) {
-	if len(l.Problems) > 0 {
-		return nil, &TreeError{Problems: l.Problems}
-	}
+// (in any order), by ReadTree's rules: the listing's problems and the
+// leaves that could not be read are skipped, and so are all the leaves
+// that share an id (which of them the id names cannot be told, so none
+// is read, linked or written).
+func NewTree(l *Listing, reads []LeafRead) *Tree {
 	rels := make([]string, len(reads))
 	for i := range reads {
 		rels[i] = reads[i].File.Rel
@@ -194,31 +257,63 @@ func NewTree(l *Listing, reads []LeafRead) (*Tree, error) {
 	SortLocale(dirs)
 	t := &Tree{Dirs: dirs, IndexDirs: l.IndexDirs, Leftovers: l.Leftovers, Irregular: l.Irregular,
 		Leaves: make([]*node.Node, 0, len(reads)), Hashes: make(map[string]string, len(reads)), byID: make(map[string]*node.Node, len(reads))}
-	var problems []error
+	for _, p := range l.Problems {
+		rel := ""
+		if ne, ok := errors.AsType[*node.Error](p); ok {
+			rel = ne.Path
+		}
+		t.skip(rel, "", p)
+	}
+	var read []*LeafRead // the leaves that parse, in path order
+	sharing := make(map[string][]*node.Node, len(reads))
 	for _, i := range SortedOrder(rels) {
 		r := &reads[i]
 		if r.Err != nil {
-			problems = append(problems, r.Err)
-			continue
-		}
-		t.Hashes[r.File.Rel] = r.Hash
-		t.Leaves = append(t.Leaves, r.Leaf)
-	}
-	for _, n := range t.Leaves {
-		if other, dup := t.byID[IDKey(n.ID)]; dup {
-			msg := fmt.Sprintf("duplicate id %s (also used by %s); ids must be unique", n.ID, other.Path)
-			if other.ID != n.ID {
-				msg = fmt.Sprintf("id %s differs only in case from %s (used by %s); ids are compared without regard to case and must be unique", n.ID, other.ID, other.Path)
+			id := ""
+			if ne, ok := errors.AsType[*node.Error](r.Err); ok {
+				id = ne.ID
 			}
-			problems = append(problems, &node.Error{Path: n.Path, Field: idKey(n), Msg: msg})
+			t.skip(r.File.Rel, id, r.Err)
 			continue
 		}
-		t.byID[IDKey(n.ID)] = n
+		read = append(read, r)
+		key := IDKey(r.Leaf.ID)
+		sharing[key] = append(sharing[key], r.Leaf)
 	}
-	if len(problems) > 0 {
-		return nil, &TreeError{Problems: problems}
+	for _, r := range read {
+		n := r.Leaf
+		group := sharing[IDKey(n.ID)]
+		if len(group) == 1 {
+			t.Hashes[n.Path] = r.Hash
+			t.Leaves = append(t.Leaves, n)
+			t.byID[IDKey(n.ID)] = n
+			continue
+		}
+		var others []string
+		for _, o := range group {
+			if o != n {
+				others = append(others, o.Path)
+			}
+		}
+		msg := fmt.Sprintf("duplicate id %s (also used by %s); ids must be unique", n.ID, strings.Join(others, ", "))
+		for _, o := range group {
+			if o != n && o.ID != n.ID {
+				msg = fmt.Sprintf("id %s is also used by %s (ids are compared without regard to case); ids must be unique", n.ID, strings.Join(others, ", "))
+				break
+			}
+		}
+		t.skip(n.Path, n.ID, &node.Error{Path: n.Path, Field: idKey(n), Msg: msg, ID: n.ID})
 	}
-	return t, nil
+	slices.SortStableFunc(t.Problems, func(a, b error) int { return strings.Compare(problemPath(a), problemPath(b)) })
+	return t
+}
+
+// problemPath is the file a tree problem is about.
+func problemPath(err error) string {
+	if ne, ok := errors.AsType[*node.Error](err); ok {
+		return ne.Path
+	}
+	return err.Error()
 }
 
 func idKey(n *node.Node) string {
@@ -451,3 +546,23 @@ func Parallel(n int, fn func(i int)) { workpool.Run(0, n, fn) }
 
 // parallelN runs fn(0..n-1) on up to workers goroutines.
 func ParallelN(workers, n int, fn func(i int)) { workpool.Run(workers, n, fn) }
+
+// SkippedLeaf is a leaf file a read skipped, as the --json outputs list
+// it: its path relative to the repository root and every problem in it.
+type SkippedLeaf struct {
+	Path     string         `json:"path"`
+	Problems []node.Problem `json:"problems"`
+}
+
+// SkippedLeaves lists the problems of a tree (Tree.Problems) for output.
+func SkippedLeaves(problems []error) []SkippedLeaf {
+	out := make([]SkippedLeaf, 0, len(problems))
+	for _, p := range problems {
+		if ne, ok := errors.AsType[*node.Error](p); ok {
+			out = append(out, SkippedLeaf{Path: DirName + "/nodes/" + ne.Path, Problems: ne.Problems()})
+			continue
+		}
+		out = append(out, SkippedLeaf{Path: DirName + "/nodes", Problems: []node.Problem{{Msg: p.Error()}}})
+	}
+	return out
+}
