@@ -27,7 +27,7 @@ import (
 
 // SchemaVersion is the version of the database layout. A database written
 // with another version is emptied and rebuilt by the next sync.
-const SchemaVersion = 8
+const SchemaVersion = 9
 
 // busyTimeoutMS bounds how long a writer waits for another writer (another
 // kk process syncing the same branch) before failing.
@@ -121,6 +121,10 @@ var schema = []string{
 	// folders holds the leaf state (see leafstate.go): one row per
 	// folder under nodes/.
 	`CREATE TABLE folders (dir TEXT PRIMARY KEY, stat BLOB NOT NULL, facts BLOB NOT NULL)`,
+	// generated and ranks record the generated index files (see
+	// generated.go).
+	`CREATE TABLE generated (file TEXT PRIMARY KEY, key TEXT NOT NULL, size INTEGER NOT NULL, mtime INTEGER NOT NULL, sha256 TEXT NOT NULL, at INTEGER NOT NULL)`,
+	`CREATE TABLE ranks (tag TEXT PRIMARY KEY, fp TEXT NOT NULL, ids TEXT NOT NULL)`,
 	`CREATE INDEX nodes_type ON nodes(type)`,
 	`CREATE INDEX nodes_origin ON nodes(origin)`,
 	`CREATE TABLE kk_paths (rid INTEGER NOT NULL REFERENCES nodes(rid) ON DELETE CASCADE, seq INTEGER NOT NULL, pattern TEXT NOT NULL, bucket TEXT NOT NULL, PRIMARY KEY (rid, seq))`,

@@ -40,9 +40,8 @@ type genMemo struct {
 
 	// The "By topic" ranking (rankmemo.go); ranked once the first
 	// generation ranked without keeping it.
-	ranks    *rankState
-	ranked   bool
-	rankFile string // the rank cache of the first generation ("": none)
+	ranks  *rankState
+	ranked bool
 
 	// warm is set by the first generation. Until then nothing is kept: a
 	// command-line run generates once, and keeping would only cost it.
@@ -147,7 +146,7 @@ func memoFor(k *store.KB) *genMemo {
 	if k == nil {
 		return nil
 	}
-	return store.Memo(k, genMemoKey{}, func() *genMemo { return &genMemo{rankFile: rankCachePath(k)} })
+	return store.Memo(k, genMemoKey{}, func() *genMemo { return &genMemo{} })
 }
 
 // maxIDEdits is how many leaves may come and go between two runs for the

@@ -68,15 +68,16 @@ func NodesHash(t *store.Tree) string {
 // index.md, the root nodes/index.md, ENTRY.md and GRAPH.md. summaries are
 // the folder summaries; the root's comes from ENTRY.md.
 func Generate(t *store.Tree, summaries store.Summaries) (*Generated, error) {
-	return generate(t, summaries, nil, nil, "")
+	return generate(t, summaries, nil, nil, "", nil)
 }
 
 // generate is Generate that skips rendering every folder index for which
 // fresh(file, key) reports that the file on disk was rendered from inputs
 // with that key. Keys cover everything a folder index shows; see folderKey.
 // m, when not nil, is the knowledge base's generation memo; nodesHash is
-// NodesHash(t) when the caller has it, else "".
-func generate(t *store.Tree, summaries store.Summaries, fresh func(file, key string) bool, m *genMemo, nodesHash string) (*Generated, error) {
+// NodesHash(t) when the caller has it, else ""; rr, when not nil, holds
+// the rankings the branch index records.
+func generate(t *store.Tree, summaries store.Summaries, fresh func(file, key string) bool, m *genMemo, nodesHash string, rr *rankRecord) (*Generated, error) {
 	g := &Generated{Files: map[string][]byte{}, Keys: map[string]string{}, Metrics: map[string]FolderMetrics{}}
 	if nodesHash == "" {
 		nodesHash = NodesHash(t)
@@ -129,7 +130,7 @@ func generate(t *store.Tree, summaries store.Summaries, fresh func(file, key str
 			g.MissingSummaries = append(g.MissingSummaries, d)
 		}
 	}
-	ranked := m.rank(t.Leaves, func(n *node.Node) string { return t.Hashes[n.Path] }, t.ByID, inDegree)
+	ranked := m.rank(rr, t.Leaves, func(n *node.Node) string { return t.Hashes[n.Path] }, t.ByID, inDegree)
 	lb := labels(facts)
 
 	rootHead, err := yamlstyle.Marshal(yamlstyle.Map{{Key: "okf_version", Value: OKFVersion}})

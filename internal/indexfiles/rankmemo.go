@@ -60,17 +60,16 @@ func (r *rankLeaf) small() bool { return len(r.set) <= maxSubsetTags }
 // rank is rankCohorts(leaves, inDegree), updated from the
 // previous generation's ranking when few leaves changed. hash gives a
 // leaf's content hash, byID a leaf by id. A nil memo ranks from scratch,
-// and so does the first generation of a memo, through the rank cache file
-// (rankcache.go): the kept counts pay off only from the second (a
-// command-line run generates once).
-func (m *genMemo) rank(leaves []*node.Node, hash func(*node.Node) string, byID func(string) (*node.Node, bool), inDegree map[string]int) map[string][]*node.Node {
-	if m == nil {
-		return rankCohorts(leaves, inDegree)
-	}
-	if m.ranks == nil && !m.ranked {
-		m.ranked = true
-		if m.rankFile != "" {
-			return rankCached(m.rankFile, leaves, hash, byID, inDegree)
+// and so does the first generation of a memo, through the rankings the
+// branch index records (rr, rankcache.go; nil: none): the kept counts pay
+// off only from the second (a command-line run generates once).
+func (m *genMemo) rank(rr *rankRecord, leaves []*node.Node, hash func(*node.Node) string, byID func(string) (*node.Node, bool), inDegree map[string]int) map[string][]*node.Node {
+	if m == nil || m.ranks == nil && !m.ranked {
+		if m != nil {
+			m.ranked = true
+		}
+		if rr != nil {
+			return rankCached(rr, leaves, hash, byID, inDegree)
 		}
 		return rankCohorts(leaves, inDegree)
 	}

@@ -2,13 +2,13 @@ package indexfiles
 
 import (
 	"fmt"
+	"maps"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/kk-project/kk/internal/index"
 	"github.com/kk-project/kk/internal/node"
 )
 
@@ -87,7 +87,7 @@ func TestIncrementalRankMatchesFull(t *testing.T) {
 			}
 			lookup := func(id string) (*node.Node, bool) { n, ok := byID[strings.ToLower(id)]; return n, ok }
 			inDegree := linksTo(leaves)
-			got := m.rank(leaves, hash, lookup, inDegree)
+			got := m.rank(nil, leaves, hash, lookup, inDegree)
 			want := rankCohorts(leaves, inDegree)
 			if len(got) != len(want) {
 				t.Fatalf("seed %d step %d: %d tags ranked, want %d", seed, step, len(got), len(want))
@@ -112,14 +112,14 @@ func paths(ns []*node.Node) []string {
 	return out
 }
 
-// TestRankCacheMatchesFull: a run that generates once ranks from the rank
-// cache file, re-ranking only the cohorts that changed; whatever changed
-// since the file was written, the ranking is the one computed from
-// scratch.
+// TestRankCacheMatchesFull: a run that generates once ranks from the
+// rankings the branch index records, re-ranking only the cohorts that
+// changed; whatever changed since they were recorded (and whatever is
+// wrong with the record), the ranking is the one computed from scratch.
 func TestRankCacheMatchesFull(t *testing.T) {
 	for seed := range uint64(12) {
 		rng := rand.New(rand.NewPCG(seed, 5))
-		path := filepath.Join(t.TempDir(), "rank.cache")
+		recorded := map[string]index.Ranked{} // what the index would hold
 		next := 0
 		newLeaf := func(ids []string) *node.Node {
 			next++
@@ -165,7 +165,13 @@ func TestRankCacheMatchesFull(t *testing.T) {
 				}
 			}
 			if step == 10 {
-				os.WriteFile(path, []byte("kk-rank-cache 1\nbad line\n"), 0o644)
+				// A record that lies: right fingerprints, ids of leaves
+				// that are gone or wrong.
+				for tag, r := range recorded {
+					r.IDs = append([]string{"practice-gone"}, r.IDs...)
+					recorded[tag] = r
+					break
+				}
 			}
 			slices.SortFunc(leaves, func(a, b *node.Node) int { return strings.Compare(a.Path, b.Path) })
 			byID := map[string]*node.Node{}
@@ -175,7 +181,15 @@ func TestRankCacheMatchesFull(t *testing.T) {
 			hash := func(n *node.Node) string { return fmt.Sprintf("%s|%s|%v|%v", n.Path, n.Title, n.Tags, n.RelatesTo) }
 			lookup := func(id string) (*node.Node, bool) { n, ok := byID[strings.ToLower(id)]; return n, ok }
 			inDegree := linksTo(leaves)
-			got := rankCached(path, leaves, hash, lookup, inDegree)
+			rr := &rankRecord{old: maps.Clone(recorded), put: map[string]index.Ranked{}}
+			got := rankCached(rr, leaves, hash, lookup, inDegree)
+			maps.Copy(recorded, rr.put)
+			for _, tag := range rr.drop {
+				delete(recorded, tag)
+			}
+			if step > 0 && len(rr.put) == len(got) && len(got) > 10 {
+				t.Fatalf("seed %d step %d: every tag was ranked again", seed, step)
+			}
 			want := rankCohorts(leaves, inDegree)
 			if len(got) != len(want) {
 				t.Fatalf("seed %d step %d: %d tags ranked, want %d", seed, step, len(got), len(want))

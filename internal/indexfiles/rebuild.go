@@ -39,10 +39,14 @@ type Plan struct {
 	Write  map[string][]byte
 	Remove []string
 
+	ctx   context.Context
 	k     *store.KB
+	db    *index.DB
 	key   string
 	gen   *Generated
-	cache *genCache
+	rec   *record
+	ranks *rankRecord
+	nodes int
 }
 
 // Names lists the files of Write in order.
@@ -55,19 +59,55 @@ func (p *Plan) Names() []string {
 	return names
 }
 
-// Written records, once the plan's files are on disk, what generation
-// produced, so that the next plan over the same inputs has nothing to do.
+// Written records in the branch index, once the plan's files are on disk,
+// what generation produced, so that the next plan over the same inputs
+// has nothing to do. It is a record of derived state: when it cannot be
+// written, the next plan generates again.
 func (p *Plan) Written() {
-	if p.gen != nil {
-		saveGenCache(p.k, p.key, p.gen, p.cache)
+	if p.db == nil {
+		return
 	}
+	if p.gen == nil {
+		// Nothing generated: the files were found as recorded; those
+		// checked by their bytes are recorded with their new stat.
+		if p.rec != nil && len(p.rec.checked) > 0 {
+			g := p.rec.g
+			_ = p.db.RecordGeneration(p.ctx, index.GenerationUpdate{Key: g.Key, NodesHash: g.NodesHash, Nodes: g.Nodes, Folders: g.Folders, Missing: g.Missing, Put: p.rec.checked})
+		}
+		return
+	}
+	u := index.GenerationUpdate{Key: p.key, NodesHash: p.gen.NodesHash, Nodes: p.nodes, Folders: p.gen.Folders, Missing: p.gen.MissingSummaries,
+		Put: make(map[string]index.GeneratedFile, len(p.gen.Keys)), Replace: true}
+	for name, key := range p.gen.Keys {
+		if data, ok := p.gen.Files[name]; ok {
+			f, ok := fileRecord(filepath.Join(p.k.Dir, filepath.FromSlash(name)), key, data)
+			if !ok {
+				return // changed under us: record nothing
+			}
+			u.Put[name] = f
+			continue
+		}
+		// Skipped as fresh: the file is as recorded (or as checked),
+		// so there is a record.
+		f, ok := p.rec.checked[name]
+		if !ok {
+			f = p.rec.g.Files[name]
+		}
+		u.Put[name] = f
+	}
+	if p.ranks != nil && p.ranks.used {
+		u.Ranks, u.DropRanks = p.ranks.put, p.ranks.drop
+	}
+	_ = p.db.RecordGeneration(p.ctx, u)
 }
 
 // PlanFor computes the index files of t, a tree read (and possibly changed
 // in memory to match what a transaction writes) under the writer lock.
 // summaries is the content FOLDER_SUMMARIES.md will have, or nil to read
-// it from disk.
-func PlanFor(k *store.KB, t *store.Tree, summaries []byte) (*Plan, error) {
+// it from disk. db, the branch index the tree was read through, holds the
+// record of the last generation (nil: there is none, everything is
+// generated).
+func PlanFor(ctx context.Context, k *store.KB, db *index.DB, t *store.Tree, summaries []byte) (*Plan, error) {
 	if err := store.RequireV3(t); err != nil {
 		return nil, err
 	}
@@ -80,18 +120,19 @@ func PlanFor(k *store.KB, t *store.Tree, summaries []byte) (*Plan, error) {
 	}
 	nodesHash := memoFor(k).nodesHash(t)
 	key := genKey(k, nodesHash, summaries)
-	c := loadGenCache(k)
-	p := &Plan{k: k, key: key, cache: c, Write: map[string][]byte{}}
-	if c.upToDate(k, key, t) {
-		missing := c.missing
+	rec := loadRecord(ctx, db)
+	p := &Plan{ctx: ctx, k: k, db: db, key: key, rec: rec, nodes: len(t.Leaves), Write: map[string][]byte{}}
+	if rec.upToDate(k, key, t) {
+		missing := rec.g.Missing
 		if missing == nil {
 			missing = []string{}
 		}
-		p.Result = &RebuildResult{NodeCount: len(t.Leaves), NodesHash: "sha256:" + nodesHash, Folders: len(c.folders),
+		p.Result = &RebuildResult{NodeCount: len(t.Leaves), NodesHash: "sha256:" + nodesHash, Folders: len(rec.g.Folders),
 			MissingSummaries: missing, Changed: []string{}, Removed: []string{}}
 		return p, nil
 	}
-	gen, err := generateFor(k, t, summaries, c.freshFunc(k), nodesHash)
+	p.ranks = loadRanks(ctx, db)
+	gen, err := generateFor(k, t, summaries, rec.freshFunc(k), nodesHash, p.ranks)
 	if err != nil {
 		return nil, err
 	}
@@ -139,7 +180,11 @@ func Check(ctx context.Context, k *store.KB) (*RebuildResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	p, err := PlanFor(k, t, nil)
+	var db *index.DB // the handle ReadTree synced, when there is one
+	if branch, err := index.CurrentBranch(ctx, k); err == nil {
+		db, _ = index.OpenShared(ctx, k, branch)
+	}
+	p, err := PlanFor(ctx, k, db, t, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -151,7 +196,7 @@ func Check(ctx context.Context, k *store.KB) (*RebuildResult, error) {
 }
 
 // generateFor renders the generated files of t with the current summaries.
-func generateFor(k *store.KB, t *store.Tree, src []byte, fresh func(file, key string) bool, nodesHash string) (*Generated, error) {
+func generateFor(k *store.KB, t *store.Tree, src []byte, fresh func(file, key string) bool, nodesHash string, rr *rankRecord) (*Generated, error) {
 	summaries, err := store.ParseSummaries(k.SummariesPath(), src)
 	if err != nil {
 		return nil, err
@@ -159,7 +204,7 @@ func generateFor(k *store.KB, t *store.Tree, src []byte, fresh func(file, key st
 	if s := k.EntrySummary(); s != "" {
 		summaries[""] = s
 	}
-	return generate(t, summaries, fresh, memoFor(k), nodesHash)
+	return generate(t, summaries, fresh, memoFor(k), nodesHash, rr)
 }
 
 // staleIndexes lists folders holding a generated index.md but no leaves

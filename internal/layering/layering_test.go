@@ -69,7 +69,6 @@ var fileWriters = map[string]string{
 	"internal/txn":               "the knowledge tree: every change, its journal, staging and audit",
 	"internal/store":             "kk init's scaffold, the installed-version stamp, the writer lock file",
 	"internal/index":             "the SQLite index, the one place derived state lives (under .state/)",
-	"internal/indexfiles":        "the generation cache of the index files (under .state/); the files themselves go through txn",
 	"internal/atomicfile":        "the atomic file writer itself",
 	"internal/lock":              "the lock files",
 	"internal/curate":            "dedup --output and session stamps after the transaction commits; bootstrap scratch; run traces under _logs/",

@@ -762,7 +762,7 @@ func (tx *Tx) planIndexFiles(t *store.Tree, out []rendered) (*indexfiles.Plan, e
 	if op, ok := tx.files["FOLDER_SUMMARIES.md"]; ok && !op.remove {
 		summaries = op.data
 	}
-	return indexfiles.PlanFor(tx.k, t, summaries)
+	return indexfiles.PlanFor(tx.ctx, tx.k, tx.db, t, summaries)
 }
 
 // applyRawLeaves brings tree t in step with the leaf files staged as raw
