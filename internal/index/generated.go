@@ -42,7 +42,7 @@ type Generation struct {
 	NodesHash string // of the leaves it was made for
 	Nodes     int    // how many leaves
 	Folders   []string
-	Missing   []string // folders without a summary
+	Missing   []string                 // folders without a summary
 	Files     map[string]GeneratedFile // by path relative to .ai/kenkeep
 }
 
