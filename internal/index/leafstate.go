@@ -111,6 +111,10 @@ type treeState struct {
 	gen     string
 	synced  int64
 	folders map[string]*folderState // by folder relative to nodes/, "" for nodes/
+	// hash and invalid are the summary (see summary) as recorded with
+	// the state (meta tree_hash, tree_invalid).
+	hash    string
+	invalid int
 }
 
 // queryer is a database or a transaction.
@@ -124,8 +128,9 @@ type queryer interface {
 // The handle keeps the last state it read or wrote; the generation tells
 // when another handle (or process) has synced since.
 func (db *DB) state(ctx context.Context, q queryer, facts bool) (*treeState, error) {
-	var gen, synced sql.NullString
-	err := q.QueryRowContext(ctx, `SELECT (SELECT value FROM meta WHERE key = 'stat_gen'), (SELECT value FROM meta WHERE key = 'synced_at_ns')`).Scan(&gen, &synced)
+	var gen, synced, hash, invalid sql.NullString
+	err := q.QueryRowContext(ctx, `SELECT (SELECT value FROM meta WHERE key = 'stat_gen'), (SELECT value FROM meta WHERE key = 'synced_at_ns'),
+		(SELECT value FROM meta WHERE key = 'tree_hash'), (SELECT value FROM meta WHERE key = 'tree_invalid')`).Scan(&gen, &synced, &hash, &invalid)
 	if err != nil {
 		return nil, err
 	}
@@ -135,8 +140,9 @@ func (db *DB) state(ctx context.Context, q queryer, facts bool) (*treeState, err
 	if s != nil && gen.Valid && s.gen == gen.String && (!facts || s.facts()) {
 		return s, nil
 	}
-	s = &treeState{gen: gen.String, folders: map[string]*folderState{}}
+	s = &treeState{gen: gen.String, folders: map[string]*folderState{}, hash: hash.String}
 	s.synced, _ = strconv.ParseInt(synced.String, 10, 64)
+	s.invalid, _ = strconv.Atoi(invalid.String)
 	query := `SELECT dir, stat, '' FROM folders`
 	if facts {
 		query = `SELECT dir, stat, facts FROM folders`
@@ -503,6 +509,43 @@ func (db *DB) Tree(ctx context.Context, nodesDir string, ex *Extraction) (*store
 	}
 	t, err := s.tree(nodesDir)
 	return t, st, err
+}
+
+// Shape is what a sync found of the tree as a whole, read from the leaf
+// state without the leaves' facts.
+type Shape struct {
+	Hash    string // the nodes hash of the leaves (store.HashLeaves); "" when Invalid > 0
+	Invalid int    // leaves a tree read reports as problems
+	Leaves  int    // leaves in the tree (when Invalid is 0)
+	// IndexDirs holds the folders that contain an index.md; Leftovers
+	// are the temporary files of interrupted writes (relative to
+	// nodes/), as in store.Tree.
+	IndexDirs map[string]bool
+	Leftovers []string
+}
+
+// SyncShape syncs the index (SyncWith) and returns the shape of the tree
+// it found, without assembling the tree: what a caller needs to tell
+// whether anything derived from the whole tree must be made again.
+func (db *DB) SyncShape(ctx context.Context, nodesDir string, ex *Extraction) (Stats, Shape, error) {
+	st, s, err := db.sync(ctx, nodesDir, ex)
+	if err != nil {
+		return st, Shape{}, err
+	}
+	sh := Shape{Hash: s.hash, Invalid: s.invalid, IndexDirs: map[string]bool{}}
+	for dir, f := range s.folders {
+		if f.index {
+			sh.IndexDirs[dir] = true
+		}
+		sh.Leftovers = append(sh.Leftovers, f.leftovers...)
+		for i := range f.leaves {
+			if f.leaves[i].indexed() {
+				sh.Leaves++
+			}
+		}
+	}
+	slices.Sort(sh.Leftovers)
+	return st, sh, nil
 }
 
 // Summary is what the branch index recorded of the whole tree at its last

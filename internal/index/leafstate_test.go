@@ -163,6 +163,9 @@ func TestLeafStateMatchesAFullSync(t *testing.T) {
 			if d := stateDiff(s, want); d != "" {
 				t.Fatalf("step %d: %s", step, d)
 			}
+			if hash, invalid := want.summary(); s.hash != hash || s.invalid != invalid {
+				t.Fatalf("step %d: summary %q %d, want %q %d", step, s.hash, s.invalid, hash, invalid)
+			}
 		}
 		got, gotErr := read.tree(k.NodesDir())
 		ref, refErr := k.ReadTree(store.LoadOptions{})

@@ -443,7 +443,7 @@ func (s *treeState) diff(l *store.Listing, nodesDir string) *walkDiff {
 
 // next is the state after the sync applied d's work (leafData.entry).
 func (d *walkDiff) next(prev *treeState, gen string, start time.Time) *treeState {
-	n := &treeState{gen: gen, synced: prev.synced, folders: make(map[string]*folderState, len(d.walks))}
+	n := &treeState{gen: gen, synced: prev.synced, hash: prev.hash, invalid: prev.invalid, folders: make(map[string]*folderState, len(d.walks))}
 	for dir, walk := range d.walks {
 		if !d.dirty[dir] {
 			n.folders[dir] = prev.folders[dir]
@@ -578,9 +578,9 @@ func (w *writer) apply(ld *leafData, st *Stats) {
 // setSummary records what the state says of the whole tree (see
 // treeState.summary), which session-start reads instead of the tree.
 func (w *writer) setSummary(s *treeState) {
-	hash, invalid := s.summary()
-	w.setMeta("tree_hash", hash)
-	w.setMeta("tree_invalid", strconv.Itoa(invalid))
+	s.hash, s.invalid = s.summary()
+	w.setMeta("tree_hash", s.hash)
+	w.setMeta("tree_invalid", strconv.Itoa(s.invalid))
 }
 
 // writer applies a sync's changes inside its transaction; the first error
@@ -854,7 +854,7 @@ func (db *DB) SyncPaths(ctx context.Context, nodesDir string, ex *Extraction, re
 	if baseOK {
 		w.delta = &docStats{}
 	}
-	next := &treeState{gen: gen, synced: prev.synced, folders: maps.Clone(prev.folders)}
+	next := &treeState{gen: gen, synced: prev.synced, hash: prev.hash, invalid: prev.invalid, folders: maps.Clone(prev.folders)}
 	// edit returns the folder's new state, a copy (with the leaves'
 	// facts) of the old one.
 	edit := func(dir string) *folderState {

@@ -101,12 +101,13 @@ func (r *record) freshFunc(k *store.KB) func(file, key string) bool {
 
 // upToDate reports whether the generated files on disk are exactly what
 // generation would produce for key, according to the record.
-func (r *record) upToDate(k *store.KB, key string, t *store.Tree) bool {
-	if r == nil || r.g.Key != key || len(t.IndexDirs) != len(r.g.Folders) {
+// indexDirs are the folders holding an index.md now.
+func (r *record) upToDate(k *store.KB, key string, indexDirs map[string]bool) bool {
+	if r == nil || r.g.Key != key || len(indexDirs) != len(r.g.Folders) {
 		return false
 	}
 	for _, f := range r.g.Folders {
-		if !t.IndexDirs[f] {
+		if !indexDirs[f] {
 			return false
 		}
 	}

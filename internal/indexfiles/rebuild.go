@@ -122,7 +122,7 @@ func PlanFor(ctx context.Context, k *store.KB, db *index.DB, t *store.Tree, summ
 	key := genKey(k, nodesHash, summaries)
 	rec := loadRecord(ctx, db)
 	p := &Plan{ctx: ctx, k: k, db: db, key: key, rec: rec, nodes: len(t.Leaves), Write: map[string][]byte{}}
-	if rec.upToDate(k, key, t) {
+	if rec.upToDate(k, key, t.IndexDirs) {
 		missing := rec.g.Missing
 		if missing == nil {
 			missing = []string{}
@@ -170,19 +170,63 @@ func PlanFor(ctx context.Context, k *store.KB, db *index.DB, t *store.Tree, summ
 	return p, nil
 }
 
+// Current is the plan of a tree whose index files need nothing, told
+// without the tree: the branch index was just synced (sh is the shape it
+// found) and the generation it records was made for exactly these
+// leaves, summaries and folders, and every file it made is still as it
+// made it. It returns nil when any of that does not hold, or when the
+// tree has leaves kk cannot read (whose problems the caller reports from
+// the tree); the caller then plans from the tree.
+func Current(ctx context.Context, k *store.KB, db *index.DB, sh index.Shape) (*Plan, error) {
+	if db == nil || sh.Invalid > 0 {
+		return nil, nil
+	}
+	summaries, err := os.ReadFile(k.SummariesPath())
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	hash := sh.Hash
+	if sh.Leaves == 0 {
+		hash = EmptyHash
+	}
+	key := genKey(k, hash, summaries)
+	rec := loadRecord(ctx, db)
+	if !rec.upToDate(k, key, sh.IndexDirs) || rec.g.Nodes != sh.Leaves {
+		return nil, nil
+	}
+	missing := rec.g.Missing
+	if missing == nil {
+		missing = []string{}
+	}
+	return &Plan{ctx: ctx, k: k, db: db, key: key, rec: rec, nodes: sh.Leaves, Write: map[string][]byte{},
+		Result: &RebuildResult{NodeCount: sh.Leaves, NodesHash: "sha256:" + hash, Folders: len(rec.g.Folders),
+			MissingSummaries: missing, Changed: []string{}, Removed: []string{}}}, nil
+}
+
 // Check reports which index files differ from what the leaves generate,
 // writing nothing (kk index rebuild --check).
 func Check(ctx context.Context, k *store.KB) (*RebuildResult, error) {
 	if _, err := k.LoadConfig(); err != nil {
 		return nil, err
 	}
+	var db *index.DB // the branch index, when there is one
+	if branch, err := index.CurrentBranch(ctx, k); err == nil {
+		db, _ = index.OpenShared(ctx, k, branch)
+	}
+	if db != nil {
+		if _, sh, err := db.SyncShape(ctx, k.NodesDir(), nil); err == nil {
+			p, err := Current(ctx, k, db, sh)
+			if err != nil {
+				return nil, err
+			}
+			if p != nil {
+				return p.Result, nil
+			}
+		}
+	}
 	t, err := index.ReadTree(ctx, k)
 	if err != nil {
 		return nil, err
-	}
-	var db *index.DB // the handle ReadTree synced, when there is one
-	if branch, err := index.CurrentBranch(ctx, k); err == nil {
-		db, _ = index.OpenShared(ctx, k, branch)
 	}
 	p, err := PlanFor(ctx, k, db, t, nil)
 	if err != nil {

@@ -121,7 +121,10 @@ type Tx struct {
 	rawByID      map[string]string // IDKey -> path under nodes/ of the leaves staged as raw files; nil until needed
 	regenerate   bool              // regenerate index files even when no leaf changed
 	noIndexFiles bool              // leave the generated index files alone
-	now          time.Time
+	// sweep removes the temporary files the sync lists under nodes/
+	// (kk index rebuild: see recoverLocked).
+	sweep bool
+	now   time.Time
 }
 
 // staged is a leaf the transaction writes or removes.
@@ -165,7 +168,7 @@ func update(ctx context.Context, k *store.KB, m Meta, sweep bool, fn func(tx *Tx
 	if err := recoverLocked(k, sweep); err != nil {
 		return nil, err
 	}
-	tx := &Tx{ctx: ctx, k: k, meta: m, byNode: map[*node.Node]*staged{}, read: map[string]*staged{}, files: map[string]*fileOp{}, now: k.Time()}
+	tx := &Tx{ctx: ctx, k: k, meta: m, byNode: map[*node.Node]*staged{}, read: map[string]*staged{}, files: map[string]*fileOp{}, now: k.Time(), sweep: sweep}
 	if tx.meta.Changeset == "" {
 		tx.meta.Changeset = NewChangesetID(tx.now)
 	}
@@ -259,8 +262,45 @@ func (tx *Tx) Tree() (*store.Tree, error) {
 		return nil, err
 	}
 	tx.k.NoteSkipped(t.Problems)
+	tx.removeLeftovers(t.Leftovers)
 	tx.tree, tx.synced = t, true
 	return t, nil
+}
+
+// removeLeftovers removes, when the transaction sweeps, the temporary
+// files of interrupted writes a sync listed under nodes/ (no journal
+// accounts for them: recovery rolled back every journal first).
+func (tx *Tx) removeLeftovers(rels []string) {
+	if !tx.sweep {
+		return
+	}
+	for _, rel := range rels {
+		os.Remove(tx.k.NodePath(rel))
+	}
+}
+
+// current is the plan of a regeneration that changes nothing, when the
+// branch index, synced now, says the generated files are current (see
+// indexfiles.Current): the tree is then not assembled. nil otherwise.
+func (tx *Tx) current() (*indexfiles.Plan, error) {
+	if tx.synced || tx.tree != nil {
+		return nil, nil
+	}
+	db, err := tx.index()
+	if err != nil {
+		return nil, err
+	}
+	ex, err := index.ExtractionFor(tx.k)
+	if err != nil {
+		return nil, err
+	}
+	_, sh, err := db.SyncShape(tx.ctx, tx.k.NodesDir(), ex)
+	if err != nil {
+		return nil, err
+	}
+	tx.synced = true
+	tx.removeLeftovers(sh.Leftovers)
+	return indexfiles.Current(tx.ctx, tx.k, db, sh)
 }
 
 // Redirects returns the redirect ledger (retired id -> successors) as the
@@ -939,11 +979,23 @@ func (tx *Tx) commit() (*Result, error) {
 		// Summaries and raw leaves alone (a placement on a kenkeep v1
 		// tree) regenerate only a tree kk can generate for.
 		optional := !treeChanged && !tx.regenerate
-		t, err := tx.Tree()
+		if !treeChanged && !rawLeaves && tx.files["FOLDER_SUMMARIES.md"] == nil {
+			// Only a regeneration (kk index rebuild): the index may
+			// say the files are current without the tree.
+			var err error
+			if gen, err = tx.current(); err != nil {
+				return nil, err
+			}
+		}
+		var t *store.Tree
+		var err error
+		if gen == nil {
+			t, err = tx.Tree()
+		}
 		if err != nil && !optional {
 			return nil, err
 		}
-		if err == nil {
+		if err == nil && gen == nil {
 			if gen, err = tx.planIndexFiles(t, out); err != nil {
 				if !optional || !errors.Is(err, store.ErrNeedsMigration) {
 					return nil, err
