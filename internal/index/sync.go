@@ -379,10 +379,12 @@ func (s *treeState) diff(l *store.Listing, nodesDir string) *walkDiff {
 		f := in(pr.Path)
 		f.problems = append(f.problems, pr)
 	}
-	for _, lf := range l.Files {
+	lds := make([]leafData, len(l.Files)) // one allocation, not one per file
+	for i, lf := range l.Files {
 		dir := store.DirOf(lf.Rel)
 		in(lf.Rel)
-		ld := &leafData{f: fileStat{rel: lf.Rel, abs: lf.Abs, size: lf.Size, mtime: lf.ModTime()}}
+		ld := &lds[i]
+		ld.f = fileStat{rel: lf.Rel, abs: lf.Abs, size: lf.Size, mtime: lf.ModTime()}
 		d.files[dir] = append(d.files[dir], ld)
 		old := s.folders[dir].entry(path.Base(lf.Rel))
 		if old != nil && store.Unchanged(lf.Size, lf.ModTime(), old.size, old.mtime, s.synced) {

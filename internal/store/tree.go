@@ -427,6 +427,18 @@ func (l *Listing) add(kind entryKind, rel string, f LeafFile, problem error) {
 	}
 }
 
+// mergeAll adds what the parts list.
+func (l *Listing) mergeAll(parts []*Listing) {
+	files := len(l.Files)
+	for _, p := range parts {
+		files += len(p.Files)
+	}
+	l.Files = slices.Grow(l.Files, files-len(l.Files))
+	for _, p := range parts {
+		l.merge(p)
+	}
+}
+
 // merge adds what part lists.
 func (l *Listing) merge(part *Listing) {
 	l.Files = append(l.Files, part.Files...)
