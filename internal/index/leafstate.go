@@ -260,8 +260,12 @@ func (s *treeState) tree(nodesDir string) (*store.Tree, error) {
 // and how many leaves a tree read would report as problems (unreadable,
 // broken symlinks, ids used twice).
 func (s *treeState) summary() (hash string, invalid int) {
-	hashes := map[string]string{}
-	ids := map[string]int{} // leaves per IDKey
+	n := 0
+	for _, f := range s.folders {
+		n += len(f.leaves)
+	}
+	lines := make([]string, 0, n)
+	ids := make(map[string]int, n) // leaves per IDKey
 	for dir, f := range s.folders {
 		invalid += len(f.problems)
 		for i := range f.leaves {
@@ -271,7 +275,7 @@ func (s *treeState) summary() (hash string, invalid int) {
 				continue
 			}
 			ids[store.IDKey(e.id)]++
-			hashes[store.JoinRel(dir, e.name)] = e.sha
+			lines = append(lines, store.JoinRel(dir, e.name)+"\t"+e.sha)
 		}
 	}
 	for _, n := range ids {
@@ -282,7 +286,7 @@ func (s *treeState) summary() (hash string, invalid int) {
 	if invalid > 0 {
 		return "", invalid
 	}
-	return store.HashLeaves(hashes), 0
+	return store.HashLeafLines(lines), 0
 }
 
 // Facts are the fields of a leaf a tree read hands out (no body):

@@ -44,6 +44,9 @@ type Stats struct {
 	// Gen names the state of the database the sync left: it changes with
 	// every sync that writes, and stays when nothing changed.
 	Gen string `json:"-"`
+	// Hash is the nodes hash of the tree the sync left (store.HashLeaves
+	// of its leaves), "" when the tree has leaves kk cannot read.
+	Hash string `json:"-"`
 }
 
 // Changed reports whether the sync changed the indexed content.
@@ -157,6 +160,7 @@ func (db *DB) sync(ctx context.Context, nodesDir string, ex *Extraction) (Stats,
 	}
 	if st, s, ok := db.quiet(ctx, l, nodesDir, ex, srcFiles, srcProblems); ok {
 		st.Duration = time.Since(start)
+		st.Hash = s.hash
 		return st, s, nil
 	}
 	gen := newGen()
@@ -270,7 +274,7 @@ func (db *DB) sync(ctx context.Context, nodesDir string, ex *Extraction) (Stats,
 	st.Skipped = append(st.Skipped, d.unread...)
 	sortProblems(st.Skipped)
 	st.Duration = time.Since(start)
-	st.Gen = gen
+	st.Gen, st.Hash = gen, next.hash
 	return st, next, nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/kk-project/kk/internal/index"
@@ -99,10 +100,40 @@ func (r *record) freshFunc(k *store.KB) func(file, key string) bool {
 	}
 }
 
+// read returns the bytes of the generated file name when it is the one
+// recorded (checked by its stat, or else by the hash of these bytes).
+func (r *record) read(k *store.KB, name string) ([]byte, bool) {
+	f, ok := r.g.Files[name]
+	if !ok {
+		return nil, false
+	}
+	path := filepath.Join(k.Dir, filepath.FromSlash(name))
+	fi, err := os.Stat(path)
+	if err != nil || !fi.Mode().IsRegular() || fi.Size() != f.Size {
+		return nil, false
+	}
+	at := time.Now().UnixNano()
+	data, err := os.ReadFile(path)
+	if err != nil || int64(len(data)) != f.Size {
+		return nil, false
+	}
+	if store.Unchanged(fi.Size(), fi.ModTime().UnixNano(), f.Size, f.Mtime, f.At) {
+		return data, true
+	}
+	sum := sha256.Sum256(data)
+	if hex.EncodeToString(sum[:]) != f.Sum {
+		return nil, false
+	}
+	f.Mtime, f.At = fi.ModTime().UnixNano(), at
+	r.checked[name] = f
+	return data, true
+}
+
 // upToDate reports whether the generated files on disk are exactly what
 // generation would produce for key, according to the record.
-// indexDirs are the folders holding an index.md now.
-func (r *record) upToDate(k *store.KB, key string, indexDirs map[string]bool) bool {
+// indexDirs are the folders holding an index.md now; the files of
+// checked were checked already.
+func (r *record) upToDate(k *store.KB, key string, indexDirs map[string]bool, checked ...string) bool {
 	if r == nil || r.g.Key != key || len(indexDirs) != len(r.g.Folders) {
 		return false
 	}
@@ -112,7 +143,7 @@ func (r *record) upToDate(k *store.KB, key string, indexDirs map[string]bool) bo
 		}
 	}
 	for name := range r.g.Files {
-		if !r.fresh(k, name) {
+		if !slices.Contains(checked, name) && !r.fresh(k, name) {
 			return false
 		}
 	}

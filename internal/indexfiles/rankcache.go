@@ -35,6 +35,33 @@ type rankRecord struct {
 	used bool                    // the generation ranked through it
 }
 
+// cohortFP is the fingerprint of a tag's cohort (its members in tree
+// order): every member's path, content hash and in-degree.
+func cohortFP(members []*node.Node, hash func(*node.Node) string, inDegree map[string]int) string {
+	h := sha256.New()
+	h.Write([]byte(generatorVersion + "\n"))
+	var line []byte
+	for _, n := range members {
+		line = append(line[:0], n.Path...)
+		line = append(line, 0)
+		line = append(line, hash(n)...)
+		line = append(line, 0)
+		line = strconv.AppendInt(line, int64(inDegree[n.ID]), 10)
+		line = append(line, '\n')
+		h.Write(line)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// topIDs are the ids of ranked leaves.
+func topIDs(top []*node.Node) []string {
+	ids := make([]string, len(top))
+	for i, n := range top {
+		ids[i] = n.ID
+	}
+	return ids
+}
+
 // loadRanks reads db's recorded rankings (none without db).
 func loadRanks(ctx context.Context, db *index.DB) *rankRecord {
 	rr := &rankRecord{put: map[string]index.Ranked{}}
@@ -61,20 +88,8 @@ func rankCached(rr *rankRecord, leaves []*node.Node, hash func(*node.Node) strin
 		}
 	}
 	fps := make(map[string]string, len(tags))
-	var line []byte
 	for _, t := range tags {
-		h := sha256.New()
-		h.Write([]byte(generatorVersion + "\n"))
-		for _, n := range cohorts[t] {
-			line = append(line[:0], n.Path...)
-			line = append(line, 0)
-			line = append(line, hash(n)...)
-			line = append(line, 0)
-			line = strconv.AppendInt(line, int64(inDegree[n.ID]), 10)
-			line = append(line, '\n')
-			h.Write(line)
-		}
-		fps[t] = hex.EncodeToString(h.Sum(nil))
+		fps[t] = cohortFP(cohorts[t], hash, inDegree)
 	}
 	rr.used = true
 	old := rr.old
@@ -111,11 +126,7 @@ tags:
 		}
 	}
 	for _, t := range stale {
-		ids := make([]string, len(out[t]))
-		for i, n := range out[t] {
-			ids[i] = n.ID
-		}
-		rr.put[t] = index.Ranked{FP: fps[t], IDs: ids}
+		rr.put[t] = index.Ranked{FP: fps[t], IDs: topIDs(out[t])}
 	}
 	for t := range old {
 		if _, ok := cohorts[t]; !ok {

@@ -47,6 +47,9 @@ type Plan struct {
 	rec   *record
 	ranks *rankRecord
 	nodes int
+	// delta marks a generation brought forward from the recorded one
+	// (delta.go): only its rendered files are recorded again.
+	delta bool
 }
 
 // Names lists the files of Write in order.
@@ -77,8 +80,16 @@ func (p *Plan) Written() {
 		return
 	}
 	u := index.GenerationUpdate{Key: p.key, NodesHash: p.gen.NodesHash, Nodes: p.nodes, Folders: p.gen.Folders, Missing: p.gen.MissingSummaries,
-		Put: make(map[string]index.GeneratedFile, len(p.gen.Keys)), Replace: true}
+		Put: make(map[string]index.GeneratedFile, len(p.gen.Keys)), Replace: !p.delta}
 	for name, key := range p.gen.Keys {
+		if p.delta {
+			if _, ok := p.gen.Files[name]; !ok {
+				if f, ok := p.rec.checked[name]; ok {
+					u.Put[name] = f
+				}
+				continue // recorded as it is
+			}
+		}
 		if data, ok := p.gen.Files[name]; ok {
 			f, ok := fileRecord(filepath.Join(p.k.Dir, filepath.FromSlash(name)), key, data)
 			if !ok {
@@ -95,6 +106,13 @@ func (p *Plan) Written() {
 		}
 		u.Put[name] = f
 	}
+	if p.delta {
+		for name := range p.rec.g.Files {
+			if _, ok := p.gen.Keys[name]; !ok {
+				u.Drop = append(u.Drop, name)
+			}
+		}
+	}
 	if p.ranks != nil && p.ranks.used {
 		u.Ranks, u.DropRanks = p.ranks.put, p.ranks.drop
 	}
@@ -106,8 +124,9 @@ func (p *Plan) Written() {
 // summaries is the content FOLDER_SUMMARIES.md will have, or nil to read
 // it from disk. db, the branch index the tree was read through, holds the
 // record of the last generation (nil: there is none, everything is
-// generated).
-func PlanFor(ctx context.Context, k *store.KB, db *index.DB, t *store.Tree, summaries []byte) (*Plan, error) {
+// generated). d, when not nil, says how t changed since it was read: the
+// recorded generation may then be brought forward by that change alone.
+func PlanFor(ctx context.Context, k *store.KB, db *index.DB, t *store.Tree, summaries []byte, d *Delta) (*Plan, error) {
 	if err := store.RequireV3(t); err != nil {
 		return nil, err
 	}
@@ -118,7 +137,7 @@ func PlanFor(ctx context.Context, k *store.KB, db *index.DB, t *store.Tree, summ
 		}
 		summaries = data
 	}
-	nodesHash := memoFor(k).nodesHash(t)
+	nodesHash := NodesHash(t)
 	key := genKey(k, nodesHash, summaries)
 	rec := loadRecord(ctx, db)
 	p := &Plan{ctx: ctx, k: k, db: db, key: key, rec: rec, nodes: len(t.Leaves), Write: map[string][]byte{}}
@@ -131,10 +150,16 @@ func PlanFor(ctx context.Context, k *store.KB, db *index.DB, t *store.Tree, summ
 			MissingSummaries: missing, Changed: []string{}, Removed: []string{}}
 		return p, nil
 	}
-	p.ranks = loadRanks(ctx, db)
-	gen, err := generateFor(k, t, summaries, rec.freshFunc(k), nodesHash, p.ranks)
+	gen, ok, err := p.bringForward(t, summaries, nodesHash, d)
 	if err != nil {
 		return nil, err
+	}
+	p.delta = ok
+	if !ok {
+		p.ranks = loadRanks(ctx, db)
+		if gen, err = generateFor(k, t, summaries, rec.freshFunc(k), nodesHash, p.ranks); err != nil {
+			return nil, err
+		}
 	}
 	p.gen = gen
 	res := &RebuildResult{NodeCount: len(t.Leaves), NodesHash: "sha256:" + gen.NodesHash, Folders: len(gen.Folders),
@@ -228,7 +253,7 @@ func Check(ctx context.Context, k *store.KB) (*RebuildResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	p, err := PlanFor(ctx, k, db, t, nil)
+	p, err := PlanFor(ctx, k, db, t, nil, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -248,7 +273,7 @@ func generateFor(k *store.KB, t *store.Tree, src []byte, fresh func(file, key st
 	if s := k.EntrySummary(); s != "" {
 		summaries[""] = s
 	}
-	return generate(t, summaries, fresh, memoFor(k), nodesHash, rr)
+	return generate(t, summaries, fresh, nodesHash, rr)
 }
 
 // staleIndexes lists folders holding a generated index.md but no leaves

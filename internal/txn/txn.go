@@ -103,6 +103,7 @@ type Tx struct {
 	meta Meta
 
 	tree      *store.Tree
+	treeHash  string // the nodes hash of tree as read ("" when not known)
 	redirects store.Redirects
 	db        *index.DB
 	branch    string
@@ -257,10 +258,11 @@ func (tx *Tx) Tree() (*store.Tree, error) {
 	if err != nil {
 		return nil, err
 	}
-	t, _, err := db.Tree(tx.ctx, tx.k.NodesDir(), ex)
+	t, st, err := db.Tree(tx.ctx, tx.k.NodesDir(), ex)
 	if err != nil {
 		return nil, err
 	}
+	tx.treeHash = st.Hash
 	tx.k.NoteSkipped(t.Problems)
 	tx.removeLeftovers(t.Leftovers)
 	tx.tree, tx.synced = t, true
@@ -779,10 +781,14 @@ func (tx *Tx) SkipIndexFiles() { tx.noIndexFiles = true }
 // planIndexFiles computes the generated index files of tree t as the
 // changeset leaves it.
 func (tx *Tx) planIndexFiles(t *store.Tree, out []rendered) (*indexfiles.Plan, error) {
-	if err := tx.applyRawLeaves(t); err != nil {
+	// d is how t changes from the tree as read: the record of the last
+	// generation may be brought forward by it alone.
+	d := &indexfiles.Delta{Before: tx.treeHash}
+	if err := tx.applyRawLeaves(t, d); err != nil {
 		return nil, err
 	}
 	for _, r := range out {
+		c := indexfiles.LeafChange{Old: r.s.orig}
 		if r.s.orig != nil {
 			t.Remove(r.s.orig)
 		}
@@ -796,20 +802,22 @@ func (tx *Tx) planIndexFiles(t *store.Tree, out []rendered) (*indexfiles.Plan, e
 			n.Release(false)
 			sum := sha256.Sum256(r.data)
 			t.Put(nil, n, hex.EncodeToString(sum[:]))
+			c.New = n
 		}
+		d.Changes = append(d.Changes, c)
 	}
 	var summaries []byte
 	if op, ok := tx.files["FOLDER_SUMMARIES.md"]; ok && !op.remove {
 		summaries = op.data
 	}
-	return indexfiles.PlanFor(tx.ctx, tx.k, tx.db, t, summaries)
+	return indexfiles.PlanFor(tx.ctx, tx.k, tx.db, t, summaries, d)
 }
 
 // applyRawLeaves brings tree t in step with the leaf files staged as raw
 // bytes (WriteFile and RemoveFile under nodes/: a migration rewrites
 // leaves byte for byte), so that the index files are generated from the
 // tree as it will be.
-func (tx *Tx) applyRawLeaves(t *store.Tree) error {
+func (tx *Tx) applyRawLeaves(t *store.Tree, d *indexfiles.Delta) error {
 	var byPath map[string]*node.Node
 	for _, rel := range tx.fileSeq {
 		leaf, ok := strings.CutPrefix(rel, "nodes/")
@@ -822,22 +830,26 @@ func (tx *Tx) applyRawLeaves(t *store.Tree) error {
 				byPath[n.Path] = n
 			}
 		}
-		if old := byPath[leaf]; old != nil {
-			t.Remove(old)
+		c := indexfiles.LeafChange{Old: byPath[leaf]}
+		if c.Old != nil {
+			t.Remove(c.Old)
 			delete(byPath, leaf)
 		}
 		op := tx.files[rel]
-		if op.remove {
-			continue
+		if !op.remove {
+			n, err := node.Parse(leaf, op.data)
+			if err != nil {
+				return err
+			}
+			n.Release(false)
+			sum := sha256.Sum256(op.data)
+			t.Put(nil, n, hex.EncodeToString(sum[:]))
+			byPath[leaf] = n
+			c.New = n
 		}
-		n, err := node.Parse(leaf, op.data)
-		if err != nil {
-			return err
+		if c.Old != nil || c.New != nil {
+			d.Changes = append(d.Changes, c)
 		}
-		n.Release(false)
-		sum := sha256.Sum256(op.data)
-		t.Put(nil, n, hex.EncodeToString(sum[:]))
-		byPath[leaf] = n
 	}
 	return nil
 }
