@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -52,6 +53,9 @@ type Tree struct {
 	// regular files (FIFOs, sockets, devices), relative to nodes/. They
 	// are never opened, so that a FIFO cannot hang a reader.
 	Irregular []string
+	// Skipped are the leaves a read with SkipUnreadable left out, each
+	// with its problem (a *node.Error names the file); empty otherwise.
+	Skipped []error
 
 	byID map[string]*node.Node // by IDKey
 }
@@ -104,6 +108,20 @@ func (t *Tree) Remove(old *node.Node) {
 	}
 }
 
+// Clone returns a tree with t's leaves (shared, read-only as ever) in
+// lists and maps of its own, for a caller that changes it with Put and
+// Remove while t stays as it is.
+func (t *Tree) Clone() *Tree {
+	c := *t
+	c.Leaves = slices.Clone(t.Leaves)
+	c.Dirs = slices.Clone(t.Dirs)
+	c.IndexDirs = maps.Clone(t.IndexDirs)
+	c.Hashes = maps.Clone(t.Hashes)
+	c.byID = maps.Clone(t.byID)
+	c.Skipped = slices.Clone(t.Skipped)
+	return &c
+}
+
 // Hash returns the sha256 (hex) of a leaf file's bytes.
 func (t *Tree) Hash(path string) string { return t.Hashes[path] }
 
@@ -137,6 +155,11 @@ type LoadOptions struct {
 	// Progress, when not nil, counts the leaves parsed (those the cache
 	// does not have).
 	Progress *progress.Task
+	// SkipUnreadable leaves out a leaf that cannot be read (it does not
+	// parse, or its id is another leaf's) instead of failing the read,
+	// and lists it in Tree.Skipped: a long-running writer (kk serve) goes
+	// on with every other leaf.
+	SkipUnreadable bool
 }
 
 type LeafFile struct {
@@ -249,7 +272,10 @@ func (k *KB) ReadTree(opts LoadOptions) (*Tree, error) {
 		t.byID[IDKey(n.ID)] = n
 	}
 	if len(problems) > 0 {
-		return nil, &TreeError{Problems: problems}
+		if !opts.SkipUnreadable {
+			return nil, &TreeError{Problems: problems}
+		}
+		return k.skipUnreadable(t, problems, mem, start, cache, fromDisk, files, entries, fresh, errs, opts.NoSave), nil
 	}
 	if mem != nil {
 		mem.keep(t)
@@ -260,6 +286,54 @@ func (k *KB) ReadTree(opts LoadOptions) (*Tree, error) {
 		k.saveCache(files, leaves, hashes)
 	}
 	return t, nil
+}
+
+// skipUnreadable finishes a read that found problems, for a caller that
+// goes on without the leaves concerned: they leave t (a leaf whose id
+// another leaf has too stays out of Leaves), and the memo learns every
+// leaf that did parse.
+func (k *KB) skipUnreadable(t *Tree, problems []error, mem *treeMemo, start int64, cache *leafCache, fromDisk bool, files []LeafFile, entries []*cacheEntry, fresh []int, errs []error, noSave bool) *Tree {
+	t.Skipped = problems
+	t.Leaves = slices.DeleteFunc(t.Leaves, func(n *node.Node) bool { return t.byID[IDKey(n.ID)] != n })
+	for p := range t.Hashes {
+		if n, ok := t.LeafAt(p); !ok || t.byID[IDKey(n.ID)] != n {
+			delete(t.Hashes, p)
+		}
+	}
+	if mem == nil {
+		return t
+	}
+	// The memo keeps what parsed; a read that derives its maps needs a
+	// clean one, so none is kept for the next read.
+	var good []LeafFile
+	var goodEntries []*cacheEntry
+	var goodFresh []int
+	isFresh := make(map[int]bool, len(fresh))
+	for _, i := range fresh {
+		isFresh[i] = true
+	}
+	for i, f := range files {
+		if errs[i] != nil {
+			continue
+		}
+		if isFresh[i] {
+			goodFresh = append(goodFresh, len(good))
+		}
+		good = append(good, f)
+		goodEntries = append(goodEntries, entries[i])
+	}
+	mem.hashes, mem.byID = nil, nil
+	mem.update(start, cache, fromDisk, good, goodEntries, goodFresh, noSave)
+	return t
+}
+
+// LeafAt finds the leaf at p (relative to nodes/) among t's leaves.
+func (t *Tree) LeafAt(p string) (*node.Node, bool) {
+	i, ok := slices.BinarySearchFunc(t.Leaves, p, func(x *node.Node, p string) int { return LocaleCompare(x.Path, p) })
+	if !ok {
+		return nil, false
+	}
+	return t.Leaves[i], true
 }
 
 func idKey(n *node.Node) string {
