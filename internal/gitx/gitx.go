@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -29,6 +30,13 @@ func Read(ctx context.Context, dir string, args ...string) ([]byte, error) {
 }
 
 func run(ctx context.Context, dir string, env, args []string) ([]byte, error) {
+	return runWith(ctx, dir, env, false, args)
+}
+
+// runWith is run; dying makes git die with kk (SIGTERM when kk's process
+// ends, where the system can say so): a rebase is never left running
+// behind a killed kk, whose next start aborts what it left.
+func runWith(ctx context.Context, dir string, env []string, dying bool, args []string) ([]byte, error) {
 	if _, err := exec.LookPath("git"); err != nil {
 		return nil, ErrNoGit
 	}
@@ -37,6 +45,14 @@ func run(ctx context.Context, dir string, env, args []string) ([]byte, error) {
 	err := waitingForLocks(ctx, func() error {
 		cmd := exec.CommandContext(ctx, "git", full...)
 		cmd.Dir = dir
+		ownGroup(cmd)
+		if dying {
+			dieWithKK(cmd)
+		}
+		// Stopped by SIGTERM, on which git removes the lock files it
+		// holds; SIGKILL only if it does not end.
+		cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
+		cmd.WaitDelay = 10 * time.Second
 		cmd.Env = append(os.Environ(), "LC_ALL=C", "GIT_TERMINAL_PROMPT=0", "GIT_PAGER=cat")
 		cmd.Env = append(cmd.Env, env...)
 		var stdout, stderr bytes.Buffer

@@ -90,6 +90,10 @@ type server struct {
 func start(tb testing.TB, k *store.KB, p llm.Provider) *server {
 	tb.Helper()
 	b := New(Options{KB: k, Provider: p})
+	ctx, cancel := context.WithCancel(context.Background())
+	if err := b.Open(ctx); err != nil {
+		tb.Fatal(err)
+	}
 	q, err := jobqueue.Open(filepath.Join(k.StateDir(), "queue"), b.QueueOptions())
 	if err != nil {
 		tb.Fatal(err)
@@ -105,7 +109,6 @@ func start(tb testing.TB, k *store.KB, p llm.Provider) *server {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ctx, ln) }()
 	stopped := false
@@ -118,6 +121,7 @@ func start(tb testing.TB, k *store.KB, p llm.Provider) *server {
 		if err := <-done; err != nil {
 			tb.Errorf("Serve: %v", err)
 		}
+		b.Close()
 	}
 	tb.Cleanup(stop)
 	url := "http://" + ln.Addr().String()
