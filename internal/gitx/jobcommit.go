@@ -356,7 +356,9 @@ var ErrRejected = errors.New("the remote's branch moved")
 // ErrRejected.
 func Push(ctx context.Context, dir, remote, branch string) error {
 	out, err := Run(ctx, dir, "push", "-q", "--porcelain", remote, "refs/heads/"+branch+":refs/heads/"+branch)
-	if err != nil && strings.Contains(string(out), "[rejected]") {
+	// Refused as not a fast-forward, or beaten by another push to the
+	// same branch (the remote's compare and swap missed).
+	if err != nil && (strings.Contains(string(out), "[rejected]") || strings.Contains(err.Error(), "but expected") || strings.Contains(string(out), "failed to update ref")) {
 		return fmt.Errorf("%w: %v", ErrRejected, err)
 	}
 	return err

@@ -357,7 +357,13 @@ func (b *Backend) Restore(ctx context.Context, j jobqueue.Job) error {
 		return err
 	})
 	if err != nil {
-		return heldError(fmt.Errorf("restoring the files of job %s: %w", j.ID, err))
+		err = heldError(fmt.Errorf("restoring the files of job %s: %w", j.ID, err))
+		if !errors.Is(err, jobqueue.ErrHeld) {
+			// The job fails for good, its files as it left them: what was
+			// kept to undo it is of no more use.
+			txn.DropOriginals(b.k, j.ID)
+		}
+		return err
 	}
 	return nil
 }

@@ -3,7 +3,9 @@ package serve
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"net"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
@@ -89,7 +91,11 @@ type server struct {
 // behind the HTTP face on a loopback port until the test ends.
 func start(tb testing.TB, k *store.KB, p llm.Provider) *server {
 	tb.Helper()
-	b := New(Options{KB: k, Provider: p})
+	var log *slog.Logger
+	if os.Getenv("KK_TEST_LOG") != "" { // the server's log on stderr, when debugging a test
+		log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	b := New(Options{KB: k, Provider: p, Logger: log})
 	ctx, cancel := context.WithCancel(context.Background())
 	if err := b.Open(ctx); err != nil {
 		tb.Fatal(err)

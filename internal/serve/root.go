@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/kk-project/kk/internal/atomicfile"
 	"github.com/kk-project/kk/internal/gitx"
@@ -127,7 +128,9 @@ func (b *Backend) Share(ctx context.Context) {
 		if ctx.Err() != nil {
 			return
 		}
+		t0 := time.Now()
 		err := b.shareRound(ctx, r, branch)
+		b.log.Debug("share round", "round", round, "took", time.Since(t0), "error", err)
 		switch {
 		case err == nil:
 			b.log.Info("pushed to origin", "branch", branch, "rounds", round)
