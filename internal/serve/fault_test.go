@@ -576,3 +576,27 @@ func TestFaultPushAgainstABusyRemote(t *testing.T) {
 	}
 	clean(t, k)
 }
+
+// A server that starts on a work tree that is its branch's tip commits
+// its first job from the files its transaction generated (the view is
+// clean); one that starts beside uncommitted leaves does not, and
+// generates the first commit's files from its leaves.
+func TestViewIsCleanOnlyWhenTheWorkTreeIsTheTip(t *testing.T) {
+	k := newRepo(t, 0)
+	s := start(t, k, nil)
+	s.post(t, httpapi.PostRequest{Title: "Committed", Content: "Committed.\n"})
+	s.stop()
+	s = start(t, k, nil)
+	if v := s.Backend.view; v == nil || !v.clean {
+		t.Errorf("the view of a clean work tree: %+v", v)
+	}
+	s.stop()
+	in := contracts.NodeInput{Type: "map", Title: "Uncommitted", Description: "d", Body: "b\n", Folder: "inbox"}
+	if _, err := curate.WriteNode(ctx, k, in, curate.WriteOptions{Command: "kk node write"}); err != nil {
+		t.Fatal(err)
+	}
+	s = start(t, k, nil)
+	if v := s.Backend.view; v == nil || v.clean {
+		t.Errorf("the view beside an uncommitted leaf: %+v", v != nil && v.clean)
+	}
+}

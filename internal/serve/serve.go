@@ -378,12 +378,7 @@ func (b *Backend) Warm(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	head, err := r.Head()
-	if err != nil {
-		return err
-	}
-	_, err = b.viewAt(ctx, r, head)
-	return err
+	return b.settleView(ctx, r)
 }
 
 // inTree reports whether abs, its symlinks resolved, lies inside nodes/.

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -363,4 +364,69 @@ func (b *Backend) landed(p *planner, l gitx.Landed) {
 		}
 	}
 	b.view = next
+}
+
+// settleView reads the view of the branch's tip and marks it clean when
+// the work tree is the tip: the same leaves and summaries, the same
+// generated files, and those the ones its leaves generate. The first job
+// then commits the files its transaction generated, as every job after
+// it; otherwise its commit generates them from its leaves.
+func (b *Backend) settleView(ctx context.Context, r *gitx.Repo) error {
+	head, err := r.Head()
+	if err != nil {
+		return err
+	}
+	v, err := b.viewAt(ctx, r, head)
+	if err != nil {
+		return err
+	}
+	t, err := b.k.ReadTree(store.LoadOptions{SkipUnreadable: true})
+	if err != nil {
+		return err
+	}
+	p := &planner{b: b, ctx: ctx, r: r, res: &txn.Result{Tree: t}}
+	committed := func(rel string) (string, bool) { s, ok := v.files[rel]; return s, ok }
+	if len(p.leafDiff(v, committed)) > 0 {
+		return nil
+	}
+	if same, err := p.sameSummaries(committed); err != nil || !same {
+		return err
+	}
+	names := []string{"ENTRY.md", "GRAPH.md"}
+	for d := range t.IndexDirs {
+		if d == "" {
+			names = append(names, "nodes/index.md")
+		} else {
+			names = append(names, store.JoinRel("nodes/"+d, "index.md"))
+		}
+	}
+	onDisk := 0
+	for _, name := range names {
+		data, err := os.ReadFile(filepath.Join(b.k.Dir, filepath.FromSlash(name)))
+		if err != nil {
+			return nil
+		}
+		if c, ok := v.files[name]; !ok || c != sum(data) {
+			return nil
+		}
+		onDisk++
+	}
+	for rel := range v.files {
+		if isGeneratedRel(rel) {
+			onDisk--
+		}
+	}
+	if onDisk != 0 {
+		return nil
+	}
+	plan, err := indexfiles.PlanFor(b.k, t, nil)
+	if err != nil || len(plan.Write) > 0 || len(plan.Remove) > 0 {
+		return nil
+	}
+	b.mu.Lock()
+	if b.view == v {
+		v.clean = true
+	}
+	b.mu.Unlock()
+	return nil
 }
