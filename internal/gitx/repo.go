@@ -12,6 +12,7 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -547,12 +548,16 @@ func (r *Repo) build(ctx context.Context, head string, c Changes, author Author,
 		written = append(written, p)
 	}
 	slices.Sort(written)
+	convert, err := r.converts(written, c.Files)
+	if err != nil {
+		return "", nil, err
+	}
 	for _, p := range written {
 		mode := "100644"
 		if fi, err := os.Lstat(filepath.Join(r.Top, filepath.FromSlash(p))); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
 			mode = "100755"
 		}
-		id, err := r.blob(ctx, p, c.Files[p])
+		id, err := r.blob(ctx, p, c.Files[p], convert[p])
 		if err != nil {
 			return "", nil, fmt.Errorf("writing the blob of %s: %w", p, err)
 		}
@@ -595,16 +600,11 @@ func (r *Repo) build(ctx context.Context, head string, c Changes, author Author,
 	return id, info.Bytes(), nil
 }
 
-// blob writes the blob of path's content. Where git would convert the
-// content on its way into the repository (.gitattributes' text, eol,
-// filter, ident or working-tree-encoding, or core.autocrlf, for content
-// that has a CR), git hash-object --path writes it, so that the blob is
-// what git add would have made; otherwise this process does.
-func (r *Repo) blob(ctx context.Context, path string, data []byte) ([]byte, error) {
-	convert, err := r.converts(path, data)
-	if err != nil {
-		return nil, err
-	}
+// blob writes the blob of path's content: by git hash-object --path
+// where git converts the content on its way into the repository (see
+// converts), so that the blob is what git add would have made; otherwise
+// by this process.
+func (r *Repo) blob(ctx context.Context, path string, data []byte, convert bool) ([]byte, error) {
 	if !convert {
 		return r.objs.write("blob", data)
 	}
@@ -615,29 +615,47 @@ func (r *Repo) blob(ctx context.Context, path string, data []byte) ([]byte, erro
 	return hex.DecodeString(strings.TrimSpace(string(out)))
 }
 
-// converts reports whether git converts path's content on its way in.
-func (r *Repo) converts(path string, data []byte) (bool, error) {
+// converts reports which of paths git converts on their way in, their
+// contents being files': .gitattributes' filter, ident or
+// working-tree-encoding, or, for content with a CR, text, eol or crlf
+// (or core.autocrlf). One git check-attr is kept running and asked for
+// all the paths at once; it is started again when a file it may have
+// read attributes from changed.
+func (r *Repo) converts(paths []string, files map[string][]byte) (map[string]bool, error) {
+	out := make(map[string]bool, len(paths))
+	if len(paths) == 0 {
+		return out, nil
+	}
+	if r.attrs != nil && r.attrs.stale(r, paths) {
+		r.attrs.close()
+		r.attrs = nil
+	}
 	if r.attrs == nil {
 		a, err := startAttrChecker(r.Top)
 		if err != nil {
-			return false, err
+			return nil, err
 		}
+		a.stale(r, paths) // records what it reads
 		r.attrs = a
 	}
-	v, err := r.attrs.get(path)
+	values, err := r.attrs.get(paths)
 	if err != nil {
 		r.attrs.close()
 		r.attrs = nil
-		return false, err
+		return nil, err
 	}
-	set := func(attr string) bool { return v[attr] != "unspecified" && v[attr] != "unset" && v[attr] != "" }
-	if set("filter") || set("ident") || set("working-tree-encoding") {
-		return true, nil
+	for _, p := range paths {
+		v := values[p]
+		set := func(attr string) bool { return v[attr] != "unspecified" && v[attr] != "unset" && v[attr] != "" }
+		switch {
+		case set("filter") || set("ident") || set("working-tree-encoding"):
+			out[p] = true
+		case v["text"] == "unset" || !bytes.Contains(files[p], []byte{'\r'}):
+		default:
+			out[p] = r.autocrlf || set("text") || set("eol") || set("crlf")
+		}
 	}
-	if v["text"] == "unset" || !bytes.Contains(data, []byte{'\r'}) {
-		return false, nil
-	}
-	return r.autocrlf || set("text") || set("eol") || set("crlf"), nil
+	return out, nil
 }
 
 // prepareIndex writes git's index with the commit's entries into tmp: a
@@ -833,11 +851,14 @@ func (u *refUpdater) died(started bool) error {
 }
 
 // attrChecker is a running git check-attr --stdin for the attributes
-// that change content on its way into the repository.
+// that change content on its way into the repository. It reads each
+// attributes file once; seen records what each file was when it could
+// have, so that a change starts a new one.
 type attrChecker struct {
-	cmd *exec.Cmd
-	in  io.WriteCloser
-	out *bufio.Reader
+	cmd  *exec.Cmd
+	in   io.WriteCloser
+	out  *bufio.Reader
+	seen map[string]string // attributes file -> its size and mtime ("" when absent)
 }
 
 var convertAttrs = []string{"text", "eol", "crlf", "filter", "ident", "working-tree-encoding"}
@@ -858,7 +879,7 @@ func startAttrChecker(dir string) (*attrChecker, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	return &attrChecker{cmd: cmd, in: in, out: bufio.NewReader(out)}, nil
+	return &attrChecker{cmd: cmd, in: in, out: bufio.NewReader(out), seen: map[string]string{}}, nil
 }
 
 func (a *attrChecker) close() {
@@ -866,25 +887,69 @@ func (a *attrChecker) close() {
 	a.cmd.Wait()
 }
 
-// get returns path's values of convertAttrs: "set", "unset",
-// "unspecified" or a value.
-func (a *attrChecker) get(path string) (map[string]string, error) {
-	if _, err := io.WriteString(a.in, path+"\x00"); err != nil {
+// stale reports whether an attributes file that paths' attributes come
+// from changed since this checker may have read it (the .gitattributes
+// of each of their folders, and the repository's info/attributes), and
+// records the ones it had not seen.
+func (a *attrChecker) stale(r *Repo, paths []string) bool {
+	files := map[string]bool{filepath.Join(r.CommonDir, "info", "attributes"): true}
+	for _, p := range paths {
+		for d := path.Dir(p); ; d = path.Dir(d) {
+			if d == "." {
+				files[filepath.Join(r.Top, ".gitattributes")] = true
+				break
+			}
+			files[filepath.Join(r.Top, filepath.FromSlash(d), ".gitattributes")] = true
+		}
+	}
+	changed := false
+	for f := range files {
+		stamp := ""
+		if fi, err := os.Stat(f); err == nil {
+			stamp = fmt.Sprintf("%d/%d", fi.Size(), fi.ModTime().UnixNano())
+		}
+		if old, ok := a.seen[f]; ok && old != stamp {
+			changed = true
+		}
+		a.seen[f] = stamp
+	}
+	return changed
+}
+
+// get returns each path's values of convertAttrs: "set", "unset",
+// "unspecified" or a value. The paths are written at once, then the
+// answers read.
+func (a *attrChecker) get(paths []string) (map[string]map[string]string, error) {
+	var b bytes.Buffer
+	for _, p := range paths {
+		b.WriteString(p)
+		b.WriteByte(0)
+	}
+	werr := make(chan error, 1)
+	go func() { _, err := a.in.Write(b.Bytes()); werr <- err }()
+	out := make(map[string]map[string]string, len(paths))
+	for range paths {
+		var path string
+		v := make(map[string]string, len(convertAttrs))
+		for range convertAttrs {
+			var f [3]string
+			for i := range f {
+				s, err := a.out.ReadString(0)
+				if err != nil {
+					<-werr
+					return nil, fmt.Errorf("git check-attr: %w", err)
+				}
+				f[i] = strings.TrimSuffix(s, "\x00")
+			}
+			path = f[0]
+			v[f[1]] = f[2]
+		}
+		out[path] = v
+	}
+	if err := <-werr; err != nil {
 		return nil, err
 	}
-	v := make(map[string]string, len(convertAttrs))
-	for range convertAttrs {
-		var f [3]string
-		for i := range f {
-			s, err := a.out.ReadString(0)
-			if err != nil {
-				return nil, fmt.Errorf("git check-attr: %w", err)
-			}
-			f[i] = strings.TrimSuffix(s, "\x00")
-		}
-		v[f[1]] = f[2]
-	}
-	return v, nil
+	return out, nil
 }
 
 // ReadBlobs reads the blobs ids (hex) through the kept cat-file, the

@@ -440,6 +440,14 @@ func TestRepoCommitFollowsAttributes(t *testing.T) {
 		t.Errorf("status: %q", st)
 	}
 	fsck(t, dir)
+	// .gitattributes changed while the checker runs: it is asked again.
+	time.Sleep(10 * time.Millisecond)
+	write(t, dir, ".gitattributes", "*.md text eol=lf\n*.txt ident\n*.cfg text eol=lf\n")
+	write(t, dir, "a.cfg", crlf)
+	commitJob(t, r, "job", files(map[string]string{".gitattributes": "*.md text eol=lf\n*.txt ident\n*.cfg text eol=lf\n", "a.cfg": crlf}))
+	if got := gitOut(t, dir, "cat-file", "-p", "HEAD:a.cfg"); got != "line one\nline two" {
+		t.Errorf("HEAD:a.cfg after .gitattributes changed = %q", got)
+	}
 	// core.autocrlf without attributes.
 	dir2 := gitRepo(t)
 	gitOut(t, dir2, "config", "core.autocrlf", "input")
