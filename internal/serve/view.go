@@ -177,6 +177,7 @@ func (p *planner) plan(head string) (gitx.Changes, error) {
 		return gitx.Changes{}, err
 	}
 	p.consistent = len(diff) == 0 && same
+	p.b.log.Debug("commit plan", "head", head, "differing_leaves", len(diff), "same_summaries", same, "clean", v.clean)
 	if p.consistent && v.clean {
 		for _, rel := range p.res.Written {
 			if generated[rel] {
