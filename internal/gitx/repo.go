@@ -441,13 +441,20 @@ func (r *Repo) commitOnce(ctx context.Context, o CommitOptions, onWait func(stri
 	if o.SkipEmpty && len(changes.Files) == 0 && len(changes.Removed) == 0 {
 		return Landed{}, noRetry, nil
 	}
-	commit, info, err := r.build(ctx, head, changes, o.Author, o.Message)
+	// git update-index starts (and reads the index) while the objects
+	// are written; it gets the commit's entries once they are known.
+	tmp := r.tmpIndex()
+	defer os.Remove(tmp)
+	iu, err := r.startIndexUpdate(ctx, tmp)
 	if err != nil {
 		return Landed{}, noRetry, err
 	}
-	tmp := r.tmpIndex()
-	defer os.Remove(tmp)
-	if err := r.prepareIndex(ctx, tmp, info); err != nil {
+	commit, info, err := r.build(ctx, head, changes, o.Author, o.Message)
+	if err != nil {
+		iu.abandon()
+		return Landed{}, noRetry, err
+	}
+	if err := iu.finish(info); err != nil {
 		return Landed{}, noRetry, err
 	}
 	if err := r.moveBranch(head, commit); err != nil {
@@ -552,17 +559,24 @@ func (r *Repo) build(ctx context.Context, head string, c Changes, author Author,
 	if err != nil {
 		return "", nil, err
 	}
-	for _, p := range written {
+	// The blobs are written at once, each in its own goroutine.
+	ids := make([][]byte, len(written))
+	errs := make([]error, len(written))
+	var wg sync.WaitGroup
+	for i, p := range written {
+		wg.Go(func() { ids[i], errs[i] = r.blob(ctx, p, c.Files[p], convert[p]) })
+	}
+	wg.Wait()
+	for i, p := range written {
+		if errs[i] != nil {
+			return "", nil, fmt.Errorf("writing the blob of %s: %w", p, errs[i])
+		}
 		mode := "100644"
 		if fi, err := os.Lstat(filepath.Join(r.Top, filepath.FromSlash(p))); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
 			mode = "100755"
 		}
-		id, err := r.blob(ctx, p, c.Files[p], convert[p])
-		if err != nil {
-			return "", nil, fmt.Errorf("writing the blob of %s: %w", p, err)
-		}
-		entries[p] = &treeEntry{mode: mode, id: id}
-		fmt.Fprintf(&info, "%s %s\t%s\x00", mode, hex.EncodeToString(id), p)
+		entries[p] = &treeEntry{mode: mode, id: ids[i]}
+		fmt.Fprintf(&info, "%s %s\t%s\x00", mode, hex.EncodeToString(ids[i]), p)
 	}
 	for _, p := range cleanPaths(c.Removed) {
 		if _, ok := c.Files[p]; ok {
@@ -658,24 +672,61 @@ func (r *Repo) converts(paths []string, files map[string][]byte) (map[string]boo
 	return out, nil
 }
 
-// prepareIndex writes git's index with the commit's entries into tmp: a
-// copy of the index, which git update-index changes (index.lock held).
-func (r *Repo) prepareIndex(ctx context.Context, tmp string, info []byte) error {
+// indexUpdate is a git update-index --index-info writing the commit's
+// index into tmp, a copy of git's index (index.lock held meanwhile).
+type indexUpdate struct {
+	cmd    *exec.Cmd
+	in     io.WriteCloser
+	stderr *bytes.Buffer
+}
+
+// startIndexUpdate copies git's index to tmp and starts git update-index
+// on it, which reads it and then waits for the entries.
+func (r *Repo) startIndexUpdate(ctx context.Context, tmp string) (*indexUpdate, error) {
 	if err := copyFile(r.indexPath(), tmp); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("copying git's index: %w", err)
+		return nil, fmt.Errorf("copying git's index: %w", err)
 	}
-	if len(info) == 0 {
-		if _, err := os.Stat(tmp); err == nil {
-			return nil
+	cmd := exec.CommandContext(ctx, "git", "-c", "core.quotepath=off", "update-index", "-z", "--index-info")
+	cmd.Dir = r.Top
+	cmd.Env = append(os.Environ(), "LC_ALL=C", "GIT_TERMINAL_PROMPT=0", "GIT_INDEX_FILE="+tmp)
+	ownGroup(cmd)
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	var stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = io.Discard, &stderr
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	return &indexUpdate{cmd: cmd, in: in, stderr: &stderr}, nil
+}
+
+// finish gives git update-index the entries (update-index -z --index-info
+// input) and waits for it to write the index.
+func (u *indexUpdate) finish(info []byte) error {
+	_, werr := u.in.Write(info)
+	cerr := u.in.Close()
+	if err := u.cmd.Wait(); err != nil {
+		msg := strings.TrimSpace(u.stderr.String())
+		if msg == "" {
+			msg = err.Error()
 		}
+		return fmt.Errorf("git update-index --index-info: %s", msg)
 	}
-	if _, err := r.git(ctx, info, []string{"GIT_INDEX_FILE=" + tmp}, "update-index", "-z", "--index-info"); err != nil {
-		return err
+	if err := errors.Join(werr, cerr); err != nil {
+		return fmt.Errorf("git update-index --index-info: %w", err)
 	}
 	if testHook != nil {
 		return testHook("index")
 	}
 	return nil
+}
+
+// abandon ends an update whose commit was not made.
+func (u *indexUpdate) abandon() {
+	u.in.Close()
+	u.cmd.Wait()
 }
 
 func copyFile(src, dst string) error {

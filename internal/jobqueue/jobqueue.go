@@ -17,7 +17,9 @@
 // run again, at a restart or ever. A job found in processing at start-up
 // was interrupted by a crash: Recover asks the caller whether the job's
 // commit exists (then it is done), and otherwise has the caller restore
-// the paths the job had announced, and queues it again.
+// the paths the job had announced, and queues it again. A job that was
+// held by its environment (ErrHeld) goes back to queued; the worker never
+// stops for one job (worker.go).
 package jobqueue
 
 import (

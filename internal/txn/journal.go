@@ -221,10 +221,11 @@ func keepJournal(k *store.KB, jpath, name string) error {
 	if err := os.Rename(jpath, dst); err != nil {
 		return fmt.Errorf("journal: %w", err)
 	}
-	if err := atomicfile.SyncDir(filepath.Dir(jpath)); err != nil {
-		return err
-	}
-	return atomicfile.SyncDir(keptDir(k))
+	// The journal's folder is synced, as a removal would be: that is the
+	// commit. (A rename is one change of the file system's journal, both
+	// folders at once; a kept journal lost to a power cut only makes the
+	// next start unable to undo the job, which is then run again.)
+	return atomicfile.SyncDir(filepath.Dir(jpath))
 }
 
 // HasOriginals reports whether originals are kept under name.
