@@ -855,34 +855,24 @@ func (u *refUpdater) close() {
 	u.cmd.Wait()
 }
 
-// update moves ref from old to next in one transaction.
+// update moves ref from old to next in one transaction. The whole
+// transaction is sent at once (nothing happens between its prepare and
+// its commit): git stops at the prepare when the compare and swap
+// misses or a lock is held, and answers each step.
 func (u *refUpdater) update(ref, next, old string) error {
-	step := func(send, want string, started bool) error {
-		if _, err := io.WriteString(u.in, send); err != nil {
-			return u.died(started)
-		}
-		if want == "" {
-			return nil
-		}
+	if _, err := fmt.Fprintf(u.in, "start\nupdate %s %s %s\nprepare\ncommit\n", ref, next, old); err != nil {
+		return u.died(false)
+	}
+	for i, want := range []string{"start: ok", "prepare: ok", "commit: ok"} {
 		line, err := u.out.ReadString('\n')
 		if err != nil {
-			return u.died(started)
+			return u.died(i > 0)
 		}
 		if strings.TrimSpace(line) != want {
 			return fmt.Errorf("git update-ref: %q, want %q", strings.TrimSpace(line), want)
 		}
-		return nil
 	}
-	if err := step("start\n", "start: ok", false); err != nil {
-		return err
-	}
-	if err := step(fmt.Sprintf("update %s %s %s\n", ref, next, old), "", true); err != nil {
-		return err
-	}
-	if err := step("prepare\n", "prepare: ok", true); err != nil {
-		return err
-	}
-	return step("commit\n", "commit: ok", true)
+	return nil
 }
 
 // died waits for the process and reports what it said: a compare and
