@@ -54,6 +54,10 @@ type Repo struct {
 	cat   *catFile
 	attrs *attrChecker
 	refs  *refUpdater
+	// tip is the commit this Repo last moved the branch to: the next
+	// commit is built on it without asking git, the compare and swap
+	// telling when someone moved the branch since ("" asks git).
+	tip string
 }
 
 // ErrInterrupted means a commit gave up waiting (for a lock another git
@@ -219,6 +223,15 @@ func (r *Repo) get(name string) (id, typ string, body []byte, err error) {
 		c.close()
 		r.cat = nil
 	}
+}
+
+// ForgetTip makes the next commit ask git where the branch is instead of
+// building on the commit this Repo made last: the caller moved the
+// branch by other means (a rebase).
+func (r *Repo) ForgetTip() {
+	r.mu.Lock()
+	r.tip = ""
+	r.mu.Unlock()
 }
 
 // Head returns the commit the served branch is at, "" when it has none
@@ -426,9 +439,12 @@ func (r *Repo) commitOnce(ctx context.Context, o CommitOptions, onWait func(stri
 	if ok, other := r.OnBranch(ctx); !ok {
 		return Landed{}, noRetry, fmt.Errorf("%w: %s is checked out, kk serves %s", ErrNotPinned, other, r.Branch)
 	}
-	head, err := r.head()
-	if err != nil {
-		return Landed{}, noRetry, err
+	head := r.tip
+	if head == "" || o.SkipEmpty {
+		// Nothing to commit is only known on the branch's true tip.
+		if head, err = r.head(); err != nil {
+			return Landed{}, noRetry, err
+		}
 	}
 	// Plan may read the repository (Blob, Files, ReadBlobs), which takes
 	// r.mu: it runs without it, index.lock still held.
@@ -458,10 +474,12 @@ func (r *Repo) commitOnce(ctx context.Context, o CommitOptions, onWait func(stri
 		return Landed{}, noRetry, err
 	}
 	if err := r.moveBranch(head, commit); err != nil {
+		r.tip = ""
 		now, herr := r.head()
 		if herr == nil && now == commit {
 			// The branch moved although the update reported a failure
 			// (its process died after the commit): the commit stands.
+			r.tip = commit
 			return r.placeIndex(tmp, commit, head), noRetry, nil
 		}
 		var race *raceError
@@ -473,6 +491,7 @@ func (r *Repo) commitOnce(ctx context.Context, o CommitOptions, onWait func(stri
 		}
 		return Landed{}, noRetry, err
 	}
+	r.tip = commit
 	return r.placeIndex(tmp, commit, head), noRetry, nil
 }
 

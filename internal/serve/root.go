@@ -201,6 +201,7 @@ func (b *Backend) rebase(ctx context.Context, r *gitx.Repo, upstream string) err
 				return err
 			}
 			err := gitx.Rebase(ctx, r.Top, upstream, "theirs")
+			r.ForgetTip()
 			if rerr := os.Remove(marker); err == nil && rerr != nil {
 				err = rerr
 			}
