@@ -140,25 +140,38 @@ type catFile struct {
 }
 
 func startCatFile(dir string) (*catFile, error) {
-	cmd := exec.Command("git", "cat-file", "--batch")
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "LC_ALL=C", "GIT_TERMINAL_PROMPT=0", "GIT_OPTIONAL_LOCKS=0")
-	ownGroup(cmd)
-	in, err := cmd.StdinPipe()
+	cmd, in, out, err := startKept(dir, nil, []string{"GIT_OPTIONAL_LOCKS=0"}, "cat-file", "--batch")
 	if err != nil {
-		return nil, err
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	if err := cmd.Start(); err != nil {
 		if _, lerr := exec.LookPath("git"); lerr != nil {
 			return nil, ErrNoGit
 		}
 		return nil, err
 	}
 	return &catFile{cmd: cmd, in: in, out: bufio.NewReaderSize(out, 64<<10)}, nil
+}
+
+// startKept starts a git process kk keeps for many requests (cat-file,
+// update-ref, check-attr with --stdin), in its own process group, with
+// pipes to its standard input and output; stderr, when not nil, takes
+// its standard error.
+func startKept(dir string, stderr io.Writer, env []string, args ...string) (*exec.Cmd, io.WriteCloser, io.Reader, error) {
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	cmd.Env = append(append(os.Environ(), "LC_ALL=C", "GIT_TERMINAL_PROMPT=0"), env...)
+	cmd.Stderr = stderr
+	ownGroup(cmd)
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, nil, nil, err
+	}
+	return cmd, in, out, nil
 }
 
 func (c *catFile) close() {

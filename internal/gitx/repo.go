@@ -849,21 +849,9 @@ type deadError struct {
 func (e *deadError) Error() string { return e.msg }
 
 func startRefUpdater(dir string) (*refUpdater, error) {
-	cmd := exec.Command("git", "update-ref", "-m", "kk serve: commit", "--stdin")
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "LC_ALL=C", "GIT_TERMINAL_PROMPT=0")
-	ownGroup(cmd)
-	in, err := cmd.StdinPipe()
-	if err != nil {
-		return nil, err
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
 	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
+	cmd, in, out, err := startKept(dir, &stderr, nil, "update-ref", "-m", "kk serve: commit", "--stdin")
+	if err != nil {
 		return nil, err
 	}
 	return &refUpdater{cmd: cmd, in: in, out: bufio.NewReader(out), stderr: &stderr}, nil
@@ -924,19 +912,8 @@ type attrChecker struct {
 var convertAttrs = []string{"text", "eol", "crlf", "filter", "ident", "working-tree-encoding"}
 
 func startAttrChecker(dir string) (*attrChecker, error) {
-	cmd := exec.Command("git", append([]string{"check-attr", "--stdin", "-z"}, convertAttrs...)...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "LC_ALL=C", "GIT_TERMINAL_PROMPT=0", "GIT_FLUSH=1", "GIT_OPTIONAL_LOCKS=0")
-	ownGroup(cmd)
-	in, err := cmd.StdinPipe()
+	cmd, in, out, err := startKept(dir, nil, []string{"GIT_FLUSH=1", "GIT_OPTIONAL_LOCKS=0"}, append([]string{"check-attr", "--stdin", "-z"}, convertAttrs...)...)
 	if err != nil {
-		return nil, err
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
 	return &attrChecker{cmd: cmd, in: in, out: bufio.NewReader(out), seen: map[string]string{}}, nil
