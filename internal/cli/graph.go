@@ -24,13 +24,14 @@ func newGraphCmd(app *App) *cobra.Command {
 know before touching the files they match; molecules group atoms. These
 commands are the command-line faces of query_graph and manage_graph: each
 builds the parameter object from its flags, or takes it whole from --input
-<file|->, and prints the result envelope ({"success":…,"data":…} or
-{"success":false,"error":{code,message,details}}) with --json, or a short
-summary otherwise.
+<file|->, and prints the result envelope ({"success":true,"data":…}) with
+--json, or a short summary otherwise.
 
 A failed operation exits 1 and prints "kk: <CODE>: <message>", with CODE one
 of VALIDATION_ERROR, NOT_FOUND, CONFLICT, INVARIANT_VIOLATION or
-INTERNAL_ERROR. Nothing is written when an operation fails.
+INTERNAL_ERROR; with --json, the error object {"error":{code, message,
+exit_code, details}} on stderr, as every kk command does. Nothing is
+written when an operation fails.
 
 Where a command takes an <id>, the entity type is molecule for ids starting
 with "molecule-" and atom otherwise, unless --type says.
@@ -86,27 +87,21 @@ func refuseWithInput(cmd *cobra.Command, flags ...string) error {
 }
 
 // printGraph prints a graph response: the envelope with --json, human
-// text otherwise. A failed response exits 1 after "kk: <CODE>: <message>".
+// text otherwise. A failed response is an error (exit 1): "kk: <CODE>:
+// <message>", or with --json the one error object on stderr, its code and
+// details those of the operation (see App.exitCode).
 func printGraph(app *App, resp op.Envelope, human func(w io.Writer, data any)) error {
-	if app.JSON {
-		if err := app.printJSON(resp); err != nil {
-			return err
-		}
-	}
 	if !resp.Success {
 		e := resp.Error
 		if e == nil {
 			e = &op.Error{Code: op.CodeInternal, Message: "the operation failed without an error"}
 		}
-		if app.JSON {
-			fmt.Fprintf(app.IO.Err, "kk: %s: %s\n", e.Code, e.Message)
-			return &SilentError{Code: ExitFailure}
-		}
-		return fmt.Errorf("%s: %s%s", e.Code, e.Message, graphNextStep(e))
+		return &opFailure{e}
 	}
-	if !app.JSON {
-		human(app.IO.Out, resp.Data)
+	if app.JSON {
+		return app.printJSON(resp)
 	}
+	human(app.IO.Out, resp.Data)
 	return nil
 }
 

@@ -290,7 +290,7 @@ func runNodeShow(ctx context.Context, app *App, o nodeShowOpts) error {
 	}
 	n, ok := t.ByID(o.id)
 	if !ok {
-		return fmt.Errorf("no node with id %q; `kk node list` shows the ids", o.id)
+		return &opFailure{op.New(op.CodeNotFound, map[string]any{"id": o.id}, "no node with id %q", o.id)}
 	}
 	src, err := os.ReadFile(k.NodePath(n.Path))
 	if err != nil {
