@@ -31,7 +31,7 @@ func newClientCmd(app *App) *cobra.Command {
 	var o clientOpts
 	cmd := &cobra.Command{
 		Use:   "client",
-		Short: "Talk to a kk serve (or knowledged) server",
+		Short: "Post, search and read notes on a kk serve (or knowledged) server",
 		Long: `Send notes to a running kk serve and read from it, over its HTTP API
 (the same API knowledged serves, so kk client also talks to knowledged).
 
@@ -252,10 +252,11 @@ func runClientEdit(ctx context.Context, app *App, co *clientOpts, o clientEditOp
 
 func newClientDeleteCmd(app *App, co *clientOpts) *cobra.Command {
 	return &cobra.Command{
-		Use:   "delete <path>",
-		Short: "Delete a note",
-		Long:  `Delete the note at <path> (relative to nodes/). The server commits it as delete(<job id>): <path>.`,
-		Args:  cobra.ExactArgs(1),
+		Use:     "delete <path>",
+		Example: `  kk client delete golang/channels.md --wait`,
+		Short:   "Delete a note",
+		Long:    `Delete the note at <path> (relative to nodes/). The server commits it as delete(<job id>): <path>.`,
+		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runClientDelete(cmd.Context(), app, co, args[0])
 		},
@@ -276,8 +277,9 @@ func runClientDelete(ctx context.Context, app *App, co *clientOpts, path string)
 
 func newClientJobCmd(app *App, co *clientOpts) *cobra.Command {
 	return &cobra.Command{
-		Use:   "job <id>",
-		Short: "Show a job's status",
+		Use:     "job <id>",
+		Example: `  kk client job 01J9ZK3Q5W2X8Y7V6T5R4Q3P2N`,
+		Short:   "Show a job's status",
 		Long: `Print a job as "<job id><TAB><status><TAB><path>". A failed job prints
 its error to stderr and exits 1.`,
 		Args: cobra.ExactArgs(1),
@@ -297,7 +299,9 @@ its error to stderr and exits 1.`,
 
 func newClientGetCmd(app *App, co *clientOpts) *cobra.Command {
 	return &cobra.Command{
-		Use:   "get <path>",
+		Use: "get <path>",
+		Example: `  kk client get golang/channels.md
+  kk client get golang/channels.md --json`,
 		Short: "Print a note",
 		Long:  `Print the note at <path> (relative to nodes/, or to the repository) as it is stored, front matter included.`,
 		Args:  cobra.ExactArgs(1),
@@ -332,7 +336,7 @@ func newClientSearchCmd(app *App, co *clientOpts) *cobra.Command {
 	var o clientSearchOpts
 	cmd := &cobra.Command{
 		Use:   "search [<text>...]",
-		Short: "Find notes by words or tags, or have them answer a question",
+		Short: "Search a server's notes by words or tags, or ask them a question",
 		Long: `With <text>, print the notes that best match it, each as a line
 "=== <path> ===" followed by the note. With --answer, print the server's
 answer to <text> drawn from the notes, and the notes it used on stderr.
@@ -438,10 +442,11 @@ func runClientSearch(ctx context.Context, app *App, co *clientOpts, o clientSear
 
 func newClientTagsCmd(app *App, co *clientOpts) *cobra.Command {
 	return &cobra.Command{
-		Use:   "tags",
-		Short: "List the tags and how many notes carry each",
-		Long:  `Print one line per tag, "<tag><TAB><count>", sorted by tag.`,
-		Args:  cobra.NoArgs,
+		Use:     "tags",
+		Example: `  kk client tags`,
+		Short:   "List the tags and how many notes carry each",
+		Long:    `Print one line per tag, "<tag><TAB><count>", sorted by tag.`,
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, err := co.apiClient(app)
 			if err != nil {
@@ -470,8 +475,9 @@ func newClientTagsCmd(app *App, co *clientOpts) *cobra.Command {
 func newClientRecentCmd(app *App, co *clientOpts) *cobra.Command {
 	var limit int
 	cmd := &cobra.Command{
-		Use:   "recent",
-		Short: "List the notes stored most recently",
+		Use:     "recent",
+		Example: `  kk client recent --limit 5`,
+		Short:   "List the notes stored most recently",
 		Long: `Print the newest notes stored through the server, newest first, one a
 line: "<created_at><TAB><job id><TAB><path><TAB><tags>", the time in
 RFC 3339 UTC.`,
@@ -508,8 +514,9 @@ RFC 3339 UTC.`,
 
 func newClientAskCmd(app *App, co *clientOpts) *cobra.Command {
 	return &cobra.Command{
-		Use:   "ask <question>...",
-		Short: "Have the server's model draft a note answering a question",
+		Use:     "ask <question>...",
+		Example: `  kk client ask how do goroutines stop`,
+		Short:   "Have the server's model draft a note answering a question",
 		Long: `Print a draft note answering <question>: the answer on stdout, its
 title and tags on stderr. Nothing is stored; post the draft to keep it.
 The server needs a model (503 without one).`,

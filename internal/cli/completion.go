@@ -43,7 +43,10 @@ type completionOpts struct {
 func newCompletionCmd(app *App) *cobra.Command {
 	var o completionOpts
 	cmd := &cobra.Command{
-		Use:         "completion bash|zsh|fish|powershell",
+		Use: "completion bash|zsh|fish|powershell",
+		Example: `  source <(kk completion bash)
+  kk completion zsh > "${fpath[1]}/_kk"
+  kk completion fish > ~/.config/fish/completions/kk.fish`,
 		Annotations: map[string]string{noJSON: "a shell script"},
 		Short:       "Print a shell completion script",
 		Long:        completionLong,

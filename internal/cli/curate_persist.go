@@ -48,7 +48,7 @@ Exits 1 when any action failed. Malformed input writes nothing.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.input, "input", "-", "curator-output JSON file, or - for standard input")
-	f.BoolVar(&o.noIndex, "no-index", false, "leave the index files alone (run `kk index rebuild` afterwards)")
+	f.BoolVar(&o.noIndex, "no-index", false, "leave the index files alone (run kk index rebuild afterwards)")
 	return cmd
 }
 

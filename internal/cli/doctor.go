@@ -17,7 +17,9 @@ type doctorOpts struct {
 func newDoctorCmd(app *App) *cobra.Command {
 	var o doctorOpts
 	cmd := &cobra.Command{
-		Use:   "doctor",
+		Use: "doctor",
+		Example: `  kk doctor
+  kk doctor --harness claude`,
 		Short: "Check the health of the knowledge base",
 		Long: `Check the knowledge base: git on PATH, the installed-version record and
 whether it matches this kk, kk's lines in .ai/kenkeep/.gitignore, .kkignore,

@@ -38,10 +38,6 @@ with "molecule-" and atom otherwise, unless --type says.
 
 kk graph export draws the graph (the traceability edges, the atoms under
 their molecules, or the leaves) as Mermaid, Graphviz dot or JSON.`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return usagef("graph needs a subcommand: get, search, create, update, delete or export")
-		},
 	}
 	cmd.AddCommand(newGraphGetCmd(app), newGraphSearchCmd(app), newGraphCreateCmd(app), newGraphUpdateCmd(app), newGraphDeleteCmd(app), newGraphExportCmd(app))
 	return cmd
@@ -215,7 +211,7 @@ func newGraphSearchCmd(app *App) *cobra.Command {
 	var o graphSearchOpts
 	cmd := &cobra.Command{
 		Use:   "search",
-		Short: "List atoms or molecules, filtered by text or molecule",
+		Short: "List atoms or molecules by name, molecule or orphan status",
 		Long: `List atoms (or molecules with --type molecule) ordered by name. --query
 keeps those whose name or knowledge holds every word of it (ignoring case);
 --molecule keeps the atoms of one molecule, --orphans the atoms of none.

@@ -12,9 +12,7 @@ import (
 func newIndexCmd(app *App) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "index",
-		Short: "Generated index files",
-		Args:  cobra.NoArgs,
-		RunE:  func(cmd *cobra.Command, args []string) error { return usagef("index needs a subcommand: rebuild") },
+		Short: "Regenerate or check the generated ENTRY.md, GRAPH.md and index.md files",
 	}
 	cmd.AddCommand(newIndexRebuildCmd(app))
 	return cmd
@@ -28,7 +26,9 @@ type indexRebuildOpts struct {
 func newIndexRebuildCmd(app *App) *cobra.Command {
 	var o indexRebuildOpts
 	cmd := &cobra.Command{
-		Use:   "rebuild",
+		Use: "rebuild",
+		Example: `  kk index rebuild
+  kk index rebuild --check      # in CI: exit 1 when a generated file is stale`,
 		Short: "Regenerate every index.md, ENTRY.md and GRAPH.md from the leaves",
 		Long: `Regenerate nodes/**/index.md, nodes/index.md, ENTRY.md and GRAPH.md from the
 leaves under nodes/, carrying the folder summaries of FOLDER_SUMMARIES.md.

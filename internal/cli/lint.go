@@ -18,7 +18,10 @@ type lintOpts struct {
 func newLintCmd(app *App) *cobra.Command {
 	var o lintOpts
 	cmd := &cobra.Command{
-		Use:   "lint",
+		Use: "lint",
+		Example: `  kk lint
+  kk lint --quiet               # counts only
+  kk lint --json`,
 		Short: "Check the knowledge tree for broken edges, naming, folder and tag problems",
 		Long: `Check the knowledge tree and report every problem with the rule it breaks
 and how to fix it. Lint reads only.

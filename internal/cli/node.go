@@ -15,6 +15,7 @@ import (
 
 	"github.com/kk-project/kk/internal/contracts"
 	"github.com/kk-project/kk/internal/curate"
+	"github.com/kk-project/kk/internal/graph"
 	"github.com/kk-project/kk/internal/node"
 	"github.com/kk-project/kk/internal/op"
 	"github.com/kk-project/kk/internal/schema"
@@ -25,11 +26,7 @@ import (
 func newNodeCmd(app *App) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "node",
-		Short: "Write, show and list knowledge leaves",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return usagef("node needs a subcommand: write, show or list")
-		},
+		Short: "Write, show and list notes (the leaves of the knowledge tree)",
 	}
 	cmd.AddCommand(newNodeWriteCmd(app), newNodeShowCmd(app), newNodeListCmd(app), newNodeAddCmd(app), newNodePhrasingsCmd(app))
 	return cmd
@@ -72,7 +69,15 @@ place, keeping its folder unless --folder moves it) or --unique (write
 
 The index files are regenerated after the write, so the tree stays
 consistent. When writing many nodes in a row, pass --no-index to each and
-run 'kk index rebuild' once at the end.`,
+run 'kk index rebuild' once at the end.
+
+Types: practice (how we build: a convention, a rule, a gotcha or pitfall, a
+command) and map (what exists: a module, a feature, a term, where something
+lives) are the notes most projects keep. molecule, req, scenario, test, adr,
+flag, event and symbol are the types of the knowledge graph and the
+traceability layer (kk graph, kk upsert). Another type is written as given,
+since the format lets consumers meet types they do not know, and kk warns
+that it is none of these.`,
 		Example: `  kk node write practice "Wrap HTTP errors" --summary "Wrap errors with the request id" --tags http,errors \
     --phrasing "which request failed? the error has no request id" --phrasing "how should handlers wrap errors" < body.md
   kk node write map cli-commands --title "CLI commands" --summary "Where each command lives" --folder cli --from notes.md
@@ -122,7 +127,7 @@ run 'kk index rebuild' once at the end.`,
 	f.StringVar(&o.input, "input", "", "read the whole node as JSON from a file, or - for standard input")
 	f.BoolVar(&o.update, "update", false, "replace the leaf if the id exists")
 	f.BoolVar(&o.unique, "unique", false, "append -2, -3 or -4 to the id if it exists")
-	f.BoolVar(&o.noIndex, "no-index", false, "leave the index files alone (when writing many nodes, then run `kk index rebuild` once)")
+	f.BoolVar(&o.noIndex, "no-index", false, "leave the index files alone (when writing many nodes; run kk index rebuild once at the end)")
 	return cmd
 }
 
@@ -162,6 +167,9 @@ func runNodeWrite(ctx context.Context, app *App, o nodeWriteOpts) error {
 		mode = curate.Update
 	case o.unique:
 		mode = curate.Unique
+	}
+	if in.Type != "" && !slices.Contains(graph.EntityTypes, in.Type) {
+		app.warnf("type %q is not one of kk's types (%s); it is written as given and shown as a generic note. A convention, gotcha or pitfall is a practice; a module, term or location is a map", in.Type, strings.Join(graph.EntityTypes, ", "))
 	}
 	k.Now = app.Now
 	res, err := curate.WriteNode(ctx, k, in, curate.WriteOptions{Mode: mode, Command: app.Command, NoIndex: o.noIndex})
@@ -258,8 +266,10 @@ type nodeShowOpts struct{ id string }
 func newNodeShowCmd(app *App) *cobra.Command {
 	var o nodeShowOpts
 	return &cobra.Command{
-		Use:   "show <id>",
-		Short: "Print one leaf",
+		Use: "show <id>",
+		Example: `  kk node show practice-wrap-errors
+  kk node show practice-wrap-errors --json`,
+		Short: "Print one leaf's file as it is on disk",
 		Long: `Print the leaf with the given id: its file as it is on disk. With --json it
 prints what 'kk read <id> --json' prints (the kk_read result: fields, body
 without kk's generated blocks, edges, version), so one leaf has one JSON
@@ -325,15 +335,18 @@ type nodeListOpts struct {
 func newNodeListCmd(app *App) *cobra.Command {
 	var o nodeListOpts
 	cmd := &cobra.Command{
-		Use:   "list",
-		Short: "List leaves, optionally filtered",
+		Use: "list",
+		Example: `  kk node list
+  kk node list --type practice --tag go
+  kk node list --folder http --json`,
+		Short: "List leaves by type, tag or folder (no ranking: see kk search)",
 		Long: `List the leaves of the tree in path order: id, type, folder and title,
 tab-separated. --type, --tag and --folder filter; several --tag values must
 all be present. --folder includes subfolders.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error { return runNodeList(cmd.Context(), app, o) },
 	}
-	cmd.Flags().StringVar(&o.typ, "type", "", "only nodes of this type")
+	cmd.Flags().StringVar(&o.typ, "type", "", "only nodes of this type (practice, map, molecule, req, scenario, test, adr, flag, event, symbol)")
 	cmd.Flags().StringSliceVar(&o.tags, "tag", nil, "only nodes carrying this tag (repeatable)")
 	cmd.Flags().StringVar(&o.folder, "folder", "", "only nodes in this folder or below")
 	return cmd

@@ -28,10 +28,6 @@ knowledge from one repository to another:
 
 'kk pack export' writes one from this repository's tree; 'kk pack import'
 grafts one into nodes/<name>/. Packs written by kenkeep read the same way.`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return usagef("pack needs a subcommand: export or import")
-		},
 	}
 	cmd.AddCommand(newPackExportCmd(app), newPackImportCmd(app))
 	return cmd
@@ -48,8 +44,9 @@ type packExportOpts struct {
 func newPackExportCmd(app *App) *cobra.Command {
 	var o packExportOpts
 	cmd := &cobra.Command{
-		Use:   "export --name <name> --version <version> --summary <text> [--homepage <url>] [--out <dir|file.tar.gz>]",
-		Short: "Write the knowledge tree as a knowledge pack",
+		Use:     "export --name <name> --version <version> --summary <text> [--homepage <url>] [--out <dir|file.tar.gz>]",
+		Example: `  kk pack export --name team-go --version 1.0.0 --summary "Our Go conventions" --out team-go.tar.gz`,
+		Short:   "Write the knowledge tree as a knowledge pack",
 		Long: `Write every leaf of the tree as a knowledge pack: the leaves byte for byte
 under knowledge/ (with freshly generated index.md files, and
 nodes/.redirects.json when there is one), the summaries of the exported
@@ -154,7 +151,9 @@ type packImportOpts struct {
 func newPackImportCmd(app *App) *cobra.Command {
 	var o packImportOpts
 	cmd := &cobra.Command{
-		Use:   "import <dir|file.tar.gz> [--as <name>] [--migrate]",
+		Use: "import <dir|file.tar.gz> [--as <name>] [--migrate]",
+		Example: `  kk pack import team-go.tar.gz
+  kk pack import kenkeep-pack-drupal --as drupal --migrate`,
 		Short: "Graft a knowledge pack into the tree",
 		Long: `Import a knowledge pack from a folder or a .tar.gz archive. The manifest
 kenkeep-pack.yaml may sit at the top of the source or in the one folder

@@ -301,6 +301,7 @@ func newRootCmd(app *App) *cobra.Command {
 	} {
 		root.AddCommand(c)
 	}
+	organizeHelp(root)
 	addJSONFlags(root, app)
 	addCompletions(root, app)
 	markCommandErrors(root)

@@ -27,8 +27,11 @@ type searchOpts struct {
 func newSearchCmd(app *App) *cobra.Command {
 	var o searchOpts
 	cmd := &cobra.Command{
-		Use:   "search <text>...",
-		Short: "Rank the nodes matching some words",
+		Use: "search <text>...",
+		Example: `  kk search wrap errors
+  kk search --tag go --type practice
+  kk search token rotation --limit 3 --json`,
+		Short: "Full-text search of every note, ranked (the kk_search tool)",
 		Long: `Sync the branch's search index (see kk sync), then list the nodes that
 best match the words of <text>, best first. This is the command-line face
 of the MCP tool kk_search: --input <file|-> takes its parameter object
@@ -85,7 +88,7 @@ matched words in [brackets]. Nothing found prints nothing and exits 0.`,
 		},
 	}
 	cmd.Flags().IntVar(&o.limit, "limit", search.DefaultSearchLimit, fmt.Sprintf("list at most N hits (at most %d)", search.MaxSearchLimit))
-	cmd.Flags().StringSliceVar(&o.types, "type", nil, "list only nodes of this type (repeatable)")
+	cmd.Flags().StringSliceVar(&o.types, "type", nil, "list only nodes of this type: practice, map, molecule, req, … (repeatable)")
 	cmd.Flags().StringSliceVar(&o.tags, "tag", nil, "list only nodes carrying this tag (repeatable: every tag given)")
 	cmd.Flags().BoolVar(&o.all, "all", false, "list the matches even when none of them answers the text")
 	cmd.Flags().StringVar(&o.branch, "branch", "", "search this branch's index (default: the current branch)")

@@ -16,7 +16,9 @@ type statusOpts struct{}
 func newStatusCmd(app *App) *cobra.Command {
 	var o statusOpts
 	cmd := &cobra.Command{
-		Use:   "status",
+		Use: "status",
+		Example: `  kk status
+  kk status --json`,
 		Short: "Show what the knowledge base holds and what waits for work",
 		Long: `Show the installed version, the leaves by type, the folders, whether the
 generated index matches the leaves, the session logs waiting for proposal
