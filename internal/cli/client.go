@@ -390,6 +390,17 @@ func printDocs(app *App, docs []httpapi.Doc) error {
 	return nil
 }
 
+// tagsWanted describes the tags a search by tag asked for.
+func tagsWanted(o clientSearchOpts) string {
+	if len(o.tags) == 1 {
+		return "the tag " + o.tags[0]
+	}
+	if o.all {
+		return "every tag of " + strings.Join(o.tags, ", ")
+	}
+	return "any of the tags " + strings.Join(o.tags, ", ")
+}
+
 func runClientSearch(ctx context.Context, app *App, co *clientOpts, o clientSearchOpts) error {
 	c, err := co.apiClient(app)
 	if err != nil {
@@ -414,6 +425,9 @@ func runClientSearch(ctx context.Context, app *App, co *clientOpts, o clientSear
 		if err != nil {
 			return err
 		}
+		if len(docs) == 0 {
+			app.noResults("no note on %s carries %s; kk client tags lists the tags", c.BaseURL, tagsWanted(o))
+		}
 		return printDocs(app, docs)
 	case len(o.tags) > 0:
 		notes, err := c.ByTags(ctx, o.tags, o.all)
@@ -428,6 +442,9 @@ func runClientSearch(ctx context.Context, app *App, co *clientOpts, o clientSear
 				Notes []httpapi.TagDoc `json:"notes"`
 			}{notes})
 		}
+		if len(notes) == 0 {
+			app.noResults("no note on %s carries %s; kk client tags lists the tags", c.BaseURL, tagsWanted(o))
+		}
 		for _, n := range notes {
 			fmt.Fprintf(app.IO.Out, "%s\t%s\t%s\n", n.Path, n.Title, strings.Join(n.Tags, ","))
 		}
@@ -436,6 +453,9 @@ func runClientSearch(ctx context.Context, app *App, co *clientOpts, o clientSear
 	docs, err := c.Search(ctx, o.query, o.limit)
 	if err != nil {
 		return err
+	}
+	if len(docs) == 0 {
+		app.noResults("no note on %s matches %q; kk client tags lists the tags, kk client recent the newest notes", c.BaseURL, o.query)
 	}
 	return printDocs(app, docs)
 }
@@ -463,6 +483,9 @@ func newClientTagsCmd(app *App, co *clientOpts) *cobra.Command {
 				return app.printJSON(struct {
 					Tags []httpapi.TagCount `json:"tags"`
 				}{tags})
+			}
+			if len(tags) == 0 {
+				app.noResults("no note on %s has a tag", c.BaseURL)
 			}
 			for _, t := range tags {
 				fmt.Fprintf(app.IO.Out, "%s\t%d\n", t.Tag, t.Count)
@@ -501,6 +524,9 @@ RFC 3339 UTC.`,
 				return app.printJSON(struct {
 					Posts []httpapi.Post `json:"posts"`
 				}{posts})
+			}
+			if len(posts) == 0 {
+				app.noResults("no note has been posted to %s yet; kk client post adds one", c.BaseURL)
 			}
 			for _, p := range posts {
 				fmt.Fprintf(app.IO.Out, "%s\t%s\t%s\t%s\n", p.CreatedAt.UTC().Format(time.RFC3339), p.JobID, p.Path, strings.Join(p.Tags, ","))

@@ -19,8 +19,9 @@ func newIndexCmd(app *App) *cobra.Command {
 }
 
 type indexRebuildOpts struct {
-	check bool
-	stage bool
+	check   bool
+	stage   bool
+	verbose bool
 }
 
 func newIndexRebuildCmd(app *App) *cobra.Command {
@@ -37,8 +38,10 @@ The output is a pure function of the leaves and the summaries: two runs give
 the same bytes, and a run with nothing to change writes no file. An index.md
 left in a folder that no longer holds leaves is removed.
 
---check writes nothing; it lists the files that differ and exits 1 when any
-does (use it in CI). --stage runs git add on the files it wrote.`,
+It lists the files it wrote (the first 10; --verbose lists them all, --json
+always does) and says how many on stderr. --check writes nothing; it lists
+the files that differ and exits 1 when any does (use it in CI). --stage
+runs git add on the files it wrote.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if o.check && o.stage {
@@ -49,6 +52,7 @@ does (use it in CI). --stage runs git add on the files it wrote.`,
 	}
 	cmd.Flags().BoolVar(&o.check, "check", false, "write nothing; exit 1 if any generated file is out of date")
 	cmd.Flags().BoolVar(&o.stage, "stage", false, "git add the files written")
+	cmd.Flags().BoolVarP(&o.verbose, "verbose", "v", false, "list every file written or stale, not only the first 10")
 	return cmd
 }
 
@@ -72,21 +76,30 @@ func runIndexRebuild(ctx context.Context, app *App, o indexRebuildOpts) error {
 		if o.check {
 			verb, removed = "stale", "stale"
 		}
+		var lines [][2]string
 		for _, f := range res.Changed {
-			fmt.Fprintf(app.IO.Out, "%s\t%s\n", verb, f)
+			lines = append(lines, [2]string{verb, f})
 		}
 		for _, f := range res.Removed {
-			fmt.Fprintf(app.IO.Out, "%s\t%s\n", removed, f)
+			lines = append(lines, [2]string{removed, f})
+		}
+		shown, more := capList(lines, o.verbose)
+		for _, l := range shown {
+			fmt.Fprintf(app.IO.Out, "%s\t%s\n", l[0], l[1])
+		}
+		unlisted := ""
+		if more > 0 {
+			unlisted = fmt.Sprintf("; %d more not listed (--verbose lists them all)", more)
 		}
 		switch {
 		case o.check && stale:
-			fmt.Fprintf(app.IO.Err, "kk: %d generated file(s) are out of date; run `kk index rebuild` and commit the result\n", len(res.Changed)+len(res.Removed))
+			fmt.Fprintf(app.IO.Err, "kk: %d generated file(s) are out of date%s; run `kk index rebuild` and commit the result\n", len(lines), unlisted)
 		case o.check:
 			app.notef("index is up to date (%d node(s), %d folder(s))", res.NodeCount, res.Folders)
 		case !stale:
 			app.notef("nothing to do; index is up to date (%d node(s))", res.NodeCount)
 		default:
-			app.notef("regenerated %d file(s) from %d node(s)", len(res.Changed)+len(res.Removed), res.NodeCount)
+			app.notef("regenerated %d file(s) from %d node(s)%s", len(lines), res.NodeCount, unlisted)
 		}
 		if len(res.MissingSummaries) > 0 && !o.check {
 			app.warnf("%d folder(s) have no summary in FOLDER_SUMMARIES.md: %s", len(res.MissingSummaries), listSome(res.MissingSummaries, 5))

@@ -391,6 +391,12 @@ func runNodeList(_ context.Context, app *App, o nodeListOpts) error {
 		tw = tabwriter.NewWriter(app.IO.Out, 0, 4, 2, ' ', 0)
 		w = tw
 	}
+	switch {
+	case len(t.Leaves) == 0:
+		app.noResults("the knowledge base holds no notes yet; kk node write adds one")
+	case len(list) == 0:
+		app.noResults("none of the %d notes matches these filters; kk node list without them lists every note", len(t.Leaves))
+	}
 	for _, n := range list {
 		fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", n.ID, n.Type, n.Dir(), n.Title)
 	}

@@ -39,6 +39,7 @@ type packExportOpts struct {
 	Summary  string
 	Homepage string
 	Out      string
+	verbose  bool
 }
 
 func newPackExportCmd(app *App) *cobra.Command {
@@ -86,6 +87,7 @@ tar.gz), "leaves", "folders", "folder_summaries", "missing_summaries",
 	cmd.Flags().StringVar(&o.Summary, "summary", "", "one-line summary of the pack (required)")
 	cmd.Flags().StringVar(&o.Homepage, "homepage", "", "where the pack is published (an absolute URL)")
 	cmd.Flags().StringVar(&o.Out, "out", "", "folder, or file ending in .tar.gz, to write (default kenkeep-pack-<name>)")
+	cmd.Flags().BoolVarP(&o.verbose, "verbose", "v", false, "name every folder the pack lacks a summary for, not only the first 5")
 	return cmd
 }
 
@@ -119,8 +121,14 @@ func runPackExport(ctx context.Context, app *App, o packExportOpts) error {
 	fmt.Fprintf(app.IO.Out, "exported\t%d leaf file(s) in %d folder(s) as pack %s %s\n", res.Leaves, res.Folders, res.Name, res.Version)
 	fmt.Fprintf(app.IO.Out, "wrote\t%s\n", res.Out)
 	if len(res.MissingSummaries) > 0 {
+		folders := listSome(res.MissingSummaries, 5)
+		if o.verbose {
+			folders = strings.Join(res.MissingSummaries, ", ")
+		} else if len(res.MissingSummaries) > 5 {
+			folders += " (--verbose lists them all)"
+		}
 		app.warnf("%d folder(s) of the pack have no summary: %s; add them to FOLDER_SUMMARIES.md so the pack's index says what each folder is for",
-			len(res.MissingSummaries), strings.Join(res.MissingSummaries, ", "))
+			len(res.MissingSummaries), folders)
 	}
 	return nil
 }

@@ -278,6 +278,8 @@ func newRootCmd(app *App) *cobra.Command {
 	jsonFlag(root, app)
 	root.PersistentFlags().BoolVarP(&app.Quiet, "quiet", "q", false, "print no progress, warnings or notes on stderr (errors still are)")
 	root.SetVersionTemplate("kk {{.Version}}\n")
+	// --version has no -v: -v is --verbose wherever a command has it.
+	root.Flags().Bool("version", false, "print kk's version (kk version prints more)")
 	for _, c := range []*cobra.Command{
 		newInitCmd(app),
 		newNodeCmd(app),

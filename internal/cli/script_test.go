@@ -105,15 +105,22 @@ func TestScripts(t *testing.T) {
 	})
 }
 
-// ptyCmd is the script command "pty <program> [args...]": it runs the
-// program (from the script's PATH, in the script's folder) with stderr on
-// a pseudo-terminal and stdout on a pipe, as an interactive shell whose
-// output is piped would. What the terminal received becomes the command's
-// stderr, the pipe's bytes its stdout. The environment is the test
-// process's, with the script's values of the variables kk reads.
+// ptyCmd is the script command "pty [-stdout] <program> [args...]": it
+// runs the program (from the script's PATH, in the script's folder) with
+// stderr on a pseudo-terminal and stdout on a pipe, as an interactive shell
+// whose output is piped would. What the terminal received becomes the
+// command's stderr, the pipe's bytes its stdout. With -stdout it is the
+// other way round: stdout on the terminal (and becoming the command's
+// stdout), stderr on the pipe, as a person reading a command's output at a
+// terminal would run it. The environment is the test process's, with the
+// script's values of the variables kk reads.
 func ptyCmd(ts *testscript.TestScript, neg bool, args []string) {
+	onStdout := len(args) > 0 && args[0] == "-stdout"
+	if onStdout {
+		args = args[1:]
+	}
 	if len(args) == 0 {
-		ts.Fatalf("usage: pty <program> [args...]")
+		ts.Fatalf("usage: pty [-stdout] <program> [args...]")
 	}
 	prog := args[0]
 	for _, dir := range filepath.SplitList(ts.Getenv("PATH")) {
@@ -134,6 +141,9 @@ func ptyCmd(ts *testscript.TestScript, neg bool, args []string) {
 	defer ptmx.Close()
 	var stdout bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, tty
+	if onStdout {
+		cmd.Stdout, cmd.Stderr = tty, &stdout
+	}
 	ts.Check(cmd.Start())
 	tty.Close() // the child holds it now; reading ends when the child exits
 	var term bytes.Buffer
@@ -144,9 +154,13 @@ func ptyCmd(ts *testscript.TestScript, neg bool, args []string) {
 	}()
 	err = cmd.Wait()
 	<-copied
-	ts.Stdout().Write(stdout.Bytes())
 	// The terminal turns "\n" into "\r\n"; scripts match lines as written.
-	ts.Stderr().Write([]byte(strings.ReplaceAll(term.String(), "\r\n", "\n")))
+	termOut, pipeOut := ts.Stderr(), ts.Stdout()
+	if onStdout {
+		termOut, pipeOut = ts.Stdout(), ts.Stderr()
+	}
+	pipeOut.Write(stdout.Bytes())
+	termOut.Write([]byte(strings.ReplaceAll(term.String(), "\r\n", "\n")))
 	if err != nil && !neg {
 		ts.Fatalf("%s: %v", strings.Join(args, " "), err)
 	}

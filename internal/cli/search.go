@@ -116,6 +116,14 @@ func runSearch(ctx context.Context, app *App, o searchOpts) error {
 		if !ok {
 			return
 		}
+		if len(d.Hits) == 0 {
+			switch {
+			case o.text != "" && !o.all:
+				app.noResults("no note answers %q; kk search --all lists weaker matches too, kk node list lists every note", o.text)
+			default:
+				app.noResults("no note matches; kk node list lists every note")
+			}
+		}
 		for _, h := range d.Hits {
 			fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", strconv.FormatFloat(h.Score, 'g', 4, 64), h.ID, h.Path, h.Title)
 			if h.Snippet != "" {
