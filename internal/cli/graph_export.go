@@ -23,7 +23,9 @@ func newGraphExportCmd(app *App) *cobra.Command {
   --view edges      the traceability entities (req, scenario, test, adr,
                     flag, event, symbol) and the typed edges touching one
                     of them, with the entities at their other ends
-                    (the default);
+                    (the default; a knowledge base without any such
+                    entity, only practice and map notes, gets the leaves
+                    view instead, and a note on stderr says so);
   --view molecules  the atoms grouped under their molecules (Mermaid
                     subgraphs, dot clusters) and their kk_related links;
   --view leaves     every leaf with its relates_to and depends_on edges.
@@ -64,12 +66,23 @@ graph always gives the same bytes.`,
 			if err != nil {
 				return err
 			}
+			o.o.Fallback = !cmd.Flags().Changed("view")
 			p, err := picture.Export(cmd.Context(), k, o.o)
 			if fe, ok := errors.AsType[*picture.FlagError](err); ok {
 				return usagef("%s", fe)
 			}
 			if err != nil {
 				return err
+			}
+			switch {
+			case p.View != o.o.View:
+				app.notef("no traceability entity (req, scenario, test, adr, flag, event, symbol) to draw; drawing every note and its links instead (--view leaves)")
+			case len(p.Nodes) == 0 && o.o.View == picture.ViewEdges && o.o.Around == "" && len(o.o.Types) == 0:
+				app.notef("the edges view is empty: no traceability entity; --view leaves draws every note and its links")
+			case len(p.Nodes) == 0 && o.o.View == picture.ViewMolecules && o.o.Around == "" && len(o.o.Types) == 0:
+				app.notef("the molecules view is empty: no atom or molecule; --view leaves draws every note and its links")
+			case len(p.Nodes) == 0 && o.o.View == picture.ViewLeaves:
+				app.notef("the knowledge base holds no notes yet; kk node write adds one")
 			}
 			if o.o.Format == picture.FormatJSON {
 				return app.printJSON(p)

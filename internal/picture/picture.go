@@ -67,6 +67,11 @@ type Options struct {
 	// without regard to case.
 	Around string
 	Depth  int
+	// Fallback draws the leaves view instead of the edges view when the
+	// knowledge base holds no traceability entity, which would leave the
+	// edges view empty (a tree of practice and map notes only); the
+	// Picture's View says which view was drawn.
+	Fallback bool
 }
 
 // Node is one entity of a picture.
@@ -86,7 +91,7 @@ type Edge struct {
 // Picture is what Export drew: its nodes ordered by id, its edges ordered
 // by source, type and target, and, for Mermaid and dot, the text.
 type Picture struct {
-	View  string `json:"-"`
+	View  string `json:"-"` // the view drawn
 	Nodes []Node `json:"nodes"`
 	Edges []Edge `json:"edges"`
 	// Text is the Mermaid or dot source, ending in a newline; "" for JSON.
@@ -140,6 +145,9 @@ func Export(ctx context.Context, k *store.KB, o Options) (*Picture, error) {
 	switch o.View {
 	case ViewEdges:
 		p, err = edgesView(ctx, k)
+		if err == nil && len(p.Nodes) == 0 && o.Fallback {
+			p, err = leavesView(ctx, k)
+		}
 	case ViewMolecules:
 		p, err = moleculesView(ctx, k)
 	case ViewLeaves:

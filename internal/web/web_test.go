@@ -6,6 +6,10 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/kk-project/kk/internal/contracts"
+	"github.com/kk-project/kk/internal/curate"
+	"github.com/kk-project/kk/internal/optest"
 )
 
 // shared is a handler over a fresh fixture.
@@ -234,5 +238,36 @@ func TestTreeError(t *testing.T) {
 	res, body := get(t, New(k, Options{}), "GET", "/")
 	if res.StatusCode != 500 || !strings.Contains(body, "broken.md") {
 		t.Fatalf("status %d: %s", res.StatusCode, body)
+	}
+}
+
+// A knowledge base of practice and map notes only has no traceability
+// entity: the trace page shows every note and its links instead of an
+// empty box, and says why.
+func TestTraceFallsBackToEveryNote(t *testing.T) {
+	ctx := t.Context()
+	k := optest.NewKB(t)
+	for _, in := range []contracts.NodeInput{
+		{Type: "practice", Slug: "wrap-errors", Title: "Wrap errors", Description: "Wrap errors", Body: "Wrap them.\n", RelatesTo: []string{"map-errors"}},
+		{Type: "map", Slug: "errors", Title: "Error types", Description: "Where the error types live", Body: "In errors/.\n"},
+	} {
+		if _, err := curate.WriteNode(ctx, k, in, curate.WriteOptions{Command: "test"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res, body := get(t, New(k, Options{Title: "proj"}), "GET", "/trace")
+	if res.StatusCode != 200 {
+		t.Fatalf("status %d\n%s", res.StatusCode, body)
+	}
+	contains(t, "GET /trace", body, "<svg", `href="/node/practice-wrap-errors"`, `href="/node/map-errors"`,
+		"There are no traceability entities", "this is every note of the knowledge base and its links")
+	if strings.Contains(body, "Nothing to draw") {
+		t.Errorf("GET /trace: the fallback still says there is nothing to draw")
+	}
+	// With no note at all there is nothing to fall back to.
+	_, body = get(t, New(optest.NewKB(t), Options{Title: "proj"}), "GET", "/trace")
+	contains(t, "GET /trace on an empty knowledge base", body, "Nothing to draw")
+	if strings.Contains(body, "<svg") {
+		t.Errorf("GET /trace on an empty knowledge base draws an empty picture")
 	}
 }
