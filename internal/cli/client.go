@@ -2,14 +2,20 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/kk-project/kk/internal/httpapi"
+	"github.com/kk-project/kk/internal/serve"
 )
 
 // DefaultServer is where kk client looks for kk serve when neither
@@ -35,7 +41,9 @@ func newClientCmd(app *App) *cobra.Command {
 		Long: `Send notes to a running kk serve and read from it, over its HTTP API
 (the same API knowledged serves, so kk client also talks to knowledged).
 
-The server is --server, else KK_SERVER, else ` + DefaultServer + `. A server that
+The server is --server, else KK_SERVER, else the one kk serve records in
+.ai/kenkeep/.state/serve.url while it runs over this repository, else
+` + DefaultServer + `. A server that
 listens beyond loopback wants a bearer token: --token-file names a file
 holding it, else KK_SERVE_TOKEN holds it.
 
@@ -45,7 +53,7 @@ Unlike knowledged's kc, kk client exits 1 when the server answers with an
 HTTP error or a job it waited for failed; the reason goes to stderr.
 --json prints the server's answer as JSON with a schema_version.`,
 	}
-	cmd.PersistentFlags().StringVar(&o.server, "server", "", "server URL (default: KK_SERVER, else "+DefaultServer+")")
+	cmd.PersistentFlags().StringVar(&o.server, "server", "", "server URL (default: KK_SERVER, else the running kk serve's .ai/kenkeep/.state/serve.url, else "+DefaultServer+")")
 	cmd.PersistentFlags().StringVar(&o.tokenFile, "token-file", "", "file holding the server's bearer token (default: KK_SERVE_TOKEN)")
 	writeFlags := func(c *cobra.Command) {
 		c.Flags().BoolVar(&o.wait, "wait", false, "wait for the job to finish; exit 1 when it fails")
@@ -65,10 +73,16 @@ HTTP error or a job it waited for failed; the reason goes to stderr.
 }
 
 // apiClient builds the HTTP client from the flags and the environment.
+// The server is --server, else KK_SERVER, else the URL a kk serve running
+// over this repository recorded (.ai/kenkeep/.state/serve.url), else
+// DefaultServer.
 func (o *clientOpts) apiClient(app *App) (*httpapi.Client, error) {
 	server := o.server
 	if server == "" {
 		server = app.Getenv("KK_SERVER")
+	}
+	if server == "" {
+		server = app.announcedServer()
 	}
 	if server == "" {
 		server = DefaultServer
@@ -84,7 +98,40 @@ func (o *clientOpts) apiClient(app *App) (*httpapi.Client, error) {
 		}
 		token = strings.TrimSpace(string(data))
 	}
-	return &httpapi.Client{BaseURL: server, Token: token}, nil
+	hc := &http.Client{Timeout: httpapi.WriteTimeout, Transport: noServerHint{server: server}}
+	return &httpapi.Client{BaseURL: server, Token: token, HTTP: hc}, nil
+}
+
+// announcedServer is the URL a kk serve running over the knowledge base
+// of this repository (--root, KK_ROOT, or found upwards) recorded in
+// .ai/kenkeep/.state/serve.url, or "" when there is none.
+func (a *App) announcedServer() string {
+	k, err := a.findKB()
+	if err != nil {
+		return ""
+	}
+	data, err := os.ReadFile(filepath.Join(k.StateDir(), serve.URLFile))
+	if err != nil {
+		return ""
+	}
+	url := strings.TrimSpace(string(data))
+	if !strings.HasPrefix(url, "http://") && !strings.HasPrefix(url, "https://") {
+		return ""
+	}
+	return url
+}
+
+// noServerHint is the client's transport: when nothing listens at the
+// server's address, the error says so and how to start a server, instead
+// of a bare "connection refused".
+type noServerHint struct{ server string }
+
+func (t noServerHint) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := http.DefaultTransport.RoundTrip(req)
+	if err != nil && errors.Is(err, syscall.ECONNREFUSED) {
+		return nil, fmt.Errorf("no server answers at %s (%w); start one in the repository with kk serve, or name a running one with --server or KK_SERVER", t.server, err)
+	}
+	return resp, err
 }
 
 // finishWrite prints an accepted job, waiting for its end with --wait.
