@@ -50,6 +50,8 @@ func TestPages(t *testing.T) {
 		{"/node/molecule-identity", 200, []string{"Atoms", `href="/node/map-token-rotation"`}},
 		{"/leaf/go/practice-other.md", 303, nil},
 		{"/find?q=wrap+errors", 200, []string{`href="/node/practice-wrap-errors"`, `value="wrap errors"`}},
+		// the snippet is text: markdown read, matched words marked, no markers
+		{"/find?q=backoff+helper", 200, []string{`<span class="snippet">Use <mark>backoff</mark> with retry.Do, and see the <mark>backoff</mark> <mark>helper</mark> first.</span>`}},
 		{"/find?q=the", 200, []string{"no word to look for"}},
 		{"/graph", 200, []string{"Identity", `href="/node/map-token-rotation"`, "Atoms in no molecule", "Build scripts", "scripts/*.sh"}},
 		{"/trace", 200, []string{"<svg", `href="/node/req-login"`, `href="/node/test-login"`, "verified_by", "depends_on"}},
@@ -124,6 +126,7 @@ func TestFindJSON(t *testing.T) {
 		Query  string `json:"query"`
 		Hits   []struct {
 			ID, Title, Type, URL, Snippet string
+			Parts                         []snippetPart `json:"snippet_parts"`
 		} `json:"hits"`
 		Note  string `json:"note"`
 		Error struct{ Code, Message string }
@@ -160,6 +163,13 @@ func TestFindJSON(t *testing.T) {
 	}
 	if !found || v.Query != "log in" || v.Branch == "" {
 		t.Fatalf("hits %+v", v)
+	}
+	// The snippet comes as plain text and as runs with the matched words
+	// marked, markdown read and the index's markers gone.
+	decode("/api/find?q=backoff+helper&limit=1", 200)
+	if len(v.Hits) != 1 || v.Hits[0].Snippet != "Use backoff with retry.Do, and see the backoff helper first." ||
+		len(v.Hits[0].Parts) != 7 || !v.Hits[0].Parts[1].Mark || v.Hits[0].Parts[1].Text != "backoff" || v.Hits[0].Parts[0].Mark {
+		t.Errorf("snippet of backoff helper: %+v", v.Hits)
 	}
 	decode("/api/find?q=wrap&limit=1", 200)
 	if len(v.Hits) != 1 {
