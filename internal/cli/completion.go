@@ -1,7 +1,9 @@
 package cli
 
 import (
+	"bytes"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 
@@ -33,7 +35,35 @@ Load it for the current shell, or install it once:
   fish        kk completion fish > ~/.config/fish/completions/kk.fish
   powershell  kk completion powershell | Out-String | Invoke-Expression
 
-The release archives carry these scripts in completions/.`
+The release archives carry these scripts in completions/.
+
+bash: the script uses the bash-completion package when it is loaded
+(Debian and Ubuntu: apt install bash-completion; Fedora: dnf install
+bash-completion; macOS: brew install bash-completion@2, then source it from
+~/.bash_profile as brew says), and it is what loads the installed file from
+~/.local/share/bash-completion/completions/ by itself. Without the package,
+source the script from ~/.bashrc; it then splits the command line as bash
+does, so a word holding = or : completes less well. kk doctor says whether
+bash-completion is there when kk's bash completion is set up.`
+
+// cobraWordsByRef is the line of cobra's bash script that needs the
+// bash-completion package: without it bash prints
+// "_get_comp_words_by_ref: command not found" at every TAB.
+// wordsByRefFallback replaces it: the package's function when it is
+// loaded, else the words as bash split them (completion_bash).
+const (
+	cobraWordsByRef    = "    _get_comp_words_by_ref \"$@\" cur prev words cword\n"
+	wordsByRefFallback = `    if declare -F _get_comp_words_by_ref >/dev/null 2>&1; then
+        _get_comp_words_by_ref "$@" cur prev words cword
+    else
+        # No bash-completion package: take the words as bash split them.
+        cur=${COMP_WORDS[COMP_CWORD]}
+        prev=${COMP_WORDS[COMP_CWORD-1]}
+        words=("${COMP_WORDS[@]}")
+        cword=$COMP_CWORD
+    fi
+`
+)
 
 type completionOpts struct {
 	shell          string
@@ -70,7 +100,12 @@ func runCompletion(cmd *cobra.Command, app *App, o completionOpts) error {
 	root, out, desc := cmd.Root(), app.IO.Out, !o.noDescriptions
 	switch o.shell {
 	case "bash":
-		return root.GenBashCompletionV2(out, desc)
+		var b bytes.Buffer
+		if err := root.GenBashCompletionV2(&b, desc); err != nil {
+			return err
+		}
+		_, err := io.WriteString(out, strings.Replace(b.String(), cobraWordsByRef, wordsByRefFallback, 1))
+		return err
 	case "zsh":
 		if desc {
 			return root.GenZshCompletion(out)

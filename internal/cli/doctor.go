@@ -37,7 +37,10 @@ Then, for each harness kk is installed into (as recorded in
 harness's own checks, named <harness>/<check>: kk's hooks and skills are in
 place and up to date, the harness's program is on PATH, its hooks are
 trusted or enabled where that can be seen, and the known limits of the
-platform (which are warnings). Last, kk's block in AGENTS.md.
+platform (which are warnings). Then kk's block in AGENTS.md. Last, when
+kk's bash completion is set up (an installed completion file, or a kk
+completion bash line in ~/.bashrc), that the bash-completion package is
+installed (a warning when it is not).
 
 Each check prints ok, warn or error (✓, ! and ✗ on a terminal) with a fix.
 Exits 1 when any check is an error; warnings exit 0.`,
@@ -68,6 +71,11 @@ func runDoctor(ctx context.Context, app *App, o doctorOpts) error {
 	}
 	for _, c := range install.Doctor(ctx, k, reg, o.harness) {
 		rep.Add(c)
+	}
+	if o.harness == "" {
+		for _, c := range checks.CompletionDoctor(checks.CompletionEnv{Home: app.Getenv("HOME"), XDGDataHome: app.Getenv("XDG_DATA_HOME"), SystemRoot: "/"}) {
+			rep.Add(c)
+		}
 	}
 	if app.JSON {
 		if err := app.printJSON(rep); err != nil {
