@@ -53,7 +53,11 @@ func runStatus(ctx context.Context, app *App, _ statusOpts) error {
 	}
 	w := app.IO.Out
 	fmt.Fprintf(w, "knowledge base: %s\n", k.Dir)
-	fmt.Fprintf(w, "installed: %s (%s)\n", st.Version, st.InstalledAt)
+	installed := st.Version
+	if installed == "" {
+		installed = "a development build"
+	}
+	fmt.Fprintf(w, "installed: %s (%s)\n", installed, st.InstalledAt)
 	if st.InvalidLeaves > 0 {
 		fmt.Fprintf(w, "leaves: %d problem(s) with invalid leaves; run `kk lint` for details\n", st.InvalidLeaves)
 	} else {
