@@ -176,10 +176,10 @@ func readContent(app *App, content, file string, contentSet bool) (string, error
 	case contentSet:
 		return content, nil
 	case file == "-" || (file == "" && !app.IO.InTTY):
-		data, _, err := app.readLimited("-", "--file", httpapi.DefaultMaxBody)
+		data, _, err := app.readLimited("-", "--body-file", httpapi.DefaultMaxBody)
 		return string(data), err
 	case file != "":
-		data, _, err := app.readLimited(file, "--file", httpapi.DefaultMaxBody)
+		data, _, err := app.readLimited(file, "--body-file", httpapi.DefaultMaxBody)
 		return string(data), err
 	}
 	return "", nil
@@ -196,8 +196,9 @@ func splitTags(s string) []string {
 }
 
 type clientPostOpts struct {
-	content, file, hint, title, tags, typ string
-	contentSet                            bool
+	content, file, hint, title, typ string
+	tags                            []string
+	contentSet                      bool
 }
 
 func newClientPostCmd(app *App, co *clientOpts) *cobra.Command {
@@ -205,22 +206,22 @@ func newClientPostCmd(app *App, co *clientOpts) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "post",
 		Short: "Submit a note; the server's organizer places it",
-		Long: `Submit a note. Its text is --content, else the --file (- for standard
+		Long: `Submit a note. Its text is --body, else the --body-file (- for standard
 input), else standard input. The server decides where it goes and commits
 it as store(<job id>): <path>.`,
-		Example: `  kk client post --title "Go channels" --tags golang,concurrency < channels.md
-  kk client post --content "Run make lint before pushing." --wait`,
+		Example: `  kk client post --title "Go channels" --tag golang,concurrency < channels.md
+  kk client post --body "Run make lint before pushing." --wait`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			o.contentSet = cmd.Flags().Changed("content")
+			o.contentSet = cmd.Flags().Changed("body")
 			return runClientPost(cmd.Context(), app, co, o)
 		},
 	}
-	cmd.Flags().StringVar(&o.content, "content", "", "the note's text")
-	cmd.Flags().StringVar(&o.file, "file", "", "read the note's text from a file (- for standard input)")
+	cmd.Flags().StringVar(&o.content, "body", "", "the note's text")
+	cmd.Flags().StringVar(&o.file, "body-file", "", "read the note's text from a file (- for standard input)")
 	cmd.Flags().StringVar(&o.hint, "hint", "", "a hint for the organizer (a topic, a folder)")
 	cmd.Flags().StringVar(&o.title, "title", "", "the note's title")
-	cmd.Flags().StringVar(&o.tags, "tags", "", "comma-separated tags")
+	cmd.Flags().StringSliceVar(&o.tags, "tag", nil, "tag (repeatable, or comma-separated: golang,concurrency)")
 	cmd.Flags().StringVar(&o.typ, "type", "", "the kind of note (practice, map, …; kk serve only; default: the organizer chooses)")
 	return cmd
 }
@@ -231,13 +232,13 @@ func runClientPost(ctx context.Context, app *App, co *clientOpts, o clientPostOp
 		return err
 	}
 	if strings.TrimSpace(content) == "" {
-		return usagef("post needs the note's text: --content, --file or standard input")
+		return usagef("post needs the note's text: --body, --body-file or standard input")
 	}
 	c, err := co.apiClient(app)
 	if err != nil {
 		return err
 	}
-	j, err := c.Post(ctx, httpapi.PostRequest{Content: content, Hint: o.hint, Title: o.title, Tags: splitTags(o.tags), Type: o.typ})
+	j, err := c.Post(ctx, httpapi.PostRequest{Content: content, Hint: o.hint, Title: o.title, Tags: splitTags(strings.Join(o.tags, ",")), Type: o.typ})
 	if err != nil {
 		return err
 	}
@@ -245,8 +246,9 @@ func runClientPost(ctx context.Context, app *App, co *clientOpts, o clientPostOp
 }
 
 type clientEditOpts struct {
-	path, content, file, title, description, tags string
-	contentSet                                    bool
+	path, content, file, title, description string
+	tags                                    []string
+	contentSet                              bool
 }
 
 func newClientEditCmd(app *App, co *clientOpts) *cobra.Command {
@@ -254,27 +256,27 @@ func newClientEditCmd(app *App, co *clientOpts) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "edit <path>",
 		Short: "Replace a note's text or metadata",
-		Long: `Edit the note at <path> (relative to nodes/): --content or --file
-replaces its text; --title, --description and --tags replace those fields.
+		Long: `Edit the note at <path> (relative to nodes/): --body or --body-file
+replaces its text; --title, --description and --tag replace those fields.
 Without new text only the metadata changes. The server commits the edit
 as edit(<job id>): <path>.`,
-		Example: `  kk client edit go/channels.md --file channels.md --wait
-  kk client edit go/channels.md --tags golang,channels`,
+		Example: `  kk client edit go/channels.md --body-file channels.md --wait
+  kk client edit go/channels.md --tag golang,channels`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.path = args[0]
-			o.contentSet = cmd.Flags().Changed("content")
-			if !o.contentSet && o.file == "" && o.title == "" && o.description == "" && o.tags == "" {
-				return usagef("edit needs new text (--content, --file) or metadata (--title, --description, --tags)")
+			o.contentSet = cmd.Flags().Changed("body")
+			if !o.contentSet && o.file == "" && o.title == "" && o.description == "" && len(o.tags) == 0 {
+				return usagef("edit needs new text (--body, --body-file) or metadata (--title, --description, --tag)")
 			}
 			return runClientEdit(cmd.Context(), app, co, o)
 		},
 	}
-	cmd.Flags().StringVar(&o.content, "content", "", "the note's new text")
-	cmd.Flags().StringVar(&o.file, "file", "", "read the new text from a file (- for standard input)")
+	cmd.Flags().StringVar(&o.content, "body", "", "the note's new text")
+	cmd.Flags().StringVar(&o.file, "body-file", "", "read the new text from a file (- for standard input)")
 	cmd.Flags().StringVar(&o.title, "title", "", "the new title")
 	cmd.Flags().StringVar(&o.description, "description", "", "the new one-line description")
-	cmd.Flags().StringVar(&o.tags, "tags", "", "the new comma-separated tags")
+	cmd.Flags().StringSliceVar(&o.tags, "tag", nil, "the new tags (repeatable, or comma-separated)")
 	return cmd
 }
 
@@ -290,7 +292,7 @@ func runClientEdit(ctx context.Context, app *App, co *clientOpts, o clientEditOp
 	if err != nil {
 		return err
 	}
-	j, err := c.Edit(ctx, httpapi.EditRequest{Path: o.path, Content: content, Title: o.title, Description: o.description, Tags: splitTags(o.tags)})
+	j, err := c.Edit(ctx, httpapi.EditRequest{Path: o.path, Content: content, Title: o.title, Description: o.description, Tags: splitTags(strings.Join(o.tags, ","))})
 	if err != nil {
 		return err
 	}

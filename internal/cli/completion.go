@@ -22,8 +22,8 @@ import (
 const completionLong = `Print the script that makes SHELL complete kk's commands and flags, and
 the knowledge base's own names: node ids (kk node show, kk read, kk delete,
 kk graph get/update/delete, kk changelog, kk graph export --around),
-folders (--folder), tags (--tag, --tags), molecules (--molecule), node
-types (--type, --types), harness names (--harness, --harnesses), schema
+folders (--folder), tags (--tag), molecules (--molecule), node types
+(--type), harness names (--harness, --harnesses), schema
 names (kk schema, kk validate), prompt names and hook events. Names come from the knowledge base the command line
 is in (or --root, or KK_ROOT) at the moment you press TAB.
 
@@ -154,7 +154,10 @@ var commandFlagCompleters = map[string]completer{
 	"kk graph export --format": completeWords(picture.Formats...),
 	"kk graph export --view":   completeWords(picture.Views...),
 	"kk graph export --around": completeIDs,
-	"kk graph export --types":  completeList(completeTypes),
+	"kk graph export --type":   completeList(completeTypes),
+	"kk node write --tag":      completeList(completeTags),
+	"kk client post --tag":     completeList(completeTags),
+	"kk client edit --tag":     completeList(completeTags),
 }
 
 // flagCompleters complete flag values by the flag's name, on every
@@ -162,7 +165,6 @@ var commandFlagCompleters = map[string]completer{
 var flagCompleters = map[string]completer{
 	"folder":    completeFolders,
 	"tag":       completeTags,
-	"tags":      completeList(completeTags),
 	"molecule":  completeMolecules,
 	"harness":   completeHarnesses,
 	"harnesses": completeList(completeHarnesses),
@@ -191,7 +193,7 @@ func addCompletions(root *cobra.Command, app *App) (missing []string) {
 				return
 			}
 			directive := cobra.ShellCompDirectiveNoFileComp
-			if listFlags[f.Name] {
+			if listFlags[f.Name] || listFlags[path+" --"+f.Name] {
 				directive |= cobra.ShellCompDirectiveNoSpace
 			}
 			_ = c.RegisterFlagCompletionFunc(f.Name, func(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
@@ -224,7 +226,9 @@ func addCompletions(root *cobra.Command, app *App) (missing []string) {
 
 // listFlags take a comma-separated list: the shell must not add a space
 // after a completed item.
-var listFlags = map[string]bool{"tags": true, "harnesses": true, "types": true}
+// They are named by the flag, or by the command and the flag.
+var listFlags = map[string]bool{"harnesses": true, "kk graph export --type": true, "kk node write --tag": true,
+	"kk client post --tag": true, "kk client edit --tag": true}
 
 func argsCompletion(app *App, list []completer) cobra.CompletionFunc {
 	return func(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {

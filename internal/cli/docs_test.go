@@ -74,8 +74,8 @@ func TestManPagesRender(t *testing.T) {
 			t.Errorf("%s: no .TH or NAME section:\n%s", name, page)
 		}
 	}
-	if !bytes.Contains(pages["kk-node-write.1"], []byte(`.B \-\-summary string`)) {
-		t.Errorf("kk-node-write.1 lacks its --summary option:\n%s", pages["kk-node-write.1"])
+	if !bytes.Contains(pages["kk-node-write.1"], []byte(`.B \-\-description string`)) {
+		t.Errorf("kk-node-write.1 lacks its --description option:\n%s", pages["kk-node-write.1"])
 	}
 	groff, err := exec.LookPath("groff")
 	if err != nil {

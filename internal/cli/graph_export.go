@@ -31,7 +31,7 @@ func newGraphExportCmd(app *App) *cobra.Command {
   --view leaves     every leaf with its relates_to and depends_on edges.
 
 An edge to an entity that does not exist is left out (kk check reports it).
---types keeps the nodes of the listed entity types; --around ID then keeps
+--type keeps the nodes of the listed entity types; --around ID then keeps
 the nodes within --depth edges of ID (default 1), following edges in either
 direction. Ids are compared without regard to case and printed as stored.
 
@@ -45,7 +45,7 @@ graph always gives the same bytes.`,
 		Example: `  kk graph export > graph.mmd
   kk graph export --format dot | dot -Tsvg > graph.svg
   kk graph export --view molecules
-  kk graph export --around REQ-1 --depth 2 --types req,scenario,test --format json`,
+  kk graph export --around REQ-1 --depth 2 --type req,scenario,test --format json`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 0 {
 				return usagef("graph export takes no arguments; give the entity to start from with --around")
@@ -94,7 +94,7 @@ graph always gives the same bytes.`,
 	f := cmd.Flags()
 	f.StringVar(&o.o.Format, "format", picture.FormatMermaid, "mermaid, dot or json")
 	f.StringVar(&o.o.View, "view", picture.ViewEdges, "edges, molecules or leaves")
-	f.StringSliceVar(&o.o.Types, "types", nil, "keep the nodes of these entity types (comma-separated: req,test)")
+	f.StringSliceVar(&o.o.Types, "type", nil, "keep the nodes of these entity types (repeatable, or comma-separated: req,test)")
 	f.StringVar(&o.o.Around, "around", "", "keep the nodes near this id (see --depth)")
 	f.IntVar(&o.o.Depth, "depth", 1, "with --around: how many edges away a node may be")
 	return cmd

@@ -60,7 +60,7 @@ func newNodeWriteCmd(app *App) *cobra.Command {
 		Long: `Write the leaf <type>-<slug> (a slug that already starts with "<type>-" is
 used as is) under nodes/, or in --folder, then regenerate the index files.
 
-The body comes from --from <path>, or else from standard input. --input
+The body comes from --body-file <path>, or else from standard input. --input
 <file|-> takes the whole node as JSON instead (see 'kk schema node-input').
 
 An id that already exists is an error unless --update (replace that leaf in
@@ -78,9 +78,9 @@ flag, event and symbol are the types of the knowledge graph and the
 traceability layer (kk graph, kk upsert). Another type is written as given,
 since the format lets consumers meet types they do not know, and kk warns
 that it is none of these.`,
-		Example: `  kk node write practice "Wrap HTTP errors" --summary "Wrap errors with the request id" --tags http,errors \
+		Example: `  kk node write practice "Wrap HTTP errors" --description "Wrap errors with the request id" --tag http,errors \
     --phrasing "which request failed? the error has no request id" --phrasing "how should handlers wrap errors" < body.md
-  kk node write map cli-commands --title "CLI commands" --summary "Where each command lives" --folder cli --from notes.md
+  kk node write map cli-commands --title "CLI commands" --description "Where each command lives" --folder cli --body-file notes.md
   kk node write --input node.json`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if o.input != "" {
@@ -102,7 +102,7 @@ that it is none of these.`,
 				return usagef("--update and --unique exclude each other")
 			}
 			if o.input != "" {
-				for _, f := range []string{"title", "summary", "tags", "relates-to", "depends-on", "derived-from", "confidence", "from", "folder", "source-doc", "source-hash", "phrasing"} {
+				for _, f := range []string{"title", "description", "tag", "relates-to", "depends-on", "derived-from", "confidence", "body-file", "folder", "source-doc", "source-hash", "phrasing"} {
 					if cmd.Flags().Changed(f) {
 						return usagef("--%s cannot be combined with --input; put it in the JSON", f)
 					}
@@ -113,14 +113,14 @@ that it is none of these.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.title, "title", "", "display title (default: the slug)")
-	f.StringVar(&o.summary, "summary", "", "one-line description (required)")
-	f.StringSliceVar(&o.tags, "tags", nil, "comma-separated tags")
+	f.StringVar(&o.summary, "description", "", "one-line description (required)")
+	f.StringSliceVar(&o.tags, "tag", nil, "tag (repeatable, or comma-separated: go,errors)")
 	f.StringSliceVar(&o.relatesTo, "relates-to", nil, "comma-separated ids of related nodes")
 	f.StringSliceVar(&o.dependsOn, "depends-on", nil, "comma-separated ids this node depends on")
 	f.StringSliceVar(&o.derivedFrom, "derived-from", nil, "comma-separated provenance: doc paths, URLs, session ids")
 	f.StringVar(&o.confidence, "confidence", "high", "low, medium or high")
 	f.StringArrayVar(&o.phrasings, "phrasing", nil, "how a developer would ask for this node, in their own words (repeatable; kk_phrasings)")
-	f.StringVar(&o.from, "from", "", "read the body from this file instead of standard input")
+	f.StringVar(&o.from, "body-file", "", "read the body from this file instead of standard input")
 	f.StringVar(&o.folder, "folder", "", "folder under nodes/ (created when missing)")
 	f.StringVar(&o.sourceDoc, "source-doc", "", "repository-relative document this node came from (with --source-hash)")
 	f.StringVar(&o.sourceHash, "source-hash", "", "SHA-256 of --source-doc's content")
@@ -147,7 +147,7 @@ func runNodeWrite(ctx context.Context, app *App, o nodeWriteOpts) error {
 		}
 	} else {
 		if o.summary == "" {
-			return usagef("--summary is required: a one-line description of the node")
+			return usagef("--description is required: a one-line description of the node")
 		}
 		body, err := app.readBody(o.from)
 		if err != nil {
@@ -194,11 +194,11 @@ func runNodeWrite(ctx context.Context, app *App, o nodeWriteOpts) error {
 func (a *App) readBody(from string) (string, error) {
 	if from == "" {
 		if a.IO.InTTY {
-			return "", usagef("no body: pipe the markdown body on standard input or pass --from <path>")
+			return "", usagef("no body: pipe the markdown body on standard input or pass --body-file <path>")
 		}
 		from = "-"
 	}
-	data, _, err := a.readLimited(from, "--from", node.MaxSize)
+	data, _, err := a.readLimited(from, "--body-file", node.MaxSize)
 	return string(data), err
 }
 

@@ -45,8 +45,8 @@ type packExportOpts struct {
 func newPackExportCmd(app *App) *cobra.Command {
 	var o packExportOpts
 	cmd := &cobra.Command{
-		Use:     "export --name <name> --version <version> --summary <text> [--homepage <url>] [--out <dir|file.tar.gz>]",
-		Example: `  kk pack export --name team-go --version 1.0.0 --summary "Our Go conventions" --out team-go.tar.gz`,
+		Use:     "export --name <name> --pack-version <version> --description <text> [--homepage <url>] [--output <dir|file.tar.gz>]",
+		Example: `  kk pack export --name team-go --pack-version 1.0.0 --description "Our Go conventions" --output team-go.tar.gz`,
 		Short:   "Write the knowledge tree as a knowledge pack",
 		Long: `Write every leaf of the tree as a knowledge pack: the leaves byte for byte
 under knowledge/ (with freshly generated index.md files, and
@@ -54,14 +54,14 @@ nodes/.redirects.json when there is one), the summaries of the exported
 folders in knowledge.FOLDER_SUMMARIES.md, the manifest kenkeep-pack.yaml
 (schema_version 3) and a README.md.
 
---out names a folder, or a file ending in .tar.gz (or .tgz) for an archive
+--output names a folder, or a file ending in .tar.gz (or .tgz) for an archive
 whose entries sit under kenkeep-pack-<name>/. The default is the folder
 kenkeep-pack-<name> in the working directory. An existing folder is
 replaced only if it is a pack (it holds kenkeep-pack.yaml) or empty; in a
 pack folder, other files such as LICENSE or .git are kept.
 
-The pack is put together and linted beside --out first; any lint error
-aborts the export and leaves --out as it was. Exporting the same tree
+The pack is put together and linted beside --output first; any lint error
+aborts the export and leaves --output as it was. Exporting the same tree
 twice gives the same bytes, archives included (sorted entries, one fixed
 time stamp, no owner).
 
@@ -71,7 +71,7 @@ tar.gz), "leaves", "folders", "folder_summaries", "missing_summaries",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var missing []string
-			for _, f := range []struct{ flag, val string }{{"--name", o.Name}, {"--version", o.Version}, {"--summary", o.Summary}} {
+			for _, f := range []struct{ flag, val string }{{"--name", o.Name}, {"--pack-version", o.Version}, {"--description", o.Summary}} {
 				if strings.TrimSpace(f.val) == "" {
 					missing = append(missing, f.flag)
 				}
@@ -83,10 +83,10 @@ tar.gz), "leaves", "folders", "folder_summaries", "missing_summaries",
 		},
 	}
 	cmd.Flags().StringVar(&o.Name, "name", "", "pack name: lowercase letters, digits and - (required)")
-	cmd.Flags().StringVar(&o.Version, "version", "", "version of the pack's content, such as 1.0.0 (required)")
-	cmd.Flags().StringVar(&o.Summary, "summary", "", "one-line summary of the pack (required)")
+	cmd.Flags().StringVar(&o.Version, "pack-version", "", "version of the pack's content, such as 1.0.0 (required)")
+	cmd.Flags().StringVar(&o.Summary, "description", "", "one-line description of the pack (required; the manifest's summary)")
 	cmd.Flags().StringVar(&o.Homepage, "homepage", "", "where the pack is published (an absolute URL)")
-	cmd.Flags().StringVar(&o.Out, "out", "", "folder, or file ending in .tar.gz, to write (default kenkeep-pack-<name>)")
+	cmd.Flags().StringVar(&o.Out, "output", "", "folder, or file ending in .tar.gz, to write (default kenkeep-pack-<name>)")
 	cmd.Flags().BoolVarP(&o.verbose, "verbose", "v", false, "name every folder the pack lacks a summary for, not only the first 5")
 	return cmd
 }

@@ -304,6 +304,7 @@ func newRootCmd(app *App) *cobra.Command {
 		root.AddCommand(c)
 	}
 	organizeHelp(root)
+	applyFlagAliases(root)
 	addJSONFlags(root, app)
 	addCompletions(root, app)
 	markCommandErrors(root)

@@ -126,7 +126,7 @@ func (o *Options) check() error {
 	for i, t := range o.Types {
 		t = strings.ToLower(strings.TrimSpace(t))
 		if t == "" {
-			return &FlagError{"types", "an empty type in the list; give types separated by commas, like req,test"}
+			return &FlagError{"type", "an empty type in the list; give types separated by commas, like req,test"}
 		}
 		o.Types[i] = t
 	}
@@ -326,7 +326,7 @@ func (p *Picture) filter(o Options) error {
 					names = append(names, t)
 				}
 				slices.Sort(names)
-				return fmt.Errorf("--types: %q is not an entity type; use %s", t, strings.Join(names, ", "))
+				return fmt.Errorf("--type: %q is not an entity type; use %s", t, strings.Join(names, ", "))
 			}
 		}
 		p.keep(func(n Node) bool { return slices.Contains(o.Types, n.Type) })
@@ -358,7 +358,7 @@ func (p *Picture) keep(ok func(Node) bool) {
 }
 
 // around keeps the nodes at most depth edges away from id, in either
-// direction, and the edges between them. types is the --types filter
+// direction, and the edges between them. types is the --type filter
 // already applied, for the error when it left id out.
 func (p *Picture) around(id string, depth int, types []string) error {
 	start := store.IDKey(strings.TrimSpace(id))
