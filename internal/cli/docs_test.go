@@ -90,3 +90,33 @@ func TestManPagesRender(t *testing.T) {
 		}
 	}
 }
+
+// TestDocsStandAlone: the README, docs/ and third_party/ name no path of a
+// development machine (a reference they need is summarised in docs/, with
+// its public source named).
+func TestDocsStandAlone(t *testing.T) {
+	var files []string
+	for _, pattern := range []string{"README.md", "docs/*.md", "docs/cli/*.md", "third_party/*/*.md"} {
+		m, err := filepath.Glob(filepath.Join("..", "..", pattern))
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, m...)
+	}
+	if len(files) < 20 {
+		t.Fatalf("only %d documents found", len(files))
+	}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, line := range strings.Split(string(data), "\n") {
+			for _, bad := range []string{"/work/", "shared/reference", "../shared", "/root/", "/home/"} {
+				if strings.Contains(line, bad) {
+					t.Errorf("%s:%d names a path of a development machine (%s): %s", strings.TrimPrefix(f, "../../"), i+1, bad, line)
+				}
+			}
+		}
+	}
+}

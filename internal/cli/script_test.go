@@ -85,9 +85,10 @@ func TestScripts(t *testing.T) {
 				}
 				ts.Check(copyDir(exampleAbs, ts.MkAbs(".")))
 			},
-			"pty":       ptyCmd,
-			"waitserve": waitServeCmd,
-			"httpget":   httpGetCmd,
+			"pty":         ptyCmd,
+			"readmeblock": readmeBlockCmd,
+			"waitserve":   waitServeCmd,
+			"httpget":     httpGetCmd,
 		},
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("KK_ROOT", "")
@@ -103,6 +104,54 @@ func TestScripts(t *testing.T) {
 			return nil
 		},
 	})
+}
+
+// readmeAbs is the repository's README.md, for the readmeblock command.
+var readmeAbs = func() string {
+	abs, err := filepath.Abs(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		panic(err)
+	}
+	return abs
+}()
+
+// readmeBlockCmd is the script command "readmeblock <marker> <file>": it
+// writes to <file> the first code block that follows the line of the
+// repository's README.md starting with "<!-- <marker>:", as the README
+// prints it, so that a script runs what a reader pastes.
+func readmeBlockCmd(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: readmeblock <marker> <file>")
+	}
+	data, err := os.ReadFile(readmeAbs)
+	ts.Check(err)
+	lines := strings.Split(string(data), "\n")
+	start := -1
+	for i, l := range lines {
+		if strings.HasPrefix(l, "<!-- "+args[0]+":") {
+			start = i
+			break
+		}
+	}
+	if start < 0 {
+		ts.Fatalf("README.md has no line starting with <!-- %s:", args[0])
+	}
+	var block []string
+	in := false
+	for _, l := range lines[start+1:] {
+		switch {
+		case !in && strings.HasPrefix(l, "```"):
+			in = true
+		case in && l == "```":
+			ts.Check(os.WriteFile(ts.MkAbs(args[1]), []byte(strings.Join(block, "\n")+"\n"), 0o644))
+			return
+		case in:
+			block = append(block, l)
+		case strings.TrimSpace(l) != "":
+			ts.Fatalf("README.md: the <!-- %s: --> line is not followed by a code block", args[0])
+		}
+	}
+	ts.Fatalf("README.md: the code block after <!-- %s: --> does not end", args[0])
 }
 
 // ptyCmd is the script command "pty [-stdout] <program> [args...]": it
