@@ -2,7 +2,7 @@
 // module compiled into kk, for the release archives (the before hook
 // scripts/notices.sh runs it):
 //
-//	go run ./cmd/kk-notices -o THIRD_PARTY_NOTICES.md
+//	go run ./cmd/kk-notices > THIRD_PARTY_NOTICES.md
 //
 // The modules are those `go list -deps` finds for ./cmd/kk on each
 // released operating system (a module only one of them links, such as
@@ -37,7 +37,6 @@ type module struct {
 }
 
 func main() {
-	out := flag.String("o", "", "write the notices to this file instead of standard output")
 	pkg := flag.String("pkg", "./cmd/kk", "the main package whose dependencies to list")
 	flag.Parse()
 	var b bytes.Buffer
@@ -45,11 +44,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "kk-notices:", err)
 		os.Exit(1)
 	}
-	if *out == "" {
-		os.Stdout.Write(b.Bytes())
-		return
-	}
-	if err := os.WriteFile(*out, b.Bytes(), 0o644); err != nil {
+	if _, err := os.Stdout.Write(b.Bytes()); err != nil {
 		fmt.Fprintln(os.Stderr, "kk-notices:", err)
 		os.Exit(1)
 	}
