@@ -1,13 +1,19 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/kk-project/kk/internal/op"
+	"github.com/kk-project/kk/internal/store"
 )
 
 // decodeJSONError checks that stderr is exactly one error object of the
@@ -122,5 +128,34 @@ func TestJSONErrorOperation(t *testing.T) {
 	code, stdout, stderr = run(t, dir, "", "node", "show", "nope")
 	if code != ExitFailure || stdout != "" || !strings.HasPrefix(stderr, `kk: NOT_FOUND: no node with id "nope"`) || strings.Count(stderr, "\n") != 1 {
 		t.Errorf("node show nope: exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+}
+
+// classify gives every kind of error its code: an operation's error keeps
+// its code and details, wrapped in context or not.
+func TestJSONErrorClassify(t *testing.T) {
+	conflict := op.New(op.CodeConflict, map[string]any{"currentVersion": 3}, "atom x is at version 3, not 2")
+	for _, tc := range []struct {
+		err  error
+		code string
+		exit int
+		msg  string
+	}{
+		{&commandError{conflict}, op.CodeConflict, ExitFailure, "atom x is at version 3, not 2"},
+		{&commandError{fmt.Errorf("writing x: %w", conflict)}, op.CodeConflict, ExitFailure, "writing x: CONFLICT: atom x is at version 3, not 2"},
+		{&commandError{&opFailure{conflict}}, op.CodeConflict, ExitFailure, "atom x is at version 3, not 2"},
+		{&commandError{usagef("bad")}, codeUsage, ExitUsage, "bad"},
+		{errors.New(`unknown flag: --nope`), codeUsage, ExitUsage, "unknown flag: --nope"}, // cobra's own
+		{&commandError{fmt.Errorf("reading: %w", store.ErrNotFound)}, op.CodeNotFound, ExitFailure, ""},
+		{&commandError{context.Canceled}, codeInterrupted, ExitFailure, ""},
+		{&commandError{errors.New("disk full")}, codeError, ExitFailure, "disk full"},
+	} {
+		e := classify(tc.err)
+		if e.Code != tc.code || e.ExitCode != tc.exit || tc.msg != "" && e.Message != tc.msg {
+			t.Errorf("classify(%v) = %+v; want %s, exit %d, %q", tc.err, e, tc.code, tc.exit, tc.msg)
+		}
+	}
+	if e := classify(&commandError{conflict}); e.Details["currentVersion"] != 3 {
+		t.Errorf("details lost: %+v", e)
 	}
 }

@@ -208,6 +208,7 @@ func classify(err error) jsonError {
 	var usage *UsageError
 	var ran *commandError
 	var failed *opFailure
+	var opErr *op.Error
 	var held *lock.HeldError
 	var api *httpapi.APIError
 	e := jsonError{Code: codeError, Message: err.Error(), ExitCode: ExitFailure}
@@ -216,6 +217,12 @@ func classify(err error) jsonError {
 		e.Code, e.ExitCode = codeUsage, ExitUsage
 	case errors.As(err, &failed):
 		e.Code, e.Message, e.Details = failed.e.Code, failed.e.Message, failed.e.Details
+	case errors.As(err, &opErr) && err.Error() == opErr.Error():
+		// an operation's error as the core returned it, not wrapped in
+		// more context: its code and details come through
+		e.Code, e.Message, e.Details = opErr.Code, opErr.Message, opErr.Details
+	case errors.As(err, &opErr):
+		e.Code, e.Details = opErr.Code, opErr.Details
 	case errors.As(err, &held):
 		e.Code = codeLocked
 	case errors.Is(err, store.ErrNotFound):
