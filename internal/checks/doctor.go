@@ -60,6 +60,9 @@ type DoctorOptions struct {
 	// Version is the version of the running kk, compared with the one that
 	// installed the knowledge base.
 	Version string
+	// OllamaURL is where to look for a local Ollama when semantic search
+	// is off (OllamaURL()); "" does not look.
+	OllamaURL string
 }
 
 // Doctor checks the health of the knowledge base itself: its install
@@ -99,6 +102,12 @@ func Doctor(ctx context.Context, k *store.KB, opts DoctorOptions) (*DoctorReport
 		add(checkEntryFresh(k, t))
 	}
 	add(checkEntrySize(k))
+	if t == nil {
+		add(skipped("phrasings"))
+	} else {
+		add(checkPhrasings(t))
+	}
+	add(checkSemanticSearch(ctx, k, opts.OllamaURL))
 	if t == nil {
 		add(skipped("derived-from"))
 	} else {

@@ -58,7 +58,7 @@ func TestDoctorHealthy(t *testing.T) {
 			t.Errorf("%s has no message", c.Name)
 		}
 	}
-	want := []string{"git", "installed-version", "kk-version", "gitignore", "kkignore", "config", "leaves-valid", "v2-leaves", "entry-fresh", "entry-size", "derived-from", "writer-lock", "interrupted-writes"}
+	want := []string{"git", "installed-version", "kk-version", "gitignore", "kkignore", "config", "leaves-valid", "v2-leaves", "entry-fresh", "entry-size", "phrasings", "semantic-search", "derived-from", "writer-lock", "interrupted-writes"}
 	if !slices.Equal(names, want) {
 		t.Fatalf("checks %v", names)
 	}
@@ -150,7 +150,7 @@ func TestDoctorInvalidLeaves(t *testing.T) {
 	if c.Level != DoctorError || !slices.Equal(c.Details, want) {
 		t.Fatalf("%+v", c)
 	}
-	for _, name := range []string{"v2-leaves", "entry-fresh", "derived-from"} {
+	for _, name := range []string{"v2-leaves", "entry-fresh", "phrasings", "derived-from"} {
 		if c := doctorCheck(t, r, name); c.Level != DoctorWarn || !strings.HasPrefix(c.Message, "not checked") {
 			t.Fatalf("%s: %+v", name, c)
 		}
@@ -189,7 +189,7 @@ func TestDoctorEntry(t *testing.T) {
 	}
 	f.remove("ENTRY.md")
 	r = f.doctor("1.0.0")
-	if got := doctorLevels(r); !slices.Equal(got, []string{"entry-fresh=warn", "entry-size=warn"}) {
+	if got := doctorLevels(r); !slices.Equal(got, []string{"entry-fresh=warn", "entry-size=warn", "phrasings=warn"}) {
 		t.Fatalf("%v", got)
 	}
 }

@@ -42,6 +42,8 @@ type lintLeaf struct {
 	rel     []string
 	dep     []string
 	derived []string
+	// phrasings, when set, become kk_phrasings.
+	phrasings []string
 }
 
 func lintYAMLList(items []string) string {
@@ -60,8 +62,12 @@ func (f *lintKB) leaf(l lintLeaf) {
 	if l.path == "" {
 		l.path = l.id + ".md"
 	}
-	src := fmt.Sprintf("---\ntype: %s\ntitle: Title of %s\ndescription: About %s\ntags: %s\nkk_schema_version: 3\nkk_id: %s\nkk_derived_from: %s\nkk_relates_to: %s\nkk_depends_on: %s\nkk_confidence: high\n---\nBody.\n",
-		l.typ, l.id, l.id, lintYAMLList(l.tags), l.id, lintYAMLList(l.derived), lintYAMLList(l.rel), lintYAMLList(l.dep))
+	phrasings := ""
+	if l.phrasings != nil {
+		phrasings = "kk_phrasings: " + lintYAMLList(l.phrasings) + "\n"
+	}
+	src := fmt.Sprintf("---\ntype: %s\ntitle: Title of %s\ndescription: About %s\ntags: %s\nkk_schema_version: 3\nkk_id: %s\nkk_derived_from: %s\nkk_relates_to: %s\nkk_depends_on: %s\nkk_confidence: high\n%s---\nBody.\n",
+		l.typ, l.id, l.id, lintYAMLList(l.tags), l.id, lintYAMLList(l.derived), lintYAMLList(l.rel), lintYAMLList(l.dep), phrasings)
 	f.write("nodes/"+l.path, src)
 }
 
@@ -133,8 +139,8 @@ func lintRules(r *LintReport) []string {
 // cleanPair writes two linked leaves in a summarised folder and rebuilds:
 // a tree with nothing to report.
 func (f *lintKB) cleanPair() {
-	f.leaf(lintLeaf{id: "practice-a", path: "topic/practice-a.md", tags: []string{"go"}, rel: []string{"map-b"}})
-	f.leaf(lintLeaf{id: "map-b", path: "topic/map-b.md", tags: []string{"go"}})
+	f.leaf(lintLeaf{id: "practice-a", path: "topic/practice-a.md", tags: []string{"go"}, rel: []string{"map-b"}, phrasings: []string{"how do I do a"}})
+	f.leaf(lintLeaf{id: "map-b", path: "topic/map-b.md", tags: []string{"go"}, phrasings: []string{"where is b"}})
 	f.summaries(store.Summaries{"topic": "everything about the topic"})
 	f.rebuild()
 }

@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/kk-project/kk/internal/graph"
+	"github.com/kk-project/kk/internal/index"
 	"github.com/kk-project/kk/internal/indexfiles"
 	"github.com/kk-project/kk/internal/store"
 	"github.com/kk-project/kk/internal/trace"
@@ -41,6 +42,9 @@ type StatusReport struct {
 	Sessions         SessionCounts  `json:"sessions"`
 	Conflicts        ConflictCounts `json:"conflicts"`
 	MissingSummaries []string       `json:"missing_summaries"`
+	// Phrasings counts the leaves without kk_phrasings (0 while leaves
+	// are invalid).
+	Phrasings index.PhrasingCounts `json:"phrasings"`
 	// Graph is what the current branch's index holds beyond the leaves;
 	// its counts are 0 and its lists empty while leaves are invalid.
 	Graph GraphCounts `json:"graph"`
@@ -115,6 +119,7 @@ func Status(ctx context.Context, k *store.KB) (*StatusReport, error) {
 		for _, n := range t.Leaves {
 			r.NodesByType[n.Type]++
 		}
+		r.Phrasings = CountPhrasings(t)
 		folders := leafFolders(t)
 		r.Folders = len(folders)
 		summaries, err := store.ReadSummaries(k.SummariesPath())

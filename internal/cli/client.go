@@ -44,8 +44,8 @@ func newClientCmd(app *App) *cobra.Command {
 The server is --server, else KK_SERVER, else the one kk serve records in
 .ai/kenkeep/.state/serve.url while it runs over this repository, else
 ` + DefaultServer + `. A server that
-listens beyond loopback wants a bearer token: --token-file names a file
-holding it, else KK_SERVE_TOKEN holds it.
+listens beyond loopback wants a bearer token: --token-file names a private
+file (mode 0600) holding it on one line, else KK_SERVE_TOKEN holds it.
 
 Writes (post, edit, delete) are queued by the server: they print the job
 id, or with --wait the job's end as "<job id><TAB><status><TAB><path>".
@@ -92,11 +92,10 @@ func (o *clientOpts) apiClient(app *App) (*httpapi.Client, error) {
 	}
 	token := strings.TrimSpace(app.Getenv("KK_SERVE_TOKEN"))
 	if o.tokenFile != "" {
-		data, _, err := app.readLimited(o.tokenFile, "--token-file", maxTokenBytes)
-		if err != nil {
+		var err error
+		if token, err = app.readTokenFile(o.tokenFile); err != nil {
 			return nil, err
 		}
-		token = strings.TrimSpace(string(data))
 	}
 	hc := &http.Client{Timeout: httpapi.WriteTimeout, Transport: noServerHint{server: server}}
 	return &httpapi.Client{BaseURL: server, Token: token, HTTP: hc}, nil
@@ -613,4 +612,23 @@ The server needs a model (503 without one).`,
 			return err
 		},
 	}
+}
+
+// readTokenFile reads the bearer token of --token-file: a private file
+// (mode 0600 or stricter) of one line.
+func (a *App) readTokenFile(path string) (string, error) {
+	data, name, err := a.readLimited(path, "--token-file", maxTokenBytes)
+	if err != nil {
+		return "", err
+	}
+	if path != "-" {
+		fi, err := os.Stat(path)
+		if err != nil {
+			return "", fmt.Errorf("--token-file: %w", err)
+		}
+		if err := httpapi.CheckTokenFileMode(path, fi.Mode()); err != nil {
+			return "", err
+		}
+	}
+	return httpapi.ParseToken(name, data)
 }

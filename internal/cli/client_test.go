@@ -222,4 +222,16 @@ func TestClientToken(t *testing.T) {
 	if code, _, errs := runClient(t, s.URL, nil, "", "tags", "--token-file", filepath.Join(t.TempDir(), "none")); code != 1 || !strings.Contains(errs, "--token-file: open") {
 		t.Errorf("missing token file: %d %s", code, errs)
 	}
+	// A token file others can read, or of two lines, is refused.
+	open := filepath.Join(t.TempDir(), "open")
+	os.WriteFile(open, []byte("t0k3n\n"), 0o600)
+	os.Chmod(open, 0o644)
+	if code, _, errs := runClient(t, s.URL, nil, "", "tags", "--token-file", open); code != 1 || !strings.Contains(errs, "the token file "+open+" is open to other users (mode 0644); it must be private: run chmod 600 "+open) {
+		t.Errorf("world-readable token file: %d %s", code, errs)
+	}
+	two := filepath.Join(t.TempDir(), "two")
+	os.WriteFile(two, []byte("t0k3n\nmore\n"), 0o600)
+	if code, _, errs := runClient(t, s.URL, nil, "", "tags", "--token-file", two); code != 1 || !strings.Contains(errs, "the token file "+two+" holds 2 lines") {
+		t.Errorf("two-line token file: %d %s", code, errs)
+	}
 }

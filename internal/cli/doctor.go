@@ -62,7 +62,7 @@ func runDoctor(ctx context.Context, app *App, o doctorOpts) error {
 	if err != nil {
 		return err
 	}
-	rep, err := checks.Doctor(ctx, k, checks.DoctorOptions{Version: releaseVersion()})
+	rep, err := checks.Doctor(ctx, k, checks.DoctorOptions{Version: releaseVersion(), OllamaURL: checks.OllamaURL()})
 	if err != nil {
 		return err
 	}

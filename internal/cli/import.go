@@ -64,6 +64,7 @@ func runImportKnowledged(ctx context.Context, app *App, o importKnowledgedOpts) 
 	if err != nil {
 		return err
 	}
+	app.phrasingsHint(k)
 	if app.JSON {
 		return app.printJSON(res)
 	}

@@ -247,7 +247,7 @@ func (a *App) readLimited(arg, flag string, limit int64) ([]byte, string, error)
 // node bodies (node.MaxSize); docs/limits.md lists them all.
 const (
 	maxDocumentBytes = 64 << 20 // kk validate: a symbol manifest may be large
-	maxTokenBytes    = 64 << 10 // kk client --token-file
+	maxTokenBytes    = 64 << 10 // kk serve and kk client --token-file
 )
 
 // byteSize prints a limit in the largest whole binary unit.

@@ -231,6 +231,7 @@ func runPackImport(ctx context.Context, app *App, o packImportOpts) error {
 	if len(res.UnknownEdges) > 0 {
 		app.warnf("imported leaves link to %d id(s) that are in neither the pack nor the tree: %s", len(res.UnknownEdges), strings.Join(res.UnknownEdges, ", "))
 	}
+	app.phrasingsHint(k)
 	if app.JSON {
 		return app.printJSON(res)
 	}

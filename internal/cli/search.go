@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"strings"
 
@@ -15,13 +16,14 @@ import (
 )
 
 type searchOpts struct {
-	text   string
-	limit  int
-	types  []string
-	tags   []string
-	all    bool
-	branch string
-	input  string
+	text     string
+	limit    int
+	types    []string
+	tags     []string
+	all      bool
+	minScore float64
+	branch   string
+	input    string
 }
 
 func newSearchCmd(app *App) *cobra.Command {
@@ -35,7 +37,7 @@ func newSearchCmd(app *App) *cobra.Command {
 		Long: `Sync the branch's search index (see kk sync), then list the nodes that
 best match the words of <text>, best first. This is the command-line face
 of the MCP tool kk_search: --input <file|-> takes its parameter object
-({"query", "limit", "types", "tags", "all"}) instead of the arguments, and
+({"query", "limit", "types", "tags", "min_score"}) instead of the arguments, and
 --json prints the result envelope {"success":true,"data":{"branch","query","hits":[…]}}.
 The prompt-context hook injects what this ranking lists first.
 
@@ -44,17 +46,18 @@ paths are split into their words (CacheBackendInterface finds cache
 backend); stop words and question boilerplate are left out. Only authored
 text is searched: title, description, tags, kk_phrasings (how a developer
 would ask for the node) and the body without its generated Related and
-Citations blocks, link targets and URLs. A match in the title weighs most,
-then phrasings, description and tags, then body; a node whose title,
-description, tags or phrasings cover most of the text ranks higher, and a
-node linked to other top hits (relates_to, depends_on, related) is raised a
-little.
+Citations blocks, link targets and URLs. The ranking is BM25F (a match
+in the title or the phrasings weighs most, then description and tags,
+then body, each normalised by its length), then pseudo-relevance
+feedback (the words of the best few hits widen the query, so a question
+in other words still finds its note) and a small raise for nodes linked
+to the best hits (relates_to, depends_on, related and typed edges,
+through .redirects.json); docs/search.md explains each part.
 
-When even the best match does not answer the text (the words the
-knowledge base knows carry too little of it, or no single passage of the
-best node holds several of them), nothing is listed; --all lists the
-matches anyway. --type and --tag (both repeatable) keep only nodes of
-those types, and nodes carrying every one of those tags.
+Search ranks; it does not judge: the best matches are listed whatever
+their score. --min-score drops the hits scoring below a value (scores are
+relative to one query). --type and --tag (both repeatable) keep only
+nodes of those types, and nodes carrying every one of those tags.
 
 Each hit prints as "score<TAB>id<TAB>path<TAB>title", path relative to
 nodes/, followed by an indented snippet of its body with the
@@ -64,7 +67,7 @@ matched words in [brackets]. Nothing found prints nothing and exits 0.`,
 				if len(args) != 0 {
 					return usagef("--input holds the whole query; drop the search text")
 				}
-				return refuseWithInput(cmd, "limit", "branch", "type", "tag", "all")
+				return refuseWithInput(cmd, "limit", "branch", "type", "tag", "all", "min-score")
 			}
 			if len(args) == 0 {
 				return usagef("search needs the text to look for")
@@ -79,10 +82,16 @@ matched words in [brackets]. Nothing found prints nothing and exits 0.`,
 				if o.limit <= 0 {
 					return usagef("--limit must be 1 or more, not %d", o.limit)
 				}
+				if o.minScore < 0 || math.IsNaN(o.minScore) {
+					return usagef("--min-score must be a number of at least 0, not %v", o.minScore)
+				}
 				o.text = strings.Join(args, " ")
 				if !index.Searchable(o.text) {
 					return usagef("search text %q holds no word to look for", o.text)
 				}
+			}
+			if cmd.Flags().Changed("all") {
+				app.warnf("--all is deprecated and has no effect: search always lists its best matches (see --min-score)")
 			}
 			return runSearch(cmd.Context(), app, o)
 		},
@@ -90,7 +99,9 @@ matched words in [brackets]. Nothing found prints nothing and exits 0.`,
 	cmd.Flags().IntVar(&o.limit, "limit", search.DefaultSearchLimit, fmt.Sprintf("list at most N hits (at most %d)", search.MaxSearchLimit))
 	cmd.Flags().StringSliceVar(&o.types, "type", nil, "list only nodes of this type: practice, map, molecule, req, … (repeatable)")
 	cmd.Flags().StringSliceVar(&o.tags, "tag", nil, "list only nodes carrying this tag (repeatable: every tag given)")
-	cmd.Flags().BoolVar(&o.all, "all", false, "list the matches even when none of them answers the text")
+	cmd.Flags().Float64Var(&o.minScore, "min-score", 0, "drop the hits scoring below this")
+	cmd.Flags().BoolVar(&o.all, "all", false, "no effect: search always lists its best matches")
+	_ = cmd.Flags().MarkHidden("all")
 	cmd.Flags().StringVar(&o.branch, "branch", "", "search this branch's index (default: the current branch)")
 	cmd.Flags().StringVar(&o.input, "input", "", "read the kk_search parameter object from a file, or - for standard input")
 	return cmd
@@ -98,7 +109,10 @@ matched words in [brackets]. Nothing found prints nothing and exits 0.`,
 
 func runSearch(ctx context.Context, app *App, o searchOpts) error {
 	limit := o.limit
-	p := search.SearchParams{Query: o.text, Limit: &limit, Types: o.types, Tags: o.tags, All: o.all}
+	p := search.SearchParams{Query: o.text, Limit: &limit, Types: o.types, Tags: o.tags}
+	if o.minScore > 0 {
+		p.MinScore = &o.minScore
+	}
 	resp, err := opCall(ctx, app, o.input, "", nil, "kk-search", p,
 		func(ctx context.Context, k *store.KB, p search.SearchParams) (*search.SearchData, error) {
 			return search.SearchNodesOn(ctx, k, o.branch, p)

@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
-	"strings"
 	"syscall"
 	"time"
 
@@ -82,9 +81,16 @@ base gets one; a non-empty folder that is not in a git repository is
 refused.
 
 --addr defaults to 127.0.0.1:9090 (port 0 picks a free port). Listening on
-anything but loopback needs --token-file: a file holding the bearer token
-every request must carry. The URL served is written to
-.ai/kenkeep/.state/serve.url while the server runs.
+anything but loopback needs --token-file: a private file (mode 0600) holding
+on one line the bearer token every request must carry. The URL served is
+written to .ai/kenkeep/.state/serve.url while the server runs.
+
+Web pages are kept out: unless a request carries the token, every route
+refuses a Host other than the loopback names at the port served and the
+--addr given (DNS rebinding), and writes refuse another site's Origin and a
+body not sent as Content-Type: application/json. Request bodies are decoded
+strictly (valid UTF-8, no key twice, no NUL, no unknown field, nothing
+after the object).
 
 The read-only web page of kk browse is served at / beside the API (the
 folder tree, search as you type, leaves with their edges and changelog, the
@@ -139,12 +145,9 @@ func runServe(ctx context.Context, app *App, o serveOpts) error {
 	log := slog.New(slog.NewTextHandler(app.IO.Err, &slog.HandlerOptions{Level: level}))
 	token := ""
 	if o.tokenFile != "" {
-		data, _, err := app.readLimited(o.tokenFile, "--token-file", 64<<10)
-		if err != nil {
+		var err error
+		if token, err = app.readTokenFile(o.tokenFile); err != nil {
 			return err
-		}
-		if token = strings.TrimSpace(string(data)); token == "" {
-			return fmt.Errorf("the token file %s is empty", o.tokenFile)
 		}
 	}
 	if err := httpapi.ListenAddr(o.addr, token); err != nil {
@@ -205,7 +208,7 @@ func runServe(ctx context.Context, app *App, o serveOpts) error {
 	// kk browse does, against DNS rebinding.
 	_, notLoopback := loopbackAddr(o.addr)
 	page := web.New(k, web.Options{LoopbackOnly: notLoopback == nil})
-	srv, err := httpapi.New(httpapi.Options{Backend: backend, Queue: q, Token: token, Logger: log, Page: page, PagePaths: web.Paths})
+	srv, err := httpapi.New(httpapi.Options{Backend: backend, Queue: q, Token: token, Addr: o.addr, Logger: log, Page: page, PagePaths: web.Paths, PageSearchPaths: web.SearchPaths})
 	if err != nil {
 		return err
 	}

@@ -3,6 +3,8 @@ package cli
 import (
 	"context"
 	"fmt"
+	"github.com/kk-project/kk/internal/index"
+	"github.com/kk-project/kk/internal/store"
 	"io"
 	"slices"
 	"strings"
@@ -76,6 +78,11 @@ func runStatus(ctx context.Context, app *App, _ statusOpts) error {
 		}
 		fmt.Fprintln(w, line)
 		fmt.Fprintf(w, "folders: %d\n", st.Folders)
+		line = "phrasings: " + st.Phrasings.Summary()
+		if st.Phrasings.Low() {
+			line += "; " + index.BackfillHint
+		}
+		fmt.Fprintln(w, line)
 	}
 	index := st.IndexState
 	switch st.IndexState {
@@ -145,4 +152,14 @@ func idsLine(ids []string, total int) string {
 		more = fmt.Sprintf(" and %d more", len(ids)-len(shown))
 	}
 	return fmt.Sprintf("%d of %d (%s%s)", len(ids), total, strings.Join(shown, ", "), more)
+}
+
+// phrasingsHint tells, on standard error, that many leaves of k have no
+// phrasings and how to write them (after an import, which brings leaves
+// written without an agent at hand).
+func (app *App) phrasingsHint(k *store.KB) {
+	p, err := checks.TreePhrasings(k)
+	if err == nil && p.Low() {
+		app.notef("%s: questions in other words than a note's own may miss them; %s", p.Summary(), index.BackfillHint)
+	}
 }

@@ -294,7 +294,7 @@ func (g *Graph) textRanks(ctx context.Context, query, typ string) (map[string]in
 	if g.db == nil {
 		return nil, fmt.Errorf("graph search needs the branch index")
 	}
-	hits, err := g.db.Search(ctx, index.Request{Text: query, Types: []string{typ}, Limit: max(1, len(g.Atoms)+len(g.Molecules)), All: true, Every: true, Lexical: true})
+	hits, err := g.db.Search(ctx, index.Request{Text: query, Types: []string{typ}, Limit: max(1, len(g.Atoms)+len(g.Molecules)), Every: true, Lexical: true})
 	if err != nil {
 		return nil, err
 	}

@@ -91,7 +91,7 @@ func promptContextText(ctx context.Context, k *store.KB, prompt string, budget t
 	if err := syncWithin(ctx, k, db, budget, slow); err != nil {
 		return "", err
 	}
-	hits, err := db.Search(ctx, index.Request{Text: prompt, Limit: PromptLimit, Quick: budget > 0})
+	hits, err := db.Search(ctx, index.Request{Text: prompt, Limit: PromptLimit, Quick: budget > 0, Gate: true})
 	if err != nil || len(hits) == 0 {
 		return "", err
 	}

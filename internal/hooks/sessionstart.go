@@ -86,6 +86,11 @@ func SessionStartContext(ctx context.Context, r Request) (string, error) {
 	} else if note != "" {
 		notes = append(notes, note)
 	}
+	if note, err := phrasingsNudge(ctx, k, r.Now); err != nil {
+		r.warn("phrasings", err)
+	} else if note != "" {
+		notes = append(notes, note)
+	}
 	if st, err := ReadLintState(k); err != nil {
 		r.warn("lint-state", err)
 	} else if st.LastErrors > 0 {

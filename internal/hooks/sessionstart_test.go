@@ -299,3 +299,23 @@ func TestStalenessReadsOnlyTheFoldersInDoubt(t *testing.T) {
 		t.Errorf("an unreadable leaf: %+v %v", st, err)
 	}
 }
+
+// Session start asks the agent once, not every session, to backfill
+// phrasings when a quarter of the leaves or more have none.
+func TestSessionStartPhrasingsNudge(t *testing.T) {
+	k := newKB(t)
+	for i := range nudgeMinLeaves {
+		addNode(t, k, contracts.NodeInput{Type: "practice", Title: fmt.Sprintf("Practice number %d", i), Description: "d", Body: "b",
+			Phrasings: []string{fmt.Sprintf("how do I follow practice %d", i)}}, false)
+	}
+	mustNotContain(t, sessionStartText(t, k, t0), "kk_phrasings")
+	for i := range nudgeMinLeaves / 2 {
+		addNode(t, k, contracts.NodeInput{Type: "practice", Title: fmt.Sprintf("Unphrased practice %d", i), Description: "d", Body: "b"}, false)
+	}
+	text := sessionStartText(t, k, t0)
+	want := fmt.Sprintf("%d of %d leaves (33%%) have no kk_phrasings", nudgeMinLeaves/2, nudgeMinLeaves+nudgeMinLeaves/2)
+	if !strings.Contains(text, want) || !strings.Contains(text, "kk-phrasings skill") {
+		t.Fatalf("no backfill note (want %q):\n%s", want, text)
+	}
+	mustNotContain(t, sessionStartText(t, k, t0.Add(48*time.Hour)), "kk_phrasings")
+}

@@ -9,6 +9,7 @@ type (
 	Doc            = service.Doc
 	TagDoc         = service.TagDoc
 	TagCount       = service.TagCount
+	Note           = service.Note
 	Post           = service.Post
 	Answer         = service.Answer
 	Draft          = service.Draft

@@ -8,25 +8,35 @@
 // worker hands each job to Backend.Apply. Reads go to the Backend at
 // once. Every failure, unknown routes and wrong methods included, is
 // answered with a JSON body {"error": "…"}.
+//
+// Unlike knowledged, the server keeps web pages out (guard.go: the Host
+// of every request, the Origin and Content-Type of writes), decodes
+// bodies strictly (op.DecodeStrict), and bounds the requests of each
+// class that run at once, writing answers that list notes a note at a
+// time (limits.go, stream.go), so that its memory stays bounded.
 package httpapi
 
 import (
+	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
-	"crypto/subtle"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/kk-project/kk/internal/jobqueue"
+	"github.com/kk-project/kk/internal/op"
 )
 
 // DefaultMaxBody caps a request body.
@@ -50,17 +60,28 @@ type Options struct {
 	Queue   *jobqueue.Queue
 	// Token, when set, must come as "Authorization: Bearer <token>" on
 	// every request but GET /healthz. Serve refuses to listen anywhere
-	// but loopback without one.
+	// but loopback without one. A request that carries it passes the
+	// guard against web pages (guard.go) too.
 	Token string
+	// Addr is the address the server was asked to listen on (kk serve
+	// --addr): a request may name it in its Host, besides the loopback
+	// names at the port served.
+	Addr string
 	// MaxBody caps request bodies (default 1 MiB).
 	MaxBody int64
-	Logger  *slog.Logger
+	// Limits bound the requests of each class running at once (zero
+	// fields: DefaultLimits').
+	Limits Limits
+	Logger *slog.Logger
 	// Page, when set, is a read-only web page answering GET and HEAD on
 	// PagePaths (ServeMux patterns without a method, none of them an API
 	// path): kk serve mounts kk browse's page at "/" this way. It shares
 	// the API's token rule.
 	Page      http.Handler
 	PagePaths []string
+	// PageSearchPaths are the page's paths (among PagePaths) that run a
+	// search, bounded with GET /search (Limits.Searches).
+	PageSearchPaths []string
 }
 
 // Server answers the API.
@@ -68,6 +89,10 @@ type Server struct {
 	opts    Options
 	handler http.Handler
 	metrics *requestMetrics
+	// hosts is what a request's Host may be, set by Serve once the
+	// listener's port is known.
+	hosts atomic.Pointer[hostSet]
+	gates map[int]*gate // by route class
 }
 
 // New returns a server over o.Backend and o.Queue.
@@ -81,7 +106,16 @@ func New(o Options) (*Server, error) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{opts: o, metrics: newRequestMetrics()}
+	l, d := &o.Limits, DefaultLimits
+	l.Reads, l.Searches = cmp.Or(l.Reads, d.Reads), cmp.Or(l.Searches, d.Searches)
+	l.Models, l.Writes = cmp.Or(l.Models, d.Models), cmp.Or(l.Writes, d.Writes)
+	l.Queue, l.Wait = cmp.Or(l.Queue, d.Queue), cmp.Or(l.Wait, d.Wait)
+	s := &Server{opts: o, metrics: newRequestMetrics(), gates: map[int]*gate{
+		classRead:   newGate("read", l.Reads, l.Queue, l.Wait),
+		classSearch: newGate("search", l.Searches, l.Queue, l.Wait),
+		classModel:  newGate("model", l.Models, l.Queue, l.Wait),
+		classWrite:  newGate("write", l.Writes, l.Queue, l.Wait),
+	}}
 	s.handler = s.routes()
 	return s, nil
 }
@@ -93,22 +127,23 @@ func (s *Server) Handler() http.Handler { return s.handler }
 type route struct {
 	method, pattern string
 	handle          func(http.ResponseWriter, *http.Request)
+	class           int // of Limits
 }
 
 func (s *Server) routeTable() []route {
 	return []route{
-		{"POST", "/content", s.postContent},
-		{"PUT", "/content", s.putContent},
-		{"DELETE", "/content", s.deleteContent},
-		{"GET", "/content", s.getContent},
-		{"GET", "/search", s.search},
-		{"GET", "/answer", s.answer},
-		{"POST", "/ask", s.ask},
-		{"GET", "/jobs/{id}", s.getJob},
-		{"GET", "/posts/recents", s.recentPosts},
-		{"GET", "/tags", s.tags},
-		{"GET", "/healthz", s.healthz},
-		{"GET", "/metrics", s.serveMetrics},
+		{"POST", "/content", s.postContent, classWrite},
+		{"PUT", "/content", s.putContent, classWrite},
+		{"DELETE", "/content", s.deleteContent, classWrite},
+		{"GET", "/content", s.getContent, classRead},
+		{"GET", "/search", s.search, classSearch},
+		{"GET", "/answer", s.answer, classModel},
+		{"POST", "/ask", s.ask, classModel},
+		{"GET", "/jobs/{id}", s.getJob, classNone},
+		{"GET", "/posts/recents", s.recentPosts, classRead},
+		{"GET", "/tags", s.tags, classRead},
+		{"GET", "/healthz", s.healthz, classNone},
+		{"GET", "/metrics", s.serveMetrics, classNone},
 	}
 }
 
@@ -116,18 +151,23 @@ func (s *Server) routes() http.Handler {
 	mux := http.NewServeMux()
 	allowed := map[string][]string{} // pattern → methods
 	for _, r := range s.routeTable() {
-		mux.Handle(r.method+" "+r.pattern, s.wrap(r.pattern, http.HandlerFunc(r.handle)))
+		mux.Handle(r.method+" "+r.pattern, s.wrap(r.pattern, r.method != "GET", r.class, http.HandlerFunc(r.handle)))
 		allowed[r.pattern] = append(allowed[r.pattern], r.method)
 	}
 	if s.opts.Page != nil {
-		page := s.wrap("page", s.opts.Page)
+		page := s.wrap("page", false, classRead, s.opts.Page)
+		pageSearch := s.wrap("page", false, classSearch, s.opts.Page)
 		for _, p := range s.opts.PagePaths {
-			mux.Handle("GET "+p, page)
+			if slices.Contains(s.opts.PageSearchPaths, p) {
+				mux.Handle("GET "+p, pageSearch)
+			} else {
+				mux.Handle("GET "+p, page)
+			}
 		}
 	}
 	// Whatever no route matches: a known path with another method is 405,
 	// anything else 404, both in JSON.
-	mux.Handle("/", s.wrap("other", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	mux.Handle("/", s.wrap("other", false, classNone, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		for pattern, methods := range allowed {
 			if matchPath(pattern, r.URL.Path) {
 				if slices.Contains(methods, "GET") {
@@ -153,10 +193,12 @@ func matchPath(pattern, p string) bool {
 	return pattern == p
 }
 
-// wrap adds what every route shares: the bearer token check, the body
-// cap, the request deadline, a recovered panic as a JSON 500, and the
-// request counter for /metrics.
-func (s *Server) wrap(name string, h http.Handler) http.Handler {
+// wrap adds what every route shares: the bearer token check, the guard
+// against web pages (guard.go; write routes also check Origin and
+// Content-Type), the bound of its class (Limits), the body cap, the
+// request deadline, a recovered panic as a JSON 500, and the request
+// counter for /metrics.
+func (s *Server) wrap(name string, write bool, class int, h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
 		defer func() {
@@ -171,21 +213,30 @@ func (s *Server) wrap(name string, h http.Handler) http.Handler {
 			}
 			s.metrics.count(name, rec.status)
 		}()
-		if s.opts.Token != "" && name != "/healthz" && !validBearer(r.Header.Get("Authorization"), s.opts.Token) {
+		authed := s.opts.Token != "" && validBearer(r.Header.Get("Authorization"), s.opts.Token)
+		if s.opts.Token != "" && name != "/healthz" && !authed {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="kk"`)
 			writeError(rec, http.StatusUnauthorized, "missing or wrong bearer token")
 			return
 		}
-		r.Body = http.MaxBytesReader(rec, r.Body, s.opts.MaxBody)
+		if !authed {
+			if g := s.guard(r, write); g != nil {
+				writeError(rec, g.status, g.msg)
+				return
+			}
+		}
 		ctx, cancel := context.WithTimeout(r.Context(), RequestTimeout)
 		defer cancel()
+		if g := s.gates[class]; g != nil {
+			if !g.enter(ctx) {
+				g.busy(rec)
+				return
+			}
+			defer g.leave()
+		}
+		r.Body = http.MaxBytesReader(rec, r.Body, s.opts.MaxBody)
 		h.ServeHTTP(rec, r.WithContext(ctx))
 	})
-}
-
-func validBearer(header, token string) bool {
-	got, ok := strings.CutPrefix(header, "Bearer ")
-	return ok && subtle.ConstantTimeCompare([]byte(strings.TrimSpace(got)), []byte(token)) == 1
 }
 
 type statusRecorder struct {
@@ -219,21 +270,32 @@ func writeError(w http.ResponseWriter, status int, msg string) {
 	writeJSON(w, status, map[string]string{"error": msg})
 }
 
-// decodeBody reads a JSON body into v. A body over the cap is 413; any
-// other decoding failure is 400 "invalid JSON body: …". Like knowledged,
-// unknown fields and bytes after the first value are ignored.
+// decodeBody reads a JSON body into v with the strict decode every face
+// uses for a parameter object (op.DecodeStrict, the core of
+// schema.Decode): valid UTF-8, one JSON object, no key given twice, no
+// NUL character in a string, no unknown field and nothing after the
+// object. A body over the cap is 413; any other failure is 400 "invalid
+// JSON body: …" naming the problem (an empty body: "…: EOF", as
+// knowledged says it).
 func decodeBody(w http.ResponseWriter, r *http.Request, v any) bool {
-	err := json.NewDecoder(r.Body).Decode(v)
-	if err == nil {
-		return true
-	}
+	raw, err := io.ReadAll(r.Body)
 	var tooBig *http.MaxBytesError
-	if errors.As(err, &tooBig) {
+	switch {
+	case errors.As(err, &tooBig):
 		writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body exceeds %d bytes", tooBig.Limit))
 		return false
+	case err != nil:
+		writeError(w, http.StatusBadRequest, "invalid JSON body: reading it: "+err.Error())
+		return false
+	case len(bytes.TrimSpace(raw)) == 0:
+		writeError(w, http.StatusBadRequest, "invalid JSON body: EOF")
+		return false
 	}
-	writeError(w, http.StatusBadRequest, "invalid JSON body: "+err.Error())
-	return false
+	if err := op.DecodeStrict(raw, v); err != nil {
+		writeError(w, http.StatusBadRequest, "invalid JSON body: "+op.ErrorOf(err).Message)
+		return false
+	}
+	return true
 }
 
 // ListenAddr checks that addr may be served with token: anything but a
@@ -265,6 +327,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	if err := ListenAddr(ln.Addr().String(), s.opts.Token); err != nil {
 		return err
 	}
+	s.hosts.Store(newHostSet(ln.Addr().String(), s.opts.Addr))
 	srv := &http.Server{
 		Handler:           s.handler,
 		ReadHeaderTimeout: ReadHeaderTimeout,

@@ -25,6 +25,7 @@ type service struct {
 	t       *testing.T
 	root    string
 	backend *httpapitest.GitBackend
+	queue   *jobqueue.Queue
 	url     string
 	token   string
 	stop    func()
@@ -35,7 +36,7 @@ func newRepo(t *testing.T) string { return httpapitest.NewRepo(t) }
 func start(t *testing.T, root string, b *httpapitest.GitBackend, token string) *service {
 	t.Helper()
 	s := httpapitest.Start(t, root, b, token)
-	return &service{t: t, root: root, backend: s.Backend, url: s.URL, token: token, stop: s.Stop}
+	return &service{t: t, root: root, backend: s.Backend, queue: s.Queue, url: s.URL, token: token, stop: s.Stop}
 }
 
 // reply is one HTTP answer.
@@ -61,6 +62,9 @@ func (s *service) do(method, path, body string) reply {
 	req, err := http.NewRequest(method, s.url+path, rd)
 	if err != nil {
 		s.t.Fatal(err)
+	}
+	if method != "GET" && method != "HEAD" {
+		req.Header.Set("Content-Type", "application/json")
 	}
 	if s.token != "" {
 		req.Header.Set("Authorization", "Bearer "+s.token)
@@ -277,9 +281,9 @@ func TestErrors(t *testing.T) {
 		err                string
 	}{
 		{"POST", "/content", "", 400, "invalid JSON body: EOF"},
-		{"POST", "/content", "{", 400, "invalid JSON body: unexpected EOF"},
+		{"POST", "/content", "{", 400, "invalid JSON body: the parameters are not a valid JSON object: unexpected end of input"},
 		{"POST", "/content", `{"content":"  \n"}`, 400, "content must not be empty"},
-		{"POST", "/content", `{"content":7}`, 400, "invalid JSON body: json: cannot unmarshal number into Go struct field .content of type string"},
+		{"POST", "/content", `{"content":7}`, 400, "invalid JSON body: content: is number, not string"},
 		{"POST", "/content", big, 413, "request body exceeds 1048576 bytes"},
 		{"PUT", "/content", `{}`, 400, "path must not be empty"},
 		{"PUT", "/content", `{"path":"a.md","content":" ","title":" ","tags":[" "]}`, 400, "content or metadata update must not be empty"},
@@ -301,7 +305,7 @@ func TestErrors(t *testing.T) {
 		{"GET", "/answer", "", 400, "query query parameter is required"},
 		{"GET", "/answer?query=x", "", 503, "LLM provider is not configured"},
 		{"POST", "/ask", `{"question":" "}`, 400, "question must not be empty"},
-		{"POST", "/ask", `nope`, 400, "invalid JSON body: invalid character 'o' in literal null (expecting 'u')"},
+		{"POST", "/ask", `nope`, 400, "invalid JSON body: the parameters are not a valid JSON object: invalid character 'o' in literal null (expecting 'u')"},
 		{"POST", "/ask", `{"question":"why?"}`, 503, "LLM provider is not configured"},
 		{"GET", "/jobs/nope", "", 404, "job not found: nope"},
 		{"GET", "/jobs/", "", 404, "not found: /jobs/"},
@@ -474,7 +478,13 @@ func TestBearerToken(t *testing.T) {
 	if r := s.do("GET", "/tags", ""); r.status != 200 {
 		t.Errorf("with the token: %d %s", r.status, r.body)
 	}
-	for _, auth := range []string{"", "Bearer wrong", "s3cret", "Basic s3cret"} {
+	// The scheme's name is case-insensitive (RFC 7235).
+	for _, auth := range []string{"bearer s3cret", "BEARER s3cret", "BeArEr  s3cret "} {
+		if r := send(t, "GET", s.url+"/tags", "", map[string]string{"Authorization": auth}); r.status != 200 {
+			t.Errorf("Authorization %q: %d %s", auth, r.status, r.body)
+		}
+	}
+	for _, auth := range []string{"", "Bearer wrong", "s3cret", "Basic s3cret", "Bearers3cret", "bearer", "Bearer s3cret x"} {
 		req, _ := http.NewRequest("GET", s.url+"/tags", nil)
 		if auth != "" {
 			req.Header.Set("Authorization", auth)

@@ -66,6 +66,9 @@ func TestKnowledgedClient(t *testing.T) {
 	if out := ok("", "get", "--path", "inbox/go-channels.md"); !strings.HasPrefix(out, "=== inbox/go-channels.md ===\n---\ntitle: \"Go Channels\"") {
 		t.Errorf("kc get --path:\n%s", out)
 	}
+	if out := ok("", "get", "--path", "INDEX.md"); !strings.HasPrefix(out, "=== INDEX.md ===\n# Index\n") || !strings.Contains(out, "](inbox/") {
+		t.Errorf("kc get --path INDEX.md:\n%s", out)
+	}
 	if out := ok("", "get", "--query", "channels", "--mode", "raw"); !strings.Contains(out, "=== inbox/go-channels.md ===") {
 		t.Errorf("kc get --query --mode raw:\n%s", out)
 	}

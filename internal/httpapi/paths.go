@@ -48,6 +48,9 @@ func cleanPath(p string, read bool) (string, error) {
 	if !strings.HasSuffix(strings.ToLower(clean), ".md") {
 		return "", fmt.Errorf("path must be a Markdown file: %s", orig)
 	}
+	if !read && clean == KnowledgedIndex {
+		return "", errors.New("INDEX.md is generated from the notes when it is read, and cannot be written: post, edit or delete the notes it lists")
+	}
 	if !read && strings.EqualFold(path.Base(clean), "index.md") {
 		return "", fmt.Errorf("path must not target a generated index file: %s", orig)
 	}

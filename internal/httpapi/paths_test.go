@@ -29,6 +29,10 @@ func TestCleanPath(t *testing.T) {
 		{in: "go/", err: "path must be a Markdown file: go/"},
 		{in: "index.md", err: "path must not target a generated index file: index.md"},
 		{in: "go/INDEX.md", err: "path must not target a generated index file: go/INDEX.md"},
+		{in: "INDEX.md", err: "INDEX.md is generated from the notes when it is read, and cannot be written: post, edit or delete the notes it lists"},
+		{in: "./INDEX.md", err: "INDEX.md is generated from the notes when it is read, and cannot be written: post, edit or delete the notes it lists"},
+		{in: "INDEX.md", read: true, want: "INDEX.md"},
+		{in: ".ai/kenkeep/nodes/INDEX.md", read: true, want: "INDEX.md"},
 		// Reads: index files, and the repository-relative form of a note.
 		{in: "index.md", read: true, want: "index.md"},
 		{in: "go/index.md", read: true, want: "go/index.md"},

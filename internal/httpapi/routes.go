@@ -120,12 +120,21 @@ func (s *Server) getContent(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "path query parameter is required")
 		return
 	}
+	if p, err := cleanPath(given, true); err == nil && p == KnowledgedIndex {
+		text, err := s.indexText(r.Context())
+		if err != nil {
+			writeError(w, http.StatusInternalServerError, "failed to list the notes for INDEX.md: "+err.Error())
+			return
+		}
+		writeDoc(w, given, text)
+		return
+	}
 	content, ok := s.read(r, given)
 	if !ok {
 		writeError(w, http.StatusNotFound, "file not found: "+given)
 		return
 	}
-	writeJSON(w, http.StatusOK, Doc{Path: given, Content: content})
+	writeDoc(w, given, content)
 }
 
 // read returns the note at a path a client gave; false for a path the
@@ -189,13 +198,11 @@ func (s *Server) search(w http.ResponseWriter, r *http.Request) {
 			writeJSON(w, http.StatusOK, docs)
 			return
 		}
-		out := []Doc{}
-		for _, d := range docs {
-			if content, ok := s.read(r, d.Path); ok {
-				out = append(out, Doc{Path: d.Path, Content: content})
-			}
+		paths := make([]string, len(docs))
+		for i, d := range docs {
+			paths[i] = d.Path
 		}
-		writeJSON(w, http.StatusOK, out)
+		s.writeDocs(w, r, paths)
 	case q.Get("query") != "":
 		limit := DefaultSearchLimit
 		if l := q.Get("limit"); l != "" {
@@ -206,15 +213,12 @@ func (s *Server) search(w http.ResponseWriter, r *http.Request) {
 			}
 			limit = min(n, MaxSearchLimit)
 		}
-		docs, err := s.opts.Backend.Search(r.Context(), q.Get("query"), limit)
+		paths, err := s.opts.Backend.Search(r.Context(), q.Get("query"), limit)
 		if err != nil {
 			writeError(w, http.StatusInternalServerError, "search failed: "+err.Error())
 			return
 		}
-		if docs == nil {
-			docs = []Doc{}
-		}
-		writeJSON(w, http.StatusOK, docs)
+		s.writeDocs(w, r, paths)
 	default:
 		writeError(w, http.StatusBadRequest, "provide either query=<text> or tag=<t> / tags=<a,b>")
 	}

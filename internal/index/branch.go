@@ -77,9 +77,16 @@ func DecodeBranch(folder string) (string, bool) {
 	return name, true
 }
 
+// DetachedHEAD names the index of a detached HEAD (a rebase, a bisect, a
+// checkout of a commit): one index whatever the commit, which git allows
+// no branch to be named. Named after the commit, as it once was, a
+// detached HEAD that moves (kk serve committing on it) made an index per
+// commit.
+const DetachedHEAD = "HEAD"
+
 // CurrentBranch returns the branch whose index commands use: the checked
-// out branch of the KB's repository, or the default branch when the KB is
-// not in a git work tree.
+// out branch of the KB's repository, DetachedHEAD when HEAD is detached,
+// or the default branch when the KB is not in a git work tree.
 func CurrentBranch(ctx context.Context, k *store.KB) (string, error) {
 	if b, ok := gitx.HeadBranch(k.Root); ok {
 		return b, nil
@@ -94,7 +101,14 @@ func CurrentBranch(ctx context.Context, k *store.KB) (string, error) {
 	if !gitx.InWorkTree(ctx, k.Root) {
 		return DefaultBranch(ctx, k)
 	}
-	return gitx.CurrentBranch(ctx, k.Root)
+	out, err := gitx.Read(ctx, k.Root, "symbolic-ref", "--short", "-q", "HEAD")
+	if name := strings.TrimSpace(string(out)); err == nil && name != "" {
+		return name, nil
+	}
+	if _, err := gitx.Read(ctx, k.Root, "rev-parse", "--verify", "-q", "HEAD"); err != nil {
+		return "", fmt.Errorf("finding the current branch: %w", err)
+	}
+	return DetachedHEAD, nil
 }
 
 // DefaultBranch returns config defaultBranch, else the branch origin/HEAD
@@ -130,6 +144,7 @@ func Open(ctx context.Context, k *store.KB, branch string) (*DB, Stats, error) {
 	if err != nil {
 		return nil, Stats{}, err
 	}
+	db.kb = k
 	if err := db.useConfiguredEmbedder(k); err != nil {
 		db.Close()
 		return nil, Stats{}, err

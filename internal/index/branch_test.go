@@ -2,6 +2,7 @@ package index
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -46,10 +47,9 @@ func TestBranchesUnbornAndDetached(t *testing.T) {
 	}
 	git(t, k.Root, "add", "-A")
 	git(t, k.Root, "commit", "-q", "-m", "seed")
-	sha := git(t, k.Root, "rev-parse", "--short", "HEAD")
 	git(t, k.Root, "checkout", "-q", "--detach")
-	if b, err := CurrentBranch(ctx, k); err != nil || b != gitx.DetachedPrefix+sha {
-		t.Errorf("CurrentBranch on a detached HEAD = %q, %v; want detached-%s", b, err, sha)
+	if b, err := CurrentBranch(ctx, k); err != nil || b != DetachedHEAD {
+		t.Errorf("CurrentBranch on a detached HEAD = %q, %v; want %s", b, err, DetachedHEAD)
 	}
 	git(t, k.Root, "update-ref", "refs/remotes/origin/trunk", "HEAD")
 	git(t, k.Root, "symbolic-ref", "refs/remotes/origin/HEAD", "refs/remotes/origin/trunk")
@@ -95,7 +95,7 @@ func TestBranchCopyDivergeAndGC(t *testing.T) {
 	if st, err = feat.Sync(ctx, k.NodesDir()); err != nil || st.Added != 1 {
 		t.Fatalf("feature sync: %+v, %v", st, err)
 	}
-	if hits, _ := Search(ctx, feat, "passkeys", 5); len(hits) != 1 {
+	if hits, _ := holders(ctx, feat, "passkeys", 5); len(hits) != 1 {
 		t.Errorf("feature's index lacks its new leaf: %v", ids(hits))
 	}
 	feat.Close()
@@ -104,7 +104,7 @@ func TestBranchCopyDivergeAndGC(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if hits, _ := Search(ctx, mainDB, "passkeys", 5); len(hits) != 0 {
+	if hits, _ := holders(ctx, mainDB, "passkeys", 5); len(hits) != 0 {
 		t.Errorf("main's index sees the feature branch's leaf: %v", ids(hits))
 	}
 	mainDB.Close()
@@ -156,5 +156,57 @@ func TestGCOutsideGit(t *testing.T) {
 	}
 	if !slices.Equal(res.Kept, []string{"main"}) || !slices.Equal(res.Removed, []string{"old-feature"}) {
 		t.Fatalf("gc outside git: kept %v removed %v", res.Kept, res.Removed)
+	}
+}
+
+// TestDetachedHEADHasOneIndex: commits made on a detached HEAD (kk serve
+// committing on it, a rebase) all use one index, seeded from the default
+// branch's; kk gc keeps it while HEAD is detached and removes it once
+// HEAD is on a branch again. A branch named like the old per-commit
+// folders is a branch like any other.
+func TestDetachedHEADHasOneIndex(t *testing.T) {
+	ctx := context.Background()
+	k := gitKB(t)
+	git(t, k.Root, "add", "-A")
+	git(t, k.Root, "commit", "-q", "-m", "seed")
+	if _, err := Sync(ctx, k, "main"); err != nil {
+		t.Fatal(err)
+	}
+	git(t, k.Root, "checkout", "-q", "--detach")
+	for i := range 5 {
+		b, err := CurrentBranch(ctx, k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Sync(ctx, k, b); err != nil {
+			t.Fatal(err)
+		}
+		git(t, k.Root, "commit", "-q", "--allow-empty", "-m", fmt.Sprintf("detached %d", i))
+	}
+	folders := func() []string {
+		entries, err := os.ReadDir(BranchesDir(k))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, e := range entries {
+			if e.IsDir() {
+				out = append(out, e.Name())
+			}
+		}
+		return out
+	}
+	if got := folders(); !slices.Equal(got, []string{"HEAD", "main"}) {
+		t.Errorf("index folders after 5 commits on a detached HEAD: %v", got)
+	}
+	if res, err := GC(ctx, k); err != nil || len(res.Removed) != 0 {
+		t.Errorf("gc while detached: %+v, %v", res, err)
+	}
+	git(t, k.Root, "checkout", "-q", "-b", "detached-1234567")
+	if b, err := CurrentBranch(ctx, k); err != nil || b != "detached-1234567" {
+		t.Errorf("a branch named detached-1234567: %q, %v", b, err)
+	}
+	if res, err := GC(ctx, k); err != nil || !slices.Equal(res.Removed, []string{"HEAD"}) {
+		t.Errorf("gc on a branch: %+v, %v", res, err)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"github.com/kk-project/kk/internal/store"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -43,6 +44,10 @@ type DB struct {
 	r *sql.DB // readers
 
 	shared bool // an OpenShared handle: Close does nothing
+
+	// kb is the knowledge base the handle indexes (nil for a bare file):
+	// search reads its redirects ledger.
+	kb *store.KB
 
 	embedder llm.Embedder // nil: lexical search only
 	minSim   float64      // least similarity of a vector-only match

@@ -62,6 +62,7 @@ func OpenShared(ctx context.Context, k *store.KB, branch string) (*DB, error) {
 	if err != nil {
 		return nil, err
 	}
+	db.kb = k
 	if err := db.useConfiguredEmbedder(k); err != nil {
 		db.Close()
 		return nil, err

@@ -112,7 +112,7 @@ func TestBulkSyncKeepsSearch(t *testing.T) {
 	}
 	defer db.Close()
 	for _, q := range []string{"word0", fmt.Sprintf("word%d", bulkRows+19)} {
-		if hits, err := Search(ctx, db, q, 5); err != nil || len(hits) != 1 {
+		if hits, err := holders(ctx, db, q, 5); err != nil || len(hits) != 1 {
 			t.Fatalf("%s after the bulk sync: %v, %v", q, ids(hits), err)
 		}
 	}
@@ -121,10 +121,10 @@ func TestBulkSyncKeepsSearch(t *testing.T) {
 	if st, err := db.Sync(ctx, k.NodesDir()); err != nil || st.Updated != 1 {
 		t.Fatalf("small sync: %+v, %v", st, err)
 	}
-	if hits, _ := Search(ctx, db, "word3", 5); len(hits) != 0 {
+	if hits, _ := holders(ctx, db, "word3", 5); len(hits) != 0 {
 		t.Fatalf("word3 still found after the edit: %v", ids(hits))
 	}
-	if hits, _ := Search(ctx, db, "replaced", 5); len(hits) != 1 || hits[0].ID != "practice-item-3" {
+	if hits, _ := holders(ctx, db, "replaced", 5); len(hits) != 1 || hits[0].ID != "practice-item-3" {
 		t.Fatalf("the edit is not searchable: %v", ids(hits))
 	}
 }
@@ -176,7 +176,7 @@ func TestKeptStatCacheFollowsOtherSyncs(t *testing.T) {
 	if st, err := a.SyncWith(ctx, k.NodesDir(), ex); err != nil || st.Updated != 1 {
 		t.Fatalf("a after b's sync: %+v, %v (the handle trusted the cache it kept)", st, err)
 	}
-	if hits, err := Search(ctx, a, "flaw", 5); err != nil || len(hits) != 0 {
+	if hits, err := holders(ctx, a, "flaw", 5); err != nil || len(hits) != 0 {
 		t.Fatalf("the undone edit is still indexed: %v, %v", ids(hits), err)
 	}
 }
@@ -333,7 +333,7 @@ func TestStatCacheReplacedBehindHandle(t *testing.T) {
 		t.Fatal("another handle's sync wrote the database (the rewritten stat cache was not used)")
 	}
 	for q, want := range map[string]string{"kumquat": "map-login-flow", "bubbling": "practice-render-cache", "drain": "map-queue"} {
-		if hits, _ := Search(ctx, b, q, 5); !slices.Equal(ids(hits), []string{want}) {
+		if hits, _ := holders(ctx, b, q, 5); !slices.Equal(ids(hits), []string{want}) {
 			t.Errorf("%s: %v, want %s", q, ids(hits), want)
 		}
 	}

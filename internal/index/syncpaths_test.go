@@ -46,10 +46,10 @@ func TestSyncPaths(t *testing.T) {
 	if st.Added != 1 || st.Updated != 1 || st.Removed != 1 || st.Leaves != 3 || st.Gen == "" {
 		t.Fatalf("SyncPaths: %+v; want 1 added, 1 updated, 1 removed, 3 leaves", st)
 	}
-	if hits, _ := Search(ctx, db, "bubbling", 5); !slices.Equal(ids(hits), []string{"practice-render-cache"}) {
+	if hits, _ := holders(ctx, db, "bubbling", 5); !slices.Equal(ids(hits), []string{"practice-render-cache"}) {
 		t.Errorf("the written leaf is not searchable: %v", ids(hits))
 	}
-	if hits, _ := Search(ctx, db, "mango", 5); len(hits) != 0 {
+	if hits, _ := holders(ctx, db, "mango", 5); len(hits) != 0 {
 		t.Errorf("SyncPaths read a leaf it was not given: %v", ids(hits))
 	}
 
@@ -61,7 +61,7 @@ func TestSyncPaths(t *testing.T) {
 	if err != nil || st.Updated != 1 {
 		t.Fatalf("sync after SyncPaths: %+v, %v; want the hand edit updated", st, err)
 	}
-	if hits, _ := Search(ctx, db, "mango", 5); len(hits) != 1 {
+	if hits, _ := holders(ctx, db, "mango", 5); len(hits) != 1 {
 		t.Errorf("the hand edit is not indexed after the next sync: %v", ids(hits))
 	}
 
@@ -82,7 +82,7 @@ func TestSyncPaths(t *testing.T) {
 	if err != nil || st.Updated != 1 {
 		t.Fatalf("a same-size edit with the same mtime right after SyncPaths: %+v, %v; want 1 updated", st, err)
 	}
-	if hits, _ := Search(ctx, db, "kiwis", 5); len(hits) != 1 {
+	if hits, _ := holders(ctx, db, "kiwis", 5); len(hits) != 1 {
 		t.Errorf("the racy edit is not indexed: %v", ids(hits))
 	}
 
@@ -209,7 +209,7 @@ func TestSyncPathsAppendsToStatCache(t *testing.T) {
 	if after, _ := b.Meta(ctx, "last_sync"); after != before {
 		t.Fatal("another handle's sync wrote the database (the patched stat cache was not used)")
 	}
-	if hits, _ := Search(ctx, b, "kumquat", 5); !slices.Equal(ids(hits), []string{"map-login-flow"}) {
+	if hits, _ := holders(ctx, b, "kumquat", 5); !slices.Equal(ids(hits), []string{"map-login-flow"}) {
 		t.Fatalf("kumquat: %v", ids(hits))
 	}
 }
@@ -278,7 +278,7 @@ func TestStatCacheTornPatch(t *testing.T) {
 			if after, _ := b.Meta(ctx, "last_sync"); after == before {
 				t.Fatal("the sync after a damaged patch did not take the full path")
 			}
-			if hits, _ := Search(ctx, b, "kumquat", 5); !slices.Equal(ids(hits), []string{"map-login-flow"}) {
+			if hits, _ := holders(ctx, b, "kumquat", 5); !slices.Equal(ids(hits), []string{"map-login-flow"}) {
 				t.Fatalf("kumquat: %v", ids(hits))
 			}
 		})

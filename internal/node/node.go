@@ -546,6 +546,12 @@ func Dedupe(s []string) []string {
 	return out
 }
 
+// BodyEnd returns the white space body ends with: what Render replaces
+// with the one line end every leaf's body ends with.
+func BodyEnd(body string) string {
+	return body[len(strings.TrimRightFunc(body, isJSSpace)):]
+}
+
 // isJSSpace matches the characters JavaScript's trimEnd removes.
 func isJSSpace(r rune) bool {
 	switch r {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io/fs"
+	"math"
 	"os"
 	"path"
 	"path/filepath"
@@ -251,7 +252,11 @@ type SearchParams struct {
 	Limit *int     `json:"limit,omitempty" jsonschema:"description=At most this many hits (default 10).,minimum=1,maximum=100"`
 	Types []string `json:"types,omitempty" jsonschema:"description=Only nodes of these types (practice\\, map\\, req\\, …)."`
 	Tags  []string `json:"tags,omitempty" jsonschema:"description=Only nodes carrying every one of these tags."`
-	All   bool     `json:"all,omitempty" jsonschema:"description=List the matches even when none of them answers the query (no relevance threshold)."`
+	// MinScore drops the hits scoring below it.
+	MinScore *float64 `json:"min_score,omitempty" jsonschema:"description=Drop the hits scoring below this (scores are relative to the query: compare them within one search).,minimum=0"`
+	// All is accepted for callers written when search refused queries
+	// that no node answered; search now always lists its matches.
+	All bool `json:"all,omitempty" jsonschema:"description=Kept for older callers: search always lists its best matches now (see min_score)."`
 }
 
 // SearchData is the data of kk_search.
@@ -297,7 +302,14 @@ func SearchNodesOn(ctx context.Context, k *store.KB, branch string, p SearchPara
 	if err != nil {
 		return nil, err
 	}
-	hits, err := db.Search(ctx, index.Request{Text: p.Query, Limit: limit, Types: p.Types, Tags: p.Tags, All: p.All})
+	r := index.Request{Text: p.Query, Limit: limit, Types: p.Types, Tags: p.Tags}
+	if p.MinScore != nil {
+		if *p.MinScore < 0 || math.IsNaN(*p.MinScore) {
+			return nil, op.Invalid("min_score", "must be a number of at least 0")
+		}
+		r.MinScore = *p.MinScore
+	}
+	hits, err := db.Search(ctx, r)
 	if err != nil {
 		return nil, err
 	}

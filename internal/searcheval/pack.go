@@ -60,6 +60,26 @@ func BuildPack(ctx context.Context, dir, packDir string, phrasings map[string][]
 	return k, nil
 }
 
+// BuildNodes makes a knowledge base in dir (which must be empty or
+// missing) holding a copy of a nodes/ tree of leaves in kk's or kenkeep's
+// v3 format (such as shared/fixtures/kenkeep-kb/nodes), and gives the
+// leaves named in phrasings their kk_phrasings.
+func BuildNodes(ctx context.Context, dir, nodesDir string, phrasings map[string][]string) (*store.KB, error) {
+	k := store.New(dir)
+	if _, err := txn.Init(ctx, k, store.InitOptions{Version: "eval", Now: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), Command: "searcheval"}); err != nil {
+		return nil, err
+	}
+	if err := copyTree(nodesDir, k.NodesDir()); err != nil {
+		return nil, err
+	}
+	if len(phrasings) > 0 {
+		if err := addPhrasings(k, phrasings); err != nil {
+			return nil, err
+		}
+	}
+	return k, nil
+}
+
 // leafFiles lists the leaves under nodes/ (every .md but index.md).
 func leafFiles(nodesDir string) ([]string, error) {
 	var out []string

@@ -127,6 +127,9 @@ func (b *Backend) store(ctx context.Context, j *service.Job) (string, error) {
 				return err
 			}
 		}
+		if err := setBodyEnd(n, body); err != nil {
+			return err
+		}
 		tx.AfterCommit(func(res *txn.Result) error { return b.commit(ctx, j, leaf, res) })
 		return nil
 	})
@@ -219,6 +222,9 @@ func (b *Backend) change(ctx context.Context, j *service.Job) (string, error) {
 		} else {
 			if strings.TrimSpace(req.Content) != "" {
 				n.Body = []byte(noteBody(req.Content))
+				if err := setBodyEnd(n, string(n.Body)); err != nil {
+					return err
+				}
 			}
 			if req.Title != "" {
 				n.Title = req.Title

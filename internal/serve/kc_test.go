@@ -71,6 +71,9 @@ func TestKnowledgedClientOnTheTree(t *testing.T) {
 	if out := ok("", "get", "--path", channels); !strings.HasPrefix(out, "=== "+channels+" ===\n---\ntype: map\ntitle: Go Channels\n") {
 		t.Errorf("kc get --path:\n%s", out)
 	}
+	if out := ok("", "get", "--path", "INDEX.md"); !strings.HasPrefix(out, "=== INDEX.md ===\n# Index\n") || !strings.Contains(out, "](inbox/") {
+		t.Errorf("kc get --path INDEX.md:\n%s", out)
+	}
 	if out := ok("", "get", "--query", "channels", "--mode", "raw"); !strings.Contains(out, "=== "+channels+" ===") || strings.Contains(out, "mutexes") {
 		t.Errorf("kc get --query --mode raw:\n%s", out)
 	}
@@ -177,6 +180,9 @@ func TestMCPKnowledgedOnTheTree(t *testing.T) {
 	}
 	if out := ok("get_content", map[string]any{"path": channels}); !strings.HasPrefix(out, "=== "+channels+" ===\n---\ntype: map\ntitle: Go Channels\n") {
 		t.Errorf("get_content path:\n%s", out)
+	}
+	if out := ok("get_content", map[string]any{"path": "INDEX.md"}); !strings.HasPrefix(out, "=== INDEX.md ===\n# Index\n") || !strings.Contains(out, "]("+channels+")") {
+		t.Errorf("get_content INDEX.md:\n%s", out)
 	}
 	if out := ok("get_content", map[string]any{"query": "goroutines", "mode": "raw"}); !strings.Contains(out, channels) || strings.Contains(out, "mutexes") {
 		t.Errorf("get_content query raw:\n%s", out)

@@ -178,7 +178,7 @@ const placementPostings = 2000
 // first: each folder scores the sum of its notes' search scores among the
 // top hits. The root folder ("") is not a candidate.
 func (b *Backend) candidateFolders(ctx context.Context, query string, n int) ([]string, error) {
-	hits, err := b.leafHits(ctx, index.Request{Text: query, Limit: 10, All: true, Postings: placementPostings}, false)
+	hits, err := b.leafHits(ctx, index.Request{Text: query, Limit: 10, Postings: placementPostings}, false)
 	if err != nil {
 		return nil, err
 	}
@@ -364,7 +364,7 @@ func (b *Backend) Answer(ctx context.Context, query string) (service.Answer, err
 	if b.llm == nil {
 		return service.Answer{}, llm.ErrNotConfigured
 	}
-	docs, err := b.Search(ctx, query, service.DefaultSearchLimit)
+	docs, err := b.searchDocs(ctx, query, service.DefaultSearchLimit)
 	if err != nil || len(docs) == 0 {
 		return service.Answer{}, err
 	}

@@ -134,7 +134,8 @@ func (b *Backend) changed() {
 }
 
 // Read returns the file at p (relative to nodes/): a leaf or a generated
-// index.md, whole. Only regular files inside the tree are read: not a
+// index.md, whole, a body posted through the API ending as it was posted
+// (asPosted). Only regular files inside the tree are read: not a
 // symlink, and not through a folder that is a symlink leading out of it.
 func (b *Backend) Read(_ context.Context, p string) (string, error) {
 	abs := b.k.NodePath(p)
@@ -152,7 +153,7 @@ func (b *Backend) Read(_ context.Context, p string) (string, error) {
 	if errors.Is(err, fs.ErrNotExist) {
 		return "", fmt.Errorf("%s: %w", p, service.ErrNotFound)
 	}
-	return string(data), err
+	return asPosted(string(data)), err
 }
 
 // indexDB returns this process's handle to the current branch's index,
@@ -214,10 +215,12 @@ func (b *Backend) leafHits(ctx context.Context, r index.Request, sync bool) ([]i
 // rerankPool is how many of kk's hits the model reranks.
 const rerankPool = 20
 
-// Search returns the notes that best answer query: kk's search, reranked
-// by the model when there is one. A failed rerank falls back to kk's
-// order (and is logged): search never fails for the model's sake.
-func (b *Backend) Search(ctx context.Context, query string, limit int) ([]service.Doc, error) {
+// Search returns the paths of the notes that best answer query, at most
+// limit: kk's search, reranked by the model when there is one. A failed
+// rerank falls back to kk's order (and is logged): search never fails for
+// the model's sake. The notes are not read: the HTTP face reads and
+// writes them one at a time, so that an answer never holds them all.
+func (b *Backend) Search(ctx context.Context, query string, limit int) ([]string, error) {
 	pool := limit
 	if b.llm != nil {
 		pool = max(limit, rerankPool)
@@ -238,14 +241,30 @@ func (b *Backend) Search(ctx context.Context, query string, limit int) ([]servic
 			paths = ranked
 		}
 	}
-	var docs []service.Doc
+	out := make([]string, 0, min(limit, len(paths)))
 	for _, p := range paths {
-		if len(docs) == limit {
+		if len(out) == limit {
 			break
 		}
+		if _, err := os.Lstat(b.k.NodePath(p)); errors.Is(err, fs.ErrNotExist) {
+			continue // removed since the index saw it
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+// searchDocs returns the notes Search finds, read whole.
+func (b *Backend) searchDocs(ctx context.Context, query string, limit int) ([]service.Doc, error) {
+	paths, err := b.Search(ctx, query, limit)
+	if err != nil {
+		return nil, err
+	}
+	var docs []service.Doc
+	for _, p := range paths {
 		content, err := b.Read(ctx, p)
 		if errors.Is(err, service.ErrNotFound) {
-			continue // removed since the index saw it
+			continue // removed since
 		}
 		if err != nil {
 			return nil, err

@@ -17,16 +17,19 @@ type Backend interface {
 	// Read returns the whole file at path, front matter included; an
 	// error matching ErrNotFound when there is none.
 	Read(ctx context.Context, path string) (string, error)
-	// Search returns the notes that best answer query, best first, at
-	// most limit: kk's search, reranked by the model when one is
-	// configured.
-	Search(ctx context.Context, query string, limit int) ([]Doc, error)
+	// Search returns the paths of the notes that best answer query, best
+	// first, at most limit: kk's search, reranked by the model when one
+	// is configured. The face reads each with Read as it writes the
+	// answer, so that an answer holds one note at a time.
+	Search(ctx context.Context, query string, limit int) ([]string, error)
 	// ByTags returns the notes carrying any (all false) or every (all
 	// true) of tags, which are lower-case and distinct, most recently
 	// modified first, then by path.
 	ByTags(ctx context.Context, tags []string, all bool) ([]TagDoc, error)
 	// Tags counts the notes per tag, sorted by tag.
 	Tags(ctx context.Context) ([]TagCount, error)
+	// Notes lists every note, sorted by path.
+	Notes(ctx context.Context) ([]Note, error)
 	// Recent returns the newest notes stored through the service, newest
 	// first, at most n.
 	Recent(ctx context.Context, n int) ([]Post, error)
@@ -75,6 +78,14 @@ type TagDoc struct {
 	Description string    `json:"description"`
 	Tags        []string  `json:"tags"`
 	Modified    time.Time `json:"modified"`
+}
+
+// Note is a note's title and description, as an index of the notes
+// lists it.
+type Note struct {
+	Path        string
+	Title       string
+	Description string
 }
 
 // TagCount is how many notes carry a tag.

@@ -3,6 +3,7 @@ package web
 import (
 	"context"
 	"fmt"
+	"net"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -17,6 +18,10 @@ import (
 	cdppage "github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
+
+	"github.com/kk-project/kk/internal/httpapi"
+	"github.com/kk-project/kk/internal/httpapi/httpapitest"
+	"github.com/kk-project/kk/internal/jobqueue"
 )
 
 // chromium finds a Chromium or Chrome binary: $KK_CHROMIUM, else the
@@ -49,7 +54,47 @@ func TestBrowser(t *testing.T) {
 	}
 	srv := httptest.NewServer(New(fixture(t), Options{Title: "proj", LoopbackOnly: true}))
 	defer srv.Close()
+	browse(t, bin, srv.URL)
+}
 
+// TestBrowserBehindServe runs the browser test on the page as kk serve
+// mounts it beside the API, behind the API's guard against web pages
+// (the Host check on every route): the page's own requests pass it.
+func TestBrowserBehindServe(t *testing.T) {
+	bin := chromium()
+	if bin == "" {
+		t.Skip("no Chromium found (chromium, chromium-browser, google-chrome, ... on PATH, or KK_CHROMIUM): " +
+			"install it with `bash scripts/deps-debian.sh` (Debian, as root) to run the browser test")
+	}
+	k := fixture(t)
+	q, err := jobqueue.Open(t.TempDir(), jobqueue.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	api, err := httpapi.New(httpapi.Options{Backend: &httpapitest.GitBackend{Root: k.Root}, Queue: q, Addr: "127.0.0.1:0",
+		Page: New(k, Options{Title: "proj", LoopbackOnly: true}), PagePaths: Paths})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- api.Serve(ctx, ln) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+	}()
+	browse(t, bin, "http://"+ln.Addr().String())
+}
+
+// browse drives the page at url in a headless Chromium (bin).
+func browse(t *testing.T, bin, url string) {
+	t.Helper()
 	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(bin), chromedp.NoSandbox, chromedp.DisableGPU, chromedp.WindowSize(1280, 900),
 		chromedp.UserDataDir(t.TempDir()))...)
@@ -127,7 +172,7 @@ func TestBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	step("loading the tree", chromedp.Navigate(srv.URL+"/"), chromedp.WaitVisible(chromedp.ID("q")),
+	step("loading the tree", chromedp.Navigate(url+"/"), chromedp.WaitVisible(chromedp.ID("q")),
 		chromedp.WaitVisible(chromedp.CSS(`#tree a.fname[href="/folder/go"]`)))
 	h1 := text("main h1")
 
@@ -147,18 +192,18 @@ func TestBrowser(t *testing.T) {
 	rows := eval(`document.querySelectorAll('.edges tbody tr').length`)
 	pictureNodes := eval(`document.querySelectorAll('figure.picture svg g.n').length`)
 
-	step("opening the hostile leaf", chromedp.Navigate(srv.URL+"/node/practice-wrap-errors"),
+	step("opening the hostile leaf", chromedp.Navigate(url+"/node/practice-wrap-errors"),
 		chromedp.WaitVisible(chromedp.CSS(`section.body`)))
 	leafText := text("section.body")
 	markup := eval(`document.querySelectorAll('main script, main img, main iframe, main [onclick], main [onerror], main a[href^="javascript"], main a[href^="data"]').length`)
 	pwned := eval(`window.kkPwned === 1 ? 1 : 0`)
 
-	step("drawing the traceability graph", chromedp.Navigate(srv.URL+"/trace"),
+	step("drawing the traceability graph", chromedp.Navigate(url+"/trace"),
 		chromedp.WaitVisible(chromedp.CSS(`figure.picture svg`)))
 	traceNodes := eval(`document.querySelectorAll('figure.picture svg a g.n').length`)
 
 	// A snippet is text, its matched words marked, as the script lists it…
-	step("searching for a markdown snippet", chromedp.Navigate(srv.URL+"/"), chromedp.WaitVisible(chromedp.ID("q")),
+	step("searching for a markdown snippet", chromedp.Navigate(url+"/"), chromedp.WaitVisible(chromedp.ID("q")),
 		chromedp.SendKeys(chromedp.ID("q"), "backoff helper"),
 		chromedp.WaitVisible(chromedp.CSS(`#results a[href="/node/practice-other"]`)))
 	jsSnippet := text(`#results .snippet`)
@@ -168,7 +213,7 @@ func TestBrowser(t *testing.T) {
 	if _, err := chromedp.Call(ctx, emulation.SetScriptExecutionDisabled, emulation.SetScriptExecutionDisabledParams{Value: true}); err != nil {
 		t.Fatal(err)
 	}
-	step("searching without JavaScript", chromedp.Navigate(srv.URL+"/find?q=backoff+helper"),
+	step("searching without JavaScript", chromedp.Navigate(url+"/find?q=backoff+helper"),
 		chromedp.WaitVisible(chromedp.CSS(`ol.hits a[href="/node/practice-other"]`)))
 	noJSSnippet := text(`ol.hits .snippet`)
 	noJSMarks := eval(`Array.from(document.querySelectorAll('ol.hits .snippet mark')).map(m => m.textContent).join(",") === "backoff,backoff,helper" ? 1 : 0`)

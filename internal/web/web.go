@@ -105,6 +105,10 @@ func New(k *store.KB, opts Options) http.Handler {
 // (kk serve) and sends only these paths to it.
 var Paths = []string{"/{$}", "/folder/{path...}", "/node/{id}", "/leaf/{path...}", "/find", "/api/find", "/graph", "/trace", "/assets/"}
 
+// SearchPaths are the routes among Paths that run a search, for a server
+// that bounds searches apart (kk serve).
+var SearchPaths = []string{"/find", "/api/find"}
+
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if h.opts.LoopbackOnly && !loopbackHost(r.Host) {
 		http.Error(w, "kk browse answers only requests addressed to localhost, 127.0.0.1 or [::1]", http.StatusMisdirectedRequest)

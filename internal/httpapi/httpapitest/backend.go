@@ -124,7 +124,7 @@ func (b *GitBackend) all() (map[string]note, error) {
 	return out, err
 }
 
-func (b *GitBackend) Search(_ context.Context, query string, limit int) ([]httpapi.Doc, error) {
+func (b *GitBackend) Search(_ context.Context, query string, limit int) ([]string, error) {
 	notes, err := b.all()
 	if err != nil {
 		return nil, err
@@ -150,15 +150,11 @@ func (b *GitBackend) Search(_ context.Context, query string, limit int) ([]httpa
 		}
 		return strings.Compare(a.path, b.path)
 	})
-	var docs []httpapi.Doc
+	var paths []string
 	for _, h := range hits[:min(limit, len(hits))] {
-		data, err := os.ReadFile(b.file(h.path))
-		if err != nil {
-			return nil, err
-		}
-		docs = append(docs, httpapi.Doc{Path: h.path, Content: string(data)})
+		paths = append(paths, h.path)
 	}
-	return docs, nil
+	return paths, nil
 }
 
 func lower(tags []string) []string {
@@ -194,6 +190,19 @@ func (b *GitBackend) ByTags(_ context.Context, tags []string, all bool) ([]httpa
 		}
 		return strings.Compare(a.Path, b.Path)
 	})
+	return out, nil
+}
+
+func (b *GitBackend) Notes(context.Context) ([]httpapi.Note, error) {
+	notes, err := b.all()
+	if err != nil {
+		return nil, err
+	}
+	var out []httpapi.Note
+	for p, n := range notes {
+		out = append(out, httpapi.Note{Path: p, Title: n.Title, Description: n.Description})
+	}
+	slices.SortFunc(out, func(a, b httpapi.Note) int { return strings.Compare(a.Path, b.Path) })
 	return out, nil
 }
 
@@ -250,15 +259,19 @@ func (b *GitBackend) Answer(ctx context.Context, query string) (httpapi.Answer, 
 	if b.Provider == nil {
 		return httpapi.Answer{}, llm.ErrNotConfigured
 	}
-	docs, err := b.Search(ctx, query, httpapi.DefaultSearchLimit)
-	if err != nil || len(docs) == 0 {
+	paths, err := b.Search(ctx, query, httpapi.DefaultSearchLimit)
+	if err != nil || len(paths) == 0 {
 		return httpapi.Answer{}, err
 	}
 	var prompt strings.Builder
 	var read []string
-	for _, d := range docs {
-		fmt.Fprintf(&prompt, "=== %s ===\n%s\n\n", d.Path, d.Content)
-		read = append(read, d.Path)
+	for _, p := range paths {
+		content, err := b.Read(ctx, p)
+		if err != nil {
+			return httpapi.Answer{}, err
+		}
+		fmt.Fprintf(&prompt, "=== %s ===\n%s\n\n", p, content)
+		read = append(read, p)
 	}
 	fmt.Fprintf(&prompt, "Question: %s", query)
 	var a struct {

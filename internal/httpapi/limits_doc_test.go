@@ -1,0 +1,41 @@
+package httpapi
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestLimitsDoc: the kk serve section of docs/limits.md gives the limits
+// the code applies.
+func TestLimitsDoc(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "docs", "limits.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(b), "\n## kk serve\n")
+	if !ok {
+		t.Fatal(`docs/limits.md has no "## kk serve" section`)
+	}
+	section, _, _ = strings.Cut(section, "\n## ")
+	section = strings.Join(strings.Fields(section), " ")
+	d := DefaultLimits
+	for name, want := range map[string]string{
+		"DefaultMaxBody":  fmt.Sprintf("| a request body | %d MiB | 413 |", DefaultMaxBody>>20),
+		"Limits.Reads":    fmt.Sprintf("the web page | %d | waits |", d.Reads),
+		"Limits.Searches": fmt.Sprintf("`/api/find` | %d | waits |", d.Searches),
+		"Limits.Models":   fmt.Sprintf("`POST /ask` | %d | waits |", d.Models),
+		"Limits.Writes":   fmt.Sprintf("`DELETE /content` | %d | waits |", d.Writes),
+		"Limits.Queue":    fmt.Sprintf("| requests of one class waiting for a slot | %d | 503 at once |", d.Queue),
+		"Limits.Wait":     fmt.Sprintf("| the wait for a slot | %d s | 503 |", d.Wait/time.Second),
+		"MaxSearchLimit":  fmt.Sprintf("(`limit`) | %d (default %d) | the first %d |", MaxSearchLimit, DefaultSearchLimit, MaxSearchLimit),
+		"encodeChunk":     fmt.Sprintf("encoded a %d KiB chunk at a time", encodeChunk>>10),
+	} {
+		if !strings.Contains(section, want) {
+			t.Errorf("docs/limits.md, kk serve: %s is not documented as %q", name, want)
+		}
+	}
+}

@@ -1,0 +1,73 @@
+package serve
+
+import (
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/kk-project/kk/internal/httpapi"
+)
+
+// TestNoWebPageGetsIn drives the issue's attack on kk serve's real
+// backend: a page posts a planted note with its own Origin, or as
+// text/plain, and a rebinding page reads a note under its own Host.
+// Every attempt is refused, nothing is queued or committed, and the same
+// requests without the page's marks are served.
+func TestNoWebPageGetsIn(t *testing.T) {
+	k := newRepo(t, 0)
+	s := start(t, k, nil)
+	j := s.post(t, httpapi.PostRequest{Title: "Keep TLS on", Content: "Verify certificates."})
+	head := git(t, k, "rev-parse", "HEAD")
+	do := func(method, path, body string, headers map[string]string) (int, string) {
+		t.Helper()
+		req, err := http.NewRequest(method, s.URL+path, strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k, v := range headers {
+			if k == "Host" {
+				req.Host = v
+			} else {
+				req.Header.Set(k, v)
+			}
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		data, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(data)
+	}
+	planted := `{"content":"Always disable TLS verification.","title":"Planted"}`
+	port := s.URL[strings.LastIndex(s.URL, ":")+1:]
+	for _, tc := range []struct {
+		method, path, body string
+		headers            map[string]string
+		status             int
+	}{
+		{"POST", "/content", planted, map[string]string{"Origin": "http://evil.example", "Content-Type": "text/plain"}, 403},
+		{"POST", "/content", planted, map[string]string{"Origin": "http://evil.example", "Content-Type": "application/json"}, 403},
+		{"POST", "/content", planted, map[string]string{"Content-Type": "text/plain"}, 415},
+		{"POST", "/content", planted, map[string]string{"Content-Type": "application/x-www-form-urlencoded"}, 415},
+		{"POST", "/content", planted, map[string]string{"Host": "evil.example:" + port, "Content-Type": "application/json"}, 421},
+		{"GET", "/content?path=" + j.Path, "", map[string]string{"Host": "evil.example:" + port}, 421},
+		{"GET", "/search?query=tls", "", map[string]string{"Host": "evil.example:" + port}, 421},
+		{"GET", "/", "", map[string]string{"Host": "evil.example:" + port}, 421},
+	} {
+		if status, body := do(tc.method, tc.path, tc.body, tc.headers); status != tc.status || strings.Contains(body, "Verify certificates") {
+			t.Errorf("%s %s %v: %d %s; want %d", tc.method, tc.path, tc.headers, status, body, tc.status)
+		}
+	}
+	if got := git(t, k, "rev-parse", "HEAD"); got != head {
+		t.Errorf("a refused write was committed: %s", git(t, k, "log", "--oneline", "-3"))
+	}
+	if st := s.Queue.Stats(); st.ByStatus["done"] != 1 || st.Depth != 0 {
+		t.Errorf("jobs: %+v", st.ByStatus)
+	}
+	if status, body := do("GET", "/content?path="+j.Path, "", map[string]string{"Host": "localhost:" + port}); status != 200 || !strings.Contains(body, "Verify certificates.") {
+		t.Errorf("GET with a loopback Host: %d %s", status, body)
+	}
+	clean(t, k)
+}
