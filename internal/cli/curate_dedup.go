@@ -98,6 +98,11 @@ func runCurateDedup(ctx context.Context, app *App, o curateDedupOpts) error {
 	if err != nil {
 		return err
 	}
+	// Every curate run, parallel or sequential, keeps a trace of its own.
+	trace := curate.Trace{Kind: "curator", Run: res.RunID}
+	if err := trace.Append(k, app.Now(), "deduped", map[string]any{"actions": len(actions), "kept": res.Kept, "conflicts": res.Conflicts, "stamped": res.Stamped}); err != nil {
+		app.warnf("the trace %s: %v", k.Rel(trace.Path(k)), err)
+	}
 	return app.printJSON(map[string]any{"kept": res.Kept, "conflicts": res.Conflicts, "stamped": res.Stamped, "runId": res.RunID})
 }
 

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/kk-project/kk/internal/index"
 	"github.com/kk-project/kk/internal/node"
@@ -183,6 +184,10 @@ func QueryGraph(ctx context.Context, k *store.KB, p QueryGraphParams) (any, erro
 			if err != nil {
 				return nil, op.New(op.CodeValidation, map[string]any{"field": "taskFile"}, "taskFile: %v", err)
 			}
+			// Noted for the end-of-turn graph hint (the session that works
+			// on the task is asked to record what it changed); a note that
+			// cannot be written takes nothing from the answer.
+			_ = RecordTaskFile(k, file, time.Now())
 			paths = append(paths, ContextFiles(string(src))...)
 		}
 		if len(paths) == 0 && p.TaskFile == "" {

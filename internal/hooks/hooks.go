@@ -12,8 +12,8 @@
 // process tree for a headless harness run) hooks do nothing at all.
 //
 // Each event is one function taking a Request, testable without a
-// process: SessionStart, Capture, Drain (proposal-drain), PromptContext
-// and LintTick.
+// process: SessionStart, Capture, Drain (proposal-drain), PromptContext,
+// LintTick and GraphHint.
 package hooks
 
 import (
@@ -46,6 +46,7 @@ var Deadlines = map[harness.Event]time.Duration{
 	harness.Capture:       5 * time.Second,
 	harness.ProposalDrain: 2 * time.Second,
 	harness.LintTick:      10 * time.Second,
+	harness.GraphHint:     5 * time.Second,
 }
 
 // DrainDeadline bounds a background drain (proposal-drain --foreground).
@@ -308,6 +309,8 @@ func (c *call) run(ctx context.Context) outcome {
 		}
 	case harness.LintTick:
 		_, err = LintTick(ctx, r)
+	case harness.GraphHint:
+		out, err = GraphHint(ctx, r)
 	}
 	if err != nil {
 		return c.fail(ctx, "run", err)

@@ -35,6 +35,9 @@ const emptyEntry = "# kenkeep\n\nThis project's knowledge base (.ai/kenkeep) has
 // SessionStart builds the session-start context and renders it for the
 // harness; nil when the harness has no channel for it.
 func SessionStart(ctx context.Context, r Request) ([]byte, error) {
+	if err := markSessionStart(r); err != nil {
+		r.warn("session-mark", err) // only the end-of-turn graph hint needs it
+	}
 	text, err := SessionStartContext(ctx, r)
 	if err != nil {
 		return nil, err

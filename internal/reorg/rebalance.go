@@ -718,6 +718,13 @@ func ApplyRebalance(ctx context.Context, k *store.KB, plan contracts.RebalancePl
 	return res, nil
 }
 
+// RebalanceInTx applies plan inside the caller's transaction tx, as
+// ApplyRebalance does in its own: kk serve's organizer moves notes in the
+// transaction (and the commit) of the job that posts a note.
+func RebalanceInTx(tx *txn.Tx, plan contracts.RebalancePlan) (*RebalanceResult, error) {
+	return applyRebalance(tx, plan)
+}
+
 func applyRebalance(tx *txn.Tx, plan contracts.RebalancePlan) (*RebalanceResult, error) {
 	k := tx.KB()
 	t, err := tx.Tree()

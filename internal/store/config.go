@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -9,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/kk-project/kk/internal/frontmatter"
+	"github.com/kk-project/kk/internal/harness"
 	"github.com/kk-project/kk/internal/llm"
 	"go.yaml.in/yaml/v3"
 )
@@ -21,11 +23,14 @@ type Config struct {
 	LogsRetentionDays  int            `yaml:"logsRetentionDays,omitempty" json:"logsRetentionDays,omitempty" jsonschema:"minimum=1"`
 	LintEveryNSessions int            `yaml:"lintEveryNSessions,omitempty" json:"lintEveryNSessions,omitempty" jsonschema:"minimum=1"`
 	Notifications      *Notifications `yaml:"notifications,omitempty" json:"notifications,omitempty"`
-	ProposalModel      map[string]any `yaml:"proposalModel,omitempty" json:"proposalModel,omitempty"`
-	CuratorModel       map[string]any `yaml:"curatorModel,omitempty" json:"curatorModel,omitempty"`
-	BootstrapModel     map[string]any `yaml:"bootstrapModel,omitempty" json:"bootstrapModel,omitempty"`
-	CLIDefaultHarness  string         `yaml:"cliDefaultHarness,omitempty" json:"cliDefaultHarness,omitempty"`
-	DefaultBranch      string         `yaml:"defaultBranch,omitempty" json:"defaultBranch,omitempty"`
+	// ProposalModel is the model of the background proposal extraction
+	// (proposal-drain); CuratorModel and BootstrapModel are those of the
+	// kk curate and kk bootstrap launchers.
+	ProposalModel     *ModelSetting `yaml:"proposalModel,omitempty" json:"proposalModel,omitempty"`
+	CuratorModel      *ModelSetting `yaml:"curatorModel,omitempty" json:"curatorModel,omitempty"`
+	BootstrapModel    *ModelSetting `yaml:"bootstrapModel,omitempty" json:"bootstrapModel,omitempty"`
+	CLIDefaultHarness string        `yaml:"cliDefaultHarness,omitempty" json:"cliDefaultHarness,omitempty"`
+	DefaultBranch     string        `yaml:"defaultBranch,omitempty" json:"defaultBranch,omitempty"`
 	// ProjectID names the project in the graph operations' projectId
 	// parameter; init writes the repository folder's name.
 	ProjectID    string        `yaml:"projectId,omitempty" json:"projectId,omitempty"`
@@ -38,6 +43,103 @@ type Config struct {
 	// (the default) keeps kk serve offline. KK_LLM_* variables override
 	// it, and API keys come only from the environment.
 	LLM *LLMSettings `yaml:"llm,omitempty" json:"llm,omitempty"`
+}
+
+// ModelSetting is a model setting of config.yaml (proposalModel,
+// curatorModel, bootstrapModel): {harness?, name, effort?, agent?}. A
+// setting without harness applies to whichever harness runs; one with a
+// harness applies to that harness only. kenkeep's per-harness spellings
+// are read too: model for name, reasoningEffort for effort. What a
+// harness cannot honour (an effort Gemini CLI has no flag for) is left
+// out of its command line and reported by kk doctor and the launchers.
+type ModelSetting struct {
+	Harness string `yaml:"harness,omitempty" json:"harness,omitempty" jsonschema:"enum=claude,enum=codex,enum=copilot,enum=cursor,enum=gemini,enum=opencode,description=the harness the setting is for; absent: every harness"`
+	Name    string `yaml:"name,omitempty" json:"name,omitempty" jsonschema:"minLength=1,maxLength=200,description=the model as the harness names it (sonnet\\, gpt-5-codex\\, gemini-2.5-pro\\, provider/model for OpenCode)"`
+	// Model is kenkeep's spelling of Name (its codex, cursor, copilot and
+	// opencode variants).
+	Model  string `yaml:"model,omitempty" json:"model,omitempty" jsonschema:"minLength=1,maxLength=200,description=the same as name (kenkeep's spelling)"`
+	Effort string `yaml:"effort,omitempty" json:"effort,omitempty" jsonschema:"enum=minimal,enum=low,enum=medium,enum=high,enum=xhigh,enum=max,description=reasoning effort\\, as far as the harness takes it"`
+	// ReasoningEffort is kenkeep's spelling of Effort (its codex variant).
+	ReasoningEffort string `yaml:"reasoningEffort,omitempty" json:"reasoningEffort,omitempty" jsonschema:"enum=minimal,enum=low,enum=medium,enum=high,enum=xhigh,enum=max,description=the same as effort (kenkeep's spelling)"`
+	Agent           string `yaml:"agent,omitempty" json:"agent,omitempty" jsonschema:"minLength=1,maxLength=200,description=the agent a run uses (OpenCode)"`
+}
+
+// KnownHarnesses are the harness ids a model setting may name
+// (harnesses/all checks them against the registry).
+var KnownHarnesses = []string{"claude", "codex", "copilot", "cursor", "gemini", "opencode"}
+
+// modelKeys are the keys of a model setting, in the order errors list
+// them.
+var modelKeys = []string{"harness", "name", "model", "effort", "reasoningEffort", "agent"}
+
+// UnmarshalYAML reads a model setting strictly: a mapping of known keys
+// with one-line string values, a known harness and effort, and name and
+// model (effort and reasoningEffort) not saying two different things.
+func (m *ModelSetting) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind != yaml.MappingNode {
+		return modelError(n.Line, "must be a mapping such as {name: sonnet, effort: medium}")
+	}
+	vals := map[string]string{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		if !slices.Contains(modelKeys, k.Value) {
+			return modelError(k.Line, "unknown key %q; known keys: %s", k.Value, strings.Join(modelKeys, ", "))
+		}
+		if v.Kind != yaml.ScalarNode || v.Tag == "!!null" || strings.TrimSpace(v.Value) == "" || strings.ContainsAny(v.Value, "\r\n") {
+			return modelError(v.Line, "%s must be a non-empty one-line string", k.Value)
+		}
+		vals[k.Value] = strings.TrimSpace(v.Value)
+	}
+	*m = ModelSetting{Harness: vals["harness"], Name: vals["name"], Model: vals["model"], Effort: vals["effort"],
+		ReasoningEffort: vals["reasoningEffort"], Agent: vals["agent"]}
+	if m.Harness != "" && !slices.Contains(KnownHarnesses, m.Harness) {
+		return modelError(n.Line, "harness %q is not one of %s", m.Harness, strings.Join(KnownHarnesses, ", "))
+	}
+	for _, e := range []struct{ key, v string }{{"effort", m.Effort}, {"reasoningEffort", m.ReasoningEffort}} {
+		if e.v != "" && !slices.Contains(harness.EffortLevels, e.v) {
+			return modelError(n.Line, "%s %q is not one of %s", e.key, e.v, strings.Join(harness.EffortLevels, ", "))
+		}
+	}
+	if m.Name != "" && m.Model != "" && m.Name != m.Model {
+		return modelError(n.Line, "name %q and model %q name two models; keep one", m.Name, m.Model)
+	}
+	if m.Effort != "" && m.ReasoningEffort != "" && m.Effort != m.ReasoningEffort {
+		return modelError(n.Line, "effort %q and reasoningEffort %q disagree; keep one", m.Effort, m.ReasoningEffort)
+	}
+	return nil
+}
+
+// ModelSettingError is a model setting config.yaml cannot take.
+type ModelSettingError struct {
+	Line int
+	Msg  string
+}
+
+func (e *ModelSettingError) Error() string { return fmt.Sprintf("line %d: %s", e.Line, e.Msg) }
+
+func modelError(line int, format string, args ...any) error {
+	return &ModelSettingError{Line: line, Msg: fmt.Sprintf(format, args...)}
+}
+
+// HarnessModel is the setting as a harness run takes it (the zero Model
+// for a nil setting).
+func (m *ModelSetting) HarnessModel() harness.Model {
+	if m == nil {
+		return harness.Model{}
+	}
+	return harness.Model{Harness: m.Harness, Name: cmp.Or(m.Name, m.Model), Effort: cmp.Or(m.Effort, m.ReasoningEffort), Agent: m.Agent}
+}
+
+// ModelSettings are the configured model settings by name, in a fixed
+// order, for the checks that look at all of them.
+func (c Config) ModelSettings() []NamedModel {
+	return []NamedModel{{"proposalModel", c.ProposalModel}, {"curatorModel", c.CuratorModel}, {"bootstrapModel", c.BootstrapModel}}
+}
+
+// NamedModel is one model setting and the name of its key.
+type NamedModel struct {
+	Key     string
+	Setting *ModelSetting
 }
 
 // LLMSettings is the llm: section of config.yaml: an llm.Config, under a
@@ -150,6 +252,15 @@ func ParseConfig(file string, src []byte) (Config, error) {
 	for i := 0; i+1 < len(m.Content); i += 2 {
 		if key := m.Content[i].Value; !slices.Contains(configKeys, key) {
 			return cfg, fmt.Errorf("%s: line %d: unknown setting %q; known settings: %s", file, m.Content[i].Line, key, strings.Join(configKeys, ", "))
+		}
+	}
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if key := m.Content[i].Value; strings.HasSuffix(key, "Model") {
+			var ms ModelSetting
+			var me *ModelSettingError
+			if err := m.Content[i+1].Decode(&ms); errors.As(err, &me) {
+				return cfg, fmt.Errorf("%s: line %d: %s: %s", file, me.Line, key, me.Msg)
+			}
 		}
 	}
 	if err := m.Decode(&cfg); err != nil {

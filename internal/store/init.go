@@ -39,8 +39,8 @@ type InitResult struct {
 // Scaffold creates the knowledge base layout (folders, config.yaml,
 // README, .gitignore, .kkignore, FOLDER_SUMMARIES.md, installed-version);
 // txn.Init follows it with the generated index files. Existing user content
-// (config, folder summaries, leaves, .kkignore) is never overwritten; a
-// second run changes nothing. With Upgrade, generated scaffolding (README,
+// (config, folder summaries, leaves, .kkignore outside kk's block) is never
+// overwritten; a second run changes nothing. With Upgrade, generated scaffolding (README,
 // .gitignore block, installed version) is refreshed.
 func (k *KB) Scaffold(ctx context.Context, opts InitOptions) (*InitResult, error) {
 	existed := k.Initialized()
@@ -81,7 +81,10 @@ func (k *KB) Scaffold(ctx context.Context, opts InitOptions) (*InitResult, error
 		readme, _ := fs.ReadFile(templates.KB, "kb/README.md")
 		config, _ := fs.ReadFile(templates.KB, "kb/config.yaml")
 		config = append(config, ProjectIDLine(filepath.Base(k.Root))...)
-		kkignore, _ := fs.ReadFile(templates.KB, "kb/kkignore")
+		kkignore, err := mergeKKIgnore(k.KKIgnorePath())
+		if err != nil {
+			return err
+		}
 		steps := []struct {
 			path      string
 			data      []byte
@@ -89,7 +92,7 @@ func (k *KB) Scaffold(ctx context.Context, opts InitOptions) (*InitResult, error
 		}{
 			{filepath.Join(k.Dir, "README.md"), readme, opts.Upgrade},
 			{k.ConfigPath(), config, false},
-			{k.KKIgnorePath(), kkignore, false},
+			{k.KKIgnorePath(), kkignore, true},
 		}
 		for _, s := range steps {
 			if err := put(s.path, s.data, s.overwrite); err != nil {
@@ -198,6 +201,69 @@ func mergeGitignore(path string) ([]byte, error) {
 		b.WriteString(l + "\n")
 	}
 	return []byte(b.String()), nil
+}
+
+// KKIgnoreDirs are the folders kk's own installs write into a repository
+// (the harnesses' skill and command folders, hook scripts): kk init keeps
+// them in a block of .kkignore, so that document discovery and
+// /kk-bootstrap never take kk's own skills for the project's documents.
+// harnesses/all checks that every adapter's folders are here.
+var KKIgnoreDirs = []string{
+	".ai/kenkeep/hooks/",
+	".agents/skills/",
+	".claude/commands/",
+	".claude/skills/",
+	".cursor/hooks/",
+	".cursor/skills/",
+	".gemini/commands/",
+	".gemini/skills/",
+	".github/skills/",
+	".opencode/plugins/",
+	".opencode/skills/",
+}
+
+// The lines around kk's block in .kkignore.
+const (
+	kkignoreStart = "# kk:start (kk's own folders; kk init rewrites this block)"
+	kkignoreEnd   = "# kk:end"
+)
+
+// mergeKKIgnore returns .kkignore with kk's block (KKIgnoreDirs) in it:
+// the starter file when there is none, the block replaced where it is, or
+// added at the end of a file without one (dropping the lines of the block
+// an earlier kk wrote bare), the user's lines kept as they are.
+func mergeKKIgnore(path string) ([]byte, error) {
+	old, err := os.ReadFile(path)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	if err != nil {
+		old, _ = fs.ReadFile(templates.KB, "kb/kkignore")
+	}
+	block := kkignoreStart + "\n" + strings.Join(KKIgnoreDirs, "\n") + "\n" + kkignoreEnd + "\n"
+	text := strings.ReplaceAll(string(old), "\r\n", "\n")
+	if i := strings.Index(text, kkignoreStart); i >= 0 {
+		if j := strings.Index(text[i:], kkignoreEnd); j >= 0 {
+			rest := strings.TrimPrefix(text[i+j+len(kkignoreEnd):], "\n")
+			return []byte(text[:i] + block + rest), nil
+		}
+	}
+	own := map[string]bool{}
+	for _, d := range KKIgnoreDirs {
+		own[d] = true
+	}
+	var b strings.Builder
+	for _, l := range strings.Split(strings.TrimRight(text, "\n"), "\n") {
+		if own[strings.TrimSpace(l)] {
+			continue
+		}
+		b.WriteString(l + "\n")
+	}
+	out := strings.TrimRight(b.String(), "\n")
+	if out != "" {
+		out += "\n\n"
+	}
+	return []byte(out + block), nil
 }
 
 // projectIDLine is the projectId setting init writes into a new config.yaml.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -25,13 +26,14 @@ type EntityView struct {
 
 // EdgeView is one edge as the traceability operations return it.
 type EdgeView struct {
-	Type       string `json:"type"`
-	From       string `json:"from"`
-	To         string `json:"to"`
-	CreatedAt  string `json:"created_at,omitempty"`
-	CreatedBy  string `json:"created_by,omitempty"`
-	Source     string `json:"source,omitempty"`
-	Confidence string `json:"confidence,omitempty"`
+	Type      string `json:"type"`
+	From      string `json:"from"`
+	To        string `json:"to"`
+	CreatedAt string `json:"created_at,omitempty"`
+	CreatedBy string `json:"created_by,omitempty"`
+	Source    string `json:"source,omitempty"`
+	// Confidence is the edge's confidence, 0 to 1, when it has one.
+	Confidence *float64 `json:"confidence,omitempty"`
 }
 
 // QueryResult is the data of kb_query.
@@ -131,7 +133,10 @@ func snapshotsOf(k *store.KB) *snapshots {
 func edgeViews(list []index.Edge) []EdgeView {
 	out := make([]EdgeView, len(list))
 	for i, e := range list {
-		out[i] = EdgeView{Type: e.Type, From: e.From, To: e.To, CreatedAt: e.CreatedAt, CreatedBy: e.CreatedBy, Source: e.Source, Confidence: e.Confidence}
+		out[i] = EdgeView{Type: e.Type, From: e.From, To: e.To, CreatedAt: e.CreatedAt, CreatedBy: e.CreatedBy, Source: e.Source}
+		if c, err := strconv.ParseFloat(e.Confidence, 64); err == nil {
+			out[i].Confidence = &c
+		}
 	}
 	return out
 }
