@@ -118,7 +118,9 @@ var readmeAbs = func() string {
 // readmeBlockCmd is the script command "readmeblock <marker> <file>": it
 // writes to <file> the first code block that follows the line of the
 // repository's README.md starting with "<!-- <marker>:", as the README
-// prints it, so that a script runs what a reader pastes.
+// prints it, so that a script runs what a reader pastes. A block indented
+// under a list item loses the indentation of its fence, as it does when
+// the README is rendered.
 func readmeBlockCmd(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 2 {
 		ts.Fatalf("usage: readmeblock <marker> <file>")
@@ -128,7 +130,7 @@ func readmeBlockCmd(ts *testscript.TestScript, neg bool, args []string) {
 	lines := strings.Split(string(data), "\n")
 	start := -1
 	for i, l := range lines {
-		if strings.HasPrefix(l, "<!-- "+args[0]+":") {
+		if strings.HasPrefix(strings.TrimLeft(l, " "), "<!-- "+args[0]+":") {
 			start = i
 			break
 		}
@@ -137,16 +139,16 @@ func readmeBlockCmd(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("README.md has no line starting with <!-- %s:", args[0])
 	}
 	var block []string
-	in := false
+	in, indent := false, ""
 	for _, l := range lines[start+1:] {
 		switch {
-		case !in && strings.HasPrefix(l, "```"):
-			in = true
-		case in && l == "```":
+		case !in && strings.HasPrefix(strings.TrimLeft(l, " "), "```"):
+			in, indent = true, l[:len(l)-len(strings.TrimLeft(l, " "))]
+		case in && l == indent+"```":
 			ts.Check(os.WriteFile(ts.MkAbs(args[1]), []byte(strings.Join(block, "\n")+"\n"), 0o644))
 			return
 		case in:
-			block = append(block, l)
+			block = append(block, strings.TrimPrefix(l, indent))
 		case strings.TrimSpace(l) != "":
 			ts.Fatalf("README.md: the <!-- %s: --> line is not followed by a code block", args[0])
 		}

@@ -209,12 +209,15 @@ func browse(t *testing.T, bin, url string) {
 	jsSnippet := text(`#results .snippet`)
 	jsMarks := eval(`document.querySelectorAll('#results .snippet mark').length`)
 
-	// …and as the results page shows it without JavaScript.
+	// …and as the results page shows it without JavaScript: the search
+	// box's form, submitted with Enter, gets the page from the server.
 	if _, err := chromedp.Call(ctx, emulation.SetScriptExecutionDisabled, emulation.SetScriptExecutionDisabledParams{Value: true}); err != nil {
 		t.Fatal(err)
 	}
-	step("searching without JavaScript", chromedp.Navigate(url+"/find?q=backoff+helper"),
+	step("searching without JavaScript", chromedp.Navigate(url+"/"), chromedp.WaitVisible(chromedp.ID("q")),
+		chromedp.SendKeys(chromedp.ID("q"), "backoff helper\r"),
 		chromedp.WaitVisible(chromedp.CSS(`ol.hits a[href="/node/practice-other"]`)))
+	noJSPage := eval(`location.pathname.endsWith("/find") && new URLSearchParams(location.search).get("q") === "backoff helper" ? 1 : 0`)
 	noJSSnippet := text(`ol.hits .snippet`)
 	noJSMarks := eval(`Array.from(document.querySelectorAll('ol.hits .snippet mark')).map(m => m.textContent).join(",") === "backoff,backoff,helper" ? 1 : 0`)
 	noJSPanel := eval(`document.getElementById("results").hidden ? 0 : 1`)
@@ -244,6 +247,9 @@ func browse(t *testing.T, bin, url string) {
 	const wantSnippet = "Use backoff with retry.Do, and see the backoff helper first."
 	if jsSnippet != wantSnippet || jsMarks != 3 {
 		t.Errorf("the script's snippet %q with %d marked words; want %q with 3", jsSnippet, jsMarks, wantSnippet)
+	}
+	if noJSPage != 1 {
+		t.Errorf("without JavaScript, Enter in the search box did not load the results page for the query")
 	}
 	if noJSSnippet != wantSnippet || noJSMarks != 1 || noJSPanel != 0 {
 		t.Errorf("without JavaScript the results page's snippet is %q (marks right: %d, script panel shown: %d); want %q with backoff, backoff, helper marked",
