@@ -85,6 +85,9 @@ func runCurateDedup(ctx context.Context, app *App, o curateDedupOpts) error {
 	if err != nil {
 		return err
 	}
+	if err := curate.CheckHomeFolders(name, actions); err != nil {
+		return err
+	}
 	opts := curate.DedupOptions{RunID: o.runID, SessionID: o.sessionID, Now: app.Now(), Command: app.Command}
 	for _, p := range []struct{ in, dst *string }{{&o.sessionsDir, &opts.SessionsDir}, {&o.conflictsDir, &opts.ConflictsDir}, {&o.output, &opts.Output}} {
 		if *p.in == "" {

@@ -56,13 +56,19 @@ scaffolding (README, .gitignore block, installed version) of an existing
 knowledge base and everything kk installed into the recorded harnesses,
 and leaves user content alone.
 
-In a git work tree, init also installs the git hooks post-checkout and
-post-merge into the folder git runs hooks from (core.hooksPath, else
-.git/hooks), and says why: after a branch checkout or a merge they run
-"kk sync" in the background, so the search index follows the branch. A hook already there is kept as <name>.kk-chained and still
-runs first. --no-git-hooks leaves them out; "kk uninstall --git-hooks"
-removes them and puts the earlier hooks back. Outside a git work tree
-they are skipped with a note.
+In a git work tree, init also sets up merges of the generated files
+(.ai/kenkeep/.gitattributes sends ENTRY.md, GRAPH.md and every index.md to
+kk's merge driver, which the repository's git config defines) and installs
+the git hooks post-checkout, post-commit, post-merge and post-rewrite into
+the folder git runs hooks from (core.hooksPath, else .git/hooks), and says
+why: after a merge, a rebase or a cherry-pick they regenerate the generated
+files of each commit made from its own leaves, so that merges never
+conflict on them, and after a branch checkout or a merge they run "kk sync"
+in the background, so the search index follows the branch. A hook already
+there is kept as <name>.kk-chained and still runs first. --no-git-hooks
+leaves the hooks and the driver out; "kk uninstall --git-hooks" removes
+them and puts the earlier hooks back. Outside a git work tree they are
+skipped with a note.
 
 It lists each file it created, updated or removed once. The record in
 .ai/kenkeep/.state/installed-version (committed, in kenkeep's format) names
@@ -90,7 +96,7 @@ else the working directory.`,
 	cmd.Flags().BoolVarP(&o.upgrade, "upgrade", "u", false, "refresh generated scaffolding and everything kk installed into the recorded harnesses")
 	cmd.Flags().StringVar(&o.harnesses, "harnesses", "", "install kk into these coding agents (comma-separated harness ids)")
 	cmd.Flags().StringVar(&o.kkCommand, "kk-command", "", "command the hooks run kk with (default: kk, found on PATH)")
-	cmd.Flags().BoolVar(&o.noGitHooks, "no-git-hooks", false, "do not install the git hooks post-checkout and post-merge")
+	cmd.Flags().BoolVar(&o.noGitHooks, "no-git-hooks", false, "do not install kk's git hooks and merge driver")
 	return cmd
 }
 
@@ -178,7 +184,7 @@ func runInit(ctx context.Context, app *App, o initOpts) error {
 			for _, c := range gres.Changes {
 				changes.add(c.Action, c.Path)
 				if c.Action == "created" {
-					gitHooksNote = "kk: git hooks post-checkout and post-merge in " + gres.Dir + " keep the search index in step with the branch checked out (a kk sync in the background after a checkout or a merge); kk init --no-git-hooks leaves them out, kk uninstall --git-hooks takes them out"
+					gitHooksNote = "kk: git hooks " + andList(githooks.Names) + " in " + gres.Dir + " keep the generated files right after a merge, a rebase or a cherry-pick (with kk's merge driver) and the search index in step with the branch checked out (a kk sync in the background); kk init --no-git-hooks leaves them out, kk uninstall --git-hooks takes them out"
 				}
 			}
 			out.Warnings = append(out.Warnings, gres.Warnings...)
@@ -318,4 +324,12 @@ func checkKKCommand(app *App, root, command string) string {
 		return "kk is not on PATH, so the hooks just written (`kk hook …`) will fail until it is; put kk on PATH, or run `kk init --upgrade --kk-command <path to kk>`"
 	}
 	return fmt.Sprintf("the hooks run %q, which cannot be found now (%v); they will fail until it exists", command, err)
+}
+
+// andList joins words as prose: "a", "a and b", "a, b and c".
+func andList(words []string) string {
+	if len(words) < 2 {
+		return strings.Join(words, "")
+	}
+	return strings.Join(words[:len(words)-1], ", ") + " and " + words[len(words)-1]
 }

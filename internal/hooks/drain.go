@@ -170,7 +170,7 @@ func Drain(ctx context.Context, r Request) (*DrainResult, error) {
 		}
 		prompt := strings.Replace(tmpl, promptPlaceholder, lg.Transcript(), 1)
 		stamp := r.Now.UTC().Format("20060102T150405Z")
-		logID, _ := NormalizeSessionID(lg.SessionID) // the file name must be safe whatever the log says
+		logID, _ := NormalizeSessionID(r.Adapter.ID(), lg.SessionID) // the file name must be safe whatever the log says
 		logFile := filepath.Join(k.LogsDir(), "proposal", logID+"__"+stamp+".jsonl")
 		answer, runErr := r.Adapter.Headless(ctx, harness.HeadlessRun{
 			Prompt:  prompt,

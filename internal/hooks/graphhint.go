@@ -51,7 +51,7 @@ func sessionMarkPath(k *store.KB, id string) string {
 // then from the time. Marks older than SessionMarkRetention go when a new
 // one is written.
 func markSessionStart(r Request) error {
-	id, err := NormalizeSessionID(r.Input.SessionID)
+	id, err := NormalizeSessionID(r.Adapter.ID(), r.Input.SessionID)
 	if err != nil {
 		return nil // no session id: nothing to mark, nothing to hint later
 	}
@@ -98,7 +98,7 @@ type GraphHintResult struct {
 // had its hint, changed nothing an atom covers, or the harness has no
 // channel at its end of turn.
 func GraphHint(ctx context.Context, r Request) ([]byte, error) {
-	id, err := NormalizeSessionID(r.Input.SessionID)
+	id, err := NormalizeSessionID(r.Adapter.ID(), r.Input.SessionID)
 	if err != nil {
 		return nil, nil // without a session, "once per session" cannot hold: say nothing
 	}

@@ -260,6 +260,7 @@ func (c *call) run(ctx context.Context) outcome {
 	}
 	var in harness.HookInput
 	var payload []byte
+	var payloadErr error
 	if !(inv.Foreground && ev == harness.ProposalDrain) {
 		// The background drain works on the knowledge base alone; every
 		// other call starts from the harness's payload.
@@ -273,7 +274,15 @@ func (c *call) run(ctx context.Context) outcome {
 				if timedOut {
 					err = fmt.Errorf("%w (standard input was never closed, so the read stopped when it went quiet)", err)
 				}
-				return c.fail(ctx, "payload", fmt.Errorf("malformed %s payload: %w", a.ID(), err))
+				err = fmt.Errorf("malformed %s payload: %w", a.ID(), err)
+				if ev != harness.SessionStart {
+					return c.fail(ctx, "payload", err)
+				}
+				// Payloads drift between harness versions: session start
+				// needs nothing from one, so the session still gets
+				// ENTRY.md (kenkeep does the same), and the problem is
+				// logged in the knowledge base's hook log.
+				payloadErr, in = err, harness.HookInput{}
 			}
 		}
 	}
@@ -281,6 +290,7 @@ func (c *call) run(ctx context.Context) outcome {
 	if err != nil {
 		return c.fail(ctx, "kb", err)
 	}
+	c.diag("payload", payloadErr)
 	if !k.Initialized() {
 		return c.fail(ctx, "kb", fmt.Errorf("%w (no %s); run `kk init` in %s", ErrNotInitialized, k.Rel(k.InstalledPath()), k.Root))
 	}

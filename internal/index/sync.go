@@ -228,10 +228,7 @@ func (db *DB) SyncWith(ctx context.Context, nodesDir string, ex *Extraction) (St
 		case d.err != nil:
 			msg := d.err.Error()
 			if ne, ok := errors.AsType[*node.Error](d.err); ok {
-				msg = ne.Msg
-				if ne.Field != "" {
-					msg = fmt.Sprintf("field %q: %s", ne.Field, ne.Msg)
-				}
+				msg = ne.Detail() // every problem of the leaf
 			}
 			st.Skipped = append(st.Skipped, Problem{Path: d.f.rel, Msg: msg})
 			if had {

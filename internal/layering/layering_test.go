@@ -80,7 +80,7 @@ var fileWriters = map[string]string{
 	"internal/hooks":             "hook state, staleness cache, hook-error log and the capture's scratch file",
 	"internal/harness":           "harness configuration files and installed skills",
 	"internal/install":           "kk install: harness hooks, skills, MCP registration, AGENTS.md",
-	"internal/githooks":          "git hooks (post-checkout, post-merge)",
+	"internal/githooks":          "git hooks (post-checkout, post-commit, post-merge, post-rewrite); the scratch copy of a commit's knowledge base under the git folder that kk index rebuild --commits generates from",
 	"internal/jobqueue":          "kk serve's durable job queue",
 	"internal/gitx":              "git objects of kk serve's commits",
 	"internal/serve":             "kk serve's serve.url under .state/ (the tree only through the transaction)",
@@ -90,6 +90,7 @@ var fileWriters = map[string]string{
 	"harnesses/opencode":         "OpenCode's context file",
 	"internal/searcheval":        "the evaluation's scratch copy of a pack",
 	"internal/usage":             "the usage log (under .state/)",
+	"internal/freshness":         "the last freshness check's counts (under .state/), for session start",
 }
 
 type pkg struct {

@@ -12,7 +12,7 @@ import (
 // else is an error naming the setting's line and what is wrong.
 func TestModelSettingsParse(t *testing.T) {
 	cfg, err := ParseConfig("config.yaml", []byte("schema_version: 1\nproposalModel: {name: sonnet, effort: medium}\n"+
-		"curatorModel:\n  harness: codex\n  model: gpt-5-codex\n  reasoningEffort: high\nbootstrapModel: {harness: opencode, name: anthropic/x, agent: plan}\n"))
+		"curatorModel:\n  harness: codex\n  model: gpt-5-codex\n  reasoningEffort: high\nbootstrapModel: {harness: opencode, model: anthropic/x, agent: plan}\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,6 +43,14 @@ func TestModelSettingsParse(t *testing.T) {
 		{"bootstrapModel: {harness: claud}", `harness "claud" is not one of claude, codex, copilot, cursor, gemini, opencode`},
 		{"proposalModel: {name: a, model: b}", `name "a" and model "b" name two models`},
 		{"proposalModel: {effort: low, reasoningEffort: high}", `effort "low" and reasoningEffort "high" disagree`},
+		// A setting that names its harness is kenkeep's variant for it, so that kenkeep reads it too.
+		{"proposalModel: {harness: claude, name: sonnet}", `a claude setting needs "effort" (it takes harness, name, effort)`},
+		{"proposalModel: {harness: claude, name: gpt-5, effort: high}", `name is "gpt-5"; use one of haiku, sonnet, opus`},
+		{"proposalModel: {harness: claude, name: opus, effort: minimal}", `effort is "minimal"; use one of low, medium, high, xhigh, max`},
+		{"proposalModel: {harness: codex, name: gpt-5-codex}", `a codex setting needs "model"`},
+		{"proposalModel: {harness: cursor, model: x, effort: high}", `a cursor setting has no key "effort" (it takes harness, model)`},
+		{"proposalModel: {harness: codex, model: gpt-5-codex, reasoningEffort: none}", ""}, // kenkeep takes any string here
+		{"proposalModel: {harness: gemini, model: gemini-2.5-pro}", ""},
 	} {
 		_, err := ParseConfig("config.yaml", []byte("schema_version: 1\n"+c.yaml+"\n"))
 		switch {

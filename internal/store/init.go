@@ -13,8 +13,6 @@ import (
 	"strings"
 	"time"
 
-	"go.yaml.in/yaml/v3"
-
 	"github.com/kk-project/kk/internal/atomicfile"
 	"github.com/kk-project/kk/templates"
 )
@@ -80,7 +78,6 @@ func (k *KB) Scaffold(ctx context.Context, opts InitOptions) (*InitResult, error
 		}
 		readme, _ := fs.ReadFile(templates.KB, "kb/README.md")
 		config, _ := fs.ReadFile(templates.KB, "kb/config.yaml")
-		config = append(config, ProjectIDLine(filepath.Base(k.Root))...)
 		kkignore, err := mergeKKIgnore(k.KKIgnorePath())
 		if err != nil {
 			return err
@@ -104,6 +101,13 @@ func (k *KB) Scaffold(ctx context.Context, opts InitOptions) (*InitResult, error
 			return err
 		}
 		if err := put(k.GitignorePath(), gi, true); err != nil {
+			return err
+		}
+		ga, err := mergeGitattributes(k.GitattributesPath())
+		if err != nil {
+			return err
+		}
+		if err := put(k.GitattributesPath(), ga, true); err != nil {
 			return err
 		}
 		if _, err := os.Stat(k.SummariesPath()); errors.Is(err, fs.ErrNotExist) {
@@ -266,11 +270,59 @@ func mergeKKIgnore(path string) ([]byte, error) {
 	return []byte(out + block), nil
 }
 
-// projectIDLine is the projectId setting init writes into a new config.yaml.
-func ProjectIDLine(name string) []byte {
-	v, err := yaml.Marshal(map[string]string{"projectId": name})
-	if err != nil { // a string always marshals
-		panic(err)
+// GitattributesLines are kk's lines of .ai/kenkeep/.gitattributes: the
+// generated index files merge through kk's merge driver, which keeps one
+// side (kk's git hooks then regenerate them from the merged leaves), so
+// that they never make a merge conflict.
+var GitattributesLines = []string{
+	"/ENTRY.md merge=kk-generated",
+	"/GRAPH.md merge=kk-generated",
+	"/nodes/**/index.md merge=kk-generated",
+}
+
+// mergeGitattributes returns .gitattributes content that starts with
+// kk's lines, followed by the user's own lines in their order.
+func mergeGitattributes(path string) ([]byte, error) {
+	old, err := os.ReadFile(path)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
 	}
-	return v
+	var b strings.Builder
+	for _, l := range GitattributesLines {
+		b.WriteString(l + "\n")
+	}
+	for _, l := range strings.Split(strings.TrimRight(string(old), "\n"), "\n") {
+		if strings.TrimSpace(l) == "" || slices.Contains(GitattributesLines, strings.TrimSpace(l)) {
+			continue
+		}
+		b.WriteString(l + "\n")
+	}
+	return []byte(b.String()), nil
+}
+
+// HasGitattributes reports whether .ai/kenkeep/.gitattributes holds every
+// one of kk's lines.
+func HasGitattributes(k *KB) bool {
+	data, err := os.ReadFile(k.GitattributesPath())
+	if err != nil {
+		return false
+	}
+	lines := strings.Split(string(data), "\n")
+	for _, l := range GitattributesLines {
+		if !slices.ContainsFunc(lines, func(s string) bool { return strings.TrimSpace(s) == l }) {
+			return false
+		}
+	}
+	return true
+}
+
+// WriteGitattributes puts kk's lines into .ai/kenkeep/.gitattributes
+// (kk doctor --fix), keeping the user's; it reports whether the file
+// changed.
+func (k *KB) WriteGitattributes() (bool, error) {
+	data, err := mergeGitattributes(k.GitattributesPath())
+	if err != nil {
+		return false, err
+	}
+	return atomicfile.WriteIfChanged(k.GitattributesPath(), data, 0o644)
 }
