@@ -67,6 +67,14 @@ HTTP error or a job it waited for failed; the reason goes to stderr.
 		if sub.Name() == "post" || sub.Name() == "edit" || sub.Name() == "delete" {
 			writeFlags(sub)
 		}
+		run := sub.RunE
+		sub.RunE = func(c *cobra.Command, args []string) error {
+			err := run(c, args)
+			if ns := (*noServerError)(nil); errors.As(err, &ns) {
+				return ns
+			}
+			return err
+		}
 		cmd.AddCommand(sub)
 	}
 	return cmd
@@ -128,10 +136,24 @@ type noServerHint struct{ server string }
 func (t noServerHint) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := http.DefaultTransport.RoundTrip(req)
 	if err != nil && errors.Is(err, syscall.ECONNREFUSED) {
-		return nil, fmt.Errorf("no server answers at %s (%w); start one in the repository with kk serve, or name a running one with --server or KK_SERVER", t.server, err)
+		return nil, &noServerError{server: t.server, err: err}
 	}
 	return resp, err
 }
+
+// noServerError is the error of a request nothing answered. The client
+// commands return it as it is, without the request line net/http puts in
+// front of it (Get "http://…/search?…": …), which tells a user nothing.
+type noServerError struct {
+	server string
+	err    error
+}
+
+func (e *noServerError) Error() string {
+	return fmt.Sprintf("no server answers at %s (%v); start one in the repository with kk serve, or name a running one with --server or KK_SERVER", e.server, e.err)
+}
+
+func (e *noServerError) Unwrap() error { return e.err }
 
 // finishWrite prints an accepted job, waiting for its end with --wait.
 func finishWrite(ctx context.Context, app *App, o *clientOpts, c *httpapi.Client, j httpapi.JobStatus) error {
