@@ -178,7 +178,7 @@ func runServe(ctx context.Context, app *App, o serveOpts) error {
 	if err != nil {
 		return err
 	}
-	k, err := serve.Bootstrap(ctx, root, store.InitOptions{Version: version, Now: app.Now(), Command: app.Command})
+	k, err := serve.Bootstrap(ctx, root, store.InitOptions{Version: releaseVersion(), Now: app.Now(), Command: app.Command})
 	if err != nil {
 		return err
 	}
