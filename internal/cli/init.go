@@ -60,16 +60,25 @@ In a git work tree, init also sets up merges of the generated files
 (.ai/kenkeep/.gitattributes sends ENTRY.md, GRAPH.md and every index.md to
 kk's merge driver, which the repository's git config defines) and installs
 the git hooks post-checkout, post-commit, post-merge and post-rewrite into
-the folder git runs hooks from (core.hooksPath, else .git/hooks): after a
-merge, a rebase or a cherry-pick they regenerate the generated files of
-each commit made from its own leaves, so that merges never conflict on
-them, and after a branch checkout or a merge they run "kk sync" in the
-background. A hook already there is kept as <name>.kk-chained and still
-runs first. --no-git-hooks leaves the hooks and the driver out; "kk
-uninstall --git-hooks" removes them and puts the earlier hooks back.
-Outside a git work tree they are skipped with a note.
+the folder git runs hooks from (core.hooksPath, else .git/hooks), and says
+why: after a merge, a rebase or a cherry-pick they regenerate the generated
+files of each commit made from its own leaves, so that merges never
+conflict on them, and after a branch checkout or a merge they run "kk sync"
+in the background, so the search index follows the branch. A hook already
+there is kept as <name>.kk-chained and still runs first. --no-git-hooks
+leaves the hooks and the driver out; "kk uninstall --git-hooks" removes
+them and puts the earlier hooks back. Outside a git work tree they are
+skipped with a note.
 
-The repository is --root, KK_ROOT, or else the working directory.`,
+It lists each file it created, updated or removed once. The record in
+.ai/kenkeep/.state/installed-version (committed, in kenkeep's format) names
+the kk release that set the knowledge base up and the day; a development
+build records no version, so no build's stamp is committed.
+
+The repository is --root, KK_ROOT, else the knowledge base the working
+directory is in, else the top of the git work tree it is in (run from a
+sub-folder, init sets up the repository; --root . sets up the sub-folder),
+else the working directory.`,
 		Example: `  kk init
   kk init --harnesses claude,codex
   kk init --upgrade
@@ -113,18 +122,28 @@ func runInit(ctx context.Context, app *App, o initOpts) error {
 		if err != nil {
 			return err
 		}
-		root = wd
+		root = initRoot(ctx, wd)
+		if root != wd {
+			app.notef("setting up %s, the top of this repository (kk init --root . sets up this folder instead)", root)
+		}
 	}
 	if fi, err := os.Stat(root); err != nil || !fi.IsDir() {
 		return fmt.Errorf("--root %s is not an existing folder", root)
 	}
 	k := store.New(root)
 	k.Now = app.Now
-	res, err := txn.Init(ctx, k, store.InitOptions{Upgrade: o.upgrade, Version: version, Now: app.Now(), Command: app.Command})
+	res, err := txn.Init(ctx, k, store.InitOptions{Upgrade: o.upgrade, Version: releaseVersion(), Now: app.Now(), Command: app.Command})
 	if err != nil {
 		return err
 	}
-	out := initOutput{Root: k.Root, Created: res.Created, Updated: res.Updated, Removed: []string{}, Warnings: res.Warnings}
+	out := initOutput{Root: k.Root, Created: []string{}, Updated: []string{}, Removed: []string{}, Warnings: res.Warnings}
+	changes := fileChanges{out: &out}
+	for _, f := range res.Created {
+		changes.add("created", f)
+	}
+	for _, f := range res.Updated {
+		changes.add("updated", f)
+	}
 	var installErr error
 	if len(named) > 0 || o.upgrade {
 		ires, err := install.Install(ctx, k, app.harnesses(), named, install.Options{Command: o.kkCommand, Upgrade: o.upgrade, Now: app.Now(), LockCommand: app.Command})
@@ -132,19 +151,8 @@ func runInit(ctx context.Context, app *App, o initOpts) error {
 			return err
 		}
 		installErr = err
-		created := map[string]bool{}
-		for _, f := range out.Created {
-			created[f] = true
-		}
 		for _, c := range ires.Changes {
-			switch {
-			case c.Action == "created":
-				out.Created = append(out.Created, c.Path)
-			case c.Action == "removed":
-				out.Removed = append(out.Removed, c.Path)
-			case !created[c.Path]: // a file created above and filled in here was created
-				out.Updated = append(out.Updated, c.Path)
-			}
+			changes.add(c.Action, c.Path)
 		}
 		out.Harnesses, out.KKCommand = ires.Harnesses, ires.Command
 		out.Warnings = append(out.Warnings, ires.Warnings...)
@@ -174,13 +182,9 @@ func runInit(ctx context.Context, app *App, o initOpts) error {
 		if gres != nil {
 			out.GitHooks = gres.Dir
 			for _, c := range gres.Changes {
-				switch c.Action {
-				case "created":
-					out.Created = append(out.Created, c.Path)
-				case "removed":
-					out.Removed = append(out.Removed, c.Path)
-				default:
-					out.Updated = append(out.Updated, c.Path)
+				changes.add(c.Action, c.Path)
+				if c.Action == "created" {
+					gitHooksNote = "kk: git hooks " + andList(githooks.Names) + " in " + gres.Dir + " keep the generated files right after a merge, a rebase or a cherry-pick (with kk's merge driver) and the search index in step with the branch checked out (a kk sync in the background); kk init --no-git-hooks leaves them out, kk uninstall --git-hooks takes them out"
 				}
 			}
 			out.Warnings = append(out.Warnings, gres.Warnings...)
@@ -227,6 +231,69 @@ func runInit(ctx context.Context, app *App, o initOpts) error {
 	return nil
 }
 
+// fileChanges lists each file init touched once, under the first thing
+// that happened to it: a file one step created and a later step filled in
+// (a harness's settings file that gets the MCP server too) was created.
+type fileChanges struct {
+	out  *initOutput
+	seen map[string]bool
+}
+
+func (c *fileChanges) add(action, path string) {
+	if c.seen == nil {
+		c.seen = map[string]bool{}
+	}
+	if c.seen[path] {
+		return
+	}
+	c.seen[path] = true
+	switch action {
+	case "created":
+		c.out.Created = append(c.out.Created, path)
+	case "removed":
+		c.out.Removed = append(c.out.Removed, path)
+	default:
+		c.out.Updated = append(c.out.Updated, path)
+	}
+}
+
+// initRoot is the folder kk init sets up when neither --root nor KK_ROOT
+// names one: the knowledge base wd is in, else the top of the git work
+// tree wd is in, else wd itself. Run from a sub-folder of a repository,
+// init sets up the repository, not the sub-folder.
+func initRoot(ctx context.Context, wd string) string {
+	top, err := gitx.TopLevel(ctx, wd)
+	if err != nil {
+		top = ""
+	}
+	real := func(p string) string {
+		if r, err := filepath.EvalSymlinks(p); err == nil {
+			return r
+		}
+		return p
+	}
+	if k, err := store.Find(wd); err == nil {
+		if r := real(k.Root); top == "" || r == top || strings.HasPrefix(r, top+string(filepath.Separator)) {
+			return k.Root
+		}
+	}
+	if top == "" || real(wd) == top {
+		return wd // not in a work tree, or at its top (as the user wrote it)
+	}
+	return top
+}
+
+// releaseVersion is the kk release this binary is, as init records it in
+// installed-version, or "" for a development build (a checkout, a
+// pseudo-version): the committed record names no build.
+func releaseVersion() string {
+	v := currentVersion().Version
+	if v == "" || v == "dev" || pseudoVersion.MatchString(v) || strings.Contains(v, "+") || strings.Contains(v, "devel") {
+		return ""
+	}
+	return v
+}
+
 // initOutput is kk init's --json document.
 type initOutput struct {
 	Root      string   `json:"root"`
@@ -257,4 +324,12 @@ func checkKKCommand(app *App, root, command string) string {
 		return "kk is not on PATH, so the hooks just written (`kk hook …`) will fail until it is; put kk on PATH, or run `kk init --upgrade --kk-command <path to kk>`"
 	}
 	return fmt.Sprintf("the hooks run %q, which cannot be found now (%v); they will fail until it exists", command, err)
+}
+
+// andList joins words as prose: "a", "a and b", "a, b and c".
+func andList(words []string) string {
+	if len(words) < 2 {
+		return strings.Join(words, "")
+	}
+	return strings.Join(words[:len(words)-1], ", ") + " and " + words[len(words)-1]
 }
