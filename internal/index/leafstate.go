@@ -7,6 +7,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
+	"maps"
 	"os"
 	"slices"
 	"strconv"
@@ -137,8 +138,16 @@ func (db *DB) state(ctx context.Context, q queryer, facts bool) (*treeState, err
 	db.kept.Lock()
 	s := db.kept.s
 	db.kept.Unlock()
-	if s != nil && gen.Valid && s.gen == gen.String && (!facts || s.facts()) {
-		return s, nil
+	if s != nil && gen.Valid && s.gen == gen.String {
+		if !facts || s.facts() {
+			return s, nil
+		}
+		// The state is current but read without the leaves' facts:
+		// only the facts are read now.
+		if s, err = s.withFacts(ctx, q); err == nil {
+			db.keep(s)
+			return s, nil
+		}
 	}
 	s = &treeState{gen: gen.String, folders: map[string]*folderState{}, hash: hash.String}
 	s.synced, _ = strconv.ParseInt(synced.String, 10, 64)
@@ -166,6 +175,44 @@ func (db *DB) state(ctx context.Context, q queryer, facts bool) (*treeState, err
 	}
 	db.keep(s)
 	return s, nil
+}
+
+// withFacts returns s with the facts of every folder read without them,
+// read through q (of the same generation).
+func (s *treeState) withFacts(ctx context.Context, q queryer) (*treeState, error) {
+	rows, err := q.QueryContext(ctx, `SELECT dir, facts FROM folders`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	n := &treeState{gen: s.gen, synced: s.synced, hash: s.hash, invalid: s.invalid, folders: maps.Clone(s.folders)}
+	for rows.Next() {
+		var dir, fb string
+		if err := rows.Scan(&dir, &fb); err != nil {
+			return nil, err
+		}
+		f := n.folders[dir]
+		if f == nil || f.hasFacts {
+			continue
+		}
+		g := *f
+		g.leaves, g.hasFacts = slices.Clone(f.leaves), true
+		r := &reader{s: fb}
+		for i := range g.leaves {
+			g.leaves[i].facts = r.str()
+		}
+		if r.err || len(r.s) > 0 {
+			return nil, errors.New("index: a folder's facts do not match its leaf state")
+		}
+		n.folders[dir] = &g
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	if !n.facts() {
+		return nil, errors.New("index: a folder of the leaf state has no row")
+	}
+	return n, nil
 }
 
 // facts reports whether every folder of s holds its leaves' facts.

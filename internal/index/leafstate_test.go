@@ -177,6 +177,19 @@ func TestLeafStateMatchesAFullSync(t *testing.T) {
 				t.Fatalf("step %d: %s", step, d)
 			}
 		}
+		// A handle that read the state without the leaves' facts (a
+		// sync) reads only the facts for a tree.
+		db.keep(nil)
+		if _, err := db.state(ctx, db.r, false); err != nil {
+			t.Fatal(err)
+		}
+		viaSync, _, err := db.Tree(ctx, k.NodesDir(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := treeDiff(viaSync, ref); d != "" {
+			t.Fatalf("step %d, facts read after the state: %s", step, d)
+		}
 	}
 }
 
