@@ -515,10 +515,11 @@ func TestFaultBranchIsPinned(t *testing.T) {
 	clean(t, k)
 }
 
-// --push-every against a remote that another clone pushes to all the
-// time: the server's rebase is followed at once by its push, tried again
-// while the remote moves, so its jobs reach the remote.
+// --push-every against a remote that another clone pushes to every half
+// second (eight times): the server's rebase is followed at once by its
+// push, tried again while the remote moves, so its jobs reach the remote.
 func TestFaultPushAgainstABusyRemote(t *testing.T) {
+	const busyPushes = 8
 	k := newRepo(t, 0)
 	origin := filepath.Join(t.TempDir(), "origin.git")
 	git(t, k, "init", "-q", "--bare", "-b", "main", origin)
@@ -533,7 +534,10 @@ func TestFaultPushAgainstABusyRemote(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		for i := 0; ; i++ {
+		// A bounded number of pushes: a tick's retries (ten rounds) must
+		// outlast them whatever the load, while the remote keeps moving
+		// under the first rounds.
+		for i := 0; pushes.Load() < busyPushes; i++ {
 			select {
 			case <-stop:
 				return
