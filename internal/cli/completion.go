@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"slices"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/kk-project/kk/internal/graph"
 	"github.com/kk-project/kk/internal/harness"
+	"github.com/kk-project/kk/internal/index"
 	"github.com/kk-project/kk/internal/install"
 	"github.com/kk-project/kk/internal/node"
 	"github.com/kk-project/kk/internal/picture"
@@ -259,7 +261,7 @@ func completionTree(app *App) *store.Tree {
 	if err != nil {
 		return nil
 	}
-	t, err := k.ReadTree(store.LoadOptions{})
+	t, err := index.ReadTree(context.Background(), k)
 	if err != nil {
 		return nil
 	}

@@ -60,8 +60,8 @@ func TestIncrementalRebuildMatchesFull(t *testing.T) {
 			in.Tags = in.Tags[:1]
 		}
 		// Odd steps write as a new command would (a new KB value: the
-		// rank cache file, nothing in memory), even ones through the
-		// long-lived KB and what it keeps.
+		// record in the branch index, nothing in memory), even ones
+		// through the long-lived KB and what it keeps.
 		w := k
 		if step%2 == 1 {
 			w = store.New(k.Root)
@@ -78,20 +78,26 @@ func TestIncrementalRebuildMatchesFull(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		// With every cache gone, a check must find nothing to change.
-		for _, c := range []string{"leaves.cache", "index.cache"} {
-			os.Rename(filepath.Join(k.StateDir(), c), filepath.Join(k.StateDir(), c+".bak"))
+		// With the branch index gone (its leaf state, the record of the
+		// last generation and the rankings), a check must find nothing
+		// to change.
+		branches := filepath.Join(k.StateDir(), "branches")
+		if err := os.Rename(branches, branches+".bak"); err != nil {
+			t.Fatal(err)
 		}
 		// A new KB value: nothing kept in memory either.
-		res, err := indexfiles.Check(ctx, store.New(k.Root))
+		fresh := store.New(k.Root)
+		res, err := indexfiles.Check(ctx, fresh)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if len(res.Changed)+len(res.Removed) > 0 {
 			t.Fatalf("step %d: incremental output differs from a full rebuild in %v %v", step, res.Changed, res.Removed)
 		}
-		for _, c := range []string{"leaves.cache", "index.cache"} {
-			os.Rename(filepath.Join(k.StateDir(), c+".bak"), filepath.Join(k.StateDir(), c))
+		fresh.Close()
+		os.RemoveAll(branches)
+		if err := os.Rename(branches+".bak", branches); err != nil {
+			t.Fatal(err)
 		}
 	}
 }

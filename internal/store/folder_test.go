@@ -46,7 +46,7 @@ func TestReadFolderAgreesWithReadTree(t *testing.T) {
 		t.Skip("no symlinks here:", err)
 	}
 	os.Symlink(filepath.Join(nodes, "net"), filepath.Join(nodes, "db", "netlink"))
-	tr, err := k.ReadTree(store.LoadOptions{NoCache: true})
+	tr, err := k.ReadTree(store.LoadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
