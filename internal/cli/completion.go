@@ -25,9 +25,10 @@ const completionLong = `Print the script that makes SHELL complete kk's commands
 the knowledge base's own names: node ids (kk node show, kk read, kk delete,
 kk graph get/update/delete, kk changelog, kk graph export --around),
 folders (--folder), tags (--tag), molecules (--molecule), node types
-(--type), harness names (--harness, --harnesses), schema
-names (kk schema, kk validate), prompt names and hook events. Names come from the knowledge base the command line
-is in (or --root, or KK_ROOT) at the moment you press TAB.
+(--type), harness names (--harness, --harnesses), schema names (kk schema,
+kk validate), prompt names and hook events. Names come from the knowledge
+base the command line is in (or --root, or KK_ROOT) at the moment you press
+TAB.
 
 Load it for the current shell, or install it once:
 
