@@ -562,6 +562,30 @@ func (db *DB) Tree(ctx context.Context, nodesDir string, ex *Extraction) (*store
 	return t, st, err
 }
 
+// Problems returns the problems a tree read gives (store.Tree.Problems:
+// the leaves it skips, each with every problem in it) as the index last
+// committed the leaf state, without syncing: none, without assembling
+// the tree, when the state's summary counts none.
+func (db *DB) Problems(ctx context.Context, nodesDir string) ([]error, error) {
+	rtx, err := db.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return nil, err
+	}
+	defer rtx.Rollback()
+	s, err := db.state(ctx, rtx, false)
+	if err != nil || s.invalid == 0 {
+		return nil, err
+	}
+	if s, err = db.state(ctx, rtx, true); err != nil {
+		return nil, err
+	}
+	t, err := s.tree(nodesDir)
+	if err != nil {
+		return nil, err
+	}
+	return t.Problems, nil
+}
+
 // Shape is what a sync found of the tree as a whole, read from the leaf
 // state without the leaves' facts.
 type Shape struct {
