@@ -274,7 +274,15 @@ func (s *treeState) tree(nodesDir string) (*store.Tree, error) {
 		n += len(f.leaves)
 	}
 	reads := make([]store.LeafRead, 0, n)
-	for dir, f := range s.folders {
+	// The folders in the tree's order and each one's leaves by name: the
+	// leaves come nearly in the tree's order, which its sort then only
+	// has to finish.
+	dirs := slices.Collect(maps.Keys(s.folders))
+	store.SortLocale(dirs)
+	slab := &strSlab{}
+	for _, dir := range dirs {
+		f := s.folders[dir]
+		nodes := make([]node.Node, len(f.leaves)) // one allocation a folder
 		l.Dirs = append(l.Dirs, dir)
 		if f.index {
 			l.IndexDirs[dir] = true
@@ -289,7 +297,8 @@ func (s *treeState) tree(nodesDir string) (*store.Tree, error) {
 			rel := store.JoinRel(dir, e.name)
 			r := store.LeafRead{File: store.NewLeafFile(rel, nodesDir+"/"+rel, e.size, e.mtime), Hash: e.sha}
 			if e.indexed() {
-				r.Leaf = decodeFacts(rel, e.id, e.facts)
+				r.Leaf = &nodes[i]
+				decodeFactsInto(r.Leaf, slab, rel, e.id, e.facts)
 			} else {
 				r.Err = e.err(rel)
 			}
@@ -356,14 +365,15 @@ func appendFacts(b []byte, n *node.Node) []byte {
 	return appendList(appendList(b, n.GraphLinks), n.Phrasings)
 }
 
-func decodeFacts(rel, id, facts string) *node.Node {
+// decodeFactsInto decodes a leaf's facts into n, its lists into slab.
+func decodeFactsInto(n *node.Node, slab *strSlab, rel, id, facts string) {
 	r := &reader{s: facts}
-	n := &node.Node{Path: rel, ID: id, Format: int(r.uint())}
+	*n = node.Node{Path: rel, ID: id, Format: int(r.uint())}
 	n.Type, n.Title, n.Description = r.str(), r.str(), r.str()
-	n.Tags, n.DerivedFrom, n.RelatesTo, n.DependsOn = r.list(), r.list(), r.list(), r.list()
+	n.Tags, n.DerivedFrom, n.RelatesTo, n.DependsOn = slab.list(r), slab.list(r), slab.list(r), slab.list(r)
 	n.Confidence, n.Status, n.StaleAfter = r.str(), r.str(), r.str()
 	n.BodySize = int(r.uint())
-	n.GraphLinks, n.Phrasings = r.list(), r.list()
+	n.GraphLinks, n.Phrasings = slab.list(r), slab.list(r)
 	if len(n.GraphLinks) == 0 {
 		n.GraphLinks = nil // as Parse gives a leaf without graph links
 	}
@@ -371,7 +381,26 @@ func decodeFacts(rel, id, facts string) *node.Node {
 		n.Phrasings = nil // as Parse gives a leaf without phrasings
 	}
 	n.Release(false)
-	return n
+}
+
+// strSlab hands out the lists of many leaves from few allocations; each
+// list is capped at its length, so appending to one never writes over
+// the next.
+type strSlab struct{ s []string }
+
+func (sl *strSlab) list(r *reader) []string {
+	n := r.count()
+	if n == 0 {
+		return []string{}
+	}
+	if cap(sl.s)-len(sl.s) < n {
+		sl.s = make([]string, 0, max(n, 512))
+	}
+	start := len(sl.s)
+	for range n {
+		sl.s = append(sl.s, r.str())
+	}
+	return sl.s[start:len(sl.s):len(sl.s)]
 }
 
 // encodeFolder encodes a folder's stat blob (what a sync compares) and
