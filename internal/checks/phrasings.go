@@ -93,9 +93,10 @@ func checkSemanticSearch(ctx context.Context, k *store.KB, ollamaURL string) Doc
 	return c
 }
 
-// TreePhrasings counts the phrasings of k's tree, as read now.
-func TreePhrasings(k *store.KB) (index.PhrasingCounts, error) {
-	t, err := k.ReadTree(store.LoadOptions{})
+// TreePhrasings counts the phrasings of k's tree, as read now (through
+// the branch index).
+func TreePhrasings(ctx context.Context, k *store.KB) (index.PhrasingCounts, error) {
+	t, err := index.ReadTree(ctx, k)
 	if err != nil {
 		return index.PhrasingCounts{}, err
 	}

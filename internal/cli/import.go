@@ -64,7 +64,7 @@ func runImportKnowledged(ctx context.Context, app *App, o importKnowledgedOpts) 
 	if err != nil {
 		return err
 	}
-	app.phrasingsHint(k)
+	app.phrasingsHint(ctx, k)
 	if app.JSON {
 		return app.printJSON(res)
 	}

@@ -234,7 +234,7 @@ func runPackImport(ctx context.Context, app *App, o packImportOpts) error {
 	if len(res.MissingSummaries) > 0 {
 		app.warnf("%d folder(s) of the pack have no summary in its %s: %s", len(res.MissingSummaries), pack.SummariesFile, listSome(res.MissingSummaries, 5))
 	}
-	app.phrasingsHint(k)
+	app.phrasingsHint(ctx, k)
 	if app.JSON {
 		return app.printJSON(res)
 	}

@@ -170,8 +170,8 @@ func idsLine(ids []string, total int) string {
 // phrasingsHint tells, on standard error, that many leaves of k have no
 // phrasings and how to write them (after an import, which brings leaves
 // written without an agent at hand).
-func (app *App) phrasingsHint(k *store.KB) {
-	p, err := checks.TreePhrasings(k)
+func (app *App) phrasingsHint(ctx context.Context, k *store.KB) {
+	p, err := checks.TreePhrasings(ctx, k)
 	if err == nil && p.Low() {
 		app.notef("%s: questions in other words than a note's own may miss them; %s", p.Summary(), index.BackfillHint)
 	}

@@ -7,6 +7,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
+	"maps"
 	"os"
 	"slices"
 	"strconv"
@@ -137,8 +138,16 @@ func (db *DB) state(ctx context.Context, q queryer, facts bool) (*treeState, err
 	db.kept.Lock()
 	s := db.kept.s
 	db.kept.Unlock()
-	if s != nil && gen.Valid && s.gen == gen.String && (!facts || s.facts()) {
-		return s, nil
+	if s != nil && gen.Valid && s.gen == gen.String {
+		if !facts || s.facts() {
+			return s, nil
+		}
+		// The state is current but read without the leaves' facts:
+		// only the facts are read now.
+		if s, err = s.withFacts(ctx, q); err == nil {
+			db.keep(s)
+			return s, nil
+		}
 	}
 	s = &treeState{gen: gen.String, folders: map[string]*folderState{}, hash: hash.String}
 	s.synced, _ = strconv.ParseInt(synced.String, 10, 64)
@@ -166,6 +175,44 @@ func (db *DB) state(ctx context.Context, q queryer, facts bool) (*treeState, err
 	}
 	db.keep(s)
 	return s, nil
+}
+
+// withFacts returns s with the facts of every folder read without them,
+// read through q (of the same generation).
+func (s *treeState) withFacts(ctx context.Context, q queryer) (*treeState, error) {
+	rows, err := q.QueryContext(ctx, `SELECT dir, facts FROM folders`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	n := &treeState{gen: s.gen, synced: s.synced, hash: s.hash, invalid: s.invalid, folders: maps.Clone(s.folders)}
+	for rows.Next() {
+		var dir, fb string
+		if err := rows.Scan(&dir, &fb); err != nil {
+			return nil, err
+		}
+		f := n.folders[dir]
+		if f == nil || f.hasFacts {
+			continue
+		}
+		g := *f
+		g.leaves, g.hasFacts = slices.Clone(f.leaves), true
+		r := &reader{s: fb}
+		for i := range g.leaves {
+			g.leaves[i].facts = r.str()
+		}
+		if r.err || len(r.s) > 0 {
+			return nil, errors.New("index: a folder's facts do not match its leaf state")
+		}
+		n.folders[dir] = &g
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	if !n.facts() {
+		return nil, errors.New("index: a folder of the leaf state has no row")
+	}
+	return n, nil
 }
 
 // facts reports whether every folder of s holds its leaves' facts.
@@ -227,7 +274,15 @@ func (s *treeState) tree(nodesDir string) (*store.Tree, error) {
 		n += len(f.leaves)
 	}
 	reads := make([]store.LeafRead, 0, n)
-	for dir, f := range s.folders {
+	// The folders in the tree's order and each one's leaves by name: the
+	// leaves come nearly in the tree's order, which its sort then only
+	// has to finish.
+	dirs := slices.Collect(maps.Keys(s.folders))
+	store.SortLocale(dirs)
+	slab := &strSlab{}
+	for _, dir := range dirs {
+		f := s.folders[dir]
+		nodes := make([]node.Node, len(f.leaves)) // one allocation a folder
 		l.Dirs = append(l.Dirs, dir)
 		if f.index {
 			l.IndexDirs[dir] = true
@@ -242,7 +297,8 @@ func (s *treeState) tree(nodesDir string) (*store.Tree, error) {
 			rel := store.JoinRel(dir, e.name)
 			r := store.LeafRead{File: store.NewLeafFile(rel, nodesDir+"/"+rel, e.size, e.mtime), Hash: e.sha}
 			if e.indexed() {
-				r.Leaf = decodeFacts(rel, e.id, e.facts)
+				r.Leaf = &nodes[i]
+				decodeFactsInto(r.Leaf, slab, rel, e.id, e.facts)
 			} else {
 				r.Err = e.err(rel)
 			}
@@ -309,14 +365,15 @@ func appendFacts(b []byte, n *node.Node) []byte {
 	return appendList(appendList(b, n.GraphLinks), n.Phrasings)
 }
 
-func decodeFacts(rel, id, facts string) *node.Node {
+// decodeFactsInto decodes a leaf's facts into n, its lists into slab.
+func decodeFactsInto(n *node.Node, slab *strSlab, rel, id, facts string) {
 	r := &reader{s: facts}
-	n := &node.Node{Path: rel, ID: id, Format: int(r.uint())}
+	*n = node.Node{Path: rel, ID: id, Format: int(r.uint())}
 	n.Type, n.Title, n.Description = r.str(), r.str(), r.str()
-	n.Tags, n.DerivedFrom, n.RelatesTo, n.DependsOn = r.list(), r.list(), r.list(), r.list()
+	n.Tags, n.DerivedFrom, n.RelatesTo, n.DependsOn = slab.list(r), slab.list(r), slab.list(r), slab.list(r)
 	n.Confidence, n.Status, n.StaleAfter = r.str(), r.str(), r.str()
 	n.BodySize = int(r.uint())
-	n.GraphLinks, n.Phrasings = r.list(), r.list()
+	n.GraphLinks, n.Phrasings = slab.list(r), slab.list(r)
 	if len(n.GraphLinks) == 0 {
 		n.GraphLinks = nil // as Parse gives a leaf without graph links
 	}
@@ -324,7 +381,26 @@ func decodeFacts(rel, id, facts string) *node.Node {
 		n.Phrasings = nil // as Parse gives a leaf without phrasings
 	}
 	n.Release(false)
-	return n
+}
+
+// strSlab hands out the lists of many leaves from few allocations; each
+// list is capped at its length, so appending to one never writes over
+// the next.
+type strSlab struct{ s []string }
+
+func (sl *strSlab) list(r *reader) []string {
+	n := r.count()
+	if n == 0 {
+		return []string{}
+	}
+	if cap(sl.s)-len(sl.s) < n {
+		sl.s = make([]string, 0, max(n, 512))
+	}
+	start := len(sl.s)
+	for range n {
+		sl.s = append(sl.s, r.str())
+	}
+	return sl.s[start:len(sl.s):len(sl.s)]
 }
 
 // encodeFolder encodes a folder's stat blob (what a sync compares) and
@@ -513,6 +589,30 @@ func (db *DB) Tree(ctx context.Context, nodesDir string, ex *Extraction) (*store
 	}
 	t, err := s.tree(nodesDir)
 	return t, st, err
+}
+
+// Problems returns the problems a tree read gives (store.Tree.Problems:
+// the leaves it skips, each with every problem in it) as the index last
+// committed the leaf state, without syncing: none, without assembling
+// the tree, when the state's summary counts none.
+func (db *DB) Problems(ctx context.Context, nodesDir string) ([]error, error) {
+	rtx, err := db.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return nil, err
+	}
+	defer rtx.Rollback()
+	s, err := db.state(ctx, rtx, false)
+	if err != nil || s.invalid == 0 {
+		return nil, err
+	}
+	if s, err = db.state(ctx, rtx, true); err != nil {
+		return nil, err
+	}
+	t, err := s.tree(nodesDir)
+	if err != nil {
+		return nil, err
+	}
+	return t.Problems, nil
 }
 
 // Shape is what a sync found of the tree as a whole, read from the leaf

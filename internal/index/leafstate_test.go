@@ -125,7 +125,7 @@ func TestLeafStateMatchesAFullSync(t *testing.T) {
 			case 2:
 				writeLeaf(t, k, rel, "---\nschema_version: 1\nid: old-one\n---\nbody\n")
 			default:
-				writeLeaf(t, k, rel, leaf("Practice-Twin", "Twin", "d", nil, "", "b"))
+				writeLeaf(t, k, rel, strings.Replace(leaf("practice-twin", "Twin", "d", nil, "", "b"), "kk_id: practice-twin", "kk_id: Practice-Twin", 1))
 			}
 		case op < 9:
 			os.RemoveAll(filepath.Dir(k.NodePath(rel)))
@@ -176,6 +176,19 @@ func TestLeafStateMatchesAFullSync(t *testing.T) {
 			if d := treeDiff(got, ref); d != "" {
 				t.Fatalf("step %d: %s", step, d)
 			}
+		}
+		// A handle that read the state without the leaves' facts (a
+		// sync) reads only the facts for a tree.
+		db.keep(nil)
+		if _, err := db.state(ctx, db.r, false); err != nil {
+			t.Fatal(err)
+		}
+		viaSync, _, err := db.Tree(ctx, k.NodesDir(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := treeDiff(viaSync, ref); d != "" {
+			t.Fatalf("step %d, facts read after the state: %s", step, d)
 		}
 	}
 }
@@ -330,4 +343,40 @@ func TestKeptStateFollowsOtherSyncs(t *testing.T) {
 	if hits, err := holders(ctx, a, "flaw", 5); err != nil || len(hits) != 0 {
 		t.Fatalf("the undone edit is still indexed: %v, %v", ids(hits), err)
 	}
+}
+
+// DB.Problems gives the problems of a tree read of the committed leaf
+// state: none when the summary counts none, else the tree's own.
+func TestProblemsAreTheTrees(t *testing.T) {
+	ctx := context.Background()
+	k := seedKB(t)
+	db, _, err := Open(ctx, k, "main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	check := func(want int) {
+		t.Helper()
+		if _, err := db.Sync(ctx, k.NodesDir()); err != nil {
+			t.Fatal(err)
+		}
+		got, err := db.Problems(ctx, k.NodesDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		ref, err := k.ReadTree(store.LoadOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != want || fmt.Sprint(got) != fmt.Sprint(ref.Problems) {
+			t.Fatalf("problems %v, want %d: %v", got, want, ref.Problems)
+		}
+	}
+	check(0)
+	writeLeaf(t, k, "bad/broken.md", "---\ntitle: [\n---\n")
+	writeLeaf(t, k, "bad/twin-1.md", leaf("practice-twin", "Twin", "d", nil, "", "b"))
+	writeLeaf(t, k, "bad/twin-2.md", strings.Replace(leaf("practice-twin", "Twin", "d", nil, "", "b"), "kk_id: practice-twin", "kk_id: Practice-Twin", 1))
+	check(3)
+	os.RemoveAll(filepath.Join(k.NodesDir(), "bad"))
+	check(0)
 }

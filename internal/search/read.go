@@ -97,13 +97,13 @@ func ReadNode(ctx context.Context, k *store.KB, p ReadParams) (*NodeView, error)
 		if _, err := graph.SyncForRead(ctx, k, db); err != nil {
 			return nil, err
 		}
-		path, found, err := db.LeafPath(ctx, p.ID)
+		path, version, found, err := db.LeafPath(ctx, p.ID)
 		if err != nil {
 			return nil, err
 		}
 		if found {
 			if n, err := k.ReadLeaf(path); err == nil && store.IDKey(n.ID) == store.IDKey(p.ID) {
-				return viewWithVersion(ctx, k, n, p.IncludeChangelog == nil || *p.IncludeChangelog, limit)
+				return viewWithVersion(ctx, k, db, n, p.IncludeChangelog == nil || *p.IncludeChangelog, limit, &version)
 			}
 		}
 		ex, err := index.ExtractionFor(k)
@@ -113,7 +113,7 @@ func ReadNode(ctx context.Context, k *store.KB, p ReadParams) (*NodeView, error)
 		if _, err := db.SyncWith(ctx, k.NodesDir(), ex); err != nil {
 			return nil, err
 		}
-		if path, found, err = db.LeafPath(ctx, p.ID); err != nil {
+		if path, _, found, err = db.LeafPath(ctx, p.ID); err != nil {
 			return nil, err
 		}
 		if !found {
@@ -135,14 +135,17 @@ func ReadNode(ctx context.Context, k *store.KB, p ReadParams) (*NodeView, error)
 	if err != nil {
 		return nil, err
 	}
-	return viewWithVersion(ctx, k, n, p.IncludeChangelog == nil || *p.IncludeChangelog, limit)
+	return viewWithVersion(ctx, k, nil, n, p.IncludeChangelog == nil || *p.IncludeChangelog, limit, nil)
 }
 
 // viewWithVersion is viewNode with the version the branch index records
 // for the leaf: its kk_version, or one more when it changed outside kk
 // (an editor, a git pull) without raising it. That is the version a write
 // must name.
-func viewWithVersion(ctx context.Context, k *store.KB, n *node.Node, withLog bool, limit int) (*NodeView, error) {
+// db is the branch index when the caller has synced it for the read (nil:
+// it is synced here), version the version it records for the leaf when
+// the caller read it with the leaf's path (nil: it is asked).
+func viewWithVersion(ctx context.Context, k *store.KB, db *index.DB, n *node.Node, withLog bool, limit int, version *int64) (*NodeView, error) {
 	v, err := viewNode(n, withLog, limit)
 	if err != nil {
 		return nil, err
@@ -151,12 +154,17 @@ func viewWithVersion(ctx context.Context, k *store.KB, n *node.Node, withLog boo
 	if fi, err := os.Stat(filepath.Join(k.NodesDir(), filepath.FromSlash(n.Path))); err == nil {
 		v.Meta = v.Meta.WithFallbackTime(fi.ModTime())
 	}
-	db, err := graph.BranchIndex(ctx, k)
-	if err != nil {
-		return nil, err
+	if version != nil {
+		v.Version = *version
+		return v, nil
 	}
-	if _, err := graph.SyncForRead(ctx, k, db); err != nil {
-		return nil, err
+	if db == nil {
+		if db, err = graph.BranchIndex(ctx, k); err != nil {
+			return nil, err
+		}
+		if _, err := graph.SyncForRead(ctx, k, db); err != nil {
+			return nil, err
+		}
 	}
 	vs, err := db.Versions(ctx, []string{n.Path})
 	if err != nil {

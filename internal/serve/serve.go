@@ -112,9 +112,9 @@ func New(o Options) *Backend {
 // its files are stat'ed again. A job's commit makes it stale at once.
 var RecheckWithin = 2 * time.Second
 
-// readTree returns the tree, without bodies, from the leaf cache (one
-// stat per leaf); a tree read less than RecheckWithin ago, with no job
-// applied since, is reused as it is.
+// readTree returns the tree, without bodies, through the branch index
+// (one stat per leaf); a tree read less than RecheckWithin ago, with no
+// job applied since, is reused as it is.
 func (b *Backend) readTree() (*store.Tree, error) {
 	b.mu.Lock()
 	t, at, gen := b.tree, b.treeAt, b.gen
@@ -123,7 +123,7 @@ func (b *Backend) readTree() (*store.Tree, error) {
 		return t, nil
 	}
 	start := time.Now()
-	t, err := b.k.ReadTree(store.LoadOptions{})
+	t, err := index.ReadTree(context.Background(), b.k)
 	if err != nil {
 		return nil, err
 	}

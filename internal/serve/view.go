@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/kk-project/kk/internal/gitx"
+	"github.com/kk-project/kk/internal/index"
 	"github.com/kk-project/kk/internal/indexfiles"
 	"github.com/kk-project/kk/internal/node"
 	"github.com/kk-project/kk/internal/store"
@@ -262,7 +263,7 @@ func (p *planner) generate(head string, v *view, diff []string, committed func(s
 	if p.res.Tree != nil {
 		t = p.res.Tree.Clone()
 	} else {
-		read, err := p.b.k.ReadTree(store.LoadOptions{})
+		read, err := index.ReadTree(p.ctx, p.b.k)
 		if err != nil {
 			return err
 		}
@@ -381,7 +382,7 @@ func (b *Backend) settleView(ctx context.Context, r *gitx.Repo) error {
 	if err != nil {
 		return err
 	}
-	t, err := b.k.ReadTree(store.LoadOptions{})
+	t, err := index.ReadTree(ctx, b.k)
 	if err != nil {
 		return err
 	}

@@ -300,7 +300,7 @@ func KBCheck(ctx context.Context, k *store.KB, p KBCheckParams) (*CheckResult, e
 		case RuleEdgeEndpointTypes:
 			res.Violations = append(res.Violations, s.endpointTypes()...)
 		case RuleLeavesReadable:
-			v, err := unreadableLeaves(k)
+			v, err := unreadableLeaves(ctx, k)
 			if err != nil {
 				return nil, err
 			}
@@ -312,13 +312,20 @@ func KBCheck(ctx context.Context, k *store.KB, p KBCheckParams) (*CheckResult, e
 
 // unreadableLeaves lists the leaves a tree read skips, each with every
 // problem in it.
-func unreadableLeaves(k *store.KB) ([]Violation, error) {
-	t, err := k.ReadTree(store.LoadOptions{})
+func unreadableLeaves(ctx context.Context, k *store.KB) ([]Violation, error) {
+	db, err := graph.BranchIndex(ctx, k)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := graph.SyncForRead(ctx, k, db); err != nil {
+		return nil, err
+	}
+	problems, err := db.Problems(ctx, k.NodesDir())
 	if err != nil {
 		return nil, err
 	}
 	out := []Violation{}
-	for _, p := range t.Problems {
+	for _, p := range problems {
 		v := Violation{Rule: RuleLeavesReadable, IDs: []string{}, Message: p.Error()}
 		if ne, ok := errors.AsType[*node.Error](p); ok {
 			if ne.ID != "" {
