@@ -22,7 +22,7 @@ import (
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 
-	"github.com/kk-project/kk/internal/llm"
+	"github.com/kk-project/kk/internal/embed"
 )
 
 // SchemaVersion is the version of the database layout. A database written
@@ -49,8 +49,8 @@ type DB struct {
 	// search reads its redirects ledger.
 	kb *store.KB
 
-	embedder llm.Embedder // nil: lexical search only
-	minSim   float64      // least similarity of a vector-only match
+	embedder embed.Embedder // nil: lexical search only
+	minSim   float64        // least similarity of a vector-only match
 	embedMu  sync.Mutex
 	embedErr error // the provider's last error met by a search
 

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kk-project/kk/internal/llm"
+	"github.com/kk-project/kk/internal/embed"
 	"github.com/kk-project/kk/internal/store"
 )
 
@@ -290,12 +290,12 @@ func TestQuickSearchDoesNotWaitForTheProvider(t *testing.T) {
 	defer slow.Close()
 	defer close(release)
 	writeConfig(t, k, "schema_version: 1\nembeddings:\n  provider: ollama\n  model: concepts\n  baseUrl: "+slow.URL+"\n")
-	old, oldClient := quickVectorTime, llm.EmbedTimeout
+	old, oldClient := quickVectorTime, embed.EmbedTimeout
 	quickVectorTime = 50 * time.Millisecond
 	// Only the quick search's own bound can end the request: without it
 	// the search would wait for the provider until the test times out.
-	llm.EmbedTimeout = time.Hour
-	defer func() { quickVectorTime, llm.EmbedTimeout = old, oldClient }()
+	embed.EmbedTimeout = time.Hour
+	defer func() { quickVectorTime, embed.EmbedTimeout = old, oldClient }()
 	db, _, err := Open(ctx, k, "main")
 	if err != nil {
 		t.Fatal(err)

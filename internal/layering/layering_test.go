@@ -48,16 +48,16 @@ var osWriters = []string{"WriteFile", "Create", "CreateTemp", "OpenFile", "Remov
 // None of them touches the knowledge tree. A new one fails the test until
 // it is listed here (and a listed one that is gone fails too).
 var faceWrites = map[string]string{
-	"internal/cli/mcp.go: runMCP: os.MkdirAll":       "kk mcp --log-file: the log folder",
-	"internal/cli/mcp.go: runMCP: os.OpenFile":       "kk mcp --log-file: the server's log",
-	"internal/cli/node.go: readLimited: os.OpenFile": "opens a file the user names read-only (without blocking, for a FIFO)",
-	"internal/cli/root.go: Main: os.Create":          "KK_CPUPROFILE: a CPU profile of kk itself",
-	"cmd/kk-search-eval/main.go: run: os.MkdirTemp":  "the evaluation's scratch copy of a pack",
-	"cmd/kk-search-eval/main.go: run: os.RemoveAll":  "removing that scratch copy",
-	"cmd/kk-fakemodel/main.go: run: os.OpenFile":     "the fake model server's request log (end-to-end tests)",
-	"cmd/kk-fakemodel/main.go: run: os.WriteFile":    "the fake model server's address file (end-to-end tests)",
-	"cmd/kk-gentree/main.go: run: os.MkdirAll":       "the benchmark tree generator's output folder",
-	"cmd/kk-gentree/main.go: run: os.WriteFile":      "the generator's list of source paths",
+	"internal/cli/mcp.go: runMCP: os.MkdirAll":        "kk mcp --log-file: the log folder",
+	"internal/cli/mcp.go: runMCP: os.OpenFile":        "kk mcp --log-file: the server's log",
+	"internal/cli/node.go: readLimited: os.OpenFile":  "opens a file the user names read-only (without blocking, for a FIFO)",
+	"internal/cli/root.go: Main: os.Create":           "KK_CPUPROFILE: a CPU profile of kk itself",
+	"cmd/kk-search-eval/main.go: build: os.MkdirTemp": "the evaluation's scratch copy of a pack",
+	"cmd/kk-search-eval/main.go: build: os.RemoveAll": "removing that scratch copy",
+	"cmd/kk-fakemodel/main.go: run: os.OpenFile":      "the fake model server's request log (end-to-end tests)",
+	"cmd/kk-fakemodel/main.go: run: os.WriteFile":     "the fake model server's address file (end-to-end tests)",
+	"cmd/kk-gentree/main.go: run: os.MkdirAll":        "the benchmark tree generator's output folder",
+	"cmd/kk-gentree/main.go: run: os.WriteFile":       "the generator's list of source paths",
 }
 
 // fileWriters lists every core package that writes files (imports
@@ -387,4 +387,54 @@ func treePathIn(e ast.Expr) string {
 		return found == ""
 	})
 	return found
+}
+
+// belowOf lists, for a core package, the packages it must not depend on,
+// directly or through another package of the module, with the reason.
+var belowOf = map[string]map[string]string{
+	"internal/store": {
+		"internal/llm":     "the knowledge store reads the model settings (internal/llmconfig, a leaf); the providers build on the store, not under it",
+		"internal/harness": "the adapter framework sits above the knowledge store",
+		"harnesses":        "the harness adapters sit above the knowledge store",
+	},
+	"internal/index": {
+		"internal/llm":     "the index embeds texts through internal/embed; the model providers and their harness runs are kk serve's",
+		"internal/harness": "the adapter framework sits above the index",
+		"harnesses":        "the harness adapters sit above the index",
+	},
+	"internal/txn": {
+		"internal/llm":     "the transaction writes the tree; it never asks a model",
+		"internal/harness": "the adapter framework sits above the transaction",
+		"harnesses":        "the harness adapters sit above the transaction",
+	},
+}
+
+func TestLowerLayersDoNotDependUpward(t *testing.T) {
+	pkgs := load(t)
+	for _, low := range sortedKeys(belowOf) {
+		if pkgs[low] == nil {
+			t.Fatalf("belowOf names %s, which is not a package", low)
+		}
+		// via[p] is the import chain that reached p from low.
+		via := map[string][]string{low: {low}}
+		queue := []string{low}
+		for len(queue) > 0 {
+			p := queue[0]
+			queue = queue[1:]
+			for _, imp := range sortedKeys(pkgs[p].imports) {
+				if _, done := via[imp]; done || pkgs[imp] == nil {
+					continue
+				}
+				via[imp] = append(slices.Clone(via[p]), imp)
+				queue = append(queue, imp)
+			}
+		}
+		for _, dep := range sortedKeys(via) {
+			for _, banned := range sortedKeys(belowOf[low]) {
+				if dep == banned || strings.HasPrefix(dep, banned+"/") {
+					t.Errorf("%s depends on %s (%s): %s", low, dep, strings.Join(via[dep], " -> "), belowOf[low][banned])
+				}
+			}
+		}
+	}
 }

@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/kk-project/kk/internal/frontmatter"
-	"github.com/kk-project/kk/internal/llm"
+	"github.com/kk-project/kk/internal/llmconfig"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -33,23 +33,23 @@ type Config struct {
 	Extractors   *Extractors   `yaml:"extractors,omitempty" json:"extractors,omitempty"`
 	// Embeddings, when it names a provider, makes search hybrid (lexical
 	// and by meaning); absent, kk stays offline and lexical.
-	Embeddings *llm.EmbedConfig `yaml:"embeddings,omitempty" json:"embeddings,omitempty"`
+	Embeddings *llmconfig.EmbedConfig `yaml:"embeddings,omitempty" json:"embeddings,omitempty"`
 	// LLM is the model kk serve's organizer and query engine ask; none
 	// (the default) keeps kk serve offline. KK_LLM_* variables override
 	// it, and API keys come only from the environment.
 	LLM *LLMSettings `yaml:"llm,omitempty" json:"llm,omitempty"`
 }
 
-// LLMSettings is the llm: section of config.yaml: an llm.Config, under a
+// LLMSettings is the llm: section of config.yaml: an llmconfig.Config, under a
 // name of its own in the generated schema.
-type LLMSettings llm.Config
+type LLMSettings llmconfig.Config
 
 // LLMConfig returns the llm: section (the zero Config when absent).
-func (c Config) LLMConfig() llm.Config {
+func (c Config) LLMConfig() llmconfig.Config {
 	if c.LLM == nil {
-		return llm.Config{}
+		return llmconfig.Config{}
 	}
-	return llm.Config(*c.LLM)
+	return llmconfig.Config(*c.LLM)
 }
 
 // Traceability configures the typed entities' rules and who may delete them.
