@@ -656,10 +656,9 @@ func TestMigrateOKFv3FailedWriteWritesNothing(t *testing.T) {
 	k := migInit(t)
 	migWriteTree(t, k, migSmallTree)
 	before := migSnapshot(t, k)
-	t.Cleanup(func() { txn.InjectWriteFault = nil })
 	var mu sync.Mutex
 	calls := 0
-	txn.InjectWriteFault = func(rel string) error {
+	full := txn.WithFaults(ctx, txn.Faults{Write: func(rel string) error {
 		mu.Lock()
 		defer mu.Unlock()
 		calls++
@@ -667,8 +666,8 @@ func TestMigrateOKFv3FailedWriteWritesNothing(t *testing.T) {
 			return fmt.Errorf("writing %s: disk full", rel)
 		}
 		return nil
-	}
-	_, err := MigrateOKFv3(ctx, k, "test")
+	}})
+	_, err := MigrateOKFv3(full, k, "test")
 	if err == nil || !strings.Contains(err.Error(), "disk full") {
 		t.Fatalf("error = %v; want the disk error", err)
 	}
@@ -680,7 +679,6 @@ func TestMigrateOKFv3FailedWriteWritesNothing(t *testing.T) {
 		t.Fatalf("leftovers after a failed migration: %v, %v", left, err)
 	}
 
-	txn.InjectWriteFault = nil
 	res, err := MigrateOKFv3(ctx, k, "test")
 	if err != nil {
 		t.Fatal(err)

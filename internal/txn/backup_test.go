@@ -52,7 +52,7 @@ func TestLargeOriginalsAreLinked(t *testing.T) {
 	k, big := newBigKB(t)
 	ctx := context.Background()
 	var journalSize int64
-	testHook = func(point string) {
+	hooked := WithFaults(ctx, Faults{At: func(point string) {
 		if point == "applied" {
 			ents, _ := os.ReadDir(JournalDir(k))
 			for _, e := range ents {
@@ -62,9 +62,8 @@ func TestLargeOriginalsAreLinked(t *testing.T) {
 				}
 			}
 		}
-	}
-	defer func() { testHook = nil }()
-	if _, err := Update(ctx, k, Meta{Command: "test"}, func(tx *Tx) error {
+	}})
+	if _, err := Update(hooked, k, Meta{Command: "test"}, func(tx *Tx) error {
 		tx.WriteFile("big.txt", append([]byte("changed\n"), big...))
 		tx.SkipIndexFiles()
 		return nil
@@ -80,14 +79,13 @@ func TestLargeOriginalsAreLinked(t *testing.T) {
 
 	// A failed write undoes the changeset: the large file comes back.
 	before, _ := os.ReadFile(filepath.Join(k.Dir, "big.txt"))
-	InjectWriteFault = func(rel string) error {
+	full := WithFaults(ctx, Faults{Write: func(rel string) error {
 		if rel == "small.txt" {
 			return errors.New("disk full (test)")
 		}
 		return nil
-	}
-	defer func() { InjectWriteFault = nil }()
-	_, err := Update(ctx, k, Meta{Command: "test"}, func(tx *Tx) error {
+	}})
+	_, err := Update(full, k, Meta{Command: "test"}, func(tx *Tx) error {
 		tx.WriteFile("big.txt", []byte("short now"))
 		tx.WriteFile("small.txt", []byte("changed"))
 		tx.SkipIndexFiles()
@@ -109,22 +107,21 @@ func TestLargeOriginalsAreLinked(t *testing.T) {
 func TestLargeOriginalAfterAKill(t *testing.T) {
 	k, big := newBigKB(t)
 	ctx := context.Background()
-	testHook = func(point string) {
+	killed := WithFaults(ctx, Faults{At: func(point string) {
 		if point == "applied" {
 			runtime.Goexit() // as a kill: nothing after this point runs
 		}
-	}
+	}})
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		Update(ctx, k, Meta{Command: "test"}, func(tx *Tx) error {
+		Update(killed, k, Meta{Command: "test"}, func(tx *Tx) error {
 			tx.WriteFile("big.txt", []byte("half done"))
 			tx.SkipIndexFiles()
 			return nil
 		})
 	}()
 	<-done
-	testHook = nil
 	if got, _ := os.ReadFile(filepath.Join(k.Dir, "big.txt")); string(got) != "half done" {
 		t.Fatalf("the killed writer did not get to write: %q", got)
 	}

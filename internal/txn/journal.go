@@ -193,11 +193,6 @@ func removeJournal(path string, j *journal) error {
 	return nil
 }
 
-// InjectWriteFault is for tests only: when set, it is called before each
-// file a transaction writes (path relative to .ai/kenkeep), and an error
-// it returns fails that write, as a full disk would.
-var InjectWriteFault func(rel string) error
-
 // writeConcurrency is how many files apply replaces at once: their fsyncs
 // overlap, which matters for changesets of many files (a migration, a
 // cold rebuild).
@@ -212,14 +207,15 @@ func apply(ctx context.Context, k *store.KB, changes []change) error {
 			writes = append(writes, c)
 		}
 	}
+	fault := faultsOf(ctx).Write
 	task := progress.Start(ctx, "writing files", len(writes))
 	defer task.Done()
 	errs := make([]error, len(writes))
 	store.ParallelN(writeConcurrency, len(writes), func(i int) {
 		defer task.Add(1)
 		abs := filepath.Join(k.Dir, filepath.FromSlash(writes[i].Path))
-		if f := InjectWriteFault; f != nil {
-			if errs[i] = f(writes[i].Path); errs[i] != nil {
+		if fault != nil {
+			if errs[i] = fault(writes[i].Path); errs[i] != nil {
 				return
 			}
 		}
@@ -236,9 +232,7 @@ func apply(ctx context.Context, k *store.KB, changes []change) error {
 		if !c.Remove {
 			continue
 		}
-		if testHook != nil {
-			testHook("remove")
-		}
+		at(ctx, "remove")
 		abs := filepath.Join(k.Dir, filepath.FromSlash(c.Path))
 		if err := os.Remove(abs); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err

@@ -898,9 +898,7 @@ func (tx *Tx) commit() (*Result, error) {
 	if err := apply(tx.ctx, tx.k, changes); err != nil {
 		return fail(err)
 	}
-	if testHook != nil {
-		testHook("applied")
-	}
+	at(tx.ctx, "applied")
 	if tx.db == nil {
 		db, err := index.OpenShared(tx.ctx, tx.k, branch)
 		if err != nil {
@@ -931,9 +929,7 @@ func (tx *Tx) commit() (*Result, error) {
 			return fail(err)
 		}
 	}
-	if testHook != nil {
-		testHook("recorded")
-	}
+	at(tx.ctx, "recorded")
 	if err := removeJournal(jpath, j); err != nil {
 		return fail(err)
 	}
@@ -998,9 +994,6 @@ func changedFields(before, after []byte) []string {
 	}
 	return out
 }
-
-// testHook, when set by a test, is called at named points of a commit.
-var testHook func(point string)
 
 // render validates staged leaf s and renders it. A leaf whose bytes change
 // gets its new version (one above its current version; 1 when new) and,
