@@ -140,9 +140,6 @@ func TestErrorCodes(t *testing.T) {
 	}{
 		{"malformed json", ManageGraphJSON, `{"operation":`, op.CodeValidation},
 		{"unknown field", ManageGraphJSON, `{"operation":"create","entityType":"atom","bogus":1}`, op.CodeValidation},
-		{"unknown operation", ManageGraphJSON, `{"operation":"merge","entityType":"atom"}`, op.CodeValidation},
-		{"unknown query operation", QueryGraphJSON, `{"operation":"list"}`, op.CodeValidation},
-		{"unknown changelog operation", ManageChangelogJSON, `{"operation":"edit","parentType":"atom","parentId":"map-checkout"}`, op.CodeValidation},
 		{"wrong entity type", ManageGraphJSON, `{"operation":"create","entityType":"feature","name":"x"}`, op.CodeValidation},
 		{"other project", ManageGraphJSON, `{"operation":"create","entityType":"molecule","name":"x","projectId":"someone-else"}`, op.CodeValidation},
 		{"glob with ..", ManageGraphJSON, `{"operation":"create","entityType":"atom","name":"x","paths":["../x/**"]}`, op.CodeValidation},
@@ -199,7 +196,7 @@ func TestConcurrentUpdates(t *testing.T) {
 			defer wg.Done()
 			v := int64(1)
 			text := fmt.Sprintf("writer %d", i)
-			responses[i] = op.Wrap(ManageGraph(context.Background(), k, ManageGraphParams{Operation: "update", EntityType: KindAtom, ID: "map-event-bus", Version: &v, Knowledge: &text, LastTaskID: fmt.Sprint(i)}))
+			responses[i] = op.Wrap(Update(context.Background(), k, UpdateParams{EntityType: KindAtom, ID: "map-event-bus", Version: v, Knowledge: &text, LastTaskID: fmt.Sprint(i)}))
 		}()
 	}
 	wg.Wait()
@@ -222,7 +219,7 @@ func TestConcurrentUpdates(t *testing.T) {
 	if winner < 0 {
 		t.Fatal("no winner")
 	}
-	got := op.Wrap(QueryGraph(context.Background(), k, QueryGraphParams{Operation: "get", EntityType: KindAtom, ID: "map-event-bus"}))
+	got := op.Wrap(Get(context.Background(), k, GetParams{EntityType: KindAtom, ID: "map-event-bus"}))
 	a := got.Data.(AtomView)
 	if a.Version != 2 || a.Knowledge != fmt.Sprintf("writer %d", winner) || a.LastTaskID != fmt.Sprint(winner) {
 		t.Fatalf("torn or lost write: %+v (winner %d)", a, winner)
@@ -375,7 +372,7 @@ func TestByteStability(t *testing.T) {
 	// a real write changes only what it must and keeps unknown keys
 	v := int64(1)
 	name := "Shared retry rules"
-	if r := op.Wrap(ManageGraph(context.Background(), k, ManageGraphParams{Operation: "update", EntityType: KindAtom, ID: a.ID, Version: &v, Name: &name})); !r.Success {
+	if r := op.Wrap(Update(context.Background(), k, UpdateParams{EntityType: KindAtom, ID: a.ID, Version: v, Name: &name})); !r.Success {
 		t.Fatalf("update: %+v", r.Error)
 	}
 	after, _ := os.ReadFile(path)

@@ -438,3 +438,127 @@ func TestLowerLayersDoNotDependUpward(t *testing.T) {
 		}
 	}
 }
+
+// operationChoosers lists, by "file: function", the code outside the MCP
+// face that looks at a value's operation name, with the reason it is not
+// a request's dispatch. A tool's parameter object names its operation
+// (query_graph get|search|context, …); the core has one function per
+// operation (graph.Get, graph.Create, …), the MCP face alone chooses one
+// by its name, and every other face runs the operation it stands for.
+var operationChoosers = map[string]string{
+	"internal/reorg/rebalance.go: apply":          "a rebalance plan is a list of steps of four kinds, and applying one is the core's work",
+	"internal/cli/rebalance.go: runRebalanceMove": "prints a moved leaf and a split leaf differently",
+}
+
+// The face that chooses an operation by its name.
+const operationFace = "internal/mcpserver"
+
+func TestOnlyTheMCPFaceChoosesAnOperation(t *testing.T) {
+	pkgs := load(t)
+	seen := map[string]bool{}
+	for _, rel := range sortedKeys(pkgs) {
+		if rel == operationFace || isTestHelper(rel) {
+			continue
+		}
+		for _, name := range sortedKeys(pkgs[rel].files) {
+			f := pkgs[rel].files[name]
+			for _, d := range f.Decls {
+				fn, ok := d.(*ast.FuncDecl)
+				if !ok {
+					continue
+				}
+				for _, at := range operationChoices(fn) {
+					key := fmt.Sprintf("%s: %s", name, fn.Name.Name)
+					seen[key] = true
+					if _, ok := operationChoosers[key]; !ok {
+						t.Errorf("%s: %s chooses what to do by an operation's name (%s); call the core's function for the operation (graph.Get, graph.Create, …): only %s dispatches on the name, or list the function in operationChoosers with the reason it is no dispatch",
+							key, at, "switch or comparison with a constant", operationFace)
+					}
+				}
+			}
+		}
+	}
+	for _, key := range sortedKeys(operationChoosers) {
+		if !seen[key] {
+			t.Errorf("operationChoosers lists %q, which looks at no operation name any more; remove it", key)
+		}
+	}
+}
+
+// operationChoices returns where fn switches on an operation name, or
+// compares one with a constant: a switch whose tag is (or is set from) a
+// value named operation, with a constant case, or an == / != between such
+// a value and a constant.
+func operationChoices(fn *ast.FuncDecl) []string {
+	var out []string
+	ast.Inspect(fn, func(n ast.Node) bool {
+		switch x := n.(type) {
+		case *ast.SwitchStmt:
+			tag := x.Tag
+			if id, ok := tag.(*ast.Ident); ok && x.Init != nil {
+				if as, ok := x.Init.(*ast.AssignStmt); ok && len(as.Lhs) == 1 && len(as.Rhs) == 1 {
+					if l, ok := as.Lhs[0].(*ast.Ident); ok && l.Name == id.Name {
+						tag = as.Rhs[0]
+					}
+				}
+			}
+			if tag == nil || !namesOperation(tag) {
+				return true
+			}
+			for _, s := range x.Body.List {
+				for _, e := range s.(*ast.CaseClause).List {
+					if isConstant(e) {
+						out = append(out, "switch "+exprString(x.Tag))
+						return true
+					}
+				}
+			}
+		case *ast.BinaryExpr:
+			if (x.Op == token.EQL || x.Op == token.NEQ) &&
+				(namesOperation(x.X) && isConstant(x.Y) || namesOperation(x.Y) && isConstant(x.X)) {
+				out = append(out, exprString(x.X)+" "+x.Op.String()+" "+exprString(x.Y))
+			}
+		}
+		return true
+	})
+	return out
+}
+
+// namesOperation reports whether e is a variable or field named operation
+// (in any case).
+func namesOperation(e ast.Expr) bool {
+	switch x := e.(type) {
+	case *ast.Ident:
+		return strings.EqualFold(x.Name, "operation")
+	case *ast.SelectorExpr:
+		return strings.EqualFold(x.Sel.Name, "operation")
+	case *ast.CallExpr: // operationOf(p)
+		return false
+	}
+	return false
+}
+
+// isConstant reports whether e is a string literal or a constant of
+// another package (contracts.OpSplitLeaf).
+func isConstant(e ast.Expr) bool {
+	switch x := e.(type) {
+	case *ast.BasicLit:
+		return x.Kind == token.STRING
+	case *ast.SelectorExpr:
+		_, ok := x.X.(*ast.Ident)
+		return ok && ast.IsExported(x.Sel.Name)
+	}
+	return false
+}
+
+func exprString(e ast.Expr) string {
+	switch x := e.(type) {
+	case *ast.Ident:
+		return x.Name
+	case *ast.SelectorExpr:
+		return exprString(x.X) + "." + x.Sel.Name
+	case *ast.BasicLit:
+		return x.Value
+	}
+	return "…"
+}

@@ -70,7 +70,8 @@ func TestUpsertCreatesLeavesAndAudit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(recs) != 1 || recs[0].Actor != "agent:test" || recs[0].Source != "task T-1" || recs[0].Changeset != d["changeset"] || len(recs[0].Ops) != 11 {
+	// The first record is kk init's (it created FOLDER_SUMMARIES.md).
+	if len(recs) != 2 || recs[1].Actor != "agent:test" || recs[1].Source != "task T-1" || recs[1].Changeset != d["changeset"] || len(recs[1].Ops) != 11 {
 		t.Fatalf("audit = %+v", recs)
 	}
 	// The same changeset again changes nothing but still leaves a record.
@@ -98,8 +99,8 @@ func TestUpsertCreatesLeavesAndAudit(t *testing.T) {
 	} else if det := r["error"].(map[string]any)["details"].(map[string]any); det["currentVersion"] != float64(2) {
 		t.Fatalf("conflict details = %v", det)
 	}
-	if recs, _ := index.ReadAudit(k, "main"); len(recs) != 3 {
-		t.Fatalf("%d audit records after 3 applied changesets", len(recs))
+	if recs, _ := index.ReadAudit(k, "main"); len(recs) != 1+3 {
+		t.Fatalf("%d audit records after kk init and 3 applied changesets", len(recs))
 	}
 }
 
@@ -203,7 +204,7 @@ func TestDelete(t *testing.T) {
 		t.Fatalf("delete = %v", d)
 	}
 	recs, _ := index.ReadAudit(k, "main")
-	if len(recs) != 3 || !slices.ContainsFunc(recs[2].Ops, func(op index.AuditOp) bool { return op.Op == "delete" && op.ID == "req-8" }) {
+	if len(recs) != 1+3 || !slices.ContainsFunc(recs[3].Ops, func(op index.AuditOp) bool { return op.Op == "delete" && op.ID == "req-8" }) {
 		t.Fatalf("audit = %+v", recs)
 	}
 }
