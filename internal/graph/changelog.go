@@ -38,10 +38,7 @@ func (g *Graph) entity(kind, id string) *Entity {
 }
 
 // changelogParent checks the parent a changelog operation names.
-func changelogParent(k *store.KB, projectID, parentType, parentID string) error {
-	if err := ValidateProjectID(k, projectID); err != nil {
-		return err
-	}
+func changelogParent(parentType, parentID string) error {
 	if err := checkKind("parentType", parentType); err != nil {
 		return err
 	}
@@ -54,7 +51,7 @@ func changelogParent(k *store.KB, projectID, parentType, parentID string) error 
 // AppendChangelog appends one immutable entry to an atom's or molecule's
 // changelog; the parent's version goes up by one (manage_changelog append).
 func AppendChangelog(ctx context.Context, k *store.KB, p AppendChangelogParams) (*AppendResult, error) {
-	if err := changelogParent(k, p.ProjectID, p.ParentType, p.ParentID); err != nil {
+	if err := changelogParent(p.ParentType, p.ParentID); err != nil {
 		return nil, err
 	}
 	if err := ValidateTaskID("taskId", p.TaskID, true); err != nil {
@@ -66,7 +63,7 @@ func AppendChangelog(ctx context.Context, k *store.KB, p AppendChangelogParams) 
 	}
 	var res *AppendResult
 	var n *node.Node
-	_, err := mutate(ctx, k, "manage_changelog", func(g *Graph, w *writes) error {
+	_, err := mutate(ctx, k, p.ProjectID, "manage_changelog", func(g *Graph, w *writes) error {
 		e := g.entity(p.ParentType, p.ParentID)
 		if e == nil {
 			return op.NotFound(p.ParentType, p.ParentID)
@@ -98,7 +95,10 @@ func AppendChangelog(ctx context.Context, k *store.KB, p AppendChangelogParams) 
 // SearchChangelog pages through an atom's or molecule's changelog, newest
 // first (manage_changelog search).
 func SearchChangelog(ctx context.Context, k *store.KB, p SearchChangelogParams) (*ChangelogPage, error) {
-	if err := changelogParent(k, p.ProjectID, p.ParentType, p.ParentID); err != nil {
+	if err := ValidateProjectID(k, p.ProjectID); err != nil {
+		return nil, err
+	}
+	if err := changelogParent(p.ParentType, p.ParentID); err != nil {
 		return nil, err
 	}
 	limit, offset, perr := Page(p.Limit, p.Offset)

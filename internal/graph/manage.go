@@ -38,9 +38,6 @@ type edit struct {
 // Create creates one atom or molecule, its id derived from its name
 // (manage_graph create).
 func Create(ctx context.Context, k *store.KB, p CreateParams) (EntityView, error) {
-	if err := ValidateProjectID(k, p.ProjectID); err != nil {
-		return nil, err
-	}
 	if err := checkKind("entityType", p.EntityType); err != nil {
 		return nil, err
 	}
@@ -55,15 +52,12 @@ func Create(ctx context.Context, k *store.KB, p CreateParams) (EntityView, error
 	if err != nil {
 		return nil, err
 	}
-	return edited(ctx, k, func(g *Graph, w *writes) (*node.Node, error) { return g.create(w, p, e) })
+	return edited(ctx, k, p.ProjectID, func(g *Graph, w *writes) (*node.Node, error) { return g.create(w, p, e) })
 }
 
 // Update changes the fields of one atom or molecule that p sets, at the
 // version last read (manage_graph update).
 func Update(ctx context.Context, k *store.KB, p UpdateParams) (EntityView, error) {
-	if err := ValidateProjectID(k, p.ProjectID); err != nil {
-		return nil, err
-	}
 	if err := checkKind("entityType", p.EntityType); err != nil {
 		return nil, err
 	}
@@ -87,16 +81,13 @@ func Update(ctx context.Context, k *store.KB, p UpdateParams) (EntityView, error
 	if err != nil {
 		return nil, err
 	}
-	return edited(ctx, k, func(g *Graph, w *writes) (*node.Node, error) { return g.update(w, p, e) })
+	return edited(ctx, k, p.ProjectID, func(g *Graph, w *writes) (*node.Node, error) { return g.update(w, p, e) })
 }
 
 // Delete deletes one atom or molecule at the version last read; a
 // molecule's atoms are orphaned, or deleted too with Cascade
 // (manage_graph delete).
 func Delete(ctx context.Context, k *store.KB, p DeleteParams) (*DeleteResult, error) {
-	if err := ValidateProjectID(k, p.ProjectID); err != nil {
-		return nil, err
-	}
 	if err := checkKind("entityType", p.EntityType); err != nil {
 		return nil, err
 	}
@@ -110,7 +101,7 @@ func Delete(ctx context.Context, k *store.KB, p DeleteParams) (*DeleteResult, er
 		return nil, err
 	}
 	var res *DeleteResult
-	_, err := mutate(ctx, k, "manage_graph", func(g *Graph, w *writes) error {
+	_, err := mutate(ctx, k, p.ProjectID, "manage_graph", func(g *Graph, w *writes) error {
 		var err error
 		res, err = g.delete(w, p)
 		return err
@@ -123,10 +114,10 @@ func Delete(ctx context.Context, k *store.KB, p DeleteParams) (*DeleteResult, er
 
 // edited runs a create or update in a transaction and returns the view of
 // the leaf it wrote, as written.
-func edited(ctx context.Context, k *store.KB, fn func(g *Graph, w *writes) (*node.Node, error)) (EntityView, error) {
+func edited(ctx context.Context, k *store.KB, projectID string, fn func(g *Graph, w *writes) (*node.Node, error)) (EntityView, error) {
 	var n *node.Node
 	var g *Graph
-	_, err := mutate(ctx, k, "manage_graph", func(gr *Graph, w *writes) error {
+	_, err := mutate(ctx, k, projectID, "manage_graph", func(gr *Graph, w *writes) error {
 		var err error
 		g = gr
 		n, err = fn(g, w)
@@ -459,8 +450,15 @@ func (w *writes) put(n *node.Node) error {
 // branch's index (synced under the writer lock); the transaction writes
 // what fn staged, regenerates the index files, syncs the index and records
 // the change.
-func mutate(ctx context.Context, k *store.KB, tool string, fn func(g *Graph, w *writes) error) (*txn.Result, error) {
+func mutate(ctx context.Context, k *store.KB, projectID, tool string, fn func(g *Graph, w *writes) error) (*txn.Result, error) {
 	return txn.Update(ctx, k, txn.Meta{Source: "graph", Command: tool}, func(tx *txn.Tx) error {
+		cfg, err := tx.Config()
+		if err != nil {
+			return err
+		}
+		if err := CheckProjectID(k, cfg, projectID); err != nil {
+			return err
+		}
 		db, err := tx.Index()
 		if err != nil {
 			return err

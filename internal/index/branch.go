@@ -88,18 +88,28 @@ const DetachedHEAD = "HEAD"
 // out branch of the KB's repository, DetachedHEAD when HEAD is detached,
 // or the default branch when the KB is not in a git work tree.
 func CurrentBranch(ctx context.Context, k *store.KB) (string, error) {
+	return CurrentBranchWith(ctx, k, k.LoadConfig)
+}
+
+// CurrentBranchWith is CurrentBranch for a caller that reads k's config
+// itself: config is called when the branch depends on it.
+func CurrentBranchWith(ctx context.Context, k *store.KB, config func() (store.Config, error)) (string, error) {
 	if b, ok := gitx.HeadBranch(k.Root); ok {
 		return b, nil
 	}
 	if gitx.NoRepository(k.Root) {
-		cfg, err := k.LoadConfig()
+		cfg, err := config()
 		if err != nil {
 			return "", err
 		}
 		return cmp.Or(cfg.DefaultBranch, "main"), nil
 	}
 	if !gitx.InWorkTree(ctx, k.Root) {
-		return DefaultBranch(ctx, k)
+		cfg, err := config()
+		if err != nil {
+			return "", err
+		}
+		return gitx.DefaultBranch(ctx, k.Root, cfg.DefaultBranch), nil
 	}
 	out, err := gitx.Read(ctx, k.Root, "symbolic-ref", "--short", "-q", "HEAD")
 	if name := strings.TrimSpace(string(out)); err == nil && name != "" {

@@ -13,6 +13,7 @@ import (
 	"github.com/kk-project/kk/internal/index"
 	"github.com/kk-project/kk/internal/op"
 	"github.com/kk-project/kk/internal/store"
+	"github.com/kk-project/kk/internal/txn"
 )
 
 func kbDeleteUser(ctx context.Context, k *store.KB, raw []byte) op.Envelope {
@@ -322,4 +323,42 @@ func toStrings(v any) []string {
 		out = append(out, fmt.Sprint(x))
 	}
 	return out
+}
+
+// One kb_upsert reads config.yaml once, in its transaction under the lock:
+// the project check, the branch, the index's sync and the changeset's rows
+// all follow that one reading. A config.yaml broken once the files are
+// replaced does not reach the commit's index update (which read it a
+// second time, and failed the changeset, before).
+func TestKBUpsertReadsTheConfigOnce(t *testing.T) {
+	k := newKB(t)
+	good, err := os.ReadFile(k.ConfigPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := txn.WithFaults(context.Background(), txn.Faults{At: func(point string) {
+		if point == "applied" {
+			if err := os.WriteFile(k.ConfigPath(), []byte("schema_version: [\n"), 0o644); err != nil {
+				t.Error(err)
+			}
+		}
+	}})
+	res, err := KBUpsert(ctx, k, KBUpsertParams{ProjectID: graph.ProjectID(k), CreatedBy: "t", Source: "test",
+		Entities: []KBEntityIn{{ID: "req-1", Type: "req", Title: "One reading"}}})
+	if err != nil {
+		t.Fatalf("kb_upsert with config.yaml broken after its reading: %v", err)
+	}
+	if !slices.Equal(res.Created, []string{"req-1"}) {
+		t.Fatalf("created %v; want [req-1]", res.Created)
+	}
+	if _, err := k.LoadConfig(); err == nil {
+		t.Fatal("the fault did not break config.yaml")
+	}
+	if err := os.WriteFile(k.ConfigPath(), good, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	q := mustOK(t, run(t, k, KBQueryJSON, `{"type":"req"}`))
+	if q["total"] != float64(1) {
+		t.Fatalf("kb_query after the upsert: %v", q)
+	}
 }

@@ -96,12 +96,10 @@ func oneLine(field, s string, max int, required bool) *op.Error {
 	return nil
 }
 
-// checkChangeset checks what kb_upsert and kb_delete share: the project,
-// who applies the changeset and from where, and its size.
-func checkChangeset(k *store.KB, projectID, createdBy, source string, entities, edges int) *op.Error {
-	if err := graph.ValidateProjectID(k, projectID); err != nil {
-		return err
-	}
+// checkChangeset checks what kb_upsert and kb_delete share but the
+// project (which runTrace checks against the transaction's config): who
+// applies the changeset and from where, and its size.
+func checkChangeset(createdBy, source string, entities, edges int) *op.Error {
 	if err := oneLine("created_by", createdBy, MaxShortFieldChars, true); err != nil {
 		return err
 	}
@@ -240,6 +238,7 @@ func validateEdgeIn(i int, e KBEdgeIn) (KBEdgeIn, *op.Error) {
 type traceTx struct {
 	ctx    context.Context
 	k      *store.KB
+	cfg    store.Config // config.yaml as the transaction read it
 	tx     *txn.Tx
 	tree   *store.Tree
 	db     *index.DB
@@ -247,12 +246,20 @@ type traceTx struct {
 	ops    []index.AuditOp       // edge operations, recorded after the leaves'
 }
 
-// runTrace runs fn in a store transaction with the tree read and the
-// branch's index synced under the writer lock; the transaction writes the
-// leaves fn staged, regenerates the index files, syncs the index and
-// appends the audit record.
-func runTrace(ctx context.Context, k *store.KB, m txn.Meta, fn func(tx *traceTx) error) (*txn.Result, error) {
+// runTrace runs fn in a store transaction with the config, the tree and
+// the branch's index read under the writer lock, once, after checking
+// that projectID names this knowledge base; the transaction writes the
+// leaves fn staged, regenerates the index files, brings the index in step
+// and appends the audit record.
+func runTrace(ctx context.Context, k *store.KB, projectID string, m txn.Meta, fn func(tx *traceTx) error) (*txn.Result, error) {
 	return txn.Update(ctx, k, m, func(t *txn.Tx) error {
+		cfg, err := t.Config()
+		if err != nil {
+			return err
+		}
+		if err := graph.CheckProjectID(k, cfg, projectID); err != nil {
+			return err
+		}
 		tree, err := t.Tree()
 		if err != nil {
 			return err
@@ -261,7 +268,7 @@ func runTrace(ctx context.Context, k *store.KB, m txn.Meta, fn func(tx *traceTx)
 		if err != nil {
 			return err
 		}
-		tx := &traceTx{ctx: ctx, k: k, tx: t, tree: tree, db: db, edited: map[string]*node.Node{}}
+		tx := &traceTx{ctx: ctx, k: k, cfg: cfg, tx: t, tree: tree, db: db, edited: map[string]*node.Node{}}
 		if err := fn(tx); err != nil {
 			return err
 		}
@@ -345,11 +352,11 @@ func (tx *traceTx) endpointType(id string, pending map[string]*entityIn, indexed
 // index under the writer lock, stage the leaves it changes, and report
 // what the committed changeset did.
 func KBUpsert(ctx context.Context, k *store.KB, p KBUpsertParams) (*UpsertResult, error) {
-	u, err := validateUpsert(k, p)
+	u, err := validateUpsert(p)
 	if err != nil {
 		return nil, err
 	}
-	done, err := runTrace(ctx, k, txn.Meta{Actor: p.CreatedBy, Source: p.Source, Command: "kb_upsert"}, func(tx *traceTx) error {
+	done, err := runTrace(ctx, k, p.ProjectID, txn.Meta{Actor: p.CreatedBy, Source: p.Source, Command: "kb_upsert"}, func(tx *traceTx) error {
 		if err := u.resolve(tx); err != nil {
 			return err
 		}
@@ -373,8 +380,8 @@ type upsert struct {
 
 // validateUpsert checks everything of a changeset that needs no tree: the
 // shared fields, each entity and edge, and that no entity is named twice.
-func validateUpsert(k *store.KB, p KBUpsertParams) (*upsert, error) {
-	if err := checkChangeset(k, p.ProjectID, p.CreatedBy, p.Source, len(p.Entities), len(p.Edges)); err != nil {
+func validateUpsert(p KBUpsertParams) (*upsert, error) {
+	if err := checkChangeset(p.CreatedBy, p.Source, len(p.Entities), len(p.Edges)); err != nil {
 		return nil, err
 	}
 	u := &upsert{p: p, pending: map[string]*entityIn{}, edges: make([]KBEdgeIn, len(p.Edges)),
@@ -700,11 +707,11 @@ func removeEdges(n *node.Node, drop func(graph.Edge) bool) ([]graph.Edge, error)
 // removals and the edges that go with them, and report what the committed
 // changeset did.
 func KBDelete(ctx context.Context, k *store.KB, p KBDeleteParams, o DeleteOptions) (*DeleteEntitiesResult, error) {
-	d, err := validateDelete(k, p, o)
+	d, err := validateDelete(p, o)
 	if err != nil {
 		return nil, err
 	}
-	done, err := runTrace(ctx, k, txn.Meta{Actor: p.CreatedBy, Source: p.Source, Command: "kb_delete"}, func(tx *traceTx) error {
+	done, err := runTrace(ctx, k, p.ProjectID, txn.Meta{Actor: p.CreatedBy, Source: p.Source, Command: "kb_delete"}, func(tx *traceTx) error {
 		if err := d.resolve(tx); err != nil {
 			return err
 		}
@@ -719,7 +726,6 @@ func KBDelete(ctx context.Context, k *store.KB, p KBDeleteParams, o DeleteOption
 // deletion is one kb_delete changeset on its way through the transaction.
 type deletion struct {
 	o       DeleteOptions
-	cfg     store.Config
 	refs    []KBEntityRef
 	edges   []KBEdgeRef
 	deleted map[string]bool // the entities removed, by store.IDKey
@@ -730,15 +736,11 @@ type deletion struct {
 // validateDelete checks everything of a changeset that needs no tree: the
 // shared fields, each entity named once (with its version when an agent
 // deletes), each edge's type and ends.
-func validateDelete(k *store.KB, p KBDeleteParams, o DeleteOptions) (*deletion, error) {
-	if err := checkChangeset(k, p.ProjectID, p.CreatedBy, p.Source, len(p.Entities), len(p.Edges)); err != nil {
+func validateDelete(p KBDeleteParams, o DeleteOptions) (*deletion, error) {
+	if err := checkChangeset(p.CreatedBy, p.Source, len(p.Entities), len(p.Edges)); err != nil {
 		return nil, err
 	}
-	cfg, err := k.LoadConfig()
-	if err != nil {
-		return nil, err
-	}
-	d := &deletion{o: o, cfg: cfg, refs: make([]KBEntityRef, len(p.Entities)), edges: make([]KBEdgeRef, len(p.Edges)),
+	d := &deletion{o: o, refs: make([]KBEntityRef, len(p.Entities)), edges: make([]KBEdgeRef, len(p.Edges)),
 		deleted: map[string]bool{}, res: &DeleteEntitiesResult{Deleted: []string{}, Updated: []string{}}}
 	seen := map[string]bool{}
 	for i, r := range p.Entities {
@@ -791,7 +793,7 @@ func (d *deletion) resolve(tx *traceTx) error {
 			return op.Invalid(f+".id", "%s is a %s; kb_delete removes %s entities (atoms and molecules go through manage_graph)",
 				ro.ID, ro.Type, strings.Join(TraceTypes, ", "))
 		}
-		if d.o.Agent && !d.cfg.AgentMayDelete(ro.Type) {
+		if d.o.Agent && !tx.cfg.AgentMayDelete(ro.Type) {
 			return op.New(op.CodeValidation, map[string]any{"field": f + ".id", "id": ro.ID, "type": ro.Type},
 				"%s.id: agents may not delete %s entities (config traceability.agentDeletableTypes); ask a person to run kk delete", f, ro.Type)
 		}

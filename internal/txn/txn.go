@@ -103,6 +103,7 @@ type Tx struct {
 	k    *store.KB
 	meta Meta
 
+	cfg       *store.Config // config.yaml, read once (Config)
 	tree      *store.Tree
 	redirects store.Redirects
 	db        *index.DB
@@ -201,7 +202,7 @@ func (tx *Tx) BeforeApply(fn func(paths []string) error) { tx.before = append(tx
 // guarantees hold) and its files are not in the Result; the
 // transaction's own changes (Regenerate's index files) are.
 func (tx *Tx) Outside(fn func() error) error {
-	if tx.tree != nil || tx.db != nil || len(tx.leaves) > 0 || len(tx.files) > 0 {
+	if tx.cfg != nil || tx.tree != nil || tx.db != nil || len(tx.leaves) > 0 || len(tx.files) > 0 {
 		return errors.New("txn: a change by another program must come before the transaction reads or stages anything")
 	}
 	return fn()
@@ -276,7 +277,7 @@ func (tx *Tx) SetRedirects(r store.Redirects) {
 // (once per transaction), for reference checks and versions.
 func (tx *Tx) Index() (*index.DB, error) {
 	if tx.db == nil {
-		branch, err := index.CurrentBranch(tx.ctx, tx.k)
+		branch, err := tx.Branch()
 		if err != nil {
 			return nil, err
 		}
@@ -287,7 +288,11 @@ func (tx *Tx) Index() (*index.DB, error) {
 		tx.db, tx.branch = db, branch
 	}
 	if !tx.synced {
-		if err := syncIndex(tx.ctx, tx.k, tx.db); err != nil {
+		ex, err := tx.extraction()
+		if err != nil {
+			return nil, err
+		}
+		if _, err := tx.db.SyncWith(tx.ctx, tx.k.NodesDir(), ex); err != nil {
 			return nil, err
 		}
 		tx.synced = true
@@ -298,7 +303,7 @@ func (tx *Tx) Index() (*index.DB, error) {
 // Branch is the branch whose index and audit log the transaction uses.
 func (tx *Tx) Branch() (string, error) {
 	if tx.branch == "" {
-		b, err := index.CurrentBranch(tx.ctx, tx.k)
+		b, err := index.CurrentBranchWith(tx.ctx, tx.k, tx.Config)
 		if err != nil {
 			return "", err
 		}
@@ -307,13 +312,27 @@ func (tx *Tx) Branch() (string, error) {
 	return tx.branch, nil
 }
 
-func syncIndex(ctx context.Context, k *store.KB, db *index.DB) error {
-	ex, err := index.ExtractionFor(k)
-	if err != nil {
-		return err
+// Config returns the knowledge base's config.yaml as the transaction read
+// it, under the lock and once: the branch, the extractors and the checks
+// of one changeset all follow the same settings.
+func (tx *Tx) Config() (store.Config, error) {
+	if tx.cfg == nil {
+		cfg, err := tx.k.LoadConfig()
+		if err != nil {
+			return cfg, err
+		}
+		tx.cfg = &cfg
 	}
-	_, err = db.SyncWith(ctx, k.NodesDir(), ex)
-	return err
+	return *tx.cfg, nil
+}
+
+// extraction is what the transaction's config asks the index to extract.
+func (tx *Tx) extraction() (*index.Extraction, error) {
+	cfg, err := tx.Config()
+	if err != nil {
+		return nil, err
+	}
+	return index.ExtractionWith(tx.k, cfg), nil
 }
 
 // Leaf returns the leaf with the given id (compared without regard to
@@ -733,18 +752,61 @@ type rendered struct {
 	op   index.AuditOp
 }
 
-// commit renders, journals, applies, syncs and records.
+// commit validates and renders the staged leaves, plans the files the
+// changeset writes (the generated index files of the tree as it will be
+// among them), journals and applies them, and records the change: the
+// branch index and the audit log.
 func (tx *Tx) commit() (*Result, error) {
-	res := &Result{Changeset: tx.meta.Changeset, Written: []string{}, Removed: []string{}, Created: []string{}}
-	var out []rendered
-	plan := map[string]*fileOp{} // relative to .ai/kenkeep
-	var order []string
-	add := func(rel string, op *fileOp) {
-		if _, ok := plan[rel]; !ok {
-			order = append(order, rel)
-		}
-		plan[rel] = op
+	p := &commitPlan{res: &Result{Changeset: tx.meta.Changeset, Written: []string{}, Removed: []string{}, Created: []string{}},
+		files: map[string]*fileOp{}}
+	if err := tx.renderLeaves(p); err != nil {
+		return nil, err
 	}
+	for _, rel := range tx.fileSeq {
+		p.add(rel, tx.files[rel])
+	}
+	if err := tx.generate(p); err != nil {
+		return nil, err
+	}
+	tx.auditOps(p)
+	if err := tx.prepareChanges(p); err != nil {
+		return nil, err
+	}
+	branch, err := tx.Branch()
+	if err != nil {
+		return nil, err
+	}
+	// A changeset that names leaves or operations is recorded even when it
+	// leaves every file as it was (it was applied, and changed nothing).
+	p.record = len(tx.leaves) > 0 || len(tx.files) > 0 || len(tx.ops) > 0
+	if len(p.changes) == 0 {
+		return tx.commitUnchanged(p, branch)
+	}
+	return tx.apply(p, branch)
+}
+
+// commitPlan is what commit writes, built step by step.
+type commitPlan struct {
+	res     *Result
+	out     []rendered         // the staged leaves that change, rendered
+	files   map[string]*fileOp // every file to write or remove, relative to .ai/kenkeep
+	order   []string           // the keys of files, in staging order
+	gen     *indexfiles.Plan   // the generated index files; nil when not regenerated
+	changes []change           // the files whose content changes
+	record  bool               // append an audit record
+}
+
+func (p *commitPlan) add(rel string, op *fileOp) {
+	if _, ok := p.files[rel]; !ok {
+		p.order = append(p.order, rel)
+	}
+	p.files[rel] = op
+}
+
+// renderLeaves validates and renders every staged leaf, with its new
+// version when its bytes change, and plans its file; a leaf that would be
+// written as it is drops out.
+func (tx *Tx) renderLeaves(p *commitPlan) error {
 	// Versions of every changed leaf, in one query.
 	var existing []*node.Node
 	for _, s := range tx.leaves {
@@ -754,134 +816,147 @@ func (tx *Tx) commit() (*Result, error) {
 	}
 	if len(existing) > 0 {
 		if _, err := tx.Versions(existing); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	treeChanged := false
 	for _, s := range tx.leaves {
 		if s.removed {
-			add("nodes/"+s.origPath, &fileOp{remove: true})
-			out = append(out, rendered{s: s, op: index.AuditOp{Op: "delete", ID: s.orig.ID, Type: s.orig.Type, Path: s.origPath, Before: s.version}})
-			treeChanged = true
+			p.add("nodes/"+s.origPath, &fileOp{remove: true})
+			p.out = append(p.out, rendered{s: s, op: index.AuditOp{Op: "delete", ID: s.orig.ID, Type: s.orig.Type, Path: s.origPath, Before: s.version}})
 			continue
 		}
-		data, changed, err := tx.render(s)
-		if err != nil {
-			return nil, err
-		}
-		moved := s.origPath != "" && s.origPath != s.n.Path
-		if !changed && !moved {
-			continue
-		}
-		op := index.AuditOp{Op: "update", ID: s.n.ID, Type: s.n.Type, Path: s.n.Path, Before: s.version, After: fileVersion(s.n)}
-		if s.origPath == "" {
-			op.Op, op.Before = "create", 0
-		} else {
-			op.Fields = changedFields(s.origData, data)
-		}
-		if moved {
-			if _, taken := plan["nodes/"+s.n.Path]; taken {
-				return nil, fmt.Errorf("%s: two leaves of the changeset are written to the same file", s.n.Path)
-			}
-			add("nodes/"+s.origPath, &fileOp{remove: true})
-		}
-		if s.origPath != s.n.Path {
-			if _, err := os.Lstat(tx.k.NodePath(s.n.Path)); err == nil && tx.read[s.n.Path] == nil {
-				return nil, fmt.Errorf("%s already exists; kk does not overwrite a leaf it did not read", path.Join(store.DirName, "nodes", s.n.Path))
-			}
-		}
-		add("nodes/"+s.n.Path, &fileOp{data: data})
-		out = append(out, rendered{s: s, data: data, op: op})
-		treeChanged = true
-	}
-	for _, rel := range tx.fileSeq {
-		add(rel, tx.files[rel])
-	}
-	// The tree as it will be, for the generated index files.
-	var gen *indexfiles.Plan
-	if !tx.noIndexFiles && (treeChanged || tx.regenerate || tx.files["FOLDER_SUMMARIES.md"] != nil) {
-		// Summaries alone (a placement on a kenkeep v1 tree) regenerate
-		// only a tree kk can generate for.
-		optional := !treeChanged && !tx.regenerate
-		t, err := tx.Tree()
-		if err != nil && !optional {
-			return nil, err
-		}
-		if err == nil {
-			if gen, err = tx.planIndexFiles(t, out); err != nil {
-				if !optional || !errors.Is(err, store.ErrNeedsMigration) {
-					return nil, err
-				}
-				gen = nil
-			}
-		}
-		if gen != nil {
-			for _, name := range gen.Names() {
-				add(name, &fileOp{data: gen.Write[name], generated: true})
-			}
-			for _, name := range gen.Remove {
-				add(name, &fileOp{remove: true})
-			}
-			res.Index = gen.Result
+		if err := tx.renderLeafFile(p, s); err != nil {
+			return err
 		}
 	}
-	for _, r := range out {
-		res.Ops = append(res.Ops, r.op)
+	return nil
+}
+
+// renderLeafFile renders staged leaf s and plans its file (and the removal
+// of its old file when it moves).
+func (tx *Tx) renderLeafFile(p *commitPlan, s *staged) error {
+	data, changed, err := tx.render(s)
+	if err != nil {
+		return err
+	}
+	moved := s.origPath != "" && s.origPath != s.n.Path
+	if !changed && !moved {
+		return nil
+	}
+	op := index.AuditOp{Op: "update", ID: s.n.ID, Type: s.n.Type, Path: s.n.Path, Before: s.version, After: fileVersion(s.n)}
+	if s.origPath == "" {
+		op.Op, op.Before = "create", 0
+	} else {
+		op.Fields = changedFields(s.origData, data)
+	}
+	if moved {
+		if _, taken := p.files["nodes/"+s.n.Path]; taken {
+			return fmt.Errorf("%s: two leaves of the changeset are written to the same file", s.n.Path)
+		}
+		p.add("nodes/"+s.origPath, &fileOp{remove: true})
+	}
+	if s.origPath != s.n.Path {
+		if _, err := os.Lstat(tx.k.NodePath(s.n.Path)); err == nil && tx.read[s.n.Path] == nil {
+			return fmt.Errorf("%s already exists; kk does not overwrite a leaf it did not read", path.Join(store.DirName, "nodes", s.n.Path))
+		}
+	}
+	p.add("nodes/"+s.n.Path, &fileOp{data: data})
+	p.out = append(p.out, rendered{s: s, data: data, op: op})
+	return nil
+}
+
+// generate plans the generated index files of the tree as the changeset
+// leaves it, when a leaf changes, when asked to (Regenerate), or when the
+// folder summaries change.
+func (tx *Tx) generate(p *commitPlan) error {
+	treeChanged := len(p.out) > 0
+	if tx.noIndexFiles || !(treeChanged || tx.regenerate || tx.files["FOLDER_SUMMARIES.md"] != nil) {
+		return nil
+	}
+	// Summaries alone (a placement on a kenkeep v1 tree) regenerate only a
+	// tree kk can generate for.
+	optional := !treeChanged && !tx.regenerate
+	t, err := tx.Tree()
+	if err != nil {
+		if optional {
+			return nil
+		}
+		return err
+	}
+	gen, err := tx.planIndexFiles(t, p.out)
+	if err != nil {
+		if optional && errors.Is(err, store.ErrNeedsMigration) {
+			return nil
+		}
+		return err
+	}
+	for _, name := range gen.Names() {
+		p.add(name, &fileOp{data: gen.Write[name], generated: true})
+	}
+	for _, name := range gen.Remove {
+		p.add(name, &fileOp{remove: true})
+	}
+	p.gen, p.res.Index = gen, gen.Result
+	return nil
+}
+
+// auditOps lists the operations of the audit record: the leaves', the
+// other files', then those the caller recorded.
+func (tx *Tx) auditOps(p *commitPlan) {
+	for _, r := range p.out {
+		p.res.Ops = append(p.res.Ops, r.op)
 	}
 	for _, rel := range tx.fileSeq {
 		op := index.AuditOp{Op: "write", Path: rel}
 		if tx.files[rel].remove {
 			op.Op = "remove"
 		}
-		res.Ops = append(res.Ops, op)
+		p.res.Ops = append(p.res.Ops, op)
 	}
-	res.Ops = append(res.Ops, tx.ops...)
-	// Drop writes of files whose content is already what they hold (a
-	// generated file or a conflict file written again unchanged).
-	var changes []change
-	for _, rel := range order {
-		op := plan[rel]
-		c, err := tx.prepare(rel, op)
+	p.res.Ops = append(p.res.Ops, tx.ops...)
+}
+
+// prepareChanges reads what each planned file holds, dropping the writes
+// of files whose content is already what they hold (a generated file or a
+// conflict file written again unchanged).
+func (tx *Tx) prepareChanges(p *commitPlan) error {
+	for _, rel := range p.order {
+		c, err := tx.prepare(rel, p.files[rel])
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if c != nil {
-			changes = append(changes, *c)
+			p.changes = append(p.changes, *c)
 		}
 	}
-	branch, err := tx.Branch()
-	if err != nil {
+	return nil
+}
+
+// commitUnchanged commits a changeset that changes no file: it is
+// recorded when it named something.
+func (tx *Tx) commitUnchanged(p *commitPlan, branch string) (*Result, error) {
+	if p.record {
+		if err := tx.audit(branch, p.res.Ops); err != nil {
+			return nil, err
+		}
+	}
+	if p.gen != nil {
+		// The generated files on disk are already what generation
+		// produced: record that, so the next run skips generating.
+		p.gen.Written()
+	}
+	return p.res, nil
+}
+
+// apply journals the original content of every file the changeset
+// changes, replaces the files, and records the change; any failure after
+// the journal is written restores the files from it.
+func (tx *Tx) apply(p *commitPlan, branch string) (*Result, error) {
+	if err := tx.announce(p.changes); err != nil {
 		return nil, err
 	}
-	// A changeset that names leaves or operations is recorded even when it
-	// leaves every file as it was (it was applied, and changed nothing).
-	record := len(tx.leaves) > 0 || len(tx.files) > 0 || len(tx.ops) > 0
-	if len(changes) == 0 {
-		if record {
-			if err := tx.audit(branch, res.Ops); err != nil {
-				return nil, err
-			}
-		}
-		if gen != nil {
-			// The generated files on disk are already what generation
-			// produced: record that, so the next run skips generating.
-			gen.Written()
-		}
-		return res, nil
-	}
-	if len(tx.before) > 0 {
-		paths := make([]string, len(changes))
-		for i, c := range changes {
-			paths[i] = c.Path
-		}
-		for _, fn := range tx.before {
-			if err := fn(paths); err != nil {
-				return nil, err
-			}
-		}
-	}
 	auditPath := index.AuditPath(tx.k, branch)
-	j := &journal{Changeset: tx.meta.Changeset, Audit: auditPath, AuditSize: fileSize(auditPath), Changes: changes}
+	j := &journal{Changeset: tx.meta.Changeset, Audit: auditPath, AuditSize: fileSize(auditPath), Changes: p.changes}
 	jpath, err := writeJournal(tx.k, j)
 	if err != nil {
 		return nil, err
@@ -895,63 +970,93 @@ func (tx *Tx) commit() (*Result, error) {
 		}
 		return nil, cause
 	}
-	if err := apply(tx.ctx, tx.k, changes); err != nil {
+	if err := apply(tx.ctx, tx.k, p.changes); err != nil {
 		return fail(err)
 	}
 	at(tx.ctx, "applied")
+	if err := tx.recordChange(p, branch); err != nil {
+		return fail(err)
+	}
+	at(tx.ctx, "recorded")
+	if err := removeJournal(jpath, j); err != nil {
+		return fail(err)
+	}
+	if p.gen != nil {
+		p.gen.Written()
+	}
+	return p.result(), nil
+}
+
+// result is the Result of a committed changeset that changed files.
+func (p *commitPlan) result() *Result {
+	p.res.Data = make(map[string][]byte, len(p.changes))
+	for _, c := range p.changes {
+		if c.Remove {
+			p.res.Removed = append(p.res.Removed, c.Path)
+		} else {
+			p.res.Written = append(p.res.Written, c.Path)
+			p.res.Data[c.Path] = c.Data
+			if !c.Existed {
+				p.res.Created = append(p.res.Created, c.Path)
+			}
+		}
+	}
+	if p.res.Ops == nil {
+		p.res.Ops = []index.AuditOp{}
+	}
+	return p.res
+}
+
+// announce hands the paths the changeset is about to write or remove to
+// the BeforeApply functions.
+func (tx *Tx) announce(changes []change) error {
+	if len(tx.before) == 0 {
+		return nil
+	}
+	paths := make([]string, len(changes))
+	for i, c := range changes {
+		paths[i] = c.Path
+	}
+	for _, fn := range tx.before {
+		if err := fn(paths); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// recordChange brings the branch index in step with the files the
+// changeset wrote and appends the audit record.
+func (tx *Tx) recordChange(p *commitPlan, branch string) error {
 	if tx.db == nil {
 		db, err := index.OpenShared(tx.ctx, tx.k, branch)
 		if err != nil {
-			return fail(err)
+			return err
 		}
 		tx.db = db
 	}
 	// Only the leaves this changeset wrote or removed are read into the
 	// index (the index was in sync with the rest; see index.SyncPaths).
 	var leaves []string
-	for _, c := range changes {
+	for _, c := range p.changes {
 		if rel, ok := strings.CutPrefix(c.Path, "nodes/"); ok && store.IsLeafName(path.Base(rel)) {
 			leaves = append(leaves, rel)
 		}
 	}
-	ex, err := index.ExtractionFor(tx.k)
+	ex, err := tx.extraction()
 	if err != nil {
-		return fail(err)
+		return err
 	}
 	if _, err := tx.db.SyncPaths(tx.ctx, tx.k.NodesDir(), ex, leaves); err != nil {
-		return fail(err)
+		return err
 	}
-	// The audit log records changes of knowledge: leaves, conflict
-	// files, summaries, redirects. A transaction that only brought the
-	// generated index files up to date has nothing to record.
-	if record {
-		if err := tx.audit(branch, res.Ops); err != nil {
-			return fail(err)
-		}
+	// The audit log records changes of knowledge: leaves, conflict files,
+	// summaries, redirects. A transaction that only brought the generated
+	// index files up to date has nothing to record.
+	if p.record {
+		return tx.audit(branch, p.res.Ops)
 	}
-	at(tx.ctx, "recorded")
-	if err := removeJournal(jpath, j); err != nil {
-		return fail(err)
-	}
-	if gen != nil {
-		gen.Written()
-	}
-	res.Data = make(map[string][]byte, len(changes))
-	for _, c := range changes {
-		if c.Remove {
-			res.Removed = append(res.Removed, c.Path)
-		} else {
-			res.Written = append(res.Written, c.Path)
-			res.Data[c.Path] = c.Data
-			if !c.Existed {
-				res.Created = append(res.Created, c.Path)
-			}
-		}
-	}
-	if res.Ops == nil {
-		res.Ops = []index.AuditOp{}
-	}
-	return res, nil
+	return nil
 }
 
 // audit appends the transaction's record to the branch's audit log.
