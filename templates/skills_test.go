@@ -19,7 +19,7 @@ import (
 )
 
 var (
-	wantSkills  = []string{"kk-add", "kk-bootstrap", "kk-curate", "kk-migrate", "kk-phrasings", "kk-session-extract"}
+	wantSkills  = []string{"kk-add", "kk-bootstrap", "kk-curate", "kk-graph", "kk-migrate", "kk-phrasings", "kk-session-extract"}
 	wantPrompts = []string{"knowledge-admission.md", "proposal-extract.md", "sub-agent-delegation.md"}
 )
 

@@ -2,6 +2,7 @@
 // on loopback for the end-to-end tests of the real harness CLIs:
 //
 //	kk-fakemodel -log requests.jsonl -addr-file addr
+//	kk-fakemodel -json '{"folder":"go","title":"T","description":"","type":"map","tags":[]}' -fail 2
 //
 // It listens on 127.0.0.1 (a free port unless -addr names one), writes
 // its base URL (http://127.0.0.1:<port>) to -addr-file once it accepts
@@ -27,24 +28,38 @@ func main() {
 	logPath := flag.String("log", "", "append one JSON line per request to this file")
 	addrFile := flag.String("addr-file", "", "write the base URL to this file once listening")
 	reply := flag.String("reply", "", "the answer text (default: "+fakemodel.DefaultReply+")")
+	jsonReply := flag.String("json", "", "the answer to requests that ask for JSON (default: an object the harnesses' side requests read)")
+	fail := flag.Int("fail", 0, "fail the first N requests with -fail-status (-1: every request), as a provider that is down")
+	failStatus := flag.Int("fail-status", http.StatusServiceUnavailable, "the HTTP status of a failed request")
 	flag.Parse()
-	if err := run(*addr, *logPath, *addrFile, *reply); err != nil {
+	srv := &fakemodel.Server{}
+	if *reply != "" {
+		srv.Reply = func([]byte) string { return *reply }
+	}
+	if *jsonReply != "" {
+		srv.JSON = func([]byte) string { return *jsonReply }
+	}
+	if *fail != 0 {
+		srv.Fail = func(n int) int {
+			if *fail < 0 || n <= *fail {
+				return *failStatus
+			}
+			return 0
+		}
+	}
+	if err := run(srv, *addr, *logPath, *addrFile); err != nil {
 		fmt.Fprintln(os.Stderr, "kk-fakemodel:", err)
 		os.Exit(1)
 	}
 }
 
-func run(addr, logPath, addrFile, reply string) error {
+func run(srv *fakemodel.Server, addr, logPath, addrFile string) error {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
 		return err
 	}
 	if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
 		return fmt.Errorf("%s is not a loopback address", addr)
-	}
-	srv := &fakemodel.Server{}
-	if reply != "" {
-		srv.Reply = func([]byte) string { return reply }
 	}
 	if logPath != "" {
 		f, err := os.OpenFile(logPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)

@@ -25,6 +25,13 @@ var spec = harness.Spec{
 	PromptArgMax: harness.DefaultPromptArgMax,
 	Capture:      harness.CaptureInline,
 	Files:        harness.Paths{Config: []string{settingsFile}, Skills: skillsDir},
+	// claude -p --model <alias|id> --effort low|medium|high|xhigh|max
+	// (harnesses.md §1.4).
+	Model: harness.ModelFlags{Name: []string{"--model", "%s"}, Effort: []string{"--effort", "%s"},
+		Efforts: []string{"low", "medium", "high", "xhigh", "max"}},
+	// The files the harness reads as its memory of the project and of
+	// the user (FindMemoryFiles).
+	Memory: []string{"CLAUDE.md", "CLAUDE.local.md", ".claude/CLAUDE.md", "~/.claude/CLAUDE.md", "~/.claude/projects/{root-slug}/memory/*.md"},
 }
 
 // Adapter is the Claude Code harness.
@@ -43,6 +50,9 @@ const (
 
 // LaunchArgs runs prompt (a slash command such as "/kk-curate") in print
 // mode; Claude Code expands a skill named at the start of a -p prompt.
-func (*Adapter) LaunchArgs(prompt string) []string { return []string{"-p", prompt} }
+func (*Adapter) LaunchArgs(prompt string, m harness.Model) []string {
+	margs, _ := spec.ModelArgs(m)
+	return append([]string{"-p", prompt}, margs...)
+}
 
 var _ harness.Adapter = (*Adapter)(nil)

@@ -6,21 +6,17 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"strings"
 
 	"github.com/kk-project/kk/internal/harness"
 )
 
 // Headless runs `claude -p <prompt> --output-format json`, with
 // --json-schema when run.Schema is set and --model/--effort from
-// run.Model, and returns the answer: the structured output when a schema
+// run.Model (spec.Model), and returns the answer: the structured output when a schema
 // was given, else the result text of the last result object
 // (harnesses.md §1.4).
 func (*Adapter) Headless(ctx context.Context, run harness.HeadlessRun) (string, error) {
-	margs, err := modelArgs(run.Model)
-	if err != nil {
-		return "", err
-	}
+	margs, _ := spec.ModelArgs(run.Model)
 	prompt, stdin := run.Prompt, run.Stdin
 	args := []string{"-p"}
 	if !spec.PromptFitsArg(prompt) {
@@ -47,34 +43,6 @@ func (*Adapter) Headless(ctx context.Context, run harness.HeadlessRun) (string, 
 		return "", err
 	}
 	return resultAnswer(out, run.LogFile)
-}
-
-// modelArgs turns a model choice (config proposalModel: {harness: claude,
-// name: haiku|sonnet|opus|<id>, effort: low|…|max}) into flags. A choice
-// for another harness is ignored.
-func modelArgs(m map[string]any) ([]string, error) {
-	if h, ok := m["harness"]; ok && h != id {
-		return nil, nil
-	}
-	var args []string
-	for _, f := range []struct{ flag, key, alt string }{
-		{"--model", "name", "model"},
-		{"--effort", "effort", ""},
-	} {
-		v, ok := m[f.key]
-		if !ok && f.alt != "" {
-			v, ok = m[f.alt]
-		}
-		if !ok || v == nil {
-			continue
-		}
-		s, isString := v.(string)
-		if !isString || strings.TrimSpace(s) == "" {
-			return nil, fmt.Errorf("model setting %q must be a non-empty string, got %v", f.key, v)
-		}
-		args = append(args, f.flag, s)
-	}
-	return args, nil
 }
 
 // resultAnswer finds the last result object in Claude Code's output (one

@@ -25,6 +25,13 @@ var spec = harness.Spec{
 	PromptArgMax: harness.DefaultPromptArgMax,
 	Capture:      harness.CaptureInline,
 	Files:        harness.Paths{Config: []string{hooksFile}, Skills: skillsDir},
+	// codex exec -m <model> -c model_reasoning_effort="<level>"
+	// (harnesses.md §2.4).
+	Model: harness.ModelFlags{Name: []string{"--model", "%s"}, Effort: []string{"-c", `model_reasoning_effort="%s"`},
+		Efforts: []string{"minimal", "low", "medium", "high", "xhigh"}},
+	// The files the harness reads as its memory of the project and of
+	// the user (FindMemoryFiles).
+	Memory: []string{"AGENTS.md", "AGENTS.override.md", "~/.codex/AGENTS.md"},
 }
 
 // Adapter is the Codex CLI harness.
@@ -47,9 +54,10 @@ const (
 // (harnesses.md §2.2), so a leading "/kk-curate" becomes "$kk-curate".
 // The run needs the workspace-write sandbox: exec is read-only by default,
 // and the skills write the knowledge tree through kk commands.
-func (*Adapter) LaunchArgs(prompt string) []string {
+func (*Adapter) LaunchArgs(prompt string, m harness.Model) []string {
 	if rest, ok := strings.CutPrefix(prompt, "/"); ok && rest != "" && !strings.HasPrefix(rest, "/") {
 		prompt = "$" + rest
 	}
-	return []string{"exec", "--sandbox", "workspace-write", prompt}
+	margs, _ := spec.ModelArgs(m)
+	return append(append([]string{"exec", "--sandbox", "workspace-write"}, margs...), prompt)
 }

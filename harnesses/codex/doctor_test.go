@@ -26,7 +26,7 @@ func userConfig(t *testing.T, home, root string, trustProject bool, skip ...stri
 	}
 	b.WriteString("[notice]\nlines = [\n  \"[hooks.state.\\\"fake\\\"]\",\n]\n\n")
 	hooks := filepath.Join(root, ".codex", "hooks.json")
-	for _, k := range []string{"pre_compact:0:0", "session_end:0:0", "session_start:0:0", "session_start:0:1", "session_start:0:2", "stop:1:0", "user_prompt_submit:0:0"} {
+	for _, k := range []string{"pre_compact:0:0", "session_end:0:0", "session_start:0:0", "session_start:0:1", "session_start:0:2", "stop:1:0", "stop:1:1", "user_prompt_submit:0:0"} {
 		if !strings.Contains(strings.Join(skip, " "), k) {
 			fmt.Fprintf(&b, "[hooks.state.%q]\ntrusted_hash = \"sha256:%x\"\n\n", hooks+":"+k, len(k))
 		}
@@ -77,7 +77,7 @@ func TestDoctor(t *testing.T) {
 
 	// phase: one hook not trusted.
 	userConfig(t, home, root, true, "stop:1:0")
-	if c := a.Doctor(ctx, root)[3]; c.Level != "warn" || !strings.Contains(c.Message, "1 of kk's 7 hooks are not trusted in Codex yet (Stop)") {
+	if c := a.Doctor(ctx, root)[3]; c.Level != "warn" || !strings.Contains(c.Message, "1 of kk's 8 hooks are not trusted in Codex yet (Stop)") {
 		t.Fatalf("one untrusted hook: %+v", c)
 	}
 

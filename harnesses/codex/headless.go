@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/kk-project/kk/internal/harness"
 )
@@ -17,10 +16,7 @@ import (
 // returns the text of the last completed agent message (harnesses.md
 // §2.4); with a schema that text is the JSON answer.
 func (*Adapter) Headless(ctx context.Context, run harness.HeadlessRun) (string, error) {
-	margs, err := modelArgs(run.Model)
-	if err != nil {
-		return "", err
-	}
+	margs, _ := spec.ModelArgs(run.Model)
 	args := []string{"exec", "--json", "--skip-git-repo-check", "--sandbox", "read-only"}
 	if len(run.Schema) > 0 {
 		if !json.Valid(run.Schema) {
@@ -65,32 +61,6 @@ func (*Adapter) Headless(ctx context.Context, run harness.HeadlessRun) (string, 
 		return "", err
 	}
 	return agentAnswer(out, run.LogFile)
-}
-
-// modelArgs turns a model choice (config proposalModel: {harness: codex,
-// model: <name>, reasoningEffort: low|medium|high}) into flags. A choice
-// for another harness is ignored.
-func modelArgs(m map[string]any) ([]string, error) {
-	if h, ok := m["harness"]; ok && h != id {
-		return nil, nil
-	}
-	var args []string
-	for _, key := range []string{"model", "reasoningEffort"} {
-		v, ok := m[key]
-		if !ok || v == nil {
-			continue
-		}
-		s, isString := v.(string)
-		if !isString || strings.TrimSpace(s) == "" || strings.ContainsAny(s, "\"\n") {
-			return nil, fmt.Errorf("model setting %q must be a non-empty one-line string, got %v", key, v)
-		}
-		if key == "model" {
-			args = append(args, "--model", s)
-		} else {
-			args = append(args, "-c", `model_reasoning_effort="`+s+`"`)
-		}
-	}
-	return args, nil
 }
 
 // agentAnswer finds the text of the last completed agent message in

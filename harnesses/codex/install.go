@@ -39,6 +39,7 @@ var handlerSpecs = []harness.HookSpec{
 	{On: "SessionStart", Event: harness.LintTick},
 	{On: "UserPromptSubmit", Event: harness.PromptContext},
 	{On: "Stop", Event: harness.Capture},
+	{On: "Stop", Event: harness.GraphHint},
 	{On: "PreCompact", Event: harness.Capture},
 	{On: "SessionEnd", Event: harness.Capture, Timeout: sessionEndTimeout},
 }

@@ -53,6 +53,13 @@ var spec = harness.Spec{
 	// sessionEnd hooks have run (1.0.102): the capture waits for it.
 	Capture: harness.CaptureSettled,
 	Files:   harness.Paths{Config: []string{hooksFile}, Skills: skillsDir},
+	// copilot -p --model <id> --reasoning-effort <level> (the effort flag
+	// since 1.0.4).
+	Model: harness.ModelFlags{Name: []string{"--model", "%s"}, Effort: []string{"--reasoning-effort", "%s"},
+		Efforts: []string{"low", "medium", "high", "xhigh"}},
+	// The files the harness reads as its memory of the project and of
+	// the user (FindMemoryFiles).
+	Memory: []string{".github/copilot-instructions.md", ".github/instructions/*.instructions.md", "~/.copilot/copilot-instructions.md"},
 }
 
 // Adapter is the Copilot CLI adapter.
@@ -65,4 +72,7 @@ var _ harness.Adapter = (*Adapter)(nil)
 
 // LaunchArgs implements harness.Adapter: `copilot -p "<prompt>"` runs
 // the prompt (a slash command such as /kk-curate) non-interactively.
-func (*Adapter) LaunchArgs(prompt string) []string { return []string{"-p", prompt} }
+func (*Adapter) LaunchArgs(prompt string, m harness.Model) []string {
+	margs, _ := spec.ModelArgs(m)
+	return append([]string{"-p", prompt}, margs...)
+}

@@ -38,7 +38,7 @@ func TestDoctor(t *testing.T) {
 	expectLevel(t, got, "binary", levelOK, "copilot found at")
 	expectLevel(t, got, "authentication", levelWarn, "may not be signed in")
 	expectLevel(t, got, "hooks file", levelError, "missing")
-	expectLevel(t, got, "skills", levelWarn, "6 of 6 are missing")
+	expectLevel(t, got, "skills", levelWarn, "7 of 7 are missing")
 	expectLevel(t, got, "user-level hooks", levelOK, "no user-level")
 	expectLevel(t, got, "session-start context", levelOK, "take kk's context from the sessionStart hook")
 
@@ -49,7 +49,7 @@ func TestDoctor(t *testing.T) {
 	got = checks(t, root)
 	expectLevel(t, got, "authentication", levelOK, "$GH_TOKEN")
 	expectLevel(t, got, "hooks file", levelOK, "sessionEnd → lint-tick")
-	expectLevel(t, got, "skills", levelOK, "6 kk skills installed")
+	expectLevel(t, got, "skills", levelOK, "7 kk skills installed")
 	expectLevel(t, got, "kk command", levelWarn, "the hooks run kk, which cannot be found")
 	kkDir := t.TempDir()
 	writeFile(t, filepath.Join(kkDir, "kk"), "#!/bin/sh\n")

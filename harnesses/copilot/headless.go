@@ -14,7 +14,8 @@ import (
 )
 
 // Headless implements harness.Adapter: `copilot -p <prompt>
-// --output-format json --no-ask-user --disable-builtin-mcps [--model m]`
+// --output-format json --no-ask-user --disable-builtin-mcps [--model m]
+// [--reasoning-effort e]`
 // with KK_INTERNAL=1 in the environment, so kk's own hooks stay quiet if
 // Copilot runs repository hooks. The input on run.Stdin is appended to the
 // prompt after an "--- input ---" line. No tool is pre-approved: the run
@@ -24,10 +25,7 @@ import (
 // The answer is the last assistant.message of the JSONL event stream;
 // builds that print plain text instead are read as plain text.
 func (a *Adapter) Headless(ctx context.Context, run harness.HeadlessRun) (string, error) {
-	model, err := harness.ModelFor(run.Model, id)
-	if err != nil {
-		return "", err
-	}
+	margs, _ := spec.ModelArgs(run.Model)
 	text := run.Prompt
 	if run.Stdin != nil {
 		in, err := io.ReadAll(run.Stdin)
@@ -41,10 +39,7 @@ func (a *Adapter) Headless(ctx context.Context, run harness.HeadlessRun) (string
 	if strings.TrimSpace(text) == "" {
 		return "", errors.New("copilot: empty prompt")
 	}
-	args := []string{"--output-format", "json", "--no-ask-user", "--disable-builtin-mcps"}
-	if model != "" {
-		args = append(args, "--model", model)
-	}
+	args := append([]string{"--output-format", "json", "--no-ask-user", "--disable-builtin-mcps"}, margs...)
 	var stdin io.Reader
 	if spec.PromptFitsArg(text) { // else on stdin, which Copilot reads when -p is absent
 		args = append([]string{"-p", text}, args...)

@@ -38,7 +38,7 @@ func TestHeadless(t *testing.T) {
 	got, err := New().Headless(context.Background(), harness.HeadlessRun{
 		Prompt:  "Extract candidates.",
 		Stdin:   strings.NewReader("[USER]: hi"),
-		Model:   map[string]any{"harness": "copilot", "model": "claude-haiku-4.5"},
+		Model:   harness.Model{Harness: "copilot", Name: "claude-haiku-4.5", Effort: "high"},
 		LogFile: log,
 		Timeout: 10 * time.Second,
 	})
@@ -48,7 +48,7 @@ func TestHeadless(t *testing.T) {
 	if got != `{"practice":[],"map":[]}` {
 		t.Errorf("answer = %q", got)
 	}
-	want := []string{"-p", "Extract candidates.\n\n--- input ---\n[USER]: hi", "--output-format", "json", "--no-ask-user", "--disable-builtin-mcps", "--model", "claude-haiku-4.5"}
+	want := []string{"-p", "Extract candidates.\n\n--- input ---\n[USER]: hi", "--output-format", "json", "--no-ask-user", "--disable-builtin-mcps", "--model", "claude-haiku-4.5", "--reasoning-effort", "high"}
 	if args := fakeArgs(t, dir); !slices.Equal(args, want) {
 		t.Errorf("args = %q\nwant %q", args, want)
 	}
@@ -64,7 +64,7 @@ func TestHeadlessOtherHarnessModelAndPlainText(t *testing.T) {
 	dir := fakeBinary(t, "  plain answer from an older build\n")
 	got, err := New().Headless(context.Background(), harness.HeadlessRun{
 		Prompt: "p",
-		Model:  map[string]any{"harness": "claude", "name": "haiku"},
+		Model:  harness.Model{Harness: "claude", Name: "haiku"},
 	})
 	if err != nil || got != "plain answer from an older build" {
 		t.Fatalf("answer = %q, %v", got, err)
@@ -121,9 +121,6 @@ func TestHeadlessFailures(t *testing.T) {
 		t.Errorf("failed result event: %v", err)
 	}
 
-	if _, err := a.Headless(ctx, harness.HeadlessRun{Prompt: "p", Model: map[string]any{"model": 5}}); err == nil {
-		t.Error("a non-string model was accepted")
-	}
 	if _, err := a.Headless(ctx, harness.HeadlessRun{Prompt: " "}); err == nil {
 		t.Error("an empty prompt was accepted")
 	}

@@ -28,6 +28,7 @@ var hookSpecs = []hookSpec{
 	{"sessionStart", harness.ProposalDrain},
 	{"userPromptSubmitted", harness.PromptContext},
 	{"agentStop", harness.Capture},
+	{"agentStop", harness.GraphHint},
 	{"preCompact", harness.Capture},
 	{"sessionEnd", harness.Capture},
 	{"sessionEnd", harness.LintTick},

@@ -21,7 +21,7 @@ func TestInstallFresh(t *testing.T) {
 	}
 	golden(t, "kk.json", readFile(t, filepath.Join(root, ".github/hooks/kk.json")))
 	want := []harness.Change{{Path: ".github/hooks/kk.json", Action: "created"}}
-	for _, n := range []string{"kk-add", "kk-bootstrap", "kk-curate", "kk-migrate", "kk-phrasings", "kk-session-extract"} {
+	for _, n := range []string{"kk-add", "kk-bootstrap", "kk-curate", "kk-graph", "kk-migrate", "kk-phrasings", "kk-session-extract"} {
 		want = append(want, harness.Change{Path: ".github/skills/" + n + "/SKILL.md", Action: "created"})
 		if got := readFile(t, filepath.Join(root, ".github/skills", n, "SKILL.md")); !bytes.Equal(got, shippedSkills()[n]) {
 			t.Errorf("skill %s is not a byte copy of the template", n)
@@ -91,7 +91,7 @@ func TestInstallRewritesKKFileAndKeepsUserFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(changes) != 7 || changes[0] != (harness.Change{Path: ".github/hooks/kk.json", Action: "removed"}) {
+	if len(changes) != 8 || changes[0] != (harness.Change{Path: ".github/hooks/kk.json", Action: "removed"}) {
 		t.Errorf("uninstall changes = %v", changes)
 	}
 	want := map[string]string{".github/hooks/user.json": userHooks, ".github/skills/release/SKILL.md": userSkill}

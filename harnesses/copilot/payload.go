@@ -113,6 +113,11 @@ func copilotHome() string {
 // (prompt-context), the two camelCase events whose output Copilot reads
 // (1.0.102). The context is capped as Claude Code's is (CapContext).
 func (*Adapter) HookOutput(ev harness.Event, text string) ([]byte, bool) {
+	if ev == harness.GraphHint {
+		// agentStop reads {"decision":"block","reason":…}: Copilot goes on
+		// for another turn with the reason (cli-hooks-reference).
+		return harness.ContinueOutput("block", text), true
+	}
 	if ev != harness.SessionStart && ev != harness.PromptContext {
 		return nil, false
 	}

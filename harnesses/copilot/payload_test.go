@@ -59,9 +59,16 @@ func TestParseHookInput(t *testing.T) {
 }
 
 // Copilot reads {"additionalContext": …} from sessionStart and
-// userPromptSubmitted hooks (1.0.102); the other events have no channel.
+// userPromptSubmitted hooks (1.0.102), and agentStop's block decision
+// (the graph hint); the other events have no channel.
 func TestHookOutput(t *testing.T) {
+	if out, ok := New().HookOutput(harness.GraphHint, "record <it>"); !ok || string(out) != `{"decision":"block","reason":"record <it>"}`+"\n" {
+		t.Errorf("graph-hint: %v %q", ok, out)
+	}
 	for _, ev := range harness.Events {
+		if ev == harness.GraphHint {
+			continue
+		}
 		out, ok := New().HookOutput(ev, "# ENTRY <kk>")
 		want := ev == harness.SessionStart || ev == harness.PromptContext
 		if ok != want {

@@ -50,6 +50,12 @@ var spec = harness.Spec{
 	PromptArgMax: harness.DefaultPromptArgMax,
 	Capture:      harness.CaptureInline,
 	Files:        harness.Paths{Config: []string{hooksFile}, Skills: skillsDir},
+	// agent -p --model <id>; Cursor has no effort flag (a model id may
+	// carry one, as gpt-5-high does).
+	Model: harness.ModelFlags{Name: []string{"--model", "%s"}},
+	// The files the harness reads as its memory of the project and of
+	// the user (FindMemoryFiles).
+	Memory: []string{".cursorrules", ".cursor/rules/*.mdc", ".cursor/rules/*.md"},
 }
 
 // Adapter is the Cursor adapter.
@@ -75,7 +81,10 @@ func (a *Adapter) env(key string) string {
 
 // LaunchArgs implements harness.Adapter: `agent -p "<prompt>"` runs the
 // prompt (a slash command such as /kk-curate) non-interactively.
-func (*Adapter) LaunchArgs(prompt string) []string { return []string{"-p", prompt} }
+func (*Adapter) LaunchArgs(prompt string, m harness.Model) []string {
+	margs, _ := spec.ModelArgs(m)
+	return append([]string{"-p", prompt}, margs...)
+}
 
 // versionTimeout bounds `<binary> --version` in doctor.
 var versionTimeout = 5 * time.Second

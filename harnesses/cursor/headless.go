@@ -29,12 +29,8 @@ func (a *Adapter) Headless(ctx context.Context, run harness.HeadlessRun) (string
 	if err != nil {
 		return "", harness.NotReady(fmt.Errorf("%v; %s", err, a.InstallHint()))
 	}
-	args := []string{"-p", "--output-format", "json"}
-	if name, err := harness.ModelName(run.Model); err != nil {
-		return "", err
-	} else if name != "" {
-		args = append(args, "--model", name)
-	}
+	margs, _ := spec.ModelArgs(run.Model)
+	args := append([]string{"-p", "--output-format", "json"}, margs...)
 	input, err := harness.ReadInput(run.Stdin)
 	if err != nil {
 		return "", fmt.Errorf("reading the input of the Cursor run: %w", err)

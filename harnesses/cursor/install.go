@@ -27,6 +27,7 @@ var hooks = []hook{
 	{"sessionStart", harness.SessionStart, 10},
 	{"sessionStart", harness.ProposalDrain, 10},
 	{"stop", harness.Capture, 30},
+	{"stop", harness.GraphHint, 10},
 	{"preCompact", harness.Capture, 30},
 	{"sessionEnd", harness.Capture, 30},
 	{"sessionEnd", harness.LintTick, 10},

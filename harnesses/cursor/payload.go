@@ -162,8 +162,15 @@ func isFile(p string) bool {
 }
 
 // HookOutput implements harness.Adapter. Only sessionStart can hand
-// context to Cursor; beforeSubmitPrompt has no field for it.
+// context to Cursor; beforeSubmitPrompt has no field for it. The graph
+// hint is stop's {"followup_message": …}, which Cursor sends as the next
+// user message (bounded by its loop limit).
 func (*Adapter) HookOutput(event harness.Event, context string) ([]byte, bool) {
+	if event == harness.GraphHint {
+		return append(harness.MustRawJSON(struct {
+			FollowupMessage string `json:"followup_message"`
+		}{harness.CapContext(context)}), '\n'), true
+	}
 	if event != harness.SessionStart {
 		return nil, false
 	}

@@ -35,7 +35,7 @@ func TestDoctor(t *testing.T) {
 	got := checks(t, root)
 	expectLevel(t, got, "binary", levelOK, "gemini found at")
 	expectLevel(t, got, "hooks", levelError, "missing")
-	expectLevel(t, got, "commands", levelWarn, "6 of 6 are missing")
+	expectLevel(t, got, "commands", levelWarn, "7 of 7 are missing")
 	expectLevel(t, got, "hooks enabled", levelOK, "no setting")
 	expectLevel(t, got, "folder trust", levelWarn, "is not in")
 	expectLevel(t, got, "recursion guard", levelOK, "reaches")
@@ -47,7 +47,7 @@ func TestDoctor(t *testing.T) {
 	writeFile(t, filepath.Join(home, ".gemini/trustedFolders.json"), `{"`+filepath.Dir(root)+`": "TRUST_FOLDER"}`)
 	got = checks(t, root)
 	expectLevel(t, got, "hooks", levelOK, "SessionEnd → lint-tick")
-	expectLevel(t, got, "commands", levelOK, "6 kk commands")
+	expectLevel(t, got, "commands", levelOK, "7 kk commands")
 	expectLevel(t, got, "folder trust", levelOK, "is trusted")
 	expectLevel(t, got, "kk command", levelWarn, "the hooks run kk, which cannot be found")
 

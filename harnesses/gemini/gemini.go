@@ -53,6 +53,12 @@ var spec = harness.Spec{
 	PromptArgMax: harness.DefaultPromptArgMax,
 	Capture:      harness.CaptureInline,
 	Files:        harness.Paths{Config: []string{settingsFile}, Skills: skillsDir, Other: []string{commandsDir}},
+	// gemini -p -m <model>; Gemini CLI has no effort flag (thinking is set
+	// per model in settings.json).
+	Model: harness.ModelFlags{Name: []string{"-m", "%s"}},
+	// The files the harness reads as its memory of the project and of
+	// the user (FindMemoryFiles).
+	Memory: []string{"GEMINI.md", "~/.gemini/GEMINI.md"},
 }
 
 // Adapter is the Gemini CLI adapter.
@@ -66,4 +72,7 @@ var _ harness.Adapter = (*Adapter)(nil)
 // LaunchArgs implements harness.Adapter: `gemini -p "<prompt>"` is Gemini
 // CLI's headless mode; a prompt such as /kk-curate runs kk's custom
 // command.
-func (*Adapter) LaunchArgs(prompt string) []string { return []string{"-p", prompt} }
+func (*Adapter) LaunchArgs(prompt string, m harness.Model) []string {
+	margs, _ := spec.ModelArgs(m)
+	return append([]string{"-p", prompt}, margs...)
+}

@@ -22,10 +22,7 @@ import (
 // The answer is the "response" of the JSON document Gemini prints; an
 // "error" in it fails the run.
 func (a *Adapter) Headless(ctx context.Context, run harness.HeadlessRun) (string, error) {
-	model, err := harness.ModelFor(run.Model, id)
-	if err != nil {
-		return "", err
-	}
+	margs, _ := spec.ModelArgs(run.Model)
 	input, err := harness.ReadInput(run.Stdin)
 	if err != nil {
 		return "", fmt.Errorf("reading the input for gemini: %w", err)
@@ -33,10 +30,7 @@ func (a *Adapter) Headless(ctx context.Context, run harness.HeadlessRun) (string
 	if strings.TrimSpace(run.Prompt) == "" {
 		return "", errors.New("gemini: empty prompt")
 	}
-	args := []string{"--output-format", "json"}
-	if model != "" {
-		args = append(args, "-m", model)
-	}
+	args := append([]string{"--output-format", "json"}, margs...)
 	stdin := input
 	if spec.PromptFitsArg(run.Prompt) { // else on stdin, which Gemini reads as the prompt when -p is absent
 		args = append([]string{"-p", run.Prompt}, args...)

@@ -28,6 +28,7 @@ var hookSpecs = []hookSpec{
 	{"SessionStart", harness.ProposalDrain, 10000, "kk: extract knowledge candidates from captured sessions in the background"},
 	{"BeforeAgent", harness.PromptContext, 10000, "kk: add the knowledge nodes relevant to the prompt"},
 	{"AfterAgent", harness.Capture, 30000, "kk: capture the session into .ai/kenkeep/_sessions"},
+	{"AfterAgent", harness.GraphHint, 10000, "kk: once per session, ask to record in the knowledge graph what the work changed"},
 	{"PreCompress", harness.Capture, 30000, "kk: capture the session before history is compressed"},
 	{"SessionEnd", harness.Capture, 30000, "kk: capture the session as it ends"},
 	{"SessionEnd", harness.LintTick, 10000, "kk: lint the knowledge base every few sessions"},

@@ -25,7 +25,7 @@ func TestInstallFresh(t *testing.T) {
 	validateSettings(t, settings)
 	golden(t, "kk-curate.toml", readFile(t, filepath.Join(root, ".gemini/commands/kk-curate.toml")))
 	want := []harness.Change{{Path: ".gemini/settings.json", Action: "created"}}
-	names := []string{"kk-add", "kk-bootstrap", "kk-curate", "kk-migrate", "kk-phrasings", "kk-session-extract"}
+	names := []string{"kk-add", "kk-bootstrap", "kk-curate", "kk-graph", "kk-migrate", "kk-phrasings", "kk-session-extract"}
 	for _, n := range names {
 		want = append(want, harness.Change{Path: ".gemini/commands/" + n + ".toml", Action: "created"})
 	}
@@ -136,7 +136,7 @@ func TestInstallReplacesKKEntriesInPlace(t *testing.T) {
 		start[0].Hooks[2].Name != "kk-proposal-drain" {
 		t.Errorf("SessionStart = %+v", start)
 	}
-	if after := s.Hooks["AfterAgent"]; len(after) != 1 || len(after[0].Hooks) != 1 || after[0].Hooks[0].Name != "kk-capture" {
+	if after := s.Hooks["AfterAgent"]; len(after) != 1 || len(after[0].Hooks) != 2 || after[0].Hooks[0].Name != "kk-capture" || after[0].Hooks[1].Name != "kk-graph-hint" {
 		t.Errorf("AfterAgent = %+v (a retired kk hook must go)", after)
 	}
 

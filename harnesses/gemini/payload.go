@@ -40,6 +40,12 @@ var contextEvents = map[harness.Event]string{
 // BeforeAgent it appends it to the prompt of that turn. Gemini CLI shows
 // < and > in the context as &lt; and &gt;.
 func (*Adapter) HookOutput(ev harness.Event, context string) ([]byte, bool) {
+	if ev == harness.GraphHint {
+		// AfterAgent's {"decision":"deny","reason":…} rejects the turn's
+		// answer and sends the reason to the agent as a new prompt
+		// (docs/hooks/reference.md).
+		return harness.ContinueOutput("deny", context), true
+	}
 	name, ok := contextEvents[ev]
 	if !ok {
 		return nil, false

@@ -34,18 +34,15 @@ type textPart struct {
 // [--model <provider/model>] <prompt>`, with run.Stdin on stdin (OpenCode
 // appends it to the message). The answer is the text of the last
 // assistant message. OpenCode cannot be held to a JSON Schema; run.Schema
-// is left to the caller's validation. run.Model's "name" picks the model.
+// is left to the caller's validation. run.Model picks the model, the
+// variant (its effort) and the agent.
 func (a *Adapter) Headless(ctx context.Context, run harness.HeadlessRun) (string, error) {
 	bin, err := a.lookPath(binary)
 	if err != nil {
 		return "", harness.NotReady(fmt.Errorf("%v; %s", err, a.InstallHint()))
 	}
-	args := []string{"run", "--format", "json"}
-	if name, err := harness.ModelName(run.Model); err != nil {
-		return "", err
-	} else if name != "" {
-		args = append(args, "--model", name)
-	}
+	margs, _ := spec.ModelArgs(run.Model)
+	args := append([]string{"run", "--format", "json"}, margs...)
 	input, err := harness.ReadInput(run.Stdin)
 	if err != nil {
 		return "", fmt.Errorf("reading the input of the OpenCode run: %w", err)

@@ -44,7 +44,7 @@ func TestHeadless(t *testing.T) {
 			got, err := a.Headless(context.Background(), harness.HeadlessRun{
 				Prompt:  "Extract candidates.",
 				Stdin:   strings.NewReader("[USER]: hi"),
-				Model:   map[string]any{"name": "anthropic/claude-haiku-4-5"},
+				Model:   harness.Model{Name: "anthropic/claude-haiku-4-5", Effort: "high", Agent: "plan"},
 				LogFile: log,
 				Timeout: 10 * time.Second,
 			})
@@ -57,7 +57,7 @@ func TestHeadless(t *testing.T) {
 			if g := string(read(t, filepath.Join(out, "guard"))); g != "1" {
 				t.Errorf("KK_INTERNAL in the child = %q, want 1", g)
 			}
-			if args := string(read(t, filepath.Join(out, "args"))); args != "run\n--format\njson\n--model\nanthropic/claude-haiku-4-5\nExtract candidates.\n" {
+			if args := string(read(t, filepath.Join(out, "args"))); args != "run\n--format\njson\n--model\nanthropic/claude-haiku-4-5\n--variant\nhigh\n--agent\nplan\nExtract candidates.\n" {
 				t.Errorf("args:\n%s", args)
 			}
 			if in := string(read(t, filepath.Join(out, "stdin"))); in != "[USER]: hi" {

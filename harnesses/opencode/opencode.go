@@ -62,6 +62,12 @@ var spec = harness.Spec{
 	// (3 s idle, over 5 s under load on 1.18.33).
 	Capture: harness.CaptureDetached,
 	Files:   harness.Paths{Config: []string{configFile}, Skills: skillsDir, Other: []string{pluginFile, contextFile}},
+	// opencode run --model <provider/model> --variant <effort> --agent
+	// <name>: a variant is the provider's reasoning level (high, max, …).
+	Model: harness.ModelFlags{Name: []string{"--model", "%s"}, Effort: []string{"--variant", "%s"}, Agent: []string{"--agent", "%s"}},
+	// The files the harness reads as its memory of the project and of
+	// the user (FindMemoryFiles).
+	Memory: []string{"AGENTS.md", "~/.config/opencode/AGENTS.md"},
 }
 
 // Adapter is the OpenCode adapter.
@@ -99,4 +105,7 @@ func (a *Adapter) lookPath(names ...string) (string, error) {
 
 // LaunchArgs implements harness.Adapter: `opencode run "<prompt>"` runs the
 // prompt (a slash command such as /kk-curate) non-interactively.
-func (*Adapter) LaunchArgs(prompt string) []string { return []string{"run", prompt} }
+func (*Adapter) LaunchArgs(prompt string, m harness.Model) []string {
+	margs, _ := spec.ModelArgs(m)
+	return append(append([]string{"run"}, margs...), prompt)
+}

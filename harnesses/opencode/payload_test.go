@@ -38,7 +38,7 @@ func TestHookOutputAndDetect(t *testing.T) {
 	if !a.Detect(env(map[string]string{"OPENCODE": "1"})) || a.Detect(env(map[string]string{"OPENCODE_PID": "1"})) || a.Detect(env(nil)) {
 		t.Error("Detect")
 	}
-	if got := a.LaunchArgs("/kk-curate"); !reflect.DeepEqual(got, []string{"run", "/kk-curate"}) {
+	if got := a.LaunchArgs("/kk-curate", harness.Model{}); !reflect.DeepEqual(got, []string{"run", "/kk-curate"}) {
 		t.Errorf("LaunchArgs = %v", got)
 	}
 	var _ ContextWriter = a

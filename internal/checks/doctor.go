@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kk-project/kk/internal/freshness"
 	"github.com/kk-project/kk/internal/indexfiles"
 	"github.com/kk-project/kk/internal/store"
 	"github.com/kk-project/kk/internal/txn"
@@ -83,34 +84,21 @@ func Doctor(ctx context.Context, k *store.KB, opts DoctorOptions) (*DoctorReport
 	add(checkConfig(k))
 
 	t, err := k.ReadTree(store.LoadOptions{})
-	var te *store.TreeError
-	if err != nil && !errors.As(err, &te) {
+	if err != nil {
 		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	add(checkLeaves(k, t, te))
-	skipped := func(name string) DoctorCheck {
-		return DoctorCheck{Name: name, Level: DoctorWarn, Message: "not checked: some leaves are invalid (see leaves-valid)", Fix: "fix the invalid leaves, then run `kk doctor` again"}
-	}
-	if t == nil {
-		add(skipped("v2-leaves"))
-		add(skipped("entry-fresh"))
-	} else {
-		add(checkV2(t))
-		add(checkEntryFresh(k, t))
-	}
+	add(checkLeaves(k, t))
+	// The other checks look at the leaves kk can read.
+	add(checkV2(t))
+	add(checkEntryFresh(k, t))
 	add(checkEntrySize(k))
-	if t == nil {
-		add(skipped("phrasings"))
-	} else {
-		add(checkPhrasings(t))
-	}
+	add(checkFreshness(ctx, k))
+	add(checkPhrasings(t))
 	add(checkSemanticSearch(ctx, k, opts.OllamaURL))
-	if t == nil {
-		add(skipped("derived-from"))
-	} else {
+	{
 		c, err := checkDerivedFrom(k, t)
 		if err != nil {
 			return nil, err
@@ -276,20 +264,25 @@ func checkConfig(k *store.KB) DoctorCheck {
 	return c
 }
 
-func checkLeaves(k *store.KB, t *store.Tree, te *store.TreeError) DoctorCheck {
+func checkLeaves(k *store.KB, t *store.Tree) DoctorCheck {
 	c := DoctorCheck{Name: "leaves-valid"}
-	if te != nil {
-		for _, p := range te.Problems {
+	if len(t.Problems) > 0 {
+		conflicted := false
+		for _, p := range t.Problems {
 			var ne *node.Error
 			if errors.As(p, &ne) {
-				c.Details = append(c.Details, lintPath(ne.Path)+strings.TrimPrefix(ne.Error(), ne.Path))
+				c.Details = append(c.Details, lintPath(ne.Path)+": "+ne.Detail())
+				conflicted = conflicted || ne.Field == "" && strings.HasPrefix(ne.Msg, node.ConflictMarkersMsg)
 			} else {
 				c.Details = append(c.Details, p.Error())
 			}
 		}
 		slices.Sort(c.Details)
-		c.Level, c.Message = DoctorError, fmt.Sprintf("%d leaf file(s) are invalid", len(te.Problems))
-		c.Fix = "correct each file named; `kk lint` explains every problem"
+		c.Level, c.Message = DoctorError, fmt.Sprintf("%d leaf file(s) are invalid; kk skips them (the other leaves are read as ever)", len(t.Problems))
+		c.Fix = "correct each file named (`kk lint` explains every problem); `kk node adopt` (or `kk doctor --fix`) makes a note written by hand a leaf"
+		if conflicted {
+			c.Fix = "resolve the git merge conflict in each leaf holding conflict markers (edit it to keep the right text, then `git add` it); " + c.Fix
+		}
 		return c
 	}
 	c.Level, c.Message = DoctorOK, fmt.Sprintf("all %d leaf file(s) are valid", len(t.Leaves))
@@ -441,5 +434,27 @@ func checkLock(ctx context.Context, k *store.KB) DoctorCheck {
 	}
 	l.Release()
 	c.Level, c.Message = DoctorOK, "the writer lock is free"
+	return c
+}
+
+// checkFreshness reports the nodes that describe code changed after them
+// (kenkeep's "nodes describe current code"): a warning at most, and
+// nothing to check outside git.
+func checkFreshness(ctx context.Context, k *store.KB) DoctorCheck {
+	c := DoctorCheck{Name: "freshness", Level: DoctorOK}
+	rep := freshness.CheckAndRecord(ctx, k, freshness.Options{}, k.Time())
+	switch {
+	case !rep.Available:
+		c.Message = "not checked: " + rep.Reason
+	case rep.FlaggedCount == 0:
+		c.Message = fmt.Sprintf("all %d committed node(s) describe the code as it is", rep.ConsideredNodes)
+	default:
+		c.Level = DoctorWarn
+		c.Message = fmt.Sprintf("%d of %d committed node(s) reference files changed after them", rep.FlaggedCount, rep.ConsideredNodes)
+		for _, f := range rep.Flagged {
+			c.Details = append(c.Details, fmt.Sprintf("%s: %s", f.ID, strings.Join(f.ChangedPaths, ", ")))
+		}
+		c.Fix = "review each node against its sources and rewrite it (kk node write --update); `kk freshness` lists them"
+	}
 	return c
 }

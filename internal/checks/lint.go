@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -82,45 +83,30 @@ func (l *linter) add(rule, level, file, msg, fix string) {
 //
 // Phase 1 checks that nodes/ is a conforming OKF bundle: index files carry
 // the right front matter and every document has a type. If it fails, only
-// those problems are reported. Phase 2 needs every leaf to be valid (each
-// invalid one is reported on its own) and then checks edges, naming,
+// those problems are reported. Phase 2 reports each leaf kk cannot read
+// with every problem in it, and checks the others: edges, naming,
 // folders, tags, summaries and the freshness of the index.
 func Lint(ctx context.Context, k *store.KB) (*LintReport, error) {
 	l := &linter{k: k}
 	t, err := k.ReadTree(store.LoadOptions{})
-	var te *store.TreeError
-	if err != nil && !errors.As(err, &te) {
+	if err != nil {
 		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	var indexDirs map[string]bool
-	var irregular []string
-	if t != nil {
-		indexDirs, irregular = t.IndexDirs, t.Irregular
-	} else {
-		ls, err := store.ScanDir(ctx, k.NodesDir())
-		if err != nil {
-			return nil, fmt.Errorf("reading %s: %w", nodesRel, err)
-		}
-		indexDirs, irregular = ls.IndexDirs, ls.Irregular
-	}
-	for _, rel := range irregular {
+	for _, rel := range t.Irregular {
 		l.add(ruleIrregularFile, LintError, lintPath(rel), "is not a regular file (a FIFO, a device or a socket); kk never opens it",
 			"remove it, or replace it with a regular file")
 	}
-	l.checkIndexFiles(indexDirs)
-	if te != nil {
-		l.classifyProblems(te)
-	}
+	l.checkIndexFiles(t.IndexDirs)
+	l.classifyProblems(t.Problems)
 	if conf := l.only(ruleOKFConformance); len(conf) > 0 {
 		l.items = conf
 		return l.report(), nil
 	}
-	if te != nil {
-		return l.report(), nil
-	}
+	// The leaves kk can read are checked as ever; the ones it skips are
+	// reported above, each with every problem in it.
 	if err := l.checkTree(t); err != nil {
 		return nil, err
 	}
@@ -251,9 +237,9 @@ type okfCheck struct {
 // classifyProblems sorts the leaves the tree read rejected into documents
 // that are not OKF at all (phase 1) and OKF documents that are not valid kk
 // leaves (phase 2). Only rejected leaves are read again.
-func (l *linter) classifyProblems(te *store.TreeError) {
+func (l *linter) classifyProblems(problems []error) {
 	checked := map[string]okfCheck{}
-	for _, p := range te.Problems {
+	for _, p := range problems {
 		var ne *node.Error
 		if !errors.As(p, &ne) {
 			l.add(ruleInvalidLeaf, LintError, nodesRel, p.Error(), "fix the problem named, then run `kk lint` again")
@@ -274,11 +260,13 @@ func (l *linter) classifyProblems(te *store.TreeError) {
 		if c.problem != "" {
 			continue
 		}
-		msg := ne.Msg
-		if ne.Field != "" {
-			msg = fmt.Sprintf("field %q: %s", ne.Field, ne.Msg)
+		fix := "edit the leaf so its front matter is valid, or run `kk node adopt " + lintPath(ne.Path) + "` to fill in what a note written by hand lacks; until then kk skips it"
+		if ne.Field == "" && strings.HasPrefix(ne.Msg, node.ConflictMarkersMsg) {
+			fix = "resolve the git conflict: edit the leaf to keep the right text, remove the <<<<<<< ======= >>>>>>> lines, then `git add` it and continue the merge, rebase or cherry-pick"
 		}
-		l.add(ruleInvalidLeaf, LintError, lintPath(ne.Path), msg, "edit the leaf so its front matter is valid; kk reads a tree only when every leaf is")
+		for _, p := range ne.Problems() {
+			l.add(ruleInvalidLeaf, LintError, lintPath(ne.Path), p.String(), fix)
+		}
 	}
 }
 
@@ -394,6 +382,9 @@ func (l *linter) checkEdges(t *store.Tree, redirects store.Redirects) map[string
 					continue
 				}
 				live := store.ResolveRedirect(redirects, id, t.IsLive)
+				if _, skipped := t.Claimed(id); skipped && len(live) == 0 {
+					continue // the leaf exists, but kk skips it: reported as invalid-leaf
+				}
 				if len(live) == 0 {
 					l.add(ruleDanglingEdge, LintError, file, fmt.Sprintf("%s: %s is not the id of any leaf", e.key, id),
 						fmt.Sprintf("remove %s from %s or correct the id", id, e.key))
@@ -508,12 +499,21 @@ func (l *linter) checkTags(t *store.Tree) {
 // leaves, and folder summaries that are missing or blank.
 func (l *linter) checkFolders(t *store.Tree, summaries store.Summaries) {
 	folders := leafFolders(t)
+	// A folder holding a leaf kk skips is not empty.
+	occupied := maps.Clone(folders)
+	for _, p := range t.SkippedPaths() {
+		for d := store.DirOf(p); d != "" && !occupied[d]; d = store.DirOf(d) {
+			occupied[d] = true
+		}
+	}
 	for _, d := range t.Dirs {
 		switch {
+		case occupied[d] && !folders[d]:
+			// Only skipped leaves: generation gives it no index.
 		case folders[d] && !t.IndexDirs[d]:
 			l.add(ruleMissingFolderIndex, LintError, lintPath(store.JoinRel(d, "index.md")), "folder holds leaves but has no index.md",
 				"run `kk index rebuild`")
-		case !folders[d] && folders[store.DirOf(d)]:
+		case !occupied[d] && occupied[store.DirOf(d)]:
 			// Only the outermost empty folder is reported; removing it
 			// removes the ones inside.
 			msg, fix := "folder holds no leaves", "remove the folder"
@@ -544,9 +544,9 @@ func (l *linter) checkEntryHash(hash string) {
 	entry := l.k.Rel(l.k.EntryPath())
 	switch got, ok := l.k.EntryHash(); {
 	case !ok:
-		l.add(ruleStaleIndex, LintError, entry, "ENTRY.md is missing or records no nodes_hash", "run `kk index rebuild`")
+		l.add(ruleStaleIndex, LintFinding, entry, "ENTRY.md is missing or records no nodes_hash", "run `kk index rebuild`")
 	case got != hash:
-		l.add(ruleStaleIndex, LintError, entry, "ENTRY.md was generated from different leaves (nodes_hash differs)", "run `kk index rebuild`")
+		l.add(ruleStaleIndex, LintFinding, entry, "ENTRY.md was generated from different leaves (nodes_hash differs)", "run `kk index rebuild`")
 	}
 }
 

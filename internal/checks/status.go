@@ -13,9 +13,11 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/kk-project/kk/internal/freshness"
 	"github.com/kk-project/kk/internal/graph"
 	"github.com/kk-project/kk/internal/index"
 	"github.com/kk-project/kk/internal/indexfiles"
+	"github.com/kk-project/kk/internal/session"
 	"github.com/kk-project/kk/internal/store"
 	"github.com/kk-project/kk/internal/trace"
 
@@ -32,8 +34,8 @@ type StatusReport struct {
 	NodesByType map[string]int `json:"nodes_by_type"`
 	// Folders counts the folders that hold leaves, the nodes/ root included.
 	Folders int `json:"folders"`
-	// InvalidLeaves counts leaf problems; when it is not 0 the counts above
-	// are 0 and the index state is "unknown".
+	// InvalidLeaves counts the leaf files kk cannot read and skips; the
+	// counts above are of the others.
 	InvalidLeaves int `json:"invalid_leaves"`
 	// IndexState is "fresh", "stale" (ENTRY.md was generated from other
 	// leaves), "missing" (no ENTRY.md or no nodes_hash in it) or "unknown".
@@ -42,12 +44,11 @@ type StatusReport struct {
 	Sessions         SessionCounts  `json:"sessions"`
 	Conflicts        ConflictCounts `json:"conflicts"`
 	MissingSummaries []string       `json:"missing_summaries"`
-	// Phrasings counts the leaves without kk_phrasings (0 while leaves
-	// are invalid).
+	// Phrasings counts the readable leaves without kk_phrasings.
 	Phrasings index.PhrasingCounts `json:"phrasings"`
-	// Graph is what the current branch's index holds beyond the leaves;
-	// its counts are 0 and its lists empty while leaves are invalid.
-	Graph GraphCounts `json:"graph"`
+	// Graph is what the current branch's index holds beyond the leaves.
+	Graph     GraphCounts     `json:"graph"`
+	Freshness StatusFreshness `json:"freshness"`
 }
 
 // GraphCounts counts the entities of the index (leaves and the entities
@@ -76,6 +77,24 @@ type SessionCounts struct {
 	Total   int `json:"total"`
 	Pending int `json:"pending"` // proposal_status: pending (waiting for extraction)
 	Other   int `json:"other"`
+	// Curation counts the logs whose candidates wait for a curate run
+	// (proposal_status done, no curator_processed_at): kenkeep's curation
+	// queue; Candidates sums their candidates (practice and map).
+	Curation   int `json:"curation_queue"`
+	Candidates int `json:"candidates"`
+	// ByStatus counts the logs by proposal_status (pending, done, failed,
+	// skipped).
+	ByStatus map[string]int `json:"by_status"`
+}
+
+// StatusFreshness is kk freshness in short: how many committed nodes
+// reference files changed after them (kenkeep's "nodes describing changed
+// code"); Available is false, with the reason, outside git.
+type StatusFreshness struct {
+	Available bool   `json:"available"`
+	Reason    string `json:"reason,omitempty"`
+	Nodes     int    `json:"considered_nodes"`
+	Flagged   int    `json:"flagged"`
 }
 
 // ConflictCounts counts the curator conflict files in conflicts/.
@@ -108,13 +127,11 @@ func Status(ctx context.Context, k *store.KB) (*StatusReport, error) {
 		IndexState: indexUnknown, MissingSummaries: []string{}, Graph: GraphCounts{EntitiesByType: map[string]int{},
 			AtomsWithoutMolecule: []string{}, RequirementsWithoutCoverage: []string{}, Violations: map[string]int{}}}
 	t, err := k.ReadTree(store.LoadOptions{})
-	var te *store.TreeError
 	switch {
-	case errors.As(err, &te):
-		r.InvalidLeaves = len(te.Problems)
 	case err != nil:
 		return nil, err
 	default:
+		r.InvalidLeaves = len(t.Problems)
 		r.Nodes = len(t.Leaves)
 		for _, n := range t.Leaves {
 			r.NodesByType[n.Type]++
@@ -151,14 +168,31 @@ func Status(ctx context.Context, k *store.KB) (*StatusReport, error) {
 	if err != nil {
 		return nil, err
 	}
+	r.Sessions.ByStatus = map[string]int{}
 	for _, s := range statuses {
 		r.Sessions.Total++
+		if s != "" {
+			r.Sessions.ByStatus[s]++
+		}
 		if s == "pending" {
 			r.Sessions.Pending++
 		} else {
 			r.Sessions.Other++
 		}
 	}
+	// The curation queue, from the logs that read as session logs.
+	logs, _, err := session.List(k.SessionsDir())
+	if err != nil {
+		return nil, err
+	}
+	for _, l := range logs {
+		if l.AwaitingCuration() {
+			r.Sessions.Curation++
+			r.Sessions.Candidates += l.Candidates("practice") + l.Candidates("map")
+		}
+	}
+	fr := freshness.CheckAndRecord(ctx, k, freshness.Options{}, k.Time())
+	r.Freshness = StatusFreshness{Available: fr.Available, Reason: fr.Reason, Nodes: fr.ConsideredNodes, Flagged: fr.FlaggedCount}
 	statuses, err = frontMatterValues(k.ConflictsDir(), "status")
 	if err != nil {
 		return nil, err

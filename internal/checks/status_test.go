@@ -43,7 +43,7 @@ func TestStatusEmpty(t *testing.T) {
 	if r.Nodes != 0 || len(r.NodesByType) != 0 || r.Folders != 1 || r.IndexState != "fresh" || !r.IndexFresh {
 		t.Fatalf("%+v", r)
 	}
-	if r.Sessions != (SessionCounts{}) || r.Conflicts != (ConflictCounts{}) || r.MissingSummaries == nil || r.NodesByType == nil {
+	if r.Sessions.Total != 0 || len(r.Sessions.ByStatus) != 0 || r.Sessions.ByStatus == nil || r.Conflicts != (ConflictCounts{}) || r.MissingSummaries == nil || r.NodesByType == nil {
 		t.Fatalf("%+v", r)
 	}
 }
@@ -69,8 +69,21 @@ func TestStatusCounts(t *testing.T) {
 	if r.Folders != 4 { // root, topic, other, other/deep
 		t.Fatalf("folders %d", r.Folders)
 	}
-	if want := (SessionCounts{Total: 4, Pending: 2, Other: 2}); r.Sessions != want {
-		t.Fatalf("sessions %+v, want %+v", r.Sessions, want)
+	if s := r.Sessions; s.Total != 4 || s.Pending != 2 || s.Other != 2 || !maps.Equal(s.ByStatus, map[string]int{"pending": 2, "done": 1}) {
+		t.Fatalf("sessions %+v", r.Sessions)
+	}
+	// The curation queue: done logs no curate run consumed, and their
+	// candidates (kenkeep's status shows both).
+	cand := "  - {type: practice, tags: [], title: T, description: d, body: b, kk_confidence: high}\n"
+	logOf := func(id, curated, practice string) string {
+		return "---\nschema_version: 1\nsession_id: " + id + "\ncaptured_by: stop\ncaptured_at: '2026-05-19T08:00:00.000Z'\ntranscript_hash: sha256:00\nproposal_status: done\n" +
+			"proposal_completed_at: null\nproposal_error: null\nproposal_log: null\nproposals:\n  practice:\n" + practice + "  map: []\n" + curated + "---\n## Transcript\n"
+	}
+	f.write("_sessions/20260102-0000-e.md", logOf("0d9f6c2e-8f1a-4b7e-9c3d-2a1b4c5d6e01", "", cand+cand))
+	f.write("_sessions/20260102-0001-f.md", logOf("0d9f6c2e-8f1a-4b7e-9c3d-2a1b4c5d6e02", "curator_processed_at: '2026-05-20T00:00:00.000Z'\ncurator_run_id: r\n", cand))
+	r = f.status()
+	if s := r.Sessions; s.Curation != 1 || s.Candidates != 2 || s.ByStatus["done"] != 3 {
+		t.Fatalf("curation queue %+v", s)
 	}
 	if want := (ConflictCounts{Total: 3, Pending: 2}); r.Conflicts != want {
 		t.Fatalf("conflicts %+v, want %+v", r.Conflicts, want)
@@ -94,9 +107,11 @@ func TestStatusIndexStates(t *testing.T) {
 	if r := f.status(); r.IndexState != "missing" || r.IndexFresh {
 		t.Fatalf("without ENTRY.md: %s", r.IndexState)
 	}
+	// A leaf kk cannot read is counted apart; the others are counted as
+	// ever.
 	f.write("nodes/practice-bad.md", "---\ntype: practice\n---\n")
 	r := f.status()
-	if r.IndexState != "unknown" || r.InvalidLeaves != 1 || r.Nodes != 0 {
+	if r.IndexState != "missing" || r.InvalidLeaves != 1 || r.Nodes != 3 {
 		t.Fatalf("with an invalid leaf: %+v", r)
 	}
 }
@@ -161,15 +176,17 @@ func TestStatusGraph(t *testing.T) {
 	}
 	// req-b misses both halves of must-coverage (one violation) and its
 	// edge to a scenario breaks the edge table; req-d's edge dangles.
-	want := map[string]int{"must-coverage": 1, "depends-on-acyclic": 0, "symbol-req-exists": 0, "no-dangling-edges": 1, "edge-endpoint-types": 1}
+	want := map[string]int{"must-coverage": 1, "depends-on-acyclic": 0, "symbol-req-exists": 0, "no-dangling-edges": 1, "edge-endpoint-types": 1, "leaves-readable": 0}
 	if !maps.Equal(g.Violations, want) || g.ViolationCount != 3 {
 		t.Errorf("violations %v (%d), want %v (3)", g.Violations, g.ViolationCount, want)
 	}
 
-	// While a leaf is invalid, nothing is counted, and the lists are empty.
+	// A leaf kk cannot read is a violation of leaves-readable; the
+	// others are counted as ever.
 	f.write("nodes/practice-bad.md", "---\ntype: practice\n---\n")
 	g = f.status().Graph
-	if g.Entities != 0 || g.EntitiesByType == nil || g.AtomsWithoutMolecule == nil || g.RequirementsWithoutCoverage == nil || g.Violations == nil {
+	want["leaves-readable"] = 1
+	if g.Entities != 11 || !maps.Equal(g.Violations, want) || g.ViolationCount != 4 {
 		t.Errorf("with an invalid leaf: %+v", g)
 	}
 }

@@ -211,12 +211,13 @@ func completionTree(app *App) *store.Tree {
 	if app.Root == "" && app.Getenv != nil {
 		app.Root = app.Getenv("KK_ROOT") // the root's pre-run does not run for completions
 	}
+	app.skipsReported = true // a completion prints candidates and nothing else
 	k, err := app.KB()
 	if err != nil {
 		return nil
 	}
 	t, err := k.ReadTree(store.LoadOptions{})
-	if t == nil || err != nil && len(t.Leaves) == 0 {
+	if err != nil {
 		return nil
 	}
 	return t

@@ -85,6 +85,9 @@ func runCurateDedup(ctx context.Context, app *App, o curateDedupOpts) error {
 	if err != nil {
 		return err
 	}
+	if err := curate.CheckHomeFolders(name, actions); err != nil {
+		return err
+	}
 	opts := curate.DedupOptions{RunID: o.runID, SessionID: o.sessionID, Now: app.Now(), Command: app.Command}
 	for _, p := range []struct{ in, dst *string }{{&o.sessionsDir, &opts.SessionsDir}, {&o.conflictsDir, &opts.ConflictsDir}, {&o.output, &opts.Output}} {
 		if *p.in == "" {
@@ -97,6 +100,11 @@ func runCurateDedup(ctx context.Context, app *App, o curateDedupOpts) error {
 	res, err := curate.RunDedup(ctx, k, actions, opts)
 	if err != nil {
 		return err
+	}
+	// Every curate run, parallel or sequential, keeps a trace of its own.
+	trace := curate.Trace{Kind: "curator", Run: res.RunID}
+	if err := trace.Append(k, app.Now(), "deduped", map[string]any{"actions": len(actions), "kept": res.Kept, "conflicts": res.Conflicts, "stamped": res.Stamped}); err != nil {
+		app.warnf("the trace %s: %v", k.Rel(trace.Path(k)), err)
 	}
 	return app.printJSON(map[string]any{"kept": res.Kept, "conflicts": res.Conflicts, "stamped": res.Stamped, "runId": res.RunID})
 }

@@ -12,6 +12,7 @@ import (
 type curatePersistOpts struct {
 	input   string
 	noIndex bool
+	trace   string
 }
 
 func newCuratePersistCmd(app *App) *cobra.Command {
@@ -49,10 +50,19 @@ Exits 1 when any action failed. Malformed input writes nothing.`,
 	f := cmd.Flags()
 	f.StringVar(&o.input, "input", "-", "curator-output JSON file, or - for standard input")
 	f.BoolVar(&o.noIndex, "no-index", false, "leave the index files alone (run `kk index rebuild` afterwards)")
+	f.StringVar(&o.trace, "trace", "", "append the outcome to a run's trace, <kind>:<run-id> (curator:<run-id> for a curate run), in .ai/kenkeep/_logs/<kind>/")
 	return cmd
 }
 
 func runCuratePersist(ctx context.Context, app *App, o curatePersistOpts) error {
+	var trace *curate.Trace
+	if o.trace != "" {
+		t, err := curate.ParseTrace(o.trace)
+		if err != nil {
+			return usagef("--trace: %v", err)
+		}
+		trace = &t
+	}
 	k, err := app.KB()
 	if err != nil {
 		return err
@@ -67,6 +77,17 @@ func runCuratePersist(ctx context.Context, app *App, o curatePersistOpts) error 
 	}
 	k.Now = app.Now
 	rep, err := curate.Persist(ctx, k, actions, curate.PersistOptions{Command: app.Command, NoIndex: o.noIndex})
+	if trace != nil {
+		event, fields := "persisted", map[string]any{}
+		if err != nil {
+			event, fields["reason"] = "failed", err.Error()
+		} else {
+			fields["written"], fields["unchanged"], fields["dropped"], fields["failed"] = rep.Written, rep.Unchanged, rep.Dropped, rep.Failed
+		}
+		if terr := trace.Append(k, app.Now(), event, fields); terr != nil {
+			app.warnf("the trace %s: %v", k.Rel(trace.Path(k)), terr)
+		}
+	}
 	if err != nil {
 		return err
 	}

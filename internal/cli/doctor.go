@@ -6,12 +6,15 @@ import (
 
 	"github.com/kk-project/kk/internal/checks"
 	"github.com/kk-project/kk/internal/githooks"
+	"github.com/kk-project/kk/internal/gitx"
 	"github.com/kk-project/kk/internal/install"
+	"github.com/kk-project/kk/internal/store"
 	"github.com/spf13/cobra"
 )
 
 type doctorOpts struct {
 	harness string // --harness: check only this harness
+	fix     bool   // --fix: repair what can be repaired, then check
 }
 
 func newDoctorCmd(app *App) *cobra.Command {
@@ -24,7 +27,9 @@ whether it matches this kk, kk's lines in .ai/kenkeep/.gitignore, .kkignore,
 config.yaml, the freshness and size of ENTRY.md, the validity of every leaf,
 leftover kenkeep v2 leaves, kk_derived_from references, and the writer lock.
 
-In a git work tree, kk's git hooks (post-checkout, post-merge): present in
+In a git work tree, kk's merge driver for the generated files (named in
+.ai/kenkeep/.gitattributes, defined in the repository's git config), and
+kk's git hooks (post-checkout, post-commit, post-merge, post-rewrite): present in
 the folder git runs hooks from, executable (git skips a hook without the
 executable bit, an error) and up to date; and, when core.hooksPath moves
 that folder, no kk hooks left behind in .git/hooks where git no longer
@@ -38,13 +43,20 @@ trusted or enabled where that can be seen, and the known limits of the
 platform (which are warnings). Last, kk's block in AGENTS.md.
 
 Each check prints ok, warn or error (✓, ! and ✗ on a terminal) with a fix.
-Exits 1 when any check is an error; warnings exit 0.`,
+Exits 1 when any check is an error; warnings exit 0.
+
+--fix first repairs what kk can repair by itself, saying what it did on
+stderr, then checks: it adopts the notes written by hand under nodes/ (kk
+node adopt), and in a git work tree sets up kk's merge driver for the
+generated files (.ai/kenkeep/.gitattributes and the driver in the
+repository's git config).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runDoctor(cmd.Context(), app, o)
 		},
 	}
 	cmd.Flags().StringVar(&o.harness, "harness", "", "check only this harness (a harness id)")
+	cmd.Flags().BoolVar(&o.fix, "fix", false, "repair what kk can (adopt notes written by hand, set up the merge driver), then check")
 	return cmd
 }
 
@@ -56,6 +68,12 @@ func runDoctor(ctx context.Context, app *App, o doctorOpts) error {
 	k, err := app.KB()
 	if err != nil {
 		return err
+	}
+	app.skipsReported = true // the report names every leaf kk cannot read
+	if o.fix {
+		if err := doctorFix(ctx, app, k); err != nil {
+			return err
+		}
 	}
 	rep, err := checks.Doctor(ctx, k, checks.DoctorOptions{Version: version, OllamaURL: checks.OllamaURL()})
 	if err != nil {
@@ -91,6 +109,29 @@ func runDoctor(ctx context.Context, app *App, o doctorOpts) error {
 	}
 	if rep.Errors > 0 {
 		return &SilentError{Code: ExitFailure}
+	}
+	return nil
+}
+
+// doctorFix repairs what kk doctor --fix repairs.
+func doctorFix(ctx context.Context, app *App, k *store.KB) error {
+	if err := adoptAll(ctx, app, k); err != nil {
+		return err
+	}
+	if changed, err := k.WriteGitattributes(); err != nil {
+		return err
+	} else if changed {
+		app.notef("fixed: %s sends the generated files to kk's merge driver", k.Rel(k.GitattributesPath()))
+	}
+	if !gitx.InWorkTree(ctx, k.Root) {
+		return nil
+	}
+	changed, err := githooks.SetUpMergeDriver(ctx, k)
+	if err != nil {
+		return err
+	}
+	if changed {
+		app.notef("fixed: the repository's git config defines kk's merge driver (merge.%s)", githooks.MergeDriver)
 	}
 	return nil
 }

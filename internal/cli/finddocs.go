@@ -3,17 +3,21 @@ package cli
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/kk-project/kk/internal/curate"
 	"github.com/kk-project/kk/internal/discover"
+	"github.com/kk-project/kk/internal/harness"
+	"github.com/kk-project/kk/internal/store"
 )
 
 type finddocsOpts struct {
 	from    string
 	hashes  bool
 	changed bool
+	memory  bool
 }
 
 func newFinddocsCmd(app *App) *cobra.Command {
@@ -46,18 +50,31 @@ Each line is "+ <path>", or "+ <path>\t<sha256>" with --with-hashes.
 bootstrap state (.ai/kenkeep/.state/bootstrap-state.json, written by
 "kk node write --source-doc --source-hash") recorded, so a re-run skips
 unchanged documents; it implies --with-hashes, since the hashes are what a
-bootstrap records for each document it turns into nodes.`,
+bootstrap records for each document it turns into nodes.
+
+--memory lists the coding agents' own memory files instead, for the
+harnesses kk is installed into (all of them when none is): CLAUDE.md,
+CLAUDE.local.md and Claude Code's auto memory of the project, AGENTS.md,
+GEMINI.md, Copilot's instructions, Cursor's rules, and their user-level
+counterparts under the home folder. Each line is "+ <path>\t<harnesses>",
+the path relative to the repository root, or absolute for a user's file.
+/kk-bootstrap offers them to the user before reading any.`,
 		Example: `  kk finddocs
   kk finddocs --from docs --with-hashes
-  kk finddocs --changed --json`,
+  kk finddocs --changed --json
+  kk finddocs --memory`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if o.memory && (o.from != "" || o.hashes || o.changed) {
+				return usagef("--memory lists memory files only; drop --from, --with-hashes and --changed")
+			}
 			return runFinddocs(cmd.Context(), app, o)
 		},
 	}
 	cmd.Flags().StringVar(&o.from, "from", "", "only list files under this folder (relative to the repository root)")
 	cmd.Flags().BoolVar(&o.hashes, "with-hashes", false, "print each file's SHA-256")
 	cmd.Flags().BoolVar(&o.changed, "changed", false, "only files new or changed since the bootstrap state recorded them")
+	cmd.Flags().BoolVar(&o.memory, "memory", false, "list the coding agents' memory files (CLAUDE.md and the like) instead")
 	return cmd
 }
 
@@ -65,6 +82,9 @@ func runFinddocs(ctx context.Context, app *App, o finddocsOpts) error {
 	k, err := app.KB()
 	if err != nil {
 		return err
+	}
+	if o.memory {
+		return runMemoryFiles(app, k)
 	}
 	res, err := discover.Find(ctx, k.Root, discover.Options{From: o.from, Hashes: o.hashes || o.changed})
 	if err != nil {
@@ -106,6 +126,36 @@ func runFinddocs(ctx context.Context, app *App, o finddocsOpts) error {
 		} else {
 			fmt.Fprintf(app.IO.Out, "+ %s\n", d.Path)
 		}
+	}
+	return nil
+}
+
+// runMemoryFiles lists the memory files of the installed harnesses (all
+// of them when none is installed).
+func runMemoryFiles(app *App, k *store.KB) error {
+	reg := app.harnesses()
+	var adapters []harness.Adapter
+	if inst, err := k.ReadInstalled(); err == nil {
+		for _, id := range inst.Harnesses {
+			if a, err := reg.Get(id); err == nil {
+				adapters = append(adapters, a)
+			}
+		}
+	}
+	if len(adapters) == 0 {
+		for _, id := range reg.IDs() {
+			a, _ := reg.Get(id)
+			adapters = append(adapters, a)
+		}
+	}
+	files := harness.FindMemoryFiles(adapters, k.Root, app.Getenv("HOME"))
+	if app.JSON {
+		return app.printJSON(struct {
+			Memory []harness.MemoryFile `json:"memory"`
+		}{files})
+	}
+	for _, f := range files {
+		fmt.Fprintf(app.IO.Out, "+ %s\t%s\n", f.Path, strings.Join(f.Harnesses, ","))
 	}
 	return nil
 }

@@ -57,7 +57,7 @@ func runFreshness(ctx context.Context, app *App, o freshnessOpts) error {
 	case err != nil:
 		return err
 	default:
-		rep = freshness.Check(ctx, k, freshness.Options{MaxCommits: o.maxCommits})
+		rep = freshness.CheckAndRecord(ctx, k, freshness.Options{MaxCommits: o.maxCommits}, app.Now())
 	}
 	if err := ctx.Err(); err != nil {
 		return err

@@ -53,14 +53,18 @@ func (f *fakeAdapter) Spec() harness.Spec {
 	}
 	return harness.Spec{ID: f.id, Name: f.name, Binary: f.Binary(), InstallHint: f.InstallHint(),
 		Detect: []harness.EnvMarker{{Name: "FAKE_AGENT", Value: f.id}}, Priority: prio, Drain: true,
-		PromptArgMax: harness.DefaultPromptArgMax, Files: f.Paths()}
+		PromptArgMax: harness.DefaultPromptArgMax, Files: f.Paths(),
+		// A model flag and no effort flag: a launch shows both what is
+		// passed and what is reported as not honoured.
+		Model: harness.ModelFlags{Name: []string{"--model", "%s"}}}
 }
 
 func (f *fakeAdapter) ID() string     { return f.id }
 func (f *fakeAdapter) Name() string   { return f.name }
 func (f *fakeAdapter) Binary() string { return f.id + "-agent" }
-func (f *fakeAdapter) LaunchArgs(prompt string) []string {
-	return []string{"run", "--headless", prompt}
+func (f *fakeAdapter) LaunchArgs(prompt string, m harness.Model) []string {
+	margs, _ := f.Spec().ModelArgs(m)
+	return append(append([]string{"run", "--headless"}, margs...), prompt)
 }
 func (f *fakeAdapter) InstallHint() string {
 	return "install " + f.id + "-agent from https://example.invalid/" + f.id

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/kk-project/kk/internal/githooks"
+	"github.com/kk-project/kk/internal/store"
 	"github.com/kk-project/kk/internal/txn"
 	"github.com/spf13/cobra"
 )
@@ -21,8 +23,9 @@ func newIndexCmd(app *App) *cobra.Command {
 }
 
 type indexRebuildOpts struct {
-	check bool
-	stage bool
+	check   bool
+	stage   bool
+	commits []string
 }
 
 func newIndexRebuildCmd(app *App) *cobra.Command {
@@ -37,18 +40,33 @@ The output is a pure function of the leaves and the summaries: two runs give
 the same bytes, and a run with nothing to change writes no file. An index.md
 left in a folder that no longer holds leaves is removed.
 
---check writes nothing; it lists the files that differ and exits 1 when any
-does (use it in CI). --stage runs git add on the files it wrote.`,
+A leaf kk cannot read (a note written by hand, a leaf with a conflict) is
+left out of the generated files with a warning naming its problems;
+--check writes nothing, lists the files that differ and the leaves it
+cannot read, and exits 1 when there is any (use it in CI). --stage runs git
+add on the files it wrote.
+
+--commits RANGE regenerates the files of each commit of a git range
+instead ("main..HEAD", "HEAD^!"), each from that commit's own leaves read
+from git, and makes again each commit whose files lag (author, dates and
+message kept) with the commits after it; HEAD, the range's newest commit,
+moves to the result. kk's git hooks run it after a merge, a rebase or a
+cherry-pick, whose merge driver kept one side of a generated file, so that
+every commit's generated files match its leaves.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if o.check && o.stage {
 				return usagef("--check and --stage exclude each other")
+			}
+			if len(o.commits) > 0 && (o.check || o.stage) {
+				return usagef("--commits excludes --check and --stage")
 			}
 			return runIndexRebuild(cmd.Context(), app, o)
 		},
 	}
 	cmd.Flags().BoolVar(&o.check, "check", false, "write nothing; exit 1 if any generated file is out of date")
 	cmd.Flags().BoolVar(&o.stage, "stage", false, "git add the files written")
+	cmd.Flags().StringArrayVar(&o.commits, "commits", nil, "regenerate the files of each commit of this git range up to HEAD, rewriting those that lag (repeatable)")
 	return cmd
 }
 
@@ -57,13 +75,20 @@ func runIndexRebuild(ctx context.Context, app *App, o indexRebuildOpts) error {
 	if err != nil {
 		return err
 	}
+	if len(o.commits) > 0 {
+		return runRegenerateCommits(ctx, app, k, o.commits)
+	}
+	if o.check {
+		app.skipsReported = true // the check lists them
+	}
 	res, err := txn.Rebuild(ctx, k, txn.Meta{Source: "cli", Command: app.Command}, txn.RebuildOptions{Check: o.check, Stage: o.stage})
 	if err != nil {
 		return err
 	}
 	stale := len(res.Changed)+len(res.Removed) > 0
+	unreadable := o.check && len(res.Skipped) > 0
 	if app.JSON {
-		out := map[string]any{"check": o.check, "up_to_date": !stale || !o.check, "result": res}
+		out := map[string]any{"check": o.check, "up_to_date": !o.check || !stale && !unreadable, "result": res}
 		if err := app.printJSON(out); err != nil {
 			return err
 		}
@@ -78,10 +103,20 @@ func runIndexRebuild(ctx context.Context, app *App, o indexRebuildOpts) error {
 		for _, f := range res.Removed {
 			fmt.Fprintf(app.IO.Out, "%s\t%s\n", removed, f)
 		}
+		if o.check {
+			for _, s := range res.Skipped {
+				for _, p := range s.Problems {
+					fmt.Fprintf(app.IO.Out, "unreadable\t%s\t%s\n", s.Path, p)
+				}
+			}
+		}
+		if unreadable {
+			fmt.Fprintf(app.IO.Err, "kk: %d leaf file(s) cannot be read and are left out of the generated files; fix them (`kk lint` explains, `kk node adopt` fills in a note written by hand)\n", len(res.Skipped))
+		}
 		switch {
 		case o.check && stale:
 			fmt.Fprintf(app.IO.Err, "kk: %d generated file(s) are out of date; run `kk index rebuild` and commit the result\n", len(res.Changed)+len(res.Removed))
-		case o.check:
+		case o.check && !unreadable:
 			app.notef("index is up to date (%d node(s), %d folder(s))", res.NodeCount, res.Folders)
 		case !stale:
 			app.notef("nothing to do; index is up to date (%d node(s))", res.NodeCount)
@@ -92,7 +127,7 @@ func runIndexRebuild(ctx context.Context, app *App, o indexRebuildOpts) error {
 			app.warnf("%d folder(s) have no summary in FOLDER_SUMMARIES.md: %s", len(res.MissingSummaries), listSome(res.MissingSummaries, 5))
 		}
 	}
-	if o.check && stale {
+	if o.check && (stale || unreadable) {
 		return &SilentError{Code: ExitFailure}
 	}
 	return nil
@@ -104,4 +139,22 @@ func listSome(items []string, n int) string {
 		return strings.Join(items, ", ")
 	}
 	return fmt.Sprintf("%s and %d more", strings.Join(items[:n], ", "), len(items)-n)
+}
+
+func runRegenerateCommits(ctx context.Context, app *App, k *store.KB, revs []string) error {
+	app.skipsReported = true // the leaves of past commits are not the work tree's
+	res, err := githooks.RegenerateCommits(ctx, k, revs, app.Command)
+	if err != nil {
+		return err
+	}
+	if app.JSON {
+		return app.printJSON(res)
+	}
+	for _, c := range res.Commits {
+		fmt.Fprintf(app.IO.Out, "rewrote\t%s\t%s\t%s\n", c.Old, c.New, strings.Join(c.Files, " "))
+	}
+	if len(res.Commits) > 0 {
+		app.notef("regenerated the index files of %d commit(s); HEAD is now %s", len(res.Commits), res.Head)
+	}
+	return nil
 }

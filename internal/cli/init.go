@@ -56,13 +56,18 @@ scaffolding (README, .gitignore block, installed version) of an existing
 knowledge base and everything kk installed into the recorded harnesses,
 and leaves user content alone.
 
-In a git work tree, init also installs the git hooks post-checkout and
-post-merge into the folder git runs hooks from (core.hooksPath, else
-.git/hooks): after a branch checkout or a merge they run "kk sync" in the
+In a git work tree, init also sets up merges of the generated files
+(.ai/kenkeep/.gitattributes sends ENTRY.md, GRAPH.md and every index.md to
+kk's merge driver, which the repository's git config defines) and installs
+the git hooks post-checkout, post-commit, post-merge and post-rewrite into
+the folder git runs hooks from (core.hooksPath, else .git/hooks): after a
+merge, a rebase or a cherry-pick they regenerate the generated files of
+each commit made from its own leaves, so that merges never conflict on
+them, and after a branch checkout or a merge they run "kk sync" in the
 background. A hook already there is kept as <name>.kk-chained and still
-runs first. --no-git-hooks leaves them out; "kk uninstall --git-hooks"
-removes them and puts the earlier hooks back. Outside a git work tree
-they are skipped with a note.
+runs first. --no-git-hooks leaves the hooks and the driver out; "kk
+uninstall --git-hooks" removes them and puts the earlier hooks back.
+Outside a git work tree they are skipped with a note.
 
 The repository is --root, KK_ROOT, or else the working directory.`,
 		Example: `  kk init
@@ -82,7 +87,7 @@ The repository is --root, KK_ROOT, or else the working directory.`,
 	cmd.Flags().BoolVarP(&o.upgrade, "upgrade", "u", false, "refresh generated scaffolding and everything kk installed into the recorded harnesses")
 	cmd.Flags().StringVar(&o.harnesses, "harnesses", "", "install kk into these coding agents (comma-separated harness ids)")
 	cmd.Flags().StringVar(&o.kkCommand, "kk-command", "", "command the hooks run kk with (default: kk, found on PATH)")
-	cmd.Flags().BoolVar(&o.noGitHooks, "no-git-hooks", false, "do not install the git hooks post-checkout and post-merge")
+	cmd.Flags().BoolVar(&o.noGitHooks, "no-git-hooks", false, "do not install kk's git hooks and merge driver")
 	return cmd
 }
 

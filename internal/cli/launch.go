@@ -23,6 +23,9 @@ type launchOpts struct {
 	harness string // --harness
 	skill   string // the slash command, without "/"
 	from    string // kk bootstrap --from
+	// model picks the launch's model setting from config.yaml
+	// (curatorModel, bootstrapModel); nil runs the harness's default.
+	model func(store.Config) store.NamedModel
 }
 
 // launchNoJSON is what a launcher prints instead of data.
@@ -33,12 +36,17 @@ const launchLong = `
 The harness is --harness, else the one this command runs inside (detected
 from its environment), else cliDefaultHarness in .ai/kenkeep/config.yaml,
 else claude. kk must be installed into it (kk init --harnesses <id>), so
-that it has the skill. The agent starts in the repository root with this
+that it has the skill. kk curate runs with curatorModel and kk bootstrap
+with bootstrapModel from config.yaml ({name, effort}, as the harness's
+own flags); what the harness cannot honour of the setting is said on
+stderr, and the harness runs without it. The agent starts in the repository root with this
 terminal's input and output and with KK_INTERNAL=1 set, so kk's hooks stay
 out of its way; kk exits with the agent's exit status.`
 
 func newCurateCmd(app *App) *cobra.Command {
-	o := launchOpts{skill: "kk-curate"}
+	o := launchOpts{skill: "kk-curate", model: func(c store.Config) store.NamedModel {
+		return store.NamedModel{Key: "curatorModel", Setting: c.CuratorModel}
+	}}
 	cmd := &cobra.Command{
 		Use:         "curate",
 		Annotations: map[string]string{noJSON: launchNoJSON},
@@ -57,7 +65,9 @@ waiting in .ai/kenkeep/_sessions into reviewed knowledge nodes.` + launchLong,
 }
 
 func newBootstrapCmd(app *App) *cobra.Command {
-	o := launchOpts{skill: "kk-bootstrap"}
+	o := launchOpts{skill: "kk-bootstrap", model: func(c store.Config) store.NamedModel {
+		return store.NamedModel{Key: "bootstrapModel", Setting: c.BootstrapModel}
+	}}
 	cmd := &cobra.Command{
 		Use:         "bootstrap",
 		Annotations: map[string]string{noJSON: launchNoJSON},
@@ -155,7 +165,15 @@ func runLaunch(_ context.Context, app *App, o launchOpts) error {
 	if err != nil {
 		return fmt.Errorf("%s is not on PATH, so %s cannot be started: %s", a.Binary(), a.Name(), a.InstallHint())
 	}
-	c := exec.Command(bin, a.LaunchArgs(prompt)...)
+	var model harness.Model
+	if o.model != nil {
+		nm := o.model(cfg)
+		model = nm.Setting.HarnessModel()
+		for _, p := range a.Spec().ModelProblems(nm.Key, model) {
+			app.warnf("%s (config.yaml)", p)
+		}
+	}
+	c := exec.Command(bin, a.LaunchArgs(prompt, model)...)
 	c.Dir = k.Root
 	c.Stdin, c.Stdout, c.Stderr = app.IO.In, app.IO.Out, app.IO.Err
 	c.Env = childEnv(os.Environ(), k.Root)

@@ -52,6 +52,7 @@ func runLint(ctx context.Context, app *App, o lintOpts) error {
 	if err != nil {
 		return err
 	}
+	app.skipsReported = true // the report names every leaf kk cannot read
 	rep, err := checks.Lint(ctx, k)
 	if err != nil {
 		return err

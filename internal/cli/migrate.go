@@ -2,10 +2,12 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/kk-project/kk/internal/migrate"
+	"github.com/kk-project/kk/internal/store"
 	"github.com/spf13/cobra"
 )
 
@@ -39,8 +41,11 @@ func newMigrateStatusCmd(app *App) *cobra.Command {
 		Short: "Show the tree's schema version and the migration steps it needs",
 		Long: `Detect the schema version of the tree (the lowest version any leaf declares)
 and list the steps, in order, that bring it to version 3, each with the
-commands that carry it out. A tree at version 3, or with no leaves, prints
-"nothing to do". Writes nothing.
+primitives that carry it out (with --json, named as kenkeep's kk-migrate
+skill names them: "place inventory", "place apply", "migrate okf-v3"). A
+tree at version 3, one with no leaves, or no knowledge base at all prints
+"nothing to do" and exits 0. A leaf that declares a schema version no tool
+wrote (0, say) is an error naming it. Writes nothing.
 
 With --json: {"schema_version", "current" (null when there are no leaves),
 "target", "steps": [{"id", "from", "to", "primitives"}]}.`,
@@ -53,12 +58,16 @@ With --json: {"schema_version", "current" (null when there are no leaves),
 
 func runMigrateStatus(ctx context.Context, app *App, o migrateStatusOpts) error {
 	k, err := app.KB()
-	if err != nil {
+	current := 0
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		// No knowledge base: nothing to migrate (kenkeep says the same).
+	case err != nil:
 		return err
-	}
-	current, err := migrate.DetectSchemaVersion(k)
-	if err != nil {
-		return err
+	default:
+		if current, err = migrate.DetectSchemaVersion(k); err != nil {
+			return err
+		}
 	}
 	steps, err := migrate.PlanMigration(current)
 	if err != nil {
@@ -72,7 +81,9 @@ func runMigrateStatus(ctx context.Context, app *App, o migrateStatusOpts) error 
 		return app.printJSON(map[string]any{"current": cur, "target": migrate.TargetSchemaVersion, "steps": steps})
 	}
 	if len(steps) == 0 {
-		if current == 0 {
+		if k == nil {
+			fmt.Fprintln(app.IO.Out, "nothing to do: there is no knowledge base here")
+		} else if current == 0 {
 			fmt.Fprintln(app.IO.Out, "nothing to do: the tree has no leaves")
 		} else {
 			fmt.Fprintf(app.IO.Out, "nothing to do: the tree is at schema version %d\n", current)
@@ -81,7 +92,7 @@ func runMigrateStatus(ctx context.Context, app *App, o migrateStatusOpts) error 
 	}
 	fmt.Fprintf(app.IO.Out, "current: %d\ntarget: %d\nsteps:\n", current, migrate.TargetSchemaVersion)
 	for i, s := range steps {
-		fmt.Fprintf(app.IO.Out, "  %d. %s (%d -> %d): %s\n", i+1, s.ID, s.From, s.To, strings.Join(s.Primitives, ", then "))
+		fmt.Fprintf(app.IO.Out, "  %d. %s (%d -> %d): %s\n", i+1, s.ID, s.From, s.To, s.Commands())
 	}
 	return nil
 }

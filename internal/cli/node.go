@@ -31,7 +31,7 @@ func newNodeCmd(app *App) *cobra.Command {
 			return usagef("node needs a subcommand: write, show or list")
 		},
 	}
-	cmd.AddCommand(newNodeWriteCmd(app), newNodeShowCmd(app), newNodeListCmd(app), newNodeAddCmd(app), newNodePhrasingsCmd(app))
+	cmd.AddCommand(newNodeWriteCmd(app), newNodeShowCmd(app), newNodeListCmd(app), newNodeAddCmd(app), newNodePhrasingsCmd(app), newNodeAdoptCmd(app))
 	return cmd
 }
 
@@ -53,6 +53,7 @@ type nodeWriteOpts struct {
 	update      bool
 	unique      bool
 	noIndex     bool
+	trace       string
 }
 
 func newNodeWriteCmd(app *App) *cobra.Command {
@@ -123,14 +124,33 @@ run 'kk index rebuild' once at the end.`,
 	f.BoolVar(&o.update, "update", false, "replace the leaf if the id exists")
 	f.BoolVar(&o.unique, "unique", false, "append -2, -3 or -4 to the id if it exists")
 	f.BoolVar(&o.noIndex, "no-index", false, "leave the index files alone (when writing many nodes, then run `kk index rebuild` once)")
+	f.StringVar(&o.trace, "trace", "", "append the outcome to a run's trace, <kind>:<run-id>[__<batch>] (bootstrap, kk-add, curator), in .ai/kenkeep/_logs/<kind>/")
 	return cmd
 }
 
 func runNodeWrite(ctx context.Context, app *App, o nodeWriteOpts) error {
+	var trace *curate.Trace
+	if o.trace != "" {
+		t, err := curate.ParseTrace(o.trace)
+		if err != nil {
+			return usagef("--trace: %v", err)
+		}
+		trace = &t
+	}
 	k, err := app.KB()
 	if err != nil {
 		return err
 	}
+	err = writeNode(ctx, app, k, o, trace)
+	if trace != nil && err != nil {
+		if terr := trace.Append(k, app.Now(), "failed", map[string]any{"reason": err.Error()}); terr != nil {
+			app.warnf("the trace %s: %v", k.Rel(trace.Path(k)), terr)
+		}
+	}
+	return err
+}
+
+func writeNode(ctx context.Context, app *App, k *store.KB, o nodeWriteOpts, trace *curate.Trace) error {
 	var in contracts.NodeInput
 	if o.input != "" {
 		data, name, err := app.readInput(o.input)
@@ -167,6 +187,11 @@ func runNodeWrite(ctx context.Context, app *App, o nodeWriteOpts) error {
 	res, err := curate.WriteNode(ctx, k, in, curate.WriteOptions{Mode: mode, Command: app.Command, NoIndex: o.noIndex})
 	if err != nil {
 		return err
+	}
+	if trace != nil {
+		if terr := trace.Append(k, app.Now(), "written", map[string]any{"id": res.ID, "path": res.Path, "action": res.Action}); terr != nil {
+			app.warnf("the trace %s: %v", k.Rel(trace.Path(k)), terr)
+		}
 	}
 	if o.noIndex {
 		app.notef("index files not regenerated (--no-index); run `kk index rebuild` when done")

@@ -224,6 +224,9 @@ func runPackImport(ctx context.Context, app *App, o packImportOpts) error {
 	if len(res.UnknownEdges) > 0 {
 		app.warnf("imported leaves link to %d id(s) that are in neither the pack nor the tree: %s", len(res.UnknownEdges), strings.Join(res.UnknownEdges, ", "))
 	}
+	if len(res.MissingSummaries) > 0 {
+		app.warnf("%d folder(s) of the pack have no summary in its %s: %s", len(res.MissingSummaries), pack.SummariesFile, listSome(res.MissingSummaries, 5))
+	}
 	app.phrasingsHint(k)
 	if app.JSON {
 		return app.printJSON(res)

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/pprof"
+	"slices"
 	"strings"
 	"time"
 
@@ -22,6 +23,7 @@ import (
 	"github.com/kk-project/kk/internal/harness"
 	"github.com/kk-project/kk/internal/httpapi"
 	"github.com/kk-project/kk/internal/lock"
+	"github.com/kk-project/kk/internal/node"
 	"github.com/kk-project/kk/internal/store"
 	"github.com/kk-project/kk/internal/txn"
 )
@@ -71,6 +73,12 @@ type App struct {
 	// Harnesses are the harness adapters kk knows (all.Registry(); tests
 	// swap in fakes through newHarnessRegistry).
 	Harnesses *harness.Registry
+	// kbs are the knowledge bases the command opened: the leaves their
+	// reads skipped are warned about when it ends (warnSkipped).
+	kbs []*store.KB
+	// skipsReported is set by a command that reports skipped leaves
+	// itself (kk lint, kk doctor) or must print nothing more (completion).
+	skipsReported bool
 }
 
 // newHarnessRegistry builds App.Harnesses. Tests replace it once, before
@@ -131,6 +139,7 @@ func Run(ctx context.Context, args []string, streams IO, getenv func(string) str
 	root.SetOut(streams.Out)
 	root.SetErr(streams.Err)
 	cmd, err := root.ExecuteContextC(ctx)
+	app.warnSkipped()
 	if cmd != nil && cmd != root {
 		app.usageHelp = cmd.CommandPath() + " --help"
 	}
@@ -301,7 +310,34 @@ func (a *App) KB() (*store.KB, error) {
 	if _, err := txn.Recover(k); err != nil {
 		return nil, err
 	}
+	a.kbs = append(a.kbs, k)
 	return k, nil
+}
+
+// warnSkipped warns about the leaves the command's reads skipped because
+// they cannot be read, each once, with every problem in it: the command
+// went on with the other leaves.
+func (a *App) warnSkipped() {
+	var problems []error
+	for _, k := range a.kbs {
+		problems = append(problems, k.TakeSkipped()...)
+	}
+	if a.skipsReported || len(problems) == 0 {
+		return
+	}
+	// The tree read and the index sync may both skip a file: one line each.
+	var lines []string
+	for _, p := range problems {
+		line := p.Error()
+		if ne, ok := errors.AsType[*node.Error](p); ok {
+			line = store.DirName + "/nodes/" + ne.Path + ": " + ne.Detail()
+		}
+		if !slices.Contains(lines, line) {
+			lines = append(lines, line)
+		}
+	}
+	a.warnf("skipped %d leaf file(s) kk cannot read (`kk node adopt` fills in what a note written by hand lacks; `kk lint` lists every problem):\n  %s",
+		len(lines), strings.Join(lines, "\n  "))
 }
 
 func (a *App) findKB() (*store.KB, error) {

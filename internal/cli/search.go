@@ -119,7 +119,9 @@ func runSearch(ctx context.Context, app *App, o searchOpts) error {
 	}
 	if d, ok := resp.Data.(*search.SearchData); ok {
 		for _, s := range d.Skipped {
-			app.warnf("left out of the index: %s: %s", s.Path, s.Msg)
+			if s.Extractor != "" { // a leaf left out is warned about with the others (warnSkipped)
+				app.warnf("left out of the index: %s: %s", s.Path, s.Msg)
+			}
 		}
 	}
 	return printGraph(app, resp, func(w io.Writer, data any) {

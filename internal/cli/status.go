@@ -54,9 +54,7 @@ func runStatus(ctx context.Context, app *App, _ statusOpts) error {
 	w := app.IO.Out
 	fmt.Fprintf(w, "knowledge base: %s\n", k.Dir)
 	fmt.Fprintf(w, "installed: %s (%s)\n", st.Version, st.InstalledAt)
-	if st.InvalidLeaves > 0 {
-		fmt.Fprintf(w, "leaves: %d problem(s) with invalid leaves; run `kk lint` for details\n", st.InvalidLeaves)
-	} else {
+	{
 		types := make([]string, 0, len(st.NodesByType))
 		for t := range st.NodesByType {
 			types = append(types, t)
@@ -78,6 +76,9 @@ func runStatus(ctx context.Context, app *App, _ statusOpts) error {
 		}
 		fmt.Fprintln(w, line)
 	}
+	if st.InvalidLeaves > 0 {
+		fmt.Fprintf(w, "leaves kk cannot read: %d (skipped); run `kk lint` for details\n", st.InvalidLeaves)
+	}
 	index := st.IndexState
 	switch st.IndexState {
 	case "stale", "missing":
@@ -87,15 +88,27 @@ func runStatus(ctx context.Context, app *App, _ statusOpts) error {
 	}
 	fmt.Fprintf(w, "index: %s\n", index)
 	fmt.Fprintf(w, "session logs: %d pending extraction, %d other\n", st.Sessions.Pending, st.Sessions.Other)
+	fmt.Fprintf(w, "curation queue: %d log(s) with %d candidate(s)", st.Sessions.Curation, st.Sessions.Candidates)
+	if st.Sessions.Curation > 0 {
+		fmt.Fprint(w, "; run /kk-curate in your agent (or `kk curate`)")
+	}
+	fmt.Fprintln(w)
+	if f := st.Freshness; f.Available {
+		line := fmt.Sprintf("nodes describing changed code: %d of %d", f.Flagged, f.Nodes)
+		if f.Flagged > 0 {
+			line += "; `kk freshness` lists them"
+		}
+		fmt.Fprintln(w, line)
+	} else {
+		fmt.Fprintf(w, "nodes describing changed code: n/a (%s)\n", f.Reason)
+	}
 	fmt.Fprintf(w, "conflicts: %d pending of %d\n", st.Conflicts.Pending, st.Conflicts.Total)
 	if n := len(st.MissingSummaries); n > 0 {
 		fmt.Fprintf(w, "folders without summary: %d (%s)\n", n, strings.Join(st.MissingSummaries, ", "))
-	} else if st.InvalidLeaves == 0 {
+	} else {
 		fmt.Fprintln(w, "folders without summary: 0")
 	}
-	if st.InvalidLeaves == 0 {
-		printGraphCounts(w, st.Graph)
-	}
+	printGraphCounts(w, st.Graph)
 	return nil
 }
 

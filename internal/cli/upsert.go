@@ -75,7 +75,7 @@ NOT_FOUND, CONFLICT, INVARIANT_VIOLATION) and writes nothing.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.e.Type, "type", "", "entity type: req, scenario, test, adr, flag, event or symbol")
-	f.StringVar(&o.e.ID, "id", "", "entity id (REQ-7 becomes req-7)")
+	f.StringVar(&o.e.ID, "id", "", "entity id, kept as written (REQ-7 and req-7 name the same entity)")
 	f.StringVar(&o.e.Title, "title", "", "short summary (required to create)")
 	f.StringVar(&o.status, "status", "", "draft, stable or deprecated (new entities start as draft)")
 	f.StringVar(&o.priority, "priority", "", "priority, e.g. must, should, could")

@@ -14,6 +14,24 @@ type ServePlacement struct {
 	Description string   `json:"description" jsonschema:"maxLength=300,pattern=^[^\\r\\n]*$,description=One-line summary of the note."`
 	Type        string   `json:"type" jsonschema:"enum=practice,enum=map,description=practice for how-to and rules (imperative)\\, map for what exists and where."`
 	Tags        []string `json:"tags" jsonschema:"maxItems=8,description=Short lowercase tags."`
+	// Phrasings are how a developer who does not know the note would ask
+	// for it (kk_phrasings): search indexes them, so a later question that
+	// shares no word with the note still finds it.
+	Phrasings []string `json:"phrasings,omitempty" jsonschema:"maxItems=6,description=Three to six one-line questions or symptoms a developer would type to find this note\\, in their own words and not the title's: the words of the problem\\, not of the answer."`
+	// Refactors are the minimal moves that keep the tree in shape as the
+	// note arrives (seed 000's refactors): applied in the job's
+	// transaction and commit, before the note is written.
+	Refactors []ServeRefactor `json:"refactors,omitempty" jsonschema:"maxItems=10,description=Minimal refactors applied with the note\\, in order; usually none. Move an existing note into a folder\\, or merge a folder's notes into another existing folder. Leave out when the tree is fine as it is."`
+}
+
+// ServeRefactor is one move of a placement decision: an existing note
+// (From ends in .md; its file name stays, kk's ids never change) moves
+// into the folder To, or an existing folder's notes (From a folder) move
+// into the existing folder To. Links to a moved note follow it: kk links
+// by id and rewrites the generated links of every note that points at it.
+type ServeRefactor struct {
+	From string `json:"from" jsonschema:"minLength=1,maxLength=300,pattern=^[A-Za-z0-9][A-Za-z0-9._-]*(/[A-Za-z0-9][A-Za-z0-9._-]*)*$,description=An existing note (its path under nodes/\\, ending in .md) or an existing folder."`
+	To   string `json:"to" jsonschema:"maxLength=200,pattern=^$|^[a-z0-9][a-z0-9-]*(/[a-z0-9][a-z0-9-]*){0\\,2}$,description=The folder it moves into (a note: any folder\\, new or existing\\, at most three levels; a folder's notes: an existing folder). \"\" is the root."`
 }
 
 // ServeRerank orders the candidates kk's search found for a query, most

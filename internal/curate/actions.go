@@ -34,16 +34,26 @@ func DecodeActions(name string, data []byte) (contracts.CuratorOutput, error) {
 	}
 	for i := range actions {
 		a := &actions[i]
-		if a.HomeFolder != nil {
-			if _, err := node.CleanFolder(*a.HomeFolder); err != nil {
-				return nil, fmt.Errorf("%s: /%d/home_folder: %v", name, i, err)
-			}
-		}
 		if p := a.ProposedNode; p != nil && p.DependsOn == nil {
 			p.DependsOn = []string{}
 		}
 	}
 	return actions, nil
+}
+
+// CheckHomeFolders refuses a batch with a home_folder that leaves nodes/
+// (curate-dedup, before it writes the survivors). curate-persist checks
+// each action's folder on its own instead: a bad one fails only its
+// action.
+func CheckHomeFolders(name string, actions contracts.CuratorOutput) error {
+	for i, a := range actions {
+		if a.HomeFolder != nil {
+			if _, err := node.CleanFolder(*a.HomeFolder); err != nil {
+				return fmt.Errorf("%s: /%d/home_folder: %v", name, i, err)
+			}
+		}
+	}
+	return nil
 }
 
 var runIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)

@@ -342,10 +342,22 @@ func TestDecodeActions(t *testing.T) {
 		{strings.Replace(good, `"action":"add"`, `"action":"merge"`, 1), "/0/action: value must be one of"},
 		{strings.Replace(good, `"title":"T",`, ``, 1), "/0/proposed_node"},
 		{strings.Replace(good, `"rationale":""`, `"rationale":"","extra":1`, 1), "/0/extra: is not allowed here"},
+	} {
+		if _, err := DecodeActions("in.json", []byte(bad.src)); err == nil || !strings.Contains(err.Error(), bad.want) {
+			t.Errorf("%q: err %v, want %q", bad.src, err, bad.want)
+		}
+	}
+	// A home folder leaving nodes/ is curate-dedup's to refuse for the
+	// batch; curate-persist fails that action alone.
+	for _, bad := range []struct{ src, want string }{
 		{strings.Replace(good, `"a/b"`, `"../../etc"`, 1), `in.json: /0/home_folder: folder "../../etc" climbs out of nodes/`},
 		{strings.Replace(good, `"a/b"`, `"/abs"`, 1), `/0/home_folder: folder "/abs" is absolute`},
 	} {
-		if _, err := DecodeActions("in.json", []byte(bad.src)); err == nil || !strings.Contains(err.Error(), bad.want) {
+		actions, err := DecodeActions("in.json", []byte(bad.src))
+		if err != nil {
+			t.Fatalf("%q: %v", bad.src, err)
+		}
+		if err := CheckHomeFolders("in.json", actions); err == nil || !strings.Contains(err.Error(), bad.want) {
 			t.Errorf("%q: err %v, want %q", bad.src, err, bad.want)
 		}
 	}

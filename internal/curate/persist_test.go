@@ -258,3 +258,26 @@ func TestPersistRefusesV2Trees(t *testing.T) {
 		t.Fatalf("err %v", err)
 	}
 }
+
+// A home_folder that leaves nodes/ fails its own action only, as the
+// help says of every failed action (kenkeep's curate-persist too); the
+// batch is decoded whole and the other actions are written.
+func TestPersistUnsafeHomeFolderFailsOnlyItsAction(t *testing.T) {
+	k := newTestKB(t)
+	src := `[
+	  {"action": "add", "candidate_origin": "a", "target_node_id": null, "proposed_node": {"title": "Kept", "type": "map", "tags": [], "description": "d", "body": "one", "kk_confidence": "low", "kk_relates_to": []}, "rationale": ""},
+	  {"action": "add", "candidate_origin": "b", "target_node_id": null, "proposed_node": {"title": "Escaping", "type": "map", "tags": [], "description": "d", "body": "two", "kk_confidence": "low", "kk_relates_to": []}, "rationale": "", "home_folder": "../../etc"},
+	  {"action": "add", "candidate_origin": "c", "target_node_id": null, "proposed_node": {"title": "Absolute", "type": "map", "tags": [], "description": "d", "body": "three", "kk_confidence": "low", "kk_relates_to": []}, "rationale": "", "home_folder": "/tmp"}
+	]`
+	actions, err := DecodeActions("in.json", []byte(src))
+	if err != nil {
+		t.Fatalf("the batch is refused whole: %v", err)
+	}
+	rep, err := Persist(context.Background(), k, actions, PersistOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Results[0].Status != PersistWritten || rep.Results[1].Reason != ReasonHomeFolderInvalid || rep.Results[2].Reason != ReasonHomeFolderInvalid || rep.Written != 1 || rep.Failed != 2 {
+		t.Fatalf("%+v", rep.Results)
+	}
+}

@@ -155,8 +155,19 @@ func WriteInTx(tx *txn.Tx, in contracts.NodeInput, opts WriteOptions) (*WriteRes
 	return writeNode(tx, in, opts)
 }
 
-// prepareInput checks the input and drops repeated links.
+// prepareInput trims the list values (--tags "a, b" gives a and b, as
+// kenkeep's CLI does), checks the input and drops repeated links.
 func prepareInput(in *contracts.NodeInput) error {
+	for _, l := range []*[]string{&in.Tags, &in.RelatesTo, &in.DependsOn, &in.DerivedFrom, &in.Phrasings} {
+		if *l == nil {
+			continue
+		}
+		trimmed := make([]string, len(*l))
+		for i, v := range *l {
+			trimmed[i] = strings.TrimSpace(v)
+		}
+		*l = trimmed
+	}
 	if err := validateInput(in); err != nil {
 		return err
 	}

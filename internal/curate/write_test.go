@@ -139,3 +139,25 @@ func TestWriteNodeLinksThroughRedirects(t *testing.T) {
 		t.Fatalf("link not resolved through the redirect:\n%s", data)
 	}
 }
+
+// List values are trimmed, as kenkeep's CLI trims them: --tags "a, b"
+// stores the tag b, not " b".
+func TestWriteNodeTrimsListValues(t *testing.T) {
+	k := newTestKB(t)
+	in := contracts.NodeInput{Type: "practice", Title: "Trimmed", Description: "d", Body: "b\n",
+		Tags: []string{"a", " b ", "\tc"}, RelatesTo: []string{" map-x"}, DerivedFrom: []string{"docs/a.md "}}
+	res, err := WriteNode(context.Background(), k, in, WriteOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := k.ReadLeaf(strings.TrimPrefix(res.Path, store.DirName+"/nodes/"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(n.Tags, "|") != "a|b|c" || strings.Join(n.RelatesTo, "|") != "map-x" || strings.Join(n.DerivedFrom, "|") != "docs/a.md" {
+		t.Fatalf("tags %q relates_to %q derived_from %q", n.Tags, n.RelatesTo, n.DerivedFrom)
+	}
+	if _, err := WriteNode(context.Background(), k, contracts.NodeInput{Type: "practice", Title: "Blank tag", Description: "d", Body: "b", Tags: []string{"a", "  "}}, WriteOptions{}); err == nil {
+		t.Fatal("a blank tag was accepted")
+	}
+}

@@ -51,6 +51,10 @@ type Entity struct {
 	Edges       []Edge
 	// Source is the repository-relative file the entity was read from.
 	Source string
+	// CreatedAt and UpdatedAt are the times the document gives
+	// (created_at, updated_at: RFC 3339 or YYYY-MM-DD), normalized to
+	// RFC 3339; "" when it gives none.
+	CreatedAt, UpdatedAt string
 }
 
 // Edge is one typed edge from the entity that declares it.

@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/kk-project/kk/internal/frontmatter"
 )
@@ -185,6 +186,20 @@ func (m *Markdown) Extract(_, rel string, src []byte) ([]Entity, error) {
 	if e.Title == "" {
 		e.Title = id
 	}
+	for _, f := range []struct {
+		key string
+		dst *string
+	}{{"created_at", &e.CreatedAt}, {"updated_at", &e.UpdatedAt}} {
+		v, ok := doc.Value(f.key)
+		if !ok || v == nil {
+			continue
+		}
+		t, err := docTime(v)
+		if err != nil {
+			return nil, fail(f.key, "%v", err)
+		}
+		*f.dst = t
+	}
 	if e.Tags, err = tagsOf(doc); err != nil {
 		return nil, &Error{Source: rel, Field: "tags", Msg: err.Error()}
 	}
@@ -198,6 +213,25 @@ func (m *Markdown) Extract(_, rel string, src []byte) ([]Entity, error) {
 		}
 	}
 	return []Entity{e}, nil
+}
+
+// docTime reads a document's time: a time value, or a string in RFC 3339
+// or YYYY-MM-DD (midnight UTC), as RFC 3339 in UTC.
+func docTime(v any) (string, error) {
+	switch t := v.(type) {
+	case time.Time:
+		return t.UTC().Format(time.RFC3339), nil
+	case string:
+		s := strings.TrimSpace(t)
+		if p, err := time.Parse(time.RFC3339, s); err == nil {
+			return p.UTC().Format(time.RFC3339), nil
+		}
+		if p, err := time.Parse(time.DateOnly, s); err == nil {
+			return p.UTC().Format(time.RFC3339), nil
+		}
+		return "", fmt.Errorf("%q is not a time: use RFC 3339 (2026-05-19T08:00:00Z) or a date (2026-05-19)", s)
+	}
+	return "", fmt.Errorf("must be a time, not %s", describe(v))
 }
 
 func tagsOf(doc *frontmatter.Doc) ([]string, error) {

@@ -48,6 +48,13 @@ type Server struct {
 	Log io.Writer
 	// Reply, when set, returns the answer's text for a request's body.
 	Reply func(body []byte) string
+	// JSON, when set, returns the answer to a request that asks for JSON
+	// (instead of the fixed object the harnesses' side requests get).
+	JSON func(body []byte) string
+	// Fail, when set, returns the HTTP status to fail the n-th request
+	// with (counting from 1), or 0 to answer it: a provider that is down
+	// (503), overloaded (429) or failing now and then.
+	Fail func(n int) int
 
 	mu sync.Mutex
 	n  int
@@ -113,13 +120,24 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	var body map[string]any
 	_ = json.Unmarshal(raw, &body) // a body that is not a JSON object is logged as text
 	api, stream := classify(r, body)
-	s.record(r, api, stream, raw)
+	n := s.record(r, api, stream, raw)
+	if s.Fail != nil {
+		if status := s.Fail(n); status != 0 {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(status)
+			fmt.Fprintf(w, `{"error":{"type":"fake_failure","message":"kk fake model server: request %d fails with %d"}}`+"\n", n, status)
+			return
+		}
+	}
 	reply := DefaultReply
 	if s.Reply != nil {
 		reply = s.Reply(raw)
 	}
 	if wantsJSON(api, body) {
 		reply = jsonReply
+		if s.JSON != nil {
+			reply = s.JSON(raw)
+		}
 	}
 	model, _ := body["model"].(string)
 	if model == "" {
@@ -161,13 +179,20 @@ func readBody(r *http.Request) ([]byte, error) {
 	return io.ReadAll(in)
 }
 
-// record logs one request.
-func (s *Server) record(r *http.Request, api string, stream bool, raw []byte) {
+// Requests returns how many requests the server got.
+func (s *Server) Requests() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.n
+}
+
+// record logs one request and returns its number (from 1).
+func (s *Server) record(r *http.Request, api string, stream bool, raw []byte) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.n++
 	if s.Log == nil {
-		return
+		return s.n
 	}
 	rec := Record{N: s.n, Time: time.Now().UTC().Format(time.RFC3339Nano), Method: r.Method, Path: r.URL.Path,
 		Query: r.URL.RawQuery, API: api, Stream: stream}
@@ -183,9 +208,10 @@ func (s *Server) record(r *http.Request, api string, stream bool, raw []byte) {
 	}
 	line, err := json.Marshal(rec)
 	if err != nil {
-		return
+		return s.n
 	}
 	s.Log.Write(append(line, '\n'))
+	return s.n
 }
 
 // jsonReply answers a request for JSON: the fields Gemini CLI's

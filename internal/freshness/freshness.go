@@ -6,7 +6,6 @@ package freshness
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"path"
 	"regexp"
@@ -86,10 +85,6 @@ func Check(ctx context.Context, k *store.KB, opts Options) *Report {
 	wg.Wait()
 	switch {
 	case treeErr != nil:
-		var te *store.TreeError
-		if errors.As(treeErr, &te) {
-			return unavailable("the knowledge tree has %d invalid leaf file(s); run `kk lint`", len(te.Problems))
-		}
 		return unavailable("reading the knowledge tree: %v", treeErr)
 	case len(tree.Leaves) == 0:
 		return unavailable("the knowledge base has no nodes")

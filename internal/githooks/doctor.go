@@ -33,7 +33,7 @@ func Doctor(ctx context.Context, k *store.KB) []checks.DoctorCheck {
 	if err != nil {
 		return []checks.DoctorCheck{{Name: "git-hooks", Level: checks.DoctorWarn, Message: "cannot check kk's git hooks: " + err.Error(), Fix: "run `git rev-parse --git-path hooks` to see what git reports"}}
 	}
-	out := []checks.DoctorCheck{r.checkHooks()}
+	out := []checks.DoctorCheck{r.checkHooks(), r.checkMergeDriver(ctx)}
 	if !sameDir(r.dir, r.defaultDir) {
 		out = append(out, r.checkFolder())
 	}
@@ -86,12 +86,12 @@ func (r *repo) checkHooks() checks.DoctorCheck {
 		c.Message = fmt.Sprintf("git ignores kk's %s hook(s) in %s: not executable", strings.Join(noExec, ", "), where)
 	case len(missing) > 0:
 		c.Level = checks.DoctorWarn
-		c.Message = fmt.Sprintf("kk's %s hook(s) are not installed in %s: branch indexes are synced only when a command uses them", strings.Join(missing, ", "), where)
+		c.Message = fmt.Sprintf("kk's %s hook(s) are not installed in %s: branch indexes are synced only when a command uses them, and the generated files of merged, rebased or cherry-picked commits are not regenerated", strings.Join(missing, ", "), where)
 	case len(outdated) > 0:
 		c.Level = checks.DoctorWarn
 		c.Message = fmt.Sprintf("kk's %s hook(s) in %s are out of date", strings.Join(outdated, ", "), where)
 	default:
-		c.Message = fmt.Sprintf("%s in %s run `kk sync`", strings.Join(Names, " and "), where)
+		c.Message = fmt.Sprintf("%s in %s keep the search index and the generated files in step", strings.Join(Names, ", "), where)
 	}
 	return c
 }
@@ -108,5 +108,29 @@ func (r *repo) checkFolder() checks.DoctorCheck {
 		c.Message = fmt.Sprintf("kk's %s hook(s) in %s are never run: git runs hooks from %s (%s)", strings.Join(stale, ", "), r.show(r.defaultDir), r.show(r.dir), why)
 		c.Fix = "run `kk uninstall --git-hooks` (it cleans both folders), then `kk init`"
 	}
+	return c
+}
+
+// checkMergeDriver checks that merges of the generated files go through
+// kk's merge driver: .ai/kenkeep/.gitattributes names it and the
+// repository's git config defines it. Either missing is a warning: merges
+// then stop on conflicts in ENTRY.md, GRAPH.md and index.md files.
+func (r *repo) checkMergeDriver(ctx context.Context) checks.DoctorCheck {
+	c := checks.DoctorCheck{Name: "git-merge-driver", Level: checks.DoctorOK}
+	var missing []string
+	if !store.HasGitattributes(r.k) {
+		missing = append(missing, fmt.Sprintf("%s does not send the generated files to the driver %s", r.k.Rel(r.k.GitattributesPath()), MergeDriver))
+	}
+	top, err := gitx.TopLevel(ctx, r.k.Root)
+	if err != nil || !mergeDriverDefined(ctx, top) {
+		missing = append(missing, fmt.Sprintf("the repository's git config does not define merge.%s.driver", MergeDriver))
+	}
+	if len(missing) == 0 {
+		c.Message = "merges of ENTRY.md, GRAPH.md and index.md files go through kk's merge driver " + MergeDriver
+		return c
+	}
+	c.Level, c.Details = checks.DoctorWarn, missing
+	c.Message = "merges and rebases of branches that both changed the knowledge base stop on conflicts in the generated files"
+	c.Fix = "run `kk doctor --fix` (or `kk init`), which sets up the merge driver"
 	return c
 }

@@ -1,8 +1,20 @@
-// Package githooks installs, removes and checks the two git hooks kk puts
-// into a repository: post-checkout (after a branch checkout) and
-// post-merge (after a merge, git pull's included). Both bring the search
-// index of the checked out branch up to date by running `kk sync` in the
-// background, and never change git's outcome.
+// Package githooks installs, removes and checks the git hooks kk puts into
+// a repository, and sets up merges of the generated index files:
+//
+//   - post-checkout (after a branch checkout) and post-merge (after a
+//     merge, git pull's included) bring the search index of the checked
+//     out branch up to date by running `kk sync` in the background;
+//   - kk's merge driver (MergeDriver) keeps one side of a generated file
+//     that both sides changed, so that no merge, rebase or cherry-pick
+//     stops on ENTRY.md, GRAPH.md or an index.md; then post-merge (a merge
+//     commit), post-commit (a cherry-pick or revert when its last commit is
+//     made, a merge concluded by git commit) and post-rewrite (the end of
+//     a rebase, git pull --rebase's included) regenerate the generated
+//     files of each commit the operation made from that commit's own
+//     leaves (RegenerateCommits), so that every commit's generated files
+//     match its leaves.
+//
+// The hooks never change git's outcome.
 //
 // The hooks go into the folder git actually runs hooks from, as git itself
 // reports it (`git rev-parse --git-path hooks`, which honours
@@ -32,11 +44,13 @@ import (
 // The hooks kk installs.
 const (
 	PostCheckout = "post-checkout"
+	PostCommit   = "post-commit"
 	PostMerge    = "post-merge"
+	PostRewrite  = "post-rewrite"
 )
 
 // Names lists the hooks kk installs, sorted.
-var Names = []string{PostCheckout, PostMerge}
+var Names = []string{PostCheckout, PostCommit, PostMerge, PostRewrite}
 
 // ChainSuffix names the file a hook that was in place before kk is moved
 // to: post-checkout becomes post-checkout.kk-chained. Git runs only hooks
@@ -48,7 +62,7 @@ const markerPrefix = "# kk-git-hook: "
 
 // scriptVersion changes whenever the generated script changes in a way
 // that `kk init --upgrade` should roll out.
-const scriptVersion = "1"
+const scriptVersion = "3"
 
 // defaultCommand runs kk when the installed-version record names no
 // other command.
@@ -186,20 +200,13 @@ func script(name, command, rel string) []byte {
 	var b bytes.Buffer
 	b.WriteString("#!/bin/sh\n")
 	b.WriteString(markerPrefix + name + " v" + scriptVersion + "\n")
-	switch name {
-	case PostCheckout:
-		b.WriteString("# Written by `kk init`. After a branch checkout (third argument 1) it\n")
-	default:
-		b.WriteString("# Written by `kk init`. After a merge (git pull's included) it\n")
-	}
-	b.WriteString(`# brings kk's search index of the current branch up to date with
-# ` + "`kk sync`" + `, in the background and with its output discarded.
-# The hook that was here before kk, if any, is kept as
+	b.WriteString("# Written by `kk init`. " + hookPurpose[name] + "\n")
+	b.WriteString(`# The hook that was here before kk, if any, is kept as
 # ` + name + ChainSuffix + ` and runs first, with the same arguments and input;
 # this hook exits with its status. KK_GIT_HOOKS=off skips kk's part,
-# KK_GIT_HOOKS=wait waits for it; it never runs under KK_INTERNAL (a
-# process kk started). ` + "`kk uninstall --git-hooks`" + ` removes this hook and
-# puts the earlier one back.
+# KK_GIT_HOOKS=wait waits for its background part; it never runs under
+# KK_INTERNAL (a process kk started). ` + "`kk uninstall --git-hooks`" + ` removes
+# this hook and puts the earlier one back.
 kk_status=0
 kk_chained="$(dirname -- "$0")/` + name + ChainSuffix + `"
 if [ -x "$kk_chained" ]; then
@@ -208,23 +215,82 @@ if [ -x "$kk_chained" ]; then
 fi
 `)
 	cond := `[ -z "${KK_INTERNAL-}" ] && [ "${KK_GIT_HOOKS-}" != off ]`
-	if name == PostCheckout {
-		cond = `[ "${3-}" = 1 ] && ` + cond
+	kk := func(args string) string {
+		run := command + " " + args + " --root ."
+		if rel != "." {
+			run = "(cd " + shellQuote(rel) + " && " + run + ")"
+		}
+		return run + " >/dev/null </dev/null"
 	}
-	run := command + " sync --root ."
-	if rel != "." {
-		run = "(cd " + shellQuote(rel) + " && " + run + ")"
+	sync := kk("sync")
+	sync = strings.TrimSuffix(sync, " >/dev/null </dev/null") + " >/dev/null 2>&1 </dev/null"
+	background := "\tif [ \"${KK_GIT_HOOKS-}\" = wait ]; then\n\t\t" + sync + "\n\telse\n\t\t" + sync + " &\n\tfi\n"
+	driver := "\tgit config --get merge." + MergeDriver + ".driver >/dev/null 2>&1 ||\n\t\t{ git config merge." + MergeDriver + ".name " + shellQuote(mergeDriverName) +
+		" && git config merge." + MergeDriver + ".driver " + shellQuote(mergeDriverCommand) + "; }\n"
+	switch name {
+	case PostCheckout:
+		b.WriteString("if [ \"${3-}\" = 1 ] && " + cond + "; then\n")
+		b.WriteString(driver)
+		b.WriteString(background)
+		b.WriteString("fi\n")
+	case PostMerge:
+		b.WriteString("if " + cond + "; then\n")
+		b.WriteString(driver)
+		b.WriteString("\tif [ \"${1-}\" = 1 ]; then\n")
+		b.WriteString("\t\t# a squash merge: the commit that follows takes the regenerated files\n")
+		b.WriteString("\t\t" + kk("index rebuild --stage") + "\n")
+		b.WriteString("\telif git rev-parse -q --verify HEAD^2 >/dev/null 2>&1; then\n")
+		b.WriteString("\t\tcase \"$(git log -g -1 --format=%gs HEAD 2>/dev/null)\" in\n")
+		b.WriteString("\t\t*Fast-forward*) ;;\n")
+		b.WriteString("\t\t*) " + kk("index rebuild --commits 'HEAD^!'") + " ;;\n")
+		b.WriteString("\t\tesac\n")
+		b.WriteString("\tfi\n")
+		b.WriteString(background)
+		b.WriteString("fi\n")
+	case PostCommit:
+		b.WriteString("if " + cond + "; then\n")
+		b.WriteString(`	kk_git_dir="$(git rev-parse --git-dir 2>/dev/null)"
+	kk_range=
+	if [ -d "$kk_git_dir/rebase-merge" ] || [ -d "$kk_git_dir/rebase-apply" ]; then
+		: # a rebase: post-rewrite regenerates its commits when it ends
+	elif [ -f "$kk_git_dir/CHERRY_PICK_HEAD" ] || [ -f "$kk_git_dir/REVERT_HEAD" ] ||
+		case "$(git log -g -1 --format=%gs HEAD 2>/dev/null)" in cherry-pick*|revert*) true ;; *) false ;; esac; then
+		# the last commit of a cherry-pick or revert: all of its commits
+		if [ ! -f "$kk_git_dir/sequencer/todo" ] || [ "$(grep -c . "$kk_git_dir/sequencer/todo")" -le 1 ]; then
+			if [ -f "$kk_git_dir/sequencer/head" ]; then
+				kk_range="$(cat "$kk_git_dir/sequencer/head")..HEAD"
+			else
+				kk_range='HEAD^!'
+			fi
+		fi
+	elif git rev-parse -q --verify HEAD^2 >/dev/null 2>&1; then
+		kk_range='HEAD^!'
+	fi
+	if [ -n "$kk_range" ]; then
+		` + kk(`index rebuild --commits "$kk_range"`) + `
+	fi
+`)
+		b.WriteString("fi\n")
+	case PostRewrite:
+		b.WriteString("if [ \"${1-}\" = rebase ] && " + cond + "; then\n")
+		b.WriteString(`	kk_git_dir="$(git rev-parse --git-dir 2>/dev/null)"
+	kk_onto="$(cat "$kk_git_dir/rebase-merge/onto" 2>/dev/null || cat "$kk_git_dir/rebase-apply/onto" 2>/dev/null)"
+	if [ -n "$kk_onto" ]; then
+		` + kk(`index rebuild --commits "$kk_onto..HEAD"`) + `
+	fi
+`)
+		b.WriteString("fi\n")
 	}
-	run += " >/dev/null 2>&1 </dev/null"
-	b.WriteString("if " + cond + "; then\n")
-	b.WriteString("\tif [ \"${KK_GIT_HOOKS-}\" = wait ]; then\n")
-	b.WriteString("\t\t" + run + "\n")
-	b.WriteString("\telse\n")
-	b.WriteString("\t\t" + run + " &\n")
-	b.WriteString("\tfi\n")
-	b.WriteString("fi\n")
 	b.WriteString("exit \"$kk_status\"\n")
 	return b.Bytes()
+}
+
+// hookPurpose says what each of kk's hooks does, for its comment.
+var hookPurpose = map[string]string{
+	PostCheckout: "After a branch checkout (third argument 1) it\n# brings kk's search index of the new branch up to date with `kk sync`,\n# in the background and with its output discarded.",
+	PostMerge:    "After a merge (git pull's included) it\n# regenerates the index files of a merge commit from its leaves (kk's merge\n# driver kept one side of them), or, after git merge --squash, stages them\n# for the commit to come; then it brings kk's search index up to date with\n# `kk sync` in the background.",
+	PostCommit:   "When a cherry-pick or a revert made its last\n# commit, or a merge was concluded with git commit, it regenerates the\n# index files of the commits made from their own leaves (kk index rebuild\n# --commits), so that each commit's generated files match its leaves.",
+	PostRewrite:  "When a rebase ends (git pull --rebase's\n# included) it regenerates the index files of each rebased commit from its\n# own leaves (kk index rebuild --commits), so that every commit's generated\n# files match its leaves.",
 }
 
 // shellQuote quotes s for a POSIX shell.
@@ -308,6 +374,17 @@ func Install(ctx context.Context, k *store.KB, o Options) (*Result, error) {
 		if err := r.install(name, o, res); err != nil {
 			return res, err
 		}
+	}
+	changed, err := SetUpMergeDriver(ctx, k)
+	if err != nil {
+		return res, fmt.Errorf("setting up kk's merge driver: %w", err)
+	}
+	if changed {
+		cfg, err := gitPath(ctx, k.Root, "config")
+		if err != nil {
+			return res, err
+		}
+		res.Changes = append(res.Changes, Change{Path: r.show(cfg), Action: "updated"})
 	}
 	if !sameDir(r.dir, r.defaultDir) {
 		if stale := r.kkHooksIn(r.defaultDir); len(stale) > 0 {
@@ -393,6 +470,16 @@ func Uninstall(ctx context.Context, k *store.KB) (*Result, error) {
 			if err := r.uninstall(dir, name, res); err != nil {
 				return res, err
 			}
+		}
+	}
+	// Without the hooks, the merge driver would leave generated files
+	// behind their leaves without a word: git's own merge comes back.
+	if top, err := gitx.TopLevel(ctx, k.Root); err == nil && mergeDriverDefined(ctx, top) {
+		if _, err := gitx.Run(ctx, top, "config", "--remove-section", "merge."+MergeDriver); err != nil {
+			return res, err
+		}
+		if cfg, err := gitPath(ctx, k.Root, "config"); err == nil {
+			res.Changes = append(res.Changes, Change{Path: r.show(cfg), Action: "updated"})
 		}
 	}
 	return res, nil

@@ -223,7 +223,7 @@ func TestInstallFolderGitUses(t *testing.T) {
 func TestInstallIsIdempotentAndUpgradeRefreshes(t *testing.T) {
 	e := newRepo(t)
 	first := e.install(Options{})
-	if got, want := changes(first), []string{"created .git/hooks/post-checkout", "created .git/hooks/post-merge"}; !slices.Equal(got, want) {
+	if got, want := changes(first), []string{"created .git/hooks/post-checkout", "created .git/hooks/post-commit", "created .git/hooks/post-merge", "created .git/hooks/post-rewrite", "updated .git/config"}; !slices.Equal(got, want) {
 		t.Fatalf("first install = %q, want %q", got, want)
 	}
 	for _, o := range []Options{{}, {Upgrade: true}} {
@@ -254,7 +254,7 @@ func TestChainedHookKeepsArgumentsInputAndStatus(t *testing.T) {
 	hook := filepath.Join(e.root, ".git", "hooks", PostCheckout)
 	must(t, os.WriteFile(hook, []byte(userHook), 0o750))
 	res := e.install(Options{})
-	if got, want := changes(res), []string{"updated .git/hooks/post-checkout", "created .git/hooks/post-checkout.kk-chained", "created .git/hooks/post-merge"}; !slices.Equal(got, want) {
+	if got, want := changes(res), []string{"updated .git/hooks/post-checkout", "created .git/hooks/post-checkout.kk-chained", "created .git/hooks/post-commit", "created .git/hooks/post-merge", "created .git/hooks/post-rewrite", "updated .git/config"}; !slices.Equal(got, want) {
 		t.Fatalf("install = %q, want %q", got, want)
 	}
 
@@ -300,7 +300,7 @@ func TestChainingRefusesToOverwriteAChainedHook(t *testing.T) {
 	must(t, os.WriteFile(filepath.Join(dir, PostMerge), []byte("#!/bin/sh\necho mine\n"), 0o755))
 	must(t, os.WriteFile(filepath.Join(dir, PostMerge+ChainSuffix), []byte("#!/bin/sh\necho older\n"), 0o755))
 	res := e.install(Options{})
-	if got, want := changes(res), []string{"created .git/hooks/post-checkout"}; !slices.Equal(got, want) {
+	if got, want := changes(res), []string{"created .git/hooks/post-checkout", "created .git/hooks/post-commit", "created .git/hooks/post-rewrite", "updated .git/config"}; !slices.Equal(got, want) {
 		t.Fatalf("install = %q, want %q", got, want)
 	}
 	if len(res.Warnings) != 1 || !strings.Contains(res.Warnings[0], ".git/hooks/post-merge is not kk's hook and .git/hooks/post-merge.kk-chained exists too") {
@@ -386,7 +386,8 @@ func TestHookRunsKKInTheBackground(t *testing.T) {
 	e.wantKKCalls()
 	must(t, os.WriteFile(release, nil, 0o644))
 	deadline := time.Now().Add(20 * time.Second)
-	for len(e.kkCalls()) == 0 && time.Now().Before(deadline) {
+	// (the fake kk creates its log before it writes the line)
+	for calls := e.kkCalls(); (len(calls) == 0 || calls[len(calls)-1] == "") && time.Now().Before(deadline); calls = e.kkCalls() {
 		time.Sleep(20 * time.Millisecond)
 	}
 	e.wantKKCalls(resolved(t, e.root) + "|sync --root .|unset")
@@ -434,7 +435,7 @@ func TestUninstallRestoresByteForByte(t *testing.T) {
 	must(t, os.Chmod(filepath.Join(dir, PostMerge), 0o700))
 	e.install(Options{})
 	res := e.uninstall()
-	if got, want := changes(res), []string{"removed .git/hooks/post-checkout", "updated .git/hooks/post-merge", "removed .git/hooks/post-merge.kk-chained"}; !slices.Equal(got, want) {
+	if got, want := changes(res), []string{"removed .git/hooks/post-checkout", "removed .git/hooks/post-commit", "updated .git/hooks/post-merge", "removed .git/hooks/post-merge.kk-chained", "removed .git/hooks/post-rewrite", "updated .git/config"}; !slices.Equal(got, want) {
 		t.Fatalf("uninstall = %q, want %q", got, want)
 	}
 	data, err := os.ReadFile(filepath.Join(dir, PostMerge))
@@ -462,7 +463,7 @@ func TestUninstallLeavesAHookThatIsNotKKs(t *testing.T) {
 	// The user puts a hook of their own over kk's.
 	must(t, os.WriteFile(filepath.Join(dir, PostMerge), []byte("#!/bin/sh\necho newer\n"), 0o755))
 	res := e.uninstall()
-	if got, want := changes(res), []string{"removed .git/hooks/post-checkout"}; !slices.Equal(got, want) {
+	if got, want := changes(res), []string{"removed .git/hooks/post-checkout", "removed .git/hooks/post-commit", "removed .git/hooks/post-rewrite", "updated .git/config"}; !slices.Equal(got, want) {
 		t.Fatalf("uninstall = %q, want %q", got, want)
 	}
 	if len(res.Warnings) != 1 || !strings.Contains(res.Warnings[0], ".git/hooks/post-merge is not kk's hook, so .git/hooks/post-merge.kk-chained was not put back") {
@@ -479,7 +480,8 @@ func TestUninstallCleansTheFolderGitNoLongerUses(t *testing.T) {
 		t.Fatalf("warnings = %q", res.Warnings)
 	}
 	res = e.uninstall()
-	want := []string{"removed hooks/post-checkout", "removed hooks/post-merge", "removed .git/hooks/post-checkout", "removed .git/hooks/post-merge"}
+	want := []string{"removed hooks/post-checkout", "removed hooks/post-commit", "removed hooks/post-merge", "removed hooks/post-rewrite",
+		"removed .git/hooks/post-checkout", "removed .git/hooks/post-commit", "removed .git/hooks/post-merge", "removed .git/hooks/post-rewrite", "updated .git/config"}
 	if got := changes(res); !slices.Equal(got, want) {
 		t.Fatalf("uninstall = %q, want %q", got, want)
 	}
@@ -518,14 +520,14 @@ func TestDoctor(t *testing.T) {
 	}
 
 	level, msg, fix, _ := check("git-hooks")
-	if level != checks.DoctorWarn || msg != "kk's post-checkout, post-merge hook(s) are not installed in .git/hooks: branch indexes are synced only when a command uses them" || !strings.Contains(fix, "kk init") {
+	if level != checks.DoctorWarn || msg != "kk's post-checkout, post-commit, post-merge, post-rewrite hook(s) are not installed in .git/hooks: branch indexes are synced only when a command uses them, and the generated files of merged, rebased or cherry-picked commits are not regenerated" || !strings.Contains(fix, "kk init") {
 		t.Errorf("missing: %s %q %q", level, msg, fix)
 	}
 
 	must(t, os.WriteFile(filepath.Join(dir, PostMerge), []byte(userHook), 0o755))
 	e.install(Options{})
 	level, msg, _, details := check("git-hooks")
-	if level != checks.DoctorOK || msg != "post-checkout and post-merge in .git/hooks run `kk sync`" {
+	if level != checks.DoctorOK || msg != "post-checkout, post-commit, post-merge, post-rewrite in .git/hooks keep the search index and the generated files in step" {
 		t.Errorf("installed: %s %q", level, msg)
 	}
 	if want := []string{".git/hooks/post-merge runs .git/hooks/post-merge.kk-chained first"}; !slices.Equal(details, want) {
@@ -550,7 +552,7 @@ func TestDoctor(t *testing.T) {
 
 	e.git("config", "core.hooksPath", "githooks")
 	level, msg, fix, _ = check("git-hooks-folder")
-	if level != checks.DoctorWarn || msg != "kk's post-checkout, post-merge hook(s) in .git/hooks are never run: git runs hooks from githooks (core.hooksPath is githooks)" || !strings.Contains(fix, "kk uninstall --git-hooks") {
+	if level != checks.DoctorWarn || msg != "kk's post-checkout, post-commit, post-merge, post-rewrite hook(s) in .git/hooks are never run: git runs hooks from githooks (core.hooksPath is githooks)" || !strings.Contains(fix, "kk uninstall --git-hooks") {
 		t.Errorf("stale folder: %s %q %q", level, msg, fix)
 	}
 	e.uninstall()
@@ -577,5 +579,93 @@ func TestIsKK(t *testing.T) {
 		if got := isKK([]byte(tc.src)); got != tc.want {
 			t.Errorf("isKK(%q) = %v, want %v", tc.src, got, tc.want)
 		}
+	}
+}
+
+// The hooks ask kk to regenerate the commits a git operation made, once
+// the operation is over: a merge commit after a merge (not after a
+// fast-forward), every picked commit after the last pick of a
+// cherry-pick, every rebased commit after a rebase; an ordinary commit
+// asks for nothing.
+func TestHooksRegenerateAfterMergeRebaseAndCherryPick(t *testing.T) {
+	e := newRepo(t)
+	e.install(Options{})
+	commit := func(file, msg string) {
+		t.Helper()
+		must(t, os.WriteFile(filepath.Join(e.root, file), []byte(msg+"\n"), 0o644))
+		e.git("add", "-A")
+		e.git("commit", "-qm", msg)
+	}
+	rev := func(r string) string { return strings.TrimSpace(e.git("rev-parse", r)) }
+	regenerations := func() []string {
+		var out []string
+		for _, c := range e.kkCalls() {
+			if strings.Contains(c, "index rebuild") {
+				_, args, _ := strings.Cut(c, "|")
+				args, _, _ = strings.Cut(args, "|")
+				out = append(out, args)
+			}
+		}
+		must(t, os.RemoveAll(e.kkLog))
+		return out
+	}
+	e.git("checkout", "-q", "-b", "side")
+	commit("s1.txt", "s1")
+	commit("s2.txt", "s2")
+	e.git("checkout", "-q", "main")
+	commit("m1.txt", "m1")
+	if got := regenerations(); len(got) != 0 {
+		t.Fatalf("an ordinary commit: %q", got)
+	}
+
+	e.git("checkout", "-q", "-b", "ff", "main~1")
+	e.git("merge", "-q", "--no-edit", "side")
+	if got := regenerations(); len(got) != 0 {
+		t.Fatalf("a fast-forward: %q", got)
+	}
+	e.git("checkout", "-q", "-b", "merged", "main")
+	e.git("merge", "-q", "--no-edit", "side")
+	if got, want := regenerations(), []string{"index rebuild --commits HEAD^! --root ."}; !slices.Equal(got, want) {
+		t.Fatalf("a merge: %q, want %q", got, want)
+	}
+
+	e.git("checkout", "-q", "-b", "picked", "main")
+	start := rev("HEAD")
+	e.git("cherry-pick", "side~1", "side")
+	if got, want := regenerations(), []string{"index rebuild --commits " + start + "..HEAD --root ."}; !slices.Equal(got, want) {
+		t.Fatalf("a cherry-pick of two commits: %q, want %q", got, want)
+	}
+	e.git("checkout", "-q", "-b", "picked-one", "main")
+	e.git("cherry-pick", "side~1")
+	if got, want := regenerations(), []string{"index rebuild --commits HEAD^! --root ."}; !slices.Equal(got, want) {
+		t.Fatalf("a cherry-pick of one commit: %q, want %q", got, want)
+	}
+
+	e.git("checkout", "-q", "-b", "reverted", "picked")
+	start = rev("HEAD")
+	e.git("revert", "--no-edit", "HEAD", "HEAD~1")
+	if got, want := regenerations(), []string{"index rebuild --commits " + start + "..HEAD --root ."}; !slices.Equal(got, want) {
+		t.Fatalf("a revert of two commits: %q, want %q", got, want)
+	}
+	e.git("revert", "--no-edit", "HEAD")
+	if got, want := regenerations(), []string{"index rebuild --commits HEAD^! --root ."}; !slices.Equal(got, want) {
+		t.Fatalf("a revert of one commit: %q, want %q", got, want)
+	}
+
+	e.git("checkout", "-q", "-b", "rebased", "side")
+	e.git("rebase", "-q", "main")
+	if got, want := regenerations(), []string{"index rebuild --commits " + rev("main") + "..HEAD --root ."}; !slices.Equal(got, want) {
+		t.Fatalf("a rebase: %q, want %q", got, want)
+	}
+	e.git("commit", "-q", "--amend", "-m", "amended")
+	if got := regenerations(); len(got) != 0 {
+		t.Fatalf("an amend: %q", got)
+	}
+
+	// A squash merge stages the regenerated files for the commit to come.
+	e.git("checkout", "-q", "-b", "squashed", "main")
+	e.git("merge", "-q", "--squash", "side")
+	if got, want := regenerations(), []string{"index rebuild --stage --root ."}; !slices.Equal(got, want) {
+		t.Fatalf("a squash merge: %q, want %q", got, want)
 	}
 }

@@ -28,7 +28,17 @@ func Read(ctx context.Context, dir string, args ...string) ([]byte, error) {
 	return run(ctx, dir, []string{"GIT_OPTIONAL_LOCKS=0"}, args)
 }
 
+// RunWith is Run with extra environment variables (NAME=value, which
+// override the process's own) and, when not nil, standard input.
+func RunWith(ctx context.Context, dir string, env []string, stdin []byte, args ...string) ([]byte, error) {
+	return runInput(ctx, dir, env, stdin, args)
+}
+
 func run(ctx context.Context, dir string, env, args []string) ([]byte, error) {
+	return runInput(ctx, dir, env, nil, args)
+}
+
+func runInput(ctx context.Context, dir string, env []string, stdin []byte, args []string) ([]byte, error) {
 	if _, err := exec.LookPath("git"); err != nil {
 		return nil, ErrNoGit
 	}
@@ -41,6 +51,9 @@ func run(ctx context.Context, dir string, env, args []string) ([]byte, error) {
 		cmd.Env = append(cmd.Env, env...)
 		var stdout, stderr bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		if stdin != nil {
+			cmd.Stdin = bytes.NewReader(stdin)
+		}
 		err := cmd.Run()
 		out = stdout.Bytes()
 		if err != nil {

@@ -76,7 +76,18 @@ func SyncForRead(ctx context.Context, k *store.KB, db *index.DB) (index.Stats, e
 	if err != nil {
 		return index.Stats{}, err
 	}
-	return db.SyncRecent(ctx, k.NodesDir(), ex, RecheckWithin)
+	st, err := db.SyncRecent(ctx, k.NodesDir(), ex, RecheckWithin)
+	if err == nil {
+		// The leaves the index leaves out are the face's to warn about.
+		var skipped []error
+		for _, p := range st.Skipped {
+			if p.Extractor == "" {
+				skipped = append(skipped, fmt.Errorf("%s/nodes/%s: %s", store.DirName, p.Path, p.Msg))
+			}
+		}
+		k.NoteSkipped(skipped)
+	}
+	return st, err
 }
 
 // branchIndex is this process's handle to the current branch's index.

@@ -214,6 +214,10 @@ func Context(ctx context.Context, k *store.KB, p ContextParams) (*ContextResult,
 		if err != nil {
 			return nil, op.New(op.CodeValidation, map[string]any{"field": "taskFile"}, "taskFile: %v", err)
 		}
+		// Noted for the end-of-turn graph hint (the session that works on
+		// the task is asked to record what it changed); a note that cannot
+		// be written takes nothing from the answer.
+		_ = RecordTaskFile(k, file, k.Time())
 		paths = append(paths, ContextFiles(string(src))...)
 	}
 	if len(paths) == 0 && p.TaskFile == "" {

@@ -38,10 +38,15 @@ const (
 	PromptContext Event = "prompt-context"
 	// LintTick runs lint every config.lintEveryNSessions sessions.
 	LintTick Event = "lint-tick"
+	// GraphHint runs at the end of a turn (the harness's Stop event): once
+	// per session, when the session changed files that atoms of the
+	// knowledge graph cover, it asks the agent to record what changed
+	// (the atoms and molecules to update, and the tools that do it).
+	GraphHint Event = "graph-hint"
 )
 
 // Events lists every hook event, in a fixed order.
-var Events = []Event{SessionStart, Capture, ProposalDrain, PromptContext, LintTick}
+var Events = []Event{SessionStart, Capture, ProposalDrain, PromptContext, LintTick, GraphHint}
 
 // RecursionEnv is set on every child process kk starts; kk hooks do
 // nothing when it is set, so a headless harness run kk started never
@@ -136,7 +141,7 @@ type HeadlessRun struct {
 	Prompt  string
 	Stdin   io.Reader
 	Schema  []byte // JSON Schema the answer must match, for harnesses that can enforce one
-	Model   map[string]any
+	Model   Model  // the model setting; what the harness cannot honour is left out
 	LogFile string // where the harness's machine output is copied
 	Timeout time.Duration
 }
@@ -158,8 +163,9 @@ type Adapter interface {
 	// start.
 	Binary() string
 	// LaunchArgs returns the arguments that run prompt (a slash command
-	// such as "/kk-curate") headless.
-	LaunchArgs(prompt string) []string
+	// such as "/kk-curate") headless with the model setting m (what the
+	// harness cannot honour of it is left out: Spec().ModelArgs).
+	LaunchArgs(prompt string, m Model) []string
 	// InstallHint is Spec().InstallHint.
 	InstallHint() string
 	// Detect reports whether the current process runs inside this harness
@@ -176,8 +182,11 @@ type Adapter interface {
 	// ParseHookInput decodes a hook payload from the harness's stdin.
 	ParseHookInput(data []byte) (HookInput, error)
 	// HookOutput renders context for the harness to show the model at
-	// event (SessionStart or PromptContext), in the harness's own format;
-	// ok is false when the harness has no channel for it at that event.
+	// event (SessionStart or PromptContext), or, at GraphHint, a request
+	// that the agent go on for one more turn with the text as its prompt
+	// (the end-of-turn event's block, retry or follow-up output), in the
+	// harness's own format; ok is false when the harness has no channel
+	// for it at that event.
 	HookOutput(event Event, context string) (out []byte, ok bool)
 	// ParseTranscript reads a transcript in the harness's format.
 	ParseTranscript(r io.Reader) (Transcript, error)

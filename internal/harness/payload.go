@@ -142,11 +142,24 @@ func AdditionalContext(event, context string) []byte {
 	}{specific{event, context}}), '\n')
 }
 
+// ContinueOutput is the end-of-turn output that makes a harness go on
+// with reason as the agent's next prompt: {"decision": decision,
+// "reason": reason} on one line, the reason capped at ContextLimit.
+// Claude Code, Codex and Copilot CLI take decision "block" on their Stop
+// (agentStop) event; Gemini CLI takes "deny" on AfterAgent.
+func ContinueOutput(decision, reason string) []byte {
+	return append(MustRawJSON(struct {
+		Decision string `json:"decision"`
+		Reason   string `json:"reason"`
+	}{decision, CapContext(reason)}), '\n')
+}
+
 // ClaudeHookOutput is HookOutput for the harnesses whose hook events and
 // output are Claude Code's (Claude Code, Codex): context capped at
 // ContextLimit in the AdditionalContext envelope, at SessionStart and
 // UserPromptSubmit, the two events whose additionalContext reaches the
-// model. Other events have no channel.
+// model, and the graph hint as Stop's block decision, whose reason the
+// agent gets as its next prompt. Other events have no channel.
 func ClaudeHookOutput(event Event, text string) ([]byte, bool) {
 	var name string
 	switch event {
@@ -154,6 +167,8 @@ func ClaudeHookOutput(event Event, text string) ([]byte, bool) {
 		name = "SessionStart"
 	case PromptContext:
 		name = "UserPromptSubmit"
+	case GraphHint:
+		return ContinueOutput("block", text), true
 	default:
 		return nil, false
 	}

@@ -344,38 +344,3 @@ func ResolveCommand(root, command string) (string, error) {
 	}
 	return p, nil
 }
-
-// ModelName returns the "name" of a model setting (config proposalModel)
-// for harnesses that take any setting: absent or null is "".
-func ModelName(m map[string]any) (string, error) {
-	v, ok := m["name"]
-	if !ok || v == nil {
-		return "", nil
-	}
-	s, ok := v.(string)
-	if !ok {
-		return "", fmt.Errorf("model name %v is not a string", v)
-	}
-	return s, nil
-}
-
-// ModelFor returns the "model" of a model setting when the setting is for
-// harness id (or names no harness): "" for another harness's setting,
-// which leaves the harness's default model.
-func ModelFor(m map[string]any, id string) (string, error) {
-	if len(m) == 0 {
-		return "", nil
-	}
-	if h, ok := m["harness"]; ok && h != id {
-		return "", nil
-	}
-	v, ok := m["model"]
-	if !ok {
-		return "", nil
-	}
-	s, ok := v.(string)
-	if !ok || strings.TrimSpace(s) == "" {
-		return "", fmt.Errorf("model setting for %s: %q must be a non-empty string, got %v", id, "model", v)
-	}
-	return s, nil
-}

@@ -263,41 +263,33 @@ func TestResolveCommand(t *testing.T) {
 }
 
 func TestModelSettings(t *testing.T) {
+	s := harness.Spec{ID: "h", Name: "Harness", Model: harness.ModelFlags{
+		Name: []string{"--model", "%s"}, Effort: []string{"-c", `effort="%s"`}, Efforts: []string{"low", "high"}}}
+	bare := harness.Spec{ID: "b", Name: "Bare", Model: harness.ModelFlags{Name: []string{"-m", "%s"}}}
 	for _, c := range []struct {
-		m       map[string]any
-		want    string
-		wantErr bool
+		spec    harness.Spec
+		m       harness.Model
+		args    string
+		ignored int
 	}{
-		{nil, "", false},
-		{map[string]any{"name": nil}, "", false},
-		{map[string]any{"name": "sonnet-4"}, "sonnet-4", false},
-		{map[string]any{"harness": "other", "name": "x"}, "x", false},
-		{map[string]any{"name": 4}, "", true},
+		{s, harness.Model{}, "", 0},
+		{s, harness.Model{Name: "sonnet-4"}, "--model sonnet-4", 0},
+		{s, harness.Model{Harness: "h", Name: "x", Effort: "high"}, `--model x -c effort="high"`, 0},
+		{s, harness.Model{Harness: "other", Name: "x", Effort: "high"}, "", 1},
+		{s, harness.Model{Name: "x", Effort: "max"}, "--model x", 1},
+		{s, harness.Model{Agent: "plan"}, "", 1},
+		{bare, harness.Model{Name: "flash", Effort: "low"}, "-m flash", 1},
 	} {
-		got, err := harness.ModelName(c.m)
-		if got != c.want || (err != nil) != c.wantErr {
-			t.Errorf("ModelName(%v) = %q, %v", c.m, got, err)
+		args, ignored := c.spec.ModelArgs(c.m)
+		if strings.Join(args, " ") != c.args || len(ignored) != c.ignored {
+			t.Errorf("%s.ModelArgs(%+v) = %q, %q", c.spec.ID, c.m, args, ignored)
 		}
 	}
-	for _, c := range []struct {
-		m       map[string]any
-		want    string
-		wantErr bool
-	}{
-		{nil, "", false},
-		{map[string]any{"harness": "claude", "model": "haiku"}, "", false},
-		{map[string]any{"harness": "gemini", "model": "flash"}, "flash", false},
-		{map[string]any{"model": "flash"}, "flash", false},
-		{map[string]any{"name": "flash"}, "", false},
-		{map[string]any{"model": " "}, "", true},
-		{map[string]any{"model": 3}, "", true},
-	} {
-		got, err := harness.ModelFor(c.m, "gemini")
-		if got != c.want || (err != nil) != c.wantErr {
-			t.Errorf("ModelFor(%v) = %q, %v", c.m, got, err)
-		}
-		if err != nil && !strings.Contains(err.Error(), `model setting for gemini: "model" must be a non-empty string`) {
-			t.Errorf("ModelFor(%v) error %v", c.m, err)
-		}
+	if p := bare.ModelProblems("proposalModel", harness.Model{Name: "flash", Effort: "low"}); len(p) != 1 ||
+		p[0] != `proposalModel: Bare has no reasoning-effort flag, so effort "low" is not used` {
+		t.Errorf("ModelProblems: %q", p)
+	}
+	if p := bare.ModelProblems("curatorModel", harness.Model{Harness: "h", Effort: "low"}); p != nil {
+		t.Errorf("a setting for another harness is reported: %q", p)
 	}
 }

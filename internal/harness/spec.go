@@ -5,6 +5,7 @@ import (
 	"path"
 	"regexp"
 	"runtime"
+	"slices"
 	"strings"
 )
 
@@ -39,6 +40,12 @@ type Spec struct {
 	Capture CaptureMode
 	// Files are the repository locations kk owns in the harness.
 	Files Paths
+	// Model is how the harness's headless command line takes a model
+	// setting (ModelArgs).
+	Model ModelFlags
+	// Memory are the patterns of the harness's memory files (see
+	// FindMemoryFiles).
+	Memory []string
 }
 
 // EnvMarker is an environment variable a harness sets in the processes it
@@ -135,6 +142,17 @@ func (s Spec) Check() error {
 	}
 	if s.Priority <= 0 {
 		bad = append(bad, "no detection priority (a positive number)")
+	}
+	for _, f := range [...]struct {
+		name string
+		args []string
+	}{{"model", s.Model.Name}, {"effort", s.Model.Effort}, {"agent", s.Model.Agent}} {
+		if f.args != nil && !slices.ContainsFunc(f.args, func(a string) bool { return strings.Contains(a, "%s") }) {
+			bad = append(bad, fmt.Sprintf("the %s flag %q has no %%s for the value", f.name, f.args))
+		}
+	}
+	if s.Model.Efforts != nil && s.Model.Effort == nil {
+		bad = append(bad, "effort levels without an effort flag")
 	}
 	if s.PromptArgMax <= 0 || s.PromptArgMax > 128<<10 {
 		bad = append(bad, fmt.Sprintf("prompt argument limit %d is not in 1…128 KiB", s.PromptArgMax))

@@ -3,6 +3,7 @@ package hooks
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -51,7 +52,7 @@ type CaptureResult struct {
 // with no text writes nothing.
 func Capture(ctx context.Context, r Request) (*CaptureResult, error) {
 	in := r.Input
-	id, err := NormalizeSessionID(in.SessionID)
+	id, err := NormalizeSessionID(r.Adapter.ID(), in.SessionID)
 	if err != nil {
 		return nil, err
 	}
@@ -324,24 +325,27 @@ func CapturedBy(harnessEvent string) string {
 	return session.CapturedByStop
 }
 
-// NormalizeSessionID turns a harness's session id into the id of its log.
-// A UUID of any version (Claude, Codex, Cursor, Copilot) is kept,
-// lowercased. Any other id (OpenCode's "ses_…") is hashed into the shape of
-// a UUID v4: the same id always gives the same UUID, which is safe in a
-// file name and accepted wherever kk takes a session id.
-func NormalizeSessionID(id string) (string, error) {
+// NormalizeSessionID turns the session id a harness gives into the id of
+// its log, as kenkeep derives it, so that both tools name one session's
+// log and usage alike. A UUID is kept, lowercased: of any version (Codex
+// uses v7), except for Cursor and OpenCode, whose ids kenkeep keeps only
+// as UUID v4. Any other id (OpenCode's "ses_…", a Cursor conversation id)
+// becomes sha256("<harness>:<id>") in hex, laid out as a UUID v4 (hex
+// digits 0-8, 8-12, "4" and 13-16, "8" and 17-20, 20-32): the same id
+// always gives the same UUID, safe in a file name.
+func NormalizeSessionID(harnessID, id string) (string, error) {
 	id = strings.TrimSpace(id)
 	if id == "" {
 		return "", errors.New("the payload names no session id")
 	}
 	if session.IsUUID(id) {
-		return strings.ToLower(id), nil
+		if _, err := session.CheckID(id); err == nil || (harnessID != "cursor" && harnessID != "opencode") {
+			return strings.ToLower(id), nil
+		}
 	}
-	sum := sha256.Sum256([]byte(id))
-	b := sum[:16]
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16]), nil
+	sum := sha256.Sum256([]byte(harnessID + ":" + id))
+	h := hex.EncodeToString(sum[:])
+	return h[0:8] + "-" + h[8:12] + "-4" + h[13:16] + "-8" + h[17:20] + "-" + h[20:32], nil
 }
 
 // recordReads appends to the usage ledger the knowledge files the session

@@ -2,6 +2,8 @@ package hooks
 
 import (
 	"context"
+	"crypto/sha256"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -198,17 +200,28 @@ func TestCaptureShapes(t *testing.T) {
 }
 
 func TestNormalizeSessionID(t *testing.T) {
-	for in, want := range map[string]string{
-		"0D9F6C2E-8F1A-4B7E-9C3D-2A1B4C5D6E7F": "0d9f6c2e-8f1a-4b7e-9c3d-2a1b4c5d6e7f",
-		"01890a5d-ac96-774b-bcce-b302099a8057": "01890a5d-ac96-774b-bcce-b302099a8057", // v7 (Codex) is kept
+	for _, c := range []struct{ harness, in, want string }{
+		{"claude", "0D9F6C2E-8F1A-4B7E-9C3D-2A1B4C5D6E7F", "0d9f6c2e-8f1a-4b7e-9c3d-2a1b4c5d6e7f"},
+		{"codex", "01890a5d-ac96-774b-bcce-b302099a8057", "01890a5d-ac96-774b-bcce-b302099a8057"}, // v7 (Codex) is kept
+		{"opencode", "0d9f6c2e-8f1a-4b7e-9c3d-2a1b4c5d6e7f", "0d9f6c2e-8f1a-4b7e-9c3d-2a1b4c5d6e7f"},
+		// As kenkeep derives them: sha256("opencode:ses_…") laid out as a
+		// UUID v4 (this value is what kenkeep's normalizeOpenCodeSessionId
+		// gives for the same id).
+		{"opencode", "ses_4fd2a9c1bffeXYZ", kenkeepShaped("opencode:ses_4fd2a9c1bffeXYZ")},
+		{"cursor", "conv-123", kenkeepShaped("cursor:conv-123")},
+		{"cursor", "01890a5d-ac96-774b-bcce-b302099a8057", kenkeepShaped("cursor:01890a5d-ac96-774b-bcce-b302099a8057")}, // not v4: hashed, as kenkeep
 	} {
-		if got, err := NormalizeSessionID(in); err != nil || got != want {
-			t.Errorf("%s: %s %v", in, got, err)
+		if got, err := NormalizeSessionID(c.harness, c.in); err != nil || got != c.want {
+			t.Errorf("%s %s: %s %v, want %s", c.harness, c.in, got, err, c.want)
 		}
 	}
-	a, _ := NormalizeSessionID("ses_4fd2a9c1bffeXYZ")
-	b, _ := NormalizeSessionID("ses_4fd2a9c1bffeXYZ")
-	c, _ := NormalizeSessionID("../../etc/passwd")
+	// A fixed value, worked out apart from Go from kenkeep's rule.
+	if got, _ := NormalizeSessionID("opencode", "ses_abc"); got != "7881867b-8d36-4099-8dc7-c3e9411f9877" {
+		t.Errorf("ses_abc: %s", got)
+	}
+	a, _ := NormalizeSessionID("opencode", "ses_4fd2a9c1bffeXYZ")
+	b, _ := NormalizeSessionID("opencode", "ses_4fd2a9c1bffeXYZ")
+	c, _ := NormalizeSessionID("opencode", "../../etc/passwd")
 	if a != b || a == c {
 		t.Fatalf("not deterministic or not distinct: %s %s %s", a, b, c)
 	}
@@ -217,9 +230,17 @@ func TestNormalizeSessionID(t *testing.T) {
 			t.Errorf("%s: %v", id, err)
 		}
 	}
-	if _, err := NormalizeSessionID("  "); err == nil {
+	if _, err := NormalizeSessionID("opencode", "  "); err == nil {
 		t.Error("an empty id was accepted")
 	}
+}
+
+// kenkeepShaped is kenkeep's layout of a sha256 as a UUID v4, written out
+// independently of the code under test.
+func kenkeepShaped(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	h := fmt.Sprintf("%x", sum)
+	return strings.Join([]string{h[:8], h[8:12], "4" + h[13:16], "8" + h[17:20], h[20:32]}, "-")
 }
 
 func TestCapturedBy(t *testing.T) {

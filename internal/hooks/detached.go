@@ -61,7 +61,7 @@ func latestPath(k *store.KB, id string) string { return filepath.Join(captureDir
 // capture as the newest of its session first, so older captures still
 // waiting leave the work to it.
 func StartCapture(ctx context.Context, r Request, payload []byte) error {
-	id, err := NormalizeSessionID(r.Input.SessionID)
+	id, err := NormalizeSessionID(r.Adapter.ID(), r.Input.SessionID)
 	if err != nil {
 		return err
 	}
@@ -123,7 +123,7 @@ const captureTokenEnv = "KK_CAPTURE_TOKEN"
 // token is the capture's own (see StartCapture); "" runs unconditionally.
 // Skipped reports that a newer capture of the session was waiting.
 func ForegroundCapture(ctx context.Context, r Request, token string) (res *CaptureResult, skipped bool, err error) {
-	id, err := NormalizeSessionID(r.Input.SessionID)
+	id, err := NormalizeSessionID(r.Adapter.ID(), r.Input.SessionID)
 	if err != nil {
 		return nil, false, err
 	}

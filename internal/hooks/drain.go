@@ -153,9 +153,9 @@ func Drain(ctx context.Context, r Request) (*DrainResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	var model map[string]any
-	if h, _ := cfg.ProposalModel["harness"].(string); h == r.Adapter.ID() {
-		model = cfg.ProposalModel
+	model := cfg.ProposalModel.HarnessModel()
+	for _, p := range r.Adapter.Spec().ModelProblems("proposalModel", model) {
+		r.warn("model", errors.New(p))
 	}
 	logs, problems, err := session.ListAwaitingExtraction(k.SessionsDir())
 	if err != nil {
@@ -170,12 +170,13 @@ func Drain(ctx context.Context, r Request) (*DrainResult, error) {
 		}
 		prompt := strings.Replace(tmpl, promptPlaceholder, lg.Transcript(), 1)
 		stamp := r.Now.UTC().Format("20060102T150405Z")
-		logID, _ := NormalizeSessionID(lg.SessionID) // the file name must be safe whatever the log says
+		logID, _ := NormalizeSessionID(r.Adapter.ID(), lg.SessionID) // the file name must be safe whatever the log says
+		logFile := filepath.Join(k.LogsDir(), "proposal", logID+"__"+stamp+".jsonl")
 		answer, runErr := r.Adapter.Headless(ctx, harness.HeadlessRun{
 			Prompt:  prompt,
 			Schema:  outSchema,
 			Model:   model,
-			LogFile: filepath.Join(k.LogsDir(), "proposal", logID+"__"+stamp+".jsonl"),
+			LogFile: logFile,
 			Timeout: HeadlessTimeout,
 		})
 		if err := ctx.Err(); err != nil {
@@ -188,6 +189,11 @@ func Drain(ctx context.Context, r Request) (*DrainResult, error) {
 			return res, runErr
 		}
 		opts := session.UpdateOptions{Now: r.Now, Command: "kk hook proposal-drain --harness " + r.Adapter.ID()}
+		if _, err := os.Stat(logFile); err == nil {
+			// The run's trace, as the log's proposal_log (relative to
+			// .ai/kenkeep, as kenkeep records it).
+			opts.Log = filepath.ToSlash(store.RelTo(k.Dir, logFile))
+		}
 		if runErr == nil {
 			var out contracts.ProposalOutput
 			if out, runErr = decodeAnswer(answer); runErr == nil {

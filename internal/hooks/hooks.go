@@ -12,8 +12,8 @@
 // process tree for a headless harness run) hooks do nothing at all.
 //
 // Each event is one function taking a Request, testable without a
-// process: SessionStart, Capture, Drain (proposal-drain), PromptContext
-// and LintTick.
+// process: SessionStart, Capture, Drain (proposal-drain), PromptContext,
+// LintTick and GraphHint.
 package hooks
 
 import (
@@ -46,6 +46,7 @@ var Deadlines = map[harness.Event]time.Duration{
 	harness.Capture:       5 * time.Second,
 	harness.ProposalDrain: 2 * time.Second,
 	harness.LintTick:      10 * time.Second,
+	harness.GraphHint:     5 * time.Second,
 }
 
 // DrainDeadline bounds a background drain (proposal-drain --foreground).
@@ -259,6 +260,7 @@ func (c *call) run(ctx context.Context) outcome {
 	}
 	var in harness.HookInput
 	var payload []byte
+	var payloadErr error
 	if !(inv.Foreground && ev == harness.ProposalDrain) {
 		// The background drain works on the knowledge base alone; every
 		// other call starts from the harness's payload.
@@ -272,7 +274,15 @@ func (c *call) run(ctx context.Context) outcome {
 				if timedOut {
 					err = fmt.Errorf("%w (standard input was never closed, so the read stopped when it went quiet)", err)
 				}
-				return c.fail(ctx, "payload", fmt.Errorf("malformed %s payload: %w", a.ID(), err))
+				err = fmt.Errorf("malformed %s payload: %w", a.ID(), err)
+				if ev != harness.SessionStart {
+					return c.fail(ctx, "payload", err)
+				}
+				// Payloads drift between harness versions: session start
+				// needs nothing from one, so the session still gets
+				// ENTRY.md (kenkeep does the same), and the problem is
+				// logged in the knowledge base's hook log.
+				payloadErr, in = err, harness.HookInput{}
 			}
 		}
 	}
@@ -280,6 +290,7 @@ func (c *call) run(ctx context.Context) outcome {
 	if err != nil {
 		return c.fail(ctx, "kb", err)
 	}
+	c.diag("payload", payloadErr)
 	if !k.Initialized() {
 		return c.fail(ctx, "kb", fmt.Errorf("%w (no %s); run `kk init` in %s", ErrNotInitialized, k.Rel(k.InstalledPath()), k.Root))
 	}
@@ -308,6 +319,8 @@ func (c *call) run(ctx context.Context) outcome {
 		}
 	case harness.LintTick:
 		_, err = LintTick(ctx, r)
+	case harness.GraphHint:
+		out, err = GraphHint(ctx, r)
 	}
 	if err != nil {
 		return c.fail(ctx, "run", err)

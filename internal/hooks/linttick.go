@@ -3,6 +3,7 @@ package hooks
 import (
 	"context"
 	"fmt"
+	"github.com/kk-project/kk/internal/freshness"
 
 	"github.com/kk-project/kk/internal/checks"
 	"github.com/kk-project/kk/internal/session"
@@ -20,6 +21,10 @@ type LintTickResult struct {
 // finding counts and time there; session-start mentions stored errors.
 // Two sessions ticking at the same moment may count as one: the counter
 // only paces an advisory check.
+// FreshnessCommits is how much history the lint tick's freshness check
+// reads, as kenkeep's session-start probe.
+const FreshnessCommits = 500
+
 func LintTick(ctx context.Context, r Request) (*LintTickResult, error) {
 	k := r.KB
 	cfg, err := k.LoadConfig()
@@ -44,6 +49,9 @@ func LintTick(ctx context.Context, r Request) (*LintTickResult, error) {
 		}
 		st = LintState{LastRunAt: session.FormatTime(r.Now), LastErrors: rep.Errors, LastFindings: rep.Findings}
 		res.Ran = true
+		// With lint, the freshness of the nodes: session start reports
+		// what this records (kenkeep probes the newest 500 commits).
+		freshness.CheckAndRecord(ctx, k, freshness.Options{MaxCommits: FreshnessCommits}, r.Now)
 	}
 	if err := writeJSONFile(lintStatePath(k), st); err != nil {
 		return nil, err

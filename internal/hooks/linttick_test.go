@@ -2,11 +2,11 @@ package hooks
 
 import (
 	"context"
+	"os"
 	"testing"
 	"time"
 
 	"github.com/kk-project/kk/internal/checks"
-	"github.com/kk-project/kk/internal/contracts"
 	"github.com/kk-project/kk/internal/harness"
 )
 
@@ -29,9 +29,11 @@ func TestLintTick(t *testing.T) {
 	if res := tick(t0); !res.Ran || res.State != (LintState{LastRunAt: "2026-05-20T08:30:00.000Z"}) {
 		t.Fatalf("second tick: %+v", res)
 	}
-	// A leaf written without regenerating the index is a lint error
-	// (stale-index), which the next run stores and session-start reports.
-	addNode(t, k, contracts.NodeInput{Type: "practice", Title: "Unindexed", Description: "d", Body: "b"}, true)
+	// A note written by hand is a lint error (invalid-leaf), which the
+	// next run stores and session-start reports.
+	if err := os.WriteFile(k.NodePath("by-hand.md"), []byte("---\ntype: practice\ntitle: By hand\n---\nb\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	tick(t0)
 	later := t0.Add(time.Hour)
 	res := tick(later)

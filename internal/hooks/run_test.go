@@ -216,3 +216,22 @@ func TestReadPayload(t *testing.T) {
 		t.Fatalf("no input: %q %v", data, err)
 	}
 }
+
+// A session-start payload kk cannot parse (payloads drift between harness
+// versions) still gives the session ENTRY.md, as kenkeep does; the
+// problem is logged in the knowledge base's hook log, not printed.
+func TestSessionStartWithAMalformedPayload(t *testing.T) {
+	k := newKB(t)
+	inv, out, errb := invocation(t, k.Root, "session-start", `{"session_id": `)
+	Run(context.Background(), inv)
+	if errb.Len() != 0 {
+		t.Fatalf("stderr %q", errb)
+	}
+	if !strings.Contains(out.String(), "kk navigation") {
+		t.Fatalf("no ENTRY.md in the context: %q", out)
+	}
+	ds := diagnostics(t, k)
+	if len(ds) != 1 || ds[0].Phase != "payload" || !strings.Contains(ds[0].Error, "malformed fake payload") {
+		t.Fatalf("diagnostics %+v", ds)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/kk-project/kk/internal/freshness"
 	"io"
 	"io/fs"
 	"os"
@@ -35,6 +36,9 @@ const emptyEntry = "# kenkeep\n\nThis project's knowledge base (.ai/kenkeep) has
 // SessionStart builds the session-start context and renders it for the
 // harness; nil when the harness has no channel for it.
 func SessionStart(ctx context.Context, r Request) ([]byte, error) {
+	if err := markSessionStart(r); err != nil {
+		r.warn("session-mark", err) // only the end-of-turn graph hint needs it
+	}
 	text, err := SessionStartContext(ctx, r)
 	if err != nil {
 		return nil, err
@@ -66,7 +70,7 @@ func SessionStartContext(ctx context.Context, r Request) (string, error) {
 		case err != nil:
 			r.warn("staleness", err)
 		case st.Invalid > 0:
-			notes = append(notes, fmt.Sprintf("The knowledge tree has %d leaf file(s) kk cannot read, so ENTRY.md may not match it; `kk lint` lists them.", st.Invalid))
+			notes = append(notes, fmt.Sprintf("The knowledge tree has %d leaf file(s) kk cannot read and skips; `kk lint` lists their problems, and `kk node adopt` fixes a note written by hand.", st.Invalid))
 		case entryHash == "":
 			notes = append(notes, "ENTRY.md records no nodes_hash, so it may not match the nodes; running `kk index rebuild` regenerates it.")
 		case entryHash != st.Hash:
@@ -91,10 +95,20 @@ func SessionStartContext(ctx context.Context, r Request) (string, error) {
 	} else if note != "" {
 		notes = append(notes, note)
 	}
+	if fr, err := freshness.LastRecorded(k); err != nil {
+		r.warn("freshness", err)
+	} else if fr != nil && fr.Available && fr.FlaggedCount > 0 {
+		notes = append(notes, fmt.Sprintf("When last checked (%s), %d knowledge node(s) described code that has changed since they were written (%s); `kk freshness` lists them, and a node worth keeping is rewritten with `kk node write --update`.",
+			fr.CheckedAt, fr.FlaggedCount, strings.Join(fr.Flagged, ", ")))
+	}
 	if st, err := ReadLintState(k); err != nil {
 		r.warn("lint-state", err)
 	} else if st.LastErrors > 0 {
-		notes = append(notes, fmt.Sprintf("The last lint run (%s) found %d error(s) in the knowledge base; `kk lint` lists them.", st.LastRunAt, st.LastErrors))
+		when := ""
+		if st.LastRunAt != "" {
+			when = " (" + st.LastRunAt + ")"
+		}
+		notes = append(notes, fmt.Sprintf("The last lint run%s found %d error(s) in the knowledge base; `kk lint` lists them.", when, st.LastErrors))
 	}
 	var b strings.Builder
 	b.WriteString(body)

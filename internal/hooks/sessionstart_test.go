@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/kk-project/kk/internal/freshness"
 	"os"
 	"path/filepath"
 	"strings"
@@ -139,12 +140,43 @@ func TestSessionStartNotes(t *testing.T) {
 		setConfig(t, k, "bogus: 1\n")
 		mustContain(t, sessionStartText(t, k, t0), "config.yaml could not be read", `unknown setting "bogus"`)
 	})
+	t.Run("freshness", func(t *testing.T) {
+		// kenkeep reports the nodes that describe changed code at session
+		// start; kk reports what the last check (kk freshness, status,
+		// doctor, the lint tick) recorded.
+		k := newKB(t)
+		mustNotContain(t, sessionStartText(t, k, t0), "changed since they were written")
+		rep := &freshness.Report{Available: true, ConsideredNodes: 3, FlaggedCount: 1, Flagged: []freshness.Flagged{{ID: "practice-retry"}}}
+		if err := freshness.Record(k, rep, t0); err != nil {
+			t.Fatal(err)
+		}
+		mustContain(t, sessionStartText(t, k, t0), "When last checked (2026-05-20T08:30:00Z), 1 knowledge node(s) described code that has changed since they were written (practice-retry); `kk freshness` lists them")
+		rep.FlaggedCount, rep.Flagged = 0, nil
+		if err := freshness.Record(k, rep, t0); err != nil {
+			t.Fatal(err)
+		}
+		mustNotContain(t, sessionStartText(t, k, t0), "changed since they were written")
+	})
 	t.Run("lint errors", func(t *testing.T) {
 		k := newKB(t)
 		writeFile(t, lintStatePath(k), `{"sessions_since_lint": 3, "last_run_at": "2026-05-19T10:00:00.000Z", "last_errors": 2, "last_findings": 7}`)
 		mustContain(t, sessionStartText(t, k, t0), "The last lint run (2026-05-19T10:00:00.000Z) found 2 error(s)", "`kk lint`")
 		writeFile(t, lintStatePath(k), `{"sessions_since_lint": 3, "last_errors": 0, "last_findings": 7}`)
 		mustNotContain(t, sessionStartText(t, k, t0), "lint run")
+		// kenkeep's own file, as its lint tick writes it.
+		writeFile(t, lintStatePath(k), `{"schema_version":1,"sessions_since_last_lint":0,"last_lint_at":"2026-05-20T09:00:00.000Z","last_errors":1,"last_findings":0}`)
+		mustContain(t, sessionStartText(t, k, t0), "The last lint run (2026-05-20T09:00:00.000Z) found 1 error(s)")
+		st, err := ReadLintState(k)
+		if err != nil || st.SessionsSinceLint != 0 || st.LastErrors != 1 {
+			t.Fatalf("kenkeep's lint state read as %+v %v", st, err)
+		}
+		writeFile(t, lintStatePath(k), `{"schema_version":1,"sessions_since_last_lint":4,"last_lint_at":null,"last_errors":1,"last_findings":0}`)
+		mustContain(t, sessionStartText(t, k, t0), "The last lint run found 1 error(s)")
+		// What kk writes, kenkeep reads: its keys, null before the first run.
+		data, err := json.Marshal(LintState{SessionsSinceLint: 2})
+		if err != nil || string(data) != `{"schema_version":1,"sessions_since_last_lint":2,"last_lint_at":null,"last_errors":0,"last_findings":0}` {
+			t.Fatalf("kk writes %s %v", data, err)
+		}
 	})
 }
 
@@ -282,10 +314,10 @@ func TestStalenessReadsOnlyTheFoldersInDoubt(t *testing.T) {
 	}
 
 	// A copy of a leaf under another name reuses its id: the full read
-	// reports the collision.
+	// reports the collision, both leaves.
 	first := filepath.Join(k.NodesDir(), "errors", "practice-first.md")
 	writeFile(t, filepath.Join(k.NodesDir(), "db", "copy.md"), readFile(t, first))
-	if st, err := currentTreeState(k); err != nil || st.Invalid != 1 || st.Partial != 0 {
+	if st, err := currentTreeState(k); err != nil || st.Invalid != 2 || st.Partial != 0 {
 		t.Errorf("a duplicate id: %+v %v", st, err)
 	}
 	os.Remove(filepath.Join(k.NodesDir(), "db", "copy.md"))

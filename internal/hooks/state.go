@@ -50,12 +50,55 @@ func writeJSONFile(path string, v any) error {
 	return atomicfile.Write(path, append(data, '\n'), 0o644)
 }
 
-// LintState is .state/lint-state.json.
+// LintState is .state/lint-state.json, in kenkeep's shape (the file has
+// kenkeep's name, and either tool reads what the other wrote):
+// {schema_version: 1, sessions_since_last_lint, last_lint_at (null until
+// the first run), last_errors, last_findings}. Files an earlier kk wrote
+// (sessions_since_lint, last_run_at) are read too.
 type LintState struct {
-	SessionsSinceLint int    `json:"sessions_since_lint"`
-	LastRunAt         string `json:"last_run_at,omitempty"`
-	LastErrors        int    `json:"last_errors"`
-	LastFindings      int    `json:"last_findings"`
+	SessionsSinceLint int
+	LastRunAt         string // "" until the first run
+	LastErrors        int
+	LastFindings      int
+}
+
+type lintStateFile struct {
+	SchemaVersion     int     `json:"schema_version"`
+	SessionsSinceLint int     `json:"sessions_since_last_lint"`
+	LastLintAt        *string `json:"last_lint_at"`
+	LastErrors        int     `json:"last_errors"`
+	LastFindings      int     `json:"last_findings"`
+	// An earlier kk's keys.
+	OldSessions *int    `json:"sessions_since_lint,omitempty"`
+	OldRunAt    *string `json:"last_run_at,omitempty"`
+}
+
+// MarshalJSON writes kenkeep's keys.
+func (s LintState) MarshalJSON() ([]byte, error) {
+	f := lintStateFile{SchemaVersion: 1, SessionsSinceLint: s.SessionsSinceLint, LastErrors: s.LastErrors, LastFindings: s.LastFindings}
+	if s.LastRunAt != "" {
+		f.LastLintAt = &s.LastRunAt
+	}
+	return json.Marshal(f)
+}
+
+// UnmarshalJSON reads kenkeep's keys, or an earlier kk's.
+func (s *LintState) UnmarshalJSON(data []byte) error {
+	var f lintStateFile
+	if err := json.Unmarshal(data, &f); err != nil {
+		return err
+	}
+	*s = LintState{SessionsSinceLint: f.SessionsSinceLint, LastErrors: f.LastErrors, LastFindings: f.LastFindings}
+	if f.LastLintAt != nil {
+		s.LastRunAt = *f.LastLintAt
+	}
+	if f.OldSessions != nil {
+		s.SessionsSinceLint = *f.OldSessions
+	}
+	if f.OldRunAt != nil && s.LastRunAt == "" {
+		s.LastRunAt = *f.OldRunAt
+	}
+	return nil
 }
 
 // ReadLintState reads lint-tick's state; a missing file is a zero state.

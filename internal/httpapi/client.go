@@ -41,6 +41,7 @@ type JobStatus struct {
 	Status string `json:"status"`
 	Path   string `json:"path,omitempty"`
 	Error  string `json:"error,omitempty"`
+	Note   string `json:"note,omitempty"`
 }
 
 // Final reports whether the job is done or failed.

@@ -375,6 +375,7 @@ func (s *Server) apply(ctx context.Context, w *jobqueue.Work) (string, error) {
 	job := &Job{ID: w.Job.ID, Op: w.Job.Op, Request: req, Created: w.Job.Created, Attempt: w.Job.Attempts}
 	job.OnTouch(w.Touch)
 	job.OnDefer(w.Defer)
+	job.OnNote(w.Note)
 	return s.opts.Backend.Apply(ctx, job)
 }
 

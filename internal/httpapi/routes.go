@@ -113,9 +113,24 @@ func (s *Server) deleteContent(w http.ResponseWriter, r *http.Request) {
 	s.enqueue(w, OpDelete, JobRequest{Path: p}, false)
 }
 
-// GET /content?path=P
+// GET /content?path=P | query=Q [&mode=raw]. The query forms are
+// knowledged's design (seed 000): mode=raw answers as GET /search?query=Q
+// (the notes found, with their content), no mode as GET /answer?query=Q
+// (an answer synthesized from them).
 func (s *Server) getContent(w http.ResponseWriter, r *http.Request) {
-	given := r.URL.Query().Get("path")
+	q := r.URL.Query()
+	given := q.Get("path")
+	if given == "" && q.Get("query") != "" {
+		switch mode := strings.ToLower(q.Get("mode")); mode {
+		case "raw":
+			s.search(w, r)
+		case "", "synthesize":
+			s.answer(w, r)
+		default:
+			writeError(w, http.StatusBadRequest, `mode must be "raw" or "synthesize"`)
+		}
+		return
+	}
 	if given == "" {
 		writeError(w, http.StatusBadRequest, "path query parameter is required")
 		return
@@ -301,12 +316,14 @@ func (s *Server) ask(w http.ResponseWriter, r *http.Request) {
 	}{question, title, strings.TrimSpace(d.Answer), tags})
 }
 
-// jobStatus is GET /jobs/{id}'s answer.
+// jobStatus is GET /jobs/{id}'s answer. note is kk's: how a job was done
+// when its client should know (placed without the model, which failed).
 type jobStatus struct {
 	JobID  string `json:"job_id"`
 	Status string `json:"status"`
 	Path   string `json:"path,omitempty"`
 	Error  string `json:"error,omitempty"`
+	Note   string `json:"note,omitempty"`
 }
 
 // GET /jobs/{id}
@@ -317,7 +334,7 @@ func (s *Server) getJob(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "job not found: "+id)
 		return
 	}
-	writeJSON(w, http.StatusOK, jobStatus{JobID: j.ID, Status: string(j.Status), Path: j.Path, Error: j.Error})
+	writeJSON(w, http.StatusOK, jobStatus{JobID: j.ID, Status: string(j.Status), Path: j.Path, Error: j.Error, Note: j.Note})
 }
 
 // Recent posts: the default and the cap of GET /posts/recents' limit.

@@ -27,7 +27,7 @@ import (
 
 // SchemaVersion is the version of the database layout. A database written
 // with another version is emptied and rebuilt by the next sync.
-const SchemaVersion = 7
+const SchemaVersion = 8
 
 // busyTimeoutMS bounds how long a writer waits for another writer (another
 // kk process syncing the same branch) before failing.
@@ -102,6 +102,7 @@ var schema = []string{
 		owner TEXT NOT NULL,
 		origin TEXT NOT NULL,
 		graph TEXT NOT NULL DEFAULT '',
+		meta TEXT NOT NULL DEFAULT '',
 		version INTEGER NOT NULL,
 		file_version INTEGER NOT NULL DEFAULT 0,
 		mtime INTEGER NOT NULL,

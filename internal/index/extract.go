@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/kk-project/kk/internal/extract"
+	"github.com/kk-project/kk/internal/node"
 	"github.com/kk-project/kk/internal/store"
 	"github.com/kk-project/kk/internal/workpool"
 )
@@ -382,11 +383,23 @@ func (w *writer) applySource(sw *sourceWork) {
 			msg := fmt.Sprintf("id %s is also declared by %s, which wins (it sorts first)", e.ID, rel)
 			w.exec(`UPDATE sources SET clashes = CASE WHEN clashes = '' THEN ? ELSE clashes || char(10) || ? END WHERE path = ?`, msg, msg, other)
 		}
+		// An extracted entity gets what a created one gets: the default
+		// status, and times (its document's, else the file's modification
+		// time); its source and text are its file.
+		status := e.Status
+		if status == "" {
+			status = DefaultStatus
+		}
+		meta := node.Meta{CreatedAt: e.CreatedAt, UpdatedAt: e.UpdatedAt, Source: rel, Sources: []string{rel}, TextRef: rel}
+		if meta.UpdatedAt == "" {
+			meta.UpdatedAt = meta.CreatedAt
+		}
+		meta = meta.WithFallbackTime(time.Unix(0, sw.f.mtime))
 		res := w.exec(`INSERT INTO nodes(path, id, type, title, description, tags, body, folder, status, confidence, molecule,
-			priority, severity, owner, origin, version, mtime, size, sha256)
-			VALUES (?, ?, ?, ?, ?, ?, ?, '', ?, '', '', ?, ?, ?, ?, 0, ?, ?, ?)`,
+			priority, severity, owner, origin, version, mtime, size, sha256, meta)
+			VALUES (?, ?, ?, ?, ?, ?, ?, '', ?, '', '', ?, ?, ?, ?, 0, ?, ?, ?, ?)`,
 			"@"+rel+"#"+e.ID, e.ID, e.Type, e.Title, e.Description, strings.Join(e.Tags, " "), e.Body,
-			e.Status, e.Priority, e.Severity, e.Owner, rel, sw.f.mtime, sw.f.size, sw.sha)
+			status, e.Priority, e.Severity, e.Owner, rel, sw.f.mtime, sw.f.size, sw.sha, metaJSON(meta))
 		if w.err != nil {
 			return
 		}

@@ -3,6 +3,7 @@ package index
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"strings"
 )
 
@@ -79,4 +80,14 @@ func (db *DB) AtomIDs(ctx context.Context, rids []int64) ([]string, error) {
 			return err
 		})
 	return out, err
+}
+
+// HasAtoms reports whether any leaf has path patterns (an atom), so a
+// caller with nothing to match against can stop early.
+func (db *DB) HasAtoms(ctx context.Context) (bool, error) {
+	var n int
+	if err := db.r.QueryRowContext(ctx, `SELECT EXISTS(SELECT 1 FROM kk_paths)`).Scan(&n); err != nil {
+		return false, fmt.Errorf("reading index %s: %w", db.Path, err)
+	}
+	return n == 1, nil
 }

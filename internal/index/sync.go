@@ -228,10 +228,7 @@ func (db *DB) SyncWith(ctx context.Context, nodesDir string, ex *Extraction) (St
 		case d.err != nil:
 			msg := d.err.Error()
 			if ne, ok := errors.AsType[*node.Error](d.err); ok {
-				msg = ne.Msg
-				if ne.Field != "" {
-					msg = fmt.Sprintf("field %q: %s", ne.Field, ne.Msg)
-				}
+				msg = ne.Detail() // every problem of the leaf
 			}
 			st.Skipped = append(st.Skipped, Problem{Path: d.f.rel, Msg: msg})
 			if had {
@@ -438,13 +435,13 @@ func nodeArgs(d *leafData) []any {
 	severity, _ := stringExtra(n, "kk_severity")
 	owner, _ := stringExtra(n, "kk_owner")
 	return []any{d.f.rel, n.ID, n.Type, n.Title, n.Description, strings.Join(n.Tags, " "), string(n.Body), n.Dir(),
-		n.Status, n.Confidence, molecule, priority, severity, owner, "", d.version, fileVersion(n), d.f.mtime, d.f.size, d.sha, graphJSON(n)}
+		n.Status, n.Confidence, molecule, priority, severity, owner, "", d.version, fileVersion(n), d.f.mtime, d.f.size, d.sha, graphJSON(n), metaJSON(n.Meta())}
 }
 
 func (w *writer) insert(d *leafData) {
 	res := w.exec(`INSERT INTO nodes(path, id, type, title, description, tags, body, folder, status, confidence, molecule,
-		priority, severity, owner, origin, version, file_version, mtime, size, sha256, graph)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, nodeArgs(d)...)
+		priority, severity, owner, origin, version, file_version, mtime, size, sha256, graph, meta)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, nodeArgs(d)...)
 	if w.err != nil {
 		return
 	}
@@ -456,7 +453,7 @@ func (w *writer) insert(d *leafData) {
 
 func (w *writer) update(rid int64, d *leafData) {
 	w.exec(`UPDATE nodes SET path = ?, id = ?, type = ?, title = ?, description = ?, tags = ?, body = ?, folder = ?, status = ?,
-		confidence = ?, molecule = ?, priority = ?, severity = ?, owner = ?, origin = ?, version = ?, file_version = ?, mtime = ?, size = ?, sha256 = ?, graph = ? WHERE rid = ?`, append(nodeArgs(d), rid)...)
+		confidence = ?, molecule = ?, priority = ?, severity = ?, owner = ?, origin = ?, version = ?, file_version = ?, mtime = ?, size = ?, sha256 = ?, graph = ?, meta = ? WHERE rid = ?`, append(nodeArgs(d), rid)...)
 	w.exec(`DELETE FROM kk_paths WHERE rid = ?`, rid)
 	w.exec(`DELETE FROM edges WHERE rid = ?`, rid)
 	w.exec(`DELETE FROM changelog WHERE rid = ?`, rid)

@@ -3,9 +3,12 @@ package index
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 
+	"github.com/kk-project/kk/internal/node"
 	"github.com/kk-project/kk/internal/store"
 )
 
@@ -25,15 +28,42 @@ type Entity struct {
 	Version     int64    `json:"version,omitempty"`
 	Path        string   `json:"path,omitempty"`   // relative to nodes/, tree leaves only
 	Origin      string   `json:"origin,omitempty"` // extractor source file, extracted entities only
+	// Meta is when the entity was made and changed, where it came from,
+	// its links and its text (seed 003's audit fields): what its leaf
+	// records, else its file's modification time for the times; for an
+	// extracted entity, its document's times and its file.
+	node.Meta
 }
 
-const entityColumns = `id, type, title, description, status, priority, severity, owner, tags, version, path, origin`
+// DefaultStatus is the status of an entity that names none: the status
+// kb_upsert gives a new entity.
+const DefaultStatus = "draft"
+
+const entityColumns = `id, type, title, description, status, priority, severity, owner, tags, version, path, origin, meta, mtime`
+
+// metaJSON is a node's audit metadata as the index keeps it (nodes.meta).
+func metaJSON(m node.Meta) string {
+	b, err := json.Marshal(m)
+	if err != nil || string(b) == "{}" {
+		return ""
+	}
+	return string(b)
+}
 
 func scanEntity(sc interface{ Scan(...any) error }) (*Entity, error) {
 	var e Entity
-	var tags string
-	if err := sc.Scan(&e.ID, &e.Type, &e.Title, &e.Description, &e.Status, &e.Priority, &e.Severity, &e.Owner, &tags, &e.Version, &e.Path, &e.Origin); err != nil {
+	var tags, meta string
+	var mtime int64
+	if err := sc.Scan(&e.ID, &e.Type, &e.Title, &e.Description, &e.Status, &e.Priority, &e.Severity, &e.Owner, &tags, &e.Version, &e.Path, &e.Origin, &meta, &mtime); err != nil {
 		return nil, err
+	}
+	if meta != "" {
+		if err := json.Unmarshal([]byte(meta), &e.Meta); err != nil {
+			return nil, fmt.Errorf("the index's metadata of %s: %w", e.ID, err)
+		}
+	}
+	if mtime > 0 {
+		e.Meta = e.Meta.WithFallbackTime(time.Unix(0, mtime))
 	}
 	e.Tags = strings.Fields(tags)
 	if e.Tags == nil {

@@ -24,6 +24,9 @@ type RebuildResult struct {
 	Removed          []string `json:"removed"`
 	MissingSummaries []string `json:"missing_summaries"`
 	Staged           bool     `json:"staged"`
+	// Skipped are the leaf files generation left out because they cannot
+	// be read; --check fails on them.
+	Skipped []store.SkippedLeaf `json:"skipped,omitempty"`
 }
 
 // Plan is what bringing the index files in step with a tree changes: the
@@ -139,7 +142,11 @@ func Check(ctx context.Context, k *store.KB) (*RebuildResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	return p.Result, nil
+	res := *p.Result
+	if len(t.Problems) > 0 {
+		res.Skipped = store.SkippedLeaves(t.Problems)
+	}
+	return &res, nil
 }
 
 // generateFor renders the generated files of t with the current summaries.

@@ -60,8 +60,46 @@ func Doctor(ctx context.Context, k *store.KB, reg *harness.Registry, only string
 		if c, ok := checkMCP(ctx, k, id, a, commandFor("", inst)); ok {
 			out = append(out, c)
 		}
+		if c, ok := checkModels(k, id, a); ok {
+			out = append(out, c)
+		}
 	}
 	return append(out, checkAgentsBlock(k))
+}
+
+// checkModels reports how the model settings of config.yaml reach the
+// harness's command line, and what of them it cannot honour (an effort
+// for a harness without an effort flag). No setting that applies to the
+// harness gives no check; an unreadable config.yaml is the knowledge
+// base checks' to report.
+func checkModels(k *store.KB, id string, a harness.Adapter) (checks.DoctorCheck, bool) {
+	cfg, err := k.LoadConfig()
+	if err != nil {
+		return checks.DoctorCheck{}, false
+	}
+	s := a.Spec()
+	var problems, used []string
+	for _, nm := range cfg.ModelSettings() {
+		m := nm.Setting.HarnessModel()
+		if m.IsZero() || (m.Harness != "" && m.Harness != id) {
+			continue
+		}
+		problems = append(problems, s.ModelProblems(nm.Key, m)...)
+		if args, _ := s.ModelArgs(m); len(args) > 0 {
+			used = append(used, nm.Key+" → "+strings.Join(args, " "))
+		}
+	}
+	c := checks.DoctorCheck{Name: id + "/model"}
+	switch {
+	case len(problems) > 0:
+		c.Level, c.Message = checks.DoctorWarn, strings.Join(problems, "; ")
+		c.Fix = "drop what " + a.Name() + " cannot take from the setting, or scope the setting to another harness with harness: <id>"
+	case len(used) > 0:
+		c.Level, c.Message = checks.DoctorOK, strings.Join(used, "; ")
+	default:
+		return c, false
+	}
+	return c, true
 }
 
 func checkAgentsBlock(k *store.KB) checks.DoctorCheck {

@@ -29,13 +29,13 @@ func (s *stubAdapter) Spec() harness.Spec {
 	return harness.Spec{ID: s.id, Name: s.Name(), Binary: s.id, InstallHint: "none", Priority: 100,
 		PromptArgMax: harness.DefaultPromptArgMax, Files: s.Paths()}
 }
-func (s *stubAdapter) ID() string                      { return s.id }
-func (s *stubAdapter) Name() string                    { return "Stub " + s.id }
-func (s *stubAdapter) Binary() string                  { return s.id }
-func (s *stubAdapter) LaunchArgs(p string) []string    { return []string{p} }
-func (s *stubAdapter) InstallHint() string             { return "" }
-func (s *stubAdapter) Detect(func(string) string) bool { return false }
-func (s *stubAdapter) Paths() harness.Paths            { return harness.Paths{Config: []string{s.file()}} }
+func (s *stubAdapter) ID() string                                    { return s.id }
+func (s *stubAdapter) Name() string                                  { return "Stub " + s.id }
+func (s *stubAdapter) Binary() string                                { return s.id }
+func (s *stubAdapter) LaunchArgs(p string, _ harness.Model) []string { return []string{p} }
+func (s *stubAdapter) InstallHint() string                           { return "" }
+func (s *stubAdapter) Detect(func(string) string) bool               { return false }
+func (s *stubAdapter) Paths() harness.Paths                          { return harness.Paths{Config: []string{s.file()}} }
 func (s *stubAdapter) ParseHookInput([]byte) (harness.HookInput, error) {
 	return harness.HookInput{}, nil
 }
@@ -111,7 +111,7 @@ func TestInstallRecordsAndIsIdempotent(t *testing.T) {
 	if !slices.Equal(res.Harnesses, []string{"a-two", "b-one"}) || res.Command != "kk" {
 		t.Fatalf("harnesses %v command %q", res.Harnesses, res.Command)
 	}
-	if len(a.calls) != 1 || a.calls[0].Root != k.Root || a.calls[0].Command != "kk" || len(a.calls[0].Skills) != 6 || len(a.calls[0].Prompts) != 3 {
+	if len(a.calls) != 1 || a.calls[0].Root != k.Root || a.calls[0].Command != "kk" || len(a.calls[0].Skills) != 7 || len(a.calls[0].Prompts) != 3 {
 		t.Fatalf("install options %+v", a.calls)
 	}
 	res, err = Install(ctx, k, reg, []harness.Adapter{b}, Options{})

@@ -68,6 +68,8 @@ type Job struct {
 	// set when the job is done (where a stored note went).
 	Path  string `json:"path,omitempty"`
 	Error string `json:"error,omitempty"`
+	// Note is what the job said about how it was done (Work.Note).
+	Note string `json:"note,omitempty"`
 	// Touched are the paths the job announced it would change (Work.Touch),
 	// which recovery restores when the job did not finish.
 	Touched []string `json:"touched,omitempty"`
@@ -463,6 +465,23 @@ func (w *Work) Touch(paths ...string) error {
 	j := w.q.jobs[w.Job.ID]
 	next := *j
 	next.Touched = slices.Compact(slices.Sorted(slices.Values(append(slices.Clone(j.Touched), paths...))))
+	if err := w.q.writeRecord(&next); err != nil {
+		return err
+	}
+	*j = next
+	w.Job = cloneJob(j)
+	return nil
+}
+
+// Note records, on disk, what the job says about how it was done (kk
+// serve: placed without the model, which failed); the job keeps it when
+// it ends.
+func (w *Work) Note(note string) error {
+	w.q.mu.Lock()
+	defer w.q.mu.Unlock()
+	j := w.q.jobs[w.Job.ID]
+	next := *j
+	next.Note = note
 	if err := w.q.writeRecord(&next); err != nil {
 		return err
 	}

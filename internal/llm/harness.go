@@ -52,7 +52,7 @@ func (h *Harness) Complete(ctx context.Context, req Request) (json.RawMessage, e
 	prompt += "\n\nAnswer with one JSON object and nothing else. It must match this JSON Schema:\n" + string(req.Schema.JSON)
 	run := harness.HeadlessRun{Prompt: prompt, Schema: req.Schema.JSON, Timeout: h.timeout}
 	if h.model != "" {
-		run.Model = map[string]any{"harness": h.adapter.ID(), "name": h.model}
+		run.Model = harness.Model{Name: h.model}
 	}
 	if h.logDir != "" {
 		stamp := time.Now().UTC().Format("20060102T150405Z")

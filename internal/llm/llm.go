@@ -173,6 +173,8 @@ type Deps struct {
 	// HTTPClient replaces the default client (tests); its timeout is
 	// left as it is.
 	HTTPClient *http.Client
+	// Retry replaces DefaultRetry (tests shorten the waits).
+	Retry *RetryPolicy
 }
 
 // ErrNotConfigured is what New returns, with a nil Provider, when the
@@ -182,9 +184,23 @@ var ErrNotConfigured = errors.New("LLM provider is not configured")
 // DefaultTimeout bounds one model call.
 const DefaultTimeout = 120 * time.Second
 
-// New builds the provider c names. It returns ErrNotConfigured when c
-// names none, and an error when a setting or the API key is missing.
+// New builds the provider c names, wrapped so that transient failures
+// and bad replies are tried again (WithRetry, d.Retry or DefaultRetry).
+// It returns ErrNotConfigured when c names none, and an error when a
+// setting or the API key is missing.
 func New(c Config, d Deps) (Provider, error) {
+	p, err := newProvider(c, d)
+	if err != nil {
+		return nil, err
+	}
+	policy := DefaultRetry
+	if d.Retry != nil {
+		policy = *d.Retry
+	}
+	return WithRetry(p, policy), nil
+}
+
+func newProvider(c Config, d Deps) (Provider, error) {
 	if d.Getenv == nil {
 		d.Getenv = func(string) string { return "" }
 	}
@@ -286,7 +302,8 @@ func postJSON(ctx context.Context, client *http.Client, provider, url string, he
 		return fmt.Errorf("%s: reading the reply: %w", provider, err)
 	}
 	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("%s: HTTP %d from %s: %s", provider, resp.StatusCode, url, excerpt(string(raw), 500))
+		return &HTTPError{Provider: provider, Status: resp.StatusCode, URL: url, Body: excerpt(string(raw), 500),
+			RetryAfter: retryAfter(resp.Header.Get("Retry-After"))}
 	}
 	if err := json.Unmarshal(raw, out); err != nil {
 		return fmt.Errorf("%s: the API's reply is not the JSON expected: %v (reply: %q)", provider, err, excerpt(string(raw), 200))

@@ -78,3 +78,28 @@ type EmbedConfig struct {
 	// returned by the vector side of a search on its own (default 0.5).
 	MinSimilarity float64 `yaml:"minSimilarity,omitempty" json:"minSimilarity,omitempty" jsonschema:"minimum=0,maximum=1,description=Least cosine similarity for a node found only by meaning (default 0.5)"`
 }
+
+// Model is a model setting for a harness run (config proposalModel,
+// curatorModel, bootstrapModel; kk serve's llm.model for the harness
+// provider): which model, at which reasoning effort, for which harness.
+type Model struct {
+	// Harness is the harness the setting is for; "" is every harness. A
+	// setting for another harness is not applied.
+	Harness string
+	// Name is the model, as the harness names it (sonnet, gpt-5-codex,
+	// gemini-2.5-pro, provider/model for OpenCode).
+	Name string
+	// Effort is the reasoning effort: minimal, low, medium, high, xhigh or
+	// max, as far as the harness takes it.
+	Effort string
+	// Agent is the agent a run uses, for a harness that has agents
+	// (OpenCode's --agent).
+	Agent string
+}
+
+// IsZero reports a setting that asks for nothing.
+func (m Model) IsZero() bool { return m == Model{} }
+
+// EffortLevels are the reasoning efforts a model setting may name, the
+// union of what the harnesses take.
+var EffortLevels = []string{"minimal", "low", "medium", "high", "xhigh", "max"}

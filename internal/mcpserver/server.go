@@ -123,6 +123,11 @@ func (s *server) handler(t Tool) mcp.ToolHandler {
 				attrs = append(attrs, "code", resp.Error.Code, "message", resp.Error.Message)
 			}
 			s.log.Info("call", attrs...)
+			// Leaves the call's reads skipped because they cannot be read:
+			// each is logged once per server (the call went on without it).
+			for _, p := range s.kb.TakeSkipped() {
+				s.log.Warn("skipped a leaf kk cannot read", "problem", p.Error())
+			}
 		}()
 		raw := []byte(req.Params.Arguments)
 		if len(raw) == 0 || string(raw) == "null" {

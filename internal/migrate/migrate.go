@@ -39,8 +39,17 @@ type MigrationStep struct {
 // migrationSteps is the registry of every known step, in order. Each step's
 // commands refuse to run unless the tree is at the step's From version.
 var migrationSteps = []MigrationStep{
-	{ID: "flat-to-tree", From: 1, To: 2, Primitives: []string{"kk place inventory", "kk place apply"}},
-	{ID: "okf-v3", From: 2, To: 3, Primitives: []string{"kk migrate okf-v3"}},
+	{ID: "flat-to-tree", From: 1, To: 2, Primitives: []string{"place inventory", "place apply"}},
+	{ID: "okf-v3", From: 2, To: 3, Primitives: []string{"migrate okf-v3"}},
+}
+
+// Commands are the step's primitives as kk commands ("kk place apply").
+func (s MigrationStep) Commands() string {
+	cmds := make([]string, len(s.Primitives))
+	for i, p := range s.Primitives {
+		cmds[i] = "kk " + p
+	}
+	return strings.Join(cmds, ", then ")
 }
 
 // ErrNewerSchema means the tree was written by a newer tool than this kk.
@@ -96,6 +105,9 @@ func DetectSchemaVersion(k *store.KB) (int, error) {
 	})
 	lowest := 0
 	for i, f := range files {
+		if bv, ok := errors.AsType[*badVersion](errs[i]); ok {
+			return 0, fmt.Errorf("%w: %s: %s is %v; fix it by hand (a leaf kk writes has kk_schema_version: 3)", ErrUnknownVersion, k.Rel(f.Abs), bv.key, bv.v)
+		}
 		if errs[i] != nil {
 			return 0, fmt.Errorf("reading %s: %w", k.Rel(f.Abs), errs[i])
 		}
@@ -112,8 +124,22 @@ func DetectSchemaVersion(k *store.KB) (int, error) {
 	return lowest, nil
 }
 
+// ErrUnknownVersion is a leaf that declares a schema version no kk or
+// kenkeep wrote (0, or not a number): no migration leads from it, as
+// kenkeep's migrate status also says.
+var ErrUnknownVersion = errors.New("a leaf declares a schema version no migration converts")
+
+// badVersion is a schema version key whose value is no version.
+type badVersion struct {
+	key string
+	v   any
+}
+
+func (e *badVersion) Error() string { return fmt.Sprintf("%s is %v", e.key, e.v) }
+
 // leafSchemaVersion reads the version a leaf declares, or 0 when it
-// declares none that can be read.
+// declares none; a version that is not a whole number above 0 is a
+// *badVersion.
 func leafSchemaVersion(file string) (int, error) {
 	src, err := os.ReadFile(file)
 	if err != nil {
@@ -128,7 +154,7 @@ func leafSchemaVersion(file string) (int, error) {
 			if i, isInt := v.(int64); isInt && i > 0 {
 				return int(i), nil
 			}
-			return 0, nil
+			return 0, &badVersion{key: key, v: v}
 		}
 	}
 	return 0, nil
@@ -226,7 +252,7 @@ func migrateOKFv3(ctx context.Context, tx *txn.Tx) (*MigrateResult, error) {
 		}
 		first := plan[0]
 		return nil, fmt.Errorf("%w: kk migrate okf-v3 converts schema version 2, but the tree is at version %d; run step %s first (%s), then kk migrate okf-v3 (`kk migrate status` shows the plan)",
-			ErrStepOrder, v, first.ID, strings.Join(first.Primitives, ", then "))
+			ErrStepOrder, v, first.ID, first.Commands())
 	}
 	if _, err := k.LoadConfig(); err != nil {
 		return nil, err
@@ -234,6 +260,11 @@ func migrateOKFv3(ctx context.Context, tx *txn.Tx) (*MigrateResult, error) {
 	task := progress.Start(ctx, "migrate: reading leaves", 0)
 	t, err := k.ReadTree(store.LoadOptions{NoSave: true, Progress: task})
 	task.Done()
+	if err == nil {
+		// A tree converts whole or not at all: a leaf left behind would
+		// keep the tree at version 2.
+		err = t.Err()
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -33,6 +33,9 @@ func MigrateCopy(ctx context.Context, k *store.KB) (*MigrateResult, error) {
 		return nil, fmt.Errorf("%w: the tree is at schema version %d (kenkeep's flat layout), and only version 2 converts here", ErrStepOrder, v)
 	}
 	t, err := k.ReadTree(store.LoadOptions{NoCache: true, NoSave: true})
+	if err == nil {
+		err = t.Err() // a pack converts whole or not at all
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -1,7 +1,6 @@
 package migrate
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -92,9 +91,6 @@ func migSnapshot(t *testing.T, k *store.KB) map[string]string {
 		if err != nil {
 			return err
 		}
-		if p == k.ConfigPath() { // holds the project id, the folder's name
-			data = bytes.ReplaceAll(data, []byte(string(store.ProjectIDLine(filepath.Base(k.Root)))), nil)
-		}
 		out[k.Rel(p)] = string(data)
 		return nil
 	})
@@ -131,8 +127,8 @@ func TestPlanMigration(t *testing.T) {
 		err     error
 	}{
 		{0, []string{}, nil},
-		{1, []string{"flat-to-tree 1->2 kk place inventory,kk place apply", "okf-v3 2->3 kk migrate okf-v3"}, nil},
-		{2, []string{"okf-v3 2->3 kk migrate okf-v3"}, nil},
+		{1, []string{"flat-to-tree 1->2 place inventory,place apply", "okf-v3 2->3 migrate okf-v3"}, nil},
+		{2, []string{"okf-v3 2->3 migrate okf-v3"}, nil},
 		{3, []string{}, nil},
 		{4, nil, ErrNewerSchema},
 	} {

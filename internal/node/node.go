@@ -1,6 +1,7 @@
 package node
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"slices"
@@ -99,18 +100,56 @@ type Node struct {
 	released bool
 }
 
-// Error is a problem with one leaf file.
+// Error is what is wrong with one leaf file: its first problem (Field,
+// Msg) and the others a read found with it (More), so that a person
+// fixing a leaf by hand learns every problem in one run.
 type Error struct {
 	Path  string // relative to nodes/ (or as given)
 	Field string // front matter key, when the problem is one field
 	Msg   string
+	// More are the leaf's further problems, in the order they were found.
+	More []Problem
+	// ID is the id the leaf's front matter gives, when it gives one as a
+	// string: a leaf kk skips still claims its id, so that no writer makes
+	// a second leaf with it.
+	ID string
+	// Err is the cause, when it is one callers test for (ErrOldLayout).
+	Err error
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// Problem is one problem of a leaf: a front matter key (empty when the
+// problem is not one field's) and what is wrong.
+type Problem struct {
+	Field string `json:"field,omitempty"`
+	Msg   string `json:"message"`
+}
+
+func (p Problem) String() string {
+	if p.Field != "" {
+		return fmt.Sprintf("field %q: %s", p.Field, p.Msg)
+	}
+	return p.Msg
+}
+
+// Problems lists every problem of the leaf, the first one first.
+func (e *Error) Problems() []Problem {
+	return append([]Problem{{Field: e.Field, Msg: e.Msg}}, e.More...)
+}
+
+// Detail is the problems without the path, joined by "; ".
+func (e *Error) Detail() string {
+	ps := e.Problems()
+	parts := make([]string, len(ps))
+	for i, p := range ps {
+		parts[i] = p.String()
+	}
+	return strings.Join(parts, "; ")
 }
 
 func (e *Error) Error() string {
-	if e.Field != "" {
-		return fmt.Sprintf("%s: field %q: %s", e.Path, e.Field, e.Msg)
-	}
-	return fmt.Sprintf("%s: %s", e.Path, e.Msg)
+	return e.Path + ": " + e.Detail()
 }
 
 // ErrOldLayout marks a leaf in the v1 format, which kk cannot read.
@@ -140,6 +179,9 @@ func Parse(relPath string, src []byte) (*Node, error) {
 	if !utf8.Valid(src) {
 		return nil, &Error{Path: relPath, Msg: fmt.Sprintf("not valid UTF-8 (first bad byte at offset %d)", firstInvalid(src))}
 	}
+	if from, to := ConflictMarkers(src); from > 0 {
+		return nil, &Error{Path: relPath, Msg: fmt.Sprintf("%s (lines %d to %d): a git merge, rebase or cherry-pick stopped on a conflict in this leaf; edit it to keep the right text, remove the markers, then `git add` it", ConflictMarkersMsg, from, to)}
+	}
 	doc, err := frontmatter.Parse(src)
 	if err != nil {
 		var fe *frontmatter.FieldError
@@ -153,9 +195,29 @@ func Parse(relPath string, src []byte) (*Node, error) {
 	}
 	n := &Node{Path: relPath, Body: doc.Body(), BodySize: utf8.RuneCount(doc.Body()), doc: doc}
 	f := fields{doc: doc, path: relPath}
-	if _, ok := doc.Value(KeySchemaVersion); ok {
+	_, v3 := doc.Value(KeySchemaVersion)
+	sv, legacy := doc.Value("schema_version")
+	if !v3 && legacy {
+		v, isInt := sv.(int64)
+		switch {
+		case isInt && v == 1:
+			e := &Error{Path: relPath, Field: "schema_version", Msg: fmt.Sprintf("is %d: %v; migrate it with the kk-migrate skill", v, ErrOldLayout), Err: ErrOldLayout}
+			e.ID, _ = stringValue(doc, "id")
+			return nil, e
+		case isInt && v < 1:
+			// No kk or kenkeep wrote it; kk migrate status names it too.
+			e := &Error{Path: relPath, Field: "schema_version", Msg: fmt.Sprintf("is %d, which no version of the format is; fix it by hand (a leaf kk writes has kk_schema_version: 3)", v)}
+			e.ID, _ = stringValue(doc, "id")
+			return nil, e
+		}
+	}
+	if v3 || !legacy {
+		// A v3 leaf, or a document that names no schema (a note written
+		// by hand): every problem of it as a v3 leaf is reported at once.
 		n.Format = 3
-		if v := f.int(KeySchemaVersion, true); f.err == nil && v != SchemaVersion {
+		if !v3 {
+			f.fail(KeySchemaVersion, "missing; a v3 leaf has kk_schema_version: 3 (a v2 leaf has schema_version: 2)")
+		} else if v := f.int(KeySchemaVersion, true); f.problems() == 0 && v != SchemaVersion {
 			f.fail(KeySchemaVersion, fmt.Sprintf("is %d; kk reads version 3 (and v2 leaves with schema_version: 2)", v))
 		}
 		n.Type = f.str(KeyType, true)
@@ -176,13 +238,11 @@ func Parse(relPath string, src []byte) (*Node, error) {
 			n.Phrasings = f.list(KeyPhrasings, false)
 		}
 		n.GraphLinks = graphLinks(doc)
-	} else if sv, ok := doc.Value("schema_version"); ok {
+	} else {
 		v, isInt := sv.(int64)
 		switch {
 		case !isInt:
 			f.fail("schema_version", "must be a number")
-		case v < 2:
-			return nil, &Error{Path: relPath, Field: "schema_version", Msg: fmt.Sprintf("is %d: %v; migrate it with the kk-migrate skill", v, ErrOldLayout)}
 		case v != 2:
 			f.fail("schema_version", fmt.Sprintf("is %d; a v3 leaf uses kk_schema_version: 3", v))
 		}
@@ -196,16 +256,68 @@ func Parse(relPath string, src []byte) (*Node, error) {
 		n.RelatesTo = f.list("relates_to", false)
 		n.DependsOn = f.list("depends_on", false)
 		n.Confidence = f.enum("confidence", Confidences, true)
-	} else {
-		return nil, &Error{Path: relPath, Field: KeySchemaVersion, Msg: "missing; a v3 leaf has kk_schema_version: 3 (a v2 leaf has schema_version: 2)"}
-	}
-	if f.err != nil {
-		return nil, f.err
 	}
 	if n.Type != "" && !validType(n.Type) {
-		return nil, &Error{Path: relPath, Field: typeKey(n.Format), Msg: fmt.Sprintf("%q is not a valid type; use lowercase letters, digits and -", n.Type)}
+		f.fail(typeKey(n.Format), fmt.Sprintf("%q is not a valid type; use lowercase letters, digits and -", n.Type))
+	}
+	if f.err != nil {
+		f.err.ID = n.ID
+		return nil, f.err
 	}
 	return n, nil
+}
+
+// stringValue is the string value of a front matter key.
+func stringValue(doc *frontmatter.Doc, key string) (string, bool) {
+	v, ok := doc.Value(key)
+	s, isString := v.(string)
+	return s, ok && isString
+}
+
+// ConflictMarkersMsg starts the message of a leaf holding git's conflict
+// markers.
+const ConflictMarkersMsg = "holds git conflict markers"
+
+// ConflictMarkers finds git's conflict markers in a leaf: a line starting
+// with "<<<<<<<" and a later one starting with ">>>>>>>", outside fenced
+// code blocks (a note may show markers in an example). It returns their
+// line numbers (1-based), or 0, 0.
+func ConflictMarkers(src []byte) (from, to int) {
+	if !bytes.Contains(src, []byte("<<<<<<<")) || !bytes.Contains(src, []byte(">>>>>>>")) {
+		return 0, 0
+	}
+	fence := ""
+	for i, line := range strings.Split(string(src), "\n") {
+		line = strings.TrimSuffix(line, "\r")
+		trimmed := strings.TrimLeft(line, " ")
+		if len(line)-len(trimmed) <= 3 && (strings.HasPrefix(trimmed, "```") || strings.HasPrefix(trimmed, "~~~")) {
+			switch {
+			case fence == "":
+				fence = trimmed[:3]
+			case strings.HasPrefix(trimmed, fence):
+				fence = ""
+			}
+			continue
+		}
+		if fence != "" {
+			continue
+		}
+		switch {
+		case from == 0 && isMarker(line, '<'):
+			from = i + 1
+		case from > 0 && isMarker(line, '>'):
+			return from, i + 1
+		}
+	}
+	return 0, 0
+}
+
+// isMarker reports whether line is a conflict marker of seven c's.
+func isMarker(line string, c byte) bool {
+	if len(line) < 7 || strings.Count(line[:7], string(c)) != 7 {
+		return false
+	}
+	return len(line) == 7 || line[7] == ' '
 }
 
 func typeKey(format int) string {
@@ -235,17 +347,27 @@ func firstInvalid(b []byte) int {
 	return -1
 }
 
-// fields decodes typed values out of a Doc, remembering the first error.
+// fields decodes typed values out of a Doc, collecting every problem.
 type fields struct {
 	doc  *frontmatter.Doc
 	path string
-	err  error
+	err  *Error
 }
 
 func (f *fields) fail(key, msg string) {
 	if f.err == nil {
 		f.err = &Error{Path: f.path, Field: key, Msg: msg}
+		return
 	}
+	f.err.More = append(f.err.More, Problem{Field: key, Msg: msg})
+}
+
+// problems counts the problems found so far.
+func (f *fields) problems() int {
+	if f.err == nil {
+		return 0
+	}
+	return 1 + len(f.err.More)
 }
 
 func (f *fields) str(key string, required bool) string {
@@ -442,6 +564,14 @@ func (n *Node) Render(resolve Resolver) ([]byte, error) {
 		doc = empty
 	}
 	return doc.Render(items, []byte(body), frontmatter.Emit)
+}
+
+// BodyUpToDate reports whether the leaf's generated sections (Related,
+// Citations) are what rendering it with resolve would write: then a move
+// can keep its bytes.
+func BodyUpToDate(n *Node, resolve Resolver) bool {
+	body := RenderSections(string(n.Body), n, resolve)
+	return strings.TrimRightFunc(body, isJSSpace)+"\n" == string(n.Body)
 }
 
 // items lists the front matter to write. A leaf read in v3 keeps its key

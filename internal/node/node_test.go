@@ -295,3 +295,56 @@ func TestEscapeLabel(t *testing.T) {
 		}
 	}
 }
+
+// A note written by hand with only a type and a title is not a leaf yet;
+// one read names every key it lacks, not the first one only.
+func TestParseNamesEveryProblemAtOnce(t *testing.T) {
+	_, err := Parse("go/ctx.md", []byte("---\ntype: practice\ntitle: Use context timeouts\n---\nAlways pass a context with a timeout.\n"))
+	var ne *Error
+	if !errors.As(err, &ne) {
+		t.Fatalf("want a *node.Error, got %v", err)
+	}
+	var fields []string
+	for _, p := range ne.Problems() {
+		fields = append(fields, p.Field)
+	}
+	want := []string{KeySchemaVersion, KeyDescription, KeyTags, KeyID, KeyDerivedFrom, KeyRelatesTo, KeyConfidence}
+	if strings.Join(fields, " ") != strings.Join(want, " ") {
+		t.Fatalf("problems of fields %v, want %v (%v)", fields, want, err)
+	}
+	for _, f := range want {
+		if !strings.Contains(err.Error(), `"`+f+`"`) {
+			t.Errorf("the message does not name %s: %v", f, err)
+		}
+	}
+	if !strings.HasPrefix(err.Error(), "go/ctx.md: ") {
+		t.Errorf("the message does not start with the path: %v", err)
+	}
+	// A leaf that names its id claims it even when it cannot be read.
+	_, err = Parse("x.md", []byte("---\ntype: practice\ntitle: X\nkk_id: practice-x\n---\n"))
+	if !errors.As(err, &ne) || ne.ID != "practice-x" {
+		t.Fatalf("want the claimed id practice-x, got %+v", err)
+	}
+}
+
+func TestConflictMarkers(t *testing.T) {
+	conflicted := "---\ntype: practice\n<<<<<<< HEAD\ntitle: A\n=======\ntitle: B\n>>>>>>> other\n---\nbody\n"
+	_, err := Parse("x.md", []byte(conflicted))
+	var ne *Error
+	if !errors.As(err, &ne) || !strings.HasPrefix(ne.Msg, ConflictMarkersMsg+" (lines 3 to 7)") {
+		t.Fatalf("got %v", err)
+	}
+	for name, src := range map[string]string{
+		"fenced": "```\n<<<<<<< HEAD\na\n=======\nb\n>>>>>>> x\n```\n",
+		"tilde":  "~~~text\n<<<<<<< HEAD\n>>>>>>> x\n~~~\n",
+		"inline": "a line with <<<<<<< in it\n>>>>>>>> eight\n",
+		"alone":  "<<<<<<< HEAD\nno end\n",
+	} {
+		if from, to := ConflictMarkers([]byte(src)); from != 0 {
+			t.Errorf("%s: markers found at %d-%d", name, from, to)
+		}
+	}
+	if from, to := ConflictMarkers([]byte("x\r\n<<<<<<<\r\n=======\r\n>>>>>>> b\r\n")); from != 2 || to != 4 {
+		t.Errorf("CRLF: %d-%d", from, to)
+	}
+}

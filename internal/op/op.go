@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/kk-project/kk/internal/node"
+	"github.com/kk-project/kk/internal/store"
 	"github.com/kk-project/kk/internal/txn"
 )
 
@@ -78,9 +79,18 @@ func ErrorOf(err error) *Error {
 	if e, ok := errors.AsType[*Error](err); ok {
 		return e
 	}
+	if _, ok := errors.AsType[*store.TreeError](err); ok {
+		// Leaves of the tree that cannot be read: not the caller's
+		// fault; the message names every file and problem.
+		return &Error{Code: CodeInternal, Message: err.Error()}
+	}
 	if ne, ok := errors.AsType[*node.Error](err); ok && ne.Field != "" {
 		// A leaf a writer staged failed its checks: the caller's input.
-		return New(CodeValidation, map[string]any{"field": ne.Field, "path": ne.Path}, "%s: %s", ne.Field, ne.Msg)
+		msg := fmt.Sprintf("%s: %s", ne.Field, ne.Msg)
+		if len(ne.More) > 0 {
+			msg = ne.Detail()
+		}
+		return New(CodeValidation, map[string]any{"field": ne.Field, "path": ne.Path}, "%s", msg)
 	}
 	if ce, ok := errors.AsType[*txn.ConflictError](err); ok {
 		e := Conflict(KindOf(ce.Type), ce.ID, ce.Given, ce.Current)

@@ -101,6 +101,9 @@ func Export(ctx context.Context, k *store.KB, opts ExportOptions) (*ExportResult
 		return nil, err
 	}
 	t, err := k.ReadTree(store.LoadOptions{})
+	if err == nil {
+		err = t.Err() // a pack holds every leaf or none
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -260,6 +263,9 @@ func build(ctx context.Context, k *store.KB, t *store.Tree, summaries store.Summ
 
 	// Read the copy back, generate its index files, and lint it.
 	st, err := sk.ReadTree(store.LoadOptions{NoCache: true, NoSave: true})
+	if err == nil {
+		err = st.Err()
+	}
 	if err != nil {
 		return "", fmt.Errorf("reading the staged copy of the tree: %w", err)
 	}

@@ -74,6 +74,10 @@ type ImportResult struct {
 	// or Citations heading of its own (see kk migrate okf-v3).
 	Collisions   []migrate.Collision `json:"collisions"`
 	IndexChanged []string            `json:"index_changed"`
+	// MissingSummaries lists the pack's folders (relative to its
+	// knowledge/, the root aside) that its registry gives no summary: a
+	// warning, as kenkeep warns.
+	MissingSummaries []string `json:"missing_summaries"`
 }
 
 // DestExistsError is an import into a folder that already exists.
@@ -247,6 +251,9 @@ func stage(kind sourceKind, src, given, tmp string, limits Limits) (*stagedPack,
 func readStaged(sp *stagedPack) ([]*node.Node, store.Summaries, error) {
 	where := sp.label(KnowledgeDir)
 	t, err := sp.kb.ReadTree(store.LoadOptions{NoCache: true, NoSave: true})
+	if err == nil {
+		err = t.Err() // a pack is imported whole or not at all
+	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", where, err)
 	}
@@ -319,6 +326,18 @@ func graft(tx *txn.Tx, sp *stagedPack, dest string, leaves []*node.Node, packSum
 	if err != nil {
 		return err
 	}
+
+	res.MissingSummaries = []string{}
+	seen := map[string]bool{}
+	for _, n := range leaves {
+		for d := n.Dir(); d != "" && !seen[d]; d = store.DirOf(d) {
+			seen[d] = true
+			if packSummaries[d] == "" {
+				res.MissingSummaries = append(res.MissingSummaries, d)
+			}
+		}
+	}
+	store.SortLocale(res.MissingSummaries)
 
 	// Which leaves go in, and where.
 	incoming := map[string]bool{} // by store.IDKey

@@ -501,6 +501,9 @@ func TestImportBadPacks(t *testing.T) {
 		{"duplicate id", with(map[string]string{"knowledge/sub/practice-tiny.md": smallLeaf}), "duplicate id practice-tiny", false},
 		{"v2 leaf in a v3 pack", with(map[string]string{"knowledge/practice-old.md": "---\nschema_version: 2\nid: practice-old\ntitle: Old\nkind: practice\ntags: []\nderived_from: []\nrelates_to: []\ndepends_on: []\nconfidence: high\nsummary: old\n---\nOld.\n"}), "manifest declares schema_version 3", false},
 		{"bad summaries", with(map[string]string{SummariesFile: "---\nschema_version: 1\nsummaries:\n  ../up: escapes\n---\n"}), "knowledge.FOLDER_SUMMARIES.md: folder \"../up\" climbs out", false},
+		// The registry is kenkeep's strict format, version 1.
+		{"registry version 2", with(map[string]string{SummariesFile: "---\nschema_version: 2\nsummaries:\n  '': the root\n---\n"}), "knowledge.FOLDER_SUMMARIES.md: field \"schema_version\" is 2", false},
+		{"registry extra key", with(map[string]string{SummariesFile: "---\nschema_version: 1\nsummaries: {}\nowner: me\n---\n"}), "unknown key \"owner\"", false},
 	}
 	k := newKB(t)
 	before := snapshot(t, k)
@@ -543,10 +546,16 @@ func TestImportBadPacks(t *testing.T) {
 	}
 	sameFiles(t, "refused imports", before, snapshot(t, k))
 
-	// A manifest at the top wins over wrapped ones; a valid pack imports.
-	ok := with(map[string]string{"nested/" + ManifestFile: smallManifest})
-	if _, err := Import(ctx, k, ImportOptions{Source: writePackDir(t, ok), Command: "test"}); err != nil {
+	// A manifest at the top wins over wrapped ones; a valid pack imports,
+	// with a warning about its folders that have no summary (kenkeep
+	// warns too).
+	ok := with(map[string]string{"nested/" + ManifestFile: smallManifest, "knowledge/sub/deeper/practice-deep.md": strings.ReplaceAll(smallLeaf, "practice-tiny", "practice-deep"),
+		SummariesFile: "---\nschema_version: 1\nsummaries:\n  sub: the sub folder\n---\n"})
+	res, err := Import(ctx, k, ImportOptions{Source: writePackDir(t, ok), Command: "test"})
+	if err != nil {
 		t.Errorf("valid pack: %v", err)
+	} else if !slices.Equal(res.MissingSummaries, []string{"sub/deeper"}) {
+		t.Errorf("folders without a summary %q, want [sub/deeper]", res.MissingSummaries)
 	}
 }
 

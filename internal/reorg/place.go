@@ -285,7 +285,18 @@ func applyPlacement(tx *txn.Tx, plan contracts.PlacePlan) (*PlaceResult, error) 
 		tx.WriteFile("FOLDER_SUMMARIES.md", data)
 		changed = true
 	}
+	t, err := tx.Tree()
+	if err != nil {
+		return nil, err
+	}
 	for _, p := range pending {
+		// The tree skips a v1 leaf (kk cannot read that format): placing
+		// it replaces it deliberately.
+		if t.Skipped(p.leaf.rel) {
+			if _, err := tx.Adopt(p.leaf.rel); err != nil {
+				return nil, err
+			}
+		}
 		tx.WriteFile("nodes/"+p.to, p.data)
 		if p.leaf.rel != p.to {
 			tx.RemoveFile("nodes/" + p.leaf.rel)

@@ -684,6 +684,9 @@ type moveChange struct {
 	data   []byte // nil: remove the file
 	remove string // after writing, remove this file (relative to nodes/): a move's source
 	leaf   *simLeaf
+	// whole: a move whose leaf keeps its bytes (none of its links
+	// changed): the file is moved as it is, as kenkeep moves leaves.
+	whole bool
 }
 
 // ApplyRebalance applies a rebalance plan in one store transaction: every
@@ -716,6 +719,13 @@ func ApplyRebalance(ctx context.Context, k *store.KB, plan contracts.RebalancePl
 		res.IndexChanged, res.IndexRemoved = done.Index.Changed, done.Index.Removed
 	}
 	return res, nil
+}
+
+// RebalanceInTx applies plan inside the caller's transaction tx, as
+// ApplyRebalance does in its own: kk serve's organizer moves notes in the
+// transaction (and the commit) of the job that posts a note.
+func RebalanceInTx(tx *txn.Tx, plan contracts.RebalancePlan) (*RebalanceResult, error) {
+	return applyRebalance(tx, plan)
 }
 
 func applyRebalance(tx *txn.Tx, plan contracts.RebalancePlan) (*RebalanceResult, error) {
@@ -804,7 +814,10 @@ func applyRebalance(tx *txn.Tx, plan contracts.RebalancePlan) (*RebalanceResult,
 			if err := tx.Remove(n); err != nil {
 				return nil, err
 			}
-		default: // moved, or relinked in place
+		case c.whole: // moved whole
+			tx.WriteFile("nodes/"+l.path, c.data)
+			tx.RemoveFile("nodes/" + l.src)
+		default: // moved with its links rendered again, or relinked in place
 			n, err := tx.LeafAt(l.src)
 			if err != nil {
 				return nil, err
@@ -871,6 +884,12 @@ func (s *planSim) fileChanges() ([]moveChange, []string, error) {
 				return
 			}
 			n.Path = l.path
+			if l.src != l.path && node.BodyUpToDate(n, resolve) {
+				// Nothing in the leaf changes: it moves whole, byte for
+				// byte (rendering would add the optional keys it lacks).
+				out[i] = moveChange{rel: l.path, abs: s.k.NodePath(l.path), data: orig, remove: l.src, leaf: l, whole: true}
+				return
+			}
 		}
 		data, err := n.Render(resolve)
 		if err != nil {

@@ -420,6 +420,31 @@ func TestRebalanceMoveKeepsBytes(t *testing.T) {
 	}
 }
 
+// A leaf kenkeep wrote without the optional kk_depends_on and kk_version
+// moves as the same bytes too: kk adds nothing to a leaf it only moves
+// (kenkeep's moves are byte copies), and the index files follow.
+func TestRebalanceMoveKeepsKenkeepBytes(t *testing.T) {
+	k := simTree(t, "keep/practice-b.md||")
+	kenkeep := "---\ntype: practice\ntitle: A\ndescription: d\ntags: []\nkk_schema_version: 3\nkk_id: practice-a\nkk_derived_from: []\nkk_relates_to: []\nkk_confidence: high\n---\nBody.\n"
+	if err := os.MkdirAll(k.NodePath("old"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(k.NodePath("old/practice-a.md"), []byte(kenkeep), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rebuild(t, k)
+	if _, err := applyJSON(t, k, `{"operations": [{"operation": "merge", "branch": "old", "into": "keep"}]}`); err != nil {
+		t.Fatal(err)
+	}
+	if got := readFile(t, k, "keep/practice-a.md"); got != kenkeep {
+		t.Fatalf("moved leaf changed:\n%s\nwas\n%s", got, kenkeep)
+	}
+	if !strings.Contains(readFile(t, k, "keep/index.md"), "keep/practice-a.md") && !strings.Contains(readFile(t, k, "keep/index.md"), "(practice-a.md)") {
+		t.Fatalf("keep/index.md does not list the moved leaf:\n%s", readFile(t, k, "keep/index.md"))
+	}
+	checkTreeHealthy(t, k)
+}
+
 // TestRebalanceRejects checks that bad plans are rejected naming the JSON
 // pointer at fault, and that nothing is written.
 func TestRebalanceRejects(t *testing.T) {

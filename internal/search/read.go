@@ -65,6 +65,10 @@ type NodeView struct {
 	// Changelog holds the newest entries first; ChangelogTotal counts all.
 	Changelog      []graph.ChangelogEntry `json:"changelog,omitempty"`
 	ChangelogTotal int                    `json:"changelogTotal"`
+	// Meta is when the node was made and changed, where its facts came
+	// from, its links and its text reference (what the leaf records; the
+	// file's modification time stands in for times it does not).
+	node.Meta
 }
 
 func ReadNode(ctx context.Context, k *store.KB, p ReadParams) (*NodeView, error) {
@@ -122,6 +126,10 @@ func viewWithVersion(ctx context.Context, k *store.KB, n *node.Node, withLog boo
 	v, err := viewNode(n, withLog, limit)
 	if err != nil {
 		return nil, err
+	}
+	v.Meta = n.Meta()
+	if fi, err := os.Stat(filepath.Join(k.NodesDir(), filepath.FromSlash(n.Path))); err == nil {
+		v.Meta = v.Meta.WithFallbackTime(fi.ModTime())
 	}
 	db, err := graph.BranchIndex(ctx, k)
 	if err != nil {

@@ -101,7 +101,7 @@ func (b *Backend) store(ctx context.Context, j *service.Job) (string, error) {
 	var leaf string
 	t1 := time.Now()
 	defer func() { b.addTiming(&b.timing.write, time.Since(t1)) }()
-	_, err = txn.Update(ctx, b.k, b.meta(j), func(tx *txn.Tx) error {
+	write := func(tx *txn.Tx) error {
 		id, err := node.DeriveID(p.Type, p.Title)
 		if err != nil {
 			// A title with no ASCII spelling (日本語) names no id: the
@@ -113,8 +113,13 @@ func (b *Backend) store(ctx context.Context, j *service.Job) (string, error) {
 		if id, err = freeID(tx, id, j.ID); err != nil {
 			return err
 		}
-		in := contracts.NodeInput{Type: p.Type, Slug: id, Title: p.Title, Description: p.Description, Tags: cleanTags(p.Tags), Folder: p.Folder, Body: body}
+		in := contracts.NodeInput{Type: p.Type, Slug: id, Title: p.Title, Description: p.Description, Tags: cleanTags(p.Tags), Phrasings: p.Phrasings, Folder: p.Folder, Body: body}
 		b.announce(tx, j)
+		// The model's refactors move notes in this transaction, before
+		// the note is written: one commit holds them all.
+		if err := b.refactor(tx, j, &p); err != nil {
+			return err
+		}
 		_, n, err := curate.WriteInTx(tx, in, curate.WriteOptions{Mode: curate.Create})
 		if err != nil {
 			return err
@@ -132,7 +137,12 @@ func (b *Backend) store(ctx context.Context, j *service.Job) (string, error) {
 		}
 		tx.AfterCommit(func(res *txn.Result) error { return b.commit(ctx, j, leaf, res) })
 		return nil
-	})
+	}
+	_, err = txn.Update(ctx, b.k, b.meta(j), write)
+	if re := (*refactorError)(nil); errors.As(err, &re) {
+		b.dropRefactors(&p, re.err)
+		_, err = txn.Update(ctx, b.k, b.meta(j), write)
+	}
 	if err != nil {
 		return "", err
 	}
@@ -278,6 +288,9 @@ func (b *Backend) commit(ctx context.Context, j *service.Job, leaf string, res *
 		removed = append(removed, repoPath(prefix, rel))
 	}
 	subject := gitx.JobSubject(j.Op, j.ID, leaf)
+	if note := j.Noted(); note != "" {
+		subject += "\n\n" + note // the subject stays the first line, which recovery reads
+	}
 	if b.snapshotsOn() {
 		contents := make(map[string][]byte, len(res.Written))
 		for _, rel := range res.Written {

@@ -4,7 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/kk-project/kk/internal/curate"
+	"os"
 	"path"
+	"path/filepath"
 	"slices"
 	"strings"
 	"unicode"
@@ -15,9 +18,11 @@ import (
 	"github.com/kk-project/kk/internal/index"
 	"github.com/kk-project/kk/internal/llm"
 	"github.com/kk-project/kk/internal/node"
+	"github.com/kk-project/kk/internal/reorg"
 	"github.com/kk-project/kk/internal/schema"
 	"github.com/kk-project/kk/internal/service"
 	"github.com/kk-project/kk/internal/store"
+	"github.com/kk-project/kk/internal/txn"
 )
 
 // InboxFolder is where the organizer puts a note that is like nothing in
@@ -31,6 +36,18 @@ type placement struct {
 	Title       string
 	Description string
 	Tags        []string
+	// Phrasings are the model's kk_phrasings for the note (none without
+	// a model).
+	Phrasings []string
+	// Note is what the job says about how it was placed ("" for
+	// nothing): why without the model although one is configured, why
+	// without the model's refactors. The job's note and its commit message
+	// carry it, with the moves the refactors made.
+	Note string
+	// Refactors are the model's moves of existing notes and folders,
+	// applied in the job's transaction before the note is written; the
+	// offline placer proposes none.
+	Refactors []contracts.ServeRefactor
 }
 
 // noteBody is the body of posted content: any front matter it came with
@@ -176,11 +193,12 @@ const placementPostings = 2000
 
 // candidateFolders are the folders of the notes most like a note, best
 // first: each folder scores the sum of its notes' search scores among the
-// top hits. The root folder ("") is not a candidate.
-func (b *Backend) candidateFolders(ctx context.Context, query string, n int) ([]string, error) {
+// top hits (which it returns too). The root folder ("") is not a
+// candidate.
+func (b *Backend) candidateFolders(ctx context.Context, query string, n int) ([]string, []index.Hit, error) {
 	hits, err := b.leafHits(ctx, index.Request{Text: query, Limit: 10, Postings: placementPostings}, false)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	score := map[string]float64{}
 	var order []string
@@ -203,36 +221,39 @@ func (b *Backend) candidateFolders(ctx context.Context, query string, n int) ([]
 		}
 		return 0
 	})
-	return order[:min(n, len(order))], nil
+	return order[:min(n, len(order))], hits, nil
 }
 
 // place decides where a posted note goes. The request's title, type and
-// tags win over whatever the organizer would choose.
+// tags win over whatever the organizer would choose. When the model
+// fails (it stays down through the retries, or its decision fails its
+// schema twice), the note is placed as without a model and the
+// placement says why: a post is never lost to a model error.
 func (b *Backend) place(ctx context.Context, req service.JobRequest, body string) (placement, error) {
 	p := placement{Title: req.Title, Type: req.Type, Tags: req.Tags}
-	if p.Title == "" && b.llm == nil {
-		p.Title = deriveTitle(body)
+	query := p
+	if query.Title == "" && b.llm == nil {
+		query.Title = deriveTitle(body)
 	}
-	candidates, err := b.candidateFolders(ctx, similarityQuery(p, req.Hint, body), 5)
+	candidates, near, err := b.candidateFolders(ctx, similarityQuery(query, req.Hint, body), 5)
 	if err != nil {
 		return placement{}, err
 	}
 	if b.llm == nil {
-		p.Folder = InboxFolder
-		if len(candidates) > 0 {
-			p.Folder = candidates[0]
+		return offlinePlacement(p, body, candidates), nil
+	}
+	d, err := b.decidePlacement(ctx, req, body, candidates, near)
+	if err != nil {
+		if ctx.Err() != nil {
+			return placement{}, err // the server is stopping: the job runs again
 		}
-		if p.Type == "" {
-			p.Type = noteType(p.Title)
-		}
-		p.Description = deriveDescription(body, p.Title)
+		b.log.Warn("the model could not place a note; placed without it", "error", err)
+		p = offlinePlacement(p, body, candidates)
+		p.Note = "Placed without the model (" + b.llm.Name() + "), which failed: " + oneLine(err.Error())
 		return p, nil
 	}
-	d, err := b.decidePlacement(ctx, req, body, candidates)
-	if err != nil {
-		return placement{}, err
-	}
-	p.Folder, p.Description = d.Folder, d.Description
+	p.Folder, p.Description, p.Refactors = d.Folder, d.Description, d.Refactors
+	p.Phrasings = cleanPhrasings(d.Phrasings)
 	if p.Title == "" {
 		p.Title = d.Title
 	}
@@ -244,6 +265,28 @@ func (b *Backend) place(ctx context.Context, req service.JobRequest, body string
 	}
 	return p, nil
 }
+
+// offlinePlacement places p as kk serve does without a model: in the
+// folder whose notes are most like it (candidates, best first), else in
+// inbox/, with a title, type and description derived from the body where
+// the request gave none.
+func offlinePlacement(p placement, body string, candidates []string) placement {
+	if p.Title == "" {
+		p.Title = deriveTitle(body)
+	}
+	p.Folder = InboxFolder
+	if len(candidates) > 0 {
+		p.Folder = candidates[0]
+	}
+	if p.Type == "" {
+		p.Type = noteType(p.Title)
+	}
+	p.Description = deriveDescription(body, p.Title)
+	return p
+}
+
+// oneLine joins the lines of s with spaces, for a commit message's line.
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 // decide asks the model for the decision named by schemaName and decodes
 // it into out.
@@ -279,10 +322,15 @@ const placementSystem = `You organise a knowledge base of markdown notes in topi
 Choose the folder for a new note: one of the candidate folders when the note belongs with
 them, else a new kebab-case folder (at most three levels) that fits the existing layout.
 Give the note a one-line title and description, a type (practice for rules and how-tos
-written as instructions, map for what exists and where), and a few short lowercase tags.
+written as instructions, map for what exists and where), a few short lowercase tags, and
+three to six phrasings: one-line questions or symptoms a developer who does not know the
+note would type to find it, in their own words and not the title's.
+When the new note shows that existing notes sit in the wrong place, you may add minimal
+refactors: move an existing note (its path, as listed) into a folder, or merge a folder's
+notes into another existing folder. Most notes need none; leave refactors out then.
 Reply with the JSON object only.`
 
-func (b *Backend) decidePlacement(ctx context.Context, req service.JobRequest, body string, candidates []string) (contracts.ServePlacement, error) {
+func (b *Backend) decidePlacement(ctx context.Context, req service.JobRequest, body string, candidates []string, near []index.Hit) (contracts.ServePlacement, error) {
 	summaries, err := store.ReadSummaries(b.k.SummariesPath())
 	if err != nil {
 		return contracts.ServePlacement{}, err
@@ -306,6 +354,12 @@ func (b *Backend) decidePlacement(ctx context.Context, req service.JobRequest, b
 	for _, c := range candidates {
 		fmt.Fprintf(&pr, "- %s\n", c)
 	}
+	if len(near) > 0 {
+		pr.WriteString("\nExisting notes most like this one (path: title — description):\n")
+		for _, h := range near {
+			fmt.Fprintf(&pr, "- %s: %s — %s\n", h.Path, h.Title, h.Description)
+		}
+	}
 	if req.Hint != "" {
 		fmt.Fprintf(&pr, "\nHint from the user: %s\n", req.Hint)
 	}
@@ -316,16 +370,138 @@ func (b *Backend) decidePlacement(ctx context.Context, req service.JobRequest, b
 		fmt.Fprintf(&pr, "Tags from the user: %s\n", strings.Join(req.Tags, ", "))
 	}
 	fmt.Fprintf(&pr, "\nThe note:\n%s\n", excerpt(body, maxPromptNote))
+	// The provider asks once more for a reply that fails the schema; a
+	// decision that passes it but names a note or folder the tree does not
+	// have gets one more try here too.
 	var d contracts.ServePlacement
-	if err := b.decide(ctx, "serve-placement", placementSystem, pr.String(), &d); err != nil {
-		return d, fmt.Errorf("placement: %w", err)
+	for range 2 {
+		d = contracts.ServePlacement{}
+		if err = b.decide(ctx, "serve-placement", placementSystem, pr.String(), &d); err != nil {
+			return d, fmt.Errorf("placement: %w", err)
+		}
+		if err = b.checkPlacement(&d); err == nil {
+			return d, nil
+		}
+		err = fmt.Errorf("placement: %w", err)
 	}
+	return d, err
+}
+
+// checkPlacement checks what the schema cannot: the folder is one kk
+// writes to, and every refactor names a note or folder the tree has.
+func (b *Backend) checkPlacement(d *contracts.ServePlacement) error {
 	folder, err := node.CleanFolder(d.Folder)
 	if err != nil {
-		return d, fmt.Errorf("placement: %w", err)
+		return fmt.Errorf("the decision's folder: %w", err)
 	}
 	d.Folder = folder
-	return d, nil
+	for i, r := range d.Refactors {
+		from := filepath.Join(b.k.NodesDir(), filepath.FromSlash(r.From))
+		fi, err := os.Stat(from)
+		switch {
+		case err != nil:
+			return fmt.Errorf("refactors[%d]: no note or folder %q under nodes/", i, r.From)
+		case strings.HasSuffix(r.From, ".md") != fi.Mode().IsRegular():
+			return fmt.Errorf("refactors[%d]: %q is not a note (a path ending in .md) or a folder", i, r.From)
+		case path.Base(r.From) == "index.md":
+			return fmt.Errorf("refactors[%d]: %s is a generated index file, not a note", i, r.From)
+		}
+	}
+	return nil
+}
+
+// refactorPlan turns the decision's refactors into a rebalance plan over
+// the transaction's tree: a note moves by its id (create-branch into the
+// folder), a folder's notes by a merge.
+func refactorPlan(tx *txn.Tx, refactors []contracts.ServeRefactor) (contracts.RebalancePlan, error) {
+	var plan contracts.RebalancePlan
+	for i, r := range refactors {
+		if !strings.HasSuffix(r.From, ".md") {
+			plan.Operations = append(plan.Operations, contracts.RebalanceOperation{Operation: contracts.OpMerge, Branch: r.From, Into: r.To})
+			continue
+		}
+		n, err := tx.LeafAt(r.From)
+		if err != nil {
+			return plan, fmt.Errorf("refactors[%d]: %w", i, err)
+		}
+		if n == nil {
+			return plan, fmt.Errorf("refactors[%d]: no note at %s", i, r.From)
+		}
+		plan.Operations = append(plan.Operations, contracts.RebalanceOperation{Operation: contracts.OpCreateBranch, Folder: r.To, IDs: []string{n.ID}})
+	}
+	return plan, nil
+}
+
+// refactor applies p's refactors in tx and records the job's note: p's
+// note and the moves the refactors made.
+func (b *Backend) refactor(tx *txn.Tx, j *service.Job, p *placement) error {
+	note := p.Note
+	if len(p.Refactors) > 0 {
+		res, err := applyRefactors(tx, p.Refactors)
+		if err != nil {
+			return err
+		}
+		note = joinNote(note, movesNote(res))
+	}
+	if note == "" {
+		return nil
+	}
+	return j.Note(note)
+}
+
+// dropRefactors takes the refactors out of p after the transaction could
+// not apply them (err), and says so in p's note: the note is placed all
+// the same.
+func (b *Backend) dropRefactors(p *placement, err error) {
+	b.log.Warn("the model's refactors could not be applied; placing the note without them", "error", err)
+	p.Note = joinNote(p.Note, "Placed without the model's refactors, which kk could not apply: "+oneLine(err.Error()))
+	p.Refactors = nil
+}
+
+// movesNote says what a job's refactors moved and whose links followed.
+func movesNote(res *reorg.RebalanceResult) string {
+	var b strings.Builder
+	for _, m := range res.Moves {
+		if b.Len() > 0 {
+			b.WriteString("\n")
+		}
+		fmt.Fprintf(&b, "Moved %s to %s.", m.From, m.To)
+	}
+	if len(res.Relinked) > 0 {
+		fmt.Fprintf(&b, "\nLinks rewritten in %s.", strings.Join(res.Relinked, ", "))
+	}
+	return b.String()
+}
+
+func joinNote(a, b string) string {
+	switch {
+	case a == "":
+		return b
+	case b == "":
+		return a
+	}
+	return a + "\n" + b
+}
+
+// refactorError is a refactor the transaction could not apply: the job
+// goes on without the refactors.
+type refactorError struct{ err error }
+
+func (e *refactorError) Error() string { return "the model's refactors: " + e.err.Error() }
+func (e *refactorError) Unwrap() error { return e.err }
+
+// applyRefactors moves what the placement's refactors move, in tx, and
+// returns the moves and the notes whose links were rewritten.
+func applyRefactors(tx *txn.Tx, refactors []contracts.ServeRefactor) (*reorg.RebalanceResult, error) {
+	plan, err := refactorPlan(tx, refactors)
+	if err != nil {
+		return nil, &refactorError{err}
+	}
+	res, err := reorg.RebalanceInTx(tx, plan)
+	if err != nil {
+		return nil, &refactorError{err}
+	}
+	return res, nil
 }
 
 const rerankSystem = `You rank search results of a knowledge base. Order the candidate notes by how well
@@ -396,4 +572,19 @@ func (b *Backend) Ask(ctx context.Context, question string) (service.Draft, erro
 		return service.Draft{}, err
 	}
 	return service.Draft{Title: d.Title, Answer: d.Answer, Tags: d.Tags}, nil
+}
+
+// cleanPhrasings keeps the model's phrasings that are one non-empty line
+// each, trimmed and without repeats: a stray one is dropped, never a
+// reason to fail the post.
+func cleanPhrasings(in []string) []string {
+	var out []string
+	for _, p := range in {
+		p = strings.TrimSpace(p)
+		if p == "" || strings.ContainsAny(p, "\n\r\x00") || slices.Contains(out, p) || len(out) == curate.MaxPhrasings {
+			continue
+		}
+		out = append(out, p)
+	}
+	return out
 }

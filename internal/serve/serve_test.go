@@ -355,20 +355,6 @@ func TestWithAModel(t *testing.T) {
 	}
 }
 
-func TestABadModelReplyFailsTheJob(t *testing.T) {
-	k := newRepo(t, 0)
-	s := start(t, k, fakeModel(t, [][2]string{{"folder", `{"folder":"../up","title":"x","description":"","type":"map","tags":[]}`}}))
-	head := git(t, k, "rev-parse", "HEAD")
-	j := s.post(t, httpapi.PostRequest{Content: "Anything.\n"})
-	if j.Status != "failed" || !strings.Contains(j.Error, "serve-placement") {
-		t.Errorf("job: %+v", j)
-	}
-	if git(t, k, "rev-parse", "HEAD") != head {
-		t.Error("a failed job made a commit")
-	}
-	clean(t, k)
-}
-
 func TestAFailedCommitLeavesNothing(t *testing.T) {
 	k := newRepo(t, 0)
 	s := start(t, k, nil)

@@ -133,7 +133,27 @@ type Job struct {
 	Attempt int
 	touch   func(paths ...string) error
 	defer_  func(fn func(ctx context.Context) error)
+	note    string
+	onNote  func(note string) error
 }
+
+// OnNote sets what Note does besides remembering the note: the queue
+// records it in the job's record, which GET /jobs/{id} answers with.
+func (j *Job) OnNote(f func(note string) error) { j.onNote = f }
+
+// Note says something about how the job was done that its client should
+// know (kk serve: the note was placed without the model, which failed);
+// the backend also puts it in the job's commit message.
+func (j *Job) Note(note string) error {
+	j.note = note
+	if j.onNote == nil {
+		return nil
+	}
+	return j.onNote(note)
+}
+
+// Noted returns the job's note ("" for none).
+func (j *Job) Noted() string { return j.note }
 
 // OnDefer sets what Defer does: the queue runs the step after Apply
 // returns, overlapped with the next job; unset, Defer runs it at once.

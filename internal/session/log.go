@@ -90,6 +90,9 @@ type Log struct {
 	ProposalStatus string
 	// ProposalError is empty when the log has none.
 	ProposalError string
+	// ProposalLog is the extraction run's trace, relative to .ai/kenkeep
+	// ("" when none is recorded).
+	ProposalLog string
 	// Proposals holds the well-formed candidates; malformed ones are left
 	// out. Practice and Map count every entry of each list, well-formed
 	// or not, so that candidate indexes ("<id>:practice:3") can be checked.
@@ -167,6 +170,7 @@ func Parse(name string, src []byte) (*Log, error) {
 		{keyCapturedBy, &l.CapturedBy, false},
 		{keyTranscriptHash, &l.TranscriptHash, false},
 		{keyProposalError, &l.ProposalError, false},
+		{keyProposalLog, &l.ProposalLog, false},
 		{keyCuratorProcessedAt, &l.CuratorProcessedAt, false},
 		{keyCuratorRunID, &l.CuratorRunID, false},
 	} {

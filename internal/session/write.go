@@ -177,6 +177,10 @@ type UpdateOptions struct {
 	Proposals *contracts.ProposalOutput
 	Now       time.Time
 	Command   string
+	// Log is the trace of the run that extracted the candidates (the
+	// headless harness's output), relative to .ai/kenkeep: the log's
+	// proposal_log. "" leaves it null.
+	Log string
 }
 
 // UpdateProposals records the outcome of an extraction in the log at
@@ -201,7 +205,7 @@ func UpdateProposals(ctx context.Context, k *store.KB, path string, o UpdateOpti
 		if err != nil {
 			return err
 		}
-		if l.ProposalStatus == o.Status && (o.Status == StatusDone && l.ProposalError == "" && sameProposals(l, *o.Proposals) ||
+		if l.ProposalStatus == o.Status && l.ProposalLog == o.Log && (o.Status == StatusDone && l.ProposalError == "" && sameProposals(l, *o.Proposals) ||
 			o.Status == StatusFailed && l.ProposalError == o.Error) {
 			out = l // already recorded: nothing to do
 			return nil
@@ -212,6 +216,9 @@ func UpdateProposals(ctx context.Context, k *store.KB, path string, o UpdateOpti
 			{Key: keyProposalCompletedAt, Value: at},
 			{Key: keyProposalError, Value: nil},
 			{Key: keyProposalLog, Value: nil},
+		}
+		if o.Log != "" {
+			updates[3].Value = o.Log
 		}
 		body := l.doc.Body()
 		if o.Status == StatusDone {

@@ -1,12 +1,16 @@
 package store
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"slices"
 	"strings"
+
+	"github.com/invopop/jsonschema"
 
 	"github.com/kk-project/kk/internal/frontmatter"
 	"github.com/kk-project/kk/internal/llmconfig"
@@ -21,13 +25,17 @@ type Config struct {
 	LogsRetentionDays  int            `yaml:"logsRetentionDays,omitempty" json:"logsRetentionDays,omitempty" jsonschema:"minimum=1"`
 	LintEveryNSessions int            `yaml:"lintEveryNSessions,omitempty" json:"lintEveryNSessions,omitempty" jsonschema:"minimum=1"`
 	Notifications      *Notifications `yaml:"notifications,omitempty" json:"notifications,omitempty"`
-	ProposalModel      map[string]any `yaml:"proposalModel,omitempty" json:"proposalModel,omitempty"`
-	CuratorModel       map[string]any `yaml:"curatorModel,omitempty" json:"curatorModel,omitempty"`
-	BootstrapModel     map[string]any `yaml:"bootstrapModel,omitempty" json:"bootstrapModel,omitempty"`
-	CLIDefaultHarness  string         `yaml:"cliDefaultHarness,omitempty" json:"cliDefaultHarness,omitempty"`
-	DefaultBranch      string         `yaml:"defaultBranch,omitempty" json:"defaultBranch,omitempty"`
+	// ProposalModel is the model of the background proposal extraction
+	// (proposal-drain); CuratorModel and BootstrapModel are those of the
+	// kk curate and kk bootstrap launchers.
+	ProposalModel     *ModelSetting `yaml:"proposalModel,omitempty" json:"proposalModel,omitempty"`
+	CuratorModel      *ModelSetting `yaml:"curatorModel,omitempty" json:"curatorModel,omitempty"`
+	BootstrapModel    *ModelSetting `yaml:"bootstrapModel,omitempty" json:"bootstrapModel,omitempty"`
+	CLIDefaultHarness string        `yaml:"cliDefaultHarness,omitempty" json:"cliDefaultHarness,omitempty" jsonschema:"minLength=1"`
+	DefaultBranch     string        `yaml:"defaultBranch,omitempty" json:"defaultBranch,omitempty"`
 	// ProjectID names the project in the graph operations' projectId
-	// parameter; init writes the repository folder's name.
+	// parameter; absent, it is the repository folder's name. (kk's own
+	// setting: kenkeep refuses it, so kk init does not write it.)
 	ProjectID    string        `yaml:"projectId,omitempty" json:"projectId,omitempty"`
 	Traceability *Traceability `yaml:"traceability,omitempty" json:"traceability,omitempty"`
 	Extractors   *Extractors   `yaml:"extractors,omitempty" json:"extractors,omitempty"`
@@ -38,6 +46,111 @@ type Config struct {
 	// (the default) keeps kk serve offline. KK_LLM_* variables override
 	// it, and API keys come only from the environment.
 	LLM *LLMSettings `yaml:"llm,omitempty" json:"llm,omitempty"`
+}
+
+// ModelSetting is a model setting of config.yaml (proposalModel,
+// curatorModel, bootstrapModel). A setting without harness ({name,
+// effort?, agent?}, kk's own form: kenkeep refuses it) applies to
+// whichever harness runs; kenkeep's spellings model and reasoningEffort
+// are read for name and effort. A setting with a harness applies to that
+// harness only and must be kenkeep's variant for it (modelVariants), so
+// that both tools read it. What a
+// harness cannot honour (an effort Gemini CLI has no flag for) is left
+// out of its command line and reported by kk doctor and the launchers.
+type ModelSetting struct {
+	Harness string `yaml:"harness,omitempty" json:"harness,omitempty" jsonschema:"enum=claude,enum=codex,enum=copilot,enum=cursor,enum=gemini,enum=opencode,description=the harness the setting is for; absent: every harness"`
+	Name    string `yaml:"name,omitempty" json:"name,omitempty" jsonschema:"minLength=1,maxLength=200,description=the model as the harness names it (sonnet\\, gpt-5-codex\\, gemini-2.5-pro\\, provider/model for OpenCode)"`
+	// Model is kenkeep's spelling of Name (its codex, cursor, copilot and
+	// opencode variants).
+	Model  string `yaml:"model,omitempty" json:"model,omitempty" jsonschema:"minLength=1,maxLength=200,description=the same as name (kenkeep's spelling)"`
+	Effort string `yaml:"effort,omitempty" json:"effort,omitempty" jsonschema:"enum=minimal,enum=low,enum=medium,enum=high,enum=xhigh,enum=max,description=reasoning effort\\, as far as the harness takes it"`
+	// ReasoningEffort is kenkeep's spelling of Effort (its codex variant).
+	ReasoningEffort string `yaml:"reasoningEffort,omitempty" json:"reasoningEffort,omitempty" jsonschema:"enum=minimal,enum=low,enum=medium,enum=high,enum=xhigh,enum=max,description=the same as effort (kenkeep's spelling)"`
+	Agent           string `yaml:"agent,omitempty" json:"agent,omitempty" jsonschema:"minLength=1,maxLength=200,description=the agent a run uses (OpenCode)"`
+}
+
+// KnownHarnesses are the harness ids a model setting may name
+// (harnesses/all checks them against the registry).
+var KnownHarnesses = []string{"claude", "codex", "copilot", "cursor", "gemini", "opencode"}
+
+// modelKeys are the keys of a model setting, in the order errors list
+// them.
+var modelKeys = []string{"harness", "name", "model", "effort", "reasoningEffort", "agent"}
+
+// UnmarshalYAML reads a model setting strictly: a mapping of known keys
+// with one-line string values, a known harness and effort, and name and
+// model (effort and reasoningEffort) not saying two different things.
+func (m *ModelSetting) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind != yaml.MappingNode {
+		return modelError(n.Line, "must be a mapping such as {name: sonnet, effort: medium}")
+	}
+	vals := map[string]string{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		if !slices.Contains(modelKeys, k.Value) {
+			return modelError(k.Line, "unknown key %q; known keys: %s", k.Value, strings.Join(modelKeys, ", "))
+		}
+		if v.Kind != yaml.ScalarNode || v.Tag == "!!null" || strings.TrimSpace(v.Value) == "" || strings.ContainsAny(v.Value, "\r\n") {
+			return modelError(v.Line, "%s must be a non-empty one-line string", k.Value)
+		}
+		vals[k.Value] = strings.TrimSpace(v.Value)
+	}
+	*m = ModelSetting{Harness: vals["harness"], Name: vals["name"], Model: vals["model"], Effort: vals["effort"],
+		ReasoningEffort: vals["reasoningEffort"], Agent: vals["agent"]}
+	if m.Harness != "" {
+		if !slices.Contains(KnownHarnesses, m.Harness) {
+			return modelError(n.Line, "harness %q is not one of %s", m.Harness, strings.Join(KnownHarnesses, ", "))
+		}
+		if msg := checkVariant(vals); msg != "" {
+			return modelError(n.Line, "%s", msg)
+		}
+		return nil
+	}
+	for _, e := range []struct{ key, v string }{{"effort", m.Effort}, {"reasoningEffort", m.ReasoningEffort}} {
+		if e.v != "" && !slices.Contains(llmconfig.EffortLevels, e.v) {
+			return modelError(n.Line, "%s %q is not one of %s", e.key, e.v, strings.Join(llmconfig.EffortLevels, ", "))
+		}
+	}
+	if m.Name != "" && m.Model != "" && m.Name != m.Model {
+		return modelError(n.Line, "name %q and model %q name two models; keep one", m.Name, m.Model)
+	}
+	if m.Effort != "" && m.ReasoningEffort != "" && m.Effort != m.ReasoningEffort {
+		return modelError(n.Line, "effort %q and reasoningEffort %q disagree; keep one", m.Effort, m.ReasoningEffort)
+	}
+	return nil
+}
+
+// ModelSettingError is a model setting config.yaml cannot take.
+type ModelSettingError struct {
+	Line int
+	Msg  string
+}
+
+func (e *ModelSettingError) Error() string { return fmt.Sprintf("line %d: %s", e.Line, e.Msg) }
+
+func modelError(line int, format string, args ...any) error {
+	return &ModelSettingError{Line: line, Msg: fmt.Sprintf(format, args...)}
+}
+
+// HarnessModel is the setting as a harness run takes it (the zero Model
+// for a nil setting).
+func (m *ModelSetting) HarnessModel() llmconfig.Model {
+	if m == nil {
+		return llmconfig.Model{}
+	}
+	return llmconfig.Model{Harness: m.Harness, Name: cmp.Or(m.Name, m.Model), Effort: cmp.Or(m.Effort, m.ReasoningEffort), Agent: m.Agent}
+}
+
+// ModelSettings are the configured model settings by name, in a fixed
+// order, for the checks that look at all of them.
+func (c Config) ModelSettings() []NamedModel {
+	return []NamedModel{{"proposalModel", c.ProposalModel}, {"curatorModel", c.CuratorModel}, {"bootstrapModel", c.BootstrapModel}}
+}
+
+// NamedModel is one model setting and the name of its key.
+type NamedModel struct {
+	Key     string
+	Setting *ModelSetting
 }
 
 // LLMSettings is the llm: section of config.yaml: an llmconfig.Config, under a
@@ -104,16 +217,110 @@ func (c Config) AgentMayDelete(typ string) bool {
 	return typ != "req" && typ != "adr"
 }
 
-// Notifications configures desktop notifications.
+// Notifications configures desktop notifications, as kenkeep does: both
+// keys are optional (notifications: {} is valid), enabled defaults to
+// true, and backends is reserved and must be empty.
 type Notifications struct {
-	Enabled  bool           `yaml:"enabled" json:"enabled"`
+	Enabled  *bool          `yaml:"enabled,omitempty" json:"enabled,omitempty"`
 	Backends map[string]any `yaml:"backends,omitempty" json:"backends,omitempty"`
 }
+
+// On reports whether notifications are enabled (the default).
+func (n *Notifications) On() bool { return n == nil || n.Enabled == nil || *n.Enabled }
+
+// JSONSchemaExtend makes backends the reserved empty mapping.
+func (Notifications) JSONSchemaExtend(s *jsonschema.Schema) {
+	if b, ok := s.Properties.Get("backends"); ok {
+		zero := uint64(0)
+		b.MaxProperties = &zero
+	}
+}
+
+// modelVariants are kenkeep's model settings, one per harness, told
+// apart by the harness key, each with exactly these keys (kk adds
+// gemini's): a setting that names its harness must be one of them, so
+// that kenkeep reads it too.
+var modelVariants = map[string]struct {
+	required, optional []string
+	enums              map[string][]string
+}{
+	"claude":   {required: []string{"name", "effort"}, enums: map[string][]string{"name": {"haiku", "sonnet", "opus"}, "effort": {"low", "medium", "high", "xhigh", "max"}}},
+	"codex":    {required: []string{"model"}, optional: []string{"reasoningEffort"}},
+	"opencode": {required: []string{"model"}, optional: []string{"agent"}},
+	"cursor":   {required: []string{"model"}},
+	"copilot":  {required: []string{"model"}},
+	"gemini":   {required: []string{"model"}},
+}
+
+// checkVariant says what keeps vals (a setting naming its harness) from
+// being kenkeep's variant for that harness ("" when nothing).
+func checkVariant(vals map[string]string) string {
+	h := vals["harness"]
+	v := modelVariants[h]
+	takes := strings.Join(append(append([]string{"harness"}, v.required...), v.optional...), ", ")
+	for _, key := range v.required {
+		if _, ok := vals[key]; !ok {
+			return fmt.Sprintf("a %s setting needs %q (it takes %s)", h, key, takes)
+		}
+	}
+	for _, key := range slices.Sorted(maps.Keys(vals)) {
+		if key == "harness" {
+			continue
+		}
+		if !slices.Contains(v.required, key) && !slices.Contains(v.optional, key) {
+			return fmt.Sprintf("a %s setting has no key %q (it takes %s)", h, key, takes)
+		}
+		if allowed := v.enums[key]; allowed != nil && !slices.Contains(allowed, vals[key]) {
+			return fmt.Sprintf("%s is %q; use one of %s", key, vals[key], strings.Join(allowed, ", "))
+		}
+	}
+	return ""
+}
+
+// JSONSchema describes a model setting: kk's harness-less form, or one of
+// kenkeep's per-harness variants.
+func (ModelSetting) JSONSchema() *jsonschema.Schema {
+	str := func(desc string) *jsonschema.Schema {
+		return &jsonschema.Schema{Type: "string", MinLength: ptrTo(uint64(1)), MaxLength: ptrTo(uint64(200)), Description: desc}
+	}
+	efforts := func() *jsonschema.Schema {
+		e := &jsonschema.Schema{Type: "string"}
+		for _, l := range llmconfig.EffortLevels {
+			e.Enum = append(e.Enum, l)
+		}
+		return e
+	}
+	free := jsonschema.NewProperties()
+	free.Set("name", str("the model as the harness names it (sonnet, gpt-5-codex, gemini-2.5-pro, provider/model for OpenCode)"))
+	free.Set("effort", efforts())
+	free.Set("agent", str("the agent a run uses (OpenCode)"))
+	free.Set("model", str("the same as name (kenkeep's spelling)"))
+	free.Set("reasoningEffort", efforts())
+	s := &jsonschema.Schema{Description: "a model setting: {name, effort?, agent?} for whichever harness runs (kk only), or one harness's setting told apart by its harness key (kenkeep's shapes)",
+		OneOf: []*jsonschema.Schema{{Type: "object", Properties: free, AdditionalProperties: jsonschema.FalseSchema}}}
+	for _, h := range slices.Sorted(maps.Keys(modelVariants)) {
+		v := modelVariants[h]
+		props := jsonschema.NewProperties()
+		props.Set("harness", &jsonschema.Schema{Const: h})
+		for _, key := range append(slices.Clone(v.required), v.optional...) {
+			p := str("")
+			for _, e := range v.enums[key] {
+				p.Enum = append(p.Enum, e)
+			}
+			props.Set(key, p)
+		}
+		s.OneOf = append(s.OneOf, &jsonschema.Schema{Type: "object", Properties: props,
+			Required: append([]string{"harness"}, v.required...), AdditionalProperties: jsonschema.FalseSchema})
+	}
+	return s
+}
+
+func ptrTo[T any](v T) *T { return &v }
 
 // DefaultConfig returns the settings a missing config.yaml stands for.
 func DefaultConfig() Config {
 	return Config{SchemaVersion: 1, CurationThreshold: 20, LogsRetentionDays: 30, LintEveryNSessions: 50,
-		Notifications: &Notifications{Enabled: true, Backends: map[string]any{}}}
+		Notifications: &Notifications{Enabled: ptrTo(true), Backends: map[string]any{}}}
 }
 
 var configKeys = []string{"schema_version", "curationThreshold", "logsRetentionDays", "lintEveryNSessions",
@@ -151,7 +358,20 @@ func ParseConfig(file string, src []byte) (Config, error) {
 		if key := m.Content[i].Value; !slices.Contains(configKeys, key) {
 			return cfg, fmt.Errorf("%s: line %d: unknown setting %q; known settings: %s", file, m.Content[i].Line, key, strings.Join(configKeys, ", "))
 		}
+		if key, v := m.Content[i].Value, m.Content[i+1]; key == "cliDefaultHarness" && (v.Kind != yaml.ScalarNode || v.Tag != "!!str" || v.Value == "") {
+			return cfg, fmt.Errorf("%s: line %d: field \"cliDefaultHarness\" must be a harness id, not empty", file, v.Line)
+		}
 	}
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if key := m.Content[i].Value; strings.HasSuffix(key, "Model") {
+			var ms ModelSetting
+			var me *ModelSettingError
+			if err := m.Content[i+1].Decode(&ms); errors.As(err, &me) {
+				return cfg, fmt.Errorf("%s: line %d: %s: %s", file, me.Line, key, me.Msg)
+			}
+		}
+	}
+	cfg.Notifications = nil // set from the file, else the default below
 	if err := m.Decode(&cfg); err != nil {
 		return cfg, fmt.Errorf("%s: %s", file, strings.TrimPrefix(err.Error(), "yaml: "))
 	}
@@ -164,6 +384,11 @@ func ParseConfig(file string, src []byte) (Config, error) {
 		return cfg, fmt.Errorf("%s: field \"logsRetentionDays\" must be a whole number above 0", file)
 	case cfg.LintEveryNSessions < 1:
 		return cfg, fmt.Errorf("%s: field \"lintEveryNSessions\" must be a whole number above 0", file)
+	}
+	if n := cfg.Notifications; n == nil {
+		cfg.Notifications = DefaultConfig().Notifications
+	} else if len(n.Backends) > 0 {
+		return cfg, fmt.Errorf("%s: field \"notifications.backends\" is reserved and must be empty ({})", file)
 	}
 	return cfg, nil
 }

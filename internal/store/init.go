@@ -13,8 +13,6 @@ import (
 	"strings"
 	"time"
 
-	"go.yaml.in/yaml/v3"
-
 	"github.com/kk-project/kk/internal/atomicfile"
 	"github.com/kk-project/kk/templates"
 )
@@ -37,12 +35,12 @@ type InitResult struct {
 }
 
 // Scaffold creates the knowledge base's setup (folders, config.yaml,
-// README, .gitignore, .kkignore, installed-version); txn.Init follows it
-// with a transaction that creates FOLDER_SUMMARIES.md, knowledge like the
-// leaves, and the generated index files. Existing user content (config,
-// .kkignore) is never overwritten; a second run changes nothing. With
-// Upgrade, generated scaffolding (README, .gitignore block, installed
-// version) is refreshed.
+// README, .gitignore, .gitattributes, .kkignore, installed-version);
+// txn.Init follows it with a transaction that creates FOLDER_SUMMARIES.md,
+// knowledge like the leaves, and the generated index files. Existing user
+// content (config, .kkignore outside kk's block) is never overwritten; a
+// second run changes nothing. With Upgrade, generated scaffolding (README,
+// .gitignore block, installed version) is refreshed.
 func (k *KB) Scaffold(ctx context.Context, opts InitOptions) (*InitResult, error) {
 	existed := k.Initialized()
 	if opts.Upgrade && !existed {
@@ -81,8 +79,10 @@ func (k *KB) Scaffold(ctx context.Context, opts InitOptions) (*InitResult, error
 		}
 		readme, _ := fs.ReadFile(templates.KB, "kb/README.md")
 		config, _ := fs.ReadFile(templates.KB, "kb/config.yaml")
-		config = append(config, ProjectIDLine(filepath.Base(k.Root))...)
-		kkignore, _ := fs.ReadFile(templates.KB, "kb/kkignore")
+		kkignore, err := mergeKKIgnore(k.KKIgnorePath())
+		if err != nil {
+			return err
+		}
 		steps := []struct {
 			path      string
 			data      []byte
@@ -90,7 +90,7 @@ func (k *KB) Scaffold(ctx context.Context, opts InitOptions) (*InitResult, error
 		}{
 			{filepath.Join(k.Dir, "README.md"), readme, opts.Upgrade},
 			{k.ConfigPath(), config, false},
-			{k.KKIgnorePath(), kkignore, false},
+			{k.KKIgnorePath(), kkignore, true},
 		}
 		for _, s := range steps {
 			if err := put(s.path, s.data, s.overwrite); err != nil {
@@ -102,6 +102,13 @@ func (k *KB) Scaffold(ctx context.Context, opts InitOptions) (*InitResult, error
 			return err
 		}
 		if err := put(k.GitignorePath(), gi, true); err != nil {
+			return err
+		}
+		ga, err := mergeGitattributes(k.GitattributesPath())
+		if err != nil {
+			return err
+		}
+		if err := put(k.GitattributesPath(), ga, true); err != nil {
 			return err
 		}
 		if err := k.writeInstalled(opts, put); err != nil {
@@ -187,11 +194,122 @@ func mergeGitignore(path string) ([]byte, error) {
 	return []byte(b.String()), nil
 }
 
-// projectIDLine is the projectId setting init writes into a new config.yaml.
-func ProjectIDLine(name string) []byte {
-	v, err := yaml.Marshal(map[string]string{"projectId": name})
-	if err != nil { // a string always marshals
-		panic(err)
+// KKIgnoreDirs are the folders kk's own installs write into a repository
+// (the harnesses' skill and command folders, hook scripts): kk init keeps
+// them in a block of .kkignore, so that document discovery and
+// /kk-bootstrap never take kk's own skills for the project's documents.
+// harnesses/all checks that every adapter's folders are here.
+var KKIgnoreDirs = []string{
+	".ai/kenkeep/hooks/",
+	".agents/skills/",
+	".claude/commands/",
+	".claude/skills/",
+	".cursor/hooks/",
+	".cursor/skills/",
+	".gemini/commands/",
+	".gemini/skills/",
+	".github/skills/",
+	".opencode/plugins/",
+	".opencode/skills/",
+}
+
+// The lines around kk's block in .kkignore.
+const (
+	kkignoreStart = "# kk:start (kk's own folders; kk init rewrites this block)"
+	kkignoreEnd   = "# kk:end"
+)
+
+// mergeKKIgnore returns .kkignore with kk's block (KKIgnoreDirs) in it:
+// the starter file when there is none, the block replaced where it is, or
+// added at the end of a file without one (dropping the lines of the block
+// an earlier kk wrote bare), the user's lines kept as they are.
+func mergeKKIgnore(path string) ([]byte, error) {
+	old, err := os.ReadFile(path)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
 	}
-	return v
+	if err != nil {
+		old, _ = fs.ReadFile(templates.KB, "kb/kkignore")
+	}
+	block := kkignoreStart + "\n" + strings.Join(KKIgnoreDirs, "\n") + "\n" + kkignoreEnd + "\n"
+	text := strings.ReplaceAll(string(old), "\r\n", "\n")
+	if i := strings.Index(text, kkignoreStart); i >= 0 {
+		if j := strings.Index(text[i:], kkignoreEnd); j >= 0 {
+			rest := strings.TrimPrefix(text[i+j+len(kkignoreEnd):], "\n")
+			return []byte(text[:i] + block + rest), nil
+		}
+	}
+	own := map[string]bool{}
+	for _, d := range KKIgnoreDirs {
+		own[d] = true
+	}
+	var b strings.Builder
+	for _, l := range strings.Split(strings.TrimRight(text, "\n"), "\n") {
+		if own[strings.TrimSpace(l)] {
+			continue
+		}
+		b.WriteString(l + "\n")
+	}
+	out := strings.TrimRight(b.String(), "\n")
+	if out != "" {
+		out += "\n\n"
+	}
+	return []byte(out + block), nil
+}
+
+// GitattributesLines are kk's lines of .ai/kenkeep/.gitattributes: the
+// generated index files merge through kk's merge driver, which keeps one
+// side (kk's git hooks then regenerate them from the merged leaves), so
+// that they never make a merge conflict.
+var GitattributesLines = []string{
+	"/ENTRY.md merge=kk-generated",
+	"/GRAPH.md merge=kk-generated",
+	"/nodes/**/index.md merge=kk-generated",
+}
+
+// mergeGitattributes returns .gitattributes content that starts with
+// kk's lines, followed by the user's own lines in their order.
+func mergeGitattributes(path string) ([]byte, error) {
+	old, err := os.ReadFile(path)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	var b strings.Builder
+	for _, l := range GitattributesLines {
+		b.WriteString(l + "\n")
+	}
+	for _, l := range strings.Split(strings.TrimRight(string(old), "\n"), "\n") {
+		if strings.TrimSpace(l) == "" || slices.Contains(GitattributesLines, strings.TrimSpace(l)) {
+			continue
+		}
+		b.WriteString(l + "\n")
+	}
+	return []byte(b.String()), nil
+}
+
+// HasGitattributes reports whether .ai/kenkeep/.gitattributes holds every
+// one of kk's lines.
+func HasGitattributes(k *KB) bool {
+	data, err := os.ReadFile(k.GitattributesPath())
+	if err != nil {
+		return false
+	}
+	lines := strings.Split(string(data), "\n")
+	for _, l := range GitattributesLines {
+		if !slices.ContainsFunc(lines, func(s string) bool { return strings.TrimSpace(s) == l }) {
+			return false
+		}
+	}
+	return true
+}
+
+// WriteGitattributes puts kk's lines into .ai/kenkeep/.gitattributes
+// (kk doctor --fix), keeping the user's; it reports whether the file
+// changed.
+func (k *KB) WriteGitattributes() (bool, error) {
+	data, err := mergeGitattributes(k.GitattributesPath())
+	if err != nil {
+		return false, err
+	}
+	return atomicfile.WriteIfChanged(k.GitattributesPath(), data, 0o644)
 }

@@ -66,19 +66,22 @@ func Find(start string) (*KB, error) {
 }
 
 // Paths of the files and folders of a knowledge base.
-func (k *KB) NodesDir() string       { return filepath.Join(k.Dir, "nodes") }
-func (k *KB) StateDir() string       { return filepath.Join(k.Dir, ".state") }
-func (k *KB) LockPath() string       { return filepath.Join(k.Dir, ".state", "lock") }
-func (k *KB) ConfigPath() string     { return filepath.Join(k.Dir, "config.yaml") }
-func (k *KB) EntryPath() string      { return filepath.Join(k.Dir, "ENTRY.md") }
-func (k *KB) GraphPath() string      { return filepath.Join(k.Dir, "GRAPH.md") }
-func (k *KB) SummariesPath() string  { return filepath.Join(k.Dir, "FOLDER_SUMMARIES.md") }
-func (k *KB) InstalledPath() string  { return filepath.Join(k.Dir, ".state", "installed-version") }
-func (k *KB) RedirectsPath() string  { return filepath.Join(k.Dir, "nodes", ".redirects.json") }
-func (k *KB) CachePath() string      { return filepath.Join(k.Dir, ".state", "leaves.cache") }
-func (k *KB) ConflictsDir() string   { return filepath.Join(k.Dir, "conflicts") }
-func (k *KB) SessionsDir() string    { return filepath.Join(k.Dir, "_sessions") }
-func (k *KB) GitignorePath() string  { return filepath.Join(k.Dir, ".gitignore") }
+func (k *KB) NodesDir() string      { return filepath.Join(k.Dir, "nodes") }
+func (k *KB) StateDir() string      { return filepath.Join(k.Dir, ".state") }
+func (k *KB) LockPath() string      { return filepath.Join(k.Dir, ".state", "lock") }
+func (k *KB) ConfigPath() string    { return filepath.Join(k.Dir, "config.yaml") }
+func (k *KB) EntryPath() string     { return filepath.Join(k.Dir, "ENTRY.md") }
+func (k *KB) GraphPath() string     { return filepath.Join(k.Dir, "GRAPH.md") }
+func (k *KB) SummariesPath() string { return filepath.Join(k.Dir, "FOLDER_SUMMARIES.md") }
+func (k *KB) InstalledPath() string { return filepath.Join(k.Dir, ".state", "installed-version") }
+func (k *KB) RedirectsPath() string { return filepath.Join(k.Dir, "nodes", ".redirects.json") }
+func (k *KB) CachePath() string     { return filepath.Join(k.Dir, ".state", "leaves.cache") }
+func (k *KB) ConflictsDir() string  { return filepath.Join(k.Dir, "conflicts") }
+func (k *KB) SessionsDir() string   { return filepath.Join(k.Dir, "_sessions") }
+func (k *KB) GitignorePath() string { return filepath.Join(k.Dir, ".gitignore") }
+func (k *KB) GitattributesPath() string {
+	return filepath.Join(k.Dir, ".gitattributes")
+}
 func (k *KB) KKIgnorePath() string   { return filepath.Join(k.Root, ".kkignore") }
 func (k *KB) AgentsPath() string     { return filepath.Join(k.Root, "AGENTS.md") }
 func (k *KB) PromptsDir() string     { return filepath.Join(k.Dir, ".config", "prompts") }

@@ -64,3 +64,43 @@ func (k *KB) Close() error {
 	}
 	return errors.Join(errs...)
 }
+
+// skips is what the reads of a knowledge base skipped, for the face to
+// warn about once.
+type skips struct {
+	mu   sync.Mutex
+	seen map[string]bool
+	list []error
+}
+
+type skipsKey struct{}
+
+// NoteSkipped records leaves a read of k skipped (each a problem of a
+// Tree, or of the index sync): a face (a command, kk mcp, kk serve) warns
+// about each once, with TakeSkipped, so that the core needs no output of its
+// own.
+func (k *KB) NoteSkipped(problems []error) {
+	if len(problems) == 0 {
+		return
+	}
+	s := Memo(k, skipsKey{}, func() *skips { return &skips{seen: map[string]bool{}} })
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, p := range problems {
+		if msg := p.Error(); !s.seen[msg] {
+			s.seen[msg] = true
+			s.list = append(s.list, p)
+		}
+	}
+}
+
+// TakeSkipped returns, and forgets, the problems noted since the last call,
+// in the order they were first noted.
+func (k *KB) TakeSkipped() []error {
+	s := Memo(k, skipsKey{}, func() *skips { return &skips{seen: map[string]bool{}} })
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := s.list
+	s.list = nil
+	return out
+}

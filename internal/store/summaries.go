@@ -58,6 +58,16 @@ func ParseSummaries(file string, src []byte) (Summaries, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %s", file, frontmatter.Describe(err))
 	}
+	// The registry's front matter is kenkeep's, strict: schema_version 1
+	// and the summaries, nothing else.
+	for _, key := range doc.Keys() {
+		if key != "schema_version" && key != "summaries" {
+			return nil, fmt.Errorf("%s: unknown key %q; the front matter holds schema_version: 1 and summaries", file, key)
+		}
+	}
+	if v, ok := doc.Value("schema_version"); ok && v != int64(1) {
+		return nil, fmt.Errorf("%s: field \"schema_version\" is %v; this registry format is version 1", file, v)
+	}
 	out := Summaries{}
 	raw, ok := doc.Value("summaries")
 	if !ok || raw == nil {

@@ -52,8 +52,67 @@ type Tree struct {
 	// regular files (FIFOs, sockets, devices), relative to nodes/. They
 	// are never opened, so that a FIFO cannot hang a reader.
 	Irregular []string
+	// Problems are the leaves the read skipped, sorted by path: each a
+	// *node.Error naming the file and every problem in it (front matter
+	// that does not parse or lacks keys, an id two leaves share), or a
+	// symlink that is broken or leads out of the tree. A leaf kk cannot
+	// read never stops work on the others: readers and writers go on
+	// with Leaves and say what they skipped; the checks (kk lint, kk
+	// check, kk index rebuild --check) fail on Err.
+	Problems []error
 
-	byID map[string]*node.Node // by IDKey
+	byID    map[string]*node.Node // by IDKey
+	skipped map[string]bool       // paths of the skipped leaves
+	claimed map[string]string     // IDKey -> path of a skipped leaf naming that id
+}
+
+// Err returns a *TreeError listing the tree's problems, nil when it has
+// none: for the faces that fail on a leaf kk cannot read.
+func (t *Tree) Err() error {
+	if len(t.Problems) == 0 {
+		return nil
+	}
+	return &TreeError{Problems: t.Problems}
+}
+
+// Skipped reports whether the leaf file at rel (relative to nodes/) is one
+// the read skipped: a writer must neither overwrite nor remove it.
+func (t *Tree) Skipped(rel string) bool { return t.skipped[rel] }
+
+// SkippedPaths lists the paths (relative to nodes/) of the leaves the
+// read skipped, sorted.
+func (t *Tree) SkippedPaths() []string {
+	out := make([]string, 0, len(t.skipped))
+	for p := range t.skipped {
+		out = append(out, p)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// Claimed returns the path of a skipped leaf whose front matter names id
+// (compared without regard to case): a writer must not make another leaf
+// with it.
+func (t *Tree) Claimed(id string) (string, bool) {
+	p, ok := t.claimed[IDKey(id)]
+	return p, ok
+}
+
+// skip records a leaf the read could not take.
+func (t *Tree) skip(rel, id string, problem error) {
+	t.Problems = append(t.Problems, problem)
+	if rel == "" {
+		return
+	}
+	if t.skipped == nil {
+		t.skipped, t.claimed = map[string]bool{}, map[string]string{}
+	}
+	t.skipped[rel] = true
+	if id != "" {
+		if _, ok := t.claimed[IDKey(id)]; !ok {
+			t.claimed[IDKey(id)] = rel
+		}
+	}
 }
 
 // IDKey is the key ids are compared by: an entity keeps exactly the id its
@@ -107,7 +166,8 @@ func (t *Tree) Remove(old *node.Node) {
 // Hash returns the sha256 (hex) of a leaf file's bytes.
 func (t *Tree) Hash(path string) string { return t.Hashes[path] }
 
-// TreeError lists every leaf that could not be read.
+// TreeError lists every leaf that could not be read: Tree.Err for the
+// faces that fail on one.
 type TreeError struct {
 	Problems []error
 }
@@ -147,8 +207,13 @@ type LeafFile struct {
 	quiet bool // unchanged since the last read, as a watch reports (see treeWatch.assemble)
 }
 
-// ReadTree reads every leaf under nodes/. It is all or nothing: if any leaf
-// is invalid, it returns a *TreeError naming each one.
+// ReadTree reads every leaf under nodes/. A leaf it cannot read (its
+// front matter does not parse or lacks keys, it shares its id with
+// another, it is a broken symlink) is skipped and listed in the tree's
+// Problems with every problem in it; the other leaves are read as ever.
+// It returns an error only when nodes/ itself cannot be read. The
+// problems are also noted on k (see NoteSkipped), for the face to warn
+// about once.
 func (k *KB) ReadTree(opts LoadOptions) (*Tree, error) {
 	start := time.Now().UnixNano() // before any stat: see treeMemo
 	var cache *leafCache
@@ -173,14 +238,12 @@ func (k *KB) ReadTree(opts LoadOptions) (*Tree, error) {
 			mem.watch = nil
 		}
 	}
-	if l != nil {
-		l, err = k.scanned(l)
-	} else {
-		l, err = k.Scan()
+	if l == nil {
+		if l, err = ScanDir(context.Background(), k.NodesDir()); err != nil {
+			return nil, fmt.Errorf("reading %s: %w", k.Rel(k.NodesDir()), err)
+		}
 	}
-	if err != nil {
-		return nil, err
-	}
+	l = k.collated(l)
 	files := l.Files
 	leaves := make([]*node.Node, len(files))
 	hashes := make([]string, len(files))
@@ -219,7 +282,7 @@ func (k *KB) ReadTree(opts LoadOptions) (*Tree, error) {
 			leaves[i], entries[i] = &e.n, e
 		}
 	})
-	clean := !slices.ContainsFunc(errs, func(err error) bool { return err != nil })
+	clean := len(l.Problems) == 0 && !slices.ContainsFunc(errs, func(err error) bool { return err != nil })
 	if mem != nil && clean && !fromDisk {
 		if hashes, byID, ok := mem.derive(files, entries, fresh); ok {
 			t := &Tree{Leaves: leaves, Dirs: l.Dirs, IndexDirs: l.IndexDirs, Leftovers: l.Leftovers, Irregular: l.Irregular, Hashes: hashes, byID: byID}
@@ -228,31 +291,68 @@ func (k *KB) ReadTree(opts LoadOptions) (*Tree, error) {
 		}
 	}
 	t := &Tree{Dirs: l.Dirs, IndexDirs: l.IndexDirs, Leftovers: l.Leftovers, Irregular: l.Irregular, Hashes: make(map[string]string, len(files)), byID: make(map[string]*node.Node, len(files))}
-	var problems []error
+	for _, p := range l.Problems {
+		rel := ""
+		if ne, ok := errors.AsType[*node.Error](p); ok {
+			rel = ne.Path
+		}
+		t.skip(rel, "", p)
+	}
+	var read []int // the leaves that parse, in path order
 	for i, f := range files {
 		if errs[i] != nil {
-			problems = append(problems, errs[i])
-			continue
-		}
-		t.Hashes[f.Rel] = hashes[i]
-		t.Leaves = append(t.Leaves, leaves[i])
-	}
-	for _, n := range t.Leaves {
-		if other, dup := t.byID[IDKey(n.ID)]; dup {
-			msg := fmt.Sprintf("duplicate id %s (also used by %s); ids must be unique", n.ID, other.Path)
-			if other.ID != n.ID {
-				msg = fmt.Sprintf("id %s differs only in case from %s (used by %s); ids are compared without regard to case and must be unique", n.ID, other.ID, other.Path)
+			id := ""
+			if ne, ok := errors.AsType[*node.Error](errs[i]); ok {
+				id = ne.ID
 			}
-			problems = append(problems, &node.Error{Path: n.Path, Field: idKey(n), Msg: msg})
+			t.skip(f.Rel, id, errs[i])
 			continue
 		}
-		t.byID[IDKey(n.ID)] = n
+		read = append(read, i)
 	}
-	if len(problems) > 0 {
-		return nil, &TreeError{Problems: problems}
+	// Leaves that share an id are all skipped: which of them the id
+	// names cannot be told, so none is read, linked or written.
+	sharing := make(map[string][]*node.Node, len(read))
+	for _, i := range read {
+		sharing[IDKey(leaves[i].ID)] = append(sharing[IDKey(leaves[i].ID)], leaves[i])
+	}
+	for _, i := range read {
+		n := leaves[i]
+		group := sharing[IDKey(n.ID)]
+		if len(group) == 1 {
+			t.Hashes[n.Path] = hashes[i]
+			t.Leaves = append(t.Leaves, n)
+			t.byID[IDKey(n.ID)] = n
+			continue
+		}
+		var others []string
+		for _, o := range group {
+			if o != n {
+				others = append(others, o.Path)
+			}
+		}
+		msg := fmt.Sprintf("duplicate id %s (also used by %s); ids must be unique", n.ID, strings.Join(others, ", "))
+		for _, o := range group {
+			if o != n && o.ID != n.ID {
+				msg = fmt.Sprintf("id %s is also used by %s (ids are compared without regard to case); ids must be unique", n.ID, strings.Join(others, ", "))
+				break
+			}
+		}
+		t.skip(n.Path, n.ID, &node.Error{Path: n.Path, Field: idKey(n), Msg: msg, ID: n.ID})
+	}
+	slices.SortStableFunc(t.Problems, func(a, b error) int { return strings.Compare(problemPath(a), problemPath(b)) })
+	k.NoteSkipped(t.Problems)
+	// Only the leaves that parse go into the caches: a bad leaf is read
+	// again at every read until it is fixed.
+	if !clean {
+		files, leaves, hashes, entries, fresh = parsed(files, leaves, hashes, entries, fresh, errs)
 	}
 	if mem != nil {
-		mem.keep(t)
+		if len(t.Problems) == 0 {
+			mem.keep(t)
+		} else {
+			mem.hashes, mem.byID = nil, nil // the full build, until the problems are gone
+		}
 		mem.update(start, cache, fromDisk, files, entries, fresh, opts.NoSave)
 		return t, nil
 	}
@@ -260,6 +360,42 @@ func (k *KB) ReadTree(opts LoadOptions) (*Tree, error) {
 		k.saveCache(files, leaves, hashes)
 	}
 	return t, nil
+}
+
+// parsed keeps, of a read's files and what was read of them, those that
+// parsed; fresh (indexes into files) is renumbered.
+func parsed(files []LeafFile, leaves []*node.Node, hashes []string, entries []*cacheEntry, fresh []int, errs []error) ([]LeafFile, []*node.Node, []string, []*cacheEntry, []int) {
+	at := make([]int, len(files))
+	var f2 []LeafFile
+	var l2 []*node.Node
+	var h2 []string
+	var e2 []*cacheEntry
+	for i := range files {
+		at[i] = -1
+		if errs[i] != nil {
+			continue
+		}
+		at[i] = len(f2)
+		f2, l2, h2 = append(f2, files[i]), append(l2, leaves[i]), append(h2, hashes[i])
+		if entries != nil {
+			e2 = append(e2, entries[i])
+		}
+	}
+	var fr2 []int
+	for _, i := range fresh {
+		if at[i] >= 0 {
+			fr2 = append(fr2, at[i])
+		}
+	}
+	return f2, l2, h2, e2, fr2
+}
+
+// problemPath is the file a tree problem is about.
+func problemPath(err error) string {
+	if ne, ok := errors.AsType[*node.Error](err); ok {
+		return ne.Path
+	}
+	return err.Error()
 }
 
 func idKey(n *node.Node) string {
@@ -302,19 +438,19 @@ func (k *KB) Scan() (*Listing, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading %s: %w", k.Rel(k.NodesDir()), err)
 	}
-	return k.scanned(l)
-}
-
-// scanned puts a listing in ScanDir's order into the tree's.
-func (k *KB) scanned(l *Listing) (*Listing, error) {
 	if len(l.Problems) > 0 {
 		return nil, &TreeError{Problems: l.Problems}
 	}
+	return k.collated(l), nil
+}
+
+// collated puts a listing in ScanDir's order into the tree's.
+func (k *KB) collated(l *Listing) *Listing {
 	if !l.collated {
 		l.Files, l.collated = sortedFiles(l.Files), true
 	}
 	SortLocale(l.Dirs)
-	return l, nil
+	return l
 }
 
 // sortedFiles returns files in root collation order of their paths.
@@ -495,3 +631,23 @@ func Parallel(n int, fn func(i int)) { workpool.Run(0, n, fn) }
 
 // parallelN runs fn(0..n-1) on up to workers goroutines.
 func ParallelN(workers, n int, fn func(i int)) { workpool.Run(workers, n, fn) }
+
+// SkippedLeaf is a leaf file a read skipped, as the --json outputs list
+// it: its path relative to the repository root and every problem in it.
+type SkippedLeaf struct {
+	Path     string         `json:"path"`
+	Problems []node.Problem `json:"problems"`
+}
+
+// SkippedLeaves lists the problems of a tree (Tree.Problems) for output.
+func SkippedLeaves(problems []error) []SkippedLeaf {
+	out := make([]SkippedLeaf, 0, len(problems))
+	for _, p := range problems {
+		if ne, ok := errors.AsType[*node.Error](p); ok {
+			out = append(out, SkippedLeaf{Path: DirName + "/nodes/" + ne.Path, Problems: ne.Problems()})
+			continue
+		}
+		out = append(out, SkippedLeaf{Path: DirName + "/nodes", Problems: []node.Problem{{Msg: p.Error()}}})
+	}
+	return out
+}

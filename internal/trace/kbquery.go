@@ -3,14 +3,17 @@ package trace
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
 	"github.com/kk-project/kk/internal/graph"
 
 	"github.com/kk-project/kk/internal/index"
+	"github.com/kk-project/kk/internal/node"
 	"github.com/kk-project/kk/internal/op"
 	"github.com/kk-project/kk/internal/store"
 )
@@ -25,13 +28,14 @@ type EntityView struct {
 
 // EdgeView is one edge as the traceability operations return it.
 type EdgeView struct {
-	Type       string `json:"type"`
-	From       string `json:"from"`
-	To         string `json:"to"`
-	CreatedAt  string `json:"created_at,omitempty"`
-	CreatedBy  string `json:"created_by,omitempty"`
-	Source     string `json:"source,omitempty"`
-	Confidence string `json:"confidence,omitempty"`
+	Type      string `json:"type"`
+	From      string `json:"from"`
+	To        string `json:"to"`
+	CreatedAt string `json:"created_at,omitempty"`
+	CreatedBy string `json:"created_by,omitempty"`
+	Source    string `json:"source,omitempty"`
+	// Confidence is the edge's confidence, 0 to 1, when it has one.
+	Confidence *float64 `json:"confidence,omitempty"`
 }
 
 // QueryResult is the data of kb_query.
@@ -131,7 +135,10 @@ func snapshotsOf(k *store.KB) *snapshots {
 func edgeViews(list []index.Edge) []EdgeView {
 	out := make([]EdgeView, len(list))
 	for i, e := range list {
-		out[i] = EdgeView{Type: e.Type, From: e.From, To: e.To, CreatedAt: e.CreatedAt, CreatedBy: e.CreatedBy, Source: e.Source, Confidence: e.Confidence}
+		out[i] = EdgeView{Type: e.Type, From: e.From, To: e.To, CreatedAt: e.CreatedAt, CreatedBy: e.CreatedBy, Source: e.Source}
+		if c, err := strconv.ParseFloat(e.Confidence, 64); err == nil {
+			out[i].Confidence = &c
+		}
 	}
 	return out
 }
@@ -223,6 +230,7 @@ const (
 	RuleSymbolReqExists   = "symbol-req-exists"
 	RuleNoDanglingEdges   = "no-dangling-edges"
 	RuleEdgeEndpointTypes = "edge-endpoint-types"
+	RuleLeavesReadable    = "leaves-readable"
 )
 
 // CheckRules lists kb_check's rules with what each one asks.
@@ -232,6 +240,7 @@ var CheckRules = []struct{ Name, Description string }{
 	{RuleSymbolReqExists, "every implements edge of a symbol points at a req that exists"},
 	{RuleNoDanglingEdges, "every other edge points at an entity that exists"},
 	{RuleEdgeEndpointTypes, "every typed edge connects the entity types the edge table allows"},
+	{RuleLeavesReadable, "every leaf under nodes/ can be read (kk skips a leaf it cannot read; here it is a violation)"},
 }
 
 // Violation is one broken rule.
@@ -290,9 +299,36 @@ func KBCheck(ctx context.Context, k *store.KB, p KBCheckParams) (*CheckResult, e
 			res.Violations = append(res.Violations, s.dangling()...)
 		case RuleEdgeEndpointTypes:
 			res.Violations = append(res.Violations, s.endpointTypes()...)
+		case RuleLeavesReadable:
+			v, err := unreadableLeaves(k)
+			if err != nil {
+				return nil, err
+			}
+			res.Violations = append(res.Violations, v...)
 		}
 	}
 	return res, nil
+}
+
+// unreadableLeaves lists the leaves a tree read skips, each with every
+// problem in it.
+func unreadableLeaves(k *store.KB) ([]Violation, error) {
+	t, err := k.ReadTree(store.LoadOptions{})
+	if err != nil {
+		return nil, err
+	}
+	out := []Violation{}
+	for _, p := range t.Problems {
+		v := Violation{Rule: RuleLeavesReadable, IDs: []string{}, Message: p.Error()}
+		if ne, ok := errors.AsType[*node.Error](p); ok {
+			if ne.ID != "" {
+				v.IDs = []string{ne.ID}
+			}
+			v.Message = fmt.Sprintf("%s/nodes/%s cannot be read: %s", store.DirName, ne.Path, ne.Detail())
+		}
+		out = append(out, v)
+	}
+	return out, nil
 }
 
 func (s *snapshot) mustCoverage() []Violation {

@@ -3,8 +3,10 @@ package txn
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 
+	"github.com/kk-project/kk/internal/node"
 	"github.com/kk-project/kk/internal/store"
 )
 
@@ -20,10 +22,24 @@ func Init(ctx context.Context, k *store.KB, opts store.InitOptions) (*store.Init
 		return nil, err
 	}
 	meta := Meta{Source: "cli", Command: opts.Command}
+	old := 0
 	done, err := Update(ctx, k, meta, func(tx *Tx) error {
 		tx.Regenerate()
+		t, err := tx.Tree()
+		if err != nil {
+			return err
+		}
+		for _, p := range t.Problems {
+			if errors.Is(p, node.ErrOldLayout) {
+				old++
+			}
+		}
 		return stageSummaries(tx)
 	})
+	if old > 0 {
+		// kenkeep, too, only warns: init never touches the leaves.
+		res.Warnings = append(res.Warnings, fmt.Sprintf("%d leaf file(s) are in kenkeep's v1 (flat) format, which kk reads only to migrate it; kk skips them until then: `kk migrate status` lists the steps", old))
+	}
 	if errors.Is(err, store.ErrNeedsMigration) {
 		res.Warnings = append(res.Warnings, "index files not generated: "+err.Error())
 		done, err = Update(ctx, k, meta, stageSummaries)

@@ -119,8 +119,10 @@ type Tx struct {
 	ops          []index.AuditOp
 	after        []func(*Result) error
 	before       []func(paths []string) error
-	regenerate   bool // regenerate index files even when no leaf changed
-	noIndexFiles bool // leave the generated index files alone
+	adopted      map[string]bool   // skipped leaves (by path under nodes/) the writer replaces (Adopt)
+	rawByID      map[string]string // IDKey -> path under nodes/ of the leaves staged as raw files; nil until needed
+	regenerate   bool              // regenerate index files even when no leaf changed
+	noIndexFiles bool              // leave the generated index files alone
 	now          time.Time
 }
 
@@ -357,7 +359,7 @@ func (tx *Tx) Leaf(id string) (*node.Node, error) {
 }
 
 // LeafAt returns the leaf at rel (relative to nodes/) like Leaf; nil when
-// there is none.
+// there is none, and the leaf's *node.Error when the tree skipped it.
 func (tx *Tx) LeafAt(rel string) (*node.Node, error) {
 	if s, ok := tx.read[rel]; ok {
 		if s.removed {
@@ -377,6 +379,13 @@ func (tx *Tx) LeafAt(rel string) (*node.Node, error) {
 		}
 	}
 	if orig == nil {
+		if t.Skipped(rel) {
+			for _, p := range t.Problems {
+				if ne, ok := errors.AsType[*node.Error](p); ok && ne.Path == rel {
+					return nil, ne
+				}
+			}
+		}
 		return nil, nil
 	}
 	src, err := os.ReadFile(tx.k.NodePath(rel))
@@ -393,6 +402,32 @@ func (tx *Tx) LeafAt(rel string) (*node.Node, error) {
 	tx.read[rel] = s
 	tx.byNode[n] = s
 	return n, nil
+}
+
+// Adopt returns the bytes of the file at rel (relative to nodes/), a leaf
+// the tree skipped because it cannot be read (a note written by hand, a
+// leaf whose keys are wrong), read under the lock, and lets the writer
+// stage a valid leaf in its place: a new leaf Put at rel, or elsewhere
+// with rel removed by RemoveFile. It is the one way a writer replaces or
+// removes a skipped leaf; without it the transaction refuses to, so that
+// nothing a person wrote is lost to a writer that could not read it.
+func (tx *Tx) Adopt(rel string) ([]byte, error) {
+	t, err := tx.Tree()
+	if err != nil {
+		return nil, err
+	}
+	if !t.Skipped(rel) {
+		return nil, fmt.Errorf("%s is not a leaf kk skips; there is nothing to adopt", path.Join(store.DirName, "nodes", rel))
+	}
+	src, err := os.ReadFile(tx.k.NodePath(rel))
+	if err != nil {
+		return nil, err
+	}
+	if tx.adopted == nil {
+		tx.adopted = map[string]bool{}
+	}
+	tx.adopted[rel] = true
+	return src, nil
 }
 
 // Version returns the current version of the leaf n was read as: the
@@ -616,6 +651,9 @@ func (tx *Tx) livePath(id string) (string, bool) {
 			return s.n.Path, true
 		}
 	}
+	if p, ok := tx.rawLeaves()[key]; ok { // a leaf moved whole, or migrated
+		return p, true
+	}
 	n, ok := tx.tree.ByID(id)
 	if !ok {
 		return "", false
@@ -633,9 +671,30 @@ func (tx *Tx) livePath(id string) (string, bool) {
 	return n.Path, true
 }
 
+// rawLeaves maps the ids of the leaves staged as raw files (WriteFile
+// under nodes/) to their paths, so that links resolve to where they go.
+func (tx *Tx) rawLeaves() map[string]string {
+	if tx.rawByID != nil {
+		return tx.rawByID
+	}
+	tx.rawByID = map[string]string{}
+	for _, rel := range tx.fileSeq {
+		leaf, ok := strings.CutPrefix(rel, "nodes/")
+		op := tx.files[rel]
+		if !ok || op.remove || !store.IsLeafName(path.Base(leaf)) {
+			continue
+		}
+		if n, err := node.Parse(leaf, op.data); err == nil {
+			tx.rawByID[store.IDKey(n.ID)] = leaf
+		}
+	}
+	return tx.rawByID
+}
+
 // WriteFile stages a file other than a leaf, rel relative to .ai/kenkeep
 // (conflicts/…, FOLDER_SUMMARIES.md, nodes/.redirects.json, .state/…).
 func (tx *Tx) WriteFile(rel string, data []byte) {
+	tx.rawByID = nil
 	if _, ok := tx.files[rel]; !ok {
 		tx.fileSeq = append(tx.fileSeq, rel)
 	}
@@ -644,6 +703,7 @@ func (tx *Tx) WriteFile(rel string, data []byte) {
 
 // RemoveFile stages the removal of a file other than a leaf.
 func (tx *Tx) RemoveFile(rel string) {
+	tx.rawByID = nil
 	if _, ok := tx.files[rel]; !ok {
 		tx.fileSeq = append(tx.fileSeq, rel)
 	}
@@ -745,6 +805,50 @@ func (tx *Tx) applyRawLeaves(t *store.Tree) error {
 	return nil
 }
 
+// refuseSkipped returns an error when rel (relative to nodes/) is a leaf
+// the tree skipped and the writer did not Adopt: a writer never
+// overwrites or removes a file it could not read.
+func (tx *Tx) refuseSkipped(rel string) error {
+	t, err := tx.Tree()
+	if err != nil {
+		return err
+	}
+	if !t.Skipped(rel) {
+		return nil
+	}
+	return fmt.Errorf("%s is a leaf kk cannot read (%s); kk does not overwrite or remove it: fix it by hand, or run `kk node adopt %s`",
+		path.Join(store.DirName, "nodes", rel), tx.problemOf(t, rel), path.Join(store.DirName, "nodes", rel))
+}
+
+// refuseClaimed returns an error when staged leaf s is new (or takes a
+// new id) and its id is the one a skipped leaf names: the two would share
+// an id as soon as the skipped one is fixed.
+func (tx *Tx) refuseClaimed(s *staged) error {
+	if s.orig != nil && store.IDKey(s.orig.ID) == store.IDKey(s.n.ID) {
+		return nil
+	}
+	t, err := tx.Tree()
+	if err != nil {
+		return err
+	}
+	p, ok := t.Claimed(s.n.ID)
+	if !ok || tx.adopted[p] {
+		return nil
+	}
+	return fmt.Errorf("id %s is taken by %s, a leaf kk cannot read (%s); fix or adopt that leaf (`kk node adopt %s`), or choose another id",
+		s.n.ID, path.Join(store.DirName, "nodes", p), tx.problemOf(t, p), path.Join(store.DirName, "nodes", p))
+}
+
+// problemOf says what is wrong with the skipped leaf at rel.
+func (tx *Tx) problemOf(t *store.Tree, rel string) string {
+	for _, p := range t.Problems {
+		if ne, ok := errors.AsType[*node.Error](p); ok && ne.Path == rel {
+			return ne.Detail()
+		}
+	}
+	return "it was skipped"
+}
+
 // rendered is a staged leaf after rendering.
 type rendered struct {
 	s    *staged
@@ -762,8 +866,8 @@ func (tx *Tx) commit() (*Result, error) {
 	if err := tx.renderLeaves(p); err != nil {
 		return nil, err
 	}
-	for _, rel := range tx.fileSeq {
-		p.add(rel, tx.files[rel])
+	if err := tx.planFiles(p); err != nil {
+		return nil, err
 	}
 	if err := tx.generate(p); err != nil {
 		return nil, err
@@ -794,6 +898,8 @@ type commitPlan struct {
 	gen     *indexfiles.Plan   // the generated index files; nil when not regenerated
 	changes []change           // the files whose content changes
 	record  bool               // append an audit record
+	// rawLeaves is set when a leaf is written or removed as raw bytes.
+	rawLeaves bool
 }
 
 func (p *commitPlan) add(rel string, op *fileOp) {
@@ -856,12 +962,38 @@ func (tx *Tx) renderLeafFile(p *commitPlan, s *staged) error {
 		p.add("nodes/"+s.origPath, &fileOp{remove: true})
 	}
 	if s.origPath != s.n.Path {
-		if _, err := os.Lstat(tx.k.NodePath(s.n.Path)); err == nil && tx.read[s.n.Path] == nil {
+		if _, err := os.Lstat(tx.k.NodePath(s.n.Path)); err == nil && tx.read[s.n.Path] == nil && !tx.adopted[s.n.Path] {
+			if err := tx.refuseSkipped(s.n.Path); err != nil {
+				return err
+			}
 			return fmt.Errorf("%s already exists; kk does not overwrite a leaf it did not read", path.Join(store.DirName, "nodes", s.n.Path))
 		}
 	}
+	if err := tx.refuseClaimed(s); err != nil {
+		return err
+	}
 	p.add("nodes/"+s.n.Path, &fileOp{data: data})
 	p.out = append(p.out, rendered{s: s, data: data, op: op})
+	return nil
+}
+
+// planFiles plans the files staged other than as leaves, refusing to
+// overwrite or remove a leaf the tree skipped that the writer did not
+// Adopt.
+func (tx *Tx) planFiles(p *commitPlan) error {
+	for _, rel := range tx.fileSeq {
+		if leaf, ok := strings.CutPrefix(rel, "nodes/"); ok {
+			if !tx.adopted[leaf] {
+				if err := tx.refuseSkipped(leaf); err != nil {
+					return err
+				}
+			}
+			// A leaf written or removed as raw bytes (moved whole,
+			// placed, migrated) changes the tree too.
+			p.rawLeaves = p.rawLeaves || store.IsLeafName(path.Base(leaf))
+		}
+		p.add(rel, tx.files[rel])
+	}
 	return nil
 }
 
@@ -870,11 +1002,11 @@ func (tx *Tx) renderLeafFile(p *commitPlan, s *staged) error {
 // folder summaries change.
 func (tx *Tx) generate(p *commitPlan) error {
 	treeChanged := len(p.out) > 0
-	if tx.noIndexFiles || !(treeChanged || tx.regenerate || tx.files["FOLDER_SUMMARIES.md"] != nil) {
+	if tx.noIndexFiles || !(treeChanged || p.rawLeaves || tx.regenerate || tx.files["FOLDER_SUMMARIES.md"] != nil) {
 		return nil
 	}
-	// Summaries alone (a placement on a kenkeep v1 tree) regenerate only a
-	// tree kk can generate for.
+	// Summaries and raw leaves alone (a placement on a kenkeep v1 tree)
+	// regenerate only a tree kk can generate for.
 	optional := !treeChanged && !tx.regenerate
 	t, err := tx.Tree()
 	if err != nil {

@@ -148,6 +148,9 @@ type treeView struct {
 	Root            *folderItem
 	Leaves, Folders int
 	Branch          string
+	// Skipped are the leaf files kk cannot read, each with its problems:
+	// the page lists the others and names these.
+	Skipped []store.SkippedLeaf
 }
 
 func (h *handler) tree(w http.ResponseWriter, r *http.Request) {
@@ -164,7 +167,7 @@ func (h *handler) tree(w http.ResponseWriter, r *http.Request) {
 	}
 	branch, _ := index.CurrentBranch(r.Context(), h.k)
 	h.render(w, http.StatusOK, "tree", h.newPage(r, "tree", h.opts.Title,
-		treeView{Root: folders[""], Leaves: len(t.Leaves), Folders: len(folders) - 1, Branch: branch}))
+		treeView{Root: folders[""], Leaves: len(t.Leaves), Folders: len(folders) - 1, Branch: branch, Skipped: store.SkippedLeaves(t.Problems)}))
 }
 
 func (h *handler) folder(w http.ResponseWriter, r *http.Request) {

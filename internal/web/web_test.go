@@ -227,12 +227,21 @@ func TestTreeCap(t *testing.T) {
 	contains(t, "GET /folder/go", body, `href="/node/practice-wrap-errors"`, `href="/node/practice-other"`)
 }
 
-// TestTreeError shows the leaves that do not parse instead of the tree.
+// TestTreeError shows the tree of the leaves kk can read and names the
+// ones it cannot, with every problem in each, instead of failing.
 func TestTreeError(t *testing.T) {
 	k := fixture(t)
 	writeFile(t, k.NodePath("go/broken.md"), "---\ntype: practice\ntitle: [unclosed\n---\n")
-	res, body := get(t, New(k, Options{}), "GET", "/")
-	if res.StatusCode != 500 || !strings.Contains(body, "broken.md") {
+	writeFile(t, k.NodePath("go/ctx.md"), "---\ntype: practice\ntitle: Use context timeouts\n---\nAlways pass a context with a timeout.\n")
+	h := New(k, Options{})
+	res, body := get(t, h, "GET", "/")
+	if res.StatusCode != 200 {
 		t.Fatalf("status %d: %s", res.StatusCode, body)
+	}
+	contains(t, "GET /", body, `href="/node/practice-wrap-errors"`, "Leaves kk cannot read", ".ai/kenkeep/nodes/go/broken.md",
+		".ai/kenkeep/nodes/go/ctx.md", `field &#34;kk_schema_version&#34;`, `field &#34;description&#34;: is required`, `field &#34;kk_confidence&#34;: is required`)
+	res, body = get(t, h, "GET", "/folder/go")
+	if res.StatusCode != 200 {
+		t.Fatalf("GET /folder/go: status %d: %s", res.StatusCode, body)
 	}
 }

@@ -37,6 +37,7 @@ func Conformance(t *testing.T, a harness.Adapter, dir string, update bool) {
 		conformTranscriptEdges(t, a, filepath.Join(dir, "transcripts"))
 	})
 	t.Run("headless prompt", func(t *testing.T) { conformHeadlessPrompt(t, a) })
+	t.Run("model setting", func(t *testing.T) { conformModel(t, a) })
 	t.Run("mcp", func(t *testing.T) { conformMCP(t, a, filepath.Join(dir, "mcp")) })
 }
 
@@ -65,7 +66,7 @@ func conformSpec(t *testing.T, a harness.Adapter) {
 			t.Errorf("not detected with %s=%s", m.Name, v)
 		}
 	}
-	if args := a.LaunchArgs("/kk-curate"); !slices.ContainsFunc(args, func(s string) bool { return strings.Contains(s, "kk-curate") }) {
+	if args := a.LaunchArgs("/kk-curate", harness.Model{}); !slices.ContainsFunc(args, func(s string) bool { return strings.Contains(s, "kk-curate") }) {
 		t.Errorf("LaunchArgs(/kk-curate) = %q names no kk-curate", args)
 	}
 }
@@ -161,6 +162,23 @@ func conformHookOutput(t *testing.T, a harness.Adapter) {
 			t.Errorf("%s prints %q", ev, out)
 		}
 	}
+	// The graph hint has a channel exactly where kk installs its hook (the
+	// harness's end-of-turn event), and the channel carries the text.
+	root := t.TempDir()
+	Install(t, a, root, "kk", ShippedSkills())
+	installed := treeMentions(t, root, "hook "+string(harness.GraphHint)+" ")
+	out, ok = a.HookOutput(harness.GraphHint, text)
+	switch {
+	case ok != installed:
+		t.Errorf("graph-hint: a channel %v, but its hook installed %v", ok, installed)
+	case ok:
+		var v any
+		if err := json.Unmarshal(out, &v); err != nil {
+			t.Errorf("graph-hint output is not JSON: %v\n%s", err, out)
+		} else if s, _ := json.Marshal(v); !bytes.Contains(s, []byte("kk-conformance-context")) {
+			t.Errorf("graph-hint output lacks the text: %s", out)
+		}
+	}
 }
 
 // conformTranscriptEdges: text that is not a transcript gives no turn,
@@ -211,6 +229,56 @@ func conformHeadlessPrompt(t *testing.T, a harness.Adapter) {
 			}
 		})
 	}
+}
+
+// conformModel: a model setting {name, effort} reaches the harness's
+// headless command line and its launch command line as the harness's own
+// flags (the spec's ModelFlags); what the harness has no flag for is
+// reported, not passed; a setting for another harness passes nothing.
+func conformModel(t *testing.T, a harness.Adapter) {
+	s := a.Spec()
+	const name = "kk-conformance-model"
+	m := harness.Model{Name: name, Effort: "high"}
+	want, ignored := s.ModelArgs(m)
+	if s.Model.Name == nil {
+		t.Fatal("the harness takes no model name")
+	}
+	if !slices.Contains(want, name) {
+		t.Fatalf("ModelArgs(%+v) = %q names no model", m, want)
+	}
+	if (s.Model.Effort == nil) != (len(ignored) == 1) || (s.Model.Effort != nil && !slices.ContainsFunc(want, func(arg string) bool { return strings.Contains(arg, "high") })) {
+		t.Errorf("effort high: args %q, reported %q; the spec's effort flag is %q", want, ignored, s.Model.Effort)
+	}
+	rec := Recorder(t, s.Binary, "")
+	a.Headless(context.Background(), harness.HeadlessRun{Prompt: "kk-conformance-prompt", Model: m, Timeout: 20 * time.Second})
+	if args := RecordedArgs(t, rec); !containsRun(args, want) {
+		t.Errorf("the headless command line %q lacks %q", args, want)
+	}
+	if args := a.LaunchArgs("/kk-curate", m); !containsRun(args, want) {
+		t.Errorf("the launch command line %q lacks %q", args, want)
+	}
+	other := harness.Model{Harness: "another-harness", Name: name, Effort: "high"}
+	a.Headless(context.Background(), harness.HeadlessRun{Prompt: "kk-conformance-prompt", Model: other, Timeout: 20 * time.Second})
+	if args := RecordedArgs(t, rec); slices.Contains(args, name) {
+		t.Errorf("another harness's model reached the command line: %q", args)
+	}
+	if p := s.ModelProblems("proposalModel", other); len(p) != 0 {
+		t.Errorf("another harness's setting is reported as a problem: %q", p)
+	}
+}
+
+// containsRun reports whether want appears in args as one run of
+// consecutive arguments.
+func containsRun(args, want []string) bool {
+	if len(want) == 0 {
+		return true
+	}
+	for i := 0; i+len(want) <= len(args); i++ {
+		if slices.Equal(args[i:i+len(want)], want) {
+			return true
+		}
+	}
+	return false
 }
 
 // conformMCP: kk's MCP server is registered in the harness's project MCP

@@ -99,10 +99,13 @@ func (a *Adapter) Spec() harness.Spec {
 	return s
 }
 
-func (a *Adapter) ID() string                             { return a.Spec().ID }
-func (a *Adapter) Name() string                           { return a.Spec().Name }
-func (a *Adapter) Binary() string                         { return a.Spec().Binary }
-func (a *Adapter) LaunchArgs(prompt string) []string      { return []string{"-p", prompt} }
+func (a *Adapter) ID() string     { return a.Spec().ID }
+func (a *Adapter) Name() string   { return a.Spec().Name }
+func (a *Adapter) Binary() string { return a.Spec().Binary }
+func (a *Adapter) LaunchArgs(prompt string, m harness.Model) []string {
+	margs, _ := a.Spec().ModelArgs(m)
+	return append([]string{"-p", prompt}, margs...)
+}
 func (a *Adapter) InstallHint() string                    { return a.Spec().InstallHint }
 func (a *Adapter) Detect(getenv func(string) string) bool { return a.Spec().Detected(getenv) }
 func (a *Adapter) Paths() harness.Paths                   { return a.Spec().Files }

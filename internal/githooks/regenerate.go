@@ -1,0 +1,539 @@
+package githooks
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"maps"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/kk-project/kk/internal/gitx"
+	"github.com/kk-project/kk/internal/indexfiles"
+	"github.com/kk-project/kk/internal/store"
+	"github.com/kk-project/kk/internal/txn"
+)
+
+// MergeDriver is the name of kk's merge driver for the generated index
+// files (ENTRY.md, GRAPH.md, nodes/**/index.md), as .ai/kenkeep/.gitattributes
+// names it and the repository's git config defines it.
+const MergeDriver = "kk-generated"
+
+// mergeDriverCommand is the driver's command: it keeps our side, so that
+// a merge, a rebase or a cherry-pick never stops on a generated file; kk's
+// git hooks then regenerate the files of every commit the operation made
+// from that commit's own leaves (RegenerateCommits). It needs no kk on
+// PATH: a merge in any git client goes through.
+const mergeDriverCommand = "true"
+
+// mergeDriverName describes the driver in git's config.
+const mergeDriverName = "kk: keep ours for generated index files; kk's git hooks regenerate them from the leaves"
+
+// SetUpMergeDriver defines kk's merge driver in the repository's git
+// config (merge.kk-generated.name and .driver) unless it is defined as kk
+// defines it already. It reports whether it changed the config.
+func SetUpMergeDriver(ctx context.Context, k *store.KB) (bool, error) {
+	top, err := gitx.TopLevel(ctx, k.Root)
+	if err != nil {
+		return false, err
+	}
+	if cur, _ := gitx.Run(ctx, top, "config", "--get", "merge."+MergeDriver+".driver"); strings.TrimSpace(string(cur)) == mergeDriverCommand {
+		return false, nil
+	}
+	if _, err := gitx.Run(ctx, top, "config", "merge."+MergeDriver+".name", mergeDriverName); err != nil {
+		return false, err
+	}
+	if _, err := gitx.Run(ctx, top, "config", "merge."+MergeDriver+".driver", mergeDriverCommand); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
+// mergeDriverDefined reports whether the repository's git config defines
+// kk's merge driver.
+func mergeDriverDefined(ctx context.Context, top string) bool {
+	cur, err := gitx.Run(ctx, top, "config", "--get", "merge."+MergeDriver+".driver")
+	return err == nil && strings.TrimSpace(string(cur)) != ""
+}
+
+// Regenerated is what RegenerateCommits did.
+type Regenerated struct {
+	// Commits are the commits of the range whose generated files were
+	// regenerated, as old and new ids, oldest first.
+	Commits []Rewrite `json:"commits"`
+	// Head is HEAD after the rewrite (the same as before when no commit
+	// changed).
+	Head string `json:"head"`
+}
+
+// Rewrite is one commit RegenerateCommits made again.
+type Rewrite struct {
+	Old string `json:"old"`
+	New string `json:"new"`
+	// Files are the generated files that changed, relative to the
+	// repository's top folder; empty for a commit made again only because
+	// its parent was.
+	Files []string `json:"files"`
+}
+
+// RegenerateCommits makes the generated index files of every commit in
+// revs (a range as git rev-list takes it: "main..HEAD", "HEAD^!") match
+// that commit's own leaves. A merge driver that keeps one side, a rebase
+// or a cherry-pick leave commits whose ENTRY.md, GRAPH.md and index.md
+// files lag the leaves they hold; each such commit is made again with the
+// files regenerated (author, committer, dates and message kept), and so
+// is every commit of the range after it. HEAD must be the range's newest
+// commit; it moves to the rewritten one (update-ref, with a reflog
+// entry), and the index and work tree follow for the generated files (a
+// local change to one of them stops the rewrite, changing nothing).
+//
+// Each commit's leaves are read from git's objects into a scratch copy of
+// the knowledge base under the git folder, never from the work tree, so
+// the result is the same whatever the work tree holds. A commit whose
+// tree kk cannot generate for (a kenkeep v2 tree) is left as it is.
+func RegenerateCommits(ctx context.Context, k *store.KB, revs []string, command string) (*Regenerated, error) {
+	top, err := gitx.TopLevel(ctx, k.Root)
+	if err != nil {
+		return nil, err
+	}
+	rel, err := relPath(top, k.Dir)
+	if err != nil {
+		return nil, err
+	}
+	head, err := revParse(ctx, top, "HEAD")
+	if err != nil {
+		return nil, err
+	}
+	out, err := gitx.Run(ctx, top, append([]string{"rev-list", "--reverse", "--topo-order", "--parents"}, append(revs, "--")...)...)
+	if err != nil {
+		return nil, err
+	}
+	res := &Regenerated{Commits: []Rewrite{}, Head: head}
+	var list [][]string // commit, then its parents
+	for line := range strings.SplitSeq(strings.TrimSpace(string(out)), "\n") {
+		if f := strings.Fields(line); len(f) > 0 {
+			list = append(list, f)
+		}
+	}
+	if len(list) == 0 {
+		return res, nil
+	}
+	if !slices.ContainsFunc(list, func(c []string) bool { return c[0] == head }) {
+		return nil, fmt.Errorf("the range %s does not hold HEAD (%s); kk regenerates commits up to HEAD only", strings.Join(revs, " "), short(head))
+	}
+	gitDir, err := gitPath(ctx, top, "kk-regenerate")
+	if err != nil {
+		return nil, err
+	}
+	// The scratch copy stays from one run to the next, so that a run
+	// writes only the files that differ from the last commit it read (and
+	// the copy's leaf cache spares parsing the others); anything going
+	// wrong removes it, and the next run starts afresh.
+	s := &scratch{ctx: ctx, top: top, rel: rel, dir: gitDir, kb: store.New(filepath.Join(gitDir, "repo")), files: loadManifest(gitDir)}
+	ok := false
+	defer func() {
+		if ok {
+			ok = saveManifest(gitDir, s.files) == nil
+		}
+		if !ok {
+			os.RemoveAll(gitDir)
+		}
+	}()
+	made := map[string]string{} // old commit -> new commit
+	for _, c := range list {
+		id, parents := c[0], c[1:]
+		newParents := make([]string, len(parents))
+		moved := false
+		for i, p := range parents {
+			newParents[i] = p
+			if n, ok := made[p]; ok && n != p {
+				newParents[i], moved = n, true
+			}
+		}
+		changed, err := s.regenerate(id)
+		if err != nil {
+			return nil, fmt.Errorf("commit %s: %w", short(id), err)
+		}
+		if len(changed) == 0 && !moved {
+			made[id] = id
+			continue
+		}
+		tree, err := s.tree(id, changed)
+		if err != nil {
+			return nil, fmt.Errorf("commit %s: %w", short(id), err)
+		}
+		n, err := recommit(ctx, top, id, tree, newParents)
+		if err != nil {
+			return nil, fmt.Errorf("commit %s: %w", short(id), err)
+		}
+		made[id] = n
+		files := make([]string, 0, len(changed))
+		for _, ch := range changed {
+			files = append(files, ch.path)
+		}
+		res.Commits = append(res.Commits, Rewrite{Old: id, New: n, Files: files})
+	}
+	ok = true
+	newHead := made[head]
+	if newHead == head {
+		return res, nil
+	}
+	// Move HEAD under kk's writer lock, as a change another program makes
+	// to the tree: the work tree's generated files change with it.
+	_, err = txn.Update(ctx, k, txn.Meta{Source: "git", Command: command}, func(tx *txn.Tx) error {
+		return tx.Outside(func() error { return moveHead(ctx, top, head, newHead, len(res.Commits)) })
+	})
+	if err != nil {
+		return nil, err
+	}
+	res.Head = newHead
+	return res, nil
+}
+
+// manifestName is the scratch copy's record of the blob each file holds.
+const manifestName = "manifest"
+
+// loadManifest reads what the scratch copy holds (path relative to the
+// knowledge base -> blob id); empty when there is no scratch copy, or a
+// file it names is gone.
+func loadManifest(dir string) map[string]string {
+	files := map[string]string{}
+	data, err := os.ReadFile(filepath.Join(dir, manifestName))
+	if err != nil {
+		os.RemoveAll(dir)
+		return files
+	}
+	kb := store.New(filepath.Join(dir, "repo"))
+	for line := range strings.SplitSeq(string(data), "\n") {
+		blob, p, found := strings.Cut(line, "\t")
+		if !found {
+			continue
+		}
+		if _, err := os.Lstat(filepath.Join(kb.Dir, filepath.FromSlash(p))); err != nil {
+			os.RemoveAll(dir)
+			return map[string]string{}
+		}
+		files[p] = blob
+	}
+	return files
+}
+
+func saveManifest(dir string, files map[string]string) error {
+	var b strings.Builder
+	for _, p := range slices.Sorted(maps.Keys(files)) {
+		b.WriteString(files[p] + "\t" + p + "\n")
+	}
+	return os.WriteFile(filepath.Join(dir, manifestName), []byte(b.String()), 0o644)
+}
+
+// moveHead brings the index and work tree from old to new (two-tree
+// read-tree, which refuses to overwrite a local change), then moves HEAD.
+func moveHead(ctx context.Context, top, old, new string, n int) error {
+	if _, err := gitx.Run(ctx, top, "read-tree", "-m", "-u", old, new); err != nil {
+		return fmt.Errorf("updating the work tree to the regenerated commit: %w", err)
+	}
+	msg := fmt.Sprintf("kk: regenerated the index files of %d commit(s)", n)
+	if _, err := gitx.Run(ctx, top, "update-ref", "-m", msg, "HEAD", new, old); err != nil {
+		if _, rerr := gitx.Run(ctx, top, "read-tree", "-m", "-u", new, old); rerr != nil {
+			return fmt.Errorf("%w; putting the work tree back also failed: %v", err, rerr)
+		}
+		return err
+	}
+	return nil
+}
+
+// recommit makes commit id again with another tree and parents, keeping
+// its author, committer, dates and message.
+func recommit(ctx context.Context, top, id, tree string, parents []string) (string, error) {
+	raw, err := gitx.Run(ctx, top, "cat-file", "commit", id)
+	if err != nil {
+		return "", err
+	}
+	header, msg, _ := bytes.Cut(raw, []byte("\n\n"))
+	env := []string{}
+	for line := range strings.SplitSeq(string(header), "\n") {
+		who, rest, _ := strings.Cut(line, " ")
+		if who != "author" && who != "committer" {
+			continue
+		}
+		name, email, date, ok := parseIdent(rest)
+		if !ok {
+			return "", fmt.Errorf("cannot read the %s line %q", who, line)
+		}
+		up := "GIT_" + strings.ToUpper(who)
+		env = append(env, up+"_NAME="+name, up+"_EMAIL="+email, up+"_DATE="+date)
+	}
+	args := []string{"commit-tree", tree}
+	for _, p := range parents {
+		args = append(args, "-p", p)
+	}
+	args = append(args, "-F", "-")
+	out, err := gitx.RunWith(ctx, top, env, msg, args...)
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+// parseIdent splits "Name <email> 1700000000 +0100".
+func parseIdent(s string) (name, email, date string, ok bool) {
+	lt, gt := strings.IndexByte(s, '<'), strings.LastIndexByte(s, '>')
+	if lt < 0 || gt < lt {
+		return "", "", "", false
+	}
+	return strings.TrimSpace(s[:lt]), s[lt+1 : gt], strings.TrimSpace(s[gt+1:]), true
+}
+
+// scratch is a copy of the knowledge base's files of one commit at a time
+// under the git folder, kept from commit to commit so that only the files
+// that differ are written again.
+type scratch struct {
+	ctx   context.Context
+	top   string // the work tree's top folder
+	rel   string // the knowledge base folder relative to top ("x/.ai/kenkeep")
+	dir   string // the scratch folder
+	kb    *store.KB
+	files map[string]string // path relative to the knowledge base -> blob id written
+}
+
+// generatedChange is a generated file of a commit that regeneration
+// changes: its new content, or its removal.
+type generatedChange struct {
+	path   string // relative to top
+	data   []byte
+	remove bool
+}
+
+// inputs are the files of the knowledge base generation reads (the
+// leaves and the summaries) and writes (to compare).
+func generationFile(p string) bool {
+	switch p {
+	case "ENTRY.md", "GRAPH.md", "FOLDER_SUMMARIES.md", "config.yaml":
+		return true
+	}
+	return strings.HasPrefix(p, "nodes/")
+}
+
+// regenerate brings the scratch copy to commit id and returns the
+// generated files whose content differs from what the commit holds.
+func (s *scratch) regenerate(id string) ([]generatedChange, error) {
+	out, err := gitx.Run(s.ctx, s.top, "ls-tree", "-r", "-z", id, "--", s.rel+"/")
+	if err != nil {
+		return nil, err
+	}
+	want := map[string]string{}
+	for entry := range strings.SplitSeq(string(out), "\x00") {
+		meta, p, ok := strings.Cut(entry, "\t")
+		f := strings.Fields(meta)
+		if !ok || len(f) != 3 || f[1] != "blob" {
+			continue
+		}
+		p = strings.TrimPrefix(p, s.rel+"/")
+		if generationFile(p) {
+			want[p] = f[2]
+		}
+	}
+	if len(want) == 0 {
+		return nil, nil // no knowledge base in this commit
+	}
+	var fetch []string
+	for p, blob := range want {
+		if s.files[p] != blob {
+			fetch = append(fetch, p)
+		}
+	}
+	slices.Sort(fetch)
+	for p := range s.files {
+		if _, ok := want[p]; !ok {
+			if err := os.Remove(s.abs(p)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return nil, err
+			}
+			delete(s.files, p)
+		}
+	}
+	if err := s.write(fetch, want); err != nil {
+		return nil, err
+	}
+	if _, err := os.Stat(s.kb.NodesDir()); err != nil {
+		return nil, nil
+	}
+	t, err := s.kb.ReadTree(store.LoadOptions{})
+	if err != nil {
+		return nil, err
+	}
+	if store.RequireV3(t) != nil {
+		return nil, nil // kk does not generate for a v2 tree
+	}
+	summaries, err := store.ReadSummaries(s.kb.SummariesPath())
+	if err != nil {
+		return nil, err
+	}
+	if r := s.kb.EntrySummary(); r != "" {
+		summaries[""] = r
+	}
+	gen, err := indexfiles.Generate(t, summaries)
+	if err != nil {
+		return nil, err
+	}
+	var changed []generatedChange
+	names := make([]string, 0, len(gen.Files))
+	for name := range gen.Files {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		old, err := os.ReadFile(s.abs(name))
+		if err == nil && bytes.Equal(old, gen.Files[name]) {
+			continue
+		}
+		changed = append(changed, generatedChange{path: path.Join(s.rel, name), data: gen.Files[name]})
+	}
+	live := map[string]bool{}
+	for _, d := range gen.Folders {
+		live[d] = true
+	}
+	for d := range t.IndexDirs {
+		if !live[d] {
+			changed = append(changed, generatedChange{path: path.Join(s.rel, "nodes", d, "index.md"), remove: true})
+		}
+	}
+	slices.SortFunc(changed, func(a, b generatedChange) int { return strings.Compare(a.path, b.path) })
+	return changed, nil
+}
+
+func (s *scratch) abs(p string) string {
+	return filepath.Join(s.kb.Dir, filepath.FromSlash(p))
+}
+
+// write copies the blobs of paths (relative to the knowledge base) into
+// the scratch copy, with one git cat-file for all of them.
+func (s *scratch) write(paths []string, blobs map[string]string) error {
+	if len(paths) == 0 {
+		return nil
+	}
+	var in bytes.Buffer
+	for _, p := range paths {
+		in.WriteString(blobs[p] + "\n")
+	}
+	out, err := gitx.RunWith(s.ctx, s.top, nil, in.Bytes(), "cat-file", "--batch")
+	if err != nil {
+		return err
+	}
+	r := bufio.NewReader(bytes.NewReader(out))
+	for _, p := range paths {
+		header, err := r.ReadString('\n')
+		if err != nil {
+			return fmt.Errorf("reading %s from git: %w", p, err)
+		}
+		f := strings.Fields(header)
+		if len(f) != 3 || f[1] != "blob" {
+			return fmt.Errorf("reading %s from git: %q", p, strings.TrimSpace(header))
+		}
+		size, err := strconv.Atoi(f[2])
+		if err != nil {
+			return err
+		}
+		data := make([]byte, size+1) // the content and its newline
+		if _, err := io.ReadFull(r, data); err != nil {
+			return fmt.Errorf("reading %s from git: %w", p, err)
+		}
+		abs := s.abs(p)
+		if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(abs, data[:size], 0o644); err != nil {
+			return err
+		}
+		s.files[p] = blobs[p]
+	}
+	return nil
+}
+
+// tree writes the regenerated files as blobs and returns the tree of
+// commit id with them in place.
+func (s *scratch) tree(id string, changed []generatedChange) (string, error) {
+	index := filepath.Join(s.dir, "index")
+	env := []string{"GIT_INDEX_FILE=" + index}
+	defer os.Remove(index)
+	if _, err := gitx.RunWith(s.ctx, s.top, env, nil, "read-tree", id); err != nil {
+		return "", err
+	}
+	var info bytes.Buffer
+	var removed []string
+	for _, ch := range changed {
+		if ch.remove {
+			removed = append(removed, ch.path)
+			continue
+		}
+		out, err := gitx.RunWith(s.ctx, s.top, nil, ch.data, "hash-object", "-w", "--stdin")
+		if err != nil {
+			return "", err
+		}
+		blob := strings.TrimSpace(string(out))
+		fmt.Fprintf(&info, "100644 %s\t%s\n", blob, ch.path)
+		// The scratch copy now holds the commit as it is made again.
+		kbRel := strings.TrimPrefix(ch.path, s.rel+"/")
+		if err := os.WriteFile(s.abs(kbRel), ch.data, 0o644); err != nil {
+			return "", err
+		}
+		s.files[kbRel] = blob
+	}
+	for _, ch := range changed {
+		if ch.remove {
+			kbRel := strings.TrimPrefix(ch.path, s.rel+"/")
+			os.Remove(s.abs(kbRel))
+			delete(s.files, kbRel)
+		}
+	}
+	if info.Len() > 0 {
+		if _, err := gitx.RunWith(s.ctx, s.top, env, info.Bytes(), "update-index", "--index-info"); err != nil {
+			return "", err
+		}
+	}
+	if len(removed) > 0 {
+		if _, err := gitx.RunWith(s.ctx, s.top, env, nil, append([]string{"update-index", "--force-remove", "--"}, removed...)...); err != nil {
+			return "", err
+		}
+	}
+	out, err := gitx.RunWith(s.ctx, s.top, env, nil, "write-tree")
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+func revParse(ctx context.Context, top, rev string) (string, error) {
+	out, err := gitx.Run(ctx, top, "rev-parse", "--verify", "-q", rev+"^{commit}")
+	if err != nil {
+		return "", fmt.Errorf("%s is not a commit: %w", rev, err)
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+// gitPath is `git rev-parse --git-path name`, absolute.
+func gitPath(ctx context.Context, top, name string) (string, error) {
+	out, err := gitx.Run(ctx, top, "rev-parse", "--git-path", name)
+	if err != nil {
+		return "", err
+	}
+	p := strings.TrimSpace(string(out))
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(top, p)
+	}
+	return p, nil
+}
+
+func short(id string) string {
+	if len(id) > 12 {
+		return id[:12]
+	}
+	return id
+}

@@ -1,0 +1,99 @@
+package node
+
+import (
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestAdopt(t *testing.T) {
+	for _, c := range []struct {
+		name, rel, src string
+		wantPath       string
+		wantFilled     []string // field:from
+		wantIn         []string // in the rendered leaf
+	}{
+		{
+			name: "the note of the issue", rel: "go/ctx.md",
+			src:        "---\ntype: practice\ntitle: Use context timeouts\n---\nAlways pass a context with a timeout. It bounds the call.\n",
+			wantPath:   "go/practice-use-context-timeouts.md",
+			wantFilled: []string{"description:first sentence", "tags:default", "kk_derived_from:default", "kk_relates_to:default", "kk_depends_on:default", "kk_schema_version:default", "kk_confidence:default", "kk_id:title"},
+			wantIn:     []string{"type: practice\ntitle: Use context timeouts\ndescription: Always pass a context with a timeout.\ntags: []\nkk_schema_version: 3\nkk_id: practice-use-context-timeouts\n", "\nAlways pass a context with a timeout. It bounds the call.\n"},
+		},
+		{
+			name: "no front matter, a heading", rel: "map-billing.md",
+			src:        "# Billing\n\n```\n# not a title\n```\nThe billing service lives in svc/billing.\n",
+			wantPath:   "practice-billing.md",
+			wantFilled: []string{"type:default", "title:title heading", "description:first sentence", "tags:default", "kk_derived_from:default", "kk_relates_to:default", "kk_depends_on:default", "kk_schema_version:default", "kk_confidence:default", "kk_id:title"},
+			wantIn:     []string{"type: practice\ntitle: Billing\n", "kk_id: practice-billing\n", "# Billing\n\n```\n# not a title\n```\n"},
+		},
+		{
+			name: "the file name is an id", rel: "x/map-billing.md",
+			src:        "---\ntype: map\ntitle: The billing service\ntags: billing, payments\nowner: ana\n---\nbody\n",
+			wantPath:   "x/map-billing.md",
+			wantFilled: []string{"description:first sentence", "tags:comma list", "kk_derived_from:default", "kk_relates_to:default", "kk_depends_on:default", "kk_schema_version:default", "kk_confidence:default", "kk_id:file name"},
+			wantIn:     []string{"tags:\n  - billing\n  - payments\n", "owner: ana\n"},
+		},
+	} {
+		n, filled, err := Adopt(c.rel, []byte(c.src))
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if n.Path != c.wantPath {
+			t.Errorf("%s: path %s, want %s", c.name, n.Path, c.wantPath)
+		}
+		var got []string
+		for _, f := range filled {
+			got = append(got, f.Field+":"+f.From)
+		}
+		if !slices.Equal(got, c.wantFilled) {
+			t.Errorf("%s: filled %v\nwant %v", c.name, got, c.wantFilled)
+		}
+		out, err := n.Render(nil)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		for _, w := range c.wantIn {
+			if !strings.Contains(string(out), w) {
+				t.Errorf("%s: the leaf lacks %q:\n%s", c.name, w, out)
+			}
+		}
+		back, err := Parse(n.Path, out)
+		if err != nil {
+			t.Fatalf("%s: the adopted leaf does not read: %v\n%s", c.name, err, out)
+		}
+		if back.ID != n.ID || back.Title != n.Title {
+			t.Errorf("%s: read back %s %q", c.name, back.ID, back.Title)
+		}
+	}
+	for name, c := range map[string]struct{ src, want string }{
+		"no title":    {"just some text\n", "no title"},
+		"bad yaml":    {"---\ntitle: [\n---\n", "does not parse"},
+		"conflict":    {"---\ntitle: A\n<<<<<<< HEAD\ntype: map\n=======\ntype: practice\n>>>>>>> b\n---\n", ConflictMarkersMsg},
+		"valid":       {"---\ntype: practice\ntitle: X\ndescription: d\ntags: []\nkk_schema_version: 3\nkk_id: practice-x\nkk_derived_from: []\nkk_relates_to: []\nkk_confidence: high\n---\n", "valid leaf already"},
+		"v2":          {"---\nschema_version: 2\nid: practice-x\ntitle: X\nkind: practice\n---\n", "v1 or v2"},
+		"confidence":  {"---\ntitle: X\nkk_confidence: sure\n---\n", `"kk_confidence" is "sure"`},
+		"list of map": {"---\ntitle: X\ntags:\n  - a: b\n---\n", `"tags": item 1 must be a string`},
+	} {
+		_, _, err := Adopt("practice-x.md", []byte(c.src))
+		var ae *AdoptError
+		if !errors.As(err, &ae) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want an AdoptError with %q", name, err, c.want)
+		}
+	}
+}
+
+func TestFirstSentence(t *testing.T) {
+	for body, want := range map[string]string{
+		"# H\n\nFirst one. Second.\n":               "First one.",
+		"- a list\n\nProse\ncontinues here\n\nnext": "Prose continues here",
+		"":                          "",
+		"v1.2 is out. Then more":    "v1.2 is out.",
+		strings.Repeat("word ", 40): strings.TrimSpace(strings.Repeat("word ", 28)) + "…",
+	} {
+		if got := firstSentence([]byte(body), 140); got != want {
+			t.Errorf("%q: %q, want %q", body, got, want)
+		}
+	}
+}

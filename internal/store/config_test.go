@@ -1,0 +1,63 @@
+package store
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/kk-project/kk/internal/harness"
+)
+
+// TestModelSettingsParse: the model settings take {harness?, name, effort?,
+// agent?} (and kenkeep's model and reasoningEffort spellings); anything
+// else is an error naming the setting's line and what is wrong.
+func TestModelSettingsParse(t *testing.T) {
+	cfg, err := ParseConfig("config.yaml", []byte("schema_version: 1\nproposalModel: {name: sonnet, effort: medium}\n"+
+		"curatorModel:\n  harness: codex\n  model: gpt-5-codex\n  reasoningEffort: high\nbootstrapModel: {harness: opencode, model: anthropic/x, agent: plan}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		got  harness.Model
+		want harness.Model
+	}{
+		{cfg.ProposalModel.HarnessModel(), harness.Model{Name: "sonnet", Effort: "medium"}},
+		{cfg.CuratorModel.HarnessModel(), harness.Model{Harness: "codex", Name: "gpt-5-codex", Effort: "high"}},
+		{cfg.BootstrapModel.HarnessModel(), harness.Model{Harness: "opencode", Name: "anthropic/x", Agent: "plan"}},
+	} {
+		if c.got != c.want {
+			t.Errorf("got %+v, want %+v", c.got, c.want)
+		}
+	}
+	if m := (*ModelSetting)(nil).HarnessModel(); !m.IsZero() {
+		t.Errorf("no setting: %+v", m)
+	}
+	for _, c := range []struct{ yaml, msg string }{
+		{"proposalModel: sonnet", "line 2: proposalModel: must be a mapping"},
+		{"proposalModel: {name: sonnet, efort: high}", `line 2: proposalModel: unknown key "efort"; known keys: harness, name, model, effort, reasoningEffort, agent`},
+		{"proposalModel: {name: 5}", ""}, // a YAML number is text here: "5"
+		{"proposalModel: {name: [a]}", "name must be a non-empty one-line string"},
+		{"proposalModel: {name: ''}", "name must be a non-empty one-line string"},
+		{"proposalModel: {name: ~}", "name must be a non-empty one-line string"},
+		{"proposalModel: {effort: extreme}", `effort "extreme" is not one of minimal, low, medium, high, xhigh, max`},
+		{"curatorModel: {reasoningEffort: lots}", `reasoningEffort "lots" is not one of`},
+		{"bootstrapModel: {harness: claud}", `harness "claud" is not one of claude, codex, copilot, cursor, gemini, opencode`},
+		{"proposalModel: {name: a, model: b}", `name "a" and model "b" name two models`},
+		{"proposalModel: {effort: low, reasoningEffort: high}", `effort "low" and reasoningEffort "high" disagree`},
+		// A setting that names its harness is kenkeep's variant for it, so that kenkeep reads it too.
+		{"proposalModel: {harness: claude, name: sonnet}", `a claude setting needs "effort" (it takes harness, name, effort)`},
+		{"proposalModel: {harness: claude, name: gpt-5, effort: high}", `name is "gpt-5"; use one of haiku, sonnet, opus`},
+		{"proposalModel: {harness: claude, name: opus, effort: minimal}", `effort is "minimal"; use one of low, medium, high, xhigh, max`},
+		{"proposalModel: {harness: codex, name: gpt-5-codex}", `a codex setting needs "model"`},
+		{"proposalModel: {harness: cursor, model: x, effort: high}", `a cursor setting has no key "effort" (it takes harness, model)`},
+		{"proposalModel: {harness: codex, model: gpt-5-codex, reasoningEffort: none}", ""}, // kenkeep takes any string here
+		{"proposalModel: {harness: gemini, model: gemini-2.5-pro}", ""},
+	} {
+		_, err := ParseConfig("config.yaml", []byte("schema_version: 1\n"+c.yaml+"\n"))
+		switch {
+		case c.msg == "" && err != nil:
+			t.Errorf("%s: %v", c.yaml, err)
+		case c.msg != "" && (err == nil || !strings.HasPrefix(err.Error(), "config.yaml: ") || !strings.Contains(err.Error(), c.msg)):
+			t.Errorf("%s: error %v, want %q", c.yaml, err, c.msg)
+		}
+	}
+}

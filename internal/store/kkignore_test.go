@@ -1,0 +1,43 @@
+package store
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestMergeKKIgnore: kk's block is written into a new .kkignore, replaced
+// in place in one that has it, and added to one an earlier kk wrote with
+// the folders bare; the user's own lines stay as they are.
+func TestMergeKKIgnore(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, ".kkignore")
+	block := kkignoreStart + "\n" + strings.Join(KKIgnoreDirs, "\n") + "\n" + kkignoreEnd + "\n"
+
+	fresh, err := mergeKKIgnore(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(string(fresh), "# .kkignore:") || !strings.HasSuffix(string(fresh), "\n\n"+block) {
+		t.Errorf("fresh file:\n%s", fresh)
+	}
+
+	old := "docs/archive/\n.claude/skills/\n.agents/skills/\n**/*.draft.md\n"
+	os.WriteFile(p, []byte(old), 0o644)
+	got, _ := mergeKKIgnore(p)
+	if want := "docs/archive/\n**/*.draft.md\n\n" + block; string(got) != want {
+		t.Errorf("file without the block:\n%s\nwant:\n%s", got, want)
+	}
+
+	stale := "mine/\n" + kkignoreStart + "\n.claude/skills/\n" + kkignoreEnd + "\nafter/\n"
+	os.WriteFile(p, []byte(stale), 0o644)
+	got, _ = mergeKKIgnore(p)
+	if want := "mine/\n" + block + "after/\n"; string(got) != want {
+		t.Errorf("stale block:\n%s\nwant:\n%s", got, want)
+	}
+	os.WriteFile(p, got, 0o644)
+	if again, _ := mergeKKIgnore(p); string(again) != string(got) {
+		t.Errorf("a second merge changed the file:\n%s", again)
+	}
+}
