@@ -441,6 +441,49 @@ func TestLowerLayersDoNotDependUpward(t *testing.T) {
 	}
 }
 
+// rawLeafWriters lists the transaction's methods that stage a leaf's file
+// other than as a node (Put, validated and versioned), with the packages
+// that may call them and why.
+var rawLeafWriters = map[string]map[string]string{
+	"MigrateLeaf": {
+		"internal/migrate": "kk migrate okf-v3 converts v2 leaves to v3",
+		"internal/reorg":   "kk place apply places kenkeep's v1 leaves into the v2 tree",
+	},
+	"RestoreFile": {
+		"internal/serve": "kk serve's recovery puts a failed job's files back as HEAD has them",
+	},
+}
+
+// Only the packages rawLeafWriters names stage a leaf's bytes as given: a
+// leaf is otherwise staged as a node, and the transaction refuses
+// WriteFile and RemoveFile of a leaf's path (TestLeavesAreStagedAsNodes).
+func TestRawLeafBytesHaveNamedWriters(t *testing.T) {
+	pkgs := load(t)
+	for _, rel := range sortedKeys(pkgs) {
+		if rel == "internal/txn" || isTestHelper(rel) {
+			continue
+		}
+		for _, name := range sortedKeys(pkgs[rel].files) {
+			ast.Inspect(pkgs[rel].files[name], func(n ast.Node) bool {
+				call, ok := n.(*ast.CallExpr)
+				if !ok {
+					return true
+				}
+				sel, ok := call.Fun.(*ast.SelectorExpr)
+				if !ok {
+					return true
+				}
+				if allowed, raw := rawLeafWriters[sel.Sel.Name]; raw {
+					if _, ok := allowed[rel]; !ok {
+						t.Errorf("%s calls %s, which stages a leaf's file as bytes; stage the leaf as a node (Tx.Put) or list the package in rawLeafWriters with its reason", name, sel.Sel.Name)
+					}
+				}
+				return true
+			})
+		}
+	}
+}
+
 // operationChoosers lists, by "file: function", the code outside the MCP
 // face that looks at a value's operation name, with the reason it is not
 // a request's dispatch. A tool's parameter object names its operation

@@ -815,8 +815,9 @@ func applyRebalance(tx *txn.Tx, plan contracts.RebalancePlan) (*RebalanceResult,
 				return nil, err
 			}
 		case c.whole: // moved whole
-			tx.WriteFile("nodes/"+l.path, c.data)
-			tx.RemoveFile("nodes/" + l.src)
+			if err := tx.MoveLeaf(l.src, l.path); err != nil {
+				return nil, err
+			}
 		default: // moved with its links rendered again, or relinked in place
 			n, err := tx.LeafAt(l.src)
 			if err != nil {

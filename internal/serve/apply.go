@@ -373,11 +373,8 @@ func (b *Backend) Restore(ctx context.Context, j jobqueue.Job) error {
 	_, err = txn.Update(ctx, b.k, txn.Meta{Actor: "kk serve", Source: "http", Command: "kk serve restore(" + j.ID + ")"}, func(tx *txn.Tx) error {
 		for _, p := range mine {
 			rel := strings.TrimPrefix(p, kbPrefix)
-			if data, ok := head[p]; ok {
-				tx.WriteFile(rel, data)
-			} else {
-				tx.RemoveFile(rel)
-			}
+			data, ok := head[p]
+			tx.RestoreFile(rel, data, ok)
 		}
 		tx.Regenerate()
 		return nil

@@ -121,6 +121,7 @@ type Tx struct {
 	before       []func(paths []string) error
 	adopted      map[string]bool   // skipped leaves (by path under nodes/) the writer replaces (Adopt)
 	rawByID      map[string]string // IDKey -> path under nodes/ of the leaves staged as raw files; nil until needed
+	misuse       error             // the first staging the transaction refuses (refuse)
 	regenerate   bool              // regenerate index files even when no leaf changed
 	noIndexFiles bool              // leave the generated index files alone
 	now          time.Time
@@ -173,6 +174,9 @@ func update(ctx context.Context, k *store.KB, m Meta, sweep bool, fn func(tx *Tx
 	}
 	if err := fn(tx); err != nil {
 		return nil, err
+	}
+	if tx.misuse != nil {
+		return nil, tx.misuse
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -693,21 +697,111 @@ func (tx *Tx) rawLeaves() map[string]string {
 
 // WriteFile stages a file other than a leaf, rel relative to .ai/kenkeep
 // (conflicts/…, FOLDER_SUMMARIES.md, nodes/.redirects.json, .state/…).
+// A leaf is staged as a node (Put), so that it is validated and gets its
+// new version; its file is moved as it is with MoveLeaf, converted by a
+// schema migration with MigrateLeaf, and put back as git holds it with
+// RestoreFile. WriteFile of a leaf's path fails the transaction before
+// anything is written.
 func (tx *Tx) WriteFile(rel string, data []byte) {
-	tx.rawByID = nil
-	if _, ok := tx.files[rel]; !ok {
-		tx.fileSeq = append(tx.fileSeq, rel)
+	if leaf, ok := leafFile(rel); ok {
+		tx.refuse(fmt.Errorf("txn: WriteFile %s: a leaf is staged as a node (Put), validated and versioned, not as bytes", path.Join(store.DirName, "nodes", leaf)))
+		return
 	}
-	tx.files[rel] = &fileOp{data: data}
+	tx.stageFile(rel, &fileOp{data: data})
 }
 
-// RemoveFile stages the removal of a file other than a leaf.
+// RemoveFile stages the removal of a file other than a leaf, or of a leaf
+// the tree skipped that the writer adopted (Adopt). A leaf is removed with
+// Remove; RemoveFile of another leaf fails the transaction before anything
+// is written.
 func (tx *Tx) RemoveFile(rel string) {
+	if leaf, ok := leafFile(rel); ok && !tx.adopted[leaf] {
+		tx.refuse(fmt.Errorf("txn: RemoveFile %s: a leaf is removed with Remove, after it is read", path.Join(store.DirName, "nodes", leaf)))
+		return
+	}
+	tx.stageFile(rel, &fileOp{remove: true})
+}
+
+// MoveLeaf stages the move of the leaf at from to to (both relative to
+// nodes/) byte for byte: the file as read under the lock, which the tree
+// reads as a leaf, so that nothing in it changes, its version included
+// (git sees a rename). A leaf whose content changes as it moves is read
+// with LeafAt, given its new Path and Put.
+func (tx *Tx) MoveLeaf(from, to string) error {
+	t, err := tx.Tree()
+	if err != nil {
+		return err
+	}
+	if !slices.ContainsFunc(t.Leaves, func(n *node.Node) bool { return n.Path == from }) {
+		return fmt.Errorf("moving %s: it is not a leaf of the tree", path.Join(store.DirName, "nodes", from))
+	}
+	if s := tx.read[from]; s != nil && s.put {
+		return fmt.Errorf("moving %s: the leaf is staged already", path.Join(store.DirName, "nodes", from))
+	}
+	data, err := os.ReadFile(tx.k.NodePath(from))
+	if err != nil {
+		return err
+	}
+	tx.stageFile("nodes/"+to, &fileOp{data: data})
+	if from != to {
+		tx.stageFile("nodes/"+from, &fileOp{remove: true})
+	}
+	return nil
+}
+
+// MigrateLeaf stages a leaf file a schema migration writes: data, the leaf
+// at from converted to a later schema (kk place apply, kk migrate okf-v3),
+// written at to (from when it stays) with from removed. data must read as
+// a leaf; the version it carries is kept, since a migration changes the
+// format of a leaf, not its knowledge.
+func (tx *Tx) MigrateLeaf(from, to string, data []byte) error {
+	if _, err := node.Parse(to, data); err != nil {
+		return fmt.Errorf("migrating %s: the converted leaf does not read back: %w", path.Join(store.DirName, "nodes", from), err)
+	}
+	if _, err := os.Lstat(tx.k.NodePath(from)); err != nil {
+		return fmt.Errorf("migrating %s: %w", path.Join(store.DirName, "nodes", from), err)
+	}
+	tx.stageFile("nodes/"+to, &fileOp{data: data})
+	if from != to {
+		tx.stageFile("nodes/"+from, &fileOp{remove: true})
+	}
+	return nil
+}
+
+// RestoreFile stages a file (rel relative to .ai/kenkeep, a leaf or not)
+// as a commit of the repository holds it, or its removal when the commit
+// has no such file (present false): kk serve's recovery puts back the
+// files of a job that failed halfway as HEAD has them. The bytes are what
+// git committed, whatever they hold.
+func (tx *Tx) RestoreFile(rel string, data []byte, present bool) {
+	if !present {
+		tx.stageFile(rel, &fileOp{remove: true})
+		return
+	}
+	tx.stageFile(rel, &fileOp{data: data})
+}
+
+func (tx *Tx) stageFile(rel string, op *fileOp) {
 	tx.rawByID = nil
 	if _, ok := tx.files[rel]; !ok {
 		tx.fileSeq = append(tx.fileSeq, rel)
 	}
-	tx.files[rel] = &fileOp{remove: true}
+	tx.files[rel] = op
+}
+
+// leafFile reports whether rel (relative to .ai/kenkeep) is the path of a
+// leaf file, and its path relative to nodes/.
+func leafFile(rel string) (string, bool) {
+	leaf, ok := strings.CutPrefix(rel, "nodes/")
+	return leaf, ok && store.IsLeafName(path.Base(leaf))
+}
+
+// refuse records a misuse of the transaction, which fails it when fn
+// returns: the first one is the error.
+func (tx *Tx) refuse(err error) {
+	if tx.misuse == nil {
+		tx.misuse = err
+	}
 }
 
 // StagedFile returns the content a file other than a leaf will have: the
