@@ -31,7 +31,6 @@ func golden(t *testing.T, name string, got []byte) {
 var (
 	read          = harnesstest.ReadFile
 	tree          = harnesstest.Tree
-	compact       = harnesstest.Compact
 	jsonEqual     = harnesstest.JSONEqual
 	mapsEqual     = maps.Equal[map[string]string, map[string]string]
 	shippedSkills = harness.ShippedSkills

@@ -90,7 +90,7 @@ func Doctor(ctx context.Context, k *store.KB, opts DoctorOptions) (*DoctorReport
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	add(checkLeaves(k, t))
+	add(checkLeaves(t))
 	// The other checks look at the leaves kk can read.
 	add(checkV2(t))
 	add(checkEntryFresh(k, t))
@@ -264,7 +264,7 @@ func checkConfig(k *store.KB) DoctorCheck {
 	return c
 }
 
-func checkLeaves(k *store.KB, t *store.Tree) DoctorCheck {
+func checkLeaves(t *store.Tree) DoctorCheck {
 	c := DoctorCheck{Name: "leaves-valid"}
 	if len(t.Problems) > 0 {
 		conflicted := false

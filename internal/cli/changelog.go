@@ -45,9 +45,9 @@ func changelogArgs(input *string, flags ...string) cobra.PositionalArgs {
 }
 
 type changelogAppendOpts struct {
-	parentType, parentID string
-	task, summary        string
-	input                string
+	parentID      string
+	task, summary string
+	input         string
 }
 
 func newChangelogAppendCmd(app *App) *cobra.Command {

@@ -173,7 +173,7 @@ parameter object with operation "get" instead.`,
 				}
 				return refuseWithInput(cmd, "type", "changelog-limit", "no-changelog")
 			}
-			return exactArgs(1, "graph get needs the id of an atom or molecule")(cmd, args)
+			return oneArg("graph get needs the id of an atom or molecule")(cmd, args)
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			p := graph.QueryGraphParams{Operation: "get", ChangelogLimit: intFlag(cmd, "changelog-limit", o.changelogLimit)}
@@ -367,7 +367,7 @@ func manageArgs(o *graphManageOpts, msg string) cobra.PositionalArgs {
 			}
 			return refuseWithInput(cmd, given...)
 		}
-		return exactArgs(1, msg)(cmd, args)
+		return oneArg(msg)(cmd, args)
 	}
 }
 

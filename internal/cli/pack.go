@@ -187,7 +187,7 @@ With --json: {"schema_version", "name", "version", "folder", "migrated",
 "imported", "skipped": [{"id", "path", "reason" (exists or retired),
 "existing"}], "relinked", "folder_summaries", "unknown_edges",
 "collisions", "index_changed"}.`,
-		Args: exactArgs(1, "pack import needs the pack: a folder or a .tar.gz file"),
+		Args: oneArg("pack import needs the pack: a folder or a .tar.gz file"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Source = args[0]
 			if o.As != "" && !pack.ValidName(o.As) {

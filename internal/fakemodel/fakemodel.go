@@ -167,7 +167,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // readBody reads a request body, undoing gzip.
 func readBody(r *http.Request) ([]byte, error) {
-	var in io.Reader = io.LimitReader(r.Body, maxBody)
+	in := io.LimitReader(r.Body, maxBody)
 	if strings.EqualFold(r.Header.Get("Content-Encoding"), "gzip") {
 		zr, err := gzip.NewReader(in)
 		if err != nil {

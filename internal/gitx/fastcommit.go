@@ -211,8 +211,8 @@ func startCatFile(ctx context.Context, dir string) (*catFile, error) {
 }
 
 func (c *catFile) close() {
-	c.in.Close()
-	c.cmd.Wait()
+	_ = c.in.Close() // git cat-file ends at the end of its input
+	_ = c.cmd.Wait()
 }
 
 // get returns an object's id (hex), type and content; typ is "missing"
@@ -514,7 +514,7 @@ func writeObject(gitDir, typ string, data []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer os.Remove(tmp.Name())
+	defer func() { _ = os.Remove(tmp.Name()) }()
 	z := zwriters.Get().(*zwriter)
 	defer zwriters.Put(z)
 	z.buf.Reset(tmp)

@@ -197,7 +197,7 @@ func readRef(gitDir, ref string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	defer packed.Close()
+	defer func() { _ = packed.Close() }() // read only
 	sc := bufio.NewScanner(packed)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for sc.Scan() {
@@ -365,7 +365,7 @@ func writeIndex(indexPath string, changes []indexChange) ([]byte, error) {
 	var b bytes.Buffer
 	b.Grow(len(data) + len(changes)*100)
 	b.Write(data[:8])
-	binary.Write(&b, binary.BigEndian, uint32(len(out)))
+	b.Write(binary.BigEndian.AppendUint32(nil, uint32(len(out))))
 	for _, e := range out {
 		b.Write(e.raw)
 	}

@@ -183,7 +183,9 @@ func TestUpdateHead(t *testing.T) {
 	}
 	os.Remove(filepath.Join(gitDir, "refs", "heads", branch+".lock"))
 	write(t, dir, ".git/hooks/reference-transaction", "#!/bin/sh\n")
-	os.Chmod(filepath.Join(gitDir, "hooks", "reference-transaction"), 0o755)
+	if err := os.Chmod(filepath.Join(gitDir, "hooks", "reference-transaction"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	if err := updateHead(ctx, gitDir, dir, next, head, worker, "m"); !errors.Is(err, errSlowPath) {
 		t.Errorf("a reference-transaction hook: err = %v, want the slow path", err)
 	}

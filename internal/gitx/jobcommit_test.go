@@ -402,7 +402,9 @@ func TestCommitChangesWritesValidObjects(t *testing.T) {
 	if err := os.Chmod(filepath.Join(kb, "run.sh"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	os.RemoveAll(filepath.Join(kb, "x", "gone"))
+	if err := os.RemoveAll(filepath.Join(kb, "x", "gone")); err != nil {
+		t.Fatal(err)
+	}
 	if err := CommitChanges(ctx, kb, worker, JobSubject("store", "j9", "x/a/deep/n.md"), []string{"x/a-b.md", "x/a/deep/n.md", "x/a.md", "run.sh"}, []string{"x/gone/only.md"}); err != nil {
 		t.Fatal(err)
 	}

@@ -174,7 +174,9 @@ func TestHookFileFresh(t *testing.T) {
 func TestHookFileMerge(t *testing.T) {
 	root := t.TempDir()
 	p := filepath.Join(root, ".fake", "settings.json")
-	os.MkdirAll(filepath.Dir(p), 0o755)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	user := `{
   "model": "x",
   "hooks": {
@@ -190,7 +192,9 @@ func TestHookFileMerge(t *testing.T) {
   "z": 1
 }
 `
-	os.WriteFile(p, []byte(user), 0o644)
+	if err := os.WriteFile(p, []byte(user), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := testHookFile.Install(root, "kk"); err != nil {
 		t.Fatal(err)
 	}
@@ -211,7 +215,9 @@ func TestHookFileMerge(t *testing.T) {
 		Matcher *string       `json:"matcher"`
 		Hooks   []HookHandler `json:"hooks"`
 	}
-	json.Unmarshal(stop, &groups)
+	if err := json.Unmarshal(stop, &groups); err != nil {
+		t.Fatal(err)
+	}
 	// The user's group, then the user's handler left in kk's old group,
 	// then kk's new group.
 	if len(groups) != 3 || groups[0].Hooks[0].Command != "notify <done> & exit" || groups[1].Hooks[0].Command != "mine" ||
@@ -248,7 +254,9 @@ func TestHookFileErrors(t *testing.T) {
 	} {
 		root := t.TempDir()
 		p := filepath.Join(root, ".fake", "settings.json")
-		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
 		os.WriteFile(p, []byte(content), 0o644)
 		_, err := testHookFile.Install(root, "kk")
 		if err == nil || !strings.Contains(err.Error(), ".fake/settings.json") {
@@ -261,7 +269,9 @@ func TestHookFileErrors(t *testing.T) {
 	// An event kk does not use is left alone whatever its shape.
 	root := t.TempDir()
 	p := filepath.Join(root, ".fake", "settings.json")
-	os.MkdirAll(filepath.Dir(p), 0o755)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	os.WriteFile(p, []byte(`{"hooks": {"Other": {"x": 1}}}`), 0o644)
 	if _, err := testHookFile.Install(root, "kk"); err != nil {
 		t.Fatal(err)

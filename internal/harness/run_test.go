@@ -241,7 +241,9 @@ func TestLookPath(t *testing.T) {
 func TestResolveCommand(t *testing.T) {
 	root := t.TempDir()
 	harnesstest.WriteFile(t, filepath.Join(root, "bin", "kk"), []byte("#!/bin/sh\n"))
-	os.Chmod(filepath.Join(root, "bin", "kk"), 0o755)
+	if err := os.Chmod(filepath.Join(root, "bin", "kk"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	harnesstest.WriteFile(t, filepath.Join(root, "bin", "data"), nil)
 	onPath := harnesstest.Sh(t, "kk-on-path", "")
 	harnesstest.OnPath(t, onPath)

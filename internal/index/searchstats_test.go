@@ -62,10 +62,7 @@ func TestSyncPathsSearchStats(t *testing.T) {
 	}
 	// Leaves the steps write: the seed's and the padding's, and new ones;
 	// pool/p0.md has the id req-clash, which a document declares too.
-	var rels []string
-	for _, rel := range []string{"auth/session-tokens.md", "auth/login-flow.md", "cache/render-cache.md", "filler/practice-filler-3.md", "filler/practice-filler-7.md"} {
-		rels = append(rels, rel)
-	}
+	rels := []string{"auth/session-tokens.md", "auth/login-flow.md", "cache/render-cache.md", "filler/practice-filler-3.md", "filler/practice-filler-7.md"}
 	for i := range 8 {
 		rels = append(rels, fmt.Sprintf("pool/p%d.md", i))
 	}

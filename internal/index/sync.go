@@ -430,10 +430,10 @@ func (w *writer) touch(rid int64, f fileStat) {
 
 func nodeArgs(d *leafData) []any {
 	n := d.n
-	molecule, _ := stringExtra(n, "kk_molecule")
-	priority, _ := stringExtra(n, "kk_priority")
-	severity, _ := stringExtra(n, "kk_severity")
-	owner, _ := stringExtra(n, "kk_owner")
+	molecule := stringExtra(n, "kk_molecule")
+	priority := stringExtra(n, "kk_priority")
+	severity := stringExtra(n, "kk_severity")
+	owner := stringExtra(n, "kk_owner")
 	return []any{d.f.rel, n.ID, n.Type, n.Title, n.Description, strings.Join(n.Tags, " "), string(n.Body), n.Dir(),
 		n.Status, n.Confidence, molecule, priority, severity, owner, "", d.version, fileVersion(n), d.f.mtime, d.f.size, d.sha, graphJSON(n), metaJSON(n.Meta())}
 }
@@ -532,13 +532,10 @@ func edgesOf(n *node.Node) []Edge {
 	return out
 }
 
-func stringExtra(n *node.Node, key string) (string, bool) {
-	v, ok := n.Extra(key)
-	if !ok {
-		return "", false
-	}
-	s, ok := v.(string)
-	return s, ok
+func stringExtra(n *node.Node, key string) string {
+	v, _ := n.Extra(key)
+	s, _ := v.(string)
+	return s
 }
 
 func stringList(n *node.Node, key string) []string {

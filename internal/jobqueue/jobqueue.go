@@ -534,7 +534,7 @@ func (q *Queue) Run(ctx context.Context, apply ApplyFunc) error {
 		pending = nil
 		return r.failed, r.fatal
 	}
-	defer wait()
+	defer func() { _, _ = wait() }() // on the way out: the pending job's outcome is recorded by the job itself
 	for {
 		// A due tick runs between jobs, never in the middle of one.
 		select {

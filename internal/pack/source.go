@@ -251,7 +251,7 @@ func (s *stager) extractArchive(src string) error {
 			if err := s.mkdir(hdr.Name, rel); err != nil {
 				return err
 			}
-		case tar.TypeReg, tar.TypeRegA:
+		case tar.TypeReg: // archive/tar reads the old TypeRegA as TypeReg
 			if hdr.Size < 0 {
 				return s.unsafe(hdr.Name, "declares a negative size")
 			}
