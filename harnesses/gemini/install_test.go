@@ -129,7 +129,9 @@ func TestInstallReplacesKKEntriesInPlace(t *testing.T) {
 			Hooks   []hookEntry `json:"hooks"`
 		} `json:"hooks"`
 	}
-	json.Unmarshal(got, &s)
+	if err := json.Unmarshal(got, &s); err != nil {
+		t.Fatal(err)
+	}
 	start := s.Hooks["SessionStart"]
 	if len(start) != 1 || start[0].Matcher != "startup" || len(start[0].Hooks) != 3 ||
 		start[0].Hooks[0].Name != "greet" || start[0].Hooks[1].Command != "kk hook session-start --harness gemini" ||

@@ -432,7 +432,7 @@ func checkLock(ctx context.Context, k *store.KB) DoctorCheck {
 		c.Level, c.Message, c.Fix = DoctorWarn, fmt.Sprintf("the writer lock cannot be probed: %v", err), "check the permissions of "+k.Rel(path)
 		return c
 	}
-	l.Release()
+	_ = l.Release()
 	c.Level, c.Message = DoctorOK, "the writer lock is free"
 	return c
 }

@@ -45,7 +45,6 @@ func changelogArgs(input *string, flags ...string) cobra.PositionalArgs {
 }
 
 type changelogAppendOpts struct {
-	parentID      string
 	task, summary string
 	input         string
 }

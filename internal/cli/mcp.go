@@ -89,7 +89,7 @@ func runMCP(ctx context.Context, app *App, o mcpOpts) (err error) {
 	// shares its index handles and caches, released when the server stops.
 	// Its writes read the tree by the kernel's change reports instead of
 	// a walk of every folder (store.WatchTree), as kk serve's do.
-	defer k.Close()
+	defer func() { _ = k.Close() }()
 	store.WatchTree(k)
 	logTo := app.IO.Err
 	if o.logFile {

@@ -244,7 +244,7 @@ func (a *App) readLimited(arg, flag string, limit int64) ([]byte, string, error)
 		if err != nil {
 			return nil, "", fmt.Errorf("%s: %w", flag, err)
 		}
-		defer f.Close()
+		defer func() { _ = f.Close() }()
 		if fi, err := f.Stat(); err == nil && fi.IsDir() {
 			return nil, "", fmt.Errorf("%s: %s is a folder, not a file", flag, arg)
 		}

@@ -121,7 +121,7 @@ func Main() int {
 	if path := os.Getenv("KK_CPUPROFILE"); path != "" {
 		// For measuring kk itself; see docs/benchmarks.md.
 		if f, err := os.Create(path); err == nil {
-			defer f.Close()
+			defer func() { _ = f.Close() }()
 			if pprof.StartCPUProfile(f) == nil {
 				defer pprof.StopCPUProfile()
 			}
@@ -187,7 +187,7 @@ func (a *App) exitCode(err error) int {
 	}
 	if a.JSON {
 		if s, serr := stamped(map[string]any{"error": map[string]any{"kind": kind, "message": err.Error(), "exit_code": code}}); serr == nil {
-			a.writeJSON(a.IO.Err, s)
+			_ = a.writeJSON(a.IO.Err, s)
 		}
 		return code
 	}

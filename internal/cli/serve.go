@@ -170,7 +170,7 @@ func runServe(ctx context.Context, app *App, o serveOpts) error {
 		return err
 	}
 	k.Now = app.Now
-	defer k.Close()
+	defer func() { _ = k.Close() }()
 	cfg, err := k.LoadConfig()
 	if err != nil {
 		return err
@@ -222,7 +222,7 @@ func runServe(ctx context.Context, app *App, o serveOpts) error {
 	url := "http://" + ln.Addr().String()
 	unannounce, err := serve.Announce(k, url)
 	if err != nil {
-		ln.Close()
+		_ = ln.Close()
 		return err
 	}
 	defer unannounce()

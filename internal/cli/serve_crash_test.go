@@ -33,7 +33,9 @@ type crashServer struct {
 func startCrashServer(t *testing.T, root string, delay time.Duration) *crashServer {
 	t.Helper()
 	urlFile := filepath.Join(root, ".ai", "kenkeep", ".state", serve.URLFile)
-	os.Remove(urlFile) // a killed server leaves its own behind
+	if err := os.Remove(urlFile); err != nil {
+		t.Fatal(err)
+	} // a killed server leaves its own behind
 	cmd := exec.Command("kk", "serve", "--root", root, "--addr", "127.0.0.1:0", "--log-level", "debug")
 	cmd.Env = append(os.Environ(), "KK_ROOT=", EnvServeTestDelay+"="+delay.String())
 	log := &strings.Builder{}
@@ -43,8 +45,8 @@ func startCrashServer(t *testing.T, root string, delay time.Duration) *crashServ
 	}
 	t.Cleanup(func() {
 		if cmd.ProcessState == nil {
-			cmd.Process.Kill()
-			cmd.Wait()
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
 		}
 	})
 	// Bounded only so that a server that never starts fails the test.
@@ -53,8 +55,12 @@ func startCrashServer(t *testing.T, root string, delay time.Duration) *crashServ
 			return &crashServer{cmd: cmd, client: &httpapi.Client{BaseURL: strings.TrimSpace(string(data))}, log: log}
 		}
 		if time.Now().After(deadline) {
-			cmd.Process.Kill()
-			cmd.Wait()
+			if err := cmd.Process.Kill(); err != nil {
+				t.Fatal(err)
+			}
+			if err := cmd.Wait(); err != nil {
+				t.Fatal(err)
+			}
 			t.Fatalf("kk serve did not start:\n%s", log)
 		}
 	}
@@ -66,7 +72,9 @@ func (s *crashServer) kill(t *testing.T) {
 	if err := s.cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
-	s.cmd.Wait()
+	if err := s.cmd.Wait(); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // uncommittedLeaf reports whether a leaf is on disk that git has not
@@ -224,7 +232,7 @@ func getJSON(url string, v any) error {
 	if err != nil {
 		return err
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	if resp.StatusCode != http.StatusOK {
 		return fmt.Errorf("GET %s: %s", url, resp.Status)
 	}

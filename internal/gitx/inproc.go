@@ -92,7 +92,7 @@ func lockFile(ctx context.Context, path string) (*os.File, error) {
 		var err error
 		f, err = os.OpenFile(path+".lock", os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
 		if errors.Is(err, fs.ErrExist) {
-			return fmt.Errorf("Unable to create '%s.lock': File exists. Another git process seems to be running in this repository; if none is, remove the file", path)
+			return fmt.Errorf("unable to create '%s.lock': File exists. Another git process seems to be running in this repository; if none is, remove the file", path)
 		}
 		return err
 	})
@@ -104,8 +104,8 @@ func lockFile(ctx context.Context, path string) (*os.File, error) {
 func commitLock(f *os.File, target string, data []byte, sync bool) (err error) {
 	defer func() {
 		if err != nil {
-			f.Close()
-			os.Remove(f.Name())
+			_ = f.Close()
+			_ = os.Remove(f.Name())
 		}
 	}()
 	if _, err = f.Write(data); err != nil {
@@ -150,8 +150,8 @@ func updateHead(ctx context.Context, gitDir, top, next, old string, who Author, 
 	}
 	current, err := readRef(gitDir, ref)
 	if err != nil || current != old {
-		f.Close()
-		os.Remove(f.Name())
+		_ = f.Close()
+		_ = os.Remove(f.Name())
 		if err != nil {
 			return err
 		}
@@ -164,8 +164,8 @@ func updateHead(ctx context.Context, gitDir, top, next, old string, who Author, 
 		line := fmt.Sprintf("%s %s %s <%s> %d %s\t%s\n", old, next, who.Name, who.Email, now.Unix(), now.Format("-0700"), strings.ReplaceAll(msg, "\n", " "))
 		for _, log := range []string{ref, "HEAD"} {
 			if err := appendLine(filepath.Join(gitDir, "logs", filepath.FromSlash(log)), line); err != nil {
-				f.Close()
-				os.Remove(f.Name())
+				_ = f.Close()
+				_ = os.Remove(f.Name())
 				return fmt.Errorf("writing the reflog of %s: %w", log, err)
 			}
 		}
@@ -218,7 +218,7 @@ func appendLine(path, line string) error {
 		return err
 	}
 	if _, err := f.WriteString(line); err != nil {
-		f.Close()
+		_ = f.Close()
 		return err
 	}
 	return f.Close()
@@ -251,8 +251,8 @@ func updateIndex(ctx context.Context, gitDir string, changes []indexChange) erro
 	}
 	data, err := writeIndex(indexPath, changes)
 	if err != nil {
-		f.Close()
-		os.Remove(f.Name())
+		_ = f.Close()
+		_ = os.Remove(f.Name())
 		return err
 	}
 	return commitLock(f, indexPath, data, false)

@@ -61,7 +61,9 @@ func TestUpdateIndexMatchesGit(t *testing.T) {
 		if c[1] == "" {
 			info += "0 " + strings.Repeat("0", 40) + "\t" + c[0] + "\n"
 			for _, d := range []string{ours, theirs} {
-				os.Remove(filepath.Join(d, c[0]))
+				if err := os.Remove(filepath.Join(d, c[0])); err != nil {
+					t.Fatal(err)
+				}
 			}
 			continue
 		}
@@ -181,7 +183,9 @@ func TestUpdateHead(t *testing.T) {
 	if err := updateHead(ctx, gitDir, dir, next, head, worker, "m"); !lockHeld(err) || errors.Is(err, errSlowPath) {
 		t.Errorf("a lock held throughout: err = %v, want the lock named", err)
 	}
-	os.Remove(filepath.Join(gitDir, "refs", "heads", branch+".lock"))
+	if err := os.Remove(filepath.Join(gitDir, "refs", "heads", branch+".lock")); err != nil {
+		t.Fatal(err)
+	}
 	write(t, dir, ".git/hooks/reference-transaction", "#!/bin/sh\n")
 	if err := os.Chmod(filepath.Join(gitDir, "hooks", "reference-transaction"), 0o755); err != nil {
 		t.Fatal(err)
@@ -189,7 +193,9 @@ func TestUpdateHead(t *testing.T) {
 	if err := updateHead(ctx, gitDir, dir, next, head, worker, "m"); !errors.Is(err, errSlowPath) {
 		t.Errorf("a reference-transaction hook: err = %v, want the slow path", err)
 	}
-	os.Remove(filepath.Join(gitDir, "hooks", "reference-transaction"))
+	if err := os.Remove(filepath.Join(gitDir, "hooks", "reference-transaction")); err != nil {
+		t.Fatal(err)
+	}
 	gitOut(t, dir, "checkout", "-q", "--detach")
 	if err := updateHead(ctx, gitDir, dir, next, head, worker, "m"); !errors.Is(err, errSlowPath) {
 		t.Errorf("a detached HEAD: err = %v, want the slow path", err)
@@ -211,7 +217,7 @@ func TestHeldLocksAreWaitedFor(t *testing.T) {
 	// git command would.
 	held := func(dir, lock string, d time.Duration) {
 		write(t, dir, lock, "")
-		time.AfterFunc(d, func() { os.Remove(filepath.Join(dir, filepath.FromSlash(lock))) })
+		time.AfterFunc(d, func() { _ = os.Remove(filepath.Join(dir, filepath.FromSlash(lock))) })
 	}
 
 	LockWait = 5 * time.Second

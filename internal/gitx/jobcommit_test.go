@@ -349,7 +349,9 @@ func TestCommitChanges(t *testing.T) {
 	gitOut(t, dir, "add", "other/staged.md")
 	write(t, dir, "notes/c*.md", "c")
 	write(t, dir, "notes/a.md", "a2")
-	os.Remove(filepath.Join(dir, "notes", "b.md"))
+	if err := os.Remove(filepath.Join(dir, "notes", "b.md")); err != nil {
+		t.Fatal(err)
+	}
 	if err := CommitChanges(ctx, dir, worker, JobSubject("edit", "j1", "notes/a.md"), []string{"notes/a.md", "notes/c*.md"}, []string{"notes/b.md"}); err != nil {
 		t.Fatal(err)
 	}

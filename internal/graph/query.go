@@ -190,7 +190,7 @@ func Search(ctx context.Context, k *store.KB, p SearchParams) (*SearchResult, er
 	if err != nil {
 		return nil, err
 	}
-	defer g.Close()
+	defer func() { _ = g.Close() }()
 	return g.search(ctx, p, limit, offset, o)
 }
 

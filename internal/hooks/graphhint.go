@@ -74,7 +74,7 @@ func pruneSessionMarks(k *store.KB, now time.Time) {
 	}
 	for _, e := range entries {
 		if fi, err := e.Info(); err == nil && fi.Mode().IsRegular() && now.Sub(fi.ModTime()) > SessionMarkRetention {
-			os.Remove(filepath.Join(sessionMarksDir(k), e.Name()))
+			_ = os.Remove(filepath.Join(sessionMarksDir(k), e.Name()))
 		}
 	}
 }

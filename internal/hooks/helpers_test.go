@@ -76,10 +76,14 @@ func transcript(t *testing.T, dir string, lines ...string) string {
 	enc := json.NewEncoder(&b)
 	for i := 0; i < len(lines); i++ {
 		if p, ok := strings.CutPrefix(lines[i], "read:"); ok {
-			enc.Encode(map[string]string{"tool": "Read", "path": p})
+			if err := enc.Encode(map[string]string{"tool": "Read", "path": p}); err != nil {
+				t.Fatal(err)
+			}
 			continue
 		}
-		enc.Encode(map[string]string{"role": lines[i], "text": lines[i+1]})
+		if err := enc.Encode(map[string]string{"role": lines[i], "text": lines[i+1]}); err != nil {
+			t.Fatal(err)
+		}
 		i++
 	}
 	p := filepath.Join(dir, "transcript.jsonl")

@@ -105,8 +105,12 @@ func TestSessionStartStaleness(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.WriteString("\nEdited in place.\n")
-	f.Close()
+	if _, err := f.WriteString("\nEdited in place.\n"); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
 	if text := sessionStartText(t, k, t0); strings.Contains(text, staleNote) {
 		t.Fatal("the in-place edit was seen: update the staleness documentation")
 	}
@@ -120,7 +124,9 @@ func TestSessionStartStaleness(t *testing.T) {
 func TestSessionStartNotes(t *testing.T) {
 	t.Run("no ENTRY.md", func(t *testing.T) {
 		k := newKB(t)
-		os.Remove(k.EntryPath())
+		if err := os.Remove(k.EntryPath()); err != nil {
+			t.Fatal(err)
+		}
 		text := sessionStartText(t, k, t0)
 		mustContain(t, text, "has no ENTRY.md yet", "kk index rebuild", snapshotNote)
 		mustNotContain(t, text, staleNote)
@@ -287,7 +293,7 @@ func TestStalenessReadsOnlyTheFoldersInDoubt(t *testing.T) {
 			}
 		}, false},
 		{"a folder removed", func() {
-			os.RemoveAll(filepath.Join(k.NodesDir(), "net"))
+			_ = os.RemoveAll(filepath.Join(k.NodesDir(), "net"))
 		}, true},
 	} {
 		step.change()
@@ -320,7 +326,9 @@ func TestStalenessReadsOnlyTheFoldersInDoubt(t *testing.T) {
 	if st, err := currentTreeState(k); err != nil || st.Invalid != 2 || st.Partial != 0 {
 		t.Errorf("a duplicate id: %+v %v", st, err)
 	}
-	os.Remove(filepath.Join(k.NodesDir(), "db", "copy.md"))
+	if err := os.Remove(filepath.Join(k.NodesDir(), "db", "copy.md")); err != nil {
+		t.Fatal(err)
+	}
 	if st, err := currentTreeState(k); err != nil || st.Invalid != 0 {
 		t.Fatalf("after removing the copy: %+v %v", st, err)
 	}

@@ -363,7 +363,7 @@ var emptyDigest = digestOf(nil)
 func digestOf(ls []store.FolderLeaf) string {
 	h := sha256.New()
 	for _, l := range ls {
-		io.WriteString(h, l.Path+"\t"+l.Hash+"\n")
+		_, _ = io.WriteString(h, l.Path+"\t"+l.Hash+"\n")
 	}
 	return hex.EncodeToString(h.Sum(nil)[:12])
 }
@@ -469,7 +469,7 @@ func writeCache(p, data string) error {
 		err = os.Rename(f.Name(), p)
 	}
 	if err != nil {
-		os.Remove(f.Name())
+		_ = os.Remove(f.Name())
 	}
 	return err
 }

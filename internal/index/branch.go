@@ -156,12 +156,12 @@ func Open(ctx context.Context, k *store.KB, branch string) (*DB, Stats, error) {
 	}
 	db.kb = k
 	if err := db.useConfiguredEmbedder(k); err != nil {
-		db.Close()
+		_ = db.Close()
 		return nil, Stats{}, err
 	}
 	st, err := db.SyncWith(ctx, k.NodesDir(), ex)
 	if err != nil {
-		db.Close()
+		_ = db.Close()
 		return nil, st, err
 	}
 	return db, st, nil
@@ -203,7 +203,7 @@ func SyncEmbeddings(ctx context.Context, k *store.KB, branch string) (done int, 
 	if err != nil {
 		return 0, true, err
 	}
-	defer db.Close()
+	defer func() { _ = db.Close() }()
 	db.SetEmbedder(e, minSim)
 	done, _, err = db.RefreshEmbeddings(ctx, 0)
 	return done, true, err
@@ -224,10 +224,10 @@ func copyIndex(ctx context.Context, from, to string) error {
 	if err != nil {
 		return err
 	}
-	defer src.Close()
+	defer func() { _ = src.Close() }()
 	tmp := fmt.Sprintf("%s.copy-%d", to, os.Getpid())
-	os.Remove(tmp)
-	defer os.Remove(tmp)
+	_ = os.Remove(tmp)
+	defer func() { _ = os.Remove(tmp) }()
 	if _, err := src.w.ExecContext(ctx, `VACUUM INTO ?`, tmp); err != nil {
 		return fmt.Errorf("copying index %s: %w", from, err)
 	}

@@ -185,12 +185,12 @@ func openFile(ctx context.Context, path, branch string) (*DB, error) {
 	w.SetConnMaxIdleTime(0)
 	db := &DB{Path: path, Branch: branch, w: w}
 	if err := db.ensureSchema(ctx); err != nil {
-		w.Close()
+		_ = w.Close()
 		return nil, fmt.Errorf("index %s: %w", path, err)
 	}
 	r, err := sql.Open("sqlite", dsn(path, true))
 	if err != nil {
-		w.Close()
+		_ = w.Close()
 		return nil, fmt.Errorf("opening index %s: %w", path, err)
 	}
 	r.SetMaxIdleConns(2)

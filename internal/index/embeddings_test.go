@@ -68,7 +68,7 @@ func (s *conceptServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	for _, t := range req.Input {
 		out = append(out, conceptVector(t))
 	}
-	json.NewEncoder(w).Encode(map[string]any{"model": req.Model, "embeddings": out})
+	_ = json.NewEncoder(w).Encode(map[string]any{"model": req.Model, "embeddings": out})
 }
 
 func (s *conceptServer) count() int {
@@ -112,7 +112,7 @@ func TestHybridSearchFindsASemanticMatch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
+	defer func() { _ = db.Close() }()
 	prompt := "how do I clear the content delivery network?"
 
 	lexical, err := db.Search(ctx, Request{Text: prompt, Limit: 5, Lexical: true})
@@ -183,7 +183,7 @@ func TestEmbeddingsRefreshOnlyWhenALeafChanges(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
+	defer func() { _ = db.Close() }()
 	var n int
 	if err := db.r.QueryRow(`SELECT count(*) FROM embeddings`).Scan(&n); err != nil || n != 2 {
 		t.Fatalf("%d vectors after a removal: %v", n, err)
@@ -197,7 +197,7 @@ func TestHybridSearchFallsBackWhenTheProviderFails(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
+	defer func() { _ = db.Close() }()
 	srv.mu.Lock()
 	srv.fail = true
 	srv.mu.Unlock()
@@ -241,7 +241,7 @@ func TestNoProviderNoNetwork(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
+	defer func() { _ = db.Close() }()
 	if db.embedder != nil {
 		t.Fatal("the handle has an embedder")
 	}
@@ -300,7 +300,7 @@ func TestQuickSearchDoesNotWaitForTheProvider(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
+	defer func() { _ = db.Close() }()
 	hits, err := db.Search(ctx, Request{Text: "retry with backoff", Limit: 5, Quick: true})
 	if err != nil || len(hits) == 0 || hits[0].ID != "practice-retry" {
 		t.Fatalf("quick search: %+v %v", hits, err)

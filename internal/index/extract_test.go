@@ -71,7 +71,7 @@ func (r *repo) sync() (index.Stats, []string, []string) {
 	if err != nil {
 		r.t.Fatal(err)
 	}
-	defer db.Close()
+	defer func() { _ = db.Close() }()
 	ents, err := db.Entities(ctx)
 	if err != nil {
 		r.t.Fatal(err)

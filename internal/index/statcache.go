@@ -144,7 +144,7 @@ func (db *DB) saveStatCache(gen string, synced int64, files []fileStat, st Stats
 			continue
 		}
 		if !clean(f.rel) {
-			os.Remove(db.statCachePath())
+			_ = os.Remove(db.statCachePath())
 			return
 		}
 		fmt.Fprintf(&b, "L\t%d\t%d\t%s\n", f.size, f.mtime, f.rel)
@@ -184,7 +184,7 @@ func (db *DB) saveStatCacheEntries(gen string, from, c *statCache, set, removed 
 		e := c.leaves[rel]
 		if !clean(rel) {
 			db.keepStatCache(nil)
-			os.Remove(db.statCachePath())
+			_ = os.Remove(db.statCachePath())
 			return
 		}
 		line = line[:0]
@@ -272,7 +272,7 @@ func (db *DB) appendStatPatch(from, c *statCache, set, removed []string) bool {
 	if err != nil {
 		return false
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	if fi, err := f.Stat(); err != nil || !sameFile(fi, from.file) {
 		return false
 	}
@@ -281,7 +281,7 @@ func (db *DB) appendStatPatch(from, c *statCache, set, removed []string) bool {
 	if _, err := f.Write(b); err != nil {
 		// A half-written block fails its checksum; the file goes all the
 		// same, and the caller rewrites it.
-		os.Remove(path)
+		_ = os.Remove(path)
 		return false
 	}
 	c.file, c.base, c.logLines = nil, from.base, from.logLines+lines
@@ -326,20 +326,20 @@ func removeSorted(order []string, s string) []string {
 func (db *DB) finishStatCache(b *bytes.Buffer, sources []*sourceWork, kept []Problem) bool {
 	for _, s := range sources {
 		if !clean(s.f.rel) {
-			os.Remove(db.statCachePath())
+			_ = os.Remove(db.statCachePath())
 			return false
 		}
 		fmt.Fprintf(b, "S\t%d\t%d\t%s\t%s\n", s.f.size, s.f.mtime, s.ex.Name(), s.f.rel)
 	}
 	for _, p := range kept {
 		if !clean(p.Path) || !clean(p.Msg) || !clean(p.Extractor) {
-			os.Remove(db.statCachePath())
+			_ = os.Remove(db.statCachePath())
 			return false
 		}
 		fmt.Fprintf(b, "P\t%s\t%s\t%s\n", p.Extractor, p.Path, p.Msg)
 	}
 	if err := atomicfile.Replace(db.statCachePath(), b.Bytes(), 0o644); err != nil {
-		os.Remove(db.statCachePath())
+		_ = os.Remove(db.statCachePath())
 		return false
 	}
 	return true
@@ -353,7 +353,7 @@ func readStatCache(path string) *statCache {
 	if err != nil {
 		return nil
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	fi, err := f.Stat()
 	if err != nil {
 		return nil

@@ -20,7 +20,7 @@ func TestStatCache(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
+	defer func() { _ = db.Close() }()
 	ex, err := ExtractionFor(k)
 	if err != nil {
 		t.Fatal(err)
@@ -110,7 +110,7 @@ func TestBulkSyncKeepsSearch(t *testing.T) {
 	if err != nil || st.Added != bulkRows+20 {
 		t.Fatalf("first sync: %+v, %v", st, err)
 	}
-	defer db.Close()
+	defer func() { _ = db.Close() }()
 	for _, q := range []string{"word0", fmt.Sprintf("word%d", bulkRows+19)} {
 		if hits, err := holders(ctx, db, q, 5); err != nil || len(hits) != 1 {
 			t.Fatalf("%s after the bulk sync: %v, %v", q, ids(hits), err)
@@ -141,12 +141,12 @@ func TestKeptStatCacheFollowsOtherSyncs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer a.Close()
+	defer func() { _ = a.Close() }()
 	b, _, err := Open(ctx, k, "main")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer b.Close()
+	defer func() { _ = b.Close() }()
 	ex, err := ExtractionFor(k)
 	if err != nil {
 		t.Fatal(err)
@@ -166,13 +166,17 @@ func TestKeptStatCacheFollowsOtherSyncs(t *testing.T) {
 	v2 := []byte(strings.Replace(string(v1), "Login flow", "Login flaw", 1))
 	writeLeaf(t, k, rel, string(v2))
 	age(t, k, rel)
-	os.Chtimes(k.NodePath(rel), fi.ModTime().Add(time.Minute), fi.ModTime().Add(time.Minute))
+	if err := os.Chtimes(k.NodePath(rel), fi.ModTime().Add(time.Minute), fi.ModTime().Add(time.Minute)); err != nil {
+		t.Fatal(err)
+	}
 	if st, err := b.SyncWith(ctx, k.NodesDir(), ex); err != nil || st.Updated != 1 {
 		t.Fatalf("b: %+v, %v", st, err)
 	}
 	// The edit is undone, with the stat a's kept cache recorded.
 	writeLeaf(t, k, rel, string(v1))
-	os.Chtimes(k.NodePath(rel), fi.ModTime(), fi.ModTime())
+	if err := os.Chtimes(k.NodePath(rel), fi.ModTime(), fi.ModTime()); err != nil {
+		t.Fatal(err)
+	}
 	if st, err := a.SyncWith(ctx, k.NodesDir(), ex); err != nil || st.Updated != 1 {
 		t.Fatalf("a after b's sync: %+v, %v (the handle trusted the cache it kept)", st, err)
 	}
@@ -206,7 +210,7 @@ func TestStatCachePatchOfOtherGen(t *testing.T) {
 	if err != nil || st.Updated != 1 {
 		t.Fatalf("another handle's sync: %+v, %v", st, err)
 	}
-	defer b.Close()
+	defer func() { _ = b.Close() }()
 	want := readStatCache(path)
 	if want == nil || want.gen != st.Gen {
 		t.Fatalf("the full sync's cache: %+v, want gen %s", want, st.Gen)
@@ -219,7 +223,9 @@ func TestStatCachePatchOfOtherGen(t *testing.T) {
 	if _, err := f.Write(patch); err != nil {
 		t.Fatal(err)
 	}
-	f.Close()
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
 	got := readStatCache(path)
 	if d := cacheDiff(got, want); d != "" || got.file != nil {
 		t.Fatalf("a patch of another generation was applied: %s", d)
@@ -328,7 +334,7 @@ func TestStatCacheReplacedBehindHandle(t *testing.T) {
 	if err != nil || st.Changed() || st.Unchanged != 24 {
 		t.Fatalf("another handle's sync: %+v, %v", st, err)
 	}
-	defer b.Close()
+	defer func() { _ = b.Close() }()
 	if after, _ := b.Meta(ctx, "last_sync"); after != before {
 		t.Fatal("another handle's sync wrote the database (the rewritten stat cache was not used)")
 	}

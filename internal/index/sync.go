@@ -377,7 +377,7 @@ func newWriter(ctx context.Context, tx *sql.Tx) *writer {
 
 func (w *writer) close() {
 	for _, s := range w.stmts {
-		s.Close()
+		_ = s.Close()
 	}
 }
 

@@ -25,7 +25,7 @@ func TestSyncPaths(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
+	defer func() { _ = db.Close() }()
 	if _, err := db.Sync(ctx, k.NodesDir()); err != nil { // records the stat cache
 		t.Fatal(err)
 	}
@@ -34,10 +34,14 @@ func TestSyncPaths(t *testing.T) {
 	// an edit by hand the writer knows nothing of.
 	writeLeaf(t, k, "jobs/queue.md", leaf("map-queue", "Queue workers", "Background queue", []string{"jobs"}, "", "Workers drain the queue."))
 	writeLeaf(t, k, "cache/render-cache.md", leaf("practice-render-cache", "Render cache", "Cache tags", []string{"cache"}, "", "Use bubbling metadata."))
-	os.Remove(k.NodePath("auth/login-flow.md"))
+	if err := os.Remove(k.NodePath("auth/login-flow.md")); err != nil {
+		t.Fatal(err)
+	}
 	writeLeaf(t, k, "auth/session-tokens.md", leaf("practice-session-tokens", "Session tokens", "edited by hand", []string{"auth"}, "", "Rotated by the mango job."))
 	past := time.Now().Add(-10 * time.Minute)
-	os.Chtimes(k.NodePath("auth/session-tokens.md"), past, past)
+	if err := os.Chtimes(k.NodePath("auth/session-tokens.md"), past, past); err != nil {
+		t.Fatal(err)
+	}
 
 	st, err := db.SyncPaths(ctx, k.NodesDir(), nil, []string{"jobs/queue.md", "cache/render-cache.md", "auth/login-flow.md"})
 	if err != nil {
@@ -77,7 +81,9 @@ func TestSyncPaths(t *testing.T) {
 	}
 	fi, _ := os.Stat(k.NodePath("jobs/queue.md"))
 	writeLeaf(t, k, "jobs/queue.md", leaf("map-queue", "Queue workers", "Background queue", []string{"jobs"}, "", "Workers drain the kiwis"))
-	os.Chtimes(k.NodePath("jobs/queue.md"), fi.ModTime(), fi.ModTime())
+	if err := os.Chtimes(k.NodePath("jobs/queue.md"), fi.ModTime(), fi.ModTime()); err != nil {
+		t.Fatal(err)
+	}
 	st, err = db.Sync(ctx, k.NodesDir())
 	if err != nil || st.Updated != 1 {
 		t.Fatalf("a same-size edit with the same mtime right after SyncPaths: %+v, %v; want 1 updated", st, err)
@@ -87,7 +93,9 @@ func TestSyncPaths(t *testing.T) {
 	}
 
 	// Without a stat cache SyncPaths is a full sync.
-	os.Remove(db.statCachePath())
+	if err := os.Remove(db.statCachePath()); err != nil {
+		t.Fatal(err)
+	}
 	writeLeaf(t, k, "jobs/other.md", leaf("map-other", "Other", "o", nil, "", "papaya"))
 	if st, err := db.SyncPaths(ctx, k.NodesDir(), nil, nil); err != nil || st.Added != 1 {
 		t.Fatalf("SyncPaths without a stat cache: %+v, %v; want the full sync's 1 added", st, err)
@@ -115,7 +123,7 @@ func openPadded(t *testing.T, n int) (*store.KB, *DB, *Extraction) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { db.Close() })
+	t.Cleanup(func() { _ = db.Close() })
 	ex, err := ExtractionFor(k)
 	if err != nil {
 		t.Fatal(err)
@@ -177,7 +185,7 @@ func TestSyncPathsAppendsToStatCache(t *testing.T) {
 		{"changed", "auth/login-flow.md", func() {
 			writeLeaf(t, k, "auth/login-flow.md", leaf("map-login-flow", "Login flow", "Pages and handlers of the login", []string{"auth"}, "", "The kumquat form."))
 		}},
-		{"removed", "cache/render-cache.md", func() { os.Remove(k.NodePath("cache/render-cache.md")) }},
+		{"removed", "cache/render-cache.md", func() { _ = os.Remove(k.NodePath("cache/render-cache.md")) }},
 	}
 	for i, s := range steps {
 		s.do()
@@ -205,7 +213,7 @@ func TestSyncPathsAppendsToStatCache(t *testing.T) {
 	if err != nil || st.Changed() || st.Unchanged != 23 {
 		t.Fatalf("another handle's sync: %+v, %v", st, err)
 	}
-	defer b.Close()
+	defer func() { _ = b.Close() }()
 	if after, _ := b.Meta(ctx, "last_sync"); after != before {
 		t.Fatal("another handle's sync wrote the database (the patched stat cache was not used)")
 	}
@@ -274,7 +282,7 @@ func TestStatCacheTornPatch(t *testing.T) {
 			if err != nil || st.Changed() || st.Leaves != 24 {
 				t.Fatalf("another handle's sync: %+v, %v", st, err)
 			}
-			defer b.Close()
+			defer func() { _ = b.Close() }()
 			if after, _ := b.Meta(ctx, "last_sync"); after == before {
 				t.Fatal("the sync after a damaged patch did not take the full path")
 			}

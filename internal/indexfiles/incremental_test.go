@@ -48,7 +48,9 @@ func TestIncrementalRebuildMatchesFull(t *testing.T) {
 			// leaf's title and tags change, another leaf goes.
 			handEdit(t, k, tree.Leaves[rng.IntN(len(tree.Leaves))].Path, rng)
 			i := rng.IntN(len(tree.Leaves))
-			os.Remove(k.NodePath(tree.Leaves[i].Path))
+			if err := os.Remove(k.NodePath(tree.Leaves[i].Path)); err != nil {
+				t.Fatal(err)
+			}
 			ids = slices.DeleteFunc(ids, func(id string) bool { return id == tree.Leaves[i].ID })
 		}
 		in := contracts.NodeInput{
@@ -73,14 +75,18 @@ func TestIncrementalRebuildMatchesFull(t *testing.T) {
 			// A summary change touches the parent folder's index only.
 			s := store.Summaries{"api-0": fmt.Sprintf("api things %d", step)}
 			data, _ := store.RenderSummaries(s)
-			os.WriteFile(k.SummariesPath(), data, 0o644)
+			if err := os.WriteFile(k.SummariesPath(), data, 0o644); err != nil {
+				t.Fatal(err)
+			}
 			if _, err := txn.Rebuild(ctx, k, txn.Meta{Command: "test"}, txn.RebuildOptions{}); err != nil {
 				t.Fatal(err)
 			}
 		}
 		// With every cache gone, a check must find nothing to change.
 		for _, c := range []string{"leaves.cache", "index.cache"} {
-			os.Rename(filepath.Join(k.StateDir(), c), filepath.Join(k.StateDir(), c+".bak"))
+			if err := os.Rename(filepath.Join(k.StateDir(), c), filepath.Join(k.StateDir(), c+".bak")); err != nil {
+				t.Fatal(err)
+			}
 		}
 		// A new KB value: nothing kept in memory either.
 		res, err := indexfiles.Check(ctx, store.New(k.Root))
@@ -91,7 +97,9 @@ func TestIncrementalRebuildMatchesFull(t *testing.T) {
 			t.Fatalf("step %d: incremental output differs from a full rebuild in %v %v", step, res.Changed, res.Removed)
 		}
 		for _, c := range []string{"leaves.cache", "index.cache"} {
-			os.Rename(filepath.Join(k.StateDir(), c+".bak"), filepath.Join(k.StateDir(), c))
+			if err := os.Rename(filepath.Join(k.StateDir(), c+".bak"), filepath.Join(k.StateDir(), c)); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
 }

@@ -165,7 +165,9 @@ func TestRankCacheMatchesFull(t *testing.T) {
 				}
 			}
 			if step == 10 {
-				os.WriteFile(path, []byte("kk-rank-cache 1\nbad line\n"), 0o644)
+				if err := os.WriteFile(path, []byte("kk-rank-cache 1\nbad line\n"), 0o644); err != nil {
+					t.Fatal(err)
+				}
 			}
 			slices.SortFunc(leaves, func(a, b *node.Node) int { return strings.Compare(a.Path, b.Path) })
 			byID := map[string]*node.Node{}

@@ -296,7 +296,7 @@ func postJSON(ctx context.Context, client *http.Client, provider, url string, he
 	if err != nil {
 		return fmt.Errorf("%s: calling %s: %w", provider, url, err)
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxReplyBytes))
 	if err != nil {
 		return fmt.Errorf("%s: reading the reply: %w", provider, err)

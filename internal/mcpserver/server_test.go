@@ -56,7 +56,7 @@ func connectList(t testing.TB, k *store.KB, list []Tool) *mcp.ClientSession {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { cs.Close(); ss.Wait() })
+	t.Cleanup(func() { _ = cs.Close(); _ = ss.Wait() })
 	return cs
 }
 
@@ -566,7 +566,7 @@ func session(t testing.TB, k *store.KB, lines []string) []string {
 	done := make(chan error, 1)
 	go func() {
 		done <- Run(ctx, New(k, Options{Version: "test"}), inR, outW, nil)
-		outW.Close()
+		_ = outW.Close()
 	}()
 	expect := 0
 	for _, l := range lines {
@@ -588,12 +588,18 @@ func session(t testing.TB, k *store.KB, lines []string) []string {
 		buf.Reset()
 		out = append(out, string(raw))
 	}
-	inW.Close()
+	if err := inW.Close(); err != nil {
+		t.Fatal(err)
+	}
 	if err := <-done; err != nil {
 		t.Fatalf("Run: %v", err)
 	}
-	inR.Close()
-	outR.Close()
+	if err := inR.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := outR.Close(); err != nil {
+		t.Fatal(err)
+	}
 	return out
 }
 

@@ -630,7 +630,7 @@ func TestImportDirSymlinks(t *testing.T) {
 		},
 		"knowledge link": func(root string) error { return os.Symlink(t.TempDir(), filepath.Join(root, "knowledge", "sub")) },
 		"manifest link": func(root string) error {
-			os.Remove(filepath.Join(root, ManifestFile))
+			_ = os.Remove(filepath.Join(root, ManifestFile))
 			return os.Symlink(outside, filepath.Join(root, ManifestFile))
 		},
 	} {

@@ -82,7 +82,9 @@ func TestStoreEditDeleteOnTheTree(t *testing.T) {
 	k := newRepo(t, 0)
 	// Ordinary markdown elsewhere in the repository breaks nothing.
 	for name, text := range map[string]string{"README.md": "# A project\n", "docs/guide.md": "no front matter\n"} {
-		os.MkdirAll(filepath.Join(k.Root, filepath.Dir(name)), 0o755)
+		if err := os.MkdirAll(filepath.Join(k.Root, filepath.Dir(name)), 0o755); err != nil {
+			t.Fatal(err)
+		}
 		if err := os.WriteFile(filepath.Join(k.Root, name), []byte(text), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -302,7 +304,7 @@ func fakeModel(t *testing.T, replies [][2]string) llm.Provider {
 		}
 		for _, rep := range replies {
 			if _, ok := req.Format.Properties[rep[0]]; ok || rep[0] == "" {
-				json.NewEncoder(w).Encode(map[string]any{"message": map[string]string{"role": "assistant", "content": rep[1]}, "done": true})
+				_ = json.NewEncoder(w).Encode(map[string]any{"message": map[string]string{"role": "assistant", "content": rep[1]}, "done": true})
 				return
 			}
 		}
@@ -366,7 +368,9 @@ func TestAFailedCommitLeavesNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	j := s.post(t, httpapi.PostRequest{Title: "Second", Content: "Two.\n"})
-	os.Remove(lockFile)
+	if err := os.Remove(lockFile); err != nil {
+		t.Fatal(err)
+	}
 	if j.Status != "failed" || !strings.Contains(j.Error, "committing") {
 		t.Fatalf("job: %+v", j)
 	}
@@ -379,14 +383,18 @@ func TestAFailedCommitLeavesNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	os.WriteFile(lockFile, nil, 0o644)
+	if err := os.WriteFile(lockFile, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	e := s.edit(t, httpapi.EditRequest{Path: ok.Path, Content: "Changed.\n", Title: "Changed"})
 	d, err := s.Client.Delete(ctx, ok.Path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	del := s.wait(t, d.JobID)
-	os.Remove(lockFile)
+	if err := os.Remove(lockFile); err != nil {
+		t.Fatal(err)
+	}
 	if e.Status != "failed" || del.Status != "failed" {
 		t.Fatalf("edit %+v, delete %+v", e, del)
 	}
@@ -419,9 +427,13 @@ func TestRecoveryOfAnInterruptedJob(t *testing.T) {
 	job := &service.Job{ID: "01a2-test", Op: service.OpStore, Request: service.JobRequest{Title: "Interrupted", Content: "Half done.\n"}, Created: time.Now()}
 	// Write through the real path, failing at the commit's place.
 	lockFile := filepath.Join(k.Root, ".git", "refs", "heads", "main.lock")
-	os.WriteFile(lockFile, nil, 0o644)
+	if err := os.WriteFile(lockFile, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	_, err := b.Apply(ctx, withTouch(job, &touched))
-	os.Remove(lockFile)
+	if err := os.Remove(lockFile); err != nil {
+		t.Fatal(err)
+	}
 	if err == nil {
 		t.Fatal("the commit did not fail")
 	}

@@ -36,11 +36,15 @@ func TestLeafCacheRoundTrip(t *testing.T) {
 	}
 	// A truncated or foreign file is ignored, never trusted.
 	data, _ := os.ReadFile(k.CachePath())
-	os.WriteFile(k.CachePath(), data[:len(data)/2], 0o644)
+	if err := os.WriteFile(k.CachePath(), data[:len(data)/2], 0o644); err != nil {
+		t.Fatal(err)
+	}
 	if k.loadCache() != nil {
 		t.Fatal("truncated cache loaded")
 	}
-	os.WriteFile(filepath.Join(k.StateDir(), "leaves.cache"), []byte("junk"), 0o644)
+	if err := os.WriteFile(filepath.Join(k.StateDir(), "leaves.cache"), []byte("junk"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	if k.loadCache() != nil {
 		t.Fatal("junk cache loaded")
 	}

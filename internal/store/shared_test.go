@@ -129,7 +129,9 @@ func TestDerivedTreeMatchesAFullRead(t *testing.T) {
 		case op < 5:
 			write(name, ids[rng.IntN(len(ids))], fmt.Sprintf("T%d", step))
 		case op < 7:
-			os.Remove(filepath.Join(nodes, name))
+			if err := os.Remove(filepath.Join(nodes, name)); err != nil {
+				t.Fatal(err)
+			}
 		case op < 9: // two leaves swap ids
 			other := names[rng.IntN(len(names))]
 			write(name, ids[step%len(ids)], "swap")

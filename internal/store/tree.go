@@ -234,7 +234,7 @@ func (k *KB) ReadTree(opts LoadOptions) (*Tree, error) {
 			// Out of watches (the kernel's limit is per user), or a
 			// folder that cannot be read: walk, as without watching,
 			// which reports the latter.
-			mem.watch.close()
+			_ = mem.watch.close()
 			mem.watch = nil
 		}
 	}

@@ -71,14 +71,18 @@ func TestTreeMemoSeesEditsBetweenReads(t *testing.T) {
 	// An old file, trusted by the memo, edited with another size.
 	old := time.Now().Add(-time.Hour)
 	beta := filepath.Join(k.NodesDir(), "practice-beta.md")
-	os.Chtimes(beta, old, old)
+	if err := os.Chtimes(beta, old, old); err != nil {
+		t.Fatal(err)
+	}
 	same("aged")
 	edit("practice-beta.md", "title: Beta", "title: Betamax")
 	same("edit of an old file")
 	// Same size and an mtime set back to the old one: still re-read, the
 	// mtime is not the one the memo recorded.
 	edit("practice-beta.md", "title: Betamax", "title: Betamix")
-	os.Chtimes(beta, old.Add(time.Second), old.Add(time.Second))
+	if err := os.Chtimes(beta, old.Add(time.Second), old.Add(time.Second)); err != nil {
+		t.Fatal(err)
+	}
 	same("same-size edit of an old file")
 	if got := read(k)["practice-beta.md"]; !strings.HasPrefix(got, "Betamix|") {
 		t.Fatalf("edit not seen: %q", got)
@@ -87,8 +91,12 @@ func TestTreeMemoSeesEditsBetweenReads(t *testing.T) {
 		t.Fatal(err)
 	}
 	src, _ := os.ReadFile(beta)
-	os.MkdirAll(filepath.Join(k.NodesDir(), "net"), 0o755)
-	os.WriteFile(filepath.Join(k.NodesDir(), "net", "practice-delta.md"), []byte(strings.Replace(strings.Replace(string(src), "practice-beta", "practice-delta", -1), "Betamix", "Delta", 1)), 0o644)
+	if err := os.MkdirAll(filepath.Join(k.NodesDir(), "net"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(k.NodesDir(), "net", "practice-delta.md"), []byte(strings.Replace(strings.ReplaceAll(string(src), "practice-beta", "practice-delta"), "Betamix", "Delta", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	same("leaf added and removed")
 	if err := k.Close(); err != nil {
 		t.Fatal(err)

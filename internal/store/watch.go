@@ -82,7 +82,7 @@ func WatchTree(k *KB) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.watch != nil {
-		n.close()
+		_ = n.close()
 		return true
 	}
 	m.watch = &treeWatch{n: n, root: k.NodesDir()}
@@ -175,7 +175,7 @@ func (w *treeWatch) full(ctx context.Context) (*Listing, error) {
 		return nil, err
 	}
 	// Events from before the walk are covered by it.
-	w.n.drain(map[string]bool{}, map[string]bool{}, map[string]bool{})
+	_, _ = w.n.drain(map[string]bool{}, map[string]bool{}, map[string]bool{})
 	w.walked = time.Now()
 	return w.assemble(true), nil
 }

@@ -62,7 +62,7 @@ func summary(t *testing.T, k *store.KB) string {
 func TestWatchedTreeReadsAsAWalk(t *testing.T) {
 	k := optest.NewKB(t)
 	watchOrSkip(t, k)
-	defer k.Close()
+	defer func() { _ = k.Close() }()
 	nodes := k.NodesDir()
 	r := rand.New(rand.NewPCG(7, 11))
 	stamp := 0
@@ -125,7 +125,7 @@ func TestWatchedTreeReadsAsAWalk(t *testing.T) {
 				return
 			}
 			i := r.IntN(len(live))
-			os.Remove(filepath.Join(nodes, filepath.FromSlash(live[i])))
+			_ = os.Remove(filepath.Join(nodes, filepath.FromSlash(live[i])))
 			live = slices.Delete(live, i, i+1)
 		}},
 		{"a new folder, filled at once", func() {
@@ -139,15 +139,15 @@ func TestWatchedTreeReadsAsAWalk(t *testing.T) {
 			seq++
 			to := fmt.Sprintf("moved-%d", seq)
 			if err := os.Rename(filepath.Join(nodes, "a"), filepath.Join(nodes, to)); err == nil {
-				os.Rename(filepath.Join(nodes, to), filepath.Join(nodes, "a"))
-				os.Rename(filepath.Join(nodes, "a"), filepath.Join(nodes, to))
+				_ = os.Rename(filepath.Join(nodes, to), filepath.Join(nodes, "a"))
+				_ = os.Rename(filepath.Join(nodes, "a"), filepath.Join(nodes, to))
 				for i, rel := range live {
 					if len(rel) > 2 && rel[:2] == "a/" {
 						live[i] = to + rel[1:]
 					}
 				}
 				newLeaf(to + "/b/")
-				os.Rename(filepath.Join(nodes, to), filepath.Join(nodes, "a"))
+				_ = os.Rename(filepath.Join(nodes, to), filepath.Join(nodes, "a"))
 				for i, rel := range live {
 					if len(rel) > len(to) && rel[:len(to)+1] == to+"/" {
 						live[i] = "a" + rel[len(to):]
@@ -160,7 +160,7 @@ func TestWatchedTreeReadsAsAWalk(t *testing.T) {
 			d := fmt.Sprintf("gone-%d/", seq)
 			newLeaf(d)
 			check("a folder made to be removed")
-			os.RemoveAll(filepath.Join(nodes, d))
+			_ = os.RemoveAll(filepath.Join(nodes, d))
 			live = slices.DeleteFunc(live, func(rel string) bool { return len(rel) > len(d) && rel[:len(d)] == d })
 		}},
 		{"a folder removed and made again between reads", func() {
@@ -169,7 +169,7 @@ func TestWatchedTreeReadsAsAWalk(t *testing.T) {
 			first := newLeaf(d)
 			newLeaf(d + "sub/")
 			check("a folder made to be made again")
-			os.RemoveAll(filepath.Join(nodes, d))
+			_ = os.RemoveAll(filepath.Join(nodes, d))
 			live = slices.DeleteFunc(live, func(rel string) bool { return len(rel) > len(d) && rel[:len(d)] == d })
 			newLeaf(d + "sub/")
 			put(first, leafText("again-"+first, "Made again"))
@@ -189,8 +189,8 @@ func TestWatchedTreeReadsAsAWalk(t *testing.T) {
 			check("a new symlink")
 			put(target, leafText(fmt.Sprintf("linked-%d", seq), "After, longer"))
 			check("a symlink's target changed")
-			os.Remove(link)
-			os.Remove(filepath.Join(nodes, filepath.FromSlash(target)))
+			_ = os.Remove(link)
+			_ = os.Remove(filepath.Join(nodes, filepath.FromSlash(target)))
 		}},
 	}
 	for i := range 120 {
@@ -199,7 +199,9 @@ func TestWatchedTreeReadsAsAWalk(t *testing.T) {
 		check(fmt.Sprintf("step %d (%s)", i, op.name))
 	}
 	// After the watch is gone (the KB closed), reads walk again.
-	k.Close()
+	if err := k.Close(); err != nil {
+		t.Fatal(err)
+	}
 	newLeaf("a/")
 	if !reflect.DeepEqual(summary(t, k), summary(t, store.New(k.Root))) {
 		t.Fatal("a closed KB reads differently from a walk")
@@ -212,7 +214,7 @@ func TestWatchedTreeReadsAsAWalk(t *testing.T) {
 func TestWatchedTreeRacyEdit(t *testing.T) {
 	k := optest.NewKB(t)
 	watchOrSkip(t, k)
-	defer k.Close()
+	defer func() { _ = k.Close() }()
 	p := filepath.Join(k.NodesDir(), "f", "racy.md")
 	other := filepath.Join(k.NodesDir(), "f", "other.md")
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {

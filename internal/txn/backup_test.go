@@ -115,7 +115,7 @@ func TestLargeOriginalAfterAKill(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		Update(killed, k, Meta{Command: "test"}, func(tx *Tx) error {
+		_, _ = Update(killed, k, Meta{Command: "test"}, func(tx *Tx) error {
 			tx.WriteFile("big.txt", []byte("half done"))
 			tx.SkipIndexFiles()
 			return nil

@@ -116,11 +116,11 @@ func writeJournal(k *store.KB, j *journal) (string, error) {
 	werr := b.Flush()
 	serr := f.Sync()
 	if err := errors.Join(werr, serr, f.Close()); err != nil {
-		os.Remove(tmp)
+		_ = os.Remove(tmp)
 		return "", fmt.Errorf("journal %s: %w", tmp, err)
 	}
 	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
+		_ = os.Remove(tmp)
 		return "", fmt.Errorf("journal: %w", err)
 	}
 	if err := atomicfile.SyncDir(dir); err != nil {
@@ -186,7 +186,7 @@ func removeJournal(path string, j *journal) error {
 	if j != nil {
 		for _, c := range j.Changes {
 			if c.Backup != "" {
-				os.Remove(filepath.Join(filepath.Dir(path), c.Backup))
+				_ = os.Remove(filepath.Join(filepath.Dir(path), c.Backup))
 			}
 		}
 	}
@@ -382,7 +382,7 @@ func recoverLocked(k *store.KB, sweep bool) error {
 		p := filepath.Join(JournalDir(k), e.Name())
 		switch {
 		case strings.HasSuffix(e.Name(), ".journal.tmp"):
-			os.Remove(p)
+			_ = os.Remove(p)
 		case strings.HasSuffix(e.Name(), ".journal"):
 			j, err := readJournal(p)
 			if err != nil {
@@ -400,7 +400,7 @@ func recoverLocked(k *store.KB, sweep bool) error {
 	// wrote its journal, or after it removed it.
 	for _, e := range ents {
 		if strings.HasSuffix(e.Name(), backupSuffix) {
-			os.Remove(filepath.Join(JournalDir(k), e.Name()))
+			_ = os.Remove(filepath.Join(JournalDir(k), e.Name()))
 		}
 	}
 	left, err := leftovers(k, journals || sweep)
@@ -410,10 +410,10 @@ func recoverLocked(k *store.KB, sweep bool) error {
 	for _, rel := range left {
 		abs := filepath.Join(k.Root, filepath.FromSlash(rel))
 		if strings.HasPrefix(filepath.Base(abs), StagingPrefix) {
-			os.RemoveAll(abs)
+			_ = os.RemoveAll(abs)
 			continue
 		}
-		os.Remove(abs)
+		_ = os.Remove(abs)
 	}
 	return nil
 }
@@ -432,6 +432,6 @@ func Recover(k *store.KB) (bool, error) {
 	if err != nil || l == nil {
 		return false, err // a writer is running: it recovers
 	}
-	defer l.Release()
+	defer func() { _ = l.Release() }()
 	return true, recoverLocked(k, false)
 }

@@ -164,7 +164,7 @@ func update(ctx context.Context, k *store.KB, m Meta, sweep bool, fn func(tx *Tx
 	if err != nil {
 		return nil, err
 	}
-	defer l.Release()
+	defer func() { _ = l.Release() }()
 	if err := recoverLocked(k, sweep); err != nil {
 		return nil, err
 	}
