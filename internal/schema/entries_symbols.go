@@ -11,13 +11,16 @@ import (
 
 // The symbol manifest the symbol extractor reads (internal/extract), which
 // checks every manifest against this schema before use.
-func init() {
-	register(Entry{
+var symbolEntries = []Entry{
+	{
 		Name:        extract.SymbolManifestSchema,
 		Title:       "kk symbol manifest",
 		Description: "A symbol manifest (.ai/kenkeep/symbols.json or .yaml by default): code symbols and their implements, covered_by, constrained_by, publishes and consumes edges; unknown keys are an error.",
 		Type:        reflect.TypeFor[contracts.SymbolManifest](),
-	})
+	},
+}
+
+func init() {
 	extract.RegisterManifestCheck(checkSymbolManifest)
 }
 

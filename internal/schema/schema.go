@@ -40,21 +40,19 @@ type Entry struct {
 	Type reflect.Type
 }
 
-// entries is the registry, one line per schema. The schemas of the core
-// are listed here; other areas add theirs with register, one file per
-// area (entries_<area>.go), so that no two areas edit the same list.
-var entries = []Entry{
+// entries is the registry: the core's schemas (coreEntries) and each
+// area's, listed in a file of its own (entries_<area>.go) so that no two
+// areas edit the same list. It is built once, here, from those lists, in
+// the order written: no init function adds to it, and it never changes.
+var entries = slices.Concat(coreEntries, curateEntries, graphEntries, packEntries, rebalanceEntries, serveEntries, symbolEntries)
+
+// coreEntries are the schemas of the knowledge base's own files.
+var coreEntries = []Entry{
 	{Name: "config", Title: "kk config.yaml", Description: "Settings in .ai/kenkeep/config.yaml; unknown settings are an error.", Type: reflect.TypeFor[store.Config]()},
 	{Name: "folder-summaries", Title: "kk FOLDER_SUMMARIES.md front matter", Description: "Front matter of .ai/kenkeep/FOLDER_SUMMARIES.md: a one-line summary per folder under nodes/.", Type: reflect.TypeFor[FolderSummaries]()},
 	{Name: "installed-version", Title: "kk installed-version", Description: "The .ai/kenkeep/.state/installed-version file: which kk version set up the knowledge base, and when.", Type: reflect.TypeFor[store.Installed]()},
 	{Name: "node", Title: "kk leaf front matter", Description: "Front matter of a knowledge leaf (nodes/**/<kk_id>.md): kenkeep v3 keys plus optional OKF v0.2 keys; other keys are kept.", Type: reflect.TypeFor[LeafFrontMatter]()},
 	{Name: "node-input", Title: "kk node write input", Description: "The JSON that `kk node write --input` takes: one whole leaf to create or update.", Type: reflect.TypeFor[contracts.NodeInput]()},
-}
-
-// register adds schemas to the registry. It is called only from init
-// functions in this package; the registry never changes after start-up.
-func register(e ...Entry) {
-	entries = append(entries, e...)
 }
 
 // UnknownError is a schema name that is not in the registry.
