@@ -21,7 +21,7 @@ const module = "github.com/kk-project/kk"
 // core and its result into output (internal/web: the read-only web page,
 // HTML and pictures). Every other package of the module is core (or a
 // test helper, named *test).
-var faces = []string{"internal/cli", "internal/mcpserver", "internal/httpapi", "internal/web", "cmd/"}
+var faces = []string{"internal/cli", "internal/mcpserver", "internal/httpapi", "internal/web", "internal/serve/server", "cmd/"}
 
 // Imports no core package may have: a face, or the CLI framework.
 var faceOnlyImports = []string{"github.com/spf13/cobra", "github.com/spf13/pflag"}
