@@ -185,9 +185,7 @@ func TestKillWriters(t *testing.T) {
 		if cmd.Process.Signal(syscall.SIGKILL) == nil {
 			killed++
 		}
-		if err := cmd.Wait(); err != nil {
-			t.Fatal(err)
-		}
+		_ = cmd.Wait() // killed, or done: the check below says which
 
 		// The next reader rolls back a half-applied changeset.
 		if left, _ := txn.Leftovers(kb.k); len(left) > 0 {

@@ -546,6 +546,28 @@ type Change struct {
 	Changeset string   `json:"changeset"`
 }
 
+// Conflict implements op.ConflictError.
+func (e *ConflictError) Conflict() (typ, id string, given, current int64) {
+	return e.Type, e.ID, e.Given, e.Current
+}
+
+// Missed implements op.ConflictError: the changes, and the newest three
+// in a few words each.
+func (e *ConflictError) Missed() (any, []string) {
+	var missed []string
+	for _, c := range e.Changes[max(0, len(e.Changes)-3):] {
+		s := fmt.Sprintf("v%d", c.Version)
+		if len(c.Fields) > 0 {
+			s += " (" + strings.Join(c.Fields, ", ") + ")"
+		}
+		if c.Command != "" {
+			s += " by " + c.Command
+		}
+		missed = append(missed, s)
+	}
+	return e.Changes, missed
+}
+
 func (e *ConflictError) Error() string {
 	return fmt.Sprintf("%s %s is at version %d, not %d: it changed since it was read; re-read it and retry with version %d",
 		e.Type, e.ID, e.Current, e.Given, e.Current)

@@ -1,4 +1,4 @@
-package schema
+package typeschema
 
 import (
 	"encoding/json"
@@ -100,19 +100,5 @@ g: &g [*f,*f,*f,*f,*f,*f,*f,*f,*f,*f]
 	_, err := ParseDocument([]byte(src))
 	if err == nil || !strings.Contains(err.Error(), "too many alias expansions") {
 		t.Fatalf("err = %v", err)
-	}
-}
-
-// A leaf's YAML date survives into validation as the string it was.
-func TestValidateLeafWithYAMLDate(t *testing.T) {
-	doc, err := ParseDocument([]byte(validLeaf))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := doc.(map[string]any)["stale_after"]; got != "2027-01-31" {
-		t.Fatalf("stale_after = %#v", got)
-	}
-	if err := Validate("node", doc); err != nil {
-		t.Fatal(err)
 	}
 }
