@@ -17,18 +17,18 @@ mkdir -p internal/httpclient && echo 'package httpclient' > internal/httpclient/
 
 "$kk" init
 "$kk" node write map http-client --title "Shared HTTP client" --folder services/http \
-  --summary "internal/httpclient builds the one HTTP client every service uses" --tags http,clients <<'MD'
+  --description "internal/httpclient builds the one HTTP client every service uses" --tag http,clients <<'MD'
 `internal/httpclient.New` returns a client with timeouts, retries and tracing
 already configured. Services never construct `http.Client` themselves.
 MD
 "$kk" node write practice "Retry only idempotent requests" --folder services/http \
-  --summary "Retry GET, PUT and DELETE with backoff; never retry POST" --tags http,reliability \
+  --description "Retry GET, PUT and DELETE with backoff; never retry POST" --tag http,reliability \
   --relates-to map-http-client <<'MD'
 The shared client retries idempotent methods three times with jittered
 backoff. A POST is retried only when the handler takes an idempotency key.
 MD
 "$kk" node write practice "Wrap errors with context" --folder go \
-  --summary "Wrap every returned error with the operation and its input" --tags errors,go <<'MD'
+  --description "Wrap every returned error with the operation and its input" --tag errors,go <<'MD'
 Use `fmt.Errorf("reading %s: %w", path, err)`; never return a bare error
 from a function that does I/O.
 MD

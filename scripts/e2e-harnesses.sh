@@ -269,7 +269,7 @@ run_case() {
     echo 'package widget' >widget.go
     kk init --harnesses "$id" >/dev/null 2>&1
     echo "The sweeper flushes the widget cache every five minutes." |
-      kk node write practice "Widget cache flush" --summary "$marker: the widget cache is flushed every five minutes" --tags cache >/dev/null
+      kk node write practice "Widget cache flush" --description "$marker: the widget cache is flushed every five minutes" --tag cache >/dev/null
     git add -A
     git commit -qm "kk e2e"
   )

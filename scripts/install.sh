@@ -1,25 +1,54 @@
 #!/bin/sh
-# Installs kk from a release: downloads the archive for this platform and
-# checksums.txt, checks the archive's SHA-256 against checksums.txt, and
-# installs kk, its manual pages and its shell completions under a prefix.
-# Nothing is installed unless the checksum matches.
-#
-#   sh install.sh [--version X.Y.Z] [--prefix DIR] [--base-url URL]
-#
-#   --version   the release to install (default: the latest)
-#   --prefix    where to install: DIR/bin/kk, DIR/share/man/man1,
-#               DIR/share/{bash-completion,zsh,fish}/... (default: $HOME/.local)
-#   --base-url  the folder holding checksums.txt and the archives
-#               (default: the GitHub release of --version, or the latest)
-#
-# Environment: KK_VERSION, KK_PREFIX and KK_BASE_URL set the same.
-# Linux and macOS, amd64 and arm64; on Windows use the zip or Scoop.
+# Installs kk from a release: downloads the archive for this platform,
+# checksums.txt and its signature, checks the signature with the kk release
+# key below (ssh-keygen -Y verify) and the archive's SHA-256 against
+# checksums.txt, and installs kk, its manual pages and its shell
+# completions under a prefix. Nothing is installed unless both checks pass.
+# Run `sh install.sh --help` (or `curl ... | sh -s -- --help`) for the options.
 set -eu
+
+usage() {
+	cat <<'USAGE'
+Install kk from a release.
+
+  curl -fsSL https://raw.githubusercontent.com/kk-project/kk/main/scripts/install.sh | sh
+  curl -fsSL https://raw.githubusercontent.com/kk-project/kk/main/scripts/install.sh | sh -s -- --version 1.2.3
+  sh install.sh [--version X.Y.Z] [--prefix DIR] [--base-url URL] [--skip-signature]
+
+  --version         the release to install (default: the latest)
+  --prefix          where to install: DIR/bin/kk, DIR/share/man/man1,
+                    DIR/share/{bash-completion,zsh,fish}/... (default: $HOME/.local)
+  --base-url        the folder holding checksums.txt and the archives
+                    (default: the GitHub release of --version, or the latest)
+  --skip-signature  do not check checksums.txt.sig (the archive is still
+                    checked against checksums.txt); for a build of your own
+  -h, --help        print this help
+
+Environment: KK_VERSION, KK_PREFIX and KK_BASE_URL set the same;
+KK_RELEASE_KEY replaces the release key this script carries (an
+"ssh-ed25519 AAAA..." public key), for releases you sign yourself.
+
+The check, by hand: download checksums.txt, checksums.txt.sig and an
+archive from the release, then (OpenSSH 8.1 or newer)
+  echo "kk-release <the key in this script>" > allowed_signers
+  ssh-keygen -Y verify -f allowed_signers -I kk-release -n file -s checksums.txt.sig < checksums.txt
+  sha256sum --check --ignore-missing checksums.txt
+Linux and macOS, amd64 and arm64; on Windows use the zip or Scoop.
+USAGE
+}
+
+# The kk release key: checksums.txt.sig must be its signature of
+# checksums.txt. scripts/release-key.sh writes it between these lines.
+# kk-release-key-begin
+release_key=''
+# kk-release-key-end
 
 repo=kk-project/kk
 version=${KK_VERSION:-}
 prefix=${KK_PREFIX:-${HOME:-}/.local}
 base_url=${KK_BASE_URL:-}
+key=${KK_RELEASE_KEY:-$release_key}
+skip_signature=0
 
 die() {
 	echo "kk-install: $*" >&2
@@ -34,7 +63,8 @@ while [ $# -gt 0 ]; do
 	--prefix=*) prefix=${1#*=}; shift ;;
 	--base-url) [ $# -ge 2 ] || die "--base-url needs a value"; base_url=$2; shift 2 ;;
 	--base-url=*) base_url=${1#*=}; shift ;;
-	-h | --help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	--skip-signature) skip_signature=1; shift ;;
+	-h | --help) usage; exit 0 ;;
 	*) die "unknown argument $1 (see --help)" ;;
 	esac
 done
@@ -80,6 +110,21 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/kk-install.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT INT TERM
 
 fetch "$base_url/checksums.txt" "$tmp/checksums.txt" || die "cannot download $base_url/checksums.txt; check --version and --base-url"
+
+# The signature of checksums.txt, by the kk release key.
+if [ "$skip_signature" = 1 ]; then
+	echo "kk-install: warning: --skip-signature: the signature of checksums.txt is not checked" >&2
+elif [ -z "$key" ]; then
+	echo "kk-install: warning: this install.sh carries no release key, so the signature of checksums.txt is not checked (scripts/release-key.sh adds it)" >&2
+else
+	command -v ssh-keygen >/dev/null 2>&1 || die "ssh-keygen (OpenSSH 8.1 or newer) is needed to check the release signature; install it (Debian and Ubuntu: openssh-client), or pass --skip-signature to rely on checksums.txt alone"
+	fetch "$base_url/checksums.txt.sig" "$tmp/checksums.txt.sig" || die "cannot download $base_url/checksums.txt.sig: the release is not signed; nothing was installed"
+	printf 'kk-release %s\n' "$key" >"$tmp/allowed_signers"
+	if ! ssh-keygen -Y verify -f "$tmp/allowed_signers" -I kk-release -n file -s "$tmp/checksums.txt.sig" <"$tmp/checksums.txt" >"$tmp/verify.log" 2>&1; then
+		die "checksums.txt at $base_url is not signed by the kk release key ($(head -n 1 "$tmp/verify.log")); it was changed or comes from elsewhere; nothing was installed"
+	fi
+	echo "kk-install: checksums.txt is signed by the kk release key" >&2
+fi
 
 # The archive for this platform, as checksums.txt names it.
 if [ -n "$version" ]; then

@@ -80,11 +80,17 @@ func tarGz(t *testing.T, files map[string]string) []byte {
 }
 
 // runInstall runs scripts/install.sh with the given arguments and returns
-// its stderr and whether it succeeded.
+// its stderr and whether it succeeded. KK_RELEASE_KEY is the test's own
+// (releaseKey), unless the arguments start with "KK_RELEASE_KEY=…".
 func runInstall(t *testing.T, args ...string) (string, bool) {
 	t.Helper()
+	env := append(os.Environ(), "KK_VERSION=", "KK_PREFIX=", "KK_BASE_URL=", "PATH=/usr/bin:/bin", "KK_RELEASE_KEY=")
+	for len(args) > 0 && strings.HasPrefix(args[0], "KK_RELEASE_KEY=") {
+		env = append(env, args[0])
+		args = args[1:]
+	}
 	cmd := exec.Command("sh", append([]string{filepath.Join("..", "..", "scripts", "install.sh")}, args...)...)
-	cmd.Env = append(os.Environ(), "KK_VERSION=", "KK_PREFIX=", "KK_BASE_URL=", "PATH=/usr/bin:/bin")
+	cmd.Env = env
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	cmd.Stdout = &stderr
@@ -170,6 +176,125 @@ func TestInstallScriptRefusesTampering(t *testing.T) {
 	}
 }
 
+// signRelease signs the release's checksums.txt as goreleaser's signs
+// section does (ssh-keygen -Y sign with a new Ed25519 key) and returns the
+// public key, for KK_RELEASE_KEY.
+func signRelease(t *testing.T, rel string) string {
+	t.Helper()
+	if _, err := exec.LookPath("ssh-keygen"); err != nil {
+		t.Skip("no ssh-keygen (OpenSSH) on PATH to sign a release with")
+	}
+	key := filepath.Join(t.TempDir(), "kk-release")
+	if out, err := exec.Command("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "kk-release", "-f", key).CombinedOutput(); err != nil {
+		t.Fatalf("ssh-keygen: %v\n%s", err, out)
+	}
+	if out, err := exec.Command("ssh-keygen", "-Y", "sign", "-n", "file", "-f", key, filepath.Join(rel, "checksums.txt")).CombinedOutput(); err != nil {
+		t.Fatalf("ssh-keygen -Y sign: %v\n%s", err, out)
+	}
+	pub, err := os.ReadFile(key + ".pub")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := strings.Fields(string(pub))
+	return f[0] + " " + f[1]
+}
+
+// TestInstallScriptSignature: a release whose checksums.txt is signed by
+// the release key installs; a checksums.txt changed after signing (an
+// attacker who replaced an archive and its checksum), a missing signature
+// or another key's signature install nothing; --skip-signature installs
+// with a warning.
+func TestInstallScriptSignature(t *testing.T) {
+	platform := hostPlatform(t)
+	rel := fakeRelease(t, "1.2.3")
+	pub := signRelease(t, rel)
+	srv := httptest.NewServer(http.FileServer(http.Dir(rel)))
+	defer srv.Close()
+	install := func(args ...string) (string, bool, string) {
+		prefix := filepath.Join(t.TempDir(), "prefix")
+		stderr, ok := runInstall(t, append(args, "--base-url", srv.URL, "--prefix", prefix, "--version", "1.2.3")...)
+		return stderr, ok, prefix
+	}
+	stderr, ok, prefix := install("KK_RELEASE_KEY=" + pub)
+	if !ok || !strings.Contains(stderr, "checksums.txt is signed by the kk release key") {
+		t.Fatalf("a signed release: ok=%v\n%s", ok, stderr)
+	}
+	if out, err := exec.Command(filepath.Join(prefix, "bin", "kk")).Output(); err != nil || string(out) != "kk 1.2.3 "+platform+"\n" {
+		t.Errorf("installed kk printed %q, %v", out, err)
+	}
+	// a key that did not sign this release
+	otherRel := fakeRelease(t, "1.2.3")
+	otherPub := signRelease(t, otherRel)
+	if stderr, ok, prefix := install("KK_RELEASE_KEY=" + otherPub); ok || !strings.Contains(stderr, "is not signed by the kk release key") || exists(prefix) {
+		t.Errorf("another key: ok=%v\n%s", ok, stderr)
+	}
+
+	// an archive replaced, and its line in checksums.txt with it
+	archive := filepath.Join(rel, "kk_1.2.3_"+strings.ReplaceAll(platform, "/", "_")+".tar.gz")
+	evil := tarGz(t, map[string]string{"kk": "#!/bin/sh\necho evil\n"})
+	if err := os.WriteFile(archive, evil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sums, err := os.ReadFile(filepath.Join(rel, "checksums.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(evil)
+	var lines []string
+	for _, l := range strings.Split(strings.TrimSpace(string(sums)), "\n") {
+		if strings.HasSuffix(l, filepath.Base(archive)) {
+			l = hex.EncodeToString(sum[:]) + "  " + filepath.Base(archive)
+		}
+		lines = append(lines, l)
+	}
+	if err := os.WriteFile(filepath.Join(rel, "checksums.txt"), []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if stderr, ok, prefix := install("KK_RELEASE_KEY=" + pub); ok || !strings.Contains(stderr, "is not signed by the kk release key") || !strings.Contains(stderr, "nothing was installed") || exists(prefix) {
+		t.Errorf("a changed checksums.txt: ok=%v\n%s", ok, stderr)
+	}
+	// --skip-signature trusts checksums.txt alone, and says so
+	if stderr, ok, _ := install("KK_RELEASE_KEY="+pub, "--skip-signature"); !ok || !strings.Contains(stderr, "warning: --skip-signature") {
+		t.Errorf("--skip-signature: ok=%v\n%s", ok, stderr)
+	}
+	// no signature at all
+	if err := os.Remove(filepath.Join(rel, "checksums.txt.sig")); err != nil {
+		t.Fatal(err)
+	}
+	if stderr, ok, _ := install("KK_RELEASE_KEY=" + pub); ok || !strings.Contains(stderr, "the release is not signed") {
+		t.Errorf("no signature: ok=%v\n%s", ok, stderr)
+	}
+}
+
+func exists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
+
+// TestInstallScriptHelp: --help prints the usage and exits 0, also when
+// the script comes on standard input (curl … | sh -s -- --help), where $0
+// is the shell and not the script.
+func TestInstallScriptHelp(t *testing.T) {
+	script, err := os.ReadFile(filepath.Join("..", "..", "scripts", "install.sh"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"-s", "--", "--help"}, {"-s", "--", "-h"}} {
+		cmd := exec.Command("sh", args...)
+		cmd.Stdin = bytes.NewReader(script)
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		if err := cmd.Run(); err != nil || stderr.Len() > 0 {
+			t.Errorf("sh %v < install.sh: %v, stderr %q", args, err, stderr.String())
+		}
+		for _, want := range []string{"Install kk from a release.", "--version", "--prefix", "--skip-signature", "ssh-keygen -Y verify"} {
+			if !strings.Contains(stdout.String(), want) {
+				t.Errorf("sh %v < install.sh: the help lacks %q:\n%s", args, want, stdout.String())
+			}
+		}
+	}
+}
+
 // TestInstallSnapshot installs from a goreleaser snapshot build when
 // KK_RELEASE_DIST names its dist folder (scripts/release-snapshot.sh does),
 // and checks that the installed kk is that build.
@@ -182,9 +307,14 @@ func TestInstallSnapshot(t *testing.T) {
 	srv := httptest.NewServer(http.FileServer(http.Dir(dist)))
 	defer srv.Close()
 	prefix := filepath.Join(t.TempDir(), "prefix")
-	stderr, ok := runInstall(t, "--base-url", srv.URL, "--prefix", prefix)
+	// The snapshot is signed with the key KK_RELEASE_KEY names
+	// (release-snapshot.sh makes one for it).
+	stderr, ok := runInstall(t, "KK_RELEASE_KEY="+os.Getenv("KK_RELEASE_KEY"), "--base-url", srv.URL, "--prefix", prefix)
 	if !ok {
 		t.Fatalf("install failed:\n%s", stderr)
+	}
+	if os.Getenv("KK_RELEASE_KEY") != "" && !strings.Contains(stderr, "checksums.txt is signed by the kk release key") {
+		t.Errorf("the snapshot's signature was not checked:\n%s", stderr)
 	}
 	out, err := exec.Command(filepath.Join(prefix, "bin", "kk"), "version", "--json").Output()
 	if err != nil {

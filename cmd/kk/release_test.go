@@ -32,6 +32,12 @@ type goreleaserConfig struct {
 	Sboms []struct {
 		Artifacts string `yaml:"artifacts"`
 	} `yaml:"sboms"`
+	Signs []struct {
+		Artifacts string   `yaml:"artifacts"`
+		Cmd       string   `yaml:"cmd"`
+		Args      []string `yaml:"args"`
+		Signature string   `yaml:"signature"`
+	} `yaml:"signs"`
 	HomebrewCasks []struct {
 		Manpages    []string          `yaml:"manpages"`
 		Completions map[string]string `yaml:"completions"`
@@ -161,7 +167,7 @@ func TestGoreleaserArchives(t *testing.T) {
 			hookOut[m[2]+"/"+w[1]] = true
 		}
 	}
-	for _, want := range []string{"completions/kk.bash", "completions/_kk", "completions/kk.fish", "completions/kk.ps1"} {
+	for _, want := range []string{"completions/kk.bash", "completions/_kk", "completions/kk.fish", "completions/kk.ps1", "notices/THIRD_PARTY_NOTICES.md"} {
 		if !hookOut[want] {
 			t.Errorf("the before hooks do not write %s", want)
 		}
@@ -179,14 +185,14 @@ func TestGoreleaserArchives(t *testing.T) {
 			srcs = append(srcs, m.Src)
 		}
 	}
-	for _, want := range []string{"README.md", "LICENSE", "completions/*", "docs/man/*.1"} {
+	for _, want := range []string{"README.md", "LICENSE", "notices/THIRD_PARTY_NOTICES.md", "completions/*", "docs/man/*.1"} {
 		if !slices.Contains(srcs, want) {
 			t.Errorf("archives do not carry %s (files: %v)", want, srcs)
 		}
 	}
 	for _, src := range srcs {
-		if strings.HasPrefix(src, "completions/") {
-			continue // written by the before hook
+		if strings.HasPrefix(src, "completions/") || hookOut[src] {
+			continue // written by the before hooks
 		}
 		matches, _ := filepath.Glob(filepath.Join("..", "..", src))
 		if len(matches) == 0 {
@@ -209,6 +215,45 @@ func TestGoreleaserArchives(t *testing.T) {
 			if _, err := os.Stat(filepath.Join("..", "..", "docs", "man", filepath.Base(page))); err != nil || !strings.HasPrefix(page, "man/man1/") {
 				t.Errorf("Homebrew cask man page %s: not in docs/man (archived under man/man1/)", page)
 			}
+		}
+		// The cask installs every page the archives carry.
+		pages, _ := filepath.Glob(filepath.Join("..", "..", "docs", "man", "*.1"))
+		for _, p := range pages {
+			if !slices.Contains(c.Manpages, "man/man1/"+filepath.Base(p)) {
+				t.Errorf("the Homebrew cask does not install man/man1/%s; list every page of docs/man under manpages", filepath.Base(p))
+			}
+		}
+	}
+}
+
+// TestGoreleaserSigns: checksums.txt is signed with an SSH key by
+// ssh-keygen, as checksums.txt.sig, which scripts/install.sh checks; and
+// the release key install.sh carries, when it has one, is an Ed25519 key.
+func TestGoreleaserSigns(t *testing.T) {
+	cfg := readGoreleaser(t)
+	if len(cfg.Signs) != 1 {
+		t.Fatalf("want one signature (of checksums.txt), got %+v", cfg.Signs)
+	}
+	s := cfg.Signs[0]
+	args := strings.Join(s.Args, " ")
+	if s.Artifacts != "checksum" || s.Cmd != "ssh-keygen" || s.Signature != "${artifact}.sig" ||
+		!strings.Contains(args, "-Y sign -n file -f {{ .Env.KK_SIGNING_KEY }} ${artifact}") {
+		t.Errorf("signs: %+v; want checksums.txt signed by `ssh-keygen -Y sign -n file -f $KK_SIGNING_KEY` into checksums.txt.sig", s)
+	}
+	data, err := os.ReadFile(filepath.Join("..", "..", "scripts", "install.sh"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^# kk-release-key-begin\nrelease_key='([^']*)'\n# kk-release-key-end$`).FindSubmatch(data)
+	if m == nil {
+		t.Fatal("scripts/install.sh has no release_key between its kk-release-key lines")
+	}
+	if key := string(m[1]); key != "" && !regexp.MustCompile(`^ssh-ed25519 [A-Za-z0-9+/]{68}$`).MatchString(key) {
+		t.Errorf("install.sh's release key %q is not an ssh-ed25519 public key", key)
+	}
+	for _, want := range []string{"ssh-keygen -Y verify", "-I kk-release -n file", "checksums.txt.sig"} {
+		if !strings.Contains(string(data), want) {
+			t.Errorf("install.sh does not run %q", want)
 		}
 	}
 }

@@ -173,8 +173,8 @@ func checkInstalled(k *store.KB) (*store.Installed, DoctorCheck) {
 		c.Level, c.Message, c.Fix = DoctorError, fmt.Sprintf("%s cannot be read: %v", file, err), "run `kk init --upgrade` to rewrite it"
 		return nil, c
 	case strings.TrimSpace(in.Version) == "":
-		c.Level, c.Message, c.Fix = DoctorWarn, file+" records no version", "run `kk init --upgrade` to rewrite it"
-		return nil, c
+		c.Level, c.Message = DoctorOK, fmt.Sprintf("set up by a development build of %s on %s (no release recorded)", in.Package, in.InstalledAt)
+		return in, c
 	}
 	c.Level, c.Message = DoctorOK, fmt.Sprintf("installed by %s %s at %s", in.Package, in.Version, in.InstalledAt)
 	return in, c
@@ -182,6 +182,10 @@ func checkInstalled(k *store.KB) (*store.Installed, DoctorCheck) {
 
 func checkVersion(in *store.Installed, running string) DoctorCheck {
 	c := DoctorCheck{Name: "kk-version"}
+	if in.Version == "" || running == "" {
+		c.Level, c.Message = DoctorOK, "a development build set up or runs this knowledge base; kk init --upgrade by a release records its version"
+		return c
+	}
 	if in.Version != running {
 		c.Level = DoctorWarn
 		c.Message = fmt.Sprintf("installed with %s %s, running kk %s", in.Package, in.Version, running)

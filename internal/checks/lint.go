@@ -230,8 +230,9 @@ func describeValue(v any) string {
 // okfCheck is what phase 1 learned about one document that the strict
 // tree read rejected.
 type okfCheck struct {
-	problem string // why the document is not OKF-conformant; "" when it is
-	v2      bool   // a kenkeep v2 leaf (kind instead of type)
+	problem   string // why the document is not OKF-conformant; "" when it is
+	v2        bool   // a kenkeep v2 leaf (kind instead of type)
+	adoptable bool   // only the type (or all front matter) is missing: kk node adopt can fill it in
 }
 
 // classifyProblems sorts the leaves the tree read rejected into documents
@@ -250,8 +251,11 @@ func (l *linter) classifyProblems(problems []error) {
 			c = l.checkOKF(ne.Path)
 			checked[ne.Path] = c
 			if c.problem != "" {
-				l.add(ruleOKFConformance, LintError, lintPath(ne.Path), c.problem,
-					"give the file YAML front matter with a non-empty string type (for example type: practice), or move it out of nodes/")
+				fix := "give the file YAML front matter with a non-empty string type (for example type: practice), or move it out of nodes/"
+				if c.adoptable {
+					fix = "run `kk node adopt " + lintPath(ne.Path) + "` to make it a leaf (it needs a title: key or a # heading; the rest is filled in), " + fix
+				}
+				l.add(ruleOKFConformance, LintError, lintPath(ne.Path), c.problem, fix)
 			}
 			if c.v2 {
 				l.addNeedsMigration(ne.Path)
@@ -294,7 +298,7 @@ func (l *linter) checkOKF(rel string) okfCheck {
 		return okfCheck{problem: fmt.Sprintf("front matter does not parse: %s", frontmatter.Describe(err))}
 	}
 	if !doc.HasFrontMatter() || len(doc.Keys()) == 0 {
-		return okfCheck{problem: "has no front matter; an OKF document declares at least its type"}
+		return okfCheck{problem: "has no front matter; an OKF document declares at least its type", adoptable: true}
 	}
 	if sv, ok := doc.Value("schema_version"); ok && sv == int64(2) {
 		if _, v3 := doc.Value(node.KeySchemaVersion); !v3 {
@@ -306,7 +310,7 @@ func (l *linter) checkOKF(rel string) okfCheck {
 	v, ok := doc.Value(node.KeyType)
 	switch {
 	case !ok:
-		return okfCheck{problem: "has no type key"}
+		return okfCheck{problem: "has no type key", adoptable: true}
 	case !isNonEmptyString(v):
 		return okfCheck{problem: fmt.Sprintf("type must be a non-empty string; it is %s", describeValue(v))}
 	}

@@ -37,7 +37,7 @@ func TestStatusNotInitialized(t *testing.T) {
 func TestStatusEmpty(t *testing.T) {
 	f := newLintKB(t)
 	r := f.status()
-	if r.Version != "1.0.0" || r.InstalledAt != "2026-01-02T03:04:05Z" {
+	if r.Version != "1.0.0" || r.InstalledAt != "2026-01-02" {
 		t.Fatalf("version %q installed_at %q", r.Version, r.InstalledAt)
 	}
 	if r.Nodes != 0 || len(r.NodesByType) != 0 || r.Folders != 1 || r.IndexState != "fresh" || !r.IndexFresh {

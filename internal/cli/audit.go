@@ -21,7 +21,10 @@ type auditOpts struct {
 func newAuditCmd(app *App) *cobra.Command {
 	var o auditOpts
 	cmd := &cobra.Command{
-		Use:   "audit",
+		Use: "audit",
+		Example: `  kk audit --limit 5
+  kk audit --id req-7
+  kk audit --json | jq '.records[0]'`,
 		Short: "Print the branch's audit log of applied changesets",
 		Long: `Print the audit log of a branch: one record per changeset applied to the
 knowledge tree, whichever face made it (a CLI command, an MCP tool, a

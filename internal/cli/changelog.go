@@ -19,10 +19,6 @@ it and why. These commands are the command-line faces of manage_changelog;
 each also takes the whole parameter object from --input <file|->, and prints
 the result envelope with --json. A failed operation exits 1 and prints
 "kk: <CODE>: <message>".`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return usagef("changelog needs a subcommand: append or search")
-		},
 	}
 	cmd.AddCommand(newChangelogAppendCmd(app), newChangelogSearchCmd(app))
 	return cmd

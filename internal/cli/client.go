@@ -2,15 +2,20 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/kk-project/kk/internal/httpapi"
+	"github.com/kk-project/kk/internal/serve"
 )
 
 // DefaultServer is where kk client looks for kk serve when neither
@@ -32,11 +37,13 @@ func newClientCmd(app *App) *cobra.Command {
 	var o clientOpts
 	cmd := &cobra.Command{
 		Use:   "client",
-		Short: "Talk to a kk serve (or knowledged) server",
+		Short: "Post, search and read notes on a kk serve (or knowledged) server",
 		Long: `Send notes to a running kk serve and read from it, over its HTTP API
 (the same API knowledged serves, so kk client also talks to knowledged).
 
-The server is --server, else KK_SERVER, else ` + DefaultServer + `. A server that
+The server is --server, else KK_SERVER, else the one kk serve records in
+.ai/kenkeep/.state/serve.url while it runs over this repository, else
+` + DefaultServer + `. A server that
 listens beyond loopback wants a bearer token: --token-file names a private
 file (mode 0600) holding it on one line, else KK_SERVE_TOKEN holds it.
 
@@ -46,7 +53,7 @@ Unlike knowledged's kc, kk client exits 1 when the server answers with an
 HTTP error or a job it waited for failed; the reason goes to stderr.
 --json prints the server's answer as JSON with a schema_version.`,
 	}
-	cmd.PersistentFlags().StringVar(&o.server, "server", "", "server URL (default: KK_SERVER, else "+DefaultServer+")")
+	cmd.PersistentFlags().StringVar(&o.server, "server", "", "server URL (default: KK_SERVER, else the running kk serve's .ai/kenkeep/.state/serve.url, else "+DefaultServer+")")
 	cmd.PersistentFlags().StringVar(&o.tokenFile, "token-file", "", "file holding the server's bearer token (default: KK_SERVE_TOKEN)")
 	writeFlags := func(c *cobra.Command) {
 		c.Flags().BoolVar(&o.wait, "wait", false, "wait for the job to finish; exit 1 when it fails")
@@ -60,16 +67,30 @@ HTTP error or a job it waited for failed; the reason goes to stderr.
 		if sub.Name() == "post" || sub.Name() == "edit" || sub.Name() == "delete" {
 			writeFlags(sub)
 		}
+		run := sub.RunE
+		sub.RunE = func(c *cobra.Command, args []string) error {
+			err := run(c, args)
+			if ns := (*noServerError)(nil); errors.As(err, &ns) {
+				return ns
+			}
+			return err
+		}
 		cmd.AddCommand(sub)
 	}
 	return cmd
 }
 
 // apiClient builds the HTTP client from the flags and the environment.
+// The server is --server, else KK_SERVER, else the URL a kk serve running
+// over this repository recorded (.ai/kenkeep/.state/serve.url), else
+// DefaultServer.
 func (o *clientOpts) apiClient(app *App) (*httpapi.Client, error) {
 	server := o.server
 	if server == "" {
 		server = app.Getenv("KK_SERVER")
+	}
+	if server == "" {
+		server = app.announcedServer()
 	}
 	if server == "" {
 		server = DefaultServer
@@ -84,8 +105,55 @@ func (o *clientOpts) apiClient(app *App) (*httpapi.Client, error) {
 			return nil, err
 		}
 	}
-	return &httpapi.Client{BaseURL: server, Token: token}, nil
+	hc := &http.Client{Timeout: httpapi.WriteTimeout, Transport: noServerHint{server: server}}
+	return &httpapi.Client{BaseURL: server, Token: token, HTTP: hc}, nil
 }
+
+// announcedServer is the URL a kk serve running over the knowledge base
+// of this repository (--root, KK_ROOT, or found upwards) recorded in
+// .ai/kenkeep/.state/serve.url, or "" when there is none.
+func (a *App) announcedServer() string {
+	k, err := a.findKB()
+	if err != nil {
+		return ""
+	}
+	data, err := os.ReadFile(filepath.Join(k.StateDir(), serve.URLFile))
+	if err != nil {
+		return ""
+	}
+	url := strings.TrimSpace(string(data))
+	if !strings.HasPrefix(url, "http://") && !strings.HasPrefix(url, "https://") {
+		return ""
+	}
+	return url
+}
+
+// noServerHint is the client's transport: when nothing listens at the
+// server's address, the error says so and how to start a server, instead
+// of a bare "connection refused".
+type noServerHint struct{ server string }
+
+func (t noServerHint) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := http.DefaultTransport.RoundTrip(req)
+	if err != nil && errors.Is(err, syscall.ECONNREFUSED) {
+		return nil, &noServerError{server: t.server, err: err}
+	}
+	return resp, err
+}
+
+// noServerError is the error of a request nothing answered. The client
+// commands return it as it is, without the request line net/http puts in
+// front of it (Get "http://…/search?…": …), which tells a user nothing.
+type noServerError struct {
+	server string
+	err    error
+}
+
+func (e *noServerError) Error() string {
+	return fmt.Sprintf("no server answers at %s (%v); start one in the repository with kk serve, or name a running one with --server or KK_SERVER", e.server, e.err)
+}
+
+func (e *noServerError) Unwrap() error { return e.err }
 
 // finishWrite prints an accepted job, waiting for its end with --wait.
 func finishWrite(ctx context.Context, app *App, o *clientOpts, c *httpapi.Client, j httpapi.JobStatus) error {
@@ -129,10 +197,10 @@ func readContent(app *App, content, file string, contentSet bool) (string, error
 	case contentSet:
 		return content, nil
 	case file == "-" || (file == "" && !app.IO.InTTY):
-		data, _, err := app.readLimited("-", "--file", httpapi.DefaultMaxBody)
+		data, _, err := app.readLimited("-", "--body-file", httpapi.DefaultMaxBody)
 		return string(data), err
 	case file != "":
-		data, _, err := app.readLimited(file, "--file", httpapi.DefaultMaxBody)
+		data, _, err := app.readLimited(file, "--body-file", httpapi.DefaultMaxBody)
 		return string(data), err
 	}
 	return "", nil
@@ -149,8 +217,9 @@ func splitTags(s string) []string {
 }
 
 type clientPostOpts struct {
-	content, file, hint, title, tags, typ string
-	contentSet                            bool
+	content, file, hint, title, typ string
+	tags                            []string
+	contentSet                      bool
 }
 
 func newClientPostCmd(app *App, co *clientOpts) *cobra.Command {
@@ -158,22 +227,22 @@ func newClientPostCmd(app *App, co *clientOpts) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "post",
 		Short: "Submit a note; the server's organizer places it",
-		Long: `Submit a note. Its text is --content, else the --file (- for standard
+		Long: `Submit a note. Its text is --body, else the --body-file (- for standard
 input), else standard input. The server decides where it goes and commits
 it as store(<job id>): <path>.`,
-		Example: `  kk client post --title "Go channels" --tags golang,concurrency < channels.md
-  kk client post --content "Run make lint before pushing." --wait`,
+		Example: `  kk client post --title "Go channels" --tag golang,concurrency < channels.md
+  kk client post --body "Run make lint before pushing." --wait`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			o.contentSet = cmd.Flags().Changed("content")
+			o.contentSet = cmd.Flags().Changed("body")
 			return runClientPost(cmd.Context(), app, co, o)
 		},
 	}
-	cmd.Flags().StringVar(&o.content, "content", "", "the note's text")
-	cmd.Flags().StringVar(&o.file, "file", "", "read the note's text from a file (- for standard input)")
+	cmd.Flags().StringVar(&o.content, "body", "", "the note's text")
+	cmd.Flags().StringVar(&o.file, "body-file", "", "read the note's text from a file (- for standard input)")
 	cmd.Flags().StringVar(&o.hint, "hint", "", "a hint for the organizer (a topic, a folder)")
 	cmd.Flags().StringVar(&o.title, "title", "", "the note's title")
-	cmd.Flags().StringVar(&o.tags, "tags", "", "comma-separated tags")
+	cmd.Flags().StringSliceVar(&o.tags, "tag", nil, "tag (repeatable, or comma-separated: golang,concurrency)")
 	cmd.Flags().StringVar(&o.typ, "type", "", "the kind of note (practice, map, …; kk serve only; default: the organizer chooses)")
 	return cmd
 }
@@ -184,13 +253,13 @@ func runClientPost(ctx context.Context, app *App, co *clientOpts, o clientPostOp
 		return err
 	}
 	if strings.TrimSpace(content) == "" {
-		return usagef("post needs the note's text: --content, --file or standard input")
+		return usagef("post needs the note's text: --body, --body-file or standard input")
 	}
 	c, err := co.apiClient(app)
 	if err != nil {
 		return err
 	}
-	j, err := c.Post(ctx, httpapi.PostRequest{Content: content, Hint: o.hint, Title: o.title, Tags: splitTags(o.tags), Type: o.typ})
+	j, err := c.Post(ctx, httpapi.PostRequest{Content: content, Hint: o.hint, Title: o.title, Tags: splitTags(strings.Join(o.tags, ",")), Type: o.typ})
 	if err != nil {
 		return err
 	}
@@ -198,8 +267,9 @@ func runClientPost(ctx context.Context, app *App, co *clientOpts, o clientPostOp
 }
 
 type clientEditOpts struct {
-	path, content, file, title, description, tags string
-	contentSet                                    bool
+	path, content, file, title, description string
+	tags                                    []string
+	contentSet                              bool
 }
 
 func newClientEditCmd(app *App, co *clientOpts) *cobra.Command {
@@ -207,27 +277,27 @@ func newClientEditCmd(app *App, co *clientOpts) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "edit <path>",
 		Short: "Replace a note's text or metadata",
-		Long: `Edit the note at <path> (relative to nodes/): --content or --file
-replaces its text; --title, --description and --tags replace those fields.
+		Long: `Edit the note at <path> (relative to nodes/): --body or --body-file
+replaces its text; --title, --description and --tag replace those fields.
 Without new text only the metadata changes. The server commits the edit
 as edit(<job id>): <path>.`,
-		Example: `  kk client edit go/channels.md --file channels.md --wait
-  kk client edit go/channels.md --tags golang,channels`,
+		Example: `  kk client edit go/channels.md --body-file channels.md --wait
+  kk client edit go/channels.md --tag golang,channels`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.path = args[0]
-			o.contentSet = cmd.Flags().Changed("content")
-			if !o.contentSet && o.file == "" && o.title == "" && o.description == "" && o.tags == "" {
-				return usagef("edit needs new text (--content, --file) or metadata (--title, --description, --tags)")
+			o.contentSet = cmd.Flags().Changed("body")
+			if !o.contentSet && o.file == "" && o.title == "" && o.description == "" && len(o.tags) == 0 {
+				return usagef("edit needs new text (--body, --body-file) or metadata (--title, --description, --tag)")
 			}
 			return runClientEdit(cmd.Context(), app, co, o)
 		},
 	}
-	cmd.Flags().StringVar(&o.content, "content", "", "the note's new text")
-	cmd.Flags().StringVar(&o.file, "file", "", "read the new text from a file (- for standard input)")
+	cmd.Flags().StringVar(&o.content, "body", "", "the note's new text")
+	cmd.Flags().StringVar(&o.file, "body-file", "", "read the new text from a file (- for standard input)")
 	cmd.Flags().StringVar(&o.title, "title", "", "the new title")
 	cmd.Flags().StringVar(&o.description, "description", "", "the new one-line description")
-	cmd.Flags().StringVar(&o.tags, "tags", "", "the new comma-separated tags")
+	cmd.Flags().StringSliceVar(&o.tags, "tag", nil, "the new tags (repeatable, or comma-separated)")
 	return cmd
 }
 
@@ -243,7 +313,7 @@ func runClientEdit(ctx context.Context, app *App, co *clientOpts, o clientEditOp
 	if err != nil {
 		return err
 	}
-	j, err := c.Edit(ctx, httpapi.EditRequest{Path: o.path, Content: content, Title: o.title, Description: o.description, Tags: splitTags(o.tags)})
+	j, err := c.Edit(ctx, httpapi.EditRequest{Path: o.path, Content: content, Title: o.title, Description: o.description, Tags: splitTags(strings.Join(o.tags, ","))})
 	if err != nil {
 		return err
 	}
@@ -252,10 +322,11 @@ func runClientEdit(ctx context.Context, app *App, co *clientOpts, o clientEditOp
 
 func newClientDeleteCmd(app *App, co *clientOpts) *cobra.Command {
 	return &cobra.Command{
-		Use:   "delete <path>",
-		Short: "Delete a note",
-		Long:  `Delete the note at <path> (relative to nodes/). The server commits it as delete(<job id>): <path>.`,
-		Args:  cobra.ExactArgs(1),
+		Use:     "delete <path>",
+		Example: `  kk client delete golang/channels.md --wait`,
+		Short:   "Delete a note",
+		Long:    `Delete the note at <path> (relative to nodes/). The server commits it as delete(<job id>): <path>.`,
+		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runClientDelete(cmd.Context(), app, co, args[0])
 		},
@@ -276,8 +347,9 @@ func runClientDelete(ctx context.Context, app *App, co *clientOpts, path string)
 
 func newClientJobCmd(app *App, co *clientOpts) *cobra.Command {
 	return &cobra.Command{
-		Use:   "job <id>",
-		Short: "Show a job's status",
+		Use:     "job <id>",
+		Example: `  kk client job 01J9ZK3Q5W2X8Y7V6T5R4Q3P2N`,
+		Short:   "Show a job's status",
 		Long: `Print a job as "<job id><TAB><status><TAB><path>". A failed job prints
 its error to stderr and exits 1.`,
 		Args: cobra.ExactArgs(1),
@@ -297,7 +369,9 @@ its error to stderr and exits 1.`,
 
 func newClientGetCmd(app *App, co *clientOpts) *cobra.Command {
 	return &cobra.Command{
-		Use:   "get <path>",
+		Use: "get <path>",
+		Example: `  kk client get golang/channels.md
+  kk client get golang/channels.md --json`,
 		Short: "Print a note",
 		Long:  `Print the note at <path> (relative to nodes/, or to the repository) as it is stored, front matter included.`,
 		Args:  cobra.ExactArgs(1),
@@ -332,7 +406,7 @@ func newClientSearchCmd(app *App, co *clientOpts) *cobra.Command {
 	var o clientSearchOpts
 	cmd := &cobra.Command{
 		Use:   "search [<text>...]",
-		Short: "Find notes by words or tags, or have them answer a question",
+		Short: "Search a server's notes by words or tags, or ask them a question",
 		Long: `With <text>, print the notes that best match it, each as a line
 "=== <path> ===" followed by the note. With --answer, print the server's
 answer to <text> drawn from the notes, and the notes it used on stderr.
@@ -386,6 +460,17 @@ func printDocs(app *App, docs []httpapi.Doc) error {
 	return nil
 }
 
+// tagsWanted describes the tags a search by tag asked for.
+func tagsWanted(o clientSearchOpts) string {
+	if len(o.tags) == 1 {
+		return "the tag " + o.tags[0]
+	}
+	if o.all {
+		return "every tag of " + strings.Join(o.tags, ", ")
+	}
+	return "any of the tags " + strings.Join(o.tags, ", ")
+}
+
 func runClientSearch(ctx context.Context, app *App, co *clientOpts, o clientSearchOpts) error {
 	c, err := co.apiClient(app)
 	if err != nil {
@@ -410,6 +495,9 @@ func runClientSearch(ctx context.Context, app *App, co *clientOpts, o clientSear
 		if err != nil {
 			return err
 		}
+		if len(docs) == 0 {
+			app.noResults("no note on %s carries %s; kk client tags lists the tags", c.BaseURL, tagsWanted(o))
+		}
 		return printDocs(app, docs)
 	case len(o.tags) > 0:
 		notes, err := c.ByTags(ctx, o.tags, o.all)
@@ -424,6 +512,9 @@ func runClientSearch(ctx context.Context, app *App, co *clientOpts, o clientSear
 				Notes []httpapi.TagDoc `json:"notes"`
 			}{notes})
 		}
+		if len(notes) == 0 {
+			app.noResults("no note on %s carries %s; kk client tags lists the tags", c.BaseURL, tagsWanted(o))
+		}
 		for _, n := range notes {
 			fmt.Fprintf(app.IO.Out, "%s\t%s\t%s\n", n.Path, n.Title, strings.Join(n.Tags, ","))
 		}
@@ -433,15 +524,19 @@ func runClientSearch(ctx context.Context, app *App, co *clientOpts, o clientSear
 	if err != nil {
 		return err
 	}
+	if len(docs) == 0 {
+		app.noResults("no note on %s matches %q; kk client tags lists the tags, kk client recent the newest notes", c.BaseURL, o.query)
+	}
 	return printDocs(app, docs)
 }
 
 func newClientTagsCmd(app *App, co *clientOpts) *cobra.Command {
 	return &cobra.Command{
-		Use:   "tags",
-		Short: "List the tags and how many notes carry each",
-		Long:  `Print one line per tag, "<tag><TAB><count>", sorted by tag.`,
-		Args:  cobra.NoArgs,
+		Use:     "tags",
+		Example: `  kk client tags`,
+		Short:   "List the tags and how many notes carry each",
+		Long:    `Print one line per tag, "<tag><TAB><count>", sorted by tag.`,
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, err := co.apiClient(app)
 			if err != nil {
@@ -459,6 +554,9 @@ func newClientTagsCmd(app *App, co *clientOpts) *cobra.Command {
 					Tags []httpapi.TagCount `json:"tags"`
 				}{tags})
 			}
+			if len(tags) == 0 {
+				app.noResults("no note on %s has a tag", c.BaseURL)
+			}
 			for _, t := range tags {
 				fmt.Fprintf(app.IO.Out, "%s\t%d\n", t.Tag, t.Count)
 			}
@@ -470,8 +568,9 @@ func newClientTagsCmd(app *App, co *clientOpts) *cobra.Command {
 func newClientRecentCmd(app *App, co *clientOpts) *cobra.Command {
 	var limit int
 	cmd := &cobra.Command{
-		Use:   "recent",
-		Short: "List the notes stored most recently",
+		Use:     "recent",
+		Example: `  kk client recent --limit 5`,
+		Short:   "List the notes stored most recently",
 		Long: `Print the newest notes stored through the server, newest first, one a
 line: "<created_at><TAB><job id><TAB><path><TAB><tags>", the time in
 RFC 3339 UTC.`,
@@ -496,6 +595,9 @@ RFC 3339 UTC.`,
 					Posts []httpapi.Post `json:"posts"`
 				}{posts})
 			}
+			if len(posts) == 0 {
+				app.noResults("no note has been posted to %s yet; kk client post adds one", c.BaseURL)
+			}
 			for _, p := range posts {
 				fmt.Fprintf(app.IO.Out, "%s\t%s\t%s\t%s\n", p.CreatedAt.UTC().Format(time.RFC3339), p.JobID, p.Path, strings.Join(p.Tags, ","))
 			}
@@ -508,8 +610,9 @@ RFC 3339 UTC.`,
 
 func newClientAskCmd(app *App, co *clientOpts) *cobra.Command {
 	return &cobra.Command{
-		Use:   "ask <question>...",
-		Short: "Have the server's model draft a note answering a question",
+		Use:     "ask <question>...",
+		Example: `  kk client ask how do goroutines stop`,
+		Short:   "Have the server's model draft a note answering a question",
 		Long: `Print a draft note answering <question>: the answer on stdout, its
 title and tags on stderr. Nothing is stored; post the draft to keep it.
 The server needs a model (503 without one).`,

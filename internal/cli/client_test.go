@@ -146,12 +146,12 @@ func TestClientFailuresExitNonZero(t *testing.T) {
 		}
 	}
 
-	// With --json the error is JSON too, of kind http.
+	// With --json the error is JSON too, of code HTTP_ERROR.
 	code, _, errs := runClient(t, s.URL, nil, "", "--json", "get", "missing.md")
 	var e struct {
-		Error struct{ Kind, Message string } `json:"error"`
+		Error struct{ Code, Message string } `json:"error"`
 	}
-	if json.Unmarshal([]byte(errs), &e) != nil || code != 1 || e.Error.Kind != "http" || !strings.Contains(e.Error.Message, "HTTP 404") {
+	if json.Unmarshal([]byte(errs), &e) != nil || code != 1 || e.Error.Code != "HTTP_ERROR" || !strings.Contains(e.Error.Message, "HTTP 404") {
 		t.Errorf("--json error: %d %s", code, errs)
 	}
 }

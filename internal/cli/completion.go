@@ -1,7 +1,9 @@
 package cli
 
 import (
+	"bytes"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 
@@ -20,8 +22,8 @@ import (
 const completionLong = `Print the script that makes SHELL complete kk's commands and flags, and
 the knowledge base's own names: node ids (kk node show, kk read, kk delete,
 kk graph get/update/delete, kk changelog, kk graph export --around),
-folders (--folder), tags (--tag, --tags), molecules (--molecule), node
-types (--type, --types), harness names (--harness, --harnesses), schema
+folders (--folder), tags (--tag), molecules (--molecule), node types
+(--type), harness names (--harness, --harnesses), schema
 names (kk schema, kk validate), prompt names and hook events. Names come from the knowledge base the command line
 is in (or --root, or KK_ROOT) at the moment you press TAB.
 
@@ -33,7 +35,35 @@ Load it for the current shell, or install it once:
   fish        kk completion fish > ~/.config/fish/completions/kk.fish
   powershell  kk completion powershell | Out-String | Invoke-Expression
 
-The release archives carry these scripts in completions/.`
+The release archives carry these scripts in completions/.
+
+bash: the script uses the bash-completion package when it is loaded
+(Debian and Ubuntu: apt install bash-completion; Fedora: dnf install
+bash-completion; macOS: brew install bash-completion@2, then source it from
+~/.bash_profile as brew says), and it is what loads the installed file from
+~/.local/share/bash-completion/completions/ by itself. Without the package,
+source the script from ~/.bashrc; it then splits the command line as bash
+does, so a word holding = or : completes less well. kk doctor says whether
+bash-completion is there when kk's bash completion is set up.`
+
+// cobraWordsByRef is the line of cobra's bash script that needs the
+// bash-completion package: without it bash prints
+// "_get_comp_words_by_ref: command not found" at every TAB.
+// wordsByRefFallback replaces it: the package's function when it is
+// loaded, else the words as bash split them (completion_bash).
+const (
+	cobraWordsByRef    = "    _get_comp_words_by_ref \"$@\" cur prev words cword\n"
+	wordsByRefFallback = `    if declare -F _get_comp_words_by_ref >/dev/null 2>&1; then
+        _get_comp_words_by_ref "$@" cur prev words cword
+    else
+        # No bash-completion package: take the words as bash split them.
+        cur=${COMP_WORDS[COMP_CWORD]}
+        prev=${COMP_WORDS[COMP_CWORD-1]}
+        words=("${COMP_WORDS[@]}")
+        cword=$COMP_CWORD
+    fi
+`
+)
 
 type completionOpts struct {
 	shell          string
@@ -43,7 +73,10 @@ type completionOpts struct {
 func newCompletionCmd(app *App) *cobra.Command {
 	var o completionOpts
 	cmd := &cobra.Command{
-		Use:         "completion bash|zsh|fish|powershell",
+		Use: "completion bash|zsh|fish|powershell",
+		Example: `  source <(kk completion bash)
+  kk completion zsh > "${fpath[1]}/_kk"
+  kk completion fish > ~/.config/fish/completions/kk.fish`,
 		Annotations: map[string]string{noJSON: "a shell script"},
 		Short:       "Print a shell completion script",
 		Long:        completionLong,
@@ -67,7 +100,12 @@ func runCompletion(cmd *cobra.Command, app *App, o completionOpts) error {
 	root, out, desc := cmd.Root(), app.IO.Out, !o.noDescriptions
 	switch o.shell {
 	case "bash":
-		return root.GenBashCompletionV2(out, desc)
+		var b bytes.Buffer
+		if err := root.GenBashCompletionV2(&b, desc); err != nil {
+			return err
+		}
+		_, err := io.WriteString(out, strings.Replace(b.String(), cobraWordsByRef, wordsByRefFallback, 1))
+		return err
 	case "zsh":
 		if desc {
 			return root.GenZshCompletion(out)
@@ -116,7 +154,10 @@ var commandFlagCompleters = map[string]completer{
 	"kk graph export --format": completeWords(picture.Formats...),
 	"kk graph export --view":   completeWords(picture.Views...),
 	"kk graph export --around": completeIDs,
-	"kk graph export --types":  completeList(completeTypes),
+	"kk graph export --type":   completeList(completeTypes),
+	"kk node write --tag":      completeList(completeTags),
+	"kk client post --tag":     completeList(completeTags),
+	"kk client edit --tag":     completeList(completeTags),
 }
 
 // flagCompleters complete flag values by the flag's name, on every
@@ -124,7 +165,6 @@ var commandFlagCompleters = map[string]completer{
 var flagCompleters = map[string]completer{
 	"folder":    completeFolders,
 	"tag":       completeTags,
-	"tags":      completeList(completeTags),
 	"molecule":  completeMolecules,
 	"harness":   completeHarnesses,
 	"harnesses": completeList(completeHarnesses),
@@ -153,7 +193,7 @@ func addCompletions(root *cobra.Command, app *App) (missing []string) {
 				return
 			}
 			directive := cobra.ShellCompDirectiveNoFileComp
-			if listFlags[f.Name] {
+			if listFlags[f.Name] || listFlags[path+" --"+f.Name] {
 				directive |= cobra.ShellCompDirectiveNoSpace
 			}
 			_ = c.RegisterFlagCompletionFunc(f.Name, func(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
@@ -186,7 +226,9 @@ func addCompletions(root *cobra.Command, app *App) (missing []string) {
 
 // listFlags take a comma-separated list: the shell must not add a space
 // after a completed item.
-var listFlags = map[string]bool{"tags": true, "harnesses": true, "types": true}
+// They are named by the flag, or by the command and the flag.
+var listFlags = map[string]bool{"harnesses": true, "kk graph export --type": true, "kk node write --tag": true,
+	"kk client post --tag": true, "kk client edit --tag": true}
 
 func argsCompletion(app *App, list []completer) cobra.CompletionFunc {
 	return func(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {

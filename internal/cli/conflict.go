@@ -16,10 +16,6 @@ func newConflictCmd(app *App) *cobra.Command {
 node to .ai/kenkeep/conflicts/<run-id>-<n>.md with status: pending, for a
 human to decide. 'kk conflict prepare' lays them out for the kk-curate
 skill's review.`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return usagef("conflict needs a subcommand: prepare")
-		},
 	}
 	cmd.AddCommand(newConflictPrepareCmd(app))
 	return cmd
@@ -31,7 +27,9 @@ type conflictPrepareOpts struct{}
 func newConflictPrepareCmd(app *App) *cobra.Command {
 	var o conflictPrepareOpts
 	return &cobra.Command{
-		Use:   "prepare",
+		Use: "prepare",
+		Example: `  kk conflict prepare
+  kk conflict prepare --json`,
 		Short: "List the pending conflicts in review order with a default reply",
 		Long: `Read the pending conflict files (status: pending) and print them in review
 order: by target node id (conflicts without a target last), then proposed

@@ -49,7 +49,7 @@ Exits 1 when any action failed. Malformed input writes nothing.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.input, "input", "-", "curator-output JSON file, or - for standard input")
-	f.BoolVar(&o.noIndex, "no-index", false, "leave the index files alone (run `kk index rebuild` afterwards)")
+	f.BoolVar(&o.noIndex, "no-index", false, "leave the index files alone (run kk index rebuild afterwards)")
 	f.StringVar(&o.trace, "trace", "", "append the outcome to a run's trace, <kind>:<run-id> (curator:<run-id> for a curate run), in .ai/kenkeep/_logs/<kind>/")
 	return cmd
 }

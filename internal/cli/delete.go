@@ -27,7 +27,7 @@ func newDeleteCmd(app *App) *cobra.Command {
 scenario, test, adr, flag, event, symbol leaves) together with every edge
 in the tree that points at them, and the edges given with --edge
 TYPE:FROM:TO, all-or-nothing under the writer lock, and appends a record to
-the branch's audit log. --version ID=N makes the delete of ID fail with
+the branch's audit log. --expect-version ID=N makes the delete of ID fail with
 CONFLICT unless it is at version N. --input <file|-> takes the whole
 kb_delete parameter object instead.
 
@@ -43,7 +43,7 @@ by default); this command is for people and has neither restriction.`,
 				if len(args) != 0 {
 					return usagef("--input holds the whole parameter object; drop the ids")
 				}
-				return refuseWithInput(cmd, "version", "edge", "by", "source")
+				return refuseWithInput(cmd, "expect-version", "edge", "by", "source")
 			}
 			if len(args) == 0 && len(o.edges) == 0 {
 				return usagef("delete needs the ids of entities, --edge, or --input")
@@ -57,7 +57,7 @@ by default); this command is for people and has neither restriction.`,
 				id, n, ok := strings.Cut(v, "=")
 				var ver int64
 				if _, err := fmt.Sscan(n, &ver); !ok || err != nil || ver < 1 {
-					return usagef("--version %q: write ID=N with N a whole number of at least 1", v)
+					return usagef("--expect-version %q: write ID=N with N a whole number of at least 1", v)
 				}
 				versions[id] = ver
 			}
@@ -70,7 +70,7 @@ by default); this command is for people and has neither restriction.`,
 				p.Entities = append(p.Entities, ref)
 			}
 			for id := range versions {
-				return usagef("--version names %s, which is not among the ids to delete", id)
+				return usagef("--expect-version names %s, which is not among the ids to delete", id)
 			}
 			for _, spec := range o.edges {
 				parts := strings.Split(spec, ":")
@@ -91,7 +91,7 @@ by default); this command is for people and has neither restriction.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringArrayVar(&o.versions, "version", nil, "ID=N: delete ID only if it is at version N (repeatable)")
+	f.StringArrayVar(&o.versions, "expect-version", nil, "ID=N: delete ID only if it is at version N (repeatable)")
 	f.StringArrayVar(&o.edges, "edge", nil, "edge TYPE:FROM:TO to delete (repeatable)")
 	f.StringVar(&o.by, "by", "", "who applies the changeset (default: your user name)")
 	f.StringVar(&o.source, "source", "cli", "why: a task, a review, a commit")

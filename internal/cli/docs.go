@@ -18,8 +18,9 @@ func CommandDocs() map[string][]byte {
 	return renderPages(func(c *cobra.Command) (string, []byte) { return docName(c), commandPage(c) })
 }
 
-// renderPages renders one page per visible command of kk's command tree
-// (help excluded, completion included), keyed by the name page gives.
+// renderPages renders one page per command of kk's command tree (help
+// excluded, completion and the internal commands help hides included),
+// keyed by the name page gives.
 func renderPages(page func(c *cobra.Command) (string, []byte)) map[string][]byte {
 	app := &App{IO: IO{In: strings.NewReader(""), Out: io.Discard, Err: io.Discard}, Now: time.Now,
 		Getenv: func(string) string { return "" }, Getwd: func() (string, error) { return ".", nil }}
@@ -29,7 +30,7 @@ func renderPages(page func(c *cobra.Command) (string, []byte)) map[string][]byte
 	pages := map[string][]byte{}
 	var walk func(c *cobra.Command)
 	walk = func(c *cobra.Command) {
-		if c.Hidden || c.Name() == "help" {
+		if c.Name() == "help" {
 			return
 		}
 		name, data := page(c)
@@ -60,18 +61,40 @@ func commandPage(c *cobra.Command) []byte {
 	}
 	writeFlags(&b, "Flags", c.NonInheritedFlags())
 	writeFlags(&b, "Global flags", c.InheritedFlags())
-	var subs []*cobra.Command
+	var subs, internal []*cobra.Command
 	for _, s := range c.Commands() {
-		if !s.Hidden && s.Name() != "help" {
+		switch {
+		case s.Name() == "help":
+		case s.Hidden:
+			internal = append(internal, s)
+		default:
 			subs = append(subs, s)
 		}
 	}
-	if len(subs) > 0 {
-		b.WriteString("## Commands\n\n")
-		for _, s := range subs {
+	list := func(cmds []*cobra.Command) {
+		for _, s := range cmds {
 			fmt.Fprintf(&b, "- [%s](%s): %s\n", s.CommandPath(), docName(s), s.Short)
 		}
 		b.WriteString("\n")
+	}
+	if groups := c.Groups(); len(groups) > 0 {
+		for _, g := range groups {
+			var in []*cobra.Command
+			for _, s := range subs {
+				if s.GroupID == g.ID {
+					in = append(in, s)
+				}
+			}
+			fmt.Fprintf(&b, "## %s\n\n", strings.TrimSuffix(g.Title, ":"))
+			list(in)
+		}
+	} else if len(subs) > 0 {
+		b.WriteString("## Commands\n\n")
+		list(subs)
+	}
+	if len(internal) > 0 {
+		b.WriteString("## Commands kk's own configuration runs\n\n")
+		list(internal)
 	}
 	if p := c.Parent(); p != nil {
 		fmt.Fprintf(&b, "See also: [%s](%s)\n", p.CommandPath(), docName(p))

@@ -76,8 +76,8 @@ func TestManPagesRender(t *testing.T) {
 			t.Errorf("%s: no .TH or NAME section:\n%s", name, page)
 		}
 	}
-	if !bytes.Contains(pages["kk-node-write.1"], []byte(`.B \-\-summary string`)) {
-		t.Errorf("kk-node-write.1 lacks its --summary option:\n%s", pages["kk-node-write.1"])
+	if !bytes.Contains(pages["kk-node-write.1"], []byte(`.B \-\-description string`)) {
+		t.Errorf("kk-node-write.1 lacks its --description option:\n%s", pages["kk-node-write.1"])
 	}
 	groff, err := exec.LookPath("groff")
 	if err != nil {
@@ -89,6 +89,36 @@ func TestManPagesRender(t *testing.T) {
 		out, err := cmd.CombinedOutput()
 		if err != nil || len(out) > 0 {
 			t.Errorf("groff on %s: %v\n%s", name, err, out)
+		}
+	}
+}
+
+// TestDocsStandAlone: the README, docs/ and third_party/ name no path of a
+// development machine (a reference they need is summarised in docs/, with
+// its public source named).
+func TestDocsStandAlone(t *testing.T) {
+	var files []string
+	for _, pattern := range []string{"README.md", "docs/*.md", "docs/cli/*.md", "third_party/*/*.md"} {
+		m, err := filepath.Glob(filepath.Join("..", "..", pattern))
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, m...)
+	}
+	if len(files) < 20 {
+		t.Fatalf("only %d documents found", len(files))
+	}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, line := range strings.Split(string(data), "\n") {
+			for _, bad := range []string{"/work/", "shared/reference", "../shared", "/root/", "/home/"} {
+				if strings.Contains(line, bad) {
+					t.Errorf("%s:%d names a path of a development machine (%s): %s", strings.TrimPrefix(f, "../../"), i+1, bad, line)
+				}
+			}
 		}
 	}
 }

@@ -20,7 +20,9 @@ type doctorOpts struct {
 func newDoctorCmd(app *App) *cobra.Command {
 	var o doctorOpts
 	cmd := &cobra.Command{
-		Use:   "doctor",
+		Use: "doctor",
+		Example: `  kk doctor
+  kk doctor --harness claude`,
 		Short: "Check the health of the knowledge base",
 		Long: `Check the knowledge base: git on PATH, the installed-version record and
 whether it matches this kk, kk's lines in .ai/kenkeep/.gitignore, .kkignore,
@@ -40,7 +42,10 @@ Then, for each harness kk is installed into (as recorded in
 harness's own checks, named <harness>/<check>: kk's hooks and skills are in
 place and up to date, the harness's program is on PATH, its hooks are
 trusted or enabled where that can be seen, and the known limits of the
-platform (which are warnings). Last, kk's block in AGENTS.md.
+platform (which are warnings). Then kk's block in AGENTS.md. Last, when
+kk's bash completion is set up (an installed completion file, or a kk
+completion bash line in ~/.bashrc), that the bash-completion package is
+installed (a warning when it is not).
 
 Each check prints ok, warn or error (✓, ! and ✗ on a terminal) with a fix.
 Exits 1 when any check is an error; warnings exit 0.
@@ -75,7 +80,7 @@ func runDoctor(ctx context.Context, app *App, o doctorOpts) error {
 			return err
 		}
 	}
-	rep, err := checks.Doctor(ctx, k, checks.DoctorOptions{Version: version, OllamaURL: checks.OllamaURL()})
+	rep, err := checks.Doctor(ctx, k, checks.DoctorOptions{Version: releaseVersion(), OllamaURL: checks.OllamaURL()})
 	if err != nil {
 		return err
 	}
@@ -84,6 +89,11 @@ func runDoctor(ctx context.Context, app *App, o doctorOpts) error {
 	}
 	for _, c := range install.Doctor(ctx, k, reg, o.harness) {
 		rep.Add(c)
+	}
+	if o.harness == "" {
+		for _, c := range checks.CompletionDoctor(checks.CompletionEnv{Home: app.Getenv("HOME"), XDGDataHome: app.Getenv("XDG_DATA_HOME"), SystemRoot: "/"}) {
+			rep.Add(c)
+		}
 	}
 	if app.JSON {
 		if err := app.printJSON(rep); err != nil {

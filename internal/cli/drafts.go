@@ -18,10 +18,6 @@ func newDraftsCmd(app *App) *cobra.Command {
 		Long: `When the kk-curate skill fans drafting out to sub-agents, each leaves its
 batch in .ai/kenkeep/_logs/curator/<run-id>__<N>.draft.json.
 'kk drafts collect' checks and joins them.`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return usagef("drafts needs a subcommand: collect")
-		},
 	}
 	cmd.AddCommand(newDraftsCollectCmd(app))
 	return cmd
@@ -58,7 +54,7 @@ draft files.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.runID, "run-id", "", "the curate run whose drafts to collect")
-	f.StringVar(&o.schema, "schema", "curator-output", "schema each batch must match (see `kk schema --list`)")
+	f.StringVar(&o.schema, "schema", "curator-output", "schema each batch must match (kk schema --list lists them)")
 	return cmd
 }
 

@@ -9,7 +9,9 @@ import (
 
 func newEntryCmd(app *App) *cobra.Command {
 	return &cobra.Command{
-		Use:   "entry",
+		Use: "entry",
+		Example: `  kk entry
+  kk entry --json`,
 		Short: "Print ENTRY.md, the page an agent session reads first",
 		Long: `The command-line face of the MCP tool kk_entry: print the knowledge base's
 ENTRY.md (the root summary and the top-level folders) as it is. --json

@@ -120,6 +120,12 @@ func runFinddocs(ctx context.Context, app *App, o finddocsOpts) error {
 			Docs   []jsonDoc `json:"docs"`
 		}{res.Source, docs})
 	}
+	switch {
+	case len(docs) == 0 && o.changed:
+		app.noResults("no document is new or changed since the last bootstrap")
+	case len(docs) == 0:
+		app.noResults("no markdown file found to bootstrap from (kk finddocs --help says which files count)")
+	}
 	for _, d := range docs {
 		if d.SHA256 != "" {
 			fmt.Fprintf(app.IO.Out, "+ %s\t%s\n", d.Path, d.SHA256)

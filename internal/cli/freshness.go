@@ -19,7 +19,9 @@ type freshnessOpts struct {
 func newFreshnessCmd(app *App) *cobra.Command {
 	var o freshnessOpts
 	cmd := &cobra.Command{
-		Use:   "freshness",
+		Use: "freshness",
+		Example: `  kk freshness
+  kk freshness --max-commits 500 --json`,
 		Short: "List the nodes whose source files changed after the node",
 		Long: `List the nodes that describe repository files which changed after the
 node itself last changed, so they may be out of date.

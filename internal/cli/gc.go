@@ -12,8 +12,9 @@ import (
 
 func newGCCmd(app *App) *cobra.Command {
 	return &cobra.Command{
-		Use:   "gc",
-		Short: "Delete the search indexes of branches that no longer exist",
+		Use:     "gc",
+		Example: `  kk gc`,
+		Short:   "Delete the search indexes of branches that no longer exist",
 		Long: `Delete the search index (.ai/kenkeep/.state/branches/<branch>/) of every
 branch that no longer exists in the local repository. The index of the
 current branch (even one without commits yet, or a detached HEAD) and of the
@@ -55,7 +56,9 @@ type compactOpts struct {
 func newCompactCmd(app *App) *cobra.Command {
 	var o compactOpts
 	cmd := &cobra.Command{
-		Use:   "compact",
+		Use: "compact",
+		Example: `  kk compact
+  kk compact --branch feature/login`,
 		Short: "Shrink a branch's index file and rotate its audit log",
 		Long: `Rebuild the index file of a branch without its free pages and truncate its
 write-ahead log, then print its size before and after, in bytes. Then move

@@ -24,23 +24,20 @@ func newGraphCmd(app *App) *cobra.Command {
 know before touching the files they match; molecules group atoms. These
 commands are the command-line faces of query_graph and manage_graph: each
 builds the parameter object from its flags, or takes it whole from --input
-<file|->, and prints the result envelope ({"success":…,"data":…} or
-{"success":false,"error":{code,message,details}}) with --json, or a short
-summary otherwise.
+<file|->, and prints the result envelope ({"success":true,"data":…}) with
+--json, or a short summary otherwise.
 
 A failed operation exits 1 and prints "kk: <CODE>: <message>", with CODE one
 of VALIDATION_ERROR, NOT_FOUND, CONFLICT, INVARIANT_VIOLATION or
-INTERNAL_ERROR. Nothing is written when an operation fails.
+INTERNAL_ERROR; with --json, the error object {"error":{code, message,
+exit_code, details}} on stderr, as every kk command does. Nothing is
+written when an operation fails.
 
 Where a command takes an <id>, the entity type is molecule for ids starting
 with "molecule-" and atom otherwise, unless --type says.
 
 kk graph export draws the graph (the traceability edges, the atoms under
 their molecules, or the leaves) as Mermaid, Graphviz dot or JSON.`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return usagef("graph needs a subcommand: get, search, create, update, delete or export")
-		},
 	}
 	cmd.AddCommand(newGraphGetCmd(app), newGraphSearchCmd(app), newGraphCreateCmd(app), newGraphUpdateCmd(app), newGraphDeleteCmd(app), newGraphExportCmd(app))
 	return cmd
@@ -86,27 +83,21 @@ func refuseWithInput(cmd *cobra.Command, flags ...string) error {
 }
 
 // printGraph prints a graph response: the envelope with --json, human
-// text otherwise. A failed response exits 1 after "kk: <CODE>: <message>".
+// text otherwise. A failed response is an error (exit 1): "kk: <CODE>:
+// <message>", or with --json the one error object on stderr, its code and
+// details those of the operation (see App.exitCode).
 func printGraph(app *App, resp op.Envelope, human func(w io.Writer, data any)) error {
-	if app.JSON {
-		if err := app.printJSON(resp); err != nil {
-			return err
-		}
-	}
 	if !resp.Success {
 		e := resp.Error
 		if e == nil {
 			e = &op.Error{Code: op.CodeInternal, Message: "the operation failed without an error"}
 		}
-		if app.JSON {
-			fmt.Fprintf(app.IO.Err, "kk: %s: %s\n", e.Code, e.Message)
-			return &SilentError{Code: ExitFailure}
-		}
-		return fmt.Errorf("%s: %s%s", e.Code, e.Message, graphNextStep(e))
+		return &opFailure{e}
 	}
-	if !app.JSON {
-		human(app.IO.Out, resp.Data)
+	if app.JSON {
+		return app.printJSON(resp)
 	}
+	human(app.IO.Out, resp.Data)
 	return nil
 }
 
@@ -222,7 +213,7 @@ func newGraphSearchCmd(app *App) *cobra.Command {
 	var o graphSearchOpts
 	cmd := &cobra.Command{
 		Use:   "search",
-		Short: "List atoms or molecules, filtered by text or molecule",
+		Short: "List atoms or molecules by name, molecule or orphan status",
 		Long: `List atoms (or molecules with --type molecule) ordered by name. --query
 keeps those whose name or knowledge holds every word of it (ignoring case);
 --molecule keeps the atoms of one molecule, --orphans the atoms of none.
@@ -275,13 +266,13 @@ type graphManageOpts struct {
 	creates       bool // --task names the creating task, not the last one
 }
 
-var graphEditFlags = []string{"type", "name", "path", "knowledge-file", "knowledge-mode", "molecule", "version", "task", "cascade"}
+var graphEditFlags = []string{"type", "name", "path", "body-file", "knowledge-mode", "molecule", "expect-version", "task", "cascade"}
 
 func addGraphEditFlags(cmd *cobra.Command, o *graphManageOpts, update bool) {
 	f := cmd.Flags()
 	f.StringVar(&o.name, "name", "", "display name (the id is derived from it on create)")
 	f.StringArrayVar(&o.paths, "path", nil, "glob pattern of the files an atom covers (repeatable; on update, replaces them all)")
-	f.StringVar(&o.knowledgeFile, "knowledge-file", "", "read the knowledge from this file, or - for standard input")
+	f.StringVar(&o.knowledgeFile, "body-file", "", "read the knowledge (the body) from this file, or - for standard input")
 	f.StringVar(&o.molecule, "molecule", "", "id of the molecule the atom belongs to"+map[bool]string{true: " ('' detaches it)", false: ""}[update])
 	if update {
 		f.StringVar(&o.knowledgeMode, "knowledge-mode", graph.ModeOverwrite, "overwrite the knowledge, or append to it")
@@ -296,7 +287,7 @@ func (o *graphManageOpts) params(app *App, cmd *cobra.Command, operation string)
 	} else {
 		p.LastTaskID = o.task
 	}
-	if fl.Changed("version") {
+	if fl.Changed("expect-version") {
 		v := o.version
 		p.Version = &v
 	}
@@ -314,7 +305,7 @@ func (o *graphManageOpts) params(app *App, cmd *cobra.Command, operation string)
 		p.MoleculeID = graph.NullableID{Set: true, Value: o.molecule}
 	}
 	if o.knowledgeFile != "" {
-		data, _, err := app.readLimited(o.knowledgeFile, "--knowledge-file", op.MaxParams)
+		data, _, err := app.readLimited(o.knowledgeFile, "--body-file", op.MaxParams)
 		if err != nil {
 			return p, err
 		}
@@ -380,8 +371,8 @@ func newGraphCreateCmd(app *App) *cobra.Command {
 derived from --name; it starts at version 1. Prints the new id, or the
 envelope with --json. --input <file|-> takes a manage_graph parameter object
 with operation "create" instead.`,
-		Example: `  kk graph create molecule --name "HTTP layer" --knowledge-file http.md
-  kk graph create atom --name "HTTP errors" --path 'internal/http/**/*.go' --molecule molecule-http-layer --task T-12 --knowledge-file - < notes.md`,
+		Example: `  kk graph create molecule --name "HTTP layer" --body-file http.md
+  kk graph create atom --name "HTTP errors" --path 'internal/http/**/*.go' --molecule molecule-http-layer --task T-12 --body-file - < notes.md`,
 		Args: manageArgs(&o, "graph create needs the entity type: atom or molecule"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if o.input == "" {
@@ -401,14 +392,14 @@ func newGraphUpdateCmd(app *App) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "update <id>",
 		Short: "Change an atom or a molecule at a known version",
-		Long: `Change the fields given by flags and leave the others alone. --version is
+		Long: `Change the fields given by flags and leave the others alone. --expect-version is
 the version you read; when the entity has moved on since, nothing is written
 and the command fails with CONFLICT (re-read it and retry). --path replaces
-all patterns; --knowledge-mode append adds --knowledge-file's text after a
+all patterns; --knowledge-mode append adds --body-file's text after a
 dated separator. --input <file|-> takes a manage_graph parameter object with
 operation "update" instead.`,
-		Example: `  kk graph update map-http-errors --version 3 --path 'internal/http/**' --task T-14
-  kk graph update map-http-errors --version 4 --knowledge-mode append --knowledge-file - --task T-14 < more.md`,
+		Example: `  kk graph update map-http-errors --expect-version 3 --path 'internal/http/**' --task T-14
+  kk graph update map-http-errors --expect-version 4 --knowledge-mode append --body-file - --task T-14 < more.md`,
 		Args: manageArgs(&o, "graph update needs the id of an atom or molecule"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if o.input == "" {
@@ -424,7 +415,7 @@ operation "update" instead.`,
 	addGraphEditFlags(cmd, &o, true)
 	f := cmd.Flags()
 	f.StringVar(&o.typ, "type", "", "atom or molecule (default: from the id)")
-	f.Int64Var(&o.version, "version", 0, "the version you last read (required)")
+	f.Int64Var(&o.version, "expect-version", 0, "the version you last read (required)")
 	f.StringVar(&o.task, "task", "", "id of the task making the change")
 	f.StringVar(&o.input, "input", "", "read the manage_graph parameter object from a file, or - for standard input")
 	return cmd
@@ -435,11 +426,11 @@ func newGraphDeleteCmd(app *App) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "delete <id>",
 		Short: "Delete an atom or a molecule at a known version",
-		Long: `Delete the atom or molecule <id> at --version. Deleting a molecule orphans
+		Long: `Delete the atom or molecule <id> at --expect-version. Deleting a molecule orphans
 its atoms, or deletes them too with --cascade. --input <file|-> takes a
 manage_graph parameter object with operation "delete" instead.`,
-		Example: `  kk graph delete map-http-errors --version 5
-  kk graph delete molecule-http-layer --version 2 --cascade`,
+		Example: `  kk graph delete map-http-errors --expect-version 5
+  kk graph delete molecule-http-layer --expect-version 2 --cascade`,
 		Args: manageArgs(&o, "graph delete needs the id of an atom or molecule"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if o.input == "" {
@@ -454,7 +445,7 @@ manage_graph parameter object with operation "delete" instead.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.typ, "type", "", "atom or molecule (default: from the id)")
-	f.Int64Var(&o.version, "version", 0, "the version you last read (required)")
+	f.Int64Var(&o.version, "expect-version", 0, "the version you last read (required)")
 	f.StringVar(&o.task, "task", "", "id of the task deleting it")
 	f.BoolVar(&o.cascade, "cascade", false, "deleting a molecule deletes its atoms too")
 	f.StringVar(&o.input, "input", "", "read the manage_graph parameter object from a file, or - for standard input")

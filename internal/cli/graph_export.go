@@ -23,13 +23,15 @@ func newGraphExportCmd(app *App) *cobra.Command {
   --view edges      the traceability entities (req, scenario, test, adr,
                     flag, event, symbol) and the typed edges touching one
                     of them, with the entities at their other ends
-                    (the default);
+                    (the default; a knowledge base without any such
+                    entity, only practice and map notes, gets the leaves
+                    view instead, and a note on stderr says so);
   --view molecules  the atoms grouped under their molecules (Mermaid
                     subgraphs, dot clusters) and their kk_related links;
   --view leaves     every leaf with its relates_to and depends_on edges.
 
 An edge to an entity that does not exist is left out (kk check reports it).
---types keeps the nodes of the listed entity types; --around ID then keeps
+--type keeps the nodes of the listed entity types; --around ID then keeps
 the nodes within --depth edges of ID (default 1), following edges in either
 direction. Ids are compared without regard to case and printed as stored.
 
@@ -43,7 +45,7 @@ graph always gives the same bytes.`,
 		Example: `  kk graph export > graph.mmd
   kk graph export --format dot | dot -Tsvg > graph.svg
   kk graph export --view molecules
-  kk graph export --around REQ-1 --depth 2 --types req,scenario,test --format json`,
+  kk graph export --around REQ-1 --depth 2 --type req,scenario,test --format json`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 0 {
 				return usagef("graph export takes no arguments; give the entity to start from with --around")
@@ -64,12 +66,23 @@ graph always gives the same bytes.`,
 			if err != nil {
 				return err
 			}
+			o.o.Fallback = !cmd.Flags().Changed("view")
 			p, err := picture.Export(cmd.Context(), k, o.o)
 			if fe, ok := errors.AsType[*picture.FlagError](err); ok {
 				return usagef("%s", fe)
 			}
 			if err != nil {
 				return err
+			}
+			switch {
+			case p.View != o.o.View:
+				app.notef("no traceability entity (req, scenario, test, adr, flag, event, symbol) to draw; drawing every note and its links instead (--view leaves)")
+			case len(p.Nodes) == 0 && o.o.View == picture.ViewEdges && o.o.Around == "" && len(o.o.Types) == 0:
+				app.notef("the edges view is empty: no traceability entity; --view leaves draws every note and its links")
+			case len(p.Nodes) == 0 && o.o.View == picture.ViewMolecules && o.o.Around == "" && len(o.o.Types) == 0:
+				app.notef("the molecules view is empty: no atom or molecule; --view leaves draws every note and its links")
+			case len(p.Nodes) == 0 && o.o.View == picture.ViewLeaves:
+				app.notef("the knowledge base holds no notes yet; kk node write adds one")
 			}
 			if o.o.Format == picture.FormatJSON {
 				return app.printJSON(p)
@@ -81,7 +94,7 @@ graph always gives the same bytes.`,
 	f := cmd.Flags()
 	f.StringVar(&o.o.Format, "format", picture.FormatMermaid, "mermaid, dot or json")
 	f.StringVar(&o.o.View, "view", picture.ViewEdges, "edges, molecules or leaves")
-	f.StringSliceVar(&o.o.Types, "types", nil, "keep the nodes of these entity types (comma-separated: req,test)")
+	f.StringSliceVar(&o.o.Types, "type", nil, "keep the nodes of these entity types (repeatable, or comma-separated: req,test)")
 	f.StringVar(&o.o.Around, "around", "", "keep the nodes near this id (see --depth)")
 	f.IntVar(&o.o.Depth, "depth", 1, "with --around: how many edges away a node may be")
 	return cmd

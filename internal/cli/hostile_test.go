@@ -96,14 +96,14 @@ func TestHostileInput(t *testing.T) {
 		hostileCase{"node write/title with no ASCII spelling", []string{"node", "write", "--input", file("title.json", `{"type":"practice","title":"API 日本","description":"d","body":"b"}`)}, "", `title "API 日本" has the letter`},
 		hostileCase{"node write/invalid UTF-8 title", []string{"node", "write", "practice", "ok", "--title", "bad\xff", "--summary", "s"}, "b", `field "title": is not valid UTF-8`},
 		hostileCase{"node write/NUL in the body", []string{"node", "write", "practice", "ok", "--summary", "s"}, "a\x00b", `field "body": holds a NUL byte`},
-		hostileCase{"node write/--from /dev/zero", []string{"node", "write", "practice", "ok", "--summary", "s", "--from", "/dev/zero"}, "", `--from: /dev/zero is larger than 1 MiB`},
+		hostileCase{"node write/--body-file /dev/zero", []string{"node", "write", "practice", "ok", "--description", "s", "--body-file", "/dev/zero"}, "", `--body-file: /dev/zero is larger than 1 MiB`},
 		hostileCase{"node write/--folder outside", []string{"node", "write", "practice", "ok", "--summary", "s", "--folder", "../../x"}, "b", `folder`},
 		hostileCase{"node write/--source-doc outside", []string{"node", "write", "practice", "ok", "--summary", "s", "--source-doc", "../../etc/passwd", "--source-hash", strings.Repeat("a", 64)}, "b", `source_doc.*climbs out`},
 		hostileCase{"upsert/non-ASCII id", []string{"upsert", "--type", "req", "--id", "café", "--title", "t", "--source", "s"}, "", `id`},
 		hostileCase{"upsert/invalid UTF-8 title", []string{"upsert", "--type", "req", "--id", "REQ-2", "--title", "bad\xff", "--source", "s"}, "", `VALIDATION_ERROR: (entities\[0\]\.)?title: is not valid UTF-8`},
 		hostileCase{"graph create/name with no ASCII spelling", []string{"graph", "create", "atom", "--name", "日本語", "--path", "x/**", "--knowledge-file", "/dev/null"}, "", `VALIDATION_ERROR: name: .*no ASCII spelling`},
 		hostileCase{"graph create/invalid UTF-8 name", []string{"graph", "create", "atom", "--name", "bad\xff", "--path", "x/**", "--knowledge-file", "/dev/null"}, "", `VALIDATION_ERROR: name`},
-		hostileCase{"graph create/--knowledge-file /dev/zero", []string{"graph", "create", "atom", "--name", "Z", "--path", "x/**", "--knowledge-file", "/dev/zero"}, "", `--knowledge-file: /dev/zero is larger than 8 MiB`},
+		hostileCase{"graph create/--body-file /dev/zero", []string{"graph", "create", "atom", "--name", "Z", "--path", "x/**", "--body-file", "/dev/zero"}, "", `--body-file: /dev/zero is larger than 8 MiB`},
 	)
 	limit := int64(200 << 20) // peak resident bytes
 	if raceEnabled {

@@ -14,9 +14,7 @@ import (
 func newIndexCmd(app *App) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "index",
-		Short: "Generated index files",
-		Args:  cobra.NoArgs,
-		RunE:  func(cmd *cobra.Command, args []string) error { return usagef("index needs a subcommand: rebuild") },
+		Short: "Regenerate or check the generated ENTRY.md, GRAPH.md and index.md files",
 	}
 	cmd.AddCommand(newIndexRebuildCmd(app))
 	return cmd
@@ -25,13 +23,16 @@ func newIndexCmd(app *App) *cobra.Command {
 type indexRebuildOpts struct {
 	check   bool
 	stage   bool
+	verbose bool
 	commits []string
 }
 
 func newIndexRebuildCmd(app *App) *cobra.Command {
 	var o indexRebuildOpts
 	cmd := &cobra.Command{
-		Use:   "rebuild",
+		Use: "rebuild",
+		Example: `  kk index rebuild
+  kk index rebuild --check      # in CI: exit 1 when a generated file is stale`,
 		Short: "Regenerate every index.md, ENTRY.md and GRAPH.md from the leaves",
 		Long: `Regenerate nodes/**/index.md, nodes/index.md, ENTRY.md and GRAPH.md from the
 leaves under nodes/, carrying the folder summaries of FOLDER_SUMMARIES.md.
@@ -40,11 +41,12 @@ The output is a pure function of the leaves and the summaries: two runs give
 the same bytes, and a run with nothing to change writes no file. An index.md
 left in a folder that no longer holds leaves is removed.
 
-A leaf kk cannot read (a note written by hand, a leaf with a conflict) is
-left out of the generated files with a warning naming its problems;
---check writes nothing, lists the files that differ and the leaves it
-cannot read, and exits 1 when there is any (use it in CI). --stage runs git
-add on the files it wrote.
+It lists the files it wrote (the first 10; --verbose lists them all, --json
+always does) and says how many on stderr. A leaf kk cannot read (a note
+written by hand, a leaf with a conflict) is left out of the generated files
+with a warning naming its problems; --check writes nothing, lists the files
+that differ and the leaves it cannot read, and exits 1 when there is any
+(use it in CI). --stage runs git add on the files it wrote.
 
 --commits RANGE regenerates the files of each commit of a git range
 instead ("main..HEAD", "HEAD^!"), each from that commit's own leaves read
@@ -66,6 +68,7 @@ every commit's generated files match its leaves.`,
 	}
 	cmd.Flags().BoolVar(&o.check, "check", false, "write nothing; exit 1 if any generated file is out of date")
 	cmd.Flags().BoolVar(&o.stage, "stage", false, "git add the files written")
+	cmd.Flags().BoolVarP(&o.verbose, "verbose", "v", false, "list every file written or stale, not only the first 10")
 	cmd.Flags().StringArrayVar(&o.commits, "commits", nil, "regenerate the files of each commit of this git range up to HEAD, rewriting those that lag (repeatable)")
 	return cmd
 }
@@ -97,11 +100,20 @@ func runIndexRebuild(ctx context.Context, app *App, o indexRebuildOpts) error {
 		if o.check {
 			verb, removed = "stale", "stale"
 		}
+		var lines [][2]string
 		for _, f := range res.Changed {
-			fmt.Fprintf(app.IO.Out, "%s\t%s\n", verb, f)
+			lines = append(lines, [2]string{verb, f})
 		}
 		for _, f := range res.Removed {
-			fmt.Fprintf(app.IO.Out, "%s\t%s\n", removed, f)
+			lines = append(lines, [2]string{removed, f})
+		}
+		shown, more := capList(lines, o.verbose)
+		for _, l := range shown {
+			fmt.Fprintf(app.IO.Out, "%s\t%s\n", l[0], l[1])
+		}
+		unlisted := ""
+		if more > 0 {
+			unlisted = fmt.Sprintf("; %d more not listed (--verbose lists them all)", more)
 		}
 		if o.check {
 			for _, s := range res.Skipped {
@@ -115,13 +127,15 @@ func runIndexRebuild(ctx context.Context, app *App, o indexRebuildOpts) error {
 		}
 		switch {
 		case o.check && stale:
-			fmt.Fprintf(app.IO.Err, "kk: %d generated file(s) are out of date; run `kk index rebuild` and commit the result\n", len(res.Changed)+len(res.Removed))
+			fmt.Fprintf(app.IO.Err, "kk: %d generated file(s) are out of date%s; run `kk index rebuild` and commit the result\n", len(lines), unlisted)
 		case o.check && !unreadable:
 			app.notef("index is up to date (%d node(s), %d folder(s))", res.NodeCount, res.Folders)
+		case o.check:
+			// the leaves it cannot read are listed and counted above
 		case !stale:
 			app.notef("nothing to do; index is up to date (%d node(s))", res.NodeCount)
 		default:
-			app.notef("regenerated %d file(s) from %d node(s)", len(res.Changed)+len(res.Removed), res.NodeCount)
+			app.notef("regenerated %d file(s) from %d node(s)%s", len(lines), res.NodeCount, unlisted)
 		}
 		if len(res.MissingSummaries) > 0 && !o.check {
 			app.warnf("%d folder(s) have no summary in FOLDER_SUMMARIES.md: %s", len(res.MissingSummaries), listSome(res.MissingSummaries, 5))

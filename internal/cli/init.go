@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/kk-project/kk/internal/gitx"
 	"github.com/kk-project/kk/internal/harness"
 	"github.com/kk-project/kk/internal/setup"
 	"github.com/kk-project/kk/internal/store"
@@ -55,16 +57,25 @@ In a git work tree, init also sets up merges of the generated files
 (.ai/kenkeep/.gitattributes sends ENTRY.md, GRAPH.md and every index.md to
 kk's merge driver, which the repository's git config defines) and installs
 the git hooks post-checkout, post-commit, post-merge and post-rewrite into
-the folder git runs hooks from (core.hooksPath, else .git/hooks): after a
-merge, a rebase or a cherry-pick they regenerate the generated files of
-each commit made from its own leaves, so that merges never conflict on
-them, and after a branch checkout or a merge they run "kk sync" in the
-background. A hook already there is kept as <name>.kk-chained and still
-runs first. --no-git-hooks leaves the hooks and the driver out; "kk
-uninstall --git-hooks" removes them and puts the earlier hooks back.
-Outside a git work tree they are skipped with a note.
+the folder git runs hooks from (core.hooksPath, else .git/hooks), and says
+why: after a merge, a rebase or a cherry-pick they regenerate the generated
+files of each commit made from its own leaves, so that merges never
+conflict on them, and after a branch checkout or a merge they run "kk sync"
+in the background, so the search index follows the branch. A hook already
+there is kept as <name>.kk-chained and still runs first. --no-git-hooks
+leaves the hooks and the driver out; "kk uninstall --git-hooks" removes
+them and puts the earlier hooks back. Outside a git work tree they are
+skipped with a note.
 
-The repository is --root, KK_ROOT, or else the working directory.`,
+It lists each file it created, updated or removed once. The record in
+.ai/kenkeep/.state/installed-version (committed, in kenkeep's format) names
+the kk release that set the knowledge base up and the day; a development
+build records no version, so no build's stamp is committed.
+
+The repository is --root, KK_ROOT, else the knowledge base the working
+directory is in, else the top of the git work tree it is in (run from a
+sub-folder, init sets up the repository; --root . sets up the sub-folder),
+else the working directory.`,
 		Example: `  kk init
   kk init --harnesses claude,codex
   kk init --upgrade
@@ -108,13 +119,16 @@ func runInit(ctx context.Context, app *App, o initOpts) error {
 		if err != nil {
 			return err
 		}
-		root = wd
+		root = initRoot(ctx, wd)
+		if root != wd {
+			app.notef("setting up %s, the top of this repository (kk init --root . sets up this folder instead)", root)
+		}
 	}
 	if fi, err := os.Stat(root); err != nil || !fi.IsDir() {
 		return fmt.Errorf("--root %s is not an existing folder", root)
 	}
 	out, installErr := setup.Init(ctx, setup.Options{Root: root, Upgrade: o.upgrade, Registry: app.harnesses(), Harnesses: named,
-		KKCommand: o.kkCommand, GitHooks: !o.noGitHooks, Version: version, Now: app.Now, Command: app.Command, Path: app.Getenv("PATH")})
+		KKCommand: o.kkCommand, GitHooks: !o.noGitHooks, Version: releaseVersion(), Now: app.Now, Command: app.Command, Path: app.Getenv("PATH")})
 	if out == nil {
 		return installErr
 	}
@@ -153,4 +167,41 @@ func runInit(ctx context.Context, app *App, o initOpts) error {
 		fmt.Fprintln(app.IO.Err, "Next: write knowledge with `kk node write`, then commit .ai/kenkeep and .kkignore.")
 	}
 	return nil
+}
+
+// initRoot is the folder kk init sets up when neither --root nor KK_ROOT
+// names one: the knowledge base wd is in, else the top of the git work
+// tree wd is in, else wd itself. Run from a sub-folder of a repository,
+// init sets up the repository, not the sub-folder.
+func initRoot(ctx context.Context, wd string) string {
+	top, err := gitx.TopLevel(ctx, wd)
+	if err != nil {
+		top = ""
+	}
+	real := func(p string) string {
+		if r, err := filepath.EvalSymlinks(p); err == nil {
+			return r
+		}
+		return p
+	}
+	if k, err := store.Find(wd); err == nil {
+		if r := real(k.Root); top == "" || r == top || strings.HasPrefix(r, top+string(filepath.Separator)) {
+			return k.Root
+		}
+	}
+	if top == "" || real(wd) == top {
+		return wd // not in a work tree, or at its top (as the user wrote it)
+	}
+	return top
+}
+
+// releaseVersion is the kk release this binary is, as init records it in
+// installed-version, or "" for a development build (a checkout, a
+// pseudo-version): the committed record names no build.
+func releaseVersion() string {
+	v := currentVersion().Version
+	if v == "" || v == "dev" || pseudoVersion.MatchString(v) || strings.Contains(v, "+") || strings.Contains(v, "devel") {
+		return ""
+	}
+	return v
 }

@@ -23,10 +23,10 @@ func TestLimitsDoc(t *testing.T) {
 	doc := string(b)
 	for _, row := range []string{
 		"| `--input` (a parameter object, changeset, plan, curator actions, proposals, phrasings) | " + byteSize(op.MaxParams) + " |",
-		"| a node body (`--from`, or standard input of `kk node write`) | " + byteSize(node.MaxSize) + " |",
-		"| `--knowledge-file` (the text itself is then at most " + byteSize(graph.MaxKnowledgeBytes) + " after trimming) | " + byteSize(op.MaxParams) + " |",
+		"| a node body (`--body-file`, or standard input of `kk node write`) | " + byteSize(node.MaxSize) + " |",
+		"| `--body-file` of `kk graph create`/`update` (the text itself is then at most " + byteSize(graph.MaxKnowledgeBytes) + " after trimming) | " + byteSize(op.MaxParams) + " |",
 		"| the document of `kk validate` (a symbol manifest may be large) | " + byteSize(maxDocumentBytes) + " |",
-		"| `kk client --file` or standard input (the note posted) | " + byteSize(httpapi.DefaultMaxBody) + " |",
+		"| `kk client --body-file` or standard input (the note posted) | " + byteSize(httpapi.DefaultMaxBody) + " |",
 		"| `kk client --token-file` | " + byteSize(maxTokenBytes) + " |",
 		"| a hook's payload on standard input | " + byteSize(int64(hooks.MaxPayload)) + " |",
 		"| one leaf file | " + byteSize(node.MaxSize) + " |",

@@ -8,8 +8,9 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// lintErrorLines is how many errors of one rule lint lists without --verbose.
-const lintErrorLines = 10
+// lintItemLines is how many problems of one rule lint lists without
+// --verbose.
+const lintItemLines = 10
 
 type lintOpts struct {
 	verbose bool
@@ -18,7 +19,10 @@ type lintOpts struct {
 func newLintCmd(app *App) *cobra.Command {
 	var o lintOpts
 	cmd := &cobra.Command{
-		Use:   "lint",
+		Use: "lint",
+		Example: `  kk lint
+  kk lint --quiet               # counts only
+  kk lint --json`,
 		Short: "Check the knowledge tree for broken edges, naming, folder and tag problems",
 		Long: `Check the knowledge tree and report every problem with the rule it breaks
 and how to fix it. Lint reads only.
@@ -34,16 +38,18 @@ empty-summary, missing-folder-summary, orphan and stale-index. A *.md under
 nodes/ that is not a regular file (a FIFO, a device) is never opened and is
 reported as irregular-file.
 
-Stdout gets one count line per rule with problems ("<rule> <level> <n>",
-tab-separated), then one line per error (the first 10 of each rule);
---verbose lists every error and finding. --json prints every item. Exits 1 when any error is found;
-findings alone exit 0.`,
+Stdout gets one line per problem, "<level> <rule> <file>: <message> (fix:
+<fix>)", errors and findings alike, the first 10 of each rule and then how
+many more; --verbose lists them all, and --json prints every item. stderr
+gets the totals. With --quiet, stdout gets one count line per rule with
+problems instead ("<rule> <level> <n>", tab-separated). Exits 1 when any
+error is found; findings alone exit 0.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runLint(cmd.Context(), app, o)
 		},
 	}
-	cmd.Flags().BoolVarP(&o.verbose, "verbose", "v", false, "list every finding, not only errors")
+	cmd.Flags().BoolVarP(&o.verbose, "verbose", "v", false, "list every problem, not only the first 10 of each rule")
 	return cmd
 }
 
@@ -83,30 +89,27 @@ func printLint(app *App, rep *checks.LintReport, verbose bool) {
 		}
 		counts = append(counts, count{rule: it.Rule, level: it.Level, n: 1})
 	}
-	for _, c := range counts {
-		fmt.Fprintf(app.IO.Out, "%s\t%s\t%d\n", c.rule, c.level, c.n)
+	if app.Quiet {
+		for _, c := range counts {
+			fmt.Fprintf(app.IO.Out, "%s\t%s\t%d\n", c.rule, c.level, c.n)
+		}
+		return
 	}
 	shown := map[string]int{}
 	for _, it := range rep.Items {
-		if it.Level != checks.LintError && !verbose {
-			continue
-		}
-		if shown[it.Rule]++; !verbose && shown[it.Rule] > lintErrorLines {
+		if shown[it.Rule]++; !verbose && shown[it.Rule] > lintItemLines {
 			continue
 		}
 		fmt.Fprintf(app.IO.Out, "%s %s %s: %s (fix: %s)\n", it.Level, it.Rule, it.File, it.Message, it.Fix)
 	}
 	for _, c := range counts {
-		if more := shown[c.rule] - lintErrorLines; more > 0 && !verbose {
+		if more := c.n - lintItemLines; more > 0 && !verbose {
 			fmt.Fprintf(app.IO.Out, "%s %s: %d more; --verbose lists them all\n", c.level, c.rule, more)
 		}
 	}
-	switch {
-	case rep.Errors == 0 && rep.Findings == 0:
+	if rep.Errors == 0 && rep.Findings == 0 {
 		app.notef("lint found no problems")
-	case rep.Findings > 0 && !verbose:
-		fmt.Fprintf(app.IO.Err, "kk: lint found %d error(s) and %d finding(s); --verbose lists the findings\n", rep.Errors, rep.Findings)
-	default:
-		fmt.Fprintf(app.IO.Err, "kk: lint found %d error(s) and %d finding(s)\n", rep.Errors, rep.Findings)
+		return
 	}
+	app.notef("lint found %d error(s) and %d finding(s)", rep.Errors, rep.Findings)
 }

@@ -25,7 +25,9 @@ type logsPruneOpts struct {
 func newLogsPruneCmd(app *App) *cobra.Command {
 	var o logsPruneOpts
 	cmd := &cobra.Command{
-		Use:   "prune",
+		Use: "prune",
+		Example: `  kk logs prune --dry-run
+  kk logs prune`,
 		Short: "Delete run logs older than logsRetentionDays",
 		Long: `Delete the run traces (.ai/kenkeep/_logs/**/*.jsonl) last modified more
 than logsRetentionDays ago (config.yaml, default 30). Hook error logs

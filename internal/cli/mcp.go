@@ -25,7 +25,9 @@ type mcpOpts struct {
 func newMCPCmd(app *App) *cobra.Command {
 	var o mcpOpts
 	cmd := &cobra.Command{
-		Use:         "mcp",
+		Use: "mcp",
+		Example: `  kk mcp
+  kk mcp --log-file --log-level info`,
 		Annotations: map[string]string{noJSON: "the MCP protocol on stdout"},
 		Short:       "Serve the knowledge base to an MCP client over stdio",
 		Long: `Run kk's MCP server over stdin and stdout (newline-delimited JSON-RPC), for

@@ -22,10 +22,6 @@ keys), which is what kk writes.
 
 'kk migrate status' shows the version of the tree and the steps that lead
 to version 3; 'kk migrate okf-v3' carries out the step from 2 to 3.`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return usagef("migrate needs a subcommand: status or okf-v3")
-		},
 	}
 	cmd.AddCommand(newMigrateStatusCmd(app), newMigrateOKFv3Cmd(app))
 	return cmd
@@ -37,8 +33,9 @@ type migrateStatusOpts struct{}
 func newMigrateStatusCmd(app *App) *cobra.Command {
 	var o migrateStatusOpts
 	return &cobra.Command{
-		Use:   "status",
-		Short: "Show the tree's schema version and the migration steps it needs",
+		Use:     "status",
+		Example: `  kk migrate status`,
+		Short:   "Show the tree's schema version and the migration steps it needs",
 		Long: `Detect the schema version of the tree (the lowest version any leaf declares)
 and list the steps, in order, that bring it to version 3, each with the
 primitives that carry it out (with --json, named as kenkeep's kk-migrate
@@ -103,8 +100,9 @@ type migrateOKFv3Opts struct{}
 func newMigrateOKFv3Cmd(app *App) *cobra.Command {
 	var o migrateOKFv3Opts
 	return &cobra.Command{
-		Use:   "okf-v3",
-		Short: "Convert a schema version 2 tree to version 3",
+		Use:     "okf-v3",
+		Example: `  kk migrate status && kk migrate okf-v3`,
+		Short:   "Convert a schema version 2 tree to version 3",
 		Long: `Rewrite every version 2 leaf in the version 3 format: kind becomes type,
 summary becomes description, id, derived_from, relates_to, depends_on and
 confidence get the kk_ prefix, other keys are kept after them, and the body

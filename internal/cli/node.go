@@ -15,6 +15,7 @@ import (
 
 	"github.com/kk-project/kk/internal/contracts"
 	"github.com/kk-project/kk/internal/curate"
+	"github.com/kk-project/kk/internal/graph"
 	"github.com/kk-project/kk/internal/node"
 	"github.com/kk-project/kk/internal/op"
 	"github.com/kk-project/kk/internal/schema"
@@ -25,11 +26,7 @@ import (
 func newNodeCmd(app *App) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "node",
-		Short: "Write, show and list knowledge leaves",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return usagef("node needs a subcommand: write, show or list")
-		},
+		Short: "Write, show and list notes (the leaves of the knowledge tree)",
 	}
 	cmd.AddCommand(newNodeWriteCmd(app), newNodeShowCmd(app), newNodeListCmd(app), newNodeAddCmd(app), newNodePhrasingsCmd(app), newNodeAdoptCmd(app))
 	return cmd
@@ -64,7 +61,7 @@ func newNodeWriteCmd(app *App) *cobra.Command {
 		Long: `Write the leaf <type>-<slug> (a slug that already starts with "<type>-" is
 used as is) under nodes/, or in --folder, then regenerate the index files.
 
-The body comes from --from <path>, or else from standard input. --input
+The body comes from --body-file <path>, or else from standard input. --input
 <file|-> takes the whole node as JSON instead (see 'kk schema node-input').
 
 An id that already exists is an error unless --update (replace that leaf in
@@ -73,10 +70,18 @@ place, keeping its folder unless --folder moves it) or --unique (write
 
 The index files are regenerated after the write, so the tree stays
 consistent. When writing many nodes in a row, pass --no-index to each and
-run 'kk index rebuild' once at the end.`,
-		Example: `  kk node write practice "Wrap HTTP errors" --summary "Wrap errors with the request id" --tags http,errors \
+run 'kk index rebuild' once at the end.
+
+Types: practice (how we build: a convention, a rule, a gotcha or pitfall, a
+command) and map (what exists: a module, a feature, a term, where something
+lives) are the notes most projects keep. molecule, req, scenario, test, adr,
+flag, event and symbol are the types of the knowledge graph and the
+traceability layer (kk graph, kk upsert). Another type is written as given,
+since the format lets consumers meet types they do not know, and kk warns
+that it is none of these.`,
+		Example: `  kk node write practice "Wrap HTTP errors" --description "Wrap errors with the request id" --tag http,errors \
     --phrasing "which request failed? the error has no request id" --phrasing "how should handlers wrap errors" < body.md
-  kk node write map cli-commands --title "CLI commands" --summary "Where each command lives" --folder cli --from notes.md
+  kk node write map cli-commands --title "CLI commands" --description "Where each command lives" --folder cli --body-file notes.md
   kk node write --input node.json`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if o.input != "" {
@@ -98,7 +103,7 @@ run 'kk index rebuild' once at the end.`,
 				return usagef("--update and --unique exclude each other")
 			}
 			if o.input != "" {
-				for _, f := range []string{"title", "summary", "tags", "relates-to", "depends-on", "derived-from", "confidence", "from", "folder", "source-doc", "source-hash", "phrasing"} {
+				for _, f := range []string{"title", "description", "tag", "relates-to", "depends-on", "derived-from", "confidence", "body-file", "folder", "source-doc", "source-hash", "phrasing"} {
 					if cmd.Flags().Changed(f) {
 						return usagef("--%s cannot be combined with --input; put it in the JSON", f)
 					}
@@ -109,21 +114,21 @@ run 'kk index rebuild' once at the end.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.title, "title", "", "display title (default: the slug)")
-	f.StringVar(&o.summary, "summary", "", "one-line description (required)")
-	f.StringSliceVar(&o.tags, "tags", nil, "comma-separated tags")
+	f.StringVar(&o.summary, "description", "", "one-line description (required)")
+	f.StringSliceVar(&o.tags, "tag", nil, "tag (repeatable, or comma-separated: go,errors)")
 	f.StringSliceVar(&o.relatesTo, "relates-to", nil, "comma-separated ids of related nodes")
 	f.StringSliceVar(&o.dependsOn, "depends-on", nil, "comma-separated ids this node depends on")
 	f.StringSliceVar(&o.derivedFrom, "derived-from", nil, "comma-separated provenance: doc paths, URLs, session ids")
 	f.StringVar(&o.confidence, "confidence", "high", "low, medium or high")
 	f.StringArrayVar(&o.phrasings, "phrasing", nil, "how a developer would ask for this node, in their own words (repeatable; kk_phrasings)")
-	f.StringVar(&o.from, "from", "", "read the body from this file instead of standard input")
+	f.StringVar(&o.from, "body-file", "", "read the body from this file instead of standard input")
 	f.StringVar(&o.folder, "folder", "", "folder under nodes/ (created when missing)")
 	f.StringVar(&o.sourceDoc, "source-doc", "", "repository-relative document this node came from (with --source-hash)")
 	f.StringVar(&o.sourceHash, "source-hash", "", "SHA-256 of --source-doc's content")
 	f.StringVar(&o.input, "input", "", "read the whole node as JSON from a file, or - for standard input")
 	f.BoolVar(&o.update, "update", false, "replace the leaf if the id exists")
 	f.BoolVar(&o.unique, "unique", false, "append -2, -3 or -4 to the id if it exists")
-	f.BoolVar(&o.noIndex, "no-index", false, "leave the index files alone (when writing many nodes, then run `kk index rebuild` once)")
+	f.BoolVar(&o.noIndex, "no-index", false, "leave the index files alone (when writing many nodes; run kk index rebuild once at the end)")
 	f.StringVar(&o.trace, "trace", "", "append the outcome to a run's trace, <kind>:<run-id>[__<batch>] (bootstrap, kk-add, curator), in .ai/kenkeep/_logs/<kind>/")
 	return cmd
 }
@@ -162,7 +167,7 @@ func writeNode(ctx context.Context, app *App, k *store.KB, o nodeWriteOpts, trac
 		}
 	} else {
 		if o.summary == "" {
-			return usagef("--summary is required: a one-line description of the node")
+			return usagef("--description is required: a one-line description of the node")
 		}
 		body, err := app.readBody(o.from)
 		if err != nil {
@@ -182,6 +187,9 @@ func writeNode(ctx context.Context, app *App, k *store.KB, o nodeWriteOpts, trac
 		mode = curate.Update
 	case o.unique:
 		mode = curate.Unique
+	}
+	if in.Type != "" && !slices.Contains(graph.EntityTypes, in.Type) {
+		app.warnf("type %q is not one of kk's types (%s); it is written as given and shown as a generic note. A convention, gotcha or pitfall is a practice; a module, term or location is a map", in.Type, strings.Join(graph.EntityTypes, ", "))
 	}
 	k.Now = app.Now
 	res, err := curate.WriteNode(ctx, k, in, curate.WriteOptions{Mode: mode, Command: app.Command, NoIndex: o.noIndex})
@@ -211,11 +219,11 @@ func writeNode(ctx context.Context, app *App, k *store.KB, o nodeWriteOpts, trac
 func (a *App) readBody(from string) (string, error) {
 	if from == "" {
 		if a.IO.InTTY {
-			return "", usagef("no body: pipe the markdown body on standard input or pass --from <path>")
+			return "", usagef("no body: pipe the markdown body on standard input or pass --body-file <path>")
 		}
 		from = "-"
 	}
-	data, _, err := a.readLimited(from, "--from", node.MaxSize)
+	data, _, err := a.readLimited(from, "--body-file", node.MaxSize)
 	return string(data), err
 }
 
@@ -283,8 +291,10 @@ type nodeShowOpts struct{ id string }
 func newNodeShowCmd(app *App) *cobra.Command {
 	var o nodeShowOpts
 	return &cobra.Command{
-		Use:   "show <id>",
-		Short: "Print one leaf",
+		Use: "show <id>",
+		Example: `  kk node show practice-wrap-errors
+  kk node show practice-wrap-errors --json`,
+		Short: "Print one leaf's file as it is on disk",
 		Long: `Print the leaf with the given id: its file as it is on disk. With --json it
 prints what 'kk read <id> --json' prints (the kk_read result: fields, body
 without kk's generated blocks, edges, version), so one leaf has one JSON
@@ -315,7 +325,7 @@ func runNodeShow(ctx context.Context, app *App, o nodeShowOpts) error {
 	}
 	n, ok := t.ByID(o.id)
 	if !ok {
-		return fmt.Errorf("no node with id %q; `kk node list` shows the ids", o.id)
+		return &opFailure{op.New(op.CodeNotFound, map[string]any{"id": o.id}, "no node with id %q", o.id)}
 	}
 	src, err := os.ReadFile(k.NodePath(n.Path))
 	if err != nil {
@@ -350,15 +360,18 @@ type nodeListOpts struct {
 func newNodeListCmd(app *App) *cobra.Command {
 	var o nodeListOpts
 	cmd := &cobra.Command{
-		Use:   "list",
-		Short: "List leaves, optionally filtered",
+		Use: "list",
+		Example: `  kk node list
+  kk node list --type practice --tag go
+  kk node list --folder http --json`,
+		Short: "List leaves by type, tag or folder (no ranking: see kk search)",
 		Long: `List the leaves of the tree in path order: id, type, folder and title,
 tab-separated. --type, --tag and --folder filter; several --tag values must
 all be present. --folder includes subfolders.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error { return runNodeList(cmd.Context(), app, o) },
 	}
-	cmd.Flags().StringVar(&o.typ, "type", "", "only nodes of this type")
+	cmd.Flags().StringVar(&o.typ, "type", "", "only nodes of this type (practice, map, molecule, req, scenario, test, adr, flag, event, symbol)")
 	cmd.Flags().StringSliceVar(&o.tags, "tag", nil, "only nodes carrying this tag (repeatable)")
 	cmd.Flags().StringVar(&o.folder, "folder", "", "only nodes in this folder or below")
 	return cmd
@@ -402,6 +415,12 @@ func runNodeList(_ context.Context, app *App, o nodeListOpts) error {
 	if app.IO.OutTTY {
 		tw = tabwriter.NewWriter(app.IO.Out, 0, 4, 2, ' ', 0)
 		w = tw
+	}
+	switch {
+	case len(t.Leaves) == 0:
+		app.noResults("the knowledge base holds no notes yet; kk node write adds one")
+	case len(list) == 0:
+		app.noResults("none of the %d notes matches these filters; kk node list without them lists every note", len(t.Leaves))
 	}
 	for _, n := range list {
 		fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", n.ID, n.Type, n.Dir(), n.Title)

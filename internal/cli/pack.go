@@ -28,10 +28,6 @@ knowledge from one repository to another:
 
 'kk pack export' writes one from this repository's tree; 'kk pack import'
 grafts one into nodes/<name>/. Packs written by kenkeep read the same way.`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return usagef("pack needs a subcommand: export or import")
-		},
 	}
 	cmd.AddCommand(newPackExportCmd(app), newPackImportCmd(app))
 	return cmd
@@ -43,27 +39,29 @@ type packExportOpts struct {
 	Summary  string
 	Homepage string
 	Out      string
+	verbose  bool
 }
 
 func newPackExportCmd(app *App) *cobra.Command {
 	var o packExportOpts
 	cmd := &cobra.Command{
-		Use:   "export --name <name> --version <version> --summary <text> [--homepage <url>] [--out <dir|file.tar.gz>]",
-		Short: "Write the knowledge tree as a knowledge pack",
+		Use:     "export --name <name> --pack-version <version> --description <text> [--homepage <url>] [--output <dir|file.tar.gz>]",
+		Example: `  kk pack export --name team-go --pack-version 1.0.0 --description "Our Go conventions" --output team-go.tar.gz`,
+		Short:   "Write the knowledge tree as a knowledge pack",
 		Long: `Write every leaf of the tree as a knowledge pack: the leaves byte for byte
 under knowledge/ (with freshly generated index.md files, and
 nodes/.redirects.json when there is one), the summaries of the exported
 folders in knowledge.FOLDER_SUMMARIES.md, the manifest kenkeep-pack.yaml
 (schema_version 3) and a README.md.
 
---out names a folder, or a file ending in .tar.gz (or .tgz) for an archive
+--output names a folder, or a file ending in .tar.gz (or .tgz) for an archive
 whose entries sit under kenkeep-pack-<name>/. The default is the folder
 kenkeep-pack-<name> in the working directory. An existing folder is
 replaced only if it is a pack (it holds kenkeep-pack.yaml) or empty; in a
 pack folder, other files such as LICENSE or .git are kept.
 
-The pack is put together and linted beside --out first; any lint error
-aborts the export and leaves --out as it was. Exporting the same tree
+The pack is put together and linted beside --output first; any lint error
+aborts the export and leaves --output as it was. Exporting the same tree
 twice gives the same bytes, archives included (sorted entries, one fixed
 time stamp, no owner).
 
@@ -73,7 +71,7 @@ tar.gz), "leaves", "folders", "folder_summaries", "missing_summaries",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var missing []string
-			for _, f := range []struct{ flag, val string }{{"--name", o.Name}, {"--version", o.Version}, {"--summary", o.Summary}} {
+			for _, f := range []struct{ flag, val string }{{"--name", o.Name}, {"--pack-version", o.Version}, {"--description", o.Summary}} {
 				if strings.TrimSpace(f.val) == "" {
 					missing = append(missing, f.flag)
 				}
@@ -85,10 +83,11 @@ tar.gz), "leaves", "folders", "folder_summaries", "missing_summaries",
 		},
 	}
 	cmd.Flags().StringVar(&o.Name, "name", "", "pack name: lowercase letters, digits and - (required)")
-	cmd.Flags().StringVar(&o.Version, "version", "", "version of the pack's content, such as 1.0.0 (required)")
-	cmd.Flags().StringVar(&o.Summary, "summary", "", "one-line summary of the pack (required)")
+	cmd.Flags().StringVar(&o.Version, "pack-version", "", "version of the pack's content, such as 1.0.0 (required)")
+	cmd.Flags().StringVar(&o.Summary, "description", "", "one-line description of the pack (required; the manifest's summary)")
 	cmd.Flags().StringVar(&o.Homepage, "homepage", "", "where the pack is published (an absolute URL)")
-	cmd.Flags().StringVar(&o.Out, "out", "", "folder, or file ending in .tar.gz, to write (default kenkeep-pack-<name>)")
+	cmd.Flags().StringVar(&o.Out, "output", "", "folder, or file ending in .tar.gz, to write (default kenkeep-pack-<name>)")
+	cmd.Flags().BoolVarP(&o.verbose, "verbose", "v", false, "name every folder the pack lacks a summary for, not only the first 5")
 	return cmd
 }
 
@@ -122,8 +121,14 @@ func runPackExport(ctx context.Context, app *App, o packExportOpts) error {
 	fmt.Fprintf(app.IO.Out, "exported\t%d leaf file(s) in %d folder(s) as pack %s %s\n", res.Leaves, res.Folders, res.Name, res.Version)
 	fmt.Fprintf(app.IO.Out, "wrote\t%s\n", res.Out)
 	if len(res.MissingSummaries) > 0 {
+		folders := listSome(res.MissingSummaries, 5)
+		if o.verbose {
+			folders = strings.Join(res.MissingSummaries, ", ")
+		} else if len(res.MissingSummaries) > 5 {
+			folders += " (--verbose lists them all)"
+		}
 		app.warnf("%d folder(s) of the pack have no summary: %s; add them to FOLDER_SUMMARIES.md so the pack's index says what each folder is for",
-			len(res.MissingSummaries), strings.Join(res.MissingSummaries, ", "))
+			len(res.MissingSummaries), folders)
 	}
 	return nil
 }
@@ -154,7 +159,9 @@ type packImportOpts struct {
 func newPackImportCmd(app *App) *cobra.Command {
 	var o packImportOpts
 	cmd := &cobra.Command{
-		Use:   "import <dir|file.tar.gz> [--as <name>] [--migrate]",
+		Use: "import <dir|file.tar.gz> [--as <name>] [--migrate]",
+		Example: `  kk pack import team-go.tar.gz
+  kk pack import kenkeep-pack-drupal --as drupal --migrate`,
 		Short: "Graft a knowledge pack into the tree",
 		Long: `Import a knowledge pack from a folder or a .tar.gz archive. The manifest
 kenkeep-pack.yaml may sit at the top of the source or in the one folder

@@ -19,10 +19,6 @@ layout (nodes/practice/ and nodes/map/, leaves with schema_version: 1).
 'kk place inventory' lists the leaves; a model (the kk-migrate skill)
 clusters them into folders; 'kk place apply' moves them there and sets
 their schema_version to 2. 'kk migrate okf-v3' is the next step.`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return usagef("place needs a subcommand: inventory or apply")
-		},
 	}
 	cmd.AddCommand(newPlaceInventoryCmd(app), newPlaceApplyCmd(app))
 	return cmd
@@ -34,8 +30,9 @@ type placeInventoryOpts struct{}
 func newPlaceInventoryCmd(app *App) *cobra.Command {
 	var o placeInventoryOpts
 	return &cobra.Command{
-		Use:   "inventory",
-		Short: "List the leaves of a flat tree for clustering",
+		Use:     "inventory",
+		Example: `  kk place inventory > inventory.json`,
+		Short:   "List the leaves of a flat tree for clustering",
 		Long: `List every leaf of a schema version 1 (flat) tree, sorted by id: id, kind,
 source path and title, tab-separated. A tree at any other version (or with
 no leaves) has nothing to place: "nothing to do". Writes nothing.
@@ -88,8 +85,9 @@ type placeApplyOpts struct {
 func newPlaceApplyCmd(app *App) *cobra.Command {
 	var o placeApplyOpts
 	cmd := &cobra.Command{
-		Use:   "apply",
-		Short: "Move the leaves of a flat tree into the folders a plan names",
+		Use:     "apply",
+		Example: `  kk place apply --input plan.json`,
+		Short:   "Move the leaves of a flat tree into the folders a plan names",
 		Long: `Carry out a place plan (see 'kk schema place-plan') read from --input
 <file|->, standard input by default:
 {"placements": [{"id", "targetFolder"}], "folders": [{"folder", "summary"}]}.

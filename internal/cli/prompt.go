@@ -73,8 +73,9 @@ type promptListOpts struct{}
 func newPromptListCmd(app *App) *cobra.Command {
 	var o promptListOpts
 	cmd := &cobra.Command{
-		Use:   "list",
-		Short: "List the prompts and where each comes from",
+		Use:     "list",
+		Example: `  kk prompt list`,
+		Short:   "List the prompts and where each comes from",
 		Long: `List the shipped prompts, one per line: the name, then "shipped", or
 "override" and the override's path. Files in .ai/kenkeep/.config/prompts/
 that override no shipped prompt are named in a warning: kk does not read

@@ -22,7 +22,7 @@ func newReadCmd(app *App) *cobra.Command {
 	var o readOpts
 	cmd := &cobra.Command{
 		Use:   "read [<id>]",
-		Short: "Show one node with its edges and newest changelog entries",
+		Short: "Show one note by id with its edges and changelog (the kk_read tool)",
 		Long: `The command-line face of the MCP tool kk_read: one node by id, or by its
 file with --path (relative to nodes/ or to the repository), with its fields,
 its body (without kk's generated Related and Citations blocks), its

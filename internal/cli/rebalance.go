@@ -21,10 +21,6 @@ func newRebalanceCmd(app *App) *cobra.Command {
 		Long: `'kk rebalance trigger' names the folders and leaves whose shape calls for a
 structural change; a model (the kk-curate skill) turns those into a plan,
 and 'kk rebalance move' applies the plan. Neither calls a model.`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return usagef("rebalance needs a subcommand: trigger or move")
-		},
 	}
 	cmd.AddCommand(newRebalanceTriggerCmd(app), newRebalanceMoveCmd(app))
 	return cmd
@@ -36,7 +32,9 @@ type rebalanceTriggerOpts struct{}
 func newRebalanceTriggerCmd(app *App) *cobra.Command {
 	var o rebalanceTriggerOpts
 	return &cobra.Command{
-		Use:   "trigger",
+		Use: "trigger",
+		Example: `  kk rebalance trigger
+  kk rebalance trigger --json`,
 		Short: "List the structural changes the tree's shape calls for",
 		Long: `Measure every folder and leaf and list the structural changes that cross a
 threshold:
@@ -101,8 +99,9 @@ type rebalanceMoveOpts struct {
 func newRebalanceMoveCmd(app *App) *cobra.Command {
 	var o rebalanceMoveOpts
 	cmd := &cobra.Command{
-		Use:   "move",
-		Short: "Apply a rebalance plan, then regenerate the index",
+		Use:     "move",
+		Example: `  kk rebalance move --input plan.json`,
+		Short:   "Apply a rebalance plan, then regenerate the index",
 		Long: `Apply a rebalance plan (see 'kk schema rebalance-plan') read from --input
 <file|->, standard input by default. Operations run in order:
 

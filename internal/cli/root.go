@@ -24,6 +24,7 @@ import (
 	"github.com/kk-project/kk/internal/httpapi"
 	"github.com/kk-project/kk/internal/lock"
 	"github.com/kk-project/kk/internal/node"
+	"github.com/kk-project/kk/internal/op"
 	"github.com/kk-project/kk/internal/store"
 	"github.com/kk-project/kk/internal/txn"
 )
@@ -121,7 +122,7 @@ func Main() int {
 	if path := os.Getenv("KK_CPUPROFILE"); path != "" {
 		// For measuring kk itself; see docs/benchmarks.md.
 		if f, err := os.Create(path); err == nil {
-			defer func() { _ = f.Close() }()
+			defer f.Close()
 			if pprof.StartCPUProfile(f) == nil {
 				defer pprof.StopCPUProfile()
 			}
@@ -159,7 +160,10 @@ func Run(ctx context.Context, args []string, streams IO, getenv func(string) str
 }
 
 // exitCode prints err (as text, or as JSON with --json) and maps it to an
-// exit code. It is the only place that decides exit codes.
+// exit code. It is the only place that decides exit codes, and the one
+// error encoder: with --json every error, a usage error or a failure of
+// the command, is one object of one shape on stderr (jsonError), and
+// nothing else is printed about it.
 func (a *App) exitCode(err error) int {
 	if err == nil {
 		return ExitOK
@@ -168,39 +172,83 @@ func (a *App) exitCode(err error) int {
 	if errors.As(err, &silent) {
 		return silent.Code
 	}
-	code, kind := ExitFailure, "error"
-	var usage *UsageError
-	var ran *commandError
-	var held *lock.HeldError
-	var api *httpapi.APIError
-	switch {
-	case errors.As(err, &usage) || !errors.As(err, &ran):
-		code, kind = ExitUsage, "usage"
-	case errors.As(err, &held):
-		kind = "locked"
-	case errors.Is(err, store.ErrNotFound):
-		kind = "not_found"
-	case errors.As(err, &api):
-		kind = "http"
-	case errors.Is(err, context.Canceled):
-		kind = "interrupted"
-	}
+	e := classify(err)
 	if a.JSON {
-		if s, serr := stamped(map[string]any{"error": map[string]any{"kind": kind, "message": err.Error(), "exit_code": code}}); serr == nil {
-			_ = a.writeJSON(a.IO.Err, s)
+		if s, serr := stamped(map[string]any{"error": e}); serr == nil {
+			a.writeJSON(a.IO.Err, s)
 		}
-		return code
+		return e.ExitCode
 	}
 	fmt.Fprintf(a.IO.Err, "%s %s\n", a.stderrStyle().red("kk:"), err)
-	if code == ExitUsage {
+	if e.ExitCode == ExitUsage {
 		help := a.usageHelp
 		if help == "" {
 			help = "kk --help"
 		}
 		fmt.Fprintf(a.IO.Err, "Run '%s' for usage.\n", help)
 	}
-	return code
+	return e.ExitCode
 }
+
+// Codes of jsonError besides the operation codes of internal/op
+// (VALIDATION_ERROR, NOT_FOUND, CONFLICT, INVARIANT_VIOLATION,
+// INTERNAL_ERROR), which the tool faces (kk graph, kk query, kk read …)
+// pass on as the MCP tools report them.
+const (
+	codeUsage       = "USAGE_ERROR"
+	codeLocked      = "LOCKED"
+	codeHTTP        = "HTTP_ERROR"
+	codeInterrupted = "INTERRUPTED"
+	codeError       = "ERROR"
+)
+
+// jsonError is the one shape of an error under --json, printed on stderr
+// as {"schema_version":1,"error":{…}}: a code to branch on, the message a
+// person would read, the exit code, and the details an operation gave.
+type jsonError struct {
+	Code     string         `json:"code"`
+	Message  string         `json:"message"`
+	ExitCode int            `json:"exit_code"`
+	Details  map[string]any `json:"details,omitempty"`
+}
+
+// classify gives an error its code and exit code.
+func classify(err error) jsonError {
+	var usage *UsageError
+	var ran *commandError
+	var failed *opFailure
+	var opErr *op.Error
+	var held *lock.HeldError
+	var api *httpapi.APIError
+	e := jsonError{Code: codeError, Message: err.Error(), ExitCode: ExitFailure}
+	switch {
+	case errors.As(err, &usage) || !errors.As(err, &ran):
+		e.Code, e.ExitCode = codeUsage, ExitUsage
+	case errors.As(err, &failed):
+		e.Code, e.Message, e.Details = failed.e.Code, failed.e.Message, failed.e.Details
+	case errors.As(err, &opErr) && err.Error() == opErr.Error():
+		// an operation's error as the core returned it, not wrapped in
+		// more context: its code and details come through
+		e.Code, e.Message, e.Details = opErr.Code, opErr.Message, opErr.Details
+	case errors.As(err, &opErr):
+		e.Code, e.Details = opErr.Code, opErr.Details
+	case errors.As(err, &held):
+		e.Code = codeLocked
+	case errors.Is(err, store.ErrNotFound):
+		e.Code = op.CodeNotFound
+	case errors.As(err, &api):
+		e.Code, e.Details = codeHTTP, map[string]any{"status": api.Status, "method": api.Method, "path": api.Path}
+	case errors.Is(err, context.Canceled):
+		e.Code = codeInterrupted
+	}
+	return e
+}
+
+// opFailure is a failed operation of a tool face: the operation's error,
+// whose code and details --json passes on.
+type opFailure struct{ e *op.Error }
+
+func (f *opFailure) Error() string { return f.e.Code + ": " + f.e.Message + graphNextStep(f.e) }
 
 const rootLong = `kk gives a software project a memory that lives in its own git repository
 as reviewed markdown under .ai/kenkeep/, and puts the right part of it in
@@ -212,7 +260,15 @@ folder holding .ai/kenkeep, unless --root or KK_ROOT names it.
 Exit status:
   0  success
   1  failure: invalid input, a failed check, lint errors, a held lock
-  2  usage error: unknown command or flag, wrong arguments`
+  2  usage error: unknown command or flag, wrong arguments
+
+With --json, a command that fails prints nothing on stdout and one object
+on stderr, whatever went wrong:
+  {"schema_version":1,"error":{"code":"NOT_FOUND","message":"…","exit_code":1,"details":{…}}}
+code is USAGE_ERROR (exit 2), NOT_FOUND, VALIDATION_ERROR, CONFLICT,
+INVARIANT_VIOLATION, LOCKED, HTTP_ERROR, INTERRUPTED, INTERNAL_ERROR or
+ERROR; details, when present, carry what a caller can act on (the field,
+the id, the current version).`
 
 func newRootCmd(app *App) *cobra.Command {
 	root := &cobra.Command{
@@ -238,6 +294,8 @@ func newRootCmd(app *App) *cobra.Command {
 	jsonFlag(root, app)
 	root.PersistentFlags().BoolVarP(&app.Quiet, "quiet", "q", false, "print no progress, warnings or notes on stderr (errors still are)")
 	root.SetVersionTemplate("kk {{.Version}}\n")
+	// --version has no -v: -v is --verbose wherever a command has it.
+	root.Flags().Bool("version", false, "print kk's version (kk version prints more)")
 	for _, c := range []*cobra.Command{
 		newInitCmd(app),
 		newNodeCmd(app),
@@ -261,6 +319,8 @@ func newRootCmd(app *App) *cobra.Command {
 	} {
 		root.AddCommand(c)
 	}
+	organizeHelp(root)
+	applyFlagAliases(root)
 	addJSONFlags(root, app)
 	addCompletions(root, app)
 	markCommandErrors(root)

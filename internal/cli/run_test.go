@@ -54,12 +54,12 @@ func TestLockedErrorNamesHolder(t *testing.T) {
 	var got struct {
 		SchemaVersion int `json:"schema_version"`
 		Error         struct {
-			Kind     string `json:"kind"`
+			Code     string `json:"code"`
 			Message  string `json:"message"`
 			ExitCode int    `json:"exit_code"`
 		} `json:"error"`
 	}
-	if err := json.Unmarshal([]byte(stderr), &got); err != nil || code != 1 || got.Error.Kind != "locked" || got.Error.ExitCode != 1 || got.SchemaVersion != JSONSchemaVersion {
+	if err := json.Unmarshal([]byte(stderr), &got); err != nil || code != 1 || got.Error.Code != "LOCKED" || got.Error.ExitCode != 1 || got.SchemaVersion != JSONSchemaVersion {
 		t.Fatalf("--json error: code %d, %+v, %v, stderr %s", code, got, err, stderr)
 	}
 }
@@ -71,19 +71,19 @@ func TestExitCodes(t *testing.T) {
 		code int
 		kind string
 	}{
-		{[]string{"--json", "frobnicate"}, ExitUsage, "usage"},
-		{[]string{"--json", "node", "write"}, ExitUsage, "usage"},
-		{[]string{"--json", "index", "rebuild"}, ExitFailure, "not_found"},
+		{[]string{"--json", "frobnicate"}, ExitUsage, "USAGE_ERROR"},
+		{[]string{"--json", "node", "write"}, ExitUsage, "USAGE_ERROR"},
+		{[]string{"--json", "index", "rebuild"}, ExitFailure, "NOT_FOUND"},
 	}
 	for _, c := range cases {
 		code, stdout, stderr := run(t, dir, "", c.args...)
 		var got struct {
 			Error struct {
-				Kind     string `json:"kind"`
+				Code     string `json:"code"`
 				ExitCode int    `json:"exit_code"`
 			} `json:"error"`
 		}
-		if code != c.code || json.Unmarshal([]byte(stderr), &got) != nil || got.Error.Kind != c.kind || got.Error.ExitCode != c.code || stdout != "" {
+		if code != c.code || json.Unmarshal([]byte(stderr), &got) != nil || got.Error.Code != c.kind || got.Error.ExitCode != c.code || stdout != "" {
 			t.Errorf("%v: exit %d stdout %q stderr %q", c.args, code, stdout, stderr)
 		}
 	}

@@ -18,7 +18,9 @@ type schemaOpts struct {
 func newSchemaCmd(app *App) *cobra.Command {
 	var o schemaOpts
 	cmd := &cobra.Command{
-		Use:   "schema <name> | --list",
+		Use: "schema <name> | --list",
+		Example: `  kk schema --list
+  kk schema node-input`,
 		Short: "Print the JSON Schema of a kk input",
 		Long: `Print the JSON Schema (draft 2020-12) of one structured input kk accepts:
 leaf front matter, config.yaml, the JSON plans that kk primitives take.

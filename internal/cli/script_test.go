@@ -85,9 +85,10 @@ func TestScripts(t *testing.T) {
 				}
 				ts.Check(copyDir(exampleAbs, ts.MkAbs(".")))
 			},
-			"pty":       ptyCmd,
-			"waitserve": waitServeCmd,
-			"httpget":   httpGetCmd,
+			"pty":         ptyCmd,
+			"readmeblock": readmeBlockCmd,
+			"waitserve":   waitServeCmd,
+			"httpget":     httpGetCmd,
 		},
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("KK_ROOT", "")
@@ -105,15 +106,72 @@ func TestScripts(t *testing.T) {
 	})
 }
 
-// ptyCmd is the script command "pty <program> [args...]": it runs the
-// program (from the script's PATH, in the script's folder) with stderr on
-// a pseudo-terminal and stdout on a pipe, as an interactive shell whose
-// output is piped would. What the terminal received becomes the command's
-// stderr, the pipe's bytes its stdout. The environment is the test
-// process's, with the script's values of the variables kk reads.
+// readmeAbs is the repository's README.md, for the readmeblock command.
+var readmeAbs = func() string {
+	abs, err := filepath.Abs(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		panic(err)
+	}
+	return abs
+}()
+
+// readmeBlockCmd is the script command "readmeblock <marker> <file>": it
+// writes to <file> the first code block that follows the line of the
+// repository's README.md starting with "<!-- <marker>:", as the README
+// prints it, so that a script runs what a reader pastes. A block indented
+// under a list item loses the indentation of its fence, as it does when
+// the README is rendered.
+func readmeBlockCmd(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: readmeblock <marker> <file>")
+	}
+	data, err := os.ReadFile(readmeAbs)
+	ts.Check(err)
+	lines := strings.Split(string(data), "\n")
+	start := -1
+	for i, l := range lines {
+		if strings.HasPrefix(strings.TrimLeft(l, " "), "<!-- "+args[0]+":") {
+			start = i
+			break
+		}
+	}
+	if start < 0 {
+		ts.Fatalf("README.md has no line starting with <!-- %s:", args[0])
+	}
+	var block []string
+	in, indent := false, ""
+	for _, l := range lines[start+1:] {
+		switch {
+		case !in && strings.HasPrefix(strings.TrimLeft(l, " "), "```"):
+			in, indent = true, l[:len(l)-len(strings.TrimLeft(l, " "))]
+		case in && l == indent+"```":
+			ts.Check(os.WriteFile(ts.MkAbs(args[1]), []byte(strings.Join(block, "\n")+"\n"), 0o644))
+			return
+		case in:
+			block = append(block, strings.TrimPrefix(l, indent))
+		case strings.TrimSpace(l) != "":
+			ts.Fatalf("README.md: the <!-- %s: --> line is not followed by a code block", args[0])
+		}
+	}
+	ts.Fatalf("README.md: the code block after <!-- %s: --> does not end", args[0])
+}
+
+// ptyCmd is the script command "pty [-stdout] <program> [args...]": it
+// runs the program (from the script's PATH, in the script's folder) with
+// stderr on a pseudo-terminal and stdout on a pipe, as an interactive shell
+// whose output is piped would. What the terminal received becomes the
+// command's stderr, the pipe's bytes its stdout. With -stdout it is the
+// other way round: stdout on the terminal (and becoming the command's
+// stdout), stderr on the pipe, as a person reading a command's output at a
+// terminal would run it. The environment is the test process's, with the
+// script's values of the variables kk reads.
 func ptyCmd(ts *testscript.TestScript, neg bool, args []string) {
+	onStdout := len(args) > 0 && args[0] == "-stdout"
+	if onStdout {
+		args = args[1:]
+	}
 	if len(args) == 0 {
-		ts.Fatalf("usage: pty <program> [args...]")
+		ts.Fatalf("usage: pty [-stdout] <program> [args...]")
 	}
 	prog := args[0]
 	for _, dir := range filepath.SplitList(ts.Getenv("PATH")) {
@@ -131,22 +189,29 @@ func ptyCmd(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	ptmx, tty, err := pty.Open()
 	ts.Check(err)
-	defer func() { _ = ptmx.Close() }()
+	defer ptmx.Close()
 	var stdout bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, tty
+	if onStdout {
+		cmd.Stdout, cmd.Stderr = tty, &stdout
+	}
 	ts.Check(cmd.Start())
-	_ = tty.Close() // the child holds it now; reading ends when the child exits
+	tty.Close() // the child holds it now; reading ends when the child exits
 	var term bytes.Buffer
 	copied := make(chan struct{})
 	go func() {
-		_, _ = io.Copy(&term, ptmx) // ends with EIO once no process holds the terminal
+		io.Copy(&term, ptmx) // ends with EIO once no process holds the terminal
 		close(copied)
 	}()
 	err = cmd.Wait()
 	<-copied
-	_, _ = ts.Stdout().Write(stdout.Bytes())
 	// The terminal turns "\n" into "\r\n"; scripts match lines as written.
-	_, _ = ts.Stderr().Write([]byte(strings.ReplaceAll(term.String(), "\r\n", "\n")))
+	termOut, pipeOut := ts.Stderr(), ts.Stdout()
+	if onStdout {
+		termOut, pipeOut = ts.Stdout(), ts.Stderr()
+	}
+	pipeOut.Write(stdout.Bytes())
+	termOut.Write([]byte(strings.ReplaceAll(term.String(), "\r\n", "\n")))
 	if err != nil && !neg {
 		ts.Fatalf("%s: %v", strings.Join(args, " "), err)
 	}
@@ -193,7 +258,7 @@ func httpGetCmd(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	resp, err := http.Get(ts.Getenv("KK_SERVER") + args[1])
 	ts.Check(err)
-	defer func() { _ = resp.Body.Close() }()
+	defer resp.Body.Close()
 	body, err := io.ReadAll(resp.Body)
 	ts.Check(err)
 	if got := strconv.Itoa(resp.StatusCode); got != args[0] {

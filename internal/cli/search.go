@@ -29,8 +29,11 @@ type searchOpts struct {
 func newSearchCmd(app *App) *cobra.Command {
 	var o searchOpts
 	cmd := &cobra.Command{
-		Use:   "search <text>...",
-		Short: "Rank the nodes matching some words",
+		Use: "search <text>...",
+		Example: `  kk search wrap errors
+  kk search --tag go --type practice
+  kk search token rotation --limit 3 --json`,
+		Short: "Full-text search of every note, ranked (the kk_search tool)",
 		Long: `Sync the branch's search index (see kk sync), then list the nodes that
 best match the words of <text>, best first. This is the command-line face
 of the MCP tool kk_search: --input <file|-> takes its parameter object
@@ -94,7 +97,7 @@ matched words in [brackets]. Nothing found prints nothing and exits 0.`,
 		},
 	}
 	cmd.Flags().IntVar(&o.limit, "limit", search.DefaultSearchLimit, fmt.Sprintf("list at most N hits (at most %d)", search.MaxSearchLimit))
-	cmd.Flags().StringSliceVar(&o.types, "type", nil, "list only nodes of this type (repeatable)")
+	cmd.Flags().StringSliceVar(&o.types, "type", nil, "list only nodes of this type: practice, map, molecule, req, … (repeatable)")
 	cmd.Flags().StringSliceVar(&o.tags, "tag", nil, "list only nodes carrying this tag (repeatable: every tag given)")
 	cmd.Flags().Float64Var(&o.minScore, "min-score", 0, "drop the hits scoring below this")
 	cmd.Flags().BoolVar(&o.all, "all", false, "no effect: search always lists its best matches")
@@ -128,6 +131,14 @@ func runSearch(ctx context.Context, app *App, o searchOpts) error {
 		d, ok := data.(*search.SearchData)
 		if !ok {
 			return
+		}
+		if len(d.Hits) == 0 {
+			switch {
+			case o.text != "" && !o.all:
+				app.noResults("no note answers %q; kk search --all lists weaker matches too, kk node list lists every note", o.text)
+			default:
+				app.noResults("no note matches; kk node list lists every note")
+			}
 		}
 		for _, h := range d.Hits {
 			fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", strconv.FormatFloat(h.Score, 'g', 4, 64), h.ID, h.Path, h.Title)

@@ -164,10 +164,13 @@ func runServe(ctx context.Context, app *App, o serveOpts) error {
 	if app.Getenv("GOGC") != "" {
 		gc = 0 // GOGC rules
 	}
+	// The signal's context ends the waits of a job's commit for locks
+	// other git processes hold (the job then resumes at the next start);
+	// what the worker started, git included, it finishes.
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	return server.Run(ctx, server.Options{
-		Root: root, Init: store.InitOptions{Version: version, Now: app.Now(), Command: app.Command},
+		Root: root, Init: store.InitOptions{Version: releaseVersion(), Now: app.Now(), Command: app.Command},
 		Addr: o.addr, Token: token, LoopbackOnly: notLoopback == nil, PushEvery: o.pushEvery,
 		Logger: log, Now: app.Now, Getenv: app.Getenv, Harnesses: app.harnesses(), GCPercent: gc, Delay: delay,
 	})

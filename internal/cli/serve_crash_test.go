@@ -32,10 +32,20 @@ type crashServer struct {
 // listens.
 func startCrashServer(t *testing.T, root string, delay time.Duration) *crashServer {
 	t.Helper()
+	return startCrashServerWith(t, root, delay, nil)
+}
+
+// startCrashServerWith is startCrashServer; setup, when set, changes the
+// command before it starts.
+func startCrashServerWith(t *testing.T, root string, delay time.Duration, setup func(*exec.Cmd)) *crashServer {
+	t.Helper()
 	urlFile := filepath.Join(root, ".ai", "kenkeep", ".state", serve.URLFile)
 	_ = os.Remove(urlFile) // a killed server leaves its own behind, or none
 	cmd := exec.Command("kk", "serve", "--root", root, "--addr", "127.0.0.1:0", "--log-level", "debug")
 	cmd.Env = append(os.Environ(), "KK_ROOT=", EnvServeTestDelay+"="+delay.String())
+	if setup != nil {
+		setup(cmd)
+	}
 	log := &strings.Builder{}
 	cmd.Stderr = log
 	if err := cmd.Start(); err != nil {

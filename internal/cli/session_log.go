@@ -17,10 +17,6 @@ func newSessionLogCmd(app *App) *cobra.Command {
 		Long: `Session logs in .ai/kenkeep/_sessions/ hold a slice of an agent session and,
 once extracted, the knowledge candidates found in it; curate consumes
 them. These primitives let skills record extraction results.`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return usagef("session-log needs a subcommand: stage-live or update-proposals")
-		},
 	}
 	cmd.AddCommand(newSessionLogStageLiveCmd(app), newSessionLogUpdateProposalsCmd(app))
 	return cmd

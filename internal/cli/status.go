@@ -18,7 +18,9 @@ type statusOpts struct{}
 func newStatusCmd(app *App) *cobra.Command {
 	var o statusOpts
 	cmd := &cobra.Command{
-		Use:   "status",
+		Use: "status",
+		Example: `  kk status
+  kk status --json`,
 		Short: "Show what the knowledge base holds and what waits for work",
 		Long: `Show the installed version, the leaves by type, the folders, whether the
 generated index matches the leaves, the session logs waiting for proposal
@@ -53,7 +55,11 @@ func runStatus(ctx context.Context, app *App, _ statusOpts) error {
 	}
 	w := app.IO.Out
 	fmt.Fprintf(w, "knowledge base: %s\n", k.Dir)
-	fmt.Fprintf(w, "installed: %s (%s)\n", st.Version, st.InstalledAt)
+	installed := st.Version
+	if installed == "" {
+		installed = "a development build"
+	}
+	fmt.Fprintf(w, "installed: %s (%s)\n", installed, st.InstalledAt)
 	{
 		types := make([]string, 0, len(st.NodesByType))
 		for t := range st.NodesByType {
@@ -104,7 +110,7 @@ func runStatus(ctx context.Context, app *App, _ statusOpts) error {
 	}
 	fmt.Fprintf(w, "conflicts: %d pending of %d\n", st.Conflicts.Pending, st.Conflicts.Total)
 	if n := len(st.MissingSummaries); n > 0 {
-		fmt.Fprintf(w, "folders without summary: %d (%s)\n", n, strings.Join(st.MissingSummaries, ", "))
+		fmt.Fprintf(w, "folders without summary: %d (%s)\n", n, listSome(st.MissingSummaries, 5))
 	} else {
 		fmt.Fprintln(w, "folders without summary: 0")
 	}

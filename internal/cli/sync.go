@@ -18,7 +18,9 @@ type syncOpts struct {
 func newSyncCmd(app *App) *cobra.Command {
 	var o syncOpts
 	cmd := &cobra.Command{
-		Use:   "sync",
+		Use: "sync",
+		Example: `  kk sync
+  kk sync --branch main`,
 		Short: "Bring the branch's search index up to date with the tree",
 		Long: `Bring the derived search index of a branch (.ai/kenkeep/.state/branches/
 <branch>/index.db) up to date with the leaves under nodes/ and with the

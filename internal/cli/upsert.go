@@ -50,7 +50,7 @@ NOT_FOUND, CONFLICT, INVARIANT_VIOLATION) and writes nothing.`,
 			}
 			if o.input != "" {
 				return refuseWithInput(cmd, "type", "id", "title", "status", "priority", "severity", "owner", "tag", "link",
-					"text-ref", "description", "body", "folder", "version", "edge", "by", "source")
+					"text-ref", "description", "body", "folder", "expect-version", "edge", "by", "source")
 			}
 			if (o.e.Type == "") != (o.e.ID == "") {
 				return usagef("an entity needs both --type and --id")
@@ -87,7 +87,7 @@ NOT_FOUND, CONFLICT, INVARIANT_VIOLATION) and writes nothing.`,
 	f.StringVar(&o.description, "description", "", "one-line description")
 	f.StringVar(&o.body, "body", "", "markdown body")
 	f.StringVar(&o.e.Folder, "folder", "", "folder under nodes/ for a new entity (default: the type's folder)")
-	f.StringVar(&o.version, "version", "", "fail with CONFLICT unless the entity is at this version")
+	f.StringVar(&o.version, "expect-version", "", "fail with CONFLICT unless the entity is at this version")
 	f.StringArrayVar(&o.edges, "edge", nil, "typed edge TYPE:FROM:TO, or relates_to:FROM:TO:KIND (repeatable)")
 	f.StringVar(&o.by, "by", "", "who applies the changeset (default: your user name)")
 	f.StringVar(&o.source, "source", "cli", "where the facts come from: a task, a document, a review")
@@ -111,10 +111,10 @@ func (o *upsertOpts) params(cmd *cobra.Command) (trace.KBUpsertParams, error) {
 				*s.dst = &v
 			}
 		}
-		if cmd.Flags().Changed("version") {
+		if cmd.Flags().Changed("expect-version") {
 			var v int64
 			if _, err := fmt.Sscan(o.version, &v); err != nil || v < 1 {
-				return p, usagef("--version must be a whole number of at least 1, not %q", o.version)
+				return p, usagef("--expect-version must be a whole number of at least 1, not %q", o.version)
 			}
 			e.Version = &v
 		}

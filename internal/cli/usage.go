@@ -17,7 +17,9 @@ type usageOpts struct {
 func newUsageCmd(app *App) *cobra.Command {
 	var o usageOpts
 	cmd := &cobra.Command{
-		Use:   "usage",
+		Use: "usage",
+		Example: `  kk usage
+  kk usage --limit 10 --json`,
 		Short: "Summarise which nodes agent sessions read, and which they never read",
 		Long: `Summarise the usage ledger (.ai/kenkeep/.state/usage.jsonl, one line per
 read of a node or index by an agent session): the most and the least read

@@ -74,6 +74,30 @@ func (a *App) notef(format string, args ...any) {
 	fmt.Fprintf(a.IO.Err, "kk: "+format+"\n", args...)
 }
 
+// noResults tells a person at a terminal that a listing came out empty,
+// and what to try instead. In a pipe, and with --json or --quiet, an empty
+// result is no output at all, so scripts see nothing to parse.
+func (a *App) noResults(format string, args ...any) {
+	if !a.IO.OutTTY || a.JSON || a.Quiet {
+		return
+	}
+	fmt.Fprintf(a.IO.Err, "kk: "+format+"\n", args...)
+}
+
+// listLimit is how many items of a long list (files written, folders
+// lacking a summary) a command prints without --verbose; --json always
+// carries them all.
+const listLimit = 10
+
+// capList returns the items a command prints: every one with verbose, else
+// the first listLimit, and how many it left out.
+func capList[T any](items []T, verbose bool) ([]T, int) {
+	if verbose || len(items) <= listLimit {
+		return items, 0
+	}
+	return items[:listLimit], len(items) - listLimit
+}
+
 // style colours text for one stream, or leaves it as it is.
 type style struct{ on bool }
 

@@ -18,7 +18,10 @@ type validateOpts struct {
 func newValidateCmd(app *App) *cobra.Command {
 	var o validateOpts
 	return &cobra.Command{
-		Use:   "validate <name> [file|-]",
+		Use: "validate <name> [file|-]",
+		Example: `  kk validate node-input node.json
+  kk validate node .ai/kenkeep/nodes/practice-wrap-errors.md
+  cat plan.json | kk validate rebalance-plan -`,
 		Short: "Check a JSON, YAML or markdown document against a kk schema",
 		Long: `Check a document against the named schema (see kk schema --list). The
 document comes from the file, or from standard input when the file is - or

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -31,14 +32,18 @@ func Read(ctx context.Context, dir string, args ...string) ([]byte, error) {
 // RunWith is Run with extra environment variables (NAME=value, which
 // override the process's own) and, when not nil, standard input.
 func RunWith(ctx context.Context, dir string, env []string, stdin []byte, args ...string) ([]byte, error) {
-	return runInput(ctx, dir, env, stdin, args)
+	return runInput(ctx, dir, env, stdin, false, args)
 }
 
 func run(ctx context.Context, dir string, env, args []string) ([]byte, error) {
-	return runInput(ctx, dir, env, nil, args)
+	return runInput(ctx, dir, env, nil, false, args)
 }
 
-func runInput(ctx context.Context, dir string, env []string, stdin []byte, args []string) ([]byte, error) {
+// runInput is run with standard input (when not nil); dying makes git die
+// with kk (SIGTERM when kk's process ends, where the system can say so):
+// a rebase is never left running behind a killed kk, whose next start
+// aborts what it left.
+func runInput(ctx context.Context, dir string, env []string, stdin []byte, dying bool, args []string) ([]byte, error) {
 	if _, err := exec.LookPath("git"); err != nil {
 		return nil, ErrNoGit
 	}
@@ -47,6 +52,14 @@ func runInput(ctx context.Context, dir string, env []string, stdin []byte, args 
 	err := waitingForLocks(ctx, func() error {
 		cmd := exec.CommandContext(ctx, "git", full...)
 		cmd.Dir = dir
+		ownGroup(cmd)
+		if dying {
+			dieWithKK(cmd)
+		}
+		// Stopped by SIGTERM, on which git removes the lock files it
+		// holds; SIGKILL only if it does not end.
+		cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
+		cmd.WaitDelay = 10 * time.Second
 		cmd.Env = append(os.Environ(), "LC_ALL=C", "GIT_TERMINAL_PROMPT=0", "GIT_PAGER=cat")
 		cmd.Env = append(cmd.Env, env...)
 		var stdout, stderr bytes.Buffer

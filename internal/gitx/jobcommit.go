@@ -79,89 +79,6 @@ func CommitPaths(ctx context.Context, dir string, author Author, message string,
 	return strings.TrimSpace(string(out)), nil
 }
 
-// CommitChanges is CommitPaths for a caller that knows which paths it
-// wrote (they exist) and which it removed. Its cost does not grow with
-// the repository: it writes the objects itself and moves the branch with
-// git update-ref (see fastCommit). Where that does not apply (no commit
-// yet, a SHA-256 repository, a path that is not a regular file) it adds
-// the written paths and commits with git commit --only, and when git
-// refuses that (a removed path git never tracked), it falls back to
-// CommitPaths.
-func CommitChanges(ctx context.Context, dir string, author Author, message string, written, removed []string) error {
-	if author.Name == "" || author.Email == "" {
-		return errors.New("commit author needs a name and an email")
-	}
-	if strings.TrimSpace(message) == "" {
-		return errors.New("commit message is empty")
-	}
-	written, removed = cleanPaths(written), cleanPaths(removed)
-	all := cleanPaths(append(slices.Clone(written), removed...))
-	if len(all) == 0 {
-		_, err := CommitPaths(ctx, dir, author, message, nil)
-		return err
-	}
-	if committed, err := fastCommit(ctx, dir, author, message, written, removed); committed {
-		return err
-	}
-	if len(written) > 0 {
-		if _, err := literal(ctx, dir, nil, append([]string{"add", "-A", "--"}, written...)...); err != nil {
-			return err
-		}
-	}
-	args := append([]string{"commit", "-q", "--no-verify", "--allow-empty", "--cleanup=verbatim", "-m", message, "--only", "--"}, all...)
-	if _, err := literal(ctx, dir, author.env(), args...); err != nil {
-		if _, err2 := CommitPaths(ctx, dir, author, message, all); err2 != nil {
-			return fmt.Errorf("%w (and committing path by path: %v)", err, err2)
-		}
-	}
-	return nil
-}
-
-// ErrNoSnapshot means a commit cannot be made from contents in memory in
-// this repository (see CanCommitSnapshot); nothing was committed.
-var ErrNoSnapshot = errors.New("gitx: this repository's commits are made from the work tree")
-
-// CommitSnapshot makes the commit CommitChanges makes, but takes the
-// written files' contents from contents (by path, relative to dir)
-// instead of the work tree, which may have changed since: kk serve
-// commits a job while the next one writes. Only the in-process path
-// makes such a commit; where it does not apply, ErrNoSnapshot is returned
-// and nothing is committed.
-func CommitSnapshot(ctx context.Context, dir string, author Author, message string, contents map[string][]byte, removed []string) error {
-	if author.Name == "" || author.Email == "" {
-		return errors.New("commit author needs a name and an email")
-	}
-	if strings.TrimSpace(message) == "" {
-		return errors.New("commit message is empty")
-	}
-	written := make([]string, 0, len(contents))
-	for p := range contents {
-		if p != strings.TrimSpace(filepath.ToSlash(p)) || p == "" {
-			return fmt.Errorf("gitx: %q is not a clean path", p)
-		}
-		written = append(written, p)
-	}
-	slices.Sort(written)
-	committed, err := fastCommitFrom(ctx, dir, author, message, written, cleanPaths(removed), contents)
-	if !committed && errors.Is(err, errSlowPath) {
-		return ErrNoSnapshot
-	}
-	return err
-}
-
-// CanCommitSnapshot reports whether CommitSnapshot applies to dir's
-// repository: a SHA-1 repository with a commit at HEAD.
-func CanCommitSnapshot(ctx context.Context, dir string) bool {
-	gitDir, _, err := repoDirs(ctx, dir)
-	if err != nil {
-		return false
-	}
-	cat := &lazyCat{ctx: ctx, dir: dir}
-	defer cat.close()
-	_, _, err = cat.head(gitDir)
-	return err == nil
-}
-
 // knownPaths returns the paths git can commit: those on disk, and those
 // it tracks (in the index), which a deletion commits. A path that is
 // neither has nothing to commit.
@@ -253,31 +170,6 @@ func RestorePaths(ctx context.Context, dir string, paths []string) error {
 	return nil
 }
 
-// FilesAtHead returns the content HEAD holds for each of paths; a path
-// HEAD does not hold is left out.
-func FilesAtHead(ctx context.Context, dir string, paths []string) (map[string][]byte, error) {
-	paths = cleanPaths(paths)
-	out := map[string][]byte{}
-	if len(paths) == 0 {
-		return out, nil
-	}
-	inHead, err := trackedIn(ctx, dir, "HEAD", paths)
-	if err != nil {
-		return nil, err
-	}
-	for _, p := range paths {
-		if !inHead[p] {
-			continue
-		}
-		data, err := Read(ctx, dir, "cat-file", "blob", "HEAD:"+p)
-		if err != nil {
-			return nil, err
-		}
-		out[p] = data
-	}
-	return out, nil
-}
-
 // TopLevel returns the root folder of the work tree dir is in.
 func TopLevel(ctx context.Context, dir string) (string, error) {
 	out, err := Read(ctx, dir, "rev-parse", "--show-toplevel")
@@ -312,8 +204,8 @@ func ParseJobSubject(subject string) (op, id, path string, ok bool) {
 
 // logJobs lists the job commits of HEAD's history whose message matches
 // grep (a fixed string), newest first, at most max (0: all).
-func logJobs(ctx context.Context, dir string, grep []string, extended bool, max int) ([]JobCommit, error) {
-	if _, err := Read(ctx, dir, "rev-parse", "-q", "--verify", "HEAD^{commit}"); err != nil {
+func logJobs(ctx context.Context, dir, rev string, grep []string, extended bool, max int) ([]JobCommit, error) {
+	if _, err := Read(ctx, dir, "rev-parse", "-q", "--verify", rev+"^{commit}"); err != nil {
 		return nil, nil // no commits yet
 	}
 	args := []string{"log", "--format=%H%x00%ct%x00%s%x00"}
@@ -328,7 +220,7 @@ func logJobs(ctx context.Context, dir string, grep []string, extended bool, max 
 	if max > 0 {
 		args = append(args, "-n", strconv.Itoa(max))
 	}
-	out, err := Read(ctx, dir, append(args, "HEAD", "--")...)
+	out, err := Read(ctx, dir, append(args, rev, "--")...)
 	if err != nil {
 		return nil, err
 	}
@@ -349,10 +241,16 @@ func logJobs(ctx context.Context, dir string, grep []string, extended bool, max 
 // FindJobCommit returns the commit in HEAD's history whose subject names
 // job id, and false when there is none.
 func FindJobCommit(ctx context.Context, dir, id string) (JobCommit, bool, error) {
+	return FindJobCommitIn(ctx, dir, "HEAD", id)
+}
+
+// FindJobCommitIn is FindJobCommit in rev's history (kk serve: its
+// pinned branch's, whatever is checked out).
+func FindJobCommitIn(ctx context.Context, dir, rev, id string) (JobCommit, bool, error) {
 	if id == "" {
 		return JobCommit{}, false, errors.New("empty job id")
 	}
-	commits, err := logJobs(ctx, dir, []string{"(" + id + "): "}, false, 0)
+	commits, err := logJobs(ctx, dir, rev, []string{"(" + id + "): "}, false, 0)
 	if err != nil {
 		return JobCommit{}, false, fmt.Errorf("looking for the commit of job %s: %w", id, err)
 	}
@@ -370,7 +268,7 @@ func RecentJobCommits(ctx context.Context, dir, op string, n int) ([]JobCommit, 
 	if !regexp.MustCompile(`^[a-z]+$`).MatchString(op) {
 		return nil, fmt.Errorf("invalid job operation %q", op)
 	}
-	return logJobs(ctx, dir, []string{"^" + op + `\(`}, true, n)
+	return logJobs(ctx, dir, "HEAD", []string{"^" + op + `\(`}, true, n)
 }
 
 // HasRemote reports whether dir's repository has a remote named name.
@@ -383,25 +281,47 @@ func HasRemote(ctx context.Context, dir, name string) bool {
 }
 
 // PullRebase fetches branch from remote and replays the local commits on
-// top of it. A failed rebase is aborted, leaving the branch as it was, and
-// returned as an error. A remote without the branch is not an error: there
-// is nothing to rebase onto. strategy, when not empty, is a merge strategy
-// option for the replay ("theirs": where a local commit and the remote
-// change the same lines, the local commit's lines win).
+// top of it (Fetch, then Rebase). A failed rebase is aborted, leaving the
+// branch as it was, and returned as an error. A remote without the
+// branch is not an error: there is nothing to rebase onto.
 func PullRebase(ctx context.Context, dir, remote, branch, strategy string) error {
-	if _, err := Run(ctx, dir, "fetch", "-q", remote); err != nil {
+	upstream, err := Fetch(ctx, dir, remote, branch)
+	if err != nil || upstream == "" {
 		return err
+	}
+	return Rebase(ctx, dir, upstream, strategy)
+}
+
+// Fetch fetches branch from remote and returns its remote-tracking ref
+// ("refs/remotes/<remote>/<branch>"), "" when the remote has no such
+// branch. Stopped by ctx, git fetch ends cleanly (SIGTERM).
+func Fetch(ctx context.Context, dir, remote, branch string) (string, error) {
+	if _, err := Run(ctx, dir, "fetch", "-q", remote); err != nil {
+		return "", err
 	}
 	upstream := "refs/remotes/" + remote + "/" + branch
 	if _, err := Read(ctx, dir, "rev-parse", "-q", "--verify", upstream); err != nil {
-		return nil
+		return "", nil
 	}
-	args := []string{"rebase", "-q", "--autostash"}
+	return upstream, nil
+}
+
+// Rebase replays the local commits of the branch checked out onto
+// upstream. strategy, when not empty, is a merge strategy option for the
+// replay ("theirs": where a local commit and upstream change the same
+// lines, the local commit's lines win). A rebase is never left halfway:
+// it runs to its end whatever becomes of ctx (only ctx's values are
+// used), a failed one is aborted (the branch as it was), and a rebase
+// whose kk is killed gets SIGTERM and is aborted by the next start
+// (RebaseInProgress, AbortRebase).
+func Rebase(ctx context.Context, dir, upstream, strategy string) error {
+	ctx = context.WithoutCancel(ctx)
+	args := []string{"--literal-pathspecs", "-c", "commit.gpgsign=false", "-c", "core.hooksPath=/dev/null", "rebase", "-q", "--autostash"}
 	if strategy != "" {
 		args = append(args, "--strategy-option="+strategy)
 	}
-	if _, err := literal(ctx, dir, nil, append(args, upstream)...); err != nil {
-		if _, abortErr := Run(ctx, dir, "rebase", "--abort"); abortErr != nil {
+	if _, err := runInput(ctx, dir, nil, nil, true, append(args, upstream)); err != nil {
+		if abortErr := AbortRebase(ctx, dir); abortErr != nil {
 			return fmt.Errorf("%w (and aborting the rebase failed: %v)", err, abortErr)
 		}
 		return err
@@ -409,18 +329,47 @@ func PullRebase(ctx context.Context, dir, remote, branch, strategy string) error
 	return nil
 }
 
-// Push pushes branch to remote under the same name.
+// RebaseInProgress reports whether a rebase stopped halfway in the work
+// tree whose git folder is gitDir.
+func RebaseInProgress(gitDir string) bool {
+	for _, d := range []string{"rebase-merge", "rebase-apply"} {
+		if _, err := os.Stat(filepath.Join(gitDir, d)); err == nil {
+			return true
+		}
+	}
+	return false
+}
+
+// AbortRebase aborts the rebase in progress in dir's work tree, to its
+// end whatever becomes of ctx.
+func AbortRebase(ctx context.Context, dir string) error {
+	_, err := runInput(context.WithoutCancel(ctx), dir, nil, nil, true, []string{"rebase", "--abort"})
+	return err
+}
+
+// ErrRejected means the remote refused a push because its branch moved
+// (a fetch and a rebase come first).
+var ErrRejected = errors.New("the remote's branch moved")
+
+// Push pushes branch to remote under the same name. A push the remote
+// refuses because its branch moved returns an error matching
+// ErrRejected.
 func Push(ctx context.Context, dir, remote, branch string) error {
-	_, err := Run(ctx, dir, "push", "-q", "--porcelain", remote, "refs/heads/"+branch+":refs/heads/"+branch)
+	out, err := Run(ctx, dir, "push", "-q", "--porcelain", remote, "refs/heads/"+branch+":refs/heads/"+branch)
+	// Refused as not a fast-forward, or beaten by another push to the
+	// same branch (the remote's compare and swap missed).
+	if err != nil && (strings.Contains(string(out), "[rejected]") || strings.Contains(err.Error(), "but expected") || strings.Contains(string(out), "failed to update ref")) {
+		return fmt.Errorf("%w: %v", ErrRejected, err)
+	}
 	return err
 }
 
 // ResetIndexToHead puts the index entries of the paths commit changed
-// back in step with HEAD, leaving the work tree alone. CommitChanges moves
-// the branch and then tells git's index, in two git runs: a process
-// killed in between leaves the index as it was before the commit, which
-// git status shows as the commit's changes undone and staged. A recovery
-// that finds the commit made calls this for it.
+// back in step with HEAD, leaving the work tree alone. Repo.Commit puts
+// the new index in place after moving the branch: a process killed in
+// between leaves the index as it was before the commit, which git status
+// shows as the commit's changes undone and staged. A recovery that finds
+// the commit made calls this for it.
 func ResetIndexToHead(ctx context.Context, dir, commit string) error {
 	out, err := Read(ctx, dir, "diff-tree", "--no-commit-id", "--name-only", "-r", "-z", commit)
 	if err != nil {

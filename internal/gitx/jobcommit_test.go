@@ -2,8 +2,6 @@ package gitx
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -318,12 +316,8 @@ func TestPullRebaseAndPush(t *testing.T) {
 	if err := PullRebase(ctx, b, "origin", "main", "theirs"); err != nil {
 		t.Fatalf("rebase with -X theirs: %v", err)
 	}
-	got, err := FilesAtHead(ctx, b, []string{"base.md", "nowhere.md"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if string(got["base.md"]) != "from b" || len(got) != 1 {
-		t.Errorf("FilesAtHead after the rebase = %q, want base.md from b only", got)
+	if got := gitOut(t, b, "show", "HEAD:base.md"); got != "from b" {
+		t.Errorf("HEAD:base.md after the rebase = %q, want the local commit's", got)
 	}
 	if gitOut(t, b, "rev-parse", "HEAD~1") != gitOut(t, b, "rev-parse", "origin/main") {
 		t.Error("the local commit was not replayed onto origin/main")
@@ -333,179 +327,5 @@ func TestPullRebaseAndPush(t *testing.T) {
 	gitOut(t, b, "checkout", "-q", "-b", "solo")
 	if err := PullRebase(ctx, b, "origin", "solo", ""); err != nil {
 		t.Errorf("rebase onto a missing remote branch: %v", err)
-	}
-}
-
-func TestCommitChanges(t *testing.T) {
-	dir := gitRepo(t)
-	ctx := context.Background()
-	write(t, dir, "notes/a.md", "a1")
-	write(t, dir, "notes/b.md", "b1")
-	if _, err := CommitPaths(ctx, dir, worker, "init", []string{"notes/a.md", "notes/b.md"}); err != nil {
-		t.Fatal(err)
-	}
-	// Another job's leftovers stay out of the commit.
-	write(t, dir, "other/staged.md", "x")
-	gitOut(t, dir, "add", "other/staged.md")
-	write(t, dir, "notes/c*.md", "c")
-	write(t, dir, "notes/a.md", "a2")
-	if err := os.Remove(filepath.Join(dir, "notes", "b.md")); err != nil {
-		t.Fatal(err)
-	}
-	if err := CommitChanges(ctx, dir, worker, JobSubject("edit", "j1", "notes/a.md"), []string{"notes/a.md", "notes/c*.md"}, []string{"notes/b.md"}); err != nil {
-		t.Fatal(err)
-	}
-	files := strings.Split(gitOut(t, dir, "show", "--name-status", "--format=", "HEAD"), "\n")
-	if !slices.Equal(files, []string{"M\tnotes/a.md", "D\tnotes/b.md", "A\tnotes/c*.md"}) {
-		t.Errorf("the commit holds %q", files)
-	}
-	if st := gitOut(t, dir, "status", "--porcelain"); st != "A  other/staged.md" {
-		t.Errorf("status after the commit: %q", st)
-	}
-	// A removed path git never tracked: the fallback commits the rest.
-	write(t, dir, "notes/d.md", "d")
-	if err := CommitChanges(ctx, dir, worker, JobSubject("store", "j2", "notes/d.md"), []string{"notes/d.md"}, []string{"notes/never.md"}); err != nil {
-		t.Fatal(err)
-	}
-	if got := gitOut(t, dir, "show", "--name-only", "--format=%s", "HEAD"); got != "store(j2): notes/d.md\n\nnotes/d.md" {
-		t.Errorf("fallback commit: %q", got)
-	}
-	// Nothing changed: the commit is still made, as the job's record.
-	if err := CommitChanges(ctx, dir, worker, JobSubject("edit", "j3", "notes/d.md"), nil, nil); err != nil {
-		t.Fatal(err)
-	}
-	if got := gitOut(t, dir, "log", "-1", "--format=%s"); got != "edit(j3): notes/d.md" {
-		t.Errorf("empty commit: %q", got)
-	}
-	if st := gitOut(t, dir, "status", "--porcelain"); st != "A  other/staged.md" {
-		t.Errorf("status after the empty commit: %q", st)
-	}
-}
-
-// TestCommitChangesWritesValidObjects checks the objects CommitChanges
-// writes itself: trees in git's order (a folder sorts as if its name
-// ended in "/"), folders created and emptied, executable files, a
-// knowledge base in a sub-folder of the repository; git fsck --strict
-// finds nothing wrong and the work tree matches HEAD.
-func TestCommitChangesWritesValidObjects(t *testing.T) {
-	dir := gitRepo(t)
-	ctx := context.Background()
-	write(t, dir, "kb/x/a.md", "a")
-	write(t, dir, "kb/x/gone/only.md", "o")
-	write(t, dir, "README.md", "r")
-	if _, err := CommitPaths(ctx, dir, worker, "init", []string{"kb/x/a.md", "kb/x/gone/only.md", "README.md"}); err != nil {
-		t.Fatal(err)
-	}
-	kb := filepath.Join(dir, "kb")
-	write(t, kb, "x/a-b.md", "ab")
-	write(t, kb, "x/a/deep/n.md", "n")
-	write(t, kb, "x/a.md", "a2")
-	write(t, kb, "run.sh", "#!/bin/sh\n")
-	if err := os.Chmod(filepath.Join(kb, "run.sh"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.RemoveAll(filepath.Join(kb, "x", "gone")); err != nil {
-		t.Fatal(err)
-	}
-	if err := CommitChanges(ctx, kb, worker, JobSubject("store", "j9", "x/a/deep/n.md"), []string{"x/a-b.md", "x/a/deep/n.md", "x/a.md", "run.sh"}, []string{"x/gone/only.md"}); err != nil {
-		t.Fatal(err)
-	}
-	if out, err := Run(ctx, dir, "fsck", "--strict", "--no-dangling"); err != nil {
-		t.Fatalf("git fsck: %v %s", err, out)
-	}
-	got := gitOut(t, dir, "ls-tree", "-r", "--format=%(objectmode) %(path)", "HEAD")
-	want := "100644 README.md\n100755 kb/run.sh\n100644 kb/x/a-b.md\n100644 kb/x/a.md\n100644 kb/x/a/deep/n.md"
-	if got != want {
-		t.Errorf("HEAD holds\n%s\nwant\n%s", got, want)
-	}
-	if st := gitOut(t, dir, "status", "--porcelain"); st != "" {
-		t.Errorf("status after the commit: %q", st)
-	}
-	if got := gitOut(t, dir, "log", "-1", "--format=%an <%ae>|%s|%P", "HEAD"); !strings.HasPrefix(got, "kk serve <kk-serve@kk.invalid>|store(j9): x/a/deep/n.md|") {
-		t.Errorf("commit %q", got)
-	}
-	if n := gitOut(t, dir, "rev-list", "--count", "HEAD"); n != "2" {
-		t.Errorf("%s commits, want 2", n)
-	}
-	// The next commit builds on this one from the objects it remembers;
-	// one made by someone else in between is read from git.
-	for i, by := range []string{"worker", "worker", "person", "worker"} {
-		name := fmt.Sprintf("x/a/deep/m%d.md", i)
-		write(t, kb, name, name)
-		if by == "person" {
-			gitOut(t, kb, "add", name)
-			gitOut(t, kb, "-c", "user.name=p", "-c", "user.email=p@p", "commit", "-qm", "by hand")
-			continue
-		}
-		if err := CommitChanges(ctx, kb, worker, JobSubject("store", fmt.Sprintf("k%d", i), name), []string{name}, nil); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if out, err := Run(ctx, dir, "fsck", "--strict", "--no-dangling"); err != nil {
-		t.Fatalf("git fsck: %v %s", err, out)
-	}
-	if got := gitOut(t, dir, "ls-tree", "-r", "--name-only", "HEAD", "kb/x/a/deep"); got != "kb/x/a/deep/m0.md\nkb/x/a/deep/m1.md\nkb/x/a/deep/m2.md\nkb/x/a/deep/m3.md\nkb/x/a/deep/n.md" {
-		t.Errorf("HEAD's kb/x/a/deep: %q", got)
-	}
-	if st := gitOut(t, dir, "status", "--porcelain"); st != "" {
-		t.Errorf("status after the commits: %q", st)
-	}
-}
-
-// TestCommitChangesOnAnUnbornBranch takes the porcelain path: there is no
-// HEAD to build on.
-func TestCommitChangesOnAnUnbornBranch(t *testing.T) {
-	dir := gitRepo(t)
-	ctx := context.Background()
-	write(t, dir, "a.md", "a")
-	write(t, dir, "other.md", "o")
-	if err := CommitChanges(ctx, dir, worker, JobSubject("store", "j1", "a.md"), []string{"a.md"}, nil); err != nil {
-		t.Fatal(err)
-	}
-	if got := gitOut(t, dir, "show", "--name-only", "--format=%s", "HEAD"); got != "store(j1): a.md\n\na.md" {
-		t.Errorf("first commit: %q", got)
-	}
-}
-
-// CommitSnapshot commits the contents it is given, not what the work
-// tree holds by then (the next job wrote over it), and leaves git's index
-// at the commit, so that git status shows only the later change.
-func TestCommitSnapshot(t *testing.T) {
-	dir := gitRepo(t)
-	ctx := context.Background()
-	if CanCommitSnapshot(ctx, dir) {
-		t.Error("a repository without a commit can commit snapshots")
-	}
-	if err := CommitSnapshot(ctx, dir, worker, "first", map[string][]byte{"a.md": []byte("a")}, nil); !errors.Is(err, ErrNoSnapshot) {
-		t.Fatalf("unborn branch: err = %v, want ErrNoSnapshot", err)
-	}
-	write(t, dir, "notes/a.md", "a1")
-	write(t, dir, "notes/b.md", "b1")
-	if _, err := CommitPaths(ctx, dir, worker, "init", []string{"notes/a.md", "notes/b.md"}); err != nil {
-		t.Fatal(err)
-	}
-	if !CanCommitSnapshot(ctx, dir) {
-		t.Fatal("a repository with a commit cannot commit snapshots")
-	}
-	// The job wrote a2 and c1 and removed b; the next job has already
-	// written a3 and made b again.
-	write(t, dir, "notes/a.md", "a3")
-	write(t, dir, "notes/c.md", "c1")
-	write(t, dir, "notes/b.md", "b2")
-	err := CommitSnapshot(ctx, dir, worker, JobSubject("store", "j1", "notes/c.md"),
-		map[string][]byte{"notes/a.md": []byte("a2"), "notes/c.md": []byte("c1")}, []string{"notes/b.md"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for p, want := range map[string]string{"notes/a.md": "a2", "notes/c.md": "c1"} {
-		if got := gitOut(t, dir, "show", "HEAD:"+p); got != want {
-			t.Errorf("HEAD:%s = %q, want %q", p, got, want)
-		}
-	}
-	if out, err := Run(ctx, dir, "cat-file", "-e", "HEAD:notes/b.md"); err == nil {
-		t.Errorf("notes/b.md is still in HEAD (%s)", out)
-	}
-	if st := gitOut(t, dir, "status", "--porcelain"); st != "M notes/a.md\n?? notes/b.md" {
-		t.Errorf("status after the snapshot commit: %q", st)
 	}
 }

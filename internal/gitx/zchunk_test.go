@@ -88,7 +88,7 @@ func TestChunkedObjectsReadByGit(t *testing.T) {
 		if len(v) < chunkedMin {
 			t.Fatalf("version %d is %d bytes, too small to be chunked", i, len(v))
 		}
-		id, err := writeObject(gitDir, "blob", v)
+		id, err := (objectStore{dir: filepath.Join(gitDir, "objects"), algo: algoSHA1}).write("blob", v)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -148,7 +148,7 @@ func TestChunkedReusesPieces(t *testing.T) {
 }
 
 func BenchmarkWriteLargeObject(b *testing.B) {
-	gitDir := b.TempDir()
+	store := objectStore{dir: b.TempDir(), algo: algoSHA1}
 	v := graphLike(10000, nil)
 	i := 0
 	for b.Loop() {
@@ -156,7 +156,7 @@ func BenchmarkWriteLargeObject(b *testing.B) {
 		// as GRAPH.md does after a job.
 		i++
 		data := append(bytes.Clone(v), fmt.Sprintf("\n## zz-%d\n", i)...)
-		if _, err := writeObject(gitDir, "blob", data); err != nil {
+		if _, err := store.write("blob", data); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -385,9 +385,14 @@ func (s *Server) tags(w http.ResponseWriter, r *http.Request) {
 // GET /healthz
 func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 	st := s.opts.Queue.Stats()
+	status := "ok"
+	if st.Waiting != "" {
+		status = "waiting" // the worker holds: Waiting says for what
+	}
 	writeJSON(w, http.StatusOK, struct {
 		Status     string `json:"status"`
 		QueueDepth int    `json:"queue_depth"`
 		Processing int    `json:"processing"`
-	}{"ok", st.Depth, st.ByStatus[jobqueue.Processing]})
+		Waiting    string `json:"waiting_for,omitempty"`
+	}{status, st.Depth, st.ByStatus[jobqueue.Processing], st.Waiting})
 }

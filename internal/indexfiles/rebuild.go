@@ -149,6 +149,24 @@ func Check(ctx context.Context, k *store.KB) (*RebuildResult, error) {
 	return &res, nil
 }
 
+// GenerateFor renders every generated file of t as the knowledge base k
+// generates them, with FOLDER_SUMMARIES.md's content src (the root's
+// summary from ENTRY.md), using no cache and no memo: kk serve generates
+// the files of a commit whose leaves differ from the work tree's.
+func GenerateFor(k *store.KB, t *store.Tree, src []byte) (*Generated, error) {
+	if err := store.RequireV3(t); err != nil {
+		return nil, err
+	}
+	summaries, err := store.ParseSummaries(k.SummariesPath(), src)
+	if err != nil {
+		return nil, err
+	}
+	if s := k.EntrySummary(); s != "" {
+		summaries[""] = s
+	}
+	return Generate(t, summaries)
+}
+
 // generateFor renders the generated files of t with the current summaries.
 func generateFor(k *store.KB, t *store.Tree, src []byte, fresh func(file, key string) bool, nodesHash string) (*Generated, error) {
 	summaries, err := store.ParseSummaries(k.SummariesPath(), src)

@@ -17,7 +17,9 @@
 // run again, at a restart or ever. A job found in processing at start-up
 // was interrupted by a crash: Recover asks the caller whether the job's
 // commit exists (then it is done), and otherwise has the caller restore
-// the paths the job had announced, and queues it again.
+// the paths the job had announced, and queues it again. A job that was
+// held by its environment (ErrHeld) goes back to queued; the worker never
+// stops for one job (worker.go).
 package jobqueue
 
 import (
@@ -112,6 +114,14 @@ type Options struct {
 	// MaxAttempts is how many runs a job may start before a crash during
 	// its run fails it instead of queueing it again (default 3).
 	MaxAttempts int
+	// Ready, when set, is asked before each job is taken: an error keeps
+	// the jobs queued (the environment is not ready: a lock a person's
+	// git holds, the served branch not checked out), and the worker
+	// asks again a while later; Stats().Waiting says why meanwhile.
+	Ready func(ctx context.Context) error
+	// Waiting, when set, says what the job in progress waits for (""
+	// when nothing), for Stats().Waiting.
+	Waiting func() string
 	// Every, when > 0, runs OnTick from the worker loop, between jobs,
 	// that often (kk serve --push-every).
 	Every  time.Duration
@@ -134,6 +144,8 @@ type Queue struct {
 	running bool
 	wake    chan struct{}
 	lat     histogram
+	waiting string        // why the worker holds ("" when it does not)
+	backoff time.Duration // its next wait when it holds again
 }
 
 // Open opens (creating it when missing) the queue kept in dir and loads
@@ -175,7 +187,7 @@ func (q *Queue) load() error {
 		name := e.Name()
 		switch {
 		case strings.HasPrefix(name, ".") && strings.Contains(name, ".tmp-"):
-			_ = os.Remove(filepath.Join(q.dir, name)) // a write a crash interrupted
+			os.Remove(filepath.Join(q.dir, name)) // a write a crash interrupted
 		case strings.HasSuffix(name, ".body"):
 			bodies[strings.TrimSuffix(name, ".body")] = true
 		case strings.HasSuffix(name, ".json"):
@@ -195,7 +207,7 @@ func (q *Queue) load() error {
 		if q.jobs[id] == nil {
 			// The body of a job whose record never landed: it was never
 			// accepted.
-			_ = os.Remove(q.bodyPath(id))
+			os.Remove(q.bodyPath(id))
 		}
 	}
 	var queued []*Job
@@ -242,7 +254,7 @@ func (q *Queue) gc() {
 				q.opts.Logger.Warn("dropping an old job", "job_id", id, "error", err)
 				continue
 			}
-			_ = os.Remove(q.bodyPath(id))
+			os.Remove(q.bodyPath(id))
 			delete(q.jobs, id)
 		}
 	}
@@ -287,7 +299,7 @@ func (q *Queue) Enqueue(r Request) (j Job, dup bool, err error) {
 		return Job{}, false, err
 	}
 	if err := q.writeRecord(nj); err != nil {
-		_ = os.Remove(q.bodyPath(nj.ID))
+		os.Remove(q.bodyPath(nj.ID))
 		return Job{}, false, err
 	}
 	q.seq = nj.Seq
@@ -324,339 +336,6 @@ func cloneJob(j *Job) Job {
 	return c
 }
 
-// Recover resolves every job a crash left in processing: a job whose
-// commit exists is done; any other has its touched paths restored and is
-// queued again, or fails once it has started MaxAttempts runs. Run calls
-// it first; call it earlier to see the outcome.
-func (q *Queue) Recover(ctx context.Context) error {
-	q.mu.Lock()
-	var stuck []*Job
-	for _, j := range q.jobs {
-		if j.Status == Processing {
-			stuck = append(stuck, j)
-		}
-	}
-	q.mu.Unlock()
-	slices.SortFunc(stuck, func(a, b *Job) int { return cmpSeq(a.Seq, b.Seq) })
-	for _, j := range stuck {
-		if err := q.recoverOne(ctx, j); err != nil {
-			return fmt.Errorf("recovering job %s: %w", j.ID, err)
-		}
-	}
-	return nil
-}
-
-func (q *Queue) recoverOne(ctx context.Context, j *Job) error {
-	log := q.opts.Logger.With("job_id", j.ID)
-	if q.opts.Committed != nil {
-		path, found, err := q.opts.Committed(ctx, j.ID)
-		if err != nil {
-			return err
-		}
-		if found {
-			if q.opts.Settle != nil {
-				if err := q.opts.Settle(ctx, q.snapshot(j.ID)); err != nil {
-					return fmt.Errorf("settling its committed paths: %w", err)
-				}
-			}
-			log.Info("interrupted job was committed; done", "path", path)
-			q.mu.Lock()
-			defer q.mu.Unlock()
-			if path == "" {
-				path = j.Path
-			}
-			return q.finishLocked(j, path, nil)
-		}
-	}
-	if q.opts.Restore != nil {
-		if err := q.opts.Restore(ctx, q.snapshot(j.ID)); err != nil {
-			return fmt.Errorf("restoring its paths: %w", err)
-		}
-	}
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	if j.Attempts >= q.opts.MaxAttempts {
-		log.Error("interrupted job gave up", "attempts", j.Attempts)
-		return q.finishLocked(j, "", fmt.Errorf("the server stopped during each of its %d runs", j.Attempts))
-	}
-	next := *j
-	next.Status, next.Started, next.Touched = Queued, nil, nil
-	if err := q.writeRecord(&next); err != nil {
-		return err
-	}
-	*j = next
-	// Interrupted jobs go first: they were accepted before any queued one.
-	q.pending = append([]string{j.ID}, q.pending...)
-	slices.SortStableFunc(q.pending, func(a, b string) int { return cmpSeq(q.jobs[a].Seq, q.jobs[b].Seq) })
-	log.Info("interrupted job queued again", "attempts", j.Attempts)
-	q.signal()
-	return nil
-}
-
-// snapshot returns a copy of job id's record.
-func (q *Queue) snapshot(id string) Job {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	return cloneJob(q.jobs[id])
-}
-
-// finishLocked records j's end: done at path, or failed with err.
-func (q *Queue) finishLocked(j *Job, path string, err error) error {
-	next := *j
-	now := q.opts.Now().UTC()
-	next.Finished = &now
-	if err != nil {
-		next.Status, next.Error = Failed, err.Error()
-	} else {
-		next.Status, next.Error = Done, ""
-		if path != "" {
-			next.Path = path
-		}
-	}
-	if werr := q.writeRecord(&next); werr != nil {
-		return werr
-	}
-	*j = next
-	if q.active[j.DedupKey] == j.ID {
-		delete(q.active, j.DedupKey)
-	}
-	if j.Status == Done {
-		_ = os.Remove(q.bodyPath(j.ID)) // the note is in git now; a failed job keeps its payload
-	}
-	return nil
-}
-
-// Work is the job the worker hands to the apply function.
-type Work struct {
-	Job     Job
-	Payload []byte
-	q       *Queue
-	last    func(ctx context.Context) error
-}
-
-// Defer makes fn the job's last step: it runs after the apply function
-// returns, while the worker goes on with the next job, and the job is
-// done (or failed) when fn returns. The last steps of the jobs run one
-// at a time, in the jobs' order. kk serve defers its git commit this
-// way, which overlaps it with the next job's placement and transaction.
-//
-// The next job's apply runs on the files this one left before they are
-// committed; if fn fails, this job fails and is restored, and so is the
-// next one, which is queued again. Anything else that touches what fn
-// does (a restore, a tick) waits for fn first.
-func (w *Work) Defer(fn func(ctx context.Context) error) { w.last = fn }
-
-// lastStep is a job's deferred last step in progress.
-type lastStep struct {
-	w    *Work
-	done chan lastResult
-}
-
-type lastResult struct {
-	failed bool  // the step failed: the job failed and was restored
-	fatal  error // recording the end of the job failed
-}
-
-// Touch records, on disk, paths the job is about to change, before it
-// changes them, so that recovery after a crash can restore them.
-func (w *Work) Touch(paths ...string) error {
-	w.q.mu.Lock()
-	defer w.q.mu.Unlock()
-	j := w.q.jobs[w.Job.ID]
-	next := *j
-	next.Touched = slices.Compact(slices.Sorted(slices.Values(append(slices.Clone(j.Touched), paths...))))
-	if err := w.q.writeRecord(&next); err != nil {
-		return err
-	}
-	*j = next
-	w.Job = cloneJob(j)
-	return nil
-}
-
-// Note records, on disk, what the job says about how it was done (kk
-// serve: placed without the model, which failed); the job keeps it when
-// it ends.
-func (w *Work) Note(note string) error {
-	w.q.mu.Lock()
-	defer w.q.mu.Unlock()
-	j := w.q.jobs[w.Job.ID]
-	next := *j
-	next.Note = note
-	if err := w.q.writeRecord(&next); err != nil {
-		return err
-	}
-	*j = next
-	w.Job = cloneJob(j)
-	return nil
-}
-
-// ApplyFunc does one job and returns the path it settled on. An error
-// fails the job with the error's message.
-type ApplyFunc func(ctx context.Context, w *Work) (path string, err error)
-
-// ErrRunning is returned by a second concurrent Run.
-var ErrRunning = errors.New("the job queue already has a worker")
-
-// Run is the one worker: it recovers interrupted jobs, then runs queued
-// jobs one at a time, oldest first, until ctx is done. A job that has
-// started is finished before Run returns: apply gets a context that ctx's
-// end does not cancel.
-func (q *Queue) Run(ctx context.Context, apply ApplyFunc) error {
-	q.mu.Lock()
-	if q.running {
-		q.mu.Unlock()
-		return ErrRunning
-	}
-	q.running = true
-	q.mu.Unlock()
-	defer func() {
-		q.mu.Lock()
-		q.running = false
-		q.mu.Unlock()
-	}()
-	if err := q.Recover(ctx); err != nil {
-		return err
-	}
-	var tick <-chan time.Time
-	if q.opts.Every > 0 && q.opts.OnTick != nil {
-		t := time.NewTicker(q.opts.Every)
-		defer t.Stop()
-		tick = t.C
-	}
-	var pending *lastStep
-	// wait waits for the job whose last step is running to end, and
-	// reports whether that step failed.
-	wait := func() (bool, error) {
-		if pending == nil {
-			return false, nil
-		}
-		r := <-pending.done
-		pending = nil
-		return r.failed, r.fatal
-	}
-	defer func() { _, _ = wait() }() // on the way out: the pending job's outcome is recorded by the job itself
-	for {
-		// A due tick runs between jobs, never in the middle of one.
-		select {
-		case <-tick:
-			if _, err := wait(); err != nil {
-				return err
-			}
-			q.opts.OnTick(ctx)
-			q.gc()
-		default:
-		}
-		if ctx.Err() != nil {
-			_, err := wait()
-			return err
-		}
-		w, err := q.claim()
-		if err != nil {
-			return err
-		}
-		if w == nil {
-			if _, err := wait(); err != nil {
-				return err
-			}
-			select {
-			case <-ctx.Done():
-				return nil
-			case <-q.wake:
-			case <-tick:
-				q.opts.OnTick(ctx)
-				q.gc()
-			}
-			continue
-		}
-		bg := context.WithoutCancel(ctx)
-		path, applyErr := apply(bg, w)
-		prevFailed, err := wait()
-		if err != nil {
-			return err
-		}
-		if prevFailed && applyErr == nil {
-			// Applied on the files of a job whose last step failed (and
-			// which was restored): undone, and queued again.
-			q.mu.Lock()
-			j := q.jobs[w.Job.ID]
-			q.mu.Unlock()
-			if err := q.recoverOne(bg, j); err != nil {
-				return fmt.Errorf("undoing job %s after the failure of the job before it: %w", w.Job.ID, err)
-			}
-			continue
-		}
-		if applyErr != nil || w.last == nil {
-			if err := q.finish(bg, w, path, applyErr); err != nil {
-				return err
-			}
-			continue
-		}
-		pending = &lastStep{w: w, done: make(chan lastResult, 1)}
-		go func(st *lastStep) {
-			err := st.w.last(bg)
-			st.done <- lastResult{failed: err != nil, fatal: q.finish(bg, st.w, path, err)}
-		}(pending)
-	}
-}
-
-// claim takes the oldest queued job and records it as processing, on
-// disk, before returning it. nil means the queue is empty.
-func (q *Queue) claim() (*Work, error) {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	for len(q.pending) > 0 {
-		id := q.pending[0]
-		q.pending = q.pending[1:]
-		j := q.jobs[id]
-		if j == nil || j.Status != Queued {
-			continue
-		}
-		payload, err := os.ReadFile(q.bodyPath(id))
-		if err != nil {
-			if ferr := q.finishLocked(j, "", fmt.Errorf("reading the job's payload: %w", err)); ferr != nil {
-				return nil, ferr
-			}
-			continue
-		}
-		next := *j
-		now := q.opts.Now().UTC()
-		next.Status, next.Started = Processing, &now
-		next.Attempts++
-		if err := q.writeRecord(&next); err != nil {
-			// Not claimed: it stays queued for the next start.
-			q.pending = append([]string{id}, q.pending...)
-			return nil, fmt.Errorf("recording job %s as processing: %w", id, err)
-		}
-		*j = next
-		return &Work{Job: cloneJob(j), Payload: payload, q: q}, nil
-	}
-	return nil, nil
-}
-
-func (q *Queue) finish(ctx context.Context, w *Work, path string, applyErr error) error {
-	log := q.opts.Logger.With("job_id", w.Job.ID, "op", w.Job.Op)
-	if applyErr != nil && q.opts.Restore != nil {
-		if err := q.opts.Restore(ctx, q.snapshot(w.Job.ID)); err != nil {
-			// The job stays in processing: the next start restores it and
-			// runs it again rather than leaving its files behind.
-			return fmt.Errorf("restoring the paths of failed job %s: %w", w.Job.ID, err)
-		}
-	}
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	j := q.jobs[w.Job.ID]
-	if err := q.finishLocked(j, path, applyErr); err != nil {
-		return fmt.Errorf("recording the end of job %s: %w", j.ID, err)
-	}
-	q.lat.observe(j.Finished.Sub(j.Created).Seconds())
-	if applyErr != nil {
-		log.Warn("job failed", "error", applyErr)
-	} else {
-		log.Info("job done", "path", j.Path)
-	}
-	return nil
-}
-
 // Stats is a snapshot for /metrics.
 type Stats struct {
 	// ByStatus counts the jobs the queue holds in each state.
@@ -666,6 +345,10 @@ type Stats struct {
 	// Latency is the time from acceptance to the end of each job finished
 	// since Open.
 	Latency Histogram
+	// Waiting says what the worker waits for, "" when it does not: a
+	// lock another git process holds, the branch checked out, a queue
+	// record that cannot be written.
+	Waiting string
 }
 
 // Stats returns the current counts and latencies.
@@ -680,6 +363,10 @@ func (q *Queue) Stats() Stats {
 		s.ByStatus[j.Status]++
 	}
 	s.Depth = s.ByStatus[Queued]
+	s.Waiting = q.waiting
+	if s.Waiting == "" && q.opts.Waiting != nil {
+		s.Waiting = q.opts.Waiting()
+	}
 	return s
 }
 

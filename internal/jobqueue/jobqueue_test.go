@@ -631,7 +631,9 @@ func TestDeferredLastStep(t *testing.T) {
 }
 
 // A failed last step fails its job (restored); the next job, applied on
-// its files meanwhile, is restored and queued again, then runs again.
+// its files meanwhile, is restored first (an undo puts back the bytes a
+// job found, so the later job's undo must come before the earlier one's)
+// and queued again, then runs again.
 func TestDeferredLastStepFailure(t *testing.T) {
 	dir := t.TempDir()
 	var restored []string
@@ -669,7 +671,7 @@ func TestDeferredLastStepFailure(t *testing.T) {
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	if !slices.Equal(restored, []string{a.ID, b.ID}) {
-		t.Errorf("restored %q, want a then b", restored)
+	if !slices.Equal(restored, []string{b.ID, a.ID}) {
+		t.Errorf("restored %q, want b then a", restored)
 	}
 }

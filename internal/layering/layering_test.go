@@ -82,8 +82,8 @@ var fileWriters = map[string]string{
 	"internal/install":           "kk install: harness hooks, skills, MCP registration, AGENTS.md",
 	"internal/githooks":          "git hooks (post-checkout, post-commit, post-merge, post-rewrite); the scratch copy of a commit's knowledge base under the git folder that kk index rebuild --commits generates from",
 	"internal/jobqueue":          "kk serve's durable job queue",
-	"internal/gitx":              "git objects of kk serve's commits",
-	"internal/serve":             "kk serve's serve.url under .state/ (the tree only through the transaction)",
+	"internal/gitx":              "git objects of kk serve's commits; the index.lock and the copy of the index it holds while git updates the index",
+	"internal/serve":             "kk serve's serve.url and its rebase marker under .state/ (the tree only through the transaction)",
 	"internal/benchtree":         "generated benchmark trees",
 	"internal/benchtree/benchkb": "the cached benchmark trees under the temporary folder",
 	"harnesses/codex":            "Codex's config.toml MCP entry",
@@ -448,9 +448,6 @@ var rawLeafWriters = map[string]map[string]string{
 	"MigrateLeaf": {
 		"internal/migrate": "kk migrate okf-v3 converts v2 leaves to v3",
 		"internal/reorg":   "kk place apply places kenkeep's v1 leaves into the v2 tree",
-	},
-	"RestoreFile": {
-		"internal/serve": "kk serve's recovery puts a failed job's files back as HEAD has them",
 	},
 }
 

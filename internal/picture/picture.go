@@ -67,6 +67,11 @@ type Options struct {
 	// without regard to case.
 	Around string
 	Depth  int
+	// Fallback draws the leaves view instead of the edges view when the
+	// knowledge base holds no traceability entity, which would leave the
+	// edges view empty (a tree of practice and map notes only); the
+	// Picture's View says which view was drawn.
+	Fallback bool
 }
 
 // Node is one entity of a picture.
@@ -86,7 +91,7 @@ type Edge struct {
 // Picture is what Export drew: its nodes ordered by id, its edges ordered
 // by source, type and target, and, for Mermaid and dot, the text.
 type Picture struct {
-	View  string `json:"-"`
+	View  string `json:"-"` // the view drawn
 	Nodes []Node `json:"nodes"`
 	Edges []Edge `json:"edges"`
 	// Text is the Mermaid or dot source, ending in a newline; "" for JSON.
@@ -121,7 +126,7 @@ func (o *Options) check() error {
 	for i, t := range o.Types {
 		t = strings.ToLower(strings.TrimSpace(t))
 		if t == "" {
-			return &FlagError{"types", "an empty type in the list; give types separated by commas, like req,test"}
+			return &FlagError{"type", "an empty type in the list; give types separated by commas, like req,test"}
 		}
 		o.Types[i] = t
 	}
@@ -140,6 +145,9 @@ func Export(ctx context.Context, k *store.KB, o Options) (*Picture, error) {
 	switch o.View {
 	case ViewEdges:
 		p, err = edgesView(ctx, k)
+		if err == nil && len(p.Nodes) == 0 && o.Fallback {
+			p, err = leavesView(ctx, k)
+		}
 	case ViewMolecules:
 		p, err = moleculesView(ctx, k)
 	case ViewLeaves:
@@ -318,7 +326,7 @@ func (p *Picture) filter(o Options) error {
 					names = append(names, t)
 				}
 				slices.Sort(names)
-				return fmt.Errorf("--types: %q is not an entity type; use %s", t, strings.Join(names, ", "))
+				return fmt.Errorf("--type: %q is not an entity type; use %s", t, strings.Join(names, ", "))
 			}
 		}
 		p.keep(func(n Node) bool { return slices.Contains(o.Types, n.Type) })
@@ -350,7 +358,7 @@ func (p *Picture) keep(ok func(Node) bool) {
 }
 
 // around keeps the nodes at most depth edges away from id, in either
-// direction, and the edges between them. types is the --types filter
+// direction, and the edges between them. types is the --type filter
 // already applied, for the error when it left id out.
 func (p *Picture) around(id string, depth int, types []string) error {
 	start := store.IDKey(strings.TrimSpace(id))

@@ -101,7 +101,7 @@ func TestTypes(t *testing.T) {
 		t.Errorf("nodes %v, want %v", got, want)
 	}
 	err := sample().filter(Options{Types: []string{"requirement"}})
-	if err == nil || !strings.HasPrefix(err.Error(), `--types: "requirement" is not an entity type; use `) {
+	if err == nil || !strings.HasPrefix(err.Error(), `--type: "requirement" is not an entity type; use `) {
 		t.Fatalf("error %v, want one naming --types", err)
 	}
 }
@@ -114,7 +114,7 @@ func TestCheckOptions(t *testing.T) {
 		{Options{Format: "svg"}, "format"},
 		{Options{View: "atoms"}, "view"},
 		{Options{Depth: -1}, "depth"},
-		{Options{Types: []string{"req", " "}}, "types"},
+		{Options{Types: []string{"req", " "}}, "type"},
 	} {
 		err := tc.o.check()
 		fe, ok := err.(*FlagError)

@@ -25,22 +25,14 @@ const (
 )
 
 // git returns the work tree's root and the knowledge base's folder
-// relative to it ("" when they are the same), found once.
-func (b *Backend) git(ctx context.Context) (top, prefix string, err error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.top == "" {
-		t, err := gitx.TopLevel(ctx, b.k.Root)
-		if err != nil {
-			return "", "", fmt.Errorf("kk serve needs its root in a git work tree: %w", err)
-		}
-		b.top = t
-		if rel := store.RelTo(t, b.k.Root); rel != "." {
-			b.prefix = rel + "/"
-		}
-		b.snapshots = gitx.CanCommitSnapshot(ctx, t)
+// relative to it ("" when they are the same), opening the repository
+// when the backend was not opened.
+func (b *Backend) git(context.Context) (top, prefix string, err error) {
+	if _, err := b.gitRepo(); err != nil {
+		return "", "", err
 	}
-	return b.top, b.prefix, nil
+	top, prefix = b.prefixNow()
+	return top, prefix, nil
 }
 
 // repoPath turns a path relative to .ai/kenkeep into one relative to the
@@ -102,6 +94,7 @@ func (b *Backend) store(ctx context.Context, j *service.Job) (string, error) {
 	t1 := time.Now()
 	defer func() { b.addTiming(&b.timing.write, time.Since(t1)) }()
 	write := func(tx *txn.Tx) error {
+		b.prepare(tx, j)
 		id, err := node.DeriveID(p.Type, p.Title)
 		if err != nil {
 			// A title with no ASCII spelling (日本語) names no id: the
@@ -144,17 +137,37 @@ func (b *Backend) store(ctx context.Context, j *service.Job) (string, error) {
 		_, err = txn.Update(ctx, b.k, b.meta(j), write)
 	}
 	if err != nil {
-		return "", err
+		return "", heldError(err)
 	}
 	return leaf, nil
 }
 
-// snapshotsOn reports whether commits are made from the transactions'
-// contents.
-func (b *Backend) snapshotsOn() bool {
+// prepare sets up a job's transaction: a leaf that cannot be read, which
+// the transaction skips, is logged (once per problem), and what each file
+// held before is kept until the job's commit lands, so that an undo puts
+// back exactly that.
+func (b *Backend) prepare(tx *txn.Tx, j *service.Job) {
+	tx.KeepOriginals(j.ID)
+	tx.AfterCommit(func(*txn.Result) error {
+		b.warnSkipped(tx.Skipped())
+		return nil
+	})
+}
+
+// warnSkipped logs each leaf a job's transaction could not read, once per
+// problem as long as it lasts.
+func (b *Backend) warnSkipped(problems []error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return b.snapshots
+	now := map[string]bool{}
+	for _, p := range problems {
+		msg := p.Error()
+		now[msg] = true
+		if !b.warned[msg] {
+			b.log.Warn("a leaf kk cannot read is skipped; fix it (kk lint names every problem)", "problem", msg)
+		}
+	}
+	b.warned = now
 }
 
 // prefixNow returns the work tree root and prefix found by git.
@@ -213,6 +226,7 @@ func (b *Backend) change(ctx context.Context, j *service.Job) (string, error) {
 	req := j.Request
 	b.pause()
 	_, err := txn.Update(ctx, b.k, b.meta(j), func(tx *txn.Tx) error {
+		b.prepare(tx, j)
 		n, err := tx.LeafAt(req.Path)
 		if err != nil {
 			var ne *node.Error
@@ -251,15 +265,15 @@ func (b *Backend) change(ctx context.Context, j *service.Job) (string, error) {
 		return nil
 	})
 	if err != nil {
-		return "", err
+		return "", heldError(err)
 	}
 	return req.Path, nil
 }
 
 // announce records, in the job's record on disk, every path the
 // transaction is about to write or remove (the note, any moves, the
-// regenerated index files), before the first is touched: after a crash,
-// recovery restores them from HEAD unless the job's commit was made.
+// regenerated index files), before the first is touched. (What each held
+// before is kept by the transaction itself: Tx.KeepOriginals.)
 func (b *Backend) announce(tx *txn.Tx, j *service.Job) {
 	tx.BeforeApply(func(paths []string) error {
 		_, prefix := b.prefixNow()
@@ -271,53 +285,47 @@ func (b *Backend) announce(tx *txn.Tx, j *service.Job) {
 	})
 }
 
-// commit makes the job's one commit: the files the transaction wrote and
-// removed (the note and the regenerated index files), announced before
-// they were written. Where the repository allows, the commit is made
-// from the contents the transaction wrote and is the job's deferred last
-// step (service.Job.Defer): it runs while the next job is placed and
-// written, and the job is done when it lands. Otherwise it is made now,
-// from the work tree.
+// commit makes the job's one commit (gitx.Repo.Commit): the files the
+// transaction wrote and removed, with the contents it wrote, and the
+// generated index files of the commit's leaves (see plan). It is the
+// job's deferred last step (service.Job.Defer): it runs while the next
+// job is placed and written, and the job is done when it lands. Its
+// waits for locks other git processes hold end with the server's stop,
+// leaving the job to the next start.
 func (b *Backend) commit(ctx context.Context, j *service.Job, leaf string, res *txn.Result) error {
-	top, prefix := b.prefixNow()
-	var written, removed []string
-	for _, rel := range res.Written {
-		written = append(written, repoPath(prefix, rel))
-	}
-	for _, rel := range res.Removed {
-		removed = append(removed, repoPath(prefix, rel))
+	r, err := b.gitRepo()
+	if err != nil {
+		return err
 	}
 	subject := gitx.JobSubject(j.Op, j.ID, leaf)
 	if note := j.Noted(); note != "" {
 		subject += "\n\n" + note // the subject stays the first line, which recovery reads
 	}
-	if b.snapshotsOn() {
-		contents := make(map[string][]byte, len(res.Written))
-		for _, rel := range res.Written {
-			contents[repoPath(prefix, rel)] = res.Data[rel]
+	return j.Defer(ctx, func(ctx context.Context) error {
+		defer b.changed()
+		b.pause()
+		t0 := time.Now()
+		p := b.planner(ctx, r, res)
+		landed, err := r.Commit(ctx, gitx.CommitOptions{Author: Author, Message: subject, Plan: p.plan, Wait: b.stopCtx(), OnWait: b.setWaiting})
+		if err != nil {
+			return commitError(err)
 		}
-		return j.Defer(ctx, func(ctx context.Context) error {
-			defer b.changed()
-			b.pause()
-			t0 := time.Now()
-			if err := gitx.CommitSnapshot(ctx, top, Author, subject, contents, removed); err != nil {
-				return fmt.Errorf("committing: %w", err)
+		// The commit stands from here on: whatever fails is logged.
+		b.landed(p, landed)
+		if err := txn.DropOriginals(b.k, j.ID); err != nil {
+			b.log.Warn("dropping the originals kept for the job failed", "job_id", j.ID, "error", err)
+		}
+		if landed.IndexErr != nil {
+			b.log.Warn("the commit landed but git's index was not put in place; bringing it in step", "job_id", j.ID, "error", landed.IndexErr)
+			if err := gitx.ResetIndexToHead(ctx, r.Top, landed.Commit); err != nil {
+				b.log.Warn("git's index is behind the job's commit; git status shows its files changed until git reset", "error", err)
 			}
-			b.addTiming(&b.timing.commit, time.Since(t0))
-			b.maintain(ctx, top)
-			b.pause()
-			return nil
-		})
-	}
-	b.pause()
-	t0 := time.Now()
-	if err := gitx.CommitChanges(ctx, top, Author, subject, written, removed); err != nil {
-		return fmt.Errorf("committing: %w", err)
-	}
-	b.addTiming(&b.timing.commit, time.Since(t0))
-	b.maintain(ctx, top)
-	b.pause()
-	return nil
+		}
+		b.addTiming(&b.timing.commit, time.Since(t0))
+		b.maintain(ctx, r.Top)
+		b.pause()
+		return nil
+	})
 }
 
 // maintain runs git gc --auto every MaintainEvery commits (see there). Its
@@ -338,73 +346,71 @@ func (b *Backend) maintain(ctx context.Context, top string) {
 	}
 }
 
-// Committed reports whether the commit of job id is in the branch's
-// history, and the path it names: jobqueue.Options.Committed.
+// Committed reports whether the commit of job id is in the served
+// branch's history, and the path it names: jobqueue.Options.Committed.
 func (b *Backend) Committed(ctx context.Context, id string) (string, bool, error) {
-	top, _, err := b.git(ctx)
+	r, err := b.gitRepo()
 	if err != nil {
 		return "", false, err
 	}
-	c, ok, err := gitx.FindJobCommit(ctx, top, id)
+	c, ok, err := gitx.FindJobCommitIn(ctx, r.Top, "refs/heads/"+r.Branch, id)
 	return c.Path, ok, err
 }
 
-// Restore puts back what an unfinished or failed job left: every path it
-// announced gets HEAD's content again (or goes, when HEAD has none), in
-// one transaction that also brings the index files in step with the tree,
-// and the paths are unstaged. jobqueue.Options.Restore.
+// Restore puts back what an unfinished or failed job left: every file
+// its transaction changed gets back the bytes it held before the job
+// (kept by the transaction until the commit: a person's uncommitted edit
+// comes back as it was), in one transaction that also generates the
+// index files again. A job whose transaction never committed left
+// nothing (its journal is rolled back by the next transaction).
+// jobqueue.Options.Restore.
 func (b *Backend) Restore(ctx context.Context, j jobqueue.Job) error {
 	defer b.changed()
-	top, prefix, err := b.git(ctx)
-	if err != nil {
-		return err
-	}
-	kbPrefix := prefix + store.DirName + "/"
-	var mine []string
-	for _, p := range j.Touched {
-		if strings.HasPrefix(p, kbPrefix) {
-			mine = append(mine, p)
-		}
-	}
-	head, err := gitx.FilesAtHead(ctx, top, mine)
-	if err != nil {
-		return err
-	}
-	_, err = txn.Update(ctx, b.k, txn.Meta{Actor: "kk serve", Source: "http", Command: "kk serve restore(" + j.ID + ")"}, func(tx *txn.Tx) error {
-		for _, p := range mine {
-			rel := strings.TrimPrefix(p, kbPrefix)
-			data, ok := head[p]
-			tx.RestoreFile(rel, data, ok)
-		}
-		tx.Regenerate()
+	if !txn.HasOriginals(b.k, j.ID) {
 		return nil
+	}
+	_, err := txn.Update(ctx, b.k, txn.Meta{Actor: "kk serve", Source: "http", Command: "kk serve restore(" + j.ID + ")"}, func(tx *txn.Tx) error {
+		_, err := tx.RestoreOriginals(j.ID)
+		return err
 	})
 	if err != nil {
-		return fmt.Errorf("restoring the files of job %s: %w", j.ID, err)
+		err = heldError(fmt.Errorf("restoring the files of job %s: %w", j.ID, err))
+		if !errors.Is(err, jobqueue.ErrHeld) {
+			// The job fails for good, its files as it left them: what was
+			// kept to undo it is of no more use.
+			txn.DropOriginals(b.k, j.ID)
+		}
+		return err
 	}
-	return gitx.RestorePaths(ctx, top, j.Touched)
+	return nil
 }
 
-// Settle brings git's index in step with HEAD for the paths of a job
-// whose commit was made before the server stopped: the commit moves the
-// branch first and updates the index after, so a kill in between leaves
-// the job's files staged as deleted and untracked.
+// Settle brings what a job whose commit was made before the server
+// stopped left behind in step with it: the originals kept for its undo
+// go, and git's index gets the commit's entries (a kill between the move
+// of the branch and the index put in place leaves them as they were).
 // jobqueue.Options.Settle.
 func (b *Backend) Settle(ctx context.Context, j jobqueue.Job) error {
-	top, _, err := b.git(ctx)
+	r, err := b.gitRepo()
 	if err != nil {
 		return err
 	}
-	c, ok, err := gitx.FindJobCommit(ctx, top, j.ID)
+	c, ok, err := gitx.FindJobCommitIn(ctx, r.Top, "refs/heads/"+r.Branch, j.ID)
 	if err != nil || !ok {
 		return err
 	}
-	return gitx.ResetIndexToHead(ctx, top, c.Hash)
+	if ok, _ := r.OnBranch(ctx); ok {
+		if err := gitx.ResetIndexToHead(ctx, r.Top, c.Hash); err != nil {
+			return fmt.Errorf("%w: %v", jobqueue.ErrHeld, err)
+		}
+	}
+	return txn.DropOriginals(b.k, j.ID)
 }
 
 // QueueOptions wires a job queue to the backend: recovery asks git for a
-// job's commit, settles a committed job's paths in git's index, and
-// restores an unfinished job's paths.
+// job's commit, settles a committed job, and restores an unfinished one;
+// the worker takes no job while the environment holds it (Ready), and
+// says what a job waits for (Waiting).
 func (b *Backend) QueueOptions() jobqueue.Options {
-	return jobqueue.Options{Committed: b.Committed, Restore: b.Restore, Settle: b.Settle, Logger: b.log}
+	return jobqueue.Options{Committed: b.Committed, Restore: b.Restore, Settle: b.Settle, Ready: b.Ready, Waiting: b.Waiting, Logger: b.log}
 }

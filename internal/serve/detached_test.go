@@ -1,29 +1,34 @@
 package serve
 
 import (
+	"context"
 	"os"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/kk-project/kk/internal/index"
 )
 
-// TestDetachedHEADOneIndexFolder: kk serve on a detached HEAD commits
-// every job there, and every job and search uses one index folder (it
-// made one per commit: 38 folders for 40 jobs).
-func TestDetachedHEADOneIndexFolder(t *testing.T) {
+// TestDetachedHEADIsRefused: kk serve pins the branch it serves, so on a
+// detached HEAD it refuses to start, saying how to go on, and makes no
+// commit and no index folder (it once committed there and made one index
+// folder per commit: 38 folders for 40 jobs). The one index of a detached
+// HEAD is the index package's (TestDetachedHEADHasOneIndex).
+func TestDetachedHEADIsRefused(t *testing.T) {
 	k := newRepo(t, 0)
+	head := git(t, k, "rev-parse", "HEAD")
 	git(t, k, "checkout", "-q", "--detach")
-	s := start(t, k, nil)
-	jobs := s.postMany(t, 12, "Detached note")
-	if _, err := s.Client.Search(ctx, "detached note", 5); err != nil {
-		t.Fatal(err)
+	b := New(Options{KB: k})
+	err := b.Open(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "HEAD is detached") || !strings.Contains(err.Error(), "git switch") {
+		t.Fatalf("Open on a detached HEAD: %v", err)
 	}
-	if git(t, k, "log", "-1", "--format=%s") != "store("+jobs[len(jobs)-1].ID+"): "+jobs[len(jobs)-1].Path {
-		t.Fatalf("the jobs were not committed on the detached HEAD: %s", git(t, k, "log", "--oneline", "-3"))
+	if got := git(t, k, "rev-parse", "HEAD"); got != head {
+		t.Errorf("HEAD moved from %s to %s", head, got)
 	}
 	entries, err := os.ReadDir(index.BranchesDir(k))
-	if err != nil {
+	if err != nil && !os.IsNotExist(err) {
 		t.Fatal(err)
 	}
 	var folders []string
@@ -33,8 +38,7 @@ func TestDetachedHEADOneIndexFolder(t *testing.T) {
 		}
 	}
 	// main's is the one made while the repository was set up, on main.
-	if !slices.Equal(folders, []string{index.DetachedHEAD, "main"}) {
-		t.Errorf("index folders after %d jobs on a detached HEAD: %v", len(jobs), folders)
+	if slices.Contains(folders, index.DetachedHEAD) {
+		t.Errorf("index folders after a refused start: %v", folders)
 	}
-	clean(t, k)
 }

@@ -3,7 +3,9 @@ package serve
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"net"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
@@ -89,7 +91,22 @@ type server struct {
 // behind the HTTP face on a loopback port until the test ends.
 func start(tb testing.TB, k *store.KB, p llm.Provider) *server {
 	tb.Helper()
-	b := New(Options{KB: k, Provider: p})
+	return startWith(tb, context.Background(), k, p)
+}
+
+// startWith is start with the server's context made from base (faults a
+// test injects: txn.WithFaults).
+func startWith(tb testing.TB, base context.Context, k *store.KB, p llm.Provider) *server {
+	tb.Helper()
+	var log *slog.Logger
+	if os.Getenv("KK_TEST_LOG") != "" { // the server's log on stderr, when debugging a test
+		log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	b := New(Options{KB: k, Provider: p, Logger: log})
+	ctx, cancel := context.WithCancel(base)
+	if err := b.Open(ctx); err != nil {
+		tb.Fatal(err)
+	}
 	q, err := jobqueue.Open(filepath.Join(k.StateDir(), "queue"), b.QueueOptions())
 	if err != nil {
 		tb.Fatal(err)
@@ -105,7 +122,6 @@ func start(tb testing.TB, k *store.KB, p llm.Provider) *server {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ctx, ln) }()
 	stopped := false
@@ -118,6 +134,7 @@ func start(tb testing.TB, k *store.KB, p llm.Provider) *server {
 		if err := <-done; err != nil {
 			tb.Errorf("Serve: %v", err)
 		}
+		b.Close()
 	}
 	tb.Cleanup(stop)
 	url := "http://" + ln.Addr().String()

@@ -7,6 +7,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
+	"time"
 
 	"github.com/kk-project/kk/internal/atomicfile"
 	"github.com/kk-project/kk/internal/gitx"
@@ -84,60 +86,151 @@ func Bootstrap(ctx context.Context, root string, opts store.InitOptions) (*store
 	return k, nil
 }
 
+// shareRounds bounds the fetch, rebase and push rounds of one tick
+// against a remote that keeps moving.
+const shareRounds = 10
+
+// rebaseMarker, under .state/, records that a --push-every rebase is
+// running, so that the next start aborts one a killed server left.
+const rebaseMarker = "serve.rebasing"
+
 // Share is the --push-every tick, run by the worker between jobs: fetch
 // origin, replay the local commits onto it (a local job's lines win where
-// both changed the same ones), bring the generated index files in step
-// with the merged tree (one commit when they change), and push. Each
-// failure is logged and left for the next tick; no job is lost, since
-// every job is already a local commit.
+// both changed the same ones) and push at once; then bring the generated
+// index files in step with the merged tree (one commit when they
+// change) and push that. A push the remote refuses because it moved
+// starts the round again, up to shareRounds times. Each failure is
+// logged and left for the next tick; no job is lost, since every job is
+// already a local commit.
+//
+// The rebase is never left halfway: it runs to its end whatever the
+// stop (a signal to kk's process group does not reach git, which runs
+// in a group of its own), a failed one is aborted, and one a killed
+// server left is aborted at the next start. Fetches and pushes stop
+// cleanly with the server.
 func (b *Backend) Share(ctx context.Context) {
-	top, prefix, err := b.git(ctx)
+	r, err := b.gitRepo()
 	if err != nil {
 		b.log.Warn("sharing with origin skipped", "error", err)
 		return
 	}
-	if !gitx.HasRemote(ctx, top, "origin") {
+	if !gitx.HasRemote(ctx, r.Top, "origin") {
 		b.log.Debug("no origin remote; nothing to push")
 		return
 	}
-	branch, err := gitx.CurrentBranch(ctx, top)
-	if err != nil || branch == "" {
-		b.log.Warn("sharing with origin skipped: no current branch", "error", err)
+	if ok, other := r.OnBranch(ctx); !ok {
+		b.log.Warn("sharing with origin skipped: the served branch is not checked out", "branch", r.Branch, "checked_out", other)
 		return
 	}
 	defer b.changed()
-	// The rebase and the index files regenerated after it are one
-	// transaction: no job writes between them.
-	pulled := false
-	res, err := txn.Update(ctx, b.k, txn.Meta{Actor: "kk serve", Source: "http", Command: "kk serve (pull --rebase)"}, func(tx *txn.Tx) error {
-		if err := tx.Outside(func() error { return gitx.PullRebase(ctx, top, "origin", branch, "theirs") }); err != nil {
-			return err
-		}
-		pulled = true
-		tx.Regenerate()
-		return nil
-	})
-	if err != nil && !pulled {
-		b.log.Warn("fetching and rebasing onto origin failed; retried at the next tick", "branch", branch, "error", err)
-		return
-	}
-	if err != nil {
-		b.log.Warn("regenerating the index files after the rebase failed", "error", err)
-		return
-	}
-	if res.Changed() {
-		var paths []string
-		for _, rel := range append(append([]string{}, res.Written...), res.Removed...) {
-			paths = append(paths, repoPath(prefix, rel))
-		}
-		if _, err := gitx.CommitPaths(ctx, top, Author, "index: regenerate after rebasing onto origin/"+branch, paths); err != nil {
-			b.log.Warn("committing the regenerated index files failed", "error", err)
+	branch := r.Branch
+	for round := 1; round <= shareRounds; round++ {
+		if ctx.Err() != nil {
 			return
 		}
-	}
-	if err := gitx.Push(ctx, top, "origin", branch); err != nil {
-		b.log.Warn("pushing to origin failed; retried at the next tick", "branch", branch, "error", err)
+		t0 := time.Now()
+		err := b.shareRound(ctx, r, branch)
+		b.log.Debug("share round", "round", round, "took", time.Since(t0), "error", err)
+		switch {
+		case err == nil:
+			b.log.Info("pushed to origin", "branch", branch, "rounds", round)
+			return
+		case errors.Is(err, gitx.ErrRejected):
+			b.log.Debug("origin moved during the push; fetching and rebasing again", "round", round)
+			continue
+		}
+		b.log.Warn("sharing with origin failed; retried at the next tick", "branch", branch, "error", err)
 		return
 	}
-	b.log.Info("pushed to origin", "branch", branch)
+	b.log.Warn("origin kept moving; retried at the next tick", "branch", branch, "rounds", shareRounds)
+}
+
+// shareRound fetches, rebases, pushes, regenerates and pushes again.
+func (b *Backend) shareRound(ctx context.Context, r *gitx.Repo, branch string) error {
+	upstream, err := gitx.Fetch(ctx, r.Top, "origin", branch)
+	if err != nil {
+		return fmt.Errorf("fetching: %w", err)
+	}
+	if upstream != "" {
+		if err := b.rebase(ctx, r, upstream); err != nil {
+			return err
+		}
+	}
+	if err := gitx.Push(ctx, r.Top, "origin", branch); err != nil {
+		return err
+	}
+	// The merged tree's generated files, committed as any job's.
+	meta := txn.Meta{Actor: "kk serve", Source: "http", Command: "kk serve (regenerate after rebasing)"}
+	var landed bool
+	_, err = txn.Update(ctx, b.k, meta, func(tx *txn.Tx) error {
+		tx.Regenerate()
+		tx.AfterCommit(func(res *txn.Result) error {
+			p := b.planner(context.WithoutCancel(ctx), r, res)
+			l, err := r.Commit(context.WithoutCancel(ctx), gitx.CommitOptions{Author: Author, Message: "index: regenerate after rebasing onto origin/" + branch,
+				Plan: p.plan, Wait: b.stopCtx(), OnWait: b.setWaiting, SkipEmpty: true})
+			if err != nil {
+				return err
+			}
+			if l.Commit != "" {
+				b.landed(p, l)
+				landed = true
+			}
+			return nil
+		})
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("regenerating the index files after the rebase: %w", err)
+	}
+	if !landed {
+		return nil
+	}
+	return gitx.Push(ctx, r.Top, "origin", branch)
+}
+
+// rebase replays the served branch's commits onto upstream, in the
+// work tree, under kk's writer lock (no job writes meanwhile), marked in
+// .state/ while it runs.
+func (b *Backend) rebase(ctx context.Context, r *gitx.Repo, upstream string) error {
+	marker := filepath.Join(b.k.StateDir(), rebaseMarker)
+	meta := txn.Meta{Actor: "kk serve", Source: "http", Command: "kk serve (rebase onto " + upstream + ")"}
+	_, err := txn.Update(ctx, b.k, meta, func(tx *txn.Tx) error {
+		return tx.Outside(func() error {
+			if err := atomicfile.Write(marker, []byte(upstream+"\n"), 0o644); err != nil {
+				return err
+			}
+			err := gitx.Rebase(ctx, r.Top, upstream, "theirs")
+			r.ForgetTip()
+			if rerr := os.Remove(marker); err == nil && rerr != nil {
+				err = rerr
+			}
+			return err
+		})
+	})
+	if err != nil {
+		return fmt.Errorf("rebasing onto %s: %w", upstream, err)
+	}
+	return nil
+}
+
+// abortLeftRebase aborts a --push-every rebase a killed server left in
+// the work tree (its marker in .state/ and git's rebase state both
+// there), before the repository is opened: HEAD is detached meanwhile.
+func (b *Backend) abortLeftRebase(ctx context.Context) {
+	marker := filepath.Join(b.k.StateDir(), rebaseMarker)
+	if _, err := os.Stat(marker); err != nil {
+		return
+	}
+	out, err := gitx.Read(ctx, b.k.Root, "rev-parse", "--absolute-git-dir")
+	if err != nil {
+		return
+	}
+	if gitx.RebaseInProgress(strings.TrimSpace(string(out))) {
+		if err := gitx.AbortRebase(ctx, b.k.Root); err != nil {
+			b.log.Warn("aborting the rebase a killed kk serve left failed; run git rebase --abort", "error", err)
+			return
+		}
+		b.log.Warn("aborted the rebase a killed kk serve left")
+	}
+	os.Remove(marker)
 }

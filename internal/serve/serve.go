@@ -28,6 +28,7 @@ import (
 	"github.com/kk-project/kk/internal/gitx"
 	"github.com/kk-project/kk/internal/index"
 	"github.com/kk-project/kk/internal/llm"
+	"github.com/kk-project/kk/internal/lock"
 	"github.com/kk-project/kk/internal/node"
 	"github.com/kk-project/kk/internal/service"
 	"github.com/kk-project/kk/internal/store"
@@ -59,19 +60,28 @@ type Backend struct {
 	mu     sync.Mutex // guards the fields below
 	top    string     // the git work tree's root
 	prefix string     // the knowledge base's root relative to top, "" or ending in "/"
-	// snapshots is whether a job's commit can be made from the contents
-	// its transaction wrote (gitx.CommitSnapshot), and so run while the
-	// next job starts; found with top.
-	snapshots bool
-	tree      *store.Tree
-	treeAt    time.Time
-	gen       uint64 // bumped by every job; a tree read before is stale
+	// repo is the repository, pinned to the branch served; held is kk
+	// serve's own lock; stop ends the waits of a job's commit (Open).
+	repo *gitx.Repo
+	held *lock.Lock
+	stop context.Context
+	// view is what the served branch's tip holds under the knowledge
+	// base's folder, for the generated files of each commit (view.go).
+	view *view
+	// warned are the problems of unreadable leaves already logged.
+	warned map[string]bool
+	tree   *store.Tree
+	treeAt time.Time
+	gen    uint64 // bumped by every job; a tree read before is stale
 	// realNodes is nodes/ with its symlinks resolved, found on first need.
 	realNodes string
 	// timing adds up the time the worker spent placing, writing (the
 	// transaction and the commit) and committing, for the benchmarks.
 	timing  struct{ place, write, commit time.Duration }
 	commits int // commits made since the last git gc --auto
+
+	waitMu     sync.Mutex
+	waitingFor string // what the job in progress waits for
 }
 
 // MaintainEvery is how many commits kk serve makes between two runs of
@@ -379,8 +389,15 @@ func (b *Backend) Warm(ctx context.Context) error {
 	if _, err := b.readTree(); err != nil {
 		return err
 	}
-	_, err := b.indexDB(ctx)
-	return err
+	if _, err := b.indexDB(ctx); err != nil {
+		return err
+	}
+	// What the branch's tip holds, for the first commit (view.go).
+	r, err := b.gitRepo()
+	if err != nil {
+		return err
+	}
+	return b.settleView(ctx, r)
 }
 
 // inTree reports whether abs, its symlinks resolved, lies inside nodes/.

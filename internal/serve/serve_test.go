@@ -82,9 +82,7 @@ func TestStoreEditDeleteOnTheTree(t *testing.T) {
 	k := newRepo(t, 0)
 	// Ordinary markdown elsewhere in the repository breaks nothing.
 	for name, text := range map[string]string{"README.md": "# A project\n", "docs/guide.md": "no front matter\n"} {
-		if err := os.MkdirAll(filepath.Join(k.Root, filepath.Dir(name)), 0o755); err != nil {
-			t.Fatal(err)
-		}
+		os.MkdirAll(filepath.Join(k.Root, filepath.Dir(name)), 0o755)
 		if err := os.WriteFile(filepath.Join(k.Root, name), []byte(text), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -304,7 +302,7 @@ func fakeModel(t *testing.T, replies [][2]string) llm.Provider {
 		}
 		for _, rep := range replies {
 			if _, ok := req.Format.Properties[rep[0]]; ok || rep[0] == "" {
-				_ = json.NewEncoder(w).Encode(map[string]any{"message": map[string]string{"role": "assistant", "content": rep[1]}, "done": true})
+				json.NewEncoder(w).Encode(map[string]any{"message": map[string]string{"role": "assistant", "content": rep[1]}, "done": true})
 				return
 			}
 		}
@@ -357,20 +355,31 @@ func TestWithAModel(t *testing.T) {
 	}
 }
 
+// rejectCommits installs a reference-transaction hook that refuses every
+// move of a ref (a repository's policy), so that kk's commits fail after
+// their transactions; the returned function removes it.
+func rejectCommits(t *testing.T, k *store.KB) func() {
+	t.Helper()
+	hook := filepath.Join(k.Root, ".git", "hooks", "reference-transaction")
+	if err := os.MkdirAll(filepath.Dir(hook), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(hook, []byte("#!/bin/sh\n[ \"$1\" = prepared ] && { echo refused by policy >&2; exit 1; }\nexit 0\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return func() { os.Remove(hook) }
+}
+
 func TestAFailedCommitLeavesNothing(t *testing.T) {
 	k := newRepo(t, 0)
 	s := start(t, k, nil)
 	ok := s.post(t, httpapi.PostRequest{Title: "First", Content: "One.\n"})
-	// git cannot commit while the branch is locked: the job fails after
-	// its transaction, and its files are put back.
-	lockFile := filepath.Join(k.Root, ".git", "refs", "heads", "main.lock")
-	if err := os.WriteFile(lockFile, nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	// The repository refuses the move of the branch: the job fails after
+	// its transaction, and its files are put back. (A lock another git
+	// process holds is waited for instead: TestFault….)
+	allow := rejectCommits(t, k)
 	j := s.post(t, httpapi.PostRequest{Title: "Second", Content: "Two.\n"})
-	if err := os.Remove(lockFile); err != nil {
-		t.Fatal(err)
-	}
+	allow()
 	if j.Status != "failed" || !strings.Contains(j.Error, "committing") {
 		t.Fatalf("job: %+v", j)
 	}
@@ -383,18 +392,14 @@ func TestAFailedCommitLeavesNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(lockFile, nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	allow = rejectCommits(t, k)
 	e := s.edit(t, httpapi.EditRequest{Path: ok.Path, Content: "Changed.\n", Title: "Changed"})
 	d, err := s.Client.Delete(ctx, ok.Path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	del := s.wait(t, d.JobID)
-	if err := os.Remove(lockFile); err != nil {
-		t.Fatal(err)
-	}
+	allow()
 	if e.Status != "failed" || del.Status != "failed" {
 		t.Fatalf("edit %+v, delete %+v", e, del)
 	}
@@ -426,14 +431,9 @@ func TestRecoveryOfAnInterruptedJob(t *testing.T) {
 	var touched []string
 	job := &service.Job{ID: "01a2-test", Op: service.OpStore, Request: service.JobRequest{Title: "Interrupted", Content: "Half done.\n"}, Created: time.Now()}
 	// Write through the real path, failing at the commit's place.
-	lockFile := filepath.Join(k.Root, ".git", "refs", "heads", "main.lock")
-	if err := os.WriteFile(lockFile, nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	allow := rejectCommits(t, k)
 	_, err := b.Apply(ctx, withTouch(job, &touched))
-	if err := os.Remove(lockFile); err != nil {
-		t.Fatal(err)
-	}
+	allow()
 	if err == nil {
 		t.Fatal("the commit did not fail")
 	}

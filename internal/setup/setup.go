@@ -58,9 +58,12 @@ type Result struct {
 	// GitHooks is the folder holding kk's git hooks; empty when they were
 	// not installed (--no-git-hooks, or not a git work tree).
 	GitHooks string `json:"git_hooks"`
-	// GitHooksNote says why no git hooks were installed, when that is
-	// no failure (not a git work tree, no git).
+	// GitHooksNote tells what the git hooks init installed do, or why
+	// none were installed when that is no failure (not a git work tree,
+	// no git).
 	GitHooksNote string `json:"-"`
+
+	seen map[string]bool // the files listed (add)
 }
 
 // Init sets up the knowledge base under o.Root and installs what o asks
@@ -77,7 +80,13 @@ func Init(ctx context.Context, o Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := &Result{Root: k.Root, Created: res.Created, Updated: res.Updated, Removed: []string{}, Warnings: res.Warnings}
+	out := &Result{Root: k.Root, Created: []string{}, Updated: []string{}, Removed: []string{}, Warnings: res.Warnings}
+	for _, f := range res.Created {
+		out.add("created", f)
+	}
+	for _, f := range res.Updated {
+		out.add("updated", f)
+	}
 	var partial error
 	if len(o.Harnesses) > 0 || o.Upgrade {
 		ires, err := install.Install(ctx, k, o.Registry, o.Harnesses, install.Options{Command: o.KKCommand, Upgrade: o.Upgrade, Now: now(), LockCommand: o.Command})
@@ -104,21 +113,31 @@ func Init(ctx context.Context, o Options) (*Result, error) {
 	return out, partial
 }
 
+// add lists a file init touched, once, under the first thing that
+// happened to it: a file one step created and a later step filled in (a
+// harness's settings file that gets the MCP server too) was created.
+func (out *Result) add(action, path string) {
+	if out.seen == nil {
+		out.seen = map[string]bool{}
+	}
+	if out.seen[path] {
+		return
+	}
+	out.seen[path] = true
+	switch action {
+	case "created":
+		out.Created = append(out.Created, path)
+	case "removed":
+		out.Removed = append(out.Removed, path)
+	default:
+		out.Updated = append(out.Updated, path)
+	}
+}
+
 // addInstall adds the changes of kk's installs into the harnesses.
 func (out *Result) addInstall(ires *install.Result, path string) {
-	created := map[string]bool{}
-	for _, f := range out.Created {
-		created[f] = true
-	}
 	for _, c := range ires.Changes {
-		switch {
-		case c.Action == "created":
-			out.Created = append(out.Created, c.Path)
-		case c.Action == "removed":
-			out.Removed = append(out.Removed, c.Path)
-		case !created[c.Path]: // a file created above and filled in here was created
-			out.Updated = append(out.Updated, c.Path)
-		}
+		out.add(c.Action, c.Path)
 	}
 	out.Harnesses, out.KKCommand = ires.Harnesses, ires.Command
 	out.Warnings = append(out.Warnings, ires.Warnings...)
@@ -143,13 +162,9 @@ func (out *Result) addGitHooks(ctx context.Context, k *store.KB, upgrade bool) e
 	if gres != nil {
 		out.GitHooks = gres.Dir
 		for _, c := range gres.Changes {
-			switch c.Action {
-			case "created":
-				out.Created = append(out.Created, c.Path)
-			case "removed":
-				out.Removed = append(out.Removed, c.Path)
-			default:
-				out.Updated = append(out.Updated, c.Path)
+			out.add(c.Action, c.Path)
+			if c.Action == "created" {
+				out.GitHooksNote = "kk: git hooks " + andList(githooks.Names) + " in " + gres.Dir + " keep the generated files right after a merge, a rebase or a cherry-pick (with kk's merge driver) and the search index in step with the branch checked out (a kk sync in the background); kk init --no-git-hooks leaves them out, kk uninstall --git-hooks takes them out"
 			}
 		}
 		out.Warnings = append(out.Warnings, gres.Warnings...)
@@ -176,4 +191,12 @@ func checkKKCommand(path, root, command string) string {
 		return "kk is not on PATH, so the hooks just written (`kk hook …`) will fail until it is; put kk on PATH, or run `kk init --upgrade --kk-command <path to kk>`"
 	}
 	return fmt.Sprintf("the hooks run %q, which cannot be found now (%v); they will fail until it exists", command, err)
+}
+
+// andList joins words as prose: "a", "a and b", "a, b and c".
+func andList(words []string) string {
+	if len(words) < 2 {
+		return strings.Join(words, "")
+	}
+	return strings.Join(words[:len(words)-1], ", ") + " and " + words[len(words)-1]
 }

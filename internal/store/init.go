@@ -20,7 +20,7 @@ import (
 // InitOptions control Init and Scaffold.
 type InitOptions struct {
 	Upgrade bool      // refresh generated scaffolding of an existing KB
-	Version string    // kk version recorded in installed-version
+	Version string    // kk release recorded in installed-version; "" for a development build
 	Now     time.Time // recorded as installed_at
 	Command string    // recorded in the writer lock
 }
@@ -123,12 +123,17 @@ func (k *KB) Scaffold(ctx context.Context, opts InitOptions) (*InitResult, error
 	return res, nil
 }
 
+// writeInstalled writes .state/installed-version, which is committed: it
+// names the kk release that set up (or last upgraded) the knowledge base
+// and the day it did, never a build. A development build (opts.Version
+// "") records no version on a new knowledge base and leaves an existing
+// record as it is.
 func (k *KB) writeInstalled(opts InitOptions, put func(string, []byte, bool) error) error {
 	old, err := k.ReadInstalled()
-	if err == nil && (!opts.Upgrade || old.Version == opts.Version) {
+	if err == nil && (!opts.Upgrade || opts.Version == "" || old.Version == opts.Version) {
 		return nil
 	}
-	in := Installed{SchemaVersion: 1, Package: "kk", Version: opts.Version, InstalledAt: opts.Now.UTC().Format(time.RFC3339), Harnesses: []string{}}
+	in := Installed{SchemaVersion: 1, Package: "kk", Version: opts.Version, InstalledAt: opts.Now.UTC().Format(time.DateOnly), Harnesses: []string{}}
 	if old != nil && old.Harnesses != nil {
 		in.Harnesses = old.Harnesses
 	}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -162,6 +163,37 @@ func (t *Tree) Remove(old *node.Node) {
 		delete(t.byID, IDKey(old.ID))
 	}
 }
+
+// Clone returns a tree with t's leaves (shared, read-only as ever) in
+// lists and maps of its own, for a caller that changes it with Put and
+// Remove while t stays as it is.
+func (t *Tree) Clone() *Tree {
+	c := *t
+	c.Leaves = slices.Clone(t.Leaves)
+	c.Dirs = slices.Clone(t.Dirs)
+	c.IndexDirs = maps.Clone(t.IndexDirs)
+	c.Hashes = maps.Clone(t.Hashes)
+	c.byID = maps.Clone(t.byID)
+	c.Problems = slices.Clone(t.Problems)
+	c.skipped = maps.Clone(t.skipped)
+	c.claimed = maps.Clone(t.claimed)
+	return &c
+}
+
+// LeafAt finds the leaf at p (relative to nodes/) among t's leaves.
+func (t *Tree) LeafAt(p string) (*node.Node, bool) {
+	i, ok := slices.BinarySearchFunc(t.Leaves, p, func(x *node.Node, p string) int { return LocaleCompare(x.Path, p) })
+	if !ok {
+		return nil, false
+	}
+	return t.Leaves[i], true
+}
+
+// Skip records that the leaf file at rel (relative to nodes/) cannot be
+// read, with its problem: a writer that put such bytes back (kk serve's
+// undo restoring a person's hand-written note) leaves it skipped, as a
+// read would.
+func (t *Tree) Skip(rel string, problem error) { t.skip(rel, "", problem) }
 
 // Hash returns the sha256 (hex) of a leaf file's bytes.
 func (t *Tree) Hash(path string) string { return t.Hashes[path] }

@@ -37,8 +37,11 @@ type change struct {
 	// Backup names, in the journal's folder, a hard link to the file as
 	// it was (a large one: see linkMin), kept instead of its content.
 	Backup string `json:"backup,omitempty"`
-	Data   []byte `json:"-"` // the new content
-	Orig   []byte `json:"-"` // the content before, when Existed and not Backup
+	// Generated marks a generated index file, which an undo of kept
+	// originals generates again instead of putting back.
+	Generated bool   `json:"generated,omitempty"`
+	Data      []byte `json:"-"` // the new content
+	Orig      []byte `json:"-"` // the content before, when Existed and not Backup
 	// large is set by prepare for an existing file of linkMin bytes or
 	// more, whose content was not read.
 	large bool
@@ -193,6 +196,118 @@ func removeJournal(path string, j *journal) error {
 	return nil
 }
 
+// keptDir holds the journals of committed changesets whose originals
+// are kept (Tx.KeepOriginals), as <name>.journal; their hard links stay
+// in the journal folder.
+func keptDir(k *store.KB) string { return filepath.Join(JournalDir(k), "kept") }
+
+func keptPath(k *store.KB, name string) (string, error) {
+	if name == "" || strings.ContainsAny(name, `/\`) || strings.HasPrefix(name, ".") {
+		return "", fmt.Errorf("txn: %q cannot name kept originals", name)
+	}
+	return filepath.Join(keptDir(k), name+".journal"), nil
+}
+
+// keepJournal commits a changeset by moving its journal among the kept
+// ones (one rename), instead of removing it.
+func keepJournal(k *store.KB, jpath, name string) error {
+	dst, err := keptPath(k, name)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(keptDir(k), 0o755); err != nil {
+		return fmt.Errorf("journal: %w", err)
+	}
+	if err := os.Rename(jpath, dst); err != nil {
+		return fmt.Errorf("journal: %w", err)
+	}
+	// The journal's folder is synced, as a removal would be: that is the
+	// commit. (A rename is one change of the file system's journal, both
+	// folders at once; a kept journal lost to a power cut only makes the
+	// next start unable to undo the job, which is then run again.)
+	return atomicfile.SyncDir(filepath.Dir(jpath))
+}
+
+// HasOriginals reports whether originals are kept under name.
+func HasOriginals(k *store.KB, name string) bool {
+	p, err := keptPath(k, name)
+	if err != nil {
+		return false
+	}
+	_, err = os.Stat(p)
+	return err == nil
+}
+
+// KeptOriginals lists the names originals are kept under.
+func KeptOriginals(k *store.KB) []string {
+	ents, _ := os.ReadDir(keptDir(k))
+	var names []string
+	for _, e := range ents {
+		if n, ok := strings.CutSuffix(e.Name(), ".journal"); ok {
+			names = append(names, n)
+		}
+	}
+	slices.Sort(names)
+	return names
+}
+
+// DropOriginals forgets the originals kept under name (the step they
+// were kept for succeeded): the kept journal goes, then its hard links.
+// Dropping what is not kept does nothing.
+func DropOriginals(k *store.KB, name string) error {
+	p, err := keptPath(k, name)
+	if err != nil {
+		return err
+	}
+	j, err := readJournal(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		// A damaged kept journal is of no use to anyone: it goes.
+		j = nil
+	}
+	if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("journal: %w", err)
+	}
+	if j != nil {
+		for _, c := range j.Changes {
+			if c.Backup != "" {
+				os.Remove(filepath.Join(JournalDir(k), c.Backup))
+			}
+		}
+	}
+	return nil
+}
+
+// keptChangesets returns the changesets of the kept journals, whose hard
+// links in the journal folder are not leftovers.
+func keptChangesets(k *store.KB) map[string]bool {
+	out := map[string]bool{}
+	for _, name := range KeptOriginals(k) {
+		f, err := os.Open(filepath.Join(keptDir(k), name+".journal"))
+		if err != nil {
+			continue
+		}
+		r := bufio.NewReader(f)
+		if line, err := r.ReadString('\n'); err == nil && strings.TrimSuffix(line, "\n") == journalMagic {
+			var j journal
+			if line, err := r.ReadString('\n'); err == nil && json.Unmarshal([]byte(line), &j) == nil {
+				out[j.Changeset] = true
+			}
+		}
+		f.Close()
+	}
+	return out
+}
+
+// keptBackup reports whether name, a hard link in the journal folder,
+// belongs to a kept journal.
+func keptBackup(kept map[string]bool, name string) bool {
+	cs, _, ok := strings.Cut(name, ".")
+	return ok && kept[cs]
+}
+
 // writeConcurrency is how many files apply replaces at once: their fsyncs
 // overlap, which matters for changesets of many files (a migration, a
 // cold rebuild).
@@ -311,7 +426,16 @@ func leftovers(k *store.KB, tree bool) ([]string, error) {
 	var out []string
 	rel := func(p string) string { return k.Rel(p) }
 	if ents, err := os.ReadDir(JournalDir(k)); err == nil {
+		var kept map[string]bool
 		for _, e := range ents {
+			if strings.HasSuffix(e.Name(), backupSuffix) {
+				if kept == nil {
+					kept = keptChangesets(k)
+				}
+				if keptBackup(kept, e.Name()) {
+					continue
+				}
+			}
 			if strings.HasSuffix(e.Name(), ".journal") || strings.HasSuffix(e.Name(), ".journal.tmp") || strings.HasSuffix(e.Name(), backupSuffix) {
 				out = append(out, rel(filepath.Join(JournalDir(k), e.Name())))
 			}
@@ -398,9 +522,15 @@ func recoverLocked(k *store.KB, sweep bool) error {
 	}
 	// Hard links no journal names any more: a writer killed before it
 	// wrote its journal, or after it removed it.
+	var kept map[string]bool
 	for _, e := range ents {
 		if strings.HasSuffix(e.Name(), backupSuffix) {
-			_ = os.Remove(filepath.Join(JournalDir(k), e.Name()))
+			if kept == nil {
+				kept = keptChangesets(k)
+			}
+			if !keptBackup(kept, e.Name()) {
+				_ = os.Remove(filepath.Join(JournalDir(k), e.Name()))
+			}
 		}
 	}
 	left, err := leftovers(k, journals || sweep)

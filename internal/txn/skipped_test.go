@@ -50,7 +50,7 @@ func TestWritesGoOnAroundASkippedLeaf(t *testing.T) {
 		t.Fatalf("a new leaf with a skipped leaf's id: %v", err)
 	}
 	// A raw write or removal of the skipped file: refused (a migration's
-	// and a restore's bytes too, unless the writer adopts the leaf).
+	// bytes too, unless the writer adopts the leaf).
 	v3, err := (&node.Node{Format: node.SchemaVersion, Path: "go/ctx.md", Type: "practice", Title: "Use context timeouts",
 		ID: "practice-use-context-timeouts", Confidence: "high", Body: []byte("Always.\n")}).Render(func(string) (string, bool) { return "", false })
 	if err != nil {
@@ -65,7 +65,6 @@ func TestWritesGoOnAroundASkippedLeaf(t *testing.T) {
 		{"remove", func(tx *txn.Tx) error { tx.RemoveFile("nodes/go/ctx.md"); return nil }, "a leaf is removed with Remove"},
 		{"move", func(tx *txn.Tx) error { return tx.MoveLeaf("go/ctx.md", "go/other.md") }, "it is not a leaf of the tree"},
 		{"migrate", func(tx *txn.Tx) error { return tx.MigrateLeaf("go/ctx.md", "go/ctx.md", []byte(v3)) }, "is a leaf kk cannot read"},
-		{"restore", func(tx *txn.Tx) error { tx.RestoreFile("nodes/go/ctx.md", nil, false); return nil }, "is a leaf kk cannot read"},
 	} {
 		_, err := txn.Update(ctx, k, txn.Meta{Command: "test"}, c.stage)
 		if err == nil || !strings.Contains(err.Error(), c.want) {

@@ -91,6 +91,13 @@ type Result struct {
 	Index *indexfiles.RebuildResult
 	// Ops are the operations of the audit record.
 	Ops []index.AuditOp
+	// Generated lists the files of Written and Removed that are
+	// generated index files (ENTRY.md, GRAPH.md, nodes/**/index.md).
+	Generated []string
+	// Tree is the tree as the changeset leaves it (the one the index
+	// files were generated from); nil when the transaction did not read
+	// it. It shares its leaves with later reads: read-only.
+	Tree *store.Tree
 }
 
 // Changed reports whether the transaction changed any file.
@@ -125,6 +132,9 @@ type Tx struct {
 	regenerate   bool              // regenerate index files even when no leaf changed
 	noIndexFiles bool              // leave the generated index files alone
 	now          time.Time
+
+	keep     string   // keep the originals under this name (KeepOriginals)
+	restored []string // kept originals to drop once committed (RestoreOriginals)
 }
 
 // staged is a leaf the transaction writes or removes.
@@ -185,6 +195,11 @@ func update(ctx context.Context, k *store.KB, m Meta, sweep bool, fn func(tx *Tx
 	if err != nil {
 		return nil, err
 	}
+	for _, name := range tx.restored {
+		if err := DropOriginals(k, name); err != nil {
+			return res, fmt.Errorf("the originals kept under %s were put back, but dropping them failed: %w", name, err)
+		}
+	}
 	for _, fn := range tx.after {
 		if err := fn(res); err != nil {
 			return res, err
@@ -212,6 +227,52 @@ func (tx *Tx) Outside(fn func() error) error {
 		return errors.New("txn: a change by another program must come before the transaction reads or stages anything")
 	}
 	return fn()
+}
+
+// KeepOriginals keeps, once the changeset is committed, what each file
+// it changes held before, under name (kk serve: the job's id), until
+// DropOriginals or a transaction that RestoreOriginals: a step that
+// follows the transaction outside it (kk serve's git commit) and fails,
+// or a crash before it, can then put back exactly what was there, a
+// person's uncommitted edit included.
+func (tx *Tx) KeepOriginals(name string) { tx.keep = name }
+
+// RestoreOriginals stages, for every file a changeset kept under name
+// (KeepOriginals) changed, what the file held before it: its original
+// bytes, or its removal when it did not exist. The generated index files
+// are generated again from the tree as it will be instead (Regenerate).
+// The originals are dropped once this transaction commits. It reports
+// false, staging nothing, when nothing is kept under name.
+func (tx *Tx) RestoreOriginals(name string) (bool, error) {
+	p, err := keptPath(tx.k, name)
+	if err != nil {
+		return false, err
+	}
+	j, err := readJournal(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	for _, c := range j.Changes {
+		switch {
+		case c.Generated:
+		case !c.Existed:
+			tx.stageFile(c.Path, &fileOp{remove: true})
+		case c.Backup != "":
+			data, err := os.ReadFile(filepath.Join(JournalDir(tx.k), c.Backup))
+			if err != nil {
+				return false, fmt.Errorf("the original of %s: %w", c.Path, err)
+			}
+			tx.stageFile(c.Path, &fileOp{data: data})
+		default:
+			tx.stageFile(c.Path, &fileOp{data: c.Orig})
+		}
+	}
+	tx.Regenerate()
+	tx.restored = append(tx.restored, name)
+	return true, nil
 }
 
 // AfterCommit registers fn to run once the changeset is committed, while
@@ -258,6 +319,15 @@ func (tx *Tx) Tree() (*store.Tree, error) {
 	}
 	tx.tree = t
 	return t, nil
+}
+
+// Skipped lists the leaves the transaction's tree left out because they
+// cannot be read, each with its problem.
+func (tx *Tx) Skipped() []error {
+	if tx.tree == nil {
+		return nil
+	}
+	return tx.tree.Problems
 }
 
 // Redirects returns the redirect ledger (retired id -> successors) as the
@@ -721,9 +791,9 @@ func (tx *Tx) rawLeaves() map[string]string {
 // (conflicts/…, FOLDER_SUMMARIES.md, nodes/.redirects.json, .state/…).
 // A leaf is staged as a node (Put), so that it is validated and gets its
 // new version; its file is moved as it is with MoveLeaf, converted by a
-// schema migration with MigrateLeaf, and put back as git holds it with
-// RestoreFile. WriteFile of a leaf's path fails the transaction before
-// anything is written.
+// schema migration with MigrateLeaf, and put back as it was before a
+// changeset with RestoreOriginals. WriteFile of a leaf's path fails the
+// transaction before anything is written.
 func (tx *Tx) WriteFile(rel string, data []byte) {
 	if leaf, ok := leafFile(rel); ok {
 		tx.refuse(fmt.Errorf("txn: WriteFile %s: a leaf is staged as a node (Put), validated and versioned, not as bytes", path.Join(store.DirName, "nodes", leaf)))
@@ -788,19 +858,6 @@ func (tx *Tx) MigrateLeaf(from, to string, data []byte) error {
 		tx.stageFile("nodes/"+from, &fileOp{remove: true})
 	}
 	return nil
-}
-
-// RestoreFile stages a file (rel relative to .ai/kenkeep, a leaf or not)
-// as a commit of the repository holds it, or its removal when the commit
-// has no such file (present false): kk serve's recovery puts back the
-// files of a job that failed halfway as HEAD has them. The bytes are what
-// git committed, whatever they hold.
-func (tx *Tx) RestoreFile(rel string, data []byte, present bool) {
-	if !present {
-		tx.stageFile(rel, &fileOp{remove: true})
-		return
-	}
-	tx.stageFile(rel, &fileOp{data: data})
 }
 
 func (tx *Tx) stageFile(rel string, op *fileOp) {
@@ -911,6 +968,12 @@ func (tx *Tx) applyRawLeaves(t *store.Tree) error {
 		}
 		n, err := node.Parse(leaf, op.data)
 		if err != nil {
+			if len(tx.restored) > 0 {
+				// Put back as it was (RestoreOriginals): a note that
+				// cannot be read stays skipped, as a read leaves it.
+				t.Skip(leaf, err)
+				continue
+			}
 			return err
 		}
 		n.Release(false)
@@ -1142,7 +1205,7 @@ func (tx *Tx) generate(p *commitPlan) error {
 		p.add(name, &fileOp{data: gen.Write[name], generated: true})
 	}
 	for _, name := range gen.Remove {
-		p.add(name, &fileOp{remove: true})
+		p.add(name, &fileOp{remove: true, generated: true})
 	}
 	p.gen, p.res.Index = gen, gen.Result
 	return nil
@@ -1226,19 +1289,28 @@ func (tx *Tx) apply(p *commitPlan, branch string) (*Result, error) {
 		return fail(err)
 	}
 	at(tx.ctx, "recorded")
-	if err := removeJournal(jpath, j); err != nil {
+	if tx.keep != "" {
+		err = keepJournal(tx.k, jpath, tx.keep)
+	} else {
+		err = removeJournal(jpath, j)
+	}
+	if err != nil {
 		return fail(err)
 	}
 	if p.gen != nil {
 		p.gen.Written()
 	}
-	return p.result(), nil
+	return p.result(tx.tree), nil
 }
 
 // result is the Result of a committed changeset that changed files.
-func (p *commitPlan) result() *Result {
+func (p *commitPlan) result(tree *store.Tree) *Result {
 	p.res.Data = make(map[string][]byte, len(p.changes))
+	p.res.Tree = tree
 	for _, c := range p.changes {
+		if c.Generated {
+			p.res.Generated = append(p.res.Generated, c.Path)
+		}
 		if c.Remove {
 			p.res.Removed = append(p.res.Removed, c.Path)
 		} else {
@@ -1430,7 +1502,7 @@ func (tx *Tx) prepare(rel string, op *fileOp) (*change, error) {
 		if op.remove {
 			return nil, nil
 		}
-		return &change{Path: rel, Data: op.data}, nil
+		return &change{Path: rel, Data: op.data, Generated: op.generated}, nil
 	case err != nil:
 		return nil, err
 	case !fi.Mode().IsRegular():
@@ -1439,7 +1511,7 @@ func (tx *Tx) prepare(rel string, op *fileOp) (*change, error) {
 		// Not read: the journal keeps a hard link to it (writeJournal).
 		// Only a file of the same size can be unchanged, and generation
 		// already dropped the generated files that are.
-		return &change{Path: rel, Data: op.data, Remove: op.remove, Existed: true, large: true}, nil
+		return &change{Path: rel, Data: op.data, Remove: op.remove, Existed: true, Generated: op.generated, large: true}, nil
 	}
 	orig, err := os.ReadFile(abs)
 	if err != nil {
@@ -1448,7 +1520,7 @@ func (tx *Tx) prepare(rel string, op *fileOp) (*change, error) {
 	if !op.remove && bytes.Equal(orig, op.data) {
 		return nil, nil
 	}
-	return &change{Path: rel, Data: op.data, Remove: op.remove, Existed: true, Orig: orig}, nil
+	return &change{Path: rel, Data: op.data, Remove: op.remove, Existed: true, Orig: orig, Generated: op.generated}, nil
 }
 
 func fileSize(p string) int64 {

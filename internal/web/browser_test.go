@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/cdproto/log"
 	cdppage "github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/runtime"
@@ -40,8 +41,10 @@ func chromium() string {
 // TestBrowser drives the page in a real headless Chromium over the
 // DevTools protocol: it loads the tree, types a query into the search box,
 // waits for the hits the script lists, opens one, and checks the leaf's
-// DOM; then it checks that no hostile text of a leaf became markup, and
-// that the traceability picture is drawn. Any script error, console error
+// DOM; then it checks that no hostile text of a leaf became markup, that
+// the traceability picture is drawn, and that a search snippet is text
+// with its matched words marked, both as the script lists it and on the
+// results page with JavaScript off. Any script error, console error
 // (a Content Security Policy violation is one) or dialog fails it.
 func TestBrowser(t *testing.T) {
 	bin := chromium()
@@ -199,6 +202,26 @@ func browse(t *testing.T, bin, url string) {
 		chromedp.WaitVisible(chromedp.CSS(`figure.picture svg`)))
 	traceNodes := eval(`document.querySelectorAll('figure.picture svg a g.n').length`)
 
+	// A snippet is text, its matched words marked, as the script lists it…
+	step("searching for a markdown snippet", chromedp.Navigate(url+"/"), chromedp.WaitVisible(chromedp.ID("q")),
+		chromedp.SendKeys(chromedp.ID("q"), "backoff helper"),
+		chromedp.WaitVisible(chromedp.CSS(`#results a[href="/node/practice-other"]`)))
+	jsSnippet := text(`#results .snippet`)
+	jsMarks := eval(`document.querySelectorAll('#results .snippet mark').length`)
+
+	// …and as the results page shows it without JavaScript: the search
+	// box's form, submitted with Enter, gets the page from the server.
+	if _, err := chromedp.Call(ctx, emulation.SetScriptExecutionDisabled, emulation.SetScriptExecutionDisabledParams{Value: true}); err != nil {
+		t.Fatal(err)
+	}
+	step("searching without JavaScript", chromedp.Navigate(url+"/"), chromedp.WaitVisible(chromedp.ID("q")),
+		chromedp.SendKeys(chromedp.ID("q"), "backoff helper\r"),
+		chromedp.WaitVisible(chromedp.CSS(`ol.hits a[href="/node/practice-other"]`)))
+	noJSPage := eval(`location.pathname.endsWith("/find") && new URLSearchParams(location.search).get("q") === "backoff helper" ? 1 : 0`)
+	noJSSnippet := text(`ol.hits .snippet`)
+	noJSMarks := eval(`Array.from(document.querySelectorAll('ol.hits .snippet mark')).map(m => m.textContent).join(",") === "backoff,backoff,helper" ? 1 : 0`)
+	noJSPanel := eval(`document.getElementById("results").hidden ? 0 : 1`)
+
 	t.Logf("browser test took %s", time.Since(start).Round(time.Millisecond))
 	if h1 != "proj" {
 		t.Errorf("tree page h1 %q", h1)
@@ -220,6 +243,17 @@ func browse(t *testing.T, bin, url string) {
 	}
 	if traceNodes != 4 {
 		t.Errorf("the trace picture links %d nodes, want 4", traceNodes)
+	}
+	const wantSnippet = "Use backoff with retry.Do, and see the backoff helper first."
+	if jsSnippet != wantSnippet || jsMarks != 3 {
+		t.Errorf("the script's snippet %q with %d marked words; want %q with 3", jsSnippet, jsMarks, wantSnippet)
+	}
+	if noJSPage != 1 {
+		t.Errorf("without JavaScript, Enter in the search box did not load the results page for the query")
+	}
+	if noJSSnippet != wantSnippet || noJSMarks != 1 || noJSPanel != 0 {
+		t.Errorf("without JavaScript the results page's snippet is %q (marks right: %d, script panel shown: %d); want %q with backoff, backoff, helper marked",
+			noJSSnippet, noJSMarks, noJSPanel, wantSnippet)
 	}
 	mu.Lock()
 	defer mu.Unlock()

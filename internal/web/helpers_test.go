@@ -49,6 +49,10 @@ const hostileBody = "Wrap every error with the operation.\n\n" +
 	"| a | b |\n| - | - |\n| 1 | 2 |\n\n" +
 	"```go\nfmt.Println(\"<script>\")\n```\n"
 
+// otherBody is a leaf body in markdown whose search snippet holds
+// emphasis, a code span and a link around the matched words.
+const otherBody = "Use **backoff** with `retry.Do`, and see [the backoff helper](practice-wrap-errors.md) first.\n"
+
 // fixture is a knowledge base with a leaf of each kind the pages show:
 // a practice with a hostile title and body in folder go/, traceability
 // entities with edges (one with a hostile title), a molecule with an atom
@@ -69,7 +73,7 @@ func fixture(t testing.TB) *store.KB {
 	must(curate.WriteNode(ctx, k, contracts.NodeInput{Type: "practice", Slug: "wrap-errors", Title: hostile + " Wrap errors",
 		Description: "Wrap errors " + hostile, Tags: []string{"go", "errors"}, Folder: "go", Body: hostileBody}, curate.WriteOptions{Command: "test"}))
 	must(curate.WriteNode(ctx, k, contracts.NodeInput{Type: "practice", Slug: "other", Title: "Other practice",
-		Description: "Another leaf", Folder: "go", Body: "Nothing here.\n"}, curate.WriteOptions{Command: "test"}))
+		Description: "Another leaf", Folder: "go", Body: otherBody}, curate.WriteOptions{Command: "test"}))
 	must(trace.KBUpsert(ctx, k, trace.KBUpsertParams{CreatedBy: "test", Source: "T-1",
 		Entities: []trace.KBEntityIn{
 			{ID: "req-login", Type: "req", Title: "Users can log in " + hostile, Priority: new("must")},

@@ -335,9 +335,12 @@ type hitItem struct {
 	Type        string `json:"type"`
 	Path        string `json:"path"`
 	Description string `json:"description"`
-	Snippet     string `json:"snippet"`
-	Score       string `json:"score"`
-	URL         string `json:"url"`
+	// Snippet is the matching window of the body as plain text; Parts is
+	// the same text in runs, the matched words marked.
+	Snippet string        `json:"snippet"`
+	Parts   []snippetPart `json:"snippet_parts"`
+	Score   string        `json:"score"`
+	URL     string        `json:"url"`
 }
 
 type findView struct {
@@ -364,8 +367,12 @@ func (h *handler) search(ctx context.Context, q string, limit int) (*findView, e
 	}
 	v.Branch = d.Branch
 	for _, hit := range d.Hits {
+		parts := snippetParts(hit.Snippet)
+		if parts == nil {
+			parts = []snippetPart{}
+		}
 		v.Hits = append(v.Hits, hitItem{ID: hit.ID, Title: hit.Title, Type: hit.Type, Path: hit.Path, Description: hit.Description,
-			Snippet: hit.Snippet, Score: strconv.FormatFloat(hit.Score, 'g', 4, 64), URL: nodeURL(h.opts.Prefix, hit.ID)})
+			Snippet: snippetText(parts), Parts: parts, Score: strconv.FormatFloat(hit.Score, 'g', 4, 64), URL: nodeURL(h.opts.Prefix, hit.ID)})
 	}
 	return v, nil
 }

@@ -198,6 +198,9 @@ type traceView struct {
 	AllURL   string
 	TraceURL string
 	Entities []leafItem // listed when there are too many to draw
+	// FellBack: there is no traceability entity, so the page shows every
+	// node instead.
+	FellBack bool
 }
 
 func (h *handler) trace(w http.ResponseWriter, r *http.Request) {
@@ -236,6 +239,11 @@ func (h *handler) trace(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		d = whole(ents, v.All)
+		if len(d.nodes) == 0 && !v.All && len(ents) > 0 {
+			// No traceability entity: the page would be an empty box, so
+			// it shows every note and its links, and says why.
+			d, v.All, v.FellBack = whole(ents, true), true, true
+		}
 	}
 	v.Nodes, v.Edges = len(d.nodes), len(d.edges)
 	if len(d.nodes) > maxDrawn {
@@ -246,7 +254,7 @@ func (h *handler) trace(w http.ResponseWriter, r *http.Request) {
 				v.Entities = append(v.Entities, leafItem{ID: n.ID, Title: n.Title, Type: n.Type, TypeClass: typeClass(n.Type), URL: traceURL(h.opts.Prefix, n.ID)})
 			}
 		}
-	} else {
+	} else if len(d.nodes) > 0 {
 		v.Picture = d.picture(h.opts.Prefix)
 	}
 	title := "Traceability"

@@ -6,6 +6,10 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/kk-project/kk/internal/contracts"
+	"github.com/kk-project/kk/internal/curate"
+	"github.com/kk-project/kk/internal/optest"
 )
 
 // shared is a handler over a fresh fixture.
@@ -46,6 +50,8 @@ func TestPages(t *testing.T) {
 		{"/node/molecule-identity", 200, []string{"Atoms", `href="/node/map-token-rotation"`}},
 		{"/leaf/go/practice-other.md", 303, nil},
 		{"/find?q=wrap+errors", 200, []string{`href="/node/practice-wrap-errors"`, `value="wrap errors"`}},
+		// the snippet is text: markdown read, matched words marked, no markers
+		{"/find?q=backoff+helper", 200, []string{`<span class="snippet">Use <mark>backoff</mark> with retry.Do, and see the <mark>backoff</mark> <mark>helper</mark> first.</span>`}},
 		{"/find?q=the", 200, []string{"no word to look for"}},
 		{"/graph", 200, []string{"Identity", `href="/node/map-token-rotation"`, "Atoms in no molecule", "Build scripts", "scripts/*.sh"}},
 		{"/trace", 200, []string{"<svg", `href="/node/req-login"`, `href="/node/test-login"`, "verified_by", "depends_on"}},
@@ -122,6 +128,7 @@ func TestFindJSON(t *testing.T) {
 		Query  string `json:"query"`
 		Hits   []struct {
 			ID, Title, Type, URL, Snippet string
+			Parts                         []snippetPart `json:"snippet_parts"`
 		} `json:"hits"`
 		Note  string `json:"note"`
 		Error struct{ Code, Message string }
@@ -158,6 +165,13 @@ func TestFindJSON(t *testing.T) {
 	}
 	if !found || v.Query != "log in" || v.Branch == "" {
 		t.Fatalf("hits %+v", v)
+	}
+	// The snippet comes as plain text and as runs with the matched words
+	// marked, markdown read and the index's markers gone.
+	decode("/api/find?q=backoff+helper&limit=1", 200)
+	if len(v.Hits) != 1 || v.Hits[0].Snippet != "Use backoff with retry.Do, and see the backoff helper first." ||
+		len(v.Hits[0].Parts) != 7 || !v.Hits[0].Parts[1].Mark || v.Hits[0].Parts[1].Text != "backoff" || v.Hits[0].Parts[0].Mark {
+		t.Errorf("snippet of backoff helper: %+v", v.Hits)
 	}
 	decode("/api/find?q=wrap&limit=1", 200)
 	if len(v.Hits) != 1 {
@@ -245,5 +259,36 @@ func TestTreeError(t *testing.T) {
 	res, body = get(t, h, "GET", "/folder/go")
 	if res.StatusCode != 200 {
 		t.Fatalf("GET /folder/go: status %d: %s", res.StatusCode, body)
+	}
+}
+
+// A knowledge base of practice and map notes only has no traceability
+// entity: the trace page shows every note and its links instead of an
+// empty box, and says why.
+func TestTraceFallsBackToEveryNote(t *testing.T) {
+	ctx := t.Context()
+	k := optest.NewKB(t)
+	for _, in := range []contracts.NodeInput{
+		{Type: "practice", Slug: "wrap-errors", Title: "Wrap errors", Description: "Wrap errors", Body: "Wrap them.\n", RelatesTo: []string{"map-errors"}},
+		{Type: "map", Slug: "errors", Title: "Error types", Description: "Where the error types live", Body: "In errors/.\n"},
+	} {
+		if _, err := curate.WriteNode(ctx, k, in, curate.WriteOptions{Command: "test"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res, body := get(t, New(k, Options{Title: "proj"}), "GET", "/trace")
+	if res.StatusCode != 200 {
+		t.Fatalf("status %d\n%s", res.StatusCode, body)
+	}
+	contains(t, "GET /trace", body, "<svg", `href="/node/practice-wrap-errors"`, `href="/node/map-errors"`,
+		"There are no traceability entities", "this is every note of the knowledge base and its links")
+	if strings.Contains(body, "Nothing to draw") {
+		t.Errorf("GET /trace: the fallback still says there is nothing to draw")
+	}
+	// With no note at all there is nothing to fall back to.
+	_, body = get(t, New(optest.NewKB(t), Options{Title: "proj"}), "GET", "/trace")
+	contains(t, "GET /trace on an empty knowledge base", body, "Nothing to draw")
+	if strings.Contains(body, "<svg") {
+		t.Errorf("GET /trace on an empty knowledge base draws an empty picture")
 	}
 }

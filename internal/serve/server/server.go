@@ -95,6 +95,10 @@ func Run(ctx context.Context, o Options) error {
 		debug.SetGCPercent(o.GCPercent)
 	}
 	backend := serve.New(serve.Options{KB: k, Provider: provider, Logger: log, Delay: o.Delay})
+	if err := backend.Open(ctx); err != nil {
+		return err
+	}
+	defer func() { _ = backend.Close() }()
 	qopts := backend.QueueOptions()
 	if o.PushEvery > 0 {
 		qopts.Every, qopts.OnTick = o.PushEvery, backend.Share
@@ -126,7 +130,7 @@ func Run(ctx context.Context, o Options) error {
 	if provider != nil {
 		model = provider.Name()
 	}
-	log.Info("kk serve listening", "url", url, "root", k.Root, "model", model, "push_every", o.PushEvery.String())
+	log.Info("kk serve listening", "url", url, "root", k.Root, "branch", backend.Branch(), "model", model, "push_every", o.PushEvery.String())
 	if err := srv.Serve(ctx, ln); err != nil {
 		return err
 	}

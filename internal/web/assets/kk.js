@@ -25,15 +25,16 @@
     return e;
   }
 
-  // snippet turns "a [b] c" into text with the matched words in <mark>.
-  function snippet(s) {
+  // snippet lays out the runs of a hit's snippet as text, the matched
+  // words in <mark> (the page has already read the markdown and taken
+  // the index's markers out).
+  function snippet(parts) {
     var p = el("p", "snippet");
-    var parts = s.split(/\[([^\]]*)\]/);
     for (var i = 0; i < parts.length; i++) {
-      if (i % 2 === 1) {
-        p.appendChild(el("mark", "", parts[i]));
-      } else if (parts[i]) {
-        p.appendChild(document.createTextNode(parts[i]));
+      if (parts[i].mark) {
+        p.appendChild(el("mark", "", parts[i].text));
+      } else {
+        p.appendChild(document.createTextNode(parts[i].text));
       }
     }
     return p;
@@ -55,8 +56,8 @@
         li.appendChild(el("span", "type", h.type));
         li.appendChild(document.createTextNode(" "));
         li.appendChild(el("code", "id", h.id));
-        if (h.snippet) {
-          li.appendChild(snippet(h.snippet));
+        if (h.snippet_parts && h.snippet_parts.length) {
+          li.appendChild(snippet(h.snippet_parts));
         } else if (h.description) {
           li.appendChild(el("p", "desc", h.description));
         }

@@ -1,0 +1,19 @@
+//go:build unix
+
+package gitx
+
+import (
+	"os/exec"
+	"syscall"
+)
+
+// ownGroup starts cmd in a process group of its own, so that a signal
+// sent to kk's process group (systemd's stop, kill -- -PGID, a terminal's
+// Ctrl-C) does not reach the git commands kk runs: kk finishes what it
+// started and stops them itself.
+func ownGroup(cmd *exec.Cmd) {
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	cmd.SysProcAttr.Setpgid = true
+}

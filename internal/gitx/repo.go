@@ -1,0 +1,1055 @@
+package gitx
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Repo is the repository of the work tree a long-running worker (kk
+// serve) commits to, opened once: its folders, its object format, the
+// branch it serves, and the git processes it keeps running.
+//
+// A commit is made the way git commit makes one, in git's lock order:
+// the objects are written (by this process: see objects.go), index.lock
+// is taken, the new index is prepared by git update-index (in a copy of
+// the index, index.lock held), the branch is moved by git update-ref
+// (compare and swap, one git update-ref --stdin kept running, with
+// start, prepare and commit), and only then is the new index put in
+// place and index.lock let go. A person's git commit, which takes
+// index.lock first too, can therefore never commit a tree without the
+// job's files, and a commit landing between two steps is never lost: a
+// compare and swap that misses rebuilds the commit on the new branch tip.
+type Repo struct {
+	// Top is the work tree's root.
+	Top string
+	// GitDir is this work tree's git folder (HEAD, the index); CommonDir
+	// holds what all work trees share (objects, refs, packed-refs).
+	GitDir    string
+	CommonDir string
+	// Branch is the branch the worker commits to: the one checked out
+	// when the repository was opened (refs/heads/ left out).
+	Branch string
+
+	objs     objectStore
+	autocrlf bool
+	session  string // marks the lock files this Repo creates
+
+	mu    sync.Mutex
+	cat   *catFile
+	attrs *attrChecker
+	refs  *refUpdater
+	// tip is the commit this Repo last moved the branch to: the next
+	// commit is built on it without asking git, the compare and swap
+	// telling when someone moved the branch since ("" asks git).
+	tip string
+}
+
+// ErrInterrupted means a commit gave up waiting (for a lock another git
+// process holds) because its wait context ended: nothing was committed.
+var ErrInterrupted = errors.New("gitx: stopped while waiting")
+
+// ErrNotPinned means the work tree no longer has the repository's pinned
+// branch checked out: nothing was committed.
+var ErrNotPinned = errors.New("gitx: the work tree is not on the branch served")
+
+// LockMarker starts the content of the lock files a Repo creates
+// (index.lock), so that one a killed worker left behind can be told from
+// a live git command's.
+const LockMarker = "kk serve lock"
+
+// OpenRepo opens the repository of the work tree dir is in, pinned to
+// the branch checked out there. A detached HEAD is refused: a worker
+// commits to a branch.
+func OpenRepo(ctx context.Context, dir string) (*Repo, error) {
+	out, err := Read(ctx, dir, "rev-parse", "--show-toplevel", "--absolute-git-dir", "--git-common-dir", "--git-path", "objects", "--show-object-format")
+	if err != nil {
+		return nil, err
+	}
+	lines := strings.Split(strings.TrimRight(string(out), "\n"), "\n")
+	if len(lines) != 5 {
+		return nil, fmt.Errorf("git rev-parse: unexpected %q", out)
+	}
+	abs := func(p string) string {
+		if filepath.IsAbs(p) {
+			return filepath.Clean(p)
+		}
+		return filepath.Join(dir, p)
+	}
+	r := &Repo{Top: lines[0], GitDir: lines[1], CommonDir: abs(lines[2])}
+	switch lines[4] {
+	case "sha1":
+		r.objs = objectStore{dir: abs(lines[3]), algo: algoSHA1}
+	case "sha256":
+		r.objs = objectStore{dir: abs(lines[3]), algo: algoSHA256}
+	default:
+		return nil, fmt.Errorf("gitx: object format %q is not one kk writes", lines[4])
+	}
+	ref, err := Read(ctx, dir, "symbolic-ref", "-q", "HEAD")
+	name, ok := strings.CutPrefix(strings.TrimSpace(string(ref)), "refs/heads/")
+	if err != nil || !ok || name == "" {
+		return nil, errors.New("HEAD is detached: check out the branch to serve (git switch <branch>)")
+	}
+	r.Branch = name
+	if v, err := Read(ctx, dir, "config", "--get", "core.autocrlf"); err == nil {
+		switch strings.ToLower(strings.TrimSpace(string(v))) {
+		case "true", "input", "yes", "on", "1":
+			r.autocrlf = true
+		}
+	}
+	var tok [6]byte
+	_, _ = rand.Read(tok[:])
+	r.session = hex.EncodeToString(tok[:])
+	return r, nil
+}
+
+// Close ends the git processes the Repo keeps running.
+func (r *Repo) Close() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.cat != nil {
+		r.cat.close()
+		r.cat = nil
+	}
+	if r.attrs != nil {
+		r.attrs.close()
+		r.attrs = nil
+	}
+	if r.refs != nil {
+		r.refs.close()
+		r.refs = nil
+	}
+}
+
+// ObjectFormat is the repository's hash: "sha1" or "sha256".
+func (r *Repo) ObjectFormat() string { return r.objs.algo.name }
+
+func (r *Repo) indexPath() string { return filepath.Join(r.GitDir, "index") }
+func (r *Repo) lockPath() string  { return r.indexPath() + ".lock" }
+func (r *Repo) tmpIndex() string  { return filepath.Join(r.GitDir, "index.kk-"+r.session) }
+
+// RemoveStaleLocks removes what a killed worker of this work tree left in
+// its git folder: an index.lock it had taken (it starts with LockMarker)
+// and its copies of the index. The caller holds the lock that makes it
+// the work tree's only worker (kk serve's), so that no worker whose
+// locks these are is alive. A lock without the marker is a git command's
+// and is left alone. It returns the files removed.
+func (r *Repo) RemoveStaleLocks() ([]string, error) {
+	var removed []string
+	data, err := os.ReadFile(r.lockPath())
+	switch {
+	case err == nil && bytes.HasPrefix(data, []byte(LockMarker)) && !bytes.Contains(data, []byte("session="+r.session+" ")):
+		if err := os.Remove(r.lockPath()); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return removed, err
+		}
+		removed = append(removed, r.lockPath())
+	case err != nil && !errors.Is(err, fs.ErrNotExist):
+		return nil, err
+	}
+	tmps, _ := filepath.Glob(filepath.Join(r.GitDir, "index.kk-*"))
+	for _, p := range tmps {
+		if p == r.tmpIndex() || strings.HasPrefix(p, r.tmpIndex()+".") {
+			continue
+		}
+		if err := os.Remove(p); err == nil {
+			removed = append(removed, p)
+		}
+	}
+	return removed, nil
+}
+
+// HeldLock returns the path of a git lock file that would stop a commit
+// now (index.lock, or the served branch's), "" when there is none.
+func (r *Repo) HeldLock() string {
+	for _, p := range []string{r.lockPath(), filepath.Join(r.CommonDir, "refs", "heads", filepath.FromSlash(r.Branch)+".lock")} {
+		if _, err := os.Lstat(p); err == nil {
+			return p
+		}
+	}
+	return ""
+}
+
+// OnBranch reports whether the work tree still has the pinned branch
+// checked out, and the name of what it has.
+func (r *Repo) OnBranch(ctx context.Context) (bool, string) {
+	if b, ok := HeadBranch(r.Top); ok {
+		return b == r.Branch, b
+	}
+	out, err := Read(ctx, r.Top, "symbolic-ref", "-q", "--short", "HEAD")
+	if b := strings.TrimSpace(string(out)); err == nil && b != "" {
+		return b == r.Branch, b
+	}
+	return false, "a detached HEAD"
+}
+
+func (r *Repo) catFile() (*catFile, error) {
+	if r.cat == nil {
+		c, err := startCatFile(r.Top)
+		if err != nil {
+			return nil, err
+		}
+		r.cat = c
+	}
+	return r.cat, nil
+}
+
+// get reads an object through the kept cat-file; a cat-file that died is
+// started again once.
+func (r *Repo) get(name string) (id, typ string, body []byte, err error) {
+	for try := 0; ; try++ {
+		c, err := r.catFile()
+		if err != nil {
+			return "", "", nil, err
+		}
+		id, typ, body, err = c.get(name)
+		if err == nil || try > 0 {
+			return id, typ, body, err
+		}
+		c.close()
+		r.cat = nil
+	}
+}
+
+// ForgetTip makes the next commit ask git where the branch is instead of
+// building on the commit this Repo made last: the caller moved the
+// branch by other means (a rebase).
+func (r *Repo) ForgetTip() {
+	r.mu.Lock()
+	r.tip = ""
+	r.mu.Unlock()
+}
+
+// Head returns the commit the served branch is at, "" when it has none
+// yet.
+func (r *Repo) Head() (string, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.head()
+}
+
+func (r *Repo) head() (string, error) {
+	id, typ, _, err := r.get("refs/heads/" + r.Branch)
+	switch {
+	case err != nil:
+		return "", err
+	case typ == "missing":
+		return "", nil
+	case typ != "commit":
+		return "", fmt.Errorf("gitx: refs/heads/%s names a %s", r.Branch, typ)
+	}
+	return id, nil
+}
+
+// Blob returns the content of the object name names ("<commit>:<path>",
+// or an id), and false when there is none.
+func (r *Repo) Blob(name string) ([]byte, bool, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	_, typ, body, err := r.get(name)
+	if err != nil || typ == "missing" {
+		return nil, false, err
+	}
+	if typ != "blob" {
+		return nil, false, fmt.Errorf("gitx: %s is a %s", name, typ)
+	}
+	return body, true, nil
+}
+
+// Files lists the files of commit under folder (a repository path, ""
+// for all) with their blob ids.
+func (r *Repo) Files(ctx context.Context, commit, folder string) (map[string]string, error) {
+	out := map[string]string{}
+	if commit == "" {
+		return out, nil
+	}
+	args := []string{"ls-tree", "-r", "-z", "--full-tree", commit}
+	if folder != "" {
+		args = append(args, "--", folder)
+	}
+	raw, err := literal(ctx, r.Top, []string{"GIT_OPTIONAL_LOCKS=0"}, args...)
+	if err != nil {
+		return nil, err
+	}
+	for _, line := range splitNUL(raw) {
+		meta, path, ok := strings.Cut(line, "\t")
+		f := strings.Fields(meta)
+		if !ok || len(f) != 3 || f[1] != "blob" {
+			continue
+		}
+		out[path] = f[2]
+	}
+	return out, nil
+}
+
+// Changed lists the files that differ between commits from and to under
+// folder, with their blob ids in to ("" for a file to does not have).
+func (r *Repo) Changed(ctx context.Context, from, to, folder string) (map[string]string, error) {
+	if from == "" {
+		return r.Files(ctx, to, folder)
+	}
+	args := []string{"diff-tree", "-r", "-z", "--no-renames", "--no-commit-id", from, to}
+	if folder != "" {
+		args = append(args, "--", folder)
+	}
+	raw, err := literal(ctx, r.Top, []string{"GIT_OPTIONAL_LOCKS=0"}, args...)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	fields := splitNUL(raw)
+	for i := 0; i+1 < len(fields); i += 2 {
+		// ":<mode> <mode> <id> <id> <status>" then the path.
+		f := strings.Fields(fields[i])
+		if len(f) != 5 {
+			continue
+		}
+		if f[4] == "D" || f[1] == "160000" {
+			out[fields[i+1]] = ""
+		} else {
+			out[fields[i+1]] = f[3]
+		}
+	}
+	return out, nil
+}
+
+// Changes is what a commit does: the files it writes (repository path →
+// content) and the paths it removes.
+type Changes struct {
+	Files   map[string][]byte
+	Removed []string
+}
+
+// CommitOptions describe one commit.
+type CommitOptions struct {
+	Author  Author
+	Message string
+	// Plan returns the changes to commit on head (the commit the branch
+	// is at; "" when it has none yet). Commit calls it again with the new
+	// tip when another writer moved the branch in the meantime. It may
+	// read the repository through the Repo.
+	Plan func(head string) (Changes, error)
+	// Wait ends the waits for locks other git processes hold; Commit then
+	// returns ErrInterrupted, having committed nothing. nil waits for
+	// ever.
+	Wait context.Context
+	// OnWait is told what the commit is waiting for ("" once it waits no
+	// more).
+	OnWait func(what string)
+	// SkipEmpty makes no commit when Plan changes nothing (Landed is
+	// then empty).
+	SkipEmpty bool
+}
+
+// Landed is a commit that moved the branch.
+type Landed struct {
+	Commit string
+	Parent string
+	// IndexErr is a failure to put git's index in place after the branch
+	// moved: the commit stands, and git status shows its files as
+	// changed until the index is brought in step (ResetIndexToHead).
+	IndexErr error
+}
+
+// maxRaces bounds how often one commit is rebuilt because another writer
+// moved the branch first.
+const maxRaces = 50
+
+// Commit makes one commit on the served branch from the changes Plan
+// returns, in git's lock order (see Repo), and puts git's index in step
+// with it for the paths it changed; the rest of the index (what a person
+// staged) and the work tree are left alone. Locks other git processes
+// hold are waited for, as long as o.Wait lasts, and reported to
+// o.OnWait. An error means the branch did not move: whatever fails after
+// it moved is reported in Landed.IndexErr.
+func (r *Repo) Commit(ctx context.Context, o CommitOptions) (Landed, error) {
+	if o.Author.Name == "" || o.Author.Email == "" {
+		return Landed{}, errors.New("commit author needs a name and an email")
+	}
+	if strings.TrimSpace(o.Message) == "" {
+		return Landed{}, errors.New("commit message is empty")
+	}
+	if o.Wait == nil {
+		o.Wait = context.Background()
+	}
+	onWait := func(what string) {
+		if o.OnWait != nil {
+			o.OnWait(what)
+		}
+	}
+	defer onWait("")
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	races := 0
+	for delay := 5 * time.Millisecond; ; {
+		landed, retry, err := r.commitOnce(ctx, o, onWait)
+		switch {
+		case err == nil:
+			return landed, nil
+		case retry == raced:
+			if races++; races > maxRaces {
+				return Landed{}, fmt.Errorf("the branch %s moved %d times while kk committed: %w", r.Branch, races, err)
+			}
+			continue
+		case retry == held:
+			onWait(err.Error())
+			select {
+			case <-o.Wait.Done():
+				return Landed{}, fmt.Errorf("%w (%v)", ErrInterrupted, err)
+			case <-time.After(delay):
+			}
+			delay = min(2*delay, 500*time.Millisecond)
+			continue
+		}
+		return Landed{}, err
+	}
+}
+
+// retryKind says why a commit attempt should run again.
+type retryKind int
+
+const (
+	noRetry retryKind = iota
+	raced             // another writer moved the branch first
+	held              // another git process holds a lock
+)
+
+// commitOnce makes one attempt; under r.mu.
+func (r *Repo) commitOnce(ctx context.Context, o CommitOptions, onWait func(string)) (Landed, retryKind, error) {
+	unlock, err := r.lockIndex(o.Wait, onWait)
+	if err != nil {
+		return Landed{}, noRetry, err
+	}
+	defer unlock()
+	onWait("")
+	if ok, other := r.OnBranch(ctx); !ok {
+		return Landed{}, noRetry, fmt.Errorf("%w: %s is checked out, kk serves %s", ErrNotPinned, other, r.Branch)
+	}
+	head := r.tip
+	if head == "" || o.SkipEmpty {
+		// Nothing to commit is only known on the branch's true tip.
+		if head, err = r.head(); err != nil {
+			return Landed{}, noRetry, err
+		}
+	}
+	// Plan may read the repository (Blob, Files, ReadBlobs), which takes
+	// r.mu: it runs without it, index.lock still held.
+	r.mu.Unlock()
+	changes, err := o.Plan(head)
+	r.mu.Lock()
+	if err != nil {
+		return Landed{}, noRetry, err
+	}
+	if o.SkipEmpty && len(changes.Files) == 0 && len(changes.Removed) == 0 {
+		return Landed{}, noRetry, nil
+	}
+	// git update-index starts (and reads the index) while the objects
+	// are written; it gets the commit's entries once they are known.
+	tmp := r.tmpIndex()
+	defer os.Remove(tmp)
+	iu, err := r.startIndexUpdate(ctx, tmp)
+	if err != nil {
+		return Landed{}, noRetry, err
+	}
+	commit, info, err := r.build(ctx, head, changes, o.Author, o.Message)
+	if err != nil {
+		iu.abandon()
+		return Landed{}, noRetry, err
+	}
+	if err := iu.finish(info); err != nil {
+		return Landed{}, noRetry, err
+	}
+	if err := r.moveBranch(head, commit); err != nil {
+		r.tip = ""
+		now, herr := r.head()
+		if herr == nil && now == commit {
+			// The branch moved although the update reported a failure
+			// (its process died after the commit): the commit stands.
+			r.tip = commit
+			return r.placeIndex(tmp, commit, head), noRetry, nil
+		}
+		var race *raceError
+		switch {
+		case errors.As(err, &race):
+			return Landed{}, raced, err
+		case lockHeld(err):
+			return Landed{}, held, err
+		}
+		return Landed{}, noRetry, err
+	}
+	r.tip = commit
+	return r.placeIndex(tmp, commit, head), noRetry, nil
+}
+
+// placeIndex puts the prepared index in place of git's, the branch
+// having moved.
+func (r *Repo) placeIndex(tmp, commit, parent string) Landed {
+	l := Landed{Commit: commit, Parent: parent}
+	if testHook != nil {
+		if err := testHook("moved"); err != nil {
+			l.IndexErr = err
+			return l
+		}
+	}
+	if err := os.Rename(tmp, r.indexPath()); err != nil {
+		l.IndexErr = fmt.Errorf("putting git's index in place: %w", err)
+	}
+	return l
+}
+
+// testHook, when a test sets it, is called at named points of a commit;
+// an error it returns fails the step there.
+var testHook func(point string) error
+
+// lockIndex takes index.lock as git does (created exclusively), writing
+// LockMarker into it. A lock another process holds is waited for until
+// wait ends.
+func (r *Repo) lockIndex(wait context.Context, onWait func(string)) (func(), error) {
+	path := r.lockPath()
+	marker := fmt.Sprintf("%s session=%s pid=%d\n", LockMarker, r.session, os.Getpid())
+	since := time.Now()
+	for delay := 2 * time.Millisecond; ; delay = min(2*delay, 250*time.Millisecond) {
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
+		if err == nil {
+			_, werr := f.WriteString(marker)
+			if cerr := f.Close(); werr == nil {
+				werr = cerr
+			}
+			if werr != nil {
+				os.Remove(path)
+				return nil, werr
+			}
+			return func() { os.Remove(path) }, nil
+		}
+		if !errors.Is(err, fs.ErrExist) {
+			return nil, err
+		}
+		if time.Since(since) > 100*time.Millisecond {
+			onWait(fmt.Sprintf("waiting for %s, held by another git process since %s (if none is running, remove the file)", path, since.UTC().Format(time.RFC3339)))
+		}
+		select {
+		case <-wait.Done():
+			return nil, fmt.Errorf("%w for %s, held by another git process", ErrInterrupted, path)
+		case <-time.After(delay):
+		}
+	}
+}
+
+// build writes the objects of the commit of changes on head and returns
+// its id and the index entries it sets (git update-index -z --index-info
+// input).
+func (r *Repo) build(ctx context.Context, head string, c Changes, author Author, message string) (string, []byte, error) {
+	cat, err := r.catFile()
+	if err != nil {
+		return "", nil, err
+	}
+	reader := treeReader{cat: cat, algo: r.objs.algo}
+	var root []byte
+	if head != "" {
+		if root, err = reader.commitTree(head); err != nil {
+			return "", nil, err
+		}
+	}
+	entries := map[string]*treeEntry{}
+	var info bytes.Buffer
+	written := make([]string, 0, len(c.Files))
+	for p := range c.Files {
+		if p == "" || p != filepath.ToSlash(filepath.Clean(p)) || strings.HasPrefix(p, "../") || strings.HasPrefix(p, "/") {
+			return "", nil, fmt.Errorf("gitx: %q is not a clean repository path", p)
+		}
+		written = append(written, p)
+	}
+	slices.Sort(written)
+	convert, err := r.converts(written, c.Files)
+	if err != nil {
+		return "", nil, err
+	}
+	// The blobs are written at once, each in its own goroutine.
+	ids := make([][]byte, len(written))
+	errs := make([]error, len(written))
+	var wg sync.WaitGroup
+	for i, p := range written {
+		wg.Go(func() { ids[i], errs[i] = r.blob(ctx, p, c.Files[p], convert[p]) })
+	}
+	wg.Wait()
+	for i, p := range written {
+		if errs[i] != nil {
+			return "", nil, fmt.Errorf("writing the blob of %s: %w", p, errs[i])
+		}
+		mode := "100644"
+		if fi, err := os.Lstat(filepath.Join(r.Top, filepath.FromSlash(p))); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+			mode = "100755"
+		}
+		entries[p] = &treeEntry{mode: mode, id: ids[i]}
+		fmt.Fprintf(&info, "%s %s\t%s\x00", mode, hex.EncodeToString(ids[i]), p)
+	}
+	for _, p := range cleanPaths(c.Removed) {
+		if _, ok := c.Files[p]; ok {
+			continue
+		}
+		entries[p] = nil
+		fmt.Fprintf(&info, "0 %s\t%s\x00", r.objs.algo.zeroID(), p)
+	}
+	newRoot, empty, err := rewriteTree(r.objs, reader, root, "", entries)
+	if err != nil {
+		return "", nil, err
+	}
+	if empty {
+		if newRoot, err = r.objs.write("tree", nil); err != nil {
+			return "", nil, err
+		}
+	}
+	now := time.Now()
+	sig := fmt.Sprintf("%s <%s> %d %s", author.Name, author.Email, now.Unix(), now.Format("-0700"))
+	var b strings.Builder
+	fmt.Fprintf(&b, "tree %s\n", hex.EncodeToString(newRoot))
+	if head != "" {
+		fmt.Fprintf(&b, "parent %s\n", head)
+	}
+	fmt.Fprintf(&b, "author %s\ncommitter %s\n\n%s", sig, sig, message)
+	if !strings.HasSuffix(message, "\n") {
+		b.WriteByte('\n')
+	}
+	cid, err := r.objs.write("commit", []byte(b.String()))
+	if err != nil {
+		return "", nil, err
+	}
+	id := hex.EncodeToString(cid)
+	objects.put(id, cached{tree: newRoot})
+	return id, info.Bytes(), nil
+}
+
+// blob writes the blob of path's content: by git hash-object --path
+// where git converts the content on its way into the repository (see
+// converts), so that the blob is what git add would have made; otherwise
+// by this process.
+func (r *Repo) blob(ctx context.Context, path string, data []byte, convert bool) ([]byte, error) {
+	if !convert {
+		return r.objs.write("blob", data)
+	}
+	out, err := r.git(ctx, data, nil, "hash-object", "-w", "--path="+path, "--stdin")
+	if err != nil {
+		return nil, err
+	}
+	return hex.DecodeString(strings.TrimSpace(string(out)))
+}
+
+// converts reports which of paths git converts on their way in, their
+// contents being files': .gitattributes' filter, ident or
+// working-tree-encoding, or, for content with a CR, text, eol or crlf
+// (or core.autocrlf). One git check-attr is kept running and asked for
+// all the paths at once; it is started again when a file it may have
+// read attributes from changed.
+func (r *Repo) converts(paths []string, files map[string][]byte) (map[string]bool, error) {
+	out := make(map[string]bool, len(paths))
+	if len(paths) == 0 {
+		return out, nil
+	}
+	if r.attrs != nil && r.attrs.stale(r, paths) {
+		r.attrs.close()
+		r.attrs = nil
+	}
+	if r.attrs == nil {
+		a, err := startAttrChecker(r.Top)
+		if err != nil {
+			return nil, err
+		}
+		a.stale(r, paths) // records what it reads
+		r.attrs = a
+	}
+	values, err := r.attrs.get(paths)
+	if err != nil {
+		r.attrs.close()
+		r.attrs = nil
+		return nil, err
+	}
+	for _, p := range paths {
+		v := values[p]
+		set := func(attr string) bool { return v[attr] != "unspecified" && v[attr] != "unset" && v[attr] != "" }
+		switch {
+		case set("filter") || set("ident") || set("working-tree-encoding"):
+			out[p] = true
+		case v["text"] == "unset" || !bytes.Contains(files[p], []byte{'\r'}):
+		default:
+			out[p] = r.autocrlf || set("text") || set("eol") || set("crlf")
+		}
+	}
+	return out, nil
+}
+
+// indexUpdate is a git update-index --index-info writing the commit's
+// index into tmp, a copy of git's index (index.lock held meanwhile).
+type indexUpdate struct {
+	cmd    *exec.Cmd
+	in     io.WriteCloser
+	stderr *bytes.Buffer
+}
+
+// startIndexUpdate copies git's index to tmp and starts git update-index
+// on it, which reads it and then waits for the entries.
+func (r *Repo) startIndexUpdate(ctx context.Context, tmp string) (*indexUpdate, error) {
+	if err := copyFile(r.indexPath(), tmp); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("copying git's index: %w", err)
+	}
+	cmd := exec.CommandContext(ctx, "git", "-c", "core.quotepath=off", "update-index", "-z", "--index-info")
+	cmd.Dir = r.Top
+	cmd.Env = append(os.Environ(), "LC_ALL=C", "GIT_TERMINAL_PROMPT=0", "GIT_INDEX_FILE="+tmp)
+	ownGroup(cmd)
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	var stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = io.Discard, &stderr
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	return &indexUpdate{cmd: cmd, in: in, stderr: &stderr}, nil
+}
+
+// finish gives git update-index the entries (update-index -z --index-info
+// input) and waits for it to write the index.
+func (u *indexUpdate) finish(info []byte) error {
+	_, werr := u.in.Write(info)
+	cerr := u.in.Close()
+	if err := u.cmd.Wait(); err != nil {
+		msg := strings.TrimSpace(u.stderr.String())
+		if msg == "" {
+			msg = err.Error()
+		}
+		return fmt.Errorf("git update-index --index-info: %s", msg)
+	}
+	if err := errors.Join(werr, cerr); err != nil {
+		return fmt.Errorf("git update-index --index-info: %w", err)
+	}
+	if testHook != nil {
+		return testHook("index")
+	}
+	return nil
+}
+
+// abandon ends an update whose commit was not made.
+func (u *indexUpdate) abandon() {
+	u.in.Close()
+	u.cmd.Wait()
+}
+
+func copyFile(src, dst string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	fi, err := in.Stat()
+	if err != nil {
+		return err
+	}
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, fi.Mode().Perm())
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}
+
+// git runs one git command in the work tree with stdin, in a process
+// group of its own.
+func (r *Repo) git(ctx context.Context, stdin []byte, env []string, args ...string) ([]byte, error) {
+	cmd := exec.CommandContext(ctx, "git", append([]string{"-c", "core.quotepath=off"}, args...)...)
+	cmd.Dir = r.Top
+	cmd.Env = append(append(os.Environ(), "LC_ALL=C", "GIT_TERMINAL_PROMPT=0"), env...)
+	ownGroup(cmd)
+	cmd.Stdin = bytes.NewReader(stdin)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		msg := strings.TrimSpace(stderr.String())
+		if msg == "" {
+			msg = err.Error()
+		}
+		return nil, fmt.Errorf("git %s: %s", strings.Join(args, " "), msg)
+	}
+	return stdout.Bytes(), nil
+}
+
+// raceError is a compare and swap of the branch that missed: another
+// writer moved it first.
+type raceError struct{ msg string }
+
+func (e *raceError) Error() string { return e.msg }
+
+// moveBranch moves the served branch from old to next through HEAD (so
+// that both reflogs get their line, as git commit writes them): HEAD is
+// the branch, index.lock being held since it was checked.
+func (r *Repo) moveBranch(old, next string) error {
+	if testHook != nil {
+		if err := testHook("move"); err != nil {
+			return err
+		}
+	}
+	if old == "" {
+		old = r.objs.algo.zeroID()
+	}
+	for try := 0; ; try++ {
+		if r.refs == nil {
+			u, err := startRefUpdater(r.Top)
+			if err != nil {
+				return err
+			}
+			r.refs = u
+		}
+		err := r.refs.update("HEAD", next, old)
+		if err == nil {
+			return nil
+		}
+		r.refs.close()
+		r.refs = nil
+		var dead *deadError
+		if errors.As(err, &dead) && try == 0 && !dead.started {
+			continue // a process that died before this update: once more
+		}
+		return err
+	}
+}
+
+// refUpdater is a running git update-ref --stdin, which moves refs in
+// transactions (start, update, prepare, commit). A transaction that
+// fails ends the process.
+type refUpdater struct {
+	cmd    *exec.Cmd
+	in     io.WriteCloser
+	out    *bufio.Reader
+	stderr *bytes.Buffer
+}
+
+// deadError is a git update-ref that ended; started tells whether this
+// transaction had started.
+type deadError struct {
+	msg     string
+	started bool
+}
+
+func (e *deadError) Error() string { return e.msg }
+
+func startRefUpdater(dir string) (*refUpdater, error) {
+	var stderr bytes.Buffer
+	cmd, in, out, err := startKept(dir, &stderr, nil, "update-ref", "-m", "kk serve: commit", "--stdin")
+	if err != nil {
+		return nil, err
+	}
+	return &refUpdater{cmd: cmd, in: in, out: bufio.NewReader(out), stderr: &stderr}, nil
+}
+
+func (u *refUpdater) close() {
+	u.in.Close()
+	u.cmd.Wait()
+}
+
+// update moves ref from old to next in one transaction. The whole
+// transaction is sent at once (nothing happens between its prepare and
+// its commit): git stops at the prepare when the compare and swap
+// misses or a lock is held, and answers each step.
+func (u *refUpdater) update(ref, next, old string) error {
+	if _, err := fmt.Fprintf(u.in, "start\nupdate %s %s %s\nprepare\ncommit\n", ref, next, old); err != nil {
+		return u.died(false)
+	}
+	for i, want := range []string{"start: ok", "prepare: ok", "commit: ok"} {
+		line, err := u.out.ReadString('\n')
+		if err != nil {
+			return u.died(i > 0)
+		}
+		if strings.TrimSpace(line) != want {
+			return fmt.Errorf("git update-ref: %q, want %q", strings.TrimSpace(line), want)
+		}
+	}
+	return nil
+}
+
+// died waits for the process and reports what it said: a compare and
+// swap that missed is a *raceError, a held lock keeps git's words (see
+// lockHeld).
+func (u *refUpdater) died(started bool) error {
+	u.in.Close()
+	u.cmd.Wait()
+	msg := strings.TrimSpace(u.stderr.String())
+	switch {
+	case strings.Contains(msg, "but expected") || strings.Contains(msg, "reference already exists"):
+		return &raceError{msg: "git update-ref: " + msg}
+	case msg == "":
+		msg = "git update-ref ended"
+	}
+	return &deadError{msg: "git update-ref: " + msg, started: started}
+}
+
+// attrChecker is a running git check-attr --stdin for the attributes
+// that change content on its way into the repository. It reads each
+// attributes file once; seen records what each file was when it could
+// have, so that a change starts a new one.
+type attrChecker struct {
+	cmd  *exec.Cmd
+	in   io.WriteCloser
+	out  *bufio.Reader
+	seen map[string]string // attributes file -> its size and mtime ("" when absent)
+}
+
+var convertAttrs = []string{"text", "eol", "crlf", "filter", "ident", "working-tree-encoding"}
+
+func startAttrChecker(dir string) (*attrChecker, error) {
+	cmd, in, out, err := startKept(dir, nil, []string{"GIT_FLUSH=1", "GIT_OPTIONAL_LOCKS=0"}, append([]string{"check-attr", "--stdin", "-z"}, convertAttrs...)...)
+	if err != nil {
+		return nil, err
+	}
+	return &attrChecker{cmd: cmd, in: in, out: bufio.NewReader(out), seen: map[string]string{}}, nil
+}
+
+func (a *attrChecker) close() {
+	a.in.Close()
+	a.cmd.Wait()
+}
+
+// stale reports whether an attributes file that paths' attributes come
+// from changed since this checker may have read it (the .gitattributes
+// of each of their folders, and the repository's info/attributes), and
+// records the ones it had not seen.
+func (a *attrChecker) stale(r *Repo, paths []string) bool {
+	files := map[string]bool{filepath.Join(r.CommonDir, "info", "attributes"): true}
+	for _, p := range paths {
+		for d := path.Dir(p); ; d = path.Dir(d) {
+			if d == "." {
+				files[filepath.Join(r.Top, ".gitattributes")] = true
+				break
+			}
+			files[filepath.Join(r.Top, filepath.FromSlash(d), ".gitattributes")] = true
+		}
+	}
+	changed := false
+	for f := range files {
+		stamp := ""
+		if fi, err := os.Stat(f); err == nil {
+			stamp = fmt.Sprintf("%d/%d", fi.Size(), fi.ModTime().UnixNano())
+		}
+		if old, ok := a.seen[f]; ok && old != stamp {
+			changed = true
+		}
+		a.seen[f] = stamp
+	}
+	return changed
+}
+
+// get returns each path's values of convertAttrs: "set", "unset",
+// "unspecified" or a value. The paths are written at once, then the
+// answers read.
+func (a *attrChecker) get(paths []string) (map[string]map[string]string, error) {
+	var b bytes.Buffer
+	for _, p := range paths {
+		b.WriteString(p)
+		b.WriteByte(0)
+	}
+	werr := make(chan error, 1)
+	go func() { _, err := a.in.Write(b.Bytes()); werr <- err }()
+	out := make(map[string]map[string]string, len(paths))
+	for range paths {
+		var path string
+		v := make(map[string]string, len(convertAttrs))
+		for range convertAttrs {
+			var f [3]string
+			for i := range f {
+				s, err := a.out.ReadString(0)
+				if err != nil {
+					<-werr
+					return nil, fmt.Errorf("git check-attr: %w", err)
+				}
+				f[i] = strings.TrimSuffix(s, "\x00")
+			}
+			path = f[0]
+			v[f[1]] = f[2]
+		}
+		out[path] = v
+	}
+	if err := <-werr; err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// ReadBlobs reads the blobs ids (hex) through the kept cat-file, the
+// names written by one goroutine while the contents are read, and hands
+// each to fn in order.
+func (r *Repo) ReadBlobs(ids []string, fn func(i int, data []byte) error) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	c, err := r.catFile()
+	if err != nil {
+		return err
+	}
+	werr := make(chan error, 1)
+	go func() {
+		w := bufio.NewWriterSize(c.in, 64<<10)
+		for _, id := range ids {
+			if _, err := w.WriteString(id + "\n"); err != nil {
+				werr <- err
+				return
+			}
+		}
+		werr <- w.Flush()
+	}()
+	var ferr error
+	for i := range ids {
+		line, err := c.out.ReadString('\n')
+		if err != nil {
+			r.cat.close()
+			r.cat = nil
+			<-werr
+			return err
+		}
+		f := strings.Fields(line)
+		if len(f) != 3 {
+			// "<id> missing": the object is not there.
+			if ferr == nil {
+				ferr = fmt.Errorf("git cat-file: %s", strings.TrimSpace(line))
+			}
+			continue
+		}
+		size, err := strconv.Atoi(f[2])
+		if err != nil {
+			r.cat.close()
+			r.cat = nil
+			<-werr
+			return err
+		}
+		body := make([]byte, size+1)
+		if _, err := io.ReadFull(c.out, body); err != nil {
+			r.cat.close()
+			r.cat = nil
+			<-werr
+			return err
+		}
+		if ferr == nil {
+			ferr = fn(i, body[:size])
+		}
+	}
+	if err := <-werr; err != nil {
+		return err
+	}
+	return ferr
+}

@@ -1,0 +1,203 @@
+package jobqueue
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// A job whose undo cannot run fails alone, with both reasons; the worker
+// goes on with the next job and Run does not return.
+func TestAFailedUndoFailsOnlyItsJob(t *testing.T) {
+	q := open(t, t.TempDir(), Options{Restore: func(_ context.Context, j Job) error {
+		if j.Touched != nil && j.Touched[0] == "bad" {
+			return errors.New("the disk is full")
+		}
+		return nil
+	}})
+	a := enqueue(t, q, "store", "a", "")
+	b := enqueue(t, q, "store", "b", "")
+	waitFinal(t, q, func(ctx context.Context, w *Work) (string, error) {
+		if string(w.Payload) == "a" {
+			w.Touch("bad")
+			return "", errors.New("the commit failed")
+		}
+		return "b.md", nil
+	}, a.ID, b.ID)
+	ja, _ := q.Get(a.ID)
+	if ja.Status != Failed || !strings.Contains(ja.Error, "the commit failed") || !strings.Contains(ja.Error, "the disk is full") {
+		t.Errorf("a: %+v", ja)
+	}
+	if jb, _ := q.Get(b.ID); jb.Status != Done {
+		t.Errorf("b: %+v", jb)
+	}
+}
+
+// An interrupted job whose files cannot be put back at the next start
+// fails with the reason, and the start goes on: Run does not stop.
+func TestRecoveryThatCannotUndoFailsTheJob(t *testing.T) {
+	dir := t.TempDir()
+	q := open(t, dir, Options{})
+	a := enqueue(t, q, "store", "a", "")
+	b := enqueue(t, q, "store", "b", "")
+	crash(t, q, "x")
+	q = open(t, dir, Options{Restore: func(context.Context, Job) error { return errors.New("no space left") }})
+	waitFinal(t, q, func(ctx context.Context, w *Work) (string, error) { return "p.md", nil }, a.ID, b.ID)
+	if ja, _ := q.Get(a.ID); ja.Status != Failed || !strings.Contains(ja.Error, "no space left") {
+		t.Errorf("a: %+v", ja)
+	}
+	if jb, _ := q.Get(b.ID); jb.Status != Done {
+		t.Errorf("b: %+v", jb)
+	}
+}
+
+// While the environment is not ready (Ready fails), jobs stay queued,
+// the worker waits and says why; once it is, they run. A job whose run
+// the environment stopped (ErrHeld) is put back, first, not failed; a
+// recovery that cannot look for the commit is tried again, not given up.
+func TestHeldEnvironmentKeepsJobsQueued(t *testing.T) {
+	dir := t.TempDir()
+	q := open(t, dir, Options{})
+	stuck := enqueue(t, q, "store", "stuck", "")
+	crash(t, q)
+	var mu sync.Mutex
+	ready := errors.New("index.lock is held by another git process")
+	lookups := 0
+	q = open(t, dir, Options{
+		Committed: func(context.Context, string) (string, bool, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			if lookups++; lookups < 3 {
+				return "", false, errors.New("git log: index.lock is held")
+			}
+			return "", false, nil
+		},
+		Ready: func(context.Context) error {
+			mu.Lock()
+			defer mu.Unlock()
+			return ready
+		},
+	})
+	a := enqueue(t, q, "store", "a", "")
+	heldOnce := false
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- q.Run(ctx, func(ctx context.Context, w *Work) (string, error) {
+			if string(w.Payload) == "a" && !heldOnce {
+				heldOnce = true
+				return "", fmt.Errorf("%w: refs/heads/main.lock exists", ErrHeld)
+			}
+			return string(w.Payload) + ".md", nil
+		})
+	}()
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(q.Stats().Waiting, "another git process") {
+		if time.Now().After(deadline) {
+			t.Fatalf("the worker never said why it waits: %q", q.Stats().Waiting)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	for _, id := range []string{a.ID, stuck.ID} {
+		if j, _ := q.Get(id); j.Status != Queued {
+			t.Errorf("while held: %+v", j)
+		}
+	}
+	mu.Lock()
+	ready = nil
+	mu.Unlock()
+	for {
+		ja, _ := q.Get(a.ID)
+		js, _ := q.Get(stuck.ID)
+		if ja.Status.Final() && js.Status.Final() {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("jobs did not finish: %+v %+v", ja, js)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	ja, _ := q.Get(a.ID)
+	if ja.Status != Done || ja.Attempts != 1 {
+		t.Errorf("a held once: %+v", ja)
+	}
+	if js, _ := q.Get(stuck.ID); js.Status != Done {
+		t.Errorf("the interrupted job: %+v", js)
+	}
+	if q.Stats().Waiting != "" {
+		t.Errorf("still waiting: %q", q.Stats().Waiting)
+	}
+}
+
+// A step that gives up because the server stops (ErrInterrupted) leaves
+// its job in processing for the next start, which finds it; the job
+// applied meanwhile on its files is undone and queued again.
+func TestInterruptedJobIsLeftForTheNextStart(t *testing.T) {
+	dir := t.TempDir()
+	var restored []string
+	q := open(t, dir, Options{Restore: func(_ context.Context, j Job) error { restored = append(restored, j.ID); return nil }})
+	a := enqueue(t, q, "store", "a", "")
+	b := enqueue(t, q, "store", "b", "")
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- q.Run(ctx, func(jctx context.Context, w *Work) (string, error) {
+			payload := string(w.Payload)
+			w.Defer(func(context.Context) error {
+				if payload == "a" {
+					cancel()
+					time.Sleep(20 * time.Millisecond) // b is applied meanwhile
+					return fmt.Errorf("%w: waiting for index.lock", ErrInterrupted)
+				}
+				return nil
+			})
+			return payload + ".md", nil
+		})
+	}()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if ja, _ := q.Get(a.ID); ja.Status != Processing {
+		t.Errorf("a: %+v", ja)
+	}
+	if jb, _ := q.Get(b.ID); jb.Status != Queued && jb.Status != Done {
+		t.Errorf("b: %+v", jb)
+	}
+	if onDisk(t, dir, a.ID).Status != Processing {
+		t.Error("a is not in processing on disk")
+	}
+	q = open(t, dir, Options{})
+	if err := q.Recover(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if ja, _ := q.Get(a.ID); ja.Status != Queued {
+		t.Errorf("a after the next start: %+v", ja)
+	}
+}
+
+// A record that cannot be written (a full disk) makes the worker wait and
+// try again; it does not stop, and no job is lost.
+func TestUnwritableRecordIsWaitedOut(t *testing.T) {
+	dir := t.TempDir()
+	q := open(t, dir, Options{})
+	a := enqueue(t, q, "store", "a", "")
+	// The record's folder read-only: claiming the job cannot record it.
+	// (root ignores permissions: the test then only checks the run.)
+	if err := os.Chmod(dir, 0o555); err != nil {
+		t.Fatal(err)
+	}
+	time.AfterFunc(300*time.Millisecond, func() { os.Chmod(dir, 0o755) })
+	waitFinal(t, q, func(ctx context.Context, w *Work) (string, error) { return "a.md", nil }, a.ID)
+	if ja, _ := q.Get(a.ID); ja.Status != Done {
+		t.Errorf("a: %+v", ja)
+	}
+}

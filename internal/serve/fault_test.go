@@ -1,0 +1,618 @@
+package serve
+
+// The fault suite of kk serve, in process, with real git: each case is
+// one fault a team meets when it leaves kk serve running beside people
+// who use git in the same work tree. The cases that need real processes
+// (signals to the process group, kill -9, the push tick stopped) are in
+// internal/cli/serve_fault_test.go.
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/kk-project/kk/internal/contracts"
+	"github.com/kk-project/kk/internal/curate"
+	"github.com/kk-project/kk/internal/gitx"
+	"github.com/kk-project/kk/internal/httpapi"
+	"github.com/kk-project/kk/internal/indexfiles"
+	"github.com/kk-project/kk/internal/jobqueue"
+	"github.com/kk-project/kk/internal/service"
+	"github.com/kk-project/kk/internal/store"
+	"github.com/kk-project/kk/internal/txn"
+)
+
+// health is GET /healthz.
+type health struct {
+	Status     string `json:"status"`
+	QueueDepth int    `json:"queue_depth"`
+	Processing int    `json:"processing"`
+	WaitingFor string `json:"waiting_for"`
+}
+
+func (s *server) health(t *testing.T) health {
+	t.Helper()
+	resp, err := http.Get(s.URL + "/healthz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var h health
+	if err := json.NewDecoder(resp.Body).Decode(&h); err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+// waitHealth waits (bounded) until /healthz says the worker waits for
+// something containing want.
+func (s *server) waitHealth(t *testing.T, want string) health {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		h := s.health(t)
+		if h.Status == "waiting" && strings.Contains(h.WaitingFor, want) {
+			return h
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("/healthz never said the worker waits for %q: %+v", want, h)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// waitJob waits for job id's end, failing the test after d.
+func (s *server) waitJob(t *testing.T, id string, d time.Duration) httpapi.JobStatus {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	j, err := s.Client.Wait(ctx, id, 10*time.Millisecond)
+	if err != nil {
+		t.Fatalf("job %s did not end within %s: %v", id, d, err)
+	}
+	return j
+}
+
+func (s *server) postAsync(t *testing.T, title string) string {
+	t.Helper()
+	j, err := s.Client.Post(ctx, httpapi.PostRequest{Title: title, Content: "About " + title + ".\n"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return j.JobID
+}
+
+// headChecks that HEAD's generated index files are exactly those of its
+// leaves: a clone of the branch passes kk index rebuild --check.
+func headChecks(t *testing.T, k *store.KB) {
+	t.Helper()
+	clone := filepath.Join(t.TempDir(), "clone")
+	if _, err := gitx.Run(ctx, k.Root, "clone", "-q", k.Root, clone); err != nil {
+		t.Fatal(err)
+	}
+	res, err := indexfiles.Check(ctx, store.New(clone))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Changed) > 0 || len(res.Removed) > 0 {
+		t.Errorf("HEAD's index files are not those of its leaves: changed %v, removed %v", res.Changed, res.Removed)
+	}
+}
+
+// A leaf that does not parse (a colleague's, committed or pulled in) is
+// skipped with a warning: posts beside it are done and committed, the
+// index files list every other leaf, the server goes on.
+func TestFaultUnreadableLeafIsSkipped(t *testing.T) {
+	k := newRepo(t, 0)
+	s := start(t, k, nil)
+	first := s.post(t, httpapi.PostRequest{Title: "x", Content: "A note.\n"})
+	data, err := os.ReadFile(k.NodePath(first.Path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := strings.Replace(string(data), "title: x\n", "title: x\ntitle: y\n", 1)
+	if bad == string(data) {
+		t.Fatal("no title line to repeat")
+	}
+	if err := os.WriteFile(k.NodePath(first.Path), []byte(bad), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	git(t, k, "commit", "-qam", "a colleague's broken leaf")
+	for _, title := range []string{"hello", "world"} {
+		j := s.post(t, httpapi.PostRequest{Title: title, Content: "Beside a broken leaf.\n"})
+		if j.Status != "done" {
+			t.Fatalf("post beside an unreadable leaf: %+v", j)
+		}
+		jobCommit(t, k, "store", j)
+	}
+	if got, _ := os.ReadFile(k.NodePath(first.Path)); string(got) != bad {
+		t.Error("the unreadable leaf was changed")
+	}
+	e := s.edit(t, httpapi.EditRequest{Path: first.Path, Title: "z"})
+	if e.Status != "failed" || !strings.Contains(e.Error, "appears twice") {
+		t.Errorf("an edit of the unreadable leaf: %+v", e)
+	}
+	if h := s.health(t); h.Status != "ok" {
+		t.Errorf("health: %+v", h)
+	}
+	clean(t, k)
+}
+
+// A job whose undo cannot run (its commit refused, then its files
+// cannot be put back: a full disk) fails with both reasons, its files as
+// it left them; the worker goes on, and the next job is done.
+func TestFaultUndoThatCannotRunFailsTheJobAlone(t *testing.T) {
+	k := newRepo(t, 0)
+	s := start(t, k, nil)
+	// The repository refuses the commit, and what the undo needs (the
+	// originals kept for it) is damaged meanwhile.
+	hook := filepath.Join(k.Root, ".git", "hooks", "reference-transaction")
+	kept := filepath.Join(txn.JournalDir(k), "kept")
+	script := "#!/bin/sh\n[ \"$1\" = prepared ] && { for f in " + kept + "/*.journal; do echo damaged > \"$f\"; done; echo refused by policy >&2; exit 1; }\nexit 0\n"
+	if err := os.WriteFile(hook, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	j := s.post(t, httpapi.PostRequest{Title: "Doomed", Content: "Its commit is refused.\n"})
+	os.Remove(hook)
+	if j.Status != "failed" || !strings.Contains(j.Error, "refused by policy") || !strings.Contains(j.Error, "damaged") {
+		t.Fatalf("job: %+v", j)
+	}
+	if _, err := os.Stat(k.NodePath("inbox/map-doomed.md")); err != nil {
+		t.Errorf("the failed job's leaf is not as the job left it: %v", err)
+	}
+	next := s.post(t, httpapi.PostRequest{Title: "Next", Content: "After a failed undo.\n"})
+	if next.Status != "done" {
+		t.Fatalf("the next job: %+v", next)
+	}
+	jobCommit(t, k, "store", next)
+	if h := s.health(t); h.Status != "ok" {
+		t.Errorf("health: %+v", h)
+	}
+}
+
+// A restart always comes up: a job a crash left in processing whose
+// files cannot be put back fails with the reason, and the server serves.
+func TestFaultRestartAlwaysComesUp(t *testing.T) {
+	k := newRepo(t, 0)
+	s := start(t, k, nil)
+	s.post(t, httpapi.PostRequest{Title: "Before", Content: "Before.\n"})
+	s.stop()
+	// A job written and not committed, as a kill between the two leaves
+	// it: the queue's record in processing, its originals kept.
+	q, err := jobqueue.Open(filepath.Join(k.StateDir(), "queue"), jobqueue.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	payload, _ := json.Marshal(service.JobRequest{Title: "Half done", Content: "Half.\n"})
+	queued, _, err := q.Enqueue(jobqueue.Request{Op: service.OpStore, Payload: payload})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := New(Options{KB: k})
+	killed := make(chan struct{})
+	go func() {
+		defer close(killed)
+		q.Run(context.Background(), func(ctx context.Context, w *jobqueue.Work) (string, error) {
+			job := &service.Job{ID: w.Job.ID, Op: w.Job.Op, Request: service.JobRequest{Title: "Half done", Content: "Half.\n"}, Created: w.Job.Created}
+			job.OnTouch(w.Touch)
+			// Killed before its commit: the worker's goroutine ends there
+			// (its deferred releases run, as a process's end frees its
+			// locks).
+			job.OnDefer(func(func(context.Context) error) { runtime.Goexit() })
+			return b.Apply(ctx, job)
+		})
+	}()
+	<-killed
+	b.Close()
+	if j, _ := q.Get(queued.ID); j.Status != jobqueue.Processing || !txn.HasOriginals(k, queued.ID) {
+		t.Fatalf("the simulated kill left %+v", j)
+	}
+	// The undo cannot write.
+	var full atomic.Bool
+	full.Store(true)
+	faulty := txn.WithFaults(context.Background(), txn.Faults{Write: func(string) error {
+		if full.Load() {
+			return errors.New("no space left on device")
+		}
+		return nil
+	}})
+	s = startWith(t, faulty, k, nil)
+	j := s.waitJob(t, queued.ID, 30*time.Second)
+	full.Store(false)
+	if j.Status != "failed" || !strings.Contains(j.Error, "no space left") {
+		t.Fatalf("the interrupted job: %+v", j)
+	}
+	next := s.post(t, httpapi.PostRequest{Title: "After the restart", Content: "Served.\n"})
+	if next.Status != "done" {
+		t.Fatalf("after the restart: %+v", next)
+	}
+}
+
+// A lock another git process holds for long (a person's git commit with
+// its editor open; or one a crashed git left) is the environment's: jobs
+// stay queued, /healthz says what the worker waits for, no job fails;
+// once the lock goes, every job is done with one commit.
+func TestFaultHeldIndexLockKeepsJobsQueued(t *testing.T) {
+	k := newRepo(t, 0)
+	s := start(t, k, nil)
+	lock := filepath.Join(k.Root, ".git", "index.lock")
+	if err := os.WriteFile(lock, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	old := time.Now().Add(-time.Minute)
+	os.Chtimes(lock, old, old)
+	var ids []string
+	for i := range 3 {
+		ids = append(ids, s.postAsync(t, fmt.Sprintf("Held %d", i)))
+	}
+	h := s.waitHealth(t, "index.lock")
+	time.Sleep(300 * time.Millisecond)
+	for _, id := range ids {
+		if j, _ := s.Client.Job(ctx, id); j.Status == "failed" || j.Status == "done" {
+			t.Fatalf("job %s ended while the lock was held: %+v (health %+v)", id, j, h)
+		}
+	}
+	os.Remove(lock)
+	for _, id := range ids {
+		j := s.waitJob(t, id, 30*time.Second)
+		if j.Status != "done" {
+			t.Fatalf("job after the lock went: %+v", j)
+		}
+		jobCommit(t, k, "store", j)
+	}
+	if h := s.health(t); h.Status != "ok" {
+		t.Errorf("health after: %+v", h)
+	}
+	clean(t, k)
+}
+
+// A git lock kk itself created, left by a kk serve that was killed, is
+// removed when the next one starts (kk serve's own lock being free says
+// its owner is dead); a job is then done at once.
+func TestFaultOwnStaleLockIsRemovedAtStart(t *testing.T) {
+	k := newRepo(t, 0)
+	lock := filepath.Join(k.Root, ".git", "index.lock")
+	if err := os.WriteFile(lock, []byte(gitx.LockMarker+" session=0123456789ab pid=999999\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := start(t, k, nil)
+	if _, err := os.Stat(lock); !errors.Is(err, os.ErrNotExist) {
+		t.Fatal("kk's own stale index.lock is still there")
+	}
+	j := s.waitJob(t, s.postAsync(t, "After a kill"), 8*time.Second)
+	if j.Status != "done" {
+		t.Fatalf("job: %+v", j)
+	}
+	jobCommit(t, k, "store", j)
+	clean(t, k)
+}
+
+// A second kk serve of the same work tree is refused, naming the first.
+func TestFaultOneServerPerWorkTree(t *testing.T) {
+	k := newRepo(t, 0)
+	start(t, k, nil)
+	b := New(Options{KB: k})
+	if err := b.Open(ctx); !errors.Is(err, ErrServing) || !strings.Contains(err.Error(), "pid") {
+		t.Fatalf("a second server: %v", err)
+	}
+}
+
+// done means exactly one commit, failed means none, whatever fails after
+// the branch moved: git update-ref is killed after moving the branch (a
+// reference-transaction hook kills it in its committed state), and the
+// job is done, with its commit, once.
+func TestFaultFailureAfterTheBranchMovedIsDone(t *testing.T) {
+	k := newRepo(t, 0)
+	hook := filepath.Join(k.Root, ".git", "hooks", "reference-transaction")
+	os.MkdirAll(filepath.Dir(hook), 0o755)
+	if err := os.WriteFile(hook, []byte("#!/bin/sh\n[ \"$1\" = committed ] && kill -9 $PPID\nexit 0\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	s := start(t, k, nil)
+	var jobs []httpapi.JobStatus
+	for i := range 3 {
+		jobs = append(jobs, s.post(t, httpapi.PostRequest{Title: fmt.Sprintf("Moved %d", i), Content: "The update is killed after the move.\n"}))
+	}
+	os.Remove(hook)
+	for _, j := range jobs {
+		if j.Status != "done" {
+			t.Fatalf("job: %+v", j)
+		}
+		jobCommit(t, k, "store", j)
+	}
+	clean(t, k)
+}
+
+// A person commits in the same work tree while jobs commit (git commit,
+// which takes index.lock first, and plumbing that moves the branch with
+// git update-ref): no job fails, none is reverted by a person's commit,
+// each has exactly one commit, and every leaf is in HEAD.
+func TestFaultPersonCommitsBesideJobs(t *testing.T) {
+	k := newRepo(t, 0)
+	s := start(t, k, nil)
+	stop := make(chan struct{})
+	var commits atomic.Int64
+	var wg sync.WaitGroup
+	person := func(plumbing bool) {
+		defer wg.Done()
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			name := fmt.Sprintf("person-%v-%d.txt", plumbing, i)
+			if err := os.WriteFile(filepath.Join(k.Root, name), []byte(name), 0o644); err != nil {
+				t.Error(err)
+				return
+			}
+			var cmd *exec.Cmd
+			if plumbing {
+				// A commit of the tip's tree, made without the index.
+				cmd = exec.Command("sh", "-c", `set -e; h=$(git rev-parse HEAD); c=$(git commit-tree -p $h -m plumbing $h^{tree}); git update-ref HEAD $c $h`)
+				os.Remove(filepath.Join(k.Root, name))
+			} else {
+				cmd = exec.Command("sh", "-c", "git add "+name+" && git commit -q -m by-hand")
+			}
+			// A person whose command meets a lock runs it again, until it
+			// goes through.
+			for {
+				c := exec.Command(cmd.Args[0], cmd.Args[1:]...)
+				c.Dir = k.Root
+				c.Env = append(os.Environ(), "GIT_AUTHOR_NAME=p", "GIT_AUTHOR_EMAIL=p@p", "GIT_COMMITTER_NAME=p", "GIT_COMMITTER_EMAIL=p@p")
+				if c.Run() == nil {
+					commits.Add(1)
+					break
+				}
+				time.Sleep(5 * time.Millisecond)
+			}
+		}
+	}
+	wg.Add(2)
+	go person(false)
+	go person(true)
+	jobs := s.postMany(t, 20, "Beside a person")
+	close(stop)
+	wg.Wait()
+	if commits.Load() < 5 {
+		t.Fatalf("only %d person commits: the test needs them beside the jobs", commits.Load())
+	}
+	head := git(t, k, "ls-tree", "-r", "--name-only", "HEAD")
+	for _, j := range jobs {
+		jobCommit(t, k, "store", httpapi.JobStatus{JobID: j.ID, Path: j.Path})
+		if !strings.Contains(head, store.DirName+"/nodes/"+j.Path+"\n") {
+			t.Errorf("HEAD lost job %s's leaf %s", j.ID, j.Path)
+		}
+	}
+	headChecks(t, k)
+	clean(t, k)
+	t.Logf("%d person commits beside the jobs", commits.Load())
+}
+
+// Recovery puts back the bytes that were there before the job, never
+// HEAD's: a person's uncommitted hand edit of a leaf a job edited, and a
+// leaf written by kk node write and not committed that a job edited,
+// both come back as they were after a kill between the job's write and
+// its commit.
+func TestFaultRecoveryRestoresTheBytesBeforeTheJob(t *testing.T) {
+	k := newRepo(t, 0)
+	s := start(t, k, nil)
+	committed := s.post(t, httpapi.PostRequest{Title: "Committed note", Content: "Committed.\n"})
+	s.stop()
+	// A hand edit of the committed leaf, and an uncommitted leaf.
+	hand, _ := os.ReadFile(k.NodePath(committed.Path))
+	hand = append(hand, "A person's line, not committed.\n"...)
+	if err := os.WriteFile(k.NodePath(committed.Path), hand, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	in := contracts.NodeInput{Type: "map", Title: "Uncommitted note", Description: "d", Body: "Written by kk node write.\n", Folder: "inbox"}
+	if _, err := curate.WriteNode(ctx, k, in, curate.WriteOptions{Command: "kk node write"}); err != nil {
+		t.Fatal(err)
+	}
+	uncommitted := "inbox/map-uncommitted-note.md"
+	written, _ := os.ReadFile(k.NodePath(uncommitted))
+	b := New(Options{KB: k})
+	defer b.Close()
+	for _, target := range []string{committed.Path, uncommitted} {
+		var touched []string
+		job := &service.Job{ID: "job-" + filepath.Base(target), Op: service.OpEdit, Request: service.JobRequest{Path: target, Title: "Edited by the job"}, Created: time.Now()}
+		withTouch(job, &touched)
+		job.OnDefer(func(func(context.Context) error) {}) // killed before its commit
+		if _, err := b.Apply(ctx, job); err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := os.ReadFile(k.NodePath(target)); !strings.Contains(string(got), "Edited by the job") {
+			t.Fatalf("the job did not write %s", target)
+		}
+		if _, found, err := b.Committed(ctx, job.ID); err != nil || found {
+			t.Fatalf("committed: %v %v", found, err)
+		}
+		if err := b.Restore(ctx, jobFrom(job, touched)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got, _ := os.ReadFile(k.NodePath(committed.Path)); string(got) != string(hand) {
+		t.Errorf("the hand-edited leaf after recovery:\n%s\nwant\n%s", got, hand)
+	}
+	if got, err := os.ReadFile(k.NodePath(uncommitted)); err != nil || string(got) != string(written) {
+		t.Errorf("the uncommitted leaf after recovery: %q %v", got, err)
+	}
+}
+
+// A commit's generated files describe exactly the leaves in that commit:
+// with leaves in the work tree no commit holds (written by kk node write
+// and not committed), the jobs' commits carry ENTRY.md, GRAPH.md and the
+// folders' index.md of their own leaves; a clone passes kk index rebuild
+// --check. Once the person commits theirs, the jobs go on as before.
+func TestFaultGeneratedFilesDescribeTheCommit(t *testing.T) {
+	k := newRepo(t, 0)
+	s := start(t, k, nil)
+	s.post(t, httpapi.PostRequest{Title: "First committed", Content: "First.\n"})
+	for i := range 3 {
+		in := contracts.NodeInput{Type: "map", Title: fmt.Sprintf("Not committed %d", i), Description: "d", Body: "Uncommitted.\n", Folder: "inbox"}
+		if _, err := curate.WriteNode(ctx, k, in, curate.WriteOptions{Command: "kk node write"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range 3 {
+		j := s.post(t, httpapi.PostRequest{Title: fmt.Sprintf("Job beside %d", i), Content: "Beside uncommitted leaves.\n"})
+		if j.Status != "done" {
+			t.Fatalf("job: %+v", j)
+		}
+		jobCommit(t, k, "store", j)
+		headChecks(t, k)
+	}
+	for _, f := range []string{"ENTRY.md", "GRAPH.md", "nodes/inbox/index.md"} {
+		if out := git(t, k, "show", "HEAD:"+store.DirName+"/"+f); strings.Contains(out, "not-committed") {
+			t.Errorf("HEAD's %s names an uncommitted leaf", f)
+		}
+	}
+	// The person commits their leaves (and the work tree's index files).
+	git(t, k, "add", store.DirName)
+	git(t, k, "-c", "user.name=p", "-c", "user.email=p@p", "commit", "-qm", "my notes")
+	j := s.post(t, httpapi.PostRequest{Title: "After theirs", Content: "All committed.\n"})
+	if j.Status != "done" {
+		t.Fatalf("job: %+v", j)
+	}
+	headChecks(t, k)
+	if out := git(t, k, "show", "HEAD:"+store.DirName+"/nodes/inbox/index.md"); !strings.Contains(out, "not-committed-0") {
+		t.Error("HEAD's inbox/index.md lost the person's committed leaf")
+	}
+	clean(t, k)
+}
+
+// kk serve commits to the branch checked out when it started: while a
+// person has another branch checked out in its work tree, jobs stay
+// queued and /healthz says why; back on the branch, they are done there,
+// and the other branch has none of them.
+func TestFaultBranchIsPinned(t *testing.T) {
+	k := newRepo(t, 0)
+	s := start(t, k, nil)
+	s.post(t, httpapi.PostRequest{Title: "On main", Content: "Main.\n"})
+	git(t, k, "switch", "-q", "-c", "elsewhere")
+	other := git(t, k, "rev-parse", "HEAD")
+	id := s.postAsync(t, "While elsewhere")
+	h := s.waitHealth(t, "elsewhere")
+	if !strings.Contains(h.WaitingFor, "main") {
+		t.Errorf("health does not name the served branch: %+v", h)
+	}
+	if j, _ := s.Client.Job(ctx, id); j.Status == "done" || j.Status == "failed" {
+		t.Fatalf("a job ended while another branch was checked out: %+v", j)
+	}
+	git(t, k, "switch", "-q", "main")
+	j := s.waitJob(t, id, 30*time.Second)
+	if j.Status != "done" {
+		t.Fatalf("job: %+v", j)
+	}
+	jobCommit(t, k, "store", j)
+	if got := git(t, k, "rev-parse", "elsewhere"); got != other {
+		t.Error("the other branch moved")
+	}
+	clean(t, k)
+}
+
+// --push-every against a remote that another clone pushes to every half
+// second (eight times): the server's rebase is followed at once by its
+// push, tried again while the remote moves, so its jobs reach the remote.
+func TestFaultPushAgainstABusyRemote(t *testing.T) {
+	const busyPushes = 8
+	k := newRepo(t, 0)
+	origin := filepath.Join(t.TempDir(), "origin.git")
+	git(t, k, "init", "-q", "--bare", "-b", "main", origin)
+	git(t, k, "remote", "add", "origin", origin)
+	git(t, k, "push", "-q", "origin", "main")
+	busy := filepath.Join(t.TempDir(), "busy")
+	if _, err := gitx.Run(ctx, k.Root, "clone", "-q", origin, busy); err != nil {
+		t.Fatal(err)
+	}
+	stop := make(chan struct{})
+	var pushes atomic.Int64
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		// A bounded number of pushes: a tick's retries (ten rounds) must
+		// outlast them whatever the load, while the remote keeps moving
+		// under the first rounds.
+		for i := 0; pushes.Load() < busyPushes; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			cmd := exec.Command("sh", "-c", fmt.Sprintf(`git pull -q --rebase origin main && echo %d > busy.txt && git add busy.txt && git -c user.name=b -c user.email=b@b commit -qm busy && git push -q origin HEAD:main`, i))
+			cmd.Dir = busy
+			if cmd.Run() == nil {
+				pushes.Add(1)
+			}
+			time.Sleep(500 * time.Millisecond) // the issue's clone pushed every 0.5 s
+		}
+	}()
+	s := start(t, k, nil)
+	jobs := s.postMany(t, 5, "Shared while busy")
+	for deadline := time.Now().Add(time.Minute); pushes.Load() < 2; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the other clone never pushed")
+		}
+	}
+	// Three ticks at most: a tick retries at once against a remote that
+	// moved (before, a tick that lost the race left it to the next, which
+	// lost it again).
+	for tick := 1; ; tick++ {
+		s.Backend.Share(ctx)
+		log, _ := gitx.Read(ctx, k.Root, "log", "--format=%s", "refs/remotes/origin/main")
+		all := true
+		for _, j := range jobs {
+			if !strings.Contains(string(log), "("+j.ID+"): ") {
+				all = false
+			}
+		}
+		if all {
+			break
+		}
+		if tick == 3 {
+			t.Fatalf("the jobs did not reach the busy remote in %d ticks (%d pushes by the other clone)", tick, pushes.Load())
+		}
+	}
+	close(stop)
+	<-done
+
+	if gitx.RebaseInProgress(filepath.Join(k.Root, ".git")) {
+		t.Error("a rebase was left in progress")
+	}
+	clean(t, k)
+}
+
+// A server that starts on a work tree that is its branch's tip commits
+// its first job from the files its transaction generated (the view is
+// clean); one that starts beside uncommitted leaves does not, and
+// generates the first commit's files from its leaves.
+func TestViewIsCleanOnlyWhenTheWorkTreeIsTheTip(t *testing.T) {
+	k := newRepo(t, 0)
+	s := start(t, k, nil)
+	s.post(t, httpapi.PostRequest{Title: "Committed", Content: "Committed.\n"})
+	s.stop()
+	s = start(t, k, nil)
+	if v := s.Backend.view; v == nil || !v.clean {
+		t.Errorf("the view of a clean work tree: %+v", v)
+	}
+	s.stop()
+	in := contracts.NodeInput{Type: "map", Title: "Uncommitted", Description: "d", Body: "b\n", Folder: "inbox"}
+	if _, err := curate.WriteNode(ctx, k, in, curate.WriteOptions{Command: "kk node write"}); err != nil {
+		t.Fatal(err)
+	}
+	s = start(t, k, nil)
+	if v := s.Backend.view; v == nil || v.clean {
+		t.Errorf("the view beside an uncommitted leaf: %+v", v != nil && v.clean)
+	}
+}

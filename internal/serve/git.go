@@ -1,0 +1,191 @@
+package serve
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/kk-project/kk/internal/gitx"
+	"github.com/kk-project/kk/internal/jobqueue"
+	"github.com/kk-project/kk/internal/lock"
+	"github.com/kk-project/kk/internal/store"
+)
+
+// LockFile is kk serve's own lock, under .ai/kenkeep/.state/: the one
+// server of a work tree holds it while it runs. It is what tells that the
+// server which left a git lock file behind is dead (see Open).
+const LockFile = "serve.lock"
+
+// ErrServing means another kk serve holds the work tree.
+var ErrServing = errors.New("another kk serve is serving this knowledge base")
+
+// Open makes the backend the work tree's server: it takes kk serve's own
+// lock (a second server of the same work tree is refused, naming the
+// first), opens the repository pinned to the branch checked out now (the
+// only branch it will commit to), and removes the git lock files a server
+// killed before left (index.lock with kk's mark, its copy of the index,
+// its scratch work tree): their owner is dead, since the lock was free.
+// Locks a live git command holds are not touched; jobs wait for them.
+// stop ends the waits for such locks (the server is stopping): the job
+// waiting is then resumed by the next start.
+func (b *Backend) Open(stop context.Context) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.repo != nil {
+		return nil
+	}
+	return b.openLocked(stop)
+}
+
+func (b *Backend) openLocked(stop context.Context) error {
+	path := filepath.Join(b.k.StateDir(), LockFile)
+	l, err := lock.TryAcquire(path, "kk serve")
+	if err != nil {
+		return err
+	}
+	if l == nil {
+		who := "another process"
+		if h := lock.ReadHolder(path); h != nil {
+			who = fmt.Sprintf("pid %d on %s, since %s", h.PID, h.Host, h.Since.UTC().Format(time.RFC3339))
+		}
+		return fmt.Errorf("%w (%s; lock %s)", ErrServing, who, path)
+	}
+	b.abortLeftRebase(stop)
+	r, err := gitx.OpenRepo(stop, b.k.Root)
+	if err != nil {
+		l.Release()
+		return fmt.Errorf("kk serve needs its root in a git work tree on a branch: %w", err)
+	}
+	removed, err := r.RemoveStaleLocks()
+	if err != nil {
+		r.Close()
+		l.Release()
+		return fmt.Errorf("removing the git locks a killed kk serve left: %w", err)
+	}
+	for _, p := range removed {
+		b.log.Warn("removed a git lock file a killed kk serve left", "path", p)
+	}
+	b.repo, b.held, b.stop = r, l, stop
+	b.top = r.Top
+	b.prefix = ""
+	if rel := store.RelTo(r.Top, b.k.Root); rel != "." {
+		b.prefix = rel + "/"
+	}
+	b.log.Info("kk serve commits to the branch checked out at start", "branch", r.Branch, "object_format", r.ObjectFormat())
+	return nil
+}
+
+// Close lets go of the repository's git processes and of kk serve's lock.
+func (b *Backend) Close() error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.repo != nil {
+		b.repo.Close()
+		b.repo = nil
+	}
+	if b.held != nil {
+		b.held.Release()
+		b.held = nil
+	}
+	b.view = nil
+	return nil
+}
+
+// gitRepo returns the repository, opened (without a stop) when the
+// backend was not: a test that runs jobs without a server.
+func (b *Backend) gitRepo() (*gitx.Repo, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.repo == nil {
+		if err := b.openLocked(context.Background()); err != nil {
+			return nil, err
+		}
+	}
+	return b.repo, nil
+}
+
+// Branch is the branch kk serve commits to ("" before Open).
+func (b *Backend) Branch() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.repo == nil {
+		return ""
+	}
+	return b.repo.Branch
+}
+
+// heldLockAge is how long a git lock file must have been there before
+// the worker stops taking jobs for it: a person's git status takes
+// index.lock for a moment, and a job waits for that inside its commit.
+const heldLockAge = time.Second
+
+// Ready tells the queue whether a job can be taken now
+// (jobqueue.Options.Ready): not while the work tree has another branch
+// checked out than the one served, nor while a git lock file has been
+// held for a while (a person's git commit with its editor open, or a
+// lock a crashed git left: kk cannot tell, and waits).
+func (b *Backend) Ready(ctx context.Context) error {
+	r, err := b.gitRepo()
+	if err != nil {
+		return err
+	}
+	if ok, other := r.OnBranch(ctx); !ok {
+		return fmt.Errorf("the work tree has %s checked out; kk serve serves the branch %s (checked out when it started) and holds the jobs until %s is checked out again", other, r.Branch, r.Branch)
+	}
+	if p := r.HeldLock(); p != "" {
+		if fi, err := os.Lstat(p); err == nil && time.Since(fi.ModTime()) > heldLockAge {
+			return fmt.Errorf("waiting for %s, held by another git process since %s (if no git command is running, remove the file)", p, fi.ModTime().UTC().Format(time.RFC3339))
+		}
+	}
+	return nil
+}
+
+// Waiting says what the job in progress waits for (jobqueue.Options.Waiting).
+func (b *Backend) Waiting() string {
+	b.waitMu.Lock()
+	defer b.waitMu.Unlock()
+	return b.waitingFor
+}
+
+func (b *Backend) setWaiting(what string) {
+	b.waitMu.Lock()
+	b.waitingFor = what
+	b.waitMu.Unlock()
+}
+
+// stopCtx is what ends the waits of a job's commit: the server's stop.
+func (b *Backend) stopCtx() context.Context {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.stop == nil {
+		return context.Background()
+	}
+	return b.stop
+}
+
+// commitError turns a commit's failure into the queue's kind of error: a
+// wait the stop ended leaves the job for the next start; the served
+// branch not checked out is the environment's (the job is queued again
+// and waits); anything else fails the job.
+func commitError(err error) error {
+	switch {
+	case errors.Is(err, gitx.ErrInterrupted):
+		return fmt.Errorf("%w: %v", jobqueue.ErrInterrupted, err)
+	case errors.Is(err, gitx.ErrNotPinned):
+		return fmt.Errorf("%w: %v", jobqueue.ErrHeld, err)
+	}
+	return fmt.Errorf("committing: %w", err)
+}
+
+// heldError marks a failure to take kk's writer lock (another kk process
+// held it for the whole wait) as the environment's.
+func heldError(err error) error {
+	var held *lock.HeldError
+	if errors.As(err, &held) {
+		return fmt.Errorf("%w: %v", jobqueue.ErrHeld, err)
+	}
+	return err
+}

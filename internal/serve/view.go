@@ -1,0 +1,433 @@
+package serve
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/kk-project/kk/internal/gitx"
+	"github.com/kk-project/kk/internal/indexfiles"
+	"github.com/kk-project/kk/internal/node"
+	"github.com/kk-project/kk/internal/store"
+	"github.com/kk-project/kk/internal/txn"
+)
+
+// A job's transaction generates the index files (ENTRY.md, GRAPH.md,
+// nodes/**/index.md) from the work tree, which may hold leaves no commit
+// holds: a kk node write not committed yet, a person's hand edit, a leaf
+// a failed job left. A commit carries the generated files of its own
+// leaves: the tip's, changed by the job. Most of the time they are the
+// same, and the transaction's files are committed; when they are not,
+// the commit's files are generated from the commit's leaves.
+//
+// To tell, the server keeps a view of what the served branch's tip holds
+// under the knowledge base's folder: every file's path and the sha256 of
+// its content, read once at the first commit (one git cat-file for all),
+// then changed with each commit it makes and with the files another
+// writer's commits change (git diff-tree).
+
+// view is what a commit of the served branch holds under .ai/kenkeep.
+type view struct {
+	head  string
+	files map[string]string // path relative to .ai/kenkeep -> sha256 (hex) of the content
+	// clean is set when the tip's generated files are those of its leaves
+	// and the work tree's generated files are the tip's: a commit whose
+	// leaves are the work tree's then needs only the generated files its
+	// transaction rewrote. It is set by a commit this server made from
+	// the work tree's leaves, and cleared by any other move of the branch.
+	clean bool
+}
+
+func sum(data []byte) string {
+	s := sha256.Sum256(data)
+	return hex.EncodeToString(s[:])
+}
+
+// isLeafRel reports whether rel (relative to .ai/kenkeep) is a leaf's
+// path: under nodes/, a leaf's name, no folder or file starting with ".".
+func isLeafRel(rel string) bool {
+	np, ok := strings.CutPrefix(rel, "nodes/")
+	if !ok || !store.IsLeafName(path.Base(np)) {
+		return false
+	}
+	return !strings.HasPrefix(np, ".") && !strings.Contains(np, "/.")
+}
+
+// isGeneratedRel reports whether rel is a generated index file.
+func isGeneratedRel(rel string) bool {
+	if rel == "ENTRY.md" || rel == "GRAPH.md" {
+		return true
+	}
+	np, ok := strings.CutPrefix(rel, "nodes/")
+	return ok && path.Base(np) == "index.md" && !strings.HasPrefix(np, ".") && !strings.Contains(np, "/.")
+}
+
+// viewAt returns the view of commit head, reading what changed since the
+// last one.
+func (b *Backend) viewAt(ctx context.Context, r *gitx.Repo, head string) (*view, error) {
+	b.mu.Lock()
+	v := b.view
+	b.mu.Unlock()
+	if v != nil && v.head == head {
+		return v, nil
+	}
+	_, prefix := b.prefixNow()
+	folder := prefix + store.DirName
+	next := &view{head: head, files: map[string]string{}}
+	var changed map[string]string
+	var err error
+	if v == nil || v.head == "" || head == "" {
+		changed, err = r.Files(ctx, head, folder)
+	} else {
+		for k, s := range v.files {
+			next.files[k] = s
+		}
+		changed, err = r.Changed(ctx, v.head, head, folder)
+	}
+	if err != nil {
+		return nil, err
+	}
+	var rels, ids []string
+	for p, id := range changed {
+		rel, ok := strings.CutPrefix(p, folder+"/")
+		if !ok {
+			continue
+		}
+		if id == "" {
+			delete(next.files, rel)
+			continue
+		}
+		rels = append(rels, rel)
+		ids = append(ids, id)
+	}
+	if err := r.ReadBlobs(ids, func(i int, data []byte) error {
+		next.files[rels[i]] = sum(data)
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	b.mu.Lock()
+	b.view = next
+	b.mu.Unlock()
+	return next, nil
+}
+
+// planner makes one job's commit plan (gitx.CommitOptions.Plan) and
+// remembers it for the view once the commit lands.
+type planner struct {
+	b   *Backend
+	ctx context.Context
+	r   *gitx.Repo
+	res *txn.Result
+
+	head       string
+	changes    gitx.Changes
+	sums       map[string]string // path relative to .ai/kenkeep -> sha256, "" when removed
+	consistent bool              // the commit's leaves are the work tree's
+}
+
+func (b *Backend) planner(ctx context.Context, r *gitx.Repo, res *txn.Result) *planner {
+	return &planner{b: b, ctx: ctx, r: r, res: res}
+}
+
+// plan returns the job's commit on head: the files its transaction wrote
+// and removed, and the generated files of the commit's leaves.
+func (p *planner) plan(head string) (gitx.Changes, error) {
+	v, err := p.b.viewAt(p.ctx, p.r, head)
+	if err != nil {
+		return gitx.Changes{}, err
+	}
+	_, prefix := p.b.prefixNow()
+	generated := map[string]bool{}
+	for _, rel := range p.res.Generated {
+		generated[rel] = true
+	}
+	ch := gitx.Changes{Files: map[string][]byte{}}
+	job := map[string]string{}
+	for _, rel := range p.res.Written {
+		if !generated[rel] {
+			ch.Files[repoPath(prefix, rel)] = p.res.Data[rel]
+			job[rel] = sum(p.res.Data[rel])
+		}
+	}
+	for _, rel := range p.res.Removed {
+		if !generated[rel] {
+			ch.Removed = append(ch.Removed, repoPath(prefix, rel))
+			job[rel] = ""
+		}
+	}
+	// The committed side: the tip as the job changes it.
+	committed := func(rel string) (string, bool) {
+		if s, ok := job[rel]; ok {
+			return s, s != ""
+		}
+		s, ok := v.files[rel]
+		return s, ok
+	}
+	diff := p.leafDiff(v, committed)
+	same, err := p.sameSummaries(committed)
+	if err != nil {
+		return gitx.Changes{}, err
+	}
+	p.consistent = len(diff) == 0 && same
+	p.b.log.Debug("commit plan", "head", head, "differing_leaves", len(diff), "same_summaries", same, "clean", v.clean)
+	if p.consistent && v.clean {
+		for _, rel := range p.res.Written {
+			if generated[rel] {
+				ch.Files[repoPath(prefix, rel)] = p.res.Data[rel]
+				job[rel] = sum(p.res.Data[rel])
+			}
+		}
+		for _, rel := range p.res.Removed {
+			if generated[rel] {
+				ch.Removed = append(ch.Removed, repoPath(prefix, rel))
+				job[rel] = ""
+			}
+		}
+	} else if err := p.generate(head, v, diff, committed, &ch, job); err != nil {
+		return gitx.Changes{}, err
+	}
+	p.head, p.changes, p.sums = head, ch, job
+	return ch, nil
+}
+
+// leafDiff lists the leaves (relative to nodes/) whose content in the
+// work tree the transaction read differs from the commit's, or that only
+// one of them has.
+func (p *planner) leafDiff(v *view, committed func(string) (string, bool)) []string {
+	t := p.res.Tree
+	if t == nil {
+		return []string{""} // unknown: generate from the commit's leaves
+	}
+	var diff []string
+	for np, w := range t.Hashes {
+		if c, ok := committed("nodes/" + np); !ok || c != w {
+			diff = append(diff, np)
+		}
+	}
+	check := func(rel string) {
+		if !isLeafRel(rel) {
+			return
+		}
+		np := strings.TrimPrefix(rel, "nodes/")
+		if _, inW := t.Hashes[np]; inW {
+			return
+		}
+		if _, ok := committed(rel); ok {
+			diff = append(diff, np)
+		}
+	}
+	for rel := range v.files {
+		check(rel)
+	}
+	slices.Sort(diff)
+	return slices.Compact(diff)
+}
+
+// sameSummaries reports whether FOLDER_SUMMARIES.md in the work tree is
+// the commit's: the index files' folder descriptions come from it.
+func (p *planner) sameSummaries(committed func(string) (string, bool)) (bool, error) {
+	c, inC := committed("FOLDER_SUMMARIES.md")
+	data, err := os.ReadFile(p.b.k.SummariesPath())
+	if errors.Is(err, fs.ErrNotExist) {
+		return !inC, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return inC && c == sum(data), nil
+}
+
+// generate puts in ch the generated files of the commit's leaves: the
+// work tree's tree with the differing leaves as head holds them (a leaf
+// that does not parse there is left out, as the work tree's reader
+// leaves one out), compared with what head holds.
+func (p *planner) generate(head string, v *view, diff []string, committed func(string) (string, bool), ch *gitx.Changes, job map[string]string) error {
+	_, prefix := p.b.prefixNow()
+	blob := func(rel string) ([]byte, bool, error) {
+		if head == "" {
+			return nil, false, nil
+		}
+		return p.r.Blob(head + ":" + repoPath(prefix, rel))
+	}
+	var t *store.Tree
+	effective := 0
+	if p.res.Tree != nil {
+		t = p.res.Tree.Clone()
+	} else {
+		read, err := p.b.k.ReadTree(store.LoadOptions{})
+		if err != nil {
+			return err
+		}
+		t = read.Clone()
+		diff = diff[:0]
+		for np := range t.Hashes {
+			diff = append(diff, np)
+		}
+		for rel := range v.files {
+			if isLeafRel(rel) {
+				diff = append(diff, strings.TrimPrefix(rel, "nodes/"))
+			}
+		}
+		slices.Sort(diff)
+		diff = slices.Compact(diff)
+	}
+	for _, np := range diff {
+		wn, inW := t.LeafAt(np)
+		var cn *node.Node
+		cs, inC := committed("nodes/" + np)
+		if inC {
+			data, ok, err := blob("nodes/" + np)
+			if err != nil {
+				return err
+			}
+			if s, written := job["nodes/"+np]; written && s != "" {
+				data, ok = p.res.Data["nodes/"+np], true
+			}
+			if ok {
+				if n, err := node.Parse(np, data); err == nil {
+					n.Release(false)
+					cn = n
+				}
+			}
+		}
+		if cn == nil && !inW {
+			continue
+		}
+		if inW && cn != nil && t.Hashes[np] == cs {
+			continue
+		}
+		effective++
+		if inW {
+			t.Remove(wn)
+		}
+		if cn != nil {
+			t.Put(nil, cn, cs)
+		}
+	}
+	same, err := p.sameSummaries(committed)
+	if err != nil {
+		return err
+	}
+	var summaries []byte
+	if data, ok := p.res.Data["FOLDER_SUMMARIES.md"]; ok {
+		summaries = data
+	} else if data, ok, err := blob("FOLDER_SUMMARIES.md"); err != nil {
+		return err
+	} else if ok {
+		summaries = data
+	} else {
+		summaries = []byte{}
+	}
+	g, err := indexfiles.GenerateFor(p.b.k, t, summaries)
+	if err != nil {
+		return err
+	}
+	for name, data := range g.Files {
+		if s, ok := v.files[name]; ok && s == sum(data) {
+			continue
+		}
+		ch.Files[repoPath(prefix, name)] = data
+		job[name] = sum(data)
+	}
+	for rel := range v.files {
+		if _, ok := g.Files[rel]; !ok && isGeneratedRel(rel) {
+			ch.Removed = append(ch.Removed, repoPath(prefix, rel))
+			job[rel] = ""
+		}
+	}
+	p.consistent = effective == 0 && same
+	return nil
+}
+
+// landed brings the view to the commit a plan made.
+func (b *Backend) landed(p *planner, l gitx.Landed) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	v := b.view
+	if v == nil || v.head != p.head {
+		b.view = nil // read again at the next commit
+		return
+	}
+	next := &view{head: l.Commit, files: v.files, clean: p.consistent}
+	for rel, s := range p.sums {
+		if s == "" {
+			delete(next.files, rel)
+		} else {
+			next.files[rel] = s
+		}
+	}
+	b.view = next
+}
+
+// settleView reads the view of the branch's tip and marks it clean when
+// the work tree is the tip: the same leaves and summaries, the same
+// generated files, and those the ones its leaves generate. The first job
+// then commits the files its transaction generated, as every job after
+// it; otherwise its commit generates them from its leaves.
+func (b *Backend) settleView(ctx context.Context, r *gitx.Repo) error {
+	head, err := r.Head()
+	if err != nil {
+		return err
+	}
+	v, err := b.viewAt(ctx, r, head)
+	if err != nil {
+		return err
+	}
+	t, err := b.k.ReadTree(store.LoadOptions{})
+	if err != nil {
+		return err
+	}
+	p := &planner{b: b, ctx: ctx, r: r, res: &txn.Result{Tree: t}}
+	committed := func(rel string) (string, bool) { s, ok := v.files[rel]; return s, ok }
+	if len(p.leafDiff(v, committed)) > 0 {
+		return nil
+	}
+	if same, err := p.sameSummaries(committed); err != nil || !same {
+		return err
+	}
+	names := []string{"ENTRY.md", "GRAPH.md"}
+	for d := range t.IndexDirs {
+		if d == "" {
+			names = append(names, "nodes/index.md")
+		} else {
+			names = append(names, store.JoinRel("nodes/"+d, "index.md"))
+		}
+	}
+	onDisk := 0
+	for _, name := range names {
+		data, err := os.ReadFile(filepath.Join(b.k.Dir, filepath.FromSlash(name)))
+		if err != nil {
+			return nil
+		}
+		if c, ok := v.files[name]; !ok || c != sum(data) {
+			return nil
+		}
+		onDisk++
+	}
+	for rel := range v.files {
+		if isGeneratedRel(rel) {
+			onDisk--
+		}
+	}
+	if onDisk != 0 {
+		return nil
+	}
+	plan, err := indexfiles.PlanFor(b.k, t, nil)
+	if err != nil || len(plan.Write) > 0 || len(plan.Remove) > 0 {
+		return nil
+	}
+	b.mu.Lock()
+	if b.view == v {
+		v.clean = true
+	}
+	b.mu.Unlock()
+	return nil
+}
