@@ -134,7 +134,7 @@ func startWith(tb testing.TB, base context.Context, k *store.KB, p llm.Provider)
 		if err := <-done; err != nil {
 			tb.Errorf("Serve: %v", err)
 		}
-		b.Close()
+		_ = b.Close()
 	}
 	tb.Cleanup(stop)
 	url := "http://" + ln.Addr().String()

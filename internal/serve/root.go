@@ -232,5 +232,5 @@ func (b *Backend) abortLeftRebase(ctx context.Context) {
 		}
 		b.log.Warn("aborted the rebase a killed kk serve left")
 	}
-	os.Remove(marker)
+	_ = os.Remove(marker)
 }

@@ -273,7 +273,7 @@ func DropOriginals(k *store.KB, name string) error {
 	if j != nil {
 		for _, c := range j.Changes {
 			if c.Backup != "" {
-				os.Remove(filepath.Join(JournalDir(k), c.Backup))
+				_ = os.Remove(filepath.Join(JournalDir(k), c.Backup))
 			}
 		}
 	}
@@ -296,7 +296,7 @@ func keptChangesets(k *store.KB) map[string]bool {
 				out[j.Changeset] = true
 			}
 		}
-		f.Close()
+		_ = f.Close()
 	}
 	return out
 }

@@ -154,7 +154,9 @@ func TestSkipUnreadableLeaves(t *testing.T) {
 	if err := os.WriteFile(k.NodePath("f/practice-bad.md"), []byte(bad), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	os.MkdirAll(k.NodePath("g"), 0o755)
+	if err := os.MkdirAll(k.NodePath("g"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	if err := os.WriteFile(k.NodePath("g/practice-good.md"), good, 0o644); err != nil {
 		t.Fatal(err)
 	}
