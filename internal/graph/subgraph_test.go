@@ -15,6 +15,7 @@ import (
 // of the graph from the index, answer exactly what the whole graph parsed
 // from the leaves answers.
 func TestIndexedReadsMatchTheWholeGraph(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	k, err := benchtree.Generate(filepath.Join(t.TempDir(), "repo"), benchtree.Options{Nodes: 600, Atoms: 300, Molecules: 20, Seed: 3})
 	if err != nil {

@@ -176,6 +176,7 @@ func sortedKeys[V any](m map[string]V) []string {
 }
 
 func TestCoreImportsNoFace(t *testing.T) {
+	t.Parallel()
 	pkgs := load(t)
 	core := 0
 	for _, rel := range sortedKeys(pkgs) {
@@ -199,6 +200,7 @@ func TestCoreImportsNoFace(t *testing.T) {
 }
 
 func TestFacesWriteOnlyThroughTheCore(t *testing.T) {
+	t.Parallel()
 	pkgs := load(t)
 	seen := map[string]bool{}
 	for _, rel := range sortedKeys(pkgs) {
@@ -260,6 +262,7 @@ func TestFacesWriteOnlyThroughTheCore(t *testing.T) {
 }
 
 func TestFileWritersAreListed(t *testing.T) {
+	t.Parallel()
 	pkgs := load(t)
 	writes := map[string]bool{}
 	for _, rel := range sortedKeys(pkgs) {
@@ -331,6 +334,7 @@ var privateCopyWrites = map[string]string{
 }
 
 func TestOnlyTheTransactionWritesTheTree(t *testing.T) {
+	t.Parallel()
 	pkgs := load(t)
 	seen := map[string]bool{}
 	for _, rel := range sortedKeys(pkgs) {
@@ -412,6 +416,7 @@ var belowOf = map[string]map[string]string{
 }
 
 func TestLowerLayersDoNotDependUpward(t *testing.T) {
+	t.Parallel()
 	pkgs := load(t)
 	for _, low := range sortedKeys(belowOf) {
 		if pkgs[low] == nil {
@@ -455,6 +460,7 @@ var rawLeafWriters = map[string]map[string]string{
 // leaf is otherwise staged as a node, and the transaction refuses
 // WriteFile and RemoveFile of a leaf's path (TestLeavesAreStagedAsNodes).
 func TestRawLeafBytesHaveNamedWriters(t *testing.T) {
+	t.Parallel()
 	pkgs := load(t)
 	for _, rel := range sortedKeys(pkgs) {
 		if rel == "internal/txn" || isTestHelper(rel) {
@@ -496,6 +502,7 @@ var operationChoosers = map[string]string{
 const operationFace = "internal/mcpserver"
 
 func TestOnlyTheMCPFaceChoosesAnOperation(t *testing.T) {
+	t.Parallel()
 	pkgs := load(t)
 	seen := map[string]bool{}
 	for _, rel := range sortedKeys(pkgs) {

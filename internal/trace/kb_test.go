@@ -49,6 +49,7 @@ func seedTrace(t *testing.T, k *store.KB) map[string]any {
 }
 
 func TestUpsertCreatesLeavesAndAudit(t *testing.T) {
+	t.Parallel()
 	k := newKB(t)
 	d := seedTrace(t, k)
 	if ids := toStrings(d["ids"]); !slices.Equal(ids, []string{"req-7", "req-8", "scenario-login-passkey", "test-login-e2e", "symbol-auth-login", "adr-3"}) {
@@ -106,6 +107,7 @@ func TestUpsertCreatesLeavesAndAudit(t *testing.T) {
 }
 
 func TestUpsertBadInputWritesNothing(t *testing.T) {
+	t.Parallel()
 	k := newKB(t)
 	seedTrace(t, k)
 	createMolecule(t, k, "Auth")
@@ -160,6 +162,7 @@ func TestUpsertBadInputWritesNothing(t *testing.T) {
 }
 
 func TestDelete(t *testing.T) {
+	t.Parallel()
 	k := newKB(t)
 	seedTrace(t, k)
 	before := treeHash(t, k)
@@ -211,6 +214,7 @@ func TestDelete(t *testing.T) {
 }
 
 func TestQuery(t *testing.T) {
+	t.Parallel()
 	k := newKB(t)
 	seedTrace(t, k)
 	q := func(raw string) []string {
@@ -252,6 +256,7 @@ func TestQuery(t *testing.T) {
 }
 
 func TestCheckRules(t *testing.T) {
+	t.Parallel()
 	k := newKB(t)
 	seedTrace(t, k)
 	check := func(raw string) []Violation {
@@ -331,6 +336,7 @@ func toStrings(v any) []string {
 // replaced does not reach the commit's index update (which read it a
 // second time, and failed the changeset, before).
 func TestKBUpsertReadsTheConfigOnce(t *testing.T) {
+	t.Parallel()
 	k := newKB(t)
 	good, err := os.ReadFile(k.ConfigPath())
 	if err != nil {

@@ -49,6 +49,7 @@ func leftInJournalDir(t *testing.T, k *store.KB) []string {
 // journal; an undone changeset puts it back byte for byte, a committed
 // one leaves no link behind.
 func TestLargeOriginalsAreLinked(t *testing.T) {
+	t.Parallel()
 	k, big := newBigKB(t)
 	ctx := context.Background()
 	var journalSize int64
@@ -105,6 +106,7 @@ func TestLargeOriginalsAreLinked(t *testing.T) {
 // A writer that dies after replacing a large file leaves its journal and
 // link; the next transaction puts the file back and removes both.
 func TestLargeOriginalAfterAKill(t *testing.T) {
+	t.Parallel()
 	k, big := newBigKB(t)
 	ctx := context.Background()
 	killed := WithFaults(ctx, Faults{At: func(point string) {

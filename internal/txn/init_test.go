@@ -19,6 +19,7 @@ import (
 // of the changeset, and a committed init records the file in the audit
 // log. A second init leaves a user's summaries as they are.
 func TestInitWritesTheSummariesInItsTransaction(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	k := store.New(filepath.Join(t.TempDir(), "proj"))
 	if err := os.MkdirAll(k.Root, 0o755); err != nil {

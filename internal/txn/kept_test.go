@@ -24,6 +24,7 @@ import (
 // leave the kept originals alone; the generated files are generated
 // again; dropping them leaves nothing behind.
 func TestKeptOriginalsAreRestored(t *testing.T) {
+	t.Parallel()
 	k := optest.NewKB(t)
 	ctx := context.Background()
 	write := func(title, folder string) string {
@@ -143,6 +144,7 @@ func TestKeptOriginalsAreRestored(t *testing.T) {
 // files from the others. The leaf that cannot be read is named when a
 // caller asks for it.
 func TestSkipUnreadableLeaves(t *testing.T) {
+	t.Parallel()
 	k := optest.NewKB(t)
 	ctx := context.Background()
 	in := contracts.NodeInput{Type: "practice", Title: "Good", Description: "d", Body: "b", Folder: "f"}

@@ -21,6 +21,7 @@ import (
 // every "nothing to do" rebuild of a fresh clone renders the whole tree
 // again.
 func TestRebuildWithNothingToWriteRecordsTheGenerationCache(t *testing.T) {
+	t.Parallel()
 	k := optest.NewKB(t)
 	ctx := context.Background()
 	for _, title := range []string{"One", "Two"} {
@@ -51,6 +52,7 @@ func TestRebuildWithNothingToWriteRecordsTheGenerationCache(t *testing.T) {
 // found: a file that recent is generated again and compared, instead of
 // being trusted by its stat.
 func TestRacyEditOfALargeGeneratedFileIsFound(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	k, err := benchtree.Generate(dir, benchtree.Options{Nodes: 1200, Seed: 3})
 	if err != nil {

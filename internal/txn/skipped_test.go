@@ -21,6 +21,7 @@ const handWritten = "---\ntype: practice\ntitle: Use context timeouts\nkk_id: pr
 // generated files list the leaves it can read; but no writer overwrites,
 // removes or takes the id of the leaf it skipped, unless it adopts it.
 func TestWritesGoOnAroundASkippedLeaf(t *testing.T) {
+	t.Parallel()
 	k := optest.NewKB(t)
 	ctx := context.Background()
 	bad := k.NodePath("go/ctx.md")

@@ -9,6 +9,7 @@ import (
 )
 
 func TestParseDocument(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		src  string
@@ -44,6 +45,7 @@ func TestParseDocument(t *testing.T) {
 }
 
 func TestParseDocumentErrors(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		src  string
@@ -80,6 +82,7 @@ func TestParseDocumentErrors(t *testing.T) {
 }
 
 func TestParseDocumentSecondDocument(t *testing.T) {
+	t.Parallel()
 	// "a: 1\n---\n..." does not start with ---, so it is YAML with two
 	// documents.
 	_, err := ParseDocument([]byte("a: 1\n---\nb: 2\n"))
@@ -89,6 +92,7 @@ func TestParseDocumentSecondDocument(t *testing.T) {
 }
 
 func TestAliasBomb(t *testing.T) {
+	t.Parallel()
 	src := `a: &a ["x","x","x","x","x","x","x","x","x","x"]
 b: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a,*a]
 c: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b,*b]
