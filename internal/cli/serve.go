@@ -88,12 +88,25 @@ The read-only web page of kk browse is served at / beside the API (the
 folder tree, search as you type, leaves with their edges and changelog, the
 molecules and the traceability graph); it follows the same token rule.
 
---push-every D, when origin exists, fetches, rebases the server's commits
-onto origin's branch and pushes, between jobs, every D; a failure is logged
-and tried again at the next tick.
+kk serve commits to the branch checked out when it starts, and only to it.
+While another branch (or a detached HEAD) is checked out in its work tree,
+jobs stay queued and /healthz says why; they resume when the branch is back.
+A git lock another git process holds (a person's git commit with its editor
+open) is waited for, never a reason to fail a job; /healthz reports it. One
+kk serve serves a work tree (.ai/kenkeep/.state/serve.lock); git lock files a
+killed kk serve left are removed when the next one starts.
 
-SIGINT or SIGTERM stops accepting requests, lets the current job finish, and
-exits 0. The log (text) goes to stderr.`,
+--push-every D, when origin exists, fetches, rebases the server's commits
+onto origin's branch and pushes at once, between jobs, every D, then commits
+and pushes the index files regenerated for the merged tree; a push refused
+because origin moved is tried again at once (ten rounds), any other failure
+at the next tick. A rebase is never left halfway.
+
+SIGINT or SIGTERM, to kk serve or to its whole process group, stops
+accepting requests, lets the current job finish (git runs in a process group
+of its own and is not signalled), and exits 0; a job waiting for another git
+process's lock is resumed at the next start instead. The log (text) goes to
+stderr.`,
 		Example: `  kk serve
   kk serve --root ~/notes --addr 127.0.0.1:9090
   kk serve --addr 0.0.0.0:9090 --token-file ~/.config/kk/token --push-every 5m
