@@ -19,6 +19,7 @@ import (
 	"github.com/kk-project/kk/internal/txn"
 
 	"github.com/kk-project/kk/internal/frontmatter"
+	"github.com/kk-project/kk/internal/index"
 	"github.com/kk-project/kk/internal/lock"
 	"github.com/kk-project/kk/internal/node"
 )
@@ -83,7 +84,7 @@ func Doctor(ctx context.Context, k *store.KB, opts DoctorOptions) (*DoctorReport
 	add(checkKKIgnore(k))
 	add(checkConfig(k))
 
-	t, err := k.ReadTree(store.LoadOptions{})
+	t, err := index.ReadTree(ctx, k)
 	if err != nil {
 		return nil, err
 	}

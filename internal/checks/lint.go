@@ -14,6 +14,7 @@ import (
 	"github.com/kk-project/kk/internal/store"
 
 	"github.com/kk-project/kk/internal/frontmatter"
+	"github.com/kk-project/kk/internal/index"
 	"github.com/kk-project/kk/internal/node"
 )
 
@@ -88,7 +89,7 @@ func (l *linter) add(rule, level, file, msg, fix string) {
 // folders, tags, summaries and the freshness of the index.
 func Lint(ctx context.Context, k *store.KB) (*LintReport, error) {
 	l := &linter{k: k}
-	t, err := k.ReadTree(store.LoadOptions{})
+	t, err := index.ReadTree(ctx, k)
 	if err != nil {
 		return nil, err
 	}

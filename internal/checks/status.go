@@ -126,7 +126,7 @@ func Status(ctx context.Context, k *store.KB) (*StatusReport, error) {
 	r := &StatusReport{Root: k.Root, Version: in.Version, InstalledAt: in.InstalledAt, NodesByType: map[string]int{},
 		IndexState: indexUnknown, MissingSummaries: []string{}, Graph: GraphCounts{EntitiesByType: map[string]int{},
 			AtomsWithoutMolecule: []string{}, RequirementsWithoutCoverage: []string{}, Violations: map[string]int{}}}
-	t, err := k.ReadTree(store.LoadOptions{})
+	t, err := index.ReadTree(ctx, k)
 	switch {
 	case err != nil:
 		return nil, err

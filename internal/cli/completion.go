@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"slices"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/kk-project/kk/internal/graph"
 	"github.com/kk-project/kk/internal/harness"
+	"github.com/kk-project/kk/internal/index"
 	"github.com/kk-project/kk/internal/install"
 	"github.com/kk-project/kk/internal/node"
 	"github.com/kk-project/kk/internal/picture"
@@ -23,9 +25,10 @@ const completionLong = `Print the script that makes SHELL complete kk's commands
 the knowledge base's own names: node ids (kk node show, kk read, kk delete,
 kk graph get/update/delete, kk changelog, kk graph export --around),
 folders (--folder), tags (--tag), molecules (--molecule), node types
-(--type), harness names (--harness, --harnesses), schema
-names (kk schema, kk validate), prompt names and hook events. Names come from the knowledge base the command line
-is in (or --root, or KK_ROOT) at the moment you press TAB.
+(--type), harness names (--harness, --harnesses), schema names (kk schema,
+kk validate), prompt names and hook events. Names come from the knowledge
+base the command line is in (or --root, or KK_ROOT) at the moment you press
+TAB.
 
 Load it for the current shell, or install it once:
 
@@ -258,7 +261,7 @@ func completionTree(app *App) *store.Tree {
 	if err != nil {
 		return nil
 	}
-	t, err := k.ReadTree(store.LoadOptions{})
+	t, err := index.ReadTree(context.Background(), k)
 	if err != nil {
 		return nil
 	}

@@ -13,7 +13,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kk-project/kk/internal/mcpserver"
-	"github.com/kk-project/kk/internal/store"
 )
 
 type mcpOpts struct {
@@ -88,11 +87,8 @@ func runMCP(ctx context.Context, app *App, o mcpOpts) (err error) {
 		return err
 	}
 	// The server makes its knowledge base value once: every request
-	// shares its index handles and caches, released when the server stops.
-	// Its writes read the tree by the kernel's change reports instead of
-	// a walk of every folder (store.WatchTree), as kk serve's do.
+	// shares its index handles, released when the server stops.
 	defer func() { _ = k.Close() }()
-	store.WatchTree(k)
 	logTo := app.IO.Err
 	if o.logFile {
 		dir := k.LogsDir()

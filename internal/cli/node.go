@@ -16,6 +16,7 @@ import (
 	"github.com/kk-project/kk/internal/contracts"
 	"github.com/kk-project/kk/internal/curate"
 	"github.com/kk-project/kk/internal/graph"
+	"github.com/kk-project/kk/internal/index"
 	"github.com/kk-project/kk/internal/node"
 	"github.com/kk-project/kk/internal/op"
 	"github.com/kk-project/kk/internal/schema"
@@ -319,7 +320,7 @@ func runNodeShow(ctx context.Context, app *App, o nodeShowOpts) error {
 	if err != nil {
 		return err
 	}
-	t, err := k.ReadTree(store.LoadOptions{})
+	t, err := index.ReadTree(ctx, k)
 	if err != nil {
 		return err
 	}
@@ -377,7 +378,7 @@ all be present. --folder includes subfolders.`,
 	return cmd
 }
 
-func runNodeList(_ context.Context, app *App, o nodeListOpts) error {
+func runNodeList(ctx context.Context, app *App, o nodeListOpts) error {
 	k, err := app.KB()
 	if err != nil {
 		return err
@@ -386,7 +387,7 @@ func runNodeList(_ context.Context, app *App, o nodeListOpts) error {
 	if err != nil {
 		return usagef("--folder: %v", err)
 	}
-	t, err := k.ReadTree(store.LoadOptions{})
+	t, err := index.ReadTree(ctx, k)
 	if err != nil {
 		return err
 	}

@@ -196,7 +196,7 @@ func TestKillWriters(t *testing.T) {
 		} else if err != nil {
 			t.Fatalf("kill %d (%s after %s): recovery: %v", i, wr.name, delay, err)
 		}
-		if _, err := kb.k.ReadTree(store.LoadOptions{NoCache: true, NoSave: true}); err != nil {
+		if _, err := kb.k.ReadTree(store.LoadOptions{}); err != nil {
 			t.Fatalf("kill %d (%s after %s): the tree does not read: %v", i, wr.name, delay, err)
 		}
 		if wr.whole(t, i) {

@@ -1,6 +1,7 @@
 package curate
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/kk-project/kk/internal/contracts"
 	"github.com/kk-project/kk/internal/frontmatter"
+	"github.com/kk-project/kk/internal/index"
 	"github.com/kk-project/kk/internal/node"
 	"github.com/kk-project/kk/internal/store"
 	"github.com/kk-project/kk/internal/yamlstyle"
@@ -273,7 +275,7 @@ func existingNodes(k *store.KB, conflicts []PreparedConflict) (map[string]*Exist
 		}
 		if t == nil {
 			var err error
-			if t, err = k.ReadTree(store.LoadOptions{NoSave: true}); err != nil {
+			if t, err = index.ReadTree(context.Background(), k); err != nil {
 				return nil, err
 			}
 		}

@@ -109,7 +109,7 @@ func snapshot(t testing.TB, dir string) string {
 			return err
 		}
 		switch d.Name() {
-		case "lock", "leaves.cache", "gen.cache":
+		case "lock", "index.db", "index.db-wal", "index.db-shm":
 			return nil
 		}
 		data, err := os.ReadFile(p)

@@ -41,7 +41,7 @@ func TestWriteNodeConcurrent(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	tr, err := k.ReadTree(store.LoadOptions{NoCache: true})
+	tr, err := k.ReadTree(store.LoadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -38,7 +38,7 @@ func benchRepo(b *testing.B, nodes, commits int) *store.KB {
 	if _, err := benchtree.Generate(dir, benchtree.Options{Nodes: nodes, Seed: 1}); err != nil {
 		b.Fatal(err)
 	}
-	t, err := k.ReadTree(store.LoadOptions{NoSave: true})
+	t, err := k.ReadTree(store.LoadOptions{})
 	if err != nil {
 		b.Fatal(err)
 	}

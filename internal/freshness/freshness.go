@@ -79,7 +79,7 @@ func Check(ctx context.Context, k *store.KB, opts Options) *Report {
 		hist                      *gitx.History
 		treeErr, filesErr, logErr error
 	)
-	wg.Go(func() { tree, treeErr = k.ReadTree(store.LoadOptions{Bodies: true, NoSave: true}) })
+	wg.Go(func() { tree, treeErr = k.ReadTree(store.LoadOptions{Bodies: true}) })
 	wg.Go(func() { files, filesErr = gitx.ListFiles(ctx, k.Root, false) })
 	wg.Go(func() { hist, logErr = gitx.ReadHistory(ctx, k.Root, opts.MaxCommits) })
 	wg.Wait()

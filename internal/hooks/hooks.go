@@ -118,6 +118,10 @@ type Request struct {
 	// (KK_CAPTURE=wait, for tests and debugging) instead of returning at
 	// once.
 	WaitDetached bool
+	// Offer hands the call an answer to print should the deadline come
+	// before the event's final one (prompt-context offers its search of
+	// the index as last committed before it syncs); nil discards it.
+	Offer func(out []byte)
 }
 
 func (r Request) warn(phase string, err error) {
@@ -135,6 +139,16 @@ type call struct {
 	inv Invocation
 	mu  sync.Mutex
 	kb  *store.KB
+	// offered is the last answer the worker offered (Request.Offer):
+	// what the call prints if the deadline comes first.
+	offered []byte
+}
+
+// offer records out as the answer to print at the deadline.
+func (c *call) offer(out []byte) {
+	c.mu.Lock()
+	c.offered = out
+	c.mu.Unlock()
 }
 
 // Run runs one hook call. It always returns normally: problems are logged,
@@ -206,7 +220,18 @@ func Run(ctx context.Context, inv Invocation) {
 		if !errors.Is(ctx.Err(), context.DeadlineExceeded) {
 			reason = fmt.Errorf("interrupted: %w", ctx.Err())
 		}
+		c.mu.Lock()
+		res.out = c.offered
+		c.mu.Unlock()
+		if len(res.out) > 0 {
+			reason = fmt.Errorf("%w; printed the answer found before", reason)
+		}
 		c.diag("deadline", reason)
+		if len(res.out) > 0 && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			if _, err := inv.Stdout.Write(res.out); err != nil {
+				c.diag("output", err)
+			}
+		}
 		return
 	}
 	if len(res.out) > 0 {
@@ -295,7 +320,7 @@ func (c *call) run(ctx context.Context) outcome {
 		return c.fail(ctx, "kb", fmt.Errorf("%w (no %s); run `kk init` in %s", ErrNotInitialized, k.Rel(k.InstalledPath()), k.Root))
 	}
 	r := Request{KB: k, Adapter: a, Input: in, Now: inv.Now(), Warn: c.diag, Executable: inv.Executable,
-		WaitDetached: inv.Getenv("KK_CAPTURE") == "wait"}
+		WaitDetached: inv.Getenv("KK_CAPTURE") == "wait", Offer: c.offer}
 	var out []byte
 	switch ev {
 	case harness.SessionStart:

@@ -47,21 +47,43 @@ const promptHeader = "Project knowledge that may bear on this prompt (notes from
 // PromptContext renders the nodes most relevant to the payload's prompt
 // for the harness; nil when the prompt is empty, nothing answers it, or
 // the harness has no channel for it. The prompt itself is never logged.
+//
+// The index is searched as it was last committed first, and that answer
+// is offered to the call (Request.Offer), so that a machine too busy for
+// the rest still gets it at the deadline; then the index is synced within
+// PromptSyncBudget and searched again when the sync changed it.
 func PromptContext(ctx context.Context, r Request) ([]byte, error) {
-	slow := func() {
-		if err := startBackgroundSync(r); err != nil && r.Warn != nil {
-			r.Warn("sync", err)
+	render := func(text string) []byte {
+		if text == "" {
+			return nil
+		}
+		out, ok := r.Adapter.HookOutput(harness.PromptContext, text)
+		if !ok {
+			return nil
+		}
+		return out
+	}
+	p := promptRun{
+		budget: PromptSyncBudget,
+		slow: func() {
+			if err := startBackgroundSync(r); err != nil {
+				r.warn("sync", err)
+			}
+		},
+		warn: r.warn,
+	}
+	if r.Offer != nil {
+		p.offer = func(text string) {
+			if out := render(text); out != nil {
+				r.Offer(out)
+			}
 		}
 	}
-	text, err := promptContextText(ctx, r.KB, r.Input.Prompt, PromptSyncBudget, slow)
-	if err != nil || text == "" {
+	text, err := p.text(ctx, r.KB, r.Input.Prompt)
+	if err != nil {
 		return nil, err
 	}
-	out, ok := r.Adapter.HookOutput(harness.PromptContext, text)
-	if !ok {
-		return nil, nil
-	}
-	return out, nil
+	return render(text), nil
 }
 
 // PromptContextText returns the prompt-time context for prompt: a header
@@ -70,13 +92,30 @@ func PromptContext(ctx context.Context, r Request) ([]byte, error) {
 // answers the prompt. It searches the current branch's index, synced
 // first (a stat per leaf when nothing changed).
 func PromptContextText(ctx context.Context, k *store.KB, prompt string) (string, error) {
-	return promptContextText(ctx, k, prompt, 0, nil)
+	return promptRun{}.text(ctx, k, prompt)
 }
 
-// promptContextText is PromptContextText waiting at most budget for the
-// sync (0: as long as it takes); when the sync takes longer, slow is
-// called and the index is searched as it stands.
-func promptContextText(ctx context.Context, k *store.KB, prompt string, budget time.Duration, slow func()) (string, error) {
+// promptRun is how one prompt-context call waits for the index.
+type promptRun struct {
+	// budget bounds the wait for the sync (0: no bound; the index is
+	// synced before the one search).
+	budget time.Duration
+	// slow is called when the sync takes longer than budget.
+	slow func()
+	// offer, when set, receives the answer from the index as last
+	// committed, before the sync.
+	offer func(text string)
+	// warn records a sync that failed; the answer then comes from the
+	// index as last committed.
+	warn func(phase string, err error)
+}
+
+// text returns the prompt-time context. With a budget, the index as last
+// committed is searched first (readers never wait for the writer), then
+// synced for at most budget: a sync that takes longer is stopped (it
+// leaves the index as it was) and slow is called; a sync that changed the
+// index is followed by a second search, whose answer is returned.
+func (p promptRun) text(ctx context.Context, k *store.KB, prompt string) (string, error) {
 	if !index.Searchable(prompt) {
 		return "", nil
 	}
@@ -88,49 +127,86 @@ func promptContextText(ctx context.Context, k *store.KB, prompt string, budget t
 	if err != nil {
 		return "", err
 	}
-	if err := syncWithin(ctx, k, db, budget, slow); err != nil {
-		return "", err
-	}
-	hits, err := db.Search(ctx, index.Request{Text: prompt, Limit: PromptLimit, Quick: budget > 0, Gate: true})
-	if err != nil || len(hits) == 0 {
-		return "", err
-	}
-	return renderHits(hits), nil
-}
-
-// syncWithin syncs db, waiting at most budget (0: no limit). A sync that
-// takes longer is stopped and slow is called; the caller reads what the
-// index last committed (readers never wait for the writer). A stopped or
-// abandoned sync leaves the index as it was.
-func syncWithin(ctx context.Context, k *store.KB, db *index.DB, budget time.Duration, slow func()) error {
 	ex, err := index.ExtractionFor(k)
 	if err != nil {
-		return err
+		return "", err
 	}
-	if budget <= 0 {
-		_, err := db.SyncWith(ctx, k.NodesDir(), ex)
-		return err
+	req := index.Request{Text: prompt, Limit: PromptLimit, Quick: p.budget > 0, Gate: true, NoSnippets: true}
+	search := func() (string, error) {
+		hits, err := db.Search(ctx, req)
+		if err != nil || len(hits) == 0 {
+			return "", err
+		}
+		return renderHits(hits), nil
 	}
+	if p.budget <= 0 {
+		if _, err := db.SyncWith(ctx, k.NodesDir(), ex); err != nil {
+			return "", err
+		}
+		return search()
+	}
+	if p.offer != nil {
+		// The text's own ranking, before feedback and graph neighbours:
+		// what a machine too busy for the whole search still gets.
+		req.Early = func(hits []index.Hit) {
+			if len(hits) > 0 {
+				p.offer(renderHits(hits))
+			}
+		}
+	}
+	first, err := search()
+	if err != nil {
+		return "", err
+	}
+	req.Early = nil
+	if p.offer != nil {
+		p.offer(first)
+	}
+	st, done, err := syncWithin(ctx, db, k.NodesDir(), ex, p.budget)
+	switch {
+	case err != nil:
+		if ctx.Err() != nil {
+			return "", ctx.Err()
+		}
+		if p.warn != nil {
+			p.warn("sync", err)
+		}
+		return first, nil
+	case !done:
+		if p.slow != nil {
+			p.slow()
+		}
+		return first, nil
+	case st.Changed():
+		return search()
+	}
+	return first, nil
+}
+
+// syncWithin syncs db, waiting at most budget; done is false when the
+// sync took longer and was stopped (it leaves the index as it was, and
+// readers see what it last committed).
+func syncWithin(ctx context.Context, db *index.DB, nodesDir string, ex *index.Extraction, budget time.Duration) (st index.Stats, done bool, err error) {
 	syncCtx, cancel := context.WithCancel(ctx)
-	done := make(chan error, 1)
+	defer cancel()
+	type result struct {
+		st  index.Stats
+		err error
+	}
+	ch := make(chan result, 1)
 	go func() {
-		_, err := db.SyncWith(syncCtx, k.NodesDir(), ex)
-		done <- err
+		st, err := db.SyncWith(syncCtx, nodesDir, ex)
+		ch <- result{st, err}
 	}()
 	timer := time.NewTimer(budget)
 	defer timer.Stop()
 	select {
-	case err := <-done:
-		cancel()
-		return err
+	case r := <-ch:
+		return r.st, true, r.err
 	case <-timer.C:
 		// The sync stops (between folders, or by rolling back) and leaves
 		// the two cores to the search.
-		cancel()
-		if slow != nil {
-			slow()
-		}
-		return nil
+		return index.Stats{}, false, nil
 	}
 }
 

@@ -143,17 +143,68 @@ func TestPromptContextSyncBudget(t *testing.T) {
 		t.Fatal(err)
 	}
 	slow := 0
-	text, err := promptContextText(ctx, k, prompt, 50*time.Millisecond, func() { slow++ })
-	if err != nil || text != "" || slow != 1 {
-		t.Fatalf("with the index locked: %q, %v, slow called %d times", text, err, slow)
+	var offered []string
+	p := promptRun{budget: 50 * time.Millisecond, slow: func() { slow++ }, offer: func(s string) { offered = append(offered, s) }}
+	text, err := p.text(ctx, k, prompt)
+	if err != nil || text != "" || slow != 1 || len(offered) != 1 || offered[0] != "" {
+		t.Fatalf("with the index locked: %q, %v, slow called %d times, offered %q", text, err, slow, offered)
 	}
 	if err := tx.Rollback(); err != nil {
 		t.Fatal(err)
 	}
-	// Once the lock is gone the hook's own sync catches up.
-	text, err = promptContextText(ctx, k, prompt, 10*time.Second, func() { t.Error("slow called without a lock") })
-	if err != nil || !strings.Contains(text, "Rotate signing keys every quarter") {
-		t.Fatalf("after: %q %v", text, err)
+	// Once the lock is gone the hook's own sync catches up, and the
+	// search after it finds the new leaf (the one before it could not).
+	offered = nil
+	p = promptRun{budget: 10 * time.Second, slow: func() { t.Error("slow called without a lock") }, offer: func(s string) { offered = append(offered, s) }}
+	text, err = p.text(ctx, k, prompt)
+	if err != nil || !strings.Contains(text, "Rotate signing keys every quarter") || len(offered) != 1 || offered[0] != "" {
+		t.Fatalf("after: %q %v, offered %q", text, err, offered)
+	}
+}
+
+// On a machine too busy for the whole call, the hook prints at its
+// deadline what it found in the index as last committed, instead of
+// nothing: here the sync waits on another writer's lock past the
+// deadline, and the answer of the search made before it is printed.
+func TestPromptContextAnswersAtTheDeadline(t *testing.T) {
+	k, _ := promptKB(t)
+	ctx := context.Background()
+	prompt := "How does the payment client retry and back off?"
+	want, err := PromptContextText(ctx, k, prompt)
+	if err != nil || !strings.Contains(want, "Retry policy for the payment client") {
+		t.Fatalf("%q %v", want, err)
+	}
+	oldDeadline, oldBudget := Deadlines[harness.PromptContext], PromptSyncBudget
+	Deadlines[harness.PromptContext], PromptSyncBudget = 300*time.Millisecond, time.Minute
+	defer func() { Deadlines[harness.PromptContext], PromptSyncBudget = oldDeadline, oldBudget }()
+	// A leaf changed by hand makes the hook's sync write, and another
+	// writer holds the index's write lock, so the sync waits.
+	writeFile(t, k.NodePath("security/practice-rotate-signing-keys.md"), "---\ntype: practice\ntitle: Rotate signing keys every quarter\n"+
+		"description: How the signing keys are rotated.\ntags: [security]\nkk_schema_version: 3\nkk_id: practice-rotate-signing-keys\n"+
+		"kk_derived_from: []\nkk_relates_to: []\nkk_depends_on: []\nkk_confidence: high\n---\nRun make rotate-keys.\n")
+	branch, err := index.CurrentBranch(ctx, k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	holder, err := sql.Open("sqlite", "file:"+index.Path(k, branch)+"?_pragma=busy_timeout(5000)&_txlock=immediate")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer holder.Close()
+	tx, err := holder.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	inv, out, _ := invocation(t, k.Root, "prompt-context", `{"session_id":"`+sid+`","cwd":"`+k.Root+`","prompt":"`+prompt+`"}`)
+	Run(ctx, inv)
+	var env struct{ Event, Context string }
+	if err := json.Unmarshal(out.Bytes(), &env); err != nil || env.Context != want {
+		t.Fatalf("stdout %q (%v), want the context\n%s", out, err, want)
+	}
+	ds := diagnostics(t, k)
+	if len(ds) != 1 || ds[0].Phase != "deadline" || ds[0].Error != "gave up after 300ms; printed the answer found before" {
+		t.Fatalf("diagnostics %+v", ds)
 	}
 }
 

@@ -16,6 +16,7 @@ import (
 
 	"github.com/kk-project/kk/internal/frontmatter"
 	"github.com/kk-project/kk/internal/harness"
+	"github.com/kk-project/kk/internal/index"
 	"github.com/kk-project/kk/internal/session"
 	"github.com/kk-project/kk/internal/store"
 )
@@ -55,8 +56,9 @@ func SessionStart(ctx context.Context, r Request) ([]byte, error) {
 
 // SessionStartContext returns the text session-start gives the model: the
 // body of ENTRY.md, the snapshot note, and notes for the user when the
-// index is stale, when enough sessions wait for curation (at most once per
-// NudgeInterval) and when the last lint run found errors.
+// index is stale (as the branch index's last sync found the leaves),
+// when enough sessions wait for curation (at most once per NudgeInterval)
+// and when the last lint run found errors.
 func SessionStartContext(ctx context.Context, r Request) (string, error) {
 	k := r.KB
 	body, entryHash, hasEntry, err := readEntry(k)
@@ -65,16 +67,23 @@ func SessionStartContext(ctx context.Context, r Request) (string, error) {
 	}
 	var notes []string
 	if hasEntry {
-		st, err := currentTreeState(k)
+		// Whether ENTRY.md matches the leaves is what the branch index
+		// recorded at its last sync: one row, whatever the tree's size.
+		// A summary older than backgroundSyncEvery (or none) starts a
+		// background sync, so that the next session reads a fresh one.
+		sum, err := index.ReadSummary(ctx, k)
 		switch {
 		case err != nil:
 			r.warn("staleness", err)
-		case st.Invalid > 0:
-			notes = append(notes, fmt.Sprintf("The knowledge tree has %d leaf file(s) kk cannot read and skips; `kk lint` lists their problems, and `kk node adopt` fixes a note written by hand.", st.Invalid))
+		case sum.Known && sum.Invalid > 0:
+			notes = append(notes, fmt.Sprintf("The knowledge tree has %d leaf file(s) kk cannot read and skips; `kk lint` lists their problems, and `kk node adopt` fixes a note written by hand.", sum.Invalid))
 		case entryHash == "":
 			notes = append(notes, "ENTRY.md records no nodes_hash, so it may not match the nodes; running `kk index rebuild` regenerates it.")
-		case entryHash != st.Hash:
+		case sum.Known && entryHash != sum.Hash:
 			notes = append(notes, "The knowledge index is out of date: nodes changed since ENTRY.md was generated. Running `kk index rebuild` refreshes it.")
+		}
+		if err == nil && r.Executable != nil && (!sum.Known || time.Since(sum.Synced) > backgroundSyncEvery) {
+			r.warn("sync", startBackgroundSync(r))
 		}
 	}
 	if err := ctx.Err(); err != nil {

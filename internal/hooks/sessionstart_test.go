@@ -2,7 +2,9 @@ package hooks
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"github.com/kk-project/kk/internal/freshness"
 	"os"
@@ -14,6 +16,7 @@ import (
 	"github.com/kk-project/kk/internal/contracts"
 	"github.com/kk-project/kk/internal/harness"
 	"github.com/kk-project/kk/internal/hooks/hookstest"
+	"github.com/kk-project/kk/internal/index"
 	"github.com/kk-project/kk/internal/indexfiles"
 	"github.com/kk-project/kk/internal/session"
 	"github.com/kk-project/kk/internal/store"
@@ -63,17 +66,12 @@ func TestSessionStartContext(t *testing.T) {
 func TestSessionStartStaleness(t *testing.T) {
 	k := newKB(t)
 	addNode(t, k, contracts.NodeInput{Type: "practice", Title: "First", Description: "d", Body: "b", Folder: "errors"}, false)
-	ageFolders(t, k)
 	if text := sessionStartText(t, k, t0); strings.Contains(text, staleNote) {
 		t.Fatalf("fresh index reported stale:\n%s", text)
 	}
-	st, _ := cachedTreeState(k, time.Now())
-	if !st.Cached {
-		t.Fatal("the first check did not record the tree state")
-	}
 
-	// A leaf written by kk (temporary file + rename) moves its folder's
-	// mtime: the cache is not trusted and the drift is seen.
+	// A leaf written by kk without the index files: the write's index
+	// update records the tree's new state, and the drift is seen at once.
 	addNode(t, k, contracts.NodeInput{Type: "practice", Title: "Second", Description: "d", Body: "b", Folder: "errors"}, true)
 	mustContain(t, sessionStartText(t, k, t0), staleNote, "`kk index rebuild`")
 
@@ -81,52 +79,107 @@ func TestSessionStartStaleness(t *testing.T) {
 	if _, err := txn.Rebuild(context.Background(), k, txn.Meta{Command: "test"}, txn.RebuildOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	ageFolders(t, k)
 	if text := sessionStartText(t, k, t0); strings.Contains(text, staleNote) {
 		t.Fatalf("rebuilt index reported stale:\n%s", text)
 	}
 
-	// Removing a leaf (git restore, rm) moves the folder's mtime too.
+	// A change made outside kk (rm, git restore, an editor) is what the
+	// index's last sync found: seen once a sync (the background sync
+	// session-start starts, any kk command that reads) has looked.
 	leaf := filepath.Join(k.NodesDir(), "errors", "practice-second.md")
 	if err := os.Remove(leaf); err != nil {
 		t.Fatal(err)
 	}
+	if text := sessionStartText(t, k, t0); strings.Contains(text, staleNote) {
+		t.Fatal("the removal was seen before any sync: session-start reads the tree, not the index's summary")
+	}
+	syncIndex(t, k)
 	mustContain(t, sessionStartText(t, k, t0), staleNote)
 	if _, err := txn.Rebuild(context.Background(), k, txn.Meta{Command: "test"}, txn.RebuildOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	ageFolders(t, k)
 	sessionStartText(t, k, t0)
 
-	// The documented blind spot: an in-place edit that leaves every folder
-	// alone is not seen while the cache is younger than stalenessMaxAge...
+	// An edit in place, which changes no folder, is found by the next
+	// sync like any other (it compares every leaf's size and mtime).
 	first := filepath.Join(k.NodesDir(), "errors", "practice-first.md")
 	f, err := os.OpenFile(first, os.O_WRONLY|os.O_APPEND, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.WriteString("\nEdited in place.\n"); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if text := sessionStartText(t, k, t0); strings.Contains(text, staleNote) {
-		t.Fatal("the in-place edit was seen: update the staleness documentation")
-	}
-	// ...and is seen once the cache is older than that.
-	old := stalenessMaxAge
-	stalenessMaxAge = 0
-	defer func() { stalenessMaxAge = old }()
+	f.WriteString("\nEdited in place.\n")
+	f.Close()
+	syncIndex(t, k)
 	mustContain(t, sessionStartText(t, k, t0), staleNote)
+}
+
+// syncIndex syncs the branch index as `kk sync` (the background sync)
+// would.
+func syncIndex(t *testing.T, k *store.KB) {
+	t.Helper()
+	if _, err := index.ReadTree(context.Background(), k); err != nil {
+		if _, bad := errors.AsType[*store.TreeError](err); !bad {
+			t.Fatal(err)
+		}
+	}
+}
+
+// Session-start starts a background sync when the index's summary is
+// missing or older than backgroundSyncEvery, and not otherwise.
+func TestSessionStartStartsABackgroundSync(t *testing.T) {
+	k := newKB(t)
+	addNode(t, k, contracts.NodeInput{Type: "practice", Title: "First", Description: "d", Body: "b"}, false)
+	args := filepath.Join(t.TempDir(), "args")
+	script := filepath.Join(t.TempDir(), "kk")
+	writeFile(t, script, "#!/bin/sh\necho \"$@\" >> "+args+"\n")
+	if err := os.Chmod(script, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	marker := filepath.Join(k.StateDir(), "prompt-sync")
+	start := func() {
+		t.Helper()
+		r, warnings := request(k, harness.HookInput{})
+		r.Executable = func() (string, error) { return script, nil }
+		if _, err := SessionStartContext(context.Background(), r); err != nil || len(*warnings) > 0 {
+			t.Fatalf("%v %v", err, *warnings)
+		}
+	}
+	start()
+	if _, err := os.Stat(marker); err == nil {
+		t.Fatal("a background sync was started with a summary just written")
+	}
+	// The summary of a sync two minutes ago is old.
+	branch, err := index.CurrentBranch(context.Background(), k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := sql.Open("sqlite", "file:"+index.Path(k, branch)+"?_pragma=busy_timeout(5000)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := time.Now().Add(-2 * time.Minute).UTC().Format(time.RFC3339Nano)
+	if _, err := db.Exec(`UPDATE meta SET value = ? WHERE key = 'last_sync'`, old); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	start()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		data, _ := os.ReadFile(args)
+		if string(data) == "sync --root "+k.Root+"\n" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the background sync ran as %q", data)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 func TestSessionStartNotes(t *testing.T) {
 	t.Run("no ENTRY.md", func(t *testing.T) {
 		k := newKB(t)
-		if err := os.Remove(k.EntryPath()); err != nil {
-			t.Fatal(err)
-		}
+		os.Remove(k.EntryPath())
 		text := sessionStartText(t, k, t0)
 		mustContain(t, text, "has no ENTRY.md yet", "kk index rebuild", snapshotNote)
 		mustNotContain(t, text, staleNote)
@@ -139,6 +192,7 @@ func TestSessionStartNotes(t *testing.T) {
 	t.Run("unreadable leaf", func(t *testing.T) {
 		k := newKB(t)
 		writeFile(t, filepath.Join(k.NodesDir(), "broken.md"), "---\ntitle: [\n---\n")
+		syncIndex(t, k)
 		mustContain(t, sessionStartText(t, k, t0), "1 leaf file(s) kk cannot read")
 	})
 	t.Run("invalid config", func(t *testing.T) {
@@ -253,21 +307,24 @@ func TestReadQueueState(t *testing.T) {
 	}
 }
 
-// In the seconds after a write the written folders are both changed and
-// too fresh to trust; the check reads only them again, from the record of
-// leaves, and answers as the full read would.
-func TestStalenessReadsOnlyTheFoldersInDoubt(t *testing.T) {
+// The summary session-start reads is the tree's nodes hash (as ENTRY.md
+// records it) after every kind of change, once the index has synced, and
+// counts the leaves a tree read reports as problems.
+func TestSummaryMatchesTheTree(t *testing.T) {
 	k := newKB(t)
 	addNode(t, k, contracts.NodeInput{Type: "practice", Title: "First", Description: "d", Body: "b", Folder: "errors"}, false)
 	addNode(t, k, contracts.NodeInput{Type: "practice", Title: "Other", Description: "d", Body: "b", Folder: "net/retry"}, false)
-	ageFolders(t, k)
-	st, err := currentTreeState(k)
-	if err != nil || st.Cached || st.Partial != 0 {
-		t.Fatalf("first check: %+v %v", st, err)
+	summary := func() index.Summary {
+		t.Helper()
+		sum, err := index.ReadSummary(context.Background(), k)
+		if err != nil || !sum.Known {
+			t.Fatalf("summary: %+v %v", sum, err)
+		}
+		return sum
 	}
 	full := func() string {
 		t.Helper()
-		tr, err := k.ReadTree(store.LoadOptions{NoCache: true})
+		tr, err := k.ReadTree(store.LoadOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -292,51 +349,40 @@ func TestStalenessReadsOnlyTheFoldersInDoubt(t *testing.T) {
 				t.Fatal(err)
 			}
 		}, false},
-		{"a folder removed", func() {
-			_ = os.RemoveAll(filepath.Join(k.NodesDir(), "net"))
+		{"a folder removed by hand", func() {
+			os.RemoveAll(filepath.Join(k.NodesDir(), "net"))
+			syncIndex(t, k)
 		}, true},
 	} {
 		step.change()
-		st, err := currentTreeState(k)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if st.Partial == 0 || st.Cached {
-			t.Errorf("%s: %+v, want an answer from the record with the folders in doubt read again", step.name, st)
-		}
-		if want := full(); st.Hash != want {
-			t.Errorf("%s: hash %s, the full read says %s", step.name, st.Hash, want)
+		sum := summary()
+		if want := full(); sum.Hash != want || sum.Invalid != 0 {
+			t.Errorf("%s: %+v, the full read says %s", step.name, sum, want)
 		}
 		_, entryHash, _, _ := readEntry(k)
-		if (entryHash != st.Hash) != step.stale {
-			t.Errorf("%s: stale %v, want %v", step.name, entryHash != st.Hash, step.stale)
-		}
-		// Asked again within the racy window: the folders are read again,
-		// found unchanged, and the answer stands.
-		again, err := currentTreeState(k)
-		if err != nil || again.Hash != st.Hash || again.Partial == 0 {
-			t.Errorf("%s, asked again: %+v %v", step.name, again, err)
+		if (entryHash != sum.Hash) != step.stale {
+			t.Errorf("%s: stale %v, want %v", step.name, entryHash != sum.Hash, step.stale)
 		}
 	}
 
-	// A copy of a leaf under another name reuses its id: the full read
-	// reports the collision, both leaves.
+	// A copy of a leaf under another name reuses its id: the tree read
+	// skips both leaves, and the summary counts both.
 	first := filepath.Join(k.NodesDir(), "errors", "practice-first.md")
 	writeFile(t, filepath.Join(k.NodesDir(), "db", "copy.md"), readFile(t, first))
-	if st, err := currentTreeState(k); err != nil || st.Invalid != 2 || st.Partial != 0 {
-		t.Errorf("a duplicate id: %+v %v", st, err)
+	syncIndex(t, k)
+	if sum := summary(); sum.Invalid != 2 || sum.Hash != "" {
+		t.Errorf("a duplicate id: %+v", sum)
 	}
-	if err := os.Remove(filepath.Join(k.NodesDir(), "db", "copy.md")); err != nil {
-		t.Fatal(err)
+	os.Remove(filepath.Join(k.NodesDir(), "db", "copy.md"))
+	syncIndex(t, k)
+	if sum := summary(); sum.Invalid != 0 || sum.Hash != full() {
+		t.Fatalf("after removing the copy: %+v", sum)
 	}
-	if st, err := currentTreeState(k); err != nil || st.Invalid != 0 {
-		t.Fatalf("after removing the copy: %+v %v", st, err)
-	}
-
-	// A leaf kk cannot read in a folder in doubt: the full read counts it.
+	// A leaf kk cannot read.
 	writeFile(t, filepath.Join(k.NodesDir(), "errors", "broken.md"), "---\ntitle: [\n---\n")
-	if st, err := currentTreeState(k); err != nil || st.Invalid != 1 || st.Partial != 0 {
-		t.Errorf("an unreadable leaf: %+v %v", st, err)
+	syncIndex(t, k)
+	if sum := summary(); sum.Invalid != 1 || sum.Hash != "" {
+		t.Errorf("an unreadable leaf: %+v", sum)
 	}
 }
 

@@ -130,11 +130,11 @@ func BenchmarkSyncPaths10k(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	files, _, err := scanLeaves(ctx, k.NodesDir())
+	l, err := store.ScanDir(ctx, k.NodesDir())
 	if err != nil {
 		b.Fatal(err)
 	}
-	rel := files[len(files)/2].rel
+	rel := l.Files[len(l.Files)/2].Rel
 	orig, err := os.ReadFile(k.NodePath(rel))
 	if err != nil {
 		b.Fatal(err)
@@ -150,6 +150,37 @@ func BenchmarkSyncPaths10k(b *testing.B) {
 		st, err := db.SyncPaths(ctx, k.NodesDir(), ex, []string{rel})
 		if err != nil || st.Updated != 1 || st.Leaves != 10000 {
 			b.Fatalf("%+v, %v", st, err)
+		}
+	}
+}
+
+// BenchmarkReadTree10k is a command's tree read (store.BenchmarkReadTree*
+// was the leaf cache's): a new KB value each time, so the index is opened,
+// synced (nothing changed) and the tree decoded from its leaf state.
+func BenchmarkReadTree10k(b *testing.B) {
+	k := benchKB(b, 10000)
+	if _, err := ReadTree(context.Background(), k); err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		k := store.New(k.Root)
+		if _, err := ReadTree(context.Background(), k); err != nil {
+			b.Fatal(err)
+		}
+		k.Close()
+	}
+}
+
+// BenchmarkReadTreeKept10k is the same read in a long-running process:
+// one KB, whose index handle stays open and keeps the leaf state.
+func BenchmarkReadTreeKept10k(b *testing.B) {
+	k := benchKB(b, 10000)
+	if _, err := ReadTree(context.Background(), k); err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if _, err := ReadTree(context.Background(), k); err != nil {
+			b.Fatal(err)
 		}
 	}
 }

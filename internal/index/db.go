@@ -27,11 +27,19 @@ import (
 
 // SchemaVersion is the version of the database layout. A database written
 // with another version is emptied and rebuilt by the next sync.
-const SchemaVersion = 8
+const SchemaVersion = 9
 
 // busyTimeoutMS bounds how long a writer waits for another writer (another
 // kk process syncing the same branch) before failing.
 const busyTimeoutMS = 5000
+
+// walLimit bounds the write-ahead log a checkpoint leaves behind (bytes).
+// A process that opens the database after another one exited without
+// closing it reads the whole log to rebuild its index of it: a first sync
+// of 100,000 leaves leaves a log as large as the database (370 MB), which
+// every later command would read again (see also the checkpoint after a
+// bulk sync).
+const walLimit = 16 << 20
 
 // DB is an open branch index. Writes go through one connection that takes
 // SQLite's write lock at BEGIN; reads use a separate pool and never wait
@@ -54,11 +62,11 @@ type DB struct {
 	embedMu  sync.Mutex
 	embedErr error // the provider's last error met by a search
 
-	// stat is the stat cache as this handle last wrote or read it (see
-	// statCacheFor); never changed once set, only replaced.
-	stat struct {
+	// kept is the leaf state as this handle last read or wrote it (see
+	// DB.state); never changed once set, only replaced.
+	kept struct {
 		sync.Mutex
-		c *statCache
+		s *treeState
 	}
 
 	recent struct { // SyncRecent's last check of the tree
@@ -110,6 +118,13 @@ var schema = []string{
 		sha256 TEXT NOT NULL
 	)`,
 	`CREATE INDEX nodes_id ON nodes(id)`,
+	// folders holds the leaf state (see leafstate.go): one row per
+	// folder under nodes/.
+	`CREATE TABLE folders (dir TEXT PRIMARY KEY, stat BLOB NOT NULL, facts BLOB NOT NULL)`,
+	// generated and ranks record the generated index files (see
+	// generated.go).
+	`CREATE TABLE generated (file TEXT PRIMARY KEY, key TEXT NOT NULL, size INTEGER NOT NULL, mtime INTEGER NOT NULL, sha256 TEXT NOT NULL, at INTEGER NOT NULL)`,
+	`CREATE TABLE ranks (tag TEXT PRIMARY KEY, fp TEXT NOT NULL, ids TEXT NOT NULL)`,
 	`CREATE INDEX nodes_type ON nodes(type)`,
 	`CREATE INDEX nodes_origin ON nodes(origin)`,
 	`CREATE TABLE kk_paths (rid INTEGER NOT NULL REFERENCES nodes(rid) ON DELETE CASCADE, seq INTEGER NOT NULL, pattern TEXT NOT NULL, bucket TEXT NOT NULL, PRIMARY KEY (rid, seq))`,
@@ -162,7 +177,8 @@ func dsn(path string, readOnly bool) string {
 	if readOnly {
 		q += "&_pragma=" + url.QueryEscape("query_only(1)")
 	} else {
-		q += "&_txlock=immediate&_pragma=" + url.QueryEscape("cache_size(-65536)")
+		q += "&_txlock=immediate&_pragma=" + url.QueryEscape("cache_size(-65536)") +
+			"&_pragma=" + url.QueryEscape("journal_size_limit("+strconv.Itoa(walLimit)+")")
 	}
 	// The path is a URI path: escape the characters URIs give a meaning
 	// (branch folders contain %XX sequences).

@@ -1,6 +1,7 @@
 package index
 
 import (
+	"context"
 	"crypto/sha256"
 	"database/sql"
 	"encoding/hex"
@@ -112,7 +113,7 @@ func (db *DB) syncExtracted(w *writer, ex *Extraction, files []*sourceWork, prob
 		return false, w.err
 	}
 	st.Skipped = append(st.Skipped, problems...)
-	stored, err := readSources(w)
+	stored, err := readSources(w.ctx, w.tx)
 	if err != nil {
 		return false, err
 	}
@@ -193,7 +194,7 @@ func (db *DB) syncExtracted(w *writer, ex *Extraction, files []*sourceWork, prob
 	if w.err != nil {
 		return racy, w.err
 	}
-	probs, err := sourceProblems(w)
+	probs, err := sourceProblems(w.ctx, w.tx)
 	if err != nil {
 		return racy, err
 	}
@@ -270,8 +271,8 @@ func (sw *sourceWork) read(root string) {
 	sw.ents, sw.err = sw.ex.Extract(root, sw.f.rel, src)
 }
 
-func readSources(w *writer) (map[string]sourceRow, error) {
-	rows, err := w.tx.QueryContext(w.ctx, `SELECT path, extractor, size, mtime, sha256 FROM sources`)
+func readSources(ctx context.Context, q queryer) (map[string]sourceRow, error) {
+	rows, err := q.QueryContext(ctx, `SELECT path, extractor, size, mtime, sha256 FROM sources`)
 	if err != nil {
 		return nil, err
 	}
@@ -317,8 +318,8 @@ func clashSources(w *writer, leavesChanged bool) ([]string, error) {
 
 // sourceProblems reports the files left out (problem) or partly left out
 // (clashes) of the index.
-func sourceProblems(w *writer) ([]Problem, error) {
-	rows, err := w.tx.QueryContext(w.ctx, `SELECT path, extractor, problem, clashes FROM sources WHERE problem != '' OR clashes != '' ORDER BY path`)
+func sourceProblems(ctx context.Context, q queryer) ([]Problem, error) {
+	rows, err := q.QueryContext(ctx, `SELECT path, extractor, problem, clashes FROM sources WHERE problem != '' OR clashes != '' ORDER BY path`)
 	if err != nil {
 		return nil, err
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -383,5 +384,37 @@ func TestSearchRankingAndSnippets(t *testing.T) {
 		if h.Linked != 1 {
 			t.Errorf("%s: linked = %d; want 1 (relates_to between the two hits)", h.ID, h.Linked)
 		}
+	}
+}
+
+// Request.Early gets the text's own ranking: what the same search gives
+// without feedback and graph neighbours.
+func TestSearchEarly(t *testing.T) {
+	ctx := context.Background()
+	k := seedKB(t)
+	writeLeaf(t, k, "misc/tokens-body.md", leaf("practice-misc", "Misc notes", "Assorted", nil, "", "Mentions tokens once among many other words here."))
+	db, _, err := Open(ctx, k, "main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for _, text := range []string{"tokens", "login", "session login tokens"} {
+		var early [][]Hit
+		full, err := db.Search(ctx, Request{Text: text, Limit: 5, NoSnippets: true, Early: func(h []Hit) { early = append(early, h) }})
+		if err != nil || len(full) == 0 {
+			t.Fatalf("%q: %v %v", text, ids(full), err)
+		}
+		plain := DefaultRanking
+		plain.FeedbackDocs, plain.NeighbourTop = 0, 0
+		want, err := db.Search(ctx, Request{Text: text, Limit: 5, NoSnippets: true, Ranking: &plain})
+		if err != nil || len(early) != 1 || !reflect.DeepEqual(early[0], want) {
+			t.Fatalf("%q: early %+v, want %+v (%v)", text, early, want, err)
+		}
+	}
+	// The gate comes first: a text it refuses gets no early hits.
+	called := false
+	hits, err := db.Search(ctx, Request{Text: "kubernetes ingress annotations", Limit: 5, Gate: true, Early: func([]Hit) { called = true }})
+	if err != nil || len(hits) != 0 || called {
+		t.Fatalf("gated: %v %v, early called %v", ids(hits), err, called)
 	}
 }

@@ -144,6 +144,11 @@ type Request struct {
 	Postings int
 	// Ranking, when set, replaces DefaultRanking (evaluation only).
 	Ranking *Ranking
+	// Early, when set, is called with the text's own ranking (after the
+	// gate, before feedback and graph neighbours refine it, without
+	// snippets), for a caller that may have to answer before the search
+	// ends (the prompt-context hook on a busy machine).
+	Early func([]Hit)
 }
 
 // Hit is one search result.
@@ -259,6 +264,9 @@ func (db *DB) Search(ctx context.Context, r Request) ([]Hit, error) {
 	if r.Gate && (len(cands) == 0 || !relevant(q, cands[0].tf)) {
 		return []Hit{}, nil
 	}
+	if r.Early != nil {
+		r.Early(earlyHits(cands, r))
+	}
 	query := q
 	if !r.Every && rk.FeedbackDocs > 0 && len(cands) > 0 {
 		if query, err = db.feedback(ctx, cands, q, st, &rk); err != nil {
@@ -296,6 +304,23 @@ func (db *DB) Search(ctx context.Context, r Request) ([]Hit, error) {
 		hits[i] = c.hit
 	}
 	return hits, nil
+}
+
+// earlyHits are the hits of ranked candidates as Request.Early gets them.
+func earlyHits(cands []*candidate, r Request) []Hit {
+	var hits []Hit
+	for _, c := range cands {
+		if len(hits) == r.Limit {
+			break
+		}
+		if r.MinScore > 0 && c.score < r.MinScore {
+			continue
+		}
+		h := c.hit
+		h.Score = math.Round(c.score*1000) / 1000
+		hits = append(hits, h)
+	}
+	return hits
 }
 
 // rank scores the candidates against q (their counts of its terms) and

@@ -11,6 +11,7 @@ import (
 	"io/fs"
 	"maps"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -22,10 +23,6 @@ import (
 	"github.com/kk-project/kk/internal/store"
 	"github.com/kk-project/kk/internal/workpool"
 )
-
-// A row whose file mtime is within store.RacyWindow of (or after) the
-// time of the sync that recorded it is re-hashed even when size and mtime
-// match.
 
 // bulkRows is the number of files to read from which a sync rebuilds the
 // full-text table at the end instead of updating it row by row.
@@ -47,6 +44,9 @@ type Stats struct {
 	// Gen names the state of the database the sync left: it changes with
 	// every sync that writes, and stays when nothing changed.
 	Gen string `json:"-"`
+	// Hash is the nodes hash of the tree the sync left (store.HashLeaves
+	// of its leaves), "" when the tree has leaves kk cannot read.
+	Hash string `json:"-"`
 }
 
 // Changed reports whether the sync changed the indexed content.
@@ -81,14 +81,17 @@ type storedRow struct {
 // extractor (origin is the repository-relative file they were read from);
 // a leaf sync neither reads nor removes them.
 
-// leafData is what a sync reads for one new or changed leaf.
+// leafData is one leaf file of a sync: trusted unread (kept), or read.
 type leafData struct {
 	f       fileStat
+	kept    *leafEntry // the state's entry, trusted by store.Unchanged
+	old     *leafEntry // the state's entry, not trusted
+	entry   *leafEntry // the entry the sync records after reading it
 	sha     string
 	n       *node.Node
 	doc     *docText // the leaf's analyzed text
 	err     error
-	same    bool  // the hash matches the stored row
+	same    bool  // the hash is the old entry's
 	version int64 // the effective version the row records
 }
 
@@ -120,13 +123,15 @@ func effectiveVersion(file int64, old *storedRow) int64 {
 	return v
 }
 
-// Sync brings the index up to date with the tree under nodes/: leaves whose
-// size and mtime are unchanged are not read; the others are hashed and,
-// when their content changed, parsed and rewritten; rows of removed leaves
-// are deleted. Everything happens in one write transaction, so a reader
-// sees either the old or the new index, never a half-applied sync, and two
-// processes syncing at once take turns. Extracted entities are left as
-// they are; SyncWith updates them too.
+// Sync brings the index up to date with the tree under nodes/: leaves
+// whose size and mtime are as the leaf state recorded them (and old
+// enough, see store.Unchanged) are not read; the others are hashed and,
+// when their content changed, parsed and rewritten; rows of removed
+// leaves are deleted. Everything happens in one write transaction, so a
+// reader sees either the old or the new index, never a half-applied sync,
+// and two processes syncing at once take turns; a sync that finds nothing
+// to do writes nothing. Extracted entities are left as they are; SyncWith
+// updates them too.
 func (db *DB) Sync(ctx context.Context, nodesDir string) (Stats, error) {
 	return db.SyncWith(ctx, nodesDir, nil)
 }
@@ -137,130 +142,99 @@ func (db *DB) Sync(ctx context.Context, nodesDir string) (Stats, error) {
 // its old ones, and those of a file that is gone or malformed are removed.
 // A malformed file is reported in Stats.Skipped, not as an error.
 func (db *DB) SyncWith(ctx context.Context, nodesDir string, ex *Extraction) (Stats, error) {
+	st, _, err := db.sync(ctx, nodesDir, ex)
+	return st, err
+}
+
+// sync is SyncWith, returning the leaf state the index holds after it.
+func (db *DB) sync(ctx context.Context, nodesDir string, ex *Extraction) (Stats, *treeState, error) {
 	start := time.Now()
-	var st Stats
-	files, problems, err := scanLeaves(ctx, nodesDir)
+	l, err := store.ScanDir(ctx, nodesDir)
 	if err != nil {
-		return st, err
+		return Stats{}, nil, fmt.Errorf("reading %s: %w", nodesDir, err)
 	}
-	st.Skipped = problems
 	var srcFiles []*sourceWork
-	var srcProblems, keptProblems []Problem
+	var srcProblems []Problem
 	if ex != nil {
 		srcFiles, srcProblems = listSources(ex)
 	}
-	if fast, ok := db.fastSync(ctx, files, problems, ex, srcFiles, srcProblems); ok {
-		fast.Duration = time.Since(start)
-		return fast, nil
+	if st, s, ok := db.quiet(ctx, l, nodesDir, ex, srcFiles, srcProblems); ok {
+		st.Duration = time.Since(start)
+		st.Hash = s.hash
+		return st, s, nil
 	}
 	gen := newGen()
 	tx, err := db.w.BeginTx(ctx, nil)
 	if err != nil {
-		return st, fmt.Errorf("syncing index %s: %w", db.Path, err)
+		return Stats{}, nil, fmt.Errorf("syncing index %s: %w", db.Path, err)
 	}
 	defer tx.Rollback()
-	stored, syncedAt, err := readStored(ctx, tx)
+	prev, err := db.state(ctx, tx, false)
 	if err != nil {
-		return st, fmt.Errorf("syncing index %s: %w", db.Path, err)
+		return Stats{}, nil, fmt.Errorf("syncing index %s: %w", db.Path, err)
 	}
-	trustBefore := syncedAt - int64(store.RacyWindow)
-	var work []*leafData
-	seen := make(map[string]bool, len(files))
-	racy := false
-	for _, f := range files {
-		seen[f.rel] = true
-		if s, ok := stored[f.rel]; ok && s.size == f.size && s.mtime == f.mtime {
-			if f.mtime < trustBefore {
-				st.Unchanged++
-				continue
-			}
-			racy = true
-		}
-		work = append(work, &leafData{f: f})
-	}
-	// Hashes are read only for the rows a sync has to look at.
-	for _, d := range work {
-		if s, ok := stored[d.f.rel]; ok {
-			if err := tx.QueryRowContext(ctx, `SELECT sha256, version, file_version FROM nodes WHERE rid = ?`, s.rid).Scan(&s.sha, &s.version, &s.fileVersion); err != nil {
-				return st, fmt.Errorf("syncing index %s: %w", db.Path, err)
-			}
-			stored[d.f.rel] = s
-		}
-	}
-	reading := progress.Start(ctx, "index: reading leaves", len(work))
-	workpool.Run(0, len(work), func(i int) {
+	d := prev.diff(l, nodesDir)
+	st := Stats{Unchanged: d.unchanged}
+	reading := progress.Start(ctx, "index: reading leaves", len(d.work))
+	workpool.Run(0, len(d.work), func(i int) {
 		defer reading.Add(1)
-		d := work[i]
-		src, err := os.ReadFile(d.f.abs)
-		if err != nil {
-			d.err = err
-			return
-		}
-		sum := sha256.Sum256(src)
-		d.sha = hex.EncodeToString(sum[:])
-		if s, ok := stored[d.f.rel]; ok && s.sha == d.sha {
-			d.same = true
-			return
-		}
-		d.n, d.err = node.Parse(d.f.rel, src)
-		if d.err == nil {
-			d.doc = leafSearchDoc(d.n)
-		}
+		d.work[i].read()
 	})
 	reading.Done()
 	w := newWriter(ctx, tx)
 	// Many changes at once (a first sync, a big checkout): the full-text
 	// table is rebuilt in one pass at the end instead of row by row, which
 	// the triggers would do flushing FTS5's buffer on every statement.
-	bulk := len(work)+len(srcFiles) >= bulkRows
+	bulk := len(d.work)+len(srcFiles) >= bulkRows
 	if bulk {
 		for _, name := range ftsTriggerNames {
 			w.exec(`DROP TRIGGER IF EXISTS ` + name)
 		}
 	}
 	defer w.close()
-	writing := progress.Start(ctx, "index: writing rows", len(work))
+	writing := progress.Start(ctx, "index: writing rows", len(d.work))
 	defer writing.Done()
-	for _, d := range work {
-		writing.Add(1)
-		s, had := stored[d.f.rel]
-		switch {
-		case d.err != nil:
-			msg := d.err.Error()
-			if ne, ok := errors.AsType[*node.Error](d.err); ok {
-				msg = ne.Detail() // every problem of the leaf
+	// A folder written again keeps the facts of its unchanged leaves.
+	for dir := range d.dirty {
+		f, err := withFacts(ctx, tx, dir, prev.folders[dir])
+		if err != nil {
+			return st, nil, fmt.Errorf("syncing index %s: %w", db.Path, err)
+		}
+		for _, ld := range d.files[dir] {
+			if ld.kept != nil {
+				ld.kept = f.entry(ld.kept.name)
 			}
-			st.Skipped = append(st.Skipped, Problem{Path: d.f.rel, Msg: msg})
-			if had {
-				w.delete(s.rid)
-				st.Removed++
+			if ld.old != nil {
+				e := *f.entry(ld.old.name)
+				ld.old = &e
 			}
-		case d.same:
-			w.touch(s.rid, d.f)
-			st.Touched++
-		case had:
-			d.version = effectiveVersion(fileVersion(d.n), &s)
-			w.update(s.rid, d)
-			st.Updated++
-		default:
-			d.version = effectiveVersion(fileVersion(d.n), nil)
-			w.insert(d)
-			st.Added++
 		}
 	}
-	for rel, s := range stored {
-		if !seen[rel] {
-			w.delete(s.rid)
+	for _, ld := range d.work {
+		writing.Add(1)
+		w.apply(ld, &st)
+	}
+	for _, e := range d.gone {
+		if e.indexed() {
+			w.deleteNodes(`path = ? AND origin = ''`, e.name)
 			st.Removed++
 		}
 	}
-	st.Leaves = len(stored) + st.Added - st.Removed
+	next := d.next(prev, gen, start)
+	for dir := range d.dirty {
+		w.writeFolder(dir, next.folders[dir])
+	}
+	for _, dir := range d.removedDirs {
+		w.writeFolder(dir, nil)
+	}
+	st.Leaves = next.leaves()
 	if ex != nil && w.err == nil {
-		r, err := db.syncExtracted(w, ex, srcFiles, srcProblems, trustBefore, st.Added+st.Updated+st.Removed > 0, &st, &keptProblems)
+		var kept []Problem
+		r, err := db.syncExtracted(w, ex, srcFiles, srcProblems, prev.synced-int64(store.RacyWindow), st.Added+st.Updated+st.Removed > 0, &st, &kept)
 		if err != nil {
-			return st, fmt.Errorf("syncing index %s: %w", db.Path, err)
+			return st, nil, fmt.Errorf("syncing index %s: %w", db.Path, err)
 		}
-		racy = racy || r
+		d.racy = d.racy || r
 	}
 	if bulk {
 		w.exec(`INSERT INTO search_fts(search_fts) VALUES ('rebuild')`)
@@ -268,28 +242,90 @@ func (db *DB) SyncWith(ctx context.Context, nodesDir string, ex *Extraction) (St
 			w.exec(stmt)
 		}
 	}
-	if st.Changed() || syncedAt == 0 {
+	if st.Changed() || prev.synced == 0 {
 		w.setSearchStats()
 	}
-	now := time.Now()
-	if st.Changed() || st.Touched > 0 || st.Extracted.Touched > 0 || racy || syncedAt == 0 {
-		syncedAt = start.UnixNano()
-		w.setMeta("synced_at_ns", strconv.FormatInt(syncedAt, 10))
+	if st.Changed() || st.Touched > 0 || st.Extracted.Touched > 0 || d.racy || prev.synced == 0 {
+		next.synced = start.UnixNano()
+		w.setMeta("synced_at_ns", strconv.FormatInt(next.synced, 10))
+	} else {
+		next.synced = prev.synced
 	}
-	w.setMeta("last_sync", now.UTC().Format(time.RFC3339Nano))
+	if d.reshaped || prev.synced == 0 {
+		w.setSummary(next)
+	}
+	w.setMeta("last_sync", time.Now().UTC().Format(time.RFC3339Nano))
 	w.setMeta("leaves", strconv.Itoa(st.Leaves))
 	w.setMeta("stat_gen", gen)
 	if w.err != nil {
-		return st, fmt.Errorf("syncing index %s: %w", db.Path, w.err)
+		return st, nil, fmt.Errorf("syncing index %s: %w", db.Path, w.err)
 	}
 	if err := tx.Commit(); err != nil {
-		return st, fmt.Errorf("syncing index %s: %w", db.Path, err)
+		return st, nil, fmt.Errorf("syncing index %s: %w", db.Path, err)
 	}
-	db.saveStatCache(gen, syncedAt, files, st, ex != nil, srcFiles, keptProblems)
+	if bulk {
+		// The log now holds about the whole database: copy it back and
+		// empty it, so that the next process does not read it all (see
+		// walLimit). A reader still using it only delays that.
+		_, _ = db.w.ExecContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`)
+	}
+	db.keep(next)
+	st.Skipped = append(st.Skipped, next.problems()...)
+	st.Skipped = append(st.Skipped, d.unread...)
 	sortProblems(st.Skipped)
 	st.Duration = time.Since(start)
-	st.Gen = gen
-	return st, nil
+	st.Gen, st.Hash = gen, next.hash
+	return st, next, nil
+}
+
+// quiet answers a sync that finds every leaf (and, with ex, every source
+// file) as the index recorded it and old enough to be trusted, from one
+// read snapshot and without taking the write lock; ok is false when
+// anything differs, and the caller takes the write path, which compares
+// again inside its transaction.
+func (db *DB) quiet(ctx context.Context, l *store.Listing, nodesDir string, ex *Extraction, srcFiles []*sourceWork, srcProblems []Problem) (Stats, *treeState, bool) {
+	rtx, err := db.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return Stats{}, nil, false
+	}
+	defer rtx.Rollback()
+	s, err := db.state(ctx, rtx, false)
+	if err != nil || s.synced == 0 {
+		return Stats{}, nil, false
+	}
+	d := s.diff(l, nodesDir)
+	if !d.clean() {
+		return Stats{}, nil, false
+	}
+	st := Stats{Leaves: d.unchanged, Unchanged: d.unchanged, Skipped: s.problems(), Gen: s.gen}
+	if ex != nil {
+		stored, err := readSources(ctx, rtx)
+		if err != nil || len(stored) != len(srcFiles) {
+			return Stats{}, nil, false
+		}
+		for _, sf := range srcFiles {
+			r, ok := stored[sf.f.rel]
+			if !ok || r.extractor != sf.ex.Name() || !store.Unchanged(sf.f.size, sf.f.mtime, r.size, r.mtime, s.synced) {
+				return Stats{}, nil, false
+			}
+		}
+		var counts string
+		if err := rtx.QueryRowContext(ctx, `SELECT value FROM meta WHERE key = 'extracted_counts'`).Scan(&counts); err != nil {
+			return Stats{}, nil, false
+		}
+		x := &st.Extracted
+		if _, err := fmt.Sscanf(counts, "%d %d", &x.Entities, &x.Edges); err != nil {
+			return Stats{}, nil, false
+		}
+		kept, err := sourceProblems(ctx, rtx)
+		if err != nil {
+			return Stats{}, nil, false
+		}
+		x.Sources, x.Unchanged = len(srcFiles), len(srcFiles)
+		st.Skipped = append(append(st.Skipped, srcProblems...), kept...)
+	}
+	sortProblems(st.Skipped)
+	return st, s, true
 }
 
 func sortProblems(p []Problem) {
@@ -298,61 +334,259 @@ func sortProblems(p []Problem) {
 	})
 }
 
-func readStored(ctx context.Context, tx *sql.Tx) (map[string]storedRow, int64, error) {
-	var syncedAt int64
-	var s string
-	switch err := tx.QueryRowContext(ctx, `SELECT value FROM meta WHERE key = 'synced_at_ns'`).Scan(&s); {
-	case errors.Is(err, sql.ErrNoRows):
-	case err != nil:
-		return nil, 0, err
-	default:
-		syncedAt, _ = strconv.ParseInt(s, 10, 64)
-	}
-	rows, err := tx.QueryContext(ctx, `SELECT rid, path, size, mtime FROM nodes WHERE origin = ''`)
-	if err != nil {
-		return nil, 0, err
-	}
-	defer rows.Close()
-	stored := map[string]storedRow{}
-	for rows.Next() {
-		var r storedRow
-		var path string
-		if err := rows.Scan(&r.rid, &path, &r.size, &r.mtime); err != nil {
-			return nil, 0, err
-		}
-		stored[path] = r
-	}
-	return stored, syncedAt, rows.Err()
+// walkDiff is what a walk of nodes/ found that the leaf state does not
+// trust.
+type walkDiff struct {
+	walks       map[string]*folderState // what the walk found in each folder, leaves aside
+	files       map[string][]*leafData  // each folder's leaf files, by name
+	work        []*leafData             // the files to read
+	gone        []leafEntry             // entries of files the walk did not find (name: the path)
+	dirty       map[string]bool         // folders whose state changes
+	removedDirs []string                // folders that are gone
+	unchanged   int                     // indexed leaves trusted unread
+	racy        bool                    // a file had the recorded size and mtime, too recent to trust
+	reshaped    bool                    // the set of leaves, their hashes or problems may change
+	unread      []Problem               // files that could not be read (set by next)
 }
 
-// scanLeaves lists the leaf files under nodesDir with their size and mtime,
-// by the tree's one scanner (store.ScanDir), in path order. Entries that
-// are not part of a readable tree are returned as problems, not errors: a
-// symlink that is broken or leads out of the tree, and a *.md that is not
-// a regular file (a FIFO would block the read; kk never opens one).
-func scanLeaves(ctx context.Context, nodesDir string) ([]fileStat, []Problem, error) {
-	l, err := store.ScanDir(ctx, nodesDir)
-	if err != nil {
-		return nil, nil, fmt.Errorf("reading %s: %w", nodesDir, err)
+func (d *walkDiff) clean() bool {
+	return len(d.work) == 0 && len(d.gone) == 0 && len(d.dirty) == 0 && len(d.removedDirs) == 0
+}
+
+// diff compares a walk of nodes/ (store.ScanDir's listing) with the state.
+func (s *treeState) diff(l *store.Listing, nodesDir string) *walkDiff {
+	d := &walkDiff{walks: map[string]*folderState{}, files: map[string][]*leafData{}, dirty: map[string]bool{}}
+	for _, dir := range l.Dirs {
+		d.walks[dir] = &folderState{index: l.IndexDirs[dir], hasFacts: true}
 	}
-	files := make([]fileStat, len(l.Files))
-	for i, f := range l.Files {
-		files[i] = fileStat{rel: f.Rel, abs: f.Abs, size: f.Size, mtime: f.ModTime()}
-	}
-	var problems []Problem
-	for _, p := range l.Problems {
-		if ne, ok := errors.AsType[*node.Error](p); ok {
-			problems = append(problems, Problem{Path: ne.Path, Msg: ne.Msg})
-		} else {
-			problems = append(problems, Problem{Msg: p.Error()})
+	in := func(rel string) *folderState {
+		f := d.walks[store.DirOf(rel)]
+		if f == nil { // a folder the walk did not list: cannot be, but stay whole
+			f = &folderState{hasFacts: true}
+			d.walks[store.DirOf(rel)] = f
 		}
+		return f
+	}
+	for _, rel := range l.Leftovers {
+		f := in(rel)
+		f.leftovers = append(f.leftovers, rel)
 	}
 	for _, rel := range l.Irregular {
-		problems = append(problems, Problem{Path: rel, Msg: "not a regular file; kk does not open it"})
+		f := in(rel)
+		f.irregular = append(f.irregular, rel)
 	}
-	slices.SortFunc(files, func(a, b fileStat) int { return strings.Compare(a.rel, b.rel) })
-	slices.SortFunc(problems, func(a, b Problem) int { return strings.Compare(a.Path, b.Path) })
-	return files, problems, nil
+	for _, p := range l.Problems {
+		pr := Problem{Msg: p.Error()}
+		if ne, ok := errors.AsType[*node.Error](p); ok {
+			pr = Problem{Path: ne.Path, Msg: ne.Msg}
+		}
+		f := in(pr.Path)
+		f.problems = append(f.problems, pr)
+	}
+	lds := make([]leafData, len(l.Files)) // one allocation, not one per file
+	for i, lf := range l.Files {
+		dir := store.DirOf(lf.Rel)
+		in(lf.Rel)
+		ld := &lds[i]
+		ld.f = fileStat{rel: lf.Rel, abs: lf.Abs, size: lf.Size, mtime: lf.ModTime()}
+		d.files[dir] = append(d.files[dir], ld)
+		old := s.folders[dir].entry(path.Base(lf.Rel))
+		if old != nil && store.Unchanged(lf.Size, lf.ModTime(), old.size, old.mtime, s.synced) {
+			ld.kept = old
+			if old.indexed() {
+				d.unchanged++
+			}
+			continue
+		}
+		if old != nil {
+			e := *old
+			ld.old = &e
+			d.racy = d.racy || old.size == lf.Size && old.mtime == lf.ModTime()
+		}
+		d.work = append(d.work, ld)
+		d.dirty[dir] = true
+	}
+	for dir, walk := range d.walks {
+		old := s.folders[dir]
+		if old == nil || !old.sameShape(walk) {
+			d.dirty[dir] = true
+			d.reshaped = true
+		}
+		if old == nil {
+			continue
+		}
+		files := d.files[dir]
+		if len(files) == len(old.leaves) && !d.dirty[dir] {
+			continue // every entry was matched by a file
+		}
+		byName := make(map[string]bool, len(files))
+		for _, ld := range files {
+			byName[path.Base(ld.f.rel)] = true
+		}
+		for _, e := range old.leaves {
+			if !byName[e.name] {
+				e.name = store.JoinRel(dir, e.name)
+				d.gone = append(d.gone, e)
+				d.dirty[dir] = true
+			}
+		}
+	}
+	for dir := range s.folders {
+		if d.walks[dir] == nil {
+			d.removedDirs = append(d.removedDirs, dir)
+			for _, e := range s.folders[dir].leaves {
+				e.name = store.JoinRel(dir, e.name)
+				d.gone = append(d.gone, e)
+			}
+		}
+	}
+	slices.Sort(d.removedDirs)
+	if len(d.gone) > 0 || len(d.removedDirs) > 0 {
+		d.reshaped = true
+	}
+	return d
+}
+
+// next is the state after the sync applied d's work (leafData.entry).
+func (d *walkDiff) next(prev *treeState, gen string, start time.Time) *treeState {
+	n := &treeState{gen: gen, synced: prev.synced, hash: prev.hash, invalid: prev.invalid, folders: make(map[string]*folderState, len(d.walks))}
+	for dir, walk := range d.walks {
+		if !d.dirty[dir] {
+			n.folders[dir] = prev.folders[dir]
+			continue
+		}
+		f := walk
+		for _, ld := range d.files[dir] {
+			switch {
+			case ld.kept != nil:
+				f.leaves = append(f.leaves, *ld.kept)
+			case ld.entry != nil:
+				f.leaves = append(f.leaves, *ld.entry)
+			default:
+				d.unread = append(d.unread, Problem{Path: ld.f.rel, Msg: ld.err.Error()})
+				d.reshaped = true
+			}
+			if ld.entry != nil && (ld.old == nil || !ld.old.equal(ld.entry)) && !ld.same {
+				d.reshaped = true
+			}
+		}
+		n.folders[dir] = f
+	}
+	return n
+}
+
+// leaves counts the indexed leaves.
+func (s *treeState) leaves() int {
+	n := 0
+	for _, f := range s.folders {
+		for i := range f.leaves {
+			if f.leaves[i].indexed() {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// problems lists what the state leaves out: broken symlinks, irregular
+// files and leaves that cannot be read.
+func (s *treeState) problems() []Problem {
+	var out []Problem
+	for dir, f := range s.folders {
+		out = append(out, f.problems...)
+		for _, rel := range f.irregular {
+			out = append(out, Problem{Path: rel, Msg: "not a regular file; kk does not open it"})
+		}
+		for i := range f.leaves {
+			if e := &f.leaves[i]; !e.indexed() {
+				out = append(out, Problem{Path: store.JoinRel(dir, e.name), Msg: e.problem()})
+			}
+		}
+	}
+	return out
+}
+
+// problem renders why an entry is not indexed, as a sync reports it:
+// every problem of the leaf.
+func (e *leafEntry) problem() string { return e.err("").Detail() }
+
+// read reads, hashes and (when its content is new to the index) parses a
+// leaf file.
+func (ld *leafData) read() {
+	src, err := os.ReadFile(ld.f.abs)
+	if err != nil {
+		ld.err = err
+		return
+	}
+	sum := sha256.Sum256(src)
+	ld.sha = hex.EncodeToString(sum[:])
+	if ld.old != nil && ld.old.sha == ld.sha {
+		ld.same = true
+		return
+	}
+	ld.n, ld.err = node.Parse(ld.f.rel, src)
+	if ld.err == nil {
+		ld.doc = leafSearchDoc(ld.n)
+	}
+}
+
+// apply writes what reading one leaf file found: its row, and its entry
+// in the leaf state.
+func (w *writer) apply(ld *leafData, st *Stats) {
+	name := path.Base(ld.f.rel)
+	old := ld.old
+	ne, parseErr := errors.AsType[*node.Error](ld.err)
+	switch {
+	case ld.err != nil && !parseErr: // unreadable now: read again next time
+		if old != nil && old.indexed() {
+			w.deleteNodes(`path = ? AND origin = ''`, ld.f.rel)
+			st.Removed++
+		}
+	case ld.same:
+		e := *old
+		e.size, e.mtime = ld.f.size, ld.f.mtime
+		ld.entry = &e
+		if old.indexed() {
+			w.exec(`UPDATE nodes SET size = ?, mtime = ? WHERE path = ? AND origin = ''`, ld.f.size, ld.f.mtime, ld.f.rel)
+			st.Touched++
+		}
+	case parseErr:
+		ld.entry = &leafEntry{name: name, size: ld.f.size, mtime: ld.f.mtime, sha: ld.sha}
+		ld.entry.setErr(ne)
+		if old != nil && old.indexed() {
+			w.deleteNodes(`path = ? AND origin = ''`, ld.f.rel)
+			st.Removed++
+		}
+	default:
+		ld.entry = &leafEntry{name: name, size: ld.f.size, mtime: ld.f.mtime, sha: ld.sha, id: ld.n.ID, facts: string(appendFacts(nil, ld.n))}
+		var s storedRow
+		err := w.tx.QueryRowContext(w.ctx, `SELECT rid, sha256, version, file_version FROM nodes WHERE path = ? AND origin = ''`, ld.f.rel).Scan(&s.rid, &s.sha, &s.version, &s.fileVersion)
+		switch {
+		case err == nil && s.sha == ld.sha: // the row has it (the state did not)
+			w.exec(`UPDATE nodes SET size = ?, mtime = ? WHERE rid = ?`, ld.f.size, ld.f.mtime, s.rid)
+			st.Touched++
+		case errors.Is(err, sql.ErrNoRows):
+			ld.version = effectiveVersion(fileVersion(ld.n), nil)
+			w.insert(ld)
+			st.Added++
+		case err != nil:
+			if w.err == nil {
+				w.err = err
+			}
+		default:
+			ld.version = effectiveVersion(fileVersion(ld.n), &s)
+			w.update(s.rid, ld)
+			st.Updated++
+		}
+	}
+}
+
+// setSummary records what the state says of the whole tree (see
+// treeState.summary), which session-start reads instead of the tree.
+func (w *writer) setSummary(s *treeState) {
+	s.hash, s.invalid = s.summary()
+	w.setMeta("tree_hash", s.hash)
+	w.setMeta("tree_invalid", strconv.Itoa(s.invalid))
 }
 
 // writer applies a sync's changes inside its transaction; the first error
@@ -422,10 +656,6 @@ func (w *writer) delete(rid int64) {
 func (w *writer) deleteNodes(where string, args ...any) {
 	w.forgetDocs(`SELECT rid FROM nodes WHERE `+where, args...)
 	w.exec(`DELETE FROM nodes WHERE `+where, args...)
-}
-
-func (w *writer) touch(rid int64, f fileStat) {
-	w.exec(`UPDATE nodes SET size = ?, mtime = ? WHERE rid = ?`, f.size, f.mtime, rid)
 }
 
 func nodeArgs(d *leafData) []any {
@@ -571,29 +801,16 @@ func scalar(v any) string {
 
 // SyncPaths brings the index up to date after a writer holding the writer
 // lock changed exactly the leaves rels (paths relative to nodesDir, written
-// or removed) since the index was last synced: it reads and writes only
-// their rows instead of comparing every leaf's stat, which is what keeps a
-// write's cost independent of the tree's size. It relies on the stat cache
-// of the index's current generation, which records that the index matched
-// every other file at its last sync; without one (the index was never
-// synced, or a sync since left none), or when a changed leaf is not a
-// regular file or does not parse, it is SyncWith. A file edited by hand
-// in the meantime is not looked at here: its stat no longer matches the
-// cache, so the next reader's sync takes the full path and reads it.
+// or removed): it reads and writes only their rows and their folders'
+// leaf state instead of comparing every leaf's stat, which is what keeps a
+// write's cost independent of the tree's size. The entries it records
+// are as recent as the writes, so the next sync reads those files again
+// (store.Unchanged) and trusts them after that. A leaf edited by hand in
+// the meantime is not looked at here; the next sync finds it. Without a
+// leaf state (the index was never synced), or when a changed leaf is not
+// a regular file or does not parse, it is SyncWith.
 func (db *DB) SyncPaths(ctx context.Context, nodesDir string, ex *Extraction, rels []string) (Stats, error) {
 	start := time.Now()
-	cgen, err := db.Meta(ctx, "stat_gen")
-	if err != nil {
-		return db.SyncWith(ctx, nodesDir, ex)
-	}
-	kept := db.statCacheFor(cgen)
-	if kept == nil || kept.extract != (ex != nil) {
-		return db.SyncWith(ctx, nodesDir, ex)
-	}
-	// The kept cache is shared; this sync patches a copy.
-	c := *kept
-	c.leaves = maps.Clone(kept.leaves)
-	c.order = slices.Clone(kept.order)
 	rels = slices.Compact(slices.Sorted(slices.Values(rels)))
 	var work []*leafData
 	var gone []string
@@ -607,17 +824,11 @@ func (db *DB) SyncPaths(ctx context.Context, nodesDir string, ex *Extraction, re
 		if err != nil || !fi.Mode().IsRegular() {
 			return db.SyncWith(ctx, nodesDir, ex)
 		}
-		src, err := os.ReadFile(abs)
-		if err != nil {
+		ld := &leafData{f: fileStat{rel: rel, abs: abs, size: fi.Size(), mtime: fi.ModTime().UnixNano()}}
+		if ld.read(); ld.err != nil {
 			return db.SyncWith(ctx, nodesDir, ex)
 		}
-		sum := sha256.Sum256(src)
-		d := &leafData{f: fileStat{rel: rel, abs: abs, size: fi.Size(), mtime: fi.ModTime().UnixNano()}, sha: hex.EncodeToString(sum[:])}
-		if d.n, err = node.Parse(rel, src); err != nil {
-			return db.SyncWith(ctx, nodesDir, ex)
-		}
-		d.doc = leafSearchDoc(d.n)
-		work = append(work, d)
+		work = append(work, ld)
 	}
 	var st Stats
 	gen := newGen()
@@ -626,17 +837,16 @@ func (db *DB) SyncPaths(ctx context.Context, nodesDir string, ex *Extraction, re
 		return st, fmt.Errorf("syncing index %s: %w", db.Path, err)
 	}
 	defer tx.Rollback()
-	w := newWriter(ctx, tx)
-	defer w.close()
-	// The cache describes the database at cgen, read before the
-	// transaction: a reader's sync in another process (which takes no
-	// writer lock) may have committed since. This sync would then start
-	// from a state the cache does not describe, and the patch it appends
-	// to the cache file (from cgen to gen) would be wrong.
-	if g := w.queryString(`SELECT value FROM meta WHERE key = 'stat_gen'`); g != cgen || w.err != nil {
+	prev, err := db.state(ctx, tx, false)
+	if err != nil {
+		return st, fmt.Errorf("syncing index %s: %w", db.Path, err)
+	}
+	if prev.synced == 0 {
 		tx.Rollback()
 		return db.SyncWith(ctx, nodesDir, ex)
 	}
+	w := newWriter(ctx, tx)
+	defer w.close()
 	// search_stats is updated by this sync's changes instead of counted
 	// again over every search doc, a count whose cost grows with the tree:
 	// the writer adds the docs it inserts and subtracts those it deletes
@@ -647,59 +857,77 @@ func (db *DB) SyncPaths(ctx context.Context, nodesDir string, ex *Extraction, re
 	if baseOK {
 		w.delta = &docStats{}
 	}
-	var set, removed []string
-	for _, d := range work {
-		var s storedRow
-		err := tx.QueryRowContext(ctx, `SELECT rid, size, mtime, sha256, version, file_version FROM nodes WHERE path = ? AND origin = ''`, d.f.rel).
-			Scan(&s.rid, &s.size, &s.mtime, &s.sha, &s.version, &s.fileVersion)
-		switch {
-		case errors.Is(err, sql.ErrNoRows):
-			d.version = effectiveVersion(fileVersion(d.n), nil)
-			w.insert(d)
-			st.Added++
-		case err != nil:
-			return st, fmt.Errorf("syncing index %s: %w", db.Path, err)
-		case s.sha == d.sha:
-			w.touch(s.rid, d.f)
-			st.Touched++
-		default:
-			d.version = effectiveVersion(fileVersion(d.n), &s)
-			w.update(s.rid, d)
-			st.Updated++
+	next := &treeState{gen: gen, synced: prev.synced, hash: prev.hash, invalid: prev.invalid, folders: maps.Clone(prev.folders)}
+	// edit returns the folder's new state, a copy (with the leaves'
+	// facts) of the old one.
+	edit := func(dir string) *folderState {
+		f := next.folders[dir]
+		if f == nil || f == prev.folders[dir] {
+			c := &folderState{hasFacts: true}
+			if f != nil {
+				g, err := withFacts(ctx, tx, dir, f)
+				if err != nil {
+					if w.err == nil {
+						w.err = err
+					}
+					return c
+				}
+				*c = *g
+				c.leaves = slices.Clone(g.leaves)
+			}
+			next.folders[dir] = c
+			f = c
 		}
-		if _, had := c.leaves[d.f.rel]; !had {
-			c.order = insertSorted(c.order, d.f.rel)
+		return f
+	}
+	for _, ld := range work {
+		f := edit(store.DirOf(ld.f.rel))
+		// Each folder above is in the state: a new one is recorded as
+		// the walk would list it.
+		for d := store.DirOf(ld.f.rel); d != ""; {
+			d = store.DirOf(d)
+			if next.folders[d] != nil {
+				break
+			}
+			next.folders[d] = &folderState{hasFacts: true}
 		}
-		c.leaves[d.f.rel] = statEntry{size: d.f.size, mtime: d.f.mtime, sha: d.sha}
-		set = append(set, d.f.rel)
+		name := path.Base(ld.f.rel)
+		if old := f.entry(name); old != nil {
+			e := *old
+			ld.old = &e
+			ld.same = old.sha == ld.sha && old.indexed()
+		}
+		w.apply(ld, &st)
+		i, found := slices.BinarySearchFunc(f.leaves, name, func(e leafEntry, n string) int { return strings.Compare(e.name, n) })
+		if found {
+			f.leaves[i] = *ld.entry
+		} else {
+			f.leaves = slices.Insert(f.leaves, i, *ld.entry)
+		}
 	}
 	for _, rel := range gone {
-		var rid int64
-		switch err := tx.QueryRowContext(ctx, `SELECT rid FROM nodes WHERE path = ? AND origin = ''`, rel).Scan(&rid); {
-		case errors.Is(err, sql.ErrNoRows):
-		case err != nil:
-			return st, fmt.Errorf("syncing index %s: %w", db.Path, err)
-		default:
-			w.delete(rid)
+		f := next.folders[store.DirOf(rel)]
+		e := f.entry(path.Base(rel))
+		if e == nil {
+			continue
+		}
+		if e.indexed() {
+			w.deleteNodes(`path = ? AND origin = ''`, rel)
 			st.Removed++
 		}
-		if _, had := c.leaves[rel]; had {
-			c.order = removeSorted(c.order, rel)
-			removed = append(removed, rel)
+		f = edit(store.DirOf(rel))
+		f.leaves = slices.DeleteFunc(f.leaves, func(e leafEntry) bool { return e.name == path.Base(rel) })
+	}
+	for dir, f := range next.folders {
+		if f != prev.folders[dir] {
+			w.writeFolder(dir, f)
 		}
-		delete(c.leaves, rel)
 	}
-	var leaves int
-	if v := w.queryString(`SELECT value FROM meta WHERE key = 'leaves'`); v != "" {
-		leaves, _ = strconv.Atoi(v)
-	}
-	st.Leaves = leaves + st.Added - st.Removed
-	var srcFiles []*sourceWork
+	st.Leaves = next.leaves()
 	var keptProblems []Problem
 	if ex != nil && w.err == nil {
-		var srcProblems []Problem
-		srcFiles, srcProblems = listSources(ex)
-		if _, err := db.syncExtracted(w, ex, srcFiles, srcProblems, c.synced-int64(store.RacyWindow), st.Added+st.Updated+st.Removed > 0, &st, &keptProblems); err != nil {
+		srcFiles, srcProblems := listSources(ex)
+		if _, err := db.syncExtracted(w, ex, srcFiles, srcProblems, prev.synced-int64(store.RacyWindow), st.Added+st.Updated+st.Removed > 0, &st, &keptProblems); err != nil {
 			return st, fmt.Errorf("syncing index %s: %w", db.Path, err)
 		}
 	}
@@ -709,6 +937,7 @@ func (db *DB) SyncPaths(ctx context.Context, nodesDir string, ex *Extraction, re
 		} else {
 			w.setSearchStats()
 		}
+		w.setSummary(next)
 	}
 	w.setMeta("last_sync", time.Now().UTC().Format(time.RFC3339Nano))
 	w.setMeta("leaves", strconv.Itoa(st.Leaves))
@@ -719,9 +948,7 @@ func (db *DB) SyncPaths(ctx context.Context, nodesDir string, ex *Extraction, re
 	if err := tx.Commit(); err != nil {
 		return st, fmt.Errorf("syncing index %s: %w", db.Path, err)
 	}
-	// The synced time stays the last full sync's: the other leaves were
-	// compared then. The leaves written here carry their hash instead.
-	db.saveStatCacheEntries(gen, kept, &c, set, removed, st.Extracted.Entities, st.Extracted.Edges, srcFiles, keptProblems)
+	db.keep(next)
 	sortProblems(st.Skipped)
 	st.Duration = time.Since(start)
 	st.Gen = gen

@@ -144,3 +144,26 @@ func (db *DB) Versions(ctx context.Context, paths []string) (map[string]int64, e
 	})
 	return out, err
 }
+
+// LeafPath returns the path (relative to nodes/) of the leaf with the
+// given id (compared without regard to case) as the index last committed
+// it; ok is false when no leaf has it, or more than one (a tree read
+// skips them all).
+func (db *DB) LeafPath(ctx context.Context, id string) (path string, ok bool, err error) {
+	rows, err := db.r.QueryContext(ctx, `SELECT path FROM nodes INDEXED BY nodes_id WHERE id = ? AND origin = '' LIMIT 2`, id)
+	if err != nil {
+		return "", false, fmt.Errorf("reading index %s: %w", db.Path, err)
+	}
+	defer rows.Close()
+	n := 0
+	for rows.Next() {
+		if err := rows.Scan(&path); err != nil {
+			return "", false, fmt.Errorf("reading index %s: %w", db.Path, err)
+		}
+		n++
+	}
+	if err := rows.Err(); err != nil {
+		return "", false, fmt.Errorf("reading index %s: %w", db.Path, err)
+	}
+	return path, n == 1, nil
+}

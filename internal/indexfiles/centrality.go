@@ -36,14 +36,6 @@ func subsetKey(hash uint64, size int) uint64 {
 // sets[i], the centrality of leaf i in that tag's cohort, in the order of
 // sets[i]. sets are sorted, duplicate-free tag ids.
 func centralityScores(sets [][]int, tagCount int) [][]float64 {
-	return centralityScoresX(sets, tagCount, nil)
-}
-
-// centralityScoresX is centralityScores that also records, when xs is not
-// nil, for every leaf i of at most maxSubsetTags tags and every position p
-// of sets[i], the counts X (see xIndex) its scores are summed from, for
-// the incremental ranking (rankmemo.go).
-func centralityScoresX(sets [][]int, tagCount int, xs [][][]int32) [][]float64 {
 	zob := make([]uint64, tagCount)
 	seed := uint64(0x9E3779B97F4A7C15)
 	for i := range zob {
@@ -134,11 +126,6 @@ func centralityScoresX(sets [][]int, tagCount int, xs [][][]int32) [][]float64 {
 			}
 		}
 		for p, t := range s {
-			var rec []int32
-			if xs != nil {
-				rec = make([]int32, xLen(a))
-				xs[i] = append(xs[i], rec)
-			}
 			sum := 0.0
 			for m, size := range sizeList {
 				for k := 1; k <= min(a, size); k++ {
@@ -152,9 +139,6 @@ func centralityScoresX(sets [][]int, tagCount int, xs [][][]int32) [][]float64 {
 					}
 					if x != 0 {
 						sum += x * float64(k) / float64(a+size-k)
-						if rec != nil {
-							rec[xIndex(a, size, k)] = int32(x)
-						}
 					}
 				}
 			}
@@ -189,6 +173,24 @@ func binom(n, k int) float64 {
 // roundScore drops floating point noise so that scores that are equal in
 // exact arithmetic compare equal whatever order they were summed in.
 func roundScore(s float64) float64 { return math.Round(s*1e9) / 1e9 }
+
+// shared is |a ∩ b| for sorted sets.
+func shared(a, b []int) int {
+	n, i, j := 0, 0, 0
+	for i < len(a) && j < len(b) {
+		switch {
+		case a[i] == b[j]:
+			n++
+			i++
+			j++
+		case a[i] < b[j]:
+			i++
+		default:
+			j++
+		}
+	}
+	return n
+}
 
 // jaccard is |a∩b| / |a∪b| for sorted, duplicate-free sets.
 func jaccard(a, b []int) float64 {

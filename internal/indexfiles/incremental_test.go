@@ -48,9 +48,7 @@ func TestIncrementalRebuildMatchesFull(t *testing.T) {
 			// leaf's title and tags change, another leaf goes.
 			handEdit(t, k, tree.Leaves[rng.IntN(len(tree.Leaves))].Path, rng)
 			i := rng.IntN(len(tree.Leaves))
-			if err := os.Remove(k.NodePath(tree.Leaves[i].Path)); err != nil {
-				t.Fatal(err)
-			}
+			os.Remove(k.NodePath(tree.Leaves[i].Path))
 			ids = slices.DeleteFunc(ids, func(id string) bool { return id == tree.Leaves[i].ID })
 		}
 		in := contracts.NodeInput{
@@ -62,8 +60,8 @@ func TestIncrementalRebuildMatchesFull(t *testing.T) {
 			in.Tags = in.Tags[:1]
 		}
 		// Odd steps write as a new command would (a new KB value: the
-		// rank cache file, nothing in memory), even ones through the
-		// long-lived KB and what it keeps.
+		// record in the branch index, nothing in memory), even ones
+		// through the long-lived KB and what it keeps.
 		w := k
 		if step%2 == 1 {
 			w = store.New(k.Root)
@@ -75,31 +73,31 @@ func TestIncrementalRebuildMatchesFull(t *testing.T) {
 			// A summary change touches the parent folder's index only.
 			s := store.Summaries{"api-0": fmt.Sprintf("api things %d", step)}
 			data, _ := store.RenderSummaries(s)
-			if err := os.WriteFile(k.SummariesPath(), data, 0o644); err != nil {
-				t.Fatal(err)
-			}
+			os.WriteFile(k.SummariesPath(), data, 0o644)
 			if _, err := txn.Rebuild(ctx, k, txn.Meta{Command: "test"}, txn.RebuildOptions{}); err != nil {
 				t.Fatal(err)
 			}
 		}
-		// With every cache gone, a check must find nothing to change.
-		for _, c := range []string{"leaves.cache", "index.cache"} {
-			if err := os.Rename(filepath.Join(k.StateDir(), c), filepath.Join(k.StateDir(), c+".bak")); err != nil {
-				t.Fatal(err)
-			}
+		// With the branch index gone (its leaf state, the record of the
+		// last generation and the rankings), a check must find nothing
+		// to change.
+		branches := filepath.Join(k.StateDir(), "branches")
+		if err := os.Rename(branches, branches+".bak"); err != nil {
+			t.Fatal(err)
 		}
 		// A new KB value: nothing kept in memory either.
-		res, err := indexfiles.Check(ctx, store.New(k.Root))
+		fresh := store.New(k.Root)
+		res, err := indexfiles.Check(ctx, fresh)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if len(res.Changed)+len(res.Removed) > 0 {
 			t.Fatalf("step %d: incremental output differs from a full rebuild in %v %v", step, res.Changed, res.Removed)
 		}
-		for _, c := range []string{"leaves.cache", "index.cache"} {
-			if err := os.Rename(filepath.Join(k.StateDir(), c+".bak"), filepath.Join(k.StateDir(), c)); err != nil {
-				t.Fatal(err)
-			}
+		fresh.Close()
+		os.RemoveAll(branches)
+		if err := os.Rename(branches+".bak", branches); err != nil {
+			t.Fatal(err)
 		}
 	}
 }

@@ -57,133 +57,149 @@ type FolderMetrics struct {
 // NodesHash computes the content hash of a tree: sha256 over the sorted
 // lines "<path>\t<sha256 of the leaf's bytes>", joined by "\n".
 func NodesHash(t *store.Tree) string {
-	hashes := make(map[string]string, len(t.Leaves))
-	for _, n := range t.Leaves {
-		hashes[n.Path] = t.Hashes[n.Path]
+	lines := make([]string, len(t.Leaves))
+	for i, n := range t.Leaves {
+		lines[i] = n.Path + "\t" + t.Hashes[n.Path]
 	}
-	return store.HashLeaves(hashes)
+	return store.HashLeafLines(lines)
 }
 
 // Generate renders every generated file of the tree: each folder's
 // index.md, the root nodes/index.md, ENTRY.md and GRAPH.md. summaries are
 // the folder summaries; the root's comes from ENTRY.md.
 func Generate(t *store.Tree, summaries store.Summaries) (*Generated, error) {
-	return generate(t, summaries, nil, nil, "")
+	return generate(t, summaries, nil, "", nil)
 }
 
 // generate is Generate that skips rendering every folder index for which
 // fresh(file, key) reports that the file on disk was rendered from inputs
 // with that key. Keys cover everything a folder index shows; see folderKey.
-// m, when not nil, is the knowledge base's generation memo; nodesHash is
-// NodesHash(t) when the caller has it, else "".
-func generate(t *store.Tree, summaries store.Summaries, fresh func(file, key string) bool, m *genMemo, nodesHash string) (*Generated, error) {
+// nodesHash is NodesHash(t) when the caller has it, else ""; rr, when not
+// nil, holds the rankings the branch index records.
+func generate(t *store.Tree, summaries store.Summaries, fresh func(file, key string) bool, nodesHash string, rr *rankRecord) (*Generated, error) {
 	g := &Generated{Files: map[string][]byte{}, Keys: map[string]string{}, Metrics: map[string]FolderMetrics{}}
 	if nodesHash == "" {
 		nodesHash = NodesHash(t)
 	}
 	g.NodesHash = nodesHash
-	if m != nil {
-		m.mu.Lock()
-		defer m.mu.Unlock()
+	facts := make(map[*node.Node]*leafGen, len(t.Leaves))
+	leafFacts(facts, t.Leaves)
+	in := newGenInputs(t, summaries, linksTo(t.Leaves), facts)
+	g.Folders, g.MissingSummaries = in.dirs, in.missing()
+	if rr != nil {
+		in.ranked = rankCached(rr, t.Leaves, func(n *node.Node) string { return t.Hashes[n.Path] }, t.ByID, in.inDegree)
+	} else {
+		in.ranked = rankCohorts(t.Leaves, in.inDegree)
 	}
-	// Folders' inputs are kept from the second generation on (see
-	// genMemo.warm).
-	keepFolders := m != nil && m.warm
-	facts, graphOrder := m.leafFacts(t)
-
-	inDegree := m.inDegrees(t)
-	catalog := func(a, b *node.Node) int {
-		if d := inDegree[b.ID] - inDegree[a.ID]; d != 0 {
-			return d
-		}
-		if r := byTitle(a, b); r != 0 {
-			return r
-		}
-		return store.CmpString(a.Path, b.Path)
-	}
-
-	dirSet := map[string]bool{"": true}
 	byDir := map[string][]*node.Node{}
 	for _, n := range t.Leaves {
+		byDir[n.Dir()] = append(byDir[n.Dir()], n)
+	}
+	if err := in.renderFolders(g, in.dirs, byDir, fresh); err != nil {
+		return nil, err
+	}
+	entry, err := in.entry(t, byDir[""], nodesHash)
+	if err != nil {
+		return nil, err
+	}
+	g.Files["ENTRY.md"] = entry
+	g.Keys["ENTRY.md"] = "nodes:" + g.NodesHash
+	graph, err := renderGraph(t, g.NodesHash, graphOrder(t, facts))
+	if err != nil {
+		return nil, err
+	}
+	g.Files["GRAPH.md"] = graph
+	g.Keys["GRAPH.md"] = "nodes:" + g.NodesHash
+	return g, nil
+}
+
+// genInputs are what rendering the folder indexes and ENTRY.md reads
+// besides each folder's own leaves.
+type genInputs struct {
+	summaries store.Summaries
+	inDegree  map[string]int
+	facts     map[*node.Node]*leafGen // of every leaf rendered, listed or ranked
+	ranked    map[string][]*node.Node // each tag's first leaves (of the tags rendered)
+	dirs      []string                // every folder that gets an index.md, sorted
+	children  map[string][]string
+}
+
+// newGenInputs lists t's folders (those holding leaves and their
+// ancestors, nodes/ itself included).
+func newGenInputs(t *store.Tree, summaries store.Summaries, inDegree map[string]int, facts map[*node.Node]*leafGen) *genInputs {
+	in := &genInputs{summaries: summaries, inDegree: inDegree, facts: facts, children: map[string][]string{}}
+	dirSet := map[string]bool{"": true}
+	last := ""
+	for _, n := range t.Leaves {
 		d := n.Dir()
-		byDir[d] = append(byDir[d], n)
-		for d != "" {
+		if d == last {
+			continue
+		}
+		last = d
+		for d != "" && !dirSet[d] {
 			dirSet[d] = true
 			d = store.DirOf(d)
 		}
 	}
-	dirs := make([]string, 0, len(dirSet))
+	in.dirs = make([]string, 0, len(dirSet))
 	for d := range dirSet {
-		dirs = append(dirs, d)
+		in.dirs = append(in.dirs, d)
 	}
-	store.SortLocale(dirs)
-	g.Folders = dirs
-	children := map[string][]string{}
-	for _, d := range dirs {
+	store.SortLocale(in.dirs)
+	for _, d := range in.dirs {
 		if d != "" {
-			children[store.DirOf(d)] = append(children[store.DirOf(d)], d)
+			in.children[store.DirOf(d)] = append(in.children[store.DirOf(d)], d)
 		}
 	}
-	for _, d := range dirs {
-		if d != "" && summaries[d] == "" {
-			g.MissingSummaries = append(g.MissingSummaries, d)
-		}
-	}
-	ranked := m.rank(t.Leaves, func(n *node.Node) string { return t.Hashes[n.Path] }, t.ByID, inDegree)
-	lb := labels(facts)
+	return in
+}
 
+// missing lists the folders (but nodes/) without a summary.
+func (in *genInputs) missing() []string {
+	var out []string
+	for _, d := range in.dirs {
+		if d != "" && in.summaries[d] == "" {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// catalog is the order of a folder's leaves: in-degree, title, path.
+func (in *genInputs) catalog(a, b *node.Node) int {
+	if d := in.inDegree[b.ID] - in.inDegree[a.ID]; d != 0 {
+		return d
+	}
+	if r := byTitle(a, b); r != 0 {
+		return r
+	}
+	return store.CmpString(a.Path, b.Path)
+}
+
+// renderFolders renders the index.md of every folder of dirs (byDir: each
+// one's direct leaves) into g, but those fresh reports as current.
+func (in *genInputs) renderFolders(g *Generated, dirs []string, byDir map[string][]*node.Node, fresh func(file, key string) bool) error {
 	rootHead, err := yamlstyle.Marshal(yamlstyle.Map{{Key: "okf_version", Value: OKFVersion}})
 	if err != nil {
-		return nil, err
+		return err
 	}
 	bodies := make([]string, len(dirs))
 	keys := make([]string, len(dirs))
 	skip := make([]bool, len(dirs))
 	metrics := make([]FolderMetrics, len(dirs))
-	var prev map[string]*folderGen
-	var next []*folderGen
-	if keepFolders {
-		prev, next = m.folders, make([]*folderGen, len(dirs))
-	}
+	lb := labels(in.facts)
 	store.Parallel(len(dirs), func(i int) {
 		d := dirs[i]
-		var in *folderGen
-		if next != nil {
-			if old := prev[d]; old != nil && old.unchanged(byDir[d], children[d], summaries, facts, inDegree, ranked) {
-				keys[i], metrics[i] = old.key, old.metrics
-				next[i] = old
-			} else {
-				in = newFolderGen(byDir[d], children[d], summaries, facts, inDegree, ranked)
-				next[i] = in
-			}
-		}
-		var leaves []*node.Node
-		sorted := func() []*node.Node {
-			if leaves == nil {
-				leaves = slices.Clone(byDir[d])
-				slices.SortFunc(leaves, catalog)
-			}
-			return leaves
-		}
-		if keys[i] == "" {
-			metrics[i] = MetricsOf(byDir[d])
-			keys[i] = folderKey(d, sorted(), children[d], ranked, summaries, facts)
-			if in != nil {
-				in.key, in.metrics = keys[i], metrics[i]
-			}
-		}
+		leaves := slices.Clone(byDir[d])
+		slices.SortFunc(leaves, in.catalog)
+		metrics[i] = MetricsOf(leaves)
+		keys[i] = folderKey(d, leaves, in.children[d], in.ranked, in.summaries, in.facts)
 		if fresh != nil && fresh(indexFile(d), keys[i]) {
 			skip[i] = true
 			return
 		}
-		bodies[i] = renderFolder(d, sorted(), children[d], ranked, summaries, lb)
+		bodies[i] = renderFolder(d, leaves, in.children[d], in.ranked, in.summaries, lb)
 	})
-	if next != nil {
-		m.folders = make(map[string]*folderGen, len(dirs))
-		for i, d := range dirs {
-			m.folders[d] = next[i]
-		}
-	}
 	for i, d := range dirs {
 		file := indexFile(d)
 		g.Keys[file] = keys[i]
@@ -198,22 +214,14 @@ func generate(t *store.Tree, summaries store.Summaries, fresh func(file, key str
 		}
 		g.Files[file] = []byte(body)
 	}
+	return nil
+}
 
-	rootLeaves := slices.Clone(byDir[""])
-	slices.SortFunc(rootLeaves, catalog)
-	entry, err := renderEntry(t, rootLeaves, children[""], summaries, g.NodesHash, lb)
-	if err != nil {
-		return nil, err
-	}
-	g.Files["ENTRY.md"] = entry
-	g.Keys["ENTRY.md"] = "nodes:" + g.NodesHash
-	graph, err := renderGraph(t, g.NodesHash, graphOrder)
-	if err != nil {
-		return nil, err
-	}
-	g.Files["GRAPH.md"] = graph
-	g.Keys["GRAPH.md"] = "nodes:" + g.NodesHash
-	return g, nil
+// entry renders ENTRY.md; root are the leaves directly in nodes/.
+func (in *genInputs) entry(t *store.Tree, root []*node.Node, nodesHash string) ([]byte, error) {
+	rootLeaves := slices.Clone(root)
+	slices.SortFunc(rootLeaves, in.catalog)
+	return renderEntry(len(t.Leaves), rootLeaves, in.children[""], in.summaries, nodesHash, labels(in.facts))
 }
 
 // linksTo counts the relates_to links that lead to each id.
@@ -338,8 +346,7 @@ func descentPointer(dir, summary, href string) string {
 	return "- Load [`" + name + "/`](" + href + ") for more information on " + node.EscapeLabel(raw) + sentenceTail(raw)
 }
 
-// label holds a leaf's title and description escaped for link text,
-// computed once per version of a leaf (see genMemo).
+// label holds a leaf's title and description escaped for link text.
 type label struct{ title, desc string }
 
 // labels gives each leaf's label.
@@ -452,11 +459,11 @@ func splitKinds(leaves []*node.Node) (practice, maps, other []*node.Node) {
 	return
 }
 
-func renderEntry(t *store.Tree, rootLeaves []*node.Node, branches []string, summaries store.Summaries, hash string, lb labels) ([]byte, error) {
+func renderEntry(count int, rootLeaves []*node.Node, branches []string, summaries store.Summaries, hash string, lb labels) ([]byte, error) {
 	fm := yamlstyle.Map{
 		{Key: "schema_version", Value: node.SchemaVersion},
 		{Key: "nodes_hash", Value: "sha256:" + hash},
-		{Key: "node_count", Value: len(t.Leaves)},
+		{Key: "node_count", Value: count},
 	}
 	if s := summaries[""]; s != "" {
 		fm = append(fm, yamlstyle.MapItem{Key: "summary", Value: s})
@@ -491,29 +498,40 @@ func renderEntry(t *store.Tree, rootLeaves []*node.Node, branches []string, summ
 // renderGraph renders GRAPH.md: order is the leaves' facts by id, in
 // root collation.
 func renderGraph(t *store.Tree, hash string, order []*leafGen) ([]byte, error) {
-	head, err := yamlstyle.Marshal(yamlstyle.Map{
-		{Key: "schema_version", Value: node.SchemaVersion},
-		{Key: "nodes_hash", Value: "sha256:" + hash},
-		{Key: "node_count", Value: len(t.Leaves)},
-	})
+	head, err := graphHead(hash, len(t.Leaves))
 	if err != nil {
 		return nil, err
 	}
-	size := 64 + len(head)
+	size := len(head)
 	for _, f := range order {
 		size += len(f.graph)
 	}
 	b := make([]byte, 0, size)
-	b = append(b, "---\n"...)
 	b = append(b, head...)
-	b = append(b, "---\n# kk Graph\n\n"...)
 	if len(t.Leaves) == 0 {
 		b = append(b, "_No nodes yet._\n"...)
 		return b, nil
 	}
-	b = append(b, "Total nodes: "+strconv.Itoa(len(t.Leaves))+"\n"...)
 	for _, f := range order {
 		b = append(b, f.graph...)
+	}
+	return b, nil
+}
+
+// graphHead is GRAPH.md up to its first section: the front matter, the
+// heading and, for a tree with leaves, their count.
+func graphHead(hash string, count int) ([]byte, error) {
+	fm, err := yamlstyle.Marshal(yamlstyle.Map{
+		{Key: "schema_version", Value: node.SchemaVersion},
+		{Key: "nodes_hash", Value: "sha256:" + hash},
+		{Key: "node_count", Value: count},
+	})
+	if err != nil {
+		return nil, err
+	}
+	b := append(append([]byte("---\n"), fm...), "---\n# kk Graph\n\n"...)
+	if count > 0 {
+		b = append(b, "Total nodes: "+strconv.Itoa(count)+"\n"...)
 	}
 	return b, nil
 }

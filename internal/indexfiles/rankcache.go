@@ -1,24 +1,19 @@
 package indexfiles
 
 import (
-	"bufio"
-	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
-	"strings"
 
-	"github.com/kk-project/kk/internal/atomicfile"
+	"github.com/kk-project/kk/internal/index"
 	"github.com/kk-project/kk/internal/node"
-	"github.com/kk-project/kk/internal/store"
 )
 
-// The rank cache (.state/rank.cache) keeps, for every tag, the first
-// byTopicMax leaves of its "By topic" ranking and a fingerprint of what
-// that ranking is computed from, so that a command that generates once
+// The branch index records, for every tag, the first byTopicMax leaves
+// of its "By topic" ranking and a fingerprint of what that ranking is
+// computed from (index.Ranked), so that a command that generates once
 // (kk node write) ranks again only the cohorts its change touched.
 //
 // A tag's ranking depends only on its cohort, the leaves carrying it: a
@@ -28,76 +23,57 @@ import (
 // tags and title) and in-degree, in tree order. A stale tag is ranked
 // over its cohort alone, which gives exactly what ranking the whole tree
 // gives it (centralityScores counts, for a member's score in t, only
-// leaves carrying t). The file is a cache: anything wrong with it only
-// costs a ranking from scratch.
+// leaves carrying t). Anything wrong with the record only costs a ranking
+// from scratch.
 
-const rankCacheMagic = "kk-rank-cache 1"
-
-func rankCachePath(k *store.KB) string { return filepath.Join(k.StateDir(), "rank.cache") }
-
-type rankEntry struct {
-	fp  string
-	ids []string
+// rankRecord is the rankings the branch index records, read for one
+// generation, and what that generation changes of them.
+type rankRecord struct {
+	old  map[string]index.Ranked
+	put  map[string]index.Ranked // rankings made again
+	drop []string                // tags no leaf carries any more
+	used bool                    // the generation ranked through it
 }
 
-func loadRankCache(path string) map[string]rankEntry {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil
+// cohortFP is the fingerprint of a tag's cohort (its members in tree
+// order): every member's path, content hash and in-degree.
+func cohortFP(members []*node.Node, hash func(*node.Node) string, inDegree map[string]int) string {
+	h := sha256.New()
+	h.Write([]byte(generatorVersion + "\n"))
+	var line []byte
+	for _, n := range members {
+		line = append(line[:0], n.Path...)
+		line = append(line, 0)
+		line = append(line, hash(n)...)
+		line = append(line, 0)
+		line = strconv.AppendInt(line, int64(inDegree[n.ID]), 10)
+		line = append(line, '\n')
+		h.Write(line)
 	}
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
-	if !sc.Scan() || sc.Text() != rankCacheMagic {
-		return nil
-	}
-	out := map[string]rankEntry{}
-	for sc.Scan() {
-		f := strings.Split(sc.Text(), "\t")
-		if len(f) < 2 {
-			return nil
-		}
-		tag, err := strconv.Unquote(f[1])
-		if err != nil {
-			return nil
-		}
-		e := rankEntry{fp: f[0]}
-		for _, q := range f[2:] {
-			id, err := strconv.Unquote(q)
-			if err != nil {
-				return nil
-			}
-			e.ids = append(e.ids, id)
-		}
-		out[tag] = e
-	}
-	if sc.Err() != nil {
-		return nil
-	}
-	return out
+	return hex.EncodeToString(h.Sum(nil))
 }
 
-func saveRankCache(path string, tags []string, fps map[string]string, ranked map[string][]*node.Node) {
-	var b bytes.Buffer
-	b.WriteString(rankCacheMagic + "\n")
-	for _, t := range tags {
-		b.WriteString(fps[t])
-		b.WriteByte('\t')
-		b.WriteString(strconv.Quote(t))
-		for _, n := range ranked[t] {
-			b.WriteByte('\t')
-			b.WriteString(strconv.Quote(n.ID))
-		}
-		b.WriteByte('\n')
+// topIDs are the ids of ranked leaves.
+func topIDs(top []*node.Node) []string {
+	ids := make([]string, len(top))
+	for i, n := range top {
+		ids[i] = n.ID
 	}
-	if os.MkdirAll(filepath.Dir(path), 0o755) == nil {
-		_ = atomicfile.Replace(path, b.Bytes(), 0o644)
-	}
+	return ids
 }
 
-// rankCached is rankCohorts(leaves, inDegree), taking the
-// rankings of unchanged cohorts from the rank cache at path and writing
-// the cache again when a cohort changed.
-func rankCached(path string, leaves []*node.Node, hash func(*node.Node) string, byID func(string) (*node.Node, bool), inDegree map[string]int) map[string][]*node.Node {
+// loadRanks reads db's recorded rankings (none without db).
+func loadRanks(ctx context.Context, db *index.DB) *rankRecord {
+	rr := &rankRecord{put: map[string]index.Ranked{}}
+	if db != nil {
+		rr.old, _ = db.Ranks(ctx, nil)
+	}
+	return rr
+}
+
+// rankCached is rankCohorts(leaves, inDegree), taking the rankings of
+// unchanged cohorts from rr and noting in it those ranked again.
+func rankCached(rr *rankRecord, leaves []*node.Node, hash func(*node.Node) string, byID func(string) (*node.Node, bool), inDegree map[string]int) map[string][]*node.Node {
 	var tags []string
 	cohorts := map[string][]*node.Node{}
 	for _, n := range leaves {
@@ -112,30 +88,19 @@ func rankCached(path string, leaves []*node.Node, hash func(*node.Node) string, 
 		}
 	}
 	fps := make(map[string]string, len(tags))
-	var line []byte
 	for _, t := range tags {
-		h := sha256.New()
-		h.Write([]byte(generatorVersion + "\n"))
-		for _, n := range cohorts[t] {
-			line = append(line[:0], n.Path...)
-			line = append(line, 0)
-			line = append(line, hash(n)...)
-			line = append(line, 0)
-			line = strconv.AppendInt(line, int64(inDegree[n.ID]), 10)
-			line = append(line, '\n')
-			h.Write(line)
-		}
-		fps[t] = hex.EncodeToString(h.Sum(nil))
+		fps[t] = cohortFP(cohorts[t], hash, inDegree)
 	}
-	old := loadRankCache(path)
+	rr.used = true
+	old := rr.old
 	out := make(map[string][]*node.Node, len(tags))
 	var stale []string
 	staleMembers := 0
 tags:
 	for _, t := range tags {
-		if e, ok := old[t]; ok && e.fp == fps[t] {
-			top := make([]*node.Node, 0, len(e.ids))
-			for _, id := range e.ids {
+		if e, ok := old[t]; ok && e.FP == fps[t] {
+			top := make([]*node.Node, 0, len(e.IDs))
+			for _, id := range e.IDs {
 				n, ok := byID(id)
 				if !ok {
 					stale = append(stale, t)
@@ -160,8 +125,13 @@ tags:
 			out[t] = rankCohorts(cohorts[t], inDegree)[t]
 		}
 	}
-	if len(stale) > 0 || len(old) != len(tags) {
-		saveRankCache(path, tags, fps, out)
+	for _, t := range stale {
+		rr.put[t] = index.Ranked{FP: fps[t], IDs: topIDs(out[t])}
+	}
+	for t := range old {
+		if _, ok := cohorts[t]; !ok {
+			rr.drop = append(rr.drop, t)
+		}
 	}
 	return out
 }

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 
+	"github.com/kk-project/kk/internal/index"
 	"github.com/kk-project/kk/internal/store"
 )
 
@@ -38,10 +39,17 @@ type Plan struct {
 	Write  map[string][]byte
 	Remove []string
 
+	ctx   context.Context
 	k     *store.KB
+	db    *index.DB
 	key   string
 	gen   *Generated
-	cache *genCache
+	rec   *record
+	ranks *rankRecord
+	nodes int
+	// delta marks a generation brought forward from the recorded one
+	// (delta.go): only its rendered files are recorded again.
+	delta bool
 }
 
 // Names lists the files of Write in order.
@@ -54,19 +62,71 @@ func (p *Plan) Names() []string {
 	return names
 }
 
-// Written records, once the plan's files are on disk, what generation
-// produced, so that the next plan over the same inputs has nothing to do.
+// Written records in the branch index, once the plan's files are on disk,
+// what generation produced, so that the next plan over the same inputs
+// has nothing to do. It is a record of derived state: when it cannot be
+// written, the next plan generates again.
 func (p *Plan) Written() {
-	if p.gen != nil {
-		saveGenCache(p.k, p.key, p.gen, p.cache)
+	if p.db == nil {
+		return
 	}
+	if p.gen == nil {
+		// Nothing generated: the files were found as recorded; those
+		// checked by their bytes are recorded with their new stat.
+		if p.rec != nil && len(p.rec.checked) > 0 {
+			g := p.rec.g
+			_ = p.db.RecordGeneration(p.ctx, index.GenerationUpdate{Key: g.Key, NodesHash: g.NodesHash, Nodes: g.Nodes, Folders: g.Folders, Missing: g.Missing, Put: p.rec.checked})
+		}
+		return
+	}
+	u := index.GenerationUpdate{Key: p.key, NodesHash: p.gen.NodesHash, Nodes: p.nodes, Folders: p.gen.Folders, Missing: p.gen.MissingSummaries,
+		Put: make(map[string]index.GeneratedFile, len(p.gen.Keys)), Replace: !p.delta}
+	for name, key := range p.gen.Keys {
+		if p.delta {
+			if _, ok := p.gen.Files[name]; !ok {
+				if f, ok := p.rec.checked[name]; ok {
+					u.Put[name] = f
+				}
+				continue // recorded as it is
+			}
+		}
+		if data, ok := p.gen.Files[name]; ok {
+			f, ok := fileRecord(filepath.Join(p.k.Dir, filepath.FromSlash(name)), key, data)
+			if !ok {
+				return // changed under us: record nothing
+			}
+			u.Put[name] = f
+			continue
+		}
+		// Skipped as fresh: the file is as recorded (or as checked),
+		// so there is a record.
+		f, ok := p.rec.checked[name]
+		if !ok {
+			f = p.rec.g.Files[name]
+		}
+		u.Put[name] = f
+	}
+	if p.delta {
+		for name := range p.rec.g.Files {
+			if _, ok := p.gen.Keys[name]; !ok {
+				u.Drop = append(u.Drop, name)
+			}
+		}
+	}
+	if p.ranks != nil && p.ranks.used {
+		u.Ranks, u.DropRanks = p.ranks.put, p.ranks.drop
+	}
+	_ = p.db.RecordGeneration(p.ctx, u)
 }
 
 // PlanFor computes the index files of t, a tree read (and possibly changed
 // in memory to match what a transaction writes) under the writer lock.
 // summaries is the content FOLDER_SUMMARIES.md will have, or nil to read
-// it from disk.
-func PlanFor(k *store.KB, t *store.Tree, summaries []byte) (*Plan, error) {
+// it from disk. db, the branch index the tree was read through, holds the
+// record of the last generation (nil: there is none, everything is
+// generated). d, when not nil, says how t changed since it was read: the
+// recorded generation may then be brought forward by that change alone.
+func PlanFor(ctx context.Context, k *store.KB, db *index.DB, t *store.Tree, summaries []byte, d *Delta) (*Plan, error) {
 	if err := store.RequireV3(t); err != nil {
 		return nil, err
 	}
@@ -77,22 +137,29 @@ func PlanFor(k *store.KB, t *store.Tree, summaries []byte) (*Plan, error) {
 		}
 		summaries = data
 	}
-	nodesHash := memoFor(k).nodesHash(t)
+	nodesHash := NodesHash(t)
 	key := genKey(k, nodesHash, summaries)
-	c := loadGenCache(k)
-	p := &Plan{k: k, key: key, cache: c, Write: map[string][]byte{}}
-	if c.upToDate(k, key, t) {
-		missing := c.missing
+	rec := loadRecord(ctx, db)
+	p := &Plan{ctx: ctx, k: k, db: db, key: key, rec: rec, nodes: len(t.Leaves), Write: map[string][]byte{}}
+	if rec.upToDate(k, key, t.IndexDirs) {
+		missing := rec.g.Missing
 		if missing == nil {
 			missing = []string{}
 		}
-		p.Result = &RebuildResult{NodeCount: len(t.Leaves), NodesHash: "sha256:" + nodesHash, Folders: len(c.folders),
+		p.Result = &RebuildResult{NodeCount: len(t.Leaves), NodesHash: "sha256:" + nodesHash, Folders: len(rec.g.Folders),
 			MissingSummaries: missing, Changed: []string{}, Removed: []string{}}
 		return p, nil
 	}
-	gen, err := generateFor(k, t, summaries, c.freshFunc(k), nodesHash)
+	gen, ok, err := p.bringForward(t, summaries, nodesHash, d)
 	if err != nil {
 		return nil, err
+	}
+	p.delta = ok
+	if !ok {
+		p.ranks = loadRanks(ctx, db)
+		if gen, err = generateFor(k, t, summaries, rec.freshFunc(k), nodesHash, p.ranks); err != nil {
+			return nil, err
+		}
 	}
 	p.gen = gen
 	res := &RebuildResult{NodeCount: len(t.Leaves), NodesHash: "sha256:" + gen.NodesHash, Folders: len(gen.Folders),
@@ -128,17 +195,65 @@ func PlanFor(k *store.KB, t *store.Tree, summaries []byte) (*Plan, error) {
 	return p, nil
 }
 
+// Current is the plan of a tree whose index files need nothing, told
+// without the tree: the branch index was just synced (sh is the shape it
+// found) and the generation it records was made for exactly these
+// leaves, summaries and folders, and every file it made is still as it
+// made it. It returns nil when any of that does not hold, or when the
+// tree has leaves kk cannot read (whose problems the caller reports from
+// the tree); the caller then plans from the tree.
+func Current(ctx context.Context, k *store.KB, db *index.DB, sh index.Shape) (*Plan, error) {
+	if db == nil || sh.Invalid > 0 {
+		return nil, nil
+	}
+	summaries, err := os.ReadFile(k.SummariesPath())
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	hash := sh.Hash
+	if sh.Leaves == 0 {
+		hash = EmptyHash
+	}
+	key := genKey(k, hash, summaries)
+	rec := loadRecord(ctx, db)
+	if !rec.upToDate(k, key, sh.IndexDirs) || rec.g.Nodes != sh.Leaves {
+		return nil, nil
+	}
+	missing := rec.g.Missing
+	if missing == nil {
+		missing = []string{}
+	}
+	return &Plan{ctx: ctx, k: k, db: db, key: key, rec: rec, nodes: sh.Leaves, Write: map[string][]byte{},
+		Result: &RebuildResult{NodeCount: sh.Leaves, NodesHash: "sha256:" + hash, Folders: len(rec.g.Folders),
+			MissingSummaries: missing, Changed: []string{}, Removed: []string{}}}, nil
+}
+
 // Check reports which index files differ from what the leaves generate,
 // writing nothing (kk index rebuild --check).
 func Check(ctx context.Context, k *store.KB) (*RebuildResult, error) {
 	if _, err := k.LoadConfig(); err != nil {
 		return nil, err
 	}
-	t, err := k.ReadTree(store.LoadOptions{NoSave: true})
+	var db *index.DB // the branch index, when there is one
+	if branch, err := index.CurrentBranch(ctx, k); err == nil {
+		db, _ = index.OpenShared(ctx, k, branch)
+	}
+	if db != nil {
+		if _, sh, err := db.SyncShape(ctx, k.NodesDir(), nil); err == nil {
+			p, err := Current(ctx, k, db, sh)
+			if err != nil {
+				return nil, err
+			}
+			if p != nil {
+				return p.Result, nil
+			}
+		}
+	}
+	t, err := index.ReadTree(ctx, k)
 	if err != nil {
 		return nil, err
 	}
-	p, err := PlanFor(k, t, nil)
+	p, err := PlanFor(ctx, k, db, t, nil, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -168,7 +283,7 @@ func GenerateFor(k *store.KB, t *store.Tree, src []byte) (*Generated, error) {
 }
 
 // generateFor renders the generated files of t with the current summaries.
-func generateFor(k *store.KB, t *store.Tree, src []byte, fresh func(file, key string) bool, nodesHash string) (*Generated, error) {
+func generateFor(k *store.KB, t *store.Tree, src []byte, fresh func(file, key string) bool, nodesHash string, rr *rankRecord) (*Generated, error) {
 	summaries, err := store.ParseSummaries(k.SummariesPath(), src)
 	if err != nil {
 		return nil, err
@@ -176,7 +291,7 @@ func generateFor(k *store.KB, t *store.Tree, src []byte, fresh func(file, key st
 	if s := k.EntrySummary(); s != "" {
 		summaries[""] = s
 	}
-	return generate(t, summaries, fresh, memoFor(k), nodesHash)
+	return generate(t, summaries, fresh, nodesHash, rr)
 }
 
 // staleIndexes lists folders holding a generated index.md but no leaves

@@ -67,9 +67,8 @@ var faceWrites = map[string]string{
 // here.
 var fileWriters = map[string]string{
 	"internal/txn":               "the knowledge tree: every change, its journal, staging and audit",
-	"internal/store":             "kk init's scaffold, the leaf cache, the installed-version stamp, the writer lock file",
-	"internal/index":             "the SQLite index and its stat cache (derived, under .state/)",
-	"internal/indexfiles":        "the generation cache of the index files (under .state/); the files themselves go through txn",
+	"internal/store":             "kk init's scaffold, the installed-version stamp, the writer lock file",
+	"internal/index":             "the SQLite index, the one place derived state lives (under .state/)",
 	"internal/atomicfile":        "the atomic file writer itself",
 	"internal/lock":              "the lock files",
 	"internal/curate":            "dedup --output and session stamps after the transaction commits; bootstrap scratch; run traces under _logs/",
@@ -77,7 +76,7 @@ var fileWriters = map[string]string{
 	"internal/migrate":           "a private copy being migrated (MigrateCopy), never the live tree",
 	"internal/pack":              "pack export's output and the private copies an import or export works on",
 	"internal/session":           "session logs and captures under _sessions/ and _logs/",
-	"internal/hooks":             "hook state, staleness cache, hook-error log and the capture's scratch file",
+	"internal/hooks":             "hook state, hook-error log and the capture's scratch file",
 	"internal/harness":           "harness configuration files and installed skills",
 	"internal/install":           "kk install: harness hooks, skills, MCP registration, AGENTS.md",
 	"internal/githooks":          "git hooks (post-checkout, post-commit, post-merge, post-rewrite); the scratch copy of a commit's knowledge base under the git folder that kk index rebuild --commits generates from",

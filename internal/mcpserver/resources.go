@@ -10,7 +10,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/kk-project/kk/internal/store"
+	"github.com/kk-project/kk/internal/index"
 )
 
 // Resource URIs.
@@ -48,7 +48,7 @@ func (s *server) readNode(ctx context.Context, req *mcp.ReadResourceRequest) (*m
 	if id == "" || id == uri {
 		return nil, mcp.ResourceNotFoundError(uri)
 	}
-	t, err := s.kb.ReadTree(store.LoadOptions{})
+	t, err := index.ReadTree(ctx, s.kb)
 	if err != nil {
 		return nil, err
 	}

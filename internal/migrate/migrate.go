@@ -258,7 +258,7 @@ func migrateOKFv3(ctx context.Context, tx *txn.Tx) (*MigrateResult, error) {
 		return nil, err
 	}
 	task := progress.Start(ctx, "migrate: reading leaves", 0)
-	t, err := k.ReadTree(store.LoadOptions{NoSave: true, Progress: task})
+	t, err := k.ReadTree(store.LoadOptions{Progress: task})
 	task.Done()
 	if err == nil {
 		// A tree converts whole or not at all: a leaf left behind would

@@ -32,7 +32,7 @@ func MigrateCopy(ctx context.Context, k *store.KB) (*MigrateResult, error) {
 	case v < 2:
 		return nil, fmt.Errorf("%w: the tree is at schema version %d (kenkeep's flat layout), and only version 2 converts here", ErrStepOrder, v)
 	}
-	t, err := k.ReadTree(store.LoadOptions{NoCache: true, NoSave: true})
+	t, err := k.ReadTree(store.LoadOptions{})
 	if err == nil {
 		err = t.Err() // a pack converts whole or not at all
 	}

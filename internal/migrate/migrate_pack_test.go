@@ -37,7 +37,7 @@ func TestMigrateCopy(t *testing.T) {
 	if res.Noop || res.Converted != 2 || res.FolderSummaries != 1 {
 		t.Fatalf("result = %+v; want 2 converted and 1 summary harvested", res)
 	}
-	tree, err := k.ReadTree(store.LoadOptions{NoCache: true, NoSave: true})
+	tree, err := k.ReadTree(store.LoadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/kk-project/kk/internal/atomicfile"
 	"github.com/kk-project/kk/internal/checks"
 	"github.com/kk-project/kk/internal/contracts"
+	"github.com/kk-project/kk/internal/index"
 	"github.com/kk-project/kk/internal/indexfiles"
 	"github.com/kk-project/kk/internal/node"
 	"github.com/kk-project/kk/internal/store"
@@ -100,7 +101,7 @@ func Export(ctx context.Context, k *store.KB, opts ExportOptions) (*ExportResult
 	if err := checkOut(k, out, archive); err != nil {
 		return nil, err
 	}
-	t, err := k.ReadTree(store.LoadOptions{})
+	t, err := index.ReadTree(ctx, k)
 	if err == nil {
 		err = t.Err() // a pack holds every leaf or none
 	}
@@ -262,7 +263,7 @@ func build(ctx context.Context, k *store.KB, t *store.Tree, summaries store.Summ
 	}
 
 	// Read the copy back, generate its index files, and lint it.
-	st, err := sk.ReadTree(store.LoadOptions{NoCache: true, NoSave: true})
+	st, err := sk.ReadTree(store.LoadOptions{})
 	if err == nil {
 		err = st.Err()
 	}

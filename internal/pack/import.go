@@ -250,7 +250,7 @@ func stage(kind sourceKind, src, given, tmp string, limits Limits) (*stagedPack,
 // parsed with its body, ready to render.
 func readStaged(sp *stagedPack) ([]*node.Node, store.Summaries, error) {
 	where := sp.label(KnowledgeDir)
-	t, err := sp.kb.ReadTree(store.LoadOptions{NoCache: true, NoSave: true})
+	t, err := sp.kb.ReadTree(store.LoadOptions{})
 	if err == nil {
 		err = t.Err() // a pack is imported whole or not at all
 	}

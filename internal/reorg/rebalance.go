@@ -16,6 +16,7 @@ import (
 	"github.com/kk-project/kk/internal/txn"
 
 	"github.com/kk-project/kk/internal/contracts"
+	"github.com/kk-project/kk/internal/index"
 	"github.com/kk-project/kk/internal/node"
 	"github.com/kk-project/kk/internal/progress"
 )
@@ -43,7 +44,7 @@ const (
 // shape calls for (see DecideRebalance). It writes nothing but the leaf
 // cache.
 func RebalanceTrigger(k *store.KB) ([]contracts.RebalanceAction, error) {
-	t, err := k.ReadTree(store.LoadOptions{})
+	t, err := index.ReadTree(context.Background(), k)
 	if err != nil {
 		return nil, err
 	}

@@ -205,7 +205,7 @@ func checkTreeHealthy(t *testing.T, k *store.KB) {
 	if len(res.Changed)+len(res.Removed) > 0 {
 		t.Errorf("index is stale after the plan: %v %v", res.Changed, res.Removed)
 	}
-	tree, err := k.ReadTree(store.LoadOptions{Bodies: true, NoSave: true})
+	tree, err := k.ReadTree(store.LoadOptions{Bodies: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -284,7 +284,7 @@ func simTree(t *testing.T, specs ...string) *store.KB {
 		writeLeaf(t, k, n, nil)
 	}
 	// Render once more so every Related link points at the real path.
-	tree, err := k.ReadTree(store.LoadOptions{NoSave: true})
+	tree, err := k.ReadTree(store.LoadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -667,7 +667,7 @@ func BenchmarkRebalanceTrigger10k(b *testing.B) {
 // BenchmarkDecideRebalance10k times the decision alone.
 func BenchmarkDecideRebalance10k(b *testing.B) {
 	k := benchkb.Cached(b, 10000)
-	t, err := k.ReadTree(store.LoadOptions{NoSave: true})
+	t, err := k.ReadTree(store.LoadOptions{})
 	if err != nil {
 		b.Fatal(err)
 	}

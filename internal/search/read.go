@@ -9,7 +9,6 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
 
 	"github.com/kk-project/kk/internal/graph"
 
@@ -87,19 +86,40 @@ func ReadNode(ctx context.Context, k *store.KB, p ReadParams) (*NodeView, error)
 	case p.ID != "" && p.Path != "":
 		return nil, op.Invalid("id", "give id or path, not both")
 	case p.ID != "":
-		if n := cachedLeaf(k, p.ID); n != nil {
-			return viewWithVersion(ctx, k, n, p.IncludeChangelog == nil || *p.IncludeChangelog, limit)
-		}
-		t, err := k.ReadTree(store.LoadOptions{})
+		// The branch index, synced for the read, says where the leaf is;
+		// when the leaf is not there any more (moved by hand since the
+		// long-running process last looked at the tree), the index is
+		// synced with the tree and asked again.
+		db, err := graph.BranchIndex(ctx, k)
 		if err != nil {
 			return nil, err
 		}
-		rememberPaths(k, t)
-		n, found := t.ByID(p.ID)
+		if _, err := graph.SyncForRead(ctx, k, db); err != nil {
+			return nil, err
+		}
+		path, found, err := db.LeafPath(ctx, p.ID)
+		if err != nil {
+			return nil, err
+		}
+		if found {
+			if n, err := k.ReadLeaf(path); err == nil && store.IDKey(n.ID) == store.IDKey(p.ID) {
+				return viewWithVersion(ctx, k, n, p.IncludeChangelog == nil || *p.IncludeChangelog, limit)
+			}
+		}
+		ex, err := index.ExtractionFor(k)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := db.SyncWith(ctx, k.NodesDir(), ex); err != nil {
+			return nil, err
+		}
+		if path, found, err = db.LeafPath(ctx, p.ID); err != nil {
+			return nil, err
+		}
 		if !found {
 			return nil, op.New(op.CodeNotFound, map[string]any{"id": p.ID}, "no node with id %q", p.ID)
 		}
-		rel = n.Path
+		rel = path
 	case p.Path != "":
 		var perr *op.Error
 		if rel, perr = LeafPath(k, p.Path); perr != nil {
@@ -146,47 +166,6 @@ func viewWithVersion(ctx context.Context, k *store.KB, n *node.Node, withLog boo
 		v.Version = iv
 	}
 	return v, nil
-}
-
-// leafPaths remembers where each id's leaf was the last time the tree was
-// read, so that reading a node by id in a long-running process (the MCP
-// server) costs one file read instead of a tree read. An entry is only a
-// hint: the leaf is read and its id checked, and a miss falls back to
-// reading the tree. The knowledge base value owns it (store.Memo).
-type leafPaths struct {
-	hints atomic.Pointer[map[string]string] // id key -> leaf path; a map is never changed once stored
-}
-
-type leafPathsKey struct{}
-
-func leafPathsOf(k *store.KB) *leafPaths {
-	return store.Memo(k, leafPathsKey{}, func() *leafPaths { return &leafPaths{} })
-}
-
-func rememberPaths(k *store.KB, t *store.Tree) {
-	paths := make(map[string]string, len(t.Leaves))
-	for _, n := range t.Leaves {
-		paths[store.IDKey(n.ID)] = n.Path
-	}
-	leafPathsOf(k).hints.Store(&paths)
-}
-
-// cachedLeaf returns the leaf with id when the remembered path still holds
-// it, else nil.
-func cachedLeaf(k *store.KB, id string) *node.Node {
-	paths := leafPathsOf(k).hints.Load()
-	if paths == nil {
-		return nil
-	}
-	rel, ok := (*paths)[store.IDKey(id)]
-	if !ok {
-		return nil
-	}
-	n, err := k.ReadLeaf(rel)
-	if err != nil || store.IDKey(n.ID) != store.IDKey(id) {
-		return nil
-	}
-	return n
 }
 
 // LeafPath turns a path given by a caller (relative to nodes/, to the

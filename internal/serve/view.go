@@ -420,7 +420,7 @@ func (b *Backend) settleView(ctx context.Context, r *gitx.Repo) error {
 	if onDisk != 0 {
 		return nil
 	}
-	plan, err := indexfiles.PlanFor(b.k, t, nil)
+	plan, err := indexfiles.PlanFor(ctx, b.k, nil, t, nil, nil)
 	if err != nil || len(plan.Write) > 0 || len(plan.Remove) > 0 {
 		return nil
 	}

@@ -116,23 +116,33 @@ func HashSorted(ls []FolderLeaf) string {
 // hex of the leaf's bytes): sha256 over the lines "<path>\t<hash>" sorted
 // by UTF-16 code units, joined by "\n".
 func HashLeaves(hashes map[string]string) string {
-	return HashLines(LeafLines(hashes))
+	lines := make([]string, 0, len(hashes))
+	for p, h := range hashes {
+		lines = append(lines, p+"\t"+h)
+	}
+	return HashLeafLines(lines)
 }
 
-// LeafLines are the lines HashLeaves hashes, in order.
-func LeafLines(hashes map[string]string) []string {
-	entries := make([]string, 0, len(hashes))
-	high := false // a character at or above U+E000, where UTF-16 order differs from byte order
-	for p, h := range hashes {
-		entries = append(entries, p+"\t"+h)
-		high = high || strings.IndexFunc(p, func(r rune) bool { return r >= 0xE000 }) >= 0
+// HashLeafLines is HashLeaves of the lines "<path>\t<sha256>" of the
+// leaves, in any order (it sorts them in place).
+func HashLeafLines(lines []string) string {
+	SortLeafLines(lines)
+	return HashLines(lines)
+}
+
+// SortLeafLines sorts leaf lines in the order HashLeaves hashes them:
+// UTF-16 order, which is byte order unless a path holds a character at or
+// above U+E000 (whose UTF-8 form starts with a byte of 0xEE or more).
+func SortLeafLines(lines []string) {
+	for _, l := range lines {
+		for i := 0; i < len(l); i++ {
+			if l[i] >= 0xEE {
+				slices.SortFunc(lines, CompareUTF16)
+				return
+			}
+		}
 	}
-	if high {
-		slices.SortFunc(entries, CompareUTF16)
-	} else {
-		slices.Sort(entries)
-	}
-	return entries
+	slices.Sort(lines)
 }
 
 // HashLines is sha256 (hex) over lines joined by "\n".

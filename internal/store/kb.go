@@ -75,7 +75,6 @@ func (k *KB) GraphPath() string     { return filepath.Join(k.Dir, "GRAPH.md") }
 func (k *KB) SummariesPath() string { return filepath.Join(k.Dir, "FOLDER_SUMMARIES.md") }
 func (k *KB) InstalledPath() string { return filepath.Join(k.Dir, ".state", "installed-version") }
 func (k *KB) RedirectsPath() string { return filepath.Join(k.Dir, "nodes", ".redirects.json") }
-func (k *KB) CachePath() string     { return filepath.Join(k.Dir, ".state", "leaves.cache") }
 func (k *KB) ConflictsDir() string  { return filepath.Join(k.Dir, "conflicts") }
 func (k *KB) SessionsDir() string   { return filepath.Join(k.Dir, "_sessions") }
 func (k *KB) GitignorePath() string { return filepath.Join(k.Dir, ".gitignore") }

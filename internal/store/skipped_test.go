@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/kk-project/kk/internal/node"
 )
@@ -78,4 +79,28 @@ func TestReadTreeSkipsWhatItCannotRead(t *testing.T) {
 	if got := k.TakeSkipped(); len(got) != 0 {
 		t.Fatalf("noted again: %v", got)
 	}
+}
+
+// sharedKB makes a knowledge base of three leaves (practice-a, -b, -c),
+// an hour old.
+func sharedKB(t *testing.T) *KB {
+	t.Helper()
+	dir := t.TempDir()
+	nodes := filepath.Join(dir, DirName, "nodes")
+	if err := os.MkdirAll(nodes, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	old := time.Now().Add(-time.Hour)
+	for _, name := range []string{"a", "b", "c"} {
+		leaf := "---\ntype: practice\ntitle: " + strings.ToUpper(name) + "\ndescription: d\ntags: []\nkk_schema_version: 3\nkk_id: practice-" + name +
+			"\nkk_derived_from: []\nkk_relates_to: []\nkk_depends_on: []\nkk_confidence: high\n---\nbody\n"
+		p := filepath.Join(nodes, name+".md")
+		if err := os.WriteFile(p, []byte(leaf), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(p, old, old); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return New(dir)
 }

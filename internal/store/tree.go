@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/kk-project/kk/internal/node"
 	"github.com/kk-project/kk/internal/progress"
@@ -30,12 +29,10 @@ func IsLeafName(name string) bool {
 
 // Tree is every leaf of a knowledge base, read in one pass.
 //
-// A Tree's leaves are read-only: a process shares them between the trees
-// it reads and its leaf cache (the memo of ReadTree), so a leaf that did
-// not change is the same *node.Node in every tree. To change a leaf, copy
-// it or read it with ReadLeaf (a transaction's Leaf does). The tree's own
-// lists and maps are its own: Put and Remove change only them. Under the
-// race detector, a read panics when an earlier read's leaf was changed.
+// A Tree is its caller's own: every read builds its leaves anew (a read
+// through the branch index decodes them from its rows, a read of the
+// files parses them), and no two trees, nor a tree and any cache, share
+// a leaf. Put and Remove change the tree's lists and maps.
 type Tree struct {
 	// Leaves sorted by path (root collation, as kenkeep sorts them).
 	Leaves []*node.Node
@@ -218,111 +215,80 @@ func (e *TreeError) Unwrap() []error { return e.Problems }
 
 // LoadOptions tune ReadTree.
 type LoadOptions struct {
-	// NoCache reads and parses every leaf even when the leaf cache says it
-	// is unchanged.
-	NoCache bool
-	// Bodies asks for leaf bodies; leaves served from the cache have none.
+	// Bodies asks for leaf bodies.
 	Bodies bool
-	// NoSave leaves the cache file alone (for commands that promise to
-	// write nothing).
-	NoSave bool
-	// Progress, when not nil, counts the leaves parsed (those the cache
-	// does not have).
+	// Progress, when not nil, counts the leaves parsed.
 	Progress *progress.Task
+
+	// NoCache and NoSave have no effect (ReadTree keeps nothing between
+	// reads); they stay until the callers outside this package (kk
+	// serve's benchmarks) drop them.
+	NoCache, NoSave bool
 }
 
+// LeafFile is one leaf file a listing found, with its size and mtime.
 type LeafFile struct {
 	Rel   string
 	Abs   string
 	Size  int64
 	mtime int64
-	quiet bool // unchanged since the last read, as a watch reports (see treeWatch.assemble)
 }
 
-// ReadTree reads every leaf under nodes/. A leaf it cannot read (its
-// front matter does not parse or lacks keys, it shares its id with
-// another, it is a broken symlink) is skipped and listed in the tree's
-// Problems with every problem in it; the other leaves are read as ever.
-// It returns an error only when nodes/ itself cannot be read. The
+// ReadTree reads and parses every leaf under nodes/. A leaf it cannot
+// read (its front matter does not parse or lacks keys, it shares its id
+// with another, it is a broken symlink) is skipped and listed in the
+// tree's Problems with every problem in it; the other leaves are read as
+// ever. It returns an error only when nodes/ itself cannot be read. The
 // problems are also noted on k (see NoteSkipped), for the face to warn
-// about once.
+// about once. It keeps nothing between reads: a command reads the tree
+// through the branch index (index.ReadTree), which parses only the leaves
+// that changed since its last sync; ReadTree is the reference it is
+// checked against, and the read of a copy no index belongs to.
 func (k *KB) ReadTree(opts LoadOptions) (*Tree, error) {
-	start := time.Now().UnixNano() // before any stat: see treeMemo
-	var cache *leafCache
-	var mem *treeMemo
-	fromDisk := false
-	if !opts.NoCache && !opts.Bodies {
-		mem = Memo(k, treeMemoKey{}, func() *treeMemo { return &treeMemo{k: k} })
-		mem.mu.Lock()
-		defer mem.mu.Unlock()
-		if cache = mem.cache; cache == nil {
-			cache, fromDisk = k.loadCache(), true
-		}
+	l, err := ScanDir(context.Background(), k.NodesDir())
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", k.Rel(k.NodesDir()), err)
 	}
-	var l *Listing
-	var err error
-	if mem != nil && mem.watch != nil {
-		if l, err = mem.watch.scan(context.Background()); err != nil {
-			// Out of watches (the kernel's limit is per user), or a
-			// folder that cannot be read: walk, as without watching,
-			// which reports the latter.
-			_ = mem.watch.close()
-			mem.watch = nil
-		}
-	}
-	if l == nil {
-		if l, err = ScanDir(context.Background(), k.NodesDir()); err != nil {
-			return nil, fmt.Errorf("reading %s: %w", k.Rel(k.NodesDir()), err)
-		}
-	}
-	l = k.collated(l)
-	files := l.Files
-	leaves := make([]*node.Node, len(files))
-	hashes := make([]string, len(files))
-	errs := make([]error, len(files))
-	var fresh []int
-	// With the memo, every leaf is its cache entry's node, shared with
-	// every tree read since the entry was made (see Tree): a read copies
-	// nothing it does not parse.
-	var entries []*cacheEntry
-	if mem != nil {
-		entries = make([]*cacheEntry, len(files))
-		mem.checkShared()
-	}
-	for i, f := range files {
-		if cache != nil {
-			if e := cache.entry(f); e != nil {
-				leaves[i], hashes[i], entries[i] = &e.n, e.hash, e
-				mem.shared(e)
-				continue
-			}
-		}
-		fresh = append(fresh, i)
-	}
-	opts.Progress.SetTotal(len(fresh))
-	Parallel(len(fresh), func(j int) {
+	reads := make([]LeafRead, len(l.Files))
+	opts.Progress.SetTotal(len(reads))
+	Parallel(len(reads), func(i int) {
 		defer opts.Progress.Add(1)
-		i := fresh[j]
-		leaves[i], hashes[i], errs[i] = readLeaf(files[i])
-		if leaves[i] == nil {
-			return
-		}
-		leaves[i].Release(opts.Bodies)
-		if entries != nil {
-			f := files[i]
-			e := &cacheEntry{Size: f.Size, mtime: f.mtime, hash: hashes[i], n: *leaves[i]}
-			leaves[i], entries[i] = &e.n, e
+		r := &reads[i]
+		r.File = l.Files[i]
+		r.Leaf, r.Hash, r.Err = readLeaf(l.Files[i])
+		if r.Leaf != nil {
+			r.Leaf.Release(opts.Bodies)
 		}
 	})
-	clean := len(l.Problems) == 0 && !slices.ContainsFunc(errs, func(err error) bool { return err != nil })
-	if mem != nil && clean && !fromDisk {
-		if hashes, byID, ok := mem.derive(files, entries, fresh); ok {
-			t := &Tree{Leaves: leaves, Dirs: l.Dirs, IndexDirs: l.IndexDirs, Leftovers: l.Leftovers, Irregular: l.Irregular, Hashes: hashes, byID: byID}
-			mem.update(start, cache, fromDisk, files, entries, fresh, opts.NoSave)
-			return t, nil
-		}
+	t := NewTree(l, reads)
+	k.NoteSkipped(t.Problems)
+	return t, nil
+}
+
+// LeafRead is what a tree read found of one leaf file: the leaf (nil
+// when Err says why the file is not part of the tree) and the sha256
+// (hex) of its bytes.
+type LeafRead struct {
+	File LeafFile
+	Leaf *node.Node
+	Hash string
+	Err  error
+}
+
+// NewTree assembles the tree of a listing from its leaf files as read
+// (in any order), by ReadTree's rules: the listing's problems and the
+// leaves that could not be read are skipped, and so are all the leaves
+// that share an id (which of them the id names cannot be told, so none
+// is read, linked or written).
+func NewTree(l *Listing, reads []LeafRead) *Tree {
+	rels := make([]string, len(reads))
+	for i := range reads {
+		rels[i] = reads[i].File.Rel
 	}
-	t := &Tree{Dirs: l.Dirs, IndexDirs: l.IndexDirs, Leftovers: l.Leftovers, Irregular: l.Irregular, Hashes: make(map[string]string, len(files)), byID: make(map[string]*node.Node, len(files))}
+	dirs := slices.Clone(l.Dirs)
+	SortLocale(dirs)
+	t := &Tree{Dirs: dirs, IndexDirs: l.IndexDirs, Leftovers: l.Leftovers, Irregular: l.Irregular,
+		Leaves: make([]*node.Node, 0, len(reads)), Hashes: make(map[string]string, len(reads)), byID: make(map[string]*node.Node, len(reads))}
 	for _, p := range l.Problems {
 		rel := ""
 		if ne, ok := errors.AsType[*node.Error](p); ok {
@@ -330,29 +296,27 @@ func (k *KB) ReadTree(opts LoadOptions) (*Tree, error) {
 		}
 		t.skip(rel, "", p)
 	}
-	var read []int // the leaves that parse, in path order
-	for i, f := range files {
-		if errs[i] != nil {
+	var read []*LeafRead // the leaves that parse, in path order
+	sharing := make(map[string][]*node.Node, len(reads))
+	for _, i := range SortedOrder(rels) {
+		r := &reads[i]
+		if r.Err != nil {
 			id := ""
-			if ne, ok := errors.AsType[*node.Error](errs[i]); ok {
+			if ne, ok := errors.AsType[*node.Error](r.Err); ok {
 				id = ne.ID
 			}
-			t.skip(f.Rel, id, errs[i])
+			t.skip(r.File.Rel, id, r.Err)
 			continue
 		}
-		read = append(read, i)
+		read = append(read, r)
+		key := IDKey(r.Leaf.ID)
+		sharing[key] = append(sharing[key], r.Leaf)
 	}
-	// Leaves that share an id are all skipped: which of them the id
-	// names cannot be told, so none is read, linked or written.
-	sharing := make(map[string][]*node.Node, len(read))
-	for _, i := range read {
-		sharing[IDKey(leaves[i].ID)] = append(sharing[IDKey(leaves[i].ID)], leaves[i])
-	}
-	for _, i := range read {
-		n := leaves[i]
+	for _, r := range read {
+		n := r.Leaf
 		group := sharing[IDKey(n.ID)]
 		if len(group) == 1 {
-			t.Hashes[n.Path] = hashes[i]
+			t.Hashes[n.Path] = r.Hash
 			t.Leaves = append(t.Leaves, n)
 			t.byID[IDKey(n.ID)] = n
 			continue
@@ -373,53 +337,7 @@ func (k *KB) ReadTree(opts LoadOptions) (*Tree, error) {
 		t.skip(n.Path, n.ID, &node.Error{Path: n.Path, Field: idKey(n), Msg: msg, ID: n.ID})
 	}
 	slices.SortStableFunc(t.Problems, func(a, b error) int { return strings.Compare(problemPath(a), problemPath(b)) })
-	k.NoteSkipped(t.Problems)
-	// Only the leaves that parse go into the caches: a bad leaf is read
-	// again at every read until it is fixed.
-	if !clean {
-		files, leaves, hashes, entries, fresh = parsed(files, leaves, hashes, entries, fresh, errs)
-	}
-	if mem != nil {
-		if len(t.Problems) == 0 {
-			mem.keep(t)
-		} else {
-			mem.hashes, mem.byID = nil, nil // the full build, until the problems are gone
-		}
-		mem.update(start, cache, fromDisk, files, entries, fresh, opts.NoSave)
-		return t, nil
-	}
-	if !opts.Bodies && !opts.NoSave && (cache == nil || len(fresh) > 0 || len(cache.entries) != len(files)) {
-		k.saveCache(files, leaves, hashes)
-	}
-	return t, nil
-}
-
-// parsed keeps, of a read's files and what was read of them, those that
-// parsed; fresh (indexes into files) is renumbered.
-func parsed(files []LeafFile, leaves []*node.Node, hashes []string, entries []*cacheEntry, fresh []int, errs []error) ([]LeafFile, []*node.Node, []string, []*cacheEntry, []int) {
-	at := make([]int, len(files))
-	var f2 []LeafFile
-	var l2 []*node.Node
-	var h2 []string
-	var e2 []*cacheEntry
-	for i := range files {
-		at[i] = -1
-		if errs[i] != nil {
-			continue
-		}
-		at[i] = len(f2)
-		f2, l2, h2 = append(f2, files[i]), append(l2, leaves[i]), append(h2, hashes[i])
-		if entries != nil {
-			e2 = append(e2, entries[i])
-		}
-	}
-	var fr2 []int
-	for _, i := range fresh {
-		if at[i] >= 0 {
-			fr2 = append(fr2, at[i])
-		}
-	}
-	return f2, l2, h2, e2, fr2
+	return t
 }
 
 // problemPath is the file a tree problem is about.
@@ -470,32 +388,25 @@ func (k *KB) Scan() (*Listing, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading %s: %w", k.Rel(k.NodesDir()), err)
 	}
+	return k.scanned(l)
+}
+
+// scanned puts a listing in ScanDir's order into the tree's.
+func (k *KB) scanned(l *Listing) (*Listing, error) {
 	if len(l.Problems) > 0 {
 		return nil, &TreeError{Problems: l.Problems}
 	}
-	return k.collated(l), nil
-}
-
-// collated puts a listing in ScanDir's order into the tree's.
-func (k *KB) collated(l *Listing) *Listing {
-	if !l.collated {
-		l.Files, l.collated = sortedFiles(l.Files), true
-	}
-	SortLocale(l.Dirs)
-	return l
-}
-
-// sortedFiles returns files in root collation order of their paths.
-func sortedFiles(files []LeafFile) []LeafFile {
-	rels := make([]string, len(files))
-	for i, f := range files {
+	rels := make([]string, len(l.Files))
+	for i, f := range l.Files {
 		rels[i] = f.Rel
 	}
-	sorted := make([]LeafFile, len(files))
+	sorted := make([]LeafFile, len(l.Files))
 	for i, j := range SortedOrder(rels) {
-		sorted[i] = files[j]
+		sorted[i] = l.Files[j]
 	}
-	return sorted
+	l.Files = sorted
+	SortLocale(l.Dirs)
+	return l, nil
 }
 
 // ScanDir is the one tree scanner: every reader of nodes/ (the tree, the
@@ -548,6 +459,18 @@ func (l *Listing) add(kind entryKind, rel string, f LeafFile, problem error) {
 	}
 }
 
+// mergeAll adds what the parts list.
+func (l *Listing) mergeAll(parts []*Listing) {
+	files := len(l.Files)
+	for _, p := range parts {
+		files += len(p.Files)
+	}
+	l.Files = slices.Grow(l.Files, files-len(l.Files))
+	for _, p := range parts {
+		l.merge(p)
+	}
+}
+
 // merge adds what part lists.
 func (l *Listing) merge(part *Listing) {
 	l.Files = append(l.Files, part.Files...)
@@ -568,12 +491,16 @@ type Listing struct {
 	Leftovers []string        // temporary files of interrupted atomic writes
 	Irregular []string        // *.md entries that are not regular files
 	Problems  []error         // symlinks that are broken or lead out of the tree
-
-	collated bool // Files are in root collation order already (a watched listing)
 }
 
 // ModTime is the leaf file's modification time, in Unix nanoseconds.
 func (f LeafFile) ModTime() int64 { return f.mtime }
+
+// NewLeafFile describes a leaf file whose size and mtime (Unix
+// nanoseconds) are known.
+func NewLeafFile(rel, abs string, size, mtime int64) LeafFile {
+	return LeafFile{Rel: rel, Abs: abs, Size: size, mtime: mtime}
+}
 
 // IsTempName reports whether a file name is that of an atomic write's
 // temporary file (atomicfile writes .<name>.tmp-<random> beside the target).

@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"os"
-	"sync"
 
 	"golang.org/x/sys/unix"
 )
@@ -18,22 +17,21 @@ import (
 // kernel resolving every leaf's whole path: reading an unchanged tree is
 // mostly this walk. It stops between folders once ctx is done.
 func walk(ctx context.Context, root, realRoot string, l *Listing) error {
-	var mu sync.Mutex
 	level := []string{""}
 	l.Dirs = append(l.Dirs, "")
+	var parts []*Listing // one per folder, merged once at the end
 	for len(level) > 0 {
 		subdirs := make([][]string, len(level))
 		errs := make([]error, len(level))
+		at := len(parts)
+		parts = append(parts, make([]*Listing, len(level))...)
 		Parallel(len(level), func(j int) {
 			if errs[j] = ctx.Err(); errs[j] != nil {
 				return
 			}
-			var part Listing
-			part.IndexDirs = map[string]bool{}
-			subdirs[j], _, errs[j] = walkFolder(root, realRoot, level[j], &part)
-			mu.Lock()
-			l.merge(&part)
-			mu.Unlock()
+			part := &Listing{IndexDirs: map[string]bool{}}
+			subdirs[j], _, errs[j] = walkFolder(root, realRoot, level[j], part)
+			parts[at+j] = part
 		})
 		if err := errors.Join(errs...); err != nil {
 			return err
@@ -43,6 +41,7 @@ func walk(ctx context.Context, root, realRoot string, l *Listing) error {
 			level = append(level, s...)
 		}
 	}
+	l.mergeAll(parts)
 	return nil
 }
 

@@ -418,11 +418,11 @@ func rollback(k *store.KB, j *journal) error {
 // repository root: journals of changesets that were never committed (to
 // be rolled back), journals never finished, temporary files of atomic
 // writes, and pack-import staging folders of processes that are gone.
-func Leftovers(k *store.KB) ([]string, error) { return leftovers(k, true) }
+func Leftovers(k *store.KB) ([]string, error) { return leftovers(k, k.NodesDir(), k.ConflictsDir()) }
 
-// leftovers is Leftovers; the walk of nodes/ and conflicts/ for temporary
-// files is made only with tree set.
-func leftovers(k *store.KB, tree bool) ([]string, error) {
+// leftovers is Leftovers, walking only the folders of walk (nodes/,
+// conflicts/) for temporary files.
+func leftovers(k *store.KB, walk ...string) ([]string, error) {
 	var out []string
 	rel := func(p string) string { return k.Rel(p) }
 	if ents, err := os.ReadDir(JournalDir(k)); err == nil {
@@ -441,10 +441,7 @@ func leftovers(k *store.KB, tree bool) ([]string, error) {
 			}
 		}
 	}
-	for _, dir := range []string{k.NodesDir(), k.ConflictsDir()} {
-		if !tree {
-			break
-		}
+	for _, dir := range walk {
 		err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 			if err != nil {
 				if errors.Is(err, fs.ErrNotExist) {
@@ -492,8 +489,9 @@ func leftovers(k *store.KB, tree bool) ([]string, error) {
 // temporary file there and removes it after its last rename, so a
 // temporary file in the tree means a journal was left too: without one,
 // the tree is not walked, and a write at 10k leaves does not pay for
-// reading 400 folders; sweep walks it anyway. Leftovers, for kk doctor,
-// always walks it.
+// reading 400 folders. sweep walks conflicts/ anyway, and leaves nodes/
+// to the transaction, whose sync lists its temporary files (Tx.sweep).
+// Leftovers, for kk doctor, always walks both.
 func recoverLocked(k *store.KB, sweep bool) error {
 	ents, err := os.ReadDir(JournalDir(k))
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -533,7 +531,14 @@ func recoverLocked(k *store.KB, sweep bool) error {
 			}
 		}
 	}
-	left, err := leftovers(k, journals || sweep)
+	var walk []string
+	switch {
+	case journals:
+		walk = []string{k.NodesDir(), k.ConflictsDir()}
+	case sweep:
+		walk = []string{k.ConflictsDir()}
+	}
+	left, err := leftovers(k, walk...)
 	if err != nil {
 		return err
 	}

@@ -48,7 +48,6 @@ import (
 	"github.com/kk-project/kk/internal/indexfiles"
 	"github.com/kk-project/kk/internal/lock"
 	"github.com/kk-project/kk/internal/node"
-	"github.com/kk-project/kk/internal/progress"
 	"github.com/kk-project/kk/internal/store"
 )
 
@@ -112,6 +111,7 @@ type Tx struct {
 
 	cfg       *store.Config // config.yaml, read once (Config)
 	tree      *store.Tree
+	treeHash  string // the nodes hash of tree as read ("" when not known)
 	redirects store.Redirects
 	db        *index.DB
 	branch    string
@@ -131,7 +131,10 @@ type Tx struct {
 	misuse       error             // the first staging the transaction refuses (refuse)
 	regenerate   bool              // regenerate index files even when no leaf changed
 	noIndexFiles bool              // leave the generated index files alone
-	now          time.Time
+	// sweep removes the temporary files the sync lists under nodes/
+	// (kk index rebuild: see recoverLocked).
+	sweep bool
+	now   time.Time
 
 	keep     string   // keep the originals under this name (KeepOriginals)
 	restored []string // kept originals to drop once committed (RestoreOriginals)
@@ -178,7 +181,7 @@ func update(ctx context.Context, k *store.KB, m Meta, sweep bool, fn func(tx *Tx
 	if err := recoverLocked(k, sweep); err != nil {
 		return nil, err
 	}
-	tx := &Tx{ctx: ctx, k: k, meta: m, byNode: map[*node.Node]*staged{}, read: map[string]*staged{}, files: map[string]*fileOp{}, now: k.Time()}
+	tx := &Tx{ctx: ctx, k: k, meta: m, byNode: map[*node.Node]*staged{}, read: map[string]*staged{}, files: map[string]*fileOp{}, now: k.Time(), sweep: sweep}
 	if tx.meta.Changeset == "" {
 		tx.meta.Changeset = NewChangesetID(tx.now)
 	}
@@ -311,14 +314,61 @@ func (tx *Tx) Tree() (*store.Tree, error) {
 	if tx.tree != nil {
 		return tx.tree, nil
 	}
-	task := progress.Start(tx.ctx, "reading leaves", 0)
-	t, err := tx.k.ReadTree(store.LoadOptions{Progress: task})
-	task.Done()
+	// The tree comes from the branch index, synced under the lock (the
+	// sync Index would make).
+	db, err := tx.index()
 	if err != nil {
 		return nil, err
 	}
-	tx.tree = t
+	ex, err := tx.extraction()
+	if err != nil {
+		return nil, err
+	}
+	t, st, err := db.Tree(tx.ctx, tx.k.NodesDir(), ex)
+	if err != nil {
+		return nil, err
+	}
+	tx.treeHash = st.Hash
+	tx.k.NoteSkipped(t.Problems)
+	tx.removeLeftovers(t.Leftovers)
+	tx.tree, tx.synced = t, true
 	return t, nil
+}
+
+// removeLeftovers removes, when the transaction sweeps, the temporary
+// files of interrupted writes a sync listed under nodes/ (no journal
+// accounts for them: recovery rolled back every journal first).
+func (tx *Tx) removeLeftovers(rels []string) {
+	if !tx.sweep {
+		return
+	}
+	for _, rel := range rels {
+		_ = os.Remove(tx.k.NodePath(rel)) // a leftover gone already is what was wanted
+	}
+}
+
+// current is the plan of a regeneration that changes nothing, when the
+// branch index, synced now, says the generated files are current (see
+// indexfiles.Current): the tree is then not assembled. nil otherwise.
+func (tx *Tx) current() (*indexfiles.Plan, error) {
+	if tx.synced || tx.tree != nil {
+		return nil, nil
+	}
+	db, err := tx.index()
+	if err != nil {
+		return nil, err
+	}
+	ex, err := tx.extraction()
+	if err != nil {
+		return nil, err
+	}
+	_, sh, err := db.SyncShape(tx.ctx, tx.k.NodesDir(), ex)
+	if err != nil {
+		return nil, err
+	}
+	tx.synced = true
+	tx.removeLeftovers(sh.Leftovers)
+	return indexfiles.Current(tx.ctx, tx.k, db, sh)
 }
 
 // Skipped lists the leaves the transaction's tree left out because they
@@ -352,16 +402,8 @@ func (tx *Tx) SetRedirects(r store.Redirects) {
 // Index returns the branch's index, synced with the tree under the lock
 // (once per transaction), for reference checks and versions.
 func (tx *Tx) Index() (*index.DB, error) {
-	if tx.db == nil {
-		branch, err := tx.Branch()
-		if err != nil {
-			return nil, err
-		}
-		db, err := index.OpenShared(tx.ctx, tx.k, branch)
-		if err != nil {
-			return nil, err
-		}
-		tx.db, tx.branch = db, branch
+	if _, err := tx.index(); err != nil {
+		return nil, err
 	}
 	if !tx.synced {
 		ex, err := tx.extraction()
@@ -372,6 +414,22 @@ func (tx *Tx) Index() (*index.DB, error) {
 			return nil, err
 		}
 		tx.synced = true
+	}
+	return tx.db, nil
+}
+
+// index opens the branch's index, without syncing it.
+func (tx *Tx) index() (*index.DB, error) {
+	if tx.db == nil {
+		branch, err := tx.Branch()
+		if err != nil {
+			return nil, err
+		}
+		db, err := index.OpenShared(tx.ctx, tx.k, branch)
+		if err != nil {
+			return nil, err
+		}
+		tx.db, tx.branch = db, branch
 	}
 	return tx.db, nil
 }
@@ -915,10 +973,14 @@ func (tx *Tx) SkipIndexFiles() { tx.noIndexFiles = true }
 // planIndexFiles computes the generated index files of tree t as the
 // changeset leaves it.
 func (tx *Tx) planIndexFiles(t *store.Tree, out []rendered) (*indexfiles.Plan, error) {
-	if err := tx.applyRawLeaves(t); err != nil {
+	// d is how t changes from the tree as read: the record of the last
+	// generation may be brought forward by it alone.
+	d := &indexfiles.Delta{Before: tx.treeHash}
+	if err := tx.applyRawLeaves(t, d); err != nil {
 		return nil, err
 	}
 	for _, r := range out {
+		c := indexfiles.LeafChange{Old: r.s.orig}
 		if r.s.orig != nil {
 			t.Remove(r.s.orig)
 		}
@@ -932,20 +994,22 @@ func (tx *Tx) planIndexFiles(t *store.Tree, out []rendered) (*indexfiles.Plan, e
 			n.Release(false)
 			sum := sha256.Sum256(r.data)
 			t.Put(nil, n, hex.EncodeToString(sum[:]))
+			c.New = n
 		}
+		d.Changes = append(d.Changes, c)
 	}
 	var summaries []byte
 	if op, ok := tx.files["FOLDER_SUMMARIES.md"]; ok && !op.remove {
 		summaries = op.data
 	}
-	return indexfiles.PlanFor(tx.k, t, summaries)
+	return indexfiles.PlanFor(tx.ctx, tx.k, tx.db, t, summaries, d)
 }
 
 // applyRawLeaves brings tree t in step with the leaf files staged as raw
 // bytes (WriteFile and RemoveFile under nodes/: a migration rewrites
 // leaves byte for byte), so that the index files are generated from the
 // tree as it will be.
-func (tx *Tx) applyRawLeaves(t *store.Tree) error {
+func (tx *Tx) applyRawLeaves(t *store.Tree, d *indexfiles.Delta) error {
 	var byPath map[string]*node.Node
 	for _, rel := range tx.fileSeq {
 		leaf, ok := strings.CutPrefix(rel, "nodes/")
@@ -958,28 +1022,32 @@ func (tx *Tx) applyRawLeaves(t *store.Tree) error {
 				byPath[n.Path] = n
 			}
 		}
-		if old := byPath[leaf]; old != nil {
-			t.Remove(old)
+		c := indexfiles.LeafChange{Old: byPath[leaf]}
+		if c.Old != nil {
+			t.Remove(c.Old)
 			delete(byPath, leaf)
 		}
 		op := tx.files[rel]
-		if op.remove {
-			continue
-		}
-		n, err := node.Parse(leaf, op.data)
-		if err != nil {
-			if len(tx.restored) > 0 {
+		if !op.remove {
+			n, err := node.Parse(leaf, op.data)
+			if err != nil {
+				if len(tx.restored) == 0 {
+					return err
+				}
 				// Put back as it was (RestoreOriginals): a note that
 				// cannot be read stays skipped, as a read leaves it.
 				t.Skip(leaf, err)
-				continue
+			} else {
+				n.Release(false)
+				sum := sha256.Sum256(op.data)
+				t.Put(nil, n, hex.EncodeToString(sum[:]))
+				byPath[leaf] = n
+				c.New = n
 			}
-			return err
 		}
-		n.Release(false)
-		sum := sha256.Sum256(op.data)
-		t.Put(nil, n, hex.EncodeToString(sum[:]))
-		byPath[leaf] = n
+		if c.Old != nil || c.New != nil {
+			d.Changes = append(d.Changes, c)
+		}
 	}
 	return nil
 }
@@ -1187,19 +1255,29 @@ func (tx *Tx) generate(p *commitPlan) error {
 	// Summaries and raw leaves alone (a placement on a kenkeep v1 tree)
 	// regenerate only a tree kk can generate for.
 	optional := !treeChanged && !tx.regenerate
-	t, err := tx.Tree()
-	if err != nil {
-		if optional {
-			return nil
+	var gen *indexfiles.Plan
+	if !treeChanged && !p.rawLeaves && tx.files["FOLDER_SUMMARIES.md"] == nil {
+		// Only a regeneration (kk index rebuild): the index may say the
+		// files are current without the tree.
+		var err error
+		if gen, err = tx.current(); err != nil {
+			return err
 		}
-		return err
 	}
-	gen, err := tx.planIndexFiles(t, p.out)
-	if err != nil {
-		if optional && errors.Is(err, store.ErrNeedsMigration) {
-			return nil
+	if gen == nil {
+		t, err := tx.Tree()
+		if err != nil {
+			if optional {
+				return nil
+			}
+			return err
 		}
-		return err
+		if gen, err = tx.planIndexFiles(t, p.out); err != nil {
+			if optional && errors.Is(err, store.ErrNeedsMigration) {
+				return nil
+			}
+			return err
+		}
 	}
 	for _, name := range gen.Names() {
 		p.add(name, &fileOp{data: gen.Write[name], generated: true})

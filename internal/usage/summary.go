@@ -2,10 +2,12 @@ package usage
 
 import (
 	"cmp"
+	"context"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/kk-project/kk/internal/index"
 	"github.com/kk-project/kk/internal/store"
 )
 
@@ -58,7 +60,7 @@ func Load(k *store.KB, limit int) (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
-	t, err := k.ReadTree(store.LoadOptions{})
+	t, err := index.ReadTree(context.Background(), k)
 	if err != nil {
 		return nil, err
 	}

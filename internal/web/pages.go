@@ -97,7 +97,7 @@ var treeLeavesPerFolder = 25
 
 // readFolders reads the tree and the folder summaries into folder items.
 func (h *handler) readFolders() (map[string]*folderItem, *store.Tree, error) {
-	t, err := h.k.ReadTree(store.LoadOptions{})
+	t, err := index.ReadTree(context.Background(), h.k)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -1,0 +1,606 @@
+package index
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/kk-project/kk/internal/node"
+	"github.com/kk-project/kk/internal/store"
+)
+
+// The leaf state is what the last sync found under nodes/: one row of the
+// folders table per folder, holding every leaf file directly in it (its
+// size, mtime and the sha256 of the bytes read, and either the leaf's
+// facts, the front matter fields a tree read hands out, or why the file is
+// not part of the tree) and what else the folder holds that a tree read
+// reports (an index.md, leftovers of interrupted writes, irregular files,
+// broken symlinks). A sync compares a walk of nodes/ with it by
+// store.Unchanged and reads only what that rule does not trust; a tree
+// read (ReadTree) decodes it instead of parsing every leaf. It is written
+// in the transaction that writes the leaves' rows, so it always describes
+// them. A folder is one row, not each leaf, because SQLite's cost is per
+// row: a command reading the state of 10,000 leaves reads 400 rows.
+
+// stateVersion is the first byte of a folder's stat blob; a row of
+// another version (or a damaged one) is read as unknown, and the sync
+// reads the folder's files again.
+const stateVersion = 2
+
+// leafEntry is one leaf file of a folder as the last sync found it.
+type leafEntry struct {
+	name        string // in its folder
+	size, mtime int64
+	sha         string // sha256 (hex) of the bytes read
+	// id is the leaf's id; for a file that is not part of the tree, the
+	// id its front matter names, if any (a skipped leaf still claims it).
+	id string
+	// problems say why the file is not part of the tree (none when it
+	// is), oldLayout that it is a kenkeep v1 leaf (node.ErrOldLayout).
+	problems  []node.Problem
+	oldLayout bool
+	facts     string // an indexed leaf's facts (see appendFacts)
+}
+
+func (e *leafEntry) indexed() bool { return len(e.problems) == 0 }
+
+func (e *leafEntry) equal(o *leafEntry) bool {
+	return e.name == o.name && e.size == o.size && e.mtime == o.mtime && e.sha == o.sha && e.id == o.id &&
+		slices.Equal(e.problems, o.problems) && e.oldLayout == o.oldLayout && e.facts == o.facts
+}
+
+// setErr records the parse error of a file that is not part of the tree.
+func (e *leafEntry) setErr(ne *node.Error) {
+	e.id, e.problems, e.oldLayout = ne.ID, ne.Problems(), errors.Is(ne, node.ErrOldLayout)
+}
+
+// err is the parse error of a file that is not part of the tree (rel:
+// its path relative to nodes/).
+func (e *leafEntry) err(rel string) *node.Error {
+	ne := &node.Error{Path: rel, Field: e.problems[0].Field, Msg: e.problems[0].Msg, More: e.problems[1:], ID: e.id}
+	if len(ne.More) == 0 {
+		ne.More = nil
+	}
+	if e.oldLayout {
+		ne.Err = node.ErrOldLayout
+	}
+	return ne
+}
+
+// folderState is one folder as the last sync found it. It is never
+// changed once made: a sync that changes a folder makes a new one.
+type folderState struct {
+	index     bool        // holds an index.md
+	leftovers []string    // temporary files of interrupted writes (relative to nodes/)
+	irregular []string    // *.md entries that are not regular files
+	problems  []Problem   // symlinks that are broken or lead out of the tree
+	leaves    []leafEntry // by name
+	hasFacts  bool        // the leaves' facts were read (see DB.state)
+}
+
+// entry returns the leaf named name, nil when there is none.
+func (f *folderState) entry(name string) *leafEntry {
+	if f == nil {
+		return nil
+	}
+	i, ok := slices.BinarySearchFunc(f.leaves, name, func(e leafEntry, n string) int { return strings.Compare(e.name, n) })
+	if !ok {
+		return nil
+	}
+	return &f.leaves[i]
+}
+
+// sameShape reports whether f and g hold the same things besides their
+// leaves.
+func (f *folderState) sameShape(g *folderState) bool {
+	return f.index == g.index && slices.Equal(f.leftovers, g.leftovers) && slices.Equal(f.irregular, g.irregular) && slices.Equal(f.problems, g.problems)
+}
+
+// treeState is the leaf state of the whole tree at one generation of the
+// database (meta stat_gen), as of the sync that looked at every file last
+// (synced, Unix nanoseconds: meta synced_at_ns).
+type treeState struct {
+	gen     string
+	synced  int64
+	folders map[string]*folderState // by folder relative to nodes/, "" for nodes/
+	// hash and invalid are the summary (see summary) as recorded with
+	// the state (meta tree_hash, tree_invalid).
+	hash    string
+	invalid int
+}
+
+// queryer is a database or a transaction.
+type queryer interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// state returns the leaf state as q sees it, with the leaves' facts when
+// facts is set (a sync compares stats only; a tree read decodes facts).
+// The handle keeps the last state it read or wrote; the generation tells
+// when another handle (or process) has synced since.
+func (db *DB) state(ctx context.Context, q queryer, facts bool) (*treeState, error) {
+	var gen, synced, hash, invalid sql.NullString
+	err := q.QueryRowContext(ctx, `SELECT (SELECT value FROM meta WHERE key = 'stat_gen'), (SELECT value FROM meta WHERE key = 'synced_at_ns'),
+		(SELECT value FROM meta WHERE key = 'tree_hash'), (SELECT value FROM meta WHERE key = 'tree_invalid')`).Scan(&gen, &synced, &hash, &invalid)
+	if err != nil {
+		return nil, err
+	}
+	db.kept.Lock()
+	s := db.kept.s
+	db.kept.Unlock()
+	if s != nil && gen.Valid && s.gen == gen.String && (!facts || s.facts()) {
+		return s, nil
+	}
+	s = &treeState{gen: gen.String, folders: map[string]*folderState{}, hash: hash.String}
+	s.synced, _ = strconv.ParseInt(synced.String, 10, 64)
+	s.invalid, _ = strconv.Atoi(invalid.String)
+	query := `SELECT dir, stat, '' FROM folders`
+	if facts {
+		query = `SELECT dir, stat, facts FROM folders`
+	}
+	rows, err := q.QueryContext(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var dir, stat, fb string
+		if err := rows.Scan(&dir, &stat, &fb); err != nil {
+			return nil, err
+		}
+		if f, ok := decodeFolder(stat, fb, facts); ok {
+			s.folders[dir] = f
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	db.keep(s)
+	return s, nil
+}
+
+// facts reports whether every folder of s holds its leaves' facts.
+func (s *treeState) facts() bool {
+	for _, f := range s.folders {
+		if !f.hasFacts {
+			return false
+		}
+	}
+	return true
+}
+
+// withFacts returns f with its leaves' facts, read through q when f was
+// read without them.
+func withFacts(ctx context.Context, q queryer, dir string, f *folderState) (*folderState, error) {
+	if f == nil || f.hasFacts {
+		return f, nil
+	}
+	var stat, fb string
+	if err := q.QueryRowContext(ctx, `SELECT stat, facts FROM folders WHERE dir = ?`, dir).Scan(&stat, &fb); err != nil {
+		return nil, err
+	}
+	g, ok := decodeFolder(stat, fb, true)
+	if !ok {
+		return nil, errors.New("index: a folder's leaf state changed under a write transaction")
+	}
+	return g, nil
+}
+
+// newGen names a new generation of the database.
+func newGen() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// keep records s as the state the handle last read or wrote.
+func (db *DB) keep(s *treeState) {
+	db.kept.Lock()
+	db.kept.s = s
+	db.kept.Unlock()
+}
+
+// writeFolder stores (or, when f is nil, removes) a folder's row.
+func (w *writer) writeFolder(dir string, f *folderState) {
+	if f == nil {
+		w.exec(`DELETE FROM folders WHERE dir = ?`, dir)
+		return
+	}
+	stat, facts := encodeFolder(f)
+	w.exec(`INSERT INTO folders(dir, stat, facts) VALUES (?, ?, ?) ON CONFLICT(dir) DO UPDATE SET stat = excluded.stat, facts = excluded.facts`, dir, stat, facts)
+}
+
+// tree assembles the tree the state describes (see store.NewTree).
+func (s *treeState) tree(nodesDir string) (*store.Tree, error) {
+	l := &store.Listing{IndexDirs: map[string]bool{}}
+	n := 0
+	for _, f := range s.folders {
+		n += len(f.leaves)
+	}
+	reads := make([]store.LeafRead, 0, n)
+	for dir, f := range s.folders {
+		l.Dirs = append(l.Dirs, dir)
+		if f.index {
+			l.IndexDirs[dir] = true
+		}
+		l.Leftovers = append(l.Leftovers, f.leftovers...)
+		l.Irregular = append(l.Irregular, f.irregular...)
+		for _, p := range f.problems {
+			l.Problems = append(l.Problems, &node.Error{Path: p.Path, Msg: p.Msg})
+		}
+		for i := range f.leaves {
+			e := &f.leaves[i]
+			rel := store.JoinRel(dir, e.name)
+			r := store.LeafRead{File: store.NewLeafFile(rel, nodesDir+"/"+rel, e.size, e.mtime), Hash: e.sha}
+			if e.indexed() {
+				r.Leaf = decodeFacts(rel, e.id, e.facts)
+			} else {
+				r.Err = e.err(rel)
+			}
+			reads = append(reads, r)
+		}
+	}
+	slices.Sort(l.Leftovers)
+	slices.Sort(l.Irregular)
+	slices.SortFunc(l.Problems, func(a, b error) int { return strings.Compare(a.Error(), b.Error()) })
+	return store.NewTree(l, reads), nil
+}
+
+// summary is what the state says of the tree as a whole: the nodes hash
+// of its leaves (store.HashLeaves; "" when some leaf is not part of it)
+// and how many leaves a tree read would report as problems (unreadable,
+// broken symlinks, ids used twice).
+func (s *treeState) summary() (hash string, invalid int) {
+	n := 0
+	for _, f := range s.folders {
+		n += len(f.leaves)
+	}
+	lines := make([]string, 0, n)
+	ids := make(map[string]int, n) // leaves per IDKey
+	for dir, f := range s.folders {
+		invalid += len(f.problems)
+		for i := range f.leaves {
+			e := &f.leaves[i]
+			if !e.indexed() {
+				invalid++
+				continue
+			}
+			ids[store.IDKey(e.id)]++
+			lines = append(lines, store.JoinRel(dir, e.name)+"\t"+e.sha)
+		}
+	}
+	for _, n := range ids {
+		if n > 1 { // every leaf sharing an id is skipped
+			invalid += n
+		}
+	}
+	if invalid > 0 {
+		return "", invalid
+	}
+	return store.HashLeafLines(lines), 0
+}
+
+// Facts are the fields of a leaf a tree read hands out (no body):
+// format, type, title, description, tags, derived_from, relates_to,
+// depends_on, confidence, status, stale_after, the body's size, the
+// graph links and the phrasings, in a compact binary form.
+
+func appendFacts(b []byte, n *node.Node) []byte {
+	b = binary.AppendUvarint(b, uint64(n.Format))
+	for _, s := range []string{n.Type, n.Title, n.Description} {
+		b = appendString(b, s)
+	}
+	for _, l := range [][]string{n.Tags, n.DerivedFrom, n.RelatesTo, n.DependsOn} {
+		b = appendList(b, l)
+	}
+	for _, s := range []string{n.Confidence, n.Status, n.StaleAfter} {
+		b = appendString(b, s)
+	}
+	b = binary.AppendUvarint(b, uint64(n.BodySize))
+	return appendList(appendList(b, n.GraphLinks), n.Phrasings)
+}
+
+func decodeFacts(rel, id, facts string) *node.Node {
+	r := &reader{s: facts}
+	n := &node.Node{Path: rel, ID: id, Format: int(r.uint())}
+	n.Type, n.Title, n.Description = r.str(), r.str(), r.str()
+	n.Tags, n.DerivedFrom, n.RelatesTo, n.DependsOn = r.list(), r.list(), r.list(), r.list()
+	n.Confidence, n.Status, n.StaleAfter = r.str(), r.str(), r.str()
+	n.BodySize = int(r.uint())
+	n.GraphLinks, n.Phrasings = r.list(), r.list()
+	if len(n.GraphLinks) == 0 {
+		n.GraphLinks = nil // as Parse gives a leaf without graph links
+	}
+	if len(n.Phrasings) == 0 {
+		n.Phrasings = nil // as Parse gives a leaf without phrasings
+	}
+	n.Release(false)
+	return n
+}
+
+// encodeFolder encodes a folder's stat blob (what a sync compares) and
+// facts blob (what a tree read decodes).
+func encodeFolder(f *folderState) (stat, facts []byte) {
+	stat, facts = []byte{stateVersion}, []byte{}
+	flags := uint64(0)
+	if f.index {
+		flags = 1
+	}
+	stat = binary.AppendUvarint(stat, flags)
+	stat = appendList(stat, f.leftovers)
+	stat = appendList(stat, f.irregular)
+	stat = binary.AppendUvarint(stat, uint64(len(f.problems)))
+	for _, p := range f.problems {
+		stat = appendString(appendString(stat, p.Path), p.Msg)
+	}
+	stat = binary.AppendUvarint(stat, uint64(len(f.leaves)))
+	for i := range f.leaves {
+		e := &f.leaves[i]
+		stat = appendString(stat, e.name)
+		stat = binary.AppendVarint(binary.AppendVarint(stat, e.size), e.mtime)
+		stat = appendString(appendString(stat, e.sha), e.id)
+		flags := uint64(0)
+		if e.oldLayout {
+			flags = 1
+		}
+		stat = binary.AppendUvarint(stat, flags)
+		stat = binary.AppendUvarint(stat, uint64(len(e.problems)))
+		for _, p := range e.problems {
+			stat = appendString(appendString(stat, p.Field), p.Msg)
+		}
+		facts = appendString(facts, e.facts)
+	}
+	return stat, facts
+}
+
+// decodeFolder decodes a folder's row; ok is false when it is damaged or
+// of another version.
+func decodeFolder(stat, facts string, withFacts bool) (*folderState, bool) {
+	if len(stat) == 0 || stat[0] != stateVersion {
+		return nil, false
+	}
+	r := &reader{s: stat[1:]}
+	f := &folderState{index: r.uint() == 1, leftovers: r.list(), irregular: r.list(), hasFacts: withFacts}
+	for range r.count() {
+		f.problems = append(f.problems, Problem{Path: r.str(), Msg: r.str()})
+	}
+	fr := &reader{s: facts}
+	f.leaves = make([]leafEntry, r.count())
+	for i := range f.leaves {
+		e := &f.leaves[i]
+		e.name, e.size, e.mtime = r.str(), r.int(), r.int()
+		e.sha, e.id = r.str(), r.str()
+		e.oldLayout = r.uint() == 1
+		if n := r.count(); n > 0 {
+			e.problems = make([]node.Problem, n)
+			for j := range e.problems {
+				e.problems[j] = node.Problem{Field: r.str(), Msg: r.str()}
+			}
+		}
+		if withFacts {
+			e.facts = fr.str()
+		}
+	}
+	if r.err || fr.err || len(r.s) > 0 || len(fr.s) > 0 || !slices.IsSortedFunc(f.leaves, func(a, b leafEntry) int { return strings.Compare(a.name, b.name) }) {
+		return nil, false
+	}
+	return f, true
+}
+
+func appendString(b []byte, s string) []byte {
+	return append(binary.AppendUvarint(b, uint64(len(s))), s...)
+}
+
+func appendList(b []byte, l []string) []byte {
+	b = binary.AppendUvarint(b, uint64(len(l)))
+	for _, s := range l {
+		b = appendString(b, s)
+	}
+	return b
+}
+
+// reader decodes from one string, so that the strings it returns share
+// its memory; a malformed input sets err and returns zero values.
+type reader struct {
+	s   string
+	err bool
+}
+
+func (r *reader) uint() uint64 {
+	var x uint64
+	for i := 0; i < len(r.s) && i < binary.MaxVarintLen64; i++ {
+		b := r.s[i]
+		x |= uint64(b&0x7f) << (7 * i)
+		if b < 0x80 {
+			r.s = r.s[i+1:]
+			return x
+		}
+	}
+	r.err, r.s = true, ""
+	return 0
+}
+
+func (r *reader) int() int64 {
+	u := r.uint()
+	v := int64(u >> 1)
+	if u&1 != 0 {
+		v = ^v
+	}
+	return v
+}
+
+// count reads a length no larger than what is left to read.
+func (r *reader) count() int {
+	n := r.uint()
+	if n > uint64(len(r.s)) {
+		r.err, r.s = true, ""
+		return 0
+	}
+	return int(n)
+}
+
+func (r *reader) str() string {
+	n := r.count()
+	if n > len(r.s) {
+		r.err, r.s = true, ""
+		return ""
+	}
+	s := r.s[:n]
+	r.s = r.s[n:]
+	return s
+}
+
+func (r *reader) list() []string {
+	n := r.count()
+	out := make([]string, n)
+	for i := range out {
+		out[i] = r.str()
+	}
+	return out
+}
+
+// ReadTree reads the tree of k through the current branch's index: the
+// index is synced first (a stat per leaf; only the leaves that changed
+// are read and parsed), then the tree is assembled from its leaf state.
+// The result is what k.ReadTree (which parses every leaf) gives: the
+// same leaves without bodies, hashes and problems. When
+// the index cannot be opened or synced (a read-only copy, say), the tree
+// is read from the files.
+func ReadTree(ctx context.Context, k *store.KB) (*store.Tree, error) {
+	branch, err := CurrentBranch(ctx, k)
+	if err != nil {
+		return k.ReadTree(store.LoadOptions{})
+	}
+	db, err := OpenShared(ctx, k, branch)
+	if err != nil {
+		return k.ReadTree(store.LoadOptions{})
+	}
+	t, _, err := db.Tree(ctx, k.NodesDir(), nil)
+	if err != nil {
+		return k.ReadTree(store.LoadOptions{})
+	}
+	k.NoteSkipped(t.Problems)
+	return t, nil
+}
+
+// Tree syncs the index (SyncWith) and returns the tree its leaf state
+// describes (see ReadTree).
+func (db *DB) Tree(ctx context.Context, nodesDir string, ex *Extraction) (*store.Tree, Stats, error) {
+	st, s, err := db.sync(ctx, nodesDir, ex)
+	if err != nil {
+		return nil, st, err
+	}
+	if !s.facts() {
+		// Read in one snapshot, of the generation the sync left (or a
+		// later one, whose state is as good).
+		rtx, err := db.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+		if err != nil {
+			return nil, st, err
+		}
+		defer rtx.Rollback()
+		if s, err = db.state(ctx, rtx, true); err != nil {
+			return nil, st, err
+		}
+	}
+	t, err := s.tree(nodesDir)
+	return t, st, err
+}
+
+// Shape is what a sync found of the tree as a whole, read from the leaf
+// state without the leaves' facts.
+type Shape struct {
+	Hash    string // the nodes hash of the leaves (store.HashLeaves); "" when Invalid > 0
+	Invalid int    // leaves a tree read reports as problems
+	Leaves  int    // leaves in the tree (when Invalid is 0)
+	// IndexDirs holds the folders that contain an index.md; Leftovers
+	// are the temporary files of interrupted writes (relative to
+	// nodes/), as in store.Tree.
+	IndexDirs map[string]bool
+	Leftovers []string
+}
+
+// SyncShape syncs the index (SyncWith) and returns the shape of the tree
+// it found, without assembling the tree: what a caller needs to tell
+// whether anything derived from the whole tree must be made again.
+func (db *DB) SyncShape(ctx context.Context, nodesDir string, ex *Extraction) (Stats, Shape, error) {
+	st, s, err := db.sync(ctx, nodesDir, ex)
+	if err != nil {
+		return st, Shape{}, err
+	}
+	sh := Shape{Hash: s.hash, Invalid: s.invalid, IndexDirs: map[string]bool{}}
+	for dir, f := range s.folders {
+		if f.index {
+			sh.IndexDirs[dir] = true
+		}
+		sh.Leftovers = append(sh.Leftovers, f.leftovers...)
+		for i := range f.leaves {
+			if f.leaves[i].indexed() {
+				sh.Leaves++
+			}
+		}
+	}
+	slices.Sort(sh.Leftovers)
+	return st, sh, nil
+}
+
+// Summary is what the branch index recorded of the whole tree at its last
+// sync that changed anything (a sync that finds nothing changed writes
+// nothing, so the summary stands for it too).
+type Summary struct {
+	Known   bool      // the index exists and holds a summary
+	Hash    string    // the nodes hash of the leaves; "" when Invalid > 0
+	Invalid int       // leaves a tree read reports as problems
+	Synced  time.Time // when that sync ended
+}
+
+// ReadSummary reads the current branch's summary in one query of the
+// database, without opening it for writing or syncing it: what
+// session-start reads instead of the tree. Known is false when the
+// branch has no index yet, or one of another schema, or cannot be told
+// (outside git, with a config.yaml that does not load).
+func ReadSummary(ctx context.Context, k *store.KB) (Summary, error) {
+	branch, err := CurrentBranch(ctx, k)
+	if err != nil {
+		return Summary{}, nil
+	}
+	path := Path(k, branch)
+	if _, err := os.Stat(path); err != nil {
+		return Summary{}, nil
+	}
+	db, err := sql.Open("sqlite", dsn(path, true))
+	if err != nil {
+		return Summary{}, err
+	}
+	defer db.Close()
+	rows, err := db.QueryContext(ctx, `SELECT key, value FROM meta WHERE key IN ('schema_version', 'tree_hash', 'tree_invalid', 'last_sync')`)
+	if err != nil {
+		return Summary{}, err
+	}
+	defer rows.Close()
+	m := map[string]string{}
+	for rows.Next() {
+		var key, value string
+		if err := rows.Scan(&key, &value); err != nil {
+			return Summary{}, err
+		}
+		m[key] = value
+	}
+	if err := rows.Err(); err != nil {
+		return Summary{}, err
+	}
+	invalid, err1 := strconv.Atoi(m["tree_invalid"])
+	synced, err2 := time.Parse(time.RFC3339Nano, m["last_sync"])
+	if m["schema_version"] != strconv.Itoa(SchemaVersion) || err1 != nil || err2 != nil {
+		return Summary{}, nil
+	}
+	return Summary{Known: true, Hash: m["tree_hash"], Invalid: invalid, Synced: synced}, nil
+}

@@ -1,0 +1,333 @@
+package index
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kk-project/kk/internal/node"
+	"github.com/kk-project/kk/internal/store"
+)
+
+// TestLeafState checks that a sync of an unchanged tree is answered from
+// the leaf state without writing the database, that any change is seen,
+// and that a damaged row of the state only makes the sync read that
+// folder's files again.
+func TestLeafState(t *testing.T) {
+	ctx := context.Background()
+	k := seedKB(t)
+	db, _, err := Open(ctx, k, "main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ex, err := ExtractionFor(k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The first sync wrote synced_at_ns just now; the leaves are an hour old.
+	lastSync := func() string {
+		t.Helper()
+		v, err := db.Meta(ctx, "last_sync")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	before := lastSync()
+	time.Sleep(5 * time.Millisecond)
+	st, err := db.SyncWith(ctx, k.NodesDir(), ex)
+	if err != nil || st.Unchanged != 3 || st.Leaves != 3 || st.Changed() {
+		t.Fatalf("unchanged sync = %+v, %v", st, err)
+	}
+	if lastSync() != before {
+		t.Fatal("a sync of an unchanged tree wrote the database")
+	}
+
+	// An edit is seen.
+	writeLeaf(t, k, "auth/login-flow.md", leaf("map-login-flow", "Login flow v2", "Pages and handlers of the login", []string{"auth"}, "", "Changed."))
+	age(t, k, "auth/login-flow.md")
+	if st, err := db.SyncWith(ctx, k.NodesDir(), ex); err != nil || st.Updated != 1 {
+		t.Fatalf("edit: %+v, %v", st, err)
+	}
+	// A removed leaf is seen.
+	if err := os.Remove(k.NodePath("cache/render-cache.md")); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := db.SyncWith(ctx, k.NodesDir(), ex); err != nil || st.Removed != 1 || st.Leaves != 2 {
+		t.Fatalf("removal: %+v, %v", st, err)
+	}
+	// A damaged row (of another process, or a torn disk) is read as
+	// unknown: the folder's leaves are read again, found unchanged, and
+	// the row written anew.
+	if _, err := db.w.ExecContext(ctx, `UPDATE folders SET stat = x'ff00' WHERE dir = 'auth'`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.w.ExecContext(ctx, `UPDATE meta SET value = 'other' WHERE key = 'stat_gen'`); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := db.SyncWith(ctx, k.NodesDir(), ex); err != nil || st.Changed() || st.Leaves != 2 || st.Unchanged != 0 {
+		t.Fatalf("damaged row: %+v, %v; want the folder's 2 leaves read again and found unchanged", st, err)
+	}
+	if st, err := db.SyncWith(ctx, k.NodesDir(), ex); err != nil || st.Unchanged != 2 {
+		t.Fatalf("after the damaged row was written anew: %+v, %v", st, err)
+	}
+}
+
+// TestLeafStateMatchesAFullSync: whatever happens to the tree between
+// syncs (leaves written by a transaction and synced by SyncPaths, edited
+// by hand, removed, made unreadable, folders added and removed, symlinks
+// broken), the state a handle keeps, the state read back from the
+// database, and the state a sync of a new index makes from the files are
+// the same, and the tree read from it is the one ReadTree parses.
+func TestLeafStateMatchesAFullSync(t *testing.T) {
+	ctx := context.Background()
+	k := seedKB(t)
+	db, _, err := Open(ctx, k, "main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	rng := rand.New(rand.NewPCG(7, 7))
+	names := []string{"a.md", "auth/b.md", "auth/c.md", "x/y/d.md", "x/e.md", "z/f.md"}
+	for step := range 120 {
+		rel := names[rng.IntN(len(names))]
+		var written []string
+		switch op := rng.IntN(10); {
+		case op < 4: // a transaction's write, synced by SyncPaths
+			writeLeaf(t, k, rel, leaf(fmt.Sprintf("practice-w%d", step), fmt.Sprintf("W %d", step), "d", []string{"t"}, "kk_phrasings:\n  - how is w done\n", "b"))
+			written = append(written, rel)
+		case op < 6: // a hand edit, maybe aged
+			writeLeaf(t, k, rel, leaf(fmt.Sprintf("practice-h%d", step), fmt.Sprintf("H %d", step), "d", nil, "", "b"))
+			if rng.IntN(2) == 0 {
+				age(t, k, rel)
+			}
+		case op < 7:
+			os.Remove(k.NodePath(rel))
+			if rng.IntN(2) == 0 {
+				written = append(written, rel)
+			}
+		case op < 8: // a leaf kk cannot read: broken, many problems, v1, an id another leaf has
+			switch rng.IntN(4) {
+			case 0:
+				writeLeaf(t, k, rel, "---\ntitle: [broken\n---\n")
+			case 1:
+				writeLeaf(t, k, rel, "---\ntype: practice\ntitle: Hand note\nkk_id: practice-hand\n---\nbody\n")
+			case 2:
+				writeLeaf(t, k, rel, "---\nschema_version: 1\nid: old-one\n---\nbody\n")
+			default:
+				writeLeaf(t, k, rel, leaf("Practice-Twin", "Twin", "d", nil, "", "b"))
+			}
+		case op < 9:
+			os.RemoveAll(filepath.Dir(k.NodePath(rel)))
+		default:
+			os.Symlink("nowhere.md", k.NodePath(strings.TrimSuffix(rel, ".md")+"-link.md"))
+		}
+		if len(written) > 0 && rng.IntN(2) == 0 {
+			if _, err := db.SyncPaths(ctx, k.NodesDir(), nil, written); err != nil {
+				t.Fatalf("step %d: SyncPaths: %v", step, err)
+			}
+			continue
+		}
+		if _, err := db.Sync(ctx, k.NodesDir()); err != nil {
+			t.Fatalf("step %d: sync: %v", step, err)
+		}
+		kept := db.kept.s
+		db.keep(nil)
+		read, err := db.state(ctx, db.r, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fresh, err := openFile(ctx, filepath.Join(t.TempDir(), "fresh.db"), "main")
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, want, err := fresh.sync(ctx, k.NodesDir(), nil)
+		if err == nil {
+			want, err = fresh.state(ctx, fresh.r, true)
+		}
+		fresh.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range []*treeState{kept, read} {
+			if d := stateDiff(s, want); d != "" {
+				t.Fatalf("step %d: %s", step, d)
+			}
+			if hash, invalid := want.summary(); s.hash != hash || s.invalid != invalid {
+				t.Fatalf("step %d: summary %q %d, want %q %d", step, s.hash, s.invalid, hash, invalid)
+			}
+		}
+		got, gotErr := read.tree(k.NodesDir())
+		ref, refErr := k.ReadTree(store.LoadOptions{})
+		if (gotErr == nil) != (refErr == nil) || gotErr != nil && gotErr.Error() != refErr.Error() {
+			t.Fatalf("step %d: tree from the state: %v; ReadTree: %v", step, gotErr, refErr)
+		}
+		if gotErr == nil {
+			if d := treeDiff(got, ref); d != "" {
+				t.Fatalf("step %d: %s", step, d)
+			}
+		}
+	}
+}
+
+// stateDiff tells how state a differs from b, "" when it does not (the
+// mtimes of files read only by b's sync aside, which are the same files).
+func stateDiff(a, b *treeState) string {
+	if !slices.Equal(slices.Sorted(maps.Keys(a.folders)), slices.Sorted(maps.Keys(b.folders))) {
+		return fmt.Sprintf("folders %v, want %v", slices.Sorted(maps.Keys(a.folders)), slices.Sorted(maps.Keys(b.folders)))
+	}
+	for dir, f := range a.folders {
+		g := b.folders[dir]
+		if !f.sameShape(g) {
+			return fmt.Sprintf("folder %q: %+v, want %+v", dir, f, g)
+		}
+		if len(f.leaves) != len(g.leaves) {
+			return fmt.Sprintf("folder %q: leaves %v, want %v", dir, f.leaves, g.leaves)
+		}
+		for i := range f.leaves {
+			if !f.leaves[i].equal(&g.leaves[i]) {
+				return fmt.Sprintf("folder %q: leaf %+v, want %+v", dir, f.leaves[i], g.leaves[i])
+			}
+		}
+	}
+	return ""
+}
+
+// treeDiff tells how tree a differs from b, "" when it does not.
+func treeDiff(a, b *store.Tree) string {
+	switch {
+	case !maps.Equal(a.Hashes, b.Hashes):
+		return fmt.Sprintf("hashes %v, want %v", a.Hashes, b.Hashes)
+	case !slices.Equal(a.Dirs, b.Dirs) || !maps.Equal(a.IndexDirs, b.IndexDirs):
+		return fmt.Sprintf("folders %v %v, want %v %v", a.Dirs, a.IndexDirs, b.Dirs, b.IndexDirs)
+	case !slices.Equal(a.Leftovers, b.Leftovers) || !slices.Equal(a.Irregular, b.Irregular):
+		return fmt.Sprintf("leftovers %v %v, want %v %v", a.Leftovers, a.Irregular, b.Leftovers, b.Irregular)
+	case len(a.Leaves) != len(b.Leaves):
+		return fmt.Sprintf("%d leaves, want %d", len(a.Leaves), len(b.Leaves))
+	case fmt.Sprint(a.Problems) != fmt.Sprint(b.Problems) || !slices.Equal(a.SkippedPaths(), b.SkippedPaths()):
+		return fmt.Sprintf("problems %v, want %v", a.Problems, b.Problems)
+	}
+	for _, p := range b.Problems {
+		if ne, ok := errors.AsType[*node.Error](p); ok && ne.ID != "" {
+			if _, claimed := a.Claimed(ne.ID); !claimed {
+				return fmt.Sprintf("id %s is not claimed", ne.ID)
+			}
+		}
+		want, _ := errors.AsType[*node.Error](p)
+		for _, q := range a.Problems {
+			if got, ok := errors.AsType[*node.Error](q); ok && want != nil && got.Path == want.Path && !reflect.DeepEqual(got, want) {
+				return fmt.Sprintf("problem %#v, want %#v", got, want)
+			}
+		}
+	}
+	for i, n := range b.Leaves {
+		m := a.Leaves[i]
+		m2, n2 := *m, *n
+		n2.Generated, n2.Verified, n2.Sources = nil, nil, nil // not part of a tree's facts
+		if fmt.Sprintf("%+v", m2) != fmt.Sprintf("%+v", n2) {
+			return fmt.Sprintf("leaf %d: %+v, want %+v", i, m2, n2)
+		}
+		if got, ok := a.ByID(n.ID); !ok || got != m {
+			return fmt.Sprintf("id %s does not lead to %s", n.ID, n.Path)
+		}
+	}
+	return ""
+}
+
+// TestBulkSyncKeepsSearch: a sync of many files rebuilds the full-text
+// table in one pass; search then finds every leaf, and later small syncs
+// (row by row again) keep it current.
+func TestBulkSyncKeepsSearch(t *testing.T) {
+	ctx := context.Background()
+	k := newKB(t)
+	var rels []string
+	for i := range bulkRows + 20 {
+		rel := fmt.Sprintf("bulk/practice-item-%d.md", i)
+		writeLeaf(t, k, rel, leaf(fmt.Sprintf("practice-item-%d", i), fmt.Sprintf("Item %d", i), "d", nil, "", fmt.Sprintf("Body word%d here.", i)))
+		rels = append(rels, rel)
+	}
+	age(t, k, rels...)
+	db, st, err := Open(ctx, k, "main")
+	if err != nil || st.Added != bulkRows+20 {
+		t.Fatalf("first sync: %+v, %v", st, err)
+	}
+	defer db.Close()
+	for _, q := range []string{"word0", fmt.Sprintf("word%d", bulkRows+19)} {
+		if hits, err := holders(ctx, db, q, 5); err != nil || len(hits) != 1 {
+			t.Fatalf("%s after the bulk sync: %v, %v", q, ids(hits), err)
+		}
+	}
+	writeLeaf(t, k, rels[3], leaf("practice-item-3", "Item 3", "d", nil, "", "Body replaced."))
+	age(t, k, rels[3])
+	if st, err := db.Sync(ctx, k.NodesDir()); err != nil || st.Updated != 1 {
+		t.Fatalf("small sync: %+v, %v", st, err)
+	}
+	if hits, _ := holders(ctx, db, "word3", 5); len(hits) != 0 {
+		t.Fatalf("word3 still found after the edit: %v", ids(hits))
+	}
+	if hits, _ := holders(ctx, db, "replaced", 5); len(hits) != 1 || hits[0].ID != "practice-item-3" {
+		t.Fatalf("the edit is not searchable: %v", ids(hits))
+	}
+}
+
+// TestKeptStateFollowsOtherSyncs: a handle keeps the leaf state it
+// wrote, and must drop it once another handle (another process) has
+// synced: here the other sync records a change that is then undone with
+// the original size and mtime, which the kept state would take for
+// "unchanged".
+func TestKeptStateFollowsOtherSyncs(t *testing.T) {
+	ctx := context.Background()
+	k := seedKB(t)
+	a, _, err := Open(ctx, k, "main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	b, _, err := Open(ctx, k, "main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	ex, err := ExtractionFor(k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// a writes and keeps its state.
+	writeLeaf(t, k, "cache/new-leaf.md", leaf("practice-new-leaf", "New leaf", "d", nil, "", "b"))
+	if st, err := a.SyncPaths(ctx, k.NodesDir(), ex, []string{"cache/new-leaf.md"}); err != nil || st.Added != 1 {
+		t.Fatalf("SyncPaths: %+v, %v", st, err)
+	}
+	rel := "auth/login-flow.md"
+	fi, err := os.Stat(k.NodePath(rel))
+	if err != nil {
+		t.Fatal(err)
+	}
+	v1, _ := os.ReadFile(k.NodePath(rel))
+	// b syncs a same-size edit with another mtime.
+	v2 := []byte(strings.Replace(string(v1), "Login flow", "Login flaw", 1))
+	writeLeaf(t, k, rel, string(v2))
+	age(t, k, rel)
+	os.Chtimes(k.NodePath(rel), fi.ModTime().Add(time.Minute), fi.ModTime().Add(time.Minute))
+	if st, err := b.SyncWith(ctx, k.NodesDir(), ex); err != nil || st.Updated != 1 {
+		t.Fatalf("b: %+v, %v", st, err)
+	}
+	// The edit is undone, with the stat a's kept state recorded.
+	writeLeaf(t, k, rel, string(v1))
+	os.Chtimes(k.NodePath(rel), fi.ModTime(), fi.ModTime())
+	if st, err := a.SyncWith(ctx, k.NodesDir(), ex); err != nil || st.Updated != 1 {
+		t.Fatalf("a after b's sync: %+v, %v (the handle trusted the state it kept)", st, err)
+	}
+	if hits, err := holders(ctx, a, "flaw", 5); err != nil || len(hits) != 0 {
+		t.Fatalf("the undone edit is still indexed: %v, %v", ids(hits), err)
+	}
+}

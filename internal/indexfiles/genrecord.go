@@ -1,0 +1,163 @@
+package indexfiles
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/kk-project/kk/internal/index"
+	"github.com/kk-project/kk/internal/store"
+)
+
+// The branch index records the last generation (index.Generation): the
+// key over everything generation reads (the leaves' bytes through the
+// nodes hash, the folder summaries, the root summary) and, for every file
+// generation produced, the key of its own inputs and its size, mtime and
+// sha256. A file still as recorded, by the one rule kk trusts a file it
+// looked at before (store.Unchanged: size, mtime and the racy window) or
+// else by the sha256 of its bytes, is the file generation rendered; when
+// the key matches too, the output would be byte-identical and there is
+// nothing to do.
+
+// generatorVersion changes whenever generated output changes shape, so an
+// upgraded kk never trusts an older record.
+const generatorVersion = "kk-index-1"
+
+// genKey hashes the inputs of generation.
+func genKey(k *store.KB, nodesHash string, summaries []byte) string {
+	h := sha256.New()
+	h.Write([]byte(generatorVersion + "\n" + nodesHash + "\n"))
+	h.Write(summaries)
+	h.Write([]byte("\n" + k.EntrySummary()))
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// record is the branch index's record of the last generation, as a plan
+// reads and checks it; a nil record (no index, or nothing recorded)
+// trusts nothing.
+type record struct {
+	g *index.Generation
+	// checked are the files found as recorded by their bytes (their
+	// stat was too recent to trust): recorded again, they are trusted
+	// by their stat next time.
+	checked map[string]index.GeneratedFile
+}
+
+// loadRecord reads db's record; nil when there is none (or no db).
+func loadRecord(ctx context.Context, db *index.DB) *record {
+	if db == nil {
+		return nil
+	}
+	g, err := db.Generation(ctx)
+	if err != nil || g == nil || len(g.Files) == 0 {
+		return nil
+	}
+	return &record{g: g, checked: map[string]index.GeneratedFile{}}
+}
+
+// fresh reports whether the file on disk is the one recorded.
+func (r *record) fresh(k *store.KB, name string) bool {
+	f, ok := r.g.Files[name]
+	if !ok {
+		return false
+	}
+	path := filepath.Join(k.Dir, filepath.FromSlash(name))
+	fi, err := os.Stat(path)
+	if err != nil || !fi.Mode().IsRegular() || fi.Size() != f.Size {
+		return false
+	}
+	if store.Unchanged(fi.Size(), fi.ModTime().UnixNano(), f.Size, f.Mtime, f.At) {
+		return true
+	}
+	at := time.Now().UnixNano() // the look at the bytes begins
+	data, err := os.ReadFile(path)
+	if err != nil || int64(len(data)) != f.Size {
+		return false
+	}
+	sum := sha256.Sum256(data)
+	if hex.EncodeToString(sum[:]) != f.Sum {
+		return false
+	}
+	f.Mtime, f.At = fi.ModTime().UnixNano(), at
+	r.checked[name] = f
+	return true
+}
+
+// freshFunc returns the test generation uses to skip rendering a file: it
+// was rendered from inputs with the same key and the file on disk is
+// still the one recorded. A nil record skips nothing.
+func (r *record) freshFunc(k *store.KB) func(file, key string) bool {
+	if r == nil {
+		return nil
+	}
+	return func(file, key string) bool {
+		f, ok := r.g.Files[file]
+		return ok && f.Key == key && r.fresh(k, file)
+	}
+}
+
+// read returns the bytes of the generated file name when it is the one
+// recorded (checked by its stat, or else by the hash of these bytes).
+func (r *record) read(k *store.KB, name string) ([]byte, bool) {
+	f, ok := r.g.Files[name]
+	if !ok {
+		return nil, false
+	}
+	path := filepath.Join(k.Dir, filepath.FromSlash(name))
+	fi, err := os.Stat(path)
+	if err != nil || !fi.Mode().IsRegular() || fi.Size() != f.Size {
+		return nil, false
+	}
+	at := time.Now().UnixNano()
+	data, err := os.ReadFile(path)
+	if err != nil || int64(len(data)) != f.Size {
+		return nil, false
+	}
+	if store.Unchanged(fi.Size(), fi.ModTime().UnixNano(), f.Size, f.Mtime, f.At) {
+		return data, true
+	}
+	sum := sha256.Sum256(data)
+	if hex.EncodeToString(sum[:]) != f.Sum {
+		return nil, false
+	}
+	f.Mtime, f.At = fi.ModTime().UnixNano(), at
+	r.checked[name] = f
+	return data, true
+}
+
+// upToDate reports whether the generated files on disk are exactly what
+// generation would produce for key, according to the record.
+// indexDirs are the folders holding an index.md now; the files of
+// checked were checked already.
+func (r *record) upToDate(k *store.KB, key string, indexDirs map[string]bool, checked ...string) bool {
+	if r == nil || r.g.Key != key || len(indexDirs) != len(r.g.Folders) {
+		return false
+	}
+	for _, f := range r.g.Folders {
+		if !indexDirs[f] {
+			return false
+		}
+	}
+	for name := range r.g.Files {
+		if !slices.Contains(checked, name) && !r.fresh(k, name) {
+			return false
+		}
+	}
+	return true
+}
+
+// fileRecord is the record of a generated file whose bytes are data, on
+// disk at path now (nil when it cannot be stat'ed).
+func fileRecord(path, key string, data []byte) (index.GeneratedFile, bool) {
+	at := time.Now().UnixNano()
+	fi, err := os.Stat(path)
+	if err != nil || fi.Size() != int64(len(data)) {
+		return index.GeneratedFile{}, false
+	}
+	sum := sha256.Sum256(data)
+	return index.GeneratedFile{Key: key, Size: fi.Size(), Mtime: fi.ModTime().UnixNano(), Sum: hex.EncodeToString(sum[:]), At: at}, true
+}
