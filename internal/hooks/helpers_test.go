@@ -160,25 +160,6 @@ func invocation(t *testing.T, dir, event, payload string) (Invocation, *bytes.Bu
 	}, &out, &errb
 }
 
-// ageFolders sets the mtime of every folder under nodes/ an hour back, as
-// if the tree had been left alone, so that the staleness cache trusts it.
-func ageFolders(t *testing.T, k *store.KB) {
-	t.Helper()
-	old := time.Now().Add(-time.Hour)
-	err := filepath.WalkDir(k.NodesDir(), func(p string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			return os.Chtimes(p, old, old)
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-}
-
 func mustContain(t *testing.T, s string, wants ...string) {
 	t.Helper()
 	for _, w := range wants {

@@ -190,7 +190,7 @@ func TestPromptContextAnswersAtTheDeadline(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer holder.Close()
+	defer func() { _ = holder.Close() }()
 	tx, err := holder.BeginTx(ctx, nil)
 	if err != nil {
 		t.Fatal(err)

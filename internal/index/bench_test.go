@@ -167,7 +167,9 @@ func BenchmarkReadTree10k(b *testing.B) {
 		if _, err := ReadTree(context.Background(), k); err != nil {
 			b.Fatal(err)
 		}
-		k.Close()
+		if err := k.Close(); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
 

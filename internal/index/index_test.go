@@ -397,7 +397,7 @@ func TestSearchEarly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
+	defer func() { _ = db.Close() }()
 	for _, text := range []string{"tokens", "login", "session login tokens"} {
 		var early [][]Hit
 		full, err := db.Search(ctx, Request{Text: text, Limit: 5, NoSnippets: true, Early: func(h []Hit) { early = append(early, h) }})
