@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/kk-project/kk/internal/index"
@@ -45,6 +46,7 @@ type record struct {
 	// stat was too recent to trust): recorded again, they are trusted
 	// by their stat next time.
 	checked map[string]index.GeneratedFile
+	mu      sync.Mutex // guards checked: generation checks files in parallel
 }
 
 // loadRecord reads db's record; nil when there is none (or no db).
@@ -83,7 +85,9 @@ func (r *record) fresh(k *store.KB, name string) bool {
 		return false
 	}
 	f.Mtime, f.At = fi.ModTime().UnixNano(), at
+	r.mu.Lock()
 	r.checked[name] = f
+	r.mu.Unlock()
 	return true
 }
 
@@ -125,7 +129,9 @@ func (r *record) read(k *store.KB, name string) ([]byte, bool) {
 		return nil, false
 	}
 	f.Mtime, f.At = fi.ModTime().UnixNano(), at
+	r.mu.Lock()
 	r.checked[name] = f
+	r.mu.Unlock()
 	return data, true
 }
 
