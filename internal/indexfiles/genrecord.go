@@ -44,9 +44,17 @@ type record struct {
 	g *index.Generation
 	// checked are the files found as recorded by their bytes (their
 	// stat was too recent to trust): recorded again, they are trusted
-	// by their stat next time.
+	// by their stat next time. Generation checks files from several
+	// goroutines: mu guards it while it does; the plan reads it after.
+	mu      sync.Mutex
 	checked map[string]index.GeneratedFile
-	mu      sync.Mutex // guards checked: generation checks files in parallel
+}
+
+// check notes that file name was found as recorded by its bytes.
+func (r *record) check(name string, f index.GeneratedFile) {
+	r.mu.Lock()
+	r.checked[name] = f
+	r.mu.Unlock()
 }
 
 // loadRecord reads db's record; nil when there is none (or no db).
@@ -85,9 +93,7 @@ func (r *record) fresh(k *store.KB, name string) bool {
 		return false
 	}
 	f.Mtime, f.At = fi.ModTime().UnixNano(), at
-	r.mu.Lock()
-	r.checked[name] = f
-	r.mu.Unlock()
+	r.check(name, f)
 	return true
 }
 
@@ -129,9 +135,7 @@ func (r *record) read(k *store.KB, name string) ([]byte, bool) {
 		return nil, false
 	}
 	f.Mtime, f.At = fi.ModTime().UnixNano(), at
-	r.mu.Lock()
-	r.checked[name] = f
-	r.mu.Unlock()
+	r.check(name, f)
 	return data, true
 }
 
