@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Runs every check and test of kk: formatting, go vet, and the whole test
-# suite under the race detector (unit tests, testscript end-to-end scripts,
+# Runs every check and test of kk: formatting, go vet, golangci-lint, and
+# the whole test suite under the race detector (unit tests, testscript end-to-end scripts,
 # fuzz seed corpora, the schema and CLI-docs drift checks, and the drupal
 # pack migration, which needs ../shared/fixtures beside the repository, the
 # headless-browser test of the web page and the Graphviz drawings of
@@ -19,6 +19,9 @@ if [ -n "$unformatted" ]; then
   exit 1
 fi
 go vet ./...
+# golangci-lint at its pinned version (.golangci.yml), built once into a
+# cache folder.
+bash scripts/lint.sh
 # Chromium and Graphviz, for the headless-browser test of the web page
 # (internal/web TestBrowser) and the dot drawings of kk graph export:
 # installed from Debian packages when missing and running as root;

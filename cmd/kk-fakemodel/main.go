@@ -66,7 +66,7 @@ func run(srv *fakemodel.Server, addr, logPath, addrFile string) error {
 		if err != nil {
 			return err
 		}
-		defer f.Close()
+		defer func() { _ = f.Close() }()
 		srv.Log = f
 	}
 	ln, err := net.Listen("tcp", addr)
@@ -85,7 +85,7 @@ func run(srv *fakemodel.Server, addr, logPath, addrFile string) error {
 	hs := &http.Server{Handler: srv}
 	go func() {
 		<-ctx.Done()
-		hs.Close()
+		_ = hs.Close()
 	}()
 	if err := hs.Serve(ln); err != http.ErrServerClosed {
 		return err

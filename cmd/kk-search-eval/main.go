@@ -110,7 +110,7 @@ func build(ctx context.Context, pack, nodes, phrasingsFile string) (*store.KB, f
 	if err != nil {
 		return nil, nil, err
 	}
-	cleanup := func() { os.RemoveAll(dir) }
+	cleanup := func() { _ = os.RemoveAll(dir) }
 	var k *store.KB
 	if pack != "" {
 		k, err = searcheval.BuildPack(ctx, dir, pack, phrasings)
@@ -195,7 +195,7 @@ func runProtocol(ctx context.Context, o options) error {
 		if err != nil {
 			return err
 		}
-		defer db.Close()
+		defer func() { _ = db.Close() }()
 		set, err := searcheval.Load(s.queries)
 		if err != nil {
 			return err

@@ -66,12 +66,16 @@ func tarGz(t *testing.T, files map[string]string) []byte {
 		if err := tw.WriteHeader(&tar.Header{Name: name, Mode: mode, Size: int64(len(files[name])), Typeflag: tar.TypeReg}); err != nil {
 			t.Fatal(err)
 		}
-		tw.Write([]byte(files[name]))
+		if _, err := tw.Write([]byte(files[name])); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if err := tw.Close(); err != nil {
 		t.Fatal(err)
 	}
-	gz.Close()
+	if err := gz.Close(); err != nil {
+		t.Fatal(err)
+	}
 	return buf.Bytes()
 }
 

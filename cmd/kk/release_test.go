@@ -105,30 +105,38 @@ func TestGoreleaserBuild(t *testing.T) {
 func stringVar(t *testing.T, dir, name string) bool {
 	t.Helper()
 	fset := token.NewFileSet()
-	pkgs, err := parser.ParseDir(fset, dir, func(fi os.FileInfo) bool { return !strings.HasSuffix(fi.Name(), "_test.go") }, 0)
+	entries, err := os.ReadDir(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, p := range pkgs {
-		for _, f := range p.Files {
-			for _, d := range f.Decls {
-				g, ok := d.(*ast.GenDecl)
-				if !ok || g.Tok != token.VAR {
-					continue
-				}
-				for _, s := range g.Specs {
-					vs := s.(*ast.ValueSpec)
-					for i, n := range vs.Names {
-						if n.Name != name {
-							continue
-						}
-						if id, ok := vs.Type.(*ast.Ident); ok {
-							return id.Name == "string"
-						}
-						if vs.Type == nil && i < len(vs.Values) {
-							lit, ok := vs.Values[i].(*ast.BasicLit)
-							return ok && lit.Kind == token.STRING
-						}
+	var files []*ast.File
+	for _, e := range entries {
+		if name := e.Name(); strings.HasSuffix(name, ".go") && !strings.HasSuffix(name, "_test.go") {
+			f, err := parser.ParseFile(fset, filepath.Join(dir, name), nil, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			files = append(files, f)
+		}
+	}
+	for _, f := range files {
+		for _, d := range f.Decls {
+			g, ok := d.(*ast.GenDecl)
+			if !ok || g.Tok != token.VAR {
+				continue
+			}
+			for _, s := range g.Specs {
+				vs := s.(*ast.ValueSpec)
+				for i, n := range vs.Names {
+					if n.Name != name {
+						continue
+					}
+					if id, ok := vs.Type.(*ast.Ident); ok {
+						return id.Name == "string"
+					}
+					if vs.Type == nil && i < len(vs.Values) {
+						lit, ok := vs.Values[i].(*ast.BasicLit)
+						return ok && lit.Kind == token.STRING
 					}
 				}
 			}

@@ -43,9 +43,13 @@ func TestDoctor(t *testing.T) {
 	// phase: an edited handler and skill are out of date.
 	p := filepath.Join(root, settingsFile)
 	data := read(t, p)
-	os.WriteFile(p, []byte(strings.Replace(string(data), `"timeout": 30`, `"timeout": 31`, 1)), 0o644)
+	if err := os.WriteFile(p, []byte(strings.Replace(string(data), `"timeout": 30`, `"timeout": 31`, 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	skill := filepath.Join(root, skillsDir, "kk-add", "SKILL.md")
-	os.WriteFile(skill, append(read(t, skill), "edited\n"...), 0o644)
+	if err := os.WriteFile(skill, append(read(t, skill), "edited\n"...), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	checks = a.Doctor(ctx, root)
 	if got := levels(checks); got != "claude binary=ok claude hooks=warn claude skills=warn" {
 		t.Fatalf("after edits: %s", got)
@@ -53,17 +57,25 @@ func TestDoctor(t *testing.T) {
 	if checks[1].Fix != "kk init --harnesses claude --upgrade" {
 		t.Errorf("fix %q", checks[1].Fix)
 	}
-	os.WriteFile(p, data, 0o644)
+	if err := os.WriteFile(p, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
 
 	// phase: hooks switched off in the local settings.
-	os.WriteFile(filepath.Join(root, localFile), []byte(`{"disableAllHooks": true}`), 0o644)
+	if err := os.WriteFile(filepath.Join(root, localFile), []byte(`{"disableAllHooks": true}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	if c := a.Doctor(ctx, root)[1]; c.Level != "error" || !strings.Contains(c.Message, "disableAllHooks") {
 		t.Fatalf("disableAllHooks: %+v", c)
 	}
-	os.Remove(filepath.Join(root, localFile))
+	if err := os.Remove(filepath.Join(root, localFile)); err != nil {
+		t.Fatal(err)
+	}
 
 	// phase: a broken settings file.
-	os.WriteFile(p, []byte("{"), 0o644)
+	if err := os.WriteFile(p, []byte("{"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	if c := a.Doctor(ctx, root)[1]; c.Level != "error" || !strings.Contains(c.Message, settingsFile) {
 		t.Fatalf("broken file: %+v", c)
 	}

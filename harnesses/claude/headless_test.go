@@ -97,7 +97,9 @@ func TestHeadlessArgs(t *testing.T) {
 
 	// A model choice for another harness is ignored.
 	run = harness.HeadlessRun{Prompt: "p", Model: harness.Model{Harness: "codex", Name: "gpt-5"}}
-	New().Headless(context.Background(), run)
+	if _, err := New().Headless(context.Background(), run); err != nil {
+		t.Fatal(err)
+	}
 	if got := string(read(t, filepath.Join(dir, "args"))); got != "-p\np\n--output-format\njson\n" {
 		t.Errorf("args with another harness's model: %q", got)
 	}

@@ -32,7 +32,6 @@ func golden(t *testing.T, name string, got []byte) {
 var (
 	read          = harnesstest.ReadFile
 	tree          = harnesstest.Tree
-	compact       = harnesstest.Compact
 	jsonEqual     = harnesstest.JSONEqual
 	mapsEqual     = maps.Equal[map[string]string, map[string]string]
 	shippedSkills = harness.ShippedSkills
@@ -133,11 +132,19 @@ func TestInstallMergesWithUserSettings(t *testing.T) {
 	root := t.TempDir()
 	user := read(t, "testdata/user-settings.json")
 	p := filepath.Join(root, settingsFile)
-	os.MkdirAll(filepath.Dir(p), 0o755)
-	os.WriteFile(p, user, 0o644)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, user, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	userSkill := filepath.Join(root, skillsDir, "my-skill", "SKILL.md")
-	os.MkdirAll(filepath.Dir(userSkill), 0o755)
-	os.WriteFile(userSkill, []byte("---\nname: my-skill\ndescription: mine\n---\nbody\n"), 0o644)
+	if err := os.MkdirAll(filepath.Dir(userSkill), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(userSkill, []byte("---\nname: my-skill\ndescription: mine\n---\nbody\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	a := New()
 	ctx := context.Background()
 
@@ -165,23 +172,33 @@ func TestInstallMergesWithUserSettings(t *testing.T) {
 	old := strings.ReplaceAll(string(installed), `"kk hook`, `"/opt/old/kk hook`)
 	old = strings.Replace(old, `"timeout": 30`, `"timeout": 99`, 1)
 	var doc map[string]any
-	json.Unmarshal([]byte(old), &doc)
+	if err := json.Unmarshal([]byte(old), &doc); err != nil {
+		t.Fatal(err)
+	}
 	doc["hooks"].(map[string]any)["Notification"] = []any{map[string]any{"hooks": []any{map[string]any{"type": "command", "command": "/opt/old/kk hook notify --harness claude"}}}}
 	oldData, _ := json.MarshalIndent(doc, "", "  ")
-	os.WriteFile(p, oldData, 0o644)
+	if err := os.WriteFile(p, oldData, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := a.Install(ctx, opts(root)); err != nil {
 		t.Fatal(err)
 	}
 	var got, want any
-	json.Unmarshal(read(t, p), &got)
-	json.Unmarshal(installed, &want)
+	if err := json.Unmarshal(read(t, p), &got); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(installed, &want); err != nil {
+		t.Fatal(err)
+	}
 	if !jsonEqual(got, want) {
 		t.Fatalf("upgrade gave\n%s\nwant\n%s", read(t, p), installed)
 	}
 
 	// phase: uninstall gives back the user's file byte for byte and keeps
 	// the user's skill.
-	os.WriteFile(p, installed, 0o644)
+	if err := os.WriteFile(p, installed, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := a.Uninstall(ctx, opts(root)); err != nil {
 		t.Fatal(err)
 	}
@@ -232,14 +249,20 @@ func TestInstallUserHandlerInKKGroup(t *testing.T) {
 	root := t.TempDir()
 	a := New()
 	ctx := context.Background()
-	a.Install(ctx, opts(root))
+	if _, err := a.Install(ctx, opts(root)); err != nil {
+		t.Fatal(err)
+	}
 	p := filepath.Join(root, settingsFile)
 	var doc map[string]any
-	json.Unmarshal(read(t, p), &doc)
+	if err := json.Unmarshal(read(t, p), &doc); err != nil {
+		t.Fatal(err)
+	}
 	stop := doc["hooks"].(map[string]any)["Stop"].([]any)[0].(map[string]any)
 	stop["hooks"] = append(stop["hooks"].([]any), map[string]any{"type": "command", "command": "say done"})
 	data, _ := json.MarshalIndent(doc, "", "  ")
-	os.WriteFile(p, append(data, '\n'), 0o644)
+	if err := os.WriteFile(p, append(data, '\n'), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := a.Uninstall(ctx, opts(root)); err != nil {
 		t.Fatal(err)
 	}
@@ -260,8 +283,12 @@ func TestInstallRejectsBadSettings(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			root := t.TempDir()
 			p := filepath.Join(root, settingsFile)
-			os.MkdirAll(filepath.Dir(p), 0o755)
-			os.WriteFile(p, []byte(content), 0o644)
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+				t.Fatal(err)
+			}
 			_, err := New().Install(context.Background(), opts(root))
 			if err == nil || !strings.Contains(err.Error(), settingsFile) {
 				t.Fatalf("error %v does not name %s", err, settingsFile)
@@ -276,9 +303,13 @@ func TestInstallRejectsBadSettings(t *testing.T) {
 func TestInstallLeavesForeignEventShapes(t *testing.T) {
 	root := t.TempDir()
 	p := filepath.Join(root, settingsFile)
-	os.MkdirAll(filepath.Dir(p), 0o755)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	user := "{\n  \"hooks\": {\n    \"Notification\": \"not ours\"\n  }\n}\n"
-	os.WriteFile(p, []byte(user), 0o644)
+	if err := os.WriteFile(p, []byte(user), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	a := New()
 	if _, err := a.Install(context.Background(), opts(root)); err != nil {
 		t.Fatal(err)
@@ -295,9 +326,13 @@ func TestSkillsUpgradeRemovesRetiredAndStrayFiles(t *testing.T) {
 	root := t.TempDir()
 	a := New()
 	ctx := context.Background()
-	a.Install(ctx, opts(root))
+	if _, err := a.Install(ctx, opts(root)); err != nil {
+		t.Fatal(err)
+	}
 	stray := filepath.Join(root, skillsDir, "kk-add", "notes.txt")
-	os.WriteFile(stray, []byte("x"), 0o644)
+	if err := os.WriteFile(stray, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	o := opts(root)
 	delete(o.Skills, "kk-curate")
 	ch, err := a.Install(ctx, o)
@@ -365,8 +400,12 @@ func TestSettingsSchemaIsLive(t *testing.T) {
 func TestInstallRelativeCommand(t *testing.T) {
 	root := t.TempDir()
 	tool := filepath.Join(root, "my tools", "kk")
-	os.MkdirAll(filepath.Dir(tool), 0o755)
-	os.WriteFile(tool, []byte("#!/bin/sh\necho \"ran $*\"\n"), 0o755)
+	if err := os.MkdirAll(filepath.Dir(tool), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(tool, []byte("#!/bin/sh\necho \"ran $*\"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	o := opts(root)
 	o.Command = "./my tools/kk"
 	if _, err := New().Install(context.Background(), o); err != nil {
@@ -377,13 +416,17 @@ func TestInstallRelativeCommand(t *testing.T) {
 			Hooks []handler `json:"hooks"`
 		} `json:"hooks"`
 	}
-	json.Unmarshal(read(t, filepath.Join(root, settingsFile)), &doc)
+	if err := json.Unmarshal(read(t, filepath.Join(root, settingsFile)), &doc); err != nil {
+		t.Fatal(err)
+	}
 	command := doc.Hooks["Stop"][0].Hooks[0].Command
 	if command != `"$CLAUDE_PROJECT_DIR"/'my tools/kk' hook capture --harness claude` {
 		t.Fatalf("command %s", command)
 	}
 	sub := filepath.Join(root, "src", "deep")
-	os.MkdirAll(sub, 0o755)
+	if err := os.MkdirAll(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	cmd := exec.Command("sh", "-c", command)
 	cmd.Dir = sub
 	cmd.Env = append(os.Environ(), "CLAUDE_PROJECT_DIR="+root)

@@ -72,7 +72,7 @@ func kkPositions(data []byte) []position {
 			} `json:"hooks"`
 		} `json:"hooks"`
 	}
-	json.Unmarshal(data, &file)
+	_ = json.Unmarshal(data, &file)
 	var out []position
 	for _, on := range slices.Sorted(maps.Keys(file.Hooks)) {
 		for g, grp := range file.Hooks[on] {

@@ -31,7 +31,9 @@ func userConfig(t *testing.T, home, root string, trustProject bool, skip ...stri
 			fmt.Fprintf(&b, "[hooks.state.%q]\ntrusted_hash = \"sha256:%x\"\n\n", hooks+":"+k, len(k))
 		}
 	}
-	os.WriteFile(filepath.Join(home, "config.toml"), []byte(b.String()), 0o644)
+	if err := os.WriteFile(filepath.Join(home, "config.toml"), []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func TestDoctor(t *testing.T) {
@@ -49,8 +51,12 @@ func TestDoctor(t *testing.T) {
 
 	// phase: installed next to a user hook, but not trusted yet.
 	hooks := filepath.Join(root, hooksFile)
-	os.MkdirAll(filepath.Dir(hooks), 0o755)
-	os.WriteFile(hooks, []byte(`{"hooks":{"Stop":[{"hooks":[{"type":"command","command":"say done"}]}]}}`), 0o644)
+	if err := os.MkdirAll(filepath.Dir(hooks), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(hooks, []byte(`{"hooks":{"Stop":[{"hooks":[{"type":"command","command":"say done"}]}]}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	skills, err := shippedSkills()
 	if err != nil {
 		t.Fatal(err)
@@ -90,7 +96,9 @@ func TestDoctor(t *testing.T) {
 	// phase: a switched-off hook.
 	f, _ := os.OpenFile(filepath.Join(home, "config.toml"), os.O_APPEND|os.O_WRONLY, 0)
 	fmt.Fprintf(f, "[hooks.state.%q]\nenabled = false\n", hooks+":user_prompt_submit:0:0")
-	f.Close()
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
 	if c := a.Doctor(ctx, root)[3]; c.Level != "warn" || !strings.Contains(c.Message, "UserPromptSubmit hooks are switched off") {
 		t.Fatalf("switched-off hook: %+v", c)
 	}
@@ -98,21 +106,29 @@ func TestDoctor(t *testing.T) {
 
 	// phase: hooks defined in the project's config.toml too.
 	cfg := filepath.Join(root, configFile)
-	os.WriteFile(cfg, []byte("model = \"o3\"\n\n[[hooks.Stop]]\n[[hooks.Stop.hooks]]\ntype = \"command\"\ncommand = \"say hi\"\n"), 0o644)
+	if err := os.WriteFile(cfg, []byte("model = \"o3\"\n\n[[hooks.Stop]]\n[[hooks.Stop.hooks]]\ntype = \"command\"\ncommand = \"say hi\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	if c := a.Doctor(ctx, root)[2]; c.Level != "warn" || !strings.Contains(c.Message, ".codex/config.toml line 3 defines hooks too") {
 		t.Fatalf("[hooks] in config.toml: %+v", c)
 	}
 
 	// phase: hooks switched off.
-	os.WriteFile(cfg, []byte("[features]\ncodex_hooks = false\n"), 0o644)
+	if err := os.WriteFile(cfg, []byte("[features]\ncodex_hooks = false\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	if c := a.Doctor(ctx, root)[2]; c.Level != "error" || !strings.Contains(c.Message, "features.codex_hooks = false") {
 		t.Fatalf("hooks off: %+v", c)
 	}
-	os.Remove(cfg)
+	if err := os.Remove(cfg); err != nil {
+		t.Fatal(err)
+	}
 
 	// phase: an edited kk handler is out of date.
 	data := read(t, hooks)
-	os.WriteFile(hooks, []byte(strings.Replace(string(data), `"timeout": 30`, `"timeout": 60`, 1)), 0o644)
+	if err := os.WriteFile(hooks, []byte(strings.Replace(string(data), `"timeout": 30`, `"timeout": 60`, 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	if c, _ := hooksCheck(root); c.Level != "warn" || !strings.Contains(c.Fix, "--upgrade") {
 		t.Fatalf("edited handler: %+v", c)
 	}

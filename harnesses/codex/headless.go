@@ -33,7 +33,7 @@ func (*Adapter) Headless(ctx context.Context, run harness.HeadlessRun) (string, 
 		if err != nil {
 			return "", fmt.Errorf("writing the answer schema: %w", err)
 		}
-		defer os.Remove(f.Name())
+		defer func() { _ = os.Remove(f.Name()) }()
 		_, werr := f.Write(run.Schema)
 		if cerr := f.Close(); werr == nil {
 			werr = cerr
@@ -68,7 +68,7 @@ func (*Adapter) Headless(ctx context.Context, run harness.HeadlessRun) (string, 
 // event when no agent message follows it.
 func agentAnswer(out []byte, logFile string) (string, error) {
 	answer, found, failure, lastErr := "", false, "", ""
-	harness.EachLine(bytes.NewReader(out), func(line []byte) {
+	_ = harness.EachLine(bytes.NewReader(out), func(line []byte) {
 		var ev struct {
 			Type string `json:"type"`
 			Item struct {

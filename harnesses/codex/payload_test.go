@@ -27,8 +27,12 @@ func TestParseHookInput(t *testing.T) {
 	now = func() time.Time { return time.Date(2026, 11, 21, 0, 30, 0, 0, time.UTC) }
 	defer func() { now = time.Now }()
 	rollout := filepath.Join(home, filepath.FromSlash(rolloutRel))
-	os.MkdirAll(filepath.Dir(rollout), 0o755)
-	os.WriteFile(rollout, []byte("{}\n"), 0o644)
+	if err := os.MkdirAll(filepath.Dir(rollout), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(rollout, []byte("{}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 
 	transcript := "/home/dev/.codex/" + rolloutRel
 	base := harness.HookInput{SessionID: sid, CWD: "/home/dev/app", TranscriptPath: transcript}
@@ -66,8 +70,8 @@ func TestFindRollout(t *testing.T) {
 	defer func() { now = time.Now }()
 	write := func(rel, content string) string {
 		p := filepath.Join(home, filepath.FromSlash(rel))
-		os.MkdirAll(filepath.Dir(p), 0o755)
-		os.WriteFile(p, []byte(content), 0o644)
+		_ = os.MkdirAll(filepath.Dir(p), 0o755)
+		_ = os.WriteFile(p, []byte(content), 0o644)
 		return p
 	}
 	// Yesterday's folder, by file name.

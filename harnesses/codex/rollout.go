@@ -65,7 +65,7 @@ func sessionOf(path string) string {
 	if err != nil {
 		return ""
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	first, _ := bufio.NewReaderSize(f, 64<<10).ReadBytes('\n')
 	var l struct {
 		Type    string `json:"type"`

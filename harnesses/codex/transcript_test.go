@@ -21,7 +21,7 @@ func TestParseTranscript(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	got, err := New().ParseTranscript(f)
 	if err != nil {
 		t.Fatal(err)

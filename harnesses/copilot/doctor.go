@@ -106,7 +106,7 @@ func checkHooksFile(root string) harness.Check {
 	for _, ev := range events {
 		for _, raw := range file.Hooks[ev] {
 			var e hookEntry
-			json.Unmarshal(raw, &e)
+			_ = json.Unmarshal(raw, &e)
 			_, kk, ok := harness.MatchHookCommand(e.Bash, id)
 			if e.Type != "command" || !ok {
 				problems = append(problems, fmt.Sprintf("%s has an entry that is not a kk hook: %s", ev, bytes.TrimSpace(raw)))
@@ -191,7 +191,7 @@ func checkCommand(root string) harness.Check {
 	}
 	data, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(hooksFile)))
 	if err == nil {
-		json.Unmarshal(data, &file)
+		_ = json.Unmarshal(data, &file)
 	}
 	var words []string
 	for _, list := range file.Hooks {

@@ -30,7 +30,9 @@ func TestDoctor(t *testing.T) {
 	// installed on this machine can leak in.
 	bin := t.TempDir()
 	writeFile(t, filepath.Join(bin, "copilot"), "#!/bin/sh\n")
-	os.Chmod(filepath.Join(bin, "copilot"), 0o755)
+	if err := os.Chmod(filepath.Join(bin, "copilot"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	t.Setenv("PATH", bin)
 	root := t.TempDir()
 
@@ -53,7 +55,9 @@ func TestDoctor(t *testing.T) {
 	expectLevel(t, got, "kk command", levelWarn, "the hooks run kk, which cannot be found")
 	kkDir := t.TempDir()
 	writeFile(t, filepath.Join(kkDir, "kk"), "#!/bin/sh\n")
-	os.Chmod(filepath.Join(kkDir, "kk"), 0o755)
+	if err := os.Chmod(filepath.Join(kkDir, "kk"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	t.Setenv("PATH", kkDir+string(os.PathListSeparator)+bin)
 	expectLevel(t, checks(t, root), "kk command", levelOK, "the hooks run kk ("+filepath.Join(kkDir, "kk"))
 
@@ -72,7 +76,9 @@ func TestDoctor(t *testing.T) {
 		t.Fatal(err)
 	}
 	writeFile(t, filepath.Join(root, "bin/kk"), "#!/bin/sh\n")
-	os.Chmod(filepath.Join(root, "bin/kk"), 0o755)
+	if err := os.Chmod(filepath.Join(root, "bin/kk"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	expectLevel(t, checks(t, root), "kk command", levelOK, "the hooks run ./bin/kk ("+filepath.Join(root, "bin/kk"))
 
 	// Drift: a missing registration, a foreign entry, an edited skill.
@@ -92,7 +98,9 @@ func TestDoctor(t *testing.T) {
 	// A user-level kk.json (what older installs wrote) fires every hook twice.
 	writeFile(t, filepath.Join(home, ".copilot/hooks/kk.json"), `{"version":1,"hooks":{}}`)
 	expectLevel(t, checks(t, root), "user-level hooks", levelWarn, filepath.Join(home, ".copilot/hooks/kk.json"))
-	os.Remove(filepath.Join(home, ".copilot/hooks/kk.json"))
+	if err := os.Remove(filepath.Join(home, ".copilot/hooks/kk.json")); err != nil {
+		t.Fatal(err)
+	}
 	copilotDir := t.TempDir()
 	t.Setenv("COPILOT_HOME", copilotDir)
 	writeFile(t, filepath.Join(copilotDir, "settings.json"), `{"hooks":{"agentStop":[{"type":"command","bash":"kk hook capture --harness copilot"}]}}`)

@@ -78,7 +78,7 @@ func answer(out []byte) (string, error) {
 			Content  json.RawMessage `json:"content"`
 			ExitCode *int            `json:"exitCode"`
 		}
-		json.Unmarshal(ev.Data, &d)
+		_ = json.Unmarshal(ev.Data, &d)
 		switch ev.Type {
 		case "assistant.message":
 			if t := strings.TrimSpace(textOf(d.Content)); t != "" {

@@ -164,7 +164,7 @@ var (
 func toolReads(tool string, args any) []harness.Read {
 	if str, ok := args.(string); ok {
 		// Some builds send the arguments as a JSON string holding the object.
-		json.Unmarshal([]byte(str), &args)
+		_ = json.Unmarshal([]byte(str), &args)
 	}
 	a, ok := args.(map[string]any)
 	if !ok {
@@ -201,7 +201,7 @@ func (*Adapter) Settled(path string) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	turnEnded, shutdown := false, false
 	err = harness.EachLine(f, func(line []byte) {
 		var ev struct {

@@ -55,7 +55,7 @@ func (a *Adapter) Headless(ctx context.Context, run harness.HeadlessRun) (string
 // answer is the result text of the last result line of out.
 func answer(out []byte) (string, error) {
 	var last *result
-	harness.EachLine(bytes.NewReader(out), func(line []byte) {
+	_ = harness.EachLine(bytes.NewReader(out), func(line []byte) { // reading a byte slice does not fail
 		var r result
 		if json.Unmarshal(line, &r) == nil && r.Type == "result" {
 			last = &r
@@ -63,9 +63,9 @@ func answer(out []byte) (string, error) {
 	})
 	switch {
 	case last == nil:
-		return "", fmt.Errorf("Cursor agent printed no result line%s", harness.OutputTail(string(out)))
+		return "", fmt.Errorf("the Cursor agent printed no result line%s", harness.OutputTail(string(out)))
 	case last.IsError || (last.Subtype != "" && last.Subtype != "success"):
-		return "", fmt.Errorf("Cursor agent reported an error (%s)%s", last.Subtype, harness.OutputTail(last.Result))
+		return "", fmt.Errorf("the Cursor agent reported an error (%s)%s", last.Subtype, harness.OutputTail(last.Result))
 	}
 	return last.Result, nil
 }

@@ -102,7 +102,9 @@ func TestHeadlessFailures(t *testing.T) {
 func TestHeadlessFindsOldBinaryName(t *testing.T) {
 	out := t.TempDir()
 	dir := t.TempDir()
-	os.Rename(filepath.Join(recordingAgent(t, out, okAnswer), "agent"), filepath.Join(dir, "cursor-agent"))
+	if err := os.Rename(filepath.Join(recordingAgent(t, out, okAnswer), "agent"), filepath.Join(dir, "cursor-agent")); err != nil {
+		t.Fatal(err)
+	}
 	a := &Adapter{Base: harness.Base{S: spec}, getenv: env(map[string]string{"PATH": dir})}
 	if _, err := a.Headless(context.Background(), harness.HeadlessRun{Prompt: "x"}); err != nil {
 		t.Fatal(err)

@@ -37,7 +37,7 @@ func (a *Adapter) ParseHookInput(data []byte) (harness.HookInput, error) {
 	}
 	var p payload
 	if err := json.Unmarshal(data, &p); err != nil {
-		return harness.HookInput{}, fmt.Errorf("Cursor hook payload: %w", err)
+		return harness.HookInput{}, fmt.Errorf("the Cursor hook payload: %w", err)
 	}
 	conv := strings.TrimSpace(p.ConversationID)
 	if conv == "" {

@@ -117,7 +117,7 @@ var searchTools = map[string]bool{"grep": true, "glob": true, "search": true, "s
 // a shell command, and the .md path a search was pointed at.
 func blockReads(b block) []harness.Read {
 	var input map[string]any
-	json.Unmarshal(b.Input, &input) // an input that is not an object names no file
+	_ = json.Unmarshal(b.Input, &input) // an input that is not an object names no file
 	if readTools[b.Name] {
 		if p := firstString(input, "path", "file_path", "target_file"); p != "" {
 			return []harness.Read{{Path: p, Tool: b.Name}}

@@ -20,7 +20,9 @@ func TestFindTranscript(t *testing.T) {
 	write(t, older, []byte("{}\n"))
 	write(t, newer, []byte("{}\n"))
 	past := time.Now().Add(-time.Hour)
-	os.Chtimes(older, past, past)
+	if err := os.Chtimes(older, past, past); err != nil {
+		t.Fatal(err)
+	}
 	envPath := filepath.Join(home, "elsewhere.jsonl")
 	write(t, envPath, []byte("{}\n"))
 

@@ -247,7 +247,7 @@ func checkTrust(root string, user settings) harness.Check {
 	file := filepath.Join(home, userDirRel, "trustedFolders.json")
 	var rules map[string]string
 	if data, err := os.ReadFile(file); err == nil {
-		json.Unmarshal(data, &rules)
+		_ = json.Unmarshal(data, &rules)
 	}
 	paths := make([]string, 0, len(rules))
 	for p := range rules {

@@ -28,7 +28,9 @@ func TestDoctor(t *testing.T) {
 	// installed on this machine can leak in.
 	bin := t.TempDir()
 	writeFile(t, filepath.Join(bin, "gemini"), "#!/bin/sh\n")
-	os.Chmod(filepath.Join(bin, "gemini"), 0o755)
+	if err := os.Chmod(filepath.Join(bin, "gemini"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	t.Setenv("PATH", bin)
 	root := t.TempDir()
 
@@ -61,14 +63,18 @@ func TestDoctor(t *testing.T) {
 	expectLevel(t, checks(t, root), "kk command", levelWarn, "./tools/my kk, which cannot be found")
 	writeFile(t, filepath.Join(root, "tools/my kk"), "#!/bin/sh\n")
 	expectLevel(t, checks(t, root), "kk command", levelWarn, "cannot be found") // not executable
-	os.Chmod(filepath.Join(root, "tools/my kk"), 0o755)
+	if err := os.Chmod(filepath.Join(root, "tools/my kk"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	expectLevel(t, checks(t, root), "kk command", levelOK, "the hooks run ./tools/my kk ("+filepath.Join(root, "tools/my kk"))
 	if _, err := New().Install(context.Background(), opts(root)); err != nil {
 		t.Fatal(err)
 	}
 	kkDir := t.TempDir()
 	writeFile(t, filepath.Join(kkDir, "kk"), "#!/bin/sh\n")
-	os.Chmod(filepath.Join(kkDir, "kk"), 0o755)
+	if err := os.Chmod(filepath.Join(kkDir, "kk"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	t.Setenv("PATH", kkDir+string(os.PathListSeparator)+bin)
 	expectLevel(t, checks(t, root), "kk command", levelOK, "the hooks run kk ("+filepath.Join(kkDir, "kk"))
 

@@ -76,7 +76,9 @@ func validateSettings(t *testing.T, data []byte) {
 	var s struct {
 		Hooks map[string]json.RawMessage `json:"hooks"`
 	}
-	json.Unmarshal(data, &s)
+	if err := json.Unmarshal(data, &s); err != nil {
+		t.Fatal(err)
+	}
 	for ev, raw := range s.Hooks {
 		var groups []struct {
 			Hooks []map[string]any `json:"hooks"`
@@ -98,8 +100,12 @@ func validateSettings(t *testing.T, data []byte) {
 func keepsUser(t *testing.T, user, merged []byte) {
 	t.Helper()
 	var u, m map[string]any
-	json.Unmarshal(user, &u)
-	json.Unmarshal(merged, &m)
+	if err := json.Unmarshal(user, &u); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(merged, &m); err != nil {
+		t.Fatal(err)
+	}
 	for k, v := range u {
 		if k == "hooks" {
 			continue

@@ -123,13 +123,26 @@ func TestInstallReplacesKKEntriesInPlace(t *testing.T) {
 	got := readFile(t, p)
 	golden(t, "settings.moved.json", got)
 	validateSettings(t, got)
-	var s struct {
-		Hooks map[string][]struct {
-			Matcher string      `json:"matcher"`
-			Hooks   []hookEntry `json:"hooks"`
-		} `json:"hooks"`
+	// hooks holds the events' groups and "disabled", a list of names.
+	var doc struct {
+		Hooks map[string]json.RawMessage `json:"hooks"`
 	}
-	json.Unmarshal(got, &s)
+	if err := json.Unmarshal(got, &doc); err != nil {
+		t.Fatal(err)
+	}
+	type group struct {
+		Matcher string      `json:"matcher"`
+		Hooks   []hookEntry `json:"hooks"`
+	}
+	var s struct{ Hooks map[string][]group }
+	s.Hooks = map[string][]group{}
+	for _, ev := range []string{"SessionStart", "AfterAgent"} {
+		var gs []group
+		if err := json.Unmarshal(doc.Hooks[ev], &gs); err != nil {
+			t.Fatalf("%s: %v", ev, err)
+		}
+		s.Hooks[ev] = gs
+	}
 	start := s.Hooks["SessionStart"]
 	if len(start) != 1 || start[0].Matcher != "startup" || len(start[0].Hooks) != 3 ||
 		start[0].Hooks[0].Name != "greet" || start[0].Hooks[1].Command != "kk hook session-start --harness gemini" ||

@@ -7,7 +7,7 @@ import "github.com/kk-project/kk/internal/harness"
 var mcpConfig = harness.JSONMCP{
 	File:  ".gemini/settings.json",
 	Key:   "mcpServers",
-	Entry: func(s harness.MCPServer) any { return harness.CommandArgsEntry{Command: s.Command, Args: s.Args} },
+	Entry: func(s harness.MCPServer) any { return harness.CommandArgsEntry(s) },
 	Parse: harness.ParseCommandArgs,
 }
 

@@ -44,7 +44,9 @@ func TestParseTranscript(t *testing.T) {
 			t.Fatal(err)
 		}
 		tr, err := New().ParseTranscript(f)
-		f.Close()
+		if err := f.Close(); err != nil {
+			t.Fatal(err)
+		}
 		if err != nil {
 			t.Fatal(err)
 		}

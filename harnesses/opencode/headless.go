@@ -73,7 +73,7 @@ func answer(out []byte) (string, error) {
 		texts   = map[string]string{}
 		failure string
 	)
-	harness.EachLine(bytes.NewReader(out), func(line []byte) {
+	_ = harness.EachLine(bytes.NewReader(out), func(line []byte) { // reading a byte slice does not fail
 		var e event
 		if json.Unmarshal(line, &e) != nil {
 			return

@@ -135,7 +135,7 @@ func TestExportTranscript(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	tr, err := a.ParseTranscript(f)
 	if err != nil || len(tr.Turns) != 4 {
 		t.Errorf("exported transcript: %d turns, %v", len(tr.Turns), err)

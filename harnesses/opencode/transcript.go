@@ -111,7 +111,7 @@ func (*Adapter) ParseTranscript(r io.Reader) (harness.Transcript, error) {
 // named in a bash command.
 func toolReads(p part) []harness.Read {
 	var input map[string]any
-	json.Unmarshal(p.State.Input, &input) // an input that is not an object names no file
+	_ = json.Unmarshal(p.State.Input, &input) // an input that is not an object names no file
 	switch p.Tool {
 	case "read":
 		if f := harness.FirstString(input, "filePath", "path", "file_path"); f != "" {
@@ -165,7 +165,7 @@ func (a *Adapter) ExportTranscript(ctx context.Context, in harness.HookInput, pa
 			err = cerr
 		}
 		if err != nil {
-			os.Remove(path)
+			_ = os.Remove(path)
 		}
 	}()
 	ctx, cancel := context.WithTimeout(ctx, exportTimeout)

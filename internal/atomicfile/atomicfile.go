@@ -44,8 +44,8 @@ func write(path string, data []byte, perm fs.FileMode, syncDir bool) (err error)
 	}
 	defer func() {
 		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
+			_ = tmp.Close() // the write failed: the temporary file goes, whatever its close says
+			_ = os.Remove(tmp.Name())
 		}
 	}()
 	if _, err = tmp.Write(data); err != nil {
@@ -92,7 +92,7 @@ func SyncDir(dir string) error {
 	if err != nil {
 		return fmt.Errorf("syncing %s: %w", dir, err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // a folder opened to sync it: nothing to flush
 	if err := f.Sync(); err != nil && !errors.Is(err, os.ErrInvalid) {
 		return fmt.Errorf("syncing %s: %w", dir, err)
 	}

@@ -32,7 +32,9 @@ func TestCompletionDoctor(t *testing.T) {
 		t.Fatalf("set up without the package: %+v", got)
 	}
 	// a line in .bashrc counts as set up too; XDG_DATA_HOME moves the file
-	os.RemoveAll(filepath.Join(home, ".local"))
+	if err := os.RemoveAll(filepath.Join(home, ".local")); err != nil {
+		t.Fatal(err)
+	}
 	write(filepath.Join(home, ".bashrc"))
 	if got := CompletionDoctor(CompletionEnv{Home: home, SystemRoot: sys, XDGDataHome: filepath.Join(home, "xdg")}); len(got) != 1 || !strings.Contains(got[0].Message, ".bashrc") {
 		t.Fatalf(".bashrc: %+v", got)

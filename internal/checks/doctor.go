@@ -91,7 +91,7 @@ func Doctor(ctx context.Context, k *store.KB, opts DoctorOptions) (*DoctorReport
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	add(checkLeaves(k, t))
+	add(checkLeaves(t))
 	// The other checks look at the leaves kk can read.
 	add(checkV2(t))
 	add(checkEntryFresh(k, t))
@@ -269,7 +269,7 @@ func checkConfig(k *store.KB) DoctorCheck {
 	return c
 }
 
-func checkLeaves(k *store.KB, t *store.Tree) DoctorCheck {
+func checkLeaves(t *store.Tree) DoctorCheck {
 	c := DoctorCheck{Name: "leaves-valid"}
 	if len(t.Problems) > 0 {
 		conflicted := false
@@ -437,7 +437,7 @@ func checkLock(ctx context.Context, k *store.KB) DoctorCheck {
 		c.Level, c.Message, c.Fix = DoctorWarn, fmt.Sprintf("the writer lock cannot be probed: %v", err), "check the permissions of "+k.Rel(path)
 		return c
 	}
-	l.Release()
+	_ = l.Release()
 	c.Level, c.Message = DoctorOK, "the writer lock is free"
 	return c
 }

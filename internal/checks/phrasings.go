@@ -84,7 +84,7 @@ func checkSemanticSearch(ctx context.Context, k *store.KB, ollamaURL string) Doc
 	if err != nil {
 		return c
 	}
-	resp.Body.Close()
+	_ = resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		return c
 	}

@@ -43,7 +43,7 @@ func TestDoctorSemanticSearch(t *testing.T) {
 			http.NotFound(w, r)
 			return
 		}
-		w.Write([]byte(`{"models":[]}`))
+		_, _ = w.Write([]byte(`{"models":[]}`))
 	}))
 	defer ollama.Close()
 	ctx := context.Background()

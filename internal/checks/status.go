@@ -226,7 +226,7 @@ func graphCounts(ctx context.Context, k *store.KB, c *GraphCounts) error {
 	if err != nil {
 		return err
 	}
-	defer g.Close()
+	defer func() { _ = g.Close() }()
 	c.Atoms, c.Molecules = len(g.Atoms), len(g.Molecules)
 	for _, a := range g.Atoms {
 		if g.MoleculeOf(a) == nil {
@@ -291,7 +291,7 @@ func readFrontMatter(path string) (*frontmatter.Doc, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	r := bufio.NewReader(io.LimitReader(f, maxFrontMatter))
 	var head bytes.Buffer
 	for i := 0; ; i++ {

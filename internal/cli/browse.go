@@ -85,7 +85,7 @@ func runBrowse(ctx context.Context, app *App, o browseOpts) error {
 	if err != nil {
 		return err
 	}
-	defer k.Close()
+	defer func() { _ = k.Close() }()
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	ln, err := (&net.ListenConfig{}).Listen(ctx, "tcp", addr)

@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kk-project/kk/internal/graph"
+	"github.com/kk-project/kk/internal/store"
 )
 
 func newChangelogCmd(app *App) *cobra.Command {
@@ -40,9 +41,8 @@ func changelogArgs(input *string, flags ...string) cobra.PositionalArgs {
 }
 
 type changelogAppendOpts struct {
-	parentType, parentID string
-	task, summary        string
-	input                string
+	task, summary string
+	input         string
 }
 
 func newChangelogAppendCmd(app *App) *cobra.Command {
@@ -60,7 +60,7 @@ by one.`,
 			if o.input == "" {
 				p.ParentType, p.ParentID = args[0], args[1]
 			}
-			return runChangelog(cmd.Context(), app, o.input, p)
+			return runChangelog(cmd.Context(), app, o.input, p, typed(graph.ManageChangelogParams.AsAppend, graph.AppendChangelog))
 		},
 	}
 	f := cmd.Flags()
@@ -90,7 +90,7 @@ through it.`,
 			if o.input == "" {
 				p.ParentType, p.ParentID = args[0], args[1]
 			}
-			return runChangelog(cmd.Context(), app, o.input, p)
+			return runChangelog(cmd.Context(), app, o.input, p, typed(graph.ManageChangelogParams.AsSearch, graph.SearchChangelog))
 		},
 	}
 	f := cmd.Flags()
@@ -100,9 +100,11 @@ through it.`,
 	return cmd
 }
 
-// runChangelog runs manage_changelog with p, or with the object in input.
-func runChangelog(ctx context.Context, app *App, input string, p graph.ManageChangelogParams) error {
-	resp, err := opCall(ctx, app, input, p.Operation, changelogOps, "manage-changelog", p, graph.ManageChangelog)
+// runChangelog runs the manage_changelog operation fn with p, or with the
+// object in input.
+func runChangelog[R any](ctx context.Context, app *App, input string, p graph.ManageChangelogParams,
+	fn func(context.Context, *store.KB, graph.ManageChangelogParams) (R, error)) error {
+	resp, err := opCall(ctx, app, input, p.Operation, changelogOps, "manage-changelog", p, fn)
 	if err != nil {
 		return err
 	}

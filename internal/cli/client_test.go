@@ -60,7 +60,9 @@ func TestClientWriteReadCycle(t *testing.T) {
 
 	// post --wait, from a file, prints the job's end.
 	file := filepath.Join(t.TempDir(), "note.md")
-	os.WriteFile(file, []byte("Mutexes guard shared state.\n"), 0o644)
+	if err := os.WriteFile(file, []byte("Mutexes guard shared state.\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	out := ok("", "post", "--file", file, "--title", "Mutexes", "--tags", "golang", "--wait")
 	if !strings.HasSuffix(out, "\tdone\tinbox/mutexes.md\n") {
 		t.Errorf("post --wait: %q", out)
@@ -215,7 +217,9 @@ func TestClientToken(t *testing.T) {
 		t.Errorf("token from the environment: %d %s", code, errs)
 	}
 	file := filepath.Join(t.TempDir(), "token")
-	os.WriteFile(file, []byte("t0k3n\n"), 0o600)
+	if err := os.WriteFile(file, []byte("t0k3n\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	if code, _, errs := runClient(t, s.URL, map[string]string{"KK_SERVE_TOKEN": "wrong"}, "", "tags", "--token-file", file); code != 0 {
 		t.Errorf("token from a file: %d %s", code, errs)
 	}
@@ -224,13 +228,19 @@ func TestClientToken(t *testing.T) {
 	}
 	// A token file others can read, or of two lines, is refused.
 	open := filepath.Join(t.TempDir(), "open")
-	os.WriteFile(open, []byte("t0k3n\n"), 0o600)
-	os.Chmod(open, 0o644)
+	if err := os.WriteFile(open, []byte("t0k3n\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(open, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	if code, _, errs := runClient(t, s.URL, nil, "", "tags", "--token-file", open); code != 1 || !strings.Contains(errs, "the token file "+open+" is open to other users (mode 0644); it must be private: run chmod 600 "+open) {
 		t.Errorf("world-readable token file: %d %s", code, errs)
 	}
 	two := filepath.Join(t.TempDir(), "two")
-	os.WriteFile(two, []byte("t0k3n\nmore\n"), 0o600)
+	if err := os.WriteFile(two, []byte("t0k3n\nmore\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	if code, _, errs := runClient(t, s.URL, nil, "", "tags", "--token-file", two); code != 1 || !strings.Contains(errs, "the token file "+two+" holds 2 lines") {
 		t.Errorf("two-line token file: %d %s", code, errs)
 	}

@@ -53,7 +53,9 @@ func checkGenerated(t *testing.T, dir, ext string, pages map[string][]byte, test
 	for _, e := range entries {
 		if _, ok := pages[e.Name()]; !ok && strings.HasSuffix(e.Name(), ext) {
 			if *update {
-				os.Remove(filepath.Join(dir, e.Name()))
+				if err := os.Remove(filepath.Join(dir, e.Name())); err != nil {
+					t.Fatal(err)
+				}
 				continue
 			}
 			t.Errorf("%s/%s documents no command; delete it or run with -update", rel, e.Name())

@@ -27,7 +27,7 @@ kk index rebuild).`,
 			}
 			return printGraph(app, resp, func(w io.Writer, data any) {
 				if d, ok := data.(*search.EntryData); ok {
-					io.WriteString(w, d.Content)
+					_, _ = io.WriteString(w, d.Content)
 				}
 			})
 		},

@@ -164,7 +164,7 @@ parameter object with operation "get" instead.`,
 				}
 				return refuseWithInput(cmd, "type", "changelog-limit", "no-changelog")
 			}
-			return exactArgs(1, "graph get needs the id of an atom or molecule")(cmd, args)
+			return oneArg("graph get needs the id of an atom or molecule")(cmd, args)
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			p := graph.QueryGraphParams{Operation: "get", ChangelogLimit: intFlag(cmd, "changelog-limit", o.changelogLimit)}
@@ -180,7 +180,7 @@ parameter object with operation "get" instead.`,
 					p.IncludeChangelog = &no
 				}
 			}
-			return runGraphQuery(cmd.Context(), app, o.input, p)
+			return runGraphQuery(cmd.Context(), app, o.input, p, typed(infallible(graph.QueryGraphParams.AsGet), graph.Get))
 		},
 	}
 	f := cmd.Flags()
@@ -191,9 +191,11 @@ parameter object with operation "get" instead.`,
 	return cmd
 }
 
-// runGraphQuery runs query_graph with p, or with the object in input.
-func runGraphQuery(ctx context.Context, app *App, input string, p graph.QueryGraphParams) error {
-	resp, err := opCall(ctx, app, input, p.Operation, queryOps, "query-graph", p, graph.QueryGraph)
+// runGraphQuery runs the query_graph operation fn with p, or with the
+// object in input.
+func runGraphQuery[R any](ctx context.Context, app *App, input string, p graph.QueryGraphParams,
+	fn func(context.Context, *store.KB, graph.QueryGraphParams) (R, error)) error {
+	resp, err := opCall(ctx, app, input, p.Operation, queryOps, "query-graph", p, fn)
 	if err != nil {
 		return err
 	}
@@ -234,7 +236,7 @@ query_graph parameter object with operation "search" instead.`,
 				Limit: intFlag(cmd, "limit", o.limit), Offset: intFlag(cmd, "offset", o.offset)}
 			no := false
 			p.IncludeChangelog = &no
-			return runGraphQuery(cmd.Context(), app, o.input, p)
+			return runGraphQuery(cmd.Context(), app, o.input, p, typed(infallible(graph.QueryGraphParams.AsSearch), graph.Search))
 		},
 	}
 	f := cmd.Flags()
@@ -261,6 +263,7 @@ type graphManageOpts struct {
 	task          string
 	cascade       bool
 	input         string
+	creates       bool // --task names the creating task, not the last one
 }
 
 var graphEditFlags = []string{"type", "name", "path", "body-file", "knowledge-mode", "molecule", "expect-version", "task", "cascade"}
@@ -279,7 +282,7 @@ func addGraphEditFlags(cmd *cobra.Command, o *graphManageOpts, update bool) {
 func (o *graphManageOpts) params(app *App, cmd *cobra.Command, operation string) (graph.ManageGraphParams, error) {
 	p := graph.ManageGraphParams{Operation: operation, EntityType: o.typ, ID: o.id, Cascade: o.cascade}
 	fl := cmd.Flags()
-	if operation == "create" {
+	if o.creates {
 		p.CreatedByTaskID = o.task
 	} else {
 		p.LastTaskID = o.task
@@ -312,9 +315,10 @@ func (o *graphManageOpts) params(app *App, cmd *cobra.Command, operation string)
 	return p, nil
 }
 
-// runGraphManage runs manage_graph with the flags' parameters, or with the
-// object in --input.
-func runGraphManage(ctx context.Context, app *App, cmd *cobra.Command, o *graphManageOpts, operation string) error {
+// runGraphManage runs the manage_graph operation fn with the flags'
+// parameters, or with the object in --input.
+func runGraphManage[R any](ctx context.Context, app *App, cmd *cobra.Command, o *graphManageOpts, operation string,
+	fn func(context.Context, *store.KB, graph.ManageGraphParams) (R, error)) error {
 	var p graph.ManageGraphParams
 	if o.input == "" {
 		var err error
@@ -322,7 +326,7 @@ func runGraphManage(ctx context.Context, app *App, cmd *cobra.Command, o *graphM
 			return err
 		}
 	}
-	resp, err := opCall(ctx, app, o.input, operation, manageOps, "manage-graph", p, graph.ManageGraph)
+	resp, err := opCall(ctx, app, o.input, operation, manageOps, "manage-graph", p, fn)
 	if err != nil {
 		return err
 	}
@@ -354,12 +358,12 @@ func manageArgs(o *graphManageOpts, msg string) cobra.PositionalArgs {
 			}
 			return refuseWithInput(cmd, given...)
 		}
-		return exactArgs(1, msg)(cmd, args)
+		return oneArg(msg)(cmd, args)
 	}
 }
 
 func newGraphCreateCmd(app *App) *cobra.Command {
-	var o graphManageOpts
+	o := graphManageOpts{creates: true}
 	cmd := &cobra.Command{
 		Use:   "create <atom|molecule>",
 		Short: "Create an atom or a molecule",
@@ -374,7 +378,7 @@ with operation "create" instead.`,
 			if o.input == "" {
 				o.typ = args[0]
 			}
-			return runGraphManage(cmd.Context(), app, cmd, &o, "create")
+			return runGraphManage(cmd.Context(), app, cmd, &o, "create", typed(graph.ManageGraphParams.AsCreate, graph.Create))
 		},
 	}
 	addGraphEditFlags(cmd, &o, false)
@@ -405,7 +409,7 @@ operation "update" instead.`,
 				}
 				o.typ, o.id = kind, args[0]
 			}
-			return runGraphManage(cmd.Context(), app, cmd, &o, "update")
+			return runGraphManage(cmd.Context(), app, cmd, &o, "update", typed(graph.ManageGraphParams.AsUpdate, graph.Update))
 		},
 	}
 	addGraphEditFlags(cmd, &o, true)
@@ -436,7 +440,7 @@ manage_graph parameter object with operation "delete" instead.`,
 				}
 				o.typ, o.id = kind, args[0]
 			}
-			return runGraphManage(cmd.Context(), app, cmd, &o, "delete")
+			return runGraphManage(cmd.Context(), app, cmd, &o, "delete", typed(graph.ManageGraphParams.AsDelete, graph.Delete))
 		},
 	}
 	f := cmd.Flags()
@@ -535,6 +539,24 @@ func printChangelog(w io.Writer, log []graph.ChangelogEntry) {
 	for _, e := range log {
 		fmt.Fprintf(w, "%s\t%s\t%s\n", e.At, e.Task, e.Summary)
 	}
+}
+
+// typed runs the operation fn on its part of a tool's parameter object,
+// as as takes it out (refusing what fn does not take).
+func typed[P, Q, R any](as func(P) (Q, error), fn func(context.Context, *store.KB, Q) (R, error)) func(context.Context, *store.KB, P) (R, error) {
+	return func(ctx context.Context, k *store.KB, p P) (R, error) {
+		q, err := as(p)
+		if err != nil {
+			var zero R
+			return zero, err
+		}
+		return fn(ctx, k, q)
+	}
+}
+
+// infallible is a conversion that refuses nothing.
+func infallible[P, Q any](as func(P) Q) func(P) (Q, error) {
+	return func(p P) (Q, error) { return as(p), nil }
 }
 
 // opCall runs one core operation: with the parameter object read from

@@ -25,13 +25,19 @@ func TestInitWarnsWhenKKIsNotOnPath(t *testing.T) {
 	if code != 0 || !strings.Contains(stderr, "kk: warning: kk is not on PATH, so the hooks just written (`kk hook …`) will fail until it is; put kk on PATH, or run `kk init --upgrade --kk-command <path to kk>`") {
 		t.Fatalf("exit %d, stderr:\n%s", code, stderr)
 	}
-	os.WriteFile(filepath.Join(bin, "kk"), []byte("#!/bin/sh\n"), 0o755)
+	if err := os.WriteFile(filepath.Join(bin, "kk"), []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	if code, _, stderr := runEnv(t, env, "init", "--harnesses", "fake"); code != 0 || strings.Contains(stderr, "warning") {
 		t.Fatalf("exit %d, stderr:\n%s", code, stderr)
 	}
 	// A --kk-command relative to the repository root is looked up there.
-	os.MkdirAll(filepath.Join(dir, "tools"), 0o755)
-	os.WriteFile(filepath.Join(dir, "tools", "kk"), []byte("#!/bin/sh\n"), 0o755)
+	if err := os.MkdirAll(filepath.Join(dir, "tools"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "tools", "kk"), []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	if code, _, stderr := runEnv(t, env, "init", "--harnesses", "fake", "--kk-command", "tools/kk"); code != 0 || strings.Contains(stderr, "warning") {
 		t.Fatalf("exit %d, stderr:\n%s", code, stderr)
 	}

@@ -152,10 +152,10 @@ func (f *fakeAdapter) Uninstall(ctx context.Context, o harness.InstallOptions) (
 		} else if !errors.Is(err, fs.ErrNotExist) {
 			return changes, err
 		}
-		os.Remove(filepath.Dir(p)) // only when empty
+		_ = os.Remove(filepath.Dir(p)) // only when empty
 	}
-	os.Remove(filepath.Join(o.Root, filepath.FromSlash(f.skillsDir())))
-	os.Remove(filepath.Join(o.Root, "."+f.id))
+	_ = os.Remove(filepath.Join(o.Root, filepath.FromSlash(f.skillsDir())))
+	_ = os.Remove(filepath.Join(o.Root, "."+f.id))
 	return changes, nil
 }
 

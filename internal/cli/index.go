@@ -138,7 +138,7 @@ func runIndexRebuild(ctx context.Context, app *App, o indexRebuildOpts) error {
 			app.notef("regenerated %d file(s) from %d node(s)%s", len(lines), res.NodeCount, unlisted)
 		}
 		if len(res.MissingSummaries) > 0 && !o.check {
-			app.warnf("%d folder(s) have no summary in FOLDER_SUMMARIES.md: %s", len(res.MissingSummaries), listSome(res.MissingSummaries, 5))
+			app.warnf("%d folder(s) have no summary in FOLDER_SUMMARIES.md: %s", len(res.MissingSummaries), listSome(res.MissingSummaries))
 		}
 	}
 	if o.check && (stale || unreadable) {
@@ -147,8 +147,9 @@ func runIndexRebuild(ctx context.Context, app *App, o indexRebuildOpts) error {
 	return nil
 }
 
-// listSome joins the first n items and says how many more there are.
-func listSome(items []string, n int) string {
+// listSome joins the first five items and says how many more there are.
+func listSome(items []string) string {
+	const n = 5
 	if len(items) <= n {
 		return strings.Join(items, ", ")
 	}

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,12 +9,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/kk-project/kk/internal/githooks"
 	"github.com/kk-project/kk/internal/gitx"
 	"github.com/kk-project/kk/internal/harness"
-	"github.com/kk-project/kk/internal/install"
+	"github.com/kk-project/kk/internal/setup"
 	"github.com/kk-project/kk/internal/store"
-	"github.com/kk-project/kk/internal/txn"
 )
 
 type initOpts struct {
@@ -130,70 +127,11 @@ func runInit(ctx context.Context, app *App, o initOpts) error {
 	if fi, err := os.Stat(root); err != nil || !fi.IsDir() {
 		return fmt.Errorf("--root %s is not an existing folder", root)
 	}
-	k := store.New(root)
-	k.Now = app.Now
-	res, err := txn.Init(ctx, k, store.InitOptions{Upgrade: o.upgrade, Version: releaseVersion(), Now: app.Now(), Command: app.Command})
-	if err != nil {
-		return err
+	out, installErr := setup.Init(ctx, setup.Options{Root: root, Upgrade: o.upgrade, Registry: app.harnesses(), Harnesses: named,
+		KKCommand: o.kkCommand, GitHooks: !o.noGitHooks, Version: releaseVersion(), Now: app.Now, Command: app.Command, Path: app.Getenv("PATH")})
+	if out == nil {
+		return installErr
 	}
-	out := initOutput{Root: k.Root, Created: []string{}, Updated: []string{}, Removed: []string{}, Warnings: res.Warnings}
-	changes := fileChanges{out: &out}
-	for _, f := range res.Created {
-		changes.add("created", f)
-	}
-	for _, f := range res.Updated {
-		changes.add("updated", f)
-	}
-	var installErr error
-	if len(named) > 0 || o.upgrade {
-		ires, err := install.Install(ctx, k, app.harnesses(), named, install.Options{Command: o.kkCommand, Upgrade: o.upgrade, Now: app.Now(), LockCommand: app.Command})
-		if ires == nil {
-			return err
-		}
-		installErr = err
-		for _, c := range ires.Changes {
-			changes.add(c.Action, c.Path)
-		}
-		out.Harnesses, out.KKCommand = ires.Harnesses, ires.Command
-		out.Warnings = append(out.Warnings, ires.Warnings...)
-		if len(ires.Harnesses) > 0 {
-			if w := checkKKCommand(app, k.Root, ires.Command); w != "" {
-				out.Warnings = append(out.Warnings, w)
-			}
-		}
-	} else {
-		out.Harnesses, out.KKCommand = []string{}, install.DefaultCommand
-		if inst, err := k.ReadInstalled(); err == nil {
-			out.Harnesses = append(out.Harnesses, inst.Harnesses...)
-			if inst.KKCommand != "" {
-				out.KKCommand = inst.KKCommand
-			}
-		}
-	}
-	gitHooksNote := ""
-	if !o.noGitHooks {
-		gres, err := githooks.Install(ctx, k, githooks.Options{Upgrade: o.upgrade || o.kkCommand != ""})
-		switch {
-		case errors.Is(err, githooks.ErrNotWorkTree):
-			gitHooksNote = "kk: not in a git work tree, so no git hooks were installed; run `kk init` again after `git init` to add them"
-		case errors.Is(err, gitx.ErrNoGit):
-			gitHooksNote = "kk: git is not on PATH, so no git hooks were installed"
-		}
-		if gres != nil {
-			out.GitHooks = gres.Dir
-			for _, c := range gres.Changes {
-				changes.add(c.Action, c.Path)
-				if c.Action == "created" {
-					gitHooksNote = "kk: git hooks " + andList(githooks.Names) + " in " + gres.Dir + " keep the generated files right after a merge, a rebase or a cherry-pick (with kk's merge driver) and the search index in step with the branch checked out (a kk sync in the background); kk init --no-git-hooks leaves them out, kk uninstall --git-hooks takes them out"
-				}
-			}
-			out.Warnings = append(out.Warnings, gres.Warnings...)
-		}
-		if err != nil && gitHooksNote == "" && installErr == nil {
-			installErr = fmt.Errorf("installing the git hooks: %w", err)
-		}
-	}
-	out.Unchanged = len(out.Created)+len(out.Updated)+len(out.Removed) == 0
 	if app.JSON {
 		if err := app.printJSON(out); err != nil {
 			return err
@@ -203,8 +141,8 @@ func runInit(ctx context.Context, app *App, o initOpts) error {
 	for _, w := range out.Warnings {
 		app.warnf("%s", w)
 	}
-	if gitHooksNote != "" && !app.Quiet {
-		fmt.Fprintln(app.IO.Err, gitHooksNote)
+	if out.GitHooksNote != "" && !app.Quiet {
+		fmt.Fprintln(app.IO.Err, out.GitHooksNote)
 	}
 	if out.Unchanged && installErr == nil {
 		fmt.Fprintf(app.IO.Out, "kk: knowledge base at %s is up to date; nothing changed\n", store.DirName)
@@ -229,32 +167,6 @@ func runInit(ctx context.Context, app *App, o initOpts) error {
 		fmt.Fprintln(app.IO.Err, "Next: write knowledge with `kk node write`, then commit .ai/kenkeep and .kkignore.")
 	}
 	return nil
-}
-
-// fileChanges lists each file init touched once, under the first thing
-// that happened to it: a file one step created and a later step filled in
-// (a harness's settings file that gets the MCP server too) was created.
-type fileChanges struct {
-	out  *initOutput
-	seen map[string]bool
-}
-
-func (c *fileChanges) add(action, path string) {
-	if c.seen == nil {
-		c.seen = map[string]bool{}
-	}
-	if c.seen[path] {
-		return
-	}
-	c.seen[path] = true
-	switch action {
-	case "created":
-		c.out.Created = append(c.out.Created, path)
-	case "removed":
-		c.out.Removed = append(c.out.Removed, path)
-	default:
-		c.out.Updated = append(c.out.Updated, path)
-	}
 }
 
 // initRoot is the folder kk init sets up when neither --root nor KK_ROOT
@@ -292,44 +204,4 @@ func releaseVersion() string {
 		return ""
 	}
 	return v
-}
-
-// initOutput is kk init's --json document.
-type initOutput struct {
-	Root      string   `json:"root"`
-	Created   []string `json:"created"`
-	Updated   []string `json:"updated"`
-	Removed   []string `json:"removed"`
-	Warnings  []string `json:"warnings"`
-	Unchanged bool     `json:"unchanged"`
-	Harnesses []string `json:"harnesses"`
-	KKCommand string   `json:"kk_command"`
-	// GitHooks is the folder holding kk's git hooks; empty when they were
-	// not installed (--no-git-hooks, or not a git work tree).
-	GitHooks string `json:"git_hooks"`
-}
-
-// checkKKCommand returns a warning when the command the hooks run kk with
-// cannot be found now: the hooks would then fail in every session.
-func checkKKCommand(app *App, root, command string) string {
-	prog := strings.Fields(command)[0]
-	if !filepath.IsAbs(prog) && strings.ContainsRune(filepath.ToSlash(prog), '/') {
-		prog = filepath.Join(root, prog) // hooks run from the repository root
-	}
-	_, err := install.LookPath(app.Getenv("PATH"), prog)
-	switch {
-	case err == nil:
-		return ""
-	case command == install.DefaultCommand && errors.Is(err, install.ErrNotOnPath):
-		return "kk is not on PATH, so the hooks just written (`kk hook …`) will fail until it is; put kk on PATH, or run `kk init --upgrade --kk-command <path to kk>`"
-	}
-	return fmt.Sprintf("the hooks run %q, which cannot be found now (%v); they will fail until it exists", command, err)
-}
-
-// andList joins words as prose: "a", "a and b", "a, b and c".
-func andList(words []string) string {
-	if len(words) < 2 {
-		return strings.Join(words, "")
-	}
-	return strings.Join(words[:len(words)-1], ", ") + " and " + words[len(words)-1]
 }

@@ -88,7 +88,7 @@ func runMCP(ctx context.Context, app *App, o mcpOpts) (err error) {
 	}
 	// The server makes its knowledge base value once: every request
 	// shares its index handles, released when the server stops.
-	defer k.Close()
+	defer func() { _ = k.Close() }()
 	logTo := app.IO.Err
 	if o.logFile {
 		dir := k.LogsDir()

@@ -48,12 +48,12 @@ With --json: {"schema_version", "current" (null when there are no leaves),
 "target", "steps": [{"id", "from", "to", "primitives"}]}.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runMigrateStatus(cmd.Context(), app, o)
+			return runMigrateStatus(app, o)
 		},
 	}
 }
 
-func runMigrateStatus(ctx context.Context, app *App, o migrateStatusOpts) error {
+func runMigrateStatus(app *App, o migrateStatusOpts) error {
 	k, err := app.KB()
 	current := 0
 	switch {

@@ -253,7 +253,7 @@ func (a *App) readLimited(arg, flag string, limit int64) ([]byte, string, error)
 		if err != nil {
 			return nil, "", fmt.Errorf("%s: %w", flag, err)
 		}
-		defer f.Close()
+		defer func() { _ = f.Close() }()
 		if fi, err := f.Stat(); err == nil && fi.IsDir() {
 			return nil, "", fmt.Errorf("%s: %s is a folder, not a file", flag, arg)
 		}
@@ -300,7 +300,7 @@ func newNodeShowCmd(app *App) *cobra.Command {
 prints what 'kk read <id> --json' prints (the kk_read result: fields, body
 without kk's generated blocks, edges, version), so one leaf has one JSON
 shape whichever command shows it.`,
-		Args: exactArgs(1, "node show needs the id of a node"),
+		Args: oneArg("node show needs the id of a node"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.id = args[0]
 			return runNodeShow(cmd.Context(), app, o)
@@ -336,7 +336,7 @@ func runNodeShow(ctx context.Context, app *App, o nodeShowOpts) error {
 	return err
 }
 
-func nodeJSON(k *store.KB, n *node.Node) map[string]any {
+func nodeJSON(n *node.Node) map[string]any {
 	m := map[string]any{
 		"id": n.ID, "type": n.Type, "title": n.Title, "description": n.Description, "tags": node.List(n.Tags),
 		"path": store.DirName + "/nodes/" + n.Path, "folder": n.Dir(), "relates_to": node.List(n.RelatesTo),
@@ -407,11 +407,11 @@ func runNodeList(ctx context.Context, app *App, o nodeListOpts) error {
 	if app.JSON {
 		items := make([]map[string]any, 0, len(list))
 		for _, n := range list {
-			items = append(items, nodeJSON(k, n))
+			items = append(items, nodeJSON(n))
 		}
 		return app.printJSON(map[string]any{"count": len(items), "nodes": items})
 	}
-	var w io.Writer = app.IO.Out
+	w := app.IO.Out
 	var tw *tabwriter.Writer
 	if app.IO.OutTTY {
 		tw = tabwriter.NewWriter(app.IO.Out, 0, 4, 2, ' ', 0)
@@ -441,10 +441,10 @@ func containsAll(have, want []string) bool {
 	return true
 }
 
-// exactArgs is cobra.ExactArgs with a message of our own.
-func exactArgs(n int, msg string) cobra.PositionalArgs {
+// oneArg is cobra.ExactArgs(1) with a message of our own.
+func oneArg(msg string) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, args []string) error {
-		if len(args) != n {
+		if len(args) != 1 {
 			return usagef("%s (got %d argument(s))", msg, len(args))
 		}
 		return nil

@@ -74,7 +74,7 @@ func runNodePhrasings(ctx context.Context, app *App, o nodePhrasingsOpts) error 
 		if err != nil {
 			return err
 		}
-		defer db.Close()
+		defer func() { _ = db.Close() }()
 		leaves, total, err := db.Unphrased(ctx, o.limit)
 		if err != nil {
 			return err

@@ -121,7 +121,7 @@ func runPackExport(ctx context.Context, app *App, o packExportOpts) error {
 	fmt.Fprintf(app.IO.Out, "exported\t%d leaf file(s) in %d folder(s) as pack %s %s\n", res.Leaves, res.Folders, res.Name, res.Version)
 	fmt.Fprintf(app.IO.Out, "wrote\t%s\n", res.Out)
 	if len(res.MissingSummaries) > 0 {
-		folders := listSome(res.MissingSummaries, 5)
+		folders := listSome(res.MissingSummaries)
 		if o.verbose {
 			folders = strings.Join(res.MissingSummaries, ", ")
 		} else if len(res.MissingSummaries) > 5 {
@@ -194,7 +194,7 @@ With --json: {"schema_version", "name", "version", "folder", "migrated",
 "imported", "skipped": [{"id", "path", "reason" (exists or retired),
 "existing"}], "relinked", "folder_summaries", "unknown_edges",
 "collisions", "index_changed"}.`,
-		Args: exactArgs(1, "pack import needs the pack: a folder or a .tar.gz file"),
+		Args: oneArg("pack import needs the pack: a folder or a .tar.gz file"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Source = args[0]
 			if o.As != "" && !pack.ValidName(o.As) {
@@ -232,7 +232,7 @@ func runPackImport(ctx context.Context, app *App, o packImportOpts) error {
 		app.warnf("imported leaves link to %d id(s) that are in neither the pack nor the tree: %s", len(res.UnknownEdges), strings.Join(res.UnknownEdges, ", "))
 	}
 	if len(res.MissingSummaries) > 0 {
-		app.warnf("%d folder(s) of the pack have no summary in its %s: %s", len(res.MissingSummaries), pack.SummariesFile, listSome(res.MissingSummaries, 5))
+		app.warnf("%d folder(s) of the pack have no summary in its %s: %s", len(res.MissingSummaries), pack.SummariesFile, listSome(res.MissingSummaries))
 	}
 	app.phrasingsHint(ctx, k)
 	if app.JSON {

@@ -40,7 +40,7 @@ copy shipped in kk. Outside a knowledge base the shipped copy is printed.
 --json prints {name, source, path, content}; source is "override" or
 "shipped".`,
 		Example: `  kk prompt show proposal-extract`,
-		Args:    exactArgs(1, "prompt show needs the name of a prompt (kk prompt list names them)"),
+		Args:    oneArg("prompt show needs the name of a prompt (kk prompt list names them)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.name = args[0]
 			return runPromptShow(cmd.Context(), app, o)

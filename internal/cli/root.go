@@ -122,7 +122,7 @@ func Main() int {
 	if path := os.Getenv("KK_CPUPROFILE"); path != "" {
 		// For measuring kk itself; see docs/benchmarks.md.
 		if f, err := os.Create(path); err == nil {
-			defer f.Close()
+			defer func() { _ = f.Close() }()
 			if pprof.StartCPUProfile(f) == nil {
 				defer pprof.StopCPUProfile()
 			}
@@ -175,7 +175,7 @@ func (a *App) exitCode(err error) int {
 	e := classify(err)
 	if a.JSON {
 		if s, serr := stamped(map[string]any{"error": e}); serr == nil {
-			a.writeJSON(a.IO.Err, s)
+			_ = a.writeJSON(a.IO.Err, s)
 		}
 		return e.ExitCode
 	}

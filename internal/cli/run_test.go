@@ -36,7 +36,7 @@ func TestLockedErrorNamesHolder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer held.Release()
+	defer func() { _ = held.Release() }()
 	old := lock.Wait
 	lock.Wait = 100 * time.Millisecond
 	defer func() { lock.Wait = old }()

@@ -189,18 +189,18 @@ func ptyCmd(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	ptmx, tty, err := pty.Open()
 	ts.Check(err)
-	defer ptmx.Close()
+	defer func() { _ = ptmx.Close() }()
 	var stdout bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, tty
 	if onStdout {
 		cmd.Stdout, cmd.Stderr = tty, &stdout
 	}
 	ts.Check(cmd.Start())
-	tty.Close() // the child holds it now; reading ends when the child exits
+	_ = tty.Close() // the child holds it now; reading ends when the child exits
 	var term bytes.Buffer
 	copied := make(chan struct{})
 	go func() {
-		io.Copy(&term, ptmx) // ends with EIO once no process holds the terminal
+		_, _ = io.Copy(&term, ptmx) // ends with EIO once no process holds the terminal
 		close(copied)
 	}()
 	err = cmd.Wait()
@@ -210,8 +210,8 @@ func ptyCmd(ts *testscript.TestScript, neg bool, args []string) {
 	if onStdout {
 		termOut, pipeOut = ts.Stdout(), ts.Stderr()
 	}
-	pipeOut.Write(stdout.Bytes())
-	termOut.Write([]byte(strings.ReplaceAll(term.String(), "\r\n", "\n")))
+	_, _ = pipeOut.Write(stdout.Bytes())
+	_, _ = termOut.Write([]byte(strings.ReplaceAll(term.String(), "\r\n", "\n")))
 	if err != nil && !neg {
 		ts.Fatalf("%s: %v", strings.Join(args, " "), err)
 	}
@@ -258,7 +258,7 @@ func httpGetCmd(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	resp, err := http.Get(ts.Getenv("KK_SERVER") + args[1])
 	ts.Check(err)
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	body, err := io.ReadAll(resp.Body)
 	ts.Check(err)
 	if got := strconv.Itoa(resp.StatusCode); got != args[0] {

@@ -2,27 +2,19 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"os"
 	"os/signal"
-	"path/filepath"
-	"runtime"
-	"runtime/debug"
 	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/kk-project/kk/internal/httpapi"
-	"github.com/kk-project/kk/internal/jobqueue"
-	"github.com/kk-project/kk/internal/llm"
 	"github.com/kk-project/kk/internal/serve"
+	"github.com/kk-project/kk/internal/serve/server"
 	"github.com/kk-project/kk/internal/store"
-	"github.com/kk-project/kk/internal/web"
-	"github.com/kk-project/kk/internal/workpool"
 )
 
 // EnvServeTestDelay slows kk serve's worker for the crash test: a Go
@@ -178,84 +170,21 @@ func runServe(ctx context.Context, app *App, o serveOpts) error {
 	if err != nil {
 		return err
 	}
-	k, err := serve.Bootstrap(ctx, root, store.InitOptions{Version: releaseVersion(), Now: app.Now(), Command: app.Command})
-	if err != nil {
-		return err
-	}
-	k.Now = app.Now
-	defer k.Close()
-	cfg, err := k.LoadConfig()
-	if err != nil {
-		return err
-	}
-	provider, err := llm.New(cfg.LLMConfig().WithEnv(app.Getenv), llm.Deps{Getenv: app.Getenv, Harnesses: app.harnesses(), LogDir: k.LogsDir()})
-	switch {
-	case errors.Is(err, llm.ErrNotConfigured):
-		provider = nil
-	case err != nil:
-		return err
-	}
-	// The worker's parallel steps (tree reads, index generation) leave a
-	// CPU free, so that reads are answered at once while a job runs.
-	workpool.Limit(max(1, runtime.GOMAXPROCS(0)-1))
-	// A job generates the index files afresh (GRAPH.md is megabytes at
-	// 10,000 notes), and with Go's default the collector ran at almost
-	// every job, on the CPU the commit of the job before uses. The server
-	// lets garbage grow to twice the live heap instead of once, unless
-	// GOGC says otherwise: at 10,000 notes 12% more jobs per second for
-	// 75 MB more memory (docs/benchmarks.md, "kk serve").
-	if app.Getenv("GOGC") == "" {
-		debug.SetGCPercent(serve.GCPercent)
+	// The page answers only loopback names when kk serve listens on
+	// loopback, as kk browse does, against DNS rebinding.
+	_, notLoopback := loopbackAddr(o.addr)
+	gc := serve.GCPercent
+	if app.Getenv("GOGC") != "" {
+		gc = 0 // GOGC rules
 	}
 	// The signal's context ends the waits of a job's commit for locks
 	// other git processes hold (the job then resumes at the next start);
 	// what the worker started, git included, it finishes.
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	backend := serve.New(serve.Options{KB: k, Provider: provider, Logger: log, Delay: delay})
-	if err := backend.Open(ctx); err != nil {
-		return err
-	}
-	defer backend.Close()
-	qopts := backend.QueueOptions()
-	if o.pushEvery > 0 {
-		qopts.Every, qopts.OnTick = o.pushEvery, backend.Share
-	}
-	q, err := jobqueue.Open(filepath.Join(k.StateDir(), "queue"), qopts)
-	if err != nil {
-		return err
-	}
-	// The read-only page of kk browse is served at "/" beside the API. On
-	// loopback it answers only requests addressed to a loopback name, as
-	// kk browse does, against DNS rebinding.
-	_, notLoopback := loopbackAddr(o.addr)
-	page := web.New(k, web.Options{LoopbackOnly: notLoopback == nil})
-	srv, err := httpapi.New(httpapi.Options{Backend: backend, Queue: q, Token: token, Addr: o.addr, Logger: log, Page: page, PagePaths: web.Paths, PageSearchPaths: web.SearchPaths})
-	if err != nil {
-		return err
-	}
-	if err := backend.Warm(ctx); err != nil {
-		return err
-	}
-	ln, err := net.Listen("tcp", o.addr)
-	if err != nil {
-		return err
-	}
-	url := "http://" + ln.Addr().String()
-	unannounce, err := serve.Announce(k, url)
-	if err != nil {
-		ln.Close()
-		return err
-	}
-	defer unannounce()
-	model := "none"
-	if provider != nil {
-		model = provider.Name()
-	}
-	log.Info("kk serve listening", "url", url, "root", k.Root, "branch", backend.Branch(), "model", model, "push_every", o.pushEvery.String())
-	if err := srv.Serve(ctx, ln); err != nil {
-		return err
-	}
-	log.Info("kk serve stopped")
-	return nil
+	return server.Run(ctx, server.Options{
+		Root: root, Init: store.InitOptions{Version: releaseVersion(), Now: app.Now(), Command: app.Command},
+		Addr: o.addr, Token: token, LoopbackOnly: notLoopback == nil, PushEvery: o.pushEvery,
+		Logger: log, Now: app.Now, Getenv: app.Getenv, Harnesses: app.harnesses(), GCPercent: gc, Delay: delay,
+	})
 }

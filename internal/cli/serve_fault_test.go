@@ -47,7 +47,9 @@ func (s *crashServer) signalGroup(t *testing.T, sig syscall.Signal) error {
 	case err := <-done:
 		return err
 	case <-time.After(2 * time.Minute):
-		s.cmd.Process.Kill()
+		if err := s.cmd.Process.Kill(); err != nil {
+			t.Fatal(err)
+		}
 		t.Fatalf("kk serve did not stop after %v:\n%s", sig, s.log)
 		return nil
 	}
@@ -92,12 +94,14 @@ func waitAll(t *testing.T, root string, c *httpapi.Client, ids []string, log fmt
 // noLocks checks that no git lock file is left in the repository.
 func noLocks(t *testing.T, root string) {
 	t.Helper()
-	filepath.WalkDir(filepath.Join(root, ".git"), func(p string, d os.DirEntry, err error) error {
+	if err := filepath.WalkDir(filepath.Join(root, ".git"), func(p string, d os.DirEntry, err error) error {
 		if err == nil && strings.HasSuffix(p, ".lock") {
 			t.Errorf("lock left: %s", p)
 		}
 		return nil
-	})
+	}); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // SIGTERM to kk serve's whole process group (systemd's stop, kill --
@@ -119,7 +123,9 @@ func TestServeFaultSigtermToTheProcessGroup(t *testing.T) {
 	// a moment, and says when.
 	marker := filepath.Join(t.TempDir(), "hook-ran")
 	hook := filepath.Join(root, ".git", "hooks", "reference-transaction")
-	os.MkdirAll(filepath.Dir(hook), 0o755)
+	if err := os.MkdirAll(filepath.Dir(hook), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	if err := os.WriteFile(hook, []byte("#!/bin/sh\n[ \"$1\" = prepared ] && { touch "+marker+"; sleep 1; }\nexit 0\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -142,7 +148,9 @@ func TestServeFaultSigtermToTheProcessGroup(t *testing.T) {
 	if err := s.signalGroup(t, syscall.SIGTERM); err != nil {
 		t.Fatalf("kk serve after SIGTERM to its group: %v\n%s", err, s.log)
 	}
-	os.Remove(hook)
+	if err := os.Remove(hook); err != nil {
+		t.Fatal(err)
+	}
 	s = startCrashServer(t, root, 0)
 	done, failed := waitAll(t, root, s.client, ids, s.log)
 	if failed > 0 || done != len(ids) {
@@ -151,7 +159,9 @@ func TestServeFaultSigtermToTheProcessGroup(t *testing.T) {
 	if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
-	s.cmd.Wait()
+	if err := s.cmd.Wait(); err != nil {
+		t.Fatal(err)
+	}
 	noLocks(t, root)
 }
 
@@ -193,7 +203,9 @@ func TestServeFaultSigtermDuringThePushRebase(t *testing.T) {
 		ids = append(ids, j.JobID)
 	}
 	waitAll(t, root, s.client, ids, s.log)
-	s.signalGroup(t, syscall.SIGTERM)
+	if err := s.signalGroup(t, syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
 	// The other clone changes ENTRY.md too, so that the rebase merges it,
 	// through a slow merge driver that says when it runs.
 	entry := filepath.Join(other, ".ai", "kenkeep", "ENTRY.md")
@@ -201,7 +213,9 @@ func TestServeFaultSigtermDuringThePushRebase(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	os.WriteFile(entry, append(data, "\nA line from another clone.\n"...), 0o644)
+	if err := os.WriteFile(entry, append(data, "\nA line from another clone.\n"...), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	run(other, "-c", "user.name=o", "-c", "user.email=o@o", "commit", "-qam", "other clone")
 	run(other, "push", "-q", "origin", "main")
 	marker := filepath.Join(dir, "driver-ran")

@@ -118,7 +118,7 @@ Prints the session id, or with --json {"schema_version", "session_id",
 "path", "proposal_status"}.`,
 		Example: `  kk session-log update-proposals .ai/kenkeep/_sessions/20260523-1200-<id>.md --status done < proposals.json
   kk session-log update-proposals .ai/kenkeep/_sessions/20260523-1200-<id>.md --status failed --error "model timed out"`,
-		Args: exactArgs(1, "update-proposals needs the path of a session log"),
+		Args: oneArg("update-proposals needs the path of a session log"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.path = args[0]
 			switch o.status {

@@ -110,7 +110,7 @@ func runStatus(ctx context.Context, app *App, _ statusOpts) error {
 	}
 	fmt.Fprintf(w, "conflicts: %d pending of %d\n", st.Conflicts.Pending, st.Conflicts.Total)
 	if n := len(st.MissingSummaries); n > 0 {
-		fmt.Fprintf(w, "folders without summary: %d (%s)\n", n, listSome(st.MissingSummaries, 5))
+		fmt.Fprintf(w, "folders without summary: %d (%s)\n", n, listSome(st.MissingSummaries))
 	} else {
 		fmt.Fprintln(w, "folders without summary: 0")
 	}

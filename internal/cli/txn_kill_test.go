@@ -138,12 +138,14 @@ func TestKillWriters(t *testing.T) {
 			},
 			whole: func(t *testing.T, i int) bool {
 				var leaves []string
-				filepath.WalkDir(kb.k.NodePath(fmt.Sprintf("imp%d", i)), func(p string, d os.DirEntry, err error) error {
+				if err := filepath.WalkDir(kb.k.NodePath(fmt.Sprintf("imp%d", i)), func(p string, d os.DirEntry, err error) error {
 					if err == nil && !d.IsDir() && strings.HasSuffix(p, ".md") && d.Name() != "index.md" {
 						leaves = append(leaves, p)
 					}
 					return nil
-				})
+				}); err != nil {
+					t.Fatal(err)
+				}
 				if len(leaves) != 0 && len(leaves) != 30 {
 					t.Fatalf("pack import %d is half-applied: %d of 30 leaves", i, len(leaves))
 				}
@@ -183,7 +185,7 @@ func TestKillWriters(t *testing.T) {
 		if cmd.Process.Signal(syscall.SIGKILL) == nil {
 			killed++
 		}
-		cmd.Wait()
+		_ = cmd.Wait() // killed, or done: the check below says which
 
 		// The next reader rolls back a half-applied changeset.
 		if left, _ := txn.Leftovers(kb.k); len(left) > 0 {

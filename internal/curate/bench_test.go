@@ -98,7 +98,9 @@ func BenchmarkCurateDedup500Into10k(b *testing.B) {
 				b.Fatal(err)
 			}
 		}
-		os.RemoveAll(k.ConflictsDir())
+		if err := os.RemoveAll(k.ConflictsDir()); err != nil {
+			b.Fatal(err)
+		}
 		b.StartTimer()
 		actions, err := curate.DecodeActions("input", input)
 		if err != nil {
@@ -164,7 +166,9 @@ func BenchmarkCuratePersist500Into10k(b *testing.B) {
 		}
 		for _, r := range rep.Results {
 			if r.Action == contracts.ActionAdd {
-				os.Remove(k.NodePath(r.Path))
+				if err := os.Remove(k.NodePath(r.Path)); err != nil {
+					b.Fatal(err)
+				}
 			}
 		}
 		b.StartTimer()

@@ -69,8 +69,12 @@ func TestPrepareGolden(t *testing.T) {
 	writeConflict(t, k, "c7", "2026-05-23T12:00:00.000Z", "map-b", "map", "w", "high")
 	done := filepath.Join(k.ConflictsDir(), "c7.md")
 	data, _ := os.ReadFile(done)
-	os.WriteFile(done, []byte(strings.Replace(string(data), "status: pending", "status: kept", 1)), 0o644)
-	os.WriteFile(filepath.Join(k.ConflictsDir(), "README.txt"), []byte("not a conflict"), 0o644)
+	if err := os.WriteFile(done, []byte(strings.Replace(string(data), "status: pending", "status: kept", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(k.ConflictsDir(), "README.txt"), []byte("not a conflict"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 
 	got, err := Prepare(k, "")
 	if err != nil {
@@ -87,7 +91,9 @@ func TestPrepareGolden(t *testing.T) {
 	golden(t, "prepare.golden.json", append(out, '\n'))
 
 	// An unreadable conflict file fails the whole call, naming the file.
-	os.WriteFile(filepath.Join(k.ConflictsDir(), "broken.md"), []byte("---\nid: [\n---\n"), 0o644)
+	if err := os.WriteFile(filepath.Join(k.ConflictsDir(), "broken.md"), []byte("---\nid: [\n---\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := Prepare(k, ""); err == nil || !strings.Contains(err.Error(), ".ai/kenkeep/conflicts/broken.md: ") {
 		t.Fatalf("err %v", err)
 	}

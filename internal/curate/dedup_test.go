@@ -275,8 +275,12 @@ func TestDedupRejectsBadRunsWritingNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	os.MkdirAll(k.ConflictsDir(), 0o755)
-	os.WriteFile(filepath.Join(k.ConflictsDir(), "TAKEN-1.md"), taken, 0o644)
+	if err := os.MkdirAll(k.ConflictsDir(), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(k.ConflictsDir(), "TAKEN-1.md"), taken, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	// Session D was curated by another run.
 	if _, err := RunDedup(ctx, k, nil, DedupOptions{RunID: "earlier", SessionID: sessD, Now: fixedNow}); err != nil {
 		t.Fatal(err)

@@ -170,7 +170,7 @@ func appendEvent(path string, event draftEvent) error {
 		return err
 	}
 	if _, err := f.Write(append(line, '\n')); err != nil {
-		f.Close()
+		_ = f.Close()
 		return err
 	}
 	return f.Close()

@@ -89,7 +89,9 @@ func TestCollect(t *testing.T) {
 
 func TestCollectErrors(t *testing.T) {
 	dir := t.TempDir()
-	os.WriteFile(filepath.Join(dir, "R__1.draft.json"), []byte(draft("a")), 0o644)
+	if err := os.WriteFile(filepath.Join(dir, "R__1.draft.json"), []byte(draft("a")), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct{ dir, run, schema, want string }{
 		{dir, "other", "curator-output", "no draft files for run other"},
 		{filepath.Join(dir, "missing"), "R", "curator-output", "no draft files"},

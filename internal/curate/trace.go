@@ -86,7 +86,7 @@ func (t Trace) Append(k *store.KB, now time.Time, event string, fields map[strin
 		return err
 	}
 	if _, err := f.Write(b.Bytes()); err != nil {
-		f.Close()
+		_ = f.Close()
 		return err
 	}
 	return f.Close()

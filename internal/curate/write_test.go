@@ -90,8 +90,12 @@ func TestWriteNodeModes(t *testing.T) {
 
 func TestInitIdempotentAndGitignoreMerge(t *testing.T) {
 	k := store.New(t.TempDir())
-	os.MkdirAll(k.Dir, 0o755)
-	os.WriteFile(k.GitignorePath(), []byte("my-own\n_sessions/\nhooks/\n"), 0o644)
+	if err := os.MkdirAll(k.Dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(k.GitignorePath(), []byte("my-own\n_sessions/\nhooks/\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	ctx := context.Background()
 	res, err := txn.Init(ctx, k, store.InitOptions{Version: "1", Now: time.Unix(0, 0)})
 	if err != nil {

@@ -21,7 +21,9 @@ func benchRepo(b *testing.B, n int) string {
 	if _, err := os.Stat(filepath.Join(dir, ".done")); err == nil {
 		return dir
 	}
-	os.RemoveAll(dir)
+	if err := os.RemoveAll(dir); err != nil {
+		b.Fatal(err)
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		b.Fatal(err)
 	}

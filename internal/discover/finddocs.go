@@ -325,7 +325,7 @@ func hashFile(p string, buf []byte) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("hashing %s: %w", p, err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	// A plain read loop: io.CopyBuffer would hand the copy to
 	// (*os.File).WriteTo, which allocates a buffer of its own per file.
 	h := sha256.New()

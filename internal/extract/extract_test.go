@@ -17,6 +17,7 @@ import (
 // punctuation), trimmed; characters outside the id alphabet are refused,
 // never rewritten.
 func TestNormalizeID(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		typ, id, want, err string
 	}{
@@ -56,6 +57,7 @@ func TestNormalizeID(t *testing.T) {
 // Edge targets are kept as given too; which type they name is checked
 // against the index by kk check.
 func TestNormalizeRef(t *testing.T) {
+	t.Parallel()
 	guards := extract.EdgeRules["guards"].To
 	for _, tc := range []struct {
 		types     []string
@@ -82,6 +84,7 @@ func TestNormalizeRef(t *testing.T) {
 }
 
 func TestFromConfig(t *testing.T) {
+	t.Parallel()
 	exs := extract.FromConfig(store.DefaultConfig())
 	if len(exs) != 2 || exs[0].Name() != "markdown" || exs[1].Name() != "symbols" {
 		t.Fatalf("FromConfig = %v", exs)
@@ -114,6 +117,7 @@ func write(t *testing.T, root string, files map[string]string) {
 }
 
 func TestMarkdownSources(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	write(t, root, map[string]string{
 		"docs/adr/0001-sqlite.md":        "x",
@@ -148,6 +152,7 @@ func TestMarkdownSources(t *testing.T) {
 func ptr(f float64) *float64 { return &f }
 
 func TestMarkdownExtract(t *testing.T) {
+	t.Parallel()
 	md := &extract.Markdown{}
 	valid := []struct {
 		name, src string
@@ -259,6 +264,7 @@ Text.
 }
 
 func TestSymbolsSources(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	write(t, root, map[string]string{".ai/kenkeep/symbols.yaml": "x", "dir/symbols.json/x": "a folder named like a manifest"})
 	s := &extract.Symbols{Files: append(slices.Clone(store.DefaultSymbolManifests), "dir/symbols.json", ".ai/kenkeep/symbols.yaml")}
@@ -273,6 +279,7 @@ func TestSymbolsSources(t *testing.T) {
 }
 
 func TestSymbolsExtract(t *testing.T) {
+	t.Parallel()
 	s := &extract.Symbols{}
 	const yamlManifest = `schema_version: 1
 symbols:

@@ -7,30 +7,63 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
-	"sync/atomic"
 
 	"github.com/kk-project/kk/internal/contracts"
 	"github.com/kk-project/kk/internal/node"
+	"github.com/kk-project/kk/internal/typeschema"
 )
 
 // SymbolManifestSchema is the registered schema every manifest is checked
 // against before use (schemas/symbol-manifest.json).
 const SymbolManifestSchema = "symbol-manifest"
 
-// ManifestCheck parses a manifest's bytes (JSON or YAML) into a JSON-shaped
-// document and checks it against the symbol-manifest schema. A failure is
-// an *Error whose Field is the JSON pointer of the failing value (Source is
-// filled in by the caller).
-type ManifestCheck func(src []byte) (doc any, err error)
+// SymbolManifestEntry is the symbol manifest's schema: the registry lists
+// it (internal/schema), and the extractor checks every manifest against it
+// before use.
+var SymbolManifestEntry = typeschema.Entry{
+	Name:        SymbolManifestSchema,
+	Title:       "kk symbol manifest",
+	Description: "A symbol manifest (.ai/kenkeep/symbols.json or .yaml by default): code symbols and their implements, covered_by, constrained_by, publishes and consumes edges; unknown keys are an error.",
+	Type:        reflect.TypeFor[contracts.SymbolManifest](),
+}
 
-var manifestCheck atomic.Pointer[ManifestCheck]
+var symbolManifest = typeschema.New(SymbolManifestEntry)
 
-// RegisterManifestCheck installs the manifest check. The schema registry
-// (internal/schema) does it when it is initialised: this package cannot
-// import the registry, which imports the packages built on top of it.
-func RegisterManifestCheck(f ManifestCheck) { manifestCheck.Store(&f) }
+// checkManifest parses a manifest's bytes (JSON or YAML) into a
+// JSON-shaped document and checks it against the symbol-manifest schema.
+// A schema failure names the first failing JSON pointer as the field and
+// lists the others in the message (Source is filled in by the caller).
+func checkManifest(src []byte) (any, error) {
+	doc, err := typeschema.ParseDocument(src)
+	if err != nil {
+		return nil, &Error{Msg: err.Error()}
+	}
+	err = symbolManifest.Validate(doc)
+	if err == nil {
+		return doc, nil
+	}
+	var ve *typeschema.ValidationError
+	if !errors.As(err, &ve) || len(ve.Failures) == 0 {
+		return nil, err
+	}
+	first := ve.Failures[0]
+	msg := first.Message
+	if len(ve.Failures) > 1 {
+		rest := make([]string, len(ve.Failures)-1)
+		for i, f := range ve.Failures[1:] {
+			rest[i] = f.String()
+		}
+		msg += " (also " + strings.Join(rest, "; ") + ")"
+	}
+	field := first.Pointer
+	if field == "" {
+		field = "(root)"
+	}
+	return nil, &Error{Field: field, Msg: msg}
+}
 
 // Symbols extracts symbol entities and their implements, covered_by,
 // constrained_by, publishes and consumes edges from symbol manifests
@@ -84,11 +117,7 @@ func symbolEdges(sym contracts.Symbol) [][]string {
 
 // Extract implements Extractor.
 func (s *Symbols) Extract(_, rel string, src []byte) ([]Entity, error) {
-	check := manifestCheck.Load()
-	if check == nil {
-		return nil, &Error{Source: rel, Msg: "symbol manifests cannot be checked: the schema registry (internal/schema) is not part of this program"}
-	}
-	doc, err := (*check)(src)
+	doc, err := checkManifest(src)
 	if err != nil {
 		var ee *Error
 		if errors.As(err, &ee) {

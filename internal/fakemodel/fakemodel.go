@@ -167,13 +167,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // readBody reads a request body, undoing gzip.
 func readBody(r *http.Request) ([]byte, error) {
-	var in io.Reader = io.LimitReader(r.Body, maxBody)
+	in := io.LimitReader(r.Body, maxBody)
 	if strings.EqualFold(r.Header.Get("Content-Encoding"), "gzip") {
 		zr, err := gzip.NewReader(in)
 		if err != nil {
 			return nil, fmt.Errorf("gzip body: %w", err)
 		}
-		defer zr.Close()
+		defer func() { _ = zr.Close() }()
 		in = io.LimitReader(zr, maxBody)
 	}
 	return io.ReadAll(in)
@@ -210,7 +210,7 @@ func (s *Server) record(r *http.Request, api string, stream bool, raw []byte) in
 	if err != nil {
 		return s.n
 	}
-	s.Log.Write(append(line, '\n'))
+	_, _ = s.Log.Write(append(line, '\n'))
 	return s.n
 }
 
@@ -251,7 +251,7 @@ func modelFromPath(p string) string {
 
 func writeJSON(w http.ResponseWriter, v any) {
 	w.Header().Set("Content-Type", "application/json")
-	json.NewEncoder(w).Encode(v)
+	_ = json.NewEncoder(w).Encode(v)
 }
 
 // sse writes server-sent events; event "" writes a data-only event.

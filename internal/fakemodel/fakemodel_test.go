@@ -27,7 +27,9 @@ func post(t *testing.T, method, path, body string) (*http.Response, []byte, []Re
 		t.Fatal(err)
 	}
 	data, err := io.ReadAll(resp.Body)
-	resp.Body.Close()
+	if err := resp.Body.Close(); err != nil {
+		t.Fatal(err)
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +82,9 @@ func TestAPIs(t *testing.T) {
 		{"anthropic", "POST", "/v1/messages", `{"model":"m","messages":[]}`, Anthropic,
 			func(t *testing.T, b []byte) string {
 				var m struct{ Content []struct{ Text string } }
-				json.Unmarshal(b, &m)
+				if err := json.Unmarshal(b, &m); err != nil {
+					t.Fatal(err)
+				}
 				return m.Content[0].Text
 			}},
 		{"responses stream", "POST", "/v1/responses", `{"model":"m","stream":true}`, Responses,
@@ -115,7 +119,9 @@ func TestAPIs(t *testing.T) {
 				var m struct {
 					Choices []struct{ Message struct{ Content string } }
 				}
-				json.Unmarshal(b, &m)
+				if err := json.Unmarshal(b, &m); err != nil {
+					t.Fatal(err)
+				}
 				return m.Choices[0].Message.Content
 			}},
 		{"gemini stream", "POST", "/v1beta/models/g:streamGenerateContent?alt=sse", `{"contents":[]}`, Gemini,
@@ -131,7 +137,9 @@ func TestAPIs(t *testing.T) {
 						Content struct{ Parts []struct{ Text string } }
 					}
 				}
-				json.Unmarshal(b, &m)
+				if err := json.Unmarshal(b, &m); err != nil {
+					t.Fatal(err)
+				}
 				text := m.Candidates[0].Content.Parts[0].Text
 				if !json.Valid([]byte(text)) {
 					t.Errorf("a JSON request got %q", text)

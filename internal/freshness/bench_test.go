@@ -32,7 +32,9 @@ func benchRepo(b *testing.B, nodes, commits int) *store.KB {
 	if _, err := os.Stat(filepath.Join(dir, ".done")); err == nil {
 		return k
 	}
-	os.RemoveAll(dir)
+	if err := os.RemoveAll(dir); err != nil {
+		b.Fatal(err)
+	}
 	if _, err := benchtree.Generate(dir, benchtree.Options{Nodes: nodes, Seed: 1}); err != nil {
 		b.Fatal(err)
 	}
@@ -118,7 +120,9 @@ func benchRepo(b *testing.B, nodes, commits int) *store.KB {
 	if err := w.Flush(); err != nil {
 		b.Fatal(err)
 	}
-	stdin.Close()
+	if err := stdin.Close(); err != nil {
+		b.Fatal(err)
+	}
 	if err := cmd.Wait(); err != nil {
 		b.Fatal(err)
 	}

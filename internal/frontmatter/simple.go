@@ -72,7 +72,7 @@ func parseSimple(text []byte) (segs []segment, values map[string]any, ok bool) {
 				v, i = s, next
 				break
 			}
-			s, ok := simpleScalar(val, false)
+			s, ok := simpleScalar(val)
 			if !ok {
 				return nil, nil, false
 			}
@@ -119,7 +119,7 @@ func simpleItem(lines [][]byte, i int) (any, int, bool) {
 	if bytes.Equal(val, []byte(">-")) {
 		return foldedBlock(lines, i+1, "    ")
 	}
-	v, ok := simpleScalar(val, true)
+	v, ok := simpleScalar(val)
 	return v, i + 1, ok
 }
 
@@ -143,7 +143,7 @@ func foldedBlock(lines [][]byte, i int, indent string) (string, int, bool) {
 }
 
 // simpleScalar decodes a one-line plain or single-quoted scalar.
-func simpleScalar(v []byte, inSeq bool) (any, bool) {
+func simpleScalar(v []byte) (any, bool) {
 	if len(v) == 0 {
 		return nil, false
 	}

@@ -43,7 +43,7 @@ func checkSimple(t *testing.T, text []byte) bool {
 func TestSimpleMatchesYAMLOnFixtures(t *testing.T) {
 	root := filepath.Join("..", "..", "..", "shared", "fixtures", "kenkeep-pack-drupal", "knowledge")
 	accepted, total := 0, 0
-	filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+	walkErr := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
 		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".md") {
 			return nil
 		}
@@ -58,6 +58,9 @@ func TestSimpleMatchesYAMLOnFixtures(t *testing.T) {
 		}
 		return nil
 	})
+	if walkErr != nil {
+		t.Fatal(walkErr)
+	}
 	if total == 0 {
 		t.Fatal("no leaf of the Drupal pack fixture was read (the tests need shared/ beside the repository, as CI has it)")
 	}

@@ -69,7 +69,9 @@ func newRepo(t *testing.T) *env {
 	t.Setenv("GIT_COMMITTER_NAME", "kk test")
 	t.Setenv("GIT_COMMITTER_EMAIL", "kk@example.invalid")
 	t.Setenv("KK_INTERNAL", "")
-	os.Unsetenv("KK_INTERNAL")
+	if err := os.Unsetenv("KK_INTERNAL"); err != nil {
+		t.Fatal(err)
+	}
 	t.Setenv("KK_GIT_HOOKS", "wait")
 	t.Setenv("KK_FAKE_HOLD", "")
 	e := &env{t: t, root: filepath.Join(tmp, "repo"), kkLog: filepath.Join(tmp, "kk.log"), userLog: filepath.Join(tmp, "user.log")}
@@ -323,7 +325,9 @@ func TestFileCheckoutAndGuardsSkipKK(t *testing.T) {
 	t.Setenv("KK_INTERNAL", "1")
 	e.git("checkout", "-q", "-b", "internal")
 	e.wantKKCalls()
-	os.Unsetenv("KK_INTERNAL")
+	if err := os.Unsetenv("KK_INTERNAL"); err != nil {
+		t.Fatal(err)
+	}
 
 	t.Setenv("KK_GIT_HOOKS", "off")
 	e.git("checkout", "-q", "-b", "off")

@@ -144,7 +144,7 @@ func RegenerateCommits(ctx context.Context, k *store.KB, revs []string, command 
 			ok = saveManifest(gitDir, s.files) == nil
 		}
 		if !ok {
-			os.RemoveAll(gitDir)
+			_ = os.RemoveAll(gitDir)
 		}
 	}()
 	made := map[string]string{} // old commit -> new commit
@@ -208,7 +208,7 @@ func loadManifest(dir string) map[string]string {
 	files := map[string]string{}
 	data, err := os.ReadFile(filepath.Join(dir, manifestName))
 	if err != nil {
-		os.RemoveAll(dir)
+		_ = os.RemoveAll(dir)
 		return files
 	}
 	kb := store.New(filepath.Join(dir, "repo"))
@@ -218,7 +218,7 @@ func loadManifest(dir string) map[string]string {
 			continue
 		}
 		if _, err := os.Lstat(filepath.Join(kb.Dir, filepath.FromSlash(p))); err != nil {
-			os.RemoveAll(dir)
+			_ = os.RemoveAll(dir)
 			return map[string]string{}
 		}
 		files[p] = blob
@@ -462,7 +462,7 @@ func (s *scratch) write(paths []string, blobs map[string]string) error {
 func (s *scratch) tree(id string, changed []generatedChange) (string, error) {
 	index := filepath.Join(s.dir, "index")
 	env := []string{"GIT_INDEX_FILE=" + index}
-	defer os.Remove(index)
+	defer func() { _ = os.Remove(index) }()
 	if _, err := gitx.RunWith(s.ctx, s.top, env, nil, "read-tree", id); err != nil {
 		return "", err
 	}
@@ -489,7 +489,7 @@ func (s *scratch) tree(id string, changed []generatedChange) (string, error) {
 	for _, ch := range changed {
 		if ch.remove {
 			kbRel := strings.TrimPrefix(ch.path, s.rel+"/")
-			os.Remove(s.abs(kbRel))
+			_ = os.Remove(s.abs(kbRel))
 			delete(s.files, kbRel)
 		}
 	}

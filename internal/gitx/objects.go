@@ -99,7 +99,7 @@ func (s objectStore) write(typ string, data []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer os.Remove(tmp.Name())
+	defer func() { _ = os.Remove(tmp.Name()) }()
 	z := zwriters.Get().(*zwriter)
 	defer zwriters.Put(z)
 	z.buf.Reset(tmp)
@@ -175,8 +175,8 @@ func startKept(dir string, stderr io.Writer, env []string, args ...string) (*exe
 }
 
 func (c *catFile) close() {
-	c.in.Close()
-	c.cmd.Wait()
+	_ = c.in.Close()
+	_ = c.cmd.Wait()
 }
 
 // get returns an object's id (hex), type and content; typ is "missing"

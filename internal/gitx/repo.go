@@ -460,7 +460,7 @@ func (r *Repo) commitOnce(ctx context.Context, o CommitOptions, onWait func(stri
 	// git update-index starts (and reads the index) while the objects
 	// are written; it gets the commit's entries once they are known.
 	tmp := r.tmpIndex()
-	defer os.Remove(tmp)
+	defer func() { _ = os.Remove(tmp) }()
 	iu, err := r.startIndexUpdate(ctx, tmp)
 	if err != nil {
 		return Landed{}, noRetry, err
@@ -530,10 +530,10 @@ func (r *Repo) lockIndex(wait context.Context, onWait func(string)) (func(), err
 				werr = cerr
 			}
 			if werr != nil {
-				os.Remove(path)
+				_ = os.Remove(path)
 				return nil, werr
 			}
-			return func() { os.Remove(path) }, nil
+			return func() { _ = os.Remove(path) }, nil
 		}
 		if !errors.Is(err, fs.ErrExist) {
 			return nil, err
@@ -744,8 +744,8 @@ func (u *indexUpdate) finish(info []byte) error {
 
 // abandon ends an update whose commit was not made.
 func (u *indexUpdate) abandon() {
-	u.in.Close()
-	u.cmd.Wait()
+	_ = u.in.Close()
+	_ = u.cmd.Wait()
 }
 
 func copyFile(src, dst string) error {
@@ -753,7 +753,7 @@ func copyFile(src, dst string) error {
 	if err != nil {
 		return err
 	}
-	defer in.Close()
+	defer func() { _ = in.Close() }()
 	fi, err := in.Stat()
 	if err != nil {
 		return err
@@ -763,7 +763,7 @@ func copyFile(src, dst string) error {
 		return err
 	}
 	if _, err := io.Copy(out, in); err != nil {
-		out.Close()
+		_ = out.Close()
 		return err
 	}
 	return out.Close()
@@ -858,8 +858,8 @@ func startRefUpdater(dir string) (*refUpdater, error) {
 }
 
 func (u *refUpdater) close() {
-	u.in.Close()
-	u.cmd.Wait()
+	_ = u.in.Close()
+	_ = u.cmd.Wait()
 }
 
 // update moves ref from old to next in one transaction. The whole
@@ -886,8 +886,8 @@ func (u *refUpdater) update(ref, next, old string) error {
 // swap that missed is a *raceError, a held lock keeps git's words (see
 // lockHeld).
 func (u *refUpdater) died(started bool) error {
-	u.in.Close()
-	u.cmd.Wait()
+	_ = u.in.Close()
+	_ = u.cmd.Wait()
 	msg := strings.TrimSpace(u.stderr.String())
 	switch {
 	case strings.Contains(msg, "but expected") || strings.Contains(msg, "reference already exists"):
@@ -920,8 +920,8 @@ func startAttrChecker(dir string) (*attrChecker, error) {
 }
 
 func (a *attrChecker) close() {
-	a.in.Close()
-	a.cmd.Wait()
+	_ = a.in.Close()
+	_ = a.cmd.Wait()
 }
 
 // stale reports whether an attributes file that paths' attributes come
@@ -973,7 +973,7 @@ func (a *attrChecker) get(paths []string) (map[string]map[string]string, error) 
 			for i := range f {
 				s, err := a.out.ReadString(0)
 				if err != nil {
-					<-werr
+					<-werr //nolint:errcheck // the writer goroutine ends; err says more than its error
 					return nil, fmt.Errorf("git check-attr: %w", err)
 				}
 				f[i] = strings.TrimSuffix(s, "\x00")
@@ -1019,7 +1019,7 @@ func (r *Repo) ReadBlobs(ids []string, fn func(i int, data []byte) error) error 
 		if err != nil {
 			r.cat.close()
 			r.cat = nil
-			<-werr
+			<-werr //nolint:errcheck // the writer goroutine ends; err says more than its error
 			return err
 		}
 		f := strings.Fields(line)
@@ -1034,14 +1034,14 @@ func (r *Repo) ReadBlobs(ids []string, fn func(i int, data []byte) error) error 
 		if err != nil {
 			r.cat.close()
 			r.cat = nil
-			<-werr
+			<-werr //nolint:errcheck // the writer goroutine ends; err says more than its error
 			return err
 		}
 		body := make([]byte, size+1)
 		if _, err := io.ReadFull(c.out, body); err != nil {
 			r.cat.close()
 			r.cat = nil
-			<-werr
+			<-werr //nolint:errcheck // the writer goroutine ends; err says more than its error
 			return err
 		}
 		if ferr == nil {

@@ -70,7 +70,9 @@ func TestRepoCommitTouchesOnlyItsChanges(t *testing.T) {
 	gitOut(t, dir, "add", "other/staged.md")
 	write(t, dir, "notes/c*.md", "c")
 	write(t, dir, "notes/a.md", "a2")
-	os.Remove(filepath.Join(dir, "notes", "b.md"))
+	if err := os.Remove(filepath.Join(dir, "notes", "b.md")); err != nil {
+		t.Fatal(err)
+	}
 	l := commitJob(t, r, JobSubject("edit", "j1", "notes/a.md"), files(map[string]string{"notes/a.md": "a2", "notes/c*.md": "c"}, "notes/b.md"))
 	if got := gitOut(t, dir, "rev-parse", "HEAD"); got != l.Commit {
 		t.Fatalf("HEAD is %s, Commit says %s", got, l.Commit)
@@ -143,7 +145,9 @@ func TestRepoCommitWritesValidObjects(t *testing.T) {
 			if err := os.Chmod(filepath.Join(dir, "kb", "run.sh"), 0o755); err != nil {
 				t.Fatal(err)
 			}
-			os.RemoveAll(filepath.Join(dir, "kb", "x", "gone"))
+			if err := os.RemoveAll(filepath.Join(dir, "kb", "x", "gone")); err != nil {
+				t.Fatal(err)
+			}
 			commitJob(t, r, JobSubject("store", "j9", "x/a/deep/n.md"), files(map[string]string{
 				"kb/x/a-b.md": "ab", "kb/x/a/deep/n.md": "n", "kb/x/a.md": "a2", "kb/run.sh": "#!/bin/sh\n",
 			}, "kb/x/gone/only.md"))
@@ -271,7 +275,9 @@ func TestRepoCommitWaitsForGitsLocks(t *testing.T) {
 		t.Errorf("the wait was not reported naming the lock: %q", reports)
 	}
 	mu.Unlock()
-	os.Remove(lock)
+	if err := os.Remove(lock); err != nil {
+		t.Fatal(err)
+	}
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
@@ -297,12 +303,14 @@ func TestRepoCommitWaitsForGitsLocks(t *testing.T) {
 	if data, _ := os.ReadFile(lock); len(data) != 0 {
 		t.Error("the other process's lock was changed")
 	}
-	os.Remove(lock)
+	if err := os.Remove(lock); err != nil {
+		t.Fatal(err)
+	}
 
 	// The branch's own lock, held for a moment by a git command.
 	branchLock := filepath.Join(dir, ".git", "refs", "heads", r.Branch+".lock")
 	write(t, dir, ".git/refs/heads/"+r.Branch+".lock", "")
-	time.AfterFunc(300*time.Millisecond, func() { os.Remove(branchLock) })
+	time.AfterFunc(300*time.Millisecond, func() { _ = os.Remove(branchLock) })
 	commitJob(t, r, "three", files(map[string]string{"d.md": "d"}))
 	if got := gitOut(t, dir, "log", "-1", "--format=%s"); got != "three" {
 		t.Errorf("HEAD is %q", got)

@@ -110,8 +110,8 @@ func (c *chunkCache) compress(p []byte) ([]byte, uint32) {
 	} else {
 		c.fw.Reset(&c.buf)
 	}
-	c.fw.Write(p) // a bytes.Buffer does not fail
-	c.fw.Flush()
+	_, _ = c.fw.Write(p) // into a bytes.Buffer, which does not fail
+	_ = c.fw.Flush()
 	return bytes.Clone(c.buf.Bytes()), adler32.Checksum(p)
 }
 

@@ -54,7 +54,7 @@ func readLoose(t *testing.T, gitDir string, id []byte) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	zr, err := zlib.NewReader(f)
 	if err != nil {
 		t.Fatal(err)

@@ -39,13 +39,13 @@ func benchPaths(n int) PathList {
 func BenchmarkContext100(b *testing.B) {
 	k := benchGraphKB(b)
 	ctx := context.Background()
-	p := QueryGraphParams{Operation: "context", Paths: benchPaths(100)}
-	if _, err := QueryGraph(ctx, k, p); err != nil {
+	p := ContextParams{Paths: benchPaths(100)}
+	if _, err := Context(ctx, k, p); err != nil {
 		b.Fatal(err)
 	}
 	b.ResetTimer()
 	for b.Loop() {
-		if _, err := QueryGraph(ctx, k, p); err != nil {
+		if _, err := Context(ctx, k, p); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -55,16 +55,14 @@ func BenchmarkContext100(b *testing.B) {
 func BenchmarkGet(b *testing.B) {
 	k := benchGraphKB(b)
 	ctx := context.Background()
-	p := QueryGraphParams{Operation: "search", EntityType: KindAtom}
-	r, err := QueryGraph(ctx, k, p)
+	r, err := Search(ctx, k, SearchParams{EntityType: KindAtom})
 	if err != nil {
 		b.Fatal(err)
 	}
-	id := r.(*SearchResult).Atoms[0].ID
-	g := QueryGraphParams{Operation: "get", EntityType: KindAtom, ID: id}
+	g := GetParams{EntityType: KindAtom, ID: r.Atoms[0].ID}
 	b.ResetTimer()
 	for b.Loop() {
-		if _, err := QueryGraph(ctx, k, g); err != nil {
+		if _, err := Get(ctx, k, g); err != nil {
 			b.Fatal(err)
 		}
 	}

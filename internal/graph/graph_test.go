@@ -39,6 +39,7 @@ func createMolecule(t *testing.T, k *store.KB, name string) map[string]any {
 }
 
 func TestCreateGetUpdateDelete(t *testing.T) {
+	t.Parallel()
 	k := newKB(t)
 	mol := createMolecule(t, k, "Payment Domain")
 	if mol["id"] != "molecule-payment-domain" || mol["version"] != 1.0 || mol["path"] != ".ai/kenkeep/nodes/graph/molecule-payment-domain.md" {
@@ -129,6 +130,7 @@ Webhook Handlers knowledge
 }
 
 func TestCascadeDelete(t *testing.T) {
+	t.Parallel()
 	k := newKB(t)
 	createMolecule(t, k, "Pages")
 	createAtom(t, k, "Checkout", []string{"src/pages/checkout/**"}, "molecule-pages")

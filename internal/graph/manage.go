@@ -35,54 +35,92 @@ type edit struct {
 	relSet    bool
 }
 
-func ManageGraph(ctx context.Context, k *store.KB, p ManageGraphParams) (any, error) {
-	if err := ValidateProjectID(k, p.ProjectID); err != nil {
-		return nil, err
-	}
+// Create creates one atom or molecule, its id derived from its name
+// (manage_graph create).
+func Create(ctx context.Context, k *store.KB, p CreateParams) (EntityView, error) {
 	if err := checkKind("entityType", p.EntityType); err != nil {
 		return nil, err
 	}
-	switch p.Operation {
-	case "create", "update":
-	case "delete":
-		if p.ID == "" {
-			return nil, op.Invalid("id", "is required for delete")
+	if p.Name == nil {
+		return nil, op.Invalid("name", "is required for create")
+	}
+	if p.EntityType == KindAtom && !p.Paths.Set {
+		return nil, op.Invariant("paths", "an atom needs at least one path pattern")
+	}
+	e, err := validateEdit(editInput{kind: p.EntityType, name: p.Name, paths: p.Paths, knowledge: p.Knowledge, molecule: p.MoleculeID,
+		relatedAtoms: p.RelatedAtoms, relatedMolecules: p.RelatedMolecules, createdBy: p.CreatedByTaskID})
+	if err != nil {
+		return nil, err
+	}
+	return edited(ctx, k, p.ProjectID, func(g *Graph, w *writes) (*node.Node, error) { return g.create(w, p, e) })
+}
+
+// Update changes the fields of one atom or molecule that p sets, at the
+// version last read (manage_graph update).
+func Update(ctx context.Context, k *store.KB, p UpdateParams) (EntityView, error) {
+	if err := checkKind("entityType", p.EntityType); err != nil {
+		return nil, err
+	}
+	if p.ID == "" {
+		return nil, op.Invalid("id", "is required for update")
+	}
+	if p.Version == 0 {
+		return nil, op.Invalid("version", "is required for update (optimistic locking)")
+	}
+	switch p.KnowledgeMode {
+	case "", ModeOverwrite:
+	case ModeAppend:
+		if p.Knowledge == nil {
+			return nil, op.Invalid("knowledge", "knowledgeMode append needs the text to append")
 		}
-		if p.Version == nil {
-			return nil, op.Invalid("version", "is required for delete (optimistic locking)")
-		}
-		if err := ValidateTaskID("lastTaskId", p.LastTaskID, false); err != nil {
-			return nil, err
-		}
-		var res *DeleteResult
-		_, err := mutate(ctx, k, "manage_graph", func(g *Graph, w *writes) error {
-			var err error
-			res, err = g.delete(w, p)
-			return err
-		})
-		if err != nil {
-			return nil, err
-		}
-		return res, nil
-	case "":
-		return nil, op.Invalid("operation", "is required: create, update or delete")
 	default:
-		return nil, op.Invalid("operation", "%q is not a manage_graph operation; use create, update or delete", p.Operation)
+		return nil, op.Invalid("knowledgeMode", "%q is not overwrite or append", p.KnowledgeMode)
 	}
-	e, verr := validateEdit(p)
-	if verr != nil {
-		return nil, verr
+	e, err := validateEdit(editInput{kind: p.EntityType, name: p.Name, paths: p.Paths, knowledge: p.Knowledge, molecule: p.MoleculeID,
+		relatedAtoms: p.RelatedAtoms, relatedMolecules: p.RelatedMolecules, lastTask: p.LastTaskID})
+	if err != nil {
+		return nil, err
 	}
+	return edited(ctx, k, p.ProjectID, func(g *Graph, w *writes) (*node.Node, error) { return g.update(w, p, e) })
+}
+
+// Delete deletes one atom or molecule at the version last read; a
+// molecule's atoms are orphaned, or deleted too with Cascade
+// (manage_graph delete).
+func Delete(ctx context.Context, k *store.KB, p DeleteParams) (*DeleteResult, error) {
+	if err := checkKind("entityType", p.EntityType); err != nil {
+		return nil, err
+	}
+	if p.ID == "" {
+		return nil, op.Invalid("id", "is required for delete")
+	}
+	if p.Version == 0 {
+		return nil, op.Invalid("version", "is required for delete (optimistic locking)")
+	}
+	if err := ValidateTaskID("lastTaskId", p.LastTaskID, false); err != nil {
+		return nil, err
+	}
+	var res *DeleteResult
+	_, err := mutate(ctx, k, p.ProjectID, "manage_graph", func(g *Graph, w *writes) error {
+		var err error
+		res, err = g.delete(w, p)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// edited runs a create or update in a transaction and returns the view of
+// the leaf it wrote, as written.
+func edited(ctx context.Context, k *store.KB, projectID string, fn func(g *Graph, w *writes) (*node.Node, error)) (EntityView, error) {
 	var n *node.Node
 	var g *Graph
-	_, err := mutate(ctx, k, "manage_graph", func(gr *Graph, w *writes) error {
+	_, err := mutate(ctx, k, projectID, "manage_graph", func(gr *Graph, w *writes) error {
 		var err error
 		g = gr
-		if p.Operation == "create" {
-			n, err = g.create(w, p, e)
-		} else {
-			n, err = g.update(w, p, e)
-		}
+		n, err = fn(g, w)
 		return err
 	})
 	if err != nil {
@@ -91,77 +129,47 @@ func ManageGraph(ctx context.Context, k *store.KB, p ManageGraphParams) (any, er
 	return g.view(n)
 }
 
-// validateEdit checks every field that needs no tree: bounds, globs, which
-// fields the entity type takes.
-func validateEdit(p ManageGraphParams) (*edit, *op.Error) {
-	create := p.Operation == "create"
-	e := &edit{molecule: p.MoleculeID}
-	if create {
-		if p.ID != "" {
-			return nil, op.Invalid("id", "is chosen by kk on create (from the name); leave it out")
-		}
-		if p.Version != nil {
-			return nil, op.Invalid("version", "a new entity starts at version 1; leave it out on create")
-		}
-		if p.Name == nil {
-			return nil, op.Invalid("name", "is required for create")
-		}
-		if p.EntityType == KindAtom && !p.Paths.Set {
-			return nil, op.Invariant("paths", "an atom needs at least one path pattern")
-		}
-	} else {
-		if p.ID == "" {
-			return nil, op.Invalid("id", "is required for update")
-		}
-		if p.Version == nil {
-			return nil, op.Invalid("version", "is required for update (optimistic locking)")
-		}
-		if p.CreatedByTaskID != "" {
-			return nil, op.Invalid("createdByTaskId", "is set on create only")
-		}
-	}
-	if p.Cascade {
-		return nil, op.Invalid("cascade", "applies to delete only")
-	}
-	switch p.KnowledgeMode {
-	case "", ModeOverwrite:
-	case ModeAppend:
-		if create {
-			return nil, op.Invalid("knowledgeMode", "append applies to update; a new entity's knowledge is written as given")
-		}
-		if p.Knowledge == nil {
-			return nil, op.Invalid("knowledge", "knowledgeMode append needs the text to append")
-		}
-	default:
-		return nil, op.Invalid("knowledgeMode", "%q is not overwrite or append", p.KnowledgeMode)
-	}
-	if p.Name != nil {
-		name, err := ValidateName("name", *p.Name)
+// editInput is what validateEdit checks of a create or an update.
+type editInput struct {
+	kind                           string
+	name, knowledge                *string
+	paths                          JSONArray[string]
+	molecule                       NullableID
+	relatedAtoms, relatedMolecules JSONArray[RelatedIn]
+	createdBy, lastTask            string
+}
+
+// validateEdit checks every field of a create or update that needs no
+// tree: bounds, globs, which fields the entity type takes.
+func validateEdit(p editInput) (*edit, *op.Error) {
+	e := &edit{molecule: p.molecule}
+	if p.name != nil {
+		name, err := ValidateName("name", *p.name)
 		if err != nil {
 			return nil, err
 		}
 		e.name = &name
 	}
-	if p.Knowledge != nil {
-		text, err := ValidateKnowledge("knowledge", *p.Knowledge)
+	if p.knowledge != nil {
+		text, err := ValidateKnowledge("knowledge", *p.knowledge)
 		if err != nil {
 			return nil, err
 		}
 		e.knowledge = &text
 	}
-	if err := ValidateTaskID("createdByTaskId", p.CreatedByTaskID, false); err != nil {
+	if err := ValidateTaskID("createdByTaskId", p.createdBy, false); err != nil {
 		return nil, err
 	}
-	if err := ValidateTaskID("lastTaskId", p.LastTaskID, false); err != nil {
+	if err := ValidateTaskID("lastTaskId", p.lastTask, false); err != nil {
 		return nil, err
 	}
-	relField, rel, other := "relatedAtoms", p.RelatedAtoms, p.RelatedMolecules
-	if p.EntityType == KindMolecule {
-		relField, rel, other = "relatedMolecules", p.RelatedMolecules, p.RelatedAtoms
+	relField, rel, other := "relatedAtoms", p.relatedAtoms, p.relatedMolecules
+	if p.kind == KindMolecule {
+		relField, rel, other = "relatedMolecules", p.relatedMolecules, p.relatedAtoms
 		switch {
-		case p.Paths.Set:
+		case p.paths.Set:
 			return nil, op.Invalid("paths", "a molecule has no paths; its atoms do")
-		case p.MoleculeID.Set:
+		case p.molecule.Set:
 			return nil, op.Invalid("moleculeId", "molecules do not nest; moleculeId belongs to atoms")
 		case other.Set:
 			return nil, op.Invalid("relatedAtoms", "a molecule relates to molecules; use relatedMolecules")
@@ -169,8 +177,8 @@ func validateEdit(p ManageGraphParams) (*edit, *op.Error) {
 	} else if other.Set {
 		return nil, op.Invalid("relatedMolecules", "an atom relates to atoms; use relatedAtoms")
 	}
-	if p.Paths.Set {
-		paths, err := ValidatePaths("paths", p.Paths.Items)
+	if p.paths.Set {
+		paths, err := ValidatePaths("paths", p.paths.Items)
 		if err != nil {
 			return nil, err
 		}
@@ -185,7 +193,7 @@ func validateEdit(p ManageGraphParams) (*edit, *op.Error) {
 		for i, r := range rel.Items {
 			field := fmt.Sprintf("%s[%d]", relField, i)
 			id := r.AtomID
-			if p.EntityType == KindMolecule {
+			if p.kind == KindMolecule {
 				id = r.MoleculeID
 				if r.AtomID != "" {
 					return nil, op.Invalid(field, "use moleculeId, not atomId")
@@ -194,7 +202,7 @@ func validateEdit(p ManageGraphParams) (*edit, *op.Error) {
 				return nil, op.Invalid(field, "use atomId, not moleculeId")
 			}
 			if strings.TrimSpace(id) == "" {
-				return nil, op.Invalid(field, "names no %s id", p.EntityType)
+				return nil, op.Invalid(field, "names no %s id", p.kind)
 			}
 			reason := strings.TrimSpace(r.Reason)
 			if strings.ContainsAny(reason, "\n\r") || utf8.RuneCountInString(reason) > MaxNameChars*4 {
@@ -248,7 +256,7 @@ func firstLine(s string) string {
 	return ""
 }
 
-func (g *Graph) create(w *writes, p ManageGraphParams, e *edit) (*node.Node, error) {
+func (g *Graph) create(w *writes, p CreateParams, e *edit) (*node.Node, error) {
 	if err := g.checkRefs(p.EntityType, "", e); err != nil {
 		return nil, err
 	}
@@ -317,8 +325,8 @@ func AppendSeparator(timestamp, taskID string) string {
 	return "\n\n---[" + timestamp + " task:" + taskID + "]---\n"
 }
 
-func (g *Graph) update(w *writes, p ManageGraphParams, e *edit) (*node.Node, error) {
-	ent, n, err := g.target(p.EntityType, p.ID, *p.Version)
+func (g *Graph) update(w *writes, p UpdateParams, e *edit) (*node.Node, error) {
+	ent, n, err := g.target(p.EntityType, p.ID, p.Version)
 	if err != nil {
 		return nil, err
 	}
@@ -359,8 +367,8 @@ func (g *Graph) update(w *writes, p ManageGraphParams, e *edit) (*node.Node, err
 	return n, w.put2(n, WriteAtom(n, a))
 }
 
-func (g *Graph) delete(w *writes, p ManageGraphParams) (*DeleteResult, error) {
-	ent, n, err := g.target(p.EntityType, p.ID, *p.Version)
+func (g *Graph) delete(w *writes, p DeleteParams) (*DeleteResult, error) {
+	ent, n, err := g.target(p.EntityType, p.ID, p.Version)
 	if err != nil {
 		return nil, err
 	}
@@ -397,7 +405,7 @@ func (g *Graph) delete(w *writes, p ManageGraphParams) (*DeleteResult, error) {
 
 // view is the view of the atom or molecule written to leaf n, read back
 // from it after the transaction set its version.
-func (g *Graph) view(n *node.Node) (any, error) {
+func (g *Graph) view(n *node.Node) (EntityView, error) {
 	o := viewOpts{changelog: true, limit: DefaultChangelogLimit}
 	if n.Type == TypeMolecule {
 		m, err := MoleculeFromLeaf(n)
@@ -442,8 +450,15 @@ func (w *writes) put(n *node.Node) error {
 // branch's index (synced under the writer lock); the transaction writes
 // what fn staged, regenerates the index files, syncs the index and records
 // the change.
-func mutate(ctx context.Context, k *store.KB, tool string, fn func(g *Graph, w *writes) error) (*txn.Result, error) {
+func mutate(ctx context.Context, k *store.KB, projectID, tool string, fn func(g *Graph, w *writes) error) (*txn.Result, error) {
 	return txn.Update(ctx, k, txn.Meta{Source: "graph", Command: tool}, func(tx *txn.Tx) error {
+		cfg, err := tx.Config()
+		if err != nil {
+			return err
+		}
+		if err := CheckProjectID(k, cfg, projectID); err != nil {
+			return err
+		}
 		db, err := tx.Index()
 		if err != nil {
 			return err

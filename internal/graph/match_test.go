@@ -12,6 +12,7 @@ import (
 // TestPatternSetAgreesWithBruteForce checks the bucketed matcher against
 // trying every pattern on every path.
 func TestPatternSetAgreesWithBruteForce(t *testing.T) {
+	t.Parallel()
 	segs := []string{"src", "auth", "a", "b.go", "x_test.go", "docs", "readme.md", "*", "**", "*.go", "*_test.go", "[ab]", "[a-z].go", "{auth,docs}", "a?", `a\*b`, "a*b"}
 	names := []string{"src", "auth", "a", "b.go", "x_test.go", "docs", "readme.md", "ab", "a*b", "c.go", "zz"}
 	rng := rand.New(rand.NewPCG(1, 2))

@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/kk-project/kk/internal/index"
 	"github.com/kk-project/kk/internal/node"
@@ -133,75 +132,102 @@ func (g *Graph) moleculeView(m *Molecule, o viewOpts) MoleculeView {
 	return v
 }
 
-func QueryGraph(ctx context.Context, k *store.KB, p QueryGraphParams) (any, error) {
+// viewOptions reads the changelog parameters of a read operation.
+func viewOptions(include *bool, limit *int) (viewOpts, error) {
+	o := viewOpts{changelog: include == nil || *include, limit: DefaultChangelogLimit}
+	if limit != nil {
+		if *limit < 0 || *limit > MaxLimit {
+			return o, op.Invalid("changelogLimit", "must be between 0 and %d", MaxLimit)
+		}
+		o.limit = *limit
+	}
+	return o, nil
+}
+
+// Get returns one atom or molecule by id, a molecule with its atoms
+// (query_graph get).
+func Get(ctx context.Context, k *store.KB, p GetParams) (EntityView, error) {
 	if err := ValidateProjectID(k, p.ProjectID); err != nil {
 		return nil, err
 	}
-	o := viewOpts{changelog: p.IncludeChangelog == nil || *p.IncludeChangelog, limit: DefaultChangelogLimit}
-	if p.ChangelogLimit != nil {
-		if *p.ChangelogLimit < 0 || *p.ChangelogLimit > MaxLimit {
-			return nil, op.Invalid("changelogLimit", "must be between 0 and %d", MaxLimit)
-		}
-		o.limit = *p.ChangelogLimit
+	o, err := viewOptions(p.IncludeChangelog, p.ChangelogLimit)
+	if err != nil {
+		return nil, err
 	}
-	switch p.Operation {
-	case "get":
-		if err := checkKind("entityType", p.EntityType); err != nil {
-			return nil, err
-		}
-		if p.ID == "" {
-			return nil, op.Invalid("id", "is required for get")
-		}
-		return getEntity(ctx, k, p.EntityType, p.ID, o)
-	case "search":
-		if err := checkKind("entityType", p.EntityType); err != nil {
-			return nil, err
-		}
-		limit, offset, perr := Page(p.Limit, p.Offset)
-		if perr != nil {
-			return nil, perr
-		}
-		if p.EntityType == KindMolecule && (p.MoleculeID != "" || p.OrphansOnly) {
-			return nil, op.Invalid("moleculeId", "moleculeId and orphansOnly filter atoms, not molecules")
-		}
-		if p.MoleculeID != "" && p.OrphansOnly {
-			return nil, op.Invalid("orphansOnly", "an orphan atom has no molecule; give moleculeId or orphansOnly, not both")
-		}
-		g, err := LoadIndexed(ctx, k, true)
-		if err != nil {
-			return nil, err
-		}
-		defer g.Close()
-		return g.search(ctx, p, limit, offset, o)
-	case "context":
-		paths := slices.Clone([]string(p.Paths))
-		if p.TaskFile != "" {
-			file := p.TaskFile
-			if !filepath.IsAbs(file) {
-				file = filepath.Join(k.Root, file)
-			}
-			src, err := os.ReadFile(file)
-			if err != nil {
-				return nil, op.New(op.CodeValidation, map[string]any{"field": "taskFile"}, "taskFile: %v", err)
-			}
-			// Noted for the end-of-turn graph hint (the session that works
-			// on the task is asked to record what it changed); a note that
-			// cannot be written takes nothing from the answer.
-			_ = RecordTaskFile(k, file, time.Now())
-			paths = append(paths, ContextFiles(string(src))...)
-		}
-		if len(paths) == 0 && p.TaskFile == "" {
-			return nil, op.Invalid("paths", "give at least one file path (or a taskFile)")
-		}
-		g, err := contextGraph(ctx, k, paths)
-		if err != nil {
-			return nil, err
-		}
-		return g.Context(ctx, k.Root, paths, o)
-	case "":
-		return nil, op.Invalid("operation", "is required: get, search or context")
+	if err := checkKind("entityType", p.EntityType); err != nil {
+		return nil, err
 	}
-	return nil, op.Invalid("operation", "%q is not a query_graph operation; use get, search or context", p.Operation)
+	if p.ID == "" {
+		return nil, op.Invalid("id", "is required for get")
+	}
+	return getEntity(ctx, k, p.EntityType, p.ID, o)
+}
+
+// Search lists atoms or molecules by text, molecule or orphans, a page at
+// a time (query_graph search).
+func Search(ctx context.Context, k *store.KB, p SearchParams) (*SearchResult, error) {
+	if err := ValidateProjectID(k, p.ProjectID); err != nil {
+		return nil, err
+	}
+	o, err := viewOptions(p.IncludeChangelog, p.ChangelogLimit)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkKind("entityType", p.EntityType); err != nil {
+		return nil, err
+	}
+	limit, offset, perr := Page(p.Limit, p.Offset)
+	if perr != nil {
+		return nil, perr
+	}
+	if p.EntityType == KindMolecule && (p.MoleculeID != "" || p.OrphansOnly) {
+		return nil, op.Invalid("moleculeId", "moleculeId and orphansOnly filter atoms, not molecules")
+	}
+	if p.MoleculeID != "" && p.OrphansOnly {
+		return nil, op.Invalid("orphansOnly", "an orphan atom has no molecule; give moleculeId or orphansOnly, not both")
+	}
+	g, err := LoadIndexed(ctx, k, true)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = g.Close() }()
+	return g.search(ctx, p, limit, offset, o)
+}
+
+// Context returns the atoms whose path patterns match some files, grouped
+// by molecule, and the files no atom covers (query_graph context).
+func Context(ctx context.Context, k *store.KB, p ContextParams) (*ContextResult, error) {
+	if err := ValidateProjectID(k, p.ProjectID); err != nil {
+		return nil, err
+	}
+	o, err := viewOptions(p.IncludeChangelog, p.ChangelogLimit)
+	if err != nil {
+		return nil, err
+	}
+	paths := slices.Clone(p.Paths)
+	if p.TaskFile != "" {
+		file := p.TaskFile
+		if !filepath.IsAbs(file) {
+			file = filepath.Join(k.Root, file)
+		}
+		src, err := os.ReadFile(file)
+		if err != nil {
+			return nil, op.New(op.CodeValidation, map[string]any{"field": "taskFile"}, "taskFile: %v", err)
+		}
+		// Noted for the end-of-turn graph hint (the session that works on
+		// the task is asked to record what it changed); a note that cannot
+		// be written takes nothing from the answer.
+		_ = RecordTaskFile(k, file, k.Time())
+		paths = append(paths, ContextFiles(string(src))...)
+	}
+	if len(paths) == 0 && p.TaskFile == "" {
+		return nil, op.Invalid("paths", "give at least one file path (or a taskFile)")
+	}
+	g, err := contextGraph(ctx, k, paths)
+	if err != nil {
+		return nil, err
+	}
+	return g.Context(ctx, k.Root, paths, o)
 }
 
 func checkKind(field, kind string) *op.Error {
@@ -234,7 +260,7 @@ func Page(limit, offset *int) (int, int, *op.Error) {
 // getEntity answers get from the index as it is, with the entity itself
 // read from its leaf; only when the index does not know the id, or its
 // leaf moved or changed since, is the index synced and the get repeated.
-func getEntity(ctx context.Context, k *store.KB, kind, id string, o viewOpts) (any, error) {
+func getEntity(ctx context.Context, k *store.KB, kind, id string, o viewOpts) (EntityView, error) {
 	g, err := getGraph(ctx, k, kind, id, false)
 	if err != nil {
 		return nil, err
@@ -249,7 +275,7 @@ func getEntity(ctx context.Context, k *store.KB, kind, id string, o viewOpts) (a
 }
 
 // get returns the view of one entity, read from its leaf.
-func (g *Graph) get(ctx context.Context, kind, id string, o viewOpts) (any, error) {
+func (g *Graph) get(ctx context.Context, kind, id string, o viewOpts) (EntityView, error) {
 	if kind == KindAtom {
 		a, ok := g.Atoms[store.IDKey(id)]
 		if !ok {
@@ -317,7 +343,7 @@ func byRank[T any](list []T, id func(T) string, ranks map[string]int) {
 	}
 }
 
-func (g *Graph) search(ctx context.Context, p QueryGraphParams, limit, offset int, o viewOpts) (*SearchResult, error) {
+func (g *Graph) search(ctx context.Context, p SearchParams, limit, offset int, o viewOpts) (*SearchResult, error) {
 	res := &SearchResult{Limit: limit, Offset: offset}
 	matches := func(ranks map[string]int, id string) bool {
 		_, ok := ranks[store.IDKey(id)]

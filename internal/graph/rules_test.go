@@ -17,6 +17,7 @@ import (
 )
 
 func TestValidatePattern(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		pattern string
 		ok      bool
@@ -66,6 +67,7 @@ func TestValidatePattern(t *testing.T) {
 }
 
 func TestFieldBounds(t *testing.T) {
+	t.Parallel()
 	if _, err := ValidateName("name", strings.Repeat("é", MaxNameChars)); err != nil {
 		t.Errorf("255 characters: %v", err)
 	}
@@ -97,6 +99,7 @@ func TestFieldBounds(t *testing.T) {
 }
 
 func TestCheckEdge(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		edge, from, to, kind string
 		ok                   bool
@@ -122,6 +125,7 @@ func TestCheckEdge(t *testing.T) {
 func treeHash(t *testing.T, k *store.KB) string { return optest.TreeHash(t, k) }
 
 func TestErrorCodes(t *testing.T) {
+	t.Parallel()
 	k := newKB(t)
 	createMolecule(t, k, "Pages")
 	createAtom(t, k, "Checkout", []string{"src/pages/checkout/**"}, "molecule-pages")
@@ -140,9 +144,6 @@ func TestErrorCodes(t *testing.T) {
 	}{
 		{"malformed json", ManageGraphJSON, `{"operation":`, op.CodeValidation},
 		{"unknown field", ManageGraphJSON, `{"operation":"create","entityType":"atom","bogus":1}`, op.CodeValidation},
-		{"unknown operation", ManageGraphJSON, `{"operation":"merge","entityType":"atom"}`, op.CodeValidation},
-		{"unknown query operation", QueryGraphJSON, `{"operation":"list"}`, op.CodeValidation},
-		{"unknown changelog operation", ManageChangelogJSON, `{"operation":"edit","parentType":"atom","parentId":"map-checkout"}`, op.CodeValidation},
 		{"wrong entity type", ManageGraphJSON, `{"operation":"create","entityType":"feature","name":"x"}`, op.CodeValidation},
 		{"other project", ManageGraphJSON, `{"operation":"create","entityType":"molecule","name":"x","projectId":"someone-else"}`, op.CodeValidation},
 		{"glob with ..", ManageGraphJSON, `{"operation":"create","entityType":"atom","name":"x","paths":["../x/**"]}`, op.CodeValidation},
@@ -188,6 +189,7 @@ func TestErrorCodes(t *testing.T) {
 }
 
 func TestConcurrentUpdates(t *testing.T) {
+	t.Parallel()
 	k := newKB(t)
 	createAtom(t, k, "Event Bus", []string{"src/bus/**"}, "")
 	const n = 8
@@ -199,7 +201,7 @@ func TestConcurrentUpdates(t *testing.T) {
 			defer wg.Done()
 			v := int64(1)
 			text := fmt.Sprintf("writer %d", i)
-			responses[i] = op.Wrap(ManageGraph(context.Background(), k, ManageGraphParams{Operation: "update", EntityType: KindAtom, ID: "map-event-bus", Version: &v, Knowledge: &text, LastTaskID: fmt.Sprint(i)}))
+			responses[i] = op.Wrap(Update(context.Background(), k, UpdateParams{EntityType: KindAtom, ID: "map-event-bus", Version: v, Knowledge: &text, LastTaskID: fmt.Sprint(i)}))
 		}()
 	}
 	wg.Wait()
@@ -222,7 +224,7 @@ func TestConcurrentUpdates(t *testing.T) {
 	if winner < 0 {
 		t.Fatal("no winner")
 	}
-	got := op.Wrap(QueryGraph(context.Background(), k, QueryGraphParams{Operation: "get", EntityType: KindAtom, ID: "map-event-bus"}))
+	got := op.Wrap(Get(context.Background(), k, GetParams{EntityType: KindAtom, ID: "map-event-bus"}))
 	a := got.Data.(AtomView)
 	if a.Version != 2 || a.Knowledge != fmt.Sprintf("writer %d", winner) || a.LastTaskID != fmt.Sprint(winner) {
 		t.Fatalf("torn or lost write: %+v (winner %d)", a, winner)
@@ -230,6 +232,7 @@ func TestConcurrentUpdates(t *testing.T) {
 }
 
 func TestChangelog(t *testing.T) {
+	t.Parallel()
 	k := newKB(t)
 	createAtom(t, k, "Auth", []string{"src/auth/**"}, "")
 	for i := 1; i <= 7; i++ {
@@ -266,6 +269,7 @@ func TestChangelog(t *testing.T) {
 }
 
 func TestContextOrderingAndTaskFile(t *testing.T) {
+	t.Parallel()
 	k := newKB(t)
 	createMolecule(t, k, "Zeta Domain")
 	createMolecule(t, k, "Alpha Domain")
@@ -313,6 +317,7 @@ func TestContextOrderingAndTaskFile(t *testing.T) {
 }
 
 func TestSearch(t *testing.T) {
+	t.Parallel()
 	k := newKB(t)
 	createMolecule(t, k, "Pages")
 	createAtom(t, k, "Checkout Page", []string{"src/pages/checkout/**"}, "molecule-pages")
@@ -344,6 +349,7 @@ func TestSearch(t *testing.T) {
 // A hand-written atom in any YAML style is read and written back unchanged
 // byte for byte when nothing changed.
 func TestByteStability(t *testing.T) {
+	t.Parallel()
 	k := newKB(t)
 	src := "---\ntype: practice\ntitle: Shared retry\ndescription: how we retry\ntags: [infra]\nkk_schema_version: 3\nkk_id: practice-shared-retry\nkk_derived_from: []\nkk_relates_to: []\nkk_depends_on: []\nkk_confidence: medium\nkk_paths: [\"src/retry/**\", 'lib/*.go']\nkk_related:\n  - {id: map-x, reason: calls it}\nkk_changelog:\n  - at: 2026-01-01T00:00:00Z\n    task: T-1\n    summary: \"first\"\nkk_edges:\n  - {type: relates_to, to: map-x, kind: uses, created_at: '2026-01-01', created_by: me, source: manual, confidence: 0.5}\nkk_custom: keep me\n---\n\nBackoff rules.  \n\n  indented\n"
 	if err := os.MkdirAll(k.NodesDir(), 0o755); err != nil {
@@ -375,7 +381,7 @@ func TestByteStability(t *testing.T) {
 	// a real write changes only what it must and keeps unknown keys
 	v := int64(1)
 	name := "Shared retry rules"
-	if r := op.Wrap(ManageGraph(context.Background(), k, ManageGraphParams{Operation: "update", EntityType: KindAtom, ID: a.ID, Version: &v, Name: &name})); !r.Success {
+	if r := op.Wrap(Update(context.Background(), k, UpdateParams{EntityType: KindAtom, ID: a.ID, Version: v, Name: &name})); !r.Success {
 		t.Fatalf("update: %+v", r.Error)
 	}
 	after, _ := os.ReadFile(path)

@@ -15,6 +15,7 @@ import (
 // of the graph from the index, answer exactly what the whole graph parsed
 // from the leaves answers.
 func TestIndexedReadsMatchTheWholeGraph(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	k, err := benchtree.Generate(filepath.Join(t.TempDir(), "repo"), benchtree.Options{Nodes: 600, Atoms: 300, Molecules: 20, Seed: 3})
 	if err != nil {
@@ -40,7 +41,7 @@ func TestIndexedReadsMatchTheWholeGraph(t *testing.T) {
 		for range 1 + round%7 {
 			paths = append(paths, benchtree.RepoPath(rng, 300))
 		}
-		r := op.Wrap(QueryGraph(ctx, k, QueryGraphParams{Operation: "context", Paths: paths}))
+		r := op.Wrap(Context(ctx, k, ContextParams{Paths: paths}))
 		if !r.Success {
 			t.Fatal(r.Error)
 		}
@@ -55,12 +56,12 @@ func TestIndexedReadsMatchTheWholeGraph(t *testing.T) {
 		t.Fatalf("only %d paths matched an atom: the test exercises nothing", matched)
 	}
 	for _, a := range whole.SortedAtoms()[:30] {
-		r := op.Wrap(QueryGraph(ctx, k, QueryGraphParams{Operation: "get", EntityType: KindAtom, ID: a.ID}))
+		r := op.Wrap(Get(ctx, k, GetParams{EntityType: KindAtom, ID: a.ID}))
 		want, _ := whole.get(ctx, KindAtom, a.ID, o)
 		same("get "+a.ID, r.Data, want)
 	}
 	for _, m := range whole.SortedMolecules() {
-		r := op.Wrap(QueryGraph(ctx, k, QueryGraphParams{Operation: "get", EntityType: KindMolecule, ID: m.ID}))
+		r := op.Wrap(Get(ctx, k, GetParams{EntityType: KindMolecule, ID: m.ID}))
 		want, _ := whole.get(ctx, KindMolecule, m.ID, o)
 		same("get "+m.ID, r.Data, want)
 	}

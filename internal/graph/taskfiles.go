@@ -63,7 +63,7 @@ func RecordTaskFile(k *store.KB, file string, at time.Time) error {
 	// One write of one line (O_APPEND): concurrent queries never
 	// interleave their lines.
 	if _, err := f.Write(append(line, '\n')); err != nil {
-		f.Close()
+		_ = f.Close()
 		return err
 	}
 	if err := f.Close(); err != nil {

@@ -1,6 +1,7 @@
 package graph
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"path/filepath"
@@ -138,7 +139,19 @@ func ValidateProjectID(k *store.KB, id string) *op.Error {
 	if id == "" {
 		return nil
 	}
-	want := ProjectID(k)
+	return checkProjectID(id, ProjectID(k))
+}
+
+// CheckProjectID is ValidateProjectID against cfg, k's config as the
+// caller read it (a transaction's).
+func CheckProjectID(k *store.KB, cfg store.Config, id string) *op.Error {
+	if id == "" {
+		return nil
+	}
+	return checkProjectID(id, cmp.Or(cfg.ProjectID, filepath.Base(k.Root)))
+}
+
+func checkProjectID(id, want string) *op.Error {
 	if id == want {
 		return nil
 	}

@@ -52,7 +52,9 @@ func TestPathCheck(t *testing.T) {
 func TestCommandCheck(t *testing.T) {
 	root := t.TempDir()
 	harnesstest.WriteFile(t, filepath.Join(root, "bin", "kk"), []byte("#!/bin/sh\n"))
-	os.Chmod(filepath.Join(root, "bin", "kk"), 0o755)
+	if err := os.Chmod(filepath.Join(root, "bin", "kk"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	if c := harness.CommandCheck(root, nil, "Fake", "fake"); c.Name != "kk command" || c.Level != harness.LevelOK || c.Message != "no kk hook entries to check" {
 		t.Errorf("none: %+v", c)
 	}

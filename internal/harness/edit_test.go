@@ -14,7 +14,9 @@ func TestObjectKeepsOrderAndUnknownKeys(t *testing.T) {
 	if err := o.Set("hooks", map[string]any{"Stop": []string{"x"}}); err != nil {
 		t.Fatal(err)
 	}
-	o.Set("new", true)
+	if err := o.Set("new", true); err != nil {
+		t.Fatal(err)
+	}
 	out, _ := o.MarshalJSON()
 	if want := `{"z":1,"hooks":{"Stop":["x"]},"a":[1,{"b":2}],"new":true}`; string(out) != want {
 		t.Fatalf("got %s", out)
@@ -34,7 +36,9 @@ func TestEditJSONFile(t *testing.T) {
 	if a, err := EditJSONFile(p, set, true); err != nil || a != "" {
 		t.Fatalf("second edit changed the file: %q %v", a, err)
 	}
-	os.WriteFile(p, []byte("{\n    \"user\": true,\n    \"kk\": 1\n}"), 0o644)
+	if err := os.WriteFile(p, []byte("{\n    \"user\": true,\n    \"kk\": 1\n}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	if a, err := EditJSONFile(p, set, true); err != nil || a != "" {
 		t.Fatalf("layout-only difference rewrote the file: %q %v", a, err)
 	}
@@ -46,7 +50,9 @@ func TestEditJSONFile(t *testing.T) {
 	if string(data) != "{\n  \"user\": true\n}\n" {
 		t.Fatalf("user key lost: %q", data)
 	}
-	os.WriteFile(p, []byte("[1]"), 0o644)
+	if err := os.WriteFile(p, []byte("[1]"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := EditJSONFile(p, set, true); err == nil {
 		t.Fatal("a non-object file was edited")
 	}

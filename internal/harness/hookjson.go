@@ -378,10 +378,10 @@ func (f HookFile) Wanted(kk string) map[string][]string {
 		var grp struct {
 			Hooks []json.RawMessage `json:"hooks"`
 		}
-		json.Unmarshal(g, &grp) // kk's own group: always well formed
+		_ = json.Unmarshal(g, &grp) // kk's own group: always well formed
 		for _, h := range grp.Hooks {
 			var b bytes.Buffer
-			json.Compact(&b, h)
+			_ = json.Compact(&b, h) // a hook of that group, well formed too
 			out[on] = append(out[on], b.String())
 		}
 	}

@@ -174,7 +174,9 @@ func TestHookFileFresh(t *testing.T) {
 func TestHookFileMerge(t *testing.T) {
 	root := t.TempDir()
 	p := filepath.Join(root, ".fake", "settings.json")
-	os.MkdirAll(filepath.Dir(p), 0o755)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	user := `{
   "model": "x",
   "hooks": {
@@ -190,7 +192,9 @@ func TestHookFileMerge(t *testing.T) {
   "z": 1
 }
 `
-	os.WriteFile(p, []byte(user), 0o644)
+	if err := os.WriteFile(p, []byte(user), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := testHookFile.Install(root, "kk"); err != nil {
 		t.Fatal(err)
 	}
@@ -211,7 +215,9 @@ func TestHookFileMerge(t *testing.T) {
 		Matcher *string       `json:"matcher"`
 		Hooks   []HookHandler `json:"hooks"`
 	}
-	json.Unmarshal(stop, &groups)
+	if err := json.Unmarshal(stop, &groups); err != nil {
+		t.Fatal(err)
+	}
 	// The user's group, then the user's handler left in kk's old group,
 	// then kk's new group.
 	if len(groups) != 3 || groups[0].Hooks[0].Command != "notify <done> & exit" || groups[1].Hooks[0].Command != "mine" ||
@@ -248,8 +254,12 @@ func TestHookFileErrors(t *testing.T) {
 	} {
 		root := t.TempDir()
 		p := filepath.Join(root, ".fake", "settings.json")
-		os.MkdirAll(filepath.Dir(p), 0o755)
-		os.WriteFile(p, []byte(content), 0o644)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
 		_, err := testHookFile.Install(root, "kk")
 		if err == nil || !strings.Contains(err.Error(), ".fake/settings.json") {
 			t.Errorf("%s: error %v does not name the file", content, err)
@@ -261,8 +271,12 @@ func TestHookFileErrors(t *testing.T) {
 	// An event kk does not use is left alone whatever its shape.
 	root := t.TempDir()
 	p := filepath.Join(root, ".fake", "settings.json")
-	os.MkdirAll(filepath.Dir(p), 0o755)
-	os.WriteFile(p, []byte(`{"hooks": {"Other": {"x": 1}}}`), 0o644)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(`{"hooks": {"Other": {"x": 1}}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := testHookFile.Install(root, "kk"); err != nil {
 		t.Fatal(err)
 	}
@@ -281,7 +295,9 @@ func TestHookFileUpgradeAndCheck(t *testing.T) {
 		t.Fatal(err)
 	}
 	old := readFile(t, p)
-	os.WriteFile(p, []byte(strings.Replace(old, `"timeout": 30`, `"timeout": 31`, 1)), 0o644)
+	if err := os.WriteFile(p, []byte(strings.Replace(old, `"timeout": 30`, `"timeout": 31`, 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	if c, found := testHookFile.Check(root, "run the upgrade", nil); c.Level != LevelWarn || c.Fix != "run the upgrade" || len(found) == 0 {
 		t.Errorf("stale: %+v", c)
 	}
@@ -297,11 +313,15 @@ func TestHookFileUpgradeAndCheck(t *testing.T) {
 	if c, _ := testHookFile.Check(root, "upgrade", func() (Check, bool) { return off, true }); c != off {
 		t.Errorf("switched off: %+v", c)
 	}
-	os.WriteFile(p, []byte(`{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "mine"}]}]}}`), 0o644)
+	if err := os.WriteFile(p, []byte(`{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "mine"}]}]}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	if c, _ := testHookFile.Check(root, "upgrade", nil); c.Level != LevelError || !strings.Contains(c.Message, "not in") {
 		t.Errorf("no kk hooks: %+v", c)
 	}
-	os.WriteFile(p, []byte(`{`), 0o644)
+	if err := os.WriteFile(p, []byte(`{`), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	if c, _ := testHookFile.Check(root, "upgrade", nil); c.Level != LevelError || !strings.HasPrefix(c.Fix, "fix the JSON in .fake/settings.json") {
 		t.Errorf("broken: %+v", c)
 	}
@@ -310,8 +330,12 @@ func TestHookFileUpgradeAndCheck(t *testing.T) {
 func TestHookFileUninstallKeepsEmptyUserFile(t *testing.T) {
 	root := t.TempDir()
 	p := filepath.Join(root, ".fake", "settings.json")
-	os.MkdirAll(filepath.Dir(p), 0o755)
-	os.WriteFile(p, []byte("{}\n"), 0o644)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte("{}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	if ch, err := testHookFile.Uninstall(root, "kk"); err != nil || len(ch) != 0 {
 		t.Fatalf("uninstall: %v %v", ch, err)
 	}

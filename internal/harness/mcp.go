@@ -84,7 +84,7 @@ func ParseCommandArgs(raw json.RawMessage) (MCPServer, bool) {
 	if json.Unmarshal(raw, &e) != nil || e.Command == "" {
 		return MCPServer{}, false
 	}
-	return MCPServer{Command: e.Command, Args: e.Args}, true
+	return MCPServer(e), true
 }
 
 // ConfigFile implements MCPConfig.

@@ -35,8 +35,12 @@ func TestFindMemoryFiles(t *testing.T) {
 		filepath.Join(home, ".claude", "projects", slug, "memory", "MEMORY.md"),
 		filepath.Join(home, ".claude", "projects", slug, "memory", "build.md"),
 	} {
-		os.MkdirAll(filepath.Dir(p), 0o755)
-		os.WriteFile(p, []byte("x\n"), 0o644)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte("x\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 	a := memAdapter{s: harness.Spec{ID: "a", Memory: []string{"AGENTS.md", "~/.claude/projects/{root-slug}/memory/*.md", "MISSING.md"}}}
 	b := memAdapter{s: harness.Spec{ID: "b", Memory: []string{"AGENTS.md"}}}

@@ -2,34 +2,19 @@ package harness
 
 import (
 	"fmt"
+	"github.com/kk-project/kk/internal/llmconfig"
 	"slices"
 	"strings"
 )
 
-// Model is a model setting for a harness run (config proposalModel,
-// curatorModel, bootstrapModel; kk serve's llm.model for the harness
-// provider): which model, at which reasoning effort, for which harness.
-type Model struct {
-	// Harness is the harness the setting is for; "" is every harness. A
-	// setting for another harness is not applied.
-	Harness string
-	// Name is the model, as the harness names it (sonnet, gpt-5-codex,
-	// gemini-2.5-pro, provider/model for OpenCode).
-	Name string
-	// Effort is the reasoning effort: minimal, low, medium, high, xhigh or
-	// max, as far as the harness takes it.
-	Effort string
-	// Agent is the agent a run uses, for a harness that has agents
-	// (OpenCode's --agent).
-	Agent string
-}
-
-// IsZero reports a setting that asks for nothing.
-func (m Model) IsZero() bool { return m == Model{} }
+// Model is a model setting for a harness run (llmconfig.Model: the
+// knowledge store reads it from config.yaml without depending on the
+// harness adapters).
+type Model = llmconfig.Model
 
 // EffortLevels are the reasoning efforts a model setting may name, the
 // union of what the harnesses take.
-var EffortLevels = []string{"minimal", "low", "medium", "high", "xhigh", "max"}
+var EffortLevels = llmconfig.EffortLevels
 
 // ModelFlags are how a harness's headless command line takes a model
 // setting, as data. Each is an argument list in which "%s" stands for the

@@ -125,7 +125,7 @@ func Run(ctx context.Context, c Child) ([]byte, error) {
 		if err != nil {
 			return nil, fmt.Errorf("opening the log %s: %w", c.LogFile, err)
 		}
-		defer f.Close()
+		defer func() { _ = f.Close() }() // the run's log: a failure to keep it does not fail the run
 		cmd.Stdout = io.MultiWriter(&stdout, f)
 	}
 	err := cmd.Run()

@@ -122,7 +122,9 @@ esac
 		if c.child.Name == "" {
 			c.child.Name = "fake-harness"
 		}
-		os.WriteFile(log, nil, 0o644)
+		if err := os.WriteFile(log, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
 		out, err := harness.Run(ctx, c.child)
 		if err == nil || out != nil {
 			t.Errorf("%s: no error (%q)", c.want, out)
@@ -222,7 +224,9 @@ func TestVersion(t *testing.T) {
 func TestLookPath(t *testing.T) {
 	a := harnesstest.Sh(t, "second", "")
 	b := harnesstest.Sh(t, "first", "")
-	os.WriteFile(filepath.Join(b, "plain"), nil, 0o644) // not executable
+	if err := os.WriteFile(filepath.Join(b, "plain"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	} // not executable
 	getenv := harnesstest.Env(map[string]string{"PATH": strings.Join([]string{"", a, b}, string(os.PathListSeparator))})
 	if p, err := harness.LookPath(getenv, "first", "second"); err != nil || p != filepath.Join(b, "first") {
 		t.Errorf("first name: %q %v", p, err)
@@ -241,7 +245,9 @@ func TestLookPath(t *testing.T) {
 func TestResolveCommand(t *testing.T) {
 	root := t.TempDir()
 	harnesstest.WriteFile(t, filepath.Join(root, "bin", "kk"), []byte("#!/bin/sh\n"))
-	os.Chmod(filepath.Join(root, "bin", "kk"), 0o755)
+	if err := os.Chmod(filepath.Join(root, "bin", "kk"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	harnesstest.WriteFile(t, filepath.Join(root, "bin", "data"), nil)
 	onPath := harnesstest.Sh(t, "kk-on-path", "")
 	harnesstest.OnPath(t, onPath)

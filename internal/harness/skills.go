@@ -148,7 +148,7 @@ func RemoveEmptyDirs(root string, rels ...string) {
 		}
 		p := filepath.Join(root, filepath.FromSlash(rel))
 		if entries, err := os.ReadDir(p); err == nil && len(entries) == 0 {
-			os.Remove(p)
+			_ = os.Remove(p) // an empty folder left behind is harmless
 		}
 	}
 }

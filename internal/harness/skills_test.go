@@ -194,7 +194,9 @@ func TestManagedSkills(t *testing.T) {
 	if !exists(filepath.Join(root, dir, "mine")) {
 		t.Error("uninstall removed the user's skill")
 	}
-	os.RemoveAll(filepath.Join(root, dir, "mine"))
+	if err := os.RemoveAll(filepath.Join(root, dir, "mine")); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := UninstallManagedSkills(root, dir, nil); err != nil {
 		t.Fatal(err)
 	}

@@ -58,7 +58,7 @@ func OpenTail(path string, window int64) (*TranscriptFile, error) {
 		return nil, err
 	}
 	if fi, err = f.Stat(); err != nil || !fi.Mode().IsRegular() {
-		f.Close()
+		_ = f.Close()
 		if err == nil {
 			err = fmt.Errorf("%s %w", path, ErrNotRegular)
 		}
@@ -68,13 +68,13 @@ func OpenTail(path string, window int64) (*TranscriptFile, error) {
 	if size := fi.Size(); size > window {
 		start := size - window
 		if _, err := f.Seek(start, io.SeekStart); err != nil {
-			f.Close()
+			_ = f.Close()
 			return nil, err
 		}
 		br := bufio.NewReaderSize(io.LimitReader(f, window), 64<<10)
 		n, err := skipLine(br)
 		if err != nil && !errors.Is(err, io.EOF) {
-			f.Close()
+			_ = f.Close()
 			return nil, err
 		}
 		t.Reader, t.Skipped = br, start+n

@@ -40,7 +40,9 @@ func benchKB(b *testing.B) *store.KB {
 	dir := filepath.Join(os.TempDir(), "kk-hooks-bench-10000")
 	k := store.New(dir)
 	if _, err := os.Stat(k.EntryPath()); err != nil {
-		os.RemoveAll(dir)
+		if err := os.RemoveAll(dir); err != nil {
+			b.Fatal(err)
+		}
 		if _, err := benchtree.Generate(dir, benchtree.Options{Nodes: 10000, Seed: 1}); err != nil {
 			b.Fatal(err)
 		}
@@ -129,7 +131,9 @@ func BenchmarkSessionStart10kAfterWrite(b *testing.B) {
 		times = append(times, time.Since(start))
 	}
 	b.StopTimer()
-	os.RemoveAll(filepath.Join(k.NodesDir(), "bench-writes"))
+	if err := os.RemoveAll(filepath.Join(k.NodesDir(), "bench-writes")); err != nil {
+		b.Fatal(err)
+	}
 	if _, err := txn.Rebuild(context.Background(), k, txn.Meta{Command: "bench"}, txn.RebuildOptions{}); err != nil {
 		b.Fatal(err)
 	}
@@ -148,9 +152,13 @@ func benchTranscript(b *testing.B, path string, size int, variant string) {
 		if i%2 == 1 {
 			role = "assistant"
 		}
-		enc.Encode(map[string]string{"role": role, "text": "turn " + strconv.Itoa(i) + " " + variant + " " + para})
+		if err := enc.Encode(map[string]string{"role": role, "text": "turn " + strconv.Itoa(i) + " " + variant + " " + para}); err != nil {
+			b.Fatal(err)
+		}
 		if i%10 == 0 {
-			enc.Encode(map[string]string{"tool": "Read", "path": ".ai/kenkeep/nodes/index.md"})
+			if err := enc.Encode(map[string]string{"tool": "Read", "path": ".ai/kenkeep/nodes/index.md"}); err != nil {
+				b.Fatal(err)
+			}
 		}
 	}
 	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
@@ -234,12 +242,14 @@ func benchPromptContext(b *testing.B, write bool) {
 		b.Fatal("no output for a prompt the tree answers")
 	}
 	leaf := ""
-	filepath.WalkDir(k.NodesDir(), func(p string, d os.DirEntry, err error) error {
+	if err := filepath.WalkDir(k.NodesDir(), func(p string, d os.DirEntry, err error) error {
 		if leaf == "" && err == nil && !d.IsDir() && strings.HasSuffix(p, ".md") && d.Name() != "index.md" {
 			leaf = p
 		}
 		return err
-	})
+	}); err != nil {
+		b.Fatal(err)
+	}
 	src, err := os.ReadFile(leaf)
 	if err != nil {
 		b.Fatal(err)

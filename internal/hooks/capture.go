@@ -64,7 +64,7 @@ func Capture(ctx context.Context, r Request) (*CaptureResult, error) {
 		// The harness writes the transcript itself (piping its export
 		// can truncate it); the file lives only as long as this capture.
 		tmp := filepath.Join(r.KB.StateDir(), "transcript-"+id+".export")
-		defer os.Remove(tmp)
+		defer func() { _ = os.Remove(tmp) }()
 		if err := ex.ExportTranscript(ctx, in, tmp); err != nil {
 			return nil, fmt.Errorf("exporting the transcript: %w", err)
 		}
@@ -164,7 +164,7 @@ func readTranscript(a harness.Adapter, path string) (t harness.Transcript, skipp
 	if err != nil {
 		return t, 0, fmt.Errorf("reading the transcript: %w", err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	t, err = a.ParseTranscript(f)
 	if err != nil {
 		return t, 0, fmt.Errorf("%s: %w", path, err)

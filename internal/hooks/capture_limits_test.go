@@ -46,7 +46,7 @@ func hugeTranscript(t *testing.T, size int64, tail string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	if err := f.Truncate(size); err != nil {
 		t.Fatal(err)
 	}
@@ -226,7 +226,7 @@ func TestCaptureWaitsForTheTranscriptFile(t *testing.T) {
 	go func() {
 		time.Sleep(300 * time.Millisecond)
 		transcript(t, filepath.Dir(p), "user", question, "assistant", answer)
-		os.Rename(filepath.Join(filepath.Dir(p), "transcript.jsonl"), p)
+		_ = os.Rename(filepath.Join(filepath.Dir(p), "transcript.jsonl"), p)
 	}()
 	r, _ := request(k, harness.HookInput{HarnessEvent: "Stop", SessionID: sid, TranscriptPath: p})
 	res, err := Capture(context.Background(), r)

@@ -82,8 +82,8 @@ func StartCapture(ctx context.Context, r Request, payload []byte) error {
 	if err != nil {
 		return err
 	}
-	defer os.Remove(f.Name()) // the child holds it open
-	defer f.Close()
+	defer func() { _ = os.Remove(f.Name()) }() // the child holds it open
+	defer func() { _ = f.Close() }()
 	if _, err := f.Write(payload); err != nil {
 		return err
 	}
@@ -135,7 +135,7 @@ func ForegroundCapture(ctx context.Context, r Request, token string) (res *Captu
 	if err != nil {
 		return nil, false, err
 	}
-	defer l.Release()
+	defer func() { _ = l.Release() }()
 	latest := latestPath(r.KB, id)
 	if cur, err := os.ReadFile(latest); err == nil && token != "" && string(cur) != token {
 		return nil, true, nil
@@ -152,7 +152,7 @@ func ForegroundCapture(ctx context.Context, r Request, token string) (res *Captu
 	}
 	res, err = Capture(ctx, r)
 	if cur, rerr := os.ReadFile(latest); rerr == nil && string(cur) == token {
-		os.Remove(latest) // no newer capture of this session was started
+		_ = os.Remove(latest) // no newer capture of this session was started
 	}
 	return res, false, err
 }

@@ -54,8 +54,8 @@ func TestForegroundCaptureWaitsForTheTranscript(t *testing.T) {
 		time.Sleep(200 * time.Millisecond)
 		f, err := os.OpenFile(p, os.O_APPEND|os.O_WRONLY, 0)
 		if err == nil {
-			f.WriteString(`{"role":"assistant","text":"` + answer + `"}` + "\n")
-			f.Close()
+			_, _ = f.WriteString(`{"role":"assistant","text":"` + answer + `"}` + "\n")
+			_ = f.Close()
 		}
 	}()
 	res, _, err := ForegroundCapture(context.Background(), r, "")

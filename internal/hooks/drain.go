@@ -137,7 +137,7 @@ func Drain(ctx context.Context, r Request) (*DrainResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer l.Release()
+	defer func() { _ = l.Release() }()
 	if err := os.Setenv(harness.RecursionEnv, "1"); err != nil {
 		return nil, err
 	}

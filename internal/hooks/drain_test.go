@@ -161,7 +161,9 @@ func TestDrainSkips(t *testing.T) {
 		t.Fatal(err)
 	}
 	res, err = drain(t, k, &hookstest.Adapter{})
-	held.Release()
+	if err := held.Release(); err != nil {
+		t.Fatal(err)
+	}
 	if err != nil || res.Skipped != "locked" {
 		t.Fatalf("locked: %+v %v", res, err)
 	}

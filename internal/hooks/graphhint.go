@@ -74,7 +74,7 @@ func pruneSessionMarks(k *store.KB, now time.Time) {
 	}
 	for _, e := range entries {
 		if fi, err := e.Info(); err == nil && fi.Mode().IsRegular() && now.Sub(fi.ModTime()) > SessionMarkRetention {
-			os.Remove(filepath.Join(sessionMarksDir(k), e.Name()))
+			_ = os.Remove(filepath.Join(sessionMarksDir(k), e.Name()))
 		}
 	}
 }
@@ -190,13 +190,9 @@ func FindGraphHint(ctx context.Context, k *store.KB, startedAt string) (*GraphHi
 		return res, nil
 	}
 	no := false
-	v, err := graph.QueryGraph(ctx, k, graph.QueryGraphParams{Operation: "context", Paths: graph.PathList(paths), IncludeChangelog: &no})
+	c, err := graph.Context(ctx, k, graph.ContextParams{Paths: paths, IncludeChangelog: &no})
 	if err != nil {
 		return nil, err
-	}
-	c, ok := v.(*graph.ContextResult)
-	if !ok {
-		return nil, fmt.Errorf("the context lookup answered %T", v)
 	}
 	res.Context = c
 	atoms := len(c.OrphanAtoms)

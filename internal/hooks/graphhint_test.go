@@ -35,9 +35,9 @@ func TestSessionChanges(t *testing.T) {
 	}
 	write := func(rel, text string, mtime time.Time) {
 		p := filepath.Join(root, rel)
-		os.MkdirAll(filepath.Dir(p), 0o755)
-		os.WriteFile(p, []byte(text), 0o644)
-		os.Chtimes(p, mtime, mtime)
+		_ = os.MkdirAll(filepath.Dir(p), 0o755)
+		_ = os.WriteFile(p, []byte(text), 0o644)
+		_ = os.Chtimes(p, mtime, mtime)
 	}
 	start := time.Now().Add(-time.Hour).Truncate(time.Second)
 	before, after := start.Add(-time.Hour), start.Add(10*time.Minute)

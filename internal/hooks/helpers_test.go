@@ -76,10 +76,14 @@ func transcript(t *testing.T, dir string, lines ...string) string {
 	enc := json.NewEncoder(&b)
 	for i := 0; i < len(lines); i++ {
 		if p, ok := strings.CutPrefix(lines[i], "read:"); ok {
-			enc.Encode(map[string]string{"tool": "Read", "path": p})
+			if err := enc.Encode(map[string]string{"tool": "Read", "path": p}); err != nil {
+				t.Fatal(err)
+			}
 			continue
 		}
-		enc.Encode(map[string]string{"role": lines[i], "text": lines[i+1]})
+		if err := enc.Encode(map[string]string{"role": lines[i], "text": lines[i+1]}); err != nil {
+			t.Fatal(err)
+		}
 		i++
 	}
 	p := filepath.Join(dir, "transcript.jsonl")
@@ -154,25 +158,6 @@ func invocation(t *testing.T, dir, event, payload string) (Invocation, *bytes.Bu
 		Getwd:  func() (string, error) { return dir, nil },
 		Now:    func() time.Time { return t0 },
 	}, &out, &errb
-}
-
-// ageFolders sets the mtime of every folder under nodes/ an hour back, as
-// if the tree had been left alone, so that the staleness cache trusts it.
-func ageFolders(t *testing.T, k *store.KB) {
-	t.Helper()
-	old := time.Now().Add(-time.Hour)
-	err := filepath.WalkDir(k.NodesDir(), func(p string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			return os.Chtimes(p, old, old)
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
 }
 
 func mustContain(t *testing.T, s string, wants ...string) {

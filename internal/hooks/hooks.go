@@ -426,7 +426,7 @@ func (c *call) diag(phase string, err error) {
 			return
 		}
 	}
-	c.inv.Stderr.Write(append([]byte("kk hook: "), line...))
+	_, _ = c.inv.Stderr.Write(append([]byte("kk hook: "), line...))
 }
 
 // appendLine appends line to path in one write (O_APPEND), so concurrent
@@ -440,7 +440,7 @@ func appendLine(path string, line []byte) error {
 		return err
 	}
 	if _, err := f.Write(line); err != nil {
-		f.Close()
+		_ = f.Close()
 		return err
 	}
 	return f.Close()

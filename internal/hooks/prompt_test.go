@@ -137,7 +137,7 @@ func TestPromptContextSyncBudget(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer holder.Close()
+	defer func() { _ = holder.Close() }()
 	tx, err := holder.BeginTx(ctx, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -190,7 +190,7 @@ func TestPromptContextAnswersAtTheDeadline(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer holder.Close()
+	defer func() { _ = holder.Close() }()
 	tx, err := holder.BeginTx(ctx, nil)
 	if err != nil {
 		t.Fatal(err)

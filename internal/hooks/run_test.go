@@ -89,7 +89,9 @@ func TestRunWithoutKnowledgeBase(t *testing.T) {
 	t.Run("never initialized: the knowledge base's log", func(t *testing.T) {
 		dir := t.TempDir()
 		k := newKB(t)
-		os.Remove(k.InstalledPath())
+		if err := os.Remove(k.InstalledPath()); err != nil {
+			t.Fatal(err)
+		}
 		inv, out, _ := invocation(t, dir, "session-start", `{"cwd":"`+filepath.Join(k.Root, "sub")+`"}`)
 		Run(context.Background(), inv)
 		ds := diagnostics(t, k)

@@ -240,7 +240,7 @@ func readQueueState(path string) (q queueState, ok bool) {
 	if err != nil {
 		return q, false
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	r := bufio.NewReader(io.LimitReader(f, maxHead))
 	for i := 0; ; i++ {
 		line, err := r.ReadString('\n')

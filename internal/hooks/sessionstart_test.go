@@ -107,8 +107,12 @@ func TestSessionStartStaleness(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.WriteString("\nEdited in place.\n")
-	f.Close()
+	if _, err := f.WriteString("\nEdited in place.\n"); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
 	syncIndex(t, k)
 	mustContain(t, sessionStartText(t, k, t0), staleNote)
 }
@@ -161,7 +165,9 @@ func TestSessionStartStartsABackgroundSync(t *testing.T) {
 	if _, err := db.Exec(`UPDATE meta SET value = ? WHERE key = 'last_sync'`, old); err != nil {
 		t.Fatal(err)
 	}
-	db.Close()
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
 	start()
 	deadline := time.Now().Add(5 * time.Second)
 	for {
@@ -179,7 +185,9 @@ func TestSessionStartStartsABackgroundSync(t *testing.T) {
 func TestSessionStartNotes(t *testing.T) {
 	t.Run("no ENTRY.md", func(t *testing.T) {
 		k := newKB(t)
-		os.Remove(k.EntryPath())
+		if err := os.Remove(k.EntryPath()); err != nil {
+			t.Fatal(err)
+		}
 		text := sessionStartText(t, k, t0)
 		mustContain(t, text, "has no ENTRY.md yet", "kk index rebuild", snapshotNote)
 		mustNotContain(t, text, staleNote)
@@ -350,7 +358,7 @@ func TestSummaryMatchesTheTree(t *testing.T) {
 			}
 		}, false},
 		{"a folder removed by hand", func() {
-			os.RemoveAll(filepath.Join(k.NodesDir(), "net"))
+			_ = os.RemoveAll(filepath.Join(k.NodesDir(), "net"))
 			syncIndex(t, k)
 		}, true},
 	} {
@@ -373,7 +381,9 @@ func TestSummaryMatchesTheTree(t *testing.T) {
 	if sum := summary(); sum.Invalid != 2 || sum.Hash != "" {
 		t.Errorf("a duplicate id: %+v", sum)
 	}
-	os.Remove(filepath.Join(k.NodesDir(), "db", "copy.md"))
+	if err := os.Remove(filepath.Join(k.NodesDir(), "db", "copy.md")); err != nil {
+		t.Fatal(err)
+	}
 	syncIndex(t, k)
 	if sum := summary(); sum.Invalid != 0 || sum.Hash != full() {
 		t.Fatalf("after removing the copy: %+v", sum)

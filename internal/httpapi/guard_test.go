@@ -40,7 +40,7 @@ func send(t *testing.T, method, url, body string, headers map[string]string) rep
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	data, _ := io.ReadAll(resp.Body)
 	return reply{resp.StatusCode, resp.Header, string(data)}
 }
@@ -151,7 +151,7 @@ func TestTokenPassesTheGuard(t *testing.T) {
 // web page's paths, --addr given) and returns its URL and the server.
 func servePage(t *testing.T, root, addr, token string) (string, *httpapi.Server) {
 	t.Helper()
-	page := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "the page") })
+	page := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = io.WriteString(w, "the page") })
 	return serveWith(t, root, httpapi.Options{Token: token, Addr: addr, Page: page, PagePaths: web.Paths, PageSearchPaths: web.SearchPaths})
 }
 

@@ -359,7 +359,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	shutdownCtx, stop := context.WithTimeout(context.WithoutCancel(ctx), ShutdownTimeout)
 	defer stop()
 	if err := srv.Shutdown(shutdownCtx); err != nil {
-		srv.Close()
+		_ = srv.Close()
 	}
 	wg.Wait()
 	close(errs)

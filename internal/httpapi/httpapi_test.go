@@ -73,7 +73,7 @@ func (s *service) do(method, path, body string) reply {
 	if err != nil {
 		s.t.Fatal(err)
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	data, _ := io.ReadAll(resp.Body)
 	return reply{resp.StatusCode, resp.Header, string(data)}
 }
@@ -198,11 +198,11 @@ func TestFailedJobStaysFailed(t *testing.T) {
 	s.backend.BeforeWrite = func(j *httpapi.Job) error {
 		if strings.Contains(j.Request.Content, "boom") {
 			p := filepath.Join(root, ".ai", "kenkeep", "nodes", "inbox", "half.md")
-			os.MkdirAll(filepath.Dir(p), 0o755)
+			_ = os.MkdirAll(filepath.Dir(p), 0o755)
 			if err := j.Touch(".ai/kenkeep/nodes/inbox/half.md"); err != nil {
 				return err
 			}
-			os.WriteFile(p, []byte("half"), 0o644)
+			_ = os.WriteFile(p, []byte("half"), 0o644)
 			return errors.New("organizer failed: boom")
 		}
 		return nil
@@ -494,7 +494,9 @@ func TestBearerToken(t *testing.T) {
 			t.Fatal(err)
 		}
 		body, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
+		if err := resp.Body.Close(); err != nil {
+			t.Fatal(err)
+		}
 		if resp.StatusCode != 401 || strings.TrimSpace(string(body)) != `{"error":"missing or wrong bearer token"}` {
 			t.Errorf("Authorization %q: %d %s", auth, resp.StatusCode, body)
 		}
@@ -503,7 +505,9 @@ func TestBearerToken(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp.Body.Close()
+	if err := resp.Body.Close(); err != nil {
+		t.Fatal(err)
+	}
 	if resp.StatusCode != 200 {
 		t.Errorf("healthz needs no token: %d", resp.StatusCode)
 	}
@@ -533,7 +537,7 @@ func TestListenAddr(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ln.Close()
+	defer func() { _ = ln.Close() }()
 	q, _ := jobqueue.Open(t.TempDir(), jobqueue.Options{})
 	srv, _ := httpapi.New(httpapi.Options{Backend: &httpapitest.GitBackend{}, Queue: q})
 	if err := srv.Serve(context.Background(), openAddr{ln}); err == nil || !strings.Contains(err.Error(), "needs a bearer token") {

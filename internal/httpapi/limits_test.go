@@ -18,7 +18,7 @@ func heldPage() (page http.Handler, entered, release chan struct{}) {
 			entered <- struct{}{}
 			<-release
 		}
-		w.Write([]byte("the page"))
+		_, _ = w.Write([]byte("the page"))
 	})
 	return page, entered, release
 }

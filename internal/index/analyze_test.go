@@ -68,7 +68,7 @@ func TestStemMatchesSQLitePorter(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
+	defer func() { _ = db.Close() }()
 	db.SetMaxOpenConns(1)
 	for _, s := range []string{
 		`CREATE VIRTUAL TABLE p USING fts5(w, tokenize='porter ascii')`,

@@ -60,7 +60,7 @@ func BenchmarkSyncNoChange10k(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer db.Close()
+	defer func() { _ = db.Close() }()
 	for b.Loop() {
 		st, err := db.Sync(ctx, k.NodesDir())
 		if err != nil || st.Unchanged != 10000 {
@@ -100,7 +100,7 @@ func benchSearch(b *testing.B, k *store.KB) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer db.Close()
+	defer func() { _ = db.Close() }()
 	queries := []string{"cache timeout", "retry the queue worker", "schema validation error", "auth token", "search index sync"}
 	for _, q := range queries {
 		if hits, err := Search(ctx, db, q, 10); err != nil || len(hits) == 0 {
@@ -125,7 +125,7 @@ func BenchmarkSyncPaths10k(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer db.Close()
+	defer func() { _ = db.Close() }()
 	ex, err := ExtractionFor(k)
 	if err != nil {
 		b.Fatal(err)
@@ -167,7 +167,9 @@ func BenchmarkReadTree10k(b *testing.B) {
 		if _, err := ReadTree(context.Background(), k); err != nil {
 			b.Fatal(err)
 		}
-		k.Close()
+		if err := k.Close(); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
 

@@ -88,18 +88,28 @@ const DetachedHEAD = "HEAD"
 // out branch of the KB's repository, DetachedHEAD when HEAD is detached,
 // or the default branch when the KB is not in a git work tree.
 func CurrentBranch(ctx context.Context, k *store.KB) (string, error) {
+	return CurrentBranchWith(ctx, k, k.LoadConfig)
+}
+
+// CurrentBranchWith is CurrentBranch for a caller that reads k's config
+// itself: config is called when the branch depends on it.
+func CurrentBranchWith(ctx context.Context, k *store.KB, config func() (store.Config, error)) (string, error) {
 	if b, ok := gitx.HeadBranch(k.Root); ok {
 		return b, nil
 	}
 	if gitx.NoRepository(k.Root) {
-		cfg, err := k.LoadConfig()
+		cfg, err := config()
 		if err != nil {
 			return "", err
 		}
 		return cmp.Or(cfg.DefaultBranch, "main"), nil
 	}
 	if !gitx.InWorkTree(ctx, k.Root) {
-		return DefaultBranch(ctx, k)
+		cfg, err := config()
+		if err != nil {
+			return "", err
+		}
+		return gitx.DefaultBranch(ctx, k.Root, cfg.DefaultBranch), nil
 	}
 	out, err := gitx.Read(ctx, k.Root, "symbolic-ref", "--short", "-q", "HEAD")
 	if name := strings.TrimSpace(string(out)); err == nil && name != "" {
@@ -146,12 +156,12 @@ func Open(ctx context.Context, k *store.KB, branch string) (*DB, Stats, error) {
 	}
 	db.kb = k
 	if err := db.useConfiguredEmbedder(k); err != nil {
-		db.Close()
+		_ = db.Close()
 		return nil, Stats{}, err
 	}
 	st, err := db.SyncWith(ctx, k.NodesDir(), ex)
 	if err != nil {
-		db.Close()
+		_ = db.Close()
 		return nil, st, err
 	}
 	return db, st, nil
@@ -193,7 +203,7 @@ func SyncEmbeddings(ctx context.Context, k *store.KB, branch string) (done int, 
 	if err != nil {
 		return 0, true, err
 	}
-	defer db.Close()
+	defer func() { _ = db.Close() }()
 	db.SetEmbedder(e, minSim)
 	done, _, err = db.RefreshEmbeddings(ctx, 0)
 	return done, true, err
@@ -214,10 +224,10 @@ func copyIndex(ctx context.Context, from, to string) error {
 	if err != nil {
 		return err
 	}
-	defer src.Close()
+	defer func() { _ = src.Close() }()
 	tmp := fmt.Sprintf("%s.copy-%d", to, os.Getpid())
-	os.Remove(tmp)
-	defer os.Remove(tmp)
+	_ = os.Remove(tmp)
+	defer func() { _ = os.Remove(tmp) }()
 	if _, err := src.w.ExecContext(ctx, `VACUUM INTO ?`, tmp); err != nil {
 		return fmt.Errorf("copying index %s: %w", from, err)
 	}

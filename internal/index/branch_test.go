@@ -76,7 +76,9 @@ func TestBranchCopyDivergeAndGC(t *testing.T) {
 	if st.Added != 3 {
 		t.Fatalf("main's first sync: %+v", st)
 	}
-	main.Close()
+	if err := main.Close(); err != nil {
+		t.Fatal(err)
+	}
 
 	git(t, k.Root, "checkout", "-q", "-b", "feature/login")
 	branch, err := CurrentBranch(ctx, k)
@@ -98,7 +100,9 @@ func TestBranchCopyDivergeAndGC(t *testing.T) {
 	if hits, _ := holders(ctx, feat, "passkeys", 5); len(hits) != 1 {
 		t.Errorf("feature's index lacks its new leaf: %v", ids(hits))
 	}
-	feat.Close()
+	if err := feat.Close(); err != nil {
+		t.Fatal(err)
+	}
 	// Main's index did not follow.
 	mainDB, err := openFile(ctx, Path(k, "main"), "main")
 	if err != nil {
@@ -107,14 +111,18 @@ func TestBranchCopyDivergeAndGC(t *testing.T) {
 	if hits, _ := holders(ctx, mainDB, "passkeys", 5); len(hits) != 0 {
 		t.Errorf("main's index sees the feature branch's leaf: %v", ids(hits))
 	}
-	mainDB.Close()
+	if err := mainDB.Close(); err != nil {
+		t.Fatal(err)
+	}
 
 	// gc keeps both while they exist, then drops the deleted branch.
 	res, err := GC(ctx, k)
 	if err != nil || len(res.Removed) != 0 || !slices.Equal(res.Kept, []string{"feature/login", "main"}) {
 		t.Fatalf("GC with both branches: %+v, %v", res, err)
 	}
-	os.MkdirAll(BranchesDir(k)+"/not%zzours", 0o755)
+	if err := os.MkdirAll(BranchesDir(k)+"/not%zzours", 0o755); err != nil {
+		t.Fatal(err)
+	}
 	git(t, k.Root, "checkout", "-q", "main")
 	git(t, k.Root, "branch", "-q", "-D", "feature/login")
 	res, err = GC(ctx, k)
@@ -146,7 +154,9 @@ func TestGCOutsideGit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	db.Close()
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
 	if err := os.MkdirAll(filepath.Join(BranchesDir(k), EncodeBranch("old-feature")), 0o755); err != nil {
 		t.Fatal(err)
 	}

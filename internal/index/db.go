@@ -22,7 +22,7 @@ import (
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 
-	"github.com/kk-project/kk/internal/llm"
+	"github.com/kk-project/kk/internal/embed"
 )
 
 // SchemaVersion is the version of the database layout. A database written
@@ -57,8 +57,8 @@ type DB struct {
 	// search reads its redirects ledger.
 	kb *store.KB
 
-	embedder llm.Embedder // nil: lexical search only
-	minSim   float64      // least similarity of a vector-only match
+	embedder embed.Embedder // nil: lexical search only
+	minSim   float64        // least similarity of a vector-only match
 	embedMu  sync.Mutex
 	embedErr error // the provider's last error met by a search
 
@@ -201,12 +201,12 @@ func openFile(ctx context.Context, path, branch string) (*DB, error) {
 	w.SetConnMaxIdleTime(0)
 	db := &DB{Path: path, Branch: branch, w: w}
 	if err := db.ensureSchema(ctx); err != nil {
-		w.Close()
+		_ = w.Close()
 		return nil, fmt.Errorf("index %s: %w", path, err)
 	}
 	r, err := sql.Open("sqlite", dsn(path, true))
 	if err != nil {
-		w.Close()
+		_ = w.Close()
 		return nil, fmt.Errorf("opening index %s: %w", path, err)
 	}
 	r.SetMaxIdleConns(2)

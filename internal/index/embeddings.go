@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kk-project/kk/internal/llm"
+	"github.com/kk-project/kk/internal/embed"
 	"github.com/kk-project/kk/internal/store"
 )
 
@@ -44,12 +44,12 @@ var (
 // EmbedderFor returns the embedder config.yaml configures for k, and the
 // least similarity of its vector-only matches; nil when none is
 // configured.
-func EmbedderFor(k *store.KB) (llm.Embedder, float64, error) {
+func EmbedderFor(k *store.KB) (embed.Embedder, float64, error) {
 	cfg, err := k.LoadConfig()
 	if err != nil {
 		return nil, 0, err
 	}
-	e, err := llm.NewEmbedder(cfg.Embeddings, os.Getenv, nil)
+	e, err := embed.NewEmbedder(cfg.Embeddings, os.Getenv, nil)
 	if err != nil || e == nil {
 		return nil, 0, err
 	}
@@ -63,7 +63,7 @@ func EmbedderFor(k *store.KB) (llm.Embedder, float64, error) {
 // SetEmbedder makes the handle's searches hybrid with e (nil: lexical
 // only); minSim is the least cosine similarity of a node found by meaning
 // alone.
-func (db *DB) SetEmbedder(e llm.Embedder, minSim float64) {
+func (db *DB) SetEmbedder(e embed.Embedder, minSim float64) {
 	db.embedder, db.minSim = e, minSim
 }
 

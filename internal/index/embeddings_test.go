@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kk-project/kk/internal/llm"
+	"github.com/kk-project/kk/internal/embed"
 	"github.com/kk-project/kk/internal/store"
 )
 
@@ -68,7 +68,7 @@ func (s *conceptServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	for _, t := range req.Input {
 		out = append(out, conceptVector(t))
 	}
-	json.NewEncoder(w).Encode(map[string]any{"model": req.Model, "embeddings": out})
+	_ = json.NewEncoder(w).Encode(map[string]any{"model": req.Model, "embeddings": out})
 }
 
 func (s *conceptServer) count() int {
@@ -112,7 +112,7 @@ func TestHybridSearchFindsASemanticMatch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
+	defer func() { _ = db.Close() }()
 	prompt := "how do I clear the content delivery network?"
 
 	lexical, err := db.Search(ctx, Request{Text: prompt, Limit: 5, Lexical: true})
@@ -183,7 +183,7 @@ func TestEmbeddingsRefreshOnlyWhenALeafChanges(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
+	defer func() { _ = db.Close() }()
 	var n int
 	if err := db.r.QueryRow(`SELECT count(*) FROM embeddings`).Scan(&n); err != nil || n != 2 {
 		t.Fatalf("%d vectors after a removal: %v", n, err)
@@ -197,7 +197,7 @@ func TestHybridSearchFallsBackWhenTheProviderFails(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
+	defer func() { _ = db.Close() }()
 	srv.mu.Lock()
 	srv.fail = true
 	srv.mu.Unlock()
@@ -241,7 +241,7 @@ func TestNoProviderNoNetwork(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
+	defer func() { _ = db.Close() }()
 	if db.embedder != nil {
 		t.Fatal("the handle has an embedder")
 	}
@@ -290,17 +290,17 @@ func TestQuickSearchDoesNotWaitForTheProvider(t *testing.T) {
 	defer slow.Close()
 	defer close(release)
 	writeConfig(t, k, "schema_version: 1\nembeddings:\n  provider: ollama\n  model: concepts\n  baseUrl: "+slow.URL+"\n")
-	old, oldClient := quickVectorTime, llm.EmbedTimeout
+	old, oldClient := quickVectorTime, embed.EmbedTimeout
 	quickVectorTime = 50 * time.Millisecond
 	// Only the quick search's own bound can end the request: without it
 	// the search would wait for the provider until the test times out.
-	llm.EmbedTimeout = time.Hour
-	defer func() { quickVectorTime, llm.EmbedTimeout = old, oldClient }()
+	embed.EmbedTimeout = time.Hour
+	defer func() { quickVectorTime, embed.EmbedTimeout = old, oldClient }()
 	db, _, err := Open(ctx, k, "main")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
+	defer func() { _ = db.Close() }()
 	hits, err := db.Search(ctx, Request{Text: "retry with backoff", Limit: 5, Quick: true})
 	if err != nil || len(hits) == 0 || hits[0].ID != "practice-retry" {
 		t.Fatalf("quick search: %+v %v", hits, err)

@@ -52,7 +52,13 @@ func ExtractionFor(k *store.KB) (*Extraction, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Extraction{Root: k.Root, Config: filepath.ToSlash(k.Rel(k.ConfigPath())), Extractors: extract.FromConfig(cfg)}, nil
+	return ExtractionWith(k, cfg), nil
+}
+
+// ExtractionWith returns the extraction cfg, k's config as a caller
+// already read it, asks for.
+func ExtractionWith(k *store.KB, cfg store.Config) *Extraction {
+	return &Extraction{Root: k.Root, Config: filepath.ToSlash(k.Rel(k.ConfigPath())), Extractors: extract.FromConfig(cfg)}
 }
 
 // ExtractStats tells what a sync did with the extractors' source files.

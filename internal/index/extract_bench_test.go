@@ -68,7 +68,7 @@ func BenchmarkSyncNoChange10kExtracted1k(b *testing.B) {
 	if err != nil || st.Extracted.Entities != 1000 || len(st.Skipped) != 0 {
 		b.Fatalf("%+v, %v", st, err)
 	}
-	defer db.Close()
+	defer func() { _ = db.Close() }()
 	ex, err := index.ExtractionFor(k)
 	if err != nil {
 		b.Fatal(err)
@@ -105,7 +105,7 @@ func BenchmarkSyncManifestEdit800(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer db.Close()
+	defer func() { _ = db.Close() }()
 	ex, err := index.ExtractionFor(k)
 	if err != nil {
 		b.Fatal(err)
@@ -139,7 +139,7 @@ func BenchmarkSyncNoChangeExtracted1k(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer db.Close()
+	defer func() { _ = db.Close() }()
 	ex, err := index.ExtractionFor(k)
 	if err != nil {
 		b.Fatal(err)

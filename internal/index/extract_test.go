@@ -71,7 +71,7 @@ func (r *repo) sync() (index.Stats, []string, []string) {
 	if err != nil {
 		r.t.Fatal(err)
 	}
-	defer db.Close()
+	defer func() { _ = db.Close() }()
 	ents, err := db.Entities(ctx)
 	if err != nil {
 		r.t.Fatal(err)
@@ -264,6 +264,9 @@ func TestSyncExtractedConfig(t *testing.T) {
 	r.put("syms.json", `{"schema_version": 1, "symbols": [{"name": "main"}]}`)
 	st, ents, _ := r.sync()
 	want(t, "entities with the defaults", ents, []string{"1 adr 1 docs/adr/1.md"})
+	if st.Extracted.Entities != 1 {
+		t.Fatalf("stats with the defaults %+v; want 1 extracted entity", st.Extracted)
+	}
 
 	// phase: config names other folders and manifests
 	r.put(".ai/kenkeep/config.yaml", "schema_version: 1\nextractors:\n  docs: [specs]\n  symbols: [syms.json]\n")

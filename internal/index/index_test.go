@@ -97,20 +97,28 @@ func TestSyncIncremental(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
+	defer func() { _ = db.Close() }()
 	if st.Added != 3 || st.Leaves != 3 || st.Removed != 0 || len(st.Skipped) != 0 {
 		t.Fatalf("first sync: %+v; want 3 added", st)
 	}
 	var patterns, edges, changes int
-	db.r.QueryRow(`SELECT count(*) FROM kk_paths`).Scan(&patterns)
-	db.r.QueryRow(`SELECT count(*) FROM edges`).Scan(&edges)
-	db.r.QueryRow(`SELECT count(*) FROM changelog`).Scan(&changes)
+	if err := db.r.QueryRow(`SELECT count(*) FROM kk_paths`).Scan(&patterns); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.r.QueryRow(`SELECT count(*) FROM edges`).Scan(&edges); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.r.QueryRow(`SELECT count(*) FROM changelog`).Scan(&changes); err != nil {
+		t.Fatal(err)
+	}
 	if patterns != 2 || edges != 2 || changes != 1 {
 		t.Errorf("kk_paths=%d edges=%d changelog=%d; want 2, 2, 1", patterns, edges, changes)
 	}
 	var version int
 	var molecule, tags string
-	db.r.QueryRow(`SELECT version, molecule, tags FROM nodes WHERE id = 'practice-session-tokens'`).Scan(&version, &molecule, &tags)
+	if err := db.r.QueryRow(`SELECT version, molecule, tags FROM nodes WHERE id = 'practice-session-tokens'`).Scan(&version, &molecule, &tags); err != nil {
+		t.Fatal(err)
+	}
 	if version != 4 || tags != "auth security" {
 		t.Errorf("version=%d tags=%q; want 4, \"auth security\"", version, tags)
 	}
@@ -126,10 +134,14 @@ func TestSyncIncremental(t *testing.T) {
 
 	// Touch without change, edit, add, remove, and break one leaf.
 	now := time.Now().Add(-30 * time.Minute)
-	os.Chtimes(k.NodePath("auth/login-flow.md"), now, now)
+	if err := os.Chtimes(k.NodePath("auth/login-flow.md"), now, now); err != nil {
+		t.Fatal(err)
+	}
 	writeLeaf(t, k, "cache/render-cache.md", leaf("practice-render-cache", "Render cache", "Cache tags and contexts", []string{"cache"}, "", "Use bubbling metadata."))
 	writeLeaf(t, k, "jobs/queue.md", leaf("map-queue", "Queue workers", "Background queue", []string{"jobs"}, "kk_depends_on:\n  - practice-render-cache\n", "Workers drain the queue."))
-	os.Remove(k.NodePath("auth/session-tokens.md"))
+	if err := os.Remove(k.NodePath("auth/session-tokens.md")); err != nil {
+		t.Fatal(err)
+	}
 	writeLeaf(t, k, "broken.md", "---\ntitle: [unclosed\n---\n")
 	st, err = db.Sync(ctx, k.NodesDir())
 	if err != nil {
@@ -138,9 +150,15 @@ func TestSyncIncremental(t *testing.T) {
 	if st.Added != 1 || st.Updated != 1 || st.Touched != 1 || st.Removed != 1 || st.Leaves != 3 || len(st.Skipped) != 1 || st.Skipped[0].Path != "broken.md" {
 		t.Fatalf("incremental sync: %+v", st)
 	}
-	db.r.QueryRow(`SELECT count(*) FROM kk_paths`).Scan(&patterns)
-	db.r.QueryRow(`SELECT count(*) FROM edges`).Scan(&edges)
-	db.r.QueryRow(`SELECT count(*) FROM changelog`).Scan(&changes)
+	if err := db.r.QueryRow(`SELECT count(*) FROM kk_paths`).Scan(&patterns); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.r.QueryRow(`SELECT count(*) FROM edges`).Scan(&edges); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.r.QueryRow(`SELECT count(*) FROM changelog`).Scan(&changes); err != nil {
+		t.Fatal(err)
+	}
 	if patterns != 0 || edges != 1 || changes != 0 {
 		t.Errorf("after removal kk_paths=%d edges=%d changelog=%d; want 0, 1, 0", patterns, edges, changes)
 	}
@@ -166,10 +184,12 @@ func TestSyncRacyEdit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
+	defer func() { _ = db.Close() }()
 	fi, _ := os.Stat(k.NodePath("a.md"))
 	writeLeaf(t, k, "a.md", leaf("practice-a", "Alpha", "first", nil, "", "mango"))
-	os.Chtimes(k.NodePath("a.md"), fi.ModTime(), fi.ModTime())
+	if err := os.Chtimes(k.NodePath("a.md"), fi.ModTime(), fi.ModTime()); err != nil {
+		t.Fatal(err)
+	}
 	st, err := db.Sync(ctx, k.NodesDir())
 	if err != nil || st.Updated != 1 {
 		t.Fatalf("sync after a same-size, same-mtime edit: %+v, %v; want 1 updated", st, err)
@@ -192,17 +212,21 @@ func TestSchemaMismatchRebuilds(t *testing.T) {
 	if _, err := db.w.Exec(`CREATE TABLE stray (x)`); err != nil {
 		t.Fatal(err)
 	}
-	db.Close()
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
 	db, st, err := Open(ctx, k, "main")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
+	defer func() { _ = db.Close() }()
 	if st.Added != 3 {
 		t.Errorf("sync after a schema change: %+v; want every leaf added again", st)
 	}
 	var n int
-	db.r.QueryRow(`SELECT count(*) FROM sqlite_master WHERE name = 'stray'`).Scan(&n)
+	if err := db.r.QueryRow(`SELECT count(*) FROM sqlite_master WHERE name = 'stray'`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
 	if v, _ := db.Meta(ctx, "schema_version"); v != fmt.Sprint(SchemaVersion) || n != 0 {
 		t.Errorf("schema_version=%q stray tables=%d after rebuild", v, n)
 	}
@@ -234,7 +258,7 @@ func TestConcurrentSyncs(t *testing.T) {
 			if err == nil && len(hits) != 0 && len(hits) != 40 {
 				t.Errorf("reader saw %d of 40 bulk leaves", len(hits))
 			}
-			db.Close()
+			_ = db.Close()
 		}
 	})
 	wg.Wait()
@@ -247,12 +271,14 @@ func TestConcurrentSyncs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
+	defer func() { _ = db.Close() }()
 	if st.Leaves != 43 || st.Changed() {
 		t.Errorf("after concurrent syncs: %+v; want 43 leaves, nothing left to do", st)
 	}
 	var check string
-	db.r.QueryRow(`PRAGMA integrity_check`).Scan(&check)
+	if err := db.r.QueryRow(`PRAGMA integrity_check`).Scan(&check); err != nil {
+		t.Fatal(err)
+	}
 	if check != "ok" {
 		t.Errorf("integrity_check: %s", check)
 	}
@@ -283,7 +309,7 @@ func TestSearchEscapesQueries(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
+	defer func() { _ = db.Close() }()
 	for _, q := range []string{`"`, `cache"`, `a AND OR NOT`, `(cache`, `cache*`, `title:cache`, `NEAR(a b)`, `^cache`, `-cache +tags`, `c++ node.js`, `'`, `{}`, `cache -`, "tags\x00", `""""`, `AND`, `-`} {
 		if _, err := Search(ctx, db, q, 5); err != nil {
 			t.Errorf("Search(%q): %v", q, err)
@@ -327,7 +353,7 @@ func TestSearchRankingAndSnippets(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
+	defer func() { _ = db.Close() }()
 	hits, err := Search(ctx, db, "tokens", 5)
 	if err != nil || len(hits) != 3 || hits[0].ID != "practice-session-tokens" || hits[1].ID != "practice-misc" {
 		t.Fatalf("Search(tokens) = %v, %v; want the title match, the body match, then the linked map", ids(hits), err)
@@ -371,7 +397,7 @@ func TestSearchEarly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
+	defer func() { _ = db.Close() }()
 	for _, text := range []string{"tokens", "login", "session login tokens"} {
 		var early [][]Hit
 		full, err := db.Search(ctx, Request{Text: text, Limit: 5, NoSnippets: true, Early: func(h []Hit) { early = append(early, h) }})

@@ -267,7 +267,7 @@ func (w *writer) writeFolder(dir string, f *folderState) {
 }
 
 // tree assembles the tree the state describes (see store.NewTree).
-func (s *treeState) tree(nodesDir string) (*store.Tree, error) {
+func (s *treeState) tree(nodesDir string) *store.Tree {
 	l := &store.Listing{IndexDirs: map[string]bool{}}
 	n := 0
 	for _, f := range s.folders {
@@ -308,7 +308,7 @@ func (s *treeState) tree(nodesDir string) (*store.Tree, error) {
 	slices.Sort(l.Leftovers)
 	slices.Sort(l.Irregular)
 	slices.SortFunc(l.Problems, func(a, b error) int { return strings.Compare(a.Error(), b.Error()) })
-	return store.NewTree(l, reads), nil
+	return store.NewTree(l, reads)
 }
 
 // summary is what the state says of the tree as a whole: the nodes hash
@@ -587,8 +587,7 @@ func (db *DB) Tree(ctx context.Context, nodesDir string, ex *Extraction) (*store
 			return nil, st, err
 		}
 	}
-	t, err := s.tree(nodesDir)
-	return t, st, err
+	return s.tree(nodesDir), st, nil
 }
 
 // Problems returns the problems a tree read gives (store.Tree.Problems:
@@ -680,7 +679,7 @@ func ReadSummary(ctx context.Context, k *store.KB) (Summary, error) {
 	if err != nil {
 		return Summary{}, err
 	}
-	defer db.Close()
+	defer func() { _ = db.Close() }()
 	rows, err := db.QueryContext(ctx, `SELECT key, value FROM meta WHERE key IN ('schema_version', 'tree_hash', 'tree_invalid', 'last_sync')`)
 	if err != nil {
 		return Summary{}, err

@@ -96,7 +96,7 @@ func TestRetrievalQualityDrupal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
+	defer func() { _ = db.Close() }()
 	if st.Leaves != 141 || len(st.Skipped) != 0 {
 		t.Fatalf("indexed %d leaves (skipped %v); want 141", st.Leaves, st.Skipped)
 	}

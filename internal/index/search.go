@@ -444,7 +444,7 @@ type rowScanner interface {
 // have and, with every, those not holding every term of q), scores each
 // against q, and keeps the analyzed text of the best feedbackDocs only.
 func (db *DB) scanCandidates(rows rowScanner, q []queryTerm, st stats, rk *Ranking, every bool, have map[int64]*candidate) ([]*candidate, error) {
-	defer rows.Close()
+	defer func() { _ = rows.Close() }()
 	var out []*candidate
 	var kept []*candidate // holding their text, best first
 	for rows.Next() {

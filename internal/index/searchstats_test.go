@@ -62,10 +62,7 @@ func TestSyncPathsSearchStats(t *testing.T) {
 	}
 	// Leaves the steps write: the seed's and the padding's, and new ones;
 	// pool/p0.md has the id req-clash, which a document declares too.
-	var rels []string
-	for _, rel := range []string{"auth/session-tokens.md", "auth/login-flow.md", "cache/render-cache.md", "filler/practice-filler-3.md", "filler/practice-filler-7.md"} {
-		rels = append(rels, rel)
-	}
+	rels := []string{"auth/session-tokens.md", "auth/login-flow.md", "cache/render-cache.md", "filler/practice-filler-3.md", "filler/practice-filler-7.md"}
 	for i := range 8 {
 		rels = append(rels, fmt.Sprintf("pool/p%d.md", i))
 	}
@@ -90,7 +87,9 @@ func TestSyncPathsSearchStats(t *testing.T) {
 			rel := rels[rng.IntN(len(rels))]
 			names = append(names, rel)
 			if _, err := os.Stat(k.NodePath(rel)); err == nil && rng.IntN(4) == 0 {
-				os.Remove(k.NodePath(rel))
+				if err := os.Remove(k.NodePath(rel)); err != nil {
+					t.Fatal(err)
+				}
 				continue
 			}
 			var tags []string
@@ -113,7 +112,9 @@ func TestSyncPathsSearchStats(t *testing.T) {
 				docID = "req-clash"
 			}
 			if _, err := os.Stat(filepath.Join(k.Root, rel)); err == nil && rng.IntN(3) == 0 {
-				os.Remove(filepath.Join(k.Root, rel))
+				if err := os.Remove(filepath.Join(k.Root, rel)); err != nil {
+					t.Fatal(err)
+				}
 			} else {
 				writeSource(rel, fmt.Sprintf("---\nid: %s\ntype: req\ntitle: %s\n---\n# %s\n\n%s\n", docID, "R "+text(3), text(3), text(20)))
 			}
@@ -151,7 +152,7 @@ func TestSyncPathsSearchStats(t *testing.T) {
 		f := strings.Fields(v)
 		for i := range f {
 			var n int64
-			fmt.Sscan(f[i], &n)
+			_, _ = fmt.Sscan(f[i], &n)
 			f[i] = fmt.Sprint(n + by)
 		}
 		return strings.Join(f, " ")

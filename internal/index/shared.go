@@ -50,7 +50,7 @@ func OpenShared(ctx context.Context, k *store.KB, branch string) (*DB, error) {
 		}
 		// The file was removed (kk gc, or by hand): open it anew.
 		db.shared = false
-		db.Close()
+		_ = db.Close()
 		delete(h.dbs, path)
 	}
 	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
@@ -64,7 +64,7 @@ func OpenShared(ctx context.Context, k *store.KB, branch string) (*DB, error) {
 	}
 	db.kb = k
 	if err := db.useConfiguredEmbedder(k); err != nil {
-		db.Close()
+		_ = db.Close()
 		return nil, err
 	}
 	db.shared = true

@@ -71,7 +71,6 @@ type fileStat struct {
 
 type storedRow struct {
 	rid         int64
-	size, mtime int64
 	sha         string
 	version     int64 // the effective version (see effectiveVersion)
 	fileVersion int64 // kk_version as the file had it
@@ -158,7 +157,7 @@ func (db *DB) sync(ctx context.Context, nodesDir string, ex *Extraction) (Stats,
 	if ex != nil {
 		srcFiles, srcProblems = listSources(ex)
 	}
-	if st, s, ok := db.quiet(ctx, l, nodesDir, ex, srcFiles, srcProblems); ok {
+	if st, s, ok := db.quiet(ctx, l, ex, srcFiles, srcProblems); ok {
 		st.Duration = time.Since(start)
 		st.Hash = s.hash
 		return st, s, nil
@@ -173,7 +172,7 @@ func (db *DB) sync(ctx context.Context, nodesDir string, ex *Extraction) (Stats,
 	if err != nil {
 		return Stats{}, nil, fmt.Errorf("syncing index %s: %w", db.Path, err)
 	}
-	d := prev.diff(l, nodesDir)
+	d := prev.diff(l)
 	st := Stats{Unchanged: d.unchanged}
 	reading := progress.Start(ctx, "index: reading leaves", len(d.work))
 	workpool.Run(0, len(d.work), func(i int) {
@@ -220,7 +219,7 @@ func (db *DB) sync(ctx context.Context, nodesDir string, ex *Extraction) (Stats,
 			st.Removed++
 		}
 	}
-	next := d.next(prev, gen, start)
+	next := d.next(prev, gen)
 	for dir := range d.dirty {
 		w.writeFolder(dir, next.folders[dir])
 	}
@@ -283,7 +282,7 @@ func (db *DB) sync(ctx context.Context, nodesDir string, ex *Extraction) (Stats,
 // read snapshot and without taking the write lock; ok is false when
 // anything differs, and the caller takes the write path, which compares
 // again inside its transaction.
-func (db *DB) quiet(ctx context.Context, l *store.Listing, nodesDir string, ex *Extraction, srcFiles []*sourceWork, srcProblems []Problem) (Stats, *treeState, bool) {
+func (db *DB) quiet(ctx context.Context, l *store.Listing, ex *Extraction, srcFiles []*sourceWork, srcProblems []Problem) (Stats, *treeState, bool) {
 	rtx, err := db.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return Stats{}, nil, false
@@ -293,7 +292,7 @@ func (db *DB) quiet(ctx context.Context, l *store.Listing, nodesDir string, ex *
 	if err != nil || s.synced == 0 {
 		return Stats{}, nil, false
 	}
-	d := s.diff(l, nodesDir)
+	d := s.diff(l)
 	if !d.clean() {
 		return Stats{}, nil, false
 	}
@@ -354,7 +353,7 @@ func (d *walkDiff) clean() bool {
 }
 
 // diff compares a walk of nodes/ (store.ScanDir's listing) with the state.
-func (s *treeState) diff(l *store.Listing, nodesDir string) *walkDiff {
+func (s *treeState) diff(l *store.Listing) *walkDiff {
 	d := &walkDiff{walks: map[string]*folderState{}, files: map[string][]*leafData{}, dirty: map[string]bool{}}
 	for _, dir := range l.Dirs {
 		d.walks[dir] = &folderState{index: l.IndexDirs[dir], hasFacts: true}
@@ -448,7 +447,7 @@ func (s *treeState) diff(l *store.Listing, nodesDir string) *walkDiff {
 }
 
 // next is the state after the sync applied d's work (leafData.entry).
-func (d *walkDiff) next(prev *treeState, gen string, start time.Time) *treeState {
+func (d *walkDiff) next(prev *treeState, gen string) *treeState {
 	n := &treeState{gen: gen, synced: prev.synced, hash: prev.hash, invalid: prev.invalid, folders: make(map[string]*folderState, len(d.walks))}
 	for dir, walk := range d.walks {
 		if !d.dirty[dir] {
@@ -611,7 +610,7 @@ func newWriter(ctx context.Context, tx *sql.Tx) *writer {
 
 func (w *writer) close() {
 	for _, s := range w.stmts {
-		s.Close()
+		_ = s.Close()
 	}
 }
 
@@ -646,10 +645,6 @@ func (w *writer) setMeta(key, value string) {
 	w.exec(`INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value`, key, value)
 }
 
-func (w *writer) delete(rid int64) {
-	w.deleteNodes(`rid = ?`, rid)
-}
-
 // deleteNodes deletes the node rows matching where. Their search docs go
 // with them (ON DELETE CASCADE; the connection enables foreign keys):
 // w.delta forgets them first.
@@ -660,10 +655,10 @@ func (w *writer) deleteNodes(where string, args ...any) {
 
 func nodeArgs(d *leafData) []any {
 	n := d.n
-	molecule, _ := stringExtra(n, "kk_molecule")
-	priority, _ := stringExtra(n, "kk_priority")
-	severity, _ := stringExtra(n, "kk_severity")
-	owner, _ := stringExtra(n, "kk_owner")
+	molecule := stringExtra(n, "kk_molecule")
+	priority := stringExtra(n, "kk_priority")
+	severity := stringExtra(n, "kk_severity")
+	owner := stringExtra(n, "kk_owner")
 	return []any{d.f.rel, n.ID, n.Type, n.Title, n.Description, strings.Join(n.Tags, " "), string(n.Body), n.Dir(),
 		n.Status, n.Confidence, molecule, priority, severity, owner, "", d.version, fileVersion(n), d.f.mtime, d.f.size, d.sha, graphJSON(n), metaJSON(n.Meta())}
 }
@@ -762,13 +757,10 @@ func edgesOf(n *node.Node) []Edge {
 	return out
 }
 
-func stringExtra(n *node.Node, key string) (string, bool) {
-	v, ok := n.Extra(key)
-	if !ok {
-		return "", false
-	}
-	s, ok := v.(string)
-	return s, ok
+func stringExtra(n *node.Node, key string) string {
+	v, _ := n.Extra(key)
+	s, _ := v.(string)
+	return s
 }
 
 func stringList(n *node.Node, key string) []string {

@@ -23,7 +23,7 @@ func TestSyncPaths(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
+	defer func() { _ = db.Close() }()
 	if _, err := db.Sync(ctx, k.NodesDir()); err != nil { // records the stat cache
 		t.Fatal(err)
 	}
@@ -32,10 +32,14 @@ func TestSyncPaths(t *testing.T) {
 	// an edit by hand the writer knows nothing of.
 	writeLeaf(t, k, "jobs/queue.md", leaf("map-queue", "Queue workers", "Background queue", []string{"jobs"}, "", "Workers drain the queue."))
 	writeLeaf(t, k, "cache/render-cache.md", leaf("practice-render-cache", "Render cache", "Cache tags", []string{"cache"}, "", "Use bubbling metadata."))
-	os.Remove(k.NodePath("auth/login-flow.md"))
+	if err := os.Remove(k.NodePath("auth/login-flow.md")); err != nil {
+		t.Fatal(err)
+	}
 	writeLeaf(t, k, "auth/session-tokens.md", leaf("practice-session-tokens", "Session tokens", "edited by hand", []string{"auth"}, "", "Rotated by the mango job."))
 	past := time.Now().Add(-10 * time.Minute)
-	os.Chtimes(k.NodePath("auth/session-tokens.md"), past, past)
+	if err := os.Chtimes(k.NodePath("auth/session-tokens.md"), past, past); err != nil {
+		t.Fatal(err)
+	}
 
 	st, err := db.SyncPaths(ctx, k.NodesDir(), nil, []string{"jobs/queue.md", "cache/render-cache.md", "auth/login-flow.md"})
 	if err != nil {
@@ -76,7 +80,9 @@ func TestSyncPaths(t *testing.T) {
 	}
 	fi, _ := os.Stat(k.NodePath("jobs/queue.md"))
 	writeLeaf(t, k, "jobs/queue.md", leaf("map-queue", "Queue workers", "Background queue", []string{"jobs"}, "", "Workers drain the kiwis"))
-	os.Chtimes(k.NodePath("jobs/queue.md"), fi.ModTime(), fi.ModTime())
+	if err := os.Chtimes(k.NodePath("jobs/queue.md"), fi.ModTime(), fi.ModTime()); err != nil {
+		t.Fatal(err)
+	}
 	st, err = db.Sync(ctx, k.NodesDir())
 	if err != nil || st.Updated != 1 {
 		t.Fatalf("a same-size edit with the same mtime right after SyncPaths: %+v, %v; want 1 updated", st, err)
@@ -92,7 +98,7 @@ func TestSyncPaths(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer bare.Close()
+	defer func() { _ = bare.Close() }()
 	if st, err := bare.SyncPaths(ctx, k.NodesDir(), nil, nil); err != nil || st.Added != 4 {
 		t.Fatalf("SyncPaths without a leaf state: %+v, %v; want the full sync's 4 added", st, err)
 	}
@@ -118,7 +124,7 @@ func openPadded(t *testing.T, n int) (*store.KB, *DB, *Extraction) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { db.Close() })
+	t.Cleanup(func() { _ = db.Close() })
 	ex, err := ExtractionFor(k)
 	if err != nil {
 		t.Fatal(err)

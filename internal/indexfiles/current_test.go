@@ -97,7 +97,7 @@ func TestCurrentWithoutTheTree(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			defer f.Close()
+			defer func() { _ = f.Close() }()
 			_, err = f.WriteString("\n")
 			return err
 		}},
@@ -113,7 +113,7 @@ func TestCurrentWithoutTheTree(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			defer f.Close()
+			defer func() { _ = f.Close() }()
 			_, err = f.WriteString("\n## zz-new\nA folder no leaf is in.\n")
 			return err
 		}},

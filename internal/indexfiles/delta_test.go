@@ -35,7 +35,7 @@ func TestBringForwardMatchesFull(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
+	defer func() { _ = db.Close() }()
 	apply := func(p *Plan) {
 		t.Helper()
 		for name, data := range p.Write {
@@ -48,7 +48,7 @@ func TestBringForwardMatchesFull(t *testing.T) {
 			}
 		}
 		for _, name := range p.Remove {
-			os.Remove(filepath.Join(k.Dir, filepath.FromSlash(name)))
+			_ = os.Remove(filepath.Join(k.Dir, filepath.FromSlash(name)))
 		}
 		p.Written()
 	}

@@ -48,7 +48,9 @@ func TestIncrementalRebuildMatchesFull(t *testing.T) {
 			// leaf's title and tags change, another leaf goes.
 			handEdit(t, k, tree.Leaves[rng.IntN(len(tree.Leaves))].Path, rng)
 			i := rng.IntN(len(tree.Leaves))
-			os.Remove(k.NodePath(tree.Leaves[i].Path))
+			if err := os.Remove(k.NodePath(tree.Leaves[i].Path)); err != nil {
+				t.Fatal(err)
+			}
 			ids = slices.DeleteFunc(ids, func(id string) bool { return id == tree.Leaves[i].ID })
 		}
 		in := contracts.NodeInput{
@@ -73,7 +75,9 @@ func TestIncrementalRebuildMatchesFull(t *testing.T) {
 			// A summary change touches the parent folder's index only.
 			s := store.Summaries{"api-0": fmt.Sprintf("api things %d", step)}
 			data, _ := store.RenderSummaries(s)
-			os.WriteFile(k.SummariesPath(), data, 0o644)
+			if err := os.WriteFile(k.SummariesPath(), data, 0o644); err != nil {
+				t.Fatal(err)
+			}
 			if _, err := txn.Rebuild(ctx, k, txn.Meta{Command: "test"}, txn.RebuildOptions{}); err != nil {
 				t.Fatal(err)
 			}
@@ -94,8 +98,12 @@ func TestIncrementalRebuildMatchesFull(t *testing.T) {
 		if len(res.Changed)+len(res.Removed) > 0 {
 			t.Fatalf("step %d: incremental output differs from a full rebuild in %v %v", step, res.Changed, res.Removed)
 		}
-		fresh.Close()
-		os.RemoveAll(branches)
+		if err := fresh.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.RemoveAll(branches); err != nil {
+			t.Fatal(err)
+		}
 		if err := os.Rename(branches+".bak", branches); err != nil {
 			t.Fatal(err)
 		}

@@ -56,7 +56,7 @@ func (s *stubAdapter) Install(ctx context.Context, o harness.InstallOptions) ([]
 	if err == nil && string(old) == o.Command {
 		return nil, nil
 	}
-	os.MkdirAll(filepath.Dir(p), 0o755)
+	_ = os.MkdirAll(filepath.Dir(p), 0o755)
 	if err := os.WriteFile(p, []byte(o.Command), 0o644); err != nil {
 		return nil, err
 	}
@@ -173,7 +173,9 @@ func TestUninstallKeepsUserAgentsText(t *testing.T) {
 	ctx := context.Background()
 	k := newKB(t)
 	user := "# Agents\n\nUser text.\n"
-	os.WriteFile(k.AgentsPath(), []byte(user), 0o644)
+	if err := os.WriteFile(k.AgentsPath(), []byte(user), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	a, b := &stubAdapter{id: "a"}, &stubAdapter{id: "b"}
 	reg, _ := harness.NewRegistry(a, b)
 	if _, err := Install(ctx, k, reg, []harness.Adapter{a, b}, Options{Command: "/x/kk"}); err != nil {
@@ -223,12 +225,16 @@ func TestDoctorChecks(t *testing.T) {
 	if got := Doctor(ctx, k, reg, ""); len(got) != 0 {
 		t.Fatalf("checks with no harness installed: %+v", got)
 	}
-	Install(ctx, k, reg, []harness.Adapter{a}, Options{})
+	if _, err := Install(ctx, k, reg, []harness.Adapter{a}, Options{}); err != nil {
+		t.Fatal(err)
+	}
 	got := Doctor(ctx, k, reg, "")
 	if len(got) != 2 || got[0].Name != "a/hooks" || got[1].Name != "agents-block" || got[1].Level != checks.DoctorOK {
 		t.Fatalf("checks %+v", got)
 	}
-	os.WriteFile(k.AgentsPath(), []byte("mine\n"), 0o644)
+	if err := os.WriteFile(k.AgentsPath(), []byte("mine\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	if got := Doctor(ctx, k, reg, "a"); got[1].Level != checks.DoctorWarn || !strings.Contains(got[1].Message, "no kk block") {
 		t.Fatalf("checks %+v", got)
 	}
@@ -237,9 +243,15 @@ func TestDoctorChecks(t *testing.T) {
 func TestLookPath(t *testing.T) {
 	dir := t.TempDir()
 	exe := filepath.Join(dir, "tool")
-	os.WriteFile(exe, []byte("#!/bin/sh\n"), 0o755)
-	os.WriteFile(filepath.Join(dir, "plain"), []byte("x"), 0o644)
-	os.Mkdir(filepath.Join(dir, "folder"), 0o755)
+	if err := os.WriteFile(exe, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "plain"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(dir, "folder"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	list := "" + string(filepath.ListSeparator) + filepath.Join(dir, "missing") + string(filepath.ListSeparator) + dir
 	if got, err := LookPath(list, "tool"); err != nil || got != exe {
 		t.Fatalf("tool: %q %v", got, err)
@@ -263,8 +275,12 @@ func TestLoadPrompt(t *testing.T) {
 	if err != nil || shipped.Source != PromptShipped || !strings.Contains(shipped.Content, "PLACEHOLDER") {
 		t.Fatalf("shipped: %+v %v", shipped, err)
 	}
-	os.MkdirAll(k.PromptsDir(), 0o755)
-	os.WriteFile(filepath.Join(k.PromptsDir(), "proposal-extract.md"), []byte("mine\n"), 0o644)
+	if err := os.MkdirAll(k.PromptsDir(), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(k.PromptsDir(), "proposal-extract.md"), []byte("mine\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	p, err := LoadPrompt(k, "proposal-extract.md")
 	if err != nil || p.Source != PromptOverride || p.Content != "mine\n" || p.Path != ".ai/kenkeep/.config/prompts/proposal-extract.md" {
 		t.Fatalf("override: %+v %v", p, err)

@@ -96,7 +96,7 @@ func listTools(ctx context.Context, root string, s harness.MCPServer) ([]string,
 	if err != nil {
 		return nil, err
 	}
-	defer cs.Close()
+	defer func() { _ = cs.Close() }()
 	var names []string
 	for t, err := range cs.Tools(ctx, nil) {
 		if err != nil {

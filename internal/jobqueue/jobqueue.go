@@ -187,7 +187,7 @@ func (q *Queue) load() error {
 		name := e.Name()
 		switch {
 		case strings.HasPrefix(name, ".") && strings.Contains(name, ".tmp-"):
-			os.Remove(filepath.Join(q.dir, name)) // a write a crash interrupted
+			_ = os.Remove(filepath.Join(q.dir, name)) // a write a crash interrupted
 		case strings.HasSuffix(name, ".body"):
 			bodies[strings.TrimSuffix(name, ".body")] = true
 		case strings.HasSuffix(name, ".json"):
@@ -207,7 +207,7 @@ func (q *Queue) load() error {
 		if q.jobs[id] == nil {
 			// The body of a job whose record never landed: it was never
 			// accepted.
-			os.Remove(q.bodyPath(id))
+			_ = os.Remove(q.bodyPath(id))
 		}
 	}
 	var queued []*Job
@@ -254,7 +254,7 @@ func (q *Queue) gc() {
 				q.opts.Logger.Warn("dropping an old job", "job_id", id, "error", err)
 				continue
 			}
-			os.Remove(q.bodyPath(id))
+			_ = os.Remove(q.bodyPath(id))
 			delete(q.jobs, id)
 		}
 	}
@@ -299,7 +299,7 @@ func (q *Queue) Enqueue(r Request) (j Job, dup bool, err error) {
 		return Job{}, false, err
 	}
 	if err := q.writeRecord(nj); err != nil {
-		os.Remove(q.bodyPath(nj.ID))
+		_ = os.Remove(q.bodyPath(nj.ID))
 		return Job{}, false, err
 	}
 	q.seq = nj.Seq

@@ -434,10 +434,16 @@ func TestDamagedAndMissingFiles(t *testing.T) {
 	j := enqueue(t, q, "store", "x", "")
 	k := enqueue(t, q, "store", "y", "")
 	// A body whose record never landed, and a half-written temporary file.
-	os.WriteFile(filepath.Join(dir, "orphan.body"), []byte("z"), 0o644)
-	os.WriteFile(filepath.Join(dir, ".x.json.tmp-123"), []byte("{"), 0o644)
+	if err := os.WriteFile(filepath.Join(dir, "orphan.body"), []byte("z"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, ".x.json.tmp-123"), []byte("{"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	// A record whose body is gone.
-	os.Remove(filepath.Join(dir, j.ID+".body"))
+	if err := os.Remove(filepath.Join(dir, j.ID+".body")); err != nil {
+		t.Fatal(err)
+	}
 	q = open(t, dir, Options{})
 	if got, _ := q.Get(j.ID); got.Status != Failed || got.Error == "" {
 		t.Errorf("a job without its payload: %+v", got)
@@ -450,7 +456,9 @@ func TestDamagedAndMissingFiles(t *testing.T) {
 			t.Errorf("%s was not cleaned up", name)
 		}
 	}
-	os.WriteFile(filepath.Join(dir, "bad.json"), []byte("not json"), 0o644)
+	if err := os.WriteFile(filepath.Join(dir, "bad.json"), []byte("not json"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := Open(dir, Options{}); err == nil {
 		t.Error("a damaged record was accepted")
 	}

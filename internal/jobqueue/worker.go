@@ -163,7 +163,7 @@ func (q *Queue) finishLocked(j *Job, path string, err error) error {
 		delete(q.active, j.DedupKey)
 	}
 	if j.Status == Done {
-		os.Remove(q.bodyPath(j.ID)) // the note is in git now; a failed job keeps its payload
+		_ = os.Remove(q.bodyPath(j.ID)) // the note is in git now; a failed job keeps its payload
 	}
 	return nil
 }

@@ -24,7 +24,7 @@ func TestAFailedUndoFailsOnlyItsJob(t *testing.T) {
 	b := enqueue(t, q, "store", "b", "")
 	waitFinal(t, q, func(ctx context.Context, w *Work) (string, error) {
 		if string(w.Payload) == "a" {
-			w.Touch("bad")
+			_ = w.Touch("bad")
 			return "", errors.New("the commit failed")
 		}
 		return "b.md", nil
@@ -195,7 +195,7 @@ func TestUnwritableRecordIsWaitedOut(t *testing.T) {
 	if err := os.Chmod(dir, 0o555); err != nil {
 		t.Fatal(err)
 	}
-	time.AfterFunc(300*time.Millisecond, func() { os.Chmod(dir, 0o755) })
+	time.AfterFunc(300*time.Millisecond, func() { _ = os.Chmod(dir, 0o755) })
 	waitFinal(t, q, func(ctx context.Context, w *Work) (string, error) { return "a.md", nil }, a.ID)
 	if ja, _ := q.Get(a.ID); ja.Status != Done {
 		t.Errorf("a: %+v", ja)

@@ -21,7 +21,7 @@ const module = "github.com/kk-project/kk"
 // core and its result into output (internal/web: the read-only web page,
 // HTML and pictures). Every other package of the module is core (or a
 // test helper, named *test).
-var faces = []string{"internal/cli", "internal/mcpserver", "internal/httpapi", "internal/web", "cmd/"}
+var faces = []string{"internal/cli", "internal/mcpserver", "internal/httpapi", "internal/web", "internal/serve/server", "cmd/"}
 
 // Imports no core package may have: a face, or the CLI framework.
 var faceOnlyImports = []string{"github.com/spf13/cobra", "github.com/spf13/pflag"}
@@ -175,6 +175,7 @@ func sortedKeys[V any](m map[string]V) []string {
 }
 
 func TestCoreImportsNoFace(t *testing.T) {
+	t.Parallel()
 	pkgs := load(t)
 	core := 0
 	for _, rel := range sortedKeys(pkgs) {
@@ -198,6 +199,7 @@ func TestCoreImportsNoFace(t *testing.T) {
 }
 
 func TestFacesWriteOnlyThroughTheCore(t *testing.T) {
+	t.Parallel()
 	pkgs := load(t)
 	seen := map[string]bool{}
 	for _, rel := range sortedKeys(pkgs) {
@@ -259,6 +261,7 @@ func TestFacesWriteOnlyThroughTheCore(t *testing.T) {
 }
 
 func TestFileWritersAreListed(t *testing.T) {
+	t.Parallel()
 	pkgs := load(t)
 	writes := map[string]bool{}
 	for _, rel := range sortedKeys(pkgs) {
@@ -330,6 +333,7 @@ var privateCopyWrites = map[string]string{
 }
 
 func TestOnlyTheTransactionWritesTheTree(t *testing.T) {
+	t.Parallel()
 	pkgs := load(t)
 	seen := map[string]bool{}
 	for _, rel := range sortedKeys(pkgs) {
@@ -388,4 +392,221 @@ func treePathIn(e ast.Expr) string {
 		return found == ""
 	})
 	return found
+}
+
+// belowOf lists, for a core package, the packages it must not depend on,
+// directly or through another package of the module, with the reason.
+var belowOf = map[string]map[string]string{
+	"internal/store": {
+		"internal/llm":     "the knowledge store reads the model settings (internal/llmconfig, a leaf); the providers build on the store, not under it",
+		"internal/harness": "the adapter framework sits above the knowledge store",
+		"harnesses":        "the harness adapters sit above the knowledge store",
+	},
+	"internal/index": {
+		"internal/llm":     "the index embeds texts through internal/embed; the model providers and their harness runs are kk serve's",
+		"internal/harness": "the adapter framework sits above the index",
+		"harnesses":        "the harness adapters sit above the index",
+	},
+	"internal/txn": {
+		"internal/llm":     "the transaction writes the tree; it never asks a model",
+		"internal/harness": "the adapter framework sits above the transaction",
+		"harnesses":        "the harness adapters sit above the transaction",
+	},
+}
+
+func TestLowerLayersDoNotDependUpward(t *testing.T) {
+	t.Parallel()
+	pkgs := load(t)
+	for _, low := range sortedKeys(belowOf) {
+		if pkgs[low] == nil {
+			t.Fatalf("belowOf names %s, which is not a package", low)
+		}
+		// via[p] is the import chain that reached p from low.
+		via := map[string][]string{low: {low}}
+		queue := []string{low}
+		for len(queue) > 0 {
+			p := queue[0]
+			queue = queue[1:]
+			for _, imp := range sortedKeys(pkgs[p].imports) {
+				if _, done := via[imp]; done || pkgs[imp] == nil {
+					continue
+				}
+				via[imp] = append(slices.Clone(via[p]), imp)
+				queue = append(queue, imp)
+			}
+		}
+		for _, dep := range sortedKeys(via) {
+			for _, banned := range sortedKeys(belowOf[low]) {
+				if dep == banned || strings.HasPrefix(dep, banned+"/") {
+					t.Errorf("%s depends on %s (%s): %s", low, dep, strings.Join(via[dep], " -> "), belowOf[low][banned])
+				}
+			}
+		}
+	}
+}
+
+// rawLeafWriters lists the transaction's methods that stage a leaf's file
+// other than as a node (Put, validated and versioned), with the packages
+// that may call them and why.
+var rawLeafWriters = map[string]map[string]string{
+	"MigrateLeaf": {
+		"internal/migrate": "kk migrate okf-v3 converts v2 leaves to v3",
+		"internal/reorg":   "kk place apply places kenkeep's v1 leaves into the v2 tree",
+	},
+}
+
+// Only the packages rawLeafWriters names stage a leaf's bytes as given: a
+// leaf is otherwise staged as a node, and the transaction refuses
+// WriteFile and RemoveFile of a leaf's path (TestLeavesAreStagedAsNodes).
+func TestRawLeafBytesHaveNamedWriters(t *testing.T) {
+	t.Parallel()
+	pkgs := load(t)
+	for _, rel := range sortedKeys(pkgs) {
+		if rel == "internal/txn" || isTestHelper(rel) {
+			continue
+		}
+		for _, name := range sortedKeys(pkgs[rel].files) {
+			ast.Inspect(pkgs[rel].files[name], func(n ast.Node) bool {
+				call, ok := n.(*ast.CallExpr)
+				if !ok {
+					return true
+				}
+				sel, ok := call.Fun.(*ast.SelectorExpr)
+				if !ok {
+					return true
+				}
+				if allowed, raw := rawLeafWriters[sel.Sel.Name]; raw {
+					if _, ok := allowed[rel]; !ok {
+						t.Errorf("%s calls %s, which stages a leaf's file as bytes; stage the leaf as a node (Tx.Put) or list the package in rawLeafWriters with its reason", name, sel.Sel.Name)
+					}
+				}
+				return true
+			})
+		}
+	}
+}
+
+// operationChoosers lists, by "file: function", the code outside the MCP
+// face that looks at a value's operation name, with the reason it is not
+// a request's dispatch. A tool's parameter object names its operation
+// (query_graph get|search|context, …); the core has one function per
+// operation (graph.Get, graph.Create, …), the MCP face alone chooses one
+// by its name, and every other face runs the operation it stands for.
+var operationChoosers = map[string]string{
+	"internal/reorg/rebalance.go: apply":          "a rebalance plan is a list of steps of four kinds, and applying one is the core's work",
+	"internal/cli/rebalance.go: runRebalanceMove": "prints a moved leaf and a split leaf differently",
+}
+
+// The face that chooses an operation by its name.
+const operationFace = "internal/mcpserver"
+
+func TestOnlyTheMCPFaceChoosesAnOperation(t *testing.T) {
+	t.Parallel()
+	pkgs := load(t)
+	seen := map[string]bool{}
+	for _, rel := range sortedKeys(pkgs) {
+		if rel == operationFace || isTestHelper(rel) {
+			continue
+		}
+		for _, name := range sortedKeys(pkgs[rel].files) {
+			f := pkgs[rel].files[name]
+			for _, d := range f.Decls {
+				fn, ok := d.(*ast.FuncDecl)
+				if !ok {
+					continue
+				}
+				for _, at := range operationChoices(fn) {
+					key := fmt.Sprintf("%s: %s", name, fn.Name.Name)
+					seen[key] = true
+					if _, ok := operationChoosers[key]; !ok {
+						t.Errorf("%s: %s chooses what to do by an operation's name (%s); call the core's function for the operation (graph.Get, graph.Create, …): only %s dispatches on the name, or list the function in operationChoosers with the reason it is no dispatch",
+							key, at, "switch or comparison with a constant", operationFace)
+					}
+				}
+			}
+		}
+	}
+	for _, key := range sortedKeys(operationChoosers) {
+		if !seen[key] {
+			t.Errorf("operationChoosers lists %q, which looks at no operation name any more; remove it", key)
+		}
+	}
+}
+
+// operationChoices returns where fn switches on an operation name, or
+// compares one with a constant: a switch whose tag is (or is set from) a
+// value named operation, with a constant case, or an == / != between such
+// a value and a constant.
+func operationChoices(fn *ast.FuncDecl) []string {
+	var out []string
+	ast.Inspect(fn, func(n ast.Node) bool {
+		switch x := n.(type) {
+		case *ast.SwitchStmt:
+			tag := x.Tag
+			if id, ok := tag.(*ast.Ident); ok && x.Init != nil {
+				if as, ok := x.Init.(*ast.AssignStmt); ok && len(as.Lhs) == 1 && len(as.Rhs) == 1 {
+					if l, ok := as.Lhs[0].(*ast.Ident); ok && l.Name == id.Name {
+						tag = as.Rhs[0]
+					}
+				}
+			}
+			if tag == nil || !namesOperation(tag) {
+				return true
+			}
+			for _, s := range x.Body.List {
+				for _, e := range s.(*ast.CaseClause).List {
+					if isConstant(e) {
+						out = append(out, "switch "+exprString(x.Tag))
+						return true
+					}
+				}
+			}
+		case *ast.BinaryExpr:
+			if (x.Op == token.EQL || x.Op == token.NEQ) &&
+				(namesOperation(x.X) && isConstant(x.Y) || namesOperation(x.Y) && isConstant(x.X)) {
+				out = append(out, exprString(x.X)+" "+x.Op.String()+" "+exprString(x.Y))
+			}
+		}
+		return true
+	})
+	return out
+}
+
+// namesOperation reports whether e is a variable or field named operation
+// (in any case).
+func namesOperation(e ast.Expr) bool {
+	switch x := e.(type) {
+	case *ast.Ident:
+		return strings.EqualFold(x.Name, "operation")
+	case *ast.SelectorExpr:
+		return strings.EqualFold(x.Sel.Name, "operation")
+	case *ast.CallExpr: // operationOf(p)
+		return false
+	}
+	return false
+}
+
+// isConstant reports whether e is a string literal or a constant of
+// another package (contracts.OpSplitLeaf).
+func isConstant(e ast.Expr) bool {
+	switch x := e.(type) {
+	case *ast.BasicLit:
+		return x.Kind == token.STRING
+	case *ast.SelectorExpr:
+		_, ok := x.X.(*ast.Ident)
+		return ok && ast.IsExported(x.Sel.Name)
+	}
+	return false
+}
+
+func exprString(e ast.Expr) string {
+	switch x := e.(type) {
+	case *ast.Ident:
+		return x.Name
+	case *ast.SelectorExpr:
+		return exprString(x.X) + "." + x.Sel.Name
+	case *ast.BasicLit:
+		return x.Value
+	}
+	return "…"
 }

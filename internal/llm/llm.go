@@ -25,6 +25,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/kk-project/kk/internal/llmconfig"
 	"io"
 	"net/http"
 	"strings"
@@ -148,53 +149,18 @@ func schemaObject(s Schema) (map[string]any, error) {
 	return obj, nil
 }
 
-// Config chooses and sets up the provider. It lives under llm: in
-// .ai/kenkeep/config.yaml, and KK_LLM_* variables override it (WithEnv).
-type Config struct {
-	// Provider is none (the default: kk serve works offline), ollama,
-	// anthropic, openai or harness.
-	Provider string `yaml:"provider,omitempty" json:"provider,omitempty" jsonschema:"enum=,enum=none,enum=ollama,enum=anthropic,enum=openai,enum=harness"`
-	// Model is the model name; for harness, the harness's own model name
-	// (empty: its default).
-	Model string `yaml:"model,omitempty" json:"model,omitempty"`
-	// URL is the API's base URL (default http://localhost:11434 for
-	// ollama, https://api.anthropic.com, https://api.openai.com).
-	URL string `yaml:"url,omitempty" json:"url,omitempty"`
-	// APIKeyEnv names the environment variable that holds the API key
-	// (default ANTHROPIC_API_KEY or OPENAI_API_KEY). The key itself is
-	// never in the configuration.
-	APIKeyEnv string `yaml:"apiKeyEnv,omitempty" json:"apiKeyEnv,omitempty"`
-	// Harness is the harness id for the harness provider (claude, codex, …).
-	Harness string `yaml:"harness,omitempty" json:"harness,omitempty"`
-	// TimeoutSeconds bounds one model call (default 120).
-	TimeoutSeconds int `yaml:"timeoutSeconds,omitempty" json:"timeoutSeconds,omitempty" jsonschema:"minimum=1"`
-	// MaxTokens caps the reply's length where the API needs a cap
-	// (Anthropic; default 4096).
-	MaxTokens int `yaml:"maxTokens,omitempty" json:"maxTokens,omitempty" jsonschema:"minimum=1"`
-}
+// Config chooses and sets up the provider (internal/llmconfig, a leaf
+// package the knowledge store reads config.yaml with).
+type Config = llmconfig.Config
 
 // The environment variables that override Config.
 const (
-	EnvProvider  = "KK_LLM_PROVIDER"
-	EnvModel     = "KK_LLM_MODEL"
-	EnvURL       = "KK_LLM_URL"
-	EnvAPIKeyEnv = "KK_LLM_API_KEY_ENV"
-	EnvHarness   = "KK_LLM_HARNESS"
+	EnvProvider  = llmconfig.EnvProvider
+	EnvModel     = llmconfig.EnvModel
+	EnvURL       = llmconfig.EnvURL
+	EnvAPIKeyEnv = llmconfig.EnvAPIKeyEnv
+	EnvHarness   = llmconfig.EnvHarness
 )
-
-// WithEnv returns c with every KK_LLM_* variable that is set taking the
-// place of its setting.
-func (c Config) WithEnv(getenv func(string) string) Config {
-	for _, o := range []struct {
-		env string
-		dst *string
-	}{{EnvProvider, &c.Provider}, {EnvModel, &c.Model}, {EnvURL, &c.URL}, {EnvAPIKeyEnv, &c.APIKeyEnv}, {EnvHarness, &c.Harness}} {
-		if v := strings.TrimSpace(getenv(o.env)); v != "" {
-			*o.dst = v
-		}
-	}
-	return c
-}
 
 // Deps are what New needs besides the configuration.
 type Deps struct {
@@ -330,7 +296,7 @@ func postJSON(ctx context.Context, client *http.Client, provider, url string, he
 	if err != nil {
 		return fmt.Errorf("%s: calling %s: %w", provider, url, err)
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxReplyBytes))
 	if err != nil {
 		return fmt.Errorf("%s: reading the reply: %w", provider, err)

@@ -60,7 +60,7 @@ func (f *fakeAPI) start(t *testing.T) string {
 			status = http.StatusOK
 		}
 		w.WriteHeader(status)
-		io.WriteString(w, f.reply)
+		_, _ = io.WriteString(w, f.reply)
 	}))
 	t.Cleanup(srv.Close)
 	return srv.URL

@@ -106,7 +106,7 @@ func TestRetryOverHTTP(t *testing.T) {
 		case 2:
 			http.Error(w, `{"error":"down"}`, http.StatusServiceUnavailable)
 		default:
-			json.NewEncoder(w).Encode(map[string]any{"message": map[string]string{"role": "assistant", "content": `{"a":"x"}`}, "done": true})
+			_ = json.NewEncoder(w).Encode(map[string]any{"message": map[string]string{"role": "assistant", "content": `{"a":"x"}`}, "done": true})
 		}
 	}))
 	t.Cleanup(srv.Close)

@@ -101,8 +101,8 @@ func record(path, cmd string) {
 	// The lock file's content is informational; failing to record it must
 	// not fail the write that needs the lock.
 	if f, err := os.OpenFile(path, os.O_WRONLY|os.O_TRUNC, 0o644); err == nil {
-		f.Write(append(data, '\n'))
-		f.Close()
+		_, _ = f.Write(append(data, '\n'))
+		_ = f.Close()
 	}
 }
 

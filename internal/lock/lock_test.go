@@ -34,7 +34,9 @@ func TestAcquireExcludesAndNamesHolder(t *testing.T) {
 	if err != nil {
 		t.Fatalf("acquire after release: %v", err)
 	}
-	l2.Release()
+	if err := l2.Release(); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func TestAcquireSerialisesGoroutines(t *testing.T) {
@@ -60,7 +62,9 @@ func TestAcquireSerialisesGoroutines(t *testing.T) {
 			mu.Lock()
 			inside--
 			mu.Unlock()
-			l.Release()
+			if err := l.Release(); err != nil {
+				t.Error(err)
+			}
 		}()
 	}
 	wg.Wait()
@@ -75,7 +79,11 @@ func TestAcquireHonoursCancel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Release()
+	defer func() {
+		if err := l.Release(); err != nil {
+			t.Error(err)
+		}
+	}()
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	if _, err := Acquire(ctx, path, time.Second, "b"); err == nil {

@@ -54,20 +54,24 @@ func TestBadFramesSession(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer outR.Close()
+	defer func() { _ = outR.Close() }()
 	cmd.Stdout = outW
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	outW.Close()
+	if err := outW.Close(); err != nil {
+		t.Fatal(err)
+	}
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
 	defer func() {
-		stdin.Close()
-		cmd.Process.Kill()
-		<-exited
+		_ = stdin.Close()
+		_ = cmd.Process.Kill()
+		if err := <-exited; err != nil {
+			t.Logf("kk mcp, killed: %v", err)
+		}
 	}()
 	out := bufio.NewReader(outR)
 
@@ -125,7 +129,9 @@ func TestBadFramesSession(t *testing.T) {
 		t.Fatalf("ping: %+v", a)
 	}
 
-	stdin.Close()
+	if err := stdin.Close(); err != nil {
+		t.Fatal(err)
+	}
 	if err := <-exited; err != nil {
 		t.Fatalf("kk mcp: %v\nstderr:\n%s", err, stderr.String())
 	}

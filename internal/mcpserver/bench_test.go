@@ -41,7 +41,7 @@ func benchKB(b *testing.B) *store.KB {
 			benchErr = err
 			return
 		}
-		benchCleanup = func() { os.RemoveAll(dir) }
+		benchCleanup = func() { _ = os.RemoveAll(dir) }
 		benchTree, benchErr = benchtree.Generate(dir, benchtree.Options{Nodes: 10000, Seed: 1, Atoms: 5000, Molecules: 200})
 		if benchErr == nil {
 			benchErr = benchtree.Age(benchTree)
@@ -132,7 +132,9 @@ func BenchmarkStartToToolsList10k(b *testing.B) {
 		}
 		times = append(times, time.Since(start))
 		b.StopTimer()
-		cs.Close()
+		if err := cs.Close(); err != nil {
+			b.Fatal(err)
+		}
 		b.StartTimer()
 	}
 	slices.Sort(times)
@@ -168,7 +170,7 @@ func BenchmarkContextOverStdio10k(b *testing.B) {
 	if err := cmd.Start(); err != nil {
 		b.Fatal(err)
 	}
-	defer func() { in.Close(); cmd.Wait() }()
+	defer func() { _ = in.Close(); _ = cmd.Wait() }()
 	r := bufio.NewReaderSize(out, 1<<20)
 	id := 0
 	call := func(method, params string) []byte {

@@ -33,13 +33,17 @@ func TestClientHangsUp(t *testing.T) {
 			if _, _, err := syscall.Recvfrom(fd, make([]byte, 1), syscall.MSG_PEEK); err != nil {
 				t.Fatal(err)
 			}
-			syscall.Close(fd)
+			if err := syscall.Close(fd); err != nil {
+				t.Fatal(err)
+			}
 		}},
 		{"closes with a request unanswered", func(t *testing.T, fd int) {
 			// The answers meet a closed socket: EPIPE (and SIGPIPE) on
 			// write, or a reset on read if they arrived first.
 			write(t, fd, initialize+search)
-			syscall.Close(fd)
+			if err := syscall.Close(fd); err != nil {
+				t.Fatal(err)
+			}
 		}},
 		{"shuts down its writing side", func(t *testing.T, fd int) {
 			// End of input: the server answers what it read, then exits.
@@ -48,7 +52,7 @@ func TestClientHangsUp(t *testing.T) {
 				t.Fatal(err)
 			}
 			f := os.NewFile(uintptr(fd), "client")
-			defer f.Close()
+			defer func() { _ = f.Close() }()
 			var ids []string
 			sc := bufio.NewScanner(f)
 			sc.Buffer(nil, 1<<20)
@@ -83,7 +87,9 @@ func TestClientHangsUp(t *testing.T) {
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
 			}
-			server.Close()
+			if err := server.Close(); err != nil {
+				t.Fatal(err)
+			}
 			c.client(t, fds[0])
 			if err := cmd.Wait(); err != nil {
 				t.Fatalf("kk mcp: %v\nstderr:\n%s", err, stderr.String())

@@ -22,9 +22,15 @@ func TestKBQueryMetadata(t *testing.T) {
 		"req-3.md": "---\nid: REQ-3\ntype: req\ntitle: Stay logged in\nstatus: stable\n---\nFor a month.\n",
 	} {
 		doc := filepath.Join(k.Root, "docs", "requirements", name)
-		os.MkdirAll(filepath.Dir(doc), 0o755)
-		os.WriteFile(doc, []byte(text), 0o644)
-		os.Chtimes(doc, mtime, mtime)
+		if err := os.MkdirAll(filepath.Dir(doc), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(doc, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(doc, mtime, mtime); err != nil {
+			t.Fatal(err)
+		}
 	}
 	cs := connect(t, k)
 	data(t, call(t, cs, "kb_upsert", map[string]any{

@@ -79,25 +79,29 @@ func InputSchema(name string) (json.RawMessage, error) {
 
 func mcpTool(t Tool) *mcp.Tool {
 	in, err := InputSchema(t.Schema)
-	if err != nil {
-		// The schemas are generated from Go types at build time; a failure
-		// here is a bug caught by the package's tests.
-		panic(fmt.Sprintf("mcpserver: tool %s: %v", t.Name, err))
+	if err == nil {
+		var out json.RawMessage
+		if out, err = OutputSchema(t); err == nil {
+			destructive := t.Destructive
+			return &mcp.Tool{
+				Name:         t.Name,
+				Title:        t.Title,
+				Description:  t.Description,
+				InputSchema:  in,
+				OutputSchema: out,
+				Annotations: &mcp.ToolAnnotations{
+					Title:           t.Title,
+					ReadOnlyHint:    t.ReadOnly,
+					DestructiveHint: &destructive,
+					IdempotentHint:  t.Idempotent,
+					OpenWorldHint:   new(bool),
+				},
+			}
+		}
 	}
-	destructive := t.Destructive
-	return &mcp.Tool{
-		Name:        t.Name,
-		Title:       t.Title,
-		Description: t.Description,
-		InputSchema: in,
-		Annotations: &mcp.ToolAnnotations{
-			Title:           t.Title,
-			ReadOnlyHint:    t.ReadOnly,
-			DestructiveHint: &destructive,
-			IdempotentHint:  t.Idempotent,
-			OpenWorldHint:   new(bool),
-		},
-	}
+	// The schemas are generated from Go types at build time; a failure
+	// here is a bug caught by the package's tests.
+	panic(fmt.Sprintf("mcpserver: tool %s: %v", t.Name, err))
 }
 
 // handler validates the arguments against the tool's schema, runs the core
@@ -129,25 +133,28 @@ func (s *server) handler(t Tool) mcp.ToolHandler {
 		if len(raw) == 0 || string(raw) == "null" {
 			raw = []byte("{}")
 		}
-		resp = op.Wrap(t.Run(ctx, s.kb, raw))
+		resp = op.Wrap(t.Run.run(ctx, s.kb, raw))
 		return result(resp), nil
 	}
 }
 
 // result turns an envelope into a tool result: its JSON as the one text
-// content, flagged isError when the operation failed. The tools declare no
-// output schema, so the answer is not repeated as structured content:
-// clients hand the text to the model, and a context answer for a busy
-// task runs to hundreds of kilobytes that would otherwise be encoded,
-// sent and decoded twice.
+// content, and the same JSON as the structured content of a successful
+// call (which the tool's output schema describes), or the flag isError on
+// a failed one. The JSON is encoded once; the SDK writes the structured
+// content's bytes as they are.
 func result(resp op.Envelope) *mcp.CallToolResult {
 	text, err := json.Marshal(resp)
 	if err != nil {
 		resp = op.Envelope{Error: &op.Error{Code: op.CodeInternal, Message: "encoding the result: " + err.Error()}}
 		text, _ = json.Marshal(resp)
 	}
-	return &mcp.CallToolResult{
+	res := &mcp.CallToolResult{
 		Content: []mcp.Content{&mcp.TextContent{Text: string(text)}},
 		IsError: !resp.Success,
 	}
+	if resp.Success {
+		res.StructuredContent = json.RawMessage(text)
+	}
+	return res
 }

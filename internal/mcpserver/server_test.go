@@ -9,15 +9,19 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/kk-project/kk/internal/op"
+	"github.com/kk-project/kk/internal/search"
 	"github.com/kk-project/kk/internal/store"
 	"github.com/kk-project/kk/internal/txn"
 )
@@ -52,7 +56,7 @@ func connectList(t testing.TB, k *store.KB, list []Tool) *mcp.ClientSession {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { cs.Close(); ss.Wait() })
+	t.Cleanup(func() { _ = cs.Close(); _ = ss.Wait() })
 	return cs
 }
 
@@ -77,13 +81,78 @@ func call(t testing.TB, cs *mcp.ClientSession, name string, args any) map[string
 	if err := json.Unmarshal([]byte(text.Text), &env); err != nil {
 		t.Fatalf("%s: text is not JSON: %v\n%s", name, err, text.Text)
 	}
-	if res.StructuredContent != nil {
-		t.Fatalf("%s: structured content besides the text: the answer is sent once", name)
-	}
 	if env["success"] == res.IsError {
 		t.Fatalf("%s: success=%v but isError=%v", name, env["success"], res.IsError)
 	}
+	checkStructured(t, name, res, env)
 	return env
+}
+
+// checkStructured checks the structured content of a tool result: none on
+// a failed call; on a successful one, the text's JSON again, matching the
+// tool's output schema.
+func checkStructured(t testing.TB, name string, res *mcp.CallToolResult, env map[string]any) {
+	t.Helper()
+	if res.IsError {
+		if res.StructuredContent != nil {
+			t.Fatalf("%s: a failed call carries structured content", name)
+		}
+		return
+	}
+	if res.StructuredContent == nil {
+		t.Fatalf("%s: a tool with an output schema answered without structured content", name)
+	}
+	raw, err := json.Marshal(res.StructuredContent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var structured any
+	if err := json.Unmarshal(raw, &structured); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(structured, any(env)) {
+		t.Fatalf("%s: the structured content is not the text's JSON:\n%s", name, raw)
+	}
+	resolved := outputSchemaOf(t, name)
+	if err := resolved.Validate(structured); err != nil {
+		t.Fatalf("%s: the answer does not match the tool's output schema: %v\n%.2000s", name, err, raw)
+	}
+}
+
+var (
+	resolvedMu      sync.Mutex
+	resolvedOutputs = map[string]*jsonschema.Resolved{}
+)
+
+// outputSchemaOf is the resolved output schema of the tool called name.
+func outputSchemaOf(t testing.TB, name string) *jsonschema.Resolved {
+	t.Helper()
+	resolvedMu.Lock()
+	defer resolvedMu.Unlock()
+	if r := resolvedOutputs[name]; r != nil {
+		return r
+	}
+	for _, tl := range Tools() {
+		if tl.Name != name {
+			continue
+		}
+		raw, err := OutputSchema(tl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var s jsonschema.Schema
+		if err := json.Unmarshal(raw, &s); err != nil {
+			t.Fatal(err)
+		}
+		r, err := s.Resolve(nil)
+		if err != nil {
+			t.Fatalf("%s: the output schema does not resolve: %v", name, err)
+		}
+		resolvedOutputs[name] = r
+		return r
+	}
+	t.Fatalf("no tool %s", name)
+	return nil
 }
 
 func data(t testing.TB, env map[string]any) map[string]any {
@@ -167,6 +236,18 @@ func TestToolInventory(t *testing.T) {
 		if err := json.Unmarshal(raw, &s); err != nil || s["type"] != "object" {
 			t.Errorf("%s: input schema is not an object schema: %s", tl.Name, raw)
 		}
+		out, err := OutputSchema(tl)
+		if err != nil {
+			t.Fatalf("%s: %v", tl.Name, err)
+		}
+		var o map[string]any
+		if err := json.Unmarshal(out, &o); err != nil || o["type"] != "object" {
+			t.Errorf("%s: output schema is not an object schema: %s", tl.Name, out)
+		}
+		// It resolves, and holds an answer to its shape.
+		if err := outputSchemaOf(t, tl.Name).Validate(map[string]any{"success": true, "data": map[string]any{"surprise": 1}}); err == nil {
+			t.Errorf("%s: the output schema takes data of any shape", tl.Name)
+		}
 	}
 	for _, want := range []string{"query_graph", "manage_graph", "manage_changelog", "kb_query", "kb_upsert", "kb_delete", "kb_check", "kk_search", "kk_read", "kk_entry"} {
 		if !seen[want] {
@@ -245,6 +326,9 @@ func TestSchemaValidation(t *testing.T) {
 		{"query_graph", map[string]any{"operation": "get", "surprise": true}, "/surprise"},
 		{"manage_graph", map[string]any{"operation": "create", "entityType": "atom", "name": 7}, "/name"},
 		{"manage_graph", map[string]any{"entityType": "atom"}, "/operation"},
+		{"manage_graph", map[string]any{"operation": "merge", "entityType": "atom"}, "/operation"},
+		{"query_graph", map[string]any{"operation": "list"}, "/operation"},
+		{"manage_changelog", map[string]any{"operation": "edit", "parentType": "atom", "parentId": "map-checkout"}, "/operation"},
 		{"kk_read", map[string]any{"changelogLimit": -1}, "/changelogLimit"},
 		{"kk_search", map[string]any{"query": ""}, "/query"},
 		{"kk_entry", map[string]any{"x": 1}, "/x"},
@@ -382,7 +466,7 @@ func TestTraceabilityTools(t *testing.T) {
 
 func TestPanicBecomesToolError(t *testing.T) {
 	boom := Tool{Name: "boom", Title: "Boom", Description: "panics", Schema: "kk-entry", ReadOnly: true,
-		Run: func(context.Context, *store.KB, []byte) (any, error) { panic("kaboom") }}
+		Run: decoded("kk-entry", func(context.Context, *store.KB, search.EntryParams) (*search.EntryData, error) { panic("kaboom") })}
 	cs := connectList(t, newKB(t), append(Tools(), boom))
 	env := call(t, cs, "boom", map[string]any{})
 	wantCode(t, env, op.CodeInternal)
@@ -482,7 +566,7 @@ func session(t testing.TB, k *store.KB, lines []string) []string {
 	done := make(chan error, 1)
 	go func() {
 		done <- Run(ctx, New(k, Options{Version: "test"}), inR, outW, nil)
-		outW.Close()
+		_ = outW.Close()
 	}()
 	expect := 0
 	for _, l := range lines {
@@ -504,12 +588,18 @@ func session(t testing.TB, k *store.KB, lines []string) []string {
 		buf.Reset()
 		out = append(out, string(raw))
 	}
-	inW.Close()
+	if err := inW.Close(); err != nil {
+		t.Fatal(err)
+	}
 	if err := <-done; err != nil {
 		t.Fatalf("Run: %v", err)
 	}
-	inR.Close()
-	outR.Close()
+	if err := inR.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := outR.Close(); err != nil {
+		t.Fatal(err)
+	}
 	return out
 }
 

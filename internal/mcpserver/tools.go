@@ -2,8 +2,12 @@ package mcpserver
 
 import (
 	"context"
+	"reflect"
+	"slices"
+	"strings"
 
 	"github.com/kk-project/kk/internal/graph"
+	"github.com/kk-project/kk/internal/op"
 	"github.com/kk-project/kk/internal/schema"
 	"github.com/kk-project/kk/internal/search"
 	"github.com/kk-project/kk/internal/store"
@@ -27,26 +31,95 @@ type Tool struct {
 	// Idempotent tools give the same tree when called twice with the same
 	// arguments.
 	Idempotent bool
-	// Run is the core operation behind its decode step: it takes the raw
-	// argument object (checked against Schema by schema.Decode) and returns
-	// the operation's result. The server builds the envelope.
+	// Run is the core operation behind its decode step; the server builds
+	// the envelope, and the tool's output schema from the Go types of the
+	// operation's results.
 	Run Runner
 }
 
-// Runner runs one operation on a raw parameter object.
-type Runner func(ctx context.Context, k *store.KB, raw []byte) (any, error)
+// Runner runs a tool's core operation on its raw argument object (checked
+// against the tool's Schema by schema.Decode) and knows the Go types its
+// result can have.
+type Runner struct {
+	run     func(ctx context.Context, k *store.KB, raw []byte) (any, error)
+	results []reflect.Type
+}
 
 // decoded makes the Runner of a core operation taking the parameter object
 // registered as schema name: the one decode-and-validate step, then the
 // operation.
 func decoded[P, R any](name string, fn func(context.Context, *store.KB, P) (R, error)) Runner {
-	return func(ctx context.Context, k *store.KB, raw []byte) (any, error) {
+	return Runner{
+		run: func(ctx context.Context, k *store.KB, raw []byte) (any, error) {
+			var p P
+			if err := schema.Decode(name, raw, &p); err != nil {
+				return nil, err
+			}
+			return fn(ctx, k, p)
+		},
+		results: []reflect.Type{reflect.TypeFor[R]()},
+	}
+}
+
+// operation is one of the operations of a tool whose parameter object
+// names the operation (the graph seed's tools): its name and the typed
+// core function it runs on its part of the object.
+type operation[P any] struct {
+	name   string
+	run    func(ctx context.Context, k *store.KB, p P) (any, error)
+	result reflect.Type
+}
+
+// named is the operation called name of a tool taking P: as takes the
+// operation's parameters out of the tool's object (refusing the fields
+// the operation does not take), fn is the core operation.
+func named[P, Q, R any](name string, as func(P) (Q, error), fn func(context.Context, *store.KB, Q) (R, error)) operation[P] {
+	return operation[P]{
+		name: name,
+		run: func(ctx context.Context, k *store.KB, p P) (any, error) {
+			q, err := as(p)
+			if err != nil {
+				return nil, err
+			}
+			return fn(ctx, k, q)
+		},
+		result: reflect.TypeFor[R](),
+	}
+}
+
+// takesAll is the conversion of an operation that takes every field its
+// tool's object may hold.
+func takesAll[P, Q any](as func(P) Q) func(P) (Q, error) {
+	return func(p P) (Q, error) { return as(p), nil }
+}
+
+// dispatched makes the Runner of a tool whose parameter object, registered
+// as schema name, names one of ops in the field operationOf reads. This is
+// the one place an operation is chosen by its name: the core has one
+// function per operation, and every other face runs one it knows.
+func dispatched[P any](name, tool string, operationOf func(P) string, ops ...operation[P]) Runner {
+	r := Runner{}
+	names := make([]string, len(ops))
+	for i, o := range ops {
+		names[i] = o.name
+		r.results = append(r.results, o.result)
+	}
+	list := strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+	r.run = func(ctx context.Context, k *store.KB, raw []byte) (any, error) {
 		var p P
 		if err := schema.Decode(name, raw, &p); err != nil {
 			return nil, err
 		}
-		return fn(ctx, k, p)
+		asked := operationOf(p)
+		if i := slices.Index(names, asked); i >= 0 {
+			return ops[i].run(ctx, k, p)
+		}
+		if asked == "" {
+			return nil, op.Invalid("operation", "is required: %s", list)
+		}
+		return nil, op.Invalid("operation", "%q is not a %s operation; use %s", asked, tool, list)
 	}
+	return r
 }
 
 // Names use underscores, never dots: the tool-calling APIs of the model
@@ -62,7 +135,10 @@ Returns {"success":true,"data":…}; errors carry a code (VALIDATION_ERROR, NOT_
 		Schema:     "query-graph",
 		ReadOnly:   true,
 		Idempotent: true,
-		Run:        decoded("query-graph", graph.QueryGraph),
+		Run: dispatched("query-graph", "query_graph", func(p graph.QueryGraphParams) string { return p.Operation },
+			named("get", takesAll(graph.QueryGraphParams.AsGet), graph.Get),
+			named("search", takesAll(graph.QueryGraphParams.AsSearch), graph.Search),
+			named("context", takesAll(graph.QueryGraphParams.AsContext), graph.Context)),
 	},
 	{
 		Name:  "manage_graph",
@@ -73,7 +149,10 @@ update and delete need the version you last read; if someone changed the entity 
 Returns {"success":true,"data":<the entity>} with its new version; errors carry a code (VALIDATION_ERROR, NOT_FOUND, CONFLICT, INVARIANT_VIOLATION). Nothing is written when a call fails.`,
 		Schema:      "manage-graph",
 		Destructive: true,
-		Run:         decoded("manage-graph", graph.ManageGraph),
+		Run: dispatched("manage-graph", "manage_graph", func(p graph.ManageGraphParams) string { return p.Operation },
+			named("create", graph.ManageGraphParams.AsCreate, graph.Create),
+			named("update", graph.ManageGraphParams.AsUpdate, graph.Update),
+			named("delete", graph.ManageGraphParams.AsDelete, graph.Delete)),
 	},
 	{
 		Name:  "manage_changelog",
@@ -83,7 +162,9 @@ Use "append" after a significant change to the code an atom covers: a summary of
 Use "search" to page through the whole history, newest first (query_graph already returns the newest few).
 Returns {"success":true,"data":…}; errors carry a code (VALIDATION_ERROR, NOT_FOUND).`,
 		Schema: "manage-changelog",
-		Run:    decoded("manage-changelog", graph.ManageChangelog),
+		Run: dispatched("manage-changelog", "manage_changelog", func(p graph.ManageChangelogParams) string { return p.Operation },
+			named("append", graph.ManageChangelogParams.AsAppend, graph.AppendChangelog),
+			named("search", graph.ManageChangelogParams.AsSearch, graph.SearchChangelog)),
 	},
 	{
 		Name:  "kb_query",

@@ -209,7 +209,7 @@ func (c *lineConn) write(ctx context.Context, line []byte) error {
 	_, err := c.out.Write(line)
 	c.writeMu.Unlock()
 	if err != nil && peerGone(err) {
-		c.Close()
+		_ = c.Close()
 		return clientGoneError{err}
 	}
 	return err

@@ -285,7 +285,14 @@ func migrateOKFv3(ctx context.Context, tx *txn.Tx) (*MigrateResult, error) {
 		if err != nil {
 			return nil, err
 		}
-		tx.WriteFile(filepath.ToSlash(rel), f.data)
+		rel = filepath.ToSlash(rel)
+		if leaf, ok := strings.CutPrefix(rel, "nodes/"); ok {
+			if err := tx.MigrateLeaf(leaf, leaf, f.data); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		tx.WriteFile(rel, f.data)
 	}
 	tx.Regenerate()
 	return res, nil

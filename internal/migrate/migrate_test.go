@@ -652,10 +652,9 @@ func TestMigrateOKFv3FailedWriteWritesNothing(t *testing.T) {
 	k := migInit(t)
 	migWriteTree(t, k, migSmallTree)
 	before := migSnapshot(t, k)
-	t.Cleanup(func() { txn.InjectWriteFault = nil })
 	var mu sync.Mutex
 	calls := 0
-	txn.InjectWriteFault = func(rel string) error {
+	full := txn.WithFaults(ctx, txn.Faults{Write: func(rel string) error {
 		mu.Lock()
 		defer mu.Unlock()
 		calls++
@@ -663,8 +662,8 @@ func TestMigrateOKFv3FailedWriteWritesNothing(t *testing.T) {
 			return fmt.Errorf("writing %s: disk full", rel)
 		}
 		return nil
-	}
-	_, err := MigrateOKFv3(ctx, k, "test")
+	}})
+	_, err := MigrateOKFv3(full, k, "test")
 	if err == nil || !strings.Contains(err.Error(), "disk full") {
 		t.Fatalf("error = %v; want the disk error", err)
 	}
@@ -676,7 +675,6 @@ func TestMigrateOKFv3FailedWriteWritesNothing(t *testing.T) {
 		t.Fatalf("leftovers after a failed migration: %v, %v", left, err)
 	}
 
-	txn.InjectWriteFault = nil
 	res, err := MigrateOKFv3(ctx, k, "test")
 	if err != nil {
 		t.Fatal(err)

@@ -202,12 +202,12 @@ func Parse(relPath string, src []byte) (*Node, error) {
 		switch {
 		case isInt && v == 1:
 			e := &Error{Path: relPath, Field: "schema_version", Msg: fmt.Sprintf("is %d: %v; migrate it with the kk-migrate skill", v, ErrOldLayout), Err: ErrOldLayout}
-			e.ID, _ = stringValue(doc, "id")
+			e.ID = stringValue(doc, "id")
 			return nil, e
 		case isInt && v < 1:
 			// No kk or kenkeep wrote it; kk migrate status names it too.
 			e := &Error{Path: relPath, Field: "schema_version", Msg: fmt.Sprintf("is %d, which no version of the format is; fix it by hand (a leaf kk writes has kk_schema_version: 3)", v)}
-			e.ID, _ = stringValue(doc, "id")
+			e.ID = stringValue(doc, "id")
 			return nil, e
 		}
 	}
@@ -268,10 +268,10 @@ func Parse(relPath string, src []byte) (*Node, error) {
 }
 
 // stringValue is the string value of a front matter key.
-func stringValue(doc *frontmatter.Doc, key string) (string, bool) {
-	v, ok := doc.Value(key)
-	s, isString := v.(string)
-	return s, ok && isString
+func stringValue(doc *frontmatter.Doc, key string) string {
+	v, _ := doc.Value(key)
+	s, _ := v.(string)
+	return s
 }
 
 // ConflictMarkersMsg starts the message of a leaf holding git's conflict
@@ -555,10 +555,7 @@ func (n *Node) Render(resolve Resolver) ([]byte, error) {
 	if doc == nil || n.Format != SchemaVersion {
 		doc = nil
 	}
-	items, err := n.items()
-	if err != nil {
-		return nil, err
-	}
+	items := n.items()
 	if doc == nil {
 		empty, _ := frontmatter.Parse(nil)
 		doc = empty
@@ -577,7 +574,7 @@ func BodyUpToDate(n *Node, resolve Resolver) bool {
 // items lists the front matter to write. A leaf read in v3 keeps its key
 // order and unknown keys; new known keys go after the known key that
 // precedes them in canonical order.
-func (n *Node) items() ([]frontmatter.Item, error) {
+func (n *Node) items() []frontmatter.Item {
 	known := map[string]any{
 		KeyType:          n.Type,
 		KeyTitle:         n.Title,
@@ -628,7 +625,7 @@ func (n *Node) items() ([]frontmatter.Item, error) {
 			out = slices.Insert(out, at, frontmatter.Item{Key: k, Value: v})
 			placed[k] = true
 		}
-		return out, nil
+		return out
 	}
 	for _, k := range canonicalOrder {
 		if v, ok := known[k]; ok {
@@ -644,7 +641,7 @@ func (n *Node) items() ([]frontmatter.Item, error) {
 			out = append(out, frontmatter.Item{Key: k, Value: v})
 		}
 	}
-	return out, nil
+	return out
 }
 
 func indexOf(items []frontmatter.Item, key string) int {

@@ -13,6 +13,7 @@ type params struct {
 }
 
 func TestDecodeStrict(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name, raw, want string
 	}{
@@ -45,6 +46,7 @@ func TestDecodeStrict(t *testing.T) {
 }
 
 func TestErrorOf(t *testing.T) {
+	t.Parallel()
 	if e := ErrorOf(Invalid("x", "bad")); e.Code != CodeValidation || e.Message != "x: bad" {
 		t.Fatalf("%+v", e)
 	}

@@ -14,7 +14,6 @@ import (
 
 	"github.com/kk-project/kk/internal/node"
 	"github.com/kk-project/kk/internal/store"
-	"github.com/kk-project/kk/internal/txn"
 )
 
 // Error codes.
@@ -92,21 +91,11 @@ func ErrorOf(err error) *Error {
 		}
 		return New(CodeValidation, map[string]any{"field": ne.Field, "path": ne.Path}, "%s", msg)
 	}
-	if ce, ok := errors.AsType[*txn.ConflictError](err); ok {
-		e := Conflict(KindOf(ce.Type), ce.ID, ce.Given, ce.Current)
-		if len(ce.Changes) > 0 {
-			e.Details["changes"] = ce.Changes
-			var missed []string
-			for _, c := range ce.Changes[max(0, len(ce.Changes)-3):] {
-				s := fmt.Sprintf("v%d", c.Version)
-				if len(c.Fields) > 0 {
-					s += " (" + strings.Join(c.Fields, ", ") + ")"
-				}
-				if c.Command != "" {
-					s += " by " + c.Command
-				}
-				missed = append(missed, s)
-			}
+	if ce, ok := errors.AsType[ConflictError](err); ok {
+		typ, id, given, current := ce.Conflict()
+		e := Conflict(KindOf(typ), id, given, current)
+		if changes, missed := ce.Missed(); len(missed) > 0 {
+			e.Details["changes"] = changes
 			e.Message += "; changes you did not see: " + strings.Join(missed, "; ")
 		}
 		return e
@@ -115,6 +104,19 @@ func ErrorOf(err error) *Error {
 		return &Error{Code: CodeInternal, Message: "the operation was interrupted: " + err.Error()}
 	}
 	return &Error{Code: CodeInternal, Message: err.Error()}
+}
+
+// ConflictError is an optimistic write made at a version that is not the
+// leaf's current one (the transaction's *txn.ConflictError): it becomes a
+// CONFLICT.
+type ConflictError interface {
+	error
+	// Conflict names the leaf's type and id, the version given and the
+	// current one.
+	Conflict() (typ, id string, given, current int64)
+	// Missed returns the writes the caller did not see, as details, and
+	// the newest of them in a few words each ("v4 (title) by kk_upsert").
+	Missed() (changes any, summary []string)
 }
 
 // KindOf names the kind of entity a leaf type is in error details: the

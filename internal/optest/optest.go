@@ -49,6 +49,21 @@ func JSON[P, R any](fn func(context.Context, *store.KB, P) (R, error)) RawOp {
 	}
 }
 
+// JSONAs adapts an operation to the raw parameter object of the tool that
+// offers it (a query_graph object for graph.Get, say): the object is
+// decoded as JSON decodes it, turned into the operation's parameters by
+// as (which refuses what the operation does not take), and fn runs.
+func JSONAs[P, Q, R any](as func(P) (Q, error), fn func(context.Context, *store.KB, Q) (R, error)) RawOp {
+	return JSON(func(ctx context.Context, k *store.KB, p P) (R, error) {
+		q, err := as(p)
+		if err != nil {
+			var zero R
+			return zero, err
+		}
+		return fn(ctx, k, q)
+	})
+}
+
 // Run runs fn on raw and returns its envelope re-decoded as JSON.
 func Run(t testing.TB, k *store.KB, fn RawOp, raw string) map[string]any {
 	t.Helper()

@@ -129,7 +129,7 @@ func Export(ctx context.Context, k *store.KB, opts ExportOptions) (*ExportResult
 	if err != nil {
 		return nil, err
 	}
-	defer os.RemoveAll(tmp)
+	defer func() { _ = os.RemoveAll(tmp) }()
 	res := &ExportResult{Name: m.Name, Version: m.Version, Out: out, Format: "dir", MissingSummaries: []string{}}
 	if archive {
 		res.Format = "tar.gz"
@@ -359,11 +359,11 @@ func writeSynced(path string, data []byte) error {
 		return err
 	}
 	if _, err := f.Write(data); err != nil {
-		f.Close()
+		_ = f.Close()
 		return err
 	}
 	if err := f.Sync(); err != nil {
-		f.Close()
+		_ = f.Close()
 		return err
 	}
 	return f.Close()
@@ -417,8 +417,8 @@ func replaceArchive(packDir, out, top string) (err error) {
 	}
 	defer func() {
 		if err != nil {
-			f.Close()
-			os.Remove(f.Name())
+			_ = f.Close()
+			_ = os.Remove(f.Name())
 		}
 	}()
 	if err = writeArchive(f, packDir, top); err != nil {

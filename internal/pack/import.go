@@ -126,7 +126,7 @@ func Import(ctx context.Context, k *store.KB, opts ImportOptions) (*ImportResult
 	if err != nil {
 		return nil, err
 	}
-	defer os.RemoveAll(tmp)
+	defer func() { _ = os.RemoveAll(tmp) }()
 
 	sp, err := stage(kind, src, opts.Source, tmp, limits)
 	if err != nil {

@@ -630,7 +630,7 @@ func TestImportDirSymlinks(t *testing.T) {
 		},
 		"knowledge link": func(root string) error { return os.Symlink(t.TempDir(), filepath.Join(root, "knowledge", "sub")) },
 		"manifest link": func(root string) error {
-			os.Remove(filepath.Join(root, ManifestFile))
+			_ = os.Remove(filepath.Join(root, ManifestFile))
 			return os.Symlink(outside, filepath.Join(root, ManifestFile))
 		},
 	} {
@@ -663,15 +663,14 @@ func TestImportUndoesFailedWrite(t *testing.T) {
 	for _, failAt := range []string{"nodes/team/cli/practice-exit-codes.md", "nodes/map-waiting.md", "FOLDER_SUMMARIES.md"} { // a new leaf, the relinked leaf, the summaries
 		t.Run(path.Base(failAt), func(t *testing.T) {
 			var failed atomic.Bool
-			txn.InjectWriteFault = func(rel string) error {
+			full := txn.WithFaults(ctx, txn.Faults{Write: func(rel string) error {
 				if rel == failAt {
 					failed.Store(true)
 					return fmt.Errorf("disk full (test)")
 				}
 				return nil
-			}
-			defer func() { txn.InjectWriteFault = nil }()
-			_, err := Import(ctx, k, ImportOptions{Source: target, Command: "test"})
+			}})
+			_, err := Import(full, k, ImportOptions{Source: target, Command: "test"})
 			if err == nil || !strings.Contains(err.Error(), "disk full (test)") || !strings.Contains(err.Error(), "nothing was imported") || !failed.Load() {
 				t.Errorf("err = %v", err)
 			}

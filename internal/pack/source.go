@@ -93,7 +93,7 @@ func classify(src, given string) (sourceKind, error) {
 	if err != nil {
 		return 0, fmt.Errorf("pack source %s: %w", given, err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	magic := make([]byte, 2)
 	if _, err := io.ReadFull(f, magic); err != nil || !bytes.Equal(magic, []byte{0x1f, 0x8b}) {
 		return 0, fmt.Errorf("pack source %s is neither a folder nor a gzip-compressed tar archive (.tar.gz)", given)
@@ -221,12 +221,12 @@ func (s *stager) extractArchive(src string) error {
 	if err != nil {
 		return fmt.Errorf("pack source %s: %w", src, err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	zr, err := gzip.NewReader(bufio.NewReader(f))
 	if err != nil {
 		return fmt.Errorf("%s: not a gzip-compressed tar archive: %w", s.source, err)
 	}
-	defer zr.Close()
+	defer func() { _ = zr.Close() }()
 	tr := tar.NewReader(zr)
 	for {
 		hdr, err := tr.Next()
@@ -251,7 +251,7 @@ func (s *stager) extractArchive(src string) error {
 			if err := s.mkdir(hdr.Name, rel); err != nil {
 				return err
 			}
-		case tar.TypeReg, tar.TypeRegA:
+		case tar.TypeReg: // archive/tar reads the old TypeRegA as TypeReg
 			if hdr.Size < 0 {
 				return s.unsafe(hdr.Name, "declares a negative size")
 			}
@@ -310,7 +310,7 @@ func (s *stager) copyEntry(src, rel string) error {
 		if err != nil {
 			return fmt.Errorf("%s: %w", s.source, err)
 		}
-		defer f.Close()
+		defer func() { _ = f.Close() }()
 		return s.writeFile(name, name, f, fi.Size())
 	})
 }

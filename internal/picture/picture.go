@@ -284,7 +284,7 @@ func moleculesView(ctx context.Context, k *store.KB) (*Picture, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer g.Close()
+	defer func() { _ = g.Close() }()
 	b := newBuilder(ViewMolecules)
 	ents := map[string]*graph.Entity{}
 	for _, m := range g.SortedMolecules() {

@@ -119,7 +119,7 @@ func (r *Terminal) draw(t *Task, done int64) {
 	}
 	r.shown, r.last = t, now
 	line := line(t.label, done, atomic.LoadInt64(&t.total))
-	fmt.Fprintf(r.w, "\r\x1b[K%s", line)
+	_, _ = fmt.Fprintf(r.w, "\r\x1b[K%s", line) // progress on a terminal: a failed draw is not the work's failure
 }
 
 func (r *Terminal) erase(t *Task) {
@@ -129,7 +129,7 @@ func (r *Terminal) erase(t *Task) {
 		return
 	}
 	r.shown = nil
-	fmt.Fprint(r.w, "\r\x1b[K")
+	_, _ = fmt.Fprint(r.w, "\r\x1b[K")
 }
 
 // line is the text of a task: "label 120/500 (24%)", or "label 120" when

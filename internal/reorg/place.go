@@ -297,9 +297,8 @@ func applyPlacement(tx *txn.Tx, plan contracts.PlacePlan) (*PlaceResult, error) 
 				return nil, err
 			}
 		}
-		tx.WriteFile("nodes/"+p.to, p.data)
-		if p.leaf.rel != p.to {
-			tx.RemoveFile("nodes/" + p.leaf.rel)
+		if err := tx.MigrateLeaf(p.leaf.rel, p.to, p.data); err != nil {
+			return nil, err
 		}
 		changed = true
 		res.Placed = append(res.Placed, PlacedLeaf{ID: p.leaf.id, TargetFolder: p.folder, From: p.leaf.rel, To: p.to})

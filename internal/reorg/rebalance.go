@@ -392,23 +392,22 @@ func (s *planSim) lookup(ptr, id string) (*simLeaf, bool) {
 	return nil, false
 }
 
-// relocate moves a leaf to folder in the simulation. It returns false when
-// the leaf is already there.
-func (s *planSim) relocate(ptr, op string, l *simLeaf, folder string) bool {
+// relocate moves a leaf to folder in the simulation (nothing when it is
+// there already).
+func (s *planSim) relocate(ptr, op string, l *simLeaf, folder string) {
 	to := store.JoinRel(folder, l.id+".md")
 	if l.path == to {
-		return false
+		return
 	}
 	if err := s.free(to); err != nil {
 		s.fail(ptr, "moving %s to %s: %v", l.id, folder, err)
-		return false
+		return
 	}
 	from := l.path
 	s.remove(l)
 	l.path = to
 	s.insert(l)
 	s.moves = append(s.moves, RebalanceMove{Operation: op, ID: l.id, From: from, To: to})
-	return true
 }
 
 // stamp records a folder summary from the plan; a blank one changes nothing.
@@ -816,8 +815,9 @@ func applyRebalance(tx *txn.Tx, plan contracts.RebalancePlan) (*RebalanceResult,
 				return nil, err
 			}
 		case c.whole: // moved whole
-			tx.WriteFile("nodes/"+l.path, c.data)
-			tx.RemoveFile("nodes/" + l.src)
+			if err := tx.MoveLeaf(l.src, l.path); err != nil {
+				return nil, err
+			}
 		default: // moved with its links rendered again, or relinked in place
 			n, err := tx.LeafAt(l.src)
 			if err != nil {

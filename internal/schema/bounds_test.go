@@ -16,6 +16,7 @@ import (
 // constant, so the two cannot drift apart: change a constant and the
 // schema's struct tag must follow.
 func TestSchemaBoundsMatchTheCore(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		schema, property, keyword string
 		want                      int

@@ -14,6 +14,7 @@ import (
 // effort}, for whichever harness runs) are the documented exceptions: kk
 // accepts them, and kk init does not write them.
 func TestConfigShapesAsKenkeep(t *testing.T) {
+	t.Parallel()
 	valid := []string{
 		"schema_version: 1\n",
 		"schema_version: 1\nnotifications: {}\n",

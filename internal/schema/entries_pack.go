@@ -6,11 +6,11 @@ import (
 	"github.com/kk-project/kk/internal/contracts"
 )
 
-func init() {
-	register(Entry{
+var packEntries = []Entry{
+	{
 		Name:        "pack-manifest",
 		Title:       "kk knowledge pack manifest",
 		Description: "kenkeep-pack.yaml at the root of a knowledge pack: its name, version, leaf schema version, summary and homepage; unknown keys are an error.",
 		Type:        reflect.TypeFor[contracts.PackManifest](),
-	})
+	},
 }

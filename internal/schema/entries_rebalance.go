@@ -6,9 +6,7 @@ import (
 	"github.com/kk-project/kk/internal/contracts"
 )
 
-func init() {
-	register(
-		Entry{Name: "rebalance-plan", Title: "kk rebalance plan", Description: "The plan `kk rebalance move` applies: split-folder, merge, create-branch and split-leaf operations, in order.", Type: reflect.TypeFor[contracts.RebalancePlan]()},
-		Entry{Name: "place-plan", Title: "kk place plan", Description: "The plan `kk place apply` carries out: a folder for every leaf of a kenkeep v1 flat tree, plus folder summaries.", Type: reflect.TypeFor[contracts.PlacePlan]()},
-	)
+var rebalanceEntries = []Entry{
+	{Name: "rebalance-plan", Title: "kk rebalance plan", Description: "The plan `kk rebalance move` applies: split-folder, merge, create-branch and split-leaf operations, in order.", Type: reflect.TypeFor[contracts.RebalancePlan]()},
+	{Name: "place-plan", Title: "kk place plan", Description: "The plan `kk place apply` carries out: a folder for every leaf of a kenkeep v1 flat tree, plus folder summaries.", Type: reflect.TypeFor[contracts.PlacePlan]()},
 }

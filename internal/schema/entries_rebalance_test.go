@@ -9,6 +9,7 @@ import (
 // to its own shape (a failure names the pointer inside the operation it
 // concerns) and that place plans are checked too.
 func TestRebalanceAndPlacePlans(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		schema, doc string
 		want        []string // nil: valid

@@ -21,6 +21,7 @@ const refreshCmd = "go test ./internal/schema -run TestSchemasUpToDate -update"
 // TestSchemasUpToDate pins the committed schemas/<name>.json to what the
 // Go types generate.
 func TestSchemasUpToDate(t *testing.T) {
+	t.Parallel()
 	if *update {
 		if err := os.MkdirAll(schemasDir, 0o755); err != nil {
 			t.Fatal(err)
@@ -53,6 +54,7 @@ func TestSchemasUpToDate(t *testing.T) {
 // TestNoOrphanSchemas checks that every committed schema has a registry
 // entry, so a renamed or removed entry does not leave a stale file.
 func TestNoOrphanSchemas(t *testing.T) {
+	t.Parallel()
 	files, err := filepath.Glob(filepath.Join(schemasDir, "*"))
 	if err != nil {
 		t.Fatal(err)
@@ -74,6 +76,7 @@ func TestNoOrphanSchemas(t *testing.T) {
 // silently cut short: an unescaped comma inside a description or pattern
 // starts a new (ignored) tag part. Escape such commas as \,.
 func TestStructTagsParse(t *testing.T) {
+	t.Parallel()
 	bare := []string{"", "required", "nullable", "-", "uniqueItems"}
 	seen := map[reflect.Type]bool{}
 	var walk func(where string, typ reflect.Type)
@@ -133,6 +136,7 @@ func lineAt(b []byte, n int) string {
 }
 
 func TestSplitTag(t *testing.T) {
+	t.Parallel()
 	got := splitTag(`minLength=1,description=a\, b,enum=x`)
 	want := []string{"minLength=1", `description=a\, b`, "enum=x"}
 	if !slices.Equal(got, want) {

@@ -15,7 +15,6 @@ package schema
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"reflect"
 	"slices"
@@ -24,37 +23,26 @@ import (
 
 	"github.com/kk-project/kk/internal/contracts"
 	"github.com/kk-project/kk/internal/store"
+	"github.com/kk-project/kk/internal/typeschema"
 )
 
-// Entry is one registered schema.
-type Entry struct {
-	// Name is what `kk schema` and `kk validate` take, and the file name
-	// under schemas/.
-	Name string
-	// Title is the schema's "title".
-	Title string
-	// Description is one line: the schema's "description" and what
-	// `kk schema --list` shows.
-	Description string
-	// Type is the Go type the schema is generated from.
-	Type reflect.Type
-}
+// Entry is one registered schema: its name, title, description and Go
+// type.
+type Entry = typeschema.Entry
 
-// entries is the registry, one line per schema. The schemas of the core
-// are listed here; other areas add theirs with register, one file per
-// area (entries_<area>.go), so that no two areas edit the same list.
-var entries = []Entry{
+// entries is the registry: the core's schemas (coreEntries) and each
+// area's, listed in a file of its own (entries_<area>.go) so that no two
+// areas edit the same list. It is built once, here, from those lists, in
+// the order written: no init function adds to it, and it never changes.
+var entries = slices.Concat(coreEntries, curateEntries, graphEntries, packEntries, rebalanceEntries, serveEntries, symbolEntries)
+
+// coreEntries are the schemas of the knowledge base's own files.
+var coreEntries = []Entry{
 	{Name: "config", Title: "kk config.yaml", Description: "Settings in .ai/kenkeep/config.yaml; unknown settings are an error.", Type: reflect.TypeFor[store.Config]()},
 	{Name: "folder-summaries", Title: "kk FOLDER_SUMMARIES.md front matter", Description: "Front matter of .ai/kenkeep/FOLDER_SUMMARIES.md: a one-line summary per folder under nodes/.", Type: reflect.TypeFor[FolderSummaries]()},
 	{Name: "installed-version", Title: "kk installed-version", Description: "The .ai/kenkeep/.state/installed-version file: which kk version set up the knowledge base, and when.", Type: reflect.TypeFor[store.Installed]()},
 	{Name: "node", Title: "kk leaf front matter", Description: "Front matter of a knowledge leaf (nodes/**/<kk_id>.md): kenkeep v3 keys plus optional OKF v0.2 keys; other keys are kept.", Type: reflect.TypeFor[LeafFrontMatter]()},
 	{Name: "node-input", Title: "kk node write input", Description: "The JSON that `kk node write --input` takes: one whole leaf to create or update.", Type: reflect.TypeFor[contracts.NodeInput]()},
-}
-
-// register adds schemas to the registry. It is called only from init
-// functions in this package; the registry never changes after start-up.
-func register(e ...Entry) {
-	entries = append(entries, e...)
 }
 
 // UnknownError is a schema name that is not in the registry.
@@ -101,45 +89,32 @@ func JSON(name string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := c.generate(); err != nil {
+	data, err := c.JSON()
+	if err != nil {
 		return nil, err
 	}
-	return bytes.Clone(c.json), nil
+	return bytes.Clone(data), nil
 }
 
-// Validate checks doc against the named schema. doc is a JSON-shaped value
-// as ParseDocument returns it (nil, bool, string, numbers, []any,
-// map[string]any); any other Go value is first converted through
-// encoding/json. A document that does not match returns a
-// *ValidationError listing every failure.
+// Validate checks doc against the named schema (typeschema.Schema's
+// Validate): a document that does not match returns a *ValidationError
+// listing every failure.
 func Validate(name string, doc any) error {
 	c, err := compiledFor(name)
 	if err != nil {
 		return err
 	}
-	sch, err := c.compile()
-	if err != nil {
-		return err
-	}
-	doc, err = jsonShaped(doc)
-	if err != nil {
-		return err
-	}
-	verr := sch.Validate(doc)
-	if verr == nil {
-		return nil
-	}
-	return newValidationError(name, verr)
+	return c.Validate(doc)
 }
 
-// cache holds each schema's generated JSON and compiled form, built on
-// first use so that validating many documents costs one compilation.
+// cache holds each schema, generated and compiled on first use, so that
+// validating many documents costs one compilation.
 var (
 	cacheMu sync.Mutex
-	cache   = map[string]*compiled{}
+	cache   = map[string]*typeschema.Schema{}
 )
 
-func compiledFor(name string) (*compiled, error) {
+func compiledFor(name string) (*typeschema.Schema, error) {
 	e, err := Lookup(name)
 	if err != nil {
 		return nil, err
@@ -148,12 +123,30 @@ func compiledFor(name string) (*compiled, error) {
 	defer cacheMu.Unlock()
 	c := cache[name]
 	if c == nil {
-		c = &compiled{entry: e}
+		c = typeschema.New(e)
 		cache[name] = c
 	}
 	return c, nil
 }
 
+// The schema machinery, under the names kk's faces use.
+type (
+	ValidationError = typeschema.ValidationError
+	Failure         = typeschema.Failure
+	ParseError      = typeschema.ParseError
+)
+
+// BaseURI prefixes every schema's $id.
+const BaseURI = typeschema.BaseURI
+
+// URI returns the $id of the named schema.
+func URI(name string) string { return typeschema.URI(name) }
+
+// ParseDocument turns a file's bytes (JSON, markdown front matter or
+// YAML) into the JSON-shaped value Validate takes
+// (typeschema.ParseDocument).
+func ParseDocument(data []byte) (any, error) { return typeschema.ParseDocument(data) }
+
 // ErrInvalidSchema wraps a failure to build a registered schema: a bug in
 // a registered Go type or its tags, not in the user's document.
-var ErrInvalidSchema = errors.New("internal error: registered schema cannot be built")
+var ErrInvalidSchema = typeschema.ErrInvalidSchema

@@ -16,8 +16,8 @@ var (
 	SearchNodesJSON     = optest.JSON(SearchNodes)
 	ReadEntryJSON       = optest.JSON(ReadEntry)
 	KBUpsertJSON        = optest.JSON(trace.KBUpsert)
-	ManageGraphJSON     = optest.JSON(graph.ManageGraph)
-	ManageChangelogJSON = optest.JSON(graph.ManageChangelog)
+	CreateJSON          = optest.JSONAs(graph.ManageGraphParams.AsCreate, graph.Create)
+	AppendChangelogJSON = optest.JSONAs(graph.ManageChangelogParams.AsAppend, graph.AppendChangelog)
 )
 
 func newKB(t *testing.T) *store.KB { return optest.NewKB(t) }
@@ -38,5 +38,5 @@ func createAtom(t *testing.T, k *store.KB, name string, paths []string, molecule
 		p["moleculeId"] = molecule
 	}
 	b, _ := json.Marshal(p)
-	return mustOK(t, run(t, k, ManageGraphJSON, string(b)))
+	return mustOK(t, run(t, k, CreateJSON, string(b)))
 }

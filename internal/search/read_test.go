@@ -16,7 +16,7 @@ func TestReadNode(t *testing.T) {
 		"edges":[{"type":"verified_by","from":"REQ-1","to":"Test-T1"}],"created_by":"me","source":"test"}`))
 	a := createAtom(t, k, "Auth", []string{"src/auth/**"}, "")
 	for i := range 3 {
-		mustOK(t, run(t, k, ManageChangelogJSON, fmt.Sprintf(`{"operation":"append","parentType":"atom","parentId":%q,"taskId":"T","summary":"s%d"}`, a["id"], i)))
+		mustOK(t, run(t, k, AppendChangelogJSON, fmt.Sprintf(`{"operation":"append","parentType":"atom","parentId":%q,"taskId":"T","summary":"s%d"}`, a["id"], i)))
 	}
 
 	req := mustOK(t, run(t, k, ReadNodeJSON, `{"id":"req-1"}`))

@@ -38,7 +38,7 @@ func InProcess(ctx context.Context, k *store.KB, name string, limit int) (Ranker
 				ids[i] = h.ID
 			}
 			return ids, err
-		}, func() { db.Close() }, nil
+		}, func() { _ = db.Close() }, nil
 	case RankHook:
 		ids, err := pathIDs(k)
 		if err != nil {

@@ -64,7 +64,7 @@ func TestTuneClimbs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
+	defer func() { _ = db.Close() }()
 	corpus := searcheval.Corpus{Set: searcheval.Fold(c.sets[0], 0, 3, true), Search: func(ctx context.Context, p string, rk *index.Ranking) ([]string, error) {
 		hits, err := db.Search(ctx, index.Request{Text: p, Limit: 20, Ranking: rk})
 		ids := make([]string, len(hits))

@@ -378,7 +378,7 @@ func (b *Backend) Restore(ctx context.Context, j jobqueue.Job) error {
 		if !errors.Is(err, jobqueue.ErrHeld) {
 			// The job fails for good, its files as it left them: what was
 			// kept to undo it is of no more use.
-			txn.DropOriginals(b.k, j.ID)
+			_ = txn.DropOriginals(b.k, j.ID)
 		}
 		return err
 	}

@@ -45,7 +45,7 @@ func BenchmarkPostCommit(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				defer f.Close()
+				defer func() { _ = f.Close() }()
 				if err := pprof.StartCPUProfile(f); err != nil {
 					b.Fatal(err)
 				}

@@ -92,7 +92,9 @@ func TestConcurrentSearchMemory(t *testing.T) {
 	if n, err := countDocs(resp.Body); err != nil || n != notes {
 		t.Fatalf("first search: %d notes, %v", n, err)
 	}
-	resp.Body.Close()
+	if err := resp.Body.Close(); err != nil {
+		t.Fatal(err)
+	}
 
 	// A low garbage collection target keeps the heap in use close to what
 	// is live, which is what is bounded.
@@ -138,7 +140,7 @@ func TestConcurrentSearchMemory(t *testing.T) {
 					return
 				}
 				n, err := countDocs(resp.Body)
-				resp.Body.Close()
+				_ = resp.Body.Close()
 				if resp.StatusCode == http.StatusServiceUnavailable {
 					continue // the bound may turn a request away; it is not served
 				}

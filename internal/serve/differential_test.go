@@ -45,7 +45,9 @@ func hookLog(repo string) string { return filepath.Join(filepath.Dir(repo), "hoo
 func writeHook(t *testing.T, dir, name, body string) {
 	t.Helper()
 	p := filepath.Join(dir, name)
-	os.MkdirAll(filepath.Dir(p), 0o755)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	if err := os.WriteFile(p, []byte("#!/bin/sh\n"+body+"\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -64,8 +66,12 @@ var layouts = []layout{
 		return dir
 	}},
 	{name: "sparse-checkout", after: func(t *testing.T, dir string) string {
-		os.MkdirAll(filepath.Join(dir, "other", "deep"), 0o755)
-		os.WriteFile(filepath.Join(dir, "other", "deep", "code.txt"), []byte("outside the cone\n"), 0o644)
+		if err := os.MkdirAll(filepath.Join(dir, "other", "deep"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "other", "deep", "code.txt"), []byte("outside the cone\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
 		gitIn(t, dir, "add", "other")
 		gitIn(t, dir, "-c", "user.name=p", "-c", "user.email=p@p", "commit", "-qm", "other")
 		gitIn(t, dir, "config", "index.sparse", "true")
@@ -102,7 +108,9 @@ var layouts = []layout{
 		return dir
 	}},
 	{name: "gitattributes", converts: true, after: func(t *testing.T, dir string) string {
-		os.WriteFile(filepath.Join(dir, ".gitattributes"), []byte("* text=auto\n*.md text eol=lf\n"), 0o644)
+		if err := os.WriteFile(filepath.Join(dir, ".gitattributes"), []byte("* text=auto\n*.md text eol=lf\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
 		gitIn(t, dir, "add", ".gitattributes")
 		gitIn(t, dir, "-c", "user.name=p", "-c", "user.email=p@p", "commit", "-qm", "attributes")
 		return dir

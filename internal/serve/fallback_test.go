@@ -87,7 +87,9 @@ func TestAModelThatStaysDownFallsBack(t *testing.T) {
 		t.Fatal(err)
 	}
 	refused := "http://" + ln.Addr().String()
-	ln.Close() // nothing listens there now
+	if err := ln.Close(); err != nil {
+		t.Fatal(err)
+	} // nothing listens there now
 	for _, c := range []struct {
 		name string
 		p    llm.Provider

@@ -47,7 +47,7 @@ func (s *server) health(t *testing.T) health {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	var h health
 	if err := json.NewDecoder(resp.Body).Decode(&h); err != nil {
 		t.Fatal(err)
@@ -164,7 +164,9 @@ func TestFaultUndoThatCannotRunFailsTheJobAlone(t *testing.T) {
 		t.Fatal(err)
 	}
 	j := s.post(t, httpapi.PostRequest{Title: "Doomed", Content: "Its commit is refused.\n"})
-	os.Remove(hook)
+	if err := os.Remove(hook); err != nil {
+		t.Fatal(err)
+	}
 	if j.Status != "failed" || !strings.Contains(j.Error, "refused by policy") || !strings.Contains(j.Error, "damaged") {
 		t.Fatalf("job: %+v", j)
 	}
@@ -203,7 +205,7 @@ func TestFaultRestartAlwaysComesUp(t *testing.T) {
 	killed := make(chan struct{})
 	go func() {
 		defer close(killed)
-		q.Run(context.Background(), func(ctx context.Context, w *jobqueue.Work) (string, error) {
+		_ = q.Run(context.Background(), func(ctx context.Context, w *jobqueue.Work) (string, error) {
 			job := &service.Job{ID: w.Job.ID, Op: w.Job.Op, Request: service.JobRequest{Title: "Half done", Content: "Half.\n"}, Created: w.Job.Created}
 			job.OnTouch(w.Touch)
 			// Killed before its commit: the worker's goroutine ends there
@@ -214,15 +216,24 @@ func TestFaultRestartAlwaysComesUp(t *testing.T) {
 		})
 	}()
 	<-killed
-	b.Close()
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
 	if j, _ := q.Get(queued.ID); j.Status != jobqueue.Processing || !txn.HasOriginals(k, queued.ID) {
 		t.Fatalf("the simulated kill left %+v", j)
 	}
 	// The undo cannot write.
-	txn.InjectWriteFault = func(string) error { return errors.New("no space left on device") }
-	s = start(t, k, nil)
+	var full atomic.Bool
+	full.Store(true)
+	faulty := txn.WithFaults(context.Background(), txn.Faults{Write: func(string) error {
+		if full.Load() {
+			return errors.New("no space left on device")
+		}
+		return nil
+	}})
+	s = startWith(t, faulty, k, nil)
 	j := s.waitJob(t, queued.ID, 30*time.Second)
-	txn.InjectWriteFault = nil
+	full.Store(false)
 	if j.Status != "failed" || !strings.Contains(j.Error, "no space left") {
 		t.Fatalf("the interrupted job: %+v", j)
 	}
@@ -244,7 +255,9 @@ func TestFaultHeldIndexLockKeepsJobsQueued(t *testing.T) {
 		t.Fatal(err)
 	}
 	old := time.Now().Add(-time.Minute)
-	os.Chtimes(lock, old, old)
+	if err := os.Chtimes(lock, old, old); err != nil {
+		t.Fatal(err)
+	}
 	var ids []string
 	for i := range 3 {
 		ids = append(ids, s.postAsync(t, fmt.Sprintf("Held %d", i)))
@@ -256,7 +269,9 @@ func TestFaultHeldIndexLockKeepsJobsQueued(t *testing.T) {
 			t.Fatalf("job %s ended while the lock was held: %+v (health %+v)", id, j, h)
 		}
 	}
-	os.Remove(lock)
+	if err := os.Remove(lock); err != nil {
+		t.Fatal(err)
+	}
 	for _, id := range ids {
 		j := s.waitJob(t, id, 30*time.Second)
 		if j.Status != "done" {
@@ -308,7 +323,9 @@ func TestFaultOneServerPerWorkTree(t *testing.T) {
 func TestFaultFailureAfterTheBranchMovedIsDone(t *testing.T) {
 	k := newRepo(t, 0)
 	hook := filepath.Join(k.Root, ".git", "hooks", "reference-transaction")
-	os.MkdirAll(filepath.Dir(hook), 0o755)
+	if err := os.MkdirAll(filepath.Dir(hook), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	if err := os.WriteFile(hook, []byte("#!/bin/sh\n[ \"$1\" = committed ] && kill -9 $PPID\nexit 0\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -317,7 +334,9 @@ func TestFaultFailureAfterTheBranchMovedIsDone(t *testing.T) {
 	for i := range 3 {
 		jobs = append(jobs, s.post(t, httpapi.PostRequest{Title: fmt.Sprintf("Moved %d", i), Content: "The update is killed after the move.\n"}))
 	}
-	os.Remove(hook)
+	if err := os.Remove(hook); err != nil {
+		t.Fatal(err)
+	}
 	for _, j := range jobs {
 		if j.Status != "done" {
 			t.Fatalf("job: %+v", j)
@@ -354,7 +373,7 @@ func TestFaultPersonCommitsBesideJobs(t *testing.T) {
 			if plumbing {
 				// A commit of the tip's tree, made without the index.
 				cmd = exec.Command("sh", "-c", `set -e; h=$(git rev-parse HEAD); c=$(git commit-tree -p $h -m plumbing $h^{tree}); git update-ref HEAD $c $h`)
-				os.Remove(filepath.Join(k.Root, name))
+				_ = os.Remove(filepath.Join(k.Root, name))
 			} else {
 				cmd = exec.Command("sh", "-c", "git add "+name+" && git commit -q -m by-hand")
 			}
@@ -416,7 +435,7 @@ func TestFaultRecoveryRestoresTheBytesBeforeTheJob(t *testing.T) {
 	uncommitted := "inbox/map-uncommitted-note.md"
 	written, _ := os.ReadFile(k.NodePath(uncommitted))
 	b := New(Options{KB: k})
-	defer b.Close()
+	defer func() { _ = b.Close() }()
 	for _, target := range []string{committed.Path, uncommitted} {
 		var touched []string
 		job := &service.Job{ID: "job-" + filepath.Base(target), Op: service.OpEdit, Request: service.JobRequest{Path: target, Title: "Edited by the job"}, Created: time.Now()}

@@ -56,13 +56,13 @@ func (b *Backend) openLocked(stop context.Context) error {
 	b.abortLeftRebase(stop)
 	r, err := gitx.OpenRepo(stop, b.k.Root)
 	if err != nil {
-		l.Release()
+		_ = l.Release()
 		return fmt.Errorf("kk serve needs its root in a git work tree on a branch: %w", err)
 	}
 	removed, err := r.RemoveStaleLocks()
 	if err != nil {
 		r.Close()
-		l.Release()
+		_ = l.Release()
 		return fmt.Errorf("removing the git locks a killed kk serve left: %w", err)
 	}
 	for _, p := range removed {
@@ -87,7 +87,7 @@ func (b *Backend) Close() error {
 		b.repo = nil
 	}
 	if b.held != nil {
-		b.held.Release()
+		_ = b.held.Release()
 		b.held = nil
 	}
 	b.view = nil

@@ -91,12 +91,19 @@ type server struct {
 // behind the HTTP face on a loopback port until the test ends.
 func start(tb testing.TB, k *store.KB, p llm.Provider) *server {
 	tb.Helper()
+	return startWith(tb, context.Background(), k, p)
+}
+
+// startWith is start with the server's context made from base (faults a
+// test injects: txn.WithFaults).
+func startWith(tb testing.TB, base context.Context, k *store.KB, p llm.Provider) *server {
+	tb.Helper()
 	var log *slog.Logger
 	if os.Getenv("KK_TEST_LOG") != "" { // the server's log on stderr, when debugging a test
 		log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
 	b := New(Options{KB: k, Provider: p, Logger: log})
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(base)
 	if err := b.Open(ctx); err != nil {
 		tb.Fatal(err)
 	}
@@ -127,7 +134,7 @@ func start(tb testing.TB, k *store.KB, p llm.Provider) *server {
 		if err := <-done; err != nil {
 			tb.Errorf("Serve: %v", err)
 		}
-		b.Close()
+		_ = b.Close()
 	}
 	tb.Cleanup(stop)
 	url := "http://" + ln.Addr().String()

@@ -22,7 +22,9 @@ func TestKnowledgedIndexOnTheTree(t *testing.T) {
 	}
 	leaf := "---\ntype: practice\ntitle: Version every route\ndescription: Clients pin a version.\ntags: []\nkk_schema_version: 3\nkk_id: practice-version-every-route\nkk_derived_from: []\nkk_relates_to: []\nkk_depends_on: []\nkk_confidence: high\n---\n\nPut /v1/ in front.\n"
 	dir := filepath.Join(k.NodesDir(), "http-api")
-	os.MkdirAll(dir, 0o755)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	if err := os.WriteFile(filepath.Join(dir, "practice-version-every-route.md"), []byte(leaf), 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -134,7 +134,7 @@ func TestMCPKnowledgedOnTheTree(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer cs.Close()
+	defer func() { _ = cs.Close() }()
 	call := func(tool string, args map[string]any) (string, bool) {
 		t.Helper()
 		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})

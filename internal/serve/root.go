@@ -27,7 +27,7 @@ func Announce(k *store.KB, url string) (func(), error) {
 	if err := atomicfile.Write(p, []byte(url+"\n"), 0o644); err != nil {
 		return nil, err
 	}
-	return func() { os.Remove(p) }, nil
+	return func() { _ = os.Remove(p) }, nil
 }
 
 // BootstrapSubject is the subject of the commit that creates a knowledge
@@ -232,5 +232,5 @@ func (b *Backend) abortLeftRebase(ctx context.Context) {
 		}
 		b.log.Warn("aborted the rebase a killed kk serve left")
 	}
-	os.Remove(marker)
+	_ = os.Remove(marker)
 }

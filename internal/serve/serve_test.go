@@ -82,7 +82,9 @@ func TestStoreEditDeleteOnTheTree(t *testing.T) {
 	k := newRepo(t, 0)
 	// Ordinary markdown elsewhere in the repository breaks nothing.
 	for name, text := range map[string]string{"README.md": "# A project\n", "docs/guide.md": "no front matter\n"} {
-		os.MkdirAll(filepath.Join(k.Root, filepath.Dir(name)), 0o755)
+		if err := os.MkdirAll(filepath.Join(k.Root, filepath.Dir(name)), 0o755); err != nil {
+			t.Fatal(err)
+		}
 		if err := os.WriteFile(filepath.Join(k.Root, name), []byte(text), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -302,7 +304,7 @@ func fakeModel(t *testing.T, replies [][2]string) llm.Provider {
 		}
 		for _, rep := range replies {
 			if _, ok := req.Format.Properties[rep[0]]; ok || rep[0] == "" {
-				json.NewEncoder(w).Encode(map[string]any{"message": map[string]string{"role": "assistant", "content": rep[1]}, "done": true})
+				_ = json.NewEncoder(w).Encode(map[string]any{"message": map[string]string{"role": "assistant", "content": rep[1]}, "done": true})
 				return
 			}
 		}
@@ -367,7 +369,7 @@ func rejectCommits(t *testing.T, k *store.KB) func() {
 	if err := os.WriteFile(hook, []byte("#!/bin/sh\n[ \"$1\" = prepared ] && { echo refused by policy >&2; exit 1; }\nexit 0\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	return func() { os.Remove(hook) }
+	return func() { _ = os.Remove(hook) }
 }
 
 func TestAFailedCommitLeavesNothing(t *testing.T) {

@@ -42,7 +42,9 @@ func TestCaptureWritesAndKeeps(t *testing.T) {
 	}
 
 	// A log that no longer parses is replaced by the capture.
-	os.WriteFile(path, []byte("garbage"), 0o644)
+	if err := os.WriteFile(path, []byte("garbage"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	if res, err := Capture(ctx, k, o); err != nil || res.Action != CaptureUpdated || res.Status != StatusPending {
 		t.Fatalf("%+v %v", res, err)
 	}

@@ -246,9 +246,15 @@ func TestListFindAndStamp(t *testing.T) {
 	write("20260519-0900-aaaaaaaa-0000-4000-8000-000000000001.md", "2026-05-21T09:00:00.000Z", StatusDone)
 	stale := write("20260101-0000-aaaaaaaa-0000-4000-8000-000000000001.md", "2026-05-22T09:00:00.000Z", StatusPending)
 	write("20260518-0900-cccccccc-0000-4000-8000-000000000003.md", "2026-05-18T09:00:00.000Z", StatusPending)
-	os.WriteFile(filepath.Join(dir, ".hidden.md"), []byte("junk"), 0o644)
-	os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("junk"), 0o644)
-	os.WriteFile(filepath.Join(dir, "zz-broken.md"), []byte("---\nsession_id: [\n---\n"), 0o644)
+	if err := os.WriteFile(filepath.Join(dir, ".hidden.md"), []byte("junk"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("junk"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "zz-broken.md"), []byte("---\nsession_id: [\n---\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 
 	logs, problems, err := List(dir)
 	if err != nil {
@@ -395,7 +401,9 @@ func TestStripPrivate(t *testing.T) {
 
 func TestResolveExcerpt(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "ex.md")
-	os.WriteFile(p, []byte("from file <kk-private>s</kk-private>"), 0o644)
+	if err := os.WriteFile(p, []byte("from file <kk-private>s</kk-private>"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	if got := ResolveExcerpt(p); got != "from file [kk-private removed]" {
 		t.Errorf("file: %q", got)
 	}

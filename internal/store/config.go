@@ -13,8 +13,7 @@ import (
 	"github.com/invopop/jsonschema"
 
 	"github.com/kk-project/kk/internal/frontmatter"
-	"github.com/kk-project/kk/internal/harness"
-	"github.com/kk-project/kk/internal/llm"
+	"github.com/kk-project/kk/internal/llmconfig"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -42,7 +41,7 @@ type Config struct {
 	Extractors   *Extractors   `yaml:"extractors,omitempty" json:"extractors,omitempty"`
 	// Embeddings, when it names a provider, makes search hybrid (lexical
 	// and by meaning); absent, kk stays offline and lexical.
-	Embeddings *llm.EmbedConfig `yaml:"embeddings,omitempty" json:"embeddings,omitempty"`
+	Embeddings *llmconfig.EmbedConfig `yaml:"embeddings,omitempty" json:"embeddings,omitempty"`
 	// LLM is the model kk serve's organizer and query engine ask; none
 	// (the default) keeps kk serve offline. KK_LLM_* variables override
 	// it, and API keys come only from the environment.
@@ -108,8 +107,8 @@ func (m *ModelSetting) UnmarshalYAML(n *yaml.Node) error {
 		return nil
 	}
 	for _, e := range []struct{ key, v string }{{"effort", m.Effort}, {"reasoningEffort", m.ReasoningEffort}} {
-		if e.v != "" && !slices.Contains(harness.EffortLevels, e.v) {
-			return modelError(n.Line, "%s %q is not one of %s", e.key, e.v, strings.Join(harness.EffortLevels, ", "))
+		if e.v != "" && !slices.Contains(llmconfig.EffortLevels, e.v) {
+			return modelError(n.Line, "%s %q is not one of %s", e.key, e.v, strings.Join(llmconfig.EffortLevels, ", "))
 		}
 	}
 	if m.Name != "" && m.Model != "" && m.Name != m.Model {
@@ -135,11 +134,11 @@ func modelError(line int, format string, args ...any) error {
 
 // HarnessModel is the setting as a harness run takes it (the zero Model
 // for a nil setting).
-func (m *ModelSetting) HarnessModel() harness.Model {
+func (m *ModelSetting) HarnessModel() llmconfig.Model {
 	if m == nil {
-		return harness.Model{}
+		return llmconfig.Model{}
 	}
-	return harness.Model{Harness: m.Harness, Name: cmp.Or(m.Name, m.Model), Effort: cmp.Or(m.Effort, m.ReasoningEffort), Agent: m.Agent}
+	return llmconfig.Model{Harness: m.Harness, Name: cmp.Or(m.Name, m.Model), Effort: cmp.Or(m.Effort, m.ReasoningEffort), Agent: m.Agent}
 }
 
 // ModelSettings are the configured model settings by name, in a fixed
@@ -154,16 +153,16 @@ type NamedModel struct {
 	Setting *ModelSetting
 }
 
-// LLMSettings is the llm: section of config.yaml: an llm.Config, under a
+// LLMSettings is the llm: section of config.yaml: an llmconfig.Config, under a
 // name of its own in the generated schema.
-type LLMSettings llm.Config
+type LLMSettings llmconfig.Config
 
 // LLMConfig returns the llm: section (the zero Config when absent).
-func (c Config) LLMConfig() llm.Config {
+func (c Config) LLMConfig() llmconfig.Config {
 	if c.LLM == nil {
-		return llm.Config{}
+		return llmconfig.Config{}
 	}
-	return llm.Config(*c.LLM)
+	return llmconfig.Config(*c.LLM)
 }
 
 // Traceability configures the typed entities' rules and who may delete them.
@@ -286,7 +285,7 @@ func (ModelSetting) JSONSchema() *jsonschema.Schema {
 	}
 	efforts := func() *jsonschema.Schema {
 		e := &jsonschema.Schema{Type: "string"}
-		for _, l := range harness.EffortLevels {
+		for _, l := range llmconfig.EffortLevels {
 			e.Enum = append(e.Enum, l)
 		}
 		return e

@@ -31,8 +31,12 @@ func TestReadFolderAgreesWithReadTree(t *testing.T) {
 	nodes := k.NodesDir()
 	for name, data := range map[string]string{"db/log.md": "log", "db/notes.txt": "x", ".hidden/x.md": "x", "db/.draft.md": "x"} {
 		p := filepath.Join(nodes, filepath.FromSlash(name))
-		os.MkdirAll(filepath.Dir(p), 0o755)
-		os.WriteFile(p, []byte(data), 0o644)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 	// A leaf reached through a symlink to a file in a dot folder (which
 	// the readers do not walk).
@@ -40,12 +44,18 @@ func TestReadFolderAgreesWithReadTree(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	os.MkdirAll(filepath.Join(nodes, ".store"), 0o755)
-	os.WriteFile(filepath.Join(nodes, ".store", "linked.md"), []byte(strings.ReplaceAll(string(src), "practice-leaf-b", "practice-linked")), 0o644)
+	if err := os.MkdirAll(filepath.Join(nodes, ".store"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(nodes, ".store", "linked.md"), []byte(strings.ReplaceAll(string(src), "practice-leaf-b", "practice-linked")), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	if err := os.Symlink(filepath.Join(nodes, ".store", "linked.md"), filepath.Join(nodes, "db", "practice-linked.md")); err != nil {
 		t.Skip("no symlinks here:", err)
 	}
-	os.Symlink(filepath.Join(nodes, "net"), filepath.Join(nodes, "db", "netlink"))
+	if err := os.Symlink(filepath.Join(nodes, "net"), filepath.Join(nodes, "db", "netlink")); err != nil {
+		t.Fatal(err)
+	}
 	tr, err := k.ReadTree(store.LoadOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -82,7 +92,9 @@ func TestReadFolderAgreesWithReadTree(t *testing.T) {
 	if _, _, err := k.ReadFolder("gone"); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("a missing folder: %v", err)
 	}
-	os.WriteFile(filepath.Join(nodes, "db", "broken.md"), []byte("---\nnot: [closed\n---\n"), 0o644)
+	if err := os.WriteFile(filepath.Join(nodes, "db", "broken.md"), []byte("---\nnot: [closed\n---\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	leaves, _, _ := k.ReadFolder("db")
 	bad := 0
 	for _, l := range leaves {

@@ -34,11 +34,12 @@ type InitResult struct {
 	Unchanged bool     `json:"unchanged"`
 }
 
-// Scaffold creates the knowledge base layout (folders, config.yaml,
-// README, .gitignore, .kkignore, FOLDER_SUMMARIES.md, installed-version);
-// txn.Init follows it with the generated index files. Existing user content
-// (config, folder summaries, leaves, .kkignore outside kk's block) is never
-// overwritten; a second run changes nothing. With Upgrade, generated scaffolding (README,
+// Scaffold creates the knowledge base's setup (folders, config.yaml,
+// README, .gitignore, .gitattributes, .kkignore, installed-version);
+// txn.Init follows it with a transaction that creates FOLDER_SUMMARIES.md,
+// knowledge like the leaves, and the generated index files. Existing user
+// content (config, .kkignore outside kk's block) is never overwritten; a
+// second run changes nothing. With Upgrade, generated scaffolding (README,
 // .gitignore block, installed version) is refreshed.
 func (k *KB) Scaffold(ctx context.Context, opts InitOptions) (*InitResult, error) {
 	existed := k.Initialized()
@@ -109,15 +110,6 @@ func (k *KB) Scaffold(ctx context.Context, opts InitOptions) (*InitResult, error
 		}
 		if err := put(k.GitattributesPath(), ga, true); err != nil {
 			return err
-		}
-		if _, err := os.Stat(k.SummariesPath()); errors.Is(err, fs.ErrNotExist) {
-			data, err := RenderSummaries(Summaries{})
-			if err != nil {
-				return err
-			}
-			if err := put(k.SummariesPath(), data, false); err != nil {
-				return err
-			}
 		}
 		if err := k.writeInstalled(opts, put); err != nil {
 			return err

@@ -24,19 +24,25 @@ func TestMergeKKIgnore(t *testing.T) {
 	}
 
 	old := "docs/archive/\n.claude/skills/\n.agents/skills/\n**/*.draft.md\n"
-	os.WriteFile(p, []byte(old), 0o644)
+	if err := os.WriteFile(p, []byte(old), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	got, _ := mergeKKIgnore(p)
 	if want := "docs/archive/\n**/*.draft.md\n\n" + block; string(got) != want {
 		t.Errorf("file without the block:\n%s\nwant:\n%s", got, want)
 	}
 
 	stale := "mine/\n" + kkignoreStart + "\n.claude/skills/\n" + kkignoreEnd + "\nafter/\n"
-	os.WriteFile(p, []byte(stale), 0o644)
+	if err := os.WriteFile(p, []byte(stale), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	got, _ = mergeKKIgnore(p)
 	if want := "mine/\n" + block + "after/\n"; string(got) != want {
 		t.Errorf("stale block:\n%s\nwant:\n%s", got, want)
 	}
-	os.WriteFile(p, got, 0o644)
+	if err := os.WriteFile(p, got, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	if again, _ := mergeKKIgnore(p); string(again) != string(got) {
 		t.Errorf("a second merge changed the file:\n%s", again)
 	}

@@ -34,7 +34,7 @@ func TestMemoPerKnowledgeBase(t *testing.T) {
 		t.Fatal("after Close the KB still returns the closed value")
 	}
 	var zero KB
-	if Memo(&zero, testKey{}, mk) == Memo(&zero, testKey{}, mk) {
+	if first, second := Memo(&zero, testKey{}, mk), Memo(&zero, testKey{}, mk); first == second {
 		t.Fatal("a zero KB keeps values it can never release")
 	}
 }

@@ -57,7 +57,7 @@ func walkFolder(root, realRoot, rel string, l *Listing) (subdirs []string, symli
 	if err != nil {
 		return nil, false, err
 	}
-	defer dir.Close()
+	defer func() { _ = dir.Close() }()
 	entries, err := dir.ReadDir(-1)
 	if err != nil {
 		return nil, false, err

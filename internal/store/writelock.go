@@ -16,7 +16,7 @@ func (k *KB) WithLock(ctx context.Context, cmd string, fn func() error) error {
 	if err != nil {
 		return err
 	}
-	defer l.Release()
+	defer func() { _ = l.Release() }()
 	return fn()
 }
 

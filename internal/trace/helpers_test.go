@@ -12,10 +12,10 @@ import (
 
 // The operations as the tests call them, on raw JSON.
 var (
-	KBQueryJSON     = optest.JSON(KBQuery)
-	KBCheckJSON     = optest.JSON(KBCheck)
-	KBUpsertJSON    = optest.JSON(KBUpsert)
-	ManageGraphJSON = optest.JSON(graph.ManageGraph)
+	KBQueryJSON  = optest.JSON(KBQuery)
+	KBCheckJSON  = optest.JSON(KBCheck)
+	KBUpsertJSON = optest.JSON(KBUpsert)
+	CreateJSON   = optest.JSONAs(graph.ManageGraphParams.AsCreate, graph.Create)
 )
 
 func kbDeleteWith(o DeleteOptions) optest.RawOp {
@@ -40,5 +40,5 @@ func treeHash(t *testing.T, k *store.KB) string { return optest.TreeHash(t, k) }
 func createMolecule(t *testing.T, k *store.KB, name string) map[string]any {
 	t.Helper()
 	b, _ := json.Marshal(map[string]any{"operation": "create", "entityType": "molecule", "name": name, "knowledge": name + " knowledge"})
-	return mustOK(t, run(t, k, ManageGraphJSON, string(b)))
+	return mustOK(t, run(t, k, CreateJSON, string(b)))
 }

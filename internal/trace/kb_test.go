@@ -13,6 +13,7 @@ import (
 	"github.com/kk-project/kk/internal/index"
 	"github.com/kk-project/kk/internal/op"
 	"github.com/kk-project/kk/internal/store"
+	"github.com/kk-project/kk/internal/txn"
 )
 
 func kbDeleteUser(ctx context.Context, k *store.KB, raw []byte) op.Envelope {
@@ -48,6 +49,7 @@ func seedTrace(t *testing.T, k *store.KB) map[string]any {
 }
 
 func TestUpsertCreatesLeavesAndAudit(t *testing.T) {
+	t.Parallel()
 	k := newKB(t)
 	d := seedTrace(t, k)
 	if ids := toStrings(d["ids"]); !slices.Equal(ids, []string{"req-7", "req-8", "scenario-login-passkey", "test-login-e2e", "symbol-auth-login", "adr-3"}) {
@@ -70,7 +72,8 @@ func TestUpsertCreatesLeavesAndAudit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(recs) != 1 || recs[0].Actor != "agent:test" || recs[0].Source != "task T-1" || recs[0].Changeset != d["changeset"] || len(recs[0].Ops) != 11 {
+	// The first record is kk init's (it created FOLDER_SUMMARIES.md).
+	if len(recs) != 2 || recs[1].Actor != "agent:test" || recs[1].Source != "task T-1" || recs[1].Changeset != d["changeset"] || len(recs[1].Ops) != 11 {
 		t.Fatalf("audit = %+v", recs)
 	}
 	// The same changeset again changes nothing but still leaves a record.
@@ -98,12 +101,13 @@ func TestUpsertCreatesLeavesAndAudit(t *testing.T) {
 	} else if det := r["error"].(map[string]any)["details"].(map[string]any); det["currentVersion"] != float64(2) {
 		t.Fatalf("conflict details = %v", det)
 	}
-	if recs, _ := index.ReadAudit(k, "main"); len(recs) != 3 {
-		t.Fatalf("%d audit records after 3 applied changesets", len(recs))
+	if recs, _ := index.ReadAudit(k, "main"); len(recs) != 1+3 {
+		t.Fatalf("%d audit records after kk init and 3 applied changesets", len(recs))
 	}
 }
 
 func TestUpsertBadInputWritesNothing(t *testing.T) {
+	t.Parallel()
 	k := newKB(t)
 	seedTrace(t, k)
 	createMolecule(t, k, "Auth")
@@ -158,6 +162,7 @@ func TestUpsertBadInputWritesNothing(t *testing.T) {
 }
 
 func TestDelete(t *testing.T) {
+	t.Parallel()
 	k := newKB(t)
 	seedTrace(t, k)
 	before := treeHash(t, k)
@@ -203,12 +208,13 @@ func TestDelete(t *testing.T) {
 		t.Fatalf("delete = %v", d)
 	}
 	recs, _ := index.ReadAudit(k, "main")
-	if len(recs) != 3 || !slices.ContainsFunc(recs[2].Ops, func(op index.AuditOp) bool { return op.Op == "delete" && op.ID == "req-8" }) {
+	if len(recs) != 1+3 || !slices.ContainsFunc(recs[3].Ops, func(op index.AuditOp) bool { return op.Op == "delete" && op.ID == "req-8" }) {
 		t.Fatalf("audit = %+v", recs)
 	}
 }
 
 func TestQuery(t *testing.T) {
+	t.Parallel()
 	k := newKB(t)
 	seedTrace(t, k)
 	q := func(raw string) []string {
@@ -250,6 +256,7 @@ func TestQuery(t *testing.T) {
 }
 
 func TestCheckRules(t *testing.T) {
+	t.Parallel()
 	k := newKB(t)
 	seedTrace(t, k)
 	check := func(raw string) []Violation {
@@ -321,4 +328,43 @@ func toStrings(v any) []string {
 		out = append(out, fmt.Sprint(x))
 	}
 	return out
+}
+
+// One kb_upsert reads config.yaml once, in its transaction under the lock:
+// the project check, the branch, the index's sync and the changeset's rows
+// all follow that one reading. A config.yaml broken once the files are
+// replaced does not reach the commit's index update (which read it a
+// second time, and failed the changeset, before).
+func TestKBUpsertReadsTheConfigOnce(t *testing.T) {
+	t.Parallel()
+	k := newKB(t)
+	good, err := os.ReadFile(k.ConfigPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := txn.WithFaults(context.Background(), txn.Faults{At: func(point string) {
+		if point == "applied" {
+			if err := os.WriteFile(k.ConfigPath(), []byte("schema_version: [\n"), 0o644); err != nil {
+				t.Error(err)
+			}
+		}
+	}})
+	res, err := KBUpsert(ctx, k, KBUpsertParams{ProjectID: graph.ProjectID(k), CreatedBy: "t", Source: "test",
+		Entities: []KBEntityIn{{ID: "req-1", Type: "req", Title: "One reading"}}})
+	if err != nil {
+		t.Fatalf("kb_upsert with config.yaml broken after its reading: %v", err)
+	}
+	if !slices.Equal(res.Created, []string{"req-1"}) {
+		t.Fatalf("created %v; want [req-1]", res.Created)
+	}
+	if _, err := k.LoadConfig(); err == nil {
+		t.Fatal("the fault did not break config.yaml")
+	}
+	if err := os.WriteFile(k.ConfigPath(), good, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	q := mustOK(t, run(t, k, KBQueryJSON, `{"type":"req"}`))
+	if q["total"] != float64(1) {
+		t.Fatalf("kb_query after the upsert: %v", q)
+	}
 }

@@ -96,12 +96,10 @@ func oneLine(field, s string, max int, required bool) *op.Error {
 	return nil
 }
 
-// checkChangeset checks what kb_upsert and kb_delete share: the project,
-// who applies the changeset and from where, and its size.
-func checkChangeset(k *store.KB, projectID, createdBy, source string, entities, edges int) *op.Error {
-	if err := graph.ValidateProjectID(k, projectID); err != nil {
-		return err
-	}
+// checkChangeset checks what kb_upsert and kb_delete share but the
+// project (which runTrace checks against the transaction's config): who
+// applies the changeset and from where, and its size.
+func checkChangeset(createdBy, source string, entities, edges int) *op.Error {
 	if err := oneLine("created_by", createdBy, MaxShortFieldChars, true); err != nil {
 		return err
 	}
@@ -240,6 +238,7 @@ func validateEdgeIn(i int, e KBEdgeIn) (KBEdgeIn, *op.Error) {
 type traceTx struct {
 	ctx    context.Context
 	k      *store.KB
+	cfg    store.Config // config.yaml as the transaction read it
 	tx     *txn.Tx
 	tree   *store.Tree
 	db     *index.DB
@@ -247,12 +246,20 @@ type traceTx struct {
 	ops    []index.AuditOp       // edge operations, recorded after the leaves'
 }
 
-// runTrace runs fn in a store transaction with the tree read and the
-// branch's index synced under the writer lock; the transaction writes the
-// leaves fn staged, regenerates the index files, syncs the index and
-// appends the audit record.
-func runTrace(ctx context.Context, k *store.KB, m txn.Meta, fn func(tx *traceTx) error) (*txn.Result, error) {
+// runTrace runs fn in a store transaction with the config, the tree and
+// the branch's index read under the writer lock, once, after checking
+// that projectID names this knowledge base; the transaction writes the
+// leaves fn staged, regenerates the index files, brings the index in step
+// and appends the audit record.
+func runTrace(ctx context.Context, k *store.KB, projectID string, m txn.Meta, fn func(tx *traceTx) error) (*txn.Result, error) {
 	return txn.Update(ctx, k, m, func(t *txn.Tx) error {
+		cfg, err := t.Config()
+		if err != nil {
+			return err
+		}
+		if err := graph.CheckProjectID(k, cfg, projectID); err != nil {
+			return err
+		}
 		tree, err := t.Tree()
 		if err != nil {
 			return err
@@ -261,7 +268,7 @@ func runTrace(ctx context.Context, k *store.KB, m txn.Meta, fn func(tx *traceTx)
 		if err != nil {
 			return err
 		}
-		tx := &traceTx{ctx: ctx, k: k, tx: t, tree: tree, db: db, edited: map[string]*node.Node{}}
+		tx := &traceTx{ctx: ctx, k: k, cfg: cfg, tx: t, tree: tree, db: db, edited: map[string]*node.Node{}}
 		if err := fn(tx); err != nil {
 			return err
 		}
@@ -340,146 +347,222 @@ func (tx *traceTx) endpointType(id string, pending map[string]*entityIn, indexed
 	return ""
 }
 
+// KBUpsert applies a changeset of entities and edges, all or nothing
+// (kb_upsert): validate it, resolve what it names against the tree and the
+// index under the writer lock, stage the leaves it changes, and report
+// what the committed changeset did.
 func KBUpsert(ctx context.Context, k *store.KB, p KBUpsertParams) (*UpsertResult, error) {
-	if err := checkChangeset(k, p.ProjectID, p.CreatedBy, p.Source, len(p.Entities), len(p.Edges)); err != nil {
+	u, err := validateUpsert(p)
+	if err != nil {
 		return nil, err
 	}
-	var ents []*entityIn
-	pending := map[string]*entityIn{}
+	done, err := runTrace(ctx, k, p.ProjectID, txn.Meta{Actor: p.CreatedBy, Source: p.Source, Command: "kb_upsert"}, func(tx *traceTx) error {
+		if err := u.resolve(tx); err != nil {
+			return err
+		}
+		return u.stage(tx)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return u.record(done), nil
+}
+
+// upsert is one kb_upsert changeset on its way through the transaction.
+type upsert struct {
+	p       KBUpsertParams
+	ents    []*entityIn
+	pending map[string]*entityIn // the changeset's entities, by store.IDKey
+	edges   []KBEdgeIn
+	touched []string // the leaves staged: the entities, then edge sources
+	res     *UpsertResult
+}
+
+// validateUpsert checks everything of a changeset that needs no tree: the
+// shared fields, each entity and edge, and that no entity is named twice.
+func validateUpsert(p KBUpsertParams) (*upsert, error) {
+	if err := checkChangeset(p.CreatedBy, p.Source, len(p.Entities), len(p.Edges)); err != nil {
+		return nil, err
+	}
+	u := &upsert{p: p, pending: map[string]*entityIn{}, edges: make([]KBEdgeIn, len(p.Edges)),
+		res: &UpsertResult{IDs: []string{}, Created: []string{}, Updated: []string{}, Unchanged: []string{}}}
 	for i, e := range p.Entities {
 		v, err := validateEntity(i, e)
 		if err != nil {
 			return nil, err
 		}
-		if prev, dup := pending[store.IDKey(v.ID)]; dup {
+		if prev, dup := u.pending[store.IDKey(v.ID)]; dup {
 			if prev.ID != v.ID {
 				return nil, op.Invalid(v.field+".id", "%s differs only in case from %s (%s); ids are compared without regard to case, so they name one entity", v.ID, prev.ID, prev.field)
 			}
 			return nil, op.Invalid(v.field+".id", "%s is also %s; name each entity once per changeset", v.ID, prev.field)
 		}
-		pending[store.IDKey(v.ID)] = v
-		ents = append(ents, v)
+		u.pending[store.IDKey(v.ID)] = v
+		u.ents = append(u.ents, v)
 	}
-	edges := make([]KBEdgeIn, len(p.Edges))
 	for i, e := range p.Edges {
 		v, err := validateEdgeIn(i, e)
 		if err != nil {
 			return nil, err
 		}
-		edges[i] = v
+		u.edges[i] = v
 	}
-	res := &UpsertResult{IDs: []string{}, Created: []string{}, Updated: []string{}, Unchanged: []string{}}
-	var touched []string
-	done, err := runTrace(ctx, k, txn.Meta{Actor: p.CreatedBy, Source: p.Source, Command: "kb_upsert"}, func(tx *traceTx) error {
-		var refs []string
-		for _, e := range edges {
-			refs = append(refs, e.From, e.To)
+	return u, nil
+}
+
+// resolve checks the changeset against the tree and the index, before any
+// leaf is touched. Edge ends are rewritten to name each entity as it names
+// itself.
+func (u *upsert) resolve(tx *traceTx) error {
+	var refs []string
+	for _, e := range u.edges {
+		refs = append(refs, e.From, e.To)
+	}
+	for _, e := range u.ents {
+		refs = append(refs, e.ID)
+	}
+	indexed, err := tx.db.EntitiesByID(tx.ctx, refs)
+	if err != nil {
+		return err
+	}
+	if err := u.resolveEntities(tx, indexed); err != nil {
+		return err
+	}
+	return u.resolveEdges(tx, indexed)
+}
+
+// resolveEntities checks that each entity can be created or updated: its
+// type does not change, an extracted entity is changed in its file, a
+// versioned update names an existing entity, a new one has a title.
+func (u *upsert) resolveEntities(tx *traceTx, indexed map[string]*index.Entity) error {
+	for _, e := range u.ents {
+		ro, exists := tx.tree.ByID(e.ID)
+		ix := indexed[store.IDKey(e.ID)]
+		switch {
+		case exists && ro.Type != e.Type: // ids carry their type; only a hand-broken leaf gets here
+			return op.New(op.CodeInvariant, map[string]any{"field": e.field + ".type", "id": e.ID, "type": ro.Type},
+				"%s.type: %s is a %s; an entity's type cannot change", e.field, e.ID, ro.Type)
+		case !exists && ix != nil && ix.Origin != "":
+			return op.New(op.CodeValidation, map[string]any{"field": e.field + ".id", "id": e.ID, "origin": ix.Origin},
+				"%s.id: %s is read from %s by an extractor; change that file instead", e.field, e.ID, ix.Origin)
+		case !exists && e.Version != nil:
+			return op.NotFound(e.Type, e.ID)
+		case !exists && e.Title == "":
+			return op.Invalid(e.field+".title", "is required to create %s", e.ID)
 		}
-		for _, e := range ents {
-			refs = append(refs, e.ID)
+	}
+	return nil
+}
+
+// resolveEdges checks that each edge's ends exist (in the changeset, the
+// tree or the index), that its source is a leaf of the tree or the
+// changeset, and that the edge type connects their types.
+func (u *upsert) resolveEdges(tx *traceTx, indexed map[string]*index.Entity) error {
+	for i := range u.edges {
+		e := &u.edges[i]
+		f := fmt.Sprintf("edges[%d]", i)
+		fromType := tx.endpointType(e.From, u.pending, indexed)
+		toType := tx.endpointType(e.To, u.pending, indexed)
+		// An edge end names the entity as the entity names itself.
+		e.From, e.To = tx.endpointID(e.From, u.pending, indexed), tx.endpointID(e.To, u.pending, indexed)
+		if fromType == "" {
+			return op.New(op.CodeNotFound, map[string]any{"field": f + ".from", "id": e.From}, "%s.from: no entity with id %q", f, e.From)
 		}
-		indexed, err := tx.db.EntitiesByID(ctx, refs)
+		if toType == "" {
+			return op.New(op.CodeNotFound, map[string]any{"field": f + ".to", "id": e.To}, "%s.to: no entity with id %q", f, e.To)
+		}
+		if _, inTree := tx.tree.ByID(e.From); !inTree && u.pending[store.IDKey(e.From)] == nil {
+			return op.New(op.CodeValidation, map[string]any{"field": f + ".from", "id": e.From, "origin": indexed[store.IDKey(e.From)].Origin},
+				"%s.from: %s is read from %s by an extractor; declare its edges there", f, e.From, indexed[store.IDKey(e.From)].Origin)
+		}
+		if err := graph.CheckEdge(e.Type, fromType, toType, e.Kind); err != nil {
+			err.Message = f + ": " + err.Message
+			err.Details["field"] = f
+			return err
+		}
+	}
+	return nil
+}
+
+// stage writes the changeset into the leaves: the entities' fields (a new
+// entity gets a new leaf; a versioned update is checked against the
+// current version), then the edges on their sources; every leaf touched
+// is staged.
+func (u *upsert) stage(tx *traceTx) error {
+	now := tx.tx.Timestamp()
+	if err := u.stageEntities(tx, now); err != nil {
+		return err
+	}
+	if err := u.stageEdges(tx, now); err != nil {
+		return err
+	}
+	for _, e := range u.ents {
+		u.res.IDs = append(u.res.IDs, tx.edited[store.IDKey(e.ID)].ID)
+	}
+	return tx.stage(u.touched)
+}
+
+func (u *upsert) stageEntities(tx *traceTx, now string) error {
+	for _, e := range u.ents {
+		n, err := tx.leaf(e.ID)
 		if err != nil {
 			return err
 		}
-		// Entities first: every check before any leaf is touched.
-		for _, e := range ents {
-			ro, exists := tx.tree.ByID(e.ID)
-			switch {
-			case exists && ro.Type != e.Type: // ids carry their type; only a hand-broken leaf gets here
-				return op.New(op.CodeInvariant, map[string]any{"field": e.field + ".type", "id": e.ID, "type": ro.Type},
-					"%s.type: %s is a %s; an entity's type cannot change", e.field, e.ID, ro.Type)
-			case !exists && indexed[store.IDKey(e.ID)] != nil && indexed[store.IDKey(e.ID)].Origin != "":
-				return op.New(op.CodeValidation, map[string]any{"field": e.field + ".id", "id": e.ID, "origin": indexed[store.IDKey(e.ID)].Origin},
-					"%s.id: %s is read from %s by an extractor; change that file instead", e.field, e.ID, indexed[store.IDKey(e.ID)].Origin)
-			case !exists && e.Version != nil:
-				return op.NotFound(e.Type, e.ID)
-			case !exists && e.Title == "":
-				return op.Invalid(e.field+".title", "is required to create %s", e.ID)
-			}
-		}
-		for i := range edges {
-			e := &edges[i]
-			f := fmt.Sprintf("edges[%d]", i)
-			fromType := tx.endpointType(e.From, pending, indexed)
-			toType := tx.endpointType(e.To, pending, indexed)
-			// An edge end names the entity as the entity names itself.
-			e.From, e.To = tx.endpointID(e.From, pending, indexed), tx.endpointID(e.To, pending, indexed)
-			if fromType == "" {
-				return op.New(op.CodeNotFound, map[string]any{"field": f + ".from", "id": e.From}, "%s.from: no entity with id %q", f, e.From)
-			}
-			if toType == "" {
-				return op.New(op.CodeNotFound, map[string]any{"field": f + ".to", "id": e.To}, "%s.to: no entity with id %q", f, e.To)
-			}
-			if _, inTree := tx.tree.ByID(e.From); !inTree && pending[store.IDKey(e.From)] == nil {
-				return op.New(op.CodeValidation, map[string]any{"field": f + ".from", "id": e.From, "origin": indexed[store.IDKey(e.From)].Origin},
-					"%s.from: %s is read from %s by an extractor; declare its edges there", f, e.From, indexed[store.IDKey(e.From)].Origin)
-			}
-			if err := graph.CheckEdge(e.Type, fromType, toType, e.Kind); err != nil {
-				err.Message = f + ": " + err.Message
-				err.Details["field"] = f
+		if n == nil {
+			n = newEntityLeaf(e, u.p.Source, now)
+			tx.edited[store.IDKey(e.ID)] = n
+		} else if e.Version != nil {
+			if err := tx.tx.Expect(n, *e.Version); err != nil {
 				return err
 			}
 		}
-		now := tx.tx.Timestamp()
-		for _, e := range ents {
-			n, err := tx.leaf(e.ID)
-			if err != nil {
-				return err
-			}
-			if n == nil {
-				n = newEntityLeaf(e, p.Source, now)
-				tx.edited[store.IDKey(e.ID)] = n
-			} else if e.Version != nil {
-				if err := tx.tx.Expect(n, *e.Version); err != nil {
-					return err
-				}
-			}
-			if err := applyEntity(n, e, p.Source); err != nil {
-				return err
-			}
+		if err := applyEntity(n, e, u.p.Source); err != nil {
+			return err
 		}
-		for _, e := range ents {
-			touched = append(touched, tx.edited[store.IDKey(e.ID)].ID)
-		}
-		for _, e := range edges {
-			n, err := tx.leaf(e.From)
-			if err != nil {
-				return err
-			}
-			changed, err := addEdge(n, e, p.CreatedBy, p.Source, now)
-			if err != nil {
-				return err
-			}
-			if changed {
-				res.Edges++
-				tx.ops = append(tx.ops, index.AuditOp{Op: "add_edge", ID: e.From, Type: e.Type, To: e.To})
-			}
-			if !slices.ContainsFunc(touched, func(id string) bool { return store.IDKey(id) == store.IDKey(n.ID) }) {
-				touched = append(touched, n.ID)
-			}
-		}
-		for _, e := range ents {
-			res.IDs = append(res.IDs, tx.edited[store.IDKey(e.ID)].ID)
-		}
-		return tx.stage(touched)
-	})
-	if err != nil {
-		return nil, err
 	}
-	res.Changeset = done.Changeset
+	for _, e := range u.ents {
+		u.touched = append(u.touched, tx.edited[store.IDKey(e.ID)].ID)
+	}
+	return nil
+}
+
+func (u *upsert) stageEdges(tx *traceTx, now string) error {
+	for _, e := range u.edges {
+		n, err := tx.leaf(e.From)
+		if err != nil {
+			return err
+		}
+		changed, err := addEdge(n, e, u.p.CreatedBy, u.p.Source, now)
+		if err != nil {
+			return err
+		}
+		if changed {
+			u.res.Edges++
+			tx.ops = append(tx.ops, index.AuditOp{Op: "add_edge", ID: e.From, Type: e.Type, To: e.To})
+		}
+		if !slices.ContainsFunc(u.touched, func(id string) bool { return store.IDKey(id) == store.IDKey(n.ID) }) {
+			u.touched = append(u.touched, n.ID)
+		}
+	}
+	return nil
+}
+
+// record reports what the committed changeset did to each leaf it
+// touched.
+func (u *upsert) record(done *txn.Result) *UpsertResult {
+	u.res.Changeset = done.Changeset
 	changed := changedIDs(done)
-	for _, id := range touched {
+	for _, id := range u.touched {
 		switch changed[store.IDKey(id)] {
 		case "create":
-			res.Created = append(res.Created, id)
+			u.res.Created = append(u.res.Created, id)
 		case "update":
-			res.Updated = append(res.Updated, id)
+			u.res.Updated = append(u.res.Updated, id)
 		default:
-			res.Unchanged = append(res.Unchanged, id)
+			u.res.Unchanged = append(u.res.Unchanged, id)
 		}
 	}
-	return res, nil
+	return u.res
 }
 
 // newEntityLeaf starts the leaf of a new entity.
@@ -618,15 +701,47 @@ func removeEdges(n *node.Node, drop func(graph.Edge) bool) ([]graph.Edge, error)
 	return gone, n.SetExtra(graph.KeyEdges, graph.EdgeValues(kept))
 }
 
+// KBDelete removes entities and edges, all or nothing (kb_delete):
+// validate the changeset, resolve the entities it names under the writer
+// lock (checking who may delete them and their versions), stage the
+// removals and the edges that go with them, and report what the committed
+// changeset did.
 func KBDelete(ctx context.Context, k *store.KB, p KBDeleteParams, o DeleteOptions) (*DeleteEntitiesResult, error) {
-	if err := checkChangeset(k, p.ProjectID, p.CreatedBy, p.Source, len(p.Entities), len(p.Edges)); err != nil {
-		return nil, err
-	}
-	cfg, err := k.LoadConfig()
+	d, err := validateDelete(p, o)
 	if err != nil {
 		return nil, err
 	}
-	refs := make([]KBEntityRef, len(p.Entities))
+	done, err := runTrace(ctx, k, p.ProjectID, txn.Meta{Actor: p.CreatedBy, Source: p.Source, Command: "kb_delete"}, func(tx *traceTx) error {
+		if err := d.resolve(tx); err != nil {
+			return err
+		}
+		return d.stage(tx)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return d.record(done), nil
+}
+
+// deletion is one kb_delete changeset on its way through the transaction.
+type deletion struct {
+	o       DeleteOptions
+	refs    []KBEntityRef
+	edges   []KBEdgeRef
+	deleted map[string]bool // the entities removed, by store.IDKey
+	touched []string        // the leaves that lose edges
+	res     *DeleteEntitiesResult
+}
+
+// validateDelete checks everything of a changeset that needs no tree: the
+// shared fields, each entity named once (with its version when an agent
+// deletes), each edge's type and ends.
+func validateDelete(p KBDeleteParams, o DeleteOptions) (*deletion, error) {
+	if err := checkChangeset(p.CreatedBy, p.Source, len(p.Entities), len(p.Edges)); err != nil {
+		return nil, err
+	}
+	d := &deletion{o: o, refs: make([]KBEntityRef, len(p.Entities)), edges: make([]KBEdgeRef, len(p.Edges)),
+		deleted: map[string]bool{}, res: &DeleteEntitiesResult{Deleted: []string{}, Updated: []string{}}}
 	seen := map[string]bool{}
 	for i, r := range p.Entities {
 		f := fmt.Sprintf("entities[%d]", i)
@@ -640,9 +755,8 @@ func KBDelete(ctx context.Context, k *store.KB, p KBDeleteParams, o DeleteOption
 		if o.Agent && r.Version == nil {
 			return nil, op.Invalid(f+".version", "is required: give the version you read (kb_query or kk_read) so a concurrent change is not lost")
 		}
-		refs[i] = r
+		d.refs[i] = r
 	}
-	edgeRefs := make([]KBEdgeRef, len(p.Edges))
 	for i, e := range p.Edges {
 		f := fmt.Sprintf("edges[%d]", i)
 		if e.Type == "" {
@@ -654,125 +768,157 @@ func KBDelete(ctx context.Context, k *store.KB, p KBDeleteParams, o DeleteOption
 		if e.To = normalizeRef(e.To); e.To == "" {
 			return nil, op.Invalid(f+".to", "is required")
 		}
-		edgeRefs[i] = e
+		d.edges[i] = e
 	}
-	res := &DeleteEntitiesResult{Deleted: []string{}, Updated: []string{}}
-	var touched []string
-	done, err := runTrace(ctx, k, txn.Meta{Actor: p.CreatedBy, Source: p.Source, Command: "kb_delete"}, func(tx *traceTx) error {
-		deleted := map[string]bool{} // by store.IDKey
-		for i, r := range refs {
-			f := fmt.Sprintf("entities[%d]", i)
-			ro, ok := tx.tree.ByID(r.ID)
-			if !ok {
-				if ents, err := tx.db.EntitiesByID(ctx, []string{r.ID}); err == nil && ents[store.IDKey(r.ID)] != nil {
-					origin := ents[store.IDKey(r.ID)].Origin
-					return op.New(op.CodeValidation, map[string]any{"field": f + ".id", "id": r.ID, "origin": origin},
-						"%s.id: %s is read from %s by an extractor; remove it there", f, r.ID, origin)
-				}
-				return op.New(op.CodeNotFound, map[string]any{"field": f + ".id", "id": r.ID}, "%s.id: no entity with id %q", f, r.ID)
+	return d, nil
+}
+
+// resolve finds each entity to delete in the tree and checks that it may
+// be deleted: a traceability entity of the tree (an extracted one is
+// removed in its file), of a type the agent may delete, at the version
+// the caller read.
+func (d *deletion) resolve(tx *traceTx) error {
+	for i, r := range d.refs {
+		f := fmt.Sprintf("entities[%d]", i)
+		ro, ok := tx.tree.ByID(r.ID)
+		if !ok {
+			if ents, err := tx.db.EntitiesByID(tx.ctx, []string{r.ID}); err == nil && ents[store.IDKey(r.ID)] != nil {
+				origin := ents[store.IDKey(r.ID)].Origin
+				return op.New(op.CodeValidation, map[string]any{"field": f + ".id", "id": r.ID, "origin": origin},
+					"%s.id: %s is read from %s by an extractor; remove it there", f, r.ID, origin)
 			}
-			if !slices.Contains(TraceTypes, ro.Type) {
-				return op.Invalid(f+".id", "%s is a %s; kb_delete removes %s entities (atoms and molecules go through manage_graph)",
-					ro.ID, ro.Type, strings.Join(TraceTypes, ", "))
-			}
-			if o.Agent && !cfg.AgentMayDelete(ro.Type) {
-				return op.New(op.CodeValidation, map[string]any{"field": f + ".id", "id": ro.ID, "type": ro.Type},
-					"%s.id: agents may not delete %s entities (config traceability.agentDeletableTypes); ask a person to run kk delete", f, ro.Type)
-			}
-			n, err := tx.leaf(r.ID)
-			if err != nil {
-				return err
-			}
-			if r.Version != nil {
-				if err := tx.tx.Expect(n, *r.Version); err != nil {
-					return err
-				}
-			}
-			deleted[store.IDKey(r.ID)] = true
+			return op.New(op.CodeNotFound, map[string]any{"field": f + ".id", "id": r.ID}, "%s.id: no entity with id %q", f, r.ID)
 		}
-		touch := func(id string) {
-			if !slices.ContainsFunc(touched, func(t string) bool { return store.IDKey(t) == store.IDKey(id) }) {
-				touched = append(touched, id)
-			}
+		if !slices.Contains(TraceTypes, ro.Type) {
+			return op.Invalid(f+".id", "%s is a %s; kb_delete removes %s entities (atoms and molecules go through manage_graph)",
+				ro.ID, ro.Type, strings.Join(TraceTypes, ", "))
 		}
-		for i, e := range edgeRefs {
-			f := fmt.Sprintf("edges[%d]", i)
-			if deleted[store.IDKey(e.From)] {
-				continue // goes with its entity
-			}
-			n, err := tx.leaf(e.From)
-			if err != nil {
-				return err
-			}
-			if n == nil {
-				return op.New(op.CodeNotFound, map[string]any{"field": f + ".from", "id": e.From}, "%s.from: no entity with id %q in the tree", f, e.From)
-			}
-			removed, err := removeEdges(n, func(x graph.Edge) bool { return x.Type == e.Type && store.IDKey(x.To) == store.IDKey(e.To) })
-			if err != nil {
-				return err
-			}
-			if len(removed) == 0 {
-				return op.New(op.CodeNotFound, map[string]any{"field": f, "from": e.From, "type": e.Type, "to": e.To},
-					"%s: %s has no %s edge to %s", f, n.ID, e.Type, e.To)
-			}
-			res.Edges += len(removed)
-			for _, x := range removed {
-				tx.ops = append(tx.ops, index.AuditOp{Op: "delete_edge", ID: n.ID, Type: x.Type, To: x.To})
-			}
-			touch(n.ID)
+		if d.o.Agent && !tx.cfg.AgentMayDelete(ro.Type) {
+			return op.New(op.CodeValidation, map[string]any{"field": f + ".id", "id": ro.ID, "type": ro.Type},
+				"%s.id: agents may not delete %s entities (config traceability.agentDeletableTypes); ask a person to run kk delete", f, ro.Type)
 		}
-		// Edges elsewhere in the tree that point at a deleted entity go too.
-		if len(deleted) > 0 {
-			all, err := tx.db.Edges(ctx)
-			if err != nil {
-				return err
-			}
-			for _, ed := range all {
-				if !deleted[store.IDKey(ed.To)] || deleted[store.IDKey(ed.From)] {
-					continue
-				}
-				if _, inTree := tx.tree.ByID(ed.From); !inTree {
-					continue
-				}
-				n, err := tx.leaf(ed.From)
-				if err != nil {
-					return err
-				}
-				removed, err := removeEdges(n, func(x graph.Edge) bool { return deleted[store.IDKey(x.To)] })
-				if err != nil {
-					return err
-				}
-				for _, x := range removed {
-					res.Edges++
-					tx.ops = append(tx.ops, index.AuditOp{Op: "delete_edge", ID: n.ID, Type: x.Type, To: x.To})
-				}
-				if len(removed) > 0 {
-					touch(n.ID)
-				}
-			}
-		}
-		if err := tx.stage(touched); err != nil {
+		n, err := tx.leaf(r.ID)
+		if err != nil {
 			return err
 		}
-		for _, r := range refs {
-			n := tx.edited[store.IDKey(r.ID)]
-			if err := tx.tx.Remove(n); err != nil {
+		if r.Version != nil {
+			if err := tx.tx.Expect(n, *r.Version); err != nil {
 				return err
 			}
-			res.Deleted = append(res.Deleted, n.ID)
-			res.Paths = append(res.Paths, n.Path)
 		}
+		d.deleted[store.IDKey(r.ID)] = true
+	}
+	return nil
+}
+
+// stage removes the named edges and the edges pointing at a deleted
+// entity from their sources, stages those leaves, and stages the removal
+// of the deleted entities' leaves.
+func (d *deletion) stage(tx *traceTx) error {
+	if err := d.stageNamedEdges(tx); err != nil {
+		return err
+	}
+	if err := d.stageDanglingEdges(tx); err != nil {
+		return err
+	}
+	if err := tx.stage(d.touched); err != nil {
+		return err
+	}
+	for _, r := range d.refs {
+		n := tx.edited[store.IDKey(r.ID)]
+		if err := tx.tx.Remove(n); err != nil {
+			return err
+		}
+		d.res.Deleted = append(d.res.Deleted, n.ID)
+		d.res.Paths = append(d.res.Paths, n.Path)
+	}
+	return nil
+}
+
+// touch adds id to the leaves that lose edges, once.
+func (d *deletion) touch(id string) {
+	if !slices.ContainsFunc(d.touched, func(t string) bool { return store.IDKey(t) == store.IDKey(id) }) {
+		d.touched = append(d.touched, id)
+	}
+}
+
+// stageNamedEdges removes the edges the changeset names, but those of a
+// deleted entity (which go with it).
+func (d *deletion) stageNamedEdges(tx *traceTx) error {
+	for i, e := range d.edges {
+		f := fmt.Sprintf("edges[%d]", i)
+		if d.deleted[store.IDKey(e.From)] {
+			continue // goes with its entity
+		}
+		n, err := tx.leaf(e.From)
+		if err != nil {
+			return err
+		}
+		if n == nil {
+			return op.New(op.CodeNotFound, map[string]any{"field": f + ".from", "id": e.From}, "%s.from: no entity with id %q in the tree", f, e.From)
+		}
+		removed, err := removeEdges(n, func(x graph.Edge) bool { return x.Type == e.Type && store.IDKey(x.To) == store.IDKey(e.To) })
+		if err != nil {
+			return err
+		}
+		if len(removed) == 0 {
+			return op.New(op.CodeNotFound, map[string]any{"field": f, "from": e.From, "type": e.Type, "to": e.To},
+				"%s: %s has no %s edge to %s", f, n.ID, e.Type, e.To)
+		}
+		d.res.Edges += len(removed)
+		for _, x := range removed {
+			tx.ops = append(tx.ops, index.AuditOp{Op: "delete_edge", ID: n.ID, Type: x.Type, To: x.To})
+		}
+		d.touch(n.ID)
+	}
+	return nil
+}
+
+// stageDanglingEdges removes the edges elsewhere in the tree that point at
+// a deleted entity.
+func (d *deletion) stageDanglingEdges(tx *traceTx) error {
+	if len(d.deleted) == 0 {
 		return nil
-	})
-	if err != nil {
-		return nil, err
 	}
-	res.Changeset = done.Changeset
-	changed := changedIDs(done)
-	for _, id := range touched {
-		if changed[store.IDKey(id)] != "" {
-			res.Updated = append(res.Updated, id)
+	all, err := tx.db.Edges(tx.ctx)
+	if err != nil {
+		return err
+	}
+	for _, ed := range all {
+		if !d.deleted[store.IDKey(ed.To)] || d.deleted[store.IDKey(ed.From)] {
+			continue
+		}
+		if _, inTree := tx.tree.ByID(ed.From); !inTree {
+			continue
+		}
+		n, err := tx.leaf(ed.From)
+		if err != nil {
+			return err
+		}
+		removed, err := removeEdges(n, func(x graph.Edge) bool { return d.deleted[store.IDKey(x.To)] })
+		if err != nil {
+			return err
+		}
+		for _, x := range removed {
+			d.res.Edges++
+			tx.ops = append(tx.ops, index.AuditOp{Op: "delete_edge", ID: n.ID, Type: x.Type, To: x.To})
+		}
+		if len(removed) > 0 {
+			d.touch(n.ID)
 		}
 	}
-	return res, nil
+	return nil
+}
+
+// record reports which leaves that lost edges the committed changeset
+// changed.
+func (d *deletion) record(done *txn.Result) *DeleteEntitiesResult {
+	d.res.Changeset = done.Changeset
+	changed := changedIDs(done)
+	for _, id := range d.touched {
+		if changed[store.IDKey(id)] != "" {
+			d.res.Updated = append(d.res.Updated, id)
+		}
+	}
+	return d.res
 }

@@ -49,10 +49,11 @@ func leftInJournalDir(t *testing.T, k *store.KB) []string {
 // journal; an undone changeset puts it back byte for byte, a committed
 // one leaves no link behind.
 func TestLargeOriginalsAreLinked(t *testing.T) {
+	t.Parallel()
 	k, big := newBigKB(t)
 	ctx := context.Background()
 	var journalSize int64
-	testHook = func(point string) {
+	hooked := WithFaults(ctx, Faults{At: func(point string) {
 		if point == "applied" {
 			ents, _ := os.ReadDir(JournalDir(k))
 			for _, e := range ents {
@@ -62,9 +63,8 @@ func TestLargeOriginalsAreLinked(t *testing.T) {
 				}
 			}
 		}
-	}
-	defer func() { testHook = nil }()
-	if _, err := Update(ctx, k, Meta{Command: "test"}, func(tx *Tx) error {
+	}})
+	if _, err := Update(hooked, k, Meta{Command: "test"}, func(tx *Tx) error {
 		tx.WriteFile("big.txt", append([]byte("changed\n"), big...))
 		tx.SkipIndexFiles()
 		return nil
@@ -80,14 +80,13 @@ func TestLargeOriginalsAreLinked(t *testing.T) {
 
 	// A failed write undoes the changeset: the large file comes back.
 	before, _ := os.ReadFile(filepath.Join(k.Dir, "big.txt"))
-	InjectWriteFault = func(rel string) error {
+	full := WithFaults(ctx, Faults{Write: func(rel string) error {
 		if rel == "small.txt" {
 			return errors.New("disk full (test)")
 		}
 		return nil
-	}
-	defer func() { InjectWriteFault = nil }()
-	_, err := Update(ctx, k, Meta{Command: "test"}, func(tx *Tx) error {
+	}})
+	_, err := Update(full, k, Meta{Command: "test"}, func(tx *Tx) error {
 		tx.WriteFile("big.txt", []byte("short now"))
 		tx.WriteFile("small.txt", []byte("changed"))
 		tx.SkipIndexFiles()
@@ -107,24 +106,24 @@ func TestLargeOriginalsAreLinked(t *testing.T) {
 // A writer that dies after replacing a large file leaves its journal and
 // link; the next transaction puts the file back and removes both.
 func TestLargeOriginalAfterAKill(t *testing.T) {
+	t.Parallel()
 	k, big := newBigKB(t)
 	ctx := context.Background()
-	testHook = func(point string) {
+	killed := WithFaults(ctx, Faults{At: func(point string) {
 		if point == "applied" {
 			runtime.Goexit() // as a kill: nothing after this point runs
 		}
-	}
+	}})
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		Update(ctx, k, Meta{Command: "test"}, func(tx *Tx) error {
+		_, _ = Update(killed, k, Meta{Command: "test"}, func(tx *Tx) error {
 			tx.WriteFile("big.txt", []byte("half done"))
 			tx.SkipIndexFiles()
 			return nil
 		})
 	}()
 	<-done
-	testHook = nil
 	if got, _ := os.ReadFile(filepath.Join(k.Dir, "big.txt")); string(got) != "half done" {
 		t.Fatalf("the killed writer did not get to write: %q", got)
 	}

@@ -17,6 +17,7 @@ import (
 // the regenerated index files, before any is written; its error ends the
 // transaction with nothing written.
 func TestBeforeApply(t *testing.T) {
+	t.Parallel()
 	k := optest.NewKB(t)
 	ctx := context.Background()
 	in := contracts.NodeInput{Type: "practice", Title: "Announce paths", Description: "d", Body: "b", Folder: "f"}

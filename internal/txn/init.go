@@ -10,17 +10,20 @@ import (
 	"github.com/kk-project/kk/internal/store"
 )
 
-// Init creates the knowledge base layout (store.Scaffold) and then, in a
-// transaction, the generated index files of whatever tree is there
-// (usually none). Existing user content is never overwritten; a second run
-// changes nothing.
+// Init creates the knowledge base's setup (store.Scaffold) and then, in a
+// transaction, FOLDER_SUMMARIES.md when there is none and the generated
+// index files of whatever tree is there (usually none). Existing user
+// content is never overwritten; a second run changes nothing. A tree that
+// still needs migrating gets its summaries file all the same, and a
+// warning instead of index files.
 func Init(ctx context.Context, k *store.KB, opts store.InitOptions) (*store.InitResult, error) {
 	res, err := k.Scaffold(ctx, opts)
 	if err != nil {
 		return nil, err
 	}
+	meta := Meta{Source: "cli", Command: opts.Command}
 	old := 0
-	done, err := Update(ctx, k, Meta{Source: "cli", Command: opts.Command}, func(tx *Tx) error {
+	done, err := Update(ctx, k, meta, func(tx *Tx) error {
 		tx.Regenerate()
 		t, err := tx.Tree()
 		if err != nil {
@@ -31,7 +34,7 @@ func Init(ctx context.Context, k *store.KB, opts store.InitOptions) (*store.Init
 				old++
 			}
 		}
-		return nil
+		return stageSummaries(tx)
 	})
 	if old > 0 {
 		// kenkeep, too, only warns: init never touches the leaves.
@@ -39,7 +42,7 @@ func Init(ctx context.Context, k *store.KB, opts store.InitOptions) (*store.Init
 	}
 	if errors.Is(err, store.ErrNeedsMigration) {
 		res.Warnings = append(res.Warnings, "index files not generated: "+err.Error())
-		return res, nil
+		done, err = Update(ctx, k, meta, stageSummaries)
 	}
 	if err != nil {
 		return nil, err
@@ -49,14 +52,32 @@ func Init(ctx context.Context, k *store.KB, opts store.InitOptions) (*store.Init
 		if slices.Contains(res.Created, rel) || slices.Contains(res.Updated, rel) {
 			continue
 		}
-		if done.Index != nil && slices.Contains(done.Index.Changed, rel) && !createdBy(done, c) {
-			res.Updated = append(res.Updated, rel)
-		} else {
+		if createdBy(done, c) {
 			res.Created = append(res.Created, rel)
+		} else {
+			res.Updated = append(res.Updated, rel)
 		}
 	}
 	res.Unchanged = len(res.Created) == 0 && len(res.Updated) == 0
 	return res, nil
+}
+
+// summariesFile is FOLDER_SUMMARIES.md, relative to .ai/kenkeep.
+const summariesFile = "FOLDER_SUMMARIES.md"
+
+// stageSummaries stages an empty FOLDER_SUMMARIES.md when the knowledge
+// base has none; one that exists is the user's and stays as it is.
+func stageSummaries(tx *Tx) error {
+	old, err := tx.StagedFile(summariesFile)
+	if err != nil || old != nil {
+		return err
+	}
+	data, err := store.RenderSummaries(store.Summaries{})
+	if err != nil {
+		return err
+	}
+	tx.WriteFile(summariesFile, data)
+	return nil
 }
 
 // createdBy reports whether the transaction created file rel (relative to

@@ -119,11 +119,11 @@ func writeJournal(k *store.KB, j *journal) (string, error) {
 	werr := b.Flush()
 	serr := f.Sync()
 	if err := errors.Join(werr, serr, f.Close()); err != nil {
-		os.Remove(tmp)
+		_ = os.Remove(tmp)
 		return "", fmt.Errorf("journal %s: %w", tmp, err)
 	}
 	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
+		_ = os.Remove(tmp)
 		return "", fmt.Errorf("journal: %w", err)
 	}
 	if err := atomicfile.SyncDir(dir); err != nil {
@@ -189,7 +189,7 @@ func removeJournal(path string, j *journal) error {
 	if j != nil {
 		for _, c := range j.Changes {
 			if c.Backup != "" {
-				os.Remove(filepath.Join(filepath.Dir(path), c.Backup))
+				_ = os.Remove(filepath.Join(filepath.Dir(path), c.Backup))
 			}
 		}
 	}
@@ -273,7 +273,7 @@ func DropOriginals(k *store.KB, name string) error {
 	if j != nil {
 		for _, c := range j.Changes {
 			if c.Backup != "" {
-				os.Remove(filepath.Join(JournalDir(k), c.Backup))
+				_ = os.Remove(filepath.Join(JournalDir(k), c.Backup))
 			}
 		}
 	}
@@ -296,7 +296,7 @@ func keptChangesets(k *store.KB) map[string]bool {
 				out[j.Changeset] = true
 			}
 		}
-		f.Close()
+		_ = f.Close()
 	}
 	return out
 }
@@ -307,11 +307,6 @@ func keptBackup(kept map[string]bool, name string) bool {
 	cs, _, ok := strings.Cut(name, ".")
 	return ok && kept[cs]
 }
-
-// InjectWriteFault is for tests only: when set, it is called before each
-// file a transaction writes (path relative to .ai/kenkeep), and an error
-// it returns fails that write, as a full disk would.
-var InjectWriteFault func(rel string) error
 
 // writeConcurrency is how many files apply replaces at once: their fsyncs
 // overlap, which matters for changesets of many files (a migration, a
@@ -327,14 +322,15 @@ func apply(ctx context.Context, k *store.KB, changes []change) error {
 			writes = append(writes, c)
 		}
 	}
+	fault := faultsOf(ctx).Write
 	task := progress.Start(ctx, "writing files", len(writes))
 	defer task.Done()
 	errs := make([]error, len(writes))
 	store.ParallelN(writeConcurrency, len(writes), func(i int) {
 		defer task.Add(1)
 		abs := filepath.Join(k.Dir, filepath.FromSlash(writes[i].Path))
-		if f := InjectWriteFault; f != nil {
-			if errs[i] = f(writes[i].Path); errs[i] != nil {
+		if fault != nil {
+			if errs[i] = fault(writes[i].Path); errs[i] != nil {
 				return
 			}
 		}
@@ -351,9 +347,7 @@ func apply(ctx context.Context, k *store.KB, changes []change) error {
 		if !c.Remove {
 			continue
 		}
-		if testHook != nil {
-			testHook("remove")
-		}
+		at(ctx, "remove")
 		abs := filepath.Join(k.Dir, filepath.FromSlash(c.Path))
 		if err := os.Remove(abs); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err
@@ -510,7 +504,7 @@ func recoverLocked(k *store.KB, sweep bool) error {
 		p := filepath.Join(JournalDir(k), e.Name())
 		switch {
 		case strings.HasSuffix(e.Name(), ".journal.tmp"):
-			os.Remove(p)
+			_ = os.Remove(p)
 		case strings.HasSuffix(e.Name(), ".journal"):
 			j, err := readJournal(p)
 			if err != nil {
@@ -533,7 +527,7 @@ func recoverLocked(k *store.KB, sweep bool) error {
 				kept = keptChangesets(k)
 			}
 			if !keptBackup(kept, e.Name()) {
-				os.Remove(filepath.Join(JournalDir(k), e.Name()))
+				_ = os.Remove(filepath.Join(JournalDir(k), e.Name()))
 			}
 		}
 	}
@@ -551,10 +545,10 @@ func recoverLocked(k *store.KB, sweep bool) error {
 	for _, rel := range left {
 		abs := filepath.Join(k.Root, filepath.FromSlash(rel))
 		if strings.HasPrefix(filepath.Base(abs), StagingPrefix) {
-			os.RemoveAll(abs)
+			_ = os.RemoveAll(abs)
 			continue
 		}
-		os.Remove(abs)
+		_ = os.Remove(abs)
 	}
 	return nil
 }
@@ -573,6 +567,6 @@ func Recover(k *store.KB) (bool, error) {
 	if err != nil || l == nil {
 		return false, err // a writer is running: it recovers
 	}
-	defer l.Release()
+	defer func() { _ = l.Release() }()
 	return true, recoverLocked(k, false)
 }

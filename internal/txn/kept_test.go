@@ -24,6 +24,7 @@ import (
 // leave the kept originals alone; the generated files are generated
 // again; dropping them leaves nothing behind.
 func TestKeptOriginalsAreRestored(t *testing.T) {
+	t.Parallel()
 	k := optest.NewKB(t)
 	ctx := context.Background()
 	write := func(title, folder string) string {
@@ -143,6 +144,7 @@ func TestKeptOriginalsAreRestored(t *testing.T) {
 // files from the others. The leaf that cannot be read is named when a
 // caller asks for it.
 func TestSkipUnreadableLeaves(t *testing.T) {
+	t.Parallel()
 	k := optest.NewKB(t)
 	ctx := context.Background()
 	in := contracts.NodeInput{Type: "practice", Title: "Good", Description: "d", Body: "b", Folder: "f"}
@@ -154,7 +156,9 @@ func TestSkipUnreadableLeaves(t *testing.T) {
 	if err := os.WriteFile(k.NodePath("f/practice-bad.md"), []byte(bad), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	os.MkdirAll(k.NodePath("g"), 0o755)
+	if err := os.MkdirAll(k.NodePath("g"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	if err := os.WriteFile(k.NodePath("g/practice-good.md"), good, 0o644); err != nil {
 		t.Fatal(err)
 	}

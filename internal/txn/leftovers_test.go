@@ -19,6 +19,7 @@ import (
 // rebuild, which kk doctor names, so that a write does not walk every
 // folder of the tree.
 func TestLeftoverTemporaryFiles(t *testing.T) {
+	t.Parallel()
 	k := optest.NewKB(t)
 	ctx := context.Background()
 	write := func(title string) {

@@ -17,6 +17,7 @@ import (
 // what the transaction then reads and generates from; one after the
 // transaction has read the tree is refused.
 func TestOutside(t *testing.T) {
+	t.Parallel()
 	k := optest.NewKB(t)
 	ctx := context.Background()
 	in := contracts.NodeInput{Type: "practice", Title: "Pulled from elsewhere", Description: "d", Body: "b", Folder: "f"}

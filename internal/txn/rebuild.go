@@ -25,10 +25,10 @@ func Rebuild(ctx context.Context, k *store.KB, m Meta, opts RebuildOptions) (*in
 	if opts.Check {
 		return indexfiles.Check(ctx, k)
 	}
-	if _, err := k.LoadConfig(); err != nil {
-		return nil, err
-	}
 	done, err := update(ctx, k, m, true, func(tx *Tx) error {
+		if _, err := tx.Config(); err != nil { // a broken config is named before anything is written
+			return err
+		}
 		tx.Regenerate()
 		return nil
 	})

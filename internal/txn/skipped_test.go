@@ -21,6 +21,7 @@ const handWritten = "---\ntype: practice\ntitle: Use context timeouts\nkk_id: pr
 // generated files list the leaves it can read; but no writer overwrites,
 // removes or takes the id of the leaf it skipped, unless it adopts it.
 func TestWritesGoOnAroundASkippedLeaf(t *testing.T) {
+	t.Parallel()
 	k := optest.NewKB(t)
 	ctx := context.Background()
 	bad := k.NodePath("go/ctx.md")
@@ -49,14 +50,26 @@ func TestWritesGoOnAroundASkippedLeaf(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "id practice-use-context-timeouts is taken by .ai/kenkeep/nodes/go/ctx.md") || !strings.Contains(err.Error(), `field "kk_confidence": is required`) {
 		t.Fatalf("a new leaf with a skipped leaf's id: %v", err)
 	}
-	// A raw write or removal of the skipped file: refused.
-	for name, stage := range map[string]func(tx *txn.Tx){
-		"write":  func(tx *txn.Tx) { tx.WriteFile("nodes/go/ctx.md", []byte("replaced\n")) },
-		"remove": func(tx *txn.Tx) { tx.RemoveFile("nodes/go/ctx.md") },
+	// A raw write or removal of the skipped file: refused (a migration's
+	// bytes too, unless the writer adopts the leaf).
+	v3, err := (&node.Node{Format: node.SchemaVersion, Path: "go/ctx.md", Type: "practice", Title: "Use context timeouts",
+		ID: "practice-use-context-timeouts", Confidence: "high", Body: []byte("Always.\n")}).Render(func(string) (string, bool) { return "", false })
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name  string
+		stage func(tx *txn.Tx) error
+		want  string
+	}{
+		{"write", func(tx *txn.Tx) error { tx.WriteFile("nodes/go/ctx.md", []byte("replaced\n")); return nil }, "a leaf is staged as a node"},
+		{"remove", func(tx *txn.Tx) error { tx.RemoveFile("nodes/go/ctx.md"); return nil }, "a leaf is removed with Remove"},
+		{"move", func(tx *txn.Tx) error { return tx.MoveLeaf("go/ctx.md", "go/other.md") }, "it is not a leaf of the tree"},
+		{"migrate", func(tx *txn.Tx) error { return tx.MigrateLeaf("go/ctx.md", "go/ctx.md", []byte(v3)) }, "is a leaf kk cannot read"},
 	} {
-		_, err := txn.Update(ctx, k, txn.Meta{Command: "test"}, func(tx *txn.Tx) error { stage(tx); return nil })
-		if err == nil || !strings.Contains(err.Error(), "is a leaf kk cannot read") {
-			t.Fatalf("%s of the skipped leaf: %v", name, err)
+		_, err := txn.Update(ctx, k, txn.Meta{Command: "test"}, c.stage)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Fatalf("%s of the skipped leaf: %v; want an error saying %q", c.name, err, c.want)
 		}
 	}
 	// A new leaf at the path of a skipped one: refused.

@@ -109,6 +109,7 @@ type Tx struct {
 	k    *store.KB
 	meta Meta
 
+	cfg       *store.Config // config.yaml, read once (Config)
 	tree      *store.Tree
 	treeHash  string // the nodes hash of tree as read ("" when not known)
 	redirects store.Redirects
@@ -127,6 +128,7 @@ type Tx struct {
 	before       []func(paths []string) error
 	adopted      map[string]bool   // skipped leaves (by path under nodes/) the writer replaces (Adopt)
 	rawByID      map[string]string // IDKey -> path under nodes/ of the leaves staged as raw files; nil until needed
+	misuse       error             // the first staging the transaction refuses (refuse)
 	regenerate   bool              // regenerate index files even when no leaf changed
 	noIndexFiles bool              // leave the generated index files alone
 	// sweep removes the temporary files the sync lists under nodes/
@@ -175,7 +177,7 @@ func update(ctx context.Context, k *store.KB, m Meta, sweep bool, fn func(tx *Tx
 	if err != nil {
 		return nil, err
 	}
-	defer l.Release()
+	defer func() { _ = l.Release() }()
 	if err := recoverLocked(k, sweep); err != nil {
 		return nil, err
 	}
@@ -185,6 +187,9 @@ func update(ctx context.Context, k *store.KB, m Meta, sweep bool, fn func(tx *Tx
 	}
 	if err := fn(tx); err != nil {
 		return nil, err
+	}
+	if tx.misuse != nil {
+		return nil, tx.misuse
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -221,7 +226,7 @@ func (tx *Tx) BeforeApply(fn func(paths []string) error) { tx.before = append(tx
 // guarantees hold) and its files are not in the Result; the
 // transaction's own changes (Regenerate's index files) are.
 func (tx *Tx) Outside(fn func() error) error {
-	if tx.tree != nil || tx.db != nil || len(tx.leaves) > 0 || len(tx.files) > 0 {
+	if tx.cfg != nil || tx.tree != nil || tx.db != nil || len(tx.leaves) > 0 || len(tx.files) > 0 {
 		return errors.New("txn: a change by another program must come before the transaction reads or stages anything")
 	}
 	return fn()
@@ -257,15 +262,15 @@ func (tx *Tx) RestoreOriginals(name string) (bool, error) {
 		switch {
 		case c.Generated:
 		case !c.Existed:
-			tx.RemoveFile(c.Path)
+			tx.stageFile(c.Path, &fileOp{remove: true})
 		case c.Backup != "":
 			data, err := os.ReadFile(filepath.Join(JournalDir(tx.k), c.Backup))
 			if err != nil {
 				return false, fmt.Errorf("the original of %s: %w", c.Path, err)
 			}
-			tx.WriteFile(c.Path, data)
+			tx.stageFile(c.Path, &fileOp{data: data})
 		default:
-			tx.WriteFile(c.Path, c.Orig)
+			tx.stageFile(c.Path, &fileOp{data: c.Orig})
 		}
 	}
 	tx.Regenerate()
@@ -315,7 +320,7 @@ func (tx *Tx) Tree() (*store.Tree, error) {
 	if err != nil {
 		return nil, err
 	}
-	ex, err := index.ExtractionFor(tx.k)
+	ex, err := tx.extraction()
 	if err != nil {
 		return nil, err
 	}
@@ -338,7 +343,7 @@ func (tx *Tx) removeLeftovers(rels []string) {
 		return
 	}
 	for _, rel := range rels {
-		os.Remove(tx.k.NodePath(rel))
+		_ = os.Remove(tx.k.NodePath(rel)) // a leftover gone already is what was wanted
 	}
 }
 
@@ -353,7 +358,7 @@ func (tx *Tx) current() (*indexfiles.Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	ex, err := index.ExtractionFor(tx.k)
+	ex, err := tx.extraction()
 	if err != nil {
 		return nil, err
 	}
@@ -401,7 +406,11 @@ func (tx *Tx) Index() (*index.DB, error) {
 		return nil, err
 	}
 	if !tx.synced {
-		if err := syncIndex(tx.ctx, tx.k, tx.db); err != nil {
+		ex, err := tx.extraction()
+		if err != nil {
+			return nil, err
+		}
+		if _, err := tx.db.SyncWith(tx.ctx, tx.k.NodesDir(), ex); err != nil {
 			return nil, err
 		}
 		tx.synced = true
@@ -412,7 +421,7 @@ func (tx *Tx) Index() (*index.DB, error) {
 // index opens the branch's index, without syncing it.
 func (tx *Tx) index() (*index.DB, error) {
 	if tx.db == nil {
-		branch, err := index.CurrentBranch(tx.ctx, tx.k)
+		branch, err := tx.Branch()
 		if err != nil {
 			return nil, err
 		}
@@ -428,7 +437,7 @@ func (tx *Tx) index() (*index.DB, error) {
 // Branch is the branch whose index and audit log the transaction uses.
 func (tx *Tx) Branch() (string, error) {
 	if tx.branch == "" {
-		b, err := index.CurrentBranch(tx.ctx, tx.k)
+		b, err := index.CurrentBranchWith(tx.ctx, tx.k, tx.Config)
 		if err != nil {
 			return "", err
 		}
@@ -437,13 +446,27 @@ func (tx *Tx) Branch() (string, error) {
 	return tx.branch, nil
 }
 
-func syncIndex(ctx context.Context, k *store.KB, db *index.DB) error {
-	ex, err := index.ExtractionFor(k)
-	if err != nil {
-		return err
+// Config returns the knowledge base's config.yaml as the transaction read
+// it, under the lock and once: the branch, the extractors and the checks
+// of one changeset all follow the same settings.
+func (tx *Tx) Config() (store.Config, error) {
+	if tx.cfg == nil {
+		cfg, err := tx.k.LoadConfig()
+		if err != nil {
+			return cfg, err
+		}
+		tx.cfg = &cfg
 	}
-	_, err = db.SyncWith(ctx, k.NodesDir(), ex)
-	return err
+	return *tx.cfg, nil
+}
+
+// extraction is what the transaction's config asks the index to extract.
+func (tx *Tx) extraction() (*index.Extraction, error) {
+	cfg, err := tx.Config()
+	if err != nil {
+		return nil, err
+	}
+	return index.ExtractionWith(tx.k, cfg), nil
 }
 
 // Leaf returns the leaf with the given id (compared without regard to
@@ -651,6 +674,28 @@ type Change struct {
 	Changeset string   `json:"changeset"`
 }
 
+// Conflict implements op.ConflictError.
+func (e *ConflictError) Conflict() (typ, id string, given, current int64) {
+	return e.Type, e.ID, e.Given, e.Current
+}
+
+// Missed implements op.ConflictError: the changes, and the newest three
+// in a few words each.
+func (e *ConflictError) Missed() (any, []string) {
+	var missed []string
+	for _, c := range e.Changes[max(0, len(e.Changes)-3):] {
+		s := fmt.Sprintf("v%d", c.Version)
+		if len(c.Fields) > 0 {
+			s += " (" + strings.Join(c.Fields, ", ") + ")"
+		}
+		if c.Command != "" {
+			s += " by " + c.Command
+		}
+		missed = append(missed, s)
+	}
+	return e.Changes, missed
+}
+
 func (e *ConflictError) Error() string {
 	return fmt.Sprintf("%s %s is at version %d, not %d: it changed since it was read; re-read it and retry with version %d",
 		e.Type, e.ID, e.Current, e.Given, e.Current)
@@ -802,21 +847,98 @@ func (tx *Tx) rawLeaves() map[string]string {
 
 // WriteFile stages a file other than a leaf, rel relative to .ai/kenkeep
 // (conflicts/…, FOLDER_SUMMARIES.md, nodes/.redirects.json, .state/…).
+// A leaf is staged as a node (Put), so that it is validated and gets its
+// new version; its file is moved as it is with MoveLeaf, converted by a
+// schema migration with MigrateLeaf, and put back as it was before a
+// changeset with RestoreOriginals. WriteFile of a leaf's path fails the
+// transaction before anything is written.
 func (tx *Tx) WriteFile(rel string, data []byte) {
-	tx.rawByID = nil
-	if _, ok := tx.files[rel]; !ok {
-		tx.fileSeq = append(tx.fileSeq, rel)
+	if leaf, ok := leafFile(rel); ok {
+		tx.refuse(fmt.Errorf("txn: WriteFile %s: a leaf is staged as a node (Put), validated and versioned, not as bytes", path.Join(store.DirName, "nodes", leaf)))
+		return
 	}
-	tx.files[rel] = &fileOp{data: data}
+	tx.stageFile(rel, &fileOp{data: data})
 }
 
-// RemoveFile stages the removal of a file other than a leaf.
+// RemoveFile stages the removal of a file other than a leaf, or of a leaf
+// the tree skipped that the writer adopted (Adopt). A leaf is removed with
+// Remove; RemoveFile of another leaf fails the transaction before anything
+// is written.
 func (tx *Tx) RemoveFile(rel string) {
+	if leaf, ok := leafFile(rel); ok && !tx.adopted[leaf] {
+		tx.refuse(fmt.Errorf("txn: RemoveFile %s: a leaf is removed with Remove, after it is read", path.Join(store.DirName, "nodes", leaf)))
+		return
+	}
+	tx.stageFile(rel, &fileOp{remove: true})
+}
+
+// MoveLeaf stages the move of the leaf at from to to (both relative to
+// nodes/) byte for byte: the file as read under the lock, which the tree
+// reads as a leaf, so that nothing in it changes, its version included
+// (git sees a rename). A leaf whose content changes as it moves is read
+// with LeafAt, given its new Path and Put.
+func (tx *Tx) MoveLeaf(from, to string) error {
+	t, err := tx.Tree()
+	if err != nil {
+		return err
+	}
+	if !slices.ContainsFunc(t.Leaves, func(n *node.Node) bool { return n.Path == from }) {
+		return fmt.Errorf("moving %s: it is not a leaf of the tree", path.Join(store.DirName, "nodes", from))
+	}
+	if s := tx.read[from]; s != nil && s.put {
+		return fmt.Errorf("moving %s: the leaf is staged already", path.Join(store.DirName, "nodes", from))
+	}
+	data, err := os.ReadFile(tx.k.NodePath(from))
+	if err != nil {
+		return err
+	}
+	tx.stageFile("nodes/"+to, &fileOp{data: data})
+	if from != to {
+		tx.stageFile("nodes/"+from, &fileOp{remove: true})
+	}
+	return nil
+}
+
+// MigrateLeaf stages a leaf file a schema migration writes: data, the leaf
+// at from converted to a later schema (kk place apply, kk migrate okf-v3),
+// written at to (from when it stays) with from removed. data must read as
+// a leaf; the version it carries is kept, since a migration changes the
+// format of a leaf, not its knowledge.
+func (tx *Tx) MigrateLeaf(from, to string, data []byte) error {
+	if _, err := node.Parse(to, data); err != nil {
+		return fmt.Errorf("migrating %s: the converted leaf does not read back: %w", path.Join(store.DirName, "nodes", from), err)
+	}
+	if _, err := os.Lstat(tx.k.NodePath(from)); err != nil {
+		return fmt.Errorf("migrating %s: %w", path.Join(store.DirName, "nodes", from), err)
+	}
+	tx.stageFile("nodes/"+to, &fileOp{data: data})
+	if from != to {
+		tx.stageFile("nodes/"+from, &fileOp{remove: true})
+	}
+	return nil
+}
+
+func (tx *Tx) stageFile(rel string, op *fileOp) {
 	tx.rawByID = nil
 	if _, ok := tx.files[rel]; !ok {
 		tx.fileSeq = append(tx.fileSeq, rel)
 	}
-	tx.files[rel] = &fileOp{remove: true}
+	tx.files[rel] = op
+}
+
+// leafFile reports whether rel (relative to .ai/kenkeep) is the path of a
+// leaf file, and its path relative to nodes/.
+func leafFile(rel string) (string, bool) {
+	leaf, ok := strings.CutPrefix(rel, "nodes/")
+	return leaf, ok && store.IsLeafName(path.Base(leaf))
+}
+
+// refuse records a misuse of the transaction, which fails it when fn
+// returns: the first one is the error.
+func (tx *Tx) refuse(err error) {
+	if tx.misuse == nil {
+		tx.misuse = err
+	}
 }
 
 // StagedFile returns the content a file other than a leaf will have: the
@@ -981,18 +1103,63 @@ type rendered struct {
 	op   index.AuditOp
 }
 
-// commit renders, journals, applies, syncs and records.
+// commit validates and renders the staged leaves, plans the files the
+// changeset writes (the generated index files of the tree as it will be
+// among them), journals and applies them, and records the change: the
+// branch index and the audit log.
 func (tx *Tx) commit() (*Result, error) {
-	res := &Result{Changeset: tx.meta.Changeset, Written: []string{}, Removed: []string{}, Created: []string{}}
-	var out []rendered
-	plan := map[string]*fileOp{} // relative to .ai/kenkeep
-	var order []string
-	add := func(rel string, op *fileOp) {
-		if _, ok := plan[rel]; !ok {
-			order = append(order, rel)
-		}
-		plan[rel] = op
+	p := &commitPlan{res: &Result{Changeset: tx.meta.Changeset, Written: []string{}, Removed: []string{}, Created: []string{}},
+		files: map[string]*fileOp{}}
+	if err := tx.renderLeaves(p); err != nil {
+		return nil, err
 	}
+	if err := tx.planFiles(p); err != nil {
+		return nil, err
+	}
+	if err := tx.generate(p); err != nil {
+		return nil, err
+	}
+	tx.auditOps(p)
+	if err := tx.prepareChanges(p); err != nil {
+		return nil, err
+	}
+	branch, err := tx.Branch()
+	if err != nil {
+		return nil, err
+	}
+	// A changeset that names leaves or operations is recorded even when it
+	// leaves every file as it was (it was applied, and changed nothing).
+	p.record = len(tx.leaves) > 0 || len(tx.files) > 0 || len(tx.ops) > 0
+	if len(p.changes) == 0 {
+		return tx.commitUnchanged(p, branch)
+	}
+	return tx.apply(p, branch)
+}
+
+// commitPlan is what commit writes, built step by step.
+type commitPlan struct {
+	res     *Result
+	out     []rendered         // the staged leaves that change, rendered
+	files   map[string]*fileOp // every file to write or remove, relative to .ai/kenkeep
+	order   []string           // the keys of files, in staging order
+	gen     *indexfiles.Plan   // the generated index files; nil when not regenerated
+	changes []change           // the files whose content changes
+	record  bool               // append an audit record
+	// rawLeaves is set when a leaf is written or removed as raw bytes.
+	rawLeaves bool
+}
+
+func (p *commitPlan) add(rel string, op *fileOp) {
+	if _, ok := p.files[rel]; !ok {
+		p.order = append(p.order, rel)
+	}
+	p.files[rel] = op
+}
+
+// renderLeaves validates and renders every staged leaf, with its new
+// version when its bytes change, and plans its file; a leaf that would be
+// written as it is drops out.
+func (tx *Tx) renderLeaves(p *commitPlan) error {
 	// Versions of every changed leaf, in one query.
 	var existing []*node.Node
 	for _, s := range tx.leaves {
@@ -1002,162 +1169,183 @@ func (tx *Tx) commit() (*Result, error) {
 	}
 	if len(existing) > 0 {
 		if _, err := tx.Versions(existing); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	treeChanged, rawLeaves := false, false
 	for _, s := range tx.leaves {
 		if s.removed {
-			add("nodes/"+s.origPath, &fileOp{remove: true})
-			out = append(out, rendered{s: s, op: index.AuditOp{Op: "delete", ID: s.orig.ID, Type: s.orig.Type, Path: s.origPath, Before: s.version}})
-			treeChanged = true
+			p.add("nodes/"+s.origPath, &fileOp{remove: true})
+			p.out = append(p.out, rendered{s: s, op: index.AuditOp{Op: "delete", ID: s.orig.ID, Type: s.orig.Type, Path: s.origPath, Before: s.version}})
 			continue
 		}
-		data, changed, err := tx.render(s)
-		if err != nil {
-			return nil, err
+		if err := tx.renderLeafFile(p, s); err != nil {
+			return err
 		}
-		moved := s.origPath != "" && s.origPath != s.n.Path
-		if !changed && !moved {
-			continue
-		}
-		op := index.AuditOp{Op: "update", ID: s.n.ID, Type: s.n.Type, Path: s.n.Path, Before: s.version, After: fileVersion(s.n)}
-		if s.origPath == "" {
-			op.Op, op.Before = "create", 0
-		} else {
-			op.Fields = changedFields(s.origData, data)
-		}
-		if moved {
-			if _, taken := plan["nodes/"+s.n.Path]; taken {
-				return nil, fmt.Errorf("%s: two leaves of the changeset are written to the same file", s.n.Path)
-			}
-			add("nodes/"+s.origPath, &fileOp{remove: true})
-		}
-		if s.origPath != s.n.Path {
-			if _, err := os.Lstat(tx.k.NodePath(s.n.Path)); err == nil && tx.read[s.n.Path] == nil && !tx.adopted[s.n.Path] {
-				if err := tx.refuseSkipped(s.n.Path); err != nil {
-					return nil, err
-				}
-				return nil, fmt.Errorf("%s already exists; kk does not overwrite a leaf it did not read", path.Join(store.DirName, "nodes", s.n.Path))
-			}
-		}
-		if err := tx.refuseClaimed(s); err != nil {
-			return nil, err
-		}
-		add("nodes/"+s.n.Path, &fileOp{data: data})
-		out = append(out, rendered{s: s, data: data, op: op})
-		treeChanged = true
 	}
+	return nil
+}
+
+// renderLeafFile renders staged leaf s and plans its file (and the removal
+// of its old file when it moves).
+func (tx *Tx) renderLeafFile(p *commitPlan, s *staged) error {
+	data, changed, err := tx.render(s)
+	if err != nil {
+		return err
+	}
+	moved := s.origPath != "" && s.origPath != s.n.Path
+	if !changed && !moved {
+		return nil
+	}
+	op := index.AuditOp{Op: "update", ID: s.n.ID, Type: s.n.Type, Path: s.n.Path, Before: s.version, After: fileVersion(s.n)}
+	if s.origPath == "" {
+		op.Op, op.Before = "create", 0
+	} else {
+		op.Fields = changedFields(s.origData, data)
+	}
+	if moved {
+		if _, taken := p.files["nodes/"+s.n.Path]; taken {
+			return fmt.Errorf("%s: two leaves of the changeset are written to the same file", s.n.Path)
+		}
+		p.add("nodes/"+s.origPath, &fileOp{remove: true})
+	}
+	if s.origPath != s.n.Path {
+		if _, err := os.Lstat(tx.k.NodePath(s.n.Path)); err == nil && tx.read[s.n.Path] == nil && !tx.adopted[s.n.Path] {
+			if err := tx.refuseSkipped(s.n.Path); err != nil {
+				return err
+			}
+			return fmt.Errorf("%s already exists; kk does not overwrite a leaf it did not read", path.Join(store.DirName, "nodes", s.n.Path))
+		}
+	}
+	if err := tx.refuseClaimed(s); err != nil {
+		return err
+	}
+	p.add("nodes/"+s.n.Path, &fileOp{data: data})
+	p.out = append(p.out, rendered{s: s, data: data, op: op})
+	return nil
+}
+
+// planFiles plans the files staged other than as leaves, refusing to
+// overwrite or remove a leaf the tree skipped that the writer did not
+// Adopt.
+func (tx *Tx) planFiles(p *commitPlan) error {
 	for _, rel := range tx.fileSeq {
 		if leaf, ok := strings.CutPrefix(rel, "nodes/"); ok {
 			if !tx.adopted[leaf] {
 				if err := tx.refuseSkipped(leaf); err != nil {
-					return nil, err
+					return err
 				}
 			}
 			// A leaf written or removed as raw bytes (moved whole,
 			// placed, migrated) changes the tree too.
-			rawLeaves = rawLeaves || store.IsLeafName(path.Base(leaf))
+			p.rawLeaves = p.rawLeaves || store.IsLeafName(path.Base(leaf))
 		}
-		add(rel, tx.files[rel])
+		p.add(rel, tx.files[rel])
 	}
-	// The tree as it will be, for the generated index files.
+	return nil
+}
+
+// generate plans the generated index files of the tree as the changeset
+// leaves it, when a leaf changes, when asked to (Regenerate), or when the
+// folder summaries change.
+func (tx *Tx) generate(p *commitPlan) error {
+	treeChanged := len(p.out) > 0
+	if tx.noIndexFiles || !(treeChanged || p.rawLeaves || tx.regenerate || tx.files["FOLDER_SUMMARIES.md"] != nil) {
+		return nil
+	}
+	// Summaries and raw leaves alone (a placement on a kenkeep v1 tree)
+	// regenerate only a tree kk can generate for.
+	optional := !treeChanged && !tx.regenerate
 	var gen *indexfiles.Plan
-	if !tx.noIndexFiles && (treeChanged || rawLeaves || tx.regenerate || tx.files["FOLDER_SUMMARIES.md"] != nil) {
-		// Summaries and raw leaves alone (a placement on a kenkeep v1
-		// tree) regenerate only a tree kk can generate for.
-		optional := !treeChanged && !tx.regenerate
-		if !treeChanged && !rawLeaves && tx.files["FOLDER_SUMMARIES.md"] == nil {
-			// Only a regeneration (kk index rebuild): the index may
-			// say the files are current without the tree.
-			var err error
-			if gen, err = tx.current(); err != nil {
-				return nil, err
-			}
-		}
-		var t *store.Tree
+	if !treeChanged && !p.rawLeaves && tx.files["FOLDER_SUMMARIES.md"] == nil {
+		// Only a regeneration (kk index rebuild): the index may say the
+		// files are current without the tree.
 		var err error
-		if gen == nil {
-			t, err = tx.Tree()
-		}
-		if err != nil && !optional {
-			return nil, err
-		}
-		if err == nil && gen == nil {
-			if gen, err = tx.planIndexFiles(t, out); err != nil {
-				if !optional || !errors.Is(err, store.ErrNeedsMigration) {
-					return nil, err
-				}
-				gen = nil
-			}
-		}
-		if gen != nil {
-			for _, name := range gen.Names() {
-				add(name, &fileOp{data: gen.Write[name], generated: true})
-			}
-			for _, name := range gen.Remove {
-				add(name, &fileOp{remove: true, generated: true})
-			}
-			res.Index = gen.Result
+		if gen, err = tx.current(); err != nil {
+			return err
 		}
 	}
-	for _, r := range out {
-		res.Ops = append(res.Ops, r.op)
+	if gen == nil {
+		t, err := tx.Tree()
+		if err != nil {
+			if optional {
+				return nil
+			}
+			return err
+		}
+		if gen, err = tx.planIndexFiles(t, p.out); err != nil {
+			if optional && errors.Is(err, store.ErrNeedsMigration) {
+				return nil
+			}
+			return err
+		}
+	}
+	for _, name := range gen.Names() {
+		p.add(name, &fileOp{data: gen.Write[name], generated: true})
+	}
+	for _, name := range gen.Remove {
+		p.add(name, &fileOp{remove: true, generated: true})
+	}
+	p.gen, p.res.Index = gen, gen.Result
+	return nil
+}
+
+// auditOps lists the operations of the audit record: the leaves', the
+// other files', then those the caller recorded.
+func (tx *Tx) auditOps(p *commitPlan) {
+	for _, r := range p.out {
+		p.res.Ops = append(p.res.Ops, r.op)
 	}
 	for _, rel := range tx.fileSeq {
 		op := index.AuditOp{Op: "write", Path: rel}
 		if tx.files[rel].remove {
 			op.Op = "remove"
 		}
-		res.Ops = append(res.Ops, op)
+		p.res.Ops = append(p.res.Ops, op)
 	}
-	res.Ops = append(res.Ops, tx.ops...)
-	// Drop writes of files whose content is already what they hold (a
-	// generated file or a conflict file written again unchanged).
-	var changes []change
-	for _, rel := range order {
-		op := plan[rel]
-		c, err := tx.prepare(rel, op)
+	p.res.Ops = append(p.res.Ops, tx.ops...)
+}
+
+// prepareChanges reads what each planned file holds, dropping the writes
+// of files whose content is already what they hold (a generated file or a
+// conflict file written again unchanged).
+func (tx *Tx) prepareChanges(p *commitPlan) error {
+	for _, rel := range p.order {
+		c, err := tx.prepare(rel, p.files[rel])
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if c != nil {
-			changes = append(changes, *c)
+			p.changes = append(p.changes, *c)
 		}
 	}
-	branch, err := tx.Branch()
-	if err != nil {
+	return nil
+}
+
+// commitUnchanged commits a changeset that changes no file: it is
+// recorded when it named something.
+func (tx *Tx) commitUnchanged(p *commitPlan, branch string) (*Result, error) {
+	if p.record {
+		if err := tx.audit(branch, p.res.Ops); err != nil {
+			return nil, err
+		}
+	}
+	if p.gen != nil {
+		// The generated files on disk are already what generation
+		// produced: record that, so the next run skips generating.
+		p.gen.Written()
+	}
+	return p.res, nil
+}
+
+// apply journals the original content of every file the changeset
+// changes, replaces the files, and records the change; any failure after
+// the journal is written restores the files from it.
+func (tx *Tx) apply(p *commitPlan, branch string) (*Result, error) {
+	if err := tx.announce(p.changes); err != nil {
 		return nil, err
 	}
-	// A changeset that names leaves or operations is recorded even when it
-	// leaves every file as it was (it was applied, and changed nothing).
-	record := len(tx.leaves) > 0 || len(tx.files) > 0 || len(tx.ops) > 0
-	if len(changes) == 0 {
-		if record {
-			if err := tx.audit(branch, res.Ops); err != nil {
-				return nil, err
-			}
-		}
-		if gen != nil {
-			// The generated files on disk are already what generation
-			// produced: record that, so the next run skips generating.
-			gen.Written()
-		}
-		return res, nil
-	}
-	if len(tx.before) > 0 {
-		paths := make([]string, len(changes))
-		for i, c := range changes {
-			paths[i] = c.Path
-		}
-		for _, fn := range tx.before {
-			if err := fn(paths); err != nil {
-				return nil, err
-			}
-		}
-	}
 	auditPath := index.AuditPath(tx.k, branch)
-	j := &journal{Changeset: tx.meta.Changeset, Audit: auditPath, AuditSize: fileSize(auditPath), Changes: changes}
+	j := &journal{Changeset: tx.meta.Changeset, Audit: auditPath, AuditSize: fileSize(auditPath), Changes: p.changes}
 	jpath, err := writeJournal(tx.k, j)
 	if err != nil {
 		return nil, err
@@ -1171,45 +1359,14 @@ func (tx *Tx) commit() (*Result, error) {
 		}
 		return nil, cause
 	}
-	if err := apply(tx.ctx, tx.k, changes); err != nil {
+	if err := apply(tx.ctx, tx.k, p.changes); err != nil {
 		return fail(err)
 	}
-	if testHook != nil {
-		testHook("applied")
-	}
-	if tx.db == nil {
-		db, err := index.OpenShared(tx.ctx, tx.k, branch)
-		if err != nil {
-			return fail(err)
-		}
-		tx.db = db
-	}
-	// Only the leaves this changeset wrote or removed are read into the
-	// index (the index was in sync with the rest; see index.SyncPaths).
-	var leaves []string
-	for _, c := range changes {
-		if rel, ok := strings.CutPrefix(c.Path, "nodes/"); ok && store.IsLeafName(path.Base(rel)) {
-			leaves = append(leaves, rel)
-		}
-	}
-	ex, err := index.ExtractionFor(tx.k)
-	if err != nil {
+	at(tx.ctx, "applied")
+	if err := tx.recordChange(p, branch); err != nil {
 		return fail(err)
 	}
-	if _, err := tx.db.SyncPaths(tx.ctx, tx.k.NodesDir(), ex, leaves); err != nil {
-		return fail(err)
-	}
-	// The audit log records changes of knowledge: leaves, conflict
-	// files, summaries, redirects. A transaction that only brought the
-	// generated index files up to date has nothing to record.
-	if record {
-		if err := tx.audit(branch, res.Ops); err != nil {
-			return fail(err)
-		}
-	}
-	if testHook != nil {
-		testHook("recorded")
-	}
+	at(tx.ctx, "recorded")
 	if tx.keep != "" {
 		err = keepJournal(tx.k, jpath, tx.keep)
 	} else {
@@ -1218,29 +1375,86 @@ func (tx *Tx) commit() (*Result, error) {
 	if err != nil {
 		return fail(err)
 	}
-	if gen != nil {
-		gen.Written()
+	if p.gen != nil {
+		p.gen.Written()
 	}
-	res.Data = make(map[string][]byte, len(changes))
-	res.Tree = tx.tree
-	for _, c := range changes {
+	return p.result(tx.tree), nil
+}
+
+// result is the Result of a committed changeset that changed files.
+func (p *commitPlan) result(tree *store.Tree) *Result {
+	p.res.Data = make(map[string][]byte, len(p.changes))
+	p.res.Tree = tree
+	for _, c := range p.changes {
 		if c.Generated {
-			res.Generated = append(res.Generated, c.Path)
+			p.res.Generated = append(p.res.Generated, c.Path)
 		}
 		if c.Remove {
-			res.Removed = append(res.Removed, c.Path)
+			p.res.Removed = append(p.res.Removed, c.Path)
 		} else {
-			res.Written = append(res.Written, c.Path)
-			res.Data[c.Path] = c.Data
+			p.res.Written = append(p.res.Written, c.Path)
+			p.res.Data[c.Path] = c.Data
 			if !c.Existed {
-				res.Created = append(res.Created, c.Path)
+				p.res.Created = append(p.res.Created, c.Path)
 			}
 		}
 	}
-	if res.Ops == nil {
-		res.Ops = []index.AuditOp{}
+	if p.res.Ops == nil {
+		p.res.Ops = []index.AuditOp{}
 	}
-	return res, nil
+	return p.res
+}
+
+// announce hands the paths the changeset is about to write or remove to
+// the BeforeApply functions.
+func (tx *Tx) announce(changes []change) error {
+	if len(tx.before) == 0 {
+		return nil
+	}
+	paths := make([]string, len(changes))
+	for i, c := range changes {
+		paths[i] = c.Path
+	}
+	for _, fn := range tx.before {
+		if err := fn(paths); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// recordChange brings the branch index in step with the files the
+// changeset wrote and appends the audit record.
+func (tx *Tx) recordChange(p *commitPlan, branch string) error {
+	if tx.db == nil {
+		db, err := index.OpenShared(tx.ctx, tx.k, branch)
+		if err != nil {
+			return err
+		}
+		tx.db = db
+	}
+	// Only the leaves this changeset wrote or removed are read into the
+	// index (the index was in sync with the rest; see index.SyncPaths).
+	var leaves []string
+	for _, c := range p.changes {
+		if rel, ok := strings.CutPrefix(c.Path, "nodes/"); ok && store.IsLeafName(path.Base(rel)) {
+			leaves = append(leaves, rel)
+		}
+	}
+	ex, err := tx.extraction()
+	if err != nil {
+		return err
+	}
+	if _, err := tx.db.SyncPaths(tx.ctx, tx.k.NodesDir(), ex, leaves); err != nil {
+		return err
+	}
+	// The audit log records changes of knowledge: leaves, conflict files,
+	// summaries, redirects. A transaction that only brought the generated
+	// index files up to date has nothing to record.
+	if p.record {
+		return tx.audit(branch, p.res.Ops)
+	}
+	return nil
 }
 
 // audit appends the transaction's record to the branch's audit log.
@@ -1283,9 +1497,6 @@ func changedFields(before, after []byte) []string {
 	}
 	return out
 }
-
-// testHook, when set by a test, is called at named points of a commit.
-var testHook func(point string)
 
 // render validates staged leaf s and renders it. A leaf whose bytes change
 // gets its new version (one above its current version; 1 when new) and,

@@ -83,7 +83,7 @@ func Record(k *store.KB, entries ...Entry) error {
 		return fmt.Errorf("recording usage: %w", err)
 	}
 	if _, err := f.Write(buf.Bytes()); err != nil {
-		f.Close()
+		_ = f.Close()
 		return fmt.Errorf("recording usage in %s: %w", p, err)
 	}
 	if err := f.Close(); err != nil {
@@ -109,7 +109,7 @@ func Read(k *store.KB) ([]Entry, []BadLine, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	var entries []Entry
 	var bad []BadLine
 	sc := bufio.NewScanner(f)

@@ -86,14 +86,14 @@ func fixture(t testing.TB) *store.KB {
 			{Type: "verified_by", From: "req-login", To: "test-login"},
 			{Type: "depends_on", From: "req-logout", To: "req-login"},
 		}}))
-	must(graph.ManageGraph(ctx, k, graph.ManageGraphParams{Operation: "create", EntityType: "molecule", Name: new("Identity"),
+	must(graph.Create(ctx, k, graph.CreateParams{EntityType: "molecule", Name: new("Identity"),
 		Knowledge: new("Who may do what."), CreatedByTaskID: "T-2"}))
-	must(graph.ManageGraph(ctx, k, graph.ManageGraphParams{Operation: "create", EntityType: "atom", Name: new("Token rotation"),
+	must(graph.Create(ctx, k, graph.CreateParams{EntityType: "atom", Name: new("Token rotation"),
 		Paths: graph.JSONArray[string]{Set: true, Items: []string{"src/auth/**"}}, MoleculeID: graph.NullableID{Set: true, Value: "molecule-identity"},
 		Knowledge: new("Refresh tokens rotate hourly."), CreatedByTaskID: "T-2"}))
-	must(graph.ManageGraph(ctx, k, graph.ManageGraphParams{Operation: "create", EntityType: "atom", Name: new("Build scripts"),
+	must(graph.Create(ctx, k, graph.CreateParams{EntityType: "atom", Name: new("Build scripts"),
 		Paths: graph.JSONArray[string]{Set: true, Items: []string{"scripts/*.sh"}}, Knowledge: new("Scripts run from the root."), CreatedByTaskID: "T-2"}))
-	must(graph.ManageChangelog(ctx, k, graph.ManageChangelogParams{Operation: "append", ParentType: "atom", ParentID: "map-token-rotation",
+	must(graph.AppendChangelog(ctx, k, graph.AppendChangelogParams{ParentType: "atom", ParentID: "map-token-rotation",
 		TaskID: "T-3", Summary: "Shortened the rotation " + hostile}))
 	return k
 }

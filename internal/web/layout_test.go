@@ -109,9 +109,7 @@ func TestLayoutDeterministic(t *testing.T) {
 		rev[len(edges)-1-i] = e
 	}
 	d := newDrawing()
-	for _, n := range nodesOf(ids...) {
-		d.nodes = append(d.nodes, n)
-	}
+	d.nodes = append(d.nodes, nodesOf(ids...)...)
 	d.edges = rev
 	b := d.picture("")
 	if !reflect.DeepEqual(a, b) {

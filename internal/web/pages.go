@@ -260,7 +260,7 @@ func (h *handler) node(w http.ResponseWriter, r *http.Request) {
 			v.MoleculeURL = nodeURL(p, leaf.MoleculeID)
 		}
 		if leaf.Type == graph.TypeMolecule {
-			if m, err := graph.QueryGraph(ctx, h.k, graph.QueryGraphParams{Operation: "get", EntityType: graph.KindMolecule, ID: leaf.ID, IncludeChangelog: new(false)}); err == nil {
+			if m, err := graph.Get(ctx, h.k, graph.GetParams{EntityType: graph.KindMolecule, ID: leaf.ID, IncludeChangelog: new(false)}); err == nil {
 				if mv, ok := m.(graph.MoleculeView); ok {
 					for _, a := range mv.Atoms {
 						v.Atoms = append(v.Atoms, h.atomItem(a))
@@ -472,14 +472,9 @@ func graphEntities(ctx context.Context, k *store.KB) ([]graph.MoleculeView, []gr
 	for _, kind := range []string{graph.KindMolecule, graph.KindAtom} {
 		limit, offset := graph.MaxLimit, 0
 		for {
-			res, err := graph.QueryGraph(ctx, k, graph.QueryGraphParams{Operation: "search", EntityType: kind,
-				IncludeChangelog: new(false), Limit: &limit, Offset: &offset})
+			sr, err := graph.Search(ctx, k, graph.SearchParams{EntityType: kind, IncludeChangelog: new(false), Limit: &limit, Offset: &offset})
 			if err != nil {
 				return nil, nil, err
-			}
-			sr, ok := res.(*graph.SearchResult)
-			if !ok {
-				break
 			}
 			mols, atoms = append(mols, sr.Molecules...), append(atoms, sr.Atoms...)
 			n := len(sr.Molecules) + len(sr.Atoms)

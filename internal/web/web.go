@@ -3,7 +3,7 @@
 // HTML with its edges and changelog, the molecules with their atoms, and
 // the traceability graph drawn as a picture. It is a face: every page is
 // built from the core's read operations (store.ReadTree and the folder
-// summaries, search.ReadNode and search.SearchNodes, graph.QueryGraph,
+// summaries, search.ReadNode and search.SearchNodes, graph.Get and graph.Search,
 // trace.KBQuery), the same ones kk read, kk search, kk graph and kk query
 // call, and it writes nothing to the knowledge tree.
 //

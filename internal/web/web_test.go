@@ -112,7 +112,9 @@ func TestReadOnly(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		res.Body.Close()
+		if err := res.Body.Close(); err != nil {
+			t.Fatal(err)
+		}
 		if res.StatusCode != http.StatusOK {
 			t.Errorf("HEAD %s: status %d", target, res.StatusCode)
 		}

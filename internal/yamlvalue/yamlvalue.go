@@ -112,7 +112,7 @@ func (d *yamlDecoder) mapping(n *yaml.Node, out map[string]any, own map[string]b
 		out[key] = val
 	}
 	for _, m := range merges {
-		if err := d.merge(m, out, own); err != nil {
+		if err := d.merge(m, out); err != nil {
 			return err
 		}
 	}
@@ -121,7 +121,7 @@ func (d *yamlDecoder) mapping(n *yaml.Node, out map[string]any, own map[string]b
 
 // merge applies one "<<" value: a mapping, or a sequence of mappings whose
 // earlier entries win.
-func (d *yamlDecoder) merge(v *yaml.Node, out map[string]any, own map[string]bool) error {
+func (d *yamlDecoder) merge(v *yaml.Node, out map[string]any) error {
 	for v.Kind == yaml.AliasNode {
 		v = v.Alias
 	}

@@ -24,7 +24,7 @@ func Cached(tb testing.TB, n int) *store.KB {
 	dir := filepath.Join(os.TempDir(), "kk-bench-"+strconv.Itoa(n))
 	k := store.New(dir)
 	if _, err := os.Stat(k.EntryPath()); err != nil {
-		os.RemoveAll(dir)
+		_ = os.RemoveAll(dir)
 		if _, err := benchtree.Generate(dir, benchtree.Options{Nodes: n, Seed: 1}); err != nil {
 			tb.Fatal(err)
 		}

@@ -214,7 +214,7 @@ func conformHeadlessPrompt(t *testing.T, a harness.Adapter) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rec := Recorder(t, s.Binary, "")
-			a.Headless(context.Background(), harness.HeadlessRun{Prompt: tc.prompt, Timeout: 20 * time.Second}) // the fake answers nothing: only what it got counts
+			_, _ = a.Headless(context.Background(), harness.HeadlessRun{Prompt: tc.prompt, Timeout: 20 * time.Second}) // the fake answers nothing: only what it got counts
 			args := RecordedArgs(t, rec)
 			stdin := string(ReadFile(t, filepath.Join(rec, "stdin")))
 			inArgs := slices.ContainsFunc(args, func(arg string) bool { return strings.Contains(arg, tc.prompt) })
@@ -250,7 +250,7 @@ func conformModel(t *testing.T, a harness.Adapter) {
 		t.Errorf("effort high: args %q, reported %q; the spec's effort flag is %q", want, ignored, s.Model.Effort)
 	}
 	rec := Recorder(t, s.Binary, "")
-	a.Headless(context.Background(), harness.HeadlessRun{Prompt: "kk-conformance-prompt", Model: m, Timeout: 20 * time.Second})
+	_, _ = a.Headless(context.Background(), harness.HeadlessRun{Prompt: "kk-conformance-prompt", Model: m, Timeout: 20 * time.Second}) // only the command line counts
 	if args := RecordedArgs(t, rec); !containsRun(args, want) {
 		t.Errorf("the headless command line %q lacks %q", args, want)
 	}
@@ -258,7 +258,7 @@ func conformModel(t *testing.T, a harness.Adapter) {
 		t.Errorf("the launch command line %q lacks %q", args, want)
 	}
 	other := harness.Model{Harness: "another-harness", Name: name, Effort: "high"}
-	a.Headless(context.Background(), harness.HeadlessRun{Prompt: "kk-conformance-prompt", Model: other, Timeout: 20 * time.Second})
+	_, _ = a.Headless(context.Background(), harness.HeadlessRun{Prompt: "kk-conformance-prompt", Model: other, Timeout: 20 * time.Second})
 	if args := RecordedArgs(t, rec); slices.Contains(args, name) {
 		t.Errorf("another harness's model reached the command line: %q", args)
 	}

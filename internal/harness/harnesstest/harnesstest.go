@@ -141,9 +141,9 @@ func Exists(p string) bool {
 func Tree(t testing.TB, root string) map[string]string {
 	t.Helper()
 	out := map[string]string{}
-	filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+	err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
 		if err != nil {
-			t.Fatal(err)
+			return err
 		}
 		if !d.IsDir() {
 			rel, _ := filepath.Rel(root, p)
@@ -151,6 +151,9 @@ func Tree(t testing.TB, root string) map[string]string {
 		}
 		return nil
 	})
+	if err != nil {
+		t.Fatal(err)
+	}
 	return out
 }
 
@@ -183,7 +186,9 @@ func ByName(checks []harness.Check) map[string]harness.Check {
 // Compact returns the JSON b without insignificant white space.
 func Compact(b []byte) []byte {
 	var c bytes.Buffer
-	json.Compact(&c, b)
+	if err := json.Compact(&c, b); err != nil {
+		return b // not JSON: compared as it is
+	}
 	return c.Bytes()
 }
 
@@ -223,9 +228,13 @@ func KeepsUserHooks(t testing.TB, user, installed []byte, events string) {
 	for _, ev := range uhooks.Keys() {
 		var ug, ig []json.RawMessage
 		raw, _ := uhooks.Get(ev)
-		json.Unmarshal(raw, &ug)
+		if err := json.Unmarshal(raw, &ug); err != nil {
+			t.Fatalf("the user's %s hooks: %v", ev, err)
+		}
 		raw, _ = ihooks.Get(ev)
-		json.Unmarshal(raw, &ig)
+		if err := json.Unmarshal(raw, &ig); err != nil {
+			t.Fatalf("the installed %s hooks: %v", ev, err)
+		}
 		for i, g := range ug {
 			if i >= len(ig) || !bytes.Equal(Compact(g), Compact(ig[i])) {
 				t.Errorf("hooks.%s[%d] changed", ev, i)

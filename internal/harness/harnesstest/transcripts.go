@@ -51,7 +51,7 @@ func Transcripts(t *testing.T, a harness.Adapter, dir string, update bool) int {
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer f.Close()
+			defer func() { _ = f.Close() }()
 			got, err := a.ParseTranscript(f)
 			if err != nil {
 				t.Fatal(err)

@@ -29,7 +29,7 @@ func FakeOllama(t testing.TB, replies map[string]string, status int) string {
 		}
 		for prop, content := range replies {
 			if _, ok := req.Format.Properties[prop]; ok {
-				json.NewEncoder(w).Encode(map[string]any{"message": map[string]string{"role": "assistant", "content": content}, "done": true})
+				_ = json.NewEncoder(w).Encode(map[string]any{"message": map[string]string{"role": "assistant", "content": content}, "done": true})
 				return
 			}
 		}

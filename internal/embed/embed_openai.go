@@ -1,4 +1,4 @@
-package llm
+package embed
 
 import (
 	"bytes"
@@ -39,7 +39,7 @@ func (e *openAIEmbedder) Embed(ctx context.Context, texts []string) ([][]float32
 	if err != nil {
 		return nil, fmt.Errorf("openai embeddings: %w", err)
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, 256<<20))
 	if err != nil {
 		return nil, fmt.Errorf("openai embeddings: %w", err)

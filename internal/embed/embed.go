@@ -1,9 +1,14 @@
-package llm
+// Package embed turns texts into vectors through an embedding provider
+// (Ollama, or any OpenAI-compatible API), for the hybrid search of the
+// index. It needs no model provider of internal/llm and no harness, so
+// the index can use it without depending on the adapter framework.
+package embed
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/kk-project/kk/internal/llmconfig"
 	"net/http"
 	"strings"
 	"time"
@@ -11,26 +16,13 @@ import (
 
 // Embedding providers.
 const (
-	EmbedOllama = "ollama" // Ollama's /api/embed
-	EmbedOpenAI = "openai" // any OpenAI-compatible /v1/embeddings
+	EmbedOllama = llmconfig.EmbedOllama // Ollama's /api/embed
+	EmbedOpenAI = llmconfig.EmbedOpenAI // any OpenAI-compatible /v1/embeddings
 )
 
-// EmbedConfig is the embeddings section of config.yaml. An empty
-// Provider means no embeddings: kk stays offline and lexical.
-type EmbedConfig struct {
-	Provider string `yaml:"provider,omitempty" json:"provider,omitempty" jsonschema:"enum=ollama,enum=openai,description=ollama (Ollama /api/embed) or openai (any OpenAI-compatible /v1/embeddings); absent: no embeddings"`
-	Model    string `yaml:"model,omitempty" json:"model,omitempty" jsonschema:"description=Embedding model name (required with a provider)"`
-	// BaseURL defaults to http://localhost:11434 for ollama and
-	// https://api.openai.com for openai.
-	BaseURL string `yaml:"baseUrl,omitempty" json:"baseUrl,omitempty" jsonschema:"description=Server address (default http://localhost:11434 for ollama\\, https://api.openai.com for openai)"`
-	// APIKeyEnv names the environment variable holding the API key (the
-	// key itself never goes into config.yaml); default OPENAI_API_KEY for
-	// openai, none for ollama.
-	APIKeyEnv string `yaml:"apiKeyEnv,omitempty" json:"apiKeyEnv,omitempty" jsonschema:"description=Environment variable holding the API key (default OPENAI_API_KEY for openai)"`
-	// MinSimilarity is the least cosine similarity a node needs to be
-	// returned by the vector side of a search on its own (default 0.5).
-	MinSimilarity float64 `yaml:"minSimilarity,omitempty" json:"minSimilarity,omitempty" jsonschema:"minimum=0,maximum=1,description=Least cosine similarity for a node found only by meaning (default 0.5)"`
-}
+// EmbedConfig is the embeddings section of config.yaml
+// (internal/llmconfig).
+type EmbedConfig = llmconfig.EmbedConfig
 
 // Embedder turns texts into vectors.
 type Embedder interface {

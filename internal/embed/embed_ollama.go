@@ -1,4 +1,4 @@
-package llm
+package embed
 
 import (
 	"bytes"
@@ -35,7 +35,7 @@ func (e *ollamaEmbedder) Embed(ctx context.Context, texts []string) ([][]float32
 	if err != nil {
 		return nil, fmt.Errorf("ollama embeddings: %w", err)
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, 256<<20))
 	if err != nil {
 		return nil, fmt.Errorf("ollama embeddings: %w", err)

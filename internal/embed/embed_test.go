@@ -1,4 +1,4 @@
-package llm
+package embed
 
 import (
 	"context"
@@ -49,7 +49,7 @@ func (f *fakeServer) handler(t *testing.T, path string, answer func(texts []stri
 		for _, x := range req["input"].([]any) {
 			texts = append(texts, x.(string))
 		}
-		json.NewEncoder(w).Encode(answer(texts))
+		_ = json.NewEncoder(w).Encode(answer(texts))
 	})
 }
 
@@ -126,7 +126,7 @@ func TestEmbedderAnswerChecks(t *testing.T) {
 		"not json":    "nope",
 		"empty array": map[string]any{"embeddings": [][]float32{{}, {}}},
 	} {
-		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { json.NewEncoder(w).Encode(answer) }))
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _ = json.NewEncoder(w).Encode(answer) }))
 		e, _ := NewEmbedder(&EmbedConfig{Provider: EmbedOllama, Model: "m", BaseURL: srv.URL}, nil, nil)
 		if _, err := e.Embed(context.Background(), []string{"a", "b"}); err == nil {
 			t.Errorf("%s: no error", name)

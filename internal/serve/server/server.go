@@ -1,0 +1,139 @@
+// Package server is the kk serve program: it wires the knowledge base, the
+// model provider, the backend (internal/serve), the job queue, the HTTP
+// API (internal/httpapi) and the page (internal/web), and serves them.
+// It is a face's composition, kept out of the command line so that kk
+// serve's flags are all the command translates.
+package server
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"time"
+
+	"github.com/kk-project/kk/internal/httpapi"
+	"github.com/kk-project/kk/internal/jobqueue"
+	"github.com/kk-project/kk/internal/llm"
+	"github.com/kk-project/kk/internal/serve"
+	"github.com/kk-project/kk/internal/store"
+	"github.com/kk-project/kk/internal/web"
+	"github.com/kk-project/kk/internal/workpool"
+)
+
+// Options are what kk serve runs with; the command line's face
+// translates its flags and environment into them.
+type Options struct {
+	// Root is the folder served; a knowledge base is set up there when it
+	// has none (serve.Bootstrap, with Init).
+	Root string
+	Init store.InitOptions
+	// Addr is the address to listen on (host:port), Token the bearer
+	// token the API asks for ("" on loopback: none).
+	Addr  string
+	Token string
+	// LoopbackOnly has the page answer only requests addressed to a
+	// loopback name (against DNS rebinding), when Addr is a loopback
+	// address.
+	LoopbackOnly bool
+	// PushEvery, when positive, shares the committed jobs that often.
+	PushEvery time.Duration
+	Logger    *slog.Logger
+	// Now is the clock of the knowledge base's timestamps; nil: time.Now.
+	Now func() time.Time
+	// Getenv reads the environment (KK_LLM_* overrides, the providers'
+	// API keys); Harnesses finds the adapter of the harness provider.
+	Getenv    func(string) string
+	Harnesses llm.HarnessFinder
+	// Workers bounds the parallel steps of a job (tree reads, index
+	// generation); 0 leaves one CPU free for reads.
+	Workers int
+	// GCPercent, when positive, is the garbage collection target
+	// (debug.SetGCPercent; serve.GCPercent is kk serve's); 0 leaves it as it is.
+	GCPercent int
+	// Delay slows every job step down (end-to-end tests of concurrency).
+	Delay time.Duration
+}
+
+// Run serves the knowledge base under o.Root until ctx ends: it sets the
+// knowledge base up when missing, reads its config once for the model
+// provider, opens the job queue, and serves the HTTP API and the page on
+// o.Addr, announcing the URL in the knowledge base's state folder.
+func Run(ctx context.Context, o Options) error {
+	log := o.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	k, err := serve.Bootstrap(ctx, o.Root, o.Init)
+	if err != nil {
+		return err
+	}
+	k.Now = o.Now
+	defer func() { _ = k.Close() }()
+	cfg, err := k.LoadConfig()
+	if err != nil {
+		return err
+	}
+	provider, err := llm.New(cfg.LLMConfig().WithEnv(o.Getenv), llm.Deps{Getenv: o.Getenv, Harnesses: o.Harnesses, LogDir: k.LogsDir()})
+	switch {
+	case errors.Is(err, llm.ErrNotConfigured):
+		provider = nil
+	case err != nil:
+		return err
+	}
+	workers := o.Workers
+	if workers <= 0 {
+		// Leave a CPU free, so that reads are answered at once while a
+		// job runs.
+		workers = max(1, runtime.GOMAXPROCS(0)-1)
+	}
+	workpool.Limit(workers)
+	if o.GCPercent > 0 {
+		debug.SetGCPercent(o.GCPercent)
+	}
+	backend := serve.New(serve.Options{KB: k, Provider: provider, Logger: log, Delay: o.Delay})
+	if err := backend.Open(ctx); err != nil {
+		return err
+	}
+	defer func() { _ = backend.Close() }()
+	qopts := backend.QueueOptions()
+	if o.PushEvery > 0 {
+		qopts.Every, qopts.OnTick = o.PushEvery, backend.Share
+	}
+	q, err := jobqueue.Open(filepath.Join(k.StateDir(), "queue"), qopts)
+	if err != nil {
+		return err
+	}
+	page := web.New(k, web.Options{LoopbackOnly: o.LoopbackOnly})
+	srv, err := httpapi.New(httpapi.Options{Backend: backend, Queue: q, Token: o.Token, Addr: o.Addr, Logger: log, Page: page, PagePaths: web.Paths, PageSearchPaths: web.SearchPaths})
+	if err != nil {
+		return err
+	}
+	if err := backend.Warm(ctx); err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", o.Addr)
+	if err != nil {
+		return err
+	}
+	url := "http://" + ln.Addr().String()
+	unannounce, err := serve.Announce(k, url)
+	if err != nil {
+		_ = ln.Close()
+		return err
+	}
+	defer unannounce()
+	model := "none"
+	if provider != nil {
+		model = provider.Name()
+	}
+	log.Info("kk serve listening", "url", url, "root", k.Root, "branch", backend.Branch(), "model", model, "push_every", o.PushEvery.String())
+	if err := srv.Serve(ctx, ln); err != nil {
+		return err
+	}
+	log.Info("kk serve stopped")
+	return nil
+}
