@@ -607,11 +607,7 @@ func (db *DB) Problems(ctx context.Context, nodesDir string) ([]error, error) {
 	if s, err = db.state(ctx, rtx, true); err != nil {
 		return nil, err
 	}
-	t, err := s.tree(nodesDir)
-	if err != nil {
-		return nil, err
-	}
-	return t.Problems, nil
+	return s.tree(nodesDir).Problems, nil
 }
 
 // Shape is what a sync found of the tree as a whole, read from the leaf

@@ -352,7 +352,7 @@ func TestProblemsAreTheTrees(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
+	defer func() { _ = db.Close() }()
 	check := func(want int) {
 		t.Helper()
 		if _, err := db.Sync(ctx, k.NodesDir()); err != nil {
@@ -375,6 +375,8 @@ func TestProblemsAreTheTrees(t *testing.T) {
 	writeLeaf(t, k, "bad/twin-1.md", leaf("practice-twin", "Twin", "d", nil, "", "b"))
 	writeLeaf(t, k, "bad/twin-2.md", strings.Replace(leaf("practice-twin", "Twin", "d", nil, "", "b"), "kk_id: practice-twin", "kk_id: Practice-Twin", 1))
 	check(3)
-	os.RemoveAll(filepath.Join(k.NodesDir(), "bad"))
+	if err := os.RemoveAll(filepath.Join(k.NodesDir(), "bad")); err != nil {
+		t.Fatal(err)
+	}
 	check(0)
 }
