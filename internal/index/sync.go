@@ -35,7 +35,10 @@ type Stats struct {
 	Updated   int       `json:"updated"`   // leaves whose content changed
 	Touched   int       `json:"touched"`   // size or mtime changed, content the same
 	Removed   int       `json:"removed"`   // rows of leaves that are gone (or now unreadable)
-	Unchanged int       `json:"unchanged"` // leaves trusted by size and mtime alone
+	// Unchanged counts the leaves found as recorded: trusted by size
+	// and mtime alone, or (too recent for that, and nothing else
+	// changed) by their bytes.
+	Unchanged int `json:"unchanged"`
 	Skipped   []Problem `json:"skipped"`   // leaves and extractor source files left out, wholly or partly
 	// Extracted counts the extractors' source files and entities; it
 	// is zero when the sync ran without extraction (DB.Sync).
@@ -293,10 +296,11 @@ func (db *DB) quiet(ctx context.Context, l *store.Listing, ex *Extraction, srcFi
 		return Stats{}, nil, false
 	}
 	d := s.diff(l)
-	if !d.clean() {
+	racy, ok := d.racyOnly()
+	if !ok {
 		return Stats{}, nil, false
 	}
-	st := Stats{Leaves: d.unchanged, Unchanged: d.unchanged, Skipped: s.problems(), Gen: s.gen}
+	st := Stats{Leaves: d.unchanged + racy, Unchanged: d.unchanged + racy, Skipped: s.problems(), Gen: s.gen}
 	if ex != nil {
 		stored, err := readSources(ctx, rtx)
 		if err != nil || len(stored) != len(srcFiles) {
@@ -348,8 +352,38 @@ type walkDiff struct {
 	unread      []Problem               // files that could not be read (set by next)
 }
 
-func (d *walkDiff) clean() bool {
-	return len(d.work) == 0 && len(d.gone) == 0 && len(d.dirty) == 0 && len(d.removedDirs) == 0
+// quietRacy is the most files a sync that finds nothing else changed
+// reads because their stat is as recorded but too recent to trust (see
+// walkDiff.racyOnly); more, and it writes the state with a later sync
+// time, after which they are trusted by their stat.
+const quietRacy = 64
+
+// racyOnly reports whether the walk found the tree as the state records
+// it, reading (at most quietRacy) files whose size and mtime are as
+// recorded but too recent to trust (store.Unchanged): each must hold the
+// bytes recorded. A writer's files are such files for RacyWindow after it
+// wrote them; a long-running process syncing between writes (kk serve's
+// jobs) then neither writes the state nor changes its generation for
+// them. racy counts those of them that are leaves of the tree.
+func (d *walkDiff) racyOnly() (racy int, ok bool) {
+	if len(d.gone) > 0 || len(d.removedDirs) > 0 || d.reshaped || len(d.work) > quietRacy {
+		return 0, false
+	}
+	for _, ld := range d.work {
+		if ld.old == nil || ld.old.size != ld.f.size || ld.old.mtime != ld.f.mtime {
+			return 0, false
+		}
+	}
+	workpool.Run(0, len(d.work), func(i int) { d.work[i].read() })
+	for _, ld := range d.work {
+		if !ld.same {
+			return 0, false
+		}
+		if ld.old.indexed() {
+			racy++
+		}
+	}
+	return racy, true
 }
 
 // diff compares a walk of nodes/ (store.ScanDir's listing) with the state.
