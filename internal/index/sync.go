@@ -30,16 +30,16 @@ const bulkRows = 500
 
 // Stats tells what a sync did.
 type Stats struct {
-	Leaves    int       `json:"leaves"`    // leaves in the index after the sync
-	Added     int       `json:"added"`     // new leaves
-	Updated   int       `json:"updated"`   // leaves whose content changed
-	Touched   int       `json:"touched"`   // size or mtime changed, content the same
-	Removed   int       `json:"removed"`   // rows of leaves that are gone (or now unreadable)
+	Leaves  int `json:"leaves"`  // leaves in the index after the sync
+	Added   int `json:"added"`   // new leaves
+	Updated int `json:"updated"` // leaves whose content changed
+	Touched int `json:"touched"` // size or mtime changed, content the same
+	Removed int `json:"removed"` // rows of leaves that are gone (or now unreadable)
 	// Unchanged counts the leaves found as recorded: trusted by size
 	// and mtime alone, or (too recent for that, and nothing else
 	// changed) by their bytes.
-	Unchanged int `json:"unchanged"`
-	Skipped   []Problem `json:"skipped"`   // leaves and extractor source files left out, wholly or partly
+	Unchanged int       `json:"unchanged"`
+	Skipped   []Problem `json:"skipped"` // leaves and extractor source files left out, wholly or partly
 	// Extracted counts the extractors' source files and entities; it
 	// is zero when the sync ran without extraction (DB.Sync).
 	Extracted ExtractStats `json:"extracted"`
