@@ -9,6 +9,7 @@ import (
 	"errors"
 	"maps"
 	"os"
+	"path"
 	"slices"
 	"strconv"
 	"strings"
@@ -116,6 +117,13 @@ type treeState struct {
 	// the state (meta tree_hash, tree_invalid).
 	hash    string
 	invalid int
+	// lines are the leaf lines the hash was made of ("<path>\t<sha256>"
+	// of each leaf, sorted: store.HashLeafLines), kept when the tree has
+	// no problem and no path that sorts otherwise than by its bytes, so
+	// that a write's sync hashes the lines of the leaves it changed
+	// into them instead of listing every leaf again (summaryAfter); nil
+	// when not known.
+	lines []string
 }
 
 // queryer is a database or a transaction.
@@ -397,6 +405,13 @@ func (s *treeState) patch(nodesDir string, old *treeState, snap *store.Snapshot)
 // and how many leaves a tree read would report as problems (unreadable,
 // broken symlinks, ids used twice).
 func (s *treeState) summary() (hash string, invalid int) {
+	hash, invalid, _ = s.summaryLines()
+	return hash, invalid
+}
+
+// summaryLines is summary, with the sorted leaf lines hashed when they
+// can be kept (see treeState.lines).
+func (s *treeState) summaryLines() (hash string, invalid int, kept []string) {
 	n := 0
 	for _, f := range s.folders {
 		n += len(f.leaves)
@@ -421,9 +436,70 @@ func (s *treeState) summary() (hash string, invalid int) {
 		}
 	}
 	if invalid > 0 {
-		return "", invalid
+		return "", invalid, nil
 	}
-	return store.HashLeafLines(lines), 0
+	if !byteOrdered(lines...) {
+		return store.HashLeafLines(lines), 0, nil
+	}
+	slices.Sort(lines)
+	return store.HashLines(lines), 0, lines
+}
+
+// byteOrdered reports whether store.SortLeafLines sorts lines by their
+// bytes (no path holds a character it orders otherwise).
+func byteOrdered(lines ...string) bool {
+	for _, l := range lines {
+		for i := 0; i < len(l); i++ {
+			if l[i] >= 0xEE {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// summaryAfter is the summary of state next, which differs from prev,
+// whose leaf lines are known, by the leaves at the paths changed alone
+// (each now as next records it, or gone): prev's lines with those
+// leaves' lines taken out and put in. ok is false when it cannot be told
+// that way (prev has problems, or a changed leaf is not part of the tree
+// now, or takes an id another leaf may have: idTaken says whether more
+// than one leaf has it), and the caller summarizes next whole.
+func summaryAfter(prev, next *treeState, changed []string, idTaken func(id string) bool) (hash string, lines []string, ok bool) {
+	if prev.lines == nil || prev.invalid > 0 || len(changed) > maxPatch {
+		return "", nil, false
+	}
+	for dir, f := range next.folders {
+		if o := prev.folders[dir]; o != f && (o == nil || !f.sameShape(o)) && (len(f.problems) > 0 || len(f.irregular) > 0) {
+			return "", nil, false
+		}
+	}
+	lines = slices.Clone(prev.lines)
+	find := func(rel string) (int, bool) {
+		return slices.BinarySearchFunc(lines, rel, func(l, rel string) int {
+			p, _, _ := strings.Cut(l, "\t")
+			return strings.Compare(p, rel)
+		})
+	}
+	for _, rel := range changed {
+		if i, found := find(rel); found {
+			lines = slices.Delete(lines, i, i+1)
+		}
+		e := next.folders[store.DirOf(rel)].entry(path.Base(rel))
+		if e == nil {
+			continue
+		}
+		l := rel + "\t" + e.sha
+		if !e.indexed() || !byteOrdered(l) || idTaken(e.id) {
+			return "", nil, false
+		}
+		i, found := find(rel)
+		if found {
+			return "", nil, false
+		}
+		lines = slices.Insert(lines, i, l)
+	}
+	return store.HashLines(lines), lines, true
 }
 
 // Facts are the fields of a leaf a tree read hands out (no body):

@@ -136,6 +136,11 @@ func TestLeafStateMatchesAFullSync(t *testing.T) {
 			if _, err := db.SyncPaths(ctx, k.NodesDir(), nil, written); err != nil {
 				t.Fatalf("step %d: SyncPaths: %v", step, err)
 			}
+			// The summary SyncPaths brought forward is the state's.
+			s := db.kept.s
+			if hash, invalid, lines := s.summaryLines(); s.hash != hash || s.invalid != invalid || s.lines != nil && !slices.Equal(s.lines, lines) {
+				t.Fatalf("step %d: summary after SyncPaths %q %d, want %q %d", step, s.hash, s.invalid, hash, invalid)
+			}
 			continue
 		}
 		if _, err := db.Sync(ctx, k.NodesDir()); err != nil {

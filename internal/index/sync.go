@@ -482,7 +482,7 @@ func (s *treeState) diff(l *store.Listing) *walkDiff {
 
 // next is the state after the sync applied d's work (leafData.entry).
 func (d *walkDiff) next(prev *treeState, gen string) *treeState {
-	n := &treeState{gen: gen, synced: prev.synced, hash: prev.hash, invalid: prev.invalid, folders: make(map[string]*folderState, len(d.walks))}
+	n := &treeState{gen: gen, synced: prev.synced, hash: prev.hash, invalid: prev.invalid, lines: prev.lines, folders: make(map[string]*folderState, len(d.walks))}
 	for dir, walk := range d.walks {
 		if !d.dirty[dir] {
 			n.folders[dir] = prev.folders[dir]
@@ -617,9 +617,33 @@ func (w *writer) apply(ld *leafData, st *Stats) {
 // setSummary records what the state says of the whole tree (see
 // treeState.summary), which session-start reads instead of the tree.
 func (w *writer) setSummary(s *treeState) {
-	s.hash, s.invalid = s.summary()
+	s.hash, s.invalid, s.lines = s.summaryLines()
 	w.setMeta("tree_hash", s.hash)
 	w.setMeta("tree_invalid", strconv.Itoa(s.invalid))
+}
+
+// setSummaryAfter is setSummary for state next, which differs from prev
+// by the leaves at the paths changed alone (see summaryAfter): a leaf's
+// id is taken when the nodes table holds more than one leaf with it
+// (compared as SQLite's NOCASE does, which is IDKey for an ASCII id).
+func (w *writer) setSummaryAfter(prev, next *treeState, changed []string) {
+	taken := func(id string) bool {
+		for i := 0; i < len(id); i++ {
+			if id[i] >= 0x80 {
+				return true // not told by NOCASE: summarize whole
+			}
+		}
+		n, err := strconv.Atoi(w.queryString(`SELECT count(*) FROM nodes WHERE id = ? AND origin = ''`, id))
+		return err != nil || n != 1
+	}
+	hash, lines, ok := summaryAfter(prev, next, changed, taken)
+	if !ok || w.err != nil {
+		w.setSummary(next)
+		return
+	}
+	next.hash, next.invalid, next.lines = hash, 0, lines
+	w.setMeta("tree_hash", next.hash)
+	w.setMeta("tree_invalid", "0")
 }
 
 // writer applies a sync's changes inside its transaction; the first error
@@ -886,7 +910,7 @@ func (db *DB) SyncPaths(ctx context.Context, nodesDir string, ex *Extraction, re
 	if baseOK {
 		w.delta = &docStats{}
 	}
-	next := &treeState{gen: gen, synced: prev.synced, hash: prev.hash, invalid: prev.invalid, folders: maps.Clone(prev.folders)}
+	next := &treeState{gen: gen, synced: prev.synced, hash: prev.hash, invalid: prev.invalid, lines: prev.lines, folders: maps.Clone(prev.folders)}
 	// edit returns the folder's new state, a copy (with the leaves'
 	// facts) of the old one.
 	edit := func(dir string) *folderState {
@@ -966,7 +990,7 @@ func (db *DB) SyncPaths(ctx context.Context, nodesDir string, ex *Extraction, re
 		} else {
 			w.setSearchStats()
 		}
-		w.setSummary(next)
+		w.setSummaryAfter(prev, next, rels)
 	}
 	w.setMeta("last_sync", time.Now().UTC().Format(time.RFC3339Nano))
 	w.setMeta("leaves", strconv.Itoa(st.Leaves))
