@@ -474,32 +474,73 @@ func summaryAfter(prev, next *treeState, changed []string, idTaken func(id strin
 			return "", nil, false
 		}
 	}
-	lines = slices.Clone(prev.lines)
+	put := map[string]string{}
+	for _, rel := range changed {
+		e := next.folders[store.DirOf(rel)].entry(path.Base(rel))
+		if e == nil {
+			continue
+		}
+		if !e.indexed() || idTaken(e.id) {
+			return "", nil, false
+		}
+		put[rel] = e.sha
+	}
+	if lines, ok = patchLines(prev.lines, changed, put); !ok {
+		return "", nil, false
+	}
+	return store.HashLines(lines), lines, true
+}
+
+// patchLines returns sorted leaf lines (see treeState.lines) with the
+// lines of the paths gone taken out and those of put (path -> sha256)
+// put in; ok is false when a line of put would not sort by its bytes.
+func patchLines(lines, gone []string, put map[string]string) ([]string, bool) {
+	lines = slices.Clone(lines)
 	find := func(rel string) (int, bool) {
 		return slices.BinarySearchFunc(lines, rel, func(l, rel string) int {
 			p, _, _ := strings.Cut(l, "\t")
 			return strings.Compare(p, rel)
 		})
 	}
-	for _, rel := range changed {
+	for _, rel := range gone {
 		if i, found := find(rel); found {
 			lines = slices.Delete(lines, i, i+1)
 		}
-		e := next.folders[store.DirOf(rel)].entry(path.Base(rel))
-		if e == nil {
-			continue
-		}
-		l := rel + "\t" + e.sha
-		if !e.indexed() || !byteOrdered(l) || idTaken(e.id) {
-			return "", nil, false
+	}
+	for _, rel := range slices.Sorted(maps.Keys(put)) {
+		l := rel + "\t" + put[rel]
+		if !byteOrdered(l) {
+			return nil, false
 		}
 		i, found := find(rel)
 		if found {
-			return "", nil, false
+			lines[i] = l
+		} else {
+			lines = slices.Insert(lines, i, l)
 		}
-		lines = slices.Insert(lines, i, l)
 	}
-	return store.HashLines(lines), lines, true
+	return lines, true
+}
+
+// HashAfter returns the nodes hash (store.HashLeaves) of the tree whose
+// nodes hash is before, as this handle last read or recorded its leaf
+// state, after the leaves at the paths gone (relative to nodes/) are
+// removed and the leaves of put (path -> sha256 of the bytes) written:
+// what a writer that read that tree and changes those leaves would
+// compute over every leaf. ok is false when the handle does not hold
+// that tree's leaf lines, and the caller hashes the tree itself.
+func (db *DB) HashAfter(before string, gone []string, put map[string]string) (string, bool) {
+	db.kept.Lock()
+	s := db.kept.s
+	db.kept.Unlock()
+	if s == nil || before == "" || s.hash != before || s.invalid > 0 || s.lines == nil || len(gone)+len(put) > maxPatch {
+		return "", false
+	}
+	lines, ok := patchLines(s.lines, gone, put)
+	if !ok {
+		return "", false
+	}
+	return store.HashLines(lines), true
 }
 
 // Facts are the fields of a leaf a tree read hands out (no body):

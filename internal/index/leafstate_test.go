@@ -2,6 +2,8 @@ package index
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"maps"
@@ -133,8 +135,28 @@ func TestLeafStateMatchesAFullSync(t *testing.T) {
 			_ = os.Symlink("nowhere.md", k.NodePath(strings.TrimSuffix(rel, ".md")+"-link.md"))
 		}
 		if len(written) > 0 && rng.IntN(2) == 0 {
+			// The hash a writer computes of the tree after its change
+			// is the one the sync of the change records.
+			var gone []string
+			put := map[string]string{}
+			for _, rel := range written {
+				data, err := os.ReadFile(k.NodePath(rel))
+				if err != nil {
+					gone = append(gone, rel)
+					continue
+				}
+				sum := sha256.Sum256(data)
+				put[rel] = hex.EncodeToString(sum[:])
+			}
+			after, known := "", false
+			if s := db.kept.s; s != nil {
+				after, known = db.HashAfter(s.hash, gone, put)
+			}
 			if _, err := db.SyncPaths(ctx, k.NodesDir(), nil, written); err != nil {
 				t.Fatalf("step %d: SyncPaths: %v", step, err)
+			}
+			if s := db.kept.s; known && s.invalid == 0 && after != s.hash {
+				t.Fatalf("step %d: HashAfter %s, the sync recorded %s", step, after, s.hash)
 			}
 			// The summary SyncPaths brought forward is the state's.
 			s := db.kept.s

@@ -137,7 +137,27 @@ func PlanFor(ctx context.Context, k *store.KB, db *index.DB, t *store.Tree, summ
 		}
 		summaries = data
 	}
-	nodesHash := NodesHash(t)
+	nodesHash := ""
+	if db != nil && d != nil {
+		// The branch index holds the leaf lines of the tree as read:
+		// only the changed leaves' are hashed into them.
+		var gone []string
+		put := map[string]string{}
+		for _, c := range d.Changes {
+			if c.Old != nil {
+				gone = append(gone, c.Old.Path)
+			}
+		}
+		for _, c := range d.Changes {
+			if c.New != nil {
+				put[c.New.Path] = t.Hashes[c.New.Path]
+			}
+		}
+		nodesHash, _ = db.HashAfter(d.Before, gone, put)
+	}
+	if nodesHash == "" {
+		nodesHash = NodesHash(t)
+	}
 	key := genKey(k, nodesHash, summaries)
 	rec := loadRecord(ctx, db)
 	p := &Plan{ctx: ctx, k: k, db: db, key: key, rec: rec, nodes: len(t.Leaves), Write: map[string][]byte{}}
