@@ -633,7 +633,7 @@ func (w *writer) setSummaryAfter(prev, next *treeState, changed []string) {
 				return true // not told by NOCASE: summarize whole
 			}
 		}
-		n, err := strconv.Atoi(w.queryString(`SELECT count(*) FROM nodes WHERE id = ? AND origin = ''`, id))
+		n, err := strconv.Atoi(w.queryString(`SELECT count(*) FROM nodes INDEXED BY nodes_id WHERE id = ? AND origin = ''`, id))
 		return err != nil || n != 1
 	}
 	hash, lines, ok := summaryAfter(prev, next, changed, taken)
