@@ -76,6 +76,9 @@ type DB struct {
 		}
 		asked   bool
 		patches int
+		// generated are the bytes of generated files this handle's
+		// process wrote, by name, with their sha256 (KeepGenerated).
+		generated map[string]keptFile
 	}
 
 	recent struct { // SyncRecent's last check of the tree

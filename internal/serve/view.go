@@ -155,7 +155,7 @@ func (p *planner) plan(head string) (gitx.Changes, error) {
 	for _, rel := range p.res.Written {
 		if !generated[rel] {
 			ch.Files[repoPath(prefix, rel)] = p.res.Data[rel]
-			job[rel] = sum(p.res.Data[rel])
+			job[rel] = p.res.Sum(rel)
 		}
 	}
 	for _, rel := range p.res.Removed {
@@ -183,7 +183,7 @@ func (p *planner) plan(head string) (gitx.Changes, error) {
 		for _, rel := range p.res.Written {
 			if generated[rel] {
 				ch.Files[repoPath(prefix, rel)] = p.res.Data[rel]
-				job[rel] = sum(p.res.Data[rel])
+				job[rel] = p.res.Sum(rel)
 			}
 		}
 		for _, rel := range p.res.Removed {
