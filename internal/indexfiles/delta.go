@@ -65,10 +65,11 @@ func (p *Plan) bringForward(t *store.Tree, summariesSrc []byte, nodesHash string
 	// whatever it holds), or else from the file, checked against the
 	// record from the bytes read, not read twice.
 	var oldGraph string
+	fromKept := false
 	if f, ok := rec.g.Files["GRAPH.md"]; ok {
-		oldGraph, ok = p.db.KeptGenerated("GRAPH.md", f.Sum)
+		oldGraph, fromKept = p.db.KeptGenerated("GRAPH.md", f.Sum)
 	}
-	if oldGraph == "" {
+	if !fromKept {
 		data, ok := rec.read(p.k, "GRAPH.md")
 		if !ok {
 			return nil, false, nil
