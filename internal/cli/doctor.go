@@ -7,6 +7,7 @@ import (
 	"github.com/kk-project/kk/internal/checks"
 	"github.com/kk-project/kk/internal/githooks"
 	"github.com/kk-project/kk/internal/gitx"
+	"github.com/kk-project/kk/internal/index"
 	"github.com/kk-project/kk/internal/install"
 	"github.com/kk-project/kk/internal/store"
 	"github.com/spf13/cobra"
@@ -131,7 +132,7 @@ func doctorFix(ctx context.Context, app *App, k *store.KB) error {
 	if err := adoptAll(ctx, app, k); err != nil {
 		return err
 	}
-	removed, err := checks.RemoveObsoleteState(k)
+	removed, err := index.RemoveObsoleteState(k)
 	if err != nil {
 		return err
 	}
