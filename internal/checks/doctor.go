@@ -107,6 +107,10 @@ func Doctor(ctx context.Context, k *store.KB, opts DoctorOptions) (*DoctorReport
 		add(c)
 	}
 	add(checkLock(ctx, k))
+	if c, err = checkObsoleteState(k); err != nil {
+		return nil, err
+	}
+	add(c)
 	c, err = checkLeftovers(k)
 	if err != nil {
 		return nil, err

@@ -58,7 +58,7 @@ func TestDoctorHealthy(t *testing.T) {
 			t.Errorf("%s has no message", c.Name)
 		}
 	}
-	want := []string{"git", "installed-version", "kk-version", "gitignore", "kkignore", "config", "leaves-valid", "v2-leaves", "entry-fresh", "entry-size", "freshness", "phrasings", "semantic-search", "derived-from", "writer-lock", "interrupted-writes"}
+	want := []string{"git", "installed-version", "kk-version", "gitignore", "kkignore", "config", "leaves-valid", "v2-leaves", "entry-fresh", "entry-size", "freshness", "phrasings", "semantic-search", "derived-from", "writer-lock", "obsolete-state", "interrupted-writes"}
 	if !slices.Equal(names, want) {
 		t.Fatalf("checks %v", names)
 	}

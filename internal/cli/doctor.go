@@ -7,6 +7,7 @@ import (
 	"github.com/kk-project/kk/internal/checks"
 	"github.com/kk-project/kk/internal/githooks"
 	"github.com/kk-project/kk/internal/gitx"
+	"github.com/kk-project/kk/internal/index"
 	"github.com/kk-project/kk/internal/install"
 	"github.com/kk-project/kk/internal/store"
 	"github.com/spf13/cobra"
@@ -27,7 +28,8 @@ func newDoctorCmd(app *App) *cobra.Command {
 		Long: `Check the knowledge base: git on PATH, the installed-version record and
 whether it matches this kk, kk's lines in .ai/kenkeep/.gitignore, .kkignore,
 config.yaml, the freshness and size of ENTRY.md, the validity of every leaf,
-leftover kenkeep v2 leaves, kk_derived_from references, and the writer lock.
+leftover kenkeep v2 leaves, kk_derived_from references, the writer lock,
+cache files older kk versions left under .state/, and interrupted writes.
 
 In a git work tree, kk's merge driver for the generated files (named in
 .ai/kenkeep/.gitattributes, defined in the repository's git config), and
@@ -52,7 +54,9 @@ Exits 1 when any check is an error; warnings exit 0.
 
 --fix first repairs what kk can repair by itself, saying what it did on
 stderr, then checks: it adopts the notes written by hand under nodes/ (kk
-node adopt), and in a git work tree sets up kk's merge driver for the
+node adopt), removes the cache files older kk versions left under .state/
+(the branch index holds what they held), and in a git work tree sets up
+kk's merge driver for the
 generated files (.ai/kenkeep/.gitattributes and the driver in the
 repository's git config).`,
 		Args: cobra.NoArgs,
@@ -61,7 +65,7 @@ repository's git config).`,
 		},
 	}
 	cmd.Flags().StringVar(&o.harness, "harness", "", "check only this harness (a harness id)")
-	cmd.Flags().BoolVar(&o.fix, "fix", false, "repair what kk can (adopt notes written by hand, set up the merge driver), then check")
+	cmd.Flags().BoolVar(&o.fix, "fix", false, "repair what kk can (adopt notes written by hand, remove cache files of older kk versions, set up the merge driver), then check")
 	return cmd
 }
 
@@ -127,6 +131,13 @@ func runDoctor(ctx context.Context, app *App, o doctorOpts) error {
 func doctorFix(ctx context.Context, app *App, k *store.KB) error {
 	if err := adoptAll(ctx, app, k); err != nil {
 		return err
+	}
+	removed, err := index.RemoveObsoleteState(k)
+	if err != nil {
+		return err
+	}
+	if len(removed) > 0 {
+		app.notef("fixed: removed %d cache file(s) of an older kk version under %s", len(removed), k.Rel(k.StateDir()))
 	}
 	if changed, err := k.WriteGitattributes(); err != nil {
 		return err

@@ -100,6 +100,11 @@ func newHookCmd(app *App) *cobra.Command {
 	return cmd
 }
 
+// hookOptions are the hook runtime's timeouts and limits (zero fields:
+// hooks.Defaults). Tests set them once, before any command runs, as they
+// do newHarnessRegistry.
+var hookOptions hooks.Options
+
 func runHook(ctx context.Context, app *App, o hookOpts) error {
 	if ctx == nil {
 		ctx = context.Background()
@@ -110,7 +115,7 @@ func runHook(ctx context.Context, app *App, o hookOpts) error {
 	hooks.Run(ctx, hooks.Invocation{
 		Event: o.event, Harness: o.harness, Harnesses: app.harnesses(), Foreground: o.foreground, Problem: o.problem,
 		Root: app.Root, Stdin: app.IO.In, Stdout: app.IO.Out, Stderr: app.IO.Err,
-		Getenv: app.Getenv, Getwd: app.Getwd, Now: app.Now, Executable: os.Executable,
+		Getenv: app.Getenv, Getwd: app.Getwd, Now: app.Now, Executable: os.Executable, Options: hookOptions,
 	})
 	return nil
 }

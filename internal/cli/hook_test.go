@@ -46,8 +46,9 @@ func init() {
 		if err != nil {
 			panic(err)
 		}
-		for ev := range hooks.Deadlines {
-			hooks.Deadlines[ev] = d
+		hookOptions.Deadlines = map[harness.Event]time.Duration{}
+		for _, ev := range harness.Events {
+			hookOptions.Deadlines[ev] = d
 		}
 	}
 }

@@ -28,7 +28,7 @@ func TestLimitsDoc(t *testing.T) {
 		"| the document of `kk validate` (a symbol manifest may be large) | " + byteSize(maxDocumentBytes) + " |",
 		"| `kk client --body-file` or standard input (the note posted) | " + byteSize(httpapi.DefaultMaxBody) + " |",
 		"| `kk client --token-file` | " + byteSize(maxTokenBytes) + " |",
-		"| a hook's payload on standard input | " + byteSize(int64(hooks.MaxPayload)) + " |",
+		"| a hook's payload on standard input | " + byteSize(int64(hooks.Defaults().MaxPayload)) + " |",
 		"| one leaf file | " + byteSize(node.MaxSize) + " |",
 		"| knowledge | " + byteSize(graph.MaxKnowledgeBytes) + " after trimming |",
 		"| changelog summary | " + byteSize(graph.MaxSummaryBytes) + " |",

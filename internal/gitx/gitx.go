@@ -81,11 +81,11 @@ func runInput(ctx context.Context, dir string, env []string, stdin []byte, dying
 	return out, err
 }
 
-// LockWait is how long kk waits for a lock file another git process holds
+// lockWait is how long kk waits for a lock file another git process holds
 // (index.lock, a branch's lock) before giving up. A person's git status,
 // or an editor's, takes the index lock for a moment; a server committing
 // many times a second meets it, and must wait for it, not fail the job.
-var LockWait = 10 * time.Second
+const lockWait = 10 * time.Second
 
 // lockHeld reports whether a git error is another process's lock file:
 // "Unable to create '<path>.lock': File exists.", from the index and from
@@ -95,11 +95,11 @@ func lockHeld(err error) bool {
 }
 
 // waitingForLocks runs try, and runs it again while it fails on a lock
-// file another git process holds, for up to LockWait. Git takes its locks
+// file another git process holds, for up to lockWait. Git takes its locks
 // before it changes anything, so a command refused for one changed
 // nothing and can run again.
 func waitingForLocks(ctx context.Context, try func() error) error {
-	deadline := time.Now().Add(LockWait)
+	deadline := time.Now().Add(lockWait)
 	for delay := 2 * time.Millisecond; ; delay = min(2*delay, 100*time.Millisecond) {
 		err := try()
 		if !lockHeld(err) || time.Now().After(deadline) {

@@ -64,6 +64,8 @@ type zwriter struct {
 	buf *bufio.Writer
 }
 
+// zwriters is process-wide on purpose: a pool of scratch compressors
+// holds no state a caller could observe.
 var zwriters = sync.Pool{New: func() any {
 	zw, err := zlib.NewWriterLevel(nil, zlib.BestSpeed)
 	if err != nil {
@@ -259,6 +261,8 @@ type objectCache struct {
 // maxCachedObjects bounds the cache; past it, it starts over.
 const maxCachedObjects = 1 << 14
 
+// objects is process-wide on purpose: it is keyed by object id, and an
+// object never changes, so no caller can see a stale entry or needs its own.
 var objects objectCache
 
 func (c *objectCache) get(id string) (cached, bool) {

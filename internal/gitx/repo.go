@@ -58,6 +58,10 @@ type Repo struct {
 	// commit is built on it without asking git, the compare and swap
 	// telling when someone moved the branch since ("" asks git).
 	tip string
+	// fault, when a test sets it, is called at named points of a commit
+	// ("index", "move", "moved"); an error it returns fails the step
+	// there. It is per Repo, so tests that set it can run in parallel.
+	fault func(point string) error
 }
 
 // ErrInterrupted means a commit gave up waiting (for a lock another git
@@ -473,6 +477,9 @@ func (r *Repo) commitOnce(ctx context.Context, o CommitOptions, onWait func(stri
 	if err := iu.finish(info); err != nil {
 		return Landed{}, noRetry, err
 	}
+	if err := r.inject("index"); err != nil {
+		return Landed{}, noRetry, err
+	}
 	if err := r.moveBranch(head, commit); err != nil {
 		r.tip = ""
 		now, herr := r.head()
@@ -499,11 +506,9 @@ func (r *Repo) commitOnce(ctx context.Context, o CommitOptions, onWait func(stri
 // having moved.
 func (r *Repo) placeIndex(tmp, commit, parent string) Landed {
 	l := Landed{Commit: commit, Parent: parent}
-	if testHook != nil {
-		if err := testHook("moved"); err != nil {
-			l.IndexErr = err
-			return l
-		}
+	if err := r.inject("moved"); err != nil {
+		l.IndexErr = err
+		return l
 	}
 	if err := os.Rename(tmp, r.indexPath()); err != nil {
 		l.IndexErr = fmt.Errorf("putting git's index in place: %w", err)
@@ -511,9 +516,14 @@ func (r *Repo) placeIndex(tmp, commit, parent string) Landed {
 	return l
 }
 
-// testHook, when a test sets it, is called at named points of a commit;
-// an error it returns fails the step there.
-var testHook func(point string) error
+// inject runs the Repo's fault hook, if a test set one, at a named point
+// of a commit.
+func (r *Repo) inject(point string) error {
+	if r.fault == nil {
+		return nil
+	}
+	return r.fault(point)
+}
 
 // lockIndex takes index.lock as git does (created exclusively), writing
 // LockMarker into it. A lock another process holds is waited for until
@@ -736,9 +746,6 @@ func (u *indexUpdate) finish(info []byte) error {
 	if err := errors.Join(werr, cerr); err != nil {
 		return fmt.Errorf("git update-index --index-info: %w", err)
 	}
-	if testHook != nil {
-		return testHook("index")
-	}
 	return nil
 }
 
@@ -799,10 +806,8 @@ func (e *raceError) Error() string { return e.msg }
 // that both reflogs get their line, as git commit writes them): HEAD is
 // the branch, index.lock being held since it was checked.
 func (r *Repo) moveBranch(old, next string) error {
-	if testHook != nil {
-		if err := testHook("move"); err != nil {
-			return err
-		}
+	if err := r.inject("move"); err != nil {
+		return err
 	}
 	if old == "" {
 		old = r.objs.algo.zeroID()

@@ -337,14 +337,13 @@ func TestRepoCommitRebuildsWhenTheBranchMoved(t *testing.T) {
 	tree := gitOut(t, dir, "rev-parse", "HEAD^{tree}")
 	other := gitOut(t, dir, "commit-tree", "-p", "HEAD", "-m", "by another writer", tree)
 	raced := false
-	testHook = func(point string) error {
+	r.fault = func(point string) error {
 		if point == "move" && !raced {
 			raced = true
 			gitOut(t, dir, "update-ref", "refs/heads/"+r.Branch, other)
 		}
 		return nil
 	}
-	defer func() { testHook = nil }()
 	var heads []string
 	l, err := r.Commit(ctx, CommitOptions{Author: worker, Message: "job", Plan: func(head string) (Changes, error) {
 		heads = append(heads, head)
@@ -372,13 +371,12 @@ func TestRepoCommitFailureAfterTheMove(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := openRepo(t, dir)
-	testHook = func(point string) error {
+	r.fault = func(point string) error {
 		if point == "moved" {
 			return errors.New("injected")
 		}
 		return nil
 	}
-	defer func() { testHook = nil }()
 	l, err := r.Commit(ctx, CommitOptions{Author: worker, Message: "job", Plan: files(map[string]string{"b.md": "b"})})
 	if err != nil || l.IndexErr == nil {
 		t.Fatalf("err %v, index error %v", err, l.IndexErr)

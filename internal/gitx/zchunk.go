@@ -55,6 +55,9 @@ type chunkCache struct {
 	buf   bytes.Buffer
 }
 
+// chunks is process-wide on purpose: a piece is found by its content
+// (hash, then bytes), so a hit is always right, and a process's commits
+// share one bounded budget (chunkCacheBytes) instead of one per Repo.
 var chunks = &chunkCache{seed: maphash.MakeSeed()}
 
 // cutPoints returns the ends of the pieces data is cut into.

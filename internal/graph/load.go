@@ -59,14 +59,20 @@ func LoadIndexed(ctx context.Context, k *store.KB, bodies bool) (*Graph, error) 
 	return t.graph(k, db), nil
 }
 
-// RecheckWithin is how long a long-running process (kk mcp) trusts its
+// recheckWithin is how long a long-running process (kk mcp) trusts its
 // last look at the tree's files before a read stats them again; changes
 // made through kk are seen at once whatever it is (see
 // index.DB.SyncRecent). A command-line run always looks.
-var RecheckWithin = time.Second
+const recheckWithin = time.Second
 
-// syncForRead brings the index up to date for a read.
+// SyncForRead brings the index up to date for a read.
 func SyncForRead(ctx context.Context, k *store.KB, db *index.DB) (index.Stats, error) {
+	return syncWithin(ctx, k, db, recheckWithin)
+}
+
+// syncWithin is SyncForRead trusting the last look at the files for
+// within (0: always look).
+func syncWithin(ctx context.Context, k *store.KB, db *index.DB, within time.Duration) (index.Stats, error) {
 	// A changeset a killed writer left half-applied is rolled back first,
 	// so that no read sees it.
 	if _, err := txn.Recover(k); err != nil {
@@ -76,7 +82,7 @@ func SyncForRead(ctx context.Context, k *store.KB, db *index.DB) (index.Stats, e
 	if err != nil {
 		return index.Stats{}, err
 	}
-	st, err := db.SyncRecent(ctx, k.NodesDir(), ex, RecheckWithin)
+	st, err := db.SyncRecent(ctx, k.NodesDir(), ex, within)
 	if err == nil {
 		// The leaves the index leaves out are the face's to warn about.
 		var skipped []error

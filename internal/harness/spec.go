@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"path"
 	"regexp"
-	"runtime"
 	"slices"
 	"strings"
 )
@@ -94,16 +93,6 @@ func (m CaptureMode) String() string {
 	}
 	return fmt.Sprintf("CaptureMode(%d)", int(m))
 }
-
-// DefaultPromptArgMax is the PromptArgMax of a harness with no reason for
-// another: Linux refuses a single argument over 128 KiB (MAX_ARG_STRLEN);
-// Windows a whole command line over 32,767 characters.
-var DefaultPromptArgMax = func() int {
-	if runtime.GOOS == "windows" {
-		return 24 << 10
-	}
-	return 64 << 10
-}()
 
 // PromptFitsArg reports whether a headless run may pass prompt as a
 // command-line argument.

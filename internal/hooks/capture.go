@@ -74,7 +74,7 @@ func Capture(ctx context.Context, r Request) (*CaptureResult, error) {
 	if !filepath.IsAbs(path) && in.CWD != "" {
 		path = filepath.Join(in.CWD, path) // relative to the session, not to the hook
 	}
-	if err := waitExists(ctx, path); err != nil {
+	if err := waitExists(ctx, path, r.opts().TranscriptAppear); err != nil {
 		return nil, fmt.Errorf("reading the transcript: %w", err)
 	}
 	t, skipped, err := readTranscript(r.Adapter, path)
@@ -133,16 +133,10 @@ func orUnnamed(ev string) string {
 // turns read from a transcript render to more, the oldest are left out.
 const MaxLogTranscript = 8 << 20
 
-// TranscriptAppear is how long capture waits for a transcript file that
-// does not exist yet: harnesses write their transcripts asynchronously,
-// and Claude Code 2.1.197 can fire the first Stop of a session before the
-// file is created.
-var TranscriptAppear = 2 * time.Second
-
-// waitExists waits up to TranscriptAppear for path to exist, and returns
-// Stat's error when it does not.
-func waitExists(ctx context.Context, path string) error {
-	deadline := time.Now().Add(TranscriptAppear)
+// waitExists waits up to appear (Options.TranscriptAppear) for path to
+// exist, and returns Stat's error when it does not.
+func waitExists(ctx context.Context, path string, appear time.Duration) error {
+	deadline := time.Now().Add(appear)
 	for {
 		_, err := os.Stat(path)
 		if !errors.Is(err, fs.ErrNotExist) || time.Now().After(deadline) {

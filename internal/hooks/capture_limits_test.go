@@ -201,7 +201,7 @@ func captureChild(t *testing.T, p string) {
 	inv.Harness, inv.Harnesses = "claude", registry(t, claude.New())
 	// Memory is measured, not time: the race detector may slow the
 	// capture past its deadline.
-	Deadlines[harness.Capture] = 10 * time.Minute
+	inv.Options.Deadlines = map[harness.Event]time.Duration{harness.Capture: 10 * time.Minute}
 	Run(context.Background(), inv)
 	status, err := os.ReadFile("/proc/self/status")
 	if err != nil {
@@ -218,9 +218,7 @@ func captureChild(t *testing.T, p string) {
 // transcript (Claude Code 2.1.197 on a session's first Stop): capture
 // waits for the file a moment.
 func TestCaptureWaitsForTheTranscriptFile(t *testing.T) {
-	old := TranscriptAppear
-	TranscriptAppear = time.Minute // generous: the test is about waiting, not about how long
-	defer func() { TranscriptAppear = old }()
+	t.Parallel()
 	k := newKB(t)
 	p := filepath.Join(t.TempDir(), "late.jsonl")
 	go func() {
@@ -229,6 +227,7 @@ func TestCaptureWaitsForTheTranscriptFile(t *testing.T) {
 		_ = os.Rename(filepath.Join(filepath.Dir(p), "transcript.jsonl"), p)
 	}()
 	r, _ := request(k, harness.HookInput{HarnessEvent: "Stop", SessionID: sid, TranscriptPath: p})
+	r.Options.TranscriptAppear = time.Minute // generous: the test is about waiting, not about how long
 	res, err := Capture(context.Background(), r)
 	if err != nil || res.Action != session.CaptureCreated {
 		t.Fatalf("capture of a late transcript: %+v %v", res, err)

@@ -32,21 +32,6 @@ import (
 // to it: the newer one reads a transcript at least as complete, so the
 // log never goes back to an older state.
 
-// Timing of detached captures. Tests shorten them.
-var (
-	// CaptureDeadline bounds a detached capture, its wait for the lock
-	// and for the transcript to settle included.
-	CaptureDeadline = 3 * time.Minute
-	// SettleMax is the longest a capture waits for a harness to finish
-	// writing its transcript; past it, what the file holds is captured
-	// and the wait is logged.
-	SettleMax = 30 * time.Second
-	// SettleQuiet is how long a settled transcript must stay unchanged.
-	SettleQuiet = 300 * time.Millisecond
-	// settlePoll is how often the transcript is looked at while waiting.
-	settlePoll = 100 * time.Millisecond
-)
-
 // ErrNotSettled is logged when a transcript did not settle within
 // SettleMax; the capture still records what the file held.
 var ErrNotSettled = errors.New("the harness had not finished writing the transcript")
@@ -127,7 +112,7 @@ func ForegroundCapture(ctx context.Context, r Request, token string) (res *Captu
 	if err != nil {
 		return nil, false, err
 	}
-	wait := CaptureDeadline
+	wait := r.opts().CaptureDeadline
 	if d, ok := ctx.Deadline(); ok {
 		wait = time.Until(d)
 	}
@@ -159,8 +144,9 @@ func ForegroundCapture(ctx context.Context, r Request, token string) (res *Captu
 
 // waitSettled waits until the adapter says the session's transcript holds
 // the turn the hook fired for and the file has not changed for
-// SettleQuiet, or until SettleMax (ErrNotSettled).
+// Options.SettleQuiet, or until Options.SettleMax (ErrNotSettled).
 func waitSettled(ctx context.Context, r Request) error {
+	o := r.opts()
 	s, ok := r.Adapter.(harness.TranscriptSettler)
 	path := r.Input.TranscriptPath
 	if !ok || path == "" {
@@ -169,9 +155,9 @@ func waitSettled(ctx context.Context, r Request) error {
 	if !filepath.IsAbs(path) && r.Input.CWD != "" {
 		path = filepath.Join(r.Input.CWD, path)
 	}
-	give := time.NewTimer(SettleMax)
+	give := time.NewTimer(o.SettleMax)
 	defer give.Stop()
-	tick := time.NewTicker(settlePoll)
+	tick := time.NewTicker(o.SettlePoll)
 	defer tick.Stop()
 	var last os.FileInfo
 	var since time.Time
@@ -182,7 +168,7 @@ func waitSettled(ctx context.Context, r Request) error {
 			last = nil
 		case last == nil || fi.Size() != last.Size() || !fi.ModTime().Equal(last.ModTime()):
 			last, since = fi, time.Now()
-		case time.Since(since) >= SettleQuiet:
+		case time.Since(since) >= o.SettleQuiet:
 			if done, err := s.Settled(path); err != nil {
 				return err
 			} else if done {
@@ -193,7 +179,7 @@ func waitSettled(ctx context.Context, r Request) error {
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-give.C:
-			return fmt.Errorf("%w within %s (%s); captured what it held", ErrNotSettled, SettleMax, path)
+			return fmt.Errorf("%w within %s (%s); captured what it held", ErrNotSettled, o.SettleMax, path)
 		case <-tick.C:
 		}
 	}

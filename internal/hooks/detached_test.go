@@ -16,11 +16,10 @@ import (
 	"github.com/kk-project/kk/internal/session"
 )
 
-// shortSettle shortens the settle timing for a test.
-func shortSettle(t *testing.T, max time.Duration) {
-	oldMax, oldQuiet, oldPoll := SettleMax, SettleQuiet, settlePoll
-	SettleMax, SettleQuiet, settlePoll = max, 50*time.Millisecond, 10*time.Millisecond
-	t.Cleanup(func() { SettleMax, SettleQuiet, settlePoll = oldMax, oldQuiet, oldPoll })
+// shortSettle is the settle timing of a test: a wait of up to max, polled
+// often.
+func shortSettle(max time.Duration) Options {
+	return Options{SettleMax: max, SettleQuiet: 50 * time.Millisecond, SettlePoll: 10 * time.Millisecond}
 }
 
 func TestForegroundCaptureStepsAsideForANewerCapture(t *testing.T) {
@@ -42,13 +41,14 @@ func TestForegroundCaptureStepsAsideForANewerCapture(t *testing.T) {
 }
 
 func TestForegroundCaptureWaitsForTheTranscript(t *testing.T) {
-	shortSettle(t, time.Minute) // generous: the test is about waiting, not about how long
+	t.Parallel()
 	k := newKB(t)
 	p := transcript(t, k.Root, "user", question)
 	a := &hookstest.Adapter{Capture: harness.CaptureSettled,
 		SettledWhen: func(data []byte) bool { return bytes.Contains(data, []byte(`"assistant"`)) }}
 	r, warnings := request(k, harness.HookInput{HarnessEvent: "agentStop", SessionID: sid, TranscriptPath: p})
 	r.Adapter = a
+	r.Options = shortSettle(time.Minute) // generous: the test is about waiting, not about how long
 	// The harness writes the answer only after the hook ran.
 	go func() {
 		time.Sleep(200 * time.Millisecond)
@@ -69,10 +69,11 @@ func TestForegroundCaptureWaitsForTheTranscript(t *testing.T) {
 }
 
 func TestForegroundCaptureKeepsAnUnsettledTranscript(t *testing.T) {
-	shortSettle(t, 300*time.Millisecond)
+	t.Parallel()
 	k := newKB(t)
 	p := transcript(t, k.Root, "user", question)
 	r, warnings := request(k, harness.HookInput{HarnessEvent: "agentStop", SessionID: sid, TranscriptPath: p})
+	r.Options = shortSettle(300 * time.Millisecond)
 	r.Adapter = &hookstest.Adapter{Capture: harness.CaptureSettled, SettledWhen: func([]byte) bool { return false }}
 	res, _, err := ForegroundCapture(context.Background(), r, "")
 	if err != nil {

@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/kk-project/kk/internal/contracts"
 	"github.com/kk-project/kk/internal/harness"
@@ -29,15 +28,6 @@ import (
 // Code, whose /kk-curate extracts pending logs itself inside the session
 // the user already pays for; a background run would pay for the same work
 // twice).
-
-// Timing of the drain. Tests shorten them.
-var (
-	// DrainLockWait is how long a drain waits for another drain's lock
-	// before leaving the work to it.
-	DrainLockWait = 100 * time.Millisecond
-	// HeadlessTimeout bounds one headless extraction.
-	HeadlessTimeout = 60 * time.Second
-)
 
 // promptPlaceholder is the line of the proposal prompt the transcript
 // replaces.
@@ -128,7 +118,7 @@ func Drain(ctx context.Context, r Request) (*DrainResult, error) {
 		return res, nil
 	}
 	k := r.KB
-	l, err := lock.Acquire(ctx, drainLockPath(k), DrainLockWait, "kk hook proposal-drain --harness "+r.Adapter.ID())
+	l, err := lock.Acquire(ctx, drainLockPath(k), r.opts().DrainLockWait, "kk hook proposal-drain --harness "+r.Adapter.ID())
 	var held *lock.HeldError
 	if errors.As(err, &held) {
 		res.Skipped = "locked"
@@ -177,7 +167,7 @@ func Drain(ctx context.Context, r Request) (*DrainResult, error) {
 			Schema:  outSchema,
 			Model:   model,
 			LogFile: logFile,
-			Timeout: HeadlessTimeout,
+			Timeout: r.opts().HeadlessTimeout,
 		})
 		if err := ctx.Err(); err != nil {
 			return res, err // our own deadline, not the log's fault: it stays pending

@@ -35,9 +35,6 @@ type sessionMark struct {
 	HintedAt  string `json:"hinted_at,omitempty"`
 }
 
-// SessionMarkRetention is how long a session's mark is kept.
-var SessionMarkRetention = 30 * 24 * time.Hour
-
 func sessionMarksDir(k *store.KB) string { return filepath.Join(k.StateDir(), "sessions") }
 
 func sessionMarkPath(k *store.KB, id string) string {
@@ -48,7 +45,7 @@ func sessionMarkPath(k *store.KB, id string) string {
 // mark already (a resumed or compacted session starts again with its own
 // id, and keeps its first start). It asks git nothing: session-start is on
 // the session's critical path, and graph-hint finds the commit HEAD named
-// then from the time. Marks older than SessionMarkRetention go when a new
+// then from the time. Marks older than Options.SessionMarkRetention go when a new
 // one is written.
 func markSessionStart(r Request) error {
 	id, err := NormalizeSessionID(r.Adapter.ID(), r.Input.SessionID)
@@ -62,18 +59,18 @@ func markSessionStart(r Request) error {
 	if err := writeJSONFile(p, sessionMark{StartedAt: r.Now.UTC().Format(time.RFC3339Nano)}); err != nil {
 		return err
 	}
-	pruneSessionMarks(r.KB, r.Now)
+	pruneSessionMarks(r.KB, r.Now, r.opts().SessionMarkRetention)
 	return nil
 }
 
-// pruneSessionMarks removes the marks older than SessionMarkRetention.
-func pruneSessionMarks(k *store.KB, now time.Time) {
+// pruneSessionMarks removes the marks older than retention.
+func pruneSessionMarks(k *store.KB, now time.Time, retention time.Duration) {
 	entries, err := os.ReadDir(sessionMarksDir(k))
 	if err != nil {
 		return
 	}
 	for _, e := range entries {
-		if fi, err := e.Info(); err == nil && fi.Mode().IsRegular() && now.Sub(fi.ModTime()) > SessionMarkRetention {
+		if fi, err := e.Info(); err == nil && fi.Mode().IsRegular() && now.Sub(fi.ModTime()) > retention {
 			_ = os.Remove(filepath.Join(sessionMarksDir(k), e.Name()))
 		}
 	}

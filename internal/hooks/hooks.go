@@ -35,24 +35,6 @@ import (
 	"github.com/kk-project/kk/internal/store"
 )
 
-// Deadlines bound each event, stdin included. Past it the hook gives up,
-// prints nothing and logs a "deadline" diagnostic. The context hooks are
-// short because the harness waits for them before the model sees
-// anything; capture writes one file; proposal-drain only starts the
-// background worker. Tests shorten them.
-var Deadlines = map[harness.Event]time.Duration{
-	harness.SessionStart:  time.Second,
-	harness.PromptContext: time.Second,
-	harness.Capture:       5 * time.Second,
-	harness.ProposalDrain: 2 * time.Second,
-	harness.LintTick:      10 * time.Second,
-	harness.GraphHint:     5 * time.Second,
-}
-
-// DrainDeadline bounds a background drain (proposal-drain --foreground).
-// It is also how long a hung drain can hold the drain lock.
-var DrainDeadline = 15 * time.Minute
-
 // memoryLimit is the Go runtime's soft memory limit during a hook call:
 // the garbage collector works harder near it, so that a capture of a long
 // transcript (read in a bounded window, see harness.OpenTranscript) stays
@@ -87,6 +69,9 @@ type Invocation struct {
 	// Problem, when not empty, is a mistake found before the event could
 	// be named (bad arguments or flags): it is logged and nothing runs.
 	Problem string
+	// Options are the call's timeouts and limits; zero fields take their
+	// defaults (Defaults).
+	Options Options
 }
 
 // Diagnostic is one line of the hook error log.
@@ -122,6 +107,9 @@ type Request struct {
 	// before the event's final one (prompt-context offers its search of
 	// the index as last committed before it syncs); nil discards it.
 	Offer func(out []byte)
+	// Options are the event's timeouts and limits; zero fields take
+	// their defaults (Defaults).
+	Options Options
 }
 
 func (r Request) warn(phase string, err error) {
@@ -178,17 +166,18 @@ func Run(ctx context.Context, inv Invocation) {
 	if inv.Getenv("GOMEMLIMIT") == "" {
 		defer debug.SetMemoryLimit(debug.SetMemoryLimit(memoryLimit))
 	}
+	inv.Options = inv.Options.withDefaults()
 	c := &call{inv: inv}
 	ev := harness.Event(inv.Event)
-	d, ok := Deadlines[ev]
+	d, ok := inv.Options.Deadlines[ev]
 	if !ok {
 		d = defaultDeadline
 	}
 	if inv.Foreground && ev == harness.ProposalDrain {
-		d = DrainDeadline
+		d = inv.Options.DrainDeadline
 	}
 	if inv.Foreground && ev == harness.Capture {
-		d = CaptureDeadline
+		d = inv.Options.CaptureDeadline
 	}
 	ctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
@@ -289,7 +278,7 @@ func (c *call) run(ctx context.Context) outcome {
 	if !(inv.Foreground && ev == harness.ProposalDrain) {
 		// The background drain works on the knowledge base alone; every
 		// other call starts from the harness's payload.
-		data, timedOut, err := ReadPayload(ctx, inv.Stdin)
+		data, timedOut, err := ReadPayload(ctx, inv.Stdin, inv.Options)
 		payload = data
 		if err != nil {
 			return c.fail(ctx, "stdin", err)
@@ -320,7 +309,7 @@ func (c *call) run(ctx context.Context) outcome {
 		return c.fail(ctx, "kb", fmt.Errorf("%w (no %s); run `kk init` in %s", ErrNotInitialized, k.Rel(k.InstalledPath()), k.Root))
 	}
 	r := Request{KB: k, Adapter: a, Input: in, Now: inv.Now(), Warn: c.diag, Executable: inv.Executable,
-		WaitDetached: inv.Getenv("KK_CAPTURE") == "wait", Offer: c.offer}
+		WaitDetached: inv.Getenv("KK_CAPTURE") == "wait", Offer: c.offer, Options: inv.Options}
 	var out []byte
 	switch ev {
 	case harness.SessionStart:

@@ -22,25 +22,6 @@ import (
 // hook injects what kk search would list first, and nothing when the
 // knowledge base has nothing that answers the prompt.
 
-// Retrieval settings.
-var (
-	// PromptLimit is how many nodes prompt-context lists at most.
-	PromptLimit = 5
-	// PromptMaxChars bounds the rendered context; the first node is
-	// always listed, shortened if it must be.
-	PromptMaxChars = 2000
-	// PromptSyncBudget bounds how long prompt-context waits for the index
-	// to catch up with the tree (a stat per leaf when nothing changed,
-	// about 40 ms at 10k leaves). Past it the hook stops its sync,
-	// searches the index as the last sync left it and starts `kk sync` in
-	// the background to finish the work, so a large or cold tree never
-	// costs the deadline.
-	PromptSyncBudget = 200 * time.Millisecond
-	// backgroundSyncEvery is the least time between two background syncs
-	// the hook starts.
-	backgroundSyncEvery = time.Minute
-)
-
 // promptHeader opens the prompt-time context.
 const promptHeader = "Project knowledge that may bear on this prompt (notes from .ai/kenkeep, snapshots in time; check them against the code):"
 
@@ -51,7 +32,7 @@ const promptHeader = "Project knowledge that may bear on this prompt (notes from
 // The index is searched as it was last committed first, and that answer
 // is offered to the call (Request.Offer), so that a machine too busy for
 // the rest still gets it at the deadline; then the index is synced within
-// PromptSyncBudget and searched again when the sync changed it.
+// Options.PromptSyncBudget and searched again when the sync changed it.
 func PromptContext(ctx context.Context, r Request) ([]byte, error) {
 	render := func(text string) []byte {
 		if text == "" {
@@ -64,7 +45,8 @@ func PromptContext(ctx context.Context, r Request) ([]byte, error) {
 		return out
 	}
 	p := promptRun{
-		budget: PromptSyncBudget,
+		opts:   r.Options,
+		budget: r.opts().PromptSyncBudget,
 		slow: func() {
 			if err := startBackgroundSync(r); err != nil {
 				r.warn("sync", err)
@@ -88,15 +70,17 @@ func PromptContext(ctx context.Context, r Request) ([]byte, error) {
 
 // PromptContextText returns the prompt-time context for prompt: a header
 // and one line "- <title> (<path>): <description>" per node, at most
-// PromptLimit nodes and PromptMaxChars characters; "" when nothing
-// answers the prompt. It searches the current branch's index, synced
-// first (a stat per leaf when nothing changed).
-func PromptContextText(ctx context.Context, k *store.KB, prompt string) (string, error) {
-	return promptRun{}.text(ctx, k, prompt)
+// o.PromptLimit nodes and o.PromptMaxChars characters (zero: the
+// defaults); "" when nothing answers the prompt. It searches the current
+// branch's index, synced first (a stat per leaf when nothing changed).
+func PromptContextText(ctx context.Context, k *store.KB, prompt string, o Options) (string, error) {
+	return promptRun{opts: o}.text(ctx, k, prompt)
 }
 
 // promptRun is how one prompt-context call waits for the index.
 type promptRun struct {
+	// opts holds the limits of the answer (PromptLimit, PromptMaxChars).
+	opts Options
 	// budget bounds the wait for the sync (0: no bound; the index is
 	// synced before the one search).
 	budget time.Duration
@@ -116,6 +100,7 @@ type promptRun struct {
 // leaves the index as it was) and slow is called; a sync that changed the
 // index is followed by a second search, whose answer is returned.
 func (p promptRun) text(ctx context.Context, k *store.KB, prompt string) (string, error) {
+	o := p.opts.withDefaults()
 	if !index.Searchable(prompt) {
 		return "", nil
 	}
@@ -131,13 +116,13 @@ func (p promptRun) text(ctx context.Context, k *store.KB, prompt string) (string
 	if err != nil {
 		return "", err
 	}
-	req := index.Request{Text: prompt, Limit: PromptLimit, Quick: p.budget > 0, Gate: true, NoSnippets: true}
+	req := index.Request{Text: prompt, Limit: o.PromptLimit, Quick: p.budget > 0, Gate: true, NoSnippets: true}
 	search := func() (string, error) {
 		hits, err := db.Search(ctx, req)
 		if err != nil || len(hits) == 0 {
 			return "", err
 		}
-		return renderHits(hits), nil
+		return renderHits(hits, o.PromptMaxChars), nil
 	}
 	if p.budget <= 0 {
 		if _, err := db.SyncWith(ctx, k.NodesDir(), ex); err != nil {
@@ -150,7 +135,7 @@ func (p promptRun) text(ctx context.Context, k *store.KB, prompt string) (string
 		// what a machine too busy for the whole search still gets.
 		req.Early = func(hits []index.Hit) {
 			if len(hits) > 0 {
-				p.offer(renderHits(hits))
+				p.offer(renderHits(hits, o.PromptMaxChars))
 			}
 		}
 	}
@@ -211,13 +196,13 @@ func syncWithin(ctx context.Context, db *index.DB, nodesDir string, ex *index.Ex
 }
 
 // startBackgroundSync starts `kk sync` detached, unless the hook started
-// one less than backgroundSyncEvery ago (.state/prompt-sync records when).
+// one less than Options.BackgroundSyncEvery ago (.state/prompt-sync records when).
 func startBackgroundSync(r Request) error {
 	if r.Executable == nil {
 		return errors.New("cannot start a background sync: kk's own path is unknown")
 	}
 	mark := filepath.Join(r.KB.StateDir(), "prompt-sync")
-	if fi, err := os.Stat(mark); err == nil && time.Since(fi.ModTime()) < backgroundSyncEvery {
+	if fi, err := os.Stat(mark); err == nil && time.Since(fi.ModTime()) < r.opts().BackgroundSyncEvery {
 		return nil
 	}
 	if err := os.MkdirAll(filepath.Dir(mark), 0o755); err != nil {
@@ -240,7 +225,7 @@ func startBackgroundSync(r Request) error {
 	return cmd.Process.Release()
 }
 
-func renderHits(hits []index.Hit) string {
+func renderHits(hits []index.Hit, maxChars int) string {
 	var b strings.Builder
 	b.WriteString(promptHeader + "\n")
 	for i, h := range hits {
@@ -249,7 +234,7 @@ func renderHits(hits []index.Hit) string {
 			line += ": " + d
 		}
 		line += "\n"
-		room := PromptMaxChars - utf8.RuneCountInString(b.String())
+		room := maxChars - utf8.RuneCountInString(b.String())
 		if utf8.RuneCountInString(line) > room {
 			if i > 0 {
 				break

@@ -68,10 +68,7 @@ func TestPromptContext(t *testing.T) {
 		}
 	}
 
-	old := PromptMaxChars
-	defer func() { PromptMaxChars = old }()
-	PromptMaxChars = 150
-	text, err := PromptContextText(context.Background(), k, "payment retry backoff")
+	text, err := PromptContextText(context.Background(), k, "payment retry backoff", Options{PromptMaxChars: 150})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,21 +82,21 @@ func TestPromptContext(t *testing.T) {
 func TestPromptContextSeesNewLeaves(t *testing.T) {
 	k, _ := promptKB(t)
 	ctx := context.Background()
-	if text, err := PromptContextText(ctx, k, "how do we rotate the signing keys?"); err != nil || text != "" {
+	if text, err := PromptContextText(ctx, k, "how do we rotate the signing keys?", Options{}); err != nil || text != "" {
 		t.Fatalf("before: %q %v", text, err)
 	}
 	leaf := "---\ntype: practice\ntitle: Rotate signing keys every quarter\ndescription: How the signing keys are rotated.\n" +
 		"tags: [security]\nkk_schema_version: 3\nkk_id: practice-rotate-signing-keys\nkk_derived_from: []\nkk_relates_to: []\n" +
 		"kk_depends_on: []\nkk_confidence: high\n---\nRun make rotate-keys; the old key stays valid for a week.\n"
 	writeFile(t, k.NodePath("security/practice-rotate-signing-keys.md"), leaf)
-	text, err := PromptContextText(ctx, k, "how do we rotate the signing keys?")
+	text, err := PromptContextText(ctx, k, "how do we rotate the signing keys?", Options{})
 	if err != nil || !strings.Contains(text, "Rotate signing keys every quarter (.ai/kenkeep/nodes/security/practice-rotate-signing-keys.md)") {
 		t.Fatalf("after: %q %v", text, err)
 	}
 	if err := os.Remove(k.NodePath("security/practice-rotate-signing-keys.md")); err != nil {
 		t.Fatal(err)
 	}
-	if text, err := PromptContextText(ctx, k, "how do we rotate the signing keys?"); err != nil || text != "" {
+	if text, err := PromptContextText(ctx, k, "how do we rotate the signing keys?", Options{}); err != nil || text != "" {
 		t.Fatalf("after removal: %q %v", text, err)
 	}
 }
@@ -122,7 +119,7 @@ func TestPromptContextSyncBudget(t *testing.T) {
 	k, _ := promptKB(t)
 	ctx := context.Background()
 	prompt := "how do we rotate the signing keys?"
-	if text, err := PromptContextText(ctx, k, prompt); err != nil || text != "" {
+	if text, err := PromptContextText(ctx, k, prompt, Options{}); err != nil || text != "" {
 		t.Fatalf("before: %q %v", text, err)
 	}
 	writeFile(t, k.NodePath("security/practice-rotate-signing-keys.md"), "---\ntype: practice\ntitle: Rotate signing keys every quarter\n"+
@@ -170,13 +167,10 @@ func TestPromptContextAnswersAtTheDeadline(t *testing.T) {
 	k, _ := promptKB(t)
 	ctx := context.Background()
 	prompt := "How does the payment client retry and back off?"
-	want, err := PromptContextText(ctx, k, prompt)
+	want, err := PromptContextText(ctx, k, prompt, Options{})
 	if err != nil || !strings.Contains(want, "Retry policy for the payment client") {
 		t.Fatalf("%q %v", want, err)
 	}
-	oldDeadline, oldBudget := Deadlines[harness.PromptContext], PromptSyncBudget
-	Deadlines[harness.PromptContext], PromptSyncBudget = 300*time.Millisecond, time.Minute
-	defer func() { Deadlines[harness.PromptContext], PromptSyncBudget = oldDeadline, oldBudget }()
 	// A leaf changed by hand makes the hook's sync write, and another
 	// writer holds the index's write lock, so the sync waits.
 	writeFile(t, k.NodePath("security/practice-rotate-signing-keys.md"), "---\ntype: practice\ntitle: Rotate signing keys every quarter\n"+
@@ -197,6 +191,7 @@ func TestPromptContextAnswersAtTheDeadline(t *testing.T) {
 	}
 	defer tx.Rollback()
 	inv, out, _ := invocation(t, k.Root, "prompt-context", `{"session_id":"`+sid+`","cwd":"`+k.Root+`","prompt":"`+prompt+`"}`)
+	inv.Options = Options{Deadlines: map[harness.Event]time.Duration{harness.PromptContext: 300 * time.Millisecond}, PromptSyncBudget: time.Minute}
 	Run(ctx, inv)
 	var env struct{ Event, Context string }
 	if err := json.Unmarshal(out.Bytes(), &env); err != nil || env.Context != want {

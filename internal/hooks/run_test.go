@@ -149,14 +149,13 @@ func TestRunPrintsOnlyTheHarnessOutput(t *testing.T) {
 }
 
 func TestRunDeadline(t *testing.T) {
-	old := Deadlines[harness.Capture]
-	Deadlines[harness.Capture] = 50 * time.Millisecond
-	defer func() { Deadlines[harness.Capture] = old }()
+	t.Parallel()
 	k := newKB(t)
 	p := transcript(t, k.Root, "user", "How are retries configured? Tell me everything about them.", "assistant", "Through retry.yaml.")
 	block := make(chan struct{})
 	inv, out, _ := invocation(t, k.Root, "capture", `{"session_id":"`+sid+`","transcript_path":"`+p+`"}`)
 	inv.Harnesses = registry(t, &hookstest.Adapter{BlockParse: block})
+	inv.Options.Deadlines = map[harness.Event]time.Duration{harness.Capture: 50 * time.Millisecond}
 	start := time.Now()
 	Run(context.Background(), inv)
 	if took := time.Since(start); took > 2*time.Second {
@@ -192,29 +191,28 @@ func (r *neverEOF) Read(p []byte) (int, error) {
 }
 
 func TestReadPayload(t *testing.T) {
-	oldIdle, oldTotal, oldMax := StdinIdle, StdinTotal, MaxPayload
-	StdinIdle, StdinTotal = 30*time.Millisecond, time.Second
-	defer func() { StdinIdle, StdinTotal, MaxPayload = oldIdle, oldTotal, oldMax }()
+	t.Parallel()
+	o := Options{StdinIdle: 30 * time.Millisecond, StdinTotal: time.Second}
 	ctx := context.Background()
 
-	data, timedOut, err := ReadPayload(ctx, strings.NewReader(`{"a":1}`))
+	data, timedOut, err := ReadPayload(ctx, strings.NewReader(`{"a":1}`), o)
 	if err != nil || timedOut || string(data) != `{"a":1}` {
 		t.Fatalf("closed input: %q %v %v", data, timedOut, err)
 	}
 	start := time.Now()
-	data, timedOut, err = ReadPayload(ctx, &neverEOF{data: []byte(`{"a":1}`)})
+	data, timedOut, err = ReadPayload(ctx, &neverEOF{data: []byte(`{"a":1}`)}, o)
 	if err != nil || !timedOut || string(data) != `{"a":1}` || time.Since(start) > 500*time.Millisecond {
 		t.Fatalf("open input: %q %v %v after %s", data, timedOut, err, time.Since(start))
 	}
-	data, timedOut, err = ReadPayload(ctx, &neverEOF{done: true})
+	data, timedOut, err = ReadPayload(ctx, &neverEOF{done: true}, o)
 	if err != nil || !timedOut || len(data) != 0 {
 		t.Fatalf("silent input: %q %v %v", data, timedOut, err)
 	}
-	MaxPayload = 10
-	if _, _, err := ReadPayload(ctx, strings.NewReader(strings.Repeat("x", 11))); err == nil || !strings.Contains(err.Error(), "larger than 10 bytes") {
+	o.MaxPayload = 10
+	if _, _, err := ReadPayload(ctx, strings.NewReader(strings.Repeat("x", 11)), o); err == nil || !strings.Contains(err.Error(), "larger than 10 bytes") {
 		t.Fatalf("oversized input: %v", err)
 	}
-	if data, _, err := ReadPayload(ctx, nil); err != nil || data != nil {
+	if data, _, err := ReadPayload(ctx, nil, o); err != nil || data != nil {
 		t.Fatalf("no input: %q %v", data, err)
 	}
 }

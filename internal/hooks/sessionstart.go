@@ -21,9 +21,6 @@ import (
 	"github.com/kk-project/kk/internal/store"
 )
 
-// NudgeInterval is the least time between two curation nudges.
-var NudgeInterval = time.Hour
-
 // snapshotNote follows the knowledge base in the session-start context.
 const snapshotNote = "These notes are snapshots in time: each one describes the project as it was when it was " +
 	"written. Check a note against the current code before relying on it, and trust the code when they disagree."
@@ -82,7 +79,7 @@ func SessionStartContext(ctx context.Context, r Request) (string, error) {
 		case sum.Known && entryHash != sum.Hash:
 			notes = append(notes, "The knowledge index is out of date: nodes changed since ENTRY.md was generated. Running `kk index rebuild` refreshes it.")
 		}
-		if err == nil && r.Executable != nil && (!sum.Known || time.Since(sum.Synced) > backgroundSyncEvery) {
+		if err == nil && r.Executable != nil && (!sum.Known || time.Since(sum.Synced) > r.opts().BackgroundSyncEvery) {
 			r.warn("sync", startBackgroundSync(r))
 		}
 	}
@@ -94,7 +91,7 @@ func SessionStartContext(ctx context.Context, r Request) (string, error) {
 		notes = append(notes, fmt.Sprintf("config.yaml could not be read (%v); kk uses its default settings until it is fixed.", err))
 		cfg = store.DefaultConfig()
 	}
-	if note, err := curationNudge(k, cfg, r.Now); err != nil {
+	if note, err := curationNudge(k, cfg, r.Now, r.opts().NudgeInterval); err != nil {
 		r.warn("nudge", err)
 	} else if note != "" {
 		notes = append(notes, note)
@@ -162,7 +159,7 @@ func readEntry(k *store.KB) (body, hash string, ok bool, err error) {
 // curationNudge returns the curation note when the backlog (logs pending
 // extraction or extracted, and not curated) reaches the threshold and no
 // nudge was given within NudgeInterval; it then records the time.
-func curationNudge(k *store.KB, cfg store.Config, now time.Time) (string, error) {
+func curationNudge(k *store.KB, cfg store.Config, now time.Time, interval time.Duration) (string, error) {
 	backlog, err := curationBacklog(k.SessionsDir())
 	if err != nil || backlog < cfg.CurationThreshold {
 		return "", err
@@ -172,7 +169,7 @@ func curationNudge(k *store.KB, cfg store.Config, now time.Time) (string, error)
 		return "", err
 	}
 	if s, ok := state["last_nudged_at"].(string); ok {
-		if last, err := time.Parse(time.RFC3339Nano, s); err == nil && now.Sub(last) < NudgeInterval && !now.Before(last) {
+		if last, err := time.Parse(time.RFC3339Nano, s); err == nil && now.Sub(last) < interval && !now.Before(last) {
 			return "", nil
 		}
 	}

@@ -8,22 +8,12 @@ import (
 	"time"
 )
 
-// Bounds of the payload read. Some hosts never close a hook's stdin, so
-// the read stops StdinIdle after the last byte (or after the start when
-// no byte comes: hosts write the payload before the hook even runs), and
-// StdinTotal after it started, whichever is first. Tests shorten them.
-var (
-	StdinIdle  = 250 * time.Millisecond
-	StdinTotal = 2 * time.Second
-	// MaxPayload caps the payload's size: hook payloads are small JSON
-	// documents (a Stop payload with the last message is the largest).
-	MaxPayload = 8 << 20
-)
-
-// ReadPayload reads a hook payload from r within the bounds above.
-// timedOut reports that the read stopped on a bound rather than at the end
-// of the input. A payload over MaxPayload is an error.
-func ReadPayload(ctx context.Context, r io.Reader) (data []byte, timedOut bool, err error) {
+// ReadPayload reads a hook payload from r within the bounds of o
+// (StdinIdle, StdinTotal; zero fields take their defaults). timedOut
+// reports that the read stopped on a bound rather than at the end of the
+// input. A payload over o.MaxPayload is an error.
+func ReadPayload(ctx context.Context, r io.Reader, o Options) (data []byte, timedOut bool, err error) {
+	o = o.withDefaults()
 	if r == nil {
 		return nil, false, nil
 	}
@@ -48,16 +38,16 @@ func ReadPayload(ctx context.Context, r io.Reader) (data []byte, timedOut bool, 
 			}
 		}
 	}()
-	total := time.NewTimer(StdinTotal)
+	total := time.NewTimer(o.StdinTotal)
 	defer total.Stop()
-	idle := time.NewTimer(StdinIdle)
+	idle := time.NewTimer(o.StdinIdle)
 	defer idle.Stop()
 	for {
 		select {
 		case c := <-chunks:
 			data = append(data, c.b...)
-			if len(data) > MaxPayload {
-				return nil, false, fmt.Errorf("the payload is larger than %d bytes", MaxPayload)
+			if len(data) > o.MaxPayload {
+				return nil, false, fmt.Errorf("the payload is larger than %d bytes", o.MaxPayload)
 			}
 			if errors.Is(c.err, io.EOF) {
 				return data, false, nil
@@ -66,7 +56,7 @@ func ReadPayload(ctx context.Context, r io.Reader) (data []byte, timedOut bool, 
 				return nil, false, fmt.Errorf("reading the payload: %w", c.err)
 			}
 			if len(c.b) > 0 {
-				idle.Reset(StdinIdle)
+				idle.Reset(o.StdinIdle)
 			}
 		case <-idle.C:
 			return data, true, nil

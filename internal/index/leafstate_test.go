@@ -168,6 +168,7 @@ func TestLeafStateMatchesAFullSync(t *testing.T) {
 		if _, err := db.Sync(ctx, k.NodesDir()); err != nil {
 			t.Fatalf("step %d: sync: %v", step, err)
 		}
+		checkDF(t, ctx, db, fmt.Sprintf("step %d", step))
 		kept := db.kept.s
 		db.keep(nil)
 		read, err := db.state(ctx, db.r, true)

@@ -368,7 +368,7 @@ func (db *DB) lookupTerms(ctx context.Context, q []queryTerm, st stats) error {
 	for i, t := range q {
 		args[i] = t.term
 	}
-	rows, err := db.r.QueryContext(ctx, `SELECT term, doc FROM search_vocab WHERE term IN (`+marks(len(q))+`)`, args...)
+	rows, err := db.r.QueryContext(ctx, `SELECT term, docs FROM search_df WHERE term IN (`+marks(len(q))+`)`, args...)
 	if err != nil {
 		return fmt.Errorf("searching index %s: %w", db.Path, err)
 	}

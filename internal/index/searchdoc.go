@@ -5,6 +5,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -132,9 +134,11 @@ const insertSearchDoc = `INSERT INTO search_docs(rid, len_title, len_description
 func (w *writer) putSearchDoc(rid int64, d *docText, replace bool) {
 	if replace {
 		w.forgetDocs(`?`, rid)
+		w.forgetTerms(`?`, rid)
 		w.exec(`DELETE FROM search_docs WHERE rid = ?`, rid)
 	}
 	w.exec(insertSearchDoc, append([]any{rid}, d.args()...)...)
+	w.countTerms(d.searchDoc, 1)
 	if w.delta != nil {
 		w.delta.docs++
 		for i, n := range d.lens() {
@@ -273,4 +277,72 @@ func (db *DB) Unphrased(ctx context.Context, limit int) ([]Unphrased, int, error
 		out = append(out, u)
 	}
 	return out, total, rows.Err()
+}
+
+// countTerms adds n to the change of search_df for each distinct term of
+// a search doc's fields.
+func (w *writer) countTerms(fields [numFields][]string, n int) {
+	if w.df == nil {
+		w.df, w.dfSeen = map[string]int{}, map[string]struct{}{}
+	}
+	clear(w.dfSeen)
+	for _, f := range fields {
+		for _, t := range f {
+			if _, dup := w.dfSeen[t]; !dup && t != passageBreak && t != "" {
+				w.dfSeen[t] = struct{}{}
+				w.df[t] += n
+			}
+		}
+	}
+}
+
+// forgetTerms subtracts from the change of search_df the terms of the
+// search docs of the nodes whose rid the SQL rids selects, which the
+// caller is about to delete or replace. A stored field is its terms
+// joined by spaces (docText.args).
+func (w *writer) forgetTerms(rids string, args ...any) {
+	if w.err != nil {
+		return
+	}
+	s := w.prepare(`SELECT title, description, tags, phrasings, body FROM search_docs WHERE rid IN (` + rids + `)`)
+	if s == nil {
+		return
+	}
+	rows, err := s.QueryContext(w.ctx, args...)
+	if err != nil {
+		w.err = err
+		return
+	}
+	defer rows.Close()
+	var text [numFields]string
+	for rows.Next() {
+		if w.err = rows.Scan(&text[0], &text[1], &text[2], &text[3], &text[4]); w.err != nil {
+			return
+		}
+		var fields [numFields][]string
+		for i, t := range text {
+			fields[i] = strings.Split(t, " ")
+		}
+		w.countTerms(fields, -1)
+	}
+	w.err = rows.Err()
+}
+
+// flushDF writes the writer's change of search_df: each term's count
+// moved by its change, the terms no doc holds any more removed.
+func (w *writer) flushDF() {
+	if w.err != nil || len(w.df) == 0 {
+		return
+	}
+	terms := slices.Sorted(maps.Keys(w.df))
+	for _, t := range terms {
+		switch n := w.df[t]; {
+		case n > 0:
+			w.exec(`INSERT INTO search_df(term, docs) VALUES (?, ?) ON CONFLICT(term) DO UPDATE SET docs = docs + excluded.docs`, t, n)
+		case n < 0:
+			w.exec(`UPDATE search_df SET docs = docs + ? WHERE term = ?`, n, t)
+			w.exec(`DELETE FROM search_df WHERE term = ? AND docs <= 0`, t)
+		}
+	}
+	w.df = nil
 }

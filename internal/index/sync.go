@@ -256,6 +256,7 @@ func (db *DB) sync(ctx context.Context, nodesDir string, ex *Extraction) (Stats,
 	if d.reshaped || prev.synced == 0 {
 		w.setSummary(next)
 	}
+	w.flushDF()
 	w.setMeta("last_sync", time.Now().UTC().Format(time.RFC3339Nano))
 	w.setMeta("leaves", strconv.Itoa(st.Leaves))
 	w.setMeta("stat_gen", gen)
@@ -660,6 +661,11 @@ type writer struct {
 	// new docs' figures, minus the old ones'. SyncPaths sets it to update
 	// search_stats by it.
 	delta *docStats
+
+	// df is the change to search_df the writer's inserts and deletes of
+	// search docs make, by term; flushDF writes it.
+	df     map[string]int
+	dfSeen map[string]struct{} // countTerms' set of a doc's terms, reused
 }
 
 func newWriter(ctx context.Context, tx *sql.Tx) *writer {
@@ -708,6 +714,7 @@ func (w *writer) setMeta(key, value string) {
 // w.delta forgets them first.
 func (w *writer) deleteNodes(where string, args ...any) {
 	w.forgetDocs(`SELECT rid FROM nodes WHERE `+where, args...)
+	w.forgetTerms(`SELECT rid FROM nodes WHERE `+where, args...)
 	w.exec(`DELETE FROM nodes WHERE `+where, args...)
 }
 
@@ -992,6 +999,7 @@ func (db *DB) SyncPaths(ctx context.Context, nodesDir string, ex *Extraction, re
 		}
 		w.setSummaryAfter(prev, next, rels)
 	}
+	w.flushDF()
 	w.setMeta("last_sync", time.Now().UTC().Format(time.RFC3339Nano))
 	w.setMeta("leaves", strconv.Itoa(st.Leaves))
 	w.setMeta("stat_gen", gen)

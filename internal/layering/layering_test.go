@@ -139,19 +139,7 @@ func load(t *testing.T) map[string]*pkg {
 			return err
 		}
 		relDir, _ := filepath.Rel(root, filepath.Dir(p))
-		relDir = filepath.ToSlash(relDir)
-		pk := pkgs[relDir]
-		if pk == nil {
-			pk = &pkg{rel: relDir, files: map[string]*ast.File{}, imports: map[string][]string{}}
-			pkgs[relDir] = pk
-		}
-		name := relDir + "/" + filepath.Base(p)
-		pk.files[name] = f
-		for _, imp := range f.Imports {
-			path, _ := strconv.Unquote(imp.Path.Value)
-			path = strings.TrimPrefix(path, module+"/")
-			pk.imports[path] = append(pk.imports[path], name)
-		}
+		addFile(pkgs, filepath.ToSlash(relDir), filepath.Base(p), f)
 		return nil
 	})
 	if err != nil {
@@ -163,6 +151,22 @@ func load(t *testing.T) map[string]*pkg {
 		}
 	}
 	return pkgs
+}
+
+// addFile adds the parsed file base of the package folder relDir to pkgs.
+func addFile(pkgs map[string]*pkg, relDir, base string, f *ast.File) {
+	pk := pkgs[relDir]
+	if pk == nil {
+		pk = &pkg{rel: relDir, files: map[string]*ast.File{}, imports: map[string][]string{}}
+		pkgs[relDir] = pk
+	}
+	name := relDir + "/" + base
+	pk.files[name] = f
+	for _, imp := range f.Imports {
+		path, _ := strconv.Unquote(imp.Path.Value)
+		path = strings.TrimPrefix(path, module+"/")
+		pk.imports[path] = append(pk.imports[path], name)
+	}
 }
 
 func sortedKeys[V any](m map[string]V) []string {
@@ -416,8 +420,18 @@ var belowOf = map[string]map[string]string{
 
 func TestLowerLayersDoNotDependUpward(t *testing.T) {
 	t.Parallel()
-	pkgs := load(t)
-	for _, low := range sortedKeys(belowOf) {
+	for _, p := range upwardDependencies(t, load(t), belowOf) {
+		t.Error(p)
+	}
+}
+
+// upwardDependencies returns, for each package below names, every
+// package of pkgs it depends on (directly or through others) that below
+// forbids it, with the import chain and the reason.
+func upwardDependencies(t *testing.T, pkgs map[string]*pkg, below map[string]map[string]string) []string {
+	t.Helper()
+	var problems []string
+	for _, low := range sortedKeys(below) {
 		if pkgs[low] == nil {
 			t.Fatalf("belowOf names %s, which is not a package", low)
 		}
@@ -436,13 +450,14 @@ func TestLowerLayersDoNotDependUpward(t *testing.T) {
 			}
 		}
 		for _, dep := range sortedKeys(via) {
-			for _, banned := range sortedKeys(belowOf[low]) {
+			for _, banned := range sortedKeys(below[low]) {
 				if dep == banned || strings.HasPrefix(dep, banned+"/") {
-					t.Errorf("%s depends on %s (%s): %s", low, dep, strings.Join(via[dep], " -> "), belowOf[low][banned])
+					problems = append(problems, fmt.Sprintf("%s depends on %s (%s): %s", low, dep, strings.Join(via[dep], " -> "), below[low][banned]))
 				}
 			}
 		}
 	}
+	return problems
 }
 
 // rawLeafWriters lists the transaction's methods that stage a leaf's file
@@ -502,7 +517,16 @@ const operationFace = "internal/mcpserver"
 
 func TestOnlyTheMCPFaceChoosesAnOperation(t *testing.T) {
 	t.Parallel()
-	pkgs := load(t)
+	for _, p := range operationDispatches(load(t), operationChoosers) {
+		t.Error(p)
+	}
+}
+
+// operationDispatches returns every function of pkgs outside the MCP face
+// that chooses what to do by an operation's name and that allowed does
+// not list, and every listed function that no longer does.
+func operationDispatches(pkgs map[string]*pkg, allowed map[string]string) []string {
+	var problems []string
 	seen := map[string]bool{}
 	for _, rel := range sortedKeys(pkgs) {
 		if rel == operationFace || isTestHelper(rel) {
@@ -518,19 +542,20 @@ func TestOnlyTheMCPFaceChoosesAnOperation(t *testing.T) {
 				for _, at := range operationChoices(fn) {
 					key := fmt.Sprintf("%s: %s", name, fn.Name.Name)
 					seen[key] = true
-					if _, ok := operationChoosers[key]; !ok {
-						t.Errorf("%s: %s chooses what to do by an operation's name (%s); call the core's function for the operation (graph.Get, graph.Create, …): only %s dispatches on the name, or list the function in operationChoosers with the reason it is no dispatch",
-							key, at, "switch or comparison with a constant", operationFace)
+					if _, ok := allowed[key]; !ok {
+						problems = append(problems, fmt.Sprintf("%s: %s chooses what to do by an operation's name (%s); call the core's function for the operation (graph.Get, graph.Create, …): only %s dispatches on the name, or list the function in operationChoosers with the reason it is no dispatch",
+							key, at, "switch or comparison with a constant", operationFace))
 					}
 				}
 			}
 		}
 	}
-	for _, key := range sortedKeys(operationChoosers) {
+	for _, key := range sortedKeys(allowed) {
 		if !seen[key] {
-			t.Errorf("operationChoosers lists %q, which looks at no operation name any more; remove it", key)
+			problems = append(problems, fmt.Sprintf("operationChoosers lists %q, which looks at no operation name any more; remove it", key))
 		}
 	}
+	return problems
 }
 
 // operationChoices returns where fn switches on an operation name, or

@@ -20,7 +20,7 @@ import (
 var Wait = 10 * time.Second
 
 // pollInterval is how often a waiting Acquire retries.
-var pollInterval = 20 * time.Millisecond
+const pollInterval = 20 * time.Millisecond
 
 // Holder describes the process that holds the lock.
 type Holder struct {

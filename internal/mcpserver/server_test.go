@@ -184,6 +184,15 @@ func TestToolsSnapshot(t *testing.T) {
 		t.Fatal(err)
 	}
 	slices.SortFunc(res.Tools, func(a, b *mcp.Tool) int { return strings.Compare(a.Name, b.Name) })
+	// Every tool tools/list gives declares the shape of its answer.
+	if len(res.Tools) != len(Tools()) {
+		t.Fatalf("tools/list gave %d tools, want %d", len(res.Tools), len(Tools()))
+	}
+	for _, tl := range res.Tools {
+		if tl.OutputSchema == nil {
+			t.Errorf("tools/list: %s has no output schema", tl.Name)
+		}
+	}
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)

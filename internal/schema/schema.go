@@ -108,7 +108,9 @@ func Validate(name string, doc any) error {
 }
 
 // cache holds each schema, generated and compiled on first use, so that
-// validating many documents costs one compilation.
+// validating many documents costs one compilation. It is process-wide on
+// purpose: the registry it compiles (entries) is fixed at build time, so
+// an entry can never be stale and nothing needs a cache of its own.
 var (
 	cacheMu sync.Mutex
 	cache   = map[string]*typeschema.Schema{}

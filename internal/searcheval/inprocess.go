@@ -45,7 +45,7 @@ func InProcess(ctx context.Context, k *store.KB, name string, limit int) (Ranker
 			return nil, nil, err
 		}
 		return func(ctx context.Context, prompt string) ([]string, error) {
-			text, err := hooks.PromptContextText(ctx, k, prompt)
+			text, err := hooks.PromptContextText(ctx, k, prompt, hooks.Options{})
 			if err != nil {
 				return nil, err
 			}

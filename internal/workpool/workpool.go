@@ -8,6 +8,9 @@ import (
 )
 
 // limit, when above 0, caps the goroutines of a Run asked for one per CPU.
+// It is process-wide on purpose, like GOMAXPROCS, which it narrows: it is
+// the CPU budget of the whole process (kk serve sets it once at start so
+// that requests keep a CPU), not a setting of one call.
 var limit atomic.Int64
 
 // Limit caps at n the goroutines Run starts when asked for one per CPU

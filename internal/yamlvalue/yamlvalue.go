@@ -19,9 +19,9 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// MaxAliasExpansion bounds how many YAML nodes one document may expand to
+// maxAliasExpansion bounds how many YAML nodes one document may expand to
 // through aliases.
-var MaxAliasExpansion = 100000
+const maxAliasExpansion = 100000
 
 // Error is a problem at a line of a YAML document.
 type Error struct {
@@ -43,7 +43,7 @@ func (e *Error) Error() string {
 // Decode converts n. format names the document in errors, and lineOffset
 // is added to line numbers (front matter starts on its file's second line).
 func Decode(n *yaml.Node, format string, lineOffset int) (any, error) {
-	d := &yamlDecoder{budget: MaxAliasExpansion, format: format, lineOffset: lineOffset}
+	d := &yamlDecoder{budget: maxAliasExpansion, format: format, lineOffset: lineOffset}
 	return d.value(n)
 }
 
@@ -60,7 +60,7 @@ func (d *yamlDecoder) fail(n *yaml.Node, format string, args ...any) error {
 func (d *yamlDecoder) value(n *yaml.Node) (any, error) {
 	d.budget--
 	if d.budget < 0 {
-		return nil, d.fail(n, "too many alias expansions (more than %d values)", MaxAliasExpansion)
+		return nil, d.fail(n, "too many alias expansions (more than %d values)", maxAliasExpansion)
 	}
 	switch n.Kind {
 	case yaml.ScalarNode:
