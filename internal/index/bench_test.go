@@ -186,3 +186,59 @@ func BenchmarkReadTreeKept10k(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkTreeAfterWrite10k is a kk serve job's tree read: the job
+// before it wrote one leaf (synced by SyncPaths, untimed), then this one
+// syncs (a stat per leaf; the written leaf is too recent to trust by its
+// stat, so it is read again) and takes the tree. The handle patches the
+// tree it kept by the folder that changed and hands out a copy;
+// BenchmarkTreeAfterWriteAssembled10k is the same read when the handle
+// keeps no tree and assembles every leaf from the leaf state.
+func BenchmarkTreeAfterWrite10k(b *testing.B) { benchTreeAfterWrite(b, true) }
+
+func BenchmarkTreeAfterWriteAssembled10k(b *testing.B) { benchTreeAfterWrite(b, false) }
+
+func benchTreeAfterWrite(b *testing.B, keep bool) {
+	ctx := context.Background()
+	k := benchKB(b, 10000)
+	db, _, err := Open(ctx, k, "main")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() { _ = db.Close() }()
+	l, err := store.ScanDir(ctx, k.NodesDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	rel := l.Files[len(l.Files)/2].Rel
+	orig, err := os.ReadFile(k.NodePath(rel))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for range 2 { // a handle asked twice keeps the tree
+		if _, _, err := db.Tree(ctx, k.NodesDir(), nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+	i := 0
+	for b.Loop() {
+		b.StopTimer()
+		i++
+		if err := os.WriteFile(k.NodePath(rel), fmt.Appendf(slices.Clone(orig), "\nEdit %d.\n", i), 0o644); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := db.SyncPaths(ctx, k.NodesDir(), nil, []string{rel}); err != nil {
+			b.Fatal(err)
+		}
+		if !keep {
+			db.kept.Lock()
+			db.kept.tree.s, db.kept.tree.snap, db.kept.asked = nil, nil, false // as a handle asked once
+			db.kept.Unlock()
+		}
+		b.StartTimer()
+		t, _, err := db.Tree(ctx, k.NodesDir(), nil)
+		if err != nil || len(t.Leaves) != 10000 {
+			b.Fatalf("%v", err)
+		}
+	}
+}

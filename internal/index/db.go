@@ -67,6 +67,18 @@ type DB struct {
 	kept struct {
 		sync.Mutex
 		s *treeState
+		// tree is the tree of a leaf state as a snapshot (see DB.tree);
+		// asked records that the handle assembled a tree before;
+		// patches counts the snapshots made by a patch.
+		tree struct {
+			s    *treeState
+			snap *store.Snapshot
+		}
+		asked   bool
+		patches int
+		// generated are the bytes of generated files this handle's
+		// process wrote, by name, with their sha256 (KeepGenerated).
+		generated map[string]keptFile
 	}
 
 	recent struct { // SyncRecent's last check of the tree

@@ -240,3 +240,39 @@ func chunks[T any](s []T, n int) func(func([]T) bool) {
 		}
 	}
 }
+
+// keptFile is a generated file's bytes and their sha256 (hex).
+type keptFile struct{ sum, data string }
+
+// KeepGenerated keeps, in a long-running process's handle, the bytes of
+// the generated file name (relative to the knowledge base's folder)
+// whose sha256 (hex) is sum, as written by this process and recorded in
+// the generation record: a later write that brings that generation
+// forward takes the bytes from here (KeptGenerated) instead of reading
+// and hashing the file (GRAPH.md is megabytes at 10,000 leaves). It is
+// kept for the record, whose sha256 it must match: a generation recorded
+// with other bytes leaves it unused.
+func (db *DB) KeepGenerated(name, sum string, data []byte) {
+	f := keptFile{sum: sum, data: string(data)}
+	db.kept.Lock()
+	defer db.kept.Unlock()
+	if db.kept.generated == nil {
+		db.kept.generated = map[string]keptFile{}
+	}
+	db.kept.generated[name] = f
+}
+
+// KeptGenerated returns the bytes kept of the generated file name when
+// they are those whose sha256 (hex) is sum (the generation record's).
+func (db *DB) KeptGenerated(name, sum string) (string, bool) {
+	if db == nil {
+		return "", false
+	}
+	db.kept.Lock()
+	defer db.kept.Unlock()
+	f, ok := db.kept.generated[name]
+	if !ok || sum == "" || f.sum != sum {
+		return "", false
+	}
+	return f.data, true
+}

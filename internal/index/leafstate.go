@@ -9,6 +9,7 @@ import (
 	"errors"
 	"maps"
 	"os"
+	"path"
 	"slices"
 	"strconv"
 	"strings"
@@ -116,6 +117,13 @@ type treeState struct {
 	// the state (meta tree_hash, tree_invalid).
 	hash    string
 	invalid int
+	// lines are the leaf lines the hash was made of ("<path>\t<sha256>"
+	// of each leaf, sorted: store.HashLeafLines), kept when the tree has
+	// no problem and no path that sorts otherwise than by its bytes, so
+	// that a write's sync hashes the lines of the leaves it changed
+	// into them instead of listing every leaf again (summaryAfter); nil
+	// when not known.
+	lines []string
 }
 
 // queryer is a database or a transaction.
@@ -266,8 +274,9 @@ func (w *writer) writeFolder(dir string, f *folderState) {
 	w.exec(`INSERT INTO folders(dir, stat, facts) VALUES (?, ?, ?) ON CONFLICT(dir) DO UPDATE SET stat = excluded.stat, facts = excluded.facts`, dir, stat, facts)
 }
 
-// tree assembles the tree the state describes (see store.NewTree).
-func (s *treeState) tree(nodesDir string) *store.Tree {
+// reads lists the tree the state describes as a listing and its leaf
+// files as read (see store.NewTree).
+func (s *treeState) reads(nodesDir string) (*store.Listing, []store.LeafRead) {
 	l := &store.Listing{IndexDirs: map[string]bool{}}
 	n := 0
 	for _, f := range s.folders {
@@ -293,22 +302,102 @@ func (s *treeState) tree(nodesDir string) *store.Tree {
 			l.Problems = append(l.Problems, &node.Error{Path: p.Path, Msg: p.Msg})
 		}
 		for i := range f.leaves {
-			e := &f.leaves[i]
-			rel := store.JoinRel(dir, e.name)
-			r := store.LeafRead{File: store.NewLeafFile(rel, nodesDir+"/"+rel, e.size, e.mtime), Hash: e.sha}
-			if e.indexed() {
-				r.Leaf = &nodes[i]
-				decodeFactsInto(r.Leaf, slab, rel, e.id, e.facts)
-			} else {
-				r.Err = e.err(rel)
-			}
-			reads = append(reads, r)
+			reads = append(reads, f.leaves[i].read(nodesDir, dir, &nodes[i], slab))
 		}
 	}
 	slices.Sort(l.Leftovers)
 	slices.Sort(l.Irregular)
 	slices.SortFunc(l.Problems, func(a, b error) int { return strings.Compare(a.Error(), b.Error()) })
-	return store.NewTree(l, reads)
+	return l, reads
+}
+
+// read is the leaf file of entry e in folder dir as a tree read takes
+// it: its leaf is decoded into n, its lists into slab.
+func (e *leafEntry) read(nodesDir, dir string, n *node.Node, slab *strSlab) store.LeafRead {
+	rel := store.JoinRel(dir, e.name)
+	r := store.LeafRead{File: store.NewLeafFile(rel, nodesDir+"/"+rel, e.size, e.mtime), Hash: e.sha}
+	if e.indexed() {
+		r.Leaf = n
+		decodeFactsInto(r.Leaf, slab, rel, e.id, e.facts)
+	} else {
+		r.Err = e.err(rel)
+	}
+	return r
+}
+
+// tree assembles the tree the state describes (see store.NewTree).
+func (s *treeState) tree(nodesDir string) *store.Tree {
+	return store.NewTree(s.reads(nodesDir))
+}
+
+// snapshot assembles the tree the state describes as a snapshot.
+func (s *treeState) snapshot(nodesDir string) *store.Snapshot {
+	return store.NewSnapshot(s.reads(nodesDir))
+}
+
+// maxPatch is the most leaves a patch of a kept tree changes; a change
+// of more assembles the tree anew.
+const maxPatch = 64
+
+// patch returns the snapshot of the tree s describes made from snap, the
+// tree of state old, by the folders whose state differs; ok is false
+// when the difference is not one a patch makes (see store.Snapshot.Patch:
+// a leaf that is skipped before or after, a folder whose other contents
+// change, too many changes), and the caller assembles the tree anew.
+func (s *treeState) patch(nodesDir string, old *treeState, snap *store.Snapshot) (*store.Snapshot, bool) {
+	var gone []string
+	var put []store.LeafRead
+	slab := &strSlab{}
+	for dir, o := range old.folders {
+		if s.folders[dir] == nil && (len(o.leaves) > 0 || !o.sameShape(&folderState{index: o.index})) {
+			return nil, false // a folder that went with leaves or leftovers in it
+		}
+	}
+	for dir, f := range s.folders {
+		o := old.folders[dir]
+		if o == f {
+			continue
+		}
+		if o == nil {
+			o = &folderState{}
+		}
+		if !slices.Equal(o.leftovers, f.leftovers) || !slices.Equal(o.irregular, f.irregular) || !slices.Equal(o.problems, f.problems) {
+			return nil, false
+		}
+		i, j := 0, 0
+		for i < len(o.leaves) || j < len(f.leaves) {
+			var a, b *leafEntry
+			switch {
+			case j == len(f.leaves) || i < len(o.leaves) && o.leaves[i].name < f.leaves[j].name:
+				a, i = &o.leaves[i], i+1
+			case i == len(o.leaves) || f.leaves[j].name < o.leaves[i].name:
+				b, j = &f.leaves[j], j+1
+			default:
+				a, b, i, j = &o.leaves[i], &f.leaves[j], i+1, j+1
+				if a.sha == b.sha && a.id == b.id && a.facts == b.facts && a.oldLayout == b.oldLayout && slices.Equal(a.problems, b.problems) {
+					continue // the same leaf (its stat aside)
+				}
+			}
+			if a != nil && !a.indexed() || b != nil && !b.indexed() || len(gone)+len(put) >= maxPatch {
+				return nil, false
+			}
+			if a != nil {
+				gone = append(gone, store.JoinRel(dir, a.name))
+			}
+			if b != nil {
+				put = append(put, b.read(nodesDir, dir, &node.Node{}, slab))
+			}
+		}
+	}
+	dirs := make([]string, 0, len(s.folders))
+	indexDirs := map[string]bool{}
+	for dir, f := range s.folders {
+		dirs = append(dirs, dir)
+		if f.index {
+			indexDirs[dir] = true
+		}
+	}
+	return snap.Patch(gone, put, dirs, indexDirs)
 }
 
 // summary is what the state says of the tree as a whole: the nodes hash
@@ -316,6 +405,13 @@ func (s *treeState) tree(nodesDir string) *store.Tree {
 // and how many leaves a tree read would report as problems (unreadable,
 // broken symlinks, ids used twice).
 func (s *treeState) summary() (hash string, invalid int) {
+	hash, invalid, _ = s.summaryLines()
+	return hash, invalid
+}
+
+// summaryLines is summary, with the sorted leaf lines hashed when they
+// can be kept (see treeState.lines).
+func (s *treeState) summaryLines() (hash string, invalid int, kept []string) {
 	n := 0
 	for _, f := range s.folders {
 		n += len(f.leaves)
@@ -340,9 +436,111 @@ func (s *treeState) summary() (hash string, invalid int) {
 		}
 	}
 	if invalid > 0 {
-		return "", invalid
+		return "", invalid, nil
 	}
-	return store.HashLeafLines(lines), 0
+	if !byteOrdered(lines...) {
+		return store.HashLeafLines(lines), 0, nil
+	}
+	slices.Sort(lines)
+	return store.HashLines(lines), 0, lines
+}
+
+// byteOrdered reports whether store.SortLeafLines sorts lines by their
+// bytes (no path holds a character it orders otherwise).
+func byteOrdered(lines ...string) bool {
+	for _, l := range lines {
+		for i := 0; i < len(l); i++ {
+			if l[i] >= 0xEE {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// summaryAfter is the summary of state next, which differs from prev,
+// whose leaf lines are known, by the leaves at the paths changed alone
+// (each now as next records it, or gone): prev's lines with those
+// leaves' lines taken out and put in. ok is false when it cannot be told
+// that way (prev has problems, or a changed leaf is not part of the tree
+// now, or takes an id another leaf may have: idTaken says whether more
+// than one leaf has it), and the caller summarizes next whole.
+func summaryAfter(prev, next *treeState, changed []string, idTaken func(id string) bool) (hash string, lines []string, ok bool) {
+	if prev.lines == nil || prev.invalid > 0 || len(changed) > maxPatch {
+		return "", nil, false
+	}
+	for dir, f := range next.folders {
+		if o := prev.folders[dir]; o != f && (o == nil || !f.sameShape(o)) && (len(f.problems) > 0 || len(f.irregular) > 0) {
+			return "", nil, false
+		}
+	}
+	put := map[string]string{}
+	for _, rel := range changed {
+		e := next.folders[store.DirOf(rel)].entry(path.Base(rel))
+		if e == nil {
+			continue
+		}
+		if !e.indexed() || idTaken(e.id) {
+			return "", nil, false
+		}
+		put[rel] = e.sha
+	}
+	if lines, ok = patchLines(prev.lines, changed, put); !ok {
+		return "", nil, false
+	}
+	return store.HashLines(lines), lines, true
+}
+
+// patchLines returns sorted leaf lines (see treeState.lines) with the
+// lines of the paths gone taken out and those of put (path -> sha256)
+// put in; ok is false when a line of put would not sort by its bytes.
+func patchLines(lines, gone []string, put map[string]string) ([]string, bool) {
+	lines = slices.Clone(lines)
+	find := func(rel string) (int, bool) {
+		return slices.BinarySearchFunc(lines, rel, func(l, rel string) int {
+			p, _, _ := strings.Cut(l, "\t")
+			return strings.Compare(p, rel)
+		})
+	}
+	for _, rel := range gone {
+		if i, found := find(rel); found {
+			lines = slices.Delete(lines, i, i+1)
+		}
+	}
+	for _, rel := range slices.Sorted(maps.Keys(put)) {
+		l := rel + "\t" + put[rel]
+		if !byteOrdered(l) {
+			return nil, false
+		}
+		i, found := find(rel)
+		if found {
+			lines[i] = l
+		} else {
+			lines = slices.Insert(lines, i, l)
+		}
+	}
+	return lines, true
+}
+
+// HashAfter returns the nodes hash (store.HashLeaves) of the tree whose
+// nodes hash is before, as this handle last read or recorded its leaf
+// state, after the leaves at the paths gone (relative to nodes/) are
+// removed and the leaves of put (path -> sha256 of the bytes) written:
+// what a writer that read that tree and changes those leaves would
+// compute over every leaf. ok is false when the handle does not hold
+// that tree's leaf lines, and the caller hashes the tree itself.
+func (db *DB) HashAfter(before string, gone []string, put map[string]string) (string, bool) {
+	db.kept.Lock()
+	s := db.kept.s
+	db.kept.Unlock()
+	if s == nil || before == "" || s.hash != before || s.invalid > 0 || s.lines == nil || len(gone)+len(put) > maxPatch {
+		return "", false
+	}
+	lines, ok := patchLines(s.lines, gone, put)
+	if !ok {
+		return "", false
+	}
+	return store.HashLines(lines), true
 }
 
 // Facts are the fields of a leaf a tree read hands out (no body):
@@ -587,7 +785,46 @@ func (db *DB) Tree(ctx context.Context, nodesDir string, ex *Extraction) (*store
 			return nil, st, err
 		}
 	}
-	return s.tree(nodesDir), st, nil
+	return db.tree(nodesDir, s), st, nil
+}
+
+// tree returns the tree state s describes. A handle asked for a tree
+// more than once (a long-running process's) keeps the tree of the last
+// state it assembled one for as a snapshot, and hands out copies of it;
+// for a later state it patches the snapshot by the folders that changed
+// (see treeState.patch) instead of assembling every leaf again. The
+// snapshot goes with the state it describes: what invalidates it is the
+// leaf state's own rule.
+func (db *DB) tree(nodesDir string, s *treeState) *store.Tree {
+	db.kept.Lock()
+	k := db.kept.tree
+	first := !db.kept.asked
+	db.kept.asked = true
+	db.kept.Unlock()
+	if first {
+		return s.tree(nodesDir)
+	}
+	var snap *store.Snapshot
+	switch {
+	case k.s == s:
+		snap = k.snap
+	case k.s != nil:
+		var ok bool
+		if snap, ok = s.patch(nodesDir, k.s, k.snap); ok {
+			db.kept.Lock()
+			db.kept.patches++
+			db.kept.Unlock()
+		}
+	}
+	if snap == nil {
+		snap = s.snapshot(nodesDir)
+	}
+	if k.s != s {
+		db.kept.Lock()
+		db.kept.tree.s, db.kept.tree.snap = s, snap
+		db.kept.Unlock()
+	}
+	return snap.Tree()
 }
 
 // Problems returns the problems a tree read gives (store.Tree.Problems:

@@ -2,6 +2,8 @@ package index
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"maps"
@@ -133,8 +135,33 @@ func TestLeafStateMatchesAFullSync(t *testing.T) {
 			_ = os.Symlink("nowhere.md", k.NodePath(strings.TrimSuffix(rel, ".md")+"-link.md"))
 		}
 		if len(written) > 0 && rng.IntN(2) == 0 {
+			// The hash a writer computes of the tree after its change
+			// is the one the sync of the change records.
+			var gone []string
+			put := map[string]string{}
+			for _, rel := range written {
+				data, err := os.ReadFile(k.NodePath(rel))
+				if err != nil {
+					gone = append(gone, rel)
+					continue
+				}
+				sum := sha256.Sum256(data)
+				put[rel] = hex.EncodeToString(sum[:])
+			}
+			after, known := "", false
+			if s := db.kept.s; s != nil {
+				after, known = db.HashAfter(s.hash, gone, put)
+			}
 			if _, err := db.SyncPaths(ctx, k.NodesDir(), nil, written); err != nil {
 				t.Fatalf("step %d: SyncPaths: %v", step, err)
+			}
+			if s := db.kept.s; known && s.invalid == 0 && after != s.hash {
+				t.Fatalf("step %d: HashAfter %s, the sync recorded %s", step, after, s.hash)
+			}
+			// The summary SyncPaths brought forward is the state's.
+			s := db.kept.s
+			if hash, invalid, lines := s.summaryLines(); s.hash != hash || s.invalid != invalid || s.lines != nil && !slices.Equal(s.lines, lines) {
+				t.Fatalf("step %d: summary after SyncPaths %q %d, want %q %d", step, s.hash, s.invalid, hash, invalid)
 			}
 			continue
 		}
@@ -380,4 +407,117 @@ func TestProblemsAreTheTrees(t *testing.T) {
 		t.Fatal(err)
 	}
 	check(0)
+}
+
+// TestKeptTreeFollowsTheState: a handle asked for trees again and again
+// (kk serve's) keeps the last one as a snapshot and patches it by the
+// folders whose state changed; whatever happens between the reads (a
+// transaction's writes synced by SyncPaths, hand edits, leaves kk cannot
+// read, ids used twice, folders removed), each tree it hands out is the
+// one ReadTree parses, and it is its caller's own: changing one (its
+// lists, maps and leaves) changes neither the next nor the snapshot.
+func TestKeptTreeFollowsTheState(t *testing.T) {
+	ctx := context.Background()
+	k := seedKB(t)
+	db, _, err := Open(ctx, k, "main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = db.Close() }()
+	rng := rand.New(rand.NewPCG(3, 9))
+	names := []string{"a.md", "auth/b.md", "auth/c.md", "x/y/d.md", "x/e.md", "z/f.md", "z/g.md"}
+	for step := range 150 {
+		rel := names[rng.IntN(len(names))]
+		var written []string
+		switch op := rng.IntN(12); {
+		case op < 6: // a transaction's write
+			writeLeaf(t, k, rel, leaf(fmt.Sprintf("practice-w%d", step), fmt.Sprintf("W %d", step), "d", []string{"t", fmt.Sprint(step % 3)}, "kk_phrasings:\n  - how is w done\n", "b"))
+			written = append(written, rel)
+		case op < 7: // a hand edit
+			writeLeaf(t, k, rel, leaf(fmt.Sprintf("practice-h%d", step), fmt.Sprintf("H %d", step), "d", nil, "kk_relates_to:\n  - practice-w1\n", "b"))
+		case op < 8:
+			_ = os.Remove(k.NodePath(rel))
+			written = append(written, rel)
+		case op < 9: // a leaf kk cannot read, or an id another leaf has
+			if rng.IntN(2) == 0 {
+				writeLeaf(t, k, rel, "---\ntitle: [broken\n---\n")
+			} else {
+				writeLeaf(t, k, rel, leaf("practice-twin", "Twin", "d", nil, "", "b"))
+			}
+		case op < 10:
+			_ = os.RemoveAll(filepath.Dir(k.NodePath(rel)))
+		default:
+			if err := os.MkdirAll(k.NodePath("empty/"+fmt.Sprint(step)), 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if len(written) > 0 && rng.IntN(3) > 0 {
+			if _, err := db.SyncPaths(ctx, k.NodesDir(), nil, written); err != nil {
+				t.Fatalf("step %d: SyncPaths: %v", step, err)
+			}
+		}
+		got, _, err := db.Tree(ctx, k.NodesDir(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ref, err := k.ReadTree(store.LoadOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := treeDiff(got, ref); d != "" {
+			t.Fatalf("step %d: %s", step, d)
+		}
+		// The caller's own: change everything it can.
+		for _, n := range got.Leaves {
+			n.Title = "changed"
+			if len(n.Tags) > 0 {
+				n.Tags[0] = "changed"
+			}
+			n.Tags = append(n.Tags, "more")
+		}
+		if len(got.Leaves) > 0 {
+			got.Remove(got.Leaves[0])
+		}
+		got.Put(nil, &node.Node{Path: "zz/new.md", ID: "practice-new"}, "00")
+		got.Hashes["x"], got.IndexDirs["x"] = "y", true
+		got.Dirs = append(got.Dirs[:0], "x")
+		for _, p := range got.Problems {
+			if ne, ok := errors.AsType[*node.Error](p); ok {
+				ne.Msg = "changed"
+			}
+		}
+		again, _, err := db.Tree(ctx, k.NodesDir(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := treeDiff(again, ref); d != "" {
+			t.Fatalf("step %d, after the caller changed its tree: %s", step, d)
+		}
+	}
+	if patched := db.kept.patches; patched < 15 {
+		t.Fatalf("the kept tree was patched %d times in 150 steps; want most writes patched", patched)
+	}
+	// A transaction's write of a leaf is a patch of the kept tree.
+	if err := os.RemoveAll(k.NodesDir()); err != nil {
+		t.Fatal(err)
+	}
+	writeLeaf(t, k, "p/one.md", leaf("practice-one", "One", "d", []string{"t"}, "", "b"))
+	if _, _, err := db.Tree(ctx, k.NodesDir(), nil); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		rel := fmt.Sprintf("p/new-%d.md", i)
+		writeLeaf(t, k, rel, leaf(fmt.Sprintf("practice-new-%d", i), "New", "d", []string{"t"}, "", "b"))
+		if _, err := db.SyncPaths(ctx, k.NodesDir(), nil, []string{rel}); err != nil {
+			t.Fatal(err)
+		}
+		before := db.kept.patches
+		got, _, err := db.Tree(ctx, k.NodesDir(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if db.kept.patches != before+1 || len(got.Leaves) != i+2 {
+			t.Fatalf("write %d: %d leaves, patches %d -> %d; want the kept tree patched", i, len(got.Leaves), before, db.kept.patches)
+		}
+	}
 }

@@ -30,13 +30,16 @@ const bulkRows = 500
 
 // Stats tells what a sync did.
 type Stats struct {
-	Leaves    int       `json:"leaves"`    // leaves in the index after the sync
-	Added     int       `json:"added"`     // new leaves
-	Updated   int       `json:"updated"`   // leaves whose content changed
-	Touched   int       `json:"touched"`   // size or mtime changed, content the same
-	Removed   int       `json:"removed"`   // rows of leaves that are gone (or now unreadable)
-	Unchanged int       `json:"unchanged"` // leaves trusted by size and mtime alone
-	Skipped   []Problem `json:"skipped"`   // leaves and extractor source files left out, wholly or partly
+	Leaves  int `json:"leaves"`  // leaves in the index after the sync
+	Added   int `json:"added"`   // new leaves
+	Updated int `json:"updated"` // leaves whose content changed
+	Touched int `json:"touched"` // size or mtime changed, content the same
+	Removed int `json:"removed"` // rows of leaves that are gone (or now unreadable)
+	// Unchanged counts the leaves found as recorded: trusted by size
+	// and mtime alone, or (too recent for that, and nothing else
+	// changed) by their bytes.
+	Unchanged int       `json:"unchanged"`
+	Skipped   []Problem `json:"skipped"` // leaves and extractor source files left out, wholly or partly
 	// Extracted counts the extractors' source files and entities; it
 	// is zero when the sync ran without extraction (DB.Sync).
 	Extracted ExtractStats `json:"extracted"`
@@ -294,10 +297,11 @@ func (db *DB) quiet(ctx context.Context, l *store.Listing, ex *Extraction, srcFi
 		return Stats{}, nil, false
 	}
 	d := s.diff(l)
-	if !d.clean() {
+	racy, ok := d.racyOnly()
+	if !ok {
 		return Stats{}, nil, false
 	}
-	st := Stats{Leaves: d.unchanged, Unchanged: d.unchanged, Skipped: s.problems(), Gen: s.gen}
+	st := Stats{Leaves: d.unchanged + racy, Unchanged: d.unchanged + racy, Skipped: s.problems(), Gen: s.gen}
 	if ex != nil {
 		stored, err := readSources(ctx, rtx)
 		if err != nil || len(stored) != len(srcFiles) {
@@ -349,8 +353,38 @@ type walkDiff struct {
 	unread      []Problem               // files that could not be read (set by next)
 }
 
-func (d *walkDiff) clean() bool {
-	return len(d.work) == 0 && len(d.gone) == 0 && len(d.dirty) == 0 && len(d.removedDirs) == 0
+// quietRacy is the most files a sync that finds nothing else changed
+// reads because their stat is as recorded but too recent to trust (see
+// walkDiff.racyOnly); more, and it writes the state with a later sync
+// time, after which they are trusted by their stat.
+const quietRacy = 64
+
+// racyOnly reports whether the walk found the tree as the state records
+// it, reading (at most quietRacy) files whose size and mtime are as
+// recorded but too recent to trust (store.Unchanged): each must hold the
+// bytes recorded. A writer's files are such files for RacyWindow after it
+// wrote them; a long-running process syncing between writes (kk serve's
+// jobs) then neither writes the state nor changes its generation for
+// them. racy counts those of them that are leaves of the tree.
+func (d *walkDiff) racyOnly() (racy int, ok bool) {
+	if len(d.gone) > 0 || len(d.removedDirs) > 0 || d.reshaped || len(d.work) > quietRacy {
+		return 0, false
+	}
+	for _, ld := range d.work {
+		if ld.old == nil || ld.old.size != ld.f.size || ld.old.mtime != ld.f.mtime {
+			return 0, false
+		}
+	}
+	workpool.Run(0, len(d.work), func(i int) { d.work[i].read() })
+	for _, ld := range d.work {
+		if !ld.same {
+			return 0, false
+		}
+		if ld.old.indexed() {
+			racy++
+		}
+	}
+	return racy, true
 }
 
 // diff compares a walk of nodes/ (store.ScanDir's listing) with the state.
@@ -449,7 +483,7 @@ func (s *treeState) diff(l *store.Listing) *walkDiff {
 
 // next is the state after the sync applied d's work (leafData.entry).
 func (d *walkDiff) next(prev *treeState, gen string) *treeState {
-	n := &treeState{gen: gen, synced: prev.synced, hash: prev.hash, invalid: prev.invalid, folders: make(map[string]*folderState, len(d.walks))}
+	n := &treeState{gen: gen, synced: prev.synced, hash: prev.hash, invalid: prev.invalid, lines: prev.lines, folders: make(map[string]*folderState, len(d.walks))}
 	for dir, walk := range d.walks {
 		if !d.dirty[dir] {
 			n.folders[dir] = prev.folders[dir]
@@ -584,9 +618,33 @@ func (w *writer) apply(ld *leafData, st *Stats) {
 // setSummary records what the state says of the whole tree (see
 // treeState.summary), which session-start reads instead of the tree.
 func (w *writer) setSummary(s *treeState) {
-	s.hash, s.invalid = s.summary()
+	s.hash, s.invalid, s.lines = s.summaryLines()
 	w.setMeta("tree_hash", s.hash)
 	w.setMeta("tree_invalid", strconv.Itoa(s.invalid))
+}
+
+// setSummaryAfter is setSummary for state next, which differs from prev
+// by the leaves at the paths changed alone (see summaryAfter): a leaf's
+// id is taken when the nodes table holds more than one leaf with it
+// (compared as SQLite's NOCASE does, which is IDKey for an ASCII id).
+func (w *writer) setSummaryAfter(prev, next *treeState, changed []string) {
+	taken := func(id string) bool {
+		for i := 0; i < len(id); i++ {
+			if id[i] >= 0x80 {
+				return true // not told by NOCASE: summarize whole
+			}
+		}
+		n, err := strconv.Atoi(w.queryString(`SELECT count(*) FROM nodes INDEXED BY nodes_id WHERE id = ? AND origin = ''`, id))
+		return err != nil || n != 1
+	}
+	hash, lines, ok := summaryAfter(prev, next, changed, taken)
+	if !ok || w.err != nil {
+		w.setSummary(next)
+		return
+	}
+	next.hash, next.invalid, next.lines = hash, 0, lines
+	w.setMeta("tree_hash", next.hash)
+	w.setMeta("tree_invalid", "0")
 }
 
 // writer applies a sync's changes inside its transaction; the first error
@@ -859,7 +917,7 @@ func (db *DB) SyncPaths(ctx context.Context, nodesDir string, ex *Extraction, re
 	if baseOK {
 		w.delta = &docStats{}
 	}
-	next := &treeState{gen: gen, synced: prev.synced, hash: prev.hash, invalid: prev.invalid, folders: maps.Clone(prev.folders)}
+	next := &treeState{gen: gen, synced: prev.synced, hash: prev.hash, invalid: prev.invalid, lines: prev.lines, folders: maps.Clone(prev.folders)}
 	// edit returns the folder's new state, a copy (with the leaves'
 	// facts) of the old one.
 	edit := func(dir string) *folderState {
@@ -939,7 +997,7 @@ func (db *DB) SyncPaths(ctx context.Context, nodesDir string, ex *Extraction, re
 		} else {
 			w.setSearchStats()
 		}
-		w.setSummary(next)
+		w.setSummaryAfter(prev, next, rels)
 	}
 	w.flushDF()
 	w.setMeta("last_sync", time.Now().UTC().Format(time.RFC3339Nano))

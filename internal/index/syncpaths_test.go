@@ -2,6 +2,8 @@ package index
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -130,4 +132,54 @@ func openPadded(t *testing.T, n int) (*store.KB, *DB, *Extraction) {
 		t.Fatal(err)
 	}
 	return k, db, ex
+}
+
+// TestHashAfter: the nodes hash a writer gets from the handle for the
+// tree it read and the leaves it changes is the hash of every leaf after
+// the change, as a sync of the change records it and as ReadTree's
+// hashes give it.
+func TestHashAfter(t *testing.T) {
+	ctx := context.Background()
+	k := seedKB(t)
+	db, _, err := Open(ctx, k, "main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = db.Close() }()
+	names := []string{"a.md", "auth/b.md", "x/y/d.md", "auth/login-flow.md", "new/folder/e.md"}
+	for step := range 30 {
+		before := db.kept.s.hash
+		rel := names[step%len(names)]
+		var gone []string
+		put := map[string]string{}
+		if step%4 == 3 {
+			_ = os.Remove(k.NodePath(rel))
+			gone = append(gone, rel)
+		} else {
+			content := leaf(fmt.Sprintf("practice-s%d", step), "S", "d", nil, "", fmt.Sprint(step))
+			writeLeaf(t, k, rel, content)
+			sum := sha256.Sum256([]byte(content))
+			put[rel] = hex.EncodeToString(sum[:])
+			if step%3 == 0 {
+				gone = append(gone, rel) // written over: gone and put
+			}
+		}
+		after, ok := db.HashAfter(before, gone, put)
+		if !ok {
+			t.Fatalf("step %d: the handle does not know the lines of the tree it recorded", step)
+		}
+		if _, err := db.SyncPaths(ctx, k.NodesDir(), nil, []string{rel}); err != nil {
+			t.Fatal(err)
+		}
+		tree, err := k.ReadTree(store.LoadOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := store.HashLeaves(tree.Hashes); after != want || db.kept.s.hash != want {
+			t.Fatalf("step %d: HashAfter %s, recorded %s, want %s", step, after, db.kept.s.hash, want)
+		}
+		if _, ok := db.HashAfter("other", nil, nil); ok {
+			t.Fatal("HashAfter answered for a tree the handle did not record")
+		}
+	}
 }

@@ -1,9 +1,9 @@
 package indexfiles
 
 import (
-	"bytes"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/kk-project/kk/internal/index"
 	"github.com/kk-project/kk/internal/node"
@@ -59,10 +59,24 @@ func (p *Plan) bringForward(t *store.Tree, summariesSrc []byte, nodesHash string
 		rec.g.NodesHash != d.Before {
 		return nil, false, nil
 	}
-	// GRAPH.md is read whole anyway (its sections are kept): it is
-	// checked against the record from those bytes, not read twice.
-	oldGraph, ok := rec.read(p.k, "GRAPH.md")
-	if !ok || !rec.upToDate(p.k, genKey(p.k, d.Before, summariesSrc), t.IndexDirs, "GRAPH.md") {
+	// GRAPH.md's sections are kept: they come from the bytes the branch
+	// index's handle kept of the GRAPH.md recorded (written by this
+	// process), which need no look at the file (it is written anew
+	// whatever it holds), or else from the file, checked against the
+	// record from the bytes read, not read twice.
+	var oldGraph string
+	fromKept := false
+	if f, ok := rec.g.Files["GRAPH.md"]; ok {
+		oldGraph, fromKept = p.db.KeptGenerated("GRAPH.md", f.Sum)
+	}
+	if !fromKept {
+		data, ok := rec.read(p.k, "GRAPH.md")
+		if !ok {
+			return nil, false, nil
+		}
+		oldGraph = string(data)
+	}
+	if !rec.upToDate(p.k, genKey(p.k, d.Before, summariesSrc), t.IndexDirs, "GRAPH.md") {
 		return nil, false, nil
 	}
 	summaries, err := store.ParseSummaries(p.k.SummariesPath(), summariesSrc)
@@ -247,21 +261,21 @@ func (p *Plan) bringForward(t *store.Tree, summariesSrc []byte, nodesHash string
 // collation), under a header for count leaves of the given nodes hash. ok
 // is false when old is not laid out as kk writes GRAPH.md, or when the
 // result would not hold count sections.
-func spliceGraph(old []byte, d *Delta, hash string, count int) ([]byte, bool, error) {
+func spliceGraph(old string, d *Delta, hash string, count int) ([]byte, bool, error) {
 	const heading = "---\n# kk Graph\n\nTotal nodes: "
-	if !bytes.HasPrefix(old, []byte("---\n")) {
+	if !strings.HasPrefix(old, "---\n") {
 		return nil, false, nil
 	}
-	at := bytes.Index(old, []byte("\n"+heading))
+	at := strings.Index(old, "\n"+heading)
 	if at < 0 {
 		return nil, false, nil
 	}
 	rest := old[at+1+len(heading):]
-	eol := bytes.IndexByte(rest, '\n')
+	eol := strings.IndexByte(rest, '\n')
 	if eol < 0 {
 		return nil, false, nil
 	}
-	n, err := strconv.Atoi(string(rest[:eol]))
+	n, err := strconv.Atoi(rest[:eol])
 	if err != nil {
 		return nil, false, nil
 	}
@@ -277,19 +291,19 @@ func spliceGraph(old []byte, d *Delta, hash string, count int) ([]byte, bool, er
 		if s.end < 0 {
 			return s.newID
 		}
-		return string(body[s.id[0]:s.id[1]])
+		return body[s.id[0]:s.id[1]]
 	}
 	secs := make([]section, 0, n+len(d.Changes))
-	marker := []byte("\n## ")
+	const marker = "\n## "
 	for off := 0; off < len(body); {
-		if !bytes.HasPrefix(body[off:], marker) {
+		if !strings.HasPrefix(body[off:], marker) {
 			return nil, false, nil
 		}
-		idEnd := bytes.IndexByte(body[off+len(marker):], '\n')
+		idEnd := strings.IndexByte(body[off+len(marker):], '\n')
 		if idEnd < 0 {
 			return nil, false, nil
 		}
-		next := bytes.Index(body[off+1:], marker)
+		next := strings.Index(body[off+1:], marker)
 		end := len(body)
 		if next >= 0 {
 			end = off + 1 + next

@@ -161,13 +161,17 @@ func (r *record) upToDate(k *store.KB, key string, indexDirs map[string]bool, ch
 }
 
 // fileRecord is the record of a generated file whose bytes are data, on
-// disk at path now (nil when it cannot be stat'ed).
-func fileRecord(path, key string, data []byte) (index.GeneratedFile, bool) {
+// disk at path now (nil when it cannot be stat'ed); sum is the sha256
+// (hex) of data when known, "" to hash it.
+func fileRecord(path, key string, data []byte, sum string) (index.GeneratedFile, bool) {
 	at := time.Now().UnixNano()
 	fi, err := os.Stat(path)
 	if err != nil || fi.Size() != int64(len(data)) {
 		return index.GeneratedFile{}, false
 	}
-	sum := sha256.Sum256(data)
-	return index.GeneratedFile{Key: key, Size: fi.Size(), Mtime: fi.ModTime().UnixNano(), Sum: hex.EncodeToString(sum[:]), At: at}, true
+	if sum == "" {
+		s := sha256.Sum256(data)
+		sum = hex.EncodeToString(s[:])
+	}
+	return index.GeneratedFile{Key: key, Size: fi.Size(), Mtime: fi.ModTime().UnixNano(), Sum: sum, At: at}, true
 }

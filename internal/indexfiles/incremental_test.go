@@ -61,6 +61,19 @@ func TestIncrementalRebuildMatchesFull(t *testing.T) {
 		if in.Tags[0] == in.Tags[1] {
 			in.Tags = in.Tags[:1]
 		}
+		if step%6 == 2 {
+			// A hand edit of GRAPH.md: the next write (through the
+			// long-lived KB, which kept the bytes it wrote) generates
+			// it as a full generation does, edit or not.
+			p := filepath.Join(k.Dir, "GRAPH.md")
+			data, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(p, []byte(strings.Replace(string(data), "- **kind:** ", "- **kind:** edited ", 3)), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
 		// Odd steps write as a new command would (a new KB value: the
 		// record in the branch index, nothing in memory), even ones
 		// through the long-lived KB and what it keeps.

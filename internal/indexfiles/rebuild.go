@@ -66,7 +66,11 @@ func (p *Plan) Names() []string {
 // what generation produced, so that the next plan over the same inputs
 // has nothing to do. It is a record of derived state: when it cannot be
 // written, the next plan generates again.
-func (p *Plan) Written() {
+func (p *Plan) Written() { p.WrittenSums(nil) }
+
+// WrittenSums is Written when the sha256 (hex) of the files written are
+// known already: sums, by path relative to the knowledge base's folder.
+func (p *Plan) WrittenSums(sums map[string]string) {
 	if p.db == nil {
 		return
 	}
@@ -91,7 +95,7 @@ func (p *Plan) Written() {
 			}
 		}
 		if data, ok := p.gen.Files[name]; ok {
-			f, ok := fileRecord(filepath.Join(p.k.Dir, filepath.FromSlash(name)), key, data)
+			f, ok := fileRecord(filepath.Join(p.k.Dir, filepath.FromSlash(name)), key, data, sums[name])
 			if !ok {
 				return // changed under us: record nothing
 			}
@@ -116,7 +120,15 @@ func (p *Plan) Written() {
 	if p.ranks != nil && p.ranks.used {
 		u.Ranks, u.DropRanks = p.ranks.put, p.ranks.drop
 	}
-	_ = p.db.RecordGeneration(p.ctx, u)
+	if p.db.RecordGeneration(p.ctx, u) != nil {
+		return
+	}
+	// GRAPH.md, brought forward by the next write from these bytes.
+	if data, ok := p.gen.Files["GRAPH.md"]; ok {
+		if f, ok := u.Put["GRAPH.md"]; ok {
+			p.db.KeepGenerated("GRAPH.md", f.Sum, data)
+		}
+	}
 }
 
 // PlanFor computes the index files of t, a tree read (and possibly changed
@@ -137,7 +149,27 @@ func PlanFor(ctx context.Context, k *store.KB, db *index.DB, t *store.Tree, summ
 		}
 		summaries = data
 	}
-	nodesHash := NodesHash(t)
+	nodesHash := ""
+	if db != nil && d != nil {
+		// The branch index holds the leaf lines of the tree as read:
+		// only the changed leaves' are hashed into them.
+		var gone []string
+		put := map[string]string{}
+		for _, c := range d.Changes {
+			if c.Old != nil {
+				gone = append(gone, c.Old.Path)
+			}
+		}
+		for _, c := range d.Changes {
+			if c.New != nil {
+				put[c.New.Path] = t.Hashes[c.New.Path]
+			}
+		}
+		nodesHash, _ = db.HashAfter(d.Before, gone, put)
+	}
+	if nodesHash == "" {
+		nodesHash = NodesHash(t)
+	}
 	key := genKey(k, nodesHash, summaries)
 	rec := loadRecord(ctx, db)
 	p := &Plan{ctx: ctx, k: k, db: db, key: key, rec: rec, nodes: len(t.Leaves), Write: map[string][]byte{}}

@@ -306,7 +306,7 @@ func (b *Backend) commit(ctx context.Context, j *service.Job, leaf string, res *
 		b.pause()
 		t0 := time.Now()
 		p := b.planner(ctx, r, res)
-		landed, err := r.Commit(ctx, gitx.CommitOptions{Author: Author, Message: subject, Plan: p.plan, Wait: b.stopCtx(), OnWait: b.setWaiting})
+		landed, err := r.Commit(ctx, gitx.CommitOptions{Author: b.author, Message: subject, Plan: p.plan, Wait: b.stopCtx(), OnWait: b.setWaiting})
 		if err != nil {
 			return commitError(err)
 		}
@@ -328,12 +328,12 @@ func (b *Backend) commit(ctx context.Context, j *service.Job, leaf string, res *
 	})
 }
 
-// maintain runs git gc --auto every MaintainEvery commits (see there). Its
+// maintain runs git gc --auto every Options.MaintainEvery commits (see there). Its
 // failure is logged, never the job's: the commit has landed.
 func (b *Backend) maintain(ctx context.Context, top string) {
 	b.mu.Lock()
 	b.commits++
-	due := MaintainEvery > 0 && b.commits >= MaintainEvery
+	due := b.maintainEvery > 0 && b.commits >= b.maintainEvery
 	if due {
 		b.commits = 0
 	}
@@ -342,7 +342,7 @@ func (b *Backend) maintain(ctx context.Context, top string) {
 		return
 	}
 	if _, err := gitx.Run(ctx, top, "gc", "--auto", "--quiet"); err != nil {
-		b.log.Warn("git gc --auto failed; the next attempt is in a while", "every_commits", MaintainEvery, "error", err)
+		b.log.Warn("git gc --auto failed; the next attempt is in a while", "every_commits", b.maintainEvery, "error", err)
 	}
 }
 

@@ -61,7 +61,7 @@ func newRepo(tb testing.TB, n int) *store.KB {
 		if _, err := txn.Init(ctx, k, opts); err != nil {
 			tb.Fatal(err)
 		}
-		if _, err := gitx.CommitPaths(ctx, root, Author, "generated tree", []string{store.DirName}); err != nil {
+		if _, err := gitx.CommitPaths(ctx, root, DefaultAuthor(), "generated tree", []string{store.DirName}); err != nil {
 			tb.Fatal(err)
 		}
 	} else {
@@ -98,11 +98,17 @@ func start(tb testing.TB, k *store.KB, p llm.Provider) *server {
 // test injects: txn.WithFaults).
 func startWith(tb testing.TB, base context.Context, k *store.KB, p llm.Provider) *server {
 	tb.Helper()
-	var log *slog.Logger
+	return startOpts(tb, base, Options{KB: k, Provider: p})
+}
+
+// startOpts is start with the backend's options o.
+func startOpts(tb testing.TB, base context.Context, o Options) *server {
+	tb.Helper()
+	k := o.KB
 	if os.Getenv("KK_TEST_LOG") != "" { // the server's log on stderr, when debugging a test
-		log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+		o.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
-	b := New(Options{KB: k, Provider: p, Logger: log})
+	b := New(o)
 	ctx, cancel := context.WithCancel(base)
 	if err := b.Open(ctx); err != nil {
 		tb.Fatal(err)

@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"context"
 	"crypto/sha1"
 	"fmt"
 	"os/exec"
@@ -10,11 +11,9 @@ import (
 )
 
 // kk serve's commits never start git's automatic maintenance themselves;
-// the worker runs git gc --auto every MaintainEvery commits, so that the
+// the worker runs git gc --auto every Options.MaintainEvery commits, so that the
 // objects it writes are packed once there are enough of them (gc.auto).
 func TestWorkerPacksLooseObjects(t *testing.T) {
-	defer func(n int) { MaintainEvery = n }(MaintainEvery)
-	MaintainEvery = 4
 	k := newRepo(t, 0)
 	// Packed as soon as there are a few loose objects, in the foreground
 	// so that the test sees the result.
@@ -32,7 +31,7 @@ func TestWorkerPacksLooseObjects(t *testing.T) {
 			n++
 		}
 	}
-	s := start(t, k, nil)
+	s := startOpts(t, context.Background(), Options{KB: k, MaintainEvery: 4})
 	s.postMany(t, 13, "Packed note")
 	counts := map[string]int{}
 	for _, line := range strings.Split(git(t, k, "count-objects", "-v"), "\n") {

@@ -80,7 +80,7 @@ func Bootstrap(ctx context.Context, root string, opts store.InitOptions) (*store
 			paths = append(paths, prefix+p)
 		}
 	}
-	if _, err := gitx.CommitPaths(ctx, top, Author, BootstrapSubject, paths); err != nil {
+	if _, err := gitx.CommitPaths(ctx, top, DefaultAuthor(), BootstrapSubject, paths); err != nil {
 		return nil, fmt.Errorf("committing the new knowledge base: %w", err)
 	}
 	return k, nil
@@ -166,7 +166,7 @@ func (b *Backend) shareRound(ctx context.Context, r *gitx.Repo, branch string) e
 		tx.Regenerate()
 		tx.AfterCommit(func(res *txn.Result) error {
 			p := b.planner(context.WithoutCancel(ctx), r, res)
-			l, err := r.Commit(context.WithoutCancel(ctx), gitx.CommitOptions{Author: Author, Message: "index: regenerate after rebasing onto origin/" + branch,
+			l, err := r.Commit(context.WithoutCancel(ctx), gitx.CommitOptions{Author: b.author, Message: "index: regenerate after rebasing onto origin/" + branch,
 				Plan: p.plan, Wait: b.stopCtx(), OnWait: b.setWaiting, SkipEmpty: true})
 			if err != nil {
 				return err

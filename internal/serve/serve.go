@@ -34,8 +34,26 @@ import (
 	"github.com/kk-project/kk/internal/store"
 )
 
-// Author is the fixed identity of the commits kk serve makes.
-var Author = gitx.Author{Name: "kk serve", Email: "kk-serve@kk.invalid"}
+// DefaultAuthor is the identity of the commits kk serve makes, unless
+// Options.Author names another.
+func DefaultAuthor() gitx.Author { return gitx.Author{Name: "kk serve", Email: "kk-serve@kk.invalid"} }
+
+// Defaults of Options.
+const (
+	// DefaultMaintainEvery is how many commits kk serve makes between two
+	// runs of git gc --auto. Its commits are made with git's plumbing (or
+	// in the process), which never starts git's automatic maintenance the
+	// way a person's git commit does: without it, a server that only ever
+	// posts leaves every object it writes loose, some ten per job, for
+	// good. git gc --auto does nothing until there are enough loose
+	// objects (gc.auto, 6,700 by default; 0 turns it off), and then packs
+	// them in the background (gc.autoDetach).
+	DefaultMaintainEvery = 200
+	// DefaultRecheckWithin is how long a tree read for a tag request is
+	// reused before its files are stat'ed again. A job makes it stale at
+	// once.
+	DefaultRecheckWithin = 2 * time.Second
+)
 
 // Options set up a Backend.
 type Options struct {
@@ -44,6 +62,14 @@ type Options struct {
 	// keeps kk serve offline.
 	Provider llm.Provider
 	Logger   *slog.Logger
+	// Author is the identity of kk serve's commits; zero: DefaultAuthor.
+	Author gitx.Author
+	// MaintainEvery is how many commits are made between two runs of
+	// git gc --auto; 0: DefaultMaintainEvery, negative: never.
+	MaintainEvery int
+	// RecheckWithin is how long a tree read for a tag request is reused;
+	// 0: DefaultRecheckWithin, negative: never reused.
+	RecheckWithin time.Duration
 	// Delay, when set, holds the worker three times in every job: before
 	// it writes, between the transaction and the git commit, and after the
 	// commit. Only the crash test sets it (KK_SERVE_TEST_DELAY).
@@ -56,6 +82,10 @@ type Backend struct {
 	llm   llm.Provider
 	log   *slog.Logger
 	delay time.Duration
+	// author, maintainEvery and recheckWithin are Options'.
+	author        gitx.Author
+	maintainEvery int
+	recheckWithin time.Duration
 
 	mu     sync.Mutex // guards the fields below
 	top    string     // the git work tree's root
@@ -84,16 +114,6 @@ type Backend struct {
 	waitingFor string // what the job in progress waits for
 }
 
-// MaintainEvery is how many commits kk serve makes between two runs of
-// git gc --auto. Its commits are made with git's plumbing (or in the
-// process), which never starts git's automatic maintenance the way a
-// person's git commit does: without it, a server that only ever posts
-// leaves every object it writes loose, some ten per job, for good.
-// git gc --auto does nothing until there are enough loose objects
-// (gc.auto, 6,700 by default; 0 turns it off), and then packs them in the
-// background (gc.autoDetach).
-var MaintainEvery = 200
-
 var _ service.Backend = (*Backend)(nil)
 
 // GCPercent is kk serve's garbage collection target (GOGC) unless the
@@ -105,21 +125,26 @@ func New(o Options) *Backend {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Backend{k: o.KB, llm: o.Provider, log: o.Logger, delay: o.Delay}
+	if o.Author == (gitx.Author{}) {
+		o.Author = DefaultAuthor()
+	}
+	if o.MaintainEvery == 0 {
+		o.MaintainEvery = DefaultMaintainEvery
+	}
+	if o.RecheckWithin == 0 {
+		o.RecheckWithin = DefaultRecheckWithin
+	}
+	return &Backend{k: o.KB, llm: o.Provider, log: o.Logger, delay: o.Delay, author: o.Author, maintainEvery: o.MaintainEvery, recheckWithin: o.RecheckWithin}
 }
 
-// RecheckWithin is how long a tree read for a tag request is reused before
-// its files are stat'ed again. A job's commit makes it stale at once.
-var RecheckWithin = 2 * time.Second
-
 // readTree returns the tree, without bodies, through the branch index
-// (one stat per leaf); a tree read less than RecheckWithin ago, with no
-// job applied since, is reused as it is.
+// (one stat per leaf); a tree read less than Options.RecheckWithin ago,
+// with no job applied since, is reused as it is.
 func (b *Backend) readTree() (*store.Tree, error) {
 	b.mu.Lock()
 	t, at, gen := b.tree, b.treeAt, b.gen
 	b.mu.Unlock()
-	if t != nil && time.Since(at) < RecheckWithin {
+	if t != nil && time.Since(at) < b.recheckWithin {
 		return t, nil
 	}
 	start := time.Now()
@@ -167,7 +192,7 @@ func (b *Backend) Read(_ context.Context, p string) (string, error) {
 }
 
 // indexDB returns this process's handle to the current branch's index,
-// synced with the tree (at most once per index.RecheckWithin unless a
+// synced with the tree (at most once per Options.RecheckWithin unless a
 // writer changed it).
 func (b *Backend) indexDB(ctx context.Context) (*index.DB, error) {
 	return b.openIndex(ctx, true)
@@ -193,7 +218,7 @@ func (b *Backend) openIndex(ctx context.Context, sync bool) (*index.DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := db.SyncRecent(ctx, b.k.NodesDir(), ex, RecheckWithin); err != nil {
+	if _, err := db.SyncRecent(ctx, b.k.NodesDir(), ex, max(b.recheckWithin, 0)); err != nil {
 		return nil, err
 	}
 	return db, nil

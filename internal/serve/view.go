@@ -155,7 +155,7 @@ func (p *planner) plan(head string) (gitx.Changes, error) {
 	for _, rel := range p.res.Written {
 		if !generated[rel] {
 			ch.Files[repoPath(prefix, rel)] = p.res.Data[rel]
-			job[rel] = sum(p.res.Data[rel])
+			job[rel] = p.res.Sum(rel)
 		}
 	}
 	for _, rel := range p.res.Removed {
@@ -172,7 +172,7 @@ func (p *planner) plan(head string) (gitx.Changes, error) {
 		s, ok := v.files[rel]
 		return s, ok
 	}
-	diff := p.leafDiff(v, committed)
+	diff := p.leafDiff(v, job, committed)
 	same, err := p.sameSummaries(committed)
 	if err != nil {
 		return gitx.Changes{}, err
@@ -183,7 +183,7 @@ func (p *planner) plan(head string) (gitx.Changes, error) {
 		for _, rel := range p.res.Written {
 			if generated[rel] {
 				ch.Files[repoPath(prefix, rel)] = p.res.Data[rel]
-				job[rel] = sum(p.res.Data[rel])
+				job[rel] = p.res.Sum(rel)
 			}
 		}
 		for _, rel := range p.res.Removed {
@@ -201,15 +201,25 @@ func (p *planner) plan(head string) (gitx.Changes, error) {
 
 // leafDiff lists the leaves (relative to nodes/) whose content in the
 // work tree the transaction read differs from the commit's, or that only
-// one of them has.
-func (p *planner) leafDiff(v *view, committed func(string) (string, bool)) []string {
+// one of them has: committed is the commit's side, the tip v as the job's
+// files (job: path -> sha256, "" when removed) change it.
+func (p *planner) leafDiff(v *view, job map[string]string, committed func(string) (string, bool)) []string {
 	t := p.res.Tree
 	if t == nil {
 		return []string{""} // unknown: generate from the commit's leaves
 	}
 	var diff []string
+	key := []byte("nodes/")
 	for np, w := range t.Hashes {
-		if c, ok := committed("nodes/" + np); !ok || c != w {
+		key = append(key[:len("nodes/")], np...)
+		// Looked up by the bytes: no string made per leaf.
+		c, ok := job[string(key)]
+		if !ok {
+			c, ok = v.files[string(key)]
+		} else {
+			ok = c != ""
+		}
+		if !ok || c != w {
 			diff = append(diff, np)
 		}
 	}
@@ -388,7 +398,7 @@ func (b *Backend) settleView(ctx context.Context, r *gitx.Repo) error {
 	}
 	p := &planner{b: b, ctx: ctx, r: r, res: &txn.Result{Tree: t}}
 	committed := func(rel string) (string, bool) { s, ok := v.files[rel]; return s, ok }
-	if len(p.leafDiff(v, committed)) > 0 {
+	if len(p.leafDiff(v, nil, committed)) > 0 {
 		return nil
 	}
 	if same, err := p.sameSummaries(committed); err != nil || !same {

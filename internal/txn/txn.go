@@ -85,6 +85,9 @@ type Result struct {
 	// (kk serve's commit) can use it after the next transaction changed
 	// the files.
 	Data map[string][]byte
+	// Sums are the sha256 (hex) of the files of Data, hashed once for
+	// every later step (the record of generation, kk serve's commit).
+	Sums map[string]string
 	// Index is the regeneration of the index files; nil when the
 	// transaction changed no leaf and was not asked to regenerate.
 	Index *indexfiles.RebuildResult
@@ -95,8 +98,17 @@ type Result struct {
 	Generated []string
 	// Tree is the tree as the changeset leaves it (the one the index
 	// files were generated from); nil when the transaction did not read
-	// it. It shares its leaves with later reads: read-only.
+	// it. It is the transaction's own (see store.Snapshot).
 	Tree *store.Tree
+}
+
+// Sum returns the sha256 (hex) of the file of Data at rel.
+func (r *Result) Sum(rel string) string {
+	if s, ok := r.Sums[rel]; ok {
+		return s
+	}
+	sum := sha256.Sum256(r.Data[rel])
+	return hex.EncodeToString(sum[:])
 }
 
 // Changed reports whether the transaction changed any file.
@@ -1375,15 +1387,17 @@ func (tx *Tx) apply(p *commitPlan, branch string) (*Result, error) {
 	if err != nil {
 		return fail(err)
 	}
+	res := p.result(tx.tree)
 	if p.gen != nil {
-		p.gen.Written()
+		p.gen.WrittenSums(res.Sums)
 	}
-	return p.result(tx.tree), nil
+	return res, nil
 }
 
 // result is the Result of a committed changeset that changed files.
 func (p *commitPlan) result(tree *store.Tree) *Result {
 	p.res.Data = make(map[string][]byte, len(p.changes))
+	p.res.Sums = make(map[string]string, len(p.changes))
 	p.res.Tree = tree
 	for _, c := range p.changes {
 		if c.Generated {
@@ -1394,6 +1408,8 @@ func (p *commitPlan) result(tree *store.Tree) *Result {
 		} else {
 			p.res.Written = append(p.res.Written, c.Path)
 			p.res.Data[c.Path] = c.Data
+			sum := sha256.Sum256(c.Data)
+			p.res.Sums[c.Path] = hex.EncodeToString(sum[:])
 			if !c.Existed {
 				p.res.Created = append(p.res.Created, c.Path)
 			}
