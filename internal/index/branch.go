@@ -140,22 +140,23 @@ func Open(ctx context.Context, k *store.KB, branch string) (*DB, Stats, error) {
 	if branch == "" {
 		return nil, Stats{}, errors.New("opening the index: empty branch name")
 	}
-	path := Path(k, branch)
-	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
-		if err := seedFromDefault(ctx, k, branch, path); err != nil {
-			return nil, Stats{}, err
-		}
-	}
-	ex, err := ExtractionFor(k)
+	cfg, err := k.LoadConfig()
 	if err != nil {
 		return nil, Stats{}, err
 	}
+	path := Path(k, branch)
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		if err := seedFromDefault(ctx, k, branch, path, func() (store.Config, error) { return cfg, nil }); err != nil {
+			return nil, Stats{}, err
+		}
+	}
+	ex := ExtractionWith(k, cfg)
 	db, err := openFile(ctx, path, branch)
 	if err != nil {
 		return nil, Stats{}, err
 	}
 	db.kb = k
-	if err := db.useConfiguredEmbedder(k); err != nil {
+	if err := db.useConfiguredEmbedder(cfg); err != nil {
 		_ = db.Close()
 		return nil, Stats{}, err
 	}
@@ -169,11 +170,12 @@ func Open(ctx context.Context, k *store.KB, branch string) (*DB, Stats, error) {
 
 // seedFromDefault copies the default branch's index (when there is one)
 // to path, the missing index of branch.
-func seedFromDefault(ctx context.Context, k *store.KB, branch, path string) error {
-	def, err := DefaultBranch(ctx, k)
+func seedFromDefault(ctx context.Context, k *store.KB, branch, path string, config func() (store.Config, error)) error {
+	cfg, err := config()
 	if err != nil {
 		return err
 	}
+	def := gitx.DefaultBranch(ctx, k.Root, cfg.DefaultBranch)
 	if def == branch {
 		return nil
 	}

@@ -49,6 +49,11 @@ func EmbedderFor(k *store.KB) (embed.Embedder, float64, error) {
 	if err != nil {
 		return nil, 0, err
 	}
+	return embedderFrom(cfg)
+}
+
+// embedderFrom is EmbedderFor from a reading of config.yaml.
+func embedderFrom(cfg store.Config) (embed.Embedder, float64, error) {
 	e, err := embed.NewEmbedder(cfg.Embeddings, os.Getenv, nil)
 	if err != nil || e == nil {
 		return nil, 0, err
@@ -69,8 +74,8 @@ func (db *DB) SetEmbedder(e embed.Embedder, minSim float64) {
 
 // useConfiguredEmbedder sets the embedder config.yaml configures. A bad
 // embeddings section is reported; the index stays usable, lexical.
-func (db *DB) useConfiguredEmbedder(k *store.KB) error {
-	e, minSim, err := EmbedderFor(k)
+func (db *DB) useConfiguredEmbedder(cfg store.Config) error {
+	e, minSim, err := embedderFrom(cfg)
 	if err != nil {
 		return err
 	}

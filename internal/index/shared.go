@@ -40,6 +40,13 @@ func (h *handles) Close() error {
 // request must not pay for opening the database; sync with
 // SyncWith(ctx, k.NodesDir(), ExtractionFor(k)) before reading.
 func OpenShared(ctx context.Context, k *store.KB, branch string) (*DB, error) {
+	return OpenSharedWith(ctx, k, branch, k.LoadConfig)
+}
+
+// OpenSharedWith is OpenShared reading config.yaml through config (the
+// default branch, the embedding provider) when the handle is opened: a
+// transaction passes its one reading (txn.Tx.Config).
+func OpenSharedWith(ctx context.Context, k *store.KB, branch string, config func() (store.Config, error)) (*DB, error) {
 	path := Path(k, branch)
 	h := store.Memo(k, handlesKey{}, func() *handles { return &handles{dbs: map[string]*DB{}} })
 	h.Lock()
@@ -54,7 +61,7 @@ func OpenShared(ctx context.Context, k *store.KB, branch string) (*DB, error) {
 		delete(h.dbs, path)
 	}
 	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
-		if err := seedFromDefault(ctx, k, branch, path); err != nil {
+		if err := seedFromDefault(ctx, k, branch, path, config); err != nil {
 			return nil, err
 		}
 	}
@@ -63,7 +70,11 @@ func OpenShared(ctx context.Context, k *store.KB, branch string) (*DB, error) {
 		return nil, err
 	}
 	db.kb = k
-	if err := db.useConfiguredEmbedder(k); err != nil {
+	cfg, err := config()
+	if err == nil {
+		err = db.useConfiguredEmbedder(cfg)
+	}
+	if err != nil {
 		_ = db.Close()
 		return nil, err
 	}

@@ -437,7 +437,7 @@ func (tx *Tx) index() (*index.DB, error) {
 		if err != nil {
 			return nil, err
 		}
-		db, err := index.OpenShared(tx.ctx, tx.k, branch)
+		db, err := index.OpenSharedWith(tx.ctx, tx.k, branch, tx.Config)
 		if err != nil {
 			return nil, err
 		}
@@ -1443,7 +1443,7 @@ func (tx *Tx) announce(changes []change) error {
 // changeset wrote and appends the audit record.
 func (tx *Tx) recordChange(p *commitPlan, branch string) error {
 	if tx.db == nil {
-		db, err := index.OpenShared(tx.ctx, tx.k, branch)
+		db, err := index.OpenSharedWith(tx.ctx, tx.k, branch, tx.Config)
 		if err != nil {
 			return err
 		}
