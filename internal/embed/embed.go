@@ -8,10 +8,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/kk-project/kk/internal/llmconfig"
+	"io"
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/kk-project/kk/internal/llmconfig"
 )
 
 // Embedding providers.
@@ -90,6 +92,26 @@ func checkCount(provider string, got [][]float32, want int) error {
 		}
 	}
 	return nil
+}
+
+// send sends a JSON request to an embedding provider and returns the
+// body of its answer (at most 256 MB); an answer that is not 2xx is an
+// error naming the provider and the status.
+func send(client *http.Client, req *http.Request, provider string) ([]byte, error) {
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := client.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("%s embeddings: %w", provider, err)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, 256<<20))
+	if err != nil {
+		return nil, fmt.Errorf("%s embeddings: %w", provider, err)
+	}
+	if resp.StatusCode/100 != 2 {
+		return nil, httpError(provider, resp, data)
+	}
+	return data, nil
 }
 
 // httpError describes a provider's non-2xx answer without its whole body.

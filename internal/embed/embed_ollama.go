@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 )
 
@@ -30,18 +29,9 @@ func (e *ollamaEmbedder) Embed(ctx context.Context, texts []string) ([][]float32
 	if err != nil {
 		return nil, err
 	}
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := e.client.Do(req)
+	data, err := send(e.client, req, "ollama")
 	if err != nil {
-		return nil, fmt.Errorf("ollama embeddings: %w", err)
-	}
-	defer func() { _ = resp.Body.Close() }()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, 256<<20))
-	if err != nil {
-		return nil, fmt.Errorf("ollama embeddings: %w", err)
-	}
-	if resp.StatusCode/100 != 2 {
-		return nil, httpError("ollama", resp, data)
+		return nil, err
 	}
 	var out struct {
 		Embeddings [][]float32 `json:"embeddings"`

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 )
 
@@ -31,21 +30,12 @@ func (e *openAIEmbedder) Embed(ctx context.Context, texts []string) ([][]float32
 	if err != nil {
 		return nil, err
 	}
-	req.Header.Set("Content-Type", "application/json")
 	if e.key != "" {
 		req.Header.Set("Authorization", "Bearer "+e.key)
 	}
-	resp, err := e.client.Do(req)
+	data, err := send(e.client, req, "openai")
 	if err != nil {
-		return nil, fmt.Errorf("openai embeddings: %w", err)
-	}
-	defer func() { _ = resp.Body.Close() }()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, 256<<20))
-	if err != nil {
-		return nil, fmt.Errorf("openai embeddings: %w", err)
-	}
-	if resp.StatusCode/100 != 2 {
-		return nil, httpError("openai", resp, data)
+		return nil, err
 	}
 	var out struct {
 		Data []struct {
