@@ -133,6 +133,15 @@ func (g *Graph) moleculeView(m *Molecule, o viewOpts) MoleculeView {
 }
 
 // viewOptions reads the changelog parameters of a read operation.
+// queryView checks a query's project id and reads its changelog options:
+// the start every query_graph operation shares.
+func queryView(k *store.KB, projectID string, include *bool, limit *int) (viewOpts, error) {
+	if err := ValidateProjectID(k, projectID); err != nil {
+		return viewOpts{}, err
+	}
+	return viewOptions(include, limit)
+}
+
 func viewOptions(include *bool, limit *int) (viewOpts, error) {
 	o := viewOpts{changelog: include == nil || *include, limit: DefaultChangelogLimit}
 	if limit != nil {
@@ -147,10 +156,7 @@ func viewOptions(include *bool, limit *int) (viewOpts, error) {
 // Get returns one atom or molecule by id, a molecule with its atoms
 // (query_graph get).
 func Get(ctx context.Context, k *store.KB, p GetParams) (EntityView, error) {
-	if err := ValidateProjectID(k, p.ProjectID); err != nil {
-		return nil, err
-	}
-	o, err := viewOptions(p.IncludeChangelog, p.ChangelogLimit)
+	o, err := queryView(k, p.ProjectID, p.IncludeChangelog, p.ChangelogLimit)
 	if err != nil {
 		return nil, err
 	}
@@ -166,10 +172,7 @@ func Get(ctx context.Context, k *store.KB, p GetParams) (EntityView, error) {
 // Search lists atoms or molecules by text, molecule or orphans, a page at
 // a time (query_graph search).
 func Search(ctx context.Context, k *store.KB, p SearchParams) (*SearchResult, error) {
-	if err := ValidateProjectID(k, p.ProjectID); err != nil {
-		return nil, err
-	}
-	o, err := viewOptions(p.IncludeChangelog, p.ChangelogLimit)
+	o, err := queryView(k, p.ProjectID, p.IncludeChangelog, p.ChangelogLimit)
 	if err != nil {
 		return nil, err
 	}
@@ -197,10 +200,7 @@ func Search(ctx context.Context, k *store.KB, p SearchParams) (*SearchResult, er
 // Context returns the atoms whose path patterns match some files, grouped
 // by molecule, and the files no atom covers (query_graph context).
 func Context(ctx context.Context, k *store.KB, p ContextParams) (*ContextResult, error) {
-	if err := ValidateProjectID(k, p.ProjectID); err != nil {
-		return nil, err
-	}
-	o, err := viewOptions(p.IncludeChangelog, p.ChangelogLimit)
+	o, err := queryView(k, p.ProjectID, p.IncludeChangelog, p.ChangelogLimit)
 	if err != nil {
 		return nil, err
 	}
