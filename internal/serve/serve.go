@@ -109,6 +109,13 @@ type Backend struct {
 	// transaction and the commit) and committing, for the benchmarks.
 	timing  struct{ place, write, commit time.Duration }
 	commits int // commits made since the last git gc --auto
+	// shortcuts counts the commit plans that knew the commit's leaves to
+	// be the work tree's by the nodes hash (view.leaves); with
+	// checkShortcut (set by tests) each is checked by the comparison of
+	// every leaf, and a disagreement is kept in shortcutErr.
+	shortcuts     int
+	checkShortcut bool
+	shortcutErr   []string
 
 	waitMu     sync.Mutex
 	waitingFor string // what the job in progress waits for

@@ -44,6 +44,15 @@ type view struct {
 	// transaction rewrote. It is set by a commit this server made from
 	// the work tree's leaves, and cleared by any other move of the branch.
 	clean bool
+	// leaves is the nodes hash (store.HashLeaves) of the commit's leaves
+	// when it is known to be the hash of a tree the work tree held: set
+	// with clean, by a commit of the work tree's leaves (the hash of the
+	// tree its transaction left) or by settleView. A job whose
+	// transaction read a tree of that hash (txn.Result.Before) read the
+	// commit's leaves, and its commit's leaves are the work tree's
+	// without a comparison of every leaf: both sides differ from them by
+	// the files the job changed alone.
+	leaves string
 }
 
 func sum(data []byte) string {
@@ -129,6 +138,7 @@ type planner struct {
 	res *txn.Result
 
 	head       string
+	after      string // the nodes hash of the work tree's leaves after the job ("" when not known)
 	changes    gitx.Changes
 	sums       map[string]string // path relative to .ai/kenkeep -> sha256, "" when removed
 	consistent bool              // the commit's leaves are the work tree's
@@ -172,13 +182,28 @@ func (p *planner) plan(head string) (gitx.Changes, error) {
 		s, ok := v.files[rel]
 		return s, ok
 	}
-	diff := p.leafDiff(v, job, committed)
+	var diff []string
+	if v.leaves == "" || p.res.Before != v.leaves {
+		diff = p.leafDiff(v, job, committed)
+	} else {
+		p.b.mu.Lock()
+		p.b.shortcuts++
+		check := p.b.checkShortcut
+		p.b.mu.Unlock()
+		if check {
+			if d := p.leafDiff(v, job, committed); len(d) > 0 {
+				p.b.mu.Lock()
+				p.b.shortcutErr = append(p.b.shortcutErr, strings.Join(d, " "))
+				p.b.mu.Unlock()
+			}
+		}
+	}
 	same, err := p.sameSummaries(committed)
 	if err != nil {
 		return gitx.Changes{}, err
 	}
 	p.consistent = len(diff) == 0 && same
-	p.b.log.Debug("commit plan", "head", head, "differing_leaves", len(diff), "same_summaries", same, "clean", v.clean)
+	p.b.log.Debug("commit plan", "head", head, "before", p.res.Before, "leaves", v.leaves, "differing_leaves", len(diff), "same_summaries", same, "clean", v.clean)
 	if p.consistent && v.clean {
 		for _, rel := range p.res.Written {
 			if generated[rel] {
@@ -196,6 +221,9 @@ func (p *planner) plan(head string) (gitx.Changes, error) {
 		return gitx.Changes{}, err
 	}
 	p.head, p.changes, p.sums = head, ch, job
+	if p.res.Index != nil {
+		p.after = strings.TrimPrefix(p.res.Index.NodesHash, "sha256:")
+	}
 	return ch, nil
 }
 
@@ -368,6 +396,9 @@ func (b *Backend) landed(p *planner, l gitx.Landed) {
 		return
 	}
 	next := &view{head: l.Commit, files: v.files, clean: p.consistent}
+	if p.consistent {
+		next.leaves = p.after
+	}
 	for rel, s := range p.sums {
 		if s == "" {
 			delete(next.files, rel)
@@ -438,6 +469,9 @@ func (b *Backend) settleView(ctx context.Context, r *gitx.Repo) error {
 	b.mu.Lock()
 	if b.view == v {
 		v.clean = true
+		if len(t.Problems) == 0 {
+			v.leaves = indexfiles.NodesHash(t)
+		}
 	}
 	b.mu.Unlock()
 	return nil

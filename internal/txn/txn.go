@@ -100,6 +100,13 @@ type Result struct {
 	// files were generated from); nil when the transaction did not read
 	// it. It is the transaction's own (see store.Snapshot).
 	Tree *store.Tree
+	// Before is the nodes hash (store.HashLeaves) of the tree as the
+	// transaction read it, as its branch index recorded it; "" when not
+	// known (or when the tree has a leaf kk cannot read). With
+	// Index.NodesHash, the hash after, it lets kk serve tell that the
+	// leaves it read are those of its last commit without comparing
+	// every leaf.
+	Before string
 }
 
 // Sum returns the sha256 (hex) of the file of Data at rel.
@@ -1388,6 +1395,7 @@ func (tx *Tx) apply(p *commitPlan, branch string) (*Result, error) {
 		return fail(err)
 	}
 	res := p.result(tx.tree)
+	res.Before = tx.treeHash
 	if p.gen != nil {
 		p.gen.WrittenSums(res.Sums)
 	}
