@@ -179,11 +179,9 @@ func prepareInput(in *contracts.NodeInput) error {
 
 func writeNode(tx *txn.Tx, in contracts.NodeInput, opts WriteOptions) (*WriteResult, *node.Node, error) {
 	mode := opts.Mode
-	t, err := tx.Tree()
-	if err != nil {
-		return nil, nil, err
-	}
-	if err := store.RequireV3(t); err != nil {
+	// The tree as read is looked up, not copied (kk serve writes one
+	// leaf per transaction over thousands).
+	if err := tx.RequireV3(); err != nil {
 		return nil, nil, err
 	}
 	slug := in.Slug
@@ -200,18 +198,25 @@ func writeNode(tx *txn.Tx, in contracts.NodeInput, opts WriteOptions) (*WriteRes
 	}
 	var n *node.Node
 	action := "created"
-	existing, exists := t.ByID(id)
+	existing, exists, err := tx.LeafPath(id)
+	if err != nil {
+		return nil, nil, err
+	}
 	switch {
 	case exists && mode == Create:
+		spelled := id // as the leaf's writer gave it
+		if e, err := tx.LeafAt(existing); err == nil && e != nil {
+			spelled = e.ID
+		}
 		return nil, nil, fmt.Errorf("duplicate id %s: a leaf with this id already exists at %s; pass --update to replace it or --unique to write %s-2",
-			existing.ID, filepath.ToSlash(filepath.Join(store.DirName, "nodes", existing.Path)), id)
+			spelled, filepath.ToSlash(filepath.Join(store.DirName, "nodes", existing)), id)
 	case exists && mode == Unique:
 		id, err = node.UniqueID(func(s string) bool { _, ok := tx.Resolve(s); return ok }, id)
 		if err != nil {
 			return nil, nil, err
 		}
 	case exists && mode == Update:
-		n, err = tx.LeafAt(existing.Path)
+		n, err = tx.LeafAt(existing)
 		if err != nil {
 			return nil, nil, err
 		}

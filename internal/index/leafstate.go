@@ -769,40 +769,54 @@ func ReadTree(ctx context.Context, k *store.KB) (*store.Tree, error) {
 // Tree syncs the index (SyncWith) and returns the tree its leaf state
 // describes (see ReadTree).
 func (db *DB) Tree(ctx context.Context, nodesDir string, ex *Extraction) (*store.Tree, Stats, error) {
+	t, snap, st, err := db.TreeOrSnapshot(ctx, nodesDir, ex)
+	if snap != nil {
+		t = snap.Tree()
+	}
+	return t, st, err
+}
+
+// TreeOrSnapshot is Tree for a reader that can read a store.Snapshot:
+// a handle that keeps the tree (see DB.tree) returns it as the snapshot
+// it keeps, read-only and shared, instead of a copy; a handle asked for
+// the first time returns the tree it assembled. Exactly one of the two
+// is set when err is nil.
+func (db *DB) TreeOrSnapshot(ctx context.Context, nodesDir string, ex *Extraction) (*store.Tree, *store.Snapshot, Stats, error) {
 	st, s, err := db.sync(ctx, nodesDir, ex)
 	if err != nil {
-		return nil, st, err
+		return nil, nil, st, err
 	}
 	if !s.facts() {
 		// Read in one snapshot, of the generation the sync left (or a
 		// later one, whose state is as good).
 		rtx, err := db.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 		if err != nil {
-			return nil, st, err
+			return nil, nil, st, err
 		}
 		defer rtx.Rollback()
 		if s, err = db.state(ctx, rtx, true); err != nil {
-			return nil, st, err
+			return nil, nil, st, err
 		}
 	}
-	return db.tree(nodesDir, s), st, nil
+	t, snap := db.tree(nodesDir, s)
+	return t, snap, st, nil
 }
 
 // tree returns the tree state s describes. A handle asked for a tree
 // more than once (a long-running process's) keeps the tree of the last
-// state it assembled one for as a snapshot, and hands out copies of it;
-// for a later state it patches the snapshot by the folders that changed
-// (see treeState.patch) instead of assembling every leaf again. The
-// snapshot goes with the state it describes: what invalidates it is the
-// leaf state's own rule.
-func (db *DB) tree(nodesDir string, s *treeState) *store.Tree {
+// state it assembled one for as a snapshot, and returns it; for a later
+// state it patches the snapshot by the folders that changed (see
+// treeState.patch) instead of assembling every leaf again. The snapshot
+// goes with the state it describes: what invalidates it is the leaf
+// state's own rule. The first time, it returns the tree assembled.
+func (db *DB) tree(nodesDir string, s *treeState) (*store.Tree, *store.Snapshot) {
 	db.kept.Lock()
 	k := db.kept.tree
 	first := !db.kept.asked
 	db.kept.asked = true
 	db.kept.Unlock()
 	if first {
-		return s.tree(nodesDir)
+		return s.tree(nodesDir), nil
 	}
 	var snap *store.Snapshot
 	switch {
@@ -824,7 +838,7 @@ func (db *DB) tree(nodesDir string, s *treeState) *store.Tree {
 		db.kept.tree.s, db.kept.tree.snap = s, snap
 		db.kept.Unlock()
 	}
-	return snap.Tree()
+	return nil, snap
 }
 
 // Problems returns the problems a tree read gives (store.Tree.Problems:

@@ -53,9 +53,9 @@ type LeafChange struct {
 // from the record of the last one and the change d; ok is false when the
 // record is not of the tree before the change (or the change is not one
 // it can bring forward), and the caller generates in full.
-func (p *Plan) bringForward(t *store.Tree, summariesSrc []byte, nodesHash string, d *Delta) (g *Generated, ok bool, err error) {
+func (p *Plan) bringForward(t *after, summariesSrc []byte, nodesHash string, d *Delta) (g *Generated, ok bool, err error) {
 	rec := p.rec
-	if rec == nil || d == nil || d.Before == "" || len(d.Changes) == 0 || rec.g.Nodes == 0 || len(t.Leaves) == 0 ||
+	if rec == nil || d == nil || d.Before == "" || len(d.Changes) == 0 || rec.g.Nodes == 0 || t.count() == 0 ||
 		rec.g.NodesHash != d.Before {
 		return nil, false, nil
 	}
@@ -76,7 +76,7 @@ func (p *Plan) bringForward(t *store.Tree, summariesSrc []byte, nodesHash string
 		}
 		oldGraph = string(data)
 	}
-	if !rec.upToDate(p.k, genKey(p.k, d.Before, summariesSrc), t.IndexDirs, "GRAPH.md") {
+	if !rec.upToDate(p.k, genKey(p.k, d.Before, summariesSrc), t.indexDirs(), "GRAPH.md") {
 		return nil, false, nil
 	}
 	summaries, err := store.ParseSummaries(p.k.SummariesPath(), summariesSrc)
@@ -87,7 +87,7 @@ func (p *Plan) bringForward(t *store.Tree, summariesSrc []byte, nodesHash string
 		summaries[""] = s
 	}
 	facts := map[*node.Node]*leafGen{}
-	in := newGenInputs(t, summaries, linksTo(t.Leaves), facts)
+	in := newGenInputs(t.dirs(), summaries, t.linksTo(), facts)
 
 	// The folders to render.
 	affected := map[string]bool{}
@@ -129,7 +129,7 @@ func (p *Plan) bringForward(t *store.Tree, summariesSrc []byte, nodesHash string
 		}
 	}
 	for id := range linked {
-		if n, ok := t.ByID(id); ok && n.ID == id {
+		if n, ok := t.byID(id); ok && n.ID == id {
 			affected[n.Dir()] = true
 			for _, tag := range n.Tags {
 				rerank[tag] = true
@@ -139,10 +139,12 @@ func (p *Plan) bringForward(t *store.Tree, summariesSrc []byte, nodesHash string
 
 	// The rankings of those tags, over their cohorts.
 	cohorts := map[string][]*node.Node{}
-	for _, n := range t.Leaves {
-		for i, tag := range n.Tags {
-			if rerank[tag] && !slices.Contains(n.Tags[:i], tag) {
-				cohorts[tag] = append(cohorts[tag], n)
+	for r := range t.leaves() {
+		var seen []string
+		for tag := range r.tags() {
+			if rerank[tag] && !slices.Contains(seen, tag) {
+				cohorts[tag] = append(cohorts[tag], t.node(r))
+				seen = append(seen, tag)
 			}
 		}
 	}
@@ -151,7 +153,7 @@ func (p *Plan) bringForward(t *store.Tree, summariesSrc []byte, nodesHash string
 		return nil, false, err
 	}
 	in.ranked = map[string][]*node.Node{}
-	hash := func(n *node.Node) string { return t.Hashes[n.Path] }
+	hash := func(n *node.Node) string { return t.hash(n.Path) }
 	p.ranks = &rankRecord{put: map[string]index.Ranked{}, used: true}
 	for tag := range rerank {
 		members := cohorts[tag]
@@ -177,11 +179,12 @@ func (p *Plan) bringForward(t *store.Tree, summariesSrc []byte, nodesHash string
 	// The leaves of the folders to render, and the rankings they show.
 	byDir := map[string][]*node.Node{}
 	var shown []string // tags the rendered folders show that were not ranked again
-	for _, n := range t.Leaves {
-		dir := n.Dir()
+	for r := range t.leaves() {
+		dir := r.dir()
 		if !affected[dir] && dir != "" {
 			continue
 		}
+		n := t.node(r)
 		byDir[dir] = append(byDir[dir], n)
 		if !affected[dir] {
 			continue // a root leaf, for ENTRY.md
@@ -205,7 +208,7 @@ func (p *Plan) bringForward(t *store.Tree, summariesSrc []byte, nodesHash string
 		}
 		top := make([]*node.Node, len(r.IDs))
 		for i, id := range r.IDs {
-			n, ok := t.ByID(id)
+			n, ok := t.byID(id)
 			if !ok {
 				return nil, false, nil
 			}
@@ -241,13 +244,13 @@ func (p *Plan) bringForward(t *store.Tree, summariesSrc []byte, nodesHash string
 		}
 		g.Keys[file] = f.Key
 	}
-	entry, err := in.entry(t, byDir[""], nodesHash)
+	entry, err := in.entry(t.count(), byDir[""], nodesHash)
 	if err != nil {
 		return nil, false, err
 	}
 	g.Files["ENTRY.md"], g.Keys["ENTRY.md"] = entry, "nodes:"+nodesHash
 
-	graph, ok, err := spliceGraph(oldGraph, d, nodesHash, len(t.Leaves))
+	graph, ok, err := spliceGraph(oldGraph, d, nodesHash, t.count())
 	if err != nil || !ok {
 		return nil, false, err
 	}

@@ -65,12 +65,20 @@ func TestBringForwardMatchesFull(t *testing.T) {
 	tags := []string{"api", "cache", "http", "retry", "fresh-tag", "search", "timeout"}
 	folders := []string{"", "api-0", "cache-2", "new/deep", "solo"}
 	delta := 0
+	viewed := 0
 	for step := range 40 {
+		// The same tree twice: as the snapshot the handle keeps (read
+		// through its views by PlanChange) and as a copy to change.
+		_, snap, _, err := db.TreeOrSnapshot(ctx, k.NodesDir(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
 		t0, st, err := db.Tree(ctx, k.NodesDir(), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		d := &Delta{Before: st.Hash}
+		hashes := map[string]string{}
 		var written []string
 		for range 1 + rng.IntN(3) {
 			var old *node.Node
@@ -130,6 +138,7 @@ func TestBringForwardMatchesFull(t *testing.T) {
 			}
 			sum := sha256.Sum256([]byte(src))
 			t0.Put(nil, n, hex.EncodeToString(sum[:]))
+			hashes[path] = hex.EncodeToString(sum[:])
 			d.Changes = append(d.Changes, LeafChange{Old: old, New: n})
 			written = append(written, path)
 		}
@@ -142,6 +151,26 @@ func TestBringForwardMatchesFull(t *testing.T) {
 		}
 		if p.delta {
 			delta++
+		}
+		if snap != nil {
+			// The plan read from the snapshot and the change is the
+			// plan of the changed tree, file for file; the whole tree is
+			// asked for only when the plan generates in full.
+			asked := false
+			pv, err := PlanChange(ctx, k, db, snap, nil, d, hashes, func() *store.Tree { asked = true; return t0 })
+			if err != nil {
+				t.Fatal(err)
+			}
+			if pv.delta != p.delta || asked == pv.delta || !slices.Equal(pv.Names(), p.Names()) || !slices.Equal(pv.Remove, p.Remove) {
+				t.Fatalf("step %d: the plan on the snapshot (delta %v, whole tree asked %v) writes %v, removes %v; on the tree (delta %v) %v, %v",
+					step, pv.delta, asked, pv.Names(), pv.Remove, p.delta, p.Names(), p.Remove)
+			}
+			for name, data := range p.Write {
+				if !bytes.Equal(pv.Write[name], data) {
+					t.Fatalf("step %d: %s planned on the snapshot differs from the tree's", step, name)
+				}
+			}
+			viewed++
 		}
 		summaries, err := os.ReadFile(k.SummariesPath())
 		if err != nil && !os.IsNotExist(err) {
@@ -171,5 +200,8 @@ func TestBringForwardMatchesFull(t *testing.T) {
 	}
 	if delta < 30 {
 		t.Fatalf("only %d of 40 plans brought the generation forward", delta)
+	}
+	if viewed < 30 {
+		t.Fatalf("only %d of 40 plans were also made on the snapshot", viewed)
 	}
 }

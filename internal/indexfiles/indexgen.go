@@ -3,6 +3,7 @@ package indexfiles
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"iter"
 	"slices"
 	"strconv"
 	"strings"
@@ -84,7 +85,7 @@ func generate(t *store.Tree, summaries store.Summaries, fresh func(file, key str
 	g.NodesHash = nodesHash
 	facts := make(map[*node.Node]*leafGen, len(t.Leaves))
 	leafFacts(facts, t.Leaves)
-	in := newGenInputs(t, summaries, linksTo(t.Leaves), facts)
+	in := newGenInputs(treeAfter(t).dirs(), summaries, linksTo(t.Leaves), facts)
 	g.Folders, g.MissingSummaries = in.dirs, in.missing()
 	if rr != nil {
 		in.ranked = rankCached(rr, t.Leaves, func(n *node.Node) string { return t.Hashes[n.Path] }, t.ByID, in.inDegree)
@@ -98,7 +99,7 @@ func generate(t *store.Tree, summaries store.Summaries, fresh func(file, key str
 	if err := in.renderFolders(g, in.dirs, byDir, fresh); err != nil {
 		return nil, err
 	}
-	entry, err := in.entry(t, byDir[""], nodesHash)
+	entry, err := in.entry(len(t.Leaves), byDir[""], nodesHash)
 	if err != nil {
 		return nil, err
 	}
@@ -124,14 +125,14 @@ type genInputs struct {
 	children  map[string][]string
 }
 
-// newGenInputs lists t's folders (those holding leaves and their
-// ancestors, nodes/ itself included).
-func newGenInputs(t *store.Tree, summaries store.Summaries, inDegree map[string]int, facts map[*node.Node]*leafGen) *genInputs {
+// newGenInputs lists the folders (those holding leaves and their
+// ancestors, nodes/ itself included) of a tree whose leaves' folders are
+// leafDirs (in the tree's order).
+func newGenInputs(leafDirs iter.Seq[string], summaries store.Summaries, inDegree map[string]int, facts map[*node.Node]*leafGen) *genInputs {
 	in := &genInputs{summaries: summaries, inDegree: inDegree, facts: facts, children: map[string][]string{}}
 	dirSet := map[string]bool{"": true}
 	last := ""
-	for _, n := range t.Leaves {
-		d := n.Dir()
+	for d := range leafDirs {
 		if d == last {
 			continue
 		}
@@ -218,10 +219,10 @@ func (in *genInputs) renderFolders(g *Generated, dirs []string, byDir map[string
 }
 
 // entry renders ENTRY.md; root are the leaves directly in nodes/.
-func (in *genInputs) entry(t *store.Tree, root []*node.Node, nodesHash string) ([]byte, error) {
+func (in *genInputs) entry(count int, root []*node.Node, nodesHash string) ([]byte, error) {
 	rootLeaves := slices.Clone(root)
 	slices.SortFunc(rootLeaves, in.catalog)
-	return renderEntry(len(t.Leaves), rootLeaves, in.children[""], in.summaries, nodesHash, labels(in.facts))
+	return renderEntry(count, rootLeaves, in.children[""], in.summaries, nodesHash, labels(in.facts))
 }
 
 // linksTo counts the relates_to links that lead to each id.

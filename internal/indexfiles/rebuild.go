@@ -1,9 +1,12 @@
 package indexfiles
 
 import (
+	"fmt"
+
 	"bytes"
 	"context"
 	"errors"
+	"github.com/kk-project/kk/internal/node"
 	"io"
 	"io/fs"
 	"os"
@@ -142,6 +145,34 @@ func PlanFor(ctx context.Context, k *store.KB, db *index.DB, t *store.Tree, summ
 	if err := store.RequireV3(t); err != nil {
 		return nil, err
 	}
+	return planFor(ctx, k, db, treeAfter(t), summaries, d, func() *store.Tree { return t })
+}
+
+// PlanChange is PlanFor of the tree a change d makes of snap, a tree the
+// branch index db keeps (index.DB.TreeOrSnapshot): the generation
+// recorded for snap is brought forward by reading snap through its views
+// and copying out only the leaves it renders. full returns the tree after
+// the change, of the caller's own, for a plan that must generate every
+// file; it is called only then. Each change's New leaf is hashed in
+// hashes (path -> sha256 hex of its file's bytes).
+func PlanChange(ctx context.Context, k *store.KB, db *index.DB, snap *store.Snapshot, summaries []byte, d *Delta, hashes map[string]string, full func() *store.Tree) (*Plan, error) {
+	a, ok := snapshotAfter(snap, d, hashes)
+	if !ok {
+		return PlanFor(ctx, k, db, full(), summaries, d)
+	}
+	if err := snap.RequireV3(); err != nil {
+		return nil, err
+	}
+	for _, n := range a.put {
+		if n.Format != node.SchemaVersion {
+			return nil, fmt.Errorf("%w (first one: %s)", store.ErrNeedsMigration, filepath.ToSlash(filepath.Join(store.DirName, "nodes", n.Path)))
+		}
+	}
+	return planFor(ctx, k, db, a, summaries, d, full)
+}
+
+// planFor is PlanFor of the tree t reads; full returns it as a tree.
+func planFor(ctx context.Context, k *store.KB, db *index.DB, t *after, summaries []byte, d *Delta, full func() *store.Tree) (*Plan, error) {
 	if summaries == nil {
 		data, err := os.ReadFile(k.SummariesPath())
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -162,23 +193,32 @@ func PlanFor(ctx context.Context, k *store.KB, db *index.DB, t *store.Tree, summ
 		}
 		for _, c := range d.Changes {
 			if c.New != nil {
-				put[c.New.Path] = t.Hashes[c.New.Path]
+				put[c.New.Path] = t.hash(c.New.Path)
 			}
 		}
 		nodesHash, _ = db.HashAfter(d.Before, gone, put)
 	}
+	var tree *store.Tree // the whole tree, when needed
+	whole := func() *store.Tree {
+		if tree == nil {
+			tree = full()
+		}
+		return tree
+	}
 	if nodesHash == "" {
-		nodesHash = NodesHash(t)
+		nodesHash = NodesHash(whole())
 	}
 	key := genKey(k, nodesHash, summaries)
 	rec := loadRecord(ctx, db)
-	p := &Plan{ctx: ctx, k: k, db: db, key: key, rec: rec, nodes: len(t.Leaves), Write: map[string][]byte{}}
-	if rec.upToDate(k, key, t.IndexDirs) {
+	count := t.count()
+	indexDirs := t.indexDirs()
+	p := &Plan{ctx: ctx, k: k, db: db, key: key, rec: rec, nodes: count, Write: map[string][]byte{}}
+	if rec.upToDate(k, key, indexDirs) {
 		missing := rec.g.Missing
 		if missing == nil {
 			missing = []string{}
 		}
-		p.Result = &RebuildResult{NodeCount: len(t.Leaves), NodesHash: "sha256:" + nodesHash, Folders: len(rec.g.Folders),
+		p.Result = &RebuildResult{NodeCount: count, NodesHash: "sha256:" + nodesHash, Folders: len(rec.g.Folders),
 			MissingSummaries: missing, Changed: []string{}, Removed: []string{}}
 		return p, nil
 	}
@@ -189,12 +229,12 @@ func PlanFor(ctx context.Context, k *store.KB, db *index.DB, t *store.Tree, summ
 	p.delta = ok
 	if !ok {
 		p.ranks = loadRanks(ctx, db)
-		if gen, err = generateFor(k, t, summaries, rec.freshFunc(k), nodesHash, p.ranks); err != nil {
+		if gen, err = generateFor(k, whole(), summaries, rec.freshFunc(k), nodesHash, p.ranks); err != nil {
 			return nil, err
 		}
 	}
 	p.gen = gen
-	res := &RebuildResult{NodeCount: len(t.Leaves), NodesHash: "sha256:" + gen.NodesHash, Folders: len(gen.Folders),
+	res := &RebuildResult{NodeCount: count, NodesHash: "sha256:" + gen.NodesHash, Folders: len(gen.Folders),
 		MissingSummaries: gen.MissingSummaries, Changed: []string{}, Removed: []string{}}
 	if res.MissingSummaries == nil {
 		res.MissingSummaries = []string{}
@@ -215,7 +255,7 @@ func PlanFor(ctx context.Context, k *store.KB, db *index.DB, t *store.Tree, summ
 		p.Write[name] = gen.Files[name]
 		res.Changed = append(res.Changed, filepath.ToSlash(filepath.Join(store.DirName, name)))
 	}
-	for _, d := range staleIndexes(t, gen) {
+	for _, d := range staleIndexes(indexDirs, gen) {
 		name := store.JoinRel("nodes/"+d, "index.md")
 		if d == "" {
 			name = "nodes/index.md"
@@ -328,13 +368,13 @@ func generateFor(k *store.KB, t *store.Tree, src []byte, fresh func(file, key st
 
 // staleIndexes lists folders holding a generated index.md but no leaves
 // anywhere below them.
-func staleIndexes(t *store.Tree, gen *Generated) []string {
+func staleIndexes(indexDirs map[string]bool, gen *Generated) []string {
 	live := map[string]bool{}
 	for _, d := range gen.Folders {
 		live[d] = true
 	}
 	var out []string
-	for d := range t.IndexDirs {
+	for d := range indexDirs {
 		if !live[d] {
 			out = append(out, d)
 		}

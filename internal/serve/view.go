@@ -232,7 +232,7 @@ func (p *planner) plan(head string) (gitx.Changes, error) {
 // one of them has: committed is the commit's side, the tip v as the job's
 // files (job: path -> sha256, "" when removed) change it.
 func (p *planner) leafDiff(v *view, job map[string]string, committed func(string) (string, bool)) []string {
-	t := p.res.Tree
+	t := p.res.AfterTree()
 	if t == nil {
 		return []string{""} // unknown: generate from the commit's leaves
 	}
@@ -298,8 +298,8 @@ func (p *planner) generate(head string, v *view, diff []string, committed func(s
 	}
 	var t *store.Tree
 	effective := 0
-	if p.res.Tree != nil {
-		t = p.res.Tree.Clone()
+	if at := p.res.AfterTree(); at != nil {
+		t = at.Clone()
 	} else {
 		read, err := index.ReadTree(p.ctx, p.b.k)
 		if err != nil {

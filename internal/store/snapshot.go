@@ -1,6 +1,7 @@
 package store
 
 import (
+	"iter"
 	"maps"
 	"slices"
 
@@ -143,3 +144,91 @@ func (s *Snapshot) Patch(gone []string, put []LeafRead, dirs []string, indexDirs
 	t.IndexDirs = maps.Clone(indexDirs)
 	return &Snapshot{t: t}, true
 }
+
+// LeafView is a leaf of a Snapshot as readers see it: its fields through
+// accessors that return values (strings, and a list's items one at a
+// time), never the snapshot's leaf itself, so that nothing a reader does
+// changes what the next reader sees. Node gives a copy of the reader's
+// own, to change or to keep.
+type LeafView struct{ n *node.Node }
+
+// Path is the leaf's path relative to nodes/.
+func (l LeafView) Path() string { return l.n.Path }
+
+// ID is the leaf's id as its front matter spells it.
+func (l LeafView) ID() string { return l.n.ID }
+
+// Dir is the folder of the leaf relative to nodes/ ("" for nodes/).
+func (l LeafView) Dir() string { return l.n.Dir() }
+
+// Format is the leaf's kenkeep format version.
+func (l LeafView) Format() int { return l.n.Format }
+
+// Tags are the leaf's tags, in order.
+func (l LeafView) Tags() iter.Seq[string] { return slices.Values(l.n.Tags) }
+
+// HasTag reports whether the leaf carries tag.
+func (l LeafView) HasTag(tag string) bool { return slices.Contains(l.n.Tags, tag) }
+
+// RelatesTo are the ids the leaf's relates_to names, in order.
+func (l LeafView) RelatesTo() iter.Seq[string] { return slices.Values(l.n.RelatesTo) }
+
+// Node returns a copy of the leaf of the caller's own (its lists and
+// values are new).
+func (l LeafView) Node() *node.Node {
+	m := *l.n
+	m.Tags, m.DerivedFrom, m.RelatesTo, m.DependsOn = slices.Clone(l.n.Tags), slices.Clone(l.n.DerivedFrom), slices.Clone(l.n.RelatesTo), slices.Clone(l.n.DependsOn)
+	m.Phrasings, m.GraphLinks = slices.Clone(l.n.Phrasings), slices.Clone(l.n.GraphLinks)
+	m.Generated, m.Verified, m.Sources = copyValue(l.n.Generated), copyValue(l.n.Verified), copyValue(l.n.Sources)
+	m.Body = slices.Clone(l.n.Body)
+	return &m
+}
+
+// All lists the snapshot's leaves in the tree's order (by path).
+func (s *Snapshot) All() iter.Seq[LeafView] {
+	return func(yield func(LeafView) bool) {
+		for _, n := range s.t.Leaves {
+			if !yield(LeafView{n}) {
+				return
+			}
+		}
+	}
+}
+
+// ByID returns the leaf with the given id (compared without regard to
+// case).
+func (s *Snapshot) ByID(id string) (LeafView, bool) {
+	n, ok := s.t.ByID(id)
+	return LeafView{n}, ok
+}
+
+// LeafAt returns the leaf at rel (relative to nodes/).
+func (s *Snapshot) LeafAt(rel string) (LeafView, bool) {
+	n, ok := s.t.LeafAt(rel)
+	return LeafView{n}, ok
+}
+
+// Hash returns the sha256 (hex) of the bytes of the leaf file at rel.
+func (s *Snapshot) Hash(rel string) (string, bool) {
+	h, ok := s.t.Hashes[rel]
+	return h, ok
+}
+
+// IndexDirs returns the folders holding an index.md, a set of the
+// caller's own.
+func (s *Snapshot) IndexDirs() map[string]bool { return maps.Clone(s.t.IndexDirs) }
+
+// Leftovers lists the temporary files of interrupted writes (see
+// Tree.Leftovers), a list of the caller's own.
+func (s *Snapshot) Leftovers() []string { return slices.Clone(s.t.Leftovers) }
+
+// Skipped reports whether the leaf file at rel is one the read skipped
+// (see Tree.Skipped).
+func (s *Snapshot) Skipped(rel string) bool { return s.t.Skipped(rel) }
+
+// Claimed returns the path of a skipped leaf naming id (see
+// Tree.Claimed).
+func (s *Snapshot) Claimed(id string) (string, bool) { return s.t.Claimed(id) }
+
+// RequireV3 is store.RequireV3 of the snapshot's tree.
+func (s *Snapshot) RequireV3() error { return RequireV3(s.t) }

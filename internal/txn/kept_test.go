@@ -74,8 +74,8 @@ func TestKeptOriginalsAreRestored(t *testing.T) {
 	if !txn.HasOriginals(k, "job-1") || !slices.Equal(txn.KeptOriginals(k), []string{"job-1"}) {
 		t.Fatalf("kept: %v", txn.KeptOriginals(k))
 	}
-	if len(res.Generated) == 0 || res.Tree == nil {
-		t.Errorf("Result.Generated %v, Tree %v", res.Generated, res.Tree != nil)
+	if len(res.Generated) == 0 || res.AfterTree() == nil {
+		t.Errorf("Result.Generated %v, AfterTree %v", res.Generated, res.AfterTree() != nil)
 	}
 	// Another transaction in between, and a leftover check.
 	write("Someone else's leaf", "g")

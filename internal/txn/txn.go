@@ -107,6 +107,18 @@ type Result struct {
 	// leaves it read are those of its last commit without comparing
 	// every leaf.
 	Before string
+
+	after func() *store.Tree // Tree, assembled when first asked (AfterTree)
+}
+
+// AfterTree returns Tree, assembling it first when the transaction
+// planned its change on the branch index's kept tree without a copy (see
+// Tx.planChange); nil when the transaction did not read the tree.
+func (r *Result) AfterTree() *store.Tree {
+	if r.Tree == nil && r.after != nil {
+		r.Tree = r.after()
+	}
+	return r.Tree
 }
 
 // Sum returns the sha256 (hex) of the file of Data at rel.
@@ -128,9 +140,11 @@ type Tx struct {
 	k    *store.KB
 	meta Meta
 
-	cfg       *store.Config // config.yaml, read once (Config)
-	tree      *store.Tree
-	treeHash  string // the nodes hash of tree as read ("" when not known)
+	cfg       *store.Config      // config.yaml, read once (Config)
+	tree      *store.Tree        // the tree as read, of the transaction's own (see read)
+	snap      *store.Snapshot    // or the branch index's kept tree, read through its views
+	afterTree func() *store.Tree // the tree after the change, assembled on demand (planChange)
+	treeHash  string             // the nodes hash of tree as read ("" when not known)
 	redirects store.Redirects
 	db        *index.DB
 	branch    string
@@ -245,7 +259,7 @@ func (tx *Tx) BeforeApply(fn func(paths []string) error) { tx.before = append(tx
 // guarantees hold) and its files are not in the Result; the
 // transaction's own changes (Regenerate's index files) are.
 func (tx *Tx) Outside(fn func() error) error {
-	if tx.cfg != nil || tx.tree != nil || tx.db != nil || len(tx.leaves) > 0 || len(tx.files) > 0 {
+	if tx.cfg != nil || tx.tree != nil || tx.snap != nil || tx.db != nil || len(tx.leaves) > 0 || len(tx.files) > 0 {
 		return errors.New("txn: a change by another program must come before the transaction reads or stages anything")
 	}
 	return fn()
@@ -328,30 +342,128 @@ func (tx *Tx) Now() time.Time { return tx.now }
 func (tx *Tx) Timestamp() string { return tx.now.UTC().Format("2006-01-02T15:04:05Z") }
 
 // Tree returns the tree as it was when the transaction read it (under the
-// lock). Leaves are read without their bodies; Leaf reads one whole.
+// lock), a tree of the caller's own. Leaves are read without their
+// bodies; Leaf reads one whole.
 func (tx *Tx) Tree() (*store.Tree, error) {
-	if tx.tree != nil {
-		return tx.tree, nil
+	if err := tx.readTree(); err != nil {
+		return nil, err
 	}
-	// The tree comes from the branch index, synced under the lock (the
-	// sync Index would make).
+	if tx.tree == nil {
+		tx.tree = tx.snap.Tree()
+	}
+	return tx.tree, nil
+}
+
+// readTree reads the tree from the branch index, synced under the lock (the
+// sync Index would make), once. A long-running process's index keeps
+// the tree as a store.Snapshot, which the transaction reads through its
+// views (the snapshot's leaves are never handed out), so that a write
+// does not copy every leaf: the transaction's own lookups, and the plan
+// of the index files of a change (indexfiles.PlanChange), read the
+// snapshot; a copy is made only when a caller asks for the tree (Tree).
+func (tx *Tx) readTree() error {
+	if tx.tree != nil || tx.snap != nil {
+		return nil
+	}
 	db, err := tx.index()
 	if err != nil {
-		return nil, err
+		return err
 	}
 	ex, err := tx.extraction()
 	if err != nil {
-		return nil, err
+		return err
 	}
-	t, st, err := db.Tree(tx.ctx, tx.k.NodesDir(), ex)
+	t, snap, st, err := db.TreeOrSnapshot(tx.ctx, tx.k.NodesDir(), ex)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	tx.treeHash = st.Hash
-	tx.k.NoteSkipped(t.Problems)
-	tx.removeLeftovers(t.Leftovers)
-	tx.tree, tx.synced = t, true
-	return t, nil
+	tx.tree, tx.snap, tx.synced = t, snap, true
+	tx.k.NoteSkipped(tx.problems())
+	if t != nil {
+		tx.removeLeftovers(t.Leftovers)
+	} else {
+		tx.removeLeftovers(snap.Leftovers())
+	}
+	return nil
+}
+
+// problems are the tree's Problems (see store.Tree.Problems).
+func (tx *Tx) problems() []error {
+	if tx.tree != nil {
+		return tx.tree.Problems
+	}
+	if tx.snap != nil {
+		return tx.snap.Problems()
+	}
+	return nil
+}
+
+// skipped is store.Tree.Skipped of the tree as read.
+func (tx *Tx) skipped(rel string) bool {
+	if tx.tree != nil {
+		return tx.tree.Skipped(rel)
+	}
+	return tx.snap.Skipped(rel)
+}
+
+// claimed is store.Tree.Claimed of the tree as read.
+func (tx *Tx) claimed(id string) (string, bool) {
+	if tx.tree != nil {
+		return tx.tree.Claimed(id)
+	}
+	return tx.snap.Claimed(id)
+}
+
+// pathOf is the path of the leaf with the given id in the tree as read.
+func (tx *Tx) pathOf(id string) (string, bool) {
+	if tx.tree != nil {
+		n, ok := tx.tree.ByID(id)
+		if !ok {
+			return "", false
+		}
+		return n.Path, true
+	}
+	l, ok := tx.snap.ByID(id)
+	if !ok {
+		return "", false
+	}
+	return l.Path(), true
+}
+
+// origAt is the leaf at rel in the tree as read, for a staged leaf to
+// name what it replaces: the tree's own, or a copy of the snapshot's.
+func (tx *Tx) origAt(rel string) (*node.Node, bool) {
+	if tx.tree != nil {
+		return tx.tree.LeafAt(rel)
+	}
+	l, ok := tx.snap.LeafAt(rel)
+	if !ok {
+		return nil, false
+	}
+	return l.Node(), true
+}
+
+// RequireV3 is store.RequireV3 of the tree as read, without a copy of it.
+func (tx *Tx) RequireV3() error {
+	if err := tx.readTree(); err != nil {
+		return err
+	}
+	if tx.tree != nil {
+		return store.RequireV3(tx.tree)
+	}
+	return tx.snap.RequireV3()
+}
+
+// LeafPath returns the path (relative to nodes/) of the leaf with the
+// given id (compared without regard to case) in the tree as read, without
+// a copy of the tree.
+func (tx *Tx) LeafPath(id string) (string, bool, error) {
+	if err := tx.readTree(); err != nil {
+		return "", false, err
+	}
+	p, ok := tx.pathOf(id)
+	return p, ok, nil
 }
 
 // removeLeftovers removes, when the transaction sweeps, the temporary
@@ -370,7 +482,7 @@ func (tx *Tx) removeLeftovers(rels []string) {
 // branch index, synced now, says the generated files are current (see
 // indexfiles.Current): the tree is then not assembled. nil otherwise.
 func (tx *Tx) current() (*indexfiles.Plan, error) {
-	if tx.synced || tx.tree != nil {
+	if tx.synced || tx.tree != nil || tx.snap != nil {
 		return nil, nil
 	}
 	db, err := tx.index()
@@ -392,12 +504,7 @@ func (tx *Tx) current() (*indexfiles.Plan, error) {
 
 // Skipped lists the leaves the transaction's tree left out because they
 // cannot be read, each with its problem.
-func (tx *Tx) Skipped() []error {
-	if tx.tree == nil {
-		return nil
-	}
-	return tx.tree.Problems
-}
+func (tx *Tx) Skipped() []error { return tx.problems() }
 
 // Redirects returns the redirect ledger (retired id -> successors) as the
 // transaction will leave it.
@@ -498,15 +605,14 @@ func (tx *Tx) Leaf(id string) (*node.Node, error) {
 			return s.n, nil
 		}
 	}
-	t, err := tx.Tree()
-	if err != nil {
+	if err := tx.readTree(); err != nil {
 		return nil, err
 	}
-	ro, ok := t.ByID(id)
+	p, ok := tx.pathOf(id)
 	if !ok {
 		return nil, nil
 	}
-	return tx.LeafAt(ro.Path)
+	return tx.LeafAt(p)
 }
 
 // LeafAt returns the leaf at rel (relative to nodes/) like Leaf; nil when
@@ -518,20 +624,13 @@ func (tx *Tx) LeafAt(rel string) (*node.Node, error) {
 		}
 		return s.n, nil
 	}
-	t, err := tx.Tree()
-	if err != nil {
+	if err := tx.readTree(); err != nil {
 		return nil, err
 	}
-	var orig *node.Node
-	for _, n := range t.Leaves { // rel is the path of a leaf of t, or of none
-		if n.Path == rel {
-			orig = n
-			break
-		}
-	}
+	orig, _ := tx.origAt(rel)
 	if orig == nil {
-		if t.Skipped(rel) {
-			for _, p := range t.Problems {
+		if tx.skipped(rel) {
+			for _, p := range tx.problems() {
 				if ne, ok := errors.AsType[*node.Error](p); ok && ne.Path == rel {
 					return nil, ne
 				}
@@ -563,11 +662,10 @@ func (tx *Tx) LeafAt(rel string) (*node.Node, error) {
 // removes a skipped leaf; without it the transaction refuses to, so that
 // nothing a person wrote is lost to a writer that could not read it.
 func (tx *Tx) Adopt(rel string) ([]byte, error) {
-	t, err := tx.Tree()
-	if err != nil {
+	if err := tx.readTree(); err != nil {
 		return nil, err
 	}
-	if !t.Skipped(rel) {
+	if !tx.skipped(rel) {
 		return nil, fmt.Errorf("%s is not a leaf kk skips; there is nothing to adopt", path.Join(store.DirName, "nodes", rel))
 	}
 	src, err := os.ReadFile(tx.k.NodePath(rel))
@@ -805,7 +903,7 @@ func (tx *Tx) Remove(n *node.Node) error {
 // after the transaction: staged leaves first, then the tree and the
 // redirect ledger. It is the resolver leaves are rendered with.
 func (tx *Tx) Resolve(id string) (string, bool) {
-	if _, err := tx.Tree(); err != nil {
+	if err := tx.readTree(); err != nil {
 		return "", false
 	}
 	r, err := tx.Redirects()
@@ -827,21 +925,21 @@ func (tx *Tx) livePath(id string) (string, bool) {
 	if p, ok := tx.rawLeaves()[key]; ok { // a leaf moved whole, or migrated
 		return p, true
 	}
-	n, ok := tx.tree.ByID(id)
+	p, ok := tx.pathOf(id)
 	if !ok {
 		return "", false
 	}
-	if s := tx.read[n.Path]; s != nil && s.put {
+	if s := tx.read[p]; s != nil && s.put {
 		// Staged: removed, or renamed to another id.
 		if s.removed || store.IDKey(s.n.ID) != key {
 			return "", false
 		}
 		return s.n.Path, true
 	}
-	if op, ok := tx.files["nodes/"+n.Path]; ok && op.remove {
+	if op, ok := tx.files["nodes/"+p]; ok && op.remove {
 		return "", false
 	}
-	return n.Path, true
+	return p, true
 }
 
 // rawLeaves maps the ids of the leaves staged as raw files (WriteFile
@@ -1001,7 +1099,11 @@ func (tx *Tx) planIndexFiles(t *store.Tree, out []rendered) (*indexfiles.Plan, e
 	for _, r := range out {
 		c := indexfiles.LeafChange{Old: r.s.orig}
 		if r.s.orig != nil {
-			t.Remove(r.s.orig)
+			// By path: the staged leaf's original may be a copy read
+			// before the tree was (LeafAt on the snapshot).
+			if o, ok := t.LeafAt(r.s.orig.Path); ok {
+				t.Remove(o)
+			}
 		}
 		if !r.s.removed {
 			// The tree holds leaves as a read of the written file
@@ -1022,6 +1124,58 @@ func (tx *Tx) planIndexFiles(t *store.Tree, out []rendered) (*indexfiles.Plan, e
 		summaries = op.data
 	}
 	return indexfiles.PlanFor(tx.ctx, tx.k, tx.db, t, summaries, d)
+}
+
+// planChange is planIndexFiles for a transaction that read the branch
+// index's kept tree (tx.snap) and staged no raw leaf: the plan reads the
+// snapshot and the change (indexfiles.PlanChange), and the tree after the
+// change is assembled (a copy of the snapshot, changed) only when the
+// plan or a later reader (Result.AfterTree) needs it whole.
+func (tx *Tx) planChange(out []rendered) (*indexfiles.Plan, error) {
+	d := &indexfiles.Delta{Before: tx.treeHash}
+	hashes := map[string]string{}
+	for _, r := range out {
+		c := indexfiles.LeafChange{Old: r.s.orig}
+		if !r.s.removed {
+			// The tree holds leaves as a read of the written file
+			// gives them (graph links included).
+			n, err := node.Parse(r.s.n.Path, r.data)
+			if err != nil {
+				return nil, err
+			}
+			n.Release(false)
+			sum := sha256.Sum256(r.data)
+			hashes[n.Path] = hex.EncodeToString(sum[:])
+			c.New = n
+		}
+		d.Changes = append(d.Changes, c)
+	}
+	snap := tx.snap
+	var after *store.Tree
+	full := func() *store.Tree {
+		if after == nil {
+			after = snap.Tree()
+			for _, c := range d.Changes {
+				if c.Old != nil {
+					if o, ok := after.LeafAt(c.Old.Path); ok {
+						after.Remove(o)
+					}
+				}
+			}
+			for _, c := range d.Changes {
+				if c.New != nil {
+					after.Put(nil, c.New, hashes[c.New.Path])
+				}
+			}
+		}
+		return after
+	}
+	tx.afterTree = full
+	var summaries []byte
+	if op, ok := tx.files["FOLDER_SUMMARIES.md"]; ok && !op.remove {
+		summaries = op.data
+	}
+	return indexfiles.PlanChange(tx.ctx, tx.k, tx.db, snap, summaries, d, hashes, full)
 }
 
 // applyRawLeaves brings tree t in step with the leaf files staged as raw
@@ -1075,15 +1229,14 @@ func (tx *Tx) applyRawLeaves(t *store.Tree, d *indexfiles.Delta) error {
 // the tree skipped and the writer did not Adopt: a writer never
 // overwrites or removes a file it could not read.
 func (tx *Tx) refuseSkipped(rel string) error {
-	t, err := tx.Tree()
-	if err != nil {
+	if err := tx.readTree(); err != nil {
 		return err
 	}
-	if !t.Skipped(rel) {
+	if !tx.skipped(rel) {
 		return nil
 	}
 	return fmt.Errorf("%s is a leaf kk cannot read (%s); kk does not overwrite or remove it: fix it by hand, or run `kk node adopt %s`",
-		path.Join(store.DirName, "nodes", rel), tx.problemOf(t, rel), path.Join(store.DirName, "nodes", rel))
+		path.Join(store.DirName, "nodes", rel), tx.problemOf(rel), path.Join(store.DirName, "nodes", rel))
 }
 
 // refuseClaimed returns an error when staged leaf s is new (or takes a
@@ -1093,21 +1246,20 @@ func (tx *Tx) refuseClaimed(s *staged) error {
 	if s.orig != nil && store.IDKey(s.orig.ID) == store.IDKey(s.n.ID) {
 		return nil
 	}
-	t, err := tx.Tree()
-	if err != nil {
+	if err := tx.readTree(); err != nil {
 		return err
 	}
-	p, ok := t.Claimed(s.n.ID)
+	p, ok := tx.claimed(s.n.ID)
 	if !ok || tx.adopted[p] {
 		return nil
 	}
 	return fmt.Errorf("id %s is taken by %s, a leaf kk cannot read (%s); fix or adopt that leaf (`kk node adopt %s`), or choose another id",
-		s.n.ID, path.Join(store.DirName, "nodes", p), tx.problemOf(t, p), path.Join(store.DirName, "nodes", p))
+		s.n.ID, path.Join(store.DirName, "nodes", p), tx.problemOf(p), path.Join(store.DirName, "nodes", p))
 }
 
 // problemOf says what is wrong with the skipped leaf at rel.
-func (tx *Tx) problemOf(t *store.Tree, rel string) string {
-	for _, p := range t.Problems {
+func (tx *Tx) problemOf(rel string) string {
+	for _, p := range tx.problems() {
 		if ne, ok := errors.AsType[*node.Error](p); ok && ne.Path == rel {
 			return ne.Detail()
 		}
@@ -1284,14 +1436,26 @@ func (tx *Tx) generate(p *commitPlan) error {
 		}
 	}
 	if gen == nil {
-		t, err := tx.Tree()
-		if err != nil {
+		if err := tx.readTree(); err != nil {
 			if optional {
 				return nil
 			}
 			return err
 		}
-		if gen, err = tx.planIndexFiles(t, p.out); err != nil {
+		var err error
+		if tx.tree == nil && !p.rawLeaves {
+			gen, err = tx.planChange(p.out)
+		} else {
+			var t *store.Tree
+			if t, err = tx.Tree(); err != nil {
+				if optional {
+					return nil
+				}
+				return err
+			}
+			gen, err = tx.planIndexFiles(t, p.out)
+		}
+		if err != nil {
 			if optional && errors.Is(err, store.ErrNeedsMigration) {
 				return nil
 			}
@@ -1396,6 +1560,9 @@ func (tx *Tx) apply(p *commitPlan, branch string) (*Result, error) {
 	}
 	res := p.result(tx.tree)
 	res.Before = tx.treeHash
+	if tx.tree == nil {
+		res.after = tx.afterTree
+	}
 	if p.gen != nil {
 		p.gen.WrittenSums(res.Sums)
 	}
