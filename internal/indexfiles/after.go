@@ -20,44 +20,10 @@ type after struct {
 
 	snap   *store.Snapshot
 	gone   map[string]bool       // paths of the snapshot's leaves removed
+	old    []*node.Node          // the change's Old leaves (copies of those removed)
 	put    []*node.Node          // in the tree's order
 	hashes map[string]string     // of put, by path
 	copies map[string]*node.Node // the snapshot's leaves copied out, by path
-}
-
-// leafRef is one leaf of an after: a node (the tree's, or a leaf the
-// change wrote) or a view of a snapshot's leaf.
-type leafRef struct {
-	n *node.Node
-	v store.LeafView
-}
-
-func (r leafRef) path() string {
-	if r.n != nil {
-		return r.n.Path
-	}
-	return r.v.Path()
-}
-
-func (r leafRef) dir() string {
-	if r.n != nil {
-		return r.n.Dir()
-	}
-	return r.v.Dir()
-}
-
-func (r leafRef) tags() iter.Seq[string] {
-	if r.n != nil {
-		return slices.Values(r.n.Tags)
-	}
-	return r.v.Tags()
-}
-
-func (r leafRef) relatesTo() iter.Seq[string] {
-	if r.n != nil {
-		return slices.Values(r.n.RelatesTo)
-	}
-	return r.v.RelatesTo()
 }
 
 // treeAfter reads tree t.
@@ -75,6 +41,7 @@ func snapshotAfter(snap *store.Snapshot, d *Delta, hashes map[string]string) (*a
 				return nil, false
 			}
 			a.gone[c.Old.Path] = true
+			a.old = append(a.old, c.Old)
 		}
 	}
 	for _, c := range d.Changes {
@@ -106,51 +73,14 @@ func (a *after) count() int {
 	return a.snap.Leaves() - len(a.gone) + len(a.put)
 }
 
-// leaves lists the leaves in the tree's order (by path).
-func (a *after) leaves() iter.Seq[leafRef] {
-	return func(yield func(leafRef) bool) {
-		if a.t != nil {
-			for _, n := range a.t.Leaves {
-				if !yield(leafRef{n: n}) {
-					return
-				}
-			}
-			return
-		}
-		put := a.put
-		for v := range a.snap.All() {
-			for len(put) > 0 && store.LocaleCompare(put[0].Path, v.Path()) < 0 {
-				if !yield(leafRef{n: put[0]}) {
-					return
-				}
-				put = put[1:]
-			}
-			if a.gone[v.Path()] {
-				continue
-			}
-			if !yield(leafRef{v: v}) {
-				return
-			}
-		}
-		for _, n := range put {
-			if !yield(leafRef{n: n}) {
-				return
-			}
-		}
-	}
-}
-
-// node is the leaf r as a node to render: the tree's or the change's
-// own, or a copy of the snapshot's (one per leaf).
-func (a *after) node(r leafRef) *node.Node {
-	if r.n != nil {
-		return r.n
-	}
-	p := r.v.Path()
+// node is the snapshot's leaf v as a node to render: a copy, one per
+// leaf.
+func (a *after) node(v store.LeafView) *node.Node {
+	p := v.Path()
 	if n, ok := a.copies[p]; ok {
 		return n
 	}
-	n := r.v.Node()
+	n := v.Node()
 	a.copies[p] = n
 	return n
 }
@@ -170,7 +100,7 @@ func (a *after) byID(id string) (*node.Node, bool) {
 	if !ok || a.gone[v.Path()] {
 		return nil, false
 	}
-	return a.node(leafRef{v: v}), true
+	return a.node(v), true
 }
 
 // hash is the sha256 (hex) of the bytes of the leaf at path.
@@ -194,27 +124,129 @@ func (a *after) indexDirs() map[string]bool {
 	return a.snap.IndexDirs()
 }
 
-// dirs lists the folder of every leaf, in the tree's order.
+// dirs lists the folders directly holding a leaf (a folder may come
+// more than once): of every leaf of a tree; of a snapshot, from the
+// leaves of each of its folders, but those the change empties, and the
+// folders of the change's new leaves.
 func (a *after) dirs() iter.Seq[string] {
 	return func(yield func(string) bool) {
-		for r := range a.leaves() {
-			if !yield(r.dir()) {
+		if a.t != nil {
+			for _, n := range a.t.Leaves {
+				if !yield(n.Dir()) {
+					return
+				}
+			}
+			return
+		}
+		goneIn := map[string]int{}
+		for _, n := range a.old {
+			goneIn[n.Dir()]++
+		}
+		for _, d := range a.snap.Folders() {
+			if goneIn[d] > 0 && len(a.snap.FolderLeaves(d)) <= goneIn[d] {
+				continue
+			}
+			if !yield(d) {
+				return
+			}
+		}
+		for _, n := range a.put {
+			if !yield(n.Dir()) {
 				return
 			}
 		}
 	}
 }
 
-// linksTo counts the relates_to links that lead to each id.
+// linksTo counts the relates_to links that lead to each id: over every
+// leaf of a tree; a snapshot's counts, with the change's.
 func (a *after) linksTo() map[string]int {
 	if a.t != nil {
 		return linksTo(a.t.Leaves)
 	}
-	inDegree := make(map[string]int, a.count())
-	for r := range a.leaves() {
-		for id := range r.relatesTo() {
+	inDegree := a.snap.InDegrees()
+	for _, n := range a.old {
+		for _, id := range n.RelatesTo {
+			if inDegree[id]--; inDegree[id] <= 0 {
+				delete(inDegree, id)
+			}
+		}
+	}
+	for _, n := range a.put {
+		for _, id := range n.RelatesTo {
 			inDegree[id]++
 		}
 	}
 	return inDegree
+}
+
+// cohorts lists, for each tag of tags, the leaves carrying it in the
+// tree's order.
+func (a *after) cohorts(tags map[string]bool) map[string][]*node.Node {
+	out := map[string][]*node.Node{}
+	if a.t != nil {
+		for _, n := range a.t.Leaves {
+			for i, tag := range n.Tags {
+				if tags[tag] && !slices.Contains(n.Tags[:i], tag) {
+					out[tag] = append(out[tag], n)
+				}
+			}
+		}
+		return out
+	}
+	for tag := range tags {
+		if l := a.merged(a.snap.TagLeaves(tag), func(n *node.Node) bool { return slices.Contains(n.Tags, tag) }); len(l) > 0 {
+			out[tag] = l
+		}
+	}
+	return out
+}
+
+// folders lists the leaves directly in each folder of dirs, and in
+// nodes/ itself, in the tree's order.
+func (a *after) folders(dirs map[string]bool) map[string][]*node.Node {
+	out := map[string][]*node.Node{}
+	if a.t != nil {
+		for _, n := range a.t.Leaves {
+			if d := n.Dir(); dirs[d] || d == "" {
+				out[d] = append(out[d], n)
+			}
+		}
+		return out
+	}
+	for d := range dirs {
+		if l := a.merged(a.snap.FolderLeaves(d), func(n *node.Node) bool { return n.Dir() == d }); len(l) > 0 {
+			out[d] = l
+		}
+	}
+	if !dirs[""] {
+		if l := a.merged(a.snap.FolderLeaves(""), func(n *node.Node) bool { return n.Dir() == "" }); len(l) > 0 {
+			out[""] = l
+		}
+	}
+	return out
+}
+
+// merged is the snapshot's leaves vs but those the change removed, with
+// the change's new leaves that in picks, in the tree's order.
+func (a *after) merged(vs []store.LeafView, in func(*node.Node) bool) []*node.Node {
+	var out []*node.Node
+	put := a.put
+	for _, v := range vs {
+		for len(put) > 0 && store.LocaleCompare(put[0].Path, v.Path()) < 0 {
+			if in(put[0]) {
+				out = append(out, put[0])
+			}
+			put = put[1:]
+		}
+		if !a.gone[v.Path()] {
+			out = append(out, a.node(v))
+		}
+	}
+	for _, n := range put {
+		if in(n) {
+			out = append(out, n)
+		}
+	}
+	return out
 }

@@ -138,16 +138,7 @@ func (p *Plan) bringForward(t *after, summariesSrc []byte, nodesHash string, d *
 	}
 
 	// The rankings of those tags, over their cohorts.
-	cohorts := map[string][]*node.Node{}
-	for r := range t.leaves() {
-		var seen []string
-		for tag := range r.tags() {
-			if rerank[tag] && !slices.Contains(seen, tag) {
-				cohorts[tag] = append(cohorts[tag], t.node(r))
-				seen = append(seen, tag)
-			}
-		}
-	}
+	cohorts := t.cohorts(rerank)
 	recorded, err := p.db.Ranks(p.ctx, keys(rerank))
 	if err != nil {
 		return nil, false, err
@@ -177,21 +168,17 @@ func (p *Plan) bringForward(t *after, summariesSrc []byte, nodesHash string, d *
 	}
 
 	// The leaves of the folders to render, and the rankings they show.
-	byDir := map[string][]*node.Node{}
-	var shown []string // tags the rendered folders show that were not ranked again
-	for r := range t.leaves() {
-		dir := r.dir()
-		if !affected[dir] && dir != "" {
+	byDir := t.folders(affected) // and the root leaves, for ENTRY.md
+	var shown []string           // tags the rendered folders show that were not ranked again
+	for dir, leaves := range byDir {
+		if !affected[dir] {
 			continue
 		}
-		n := t.node(r)
-		byDir[dir] = append(byDir[dir], n)
-		if !affected[dir] {
-			continue // a root leaf, for ENTRY.md
-		}
-		for _, tag := range n.Tags {
-			if _, ok := in.ranked[tag]; !ok && !rerank[tag] {
-				shown = append(shown, tag)
+		for _, n := range leaves {
+			for _, tag := range n.Tags {
+				if _, ok := in.ranked[tag]; !ok && !rerank[tag] {
+					shown = append(shown, tag)
+				}
 			}
 		}
 	}

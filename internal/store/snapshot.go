@@ -4,6 +4,7 @@ import (
 	"iter"
 	"maps"
 	"slices"
+	"sync/atomic"
 
 	"github.com/kk-project/kk/internal/node"
 )
@@ -15,7 +16,10 @@ import (
 // lists and maps), which the caller may change as any tree read; Patch
 // makes the snapshot of a changed tree, sharing the leaves that did not
 // change (no one holds them, so no one changes them).
-type Snapshot struct{ t *Tree }
+type Snapshot struct {
+	t *Tree
+	f atomic.Pointer[snapFacts] // gathered on first need (facts), carried by Patch
+}
 
 // NewSnapshot assembles the tree of a listing from its leaf files as
 // read, as NewTree does, and keeps it as a snapshot: the leaves of reads
@@ -116,12 +120,14 @@ func copyValue(v any) any {
 // become the snapshot's.
 func (s *Snapshot) Patch(gone []string, put []LeafRead, dirs []string, indexDirs map[string]bool) (*Snapshot, bool) {
 	t := s.t.Clone() // the leaves are shared: no one changes them
+	var goneLeaves, putLeaves []*node.Node
 	for _, rel := range gone {
 		n, ok := t.LeafAt(rel)
 		if !ok || t.skipped[rel] {
 			return nil, false
 		}
 		t.Remove(n)
+		goneLeaves = append(goneLeaves, n)
 	}
 	for _, r := range put {
 		if r.Err != nil || r.Leaf == nil || r.Leaf.Path != r.File.Rel || t.skipped[r.File.Rel] {
@@ -138,16 +144,20 @@ func (s *Snapshot) Patch(gone []string, put []LeafRead, dirs []string, indexDirs
 			return nil, false
 		}
 		t.Put(nil, r.Leaf, r.Hash)
+		putLeaves = append(putLeaves, r.Leaf)
 	}
 	t.Dirs = slices.Clone(dirs)
 	SortLocale(t.Dirs)
 	t.IndexDirs = maps.Clone(indexDirs)
-	return &Snapshot{t: t}, true
+	next := &Snapshot{t: t}
+	if f := s.f.Load(); f != nil {
+		next.f.Store(f.patched(goneLeaves, putLeaves))
+	}
+	return next, true
 }
 
 // LeafView is a leaf of a Snapshot as readers see it: its fields through
-// accessors that return values (strings, and a list's items one at a
-// time), never the snapshot's leaf itself, so that nothing a reader does
+// accessors that return values, never the snapshot's leaf itself, so that nothing a reader does
 // changes what the next reader sees. Node gives a copy of the reader's
 // own, to change or to keep.
 type LeafView struct{ n *node.Node }
@@ -160,18 +170,6 @@ func (l LeafView) ID() string { return l.n.ID }
 
 // Dir is the folder of the leaf relative to nodes/ ("" for nodes/).
 func (l LeafView) Dir() string { return l.n.Dir() }
-
-// Format is the leaf's kenkeep format version.
-func (l LeafView) Format() int { return l.n.Format }
-
-// Tags are the leaf's tags, in order.
-func (l LeafView) Tags() iter.Seq[string] { return slices.Values(l.n.Tags) }
-
-// HasTag reports whether the leaf carries tag.
-func (l LeafView) HasTag(tag string) bool { return slices.Contains(l.n.Tags, tag) }
-
-// RelatesTo are the ids the leaf's relates_to names, in order.
-func (l LeafView) RelatesTo() iter.Seq[string] { return slices.Values(l.n.RelatesTo) }
 
 // Node returns a copy of the leaf of the caller's own (its lists and
 // values are new).
