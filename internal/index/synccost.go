@@ -92,22 +92,20 @@ func (c walkCost) scaled(n int) time.Duration {
 
 // noteQuietWalk records the walk of a sync that found nothing to do, when
 // it differs from the recorded one by walkDrift or more (or none is
-// recorded). It never waits: when another writer holds the lock the walk
-// goes unrecorded this time.
+// recorded). It never waits, for another process or for this one: it
+// writes through a connection of its own that gives up at once when
+// another writer holds the lock, and the walk then goes unrecorded this
+// time.
 func (db *DB) noteQuietWalk(ctx context.Context, c walkCost) {
 	old, _, ok := recordedWalk(ctx, db.r)
 	if want := old.scaled(c.leaves); ok && c.d < walkDrift*want && want < walkDrift*c.d {
 		return
 	}
-	conn, err := db.w.Conn(ctx)
+	conn, err := sql.Open("sqlite", "file:"+uriPath(db.Path)+"?_pragma=busy_timeout(0)")
 	if err != nil {
 		return
 	}
-	defer conn.Close()
-	if _, err := conn.ExecContext(ctx, `PRAGMA busy_timeout = 0`); err != nil {
-		return
-	}
-	defer conn.ExecContext(context.WithoutCancel(ctx), `PRAGMA busy_timeout = `+strconv.Itoa(busyTimeoutMS))
+	defer func() { _ = conn.Close() }()
 	_, _ = conn.ExecContext(ctx, `INSERT INTO meta(key, value) VALUES ('walk_ns', ?), ('walk_leaves', ?)
 		ON CONFLICT(key) DO UPDATE SET value = excluded.value`, c.String(), strconv.Itoa(c.leaves))
 }
