@@ -21,13 +21,20 @@ import (
 //	walk_leaves  the leaves that walk found
 //
 // A sync that writes records its walk in its own transaction. A sync that
-// finds nothing to do writes nothing, except when its walk cost half or
-// twice what was recorded (the machine or its load changed): it then
-// records it, if it can take the write lock without waiting.
+// finds nothing to do writes nothing, except when its walk cost a fifth
+// less than recorded, or twice as much (the machine or its load changed):
+// it then records it, if it can take the write lock without waiting. Load
+// only ever slows a walk, so a faster walk is trusted sooner than a slower
+// one; a record made under load is corrected by the next quiet sync on a
+// quieter machine (the background sync the prompt-context hook starts
+// when it skips its own, at most a minute later).
 
-// walkDrift is the factor by which a quiet sync's walk must differ from
-// the recorded one before it records its own.
-const walkDrift = 2
+// walkFaster and walkSlower bound, as fractions of the recorded walk, the
+// walks a quiet sync does not record: from 4/5 of it to twice it.
+const (
+	walkFaster = 0.8
+	walkSlower = 2.0
+)
 
 // walkCost is one measured walk.
 type walkCost struct {
@@ -91,14 +98,14 @@ func (c walkCost) scaled(n int) time.Duration {
 }
 
 // noteQuietWalk records the walk of a sync that found nothing to do, when
-// it differs from the recorded one by walkDrift or more (or none is
-// recorded). It never waits, for another process or for this one: it
+// it is below walkFaster or above walkSlower times the recorded one (or
+// none is recorded). It never waits, for another process or for this one: it
 // writes through a connection of its own that gives up at once when
 // another writer holds the lock, and the walk then goes unrecorded this
 // time.
 func (db *DB) noteQuietWalk(ctx context.Context, c walkCost) {
 	old, _, ok := recordedWalk(ctx, db.r)
-	if want := old.scaled(c.leaves); ok && c.d < walkDrift*want && want < walkDrift*c.d {
+	if want := float64(old.scaled(c.leaves)); ok && float64(c.d) >= walkFaster*want && float64(c.d) < walkSlower*want {
 		return
 	}
 	conn, err := sql.Open("sqlite", "file:"+uriPath(db.Path)+"?_pragma=busy_timeout(0)")

@@ -35,8 +35,9 @@ func setWalkRow(t *testing.T, db *DB, ns int64, leaves int) {
 // A sync records what its walk of the tree cost and for how many leaves;
 // ExpectedSync scales it to the leaves the index holds now, which writes
 // through kk (SyncPaths) change without a walk. A sync that finds nothing
-// to do records its walk only when the recorded one is missing or off by
-// walkDrift or more, and never waits for another writer to do so.
+// to do records its walk only when the recorded one is missing, or slower
+// or faster than it by the bounds (walkFaster, walkSlower), and never
+// waits for another writer to do so.
 func TestExpectedSync(t *testing.T) {
 	ctx := context.Background()
 	k, db, ex := openPadded(t, 20)
@@ -102,6 +103,16 @@ func TestExpectedSync(t *testing.T) {
 	if n, err := strconv.ParseInt(ns, 10, 64); err != nil || n <= 0 || n >= int64(time.Hour) || leaves != "46" {
 		t.Fatalf("after a quiet sync: walk_ns %q, walk_leaves %q; want its own walk of 46 leaves", ns, leaves)
 	}
+	// A recorded walk far faster than the walk (a nanosecond) is replaced
+	// too: the machine got slower, or busier.
+	setWalkRow(t, db, 1, 46)
+	if _, err := db.SyncWith(ctx, k.NodesDir(), ex); err != nil {
+		t.Fatal(err)
+	}
+	if ns, _ := readWalk(t, db); ns == "1" {
+		t.Fatal("a quiet sync kept a recorded walk far below its own")
+	}
+
 	// An index without a recorded walk (an older kk wrote it) has no
 	// expectation until a sync records one.
 	if _, err := db.w.Exec(`DELETE FROM meta WHERE key IN ('walk_ns', 'walk_leaves')`); err != nil {
