@@ -228,7 +228,7 @@ func TestDoctorDerivedFrom(t *testing.T) {
 
 func TestDoctorWriterLock(t *testing.T) {
 	f := newLintKB(t)
-	l, err := lock.Acquire(context.Background(), f.k.LockPath(), lock.Wait, "kk node write practice x")
+	l, err := lock.Acquire(context.Background(), f.k.LockPath(), lock.DefaultWait, "kk node write practice x")
 	if err != nil {
 		t.Fatal(err)
 	}

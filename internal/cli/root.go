@@ -255,7 +255,9 @@ as reviewed markdown under .ai/kenkeep/, and puts the right part of it in
 front of every coding agent session.
 
 The knowledge base is found by walking up from the working directory to the
-folder holding .ai/kenkeep, unless --root or KK_ROOT names it.
+folder holding .ai/kenkeep, unless --root or KK_ROOT names it. A command
+that writes waits up to 10s for another writer's lock (KK_LOCK_WAIT, a
+duration such as 30s, changes that).
 
 Exit status:
   0  success
@@ -401,18 +403,42 @@ func (a *App) warnSkipped() {
 }
 
 func (a *App) findKB() (*store.KB, error) {
+	wait, err := a.lockWait()
+	if err != nil {
+		return nil, err
+	}
 	if a.Root != "" {
 		k := store.New(a.Root)
 		if fi, err := os.Stat(k.Dir); err != nil || !fi.IsDir() {
 			return nil, fmt.Errorf("%w at %s (from --root or KK_ROOT); run `kk init` there first", store.ErrNotFound, a.Root)
 		}
+		k.LockWait = wait
 		return k, nil
 	}
 	wd, err := a.Getwd()
 	if err != nil {
 		return nil, err
 	}
-	return store.Find(wd)
+	k, err := store.Find(wd)
+	if err != nil {
+		return nil, err
+	}
+	k.LockWait = wait
+	return k, nil
+}
+
+// lockWait is KK_LOCK_WAIT: how long a command waits for another writer's
+// lock (zero when unset: the default).
+func (a *App) lockWait() (time.Duration, error) {
+	s := a.Getenv("KK_LOCK_WAIT")
+	if s == "" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d <= 0 {
+		return 0, &UsageError{Msg: fmt.Sprintf("KK_LOCK_WAIT=%q: want a positive duration such as 30s or 500ms", s)}
+	}
+	return d, nil
 }
 
 // writeJSON writes v as indented JSON with a trailing newline.

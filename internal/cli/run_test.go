@@ -15,15 +15,15 @@ import (
 // run calls kk in-process with the given arguments in dir.
 func run(t *testing.T, dir, stdin string, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
+	return runWith(t, map[string]string{"KK_ROOT": dir}, stdin, args...)
+}
+
+// runWith runs kk with stdin, and env as its whole environment.
+func runWith(t *testing.T, env map[string]string, stdin string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
 	var out, errb bytes.Buffer
 	streams := IO{In: strings.NewReader(stdin), Out: &out, Err: &errb}
-	getenv := func(k string) string {
-		if k == "KK_ROOT" {
-			return dir
-		}
-		return ""
-	}
-	code = Run(context.Background(), args, streams, getenv)
+	code = Run(context.Background(), args, streams, func(k string) string { return env[k] })
 	return code, out.String(), errb.String()
 }
 
@@ -37,20 +37,22 @@ func TestLockedErrorNamesHolder(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { _ = held.Release() }()
-	old := lock.Wait
-	lock.Wait = 100 * time.Millisecond
-	defer func() { lock.Wait = old }()
+	env := map[string]string{"KK_ROOT": dir, "KK_LOCK_WAIT": "150ms"}
 
-	code, _, stderr := run(t, dir, "body", "node", "write", "practice", "x", "--summary", "s")
+	start := time.Now()
+	code, _, stderr := runWith(t, env, "body", "node", "write", "practice", "x", "--summary", "s")
 	if code != ExitFailure {
 		t.Fatalf("exit %d, want 1; stderr %s", code, stderr)
 	}
-	for _, want := range []string{"kk: the knowledge base is locked by pid", "kk curate-persist (test holder)", "lock file:"} {
+	if waited := time.Since(start); waited < 150*time.Millisecond {
+		t.Errorf("gave up after %s, before KK_LOCK_WAIT's 150ms", waited)
+	}
+	for _, want := range []string{"kk: the knowledge base is locked by pid", "kk curate-persist (test holder)", "lock file:", "waited 150ms"} {
 		if !strings.Contains(stderr, want) {
 			t.Errorf("stderr %q lacks %q", stderr, want)
 		}
 	}
-	code, _, stderr = run(t, dir, "body", "--json", "node", "write", "practice", "x", "--summary", "s")
+	code, _, stderr = runWith(t, env, "body", "--json", "node", "write", "practice", "x", "--summary", "s")
 	var got struct {
 		SchemaVersion int `json:"schema_version"`
 		Error         struct {
@@ -61,6 +63,13 @@ func TestLockedErrorNamesHolder(t *testing.T) {
 	}
 	if err := json.Unmarshal([]byte(stderr), &got); err != nil || code != 1 || got.Error.Code != "LOCKED" || got.Error.ExitCode != 1 || got.SchemaVersion != JSONSchemaVersion {
 		t.Fatalf("--json error: code %d, %+v, %v, stderr %s", code, got, err, stderr)
+	}
+	for _, bad := range []string{"soon", "-1s", "0"} {
+		env["KK_LOCK_WAIT"] = bad
+		code, _, stderr = runWith(t, env, "body", "node", "write", "practice", "x", "--summary", "s")
+		if code != ExitUsage || !strings.Contains(stderr, "KK_LOCK_WAIT=") {
+			t.Errorf("KK_LOCK_WAIT=%s: exit %d, stderr %q; want a usage error naming it", bad, code, stderr)
+		}
 	}
 }
 

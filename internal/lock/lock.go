@@ -15,9 +15,9 @@ import (
 	"github.com/gofrs/flock"
 )
 
-// Wait is how long Acquire waits for another writer by default. Tests
-// shorten it.
-var Wait = 10 * time.Second
+// DefaultWait is how long a writer waits for another writer's lock unless
+// the knowledge base says otherwise (store.KB.LockWait, KK_LOCK_WAIT).
+const DefaultWait = 10 * time.Second
 
 // pollInterval is how often a waiting Acquire retries.
 const pollInterval = 20 * time.Millisecond

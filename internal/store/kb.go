@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/kk-project/kk/internal/lock"
 )
 
 // DirName is the knowledge base folder inside a repository.
@@ -26,6 +28,10 @@ type KB struct {
 	Dir  string // Root/.ai/kenkeep
 	// Now is the clock for timestamps kk records; nil means time.Now.
 	Now func() time.Time
+	// LockWait is how long a writer waits for another writer's lock
+	// before it gives up with a lock.HeldError; zero means
+	// lock.DefaultWait.
+	LockWait time.Duration
 
 	memo *memo // process caches, shared by copies of this value
 }
@@ -36,6 +42,14 @@ func (k *KB) Time() time.Time {
 		return k.Now()
 	}
 	return time.Now()
+}
+
+// WriterWait is how long a writer of k waits for the writer lock.
+func (k *KB) WriterWait() time.Duration {
+	if k.LockWait > 0 {
+		return k.LockWait
+	}
+	return lock.DefaultWait
 }
 
 // New returns the KB of the repository at root, whether or not it exists yet.

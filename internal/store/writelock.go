@@ -12,7 +12,7 @@ import (
 
 // WithLock runs fn while holding the writer lock.
 func (k *KB) WithLock(ctx context.Context, cmd string, fn func() error) error {
-	l, err := lock.Acquire(ctx, k.LockPath(), lock.Wait, cmd)
+	l, err := lock.Acquire(ctx, k.LockPath(), k.WriterWait(), cmd)
 	if err != nil {
 		return err
 	}

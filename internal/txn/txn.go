@@ -185,7 +185,7 @@ func update(ctx context.Context, k *store.KB, m Meta, sweep bool, fn func(tx *Tx
 	if m.Command == "" {
 		m.Command = "kk"
 	}
-	l, err := lock.Acquire(ctx, k.LockPath(), lock.Wait, m.Command)
+	l, err := lock.Acquire(ctx, k.LockPath(), k.WriterWait(), m.Command)
 	if err != nil {
 		return nil, err
 	}
