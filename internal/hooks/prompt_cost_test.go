@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -19,19 +18,16 @@ import (
 	"github.com/kk-project/kk/internal/store"
 )
 
-// kkBinary builds the kk binary once for the tests that start it as a
-// real child process (the background sync).
-var kkBinary = sync.OnceValues(func() (string, error) {
-	dir, err := os.MkdirTemp("", "kk-hooks-bin-")
-	if err != nil {
-		return "", err
-	}
-	bin := filepath.Join(dir, "kk")
+// kkBinary builds the kk binary into a folder of the test, for a test
+// that starts it as a real child process (the background sync).
+func kkBinary(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "kk")
 	if out, err := exec.Command("go", "build", "-o", bin, "github.com/kk-project/kk/cmd/kk").CombinedOutput(); err != nil {
-		return "", fmt.Errorf("building kk: %v\n%s", err, out)
+		t.Fatalf("building kk: %v\n%s", err, out)
 	}
-	return bin, nil
-})
+	return bin
+}
 
 // promptOut runs the prompt-context hook as `kk hook` does (Run, default
 // options but for the executable) and returns the context it printed.
@@ -94,10 +90,7 @@ const rotateLeaf = "---\ntype: practice\ntitle: Rotate signing keys every quarte
 // current, and a real `kk sync` started in the background catches up
 // with a leaf written by hand, which the next prompt then finds.
 func TestPromptContextSkipsAWalkPastTheBudget(t *testing.T) {
-	bin, err := kkBinary()
-	if err != nil {
-		t.Fatal(err)
-	}
+	bin := kkBinary(t)
 	k, _ := promptKB(t)
 	ctx := context.Background()
 	if _, err := PromptContextText(ctx, k, "payment retry", Options{}); err != nil { // a sync: records its walk
