@@ -132,8 +132,9 @@ func effectiveVersion(file int64, old *storedRow) int64 {
 // leaves are deleted. Everything happens in one write transaction, so a
 // reader sees either the old or the new index, never a half-applied sync,
 // and two processes syncing at once take turns; a sync that finds nothing
-// to do writes nothing. Extracted entities are left as they are; SyncWith
-// updates them too.
+// to do writes nothing (but the cost of its walk, when it moved far from
+// the one recorded: see ExpectedSync). Extracted entities are left as they
+// are; SyncWith updates them too.
 func (db *DB) Sync(ctx context.Context, nodesDir string) (Stats, error) {
 	return db.SyncWith(ctx, nodesDir, nil)
 }
