@@ -50,3 +50,8 @@ require (
 // compile on first use instead of in an init function, which every kk
 // process paid at start-up (see third_party/jsonschema/README.md).
 replace github.com/santhosh-tekuri/jsonschema/v6 => ./third_party/jsonschema
+
+// A copy of the Markdown renderer of kk serve's web page with one change:
+// its regular expressions compile on first use instead of at init, which
+// every kk process paid at start-up (see third_party/goldmark/README.md).
+replace github.com/yuin/goldmark => ./third_party/goldmark

@@ -45,8 +45,11 @@ func sessionMarkPath(k *store.KB, id string) string {
 // mark already (a resumed or compacted session starts again with its own
 // id, and keeps its first start). It asks git nothing: session-start is on
 // the session's critical path, and graph-hint finds the commit HEAD named
-// then from the time. Marks older than Options.SessionMarkRetention go when a new
-// one is written.
+// then from the time. The mark is replaced atomically but not synced to
+// disk (writeVolatileJSON): every new session writes one, and a mark lost
+// to a power cut costs one end-of-turn hint. Marks older than
+// Options.SessionMarkRetention go when a new one is written, looked for at
+// most once every marksPruneEvery.
 func markSessionStart(r Request) error {
 	id, err := NormalizeSessionID(r.Adapter.ID(), r.Input.SessionID)
 	if err != nil {
@@ -56,23 +59,43 @@ func markSessionStart(r Request) error {
 	if _, err := os.Stat(p); err == nil {
 		return nil
 	}
-	if err := writeJSONFile(p, sessionMark{StartedAt: r.Now.UTC().Format(time.RFC3339Nano)}); err != nil {
+	if err := writeVolatileJSON(p, sessionMark{StartedAt: r.Now.UTC().Format(time.RFC3339Nano)}); err != nil {
 		return err
 	}
 	pruneSessionMarks(r.KB, r.Now, r.opts().SessionMarkRetention)
 	return nil
 }
 
-// pruneSessionMarks removes the marks older than retention.
+// marksPruneEvery is the least time between two looks for old session
+// marks: a look stats every mark (about a month of sessions), which a
+// session start need not pay each time.
+const marksPruneEvery = 24 * time.Hour
+
+// marksPrunedName is the file in the marks folder whose time records the
+// last look for old marks.
+const marksPrunedName = ".pruned"
+
+// pruneSessionMarks removes the marks older than retention, unless it
+// looked less than marksPruneEvery ago.
 func pruneSessionMarks(k *store.KB, now time.Time, retention time.Duration) {
+	stamp := filepath.Join(sessionMarksDir(k), marksPrunedName)
+	if fi, err := os.Stat(stamp); err == nil && now.Sub(fi.ModTime()) < marksPruneEvery && !now.Before(fi.ModTime()) {
+		return
+	}
 	entries, err := os.ReadDir(sessionMarksDir(k))
 	if err != nil {
 		return
 	}
 	for _, e := range entries {
+		if e.Name() == marksPrunedName {
+			continue
+		}
 		if fi, err := e.Info(); err == nil && fi.Mode().IsRegular() && now.Sub(fi.ModTime()) > retention {
 			_ = os.Remove(filepath.Join(sessionMarksDir(k), e.Name()))
 		}
+	}
+	if err := os.WriteFile(stamp, nil, 0o644); err == nil {
+		_ = os.Chtimes(stamp, now, now)
 	}
 }
 

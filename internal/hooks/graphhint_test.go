@@ -6,8 +6,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/kk-project/kk/internal/harness"
 )
 
 // TestSessionChanges: the files a session changed are the work tree's
@@ -63,5 +66,65 @@ func TestSessionChanges(t *testing.T) {
 	got, _ = sessionChanges(context.Background(), root, root, time.Time{})
 	if !slices.Equal(got, []string{"a/dirty-before.go", "a/old.go", "b/kept.go", "d/new.go"}) {
 		t.Errorf("no start: %v", got)
+	}
+}
+
+// A new session's start is marked (a JSON record of when it began, kept
+// as it is when the session starts again); marks older than the retention
+// go when a new one is written, looked for at most once a day.
+func TestSessionMarks(t *testing.T) {
+	k := newKB(t)
+	dir := sessionMarksDir(k)
+	old := func(name string) string {
+		t.Helper()
+		p := filepath.Join(dir, name+".json")
+		writeFile(t, p, `{"started_at": "2026-03-01T00:00:00Z"}`)
+		at := t0.Add(-40 * 24 * time.Hour)
+		if err := os.Chtimes(p, at, at); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	exists := func(p string) bool { _, err := os.Stat(p); return err == nil }
+	start := func(id string, now time.Time) {
+		t.Helper()
+		r, warnings := request(k, harness.HookInput{SessionID: id})
+		r.Now = now
+		if err := markSessionStart(r); err != nil || len(*warnings) > 0 {
+			t.Fatalf("%v %v", err, *warnings)
+		}
+	}
+	a, b, c := "0d9f6c2e-8f1a-4b7e-9c3d-2a1b4c5d0001", "0d9f6c2e-8f1a-4b7e-9c3d-2a1b4c5d0002", "0d9f6c2e-8f1a-4b7e-9c3d-2a1b4c5d0003"
+	first := old("0d9f6c2e-8f1a-4b7e-9c3d-2a1b4c5d0aaa")
+	start(a, t0)
+	var mark sessionMark
+	if err := readJSONFile(k, sessionMarkPath(k, a), &mark); err != nil || mark.StartedAt != "2026-05-20T08:30:00Z" {
+		t.Fatalf("mark %+v %v", mark, err)
+	}
+	if exists(first) {
+		t.Fatal("an old mark was kept")
+	}
+	// The same session again keeps its first start.
+	start(a, t0.Add(time.Hour))
+	if err := readJSONFile(k, sessionMarkPath(k, a), &mark); err != nil || mark.StartedAt != "2026-05-20T08:30:00Z" {
+		t.Fatalf("mark after a restart %+v %v", mark, err)
+	}
+	second := old("0d9f6c2e-8f1a-4b7e-9c3d-2a1b4c5d0bbb")
+	start(b, t0.Add(2*time.Hour))
+	if !exists(second) || !exists(sessionMarkPath(k, b)) {
+		t.Fatal("marks were looked through twice within a day")
+	}
+	start(c, t0.Add(25*time.Hour))
+	if exists(second) || !exists(sessionMarkPath(k, a)) || !exists(sessionMarkPath(k, c)) {
+		t.Fatal("a day later, the old mark is still there, or a recent one went")
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if strings.Contains(e.Name(), ".tmp-") {
+			t.Errorf("temporary file left: %s", e.Name())
+		}
 	}
 }

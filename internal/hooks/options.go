@@ -71,10 +71,12 @@ type Options struct {
 	PromptMaxChars int
 	// PromptSyncBudget bounds how long prompt-context waits for the index
 	// to catch up with the tree (a stat per leaf when nothing changed,
-	// about 40 ms at 10k leaves). Past it the hook stops its sync,
-	// searches the index as the last sync left it and starts `kk sync` in
-	// the background to finish the work, so a large or cold tree never
-	// costs the deadline.
+	// about 40 ms at 10k leaves). When the index's last recorded walk
+	// says a sync takes longer (index.DB.ExpectedSync: a large tree, a
+	// slow disk), the hook does not start one; past the budget it stops
+	// the one it started. Either way it answers from the index as last
+	// committed and starts `kk sync` in the background to finish the
+	// work, so a large or cold tree never costs the deadline.
 	PromptSyncBudget time.Duration
 	// BackgroundSyncEvery is the least time between two background syncs
 	// the hooks start.

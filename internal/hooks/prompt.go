@@ -33,6 +33,9 @@ const promptHeader = "Project knowledge that may bear on this prompt (notes from
 // is offered to the call (Request.Offer), so that a machine too busy for
 // the rest still gets it at the deadline; then the index is synced within
 // Options.PromptSyncBudget and searched again when the sync changed it.
+// When the walk the index last recorded says a sync takes longer than
+// the budget (index.DB.ExpectedSync), no sync is started: the first answer
+// stands and `kk sync` is started in the background.
 func PromptContext(ctx context.Context, r Request) ([]byte, error) {
 	render := func(text string) []byte {
 		if text == "" {
@@ -98,7 +101,9 @@ type promptRun struct {
 // committed is searched first (readers never wait for the writer), then
 // synced for at most budget: a sync that takes longer is stopped (it
 // leaves the index as it was) and slow is called; a sync that changed the
-// index is followed by a second search, whose answer is returned.
+// index is followed by a second search, whose answer is returned. A sync
+// expected to take longer than budget is not started at all: slow is
+// called and the first answer returned.
 func (p promptRun) text(ctx context.Context, k *store.KB, prompt string) (string, error) {
 	o := p.opts.withDefaults()
 	if !index.Searchable(prompt) {
@@ -146,6 +151,17 @@ func (p promptRun) text(ctx context.Context, k *store.KB, prompt string) (string
 	req.Early = nil
 	if p.offer != nil {
 		p.offer(first)
+	}
+	if cost, ok := db.ExpectedSync(ctx); ok && cost > p.budget {
+		// The index's last walk says a sync cannot finish within the
+		// budget (a large tree, a slow disk): the walk is not started,
+		// the answer is the index as last committed (which writes
+		// through kk keep current), and a sync in the background
+		// catches up with edits made by hand.
+		if p.slow != nil {
+			p.slow()
+		}
+		return first, nil
 	}
 	st, done, err := syncWithin(ctx, db, k.NodesDir(), ex, p.budget)
 	switch {

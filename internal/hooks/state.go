@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 
 	"github.com/kk-project/kk/internal/atomicfile"
 	"github.com/kk-project/kk/internal/store"
@@ -48,6 +49,42 @@ func writeJSONFile(path string, v any) error {
 		return err
 	}
 	return atomicfile.Write(path, append(data, '\n'), 0o644)
+}
+
+// writeVolatileJSON writes v to path as writeJSONFile does, replacing it
+// atomically (readers see the old file or the new one, whole), but
+// without syncing it to disk: after a power cut the file may be missing
+// or empty. For records whose loss costs a hint, written on the session's
+// critical path, where two syncs cost more than the rest of the hook.
+func writeVolatileJSON(path string, v any) (err error) {
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			_ = tmp.Close()
+			_ = os.Remove(tmp.Name())
+		}
+	}()
+	if _, err = tmp.Write(append(data, '\n')); err != nil {
+		return err
+	}
+	if err = tmp.Chmod(0o644); err != nil && runtime.GOOS != "windows" {
+		return err
+	}
+	if err = tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
 }
 
 // LintState is .state/lint-state.json, in kenkeep's shape (the file has

@@ -199,10 +199,13 @@ func dsn(path string, readOnly bool) string {
 		q += "&_txlock=immediate&_pragma=" + url.QueryEscape("cache_size(-65536)") +
 			"&_pragma=" + url.QueryEscape("journal_size_limit("+strconv.Itoa(walLimit)+")")
 	}
-	// The path is a URI path: escape the characters URIs give a meaning
-	// (branch folders contain %XX sequences).
-	esc := strings.NewReplacer("%", "%25", "?", "%3F", "#", "%23").Replace(filepath.ToSlash(path))
-	return "file:" + esc + "?" + q
+	return "file:" + uriPath(path) + "?" + q
+}
+
+// uriPath is path as the path of a file: URI. The characters URIs give a
+// meaning are escaped (branch folders contain %XX sequences).
+func uriPath(path string) string {
+	return strings.NewReplacer("%", "%25", "?", "%3F", "#", "%23").Replace(filepath.ToSlash(path))
 }
 
 // openFile opens the database at path, creating it (and its folder) when

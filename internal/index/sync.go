@@ -132,8 +132,9 @@ func effectiveVersion(file int64, old *storedRow) int64 {
 // leaves are deleted. Everything happens in one write transaction, so a
 // reader sees either the old or the new index, never a half-applied sync,
 // and two processes syncing at once take turns; a sync that finds nothing
-// to do writes nothing. Extracted entities are left as they are; SyncWith
-// updates them too.
+// to do writes nothing (but the cost of its walk, when it moved far from
+// the one recorded: see ExpectedSync). Extracted entities are left as they
+// are; SyncWith updates them too.
 func (db *DB) Sync(ctx context.Context, nodesDir string) (Stats, error) {
 	return db.SyncWith(ctx, nodesDir, nil)
 }
@@ -160,9 +161,11 @@ func (db *DB) sync(ctx context.Context, nodesDir string, ex *Extraction) (Stats,
 	if ex != nil {
 		srcFiles, srcProblems = listSources(ex)
 	}
+	scanned := time.Since(start)
 	if st, s, ok := db.quiet(ctx, l, ex, srcFiles, srcProblems); ok {
 		st.Duration = time.Since(start)
 		st.Hash = s.hash
+		db.noteQuietWalk(ctx, walkCost{d: st.Duration, leaves: st.Leaves})
 		return st, s, nil
 	}
 	gen := newGen()
@@ -171,11 +174,15 @@ func (db *DB) sync(ctx context.Context, nodesDir string, ex *Extraction) (Stats,
 		return Stats{}, nil, fmt.Errorf("syncing index %s: %w", db.Path, err)
 	}
 	defer tx.Rollback()
+	locked := time.Now()
 	prev, err := db.state(ctx, tx, false)
 	if err != nil {
 		return Stats{}, nil, fmt.Errorf("syncing index %s: %w", db.Path, err)
 	}
 	d := prev.diff(l)
+	// The walk as a sync finding nothing would have paid it: the listing,
+	// the leaf state and the comparison, without the wait for the lock.
+	walked := scanned + time.Since(locked)
 	st := Stats{Unchanged: d.unchanged}
 	reading := progress.Start(ctx, "index: reading leaves", len(d.work))
 	workpool.Run(0, len(d.work), func(i int) {
@@ -260,6 +267,7 @@ func (db *DB) sync(ctx context.Context, nodesDir string, ex *Extraction) (Stats,
 	w.setMeta("last_sync", time.Now().UTC().Format(time.RFC3339Nano))
 	w.setMeta("leaves", strconv.Itoa(st.Leaves))
 	w.setMeta("stat_gen", gen)
+	w.setWalk(walkCost{d: walked, leaves: st.Leaves})
 	if w.err != nil {
 		return st, nil, fmt.Errorf("syncing index %s: %w", db.Path, w.err)
 	}
