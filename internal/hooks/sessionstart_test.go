@@ -2,7 +2,6 @@ package hooks
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -153,14 +152,7 @@ func TestSessionStartStartsABackgroundSync(t *testing.T) {
 		t.Fatal("a background sync was started with a summary just written")
 	}
 	// The summary of a sync two minutes ago is old.
-	branch, err := index.CurrentBranch(context.Background(), k)
-	if err != nil {
-		t.Fatal(err)
-	}
-	db, err := sql.Open("sqlite", "file:"+index.Path(k, branch)+"?_pragma=busy_timeout(5000)")
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := indexDB(t, k)
 	old := time.Now().Add(-2 * time.Minute).UTC().Format(time.RFC3339Nano)
 	if _, err := db.Exec(`UPDATE meta SET value = ? WHERE key = 'last_sync'`, old); err != nil {
 		t.Fatal(err)

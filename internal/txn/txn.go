@@ -1106,15 +1106,11 @@ func (tx *Tx) planIndexFiles(t *store.Tree, out []rendered) (*indexfiles.Plan, e
 			}
 		}
 		if !r.s.removed {
-			// The tree holds leaves as a read of the written file
-			// gives them (graph links included).
-			n, err := node.Parse(r.s.n.Path, r.data)
+			n, sum, err := r.leaf()
 			if err != nil {
 				return nil, err
 			}
-			n.Release(false)
-			sum := sha256.Sum256(r.data)
-			t.Put(nil, n, hex.EncodeToString(sum[:]))
+			t.Put(nil, n, sum)
 			c.New = n
 		}
 		d.Changes = append(d.Changes, c)
@@ -1137,15 +1133,11 @@ func (tx *Tx) planChange(out []rendered) (*indexfiles.Plan, error) {
 	for _, r := range out {
 		c := indexfiles.LeafChange{Old: r.s.orig}
 		if !r.s.removed {
-			// The tree holds leaves as a read of the written file
-			// gives them (graph links included).
-			n, err := node.Parse(r.s.n.Path, r.data)
+			n, sum, err := r.leaf()
 			if err != nil {
 				return nil, err
 			}
-			n.Release(false)
-			sum := sha256.Sum256(r.data)
-			hashes[n.Path] = hex.EncodeToString(sum[:])
+			hashes[n.Path] = sum
 			c.New = n
 		}
 		d.Changes = append(d.Changes, c)
@@ -1272,6 +1264,18 @@ type rendered struct {
 	s    *staged
 	data []byte
 	op   index.AuditOp
+}
+
+// leaf is the written leaf as a tree holds it, a read of the written file
+// (graph links included), and the file's sha256 (hex).
+func (r rendered) leaf() (*node.Node, string, error) {
+	n, err := node.Parse(r.s.n.Path, r.data)
+	if err != nil {
+		return nil, "", err
+	}
+	n.Release(false)
+	sum := sha256.Sum256(r.data)
+	return n, hex.EncodeToString(sum[:]), nil
 }
 
 // commit validates and renders the staged leaves, plans the files the
