@@ -97,8 +97,10 @@ type Result struct {
 	// generated index files (ENTRY.md, GRAPH.md, nodes/**/index.md).
 	Generated []string
 	// Tree is the tree as the changeset leaves it (the one the index
-	// files were generated from); nil when the transaction did not read
-	// it. It is the transaction's own (see store.Snapshot).
+	// files were generated from), the transaction's own (see
+	// store.Snapshot). A transaction that planned its change on the
+	// branch index's kept tree leaves it nil until AfterTree assembles
+	// it: read it through AfterTree.
 	Tree *store.Tree
 	// Before is the nodes hash (store.HashLeaves) of the tree as the
 	// transaction read it, as its branch index recorded it; "" when not
