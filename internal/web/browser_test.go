@@ -95,15 +95,6 @@ func TestBrowserBehindServe(t *testing.T) {
 // browse drives the page at url in a headless Chromium (bin).
 func browse(t *testing.T, bin, url string) {
 	t.Helper()
-	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(bin), chromedp.NoSandbox, chromedp.DisableGPU, chromedp.WindowSize(1280, 900),
-		chromedp.UserDataDir(t.TempDir()))...)
-	defer cancelAlloc()
-	ctx, cancel := chromedp.NewContext(alloc)
-	defer cancel()
-	ctx, cancelTimeout := context.WithTimeout(ctx, 60*time.Second)
-	defer cancelTimeout()
-
 	var mu sync.Mutex
 	var problems []string
 	report := func(format string, args ...any) {
@@ -111,9 +102,10 @@ func browse(t *testing.T, bin, url string) {
 		defer mu.Unlock()
 		problems = append(problems, fmt.Sprintf(format, args...))
 	}
+	var ctx context.Context
 	// Listen's func runs in the loop that reads the browser's messages:
 	// it only records, and answers a dialog from another goroutine.
-	err := chromedp.Listen(ctx, func(ev any) {
+	listen := func(ev any) {
 		switch ev := ev.(type) {
 		case *runtime.EventExceptionThrown:
 			d := ev.ExceptionDetails
@@ -132,10 +124,8 @@ func browse(t *testing.T, bin, url string) {
 				_, _ = chromedp.Call(ctx, cdppage.HandleJavaScriptDialog, cdppage.HandleJavaScriptDialogParams{})
 			}()
 		}
-	})
-	if err != nil {
-		t.Fatalf("starting Chromium (%s): %v", bin, err)
 	}
+	ctx = startBrowser(t, bin, listen)
 	start := time.Now()
 	// A step that waits for something that never comes fails after 15
 	// seconds, with whatever the page reported.
@@ -260,4 +250,41 @@ func browse(t *testing.T, bin, url string) {
 	for _, p := range problems {
 		t.Error(p)
 	}
+}
+
+// browserStarts is how many times startBrowser launches Chromium before
+// it gives up. A browser that exits before it listens, on a machine
+// short of memory or under heavy load, is the machine's fault and not
+// the page's; a page that misbehaves fails on every launch.
+const browserStarts = 3
+
+// startBrowser launches a headless Chromium (bin) with fn listening to
+// its page's events, and returns the page's context, which the test's
+// cleanup closes. Chromium keeps its shared memory in the temporary
+// directory (--disable-dev-shm-usage), so a small or odd /dev/shm does
+// not stop it.
+func startBrowser(t *testing.T, bin string, fn func(ev any)) context.Context {
+	t.Helper()
+	var err error
+	for attempt := 1; attempt <= browserStarts; attempt++ {
+		alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), append(chromedp.DefaultExecAllocatorOptions[:],
+			chromedp.ExecPath(bin), chromedp.NoSandbox, chromedp.DisableGPU, chromedp.WindowSize(1280, 900),
+			chromedp.Flag("disable-dev-shm-usage", true), chromedp.UserDataDir(t.TempDir()))...)
+		ctx, cancel := chromedp.NewContext(alloc)
+		ctx, cancelTimeout := context.WithTimeout(ctx, 60*time.Second)
+		if err = chromedp.Listen(ctx, fn); err == nil {
+			t.Cleanup(func() {
+				cancelTimeout()
+				cancel()
+				cancelAlloc()
+			})
+			return ctx
+		}
+		cancelTimeout()
+		cancel()
+		cancelAlloc()
+		t.Logf("starting Chromium (%s), attempt %d of %d: %v", bin, attempt, browserStarts, err)
+	}
+	t.Fatalf("starting Chromium (%s) failed %d times; the last error: %v", bin, browserStarts, err)
+	return nil
 }
