@@ -86,6 +86,8 @@ type DB struct {
 		st Stats
 		at time.Time
 	}
+
+	watch watchState // what tells the syncs where the tree changed (Watch)
 }
 
 // ftsTriggers keep the full-text table in step with search_docs (whose

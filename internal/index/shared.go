@@ -51,11 +51,14 @@ func OpenSharedWith(ctx context.Context, k *store.KB, branch string, config func
 	h := store.Memo(k, handlesKey{}, func() *handles { return &handles{dbs: map[string]*DB{}} })
 	h.Lock()
 	defer h.Unlock()
+	var src ChangeSource
 	if db, ok := h.dbs[path]; ok {
 		if _, err := os.Stat(path); err == nil {
 			return db, nil
 		}
-		// The file was removed (kk gc, or by hand): open it anew.
+		// The file was removed (kk gc, or by hand): open it anew. Its
+		// change source goes to the new handle, whose first sync walks.
+		src = db.changeSource()
 		db.shared = false
 		_ = db.Close()
 		delete(h.dbs, path)
@@ -79,6 +82,9 @@ func OpenSharedWith(ctx context.Context, k *store.KB, branch string, config func
 		return nil, err
 	}
 	db.shared = true
+	if src != nil {
+		db.Watch(src)
+	}
 	h.dbs[path] = db
 	return db, nil
 }

@@ -150,22 +150,35 @@ func (db *DB) SyncWith(ctx context.Context, nodesDir string, ex *Extraction) (St
 }
 
 // sync is SyncWith, returning the leaf state the index holds after it.
+// A handle told where the tree changed (Watch) reads only there.
 func (db *DB) sync(ctx context.Context, nodesDir string, ex *Extraction) (Stats, *treeState, error) {
+	if db.changeSource() != nil {
+		return db.syncWatched(ctx, nodesDir, ex)
+	}
 	start := time.Now()
 	l, err := store.ScanDir(ctx, nodesDir)
 	if err != nil {
 		return Stats{}, nil, fmt.Errorf("reading %s: %w", nodesDir, err)
 	}
+	return db.syncListed(ctx, start, ex, l, nil)
+}
+
+// syncListed is sync with the listing l made since start: of the whole
+// tree (scope nil), or of the folders of scope alone, the others being as
+// the leaf state records them (see treeState.diffIn).
+func (db *DB) syncListed(ctx context.Context, start time.Time, ex *Extraction, l *store.Listing, scope map[string]bool) (Stats, *treeState, error) {
 	var srcFiles []*sourceWork
 	var srcProblems []Problem
 	if ex != nil {
 		srcFiles, srcProblems = listSources(ex)
 	}
 	scanned := time.Since(start)
-	if st, s, ok := db.quiet(ctx, l, ex, srcFiles, srcProblems); ok {
+	if st, s, ok := db.quiet(ctx, l, scope, ex, srcFiles, srcProblems); ok {
 		st.Duration = time.Since(start)
 		st.Hash = s.hash
-		db.noteQuietWalk(ctx, walkCost{d: st.Duration, leaves: st.Leaves})
+		if scope == nil {
+			db.noteQuietWalk(ctx, walkCost{d: st.Duration, leaves: st.Leaves})
+		}
 		return st, s, nil
 	}
 	gen := newGen()
@@ -179,7 +192,7 @@ func (db *DB) sync(ctx context.Context, nodesDir string, ex *Extraction) (Stats,
 	if err != nil {
 		return Stats{}, nil, fmt.Errorf("syncing index %s: %w", db.Path, err)
 	}
-	d := prev.diff(l)
+	d := prev.diffIn(l, scope)
 	// The walk as a sync finding nothing would have paid it: the listing,
 	// the leaf state and the comparison, without the wait for the lock.
 	walked := scanned + time.Since(locked)
@@ -267,7 +280,9 @@ func (db *DB) sync(ctx context.Context, nodesDir string, ex *Extraction) (Stats,
 	w.setMeta("last_sync", time.Now().UTC().Format(time.RFC3339Nano))
 	w.setMeta("leaves", strconv.Itoa(st.Leaves))
 	w.setMeta("stat_gen", gen)
-	w.setWalk(walkCost{d: walked, leaves: st.Leaves})
+	if scope == nil {
+		w.setWalk(walkCost{d: walked, leaves: st.Leaves})
+	}
 	if w.err != nil {
 		return st, nil, fmt.Errorf("syncing index %s: %w", db.Path, w.err)
 	}
@@ -294,7 +309,7 @@ func (db *DB) sync(ctx context.Context, nodesDir string, ex *Extraction) (Stats,
 // read snapshot and without taking the write lock; ok is false when
 // anything differs, and the caller takes the write path, which compares
 // again inside its transaction.
-func (db *DB) quiet(ctx context.Context, l *store.Listing, ex *Extraction, srcFiles []*sourceWork, srcProblems []Problem) (Stats, *treeState, bool) {
+func (db *DB) quiet(ctx context.Context, l *store.Listing, scope map[string]bool, ex *Extraction, srcFiles []*sourceWork, srcProblems []Problem) (Stats, *treeState, bool) {
 	rtx, err := db.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return Stats{}, nil, false
@@ -304,7 +319,7 @@ func (db *DB) quiet(ctx context.Context, l *store.Listing, ex *Extraction, srcFi
 	if err != nil || s.synced == 0 {
 		return Stats{}, nil, false
 	}
-	d := s.diff(l)
+	d := s.diffIn(l, scope)
 	racy, ok := d.racyOnly()
 	if !ok {
 		return Stats{}, nil, false

@@ -47,6 +47,7 @@ func repoPath(prefix, rel string) string { return prefix + store.DirName + "/" +
 // put them back after a crash.
 func (b *Backend) Apply(ctx context.Context, j *service.Job) (string, error) {
 	defer b.changed()
+	b.watchGaveUp()
 	if _, _, err := b.git(ctx); err != nil {
 		return "", err
 	}

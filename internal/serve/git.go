@@ -91,6 +91,10 @@ func (b *Backend) Close() error {
 		b.held = nil
 	}
 	b.view = nil
+	if b.watch != nil {
+		_ = b.watch.Close() // the handle's syncs walk from now on
+		b.watch = nil
+	}
 	return nil
 }
 

@@ -32,6 +32,7 @@ import (
 	"github.com/kk-project/kk/internal/node"
 	"github.com/kk-project/kk/internal/service"
 	"github.com/kk-project/kk/internal/store"
+	"github.com/kk-project/kk/internal/treewatch"
 )
 
 // DefaultAuthor is the identity of the commits kk serve makes, unless
@@ -74,6 +75,15 @@ type Options struct {
 	// it writes, between the transaction and the git commit, and after the
 	// commit. Only the crash test sets it (KK_SERVE_TEST_DELAY).
 	Delay time.Duration
+	// NoWatch has every sync of the served branch's index (each job's,
+	// and the reads') find what changed in the tree by a walk that stats
+	// every leaf, instead of from the kernel's reports of the folders
+	// that changed since the last sync (internal/treewatch, inotify:
+	// Linux, not on network file systems). kk serve --no-watch.
+	NoWatch bool
+	// Watch sets the watch of the tree up (its barrier's timeout; the
+	// faults tests inject).
+	Watch treewatch.Options
 }
 
 // Backend is the service.Backend of kk serve.
@@ -86,6 +96,11 @@ type Backend struct {
 	author        gitx.Author
 	maintainEvery int
 	recheckWithin time.Duration
+	noWatch       bool
+	watchOpts     treewatch.Options
+	// watch reports where the tree changed to the served branch's index
+	// handle (Warm); nil when the tree is not watched.
+	watch *treewatch.Watcher
 
 	mu     sync.Mutex // guards the fields below
 	top    string     // the git work tree's root
@@ -141,7 +156,8 @@ func New(o Options) *Backend {
 	if o.RecheckWithin == 0 {
 		o.RecheckWithin = DefaultRecheckWithin
 	}
-	return &Backend{k: o.KB, llm: o.Provider, log: o.Logger, delay: o.Delay, author: o.Author, maintainEvery: o.MaintainEvery, recheckWithin: o.RecheckWithin}
+	return &Backend{k: o.KB, llm: o.Provider, log: o.Logger, delay: o.Delay, author: o.Author, maintainEvery: o.MaintainEvery, recheckWithin: o.RecheckWithin,
+		noWatch: o.NoWatch, watchOpts: o.Watch}
 }
 
 // readTree returns the tree, without bodies, through the branch index
@@ -415,9 +431,9 @@ func (b *Backend) Recent(ctx context.Context, n int) ([]service.Post, error) {
 // Warm reads the tree and brings the branch's index up to date, so that
 // the first request does not pay for it.
 func (b *Backend) Warm(ctx context.Context) error {
-	// A job's tree read lists again only the folders the kernel reports
-	// changes in, instead of every folder (store.WatchTree).
-	store.WatchTree(b.k)
+	if err := b.watchTree(ctx); err != nil {
+		return err
+	}
 	if _, err := b.readTree(); err != nil {
 		return err
 	}
@@ -449,4 +465,51 @@ func (b *Backend) inTree(abs string) bool {
 	}
 	real, err := filepath.EvalSymlinks(abs)
 	return err == nil && strings.HasPrefix(real, nodes+string(filepath.Separator))
+}
+
+// watchTree has the syncs of the served branch's index learn where the
+// tree changed from the kernel (index.DB.Watch), unless Options.NoWatch;
+// where the tree cannot be watched, they walk it, as they do without.
+// The watches are set before the first sync, which walks.
+func (b *Backend) watchTree(ctx context.Context) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.noWatch || b.watch != nil {
+		return nil
+	}
+	w, err := treewatch.New(b.k.NodesDir(), b.k.StateDir(), b.watchOpts)
+	if err != nil {
+		b.log.Info("every job walks the tree to find what changed: it is not watched", "reason", err)
+		return nil
+	}
+	branch, err := index.CurrentBranch(ctx, b.k)
+	if err != nil {
+		_ = w.Close()
+		return err
+	}
+	db, err := index.OpenShared(ctx, b.k, branch)
+	if err != nil {
+		_ = w.Close()
+		return err
+	}
+	db.Watch(w)
+	b.watch = w
+	return nil
+}
+
+// watchGaveUp logs, once, that the watch of the tree stopped (a watch
+// the kernel refused): every job walks the tree from then on.
+func (b *Backend) watchGaveUp() {
+	b.mu.Lock()
+	w := b.watch
+	b.mu.Unlock()
+	if w == nil {
+		return
+	}
+	if why := w.Broken(); why != "" {
+		b.log.Warn("the tree is no longer watched; every job walks it until kk serve restarts", "reason", why)
+		b.mu.Lock()
+		b.watch = nil
+		b.mu.Unlock()
+	}
 }

@@ -18,10 +18,3 @@ const RacyWindow = 2 * time.Second
 func Unchanged(size, mtime, recSize, recMtime, recorded int64) bool {
 	return size == recSize && mtime == recMtime && mtime < recorded-int64(RacyWindow)
 }
-
-// WatchTree is kept for kk serve, which calls it once when it starts: a
-// tree read used to list the folders the kernel reported changes in
-// instead of walking them. A write now takes the tree from the branch
-// index without walking it (index.ReadTree), so there is nothing left to
-// watch; it does nothing and reports false.
-func WatchTree(*KB) bool { return false }

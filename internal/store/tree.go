@@ -438,6 +438,7 @@ func (l *Listing) sortBytes() {
 	slices.Sort(l.Dirs)
 	slices.Sort(l.Leftovers)
 	slices.Sort(l.Irregular)
+	slices.Sort(l.Linked)
 	slices.SortFunc(l.Problems, func(a, b error) int { return strings.Compare(a.Error(), b.Error()) })
 }
 
@@ -481,6 +482,7 @@ func (l *Listing) merge(part *Listing) {
 	l.Leftovers = append(l.Leftovers, part.Leftovers...)
 	l.Irregular = append(l.Irregular, part.Irregular...)
 	l.Problems = append(l.Problems, part.Problems...)
+	l.Linked = append(l.Linked, part.Linked...)
 }
 
 // Listing is what Scan found under nodes/.
@@ -491,6 +493,10 @@ type Listing struct {
 	Leftovers []string        // temporary files of interrupted atomic writes
 	Irregular []string        // *.md entries that are not regular files
 	Problems  []error         // symlinks that are broken or lead out of the tree
+	// Linked are the folders holding a symlink or a leaf with more than
+	// one link, whose content may change without anything changing in
+	// the folder (on Unix; see ScanPart).
+	Linked []string
 }
 
 // ModTime is the leaf file's modification time, in Unix nanoseconds.

@@ -12,7 +12,27 @@ import (
 // walk lists what is under nodes/ (root, realRoot its symlink-free path)
 // into l, by classify's rules, with every regular leaf's size and mtime.
 func walk(ctx context.Context, root, realRoot string, l *Listing) error {
-	return filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+	return walkFrom(ctx, root, realRoot, []string{""}, l)
+}
+
+// walkFrom is walk of the folders starts (relative to root) and
+// everything under them.
+func walkFrom(ctx context.Context, root, realRoot string, starts []string, l *Listing) error {
+	for _, start := range starts {
+		if err := walkOne(ctx, root, realRoot, start, l); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func walkOne(ctx context.Context, root, realRoot, start string, l *Listing) error {
+	from := root
+	if start != "" {
+		from = filepath.Join(root, filepath.FromSlash(start))
+		l.Dirs = append(l.Dirs, start)
+	}
+	return filepath.WalkDir(from, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
@@ -22,6 +42,9 @@ func walk(ctx context.Context, root, realRoot string, l *Listing) error {
 		rel := ""
 		if len(p) > len(root) {
 			rel = filepath.ToSlash(p[len(root)+1:])
+		}
+		if p == from && start != "" {
+			return nil // listed above
 		}
 		kind, f, problem := classify(realRoot, p, rel, d)
 		if kind == entrySkipDir {
@@ -41,7 +64,7 @@ func walk(ctx context.Context, root, realRoot string, l *Listing) error {
 
 // walkFolder reads folder rel into l and returns its subfolders, and
 // whether it holds a symlink.
-func walkFolder(root, realRoot, rel string, l *Listing) (subdirs []string, symlinks bool, err error) {
+func walkFolder(root, realRoot, rel string, l *Listing) (subdirs []string, linked bool, err error) {
 	abs := root
 	if rel != "" {
 		abs = filepath.Join(root, filepath.FromSlash(rel))
@@ -52,7 +75,7 @@ func walkFolder(root, realRoot, rel string, l *Listing) (subdirs []string, symli
 	}
 	for _, e := range entries {
 		if e.Type()&fs.ModeSymlink != 0 {
-			symlinks = true
+			linked = true
 		}
 		child := e.Name()
 		if rel != "" {
@@ -72,5 +95,5 @@ func walkFolder(root, realRoot, rel string, l *Listing) (subdirs []string, symli
 		}
 		l.add(kind, child, f, problem)
 	}
-	return subdirs, symlinks, nil
+	return subdirs, linked, nil
 }

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"slices"
 
 	"golang.org/x/sys/unix"
 )
@@ -17,8 +18,14 @@ import (
 // kernel resolving every leaf's whole path: reading an unchanged tree is
 // mostly this walk. It stops between folders once ctx is done.
 func walk(ctx context.Context, root, realRoot string, l *Listing) error {
-	level := []string{""}
-	l.Dirs = append(l.Dirs, "")
+	return walkFrom(ctx, root, realRoot, []string{""}, l)
+}
+
+// walkFrom is walk of the folders starts (relative to root) and
+// everything under them.
+func walkFrom(ctx context.Context, root, realRoot string, starts []string, l *Listing) error {
+	level := slices.Clone(starts)
+	l.Dirs = append(l.Dirs, starts...)
 	var parts []*Listing // one per folder, merged once at the end
 	for len(level) > 0 {
 		subdirs := make([][]string, len(level))
@@ -30,7 +37,11 @@ func walk(ctx context.Context, root, realRoot string, l *Listing) error {
 				return
 			}
 			part := &Listing{IndexDirs: map[string]bool{}}
-			subdirs[j], _, errs[j] = walkFolder(root, realRoot, level[j], part)
+			var linked bool
+			subdirs[j], linked, errs[j] = walkFolder(root, realRoot, level[j], part)
+			if linked {
+				part.Linked = []string{level[j]}
+			}
 			parts[at+j] = part
 		})
 		if err := errors.Join(errs...); err != nil {
@@ -47,8 +58,9 @@ func walk(ctx context.Context, root, realRoot string, l *Listing) error {
 
 // walkFolder reads folder rel into l and returns its subfolders, and
 // whether it holds a symlink (whose target may change without the folder
-// changing).
-func walkFolder(root, realRoot, rel string, l *Listing) (subdirs []string, symlinks bool, err error) {
+// changing) or a leaf with more than one link (which may change through
+// another folder).
+func walkFolder(root, realRoot, rel string, l *Listing) (subdirs []string, linked bool, err error) {
 	abs := root
 	if rel != "" {
 		abs = root + string(os.PathSeparator) + rel
@@ -66,7 +78,7 @@ func walkFolder(root, realRoot, rel string, l *Listing) (subdirs []string, symli
 	var st unix.Stat_t
 	for _, e := range entries {
 		if e.Type()&os.ModeSymlink != 0 {
-			symlinks = true
+			linked = true
 		}
 		child := e.Name()
 		if rel != "" {
@@ -78,11 +90,14 @@ func walkFolder(root, realRoot, rel string, l *Listing) (subdirs []string, symli
 				return nil, false, &os.PathError{Op: "lstat", Path: f.Abs, Err: err}
 			}
 			f.Size, f.mtime = st.Size, st.Mtim.Nano()
+			if st.Nlink > 1 {
+				linked = true
+			}
 		}
 		if kind == entryDir {
 			subdirs = append(subdirs, child)
 		}
 		l.add(kind, child, f, problem)
 	}
-	return subdirs, symlinks, nil
+	return subdirs, linked, nil
 }

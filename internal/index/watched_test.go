@@ -1,0 +1,378 @@
+package index
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kk-project/kk/internal/store"
+	"github.com/kk-project/kk/internal/treewatch"
+)
+
+func newWatcher(t *testing.T, k *store.KB, o treewatch.Options) *treewatch.Watcher {
+	t.Helper()
+	if runtime.GOOS != "linux" {
+		t.Skip("the tree is watched on Linux only")
+	}
+	w, err := treewatch.New(k.NodesDir(), k.StateDir(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = w.Close() })
+	return w
+}
+
+// nodeRows lists the leaves' rows of db: path, id, sha256, title.
+func nodeRows(t *testing.T, db *DB) []string {
+	t.Helper()
+	rows, err := db.r.Query(`SELECT path, id, sha256, title FROM nodes WHERE origin = '' ORDER BY path`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var p, id, sha, title string
+		if err := rows.Scan(&p, &id, &sha, &title); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, p+" "+id+" "+sha+" "+title)
+	}
+	return out
+}
+
+// checkLikeAWalk checks that db's leaf state (kept and read back) and
+// rows are those a fresh index's full sync of the tree makes, and its
+// tree ReadTree's.
+func checkLikeAWalk(t *testing.T, db *DB, k *store.KB, what string) {
+	t.Helper()
+	ctx := context.Background()
+	kept := db.kept.s
+	db.keep(nil)
+	read, err := db.state(ctx, db.r, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fresh, err := openFile(ctx, filepath.Join(t.TempDir(), "fresh.db"), "main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = fresh.Close() }()
+	_, want, err := fresh.sync(ctx, k.NodesDir(), nil)
+	if err == nil {
+		want, err = fresh.state(ctx, fresh.r, true)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, s := range []*treeState{kept, read} {
+		if d := stateDiff(s, want); d != "" {
+			t.Fatalf("%s: state %s: %s", what, [...]string{"kept", "read back"}[i], d)
+		}
+		if hash, invalid := want.summary(); s.hash != hash || s.invalid != invalid {
+			t.Fatalf("%s: summary %q %d, want %q %d", what, s.hash, s.invalid, hash, invalid)
+		}
+	}
+	if got, want := nodeRows(t, db), nodeRows(t, fresh); !slices.Equal(got, want) {
+		t.Fatalf("%s: rows\n%s\nwant\n%s", what, strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	ref, err := k.ReadTree(store.LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := treeDiff(read.tree(k.NodesDir()), ref); d != "" {
+		t.Fatalf("%s: %s", what, d)
+	}
+}
+
+// TestWatchedSyncMatchesAFullSync makes random changes of every kind a
+// person, git or another process makes under nodes/ (writes, edits
+// within the racy window keeping size and mtime, removals, folders made
+// full, removed, renamed, replaced by a file, symlinks, hard links) and,
+// after each, syncs a handle that watches the tree (a real inotify
+// watcher) through each of its entry points: the state, the rows and the
+// tree must be those of a full walk of a fresh index.
+func TestWatchedSyncMatchesAFullSync(t *testing.T) {
+	ctx := context.Background()
+	k := seedKB(t)
+	w := newWatcher(t, k, treewatch.Options{})
+	db, _, err := Open(ctx, k, "main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = db.Close() }()
+	db.Watch(w)
+	if _, err := db.Sync(ctx, k.NodesDir()); err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(21, 22))
+	dirs := []string{"", "auth", "cache", "x", "x/y", "x/y/z", "new"}
+	pick := func() string {
+		d := dirs[rng.IntN(len(dirs))]
+		return store.JoinRel(d, fmt.Sprintf("n%d.md", rng.IntN(4)))
+	}
+	content := func(step int, tag string) string {
+		return leaf(fmt.Sprintf("practice-%s%d", tag, step), fmt.Sprintf("%s %d", tag, step), "d", []string{"t"}, "", "b")
+	}
+	// put writes a leaf, making its folders; a path through a file is
+	// left alone.
+	put := func(rel, content string) {
+		p := k.NodePath(rel)
+		if os.MkdirAll(filepath.Dir(p), 0o755) == nil {
+			_ = os.WriteFile(p, []byte(content), 0o644)
+		}
+	}
+	ops := map[string]int{}
+	for step := range 150 {
+		var op string
+		switch n := rng.IntN(16); {
+		case n < 4:
+			op = "write"
+			put(pick(), content(step, "w"))
+		case n < 5:
+			// Same size, same mtime, within the racy window: only the
+			// bytes differ.
+			op = "racy"
+			rel := pick()
+			if fi, err := os.Stat(k.NodePath(rel)); err == nil {
+				old, _ := os.ReadFile(k.NodePath(rel))
+				b := []byte(strings.Replace(string(old), "b\n", "c\n", 1))
+				if len(b) == len(old) {
+					if err := os.WriteFile(k.NodePath(rel), b, 0o644); err != nil {
+						t.Fatal(err)
+					}
+					if err := os.Chtimes(k.NodePath(rel), fi.ModTime(), fi.ModTime()); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+		case n < 6:
+			op = "aged write"
+			rel := pick()
+			put(rel, content(step, "a"))
+			age(t, k, rel)
+		case n < 7:
+			op = "remove"
+			_ = os.Remove(k.NodePath(pick()))
+		case n < 8:
+			op = "unreadable"
+			put(pick(), "---\ntitle: [broken\n---\n")
+		case n < 9:
+			op = "remove folder"
+			if d := dirs[1+rng.IntN(len(dirs)-1)]; true {
+				_ = os.RemoveAll(k.NodePath(d))
+			}
+		case n < 10:
+			// A folder made and filled at once (its watch comes after
+			// its first leaves), nested.
+			op = "new folder"
+			d := fmt.Sprintf("made%d", step)
+			put(d+"/deep/l1.md", content(step, "d"))
+			put(d+"/l2.md", content(step, "e"))
+			dirs = append(dirs, d)
+		case n < 11:
+			op = "rename folder"
+			from := dirs[1+rng.IntN(len(dirs)-1)]
+			to := fmt.Sprintf("moved%d", step)
+			if err := os.Rename(k.NodePath(from), k.NodePath(to)); err == nil {
+				dirs = append(dirs, to)
+			}
+		case n < 12:
+			op = "folder to file"
+			d := dirs[1+rng.IntN(len(dirs)-1)]
+			_ = os.RemoveAll(k.NodePath(d))
+			_ = os.MkdirAll(filepath.Dir(k.NodePath(d)), 0o755)
+			_ = os.WriteFile(k.NodePath(d), []byte("not a folder"), 0o644)
+			defer os.Remove(k.NodePath(d))
+			if rng.IntN(2) == 0 {
+				_ = os.Remove(k.NodePath(d))
+			}
+		case n < 13:
+			op = "symlink"
+			rel := pick()
+			_ = os.MkdirAll(filepath.Dir(k.NodePath(rel)), 0o755)
+			target := pick()
+			rt, _ := filepath.Rel(filepath.Dir(k.NodePath(rel)), k.NodePath(target))
+			_ = os.Remove(k.NodePath(rel))
+			_ = os.Symlink(rt, k.NodePath(rel))
+		case n < 14:
+			// A target a symlink names, changed in its own folder.
+			op = "hard link"
+			from, to := pick(), pick()
+			_ = os.MkdirAll(filepath.Dir(k.NodePath(to)), 0o755)
+			if _, err := os.Stat(k.NodePath(from)); err == nil && from != to {
+				_ = os.Remove(k.NodePath(to))
+				_ = os.Link(k.NodePath(from), k.NodePath(to))
+			}
+		case n < 15:
+			op = "index.md and leftovers"
+			d := dirs[rng.IntN(len(dirs))]
+			_ = os.MkdirAll(k.NodePath(d), 0o755)
+			if rng.IntN(2) == 0 {
+				_ = os.WriteFile(filepath.Join(k.NodePath(d), "index.md"), []byte("# index\n"), 0o644)
+			} else {
+				_ = os.WriteFile(filepath.Join(k.NodePath(d), ".x.md.tmp-1"), []byte("half"), 0o644)
+			}
+		default:
+			op = "nothing"
+		}
+		ops[op]++
+		// A write through the transaction syncs its paths (SyncPaths);
+		// every other sync is one of these.
+		var err error
+		switch rng.IntN(4) {
+		case 0:
+			_, err = db.Sync(ctx, k.NodesDir())
+		case 1:
+			_, _, err = db.Tree(ctx, k.NodesDir(), nil)
+		case 2:
+			_, _, err = db.SyncShape(ctx, k.NodesDir(), nil)
+		default:
+			_, _, _, err = db.TreeOrSnapshot(ctx, k.NodesDir(), nil)
+		}
+		if err != nil {
+			t.Fatalf("step %d (%s): %v", step, op, err)
+		}
+		checkLikeAWalk(t, db, k, fmt.Sprintf("step %d (%s)", step, op))
+	}
+	watched, walked := db.WatchCounts()
+	st := w.Stats()
+	t.Logf("ops %v; syncs watched %d, walked %d; watcher %+v", ops, watched, walked, st)
+	if watched < 80 || st.All[treewatch.ReasonMoved] == 0 {
+		t.Fatalf("the watcher answered %d syncs of 150 (%+v): the test does not test it", watched, st)
+	}
+}
+
+// TestWatchedSyncSeesEveryWriteBeforeIt: a leaf written (by anyone) just
+// before a sync is in it, every time: the barrier.
+func TestWatchedSyncSeesEveryWriteBeforeIt(t *testing.T) {
+	ctx := context.Background()
+	k := seedKB(t)
+	w := newWatcher(t, k, treewatch.Options{})
+	db, _, err := Open(ctx, k, "main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = db.Close() }()
+	db.Watch(w)
+	if _, err := db.Sync(ctx, k.NodesDir()); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 200 {
+		rel := fmt.Sprintf("f%d/n.md", i%7)
+		title := fmt.Sprintf("Barrier %d", i)
+		writeLeaf(t, k, rel, leaf(fmt.Sprintf("practice-b%d", i), title, "d", nil, "", "b"))
+		if i%3 == 0 {
+			age(t, k, rel) // trusted by its stat, were it not named
+		}
+		if _, err := db.Sync(ctx, k.NodesDir()); err != nil {
+			t.Fatal(err)
+		}
+		var got string
+		if err := db.r.QueryRow(`SELECT title FROM nodes WHERE path = ?`, rel).Scan(&got); err != nil || got != title {
+			t.Fatalf("write %d: the sync after it has %q (%v), want %q", i, got, err, title)
+		}
+	}
+	if watched, walked := db.WatchCounts(); walked != 1 || watched != 200 {
+		t.Fatalf("watched %d, walked %d syncs; want 200 and the first", watched, walked)
+	}
+}
+
+// TestWatchedSyncFallsBack: whenever the watcher cannot vouch (told to
+// doubt, its queue overflowed, a watch refused, a sync that failed), the
+// sync walks, and finds what the kernel's lost reports would have named.
+func TestWatchedSyncFallsBack(t *testing.T) {
+	ctx := context.Background()
+	k := seedKB(t)
+	doubt := false
+	refuse := ""
+	w := newWatcher(t, k, treewatch.Options{
+		Doubt: func() bool { return doubt },
+		AddFault: func(dir string) error {
+			if refuse != "" && dir == refuse {
+				return fmt.Errorf("refused for the test")
+			}
+			return nil
+		},
+	})
+	db, _, err := Open(ctx, k, "main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = db.Close() }()
+	db.Watch(w)
+	sync := func(what string) {
+		t.Helper()
+		if _, err := db.Sync(ctx, k.NodesDir()); err != nil {
+			t.Fatal(err)
+		}
+		checkLikeAWalk(t, db, k, what)
+	}
+	sync("first")
+	_, walked0 := db.WatchCounts()
+
+	// Told to doubt.
+	doubt = true
+	writeLeaf(t, k, "auth/doubt.md", leaf("practice-doubt", "Doubt", "d", nil, "", "b"))
+	sync("doubt")
+	doubt = false
+
+	// A real overflow of the kernel's queue: more reports than it holds
+	// (fs.inotify.max_queued_events) between two syncs.
+	max := 16384
+	if b, err := os.ReadFile("/proc/sys/fs/inotify/max_queued_events"); err == nil {
+		fmt.Sscan(string(b), &max)
+	}
+	if max <= 1<<17 {
+		// Two files in turn: the kernel merges a report with the one
+		// before it when they are the same.
+		ps := []string{k.NodePath("cache/render-cache.md"), k.NodePath("auth/login-flow.md")}
+		for i := range max + 10 {
+			ts := time.Now().Add(-time.Duration(i) * time.Second)
+			if err := os.Chtimes(ps[i%2], ts, ts); err != nil {
+				t.Fatal(err)
+			}
+		}
+		writeLeaf(t, k, "cache/render-cache.md", leaf("practice-render-cache", "After the overflow", "d", nil, "", "b"))
+		age(t, k, "cache/render-cache.md")
+		sync("overflow")
+		if w.Stats().All[treewatch.ReasonOverflow] == 0 {
+			t.Fatalf("no overflow reported: %+v", w.Stats())
+		}
+	} else {
+		t.Logf("max_queued_events is %d: the overflow is not tried", max)
+	}
+
+	// A failed sync: the next one walks.
+	writeLeaf(t, k, "auth/fail.md", leaf("practice-fail", "Fail", "d", nil, "", "b"))
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := db.Sync(cctx, k.NodesDir()); err == nil {
+		t.Fatal("a sync with a cancelled context succeeded")
+	}
+	sync("after a failed sync")
+
+	// A folder the kernel refuses to watch: the watcher gives up, every
+	// sync walks.
+	refuse = "refused"
+	writeLeaf(t, k, "refused/r.md", leaf("practice-refused", "Refused", "d", nil, "", "b"))
+	sync("refused")
+	writeLeaf(t, k, "refused/r2.md", leaf("practice-refused2", "Refused 2", "d", nil, "", "b"))
+	age(t, k, "refused/r2.md")
+	sync("after the refusal")
+	if w.Broken() == "" {
+		t.Fatal("the watcher did not give up")
+	}
+	st := w.Stats()
+	_, walked := db.WatchCounts()
+	if st.All[treewatch.ReasonDoubt] != 1 || st.All[treewatch.ReasonUnsure] == 0 || walked-walked0 < 5 {
+		t.Fatalf("walked %d syncs after the first; watcher %+v", walked-walked0, st)
+	}
+}

@@ -1,0 +1,85 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"syscall"
+)
+
+// ScanPart lists part of the tree under root (nodes/) as ScanDir lists the
+// whole of it, for a long-running process that knows where changes
+// happened since its last look (kk serve's watch of the tree: see
+// index.DB.Watch). Each of folders is listed by itself: its leaves with
+// their size and mtime, its index.md, leftovers, irregular files and
+// problems, and the folder in Dirs, not its subfolders. Then more, when
+// not nil, is given the subfolders found in each of them (a folder left
+// out has none) and names the folders to list with everything under them,
+// which are listed as ScanDir lists the tree (each of them, and every
+// folder under it, in Dirs). A folder of either kind that is not there,
+// or is not a folder, is left out. Linked names the listed folders that
+// hold a symlink or a leaf with more than one link.
+func ScanPart(ctx context.Context, root string, folders []string, more func(subdirs map[string][]string) ([]string, error)) (*Listing, error) {
+	realRoot, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		return nil, err
+	}
+	l := &Listing{IndexDirs: map[string]bool{}}
+	subdirs := make(map[string][]string, len(folders))
+	for _, rel := range folders {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if rel != "" {
+			// A folder replaced by a symlink is not one of the tree's.
+			fi, err := os.Lstat(filepath.Join(root, filepath.FromSlash(rel)))
+			if gone(err) || err == nil && !fi.IsDir() {
+				continue
+			}
+		}
+		part := &Listing{IndexDirs: map[string]bool{}}
+		subs, linked, err := walkFolder(root, realRoot, rel, part)
+		if gone(err) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		part.Dirs = []string{rel} // the folder itself, not its subfolders
+		if linked {
+			part.Linked = []string{rel}
+		}
+		subdirs[rel] = subs
+		l.merge(part)
+	}
+	if more != nil {
+		trees, err := more(subdirs)
+		if err != nil {
+			return nil, err
+		}
+		var starts []string
+		for _, rel := range trees {
+			fi, err := os.Lstat(filepath.Join(root, filepath.FromSlash(rel)))
+			if gone(err) || err == nil && !fi.IsDir() {
+				continue
+			}
+			if err != nil {
+				return nil, err
+			}
+			starts = append(starts, rel)
+		}
+		if err := walkFrom(ctx, root, realRoot, starts, l); err != nil {
+			return nil, err
+		}
+	}
+	l.sortBytes()
+	return l, nil
+}
+
+// gone reports whether err says that a folder is not there (or is not a
+// folder).
+func gone(err error) bool {
+	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR)
+}
