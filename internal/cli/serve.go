@@ -27,6 +27,7 @@ type serveOpts struct {
 	tokenFile string
 	pushEvery time.Duration
 	logLevel  string
+	noWatch   bool
 }
 
 func newServeCmd(app *App) *cobra.Command {
@@ -102,6 +103,13 @@ and pushes the index files regenerated for the merged tree; a push refused
 because origin moved is tried again at once (ten rounds), any other failure
 at the next tick. A rebase is never left halfway.
 
+Each job's transaction first finds what changed in the tree since the last
+one (a person's edit, a git checkout, another kk process): on Linux kk serve
+asks the kernel (inotify) which folders changed instead of stat'ing every
+leaf, and walks the whole tree whenever it cannot tell (the first job, a
+queue overflow, a folder renamed, a network file system). --no-watch walks at
+every job.
+
 SIGINT or SIGTERM, to kk serve or to its whole process group, stops
 accepting requests, lets the current job finish (git runs in a process group
 of its own and is not signalled), and exits 0; a job waiting for another git
@@ -123,6 +131,7 @@ stderr.`,
 	cmd.Flags().StringVar(&o.tokenFile, "token-file", "", "file holding the bearer token requests must carry (needed beyond loopback)")
 	cmd.Flags().DurationVar(&o.pushEvery, "push-every", 0, "fetch, rebase and push to origin this often, between jobs (0: never)")
 	cmd.Flags().StringVar(&o.logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	cmd.Flags().BoolVar(&o.noWatch, "no-watch", false, "find what changed in the tree by a walk of every leaf at each job, not the kernel's reports")
 	return cmd
 }
 
@@ -185,6 +194,6 @@ func runServe(ctx context.Context, app *App, o serveOpts) error {
 	return server.Run(ctx, server.Options{
 		Root: root, Init: store.InitOptions{Version: releaseVersion(), Now: app.Now(), Command: app.Command},
 		Addr: o.addr, Token: token, LoopbackOnly: notLoopback == nil, PushEvery: o.pushEvery,
-		Logger: log, Now: app.Now, Getenv: app.Getenv, Harnesses: app.harnesses(), GCPercent: gc, Delay: delay,
+		Logger: log, Now: app.Now, Getenv: app.Getenv, Harnesses: app.harnesses(), GCPercent: gc, Delay: delay, NoWatch: o.noWatch,
 	})
 }

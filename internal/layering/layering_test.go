@@ -90,6 +90,7 @@ var fileWriters = map[string]string{
 	"internal/searcheval":        "the evaluation's scratch copy of a pack",
 	"internal/usage":             "the usage log (under .state/)",
 	"internal/freshness":         "the last freshness check's counts (under .state/), for session start",
+	"internal/treewatch":         "kk serve's watch of the tree: the barrier's transient cookie file (under .state/)",
 }
 
 type pkg struct {

@@ -23,7 +23,9 @@ import (
 // BenchmarkPostCommit measures post → commit throughput with no model: b.N
 // notes posted to a server over a tree of n generated notes, timed until
 // the last one is committed. jobs/s is the figure docs/benchmarks.md
-// records. With KK_BENCH_PROF=<file> it writes a CPU profile of the
+// records, with the CPU the whole process used per job and the syncs
+// that walked the tree (KK_BENCH_NOWATCH=1: all of them, as kk serve
+// --no-watch). With KK_BENCH_PROF=<file> it writes a CPU profile of the
 // jobs alone.
 //
 //	go test ./internal/serve -run '^$' -bench PostCommit -benchtime 200x
@@ -35,7 +37,9 @@ func BenchmarkPostCommit(b *testing.B) {
 	for _, n := range []int{100, 1000, 10000} {
 		b.Run(fmt.Sprintf("notes=%d", n), func(b *testing.B) {
 			k := newRepo(b, n)
-			s := start(b, k, nil)
+			// KK_BENCH_NOWATCH=1: every job's sync walks the tree, as
+			// kk serve --no-watch does.
+			s := startOpts(b, context.Background(), Options{KB: k, NoWatch: os.Getenv("KK_BENCH_NOWATCH") != ""})
 			benchkb.Settle()
 			ctx := context.Background()
 			if pf := os.Getenv("KK_BENCH_PROF"); pf != "" && b.N > 1 {
@@ -53,6 +57,7 @@ func BenchmarkPostCommit(b *testing.B) {
 			}
 			b.ResetTimer()
 			startAt := time.Now()
+			cpu0 := processCPU()
 			var last string
 			for i := range b.N {
 				j, err := s.Client.Post(ctx, httpapi.PostRequest{
@@ -76,6 +81,7 @@ func BenchmarkPostCommit(b *testing.B) {
 				b.Fatalf("last job %s has no finish time: %+v", last, lj)
 			}
 			elapsed := lj.Finished.Sub(startAt)
+			cpu := processCPU() - cpu0
 			b.StopTimer()
 			b.ReportMetric(float64(b.N)/elapsed.Seconds(), "jobs/s")
 			s.Backend.mu.Lock()
@@ -84,6 +90,17 @@ func BenchmarkPostCommit(b *testing.B) {
 			b.ReportMetric(float64(tm.place.Milliseconds())/float64(b.N), "place-ms/job")
 			b.ReportMetric(float64(tm.write.Milliseconds())/float64(b.N), "txn+commit-ms/job")
 			b.ReportMetric(float64(tm.commit.Milliseconds())/float64(b.N), "commit-ms/job")
+			// All of the process's CPU (the walk's goroutines and system
+			// calls included), and the syncs that walked the tree.
+			b.ReportMetric(float64(cpu.Milliseconds())/float64(b.N), "cpu-ms/job")
+			walks := b.N // unwatched: every job's sync walks
+			if w := s.Backend.watch; w != nil {
+				walks = 0
+				for _, n := range w.Stats().All {
+					walks += n
+				}
+			}
+			b.ReportMetric(float64(walks)/float64(b.N), "walks/job")
 		})
 	}
 }

@@ -474,7 +474,11 @@ func (b *Backend) inTree(abs string) bool {
 func (b *Backend) watchTree(ctx context.Context) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.noWatch || b.watch != nil {
+	if b.watch != nil {
+		return nil
+	}
+	if b.noWatch {
+		b.log.Info("every job walks the tree to find what changed (--no-watch)")
 		return nil
 	}
 	w, err := treewatch.New(b.k.NodesDir(), b.k.StateDir(), b.watchOpts)
@@ -494,6 +498,7 @@ func (b *Backend) watchTree(ctx context.Context) error {
 	}
 	db.Watch(w)
 	b.watch = w
+	b.log.Info("the tree is watched: each job reads only the folders the kernel reports changed", "folders", w.Stats().Watches)
 	return nil
 }
 

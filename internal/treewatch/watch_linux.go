@@ -260,7 +260,6 @@ func (w *Watcher) report(reason string) Changes {
 		clear(w.folders)
 		clear(w.subtrees)
 	}()
-	w.stats.Watches = len(w.wds)
 	if reason != "" {
 		w.stats.All[reason]++
 		return Changes{All: true, Reason: reason}
@@ -468,6 +467,7 @@ func (w *Watcher) Stats() Stats {
 	defer w.mu.Unlock()
 	s := w.stats
 	s.All = maps.Clone(s.All)
+	s.Watches = len(w.wds)
 	return s
 }
 

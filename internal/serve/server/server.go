@@ -56,6 +56,9 @@ type Options struct {
 	GCPercent int
 	// Delay slows every job step down (end-to-end tests of concurrency).
 	Delay time.Duration
+	// NoWatch has every job walk the tree instead of watching it
+	// (serve.Options.NoWatch).
+	NoWatch bool
 }
 
 // Run serves the knowledge base under o.Root until ctx ends: it sets the
@@ -94,7 +97,7 @@ func Run(ctx context.Context, o Options) error {
 	if o.GCPercent > 0 {
 		debug.SetGCPercent(o.GCPercent)
 	}
-	backend := serve.New(serve.Options{KB: k, Provider: provider, Logger: log, Delay: o.Delay})
+	backend := serve.New(serve.Options{KB: k, Provider: provider, Logger: log, Delay: o.Delay, NoWatch: o.NoWatch})
 	if err := backend.Open(ctx); err != nil {
 		return err
 	}
