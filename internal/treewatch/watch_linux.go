@@ -48,6 +48,7 @@ type Watcher struct {
 	subtrees      map[string]bool
 	all           string // why the next Changes reports All; "" when it can tell
 	reset         bool   // the watches must be set again (a new instance)
+	resetWhy      string // why
 	broken        string // why the watcher gave up; "" while it works
 	buf           []byte
 	stats         Stats
@@ -142,11 +143,18 @@ func (w *Watcher) setAll() error {
 	w.cookieWD = -1
 	w.written, w.seen = 0, 0
 	w.folders, w.subtrees = map[string]bool{}, map[string]bool{}
-	w.reset = false
 	if err := w.watchCookie(); err != nil {
 		return err
 	}
-	return w.addTree("")
+	if err := w.addTree(""); err != nil {
+		return err
+	}
+	if !slices.Contains(slices.Collect(maps.Values(w.wds)), "") {
+		// nodes/ is not there: nothing reports its making. Until it is
+		// watched, every Changes sets the watches again and reports All.
+		w.resetFor(ReasonRoot)
+	}
+	return nil
 }
 
 func (w *Watcher) watchCookie() error {
@@ -245,6 +253,10 @@ func (w *Watcher) Changes(ctx context.Context) Changes {
 		}
 	}
 	if w.reset {
+		// The answer is All whenever the watches are set again, for the
+		// reason they are.
+		w.doubt(w.resetWhy)
+		w.reset = false
 		if err := w.setAll(); err != nil {
 			w.giveUp(err)
 		}
@@ -433,7 +445,7 @@ func (w *Watcher) doubt(reason string) {
 // resetFor is doubt, with the watches set again before the answer.
 func (w *Watcher) resetFor(reason string) {
 	w.doubt(reason)
-	w.reset = true
+	w.reset, w.resetWhy = true, reason
 }
 
 // giveUp stops watching for good (a watch the kernel refused: every later
