@@ -100,10 +100,14 @@ func TestPromptContextSkipsAWalkPastTheBudget(t *testing.T) {
 		t.Fatalf("no walk recorded by the sync: %v %v", d, ok)
 	}
 	// The background sync: the real kk, through a wrapper that records
-	// its arguments and its end, so that the test waits for it.
+	// its arguments and its end, so that the test waits for it, and that
+	// starts kk only once the test has seen both prompts answered without
+	// it (a sync that ended between them would find the hand-written leaf).
 	dir := t.TempDir()
 	wrapper := filepath.Join(dir, "kk")
-	writeFile(t, wrapper, "#!/bin/sh\necho \"$@\" >> '"+dir+"/args'\n'"+bin+"' \"$@\" > '"+dir+"/out' 2>&1\necho $? > '"+dir+"/done'\n")
+	writeFile(t, wrapper, "#!/bin/sh\necho \"$@\" >> '"+dir+"/args'\n"+
+		"while [ ! -e '"+dir+"/go' ]; do sleep 0.05; done\n"+
+		"'"+bin+"' \"$@\" > '"+dir+"/out' 2>&1\necho $? > '"+dir+"/done'\n")
 	if err := os.Chmod(wrapper, 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -129,6 +133,7 @@ func TestPromptContextSkipsAWalkPastTheBudget(t *testing.T) {
 	if ds := diagnostics(t, k); len(ds) != 0 {
 		t.Fatalf("diagnostics %+v", ds)
 	}
+	writeFile(t, filepath.Join(dir, "go"), "")
 	deadline := time.Now().Add(60 * time.Second)
 	for {
 		if data, err := os.ReadFile(filepath.Join(dir, "done")); err == nil {
