@@ -50,7 +50,7 @@ for _ in $(seq 600); do
 done
 url=$(cat "$root/.ai/kenkeep/.state/serve.url")
 for i in $(seq 50); do
-  curl -sf -X POST "$url/content" -d "{\"content\":\"Memory note $i: the release worker retries a deploy job.\",\"title\":\"Memory note $i\"}" >/dev/null
+  curl -sf -X POST -H "Content-Type: application/json" "$url/content" -d "{\"content\":\"Memory note $i: the release worker retries a deploy job.\",\"title\":\"Memory note $i\"}" >/dev/null
 done
 for _ in $(seq 1200); do
   curl -sf "$url/healthz" | grep -q '"queue_depth":0,"processing":0' && break
