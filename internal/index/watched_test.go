@@ -29,6 +29,19 @@ func newWatcher(t *testing.T, k *store.KB, o treewatch.Options) *treewatch.Watch
 	return w
 }
 
+// watchedDB opens k's index with w as its change source; the handle is
+// closed when the test ends.
+func watchedDB(t *testing.T, k *store.KB, w *treewatch.Watcher) *DB {
+	t.Helper()
+	db, _, err := Open(context.Background(), k, "main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = db.Close() })
+	db.Watch(w)
+	return db
+}
+
 // nodeRows lists the leaves' rows of db: path, id, sha256, title.
 func nodeRows(t *testing.T, db *DB) []string {
 	t.Helper()
@@ -103,12 +116,7 @@ func TestWatchedSyncMatchesAFullSync(t *testing.T) {
 	ctx := context.Background()
 	k := seedKB(t)
 	w := newWatcher(t, k, treewatch.Options{})
-	db, _, err := Open(ctx, k, "main")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = db.Close() }()
-	db.Watch(w)
+	db := watchedDB(t, k, w)
 	if _, err := db.Sync(ctx, k.NodesDir()); err != nil {
 		t.Fatal(err)
 	}
@@ -256,12 +264,7 @@ func TestWatchedSyncSeesEveryWriteBeforeIt(t *testing.T) {
 	ctx := context.Background()
 	k := seedKB(t)
 	w := newWatcher(t, k, treewatch.Options{})
-	db, _, err := Open(ctx, k, "main")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = db.Close() }()
-	db.Watch(w)
+	db := watchedDB(t, k, w)
 	if _, err := db.Sync(ctx, k.NodesDir()); err != nil {
 		t.Fatal(err)
 	}
@@ -302,12 +305,7 @@ func TestWatchedSyncFallsBack(t *testing.T) {
 			return nil
 		},
 	})
-	db, _, err := Open(ctx, k, "main")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = db.Close() }()
-	db.Watch(w)
+	db := watchedDB(t, k, w)
 	sync := func(what string) {
 		t.Helper()
 		if _, err := db.Sync(ctx, k.NodesDir()); err != nil {
