@@ -198,7 +198,7 @@ func TestWatchedSyncMatchesAFullSync(t *testing.T) {
 			_ = os.RemoveAll(k.NodePath(d))
 			_ = os.MkdirAll(filepath.Dir(k.NodePath(d)), 0o755)
 			_ = os.WriteFile(k.NodePath(d), []byte("not a folder"), 0o644)
-			defer os.Remove(k.NodePath(d))
+			defer func() { _ = os.Remove(k.NodePath(d)) }()
 			if rng.IntN(2) == 0 {
 				_ = os.Remove(k.NodePath(d))
 			}
@@ -326,7 +326,7 @@ func TestWatchedSyncFallsBack(t *testing.T) {
 	// (fs.inotify.max_queued_events) between two syncs.
 	max := 16384
 	if b, err := os.ReadFile("/proc/sys/fs/inotify/max_queued_events"); err == nil {
-		fmt.Sscan(string(b), &max)
+		_, _ = fmt.Sscan(string(b), &max)
 	}
 	if max <= 1<<17 {
 		// Two files in turn: the kernel merges a report with the one

@@ -79,7 +79,7 @@ func New(nodesDir, stateDir string, o Options) (*Watcher, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if err := w.setAll(); err != nil {
-		w.closeLocked()
+		_ = w.closeLocked() // the instance is given up: its close error changes nothing
 		return nil, err
 	}
 	w.all = ReasonStart
@@ -455,7 +455,7 @@ func (w *Watcher) giveUp(err error) {
 	w.doubt(w.broken)
 	w.all = w.broken
 	w.reset = false
-	w.closeLocked()
+	_ = w.closeLocked() // the instance is given up: its close error changes nothing
 }
 
 // Unsure makes the next Changes report All: the changes it reported last

@@ -136,7 +136,7 @@ func TestFolders(t *testing.T) {
 func TestOverflow(t *testing.T) {
 	max := 16384
 	if b, err := os.ReadFile("/proc/sys/fs/inotify/max_queued_events"); err == nil {
-		fmt.Sscan(string(b), &max)
+		_, _ = fmt.Sscan(string(b), &max)
 	}
 	if max > 1<<17 {
 		t.Skipf("max_queued_events is %d", max)
