@@ -1,3 +1,7 @@
+//go:build linux
+
+// The tree is watched on Linux only (internal/treewatch).
+
 package index
 
 import (
@@ -6,7 +10,6 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -18,9 +21,6 @@ import (
 
 func newWatcher(t *testing.T, k *store.KB, o treewatch.Options) *treewatch.Watcher {
 	t.Helper()
-	if runtime.GOOS != "linux" {
-		t.Skip("the tree is watched on Linux only")
-	}
 	w, err := treewatch.New(k.NodesDir(), k.StateDir(), o)
 	if err != nil {
 		t.Fatal(err)

@@ -132,14 +132,13 @@ func TestFolders(t *testing.T) {
 
 // TestOverflow: more reports than the kernel's queue holds between two
 // Changes (a real overflow) make the next report All, after which the
-// watcher names folders again.
+// watcher names folders again. The queue's size is the machine's
+// (max_queued_events, 16384 by default); each report is one utimensat,
+// a few microseconds.
 func TestOverflow(t *testing.T) {
 	max := 16384
 	if b, err := os.ReadFile("/proc/sys/fs/inotify/max_queued_events"); err == nil {
 		_, _ = fmt.Sscan(string(b), &max)
-	}
-	if max > 1<<17 {
-		t.Skipf("max_queued_events is %d", max)
 	}
 	nodes, w := newTree(t, Options{})
 	ctx := context.Background()
