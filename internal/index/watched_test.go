@@ -374,3 +374,57 @@ func TestWatchedSyncFallsBack(t *testing.T) {
 		t.Fatalf("walked %d syncs after the first; watcher %+v", walked-walked0, st)
 	}
 }
+
+// TestWatchedSyncAfterAStaleWriter: another writer of the index (a hook's
+// or a kk command's sync, or the served process's own transaction) that
+// read the tree before a person's change and commits after the watched
+// handle's sync has already applied it records the tree as it was. The
+// kernel reported the change to the watched handle once, and will not
+// again: its next sync must still end with the tree as it is, whichever
+// handle wrote the stale state.
+func TestWatchedSyncAfterAStaleWriter(t *testing.T) {
+	ctx := context.Background()
+	for _, who := range []string{"another handle", "the same handle"} {
+		t.Run(who, func(t *testing.T) {
+			k := seedKB(t)
+			w := newWatcher(t, k, treewatch.Options{})
+			db := watchedDB(t, k, w)
+			if _, err := db.Sync(ctx, k.NodesDir()); err != nil {
+				t.Fatal(err)
+			}
+			stale := db
+			if who == "another handle" {
+				other, _, err := Open(ctx, store.New(k.Root), "main")
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer func() { _ = other.Close() }()
+				stale = other
+			}
+			// The stale writer lists the tree...
+			start := time.Now()
+			old, err := store.ScanDir(ctx, k.NodesDir())
+			if err != nil {
+				t.Fatal(err)
+			}
+			// ... a person adds a leaf and removes another meanwhile, and
+			// the watched handle's sync applies both ...
+			writeLeaf(t, k, "auth/added.md", leaf("practice-added", "Added by hand", "d", nil, "", "b"))
+			if err := os.Remove(k.NodePath("cache/render-cache.md")); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := db.Sync(ctx, k.NodesDir()); err != nil {
+				t.Fatal(err)
+			}
+			checkLikeAWalk(t, db, k, "after the person's change")
+			// ... and the stale writer commits what it listed.
+			if _, _, err := stale.syncListed(ctx, start, nil, old, nil, ""); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := db.Sync(ctx, k.NodesDir()); err != nil {
+				t.Fatal(err)
+			}
+			checkLikeAWalk(t, db, k, "after the stale write")
+		})
+	}
+}
