@@ -428,3 +428,57 @@ func TestWatchedSyncAfterAStaleWriter(t *testing.T) {
 		})
 	}
 }
+
+// TestWatchedSyncBesideAChurn: a leaf made and removed again and again
+// by someone else in a folder while the watched handle syncs (a file
+// listed, then gone before its stat) is the folder's change, not the
+// folder's disappearance: every sync keeps the folder's other leaves, and
+// none fails for it.
+func TestWatchedSyncBesideAChurn(t *testing.T) {
+	ctx := context.Background()
+	k := seedKB(t)
+	w := newWatcher(t, k, treewatch.Options{})
+	db := watchedDB(t, k, w)
+	if _, err := db.Sync(ctx, k.NodesDir()); err != nil {
+		t.Fatal(err)
+	}
+	want := nodeRows(t, db)
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		p := k.NodePath("auth/churn.md")
+		body := []byte(leaf("practice-churn", "Churn", "d", nil, "", "b"))
+		for {
+			select {
+			case <-stop:
+				_ = os.Remove(p)
+				return
+			default:
+			}
+			_ = os.WriteFile(p, body, 0o644)
+			_ = os.Remove(p)
+		}
+	}()
+	for i := range 300 {
+		_, err := db.Sync(ctx, k.NodesDir())
+		if err != nil {
+			close(stop)
+			<-done
+			t.Fatalf("sync %d beside the churn: %v", i, err)
+		}
+		got := nodeRows(t, db)
+		got = slices.DeleteFunc(got, func(r string) bool { return strings.HasPrefix(r, "auth/churn.md ") })
+		if !slices.Equal(got, want) {
+			close(stop)
+			<-done
+			t.Fatalf("sync %d beside the churn: rows\n%s\nwant\n%s", i, strings.Join(got, "\n"), strings.Join(want, "\n"))
+		}
+	}
+	close(stop)
+	<-done
+	if _, err := db.Sync(ctx, k.NodesDir()); err != nil {
+		t.Fatal(err)
+	}
+	checkLikeAWalk(t, db, k, "after the churn")
+}

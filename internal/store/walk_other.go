@@ -4,6 +4,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -52,6 +53,9 @@ func walkOne(ctx context.Context, root, realRoot, start string, l *Listing) erro
 		}
 		if kind == entryLeaf && f.Size < 0 {
 			fi, err := os.Lstat(p)
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil // removed since the folder was listed: as if listed after
+			}
 			if err != nil {
 				return err
 			}
@@ -85,6 +89,9 @@ func walkFolder(root, realRoot, rel string, l *Listing) (subdirs []string, linke
 		kind, f, problem := classify(realRoot, p, child, e)
 		if kind == entryLeaf && f.Size < 0 {
 			fi, err := os.Lstat(p)
+			if errors.Is(err, fs.ErrNotExist) {
+				continue // removed since the folder was listed: as if listed after
+			}
 			if err != nil {
 				return nil, false, err
 			}
