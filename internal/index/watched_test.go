@@ -482,3 +482,45 @@ func TestWatchedSyncBesideAChurn(t *testing.T) {
 	}
 	checkLikeAWalk(t, db, k, "after the churn")
 }
+
+// TestWatchedSyncFolderRemadeAtOnce: a folder removed and made again
+// between two syncs (git's checkouts and stashes do so) is reported both
+// as changed (its old watch reports its files removed) and as made, and
+// so is one under it: each is read once, and no leaf is listed twice
+// (which the index took for a leaf claiming its own id twice).
+func TestWatchedSyncFolderRemadeAtOnce(t *testing.T) {
+	ctx := context.Background()
+	k := seedKB(t)
+	writeLeaf(t, k, "auth/deep/under.md", leaf("practice-under", "Under", "d", nil, "", "b"))
+	w := newWatcher(t, k, treewatch.Options{})
+	db := watchedDB(t, k, w)
+	if _, err := db.Sync(ctx, k.NodesDir()); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		saved := map[string][]byte{}
+		for _, rel := range []string{"auth/login-flow.md", "auth/session-tokens.md", "auth/deep/under.md"} {
+			data, err := os.ReadFile(k.NodePath(rel))
+			if err != nil {
+				t.Fatal(err)
+			}
+			saved[rel] = data
+		}
+		if err := os.RemoveAll(k.NodePath("auth")); err != nil {
+			t.Fatal(err)
+		}
+		// Watched again at the sync before, the folders made again
+		// this time get their files after the watches of the old ones
+		// reported them removed.
+		for rel, data := range saved {
+			writeLeaf(t, k, rel, string(data))
+		}
+		if i == 1 {
+			writeLeaf(t, k, "auth/deep/more.md", leaf("practice-more", "More", "d", nil, "", "b"))
+		}
+		if _, err := db.Sync(ctx, k.NodesDir()); err != nil {
+			t.Fatal(err)
+		}
+		checkLikeAWalk(t, db, k, fmt.Sprintf("auth/ made again (%d)", i))
+	}
+}
