@@ -443,6 +443,9 @@ func (s *treeState) diff(l *store.Listing) *walkDiff {
 			pr = Problem{Path: ne.Path, Msg: ne.Msg}
 		}
 		f := in(pr.Path)
+		if g := d.walks[pr.Path]; g != nil && pr.Path != "" {
+			f = g // a folder's own problem (one kk may not read)
+		}
 		f.problems = append(f.problems, pr)
 	}
 	lds := make([]leafData, len(l.Files)) // one allocation, not one per file

@@ -9,9 +9,11 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -523,4 +525,119 @@ func TestWatchedSyncFolderRemadeAtOnce(t *testing.T) {
 		}
 		checkLikeAWalk(t, db, k, fmt.Sprintf("auth/ made again (%d)", i))
 	}
+}
+
+// unprivileged reports whether the test may go on in this process: not
+// as root, who reads a folder whatever its mode. As root, it runs the
+// test again in a process of its own as the user nobody (a copy of the
+// test binary, which nobody may run) and reports false: that process ran
+// the test.
+func unprivileged(t *testing.T) bool {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		return true
+	}
+	dir, err := os.MkdirTemp("", "kk-nobody-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = os.RemoveAll(dir) }()
+	bin := filepath.Join(dir, "test")
+	data, err := os.ReadFile(os.Args[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bin, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "-test.run=^"+t.Name()+"$", "-test.v", "-test.count=1")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "TMPDIR="+os.TempDir(), "HOME="+dir)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "--- PASS: "+t.Name()) {
+		t.Fatalf("%s as the user nobody: %v\n%s", t.Name(), err, out)
+	}
+	return false
+}
+
+// TestWatchedSyncBesideAnUnreadableFolder: a folder a person made
+// unreadable (chmod 000, or 444: listed but not entered), and one made
+// unreadable from the start, are problems of the tree with their leaves
+// left out, for a watched sync as for a walk: no sync fails for them,
+// the watcher does not give up, and the leaves are back once the folder
+// can be read again.
+func TestWatchedSyncBesideAnUnreadableFolder(t *testing.T) {
+	if !unprivileged(t) {
+		return
+	}
+	ctx := context.Background()
+	k := seedKB(t)
+	writeLeaf(t, k, "locked/deep/x.md", leaf("practice-x", "X", "d", nil, "", "b"))
+	w := newWatcher(t, k, treewatch.Options{})
+	db := watchedDB(t, k, w)
+	sync := func(what string) {
+		t.Helper()
+		if _, err := db.Sync(ctx, k.NodesDir()); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		checkLikeAWalk(t, db, k, what)
+	}
+	sync("first")
+	problems := func() []string {
+		t.Helper()
+		ps, err := db.Problems(ctx, k.NodesDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, p := range ps {
+			out = append(out, p.Error())
+		}
+		return out
+	}
+	for _, mode := range []os.FileMode{0, 0o444, 0o311} {
+		if err := os.Chmod(k.NodePath("locked"), mode); err != nil {
+			t.Fatal(err)
+		}
+		sync(fmt.Sprintf("locked/ made %o", mode))
+		if ps := problems(); len(ps) != 1 || !strings.Contains(ps[0], "locked") {
+			t.Fatalf("locked/ made %o: problems %q", mode, ps)
+		}
+		writeLeaf(t, k, "auth/beside.md", leaf("practice-beside", fmt.Sprintf("Beside %o", mode), "d", nil, "", "b"))
+		sync(fmt.Sprintf("a leaf beside locked/ made %o", mode))
+		if err := os.Chmod(k.NodePath("locked"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		sync(fmt.Sprintf("locked/ readable again after %o", mode))
+		if ps := problems(); len(ps) != 0 {
+			t.Fatalf("locked/ readable again: problems %q", ps)
+		}
+	}
+	// A folder made unreadable from the start: it cannot be watched; the
+	// watcher sets its watches again at each sync until it can.
+	if err := os.Mkdir(k.NodePath("shut"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeLeaf(t, k, "shut/y.md", leaf("practice-y", "Y", "d", nil, "", "b"))
+	if err := os.Chmod(k.NodePath("shut"), 0); err != nil {
+		t.Fatal(err)
+	}
+	sync("shut/ made unreadable before it was watched")
+	if err := os.Chmod(k.NodePath("shut"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	sync("shut/ readable")
+	writeLeaf(t, k, "shut/z.md", leaf("practice-z", "Z", "d", nil, "", "b"))
+	sync("a leaf written in shut/")
+	if w.Broken() != "" {
+		t.Fatalf("the watcher gave up: %s", w.Broken())
+	}
+	if st := w.Stats(); st.All[treewatch.ReasonUnread] == 0 {
+		t.Fatalf("an unwatched folder never made the watcher set its watches again: %+v", st)
+	}
+	_ = os.Chmod(k.NodePath("shut"), 0o755)
 }

@@ -3,12 +3,15 @@ package store
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"syscall"
+
+	"github.com/kk-project/kk/internal/node"
 )
 
 // ScanPart lists part of the tree under root (nodes/) as ScanDir lists the
@@ -100,6 +103,15 @@ func ScanPart(ctx context.Context, root string, folders []string, more func(subd
 // to nodes/, "" for nodes/ itself).
 func inFolder(tree, rel string) bool {
 	return tree == "" || rel == tree || strings.HasPrefix(rel, tree+"/")
+}
+
+// UnreadableFolder is the problem of a folder of the tree (rel) that kk
+// may not read.
+func UnreadableFolder(rel string, err error) error {
+	if pe, ok := errors.AsType[*fs.PathError](err); ok {
+		err = pe.Err
+	}
+	return &node.Error{Path: rel, Msg: fmt.Sprintf("folder cannot be read (%v): its leaves are left out until it can", err)}
 }
 
 // gone reports whether err says that a folder is not there (or is not a

@@ -34,6 +34,10 @@ func walkOne(ctx context.Context, root, realRoot, start string, l *Listing) erro
 		l.Dirs = append(l.Dirs, start)
 	}
 	return filepath.WalkDir(from, func(p string, d fs.DirEntry, err error) error {
+		if err != nil && p != root && d != nil && d.IsDir() && errors.Is(err, fs.ErrPermission) {
+			l.Problems = append(l.Problems, UnreadableFolder(filepath.ToSlash(p[len(root)+1:]), err))
+			return filepath.SkipDir
+		}
 		if err != nil {
 			return err
 		}
@@ -74,6 +78,10 @@ func walkFolder(root, realRoot, rel string, l *Listing) (subdirs []string, linke
 		abs = filepath.Join(root, filepath.FromSlash(rel))
 	}
 	entries, err := os.ReadDir(abs)
+	if rel != "" && errors.Is(err, fs.ErrPermission) {
+		l.Problems = append(l.Problems, UnreadableFolder(rel, err))
+		return nil, false, nil
+	}
 	if err != nil {
 		return nil, false, err
 	}

@@ -5,6 +5,7 @@ package store
 import (
 	"context"
 	"errors"
+	"io/fs"
 	"os"
 	"slices"
 
@@ -74,8 +75,25 @@ func walkFrom(ctx context.Context, root, realRoot string, starts []string, l *Li
 // walkFolder reads folder rel into l and returns its subfolders, and
 // whether it holds a symlink (whose target may change without the folder
 // changing) or a leaf with more than one link (which may change through
-// another folder).
+// another folder). A folder of the tree that kk may not read (its mode:
+// a person's chmod) is a problem of the tree, listed with nothing in it,
+// as a leaf kk cannot read is: never a reason to refuse the rest.
 func walkFolder(root, realRoot, rel string, l *Listing) (subdirs []string, linked bool, err error) {
+	part := &Listing{IndexDirs: map[string]bool{}}
+	subdirs, linked, err = listFolder(root, realRoot, rel, part)
+	if rel != "" && errors.Is(err, fs.ErrPermission) {
+		l.Problems = append(l.Problems, UnreadableFolder(rel, err))
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	l.merge(part)
+	return subdirs, linked, nil
+}
+
+// listFolder is walkFolder, but for a folder it may not read.
+func listFolder(root, realRoot, rel string, l *Listing) (subdirs []string, linked bool, err error) {
 	abs := root
 	if rel != "" {
 		abs = root + string(os.PathSeparator) + rel
