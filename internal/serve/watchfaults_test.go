@@ -597,6 +597,15 @@ func TestWatchFaultNodesAndStateRemoved(t *testing.T) {
 		t.Fatal(err)
 	}
 	a.after(".ai/kenkeep moved aside and copied back", map[string][]string{w(4): {"mine/d.md"}, w(5): nil, w(1): {"mine/a.md"}})
+	// Again, with kk's .state/ (its index, queue and locks) moved back
+	// into the copy: the cookie's folder is still the one watched.
+	aside2 := filepath.Join(t.TempDir(), "aside")
+	a.sh(fmt.Sprintf("mv %s %s && mkdir %s && mv %s/.state %s/ && cp -a %s/. %s/", kb, aside2, kb, aside2, kb, aside2, kb))
+	a.write("theirs/e.md", w(6))
+	if err := os.WriteFile(filepath.Join(aside2, "nodes", "mine", "a.md"), []byte(a.leaf(w(7))), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	a.after(".ai/kenkeep replaced by a copy, .state/ moved back", map[string][]string{w(6): {"theirs/e.md"}, w(7): nil, w(1): {"mine/a.md"}})
 	headChecks(t, a.k)
 }
 

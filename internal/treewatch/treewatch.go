@@ -16,7 +16,9 @@
 // It cannot tell, and Changes reports All, after: its start (the first
 // sync walks the tree, after the watches are set); an overflow of the
 // kernel's queue; a folder renamed or moved (the watches under it would
-// name the old paths), nodes/ itself removed or replaced, or a file system
+// name the old paths), nodes/ itself removed or replaced (or a folder
+// above it: the folders at the paths are checked to be the ones watched
+// at every Changes), the cookie's folder replaced, or a file system
 // unmounted (the watches are then set again); a barrier that timed out; a
 // folder kk may not read (a person's chmod: it cannot be watched, and the
 // watches are set again at every Changes until it can); a watch the
@@ -103,6 +105,7 @@ const (
 	ReasonRootMode = "the mode, owner or times of nodes/ changed"
 	ReasonBarrier  = "the cookie's report did not arrive in time"
 	ReasonCookie   = "the cookie could not be written"
+	ReasonStateDir = "the cookie's folder was replaced"
 	ReasonRefused  = "the kernel refused a watch"
 	ReasonUnread   = "a folder kk may not read is not watched"
 	ReasonUnsure   = "the changes last reported were not applied"

@@ -53,8 +53,12 @@ type Watcher struct {
 	// unreadable is a folder kk may not read, found unwatched since the
 	// watches were set; "" when there is none.
 	unreadable string
-	buf        []byte
-	stats      Stats
+	// rootID and cookieID are the folders watched as nodes/ and as the
+	// cookie's folder: a folder above them moved aside and another put
+	// in its place reports nothing to the watches, which follow the old.
+	rootID, cookieID fileID
+	buf              []byte
+	stats            Stats
 }
 
 // New watches nodes/ (nodesDir), every folder of the tree in it, and
@@ -150,6 +154,7 @@ func (w *Watcher) setAll() error {
 	if err := w.watchCookie(); err != nil {
 		return err
 	}
+	w.rootID = idOf(w.root) // before the watch, as for the cookie's folder
 	if err := w.addTree(""); err != nil {
 		return err
 	}
@@ -162,12 +167,26 @@ func (w *Watcher) setAll() error {
 }
 
 func (w *Watcher) watchCookie() error {
+	id := idOf(w.cookieDir) // before the watch: a folder put in its place meanwhile differs
 	wd, err := unix.InotifyAddWatch(w.fd(), w.cookieDir, cookieMask)
 	if err != nil {
 		return fmt.Errorf("watching %s: %w", w.cookieDir, err)
 	}
-	w.cookieWD = int32(wd)
+	w.cookieWD, w.cookieID = int32(wd), id
 	return nil
+}
+
+// fileID is a file's identity: its device and inode numbers.
+type fileID struct{ dev, ino uint64 }
+
+// idOf returns the identity of the file at p (not following a symlink),
+// the zero fileID when there is none.
+func idOf(p string) fileID {
+	var st unix.Stat_t
+	if err := unix.Lstat(p, &st); err != nil {
+		return fileID{}
+	}
+	return fileID{uint64(st.Dev), st.Ino}
 }
 
 func (w *Watcher) fd() int { return int(w.f.Fd()) }
@@ -260,6 +279,14 @@ func (w *Watcher) Changes(ctx context.Context) Changes {
 	}
 	if w.unreadable != "" && !w.reset {
 		w.resetFor(ReasonUnread)
+	}
+	if !w.reset {
+		// The folders watched must be the ones at the paths.
+		if id := idOf(w.root); id != w.rootID {
+			w.resetFor(ReasonRoot)
+		} else if id := idOf(w.cookieDir); w.cookieWD >= 0 && id != w.cookieID && id != (fileID{}) {
+			w.resetFor(ReasonStateDir)
+		}
 	}
 	if !w.reset {
 		if err := w.touchCookie(); err != nil {
