@@ -33,9 +33,9 @@ import (
 // records the folder as it was, and the kernel does not report the
 // change again. So the handle keeps the state its last watched sync left
 // (vouched); when the index holds another generation, the folders whose
-// state differs from it are read again too (a folder added or removed:
-// the sync walks), and a state that changes between the choice of the
-// folders and the comparison has the sync choose again. A new handle
+// state differs from it are read again too (those it added whole, and
+// above those it removed), and a state that changes between the choice
+// of the folders and the comparison has the sync choose again. A new handle
 // (the file removed and opened anew, a seed copied from another branch)
 // starts with a walk (Watch's Unsure).
 
@@ -176,8 +176,8 @@ var errStateMoved = errors.New("index: the leaf state changed since the folders 
 // (every folder whose state it decides: see treeState.diffIn). It returns
 // a nil listing when the sync must walk instead: the index was never
 // synced, or a folder named is not one the state knows (its parent's
-// sync failed), or another writer added or removed a folder of the
-// state. base is the generation of the state the choice was made on.
+// sync failed). base is the generation of the state the choice was made
+// on.
 func (db *DB) scanChanged(ctx context.Context, nodesDir string, c treewatch.Changes) (*store.Listing, map[string]bool, string, error) {
 	s, err := db.readState(ctx)
 	if err != nil {
@@ -192,19 +192,21 @@ func (db *DB) scanChanged(ctx context.Context, nodesDir string, c treewatch.Chan
 		folders[d] = true
 	}
 	if s.gen != v.gen {
-		// Written by another since: what it changed is read again.
+		// Written by another since: what it changed is read again, a
+		// folder it added whole (as one the state does not know), and
+		// for a folder it removed, the nearest folder above it that the
+		// state holds (whose listing finds it, if it is there).
 		for d, f := range s.folders {
-			g := v.folders[d]
-			if g == nil {
-				return nil, nil, "", nil
-			}
-			if f != g && !f.same(g) {
+			if g := v.folders[d]; g == nil || f != g && !f.same(g) {
 				folders[d] = true
 			}
 		}
 		for d := range v.folders {
 			if s.folders[d] == nil {
-				return nil, nil, "", nil
+				for d != "" && s.folders[d] == nil {
+					d = store.DirOf(d)
+				}
+				folders[d] = true
 			}
 		}
 	}

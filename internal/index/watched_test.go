@@ -394,6 +394,10 @@ func TestWatchedSyncAfterAStaleWriter(t *testing.T) {
 			if _, err := db.Sync(ctx, k.NodesDir()); err != nil {
 				t.Fatal(err)
 			}
+			writeLeaf(t, k, "old/deeper/gone.md", leaf("practice-gone", "Gone soon", "d", nil, "", "b"))
+			if _, err := db.Sync(ctx, k.NodesDir()); err != nil {
+				t.Fatal(err)
+			}
 			stale := db
 			if who == "another handle" {
 				other, _, err := Open(ctx, store.New(k.Root), "main")
@@ -415,6 +419,11 @@ func TestWatchedSyncAfterAStaleWriter(t *testing.T) {
 			if err := os.Remove(k.NodePath("cache/render-cache.md")); err != nil {
 				t.Fatal(err)
 			}
+			// Folders made and removed too.
+			writeLeaf(t, k, "fresh/deep/made.md", leaf("practice-made", "Made by hand", "d", nil, "", "b"))
+			if err := os.RemoveAll(k.NodePath("old")); err != nil {
+				t.Fatal(err)
+			}
 			if _, err := db.Sync(ctx, k.NodesDir()); err != nil {
 				t.Fatal(err)
 			}
@@ -423,10 +432,15 @@ func TestWatchedSyncAfterAStaleWriter(t *testing.T) {
 			if _, _, err := stale.syncListed(ctx, start, nil, old, nil, ""); err != nil {
 				t.Fatal(err)
 			}
+			_, walked := db.WatchCounts()
 			if _, err := db.Sync(ctx, k.NodesDir()); err != nil {
 				t.Fatal(err)
 			}
 			checkLikeAWalk(t, db, k, "after the stale write")
+			// Read where the stale writer wrote, not walked.
+			if _, w := db.WatchCounts(); w != walked {
+				t.Errorf("the sync after the stale write walked")
+			}
 		})
 	}
 }
