@@ -778,3 +778,44 @@ func TestWatchFaultAnotherIndexWriter(t *testing.T) {
 		a.after(fmt.Sprintf("round %d beside another writer", i), find)
 	}
 }
+
+// TestWatchFaultJobDuringAStoppedRebase: a rebase of the served branch
+// stopped by a conflict in a leaf (a detached HEAD, the leaf holding
+// conflict markers) holds the jobs posted meanwhile; once the person
+// aborts it, they run on the branch as it was, and the leaf is back.
+func TestWatchFaultJobDuringAStoppedRebase(t *testing.T) {
+	a := newActor(t, 20, Options{})
+	w := func(i int) string { return word(900 + i) }
+	git(t, a.k, "config", "user.name", "p")
+	git(t, a.k, "config", "user.email", "p@p")
+	a.write("conflict/leaf.md", w(1))
+	git(t, a.k, "add", "-A")
+	git(t, a.k, "commit", "-qm", "the leaf")
+	git(t, a.k, "switch", "-q", "-c", "base")
+	if err := os.WriteFile(a.k.NodePath("conflict/leaf.md"), []byte(a.leaf(w(2))), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	git(t, a.k, "commit", "-qam", "the leaf on base")
+	git(t, a.k, "switch", "-q", "main")
+	a.write("conflict/leaf.md", w(3))
+	git(t, a.k, "commit", "-qam", "the leaf on main")
+	a.after("the leaf committed on main", map[string][]string{w(3): {"conflict/leaf.md"}})
+	if _, err := gitx.Run(ctx, a.k.Root, "rebase", "base"); err == nil {
+		t.Fatal("the rebase did not stop at the conflict")
+	}
+	id := a.s.postAsync(t, "Posted during the rebase")
+	a.s.waitHealth(t, "checked out")
+	// Searched meanwhile through the detached HEAD's own index: the
+	// leaf with conflict markers does not parse, and is skipped.
+	if got := a.search(w(3)); len(got) > 0 {
+		t.Fatalf("during the rebase, the leaf with conflict markers is found: %v", got)
+	}
+	git(t, a.k, "rebase", "--abort")
+	j := a.s.waitJob(t, id, 30*time.Second)
+	if j.Status != "done" {
+		t.Fatalf("the job posted during the rebase: %+v", j)
+	}
+	jobCommit(t, a.k, "store", j)
+	a.after("the rebase aborted", map[string][]string{w(3): {"conflict/leaf.md"}, w(2): nil})
+	headChecks(t, a.k)
+}
