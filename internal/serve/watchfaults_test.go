@@ -13,6 +13,7 @@ package serve
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -817,5 +818,92 @@ func TestWatchFaultJobDuringAStoppedRebase(t *testing.T) {
 	}
 	jobCommit(t, a.k, "store", j)
 	a.after("the rebase aborted", map[string][]string{w(3): {"conflict/leaf.md"}, w(2): nil})
+	headChecks(t, a.k)
+}
+
+// TestWatchFaultBusyPerson: a person (a goroutine) writing, saving over,
+// renaming and removing leaves and folders, with spaces and non-ASCII in
+// their names, without pause, while jobs and searches run beside: every
+// job is done with one commit, and once the person stops, the next
+// search's barrier leaves the served index a walk's.
+func TestWatchFaultBusyPerson(t *testing.T) {
+	a := newActor(t, 30, Options{})
+	stop, done := make(chan struct{}), make(chan struct{})
+	dirs := []string{"busy", "busy/sub dir", "büsy", "busy/sub dir/ünter", "x y"}
+	go func() {
+		defer close(done)
+		rng := rand.New(rand.NewPCG(3, 4))
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			d := dirs[rng.IntN(len(dirs))]
+			p := a.k.NodePath(fmt.Sprintf("%s/n %d.md", d, rng.IntN(6)))
+			switch rng.IntN(7) {
+			case 0, 1:
+				_ = os.MkdirAll(filepath.Dir(p), 0o755)
+				_ = os.WriteFile(p, []byte(handLeaf(fmt.Sprintf("map-busy-%d", i), fmt.Sprintf("Busy %d", i), "Busy.")), 0o644)
+			case 2:
+				tmp := filepath.Join(filepath.Dir(p), fmt.Sprintf(".save.tmp-%d", i))
+				if os.WriteFile(tmp, []byte(handLeaf(fmt.Sprintf("map-busy-%d", i), fmt.Sprintf("Saved %d", i), "Saved.")), 0o644) == nil {
+					_ = os.Rename(tmp, p)
+				}
+			case 3:
+				_ = os.Remove(p)
+			case 4:
+				_ = os.Rename(p, a.k.NodePath(fmt.Sprintf("%s/n %d.md", dirs[rng.IntN(len(dirs))], rng.IntN(6))))
+			case 5:
+				if rng.IntN(4) == 0 {
+					_ = os.RemoveAll(a.k.NodePath(d))
+				}
+			case 6:
+				if rng.IntN(4) == 0 {
+					_ = os.Rename(a.k.NodePath(d), a.k.NodePath(dirs[rng.IntN(len(dirs))]+" moved"))
+				}
+			}
+		}
+	}()
+	stopped := false
+	halt := func() {
+		if !stopped {
+			stopped = true
+			close(stop)
+			<-done
+		}
+	}
+	defer halt()
+	var ids []string
+	for i := range 12 {
+		ids = append(ids, a.s.postAsync(t, fmt.Sprintf("Beside the busy person %d", i)))
+		_ = a.search("busy")
+	}
+	failed := 0
+	for _, id := range ids {
+		j := a.s.waitJob(t, id, 60*time.Second)
+		switch j.Status {
+		case "done":
+			jobCommit(t, a.k, "store", j)
+		case "failed":
+			// Its folder removed by the person while it wrote there: it
+			// fails alone, without a commit.
+			failed++
+			if log := git(t, a.k, "log", "--format=%s", "--grep", "("+j.JobID+")", "--fixed-strings"); log != "" {
+				t.Fatalf("a failed job has a commit: %+v\n%s", j, log)
+			}
+			t.Logf("failed beside the busy person: %s", j.Error)
+		default:
+			t.Fatalf("a job beside the busy person: %+v", j)
+		}
+	}
+	halt()
+	// The service goes on: the jobs after are done.
+	a.after("the busy person stopped", nil)
+	a.after("again", nil)
+	t.Logf("%d of %d jobs failed beside the busy person", failed, len(ids))
+	if st := a.s.Backend.watch.Stats(); st.Watched == 0 {
+		t.Fatalf("no sync was answered by the watch: %+v", st)
+	}
 	headChecks(t, a.k)
 }
