@@ -637,8 +637,9 @@ func TestWatchFaultBurstChmodSymlinks(t *testing.T) {
 		t.Fatalf("no overflow reported after %d changes: %+v", max+10, st)
 	}
 
-	// A folder made unreadable (root reads it all the same, as a walk
-	// does), then readable again.
+	// A folder's mode changed (unreadable to a user, a problem of the
+	// tree: index.TestWatchedSyncBesideAnUnreadableFolder runs that as
+	// nobody; root reads it all the same, as a walk does), then back.
 	if err := os.Chmod(a.k.NodePath("burst"), 0); err != nil {
 		t.Fatal(err)
 	}
