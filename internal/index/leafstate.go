@@ -88,6 +88,15 @@ type folderState struct {
 	hasFacts  bool        // the leaves' facts were read (see DB.state)
 }
 
+// same reports whether f and g record the same entries (their leaves'
+// facts aside, which are read or not).
+func (f *folderState) same(g *folderState) bool {
+	return f.sameShape(g) && slices.EqualFunc(f.leaves, g.leaves, func(a, b leafEntry) bool {
+		a.facts, b.facts = "", ""
+		return a.equal(&b)
+	})
+}
+
 // entry returns the leaf named name, nil when there is none.
 func (f *folderState) entry(name string) *leafEntry {
 	if f == nil {

@@ -160,20 +160,22 @@ func (db *DB) sync(ctx context.Context, nodesDir string, ex *Extraction) (Stats,
 	if err != nil {
 		return Stats{}, nil, fmt.Errorf("reading %s: %w", nodesDir, err)
 	}
-	return db.syncListed(ctx, start, ex, l, nil)
+	return db.syncListed(ctx, start, ex, l, nil, "")
 }
 
 // syncListed is sync with the listing l made since start: of the whole
 // tree (scope nil), or of the folders of scope alone, the others being as
-// the leaf state records them (see treeState.diffIn).
-func (db *DB) syncListed(ctx context.Context, start time.Time, ex *Extraction, l *store.Listing, scope map[string]bool) (Stats, *treeState, error) {
+// the leaf state records them (see treeState.diffIn), which must then be
+// the generation base the scope was chosen on (else errStateMoved, and
+// nothing is written).
+func (db *DB) syncListed(ctx context.Context, start time.Time, ex *Extraction, l *store.Listing, scope map[string]bool, base string) (Stats, *treeState, error) {
 	var srcFiles []*sourceWork
 	var srcProblems []Problem
 	if ex != nil {
 		srcFiles, srcProblems = listSources(ex)
 	}
 	scanned := time.Since(start)
-	if st, s, ok := db.quiet(ctx, l, scope, ex, srcFiles, srcProblems); ok {
+	if st, s, ok := db.quiet(ctx, l, scope, base, ex, srcFiles, srcProblems); ok {
 		st.Duration = time.Since(start)
 		st.Hash = s.hash
 		if scope == nil {
@@ -191,6 +193,9 @@ func (db *DB) syncListed(ctx context.Context, start time.Time, ex *Extraction, l
 	prev, err := db.state(ctx, tx, false)
 	if err != nil {
 		return Stats{}, nil, fmt.Errorf("syncing index %s: %w", db.Path, err)
+	}
+	if scope != nil && prev.gen != base {
+		return Stats{}, nil, errStateMoved
 	}
 	d := prev.diffIn(l, scope)
 	// The walk as a sync finding nothing would have paid it: the listing,
@@ -309,14 +314,14 @@ func (db *DB) syncListed(ctx context.Context, start time.Time, ex *Extraction, l
 // read snapshot and without taking the write lock; ok is false when
 // anything differs, and the caller takes the write path, which compares
 // again inside its transaction.
-func (db *DB) quiet(ctx context.Context, l *store.Listing, scope map[string]bool, ex *Extraction, srcFiles []*sourceWork, srcProblems []Problem) (Stats, *treeState, bool) {
+func (db *DB) quiet(ctx context.Context, l *store.Listing, scope map[string]bool, base string, ex *Extraction, srcFiles []*sourceWork, srcProblems []Problem) (Stats, *treeState, bool) {
 	rtx, err := db.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return Stats{}, nil, false
 	}
 	defer rtx.Rollback()
 	s, err := db.state(ctx, rtx, false)
-	if err != nil || s.synced == 0 {
+	if err != nil || s.synced == 0 || scope != nil && s.gen != base {
 		return Stats{}, nil, false
 	}
 	d := s.diffIn(l, scope)
@@ -438,6 +443,9 @@ func (s *treeState) diff(l *store.Listing) *walkDiff {
 			pr = Problem{Path: ne.Path, Msg: ne.Msg}
 		}
 		f := in(pr.Path)
+		if g := d.walks[pr.Path]; g != nil && pr.Path != "" {
+			f = g // a folder's own problem (one kk may not read)
+		}
 		f.problems = append(f.problems, pr)
 	}
 	lds := make([]leafData, len(l.Files)) // one allocation, not one per file

@@ -3,6 +3,7 @@ package index
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -24,12 +25,19 @@ import (
 // not a cache: the watcher only says where to look, or that it cannot
 // tell, and the sync then walks the whole tree as before.
 //
-// Whatever another process writes into the index is derived from the
-// tree by a sync of its own (a walk, or SyncPaths of the leaves it just
-// wrote), so a state changed by another process since this handle's last
-// sync is still one whose folders the kernel named no change in are as
-// they are on disk; a new handle (the file removed and opened anew, a
-// seed copied from another branch) starts with a walk (Watch's Unsure).
+// Another writer of the index (another process's sync, or this
+// process's transaction through SyncPaths) derives what it writes from
+// the tree as it read it, which may be before a change the kernel has
+// already reported to this handle, and applied: a sync that listed a
+// folder before a person's write and commits after this handle's sync
+// records the folder as it was, and the kernel does not report the
+// change again. So the handle keeps the state its last watched sync left
+// (vouched); when the index holds another generation, the folders whose
+// state differs from it are read again too (those it added whole, and
+// above those it removed), and a state that changes between the choice
+// of the folders and the comparison has the sync choose again. A new handle
+// (the file removed and opened anew, a seed copied from another branch)
+// starts with a walk (Watch's Unsure).
 
 // ChangeSource tells a sync where the tree under nodes/ changed since the
 // last call (treewatch.Watcher).
@@ -56,6 +64,10 @@ type watchState struct {
 	// may change through another folder (store.Listing.Linked), as the
 	// last look at each found them.
 	linked map[string]bool
+	// vouched is the leaf state the last watched sync left, nil until
+	// one succeeded: the state whose folders the kernel named no change
+	// in are as they are on disk.
+	vouched *treeState
 	// watched and walked count the syncs made each way.
 	watched, walked int
 }
@@ -69,6 +81,7 @@ func (db *DB) Watch(src ChangeSource) {
 	defer db.watch.mu.Unlock()
 	db.watch.src = src
 	db.watch.linked = nil
+	db.watch.vouched = nil
 	if src != nil {
 		src.Unsure()
 	}
@@ -99,58 +112,103 @@ func (db *DB) syncWatched(ctx context.Context, nodesDir string, ex *Extraction) 
 		if err != nil {
 			return Stats{}, nil, fmt.Errorf("reading %s: %w", nodesDir, err)
 		}
-		return db.syncListed(ctx, start, ex, l, nil)
+		return db.syncListed(ctx, start, ex, l, nil, "")
 	}
 	defer func() {
 		if err != nil {
+			db.watch.vouched = nil
 			src.Unsure()
 		}
 	}()
 	start := time.Now() // before the barrier: the state is as of then at least
 	c := src.Changes(ctx)
-	var l *store.Listing
-	var scope map[string]bool
-	if !c.All {
-		l, scope, err = db.scanChanged(ctx, nodesDir, c)
+	for try := 0; ; try++ {
+		var l *store.Listing
+		var scope map[string]bool
+		var base string
+		if !c.All && try < maxChoices {
+			l, scope, base, err = db.scanChanged(ctx, nodesDir, c)
+			if err != nil {
+				return Stats{}, nil, err
+			}
+		}
+		linked := db.watch.linked
+		if l == nil {
+			if l, err = store.ScanDir(ctx, nodesDir); err != nil {
+				return Stats{}, nil, fmt.Errorf("reading %s: %w", nodesDir, err)
+			}
+			linked = map[string]bool{}
+		}
+		st, s, err = db.syncListed(ctx, start, ex, l, scope, base)
+		if errors.Is(err, errStateMoved) {
+			continue // another writer meanwhile: choose the folders again
+		}
 		if err != nil {
-			return Stats{}, nil, err
+			return st, s, err
 		}
-	}
-	if l == nil {
-		db.watch.walked++
-		if l, err = store.ScanDir(ctx, nodesDir); err != nil {
-			return Stats{}, nil, fmt.Errorf("reading %s: %w", nodesDir, err)
+		if scope == nil {
+			db.watch.walked++
+		} else {
+			db.watch.watched++
+			for dir := range scope {
+				delete(linked, dir)
+			}
 		}
-		db.watch.linked = map[string]bool{}
-	} else {
-		db.watch.watched++
-		for dir := range scope {
-			delete(db.watch.linked, dir)
+		for _, dir := range l.Linked {
+			linked[dir] = true
 		}
+		db.watch.linked, db.watch.vouched = linked, s
+		return st, s, nil
 	}
-	for _, dir := range l.Linked {
-		db.watch.linked[dir] = true
-	}
-	return db.syncListed(ctx, start, ex, l, scope)
 }
+
+// maxChoices is how many times a watched sync chooses the folders to
+// read when another writer changes the leaf state meanwhile, before it
+// walks instead.
+const maxChoices = 3
+
+// errStateMoved is syncListed's answer when the leaf state is no longer
+// the one the folders to read were chosen against (base).
+var errStateMoved = errors.New("index: the leaf state changed since the folders to read were chosen")
 
 // scanChanged lists the folders c names, those holding links, and the
 // subtrees created or removed, and returns the listing with its scope
 // (every folder whose state it decides: see treeState.diffIn). It returns
 // a nil listing when the sync must walk instead: the index was never
 // synced, or a folder named is not one the state knows (its parent's
-// sync failed).
-func (db *DB) scanChanged(ctx context.Context, nodesDir string, c treewatch.Changes) (*store.Listing, map[string]bool, error) {
+// sync failed). base is the generation of the state the choice was made
+// on.
+func (db *DB) scanChanged(ctx context.Context, nodesDir string, c treewatch.Changes) (*store.Listing, map[string]bool, string, error) {
 	s, err := db.readState(ctx)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, "", err
 	}
-	if s.synced == 0 || db.watch.linked == nil {
-		return nil, nil, nil
+	v := db.watch.vouched
+	if s.synced == 0 || db.watch.linked == nil || v == nil {
+		return nil, nil, "", nil
 	}
 	folders := map[string]bool{}
 	for _, d := range c.Folders {
 		folders[d] = true
+	}
+	if s.gen != v.gen {
+		// Written by another since: what it changed is read again, a
+		// folder it added whole (as one the state does not know), and
+		// for a folder it removed, the nearest folder above it that the
+		// state holds (whose listing finds it, if it is there).
+		for d, f := range s.folders {
+			if g := v.folders[d]; g == nil || f != g && !f.same(g) {
+				folders[d] = true
+			}
+		}
+		for d := range v.folders {
+			if s.folders[d] == nil {
+				for d != "" && s.folders[d] == nil {
+					d = store.DirOf(d)
+				}
+				folders[d] = true
+			}
+		}
 	}
 	for d := range db.watch.linked {
 		folders[d] = true
@@ -162,7 +220,7 @@ func (db *DB) scanChanged(ctx context.Context, nodesDir string, c treewatch.Chan
 	}
 	for d := range folders {
 		if s.folders[d] == nil && !created[d] && !created[parentIn(d, created)] {
-			return nil, nil, nil
+			return nil, nil, "", nil
 		}
 	}
 	list := slices.Sorted(maps.Keys(folders))
@@ -187,7 +245,7 @@ func (db *DB) scanChanged(ctx context.Context, nodesDir string, c treewatch.Chan
 		return trees, nil
 	})
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, "", err
 	}
 	// The scope: the folders read, those under the subtrees read whole,
 	// and, of the state's, those under a folder read whose subfolder
@@ -227,7 +285,7 @@ func (db *DB) scanChanged(ctx context.Context, nodesDir string, c treewatch.Chan
 			scope[d] = true
 		}
 	}
-	return l, scope, nil
+	return l, scope, s.gen, nil
 }
 
 // parentIn returns the nearest folder above d that is in set, "" when

@@ -9,9 +9,11 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -373,4 +375,283 @@ func TestWatchedSyncFallsBack(t *testing.T) {
 	if st.All[treewatch.ReasonDoubt] != 1 || st.All[treewatch.ReasonUnsure] == 0 || walked-walked0 < 5 {
 		t.Fatalf("walked %d syncs after the first; watcher %+v", walked-walked0, st)
 	}
+}
+
+// TestWatchedSyncAfterAStaleWriter: another writer of the index (a hook's
+// or a kk command's sync, or the served process's own transaction) that
+// read the tree before a person's change and commits after the watched
+// handle's sync has already applied it records the tree as it was. The
+// kernel reported the change to the watched handle once, and will not
+// again: its next sync must still end with the tree as it is, whichever
+// handle wrote the stale state.
+func TestWatchedSyncAfterAStaleWriter(t *testing.T) {
+	ctx := context.Background()
+	for _, who := range []string{"another handle", "the same handle"} {
+		t.Run(who, func(t *testing.T) {
+			k := seedKB(t)
+			w := newWatcher(t, k, treewatch.Options{})
+			db := watchedDB(t, k, w)
+			if _, err := db.Sync(ctx, k.NodesDir()); err != nil {
+				t.Fatal(err)
+			}
+			writeLeaf(t, k, "old/deeper/gone.md", leaf("practice-gone", "Gone soon", "d", nil, "", "b"))
+			if _, err := db.Sync(ctx, k.NodesDir()); err != nil {
+				t.Fatal(err)
+			}
+			stale := db
+			if who == "another handle" {
+				other, _, err := Open(ctx, store.New(k.Root), "main")
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer func() { _ = other.Close() }()
+				stale = other
+			}
+			// The stale writer lists the tree...
+			start := time.Now()
+			old, err := store.ScanDir(ctx, k.NodesDir())
+			if err != nil {
+				t.Fatal(err)
+			}
+			// ... a person adds a leaf and removes another meanwhile, and
+			// the watched handle's sync applies both ...
+			writeLeaf(t, k, "auth/added.md", leaf("practice-added", "Added by hand", "d", nil, "", "b"))
+			if err := os.Remove(k.NodePath("cache/render-cache.md")); err != nil {
+				t.Fatal(err)
+			}
+			// Folders made and removed too.
+			writeLeaf(t, k, "fresh/deep/made.md", leaf("practice-made", "Made by hand", "d", nil, "", "b"))
+			if err := os.RemoveAll(k.NodePath("old")); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := db.Sync(ctx, k.NodesDir()); err != nil {
+				t.Fatal(err)
+			}
+			checkLikeAWalk(t, db, k, "after the person's change")
+			// ... and the stale writer commits what it listed.
+			if _, _, err := stale.syncListed(ctx, start, nil, old, nil, ""); err != nil {
+				t.Fatal(err)
+			}
+			_, walked := db.WatchCounts()
+			if _, err := db.Sync(ctx, k.NodesDir()); err != nil {
+				t.Fatal(err)
+			}
+			checkLikeAWalk(t, db, k, "after the stale write")
+			// Read where the stale writer wrote, not walked.
+			if _, w := db.WatchCounts(); w != walked {
+				t.Errorf("the sync after the stale write walked")
+			}
+		})
+	}
+}
+
+// TestWatchedSyncBesideAChurn: a leaf made and removed again and again
+// by someone else in a folder while the watched handle syncs (a file
+// listed, then gone before its stat) is the folder's change, not the
+// folder's disappearance: every sync keeps the folder's other leaves, and
+// none fails for it.
+func TestWatchedSyncBesideAChurn(t *testing.T) {
+	ctx := context.Background()
+	k := seedKB(t)
+	w := newWatcher(t, k, treewatch.Options{})
+	db := watchedDB(t, k, w)
+	if _, err := db.Sync(ctx, k.NodesDir()); err != nil {
+		t.Fatal(err)
+	}
+	want := nodeRows(t, db)
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		p := k.NodePath("auth/churn.md")
+		body := []byte(leaf("practice-churn", "Churn", "d", nil, "", "b"))
+		for {
+			select {
+			case <-stop:
+				_ = os.Remove(p)
+				return
+			default:
+			}
+			_ = os.WriteFile(p, body, 0o644)
+			_ = os.Remove(p)
+		}
+	}()
+	for i := range 300 {
+		_, err := db.Sync(ctx, k.NodesDir())
+		if err != nil {
+			close(stop)
+			<-done
+			t.Fatalf("sync %d beside the churn: %v", i, err)
+		}
+		got := nodeRows(t, db)
+		got = slices.DeleteFunc(got, func(r string) bool { return strings.HasPrefix(r, "auth/churn.md ") })
+		if !slices.Equal(got, want) {
+			close(stop)
+			<-done
+			t.Fatalf("sync %d beside the churn: rows\n%s\nwant\n%s", i, strings.Join(got, "\n"), strings.Join(want, "\n"))
+		}
+	}
+	close(stop)
+	<-done
+	if _, err := db.Sync(ctx, k.NodesDir()); err != nil {
+		t.Fatal(err)
+	}
+	checkLikeAWalk(t, db, k, "after the churn")
+}
+
+// TestWatchedSyncFolderRemadeAtOnce: a folder removed and made again
+// between two syncs (git's checkouts and stashes do so) is reported both
+// as changed (its old watch reports its files removed) and as made, and
+// so is one under it: each is read once, and no leaf is listed twice
+// (which the index took for a leaf claiming its own id twice).
+func TestWatchedSyncFolderRemadeAtOnce(t *testing.T) {
+	ctx := context.Background()
+	k := seedKB(t)
+	writeLeaf(t, k, "auth/deep/under.md", leaf("practice-under", "Under", "d", nil, "", "b"))
+	w := newWatcher(t, k, treewatch.Options{})
+	db := watchedDB(t, k, w)
+	if _, err := db.Sync(ctx, k.NodesDir()); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		saved := map[string][]byte{}
+		for _, rel := range []string{"auth/login-flow.md", "auth/session-tokens.md", "auth/deep/under.md"} {
+			data, err := os.ReadFile(k.NodePath(rel))
+			if err != nil {
+				t.Fatal(err)
+			}
+			saved[rel] = data
+		}
+		if err := os.RemoveAll(k.NodePath("auth")); err != nil {
+			t.Fatal(err)
+		}
+		// Watched again at the sync before, the folders made again
+		// this time get their files after the watches of the old ones
+		// reported them removed.
+		for rel, data := range saved {
+			writeLeaf(t, k, rel, string(data))
+		}
+		if i == 1 {
+			writeLeaf(t, k, "auth/deep/more.md", leaf("practice-more", "More", "d", nil, "", "b"))
+		}
+		if _, err := db.Sync(ctx, k.NodesDir()); err != nil {
+			t.Fatal(err)
+		}
+		checkLikeAWalk(t, db, k, fmt.Sprintf("auth/ made again (%d)", i))
+	}
+}
+
+// unprivileged reports whether the test may go on in this process: not
+// as root, who reads a folder whatever its mode. As root, it runs the
+// test again in a process of its own as the user nobody (a copy of the
+// test binary, which nobody may run) and reports false: that process ran
+// the test.
+func unprivileged(t *testing.T) bool {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		return true
+	}
+	dir, err := os.MkdirTemp("", "kk-nobody-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = os.RemoveAll(dir) }()
+	bin := filepath.Join(dir, "test")
+	data, err := os.ReadFile(os.Args[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bin, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "-test.run=^"+t.Name()+"$", "-test.v", "-test.count=1")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "TMPDIR="+os.TempDir(), "HOME="+dir)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "--- PASS: "+t.Name()) {
+		t.Fatalf("%s as the user nobody: %v\n%s", t.Name(), err, out)
+	}
+	return false
+}
+
+// TestWatchedSyncBesideAnUnreadableFolder: a folder a person made
+// unreadable (chmod 000, or 444: listed but not entered), and one made
+// unreadable from the start, are problems of the tree with their leaves
+// left out, for a watched sync as for a walk: no sync fails for them,
+// the watcher does not give up, and the leaves are back once the folder
+// can be read again.
+func TestWatchedSyncBesideAnUnreadableFolder(t *testing.T) {
+	if !unprivileged(t) {
+		return
+	}
+	ctx := context.Background()
+	k := seedKB(t)
+	writeLeaf(t, k, "locked/deep/x.md", leaf("practice-x", "X", "d", nil, "", "b"))
+	w := newWatcher(t, k, treewatch.Options{})
+	db := watchedDB(t, k, w)
+	sync := func(what string) {
+		t.Helper()
+		if _, err := db.Sync(ctx, k.NodesDir()); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		checkLikeAWalk(t, db, k, what)
+	}
+	sync("first")
+	problems := func() []string {
+		t.Helper()
+		ps, err := db.Problems(ctx, k.NodesDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, p := range ps {
+			out = append(out, p.Error())
+		}
+		return out
+	}
+	for _, mode := range []os.FileMode{0, 0o444, 0o311} {
+		if err := os.Chmod(k.NodePath("locked"), mode); err != nil {
+			t.Fatal(err)
+		}
+		sync(fmt.Sprintf("locked/ made %o", mode))
+		if ps := problems(); len(ps) != 1 || !strings.Contains(ps[0], "locked") {
+			t.Fatalf("locked/ made %o: problems %q", mode, ps)
+		}
+		writeLeaf(t, k, "auth/beside.md", leaf("practice-beside", fmt.Sprintf("Beside %o", mode), "d", nil, "", "b"))
+		sync(fmt.Sprintf("a leaf beside locked/ made %o", mode))
+		if err := os.Chmod(k.NodePath("locked"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		sync(fmt.Sprintf("locked/ readable again after %o", mode))
+		if ps := problems(); len(ps) != 0 {
+			t.Fatalf("locked/ readable again: problems %q", ps)
+		}
+	}
+	// A folder made unreadable from the start: it cannot be watched; the
+	// watcher sets its watches again at each sync until it can.
+	if err := os.Mkdir(k.NodePath("shut"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeLeaf(t, k, "shut/y.md", leaf("practice-y", "Y", "d", nil, "", "b"))
+	if err := os.Chmod(k.NodePath("shut"), 0); err != nil {
+		t.Fatal(err)
+	}
+	sync("shut/ made unreadable before it was watched")
+	if err := os.Chmod(k.NodePath("shut"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	sync("shut/ readable")
+	writeLeaf(t, k, "shut/z.md", leaf("practice-z", "Z", "d", nil, "", "b"))
+	sync("a leaf written in shut/")
+	if w.Broken() != "" {
+		t.Fatalf("the watcher gave up: %s", w.Broken())
+	}
+	if st := w.Stats(); st.All[treewatch.ReasonUnread] == 0 {
+		t.Fatalf("an unwatched folder never made the watcher set its watches again: %+v", st)
+	}
+	_ = os.Chmod(k.NodePath("shut"), 0o755)
 }

@@ -271,9 +271,29 @@ func (q *Queue) writeRecord(j *Job) error {
 		return err
 	}
 	if j.Status == Done && q.opts.Committed != nil {
-		return atomicfile.Replace(q.recordPath(j.ID), append(data, '\n'), 0o644)
+		return q.inDir(func() error { return atomicfile.Replace(q.recordPath(j.ID), append(data, '\n'), 0o644) })
 	}
-	return atomicfile.Write(q.recordPath(j.ID), append(data, '\n'), 0o644)
+	return q.inDir(func() error { return atomicfile.Write(q.recordPath(j.ID), append(data, '\n'), 0o644) })
+}
+
+// inDir runs write, a write of a file of the queue's folder, and, when
+// it fails because the folder is gone (someone removed .state/ under a
+// running server), makes the folder again and runs it once more: the
+// records and payloads that went with it are lost (a queued job whose
+// payload went fails when its turn comes), the queue is not.
+func (q *Queue) inDir(write func() error) error {
+	err := write()
+	if !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	if _, serr := os.Stat(q.dir); !errors.Is(serr, fs.ErrNotExist) {
+		return err
+	}
+	if merr := os.MkdirAll(q.dir, 0o755); merr != nil {
+		return err
+	}
+	q.opts.Logger.Warn("the job queue's folder was removed; it is made again, and the jobs whose files went with it fail", "dir", q.dir)
+	return write()
 }
 
 // Enqueue accepts a job: when it returns without error the job is on
@@ -295,7 +315,7 @@ func (q *Queue) Enqueue(r Request) (j Job, dup bool, err error) {
 		}
 	}
 	nj := &Job{ID: id.String(), Seq: q.seq + 1, Op: r.Op, Status: Queued, Path: r.Path, DedupKey: r.DedupKey, Created: q.opts.Now().UTC()}
-	if err := atomicfile.Write(q.bodyPath(nj.ID), r.Payload, 0o644); err != nil {
+	if err := q.inDir(func() error { return atomicfile.Write(q.bodyPath(nj.ID), r.Payload, 0o644) }); err != nil {
 		return Job{}, false, err
 	}
 	if err := q.writeRecord(nj); err != nil {

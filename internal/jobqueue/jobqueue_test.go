@@ -675,3 +675,44 @@ func TestDeferredLastStepFailure(t *testing.T) {
 		t.Errorf("restored %q, want b then a", restored)
 	}
 }
+
+// TestFolderRemovedWhileServing: the queue's folder removed under a
+// running queue (someone's rm -rf .ai/kenkeep/.state): a job queued
+// before loses its payload and fails with the reason, a job running
+// meanwhile ends, and the next jobs are accepted and run, the folder
+// made again.
+func TestFolderRemovedWhileServing(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "state", "queue")
+	q := open(t, dir, Options{})
+	lost := enqueue(t, q, "store", "lost", "")
+	if err := os.RemoveAll(filepath.Dir(dir)); err != nil {
+		t.Fatal(err)
+	}
+	j, _, err := q.Enqueue(Request{Op: "store", Payload: []byte("after")})
+	if err != nil {
+		t.Fatalf("a job posted after the folder went: %v", err)
+	}
+	var seen []string
+	runUntil(t, q, func(_ context.Context, w *Work) (string, error) {
+		seen = append(seen, string(w.Payload))
+		if string(w.Payload) == "after" {
+			// Gone again while the job runs.
+			if err := os.RemoveAll(filepath.Dir(dir)); err != nil {
+				return "", err
+			}
+		}
+		return "", nil
+	}, lost.ID, j.ID)
+	if got, _ := q.Get(lost.ID); got.Status != Failed || got.Error == "" {
+		t.Errorf("the job whose payload went: %+v", got)
+	}
+	if got, _ := q.Get(j.ID); got.Status != Done {
+		t.Errorf("the job posted after: %+v", got)
+	}
+	if !slices.Equal(seen, []string{"after"}) {
+		t.Errorf("payloads run: %q", seen)
+	}
+	if d := onDisk(t, dir, j.ID); d.Status != Done {
+		t.Errorf("record on disk: %+v", d)
+	}
+}

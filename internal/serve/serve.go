@@ -99,8 +99,9 @@ type Backend struct {
 	noWatch       bool
 	watchOpts     treewatch.Options
 	// watch reports where the tree changed to the served branch's index
-	// handle (Warm); nil when the tree is not watched.
-	watch *treewatch.Watcher
+	// handle (Warm), watched; nil when the tree is not watched.
+	watch   *treewatch.Watcher
+	watched *index.DB
 
 	mu     sync.Mutex // guards the fields below
 	top    string     // the git work tree's root
@@ -117,7 +118,10 @@ type Backend struct {
 	warned map[string]bool
 	tree   *store.Tree
 	treeAt time.Time
-	gen    uint64 // bumped by every job; a tree read before is stale
+	// treeGen is the served index's generation the tree was read at,
+	// when the tree is watched ("" otherwise).
+	treeGen string
+	gen     uint64 // bumped by every job; a tree read before is stale
 	// realNodes is nodes/ with its symlinks resolved, found on first need.
 	realNodes string
 	// timing adds up the time the worker spent placing, writing (the
@@ -162,25 +166,44 @@ func New(o Options) *Backend {
 
 // readTree returns the tree, without bodies, through the branch index
 // (one stat per leaf); a tree read less than Options.RecheckWithin ago,
-// with no job applied since, is reused as it is.
+// with no job applied since, is reused as it is. Where the served
+// branch's tree is watched, its sync costs a barrier: every read syncs,
+// and the tree is reused while the index is the one it was read from.
 func (b *Backend) readTree() (*store.Tree, error) {
+	ctx := context.Background()
 	b.mu.Lock()
-	t, at, gen := b.tree, b.treeAt, b.gen
+	t, at, gen, treeGen := b.tree, b.treeAt, b.gen, b.treeGen
 	b.mu.Unlock()
-	if t != nil && time.Since(at) < b.recheckWithin {
+	var stat string
+	if db, err := b.openIndex(ctx, false); err == nil && b.isWatched(db) {
+		if _, err := b.indexDB(ctx); err != nil {
+			return nil, err
+		}
+		if stat, err = db.Meta(ctx, "stat_gen"); err == nil && t != nil && stat != "" && stat == treeGen {
+			return t, nil
+		}
+	} else if t != nil && treeGen == "" && time.Since(at) < b.recheckWithin {
 		return t, nil
 	}
 	start := time.Now()
-	t, err := index.ReadTree(context.Background(), b.k)
+	t, err := index.ReadTree(ctx, b.k)
 	if err != nil {
 		return nil, err
 	}
 	b.mu.Lock()
 	if b.gen == gen {
-		b.tree, b.treeAt = t, start
+		b.tree, b.treeAt, b.treeGen = t, start, stat
 	}
 	b.mu.Unlock()
 	return t, nil
+}
+
+// isWatched reports whether db is the served branch's index handle and
+// the tree is watched for it: its syncs cost a barrier, not a walk.
+func (b *Backend) isWatched(db *index.DB) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.watch != nil && db == b.watched
 }
 
 // changed drops the tree kept for reads: a job changed the tree.
@@ -216,7 +239,8 @@ func (b *Backend) Read(_ context.Context, p string) (string, error) {
 
 // indexDB returns this process's handle to the current branch's index,
 // synced with the tree (at most once per Options.RecheckWithin unless a
-// writer changed it).
+// writer changed it; at every call when the tree is watched for it, so
+// that a read sees every change made before it).
 func (b *Backend) indexDB(ctx context.Context) (*index.DB, error) {
 	return b.openIndex(ctx, true)
 }
@@ -241,7 +265,11 @@ func (b *Backend) openIndex(ctx context.Context, sync bool) (*index.DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := db.SyncRecent(ctx, b.k.NodesDir(), ex, max(b.recheckWithin, 0)); err != nil {
+	within := max(b.recheckWithin, 0)
+	if b.isWatched(db) {
+		within = 0
+	}
+	if _, err := db.SyncRecent(ctx, b.k.NodesDir(), ex, within); err != nil {
 		return nil, err
 	}
 	return db, nil
@@ -497,7 +525,7 @@ func (b *Backend) watchTree(ctx context.Context) error {
 		return err
 	}
 	db.Watch(w)
-	b.watch = w
+	b.watch, b.watched = w, db
 	b.log.Info("the tree is watched: each job reads only the folders the kernel reports changed", "folders", w.Stats().Watches)
 	return nil
 }

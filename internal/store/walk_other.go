@@ -4,6 +4,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -33,6 +34,10 @@ func walkOne(ctx context.Context, root, realRoot, start string, l *Listing) erro
 		l.Dirs = append(l.Dirs, start)
 	}
 	return filepath.WalkDir(from, func(p string, d fs.DirEntry, err error) error {
+		if err != nil && p != root && d != nil && d.IsDir() && errors.Is(err, fs.ErrPermission) {
+			l.Problems = append(l.Problems, UnreadableFolder(filepath.ToSlash(p[len(root)+1:]), err))
+			return filepath.SkipDir
+		}
 		if err != nil {
 			return err
 		}
@@ -52,6 +57,9 @@ func walkOne(ctx context.Context, root, realRoot, start string, l *Listing) erro
 		}
 		if kind == entryLeaf && f.Size < 0 {
 			fi, err := os.Lstat(p)
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil // removed since the folder was listed: as if listed after
+			}
 			if err != nil {
 				return err
 			}
@@ -70,6 +78,10 @@ func walkFolder(root, realRoot, rel string, l *Listing) (subdirs []string, linke
 		abs = filepath.Join(root, filepath.FromSlash(rel))
 	}
 	entries, err := os.ReadDir(abs)
+	if rel != "" && errors.Is(err, fs.ErrPermission) {
+		l.Problems = append(l.Problems, UnreadableFolder(rel, err))
+		return nil, false, nil
+	}
 	if err != nil {
 		return nil, false, err
 	}
@@ -85,6 +97,9 @@ func walkFolder(root, realRoot, rel string, l *Listing) (subdirs []string, linke
 		kind, f, problem := classify(realRoot, p, child, e)
 		if kind == entryLeaf && f.Size < 0 {
 			fi, err := os.Lstat(p)
+			if errors.Is(err, fs.ErrNotExist) {
+				continue // removed since the folder was listed: as if listed after
+			}
 			if err != nil {
 				return nil, false, err
 			}

@@ -5,6 +5,7 @@ package store
 import (
 	"context"
 	"errors"
+	"io/fs"
 	"os"
 	"slices"
 
@@ -27,11 +28,13 @@ func walkFrom(ctx context.Context, root, realRoot string, starts []string, l *Li
 	level := slices.Clone(starts)
 	l.Dirs = append(l.Dirs, starts...)
 	var parts []*Listing // one per folder, merged once at the end
+	removed := map[string]bool{}
 	for len(level) > 0 {
 		subdirs := make([][]string, len(level))
 		errs := make([]error, len(level))
 		at := len(parts)
 		parts = append(parts, make([]*Listing, len(level))...)
+		gone := make([]bool, len(level))
 		Parallel(len(level), func(j int) {
 			if errs[j] = ctx.Err(); errs[j] != nil {
 				return
@@ -39,6 +42,11 @@ func walkFrom(ctx context.Context, root, realRoot string, starts []string, l *Li
 			part := &Listing{IndexDirs: map[string]bool{}}
 			var linked bool
 			subdirs[j], linked, errs[j] = walkFolder(root, realRoot, level[j], part)
+			if level[j] != "" && (errors.Is(errs[j], unix.ENOENT) || errors.Is(errs[j], unix.ENOTDIR)) {
+				// Removed (or replaced by a file) since its parent was
+				// listed: as if the parent were listed after.
+				errs[j], gone[j], part = nil, true, &Listing{IndexDirs: map[string]bool{}}
+			}
 			if linked {
 				part.Linked = []string{level[j]}
 			}
@@ -47,20 +55,45 @@ func walkFrom(ctx context.Context, root, realRoot string, starts []string, l *Li
 		if err := errors.Join(errs...); err != nil {
 			return err
 		}
+		for j, g := range gone {
+			if g {
+				removed[level[j]] = true
+			}
+		}
 		level = level[:0:0]
 		for _, s := range subdirs {
 			level = append(level, s...)
 		}
 	}
 	l.mergeAll(parts)
+	if len(removed) > 0 {
+		l.Dirs = slices.DeleteFunc(l.Dirs, func(d string) bool { return removed[d] })
+	}
 	return nil
 }
 
 // walkFolder reads folder rel into l and returns its subfolders, and
 // whether it holds a symlink (whose target may change without the folder
 // changing) or a leaf with more than one link (which may change through
-// another folder).
+// another folder). A folder of the tree that kk may not read (its mode:
+// a person's chmod) is a problem of the tree, listed with nothing in it,
+// as a leaf kk cannot read is: never a reason to refuse the rest.
 func walkFolder(root, realRoot, rel string, l *Listing) (subdirs []string, linked bool, err error) {
+	part := &Listing{IndexDirs: map[string]bool{}}
+	subdirs, linked, err = listFolder(root, realRoot, rel, part)
+	if rel != "" && errors.Is(err, fs.ErrPermission) {
+		l.Problems = append(l.Problems, UnreadableFolder(rel, err))
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	l.merge(part)
+	return subdirs, linked, nil
+}
+
+// listFolder is walkFolder, but for a folder it may not read.
+func listFolder(root, realRoot, rel string, l *Listing) (subdirs []string, linked bool, err error) {
 	abs := root
 	if rel != "" {
 		abs = root + string(os.PathSeparator) + rel
@@ -86,7 +119,11 @@ func walkFolder(root, realRoot, rel string, l *Listing) (subdirs []string, linke
 		}
 		kind, f, problem := classify(realRoot, abs+string(os.PathSeparator)+e.Name(), child, e)
 		if kind == entryLeaf && f.Size < 0 {
-			if err := unix.Fstatat(fd, e.Name(), &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+			err := unix.Fstatat(fd, e.Name(), &st, unix.AT_SYMLINK_NOFOLLOW)
+			if errors.Is(err, unix.ENOENT) {
+				continue // removed since the folder was listed: as if listed after
+			}
+			if err != nil {
 				return nil, false, &os.PathError{Op: "lstat", Path: f.Abs, Err: err}
 			}
 			f.Size, f.mtime = st.Size, st.Mtim.Nano()

@@ -16,11 +16,15 @@
 // It cannot tell, and Changes reports All, after: its start (the first
 // sync walks the tree, after the watches are set); an overflow of the
 // kernel's queue; a folder renamed or moved (the watches under it would
-// name the old paths), nodes/ itself removed or replaced, or a file system
+// name the old paths), nodes/ itself removed or replaced (or a folder
+// above it: the folders at the paths are checked to be the ones watched
+// at every Changes), the cookie's folder replaced, or a file system
 // unmounted (the watches are then set again); a barrier that timed out; a
-// watch the kernel refused (fs.inotify.max_user_watches reached: the
-// watcher then gives up, and every sync walks); Unsure (the caller could
-// not apply the changes last reported). A folder created is watched, and
+// folder kk may not read (a person's chmod: it cannot be watched, and the
+// watches are set again at every Changes until it can); a watch the
+// kernel refused (fs.inotify.max_user_watches reached: the watcher then
+// gives up, and every sync walks); Unsure (the caller could not apply the
+// changes last reported). A folder created is watched, and
 // reported as a subtree to read whole: what was put in it before the watch
 // was set has no report.
 //
@@ -98,9 +102,12 @@ const (
 	ReasonOverflow = "the kernel's queue of reports overflowed"
 	ReasonMoved    = "a folder was renamed or moved"
 	ReasonRoot     = "nodes/ was removed, replaced or unmounted"
+	ReasonRootMode = "the mode, owner or times of nodes/ changed"
 	ReasonBarrier  = "the cookie's report did not arrive in time"
 	ReasonCookie   = "the cookie could not be written"
+	ReasonStateDir = "the cookie's folder was replaced"
 	ReasonRefused  = "the kernel refused a watch"
+	ReasonUnread   = "a folder kk may not read is not watched"
 	ReasonUnsure   = "the changes last reported were not applied"
 	ReasonTooMany  = "too many folders changed"
 	ReasonDoubt    = "told to doubt (Options.Doubt)"

@@ -50,8 +50,15 @@ type Watcher struct {
 	reset         bool   // the watches must be set again (a new instance)
 	resetWhy      string // why
 	broken        string // why the watcher gave up; "" while it works
-	buf           []byte
-	stats         Stats
+	// unreadable is a folder kk may not read, found unwatched since the
+	// watches were set; "" when there is none.
+	unreadable string
+	// rootID and cookieID are the folders watched as nodes/ and as the
+	// cookie's folder: a folder above them moved aside and another put
+	// in its place reports nothing to the watches, which follow the old.
+	rootID, cookieID fileID
+	buf              []byte
+	stats            Stats
 }
 
 // New watches nodes/ (nodesDir), every folder of the tree in it, and
@@ -143,9 +150,11 @@ func (w *Watcher) setAll() error {
 	w.cookieWD = -1
 	w.written, w.seen = 0, 0
 	w.folders, w.subtrees = map[string]bool{}, map[string]bool{}
+	w.unreadable = ""
 	if err := w.watchCookie(); err != nil {
 		return err
 	}
+	w.rootID = idOf(w.root) // before the watch, as for the cookie's folder
 	if err := w.addTree(""); err != nil {
 		return err
 	}
@@ -158,12 +167,26 @@ func (w *Watcher) setAll() error {
 }
 
 func (w *Watcher) watchCookie() error {
+	id := idOf(w.cookieDir) // before the watch: a folder put in its place meanwhile differs
 	wd, err := unix.InotifyAddWatch(w.fd(), w.cookieDir, cookieMask)
 	if err != nil {
 		return fmt.Errorf("watching %s: %w", w.cookieDir, err)
 	}
-	w.cookieWD = int32(wd)
+	w.cookieWD, w.cookieID = int32(wd), id
 	return nil
+}
+
+// fileID is a file's identity: its device and inode numbers.
+type fileID struct{ dev, ino uint64 }
+
+// idOf returns the identity of the file at p (not following a symlink),
+// the zero fileID when there is none.
+func idOf(p string) fileID {
+	var st unix.Stat_t
+	if err := unix.Lstat(p, &st); err != nil {
+		return fileID{}
+	}
+	return fileID{uint64(st.Dev), st.Ino}
 }
 
 func (w *Watcher) fd() int { return int(w.f.Fd()) }
@@ -192,6 +215,13 @@ func (w *Watcher) addTree(rel string) error {
 			if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) {
 				continue
 			}
+			if errors.Is(err, unix.EACCES) || errors.Is(err, unix.EPERM) {
+				// A folder kk may not read (a person's chmod): nothing
+				// reports what happens in it, or to its mode. Until every
+				// folder is watched, each Changes sets the watches again.
+				w.unreadable = d
+				continue
+			}
 			if err != nil {
 				if errors.Is(err, unix.ENOSPC) {
 					err = fmt.Errorf("%w (fs.inotify.max_user_watches is reached)", err)
@@ -201,6 +231,10 @@ func (w *Watcher) addTree(rel string) error {
 			w.wds[int32(wd)] = d
 			entries, err := os.ReadDir(w.abs(d))
 			if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+				continue
+			}
+			if errors.Is(err, fs.ErrPermission) {
+				w.unreadable = d
 				continue
 			}
 			if err != nil {
@@ -242,6 +276,17 @@ func (w *Watcher) Changes(ctx context.Context) Changes {
 	}
 	if w.opts.Doubt != nil && w.opts.Doubt() {
 		w.doubt(ReasonDoubt)
+	}
+	if w.unreadable != "" && !w.reset {
+		w.resetFor(ReasonUnread)
+	}
+	if !w.reset {
+		// The folders watched must be the ones at the paths.
+		if id := idOf(w.root); id != w.rootID {
+			w.resetFor(ReasonRoot)
+		} else if id := idOf(w.cookieDir); w.cookieWD >= 0 && id != w.cookieID && id != (fileID{}) {
+			w.resetFor(ReasonStateDir)
+		}
 	}
 	if !w.reset {
 		if err := w.touchCookie(); err != nil {
@@ -386,13 +431,26 @@ func (w *Watcher) event(wd int32, mask uint32, name string) {
 			w.resetFor(ReasonRoot)
 		}
 		return // a subfolder's removal is its parent's report
+	case name == "" && mask&unix.IN_ATTRIB != 0:
+		// The folder's own mode, owner or times: its mode decides
+		// whether what is under it can be read at all (a person's
+		// chmod), so it is read whole.
+		if rel == "" {
+			w.doubt(ReasonRootMode)
+			return
+		}
+		w.subtree(rel)
+		w.folder(rel)
+		return
 	case name == "":
-		w.folder(rel) // the folder's own attributes
+		w.folder(rel)
 		return
 	}
 	if mask&unix.IN_ISDIR != 0 {
 		child := join(rel, name)
 		switch {
+		case mask&unix.IN_ATTRIB != 0:
+			w.subtree(child)
 		case mask&(unix.IN_MOVED_FROM|unix.IN_MOVED_TO) != 0:
 			// The watches under a moved folder would name its old path.
 			w.resetFor(ReasonMoved)

@@ -201,3 +201,61 @@ func TestRefusedAndUnsure(t *testing.T) {
 		t.Fatalf("after giving up: %+v", c)
 	}
 }
+
+// TestAncestorReplaced: the folder holding nodes/ and .state/ moved
+// aside, and a copy of nodes/ put in its place with .state/ moved back
+// (the watches follow the folders moved aside, and the cookie's folder
+// is still the one watched): Changes reports All, and watches the new
+// nodes/ from then on. .state/ replaced alone: All, without waiting out
+// the barrier.
+func TestAncestorReplaced(t *testing.T) {
+	base := t.TempDir()
+	kb := filepath.Join(base, "kb")
+	nodes, state := filepath.Join(kb, "nodes"), filepath.Join(kb, ".state")
+	write(t, filepath.Join(nodes, "a", "x.md"), "x")
+	w, err := New(nodes, state, Options{Barrier: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = w.Close() })
+	ctx := context.Background()
+	if c := w.Changes(ctx); !c.All {
+		t.Fatalf("first: %+v", c)
+	}
+	aside := filepath.Join(base, "aside")
+	if err := os.Rename(kb, aside); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(kb, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(filepath.Join(aside, ".state"), state); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("cp", "-r", filepath.Join(aside, "nodes"), nodes).CombinedOutput(); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	write(t, filepath.Join(nodes, "a", "y.md"), "y")
+	if c := w.Changes(ctx); !c.All || c.Reason != ReasonRoot {
+		t.Fatalf("nodes/ replaced by a copy under a folder moved aside: %+v", c)
+	}
+	write(t, filepath.Join(nodes, "a", "z.md"), "z")
+	if c := w.Changes(ctx); c.All || !slices.Equal(c.Folders, []string{"a"}) {
+		t.Fatalf("a write in the copy: %+v", c)
+	}
+	// .state/ replaced by another folder: the cookie would go unseen.
+	start := time.Now()
+	if err := os.Rename(state, filepath.Join(base, "old-state")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(state, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if c := w.Changes(ctx); !c.All || time.Since(start) > 30*time.Second {
+		t.Fatalf(".state/ replaced: %+v after %s", c, time.Since(start))
+	}
+	write(t, filepath.Join(nodes, "b.md"), "b")
+	if c := w.Changes(ctx); c.All || !slices.Equal(c.Folders, []string{""}) {
+		t.Fatalf("a write after .state/ was replaced: %+v", c)
+	}
+}
