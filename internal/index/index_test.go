@@ -418,3 +418,41 @@ func TestSearchEarly(t *testing.T) {
 		t.Fatalf("gated: %v %v, early called %v", ids(hits), err, called)
 	}
 }
+
+// The gate refuses, before scoring anything, a text whose every term more
+// than half of the leaves hold when ranking them would read more postings
+// than the budget; a text with a term few leaves hold is let through.
+func TestGateRefusesATextNoTermOfWhichTellsLeavesApart(t *testing.T) {
+	ctx := context.Background()
+	k := seedKB(t)
+	for i := range 12 {
+		body := "Retry the queue handler after a timeout."
+		if i == 0 {
+			body += " Backoff doubles each attempt."
+		}
+		writeLeaf(t, k, fmt.Sprintf("ops/leaf-%02d.md", i), leaf(fmt.Sprintf("practice-ops-%02d", i), fmt.Sprintf("Operations note %d", i), "Queue handling", nil, "", body))
+	}
+	db, _, err := Open(ctx, k, "main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = db.Close() }()
+	search := func(text string, postings int) []Hit {
+		t.Helper()
+		hits, err := db.Search(ctx, Request{Text: text, Limit: 5, Gate: true, Postings: postings})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return hits
+	}
+	common := "retry the queue handler after a timeout"
+	if hits := search(common, 4); len(hits) != 0 {
+		t.Errorf("%q with a budget of 4 postings: %v; want nothing (every word is in most leaves)", common, ids(hits))
+	}
+	if hits := search(common, 0); len(hits) == 0 {
+		t.Errorf("%q within the default budget: nothing; want the leaves ranked", common)
+	}
+	if hits := search(common+" with backoff", 4); len(hits) == 0 || hits[0].ID != "practice-ops-00" {
+		t.Errorf("with a rare word: %v; want practice-ops-00 first", ids(hits))
+	}
+}

@@ -270,6 +270,9 @@ func (db *DB) Search(ctx context.Context, r Request) ([]Hit, error) {
 	if err := db.lookupTerms(ctx, q, st); err != nil {
 		return nil, err
 	}
+	if r.Gate && indiscriminate(q, st, postingsBudget(r)) {
+		return []Hit{}, nil
+	}
 	cands, err := db.pool(ctx, q, r, st, &rk, max(minPool, 3*r.Limit))
 	if err != nil {
 		return nil, err
@@ -425,12 +428,17 @@ const candidateColumns = `n.rid, n.id, n.path, n.type, n.title, n.description,
 // pool asks the full-text table for the best n candidates holding any of
 // the terms (see poolTerms), within the request's filters (and, with
 // r.Every, holding every term), and scores each against q as it reads it.
-func (db *DB) pool(ctx context.Context, q []queryTerm, r Request, st stats, rk *Ranking, n int) ([]*candidate, error) {
-	budget := poolPostings
+// postingsBudget is the most postings the candidate query of r reads
+// beyond its rarest term (see poolTerms).
+func postingsBudget(r Request) int {
 	if r.Postings > 0 {
-		budget = min(budget, r.Postings)
+		return min(poolPostings, r.Postings)
 	}
-	match := poolTerms(q, budget)
+	return poolPostings
+}
+
+func (db *DB) pool(ctx context.Context, q []queryTerm, r Request, st stats, rk *Ranking, n int) ([]*candidate, error) {
+	match := poolTerms(q, postingsBudget(r))
 	if len(match) == 0 {
 		return nil, nil
 	}
@@ -1025,6 +1033,25 @@ func relevant(q []queryTerm, tf [][numFields]int) bool {
 		}
 	}
 	return shared >= min(minShared, n)
+}
+
+// indiscriminate is the gate's first rule, decided before any candidate
+// is scored: the text has no term that tells leaves apart, since even its
+// rarest term some leaf holds is held by more than half of the leaves (its
+// Robertson–Sparck Jones weight, log((N-n+0.5)/(n+0.5)), is below zero:
+// holding it is no evidence of being about it), and by more than budget
+// leaves, so that ranking them would score every one of those postings
+// (at 100,000 leaves, 0.3 s of a prompt's time for four common words).
+// Below that size the gate lets such a text through to relevant, since a
+// few notes that all hold its words may still be what it asks about.
+func indiscriminate(q []queryTerm, st stats, budget int) bool {
+	rarest := 0
+	for _, t := range q {
+		if t.df > 0 && (rarest == 0 || t.df < rarest) {
+			rarest = t.df
+		}
+	}
+	return rarest > budget && 2*rarest > st.docs
 }
 
 // snippetWords is the length of a snippet, in words.

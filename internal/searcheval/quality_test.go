@@ -18,7 +18,9 @@ import (
 //   - the drupal pack (141 leaves) with its development set (48 cases)
 //     and kenkeep's golden set over it (22 cases);
 //   - kenkeep's own knowledge base (84 leaves) with its development set
-//     (40 cases).
+//     (40 cases);
+//   - on each, a held-out set of 40 questions written blind from the notes
+//     (testdata/retrieval/*-heldout-blind.yaml), which nothing was tuned on.
 //
 // Each is scored without phrasings (the headline figures) and with
 // phrasings written blind, from the notes alone, by a writer who never saw
@@ -28,7 +30,9 @@ import (
 // floors are the figures measured when they were set (docs/benchmarks.md);
 // a change to ranking that lowers any of them fails. On the two
 // development sets, without phrasings, every style must also score at or
-// above the BM25 script (againstBaseline).
+// above the BM25 script (againstBaseline). On the held-out sets kk is not
+// above it everywhere (kenkeep's MRR, drupal's related MRR: docs/search.md
+// gives the figures), so they hold floors only.
 
 const (
 	drupalPack = "../../../shared/fixtures/kenkeep-pack-drupal"
@@ -38,6 +42,13 @@ const (
 
 	drupalBlind  = "../../testdata/retrieval/drupal-phrasings-blind.yaml"
 	kenkeepBlind = "../../testdata/retrieval/kenkeep-kb-phrasings-blind.yaml"
+
+	// The held-out sets: questions written blind from the notes alone, by
+	// a writer who never saw the development sets, any phrasings or any
+	// ranking, over leaves drawn at random (each file's header says how).
+	// No value of the ranking was chosen with them.
+	drupalHeldout  = "../../testdata/retrieval/drupal-heldout-blind.yaml"
+	kenkeepHeldout = "../../testdata/retrieval/kenkeep-kb-heldout-blind.yaml"
 )
 
 type floor struct {
@@ -51,20 +62,32 @@ var floors = map[string]map[string]map[string]floor{
 			"all": {0.90, 0.81}, "keyword": {1.0, 1.0}, "long": {1.0, 0.83}, "paraphrase": {0.77, 0.67}, "related": {1.0, 0.88},
 		},
 		"kenkeep-golden-queries.yaml": {"all": {1.0, 0.91}},
+		"drupal-heldout-blind.yaml": {
+			"all": {0.86, 0.70}, "keyword": {1.0, 0.95}, "long": {1.0, 0.82}, "paraphrase": {0.66, 0.42}, "related": {1.0, 0.87},
+		},
 	},
 	"drupal+blind": {
 		"retrieval-dev-queries.yaml": {
 			"all": {0.96, 0.86}, "keyword": {1.0, 1.0}, "long": {1.0, 0.88}, "paraphrase": {0.94, 0.77}, "related": {0.91, 0.87},
+		},
+		"drupal-heldout-blind.yaml": {
+			"all": {0.97, 0.82}, "keyword": {1.0, 1.0}, "long": {1.0, 0.85}, "paraphrase": {0.93, 0.63}, "related": {1.0, 1.0},
 		},
 	},
 	"kenkeep": {
 		"retrieval-dev-queries-kenkeep.yaml": {
 			"all": {0.83, 0.78}, "keyword": {1.0, 1.0}, "long": {1.0, 0.83}, "paraphrase": {0.60, 0.54}, "related": {1.0, 1.0},
 		},
+		"kenkeep-kb-heldout-blind.yaml": {
+			"all": {0.89, 0.75}, "keyword": {1.0, 0.95}, "long": {0.87, 0.89}, "paraphrase": {0.80, 0.48}, "related": {1.0, 1.0},
+		},
 	},
 	"kenkeep+blind": {
 		"retrieval-dev-queries-kenkeep.yaml": {
 			"all": {0.94, 0.90}, "keyword": {1.0, 1.0}, "long": {1.0, 0.93}, "paraphrase": {0.86, 0.78}, "related": {1.0, 1.0},
+		},
+		"kenkeep-kb-heldout-blind.yaml": {
+			"all": {0.94, 0.90}, "keyword": {1.0, 1.0}, "long": {0.87, 0.89}, "paraphrase": {0.93, 0.81}, "related": {1.0, 1.0},
 		},
 	},
 }
@@ -121,7 +144,7 @@ func buildDrupal(t *testing.T, ph string) corpus {
 	if ph != "" {
 		name += "+blind"
 	}
-	return corpus{name, k, []*searcheval.Set{loadSet(t, devSet), loadSet(t, goldenSet)}, b}
+	return corpus{name, k, []*searcheval.Set{loadSet(t, devSet), loadSet(t, goldenSet), loadSet(t, drupalHeldout)}, b}
 }
 
 func buildKenkeep(t *testing.T, ph string) corpus {
@@ -138,7 +161,7 @@ func buildKenkeep(t *testing.T, ph string) corpus {
 	if ph != "" {
 		name += "+blind"
 	}
-	return corpus{name, k, []*searcheval.Set{loadSet(t, kenkeepSet)}, b}
+	return corpus{name, k, []*searcheval.Set{loadSet(t, kenkeepSet), loadSet(t, kenkeepHeldout)}, b}
 }
 
 func TestRetrievalQuality(t *testing.T) {
@@ -231,6 +254,8 @@ func TestHookGate(t *testing.T) {
 		"retrieval-dev-queries.yaml":         3, // of 4
 		"kenkeep-golden-queries.yaml":        2, // of 2
 		"retrieval-dev-queries-kenkeep.yaml": 0, // of 3
+		"drupal-heldout-blind.yaml":          2, // of 3
+		"kenkeep-kb-heldout-blind.yaml":      0, // of 3
 	}
 	for _, c := range []corpus{buildDrupal(t, ""), buildKenkeep(t, "")} {
 		hook, closeHook, err := searcheval.InProcess(ctx, c.k, searcheval.RankHook, 0)
