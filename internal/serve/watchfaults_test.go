@@ -607,6 +607,21 @@ func TestWatchFaultNodesAndStateRemoved(t *testing.T) {
 		t.Fatal(err)
 	}
 	a.after(".ai/kenkeep replaced by a copy, .state/ moved back", map[string][]string{w(6): {"theirs/e.md"}, w(7): nil, w(1): {"mine/a.md"}})
+	// git clean: the untracked leaves go (-d), then everything git
+	// ignores too, kk's .state/ with it (-x).
+	a.sh("git clean -q -fd -- " + store.DirName + "/nodes")
+	for rel := range a.kept {
+		if out, _ := gitx.Run(ctx, a.k.Root, "ls-files", "--", store.DirName+"/nodes/"+rel); len(out) == 0 {
+			a.gone(rel)
+		}
+	}
+	a.after("git clean -fd", map[string][]string{w(6): nil, w(1): {"mine/a.md"}})
+	a.write("mine/f.md", w(8))
+	a.sh("git clean -q -fdx -- " + store.DirName)
+	a.gone("mine/f.md")
+	a.after("git clean -fdx", map[string][]string{w(8): nil, w(1): {"mine/a.md"}})
+	a.write("mine/g.md", w(9))
+	a.after("a leaf after git clean -fdx", map[string][]string{w(9): {"mine/g.md"}})
 	headChecks(t, a.k)
 }
 
