@@ -122,8 +122,6 @@ type Backend struct {
 	// when the tree is watched ("" otherwise).
 	treeGen string
 	gen     uint64 // bumped by every job; a tree read before is stale
-	// realNodes is nodes/ with its symlinks resolved, found on first need.
-	realNodes string
 	// timing adds up the time the worker spent placing, writing (the
 	// transaction and the commit) and committing, for the benchmarks.
 	timing  struct{ place, write, commit time.Duration }
@@ -476,20 +474,13 @@ func (b *Backend) Warm(ctx context.Context) error {
 	return b.settleView(ctx, r)
 }
 
-// inTree reports whether abs, its symlinks resolved, lies inside nodes/.
+// inTree reports whether abs, its symlinks resolved, lies inside nodes/
+// (its symlinks resolved now: nodes/ may have been made a symlink, or
+// one to another folder, since the start).
 func (b *Backend) inTree(abs string) bool {
-	b.mu.Lock()
-	nodes := b.realNodes
-	b.mu.Unlock()
-	if nodes == "" {
-		real, err := filepath.EvalSymlinks(b.k.NodesDir())
-		if err != nil {
-			return false
-		}
-		nodes = real
-		b.mu.Lock()
-		b.realNodes = real
-		b.mu.Unlock()
+	nodes, err := filepath.EvalSymlinks(b.k.NodesDir())
+	if err != nil {
+		return false
 	}
 	real, err := filepath.EvalSymlinks(abs)
 	return err == nil && strings.HasPrefix(real, nodes+string(filepath.Separator))

@@ -622,6 +622,19 @@ func TestWatchFaultNodesAndStateRemoved(t *testing.T) {
 	a.after("git clean -fdx", map[string][]string{w(8): nil, w(1): {"mine/a.md"}})
 	a.write("mine/g.md", w(9))
 	a.after("a leaf after git clean -fdx", map[string][]string{w(9): {"mine/g.md"}})
+	// nodes/ made a symlink to the folder moved elsewhere: not watched
+	// (every sync walks), and followed as every command follows it.
+	real := filepath.Join(a.k.Root, "nodes-real")
+	a.sh(fmt.Sprintf("mv %s %s && ln -s ../../nodes-real %s", a.k.NodesDir(), real, a.k.NodesDir()))
+	a.write("mine/h.md", w(10))
+	a.after("nodes/ a symlink", map[string][]string{w(10): {"mine/h.md"}, w(9): {"mine/g.md"}})
+	a.write("mine/h.md", w(11))
+	a.after("an edit through the symlinked nodes/", map[string][]string{w(11): {"mine/h.md"}, w(10): nil})
+	a.sh(fmt.Sprintf("rm %s && mv %s %s", a.k.NodesDir(), real, a.k.NodesDir()))
+	a.write("mine/i.md", w(12))
+	a.after("nodes/ a folder again", map[string][]string{w(12): {"mine/i.md"}, w(11): {"mine/h.md"}})
+	a.write("mine/j.md", w(13))
+	a.after("a leaf in nodes/ watched again", map[string][]string{w(13): {"mine/j.md"}})
 	headChecks(t, a.k)
 }
 
