@@ -37,7 +37,17 @@ func SessionStart(ctx context.Context, r Request) ([]byte, error) {
 	if err := markSessionStart(r); err != nil {
 		r.warn("session-mark", err) // only the end-of-turn graph hint needs it
 	}
-	text, err := SessionStartContext(ctx, r)
+	text, err := sessionStartContext(ctx, r, func(text string) {
+		// ENTRY.md and the snapshot note are the context itself; the
+		// notes for the user come after. A machine too busy to finish
+		// them before the deadline still gives the session its context.
+		if r.Offer == nil {
+			return
+		}
+		if out, ok := r.Adapter.HookOutput(harness.SessionStart, text); ok {
+			r.Offer(out)
+		}
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -57,10 +67,19 @@ func SessionStart(ctx context.Context, r Request) ([]byte, error) {
 // when enough sessions wait for curation (at most once per NudgeInterval)
 // and when the last lint run found errors.
 func SessionStartContext(ctx context.Context, r Request) (string, error) {
+	return sessionStartContext(ctx, r, nil)
+}
+
+// sessionStartContext is SessionStartContext; early, when set, gets the
+// context without the notes for the user as soon as ENTRY.md is read.
+func sessionStartContext(ctx context.Context, r Request, early func(text string)) (string, error) {
 	k := r.KB
 	body, entryHash, hasEntry, err := readEntry(k)
 	if err != nil {
 		return "", err
+	}
+	if early != nil {
+		early(entryContext(body, nil))
 	}
 	var notes []string
 	if hasEntry {
@@ -116,6 +135,12 @@ func SessionStartContext(ctx context.Context, r Request) (string, error) {
 		}
 		notes = append(notes, fmt.Sprintf("The last lint run%s found %d error(s) in the knowledge base; `kk lint` lists them.", when, st.LastErrors))
 	}
+	return entryContext(body, notes), nil
+}
+
+// entryContext is the session-start context: ENTRY.md's body, the
+// snapshot note, and the notes for the user.
+func entryContext(body string, notes []string) string {
 	var b strings.Builder
 	b.WriteString(body)
 	b.WriteString("\n\n")
@@ -127,7 +152,7 @@ func SessionStartContext(ctx context.Context, r Request) (string, error) {
 			b.WriteString("- " + n + "\n")
 		}
 	}
-	return b.String(), nil
+	return b.String()
 }
 
 // readEntry returns ENTRY.md's body (front matter stripped, trimmed) and
