@@ -505,3 +505,64 @@ func TestRepoCommitsOnlyToItsBranch(t *testing.T) {
 		t.Errorf("a detached HEAD: %v", err)
 	}
 }
+
+// index.lock is taken in one step with kk's mark in it (a second name of
+// the session's marker file), so that a kill can never leave an empty
+// lock no later start could tell from a git command's; its time is the
+// moment it was taken. The marker file goes with the Repo, and a dead
+// session's with the next start.
+func TestRepoIndexLockIsNeverEmpty(t *testing.T) {
+	dir := gitRepo(t)
+	ctx := context.Background()
+	write(t, dir, "a.md", "a")
+	if _, err := CommitPaths(ctx, dir, worker, "init", []string{"a.md"}); err != nil {
+		t.Fatal(err)
+	}
+	r := openRepo(t, dir)
+	lock := filepath.Join(dir, ".git", "index.lock")
+	for range 2 {
+		unlock, err := r.lockIndex(ctx, func(string) {})
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, err := os.ReadFile(lock)
+		if err != nil || !bytes.HasPrefix(data, []byte(LockMarker)) || !bytes.Contains(data, []byte("session="+r.session+" ")) {
+			t.Fatalf("index.lock holds %q (%v)", data, err)
+		}
+		if fi, err := os.Stat(lock); err != nil || time.Since(fi.ModTime()) > time.Second {
+			t.Errorf("index.lock's time: %v", err)
+		}
+		if r.HeldLock() != lock {
+			t.Error("the lock is not seen")
+		}
+		// A second taker waits for it.
+		wctx, cancel := context.WithTimeout(ctx, 30*time.Millisecond)
+		if _, err := r.lockIndex(wctx, func(string) {}); !errors.Is(err, ErrInterrupted) {
+			t.Errorf("second lock: %v", err)
+		}
+		cancel()
+		unlock()
+		if _, err := os.Stat(lock); !os.IsNotExist(err) {
+			t.Fatal("index.lock left")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	mark := r.lockMark()
+	if _, err := os.Stat(mark); err != nil {
+		t.Fatal(err)
+	}
+	r.Close()
+	if _, err := os.Stat(mark); !os.IsNotExist(err) {
+		t.Error("the marker file stayed after Close")
+	}
+	// A dead session's marker file goes at the next start.
+	dead := filepath.Join(dir, ".git", "index.kk-dead.mark")
+	write(t, dir, ".git/index.kk-dead.mark", LockMarker+" session=dead pid=1\n")
+	r2 := openRepo(t, dir)
+	if _, err := r2.RemoveStaleLocks(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(dead); !os.IsNotExist(err) {
+		t.Error("a dead session's marker file stayed")
+	}
+}
