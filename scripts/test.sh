@@ -5,8 +5,8 @@
 # pack migration, which needs ../shared/fixtures beside the repository, the
 # headless-browser test of the web page and the Graphviz drawings of
 # kk graph export, with Chromium and Graphviz from scripts/deps-debian.sh),
-# then every fuzz target for a short time (scripts/fuzz.sh; FUZZTIME, 20s
-# each by default), then the MCP end-to-end test with the MCP Inspector and
+# then every fuzz target for a short time (scripts/fuzz.sh; FUZZTIME, 100000
+# executions each by default), then the MCP end-to-end test with the MCP Inspector and
 # the end-to-end test of kk inside a real harness CLI (Claude Code, from
 # npm; the other harnesses run with `bash scripts/e2e-harnesses.sh`).
 set -euo pipefail
