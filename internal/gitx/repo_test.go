@@ -246,13 +246,8 @@ func TestRepoCommitsTheContentsGiven(t *testing.T) {
 // meanwhile; a wait that is told to stop ends with ErrInterrupted and
 // nothing changed. Git's own lock on the branch is waited for too.
 func TestRepoCommitWaitsForGitsLocks(t *testing.T) {
-	dir := gitRepo(t)
 	ctx := context.Background()
-	write(t, dir, "a.md", "a")
-	if _, err := CommitPaths(ctx, dir, worker, "init", []string{"a.md"}); err != nil {
-		t.Fatal(err)
-	}
-	r := openRepo(t, dir)
+	dir, r := committedRepo(t)
 	head := gitOut(t, dir, "rev-parse", "HEAD")
 	lock := filepath.Join(dir, ".git", "index.lock")
 	write(t, dir, "b.md", "b")
@@ -326,13 +321,8 @@ func TestRepoCommitWaitsForGitsLocks(t *testing.T) {
 // built again on the new tip (Plan is asked again), and neither change is
 // lost.
 func TestRepoCommitRebuildsWhenTheBranchMoved(t *testing.T) {
-	dir := gitRepo(t)
 	ctx := context.Background()
-	write(t, dir, "a.md", "a")
-	if _, err := CommitPaths(ctx, dir, worker, "init", []string{"a.md"}); err != nil {
-		t.Fatal(err)
-	}
-	r := openRepo(t, dir)
+	dir, r := committedRepo(t)
 	// Another writer's commit, made with plumbing (git commit would wait
 	// for the index.lock the worker holds).
 	tree := gitOut(t, dir, "rev-parse", "HEAD^{tree}")
@@ -365,13 +355,8 @@ func TestRepoCommitRebuildsWhenTheBranchMoved(t *testing.T) {
 // Whatever fails after the branch moved does not undo the commit: it is
 // reported beside it.
 func TestRepoCommitFailureAfterTheMove(t *testing.T) {
-	dir := gitRepo(t)
 	ctx := context.Background()
-	write(t, dir, "a.md", "a")
-	if _, err := CommitPaths(ctx, dir, worker, "init", []string{"a.md"}); err != nil {
-		t.Fatal(err)
-	}
-	r := openRepo(t, dir)
+	dir, r := committedRepo(t)
 	r.fault = func(point string) error {
 		if point == "moved" {
 			return errors.New("injected")
@@ -513,13 +498,8 @@ func TestRepoCommitsOnlyToItsBranch(t *testing.T) {
 // moment it was taken. The marker file goes with the Repo, and a dead
 // session's with the next start.
 func TestRepoIndexLockIsNeverEmpty(t *testing.T) {
-	dir := gitRepo(t)
 	ctx := context.Background()
-	write(t, dir, "a.md", "a")
-	if _, err := CommitPaths(ctx, dir, worker, "init", []string{"a.md"}); err != nil {
-		t.Fatal(err)
-	}
-	r := openRepo(t, dir)
+	dir, r := committedRepo(t)
 	lock := filepath.Join(dir, ".git", "index.lock")
 	for range 2 {
 		unlock, err := r.lockIndex(ctx, func(string) {})
@@ -566,4 +546,15 @@ func TestRepoIndexLockIsNeverEmpty(t *testing.T) {
 	if _, err := os.Stat(dead); !os.IsNotExist(err) {
 		t.Error("a dead session's marker file stayed")
 	}
+}
+
+// committedRepo is a repository with one commit (a.md) and the Repo of it.
+func committedRepo(t *testing.T) (string, *Repo) {
+	t.Helper()
+	dir := gitRepo(t)
+	write(t, dir, "a.md", "a")
+	if _, err := CommitPaths(context.Background(), dir, worker, "init", []string{"a.md"}); err != nil {
+		t.Fatal(err)
+	}
+	return dir, openRepo(t, dir)
 }
