@@ -21,6 +21,8 @@ type event struct {
 	Type      string    `json:"type"`
 	Data      eventData `json:"data"`
 	Timestamp string    `json:"timestamp"`
+	TurnID    string    `json:"turnId"`
+	ParentID  string    `json:"parentId"`
 
 	at time.Time // parsed timestamp (carried over from the line before when missing)
 }
@@ -32,6 +34,7 @@ type eventData struct {
 	ReasoningText      any    `json:"reasoningText"`
 	ToolRequests       []any  `json:"toolRequests"`
 	InteractionID      string `json:"interactionId"`
+	TurnID             string `json:"turnId"`
 	ToolName           string `json:"toolName"`
 	Arguments          any    `json:"arguments"`
 }
@@ -77,7 +80,7 @@ func (*Adapter) ParseTranscript(r io.Reader) (harness.Transcript, error) {
 			if text == "" {
 				continue
 			}
-			key := d.InteractionID
+			key := ev.groupKey()
 			if n := len(t.Turns); n > 0 && t.Turns[n-1].Role == harness.Agent && key != "" && key == lastKey {
 				t.Turns[n-1].Text += "\n\n" + text
 				continue
@@ -89,6 +92,20 @@ func (*Adapter) ParseTranscript(r io.Reader) (harness.Transcript, error) {
 		}
 	}
 	return t, nil
+}
+
+// groupKey names the turn an assistant message belongs to: Copilot's
+// interactionId (1.0.102), else the turnId of older builds (on the event
+// or in its data), else the event it answers (parentId), which chunks of
+// one answer share in builds that name neither (kenkeep's fixture of
+// 1.0.61's events.jsonl).
+func (ev event) groupKey() string {
+	for _, k := range []string{ev.Data.InteractionID, ev.TurnID, ev.Data.TurnID, ev.ParentID} {
+		if k != "" {
+			return k
+		}
+	}
+	return ""
 }
 
 // readEvents reads every parseable line of a wanted type and sorts the
