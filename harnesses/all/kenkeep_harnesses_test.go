@@ -493,3 +493,108 @@ func TestKenkeepReads(t *testing.T) {
 		}
 	}
 }
+
+// hookCommands returns every command string in a hooks document, in file
+// order: Claude's and Codex's event → groups → handlers, Cursor's event →
+// entries, Copilot's event → entries with bash.
+func hookCommands(t *testing.T, data []byte) []string {
+	t.Helper()
+	var doc struct {
+		Hooks map[string][]map[string]any `json:"hooks"`
+	}
+	if err := json.Unmarshal(data, &doc); err != nil {
+		t.Fatalf("%v\n%s", err, data)
+	}
+	var out []string
+	events := make([]string, 0, len(doc.Hooks))
+	for ev := range doc.Hooks {
+		events = append(events, ev)
+	}
+	slices.Sort(events)
+	for _, ev := range events {
+		for _, e := range doc.Hooks[ev] {
+			for _, k := range []string{"command", "bash"} {
+				if s, ok := e[k].(string); ok {
+					out = append(out, ev+": "+s)
+				}
+			}
+			hs, _ := e["hooks"].([]any)
+			for _, h := range hs {
+				if m, ok := h.(map[string]any); ok {
+					if s, ok := m["command"].(string); ok {
+						out = append(out, ev+": "+s)
+					}
+				}
+			}
+		}
+	}
+	return out
+}
+
+// TestKenkeepHookConfigs: kk's hook commands are merged into each
+// harness's own hook file, the user's hooks stay, a second run writes the
+// same bytes, and the hooks kenkeep wrote there (commands running its
+// scripts under .ai/kenkeep/hooks/<id>/ or the older .claude/hooks/,
+// .codex/hooks/, .cursor/hooks/) are replaced, so a repository moving
+// from kenkeep to kk does not capture each session twice
+// (hooks-config.test.ts: round trip, "preserves foreign hooks and scrubs
+// previously-owned kk- hooks").
+func TestKenkeepHookConfigs(t *testing.T) {
+	for _, c := range []struct {
+		id, file string
+		before   string
+		kenkeep  []string // kenkeep's commands in before
+		user     string   // the user's command in before
+	}{
+		{"claude", ".claude/settings.json", `{"hooks":{"Stop":[` +
+			`{"hooks":[{"type":"command","command":"node \"$CLAUDE_PROJECT_DIR/.claude/hooks/kk-old-name.mjs\""}]},` +
+			`{"hooks":[{"type":"command","command":"node ./scripts/user-stop.mjs"}]},` +
+			`{"hooks":[{"type":"command","command":"node \"$CLAUDE_PROJECT_DIR/.ai/kenkeep/hooks/claude/kk-capture.cjs\""}]}],` +
+			`"SessionStart":[{"hooks":[{"type":"command","command":"node \"$CLAUDE_PROJECT_DIR/.ai/kenkeep/hooks/claude/kk-session-start.cjs\""},` +
+			`{"type":"command","command":"node \"$CLAUDE_PROJECT_DIR/.ai/kenkeep/hooks/claude/kk-proposal-drain.cjs\"","async":true}]}]}}`,
+			[]string{".claude/hooks/kk-old-name.mjs", ".ai/kenkeep/hooks/claude/kk-capture.cjs", "kk-session-start.cjs", "kk-proposal-drain.cjs"},
+			"node ./scripts/user-stop.mjs"},
+		{"codex", ".codex/hooks.json", `{"hooks":{"Stop":[` +
+			`{"hooks":[{"type":"command","command":"node ./.ai/kenkeep/hooks/codex/kk-capture.cjs","timeout":30}]},` +
+			`{"hooks":[{"type":"command","command":"node ./.codex/hooks/kk-capture.mjs","timeout":30}]},` +
+			`{"hooks":[{"type":"command","command":"./scripts/notify.sh"}]}]}}`,
+			[]string{".ai/kenkeep/hooks/codex/kk-capture.cjs", ".codex/hooks/kk-capture.mjs"},
+			"./scripts/notify.sh"},
+		{"cursor", ".cursor/hooks.json", `{"version":1,"hooks":{"stop":[` +
+			`{"command":"node ./.ai/kenkeep/hooks/cursor/kk-capture.cjs","timeout":30},` +
+			`{"command":"./scripts/format.sh"}]}}`,
+			[]string{".ai/kenkeep/hooks/cursor/kk-capture.cjs"},
+			"./scripts/format.sh"},
+		{"copilot", ".github/hooks/kk.json", `{"version":1,"hooks":{"agentStop":[` +
+			`{"type":"command","bash":"d=\"$PWD\"; while [ \"$d\" != / ]; do f=\"$d/.ai/kenkeep/hooks/copilot/kk-capture.cjs\"; [ -f \"$f\" ] && exec node \"$f\"; d=$(dirname \"$d\"); done","timeoutSec":30}]}}`,
+			[]string{".ai/kenkeep/hooks/copilot/kk-capture.cjs"},
+			""},
+	} {
+		t.Run(c.id, func(t *testing.T) {
+			a, err := Registry().Get(c.id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			root := t.TempDir()
+			harnesstest.WriteFile(t, root+"/"+c.file, []byte(c.before))
+			harnesstest.Install(t, a, root, "kk", nil)
+			first := harnesstest.ReadFile(t, root+"/"+c.file)
+			cmds := strings.Join(hookCommands(t, first), "\n")
+			for _, k := range c.kenkeep {
+				if strings.Contains(cmds, k) {
+					t.Errorf("kenkeep's hook %s is still there:\n%s", k, cmds)
+				}
+			}
+			if c.user != "" && !strings.Contains(cmds, c.user) {
+				t.Errorf("the user's hook %q is gone:\n%s", c.user, cmds)
+			}
+			if !strings.Contains(cmds, "kk hook capture --harness "+c.id) {
+				t.Errorf("no kk capture hook:\n%s", cmds)
+			}
+			harnesstest.Install(t, a, root, "kk", nil)
+			if second := harnesstest.ReadFile(t, root+"/"+c.file); string(second) != string(first) {
+				t.Errorf("a second install changed %s:\n%s\nthen\n%s", c.file, first, second)
+			}
+		})
+	}
+}

@@ -48,7 +48,7 @@ var handlerSpecs = []harness.HookSpec{
 const hookTimeout = 30
 
 // hookFile is kk's part of .claude/settings.json.
-var hookFile = harness.HookFile{Path: settingsFile, Harness: id, Specs: handlerSpecs, Timeout: hookTimeout}
+var hookFile = harness.HookFile{Path: settingsFile, Harness: id, Specs: handlerSpecs, Timeout: hookTimeout, Kenkeep: []string{".ai/kenkeep/hooks/claude/kk-", ".claude/hooks/kk-"}}
 
 // layout is what kk installs into Claude Code. A kk command relative to
 // the repository root (kk init --kk-command bin/kk) is anchored at the

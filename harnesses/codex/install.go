@@ -54,7 +54,7 @@ const sessionEndTimeout = 3
 const hookTimeout = 30
 
 // hookFile is kk's part of .codex/hooks.json.
-var hookFile = harness.HookFile{Path: hooksFile, Harness: id, Specs: handlerSpecs, Timeout: hookTimeout}
+var hookFile = harness.HookFile{Path: hooksFile, Harness: id, Specs: handlerSpecs, Timeout: hookTimeout, Kenkeep: []string{".ai/kenkeep/hooks/codex/kk-", ".codex/hooks/kk-"}}
 
 // layout is what kk installs into Codex. A kk command relative to the
 // repository root (kk init --kk-command bin/kk) is anchored at the root:

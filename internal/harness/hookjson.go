@@ -100,6 +100,11 @@ type HookFile struct {
 	Harness string     // the harness id the hook commands name
 	Specs   []HookSpec // kk's handlers, in file order
 	Timeout int        // seconds, on every synchronous handler
+	// Kenkeep are pieces of the commands kenkeep, the tool kk succeeds,
+	// wrote into the file (its hooks ran generated scripts from these
+	// folders). kk takes them out with its own handlers, so a repository
+	// moving from kenkeep to kk does not run both on every event.
+	Kenkeep []string
 }
 
 // HookHandler is a command handler as kk writes it into a HookFile.
@@ -138,12 +143,14 @@ func (f HookFile) Want(kk string) (order []string, groups map[string]json.RawMes
 
 // Owned returns the test for kk's own handler commands: those that start
 // with "<kk> hook " and those of the shape of a kk hook command for this
-// harness, so that changing `kk init --kk-command` replaces the old ones.
+// harness, so that changing `kk init --kk-command` replaces the old ones,
+// and kenkeep's (f.Kenkeep).
 func (f HookFile) Owned(kk string) func(command string) bool {
 	prefix := kk + " hook "
 	return func(command string) bool {
 		_, _, ok := MatchHookCommand(command, f.Harness)
-		return strings.HasPrefix(command, prefix) || ok
+		return strings.HasPrefix(command, prefix) || ok ||
+			slices.ContainsFunc(f.Kenkeep, func(s string) bool { return strings.Contains(command, s) })
 	}
 }
 
