@@ -85,6 +85,14 @@ func TestFindRollout(t *testing.T) {
 	if got := findRollout(other); got != m {
 		t.Errorf("by session_meta: %q", got)
 	}
+	// The id in capitals names the same rollout, by name and by
+	// session_meta (kenkeep's kk-capture test sends one).
+	if got := findRollout(strings.ToUpper(sid)); got != y {
+		t.Errorf("by name, in capitals: %q", got)
+	}
+	if got := findRollout(strings.ToUpper(other)); got != m {
+		t.Errorf("by session_meta, in capitals: %q", got)
+	}
 	for _, id := range []string{"", "nope", "../x", "a*"} {
 		if got := findRollout(id); got != "" {
 			t.Errorf("%q: found %q", id, got)

@@ -36,17 +36,21 @@ func findRollout(id string) string {
 	}
 	t := now().UTC()
 	days := []string{dayDir(home, t), dayDir(home, t.AddDate(0, 0, -1))}
+	// Codex names rollouts by the id in lower case; a payload may spell
+	// it otherwise, and kk names the session's log by it lowercased.
 	for _, d := range days {
-		matches, _ := filepath.Glob(filepath.Join(d, "rollout-*-"+id+".jsonl"))
-		if len(matches) > 0 {
-			slices.Sort(matches)
-			return matches[len(matches)-1]
+		for _, name := range slices.Compact([]string{id, strings.ToLower(id)}) {
+			matches, _ := filepath.Glob(filepath.Join(d, "rollout-*-"+name+".jsonl"))
+			if len(matches) > 0 {
+				slices.Sort(matches)
+				return matches[len(matches)-1]
+			}
 		}
 	}
 	files, _ := filepath.Glob(filepath.Join(days[0], "rollout-*.jsonl"))
 	slices.Sort(files)
 	for _, f := range files {
-		if sessionOf(f) == id {
+		if strings.EqualFold(sessionOf(f), id) {
 			return f
 		}
 	}

@@ -53,6 +53,20 @@ var Events = []Event{SessionStart, Capture, ProposalDrain, PromptContext, LintTi
 // re-enters kk's own hooks.
 const RecursionEnv = "KK_INTERNAL"
 
+// KenkeepRecursionEnv is the recursion guard of kenkeep, the tool kk
+// succeeds: set to 1 on the headless runs kenkeep starts. kk sets it on
+// its own children too, and its hooks stay out of a process tree that
+// carries it, so neither tool's hooks run inside the other's headless
+// runs in a repository where both are in use.
+const KenkeepRecursionEnv = "KENKEEP_BUILDER_INTERNAL"
+
+// Guarded reports whether the environment getenv reads is a process tree
+// kk (RecursionEnv) or kenkeep (KenkeepRecursionEnv=1) started, where kk's
+// hooks do nothing.
+func Guarded(getenv func(string) string) bool {
+	return getenv(RecursionEnv) != "" || getenv(KenkeepRecursionEnv) == "1"
+}
+
 // HookInput is a harness hook payload, normalised.
 type HookInput struct {
 	// HarnessEvent is the harness's own event name when the payload has

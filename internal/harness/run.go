@@ -24,20 +24,21 @@ const DefaultWaitDelay = 2 * time.Second
 // stderrTail is how much of a program's output an error carries.
 const stderrTail = 2000
 
-// ChildEnv returns env with the recursion guard set (RecursionEnv=1, so
-// a harness kk starts never re-enters kk's hooks) and without the
+// ChildEnv returns env with the recursion guards set (RecursionEnv=1, so
+// a harness kk starts never re-enters kk's hooks, and
+// KenkeepRecursionEnv=1, so it never enters kenkeep's) and without the
 // variables named in drop (Claude Code refuses to start under a
 // CLAUDECODE inherited from the session kk itself runs in).
 func ChildEnv(env []string, drop ...string) []string {
 	out := make([]string, 0, len(env)+1)
 	for _, kv := range env {
 		name, _, _ := strings.Cut(kv, "=")
-		if name == RecursionEnv || slices.Contains(drop, name) {
+		if name == RecursionEnv || name == KenkeepRecursionEnv || slices.Contains(drop, name) {
 			continue
 		}
 		out = append(out, kv)
 	}
-	return append(out, RecursionEnv+"=1")
+	return append(out, KenkeepRecursionEnv+"=1", RecursionEnv+"=1")
 }
 
 // Child is one run of a program kk starts (a headless harness run, an

@@ -16,16 +16,16 @@ import (
 )
 
 func TestChildEnv(t *testing.T) {
-	env := []string{"PATH=/bin", "KK_INTERNAL=0", "CLAUDECODE=1", "CLAUDECODE_X=keep", "HOME=/h"}
+	env := []string{"PATH=/bin", "KK_INTERNAL=0", "CLAUDECODE=1", "KENKEEP_BUILDER_INTERNAL=0", "CLAUDECODE_X=keep", "HOME=/h"}
 	got := harness.ChildEnv(env, "CLAUDECODE")
-	want := []string{"PATH=/bin", "CLAUDECODE_X=keep", "HOME=/h", "KK_INTERNAL=1"}
+	want := []string{"PATH=/bin", "CLAUDECODE_X=keep", "HOME=/h", "KENKEEP_BUILDER_INTERNAL=1", "KK_INTERNAL=1"}
 	if !slices.Equal(got, want) {
 		t.Errorf("ChildEnv = %q, want %q", got, want)
 	}
 	if got := harness.ChildEnv(env); !slices.Contains(got, "CLAUDECODE=1") || got[len(got)-1] != "KK_INTERNAL=1" {
 		t.Errorf("without drop: %q", got)
 	}
-	if len(env) != 5 || env[1] != "KK_INTERNAL=0" {
+	if len(env) != 6 || env[1] != "KK_INTERNAL=0" {
 		t.Errorf("the input was changed: %q", env)
 	}
 }

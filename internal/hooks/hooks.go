@@ -148,7 +148,7 @@ func Run(ctx context.Context, inv Invocation) {
 	// A process tree kk started carries the recursion guard and hooks stay
 	// out of it, except the background drain kk itself started (with
 	// --foreground, which no harness configuration uses).
-	if inv.Getenv(harness.RecursionEnv) != "" && !(inv.Foreground && backgroundEvent(harness.Event(inv.Event))) {
+	if harness.Guarded(inv.Getenv) && !(inv.Foreground && backgroundEvent(harness.Event(inv.Event))) {
 		return
 	}
 	if inv.Now == nil {
