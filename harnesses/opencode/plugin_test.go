@@ -166,9 +166,13 @@ func TestPluginDoesNothingUnderKKInternal(t *testing.T) {
 	}
 	driver := filepath.Join(t.TempDir(), "driver.mjs")
 	write(t, driver, []byte(pluginDriver))
-	cmd := exec.Command(nodeBin, driver, filepath.Join(root, ".opencode", "plugins", "kk.mjs"), t.TempDir(), "guarded")
-	cmd.Env = []string{"PATH=" + filepath.Dir(nodeBin), "KK_INTERNAL=1"}
-	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("driver: %v\n%s", err, b)
+	// kk's guard, and kenkeep's (KENKEEP_BUILDER_INTERNAL=1, which
+	// kenkeep's own OpenCode runs carry).
+	for _, guard := range []string{"KK_INTERNAL=1", "KENKEEP_BUILDER_INTERNAL=1"} {
+		cmd := exec.Command(nodeBin, driver, filepath.Join(root, ".opencode", "plugins", "kk.mjs"), t.TempDir(), "guarded")
+		cmd.Env = []string{"PATH=" + filepath.Dir(nodeBin), guard}
+		if b, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("driver under %s: %v\n%s", guard, err, b)
+		}
 	}
 }

@@ -20,6 +20,10 @@ const KK = "kk";
 // extraction, `opencode export`); those must not run kk's hooks again.
 const GUARD = "KK_INTERNAL";
 
+// kenkeep, the tool kk succeeds, sets KENKEEP_BUILDER_INTERNAL=1 on the
+// OpenCode runs it starts: kk's hooks stay out of those too.
+const KENKEEP_GUARD = "KENKEEP_BUILDER_INTERNAL";
+
 // The environment of kk's runs: without the guard, which only kk's own
 // OpenCode runs carry.
 function hookEnv() {
@@ -67,7 +71,7 @@ function runHook(event, payload, cwd) {
 }
 
 export const KkPlugin = async ({ directory, worktree } = {}) => {
-  if (process.env[GUARD]) return {};
+  if (process.env[GUARD] || process.env[KENKEEP_GUARD] === "1") return {};
   const cwd = directory || worktree || process.cwd();
   // Sub-agent sessions (created with a parent) are part of their parent's
   // work: they get no context of their own and are not captured apart.
