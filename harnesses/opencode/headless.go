@@ -18,7 +18,8 @@ type event struct {
 	Type       string    `json:"type"`
 	Part       *textPart `json:"part"`
 	Properties struct {
-		Part *textPart `json:"part"`
+		Part      *textPart `json:"part"`
+		MessageID string    `json:"messageID"`
 	} `json:"properties"`
 	Error json.RawMessage `json:"error"`
 }
@@ -65,7 +66,9 @@ func (a *Adapter) Headless(ctx context.Context, run harness.HeadlessRun) (string
 
 // answer is the text of the last assistant message in the output of
 // `opencode run --format json`: its text parts in order, each at its
-// latest version (bus events repeat a part as it grows).
+// latest version (bus events repeat a part as it grows). A bus event
+// whose part has no id adds its text to what came before in its message
+// (the message named in the event when its part names none).
 func answer(out []byte) (string, error) {
 	var (
 		message string
@@ -83,6 +86,9 @@ func answer(out []byte) (string, error) {
 		case "text":
 		case "message.part.updated":
 			p = e.Properties.Part
+			if p != nil && p.MessageID == "" {
+				p.MessageID = e.Properties.MessageID // the shape kenkeep read
+			}
 		case "error":
 			failure = errorText(e.Error)
 			return
@@ -94,6 +100,15 @@ func answer(out []byte) (string, error) {
 		}
 		if p.MessageID != message {
 			message, ids, texts = p.MessageID, nil, map[string]string{}
+		}
+		if p.ID == "" && e.Type == "message.part.updated" {
+			// A bus event naming no part carries a piece of the message's
+			// text (kenkeep read them so): the pieces are joined as they come.
+			if _, seen := texts[""]; !seen {
+				ids = append(ids, "")
+			}
+			texts[""] += p.Text
+			return
 		}
 		key := p.ID
 		if key == "" {
