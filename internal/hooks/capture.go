@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"time"
 	"unicode"
@@ -234,9 +235,17 @@ func withLastMessage(turns []harness.Turn, last string) []harness.Turn {
 	return append(turns[:len(turns):len(turns)], harness.Turn{Role: harness.Agent, Text: last})
 }
 
+// selfReviewApply matches a user turn that is only the /self-review-apply
+// command with its review file.
+var selfReviewApply = regexp.MustCompile(`^/self-review-apply\s+(\S+\.xml)$`)
+
 // Render renders turns as role-tagged text, "[USER]: …" and "[AGENT]: …"
 // joined by blank lines, with <kk-private> spans removed and empty turns
 // left out. cursory reports a session too short to be worth extracting.
+// As kenkeep's session logs do, a user turn that is only
+// `/self-review-apply <file>.xml` is tagged "[USER /self-review-apply
+// <file>.xml]: " and the agent turn right after it "[AGENT NARRATION OF
+// SELF-REVIEW <file>.xml]: ", markers kenkeep's extraction prompt reads.
 func Render(turns []harness.Turn) (text string, cursory bool) {
 	size := 0
 	for _, t := range turns {
@@ -245,6 +254,7 @@ func Render(turns []harness.Turn) (text string, cursory bool) {
 	var b strings.Builder
 	b.Grow(size)
 	userTurns, userChars, agentChars := 0, 0, 0
+	narration := "" // the review file of a /self-review-apply turn just rendered
 	for _, t := range turns {
 		s := t.Text
 		if mayHavePrivate(s) {
@@ -257,9 +267,16 @@ func Render(turns []harness.Turn) (text string, cursory bool) {
 		tag := "[AGENT]: "
 		if t.Role == harness.User {
 			tag = "[USER]: "
+			narration = ""
+			if m := selfReviewApply.FindStringSubmatch(s); m != nil {
+				tag, narration = "[USER /self-review-apply "+m[1]+"]: ", m[1]
+			}
 			userTurns++
 			userChars += boundedRuneCount(s, cursoryUserChars)
 		} else {
+			if narration != "" {
+				tag, narration = "[AGENT NARRATION OF SELF-REVIEW "+narration+"]: ", ""
+			}
 			agentChars += boundedRuneCount(s, cursoryAgentChars)
 		}
 		if b.Len() > 0 {
