@@ -598,3 +598,91 @@ func TestKenkeepHookConfigs(t *testing.T) {
 		})
 	}
 }
+
+// TestKenkeepCopilotHookFile: Copilot's hooks go into the repository's
+// .github/hooks/kk.json only ({"version": 1, "hooks": …}, every entry a
+// command with timeoutSec 30, no env of its own: a recursion guard there
+// would switch every hook off, and no path of this checkout), never into
+// the user's ~/.copilot (hooks-config.test.ts, registry.test.ts "copilot
+// adapter shape"). kk differs on purpose: no block in the committed
+// .github/copilot-instructions.md (Copilot 1.0.102 takes session-start
+// context from the hook's output; AGENTS.md's block points at ENTRY.md).
+func TestKenkeepCopilotHookFile(t *testing.T) {
+	a, _ := Registry().Get("copilot")
+	root, home := t.TempDir(), t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("COPILOT_HOME", "")
+	harnesstest.Install(t, a, root, "kk", harnesstest.ShippedSkills())
+	data := harnesstest.ReadFile(t, root+"/.github/hooks/kk.json")
+	var doc struct {
+		Version int                         `json:"version"`
+		Hooks   map[string][]map[string]any `json:"hooks"`
+	}
+	if err := json.Unmarshal(data, &doc); err != nil || doc.Version != 1 {
+		t.Fatalf("version %d, %v\n%s", doc.Version, err, data)
+	}
+	for _, ev := range []string{"sessionStart", "agentStop", "sessionEnd"} {
+		if len(doc.Hooks[ev]) == 0 {
+			t.Errorf("no %s hooks", ev)
+		}
+	}
+	for ev, entries := range doc.Hooks {
+		for _, e := range entries {
+			if e["type"] != "command" || e["timeoutSec"] != float64(30) {
+				t.Errorf("%s: %v", ev, e)
+			}
+			if _, has := e["env"]; has {
+				t.Errorf("%s: an entry with env: %v", ev, e)
+			}
+			if bash, _ := e["bash"].(string); !strings.Contains(bash, "hook ") || strings.Contains(bash, root) {
+				t.Errorf("%s: bash %q", ev, bash)
+			}
+		}
+	}
+	if len(harnesstest.Tree(t, home)) != 0 {
+		t.Errorf("install wrote under HOME: %v", harnesstest.Tree(t, home))
+	}
+	for _, p := range []string{".copilot/hooks/kk.json", ".github/copilot-instructions.md"} {
+		if harnesstest.Exists(root + "/" + p) {
+			t.Errorf("install wrote %s", p)
+		}
+	}
+}
+
+// TestKenkeepHookEvents: the harness events kk's hooks are installed on,
+// in each harness's own names, no translation (registry.test.ts "adapter
+// shape", hooks-config.test.ts). kk differs on purpose for Codex, whose
+// SessionEnd (0.145 and later) also captures; OpenCode's events are in
+// its plugin (harnesses/opencode TestPluginRunsKKHooks).
+func TestKenkeepHookEvents(t *testing.T) {
+	for id, want := range map[string]map[harness.Event][]string{
+		"claude": {
+			harness.Capture:      {"Stop", "PreCompact", "SessionEnd"},
+			harness.SessionStart: {"SessionStart"},
+		},
+		"codex": {
+			harness.Capture:      {"Stop", "PreCompact", "SessionEnd"},
+			harness.SessionStart: {"SessionStart"},
+		},
+		"cursor": {
+			harness.Capture:      {"stop", "preCompact", "sessionEnd"},
+			harness.SessionStart: {"sessionStart"},
+		},
+		"copilot": {
+			harness.Capture:      {"agentStop", "preCompact", "sessionEnd"},
+			harness.SessionStart: {"sessionStart"},
+		},
+	} {
+		a, _ := Registry().Get(id)
+		got := installedEvents(t, a)
+		for ev, on := range want {
+			g := slices.Clone(got[ev])
+			slices.Sort(g)
+			w := slices.Clone(on)
+			slices.Sort(w)
+			if !slices.Equal(g, w) {
+				t.Errorf("%s: %s on %v, want %v", id, ev, g, w)
+			}
+		}
+	}
+}
