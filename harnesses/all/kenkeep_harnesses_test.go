@@ -487,10 +487,30 @@ func TestKenkeepReads(t *testing.T) {
 			"not json",
 			obj{"type": "tool.execution_start", "data": obj{"toolName": "bash", "arguments": obj{"command": "grep -n foo ."}}},
 		), []string{"nodes/d.md"}},
+		// OpenCode: the export's read tool parts and shell commands, in
+		// document order.
+		{"opencode read", "opencode", jsonl(t, obj{"messages": arr{obj{"role": "assistant", "parts": arr{
+			obj{"type": "text", "text": "reading"},
+			obj{"type": "tool", "tool": "read", "state": obj{"input": obj{"filePath": "/r/e.md"}}},
+			obj{"type": "tool", "tool": "bash", "state": obj{"input": obj{"command": "ls"}}},
+		}}}}), []string{"/r/e.md"}},
+		{"opencode no tools", "opencode", jsonl(t, obj{"messages": arr{}}), nil},
+		{"opencode read and bash in order", "opencode", jsonl(t, obj{"messages": arr{obj{"role": "assistant", "parts": arr{
+			obj{"type": "tool", "tool": "read", "state": obj{"input": obj{"filePath": "/r/e.md"}}},
+			obj{"type": "tool", "tool": "bash", "state": obj{"input": obj{"command": "cat nodes/f.md"}}},
+			obj{"type": "tool", "tool": "bash", "state": obj{"input": obj{"command": "ls -la"}}},
+		}}}}), []string{"/r/e.md", "nodes/f.md"}},
 	} {
 		if got := readPaths(turnsOf(t, c.id, c.text)); !slices.Equal(got, c.want) {
 			t.Errorf("%s: reads %q, want %q", c.name, got, c.want)
 		}
+	}
+	// kk differs on purpose: a document without "messages" is not an
+	// OpenCode export, and its capture is an error (logged), where
+	// kenkeep found no reads in it.
+	op, _ := Registry().Get("opencode")
+	if _, err := op.ParseTranscript(strings.NewReader("{}")); err == nil {
+		t.Error("an OpenCode export without messages was read")
 	}
 }
 
