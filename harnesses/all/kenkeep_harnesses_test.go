@@ -551,13 +551,26 @@ func hookCommands(t *testing.T, data []byte) []string {
 	return out
 }
 
+// hooksCheck returns a's doctor check of its hook file, as "hooks".
+func hooksCheck(t *testing.T, a harness.Adapter, root string) map[string]harness.Check {
+	t.Helper()
+	checks := harnesstest.Checks(t, a, root)
+	for _, name := range []string{"hooks", a.ID() + " hooks"} {
+		if c, ok := checks[name]; ok {
+			return map[string]harness.Check{"hooks": c}
+		}
+	}
+	t.Fatalf("%s: no hooks check in %v", a.ID(), checks)
+	return nil
+}
+
 // TestKenkeepHookConfigs: kk's hook commands are merged into each
 // harness's own hook file, the user's hooks stay, a second run writes the
 // same bytes, and the hooks kenkeep wrote there (commands running its
 // scripts under .ai/kenkeep/hooks/<id>/ or the older .claude/hooks/,
 // .codex/hooks/, .cursor/hooks/) are replaced, so a repository moving
-// from kenkeep to kk does not capture each session twice
-// (hooks-config.test.ts: round trip, "preserves foreign hooks and scrubs
+// from kenkeep to kk does not capture each session twice; kk doctor says
+// when kenkeep's hooks are there (hooks-config.test.ts: round trip, "preserves foreign hooks and scrubs
 // previously-owned kk- hooks").
 func TestKenkeepHookConfigs(t *testing.T) {
 	for _, c := range []struct {
@@ -597,6 +610,10 @@ func TestKenkeepHookConfigs(t *testing.T) {
 			}
 			root := t.TempDir()
 			harnesstest.WriteFile(t, root+"/"+c.file, []byte(c.before))
+			// kk doctor says whose hooks these are.
+			if c.id != "copilot" {
+				harnesstest.ExpectLevel(t, hooksCheck(t, a, root), "hooks", "warn", "has kenkeep's hooks, not kk's")
+			}
 			harnesstest.Install(t, a, root, "kk", nil)
 			first := harnesstest.ReadFile(t, root+"/"+c.file)
 			cmds := strings.Join(hookCommands(t, first), "\n")
@@ -615,6 +632,24 @@ func TestKenkeepHookConfigs(t *testing.T) {
 			if second := harnesstest.ReadFile(t, root+"/"+c.file); string(second) != string(first) {
 				t.Errorf("a second install changed %s:\n%s\nthen\n%s", c.file, first, second)
 			}
+			if c.id == "copilot" {
+				return // kk owns the whole of .github/hooks/kk.json
+			}
+			// kenkeep's hooks beside kk's (a kenkeep run after kk's): doctor
+			// warns that sessions are captured twice.
+			var doc map[string]any
+			if err := json.Unmarshal(first, &doc); err != nil {
+				t.Fatal(err)
+			}
+			var kenkeepDoc map[string]any
+			_ = json.Unmarshal([]byte(c.before), &kenkeepDoc)
+			hooks := doc["hooks"].(map[string]any)
+			for ev, v := range kenkeepDoc["hooks"].(map[string]any) {
+				hooks[ev] = append(hooks[ev].([]any), v.([]any)...)
+			}
+			both, _ := json.Marshal(doc)
+			harnesstest.WriteFile(t, root+"/"+c.file, both)
+			harnesstest.ExpectLevel(t, hooksCheck(t, a, root), "hooks", "warn", "captured twice")
 		})
 	}
 }

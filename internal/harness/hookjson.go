@@ -376,6 +376,41 @@ func (f HookFile) Installed(doc *Object) (found map[string][]string, kk string) 
 	return found, kk
 }
 
+// hasKenkeep reports whether a settings document holds a handler of
+// kenkeep's (f.Kenkeep).
+func (f HookFile) hasKenkeep(doc *Object) bool {
+	if len(f.Kenkeep) == 0 {
+		return false
+	}
+	raw, ok := doc.Get("hooks")
+	if !ok {
+		return false
+	}
+	hooks, err := ParseObject(raw)
+	if err != nil {
+		return false
+	}
+	for _, on := range hooks.Keys() {
+		evRaw, _ := hooks.Get(on)
+		var groups []struct {
+			Hooks []struct {
+				Command string `json:"command"`
+			} `json:"hooks"`
+		}
+		if json.Unmarshal(evRaw, &groups) != nil {
+			continue
+		}
+		for _, g := range groups {
+			for _, h := range g.Hooks {
+				if slices.ContainsFunc(f.Kenkeep, func(s string) bool { return strings.Contains(h.Command, s) }) {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
 // Wanted is Want as compacted handlers by event, for comparing with
 // Installed.
 func (f HookFile) Wanted(kk string) map[string][]string {
@@ -424,8 +459,16 @@ func (f HookFile) Check(root, staleFix string, disabled func() (Check, bool)) (c
 		}
 	}
 	found, kk := f.Installed(doc)
-	if len(found) == 0 {
+	kenkeep := f.hasKenkeep(doc)
+	switch {
+	case len(found) == 0 && kenkeep:
+		c.Level, c.Message, c.Fix = LevelWarn, f.Path+" has kenkeep's hooks, not kk's", install+" --upgrade, which replaces them"
+		return c, found
+	case len(found) == 0:
 		c.Level, c.Message, c.Fix = LevelError, "kk's hooks are not in "+f.Path, install
+		return c, found
+	case kenkeep:
+		c.Level, c.Message, c.Fix = LevelWarn, f.Path+" still has kenkeep's hooks next to kk's: sessions are captured twice", install+" --upgrade, which removes them"
 		return c, found
 	}
 	if !handlersEqual(found, f.Wanted(kk)) {
