@@ -110,6 +110,12 @@ type Request struct {
 	// Options are the event's timeouts and limits; zero fields take
 	// their defaults (Defaults).
 	Options Options
+	// Notify, when set, shows the user the notes of session start that
+	// need their attention (a stale index, sessions waiting for
+	// curation, lint errors, stale nodes) as a desktop notification
+	// (DesktopNotifier); config's notifications.enabled: false turns it
+	// off.
+	Notify func(root string, notes []string)
 }
 
 func (r Request) warn(phase string, err error) {
@@ -310,6 +316,9 @@ func (c *call) run(ctx context.Context) outcome {
 	}
 	r := Request{KB: k, Adapter: a, Input: in, Now: inv.Now(), Warn: c.diag, Executable: inv.Executable,
 		WaitDetached: inv.Getenv("KK_CAPTURE") == "wait", Offer: c.offer, Options: inv.Options}
+	if ev == harness.SessionStart {
+		r.Notify = DesktopNotifier(inv.Getenv)
+	}
 	var out []byte
 	switch ev {
 	case harness.SessionStart:

@@ -115,15 +115,20 @@ func sessionStartContext(ctx context.Context, r Request, early func(text string)
 	} else if note != "" {
 		notes = append(notes, note)
 	}
+	// What needs the user's attention (every note so far, and the
+	// freshness and lint ones below, not the one-time phrasings note) is
+	// also a desktop notification, as kenkeep's session start sends.
+	attention := len(notes)
 	if note, err := phrasingsNudge(ctx, k, r.Now); err != nil {
 		r.warn("phrasings", err)
 	} else if note != "" {
 		notes = append(notes, note)
 	}
+	var later []string
 	if fr, err := freshness.LastRecorded(k); err != nil {
 		r.warn("freshness", err)
 	} else if fr != nil && fr.Available && fr.FlaggedCount > 0 {
-		notes = append(notes, fmt.Sprintf("When last checked (%s), %d knowledge node(s) described code that has changed since they were written (%s); `kk freshness` lists them, and a node worth keeping is rewritten with `kk node write --update`.",
+		later = append(later, fmt.Sprintf("When last checked (%s), %d knowledge node(s) described code that has changed since they were written (%s); `kk freshness` lists them, and a node worth keeping is rewritten with `kk node write --update`.",
 			fr.CheckedAt, fr.FlaggedCount, strings.Join(fr.Flagged, ", ")))
 	}
 	if st, err := ReadLintState(k); err != nil {
@@ -133,7 +138,13 @@ func sessionStartContext(ctx context.Context, r Request, early func(text string)
 		if st.LastRunAt != "" {
 			when = " (" + st.LastRunAt + ")"
 		}
-		notes = append(notes, fmt.Sprintf("The last lint run%s found %d error(s) in the knowledge base; `kk lint` lists them.", when, st.LastErrors))
+		later = append(later, fmt.Sprintf("The last lint run%s found %d error(s) in the knowledge base; `kk lint` lists them.", when, st.LastErrors))
+	}
+	notes = append(notes, later...)
+	if r.Notify != nil && cfg.Notifications.On() {
+		if signals := append(notes[:attention:attention], later...); len(signals) > 0 {
+			r.Notify(k.Root, signals)
+		}
 	}
 	return entryContext(body, notes), nil
 }
