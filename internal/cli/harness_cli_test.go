@@ -49,7 +49,7 @@ func TestInitWarnsWhenKKIsNotOnPath(t *testing.T) {
 
 func TestChildEnvSetsTheRecursionGuard(t *testing.T) {
 	got := childEnv([]string{"A=1", "KK_INTERNAL=", "PWD=/elsewhere", "CLAUDECODE=1", "B=2"}, "/repo")
-	want := []string{"A=1", "B=2", "KK_INTERNAL=1", "PWD=/repo"}
+	want := []string{"A=1", "B=2", "KENKEEP_BUILDER_INTERNAL=1", "KK_INTERNAL=1", "PWD=/repo"}
 	if !slices.Equal(got, want) {
 		t.Fatalf("childEnv = %q, want %q", got, want)
 	}

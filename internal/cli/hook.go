@@ -60,7 +60,8 @@ repository, a missing transcript, an overrun deadline — is appended as one
 JSON line {ts, harness, event, phase, error} to
 .ai/kenkeep/_logs/hook-errors-YYYY-MM-DD.log (to standard error when no
 knowledge base is found). When KK_INTERNAL is set — kk sets it on every
-harness process it starts — hooks do nothing.`
+harness process it starts — hooks do nothing, and so under kenkeep's
+KENKEEP_BUILDER_INTERNAL=1 (which kk sets too).`
 
 func newHookCmd(app *App) *cobra.Command {
 	var o hookOpts
