@@ -33,6 +33,7 @@ func TestKenkeepCapturedByTrigger(t *testing.T) {
 		{"codex", "PreCompact", "pre_compact"},
 		{"codex", "SessionEnd", "session_end"},
 		{"opencode", "session.idle", "stop"},
+		{"opencode", "experimental.session.compacting", "pre_compact"},
 		{"copilot", "agentStop", "stop"},
 		{"copilot", "sessionEnd", "session_end"},
 		{"copilot", "preCompact", "pre_compact"},
