@@ -703,6 +703,24 @@ func TestKenkeepCopilotHookFile(t *testing.T) {
 			t.Errorf("install wrote %s", p)
 		}
 	}
+	// The block kenkeep kept in .github/copilot-instructions.md (a stale
+	// copy of its catalog, with the path of the machine that wrote it)
+	// goes; the user's text stays; a file left empty goes.
+	const instr = "/.github/copilot-instructions.md"
+	kenkeepBlock := "<!-- kk:start -->\n# Knowledge base index\n\n_0 nodes_\n\nKENKEEP ATTENTION\nPath: /home/dev/app\n<!-- kk:end -->\n"
+	harnesstest.WriteFile(t, root+instr, []byte("USER CONTENT HERE\n\n"+kenkeepBlock))
+	changes := harnesstest.Install(t, a, root, "kk", harnesstest.ShippedSkills())
+	if got := string(harnesstest.ReadFile(t, root+instr)); got != "USER CONTENT HERE\n" {
+		t.Errorf("%s after install: %q (changes %v)", instr, got, changes)
+	}
+	if changes := harnesstest.Install(t, a, root, "kk", harnesstest.ShippedSkills()); len(changes) != 0 {
+		t.Errorf("a second install changed %v", changes)
+	}
+	harnesstest.WriteFile(t, root+instr, []byte(kenkeepBlock))
+	harnesstest.Install(t, a, root, "kk", harnesstest.ShippedSkills())
+	if harnesstest.Exists(root + instr) {
+		t.Errorf("%s with only kenkeep's block is still there", instr)
+	}
 }
 
 // TestKenkeepHookEvents: the harness events kk's hooks are installed on,

@@ -2,7 +2,10 @@ package copilot
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"path"
 	"path/filepath"
 	"regexp"
@@ -106,7 +109,9 @@ func renderHooksFile(command string) ([]byte, error) {
 
 // Install implements harness.Adapter. It writes .github/hooks/kk.json
 // (kk owns the whole file) and one .github/skills/<name>/SKILL.md per
-// skill, byte for byte. Everything is checked before the first write.
+// skill, byte for byte, and takes kenkeep's block out of
+// .github/copilot-instructions.md (the file goes when nothing else is in
+// it). Everything is checked before the first write.
 func (a *Adapter) Install(ctx context.Context, o harness.InstallOptions) ([]harness.Change, error) {
 	if err := harness.CheckRoot(o.Root); err != nil {
 		return nil, err
@@ -124,9 +129,39 @@ func (a *Adapter) Install(ctx context.Context, o harness.InstallOptions) ([]harn
 	if err != nil {
 		return nil, fmt.Errorf("rendering %s: %w", hooksFile, err)
 	}
+	instructions, err := os.ReadFile(filepath.Join(o.Root, filepath.FromSlash(instructionsFile)))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
 	files := append([]harness.File{{Rel: hooksFile, Data: hooks}}, harness.SkillFiles(skillsDir, o.Skills)...)
-	return harness.WriteFiles(ctx, o.Root, files)
+	changes, err := harness.WriteFiles(ctx, o.Root, files)
+	if err != nil {
+		return changes, err
+	}
+	// kenkeep, the tool kk succeeds, kept a copy of its session-start
+	// context (a catalog, with this machine's path and host) in a block of
+	// the committed .github/copilot-instructions.md; kk hands Copilot the
+	// context from its hook instead, so the copy would only go stale.
+	if text := string(instructions); strings.Contains(text, harness.BlockStart) {
+		switch rest := harness.RemoveBlock(text); {
+		case rest == text:
+		case strings.TrimSpace(rest) == "":
+			c, err := harness.RemoveFiles(ctx, o.Root, []string{instructionsFile})
+			return append(changes, c...), err
+		default:
+			action, err := harness.PutFile(o.Root, instructionsFile, []byte(rest))
+			if err != nil {
+				return changes, err
+			}
+			changes = harness.AddChange(changes, instructionsFile, action)
+		}
+	}
+	return changes, nil
 }
+
+// instructionsFile is Copilot's repository instructions file, where
+// kenkeep kept a <!-- kk:start --> block; kk writes nothing there.
+const instructionsFile = ".github/copilot-instructions.md"
 
 // Uninstall implements harness.Adapter. It removes .github/hooks/kk.json
 // and the skills named in opts.Skills (the ones this kk ships when none
