@@ -760,3 +760,45 @@ func TestKenkeepHookEvents(t *testing.T) {
 		}
 	}
 }
+
+// TestKenkeepOpenCodeContext: in a repository kenkeep set up for
+// OpenCode, kk init puts its plugin where kenkeep's was (one
+// ./plugins/kk.mjs entry), replaces kenkeep's generated
+// .opencode/AGENTS.md in "instructions" with kk's context file and
+// removes it, and keeps the user's entries (opencode-plugin.test.ts
+// "registerOpenCodePlugin"). A .opencode/AGENTS.md of the user's stays,
+// listed.
+func TestKenkeepOpenCodeContext(t *testing.T) {
+	a, _ := Registry().Get("opencode")
+	root := t.TempDir()
+	harnesstest.WriteFile(t, root+"/.opencode/opencode.json", []byte(`{"model": "x/y", "plugin": ["safety", "./plugins/kk.mjs"], "instructions": ["docs/style.md", ".opencode/AGENTS.md"]}`))
+	harnesstest.WriteFile(t, root+"/.opencode/AGENTS.md", []byte("<!-- [kenkeep] auto-generated session-start context. Re-run init to remove. -->\n# kenkeep\n"))
+	harnesstest.Install(t, a, root, "kk", nil)
+	var cfg struct {
+		Model        string   `json:"model"`
+		Plugin       []string `json:"plugin"`
+		Instructions []string `json:"instructions"`
+	}
+	if err := json.Unmarshal(harnesstest.ReadFile(t, root+"/.opencode/opencode.json"), &cfg); err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Model != "x/y" || !slices.Equal(cfg.Plugin, []string{"safety", "./plugins/kk.mjs"}) ||
+		!slices.Equal(cfg.Instructions, []string{"docs/style.md", ".ai/kenkeep/.state/opencode-context.md"}) {
+		t.Errorf("opencode.json: %+v", cfg)
+	}
+	if harnesstest.Exists(root + "/.opencode/AGENTS.md") {
+		t.Error("kenkeep's .opencode/AGENTS.md is still there")
+	}
+
+	// The user's own .opencode/AGENTS.md is theirs.
+	root = t.TempDir()
+	harnesstest.WriteFile(t, root+"/.opencode/opencode.json", []byte(`{"instructions": [".opencode/AGENTS.md"]}`))
+	harnesstest.WriteFile(t, root+"/.opencode/AGENTS.md", []byte("# Our agent rules\n"))
+	harnesstest.Install(t, a, root, "kk", nil)
+	if err := json.Unmarshal(harnesstest.ReadFile(t, root+"/.opencode/opencode.json"), &cfg); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(cfg.Instructions, []string{".opencode/AGENTS.md", ".ai/kenkeep/.state/opencode-context.md"}) || !harnesstest.Exists(root+"/.opencode/AGENTS.md") {
+		t.Errorf("the user's .opencode/AGENTS.md: %+v", cfg)
+	}
+}

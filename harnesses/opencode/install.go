@@ -16,7 +16,9 @@ import (
 
 // Install implements harness.Adapter: it registers the plugin and the
 // context file in .opencode/opencode.json (keeping every other key and
-// list item where it is), writes the plugin and the skills.
+// list item where it is), writes the plugin and the skills. kenkeep's
+// generated .opencode/AGENTS.md, when there, is replaced: its entry by
+// kk's context file, and the file removed.
 func (a *Adapter) Install(ctx context.Context, opts harness.InstallOptions) ([]harness.Change, error) {
 	plugin, err := renderPlugin(opts.Command)
 	if err != nil {
@@ -26,6 +28,14 @@ func (a *Adapter) Install(ctx context.Context, opts harness.InstallOptions) ([]h
 		return nil, err
 	}
 	var changes []harness.Change
+	kenkeep, err := kenkeepContext(opts.Root)
+	if err != nil {
+		return nil, err
+	}
+	ours := isContextEntry
+	if kenkeep {
+		ours = func(raw json.RawMessage) bool { return isContextEntry(raw) || isKenkeepContextEntry(raw) }
+	}
 	action, err := harness.EditJSONFile(filepath.Join(opts.Root, filepath.FromSlash(configFile)), func(o *harness.Object) error {
 		if o.Len() == 0 {
 			if err := o.Set("$schema", schemaURL); err != nil {
@@ -35,12 +45,19 @@ func (a *Adapter) Install(ctx context.Context, opts harness.InstallOptions) ([]h
 		if err := editList(o, "plugin", isPluginEntry, pluginEntry); err != nil {
 			return err
 		}
-		return editList(o, "instructions", isContextEntry, contextFile)
+		return editList(o, "instructions", ours, contextFile)
 	}, false)
 	if err != nil {
 		return nil, err
 	}
 	changes = harness.AddChange(changes, configFile, action)
+	if kenkeep {
+		c, err := harness.RemoveFiles(ctx, opts.Root, []string{kenkeepContextFile})
+		changes = append(changes, c...)
+		if err != nil {
+			return changes, err
+		}
+	}
 	// OpenCode reads the neutral SKILL.md as it is (name, description; the
 	// version key is ignored), so it is copied byte for byte.
 	sc, err := harness.WriteFiles(ctx, opts.Root, append([]harness.File{{Rel: pluginFile, Data: plugin}}, harness.SkillFiles(skillsDir, opts.Skills)...))
@@ -108,6 +125,36 @@ func isPluginEntry(raw json.RawMessage) bool {
 	}
 	spec = strings.TrimPrefix(filepath.ToSlash(spec), "file://")
 	return path.Base(spec) == path.Base(pluginEntry)
+}
+
+// kenkeepContextFile is where kenkeep, the tool kk succeeds, wrote its
+// session-start context for OpenCode (listed in "instructions"), under
+// kenkeepContextHeader.
+const kenkeepContextFile = ".opencode/AGENTS.md"
+
+var kenkeepContextHeader = []byte("<!-- [kenkeep] auto-generated session-start context.")
+
+// kenkeepContext reports whether .opencode/AGENTS.md is kenkeep's
+// generated context file, which kk's context file replaces: its entry in
+// "instructions" is kk's to replace, and the file (which says "Re-run init
+// to remove") kk's to remove. A missing file is not kenkeep's: an entry
+// naming it may be the user's.
+func kenkeepContext(root string) (bool, error) {
+	data, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(kenkeepContextFile)))
+	if os.IsNotExist(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return bytes.HasPrefix(data, kenkeepContextHeader), nil
+}
+
+// isKenkeepContextEntry reports whether an "instructions" item names
+// kenkeep's context file.
+func isKenkeepContextEntry(raw json.RawMessage) bool {
+	var s string
+	return json.Unmarshal(raw, &s) == nil && strings.TrimPrefix(s, "./") == kenkeepContextFile
 }
 
 // isContextEntry reports whether an "instructions" item is kk's context
