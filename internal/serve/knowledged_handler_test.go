@@ -74,7 +74,8 @@ func (s *server) accepted(t *testing.T, method, body string) string {
 }
 
 // handNote writes a leaf into the tree at rel (relative to nodes/) as a
-// person or another tool writes it; extra holds more front matter lines.
+// person or another tool writes it, in kenkeep's format (the body right
+// after the front matter); extra holds more front matter lines.
 func handNote(t *testing.T, k *store.KB, rel, title, description string, tags []string, extra, body string) {
 	t.Helper()
 	id := strings.TrimSuffix(filepath.Base(rel), ".md")
@@ -82,7 +83,7 @@ func handNote(t *testing.T, k *store.KB, rel, title, description string, tags []
 	if len(tags) > 0 {
 		tagList = "[" + strings.Join(tags, ", ") + "]"
 	}
-	leaf := fmt.Sprintf("---\ntype: map\ntitle: %s\ndescription: %q\ntags: %s\nkk_schema_version: 3\nkk_id: %s\nkk_derived_from: []\nkk_relates_to: []\nkk_depends_on: []\nkk_confidence: high\n%s---\n\n%s",
+	leaf := fmt.Sprintf("---\ntype: map\ntitle: %s\ndescription: %q\ntags: %s\nkk_schema_version: 3\nkk_id: %s\nkk_derived_from: []\nkk_relates_to: []\nkk_depends_on: []\nkk_confidence: high\n%s---\n%s",
 		title, description, tagList, id, extra, body)
 	p := k.NodePath(rel)
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
@@ -435,7 +436,7 @@ func TestKnowledgedQuerySearchRaw(t *testing.T) {
 	code, got := s.call(t, "GET", "/search?"+url.Values{"query": {"goroutines"}, "mode": {"raw"}}.Encode(), "")
 	var docs []httpapi.Doc
 	if err := json.Unmarshal([]byte(got), &docs); err != nil || code != 200 || len(docs) != 2 || docs[0].Path != "tech/go/map-goroutine-leaks.md" ||
-		docs[1].Path != "tech/go/map-goroutines.md" || !strings.HasSuffix(docs[1].Content, "\n\nbody about goroutines\n") {
+		docs[1].Path != "tech/go/map-goroutines.md" || !strings.HasSuffix(docs[1].Content, "\n---\nbody about goroutines\n") {
 		t.Errorf("/search raw: %d %s", code, got)
 	}
 	if calls := rec.taken(); len(calls) != 1 || !slices.Contains(calls[0].props, "paths") {
