@@ -345,14 +345,22 @@ func (r *recorder) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	}
 	r.mu.Lock()
 	r.calls = append(r.calls, c)
+	replies := r.replies
 	r.mu.Unlock()
-	for _, rep := range r.replies {
+	for _, rep := range replies {
 		if _, ok := body.Format.Properties[rep[0]]; ok || rep[0] == "" {
 			_ = json.NewEncoder(w).Encode(map[string]any{"message": map[string]string{"role": "assistant", "content": rep[1]}, "done": true})
 			return
 		}
 	}
 	http.Error(w, `{"error":"no reply"}`, http.StatusInternalServerError)
+}
+
+// reply sets the replies of the calls to come.
+func (r *recorder) reply(replies ...[2]string) {
+	r.mu.Lock()
+	r.replies = replies
+	r.mu.Unlock()
 }
 
 // taken returns the calls recorded since the last taken, and forgets them.
@@ -463,11 +471,11 @@ func TestKnowledgedAsk(t *testing.T) {
 		t.Errorf("model calls: %+v", calls)
 	}
 
-	rec.replies = [][2]string{{"", `{"title":"Unknown","answer":"## Unknown\n\nI don't know.","tags":[]}`}}
+	rec.reply([2]string{"", `{"title":"Unknown","answer":"## Unknown\n\nI don't know.","tags":[]}`})
 	if code, got := s.call(t, "POST", "/ask", `{"question":"what is xyzzy?"}`); code != 200 || !strings.Contains(got, `"tags":[]`) {
 		t.Errorf("/ask with no tags: %d %s", code, got)
 	}
-	rec.replies = [][2]string{{"", `not json`}}
+	rec.reply([2]string{"", `not json`})
 	if code, got := s.call(t, "POST", "/ask", `{"question":"what?"}`); code != http.StatusBadGateway || !strings.HasPrefix(got, `{"error":"LLM returned malformed JSON: `) {
 		t.Errorf("/ask with a reply that is not JSON: %d %s", code, got)
 	}
