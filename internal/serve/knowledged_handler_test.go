@@ -487,3 +487,25 @@ func TestKnowledgedAsk(t *testing.T) {
 		t.Errorf("the model was asked a blank question: %+v", calls)
 	}
 }
+
+// handler_test.go TestSnippet_TruncatesPastBudget: a note longer than
+// what a prompt quotes (8 KiB in kk, 600 characters in knowledged) is
+// cut, and the cut is marked.
+func TestKnowledgedAnswerQuotesALongNoteCut(t *testing.T) {
+	k := newRepo(t, 0)
+	long := strings.Repeat("filler line about goroutines.\n", 400) + "TAIL_TOKEN at the very end.\n"
+	handNote(t, k, "tech/go/map-goroutines.md", "Goroutines", "concurrency primitives", nil, "", long)
+	commitAll(t, k, "seed")
+	rec, p := recordingModel(t, [2]string{"sources", `{"answer":"They are threads.","sources":["tech/go/map-goroutines.md"]}`})
+	s := start(t, k, p)
+	if code, got := s.call(t, "GET", "/answer?query=goroutines", ""); code != 200 || !strings.Contains(got, `"sources":["tech/go/map-goroutines.md"]`) {
+		t.Fatalf("/answer: %d %s", code, got)
+	}
+	calls := rec.taken()
+	if len(calls) != 1 {
+		t.Fatalf("model calls: %+v", calls)
+	}
+	if pr := calls[0].prompt; strings.Contains(pr, "TAIL_TOKEN") || !strings.Contains(pr, "\n[…]\n") || len(pr) > 9<<10 {
+		t.Errorf("the prompt quotes %d bytes; its end:\n%s", len(pr), pr[max(0, len(pr)-300):])
+	}
+}
