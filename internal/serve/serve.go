@@ -433,7 +433,7 @@ func (b *Backend) recordedTimes(ctx context.Context, leaves []*node.Node) map[st
 	for i, n := range leaves {
 		ids[i] = n.ID
 	}
-	rows, err := db.GraphRowsByID(ctx, ids)
+	rows, err := db.GraphKeysByID(ctx, ids)
 	if err != nil {
 		b.log.Warn("reading the notes' times from the index", "error", err)
 		return out
