@@ -110,7 +110,8 @@ func (db *DB) GraphRowsByMolecule(ctx context.Context, ids []string) ([]*GraphRo
 }
 
 // graphRowsWhere reads the rows whose column is one of values; body is
-// the column read as their bodies ("body", or "''" for none).
+// the SQL read as their bodies: "body", or an empty string literal for
+// none.
 func (db *DB) graphRowsWhere(ctx context.Context, column, body string, values []string) ([]*GraphRow, error) {
 	var out []*GraphRow
 	// INDEXED BY: the planner would otherwise pick nodes_origin for

@@ -131,8 +131,8 @@ type Options struct {
 	// it, at once when that is past, instead of Every after the start, so
 	// that a worker restarted more often than Every still ticks.
 	TickFrom time.Time
-	Logger *slog.Logger
-	Now    func() time.Time
+	Logger   *slog.Logger
+	Now      func() time.Time
 }
 
 // Queue is a durable FIFO queue with one worker. Its methods are safe for
