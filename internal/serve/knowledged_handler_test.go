@@ -509,3 +509,36 @@ func TestKnowledgedAnswerQuotesALongNoteCut(t *testing.T) {
 		t.Errorf("the prompt quotes %d bytes; its end:\n%s", len(pr), pr[max(0, len(pr)-300):])
 	}
 }
+
+// knowledged's recents (the reference's "Recents", which its handler
+// test reads through): only posts are listed, an edit adds no entry, and
+// a deleted note is still listed, without tags.
+func TestKnowledgedRecentsListPostsOnly(t *testing.T) {
+	k := newRepo(t, 0)
+	s := start(t, k, nil)
+	a := s.post(t, httpapi.PostRequest{Title: "Alpha", Content: "Alpha.\n", Tags: []string{"x"}})
+	b := s.post(t, httpapi.PostRequest{Title: "Beta", Content: "Beta.\n", Tags: []string{"y"}})
+	if j := s.edit(t, httpapi.EditRequest{Path: a.Path, Content: "Alpha, edited.\n"}); j.Status != "done" {
+		t.Fatalf("edit: %+v", j)
+	}
+	d, err := s.Client.Delete(ctx, b.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if j := s.wait(t, d.JobID); j.Status != "done" {
+		t.Fatalf("delete: %+v", j)
+	}
+	var r struct {
+		Posts []map[string]any `json:"posts"`
+	}
+	code, got := s.call(t, "GET", "/posts/recents", "")
+	if err := json.Unmarshal([]byte(got), &r); err != nil || code != 200 || len(r.Posts) != 2 {
+		t.Fatalf("/posts/recents: %d %s", code, got)
+	}
+	if r.Posts[0]["job_id"] != b.JobID || r.Posts[0]["path"] != b.Path || r.Posts[0]["tags"] != nil {
+		t.Errorf("the deleted note's post: %v", r.Posts[0])
+	}
+	if r.Posts[1]["job_id"] != a.JobID || fmt.Sprint(r.Posts[1]["tags"]) != "[x]" {
+		t.Errorf("the edited note's post: %v", r.Posts[1])
+	}
+}
