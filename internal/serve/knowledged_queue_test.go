@@ -47,6 +47,11 @@ func TestKnowledgedDedupWhileQueued(t *testing.T) {
 	if titled == first || other == titled {
 		t.Errorf("posts with other titles were merged: %s %s %s", first, titled, other)
 	}
+	// The key is the trimmed title and the cleaned tags, as knowledged's.
+	spaced := s.accepted(t, "POST", `{"content":"other content","hint":"","title":"  Spaced  ","tags":[" go ",""]}`)
+	if code, got := s.call(t, "POST", "/content", `{"content":"other content","hint":"","title":"Spaced","tags":["go"]}`); code != 202 || !strings.Contains(got, spaced) {
+		t.Errorf("the same post with its title and tags trimmed: %d %s, want job %s", code, got, spaced)
+	}
 	del := s.accepted(t, "DELETE", `{"path":"notes/map-meeting.md"}`)
 	edit := s.accepted(t, "PUT", `{"path":"tech/go/map-goroutines.md","content":"updated","title":"Goroutines","description":"runtime notes"}`)
 	for id, want := range map[string]string{
@@ -59,12 +64,12 @@ func TestKnowledgedDedupWhileQueued(t *testing.T) {
 		}
 	}
 	s.waitHealth(t, "elsewhere")
-	if st := s.Queue.Stats(); st.Depth != 5 {
-		t.Errorf("queue depth %d, want 5 (one job for the identical posts)", st.Depth)
+	if st := s.Queue.Stats(); st.Depth != 6 {
+		t.Errorf("queue depth %d, want 6 (one job for each pair of identical posts)", st.Depth)
 	}
 
 	git(t, k, "switch", "-q", "main")
-	for _, id := range []string{first, titled, other, del, edit} {
+	for _, id := range []string{first, titled, other, spaced, del, edit} {
 		if j := s.waitJob(t, id, 30*time.Second); j.Status != "done" {
 			t.Errorf("job %s: %+v", id, j)
 		}
