@@ -261,13 +261,19 @@ func seedTagged(t *testing.T, k *store.KB) {
 }
 
 // handler_test.go TestGetTags_RebuildsAndReturnsCounts: /tags counts the
-// notes' tags, sorted by tag.
+// notes' tags, sorted by tag: notes committed before the start, and
+// notes written beside the running server and not committed, read by the
+// very next request.
 func TestKnowledgedTagCounts(t *testing.T) {
 	k := newRepo(t, 0)
 	seedTagged(t, k)
 	s := start(t, k, nil)
 	if code, got := s.call(t, "GET", "/tags", ""); code != 200 || got != `{"tags":[{"tag":"api","count":1},{"tag":"go","count":2}]}`+"\n" {
 		t.Errorf("/tags: %d %s", code, got)
+	}
+	handNote(t, k, "rust/map-c.md", "C", "C description", []string{"rust", "api"}, "", "body\n")
+	if code, got := s.call(t, "GET", "/tags", ""); code != 200 || got != `{"tags":[{"tag":"api","count":2},{"tag":"go","count":2},{"tag":"rust","count":1}]}`+"\n" {
+		t.Errorf("/tags after a note written beside the server: %d %s", code, got)
 	}
 }
 
