@@ -28,8 +28,10 @@ func newDoctorCmd(app *App) *cobra.Command {
 		Long: `Check the knowledge base: git on PATH, the installed-version record and
 whether it matches this kk, kk's lines in .ai/kenkeep/.gitignore, .kkignore,
 config.yaml, the freshness and size of ENTRY.md, the validity of every leaf,
-leftover kenkeep v2 leaves, kk_derived_from references, the writer lock,
-cache files older kk versions left under .state/, and interrupted writes.
+leftover kenkeep v2 leaves, kk_derived_from references, tags with stray
+whitespace and blank folder summaries (hygiene, as kk lint reports them),
+the writer lock, cache files older kk versions left under .state/, and
+interrupted writes.
 
 In a git work tree, kk's merge driver for the generated files (named in
 .ai/kenkeep/.gitattributes, defined in the repository's git config), and
