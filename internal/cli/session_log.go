@@ -3,11 +3,14 @@ package cli
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
 
 	"github.com/kk-project/kk/internal/contracts"
 	"github.com/kk-project/kk/internal/session"
+	"github.com/kk-project/kk/internal/store"
+	"github.com/kk-project/kk/internal/txn"
 )
 
 func newSessionLogCmd(app *App) *cobra.Command {
@@ -112,7 +115,8 @@ input (or --input), stores them under "proposals", sets proposal_status,
 proposal_completed_at, and clears proposal_error and proposal_log.
 --status failed records the error given with --error ("unknown error" if
 none). The transcript and every other key are kept. Recording the same
-outcome again changes nothing.
+outcome again changes nothing. The write runs under the writer lock of the
+knowledge base that holds the log, wherever kk runs.
 
 Prints the session id, or with --json {"schema_version", "session_id",
 "path", "proposal_status"}.`,
@@ -146,7 +150,7 @@ Prints the session id, or with --json {"schema_version", "session_id",
 }
 
 func runSessionLogUpdateProposals(ctx context.Context, app *App, o sessionLogUpdateProposalsOpts) error {
-	k, err := app.KB()
+	k, err := app.logKB(o.path)
 	if err != nil {
 		return err
 	}
@@ -172,6 +176,27 @@ func runSessionLogUpdateProposals(ctx context.Context, app *App, o sessionLogUpd
 	}
 	fmt.Fprintln(app.IO.Out, l.SessionID)
 	return nil
+}
+
+// logKB is the knowledge base that holds the session log at path, whose
+// writer lock guards the log, wherever the command runs; else (a log kept
+// elsewhere, or --root) the knowledge base the command works on.
+func (a *App) logKB(path string) (*store.KB, error) {
+	if a.Root != "" {
+		return a.KB()
+	}
+	k, err := store.Find(filepath.Dir(path))
+	if err != nil {
+		return a.KB()
+	}
+	if k.LockWait, err = a.lockWait(); err != nil {
+		return nil, err
+	}
+	if _, err := txn.Recover(k); err != nil {
+		return nil, err
+	}
+	a.kbs = append(a.kbs, k)
+	return k, nil
 }
 
 // readProposals reads a proposal-output document from a file or standard
