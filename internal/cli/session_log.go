@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 
@@ -116,7 +117,8 @@ proposal_completed_at, and clears proposal_error and proposal_log.
 --status failed records the error given with --error ("unknown error" if
 none). The transcript and every other key are kept. Recording the same
 outcome again changes nothing. The write runs under the writer lock of the
-knowledge base that holds the log, wherever kk runs.
+knowledge base that holds the log, wherever kk runs (a log outside any
+knowledge base has none to take).
 
 Prints the session id, or with --json {"schema_version", "session_id",
 "path", "proposal_status"}.`,
@@ -180,14 +182,20 @@ func runSessionLogUpdateProposals(ctx context.Context, app *App, o sessionLogUpd
 
 // logKB is the knowledge base that holds the session log at path, whose
 // writer lock guards the log, wherever the command runs; else (a log kept
-// elsewhere, or --root) the knowledge base the command works on.
+// elsewhere, or --root) the knowledge base the command works on; nil when
+// there is none, as for kenkeep, whose update-proposals edits a log at any
+// path.
 func (a *App) logKB(path string) (*store.KB, error) {
 	if a.Root != "" {
 		return a.KB()
 	}
 	k, err := store.Find(filepath.Dir(path))
 	if err != nil {
-		return a.KB()
+		k, err = a.KB()
+		if errors.Is(err, store.ErrNotFound) {
+			return nil, nil // a log outside any knowledge base: no lock to take
+		}
+		return k, err
 	}
 	if k.LockWait, err = a.lockWait(); err != nil {
 		return nil, err
