@@ -17,6 +17,7 @@ import (
 	"github.com/kk-project/kk/internal/frontmatter"
 	"github.com/kk-project/kk/internal/harness"
 	"github.com/kk-project/kk/internal/index"
+	"github.com/kk-project/kk/internal/indexfiles"
 	"github.com/kk-project/kk/internal/session"
 	"github.com/kk-project/kk/internal/store"
 )
@@ -159,16 +160,23 @@ func entryContext(body string, notes []string) string {
 // its nodes_hash without the "sha256:" prefix. A missing ENTRY.md gives a
 // stand-in body and ok false.
 func readEntry(k *store.KB) (body, hash string, ok bool, err error) {
-	src, err := os.ReadFile(k.EntryPath())
+	file := k.EntryPath()
+	src, err := os.ReadFile(file)
 	if errors.Is(err, fs.ErrNotExist) {
-		return emptyEntry, "", false, nil
+		// A knowledge base kenkeep wrote before ENTRY.md (schema 2) has
+		// its catalog in INDEX.md, which kenkeep's session start reads too.
+		file = filepath.Join(filepath.Dir(file), legacyEntryName)
+		src, err = os.ReadFile(file)
+		if errors.Is(err, fs.ErrNotExist) {
+			return withDirective(emptyEntry), "", false, nil
+		}
 	}
 	if err != nil {
 		return "", "", false, err
 	}
 	doc, err := frontmatter.Parse(src)
 	if err != nil {
-		return "", "", false, fmt.Errorf("%s: %s", k.Rel(k.EntryPath()), frontmatter.Describe(err))
+		return "", "", false, fmt.Errorf("%s: %s", k.Rel(file), frontmatter.Describe(err))
 	}
 	if v, found := doc.Value("nodes_hash"); found {
 		s, _ := v.(string)
@@ -178,7 +186,23 @@ func readEntry(k *store.KB) (body, hash string, ok bool, err error) {
 	if body == "" {
 		body = emptyEntry
 	}
-	return body, hash, true, nil
+	return withDirective(body), hash, true, nil
+}
+
+// legacyEntryName is the catalog kenkeep wrote before ENTRY.md.
+const legacyEntryName = "INDEX.md"
+
+// withDirective returns body with the navigation directive after it,
+// unless it has one already (kk's, or kenkeep's "> kenkeep navigation:"):
+// the session always starts with the directive exactly once, as kenkeep's
+// does, even from a catalog written by hand or by an older tool.
+func withDirective(body string) string {
+	for _, line := range strings.Split(body, "\n") {
+		if strings.HasPrefix(line, "> kk navigation:") || strings.HasPrefix(line, "> kenkeep navigation:") {
+			return body
+		}
+	}
+	return body + "\n\n" + indexfiles.NavigationDirective
 }
 
 // curationNudge returns the curation note when the backlog (logs pending
