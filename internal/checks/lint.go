@@ -233,6 +233,7 @@ func describeValue(v any) string {
 type okfCheck struct {
 	problem   string // why the document is not OKF-conformant; "" when it is
 	v2        bool   // a kenkeep v2 leaf (kind instead of type)
+	v1        bool   // a kenkeep v1 leaf of the flat layout: migrated, never adopted
 	adoptable bool   // only the type (or all front matter) is missing: kk node adopt can fill it in
 }
 
@@ -253,7 +254,10 @@ func (l *linter) classifyProblems(problems []error) {
 			checked[ne.Path] = c
 			if c.problem != "" {
 				fix := "give the file YAML front matter with a non-empty string type (for example type: practice), or move it out of nodes/"
-				if c.adoptable {
+				switch {
+				case c.v1:
+					fix = "migrate the tree with the kk-migrate skill (`kk migrate status` lists its steps: place inventory, place apply, migrate okf-v3)"
+				case c.adoptable:
 					fix = "run `kk node adopt " + lintPath(ne.Path) + "` to make it a leaf (it needs a title: key or a # heading; the rest is filled in), " + fix
 				}
 				l.add(ruleOKFConformance, LintError, lintPath(ne.Path), c.problem, fix)
@@ -300,6 +304,11 @@ func (l *linter) checkOKF(rel string) okfCheck {
 	}
 	if !doc.HasFrontMatter() || len(doc.Keys()) == 0 {
 		return okfCheck{problem: "has no front matter; an OKF document declares at least its type", adoptable: true}
+	}
+	if sv, ok := doc.Value("schema_version"); ok && sv == int64(1) {
+		if _, typed := doc.Value(node.KeyType); !typed {
+			return okfCheck{problem: "is a kenkeep v1 leaf (schema_version: 1) and has no type key", v1: true}
+		}
 	}
 	if sv, ok := doc.Value("schema_version"); ok && sv == int64(2) {
 		if _, v3 := doc.Value(node.KeySchemaVersion); !v3 {
