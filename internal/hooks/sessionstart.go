@@ -38,7 +38,7 @@ func SessionStart(ctx context.Context, r Request) ([]byte, error) {
 	if err := markSessionStart(r); err != nil {
 		r.warn("session-mark", err) // only the end-of-turn graph hint needs it
 	}
-	text, err := sessionStartContext(ctx, r, func(text string) {
+	text, notes, err := sessionStartContext(ctx, r, func(text string) {
 		// ENTRY.md and the snapshot note are the context itself; the
 		// notes for the user come after. A machine too busy to finish
 		// them before the deadline still gives the session its context.
@@ -51,6 +51,11 @@ func SessionStart(ctx context.Context, r Request) ([]byte, error) {
 	})
 	if err != nil {
 		return nil, err
+	}
+	if len(notes) > 0 && r.Notify != nil {
+		if cfg, err := r.KB.LoadConfig(); err != nil || cfg.Notifications.On() {
+			r.warn("notify", r.Notify(notification(r.KB.Root, notes)))
+		}
 	}
 	out, ok := r.Adapter.HookOutput(harness.SessionStart, text)
 	if !ok {
@@ -68,16 +73,17 @@ func SessionStart(ctx context.Context, r Request) ([]byte, error) {
 // when enough sessions wait for curation (at most once per NudgeInterval)
 // and when the last lint run found errors.
 func SessionStartContext(ctx context.Context, r Request) (string, error) {
-	return sessionStartContext(ctx, r, nil)
+	text, _, err := sessionStartContext(ctx, r, nil)
+	return text, err
 }
 
 // sessionStartContext is SessionStartContext; early, when set, gets the
 // context without the notes for the user as soon as ENTRY.md is read.
-func sessionStartContext(ctx context.Context, r Request, early func(text string)) (string, error) {
+func sessionStartContext(ctx context.Context, r Request, early func(text string)) (string, []string, error) {
 	k := r.KB
 	body, entryHash, hasEntry, err := readEntry(k)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	if early != nil {
 		early(entryContext(body, nil))
@@ -104,7 +110,7 @@ func sessionStartContext(ctx context.Context, r Request, early func(text string)
 		}
 	}
 	if err := ctx.Err(); err != nil {
-		return "", err
+		return "", nil, err
 	}
 	cfg, err := k.LoadConfig()
 	if err != nil {
@@ -136,7 +142,7 @@ func sessionStartContext(ctx context.Context, r Request, early func(text string)
 		}
 		notes = append(notes, fmt.Sprintf("The last lint run%s found %d error(s) in the knowledge base; `kk lint` lists them.", when, st.LastErrors))
 	}
-	return entryContext(body, notes), nil
+	return entryContext(body, notes), notes, nil
 }
 
 // entryContext is the session-start context: ENTRY.md's body, the
