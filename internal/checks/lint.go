@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"maps"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"unicode"
@@ -534,6 +536,11 @@ func (l *linter) checkFolders(t *store.Tree, summaries store.Summaries) {
 			if t.IndexDirs[d] {
 				msg, fix = "folder holds no leaves, only a leftover index.md", "remove the folder; `kk index rebuild` removes leftover index files"
 			}
+			if kept := l.keptFile(d); kept != "" {
+				// An OKF log.md, or any file that is not generated: removing
+				// the folder would lose it.
+				msg, fix = "folder holds no leaves", fmt.Sprintf("move %s (and any other file it holds) to a folder with leaves, then remove the folder", lintPath(kept))
+			}
 			l.add(ruleEmptyFolder, LintFinding, lintPath(d), msg, fix)
 		}
 	}
@@ -550,6 +557,32 @@ func (l *linter) checkFolders(t *store.Tree, summaries store.Summaries) {
 		l.add(ruleEmptySummary, LintFinding, file, fmt.Sprintf("folder %q has a blank summary", key),
 			fmt.Sprintf("write a one-line summary for %q or remove the entry", key))
 	}
+}
+
+// keptFile returns a file under folder d (relative to nodes/) that is
+// neither a generated index.md nor a dotfile, such as an OKF log.md; ""
+// when there is none.
+func (l *linter) keptFile(d string) string {
+	found := ""
+	root := l.k.NodePath(d)
+	_ = filepath.WalkDir(root, func(p string, e fs.DirEntry, err error) error {
+		if err != nil || found != "" {
+			return fs.SkipDir
+		}
+		if strings.HasPrefix(e.Name(), ".") && p != root {
+			if e.IsDir() {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		if !e.IsDir() && e.Name() != "index.md" {
+			if rel, err := filepath.Rel(l.k.NodesDir(), p); err == nil {
+				found = filepath.ToSlash(rel)
+			}
+		}
+		return nil
+	})
+	return found
 }
 
 // checkEntryHash reports an ENTRY.md generated from other leaves than the
