@@ -2,9 +2,12 @@ package pack
 
 import (
 	"context"
+	"os"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/kk-project/kk/internal/store"
 )
 
 // Ported from kenkeep v1.17 tests/lib/pack.test.ts (validatePack). kk
@@ -27,6 +30,10 @@ func kenkeepPackFiles(extra map[string]string) map[string]string {
 		"knowledge/framework/practice-drupal-services.md": leaf("practice-drupal-services"),
 		"knowledge/framework/map-drupal-hooks.md":         leaf("map-drupal-hooks"),
 		SummariesFile: "---\nschema_version: 1\nsummaries:\n  framework: Framework conventions.\n---\n\n# kenkeep Folder Summaries\n",
+		// kenkeep's fixture gives every folder an index.md of the older
+		// generator, front matter and all; import regenerates them.
+		"knowledge/index.md":           kenkeepOldIndex,
+		"knowledge/framework/index.md": kenkeepOldIndex,
 	}
 	for k, v := range extra {
 		if v == "" {
@@ -41,6 +48,8 @@ func kenkeepPackFiles(extra map[string]string) map[string]string {
 	return files
 }
 
+const kenkeepOldIndex = "---\nschema_version: 2\nnodes_hash: sha256:test\nnode_count: 1\nsummary: Drupal conventions.\n---\n# Index"
+
 func TestKenkeepLibPackValidAndWarnings(t *testing.T) {
 	ctx := context.Background()
 	k := newKB(t)
@@ -50,6 +59,18 @@ func TestKenkeepLibPackValidAndWarnings(t *testing.T) {
 	}
 	if res.Name != "drupal" || res.Imported != 2 || len(res.MissingSummaries) != 0 {
 		t.Errorf("valid pack: %+v", res)
+	}
+	// The pack's summaries go under its folder; the folder's own is the
+	// manifest's.
+	sums, err := store.ReadSummaries(k.SummariesPath())
+	if err != nil || sums["drupal"] != "Drupal project conventions." || sums["drupal/framework"] != "Framework conventions." {
+		t.Errorf("summaries after the import: %v %v", sums, err)
+	}
+	for _, f := range []string{"drupal/index.md", "drupal/framework/index.md"} {
+		data, err := os.ReadFile(k.NodePath(f))
+		if err != nil || strings.Contains(string(data), "schema_version: 2") || !strings.Contains(string(data), "# kk Index: drupal") {
+			t.Errorf("%s after the import: %v\n%s", f, err, data)
+		}
 	}
 	// A folder with no registry entry is a warning, not a failure; the pack
 	// root never is (its summary is the manifest's).
