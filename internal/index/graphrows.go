@@ -93,20 +93,30 @@ func (db *DB) GraphRows(ctx context.Context, bodies bool) ([]*GraphRow, error) {
 // GraphRowsByID returns the tree leaves with the given ids that are
 // molecules or carry graph keys, with their bodies, ordered by path.
 func (db *DB) GraphRowsByID(ctx context.Context, ids []string) ([]*GraphRow, error) {
-	return db.graphRowsWhere(ctx, "id", ids)
+	return db.graphRowsWhere(ctx, "id", "body", ids)
+}
+
+// GraphKeysByID is GraphRowsByID without the bodies: what a reader of the
+// graph keys alone (the times a leaf records) needs, whatever the size of
+// the leaves.
+func (db *DB) GraphKeysByID(ctx context.Context, ids []string) ([]*GraphRow, error) {
+	return db.graphRowsWhere(ctx, "id", "''", ids)
 }
 
 // GraphRowsByMolecule returns the atoms whose kk_molecule is one of ids,
 // with their bodies, ordered by path.
 func (db *DB) GraphRowsByMolecule(ctx context.Context, ids []string) ([]*GraphRow, error) {
-	return db.graphRowsWhere(ctx, "molecule", ids)
+	return db.graphRowsWhere(ctx, "molecule", "body", ids)
 }
 
-func (db *DB) graphRowsWhere(ctx context.Context, column string, values []string) ([]*GraphRow, error) {
+// graphRowsWhere reads the rows whose column is one of values; body is
+// the SQL read as their bodies: "body", or an empty string literal for
+// none.
+func (db *DB) graphRowsWhere(ctx context.Context, column, body string, values []string) ([]*GraphRow, error) {
 	var out []*GraphRow
 	// INDEXED BY: the planner would otherwise pick nodes_origin for
 	// origin = '' and scan every leaf.
-	err := db.queryIn(ctx, `SELECT id, path, type, title, body, graph, version FROM nodes INDEXED BY nodes_`+column+`
+	err := db.queryIn(ctx, `SELECT id, path, type, title, `+body+`, graph, version FROM nodes INDEXED BY nodes_`+column+`
 		WHERE `+column+` IN (?) AND origin = '' AND (graph != '' OR type = 'molecule') ORDER BY path`, anys(values), func(rows *sql.Rows) error {
 		r := &GraphRow{}
 		var g string

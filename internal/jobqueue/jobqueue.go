@@ -126,8 +126,13 @@ type Options struct {
 	// that often (kk serve --push-every).
 	Every  time.Duration
 	OnTick func(ctx context.Context)
-	Logger *slog.Logger
-	Now    func() time.Time
+	// TickFrom, when set, is when the period running at the start began
+	// (the last tick of an earlier run): the first tick comes Every after
+	// it, at once when that is past, instead of Every after the start, so
+	// that a worker restarted more often than Every still ticks.
+	TickFrom time.Time
+	Logger   *slog.Logger
+	Now      func() time.Time
 }
 
 // Queue is a durable FIFO queue with one worker. Its methods are safe for

@@ -262,10 +262,16 @@ func (q *Queue) Run(ctx context.Context, apply ApplyFunc) error {
 		}
 	}
 	var tick <-chan time.Time
+	ticked := func() {}
 	if q.opts.Every > 0 && q.opts.OnTick != nil {
-		t := time.NewTicker(q.opts.Every)
+		first := q.opts.Every
+		if !q.opts.TickFrom.IsZero() {
+			first = max(0, q.opts.TickFrom.Add(q.opts.Every).Sub(q.opts.Now()))
+		}
+		t := time.NewTimer(first)
 		defer t.Stop()
 		tick = t.C
+		ticked = func() { t.Reset(q.opts.Every) }
 	}
 	var pending *lastStep
 	// wait waits for the job whose last step is running and returns the
@@ -292,6 +298,7 @@ func (q *Queue) Run(ctx context.Context, apply ApplyFunc) error {
 			}
 			q.opts.OnTick(ctx)
 			q.gc()
+			ticked()
 		default:
 		}
 		if ctx.Err() != nil {
@@ -324,6 +331,7 @@ func (q *Queue) Run(ctx context.Context, apply ApplyFunc) error {
 			case <-tick:
 				q.opts.OnTick(ctx)
 				q.gc()
+				ticked()
 			}
 			continue
 		}

@@ -88,7 +88,7 @@ func readKnowledged(dir string) ([]knowledgedNote, []ImportSkipped, error) {
 			}
 			return strings.TrimSpace(fmt.Sprint(v))
 		}
-		n := knowledgedNote{rel: rel, title: str("title"), description: str("description"), created: str("created"), modified: str("modified"),
+		n := knowledgedNote{rel: rel, title: str("title"), description: str("description"), created: utcTime(str("created")), modified: utcTime(str("modified")),
 			body: strings.TrimLeft(string(doc.Body()), "\r\n")}
 		if !doc.HasFrontMatter() || n.title == "" {
 			skipped = append(skipped, ImportSkipped{rel, "no front matter with a title: not a knowledged note"})
@@ -109,6 +109,16 @@ func readKnowledged(dir string) ([]knowledgedNote, []ImportSkipped, error) {
 	})
 	slices.SortFunc(notes, func(a, b knowledgedNote) int { return strings.Compare(a.rel, b.rel) })
 	return notes, skipped, err
+}
+
+// utcTime is an RFC 3339 time s in UTC, as knowledged writes its times
+// and kk its own (a note edited by hand may give another offset); s
+// itself when it is not such a time.
+func utcTime(s string) string {
+	if t, err := time.Parse(time.RFC3339, s); err == nil {
+		return t.UTC().Format(time.RFC3339)
+	}
+	return s
 }
 
 // ImportKnowledged brings the notes of the knowledged repository at dir

@@ -90,6 +90,33 @@ func Bootstrap(ctx context.Context, root string, opts store.InitOptions) (*store
 // against a remote that keeps moving.
 const shareRounds = 10
 
+// shareClock, under .state/, holds when the last --push-every tick began
+// (RFC 3339), so that the period carries over a restart: a server
+// restarted more often than --push-every still shares.
+const shareClock = "serve.shared"
+
+// ShareFrom returns when the --push-every period running at a start at
+// now began: the last tick's time, as recorded; else now, which it
+// records (a time recorded after now, a clock set back, counts as now).
+func (b *Backend) ShareFrom(now time.Time) time.Time {
+	data, err := os.ReadFile(filepath.Join(b.k.StateDir(), shareClock))
+	if err == nil {
+		if at, err := time.Parse(time.RFC3339Nano, strings.TrimSpace(string(data))); err == nil && !at.After(now) {
+			return at
+		}
+	}
+	b.recordShare(now)
+	return now
+}
+
+// recordShare records at as the start of a --push-every tick.
+func (b *Backend) recordShare(at time.Time) {
+	p := filepath.Join(b.k.StateDir(), shareClock)
+	if err := atomicfile.Write(p, []byte(at.UTC().Format(time.RFC3339Nano)+"\n"), 0o644); err != nil {
+		b.log.Warn("recording the time of the push tick", "file", p, "error", err)
+	}
+}
+
 // rebaseMarker, under .state/, records that a --push-every rebase is
 // running, so that the next start aborts one a killed server left.
 const rebaseMarker = "serve.rebasing"
@@ -109,6 +136,7 @@ const rebaseMarker = "serve.rebasing"
 // server left is aborted at the next start. Fetches and pushes stop
 // cleanly with the server.
 func (b *Backend) Share(ctx context.Context) {
+	b.recordShare(time.Now())
 	r, err := b.gitRepo()
 	if err != nil {
 		b.log.Warn("sharing with origin skipped", "error", err)

@@ -371,13 +371,16 @@ func lowerTags(tags []string) []string {
 }
 
 // ByTags returns the notes carrying any (or all) of tags, most recently
-// modified first, then by path. A note's modified time is its file's.
-func (b *Backend) ByTags(_ context.Context, tags []string, all bool) ([]service.TagDoc, error) {
+// modified first, then by path. A note's modified time is the one it
+// records (kk_updated_at, else kk_created_at: what knowledged's modified
+// became), else its file's: a checkout or a clone gives every file the
+// same time, which orders nothing.
+func (b *Backend) ByTags(ctx context.Context, tags []string, all bool) ([]service.TagDoc, error) {
 	t, err := b.readTree()
 	if err != nil {
 		return nil, err
 	}
-	var out []service.TagDoc
+	var matches []*node.Node
 	for _, n := range t.Leaves {
 		have := lowerTags(n.Tags)
 		matched := 0
@@ -389,11 +392,20 @@ func (b *Backend) ByTags(_ context.Context, tags []string, all bool) ([]service.
 		if matched == 0 || all && matched < len(tags) {
 			continue
 		}
+		matches = append(matches, n)
+	}
+	recorded := b.recordedTimes(ctx, matches)
+	var out []service.TagDoc
+	for _, n := range matches {
 		fi, err := os.Stat(b.k.NodePath(n.Path))
 		if err != nil {
 			continue // removed since the tree was read
 		}
-		out = append(out, service.TagDoc{Path: n.Path, Title: n.Title, Description: n.Description, Tags: have, Modified: fi.ModTime().UTC().Truncate(time.Second)})
+		modified, ok := recorded[n.Path]
+		if !ok {
+			modified = fi.ModTime()
+		}
+		out = append(out, service.TagDoc{Path: n.Path, Title: n.Title, Description: n.Description, Tags: lowerTags(n.Tags), Modified: modified.UTC().Truncate(time.Second)})
 	}
 	slices.SortFunc(out, func(a, b service.TagDoc) int {
 		if c := b.Modified.Compare(a.Modified); c != 0 {
@@ -402,6 +414,52 @@ func (b *Backend) ByTags(_ context.Context, tags []string, all bool) ([]service.
 		return strings.Compare(a.Path, b.Path)
 	})
 	return out, nil
+}
+
+// recordedTimes returns the time each of leaves records as its last
+// change (kk_updated_at, else kk_created_at), by path, from the branch's
+// index (the tree kept for reads has no such keys); a leaf that records
+// none, or whose time does not parse, is left out.
+func (b *Backend) recordedTimes(ctx context.Context, leaves []*node.Node) map[string]time.Time {
+	out := map[string]time.Time{}
+	if len(leaves) == 0 {
+		return out
+	}
+	db, err := b.openIndex(ctx, false) // readTree synced it
+	if err != nil {
+		return out
+	}
+	ids := make([]string, len(leaves))
+	for i, n := range leaves {
+		ids[i] = n.ID
+	}
+	rows, err := db.GraphKeysByID(ctx, ids)
+	if err != nil {
+		b.log.Warn("reading the notes' times from the index", "error", err)
+		return out
+	}
+	for _, r := range rows {
+		for _, key := range []string{keyUpdatedAt, keyCreatedAt} {
+			if at, ok := recordedTime(r.Extra(key)); ok {
+				out[r.Path] = at
+				break
+			}
+		}
+	}
+	return out
+}
+
+// recordedTime is a front matter time value (a string in RFC 3339, or a
+// time), when v is one.
+func recordedTime(v any, ok bool) (time.Time, bool) {
+	switch v := v.(type) {
+	case time.Time:
+		return v, ok && !v.IsZero()
+	case string:
+		at, err := time.Parse(time.RFC3339, strings.TrimSpace(v))
+		return at, ok && err == nil
+	}
+	return time.Time{}, false
 }
 
 // Tags counts the notes per tag (lower-cased), sorted by tag.

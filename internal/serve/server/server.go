@@ -104,7 +104,7 @@ func Run(ctx context.Context, o Options) error {
 	defer func() { _ = backend.Close() }()
 	qopts := backend.QueueOptions()
 	if o.PushEvery > 0 {
-		qopts.Every, qopts.OnTick = o.PushEvery, backend.Share
+		qopts.Every, qopts.OnTick, qopts.TickFrom = o.PushEvery, backend.Share, backend.ShareFrom(time.Now())
 	}
 	q, err := jobqueue.Open(filepath.Join(k.StateDir(), "queue"), qopts)
 	if err != nil {
