@@ -66,6 +66,9 @@ type Invocation struct {
 	// Executable returns the path of the kk binary, to start the
 	// background drain with.
 	Executable func() (string, error)
+	// Notify shows a desktop notification (DesktopNotifier); nil shows
+	// none.
+	Notify Notifier
 	// Problem, when not empty, is a mistake found before the event could
 	// be named (bad arguments or flags): it is logged and nothing runs.
 	Problem string
@@ -99,6 +102,8 @@ type Request struct {
 	Warn func(phase string, err error)
 	// Executable returns the kk binary, to start the background drain.
 	Executable func() (string, error)
+	// Notify shows a desktop notification; nil shows none.
+	Notify Notifier
 	// WaitDetached makes a detached capture's starter wait for it to end
 	// (KK_CAPTURE=wait, for tests and debugging) instead of returning at
 	// once.
@@ -308,7 +313,7 @@ func (c *call) run(ctx context.Context) outcome {
 	if !k.Initialized() {
 		return c.fail(ctx, "kb", fmt.Errorf("%w (no %s); run `kk init` in %s", ErrNotInitialized, k.Rel(k.InstalledPath()), k.Root))
 	}
-	r := Request{KB: k, Adapter: a, Input: in, Now: inv.Now(), Warn: c.diag, Executable: inv.Executable,
+	r := Request{KB: k, Adapter: a, Input: in, Now: inv.Now(), Warn: c.diag, Executable: inv.Executable, Notify: inv.Notify,
 		WaitDetached: inv.Getenv("KK_CAPTURE") == "wait", Offer: c.offer, Options: inv.Options}
 	var out []byte
 	switch ev {
