@@ -106,6 +106,7 @@ func Doctor(ctx context.Context, k *store.KB, opts DoctorOptions) (*DoctorReport
 		}
 		add(c)
 	}
+	add(checkHygiene(k, t))
 	add(checkLock(ctx, k))
 	if c, err = checkObsoleteState(k); err != nil {
 		return nil, err
@@ -117,6 +118,32 @@ func Doctor(ctx context.Context, k *store.KB, opts DoctorOptions) (*DoctorReport
 	}
 	add(c)
 	return r, nil
+}
+
+// checkHygiene warns about the lint findings a person fixes in a minute
+// and that otherwise go unseen: tags with stray whitespace and blank folder
+// summaries (kenkeep's doctor surfaced the same two). It looks at the
+// leaves kk can read.
+func checkHygiene(k *store.KB, t *store.Tree) DoctorCheck {
+	c := DoctorCheck{Name: "hygiene"}
+	l := &linter{k: k}
+	l.checkTags(t)
+	for _, key := range store.BlankSummaries(k.SummariesPath()) {
+		l.add(ruleEmptySummary, LintFinding, k.Rel(k.SummariesPath()), fmt.Sprintf("folder %q has a blank summary", key), "")
+	}
+	for _, it := range l.report().Items {
+		if it.Rule == ruleTagWhitespace || it.Rule == ruleEmptySummary {
+			c.Details = append(c.Details, it.Rule+" "+it.File+": "+it.Message)
+		}
+	}
+	if len(c.Details) == 0 {
+		c.Level, c.Message = DoctorOK, "no tag with stray whitespace and no blank folder summary"
+		return c
+	}
+	c.Level = DoctorWarn
+	c.Message = fmt.Sprintf("%d lint finding(s) (tag-whitespace, empty-summary)", len(c.Details))
+	c.Fix = "`kk lint` says how to fix each"
+	return c
 }
 
 // checkLeftovers reports what killed writers left behind: the journal of

@@ -58,7 +58,7 @@ func TestDoctorHealthy(t *testing.T) {
 			t.Errorf("%s has no message", c.Name)
 		}
 	}
-	want := []string{"git", "installed-version", "kk-version", "gitignore", "kkignore", "config", "leaves-valid", "v2-leaves", "entry-fresh", "entry-size", "freshness", "phrasings", "semantic-search", "derived-from", "writer-lock", "obsolete-state", "interrupted-writes"}
+	want := []string{"git", "installed-version", "kk-version", "gitignore", "kkignore", "config", "leaves-valid", "v2-leaves", "entry-fresh", "entry-size", "freshness", "phrasings", "semantic-search", "derived-from", "hygiene", "writer-lock", "obsolete-state", "interrupted-writes"}
 	if !slices.Equal(names, want) {
 		t.Fatalf("checks %v", names)
 	}
@@ -223,6 +223,34 @@ func TestDoctorDerivedFrom(t *testing.T) {
 	}
 	if c.Level != DoctorWarn || !slices.Equal(c.Details, want) || c.Message != "3 of 10 kk_derived_from reference(s) do not resolve" {
 		t.Fatalf("%+v", c)
+	}
+}
+
+// TestDoctorHygiene: doctor warns (never fails) about the two lint findings
+// kenkeep's doctor surfaced, tags with stray whitespace and blank folder
+// summaries, and still does when another leaf cannot be read.
+func TestDoctorHygiene(t *testing.T) {
+	f := newLintKB(t)
+	f.cleanPair()
+	f.rebuild()
+	if c := doctorCheck(t, f.doctor("1.0.0"), "hygiene"); c.Level != DoctorOK {
+		t.Fatalf("clean tree: %+v", c)
+	}
+	f.leaf(lintLeaf{id: "practice-spaced", tags: []string{" hooks ", "hooks"}, rel: []string{"practice-a"}})
+	f.write("FOLDER_SUMMARIES.md", "---\nschema_version: 1\nsummaries:\n  topic: ''\n---\n")
+	f.write("nodes/practice-broken.md", "---\ntype: practice\ntitle: Broken\n---\nNo description.\n")
+	f.rebuild()
+	r := f.doctor("1.0.0")
+	c := doctorCheck(t, r, "hygiene")
+	want := []string{
+		`empty-summary .ai/kenkeep/FOLDER_SUMMARIES.md: folder "topic" has a blank summary`,
+		`tag-whitespace .ai/kenkeep/nodes/practice-spaced.md: tag " hooks " has leading, trailing or repeated whitespace`,
+	}
+	if c.Level != DoctorWarn || !slices.Equal(c.Details, want) || c.Fix == "" {
+		t.Fatalf("%+v", c)
+	}
+	if got := doctorCheck(t, r, "leaves-valid"); got.Level != DoctorError {
+		t.Fatalf("leaves-valid: %+v", got)
 	}
 }
 

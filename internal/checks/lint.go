@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"maps"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"unicode"
@@ -233,6 +235,7 @@ func describeValue(v any) string {
 type okfCheck struct {
 	problem   string // why the document is not OKF-conformant; "" when it is
 	v2        bool   // a kenkeep v2 leaf (kind instead of type)
+	v1        bool   // a kenkeep v1 leaf of the flat layout: migrated, never adopted
 	adoptable bool   // only the type (or all front matter) is missing: kk node adopt can fill it in
 }
 
@@ -253,7 +256,10 @@ func (l *linter) classifyProblems(problems []error) {
 			checked[ne.Path] = c
 			if c.problem != "" {
 				fix := "give the file YAML front matter with a non-empty string type (for example type: practice), or move it out of nodes/"
-				if c.adoptable {
+				switch {
+				case c.v1:
+					fix = "migrate the tree with the kk-migrate skill (`kk migrate status` lists its steps: place inventory, place apply, migrate okf-v3)"
+				case c.adoptable:
 					fix = "run `kk node adopt " + lintPath(ne.Path) + "` to make it a leaf (it needs a title: key or a # heading; the rest is filled in), " + fix
 				}
 				l.add(ruleOKFConformance, LintError, lintPath(ne.Path), c.problem, fix)
@@ -300,6 +306,11 @@ func (l *linter) checkOKF(rel string) okfCheck {
 	}
 	if !doc.HasFrontMatter() || len(doc.Keys()) == 0 {
 		return okfCheck{problem: "has no front matter; an OKF document declares at least its type", adoptable: true}
+	}
+	if sv, ok := doc.Value("schema_version"); ok && sv == int64(1) {
+		if _, typed := doc.Value(node.KeyType); !typed {
+			return okfCheck{problem: "is a kenkeep v1 leaf (schema_version: 1) and has no type key", v1: true}
+		}
 	}
 	if sv, ok := doc.Value("schema_version"); ok && sv == int64(2) {
 		if _, v3 := doc.Value(node.KeySchemaVersion); !v3 {
@@ -525,6 +536,11 @@ func (l *linter) checkFolders(t *store.Tree, summaries store.Summaries) {
 			if t.IndexDirs[d] {
 				msg, fix = "folder holds no leaves, only a leftover index.md", "remove the folder; `kk index rebuild` removes leftover index files"
 			}
+			if kept := l.keptFile(d); kept != "" {
+				// An OKF log.md, or any file that is not generated: removing
+				// the folder would lose it.
+				msg, fix = "folder holds no leaves", fmt.Sprintf("move %s (and any other file it holds) to a folder with leaves, then remove the folder", lintPath(kept))
+			}
 			l.add(ruleEmptyFolder, LintFinding, lintPath(d), msg, fix)
 		}
 	}
@@ -541,6 +557,32 @@ func (l *linter) checkFolders(t *store.Tree, summaries store.Summaries) {
 		l.add(ruleEmptySummary, LintFinding, file, fmt.Sprintf("folder %q has a blank summary", key),
 			fmt.Sprintf("write a one-line summary for %q or remove the entry", key))
 	}
+}
+
+// keptFile returns a file under folder d (relative to nodes/) that is
+// neither a generated index.md nor a dotfile, such as an OKF log.md; ""
+// when there is none.
+func (l *linter) keptFile(d string) string {
+	found := ""
+	root := l.k.NodePath(d)
+	_ = filepath.WalkDir(root, func(p string, e fs.DirEntry, err error) error {
+		if err != nil || found != "" {
+			return fs.SkipDir
+		}
+		if strings.HasPrefix(e.Name(), ".") && p != root {
+			if e.IsDir() {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		if !e.IsDir() && e.Name() != "index.md" {
+			if rel, err := filepath.Rel(l.k.NodesDir(), p); err == nil {
+				found = filepath.ToSlash(rel)
+			}
+		}
+		return nil
+	})
+	return found
 }
 
 // checkEntryHash reports an ENTRY.md generated from other leaves than the

@@ -16,6 +16,7 @@ import (
 type doctorOpts struct {
 	harness string // --harness: check only this harness
 	fix     bool   // --fix: repair what can be repaired, then check
+	verbose bool   // --verbose: every detail line of a check
 }
 
 func newDoctorCmd(app *App) *cobra.Command {
@@ -28,8 +29,10 @@ func newDoctorCmd(app *App) *cobra.Command {
 		Long: `Check the knowledge base: git on PATH, the installed-version record and
 whether it matches this kk, kk's lines in .ai/kenkeep/.gitignore, .kkignore,
 config.yaml, the freshness and size of ENTRY.md, the validity of every leaf,
-leftover kenkeep v2 leaves, kk_derived_from references, the writer lock,
-cache files older kk versions left under .state/, and interrupted writes.
+leftover kenkeep v2 leaves, kk_derived_from references, tags with stray
+whitespace and blank folder summaries (hygiene, as kk lint reports them),
+the writer lock, cache files older kk versions left under .state/, and
+interrupted writes.
 
 In a git work tree, kk's merge driver for the generated files (named in
 .ai/kenkeep/.gitattributes, defined in the repository's git config), and
@@ -49,8 +52,10 @@ kk's bash completion is set up (an installed completion file, or a kk
 completion bash line in ~/.bashrc), that the bash-completion package is
 installed (a warning when it is not).
 
-Each check prints ok, warn or error (✓, ! and ✗ on a terminal) with a fix.
-Exits 1 when any check is an error; warnings exit 0.
+Each check prints ok, warn or error (✓, ! and ✗ on a terminal) with a fix,
+and the files or references behind it: the first 10, then how many more;
+--verbose lists them all, and --json always does. Exits 1 when any check is
+an error; warnings exit 0.
 
 --fix first repairs what kk can repair by itself, saying what it did on
 stderr, then checks: it adopts the notes written by hand under nodes/ (kk
@@ -65,6 +70,7 @@ repository's git config).`,
 		},
 	}
 	cmd.Flags().StringVar(&o.harness, "harness", "", "check only this harness (a harness id)")
+	cmd.Flags().BoolVarP(&o.verbose, "verbose", "v", false, "list every file or reference behind a check, not only the first 10")
 	cmd.Flags().BoolVar(&o.fix, "fix", false, "repair what kk can (adopt notes written by hand, remove cache files of older kk versions, set up the merge driver), then check")
 	return cmd
 }
@@ -112,8 +118,15 @@ func runDoctor(ctx context.Context, app *App, o doctorOpts) error {
 		w := app.IO.Out
 		for _, c := range rep.Checks {
 			fmt.Fprintf(w, "%s %s: %s\n", marks[c.Level], c.Name, c.Message)
-			for _, d := range c.Details {
+			details := c.Details
+			if !o.verbose && len(details) > lintItemLines {
+				details = details[:lintItemLines]
+			}
+			for _, d := range details {
 				fmt.Fprintf(w, "    %s\n", d)
+			}
+			if more := len(c.Details) - len(details); more > 0 {
+				fmt.Fprintf(w, "    %d more; --verbose lists them all\n", more)
 			}
 			if c.Level != checks.DoctorOK && c.Fix != "" {
 				fmt.Fprintf(w, "    fix: %s\n", c.Fix)

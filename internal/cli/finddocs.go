@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -27,6 +28,8 @@ func newFinddocsCmd(app *App) *cobra.Command {
 		Short: "List the documentation files a bootstrap can turn into nodes",
 		Long: `List the repository's markdown files (*.md, any case) that a bootstrap
 can turn into knowledge nodes, relative to the repository root, sorted.
+It needs no knowledge base: before kk init the repository is the one init
+would set up.
 
 Left out:
   - folders named .git or node_modules, and the knowledge base itself
@@ -80,6 +83,16 @@ the path relative to the repository root, or absolute for a user's file.
 
 func runFinddocs(ctx context.Context, app *App, o finddocsOpts) error {
 	k, err := app.KB()
+	if errors.Is(err, store.ErrNotFound) && app.Root == "" {
+		// finddocs reads the repository, not the knowledge base: before
+		// kk init it lists the repository init would set up (nothing
+		// bootstrapped yet, no harness installed).
+		wd, werr := app.Getwd()
+		if werr != nil {
+			return werr
+		}
+		k, err = store.New(initRoot(ctx, wd)), nil
+	}
 	if err != nil {
 		return err
 	}

@@ -14,6 +14,7 @@ import (
 
 type freshnessOpts struct {
 	maxCommits int
+	verbose    bool
 }
 
 func newFreshnessCmd(app *App) *cobra.Command {
@@ -37,7 +38,12 @@ of its sources. Nodes never committed are not considered.
 The whole history is read in one git log pass (--max-commits limits it to
 the newest N commits). The check fails open: without git, outside a work
 tree, before the first commit, or with an unreadable tree it reports
-"not available" and still exits 0. It exits 0 whatever it finds.`,
+"not available" and still exits 0. It exits 0 whatever it finds.
+
+Stdout gets the count, one line per flagged node (id, folder, changed
+paths, tab-separated; the first 10, then how many more on stderr;
+--verbose lists them all, and --json always does), and the count per
+top-level folder.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if o.maxCommits < 0 {
@@ -47,6 +53,7 @@ tree, before the first commit, or with an unreadable tree it reports
 		},
 	}
 	cmd.Flags().IntVar(&o.maxCommits, "max-commits", 0, "read only the newest N commits (0: all history)")
+	cmd.Flags().BoolVarP(&o.verbose, "verbose", "v", false, "list every flagged node, not only the first 10")
 	return cmd
 }
 
@@ -74,8 +81,15 @@ func runFreshness(ctx context.Context, app *App, o freshnessOpts) error {
 	}
 	fmt.Fprintf(w, "freshness: %d of %d committed node(s) have sources changed after them (%d commit(s) read)\n",
 		rep.FlaggedCount, rep.ConsideredNodes, rep.Commits)
-	for _, f := range rep.Flagged {
+	shown := rep.Flagged
+	if !o.verbose && len(shown) > lintItemLines {
+		shown = shown[:lintItemLines]
+	}
+	for _, f := range shown {
 		fmt.Fprintf(w, "%s\t%s\t%s\n", f.ID, f.Branch, strings.Join(f.ChangedPaths, ", "))
+	}
+	if more := len(rep.Flagged) - len(shown); more > 0 {
+		app.notef("%d more flagged node(s); --verbose lists them all", more)
 	}
 	for _, b := range rep.PerBranch {
 		fmt.Fprintf(w, "branch %s\t%d\n", b.Branch, b.Flagged)

@@ -116,7 +116,8 @@ func runHook(ctx context.Context, app *App, o hookOpts) error {
 	hooks.Run(ctx, hooks.Invocation{
 		Event: o.event, Harness: o.harness, Harnesses: app.harnesses(), Foreground: o.foreground, Problem: o.problem,
 		Root: app.Root, Stdin: app.IO.In, Stdout: app.IO.Out, Stderr: app.IO.Err,
-		Getenv: app.Getenv, Getwd: app.Getwd, Now: app.Now, Executable: os.Executable, Options: hookOptions,
+		Getenv: app.Getenv, Getwd: app.Getwd, Now: app.Now, Executable: os.Executable, Notify: hooks.DesktopNotifier,
+		Options: hookOptions,
 	})
 	return nil
 }

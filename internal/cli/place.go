@@ -35,7 +35,8 @@ func newPlaceInventoryCmd(app *App) *cobra.Command {
 		Short:   "List the leaves of a flat tree for clustering",
 		Long: `List every leaf of a schema version 1 (flat) tree, sorted by id: id, kind,
 source path and title, tab-separated. A tree at any other version (or with
-no leaves) has nothing to place: "nothing to do". Writes nothing.
+no leaves) has nothing to place: "nothing to do" (at version 2, with a note
+naming 'kk migrate okf-v3', the step that is due). Writes nothing.
 
 With --json: {"schema_version", "nothing_to_do", "current" (the tree's
 schema version, null when there are no leaves), "leaves": [{"id", "title",
@@ -69,6 +70,9 @@ func runPlaceInventory(_ context.Context, app *App, _ placeInventoryOpts) error 
 			fmt.Fprintln(app.IO.Out, "nothing to do: the tree has no leaves")
 		} else {
 			fmt.Fprintf(app.IO.Out, "nothing to do: the tree is at schema version %d, not a flat (version 1) tree\n", res.Detected)
+			if res.Detected == 2 {
+				app.notef("leaves are at schema version 2; next, run `kk migrate okf-v3`")
+			}
 		}
 		return nil
 	}

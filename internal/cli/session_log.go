@@ -2,12 +2,16 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
 
 	"github.com/kk-project/kk/internal/contracts"
 	"github.com/kk-project/kk/internal/session"
+	"github.com/kk-project/kk/internal/store"
+	"github.com/kk-project/kk/internal/txn"
 )
 
 func newSessionLogCmd(app *App) *cobra.Command {
@@ -112,7 +116,9 @@ input (or --input), stores them under "proposals", sets proposal_status,
 proposal_completed_at, and clears proposal_error and proposal_log.
 --status failed records the error given with --error ("unknown error" if
 none). The transcript and every other key are kept. Recording the same
-outcome again changes nothing.
+outcome again changes nothing. The write runs under the writer lock of the
+knowledge base that holds the log, wherever kk runs (a log outside any
+knowledge base has none to take).
 
 Prints the session id, or with --json {"schema_version", "session_id",
 "path", "proposal_status"}.`,
@@ -146,7 +152,7 @@ Prints the session id, or with --json {"schema_version", "session_id",
 }
 
 func runSessionLogUpdateProposals(ctx context.Context, app *App, o sessionLogUpdateProposalsOpts) error {
-	k, err := app.KB()
+	k, err := app.logKB(o.path)
 	if err != nil {
 		return err
 	}
@@ -172,6 +178,33 @@ func runSessionLogUpdateProposals(ctx context.Context, app *App, o sessionLogUpd
 	}
 	fmt.Fprintln(app.IO.Out, l.SessionID)
 	return nil
+}
+
+// logKB is the knowledge base that holds the session log at path, whose
+// writer lock guards the log, wherever the command runs; else (a log kept
+// elsewhere, or --root) the knowledge base the command works on; nil when
+// there is none, as for kenkeep, whose update-proposals edits a log at any
+// path.
+func (a *App) logKB(path string) (*store.KB, error) {
+	if a.Root != "" {
+		return a.KB()
+	}
+	k, err := store.Find(filepath.Dir(path))
+	if err != nil {
+		k, err = a.KB()
+		if errors.Is(err, store.ErrNotFound) {
+			return nil, nil // a log outside any knowledge base: no lock to take
+		}
+		return k, err
+	}
+	if k.LockWait, err = a.lockWait(); err != nil {
+		return nil, err
+	}
+	if _, err := txn.Recover(k); err != nil {
+		return nil, err
+	}
+	a.kbs = append(a.kbs, k)
+	return k, nil
 }
 
 // readProposals reads a proposal-output document from a file or standard

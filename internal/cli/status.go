@@ -6,6 +6,7 @@ import (
 	"github.com/kk-project/kk/internal/index"
 	"github.com/kk-project/kk/internal/store"
 	"io"
+	"maps"
 	"slices"
 	"strings"
 
@@ -24,7 +25,8 @@ func newStatusCmd(app *App) *cobra.Command {
 		Short: "Show what the knowledge base holds and what waits for work",
 		Long: `Show the installed version, the leaves by type, the folders, whether the
 generated index matches the leaves, the session logs waiting for proposal
-extraction, the curator conflicts waiting for a human, and the folders
+extraction and the others by proposal_status, the curation queue, the
+curator conflicts waiting for a human, and the folders
 without a summary; then, from the current branch's index, the entities by
 type (leaves and the entities read from documents and symbol manifests),
 the atoms without a molecule, the requirements no test verifies (no
@@ -93,7 +95,21 @@ func runStatus(ctx context.Context, app *App, _ statusOpts) error {
 		index += " while leaves are invalid"
 	}
 	fmt.Fprintf(w, "index: %s\n", index)
-	fmt.Fprintf(w, "session logs: %d pending extraction, %d other\n", st.Sessions.Pending, st.Sessions.Other)
+	fmt.Fprintf(w, "session logs: %d pending extraction, %d other", st.Sessions.Pending, st.Sessions.Other)
+	if st.Sessions.Other > 0 {
+		// The other logs by proposal_status (done, failed, skipped, ...),
+		// as kenkeep's status counted them.
+		var parts []string
+		for _, s := range slices.Sorted(maps.Keys(st.Sessions.ByStatus)) {
+			if s != "pending" && st.Sessions.ByStatus[s] > 0 {
+				parts = append(parts, fmt.Sprintf("%s %d", s, st.Sessions.ByStatus[s]))
+			}
+		}
+		if len(parts) > 0 {
+			fmt.Fprintf(w, " (%s)", strings.Join(parts, ", "))
+		}
+	}
+	fmt.Fprintln(w)
 	fmt.Fprintf(w, "curation queue: %d log(s) with %d candidate(s)", st.Sessions.Curation, st.Sessions.Candidates)
 	if st.Sessions.Curation > 0 {
 		fmt.Fprint(w, "; run /kk-curate in your agent (or `kk curate`)")

@@ -66,6 +66,9 @@ type Invocation struct {
 	// Executable returns the path of the kk binary, to start the
 	// background drain with.
 	Executable func() (string, error)
+	// Notify shows a desktop notification (DesktopNotifier); nil shows
+	// none.
+	Notify Notifier
 	// Problem, when not empty, is a mistake found before the event could
 	// be named (bad arguments or flags): it is logged and nothing runs.
 	Problem string
@@ -99,6 +102,8 @@ type Request struct {
 	Warn func(phase string, err error)
 	// Executable returns the kk binary, to start the background drain.
 	Executable func() (string, error)
+	// Notify shows a desktop notification; nil shows none.
+	Notify Notifier
 	// WaitDetached makes a detached capture's starter wait for it to end
 	// (KK_CAPTURE=wait, for tests and debugging) instead of returning at
 	// once.
@@ -110,12 +115,6 @@ type Request struct {
 	// Options are the event's timeouts and limits; zero fields take
 	// their defaults (Defaults).
 	Options Options
-	// Notify, when set, shows the user the notes of session start that
-	// need their attention (a stale index, sessions waiting for
-	// curation, lint errors, stale nodes) as a desktop notification
-	// (DesktopNotifier); config's notifications.enabled: false turns it
-	// off.
-	Notify func(root string, notes []string)
 }
 
 func (r Request) warn(phase string, err error) {
@@ -314,11 +313,8 @@ func (c *call) run(ctx context.Context) outcome {
 	if !k.Initialized() {
 		return c.fail(ctx, "kb", fmt.Errorf("%w (no %s); run `kk init` in %s", ErrNotInitialized, k.Rel(k.InstalledPath()), k.Root))
 	}
-	r := Request{KB: k, Adapter: a, Input: in, Now: inv.Now(), Warn: c.diag, Executable: inv.Executable,
+	r := Request{KB: k, Adapter: a, Input: in, Now: inv.Now(), Warn: c.diag, Executable: inv.Executable, Notify: inv.Notify,
 		WaitDetached: inv.Getenv("KK_CAPTURE") == "wait", Offer: c.offer, Options: inv.Options}
-	if ev == harness.SessionStart {
-		r.Notify = DesktopNotifier(inv.Getenv)
-	}
 	var out []byte
 	switch ev {
 	case harness.SessionStart:

@@ -17,6 +17,7 @@ import (
 	"github.com/kk-project/kk/internal/frontmatter"
 	"github.com/kk-project/kk/internal/harness"
 	"github.com/kk-project/kk/internal/index"
+	"github.com/kk-project/kk/internal/indexfiles"
 	"github.com/kk-project/kk/internal/session"
 	"github.com/kk-project/kk/internal/store"
 )
@@ -37,7 +38,7 @@ func SessionStart(ctx context.Context, r Request) ([]byte, error) {
 	if err := markSessionStart(r); err != nil {
 		r.warn("session-mark", err) // only the end-of-turn graph hint needs it
 	}
-	text, err := sessionStartContext(ctx, r, func(text string) {
+	text, notes, err := sessionStartContext(ctx, r, func(text string) {
 		// ENTRY.md and the snapshot note are the context itself; the
 		// notes for the user come after. A machine too busy to finish
 		// them before the deadline still gives the session its context.
@@ -50,6 +51,11 @@ func SessionStart(ctx context.Context, r Request) ([]byte, error) {
 	})
 	if err != nil {
 		return nil, err
+	}
+	if len(notes) > 0 && r.Notify != nil {
+		if cfg, err := r.KB.LoadConfig(); err != nil || cfg.Notifications.On() {
+			r.warn("notify", r.Notify(notification(r.KB.Root, notes)))
+		}
 	}
 	out, ok := r.Adapter.HookOutput(harness.SessionStart, text)
 	if !ok {
@@ -67,16 +73,17 @@ func SessionStart(ctx context.Context, r Request) ([]byte, error) {
 // when enough sessions wait for curation (at most once per NudgeInterval)
 // and when the last lint run found errors.
 func SessionStartContext(ctx context.Context, r Request) (string, error) {
-	return sessionStartContext(ctx, r, nil)
+	text, _, err := sessionStartContext(ctx, r, nil)
+	return text, err
 }
 
 // sessionStartContext is SessionStartContext; early, when set, gets the
 // context without the notes for the user as soon as ENTRY.md is read.
-func sessionStartContext(ctx context.Context, r Request, early func(text string)) (string, error) {
+func sessionStartContext(ctx context.Context, r Request, early func(text string)) (string, []string, error) {
 	k := r.KB
 	body, entryHash, hasEntry, err := readEntry(k)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	if early != nil {
 		early(entryContext(body, nil))
@@ -103,7 +110,7 @@ func sessionStartContext(ctx context.Context, r Request, early func(text string)
 		}
 	}
 	if err := ctx.Err(); err != nil {
-		return "", err
+		return "", nil, err
 	}
 	cfg, err := k.LoadConfig()
 	if err != nil {
@@ -115,20 +122,15 @@ func sessionStartContext(ctx context.Context, r Request, early func(text string)
 	} else if note != "" {
 		notes = append(notes, note)
 	}
-	// What needs the user's attention (every note so far, and the
-	// freshness and lint ones below, not the one-time phrasings note) is
-	// also a desktop notification, as kenkeep's session start sends.
-	attention := len(notes)
 	if note, err := phrasingsNudge(ctx, k, r.Now); err != nil {
 		r.warn("phrasings", err)
 	} else if note != "" {
 		notes = append(notes, note)
 	}
-	var later []string
 	if fr, err := freshness.LastRecorded(k); err != nil {
 		r.warn("freshness", err)
 	} else if fr != nil && fr.Available && fr.FlaggedCount > 0 {
-		later = append(later, fmt.Sprintf("When last checked (%s), %d knowledge node(s) described code that has changed since they were written (%s); `kk freshness` lists them, and a node worth keeping is rewritten with `kk node write --update`.",
+		notes = append(notes, fmt.Sprintf("When last checked (%s), %d knowledge node(s) described code that has changed since they were written (%s); `kk freshness` lists them, and a node worth keeping is rewritten with `kk node write --update`.",
 			fr.CheckedAt, fr.FlaggedCount, strings.Join(fr.Flagged, ", ")))
 	}
 	if st, err := ReadLintState(k); err != nil {
@@ -138,15 +140,9 @@ func sessionStartContext(ctx context.Context, r Request, early func(text string)
 		if st.LastRunAt != "" {
 			when = " (" + st.LastRunAt + ")"
 		}
-		later = append(later, fmt.Sprintf("The last lint run%s found %d error(s) in the knowledge base; `kk lint` lists them.", when, st.LastErrors))
+		notes = append(notes, fmt.Sprintf("The last lint run%s found %d error(s) in the knowledge base; `kk lint` lists them.", when, st.LastErrors))
 	}
-	notes = append(notes, later...)
-	if r.Notify != nil && cfg.Notifications.On() {
-		if signals := append(notes[:attention:attention], later...); len(signals) > 0 {
-			r.Notify(k.Root, signals)
-		}
-	}
-	return entryContext(body, notes), nil
+	return entryContext(body, notes), notes, nil
 }
 
 // entryContext is the session-start context: ENTRY.md's body, the
@@ -170,16 +166,23 @@ func entryContext(body string, notes []string) string {
 // its nodes_hash without the "sha256:" prefix. A missing ENTRY.md gives a
 // stand-in body and ok false.
 func readEntry(k *store.KB) (body, hash string, ok bool, err error) {
-	src, err := os.ReadFile(k.EntryPath())
+	file := k.EntryPath()
+	src, err := os.ReadFile(file)
 	if errors.Is(err, fs.ErrNotExist) {
-		return emptyEntry, "", false, nil
+		// A knowledge base kenkeep wrote before ENTRY.md (schema 2) has
+		// its catalog in INDEX.md, which kenkeep's session start reads too.
+		file = filepath.Join(filepath.Dir(file), legacyEntryName)
+		src, err = os.ReadFile(file)
+		if errors.Is(err, fs.ErrNotExist) {
+			return withDirective(emptyEntry), "", false, nil
+		}
 	}
 	if err != nil {
 		return "", "", false, err
 	}
 	doc, err := frontmatter.Parse(src)
 	if err != nil {
-		return "", "", false, fmt.Errorf("%s: %s", k.Rel(k.EntryPath()), frontmatter.Describe(err))
+		return "", "", false, fmt.Errorf("%s: %s", k.Rel(file), frontmatter.Describe(err))
 	}
 	if v, found := doc.Value("nodes_hash"); found {
 		s, _ := v.(string)
@@ -189,7 +192,23 @@ func readEntry(k *store.KB) (body, hash string, ok bool, err error) {
 	if body == "" {
 		body = emptyEntry
 	}
-	return body, hash, true, nil
+	return withDirective(body), hash, true, nil
+}
+
+// legacyEntryName is the catalog kenkeep wrote before ENTRY.md.
+const legacyEntryName = "INDEX.md"
+
+// withDirective returns body with the navigation directive after it,
+// unless it has one already (kk's, or kenkeep's "> kenkeep navigation:"):
+// the session always starts with the directive exactly once, as kenkeep's
+// does, even from a catalog written by hand or by an older tool.
+func withDirective(body string) string {
+	for _, line := range strings.Split(body, "\n") {
+		if strings.HasPrefix(line, "> kk navigation:") || strings.HasPrefix(line, "> kenkeep navigation:") {
+			return body
+		}
+	}
+	return body + "\n\n" + indexfiles.NavigationDirective
 }
 
 // curationNudge returns the curation note when the backlog (logs pending

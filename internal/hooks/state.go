@@ -125,6 +125,17 @@ func (s *LintState) UnmarshalJSON(data []byte) error {
 	if err := json.Unmarshal(data, &f); err != nil {
 		return err
 	}
+	// The counts are never negative (kenkeep's schema says so too); a file
+	// that says otherwise is no state, as one that does not parse.
+	for _, c := range []struct {
+		name string
+		n    *int
+	}{{"sessions_since_last_lint", &f.SessionsSinceLint}, {"last_errors", &f.LastErrors},
+		{"last_findings", &f.LastFindings}, {"sessions_since_lint", f.OldSessions}} {
+		if c.n != nil && *c.n < 0 {
+			return fmt.Errorf("field %q is %d; a count is 0 or more", c.name, *c.n)
+		}
+	}
 	*s = LintState{SessionsSinceLint: f.SessionsSinceLint, LastErrors: f.LastErrors, LastFindings: f.LastFindings}
 	if f.LastLintAt != nil {
 		s.LastRunAt = *f.LastLintAt

@@ -33,6 +33,9 @@ func TestConfigShapesAsKenkeep(t *testing.T) {
 	}
 	invalid := []string{
 		"schema_version: 1\nnotifications: {backends: {x: 1}}\n",
+		"schema_version: 1\nnotifications: {enabled: true, ntfy: {}}\n",
+		"schema_version: 1\nnotifications: {enabled: sometimes}\n",
+		"schema_version: 1\nnotifications:\n",
 		"schema_version: 1\nproposalModel: {harness: claude, name: haiku}\n",
 		"schema_version: 1\nproposalModel: {harness: claude, name: gpt, effort: low}\n",
 		"schema_version: 1\nproposalModel: {harness: claude, name: haiku, effort: huge}\n",

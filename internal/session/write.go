@@ -185,7 +185,9 @@ type UpdateOptions struct {
 
 // UpdateProposals records the outcome of an extraction in the log at
 // path: the candidates and status done, or status failed and the error.
-// Other keys and the transcript are kept. It returns the updated log.
+// Other keys and the transcript are kept. It returns the updated log. The
+// write runs under k's writer lock; k is nil for a log kept outside any
+// knowledge base, which has no tree to guard.
 func UpdateProposals(ctx context.Context, k *store.KB, path string, o UpdateOptions) (*Log, error) {
 	switch o.Status {
 	case StatusDone:
@@ -200,7 +202,7 @@ func UpdateProposals(ctx context.Context, k *store.KB, path string, o UpdateOpti
 		return nil, fmt.Errorf("status %q: use done or failed", o.Status)
 	}
 	var out *Log
-	err := k.WithLock(ctx, o.Command, func() error {
+	update := func() error {
 		l, err := Read(path)
 		if err != nil {
 			return err
@@ -240,7 +242,11 @@ func UpdateProposals(ctx context.Context, k *store.KB, path string, o UpdateOpti
 		}
 		out.Path = path
 		return nil
-	})
+	}
+	if k == nil {
+		return out, update()
+	}
+	err := k.WithLock(ctx, o.Command, update)
 	return out, err
 }
 

@@ -361,6 +361,11 @@ func ParseConfig(file string, src []byte) (Config, error) {
 		if key, v := m.Content[i].Value, m.Content[i+1]; key == "cliDefaultHarness" && (v.Kind != yaml.ScalarNode || v.Tag != "!!str" || v.Value == "") {
 			return cfg, fmt.Errorf("%s: line %d: field \"cliDefaultHarness\" must be a harness id, not empty", file, v.Line)
 		}
+		if key, v := m.Content[i].Value, m.Content[i+1]; key == "notifications" {
+			if err := checkNotifications(v); err != nil {
+				return cfg, fmt.Errorf("%s: %w", file, err)
+			}
+		}
 	}
 	for i := 0; i+1 < len(m.Content); i += 2 {
 		if key := m.Content[i].Value; strings.HasSuffix(key, "Model") {
@@ -421,4 +426,29 @@ func (k *KB) EntryHash() (string, bool) {
 	v, _ := doc.Value("nodes_hash")
 	s, ok := v.(string)
 	return strings.TrimPrefix(s, "sha256:"), ok
+}
+
+// checkNotifications checks the notifications setting as kenkeep's strict
+// schema does (and kk's JSON Schema): a mapping of enabled (true or false)
+// and backends (a mapping, reserved), nothing else.
+func checkNotifications(v *yaml.Node) error {
+	if v.Kind != yaml.MappingNode {
+		return fmt.Errorf("line %d: field \"notifications\" must be a mapping (enabled, backends)", v.Line)
+	}
+	for j := 0; j+1 < len(v.Content); j += 2 {
+		k, val := v.Content[j], v.Content[j+1]
+		switch k.Value {
+		case "enabled":
+			if val.Kind != yaml.ScalarNode || val.ShortTag() != "!!bool" {
+				return fmt.Errorf("line %d: field \"notifications.enabled\" must be true or false, not %q", val.Line, val.Value)
+			}
+		case "backends":
+			if val.Kind != yaml.MappingNode {
+				return fmt.Errorf("line %d: field \"notifications.backends\" is reserved and must be empty ({})", val.Line)
+			}
+		default:
+			return fmt.Errorf("line %d: unknown setting \"notifications.%s\"; notifications holds enabled and backends", k.Line, k.Value)
+		}
+	}
+	return nil
 }

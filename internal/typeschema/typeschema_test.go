@@ -39,3 +39,41 @@ func TestCompilerLoadsNothing(t *testing.T) {
 		}
 	}
 }
+
+// An object-or-null value that fails as an object is reported by what is
+// wrong inside the object, not also by "want null"; a value neither branch
+// takes is reported by both.
+func TestAnyOfReportsTheBranchTheValueTakes(t *testing.T) {
+	t.Parallel()
+	src := `{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","properties":{"node":{"anyOf":[
+		{"type":"null"},
+		{"type":"object","properties":{"title":{"type":"string"}},"required":["title"],"additionalProperties":false}]}}}`
+	sch, err := compileSchema("probe", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		doc  any
+		want []string
+	}{
+		{map[string]any{"node": map[string]any{"title": "t", "extra": 1.0}}, []string{"/node/extra: is not allowed here (unknown property)"}},
+		{map[string]any{"node": map[string]any{}}, []string{"/node/title: is required"}},
+		{map[string]any{"node": 5.0}, []string{"/node: got number, want null", "/node: got number, want object"}},
+	} {
+		verr := sch.Validate(tc.doc)
+		if verr == nil {
+			t.Fatalf("%v: valid", tc.doc)
+		}
+		ve, ok := newValidationError("probe", verr).(*ValidationError)
+		if !ok {
+			t.Fatalf("%v: %v", tc.doc, verr)
+		}
+		var got []string
+		for _, f := range ve.Failures {
+			got = append(got, f.String())
+		}
+		if strings.Join(got, "\n") != strings.Join(tc.want, "\n") {
+			t.Errorf("%v: failures\n%s\nwant\n%s", tc.doc, strings.Join(got, "\n"), strings.Join(tc.want, "\n"))
+		}
+	}
+}

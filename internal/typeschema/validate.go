@@ -164,7 +164,24 @@ func newValidationError(name string, err error) error {
 // failure per property, at the property's own pointer.
 func collect(e *jsonschema.ValidationError, out *[]Failure) {
 	if len(e.Causes) > 0 {
-		for _, c := range e.Causes {
+		causes := e.Causes
+		switch e.ErrorKind.(type) {
+		case *kind.AnyOf, *kind.OneOf:
+			// A branch that only says the value has another type is not
+			// the branch the value was written for, when another branch
+			// takes it and fails deeper ({"proposed_node": {...}} against
+			// object-or-null): report the others.
+			var deeper []*jsonschema.ValidationError
+			for _, c := range causes {
+				if !onlyTypeMismatch(c) {
+					deeper = append(deeper, c)
+				}
+			}
+			if len(deeper) > 0 {
+				causes = deeper
+			}
+		}
+		for _, c := range causes {
 			collect(c, out)
 		}
 		return
@@ -182,6 +199,21 @@ func collect(e *jsonschema.ValidationError, out *[]Failure) {
 	default:
 		*out = append(*out, Failure{Pointer: at, Message: e.ErrorKind.LocalizedString(printer)})
 	}
+}
+
+// onlyTypeMismatch reports whether e's leaves are all type mismatches at
+// e's own location.
+func onlyTypeMismatch(e *jsonschema.ValidationError) bool {
+	if len(e.Causes) == 0 {
+		_, ok := e.ErrorKind.(*kind.Type)
+		return ok
+	}
+	for _, c := range e.Causes {
+		if !slices.Equal(c.InstanceLocation, e.InstanceLocation) || !onlyTypeMismatch(c) {
+			return false
+		}
+	}
+	return true
 }
 
 func pointer(tokens []string) string {
