@@ -171,7 +171,7 @@ func readEntry(k *store.KB) (body, hash string, ok bool, err error) {
 	if errors.Is(err, fs.ErrNotExist) {
 		// A knowledge base kenkeep wrote before ENTRY.md (schema 2) has
 		// its catalog in INDEX.md, which kenkeep's session start reads too.
-		file = filepath.Join(filepath.Dir(file), legacyEntryName)
+		file = filepath.Join(filepath.Dir(file), indexfiles.LegacyCatalog)
 		src, err = os.ReadFile(file)
 		if errors.Is(err, fs.ErrNotExist) {
 			return withDirective(emptyEntry), "", false, nil
@@ -194,9 +194,6 @@ func readEntry(k *store.KB) (body, hash string, ok bool, err error) {
 	}
 	return withDirective(body), hash, true, nil
 }
-
-// legacyEntryName is the catalog kenkeep wrote before ENTRY.md.
-const legacyEntryName = "INDEX.md"
 
 // withDirective returns body with the navigation directive after it,
 // unless it has one already (kk's, or kenkeep's "> kenkeep navigation:"):

@@ -144,7 +144,7 @@ func (r *record) read(k *store.KB, name string) ([]byte, bool) {
 // indexDirs are the folders holding an index.md now; the files of
 // checked were checked already.
 func (r *record) upToDate(k *store.KB, key string, indexDirs map[string]bool, checked ...string) bool {
-	if r == nil || r.g.Key != key || len(indexDirs) != len(r.g.Folders) {
+	if r == nil || r.g.Key != key || len(indexDirs) != len(r.g.Folders) || hasLegacyCatalog(k) {
 		return false
 	}
 	for _, f := range r.g.Folders {
@@ -174,4 +174,16 @@ func fileRecord(path, key string, data []byte, sum string) (index.GeneratedFile,
 		sum = hex.EncodeToString(s[:])
 	}
 	return index.GeneratedFile{Key: key, Size: fi.Size(), Mtime: fi.ModTime().UnixNano(), Sum: sum, At: at}, true
+}
+
+// LegacyCatalog is the catalog kenkeep wrote before ENTRY.md (schema 2),
+// relative to .ai/kenkeep. Generation removes it, as kenkeep's does: the
+// catalog is ENTRY.md, and a stale INDEX.md beside it would be read by
+// whatever still looks for the old name.
+const LegacyCatalog = "INDEX.md"
+
+// hasLegacyCatalog reports whether k holds kenkeep's legacy INDEX.md.
+func hasLegacyCatalog(k *store.KB) bool {
+	_, err := os.Lstat(filepath.Join(k.Dir, LegacyCatalog))
+	return err == nil
 }

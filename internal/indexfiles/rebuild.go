@@ -263,6 +263,10 @@ func planFor(ctx context.Context, k *store.KB, db *index.DB, t *after, summaries
 		p.Remove = append(p.Remove, name)
 		res.Removed = append(res.Removed, filepath.ToSlash(filepath.Join(store.DirName, name)))
 	}
+	if hasLegacyCatalog(k) {
+		p.Remove = append(p.Remove, LegacyCatalog)
+		res.Removed = append(res.Removed, store.DirName+"/"+LegacyCatalog)
+	}
 	p.Result = res
 	return p, nil
 }
