@@ -233,18 +233,26 @@ func isSpecialWord(s string) bool {
 	return false
 }
 
-// hasOddChars reports control characters and the characters YAML treats as
-// line breaks or byte order marks (NEL, LS, PS, BOM).
+// hasOddChars reports characters outside YAML's printable set (C0 and C1
+// controls, DEL, U+FFFE and U+FFFF; the YAML parser refuses them) and the
+// characters YAML treats as line breaks or byte order marks (NEL, LS, PS,
+// BOM). b is valid UTF-8.
 func hasOddChars(b []byte) bool {
-	for i := 0; i < len(b); i++ {
+	for i := 0; i < len(b); {
 		c := b[i]
-		if c < 0x20 || c == 0x7f {
+		if c < 0x80 {
+			if c < 0x20 || c == 0x7f {
+				return true
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRune(b[i:])
+		switch {
+		case r >= 0x80 && r <= 0x9f, r == 0x2028, r == 0x2029, r == 0xfeff, r == 0xfffe, r == 0xffff:
 			return true
 		}
-		if c >= 0x80 && (bytes.HasPrefix(b[i:], []byte("\u0085")) || bytes.HasPrefix(b[i:], []byte("\u2028")) ||
-			bytes.HasPrefix(b[i:], []byte("\u2029")) || bytes.HasPrefix(b[i:], []byte("\ufeff"))) {
-			return true
-		}
+		i += size
 	}
 	return false
 }

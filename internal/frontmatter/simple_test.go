@@ -121,6 +121,7 @@ func TestSimpleFallsBack(t *testing.T) {
 		"# comment\na: 1\n", "a: 1\n\nb: 2\n", "a: \"x\\ty\"\n", "a: |\n  x\n", "a: x # c\n", "a:\n  b: 1\n",
 		"a: 2024-01-02\n", "a: 1.5\n", "a: yes\n", "a: &x 1\n", "a:\n    - x\n", "a: 'unterminated\n", "a: [1, 2]\n",
 		"a:\n  - x\n   y\n", "a: >\n  x\n", "a: >-\n  x\n\n  y\n", "- a\n", "a b: 1\n", "a: x\n  y\n",
+		"a: \u0090\n", "a: x\u0085y\n", "a: \uffff\n",
 	} {
 		if _, _, ok := parseSimple([]byte(text)); ok {
 			t.Errorf("fast parser accepted %q", text)
