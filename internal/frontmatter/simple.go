@@ -99,7 +99,8 @@ func trimNL(b []byte) []byte {
 }
 
 func isSimpleKey(k []byte) bool {
-	if len(k) == 0 {
+	// YAML allows an implicit key of at most 1024 characters.
+	if len(k) == 0 || len(k) > 1024 {
 		return false
 	}
 	for i, c := range k {
