@@ -54,7 +54,19 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/kk-e2e.XXXXXX")
 fake_pid=
 cleanup() {
   [ -n "$fake_pid" ] && kill "$fake_pid" 2>/dev/null || true
-  if [ "${KK_E2E_KEEP:-}" = 1 ]; then echo "e2e: work folder kept: $work"; else rm -rf "$work"; fi
+  if [ "${KK_E2E_KEEP:-}" = 1 ]; then
+    echo "e2e: work folder kept: $work"
+    return
+  fi
+  # A harness may leave a child writing into its HOME for a moment after
+  # it exits (a session's detached capture): rm then finds a folder filled
+  # behind it. Try again for a few seconds; the verdict stands either way.
+  local i
+  for i in 1 2 3 4 5 6 7 8 9 10; do
+    rm -rf "$work" 2>/dev/null && return
+    sleep 1
+  done
+  echo "e2e: could not remove the work folder $work (something still writes into it)" >&2
 }
 trap cleanup EXIT
 
