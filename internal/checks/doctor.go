@@ -126,6 +126,16 @@ func Doctor(ctx context.Context, k *store.KB, opts DoctorOptions) (*DoctorReport
 // leaves kk can read.
 func checkHygiene(k *store.KB, t *store.Tree) DoctorCheck {
 	c := DoctorCheck{Name: "hygiene"}
+	// The folder summaries feed every generated file: while they cannot
+	// be read (a hand edit, a merge that stopped on them), every write and
+	// every index rebuild fails.
+	if _, err := store.ReadSummaries(k.SummariesPath()); err != nil {
+		c.Level = DoctorError
+		c.Message = k.Rel(k.SummariesPath()) + " cannot be read, so every write and index rebuild fails until it is fixed"
+		c.Details = []string{err.Error()}
+		c.Fix = "edit " + k.Rel(k.SummariesPath()) + " as the problem above says (front matter: schema_version: 1 and summaries, a mapping of folder to one-line summary)"
+		return c
+	}
 	l := &linter{k: k}
 	l.checkTags(t)
 	for _, key := range store.BlankSummaries(k.SummariesPath()) {

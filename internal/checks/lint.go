@@ -589,6 +589,14 @@ func (l *linter) keptFile(d string) string {
 // tree's (hash is the tree's nodes_hash).
 func (l *linter) checkEntryHash(hash string) {
 	entry := l.k.Rel(l.k.EntryPath())
+	if src, err := os.ReadFile(l.k.EntryPath()); err == nil {
+		if from, to := node.ConflictMarkers(src); from > 0 {
+			l.add(ruleStaleIndex, LintFinding, entry,
+				fmt.Sprintf("ENTRY.md %s (lines %d to %d): a merge stopped on it where kk's merge driver is not set up (kk init sets it up in this clone)", node.ConflictMarkersMsg, from, to),
+				"run `kk index rebuild`, then `git add` the generated files and conclude the merge")
+			return
+		}
+	}
 	switch got, ok := l.k.EntryHash(); {
 	case !ok:
 		l.add(ruleStaleIndex, LintFinding, entry, "ENTRY.md is missing or records no nodes_hash", "run `kk index rebuild`")

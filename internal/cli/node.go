@@ -189,13 +189,15 @@ func writeNode(ctx context.Context, app *App, k *store.KB, o nodeWriteOpts, trac
 	case o.unique:
 		mode = curate.Unique
 	}
-	if in.Type != "" && !slices.Contains(graph.EntityTypes, in.Type) {
-		app.warnf("type %q is not one of kk's types (%s); it is written as given and shown as a generic note. A convention, gotcha or pitfall is a practice; a module, term or location is a map", in.Type, strings.Join(graph.EntityTypes, ", "))
-	}
 	k.Now = app.Now
 	res, err := curate.WriteNode(ctx, k, in, curate.WriteOptions{Mode: mode, Command: app.Command, NoIndex: o.noIndex})
 	if err != nil {
 		return err
+	}
+	// Only once the write took the type: a type it refused was not
+	// "written as given".
+	if in.Type != "" && !slices.Contains(graph.EntityTypes, in.Type) {
+		app.warnf("type %q is not one of kk's types (%s); it is written as given and shown as a generic note. A convention, gotcha or pitfall is a practice; a module, term or location is a map", in.Type, strings.Join(graph.EntityTypes, ", "))
 	}
 	if trace != nil {
 		if terr := trace.Append(k, app.Now(), "written", map[string]any{"id": res.ID, "path": res.Path, "action": res.Action}); terr != nil {

@@ -88,6 +88,11 @@ func validateInput(in *contracts.NodeInput) error {
 			if strings.TrimSpace(v) == "" || strings.ContainsAny(v, "\n\r") {
 				return field(f.name, fmt.Sprintf("value %q must be non-empty and on one line", v))
 			}
+			// An edge is an id, and no id holds a space (node.CheckID):
+			// "practice-a practice-b" is two ids given without a comma.
+			if (f.name == "relates_to" || f.name == "depends_on") && strings.ContainsAny(strings.TrimSpace(v), " \t") {
+				return field(f.name, fmt.Sprintf("value %q holds a space; an id has none: separate ids with commas (practice-a,practice-b)", v))
+			}
 		}
 	}
 	return nil

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"regexp"
+	"strconv"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -91,14 +93,14 @@ func (d *Doc) parseFull(parts Parts, text []byte) error {
 	for i := 0; i+1 < len(m.Content); i += 2 {
 		k, v := m.Content[i], m.Content[i+1]
 		if k.Kind != yaml.ScalarNode || (k.Tag != "!!str" && k.Tag != "!!int" && k.Tag != "!!bool" && k.Tag != "!!float") {
-			return fmt.Errorf("front matter line %d: keys must be plain strings", k.Line)
+			return fmt.Errorf("front matter line %d: keys must be plain strings", k.Line+fileLineOffset)
 		}
 		if _, dup := d.values[k.Value]; dup {
-			return &FieldError{Field: k.Value, Msg: fmt.Sprintf("appears twice (line %d)", k.Line)}
+			return &FieldError{Field: k.Value, Msg: fmt.Sprintf("appears twice (line %d)", k.Line+fileLineOffset)}
 		}
-		val, err := yamlvalue.Decode(v, "", 0)
+		val, err := yamlvalue.Decode(v, "", fileLineOffset)
 		if err != nil {
-			return &FieldError{Field: k.Value, Msg: fmt.Sprintf("line %d: %v", lineOf(err, k.Line), err)}
+			return &FieldError{Field: k.Value, Msg: fmt.Sprintf("line %d: %v", lineOf(err, k.Line+fileLineOffset), err)}
 		}
 		d.values[k.Value] = val
 		d.segs = append(d.segs, segment{key: k.Value, line: k.Line})
@@ -343,6 +345,25 @@ func lineOf(err error, fallback int) int {
 	return fallback
 }
 
+// fileLineOffset turns a line of the front matter text into a line of
+// its file: the opening --- is the file's first line (a byte order mark
+// adds none). Messages name file lines, as an editor and kk validate
+// number them.
+const fileLineOffset = 1
+
+// yamlLine matches the line numbers of the YAML parser's messages.
+var yamlLine = regexp.MustCompile(`(^|\n\s*)line (\d+):`)
+
+// cleanYAMLError words a YAML parser error for a message that names the
+// file: its line numbers become the file's lines.
 func cleanYAMLError(err error) string {
-	return strings.TrimPrefix(err.Error(), "yaml: ")
+	msg := strings.TrimPrefix(err.Error(), "yaml: ")
+	return yamlLine.ReplaceAllStringFunc(msg, func(m string) string {
+		sub := yamlLine.FindStringSubmatch(m)
+		n, convErr := strconv.Atoi(sub[2])
+		if convErr != nil {
+			return m
+		}
+		return fmt.Sprintf("%sline %d:", sub[1], n+fileLineOffset)
+	})
 }

@@ -141,3 +141,22 @@ func TestEmitKeepsNestedOrder(t *testing.T) {
 		t.Fatal("an ordered map does not equal its decoded form")
 	}
 }
+
+// TestParseErrorsNameFileLines: a line number in a front matter error is
+// the line of the file, as an editor numbers it (the opening --- is line
+// 1), as kk validate numbers it; not the line within the YAML block.
+func TestParseErrorsNameFileLines(t *testing.T) {
+	tests := map[string]string{
+		"---\ntitle: T\ntags: a: b\n---\nbody\n":             "line 3: mapping values are not allowed",
+		"---\ntype: practice\ntitle: A\ntitle: B\n---\n":     "appears twice (line 4)",
+		"\xef\xbb\xbf---\r\ntitle: T\r\n\tbad: 1\r\n---\r\n": "line 3: found a tab character",
+		"---\na: 1\n? [a]\n: 1\n---\n":                       "front matter line 3: keys must be plain strings",
+		"---\na: 1\nb:\n  c: &x [*x]\n---\n":                 "line 4",
+	}
+	for src, want := range tests {
+		_, err := Parse([]byte(src))
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: error %v, want it to say %q", src, err, want)
+		}
+	}
+}

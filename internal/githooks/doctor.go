@@ -125,9 +125,21 @@ func (r *repo) checkMergeDriver(ctx context.Context) checks.DoctorCheck {
 	if err != nil || !mergeDriverDefined(ctx, top) {
 		missing = append(missing, fmt.Sprintf("the repository's git config does not define merge.%s.driver", MergeDriver))
 	}
+	eol := ""
+	if !store.HasGitattributesEOL(r.k) {
+		eol = fmt.Sprintf("%s lacks %q: a clone with core.autocrlf (Git for Windows' default) checks the knowledge base out with CRLF line endings, and kk index rebuild --check fails there", r.k.Rel(r.k.GitattributesPath()), store.GitattributesEOL)
+	}
 	if len(missing) == 0 {
+		if eol != "" {
+			c.Level, c.Message = checks.DoctorWarn, eol
+			c.Fix = "run `kk doctor --fix` (or `kk init`), which adds the line"
+			return c
+		}
 		c.Message = "merges of ENTRY.md, GRAPH.md and index.md files go through kk's merge driver " + MergeDriver
 		return c
+	}
+	if eol != "" {
+		missing = append(missing, eol)
 	}
 	c.Level, c.Details = checks.DoctorWarn, missing
 	c.Message = "merges and rebases of branches that both changed the knowledge base stop on conflicts in the generated files"

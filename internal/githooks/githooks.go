@@ -62,7 +62,7 @@ const markerPrefix = "# kk-git-hook: "
 
 // scriptVersion changes whenever the generated script changes in a way
 // that `kk init --upgrade` should roll out.
-const scriptVersion = "3"
+const scriptVersion = "4"
 
 // defaultCommand runs kk when the installed-version record names no
 // other command.
@@ -254,7 +254,10 @@ fi
 	if [ -d "$kk_git_dir/rebase-merge" ] || [ -d "$kk_git_dir/rebase-apply" ]; then
 		: # a rebase: post-rewrite regenerates its commits when it ends
 	elif [ -f "$kk_git_dir/CHERRY_PICK_HEAD" ] || [ -f "$kk_git_dir/REVERT_HEAD" ] ||
-		case "$(git log -g -1 --format=%gs HEAD 2>/dev/null)" in cherry-pick*|revert*) true ;; *) false ;; esac; then
+		# git cherry-pick/revert --continue after a conflict leaves neither
+		# file; the reflog says "commit (cherry-pick)", and a revert's commit
+		# keeps its "Revert ..." subject (a false match only costs a check)
+		case "$(git log -g -1 --format=%gs HEAD 2>/dev/null)" in cherry-pick*|revert*|'commit (cherry-pick)'*|'commit: Revert "'*) true ;; *) false ;; esac; then
 		# the last commit of a cherry-pick or revert: all of its commits
 		if [ ! -f "$kk_git_dir/sequencer/todo" ] || [ "$(grep -c . "$kk_git_dir/sequencer/todo")" -le 1 ]; then
 			if [ -f "$kk_git_dir/sequencer/head" ]; then

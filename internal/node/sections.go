@@ -20,6 +20,33 @@ var (
 	citationsBlock = regexp.MustCompile(`\n*` + regexp.QuoteMeta(CitationsStart) + `[\s\S]*?` + regexp.QuoteMeta(CitationsEnd) + `\n*`)
 )
 
+// findBlock returns where the generated block between start and end is in
+// body, with the newlines around it: the first end marker that has a start
+// marker before it, from the nearest such start. A marker left alone by a
+// hand edit (an end line deleted) is then text like any other; cutting
+// from it to a later block's end would drop the text between.
+func findBlock(body, start, end string) (lo, hi int, ok bool) {
+	for off := 0; off < len(body); {
+		e := strings.Index(body[off:], end)
+		if e < 0 {
+			return 0, 0, false
+		}
+		e += off
+		if s := strings.LastIndex(body[off:e], start); s >= 0 {
+			lo, hi = off+s, e+len(end)
+			for lo > 0 && body[lo-1] == '\n' {
+				lo--
+			}
+			for hi < len(body) && body[hi] == '\n' {
+				hi++
+			}
+			return lo, hi, true
+		}
+		off = e + len(end)
+	}
+	return 0, 0, false
+}
+
 // EscapeLabel makes text safe inside a markdown link label: whitespace runs
 // collapse to one space, the ends are trimmed, and \ ` [ ] are escaped.
 func EscapeLabel(text string) string {
@@ -96,17 +123,23 @@ func CitationsSection(n *Node) string {
 // RenderSections returns body with its Related and Citations blocks
 // replaced (or appended) to match n. The result has no trailing whitespace.
 func RenderSections(body string, n *Node, resolve Resolver) string {
-	body = splice(body, relatedBlock, RelatedSection(n, resolve))
-	return splice(body, citationsBlock, CitationsSection(n))
+	body = splice(body, RelatedStart, RelatedEnd, RelatedSection(n, resolve))
+	return splice(body, CitationsStart, CitationsEnd, CitationsSection(n))
 }
 
-func splice(body string, block *regexp.Regexp, rendered string) string {
-	if loc := block.FindStringIndex(body); loc != nil {
-		repl := "\n"
-		if rendered != "" {
-			repl = "\n\n" + rendered + "\n"
+func splice(body, start, end, rendered string) string {
+	if lo, hi, ok := findBlock(body, start, end); ok {
+		before, after := body[:lo], body[hi:]
+		// Paragraphs a person wrote around the block stay apart.
+		sep := "\n"
+		if before != "" && strings.TrimSpace(after) != "" {
+			sep = "\n\n"
 		}
-		return strings.TrimRightFunc(body[:loc[0]]+repl+body[loc[1]:], isJSSpace)
+		repl := sep
+		if rendered != "" {
+			repl = "\n\n" + rendered + sep
+		}
+		return strings.TrimRightFunc(before+repl+after, isJSSpace)
 	}
 	if rendered == "" {
 		return strings.TrimRightFunc(body, isJSSpace)

@@ -272,6 +272,14 @@ var GitattributesLines = []string{
 	"/nodes/**/index.md merge=kk-generated",
 }
 
+// GitattributesEOL is the line of .ai/kenkeep/.gitattributes that checks
+// the knowledge base out with LF line endings on every platform. With
+// core.autocrlf (Git for Windows' default) git would write CRLF: every
+// generated file would then read as stale, and nodes_hash, a hash of the
+// leaf files' bytes, would differ from the one a checkout with LF
+// computes, so a rebuild on one platform fails the check on the other.
+const GitattributesEOL = "* text=auto eol=lf"
+
 // mergeGitattributes returns .gitattributes content that starts with
 // kk's lines, followed by the user's own lines in their order.
 func mergeGitattributes(path string) ([]byte, error) {
@@ -280,11 +288,12 @@ func mergeGitattributes(path string) ([]byte, error) {
 		return nil, err
 	}
 	var b strings.Builder
+	b.WriteString(GitattributesEOL + "\n")
 	for _, l := range GitattributesLines {
 		b.WriteString(l + "\n")
 	}
 	for _, l := range strings.Split(strings.TrimRight(string(old), "\n"), "\n") {
-		if strings.TrimSpace(l) == "" || slices.Contains(GitattributesLines, strings.TrimSpace(l)) {
+		if strings.TrimSpace(l) == "" || strings.TrimSpace(l) == GitattributesEOL || slices.Contains(GitattributesLines, strings.TrimSpace(l)) {
 			continue
 		}
 		b.WriteString(l + "\n")
@@ -306,6 +315,16 @@ func HasGitattributes(k *KB) bool {
 		}
 	}
 	return true
+}
+
+// HasGitattributesEOL reports whether .ai/kenkeep/.gitattributes holds
+// GitattributesEOL.
+func HasGitattributesEOL(k *KB) bool {
+	data, err := os.ReadFile(k.GitattributesPath())
+	if err != nil {
+		return false
+	}
+	return slices.ContainsFunc(strings.Split(string(data), "\n"), func(s string) bool { return strings.TrimSpace(s) == GitattributesEOL })
 }
 
 // WriteGitattributes puts kk's lines into .ai/kenkeep/.gitattributes

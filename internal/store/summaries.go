@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/kk-project/kk/internal/frontmatter"
+	"github.com/kk-project/kk/internal/node"
 	"github.com/kk-project/kk/internal/yamlstyle"
 )
 
@@ -53,6 +54,11 @@ func ReadSummaries(file string) (Summaries, error) {
 func ParseSummaries(file string, src []byte) (Summaries, error) {
 	if len(src) == 0 {
 		return Summaries{}, nil
+	}
+	// Two branches that each summarize a folder stop a merge here; say
+	// so, rather than what the markers break in the YAML.
+	if from, to := node.ConflictMarkers(src); from > 0 {
+		return nil, fmt.Errorf("%s: %s (lines %d to %d): a git merge, rebase or cherry-pick stopped on a conflict in this file; keep the summaries of both sides, remove the <<<<<<< ======= >>>>>>> lines, then `git add` it", file, node.ConflictMarkersMsg, from, to)
 	}
 	doc, err := frontmatter.Parse(src)
 	if err != nil {
