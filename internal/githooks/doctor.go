@@ -125,22 +125,27 @@ func (r *repo) checkMergeDriver(ctx context.Context) checks.DoctorCheck {
 	if err != nil || !mergeDriverDefined(ctx, top) {
 		missing = append(missing, fmt.Sprintf("the repository's git config does not define merge.%s.driver", MergeDriver))
 	}
-	eol := ""
-	if !store.HasGitattributesEOL(r.k) {
-		eol = fmt.Sprintf("%s lacks %q: a clone with core.autocrlf (Git for Windows' default) checks the knowledge base out with CRLF line endings, and kk index rebuild --check fails there", r.k.Rel(r.k.GitattributesPath()), store.GitattributesEOL)
+	var lines []string // kk's other lines the file lacks, and what that costs
+	if !store.HasGitattributesLine(r.k, store.GitattributesEOL) {
+		lines = append(lines, fmt.Sprintf("%s lacks %q: a clone with core.autocrlf (Git for Windows' default) checks the knowledge base out with CRLF line endings, and kk index rebuild --check fails there", r.k.Rel(r.k.GitattributesPath()), store.GitattributesEOL))
+	}
+	if !store.HasGitattributesLine(r.k, store.GitattributesSummaries) {
+		lines = append(lines, fmt.Sprintf("%s lacks %q: a merge of two branches that each summarized a new folder stops on a conflict in FOLDER_SUMMARIES.md", r.k.Rel(r.k.GitattributesPath()), store.GitattributesSummaries))
 	}
 	if len(missing) == 0 {
-		if eol != "" {
-			c.Level, c.Message = checks.DoctorWarn, eol
-			c.Fix = "run `kk doctor --fix` (or `kk init`), which adds the line"
+		if len(lines) > 0 {
+			c.Level, c.Message = checks.DoctorWarn, lines[0]
+			if len(lines) > 1 {
+				c.Message = fmt.Sprintf("%s lacks %d of kk's lines", r.k.Rel(r.k.GitattributesPath()), len(lines))
+				c.Details = lines
+			}
+			c.Fix = "run `kk doctor --fix` (or `kk init`), which adds the lines"
 			return c
 		}
-		c.Message = "merges of ENTRY.md, GRAPH.md and index.md files go through kk's merge driver " + MergeDriver
+		c.Message = "merges of ENTRY.md, GRAPH.md and index.md files go through kk's merge driver " + MergeDriver + ", and FOLDER_SUMMARIES.md through git's union driver"
 		return c
 	}
-	if eol != "" {
-		missing = append(missing, eol)
-	}
+	missing = append(missing, lines...)
 	c.Level, c.Details = checks.DoctorWarn, missing
 	c.Message = "merges and rebases of branches that both changed the knowledge base stop on conflicts in the generated files"
 	c.Fix = "run `kk doctor --fix` (or `kk init`), which sets up the merge driver"

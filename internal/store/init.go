@@ -280,6 +280,16 @@ var GitattributesLines = []string{
 // computes, so a rebuild on one platform fails the check on the other.
 const GitattributesEOL = "* text=auto eol=lf"
 
+// GitattributesSummaries is the line of .ai/kenkeep/.gitattributes that
+// merges FOLDER_SUMMARIES.md with git's own union driver: two branches
+// that each summarized a new folder add lines next to each other (the
+// summaries are sorted), which a plain merge stops on; union keeps both
+// sides' lines. It needs no kk where the merge runs. When both sides
+// changed one folder's summary, the merged file names the folder twice,
+// and every command that reads it says so by line (the next write sorts
+// the file again).
+const GitattributesSummaries = "/FOLDER_SUMMARIES.md merge=union"
+
 // mergeGitattributes returns .gitattributes content that starts with
 // kk's lines, followed by the user's own lines in their order.
 func mergeGitattributes(path string) ([]byte, error) {
@@ -292,8 +302,9 @@ func mergeGitattributes(path string) ([]byte, error) {
 	for _, l := range GitattributesLines {
 		b.WriteString(l + "\n")
 	}
+	b.WriteString(GitattributesSummaries + "\n")
 	for _, l := range strings.Split(strings.TrimRight(string(old), "\n"), "\n") {
-		if strings.TrimSpace(l) == "" || strings.TrimSpace(l) == GitattributesEOL || slices.Contains(GitattributesLines, strings.TrimSpace(l)) {
+		if t := strings.TrimSpace(l); t == "" || t == GitattributesEOL || t == GitattributesSummaries || slices.Contains(GitattributesLines, t) {
 			continue
 		}
 		b.WriteString(l + "\n")
@@ -317,14 +328,14 @@ func HasGitattributes(k *KB) bool {
 	return true
 }
 
-// HasGitattributesEOL reports whether .ai/kenkeep/.gitattributes holds
-// GitattributesEOL.
-func HasGitattributesEOL(k *KB) bool {
+// HasGitattributesLine reports whether .ai/kenkeep/.gitattributes holds
+// line (GitattributesEOL, GitattributesSummaries).
+func HasGitattributesLine(k *KB, line string) bool {
 	data, err := os.ReadFile(k.GitattributesPath())
 	if err != nil {
 		return false
 	}
-	return slices.ContainsFunc(strings.Split(string(data), "\n"), func(s string) bool { return strings.TrimSpace(s) == GitattributesEOL })
+	return slices.ContainsFunc(strings.Split(string(data), "\n"), func(s string) bool { return strings.TrimSpace(s) == line })
 }
 
 // WriteGitattributes puts kk's lines into .ai/kenkeep/.gitattributes
