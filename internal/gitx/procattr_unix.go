@@ -3,6 +3,7 @@
 package gitx
 
 import (
+	"errors"
 	"os/exec"
 	"syscall"
 )
@@ -16,4 +17,14 @@ func ownGroup(cmd *exec.Cmd) {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
 	}
 	cmd.SysProcAttr.Setpgid = true
+}
+
+// signalled reports whether err is a command's end by a signal.
+func signalled(err error) bool {
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) {
+		return false
+	}
+	ws, ok := ee.Sys().(syscall.WaitStatus)
+	return ok && ws.Signaled()
 }

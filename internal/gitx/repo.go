@@ -378,6 +378,10 @@ type Landed struct {
 // moved the branch first.
 const maxRaces = 50
 
+// maxKills bounds how often one commit is attempted again because a git
+// command it ran was ended by a signal kk did not send (ErrKilled).
+const maxKills = 3
+
 // Commit makes one commit on the served branch from the changes Plan
 // returns, in git's lock order (see Repo), and puts git's index in step
 // with it for the paths it changed; the rest of the index (what a person
@@ -403,7 +407,7 @@ func (r *Repo) Commit(ctx context.Context, o CommitOptions) (Landed, error) {
 	defer onWait("")
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	races := 0
+	races, kills := 0, 0
 	for delay := 5 * time.Millisecond; ; {
 		landed, retry, err := r.commitOnce(ctx, o, onWait)
 		switch {
@@ -413,6 +417,11 @@ func (r *Repo) Commit(ctx context.Context, o CommitOptions) (Landed, error) {
 			if races++; races > maxRaces {
 				return Landed{}, fmt.Errorf("the branch %s moved %d times while kk committed: %w", r.Branch, races, err)
 			}
+			continue
+		case errors.Is(err, ErrKilled) && kills < maxKills:
+			// A git command of the attempt was ended from outside
+			// before the branch moved: the attempt runs again.
+			kills++
 			continue
 		case retry == held:
 			onWait(err.Error())
@@ -754,6 +763,7 @@ func (r *Repo) converts(paths []string, files map[string][]byte) (map[string]boo
 // indexUpdate is a git update-index --index-info writing the commit's
 // index into tmp, a copy of git's index (index.lock held meanwhile).
 type indexUpdate struct {
+	ctx    context.Context
 	cmd    *exec.Cmd
 	in     io.WriteCloser
 	stderr *bytes.Buffer
@@ -778,7 +788,7 @@ func (r *Repo) startIndexUpdate(ctx context.Context, tmp string) (*indexUpdate, 
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	return &indexUpdate{cmd: cmd, in: in, stderr: &stderr}, nil
+	return &indexUpdate{ctx: ctx, cmd: cmd, in: in, stderr: &stderr}, nil
 }
 
 // finish gives git update-index the entries (update-index -z --index-info
@@ -791,7 +801,7 @@ func (u *indexUpdate) finish(info []byte) error {
 		if msg == "" {
 			msg = err.Error()
 		}
-		return fmt.Errorf("git update-index --index-info: %s", msg)
+		return gitError(u.ctx, []string{"update-index", "--index-info"}, msg, err)
 	}
 	if err := errors.Join(werr, cerr); err != nil {
 		return fmt.Errorf("git update-index --index-info: %w", err)
@@ -841,7 +851,7 @@ func (r *Repo) git(ctx context.Context, stdin []byte, env []string, args ...stri
 		if msg == "" {
 			msg = err.Error()
 		}
-		return nil, fmt.Errorf("git %s: %s", strings.Join(args, " "), msg)
+		return nil, gitError(ctx, args, msg, err)
 	}
 	return stdout.Bytes(), nil
 }

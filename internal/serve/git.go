@@ -172,13 +172,15 @@ func (b *Backend) stopCtx() context.Context {
 
 // commitError turns a commit's failure into the queue's kind of error: a
 // wait the stop ended leaves the job for the next start; the served
-// branch not checked out is the environment's (the job is queued again
-// and waits); anything else fails the job.
+// branch not checked out, and git commands that signals from outside
+// kept ending (gitx.ErrKilled, after the commit's own tries), are the
+// environment's (the job is queued again and waits); anything else fails
+// the job.
 func commitError(err error) error {
 	switch {
 	case errors.Is(err, gitx.ErrInterrupted):
 		return fmt.Errorf("%w: %v", jobqueue.ErrInterrupted, err)
-	case errors.Is(err, gitx.ErrNotPinned):
+	case errors.Is(err, gitx.ErrNotPinned), errors.Is(err, gitx.ErrKilled):
 		return fmt.Errorf("%w: %v", jobqueue.ErrHeld, err)
 	}
 	return fmt.Errorf("committing: %w", err)
