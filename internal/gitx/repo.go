@@ -18,6 +18,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -57,6 +58,12 @@ type Repo struct {
 	cat   *catFile
 	attrs *attrChecker
 	refs  *refUpdater
+	// born says the branch had a commit when the Repo was opened, or has
+	// had one since: a branch that then does not resolve was deleted
+	// under the Repo (gone), and is waited for, never committed to
+	// afresh as if it were new.
+	born bool
+	gone atomic.Bool
 	// tip is the commit this Repo last moved the branch to: the next
 	// commit is built on it without asking git, the compare and swap
 	// telling when someone moved the branch since ("" asks git).
@@ -113,6 +120,8 @@ func OpenRepo(ctx context.Context, dir string) (*Repo, error) {
 		return nil, errors.New("HEAD is detached: check out the branch to serve (git switch <branch>)")
 	}
 	r.Branch = name
+	_, err = Read(ctx, dir, "rev-parse", "-q", "--verify", "refs/heads/"+name+"^{commit}")
+	r.born = err == nil
 	if v, err := Read(ctx, dir, "config", "--get", "core.autocrlf"); err == nil {
 		switch strings.ToLower(strings.TrimSpace(string(v))) {
 		case "true", "input", "yes", "on", "1":
@@ -191,6 +200,26 @@ func (r *Repo) HeldLock() string {
 		}
 	}
 	return ""
+}
+
+// BranchGone reports whether the served branch, which had commits, no
+// longer exists (deleted by another git command, HEAD still naming it):
+// a commit found it so, and it is not back. Cheap while no commit did.
+func (r *Repo) BranchGone(ctx context.Context) bool {
+	if !r.gone.Load() {
+		return false
+	}
+	if _, err := Read(ctx, r.Top, "rev-parse", "-q", "--verify", "refs/heads/"+r.Branch+"^{commit}"); err == nil {
+		r.gone.Store(false)
+		return false
+	}
+	return true
+}
+
+// goneError marks the served branch gone and says so.
+func (r *Repo) goneError() error {
+	r.gone.Store(true)
+	return fmt.Errorf("%w: the branch %s no longer exists (deleted by another git command); kk serve commits to it once it is there again", ErrNotPinned, r.Branch)
 }
 
 // OnBranch reports whether the work tree still has the pinned branch
@@ -463,6 +492,9 @@ func (r *Repo) commitOnce(ctx context.Context, o CommitOptions, onWait func(stri
 		if head, err = r.head(); err != nil {
 			return Landed{}, noRetry, err
 		}
+		if head == "" && r.born {
+			return Landed{}, noRetry, r.goneError()
+		}
 	}
 	// Plan may read the repository (Blob, Files, ReadBlobs), which takes
 	// r.mu: it runs without it, index.lock still held.
@@ -500,11 +532,13 @@ func (r *Repo) commitOnce(ctx context.Context, o CommitOptions, onWait func(stri
 		if herr == nil && now == commit {
 			// The branch moved although the update reported a failure
 			// (its process died after the commit): the commit stands.
-			r.tip = commit
+			r.tip, r.born = commit, true
 			return r.placeIndex(tmp, commit, head), noRetry, nil
 		}
 		var race *raceError
 		switch {
+		case herr == nil && now == "" && r.born:
+			return Landed{}, noRetry, r.goneError()
 		case errors.As(err, &race):
 			return Landed{}, raced, err
 		case lockHeld(err):
@@ -512,7 +546,8 @@ func (r *Repo) commitOnce(ctx context.Context, o CommitOptions, onWait func(stri
 		}
 		return Landed{}, noRetry, err
 	}
-	r.tip = commit
+	r.tip, r.born = commit, true
+	r.gone.Store(false)
 	return r.placeIndex(tmp, commit, head), noRetry, nil
 }
 
