@@ -227,9 +227,10 @@ func TestDoneJobWhoseEndCannotBeRecordedStaysDone(t *testing.T) {
 		payload, id := string(w.Payload), w.Job.ID
 		mu.Lock()
 		applied[payload]++
+		first := applied[payload] == 1
 		mu.Unlock()
 		w.Defer(func(ctx context.Context) error {
-			if payload == "a" && applied["a"] == 1 {
+			if payload == "a" && first {
 				// The step is done; then the job's record cannot be
 				// replaced for a while (a folder in its place).
 				rec := filepath.Join(dir, id+".json")
