@@ -4,6 +4,7 @@ package gitx
 
 import (
 	"errors"
+	"os"
 	"os/exec"
 	"syscall"
 )
@@ -22,9 +23,14 @@ func ownGroup(cmd *exec.Cmd) {
 // signalled reports whether err is a command's end by a signal.
 func signalled(err error) bool {
 	var ee *exec.ExitError
-	if !errors.As(err, &ee) {
+	return errors.As(err, &ee) && stateSignalled(ee.ProcessState)
+}
+
+// stateSignalled reports whether an ended process was ended by a signal.
+func stateSignalled(ps *os.ProcessState) bool {
+	if ps == nil {
 		return false
 	}
-	ws, ok := ee.Sys().(syscall.WaitStatus)
+	ws, ok := ps.Sys().(syscall.WaitStatus)
 	return ok && ws.Signaled()
 }

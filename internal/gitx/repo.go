@@ -777,8 +777,15 @@ func (r *Repo) converts(paths []string, files map[string][]byte) (map[string]boo
 	}
 	values, err := r.attrs.get(paths)
 	if err != nil {
-		r.attrs.close()
+		a := r.attrs
+		a.close()
 		r.attrs = nil
+		if stateSignalled(a.cmd.ProcessState) {
+			// kk never signals the git it keeps (it closes its input):
+			// a signal from outside ended it, and the next one is
+			// started afresh.
+			return nil, fmt.Errorf("%w (%w)", err, ErrKilled)
+		}
 		return nil, err
 	}
 	for _, p := range paths {

@@ -39,7 +39,7 @@ func killingGit(t *testing.T, arg string) string {
 // not fail the commit: the branch has not moved, and the attempt is made
 // again. The commit lands once, and nothing is left behind.
 func TestRepoCommitSurvivesAGitKilledByAStraySignal(t *testing.T) {
-	for _, arg := range []string{"update-index", "update-ref"} {
+	for _, arg := range []string{"update-index", "update-ref", "check-attr"} {
 		t.Run(arg, func(t *testing.T) {
 			dir, r := committedRepo(t)
 			mark := killingGit(t, arg)
