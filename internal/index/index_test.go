@@ -456,3 +456,46 @@ func TestGateRefusesATextNoTermOfWhichTellsLeavesApart(t *testing.T) {
 		t.Errorf("with a rare word: %v; want practice-ops-00 first", ids(hits))
 	}
 }
+
+// Request.Like reads the text as a document: it searches with the terms
+// that best tell the text apart (count times idf), not with every word,
+// leaves out terms no leaf holds, and reads a text of thousands of
+// distinct words (their document frequencies looked up in chunks).
+func TestSearchLike(t *testing.T) {
+	ctx := context.Background()
+	k := seedKB(t)
+	writeLeaf(t, k, "misc/release.md", leaf("practice-release-train", "Release train", "How releases ship", nil, "", "The release train leaves every Tuesday; a release misses it when its checks fail."))
+	db, _, err := Open(ctx, k, "main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = db.Close() }()
+	// A note about tokens that names the release train once, padded with
+	// thousands of words no leaf holds: with one term, Like searches with
+	// the word the note repeats, not the first one.
+	var b strings.Builder
+	b.WriteString("release notes. ")
+	for i := range 3000 {
+		fmt.Fprintf(&b, "zq%dx ", i)
+	}
+	b.WriteString("tokens tokens tokens")
+	hits, err := db.Search(ctx, Request{Text: b.String(), Like: 1, Limit: 5, NoSnippets: true})
+	if err != nil || len(hits) == 0 || hits[0].ID != "practice-session-tokens" {
+		t.Fatalf("Search(Like 1) = %v, %v; want the tokens practice first", ids(hits), err)
+	}
+	for _, h := range hits {
+		if h.ID == "practice-release-train" {
+			t.Errorf("Like 1 searched with %q too: %v", "release", ids(hits))
+		}
+	}
+	// With more terms the release train is found too.
+	hits, err = db.Search(ctx, Request{Text: b.String(), Like: 5, Limit: 5, NoSnippets: true})
+	if err != nil || !slices.Contains(ids(hits), "practice-release-train") {
+		t.Fatalf("Search(Like 5) = %v, %v; want the release train among the hits", ids(hits), err)
+	}
+	// A text whose every word no leaf holds finds nothing.
+	hits, err = db.Search(ctx, Request{Text: "zq1x zq2x", Like: 5, Limit: 5})
+	if err != nil || len(hits) != 0 {
+		t.Fatalf("Search(Like, unknown words) = %v, %v; want none", ids(hits), err)
+	}
+}

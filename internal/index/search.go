@@ -153,6 +153,14 @@ type Request struct {
 	// of a text rather than its best answer (kk serve's placement) pays
 	// for fewer candidates.
 	Postings int
+	// Like, when positive, reads Text as a document rather than a
+	// question, for a caller that wants the nodes most like it (kk
+	// serve's placement of a posted note): the search keeps the Like
+	// terms of the text that best tell it apart, by their frequency in
+	// the text times their idf (the query of Lucene's MoreLikeThis), and
+	// ranks with those. Terms no node holds are left out: they cannot
+	// find a neighbour.
+	Like int
 	// Ranking, when set, replaces DefaultRanking (evaluation only).
 	Ranking *Ranking
 	// Early, when set, is called with the text's own ranking (after the
@@ -270,6 +278,11 @@ func (db *DB) Search(ctx context.Context, r Request) ([]Hit, error) {
 	if err := db.lookupTerms(ctx, q, st); err != nil {
 		return nil, err
 	}
+	if r.Like > 0 {
+		if q = likeTerms(r.Text, q, r.Like); len(q) == 0 {
+			return []Hit{}, nil
+		}
+	}
 	if r.Gate && indiscriminate(q, st, postingsBudget(r)) {
 		return []Hit{}, nil
 	}
@@ -381,6 +394,27 @@ func (db *DB) searchStats(ctx context.Context) (stats, error) {
 
 // lookupTerms sets how many nodes hold each term, and its idf.
 func (db *DB) lookupTerms(ctx context.Context, q []queryTerm, st stats) error {
+	df := map[string]int{}
+	for chunk := range slices.Chunk(q, maxLookup) {
+		if err := db.lookupChunk(ctx, chunk, df); err != nil {
+			return err
+		}
+	}
+	for i := range q {
+		n := min(df[q[i].term], st.docs)
+		q[i].df = n
+		q[i].idf = idf(st.docs, n)
+	}
+	return nil
+}
+
+// maxLookup bounds the terms one query of lookupTerms names (a text read
+// as a document may hold thousands), well below SQLite's limit on a
+// statement's parameters.
+const maxLookup = 500
+
+// lookupChunk adds to df how many nodes hold each term of q.
+func (db *DB) lookupChunk(ctx context.Context, q []queryTerm, df map[string]int) error {
 	args := make([]any, len(q))
 	for i, t := range q {
 		args[i] = t.term
@@ -390,7 +424,6 @@ func (db *DB) lookupTerms(ctx context.Context, q []queryTerm, st stats) error {
 		return fmt.Errorf("searching index %s: %w", db.Path, err)
 	}
 	defer rows.Close()
-	df := map[string]int{}
 	for rows.Next() {
 		var t string
 		var n int
@@ -402,12 +435,36 @@ func (db *DB) lookupTerms(ctx context.Context, q []queryTerm, st stats) error {
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("searching index %s: %w", db.Path, err)
 	}
-	for i := range q {
-		n := min(df[q[i].term], st.docs)
-		q[i].df = n
-		q[i].idf = idf(st.docs, n)
-	}
 	return nil
+}
+
+// likeTerms keeps the n terms of q (the distinct terms of text, their
+// document frequencies looked up) that best describe text as a document:
+// the highest by their count in text times their idf, among those some
+// node holds; a split identifier counts by its parts, not as a whole. The
+// kept terms stay in the text's order.
+func likeTerms(text string, q []queryTerm, n int) []queryTerm {
+	tf := map[string]int{}
+	analyze(text, func(t string, _ bool) { tf[t]++ })
+	type scored struct {
+		at    int
+		score float64
+	}
+	var cand []scored
+	for i, t := range q {
+		if t.df == 0 || t.whole {
+			continue
+		}
+		cand = append(cand, scored{i, float64(tf[t.term]) * t.idf})
+	}
+	slices.SortStableFunc(cand, func(a, b scored) int { return cmp.Compare(b.score, a.score) })
+	cand = cand[:min(n, len(cand))]
+	slices.SortFunc(cand, func(a, b scored) int { return a.at - b.at })
+	out := make([]queryTerm, len(cand))
+	for i, c := range cand {
+		out[i] = q[c.at]
+	}
+	return out
 }
 
 // idf is BM25's inverse document frequency of a term n of docs nodes
