@@ -16,6 +16,22 @@ import (
 // ErrNoGit means the git executable is not on PATH.
 var ErrNoGit = errors.New("git is not installed or not on PATH")
 
+// ErrKilled means a git command was ended by a signal kk did not send
+// (its context was still alive). A signal sent to kk's process group
+// (systemd's stop, kill -- -PGID) reaches a git command forked at that
+// instant, before it is in a process group of its own; such a command
+// changed nothing git's locks did not roll back, and can run again.
+var ErrKilled = errors.New("ended by a signal kk did not send")
+
+// gitError is the error of a git command that failed with msg: ErrKilled
+// when a signal from outside ended it.
+func gitError(ctx context.Context, args []string, msg string, err error) error {
+	if ctx.Err() == nil && signalled(err) {
+		return fmt.Errorf("git %s: %s (%w)", strings.Join(args, " "), msg, ErrKilled)
+	}
+	return fmt.Errorf("git %s: %s", strings.Join(args, " "), msg)
+}
+
 // Run runs git in dir and returns its standard output. Output is never
 // localised or paged and git never prompts.
 func Run(ctx context.Context, dir string, args ...string) ([]byte, error) {
@@ -74,7 +90,7 @@ func runInput(ctx context.Context, dir string, env []string, stdin []byte, dying
 			if msg == "" {
 				msg = err.Error()
 			}
-			return fmt.Errorf("git %s: %s", strings.Join(args, " "), msg)
+			return gitError(ctx, args, msg, err)
 		}
 		return nil
 	})

@@ -2,8 +2,19 @@
 
 package gitx
 
-import "os/exec"
+import (
+	"os"
+	"os/exec"
+)
 
 // ownGroup leaves cmd in kk's process group where process groups are not
 // Unix's.
 func ownGroup(*exec.Cmd) {}
+
+// signalled reports whether err is a command's end by a signal: never
+// told apart where signals are not Unix's.
+func signalled(error) bool { return false }
+
+// stateSignalled reports whether an ended process was ended by a signal:
+// never told apart where signals are not Unix's.
+func stateSignalled(*os.ProcessState) bool { return false }

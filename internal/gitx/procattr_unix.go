@@ -3,6 +3,8 @@
 package gitx
 
 import (
+	"errors"
+	"os"
 	"os/exec"
 	"syscall"
 )
@@ -16,4 +18,19 @@ func ownGroup(cmd *exec.Cmd) {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
 	}
 	cmd.SysProcAttr.Setpgid = true
+}
+
+// signalled reports whether err is a command's end by a signal.
+func signalled(err error) bool {
+	var ee *exec.ExitError
+	return errors.As(err, &ee) && stateSignalled(ee.ProcessState)
+}
+
+// stateSignalled reports whether an ended process was ended by a signal.
+func stateSignalled(ps *os.ProcessState) bool {
+	if ps == nil {
+		return false
+	}
+	ws, ok := ps.Sys().(syscall.WaitStatus)
+	return ok && ws.Signaled()
 }

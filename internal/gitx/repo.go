@@ -18,6 +18,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -57,6 +58,12 @@ type Repo struct {
 	cat   *catFile
 	attrs *attrChecker
 	refs  *refUpdater
+	// born says the branch had a commit when the Repo was opened, or has
+	// had one since: a branch that then does not resolve was deleted
+	// under the Repo (gone), and is waited for, never committed to
+	// afresh as if it were new.
+	born bool
+	gone atomic.Bool
 	// tip is the commit this Repo last moved the branch to: the next
 	// commit is built on it without asking git, the compare and swap
 	// telling when someone moved the branch since ("" asks git).
@@ -113,6 +120,8 @@ func OpenRepo(ctx context.Context, dir string) (*Repo, error) {
 		return nil, errors.New("HEAD is detached: check out the branch to serve (git switch <branch>)")
 	}
 	r.Branch = name
+	_, err = Read(ctx, dir, "rev-parse", "-q", "--verify", "refs/heads/"+name+"^{commit}")
+	r.born = err == nil
 	if v, err := Read(ctx, dir, "config", "--get", "core.autocrlf"); err == nil {
 		switch strings.ToLower(strings.TrimSpace(string(v))) {
 		case "true", "input", "yes", "on", "1":
@@ -191,6 +200,26 @@ func (r *Repo) HeldLock() string {
 		}
 	}
 	return ""
+}
+
+// BranchGone reports whether the served branch, which had commits, no
+// longer exists (deleted by another git command, HEAD still naming it):
+// a commit found it so, and it is not back. Cheap while no commit did.
+func (r *Repo) BranchGone(ctx context.Context) bool {
+	if !r.gone.Load() {
+		return false
+	}
+	if _, err := Read(ctx, r.Top, "rev-parse", "-q", "--verify", "refs/heads/"+r.Branch+"^{commit}"); err == nil {
+		r.gone.Store(false)
+		return false
+	}
+	return true
+}
+
+// goneError marks the served branch gone and says so.
+func (r *Repo) goneError() error {
+	r.gone.Store(true)
+	return fmt.Errorf("%w: the branch %s no longer exists (deleted by another git command); kk serve commits to it once it is there again", ErrNotPinned, r.Branch)
 }
 
 // OnBranch reports whether the work tree still has the pinned branch
@@ -378,6 +407,10 @@ type Landed struct {
 // moved the branch first.
 const maxRaces = 50
 
+// maxKills bounds how often one commit is attempted again because a git
+// command it ran was ended by a signal kk did not send (ErrKilled).
+const maxKills = 3
+
 // Commit makes one commit on the served branch from the changes Plan
 // returns, in git's lock order (see Repo), and puts git's index in step
 // with it for the paths it changed; the rest of the index (what a person
@@ -403,7 +436,7 @@ func (r *Repo) Commit(ctx context.Context, o CommitOptions) (Landed, error) {
 	defer onWait("")
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	races := 0
+	races, kills := 0, 0
 	for delay := 5 * time.Millisecond; ; {
 		landed, retry, err := r.commitOnce(ctx, o, onWait)
 		switch {
@@ -413,6 +446,11 @@ func (r *Repo) Commit(ctx context.Context, o CommitOptions) (Landed, error) {
 			if races++; races > maxRaces {
 				return Landed{}, fmt.Errorf("the branch %s moved %d times while kk committed: %w", r.Branch, races, err)
 			}
+			continue
+		case errors.Is(err, ErrKilled) && kills < maxKills:
+			// A git command of the attempt was ended from outside
+			// before the branch moved: the attempt runs again.
+			kills++
 			continue
 		case retry == held:
 			onWait(err.Error())
@@ -454,6 +492,9 @@ func (r *Repo) commitOnce(ctx context.Context, o CommitOptions, onWait func(stri
 		if head, err = r.head(); err != nil {
 			return Landed{}, noRetry, err
 		}
+		if head == "" && r.born {
+			return Landed{}, noRetry, r.goneError()
+		}
 	}
 	// Plan may read the repository (Blob, Files, ReadBlobs), which takes
 	// r.mu: it runs without it, index.lock still held.
@@ -491,11 +532,13 @@ func (r *Repo) commitOnce(ctx context.Context, o CommitOptions, onWait func(stri
 		if herr == nil && now == commit {
 			// The branch moved although the update reported a failure
 			// (its process died after the commit): the commit stands.
-			r.tip = commit
+			r.tip, r.born = commit, true
 			return r.placeIndex(tmp, commit, head), noRetry, nil
 		}
 		var race *raceError
 		switch {
+		case herr == nil && now == "" && r.born:
+			return Landed{}, noRetry, r.goneError()
 		case errors.As(err, &race):
 			return Landed{}, raced, err
 		case lockHeld(err):
@@ -503,7 +546,8 @@ func (r *Repo) commitOnce(ctx context.Context, o CommitOptions, onWait func(stri
 		}
 		return Landed{}, noRetry, err
 	}
-	r.tip = commit
+	r.tip, r.born = commit, true
+	r.gone.Store(false)
 	return r.placeIndex(tmp, commit, head), noRetry, nil
 }
 
@@ -733,8 +777,15 @@ func (r *Repo) converts(paths []string, files map[string][]byte) (map[string]boo
 	}
 	values, err := r.attrs.get(paths)
 	if err != nil {
-		r.attrs.close()
+		a := r.attrs
+		a.close()
 		r.attrs = nil
+		if stateSignalled(a.cmd.ProcessState) {
+			// kk never signals the git it keeps (it closes its input):
+			// a signal from outside ended it, and the next one is
+			// started afresh.
+			return nil, fmt.Errorf("%w (%w)", err, ErrKilled)
+		}
 		return nil, err
 	}
 	for _, p := range paths {
@@ -754,6 +805,7 @@ func (r *Repo) converts(paths []string, files map[string][]byte) (map[string]boo
 // indexUpdate is a git update-index --index-info writing the commit's
 // index into tmp, a copy of git's index (index.lock held meanwhile).
 type indexUpdate struct {
+	ctx    context.Context
 	cmd    *exec.Cmd
 	in     io.WriteCloser
 	stderr *bytes.Buffer
@@ -778,7 +830,7 @@ func (r *Repo) startIndexUpdate(ctx context.Context, tmp string) (*indexUpdate, 
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	return &indexUpdate{cmd: cmd, in: in, stderr: &stderr}, nil
+	return &indexUpdate{ctx: ctx, cmd: cmd, in: in, stderr: &stderr}, nil
 }
 
 // finish gives git update-index the entries (update-index -z --index-info
@@ -791,7 +843,7 @@ func (u *indexUpdate) finish(info []byte) error {
 		if msg == "" {
 			msg = err.Error()
 		}
-		return fmt.Errorf("git update-index --index-info: %s", msg)
+		return gitError(u.ctx, []string{"update-index", "--index-info"}, msg, err)
 	}
 	if err := errors.Join(werr, cerr); err != nil {
 		return fmt.Errorf("git update-index --index-info: %w", err)
@@ -841,7 +893,7 @@ func (r *Repo) git(ctx context.Context, stdin []byte, env []string, args ...stri
 		if msg == "" {
 			msg = err.Error()
 		}
-		return nil, fmt.Errorf("git %s: %s", strings.Join(args, " "), msg)
+		return nil, gitError(ctx, args, msg, err)
 	}
 	return stdout.Bytes(), nil
 }

@@ -31,6 +31,8 @@ func TestLimitsDoc(t *testing.T) {
 		"Limits.Writes":   fmt.Sprintf("`DELETE /content` | %d | waits |", d.Writes),
 		"Limits.Queue":    fmt.Sprintf("| requests of one class waiting for a slot | %d | 503 at once |", d.Queue),
 		"Limits.Wait":     fmt.Sprintf("| the wait for a slot | %d s | 503 |", d.Wait/time.Second),
+		"MaxTags":         fmt.Sprintf("| tags of a posted or edited note | %d, each at most %d characters | 400, nothing queued |", MaxTags, MaxTagLength),
+		"MaxTitleLength":  fmt.Sprintf("| the title of a posted or edited note | %d characters | 400, nothing queued |", MaxTitleLength),
 		"MaxSearchLimit":  fmt.Sprintf("(`limit`) | %d (default %d) | the first %d |", MaxSearchLimit, DefaultSearchLimit, MaxSearchLimit),
 		"encodeChunk":     fmt.Sprintf("encoded a %d KiB chunk at a time", encodeChunk>>10),
 	} {

@@ -2,11 +2,13 @@ package httpapi
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/kk-project/kk/internal/jobqueue"
 	"github.com/kk-project/kk/internal/llm"
@@ -22,6 +24,33 @@ func cleanTags(in []string) []string {
 		}
 	}
 	return out
+}
+
+// What a write's metadata may hold, checked before it is queued: a note
+// of many thousand tags (well under the body cap) makes every job after
+// it slow for as long as it stays (each folder's index lists its tags),
+// and a title the note format refuses would only fail the job later.
+const (
+	MaxTags        = 50  // tags of a note
+	MaxTagLength   = 64  // characters of a tag
+	MaxTitleLength = 255 // characters of a title (the note format's limit)
+)
+
+// checkMeta names what is wrong with a write's title and (cleaned) tags,
+// "" when nothing is.
+func checkMeta(title string, tags []string) string {
+	if utf8.RuneCountInString(title) > MaxTitleLength {
+		return fmt.Sprintf("title is longer than %d characters", MaxTitleLength)
+	}
+	if len(tags) > MaxTags {
+		return fmt.Sprintf("tags: %d given; at most %d", len(tags), MaxTags)
+	}
+	for _, t := range tags {
+		if utf8.RuneCountInString(t) > MaxTagLength {
+			return fmt.Sprintf("tags: %q is longer than %d characters", t, MaxTagLength)
+		}
+	}
+	return ""
 }
 
 // noteType is the form of a note type a post may ask for.
@@ -52,7 +81,12 @@ func (s *Server) postContent(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "title must be one line")
 		return
 	}
-	s.enqueue(w, OpStore, JobRequest{Content: body.Content, Hint: body.Hint, Title: strings.TrimSpace(body.Title), Tags: cleanTags(body.Tags), Type: typ}, true)
+	title, tags := strings.TrimSpace(body.Title), cleanTags(body.Tags)
+	if msg := checkMeta(title, tags); msg != "" {
+		writeError(w, http.StatusBadRequest, msg)
+		return
+	}
+	s.enqueue(w, OpStore, JobRequest{Content: body.Content, Hint: body.Hint, Title: title, Tags: tags, Type: typ}, true)
 }
 
 // PUT /content {path, content, title, description, tags}
@@ -79,6 +113,10 @@ func (s *Server) putContent(w http.ResponseWriter, r *http.Request) {
 	}
 	if strings.ContainsAny(title+desc, "\r\n") {
 		writeError(w, http.StatusBadRequest, "title and description must be one line each")
+		return
+	}
+	if msg := checkMeta(title, tags); msg != "" {
+		writeError(w, http.StatusBadRequest, msg)
 		return
 	}
 	p, err := cleanPath(body.Path, false)

@@ -34,6 +34,10 @@ var ErrInterrupted = errors.New("interrupted by the server's stop")
 // job is queued again and the worker waits before it tries again.
 var ErrHeld = errors.New("held")
 
+// errUnrecorded marks a last step that succeeded but whose job could
+// not be recorded done yet (see Run's wait).
+var errUnrecorded = errors.New("the job's last step succeeded; recording its end failed")
+
 // holdBackoff bounds the worker's waits between two tries when the
 // environment holds it.
 var holdBackoff = [2]time.Duration{50 * time.Millisecond, 2 * time.Second}
@@ -275,14 +279,23 @@ func (q *Queue) Run(ctx context.Context, apply ApplyFunc) error {
 	}
 	var pending *lastStep
 	// wait waits for the job whose last step is running and returns the
-	// step's error (nil when the job is done).
+	// step's error (nil when the job is done). A step that succeeded
+	// (kk serve: its commit landed) makes its job done whatever comes
+	// next: when recording that failed, the record is written again
+	// until it takes (a full disk), never undone or run again. A stop
+	// meanwhile leaves it in processing, and recovery finds its commit.
 	wait := func() (*lastStep, error) {
 		if pending == nil {
 			return nil, nil
 		}
 		st := pending
 		pending = nil
-		return st, <-st.done
+		err := <-st.done
+		if errors.Is(err, errUnrecorded) {
+			q.untilDone(ctx, "recording the end of job "+st.w.Job.ID, func() error { return q.finish(st.w, st.path, nil) })
+			return st, nil
+		}
+		return st, err
 	}
 	defer func() {
 		if st, err := wait(); err != nil {
@@ -357,7 +370,7 @@ func (q *Queue) Run(ctx context.Context, apply ApplyFunc) error {
 			err := st.w.last(bg)
 			if err == nil {
 				if ferr := q.finish(st.w, st.path, nil); ferr != nil {
-					err = fmt.Errorf("%w: recording the end of the job: %v", ErrHeld, ferr)
+					err = fmt.Errorf("%w: %v", errUnrecorded, ferr)
 				}
 			}
 			st.done <- err

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -199,5 +200,63 @@ func TestUnwritableRecordIsWaitedOut(t *testing.T) {
 	waitFinal(t, q, func(ctx context.Context, w *Work) (string, error) { return "a.md", nil }, a.ID)
 	if ja, _ := q.Get(a.ID); ja.Status != Done {
 		t.Errorf("a: %+v", ja)
+	}
+}
+
+// A job whose last step succeeded (kk serve: its commit landed) is done
+// even when recording its end fails for a while (a full disk): the
+// record is written again until it takes, and the job is never undone,
+// run again or failed, nor is the job applied on its files meanwhile.
+// Found by an outside fault run on a full disk: the job was put back,
+// ran again, placed its note a second time and was reported failed,
+// with its commit in the branch.
+func TestDoneJobWhoseEndCannotBeRecordedStaysDone(t *testing.T) {
+	dir := t.TempDir()
+	var mu sync.Mutex
+	var restored []string
+	q := open(t, dir, Options{Restore: func(_ context.Context, j Job) error {
+		mu.Lock()
+		defer mu.Unlock()
+		restored = append(restored, j.ID)
+		return nil
+	}})
+	a := enqueue(t, q, "store", "a", "")
+	b := enqueue(t, q, "store", "b", "")
+	applied := map[string]int{}
+	waitFinal(t, q, func(ctx context.Context, w *Work) (string, error) {
+		payload, id := string(w.Payload), w.Job.ID
+		mu.Lock()
+		applied[payload]++
+		first := applied[payload] == 1
+		mu.Unlock()
+		w.Defer(func(ctx context.Context) error {
+			if payload == "a" && first {
+				// The step is done; then the job's record cannot be
+				// replaced for a while (a folder in its place).
+				rec := filepath.Join(dir, id+".json")
+				if err := os.Remove(rec); err != nil {
+					return err
+				}
+				if err := os.Mkdir(rec, 0o755); err != nil {
+					return err
+				}
+				time.AfterFunc(300*time.Millisecond, func() { _ = os.Remove(rec) })
+			}
+			return nil
+		})
+		return payload + ".md", nil
+	}, a.ID, b.ID)
+	for _, id := range []string{a.ID, b.ID} {
+		if j, _ := q.Get(id); j.Status != Done {
+			t.Errorf("job: %+v", j)
+		}
+		if j := onDisk(t, dir, id); j.Status != Done {
+			t.Errorf("on disk: %+v", j)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if applied["a"] != 1 || applied["b"] != 1 || len(restored) > 0 {
+		t.Errorf("applied %v, restored %v: a done job was undone or run again", applied, restored)
 	}
 }

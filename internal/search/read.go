@@ -125,6 +125,9 @@ func ReadNode(ctx context.Context, k *store.KB, p ReadParams) (*NodeView, error)
 		if rel, perr = LeafPath(k, p.Path); perr != nil {
 			return nil, perr
 		}
+		if k.LeadsOutOfTree(rel) {
+			return nil, op.Invalid("path", "%q is a symlink, or under one, that leads out of the knowledge tree; kk reads no file outside it (replace the link with the file)", p.Path)
+		}
 	default:
 		return nil, op.Invalid("id", "give the id or the path of the node to read")
 	}

@@ -99,3 +99,47 @@ func TestSearchNodesAndEntry(t *testing.T) {
 		t.Fatalf("no entry: %q", got)
 	}
 }
+
+// A leaf path that is a symlink leading out of the knowledge tree (one a
+// colleague committed, pulled in: git keeps symlinks) is refused, as the
+// tree's readers skip it: kk reads no file outside the tree by its path,
+// and says nothing of what it holds. Found through kk serve's web page,
+// whose /leaf/<path> parsed /etc/passwd and any markdown elsewhere on the
+// machine, redirecting to its id or quoting its parse error.
+func TestReadNodeRefusesALinkOutOfTheTree(t *testing.T) {
+	k := newKB(t)
+	a := createAtom(t, k, "Inside", []string{"src/**"}, "")
+	inside := strings.TrimPrefix(a["path"].(string), ".ai/kenkeep/nodes/")
+	outside := filepath.Join(t.TempDir(), "secret.md")
+	leaf, err := os.ReadFile(k.NodePath(inside))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A valid leaf outside: the worst case, it would parse.
+	if err := os.WriteFile(outside, []byte(strings.ReplaceAll(string(leaf), "Inside", "Secret")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(k.NodesDir(), "links")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(dir, "out.md")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Dir(outside), filepath.Join(k.NodesDir(), "outdir")); err != nil {
+		t.Fatal(err)
+	}
+	// A link to a leaf inside the tree is read.
+	if err := os.Symlink(k.NodePath(inside), filepath.Join(dir, "in.md")); err != nil {
+		t.Fatal(err)
+	}
+	if got := mustOK(t, run(t, k, ReadNodeJSON, `{"path":"links/in.md"}`)); got["id"] != a["id"] {
+		t.Errorf("a link inside the tree: %v", got)
+	}
+	for _, p := range []string{"links/out.md", "outdir/secret.md"} {
+		r := run(t, k, ReadNodeJSON, fmt.Sprintf(`{"path":%q}`, p))
+		if errCode(r) != op.CodeValidation || strings.Contains(fmt.Sprint(r), "Secret") || strings.Contains(fmt.Sprint(r), outside) {
+			t.Errorf("%s: %v", p, r)
+		}
+	}
+}

@@ -539,6 +539,40 @@ func TestFaultBranchIsPinned(t *testing.T) {
 	clean(t, k)
 }
 
+// The served branch deleted under the server (git update-ref -d, or git
+// branch -D from another work tree), HEAD still naming it: found by an
+// outside fault run, where the next job failed for good with "cannot
+// lock ref 'HEAD': unable to resolve reference 'refs/heads/main'". A
+// branch that is gone is the environment's, as one not checked out is:
+// the jobs wait, /healthz says why, and once the branch is there again
+// they are committed on it, one commit each.
+func TestFaultBranchDeletedUnderTheServer(t *testing.T) {
+	k := newRepo(t, 0)
+	s := start(t, k, nil)
+	s.post(t, httpapi.PostRequest{Title: "Before the deletion", Content: "Committed.\n"})
+	tip := git(t, k, "rev-parse", "HEAD")
+	git(t, k, "update-ref", "-d", "refs/heads/main")
+	id := s.postAsync(t, "While the branch is gone")
+	h := s.waitHealth(t, "no longer exists")
+	if !strings.Contains(h.WaitingFor, "main") {
+		t.Errorf("health does not name the served branch: %+v", h)
+	}
+	if j, _ := s.Client.Job(ctx, id); j.Status == "done" || j.Status == "failed" {
+		t.Fatalf("a job ended while the branch was gone: %+v", j)
+	}
+	git(t, k, "update-ref", "refs/heads/main", tip)
+	j := s.waitJob(t, id, 30*time.Second)
+	if j.Status != "done" {
+		t.Fatalf("job: %+v", j)
+	}
+	jobCommit(t, k, "store", j)
+	if parent := git(t, k, "rev-parse", "HEAD^"); parent != tip {
+		t.Errorf("the job's commit is on %s, want the branch's tip %s", parent, tip)
+	}
+	clean(t, k)
+	headChecks(t, k)
+}
+
 // --push-every against a remote that another clone pushes to every half
 // second (eight times): the server's rebase is followed at once by its
 // push, tried again while the remote moves, so its jobs reach the remote.

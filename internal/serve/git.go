@@ -139,6 +139,9 @@ func (b *Backend) Ready(ctx context.Context) error {
 	if ok, other := r.OnBranch(ctx); !ok {
 		return fmt.Errorf("the work tree has %s checked out; kk serve serves the branch %s (checked out when it started) and holds the jobs until %s is checked out again", other, r.Branch, r.Branch)
 	}
+	if r.BranchGone(ctx) {
+		return fmt.Errorf("the branch %s, which kk serve serves, no longer exists (deleted by another git command); the jobs wait until it is there again", r.Branch)
+	}
 	if p := r.HeldLock(); p != "" {
 		if fi, err := os.Lstat(p); err == nil && time.Since(fi.ModTime()) > heldLockAge {
 			return fmt.Errorf("waiting for %s, held by another git process since %s (if no git command is running, remove the file)", p, fi.ModTime().UTC().Format(time.RFC3339))
@@ -172,13 +175,15 @@ func (b *Backend) stopCtx() context.Context {
 
 // commitError turns a commit's failure into the queue's kind of error: a
 // wait the stop ended leaves the job for the next start; the served
-// branch not checked out is the environment's (the job is queued again
-// and waits); anything else fails the job.
+// branch not checked out, and git commands that signals from outside
+// kept ending (gitx.ErrKilled, after the commit's own tries), are the
+// environment's (the job is queued again and waits); anything else fails
+// the job.
 func commitError(err error) error {
 	switch {
 	case errors.Is(err, gitx.ErrInterrupted):
 		return fmt.Errorf("%w: %v", jobqueue.ErrInterrupted, err)
-	case errors.Is(err, gitx.ErrNotPinned):
+	case errors.Is(err, gitx.ErrNotPinned), errors.Is(err, gitx.ErrKilled):
 		return fmt.Errorf("%w: %v", jobqueue.ErrHeld, err)
 	}
 	return fmt.Errorf("committing: %w", err)

@@ -381,6 +381,23 @@ func (k *KB) ReadLeaf(rel string) (*node.Node, error) {
 	return node.Parse(rel, src)
 }
 
+// LeadsOutOfTree reports whether the leaf path rel (relative to nodes/)
+// reaches a file outside the knowledge tree through a symlink: the link
+// itself, or a folder on its way. The tree's readers skip such a leaf
+// (classify), so a read by path refuses it too. A path that does not
+// resolve is not reported (its read says it is missing).
+func (k *KB) LeadsOutOfTree(rel string) bool {
+	target, err := filepath.EvalSymlinks(k.NodePath(rel))
+	if err != nil {
+		return false
+	}
+	root, err := filepath.EvalSymlinks(k.NodesDir())
+	if err != nil {
+		return false
+	}
+	return !within(root, target)
+}
+
 // Scan lists the leaf files and folders under nodes/ in a stable order. A
 // symlink that is broken or leads out of the tree is a *TreeError.
 func (k *KB) Scan() (*Listing, error) {
