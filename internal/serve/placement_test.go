@@ -60,7 +60,7 @@ func TestPlacementLeaveOneOut(t *testing.T) {
 			if err := b.Open(ctx); err != nil {
 				t.Fatal(err)
 			}
-			defer b.Close()
+			defer func() { _ = b.Close() }()
 			if _, err := b.openIndex(ctx, true); err != nil {
 				t.Fatal(err)
 			}
