@@ -126,9 +126,6 @@ func (r *repo) checkMergeDriver(ctx context.Context) checks.DoctorCheck {
 		missing = append(missing, fmt.Sprintf("the repository's git config does not define merge.%s.driver", MergeDriver))
 	}
 	var lines []string // kk's other lines the file lacks, and what that costs
-	if !store.HasGitattributesLine(r.k, store.GitattributesEOL) {
-		lines = append(lines, fmt.Sprintf("%s lacks %q: a clone with core.autocrlf (Git for Windows' default) checks the knowledge base out with CRLF line endings, and kk index rebuild --check fails there", r.k.Rel(r.k.GitattributesPath()), store.GitattributesEOL))
-	}
 	if !store.HasGitattributesLine(r.k, store.GitattributesSummaries) {
 		lines = append(lines, fmt.Sprintf("%s lacks %q: a merge of two branches that each summarized a new folder stops on a conflict in FOLDER_SUMMARIES.md", r.k.Rel(r.k.GitattributesPath()), store.GitattributesSummaries))
 	}

@@ -272,14 +272,6 @@ var GitattributesLines = []string{
 	"/nodes/**/index.md merge=kk-generated",
 }
 
-// GitattributesEOL is the line of .ai/kenkeep/.gitattributes that checks
-// the knowledge base out with LF line endings on every platform. With
-// core.autocrlf (Git for Windows' default) git would write CRLF: every
-// generated file would then read as stale, and nodes_hash, a hash of the
-// leaf files' bytes, would differ from the one a checkout with LF
-// computes, so a rebuild on one platform fails the check on the other.
-const GitattributesEOL = "* text=auto eol=lf"
-
 // GitattributesSummaries is the line of .ai/kenkeep/.gitattributes that
 // merges FOLDER_SUMMARIES.md with git's own union driver: two branches
 // that each summarized a new folder add lines next to each other (the
@@ -298,13 +290,12 @@ func mergeGitattributes(path string) ([]byte, error) {
 		return nil, err
 	}
 	var b strings.Builder
-	b.WriteString(GitattributesEOL + "\n")
 	for _, l := range GitattributesLines {
 		b.WriteString(l + "\n")
 	}
 	b.WriteString(GitattributesSummaries + "\n")
 	for _, l := range strings.Split(strings.TrimRight(string(old), "\n"), "\n") {
-		if t := strings.TrimSpace(l); t == "" || t == GitattributesEOL || t == GitattributesSummaries || slices.Contains(GitattributesLines, t) {
+		if t := strings.TrimSpace(l); t == "" || t == GitattributesSummaries || slices.Contains(GitattributesLines, t) {
 			continue
 		}
 		b.WriteString(l + "\n")
@@ -329,7 +320,7 @@ func HasGitattributes(k *KB) bool {
 }
 
 // HasGitattributesLine reports whether .ai/kenkeep/.gitattributes holds
-// line (GitattributesEOL, GitattributesSummaries).
+// line (GitattributesSummaries).
 func HasGitattributesLine(k *KB, line string) bool {
 	data, err := os.ReadFile(k.GitattributesPath())
 	if err != nil {
