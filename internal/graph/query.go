@@ -3,7 +3,6 @@ package graph
 import (
 	"context"
 	"fmt"
-	"os"
 	"path"
 	"path/filepath"
 	"slices"
@@ -206,13 +205,9 @@ func Context(ctx context.Context, k *store.KB, p ContextParams) (*ContextResult,
 	}
 	paths := slices.Clone(p.Paths)
 	if p.TaskFile != "" {
-		file := p.TaskFile
-		if !filepath.IsAbs(file) {
-			file = filepath.Join(k.Root, file)
-		}
-		src, err := os.ReadFile(file)
+		src, file, err := readTaskFile(k, p.TaskFile)
 		if err != nil {
-			return nil, op.New(op.CodeValidation, map[string]any{"field": "taskFile"}, "taskFile: %v", err)
+			return nil, err
 		}
 		// Noted for the end-of-turn graph hint (the session that works on
 		// the task is asked to record what it changed); a note that cannot

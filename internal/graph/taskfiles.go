@@ -5,14 +5,18 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/kk-project/kk/internal/atomicfile"
+	"github.com/kk-project/kk/internal/op"
 	"github.com/kk-project/kk/internal/store"
 )
 
@@ -134,4 +138,85 @@ func compactTaskFiles(k *store.KB) error {
 func TaskID(file string) string {
 	base := path.Base(filepath.ToSlash(file))
 	return strings.TrimSuffix(base, path.Ext(base))
+}
+
+// MaxTaskFileBytes is the largest task file a context query reads (1 MiB).
+const MaxTaskFileBytes = 1 << 20
+
+// readTaskFile reads the task file a context query names (relative to the
+// repository root, or absolute) and returns its text and absolute path.
+// The name comes from an agent or a client as well as from a person, so
+// only a regular file inside the repository (after following links) of at
+// most MaxTaskFileBytes is read: a FIFO would block the call for ever and
+// a device such as /dev/zero would never end. Each refusal is a
+// VALIDATION_ERROR on taskFile naming the file as given.
+func readTaskFile(k *store.KB, given string) ([]byte, string, error) {
+	invalid := func(format string, args ...any) error {
+		return op.Invalid("taskFile", "%s %s", op.Quote(given), fmt.Sprintf(format, args...))
+	}
+	file := given
+	if !filepath.IsAbs(file) {
+		file = filepath.Join(k.Root, file)
+	}
+	file = filepath.Clean(file)
+	if !within(k.Root, file) {
+		return nil, "", invalid("is outside the repository; give a task file inside it")
+	}
+	root, err := filepath.EvalSymlinks(k.Root)
+	if err != nil {
+		return nil, "", err
+	}
+	resolved, err := filepath.EvalSymlinks(file)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, "", invalid("does not exist")
+	}
+	if err != nil {
+		return nil, "", invalid("cannot be read (%s)", osProblem(err))
+	}
+	if !within(root, resolved) {
+		return nil, "", invalid("is outside the repository (it is a link to %s); give a task file inside it", op.Quote(resolved))
+	}
+	fi, err := os.Stat(resolved)
+	if err != nil {
+		return nil, "", invalid("cannot be read (%s)", osProblem(err))
+	}
+	if fi.IsDir() {
+		return nil, "", invalid("is a folder; give a markdown file")
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, "", invalid("is not a regular file")
+	}
+	// O_NONBLOCK: should the path have become a FIFO since the Stat, the
+	// open does not wait for a writer.
+	f, err := os.OpenFile(resolved, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, "", invalid("cannot be read (%s)", osProblem(err))
+	}
+	defer func() { _ = f.Close() }()
+	if fi, err = f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return nil, "", invalid("is not a regular file")
+	}
+	src, err := io.ReadAll(io.LimitReader(f, MaxTaskFileBytes+1))
+	if err != nil {
+		return nil, "", invalid("cannot be read (%s)", osProblem(err))
+	}
+	if len(src) > MaxTaskFileBytes {
+		return nil, "", invalid("is over %d bytes; the limit is %d (1 MiB)", MaxTaskFileBytes, MaxTaskFileBytes)
+	}
+	return src, file, nil
+}
+
+// within reports whether path is dir or inside it (both clean, absolute).
+func within(dir, path string) bool {
+	rel, err := filepath.Rel(dir, path)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
+}
+
+// osProblem is the operating system's reason for a failed file operation,
+// without the operation and path it names (those are the caller's).
+func osProblem(err error) string {
+	if pe, ok := errors.AsType[*fs.PathError](err); ok {
+		return pe.Err.Error()
+	}
+	return err.Error()
 }

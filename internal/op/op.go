@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/kk-project/kk/internal/node"
 	"github.com/kk-project/kk/internal/store"
@@ -54,9 +55,41 @@ func Invalid(field, format string, args ...any) *Error {
 	return New(CodeValidation, map[string]any{"field": field}, "%s: %s", field, fmt.Sprintf(format, args...))
 }
 
-// NotFound is a NOT_FOUND error about an entity of a kind.
+// NotFound is a NOT_FOUND error about an entity of a kind. An id too long
+// to be one is cut in the message and the details (see Quote).
 func NotFound(kind, id string) *Error {
-	return New(CodeNotFound, map[string]any{"entityType": kind, "id": id}, "no %s with id %q", kind, id)
+	return New(CodeNotFound, map[string]any{"entityType": kind, "id": Cut(id)}, "no %s with id %s", kind, Quote(id))
+}
+
+// MaxQuoted is how many bytes of a value a message quotes: an id, a query
+// or a path sent back in an error is cut there, so that a caller sending
+// megabytes does not get them back (into a model's context) twice.
+const MaxQuoted = 200
+
+// Cut is s, or its first MaxQuoted bytes (whole characters) followed by
+// "…" and how many bytes were left out.
+func Cut(s string) string {
+	if len(s) <= MaxQuoted {
+		return s
+	}
+	n := MaxQuoted
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return fmt.Sprintf("%s… (%d more bytes)", s[:n], len(s)-n)
+}
+
+// Quote is s quoted as Go's %q does, cut by Cut when it is long: the
+// quotes close after the cut, and the count follows them.
+func Quote(s string) string {
+	if len(s) <= MaxQuoted {
+		return fmt.Sprintf("%q", s)
+	}
+	n := MaxQuoted
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return fmt.Sprintf("%q… (%d more bytes)", s[:n], len(s)-n)
 }
 
 // Conflict is a CONFLICT: the entity is at current, not given. The
