@@ -3,7 +3,11 @@ package graph
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"reflect"
 	"strings"
+
+	"github.com/kk-project/kk/internal/op"
 )
 
 // QueryGraphParams is the parameter object of query_graph (seed 002).
@@ -87,11 +91,36 @@ func (a *JSONArray[T]) UnmarshalJSON(b []byte) error {
 		return nil
 	}
 	if len(b) > 0 && b[0] == '"' {
+		// The string form is held to the rules of the object around it
+		// (one array, no key twice, no NUL, nothing after it); a problem
+		// is a type error, which the decoder attributes to the field.
 		var s string
 		if err := json.Unmarshal(b, &s); err != nil {
 			return err
 		}
 		b = []byte(s)
+		if err := op.CheckDocument(b); err != nil {
+			msg := err.Error()
+			if e, ok := errors.AsType[*op.Error](err); ok {
+				msg = strings.TrimPrefix(e.Message, "the parameters are not a valid JSON object: ")
+			}
+			return stringNotArray[T](msg)
+		}
+		if t := bytes.TrimSpace(b); len(t) == 0 || t[0] != '[' {
+			return stringNotArray[T]("it holds no JSON array")
+		}
+		dec := json.NewDecoder(bytes.NewReader(b))
+		dec.DisallowUnknownFields()
+		var items []T
+		if err := dec.Decode(&items); err != nil {
+			problem := strings.TrimPrefix(err.Error(), "json: ")
+			if te, ok := errors.AsType[*json.UnmarshalTypeError](err); ok {
+				problem = strings.TrimPrefix(te.Field+" ", " ") + op.TypeProblem(te)
+			}
+			return stringNotArray[T](problem)
+		}
+		a.Items = items
+		return nil
 	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
@@ -101,6 +130,12 @@ func (a *JSONArray[T]) UnmarshalJSON(b []byte) error {
 	}
 	a.Items = items
 	return nil
+}
+
+// stringNotArray is the error of a JSONArray given as a string that does
+// not hold the array: a type error, so that the decoder names the field.
+func stringNotArray[T any](problem string) error {
+	return &json.UnmarshalTypeError{Value: "a string that is not a JSON array (" + op.Cut(problem) + ")", Type: reflect.TypeFor[[]T]()}
 }
 
 // MarshalJSON implements json.Marshaler.

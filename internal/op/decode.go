@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
+	"math"
+	"reflect"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -65,14 +68,13 @@ func DecodeInto(raw []byte, v any) error {
 		var field string
 		if te, ok := errors.AsType[*json.UnmarshalTypeError](err); ok && te.Field != "" {
 			field = te.Field
-			return New(CodeValidation, map[string]any{"field": field, "cause": err.Error()},
-				"%s: is %s, not %s", field, te.Value, te.Type)
+			return New(CodeValidation, map[string]any{"field": field}, "%s: %s", field, TypeProblem(te))
 		}
 		if msg, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
 			field = strings.Trim(msg, `"`)
 			return New(CodeValidation, map[string]any{"field": field}, "%s: is not a parameter of this operation", field)
 		}
-		return New(CodeValidation, map[string]any{"cause": err.Error()}, "the parameters are not a valid JSON object: %v", err)
+		return New(CodeValidation, nil, "the parameters are not a valid JSON object: %s", strings.TrimPrefix(err.Error(), "json: "))
 	}
 	if dec.More() {
 		return New(CodeValidation, nil, "the parameters hold data after the JSON object")
@@ -190,4 +192,58 @@ func orRoot(p string) string {
 		return "/"
 	}
 	return p
+}
+
+// TypeProblem says in JSON's words what is wrong with a value of the wrong
+// type: what it is and what the field takes, never the Go type behind the
+// field ("is number 1.5, not integer"). A Value that is already a phrase
+// ("a string that is not a JSON array (…)", from a field's own decoder)
+// is said as it is.
+func TypeProblem(te *json.UnmarshalTypeError) string {
+	if strings.HasPrefix(te.Value, "a ") {
+		return "is " + te.Value
+	}
+	want := jsonKind(te.Type)
+	if want == "integer" && strings.HasPrefix(te.Value, "number") {
+		return fmt.Sprintf("is %s, not integer: write a whole number in digits, without a fraction or an exponent, of at most %s", Cut(te.Value), intMax(te.Type))
+	}
+	return fmt.Sprintf("is %s, not %s", Cut(te.Value), want)
+}
+
+// jsonKind names the JSON value a Go type decodes from.
+func jsonKind(t reflect.Type) string {
+	if t == nil {
+		return "a value of this kind"
+	}
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.Bool:
+		return "boolean"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "integer"
+	case reflect.Float32, reflect.Float64:
+		return "number"
+	case reflect.String:
+		return "string"
+	case reflect.Slice, reflect.Array:
+		return "array"
+	case reflect.Map, reflect.Struct:
+		return "object"
+	}
+	return "a value of this kind"
+}
+
+// intMax is the largest value of an integer type.
+func intMax(t reflect.Type) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		return strconv.FormatUint(uint64(math.MaxUint64)>>(64-t.Bits()), 10)
+	}
+	return strconv.FormatInt(int64(math.MaxInt64)>>(64-t.Bits()), 10)
 }

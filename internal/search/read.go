@@ -117,7 +117,7 @@ func ReadNode(ctx context.Context, k *store.KB, p ReadParams) (*NodeView, error)
 			return nil, err
 		}
 		if !found {
-			return nil, op.New(op.CodeNotFound, map[string]any{"id": p.ID}, "no node with id %q", p.ID)
+			return nil, op.New(op.CodeNotFound, map[string]any{"id": op.Cut(p.ID)}, "no node with id %s", op.Quote(p.ID))
 		}
 		rel = path
 	case p.Path != "":

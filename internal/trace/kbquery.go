@@ -166,15 +166,30 @@ func KBQuery(ctx context.Context, k *store.KB, p KBQueryParams) (*QueryResult, e
 		default:
 			return nil, op.Invalid("relationship.direction", "%q is not a direction; use out or in", rel.Direction)
 		}
-		rel.Other = normalizeRef(rel.Other)
+		if rel.Other != "" {
+			other, err := checkRef("relationship.other", rel.Other)
+			if err != nil {
+				return nil, err
+			}
+			rel.Other = other
+		}
 	}
-	id := normalizeRef(p.ID)
-	if p.ID != "" && id == "" {
-		return nil, op.Invalid("id", "%q holds no letter or digit", p.ID)
+	var id string
+	if p.ID != "" {
+		var err *op.Error
+		if id, err = checkRef("id", p.ID); err != nil {
+			return nil, err
+		}
 	}
 	s, err := loadSnapshot(ctx, k)
 	if err != nil {
 		return nil, err
+	}
+	if rel != nil && !s.knowsEdgeType(rel.Type) {
+		// A misspelt type would match nothing, and with missing:true
+		// every entity: refused, unless some edge of the tree has it.
+		return nil, op.Invalid("relationship.type", "%s is not an edge type; use one of %s or %s (kk_related)", op.Quote(rel.Type),
+			strings.Join(graph.EdgeTypes(), ", "), index.EdgeRelated)
 	}
 	if id != "" {
 		id = s.canonical(id)
@@ -209,6 +224,22 @@ func hasTags(have, want []string) bool {
 		}
 	}
 	return true
+}
+
+// knowsEdgeType reports whether typ is an edge type of the edge table, a
+// generic relationship (relates_to, depends_on, related), or the type of
+// some edge of the snapshot (a hand-written kk_edges entry may carry one
+// the table does not know).
+func (s *snapshot) knowsEdgeType(typ string) bool {
+	if _, ok := graph.EdgeTable[typ]; ok || typ == index.EdgeRelatesTo || typ == index.EdgeDependsOn || typ == index.EdgeRelated {
+		return true
+	}
+	for _, e := range s.edges {
+		if e.Type == typ {
+			return true
+		}
+	}
+	return false
 }
 
 // matches reports whether entity id fits the relationship pattern.

@@ -81,6 +81,20 @@ func normalizeRef(id string) string {
 	return id
 }
 
+// checkRef is the id a caller gave in field, trimmed: a VALIDATION_ERROR
+// naming the field when it is blank or not an id (quoted, and cut when
+// long, so that a megabyte sent as an id is not sent back).
+func checkRef(field, id string) (string, *op.Error) {
+	id = strings.TrimSpace(id)
+	if id == "" {
+		return "", op.Invalid(field, "is required")
+	}
+	if node.CheckID(id) != nil {
+		return "", op.Invalid(field, "%s is not an id: an id is 1 to %d ASCII letters, digits, '-', '_' and '.', starting with a letter or a digit", op.Quote(id), node.MaxIDLen)
+	}
+	return id, nil
+}
+
 // oneLine checks a short free-text field.
 func oneLine(field, s string, max int, required bool) *op.Error {
 	switch {
@@ -212,13 +226,11 @@ func validateEdgeIn(i int, e KBEdgeIn) (KBEdgeIn, *op.Error) {
 		name string
 		v    *string
 	}{{"from", &e.From}, {"to", &e.To}} {
-		if strings.TrimSpace(*end.v) == "" {
-			return e, op.Invalid(f+"."+end.name, "is required")
+		id, err := checkRef(f+"."+end.name, *end.v)
+		if err != nil {
+			return e, err
 		}
-		if err := node.CheckID(strings.TrimSpace(*end.v)); err != nil {
-			return e, op.Invalid(f+"."+end.name, "%v", err)
-		}
-		*end.v = normalizeRef(*end.v)
+		*end.v = id
 	}
 	if e.Type == "relates_to" {
 		if err := oneLine(f+".kind", e.Kind, MaxCodeChars, true); err != nil {
@@ -742,16 +754,21 @@ func validateDelete(p KBDeleteParams, o DeleteOptions) (*deletion, error) {
 	}
 	d := &deletion{o: o, refs: make([]KBEntityRef, len(p.Entities)), edges: make([]KBEdgeRef, len(p.Edges)),
 		deleted: map[string]bool{}, res: &DeleteEntitiesResult{Deleted: []string{}, Updated: []string{}}}
-	seen := map[string]bool{}
+	seen := map[string]int{} // entity index by store.IDKey
 	for i, r := range p.Entities {
 		f := fmt.Sprintf("entities[%d]", i)
-		if r.ID = normalizeRef(r.ID); r.ID == "" {
-			return nil, op.Invalid(f+".id", "is required")
+		id, err := checkRef(f+".id", r.ID)
+		if err != nil {
+			return nil, err
 		}
-		if seen[r.ID] {
-			return nil, op.Invalid(f+".id", "%s is named twice", r.ID)
+		r.ID = id
+		if j, dup := seen[store.IDKey(id)]; dup {
+			if prev := d.refs[j].ID; prev != id {
+				return nil, op.Invalid(f+".id", "%s differs only in case from %s (entities[%d]); ids are compared without regard to case, so they name one entity", id, prev, j)
+			}
+			return nil, op.Invalid(f+".id", "%s is named twice (entities[%d])", id, j)
 		}
-		seen[r.ID] = true
+		seen[store.IDKey(id)] = i
 		if o.Agent && r.Version == nil {
 			return nil, op.Invalid(f+".version", "is required: give the version you read (kb_query or kk_read) so a concurrent change is not lost")
 		}
@@ -762,11 +779,12 @@ func validateDelete(p KBDeleteParams, o DeleteOptions) (*deletion, error) {
 		if e.Type == "" {
 			return nil, op.Invalid(f+".type", "is required")
 		}
-		if e.From = normalizeRef(e.From); e.From == "" {
-			return nil, op.Invalid(f+".from", "is required")
+		var err *op.Error
+		if e.From, err = checkRef(f+".from", e.From); err != nil {
+			return nil, err
 		}
-		if e.To = normalizeRef(e.To); e.To == "" {
-			return nil, op.Invalid(f+".to", "is required")
+		if e.To, err = checkRef(f+".to", e.To); err != nil {
+			return nil, err
 		}
 		d.edges[i] = e
 	}
