@@ -45,6 +45,7 @@ func TestHostileArguments(t *testing.T) {
 		{"a megabyte id to get", "query_graph", map[string]any{"operation": "get", "entityType": "atom", "id": huge}, op.CodeNotFound, "more bytes"},
 		{"a megabyte edge end", "kb_upsert", map[string]any{"edges": []any{map[string]any{"type": "implements", "from": "SYM-1", "to": huge}}, "created_by": "a", "source": "s"}, op.CodeValidation, "edges[0].to: "},
 		{"a megabyte id to delete", "kb_delete", map[string]any{"entities": []any{map[string]any{"id": huge, "version": 1}}, "created_by": "a", "source": "s"}, op.CodeValidation, "entities[0].id: "},
+		{"a megabyte search", "kk_search", map[string]any{"query": huge}, op.CodeValidation, "more bytes"},
 		{"a query id with a space", "kb_query", map[string]any{"id": "REQ 1"}, op.CodeValidation, `id: "REQ 1" is not an id`},
 		{"a relationship end with a space", "kb_query", map[string]any{"type": "symbol", "relationship": map[string]any{"type": "implements", "other": "REQ 1"}}, op.CodeValidation, `relationship.other: "REQ 1" is not an id`},
 		{"a misspelt relationship type", "kb_query", map[string]any{"type": "req", "relationship": map[string]any{"type": "verifed_by", "missing": true}}, op.CodeValidation, `relationship.type: "verifed_by" is not an edge type`},

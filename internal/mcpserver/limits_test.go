@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kk-project/kk/internal/op"
 )
 
 // TestLimitsDoc: the MCP section of docs/limits.md gives the limits the
@@ -27,11 +29,13 @@ func TestLimitsDoc(t *testing.T) {
 		wait = "1 minute"
 	}
 	for name, want := range map[string]string{
-		"MaxFrameBytes": "| one line (one message), its newline excluded | " + sizeText(MaxFrameBytes) + " |",
-		"MaxDepth":      fmt.Sprintf("| nesting of objects and arrays | %d levels", MaxDepth),
-		"idSearchBytes": "its first " + sizeText(idSearchBytes) + " |",
-		"maxExactID":    fmt.Sprintf("at most 2^%d in magnitude", bits.Len64(maxExactID)-1),
-		"drainTimeout":  "| wait for answers after the client closes stdin | " + wait + " |",
+		"MaxFrameBytes":    "| one line (one message), its newline excluded | " + sizeText(MaxFrameBytes) + " |",
+		"MaxDepth":         fmt.Sprintf("| nesting of objects and arrays | %d levels", MaxDepth),
+		"idSearchBytes":    "its first " + sizeText(idSearchBytes) + " |",
+		"maxExactID":       fmt.Sprintf("at most 2^%d in magnitude", bits.Len64(maxExactID)-1),
+		"drainTimeout":     "| wait for answers after the client closes stdin | " + wait + " |",
+		"maxResourceBytes": "| a resource read (ENTRY.md, a folder's index.md, a node) | " + sizeText(maxResourceBytes) + " |",
+		"op.MaxQuoted":     fmt.Sprintf("| a value quoted back in an error message | its first %d bytes |", op.MaxQuoted),
 	} {
 		if !strings.Contains(section, want) {
 			t.Errorf("docs/limits.md, MCP: %s is not documented as %q", name, want)

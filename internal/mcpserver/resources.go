@@ -3,10 +3,14 @@ package mcpserver
 import (
 	"context"
 	"errors"
+	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path"
+	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -73,15 +77,56 @@ func (s *server) readIndex(ctx context.Context, req *mcp.ReadResourceRequest) (*
 	return s.readFile(uri, s.kb.NodePath(p))
 }
 
-// readFile returns one markdown file as a resource, or "not found".
+// maxResourceBytes is the largest file a resource read returns (16 MiB:
+// the generated index.md of a folder of some 80,000 leaves).
+const maxResourceBytes = 16 << 20
+
+// readFile returns one markdown file as a resource, or "not found". Only
+// a regular file inside the knowledge base folder (after following links)
+// of at most maxResourceBytes is read: a folder linked out of the tree is
+// not read through, a FIFO would block the read for ever and /dev/zero
+// would never end. A refusal names the URI, never the file's absolute
+// path.
 func (s *server) readFile(uri, file string) (*mcp.ReadResourceResult, error) {
-	src, err := os.ReadFile(file)
+	refuse := func(why string) error { return fmt.Errorf("%s: %s", uri, why) }
+	resolved, err := filepath.EvalSymlinks(file)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, mcp.ResourceNotFoundError(uri)
 	}
 	if err != nil {
 		s.log.Error("reading a resource", "uri", uri, "error", err.Error())
-		return nil, err
+		return nil, refuse("cannot be read")
+	}
+	dir, err := filepath.EvalSymlinks(s.kb.Dir)
+	if err != nil {
+		s.log.Error("reading a resource", "uri", uri, "error", err.Error())
+		return nil, refuse("cannot be read")
+	}
+	if rel, err := filepath.Rel(dir, resolved); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return nil, refuse("is a link out of the knowledge tree; kk does not read it")
+	}
+	fi, err := os.Stat(resolved)
+	if err != nil || !fi.Mode().IsRegular() {
+		return nil, refuse("is not a regular file; kk does not read it")
+	}
+	// O_NONBLOCK: should the path have become a FIFO since the Stat, the
+	// open does not wait for a writer.
+	f, err := os.OpenFile(resolved, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		s.log.Error("reading a resource", "uri", uri, "error", err.Error())
+		return nil, refuse("cannot be read")
+	}
+	defer func() { _ = f.Close() }()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return nil, refuse("is not a regular file; kk does not read it")
+	}
+	src, err := io.ReadAll(io.LimitReader(f, maxResourceBytes+1))
+	if err != nil {
+		s.log.Error("reading a resource", "uri", uri, "error", err.Error())
+		return nil, refuse("cannot be read")
+	}
+	if len(src) > maxResourceBytes {
+		return nil, refuse(fmt.Sprintf("is over %d bytes, the limit of a resource", maxResourceBytes))
 	}
 	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, MIMEType: markdownMIMEType, Text: string(src)}}}, nil
 }

@@ -284,7 +284,7 @@ func SearchNodesOn(ctx context.Context, k *store.KB, branch string, p SearchPara
 		limit = *p.Limit
 	}
 	if !index.Searchable(p.Query) {
-		return nil, op.Invalid("query", "%q holds no word to look for", p.Query)
+		return nil, op.Invalid("query", "%s holds no word to look for", op.Quote(p.Query))
 	}
 	if branch == "" {
 		var err error
