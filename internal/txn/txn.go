@@ -1704,6 +1704,9 @@ func (tx *Tx) render(s *staged) ([]byte, bool, error) {
 	if err := n.Validate(); err != nil {
 		return nil, false, err
 	}
+	if err := tx.checkInsideTree(n.Path); err != nil {
+		return nil, false, err
+	}
 	if s.origPath == "" {
 		// A new leaf starts at version 1, or keeps the version it arrives
 		// with (a leaf imported from a pack).
@@ -1742,6 +1745,42 @@ func (tx *Tx) render(s *staged) ([]byte, bool, error) {
 	}
 	data, err = tx.renderLeaf(n)
 	return data, true, err
+}
+
+// checkInsideTree refuses to write the leaf rel through a symlink that
+// leads out of the knowledge tree (or nowhere): a folder on its way, or
+// the leaf file itself. A repository can commit such a link; the tree's
+// readers skip what is under it, and no writer may write through it.
+func (tx *Tx) checkInsideTree(rel string) error {
+	root, err := filepath.EvalSymlinks(tx.k.NodesDir())
+	if err != nil {
+		return err
+	}
+	p := tx.k.NodesDir()
+	for _, seg := range strings.Split(path.Clean(filepath.ToSlash(rel)), "/") {
+		p = filepath.Join(p, seg)
+		fi, err := os.Lstat(p)
+		if err != nil {
+			return nil // not there yet: created as a real folder or file
+		}
+		if fi.Mode()&fs.ModeSymlink == 0 {
+			continue
+		}
+		target, err := filepath.EvalSymlinks(p)
+		where := "nowhere (a broken link)"
+		if err == nil {
+			if r, err := filepath.Rel(root, target); err == nil && r != ".." && !strings.HasPrefix(r, ".."+string(filepath.Separator)) && !filepath.IsAbs(r) {
+				continue
+			}
+			where = target
+		}
+		what := "the folder " + tx.k.Rel(p)
+		if p == tx.k.NodePath(rel) {
+			what = "the leaf file"
+		}
+		return &node.Error{Path: rel, Field: "folder", Msg: fmt.Sprintf("%s is a link out of the knowledge tree (to %s); kk writes nothing through it: replace the link with a real folder or file", what, where)}
+	}
+	return nil
 }
 
 func (tx *Tx) renderLeaf(n *node.Node) ([]byte, error) {
