@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/bmatcuk/doublestar/v4"
@@ -101,7 +102,22 @@ func ValidateName(field, s string) (string, *op.Error) {
 	case strings.ContainsAny(s, "\n\r"):
 		return "", op.Invalid(field, "must be one line")
 	}
+	if err := CheckNoControl(field, s); err != nil {
+		return "", err
+	}
 	return s, nil
+}
+
+// CheckNoControl refuses a one-line text holding a control character
+// other than a tab (an escape sequence in a title would drive the
+// terminal of whoever lists it), naming the field and the character.
+func CheckNoControl(field, s string) *op.Error {
+	for _, r := range s {
+		if r != '\t' && unicode.IsControl(r) {
+			return op.Invalid(field, "holds the control character %U; give plain text", r)
+		}
+	}
+	return nil
 }
 
 // ValidateSummary trims a changelog summary and checks it is 1 B–4 KB.
@@ -131,7 +147,7 @@ func ValidateTaskID(field, s string, required bool) *op.Error {
 	case utf8.RuneCountInString(s) > MaxTaskIDChars:
 		return op.Invalid(field, "is %d characters; the limit is %d", utf8.RuneCountInString(s), MaxTaskIDChars)
 	}
-	return nil
+	return CheckNoControl(field, s)
 }
 
 // ValidateProjectID accepts "" and this KB's project id.

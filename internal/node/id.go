@@ -188,7 +188,7 @@ func CleanFolder(folder string) (string, error) {
 		if strings.HasPrefix(seg, ".") {
 			return "", fmt.Errorf("folder %q has a hidden segment %q; folder names may not start with \".\"", folder, seg)
 		}
-		if seg == "index.md" || strings.ContainsAny(seg, "\x00:*?\"<>|") {
+		if seg == "index.md" || strings.ContainsAny(seg, "\x00:*?\"<>|") || strings.ContainsFunc(seg, unicode.IsControl) {
 			return "", fmt.Errorf("folder %q has an invalid segment %q", folder, seg)
 		}
 	}

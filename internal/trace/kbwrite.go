@@ -107,7 +107,7 @@ func oneLine(field, s string, max int, required bool) *op.Error {
 	case utf8.RuneCountInString(s) > max:
 		return op.Invalid(field, "is %d characters; the limit is %d", utf8.RuneCountInString(s), max)
 	}
-	return nil
+	return graph.CheckNoControl(field, s)
 }
 
 // checkChangeset checks what kb_upsert and kb_delete share but the
