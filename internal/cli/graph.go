@@ -494,6 +494,9 @@ func printGraphData(w io.Writer, data any) {
 		for _, id := range v.Orphaned {
 			fmt.Fprintf(w, "orphaned %s\n", id)
 		}
+		for _, id := range v.Unlinked {
+			fmt.Fprintf(w, "unlinked %s\n", id)
+		}
 	case *graph.AppendResult:
 		fmt.Fprintf(w, "appended to %s %s (version %d)\n", v.ParentType, v.ParentID, v.Version)
 	case *graph.ChangelogPage:

@@ -3,6 +3,7 @@ package graph
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -22,6 +23,9 @@ const (
 type DeleteResult struct {
 	Deleted  []string `json:"deleted"`
 	Orphaned []string `json:"orphaned"`
+	// Unlinked are the atoms and molecules that named a deleted one in
+	// their related list and lost that entry.
+	Unlinked []string `json:"unlinked"`
 }
 
 // edit is the input of a create or update after validation.
@@ -372,12 +376,12 @@ func (g *Graph) delete(w *writes, p DeleteParams) (*DeleteResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	res := &DeleteResult{Deleted: []string{ent.ID}, Orphaned: []string{}}
+	res := &DeleteResult{Deleted: []string{ent.ID}, Orphaned: []string{}, Unlinked: []string{}}
 	if err := w.tx.Remove(n); err != nil {
 		return nil, err
 	}
 	if p.EntityType == KindAtom {
-		return res, nil
+		return res, g.unlink(w, p, res)
 	}
 	for _, a := range g.MemberAtoms(ent.ID) {
 		an, err := g.fresh(a.ID)
@@ -400,7 +404,66 @@ func (g *Graph) delete(w *writes, p DeleteParams) (*DeleteResult, error) {
 		}
 		res.Orphaned = append(res.Orphaned, a.ID)
 	}
-	return res, nil
+	return res, g.unlink(w, p, res)
+}
+
+// unlink drops the related entries that name a deleted atom or molecule
+// from the atoms and molecules that remain (in id order), staging each
+// leaf it changes and listing it in res.Unlinked.
+func (g *Graph) unlink(w *writes, p DeleteParams, res *DeleteResult) error {
+	gone := map[string]bool{}
+	for _, id := range res.Deleted {
+		gone[store.IDKey(id)] = true
+	}
+	names := func(rel []Related) bool {
+		return slices.ContainsFunc(rel, func(r Related) bool { return gone[store.IDKey(r.ID)] })
+	}
+	keep := func(rel []Related) []Related {
+		return slices.DeleteFunc(slices.Clone(rel), func(r Related) bool { return gone[store.IDKey(r.ID)] })
+	}
+	var atoms []*Atom
+	for key, a := range g.Atoms {
+		if !gone[key] && names(a.Related) {
+			atoms = append(atoms, a)
+		}
+	}
+	slices.SortFunc(atoms, func(a, b *Atom) int { return strings.Compare(a.ID, b.ID) })
+	var molecules []*Molecule
+	for key, m := range g.Molecules {
+		if !gone[key] && names(m.Related) {
+			molecules = append(molecules, m)
+		}
+	}
+	slices.SortFunc(molecules, func(a, b *Molecule) int { return strings.Compare(a.ID, b.ID) })
+	for _, a := range atoms {
+		n, err := g.fresh(a.ID)
+		if err != nil {
+			return err
+		}
+		a.Related = keep(a.Related)
+		if p.LastTaskID != "" {
+			a.LastTask = p.LastTaskID
+		}
+		if err := w.put2(n, WriteAtom(n, a)); err != nil {
+			return err
+		}
+		res.Unlinked = append(res.Unlinked, a.ID)
+	}
+	for _, m := range molecules {
+		n, err := g.fresh(m.ID)
+		if err != nil {
+			return err
+		}
+		m.Related = keep(m.Related)
+		if p.LastTaskID != "" {
+			m.LastTask = p.LastTaskID
+		}
+		if err := w.put2(n, WriteMolecule(n, m)); err != nil {
+			return err
+		}
+		res.Unlinked = append(res.Unlinked, m.ID)
+	}
+	return nil
 }
 
 // view is the view of the atom or molecule written to leaf n, read back
