@@ -57,7 +57,7 @@ func TestHostileArguments(t *testing.T) {
 		{"a delete id with a space", "kb_delete", map[string]any{"entities": []any{map[string]any{"id": "TEST 1", "version": 1}}, "created_by": "a", "source": "s"}, op.CodeValidation, `entities[0].id: "TEST 1" is not an id`},
 		{"an edge end with a space", "kb_delete", map[string]any{"edges": []any{map[string]any{"type": "implements", "from": "SYM 1", "to": "REQ-1"}}, "created_by": "a", "source": "s"}, op.CodeValidation, `edges[0].from: "SYM 1" is not an id`},
 		{"a version past 2^64", "manage_graph", raw(`{"operation":"update","entityType":"atom","id":"map-x","version":18446744073709551616,"knowledge":"x"}`), op.CodeValidation, "version: "},
-		{"a limit of 1.0", "kk_read", raw(`{"id":"REQ-1","changelogLimit":1.0}`), op.CodeValidation, "changelogLimit: "},
+		{"a limit of 1.5", "kk_read", raw(`{"id":"REQ-1","changelogLimit":1.5}`), op.CodeValidation, "changelogLimit: "},
 		{"an offset past int64", "query_graph", raw(`{"operation":"search","entityType":"atom","offset":9223372036854775808}`), op.CodeValidation, "offset: "},
 		{"paths as a string of broken JSON", "manage_graph", map[string]any{"operation": "create", "entityType": "atom", "name": "A", "paths": `["src/**"`, "knowledge": "k"}, op.CodeValidation, "paths: "},
 		{"paths as a string of JSON with more after it", "manage_graph", map[string]any{"operation": "create", "entityType": "atom", "name": "A", "paths": `["src/**"] ["other/**"]`, "knowledge": "k"}, op.CodeValidation, "paths: "},
@@ -79,6 +79,10 @@ func TestHostileArguments(t *testing.T) {
 				t.Errorf("the error shows kk's Go internals (%q): %s", leak, b)
 			}
 		})
+	}
+	// JSON Schema's integer takes 1.0 and 1e1, and so does kk.
+	if d := data(t, call(t, cs, "kb_query", raw(`{"type":"req","limit":1e1,"offset":0.0}`))); d["limit"] != 10.0 || d["total"] != 1.0 {
+		t.Errorf("kb_query with limit 1e1: %v", d)
 	}
 	if after := treeFiles(t, k); !slices.Equal(before, after) {
 		t.Fatalf("refused calls changed the tree:\n%v\n%v", before, after)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"math/big"
 	"reflect"
 	"strconv"
 	"strings"
@@ -62,13 +63,81 @@ func checkRaw(raw []byte, object bool) error {
 // DecodeInto decodes a parameter object CheckRaw accepted into v,
 // refusing unknown fields and data after the object.
 func DecodeInto(raw []byte, v any) error {
+	err := decodeInto(raw, v)
+	if te, ok := errors.AsType[*Error](err); ok && te.wholeNumber {
+		// JSON Schema's integer is any number without a fraction, so a
+		// tool's input schema takes 1.0 and 1e2 where Go's decoder wants
+		// digits: the object is decoded again with such numbers written
+		// in digits.
+		if digits, changed := wholeNumbersInDigits(raw); changed {
+			return decodeInto(digits, v)
+		}
+	}
+	return err
+}
+
+// wholeNumbersInDigits rewrites the numbers of raw that are whole but
+// written with a fraction or an exponent (1.0, 1e2) in digits (1, 100),
+// and says whether it changed any. raw is a checked object (CheckRaw):
+// no key is given twice, so decoding it into maps loses nothing.
+func wholeNumbersInDigits(raw []byte) ([]byte, bool) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var doc any
+	if dec.Decode(&doc) != nil {
+		return raw, false
+	}
+	changed := false
+	var walk func(v any) any
+	walk = func(v any) any {
+		switch t := v.(type) {
+		case map[string]any:
+			for k, x := range t {
+				t[k] = walk(x)
+			}
+		case []any:
+			for i, x := range t {
+				t[i] = walk(x)
+			}
+		case json.Number:
+			if !strings.ContainsAny(string(t), ".eE") {
+				return t
+			}
+			f, _, err := big.ParseFloat(string(t), 10, 0, big.ToNearestEven)
+			// Past 2^200 no Go integer holds it: left as written (and
+			// never expanded, whatever its exponent).
+			if err != nil || !f.IsInt() || f.MantExp(nil) > 200 {
+				return t
+			}
+			i, _ := f.Int(nil)
+			changed = true
+			return json.Number(i.String())
+		}
+		return v
+	}
+	doc = walk(doc)
+	if !changed {
+		return raw, false
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if enc.Encode(doc) != nil {
+		return raw, false
+	}
+	return b.Bytes(), true
+}
+
+func decodeInto(raw []byte, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
 		var field string
 		if te, ok := errors.AsType[*json.UnmarshalTypeError](err); ok && te.Field != "" {
 			field = te.Field
-			return New(CodeValidation, map[string]any{"field": field}, "%s: %s", field, TypeProblem(te))
+			e := New(CodeValidation, map[string]any{"field": field}, "%s: %s", field, TypeProblem(te))
+			e.wholeNumber = jsonKind(te.Type) == "integer" && strings.HasPrefix(te.Value, "number ") && strings.ContainsAny(te.Value, ".eE")
+			return e
 		}
 		if msg, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
 			field = strings.Trim(msg, `"`)

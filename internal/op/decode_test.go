@@ -58,3 +58,39 @@ func TestErrorOf(t *testing.T) {
 		t.Fatalf("%+v", env)
 	}
 }
+
+// TestDecodeWholeNumbers: JSON Schema's integer is any number with no
+// fraction, so 1.0 and 1e2 pass a tool's input schema; the decoder takes
+// them too (as 1 and 100) instead of refusing what the schema accepted.
+// A fraction, or a whole number past the field's range, is refused in
+// JSON's words.
+func TestDecodeWholeNumbers(t *testing.T) {
+	t.Parallel()
+	type ints struct {
+		N    int      `json:"n"`
+		M    *int64   `json:"m"`
+		F    float64  `json:"f"`
+		List []uint16 `json:"list"`
+	}
+	var p ints
+	if err := DecodeStrict([]byte(`{"n":1.0,"m":1e2,"f":2.5,"list":[3.0,4E1]}`), &p); err != nil {
+		t.Fatalf("whole numbers in fraction or exponent form: %v", err)
+	}
+	if p.N != 1 || p.M == nil || *p.M != 100 || p.F != 2.5 || len(p.List) != 2 || p.List[0] != 3 || p.List[1] != 40 {
+		t.Fatalf("decoded %+v", p)
+	}
+	for raw, want := range map[string]string{
+		`{"n":1.5}`:                 "n: is number 1.5, not integer",
+		`{"n":1e400}`:               "n: is number",
+		`{"m":9223372036854775808}`: "m: is number 9223372036854775808, not integer",
+		`{"list":[70000]}`:          "list: is number 70000, not integer",
+		`{"n":"7"}`:                 "n: is string, not integer",
+	} {
+		var q ints
+		err := DecodeStrict([]byte(raw), &q)
+		e, ok := err.(*Error)
+		if !ok || e.Code != CodeValidation || !strings.Contains(e.Message, want) {
+			t.Errorf("DecodeStrict(%s) = %v; want a VALIDATION_ERROR containing %q", raw, err, want)
+		}
+	}
+}

@@ -41,6 +41,9 @@ type Error struct {
 	Code    string         `json:"code"`
 	Message string         `json:"message"`
 	Details map[string]any `json:"details,omitempty"`
+	// wholeNumber marks a type error on an integer field given a number
+	// with a fraction or an exponent, which DecodeInto retries in digits.
+	wholeNumber bool
 }
 
 func (e *Error) Error() string { return e.Code + ": " + e.Message }
