@@ -70,20 +70,11 @@ type DeleteEntitiesResult struct {
 	Paths     []string `json:"paths,omitzero"` // leaf files removed, relative to nodes/
 }
 
-// normalizeRef returns an id as its writer gave it (trimmed), or "" when it
-// is not an id (see node.CheckID). Ids are compared without regard to
-// case wherever they are looked up.
-func normalizeRef(id string) string {
-	id = strings.TrimSpace(id)
-	if node.CheckID(id) != nil {
-		return ""
-	}
-	return id
-}
-
-// checkRef is the id a caller gave in field, trimmed: a VALIDATION_ERROR
-// naming the field when it is blank or not an id (quoted, and cut when
-// long, so that a megabyte sent as an id is not sent back).
+// checkRef is the id a caller gave in field, trimmed and kept as given
+// (ids are compared without regard to case wherever they are looked up):
+// a VALIDATION_ERROR naming the field when it is blank or not an id
+// (quoted, and cut when long, so that a megabyte sent as an id is not
+// sent back).
 func checkRef(field, id string) (string, *op.Error) {
 	id = strings.TrimSpace(id)
 	if id == "" {
