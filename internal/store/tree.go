@@ -86,7 +86,8 @@ func (t *Tree) SkippedPaths() []string {
 	return out
 }
 
-// Claimed returns the path of a skipped leaf whose front matter names id
+// Claimed returns the path of a skipped leaf whose front matter names id,
+// or, when its front matter names none, whose file is named <id>.md
 // (compared without regard to case): a writer must not make another leaf
 // with it.
 func (t *Tree) Claimed(id string) (string, bool) {
@@ -104,6 +105,13 @@ func (t *Tree) skip(rel, id string, problem error) {
 		t.skipped, t.claimed = map[string]bool{}, map[string]string{}
 	}
 	t.skipped[rel] = true
+	if id == "" {
+		// Front matter that does not parse names no id; the file's name
+		// does (a leaf is named <id>.md), and the leaf claims that one.
+		if stem := strings.TrimSuffix(filepath.Base(rel), ".md"); node.CheckID(stem) == nil {
+			id = stem
+		}
+	}
 	if id != "" {
 		if _, ok := t.claimed[IDKey(id)]; !ok {
 			t.claimed[IDKey(id)] = rel
