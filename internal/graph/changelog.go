@@ -66,7 +66,7 @@ func AppendChangelog(ctx context.Context, k *store.KB, p AppendChangelogParams) 
 	_, err := mutate(ctx, k, p.ProjectID, "manage_changelog", func(g *Graph, w *writes) error {
 		e := g.entity(p.ParentType, p.ParentID)
 		if e == nil {
-			return op.NotFound(p.ParentType, p.ParentID)
+			return g.notFound(p.ParentType, p.ParentID)
 		}
 		var err error
 		if n, err = g.fresh(e.ID); err != nil {

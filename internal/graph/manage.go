@@ -2,7 +2,9 @@ package graph
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"path"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -312,7 +314,7 @@ func (g *Graph) create(w *writes, p CreateParams, e *edit) (*node.Node, error) {
 func (g *Graph) target(kind, id string, version int64) (*Entity, *node.Node, error) {
 	e := g.entity(kind, id)
 	if e == nil {
-		return nil, nil, op.NotFound(kind, id)
+		return nil, nil, g.notFound(kind, id)
 	}
 	n, err := g.fresh(e.ID)
 	if err != nil {
@@ -322,6 +324,28 @@ func (g *Graph) target(kind, id string, version int64) (*Entity, *node.Node, err
 		return nil, nil, err
 	}
 	return e, n, nil
+}
+
+// notFound is the error of a write naming an entity the graph does not
+// have: NOT_FOUND, unless a leaf kk cannot read claims the id (a hand edit
+// broke its front matter), which is said, with the file and its problem.
+func (g *Graph) notFound(kind, id string) error {
+	if g.tx != nil {
+		if t, err := g.tx.Tree(); err == nil {
+			if rel, ok := t.Claimed(id); ok {
+				problem := "it was skipped"
+				for _, p := range g.tx.Skipped() {
+					if ne, ok := errors.AsType[*node.Error](p); ok && ne.Path == rel {
+						problem = ne.Detail()
+					}
+				}
+				file := path.Join(store.DirName, "nodes", rel)
+				return op.New(op.CodeInternal, map[string]any{"entityType": kind, "id": id, "path": file},
+					"%s %s: its leaf %s cannot be read (%s); fix it by hand (kk lint shows the problem), or run `kk node adopt %s`", kind, id, file, problem, file)
+			}
+		}
+	}
+	return op.NotFound(kind, id)
 }
 
 // AppendSeparator is the line knowledgeMode append puts before the new text.
