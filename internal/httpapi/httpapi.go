@@ -33,6 +33,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/kk-project/kk/internal/jobqueue"
@@ -394,11 +395,34 @@ func (s *Server) enqueue(w http.ResponseWriter, op string, req JobRequest, dedup
 	j, dup, err := s.opts.Queue.Enqueue(jobqueue.Request{Op: op, Path: req.Path, Payload: payload, DedupKey: key})
 	if err != nil {
 		s.opts.Logger.Error("enqueue failed", "op", op, "error", err)
+		if full := diskFull(err); full != "" {
+			// Enqueue leaves nothing of a job it could not write: the
+			// client may post again once there is room.
+			w.Header().Set("Retry-After", DiskFullRetryAfter)
+			writeError(w, http.StatusServiceUnavailable, full+": the job was not queued; free space on the server's disk and post again")
+			return
+		}
 		writeError(w, http.StatusInternalServerError, "failed to enqueue: "+err.Error())
 		return
 	}
 	s.opts.Logger.Info("job accepted", "job_id", j.ID, "op", op, "path", req.Path, "dedup", dup)
 	writeJSON(w, http.StatusAccepted, jobAccepted{JobID: j.ID, Status: string(j.Status)})
+}
+
+// DiskFullRetryAfter is the Retry-After, in seconds, of a write refused
+// because the disk is full: room comes back when someone makes it.
+const DiskFullRetryAfter = "60"
+
+// diskFull says what is full when err is a full disk (ENOSPC) or an
+// exhausted disk quota (EDQUOT), "" otherwise.
+func diskFull(err error) string {
+	switch {
+	case errors.Is(err, syscall.ENOSPC):
+		return "the disk is full (no space left on device)"
+	case errors.Is(err, syscall.EDQUOT):
+		return "the disk is full for kk serve's user (disk quota exceeded)"
+	}
+	return ""
 }
 
 type jobAccepted struct {

@@ -104,6 +104,13 @@ func startWith(tb testing.TB, base context.Context, k *store.KB, p llm.Provider)
 // startOpts is start with the backend's options o.
 func startOpts(tb testing.TB, base context.Context, o Options) *server {
 	tb.Helper()
+	return startQueue(tb, base, o, nil)
+}
+
+// startQueue is startOpts with the queue's options, the backend's, set
+// by tweak when not nil (faults a test injects: jobqueue.Options.WriteFault).
+func startQueue(tb testing.TB, base context.Context, o Options, tweak func(*jobqueue.Options)) *server {
+	tb.Helper()
 	k := o.KB
 	if os.Getenv("KK_TEST_LOG") != "" { // the server's log on stderr, when debugging a test
 		o.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
@@ -113,7 +120,11 @@ func startOpts(tb testing.TB, base context.Context, o Options) *server {
 	if err := b.Open(ctx); err != nil {
 		tb.Fatal(err)
 	}
-	q, err := jobqueue.Open(filepath.Join(k.StateDir(), "queue"), b.QueueOptions())
+	qo := b.QueueOptions()
+	if tweak != nil {
+		tweak(&qo)
+	}
+	q, err := jobqueue.Open(filepath.Join(k.StateDir(), "queue"), qo)
 	if err != nil {
 		tb.Fatal(err)
 	}
