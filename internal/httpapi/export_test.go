@@ -9,3 +9,6 @@ func (s *Server) Routes() []string {
 	}
 	return out
 }
+
+// HealthReason is healthReason, for the tests.
+var HealthReason = healthReason

@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"os"
 	"os/exec"
@@ -742,4 +743,46 @@ func listDir(t *testing.T, dir string) []string {
 		names = append(names, e.Name())
 	}
 	return names
+}
+
+// While a job's commit waits for a lock git reports (the branch's, taken
+// by another git process a moment ago), /healthz gives the reason on one
+// line, saying what is wrong and what to do, with git's message cut to
+// its meaningful line; the server's log keeps git's whole message. Found
+// by a QA run: waiting_for held git's seven lines of advice.
+func TestFaultHealthReasonIsOneLine(t *testing.T) {
+	k := newRepo(t, 0)
+	logs := &syncBuffer{}
+	s := startOpts(t, context.Background(), Options{KB: k, Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo}))})
+	// The branch's lock, as a git command holding it now leaves it (its
+	// time ahead, so that the worker does not hold the job before its
+	// commit: it is a lock taken a moment ago).
+	lock := filepath.Join(k.Root, ".git", "refs", "heads", "main.lock")
+	if err := os.WriteFile(lock, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ahead := time.Now().Add(time.Hour)
+	if err := os.Chtimes(lock, ahead, ahead); err != nil {
+		t.Fatal(err)
+	}
+	id := s.postAsync(t, "Behind a branch lock")
+	h := s.waitHealth(t, "main.lock")
+	if strings.Contains(h.WaitingFor, "\n") || strings.Contains(h.WaitingFor, "seems to be running") {
+		t.Errorf("waiting_for is git's whole message, not one line:\n%s", h.WaitingFor)
+	}
+	if !strings.Contains(h.WaitingFor, "File exists") || !strings.Contains(h.WaitingFor, "remove") {
+		t.Errorf("waiting_for %q does not say what is wrong (the lock exists) and what to do (remove it if no git runs)", h.WaitingFor)
+	}
+	if !strings.Contains(logs.String(), "seems to be running") {
+		t.Errorf("the server's log does not keep git's whole message:\n%s", logs)
+	}
+	if err := os.Remove(lock); err != nil {
+		t.Fatal(err)
+	}
+	if j := s.waitJob(t, id, 30*time.Second); j.Status != "done" {
+		t.Fatalf("the job once the lock went: %+v", j)
+	}
+	if h := s.health(t); h.Status != "ok" || h.WaitingFor != "" {
+		t.Errorf("health after: %+v", h)
+	}
 }

@@ -208,6 +208,7 @@ func (b *Backend) shareRound(ctx context.Context, r *gitx.Repo, branch string) (
 			p := b.planner(context.WithoutCancel(ctx), r, res)
 			l, err := r.Commit(context.WithoutCancel(ctx), gitx.CommitOptions{Author: b.author, Message: "index: regenerate after rebasing onto origin/" + branch,
 				Plan: p.plan, Wait: b.stopCtx(), OnWait: b.setWaiting, SkipEmpty: true})
+			b.waitEnded()
 			if err != nil {
 				return err
 			}
