@@ -12,3 +12,6 @@ func (s *Server) Routes() []string {
 
 // HealthReason is healthReason, for the tests.
 var HealthReason = healthReason
+
+// MaxConnsFor is maxConnsFor, for the tests.
+var MaxConnsFor = maxConnsFor

@@ -73,7 +73,10 @@ type Options struct {
 	// Limits bound the requests of each class running at once (zero
 	// fields: DefaultLimits').
 	Limits Limits
-	Logger *slog.Logger
+	// MaxConns caps the connections open at once (0: DefaultMaxConns):
+	// one more waits to be accepted until one closes.
+	MaxConns int
+	Logger   *slog.Logger
 	// Page, when set, is a read-only web page answering GET and HEAD on
 	// PagePaths (ServeMux patterns without a method, none of them an API
 	// path): kk serve mounts kk browse's page at "/" this way. It shares
@@ -94,6 +97,8 @@ type Server struct {
 	// listener's port is known.
 	hosts atomic.Pointer[hostSet]
 	gates map[int]*gate // by route class
+	// conns is the listener Serve accepts from, bounded by MaxConns.
+	conns atomic.Pointer[limitListener]
 }
 
 // New returns a server over o.Backend and o.Queue.
@@ -106,6 +111,9 @@ func New(o Options) (*Server, error) {
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.MaxConns <= 0 {
+		o.MaxConns = DefaultMaxConns()
 	}
 	l, d := &o.Limits, DefaultLimits
 	l.Reads, l.Searches = cmp.Or(l.Reads, d.Reads), cmp.Or(l.Searches, d.Searches)
@@ -329,6 +337,9 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		return err
 	}
 	s.hosts.Store(newHostSet(ln.Addr().String(), s.opts.Addr))
+	bounded := newLimitListener(ln, s.opts.MaxConns)
+	s.conns.Store(bounded)
+	s.opts.Logger.Info("connections open at once are capped", "max_conns", s.opts.MaxConns)
 	srv := &http.Server{
 		Handler:           s.handler,
 		ReadHeaderTimeout: ReadHeaderTimeout,
@@ -351,7 +362,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	}()
 	go func() {
 		defer wg.Done()
-		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		if err := srv.Serve(bounded); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			errs <- err
 		}
 		cancel()
