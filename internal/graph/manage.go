@@ -9,6 +9,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/kk-project/kk/internal/index"
 	"github.com/kk-project/kk/internal/node"
 	"github.com/kk-project/kk/internal/op"
 	"github.com/kk-project/kk/internal/store"
@@ -333,19 +334,44 @@ func (g *Graph) notFound(kind, id string) error {
 	if g.tx != nil {
 		if t, err := g.tx.Tree(); err == nil {
 			if rel, ok := t.Claimed(id); ok {
-				problem := "it was skipped"
-				for _, p := range g.tx.Skipped() {
-					if ne, ok := errors.AsType[*node.Error](p); ok && ne.Path == rel {
-						problem = ne.Detail()
-					}
-				}
-				file := path.Join(store.DirName, "nodes", rel)
-				return op.New(op.CodeInternal, map[string]any{"entityType": kind, "id": id, "path": file},
-					"%s %s: its leaf %s cannot be read (%s); fix it by hand (kk lint shows the problem), or run `kk node adopt %s`", kind, id, file, problem, file)
+				return unreadable(kind, id, rel, g.tx.Skipped())
 			}
 		}
 	}
 	return op.NotFound(kind, id)
+}
+
+// unreadable is the error of an operation on the entity kind id whose leaf
+// rel (relative to nodes/) kk cannot read, with its problem from skipped
+// (the tree read's problems).
+func unreadable(kind, id, rel string, skipped []error) error {
+	problem := "it was skipped"
+	for _, p := range skipped {
+		if ne, ok := errors.AsType[*node.Error](p); ok && ne.Path == rel {
+			problem = ne.Detail()
+		}
+	}
+	file := path.Join(store.DirName, "nodes", rel)
+	return op.New(op.CodeInternal, map[string]any{"entityType": kind, "id": id, "path": file},
+		"%s %s: its leaf %s cannot be read (%s); fix it by hand (kk lint shows the problem), or run `kk node adopt %s`", kind, id, file, problem, file)
+}
+
+// UnreadableLeaf returns the error of a read of the entity kind id that
+// the index does not have when a leaf kk cannot read is named <id>.md (a
+// hand edit broke its front matter), and nil otherwise: the reader says
+// so, where NOT_FOUND would send an agent to create the entity again.
+func UnreadableLeaf(ctx context.Context, k *store.KB, db *index.DB, kind, id string) error {
+	problems, err := db.Problems(ctx, k.NodesDir())
+	if err != nil {
+		return err
+	}
+	for _, p := range problems {
+		ne, ok := errors.AsType[*node.Error](p)
+		if ok && store.IDKey(strings.TrimSuffix(path.Base(ne.Path), ".md")) == store.IDKey(id) {
+			return unreadable(kind, id, ne.Path, problems)
+		}
+	}
+	return nil
 }
 
 // AppendSeparator is the line knowledgeMode append puts before the new text.

@@ -2,6 +2,7 @@ package graph
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path"
 	"path/filepath"
@@ -266,7 +267,13 @@ func getEntity(ctx context.Context, k *store.KB, kind, id string, o viewOpts) (E
 	if g, err = getGraph(ctx, k, kind, id, true); err != nil {
 		return nil, err
 	}
-	return g.get(ctx, kind, id, o)
+	v, err := g.get(ctx, kind, id, o)
+	if oe, ok := errors.AsType[*op.Error](err); ok && oe.Code == op.CodeNotFound && g.db != nil {
+		if uerr := UnreadableLeaf(ctx, k, g.db, kind, id); uerr != nil {
+			return nil, uerr
+		}
+	}
+	return v, err
 }
 
 // get returns the view of one entity, read from its leaf.

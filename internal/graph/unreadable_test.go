@@ -41,3 +41,29 @@ func TestWriteToUnreadableLeafSaysSo(t *testing.T) {
 		t.Error("a refused write changed the tree")
 	}
 }
+
+// A get of an entity whose leaf a hand edit broke says that its leaf
+// cannot be read and names the file, as a write does: NOT_FOUND would send
+// an agent to create the entity again.
+func TestGetOfUnreadableLeafSaysSo(t *testing.T) {
+	t.Parallel()
+	k := newKB(t)
+	createAtom(t, k, "Rel C", []string{"src/rc/**"}, "")
+	p := k.NodePath("graph/map-rel-c.md")
+	src, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(strings.Replace(string(src), "title: Rel C", "title: [unclosed", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := run(t, k, QueryGraphJSON, `{"operation":"get","entityType":"atom","id":"map-rel-c"}`)
+	msg, _ := r["error"].(map[string]any)["message"].(string)
+	if errCode(r) != "INTERNAL_ERROR" || !strings.Contains(msg, "graph/map-rel-c.md") || !strings.Contains(msg, "cannot be read") {
+		t.Errorf("get: %v", r)
+	}
+	// An id no leaf has, readable or not, is still NOT_FOUND.
+	if r := run(t, k, QueryGraphJSON, `{"operation":"get","entityType":"atom","id":"map-nothing"}`); errCode(r) != "NOT_FOUND" {
+		t.Errorf("get of an unknown id: %v", r)
+	}
+}

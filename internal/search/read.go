@@ -117,6 +117,9 @@ func ReadNode(ctx context.Context, k *store.KB, p ReadParams) (*NodeView, error)
 			return nil, err
 		}
 		if !found {
+			if err := graph.UnreadableLeaf(ctx, k, db, "node", p.ID); err != nil {
+				return nil, err
+			}
 			return nil, op.New(op.CodeNotFound, map[string]any{"id": op.Cut(p.ID)}, "no node with id %s", op.Quote(p.ID))
 		}
 		rel = path

@@ -143,3 +143,24 @@ func TestReadNodeRefusesALinkOutOfTheTree(t *testing.T) {
 		}
 	}
 }
+
+// A read by id of a leaf a hand edit broke says that its leaf cannot be
+// read and names the file, not that no node has the id.
+func TestReadNodeOfUnreadableLeafSaysSo(t *testing.T) {
+	k := newKB(t)
+	a := createAtom(t, k, "Auth", []string{"src/auth/**"}, "")
+	got := mustOK(t, run(t, k, ReadNodeJSON, `{"id":"`+a["id"].(string)+`"}`))
+	p := k.NodePath(strings.TrimPrefix(got["path"].(string), ".ai/kenkeep/nodes/"))
+	src, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(strings.Replace(string(src), "title: Auth", "title: [unclosed", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := run(t, k, ReadNodeJSON, `{"id":"`+a["id"].(string)+`"}`)
+	e, _ := r["error"].(map[string]any)
+	if msg, _ := e["message"].(string); e["code"] != op.CodeInternal || !strings.Contains(msg, "cannot be read") || !strings.Contains(msg, got["path"].(string)) {
+		t.Errorf("read of a broken leaf: %v", r)
+	}
+}
