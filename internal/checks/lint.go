@@ -43,6 +43,7 @@ const (
 	ruleOrphan               = "orphan"
 	ruleStaleIndex           = "stale-index"
 	ruleIrregularFile        = "irregular-file"
+	ruleDeadLink             = "dead-link"
 )
 
 // LintItem is one problem lint found. File is relative to the repository
@@ -51,6 +52,7 @@ type LintItem struct {
 	Rule    string `json:"rule"`
 	Level   string `json:"level"`
 	File    string `json:"file"`
+	Line    int    `json:"line,omitempty"` // the line in File, when the problem is on one
 	Message string `json:"message"`
 	Fix     string `json:"fix"`
 }
@@ -137,6 +139,9 @@ func (l *linter) report() *LintReport {
 		}
 		if c := strings.Compare(a.File, b.File); c != 0 {
 			return c
+		}
+		if a.Line != b.Line {
+			return a.Line - b.Line
 		}
 		return strings.Compare(a.Message, b.Message)
 	})
@@ -369,6 +374,9 @@ func (l *linter) checkTree(t *store.Tree) error {
 		}
 	}
 	incoming := l.checkEdges(t, redirects)
+	if err := l.checkLinks(t, redirects); err != nil {
+		return err
+	}
 	l.checkOrphans(t, incoming)
 	l.checkTags(t)
 	l.checkFolders(t, summaries)
@@ -418,6 +426,58 @@ func (l *linter) checkEdges(t *store.Tree, redirects store.Redirects) map[string
 		}
 	}
 	return incoming
+}
+
+// checkLinks reports links from a leaf to a leaf path where there is no
+// file, saying where the leaf the link named is now when it still exists
+// (moved by hand, or split: the redirect ledger knows its successors).
+func (l *linter) checkLinks(t *store.Tree, redirects store.Redirects) error {
+	dead, err := l.k.DeadLinks(t, redirects)
+	if err != nil {
+		return err
+	}
+	for _, d := range dead {
+		msg, fix := DescribeDeadLink(d)
+		l.items = append(l.items, LintItem{Rule: ruleDeadLink, Level: LintError, File: lintPath(d.From), Line: d.Line, Message: msg, Fix: fix})
+	}
+	return nil
+}
+
+// DescribeDeadLink says what is wrong with a dead link, and how to fix it.
+func DescribeDeadLink(d store.DeadLink) (msg, fix string) {
+	what := "links to"
+	if d.Generated {
+		what = "the generated Related block links to"
+	}
+	msg = fmt.Sprintf("%s %s, which does not exist", what, lintPath(d.Missing))
+	if d.Target != d.Missing {
+		msg = fmt.Sprintf("%s %s (%s), which does not exist", what, d.Target, lintPath(d.Missing))
+	}
+	switch {
+	case len(d.Now) == 1 && strings.EqualFold(d.NowIDs[0], d.ID):
+		msg += fmt.Sprintf("; the leaf %s moved to %s", d.ID, lintPath(d.Now[0]))
+	case len(d.Now) > 0:
+		var to []string
+		for i, p := range d.Now {
+			to = append(to, d.NowIDs[i]+" ("+lintPath(p)+")")
+		}
+		msg += fmt.Sprintf("; %s was retired and redirects to %s", d.ID, strings.Join(to, ", "))
+	default:
+		msg += fmt.Sprintf("; no leaf has the id %s (deleted, or renamed without a redirect)", d.ID)
+	}
+	switch {
+	case d.Generated && d.Relinkable():
+		fix = fmt.Sprintf("run `kk doctor --fix`, which renders the Related block again with the link to %s", d.NewTarget())
+	case d.Relinkable():
+		fix = fmt.Sprintf("run `kk doctor --fix`, which relinks it to %s", d.NewTarget())
+	case d.Generated:
+		fix = fmt.Sprintf("remove %s from kk_relates_to or kk_depends_on (or correct the id), then write the leaf again (the Related block follows the edges)", d.ID)
+	case len(d.Now) > 1:
+		fix = "point the link at the leaf among those it means"
+	default:
+		fix = "point the link at the leaf that holds this knowledge now, or remove it"
+	}
+	return msg, fix
 }
 
 // checkOrphans reports leaves with no edge to or from another leaf.

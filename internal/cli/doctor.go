@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/kk-project/kk/internal/checks"
@@ -9,6 +10,7 @@ import (
 	"github.com/kk-project/kk/internal/gitx"
 	"github.com/kk-project/kk/internal/index"
 	"github.com/kk-project/kk/internal/install"
+	"github.com/kk-project/kk/internal/reorg"
 	"github.com/kk-project/kk/internal/store"
 	"github.com/spf13/cobra"
 )
@@ -140,9 +142,28 @@ func runDoctor(ctx context.Context, app *App, o doctorOpts) error {
 	return nil
 }
 
+// relinkAll points the links to a leaf's old path (a note moved by hand)
+// at its new one.
+func relinkAll(ctx context.Context, app *App, k *store.KB) error {
+	res, err := reorg.Relink(ctx, k, app.Command)
+	if errors.Is(err, store.ErrNeedsMigration) {
+		return nil // kk migrate okf-v3 first; the checks say so
+	}
+	if err != nil {
+		return err
+	}
+	for _, l := range res.Links {
+		app.notef("fixed: relinked %s:%d from %s to %s", l.File, l.Line, l.From, l.To)
+	}
+	return nil
+}
+
 // doctorFix repairs what kk doctor --fix repairs.
 func doctorFix(ctx context.Context, app *App, k *store.KB) error {
 	if err := adoptAll(ctx, app, k); err != nil {
+		return err
+	}
+	if err := relinkAll(ctx, app, k); err != nil {
 		return err
 	}
 	removed, err := index.RemoveObsoleteState(k)

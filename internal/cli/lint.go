@@ -100,7 +100,11 @@ func printLint(app *App, rep *checks.LintReport, verbose bool) {
 		if shown[it.Rule]++; !verbose && shown[it.Rule] > lintItemLines {
 			continue
 		}
-		fmt.Fprintf(app.IO.Out, "%s %s %s: %s (fix: %s)\n", it.Level, it.Rule, it.File, it.Message, it.Fix)
+		file := it.File
+		if it.Line > 0 {
+			file = fmt.Sprintf("%s:%d", file, it.Line)
+		}
+		fmt.Fprintf(app.IO.Out, "%s %s %s: %s (fix: %s)\n", it.Level, it.Rule, file, it.Message, it.Fix)
 	}
 	for _, c := range counts {
 		if more := c.n - lintItemLines; more > 0 && !verbose {

@@ -1,0 +1,188 @@
+package store
+
+import (
+	"bytes"
+	"errors"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+
+	"github.com/kk-project/kk/internal/frontmatter"
+	"github.com/kk-project/kk/internal/node"
+)
+
+// DeadLink is a link from a leaf to a path under nodes/ where there is no
+// file: the leaf it named was moved by hand (git mv), renamed, split or
+// deleted.
+type DeadLink struct {
+	From   string // the linking leaf, relative to nodes/
+	Line   int    // the line of the link in the leaf file, 1-based
+	Target string // the link's path as written
+	// Missing is where the link leads, relative to nodes/.
+	Missing string
+	// ID is the id of the leaf the link named: the label of a link of the
+	// generated Related block (the edge's id), else the file name without
+	// .md (a leaf's file is named after its id).
+	ID string
+	// Generated is a link of the generated Related block.
+	Generated bool
+	// Now lists the live leaves that hold the id now, relative to nodes/:
+	// the leaf itself at another path, or the leaves the redirect ledger
+	// (nodes/.redirects.json) sends a retired id to, in the ledger's
+	// order; empty when no leaf does.
+	Now []string
+	// NowIDs are the ids of the leaves of Now, in the same order.
+	NowIDs []string
+
+	link node.Link
+}
+
+// Relinkable reports whether kk can point the link at the leaf's new
+// home: a generated link always can (the Related block is rendered from
+// the edge, to the first live successor), a link a person wrote only when
+// exactly one leaf holds the id now.
+func (d DeadLink) Relinkable() bool {
+	return len(d.Now) == 1 || d.Generated && len(d.Now) > 0
+}
+
+// NewTarget is the link's target once relinked, written as the link was
+// (relative to the linking leaf's folder, or bundle-absolute); "" when
+// the link is not relinkable.
+func (d DeadLink) NewTarget() string {
+	if !d.Relinkable() {
+		return ""
+	}
+	return node.LinkTarget(d.link, DirOf(d.From), d.Now[0])
+}
+
+// LinkPath resolves a link's path (node.Link.Path) from the leaf at from
+// to a path relative to nodes/. ok is false when the link leads out of
+// nodes/ (a file of the repository, not a leaf).
+func LinkPath(from, target string) (p string, ok bool) {
+	if rest, abs := strings.CutPrefix(target, "/"); abs {
+		p = path.Clean(rest)
+	} else {
+		p = path.Join(DirOf(from), target)
+	}
+	if p == ".." || strings.HasPrefix(p, "../") || p == "." || p == "" {
+		return "", false
+	}
+	return p, true
+}
+
+// DeadLinks returns every link from a leaf of t to a leaf path under
+// nodes/ where there is no file, in the order of the leaves and of the
+// links in them. It reads each leaf file that holds a link.
+func (k *KB) DeadLinks(t *Tree, r Redirects) ([]DeadLink, error) {
+	found := make([][]DeadLink, len(t.Leaves))
+	errs := make([]error, len(t.Leaves))
+	Parallel(len(t.Leaves), func(i int) {
+		n := t.Leaves[i]
+		src, err := os.ReadFile(k.NodePath(n.Path))
+		if err != nil {
+			if !errors.Is(err, fs.ErrNotExist) {
+				errs[i] = err
+			}
+			return // gone since the tree was read: the next read says so
+		}
+		found[i] = k.LeafDeadLinks(t, r, n.Path, src)
+	})
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	var out []DeadLink
+	for _, f := range found {
+		out = append(out, f...)
+	}
+	return out, nil
+}
+
+// LeafDeadLinks returns the dead links of the leaf file src at from
+// (relative to nodes/), with the lines they are on in the file.
+func (k *KB) LeafDeadLinks(t *Tree, r Redirects, from string, src []byte) []DeadLink {
+	if !bytes.Contains(src, []byte("](")) && !bytes.Contains(src, []byte("]:")) {
+		return nil
+	}
+	parts, err := frontmatter.Split(src)
+	if err != nil {
+		return nil // not a leaf kk reads; reported as such
+	}
+	head := len(src) - len(parts.Body)
+	lines := bytes.Count(src[:head], []byte("\n"))
+	var out []DeadLink
+	for _, l := range node.MarkdownLinks(parts.Body) {
+		d, dead := k.checkLink(t, r, from, l)
+		if dead {
+			d.Line += lines
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// BodyDeadLinks returns the dead links of a leaf body (as node.Node.Body
+// holds it) of the leaf at from, with lines counted in the body.
+func (k *KB) BodyDeadLinks(t *Tree, r Redirects, from string, body []byte) []DeadLink {
+	var out []DeadLink
+	for _, l := range node.MarkdownLinks(body) {
+		if d, dead := k.checkLink(t, r, from, l); dead {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// Span returns where the link's path is in the body it was found in.
+func (d DeadLink) Span() (start, end int) { return d.link.Start, d.link.End }
+
+func (k *KB) checkLink(t *Tree, r Redirects, from string, l node.Link) (DeadLink, bool) {
+	p, ok := LinkPath(from, l.Path)
+	if !ok || k.nodeFileExists(t, p) {
+		return DeadLink{}, false
+	}
+	if strings.HasPrefix(l.Path, "/") {
+		// A link from the repository root, as a forge renders it.
+		if _, err := os.Lstat(filepath.Join(k.Root, filepath.FromSlash(p))); err == nil {
+			return DeadLink{}, false
+		}
+	}
+	id := strings.TrimSuffix(path.Base(p), ".md")
+	if l.Generated && l.Label != "" {
+		id = unescapeLabel(l.Label)
+	}
+	d := DeadLink{From: from, Line: l.Line, Target: l.Path, Missing: p, ID: id, Generated: l.Generated, link: l}
+	live := func(id string) bool { _, ok := t.ByID(id); return ok }
+	for _, to := range ResolveRedirect(r, id, live) {
+		n, _ := t.ByID(to)
+		d.Now = append(d.Now, n.Path)
+		d.NowIDs = append(d.NowIDs, n.ID)
+	}
+	return d, true
+}
+
+// nodeFileExists reports whether a file (a leaf, a skipped leaf or any
+// other file) is at p, relative to nodes/.
+func (k *KB) nodeFileExists(t *Tree, p string) bool {
+	if _, ok := t.LeafAt(p); ok || t.Skipped(p) {
+		return true
+	}
+	_, err := os.Lstat(k.NodePath(p))
+	return err == nil
+}
+
+// unescapeLabel undoes node.EscapeLabel's backslashes.
+func unescapeLabel(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+1 < len(s) {
+			i++
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
