@@ -438,7 +438,15 @@ func (l *linter) checkLinks(t *store.Tree, redirects store.Redirects) error {
 	}
 	for _, d := range dead {
 		msg, fix := DescribeDeadLink(d)
-		l.items = append(l.items, LintItem{Rule: ruleDeadLink, Level: LintError, File: lintPath(d.From), Line: d.Line, Message: msg, Fix: fix})
+		// A link a person wrote is an error. The generated Related block
+		// is derived from the edges, which are right, and any write of
+		// the leaf renders it again: stale, like an ENTRY.md generated
+		// from other leaves, it is a finding (kk check fails on it).
+		level := LintError
+		if d.Generated {
+			level = LintFinding
+		}
+		l.items = append(l.items, LintItem{Rule: ruleDeadLink, Level: level, File: lintPath(d.From), Line: d.Line, Message: msg, Fix: fix})
 	}
 	return nil
 }
@@ -470,8 +478,6 @@ func DescribeDeadLink(d store.DeadLink) (msg, fix string) {
 		fix = fmt.Sprintf("run `kk doctor --fix`, which renders the Related block again with the link to %s", d.NewTarget())
 	case d.Relinkable():
 		fix = fmt.Sprintf("run `kk doctor --fix`, which relinks it to %s", d.NewTarget())
-	case d.Generated:
-		fix = fmt.Sprintf("remove %s from kk_relates_to or kk_depends_on (or correct the id), then write the leaf again (the Related block follows the edges)", d.ID)
 	case len(d.Now) > 1:
 		fix = "point the link at the leaf among those it means"
 	default:

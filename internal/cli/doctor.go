@@ -61,7 +61,10 @@ an error; warnings exit 0.
 
 --fix first repairs what kk can repair by itself, saying what it did on
 stderr, then checks: it adopts the notes written by hand under nodes/ (kk
-node adopt), removes the cache files older kk versions left under .state/
+node adopt), points the links to a note moved by hand (git mv) at its new
+path (kk lint's dead-link: links a person wrote are rewritten in place, in
+the form they had, and generated Related blocks rendered again; a link to a
+note deleted outright is left for a person), removes the cache files older kk versions left under .state/
 (the branch index holds what they held), and in a git work tree sets up
 kk's merge driver for the
 generated files (.ai/kenkeep/.gitattributes and the driver in the
@@ -73,7 +76,7 @@ repository's git config).`,
 	}
 	cmd.Flags().StringVar(&o.harness, "harness", "", "check only this harness (a harness id)")
 	cmd.Flags().BoolVarP(&o.verbose, "verbose", "v", false, "list every file or reference behind a check, not only the first 10")
-	cmd.Flags().BoolVar(&o.fix, "fix", false, "repair what kk can (adopt notes written by hand, remove cache files of older kk versions, set up the merge driver), then check")
+	cmd.Flags().BoolVar(&o.fix, "fix", false, "repair what kk can (adopt notes written by hand, relink links to notes moved by hand, remove cache files of older kk versions, set up the merge driver), then check")
 	return cmd
 }
 

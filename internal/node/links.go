@@ -236,6 +236,9 @@ func target(line string, i, off int, inline bool) (Link, bool) {
 		return Link{}, false
 	}
 	p := dest
+	if strings.Contains(p, `\`) {
+		p = unescapePunct(p)
+	}
 	if strings.Contains(p, "%") {
 		if u, err := url.PathUnescape(p); err == nil {
 			p = u
@@ -276,4 +279,17 @@ func relPath(dir, target string) string {
 		i++
 	}
 	return strings.Repeat("../", len(from)-i) + strings.Join(to[i:], "/")
+}
+
+// unescapePunct drops the backslash before escaped ASCII punctuation, as
+// markdown reads a link destination.
+func unescapePunct(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+1 < len(s) && strings.IndexByte("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~", s[i+1]) >= 0 {
+			i++
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
 }

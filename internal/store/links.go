@@ -74,7 +74,10 @@ func LinkPath(from, target string) (p string, ok bool) {
 
 // DeadLinks returns every link from a leaf of t to a leaf path under
 // nodes/ where there is no file, in the order of the leaves and of the
-// links in them. It reads each leaf file that holds a link.
+// links in them. It reads each leaf file that holds a link. A link of the
+// generated Related block for an edge that names no leaf is left out: it
+// links to /<id>.md as the format says, and the edge is reported as
+// dangling.
 func (k *KB) DeadLinks(t *Tree, r Redirects) ([]DeadLink, error) {
 	found := make([][]DeadLink, len(t.Leaves))
 	errs := make([]error, len(t.Leaves))
@@ -158,6 +161,11 @@ func (k *KB) checkLink(t *Tree, r Redirects, from string, l node.Link) (DeadLink
 		n, _ := t.ByID(to)
 		d.Now = append(d.Now, n.Path)
 		d.NowIDs = append(d.NowIDs, n.ID)
+	}
+	if l.Generated && len(d.Now) == 0 {
+		// The edge itself names no leaf: the block links to /<id>.md, as
+		// the format says, and the checks report the dangling edge.
+		return DeadLink{}, false
 	}
 	return d, true
 }
