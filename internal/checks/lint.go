@@ -93,7 +93,7 @@ func (l *linter) add(rule, level, file, msg, fix string) {
 // folders, tags, summaries and the freshness of the index.
 func Lint(ctx context.Context, k *store.KB) (*LintReport, error) {
 	l := &linter{k: k}
-	t, err := index.ReadTree(ctx, k)
+	t, db, err := index.ReadTreeDB(ctx, k)
 	if err != nil {
 		return nil, err
 	}
@@ -112,7 +112,7 @@ func Lint(ctx context.Context, k *store.KB) (*LintReport, error) {
 	}
 	// The leaves kk can read are checked as ever; the ones it skips are
 	// reported above, each with every problem in it.
-	if err := l.checkTree(t); err != nil {
+	if err := l.checkTree(ctx, t, db); err != nil {
 		return nil, err
 	}
 	return l.report(), nil
@@ -351,7 +351,7 @@ func leafFolders(t *store.Tree) map[string]bool {
 	return out
 }
 
-func (l *linter) checkTree(t *store.Tree) error {
+func (l *linter) checkTree(ctx context.Context, t *store.Tree, db *index.DB) error {
 	summaries, err := store.ReadSummaries(l.k.SummariesPath())
 	if err != nil {
 		return err
@@ -374,7 +374,7 @@ func (l *linter) checkTree(t *store.Tree) error {
 		}
 	}
 	incoming := l.checkEdges(t, redirects)
-	if err := l.checkLinks(t, redirects); err != nil {
+	if err := l.checkLinks(ctx, t, db, redirects); err != nil {
 		return err
 	}
 	l.checkOrphans(t, incoming)
@@ -431,8 +431,8 @@ func (l *linter) checkEdges(t *store.Tree, redirects store.Redirects) map[string
 // checkLinks reports links from a leaf to a leaf path where there is no
 // file, saying where the leaf the link named is now when it still exists
 // (moved by hand, or split: the redirect ledger knows its successors).
-func (l *linter) checkLinks(t *store.Tree, redirects store.Redirects) error {
-	dead, err := l.k.DeadLinks(t, redirects)
+func (l *linter) checkLinks(ctx context.Context, t *store.Tree, db *index.DB, redirects store.Redirects) error {
+	dead, err := index.DeadLinks(ctx, l.k, t, db, redirects)
 	if err != nil {
 		return err
 	}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 
 	"github.com/kk-project/kk/internal/node"
+	"github.com/kk-project/kk/internal/store"
 )
 
 // GraphKeys are the front matter keys of the knowledge graph the index
@@ -146,6 +147,41 @@ func (db *DB) Bodies(ctx context.Context, paths []string) (map[string]string, er
 		return err
 	})
 	return out, err
+}
+
+// LinkBodies returns the bodies of the tree leaves that may hold a
+// markdown link (they contain "](" or "]:"), by path, as the last sync
+// left them: what a check of the links between leaves reads instead of
+// every leaf file.
+func (db *DB) LinkBodies(ctx context.Context) (map[string]string, error) {
+	rows, err := db.r.QueryContext(ctx, `SELECT path, body FROM nodes WHERE origin = '' AND (instr(body, '](') > 0 OR instr(body, ']:') > 0)`)
+	if err != nil {
+		return nil, fmt.Errorf("reading index %s: %w", db.Path, err)
+	}
+	defer rows.Close()
+	out := map[string]string{}
+	for rows.Next() {
+		var p, b string
+		if err := rows.Scan(&p, &b); err != nil {
+			return nil, fmt.Errorf("reading index %s: %w", db.Path, err)
+		}
+		out[p] = b
+	}
+	return out, rows.Err()
+}
+
+// DeadLinks finds the dead links of tree t (store.DeadLinks): from the
+// bodies the index db holds when t was read from it (ReadTreeDB), else
+// (db nil) from the leaf files.
+func DeadLinks(ctx context.Context, k *store.KB, t *store.Tree, db *DB, r store.Redirects) ([]store.DeadLink, error) {
+	if db == nil {
+		return k.DeadLinks(t, r)
+	}
+	bodies, err := db.LinkBodies(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return k.DeadLinksIn(t, r, bodies)
 }
 
 // decodeGraph decodes nodes.graph, turning JSON numbers back into int64

@@ -40,7 +40,7 @@ func MarkdownLinks(body []byte) []Link {
 		return nil
 	}
 	var out []Link
-	var fence string // the open code fence ("```" or "~~~", with its length)
+	var fence []byte // the open code fence ("```" or "~~~", with its length)
 	inComment, related, citations := false, false, false
 	line := 0
 	for off := 0; off < len(body); {
@@ -52,26 +52,22 @@ func MarkdownLinks(body []byte) []Link {
 		}
 		raw := body[off:end]
 		line++
-		text := string(raw)
-		trimmed := strings.TrimSpace(text)
 		switch {
-		case fence != "":
-			if strings.HasPrefix(trimmed, fence) && strings.Trim(trimmed, fence[:1]) == "" {
-				fence = ""
+		case fence != nil:
+			if t := bytes.TrimSpace(raw); bytes.HasPrefix(t, fence) && len(bytes.Trim(t, string(fence[:1]))) == 0 {
+				fence = nil
 			}
-		case isFence(text) != "":
-			fence = isFence(text)
-		case strings.Contains(text, CitationsStart):
-			citations = !strings.Contains(text, CitationsEnd)
-		case citations:
-			citations = !strings.Contains(text, CitationsEnd)
-		default:
-			if strings.Contains(text, RelatedStart) {
+		case !inComment && isFence(raw) != nil:
+			fence = isFence(raw)
+		case citations || bytes.Contains(raw, citationsStartB):
+			citations = !bytes.Contains(raw, citationsEndB)
+		case inComment || bytes.Contains(raw, []byte("<!--")) || bytes.Contains(raw, []byte("](")) || bytes.Contains(raw, []byte("]:")):
+			if bytes.Contains(raw, relatedStartB) {
 				related = true
 			}
-			masked := maskLine(text, &inComment)
-			out = append(out, lineLinks(masked, text, off, line, related)...)
-			if strings.Contains(text, RelatedEnd) {
+			masked := maskLine(raw, &inComment)
+			out = append(out, lineLinks(masked, raw, off, line, related)...)
+			if bytes.Contains(raw, relatedEndB) {
 				related = false
 			}
 		}
@@ -80,34 +76,41 @@ func MarkdownLinks(body []byte) []Link {
 	return out
 }
 
+var (
+	relatedStartB   = []byte(RelatedStart)
+	relatedEndB     = []byte(RelatedEnd)
+	citationsStartB = []byte(CitationsStart)
+	citationsEndB   = []byte(CitationsEnd)
+)
+
 // isFence returns the fence a line opens (``` or ~~~ of its length, at
-// most three spaces in), or "".
-func isFence(line string) string {
-	s := strings.TrimLeft(line, " ")
+// most three spaces in), or nil.
+func isFence(line []byte) []byte {
+	s := bytes.TrimLeft(line, " ")
 	if len(line)-len(s) > 3 || len(s) < 3 || (s[0] != '`' && s[0] != '~') {
-		return ""
+		return nil
 	}
 	n := 0
 	for n < len(s) && s[n] == s[0] {
 		n++
 	}
 	if n < 3 {
-		return ""
+		return nil
 	}
 	return s[:n]
 }
 
-// maskLine blanks out what on a line cannot hold a link: inline code spans
-// and HTML comments (which may span lines: inComment carries the state).
-// Offsets are kept.
-func maskLine(line string, inComment *bool) string {
-	b := []byte(line)
+// maskLine returns a copy of line with what cannot hold a link blanked
+// out: inline code spans and HTML comments (which may span lines:
+// inComment carries the state). Offsets are kept.
+func maskLine(line []byte, inComment *bool) []byte {
+	b := bytes.Clone(line)
 	for i := 0; i < len(b); {
 		if *inComment {
-			j := strings.Index(string(b[i:]), "-->")
+			j := bytes.Index(b[i:], []byte("-->"))
 			if j < 0 {
 				blank(b[i:])
-				return string(b)
+				return b
 			}
 			blank(b[i : i+j+3])
 			i += j + 3
@@ -115,14 +118,14 @@ func maskLine(line string, inComment *bool) string {
 			continue
 		}
 		switch {
-		case strings.HasPrefix(string(b[i:]), "<!--"):
+		case bytes.HasPrefix(b[i:], []byte("<!--")):
 			*inComment = true
 		case b[i] == '`':
 			n := 0
 			for i+n < len(b) && b[i+n] == '`' {
 				n++
 			}
-			j := strings.Index(string(b[i+n:]), strings.Repeat("`", n))
+			j := bytes.Index(b[i+n:], bytes.Repeat([]byte("`"), n))
 			if j < 0 {
 				i += n
 				continue
@@ -133,7 +136,7 @@ func maskLine(line string, inComment *bool) string {
 			i++
 		}
 	}
-	return string(b)
+	return b
 }
 
 func blank(b []byte) {
@@ -144,7 +147,8 @@ func blank(b []byte) {
 
 // lineLinks finds the links on one line: masked is the line with code and
 // comments blanked, raw the line as written, off its offset in the body.
-func lineLinks(masked, raw string, off, line int, generated bool) []Link {
+func lineLinks(maskedB, rawB []byte, off, line int, generated bool) []Link {
+	masked, raw := string(maskedB), string(rawB)
 	var out []Link
 	if m := refDefRE.FindStringSubmatchIndex(masked); m != nil {
 		if l, ok := target(raw, m[1], off, false); ok {

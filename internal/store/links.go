@@ -79,6 +79,7 @@ func LinkPath(from, target string) (p string, ok bool) {
 // links to /<id>.md as the format says, and the edge is reported as
 // dangling.
 func (k *KB) DeadLinks(t *Tree, r Redirects) ([]DeadLink, error) {
+	c := k.linkChecker(t, r)
 	found := make([][]DeadLink, len(t.Leaves))
 	errs := make([]error, len(t.Leaves))
 	Parallel(len(t.Leaves), func(i int) {
@@ -90,7 +91,7 @@ func (k *KB) DeadLinks(t *Tree, r Redirects) ([]DeadLink, error) {
 			}
 			return // gone since the tree was read: the next read says so
 		}
-		found[i] = k.LeafDeadLinks(t, r, n.Path, src)
+		found[i] = c.leaf(n.Path, src)
 	})
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
@@ -102,9 +103,54 @@ func (k *KB) DeadLinks(t *Tree, r Redirects) ([]DeadLink, error) {
 	return out, nil
 }
 
+// DeadLinksIn is DeadLinks with the bodies of t's leaves that may hold a
+// link given (by path, as the branch index holds them: a leaf absent from
+// bodies holds none), so that only the files of leaves with a dead link
+// are read, for the lines of their links.
+func (k *KB) DeadLinksIn(t *Tree, r Redirects, bodies map[string]string) ([]DeadLink, error) {
+	c := k.linkChecker(t, r)
+	found := make([][]DeadLink, len(t.Leaves))
+	Parallel(len(t.Leaves), func(i int) {
+		if body, ok := bodies[t.Leaves[i].Path]; ok {
+			found[i] = c.body(t.Leaves[i].Path, []byte(body))
+		}
+	})
+	var out []DeadLink
+	for i, n := range t.Leaves {
+		dead := found[i]
+		if len(dead) == 0 {
+			continue
+		}
+		body := bodies[n.Path]
+		src, err := os.ReadFile(k.NodePath(n.Path))
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // gone since the tree was read: the next read says so
+		}
+		if err != nil {
+			return nil, err
+		}
+		parts, err := frontmatter.Split(src)
+		if err != nil || string(parts.Body) != body {
+			// Changed since the index read it: the file says.
+			out = append(out, c.leaf(n.Path, src)...)
+			continue
+		}
+		lines := bytes.Count(src[:len(src)-len(parts.Body)], []byte("\n"))
+		for _, d := range dead {
+			d.Line += lines
+			out = append(out, d)
+		}
+	}
+	return out, nil
+}
+
 // LeafDeadLinks returns the dead links of the leaf file src at from
 // (relative to nodes/), with the lines they are on in the file.
 func (k *KB) LeafDeadLinks(t *Tree, r Redirects, from string, src []byte) []DeadLink {
+	return k.linkChecker(t, r).leaf(from, src)
+}
+
+func (c *linkChecker) leaf(from string, src []byte) []DeadLink {
 	if !bytes.Contains(src, []byte("](")) && !bytes.Contains(src, []byte("]:")) {
 		return nil
 	}
@@ -116,7 +162,7 @@ func (k *KB) LeafDeadLinks(t *Tree, r Redirects, from string, src []byte) []Dead
 	lines := bytes.Count(src[:head], []byte("\n"))
 	var out []DeadLink
 	for _, l := range node.MarkdownLinks(parts.Body) {
-		d, dead := k.checkLink(t, r, from, l)
+		d, dead := c.check(from, l)
 		if dead {
 			d.Line += lines
 			out = append(out, d)
@@ -128,9 +174,13 @@ func (k *KB) LeafDeadLinks(t *Tree, r Redirects, from string, src []byte) []Dead
 // BodyDeadLinks returns the dead links of a leaf body (as node.Node.Body
 // holds it) of the leaf at from, with lines counted in the body.
 func (k *KB) BodyDeadLinks(t *Tree, r Redirects, from string, body []byte) []DeadLink {
+	return k.linkChecker(t, r).body(from, body)
+}
+
+func (c *linkChecker) body(from string, body []byte) []DeadLink {
 	var out []DeadLink
 	for _, l := range node.MarkdownLinks(body) {
-		if d, dead := k.checkLink(t, r, from, l); dead {
+		if d, dead := c.check(from, l); dead {
 			out = append(out, d)
 		}
 	}
@@ -140,10 +190,33 @@ func (k *KB) BodyDeadLinks(t *Tree, r Redirects, from string, body []byte) []Dea
 // Span returns where the link's path is in the body it was found in.
 func (d DeadLink) Span() (start, end int) { return d.link.Start, d.link.End }
 
-func (k *KB) checkLink(t *Tree, r Redirects, from string, l node.Link) (DeadLink, bool) {
+// linkChecker checks the links of the leaves of one tree.
+type linkChecker struct {
+	k     *KB
+	t     *Tree
+	r     Redirects
+	paths map[string]bool // the paths of t's leaves, and of those it skipped
+}
+
+func (k *KB) linkChecker(t *Tree, r Redirects) *linkChecker {
+	paths := make(map[string]bool, len(t.Leaves)+len(t.skipped))
+	for _, n := range t.Leaves {
+		paths[n.Path] = true
+	}
+	for p := range t.skipped {
+		paths[p] = true
+	}
+	return &linkChecker{k: k, t: t, r: r, paths: paths}
+}
+
+func (c *linkChecker) check(from string, l node.Link) (DeadLink, bool) {
+	k, t, r := c.k, c.t, c.r
 	p, ok := LinkPath(from, l.Path)
-	if !ok || k.nodeFileExists(t, p) {
+	if !ok || c.paths[p] {
 		return DeadLink{}, false
+	}
+	if _, err := os.Lstat(k.NodePath(p)); err == nil {
+		return DeadLink{}, false // a file that is not a leaf: an index.md, a log.md
 	}
 	if strings.HasPrefix(l.Path, "/") {
 		// A link from the repository root, as a forge renders it.
@@ -168,16 +241,6 @@ func (k *KB) checkLink(t *Tree, r Redirects, from string, l node.Link) (DeadLink
 		return DeadLink{}, false
 	}
 	return d, true
-}
-
-// nodeFileExists reports whether a file (a leaf, a skipped leaf or any
-// other file) is at p, relative to nodes/.
-func (k *KB) nodeFileExists(t *Tree, p string) bool {
-	if _, ok := t.LeafAt(p); ok || t.Skipped(p) {
-		return true
-	}
-	_, err := os.Lstat(k.NodePath(p))
-	return err == nil
 }
 
 // unescapeLabel undoes node.EscapeLabel's backslashes.

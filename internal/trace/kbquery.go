@@ -323,7 +323,7 @@ func KBCheck(ctx context.Context, k *store.KB, p KBCheckParams) (*CheckResult, e
 // file, each naming the linking file and line, and where the leaf the
 // link named is now.
 func deadLinks(ctx context.Context, k *store.KB) ([]Violation, error) {
-	t, err := index.ReadTree(ctx, k)
+	t, db, err := index.ReadTreeDB(ctx, k)
 	if err != nil {
 		return nil, err
 	}
@@ -331,7 +331,7 @@ func deadLinks(ctx context.Context, k *store.KB) ([]Violation, error) {
 	if err != nil {
 		return nil, err
 	}
-	dead, err := k.DeadLinks(t, r)
+	dead, err := index.DeadLinks(ctx, k, t, db, r)
 	if err != nil {
 		return nil, err
 	}
