@@ -50,7 +50,7 @@ func MarkdownLinks(body []byte) []Link {
 		} else {
 			end += off
 		}
-		raw := body[off:end]
+		raw := bytes.TrimSuffix(body[off:end], []byte("\r"))
 		line++
 		switch {
 		case fence != nil:

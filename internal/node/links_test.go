@@ -52,6 +52,17 @@ func TestMarkdownLinks(t *testing.T) {
 	}
 }
 
+func TestMarkdownLinksCRLF(t *testing.T) {
+	body := "[a](x.md)\r\n[ref]: y.md\r\n```\r\n[c](z.md)\r\n```\r\n"
+	got := MarkdownLinks([]byte(body))
+	if len(got) != 2 || got[0].Path != "x.md" || got[1].Path != "y.md" || got[1].Line != 2 {
+		t.Fatalf("%+v", got)
+	}
+	if s := body[got[1].Start:got[1].End]; s != "y.md" {
+		t.Errorf("span %q", s)
+	}
+}
+
 func TestMarkdownLinksNone(t *testing.T) {
 	for _, body := range []string{"", "no links here\n", "[x] [y]\n", "](x.md) alone\n"} {
 		if got := MarkdownLinks([]byte(body)); len(got) > 1 {
