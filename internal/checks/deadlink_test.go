@@ -13,8 +13,9 @@ import (
 // same id at another path, or the successor the redirect ledger names. A
 // link a person wrote is an error; one of the generated Related block a
 // finding. Links that lead out of nodes/, to a file that is there (an
-// index.md, a leaf kk skips), or to the repository root's own files are
-// not dead.
+// index.md, a leaf kk skips), to the repository root's own files, or to
+// a path that is no leaf's (a folder's index.md) are not dead links
+// between leaves.
 func TestLintDeadLinks(t *testing.T) {
 	f := newLintKB(t)
 	f.leaf(lintLeaf{id: "practice-x", path: "b/practice-x.md", tags: []string{"t"}})
@@ -32,7 +33,7 @@ func TestLintDeadLinks(t *testing.T) {
 	f.rebuild()
 	body := "Moved: [x](../a/practice-x.md).\n" + // line 13 of the file
 		"Retired: [old](/map-old.md#part) and split: [s](../m/map-split.md).\n" + // 14
-		"Gone: [g](practice-gone.md). Fine: [i](../b/index.md), [bad](practice-bad.md), [out](../../../README.md).\n" + // 15
+		"Gone: [g](practice-gone.md). Fine: [i](../b/index.md), [bad](practice-bad.md), [out](../../../README.md), [folder](../gone/index.md).\n" + // 15
 		"Root: [r](/docs/readme.md) [web](https://example.com/a.md)\n" + // 16
 		"\n<!-- kk:related:start -->\n# Related\n\n- Related: [practice-x](/a/practice-x.md)\n- Related: [practice-nowhere](/practice-nowhere.md)\n<!-- kk:related:end -->\n" // 21, 22
 	f.write("nodes/c/practice-z.md", "---\ntype: practice\ntitle: Z\ndescription: About z\ntags: [t]\nkk_schema_version: 3\nkk_id: practice-z\nkk_derived_from: []\nkk_relates_to: [practice-x, practice-nowhere]\nkk_depends_on: []\nkk_confidence: high\n---\n"+body)

@@ -150,13 +150,23 @@ func blank(b []byte) {
 func lineLinks(maskedB, rawB []byte, off, line int, generated bool) []Link {
 	masked, raw := string(maskedB), string(rawB)
 	var out []Link
-	if m := refDefRE.FindStringSubmatchIndex(masked); m != nil {
+	if t := strings.TrimLeft(masked, " "); strings.HasPrefix(t, "[") && strings.Contains(t, "]:") {
+		m := refDefRE.FindStringSubmatchIndex(masked)
+		if m == nil {
+			return lineInline(masked, raw, off, line, generated)
+		}
 		if l, ok := target(raw, m[1], off, false); ok {
 			l.Line, l.Label, l.Generated = line, raw[m[2]:m[3]], generated
 			out = append(out, l)
 		}
 		return out
 	}
+	return lineInline(masked, raw, off, line, generated)
+}
+
+// lineInline finds the inline links [text](target) on one line.
+func lineInline(masked, raw string, off, line int, generated bool) []Link {
+	var out []Link
 	for i := 0; ; {
 		j := strings.Index(masked[i:], "](")
 		if j < 0 {

@@ -108,21 +108,30 @@ func (k *KB) DeadLinks(t *Tree, r Redirects) ([]DeadLink, error) {
 // bodies holds none), so that only the files of leaves with a dead link
 // are read, for the lines of their links.
 func (k *KB) DeadLinksIn(t *Tree, r Redirects, bodies map[string]string) ([]DeadLink, error) {
-	c := k.linkChecker(t, r)
-	found := make([][]DeadLink, len(t.Leaves))
-	Parallel(len(t.Leaves), func(i int) {
-		if body, ok := bodies[t.Leaves[i].Path]; ok {
-			found[i] = c.body(t.Leaves[i].Path, []byte(body))
+	order := make([]string, len(t.Leaves))
+	for i, n := range t.Leaves {
+		order[i] = n.Path
+	}
+	return k.linkChecker(t, r).bodies(order, bodies)
+}
+
+// bodies checks the leaves at paths (in that order) whose bodies are
+// given, reading the files of those with a dead link for the lines.
+func (c *linkChecker) bodies(paths []string, bodies map[string]string) ([]DeadLink, error) {
+	found := make([][]DeadLink, len(paths))
+	Parallel(len(paths), func(i int) {
+		if body, ok := bodies[paths[i]]; ok {
+			found[i] = c.body(paths[i], []byte(body))
 		}
 	})
 	var out []DeadLink
-	for i, n := range t.Leaves {
+	for i, p := range paths {
 		dead := found[i]
 		if len(dead) == 0 {
 			continue
 		}
-		body := bodies[n.Path]
-		src, err := os.ReadFile(k.NodePath(n.Path))
+		body := bodies[p]
+		src, err := os.ReadFile(c.k.NodePath(p))
 		if errors.Is(err, fs.ErrNotExist) {
 			continue // gone since the tree was read: the next read says so
 		}
@@ -132,7 +141,7 @@ func (k *KB) DeadLinksIn(t *Tree, r Redirects, bodies map[string]string) ([]Dead
 		parts, err := frontmatter.Split(src)
 		if err != nil || string(parts.Body) != body {
 			// Changed since the index read it: the file says.
-			out = append(out, c.leaf(n.Path, src)...)
+			out = append(out, c.leaf(p, src)...)
 			continue
 		}
 		lines := bytes.Count(src[:len(src)-len(parts.Body)], []byte("\n"))
@@ -193,9 +202,11 @@ func (d DeadLink) Span() (start, end int) { return d.link.Start, d.link.End }
 // linkChecker checks the links of the leaves of one tree.
 type linkChecker struct {
 	k     *KB
-	t     *Tree
 	r     Redirects
-	paths map[string]bool // the paths of t's leaves, and of those it skipped
+	paths map[string]bool // the paths of the tree's leaves (and of those it skipped)
+	// where maps an id (compared without regard to case) to its leaf's
+	// path and the id as the leaf carries it.
+	where func(id string) (leafPath, leafID string, ok bool)
 }
 
 func (k *KB) linkChecker(t *Tree, r Redirects) *linkChecker {
@@ -206,14 +217,43 @@ func (k *KB) linkChecker(t *Tree, r Redirects) *linkChecker {
 	for p := range t.skipped {
 		paths[p] = true
 	}
-	return &linkChecker{k: k, t: t, r: r, paths: paths}
+	return &linkChecker{k: k, r: r, paths: paths, where: func(id string) (string, string, bool) {
+		if n, ok := t.ByID(id); ok {
+			return n.Path, n.ID, true
+		}
+		return "", "", false
+	}}
+}
+
+// LeafPlace is where a leaf is: its path (relative to nodes/) and id.
+type LeafPlace struct{ Path, ID string }
+
+// DeadLinksOf is DeadLinksIn for a reader that knows the leaves of the
+// tree (their paths and ids, in the order to report them) without holding
+// the tree: kb_check, from the branch index's entities.
+func (k *KB) DeadLinksOf(leaves []LeafPlace, r Redirects, bodies map[string]string) ([]DeadLink, error) {
+	paths := make(map[string]bool, len(leaves))
+	byKey := make(map[string]LeafPlace, len(leaves))
+	order := make([]string, len(leaves))
+	for i, l := range leaves {
+		paths[l.Path] = true
+		if _, dup := byKey[IDKey(l.ID)]; !dup {
+			byKey[IDKey(l.ID)] = l
+		}
+		order[i] = l.Path
+	}
+	c := &linkChecker{k: k, r: r, paths: paths, where: func(id string) (string, string, bool) {
+		l, ok := byKey[IDKey(id)]
+		return l.Path, l.ID, ok
+	}}
+	return c.bodies(order, bodies)
 }
 
 func (c *linkChecker) check(from string, l node.Link) (DeadLink, bool) {
-	k, t, r := c.k, c.t, c.r
+	k := c.k
 	p, ok := LinkPath(from, l.Path)
-	if !ok || c.paths[p] {
-		return DeadLink{}, false
+	if !ok || c.paths[p] || !IsLeafName(path.Base(p)) {
+		return DeadLink{}, false // out of nodes/, a leaf, or no leaf's name (an index.md)
 	}
 	if _, err := os.Lstat(k.NodePath(p)); err == nil {
 		return DeadLink{}, false // a file that is not a leaf: an index.md, a log.md
@@ -229,11 +269,11 @@ func (c *linkChecker) check(from string, l node.Link) (DeadLink, bool) {
 		id = unescapeLabel(l.Label)
 	}
 	d := DeadLink{From: from, Line: l.Line, Target: l.Path, Missing: p, ID: id, Generated: l.Generated, link: l}
-	live := func(id string) bool { _, ok := t.ByID(id); return ok }
-	for _, to := range ResolveRedirect(r, id, live) {
-		n, _ := t.ByID(to)
-		d.Now = append(d.Now, n.Path)
-		d.NowIDs = append(d.NowIDs, n.ID)
+	live := func(id string) bool { _, _, ok := c.where(id); return ok }
+	for _, to := range ResolveRedirect(c.r, id, live) {
+		p, id, _ := c.where(to)
+		d.Now = append(d.Now, p)
+		d.NowIDs = append(d.NowIDs, id)
 	}
 	if l.Generated && len(d.Now) == 0 {
 		// The edge itself names no leaf: the block links to /<id>.md, as

@@ -323,7 +323,17 @@ func KBCheck(ctx context.Context, k *store.KB, p KBCheckParams) (*CheckResult, e
 // file, each naming the linking file and line, and where the leaf the
 // link named is now.
 func deadLinks(ctx context.Context, k *store.KB) ([]Violation, error) {
-	t, db, err := index.ReadTreeDB(ctx, k)
+	// The snapshot the other rules read (synced) names the leaves; the
+	// index holds their bodies.
+	s, err := loadSnapshot(ctx, k)
+	if err != nil {
+		return nil, err
+	}
+	db, err := graph.BranchIndex(ctx, k)
+	if err != nil {
+		return nil, err
+	}
+	bodies, err := db.LinkBodies(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -331,15 +341,24 @@ func deadLinks(ctx context.Context, k *store.KB) ([]Violation, error) {
 	if err != nil {
 		return nil, err
 	}
-	dead, err := index.DeadLinks(ctx, k, t, db, r)
+	var leaves []store.LeafPlace
+	idAt := map[string]string{}
+	for _, e := range s.entities {
+		if e.Path != "" && e.Origin == "" {
+			leaves = append(leaves, store.LeafPlace{Path: e.Path, ID: e.ID})
+			idAt[e.Path] = e.ID
+		}
+	}
+	slices.SortFunc(leaves, func(a, b store.LeafPlace) int { return store.LocaleCompare(a.Path, b.Path) })
+	dead, err := k.DeadLinksOf(leaves, r, bodies)
 	if err != nil {
 		return nil, err
 	}
 	out := []Violation{}
 	for _, d := range dead {
 		v := Violation{Rule: RuleNoDeadLinks, IDs: []string{}}
-		if n, ok := t.LeafAt(d.From); ok {
-			v.IDs = []string{n.ID}
+		if id, ok := idAt[d.From]; ok {
+			v.IDs = []string{id}
 		}
 		file := path.Join(store.DirName, "nodes", d.From)
 		nodes := func(p string) string { return path.Join(store.DirName, "nodes", p) }
