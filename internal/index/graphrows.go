@@ -149,25 +149,27 @@ func (db *DB) Bodies(ctx context.Context, paths []string) (map[string]string, er
 	return out, err
 }
 
-// LinkBodies returns the bodies of the tree leaves that may hold a
-// markdown link (they contain "](" or "]:"), by path, as the last sync
+// EachLinkBody calls fn with the path and body of each tree leaf that may
+// hold a markdown link (its body contains "](" or "]:"), as the last sync
 // left them: what a check of the links between leaves reads instead of
-// every leaf file.
-func (db *DB) LinkBodies(ctx context.Context) (map[string]string, error) {
+// every leaf file, one row at a time.
+func (db *DB) EachLinkBody(ctx context.Context, fn func(path, body string)) error {
 	rows, err := db.r.QueryContext(ctx, `SELECT path, body FROM nodes WHERE origin = '' AND (instr(body, '](') > 0 OR instr(body, ']:') > 0)`)
 	if err != nil {
-		return nil, fmt.Errorf("reading index %s: %w", db.Path, err)
+		return fmt.Errorf("reading index %s: %w", db.Path, err)
 	}
 	defer rows.Close()
-	out := map[string]string{}
 	for rows.Next() {
 		var p, b string
 		if err := rows.Scan(&p, &b); err != nil {
-			return nil, fmt.Errorf("reading index %s: %w", db.Path, err)
+			return fmt.Errorf("reading index %s: %w", db.Path, err)
 		}
-		out[p] = b
+		fn(p, b)
 	}
-	return out, rows.Err()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("reading index %s: %w", db.Path, err)
+	}
+	return nil
 }
 
 // DeadLinks finds the dead links of tree t (store.DeadLinks): from the
@@ -177,11 +179,7 @@ func DeadLinks(ctx context.Context, k *store.KB, t *store.Tree, db *DB, r store.
 	if db == nil {
 		return k.DeadLinks(t, r)
 	}
-	bodies, err := db.LinkBodies(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return k.DeadLinksIn(t, r, bodies)
+	return k.DeadLinksIn(t, r, func(fn func(path, body string)) error { return db.EachLinkBody(ctx, fn) })
 }
 
 // decodeGraph decodes nodes.graph, turning JSON numbers back into int64

@@ -103,11 +103,14 @@ func (k *KB) DeadLinks(t *Tree, r Redirects) ([]DeadLink, error) {
 	return out, nil
 }
 
-// DeadLinksIn is DeadLinks with the bodies of t's leaves that may hold a
-// link given (by path, as the branch index holds them: a leaf absent from
-// bodies holds none), so that only the files of leaves with a dead link
-// are read, for the lines of their links.
-func (k *KB) DeadLinksIn(t *Tree, r Redirects, bodies map[string]string) ([]DeadLink, error) {
+// Bodies hands fn the path and body of each leaf that may hold a link
+// (as the branch index holds them); a leaf it leaves out holds none.
+type Bodies func(fn func(path, body string)) error
+
+// DeadLinksIn is DeadLinks with the bodies of t's leaves read from
+// bodies, so that only the files of leaves with a dead link are read, for
+// the lines of their links.
+func (k *KB) DeadLinksIn(t *Tree, r Redirects, bodies Bodies) ([]DeadLink, error) {
 	order := make([]string, len(t.Leaves))
 	for i, n := range t.Leaves {
 		order[i] = n.Path
@@ -115,22 +118,37 @@ func (k *KB) DeadLinksIn(t *Tree, r Redirects, bodies map[string]string) ([]Dead
 	return k.linkChecker(t, r).bodies(order, bodies)
 }
 
-// bodies checks the leaves at paths (in that order) whose bodies are
-// given, reading the files of those with a dead link for the lines.
-func (c *linkChecker) bodies(paths []string, bodies map[string]string) ([]DeadLink, error) {
-	found := make([][]DeadLink, len(paths))
-	Parallel(len(paths), func(i int) {
-		if body, ok := bodies[paths[i]]; ok {
-			found[i] = c.body(paths[i], []byte(body))
+// bodies checks the leaves whose bodies are handed over, reporting them in
+// the order of paths and reading the files of those with a dead link for
+// the lines. The bodies are scanned as they are read.
+func (c *linkChecker) bodies(paths []string, bodies Bodies) ([]DeadLink, error) {
+	type found struct {
+		body string
+		dead []DeadLink
+	}
+	byPath := map[string]found{}
+	work := make(chan [2]string, 64)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for w := range work {
+			if dead := c.body(w[0], []byte(w[1])); len(dead) > 0 {
+				byPath[w[0]] = found{body: w[1], dead: dead}
+			}
 		}
-	})
+	}()
+	err := bodies(func(p, body string) { work <- [2]string{p, body} })
+	close(work)
+	<-done
+	if err != nil {
+		return nil, err
+	}
 	var out []DeadLink
-	for i, p := range paths {
-		dead := found[i]
-		if len(dead) == 0 {
+	for _, p := range paths {
+		f, ok := byPath[p]
+		if !ok {
 			continue
 		}
-		body := bodies[p]
 		src, err := os.ReadFile(c.k.NodePath(p))
 		if errors.Is(err, fs.ErrNotExist) {
 			continue // gone since the tree was read: the next read says so
@@ -139,13 +157,13 @@ func (c *linkChecker) bodies(paths []string, bodies map[string]string) ([]DeadLi
 			return nil, err
 		}
 		parts, err := frontmatter.Split(src)
-		if err != nil || string(parts.Body) != body {
+		if err != nil || string(parts.Body) != f.body {
 			// Changed since the index read it: the file says.
 			out = append(out, c.leaf(p, src)...)
 			continue
 		}
 		lines := bytes.Count(src[:len(src)-len(parts.Body)], []byte("\n"))
-		for _, d := range dead {
+		for _, d := range f.dead {
 			d.Line += lines
 			out = append(out, d)
 		}
@@ -231,7 +249,7 @@ type LeafPlace struct{ Path, ID string }
 // DeadLinksOf is DeadLinksIn for a reader that knows the leaves of the
 // tree (their paths and ids, in the order to report them) without holding
 // the tree: kb_check, from the branch index's entities.
-func (k *KB) DeadLinksOf(leaves []LeafPlace, r Redirects, bodies map[string]string) ([]DeadLink, error) {
+func (k *KB) DeadLinksOf(leaves []LeafPlace, r Redirects, bodies Bodies) ([]DeadLink, error) {
 	paths := make(map[string]bool, len(leaves))
 	byKey := make(map[string]LeafPlace, len(leaves))
 	order := make([]string, len(leaves))

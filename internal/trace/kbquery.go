@@ -333,10 +333,6 @@ func deadLinks(ctx context.Context, k *store.KB) ([]Violation, error) {
 	if err != nil {
 		return nil, err
 	}
-	bodies, err := db.LinkBodies(ctx)
-	if err != nil {
-		return nil, err
-	}
 	r, err := k.ReadRedirects()
 	if err != nil {
 		return nil, err
@@ -350,7 +346,7 @@ func deadLinks(ctx context.Context, k *store.KB) ([]Violation, error) {
 		}
 	}
 	slices.SortFunc(leaves, func(a, b store.LeafPlace) int { return store.LocaleCompare(a.Path, b.Path) })
-	dead, err := k.DeadLinksOf(leaves, r, bodies)
+	dead, err := k.DeadLinksOf(leaves, r, func(fn func(path, body string)) error { return db.EachLinkBody(ctx, fn) })
 	if err != nil {
 		return nil, err
 	}
