@@ -85,6 +85,20 @@ func TestScripts(t *testing.T) {
 				}
 				ts.Check(copyDir(exampleAbs, ts.MkAbs(".")))
 			},
+			// crlf <path>...: rewrite each file with CRLF line endings,
+			// as an editor or git's core.autocrlf on Windows writes it.
+			"crlf": func(ts *testscript.TestScript, neg bool, args []string) {
+				if neg || len(args) == 0 {
+					ts.Fatalf("usage: crlf <path>...")
+				}
+				for _, a := range args {
+					p := ts.MkAbs(a)
+					data, err := os.ReadFile(p)
+					ts.Check(err)
+					lf := strings.ReplaceAll(string(data), "\r\n", "\n")
+					ts.Check(os.WriteFile(p, []byte(strings.ReplaceAll(lf, "\n", "\r\n")), 0o644))
+				}
+			},
 			"pty":         ptyCmd,
 			"readmeblock": readmeBlockCmd,
 			"waitserve":   waitServeCmd,

@@ -114,7 +114,7 @@ func sessionStartContext(ctx context.Context, r Request, early func(text string)
 	}
 	cfg, err := k.LoadConfig()
 	if err != nil {
-		notes = append(notes, fmt.Sprintf("config.yaml could not be read (%v); kk uses its default settings until it is fixed.", err))
+		notes = append(notes, fmt.Sprintf("config.yaml could not be read (%v): until it is fixed, kk's writes, searches and prompt context stop (its settings decide what they index and check); `kk doctor` names the problem.", err))
 		cfg = store.DefaultConfig()
 	}
 	if note, err := curationNudge(k, cfg, r.Now, r.opts().NudgeInterval); err != nil {

@@ -198,7 +198,7 @@ func TestSessionStartNotes(t *testing.T) {
 	t.Run("invalid config", func(t *testing.T) {
 		k := newKB(t)
 		setConfig(t, k, "bogus: 1\n")
-		mustContain(t, sessionStartText(t, k, t0), "config.yaml could not be read", `unknown setting "bogus"`)
+		mustContain(t, sessionStartText(t, k, t0), "config.yaml could not be read", `unknown setting "bogus"`, "writes, searches and prompt context stop")
 	})
 	t.Run("freshness", func(t *testing.T) {
 		// kenkeep reports the nodes that describe changed code at session

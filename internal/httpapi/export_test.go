@@ -9,3 +9,9 @@ func (s *Server) Routes() []string {
 	}
 	return out
 }
+
+// HealthReason is healthReason, for the tests.
+var HealthReason = healthReason
+
+// MaxConnsFor is maxConnsFor, for the tests.
+var MaxConnsFor = maxConnsFor

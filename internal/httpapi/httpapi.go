@@ -33,6 +33,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/kk-project/kk/internal/jobqueue"
@@ -72,7 +73,10 @@ type Options struct {
 	// Limits bound the requests of each class running at once (zero
 	// fields: DefaultLimits').
 	Limits Limits
-	Logger *slog.Logger
+	// MaxConns caps the connections open at once (0: DefaultMaxConns):
+	// one more waits to be accepted until one closes.
+	MaxConns int
+	Logger   *slog.Logger
 	// Page, when set, is a read-only web page answering GET and HEAD on
 	// PagePaths (ServeMux patterns without a method, none of them an API
 	// path): kk serve mounts kk browse's page at "/" this way. It shares
@@ -93,6 +97,8 @@ type Server struct {
 	// listener's port is known.
 	hosts atomic.Pointer[hostSet]
 	gates map[int]*gate // by route class
+	// conns is the listener Serve accepts from, bounded by MaxConns.
+	conns atomic.Pointer[limitListener]
 }
 
 // New returns a server over o.Backend and o.Queue.
@@ -105,6 +111,9 @@ func New(o Options) (*Server, error) {
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.MaxConns <= 0 {
+		o.MaxConns = DefaultMaxConns()
 	}
 	l, d := &o.Limits, DefaultLimits
 	l.Reads, l.Searches = cmp.Or(l.Reads, d.Reads), cmp.Or(l.Searches, d.Searches)
@@ -328,6 +337,9 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		return err
 	}
 	s.hosts.Store(newHostSet(ln.Addr().String(), s.opts.Addr))
+	bounded := newLimitListener(ln, s.opts.MaxConns)
+	s.conns.Store(bounded)
+	s.opts.Logger.Info("connections open at once are capped", "max_conns", s.opts.MaxConns)
 	srv := &http.Server{
 		Handler:           s.handler,
 		ReadHeaderTimeout: ReadHeaderTimeout,
@@ -350,7 +362,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	}()
 	go func() {
 		defer wg.Done()
-		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		if err := srv.Serve(bounded); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			errs <- err
 		}
 		cancel()
@@ -394,11 +406,34 @@ func (s *Server) enqueue(w http.ResponseWriter, op string, req JobRequest, dedup
 	j, dup, err := s.opts.Queue.Enqueue(jobqueue.Request{Op: op, Path: req.Path, Payload: payload, DedupKey: key})
 	if err != nil {
 		s.opts.Logger.Error("enqueue failed", "op", op, "error", err)
+		if full := diskFull(err); full != "" {
+			// Enqueue leaves nothing of a job it could not write: the
+			// client may post again once there is room.
+			w.Header().Set("Retry-After", DiskFullRetryAfter)
+			writeError(w, http.StatusServiceUnavailable, full+": the job was not queued; free space on the server's disk and post again")
+			return
+		}
 		writeError(w, http.StatusInternalServerError, "failed to enqueue: "+err.Error())
 		return
 	}
 	s.opts.Logger.Info("job accepted", "job_id", j.ID, "op", op, "path", req.Path, "dedup", dup)
 	writeJSON(w, http.StatusAccepted, jobAccepted{JobID: j.ID, Status: string(j.Status)})
+}
+
+// DiskFullRetryAfter is the Retry-After, in seconds, of a write refused
+// because the disk is full: room comes back when someone makes it.
+const DiskFullRetryAfter = "60"
+
+// diskFull says what is full when err is a full disk (ENOSPC) or an
+// exhausted disk quota (EDQUOT), "" otherwise.
+func diskFull(err error) string {
+	switch {
+	case errors.Is(err, syscall.ENOSPC):
+		return "the disk is full (no space left on device)"
+	case errors.Is(err, syscall.EDQUOT):
+		return "the disk is full for kk serve's user (disk quota exceeded)"
+	}
+	return ""
 }
 
 type jobAccepted struct {

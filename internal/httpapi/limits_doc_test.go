@@ -35,6 +35,7 @@ func TestLimitsDoc(t *testing.T) {
 		"MaxTitleLength":  fmt.Sprintf("| the title of a posted or edited note | %d characters | 400, nothing queued |", MaxTitleLength),
 		"MaxSearchLimit":  fmt.Sprintf("(`limit`) | %d (default %d) | the first %d |", MaxSearchLimit, DefaultSearchLimit, MaxSearchLimit),
 		"encodeChunk":     fmt.Sprintf("encoded a %d KiB chunk at a time", encodeChunk>>10),
+		"ConnHeadroom":    fmt.Sprintf("| connections open at once | the open-file limit (`ulimit -n`) less %d, and at least half of it | wait to be accepted |", ConnHeadroom),
 	} {
 		if !strings.Contains(section, want) {
 			t.Errorf("docs/limits.md, kk serve: %s is not documented as %q", name, want)

@@ -82,3 +82,19 @@ func TestWaitForASlotEnds(t *testing.T) {
 		t.Errorf("the held read: %d %s", r.status, r.body)
 	}
 }
+
+// The default cap on connections leaves ConnHeadroom descriptors to the
+// worker, and takes at most half of a low open-file limit.
+func TestDefaultMaxConns(t *testing.T) {
+	for _, tc := range []struct {
+		limit uint64
+		want  int
+	}{{1 << 20, 1<<20 - httpapi.ConnHeadroom}, {1024, 1024 - httpapi.ConnHeadroom}, {256, 128}, {100, 50}, {1, 1}, {0, 1}} {
+		if got := httpapi.MaxConnsFor(tc.limit); got != tc.want {
+			t.Errorf("an open-file limit of %d: a cap of %d connections, want %d", tc.limit, got, tc.want)
+		}
+	}
+	if n := httpapi.DefaultMaxConns(); n < 1 {
+		t.Errorf("DefaultMaxConns() = %d", n)
+	}
+}

@@ -432,5 +432,33 @@ func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 		QueueDepth int    `json:"queue_depth"`
 		Processing int    `json:"processing"`
 		Waiting    string `json:"waiting_for,omitempty"`
-	}{status, st.Depth, st.ByStatus[jobqueue.Processing], st.Waiting})
+	}{status, st.Depth, st.ByStatus[jobqueue.Processing], healthReason(st.Waiting)})
+}
+
+// healthReason makes what the worker waits for one line, for /healthz.
+// kk's own reasons are one line, saying what is wrong and what to do; a
+// reason that carries a git command's error (git's stderr: a line, then
+// lines of advice) keeps git's meaningful line (its fatal: or error:
+// line, else its first) and gets kk's advice for git's. The server's log
+// has the whole text.
+func healthReason(why string) string {
+	why = strings.TrimSpace(why)
+	if !strings.Contains(why, "\n") {
+		return why
+	}
+	lines := strings.Split(why, "\n")
+	first := strings.TrimSpace(lines[0])
+	line := first
+	if !strings.Contains(first, "fatal: ") && !strings.Contains(first, "error: ") {
+		for _, l := range lines[1:] {
+			if l = strings.TrimSpace(l); strings.HasPrefix(l, "fatal: ") || strings.HasPrefix(l, "error: ") {
+				line = first + " " + l
+				break
+			}
+		}
+	}
+	if strings.Contains(line, ".lock': File exists") {
+		return line + " (another git process holds this lock: kk serve waits for it; if no git command is running, remove the file; the server's log has git's whole message)"
+	}
+	return line + " (kk serve tries again on its own; the server's log has git's whole message)"
 }

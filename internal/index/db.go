@@ -26,8 +26,10 @@ import (
 )
 
 // SchemaVersion is the version of the database layout. A database written
-// with another version is emptied and rebuilt by the next sync.
-const SchemaVersion = 10
+// with another version is emptied and rebuilt by the next sync. Version 11
+// hashes a leaf with its CRLF read as LF (store.LeafSum) and measures its
+// body so: a database of 10 holds the raw hashes of CRLF leaves.
+const SchemaVersion = 11
 
 // busyTimeoutMS bounds how long a writer waits for another writer (another
 // kk process syncing the same branch) before failing.

@@ -3,9 +3,7 @@ package index
 import (
 	"cmp"
 	"context"
-	"crypto/sha256"
 	"database/sql"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -583,8 +581,7 @@ func (ld *leafData) read() {
 		ld.err = err
 		return
 	}
-	sum := sha256.Sum256(src)
-	ld.sha = hex.EncodeToString(sum[:])
+	ld.sha = store.LeafSum(src)
 	if ld.old != nil && ld.old.sha == ld.sha {
 		ld.same = true
 		return

@@ -103,7 +103,8 @@ func (a *after) byID(id string) (*node.Node, bool) {
 	return a.node(v), true
 }
 
-// hash is the sha256 (hex) of the bytes of the leaf at path.
+// hash is the hash of the leaf file at path (store.LeafSum: the sha256
+// (hex) of its bytes, CRLF read as LF).
 func (a *after) hash(path string) string {
 	if a.t != nil {
 		return a.t.Hashes[path]

@@ -162,12 +162,24 @@ func (r *record) upToDate(k *store.KB, key string, indexDirs map[string]bool, ch
 
 // fileRecord is the record of a generated file whose bytes are data, on
 // disk at path now (nil when it cannot be stat'ed); sum is the sha256
-// (hex) of data when known, "" to hash it.
+// (hex) of data when known, "" to hash it. A file that holds data's text
+// with CRLF line endings (checked out by git with core.autocrlf, which a
+// plan leaves as it is) is recorded as it is on disk: a later plan trusts
+// it by its stat, and does not bring such a GRAPH.md forward (spliceGraph
+// takes only the layout kk writes).
 func fileRecord(path, key string, data []byte, sum string) (index.GeneratedFile, bool) {
 	at := time.Now().UnixNano()
 	fi, err := os.Stat(path)
-	if err != nil || fi.Size() != int64(len(data)) {
+	if err != nil {
 		return index.GeneratedFile{}, false
+	}
+	if fi.Size() != int64(len(data)) {
+		disk, err := os.ReadFile(path)
+		if err != nil || int64(len(disk)) != fi.Size() || !store.SameText(disk, data) {
+			return index.GeneratedFile{}, false
+		}
+		s := sha256.Sum256(disk)
+		return index.GeneratedFile{Key: key, Size: fi.Size(), Mtime: fi.ModTime().UnixNano(), Sum: hex.EncodeToString(s[:]), At: at}, true
 	}
 	if sum == "" {
 		s := sha256.Sum256(data)

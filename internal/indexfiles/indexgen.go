@@ -56,7 +56,9 @@ type FolderMetrics struct {
 }
 
 // NodesHash computes the content hash of a tree: sha256 over the sorted
-// lines "<path>\t<sha256 of the leaf's bytes>", joined by "\n".
+// lines "<path>\t<sha256 of the leaf's bytes>", joined by "\n"; a leaf's
+// bytes are read with every CRLF as LF (store.LeafSum), so that a checkout
+// with CRLF line endings has the hash of the one with LF.
 func NodesHash(t *store.Tree) string {
 	lines := make([]string, len(t.Leaves))
 	for i, n := range t.Leaves {

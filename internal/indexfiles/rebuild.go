@@ -245,11 +245,14 @@ func planFor(ctx context.Context, k *store.KB, db *index.DB, t *after, summaries
 	}
 	slices.Sort(names)
 	for _, name := range names {
-		same, err := holds(filepath.Join(k.Dir, filepath.FromSlash(name)), gen.Files[name])
+		same, text, err := holds(filepath.Join(k.Dir, filepath.FromSlash(name)), gen.Files[name])
 		if err != nil {
 			return nil, err
 		}
-		if same {
+		if same || text {
+			// A file checked out with CRLF (git's core.autocrlf) is not
+			// stale, and is left as it is: git, which would commit it
+			// with LF, calls it modified once it holds LF.
 			continue
 		}
 		p.Write[name] = gen.Files[name]
@@ -388,28 +391,35 @@ func staleIndexes(indexDirs map[string]bool, gen *Generated) []string {
 }
 
 // holds reports whether the file at path holds exactly data (false when
-// it does not exist). A file of another size is not read: GRAPH.md, which
-// every new leaf makes longer, is megabytes at ten thousand leaves.
-func holds(path string, data []byte) (bool, error) {
+// it does not exist), and whether it holds data's text with CRLF line
+// endings where data has LF (store.SameText: a generated file a clone with
+// git's core.autocrlf checked out), which is not stale either. A file of
+// a size neither can have is not read: GRAPH.md, which every new leaf
+// makes longer, is megabytes at ten thousand leaves.
+func holds(path string, data []byte) (same, text bool, err error) {
 	f, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return false, nil
+		return false, false, nil
 	}
 	if err != nil {
-		return false, err
+		return false, false, err
 	}
 	defer func() { _ = f.Close() }()
 	fi, err := f.Stat()
 	if err != nil {
-		return false, err
+		return false, false, err
 	}
-	if !fi.Mode().IsRegular() || fi.Size() != int64(len(data)) {
-		return false, nil
+	size := fi.Size()
+	if !fi.Mode().IsRegular() || size < int64(len(data)) || size > store.MaxCRLFSize(data) {
+		return false, false, nil
 	}
-	old := make([]byte, len(data)+1) // one more: a file that grew since the stat
+	old := make([]byte, size+1) // one more: a file that grew since the stat
 	n, err := io.ReadFull(f, old)
 	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
-		return false, err
+		return false, false, err
 	}
-	return bytes.Equal(old[:n], data), nil
+	if bytes.Equal(old[:n], data) {
+		return true, false, nil
+	}
+	return false, store.SameText(old[:n], data), nil
 }

@@ -133,6 +133,11 @@ type Options struct {
 	TickFrom time.Time
 	Logger   *slog.Logger
 	Now      func() time.Time
+	// WriteFault, when set, is called before each file of the queue's
+	// folder is written (its path, the payload's or the record's); an
+	// error it returns fails that write, as a full disk would. Nothing
+	// in kk sets it: the fault tests do.
+	WriteFault func(path string) error
 }
 
 // Queue is a durable FIFO queue with one worker. Its methods are safe for
@@ -276,18 +281,19 @@ func (q *Queue) writeRecord(j *Job) error {
 		return err
 	}
 	if j.Status == Done && q.opts.Committed != nil {
-		return q.inDir(func() error { return atomicfile.Replace(q.recordPath(j.ID), append(data, '\n'), 0o644) })
+		return q.inDir(q.recordPath(j.ID), func(p string) error { return atomicfile.Replace(p, append(data, '\n'), 0o644) })
 	}
-	return q.inDir(func() error { return atomicfile.Write(q.recordPath(j.ID), append(data, '\n'), 0o644) })
+	return q.inDir(q.recordPath(j.ID), func(p string) error { return atomicfile.Write(p, append(data, '\n'), 0o644) })
 }
 
-// inDir runs write, a write of a file of the queue's folder, and, when
-// it fails because the folder is gone (someone removed .state/ under a
-// running server), makes the folder again and runs it once more: the
-// records and payloads that went with it are lost (a queued job whose
-// payload went fails when its turn comes), the queue is not.
-func (q *Queue) inDir(write func() error) error {
-	err := write()
+// inDir runs write, a write of path, a file of the queue's folder, and,
+// when it fails because the folder is gone (someone removed .state/
+// under a running server), makes the folder again and runs it once more:
+// the records and payloads that went with it are lost (a queued job
+// whose payload went fails when its turn comes), the queue is not.
+func (q *Queue) inDir(path string, write func(path string) error) error {
+	write = q.faulty(write)
+	err := write(path)
 	if !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
@@ -298,7 +304,21 @@ func (q *Queue) inDir(write func() error) error {
 		return err
 	}
 	q.opts.Logger.Warn("the job queue's folder was removed; it is made again, and the jobs whose files went with it fail", "dir", q.dir)
-	return write()
+	return write(path)
+}
+
+// faulty is write, failed first by Options.WriteFault when it is set.
+func (q *Queue) faulty(write func(path string) error) func(path string) error {
+	fault := q.opts.WriteFault
+	if fault == nil {
+		return write
+	}
+	return func(path string) error {
+		if err := fault(path); err != nil {
+			return fmt.Errorf("writing %s: %w", path, err)
+		}
+		return write(path)
+	}
 }
 
 // Enqueue accepts a job: when it returns without error the job is on
@@ -320,7 +340,7 @@ func (q *Queue) Enqueue(r Request) (j Job, dup bool, err error) {
 		}
 	}
 	nj := &Job{ID: id.String(), Seq: q.seq + 1, Op: r.Op, Status: Queued, Path: r.Path, DedupKey: r.DedupKey, Created: q.opts.Now().UTC()}
-	if err := q.inDir(func() error { return atomicfile.Write(q.bodyPath(nj.ID), r.Payload, 0o644) }); err != nil {
+	if err := q.inDir(q.bodyPath(nj.ID), func(p string) error { return atomicfile.Write(p, r.Payload, 0o644) }); err != nil {
 		return Job{}, false, err
 	}
 	if err := q.writeRecord(nj); err != nil {

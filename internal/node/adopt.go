@@ -90,7 +90,7 @@ func Adopt(rel string, src []byte) (*Node, []Filled, error) {
 			return fail("it is a kenkeep v1 or v2 leaf (schema_version); `kk migrate status` says how to convert it")
 		}
 	}
-	n := &Node{Format: SchemaVersion, Path: rel, Body: doc.Body(), BodySize: utf8.RuneCount(doc.Body()), doc: doc}
+	n := &Node{Format: SchemaVersion, Path: rel, Body: doc.Body(), BodySize: bodySize(doc.Body()), doc: doc}
 	var filled []Filled
 	fill := func(field string, v any, from string) {
 		filled = append(filled, Filled{Field: field, Value: v, From: from})

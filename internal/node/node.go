@@ -93,7 +93,10 @@ type Node struct {
 
 	// Body is the markdown after the front matter, verbatim. Leaves served
 	// from the leaf cache have no body; BodySize is always set.
-	Body     []byte
+	Body []byte
+	// BodySize is the body's length in characters, a "\r\n" counted as
+	// the one "\n" it is: a leaf checked out with CRLF line endings (git's
+	// core.autocrlf) measures as the same leaf with LF.
 	BodySize int
 
 	doc      *frontmatter.Doc
@@ -193,7 +196,7 @@ func Parse(relPath string, src []byte) (*Node, error) {
 	if !doc.HasFrontMatter() || len(doc.Keys()) == 0 {
 		return nil, &Error{Path: relPath, Msg: "no front matter; a leaf starts with a --- block holding type, title, description, tags and kk_ keys"}
 	}
-	n := &Node{Path: relPath, Body: doc.Body(), BodySize: utf8.RuneCount(doc.Body()), doc: doc}
+	n := &Node{Path: relPath, Body: doc.Body(), BodySize: bodySize(doc.Body()), doc: doc}
 	f := fields{doc: doc, path: relPath}
 	_, v3 := doc.Value(KeySchemaVersion)
 	sv, legacy := doc.Value("schema_version")
@@ -724,4 +727,10 @@ func graphLinks(doc *frontmatter.Doc) []string {
 		}
 	}
 	return out
+}
+
+// bodySize is Node.BodySize of body: its characters, a "\r\n" counted
+// as one.
+func bodySize(body []byte) int {
+	return utf8.RuneCount(body) - bytes.Count(body, []byte("\r\n"))
 }

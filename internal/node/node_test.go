@@ -348,3 +348,22 @@ func TestConflictMarkers(t *testing.T) {
 		t.Errorf("CRLF: %d-%d", from, to)
 	}
 }
+
+// A leaf checked out with CRLF line endings (git's core.autocrlf) reads
+// as the same leaf: its fields and its body's size are the LF leaf's.
+func TestParseCRLFLeafMeasuresAsLF(t *testing.T) {
+	lf, err := Parse("p.md", []byte(v3Leaf))
+	if err != nil {
+		t.Fatal(err)
+	}
+	crlf, err := Parse("p.md", []byte(strings.ReplaceAll(v3Leaf, "\n", "\r\n")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lf.BodySize == 0 || crlf.BodySize != lf.BodySize {
+		t.Errorf("BodySize: CRLF %d, LF %d", crlf.BodySize, lf.BodySize)
+	}
+	if crlf.Title != lf.Title || crlf.Description != lf.Description || strings.Join(crlf.Tags, ",") != strings.Join(lf.Tags, ",") || crlf.ID != lf.ID {
+		t.Errorf("CRLF leaf reads as %q %q %v %q, LF as %q %q %v %q", crlf.Title, crlf.Description, crlf.Tags, crlf.ID, lf.Title, lf.Description, lf.Tags, lf.ID)
+	}
+}

@@ -308,6 +308,7 @@ func (b *Backend) commit(ctx context.Context, j *service.Job, leaf string, res *
 		t0 := time.Now()
 		p := b.planner(ctx, r, res)
 		landed, err := r.Commit(ctx, gitx.CommitOptions{Author: b.author, Message: subject, Plan: p.plan, Wait: b.stopCtx(), OnWait: b.setWaiting})
+		b.waitEnded()
 		if err != nil {
 			return commitError(err)
 		}

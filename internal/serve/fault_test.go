@@ -11,14 +11,17 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -665,5 +668,121 @@ func TestViewIsCleanOnlyWhenTheWorkTreeIsTheTip(t *testing.T) {
 	s = start(t, k, nil)
 	if v := s.Backend.view; v == nil || v.clean {
 		t.Errorf("the view beside an uncommitted leaf: %+v", v != nil && v.clean)
+	}
+}
+
+// A post that cannot be queued because the disk is full (ENOSPC, or
+// EDQUOT: the user's quota) is answered 503 with Retry-After and an
+// error saying the disk is full, not 500; nothing of it is left in the
+// queue's folder, and once there is room again a post is queued and
+// committed. Found by a QA run, which got 500 "failed to enqueue".
+func TestFaultFullDiskAtPostIs503(t *testing.T) {
+	for _, tc := range []struct {
+		errno syscall.Errno
+		at    string // the file that finds the disk full
+		says  string
+	}{{syscall.ENOSPC, ".json", "the disk is full"}, {syscall.EDQUOT, ".body", "disk quota"}} {
+		t.Run(tc.errno.Error(), func(t *testing.T) {
+			k := newRepo(t, 0)
+			var full atomic.Bool
+			s := startQueue(t, context.Background(), Options{KB: k}, func(o *jobqueue.Options) {
+				o.WriteFault = func(path string) error {
+					// The payload lands and its record finds the disk
+					// full, or the payload does.
+					if full.Load() && strings.HasSuffix(path, tc.at) {
+						return tc.errno
+					}
+					return nil
+				}
+			})
+			queueDir := filepath.Join(k.StateDir(), "queue")
+			before := listDir(t, queueDir)
+			full.Store(true)
+			resp, err := http.Post(s.URL+"/content", "application/json", strings.NewReader(`{"title":"Full","content":"On a full disk.\n"}`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var body struct {
+				Error string `json:"error"`
+			}
+			if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
+				t.Fatal(err)
+			}
+			_ = resp.Body.Close()
+			if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" {
+				t.Errorf("status %d, Retry-After %q; want 503 with Retry-After", resp.StatusCode, resp.Header.Get("Retry-After"))
+			}
+			if !strings.Contains(body.Error, tc.says) || strings.Contains(body.Error, "\n") {
+				t.Errorf("error %q: want one line saying %q", body.Error, tc.says)
+			}
+			if after := listDir(t, queueDir); !slices.Equal(after, before) {
+				t.Errorf("the queue's folder was %v before the post, %v after: the refused job left files", before, after)
+			}
+			full.Store(false)
+			j := s.post(t, httpapi.PostRequest{Title: "Room again", Content: "After the disk had room again.\n"})
+			if j.Status != "done" {
+				t.Fatalf("a post once there is room: %+v", j)
+			}
+			jobCommit(t, k, "store", j)
+			if st := s.Queue.Stats(); st.ByStatus[jobqueue.Done] != 1 || st.Depth != 0 {
+				t.Errorf("queue: %+v", st)
+			}
+		})
+	}
+}
+
+// listDir lists the names in dir, sorted.
+func listDir(t *testing.T, dir string) []string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	return names
+}
+
+// While a job's commit waits for a lock git reports (the branch's, taken
+// by another git process a moment ago), /healthz gives the reason on one
+// line, saying what is wrong and what to do, with git's message cut to
+// its meaningful line; the server's log keeps git's whole message. Found
+// by a QA run: waiting_for held git's seven lines of advice.
+func TestFaultHealthReasonIsOneLine(t *testing.T) {
+	k := newRepo(t, 0)
+	logs := &syncBuffer{}
+	s := startOpts(t, context.Background(), Options{KB: k, Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo}))})
+	// The branch's lock, as a git command holding it now leaves it (its
+	// time ahead, so that the worker does not hold the job before its
+	// commit: it is a lock taken a moment ago).
+	lock := filepath.Join(k.Root, ".git", "refs", "heads", "main.lock")
+	if err := os.WriteFile(lock, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ahead := time.Now().Add(time.Hour)
+	if err := os.Chtimes(lock, ahead, ahead); err != nil {
+		t.Fatal(err)
+	}
+	id := s.postAsync(t, "Behind a branch lock")
+	h := s.waitHealth(t, "main.lock")
+	if strings.Contains(h.WaitingFor, "\n") || strings.Contains(h.WaitingFor, "seems to be running") {
+		t.Errorf("waiting_for is git's whole message, not one line:\n%s", h.WaitingFor)
+	}
+	if !strings.Contains(h.WaitingFor, "File exists") || !strings.Contains(h.WaitingFor, "remove") {
+		t.Errorf("waiting_for %q does not say what is wrong (the lock exists) and what to do (remove it if no git runs)", h.WaitingFor)
+	}
+	if !strings.Contains(logs.String(), "seems to be running") {
+		t.Errorf("the server's log does not keep git's whole message:\n%s", logs)
+	}
+	if err := os.Remove(lock); err != nil {
+		t.Fatal(err)
+	}
+	if j := s.waitJob(t, id, 30*time.Second); j.Status != "done" {
+		t.Fatalf("the job once the lock went: %+v", j)
+	}
+	if h := s.health(t); h.Status != "ok" || h.WaitingFor != "" {
+		t.Errorf("health after: %+v", h)
 	}
 }

@@ -157,9 +157,27 @@ func (b *Backend) Waiting() string {
 	return b.waitingFor
 }
 
+// setWaiting records what the job in progress waits for (a commit's
+// OnWait). A new reason is logged whole (a git error with git's every
+// line of advice), once: /healthz gives it on one line.
 func (b *Backend) setWaiting(what string) {
 	b.waitMu.Lock()
 	b.waitingFor = what
+	logIt := what != "" && what != b.waitLogged
+	if logIt {
+		b.waitLogged = what
+	}
+	b.waitMu.Unlock()
+	if logIt {
+		b.log.Warn("the job's commit waits", "for", what)
+	}
+}
+
+// waitEnded forgets the reason last logged: the commit that waited for
+// it is over, and the next one to wait for it logs it again.
+func (b *Backend) waitEnded() {
+	b.waitMu.Lock()
+	b.waitLogged = ""
 	b.waitMu.Unlock()
 }
 

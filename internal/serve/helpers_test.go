@@ -83,6 +83,7 @@ type server struct {
 	KB      *store.KB
 	Backend *Backend
 	Queue   *jobqueue.Queue
+	HTTP    *httpapi.Server
 	Client  *httpapi.Client
 	stop    func()
 }
@@ -104,6 +105,20 @@ func startWith(tb testing.TB, base context.Context, k *store.KB, p llm.Provider)
 // startOpts is start with the backend's options o.
 func startOpts(tb testing.TB, base context.Context, o Options) *server {
 	tb.Helper()
+	return startQueue(tb, base, o, nil)
+}
+
+// startQueue is startOpts with the queue's options, the backend's, set
+// by tweak when not nil (faults a test injects: jobqueue.Options.WriteFault).
+func startQueue(tb testing.TB, base context.Context, o Options, tweak func(*jobqueue.Options)) *server {
+	tb.Helper()
+	return startHTTP(tb, base, o, tweak, httpapi.Options{})
+}
+
+// startHTTP is startQueue with the HTTP face's options ho (its Backend
+// and Queue are set here).
+func startHTTP(tb testing.TB, base context.Context, o Options, tweak func(*jobqueue.Options), ho httpapi.Options) *server {
+	tb.Helper()
 	k := o.KB
 	if os.Getenv("KK_TEST_LOG") != "" { // the server's log on stderr, when debugging a test
 		o.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
@@ -113,11 +128,16 @@ func startOpts(tb testing.TB, base context.Context, o Options) *server {
 	if err := b.Open(ctx); err != nil {
 		tb.Fatal(err)
 	}
-	q, err := jobqueue.Open(filepath.Join(k.StateDir(), "queue"), b.QueueOptions())
+	qo := b.QueueOptions()
+	if tweak != nil {
+		tweak(&qo)
+	}
+	q, err := jobqueue.Open(filepath.Join(k.StateDir(), "queue"), qo)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	srv, err := httpapi.New(httpapi.Options{Backend: b, Queue: q})
+	ho.Backend, ho.Queue = b, q
+	srv, err := httpapi.New(ho)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -144,7 +164,7 @@ func startOpts(tb testing.TB, base context.Context, o Options) *server {
 	}
 	tb.Cleanup(stop)
 	url := "http://" + ln.Addr().String()
-	return &server{URL: url, KB: k, Backend: b, Queue: q, Client: &httpapi.Client{BaseURL: url}, stop: stop}
+	return &server{URL: url, KB: k, Backend: b, Queue: q, HTTP: srv, Client: &httpapi.Client{BaseURL: url}, stop: stop}
 }
 
 // wait waits for job id's end (bounded only so that a stuck worker fails

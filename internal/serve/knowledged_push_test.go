@@ -104,3 +104,35 @@ func TestKnowledgedPushPeriodCarriesOver(t *testing.T) {
 		t.Error("a recorded time in the future was kept")
 	}
 }
+
+// A tick logs "pushed to origin" only when its push moved origin's
+// branch: a tick with nothing new to share says nothing at info level.
+// Found by a QA run: a server with --push-every logged a push at every
+// tick of an idle day.
+func TestPushTickLogsOnlyAPushThatMovedOrigin(t *testing.T) {
+	s, logs := startLogged(t)
+	k := s.KB
+	remote := filepath.Join(t.TempDir(), "remote.git")
+	git(t, k, "init", "-q", "--bare", remote)
+	git(t, k, "remote", "add", "origin", remote)
+	const pushed = `level=INFO msg="pushed to origin"`
+	s.Backend.Share(ctx) // the branch is new there
+	if n := strings.Count(logs.String(), pushed); n != 1 {
+		t.Fatalf("first tick: %d push lines, want 1; log:\n%s", n, logs)
+	}
+	s.Backend.Share(ctx)
+	s.Backend.Share(ctx)
+	if n := strings.Count(logs.String(), pushed); n != 1 {
+		t.Errorf("two ticks with nothing to push: %d push lines, want still 1; log:\n%s", n, logs)
+	}
+	if j := s.post(t, httpapi.PostRequest{Title: "Hello", Content: "hello world\n"}); j.Status != "done" {
+		t.Fatalf("post: %+v", j)
+	}
+	s.Backend.Share(ctx)
+	if n := strings.Count(logs.String(), pushed); n != 2 {
+		t.Errorf("a tick after a job: %d push lines, want 2; log:\n%s", n, logs)
+	}
+	if got, want := git(t, k, "--git-dir", remote, "rev-parse", "main"), git(t, k, "rev-parse", "HEAD"); got != want {
+		t.Errorf("origin's main %s, HEAD %s", got, want)
+	}
+}

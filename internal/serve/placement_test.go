@@ -2,11 +2,9 @@ package serve
 
 import (
 	"context"
-	"os"
 	"path"
 	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -101,27 +99,15 @@ func TestPlacementLeaveOneOut(t *testing.T) {
 // root of nodes/ has no folder to be put back in).
 func leavesIn(t *testing.T, k *store.KB) []*node.Node {
 	t.Helper()
+	tree, err := k.ReadTree(store.LoadOptions{Bodies: true})
+	if err != nil {
+		t.Fatal(err)
+	}
 	var out []*node.Node
-	err := filepath.WalkDir(k.NodesDir(), func(p string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".md") || d.Name() == "index.md" || strings.ToUpper(d.Name()) == d.Name() {
-			return err
-		}
-		src, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(k.NodesDir(), p)
-		n, err := node.Parse(filepath.ToSlash(rel), src)
-		if err != nil {
-			return nil // not a leaf
-		}
+	for _, n := range tree.Leaves {
 		if path.Dir(n.Path) != "." {
 			out = append(out, n)
 		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
 	}
 	return out
 }

@@ -157,11 +157,14 @@ func (b *Backend) Share(ctx context.Context) {
 			return
 		}
 		t0 := time.Now()
-		err := b.shareRound(ctx, r, branch)
-		b.log.Debug("share round", "round", round, "took", time.Since(t0), "error", err)
+		moved, err := b.shareRound(ctx, r, branch)
+		b.log.Debug("share round", "round", round, "took", time.Since(t0), "moved", moved, "error", err)
 		switch {
-		case err == nil:
+		case err == nil && moved:
 			b.log.Info("pushed to origin", "branch", branch, "rounds", round)
+			return
+		case err == nil:
+			b.log.Debug("origin already has every commit; nothing to push", "branch", branch)
 			return
 		case errors.Is(err, gitx.ErrRejected):
 			b.log.Debug("origin moved during the push; fetching and rebasing again", "round", round)
@@ -173,19 +176,28 @@ func (b *Backend) Share(ctx context.Context) {
 	b.log.Warn("origin kept moving; retried at the next tick", "branch", branch, "rounds", shareRounds)
 }
 
-// shareRound fetches, rebases, pushes, regenerates and pushes again.
-func (b *Backend) shareRound(ctx context.Context, r *gitx.Repo, branch string) error {
+// shareRound fetches, rebases, pushes, regenerates and pushes again. It
+// reports whether a push moved origin's branch: none is made when origin
+// already has the branch's tip (an idle tick).
+func (b *Backend) shareRound(ctx context.Context, r *gitx.Repo, branch string) (moved bool, err error) {
 	upstream, err := gitx.Fetch(ctx, r.Top, "origin", branch)
 	if err != nil {
-		return fmt.Errorf("fetching: %w", err)
+		return false, fmt.Errorf("fetching: %w", err)
 	}
 	if upstream != "" {
 		if err := b.rebase(ctx, r, upstream); err != nil {
-			return err
+			return false, err
 		}
 	}
-	if err := gitx.Push(ctx, r.Top, "origin", branch); err != nil {
-		return err
+	same, err := sameCommit(ctx, r.Top, upstream, "refs/heads/"+branch)
+	if err != nil {
+		return false, err
+	}
+	if !same {
+		if err := gitx.Push(ctx, r.Top, "origin", branch); err != nil {
+			return false, err
+		}
+		moved = true
 	}
 	// The merged tree's generated files, committed as any job's.
 	meta := txn.Meta{Actor: "kk serve", Source: "http", Command: "kk serve (regenerate after rebasing)"}
@@ -196,6 +208,7 @@ func (b *Backend) shareRound(ctx context.Context, r *gitx.Repo, branch string) e
 			p := b.planner(context.WithoutCancel(ctx), r, res)
 			l, err := r.Commit(context.WithoutCancel(ctx), gitx.CommitOptions{Author: b.author, Message: "index: regenerate after rebasing onto origin/" + branch,
 				Plan: p.plan, Wait: b.stopCtx(), OnWait: b.setWaiting, SkipEmpty: true})
+			b.waitEnded()
 			if err != nil {
 				return err
 			}
@@ -208,12 +221,29 @@ func (b *Backend) shareRound(ctx context.Context, r *gitx.Repo, branch string) e
 		return nil
 	})
 	if err != nil {
-		return fmt.Errorf("regenerating the index files after the rebase: %w", err)
+		return moved, fmt.Errorf("regenerating the index files after the rebase: %w", err)
 	}
 	if !landed {
-		return nil
+		return moved, nil
 	}
-	return gitx.Push(ctx, r.Top, "origin", branch)
+	if err := gitx.Push(ctx, r.Top, "origin", branch); err != nil {
+		return moved, err
+	}
+	return true, nil
+}
+
+// sameCommit reports whether the refs a and b name one commit; a ref
+// "" (origin without the branch) is never the same.
+func sameCommit(ctx context.Context, dir, a, b string) (bool, error) {
+	if a == "" || b == "" {
+		return false, nil
+	}
+	out, err := gitx.Read(ctx, dir, "rev-parse", a+"^{commit}", b+"^{commit}")
+	if err != nil {
+		return false, fmt.Errorf("reading the tips of %s and %s: %w", a, b, err)
+	}
+	tips := strings.Fields(string(out))
+	return len(tips) == 2 && tips[0] == tips[1], nil
 }
 
 // rebase replays the served branch's commits onto upstream, in the

@@ -136,6 +136,7 @@ type Backend struct {
 
 	waitMu     sync.Mutex
 	waitingFor string // what the job in progress waits for
+	waitLogged string // the last reason logged, while its commit lasts
 }
 
 var _ service.Backend = (*Backend)(nil)

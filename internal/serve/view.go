@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path"
@@ -174,6 +175,11 @@ func (p *planner) plan(head string) (gitx.Changes, error) {
 			job[rel] = ""
 		}
 	}
+	if head == "" {
+		if err := p.scaffold(prefix, &ch, job); err != nil {
+			return gitx.Changes{}, err
+		}
+	}
 	// The committed side: the tip as the job changes it.
 	committed := func(rel string) (string, bool) {
 		if s, ok := job[rel]; ok {
@@ -225,6 +231,33 @@ func (p *planner) plan(head string) (gitx.Changes, error) {
 		p.after = strings.TrimPrefix(p.res.Index.NodesHash, "sha256:")
 	}
 	return ch, nil
+}
+
+// scaffold puts in ch the files of kk init's scaffold that no job
+// writes (README.md, config.yaml, .gitignore, .gitattributes,
+// FOLDER_SUMMARIES.md and .state/installed-version under .ai/kenkeep),
+// as the work tree holds them,
+// for the first commit of a branch that has none: a repository made by
+// git init and kk init, never committed, whose clones would otherwise
+// lack them. Only these: a person's other uncommitted files stay out.
+func (p *planner) scaffold(prefix string, ch *gitx.Changes, job map[string]string) error {
+	k := p.b.k
+	for _, abs := range []string{filepath.Join(k.Dir, "README.md"), k.ConfigPath(), k.GitignorePath(), k.GitattributesPath(), k.SummariesPath(), k.InstalledPath()} {
+		rel := filepath.ToSlash(store.RelTo(k.Dir, abs))
+		if _, ok := job[rel]; ok {
+			continue // the job's own
+		}
+		data, err := os.ReadFile(abs)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("reading kk's scaffold for the first commit: %w", err)
+		}
+		ch.Files[repoPath(prefix, rel)] = data
+		job[rel] = sum(data)
+	}
+	return nil
 }
 
 // leafDiff lists the leaves (relative to nodes/) whose content in the

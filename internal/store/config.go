@@ -7,7 +7,9 @@ import (
 	"io/fs"
 	"maps"
 	"os"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/invopop/jsonschema"
@@ -378,7 +380,7 @@ func ParseConfig(file string, src []byte) (Config, error) {
 	}
 	cfg.Notifications = nil // set from the file, else the default below
 	if err := m.Decode(&cfg); err != nil {
-		return cfg, fmt.Errorf("%s: %s", file, strings.TrimPrefix(err.Error(), "yaml: "))
+		return cfg, fmt.Errorf("%s: %s", file, decodeError(m, err))
 	}
 	switch {
 	case cfg.SchemaVersion != 1:
@@ -451,4 +453,62 @@ func checkNotifications(v *yaml.Node) error {
 		}
 	}
 	return nil
+}
+
+// unmarshalError is one of the YAML decoder's type errors: "line 3:
+// cannot unmarshal !!str `lots` into int".
+var unmarshalError = regexp.MustCompile("^line ([0-9]+): cannot unmarshal (!![a-z]+)(?: `(.*)`)? into (.+)$")
+
+// decodeError words a decoding error of config.yaml's mapping m by the
+// settings a person wrote: the line, the setting's dotted name, the value
+// and what the setting takes, not the decoder's Go types.
+func decodeError(m *yaml.Node, err error) string {
+	te, ok := errors.AsType[*yaml.TypeError](err)
+	if !ok || len(te.Errors) == 0 {
+		return strings.TrimPrefix(err.Error(), "yaml: ")
+	}
+	sub := unmarshalError.FindStringSubmatch(te.Errors[0])
+	if sub == nil {
+		return te.Errors[0]
+	}
+	line, _ := strconv.Atoi(sub[1])
+	got := map[string]string{"!!seq": "a list", "!!map": "a mapping"}[sub[2]]
+	if got == "" {
+		got = strconv.Quote(sub[3])
+	}
+	want := "a string"
+	switch goType := sub[4]; {
+	case strings.HasPrefix(goType, "int") || strings.HasPrefix(goType, "uint"):
+		want = "a whole number"
+	case strings.HasPrefix(goType, "float"):
+		want = "a number"
+	case goType == "bool":
+		want = "true or false"
+	case strings.HasPrefix(goType, "[]"):
+		want = "a list"
+	case goType != "string":
+		want = "a mapping"
+	}
+	return fmt.Sprintf("line %d: %s: %s is not %s", line, settingAt(m, line, sub[2], ""), got, want)
+}
+
+// settingAt returns the dotted name of the first setting under m whose
+// value, tagged tag, starts on line.
+func settingAt(m *yaml.Node, line int, tag, prefix string) string {
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		k, v := m.Content[i], m.Content[i+1]
+		name := prefix + k.Value
+		if v.Line == line && v.Tag == tag {
+			return name
+		}
+		if v.Kind == yaml.MappingNode {
+			if s := settingAt(v, line, tag, name+"."); s != "" {
+				return s
+			}
+		}
+	}
+	if prefix == "" {
+		return "a setting"
+	}
+	return ""
 }

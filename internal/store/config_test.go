@@ -61,3 +61,19 @@ func TestModelSettingsParse(t *testing.T) {
 		}
 	}
 }
+
+// A value of the wrong kind is named by its line, its setting and what
+// the setting takes, not by the YAML decoder's Go types.
+func TestParseConfigNamesTheSettingOfAWrongValue(t *testing.T) {
+	for _, c := range []struct{ yaml, msg string }{
+		{"curationThreshold: lots", "line 2: curationThreshold: \"lots\" is not a whole number"},
+		{"logsRetentionDays: [1]", "line 2: logsRetentionDays: a list is not a whole number"},
+		{"defaultBranch: {a: b}", "line 2: defaultBranch: a mapping is not a string"},
+		{"traceability: {allowDependsOnCycles: 3}", "line 2: traceability.allowDependsOnCycles: \"3\" is not true or false"},
+	} {
+		_, err := ParseConfig("config.yaml", []byte("schema_version: 1\n"+c.yaml+"\n"))
+		if err == nil || err.Error() != "config.yaml: "+c.msg {
+			t.Errorf("%s: error %v, want %q", c.yaml, err, "config.yaml: "+c.msg)
+		}
+	}
+}

@@ -14,7 +14,7 @@ import (
 type FolderLeaf struct {
 	Path string // relative to nodes/, slash-separated
 	ID   string
-	Hash string // sha256 hex of the leaf's bytes, as NodesHash takes it
+	Hash string // LeafSum of the leaf's bytes (CRLF read as LF), as NodesHash takes it
 	// Err says why the leaf is not part of a readable tree (it does not
 	// parse, it is too large, or it is a symlink that is broken or leads
 	// out of the tree); ID and Hash are empty then.
@@ -73,7 +73,7 @@ func (k *KB) ReadFolder(rel string) (leaves []FolderLeaf, subdirs []string, err 
 	return leaves, subdirs, nil
 }
 
-// LeafHash returns the sha256 hex of the bytes of the leaf at path
+// LeafHash returns the LeafSum of the bytes of the leaf at path
 // (relative to nodes/), as NodesHash takes it, or "" for no such leaf.
 func (t *Tree) LeafHash(path string) string { return t.Hashes[path] }
 
@@ -112,8 +112,8 @@ func HashSorted(ls []FolderLeaf) string {
 }
 
 // HashLeaves is the nodes hash (indexfiles.NodesHash) of a tree whose
-// leaves are exactly the keys of hashes (path relative to nodes/ → sha256
-// hex of the leaf's bytes): sha256 over the lines "<path>\t<hash>" sorted
+// leaves are exactly the keys of hashes (path relative to nodes/ → LeafSum
+// of the leaf's bytes): sha256 over the lines "<path>\t<hash>" sorted
 // by UTF-16 code units, joined by "\n".
 func HashLeaves(hashes map[string]string) string {
 	lines := make([]string, 0, len(hashes))

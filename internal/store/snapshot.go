@@ -206,7 +206,8 @@ func (s *Snapshot) LeafAt(rel string) (LeafView, bool) {
 	return LeafView{n}, ok
 }
 
-// Hash returns the sha256 (hex) of the bytes of the leaf file at rel.
+// Hash returns the hash of the leaf file at rel (LeafSum: the sha256
+// (hex) of its bytes, CRLF read as LF).
 func (s *Snapshot) Hash(rel string) (string, bool) {
 	h, ok := s.t.Hashes[rel]
 	return h, ok

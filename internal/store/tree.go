@@ -2,8 +2,6 @@ package store
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -41,7 +39,7 @@ type Tree struct {
 	// IndexDirs holds the folders that contain an index.md.
 	IndexDirs map[string]bool
 
-	Hashes map[string]string // leaf path -> sha256 hex of its bytes
+	Hashes map[string]string // leaf path -> LeafSum of its bytes (CRLF read as LF)
 	// Leftovers are files a killed writer left under nodes/: temporary
 	// files of an atomic write (.<name>.tmp-*), relative to nodes/. They
 	// are never read as leaves; the next write removes them.
@@ -363,12 +361,11 @@ func readLeaf(f LeafFile) (*node.Node, string, error) {
 	if err != nil {
 		return nil, "", &node.Error{Path: f.Rel, Msg: err.Error()}
 	}
-	sum := sha256.Sum256(src)
 	n, err := node.Parse(f.Rel, src)
 	if err != nil {
 		return nil, "", err
 	}
-	return n, hex.EncodeToString(sum[:]), nil
+	return n, LeafSum(src), nil
 }
 
 // ReadLeaf reads one leaf by its path relative to nodes/, with its body and

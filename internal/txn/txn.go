@@ -1206,8 +1206,7 @@ func (tx *Tx) applyRawLeaves(t *store.Tree, d *indexfiles.Delta) error {
 				t.Skip(leaf, err)
 			} else {
 				n.Release(false)
-				sum := sha256.Sum256(op.data)
-				t.Put(nil, n, hex.EncodeToString(sum[:]))
+				t.Put(nil, n, store.LeafSum(op.data))
 				byPath[leaf] = n
 				c.New = n
 			}
@@ -1269,15 +1268,15 @@ type rendered struct {
 }
 
 // leaf is the written leaf as a tree holds it, a read of the written file
-// (graph links included), and the file's sha256 (hex).
+// (graph links included), and the file's hash as a tree takes it
+// (store.LeafSum: its sha256, CRLF read as LF).
 func (r rendered) leaf() (*node.Node, string, error) {
 	n, err := node.Parse(r.s.n.Path, r.data)
 	if err != nil {
 		return nil, "", err
 	}
 	n.Release(false)
-	sum := sha256.Sum256(r.data)
-	return n, hex.EncodeToString(sum[:]), nil
+	return n, store.LeafSum(r.data), nil
 }
 
 // commit validates and renders the staged leaves, plans the files the
