@@ -30,8 +30,9 @@ type DeadLink struct {
 	Generated bool
 	// Now lists the live leaves that hold the id now, relative to nodes/:
 	// the leaf itself at another path, or the leaves the redirect ledger
-	// (nodes/.redirects.json) sends a retired id to, in the ledger's
-	// order; empty when no leaf does.
+	// (nodes/.redirects.json) sends a retired id to, in the order of
+	// their ids (the first is the one a Related block links);
+	// empty when no leaf does.
 	Now []string
 	// NowIDs are the ids of the leaves of Now, in the same order.
 	NowIDs []string
