@@ -43,6 +43,7 @@ const (
 	ruleOrphan               = "orphan"
 	ruleStaleIndex           = "stale-index"
 	ruleIrregularFile        = "irregular-file"
+	ruleDeadLink             = "dead-link"
 )
 
 // LintItem is one problem lint found. File is relative to the repository
@@ -51,6 +52,7 @@ type LintItem struct {
 	Rule    string `json:"rule"`
 	Level   string `json:"level"`
 	File    string `json:"file"`
+	Line    int    `json:"line,omitempty"` // the line in File, when the problem is on one
 	Message string `json:"message"`
 	Fix     string `json:"fix"`
 }
@@ -91,7 +93,7 @@ func (l *linter) add(rule, level, file, msg, fix string) {
 // folders, tags, summaries and the freshness of the index.
 func Lint(ctx context.Context, k *store.KB) (*LintReport, error) {
 	l := &linter{k: k}
-	t, err := index.ReadTree(ctx, k)
+	t, db, err := index.ReadTreeDB(ctx, k)
 	if err != nil {
 		return nil, err
 	}
@@ -110,7 +112,7 @@ func Lint(ctx context.Context, k *store.KB) (*LintReport, error) {
 	}
 	// The leaves kk can read are checked as ever; the ones it skips are
 	// reported above, each with every problem in it.
-	if err := l.checkTree(t); err != nil {
+	if err := l.checkTree(ctx, t, db); err != nil {
 		return nil, err
 	}
 	return l.report(), nil
@@ -137,6 +139,9 @@ func (l *linter) report() *LintReport {
 		}
 		if c := strings.Compare(a.File, b.File); c != 0 {
 			return c
+		}
+		if a.Line != b.Line {
+			return a.Line - b.Line
 		}
 		return strings.Compare(a.Message, b.Message)
 	})
@@ -346,7 +351,7 @@ func leafFolders(t *store.Tree) map[string]bool {
 	return out
 }
 
-func (l *linter) checkTree(t *store.Tree) error {
+func (l *linter) checkTree(ctx context.Context, t *store.Tree, db *index.DB) error {
 	summaries, err := store.ReadSummaries(l.k.SummariesPath())
 	if err != nil {
 		return err
@@ -369,6 +374,9 @@ func (l *linter) checkTree(t *store.Tree) error {
 		}
 	}
 	incoming := l.checkEdges(t, redirects)
+	if err := l.checkLinks(ctx, t, db, redirects); err != nil {
+		return err
+	}
 	l.checkOrphans(t, incoming)
 	l.checkTags(t)
 	l.checkFolders(t, summaries)
@@ -418,6 +426,64 @@ func (l *linter) checkEdges(t *store.Tree, redirects store.Redirects) map[string
 		}
 	}
 	return incoming
+}
+
+// checkLinks reports links from a leaf to a leaf path where there is no
+// file, saying where the leaf the link named is now when it still exists
+// (moved by hand, or split: the redirect ledger knows its successors).
+func (l *linter) checkLinks(ctx context.Context, t *store.Tree, db *index.DB, redirects store.Redirects) error {
+	dead, err := index.DeadLinks(ctx, l.k, t, db, redirects)
+	if err != nil {
+		return err
+	}
+	for _, d := range dead {
+		msg, fix := DescribeDeadLink(d)
+		// A link a person wrote is an error. The generated Related block
+		// is derived from the edges, which are right, and any write of
+		// the leaf renders it again: stale, like an ENTRY.md generated
+		// from other leaves, it is a finding (kk check fails on it).
+		level := LintError
+		if d.Generated {
+			level = LintFinding
+		}
+		l.items = append(l.items, LintItem{Rule: ruleDeadLink, Level: level, File: lintPath(d.From), Line: d.Line, Message: msg, Fix: fix})
+	}
+	return nil
+}
+
+// DescribeDeadLink says what is wrong with a dead link, and how to fix it.
+func DescribeDeadLink(d store.DeadLink) (msg, fix string) {
+	what := "links to"
+	if d.Generated {
+		what = "the generated Related block links to"
+	}
+	msg = fmt.Sprintf("%s %s, which does not exist", what, lintPath(d.Missing))
+	if d.Target != d.Missing {
+		msg = fmt.Sprintf("%s %s (%s), which does not exist", what, d.Target, lintPath(d.Missing))
+	}
+	switch {
+	case len(d.Now) == 1 && strings.EqualFold(d.NowIDs[0], d.ID):
+		msg += fmt.Sprintf("; the leaf %s moved to %s", d.ID, lintPath(d.Now[0]))
+	case len(d.Now) > 0:
+		var to []string
+		for i, p := range d.Now {
+			to = append(to, d.NowIDs[i]+" ("+lintPath(p)+")")
+		}
+		msg += fmt.Sprintf("; %s was retired and redirects to %s", d.ID, strings.Join(to, ", "))
+	default:
+		msg += fmt.Sprintf("; no leaf has the id %s (deleted, or renamed without a redirect)", d.ID)
+	}
+	switch {
+	case d.Generated && d.Relinkable():
+		fix = fmt.Sprintf("run `kk doctor --fix`, which renders the Related block again with the link to %s", d.NewTarget())
+	case d.Relinkable():
+		fix = fmt.Sprintf("run `kk doctor --fix`, which relinks it to %s", d.NewTarget())
+	case len(d.Now) > 1:
+		fix = "point the link at the leaf among those it means"
+	default:
+		fix = "point the link at the leaf that holds this knowledge now, or remove it"
+	}
+	return msg, fix
 }
 
 // checkOrphans reports leaves with no edge to or from another leaf.

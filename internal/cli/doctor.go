@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/kk-project/kk/internal/checks"
@@ -9,6 +10,7 @@ import (
 	"github.com/kk-project/kk/internal/gitx"
 	"github.com/kk-project/kk/internal/index"
 	"github.com/kk-project/kk/internal/install"
+	"github.com/kk-project/kk/internal/reorg"
 	"github.com/kk-project/kk/internal/store"
 	"github.com/spf13/cobra"
 )
@@ -59,7 +61,10 @@ an error; warnings exit 0.
 
 --fix first repairs what kk can repair by itself, saying what it did on
 stderr, then checks: it adopts the notes written by hand under nodes/ (kk
-node adopt), removes the cache files older kk versions left under .state/
+node adopt), points the links to a note moved by hand (git mv) at its new
+path (kk lint's dead-link: links a person wrote are rewritten in place, in
+the form they had, and generated Related blocks rendered again; a link to a
+note deleted outright is left for a person), removes the cache files older kk versions left under .state/
 (the branch index holds what they held), and in a git work tree sets up
 kk's merge driver for the
 generated files (.ai/kenkeep/.gitattributes and the driver in the
@@ -71,7 +76,7 @@ repository's git config).`,
 	}
 	cmd.Flags().StringVar(&o.harness, "harness", "", "check only this harness (a harness id)")
 	cmd.Flags().BoolVarP(&o.verbose, "verbose", "v", false, "list every file or reference behind a check, not only the first 10")
-	cmd.Flags().BoolVar(&o.fix, "fix", false, "repair what kk can (adopt notes written by hand, remove cache files of older kk versions, set up the merge driver), then check")
+	cmd.Flags().BoolVar(&o.fix, "fix", false, "repair what kk can (adopt notes written by hand, relink links to notes moved by hand, remove cache files of older kk versions, set up the merge driver), then check")
 	return cmd
 }
 
@@ -140,9 +145,28 @@ func runDoctor(ctx context.Context, app *App, o doctorOpts) error {
 	return nil
 }
 
+// relinkAll points the links to a leaf's old path (a note moved by hand)
+// at its new one.
+func relinkAll(ctx context.Context, app *App, k *store.KB) error {
+	res, err := reorg.Relink(ctx, k, app.Command)
+	if errors.Is(err, store.ErrNeedsMigration) {
+		return nil // kk migrate okf-v3 first; the checks say so
+	}
+	if err != nil {
+		return err
+	}
+	for _, l := range res.Links {
+		app.notef("fixed: relinked %s:%d from %s to %s", l.File, l.Line, l.From, l.To)
+	}
+	return nil
+}
+
 // doctorFix repairs what kk doctor --fix repairs.
 func doctorFix(ctx context.Context, app *App, k *store.KB) error {
 	if err := adoptAll(ctx, app, k); err != nil {
+		return err
+	}
+	if err := relinkAll(ctx, app, k); err != nil {
 		return err
 	}
 	removed, err := index.RemoveObsoleteState(k)

@@ -23,7 +23,7 @@ func newLintCmd(app *App) *cobra.Command {
 		Example: `  kk lint
   kk lint --quiet               # counts only
   kk lint --json`,
-		Short: "Check the knowledge tree for broken edges, naming, folder and tag problems",
+		Short: "Check the knowledge tree for broken edges and links, naming, folder and tag problems",
 		Long: `Check the knowledge tree and report every problem with the rule it breaks
 and how to fix it. Lint reads only.
 
@@ -34,12 +34,20 @@ If that fails, nothing else is reported. Then every leaf must be valid
 (invalid-leaf, needs-migration for kenkeep v2 leaves), and the tree is
 checked for dangling-edge, redirected-edge, slug-id-mismatch,
 missing-folder-index, empty-folder, tag-near-duplicate, tag-whitespace,
-empty-summary, missing-folder-summary, orphan and stale-index. A *.md under
-nodes/ that is not a regular file (a FIFO, a device) is never opened and is
-reported as irregular-file.
+empty-summary, missing-folder-summary, orphan, stale-index and dead-link. A
+*.md under nodes/ that is not a regular file (a FIFO, a device) is never
+opened and is reported as irregular-file.
 
-Stdout gets one line per problem, "<level> <rule> <file>: <message> (fix:
-<fix>)", errors and findings alike, the first 10 of each rule and then how
+dead-link is a markdown link from a leaf to a path under nodes/ where there
+is no file, as a note moved by hand (git mv) leaves behind: it names the
+line of the link and, when the leaf it named still exists (its id, the
+link's file name, at another path, or a successor in nodes/.redirects.json),
+where it is now; kk doctor --fix then relinks it. A link a person wrote is
+an error; one of the generated Related block, rendered from the edges, a
+finding (kk check fails on both).
+
+Stdout gets one line per problem, "<level> <rule> <file>[:<line>]: <message>
+(fix: <fix>)", errors and findings alike, the first 10 of each rule and then how
 many more; --verbose lists them all, and --json prints every item. stderr
 gets the totals. With --quiet, stdout gets one count line per rule with
 problems instead ("<rule> <level> <n>", tab-separated). Exits 1 when any
@@ -100,7 +108,11 @@ func printLint(app *App, rep *checks.LintReport, verbose bool) {
 		if shown[it.Rule]++; !verbose && shown[it.Rule] > lintItemLines {
 			continue
 		}
-		fmt.Fprintf(app.IO.Out, "%s %s %s: %s (fix: %s)\n", it.Level, it.Rule, it.File, it.Message, it.Fix)
+		file := it.File
+		if it.Line > 0 {
+			file = fmt.Sprintf("%s:%d", file, it.Line)
+		}
+		fmt.Fprintf(app.IO.Out, "%s %s %s: %s (fix: %s)\n", it.Level, it.Rule, file, it.Message, it.Fix)
 	}
 	for _, c := range counts {
 		if more := c.n - lintItemLines; more > 0 && !verbose {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 
 	"github.com/kk-project/kk/internal/node"
+	"github.com/kk-project/kk/internal/store"
 )
 
 // GraphKeys are the front matter keys of the knowledge graph the index
@@ -146,6 +147,39 @@ func (db *DB) Bodies(ctx context.Context, paths []string) (map[string]string, er
 		return err
 	})
 	return out, err
+}
+
+// EachLinkBody calls fn with the path and body of each tree leaf that may
+// hold a markdown link (its body contains "](" or "]:"), as the last sync
+// left them: what a check of the links between leaves reads instead of
+// every leaf file, one row at a time.
+func (db *DB) EachLinkBody(ctx context.Context, fn func(path, body string)) error {
+	rows, err := db.r.QueryContext(ctx, `SELECT path, body FROM nodes WHERE origin = '' AND (instr(body, '](') > 0 OR instr(body, ']:') > 0)`)
+	if err != nil {
+		return fmt.Errorf("reading index %s: %w", db.Path, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var p, b string
+		if err := rows.Scan(&p, &b); err != nil {
+			return fmt.Errorf("reading index %s: %w", db.Path, err)
+		}
+		fn(p, b)
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("reading index %s: %w", db.Path, err)
+	}
+	return nil
+}
+
+// DeadLinks finds the dead links of tree t (store.DeadLinks): from the
+// bodies the index db holds when t was read from it (ReadTreeDB), else
+// (db nil) from the leaf files.
+func DeadLinks(ctx context.Context, k *store.KB, t *store.Tree, db *DB, r store.Redirects) ([]store.DeadLink, error) {
+	if db == nil {
+		return k.DeadLinks(t, r)
+	}
+	return k.DeadLinksIn(t, r, func(fn func(path, body string)) error { return db.EachLinkBody(ctx, fn) })
 }
 
 // decodeGraph decodes nodes.graph, turning JSON numbers back into int64

@@ -759,20 +759,31 @@ func (r *reader) list() []string {
 // the index cannot be opened or synced (a read-only copy, say), the tree
 // is read from the files.
 func ReadTree(ctx context.Context, k *store.KB) (*store.Tree, error) {
+	t, _, err := ReadTreeDB(ctx, k)
+	return t, err
+}
+
+// ReadTreeDB is ReadTree that also returns the index the tree was read
+// from, synced, for a reader that asks it more (the bodies of the leaves,
+// say); nil when the tree was read from the files.
+func ReadTreeDB(ctx context.Context, k *store.KB) (*store.Tree, *DB, error) {
 	branch, err := CurrentBranch(ctx, k)
 	if err != nil {
-		return k.ReadTree(store.LoadOptions{})
+		t, err := k.ReadTree(store.LoadOptions{})
+		return t, nil, err
 	}
 	db, err := OpenShared(ctx, k, branch)
 	if err != nil {
-		return k.ReadTree(store.LoadOptions{})
+		t, err := k.ReadTree(store.LoadOptions{})
+		return t, nil, err
 	}
 	t, _, err := db.Tree(ctx, k.NodesDir(), nil)
 	if err != nil {
-		return k.ReadTree(store.LoadOptions{})
+		t, err := k.ReadTree(store.LoadOptions{})
+		return t, nil, err
 	}
 	k.NoteSkipped(t.Problems)
-	return t, nil
+	return t, db, nil
 }
 
 // Tree syncs the index (SyncWith) and returns the tree its leaf state

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path"
 	"slices"
 	"strconv"
 	"strings"
@@ -262,6 +263,7 @@ const (
 	RuleNoDanglingEdges   = "no-dangling-edges"
 	RuleEdgeEndpointTypes = "edge-endpoint-types"
 	RuleLeavesReadable    = "leaves-readable"
+	RuleNoDeadLinks       = "no-dead-links"
 )
 
 // CheckRules lists kb_check's rules with what each one asks.
@@ -272,6 +274,7 @@ var CheckRules = []struct{ Name, Description string }{
 	{RuleNoDanglingEdges, "every other edge points at an entity that exists"},
 	{RuleEdgeEndpointTypes, "every typed edge connects the entity types the edge table allows"},
 	{RuleLeavesReadable, "every leaf under nodes/ can be read (kk skips a leaf it cannot read; here it is a violation)"},
+	{RuleNoDeadLinks, "every link from a leaf to a path under nodes/ leads to a file (a note moved by hand leaves links at its old path; kk doctor --fix relinks them)"},
 }
 
 // Violation is one broken rule.
@@ -336,9 +339,72 @@ func KBCheck(ctx context.Context, k *store.KB, p KBCheckParams) (*CheckResult, e
 				return nil, err
 			}
 			res.Violations = append(res.Violations, v...)
+		case RuleNoDeadLinks:
+			v, err := deadLinks(ctx, k)
+			if err != nil {
+				return nil, err
+			}
+			res.Violations = append(res.Violations, v...)
 		}
 	}
 	return res, nil
+}
+
+// deadLinks lists the links from a leaf to a leaf path where there is no
+// file, each naming the linking file and line, and where the leaf the
+// link named is now.
+func deadLinks(ctx context.Context, k *store.KB) ([]Violation, error) {
+	// The snapshot the other rules read (synced) names the leaves; the
+	// index holds their bodies.
+	s, err := loadSnapshot(ctx, k)
+	if err != nil {
+		return nil, err
+	}
+	db, err := graph.BranchIndex(ctx, k)
+	if err != nil {
+		return nil, err
+	}
+	r, err := k.ReadRedirects()
+	if err != nil {
+		return nil, err
+	}
+	var leaves []store.LeafPlace
+	idAt := map[string]string{}
+	for _, e := range s.entities {
+		if e.Path != "" && e.Origin == "" {
+			leaves = append(leaves, store.LeafPlace{Path: e.Path, ID: e.ID})
+			idAt[e.Path] = e.ID
+		}
+	}
+	slices.SortFunc(leaves, func(a, b store.LeafPlace) int { return store.LocaleCompare(a.Path, b.Path) })
+	dead, err := k.DeadLinksOf(leaves, r, func(fn func(path, body string)) error { return db.EachLinkBody(ctx, fn) })
+	if err != nil {
+		return nil, err
+	}
+	out := []Violation{}
+	for _, d := range dead {
+		v := Violation{Rule: RuleNoDeadLinks, IDs: []string{}}
+		if id, ok := idAt[d.From]; ok {
+			v.IDs = []string{id}
+		}
+		file := path.Join(store.DirName, "nodes", d.From)
+		nodes := func(p string) string { return path.Join(store.DirName, "nodes", p) }
+		v.Message = fmt.Sprintf("%s:%d links to %s, which does not exist", file, d.Line, nodes(d.Missing))
+		switch {
+		case d.Relinkable():
+			v.Message += fmt.Sprintf("; %s is now at %s (kk doctor --fix relinks it)", d.NowIDs[0], nodes(d.Now[0]))
+		case len(d.Now) > 1:
+			var to []string
+			for _, p := range d.Now {
+				to = append(to, nodes(p))
+			}
+			v.Message += fmt.Sprintf("; %s was split into %s: point the link at the one it means", d.ID, strings.Join(to, ", "))
+		default:
+			v.Message += fmt.Sprintf("; no leaf has the id %s: point the link elsewhere or remove it", d.ID)
+		}
+		out = append(out, v)
+	}
+	return out, nil
 }
 
 // unreadableLeaves lists the leaves a tree read skips, each with every
