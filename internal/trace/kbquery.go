@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"path"
 	"slices"
 	"strconv"
@@ -55,6 +57,17 @@ type snapshot struct {
 	byKey    map[string]*index.Entity // by store.IDKey
 	out, in  map[string][]index.Edge
 	edges    []index.Edge
+
+	linksMu sync.Mutex
+	links   *snapshotLinks // see scanLinks
+}
+
+// snapshotLinks are the dead links a snapshot's leaves hold, found with
+// the redirect ledger (nodes/.redirects.json) as ledger.
+type snapshotLinks struct {
+	ledger string
+	dead   []store.DeadLink
+	idAt   map[string]string
 }
 
 // canonical returns the id an entity carries for id (compared without
@@ -340,7 +353,7 @@ func KBCheck(ctx context.Context, k *store.KB, p KBCheckParams) (*CheckResult, e
 			}
 			res.Violations = append(res.Violations, v...)
 		case RuleNoDeadLinks:
-			v, err := deadLinks(ctx, k)
+			v, err := s.deadLinks(ctx, k)
 			if err != nil {
 				return nil, err
 			}
@@ -353,31 +366,8 @@ func KBCheck(ctx context.Context, k *store.KB, p KBCheckParams) (*CheckResult, e
 // deadLinks lists the links from a leaf to a leaf path where there is no
 // file, each naming the linking file and line, and where the leaf the
 // link named is now.
-func deadLinks(ctx context.Context, k *store.KB) ([]Violation, error) {
-	// The snapshot the other rules read (synced) names the leaves; the
-	// index holds their bodies.
-	s, err := loadSnapshot(ctx, k)
-	if err != nil {
-		return nil, err
-	}
-	db, err := graph.BranchIndex(ctx, k)
-	if err != nil {
-		return nil, err
-	}
-	r, err := k.ReadRedirects()
-	if err != nil {
-		return nil, err
-	}
-	var leaves []store.LeafPlace
-	idAt := map[string]string{}
-	for _, e := range s.entities {
-		if e.Path != "" && e.Origin == "" {
-			leaves = append(leaves, store.LeafPlace{Path: e.Path, ID: e.ID})
-			idAt[e.Path] = e.ID
-		}
-	}
-	slices.SortFunc(leaves, func(a, b store.LeafPlace) int { return store.LocaleCompare(a.Path, b.Path) })
-	dead, err := k.DeadLinksOf(leaves, r, func(fn func(path, body string)) error { return db.EachLinkBody(ctx, fn) })
+func (s *snapshot) deadLinks(ctx context.Context, k *store.KB) ([]Violation, error) {
+	dead, idAt, err := s.scanLinks(ctx, k)
 	if err != nil {
 		return nil, err
 	}
@@ -405,6 +395,46 @@ func deadLinks(ctx context.Context, k *store.KB) ([]Violation, error) {
 		out = append(out, v)
 	}
 	return out, nil
+}
+
+// scanLinks returns the dead links of the snapshot's leaves and the id of
+// each leaf by path. They are found once per snapshot (one index
+// generation: the leaves' bodies) and redirect ledger, since reading
+// every body again is most of a kb_check at 10k leaves (100 ms against
+// 5; docs/benchmarks.md).
+func (s *snapshot) scanLinks(ctx context.Context, k *store.KB) ([]store.DeadLink, map[string]string, error) {
+	ledger, err := os.ReadFile(k.RedirectsPath())
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, nil, err
+	}
+	s.linksMu.Lock()
+	defer s.linksMu.Unlock()
+	if s.links != nil && s.links.ledger == string(ledger) {
+		return s.links.dead, s.links.idAt, nil
+	}
+	db, err := graph.BranchIndex(ctx, k)
+	if err != nil {
+		return nil, nil, err
+	}
+	r, err := k.ReadRedirects()
+	if err != nil {
+		return nil, nil, err
+	}
+	var leaves []store.LeafPlace
+	idAt := map[string]string{}
+	for _, e := range s.entities {
+		if e.Path != "" && e.Origin == "" {
+			leaves = append(leaves, store.LeafPlace{Path: e.Path, ID: e.ID})
+			idAt[e.Path] = e.ID
+		}
+	}
+	slices.SortFunc(leaves, func(a, b store.LeafPlace) int { return store.LocaleCompare(a.Path, b.Path) })
+	dead, err := k.DeadLinksOf(leaves, r, func(fn func(path, body string)) error { return db.EachLinkBody(ctx, fn) })
+	if err != nil {
+		return nil, nil, err
+	}
+	s.links = &snapshotLinks{ledger: string(ledger), dead: dead, idAt: idAt}
+	return dead, idAt, nil
 }
 
 // unreadableLeaves lists the leaves a tree read skips, each with every
