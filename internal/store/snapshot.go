@@ -168,6 +168,23 @@ func (l LeafView) Path() string { return l.n.Path }
 // ID is the leaf's id as its front matter spells it.
 func (l LeafView) ID() string { return l.n.ID }
 
+// Names reports whether the leaf's relates_to or depends_on names an id
+// keys holds (by IDKey).
+func (l LeafView) Names(keys map[string]bool) bool { return Names(l.n, keys) }
+
+// Names reports whether n's relates_to or depends_on names an id keys
+// holds (by IDKey).
+func Names(n *node.Node, keys map[string]bool) bool {
+	for _, ids := range [][]string{n.RelatesTo, n.DependsOn} {
+		for _, id := range ids {
+			if keys[IDKey(id)] {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // Dir is the folder of the leaf relative to nodes/ ("" for nodes/).
 func (l LeafView) Dir() string { return l.n.Dir() }
 

@@ -1286,6 +1286,9 @@ func (r rendered) leaf() (*node.Node, string, error) {
 func (tx *Tx) commit() (*Result, error) {
 	p := &commitPlan{res: &Result{Changeset: tx.meta.Changeset, Written: []string{}, Removed: []string{}, Created: []string{}},
 		files: map[string]*fileOp{}}
+	if err := tx.relinkIncoming(); err != nil {
+		return nil, err
+	}
 	if err := tx.renderLeaves(p); err != nil {
 		return nil, err
 	}
@@ -1310,6 +1313,55 @@ func (tx *Tx) commit() (*Result, error) {
 		return tx.commitUnchanged(p, branch)
 	}
 	return tx.apply(p, branch)
+}
+
+// relinkIncoming stages again the leaves outside the changeset whose
+// edges name a leaf it creates or moves, so that their Related blocks are
+// rendered with its new path: a block links the path its target has, and
+// an edge to an id no leaf had yet links /<id>.md, so a note written into
+// a folder after another related to it left that one's link pointing
+// where it is not. A leaf whose block renders as it was drops out of the
+// changeset (renderLeaves).
+func (tx *Tx) relinkIncoming() error {
+	keys := map[string]bool{}
+	for _, s := range tx.leaves {
+		if s.put && !s.removed && s.n != nil && s.origPath != s.n.Path {
+			keys[store.IDKey(s.n.ID)] = true
+		}
+	}
+	if len(keys) == 0 {
+		return nil
+	}
+	if err := tx.readTree(); err != nil {
+		return err
+	}
+	var naming []string
+	if tx.tree != nil {
+		for _, n := range tx.tree.Leaves {
+			if store.Names(n, keys) {
+				naming = append(naming, n.Path)
+			}
+		}
+	} else {
+		for l := range tx.snap.All() {
+			if l.Names(keys) {
+				naming = append(naming, l.Path())
+			}
+		}
+	}
+	for _, rel := range naming {
+		if s, ok := tx.read[rel]; ok && (s.put || s.removed) {
+			continue // in the changeset already, rendered with the new paths
+		}
+		n, err := tx.LeafAt(rel)
+		if err != nil {
+			return err
+		}
+		if n != nil {
+			tx.Put(n)
+		}
+	}
+	return nil
 }
 
 // commitPlan is what commit writes, built step by step.
@@ -1752,6 +1804,9 @@ func (tx *Tx) render(s *staged) ([]byte, bool, error) {
 // readers skip what is under it, and no writer may write through it.
 func (tx *Tx) checkInsideTree(rel string) error {
 	root, err := filepath.EvalSymlinks(tx.k.NodesDir())
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil // nodes/ itself is made by the write, with no link in it
+	}
 	if err != nil {
 		return err
 	}
