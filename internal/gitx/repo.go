@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	mrand "math/rand/v2"
 	"os"
 	"os/exec"
 	"path"
@@ -403,9 +404,13 @@ type Landed struct {
 	IndexErr error
 }
 
-// maxRaces bounds how often one commit is rebuilt because another writer
-// moved the branch first.
-const maxRaces = 50
+// quickRaces is how often one commit is rebuilt at once because another
+// writer moved the branch first; after that each rebuild waits a random
+// while first, up to racePause (see Commit).
+const (
+	quickRaces = 50
+	racePause  = 200 * time.Millisecond
+)
 
 // maxKills bounds how often one commit is attempted again because a git
 // command it ran was ended by a signal kk did not send (ErrKilled).
@@ -443,8 +448,21 @@ func (r *Repo) Commit(ctx context.Context, o CommitOptions) (Landed, error) {
 		case err == nil:
 			return landed, nil
 		case retry == raced:
-			if races++; races > maxRaces {
-				return Landed{}, fmt.Errorf("the branch %s moved %d times while kk committed: %w", r.Branch, races, err)
+			// Another writer moved the branch between kk's read of it and
+			// its update: the commit is built again on the new tip. A
+			// writer that commits without a pause can win every quick
+			// try (two loops of git commands did, in the fault tests under
+			// load): past quickRaces, each try waits a random while first,
+			// which puts it in a gap of that writer's, and the job waits
+			// for a busy branch as it waits for a held lock (as long as
+			// o.Wait lasts; /healthz says why) instead of failing.
+			if races++; races > quickRaces {
+				onWait(fmt.Sprintf("the branch %s moved %d times while kk committed; trying again", r.Branch, races))
+				select {
+				case <-o.Wait.Done():
+					return Landed{}, fmt.Errorf("%w: the branch %s moved %d times while kk committed (%v)", ErrInterrupted, r.Branch, races, err)
+				case <-time.After(time.Duration(mrand.Int64N(int64(min(time.Duration(races-quickRaces)*5*time.Millisecond, racePause))) + 1)):
+				}
 			}
 			continue
 		case errors.Is(err, ErrKilled) && kills < maxKills:
