@@ -180,7 +180,11 @@ func (b *Backend) Share(ctx context.Context) {
 // reports whether a push moved origin's branch: none is made when origin
 // already has the branch's tip (an idle tick).
 func (b *Backend) shareRound(ctx context.Context, r *gitx.Repo, branch string) (moved bool, err error) {
-	upstream, err := gitx.Fetch(ctx, r.Top, "origin", branch)
+	var upstream string
+	err = talkToOrigin(ctx, "git fetch", func(ctx context.Context) (err error) {
+		upstream, err = gitx.Fetch(ctx, r.Top, "origin", branch)
+		return err
+	})
 	if err != nil {
 		return false, fmt.Errorf("fetching: %w", err)
 	}
@@ -194,7 +198,7 @@ func (b *Backend) shareRound(ctx context.Context, r *gitx.Repo, branch string) (
 		return false, err
 	}
 	if !same {
-		if err := gitx.Push(ctx, r.Top, "origin", branch); err != nil {
+		if err := push(ctx, r, branch); err != nil {
 			return false, err
 		}
 		moved = true
@@ -226,10 +230,35 @@ func (b *Backend) shareRound(ctx context.Context, r *gitx.Repo, branch string) (
 	if !landed {
 		return moved, nil
 	}
-	if err := gitx.Push(ctx, r.Top, "origin", branch); err != nil {
+	if err := push(ctx, r, branch); err != nil {
 		return moved, err
 	}
 	return true, nil
+}
+
+// ShareNetTimeout bounds each git command of a --push-every tick that
+// talks to origin (a fetch, a push). The tick runs in the worker, between
+// jobs: a remote that never answers (a stuck server or proxy, a network
+// that drops the packets) would otherwise hold every job for as long as
+// it hangs. A command past it is stopped, and the tick is tried again at
+// the next one.
+var ShareNetTimeout = 2 * time.Minute
+
+// talkToOrigin runs step, a git command named what that talks to origin,
+// for at most ShareNetTimeout.
+func talkToOrigin(ctx context.Context, what string, step func(context.Context) error) error {
+	nctx, cancel := context.WithTimeout(ctx, ShareNetTimeout)
+	defer cancel()
+	err := step(nctx)
+	if err != nil && ctx.Err() == nil && errors.Is(nctx.Err(), context.DeadlineExceeded) {
+		return fmt.Errorf("origin did not answer within %v; %s was stopped: %w", ShareNetTimeout, what, err)
+	}
+	return err
+}
+
+// push pushes the served branch to origin, for at most ShareNetTimeout.
+func push(ctx context.Context, r *gitx.Repo, branch string) error {
+	return talkToOrigin(ctx, "git push", func(ctx context.Context) error { return gitx.Push(ctx, r.Top, "origin", branch) })
 }
 
 // sameCommit reports whether the refs a and b name one commit; a ref
