@@ -300,8 +300,18 @@ func (q *Queue) inDir(path string, write func(path string) error) error {
 	if _, serr := os.Stat(q.dir); !errors.Is(serr, fs.ErrNotExist) {
 		return err
 	}
-	if merr := os.MkdirAll(q.dir, 0o755); merr != nil {
-		return err
+	// The queue's folder and its parent (kk's .state/) are made again;
+	// never what holds them: a folder gone with its parent's parent (the
+	// work tree deleted or moved away) is not the queue's to make, and a
+	// job accepted into a copy made there would be lost.
+	parent := filepath.Dir(q.dir)
+	if _, serr := os.Stat(filepath.Dir(parent)); serr != nil {
+		return fmt.Errorf("%s is gone (removed or moved away while kk serve ran): %w", filepath.Dir(parent), err)
+	}
+	for _, d := range []string{parent, q.dir} {
+		if merr := os.Mkdir(d, 0o755); merr != nil && !errors.Is(merr, fs.ErrExist) {
+			return err
+		}
 	}
 	q.opts.Logger.Warn("the job queue's folder was removed; it is made again, and the jobs whose files went with it fail", "dir", q.dir)
 	return write(path)

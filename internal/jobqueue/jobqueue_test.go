@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -714,5 +716,30 @@ func TestFolderRemovedWhileServing(t *testing.T) {
 	}
 	if d := onDisk(t, dir, j.ID); d.Status != Done {
 		t.Errorf("record on disk: %+v", d)
+	}
+}
+
+// TestFolderGoneWithItsParent: the folder above the queue's parent gone
+// too (the work tree deleted or moved away under a running server: the
+// queue's folder is .ai/kenkeep/.state/queue) refuses the job, naming
+// the folder that is gone, and makes nothing: found by the QA run, where
+// the queue made the whole path again (.ai/kenkeep/.state/queue at the
+// old place), accepted the post (202), and the job failed when the tree
+// came back ("reading the job's payload"); the folder it made also kept
+// the tree from being moved back.
+func TestFolderGoneWithItsParent(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "kb")
+	dir := filepath.Join(root, ".ai", "kenkeep", ".state", "queue")
+	q := open(t, dir, Options{})
+	enqueue(t, q, "store", "before", "")
+	if err := os.RemoveAll(root); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err := q.Enqueue(Request{Op: "store", Payload: []byte("after")})
+	if err == nil || !strings.Contains(err.Error(), filepath.Join(root, ".ai", "kenkeep")) || !strings.Contains(err.Error(), "is gone") {
+		t.Errorf("a job posted after the tree went: %v", err)
+	}
+	if _, err := os.Lstat(root); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the queue made %s again: %v", root, err)
 	}
 }

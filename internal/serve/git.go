@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"time"
@@ -135,6 +136,11 @@ func (b *Backend) Ready(ctx context.Context) error {
 	r, err := b.gitRepo()
 	if err != nil {
 		return err
+	}
+	for _, d := range []string{r.Top, b.k.Dir} {
+		if _, err := os.Stat(d); errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("the folder %s is gone (removed or moved away while kk serve ran); the jobs wait until it is back (or stop kk serve and start it where the repository is now)", d)
+		}
 	}
 	if ok, other := r.OnBranch(ctx); !ok {
 		return fmt.Errorf("the work tree has %s checked out; kk serve serves the branch %s (checked out when it started) and holds the jobs until %s is checked out again", other, r.Branch, r.Branch)

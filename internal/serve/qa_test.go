@@ -4,7 +4,13 @@ package serve
 // would run it: each test fails on the code before its fix.
 
 import (
+	"errors"
+	"io"
+	"io/fs"
 	"net"
+	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -73,4 +79,68 @@ func TestFaultShareWithAHangingRemoteGivesUp(t *testing.T) {
 	if j := s.post(t, httpapi.PostRequest{Title: "After the hang", Content: "Posted after a tick whose origin hung.\n"}); j.Status != "done" {
 		t.Fatalf("a post after the tick: %+v", j)
 	}
+}
+
+// The work tree moved away (or deleted) under a running server: a post
+// is refused, naming the folder that is gone, and nothing is made at the
+// old place; a job queued before waits, /healthz saying the work tree is
+// gone; once the tree is back, the job is done with its one commit.
+// Found by the QA run: the queue made .ai/kenkeep/.state/queue again at
+// the old place and answered 202, the job was lost ("reading the job's
+// payload") when the tree came back, the folder it made kept the tree
+// from being moved back, and /healthz said the work tree had a detached
+// HEAD checked out.
+func TestFaultWorkTreeMovedAway(t *testing.T) {
+	k := newRepo(t, 0)
+	s := start(t, k, nil)
+	if j := s.post(t, httpapi.PostRequest{Title: "Before", Content: "Before the move.\n"}); j.Status != "done" {
+		t.Fatalf("before: %+v", j)
+	}
+	// A job held by a lock, so that it is queued when the tree goes.
+	lock := filepath.Join(k.Root, ".git", "index.lock")
+	if err := os.WriteFile(lock, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	old := time.Now().Add(-time.Minute)
+	if err := os.Chtimes(lock, old, old); err != nil {
+		t.Fatal(err)
+	}
+	held := s.postAsync(t, "Queued before the move")
+	s.waitHealth(t, "index.lock")
+	moved := k.Root + ".moved"
+	if err := os.Rename(k.Root, moved); err != nil {
+		t.Fatal(err)
+	}
+	h := s.waitHealth(t, "is gone")
+	if !strings.Contains(h.WaitingFor, k.Root) {
+		t.Errorf("health: %+v", h)
+	}
+	resp, err := http.Post(s.URL+"/content", "application/json", strings.NewReader(`{"title":"While gone","content":"Posted while the tree was away.\n"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	_ = resp.Body.Close()
+	if resp.StatusCode == http.StatusAccepted || !strings.Contains(string(body), "is gone") {
+		t.Errorf("a post while the tree is away: %d %s", resp.StatusCode, body)
+	}
+	if _, err := os.Lstat(k.Root); !errors.Is(err, fs.ErrNotExist) {
+		entries, _ := filepath.Glob(filepath.Join(k.Root, "*", "*", "*"))
+		t.Fatalf("something was made at the old place of the tree: %v %v", err, entries)
+	}
+	if err := os.Rename(moved, k.Root); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(lock); err != nil {
+		t.Fatal(err)
+	}
+	j := s.waitJob(t, held, 30*time.Second)
+	if j.Status != "done" {
+		t.Fatalf("the job queued before the move: %+v", j)
+	}
+	jobCommit(t, k, "store", j)
+	if j := s.post(t, httpapi.PostRequest{Title: "After", Content: "After the move back.\n"}); j.Status != "done" {
+		t.Fatalf("after: %+v", j)
+	}
+	clean(t, k)
 }
