@@ -310,3 +310,36 @@ func TestStrictBody(t *testing.T) {
 		t.Errorf("kc's body: %+v", j)
 	}
 }
+
+// TestStrictBodyKeysDifferingInCase: Go's JSON decode matches a key to
+// its field whatever its case (as knowledged's does, so "Content" is
+// content), so two keys that differ only in case are one key given
+// twice, and the last one silently won. Found by the QA run:
+// {"content":"x","Content":"y"} was queued as a note "y", where a proxy
+// or a reviewer reading the body sees "x". Each is a 400 naming both
+// spellings; a key in another case alone is still served.
+func TestStrictBodyKeysDifferingInCase(t *testing.T) {
+	s := start(t, newRepo(t), nil, "")
+	for _, tc := range []struct {
+		method, body, err string
+	}{
+		{"POST", `{"content":"x","Content":"y"}`, "invalid JSON body: /Content: is given twice (as content and Content); give each key once"},
+		{"POST", `{"content":"x","tags":["a"],"TAGS":["b"]}`, "/TAGS: is given twice (as tags and TAGS)"},
+		{"POST", `{"content":"x","tags":["a"],"tagſ":["b"]}`, "/tagſ: is given twice (as tags and tagſ)"},
+		{"PUT", `{"path":"a.md","Path":"../b.md","content":"x"}`, "/Path: is given twice"},
+		{"DELETE", `{"PATH":"a.md","path":"b.md"}`, "/path: is given twice (as PATH and path)"},
+	} {
+		r := s.do(tc.method, "/content", tc.body)
+		var e struct{ Error string }
+		if err := json.Unmarshal([]byte(r.body), &e); err != nil || r.status != 400 || !strings.Contains(e.Error, tc.err) {
+			t.Errorf("%s %q: %d %s; want 400 %q", tc.method, tc.body, r.status, r.body, tc.err)
+		}
+	}
+	if n := jobCount(s.queue); n != 0 {
+		t.Errorf("bad bodies queued %d jobs", n)
+	}
+	j := s.wait(s.submit("POST", `{"Content":"Keys in another case are served.","TITLE":"Cased"}`))
+	if j.Status != "done" {
+		t.Errorf("a body with keys in another case: %+v", j)
+	}
+}
