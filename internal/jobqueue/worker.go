@@ -163,6 +163,7 @@ func (q *Queue) finishLocked(j *Job, path string, err error) error {
 		return werr
 	}
 	*j = next
+	q.backoff = 0 // a job ran to its end: the environment let it
 	if q.active[j.DedupKey] == j.ID {
 		delete(q.active, j.DedupKey)
 	}
@@ -514,7 +515,9 @@ func (q *Queue) claim() (*Work, error) {
 			return nil, fmt.Errorf("recording job %s as processing: %w", id, err)
 		}
 		*j = next
-		q.waiting, q.backoff = "", 0
+		// The back-off stays: a job its environment holds again waits
+		// longer each time; it goes when a job ends (finishLocked).
+		q.waiting = ""
 		return &Work{Job: cloneJob(j), Payload: payload, q: q}, nil
 	}
 	return nil, nil

@@ -260,3 +260,35 @@ func TestDoneJobWhoseEndCannotBeRecordedStaysDone(t *testing.T) {
 		t.Errorf("applied %v, restored %v: a done job was undone or run again", applied, restored)
 	}
 }
+
+// A job its environment keeps holding (ErrHeld from its run: a full
+// disk, the served branch gone) is tried again after longer and longer
+// waits, up to holdBackoff's longest, as Ready's holds are. Found by the
+// QA run: claiming the job again reset the wait, so such a job ran again
+// every 50 ms for as long as the disk stayed full, logging each run.
+func TestHeldJobWaitsLongerEachTime(t *testing.T) {
+	q := open(t, t.TempDir(), Options{})
+	a := enqueue(t, q, "store", "a", "")
+	var runs []time.Time
+	const held = 6
+	waitFinal(t, q, func(ctx context.Context, w *Work) (string, error) {
+		runs = append(runs, time.Now())
+		if len(runs) <= held {
+			return "", fmt.Errorf("%w: the disk is full", ErrHeld)
+		}
+		return "a.md", nil
+	}, a.ID)
+	if j, _ := q.Get(a.ID); j.Status != Done || len(runs) != held+1 {
+		t.Fatalf("job %+v after %d runs", j, len(runs))
+	}
+	// Waits of at least 50, 50, 100, 200, 400 and 800 ms: the shortest
+	// twice, then each the one before doubled, up to the longest.
+	for i, want := 1, holdBackoff[0]; i < len(runs); i++ {
+		if i > 2 {
+			want = min(2*want, holdBackoff[1])
+		}
+		if gap := runs[i].Sub(runs[i-1]); gap < want {
+			t.Errorf("run %d came %v after the one before; the wait should have been at least %v", i+1, gap, want)
+		}
+	}
+}

@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/kk-project/kk/internal/contracts"
@@ -51,13 +54,53 @@ func (b *Backend) Apply(ctx context.Context, j *service.Job) (string, error) {
 	if _, _, err := b.git(ctx); err != nil {
 		return "", err
 	}
+	var p string
+	var err error
 	switch j.Op {
 	case service.OpStore:
-		return b.store(ctx, j)
+		p, err = b.store(ctx, j)
 	case service.OpEdit, service.OpDelete:
-		return b.change(ctx, j)
+		p, err = b.change(ctx, j)
+	default:
+		return "", fmt.Errorf("unknown operation %q", j.Op)
 	}
-	return "", fmt.Errorf("unknown operation %q", j.Op)
+	return p, b.unwritable(err)
+}
+
+// unwritable marks a job's failure to write that is the machine's, not
+// the job's, as the environment's (jobqueue.ErrHeld: the job is put back
+// and waits, /healthz saying why, as for a held lock): the disk full,
+// the user's disk quota spent, a read-only file system, or kk's own
+// .state/ folder (the transaction's journal, the branch index) not
+// writable. Each would fail every job in turn, losing every post
+// accepted meanwhile; once the writes can land, the jobs run. A
+// permission refused on another file (a note made read-only) is that
+// job's, and fails it alone.
+func (b *Backend) unwritable(err error) error {
+	if err == nil || errors.Is(err, jobqueue.ErrHeld) || errors.Is(err, jobqueue.ErrInterrupted) {
+		return err
+	}
+	var why string
+	var pe *fs.PathError
+	switch {
+	case errors.Is(err, syscall.ENOSPC):
+		why = "the disk is full (no space left on device); free space on the server's disk"
+	case errors.Is(err, syscall.EDQUOT):
+		why = "kk serve's user has spent its disk quota; free space or raise the quota"
+	case errors.Is(err, syscall.EROFS):
+		why = "the file system is read-only; make it writable"
+	case errors.Is(err, fs.ErrPermission) && errors.As(err, &pe) && within(b.k.StateDir(), pe.Path):
+		why = "kk's state folder " + b.k.StateDir() + " cannot be written (permission denied); make it writable by kk serve's user"
+	default:
+		return err
+	}
+	return fmt.Errorf("%w: %s: the job waits and runs once its files can be written (%v)", jobqueue.ErrHeld, why, err)
+}
+
+// within reports whether path is dir or under it.
+func within(dir, path string) bool {
+	rel, err := filepath.Rel(dir, path)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }
 
 func (b *Backend) addTiming(d *time.Duration, add time.Duration) {
@@ -376,7 +419,7 @@ func (b *Backend) Restore(ctx context.Context, j jobqueue.Job) error {
 		return err
 	})
 	if err != nil {
-		err = heldError(fmt.Errorf("restoring the files of job %s: %w", j.ID, err))
+		err = b.unwritable(heldError(fmt.Errorf("restoring the files of job %s: %w", j.ID, err)))
 		if !errors.Is(err, jobqueue.ErrHeld) {
 			// The job fails for good, its files as it left them: what was
 			// kept to undo it is of no more use.

@@ -4,6 +4,7 @@ package serve
 // would run it: each test fails on the code before its fix.
 
 import (
+	"context"
 	"errors"
 	"io"
 	"io/fs"
@@ -13,10 +14,14 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/kk-project/kk/internal/httpapi"
+	"github.com/kk-project/kk/internal/store"
+	"github.com/kk-project/kk/internal/txn"
 )
 
 // blackHole listens on loopback and accepts connections it never
@@ -143,4 +148,61 @@ func TestFaultWorkTreeMovedAway(t *testing.T) {
 		t.Fatalf("after: %+v", j)
 	}
 	clean(t, k)
+}
+
+// A job whose writes find the machine unable to take them (the disk full,
+// the user's quota spent, the file system read-only, kk's .state/ folder
+// not writable) is the environment's, as a held lock is: the job waits,
+// /healthz says why, and once the writes can land it is done with its
+// one commit. Found by the QA run: with .state/ made read-only under a
+// running server, each job failed ("journal: open …: permission
+// denied"), one after the other, and the posts were lost; on a full disk
+// every queued job failed the same way.
+func TestFaultUnwritableMachineHoldsTheJob(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		err  func(k *store.KB) error
+		says string
+	}{
+		{"ENOSPC", func(k *store.KB) error {
+			return &fs.PathError{Op: "write", Path: k.NodePath("inbox/x.md"), Err: syscall.ENOSPC}
+		}, "the disk is full"},
+		{"EDQUOT", func(k *store.KB) error {
+			return &fs.PathError{Op: "write", Path: k.NodePath("inbox/x.md"), Err: syscall.EDQUOT}
+		}, "disk quota"},
+		{"EROFS", func(k *store.KB) error {
+			return &fs.PathError{Op: "open", Path: k.NodePath("inbox/x.md"), Err: syscall.EROFS}
+		}, "read-only"},
+		{"state EACCES", func(k *store.KB) error {
+			return &fs.PathError{Op: "open", Path: filepath.Join(k.StateDir(), "txn", "cs.journal.tmp"), Err: syscall.EACCES}
+		}, "cannot be written"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			k := newRepo(t, 0)
+			var full atomic.Bool
+			full.Store(true)
+			faulty := txn.WithFaults(context.Background(), txn.Faults{Write: func(string) error {
+				if full.Load() {
+					return tc.err(k)
+				}
+				return nil
+			}})
+			s := startWith(t, faulty, k, nil)
+			id := s.postAsync(t, "Unwritable "+tc.name)
+			s.waitHealth(t, tc.says)
+			if j, _ := s.Client.Job(ctx, id); j.Status == "failed" || j.Status == "done" {
+				t.Fatalf("the job ended while the machine could not write: %+v", j)
+			}
+			full.Store(false)
+			j := s.waitJob(t, id, 30*time.Second)
+			if j.Status != "done" {
+				t.Fatalf("the job once the machine could write: %+v", j)
+			}
+			jobCommit(t, k, "store", j)
+			if h := s.health(t); h.Status != "ok" {
+				t.Errorf("health after: %+v", h)
+			}
+			clean(t, k)
+		})
+	}
 }
