@@ -26,9 +26,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net"
 	"net/http"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -441,11 +443,11 @@ func (s *Server) enqueue(w http.ResponseWriter, op string, req JobRequest, dedup
 	j, dup, err := s.opts.Queue.Enqueue(jobqueue.Request{Op: op, Path: req.Path, Payload: payload, DedupKey: key})
 	if err != nil {
 		s.opts.Logger.Error("enqueue failed", "op", op, "error", err)
-		if full := diskFull(err); full != "" {
+		if msg := unwritable(err); msg != "" {
 			// Enqueue leaves nothing of a job it could not write: the
 			// client may post again once there is room.
 			w.Header().Set("Retry-After", DiskFullRetryAfter)
-			writeError(w, http.StatusServiceUnavailable, full+": the job was not queued; free space on the server's disk and post again")
+			writeError(w, http.StatusServiceUnavailable, msg)
 			return
 		}
 		writeError(w, http.StatusInternalServerError, "failed to enqueue: "+err.Error())
@@ -459,14 +461,29 @@ func (s *Server) enqueue(w http.ResponseWriter, op string, req JobRequest, dedup
 // because the disk is full: room comes back when someone makes it.
 const DiskFullRetryAfter = "60"
 
-// diskFull says what is full when err is a full disk (ENOSPC) or an
-// exhausted disk quota (EDQUOT), "" otherwise.
-func diskFull(err error) string {
+// unwritable is the answer to a write that could not be queued because
+// the machine cannot take the queue's files: a full disk (ENOSPC), an
+// exhausted disk quota (EDQUOT), or a queue folder that cannot be
+// written (kk's .state/ made read-only: EACCES or EPERM; a read-only
+// file system: EROFS); "" for any other failure.
+func unwritable(err error) string {
+	const notQueued = ": the job was not queued; "
 	switch {
 	case errors.Is(err, syscall.ENOSPC):
-		return "the disk is full (no space left on device)"
+		return "the disk is full (no space left on device)" + notQueued + "free space on the server's disk and post again"
 	case errors.Is(err, syscall.EDQUOT):
-		return "the disk is full for kk serve's user (disk quota exceeded)"
+		return "the disk is full for kk serve's user (disk quota exceeded)" + notQueued + "free space on the server's disk and post again"
+	}
+	var pe *fs.PathError
+	if !errors.As(err, &pe) {
+		return ""
+	}
+	dir := filepath.Dir(pe.Path)
+	switch {
+	case errors.Is(err, syscall.EROFS):
+		return "kk serve's queue folder " + dir + " is on a read-only file system" + notQueued + "make it writable and post again"
+	case errors.Is(err, fs.ErrPermission):
+		return "kk serve's queue folder " + dir + " cannot be written (permission denied)" + notQueued + "make it writable by kk serve's user and post again"
 	}
 	return ""
 }

@@ -5,6 +5,7 @@ package serve
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"io/fs"
@@ -12,6 +13,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -20,6 +22,7 @@ import (
 	"time"
 
 	"github.com/kk-project/kk/internal/httpapi"
+	"github.com/kk-project/kk/internal/jobqueue"
 	"github.com/kk-project/kk/internal/store"
 	"github.com/kk-project/kk/internal/txn"
 )
@@ -203,6 +206,61 @@ func TestFaultUnwritableMachineHoldsTheJob(t *testing.T) {
 				t.Errorf("health after: %+v", h)
 			}
 			clean(t, k)
+		})
+	}
+}
+
+// A post that cannot be queued because kk's .state/ folder cannot be
+// written (made read-only: EACCES, or a read-only file system: EROFS)
+// is answered 503 with Retry-After and an error naming the folder and
+// what to do, as a full disk is; nothing of it is left, and once the
+// folder is writable a post is queued and committed. Found by the QA
+// run, which got 500 "failed to enqueue: writing …: permission denied".
+func TestFaultUnwritableQueueAtPostIs503(t *testing.T) {
+	for _, tc := range []struct {
+		errno syscall.Errno
+		says  string
+	}{{syscall.EACCES, "cannot be written (permission denied)"}, {syscall.EROFS, "read-only file system"}} {
+		t.Run(tc.errno.Error(), func(t *testing.T) {
+			k := newRepo(t, 0)
+			var denied atomic.Bool
+			s := startQueue(t, context.Background(), Options{KB: k}, func(o *jobqueue.Options) {
+				o.WriteFault = func(path string) error {
+					if denied.Load() {
+						return &fs.PathError{Op: "open", Path: path + ".tmp", Err: tc.errno}
+					}
+					return nil
+				}
+			})
+			queueDir := filepath.Join(k.StateDir(), "queue")
+			before := listDir(t, queueDir)
+			denied.Store(true)
+			resp, err := http.Post(s.URL+"/content", "application/json", strings.NewReader(`{"title":"Denied","content":"On a read-only state folder.\n"}`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var body struct {
+				Error string `json:"error"`
+			}
+			if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
+				t.Fatal(err)
+			}
+			_ = resp.Body.Close()
+			if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" {
+				t.Errorf("status %d, Retry-After %q; want 503 with Retry-After", resp.StatusCode, resp.Header.Get("Retry-After"))
+			}
+			if !strings.Contains(body.Error, tc.says) || !strings.Contains(body.Error, queueDir) || strings.Contains(body.Error, "\n") {
+				t.Errorf("error %q: want one line naming %s and saying %q", body.Error, queueDir, tc.says)
+			}
+			if after := listDir(t, queueDir); !slices.Equal(after, before) {
+				t.Errorf("the queue's folder was %v before the post, %v after", before, after)
+			}
+			denied.Store(false)
+			j := s.post(t, httpapi.PostRequest{Title: "Writable again", Content: "Once the folder could be written.\n"})
+			if j.Status != "done" {
+				t.Fatalf("a post once the folder is writable: %+v", j)
+			}
+			jobCommit(t, k, "store", j)
 		})
 	}
 }
