@@ -110,7 +110,7 @@ leaf, and walks the whole tree whenever it cannot tell (the first job, a
 queue overflow, a folder renamed, a network file system). --no-watch walks at
 every job.
 
-SIGINT or SIGTERM, to kk serve or to its whole process group, stops
+SIGINT, SIGTERM or SIGHUP, to kk serve or to its whole process group, stops
 accepting requests, lets the current job finish (git runs in a process group
 of its own and is not signalled), and exits 0; a job waiting for another git
 process's lock is resumed at the next start instead. The log (text) goes to
@@ -188,8 +188,10 @@ func runServe(ctx context.Context, app *App, o serveOpts) error {
 	}
 	// The signal's context ends the waits of a job's commit for locks
 	// other git processes hold (the job then resumes at the next start);
-	// what the worker started, git included, it finishes.
-	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	// what the worker started, git included, it finishes. SIGHUP (the
+	// terminal closed, an ssh session dropped) stops it the same way:
+	// Go's default ended the process in the middle of a commit.
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
 	return server.Run(ctx, server.Options{
 		Root: root, Init: store.InitOptions{Version: releaseVersion(), Now: app.Now(), Command: app.Command},

@@ -316,3 +316,66 @@ func TestServeKill9AcrossTheCommit(t *testing.T) {
 	}
 	noLocks(t, root)
 }
+
+// SIGHUP to kk serve's process group while a job's commit runs (the
+// terminal it runs in is closed, an ssh session drops) stops it as
+// SIGTERM does: the commit lands, kk serve exits 0 and leaves no lock,
+// and the jobs left are done after the next start. Found by the QA run:
+// SIGHUP ended kk serve at once (Go's default), in the middle of the
+// commit, leaving kk's index.lock to block the person's git until kk
+// serve started again.
+func TestServeFaultSighupDuringTheCommit(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git not installed")
+	}
+	if testing.Short() {
+		t.Skip("runs kk serve twice")
+	}
+	t.Parallel()
+	ctx := context.Background()
+	root := filepath.Join(t.TempDir(), "kb")
+	s := groupServer(t, root, 0)
+	marker := filepath.Join(t.TempDir(), "hook-ran")
+	hook := filepath.Join(root, ".git", "hooks", "reference-transaction")
+	if err := os.MkdirAll(filepath.Dir(hook), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(hook, []byte("#!/bin/sh\n[ \"$1\" = prepared ] && { touch "+marker+"; sleep 1; }\nexit 0\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for i := range 3 {
+		j, err := s.client.Post(ctx, httpapi.PostRequest{Title: fmt.Sprintf("Hung up %d", i), Content: "A job the hangup must not lose.\n"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, j.JobID)
+	}
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(5 * time.Millisecond) {
+		if _, err := os.Stat(marker); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no commit ever ran its hook:\n%s", s.log)
+		}
+	}
+	if err := s.signalGroup(t, syscall.SIGHUP); err != nil {
+		t.Fatalf("kk serve after SIGHUP to its group: %v\n%s", err, s.log)
+	}
+	noLocks(t, root)
+	if err := os.Remove(hook); err != nil {
+		t.Fatal(err)
+	}
+	s = startCrashServer(t, root, 0)
+	done, failed := waitAll(t, root, s.client, ids, s.log)
+	if failed > 0 || done != len(ids) {
+		t.Errorf("%d done, %d failed of %d\n%s", done, failed, len(ids), s.log)
+	}
+	if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.cmd.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	noLocks(t, root)
+}
