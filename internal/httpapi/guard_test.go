@@ -343,3 +343,42 @@ func TestStrictBodyKeysDifferingInCase(t *testing.T) {
 		t.Errorf("a body with keys in another case: %+v", j)
 	}
 }
+
+// TestAnswersForbidSniffingAndOtherSites: every answer of the API, its
+// refusals included, says X-Content-Type-Options: nosniff and
+// Cross-Origin-Resource-Policy: same-origin, as the web page beside it
+// does: an answer echoes what the request gave (a path, a Host) with <
+// and > as they are, and a page of another site may load any URL of the
+// server as a script, a style sheet or an image (no CORS, no Origin
+// check on reads). Found by the QA run: the API's answers had neither.
+func TestAnswersForbidSniffingAndOtherSites(t *testing.T) {
+	s := start(t, newRepo(t), nil, "")
+	host := strings.TrimPrefix(s.url, "http://")
+	for _, tc := range []struct {
+		method, path, body string
+		headers            map[string]string
+		status             int
+	}{
+		{"GET", "/healthz", "", nil, 200},
+		{"GET", "/content?path=%3Cscript%3Ealert(1)%3C/script%3E.md", "", nil, 404},
+		{"GET", "/search?query=x", "", nil, 200},
+		{"GET", "/tags", "", nil, 200},
+		{"GET", "/jobs/%3Cb%3E", "", nil, 404},
+		{"GET", "/nope", "", nil, 404},
+		{"OPTIONS", "/content", "", map[string]string{"Origin": "http://evil.example"}, 405},
+		{"GET", "/healthz", "", map[string]string{"Host": "evil.example:" + strings.Split(host, ":")[1]}, 421},
+		{"POST", "/content", `{"content":"x"}`, map[string]string{"Content-Type": "text/plain"}, 415},
+		{"POST", "/content", `{"content":"<b>x</b>"}`, map[string]string{"Content-Type": "application/json"}, 202},
+	} {
+		r := send(t, tc.method, s.url+tc.path, tc.body, tc.headers)
+		if r.status != tc.status {
+			t.Errorf("%s %s: %d %s; want %d", tc.method, tc.path, r.status, r.body, tc.status)
+		}
+		if got := r.header.Get("X-Content-Type-Options"); got != "nosniff" {
+			t.Errorf("%s %s: X-Content-Type-Options %q", tc.method, tc.path, got)
+		}
+		if got := r.header.Get("Cross-Origin-Resource-Policy"); got != "same-origin" {
+			t.Errorf("%s %s: Cross-Origin-Resource-Policy %q", tc.method, tc.path, got)
+		}
+	}
+}

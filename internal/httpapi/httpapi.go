@@ -224,6 +224,12 @@ func (s *Server) wrap(name string, write bool, class int, h http.Handler) http.H
 			}
 			s.metrics.count(name, rec.status)
 		}()
+		// No answer is to be read as another type than it says (an
+		// answer echoes what the request gave, a path or a Host, with <
+		// and > as they are), nor loaded by a page of another site as a
+		// script, a style sheet or an image.
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		w.Header().Set("Cross-Origin-Resource-Policy", "same-origin")
 		authed := s.opts.Token != "" && validBearer(r.Header.Get("Authorization"), s.opts.Token)
 		if s.opts.Token != "" && name != "/healthz" && !authed {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="kk"`)
