@@ -8,6 +8,7 @@ package server
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net"
 	"path/filepath"
@@ -70,6 +71,15 @@ func Run(ctx context.Context, o Options) error {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
+	// The address first: one kk serve cannot listen on (a port that does
+	// not exist, one another process holds) is refused before the folder
+	// is set up. Connections made before the server serves wait in the
+	// listener's backlog.
+	ln, err := net.Listen("tcp", o.Addr)
+	if err != nil {
+		return fmt.Errorf("listening on %s (--addr): %w", o.Addr, err)
+	}
+	defer func() { _ = ln.Close() }()
 	k, err := serve.Bootstrap(ctx, o.Root, o.Init)
 	if err != nil {
 		return err
@@ -118,14 +128,9 @@ func Run(ctx context.Context, o Options) error {
 	if err := backend.Warm(ctx); err != nil {
 		return err
 	}
-	ln, err := net.Listen("tcp", o.Addr)
-	if err != nil {
-		return err
-	}
 	url := "http://" + ln.Addr().String()
 	unannounce, err := serve.Announce(k, url)
 	if err != nil {
-		_ = ln.Close()
 		return err
 	}
 	defer unannounce()
