@@ -427,12 +427,23 @@ func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 	if st.Waiting != "" {
 		status = "waiting" // the worker holds: Waiting says for what
 	}
+	sharing := ""
+	if sh, ok := s.opts.Backend.(sharer); ok {
+		sharing = sh.SharingProblem()
+	}
 	writeJSON(w, http.StatusOK, struct {
 		Status     string `json:"status"`
 		QueueDepth int    `json:"queue_depth"`
 		Processing int    `json:"processing"`
 		Waiting    string `json:"waiting_for,omitempty"`
-	}{status, st.Depth, st.ByStatus[jobqueue.Processing], healthReason(st.Waiting)})
+		Sharing    string `json:"sharing_failed,omitempty"`
+	}{status, st.Depth, st.ByStatus[jobqueue.Processing], healthReason(st.Waiting), sharing})
+}
+
+// sharer is a backend that shares its commits with a remote (kk serve
+// --push-every) and can say that doing so has been failing.
+type sharer interface {
+	SharingProblem() string
 }
 
 // healthReason makes what the worker waits for one line, for /healthz.

@@ -264,3 +264,56 @@ func TestFaultUnwritableQueueAtPostIs503(t *testing.T) {
 		})
 	}
 }
+
+// A --push-every tick that fails (origin refuses the push, cannot be
+// reached) says so in /healthz, with when the failures began and git's
+// meaningful line, until a tick shares again; the jobs are unaffected and
+// the status stays ok. Found by the QA run: a remote whose hook refused
+// every push was only in the log, and /healthz, what monitoring reads,
+// said ok with nothing more for as long as nothing was shared.
+func TestHealthSaysSharingFails(t *testing.T) {
+	s, logs := startLogged(t)
+	remote := filepath.Join(t.TempDir(), "remote.git")
+	git(t, s.KB, "init", "-q", "--bare", remote)
+	hook := filepath.Join(remote, "hooks", "pre-receive")
+	if err := os.WriteFile(hook, []byte("#!/bin/sh\necho 'refused by policy' >&2\nexit 1\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	git(t, s.KB, "remote", "add", "origin", remote)
+	if j := s.post(t, httpapi.PostRequest{Title: "To share", Content: "A note for origin.\n"}); j.Status != "done" {
+		t.Fatalf("post: %+v", j)
+	}
+	type health struct {
+		Status  string `json:"status"`
+		Sharing string `json:"sharing_failed"`
+	}
+	get := func() health {
+		t.Helper()
+		resp, err := http.Get(s.URL + "/healthz")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer func() { _ = resp.Body.Close() }()
+		var h health
+		if err := json.NewDecoder(resp.Body).Decode(&h); err != nil {
+			t.Fatal(err)
+		}
+		return h
+	}
+	if h := get(); h.Sharing != "" {
+		t.Errorf("before any tick: %+v", h)
+	}
+	s.Backend.Share(ctx)
+	s.Backend.Share(ctx)
+	h := get()
+	if h.Status != "ok" || !strings.Contains(h.Sharing, "refused by policy") || !strings.Contains(h.Sharing, "since ") || !strings.Contains(h.Sharing, "2 ticks") || strings.Contains(h.Sharing, "\n") {
+		t.Errorf("after two refused pushes: %+v\n%s", h, logs)
+	}
+	if err := os.Remove(hook); err != nil {
+		t.Fatal(err)
+	}
+	s.Backend.Share(ctx)
+	if h := get(); h.Status != "ok" || h.Sharing != "" {
+		t.Errorf("after a push that went through: %+v\n%s", h, logs)
+	}
+}

@@ -144,6 +144,7 @@ func (b *Backend) Share(ctx context.Context) {
 	}
 	if !gitx.HasRemote(ctx, r.Top, "origin") {
 		b.log.Debug("no origin remote; nothing to push")
+		b.shared(nil)
 		return
 	}
 	if ok, other := r.OnBranch(ctx); !ok {
@@ -162,18 +163,73 @@ func (b *Backend) Share(ctx context.Context) {
 		switch {
 		case err == nil && moved:
 			b.log.Info("pushed to origin", "branch", branch, "rounds", round)
+			b.shared(nil)
 			return
 		case err == nil:
 			b.log.Debug("origin already has every commit; nothing to push", "branch", branch)
+			b.shared(nil)
 			return
 		case errors.Is(err, gitx.ErrRejected):
 			b.log.Debug("origin moved during the push; fetching and rebasing again", "round", round)
 			continue
 		}
 		b.log.Warn("sharing with origin failed; retried at the next tick", "branch", branch, "error", err)
+		b.shared(err)
 		return
 	}
 	b.log.Warn("origin kept moving; retried at the next tick", "branch", branch, "rounds", shareRounds)
+	b.shared(fmt.Errorf("origin kept moving during %d rounds", shareRounds))
+}
+
+// shared records how a tick that talked to origin ended: err nil when it
+// shared (or had nothing to share).
+func (b *Backend) shared(err error) {
+	b.waitMu.Lock()
+	defer b.waitMu.Unlock()
+	f := &b.shareFail
+	if err == nil {
+		f.ticks, f.err = 0, ""
+		return
+	}
+	if f.ticks == 0 {
+		f.since = time.Now()
+	}
+	f.ticks++
+	f.err = err.Error()
+}
+
+// SharingProblem says, on one line, that the --push-every ticks have been
+// failing (since when, how many in a row, and git's meaningful line of
+// the last one's error), "" while they share: /healthz's sharing_failed.
+func (b *Backend) SharingProblem() string {
+	b.waitMu.Lock()
+	defer b.waitMu.Unlock()
+	f := b.shareFail
+	if f.ticks == 0 {
+		return ""
+	}
+	ticks := "1 tick"
+	if f.ticks > 1 {
+		ticks = fmt.Sprintf("%d ticks", f.ticks)
+	}
+	return fmt.Sprintf("sharing with origin has failed since %s (%s in a row; the jobs are committed locally and shared once it works): %s",
+		f.since.UTC().Format(time.RFC3339), ticks, gitLine(f.err))
+}
+
+// gitLine cuts an error carrying git's output to one line: git's
+// "fatal:", "error:" or "remote:" line when it has one, else its first.
+func gitLine(msg string) string {
+	lines := strings.Split(strings.TrimSpace(msg), "\n")
+	first := strings.TrimSpace(lines[0])
+	for _, l := range lines[1:] {
+		l = strings.TrimSpace(l)
+		for _, p := range []string{"fatal: ", "error: ", "remote: "} {
+			if strings.HasPrefix(l, p) {
+				return first + " " + l
+			}
+		}
+	}
+	return first
 }
 
 // shareRound fetches, rebases, pushes, regenerates and pushes again. It

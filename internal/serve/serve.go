@@ -137,6 +137,13 @@ type Backend struct {
 	waitMu     sync.Mutex
 	waitingFor string // what the job in progress waits for
 	waitLogged string // the last reason logged, while its commit lasts
+	// shareFail is the --push-every ticks failing in a row: since when,
+	// how many, and the last one's error (SharingProblem).
+	shareFail struct {
+		since time.Time
+		ticks int
+		err   string
+	}
 }
 
 var _ service.Backend = (*Backend)(nil)
