@@ -231,6 +231,18 @@ func writeNode(tx *txn.Tx, in contracts.NodeInput, opts WriteOptions) (*WriteRes
 		id = n.ID // the id as its writer gave it
 		action = "updated"
 	}
+	// The id is final here (--unique may have changed it): an edge to it
+	// is an edge to the node itself, which kk lint and kb_check report.
+	for _, l := range []struct {
+		field string
+		refs  []string
+	}{{"relates_to", in.RelatesTo}, {"depends_on", in.DependsOn}} {
+		for _, ref := range l.refs {
+			if store.IDKey(ref) == store.IDKey(id) {
+				return nil, nil, fmt.Errorf("field %q: %s is this node's own id; a node cannot link to itself", l.field, ref)
+			}
+		}
+	}
 	folder, _ := node.CleanFolder(in.Folder)
 	if n == nil {
 		n = &node.Node{Format: node.SchemaVersion}
