@@ -61,6 +61,9 @@ func TestHostileArguments(t *testing.T) {
 		{"an offset past int64", "query_graph", raw(`{"operation":"search","entityType":"atom","offset":9223372036854775808}`), op.CodeValidation, "offset: "},
 		{"paths as a string of broken JSON", "manage_graph", map[string]any{"operation": "create", "entityType": "atom", "name": "A", "paths": `["src/**"`, "knowledge": "k"}, op.CodeValidation, "paths: "},
 		{"paths as a string of JSON with more after it", "manage_graph", map[string]any{"operation": "create", "entityType": "atom", "name": "A", "paths": `["src/**"] ["other/**"]`, "knowledge": "k"}, op.CodeValidation, "paths: "},
+		{"a field of another operation", "query_graph", map[string]any{"operation": "search", "entityType": "atom", "taskFile": "tasks/T-1.md"}, op.CodeValidation, "taskFile: the search operation does not take it; search takes entityType, query"},
+		{"an edge from an entity to itself", "kb_upsert", map[string]any{"edges": []any{map[string]any{"type": "depends_on", "from": "REQ-1", "to": "req-1"}}, "created_by": "a", "source": "s"}, op.CodeValidation, "edges[0].to: req-1 is the edge's source; an entity cannot have a depends_on edge to itself"},
+		{"an edge of an unknown type to delete", "kb_delete", map[string]any{"edges": []any{map[string]any{"type": "blocks", "from": "SYM-1", "to": "REQ-1"}}, "created_by": "a", "source": "s"}, op.CodeValidation, `edges[0].type: "blocks" is not an edge type; use one of affects, constrained_by, consumes`},
 		{"paths as a string of an object", "manage_graph", map[string]any{"operation": "create", "entityType": "atom", "name": "A", "paths": `{"a":1}`, "knowledge": "k"}, op.CodeValidation, "paths: "},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -87,12 +87,6 @@ func named[P, Q, R any](name string, as func(P) (Q, error), fn func(context.Cont
 	}
 }
 
-// takesAll is the conversion of an operation that takes every field its
-// tool's object may hold.
-func takesAll[P, Q any](as func(P) Q) func(P) (Q, error) {
-	return func(p P) (Q, error) { return as(p), nil }
-}
-
 // dispatched makes the Runner of a tool whose parameter object, registered
 // as schema name, names one of ops in the field operationOf reads. This is
 // the one place an operation is chosen by its name: the core has one
@@ -136,9 +130,9 @@ Returns {"success":true,"data":…}; errors carry a code (VALIDATION_ERROR, NOT_
 		ReadOnly:   true,
 		Idempotent: true,
 		Run: dispatched("query-graph", "query_graph", func(p graph.QueryGraphParams) string { return p.Operation },
-			named("get", takesAll(graph.QueryGraphParams.AsGet), graph.Get),
-			named("search", takesAll(graph.QueryGraphParams.AsSearch), graph.Search),
-			named("context", takesAll(graph.QueryGraphParams.AsContext), graph.Context)),
+			named("get", graph.QueryGraphParams.AsGet, graph.Get),
+			named("search", graph.QueryGraphParams.AsSearch, graph.Search),
+			named("context", graph.QueryGraphParams.AsContext, graph.Context)),
 	},
 	{
 		Name:  "manage_graph",
