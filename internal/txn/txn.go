@@ -1400,13 +1400,23 @@ func (tx *Tx) renderLeaves(p *commitPlan) error {
 			return err
 		}
 	}
+	// The symlink guard's root, resolved once for every leaf written.
+	var root string
+	resolved := false
 	for _, s := range tx.leaves {
 		if s.removed {
 			p.add("nodes/"+s.origPath, &fileOp{remove: true})
 			p.out = append(p.out, rendered{s: s, op: index.AuditOp{Op: "delete", ID: s.orig.ID, Type: s.orig.Type, Path: s.origPath, Before: s.version}})
 			continue
 		}
-		if err := tx.renderLeafFile(p, s); err != nil {
+		if !resolved {
+			var err error
+			if root, err = tx.nodesRoot(); err != nil {
+				return err
+			}
+			resolved = true
+		}
+		if err := tx.renderLeafFile(p, s, root); err != nil {
 			return err
 		}
 	}
@@ -1415,8 +1425,8 @@ func (tx *Tx) renderLeaves(p *commitPlan) error {
 
 // renderLeafFile renders staged leaf s and plans its file (and the removal
 // of its old file when it moves).
-func (tx *Tx) renderLeafFile(p *commitPlan, s *staged) error {
-	data, changed, err := tx.render(s)
+func (tx *Tx) renderLeafFile(p *commitPlan, s *staged, root string) error {
+	data, changed, err := tx.render(s, root)
 	if err != nil {
 		return err
 	}
@@ -1750,12 +1760,12 @@ func changedFields(before, after []byte) []string {
 // gets its new version (one above its current version; 1 when new) and,
 // when it records one, kk_updated_at. changed is false when the leaf would
 // be written exactly as it is.
-func (tx *Tx) render(s *staged) ([]byte, bool, error) {
+func (tx *Tx) render(s *staged, root string) ([]byte, bool, error) {
 	n := s.n
 	if err := n.Validate(); err != nil {
 		return nil, false, err
 	}
-	if err := tx.checkInsideTree(n.Path); err != nil {
+	if err := tx.checkInsideTree(root, n.Path); err != nil {
 		return nil, false, err
 	}
 	if s.origPath == "" {
@@ -1798,17 +1808,28 @@ func (tx *Tx) render(s *staged) ([]byte, bool, error) {
 	return data, true, err
 }
 
+// evalSymlinks is filepath.EvalSymlinks (a test counts its calls).
+var evalSymlinks = filepath.EvalSymlinks
+
+// nodesRoot is nodes/ with its links resolved, the root the symlink
+// guard measures leaves against: "" when nodes/ does not exist (it is
+// made by the write, with no link in it, and there is nothing to check).
+func (tx *Tx) nodesRoot() (string, error) {
+	root, err := evalSymlinks(tx.k.NodesDir())
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", nil
+	}
+	return root, err
+}
+
 // checkInsideTree refuses to write the leaf rel through a symlink that
 // leads out of the knowledge tree (or nowhere): a folder on its way, or
 // the leaf file itself. A repository can commit such a link; the tree's
-// readers skip what is under it, and no writer may write through it.
-func (tx *Tx) checkInsideTree(rel string) error {
-	root, err := filepath.EvalSymlinks(tx.k.NodesDir())
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil // nodes/ itself is made by the write, with no link in it
-	}
-	if err != nil {
-		return err
+// readers skip what is under it, and no writer may write through it. root
+// is nodesRoot, resolved once per transaction; "" means nothing to check.
+func (tx *Tx) checkInsideTree(root, rel string) error {
+	if root == "" {
+		return nil
 	}
 	p := tx.k.NodesDir()
 	for _, seg := range strings.Split(path.Clean(filepath.ToSlash(rel)), "/") {
@@ -1820,7 +1841,7 @@ func (tx *Tx) checkInsideTree(rel string) error {
 		if fi.Mode()&fs.ModeSymlink == 0 {
 			continue
 		}
-		target, err := filepath.EvalSymlinks(p)
+		target, err := evalSymlinks(p)
 		where := "nowhere (a broken link)"
 		if err == nil {
 			if r, err := filepath.Rel(root, target); err == nil && r != ".." && !strings.HasPrefix(r, ".."+string(filepath.Separator)) && !filepath.IsAbs(r) {
