@@ -1762,6 +1762,9 @@ func changedFields(before, after []byte) []string {
 // be written exactly as it is.
 func (tx *Tx) render(s *staged, root string) ([]byte, bool, error) {
 	n := s.n
+	if err := checkText(s); err != nil {
+		return nil, false, err
+	}
 	if err := n.Validate(); err != nil {
 		return nil, false, err
 	}
@@ -1806,6 +1809,23 @@ func (tx *Tx) render(s *staged, root string) ([]byte, bool, error) {
 	}
 	data, err = tx.renderLeaf(n)
 	return data, true, err
+}
+
+// checkText holds staged leaf s to the text rule of every writer
+// (node.CheckText). A problem the leaf had as read, in a field the
+// transaction leaves as it was, is let through: a hand-written leaf stays
+// writable (its status changed, its Related block rendered again). The
+// original is parsed only then.
+func checkText(s *staged) error {
+	err := s.n.CheckText(nil)
+	if err == nil || s.origPath == "" {
+		return err
+	}
+	orig, perr := node.Parse(s.origPath, s.origData)
+	if perr != nil {
+		return err
+	}
+	return s.n.CheckText(orig)
 }
 
 // evalSymlinks is filepath.EvalSymlinks (a test counts its calls).
