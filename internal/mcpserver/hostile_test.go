@@ -70,6 +70,8 @@ func TestHostileArguments(t *testing.T) {
 		{"a body with a bell", "kb_upsert", map[string]any{"entities": []any{map[string]any{"id": "REQ-9", "type": "req", "title": "t", "body": "one\ntwo\a"}}, "created_by": "a", "source": "s"}, op.CodeValidation, "entities[0].body: holds the control character U+0007 on line 2"},
 		{"knowledge with an escape", "manage_graph", map[string]any{"operation": "create", "entityType": "molecule", "name": "M", "knowledge": "a\n\x1b[2J"}, op.CodeValidation, "knowledge: holds the control character U+001B on line 2"},
 		{"a molecule name with an override", "manage_graph", map[string]any{"operation": "create", "entityType": "molecule", "name": "M\u202E"}, op.CodeValidation, "name: holds the bidirectional control character U+202E at character 2"},
+		{"a folder named as a Windows device", "kb_upsert", map[string]any{"entities": []any{map[string]any{"id": "REQ-9", "type": "req", "title": "t", "folder": "specs/Nul.txt"}}, "created_by": "a", "source": "s"}, op.CodeValidation, `folder: folder "specs/Nul.txt": Nul.txt is a device name on Windows`},
+		{"a folder with a space", "kb_upsert", map[string]any{"entities": []any{map[string]any{"id": "REQ-9", "type": "req", "title": "t", "folder": "my specs"}}, "created_by": "a", "source": "s"}, op.CodeValidation, `folder: folder "my specs": my specs holds a space`},
 		{"paths as a string of an object", "manage_graph", map[string]any{"operation": "create", "entityType": "atom", "name": "A", "paths": `{"a":1}`, "knowledge": "k"}, op.CodeValidation, "paths: "},
 	} {
 		t.Run(c.name, func(t *testing.T) {

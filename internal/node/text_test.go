@@ -48,3 +48,37 @@ func TestTextProblems(t *testing.T) {
 		}
 	}
 }
+
+// A folder or file name kk creates must check out on Windows, and its
+// generated index links to it must work: no device name (CON, PRN, AUX,
+// NUL, COM1–9, LPT1–9, in any case, with or without an extension), no
+// trailing dot or space, no space.
+func TestNameProblem(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ name, want string }{
+		{"payments", ""},
+		{"http-api", ""},
+		{"v1.2", ""},
+		{"console", ""},
+		{"com10", ""},
+		{"nullable", ""},
+		{"CON", "is a device name on Windows"},
+		{"con", "is a device name on Windows"},
+		{"Nul", "is a device name on Windows"},
+		{"aux.md", "is a device name on Windows"},
+		{"com1", "is a device name on Windows"},
+		{"LPT9.txt", "is a device name on Windows"},
+		{"prn.tar.gz", "is a device name on Windows"},
+		{"nul .txt", "is a device name on Windows"},
+		{"com\u00b9", "is a device name on Windows"},
+		{"CONIN$", "is a device name on Windows"},
+		{"trail.", "ends with a dot"},
+		{"trail ", "ends with a space"},
+		{"a b", "holds a space"},
+	} {
+		got := NameProblem(c.name)
+		if (c.want == "") != (got == "") || !strings.Contains(got, c.want) {
+			t.Errorf("NameProblem(%q) = %q, want %q", c.name, got, c.want)
+		}
+	}
+}

@@ -1007,6 +1007,9 @@ func (tx *Tx) MoveLeaf(from, to string) error {
 	if s := tx.read[from]; s != nil && s.put {
 		return fmt.Errorf("moving %s: the leaf is staged already", path.Join(store.DirName, "nodes", from))
 	}
+	if err := tx.checkInsideTree("", to); err != nil { // the names of the folders it makes
+		return err
+	}
 	data, err := os.ReadFile(tx.k.NodePath(from))
 	if err != nil {
 		return err
@@ -1029,6 +1032,9 @@ func (tx *Tx) MigrateLeaf(from, to string, data []byte) error {
 	}
 	if _, err := os.Lstat(tx.k.NodePath(from)); err != nil {
 		return fmt.Errorf("migrating %s: %w", path.Join(store.DirName, "nodes", from), err)
+	}
+	if err := tx.checkInsideTree("", to); err != nil { // the names of the folders it makes
+		return err
 	}
 	tx.stageFile("nodes/"+to, &fileOp{data: data})
 	if from != to {
@@ -1846,19 +1852,20 @@ func (tx *Tx) nodesRoot() (string, error) {
 // leads out of the knowledge tree (or nowhere): a folder on its way, or
 // the leaf file itself. A repository can commit such a link; the tree's
 // readers skip what is under it, and no writer may write through it. root
-// is nodesRoot, resolved once per transaction; "" means nothing to check.
+// is nodesRoot, resolved once per transaction; "" means no link to check.
+// The folders (and the file) the write creates are held to
+// node.NameProblem; those there already are taken as they are.
 func (tx *Tx) checkInsideTree(root, rel string) error {
-	if root == "" {
-		return nil
-	}
+	segs := strings.Split(path.Clean(filepath.ToSlash(rel)), "/")
 	p := tx.k.NodesDir()
-	for _, seg := range strings.Split(path.Clean(filepath.ToSlash(rel)), "/") {
+	for i, seg := range segs {
 		p = filepath.Join(p, seg)
 		fi, err := os.Lstat(p)
 		if err != nil {
-			return nil // not there yet: created as a real folder or file
+			// Not there yet: created as a real folder or file.
+			return newNames(rel, segs, i)
 		}
-		if fi.Mode()&fs.ModeSymlink == 0 {
+		if root == "" || fi.Mode()&fs.ModeSymlink == 0 {
 			continue
 		}
 		target, err := evalSymlinks(p)
@@ -1874,6 +1881,23 @@ func (tx *Tx) checkInsideTree(root, rel string) error {
 			what = "the leaf file"
 		}
 		return &node.Error{Path: rel, Field: "folder", Msg: fmt.Sprintf("%s is a link out of the knowledge tree (to %s); kk writes nothing through it: replace the link with a real folder or file", what, where)}
+	}
+	return nil
+}
+
+// newNames refuses a name among segs[from:], the folders and the file of
+// the leaf rel that the write creates, that node.NameProblem refuses,
+// naming the folder (or file) and why.
+func newNames(rel string, segs []string, from int) error {
+	for j := from; j < len(segs); j++ {
+		msg := node.NameProblem(segs[j])
+		if msg == "" {
+			continue
+		}
+		if j == len(segs)-1 {
+			return &node.Error{Path: rel, Field: node.KeyID, Msg: fmt.Sprintf("leaf file %q: %s; give the entity another id", rel, msg)}
+		}
+		return &node.Error{Path: rel, Field: "folder", Msg: fmt.Sprintf("folder %q: %s; choose another name", strings.Join(segs[:j+1], "/"), msg)}
 	}
 	return nil
 }
