@@ -27,6 +27,8 @@ func LineProblem(s string) string {
 		pos++
 		switch {
 		case r == '\t':
+		case r == 0:
+			return "holds a NUL byte" // as badText says it, whichever check comes first
 		case unicode.IsControl(r):
 			return fmt.Sprintf("holds the control character %U at character %d; give plain text", r, pos)
 		case IsBidiControl(r):
@@ -47,6 +49,8 @@ func TextProblem(s string) string {
 		case r == '\n':
 			line++
 		case r == '\t' || r == '\r':
+		case r == 0:
+			return "holds a NUL byte"
 		case unicode.IsControl(r):
 			return fmt.Sprintf("holds the control character %U on line %d; give plain text", r, line)
 		}

@@ -26,6 +26,7 @@ func TestTextProblems(t *testing.T) {
 		{"x\x1b[2J", "holds the control character U+001B at character 2"},
 		{"two\nlines", "U+000A at character 4"},
 		{"nel\u0085", "U+0085 at character 4"},
+		{"n\x00l", "holds a NUL byte"},
 	} {
 		got := LineProblem(c.s)
 		if (c.want == "") != (got == "") || !strings.Contains(got, c.want) {
@@ -38,7 +39,7 @@ func TestTextProblems(t *testing.T) {
 		{"# Title\n\nText\twith a tab.\r\nAnd CRLF.\n", ""},
 		{"a\u202Eb\n", ""}, // a body may quote such text (in code, say); kk lint does not read bodies for it
 		{"line 1\nline 2\nbell \a here\n", "holds the control character U+0007 on line 3"},
-		{"\x00", "U+0000 on line 1"},
+		{"\x00", "holds a NUL byte"},
 		{"form\ffeed", "U+000C on line 1"},
 		{"a\n\n\x1b", "U+001B on line 3"},
 	} {
