@@ -176,7 +176,7 @@ Returns {"success":true,"data":…} with the matching entities and their edges, 
 		Title: "Create or update traceability entities and edges",
 		Description: `Apply a changeset of traceability entities and typed edges, all or nothing: {"entities":[{id,type,title,…}],"edges":[{type,from,to}],"created_by","source"}.
 Use it to record requirements, scenarios, tests, decisions, flags, events and symbols, and how they connect (req verified_by test, symbol implements req, req depends_on req…). An existing id is updated (absent fields are left alone); give its version to fail with CONFLICT if it changed since you read it. A CONFLICT carries details.currentVersion and details.changes (the writes you missed, with the fields they changed): when they do not touch the fields you set, retry at once with currentVersion; otherwise read the entity again (kb_query or kk_read) first.
-Every changeset is validated first (shape, required fields, edge endpoint types, referential integrity) and recorded in the audit log. Returns {"success":true,"data":…} with the ids written and the changeset id; errors carry a code (VALIDATION_ERROR, NOT_FOUND, CONFLICT, INVARIANT_VIOLATION).`,
+Every changeset is validated first (shape, required fields, edge endpoint types, no edge from an entity to itself, referential integrity) and recorded in the audit log. Returns {"success":true,"data":…} with the ids written and the changeset id; errors carry a code (VALIDATION_ERROR, NOT_FOUND, CONFLICT, INVARIANT_VIOLATION).`,
 		Schema: "kb-upsert",
 		Run:    decoded("kb-upsert", trace.KBUpsert),
 	},
