@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"strings"
-	"syscall"
 	"time"
 )
 
@@ -73,8 +72,9 @@ func runInput(ctx context.Context, dir string, env []string, stdin []byte, dying
 			dieWithKK(cmd)
 		}
 		// Stopped by SIGTERM, on which git removes the lock files it
-		// holds; SIGKILL only if it does not end.
-		cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
+		// holds, with what it started (terminate); SIGKILL only if it
+		// does not end.
+		cmd.Cancel = func() error { return terminate(cmd) }
 		cmd.WaitDelay = 10 * time.Second
 		cmd.Env = append(os.Environ(), "LC_ALL=C", "GIT_TERMINAL_PROMPT=0", "GIT_PAGER=cat")
 		cmd.Env = append(cmd.Env, env...)

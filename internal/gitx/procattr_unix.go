@@ -20,6 +20,18 @@ func ownGroup(cmd *exec.Cmd) {
 	cmd.SysProcAttr.Setpgid = true
 }
 
+// terminate asks cmd to end (its context is done): SIGTERM to its process
+// group, its own (ownGroup), so that what git started ends with it (git
+// fetch's remote helpers, a hook, ssh), each removing the locks it holds;
+// a helper left waiting on a remote that never answers would stay for
+// ever. SIGTERM to git alone when the group cannot be signalled.
+func terminate(cmd *exec.Cmd) error {
+	if err := syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM); err == nil {
+		return nil
+	}
+	return cmd.Process.Signal(syscall.SIGTERM)
+}
+
 // signalled reports whether err is a command's end by a signal.
 func signalled(err error) bool {
 	var ee *exec.ExitError
