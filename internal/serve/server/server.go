@@ -80,6 +80,14 @@ func Run(ctx context.Context, o Options) error {
 		return fmt.Errorf("listening on %s (--addr): %w", o.Addr, err)
 	}
 	defer func() { _ = ln.Close() }()
+	// So is a model the environment names that cannot be set up, for a
+	// folder kk serve would set up: its config.yaml will be the default.
+	if !store.New(o.Root).Initialized() {
+		_, err := llm.New(store.DefaultConfig().LLMConfig().WithEnv(o.Getenv), llm.Deps{Getenv: o.Getenv, Harnesses: o.Harnesses})
+		if err != nil && !errors.Is(err, llm.ErrNotConfigured) {
+			return err
+		}
+	}
 	k, err := serve.Bootstrap(ctx, o.Root, o.Init)
 	if err != nil {
 		return err

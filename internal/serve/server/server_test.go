@@ -44,3 +44,25 @@ func TestAddressRefusedBeforeAnythingIsWritten(t *testing.T) {
 		}
 	}
 }
+
+// A model the environment names that cannot be set up (KK_LLM_PROVIDER
+// naming no provider) is refused before a new folder is set up, as an
+// address is: found by the QA run, where kk serve made the folder, its
+// repository and knowledge base and their first commit, then failed with
+// "llm: unknown provider".
+func TestModelRefusedBeforeANewFolderIsSetUp(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git not installed")
+	}
+	root := filepath.Join(t.TempDir(), "kb")
+	env := map[string]string{"KK_LLM_PROVIDER": "bogus"}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	err := Run(ctx, Options{Root: root, Addr: "127.0.0.1:0", Init: store.InitOptions{Version: "test", Now: time.Now()}, Getenv: func(k string) string { return env[k] }})
+	if err == nil || !strings.Contains(err.Error(), "bogus") {
+		t.Errorf("KK_LLM_PROVIDER=bogus: %v; want an error naming it", err)
+	}
+	if _, err := os.Lstat(root); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the folder to serve was made (%v)", err)
+	}
+}
