@@ -201,13 +201,19 @@ func (q *Queue) load() error {
 		case strings.HasSuffix(name, ".body"):
 			bodies[strings.TrimSuffix(name, ".body")] = true
 		case strings.HasSuffix(name, ".json"):
+			damaged := func(why string) error {
+				return fmt.Errorf("job record %s is damaged (%s); move it out of %s to start", name, why, q.dir)
+			}
 			data, err := os.ReadFile(filepath.Join(q.dir, name))
 			if err != nil {
-				return fmt.Errorf("reading job %s: %w", name, err)
+				return damaged(err.Error())
 			}
 			var j Job
-			if err := json.Unmarshal(data, &j); err != nil || j.ID+".json" != name || !slices.Contains(Statuses, j.Status) {
-				return fmt.Errorf("job record %s is damaged (%v); move it out of %s to start", name, err, q.dir)
+			switch err := json.Unmarshal(data, &j); {
+			case err != nil:
+				return damaged(err.Error())
+			case j.ID+".json" != name || !slices.Contains(Statuses, j.Status):
+				return damaged(fmt.Sprintf("it names the job %q with the status %q", j.ID, j.Status))
 			}
 			q.jobs[j.ID] = &j
 			q.seq = max(q.seq, j.Seq)

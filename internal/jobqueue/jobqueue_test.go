@@ -743,3 +743,39 @@ func TestFolderGoneWithItsParent(t *testing.T) {
 		t.Errorf("the queue made %s again: %v", root, err)
 	}
 }
+
+// TestDamagedRecordIsNamedWithWhy: a file of the queue's folder that is
+// not a job record kk wrote (a record of another job's name, without a
+// status, not JSON, a folder named like one) stops Open with an error
+// naming it, saying what is wrong with it and what to do. Found by the QA
+// run: "job record empty-obj.json is damaged (<nil>)" for a record
+// holding {}, and a folder named adir.json gave "reading job adir.json:
+// … is a directory" with no advice.
+func TestDamagedRecordIsNamedWithWhy(t *testing.T) {
+	for name, tc := range map[string]struct {
+		data   string
+		folder bool
+		why    string
+	}{
+		"empty.json":   {data: "{}", why: `it names the job "" with the status ""`},
+		"garbage.json": {data: "garbage{", why: "invalid character"},
+		"other.json":   {data: `{"id":"another","status":"queued"}`, why: `it names the job "another"`},
+		"adir.json":    {folder: true, why: "is a directory"},
+	} {
+		dir := t.TempDir()
+		p := filepath.Join(dir, name)
+		var err error
+		if tc.folder {
+			err = os.Mkdir(p, 0o755)
+		} else {
+			err = os.WriteFile(p, []byte(tc.data), 0o644)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = Open(dir, Options{})
+		if err == nil || !strings.Contains(err.Error(), name) || !strings.Contains(err.Error(), tc.why) || strings.Contains(err.Error(), "<nil>") || !strings.Contains(err.Error(), "move it out of "+dir) {
+			t.Errorf("%s: %v; want an error naming it, saying %q and what to do", name, err, tc.why)
+		}
+	}
+}
