@@ -27,3 +27,7 @@ const (
 
 // ErrNotFound is what Backend.Read returns (wrapped) for a missing file.
 var ErrNotFound = service.ErrNotFound
+
+// ErrUnavailable is what a Backend's reads return (wrapped) when it
+// cannot answer now: answered 503.
+var ErrUnavailable = service.ErrUnavailable

@@ -176,14 +176,18 @@ func (s *Server) getContent(w http.ResponseWriter, r *http.Request) {
 	if p, err := cleanPath(given, true); err == nil && p == KnowledgedIndex {
 		text, err := s.indexText(r.Context())
 		if err != nil {
-			writeError(w, http.StatusInternalServerError, "failed to list the notes for INDEX.md: "+err.Error())
+			failed(w, "failed to list the notes for INDEX.md: ", err)
 			return
 		}
 		writeDoc(w, given, text)
 		return
 	}
-	content, ok := s.read(r, given)
-	if !ok {
+	content, err := s.readNote(r, given)
+	switch {
+	case errors.Is(err, ErrUnavailable):
+		writeError(w, http.StatusServiceUnavailable, err.Error())
+		return
+	case err != nil:
 		writeError(w, http.StatusNotFound, "file not found: "+given)
 		return
 	}
@@ -193,18 +197,35 @@ func (s *Server) getContent(w http.ResponseWriter, r *http.Request) {
 // read returns the note at a path a client gave; false for a path the
 // rules refuse, a missing note, or any other failure to read it.
 func (s *Server) read(r *http.Request, given string) (string, bool) {
+	content, err := s.readNote(r, given)
+	return content, err == nil
+}
+
+// readNote is read, saying why it failed.
+func (s *Server) readNote(r *http.Request, given string) (string, error) {
 	p, err := cleanPath(given, true)
 	if err != nil {
-		return "", false
+		return "", err
 	}
 	content, err := s.opts.Backend.Read(r.Context(), p)
 	if err != nil {
-		if !errors.Is(err, ErrNotFound) {
+		if !errors.Is(err, ErrNotFound) && !errors.Is(err, ErrUnavailable) {
 			s.opts.Logger.Warn("reading a note failed", "path", p, "error", err)
 		}
-		return "", false
+		return "", err
 	}
-	return content, true
+	return content, nil
+}
+
+// failed answers a backend's failure: 503 with its reason when the
+// backend cannot answer now (ErrUnavailable: the knowledge base's folder
+// gone), else 500 with what failed.
+func failed(w http.ResponseWriter, what string, err error) {
+	if errors.Is(err, ErrUnavailable) {
+		writeError(w, http.StatusServiceUnavailable, err.Error())
+		return
+	}
+	writeError(w, http.StatusInternalServerError, what+err.Error())
 }
 
 // DefaultSearchLimit is how many notes a query search returns, unless
@@ -241,7 +262,7 @@ func (s *Server) search(w http.ResponseWriter, r *http.Request) {
 		}
 		docs, err := s.opts.Backend.ByTags(r.Context(), tags, match == "all")
 		if err != nil {
-			writeError(w, http.StatusInternalServerError, "search failed: "+err.Error())
+			failed(w, "search failed: ", err)
 			return
 		}
 		if !raw {
@@ -268,7 +289,7 @@ func (s *Server) search(w http.ResponseWriter, r *http.Request) {
 		}
 		paths, err := s.opts.Backend.Search(r.Context(), q.Get("query"), limit)
 		if err != nil {
-			writeError(w, http.StatusInternalServerError, "search failed: "+err.Error())
+			failed(w, "search failed: ", err)
 			return
 		}
 		s.writeDocs(w, r, paths)
@@ -297,7 +318,7 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusInternalServerError, "synthesis failed: "+synth.Err.Error())
 		return
 	case err != nil:
-		writeError(w, http.StatusInternalServerError, "search failed: "+err.Error())
+		failed(w, "search failed: ", err)
 		return
 	}
 	if a.Sources == nil {
@@ -394,7 +415,7 @@ func (s *Server) recentPosts(w http.ResponseWriter, r *http.Request) {
 	}
 	posts, err := s.opts.Backend.Recent(r.Context(), limit)
 	if err != nil {
-		writeError(w, http.StatusInternalServerError, "failed to read recent posts: "+err.Error())
+		failed(w, "failed to read recent posts: ", err)
 		return
 	}
 	if posts == nil {
@@ -409,7 +430,7 @@ func (s *Server) recentPosts(w http.ResponseWriter, r *http.Request) {
 func (s *Server) tags(w http.ResponseWriter, r *http.Request) {
 	tags, err := s.opts.Backend.Tags(r.Context())
 	if err != nil {
-		writeError(w, http.StatusInternalServerError, "failed to read tag index: "+err.Error())
+		failed(w, "failed to read tag index: ", err)
 		return
 	}
 	if tags == nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/kk-project/kk/internal/gitx"
 	"github.com/kk-project/kk/internal/jobqueue"
 	"github.com/kk-project/kk/internal/lock"
+	"github.com/kk-project/kk/internal/service"
 	"github.com/kk-project/kk/internal/store"
 )
 
@@ -137,10 +138,8 @@ func (b *Backend) Ready(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	for _, d := range []string{r.Top, b.k.Dir} {
-		if _, err := os.Stat(d); errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("the folder %s is gone (removed or moved away while kk serve ran); the jobs wait until it is back (or stop kk serve and start it where the repository is now)", d)
-		}
+	if err := b.gone(); err != nil {
+		return err
 	}
 	if ok, other := r.OnBranch(ctx); !ok {
 		return fmt.Errorf("the work tree has %s checked out; kk serve serves the branch %s (checked out when it started) and holds the jobs until %s is checked out again", other, r.Branch, r.Branch)
@@ -156,11 +155,36 @@ func (b *Backend) Ready(ctx context.Context) error {
 	return nil
 }
 
-// Waiting says what the job in progress waits for (jobqueue.Options.Waiting).
+// Waiting says what the job in progress waits for (jobqueue.Options.Waiting),
+// else that the knowledge base's folder is gone, with no job waiting.
 func (b *Backend) Waiting() string {
 	b.waitMu.Lock()
-	defer b.waitMu.Unlock()
-	return b.waitingFor
+	why := b.waitingFor
+	b.waitMu.Unlock()
+	if why == "" {
+		if err := b.gone(); err != nil {
+			why = err.Error()
+		}
+	}
+	return why
+}
+
+// gone reports, as an error matching service.ErrUnavailable, that the
+// work tree or the knowledge base's folder is no longer where kk serve
+// started (removed, or moved away, while it runs): the jobs wait, reads
+// answer 503, and nothing is made at the old place. nil while they are
+// there.
+func (b *Backend) gone() error {
+	top, _ := b.prefixNow()
+	for _, d := range []string{top, b.k.Dir} {
+		if d == "" {
+			continue
+		}
+		if _, err := os.Stat(d); errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("the folder %s is gone (removed or moved away while kk serve ran); the jobs wait until it is back (or stop kk serve and start it where the repository is now): %w", d, service.ErrUnavailable)
+		}
+	}
+	return nil
 }
 
 // setWaiting records what the job in progress waits for (a commit's

@@ -176,6 +176,9 @@ func New(o Options) *Backend {
 // branch's tree is watched, its sync costs a barrier: every read syncs,
 // and the tree is reused while the index is the one it was read from.
 func (b *Backend) readTree() (*store.Tree, error) {
+	if err := b.gone(); err != nil {
+		return nil, err
+	}
 	ctx := context.Background()
 	b.mu.Lock()
 	t, at, gen, treeGen := b.tree, b.treeAt, b.gen, b.treeGen
@@ -225,6 +228,9 @@ func (b *Backend) changed() {
 // (asPosted). Only regular files inside the tree are read: not a
 // symlink, and not through a folder that is a symlink leading out of it.
 func (b *Backend) Read(_ context.Context, p string) (string, error) {
+	if err := b.gone(); err != nil {
+		return "", err
+	}
 	abs := b.k.NodePath(p)
 	fi, err := os.Lstat(abs)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -256,6 +262,9 @@ func (b *Backend) indexDB(ctx context.Context) (*index.DB, error) {
 // transaction leaves the index in step with the tree, and a placement
 // that misses a note edited by hand a moment ago is still a placement.
 func (b *Backend) openIndex(ctx context.Context, sync bool) (*index.DB, error) {
+	if err := b.gone(); err != nil {
+		return nil, err
+	}
 	branch, err := index.CurrentBranch(ctx, b.k)
 	if err != nil {
 		return nil, err
@@ -494,6 +503,9 @@ func (b *Backend) Tags(context.Context) ([]service.TagCount, error) {
 // commits of the branch's history), newest first, with the tags their
 // leaves have now.
 func (b *Backend) Recent(ctx context.Context, n int) ([]service.Post, error) {
+	if err := b.gone(); err != nil {
+		return nil, err
+	}
 	commits, err := gitx.RecentJobCommits(ctx, b.k.Root, service.OpStore, n)
 	if err != nil {
 		return nil, err

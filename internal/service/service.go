@@ -58,6 +58,12 @@ const DefaultSearchLimit = 5
 // ErrNotFound is what Backend.Read returns (wrapped) for a missing file.
 var ErrNotFound = errors.New("not found")
 
+// ErrUnavailable is what a Backend's reads return (wrapped) when it cannot
+// answer for a reason outside the request that may pass (the knowledge
+// base's folder gone, moved away while the server runs): the face
+// answers 503, never an empty knowledge base.
+var ErrUnavailable = errors.New("unavailable")
+
 // SynthesisError is a failure of the model while answering, after the
 // notes were found (GET /answer answers "synthesis failed: …").
 type SynthesisError struct{ Err error }
