@@ -251,9 +251,27 @@ func (s *Server) wrap(name string, write bool, class int, h http.Handler) http.H
 			}
 			defer g.leave()
 		}
+		if name == "page" {
+			// The page reads the knowledge base on its own: when the
+			// backend cannot answer now (its folder gone), neither can
+			// the page, and it must not open the index at the old place.
+			if u, ok := s.opts.Backend.(unavailable); ok {
+				if err := u.Unavailable(); err != nil {
+					writeError(rec, http.StatusServiceUnavailable, err.Error())
+					return
+				}
+			}
+		}
 		r.Body = http.MaxBytesReader(rec, r.Body, s.opts.MaxBody)
 		h.ServeHTTP(rec, r.WithContext(ctx))
 	})
+}
+
+// unavailable is a backend that can say it cannot answer now (an error
+// matching ErrUnavailable), for what reads the knowledge base beside it
+// (the web page).
+type unavailable interface {
+	Unavailable() error
 }
 
 type statusRecorder struct {

@@ -169,6 +169,10 @@ func (b *Backend) Waiting() string {
 	return why
 }
 
+// Unavailable reports that the backend cannot answer now (gone), for the
+// web page served beside it.
+func (b *Backend) Unavailable() error { return b.gone() }
+
 // gone reports, as an error matching service.ErrUnavailable, that the
 // work tree or the knowledge base's folder is no longer where kk serve
 // started (removed, or moved away, while it runs): the jobs wait, reads
@@ -181,11 +185,17 @@ func (b *Backend) gone() error {
 			continue
 		}
 		if _, err := os.Stat(d); errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("the folder %s is gone (removed or moved away while kk serve ran); the jobs wait until it is back (or stop kk serve and start it where the repository is now): %w", d, service.ErrUnavailable)
+			return &goneError{fmt.Sprintf("the folder %s is gone (removed or moved away while kk serve ran); the jobs wait until it is back (or stop kk serve and start it where the repository is now)", d)}
 		}
 	}
 	return nil
 }
+
+// goneError is gone's error: its message, matching service.ErrUnavailable.
+type goneError struct{ msg string }
+
+func (e *goneError) Error() string { return e.msg }
+func (e *goneError) Unwrap() error { return service.ErrUnavailable }
 
 // setWaiting records what the job in progress waits for (a commit's
 // OnWait). A new reason is logged whole (a git error with git's every

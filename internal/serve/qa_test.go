@@ -25,6 +25,7 @@ import (
 	"github.com/kk-project/kk/internal/jobqueue"
 	"github.com/kk-project/kk/internal/store"
 	"github.com/kk-project/kk/internal/txn"
+	"github.com/kk-project/kk/internal/web"
 )
 
 // blackHole listens on loopback and accepts connections it never
@@ -323,12 +324,12 @@ func TestHealthSaysSharingFails(t *testing.T) {
 // base, and make nothing at its old place; /healthz says so with no job
 // queued; once the tree is back, they answer from it. Found by the QA
 // run: a search made .ai/kenkeep/.state/branches/main/index.db again at
-// the old place (which then kept the tree from being moved back), and it
-// and /tags, /content?path=INDEX.md and /posts/recents answered 200 with
+// the old place (which then kept the tree from being moved back; the web
+// page's search did the same), and it and /tags, /content?path=INDEX.md and /posts/recents answered 200 with
 // nothing in them, /healthz saying ok.
 func TestFaultReadsWhileTheWorkTreeIsAway(t *testing.T) {
 	k := newRepo(t, 0)
-	s := start(t, k, nil)
+	s := startHTTP(t, context.Background(), Options{KB: k}, nil, httpapi.Options{Page: web.New(k, web.Options{}), PagePaths: web.Paths, PageSearchPaths: web.SearchPaths})
 	if j := s.post(t, httpapi.PostRequest{Title: "Goroutines", Content: "Goroutines are cheap threads.\n", Tags: []string{"golang"}}); j.Status != "done" {
 		t.Fatalf("post: %+v", j)
 	}
@@ -336,7 +337,8 @@ func TestFaultReadsWhileTheWorkTreeIsAway(t *testing.T) {
 	if err := os.Rename(k.Root, moved); err != nil {
 		t.Fatal(err)
 	}
-	reads := []string{"/search?query=goroutines", "/search?tag=golang", "/tags", "/content?path=INDEX.md", "/posts/recents"}
+	// The web page first: its search opened the index at the old place.
+	reads := []string{"/", "/find?q=goroutines", "/search?query=goroutines", "/search?tag=golang", "/tags", "/content?path=INDEX.md", "/posts/recents"}
 	for _, p := range reads {
 		resp, err := http.Get(s.URL + p)
 		if err != nil {
