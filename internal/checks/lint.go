@@ -277,8 +277,11 @@ func (l *linter) classifyProblems(problems []error) {
 			continue
 		}
 		fix := "edit the leaf so its front matter is valid, or run `kk node adopt " + lintPath(ne.Path) + "` to fill in what a note written by hand lacks; until then kk skips it"
-		if ne.Field == "" && strings.HasPrefix(ne.Msg, node.ConflictMarkersMsg) {
+		switch {
+		case ne.Field == "" && strings.HasPrefix(ne.Msg, node.ConflictMarkersMsg):
 			fix = "resolve the git conflict: edit the leaf to keep the right text, remove the <<<<<<< ======= >>>>>>> lines, then `git add` it and continue the merge, rebase or cherry-pick"
+		case errors.Is(ne, store.ErrSharedID):
+			fix = "give one of the leaves sharing the id " + ne.ID + " its own kk_id (and name its file <kk_id>.md), or remove it if it is a copy; until then kk skips all of them"
 		}
 		for _, p := range ne.Problems() {
 			l.add(ruleInvalidLeaf, LintError, lintPath(ne.Path), p.String(), fix)

@@ -295,6 +295,29 @@ func TestLintDuplicateIDIsInvalidLeaf(t *testing.T) {
 	}
 }
 
+// TestLintDuplicateIDFix: the fix of a leaf sharing its id with another
+// (a note copied by hand) says to give one of them an id of its own; it
+// said to run kk node adopt, which refuses such a leaf ("adoption cannot
+// fix that").
+func TestLintDuplicateIDFix(t *testing.T) {
+	f := newLintKB(t)
+	f.cleanPair()
+	f.leaf(lintLeaf{id: "map-b", path: "other/map-b.md"})
+	n := 0
+	for _, it := range f.lint().Items {
+		if it.Rule != ruleInvalidLeaf {
+			continue
+		}
+		n++
+		if strings.Contains(it.Fix, "kk node adopt") || !strings.Contains(it.Fix, "give one of the leaves sharing the id map-b its own kk_id") {
+			t.Errorf("%s: fix %q", it.File, it.Fix)
+		}
+	}
+	if n != 2 {
+		t.Fatalf("%d invalid-leaf items, want 2", n)
+	}
+}
+
 func TestLintNeedsMigration(t *testing.T) {
 	f := newLintKB(t)
 	f.cleanPair()
