@@ -45,7 +45,7 @@ parameter object with operation "context" instead. Prints the envelope with
 			o.paths = args
 			p := graph.QueryGraphParams{Operation: "context", Paths: graph.PathList(o.paths), TaskFile: o.taskFile,
 				ChangelogLimit: intFlag(cmd, "changelog-limit", o.changelogLimit)}
-			return runGraphQuery(cmd.Context(), app, o.input, p, typed(infallible(graph.QueryGraphParams.AsContext), graph.Context))
+			return runGraphQuery(cmd.Context(), app, o.input, p, typed(graph.QueryGraphParams.AsContext, graph.Context))
 		},
 	}
 	f := cmd.Flags()

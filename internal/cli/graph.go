@@ -180,7 +180,7 @@ parameter object with operation "get" instead.`,
 					p.IncludeChangelog = &no
 				}
 			}
-			return runGraphQuery(cmd.Context(), app, o.input, p, typed(infallible(graph.QueryGraphParams.AsGet), graph.Get))
+			return runGraphQuery(cmd.Context(), app, o.input, p, typed(graph.QueryGraphParams.AsGet, graph.Get))
 		},
 	}
 	f := cmd.Flags()
@@ -236,7 +236,7 @@ query_graph parameter object with operation "search" instead.`,
 				Limit: intFlag(cmd, "limit", o.limit), Offset: intFlag(cmd, "offset", o.offset)}
 			no := false
 			p.IncludeChangelog = &no
-			return runGraphQuery(cmd.Context(), app, o.input, p, typed(infallible(graph.QueryGraphParams.AsSearch), graph.Search))
+			return runGraphQuery(cmd.Context(), app, o.input, p, typed(graph.QueryGraphParams.AsSearch, graph.Search))
 		},
 	}
 	f := cmd.Flags()
@@ -555,11 +555,6 @@ func typed[P, Q, R any](as func(P) (Q, error), fn func(context.Context, *store.K
 		}
 		return fn(ctx, k, q)
 	}
-}
-
-// infallible is a conversion that refuses nothing.
-func infallible[P, Q any](as func(P) Q) func(P) (Q, error) {
-	return func(p P) (Q, error) { return as(p), nil }
 }
 
 // opCall runs one core operation: with the parameter object read from

@@ -59,6 +59,11 @@ func validateInput(in *contracts.NodeInput) error {
 	if strings.ContainsAny(in.Description, "\n\r") {
 		return field("description", "must be one line")
 	}
+	for _, f := range []struct{ name, v string }{{"title", in.Title}, {"description", in.Description}} {
+		if msg := node.LineProblem(f.v); msg != "" {
+			return field(f.name, msg)
+		}
+	}
 	if in.Confidence != "" && !slices.Contains(node.Confidences, in.Confidence) {
 		return field("confidence", fmt.Sprintf("is %q; use low, medium or high", in.Confidence))
 	}
@@ -82,6 +87,9 @@ func validateInput(in *contracts.NodeInput) error {
 	if !utf8.ValidString(in.Body) {
 		return field("body", "is not valid UTF-8")
 	}
+	if msg := node.TextProblem(in.Body); msg != "" {
+		return field("body", msg)
+	}
 	// In a fixed order, so that the same input always names the same field.
 	for _, f := range []struct {
 		name string
@@ -90,6 +98,9 @@ func validateInput(in *contracts.NodeInput) error {
 		for _, v := range f.list {
 			if strings.TrimSpace(v) == "" || strings.ContainsAny(v, "\n\r") {
 				return field(f.name, fmt.Sprintf("value %q must be non-empty and on one line", v))
+			}
+			if msg := node.LineProblem(v); msg != "" {
+				return field(f.name, fmt.Sprintf("value %q %s", v, msg))
 			}
 			// An edge is an id, and no id holds a space (node.CheckID):
 			// "practice-a practice-b" is two ids given without a comma.
@@ -233,6 +244,18 @@ func writeNode(tx *txn.Tx, in contracts.NodeInput, opts WriteOptions) (*WriteRes
 		}
 		id = n.ID // the id as its writer gave it
 		action = "updated"
+	}
+	// The id is final here (--unique may have changed it): an edge to it
+	// is an edge to the node itself, which kk lint and kb_check report.
+	for _, l := range []struct {
+		field string
+		refs  []string
+	}{{"relates_to", in.RelatesTo}, {"depends_on", in.DependsOn}} {
+		for _, ref := range l.refs {
+			if store.IDKey(ref) == store.IDKey(id) {
+				return nil, nil, fmt.Errorf("field %q: %s is this node's own id; a node cannot link to itself", l.field, ref)
+			}
+		}
 	}
 	folder, _ := node.CleanFolder(in.Folder)
 	if n == nil {

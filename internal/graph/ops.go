@@ -1,6 +1,11 @@
 package graph
 
-import "github.com/kk-project/kk/internal/op"
+import (
+	"slices"
+	"strings"
+
+	"github.com/kk-project/kk/internal/op"
+)
 
 // The graph operations are one function each, with a parameter type of
 // their own: Get, Search and Context (query_graph), Create, Update and
@@ -114,22 +119,83 @@ type EntityView interface{ entityView() }
 func (AtomView) entityView()     {}
 func (MoleculeView) entityView() {}
 
-// AsGet is the get operation's part of a query_graph parameter object.
-func (p QueryGraphParams) AsGet() GetParams {
-	return GetParams{ProjectID: p.ProjectID, EntityType: p.EntityType, ID: p.ID, IncludeChangelog: p.IncludeChangelog, ChangelogLimit: p.ChangelogLimit}
+// field is a field of a parameter object: its JSON name, and whether the
+// caller gave it.
+type field struct {
+	name string
+	set  bool
+}
+
+// given lists the fields of a query_graph parameter object, in the order
+// of the schema, with whether the caller gave each.
+func (p QueryGraphParams) given() []field {
+	return []field{
+		{"entityType", p.EntityType != ""}, {"id", p.ID != ""}, {"projectId", p.ProjectID != ""},
+		{"paths", p.Paths != nil}, {"taskFile", p.TaskFile != ""}, {"query", p.Query != ""},
+		{"moleculeId", p.MoleculeID != ""}, {"orphansOnly", p.OrphansOnly},
+		{"includeChangelog", p.IncludeChangelog != nil}, {"changelogLimit", p.ChangelogLimit != nil},
+		{"limit", p.Limit != nil}, {"offset", p.Offset != nil},
+	}
+}
+
+// given lists the fields of a manage_graph parameter object.
+func (p ManageGraphParams) given() []field {
+	return []field{
+		{"entityType", p.EntityType != ""}, {"id", p.ID != ""}, {"version", p.Version != nil}, {"projectId", p.ProjectID != ""},
+		{"name", p.Name != nil}, {"paths", p.Paths.Set}, {"knowledge", p.Knowledge != nil}, {"knowledgeMode", p.KnowledgeMode != ""},
+		{"moleculeId", p.MoleculeID.Set}, {"relatedAtoms", p.RelatedAtoms.Set}, {"relatedMolecules", p.RelatedMolecules.Set},
+		{"createdByTaskId", p.CreatedByTaskID != ""}, {"lastTaskId", p.LastTaskID != ""}, {"cascade", p.Cascade},
+	}
+}
+
+// The fields each operation takes (besides operation).
+var (
+	getFields     = []string{"entityType", "id", "projectId", "includeChangelog", "changelogLimit"}
+	searchFields  = []string{"entityType", "query", "moleculeId", "orphansOnly", "projectId", "includeChangelog", "changelogLimit", "limit", "offset"}
+	contextFields = []string{"paths", "taskFile", "projectId", "includeChangelog", "changelogLimit"}
+	createFields  = []string{"entityType", "projectId", "name", "paths", "knowledge", "knowledgeMode", "moleculeId", "relatedAtoms", "relatedMolecules", "createdByTaskId"}
+	updateFields  = []string{"entityType", "id", "version", "projectId", "name", "paths", "knowledge", "knowledgeMode", "moleculeId", "relatedAtoms", "relatedMolecules", "lastTaskId"}
+	deleteFields  = []string{"entityType", "id", "version", "projectId", "lastTaskId", "cascade"}
+)
+
+// only refuses the first of the fields given that the operation does not
+// take, naming it, the operation and the fields it takes: a field of
+// another operation, ignored, would let the caller believe it was applied.
+func only(operation string, given []field, takes []string) error {
+	for _, f := range given {
+		if f.set && !slices.Contains(takes, f.name) {
+			return op.Invalid(f.name, "the %s operation does not take it; %s takes %s", operation, operation, strings.Join(takes, ", "))
+		}
+	}
+	return nil
+}
+
+// AsGet is the get operation's part of a query_graph parameter object;
+// the fields of search and context are refused.
+func (p QueryGraphParams) AsGet() (GetParams, error) {
+	if err := only("get", p.given(), getFields); err != nil {
+		return GetParams{}, err
+	}
+	return GetParams{ProjectID: p.ProjectID, EntityType: p.EntityType, ID: p.ID, IncludeChangelog: p.IncludeChangelog, ChangelogLimit: p.ChangelogLimit}, nil
 }
 
 // AsSearch is the search operation's part of a query_graph parameter
-// object.
-func (p QueryGraphParams) AsSearch() SearchParams {
+// object; the fields of get and context are refused.
+func (p QueryGraphParams) AsSearch() (SearchParams, error) {
+	if err := only("search", p.given(), searchFields); err != nil {
+		return SearchParams{}, err
+	}
 	return SearchParams{ProjectID: p.ProjectID, EntityType: p.EntityType, Query: p.Query, MoleculeID: p.MoleculeID, OrphansOnly: p.OrphansOnly,
-		IncludeChangelog: p.IncludeChangelog, ChangelogLimit: p.ChangelogLimit, Limit: p.Limit, Offset: p.Offset}
+		IncludeChangelog: p.IncludeChangelog, ChangelogLimit: p.ChangelogLimit, Limit: p.Limit, Offset: p.Offset}, nil
 }
 
 // AsContext is the context operation's part of a query_graph parameter
-// object.
-func (p QueryGraphParams) AsContext() ContextParams {
-	return ContextParams{ProjectID: p.ProjectID, Paths: p.Paths, TaskFile: p.TaskFile, IncludeChangelog: p.IncludeChangelog, ChangelogLimit: p.ChangelogLimit}
+// object; the fields of get and search are refused.
+func (p QueryGraphParams) AsContext() (ContextParams, error) {
+	if err := only("context", p.given(), contextFields); err != nil {
+		return ContextParams{}, err
+	}
+	return ContextParams{ProjectID: p.ProjectID, Paths: p.Paths, TaskFile: p.TaskFile, IncludeChangelog: p.IncludeChangelog, ChangelogLimit: p.ChangelogLimit}, nil
 }
 
 // AsCreate is the create operation's part of a manage_graph parameter
@@ -147,6 +213,9 @@ func (p ManageGraphParams) AsCreate() (CreateParams, error) {
 	case p.KnowledgeMode != "" && p.KnowledgeMode != ModeOverwrite:
 		return CreateParams{}, op.Invalid("knowledgeMode", "%q is not overwrite or append", p.KnowledgeMode)
 	}
+	if err := only("create", p.given(), createFields); err != nil {
+		return CreateParams{}, err
+	}
 	return CreateParams{ProjectID: p.ProjectID, EntityType: p.EntityType, Name: p.Name, Paths: p.Paths, Knowledge: p.Knowledge, MoleculeID: p.MoleculeID,
 		RelatedAtoms: p.RelatedAtoms, RelatedMolecules: p.RelatedMolecules, CreatedByTaskID: p.CreatedByTaskID}, nil
 }
@@ -160,14 +229,20 @@ func (p ManageGraphParams) AsUpdate() (UpdateParams, error) {
 	case p.Cascade:
 		return UpdateParams{}, op.Invalid("cascade", "applies to delete only")
 	}
+	if err := only("update", p.given(), updateFields); err != nil {
+		return UpdateParams{}, err
+	}
 	return UpdateParams{ProjectID: p.ProjectID, EntityType: p.EntityType, ID: p.ID, Version: version(p.Version), Name: p.Name, Paths: p.Paths,
 		Knowledge: p.Knowledge, KnowledgeMode: p.KnowledgeMode, MoleculeID: p.MoleculeID, RelatedAtoms: p.RelatedAtoms,
 		RelatedMolecules: p.RelatedMolecules, LastTaskID: p.LastTaskID}, nil
 }
 
 // AsDelete is the delete operation's part of a manage_graph parameter
-// object.
+// object; the fields of create and update are refused.
 func (p ManageGraphParams) AsDelete() (DeleteParams, error) {
+	if err := only("delete", p.given(), deleteFields); err != nil {
+		return DeleteParams{}, err
+	}
 	return DeleteParams{ProjectID: p.ProjectID, EntityType: p.EntityType, ID: p.ID, Version: version(p.Version), LastTaskID: p.LastTaskID, Cascade: p.Cascade}, nil
 }
 

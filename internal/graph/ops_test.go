@@ -20,11 +20,23 @@ var (
 func queryGraph(ctx context.Context, k *store.KB, p QueryGraphParams) (any, error) {
 	switch p.Operation {
 	case "get":
-		return Get(ctx, k, p.AsGet())
+		q, err := p.AsGet()
+		if err != nil {
+			return nil, err
+		}
+		return Get(ctx, k, q)
 	case "search":
-		return Search(ctx, k, p.AsSearch())
+		q, err := p.AsSearch()
+		if err != nil {
+			return nil, err
+		}
+		return Search(ctx, k, q)
 	case "context":
-		return Context(ctx, k, p.AsContext())
+		q, err := p.AsContext()
+		if err != nil {
+			return nil, err
+		}
+		return Context(ctx, k, q)
 	}
 	return nil, fmt.Errorf("test: no query_graph operation %q", p.Operation)
 }

@@ -68,7 +68,7 @@ func kinds() []any { return []any{KindAtom, KindMolecule} }
 // JSONSchemaExtend adds descriptions, enums and bounds.
 func (QueryGraphParams) JSONSchemaExtend(s *jsonschema.Schema) {
 	describe(s, map[string]string{
-		"operation":        "get: one atom or molecule by id (a molecule comes with its atoms). search: atoms or molecules by text, molecule or orphans, paginated. context: the atoms whose path patterns match some files, grouped by molecule.",
+		"operation":        "get: one atom or molecule by id (a molecule comes with its atoms). search: atoms or molecules by text, molecule or orphans, paginated. context: the atoms whose path patterns match some files, grouped by molecule. A field of another operation (taskFile given to search) is refused, naming the fields the operation takes.",
 		"entityType":       "atom or molecule; required for get and search.",
 		"id":               "The entity id, for get.",
 		"projectId":        "Optional; defaults to this knowledge base's project id, and any other value is refused.",

@@ -7,11 +7,11 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/bmatcuk/doublestar/v4"
 	"github.com/kk-project/kk/internal/extract"
+	"github.com/kk-project/kk/internal/node"
 	"github.com/kk-project/kk/internal/op"
 	"github.com/kk-project/kk/internal/store"
 )
@@ -84,6 +84,9 @@ func ValidateKnowledge(field, s string) (string, *op.Error) {
 	if len(s) > MaxKnowledgeBytes {
 		return "", op.Invalid(field, "is %d bytes after trimming; the limit is %d (32 KB)", len(s), MaxKnowledgeBytes)
 	}
+	if err := checkText(field, s); err != nil {
+		return "", err
+	}
 	return s, nil
 }
 
@@ -110,12 +113,22 @@ func ValidateName(field, s string) (string, *op.Error) {
 
 // CheckNoControl refuses a one-line text holding a control character
 // other than a tab (an escape sequence in a title would drive the
-// terminal of whoever lists it), naming the field and the character.
+// terminal of whoever lists it) or a bidirectional control (text that
+// reads otherwise than it is stored), naming the field, the character and
+// its position: node.LineProblem, the rule of every writer.
 func CheckNoControl(field, s string) *op.Error {
-	for _, r := range s {
-		if r != '\t' && unicode.IsControl(r) {
-			return op.Invalid(field, "holds the control character %U; give plain text", r)
-		}
+	if msg := node.LineProblem(s); msg != "" {
+		return op.Invalid(field, "%s", msg)
+	}
+	return nil
+}
+
+// checkText refuses a multi-line text holding a control character other
+// than a tab, a line feed and a carriage return, naming the field, the
+// character and its line: node.TextProblem.
+func checkText(field, s string) *op.Error {
+	if msg := node.TextProblem(s); msg != "" {
+		return op.Invalid(field, "%s", msg)
 	}
 	return nil
 }
@@ -132,6 +145,9 @@ func ValidateSummary(field, s string) (string, *op.Error) {
 		return "", op.Invalid(field, "is not valid UTF-8")
 	case strings.IndexByte(s, 0) >= 0:
 		return "", op.Invalid(field, "holds a NUL byte")
+	}
+	if err := checkText(field, s); err != nil {
+		return "", err
 	}
 	return s, nil
 }

@@ -87,12 +87,6 @@ func named[P, Q, R any](name string, as func(P) (Q, error), fn func(context.Cont
 	}
 }
 
-// takesAll is the conversion of an operation that takes every field its
-// tool's object may hold.
-func takesAll[P, Q any](as func(P) Q) func(P) (Q, error) {
-	return func(p P) (Q, error) { return as(p), nil }
-}
-
 // dispatched makes the Runner of a tool whose parameter object, registered
 // as schema name, names one of ops in the field operationOf reads. This is
 // the one place an operation is chosen by its name: the core has one
@@ -136,9 +130,9 @@ Returns {"success":true,"data":…}; errors carry a code (VALIDATION_ERROR, NOT_
 		ReadOnly:   true,
 		Idempotent: true,
 		Run: dispatched("query-graph", "query_graph", func(p graph.QueryGraphParams) string { return p.Operation },
-			named("get", takesAll(graph.QueryGraphParams.AsGet), graph.Get),
-			named("search", takesAll(graph.QueryGraphParams.AsSearch), graph.Search),
-			named("context", takesAll(graph.QueryGraphParams.AsContext), graph.Context)),
+			named("get", graph.QueryGraphParams.AsGet, graph.Get),
+			named("search", graph.QueryGraphParams.AsSearch, graph.Search),
+			named("context", graph.QueryGraphParams.AsContext, graph.Context)),
 	},
 	{
 		Name:  "manage_graph",
@@ -182,7 +176,7 @@ Returns {"success":true,"data":…} with the matching entities and their edges, 
 		Title: "Create or update traceability entities and edges",
 		Description: `Apply a changeset of traceability entities and typed edges, all or nothing: {"entities":[{id,type,title,…}],"edges":[{type,from,to}],"created_by","source"}.
 Use it to record requirements, scenarios, tests, decisions, flags, events and symbols, and how they connect (req verified_by test, symbol implements req, req depends_on req…). An existing id is updated (absent fields are left alone); give its version to fail with CONFLICT if it changed since you read it. A CONFLICT carries details.currentVersion and details.changes (the writes you missed, with the fields they changed): when they do not touch the fields you set, retry at once with currentVersion; otherwise read the entity again (kb_query or kk_read) first.
-Every changeset is validated first (shape, required fields, edge endpoint types, referential integrity) and recorded in the audit log. Returns {"success":true,"data":…} with the ids written and the changeset id; errors carry a code (VALIDATION_ERROR, NOT_FOUND, CONFLICT, INVARIANT_VIOLATION).`,
+Every changeset is validated first (shape, required fields, edge endpoint types, no edge from an entity to itself, referential integrity) and recorded in the audit log. Returns {"success":true,"data":…} with the ids written and the changeset id; errors carry a code (VALIDATION_ERROR, NOT_FOUND, CONFLICT, INVARIANT_VIOLATION).`,
 		Schema: "kb-upsert",
 		Run:    decoded("kb-upsert", trace.KBUpsert),
 	},

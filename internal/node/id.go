@@ -194,3 +194,37 @@ func CleanFolder(folder string) (string, error) {
 	}
 	return c, nil
 }
+
+// windowsDevices are the names Windows reserves for devices, in upper
+// case: a file or folder named so, with any extension, cannot be made
+// there, so a Windows clone of the repository fails to check it out.
+var windowsDevices = []string{"CON", "PRN", "AUX", "NUL", "CONIN$", "CONOUT$",
+	"COM0", "COM1", "COM2", "COM3", "COM4", "COM5", "COM6", "COM7", "COM8", "COM9", "COM¹", "COM²", "COM³",
+	"LPT0", "LPT1", "LPT2", "LPT3", "LPT4", "LPT5", "LPT6", "LPT7", "LPT8", "LPT9", "LPT¹", "LPT²", "LPT³"}
+
+// NameProblem says what is wrong with name as a folder or file name kk
+// creates under nodes/ ("" when nothing): a Windows device name (any
+// case, with or without an extension) or a name ending with a dot or a
+// space, which a Windows clone cannot check out, or a name holding a
+// space, which breaks the links the generated index files make to it
+// (kenkeep's folder guard takes any name inside nodes/; kk holds the
+// folders it creates to this, and reads any). CleanFolder has refused
+// what no system takes already.
+func NameProblem(name string) string {
+	base, _, _ := strings.Cut(name, ".")
+	base = strings.TrimRight(base, " ")
+	for _, d := range windowsDevices {
+		if strings.EqualFold(base, d) {
+			return fmt.Sprintf("%s is a device name on Windows (%s, COM1-9, LPT1-9, with any extension, in any case), so a Windows clone could not check it out", name, strings.Join(windowsDevices[:4], ", "))
+		}
+	}
+	switch {
+	case strings.HasSuffix(name, "."):
+		return fmt.Sprintf("%s ends with a dot, which Windows drops, so a Windows clone could not check it out", name)
+	case strings.HasSuffix(name, " "):
+		return fmt.Sprintf("%s ends with a space, which Windows drops, so a Windows clone could not check it out", name)
+	case strings.Contains(name, " "):
+		return fmt.Sprintf("%s holds a space, which breaks the links the generated index files make to it; use - instead", name)
+	}
+	return ""
+}

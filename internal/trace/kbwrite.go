@@ -223,6 +223,10 @@ func validateEdgeIn(i int, e KBEdgeIn) (KBEdgeIn, *op.Error) {
 		}
 		*end.v = id
 	}
+	if store.IDKey(e.From) == store.IDKey(e.To) {
+		return e, op.New(op.CodeValidation, map[string]any{"field": f + ".to", "id": e.To, "type": e.Type},
+			"%s.to: %s is the edge's source; an entity cannot have a %s edge to itself", f, e.To, e.Type)
+	}
 	if e.Type == "relates_to" {
 		if err := oneLine(f+".kind", e.Kind, MaxCodeChars, true); err != nil {
 			return e, op.New(op.CodeValidation, map[string]any{"field": f + ".kind"}, "%s.kind: a relates_to edge needs a kind saying how the two are related", f)
@@ -863,7 +867,11 @@ func (d *deletion) stageNamedEdges(tx *traceTx) error {
 		if err != nil {
 			return err
 		}
+		_, known := graph.EdgeTable[e.Type]
 		if n == nil {
+			if !known {
+				return unknownEdgeType(f, e.Type)
+			}
 			return op.New(op.CodeNotFound, map[string]any{"field": f + ".from", "id": e.From}, "%s.from: no entity with id %q in the tree", f, e.From)
 		}
 		removed, err := removeEdges(n, func(x graph.Edge) bool { return x.Type == e.Type && store.IDKey(x.To) == store.IDKey(e.To) })
@@ -871,6 +879,11 @@ func (d *deletion) stageNamedEdges(tx *traceTx) error {
 			return err
 		}
 		if len(removed) == 0 {
+			if !known {
+				// An edge of a type kk does not know is removed when a
+				// hand edit wrote one; otherwise the type is the mistake.
+				return unknownEdgeType(f, e.Type)
+			}
 			return op.New(op.CodeNotFound, map[string]any{"field": f, "from": e.From, "type": e.Type, "to": e.To},
 				"%s: %s has no %s edge to %s", f, n.ID, e.Type, e.To)
 		}
@@ -881,6 +894,13 @@ func (d *deletion) stageNamedEdges(tx *traceTx) error {
 		d.touch(n.ID)
 	}
 	return nil
+}
+
+// unknownEdgeType is the error of an edge to delete whose type is none of
+// the edge table's, naming the field and the types there are.
+func unknownEdgeType(f, typ string) *op.Error {
+	return op.New(op.CodeValidation, map[string]any{"field": f + ".type", "type": typ, "types": graph.EdgeTypes()},
+		"%s.type: %s is not an edge type; use one of %s", f, op.Quote(typ), strings.Join(graph.EdgeTypes(), ", "))
 }
 
 // stageDanglingEdges removes the edges elsewhere in the tree that point at

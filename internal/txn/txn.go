@@ -1007,6 +1007,9 @@ func (tx *Tx) MoveLeaf(from, to string) error {
 	if s := tx.read[from]; s != nil && s.put {
 		return fmt.Errorf("moving %s: the leaf is staged already", path.Join(store.DirName, "nodes", from))
 	}
+	if err := tx.checkInsideTree("", to); err != nil { // the names of the folders it makes
+		return err
+	}
 	data, err := os.ReadFile(tx.k.NodePath(from))
 	if err != nil {
 		return err
@@ -1029,6 +1032,9 @@ func (tx *Tx) MigrateLeaf(from, to string, data []byte) error {
 	}
 	if _, err := os.Lstat(tx.k.NodePath(from)); err != nil {
 		return fmt.Errorf("migrating %s: %w", path.Join(store.DirName, "nodes", from), err)
+	}
+	if err := tx.checkInsideTree("", to); err != nil { // the names of the folders it makes
+		return err
 	}
 	tx.stageFile("nodes/"+to, &fileOp{data: data})
 	if from != to {
@@ -1400,13 +1406,23 @@ func (tx *Tx) renderLeaves(p *commitPlan) error {
 			return err
 		}
 	}
+	// The symlink guard's root, resolved once for every leaf written.
+	var root string
+	resolved := false
 	for _, s := range tx.leaves {
 		if s.removed {
 			p.add("nodes/"+s.origPath, &fileOp{remove: true})
 			p.out = append(p.out, rendered{s: s, op: index.AuditOp{Op: "delete", ID: s.orig.ID, Type: s.orig.Type, Path: s.origPath, Before: s.version}})
 			continue
 		}
-		if err := tx.renderLeafFile(p, s); err != nil {
+		if !resolved {
+			var err error
+			if root, err = tx.nodesRoot(); err != nil {
+				return err
+			}
+			resolved = true
+		}
+		if err := tx.renderLeafFile(p, s, root); err != nil {
 			return err
 		}
 	}
@@ -1415,8 +1431,8 @@ func (tx *Tx) renderLeaves(p *commitPlan) error {
 
 // renderLeafFile renders staged leaf s and plans its file (and the removal
 // of its old file when it moves).
-func (tx *Tx) renderLeafFile(p *commitPlan, s *staged) error {
-	data, changed, err := tx.render(s)
+func (tx *Tx) renderLeafFile(p *commitPlan, s *staged, root string) error {
+	data, changed, err := tx.render(s, root)
 	if err != nil {
 		return err
 	}
@@ -1750,12 +1766,15 @@ func changedFields(before, after []byte) []string {
 // gets its new version (one above its current version; 1 when new) and,
 // when it records one, kk_updated_at. changed is false when the leaf would
 // be written exactly as it is.
-func (tx *Tx) render(s *staged) ([]byte, bool, error) {
+func (tx *Tx) render(s *staged, root string) ([]byte, bool, error) {
 	n := s.n
+	if err := checkText(s); err != nil {
+		return nil, false, err
+	}
 	if err := n.Validate(); err != nil {
 		return nil, false, err
 	}
-	if err := tx.checkInsideTree(n.Path); err != nil {
+	if err := tx.checkInsideTree(root, n.Path); err != nil {
 		return nil, false, err
 	}
 	if s.origPath == "" {
@@ -1798,29 +1817,58 @@ func (tx *Tx) render(s *staged) ([]byte, bool, error) {
 	return data, true, err
 }
 
+// checkText holds staged leaf s to the text rule of every writer
+// (node.CheckText). A problem the leaf had as read, in a field the
+// transaction leaves as it was, is let through: a hand-written leaf stays
+// writable (its status changed, its Related block rendered again). The
+// original is parsed only then.
+func checkText(s *staged) error {
+	err := s.n.CheckText(nil)
+	if err == nil || s.origPath == "" {
+		return err
+	}
+	orig, perr := node.Parse(s.origPath, s.origData)
+	if perr != nil {
+		return err
+	}
+	return s.n.CheckText(orig)
+}
+
+// evalSymlinks is filepath.EvalSymlinks (a test counts its calls).
+var evalSymlinks = filepath.EvalSymlinks
+
+// nodesRoot is nodes/ with its links resolved, the root the symlink
+// guard measures leaves against: "" when nodes/ does not exist (it is
+// made by the write, with no link in it, and there is nothing to check).
+func (tx *Tx) nodesRoot() (string, error) {
+	root, err := evalSymlinks(tx.k.NodesDir())
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", nil
+	}
+	return root, err
+}
+
 // checkInsideTree refuses to write the leaf rel through a symlink that
 // leads out of the knowledge tree (or nowhere): a folder on its way, or
 // the leaf file itself. A repository can commit such a link; the tree's
-// readers skip what is under it, and no writer may write through it.
-func (tx *Tx) checkInsideTree(rel string) error {
-	root, err := filepath.EvalSymlinks(tx.k.NodesDir())
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil // nodes/ itself is made by the write, with no link in it
-	}
-	if err != nil {
-		return err
-	}
+// readers skip what is under it, and no writer may write through it. root
+// is nodesRoot, resolved once per transaction; "" means no link to check.
+// The folders (and the file) the write creates are held to
+// node.NameProblem; those there already are taken as they are.
+func (tx *Tx) checkInsideTree(root, rel string) error {
+	segs := strings.Split(path.Clean(filepath.ToSlash(rel)), "/")
 	p := tx.k.NodesDir()
-	for _, seg := range strings.Split(path.Clean(filepath.ToSlash(rel)), "/") {
+	for i, seg := range segs {
 		p = filepath.Join(p, seg)
 		fi, err := os.Lstat(p)
 		if err != nil {
-			return nil // not there yet: created as a real folder or file
+			// Not there yet: created as a real folder or file.
+			return newNames(rel, segs, i)
 		}
-		if fi.Mode()&fs.ModeSymlink == 0 {
+		if root == "" || fi.Mode()&fs.ModeSymlink == 0 {
 			continue
 		}
-		target, err := filepath.EvalSymlinks(p)
+		target, err := evalSymlinks(p)
 		where := "nowhere (a broken link)"
 		if err == nil {
 			if r, err := filepath.Rel(root, target); err == nil && r != ".." && !strings.HasPrefix(r, ".."+string(filepath.Separator)) && !filepath.IsAbs(r) {
@@ -1833,6 +1881,23 @@ func (tx *Tx) checkInsideTree(rel string) error {
 			what = "the leaf file"
 		}
 		return &node.Error{Path: rel, Field: "folder", Msg: fmt.Sprintf("%s is a link out of the knowledge tree (to %s); kk writes nothing through it: replace the link with a real folder or file", what, where)}
+	}
+	return nil
+}
+
+// newNames refuses a name among segs[from:], the folders and the file of
+// the leaf rel that the write creates, that node.NameProblem refuses,
+// naming the folder (or file) and why.
+func newNames(rel string, segs []string, from int) error {
+	for j := from; j < len(segs); j++ {
+		msg := node.NameProblem(segs[j])
+		if msg == "" {
+			continue
+		}
+		if j == len(segs)-1 {
+			return &node.Error{Path: rel, Field: node.KeyID, Msg: fmt.Sprintf("leaf file %q: %s; give the entity another id", rel, msg)}
+		}
+		return &node.Error{Path: rel, Field: "folder", Msg: fmt.Sprintf("folder %q: %s; choose another name", strings.Join(segs[:j+1], "/"), msg)}
 	}
 	return nil
 }

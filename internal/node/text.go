@@ -1,0 +1,111 @@
+package node
+
+import (
+	"fmt"
+	"slices"
+	"unicode"
+)
+
+// IsBidiControl reports whether r is a bidirectional embedding, override
+// or isolate control (U+202A–U+202E, U+2066–U+2069). Such a character
+// changes the order in which the text after it is shown, so text holding
+// one reads one way and is stored another (Trojan Source).
+func IsBidiControl(r rune) bool {
+	return r >= 0x202A && r <= 0x202E || r >= 0x2066 && r <= 0x2069
+}
+
+// LineProblem says what is wrong with one line of text a writer gives
+// (a title, a description, a tag, an id): a control character other than
+// a tab (an escape sequence would drive the terminal of whoever lists
+// it), or a bidirectional control. It names the code point and the
+// character's position, counted from 1; "" when nothing is wrong. Every
+// writer holds its one-line fields to it, at its input and again when
+// the transaction writes the leaf.
+func LineProblem(s string) string {
+	pos := 0
+	for _, r := range s {
+		pos++
+		switch {
+		case r == '\t':
+		case r == 0:
+			return "holds a NUL byte" // as badText says it, whichever check comes first
+		case unicode.IsControl(r):
+			return fmt.Sprintf("holds the control character %U at character %d; give plain text", r, pos)
+		case IsBidiControl(r):
+			return fmt.Sprintf("holds the bidirectional control character %U at character %d, which makes the text read otherwise than it is stored; give plain text", r, pos)
+		}
+	}
+	return ""
+}
+
+// TextProblem says what is wrong with multi-line text a writer gives (a
+// body, an atom's knowledge): a control character other than a tab, a
+// line feed and a carriage return, naming the code point and its line,
+// counted from 1; "" when nothing is wrong.
+func TextProblem(s string) string {
+	line := 1
+	for _, r := range s {
+		switch {
+		case r == '\n':
+			line++
+		case r == '\t' || r == '\r':
+		case r == 0:
+			return "holds a NUL byte"
+		case unicode.IsControl(r):
+			return fmt.Sprintf("holds the control character %U on line %d; give plain text", r, line)
+		}
+	}
+	return ""
+}
+
+// CheckText holds the leaf's text to LineProblem (every one-line field)
+// and TextProblem (the body), naming the field. A value orig, the leaf as
+// the tree had it, already holds is let through: a leaf a person wrote
+// stays writable by changes to its other fields (kk lint reports it).
+// orig is nil for a new leaf.
+func (n *Node) CheckText(orig *Node) error {
+	fail := func(field, msg string) error { return &Error{Path: n.Path, Field: field, Msg: msg} }
+	for _, f := range []struct {
+		field, v string
+		was      func(*Node) string
+	}{
+		{KeyType, n.Type, func(o *Node) string { return o.Type }},
+		{KeyID, n.ID, func(o *Node) string { return o.ID }},
+		{KeyTitle, n.Title, func(o *Node) string { return o.Title }},
+		{KeyDescription, n.Description, func(o *Node) string { return o.Description }},
+		{KeyStatus, n.Status, func(o *Node) string { return o.Status }},
+	} {
+		if orig != nil && f.was(orig) == f.v {
+			continue
+		}
+		if msg := LineProblem(f.v); msg != "" {
+			return fail(f.field, msg)
+		}
+	}
+	for _, l := range []struct {
+		field string
+		v     []string
+		was   func(*Node) []string
+	}{
+		{KeyTags, n.Tags, func(o *Node) []string { return o.Tags }},
+		{KeyRelatesTo, n.RelatesTo, func(o *Node) []string { return o.RelatesTo }},
+		{KeyDependsOn, n.DependsOn, func(o *Node) []string { return o.DependsOn }},
+		{KeyDerivedFrom, n.DerivedFrom, func(o *Node) []string { return o.DerivedFrom }},
+		{KeyPhrasings, n.Phrasings, func(o *Node) []string { return o.Phrasings }},
+	} {
+		for _, s := range l.v {
+			if orig != nil && slices.Contains(l.was(orig), s) {
+				continue
+			}
+			if msg := LineProblem(s); msg != "" {
+				return fail(l.field, fmt.Sprintf("value %q %s", s, msg))
+			}
+		}
+	}
+	if orig == nil || string(orig.Body) != string(n.Body) {
+		if msg := TextProblem(string(n.Body)); msg != "" && (orig == nil || TextProblem(string(orig.Body)) != msg) {
+			return fail("body", msg)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,85 @@
+package node
+
+import (
+	"strings"
+	"testing"
+)
+
+// One-line text (a title, a description, a tag, an id) holds no control
+// character but a tab and no bidirectional embedding, override or isolate
+// (U+202A–U+202E, U+2066–U+2069: Trojan Source, text that reads one way
+// and is stored another); multi-line text (a body) no control character
+// but a tab, a line feed and a carriage return. The problem names the
+// code point and where it is.
+func TestTextProblems(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		s, want string
+	}{
+		{"plain title", ""},
+		{"tab\tseparated", ""},
+		{"العربية and English", ""}, // right-to-left letters are text, not controls
+		{"a\u202Eb", "holds the bidirectional control character U+202E at character 2"},
+		{"abc\u2066d", "holds the bidirectional control character U+2066 at character 4"},
+		{"é\u2069", "U+2069 at character 2"},
+		{"\u202A", "U+202A at character 1"},
+		{"x\x1b[2J", "holds the control character U+001B at character 2"},
+		{"two\nlines", "U+000A at character 4"},
+		{"nel\u0085", "U+0085 at character 4"},
+		{"n\x00l", "holds a NUL byte"},
+	} {
+		got := LineProblem(c.s)
+		if (c.want == "") != (got == "") || !strings.Contains(got, c.want) {
+			t.Errorf("LineProblem(%q) = %q, want %q", c.s, got, c.want)
+		}
+	}
+	for _, c := range []struct {
+		s, want string
+	}{
+		{"# Title\n\nText\twith a tab.\r\nAnd CRLF.\n", ""},
+		{"a\u202Eb\n", ""}, // a body may quote such text (in code, say); kk lint does not read bodies for it
+		{"line 1\nline 2\nbell \a here\n", "holds the control character U+0007 on line 3"},
+		{"\x00", "holds a NUL byte"},
+		{"form\ffeed", "U+000C on line 1"},
+		{"a\n\n\x1b", "U+001B on line 3"},
+	} {
+		got := TextProblem(c.s)
+		if (c.want == "") != (got == "") || !strings.Contains(got, c.want) {
+			t.Errorf("TextProblem(%q) = %q, want %q", c.s, got, c.want)
+		}
+	}
+}
+
+// A folder or file name kk creates must check out on Windows, and its
+// generated index links to it must work: no device name (CON, PRN, AUX,
+// NUL, COM1–9, LPT1–9, in any case, with or without an extension), no
+// trailing dot or space, no space.
+func TestNameProblem(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ name, want string }{
+		{"payments", ""},
+		{"http-api", ""},
+		{"v1.2", ""},
+		{"console", ""},
+		{"com10", ""},
+		{"nullable", ""},
+		{"CON", "is a device name on Windows"},
+		{"con", "is a device name on Windows"},
+		{"Nul", "is a device name on Windows"},
+		{"aux.md", "is a device name on Windows"},
+		{"com1", "is a device name on Windows"},
+		{"LPT9.txt", "is a device name on Windows"},
+		{"prn.tar.gz", "is a device name on Windows"},
+		{"nul .txt", "is a device name on Windows"},
+		{"com\u00b9", "is a device name on Windows"},
+		{"CONIN$", "is a device name on Windows"},
+		{"trail.", "ends with a dot"},
+		{"trail ", "ends with a space"},
+		{"a b", "holds a space"},
+	} {
+		got := NameProblem(c.name)
+		if (c.want == "") != (got == "") || !strings.Contains(got, c.want) {
+			t.Errorf("NameProblem(%q) = %q, want %q", c.name, got, c.want)
+		}
+	}
+}
