@@ -277,13 +277,25 @@ func (l *linter) classifyProblems(problems []error) {
 			continue
 		}
 		fix := "edit the leaf so its front matter is valid, or run `kk node adopt " + lintPath(ne.Path) + "` to fill in what a note written by hand lacks; until then kk skips it"
-		if ne.Field == "" && strings.HasPrefix(ne.Msg, node.ConflictMarkersMsg) {
+		switch {
+		case ne.Field == "" && strings.HasPrefix(ne.Msg, node.ConflictMarkersMsg):
 			fix = "resolve the git conflict: edit the leaf to keep the right text, remove the <<<<<<< ======= >>>>>>> lines, then `git add` it and continue the merge, rebase or cherry-pick"
+		case errors.Is(ne, store.ErrSharedID):
+			fix = "give one of the leaves sharing the id " + ne.ID + " its own kk_id (and name its file <kk_id>.md), or remove it if it is a copy; until then kk skips all of them"
+		case l.oversize(ne.Path):
+			fix = fmt.Sprintf("shorten the leaf, or split it into several notes (at most %d bytes each); until then kk skips it", node.MaxSize)
 		}
 		for _, p := range ne.Problems() {
 			l.add(ruleInvalidLeaf, LintError, lintPath(ne.Path), p.String(), fix)
 		}
 	}
+}
+
+// oversize reports whether the leaf rel (relative to nodes/) is over the
+// size limit, which no edit of its front matter or adoption mends.
+func (l *linter) oversize(rel string) bool {
+	fi, err := os.Lstat(l.k.NodePath(rel))
+	return err == nil && fi.Mode().IsRegular() && fi.Size() > node.MaxSize
 }
 
 func (l *linter) addNeedsMigration(rel string) {
@@ -668,6 +680,11 @@ func (l *linter) checkEntryHash(hash string) {
 		l.add(ruleStaleIndex, LintFinding, entry, "ENTRY.md is missing or records no nodes_hash", "run `kk index rebuild`")
 	case got != hash:
 		l.add(ruleStaleIndex, LintFinding, entry, "ENTRY.md was generated from different leaves (nodes_hash differs)", "run `kk index rebuild`")
+	}
+	// GRAPH.md records no hash of its own; only its absence is told here
+	// (kk index rebuild --check compares its bytes).
+	if _, err := os.Lstat(l.k.GraphPath()); errors.Is(err, fs.ErrNotExist) {
+		l.add(ruleStaleIndex, LintFinding, l.k.Rel(l.k.GraphPath()), "GRAPH.md is missing", "run `kk index rebuild`")
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kk-project/kk/internal/node"
 	"github.com/kk-project/kk/internal/store"
 	"github.com/kk-project/kk/internal/txn"
 )
@@ -295,6 +296,50 @@ func TestLintDuplicateIDIsInvalidLeaf(t *testing.T) {
 	}
 }
 
+// TestLintDuplicateIDFix: the fix of a leaf sharing its id with another
+// (a note copied by hand) says to give one of them an id of its own; it
+// said to run kk node adopt, which refuses such a leaf ("adoption cannot
+// fix that").
+func TestLintDuplicateIDFix(t *testing.T) {
+	f := newLintKB(t)
+	f.cleanPair()
+	f.leaf(lintLeaf{id: "map-b", path: "other/map-b.md"})
+	n := 0
+	for _, it := range f.lint().Items {
+		if it.Rule != ruleInvalidLeaf {
+			continue
+		}
+		n++
+		if strings.Contains(it.Fix, "kk node adopt") || !strings.Contains(it.Fix, "give one of the leaves sharing the id map-b its own kk_id") {
+			t.Errorf("%s: fix %q", it.File, it.Fix)
+		}
+	}
+	if n != 2 {
+		t.Fatalf("%d invalid-leaf items, want 2", n)
+	}
+}
+
+// TestLintOversizeLeafFix: the fix of a leaf over the size limit says to
+// shorten or split it; it said to run kk node adopt, which refuses it too.
+func TestLintOversizeLeafFix(t *testing.T) {
+	f := newLintKB(t)
+	f.cleanPair()
+	f.write("nodes/practice-big.md", "---\ntype: practice\ntitle: Big\ndescription: d\ntags: []\nkk_schema_version: 3\nkk_id: practice-big\nkk_derived_from: []\nkk_relates_to: []\nkk_confidence: high\n---\n"+strings.Repeat("word ", node.MaxSize/5+1)+"\n")
+	n := 0
+	for _, it := range f.lint().Items {
+		if it.Rule != ruleInvalidLeaf {
+			continue
+		}
+		n++
+		if strings.Contains(it.Fix, "kk node adopt") || !strings.Contains(it.Fix, "shorten the leaf, or split it into several notes") {
+			t.Errorf("%s: %s: fix %q", it.File, it.Message, it.Fix)
+		}
+	}
+	if n != 1 {
+		t.Fatalf("%d invalid-leaf items, want 1", n)
+	}
+}
+
 func TestLintNeedsMigration(t *testing.T) {
 	f := newLintKB(t)
 	f.cleanPair()
@@ -524,6 +569,26 @@ func TestLintStaleIndex(t *testing.T) {
 	want = []string{"finding .ai/kenkeep/ENTRY.md: ENTRY.md is missing or records no nodes_hash"}
 	if got := lintLines(f.lint(), ruleStaleIndex); !slices.Equal(got, want) {
 		t.Fatalf("got %q", got)
+	}
+}
+
+// TestLintMissingGraph: GRAPH.md deleted by hand is a stale-index finding,
+// as a missing ENTRY.md is (and a missing index.md an error); lint and
+// doctor said nothing, and only kk index rebuild --check named it.
+func TestLintMissingGraph(t *testing.T) {
+	f := newLintKB(t)
+	f.cleanPair()
+	if got := lintLines(f.lint(), ruleStaleIndex); len(got) != 0 {
+		t.Fatalf("a clean tree: %q", got)
+	}
+	f.remove("GRAPH.md")
+	want := []string{"finding .ai/kenkeep/GRAPH.md: GRAPH.md is missing"}
+	if got := lintLines(f.lint(), ruleStaleIndex); !slices.Equal(got, want) {
+		t.Fatalf("got %q, want %q", got, want)
+	}
+	f.rebuild()
+	if got := lintLines(f.lint(), ruleStaleIndex); len(got) != 0 {
+		t.Fatalf("after a rebuild: %q", got)
 	}
 }
 

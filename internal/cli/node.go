@@ -328,6 +328,9 @@ func runNodeShow(ctx context.Context, app *App, o nodeShowOpts) error {
 	}
 	n, ok := t.ByID(o.id)
 	if !ok {
+		if err := graph.UnreadableInTree("node", o.id, t); err != nil {
+			return err
+		}
 		return &opFailure{op.New(op.CodeNotFound, map[string]any{"id": o.id}, "no node with id %q", o.id)}
 	}
 	src, err := os.ReadFile(k.NodePath(n.Path))

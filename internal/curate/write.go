@@ -53,8 +53,11 @@ func validateInput(in *contracts.NodeInput) error {
 	if utf8.RuneCountInString(in.Title) > 255 {
 		return field("title", "is longer than 255 characters")
 	}
-	if strings.ContainsAny(in.Title+in.Description, "\n\r") {
-		return field("title/description", "must be one line")
+	if strings.ContainsAny(in.Title, "\n\r") {
+		return field("title", "must be one line")
+	}
+	if strings.ContainsAny(in.Description, "\n\r") {
+		return field("description", "must be one line")
 	}
 	for _, f := range []struct{ name, v string }{{"title", in.Title}, {"description", in.Description}} {
 		if msg := node.LineProblem(f.v); msg != "" {

@@ -356,6 +356,19 @@ func unreadable(kind, id, rel string, skipped []error) error {
 		"%s %s: its leaf %s cannot be read (%s); fix it by hand (kk lint shows the problem), or run `kk node adopt %s`", kind, id, file, problem, file)
 }
 
+// UnreadableInTree returns the error of a read of the entity kind id
+// that tree t does not have when a leaf t skipped claims the id (a hand
+// edit broke its front matter, or another leaf has its id), and nil
+// otherwise: the reader says that the leaf cannot be read, naming the
+// file and its problem, where NOT_FOUND would send a person or an agent
+// off to write the entity again.
+func UnreadableInTree(kind, id string, t *store.Tree) error {
+	if rel, ok := t.Claimed(id); ok {
+		return unreadable(kind, id, rel, t.Problems)
+	}
+	return nil
+}
+
 // UnreadableLeaf returns the error of a read of the entity kind id that
 // the index does not have when a leaf kk cannot read is named <id>.md (a
 // hand edit broke its front matter), and nil otherwise: the reader says

@@ -75,10 +75,17 @@ func scanEntity(sc interface{ Scan(...any) error }) (*Entity, error) {
 	return &e, nil
 }
 
+// sharedLeaf is true of a row n of the nodes table that is a leaf whose
+// id another leaf also has (a note copied and not given an id of its
+// own). A tree read skips every leaf sharing an id, and so do the readers
+// of the index: LeafPath, Entities, EntitiesByID and Edges.
+const sharedLeaf = `(n.origin = '' AND EXISTS (SELECT 1 FROM nodes o INDEXED BY nodes_id WHERE o.id = n.id AND o.origin = '' AND o.rid != n.rid))`
+
 // Entities returns every entity of the index, ordered by id (then origin,
-// so a tree leaf comes before an extracted entity of the same id).
+// so a tree leaf comes before an extracted entity of the same id), but
+// the leaves sharing an id.
 func (db *DB) Entities(ctx context.Context) ([]*Entity, error) {
-	rows, err := db.r.QueryContext(ctx, `SELECT `+entityColumns+` FROM nodes ORDER BY id, origin, path`)
+	rows, err := db.r.QueryContext(ctx, `SELECT `+entityColumns+` FROM nodes n WHERE NOT `+sharedLeaf+` ORDER BY id, origin, path`)
 	if err != nil {
 		return nil, fmt.Errorf("reading index %s: %w", db.Path, err)
 	}
@@ -96,10 +103,11 @@ func (db *DB) Entities(ctx context.Context) ([]*Entity, error) {
 
 // EntitiesByID returns the entities with the given ids (matched without
 // regard to case), keyed by store.IDKey of their id. When an id appears
-// twice (a leaf and an extracted entity), the leaf wins.
+// twice (a leaf and an extracted entity), the leaf wins; leaves sharing
+// an id are left out.
 func (db *DB) EntitiesByID(ctx context.Context, ids []string) (map[string]*Entity, error) {
 	out := make(map[string]*Entity, len(ids))
-	err := db.queryIn(ctx, `SELECT `+entityColumns+` FROM nodes WHERE id IN (?) ORDER BY origin DESC`, anys(ids), func(rows *sql.Rows) error {
+	err := db.queryIn(ctx, `SELECT `+entityColumns+` FROM nodes n WHERE id IN (?) AND NOT `+sharedLeaf+` ORDER BY origin DESC`, anys(ids), func(rows *sql.Rows) error {
 		e, err := scanEntity(rows)
 		if err == nil {
 			out[store.IDKey(e.ID)] = e // ORDER BY origin DESC: the leaf ("" origin) is stored last
@@ -109,9 +117,11 @@ func (db *DB) EntitiesByID(ctx context.Context, ids []string) (map[string]*Entit
 	return out, err
 }
 
-// Edges returns every edge of the index, ordered by source, type, target.
+// Edges returns every edge of the index, ordered by source, type, target,
+// but those of leaves sharing an id.
 func (db *DB) Edges(ctx context.Context) ([]Edge, error) {
-	rows, err := db.r.QueryContext(ctx, `SELECT src, type, dst, created_at, created_by, source, confidence FROM edges ORDER BY src, type, dst, rowid`)
+	rows, err := db.r.QueryContext(ctx, `SELECT src, type, dst, created_at, created_by, source, confidence FROM edges
+		WHERE rid NOT IN (SELECT n.rid FROM nodes n WHERE `+sharedLeaf+`) ORDER BY src, type, dst, rowid`)
 	if err != nil {
 		return nil, fmt.Errorf("reading index %s: %w", db.Path, err)
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -191,7 +192,11 @@ func Adopt(rel string, src []byte) (*Node, []Filled, error) {
 	if _, ok := doc.Value(KeySchemaVersion); !ok {
 		fill(KeySchemaVersion, int64(SchemaVersion), "default")
 	} else if v, _ := doc.Value(KeySchemaVersion); v != int64(SchemaVersion) {
-		problems = append(problems, fmt.Sprintf("field %q is %v; kk writes version 3", KeySchemaVersion, v))
+		if s, ok := v.(string); ok && strings.TrimSpace(s) == strconv.Itoa(SchemaVersion) {
+			problems = append(problems, fmt.Sprintf("field %q is the string %q; write the number %d, without quotes", KeySchemaVersion, s, SchemaVersion))
+		} else {
+			problems = append(problems, fmt.Sprintf("field %q is %v; kk writes version %d", KeySchemaVersion, v, SchemaVersion))
+		}
 	}
 	// Confidence, status, stale_after: as written, or the default.
 	if c, ok := str(KeyConfidence); ok && c != "" {

@@ -75,6 +75,10 @@ func TestAdopt(t *testing.T) {
 		"v2":          {"---\nschema_version: 2\nid: practice-x\ntitle: X\nkind: practice\n---\n", "v1 or v2"},
 		"confidence":  {"---\ntitle: X\nkk_confidence: sure\n---\n", `"kk_confidence" is "sure"`},
 		"list of map": {"---\ntitle: X\ntags:\n  - a: b\n---\n", `"tags": item 1 must be a string`},
+		// A version in quotes said 'is 3; kk writes version 3', which
+		// did not say what was wrong.
+		"quoted version": {"---\ntitle: X\nkk_schema_version: \"3\"\n---\n", `field "kk_schema_version" is the string "3"; write the number 3, without quotes`},
+		"old version":    {"---\ntitle: X\nkk_schema_version: 2\n---\n", `field "kk_schema_version" is 2; kk writes version 3`},
 	} {
 		_, _, err := Adopt("practice-x.md", []byte(c.src))
 		var ae *AdoptError

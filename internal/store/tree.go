@@ -62,6 +62,11 @@ type Tree struct {
 	claimed map[string]string     // IDKey -> path of a skipped leaf naming that id
 }
 
+// ErrSharedID is the cause (errors.Is) of the problem of a leaf skipped
+// because another leaf has its id: a valid leaf, which editing another
+// field or adopting it does not mend.
+var ErrSharedID = errors.New("another leaf has this id")
+
 // Err returns a *TreeError listing the tree's problems, nil when it has
 // none: for the faces that fail on a leaf kk cannot read.
 func (t *Tree) Err() error {
@@ -340,7 +345,7 @@ func NewTree(l *Listing, reads []LeafRead) *Tree {
 				break
 			}
 		}
-		t.skip(n.Path, n.ID, &node.Error{Path: n.Path, Field: idKey(n), Msg: msg, ID: n.ID})
+		t.skip(n.Path, n.ID, &node.Error{Path: n.Path, Field: idKey(n), Msg: msg, ID: n.ID, Err: ErrSharedID})
 	}
 	slices.SortStableFunc(t.Problems, func(a, b error) int { return strings.Compare(problemPath(a), problemPath(b)) })
 	return t

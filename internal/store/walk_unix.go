@@ -52,6 +52,10 @@ func walkFrom(ctx context.Context, root, realRoot string, starts []string, l *Li
 			}
 			parts[at+j] = part
 		})
+		if err := ctx.Err(); err != nil {
+			// Stopped: said once, not once per folder of this depth.
+			return err
+		}
 		if err := errors.Join(errs...); err != nil {
 			return err
 		}

@@ -332,6 +332,20 @@ func KBCheck(ctx context.Context, k *store.KB, p KBCheckParams) (*CheckResult, e
 		return nil, err
 	}
 	res := &CheckResult{Rules: rules, Violations: []Violation{}}
+	// The leaves a tree read skips, read once for the rules that need
+	// them.
+	var problems []error
+	problemsRead := false
+	skipped := func() ([]error, error) {
+		if !problemsRead {
+			var err error
+			if problems, err = skippedLeaves(ctx, k); err != nil {
+				return nil, err
+			}
+			problemsRead = true
+		}
+		return problems, nil
+	}
 	for _, r := range rules {
 		switch r {
 		case RuleMustCoverage:
@@ -343,15 +357,19 @@ func KBCheck(ctx context.Context, k *store.KB, p KBCheckParams) (*CheckResult, e
 		case RuleSymbolReqExists:
 			res.Violations = append(res.Violations, s.symbolReqs()...)
 		case RuleNoDanglingEdges:
-			res.Violations = append(res.Violations, s.dangling()...)
-		case RuleEdgeEndpointTypes:
-			res.Violations = append(res.Violations, s.endpointTypes()...)
-		case RuleLeavesReadable:
-			v, err := unreadableLeaves(ctx, k)
+			ps, err := skipped()
 			if err != nil {
 				return nil, err
 			}
-			res.Violations = append(res.Violations, v...)
+			res.Violations = append(res.Violations, s.dangling(claimedIDs(ps))...)
+		case RuleEdgeEndpointTypes:
+			res.Violations = append(res.Violations, s.endpointTypes()...)
+		case RuleLeavesReadable:
+			ps, err := skipped()
+			if err != nil {
+				return nil, err
+			}
+			res.Violations = append(res.Violations, unreadableLeaves(ps)...)
 		case RuleNoDeadLinks:
 			v, err := s.deadLinks(ctx, k)
 			if err != nil {
@@ -437,9 +455,8 @@ func (s *snapshot) scanLinks(ctx context.Context, k *store.KB) ([]store.DeadLink
 	return dead, idAt, nil
 }
 
-// unreadableLeaves lists the leaves a tree read skips, each with every
-// problem in it.
-func unreadableLeaves(ctx context.Context, k *store.KB) ([]Violation, error) {
+// skippedLeaves returns the problems of the leaves a tree read skips.
+func skippedLeaves(ctx context.Context, k *store.KB) ([]error, error) {
 	db, err := graph.BranchIndex(ctx, k)
 	if err != nil {
 		return nil, err
@@ -447,10 +464,30 @@ func unreadableLeaves(ctx context.Context, k *store.KB) ([]Violation, error) {
 	if _, err := graph.SyncForRead(ctx, k, db); err != nil {
 		return nil, err
 	}
-	problems, err := db.Problems(ctx, k.NodesDir())
-	if err != nil {
-		return nil, err
+	return db.Problems(ctx, k.NodesDir())
+}
+
+// claimedIDs returns the ids (by store.IDKey) the skipped leaves of
+// problems name: the id their front matter gives, else their file name,
+// as kk names such a leaf when it is read by id (graph.UnreadableLeaf).
+func claimedIDs(problems []error) map[string]bool {
+	ids := map[string]bool{}
+	for _, p := range problems {
+		ne, ok := errors.AsType[*node.Error](p)
+		if !ok {
+			continue
+		}
+		if ne.ID != "" {
+			ids[store.IDKey(ne.ID)] = true
+		}
+		ids[store.IDKey(strings.TrimSuffix(path.Base(ne.Path), ".md"))] = true
 	}
+	return ids
+}
+
+// unreadableLeaves lists the leaves a tree read skips, each with every
+// problem in it.
+func unreadableLeaves(problems []error) []Violation {
 	out := []Violation{}
 	for _, p := range problems {
 		v := Violation{Rule: RuleLeavesReadable, IDs: []string{}, Message: p.Error()}
@@ -462,7 +499,7 @@ func unreadableLeaves(ctx context.Context, k *store.KB) ([]Violation, error) {
 		}
 		out = append(out, v)
 	}
-	return out, nil
+	return out
 }
 
 func (s *snapshot) mustCoverage() []Violation {
@@ -627,11 +664,13 @@ func (s *snapshot) symbolReqs() []Violation {
 }
 
 // dangling reports edges to missing entities, except a symbol's implements
-// edges (symbol-req-exists reports those).
-func (s *snapshot) dangling() []Violation {
+// edges (symbol-req-exists reports those) and edges to an id a leaf kk
+// cannot read names (claimed, by store.IDKey): the entity exists, and
+// leaves-readable reports its leaf, as kk lint does.
+func (s *snapshot) dangling(claimed map[string]bool) []Violation {
 	var out []Violation
 	for _, e := range s.edges {
-		if _, ok := s.byID[e.To]; ok {
+		if _, ok := s.byID[e.To]; ok || claimed[store.IDKey(e.To)] {
 			continue
 		}
 		if from, ok := s.byID[e.From]; ok && from.Type == graph.TypeSymbol && e.Type == "implements" {
