@@ -3,12 +3,14 @@ package index
 import (
 	"cmp"
 	"context"
+	"database/sql"
 	"fmt"
 	"math"
 	"slices"
 	"strconv"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/kk-project/kk/internal/store"
 )
@@ -308,6 +310,9 @@ func (db *DB) Search(ctx context.Context, r Request) ([]Hit, error) {
 			return nil, err
 		}
 	}
+	if cands, err = db.dropShared(ctx, cands); err != nil {
+		return nil, err
+	}
 	if r.MinScore > 0 {
 		cands = slices.DeleteFunc(cands, func(c *candidate) bool { return c.score < r.MinScore })
 	}
@@ -334,6 +339,31 @@ func (db *DB) Search(ctx context.Context, r Request) ([]Hit, error) {
 		hits[i] = c.hit
 	}
 	return hits, nil
+}
+
+// dropShared leaves out the candidates whose id two leaves of the tree
+// have (a note copied by hand, not given an id of its own), as every
+// other reader of the index does (see sharedLeaf): the id names no one leaf,
+// and kk read refuses it.
+func (db *DB) dropShared(ctx context.Context, cands []*candidate) ([]*candidate, error) {
+	if len(cands) == 0 {
+		return cands, nil
+	}
+	ids := make([]any, len(cands))
+	for i, c := range cands {
+		ids[i] = c.hit.ID
+	}
+	shared := map[string]bool{}
+	err := db.queryIn(ctx, `SELECT id FROM nodes INDEXED BY nodes_id WHERE id IN (?) AND origin = '' GROUP BY id HAVING COUNT(*) > 1`, ids, func(rows *sql.Rows) error {
+		var id string
+		err := rows.Scan(&id)
+		shared[id] = true
+		return err
+	})
+	if err != nil || len(shared) == 0 {
+		return cands, err
+	}
+	return slices.DeleteFunc(cands, func(c *candidate) bool { return shared[c.hit.ID] }), nil
 }
 
 // earlyHits are the hits of ranked candidates as Request.Early gets them.
@@ -1218,18 +1248,32 @@ func snippet(text string, want map[string]bool) string {
 		b.WriteString("…")
 	}
 	for _, w := range words[best:end] {
-		b.WriteString(text[pos:w.start])
+		b.WriteString(clip(text[pos:w.start]))
 		if len(w.terms) > 0 {
-			b.WriteString(SnippetOpen + text[w.start:w.end] + SnippetClose)
+			b.WriteString(SnippetOpen + clip(text[w.start:w.end]) + SnippetClose)
 		} else {
-			b.WriteString(text[w.start:w.end])
+			b.WriteString(clip(text[w.start:w.end]))
 		}
 		pos = w.end
 	}
 	if end < len(words) {
 		b.WriteString("…")
 	} else {
-		b.WriteString(text[pos:])
+		b.WriteString(clip(text[pos:]))
 	}
 	return strings.Join(strings.Fields(b.String()), " ")
+}
+
+// clip shortens a word of a snippet, or what separates two, to about
+// maxWordLen bytes (a hash pasted whole, a line of dashes), ending it
+// with "…": a snippet is a few words of context.
+func clip(s string) string {
+	if len(s) <= maxWordLen {
+		return s
+	}
+	cut := maxWordLen
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
 }

@@ -31,6 +31,7 @@ import (
 	"github.com/kk-project/kk/internal/httpapi"
 	"github.com/kk-project/kk/internal/indexfiles"
 	"github.com/kk-project/kk/internal/jobqueue"
+	"github.com/kk-project/kk/internal/lock"
 	"github.com/kk-project/kk/internal/service"
 	"github.com/kk-project/kk/internal/store"
 	"github.com/kk-project/kk/internal/txn"
@@ -313,10 +314,32 @@ func TestFaultOwnStaleLockIsRemovedAtStart(t *testing.T) {
 func TestFaultOneServerPerWorkTree(t *testing.T) {
 	k := newRepo(t, 0)
 	start(t, k, nil)
-	b := New(Options{KB: k})
-	if err := b.Open(ctx); !errors.Is(err, ErrServing) || !strings.Contains(err.Error(), "pid") {
+	b := New(Options{KB: k, LockWait: 200 * time.Millisecond})
+	if err := b.Open(ctx); !errors.Is(err, ErrServing) || !strings.Contains(err.Error(), "pid") || !strings.Contains(err.Error(), "waited 200ms") {
 		t.Fatalf("a second server: %v", err)
 	}
+}
+
+// A restart right after a kill -9 finds kk serve's lock still held for a
+// moment (a git command the dead server was starting holds a copy of its
+// files until it has started, which a busy machine delays): the start
+// waits for it, and serves, where it said another server was serving.
+func TestFaultStartWaitsForALockLetGoSoon(t *testing.T) {
+	k := newRepo(t, 0)
+	path := filepath.Join(k.StateDir(), LockFile)
+	held, err := lock.Acquire(ctx, path, time.Second, "kk serve")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		time.Sleep(300 * time.Millisecond)
+		_ = held.Release()
+	}()
+	b := New(Options{KB: k})
+	if err := b.Open(ctx); err != nil {
+		t.Fatalf("a start while the lock was let go within 300 ms: %v", err)
+	}
+	_ = b.Close()
 }
 
 // done means exactly one commit, failed means none, whatever fails after

@@ -44,16 +44,16 @@ func (b *Backend) Open(stop context.Context) error {
 
 func (b *Backend) openLocked(stop context.Context) error {
 	path := filepath.Join(b.k.StateDir(), LockFile)
-	l, err := lock.TryAcquire(path, "kk serve")
-	if err != nil {
-		return err
-	}
-	if l == nil {
+	l, err := lock.Acquire(stop, path, b.lockWait, "kk serve")
+	if held, ok := errors.AsType[*lock.HeldError](err); ok {
 		who := "another process"
-		if h := lock.ReadHolder(path); h != nil {
+		if h := held.Holder; h != nil {
 			who = fmt.Sprintf("pid %d on %s, since %s", h.PID, h.Host, h.Since.UTC().Format(time.RFC3339))
 		}
-		return fmt.Errorf("%w (%s; lock %s)", ErrServing, who, path)
+		return fmt.Errorf("%w (%s; waited %s; lock %s)", ErrServing, who, b.lockWait, path)
+	}
+	if err != nil {
+		return err
 	}
 	b.abortLeftRebase(stop)
 	r, err := gitx.OpenRepo(stop, b.k.Root)

@@ -84,7 +84,16 @@ type Options struct {
 	// Watch sets the watch of the tree up (its barrier's timeout; the
 	// faults tests inject).
 	Watch treewatch.Options
+	// LockWait is how long a start waits for kk serve's own lock before
+	// it says another server holds it; 0: DefaultLockWait. A server killed
+	// a moment before may hold it a little longer than its own life: a
+	// git command it was starting holds a copy of its files until that
+	// command has started, which on a busy machine a restart can overtake.
+	LockWait time.Duration
 }
+
+// DefaultLockWait is Options.LockWait's default.
+const DefaultLockWait = 5 * time.Second
 
 // Backend is the service.Backend of kk serve.
 type Backend struct {
@@ -98,6 +107,7 @@ type Backend struct {
 	recheckWithin time.Duration
 	noWatch       bool
 	watchOpts     treewatch.Options
+	lockWait      time.Duration
 	// watch reports where the tree changed to the served branch's index
 	// handle (Warm), watched; nil when the tree is not watched.
 	watch   *treewatch.Watcher
@@ -166,8 +176,11 @@ func New(o Options) *Backend {
 	if o.RecheckWithin == 0 {
 		o.RecheckWithin = DefaultRecheckWithin
 	}
+	if o.LockWait <= 0 {
+		o.LockWait = DefaultLockWait
+	}
 	return &Backend{k: o.KB, llm: o.Provider, log: o.Logger, delay: o.Delay, author: o.Author, maintainEvery: o.MaintainEvery, recheckWithin: o.RecheckWithin,
-		noWatch: o.NoWatch, watchOpts: o.Watch}
+		noWatch: o.NoWatch, watchOpts: o.Watch, lockWait: o.LockWait}
 }
 
 // readTree returns the tree, without bodies, through the branch index

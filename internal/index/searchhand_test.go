@@ -1,0 +1,52 @@
+package index
+
+import (
+	"context"
+	"strings"
+	"testing"
+)
+
+// A note copied by hand into another folder without an id of its own: a
+// tree read, kk read and the graph's readers leave both leaves out (their
+// id names no one leaf), and so does search, which listed the id twice.
+func TestSearchLeavesOutLeavesSharingAnID(t *testing.T) {
+	ctx := context.Background()
+	k := seedKB(t)
+	note := leaf("practice-zebra-crossing", "Zebra crossing", "Where pedestrians cross", nil, "", "Zebra crossings are painted stripes.")
+	writeLeaf(t, k, "roads/practice-zebra-crossing.md", note)
+	writeLeaf(t, k, "copy/practice-zebra-crossing.md", note)
+	writeLeaf(t, k, "roads/practice-zebra-herd.md", leaf("practice-zebra-herd", "Zebra herd", "Animals", nil, "", "A herd of zebra grazing."))
+	db, _, err := Open(ctx, k, "main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = db.Close() }()
+	hits, err := Search(ctx, db, "zebra crossing", 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := ids(hits); len(got) != 1 || got[0] != "practice-zebra-herd" {
+		t.Fatalf("Search(zebra crossing) = %v; want only practice-zebra-herd (the two leaves of practice-zebra-crossing share its id)", got)
+	}
+}
+
+// A snippet is a few words of context, however long the words of the
+// body: a 20,000-character word (a hash pasted whole, a line of one
+// character) is shortened, matched or not.
+func TestSnippetOfVeryLongWordsIsBounded(t *testing.T) {
+	long := strings.Repeat("x", 20000)
+	dashes := strings.Repeat("-", 20000)
+	for _, text := range []string{
+		"the token " + long + " follows",
+		"token " + dashes + " more words " + long,
+		long + " token",
+	} {
+		s := snippet(text, map[string]bool{"token": true, long: true})
+		if len(s) > 2*snippetWords*(maxWordLen+8) {
+			t.Errorf("snippet of %d bytes: %d bytes long", len(text), len(s))
+		}
+		if !strings.Contains(s, SnippetOpen+"token"+SnippetClose) {
+			t.Errorf("snippet %.120q… lost the match", s)
+		}
+	}
+}
