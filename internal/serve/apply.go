@@ -74,7 +74,7 @@ func (b *Backend) Apply(ctx context.Context, j *service.Job) (string, error) {
 // .state/ folder (the transaction's journal, the branch index) not
 // writable. Each would fail every job in turn, losing every post
 // accepted meanwhile; once the writes can land, the jobs run. A
-// permission refused on another file (a note made read-only) is that
+// permission refused elsewhere (a folder of notes made read-only) is that
 // job's, and fails it alone.
 func (b *Backend) unwritable(err error) error {
 	if err == nil || errors.Is(err, jobqueue.ErrHeld) || errors.Is(err, jobqueue.ErrInterrupted) {
