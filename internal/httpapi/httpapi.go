@@ -307,7 +307,8 @@ func writeError(w http.ResponseWriter, status int, msg string) {
 
 // decodeBody reads a JSON body into v with the strict decode every face
 // uses for a parameter object (op.DecodeStrict, the core of
-// schema.Decode): valid UTF-8, one JSON object, no key given twice, no
+// schema.Decode): valid UTF-8, one JSON object, no key given twice (in
+// any case: Go's decode takes a key for its field whatever its case), no
 // NUL character in a string, no unknown field and nothing after the
 // object. A body over the cap is 413; any other failure is 400 "invalid
 // JSON body: …" naming the problem (an empty body: "…: EOF", as
@@ -330,42 +331,7 @@ func decodeBody(w http.ResponseWriter, r *http.Request, v any) bool {
 		writeError(w, http.StatusBadRequest, "invalid JSON body: "+op.ErrorOf(err).Message)
 		return false
 	}
-	if msg := keysInTwoCases(raw); msg != "" {
-		writeError(w, http.StatusBadRequest, "invalid JSON body: "+msg)
-		return false
-	}
 	return true
-}
-
-// keysInTwoCases names a key of a body's object that another key of it
-// matches but for case ("" when none does): Go's decode, as knowledged's,
-// takes a key for its field whatever its case (by bytes.EqualFold, so
-// "tagſ" is tags too), and the last of the two would win. raw is an
-// object DecodeStrict accepted (no key given twice as it is spelled).
-func keysInTwoCases(raw []byte) string {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
-		return ""
-	}
-	var seen []string
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return ""
-		}
-		key, _ := tok.(string)
-		for _, k := range seen {
-			if strings.EqualFold(k, key) {
-				return fmt.Sprintf("/%s: is given twice (as %s and %s); give each key once", key, k, key)
-			}
-		}
-		seen = append(seen, key)
-		var value json.RawMessage
-		if err := dec.Decode(&value); err != nil {
-			return ""
-		}
-	}
-	return ""
 }
 
 // ListenAddr checks that addr may be served with token: anything but a

@@ -11,6 +11,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -151,8 +152,25 @@ func decodeInto(raw []byte, v any) error {
 	return nil
 }
 
+// foldKey is key with each letter in one case, by Unicode's simple case
+// folding (the least rune of its orbit), as bytes.EqualFold compares: two
+// keys Go's decode takes for one field give the same foldKey ("tagſ" and
+// "TAGS" are tags).
+func foldKey(key string) string {
+	var b strings.Builder
+	for _, r := range key {
+		least := r
+		for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+			least = min(least, f)
+		}
+		b.WriteRune(least)
+	}
+	return b.String()
+}
+
 // scanJSON walks raw's tokens and refuses, with the JSON pointer of the
-// place, a key given twice in one object and a string holding U+0000. A
+// place, a key given twice in one object (in a parameter object, also in
+// two cases: see foldKey) and a string holding U+0000. A
 // value that is not an object is refused too.
 func scanJSON(raw []byte, object bool) error {
 	dec := json.NewDecoder(bytes.NewReader(raw))
@@ -160,6 +178,7 @@ func scanJSON(raw []byte, object bool) error {
 	type frame struct {
 		object bool
 		keys   map[string]bool
+		folded map[string]string // parameter objects: key in one case → the key as given
 		path   string
 		index  int
 		key    string // the key whose value comes next (objects)
@@ -210,7 +229,7 @@ func scanJSON(raw []byte, object bool) error {
 			switch t {
 			case '{', '[':
 				path := pointer()
-				stack = append(stack, &frame{object: t == '{', keys: map[string]bool{}, path: path, want: t == '{'})
+				stack = append(stack, &frame{object: t == '{', keys: map[string]bool{}, folded: map[string]string{}, path: path, want: t == '{'})
 			default:
 				stack = stack[:len(stack)-1]
 				valueDone()
@@ -236,6 +255,15 @@ func scanJSON(raw []byte, object bool) error {
 					return New(CodeValidation, map[string]any{"field": p}, "%s: is given twice; give each key once", p)
 				}
 				f.keys[t] = true
+				if object {
+					// Go's decode takes a key for a field whatever its
+					// case, and the last of two such keys would win.
+					if k, ok := f.folded[foldKey(t)]; ok {
+						p := f.path + "/" + escapePointer(t)
+						return New(CodeValidation, map[string]any{"field": p}, "%s: is given twice (as %s and %s); give each key once", p, k, t)
+					}
+					f.folded[foldKey(t)] = t
+				}
 				if strings.ContainsRune(t, 0) {
 					return New(CodeValidation, map[string]any{"field": f.path}, "%s: a key holds a NUL character", orRoot(f.path))
 				}

@@ -94,3 +94,37 @@ func TestDecodeWholeNumbers(t *testing.T) {
 		}
 	}
 }
+
+// Go's decode takes a key for a struct field whatever its case, so two
+// keys of a parameter object that differ only in case are one key given
+// twice, and the last would silently win (found by the kk serve QA run,
+// for HTTP bodies; the CLI's --input and the MCP tools decode the same
+// way). A document of any shape (CheckDocument) may hold maps whose keys
+// differ in case.
+func TestKeysDifferingInCaseAreGivenTwice(t *testing.T) {
+	type params struct {
+		Title string   `json:"title"`
+		Tags  []string `json:"tags"`
+		Edges []struct {
+			To string `json:"to"`
+		} `json:"edges"`
+	}
+	for _, c := range []struct{ raw, want string }{
+		{`{"title":"x","Title":"y"}`, "/Title: is given twice (as title and Title)"},
+		{`{"tags":["a"],"tagſ":["b"]}`, "/tagſ: is given twice (as tags and tagſ)"},
+		{`{"edges":[{"to":"a","TO":"b"}]}`, "/edges/0/TO: is given twice (as to and TO)"},
+	} {
+		var p params
+		err := DecodeStrict([]byte(c.raw), &p)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("DecodeStrict(%s) = %v; want %q", c.raw, err, c.want)
+		}
+	}
+	var p params
+	if err := DecodeStrict([]byte(`{"Title":"x","TAGS":["a"]}`), &p); err != nil || p.Title != "x" || len(p.Tags) != 1 {
+		t.Errorf("keys in another case alone: %+v, %v", p, err)
+	}
+	if err := CheckDocument([]byte(`{"docs":{"README.md":1,"readme.md":2}}`)); err != nil {
+		t.Errorf("a document's map keys differing in case: %v", err)
+	}
+}
