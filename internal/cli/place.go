@@ -136,6 +136,11 @@ func runPlaceApply(ctx context.Context, app *App, o placeApplyOpts) error {
 	if err != nil {
 		return err
 	}
+	// The v1 leaves the tree skipped are the ones just placed: no warning.
+	app.skipsHandled = map[string]bool{}
+	for _, p := range res.Placed {
+		app.skipsHandled[p.From] = true
+	}
 	if app.JSON {
 		return app.printJSON(map[string]any{"nothing_to_do": res.Noop, "placed": res.Placed, "summaries": res.Summaries})
 	}

@@ -80,6 +80,10 @@ type App struct {
 	// skipsReported is set by a command that reports skipped leaves
 	// itself (kk lint, kk doctor) or must print nothing more (completion).
 	skipsReported bool
+	// skipsHandled names leaf files (relative to nodes/) whose skip the
+	// command dealt with itself, such as the v1 leaves kk place apply
+	// moved and rewrote: they are not warned about.
+	skipsHandled map[string]bool
 }
 
 // newHarnessRegistry builds App.Harnesses. Tests replace it once, before
@@ -392,11 +396,17 @@ func (a *App) warnSkipped() {
 	for _, p := range problems {
 		line := p.Error()
 		if ne, ok := errors.AsType[*node.Error](p); ok {
+			if a.skipsHandled[ne.Path] {
+				continue
+			}
 			line = store.DirName + "/nodes/" + ne.Path + ": " + ne.Detail()
 		}
 		if !slices.Contains(lines, line) {
 			lines = append(lines, line)
 		}
+	}
+	if len(lines) == 0 {
+		return
 	}
 	a.warnf("skipped %d leaf file(s) kk cannot read (`kk node adopt` fills in what a note written by hand lacks; `kk lint` lists every problem):\n  %s",
 		len(lines), strings.Join(lines, "\n  "))
