@@ -368,3 +368,34 @@ func TestKBUpsertReadsTheConfigOnce(t *testing.T) {
 		t.Fatalf("kb_query after the upsert: %v", q)
 	}
 }
+
+// An edge to an id that a split retired (nodes/.redirects.json) and that
+// resolves to live leaves is not dangling: kk lint calls it a finding
+// (redirected-edge), and kk rebalance move leaves such edges in place.
+func TestCheckFollowsRedirects(t *testing.T) {
+	t.Parallel()
+	k := newKB(t)
+	leaf := func(id, relates string) {
+		t.Helper()
+		src := "---\nkk_schema_version: 3\ntype: practice\ntitle: " + id + "\ndescription: d\ntags: []\nkk_id: " + id +
+			"\nkk_derived_from: []\nkk_relates_to: [" + relates + "]\nkk_confidence: high\n---\nBody.\n"
+		if err := os.WriteFile(k.NodePath(id+".md"), []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	leaf("practice-a", "practice-old")
+	leaf("practice-b", "")
+	leaf("practice-c", "practice-gone")
+	if err := os.WriteFile(k.RedirectsPath(), []byte("{\n  \"practice-gone\": [\"practice-nowhere\"],\n  \"practice-old\": [\"practice-b\"]\n}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	d := mustOK(t, run(t, k, KBCheckJSON, `{"rules":["no-dangling-edges"]}`))
+	b, _ := json.Marshal(d["violations"])
+	var v []Violation
+	if err := json.Unmarshal(b, &v); err != nil {
+		t.Fatal(err)
+	}
+	if len(v) != 1 || strings.Join(v[0].IDs, ",") != "practice-c,practice-gone" {
+		t.Fatalf("violations %+v, want only practice-c's edge to practice-gone (retired, no live successor)", v)
+	}
+}

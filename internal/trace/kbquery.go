@@ -361,7 +361,11 @@ func KBCheck(ctx context.Context, k *store.KB, p KBCheckParams) (*CheckResult, e
 			if err != nil {
 				return nil, err
 			}
-			res.Violations = append(res.Violations, s.dangling(claimedIDs(ps))...)
+			r, err := k.ReadRedirects()
+			if err != nil {
+				return nil, err
+			}
+			res.Violations = append(res.Violations, s.dangling(claimedIDs(ps), r)...)
 		case RuleEdgeEndpointTypes:
 			res.Violations = append(res.Violations, s.endpointTypes()...)
 		case RuleLeavesReadable:
@@ -666,11 +670,14 @@ func (s *snapshot) symbolReqs() []Violation {
 // dangling reports edges to missing entities, except a symbol's implements
 // edges (symbol-req-exists reports those) and edges to an id a leaf kk
 // cannot read names (claimed, by store.IDKey): the entity exists, and
-// leaves-readable reports its leaf, as kk lint does.
-func (s *snapshot) dangling(claimed map[string]bool) []Violation {
+// leaves-readable reports its leaf, as kk lint does) and edges to an id
+// retired in the redirect ledger that leads to a live id (kk lint's
+// redirected-edge finding, what kk rebalance move's split-leaf leaves).
+func (s *snapshot) dangling(claimed map[string]bool, r store.Redirects) []Violation {
 	var out []Violation
+	live := func(id string) bool { _, ok := s.byID[id]; return ok }
 	for _, e := range s.edges {
-		if _, ok := s.byID[e.To]; ok || claimed[store.IDKey(e.To)] {
+		if live(e.To) || claimed[store.IDKey(e.To)] || len(store.ResolveRedirect(r, e.To, live)) > 0 {
 			continue
 		}
 		if from, ok := s.byID[e.From]; ok && from.Type == graph.TypeSymbol && e.Type == "implements" {
