@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -63,6 +64,11 @@ func ParseSummaries(file string, src []byte) (Summaries, error) {
 	doc, err := frontmatter.Parse(src)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %s", file, frontmatter.Describe(err))
+	}
+	// Text without front matter holds no summary kk can read, and the next
+	// write of the registry would replace it: refuse it rather than lose it.
+	if !doc.HasFrontMatter() && len(bytes.TrimSpace(src)) > 0 {
+		return nil, fmt.Errorf("%s: has no front matter; the summaries go between --- lines as schema_version: 1 and summaries: {<folder>: <summary>}, and the text after them is generated", file)
 	}
 	// The registry's front matter is kenkeep's, strict: schema_version 1
 	// and the summaries, nothing else.
