@@ -106,7 +106,11 @@ func DetectSchemaVersion(k *store.KB) (int, error) {
 	lowest := 0
 	for i, f := range files {
 		if bv, ok := errors.AsType[*badVersion](errs[i]); ok {
-			return 0, fmt.Errorf("%w: %s: %s is %v; fix it by hand (a leaf kk writes has kk_schema_version: 3)", ErrUnknownVersion, k.Rel(f.Abs), bv.key, bv.v)
+			v := fmt.Sprint(bv.v)
+			if str, ok := bv.v.(string); ok {
+				v = fmt.Sprintf("the string %q, not a number", str)
+			}
+			return 0, fmt.Errorf("%w: %s: %s is %s; fix it by hand (a leaf kk writes has kk_schema_version: 3)", ErrUnknownVersion, k.Rel(f.Abs), bv.key, v)
 		}
 		if errs[i] != nil {
 			return 0, fmt.Errorf("reading %s: %w", k.Rel(f.Abs), errs[i])

@@ -692,3 +692,14 @@ func TestMigrateOKFv3FailedWriteWritesNothing(t *testing.T) {
 		t.Errorf("%d files after a retried migration, %d after an uninterrupted one", len(got), len(want))
 	}
 }
+
+// A schema version written as a string ("2") is no version, and the error
+// says it is a string: "schema_version is 2" read as if 2 were refused.
+func TestDetectSchemaVersionQuotedVersion(t *testing.T) {
+	k := store.New(t.TempDir())
+	migWriteTree(t, k, map[string]string{"cli/practice-a.md": strings.Replace(fmt.Sprintf(migV2Leaf, "practice-a"), "schema_version: 2", `schema_version: "2"`, 1)})
+	_, err := DetectSchemaVersion(k)
+	if !errors.Is(err, ErrUnknownVersion) || !strings.Contains(err.Error(), `schema_version is the string "2"`) {
+		t.Fatalf("err = %v, want ErrUnknownVersion saying schema_version is the string \"2\"", err)
+	}
+}
