@@ -328,9 +328,6 @@ func TestServeFaultSighupDuringTheCommit(t *testing.T) {
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("git not installed")
 	}
-	if testing.Short() {
-		t.Skip("runs kk serve twice")
-	}
 	t.Parallel()
 	ctx := context.Background()
 	root := filepath.Join(t.TempDir(), "kb")

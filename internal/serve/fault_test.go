@@ -721,20 +721,7 @@ func TestFaultFullDiskAtPostIs503(t *testing.T) {
 			queueDir := filepath.Join(k.StateDir(), "queue")
 			before := listDir(t, queueDir)
 			full.Store(true)
-			resp, err := http.Post(s.URL+"/content", "application/json", strings.NewReader(`{"title":"Full","content":"On a full disk.\n"}`))
-			if err != nil {
-				t.Fatal(err)
-			}
-			var body struct {
-				Error string `json:"error"`
-			}
-			if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
-				t.Fatal(err)
-			}
-			_ = resp.Body.Close()
-			if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" {
-				t.Errorf("status %d, Retry-After %q; want 503 with Retry-After", resp.StatusCode, resp.Header.Get("Retry-After"))
-			}
+			body := postUnavailable(t, s.URL, `{"title":"Full","content":"On a full disk.\n"}`)
 			if !strings.Contains(body.Error, tc.says) || strings.Contains(body.Error, "\n") {
 				t.Errorf("error %q: want one line saying %q", body.Error, tc.says)
 			}
@@ -808,4 +795,24 @@ func TestFaultHealthReasonIsOneLine(t *testing.T) {
 	if h := s.health(t); h.Status != "ok" || h.WaitingFor != "" {
 		t.Errorf("health after: %+v", h)
 	}
+}
+
+// postUnavailable posts body to /content at url and checks the answer is
+// 503 with Retry-After; it returns the answer's error.
+func postUnavailable(t *testing.T, url, body string) (answer struct {
+	Error string `json:"error"`
+}) {
+	t.Helper()
+	resp, err := http.Post(url+"/content", "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	if err := json.NewDecoder(resp.Body).Decode(&answer); err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" {
+		t.Errorf("status %d, Retry-After %q; want 503 with Retry-After", resp.StatusCode, resp.Header.Get("Retry-After"))
+	}
+	return answer
 }

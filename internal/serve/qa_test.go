@@ -236,20 +236,7 @@ func TestFaultUnwritableQueueAtPostIs503(t *testing.T) {
 			queueDir := filepath.Join(k.StateDir(), "queue")
 			before := listDir(t, queueDir)
 			denied.Store(true)
-			resp, err := http.Post(s.URL+"/content", "application/json", strings.NewReader(`{"title":"Denied","content":"On a read-only state folder.\n"}`))
-			if err != nil {
-				t.Fatal(err)
-			}
-			var body struct {
-				Error string `json:"error"`
-			}
-			if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
-				t.Fatal(err)
-			}
-			_ = resp.Body.Close()
-			if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" {
-				t.Errorf("status %d, Retry-After %q; want 503 with Retry-After", resp.StatusCode, resp.Header.Get("Retry-After"))
-			}
+			body := postUnavailable(t, s.URL, `{"title":"Denied","content":"On a read-only state folder.\n"}`)
 			if !strings.Contains(body.Error, tc.says) || !strings.Contains(body.Error, queueDir) || strings.Contains(body.Error, "\n") {
 				t.Errorf("error %q: want one line naming %s and saying %q", body.Error, queueDir, tc.says)
 			}
