@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -23,12 +24,59 @@ var ErrNoGit = errors.New("git is not installed or not on PATH")
 var ErrKilled = errors.New("ended by a signal kk did not send")
 
 // gitError is the error of a git command that failed with msg: ErrKilled
-// when a signal from outside ended it.
+// when a signal from outside ended it; matching the errno git reports
+// when the machine could not take its writes (see machineErrno).
 func gitError(ctx context.Context, args []string, msg string, err error) error {
 	if ctx.Err() == nil && signalled(err) {
 		return fmt.Errorf("git %s: %s (%w)", strings.Join(args, " "), msg, ErrKilled)
 	}
-	return fmt.Errorf("git %s: %s", strings.Join(args, " "), msg)
+	return withErrno(fmt.Sprintf("git %s: %s", strings.Join(args, " "), msg))
+}
+
+// machineErrors are the failures of the machine, not of the command,
+// that git reports in strerror's words (git runs with LC_ALL=C): the
+// disk full, the user's disk quota spent, a read-only file system. A git
+// error that reports one matches its errno (errors.Is), as kk's own
+// writes do, so that a caller can tell them from a failure of its
+// request (kk serve holds the job until the writes can land).
+var machineErrors = []struct {
+	text  string
+	errno syscall.Errno
+}{
+	{"No space left on device", syscall.ENOSPC},
+	{"Out of diskspace", syscall.ENOSPC}, // git's hashfile, on a write of 0 bytes
+	{"Disk quota exceeded", syscall.EDQUOT},
+	{"Read-only file system", syscall.EROFS},
+}
+
+// machineErrno returns the errno of the machine's failure msg reports
+// (machineErrors), 0 when it reports none.
+func machineErrno(msg string) syscall.Errno {
+	for _, m := range machineErrors {
+		if strings.Contains(msg, m.text) {
+			return m.errno
+		}
+	}
+	return 0
+}
+
+// machineError is a git error reporting a failure of the machine: its
+// message, matching errno.
+type machineError struct {
+	msg   string
+	errno syscall.Errno
+}
+
+func (e *machineError) Error() string { return e.msg }
+func (e *machineError) Unwrap() error { return e.errno }
+
+// withErrno is msg as an error, matching the errno of the machine's
+// failure it reports, if any.
+func withErrno(msg string) error {
+	if n := machineErrno(msg); n != 0 {
+		return &machineError{msg: msg, errno: n}
+	}
+	return errors.New(msg)
 }
 
 // Run runs git in dir and returns its standard output. Output is never

@@ -973,6 +973,16 @@ type deadError struct {
 
 func (e *deadError) Error() string { return e.msg }
 
+// Unwrap is the errno of the machine's failure git reported, if any
+// (machineErrno): git update-ref that could not write a lock, a ref or
+// a reflog on a full disk.
+func (e *deadError) Unwrap() error {
+	if n := machineErrno(e.msg); n != 0 {
+		return n
+	}
+	return nil
+}
+
 func startRefUpdater(dir string) (*refUpdater, error) {
 	var stderr bytes.Buffer
 	cmd, in, out, err := startKept(dir, &stderr, nil, "update-ref", "-m", "kk serve: commit", "--stdin")

@@ -30,6 +30,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -55,6 +56,11 @@ var (
 	IdleTimeout       = 60 * time.Second
 	// ShutdownTimeout bounds the wait for open requests at shutdown.
 	ShutdownTimeout = 15 * time.Second
+	// BodyTimeout bounds the read of a write's body (a route with a
+	// method other than GET), from the moment its handler starts: the
+	// body is read before the request waits for its class's slot, so
+	// that a client sending it slowly holds a connection, never a slot.
+	BodyTimeout = 20 * time.Second
 )
 
 // Options set up a Server.
@@ -242,6 +248,19 @@ func (s *Server) wrap(name string, write bool, class int, h http.Handler) http.H
 				return
 			}
 		}
+		if write {
+			// The body is read, whole and bounded, before the request
+			// takes its class's slot: a client that sends its body
+			// slowly (or never) holds no slot meanwhile, and honest
+			// writers go on.
+			body, ok := s.readBody(w, rec, r)
+			if !ok {
+				return
+			}
+			r.Body = io.NopCloser(bytes.NewReader(body))
+		} else {
+			r.Body = http.MaxBytesReader(w, r.Body, s.opts.MaxBody)
+		}
 		ctx, cancel := context.WithTimeout(r.Context(), RequestTimeout)
 		defer cancel()
 		if g := s.gates[class]; g != nil {
@@ -262,9 +281,32 @@ func (s *Server) wrap(name string, write bool, class int, h http.Handler) http.H
 				}
 			}
 		}
-		r.Body = http.MaxBytesReader(rec, r.Body, s.opts.MaxBody)
 		h.ServeHTTP(rec, r.WithContext(ctx))
 	})
+}
+
+// readBody reads a write's body, at most MaxBody bytes, within
+// BodyTimeout; false when it answered the request instead (413 for a
+// body over the cap, 408 for one that did not come in time, 400 for
+// one that could not be read). w is the connection's writer (its read
+// deadline is set through it), rec the recorder answers go through.
+func (s *Server) readBody(w http.ResponseWriter, rec *statusRecorder, r *http.Request) ([]byte, bool) {
+	rc := http.NewResponseController(w)
+	_ = rc.SetReadDeadline(time.Now().Add(BodyTimeout))
+	raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.opts.MaxBody))
+	var tooBig *http.MaxBytesError
+	switch {
+	case err == nil:
+		return raw, true
+	case errors.As(err, &tooBig):
+		writeError(rec, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body exceeds %d bytes", tooBig.Limit))
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		rec.Header().Set("Connection", "close")
+		writeError(rec, http.StatusRequestTimeout, fmt.Sprintf("the request body did not come within %s; nothing was queued", BodyTimeout))
+	default:
+		writeError(rec, http.StatusBadRequest, "invalid JSON body: reading it: "+err.Error())
+	}
+	return nil, false
 }
 
 // unavailable is a backend that can say it cannot answer now (an error

@@ -12,8 +12,10 @@ import (
 // bounded whatever the request mix: each route belongs to a class, and a
 // class runs at most so many requests at a time. A request that finds its
 // class full waits for a slot, with at most Queue others, for at most
-// Wait; past either it is answered 503 with Retry-After. A waiting
-// request holds nothing but its headers (its body is read once it runs).
+// Wait; past either it is answered 503 with Retry-After. A write's body
+// is read (at most MaxBody, within BodyTimeout) before it waits, so that
+// a client sending its body slowly holds its connection, never a slot:
+// the bodies held at once are bounded by the connections (MaxConns).
 //
 // Answers are written a note at a time (writeDocs), so an answer holds at
 // most one note (node.MaxSize, 1 MiB) and a small encoding buffer: the

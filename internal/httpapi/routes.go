@@ -12,6 +12,7 @@ import (
 
 	"github.com/kk-project/kk/internal/jobqueue"
 	"github.com/kk-project/kk/internal/llm"
+	"github.com/kk-project/kk/internal/node"
 	"github.com/kk-project/kk/internal/service"
 )
 
@@ -53,6 +54,60 @@ func checkMeta(title string, tags []string) string {
 	return ""
 }
 
+// MaxContentBytes bounds the content of a posted or edited note, in
+// bytes, counting the white space it ends with as the note records it
+// (escaped, in its front matter: see internal/serve's bodyend.go). A
+// note's file is at most node.MaxSize bytes, its front matter included:
+// the rest (64 KiB) is room for the longest front matter a write can
+// give (MaxTitleLength, MaxTags of MaxTagLength, MaxDescriptionLength,
+// and kk's own keys), so that no content accepted fails its job later
+// for the note's size.
+const MaxContentBytes = node.MaxSize - 64<<10
+
+// MaxDescriptionLength bounds the description of an edited note, in
+// characters (as a changeset's).
+const MaxDescriptionLength = 1024
+
+// checkContent answers a content the note format cannot take: over
+// MaxContentBytes (413), or holding a control character other than
+// tab, line feed and carriage return (400). false when it answered.
+func checkContent(w http.ResponseWriter, content string) bool {
+	size := len(content)
+	if end := node.BodyEnd(content); end != "\n" {
+		size += len(strconv.Quote(end)) - 2 - len(end)
+	}
+	switch {
+	case size > MaxContentBytes && size == len(content):
+		writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("content is %d bytes; at most %d (a note's file is at most %d bytes, its front matter included)", len(content), MaxContentBytes, node.MaxSize))
+		return false
+	case size > MaxContentBytes:
+		writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("content is %d bytes, %d as the note records it (the white space it ends with is kept escaped); at most %d (a note's file is at most %d bytes, its front matter included)", len(content), size, MaxContentBytes, node.MaxSize))
+		return false
+	}
+	if msg := node.TextProblem(content); msg != "" {
+		writeError(w, http.StatusBadRequest, "content: "+msg)
+		return false
+	}
+	return true
+}
+
+// lineProblem names what the note format refuses in a write's one-line
+// fields (a control character but a tab, a bidirectional control), ""
+// when nothing: the job would fail on it later.
+func lineProblem(title, description string, tags []string) string {
+	for _, f := range [][2]string{{"title", title}, {"description", description}} {
+		if msg := node.LineProblem(f[1]); msg != "" {
+			return f[0] + ": " + msg
+		}
+	}
+	for _, t := range tags {
+		if msg := node.LineProblem(t); msg != "" {
+			return fmt.Sprintf("tags: %q %s", t, msg)
+		}
+	}
+	return ""
+}
+
 // noteType is the form of a note type a post may ask for.
 var noteType = regexp.MustCompile(`^[a-z][a-z0-9-]{0,39}$`)
 
@@ -86,6 +141,13 @@ func (s *Server) postContent(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, msg)
 		return
 	}
+	if msg := lineProblem(title, "", tags); msg != "" {
+		writeError(w, http.StatusBadRequest, msg)
+		return
+	}
+	if !checkContent(w, body.Content) {
+		return
+	}
 	s.enqueue(w, OpStore, JobRequest{Content: body.Content, Hint: body.Hint, Title: title, Tags: tags, Type: typ}, true)
 }
 
@@ -117,6 +179,17 @@ func (s *Server) putContent(w http.ResponseWriter, r *http.Request) {
 	}
 	if msg := checkMeta(title, tags); msg != "" {
 		writeError(w, http.StatusBadRequest, msg)
+		return
+	}
+	if utf8.RuneCountInString(desc) > MaxDescriptionLength {
+		writeError(w, http.StatusBadRequest, fmt.Sprintf("description is longer than %d characters", MaxDescriptionLength))
+		return
+	}
+	if msg := lineProblem(title, desc, tags); msg != "" {
+		writeError(w, http.StatusBadRequest, msg)
+		return
+	}
+	if strings.TrimSpace(body.Content) != "" && !checkContent(w, body.Content) {
 		return
 	}
 	p, err := cleanPath(body.Path, false)

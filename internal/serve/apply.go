@@ -147,6 +147,7 @@ func (b *Backend) store(ctx context.Context, j *service.Job) (string, error) {
 				return err
 			}
 		}
+		id = capID(id)
 		if id, err = freeID(tx, id, j.ID); err != nil {
 			return err
 		}
@@ -233,6 +234,26 @@ func freeID(tx *txn.Tx, id, jobID string) (string, error) {
 		return "", fmt.Errorf("id %s is taken", id)
 	}
 	return id, nil
+}
+
+// maxDerivedID bounds the id kk serve derives from a title: room is
+// left for freeID's suffix ("-<12 hex digits>") under node.MaxIDLen, and
+// the file name (<id>.md, and the transaction's ".<id>.md.tmp-<n>")
+// stays well under the 255 bytes a file system takes.
+const maxDerivedID = node.MaxIDLen - 28
+
+// capID cuts an id derived from a long title to maxDerivedID characters,
+// at a word's end when there is one (a title of up to 255 characters is
+// taken: the note keeps it whole).
+func capID(id string) string {
+	if len(id) <= maxDerivedID {
+		return id
+	}
+	cut := id[:maxDerivedID]
+	if i := strings.LastIndexByte(cut, '-'); i > maxDerivedID/2 {
+		cut = cut[:i]
+	}
+	return strings.TrimRight(cut, "-")
 }
 
 // shortJobID is the last 12 hex digits of a job id: the random part of a
@@ -353,7 +374,9 @@ func (b *Backend) commit(ctx context.Context, j *service.Job, leaf string, res *
 		landed, err := r.Commit(ctx, gitx.CommitOptions{Author: b.author, Message: subject, Plan: p.plan, Wait: b.stopCtx(), OnWait: b.setWaiting})
 		b.waitEnded()
 		if err != nil {
-			return commitError(err)
+			// git that could not write (the disk full, a read-only file
+			// system) holds the job as kk's own writes do.
+			return b.unwritable(commitError(err))
 		}
 		// The commit stands from here on: whatever fails is logged.
 		b.landed(p, landed)

@@ -65,9 +65,24 @@ const (
 	maxDescription = 160
 )
 
-// clip cuts s to at most n runes, at a word boundary when there is one.
+// plainLine makes s one line of plain text, as the note format takes a
+// title or a description (node.LineProblem): its white space runs one
+// space each, and its control characters and bidirectional controls
+// (which a body may hold, and a model may answer) dropped.
+func plainLine(s string) string {
+	s = strings.Map(func(r rune) rune {
+		if node.IsBidiControl(r) || unicode.IsControl(r) && !unicode.IsSpace(r) {
+			return -1
+		}
+		return r
+	}, s)
+	return strings.Join(strings.Fields(s), " ")
+}
+
+// clip cuts s to at most n runes, at a word boundary when there is one,
+// made one line of plain text (plainLine).
 func clip(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
+	s = plainLine(s)
 	if utf8.RuneCountInString(s) <= n {
 		return s
 	}
@@ -243,16 +258,20 @@ func (b *Backend) place(ctx context.Context, req service.JobRequest, body string
 		p.Note = "Placed without the model (" + b.llm.Name() + "), which failed: " + oneLine(err.Error())
 		return p, nil
 	}
-	p.Folder, p.Description, p.Refactors = d.Folder, d.Description, d.Refactors
+	// What the model names is made plain text: a stray control
+	// character in its answer is dropped, never the post's failure.
+	p.Folder, p.Description, p.Refactors = d.Folder, plainLine(d.Description), d.Refactors
 	p.Phrasings = cleanPhrasings(d.Phrasings)
 	if p.Title == "" {
-		p.Title = d.Title
+		p.Title = plainLine(d.Title)
 	}
 	if p.Type == "" {
 		p.Type = d.Type
 	}
 	if len(p.Tags) == 0 {
-		p.Tags = d.Tags
+		for _, t := range d.Tags {
+			p.Tags = append(p.Tags, plainLine(t))
+		}
 	}
 	return p, nil
 }
@@ -572,7 +591,7 @@ func cleanPhrasings(in []string) []string {
 	var out []string
 	for _, p := range in {
 		p = strings.TrimSpace(p)
-		if p == "" || strings.ContainsAny(p, "\n\r\x00") || slices.Contains(out, p) || len(out) == curate.MaxPhrasings {
+		if p == "" || node.LineProblem(p) != "" || slices.Contains(out, p) || len(out) == curate.MaxPhrasings {
 			continue
 		}
 		out = append(out, p)

@@ -1,0 +1,354 @@
+package serve
+
+// Hostile and faulty clients of kk serve, found by an outside QA run:
+// each test fails on the code before its fix.
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kk-project/kk/internal/httpapi"
+	"github.com/kk-project/kk/internal/node"
+)
+
+// slowPost opens a connection to the server at url and sends the
+// headers of a POST /content whose body is body, with Expect:
+// 100-continue, then the first few bytes of the body once the server
+// says it reads it (100 Continue: the handler has started to read the
+// body). The rest is left to the caller.
+func slowPost(t *testing.T, url, body string) (net.Conn, *bufio.Reader) {
+	t.Helper()
+	c, err := net.Dial("tcp", strings.TrimPrefix(url, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	fmt.Fprintf(c, "POST /content HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\nExpect: 100-continue\r\n\r\n", strings.TrimPrefix(url, "http://"), len(body))
+	r := bufio.NewReader(c)
+	line, err := r.ReadString('\n')
+	if err != nil {
+		t.Fatalf("waiting for 100 Continue: %v", err)
+	}
+	if !strings.HasPrefix(line, "HTTP/1.1 100 ") {
+		t.Fatalf("the server answered %q before reading the body", line)
+	}
+	if _, err := r.ReadString('\n'); err != nil { // the blank line ending it
+		t.Fatal(err)
+	}
+	if _, err := io.WriteString(c, body[:5]); err != nil {
+		t.Fatal(err)
+	}
+	return c, r
+}
+
+// A client that sends the headers of a write and then dribbles its body
+// holds no write slot while the body comes: with every write slot's
+// worth of such clients stuck in their bodies, an honest post is
+// accepted at once and done, and the slow clients, once their bodies
+// are in, are accepted too. Found by the QA run: the write gate was
+// entered before the body was read, so 8 slow bodies held all 8 write
+// slots (for up to 30 s) and every honest writer waited, then got 503.
+func TestSlowBodiesHoldNoWriteSlot(t *testing.T) {
+	k := newRepo(t, 0)
+	// A short wait for a slot: a post the slow bodies keep out is
+	// answered 503 soon instead of after the default 30 s.
+	s := startHTTP(t, context.Background(), Options{KB: k}, nil, httpapi.Options{Limits: httpapi.Limits{Wait: 2 * time.Second}})
+	type slow struct {
+		c    net.Conn
+		r    *bufio.Reader
+		body string
+	}
+	var slows []slow
+	for i := range httpapi.DefaultLimits.Writes {
+		body := fmt.Sprintf(`{"title":"Slow %d","content":"A body sent slowly, %d.\n"}`, i, i)
+		c, r := slowPost(t, s.URL, body)
+		slows = append(slows, slow{c, r, body})
+	}
+	j, err := s.Client.Post(ctx, httpapi.PostRequest{Title: "Honest", Content: "Posted while slow bodies dribble.\n"})
+	if err != nil {
+		t.Fatalf("an honest post while %d slow bodies dribble: %v", len(slows), err)
+	}
+	if j := s.waitJob(t, j.JobID, 30*time.Second); j.Status != "done" {
+		t.Fatalf("the honest post: %+v", j)
+	}
+	for i, sl := range slows {
+		if _, err := io.WriteString(sl.c, sl.body[5:]); err != nil {
+			t.Fatalf("slow client %d: the server closed its connection before its body came: %v", i, err)
+		}
+		resp, err := http.ReadResponse(sl.r, nil)
+		if err != nil {
+			t.Fatalf("slow client %d: %v", i, err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		_ = resp.Body.Close()
+		if resp.StatusCode != http.StatusAccepted {
+			t.Errorf("slow client %d, once its body was in: %d %s", i, resp.StatusCode, b)
+		}
+	}
+}
+
+// A body that does not come within httpapi.BodyTimeout is answered 408
+// naming the limit, and nothing is queued.
+func TestStalledBodyIsCut(t *testing.T) {
+	defer func(d time.Duration) { httpapi.BodyTimeout = d }(httpapi.BodyTimeout)
+	httpapi.BodyTimeout = 300 * time.Millisecond
+	k := newRepo(t, 0)
+	s := start(t, k, nil)
+	queueDir := filepath.Join(k.StateDir(), "queue")
+	before := listDir(t, queueDir)
+	_, r := slowPost(t, s.URL, `{"title":"Stalled","content":"Never sent whole.\n"}`)
+	resp, err := http.ReadResponse(r, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	_ = resp.Body.Close()
+	if resp.StatusCode != http.StatusRequestTimeout || !strings.Contains(string(b), "request body did not come within") {
+		t.Errorf("a stalled body: %d %s", resp.StatusCode, b)
+	}
+	if after := listDir(t, queueDir); !slices.Equal(after, before) {
+		t.Errorf("the queue's folder was %v before, %v after", before, after)
+	}
+}
+
+// postRaw posts body to path with method and returns the status and the
+// answer's error.
+func postRaw(t *testing.T, method, url, body string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(method, url+"/content", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	var answer struct {
+		Error string `json:"error"`
+	}
+	raw, _ := io.ReadAll(resp.Body)
+	_ = json.Unmarshal(raw, &answer)
+	if answer.Error == "" {
+		answer.Error = string(raw)
+	}
+	return resp.StatusCode, answer.Error
+}
+
+// A post whose content is at most httpapi.MaxContentBytes is done, with
+// the longest title and tags a post may carry (four-byte characters all
+// through), whatever white space it ends with; one byte more is refused
+// at once, 413 naming the field and the limit, and nothing is queued.
+// Found by the QA run: a post near the 1 MiB body cap was accepted (202)
+// and its job failed later ("the leaf would be 1048971 bytes; the limit
+// is 1048576"): the leaf's front matter comes on top of the content.
+func TestPostNearTheLeafLimit(t *testing.T) {
+	k := newRepo(t, 0)
+	s := start(t, k, nil)
+	queueDir := filepath.Join(k.StateDir(), "queue")
+	title := strings.Repeat("𝔸", httpapi.MaxTitleLength)
+	var tags []string
+	for i := range httpapi.MaxTags {
+		tags = append(tags, fmt.Sprintf("%02d", i)+strings.Repeat("𝔹", httpapi.MaxTagLength-2))
+	}
+	for _, end := range []string{"\n", "", "\n\n\n", " \t\n"} {
+		word := "lorem ipsum dolor sit amet "
+		content := strings.Repeat(word, httpapi.MaxContentBytes/len(word)+1)
+		recorded := len(end) // "\n", the format's own end, is not recorded
+		if end != "\n" {
+			recorded = len(strconv.Quote(end)) - 2 // the others are, escaped
+		}
+		content = content[:httpapi.MaxContentBytes-recorded] + end
+		raw, err := json.Marshal(httpapi.PostRequest{Title: title, Content: content, Tags: tags})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(raw) > httpapi.DefaultMaxBody {
+			t.Fatalf("the post is %d bytes, over the body cap", len(raw))
+		}
+		j, err := s.Client.Post(ctx, httpapi.PostRequest{Title: title, Content: content, Tags: tags})
+		if err != nil {
+			t.Fatalf("content of %d bytes ending %q: %v", len(content), end, err)
+		}
+		if j := s.waitJob(t, j.JobID, 60*time.Second); j.Status != "done" {
+			t.Fatalf("content of %d bytes ending %q: %+v", len(content), end, j)
+		}
+		// Titles repeat: each post is told apart by its content.
+		title = title[:len(title)-len("𝔸")] + "x"
+	}
+	over := strings.Repeat("a", httpapi.MaxContentBytes) + "\n"
+	before := listDir(t, queueDir)
+	overEnd := strings.Repeat("a", httpapi.MaxContentBytes-5) + "\n\n\n" // recorded as \n\n\n: 6 bytes
+	for _, tc := range []struct{ method, body, want string }{
+		{"POST", fmt.Sprintf(`{"title":"Over","content":%q}`, over), fmt.Sprintf("content is %d bytes; at most %d", len(over), httpapi.MaxContentBytes)},
+		{"PUT", fmt.Sprintf(`{"path":"inbox/x.md","content":%q}`, over), fmt.Sprintf("content is %d bytes; at most %d", len(over), httpapi.MaxContentBytes)},
+		{"POST", fmt.Sprintf(`{"title":"Over","content":%q}`, overEnd), fmt.Sprintf("content is %d bytes, %d as the note records it (the white space it ends with is kept escaped); at most %d", len(overEnd), httpapi.MaxContentBytes+1, httpapi.MaxContentBytes)},
+	} {
+		code, msg := postRaw(t, tc.method, s.URL, tc.body)
+		want := tc.want
+		if code != http.StatusRequestEntityTooLarge || !strings.Contains(msg, want) {
+			t.Errorf("%s of content one byte over: %d %q; want 413 %q", tc.method, code, msg, want)
+		}
+	}
+	if after := listDir(t, queueDir); !slices.Equal(after, before) {
+		t.Errorf("the queue's folder was %v before, %v after", before, after)
+	}
+	if httpapi.MaxContentBytes >= node.MaxSize {
+		t.Errorf("MaxContentBytes %d leaves no room for the front matter of a leaf of at most %d", httpapi.MaxContentBytes, node.MaxSize)
+	}
+}
+
+// A write whose text the note format refuses (a control character, or
+// a bidirectional control in a one-line field) is refused at once, 400
+// naming the field, the code point and where it is, and nothing is
+// queued. Found by the QA run: each was accepted (202) and its job
+// failed later ("field \"title\": holds the control character U+001B").
+func TestWriteTextTheFormatRefusesIs400(t *testing.T) {
+	k := newRepo(t, 0)
+	s := start(t, k, nil)
+	queueDir := filepath.Join(k.StateDir(), "queue")
+	before := listDir(t, queueDir)
+	for _, tc := range []struct{ method, body, want string }{
+		{"POST", `{"title":"T","content":"ring \u0007 bell\n"}`, "content: holds the control character U+0007 on line 1"},
+		{"POST", `{"title":"abc\u001bdef","content":"x\n"}`, "title: holds the control character U+001B at character 4"},
+		{"POST", `{"title":"abc\u202edef","content":"x\n"}`, "title: holds the bidirectional control character U+202E at character 4"},
+		{"POST", `{"title":"T","tags":["ok","a\u2066b"],"content":"x\n"}`, `tags: "a\u2066b" holds the bidirectional control character U+2066 at character 2`},
+		{"POST", `{"title":"T","tags":["a\u0007b"],"content":"x\n"}`, `tags: "a\ab" holds the control character U+0007 at character 2`},
+		{"PUT", `{"path":"inbox/x.md","content":"a\nb\u0008\n"}`, "content: holds the control character U+0008 on line 2"},
+		{"PUT", `{"path":"inbox/x.md","description":"d\u202ed"}`, "description: holds the bidirectional control character U+202E at character 2"},
+		{"PUT", `{"path":"inbox/x.md","title":"t\u0085t"}`, "title: holds the control character U+0085 at character 2"},
+		{"PUT", `{"path":"inbox/x.md","tags":["\u001b[31m"]}`, `tags: "\x1b[31m" holds the control character U+001B at character 1`},
+	} {
+		code, msg := postRaw(t, tc.method, s.URL, tc.body)
+		if code != http.StatusBadRequest || !strings.Contains(msg, tc.want) {
+			t.Errorf("%s %s: %d %q; want 400 %q", tc.method, tc.body, code, msg, tc.want)
+		}
+	}
+	if after := listDir(t, queueDir); !slices.Equal(after, before) {
+		t.Errorf("the queue's folder was %v before, %v after", before, after)
+	}
+}
+
+// A post with no title whose first line holds a bidirectional control
+// (which the body may hold) or a control character the line's other
+// white space hides is done: the title and description kk derives from
+// the text leave them out. Found by the QA run: the job failed
+// ("field \"title\": holds the bidirectional control character U+202E").
+func TestDerivedTitleLeavesControlsOut(t *testing.T) {
+	k := newRepo(t, 0)
+	s := start(t, k, nil)
+	j := s.post(t, httpapi.PostRequest{Content: "Right \u202eto left\u202c text here\n\nA second \u2067line\u2069 of prose.\n"})
+	if j.Status != "done" {
+		t.Fatalf("post: %+v", j)
+	}
+	got, err := s.Client.Get(ctx, j.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(got.Content, "\u202eto left") {
+		t.Errorf("the body lost its text:\n%s", got.Content)
+	}
+	jobCommit(t, k, "store", j)
+}
+
+// A post whose title is as long as a post may give (255 characters) is
+// done: the id kk derives from it, and the file name, are cut to a
+// length every file system takes. Found by the QA run: the job failed
+// ("open …/inbox/.map-….md.tmp-…: file name too long").
+func TestLongTitleIsDone(t *testing.T) {
+	k := newRepo(t, 0)
+	s := start(t, k, nil)
+	title := strings.Repeat("word ", httpapi.MaxTitleLength/5)[:httpapi.MaxTitleLength-1] + "z"
+	j := s.post(t, httpapi.PostRequest{Title: title, Content: "A note with the longest title.\n"})
+	if j.Status != "done" {
+		t.Fatalf("post: %+v", j)
+	}
+	if id := strings.TrimSuffix(filepath.Base(j.Path), ".md"); len(id) > node.MaxIDLen {
+		t.Errorf("id %q is %d characters; the limit is %d", id, len(id), node.MaxIDLen)
+	}
+	got, err := s.Client.Get(ctx, j.Path)
+	if err != nil || !strings.Contains(strings.Join(strings.Fields(got.Content), " "), "title: >- "+title+" description:") {
+		t.Errorf("the note does not keep its whole title: %v\n%s", err, got.Content)
+	}
+	jobCommit(t, k, "store", j)
+}
+
+// gitThatCannotWrite puts a git on PATH, for the rest of the test, that
+// runs the real one, except while the file it returns exists: then its
+// subcommand sub fails as git does when the machine cannot take its
+// writes, saying msg on stderr with git's exit status.
+func gitThatCannotWrite(t *testing.T, sub, msg string) (flag string) {
+	t.Helper()
+	real, err := exec.LookPath("git")
+	if err != nil {
+		t.Skip("git not installed")
+	}
+	dir := t.TempDir()
+	flag = filepath.Join(dir, "fail")
+	script := fmt.Sprintf("#!/bin/sh\nif [ -e %q ]; then\n  for a in \"$@\"; do\n    if [ \"$a\" = %q ]; then\n      printf '%%s\\n' %q >&2\n      exit 128\n    fi\n  done\nfi\nexec %q \"$@\"\n", flag, sub, msg, real)
+	if err := os.WriteFile(filepath.Join(dir, "git"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
+	return flag
+}
+
+// A job whose commit finds git unable to write (git update-index or git
+// update-ref failing with "No space left on device", "Disk quota
+// exceeded" or "Read-only file system") is held as kk's own writes are
+// on a full disk (TestFaultUnwritableMachineHoldsTheJob): the job waits,
+// /healthz says why, and once git can write it is done with its one
+// commit. Found by the QA run: the job failed ("committing: git
+// update-index …: No space left on device"), and the post was lost.
+func TestFaultGitThatCannotWriteHoldsTheJob(t *testing.T) {
+	for _, tc := range []struct {
+		name, sub, msg, says string
+	}{
+		{"update-index ENOSPC", "update-index", "fatal: sha1 file '.git/index.kk.lock' write error: No space left on device", "the disk is full"},
+		{"update-index full", "update-index", "fatal: sha1 file '.git/index.kk.lock' write error. Out of diskspace", "the disk is full"},
+		{"update-ref EDQUOT", "update-ref", "fatal: update_ref failed for ref 'HEAD': cannot update ref 'refs/heads/main': unable to append to '.git/logs/HEAD': Disk quota exceeded", "disk quota"},
+		{"update-index EROFS", "update-index", "fatal: Unable to create '.git/index.kk.lock': Read-only file system", "read-only"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			flag := gitThatCannotWrite(t, tc.sub, tc.msg)
+			k := newRepo(t, 0)
+			// Before the server's first commit: the git update-ref it
+			// starts then is kept running for the next ones.
+			s := start(t, k, nil)
+			if err := os.WriteFile(flag, nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			id := s.postAsync(t, "Unwritable git "+tc.name)
+			s.waitHealth(t, tc.says)
+			if j, _ := s.Client.Job(ctx, id); j.Status == "failed" || j.Status == "done" {
+				t.Fatalf("the job ended while git could not write: %+v", j)
+			}
+			if err := os.Remove(flag); err != nil {
+				t.Fatal(err)
+			}
+			j := s.waitJob(t, id, 30*time.Second)
+			if j.Status != "done" {
+				t.Fatalf("the job once git could write: %+v", j)
+			}
+			jobCommit(t, k, "store", j)
+			if h := s.health(t); h.Status != "ok" {
+				t.Errorf("health after: %+v", h)
+			}
+			clean(t, k)
+		})
+	}
+}
