@@ -75,7 +75,7 @@ refused.
 
 --addr defaults to 127.0.0.1:9090 (port 0 picks a free port). Listening on
 anything but loopback needs --token-file: a private file (mode 0600) holding
-on one line the bearer token every request must carry. The URL served is
+on one line the bearer token every request must carry (at least 16 bytes). The URL served is
 written to .ai/kenkeep/.state/serve.url while the server runs.
 
 Web pages are kept out: unless a request carries the token, every route
@@ -161,6 +161,9 @@ func runServe(ctx context.Context, app *App, o serveOpts) error {
 	if o.tokenFile != "" {
 		var err error
 		if token, err = app.readTokenFile(o.tokenFile); err != nil {
+			return err
+		}
+		if err := httpapi.CheckTokenLength(o.tokenFile, token); err != nil {
 			return err
 		}
 	}

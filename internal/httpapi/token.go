@@ -35,3 +35,20 @@ func ParseToken(name string, data []byte) (string, error) {
 	}
 	return token, nil
 }
+
+// MinTokenBytes is the shortest bearer token kk serve takes: a token of
+// a few characters is guessed by a client that tries them all, each try
+// costing one request. (knowledged has no token at all, and its clients,
+// kc and mcp-knowledged, send none: the token is kk's, for kk client and
+// for whatever carries it beyond loopback.)
+const MinTokenBytes = 16
+
+// CheckTokenLength refuses a token (as ParseToken returns it: white
+// space around it dropped) shorter than MinTokenBytes, naming the file
+// it came from.
+func CheckTokenLength(name, token string) error {
+	if len(token) < MinTokenBytes {
+		return fmt.Errorf("the token file %s holds a token of %d bytes; it must be at least %d bytes (a short token is guessed): make one with openssl rand -hex 32 > %s", name, len(token), MinTokenBytes, name)
+	}
+	return nil
+}

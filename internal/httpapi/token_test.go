@@ -1,6 +1,7 @@
 package httpapi_test
 
 import (
+	"fmt"
 	"io/fs"
 	"runtime"
 	"strings"
@@ -52,6 +53,30 @@ func TestTokenFile(t *testing.T) {
 		}
 		if err != nil && !strings.Contains(err.Error(), "run chmod 600 /etc/kk/tok") {
 			t.Errorf("mode %04o: %v does not say how to fix it", tc.mode, err)
+		}
+	}
+}
+
+// A token shorter than MinTokenBytes (after ParseToken dropped the white
+// space around it) is refused, naming the file and the minimum.
+func TestTokenLength(t *testing.T) {
+	for _, tc := range []struct {
+		data string
+		ok   bool
+	}{
+		{"a", false}, {"abc", false}, {"0123456789abcde", false}, {"   0123456789abcde   \n", false},
+		{"0123456789abcdef", true}, {"  0123456789abcdef \n", true}, {strings.Repeat("x", 64), true},
+	} {
+		token, err := httpapi.ParseToken("/etc/kk/tok", []byte(tc.data))
+		if err != nil {
+			t.Fatalf("ParseToken(%q): %v", tc.data, err)
+		}
+		err = httpapi.CheckTokenLength("/etc/kk/tok", token)
+		if (err == nil) != tc.ok {
+			t.Errorf("token %q: %v", tc.data, err)
+		}
+		if err != nil && !strings.Contains(err.Error(), fmt.Sprintf("the token file /etc/kk/tok holds a token of %d bytes; it must be at least 16 bytes", len(token))) {
+			t.Errorf("token %q: %v does not name the file, the length and the minimum", tc.data, err)
 		}
 	}
 }
