@@ -10,6 +10,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/kk-project/kk/internal/frontmatter"
 	"github.com/kk-project/kk/internal/jobqueue"
 	"github.com/kk-project/kk/internal/llm"
 	"github.com/kk-project/kk/internal/node"
@@ -91,6 +92,14 @@ func checkContent(w http.ResponseWriter, content string) bool {
 	return true
 }
 
+// frontMatterOnly reports whether content is front matter and nothing
+// more: the store drops a posted note's front matter (internal/serve's
+// noteBody), which would leave the note no text, and the job would fail.
+func frontMatterOnly(content string) bool {
+	doc, err := frontmatter.Parse([]byte(content))
+	return err == nil && doc.HasFrontMatter() && strings.TrimSpace(string(doc.Body())) == ""
+}
+
 // lineProblem names what the note format refuses in a write's one-line
 // fields (a control character but a tab, a bidirectional control), ""
 // when nothing: the job would fail on it later.
@@ -125,6 +134,10 @@ func (s *Server) postContent(w http.ResponseWriter, r *http.Request) {
 	}
 	if strings.TrimSpace(body.Content) == "" {
 		writeError(w, http.StatusBadRequest, "content must not be empty")
+		return
+	}
+	if frontMatterOnly(body.Content) {
+		writeError(w, http.StatusBadRequest, "content must not be empty: it holds only front matter, which kk drops (a note's front matter is kk's: give title and tags as fields)")
 		return
 	}
 	typ := strings.TrimSpace(body.Type)

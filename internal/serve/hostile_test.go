@@ -352,3 +352,31 @@ func TestFaultGitThatCannotWriteHoldsTheJob(t *testing.T) {
 		})
 	}
 }
+
+// A post whose content is front matter alone (kk drops a posted note's
+// front matter: the note's is kk's) is refused at once, 400, and nothing
+// is queued. Found by the QA run: it was accepted (202) and its job
+// failed ("content must not be empty").
+func TestPostOfFrontMatterOnlyIs400(t *testing.T) {
+	k := newRepo(t, 0)
+	s := start(t, k, nil)
+	queueDir := filepath.Join(k.StateDir(), "queue")
+	before := listDir(t, queueDir)
+	for _, body := range []string{
+		`{"content":"---\ntitle: x\n---\n"}`,
+		`{"title":"Titled","content":"---\ntitle: x\ntags: [a]\n---\n\n\n  \n"}`,
+	} {
+		code, msg := postRaw(t, "POST", s.URL, body)
+		if code != http.StatusBadRequest || !strings.Contains(msg, "content must not be empty: it holds only front matter") {
+			t.Errorf("POST %s: %d %q", body, code, msg)
+		}
+	}
+	if after := listDir(t, queueDir); !slices.Equal(after, before) {
+		t.Errorf("the queue's folder was %v before, %v after", before, after)
+	}
+	// Front matter followed by text is a note: its front matter dropped.
+	j := s.post(t, httpapi.PostRequest{Title: "Kept", Content: "---\ntitle: dropped\n---\n\nThe text after it.\n"})
+	if j.Status != "done" {
+		t.Fatalf("post: %+v", j)
+	}
+}
