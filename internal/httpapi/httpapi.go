@@ -61,6 +61,11 @@ var (
 	// body is read before the request waits for its class's slot, so
 	// that a client sending it slowly holds a connection, never a slot.
 	BodyTimeout = 20 * time.Second
+	// StallTimeout bounds how long one write of an answer may wait for a
+	// client that reads nothing of it: a client that stops reading is cut
+	// then, and its request's slot is free (else it held the slot for
+	// the whole WriteTimeout). The WriteTimeout still bounds the answer.
+	StallTimeout = 20 * time.Second
 )
 
 // Options set up a Server.
@@ -217,7 +222,7 @@ func matchPath(pattern, p string) bool {
 // counter for /metrics.
 func (s *Server) wrap(name string, write bool, class int, h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
+		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK, rc: http.NewResponseController(w), until: time.Now().Add(WriteTimeout)}
 		defer func() {
 			if p := recover(); p != nil {
 				if p == http.ErrAbortHandler {
@@ -316,23 +321,47 @@ type unavailable interface {
 	Unavailable() error
 }
 
+// statusRecorder records an answer's status for /metrics, and gives
+// each write of the answer StallTimeout to go out (within the request's
+// WriteTimeout, until), so that a client that stops reading is cut
+// instead of holding its request's slot.
 type statusRecorder struct {
 	http.ResponseWriter
 	status int
 	wrote  bool
+	rc     *http.ResponseController
+	until  time.Time
+}
+
+// progress moves the write deadline StallTimeout ahead of now, never past
+// until.
+func (r *statusRecorder) progress() {
+	if r.rc == nil {
+		return
+	}
+	d := time.Now().Add(StallTimeout)
+	if d.After(r.until) {
+		d = r.until
+	}
+	_ = r.rc.SetWriteDeadline(d)
 }
 
 func (r *statusRecorder) WriteHeader(code int) {
 	if !r.wrote {
 		r.status, r.wrote = code, true
 	}
+	r.progress()
 	r.ResponseWriter.WriteHeader(code)
 }
 
 func (r *statusRecorder) Write(b []byte) (int, error) {
 	r.wrote = true
+	r.progress()
 	return r.ResponseWriter.Write(b)
 }
+
+// Unwrap lets http.ResponseController reach the connection's writer.
+func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
 
 // writeJSON answers v as JSON, ending in a newline.
 func writeJSON(w http.ResponseWriter, status int, v any) {

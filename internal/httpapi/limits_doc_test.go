@@ -36,6 +36,7 @@ func TestLimitsDoc(t *testing.T) {
 		"MaxContentBytes":      fmt.Sprintf("| the content of a posted or edited note | %d bytes (1 MiB less %d KiB for the front matter;", MaxContentBytes, (1<<20-MaxContentBytes)>>10),
 		"MaxDescriptionLength": fmt.Sprintf("| the description of an edited note | %d characters | 400, nothing queued |", MaxDescriptionLength),
 		"BodyTimeout":          fmt.Sprintf("| a write's body, read before it waits for a slot | %d s | 408, nothing queued |", BodyTimeout/time.Second),
+		"StallTimeout":         fmt.Sprintf("| an answer's client reading nothing of it | %d s | the connection is cut, and its request's slot is free", StallTimeout/time.Second),
 		"MaxSearchLimit":       fmt.Sprintf("(`limit`) | %d (default %d) | the first %d |", MaxSearchLimit, DefaultSearchLimit, MaxSearchLimit),
 		"encodeChunk":          fmt.Sprintf("encoded a %d KiB chunk at a time", encodeChunk>>10),
 		"ConnHeadroom":         fmt.Sprintf("| connections open at once | the open-file limit (`ulimit -n`) less %d, and at least half of it | wait to be accepted |", ConnHeadroom),

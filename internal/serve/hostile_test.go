@@ -380,3 +380,50 @@ func TestPostOfFrontMatterOnlyIs400(t *testing.T) {
 		t.Fatalf("post: %+v", j)
 	}
 }
+
+// A client that stops reading an answer is cut once it has read nothing
+// for httpapi.StallTimeout, and the slot its request held is free: with
+// every search slot held by such clients, each stalled in an answer of
+// many megabytes, a search is answered. Found by the QA run: a stalled
+// reader held its slot until the write timeout (180 s), so 4 of them
+// kept every search out (503 after the wait for a slot).
+func TestStalledReadersHoldNoSlot(t *testing.T) {
+	defer func(d time.Duration) { httpapi.StallTimeout = d }(httpapi.StallTimeout)
+	httpapi.StallTimeout = 300 * time.Millisecond
+	k := newRepo(t, 0)
+	s := startHTTP(t, context.Background(), Options{KB: k}, nil, httpapi.Options{Limits: httpapi.Limits{Wait: 10 * time.Second}})
+	// 16 notes of 900 KB carrying one tag, written by hand: an answer
+	// listing them all (14 MB) is more than the sockets hold.
+	body := strings.Repeat("lorem ipsum dolor sit amet ", 900<<10/27)
+	if err := os.MkdirAll(k.NodePath("inbox"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 16 {
+		leaf := fmt.Sprintf("---\ntype: map\ntitle: Big %d\ndescription: A big note\ntags:\n  - big\nkk_schema_version: 3\nkk_id: map-big-%d\nkk_derived_from: []\nkk_relates_to: []\nkk_depends_on: []\nkk_confidence: high\nkk_version: 1\n---\n%s\n", i, i, body)
+		if err := os.WriteFile(k.NodePath(fmt.Sprintf("inbox/map-big-%d.md", i)), []byte(leaf), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	host := strings.TrimPrefix(s.URL, "http://")
+	for i := range httpapi.DefaultLimits.Searches {
+		c, err := net.Dial("tcp", host)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer func() { _ = c.Close() }()
+		fmt.Fprintf(c, "GET /search?tag=big&mode=raw HTTP/1.1\r\nHost: %s\r\n\r\n", host)
+		// The answer has begun (the request holds its slot); nothing
+		// more of it is read.
+		resp, err := http.ReadResponse(bufio.NewReaderSize(c, 16), nil)
+		if err != nil || resp.StatusCode != http.StatusOK {
+			t.Fatalf("stalled reader %d: %v %v", i, resp, err)
+		}
+	}
+	docs, err := s.Client.ByTags(ctx, []string{"big"}, false)
+	if err != nil {
+		t.Fatalf("a search while %d readers stall: %v", httpapi.DefaultLimits.Searches, err)
+	}
+	if len(docs) != 16 {
+		t.Errorf("the search found %d notes, want 16", len(docs))
+	}
+}
