@@ -110,6 +110,8 @@ type Server struct {
 	// listener's port is known.
 	hosts atomic.Pointer[hostSet]
 	gates map[int]*gate // by route class
+	// bodies is the room of the write bodies read at once (Limits.Bodies).
+	bodies *bodyRoom
 	// conns is the listener Serve accepts from, bounded by MaxConns.
 	conns atomic.Pointer[limitListener]
 }
@@ -132,12 +134,15 @@ func New(o Options) (*Server, error) {
 	l.Reads, l.Searches = cmp.Or(l.Reads, d.Reads), cmp.Or(l.Searches, d.Searches)
 	l.Models, l.Writes = cmp.Or(l.Models, d.Models), cmp.Or(l.Writes, d.Writes)
 	l.Queue, l.Wait = cmp.Or(l.Queue, d.Queue), cmp.Or(l.Wait, d.Wait)
+	// The room holds at least one body of the largest size (and the
+	// chunk that finds its end).
+	l.Bodies = max(cmp.Or(l.Bodies, d.Bodies), int(o.MaxBody)+BodyChunk-int(o.MaxBody)%BodyChunk)
 	s := &Server{opts: o, metrics: newRequestMetrics(), gates: map[int]*gate{
 		classRead:   newGate("read", l.Reads, l.Queue, l.Wait),
 		classSearch: newGate("search", l.Searches, l.Queue, l.Wait),
 		classModel:  newGate("model", l.Models, l.Queue, l.Wait),
 		classWrite:  newGate("write", l.Writes, l.Queue, l.Wait),
-	}}
+	}, bodies: newBodyRoom(l.Bodies, l.Wait)}
 	s.handler = s.routes()
 	return s, nil
 }
@@ -258,7 +263,8 @@ func (s *Server) wrap(name string, write bool, class int, h http.Handler) http.H
 			// takes its class's slot: a client that sends its body
 			// slowly (or never) holds no slot meanwhile, and honest
 			// writers go on.
-			body, ok := s.readBody(w, rec, r)
+			body, held, ok := s.readBody(w, rec, r)
+			defer s.bodies.give(held)
 			if !ok {
 				return
 			}
@@ -291,18 +297,44 @@ func (s *Server) wrap(name string, write bool, class int, h http.Handler) http.H
 }
 
 // readBody reads a write's body, at most MaxBody bytes, within
-// BodyTimeout; false when it answered the request instead (413 for a
-// body over the cap, 408 for one that did not come in time, 400 for
-// one that could not be read). w is the connection's writer (its read
+// BodyTimeout, taking room for it (Limits.Bodies) a BodyChunk at a time
+// before it reads it; it returns the body and the chunks of room taken
+// (given back by the caller once the request ends), false when it
+// answered the request instead: 413 for a body over the cap, 408 for one
+// that did not come in time, 503 for one that found no room, 400 for
+// one that could not be read. w is the connection's writer (its read
 // deadline is set through it), rec the recorder answers go through.
-func (s *Server) readBody(w http.ResponseWriter, rec *statusRecorder, r *http.Request) ([]byte, bool) {
+func (s *Server) readBody(w http.ResponseWriter, rec *statusRecorder, r *http.Request) ([]byte, int, bool) {
 	rc := http.NewResponseController(w)
+	timer := time.NewTimer(BodyTimeout)
+	defer timer.Stop()
 	_ = rc.SetReadDeadline(time.Now().Add(BodyTimeout))
-	raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.opts.MaxBody))
+	defer func() { _ = rc.SetReadDeadline(time.Time{}) }()
+	body := http.MaxBytesReader(w, r.Body, s.opts.MaxBody)
+	var buf bytes.Buffer
+	held := 0
+	var err error
+	for {
+		if !s.bodies.take(r.Context(), timer.C) {
+			if r.Context().Err() != nil {
+				return nil, held, false // the client is gone
+			}
+			rec.Header().Set("Retry-After", "1")
+			rec.Header().Set("Connection", "close")
+			writeError(rec, http.StatusServiceUnavailable, fmt.Sprintf("too many request bodies being read at once (%d MiB); try again shortly", cap(s.bodies.tokens)*BodyChunk>>20))
+			return nil, held, false
+		}
+		held++
+		var n int64
+		n, err = io.CopyN(&buf, body, BodyChunk)
+		if err != nil || n < BodyChunk {
+			break
+		}
+	}
 	var tooBig *http.MaxBytesError
 	switch {
-	case err == nil:
-		return raw, true
+	case err == nil, errors.Is(err, io.EOF):
+		return buf.Bytes(), held, true
 	case errors.As(err, &tooBig):
 		writeError(rec, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body exceeds %d bytes", tooBig.Limit))
 	case errors.Is(err, os.ErrDeadlineExceeded):
@@ -311,7 +343,7 @@ func (s *Server) readBody(w http.ResponseWriter, rec *statusRecorder, r *http.Re
 	default:
 		writeError(rec, http.StatusBadRequest, "invalid JSON body: reading it: "+err.Error())
 	}
-	return nil, false
+	return nil, held, false
 }
 
 // unavailable is a backend that can say it cannot answer now (an error

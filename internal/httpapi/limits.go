@@ -14,8 +14,8 @@ import (
 // class full waits for a slot, with at most Queue others, for at most
 // Wait; past either it is answered 503 with Retry-After. A write's body
 // is read (at most MaxBody, within BodyTimeout) before it waits, so that
-// a client sending its body slowly holds its connection, never a slot:
-// the bodies held at once are bounded by the connections (MaxConns).
+// a client sending its body slowly holds its connection, never a slot;
+// the bytes of the bodies held at once are bounded by Bodies.
 //
 // Answers are written a note at a time (writeDocs), so an answer holds at
 // most one note (node.MaxSize, 1 MiB) and a small encoding buffer: the
@@ -34,6 +34,12 @@ type Limits struct {
 	// Writes: POST, PUT and DELETE /content (a body of up to MaxBody,
 	// decoded, then queued).
 	Writes int
+	// Bodies bounds the bytes of write bodies read and held at once
+	// (each is read before its request waits for its slot): a body takes
+	// room a BodyChunk at a time, before it reads it, and holds it until
+	// its request ends; one that finds no room waits for it (Wait), and
+	// is then answered 503. A slow body holds the room of what it sent.
+	Bodies int
 	// Queue is how many requests of one class may wait for a slot.
 	Queue int
 	// Wait is how long a request waits for a slot.
@@ -41,7 +47,48 @@ type Limits struct {
 }
 
 // DefaultLimits are kk serve's.
-var DefaultLimits = Limits{Reads: 8, Searches: 4, Models: 4, Writes: 8, Queue: 64, Wait: 30 * time.Second}
+var DefaultLimits = Limits{Reads: 8, Searches: 4, Models: 4, Writes: 8, Bodies: 64 << 20, Queue: 64, Wait: 30 * time.Second}
+
+// BodyChunk is the unit of Limits.Bodies: a body takes room this much at
+// a time.
+const BodyChunk = 32 << 10
+
+// bodyRoom is Limits.Bodies: one token per BodyChunk.
+type bodyRoom struct {
+	tokens chan struct{}
+	wait   time.Duration
+}
+
+func newBodyRoom(bytes int, wait time.Duration) *bodyRoom {
+	return &bodyRoom{tokens: make(chan struct{}, max(1, bytes/BodyChunk)), wait: wait}
+}
+
+// take takes one chunk of room, waiting for it for at most the room's
+// wait (and until deadline or ctx's end); false when none came.
+func (b *bodyRoom) take(ctx context.Context, deadline <-chan time.Time) bool {
+	select {
+	case b.tokens <- struct{}{}:
+		return true
+	default:
+	}
+	t := time.NewTimer(b.wait)
+	defer t.Stop()
+	select {
+	case b.tokens <- struct{}{}:
+		return true
+	case <-t.C:
+	case <-deadline:
+	case <-ctx.Done():
+	}
+	return false
+}
+
+// give gives n chunks of room back.
+func (b *bodyRoom) give(n int) {
+	for range n {
+		<-b.tokens
+	}
+}
 
 // The classes of routes. Unbounded routes (/healthz, /metrics,
 // /jobs/{id}, the 404 and 405 answers) hold next to nothing.

@@ -37,6 +37,7 @@ func TestLimitsDoc(t *testing.T) {
 		"MaxDescriptionLength": fmt.Sprintf("| the description of an edited note | %d characters | 400, nothing queued |", MaxDescriptionLength),
 		"BodyTimeout":          fmt.Sprintf("| a write's body, read before it waits for a slot | %d s | 408, nothing queued |", BodyTimeout/time.Second),
 		"StallTimeout":         fmt.Sprintf("| an answer's client reading nothing of it | %d s | the connection is cut, and its request's slot is free", StallTimeout/time.Second),
+		"Limits.Bodies":        fmt.Sprintf("| bytes of write bodies read and held at once | %d MiB | wait for room (%d s), then 503 |", d.Bodies>>20, d.Wait/time.Second),
 		"MaxSearchLimit":       fmt.Sprintf("(`limit`) | %d (default %d) | the first %d |", MaxSearchLimit, DefaultSearchLimit, MaxSearchLimit),
 		"encodeChunk":          fmt.Sprintf("encoded a %d KiB chunk at a time", encodeChunk>>10),
 		"ConnHeadroom":         fmt.Sprintf("| connections open at once | the open-file limit (`ulimit -n`) less %d, and at least half of it | wait to be accepted |", ConnHeadroom),

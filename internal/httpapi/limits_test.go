@@ -1,6 +1,10 @@
 package httpapi_test
 
 import (
+	"bufio"
+	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -96,5 +100,63 @@ func TestDefaultMaxConns(t *testing.T) {
 	}
 	if n := httpapi.DefaultMaxConns(); n < 1 {
 		t.Errorf("DefaultMaxConns() = %d", n)
+	}
+}
+
+// TestBodiesHeldAtOnceAreBounded: the bytes of write bodies read (and
+// held) at once are at most Limits.Bodies: a write whose body finds no
+// room waits for it (Limits.Wait), then is answered 503 with
+// Retry-After, nothing queued; the body holding the room, once its rest
+// comes, is accepted. (Bodies are read before a write waits for its
+// slot, so that a slow one holds no slot: without this bound, each
+// connection could hold a body of up to 1 MiB.)
+func TestBodiesHeldAtOnceAreBounded(t *testing.T) {
+	url, _ := serveWith(t, newRepo(t), httpapi.Options{Addr: "127.0.0.1:0", MaxBody: 2*httpapi.BodyChunk - 1,
+		Limits: httpapi.Limits{Bodies: 2 * httpapi.BodyChunk, Wait: 300 * time.Millisecond}})
+	host := strings.TrimPrefix(url, "http://")
+	// A body of almost two chunks, of which the first one and a half
+	// come: it holds the whole room.
+	big := `{"title":"Big","content":"` + strings.Repeat("x", 2*httpapi.BodyChunk-100) + `\n"}`
+	c, err := net.Dial("tcp", host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = c.Close() }()
+	fmt.Fprintf(c, "POST /content HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\nExpect: 100-continue\r\n\r\n", host, len(big))
+	br := bufio.NewReader(c)
+	if line, err := br.ReadString('\n'); err != nil || !strings.HasPrefix(line, "HTTP/1.1 100 ") {
+		t.Fatalf("waiting for 100 Continue: %q %v", line, err)
+	}
+	if _, err := br.ReadString('\n'); err != nil {
+		t.Fatal(err)
+	}
+	half := httpapi.BodyChunk * 3 / 2
+	if _, err := io.WriteString(c, big[:half]); err != nil {
+		t.Fatal(err)
+	}
+	// Once the room is held, another write finds none.
+	var r reply
+	for i := 0; ; i++ {
+		r = send(t, "POST", url+"/content", fmt.Sprintf(`{"title":"Small","content":"A small note, %d.\n"}`, i), map[string]string{"Content-Type": "application/json"})
+		if r.status != http.StatusAccepted || i == 100 {
+			break
+		}
+		// The big body's second chunk was not yet read: this one got
+		// room, and is queued. Again, a while later.
+		time.Sleep(10 * time.Millisecond)
+	}
+	if r.status != http.StatusServiceUnavailable || r.header.Get("Retry-After") == "" || !strings.Contains(r.body, "request bodies being read at once") {
+		t.Fatalf("a write with no room for its body: %d %v %s", r.status, r.header, r.body)
+	}
+	if _, err := io.WriteString(c, big[half:]); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = resp.Body.Close()
+	if resp.StatusCode != http.StatusAccepted {
+		t.Errorf("the big body, once all of it came: %d", resp.StatusCode)
 	}
 }
