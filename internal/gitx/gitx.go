@@ -35,7 +35,8 @@ func gitError(ctx context.Context, args []string, msg string, err error) error {
 
 // machineErrors are the failures of the machine, not of the command,
 // that git reports in strerror's words (git runs with LC_ALL=C): the
-// disk full, the user's disk quota spent, a read-only file system. A git
+// disk full, the user's disk quota spent, a read-only file system, a
+// file of the repository kk's user may not write. A git
 // error that reports one matches its errno (errors.Is), as kk's own
 // writes do, so that a caller can tell them from a failure of its
 // request (kk serve holds the job until the writes can land).
@@ -47,6 +48,10 @@ var machineErrors = []struct {
 	{"Out of diskspace", syscall.ENOSPC}, // git's hashfile, on a write of 0 bytes
 	{"Disk quota exceeded", syscall.EDQUOT},
 	{"Read-only file system", syscall.EROFS},
+	// The repository's files not writable by kk's user (.git or its
+	// objects made read-only, or owned by another user).
+	{"insufficient permission for adding an object", syscall.EACCES},
+	{"Permission denied", syscall.EACCES},
 }
 
 // machineErrno returns the errno of the machine's failure msg reports

@@ -97,6 +97,18 @@ func (b *Backend) unwritable(err error) error {
 	return fmt.Errorf("%w: %s: the job waits and runs once its files can be written (%v)", jobqueue.ErrHeld, why, err)
 }
 
+// gitUnwritable marks a commit's failure for want of permission as the
+// environment's (jobqueue.ErrHeld), as unwritable does for kk's .state/
+// folder: a commit writes only into the git folder (objects, the index,
+// refs), so a permission refused there (.git or its objects made
+// read-only, or owned by another user) would fail every job in turn.
+func gitUnwritable(gitDir string, err error) error {
+	if err == nil || errors.Is(err, jobqueue.ErrHeld) || errors.Is(err, jobqueue.ErrInterrupted) || !errors.Is(err, fs.ErrPermission) {
+		return err
+	}
+	return fmt.Errorf("%w: the git folder %s cannot be written (permission denied); make it writable by kk serve's user: the job waits and runs once it can commit (%v)", jobqueue.ErrHeld, gitDir, err)
+}
+
 // within reports whether path is dir or under it.
 func within(dir, path string) bool {
 	rel, err := filepath.Rel(dir, path)
@@ -375,8 +387,9 @@ func (b *Backend) commit(ctx context.Context, j *service.Job, leaf string, res *
 		b.waitEnded()
 		if err != nil {
 			// git that could not write (the disk full, a read-only file
-			// system) holds the job as kk's own writes do.
-			return b.unwritable(commitError(err))
+			// system, .git not writable) holds the job as kk's own
+			// writes do.
+			return b.unwritable(gitUnwritable(r.GitDir, commitError(err)))
 		}
 		// The commit stands from here on: whatever fails is logged.
 		b.landed(p, landed)

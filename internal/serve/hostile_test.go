@@ -322,6 +322,9 @@ func TestFaultGitThatCannotWriteHoldsTheJob(t *testing.T) {
 		{"update-index full", "update-index", "fatal: sha1 file '.git/index.kk.lock' write error. Out of diskspace", "the disk is full"},
 		{"update-ref EDQUOT", "update-ref", "fatal: update_ref failed for ref 'HEAD': cannot update ref 'refs/heads/main': unable to append to '.git/logs/HEAD': Disk quota exceeded", "disk quota"},
 		{"update-index EROFS", "update-index", "fatal: Unable to create '.git/index.kk.lock': Read-only file system", "read-only"},
+		// .git (or its objects) made unwritable for kk serve's user.
+		{"update-index EACCES", "update-index", "fatal: Unable to create '.git/index.kk.lock': Permission denied", "cannot be written (permission denied)"},
+		{"update-ref objects", "update-ref", "error: insufficient permission for adding an object to repository database .git/objects", "cannot be written (permission denied)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			flag := gitThatCannotWrite(t, tc.sub, tc.msg)
