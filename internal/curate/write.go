@@ -247,15 +247,8 @@ func writeNode(tx *txn.Tx, in contracts.NodeInput, opts WriteOptions) (*WriteRes
 	}
 	// The id is final here (--unique may have changed it): an edge to it
 	// is an edge to the node itself, which kk lint and kb_check report.
-	for _, l := range []struct {
-		field string
-		refs  []string
-	}{{"relates_to", in.RelatesTo}, {"depends_on", in.DependsOn}} {
-		for _, ref := range l.refs {
-			if store.IDKey(ref) == store.IDKey(id) {
-				return nil, nil, fmt.Errorf("field %q: %s is this node's own id; a node cannot link to itself", l.field, ref)
-			}
-		}
+	if err := checkNoSelfEdge(id, in.RelatesTo, in.DependsOn); err != nil {
+		return nil, nil, err
 	}
 	folder, _ := node.CleanFolder(in.Folder)
 	if n == nil {
@@ -309,6 +302,23 @@ func writeNode(tx *txn.Tx, in contracts.NodeInput, opts WriteOptions) (*WriteRes
 
 // repoRelative says what is wrong with p as a path relative to the
 // repository ("" when nothing): bootstrap records documents by such paths.
+// checkNoSelfEdge is an error naming the field when relatesTo or dependsOn
+// holds id itself (ids compared without regard to case): an edge from a
+// node to itself, which kk lint and kb_check report and kk upsert refuses.
+func checkNoSelfEdge(id string, relatesTo, dependsOn []string) error {
+	for _, l := range []struct {
+		field string
+		refs  []string
+	}{{"relates_to", relatesTo}, {"depends_on", dependsOn}} {
+		for _, ref := range l.refs {
+			if store.IDKey(ref) == store.IDKey(id) {
+				return fmt.Errorf("field %q: %s is this node's own id; a node cannot link to itself", l.field, ref)
+			}
+		}
+	}
+	return nil
+}
+
 func repoRelative(p string) string {
 	switch {
 	case strings.ContainsAny(p, "\x00\n\r"):
