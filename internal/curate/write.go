@@ -125,6 +125,13 @@ type WriteOptions struct {
 	// NoIndex leaves the generated index files alone, for callers that
 	// write many leaves and rebuild once at the end.
 	NoIndex bool
+	// Keep names the fields (by their node-input JSON names: title,
+	// description, tags, relates_to, depends_on, derived_from,
+	// confidence, phrasings, body) the caller did not give: an Update of
+	// an existing leaf keeps their current values (kk node write --update
+	// changes only the flags given). When the leaf does not exist yet, the
+	// input's values are written, and a kept description is an error.
+	Keep map[string]bool
 }
 
 // WriteNode writes one leaf in a store transaction and, unless
@@ -244,6 +251,9 @@ func writeNode(tx *txn.Tx, in contracts.NodeInput, opts WriteOptions) (*WriteRes
 		}
 		id = n.ID // the id as its writer gave it
 		action = "updated"
+		keepFields(&in, n, opts.Keep)
+	case mode == Update && opts.Keep["description"]:
+		return nil, nil, fmt.Errorf("field \"description\": is required: %s does not exist yet, so there is no description to keep", id)
 	}
 	// The id is final here (--unique may have changed it): an edge to it
 	// is an edge to the node itself, which kk lint and kb_check report.
@@ -302,6 +312,29 @@ func writeNode(tx *txn.Tx, in contracts.NodeInput, opts WriteOptions) (*WriteRes
 
 // repoRelative says what is wrong with p as a path relative to the
 // repository ("" when nothing): bootstrap records documents by such paths.
+// keepFields sets the fields of in that keep names to their values in
+// the existing leaf n.
+func keepFields(in *contracts.NodeInput, n *node.Node, keep map[string]bool) {
+	for _, f := range []struct {
+		name string
+		set  func()
+	}{
+		{"title", func() { in.Title = n.Title }},
+		{"description", func() { in.Description = n.Description }},
+		{"tags", func() { in.Tags = slices.Clone(n.Tags) }},
+		{"relates_to", func() { in.RelatesTo = slices.Clone(n.RelatesTo) }},
+		{"depends_on", func() { in.DependsOn = slices.Clone(n.DependsOn) }},
+		{"derived_from", func() { in.DerivedFrom = slices.Clone(n.DerivedFrom) }},
+		{"confidence", func() { in.Confidence = n.Confidence }},
+		{"phrasings", func() { in.Phrasings = nil }}, // writeNode keeps nil phrasings
+		{"body", func() { in.Body = string(n.Body) }},
+	} {
+		if keep[f.name] {
+			f.set()
+		}
+	}
+}
+
 // checkNoSelfEdge is an error naming the field when relatesTo or dependsOn
 // holds id itself (ids compared without regard to case): an edge from a
 // node to itself, which kk lint and kb_check report and kk upsert refuses.
