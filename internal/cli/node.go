@@ -139,7 +139,7 @@ that it is none of these.`,
 	f.StringVar(&o.confidence, "confidence", "high", "low, medium or high")
 	f.StringArrayVar(&o.phrasings, "phrasing", nil, "how a developer would ask for this node, in their own words (repeatable; kk_phrasings)")
 	f.StringVar(&o.from, "body-file", "", "read the body from this file instead of standard input")
-	f.StringVar(&o.folder, "folder", "", "folder under nodes/ (created when missing)")
+	f.StringVar(&o.folder, "folder", "", "folder under nodes/ (created when missing; go, nodes/go and .ai/kenkeep/nodes/go/ are the same)")
 	f.StringVar(&o.sourceDoc, "source-doc", "", "repository-relative document this node came from (with --source-hash)")
 	f.StringVar(&o.sourceHash, "source-hash", "", "SHA-256 of --source-doc's content")
 	f.StringVar(&o.input, "input", "", "read the whole node as JSON from a file, or - for standard input")
@@ -413,7 +413,7 @@ func runNodeList(ctx context.Context, app *App, o nodeListOpts) error {
 	if err != nil {
 		return err
 	}
-	folder, err := node.CleanFolder(o.folder)
+	folder, err := node.TreeFolder(o.folder)
 	if err != nil {
 		return usagef("--folder: %v", err)
 	}

@@ -171,7 +171,7 @@ func persist(tx *txn.Tx, actions []contracts.CuratorAction, opts PersistOptions)
 			if a.HomeFolder != nil {
 				home = strings.TrimSpace(*a.HomeFolder)
 			}
-			folder, err := node.CleanFolder(home)
+			folder, err := node.TreeFolder(home)
 			if err != nil {
 				fail(ReasonHomeFolderInvalid, "home_folder: %v", err)
 				break

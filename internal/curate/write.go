@@ -78,7 +78,7 @@ func validateInput(in *contracts.NodeInput) error {
 			return field("source_hash", fmt.Sprintf("%q is not a SHA-256 (64 hexadecimal digits, optionally after sha256:)", in.SourceHash))
 		}
 	}
-	if _, err := node.CleanFolder(in.Folder); err != nil {
+	if _, err := node.TreeFolder(in.Folder); err != nil {
 		return field("folder", err.Error())
 	}
 	if len(in.Body) > node.MaxSize {
@@ -260,7 +260,7 @@ func writeNode(tx *txn.Tx, in contracts.NodeInput, opts WriteOptions) (*WriteRes
 	if err := checkNoSelfEdge(id, in.RelatesTo, in.DependsOn); err != nil {
 		return nil, nil, err
 	}
-	folder, _ := node.CleanFolder(in.Folder)
+	folder, _ := node.TreeFolder(in.Folder)
 	if n == nil {
 		n = &node.Node{Format: node.SchemaVersion}
 	} else if in.Folder == "" {
