@@ -366,8 +366,9 @@ func (s *planSim) free(path string) error {
 }
 
 // folder cleans a folder named by the plan, reporting a bad one at ptr.
+// nodes/x and .ai/kenkeep/nodes/x name the folder x (node.TreeFolder).
 func (s *planSim) folder(ptr, raw string) (string, bool) {
-	f, err := node.CleanFolder(raw)
+	f, err := node.TreeFolder(raw)
 	if err != nil {
 		s.fail(ptr, "%v", err)
 		return "", false

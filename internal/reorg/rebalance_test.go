@@ -403,6 +403,26 @@ func TestRebalanceRelinks(t *testing.T) {
 	}
 }
 
+// TestRebalanceFolderPrefix: a plan that names its folders as seen from
+// the repository (nodes/x/, .ai/kenkeep/nodes/keep) means the folders
+// under nodes/; nodes/new made nodes/nodes/new.
+func TestRebalanceFolderPrefix(t *testing.T) {
+	k := simTree(t, "old/practice-a.md||", "keep/practice-b.md||", "map-c.md||")
+	if _, err := applyJSON(t, k, `{"operations": [
+		{"operation": "merge", "branch": "nodes/old/", "into": ".ai/kenkeep/nodes/keep"},
+		{"operation": "create-branch", "folder": "nodes/new/", "summary": "new", "ids": ["map-c"]}]}`); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"keep/practice-a.md", "new/map-c.md"} {
+		if _, err := os.Stat(k.NodePath(p)); err != nil {
+			t.Errorf("%s: %v", p, err)
+		}
+	}
+	if _, err := os.Stat(k.NodePath("nodes")); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("nodes/nodes was made: %v", err)
+	}
+}
+
 // TestRebalanceMoveKeepsBytes checks that a leaf whose links do not change
 // moves as the same bytes (git sees a pure rename) and that the folder it
 // left is removed.
