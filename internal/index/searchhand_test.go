@@ -79,3 +79,26 @@ func TestSearchFoldsAccents(t *testing.T) {
 		}
 	}
 }
+
+// The early answer a hook offers before feedback leaves out leaves that
+// share an id, as the final answer does.
+func TestEarlyHitsLeaveOutLeavesSharingAnID(t *testing.T) {
+	ctx := context.Background()
+	k := seedKB(t)
+	note := leaf("practice-zebra-crossing", "Zebra crossing", "Where pedestrians cross", nil, "", "Zebra crossings are painted stripes.")
+	writeLeaf(t, k, "roads/practice-zebra-crossing.md", note)
+	writeLeaf(t, k, "copy/practice-zebra-crossing.md", note)
+	writeLeaf(t, k, "roads/practice-zebra-herd.md", leaf("practice-zebra-herd", "Zebra herd", "Animals", nil, "", "A herd of zebra grazing."))
+	db, _, err := Open(ctx, k, "main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = db.Close() }()
+	var early []Hit
+	if _, err := db.Search(ctx, Request{Text: "zebra crossing", Limit: 10, Early: func(h []Hit) { early = h }}); err != nil {
+		t.Fatal(err)
+	}
+	if got := ids(early); len(got) != 1 || got[0] != "practice-zebra-herd" {
+		t.Fatalf("early hits %v; want only practice-zebra-herd (the two leaves of practice-zebra-crossing share its id)", got)
+	}
+}
