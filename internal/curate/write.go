@@ -310,8 +310,6 @@ func writeNode(tx *txn.Tx, in contracts.NodeInput, opts WriteOptions) (*WriteRes
 	return res, n, nil
 }
 
-// repoRelative says what is wrong with p as a path relative to the
-// repository ("" when nothing): bootstrap records documents by such paths.
 // keepFields sets the fields of in that keep names to their values in
 // the existing leaf n.
 func keepFields(in *contracts.NodeInput, n *node.Node, keep map[string]bool) {
@@ -352,6 +350,8 @@ func checkNoSelfEdge(id string, relatesTo, dependsOn []string) error {
 	return nil
 }
 
+// repoRelative says what is wrong with p as a path relative to the
+// repository ("" when nothing): bootstrap records documents by such paths.
 func repoRelative(p string) string {
 	switch {
 	case strings.ContainsAny(p, "\x00\n\r"):
