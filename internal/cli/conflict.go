@@ -33,8 +33,10 @@ func newConflictPrepareCmd(app *App) *cobra.Command {
 		Short: "List the pending conflicts in review order with a default reply",
 		Long: `Read the pending conflict files (status: pending) and print them in review
 order: by target node id (conflicts without a target last), then proposed
-kind, then detection time. Consecutive conflicts about the same node share
-a group_id, and the existing node is included with the first of the group.
+kind, then detection time. Consecutive conflicts about the same node (its
+id in any case) share a group_id, and the existing node is included with
+the first of the group. Two conflict files with one id are an error naming
+both.
 
 Each conflict gets a default reply from a line diff of the proposed body
 against the existing node's body (without its generated sections): "s"

@@ -2,11 +2,13 @@ package cli
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
 
 	"github.com/kk-project/kk/internal/curate"
+	"github.com/kk-project/kk/internal/store"
 )
 
 type curateDedupOpts struct {
@@ -44,6 +46,8 @@ Everything is checked before anything is written: an unknown session, a
 session that is not extracted or was curated by another run, or a candidate
 index the session does not have fails the run with nothing written.
 Running again with the same --run-id and input changes nothing.
+--output, --conflicts-dir and --sessions-dir may not be inside
+.ai/kenkeep/nodes/, which holds only leaves.
 
 Prints {"schema_version", "kept", "conflicts", "stamped", "runId"}.`,
 		Example: `  kk curate-dedup --input actions.json --output survivors.json --run-id 2026-05-23-a
@@ -97,6 +101,14 @@ func runCurateDedup(ctx context.Context, app *App, o curateDedupOpts) error {
 			return err
 		}
 	}
+	// nodes/ holds leaves and the files kk generates for them, nothing
+	// else: survivors or conflict files there would sit in the knowledge
+	// tree as files no reader knows.
+	for _, p := range []struct{ flag, path string }{{"--output", opts.Output}, {"--conflicts-dir", opts.ConflictsDir}, {"--sessions-dir", opts.SessionsDir}} {
+		if err := refuseInsideNodes(k, p.flag, p.path); err != nil {
+			return err
+		}
+	}
 	res, err := curate.RunDedup(ctx, k, actions, opts)
 	if err != nil {
 		return err
@@ -107,6 +119,46 @@ func runCurateDedup(ctx context.Context, app *App, o curateDedupOpts) error {
 		app.warnf("the trace %s: %v", k.Rel(trace.Path(k)), err)
 	}
 	return app.printJSON(map[string]any{"kept": res.Kept, "conflicts": res.Conflicts, "stamped": res.Stamped, "runId": res.RunID})
+}
+
+// refuseInsideNodes is an error naming flag when path (absolute) is
+// nodes/ or lies inside it, symbolic links followed; an empty path is
+// fine.
+func refuseInsideNodes(k *store.KB, flag, path string) error {
+	if path == "" {
+		return nil
+	}
+	if isInside(resolveExisting(k.NodesDir()), resolveExisting(path)) {
+		return fmt.Errorf("%s %s is inside %s/, which holds only the leaves of the knowledge tree; give a path outside it", flag, k.Rel(path), k.Rel(k.NodesDir()))
+	}
+	return nil
+}
+
+// isInside reports whether path is dir or lies below it.
+func isInside(dir, path string) bool {
+	rel, err := filepath.Rel(dir, path)
+	return err == nil && (rel == "." || filepath.IsLocal(rel))
+}
+
+// resolveExisting resolves the symbolic links of the longest part of path
+// that exists, and joins the rest to it as given.
+func resolveExisting(path string) string {
+	path = filepath.Clean(path)
+	var rest []string
+	for p := path; ; {
+		if r, err := filepath.EvalSymlinks(p); err == nil {
+			for i := len(rest) - 1; i >= 0; i-- {
+				r = filepath.Join(r, rest[i])
+			}
+			return r
+		}
+		parent := filepath.Dir(p)
+		if parent == p {
+			return path
+		}
+		rest = append(rest, filepath.Base(p))
+		p = parent
+	}
 }
 
 // absPath resolves a path given on the command line against the working

@@ -33,6 +33,9 @@ lock, then regenerate the index files once (unless --no-index):
           with modify_missing_target; a node never changes type.
   drop    writes nothing.
 
+A proposed node that kk node write would refuse (an edge to its own id
+among them) fails its action with invalid_node.
+
 A failed action does not stop the others, and the leaves already written
 stay written. An action whose leaf already has exactly that content is
 "unchanged", so running the same input twice is harmless.

@@ -112,9 +112,10 @@ entry already there wins), and every index file is regenerated.
 
 The run is deterministic and holds the writer lock. Every converted leaf
 is computed and read back before the first file is written, so bad input
-changes nothing. Leaves whose body already had its own "# Related" or
-"# Citations" heading are converted and listed as collisions, to merge by
-hand.
+changes nothing. A body with its own "# Related" section gets the
+generated links at the end of it, under its heading. Leaves whose body
+already had its own "# Citations" heading are converted and listed as
+collisions, to merge by hand.
 
 The tree must be at schema version 2 ('kk migrate status' tells); a tree
 already at version 3, or with no leaves, is left alone ("nothing to do").
@@ -160,7 +161,7 @@ func runMigrateOKFv3(ctx context.Context, app *App, o migrateOKFv3Opts) error {
 		fmt.Fprintf(app.IO.Out, "collision\t%s\t%s\n", c.Path, strings.Join(c.Headings, ", "))
 	}
 	if len(res.Collisions) > 0 {
-		app.warnf("%d leaf file(s) already had their own Related or Citations heading; the generated section now repeats it, so merge the two by hand", len(res.Collisions))
+		app.warnf("%d leaf file(s) already had their own Citations heading; the generated section now repeats it, so merge the two by hand", len(res.Collisions))
 	}
 	return nil
 }

@@ -52,6 +52,8 @@ type nodeWriteOpts struct {
 	unique      bool
 	noIndex     bool
 	trace       string
+	// keep names the fields --update keeps (curate.WriteOptions.Keep).
+	keep map[string]bool
 }
 
 func newNodeWriteCmd(app *App) *cobra.Command {
@@ -65,9 +67,13 @@ used as is) under nodes/, or in --folder, then regenerate the index files.
 The body comes from --body-file <path>, or else from standard input. --input
 <file|-> takes the whole node as JSON instead (see 'kk schema node-input').
 
-An id that already exists is an error unless --update (replace that leaf in
-place, keeping its folder unless --folder moves it) or --unique (write
-<id>-2, -3 or -4 instead). Prints the id, or JSON with --json.
+An id that already exists is an error unless --update (change that leaf in
+place) or --unique (write <id>-2, -3 or -4 instead). --update changes only
+the fields whose flags are given and keeps the others: title, description,
+tags, edges, provenance, confidence, phrasings, folder, and the body unless
+--body-file or standard input brings one; an empty list (--tag '') clears
+that list. With --input, the JSON is the whole node and replaces the leaf.
+Prints the id, or JSON with --json.
 
 The index files are regenerated after the write, so the tree stays
 consistent. When writing many nodes in a row, pass --no-index to each and
@@ -110,6 +116,16 @@ that it is none of these.`,
 					}
 				}
 			}
+			if o.update && o.input == "" {
+				// --update changes the fields given and keeps the others.
+				o.keep = map[string]bool{}
+				for flag, field := range map[string]string{"title": "title", "description": "description", "tag": "tags", "relates-to": "relates_to",
+					"depends-on": "depends_on", "derived-from": "derived_from", "confidence": "confidence", "phrasing": "phrasings", "body-file": "body"} {
+					if !cmd.Flags().Changed(flag) {
+						o.keep[field] = true
+					}
+				}
+			}
 			return runNodeWrite(cmd.Context(), app, o)
 		},
 	}
@@ -123,11 +139,11 @@ that it is none of these.`,
 	f.StringVar(&o.confidence, "confidence", "high", "low, medium or high")
 	f.StringArrayVar(&o.phrasings, "phrasing", nil, "how a developer would ask for this node, in their own words (repeatable; kk_phrasings)")
 	f.StringVar(&o.from, "body-file", "", "read the body from this file instead of standard input")
-	f.StringVar(&o.folder, "folder", "", "folder under nodes/ (created when missing)")
+	f.StringVar(&o.folder, "folder", "", "folder under nodes/ (created when missing; go, nodes/go and .ai/kenkeep/nodes/go/ are the same)")
 	f.StringVar(&o.sourceDoc, "source-doc", "", "repository-relative document this node came from (with --source-hash)")
 	f.StringVar(&o.sourceHash, "source-hash", "", "SHA-256 of --source-doc's content")
 	f.StringVar(&o.input, "input", "", "read the whole node as JSON from a file, or - for standard input")
-	f.BoolVar(&o.update, "update", false, "replace the leaf if the id exists")
+	f.BoolVar(&o.update, "update", false, "change the leaf if the id exists: the flags given replace its fields, the others are kept")
 	f.BoolVar(&o.unique, "unique", false, "append -2, -3 or -4 to the id if it exists")
 	f.BoolVar(&o.noIndex, "no-index", false, "leave the index files alone (when writing many nodes; run kk index rebuild once at the end)")
 	f.StringVar(&o.trace, "trace", "", "append the outcome to a run's trace, <kind>:<run-id>[__<batch>] (bootstrap, kk-add, curator), in .ai/kenkeep/_logs/<kind>/")
@@ -167,12 +183,21 @@ func writeNode(ctx context.Context, app *App, k *store.KB, o nodeWriteOpts, trac
 			return fmt.Errorf("%s: %s (see `kk schema node-input`)", name, op.ErrorOf(err).Message)
 		}
 	} else {
-		if o.summary == "" {
+		if o.summary == "" && !o.keep["description"] {
 			return usagef("--description is required: a one-line description of the node")
 		}
-		body, err := app.readBody(o.from)
-		if err != nil {
-			return err
+		body := ""
+		if !o.keep["body"] || !app.IO.InTTY {
+			b, err := app.readBody(o.from)
+			if err != nil {
+				return err
+			}
+			body = b
+		}
+		// --update without --body-file and with nothing on standard input
+		// keeps the body.
+		if o.keep["body"] && body != "" {
+			delete(o.keep, "body")
 		}
 		title := o.title
 		if title == "" {
@@ -190,7 +215,7 @@ func writeNode(ctx context.Context, app *App, k *store.KB, o nodeWriteOpts, trac
 		mode = curate.Unique
 	}
 	k.Now = app.Now
-	res, err := curate.WriteNode(ctx, k, in, curate.WriteOptions{Mode: mode, Command: app.Command, NoIndex: o.noIndex})
+	res, err := curate.WriteNode(ctx, k, in, curate.WriteOptions{Mode: mode, Command: app.Command, NoIndex: o.noIndex, Keep: o.keep})
 	if err != nil {
 		return err
 	}
@@ -388,7 +413,7 @@ func runNodeList(ctx context.Context, app *App, o nodeListOpts) error {
 	if err != nil {
 		return err
 	}
-	folder, err := node.CleanFolder(o.folder)
+	folder, err := node.TreeFolder(o.folder)
 	if err != nil {
 		return usagef("--folder: %v", err)
 	}

@@ -113,7 +113,8 @@ func newRebalanceMoveCmd(app *App) *cobra.Command {
   split-leaf     {leafId, folder, summary, children: [{title, summary, body,
                  tags, relates_to}]}: the leaf is replaced by new leaves in
                  folder; its id is retired and redirected to theirs in
-                 nodes/.redirects.json
+                 nodes/.redirects.json. Each child has its own title:
+                 two titles giving one id are refused
 
 The whole plan is checked against the tree, operation by operation, before
 anything is written; a problem rejects it naming the JSON pointer of the

@@ -144,6 +144,7 @@ func Run(ctx context.Context, args []string, streams IO, getenv func(string) str
 	root.SetOut(streams.Out)
 	root.SetErr(streams.Err)
 	cmd, err := root.ExecuteContextC(ctx)
+	app.skipsInError(err)
 	app.warnSkipped()
 	if cmd != nil && cmd != root {
 		app.usageHelp = cmd.CommandPath() + " --help"
@@ -410,6 +411,25 @@ func (a *App) warnSkipped() {
 	}
 	a.warnf("skipped %d leaf file(s) kk cannot read (`kk node adopt` fills in what a note written by hand lacks; `kk lint` lists every problem):\n  %s",
 		len(lines), strings.Join(lines, "\n  "))
+}
+
+// skipsInError marks the leaves the command's error already names (a
+// store.TreeError: kk migrate okf-v3 and its pack form refuse a tree with a
+// leaf they cannot read) as handled, so that warnSkipped does not name
+// them a second time.
+func (a *App) skipsInError(err error) {
+	te, ok := errors.AsType[*store.TreeError](err)
+	if !ok {
+		return
+	}
+	for _, p := range te.Problems {
+		if ne, ok := errors.AsType[*node.Error](p); ok {
+			if a.skipsHandled == nil {
+				a.skipsHandled = map[string]bool{}
+			}
+			a.skipsHandled[ne.Path] = true
+		}
+	}
 }
 
 func (a *App) findKB() (*store.KB, error) {

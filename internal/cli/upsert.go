@@ -7,6 +7,7 @@ import (
 	"os/user"
 	"strings"
 
+	"github.com/kk-project/kk/internal/node"
 	"github.com/kk-project/kk/internal/trace"
 	"github.com/spf13/cobra"
 )
@@ -86,7 +87,7 @@ NOT_FOUND, CONFLICT, INVARIANT_VIOLATION) and writes nothing.`,
 	f.StringVar(&o.textRef, "text-ref", "", "pointer to a markdown document or blob")
 	f.StringVar(&o.description, "description", "", "one-line description")
 	f.StringVar(&o.body, "body", "", "markdown body")
-	f.StringVar(&o.e.Folder, "folder", "", "folder under nodes/ for a new entity (default: the type's folder)")
+	f.StringVar(&o.e.Folder, "folder", "", "folder under nodes/ for a new entity (default: the type's folder; nodes/reqs is reqs)")
 	f.StringVar(&o.version, "expect-version", "", "fail with CONFLICT unless the entity is at this version")
 	f.StringArrayVar(&o.edges, "edge", nil, "typed edge TYPE:FROM:TO, or relates_to:FROM:TO:KIND (repeatable)")
 	f.StringVar(&o.by, "by", "", "who applies the changeset (default: your user name)")
@@ -100,6 +101,17 @@ func (o *upsertOpts) params(cmd *cobra.Command) (trace.KBUpsertParams, error) {
 	p := trace.KBUpsertParams{CreatedBy: actor(o.by), Source: o.source}
 	if o.e.Type != "" {
 		e := o.e
+		if e.Folder != "" {
+			// nodes/reqs and .ai/kenkeep/nodes/reqs/ are the folder reqs.
+			f, err := node.TreeFolder(e.Folder)
+			if err != nil {
+				return p, usagef("--folder: %v", err)
+			}
+			if f == "" {
+				f = "."
+			}
+			e.Folder = f
+		}
 		for _, s := range []struct {
 			flag string
 			val  string

@@ -48,7 +48,7 @@ func DecodeActions(name string, data []byte) (contracts.CuratorOutput, error) {
 func CheckHomeFolders(name string, actions contracts.CuratorOutput) error {
 	for i, a := range actions {
 		if a.HomeFolder != nil {
-			if _, err := node.CleanFolder(*a.HomeFolder); err != nil {
+			if _, err := node.TreeFolder(*a.HomeFolder); err != nil {
 				return fmt.Errorf("%s: /%d/home_folder: %v", name, i, err)
 			}
 		}

@@ -188,6 +188,7 @@ func Prepare(k *store.KB, dir string) ([]PreparedConflict, error) {
 		return nil, fmt.Errorf("reading conflicts: %w", err)
 	}
 	var pending []PreparedConflict
+	files := map[string]string{} // conflict id (any case) → the file holding it
 	for _, e := range entries {
 		name := e.Name()
 		if e.IsDir() || strings.HasPrefix(name, ".") || !strings.HasSuffix(name, ".md") {
@@ -202,11 +203,21 @@ func Prepare(k *store.KB, dir string) ([]PreparedConflict, error) {
 		if err != nil {
 			return nil, err
 		}
+		// A reply names a conflict by its id: two files of one id (a copy
+		// of a conflict file), decided or not, make it name two.
+		key := strings.ToLower(c.ID)
+		if first, dup := files[key]; dup {
+			return nil, fmt.Errorf("%s and %s both have id %s; give each conflict file its own id (or delete the copy)", first, k.Rel(path), c.ID)
+		}
+		files[key] = k.Rel(path)
 		if c.Status != "pending" {
 			continue
 		}
 		pending = append(pending, PreparedConflict{ConflictFile: *c, File: k.Rel(path)})
 	}
+	// Ids compare without regard to case: conflicts about one node whose
+	// target is spelled in two cases are one group, showing the node once.
+	target := func(c PreparedConflict) string { return store.IDKey(*c.TargetNodeID) }
 	slices.SortStableFunc(pending, func(a, b PreparedConflict) int {
 		at, bt := a.TargetNodeID, b.TargetNodeID
 		switch {
@@ -214,8 +225,8 @@ func Prepare(k *store.KB, dir string) ([]PreparedConflict, error) {
 			return 1
 		case at != nil && bt == nil:
 			return -1
-		case at != nil && bt != nil && *at != *bt:
-			return strings.Compare(*at, *bt)
+		case at != nil && bt != nil && target(a) != target(b):
+			return strings.Compare(target(a), target(b))
 		}
 		if c := strings.Compare(a.ProposedKind, b.ProposedKind); c != 0 {
 			return c
@@ -229,14 +240,14 @@ func Prepare(k *store.KB, dir string) ([]PreparedConflict, error) {
 	group := 0
 	for i := range pending {
 		c := &pending[i]
-		c.FirstInGroup = i == 0 || c.TargetNodeID == nil || pending[i-1].TargetNodeID == nil || *pending[i-1].TargetNodeID != *c.TargetNodeID
+		c.FirstInGroup = i == 0 || c.TargetNodeID == nil || pending[i-1].TargetNodeID == nil || target(pending[i-1]) != target(*c)
 		if c.FirstInGroup {
 			group++
 		}
 		c.GroupID = group
 		var ex *ExistingNode
 		if c.TargetNodeID != nil {
-			ex = existing[*c.TargetNodeID]
+			ex = existing[target(*c)]
 		}
 		c.Default = ReplySkip
 		if ex != nil {
@@ -260,8 +271,8 @@ func Prepare(k *store.KB, dir string) ([]PreparedConflict, error) {
 	return pending, nil
 }
 
-// existingNodes reads the nodes the conflicts are about, by id; targets
-// that are not in the tree are left out.
+// existingNodes reads the nodes the conflicts are about, by store.IDKey of
+// the target id; targets that are not in the tree are nil.
 func existingNodes(k *store.KB, conflicts []PreparedConflict) (map[string]*ExistingNode, error) {
 	out := map[string]*ExistingNode{}
 	var t *store.Tree
@@ -270,7 +281,8 @@ func existingNodes(k *store.KB, conflicts []PreparedConflict) (map[string]*Exist
 			continue
 		}
 		id := *c.TargetNodeID
-		if _, done := out[id]; done {
+		key := store.IDKey(id)
+		if _, done := out[key]; done {
 			continue
 		}
 		if t == nil {
@@ -281,14 +293,14 @@ func existingNodes(k *store.KB, conflicts []PreparedConflict) (map[string]*Exist
 		}
 		n, ok := t.ByID(id)
 		if !ok {
-			out[id] = nil
+			out[key] = nil
 			continue
 		}
 		full, err := k.ReadLeaf(n.Path)
 		if err != nil {
 			return nil, err
 		}
-		out[id] = &ExistingNode{ID: full.ID, Path: "nodes/" + full.Path, Title: full.Title, Summary: full.Description,
+		out[key] = &ExistingNode{ID: full.ID, Path: "nodes/" + full.Path, Title: full.Title, Summary: full.Description,
 			Body: node.RenderSections(string(full.Body), &node.Node{}, nil)}
 	}
 	return out, nil

@@ -171,7 +171,7 @@ func persist(tx *txn.Tx, actions []contracts.CuratorAction, opts PersistOptions)
 			if a.HomeFolder != nil {
 				home = strings.TrimSpace(*a.HomeFolder)
 			}
-			folder, err := node.CleanFolder(home)
+			folder, err := node.TreeFolder(home)
 			if err != nil {
 				fail(ReasonHomeFolderInvalid, "home_folder: %v", err)
 				break
@@ -340,11 +340,15 @@ func applyProposed(n *node.Node, p *contracts.ProposedNode) {
 	}
 }
 
-// checkLeaf applies the checks `kk node write` makes to a leaf's fields.
+// checkLeaf applies the checks `kk node write` makes to a leaf's fields,
+// the refusal of an edge to the leaf's own id included.
 func checkLeaf(n *node.Node, folder string) error {
 	in := contracts.NodeInput{Type: n.Type, Title: n.Title, Description: n.Description, Tags: n.Tags, RelatesTo: n.RelatesTo,
 		DependsOn: n.DependsOn, DerivedFrom: n.DerivedFrom, Confidence: n.Confidence, Folder: folder, Body: string(n.Body), Phrasings: n.Phrasings}
 	if err := validateInput(&in); err != nil {
+		return err
+	}
+	if err := checkNoSelfEdge(n.ID, n.RelatesTo, n.DependsOn); err != nil {
 		return err
 	}
 	return n.Validate()

@@ -78,7 +78,7 @@ func validateInput(in *contracts.NodeInput) error {
 			return field("source_hash", fmt.Sprintf("%q is not a SHA-256 (64 hexadecimal digits, optionally after sha256:)", in.SourceHash))
 		}
 	}
-	if _, err := node.CleanFolder(in.Folder); err != nil {
+	if _, err := node.TreeFolder(in.Folder); err != nil {
 		return field("folder", err.Error())
 	}
 	if len(in.Body) > node.MaxSize {
@@ -125,6 +125,13 @@ type WriteOptions struct {
 	// NoIndex leaves the generated index files alone, for callers that
 	// write many leaves and rebuild once at the end.
 	NoIndex bool
+	// Keep names the fields (by their node-input JSON names: title,
+	// description, tags, relates_to, depends_on, derived_from,
+	// confidence, phrasings, body) the caller did not give: an Update of
+	// an existing leaf keeps their current values (kk node write --update
+	// changes only the flags given). When the leaf does not exist yet, the
+	// input's values are written, and a kept description is an error.
+	Keep map[string]bool
 }
 
 // WriteNode writes one leaf in a store transaction and, unless
@@ -244,20 +251,16 @@ func writeNode(tx *txn.Tx, in contracts.NodeInput, opts WriteOptions) (*WriteRes
 		}
 		id = n.ID // the id as its writer gave it
 		action = "updated"
+		keepFields(&in, n, opts.Keep)
+	case mode == Update && opts.Keep["description"]:
+		return nil, nil, fmt.Errorf("field \"description\": is required: %s does not exist yet, so there is no description to keep", id)
 	}
 	// The id is final here (--unique may have changed it): an edge to it
 	// is an edge to the node itself, which kk lint and kb_check report.
-	for _, l := range []struct {
-		field string
-		refs  []string
-	}{{"relates_to", in.RelatesTo}, {"depends_on", in.DependsOn}} {
-		for _, ref := range l.refs {
-			if store.IDKey(ref) == store.IDKey(id) {
-				return nil, nil, fmt.Errorf("field %q: %s is this node's own id; a node cannot link to itself", l.field, ref)
-			}
-		}
+	if err := checkNoSelfEdge(id, in.RelatesTo, in.DependsOn); err != nil {
+		return nil, nil, err
 	}
-	folder, _ := node.CleanFolder(in.Folder)
+	folder, _ := node.TreeFolder(in.Folder)
 	if n == nil {
 		n = &node.Node{Format: node.SchemaVersion}
 	} else if in.Folder == "" {
@@ -305,6 +308,46 @@ func writeNode(tx *txn.Tx, in contracts.NodeInput, opts WriteOptions) (*WriteRes
 		}
 	}
 	return res, n, nil
+}
+
+// keepFields sets the fields of in that keep names to their values in
+// the existing leaf n.
+func keepFields(in *contracts.NodeInput, n *node.Node, keep map[string]bool) {
+	for _, f := range []struct {
+		name string
+		set  func()
+	}{
+		{"title", func() { in.Title = n.Title }},
+		{"description", func() { in.Description = n.Description }},
+		{"tags", func() { in.Tags = slices.Clone(n.Tags) }},
+		{"relates_to", func() { in.RelatesTo = slices.Clone(n.RelatesTo) }},
+		{"depends_on", func() { in.DependsOn = slices.Clone(n.DependsOn) }},
+		{"derived_from", func() { in.DerivedFrom = slices.Clone(n.DerivedFrom) }},
+		{"confidence", func() { in.Confidence = n.Confidence }},
+		{"phrasings", func() { in.Phrasings = nil }}, // writeNode keeps nil phrasings
+		{"body", func() { in.Body = string(n.Body) }},
+	} {
+		if keep[f.name] {
+			f.set()
+		}
+	}
+}
+
+// checkNoSelfEdge is an error naming the field when relatesTo or dependsOn
+// holds id itself (ids compared without regard to case): an edge from a
+// node to itself, which kk lint and kb_check report and kk upsert refuses.
+func checkNoSelfEdge(id string, relatesTo, dependsOn []string) error {
+	for _, l := range []struct {
+		field string
+		refs  []string
+	}{{"relates_to", relatesTo}, {"depends_on", dependsOn}} {
+		for _, ref := range l.refs {
+			if store.IDKey(ref) == store.IDKey(id) {
+				return fmt.Errorf("field %q: %s is this node's own id; a node cannot link to itself", l.field, ref)
+			}
+		}
+	}
+	return nil
 }
 
 // repoRelative says what is wrong with p as a path relative to the

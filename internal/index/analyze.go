@@ -7,6 +7,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"golang.org/x/text/unicode/norm"
+
 	"github.com/kk-project/kk/internal/node"
 )
 
@@ -22,6 +24,9 @@ import (
 //     is a term too, so that an exact identifier still outweighs its parts
 //     (CacheBackendInterface gives cach, backend, interfac and
 //     cachebackendinterface);
+//   - accents are folded: a letter of the Latin, Greek or Cyrillic
+//     scripts loses its combining marks (café, cafe and "cafe" followed
+//     by U+0301 are one term), as SQLite's unicode61 tokenizer folds them;
 //   - terms are lowercased and stemmed (Porter), stop words and
 //     one-letter terms are dropped.
 
@@ -34,7 +39,7 @@ const maxWordLen = 64
 func analyze(text string, emit func(term string, whole bool)) {
 	start := -1
 	for i, r := range text {
-		if r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r) {
+		if r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.IsMark(r) && start >= 0 {
 			if start < 0 {
 				start = i
 			}
@@ -69,6 +74,7 @@ func analyzeWord(w string, emit func(term string, whole bool)) {
 		}
 		return
 	}
+	w = foldMarks(w)
 	parts := splitIdentifier(w)
 	for _, p := range parts {
 		if t := term(p); t != "" {
@@ -81,6 +87,34 @@ func analyzeWord(w string, emit func(term string, whole bool)) {
 			emit(whole, true)
 		}
 	}
+}
+
+// foldMarks returns w without the combining marks of its Latin, Greek and
+// Cyrillic letters (é, ü, ç, ё become e, u, c, е); marks of other scripts,
+// where they are part of the spelling, stay.
+func foldMarks(w string) string {
+	ascii := true
+	for i := 0; i < len(w); i++ {
+		if w[i] >= utf8.RuneSelf {
+			ascii = false
+			break
+		}
+	}
+	if ascii {
+		return w
+	}
+	var b strings.Builder
+	var base rune
+	for _, r := range norm.NFD.String(w) {
+		if unicode.Is(unicode.Mn, r) && unicode.In(base, unicode.Latin, unicode.Greek, unicode.Cyrillic) {
+			continue
+		}
+		if !unicode.IsMark(r) {
+			base = r
+		}
+		b.WriteRune(r)
+	}
+	return norm.NFC.String(b.String())
 }
 
 // term lowercases and stems one word part; "" for a stop word or a

@@ -22,7 +22,9 @@ func TestAnalyze(t *testing.T) {
 		{"retrying retries retried", "retri retri retri"},
 		{"the and of a", ""},
 		{"REST APIs need IDs and URLs; IDsFor XMLHttpRequest", "rest api id url id idsfor xml http request xmlhttprequest"},
-		{"Ça coûte 5 €, naïve café", "ça coûte naïve café"},
+		{"Ça coûte 5 €, naïve café", "ca cout naiv cafe"},
+		{"cafe\u0301 Zu\u0308rich Ёлка Ἀθῆναι", "cafe zurich елка αθηναι"},
+		{"हिन्दी 東京タワー", "हिन्दी 東京タワー"},
 		{strings.Repeat("x", 70) + " ok word", "word"},
 	} {
 		if got := strings.Join(terms(c.in), " "); got != c.want {

@@ -296,6 +296,11 @@ func (db *DB) Search(ctx context.Context, r Request) ([]Hit, error) {
 	if r.Gate && (len(cands) == 0 || !relevant(q, cands[0].tf)) {
 		return []Hit{}, nil
 	}
+	// Leaves sharing an id leave before anything is offered (Early) or
+	// learnt from (feedback); neighbours may bring more, dropped below.
+	if cands, err = db.dropShared(ctx, cands); err != nil {
+		return nil, err
+	}
 	if r.Early != nil {
 		r.Early(earlyHits(cands, r))
 	}

@@ -50,3 +50,55 @@ func TestSnippetOfVeryLongWordsIsBounded(t *testing.T) {
 		}
 	}
 }
+
+// Accents are folded on both sides: a note written in French or German
+// is found by a search typed without them, and one written without them
+// by a search typed with them, in either Unicode form.
+func TestSearchFoldsAccents(t *testing.T) {
+	ctx := context.Background()
+	k := seedKB(t)
+	writeLeaf(t, k, "places/practice-zurich-office.md", leaf("practice-zurich-office", "Zürich office", "Where the team meets", nil, "", "The café on the ground floor opens at seven."))
+	writeLeaf(t, k, "places/practice-resume-review.md", leaf("practice-resume-review", "Resume review", "Hiring", nil, "", "Every resume is read by two people."))
+	writeLeaf(t, k, "places/practice-parking.md", leaf("practice-parking", "Parking", "Cars", nil, "", "Park behind the building."))
+	db, _, err := Open(ctx, k, "main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = db.Close() }()
+	for q, want := range map[string]string{
+		"zurich cafe":             "practice-zurich-office",
+		"Zu\u0308rich cafe\u0301": "practice-zurich-office",
+		"résumé":                  "practice-resume-review",
+	} {
+		hits, err := Search(ctx, db, q, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := ids(hits); len(got) == 0 || got[0] != want {
+			t.Errorf("Search(%q) = %v; want %s first", q, got, want)
+		}
+	}
+}
+
+// The early answer a hook offers before feedback leaves out leaves that
+// share an id, as the final answer does.
+func TestEarlyHitsLeaveOutLeavesSharingAnID(t *testing.T) {
+	ctx := context.Background()
+	k := seedKB(t)
+	note := leaf("practice-zebra-crossing", "Zebra crossing", "Where pedestrians cross", nil, "", "Zebra crossings are painted stripes.")
+	writeLeaf(t, k, "roads/practice-zebra-crossing.md", note)
+	writeLeaf(t, k, "copy/practice-zebra-crossing.md", note)
+	writeLeaf(t, k, "roads/practice-zebra-herd.md", leaf("practice-zebra-herd", "Zebra herd", "Animals", nil, "", "A herd of zebra grazing."))
+	db, _, err := Open(ctx, k, "main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = db.Close() }()
+	var early []Hit
+	if _, err := db.Search(ctx, Request{Text: "zebra crossing", Limit: 10, Early: func(h []Hit) { early = h }}); err != nil {
+		t.Fatal(err)
+	}
+	if got := ids(early); len(got) != 1 || got[0] != "practice-zebra-herd" {
+		t.Fatalf("early hits %v; want only practice-zebra-herd (the two leaves of practice-zebra-crossing share its id)", got)
+	}
+}

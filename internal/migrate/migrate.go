@@ -164,8 +164,10 @@ func leafSchemaVersion(file string) (int, error) {
 	return 0, nil
 }
 
-// Collision is a leaf whose body already had a "# Related" or "# Citations"
-// heading of its own; after migration the generated section repeats it.
+// Collision is a leaf whose body already had a "# Citations" heading of
+// its own; after migration the generated section repeats it. (A
+// hand-written "# Related" section takes the generated links under its
+// heading: node.RenderSections.)
 type Collision struct {
 	ID       string   `json:"id"`
 	Path     string   `json:"path"` // relative to the repository root

@@ -476,8 +476,6 @@ Return errors; never call os.Exit below main.
 - the store, which never exits either
 
 <!-- kk:related:start -->
-# Related
-
 - Related: [map-store](/store/map-store.md)
 <!-- kk:related:end -->
 
@@ -519,7 +517,9 @@ func TestMigrateOKFv3Small(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []Collision{{ID: "practice-exit-codes", Path: ".ai/kenkeep/nodes/cli/practice-exit-codes.md", Headings: []string{"# Related"}}}
+	// The hand-written "# Related" section takes the generated links (one
+	// Related section): it is no collision.
+	var want []Collision
 	if res.Converted != 2 || res.FolderSummaries != 2 || !slices.EqualFunc(res.Collisions, want, func(a, b Collision) bool {
 		return a.ID == b.ID && a.Path == b.Path && slices.Equal(a.Headings, b.Headings)
 	}) {

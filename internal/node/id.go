@@ -195,6 +195,26 @@ func CleanFolder(folder string) (string, error) {
 	return c, nil
 }
 
+// TreeFolder is CleanFolder for a folder a person or a model gives: the
+// folder may also be spelled as seen from the repository root, with the
+// nodes/ or .ai/kenkeep/nodes/ prefix (and ./ before it): nodes/go and
+// .ai/kenkeep/nodes/go/ are the folder go under nodes/, nodes/ is its
+// root. (Taken as given, nodes/go made the folder nodes/nodes/go.)
+func TreeFolder(folder string) (string, error) {
+	f := strings.ReplaceAll(folder, "\\", "/")
+	rest := strings.TrimPrefix(f, "./")
+	for _, prefix := range []string{".ai/kenkeep/nodes", "nodes"} {
+		if rest == prefix || rest == prefix+"/" {
+			return "", nil
+		}
+		if r, ok := strings.CutPrefix(rest, prefix+"/"); ok {
+			f = r
+			break
+		}
+	}
+	return CleanFolder(f)
+}
+
 // windowsDevices are the names Windows reserves for devices, in upper
 // case: a file or folder named so, with any extension, cannot be made
 // there, so a Windows clone of the repository fails to check it out.

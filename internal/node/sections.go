@@ -122,9 +122,93 @@ func CitationsSection(n *Node) string {
 
 // RenderSections returns body with its Related and Citations blocks
 // replaced (or appended) to match n. The result has no trailing whitespace.
+//
+// A body with a "# Related" section of its own (written by hand) keeps a
+// single Related section: the generated block goes at the end of that
+// section, without a heading of its own, and the hand-written links stay.
 func RenderSections(body string, n *Node, resolve Resolver) string {
-	body = splice(body, RelatedStart, RelatedEnd, RelatedSection(n, resolve))
+	related := RelatedSection(n, resolve)
+	if stripped, ok := withoutRelatedBlock(body); ok {
+		// The Citations block first, so that where the hand-written
+		// section ends (at the latest, where that block starts) is where
+		// the next render finds it too.
+		stripped = splice(stripped, CitationsStart, CitationsEnd, CitationsSection(n))
+		return spliceRelated(stripped, related)
+	}
+	body = splice(body, RelatedStart, RelatedEnd, related)
 	return splice(body, CitationsStart, CitationsEnd, CitationsSection(n))
+}
+
+// relatedHeading is the line that opens the generated Related block after
+// its start marker, and a hand-written Related section.
+const relatedHeading = "# Related"
+
+// withoutRelatedBlock returns body without its generated Related block,
+// and whether it has a "# Related" section written by hand.
+func withoutRelatedBlock(body string) (string, bool) {
+	stripped := body
+	if _, _, ok := findBlock(body, RelatedStart, RelatedEnd); ok {
+		stripped = splice(body, RelatedStart, RelatedEnd, "")
+	}
+	_, ok := handRelatedEnd(stripped)
+	return stripped, ok
+}
+
+// spliceRelated puts the rendered Related block, without its heading, at
+// the end of the hand-written "# Related" section of body (which has no
+// generated Related block).
+func spliceRelated(body, rendered string) string {
+	at, _ := handRelatedEnd(body)
+	if rendered == "" {
+		return body
+	}
+	block := strings.Replace(rendered, RelatedStart+"\n"+relatedHeading+"\n\n", RelatedStart+"\n", 1)
+	out := strings.TrimRightFunc(body[:at], isJSSpace) + "\n\n" + block
+	if after := strings.TrimLeft(body[at:], "\n"); strings.TrimSpace(after) != "" {
+		out += "\n\n" + after
+	}
+	return strings.TrimRightFunc(out, isJSSpace)
+}
+
+// handRelatedEnd finds the first "# Related" heading line of body written
+// by hand (outside code fences, and not the heading of a generated block
+// whose end marker was lost) and returns the offset where its section
+// ends: the start of the next level-1 heading or generated block marker,
+// or the end of body.
+func handRelatedEnd(body string) (int, bool) {
+	var fence []byte
+	found := false
+	prev := "" // the last non-blank line before this one
+	for off := 0; off < len(body); {
+		end := strings.IndexByte(body[off:], '\n')
+		if end < 0 {
+			end = len(body)
+		} else {
+			end += off
+		}
+		line := strings.TrimRight(body[off:end], " \t\r")
+		switch {
+		case found && strings.HasPrefix(strings.TrimSpace(line), "<!-- kk:"):
+			// kk's markers count wherever they are, as findBlock finds
+			// them (a fence left open by hand included).
+			return off, true
+		case fence != nil:
+			if f := isFence([]byte(line)); f != nil && f[0] == fence[0] && len(f) >= len(fence) && strings.TrimSpace(line) == string(f) {
+				fence = nil
+			}
+		case isFence([]byte(line)) != nil:
+			fence = isFence([]byte(line))
+		case !found && line == relatedHeading && strings.TrimSpace(prev) != RelatedStart:
+			found = true
+		case found && (line == "#" || strings.HasPrefix(strings.TrimLeft(line, " "), "# ")):
+			return off, true
+		}
+		if strings.TrimSpace(line) != "" {
+			prev = line
+		}
+		off = end + 1
+	}
+	return len(body), found
 }
 
 func splice(body, start, end, rendered string) string {
@@ -147,16 +231,16 @@ func splice(body, start, end, rendered string) string {
 	return strings.TrimRightFunc(body, isJSSpace) + "\n\n" + rendered
 }
 
-// HasUnmarkedSections reports whether body has a "# Related" or
-// "# Citations" heading outside the generated blocks; migration reports
-// such leaves because the generated block would repeat the heading.
+// HasUnmarkedSections reports whether body has a "# Citations" heading
+// outside the generated blocks; migration reports such leaves because the
+// generated block would repeat the heading. (A hand-written "# Related"
+// section is not reported: RenderSections puts the generated links under
+// it.)
 func HasUnmarkedSections(body string) []string {
 	stripped := citationsBlock.ReplaceAllString(relatedBlock.ReplaceAllString(body, "\n"), "\n")
 	var found []string
 	for _, line := range strings.Split(stripped, "\n") {
 		switch strings.TrimRight(line, " \t\r") {
-		case "# Related":
-			found = append(found, "# Related")
 		case "# Citations":
 			found = append(found, "# Citations")
 		}

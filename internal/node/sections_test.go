@@ -53,3 +53,43 @@ func TestRenderSectionsKeepsHandText(t *testing.T) {
 		t.Fatalf("removing the block merged the paragraphs: %q", out)
 	}
 }
+
+// TestRenderSectionsOneRelatedHeading: a body with a "# Related" section
+// written by hand got kk's generated block, with its own "# Related"
+// heading, after it: two Related sections, on every write. The generated
+// links now go at the end of the hand-written section, under its heading,
+// and the hand-written links stay.
+func TestRenderSectionsOneRelatedHeading(t *testing.T) {
+	n := &Node{RelatesTo: []string{"practice-a"}, DependsOn: []string{"map-b"}, DerivedFrom: []string{"docs/a.md"}}
+	cites := CitationsSection(n)
+	links := "- Related: [practice-a](/practice-a.md)\n- Depends on: [map-b](/map-b.md)"
+	for _, c := range []struct{ name, body, want string }{
+		{"section last",
+			"Intro.\n\n# Related\n\n- [Go docs](https://go.dev)\n",
+			"Intro.\n\n# Related\n\n- [Go docs](https://go.dev)\n\n" + RelatedStart + "\n" + links + "\n" + RelatedEnd + "\n\n" + cites},
+		{"section before another",
+			"Intro.\n\n# Related\n\n- [Go docs](https://go.dev)\n\n## More\n\n- by hand\n\n# Notes\n\n```sh\n# not a heading\n```\nEnd.\n",
+			"Intro.\n\n# Related\n\n- [Go docs](https://go.dev)\n\n## More\n\n- by hand\n\n" + RelatedStart + "\n" + links + "\n" + RelatedEnd +
+				"\n\n# Notes\n\n```sh\n# not a heading\n```\nEnd.\n\n" + cites},
+		{"the doubled layout kk wrote before",
+			"Intro.\n\n# Related\n\n- [Go docs](https://go.dev)\n\n" + RelatedSection(n, nil) + "\n\n" + cites + "\n",
+			"Intro.\n\n# Related\n\n- [Go docs](https://go.dev)\n\n" + RelatedStart + "\n" + links + "\n" + RelatedEnd + "\n\n" + cites},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			out := RenderSections(c.body, n, nil)
+			if out != c.want {
+				t.Fatalf("got\n%s\n---want\n%s", out, c.want)
+			}
+			if strings.Count(out, "# Related") != 1 {
+				t.Fatalf("%d Related headings:\n%s", strings.Count(out, "# Related"), out)
+			}
+			if again := RenderSections(out, n, nil); again != out {
+				t.Fatalf("render not stable:\n%s\n---\n%s", out, again)
+			}
+			// Without edges the hand-written section stays as it was.
+			if none := RenderSections(out, &Node{}, nil); strings.Contains(none, RelatedStart) || !strings.Contains(none, "# Related\n\n- [Go docs](https://go.dev)") {
+				t.Fatalf("without edges:\n%s", none)
+			}
+		})
+	}
+}

@@ -313,7 +313,7 @@ func applyPlacement(tx *txn.Tx, plan contracts.PlacePlan) (*PlaceResult, error) 
 // that already sits at <targetFolder>/<id>.md.
 func placedAlready(plan contracts.PlacePlan, others map[string]string) bool {
 	for _, p := range plan.Placements {
-		folder, err := node.CleanFolder(p.TargetFolder)
+		folder, err := node.TreeFolder(p.TargetFolder)
 		if err != nil || others[p.ID] != store.JoinRel(folder, p.ID+".md") {
 			return false
 		}
@@ -344,7 +344,7 @@ func checkPlacement(k *store.KB, plan contracts.PlacePlan, leaves []*flatLeaf, o
 			continue
 		}
 		seen[p.ID] = ptr
-		folder, err := node.CleanFolder(p.TargetFolder)
+		folder, err := node.TreeFolder(p.TargetFolder)
 		if err == nil {
 			err = k.CheckFolder(folder)
 		}
@@ -398,7 +398,7 @@ func checkPlacement(k *store.KB, plan contracts.PlacePlan, leaves []*flatLeaf, o
 	seenFolder := map[string]string{}
 	for i, f := range plan.Folders {
 		ptr := fmt.Sprintf("/folders/%d", i)
-		folder, err := node.CleanFolder(f.Folder)
+		folder, err := node.TreeFolder(f.Folder)
 		if err != nil {
 			fail(ptr+"/folder", "%v", err)
 			continue

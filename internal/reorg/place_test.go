@@ -3,6 +3,7 @@ package reorg_test
 import (
 	"context"
 	"errors"
+	"io/fs"
 	"maps"
 	"os"
 	"path/filepath"
@@ -256,5 +257,31 @@ func TestPlaceFlowFrontMatter(t *testing.T) {
 	want := "---\nschema_version: 2\nid: practice-flow\ntitle: 'Flow: style'\nkind: practice\ntags:\n  - a\n  - b\nsummary: s\nrelates_to: []\nconfidence: high\nx_meta:\n  a:\n    - 1\n    - x\n  b: 2\n---\nBody.\n"
 	if got != want {
 		t.Fatalf("placed leaf:\n%s\nwant\n%s", got, want)
+	}
+}
+
+// TestPlaceFolderPrefix: a plan naming its folders as seen from the
+// repository (nodes/x/, .ai/kenkeep/nodes/y) places into the folders under
+// nodes/, where nodes/x made nodes/nodes/x.
+func TestPlaceFolderPrefix(t *testing.T) {
+	k := flatTree(t, map[string]string{
+		"practice/practice-a.md": v1Leaf("practice-a", "practice", "confidence: high\n"),
+		"map/map-b.md":           v1Leaf("map-b", "map", "confidence: high\n"),
+	})
+	plan := placePlan(t, `{"placements": [{"id": "practice-a", "targetFolder": "nodes/x/"}, {"id": "map-b", "targetFolder": ".ai/kenkeep/nodes/y"}],
+		"folders": [{"folder": "nodes/x", "summary": "the x folder"}]}`)
+	if _, err := reorg.ApplyPlacement(context.Background(), k, plan, "test"); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"x/practice-a.md", "y/map-b.md"} {
+		if _, err := os.Stat(k.NodePath(p)); err != nil {
+			t.Errorf("%s: %v", p, err)
+		}
+	}
+	if _, err := os.Stat(k.NodePath("nodes")); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("nodes/nodes was made: %v", err)
+	}
+	if again, err := reorg.ApplyPlacement(context.Background(), k, plan, "test"); err != nil || !again.Noop {
+		t.Fatalf("second run: %+v, %v", again, err)
 	}
 }

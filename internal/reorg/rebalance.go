@@ -366,8 +366,9 @@ func (s *planSim) free(path string) error {
 }
 
 // folder cleans a folder named by the plan, reporting a bad one at ptr.
+// nodes/x and .ai/kenkeep/nodes/x name the folder x (node.TreeFolder).
 func (s *planSim) folder(ptr, raw string) (string, bool) {
-	f, err := node.CleanFolder(raw)
+	f, err := node.TreeFolder(raw)
 	if err != nil {
 		s.fail(ptr, "%v", err)
 		return "", false
@@ -595,6 +596,13 @@ func (s *planSim) splitLeaf(i int, op contracts.RebalanceOperation) {
 	before := len(s.problems)
 	taken := func(id string) bool { return s.reserved[id] }
 	kids := make([]*simLeaf, len(op.Children))
+	// first child of each derived id: two children of one title (or of
+	// titles giving one id, "C part" and "C Part") would be two notes
+	// nobody can tell apart, told apart only by the -2 kk added.
+	type firstChild struct {
+		ptr, title string
+	}
+	derived := map[string]firstChild{}
 	for c, ch := range op.Children {
 		ptr := leafRef(i, "children", c)
 		title, summary := strings.TrimSpace(ch.Title), strings.TrimSpace(ch.Summary)
@@ -618,10 +626,16 @@ func (s *planSim) splitLeaf(i int, op contracts.RebalanceOperation) {
 			}
 		}
 		id, err := node.DeriveID(old.typ, title)
-		if err == nil {
-			id, err = node.UniqueID(taken, id)
-		}
 		if err != nil {
+			s.fail(ptr+"/title", "%v", err)
+			continue
+		}
+		if first, dup := derived[id]; dup {
+			s.fail(ptr+"/title", "%q names the same note as %s (%q, id %s); give each child its own title", title, first.ptr, first.title, id)
+			continue
+		}
+		derived[id] = firstChild{ptr: ptr, title: title}
+		if id, err = node.UniqueID(taken, id); err != nil {
 			s.fail(ptr+"/title", "%v", err)
 			continue
 		}

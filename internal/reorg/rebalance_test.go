@@ -403,6 +403,26 @@ func TestRebalanceRelinks(t *testing.T) {
 	}
 }
 
+// TestRebalanceFolderPrefix: a plan that names its folders as seen from
+// the repository (nodes/x/, .ai/kenkeep/nodes/keep) means the folders
+// under nodes/; nodes/new made nodes/nodes/new.
+func TestRebalanceFolderPrefix(t *testing.T) {
+	k := simTree(t, "old/practice-a.md||", "keep/practice-b.md||", "map-c.md||")
+	if _, err := applyJSON(t, k, `{"operations": [
+		{"operation": "merge", "branch": "nodes/old/", "into": ".ai/kenkeep/nodes/keep"},
+		{"operation": "create-branch", "folder": "nodes/new/", "summary": "new", "ids": ["map-c"]}]}`); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"keep/practice-a.md", "new/map-c.md"} {
+		if _, err := os.Stat(k.NodePath(p)); err != nil {
+			t.Errorf("%s: %v", p, err)
+		}
+	}
+	if _, err := os.Stat(k.NodePath("nodes")); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("nodes/nodes was made: %v", err)
+	}
+}
+
 // TestRebalanceMoveKeepsBytes checks that a leaf whose links do not change
 // moves as the same bytes (git sees a pure rename) and that the folder it
 // left is removed.
@@ -490,6 +510,14 @@ func TestRebalanceRejects(t *testing.T) {
 			[]string{`/operations/0/children/0/title: a title is one line`}},
 		{"summary line", `{"operations": [{"operation": "create-branch", "folder": "x", "summary": "two\nlines", "ids": ["practice-a"]}]}`,
 			[]string{`/operations/0/summary: a folder summary is one line`}},
+		// Two children of one title (or of titles giving one id) would be two
+		// notes a reader cannot tell apart, ids numbered by kk.
+		{"duplicate child titles", `{"operations": [{"operation": "split-leaf", "leafId": "map-c", "folder": "g", "summary": "", "children": [
+			{"title": "C part", "summary": "", "body": "1"}, {"title": "C two", "summary": "", "body": "2"}, {"title": "C Part", "summary": "", "body": "3"}, {"title": "C part", "summary": "", "body": "4"}]}]}`,
+			[]string{
+				`/operations/0/children/2/title: "C Part" names the same note as /operations/0/children/0 ("C part", id map-c-part); give each child its own title`,
+				`/operations/0/children/3/title: "C part" names the same note as /operations/0/children/0 ("C part", id map-c-part); give each child its own title`,
+			}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			k := simTree(t, "practice-a.md||", "f/map-c.md||", "p/q/map-d.md||")
@@ -552,17 +580,19 @@ func TestRebalanceSplitMintsFreshIDs(t *testing.T) {
 	if err := os.WriteFile(k.RedirectsPath(), []byte(`{"practice-old": ["practice-a-part-2"]}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// "A part" would be practice-a-part (a leaf) or -2 (in the ledger);
+	// "A part 2" would be practice-a-part-2 (in the ledger).
 	res, err := applyJSON(t, k, `{"operations": [{"operation": "split-leaf", "leafId": "practice-a", "folder": ".", "summary": "", "children": [
-		{"title": "A part", "summary": "", "body": ""}, {"title": "A part", "summary": "", "body": ""}]}]}`)
+		{"title": "A part", "summary": "", "body": ""}, {"title": "A part 2", "summary": "", "body": ""}]}]}`)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"practice-a-part-3", "practice-a-part-4"}
+	want := []string{"practice-a-part-3", "practice-a-part-2-2"}
 	if len(res.Moves) != 1 || !slices.Equal(res.Moves[0].NewIDs, want) {
 		t.Fatalf("moves %+v, want new ids %v", res.Moves, want)
 	}
 	ledger := readFile(t, k, ".redirects.json")
-	wantLedger := "{\n  \"practice-a\": [\n    \"practice-a-part-3\",\n    \"practice-a-part-4\"\n  ],\n  \"practice-old\": [\n    \"practice-a-part-2\"\n  ]\n}\n"
+	wantLedger := "{\n  \"practice-a\": [\n    \"practice-a-part-3\",\n    \"practice-a-part-2-2\"\n  ],\n  \"practice-old\": [\n    \"practice-a-part-2\"\n  ]\n}\n"
 	if ledger != wantLedger {
 		t.Fatalf("ledger:\n%s\nwant\n%s", ledger, wantLedger)
 	}

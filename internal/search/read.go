@@ -299,10 +299,6 @@ func SearchNodesOn(ctx context.Context, k *store.KB, branch string, p SearchPara
 	if err != nil {
 		return nil, err
 	}
-	st, err := graph.SyncForRead(ctx, k, db)
-	if err != nil {
-		return nil, err
-	}
 	r := index.Request{Text: p.Query, Limit: limit, Types: p.Types, Tags: p.Tags}
 	if p.MinScore != nil {
 		if *p.MinScore < 0 || math.IsNaN(*p.MinScore) {
@@ -310,7 +306,9 @@ func SearchNodesOn(ctx context.Context, k *store.KB, branch string, p SearchPara
 		}
 		r.MinScore = *p.MinScore
 	}
-	hits, err := db.Search(ctx, r)
+	hits, st, err := db.SearchDuring(ctx, r, func(ctx context.Context) (index.Stats, error) {
+		return graph.SyncForRead(ctx, k, db)
+	})
 	if err != nil {
 		return nil, err
 	}
