@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -428,5 +429,37 @@ func TestStalledReadersHoldNoSlot(t *testing.T) {
 	}
 	if len(docs) != 16 {
 		t.Errorf("the search found %d notes, want 16", len(docs))
+	}
+}
+
+// A read of a path no note can have (a name longer than the file system
+// takes, a path through a note as if it were a folder) is 404 "file not
+// found", as any missing note is, and logs nothing. Found by the QA run:
+// each was logged as a failed read, with the whole path, so a client
+// sending paths of a megabyte wrote a megabyte to the log per request.
+func TestReadOfAnImpossiblePathIsNotFound(t *testing.T) {
+	k := newRepo(t, 0)
+	logs := &syncBuffer{}
+	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	s := startHTTP(t, context.Background(), Options{KB: k, Logger: log}, nil, httpapi.Options{Logger: log})
+	j := s.post(t, httpapi.PostRequest{Title: "A note", Content: "A note.\n"})
+	if j.Status != "done" {
+		t.Fatalf("post: %+v", j)
+	}
+	for _, p := range []string{strings.Repeat("a", 300) + ".md", "inbox/" + strings.Repeat("b", 64<<10) + ".md", j.Path + "/x.md"} {
+		resp, err := http.Get(s.URL + "/content?path=" + p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		_ = resp.Body.Close()
+		if resp.StatusCode != http.StatusNotFound || !strings.Contains(string(b), "file not found") {
+			t.Errorf("GET /content?path=%.40s…: %d %.200s", p, resp.StatusCode, b)
+		}
+	}
+	for _, line := range strings.Split(logs.String(), "\n") {
+		if strings.Contains(line, "reading a note failed") {
+			t.Errorf("a read was logged as a failure (%d bytes): %.150s … %.150s", len(line), line, line[max(0, len(line)-150):])
+		}
 	}
 }

@@ -23,6 +23,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/kk-project/kk/internal/gitx"
@@ -246,7 +247,7 @@ func (b *Backend) Read(_ context.Context, p string) (string, error) {
 	}
 	abs := b.k.NodePath(p)
 	fi, err := os.Lstat(abs)
-	if errors.Is(err, fs.ErrNotExist) {
+	if noSuchFile(err) {
 		return "", fmt.Errorf("%s: %w", p, service.ErrNotFound)
 	}
 	if err != nil {
@@ -256,10 +257,18 @@ func (b *Backend) Read(_ context.Context, p string) (string, error) {
 		return "", fmt.Errorf("%s is not a note: %w", p, service.ErrNotFound)
 	}
 	data, err := os.ReadFile(abs)
-	if errors.Is(err, fs.ErrNotExist) {
+	if noSuchFile(err) {
 		return "", fmt.Errorf("%s: %w", p, service.ErrNotFound)
 	}
 	return asPosted(string(data)), err
+}
+
+// noSuchFile reports whether err says there is no file at a path: none
+// is there, or none can be (a name longer than the file system takes, a
+// path through a file as if it were a folder). A read of such a path is
+// a note not found, not a failure to log: a client names the path.
+func noSuchFile(err error) bool {
+	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENAMETOOLONG) || errors.Is(err, syscall.ENOTDIR)
 }
 
 // indexDB returns this process's handle to the current branch's index,
