@@ -11,16 +11,7 @@ import (
 // id names no one leaf), and so does search, which listed the id twice.
 func TestSearchLeavesOutLeavesSharingAnID(t *testing.T) {
 	ctx := context.Background()
-	k := seedKB(t)
-	note := leaf("practice-zebra-crossing", "Zebra crossing", "Where pedestrians cross", nil, "", "Zebra crossings are painted stripes.")
-	writeLeaf(t, k, "roads/practice-zebra-crossing.md", note)
-	writeLeaf(t, k, "copy/practice-zebra-crossing.md", note)
-	writeLeaf(t, k, "roads/practice-zebra-herd.md", leaf("practice-zebra-herd", "Zebra herd", "Animals", nil, "", "A herd of zebra grazing."))
-	db, _, err := Open(ctx, k, "main")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = db.Close() }()
+	db := zebraCopiedByHand(t)
 	hits, err := Search(ctx, db, "zebra crossing", 10)
 	if err != nil {
 		t.Fatal(err)
@@ -84,16 +75,7 @@ func TestSearchFoldsAccents(t *testing.T) {
 // share an id, as the final answer does.
 func TestEarlyHitsLeaveOutLeavesSharingAnID(t *testing.T) {
 	ctx := context.Background()
-	k := seedKB(t)
-	note := leaf("practice-zebra-crossing", "Zebra crossing", "Where pedestrians cross", nil, "", "Zebra crossings are painted stripes.")
-	writeLeaf(t, k, "roads/practice-zebra-crossing.md", note)
-	writeLeaf(t, k, "copy/practice-zebra-crossing.md", note)
-	writeLeaf(t, k, "roads/practice-zebra-herd.md", leaf("practice-zebra-herd", "Zebra herd", "Animals", nil, "", "A herd of zebra grazing."))
-	db, _, err := Open(ctx, k, "main")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = db.Close() }()
+	db := zebraCopiedByHand(t)
 	var early []Hit
 	if _, err := db.Search(ctx, Request{Text: "zebra crossing", Limit: 10, Early: func(h []Hit) { early = h }}); err != nil {
 		t.Fatal(err)
@@ -101,4 +83,22 @@ func TestEarlyHitsLeaveOutLeavesSharingAnID(t *testing.T) {
 	if got := ids(early); len(got) != 1 || got[0] != "practice-zebra-herd" {
 		t.Fatalf("early hits %v; want only practice-zebra-herd (the two leaves of practice-zebra-crossing share its id)", got)
 	}
+}
+
+// zebraCopiedByHand is the index of a knowledge base where a note was
+// copied by hand into another folder, both copies keeping its id
+// (practice-zebra-crossing), beside a note of its own (practice-zebra-herd).
+func zebraCopiedByHand(t *testing.T) *DB {
+	t.Helper()
+	k := seedKB(t)
+	note := leaf("practice-zebra-crossing", "Zebra crossing", "Where pedestrians cross", nil, "", "Zebra crossings are painted stripes.")
+	writeLeaf(t, k, "roads/practice-zebra-crossing.md", note)
+	writeLeaf(t, k, "copy/practice-zebra-crossing.md", note)
+	writeLeaf(t, k, "roads/practice-zebra-herd.md", leaf("practice-zebra-herd", "Zebra herd", "Animals", nil, "", "A herd of zebra grazing."))
+	db, _, err := Open(context.Background(), k, "main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = db.Close() })
+	return db
 }
