@@ -12,7 +12,7 @@ type NodeInput struct {
 	DependsOn   []string `json:"depends_on,omitempty" jsonschema:"description=Ids of nodes this one depends on."`
 	DerivedFrom []string `json:"derived_from,omitempty" jsonschema:"description=Provenance: document paths\\, URLs\\, session ids."`
 	Confidence  string   `json:"confidence,omitempty" jsonschema:"enum=low,enum=medium,enum=high,description=Defaults to high."`
-	Folder      string   `json:"folder,omitempty" jsonschema:"description=Folder under nodes/ (created when missing); default the root\\, or the existing leaf's folder on update."`
+	Folder      string   `json:"folder,omitempty" jsonschema:"description=Folder under nodes/ (created when missing)\\, as go/http or with the prefix nodes/ or .ai/kenkeep/nodes/; default the root\\, or the existing leaf's folder on update."`
 	Status      string   `json:"status,omitempty" jsonschema:"enum=draft,enum=stable,enum=deprecated"`
 	StaleAfter  string   `json:"stale_after,omitempty" jsonschema:"description=Date after which the node should be reviewed (YYYY-MM-DD)."`
 	Body        string   `json:"body" jsonschema:"description=Markdown body."`
