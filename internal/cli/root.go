@@ -59,13 +59,16 @@ type IO struct {
 
 // App is what every command gets: streams, global flags and seams for tests.
 type App struct {
-	IO     IO
-	Root   string // --root or KK_ROOT; empty means search upwards
-	JSON   bool   // --json, on the commands that print data (ux.go)
-	Quiet  bool   // --quiet: no progress, warnings or notes on stderr
-	Now    func() time.Time
-	Getenv func(string) string
-	Getwd  func() (string, error)
+	IO   IO
+	Root string // --root or KK_ROOT; empty means search upwards
+	JSON bool   // --json, on the commands that print data (ux.go)
+	// harness is the root's hidden --harness, kenkeep's global flag, on
+	// the commands with no --harness of their own (ux.go).
+	harness string
+	Quiet   bool // --quiet: no progress, warnings or notes on stderr
+	Now     func() time.Time
+	Getenv  func(string) string
+	Getwd   func() (string, error)
 	// Command is the command line, recorded in the writer lock.
 	Command string
 	// usageHelp is the help command a usage error points to ("kk node
@@ -292,6 +295,9 @@ func newRootCmd(app *App) *cobra.Command {
 			if err := app.refuseJSON(cmd); err != nil {
 				return err
 			}
+			if err := app.checkHarnessFlag(cmd); err != nil {
+				return err
+			}
 			app.startProgress(cmd)
 			return nil
 		},
@@ -299,6 +305,7 @@ func newRootCmd(app *App) *cobra.Command {
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error { return &UsageError{Msg: err.Error()} })
 	root.PersistentFlags().StringVar(&app.Root, "root", "", "repository folder holding .ai/kenkeep (default: search upwards; env KK_ROOT)")
 	jsonFlag(root, app)
+	harnessFlag(root, app)
 	root.PersistentFlags().BoolVarP(&app.Quiet, "quiet", "q", false, "print no progress, warnings or notes on stderr (errors still are)")
 	root.SetVersionTemplate("kk {{.Version}}\n")
 	// --version has no -v: -v is --verbose wherever a command has it.

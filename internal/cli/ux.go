@@ -20,6 +20,27 @@ func jsonFlag(root *cobra.Command, app *App) {
 	_ = root.PersistentFlags().MarkHidden("json")
 }
 
+// harnessFlag declares --harness on the root, hidden, as kenkeep registers
+// it on every command (reference §1): a test or script written for
+// kenkeep may pass it to any command, before or after the command's name.
+// The commands that run or check a harness (the launchers, doctor, hook)
+// declare their own --harness, which takes the value wherever it is
+// given; on the others checkHarnessFlag only checks that it names a
+// harness.
+func harnessFlag(root *cobra.Command, app *App) {
+	root.PersistentFlags().StringVar(&app.harness, "harness", "", "harness id (used by the commands that run or check a harness)")
+	_ = root.PersistentFlags().MarkHidden("harness")
+}
+
+// checkHarnessFlag refuses a root --harness that names no harness.
+func (a *App) checkHarnessFlag(cmd *cobra.Command) error {
+	if a.harness == "" || cmd.Flags().Lookup("harness") != cmd.Root().PersistentFlags().Lookup("harness") {
+		return nil // not given, or the command's own
+	}
+	_, err := a.harnessFlag(a.harness)
+	return err
+}
+
 // addJSONFlags gives every command that does something its own --json,
 // shown in its help, except the commands marked noJSON: the hook, the MCP
 // server, the launchers and completion, whose output belongs to someone
