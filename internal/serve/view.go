@@ -16,6 +16,7 @@ import (
 	"github.com/kk-project/kk/internal/gitx"
 	"github.com/kk-project/kk/internal/index"
 	"github.com/kk-project/kk/internal/indexfiles"
+	"github.com/kk-project/kk/internal/jobqueue"
 	"github.com/kk-project/kk/internal/node"
 	"github.com/kk-project/kk/internal/store"
 	"github.com/kk-project/kk/internal/txn"
@@ -152,6 +153,11 @@ func (b *Backend) planner(ctx context.Context, r *gitx.Repo, res *txn.Result) *p
 // plan returns the job's commit on head: the files its transaction wrote
 // and removed, and the generated files of the commit's leaves.
 func (p *planner) plan(head string) (gitx.Changes, error) {
+	// Checked again under index.lock: the person's operation may have
+	// begun after the worker took the job (Ready).
+	if err := personsOperation(p.r.GitDir); err != nil {
+		return gitx.Changes{}, fmt.Errorf("%w: %v", jobqueue.ErrHeld, err)
+	}
 	v, err := p.b.viewAt(p.ctx, p.r, head)
 	if err != nil {
 		return gitx.Changes{}, err
