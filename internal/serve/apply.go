@@ -64,7 +64,27 @@ func (b *Backend) Apply(ctx context.Context, j *service.Job) (string, error) {
 	default:
 		return "", fmt.Errorf("unknown operation %q", j.Op)
 	}
-	return p, b.unwritable(err)
+	return p, b.unconfigured(b.unwritable(err))
+}
+
+// unconfigured marks a job's failure while the knowledge base's
+// config.yaml cannot be read (a person's edit saved half-done, a typo, a
+// colleague's commit pulled) as the environment's (jobqueue.ErrHeld: the
+// job is put back and waits, /healthz naming the file and its problem):
+// every job reads it, and each would fail in turn, losing every post
+// accepted meanwhile. Once it is fixed, the jobs run. The file is read
+// only when a job failed.
+func (b *Backend) unconfigured(err error) error {
+	if err == nil || errors.Is(err, jobqueue.ErrHeld) || errors.Is(err, jobqueue.ErrInterrupted) {
+		return err
+	}
+	if _, cerr := b.k.LoadConfig(); cerr != nil {
+		if strings.Contains(err.Error(), cerr.Error()) {
+			return fmt.Errorf("%w: %v; the jobs wait until it is fixed", jobqueue.ErrHeld, cerr)
+		}
+		return fmt.Errorf("%w: %v; the jobs wait until it is fixed (%v)", jobqueue.ErrHeld, cerr, err)
+	}
+	return err
 }
 
 // unwritable marks a job's failure to write that is the machine's, not
@@ -389,7 +409,7 @@ func (b *Backend) commit(ctx context.Context, j *service.Job, leaf string, res *
 			// git that could not write (the disk full, a read-only file
 			// system, .git not writable) holds the job as kk's own
 			// writes do.
-			return b.unwritable(gitUnwritable(r.GitDir, commitError(err)))
+			return b.unconfigured(b.unwritable(gitUnwritable(r.GitDir, commitError(err))))
 		}
 		// The commit stands from here on: whatever fails is logged.
 		b.landed(p, landed)
@@ -455,7 +475,7 @@ func (b *Backend) Restore(ctx context.Context, j jobqueue.Job) error {
 		return err
 	})
 	if err != nil {
-		err = b.unwritable(heldError(fmt.Errorf("restoring the files of job %s: %w", j.ID, err)))
+		err = b.unconfigured(b.unwritable(heldError(fmt.Errorf("restoring the files of job %s: %w", j.ID, err))))
 		if !errors.Is(err, jobqueue.ErrHeld) {
 			// The job fails for good, its files as it left them: what was
 			// kept to undo it is of no more use.
