@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -205,7 +206,7 @@ func (b *Backend) store(ctx context.Context, j *service.Job) (string, error) {
 		if err := setBodyEnd(n, body); err != nil {
 			return err
 		}
-		tx.AfterCommit(func(res *txn.Result) error { return b.commit(ctx, j, leaf, res) })
+		tx.AfterCommit(func(res *txn.Result) error { return b.commit(ctx, j, leaf, res, nil) })
 		return nil
 	}
 	_, err = txn.Update(ctx, b.k, b.meta(j), write)
@@ -335,6 +336,12 @@ func (b *Backend) change(ctx context.Context, j *service.Job) (string, error) {
 		if n == nil {
 			return notFound(req.Path)
 		}
+		// What the leaf holds before the job: its commit must find it
+		// the branch's (see personsChanges).
+		before, err := os.ReadFile(b.k.NodePath(req.Path))
+		if err != nil {
+			return err
+		}
 		b.announce(tx, j)
 		if j.Op == service.OpDelete {
 			if err := tx.Remove(n); err != nil {
@@ -358,7 +365,9 @@ func (b *Backend) change(ctx context.Context, j *service.Job) (string, error) {
 			}
 			tx.Put(n)
 		}
-		tx.AfterCommit(func(res *txn.Result) error { return b.commit(ctx, j, req.Path, res) })
+		tx.AfterCommit(func(res *txn.Result) error {
+			return b.commit(ctx, j, req.Path, res, &leafBefore{rel: "nodes/" + req.Path, data: before})
+		})
 		return nil
 	})
 	if err != nil {
@@ -389,7 +398,11 @@ func (b *Backend) announce(tx *txn.Tx, j *service.Job) {
 // job is placed and written, and the job is done when it lands. Its
 // waits for locks other git processes hold end with the server's stop,
 // leaving the job to the next start.
-func (b *Backend) commit(ctx context.Context, j *service.Job, leaf string, res *txn.Result) error {
+//
+// before, for an edit or a deletion, is what the note held before the job:
+// the commit fails (the job's files put back) when the branch does not
+// hold it (personsChanges).
+func (b *Backend) commit(ctx context.Context, j *service.Job, leaf string, res *txn.Result, before *leafBefore) error {
 	r, err := b.gitRepo()
 	if err != nil {
 		return err
@@ -403,6 +416,7 @@ func (b *Backend) commit(ctx context.Context, j *service.Job, leaf string, res *
 		b.pause()
 		t0 := time.Now()
 		p := b.planner(ctx, r, res)
+		p.before = before
 		landed, err := r.Commit(ctx, gitx.CommitOptions{Author: b.author, Message: subject, Plan: p.plan, Wait: b.stopCtx(), OnWait: b.setWaiting})
 		b.waitEnded()
 		if err != nil {

@@ -1,0 +1,107 @@
+package serve
+
+import (
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/kk-project/kk/internal/contracts"
+	"github.com/kk-project/kk/internal/curate"
+	"github.com/kk-project/kk/internal/httpapi"
+	"github.com/kk-project/kk/internal/store"
+)
+
+// TestFaultEditOfALeafWithAPersonsChanges: found by an outside fault
+// run. A PUT of a note a person had edited in the work tree and not
+// committed committed the person's lines in kk serve's edit(…) commit,
+// as the server's work (a metadata-only edit), or replaced them for good
+// (an edit of the content: their lines were in no commit and no file);
+// so did a DELETE, and an edit of a leaf never committed (kk node write).
+// Such a job fails, naming the note and what to do, makes no commit,
+// and the person's bytes are back as they were; a job on a note whose
+// work tree is its commit's is done as before, and so are the jobs
+// after the failed one.
+func TestFaultEditOfALeafWithAPersonsChanges(t *testing.T) {
+	k := newRepo(t, 0)
+	s := start(t, k, nil)
+	c := s.post(t, httpapi.PostRequest{Title: "Committed note", Content: "Committed.\n"})
+	in := contracts.NodeInput{Type: "map", Title: "Uncommitted note", Description: "d", Body: "Written by kk node write.\n", Folder: "inbox"}
+	if _, err := curate.WriteNode(ctx, k, in, curate.WriteOptions{Command: "kk node write"}); err != nil {
+		t.Fatal(err)
+	}
+	uncommitted := "inbox/map-uncommitted-note.md"
+	committed, err := os.ReadFile(k.NodePath(c.Path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	hand := string(committed) + "A person's line, not committed.\n"
+	writeFile(t, k.NodePath(c.Path), hand)
+	written, err := os.ReadFile(k.NodePath(uncommitted))
+	if err != nil {
+		t.Fatal(err)
+	}
+	head := git(t, k, "rev-parse", "HEAD")
+	for _, tc := range []struct {
+		name string
+		post func() (httpapi.JobStatus, error)
+		path string
+		want string
+	}{
+		{"metadata-only edit", func() (httpapi.JobStatus, error) {
+			return s.Client.Edit(ctx, httpapi.EditRequest{Path: c.Path, Title: "Retitled"})
+		}, c.Path, hand},
+		{"edit of the content", func() (httpapi.JobStatus, error) {
+			return s.Client.Edit(ctx, httpapi.EditRequest{Path: c.Path, Content: "Replaced by a client.\n"})
+		}, c.Path, hand},
+		{"delete", func() (httpapi.JobStatus, error) {
+			return s.Client.Delete(ctx, c.Path)
+		}, c.Path, hand},
+		{"edit of a leaf never committed", func() (httpapi.JobStatus, error) {
+			return s.Client.Edit(ctx, httpapi.EditRequest{Path: uncommitted, Title: "Retitled"})
+		}, uncommitted, string(written)},
+	} {
+		queued, err := tc.post()
+		if err != nil {
+			t.Fatal(err)
+		}
+		j := s.wait(t, queued.JobID)
+		if j.Status != "failed" || !strings.Contains(j.Error, tc.path) || !strings.Contains(j.Error, "not committed") {
+			t.Errorf("%s of a leaf with a person's changes: %+v", tc.name, j)
+		}
+		if got, _ := os.ReadFile(k.NodePath(tc.path)); string(got) != tc.want {
+			t.Errorf("after the %s, %s holds:\n%s\nwant the person's:\n%s", tc.name, tc.path, got, tc.want)
+		}
+		if got := git(t, k, "rev-parse", "HEAD"); got != head {
+			t.Fatalf("the %s made a commit:\n%s", tc.name, git(t, k, "show", "--stat", "HEAD"))
+		}
+	}
+	// Once the person commits their edit, the client's edit goes through,
+	// on the person's lines; so does a post beside.
+	git(t, k, "add", store.DirName)
+	git(t, k, "-c", "user.name=p", "-c", "user.email=p@p", "commit", "-qm", "the person's edit")
+	j := s.edit(t, httpapi.EditRequest{Path: c.Path, Title: "Retitled"})
+	if j.Status != "done" {
+		t.Fatalf("the edit after the person committed: %+v", j)
+	}
+	jobCommit(t, k, "edit", j)
+	if got, _ := os.ReadFile(k.NodePath(c.Path)); !strings.Contains(string(got), "A person's line") || !strings.Contains(string(got), "title: Retitled") {
+		t.Errorf("the edit after the person committed:\n%s", got)
+	}
+	// Two edits of one note in a row (the second written while the
+	// first's commit lands) are both done.
+	a, err := s.Client.Edit(ctx, httpapi.EditRequest{Path: c.Path, Content: "First.\n"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := s.Client.Edit(ctx, httpapi.EditRequest{Path: c.Path, Content: "Second.\n"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{a.JobID, b.JobID} {
+		if j := s.wait(t, id); j.Status != "done" {
+			t.Errorf("edits in a row: %+v", j)
+		}
+	}
+	clean(t, k)
+	headChecks(t, k)
+}
