@@ -75,6 +75,27 @@ func TestFaultEditOfALeafWithAPersonsChanges(t *testing.T) {
 			t.Fatalf("the %s made a commit:\n%s", tc.name, git(t, k, "show", "--stat", "HEAD"))
 		}
 	}
+	// Two edits in a row (the second written on the first's files while
+	// the first's commit is refused): both fail, the person's bytes back.
+	var row []string
+	for _, text := range []string{"First of a row.\n", "Second of a row.\n"} {
+		q, err := s.Client.Edit(ctx, httpapi.EditRequest{Path: c.Path, Content: text})
+		if err != nil {
+			t.Fatal(err)
+		}
+		row = append(row, q.JobID)
+	}
+	for _, id := range row {
+		if j := s.wait(t, id); j.Status != "failed" {
+			t.Errorf("an edit in a row of a leaf with a person's changes: %+v", j)
+		}
+	}
+	if got, _ := os.ReadFile(k.NodePath(c.Path)); string(got) != hand {
+		t.Errorf("after two edits in a row, %s holds:\n%s\nwant the person's:\n%s", c.Path, got, hand)
+	}
+	if got := git(t, k, "rev-parse", "HEAD"); got != head {
+		t.Fatalf("edits in a row made a commit:\n%s", git(t, k, "show", "--stat", "HEAD"))
+	}
 	// Once the person commits their edit, the client's edit goes through,
 	// on the person's lines; so does a post beside.
 	git(t, k, "add", store.DirName)
