@@ -1,9 +1,12 @@
 package serve
 
 import (
+	"context"
+	"github.com/kk-project/kk/internal/service"
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/kk-project/kk/internal/contracts"
 	"github.com/kk-project/kk/internal/curate"
@@ -125,4 +128,35 @@ func TestFaultEditOfALeafWithAPersonsChanges(t *testing.T) {
 	}
 	clean(t, k)
 	headChecks(t, k)
+}
+
+// TestEditCommittedByThePersonBeforeItsCommit: a person's git commit -a
+// between a job's write and its commit (the job's edit committed as the
+// person's) leaves the tip holding what the job wrote: the job is done
+// with its commit (no check refuses it as the person's changes), and the
+// work tree is the tip's.
+func TestEditCommittedByThePersonBeforeItsCommit(t *testing.T) {
+	k := newRepo(t, 0)
+	s := start(t, k, nil)
+	c := s.post(t, httpapi.PostRequest{Title: "Committed note", Content: "Committed.\n"})
+	s.stop()
+	b := New(Options{KB: k})
+	defer func() { _ = b.Close() }()
+	var touched []string
+	var last func(context.Context) error
+	job := &service.Job{ID: "job-raced-by-a-person", Op: service.OpEdit, Request: service.JobRequest{Path: c.Path, Content: "Edited by the job.\n"}, Created: time.Now()}
+	withTouch(job, &touched)
+	job.OnDefer(func(fn func(context.Context) error) { last = fn })
+	if _, err := b.Apply(ctx, job); err != nil {
+		t.Fatal(err)
+	}
+	git(t, k, "-c", "user.name=p", "-c", "user.email=p@p", "commit", "-qam", "the person's commit -a")
+	if err := last(ctx); err != nil {
+		t.Fatalf("the job's commit after the person committed its edit: %v", err)
+	}
+	jobCommit(t, k, "edit", httpapi.JobStatus{JobID: job.ID, Path: c.Path})
+	if got, _ := os.ReadFile(k.NodePath(c.Path)); !strings.Contains(string(got), "Edited by the job.") {
+		t.Errorf("the note after the job:\n%s", got)
+	}
+	clean(t, k)
 }

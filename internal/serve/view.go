@@ -157,6 +157,12 @@ func (p *planner) personsChanges(v *view, head, prefix string) error {
 	if ok && tip == sum(p.before.data) {
 		return nil
 	}
+	// The tip holds what the job wrote: a person committed the job's
+	// write (git commit -a) before its commit; nothing of theirs is in
+	// the job's commit.
+	if data, written := p.res.Data[rel]; ok && written && tip == sum(data) {
+		return nil
+	}
 	if ok {
 		repo := repoPath(prefix, rel)
 		blob, err := gitx.RunWith(p.ctx, p.r.Top, nil, p.before.data, "hash-object", "--path="+repo, "--stdin")
