@@ -160,3 +160,33 @@ func TestEditCommittedByThePersonBeforeItsCommit(t *testing.T) {
 	}
 	clean(t, k)
 }
+
+// TestDeleteCommittedByThePersonBeforeItsCommit: as
+// TestEditCommittedByThePersonBeforeItsCommit, for a deletion: the
+// person's git commit -a committed the job's removal of the note, whose
+// bytes the branch held; the job is done with its commit.
+func TestDeleteCommittedByThePersonBeforeItsCommit(t *testing.T) {
+	k := newRepo(t, 0)
+	s := start(t, k, nil)
+	c := s.post(t, httpapi.PostRequest{Title: "Committed note", Content: "Committed.\n"})
+	s.stop()
+	b := New(Options{KB: k})
+	defer func() { _ = b.Close() }()
+	var touched []string
+	var last func(context.Context) error
+	job := &service.Job{ID: "job-delete-raced-by-a-person", Op: service.OpDelete, Request: service.JobRequest{Path: c.Path}, Created: time.Now()}
+	withTouch(job, &touched)
+	job.OnDefer(func(fn func(context.Context) error) { last = fn })
+	if _, err := b.Apply(ctx, job); err != nil {
+		t.Fatal(err)
+	}
+	git(t, k, "-c", "user.name=p", "-c", "user.email=p@p", "commit", "-qam", "the person's commit -a")
+	if err := last(ctx); err != nil {
+		t.Fatalf("the job's commit after the person committed its deletion: %v", err)
+	}
+	jobCommit(t, k, "delete", httpapi.JobStatus{JobID: job.ID, Path: c.Path})
+	if _, err := os.Stat(k.NodePath(c.Path)); err == nil {
+		t.Errorf("the note is back after its deletion")
+	}
+	clean(t, k)
+}

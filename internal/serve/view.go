@@ -163,22 +163,26 @@ func (p *planner) personsChanges(v *view, head, prefix string) error {
 	if data, written := p.res.Data[rel]; ok && written && tip == sum(data) {
 		return nil
 	}
-	if ok {
-		repo := repoPath(prefix, rel)
-		blob, err := gitx.RunWith(p.ctx, p.r.Top, nil, p.before.data, "hash-object", "--path="+repo, "--stdin")
-		if err != nil {
-			return err
-		}
-		at, err := gitx.Read(p.ctx, p.r.Top, "rev-parse", "--verify", "-q", head+":"+repo)
-		if err == nil && strings.TrimSpace(string(blob)) == strings.TrimSpace(string(at)) {
-			return nil
-		}
-	}
 	// head may be the tip kk last knew, another writer having committed
 	// since (the person's commit of the note): the branch's compare and
 	// swap then misses, and the commit is planned again on the true tip.
 	if now, err := gitx.Read(p.ctx, p.r.Top, "rev-parse", "--verify", "-q", "refs/heads/"+p.r.Branch); err == nil && strings.TrimSpace(string(now)) != head {
 		return nil
+	}
+	repo := repoPath(prefix, rel)
+	blob, err := gitx.RunWith(p.ctx, p.r.Top, nil, p.before.data, "hash-object", "--path="+repo, "--stdin")
+	if err != nil {
+		return err
+	}
+	holds := func(commit string) bool {
+		at, err := gitx.Read(p.ctx, p.r.Top, "rev-parse", "--verify", "-q", commit+":"+repo)
+		return err == nil && strings.TrimSpace(string(at)) == strings.TrimSpace(string(blob))
+	}
+	switch {
+	case ok && holds(head):
+		return nil // the same content, as git stores it (a conversion)
+	case !ok && slices.Contains(p.res.Removed, rel) && holds(head+"^"):
+		return nil // a person's git commit -a committed the job's deletion
 	}
 	note := strings.TrimPrefix(rel, "nodes/")
 	why := "has changes in the work tree that are not committed (a person's edit)"
