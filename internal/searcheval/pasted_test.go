@@ -58,14 +58,8 @@ func withPasted(set *searcheval.Set, material string, before bool, join string) 
 func TestPastedMaterial(t *testing.T) {
 	ctx := context.Background()
 	for _, c := range []corpus{buildDrupal(t, ""), buildKenkeep(t, "")} {
-		hook, closeHook, err := searcheval.InProcess(ctx, c.k, searcheval.RankHook, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		search, closeSearch, err := searcheval.InProcess(ctx, c.k, searcheval.RankSearch, 20)
-		if err != nil {
-			t.Fatal(err)
-		}
+		hook := ranker(t, c.k, searcheval.RankHook, 0)
+		search := ranker(t, c.k, searcheval.RankSearch, 20)
 		for _, set := range c.sets {
 			clean, err := searcheval.Run(ctx, set, hook)
 			if err != nil {
@@ -103,7 +97,5 @@ func TestPastedMaterial(t *testing.T) {
 				}
 			}
 		}
-		closeHook()
-		closeSearch()
 	}
 }
