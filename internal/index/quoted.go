@@ -18,14 +18,18 @@ import (
 //     prompts of the public query sets: 0.30 at least, for a paragraph of
 //     100 bytes or more), logs, traces and code a tenth of that or less.
 //     This is the stop-word density that boilerplate removal (jusText,
-//     Pomikálek 2011) tells prose from the rest of a page by.
+//     Pomikálek 2011) tells prose from the rest of a page by;
+//   - and, inside a paragraph, a run of quotedMinLines lines or more
+//     (quotedMinLen bytes in all) none of which reads as prose by that
+//     measure: a trace pasted right under "I get this when saving:".
 //
 // Everything else is prose, short keyword lines included ("entity cache
 // tags" has no stop word, and is the question). See textTerms for how the
 // two parts are weighed.
 const (
-	quotedMinLen  = 100
-	quotedMaxStop = 0.25
+	quotedMinLen   = 100
+	quotedMaxStop  = 0.25
+	quotedMinLines = 3
 )
 
 // splitQuoted returns the prose of text and its quoted material (see
@@ -33,18 +37,24 @@ const (
 func splitQuoted(text string) (prose, quoted string) {
 	var p, q strings.Builder
 	var para []string
+	write := func(b *strings.Builder, lines []string) {
+		for _, l := range lines {
+			b.WriteString(l)
+			b.WriteByte('\n')
+		}
+	}
 	flush := func() {
 		if len(para) == 0 {
 			return
 		}
-		block := strings.Join(para, "\n")
+		rest, runs := splitRuns(para)
+		write(&q, runs)
 		para = para[:0]
-		out := &p
-		if len(block) >= quotedMinLen && stopShare(block) < quotedMaxStop {
-			out = &q
+		if block := strings.Join(rest, "\n"); len(block) >= quotedMinLen && stopShare(block) < quotedMaxStop {
+			write(&q, rest)
+		} else {
+			write(&p, rest)
 		}
-		out.WriteString(block)
-		out.WriteByte('\n')
 	}
 	fence := "" // the open fence's characters, "" outside a fenced block
 	for line := range strings.Lines(text) {
@@ -71,6 +81,99 @@ func splitQuoted(text string) (prose, quoted string) {
 	}
 	flush()
 	return p.String(), q.String()
+}
+
+// splitRuns takes out of the lines of a paragraph the runs of at least
+// quotedMinLines consecutive lines, quotedMinLen bytes in all, in which no
+// line reads as prose (see readsAsProse; a line without a word, a brace or
+// a rule, joins a run): a trace or a log pasted under the sentence that
+// introduces it, with no blank line between them. It returns the other
+// lines and the runs' lines, each in order.
+func splitRuns(lines []string) (rest, runs []string) {
+	start := -1
+	end := func(i int) {
+		if start < 0 {
+			return
+		}
+		run := lines[start:i]
+		n := 0
+		for _, l := range run {
+			n += len(l) + 1
+		}
+		if len(run) >= quotedMinLines && n >= quotedMinLen {
+			runs = append(runs, run...)
+		} else {
+			rest = append(rest, run...)
+		}
+		start = -1
+	}
+	for i, l := range lines {
+		if !readsAsProse(l) {
+			if start < 0 {
+				start = i
+			}
+			continue
+		}
+		end(i)
+		rest = append(rest, l)
+	}
+	end(len(lines))
+	return rest, runs
+}
+
+// readsAsProse reports whether a line reads as something a person typed
+// rather than pasted: a sentence (a quarter of its words or more stop
+// words, and fewer than one code symbol, such as a bracket, an operator
+// or a slash, in ten characters: "if err != nil {" has the stop word but
+// not the look), or two words or more and nothing but words, spaces and
+// the punctuation of a sentence (keywords: "deploy kubernetes ingress with
+// helm charts", not indented). Lines of logs, traces and code carry
+// brackets, slashes, colons, quotes or operators, are indented, or are a
+// single word ("return").
+func readsAsProse(l string) bool {
+	if stopShare(l) >= quotedMaxStop && hasWord(l) {
+		chars, symbols := 0, 0
+		for _, r := range l {
+			if !unicode.IsSpace(r) {
+				chars++
+				if strings.ContainsRune(codeSymbols, r) {
+					symbols++
+				}
+			}
+		}
+		if 10*symbols < chars {
+			return true
+		}
+	}
+	if l != strings.TrimLeft(l, " \t") {
+		return false // indented: a line of code or of a trace
+	}
+	words := 0
+	inWord := false
+	for _, r := range l {
+		switch {
+		case unicode.IsLetter(r) || unicode.IsDigit(r) || r == '_':
+			if !inWord {
+				words++
+			}
+			inWord = true
+			continue
+		case unicode.IsSpace(r) || strings.ContainsRune("-'.,?!", r):
+		default:
+			return false
+		}
+		inWord = false
+	}
+	return words >= 2
+}
+
+// codeSymbols are the characters code, paths and logs are made of and
+// sentences rarely hold.
+const codeSymbols = "{}[]<>=;|\\/()\"`#$%^&*@~:+"
+
+// hasWord reports whether s holds a letter or a digit.
+func hasWord(s string) bool {
+	return strings.IndexFunc(s, func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }) >= 0
 }
 
 // stopShare is the share of the words of s (runs of letters, digits and

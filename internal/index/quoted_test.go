@@ -7,21 +7,26 @@ import (
 
 func TestSplitQuoted(t *testing.T) {
 	trace := strings.Repeat("\tat com.example.app.Handler.run(Handler.java:42)\n", 4)
+	code := "for {\n\tconn, err := ln.Accept()\n\tif err != nil {\n\t\tlog.Printf(\"accept: %v\", err)\n\t\treturn err\n\t}\n\tgo serve(conn)\n}\n"
 	prose := "Why does the queue handler stop retrying after the cache backend restarts, and where is that configured in this project?"
 	for name, c := range map[string]struct {
 		text, prose, quoted string
 	}{
-		"prose only":      {prose, prose + "\n", ""},
-		"keywords only":   {"hook_entity_presave cache tags invalidation", "hook_entity_presave cache tags invalidation\n", ""},
-		"fenced":          {"why?\n```go\nfunc f() {}\n```\nand this", "why?\nand this\n", "func f() {}\n"},
-		"tilde fence":     {"why?\n~~~\nx := 1\n~~~", "why?\n", "x := 1\n"},
-		"longer fence":    {"why?\n````\n```\ninner\n```\n````\nafter", "why?\nafter\n", "```\ninner\n```\n"},
-		"unclosed fence":  {"why?\n```\nline one\nline two", "why?\n", "line one\nline two\n"},
-		"pasted trace":    {prose + "\n\n" + trace, prose + "\n", strings.TrimSuffix(trace, "\n") + "\n"},
-		"trace first":     {trace + "\n" + prose, prose + "\n", strings.TrimSuffix(trace, "\n") + "\n"},
-		"short log line":  {"error: EOF\n\nwhy?", "error: EOF\nwhy?\n", ""},
-		"inline code":     {"what does `kk sync --paths` do to the index when a leaf is gone?", "what does `kk sync --paths` do to the index when a leaf is gone?\n", ""},
-		"crlf paragraphs": {"why?\r\n\r\n" + strings.ReplaceAll(trace, "\n", "\r\n"), "why?\n", trace},
+		"prose only":       {prose, prose + "\n", ""},
+		"keywords only":    {"hook_entity_presave cache tags invalidation", "hook_entity_presave cache tags invalidation\n", ""},
+		"fenced":           {"why?\n```go\nfunc f() {}\n```\nand this", "why?\nand this\n", "func f() {}\n"},
+		"tilde fence":      {"why?\n~~~\nx := 1\n~~~", "why?\n", "x := 1\n"},
+		"longer fence":     {"why?\n````\n```\ninner\n```\n````\nafter", "why?\nafter\n", "```\ninner\n```\n"},
+		"unclosed fence":   {"why?\n```\nline one\nline two", "why?\n", "line one\nline two\n"},
+		"pasted trace":     {prose + "\n\n" + trace, prose + "\n", strings.TrimSuffix(trace, "\n") + "\n"},
+		"trace first":      {trace + "\n" + prose, prose + "\n", strings.TrimSuffix(trace, "\n") + "\n"},
+		"short log line":   {"error: EOF\n\nwhy?", "error: EOF\nwhy?\n", ""},
+		"right under":      {"I get this when saving the node:\n" + trace, "I get this when saving the node:\n", trace},
+		"keywords over":    {"deploy kubernetes ingress with helm charts\n" + trace, "deploy kubernetes ingress with helm charts\n", trace},
+		"two log lines":    {"why does the handler stop when it is called from here?\n" + strings.Repeat("\tat com.example.app.Handler.run(Handler.java:42)\n", 2), "why does the handler stop when it is called from here?\n" + strings.Repeat("\tat com.example.app.Handler.run(Handler.java:42)\n", 2), ""},
+		"code with braces": {"why does this leak?\n" + code, "why does this leak?\n", code},
+		"inline code":      {"what does `kk sync --paths` do to the index when a leaf is gone?", "what does `kk sync --paths` do to the index when a leaf is gone?\n", ""},
+		"crlf paragraphs":  {"why?\r\n\r\n" + strings.ReplaceAll(trace, "\n", "\r\n"), "why?\n", trace},
 	} {
 		p, q := splitQuoted(c.text)
 		if p != c.prose || q != c.quoted {

@@ -2,6 +2,7 @@ package searcheval_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,28 +16,31 @@ import (
 // traceback as they come, a fenced Go function.
 const pastedDir = "../../testdata/retrieval/pasted"
 
-// pasted is one way of pasting a file of pastedDir: after the question,
-// or before it (the traceback first, the question under it).
+// pasted is one way of pasting a file of pastedDir: after the question or
+// before it, joined to it by join (a blank line, or none: the material
+// right under the sentence that introduces it).
 var pasted = []struct {
 	file   string
 	before bool
+	join   string
 }{
-	{"goroutines.txt", false},
-	{"php-fatal.txt", false},
-	{"python-traceback.txt", true},
-	{"go-handler.md", false},
+	{"goroutines.txt", false, "\n\n"},
+	{"php-fatal.txt", false, "\n\n"},
+	{"php-fatal.txt", false, "\n"},
+	{"python-traceback.txt", true, "\n"},
+	{"python-traceback.txt", true, ""},
+	{"go-handler.md", false, "\n\n"},
 }
 
-// withPasted returns set with the material pasted into every prompt,
-// separated from the question by a blank line.
-func withPasted(set *searcheval.Set, material string, before bool) *searcheval.Set {
+// withPasted returns set with the material pasted into every prompt.
+func withPasted(set *searcheval.Set, material string, before bool, join string) *searcheval.Set {
 	out := &searcheval.Set{Name: set.Name, Cases: make([]searcheval.Case, len(set.Cases))}
 	for i, c := range set.Cases {
 		q := strings.TrimSpace(c.Prompt)
 		if before {
-			c.Prompt = material + "\n" + q
+			c.Prompt = material + join + q
 		} else {
-			c.Prompt = q + "\n\n" + material
+			c.Prompt = q + join + material
 		}
 		out.Cases[i] = c
 	}
@@ -54,14 +58,8 @@ func withPasted(set *searcheval.Set, material string, before bool) *searcheval.S
 func TestPastedMaterial(t *testing.T) {
 	ctx := context.Background()
 	for _, c := range []corpus{buildDrupal(t, ""), buildKenkeep(t, "")} {
-		hook, closeHook, err := searcheval.InProcess(ctx, c.k, searcheval.RankHook, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		search, closeSearch, err := searcheval.InProcess(ctx, c.k, searcheval.RankSearch, 20)
-		if err != nil {
-			t.Fatal(err)
-		}
+		hook := ranker(t, c.k, searcheval.RankHook, 0)
+		search := ranker(t, c.k, searcheval.RankSearch, 20)
 		for _, set := range c.sets {
 			clean, err := searcheval.Run(ctx, set, hook)
 			if err != nil {
@@ -72,7 +70,8 @@ func TestPastedMaterial(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				noisy := withPasted(set, string(material), p.before)
+				noisy := withPasted(set, string(material), p.before, p.join)
+				layout := fmt.Sprintf("%s (%q)", p.file, p.join)
 				hrep, err := searcheval.Run(ctx, noisy, hook)
 				if err != nil {
 					t.Fatal(err)
@@ -80,7 +79,7 @@ func TestPastedMaterial(t *testing.T) {
 				for i, r := range hrep.Results {
 					refused, was := len(r.Ranked) == 0, len(clean.Results[i].Ranked) == 0
 					if refused != was {
-						t.Errorf("%s %s, %s pasted: the hook refused it: %v; without it: %v", set.Name, r.Case.ID, p.file, refused, was)
+						t.Errorf("%s %s, %s pasted: the hook refused it: %v; without it: %v", set.Name, r.Case.ID, layout, refused, was)
 					}
 				}
 				srep, err := searcheval.Run(ctx, noisy, search)
@@ -92,13 +91,11 @@ func TestPastedMaterial(t *testing.T) {
 					t.Fatal(err)
 				}
 				t.Logf("%s %s, %s pasted: kk %.3f / %.3f, BM25 script %.3f / %.3f (recall@5 / MRR)",
-					c.name, set.Name, p.file, srep.All.Recall5, srep.All.MRR, base.All.Recall5, base.All.MRR)
+					c.name, set.Name, layout, srep.All.Recall5, srep.All.MRR, base.All.Recall5, base.All.MRR)
 				if srep.All.MRR < base.All.MRR-1e-9 {
-					t.Errorf("%s %s, %s pasted: MRR %.3f, below the BM25 script's %.3f", c.name, set.Name, p.file, srep.All.MRR, base.All.MRR)
+					t.Errorf("%s %s, %s pasted: MRR %.3f, below the BM25 script's %.3f", c.name, set.Name, layout, srep.All.MRR, base.All.MRR)
 				}
 			}
 		}
-		closeHook()
-		closeSearch()
 	}
 }
