@@ -75,6 +75,9 @@ func Doctor(ctx context.Context, k *store.KB, opts DoctorOptions) (*DoctorReport
 	add := r.Add
 
 	add(checkGit())
+	if c, ok := checkGitRefusal(ctx, k.Root); ok {
+		add(c)
+	}
 	inst, c := checkInstalled(k)
 	add(c)
 	if inst != nil {
@@ -490,6 +493,8 @@ func checkFreshness(ctx context.Context, k *store.KB) DoctorCheck {
 	c := DoctorCheck{Name: "freshness", Level: DoctorOK}
 	rep := freshness.CheckAndRecord(ctx, k, freshness.Options{}, k.Time())
 	switch {
+	case !rep.Available && RefusedByGit(ctx, k.Root) != nil:
+		c.Message = "not checked: git refuses the repository (see git-repository)"
 	case !rep.Available:
 		c.Message = "not checked: " + rep.Reason
 	case rep.FlaggedCount == 0:

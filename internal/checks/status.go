@@ -193,6 +193,13 @@ func Status(ctx context.Context, k *store.KB) (*StatusReport, error) {
 	}
 	fr := freshness.CheckAndRecord(ctx, k, freshness.Options{}, k.Time())
 	r.Freshness = StatusFreshness{Available: fr.Available, Reason: fr.Reason, Nodes: fr.ConsideredNodes, Flagged: fr.FlaggedCount}
+	if !fr.Available {
+		// freshness says "not inside a git work tree" where git refuses a
+		// repository that is there: say so, with git's fix.
+		if g := RefusedByGit(ctx, k.Root); g != nil {
+			r.Freshness.Reason = g.String()
+		}
+	}
 	statuses, err = frontMatterValues(k.ConflictsDir(), "status")
 	if err != nil {
 		return nil, err
