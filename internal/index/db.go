@@ -21,7 +21,8 @@ import (
 	"syscall"
 	"time"
 
-	_ "modernc.org/sqlite" // registers the "sqlite" driver
+	"modernc.org/sqlite" // registers the "sqlite" driver
+	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/kk-project/kk/internal/embed"
 	"github.com/kk-project/kk/internal/store"
@@ -221,8 +222,39 @@ func uriPath(path string) string {
 }
 
 // openFile opens the database at path, creating it (and its folder) when
-// missing, and brings its schema to SchemaVersion.
+// missing, and brings its schema to SchemaVersion. A file there that is
+// not a SQLite database, or one SQLite finds damaged on opening (a cache
+// restored half way, a disk that filled up), is removed with its
+// write-ahead log and a new index is made in its place: the index is
+// derived from the tree, and the first sync fills it again.
 func openFile(ctx context.Context, path, branch string) (*DB, error) {
+	db, err := openFileOnce(ctx, path, branch)
+	if err == nil || !damagedErr(err) {
+		return db, err
+	}
+	for _, p := range []string{path, path + "-wal", path + "-shm"} {
+		if rerr := os.Remove(p); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {
+			return nil, fmt.Errorf("%w (and removing it to build it again: %v)", err, rerr)
+		}
+	}
+	return openFileOnce(ctx, path, branch)
+}
+
+// damagedErr reports whether err is SQLite's "file is not a database" or
+// "database disk image is malformed".
+func damagedErr(err error) bool {
+	var se *sqlite.Error
+	if !errors.As(err, &se) {
+		return false
+	}
+	switch se.Code() & 0xff {
+	case sqlite3.SQLITE_NOTADB, sqlite3.SQLITE_CORRUPT:
+		return true
+	}
+	return false
+}
+
+func openFileOnce(ctx context.Context, path, branch string) (*DB, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, fmt.Errorf("creating the index folder: %w", err)
 	}
