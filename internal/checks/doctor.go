@@ -97,7 +97,7 @@ func Doctor(ctx context.Context, k *store.KB, opts DoctorOptions) (*DoctorReport
 	add(checkLeaves(t))
 	// The other checks look at the leaves kk can read.
 	add(checkV2(t))
-	add(checkEntryFresh(k, t))
+	add(checkEntryFresh(ctx, k, t))
 	add(checkEntrySize(k))
 	add(checkFreshness(ctx, k))
 	add(checkPhrasings(t))
@@ -355,7 +355,7 @@ func checkV2(t *store.Tree) DoctorCheck {
 	return c
 }
 
-func checkEntryFresh(k *store.KB, t *store.Tree) DoctorCheck {
+func checkEntryFresh(ctx context.Context, k *store.KB, t *store.Tree) DoctorCheck {
 	c := DoctorCheck{Name: "entry-fresh", Fix: "run `kk index rebuild`"}
 	file := k.Rel(k.EntryPath())
 	got, ok := k.EntryHash()
@@ -365,6 +365,11 @@ func checkEntryFresh(k *store.KB, t *store.Tree) DoctorCheck {
 	case got != indexfiles.NodesHash(t):
 		c.Level, c.Message = DoctorWarn, file+" is stale: it was generated from different leaves"
 	default:
+		if stale := staleGenerated(ctx, k); len(stale) > 0 {
+			c.Level, c.Details = DoctorWarn, stale
+			c.Message = fmt.Sprintf("%d generated file(s) differ from what the leaves and %s generate", len(stale), k.Rel(k.SummariesPath()))
+			return c
+		}
 		c.Level, c.Message, c.Fix = DoctorOK, file+" matches the leaves", ""
 	}
 	return c

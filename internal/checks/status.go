@@ -38,7 +38,9 @@ type StatusReport struct {
 	// counts above are of the others.
 	InvalidLeaves int `json:"invalid_leaves"`
 	// IndexState is "fresh", "stale" (ENTRY.md was generated from other
-	// leaves), "missing" (no ENTRY.md or no nodes_hash in it) or "unknown".
+	// leaves, or a generated file differs from what the leaves and
+	// FOLDER_SUMMARIES.md generate, as kk index rebuild --check finds),
+	// "missing" (no ENTRY.md or no nodes_hash in it) or "unknown".
 	IndexState       string         `json:"index_state"`
 	IndexFresh       bool           `json:"index_fresh"`
 	Sessions         SessionCounts  `json:"sessions"`
@@ -154,6 +156,9 @@ func Status(ctx context.Context, k *store.KB) (*StatusReport, error) {
 			r.IndexState = indexMissing
 		case got == indexfiles.NodesHash(t):
 			r.IndexState, r.IndexFresh = indexFresh, true
+			if stale := staleGenerated(ctx, k); len(stale) > 0 {
+				r.IndexState, r.IndexFresh = indexStale, false
+			}
 		default:
 			r.IndexState = indexStale
 		}
