@@ -322,10 +322,6 @@ func CloseScratch() error {
 	return errors.Join(errs...)
 }
 
-// Scratch reports whether the handle is a scratch index in a temporary
-// folder, opened because the branch's index folder cannot be written.
-func (db *DB) Scratch() bool { return db.scratch != "" }
-
 // openBranch opens the index of branch at path, copying the default
 // branch's index first when path does not exist yet (seedFromDefault).
 // When the index folder cannot be written (a read-only checkout, a cache
