@@ -78,7 +78,7 @@ func Doctor(ctx context.Context, k *store.KB, opts DoctorOptions) (*DoctorReport
 	if c, ok := checkGitRefusal(ctx, k.Root); ok {
 		add(c)
 	}
-	inst, c := checkInstalled(k)
+	inst, c := checkInstalled(ctx, k)
 	add(c)
 	if inst != nil {
 		add(checkVersion(inst, opts.Version))
@@ -206,11 +206,15 @@ func checkGit() DoctorCheck {
 	return c
 }
 
-func checkInstalled(k *store.KB) (*store.Installed, DoctorCheck) {
+func checkInstalled(ctx context.Context, k *store.KB) (*store.Installed, DoctorCheck) {
 	c := DoctorCheck{Name: "installed-version"}
 	file := k.Rel(k.InstalledPath())
 	in, err := k.ReadInstalled()
 	switch {
+	case errors.Is(err, fs.ErrNotExist) && index.CheckedOut(ctx, k) != nil:
+		// A sparse checkout left it out: kk init would write another.
+		c.Level, c.Message, c.Fix = DoctorError, file+" is not checked out: "+index.CheckedOut(ctx, k).Error(), ""
+		return nil, c
 	case errors.Is(err, fs.ErrNotExist):
 		c.Level, c.Message, c.Fix = DoctorError, file+" is missing: the knowledge base was never initialized", "run `kk init`"
 		return nil, c

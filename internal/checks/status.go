@@ -120,6 +120,10 @@ const (
 func Status(ctx context.Context, k *store.KB) (*StatusReport, error) {
 	in, err := k.ReadInstalled()
 	if errors.Is(err, fs.ErrNotExist) {
+		if cerr := index.CheckedOut(ctx, k); cerr != nil {
+			// A sparse checkout left it out: kk init would write another.
+			return nil, cerr
+		}
 		return nil, fmt.Errorf("%w: %s exists but was never initialized (no %s); run `kk init`", store.ErrNotFound, store.DirName, k.Rel(k.InstalledPath()))
 	}
 	if err != nil {
