@@ -75,7 +75,10 @@ func Doctor(ctx context.Context, k *store.KB, opts DoctorOptions) (*DoctorReport
 	add := r.Add
 
 	add(checkGit())
-	inst, c := checkInstalled(k)
+	if c, ok := checkGitRefusal(ctx, k.Root); ok {
+		add(c)
+	}
+	inst, c := checkInstalled(ctx, k)
 	add(c)
 	if inst != nil {
 		add(checkVersion(inst, opts.Version))
@@ -94,7 +97,7 @@ func Doctor(ctx context.Context, k *store.KB, opts DoctorOptions) (*DoctorReport
 	add(checkLeaves(t))
 	// The other checks look at the leaves kk can read.
 	add(checkV2(t))
-	add(checkEntryFresh(k, t))
+	add(checkEntryFresh(ctx, k, t))
 	add(checkEntrySize(k))
 	add(checkFreshness(ctx, k))
 	add(checkPhrasings(t))
@@ -203,11 +206,15 @@ func checkGit() DoctorCheck {
 	return c
 }
 
-func checkInstalled(k *store.KB) (*store.Installed, DoctorCheck) {
+func checkInstalled(ctx context.Context, k *store.KB) (*store.Installed, DoctorCheck) {
 	c := DoctorCheck{Name: "installed-version"}
 	file := k.Rel(k.InstalledPath())
 	in, err := k.ReadInstalled()
 	switch {
+	case errors.Is(err, fs.ErrNotExist) && index.CheckedOut(ctx, k) != nil:
+		// A sparse checkout left it out: kk init would write another.
+		c.Level, c.Message, c.Fix = DoctorError, file+" is not checked out: "+index.CheckedOut(ctx, k).Error(), ""
+		return nil, c
 	case errors.Is(err, fs.ErrNotExist):
 		c.Level, c.Message, c.Fix = DoctorError, file+" is missing: the knowledge base was never initialized", "run `kk init`"
 		return nil, c
@@ -352,7 +359,7 @@ func checkV2(t *store.Tree) DoctorCheck {
 	return c
 }
 
-func checkEntryFresh(k *store.KB, t *store.Tree) DoctorCheck {
+func checkEntryFresh(ctx context.Context, k *store.KB, t *store.Tree) DoctorCheck {
 	c := DoctorCheck{Name: "entry-fresh", Fix: "run `kk index rebuild`"}
 	file := k.Rel(k.EntryPath())
 	got, ok := k.EntryHash()
@@ -362,6 +369,11 @@ func checkEntryFresh(k *store.KB, t *store.Tree) DoctorCheck {
 	case got != indexfiles.NodesHash(t):
 		c.Level, c.Message = DoctorWarn, file+" is stale: it was generated from different leaves"
 	default:
+		if stale := staleGenerated(ctx, k); len(stale) > 0 {
+			c.Level, c.Details = DoctorWarn, stale
+			c.Message = fmt.Sprintf("%d generated file(s) differ from what the leaves and %s generate", len(stale), k.Rel(k.SummariesPath()))
+			return c
+		}
 		c.Level, c.Message, c.Fix = DoctorOK, file+" matches the leaves", ""
 	}
 	return c
@@ -490,6 +502,8 @@ func checkFreshness(ctx context.Context, k *store.KB) DoctorCheck {
 	c := DoctorCheck{Name: "freshness", Level: DoctorOK}
 	rep := freshness.CheckAndRecord(ctx, k, freshness.Options{}, k.Time())
 	switch {
+	case !rep.Available && RefusedByGit(ctx, k.Root) != nil:
+		c.Message = "not checked: git refuses the repository (see git-repository)"
 	case !rep.Available:
 		c.Message = "not checked: " + rep.Reason
 	case rep.FlaggedCount == 0:

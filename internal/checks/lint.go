@@ -392,7 +392,7 @@ func (l *linter) checkTree(ctx context.Context, t *store.Tree, db *index.DB) err
 	l.checkOrphans(t, incoming)
 	l.checkTags(t)
 	l.checkFolders(t, summaries)
-	l.checkEntryHash(<-hash)
+	l.checkEntryHash(ctx, <-hash)
 	return nil
 }
 
@@ -665,7 +665,7 @@ func (l *linter) keptFile(d string) string {
 
 // checkEntryHash reports an ENTRY.md generated from other leaves than the
 // tree's (hash is the tree's nodes_hash).
-func (l *linter) checkEntryHash(hash string) {
+func (l *linter) checkEntryHash(ctx context.Context, hash string) {
 	entry := l.k.Rel(l.k.EntryPath())
 	if src, err := os.ReadFile(l.k.EntryPath()); err == nil {
 		if from, to := node.ConflictMarkers(src); from > 0 {
@@ -680,6 +680,21 @@ func (l *linter) checkEntryHash(hash string) {
 		l.add(ruleStaleIndex, LintFinding, entry, "ENTRY.md is missing or records no nodes_hash", "run `kk index rebuild`")
 	case got != hash:
 		l.add(ruleStaleIndex, LintFinding, entry, "ENTRY.md was generated from different leaves (nodes_hash differs)", "run `kk index rebuild`")
+	default:
+		// The leaves match; a folder summary or a generated file edited
+		// by hand still makes ENTRY.md or GRAPH.md stale. (A folder's
+		// index.md is judged by okf-conformance, which accepts one
+		// written by hand; kk index rebuild --check compares it too.)
+		graph := l.k.Rel(l.k.GraphPath())
+		for _, f := range staleGenerated(ctx, l.k) {
+			if f != entry && f != graph {
+				continue
+			}
+			if _, err := os.Lstat(filepath.Join(l.k.Root, filepath.FromSlash(f))); errors.Is(err, fs.ErrNotExist) {
+				continue // told below (GRAPH.md) or above (ENTRY.md)
+			}
+			l.add(ruleStaleIndex, LintFinding, f, "differs from what the leaves and FOLDER_SUMMARIES.md generate", "run `kk index rebuild`")
+		}
 	}
 	// GRAPH.md records no hash of its own; only its absence is told here
 	// (kk index rebuild --check compares its bytes).

@@ -38,7 +38,9 @@ type StatusReport struct {
 	// counts above are of the others.
 	InvalidLeaves int `json:"invalid_leaves"`
 	// IndexState is "fresh", "stale" (ENTRY.md was generated from other
-	// leaves), "missing" (no ENTRY.md or no nodes_hash in it) or "unknown".
+	// leaves, or a generated file differs from what the leaves and
+	// FOLDER_SUMMARIES.md generate, as kk index rebuild --check finds),
+	// "missing" (no ENTRY.md or no nodes_hash in it) or "unknown".
 	IndexState       string         `json:"index_state"`
 	IndexFresh       bool           `json:"index_fresh"`
 	Sessions         SessionCounts  `json:"sessions"`
@@ -118,6 +120,10 @@ const (
 func Status(ctx context.Context, k *store.KB) (*StatusReport, error) {
 	in, err := k.ReadInstalled()
 	if errors.Is(err, fs.ErrNotExist) {
+		if cerr := index.CheckedOut(ctx, k); cerr != nil {
+			// A sparse checkout left it out: kk init would write another.
+			return nil, cerr
+		}
 		return nil, fmt.Errorf("%w: %s exists but was never initialized (no %s); run `kk init`", store.ErrNotFound, store.DirName, k.Rel(k.InstalledPath()))
 	}
 	if err != nil {
@@ -154,6 +160,9 @@ func Status(ctx context.Context, k *store.KB) (*StatusReport, error) {
 			r.IndexState = indexMissing
 		case got == indexfiles.NodesHash(t):
 			r.IndexState, r.IndexFresh = indexFresh, true
+			if stale := staleGenerated(ctx, k); len(stale) > 0 {
+				r.IndexState, r.IndexFresh = indexStale, false
+			}
 		default:
 			r.IndexState = indexStale
 		}
@@ -193,6 +202,13 @@ func Status(ctx context.Context, k *store.KB) (*StatusReport, error) {
 	}
 	fr := freshness.CheckAndRecord(ctx, k, freshness.Options{}, k.Time())
 	r.Freshness = StatusFreshness{Available: fr.Available, Reason: fr.Reason, Nodes: fr.ConsideredNodes, Flagged: fr.FlaggedCount}
+	if !fr.Available {
+		// freshness says "not inside a git work tree" where git refuses a
+		// repository that is there: say so, with git's fix.
+		if g := RefusedByGit(ctx, k.Root); g != nil {
+			r.Freshness.Reason = g.String()
+		}
+	}
 	statuses, err = frontMatterValues(k.ConflictsDir(), "status")
 	if err != nil {
 		return nil, err

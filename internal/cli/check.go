@@ -63,7 +63,11 @@ Rules:
 				return err
 			}
 			if found > 0 {
-				fmt.Fprintf(app.IO.Err, "kk: %d violation(s) of the traceability rules\n", found)
+				// With --json the result on stdout says it all: stderr
+				// stays empty, as for kk lint and kk index rebuild --check.
+				if !app.JSON {
+					fmt.Fprintf(app.IO.Err, "kk: %d violation(s) of the traceability rules\n", found)
+				}
 				return &SilentError{Code: ExitFailure}
 			}
 			return nil

@@ -42,7 +42,9 @@ kk's git hooks (post-checkout, post-commit, post-merge, post-rewrite): present i
 the folder git runs hooks from, executable (git skips a hook without the
 executable bit, an error) and up to date; and, when core.hooksPath moves
 that folder, no kk hooks left behind in .git/hooks where git no longer
-looks.
+looks. In a repository git refuses to work in (one owned by another user:
+"detected dubious ownership"), a warning that says so and gives git's fix
+(git config --global --add safe.directory <folder>) instead.
 
 Then, for each harness kk is installed into (as recorded in
 .ai/kenkeep/.state/installed-version), or only the one --harness names, the

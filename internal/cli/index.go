@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/kk-project/kk/internal/githooks"
+	"github.com/kk-project/kk/internal/index"
 	"github.com/kk-project/kk/internal/store"
 	"github.com/kk-project/kk/internal/txn"
 	"github.com/spf13/cobra"
@@ -83,6 +84,10 @@ func runIndexRebuild(ctx context.Context, app *App, o indexRebuildOpts) error {
 	}
 	if o.check {
 		app.skipsReported = true // the check lists them
+	} else if err := index.CheckedOut(ctx, k); err != nil {
+		// Generated files written from part of the leaves would drop
+		// the others (Check refuses the same way).
+		return err
 	}
 	res, err := txn.Rebuild(ctx, k, txn.Meta{Source: "cli", Command: app.Command}, txn.RebuildOptions{Check: o.check, Stage: o.stage})
 	if err != nil {

@@ -22,6 +22,7 @@ import (
 	"github.com/kk-project/kk/harnesses/all"
 	"github.com/kk-project/kk/internal/harness"
 	"github.com/kk-project/kk/internal/httpapi"
+	"github.com/kk-project/kk/internal/index"
 	"github.com/kk-project/kk/internal/lock"
 	"github.com/kk-project/kk/internal/node"
 	"github.com/kk-project/kk/internal/op"
@@ -147,6 +148,11 @@ func Run(ctx context.Context, args []string, streams IO, getenv func(string) str
 	root.SetOut(streams.Out)
 	root.SetErr(streams.Err)
 	cmd, err := root.ExecuteContextC(ctx)
+	// A scratch index (a read-only checkout, see index.openBranch) lives
+	// in a temporary folder that goes with the command.
+	if cerr := index.CloseScratch(); cerr != nil && err == nil {
+		err = cerr
+	}
 	app.skipsInError(err)
 	app.warnSkipped()
 	if cmd != nil && cmd != root {

@@ -24,7 +24,8 @@ func newStatusCmd(app *App) *cobra.Command {
   kk status --json`,
 		Short: "Show what the knowledge base holds and what waits for work",
 		Long: `Show the installed version, the leaves by type, the folders, whether the
-generated index matches the leaves, the session logs waiting for proposal
+generated index files match the leaves and the folder summaries (as kk
+index rebuild --check compares them), the session logs waiting for proposal
 extraction and the others by proposal_status, the curation queue, the
 curator conflicts waiting for a human, and the folders
 without a summary; then, from the current branch's index, the entities by

@@ -145,13 +145,8 @@ func Open(ctx context.Context, k *store.KB, branch string) (*DB, Stats, error) {
 		return nil, Stats{}, err
 	}
 	path := Path(k, branch)
-	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
-		if err := seedFromDefault(ctx, k, branch, path, func() (store.Config, error) { return cfg, nil }); err != nil {
-			return nil, Stats{}, err
-		}
-	}
 	ex := ExtractionWith(k, cfg)
-	db, err := openFile(ctx, path, branch)
+	db, err := openBranch(ctx, k, branch, path, func() (store.Config, error) { return cfg, nil })
 	if err != nil {
 		return nil, Stats{}, err
 	}
@@ -185,6 +180,11 @@ func seedFromDefault(ctx context.Context, k *store.KB, branch, path string, conf
 // Sync opens the branch's index (copying the default branch's on first
 // use), syncs it and closes it.
 func Sync(ctx context.Context, k *store.KB, branch string) (Stats, error) {
+	// A sync is asked for to keep the index: one that cannot be kept is a
+	// failure, not a success that wrote nothing (see openBranch).
+	if err := writableIndex(Path(k, branch)); err != nil {
+		return Stats{}, fmt.Errorf("syncing the index of branch %s: %w", branch, err)
+	}
 	db, st, err := Open(ctx, k, branch)
 	if err != nil {
 		return st, err

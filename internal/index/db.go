@@ -10,7 +10,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"github.com/kk-project/kk/internal/store"
+	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -18,11 +18,14 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
-	_ "modernc.org/sqlite" // registers the "sqlite" driver
+	"modernc.org/sqlite" // registers the "sqlite" driver
+	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/kk-project/kk/internal/embed"
+	"github.com/kk-project/kk/internal/store"
 )
 
 // SchemaVersion is the version of the database layout. A database written
@@ -55,6 +58,11 @@ type DB struct {
 	r *sql.DB // readers
 
 	shared bool // an OpenShared handle: Close does nothing
+
+	// scratch is the temporary folder holding the database when the
+	// branch's index folder cannot be written (openBranch); Close removes
+	// it. Empty for the index in .state/.
+	scratch string
 
 	// kb is the knowledge base the handle indexes (nil for a bare file):
 	// search reads its redirects ledger.
@@ -214,8 +222,39 @@ func uriPath(path string) string {
 }
 
 // openFile opens the database at path, creating it (and its folder) when
-// missing, and brings its schema to SchemaVersion.
+// missing, and brings its schema to SchemaVersion. A file there that is
+// not a SQLite database, or one SQLite finds damaged on opening (a cache
+// restored half way, a disk that filled up), is removed with its
+// write-ahead log and a new index is made in its place: the index is
+// derived from the tree, and the first sync fills it again.
 func openFile(ctx context.Context, path, branch string) (*DB, error) {
+	db, err := openFileOnce(ctx, path, branch)
+	if err == nil || !damagedErr(err) {
+		return db, err
+	}
+	for _, p := range []string{path, path + "-wal", path + "-shm"} {
+		if rerr := os.Remove(p); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {
+			return nil, fmt.Errorf("%w (and removing it to build it again: %v)", err, rerr)
+		}
+	}
+	return openFileOnce(ctx, path, branch)
+}
+
+// damagedErr reports whether err is SQLite's "file is not a database" or
+// "database disk image is malformed".
+func damagedErr(err error) bool {
+	var se *sqlite.Error
+	if !errors.As(err, &se) {
+		return false
+	}
+	switch se.Code() & 0xff {
+	case sqlite3.SQLITE_NOTADB, sqlite3.SQLITE_CORRUPT:
+		return true
+	}
+	return false
+}
+
+func openFileOnce(ctx context.Context, path, branch string) (*DB, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, fmt.Errorf("creating the index folder: %w", err)
 	}
@@ -247,7 +286,113 @@ func (db *DB) Close() error {
 	if db.shared {
 		return nil
 	}
-	return errors.Join(db.r.Close(), db.w.Close())
+	err := errors.Join(db.r.Close(), db.w.Close())
+	if db.scratch != "" {
+		scratches.Lock()
+		delete(scratches.dbs, db)
+		scratches.Unlock()
+		err = errors.Join(err, os.RemoveAll(db.scratch))
+	}
+	return err
+}
+
+// scratches are the scratch indexes of this process that are still open
+// (see openBranch), for CloseScratch.
+var scratches struct {
+	sync.Mutex
+	dbs map[*DB]bool
+}
+
+// CloseScratch closes every scratch index this process opened and has not
+// closed yet, shared handles included, and removes their temporary
+// folders. A command-line process, which leaves its shared handles open
+// until it exits, calls it before it exits.
+func CloseScratch() error {
+	scratches.Lock()
+	dbs := make([]*DB, 0, len(scratches.dbs))
+	for db := range scratches.dbs {
+		dbs = append(dbs, db)
+	}
+	scratches.Unlock()
+	var errs []error
+	for _, db := range dbs {
+		db.shared = false
+		errs = append(errs, db.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// openBranch opens the index of branch at path, copying the default
+// branch's index first when path does not exist yet (seedFromDefault).
+// When the index folder cannot be written (a read-only checkout, a cache
+// restored without write access), it builds a scratch index instead, in a
+// temporary folder that Close removes: the index is derived, so a command
+// that only reads gives the same answer, from a first sync of the tree,
+// and nothing is written in the knowledge base.
+func openBranch(ctx context.Context, k *store.KB, branch, path string, config func() (store.Config, error)) (*DB, error) {
+	werr := writableIndex(path)
+	if werr == nil {
+		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+			if err := seedFromDefault(ctx, k, branch, path, config); err != nil {
+				return nil, err
+			}
+		}
+		return openFile(ctx, path, branch)
+	}
+	if !readOnlyErr(werr) {
+		return nil, werr
+	}
+	dir, err := os.MkdirTemp("", "kk-index-")
+	if err != nil {
+		return nil, fmt.Errorf("%v, and the temporary folder cannot be written either (%v): kk needs one of them for the search index of branch %s; make %s writable or set TMPDIR to a writable folder", werr, err, branch, k.StateDir())
+	}
+	db, err := openFile(ctx, filepath.Join(dir, FileName), branch)
+	if err != nil {
+		_ = os.RemoveAll(dir)
+		return nil, err
+	}
+	db.scratch = dir
+	scratches.Lock()
+	if scratches.dbs == nil {
+		scratches.dbs = map[*DB]bool{}
+	}
+	scratches.dbs[db] = true
+	scratches.Unlock()
+	return db, nil
+}
+
+// writableIndex returns nil when the index at path can be opened for
+// writing: its folder exists or can be created, a file can be created in
+// it (SQLite's write-ahead log), and the database, when it exists, can be
+// opened for writing.
+func writableIndex(path string) error {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("creating the index folder: %w", err)
+	}
+	probe, err := os.CreateTemp(dir, ".kk-write-*")
+	if err != nil {
+		return fmt.Errorf("the index folder %s cannot be written: %w", dir, err)
+	}
+	name := probe.Name()
+	_ = probe.Close()
+	if err := os.Remove(name); err != nil {
+		return fmt.Errorf("the index folder %s cannot be written: %w", dir, err)
+	}
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("the index %s cannot be written: %w", path, err)
+	}
+	return f.Close()
+}
+
+// readOnlyErr reports whether err says a file cannot be written for want
+// of permission or because its file system is mounted read-only.
+func readOnlyErr(err error) bool {
+	return errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EROFS)
 }
 
 // ensureSchema creates the tables of an empty database and rebuilds one

@@ -3,7 +3,6 @@ package index
 import (
 	"context"
 	"errors"
-	"io/fs"
 	"os"
 	"sync"
 	"time"
@@ -53,7 +52,7 @@ func OpenSharedWith(ctx context.Context, k *store.KB, branch string, config func
 	defer h.Unlock()
 	var src ChangeSource
 	if db, ok := h.dbs[path]; ok {
-		if _, err := os.Stat(path); err == nil {
+		if _, err := os.Stat(db.Path); err == nil {
 			return db, nil
 		}
 		// The file was removed (kk gc, or by hand): open it anew. Its
@@ -63,12 +62,7 @@ func OpenSharedWith(ctx context.Context, k *store.KB, branch string, config func
 		_ = db.Close()
 		delete(h.dbs, path)
 	}
-	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
-		if err := seedFromDefault(ctx, k, branch, path, config); err != nil {
-			return nil, err
-		}
-	}
-	db, err := openFile(ctx, path, branch)
+	db, err := openBranch(ctx, k, branch, path, config)
 	if err != nil {
 		return nil, err
 	}

@@ -313,6 +313,9 @@ func Check(ctx context.Context, k *store.KB) (*RebuildResult, error) {
 	if _, err := k.LoadConfig(); err != nil {
 		return nil, err
 	}
+	if err := index.CheckedOut(ctx, k); err != nil {
+		return nil, err
+	}
 	var db *index.DB // the branch index, when there is one
 	if branch, err := index.CurrentBranch(ctx, k); err == nil {
 		db, _ = index.OpenShared(ctx, k, branch)
