@@ -394,6 +394,9 @@ func (s *scratch) regenerate(id string) ([]generatedChange, error) {
 		if err == nil && bytes.Equal(old, gen.Files[name]) {
 			continue
 		}
+		if s.handIndex(t, name) {
+			continue
+		}
 		changed = append(changed, generatedChange{path: path.Join(s.rel, name), data: gen.Files[name]})
 	}
 	live := map[string]bool{}
@@ -401,12 +404,26 @@ func (s *scratch) regenerate(id string) ([]generatedChange, error) {
 		live[d] = true
 	}
 	for d := range t.IndexDirs {
-		if !live[d] {
+		if !live[d] && !s.handIndex(t, path.Join("nodes", d, "index.md")) {
 			changed = append(changed, generatedChange{path: path.Join(s.rel, "nodes", d, "index.md"), remove: true})
 		}
 	}
 	slices.SortFunc(changed, func(a, b generatedChange) int { return strings.Compare(a.path, b.path) })
 	return changed, nil
+}
+
+// handIndex reports whether name (relative to the knowledge base) is an
+// index.md under nodes/ that a person wrote (store.HandIndex): a commit
+// keeps it as it is (the checks of the work tree name it).
+func (s *scratch) handIndex(t *store.Tree, name string) bool {
+	rel, ok := strings.CutPrefix(name, "nodes/")
+	if !ok || path.Base(rel) != "index.md" {
+		return false
+	}
+	return store.HandIndex(s.kb, rel, func(id string) bool {
+		_, ok := t.ByID(id)
+		return ok
+	}) != nil
 }
 
 func (s *scratch) abs(p string) string {
