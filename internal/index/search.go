@@ -48,6 +48,9 @@ import (
 //     word at all; an edge to a retired id follows .redirects.json to the
 //     live ids.
 //
+// A log, a trace or code pasted beside the question weighs at most what
+// the question does, and the gate judges the question (quoted.go).
+//
 // Search ranks; it never refuses. A caller for whom noise has a cost (the
 // prompt-context hook) asks for the relevance gate (Request.Gate, see
 // relevant) or a least score (Request.MinScore).
@@ -208,6 +211,9 @@ type queryTerm struct {
 	weight float64
 	// added marks a term feedback added (not in the text).
 	added bool
+	// quoted marks a term only the material pasted beside the question
+	// holds (see textTerms).
+	quoted bool
 }
 
 // queryTerms returns the distinct terms of text, in order.
@@ -269,7 +275,16 @@ func (db *DB) Search(ctx context.Context, r Request) ([]Hit, error) {
 	if r.Ranking != nil {
 		rk = *r.Ranking
 	}
-	q := queryTerms(r.Text)
+	// own: the text's own terms, its prose's (see textTerms); a document
+	// (Like) or a filter (Every) is taken whole.
+	var q []queryTerm
+	var own int
+	if r.Like > 0 || r.Every {
+		q = queryTerms(r.Text)
+		own = len(q)
+	} else {
+		q, own = textTerms(r.Text)
+	}
 	if len(q) == 0 {
 		return []Hit{}, nil
 	}
@@ -284,16 +299,18 @@ func (db *DB) Search(ctx context.Context, r Request) ([]Hit, error) {
 		if q = likeTerms(r.Text, q, r.Like); len(q) == 0 {
 			return []Hit{}, nil
 		}
+		own = len(q)
 	}
-	if r.Gate && indiscriminate(q, st, postingsBudget(r)) {
+	// The gate judges the question, not what was pasted beside it.
+	if r.Gate && indiscriminate(q[:own], st, postingsBudget(r)) {
 		return []Hit{}, nil
 	}
-	cands, err := db.pool(ctx, q, r, st, &rk, max(minPool, 3*r.Limit))
+	cands, err := db.pool(ctx, q, own, r, st, &rk, max(minPool, 3*r.Limit))
 	if err != nil {
 		return nil, err
 	}
 	sortCandidates(cands)
-	if r.Gate && (len(cands) == 0 || !relevant(q, cands[0].tf)) {
+	if r.Gate && (len(cands) == 0 || !relevant(q[:own], questionBest(cands, q, own, st, &rk).tf[:own])) {
 		return []Hit{}, nil
 	}
 	// Leaves sharing an id leave before anything is offered (Early) or
@@ -305,7 +322,11 @@ func (db *DB) Search(ctx context.Context, r Request) ([]Hit, error) {
 		r.Early(earlyHits(cands, r))
 	}
 	query := q
-	if !r.Every && rk.FeedbackDocs > 0 && len(cands) > 0 {
+	// Feedback expands a short question with the words of its best
+	// hits; a text that carries material of its own (own < len(q)) has
+	// words enough, and its first-pass hits are the likelier to be led
+	// astray by that material, which feedback would then amplify.
+	if !r.Every && own == len(q) && rk.FeedbackDocs > 0 && len(cands) > 0 {
 		if query, err = db.feedback(ctx, cands, q, st, &rk); err != nil {
 			return nil, err
 		}
@@ -529,8 +550,28 @@ func postingsBudget(r Request) int {
 	return poolPostings
 }
 
-func (db *DB) pool(ctx context.Context, q []queryTerm, r Request, st stats, rk *Ranking, n int) ([]*candidate, error) {
-	match := poolTerms(q, postingsBudget(r))
+func (db *DB) pool(ctx context.Context, q []queryTerm, own int, r Request, st stats, rk *Ranking, n int) ([]*candidate, error) {
+	cands, err := db.poolFor(ctx, poolTerms(q, postingsBudget(r)), q, r, st, rk, n, nil)
+	if err != nil || own == len(q) {
+		return cands, err
+	}
+	// Material pasted beside the question (see textTerms): the candidates
+	// holding the question's terms are asked for too, since the full-text
+	// table's ranking weighs every term alike and the material's many
+	// terms could otherwise fill the pool.
+	have := make(map[int64]*candidate, len(cands))
+	for _, c := range cands {
+		have[c.rid] = c
+	}
+	more, err := db.poolFor(ctx, poolTerms(q[:own], postingsBudget(r)), q, r, st, rk, n, have)
+	return append(cands, more...), err
+}
+
+// poolFor asks the full-text table for the best n candidates holding any
+// of the match terms, within the request's filters (and, with r.Every,
+// holding every term of q), leaving out those in have, and scores each
+// against q as it reads it.
+func (db *DB) poolFor(ctx context.Context, match []string, q []queryTerm, r Request, st stats, rk *Ranking, n int, have map[int64]*candidate) ([]*candidate, error) {
 	if len(match) == 0 {
 		return nil, nil
 	}
@@ -543,7 +584,7 @@ func (db *DB) pool(ctx context.Context, q []queryTerm, r Request, st stats, rk *
 	if err != nil {
 		return nil, fmt.Errorf("searching index %s: %w", db.Path, err)
 	}
-	return db.scanCandidates(rows, q, st, rk, r.Every, nil)
+	return db.scanCandidates(rows, q, st, rk, r.Every, have)
 }
 
 // rowScanner is what scanCandidates reads: *sql.Rows.
@@ -684,7 +725,8 @@ const proximityWindow = 5
 
 // proximity is BM25TP's term-proximity score of a node (its analyzed
 // fields d, their lengths lens) for the text's own terms of q (not those
-// feedback added). Each occurrence of two distinct terms within
+// feedback added, nor those only material pasted beside the question
+// holds). Each occurrence of two distinct terms within
 // proximityWindow of each other in one field adds 1/distance² to the
 // pair's weight; each pair then scores as a BM25 term would, saturated
 // by k1 and normalised by the node's length, times the smaller idf of its
@@ -692,7 +734,7 @@ const proximityWindow = 5
 func proximity(d *searchDoc, q []queryTerm, lens [numFields]int, st stats, rk *Ranking) float64 {
 	at := make(map[string]int, len(q))
 	for i, t := range q {
-		if !t.added {
+		if !t.added && !t.quoted {
 			at[t.term] = i
 		}
 	}
@@ -1125,6 +1167,25 @@ func relevant(q []queryTerm, tf [][numFields]int) bool {
 		}
 	}
 	return shared >= min(minShared, n)
+}
+
+// questionBest returns the candidate (cands sorted, best first) that the
+// text's own terms, q[:own], rank first: the best hit itself, unless
+// material pasted beside the question carries terms of its own (see
+// textTerms), whose best hit may be the material's rather than the
+// question's. The gate judges the question by it.
+func questionBest(cands []*candidate, q []queryTerm, own int, st stats, rk *Ranking) *candidate {
+	if own == len(q) {
+		return cands[0]
+	}
+	best, top := cands[0], -1.0
+	for _, c := range cands {
+		// proximity counts the question's terms alone already.
+		if s := bm25f(c.tf[:own], c.lens, q[:own], st, rk) + rk.Proximity*c.prox; s > top {
+			best, top = c, s
+		}
+	}
+	return best
 }
 
 // indiscriminate is the gate's first rule, decided before any candidate

@@ -109,6 +109,18 @@ type corpus struct {
 	baseline *searcheval.Baseline
 }
 
+// ranker returns the in-process ranker name over k, closed when the test
+// ends.
+func ranker(t *testing.T, k *store.KB, name string, limit int) searcheval.Ranker {
+	t.Helper()
+	r, closeRanker, err := searcheval.InProcess(context.Background(), k, name, limit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(closeRanker)
+	return r
+}
+
 func loadSet(t *testing.T, path string) *searcheval.Set {
 	t.Helper()
 	s, err := searcheval.Load(path)
@@ -258,14 +270,8 @@ func TestHookGate(t *testing.T) {
 		"kenkeep-kb-heldout-blind.yaml":      0, // of 3
 	}
 	for _, c := range []corpus{buildDrupal(t, ""), buildKenkeep(t, "")} {
-		hook, closeHook, err := searcheval.InProcess(ctx, c.k, searcheval.RankHook, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		search, closeSearch, err := searcheval.InProcess(ctx, c.k, searcheval.RankSearch, 5)
-		if err != nil {
-			t.Fatal(err)
-		}
+		hook := ranker(t, c.k, searcheval.RankHook, 0)
+		search := ranker(t, c.k, searcheval.RankSearch, 5)
 		for _, set := range c.sets {
 			hrep, err := searcheval.Run(ctx, set, hook)
 			if err != nil {
@@ -298,8 +304,6 @@ func TestHookGate(t *testing.T) {
 				t.Errorf("%s: the hook refused %d off-topic prompts of %d; floor %d", set.Name, hrep.RefusalsPassed, hrep.Refusals, minRefused[set.Name])
 			}
 		}
-		closeHook()
-		closeSearch()
 	}
 }
 

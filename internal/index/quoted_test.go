@@ -1,0 +1,80 @@
+package index
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestSplitQuoted(t *testing.T) {
+	trace := strings.Repeat("\tat com.example.app.Handler.run(Handler.java:42)\n", 4)
+	code := "for {\n\tconn, err := ln.Accept()\n\tif err != nil {\n\t\tlog.Printf(\"accept: %v\", err)\n\t\treturn err\n\t}\n\tgo serve(conn)\n}\n"
+	prose := "Why does the queue handler stop retrying after the cache backend restarts, and where is that configured in this project?"
+	for name, c := range map[string]struct {
+		text, prose, quoted string
+	}{
+		"prose only":       {prose, prose + "\n", ""},
+		"keywords only":    {"hook_entity_presave cache tags invalidation", "hook_entity_presave cache tags invalidation\n", ""},
+		"fenced":           {"why?\n```go\nfunc f() {}\n```\nand this", "why?\nand this\n", "func f() {}\n"},
+		"tilde fence":      {"why?\n~~~\nx := 1\n~~~", "why?\n", "x := 1\n"},
+		"longer fence":     {"why?\n````\n```\ninner\n```\n````\nafter", "why?\nafter\n", "```\ninner\n```\n"},
+		"unclosed fence":   {"why?\n```\nline one\nline two", "why?\n", "line one\nline two\n"},
+		"pasted trace":     {prose + "\n\n" + trace, prose + "\n", strings.TrimSuffix(trace, "\n") + "\n"},
+		"trace first":      {trace + "\n" + prose, prose + "\n", strings.TrimSuffix(trace, "\n") + "\n"},
+		"short log line":   {"error: EOF\n\nwhy?", "error: EOF\nwhy?\n", ""},
+		"right under":      {"I get this when saving the node:\n" + trace, "I get this when saving the node:\n", trace},
+		"keywords over":    {"deploy kubernetes ingress with helm charts\n" + trace, "deploy kubernetes ingress with helm charts\n", trace},
+		"two log lines":    {"why does the handler stop when it is called from here?\n" + strings.Repeat("\tat com.example.app.Handler.run(Handler.java:42)\n", 2), "why does the handler stop when it is called from here?\n" + strings.Repeat("\tat com.example.app.Handler.run(Handler.java:42)\n", 2), ""},
+		"code with braces": {"why does this leak?\n" + code, "why does this leak?\n", code},
+		"inline code":      {"what does `kk sync --paths` do to the index when a leaf is gone?", "what does `kk sync --paths` do to the index when a leaf is gone?\n", ""},
+		"crlf paragraphs":  {"why?\r\n\r\n" + strings.ReplaceAll(trace, "\n", "\r\n"), "why?\n", trace},
+	} {
+		p, q := splitQuoted(c.text)
+		if p != c.prose || q != c.quoted {
+			t.Errorf("%s: splitQuoted = prose %q, quoted %q; want %q, %q", name, p, q, c.prose, c.quoted)
+		}
+	}
+}
+
+func TestTextTerms(t *testing.T) {
+	weights := func(q []queryTerm) map[string]float64 {
+		m := map[string]float64{}
+		for _, t := range q {
+			m[t.term] = t.weight
+		}
+		return m
+	}
+	// No material: the text's terms, each of weight 1.
+	q, own := textTerms("retry timeout of the queue handler")
+	if own != len(q) || len(q) != 4 {
+		t.Fatalf("textTerms(no material) = %v, own %d", q, own)
+	}
+	// A question and a fenced block with more terms than it has: the
+	// question's terms first at weight 1, a term both hold stays the
+	// question's, the block's others share the question's weight.
+	q, own = textTerms("retry timeout of the queue handler\n```\nqueue alpha bravo charlie delta echo foxtrot golf hotel\n```")
+	w := weights(q)
+	if own != 4 || len(q) != 12 {
+		t.Fatalf("textTerms = %d terms, own %d; want 12, 4", len(q), own)
+	}
+	if w["queue"] != 1 || w["retri"] != 1 {
+		t.Errorf("the question's terms weigh %v", w)
+	}
+	if got := w["alpha"]; got != 0.5 { // 4 question terms, 8 of the block's own
+		t.Errorf("a term only the block holds weighs %v; want 0.5", got)
+	}
+	for _, t2 := range q[own:] {
+		if !t2.quoted {
+			t.Errorf("%s: not marked quoted", t2.term)
+		}
+	}
+	// Fewer material terms than the question's: each weighs 1.
+	q, own = textTerms("retry timeout of the queue handler\n```\nalpha\n```")
+	if w := weights(q); own != 4 || w["alpha"] != 1 {
+		t.Errorf("textTerms(small block) = %v, own %d", w, own)
+	}
+	// Only material: all of it is the text's own, at weight 1.
+	q, own = textTerms("```\nalpha bravo charlie\n```")
+	if own != len(q) || len(q) != 3 || weights(q)["bravo"] != 1 {
+		t.Errorf("textTerms(only a block) = %v, own %d", q, own)
+	}
+}
