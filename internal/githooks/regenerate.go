@@ -46,7 +46,7 @@ func SetUpMergeDriver(ctx context.Context, k *store.KB) (bool, error) {
 		return false, err
 	}
 	if cur, _ := gitx.Run(ctx, top, "config", "--get", "merge."+MergeDriver+".driver"); strings.TrimSpace(string(cur)) == mergeDriverCommand {
-		return false, nil
+		return setUpRedirectsDriver(ctx, top)
 	}
 	if _, err := gitx.Run(ctx, top, "config", "merge."+MergeDriver+".name", mergeDriverName); err != nil {
 		return false, err
@@ -54,7 +54,32 @@ func SetUpMergeDriver(ctx context.Context, k *store.KB) (bool, error) {
 	if _, err := gitx.Run(ctx, top, "config", "merge."+MergeDriver+".driver", mergeDriverCommand); err != nil {
 		return false, err
 	}
+	if _, err := setUpRedirectsDriver(ctx, top); err != nil {
+		return false, err
+	}
 	return true, nil
+}
+
+// setUpRedirectsDriver defines kk's merge driver of nodes/.redirects.json
+// (RedirectsDriver) unless it is defined as kk defines it already.
+func setUpRedirectsDriver(ctx context.Context, top string) (bool, error) {
+	if cur, _ := gitx.Run(ctx, top, "config", "--get", "merge."+RedirectsDriver+".driver"); strings.TrimSpace(string(cur)) == redirectsDriverCommand {
+		return false, nil
+	}
+	if _, err := gitx.Run(ctx, top, "config", "merge."+RedirectsDriver+".name", redirectsDriverName); err != nil {
+		return false, err
+	}
+	if _, err := gitx.Run(ctx, top, "config", "merge."+RedirectsDriver+".driver", redirectsDriverCommand); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
+// redirectsDriverDefined reports whether the repository's git config
+// defines kk's merge driver of nodes/.redirects.json.
+func redirectsDriverDefined(ctx context.Context, top string) bool {
+	cur, err := gitx.Run(ctx, top, "config", "--get", "merge."+RedirectsDriver+".driver")
+	return err == nil && strings.TrimSpace(string(cur)) != ""
 }
 
 // mergeDriverDefined reports whether the repository's git config defines

@@ -282,6 +282,12 @@ var GitattributesLines = []string{
 // the file again).
 const GitattributesSummaries = "/FOLDER_SUMMARIES.md merge=union"
 
+// GitattributesRedirects is the line of .ai/kenkeep/.gitattributes that
+// merges nodes/.redirects.json with kk's merge driver of the ledger
+// (githooks.RedirectsDriver): two branches that each split a leaf add an
+// entry each to one JSON object.
+const GitattributesRedirects = "/nodes/.redirects.json merge=kk-redirects"
+
 // mergeGitattributes returns .gitattributes content that starts with
 // kk's lines, followed by the user's own lines in their order.
 func mergeGitattributes(path string) ([]byte, error) {
@@ -294,8 +300,9 @@ func mergeGitattributes(path string) ([]byte, error) {
 		b.WriteString(l + "\n")
 	}
 	b.WriteString(GitattributesSummaries + "\n")
+	b.WriteString(GitattributesRedirects + "\n")
 	for _, l := range strings.Split(strings.TrimRight(string(old), "\n"), "\n") {
-		if t := strings.TrimSpace(l); t == "" || t == GitattributesSummaries || slices.Contains(GitattributesLines, t) {
+		if t := strings.TrimSpace(l); t == "" || t == GitattributesSummaries || t == GitattributesRedirects || slices.Contains(GitattributesLines, t) {
 			continue
 		}
 		b.WriteString(l + "\n")
