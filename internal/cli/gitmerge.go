@@ -27,3 +27,23 @@ conflict markers.`,
 		},
 	}
 }
+
+// newGitMergeSummariesCmd is the command git runs as kk's merge driver of
+// FOLDER_SUMMARIES.md (merge.kk-summaries.driver).
+func newGitMergeSummariesCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "git-merge-summaries BASE OURS THEIRS",
+		Short: "Merge FOLDER_SUMMARIES.md for git (kk's merge driver)",
+		Long: `Merge three versions of FOLDER_SUMMARIES.md folder by folder and write
+the file rendered from the result to OURS. Git runs it as the merge driver
+kk-summaries, which kk init and kk doctor --fix define; two branches that
+each summarized a folder then merge with both summaries. Both sides
+changing one folder's summary differently is an error, and the driver's
+command falls back to git's union merge.`,
+		Example: `  git config merge.kk-summaries.driver 'kk git-merge-summaries %O %A %B || git merge-file --union %A %O %B'`,
+		Args:    cobra.ExactArgs(3),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return githooks.MergeSummaries(args[0], args[1], args[2])
+		},
+	}
+}

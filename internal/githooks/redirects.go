@@ -26,6 +26,95 @@ const redirectsDriverCommand = "kk git-merge-redirects %O %A %B || git merge-fil
 
 const redirectsDriverName = "kk: merge the entries of nodes/.redirects.json"
 
+// SummariesDriver is the name of kk's merge driver for FOLDER_SUMMARIES.md,
+// as .ai/kenkeep/.gitattributes names it. Two branches that each summarize
+// a folder change the file's front matter and its generated text close
+// together, which git's union driver glues into a file whose second
+// summary lies outside the front matter; the driver merges the summaries
+// folder by folder and writes the file again.
+const SummariesDriver = "kk-summaries"
+
+// summariesDriverCommand merges with kk (MergeSummaries); where kk is not
+// on PATH, or both sides changed one folder's summary differently, git's
+// union merge runs instead, as before: a folder named twice is then named
+// by every command that reads the file.
+const summariesDriverCommand = "kk git-merge-summaries %O %A %B || git merge-file --union %A %O %B"
+
+const summariesDriverName = "kk: merge the folder summaries of FOLDER_SUMMARIES.md"
+
+// MergeSummaries is the merge driver of FOLDER_SUMMARIES.md: it merges the
+// summaries of the files base, ours and theirs (a missing or empty file
+// has none) folder by folder, as MergeRedirects merges entries, and writes
+// the file rendered from the result to ours. Two sides that changed one
+// folder's summary differently, or a file that does not parse, is an
+// error, and ours is left as it is.
+func MergeSummaries(base, ours, theirs string) error {
+	var sides [3]map[string]string
+	for i, p := range []string{base, ours, theirs} {
+		data, err := os.ReadFile(p)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		sides[i] = map[string]string{}
+		if len(data) == 0 {
+			continue
+		}
+		s, err := store.ParseSummaries(p, data)
+		if err != nil {
+			return err
+		}
+		for k, v := range s {
+			sides[i][k] = v
+		}
+	}
+	merged, err := mergeEntries(sides, func(a, b string) bool { return a == b })
+	if err != nil {
+		return fmt.Errorf("FOLDER_SUMMARIES.md: %w", err)
+	}
+	data, err := store.RenderSummaries(store.Summaries(merged))
+	if err != nil {
+		return err
+	}
+	return atomicfile.Write(ours, data, 0o644)
+}
+
+// mergeEntries merges three versions of a map key by key: a key only one
+// side added, changed or removed takes that side's; one both sides
+// changed differently is an error naming it.
+func mergeEntries[V any](sides [3]map[string]V, equal func(a, b V) bool) (map[string]V, error) {
+	b, o, t := sides[0], sides[1], sides[2]
+	out := map[string]V{}
+	keys := map[string]bool{}
+	for _, m := range sides {
+		for k := range m {
+			keys[k] = true
+		}
+	}
+	same := func(x V, inX bool, y V, inY bool) bool { return inX == inY && (!inX || equal(x, y)) }
+	for k := range keys {
+		bv, inB := b[k]
+		ov, inO := o[k]
+		tv, inT := t[k]
+		switch {
+		case same(ov, inO, tv, inT):
+			if inO {
+				out[k] = ov
+			}
+		case same(ov, inO, bv, inB):
+			if inT {
+				out[k] = tv
+			}
+		case same(tv, inT, bv, inB):
+			if inO {
+				out[k] = ov
+			}
+		default:
+			return nil, fmt.Errorf("both sides changed %q differently", k)
+		}
+	}
+	return out, nil
+}
+
 // MergeRedirects is the merge driver of nodes/.redirects.json: it merges
 // the ledgers in the files base, ours and theirs (a missing or empty file
 // is an empty ledger) entry by entry, as git merges lines: an entry only
@@ -49,34 +138,10 @@ func MergeRedirects(base, ours, theirs string) error {
 			return err
 		}
 	}
-	b, o, t := ledgers[0], ledgers[1], ledgers[2]
-	out := store.Redirects{}
-	keys := map[string]bool{}
-	for _, r := range ledgers {
-		for k := range r {
-			keys[k] = true
-		}
+	merged, err := mergeEntries([3]map[string][]string{ledgers[0], ledgers[1], ledgers[2]}, slices.Equal[[]string])
+	if err != nil {
+		return fmt.Errorf("nodes/.redirects.json: %w", err)
 	}
-	for k := range keys {
-		bv, inB := b[k]
-		ov, inO := o[k]
-		tv, inT := t[k]
-		switch {
-		case inO == inT && (!inO || slices.Equal(ov, tv)):
-			if inO {
-				out[k] = ov // the same on both sides
-			}
-		case inO == inB && (!inO || slices.Equal(ov, bv)):
-			if inT {
-				out[k] = tv // only theirs changed it
-			}
-		case inT == inB && (!inT || slices.Equal(tv, bv)):
-			if inO {
-				out[k] = ov // only ours changed it
-			}
-		default:
-			return fmt.Errorf("both sides changed the entry %q of nodes/.redirects.json differently", k)
-		}
-	}
+	out := store.Redirects(merged)
 	return atomicfile.Write(ours, out.Render(), 0o644)
 }

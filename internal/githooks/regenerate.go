@@ -60,25 +60,36 @@ func SetUpMergeDriver(ctx context.Context, k *store.KB) (bool, error) {
 	return true, nil
 }
 
-// setUpRedirectsDriver defines kk's merge driver of nodes/.redirects.json
-// (RedirectsDriver) unless it is defined as kk defines it already.
+// setUpRedirectsDriver defines kk's merge drivers of nodes/.redirects.json
+// (RedirectsDriver) and FOLDER_SUMMARIES.md (SummariesDriver) unless they
+// are defined as kk defines them already.
 func setUpRedirectsDriver(ctx context.Context, top string) (bool, error) {
-	if cur, _ := gitx.Run(ctx, top, "config", "--get", "merge."+RedirectsDriver+".driver"); strings.TrimSpace(string(cur)) == redirectsDriverCommand {
-		return false, nil
+	changed := false
+	for _, d := range [][3]string{{RedirectsDriver, redirectsDriverName, redirectsDriverCommand}, {SummariesDriver, summariesDriverName, summariesDriverCommand}} {
+		if cur, _ := gitx.Run(ctx, top, "config", "--get", "merge."+d[0]+".driver"); strings.TrimSpace(string(cur)) == d[2] {
+			continue
+		}
+		if _, err := gitx.Run(ctx, top, "config", "merge."+d[0]+".name", d[1]); err != nil {
+			return false, err
+		}
+		if _, err := gitx.Run(ctx, top, "config", "merge."+d[0]+".driver", d[2]); err != nil {
+			return false, err
+		}
+		changed = true
 	}
-	if _, err := gitx.Run(ctx, top, "config", "merge."+RedirectsDriver+".name", redirectsDriverName); err != nil {
-		return false, err
-	}
-	if _, err := gitx.Run(ctx, top, "config", "merge."+RedirectsDriver+".driver", redirectsDriverCommand); err != nil {
-		return false, err
-	}
-	return true, nil
+	return changed, nil
 }
 
 // redirectsDriverDefined reports whether the repository's git config
 // defines kk's merge driver of nodes/.redirects.json.
 func redirectsDriverDefined(ctx context.Context, top string) bool {
-	cur, err := gitx.Run(ctx, top, "config", "--get", "merge."+RedirectsDriver+".driver")
+	return driverDefined(ctx, top, RedirectsDriver)
+}
+
+// driverDefined reports whether the repository's git config defines the
+// merge driver name.
+func driverDefined(ctx context.Context, top, name string) bool {
+	cur, err := gitx.Run(ctx, top, "config", "--get", "merge."+name+".driver")
 	return err == nil && strings.TrimSpace(string(cur)) != ""
 }
 
