@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -64,7 +65,27 @@ func (b *Backend) Apply(ctx context.Context, j *service.Job) (string, error) {
 	default:
 		return "", fmt.Errorf("unknown operation %q", j.Op)
 	}
-	return p, b.unwritable(err)
+	return p, b.unconfigured(b.unwritable(err))
+}
+
+// unconfigured marks a job's failure while the knowledge base's
+// config.yaml cannot be read (a person's edit saved half-done, a typo, a
+// colleague's commit pulled) as the environment's (jobqueue.ErrHeld: the
+// job is put back and waits, /healthz naming the file and its problem):
+// every job reads it, and each would fail in turn, losing every post
+// accepted meanwhile. Once it is fixed, the jobs run. The file is read
+// only when a job failed.
+func (b *Backend) unconfigured(err error) error {
+	if err == nil || errors.Is(err, jobqueue.ErrHeld) || errors.Is(err, jobqueue.ErrInterrupted) {
+		return err
+	}
+	if _, cerr := b.k.LoadConfig(); cerr != nil {
+		if strings.Contains(err.Error(), cerr.Error()) {
+			return fmt.Errorf("%w: %v; the jobs wait until it is fixed", jobqueue.ErrHeld, cerr)
+		}
+		return fmt.Errorf("%w: %v; the jobs wait until it is fixed (%v)", jobqueue.ErrHeld, cerr, err)
+	}
+	return err
 }
 
 // unwritable marks a job's failure to write that is the machine's, not
@@ -185,7 +206,7 @@ func (b *Backend) store(ctx context.Context, j *service.Job) (string, error) {
 		if err := setBodyEnd(n, body); err != nil {
 			return err
 		}
-		tx.AfterCommit(func(res *txn.Result) error { return b.commit(ctx, j, leaf, res) })
+		tx.AfterCommit(func(res *txn.Result) error { return b.commit(ctx, j, leaf, res, nil) })
 		return nil
 	}
 	_, err = txn.Update(ctx, b.k, b.meta(j), write)
@@ -315,6 +336,12 @@ func (b *Backend) change(ctx context.Context, j *service.Job) (string, error) {
 		if n == nil {
 			return notFound(req.Path)
 		}
+		// What the leaf holds before the job: its commit must find it
+		// the branch's (see personsChanges).
+		before, err := os.ReadFile(b.k.NodePath(req.Path))
+		if err != nil {
+			return err
+		}
 		b.announce(tx, j)
 		if j.Op == service.OpDelete {
 			if err := tx.Remove(n); err != nil {
@@ -338,7 +365,9 @@ func (b *Backend) change(ctx context.Context, j *service.Job) (string, error) {
 			}
 			tx.Put(n)
 		}
-		tx.AfterCommit(func(res *txn.Result) error { return b.commit(ctx, j, req.Path, res) })
+		tx.AfterCommit(func(res *txn.Result) error {
+			return b.commit(ctx, j, req.Path, res, &leafBefore{rel: "nodes/" + req.Path, data: before})
+		})
 		return nil
 	})
 	if err != nil {
@@ -369,7 +398,11 @@ func (b *Backend) announce(tx *txn.Tx, j *service.Job) {
 // job is placed and written, and the job is done when it lands. Its
 // waits for locks other git processes hold end with the server's stop,
 // leaving the job to the next start.
-func (b *Backend) commit(ctx context.Context, j *service.Job, leaf string, res *txn.Result) error {
+//
+// before, for an edit or a deletion, is what the note held before the job:
+// the commit fails (the job's files put back) when the branch does not
+// hold it (personsChanges).
+func (b *Backend) commit(ctx context.Context, j *service.Job, leaf string, res *txn.Result, before *leafBefore) error {
 	r, err := b.gitRepo()
 	if err != nil {
 		return err
@@ -383,13 +416,14 @@ func (b *Backend) commit(ctx context.Context, j *service.Job, leaf string, res *
 		b.pause()
 		t0 := time.Now()
 		p := b.planner(ctx, r, res)
+		p.before = before
 		landed, err := r.Commit(ctx, gitx.CommitOptions{Author: b.author, Message: subject, Plan: p.plan, Wait: b.stopCtx(), OnWait: b.setWaiting})
 		b.waitEnded()
 		if err != nil {
 			// git that could not write (the disk full, a read-only file
 			// system, .git not writable) holds the job as kk's own
 			// writes do.
-			return b.unwritable(gitUnwritable(r.GitDir, commitError(err)))
+			return b.unconfigured(b.unwritable(gitUnwritable(r.GitDir, commitError(err))))
 		}
 		// The commit stands from here on: whatever fails is logged.
 		b.landed(p, landed)
@@ -455,7 +489,7 @@ func (b *Backend) Restore(ctx context.Context, j jobqueue.Job) error {
 		return err
 	})
 	if err != nil {
-		err = b.unwritable(heldError(fmt.Errorf("restoring the files of job %s: %w", j.ID, err)))
+		err = b.unconfigured(b.unwritable(heldError(fmt.Errorf("restoring the files of job %s: %w", j.ID, err))))
 		if !errors.Is(err, jobqueue.ErrHeld) {
 			// The job fails for good, its files as it left them: what was
 			// kept to undo it is of no more use.

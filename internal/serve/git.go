@@ -147,12 +147,53 @@ func (b *Backend) Ready(ctx context.Context) error {
 	if r.BranchGone(ctx) {
 		return fmt.Errorf("the branch %s, which kk serve serves, no longer exists (deleted by another git command); the jobs wait until it is there again", r.Branch)
 	}
+	if err := personsOperation(r.GitDir); err != nil {
+		return err
+	}
 	if p := r.HeldLock(); p != "" {
 		if fi, err := os.Lstat(p); err == nil && time.Since(fi.ModTime()) > heldLockAge {
 			return fmt.Errorf("waiting for %s, held by another git process since %s (if no git command is running, remove the file)", p, fi.ModTime().UTC().Format(time.RFC3339))
 		}
 	}
 	return nil
+}
+
+// personsOperation reports, as an error that says how to end it, a git
+// operation of the person's that stopped halfway in the work tree whose
+// git folder is gitDir (a merge or a cherry-pick at a conflict, git am at
+// a patch that does not apply, a bisect), nil when there is none. The
+// branch is still checked out, but it is the person's until the
+// operation ends: a job committed then would move the branch under them
+// (a merge's first parent, the commit a cherry-pick or an am builds on),
+// and write the index files from leaves with conflict markers; the
+// --push-every tick's rebase would put their staged resolution in a stash
+// and end the merge. A rebase in progress is a detached HEAD, held as
+// such; git's own rebase-merge and rebase-apply folders are checked too.
+func personsOperation(gitDir string) error {
+	exists := func(name string) bool {
+		_, err := os.Lstat(filepath.Join(gitDir, name))
+		return err == nil
+	}
+	var what, end string
+	switch {
+	case exists(filepath.Join("rebase-apply", "applying")):
+		what, end = "git am", "git am --continue, --skip or --abort"
+	case exists("rebase-merge"), exists("rebase-apply"):
+		what, end = "a rebase", "git rebase --continue, --skip or --abort"
+	case exists("MERGE_HEAD"):
+		what, end = "a merge", "git commit, or git merge --abort"
+	case exists("CHERRY_PICK_HEAD"):
+		what, end = "a cherry-pick", "git cherry-pick --continue, --skip or --abort"
+	case exists("REVERT_HEAD"):
+		what, end = "a revert", "git revert --continue, --skip or --abort"
+	case exists(filepath.Join("sequencer", "todo")):
+		what, end = "a cherry-pick or revert of several commits", "git cherry-pick (or revert) --continue, --quit or --abort"
+	case exists("BISECT_START"):
+		what, end = "a bisect", "git bisect reset"
+	default:
+		return nil
+	}
+	return fmt.Errorf("%s is in progress in the work tree (%s); kk serve holds the jobs until it ends (%s)", what, gitDir, end)
 }
 
 // Waiting says what the job in progress waits for (jobqueue.Options.Waiting),

@@ -151,6 +151,12 @@ func (b *Backend) Share(ctx context.Context) {
 		b.log.Warn("sharing with origin skipped: the served branch is not checked out", "branch", r.Branch, "checked_out", other)
 		return
 	}
+	if err := personsOperation(r.GitDir); err != nil {
+		// The rebase would stash the person's staged work and end their
+		// operation (a merge's MERGE_HEAD gone).
+		b.log.Warn("sharing with origin skipped until the person's git operation ends", "reason", err)
+		return
+	}
 	defer b.changed()
 	branch := r.Branch
 	for round := 1; round <= shareRounds; round++ {

@@ -16,6 +16,7 @@ import (
 	"github.com/kk-project/kk/internal/gitx"
 	"github.com/kk-project/kk/internal/index"
 	"github.com/kk-project/kk/internal/indexfiles"
+	"github.com/kk-project/kk/internal/jobqueue"
 	"github.com/kk-project/kk/internal/node"
 	"github.com/kk-project/kk/internal/store"
 	"github.com/kk-project/kk/internal/txn"
@@ -130,13 +131,75 @@ func (b *Backend) viewAt(ctx context.Context, r *gitx.Repo, head string) (*view,
 	return next, nil
 }
 
+// leafBefore is what an edited or deleted note held in the work tree
+// before the job: rel is relative to .ai/kenkeep.
+type leafBefore struct {
+	rel  string
+	data []byte
+}
+
+// personsChanges refuses the commit of an edit or a deletion of a note
+// whose bytes before the job were not the branch's at head: a person's
+// edit not committed, or a note never committed (kk node write, a hand
+// made leaf). The commit would carry the person's lines as kk serve's
+// work (an edit of the metadata), or they would be in no commit and no
+// file (an edit of the content, a deletion). It is checked when the
+// commit is planned, on the tip that holds the jobs before it (a job
+// that wrote the note just before is the tip's). A note git converts on
+// its way in (core.autocrlf, .gitattributes) is compared as git would
+// store it.
+func (p *planner) personsChanges(v *view, head, prefix string) error {
+	if p.before == nil {
+		return nil
+	}
+	rel := p.before.rel
+	tip, ok := v.files[rel]
+	if ok && tip == sum(p.before.data) {
+		return nil
+	}
+	// The tip holds what the job wrote: a person committed the job's
+	// write (git commit -a) before its commit; nothing of theirs is in
+	// the job's commit.
+	if data, written := p.res.Data[rel]; ok && written && tip == sum(data) {
+		return nil
+	}
+	// head may be the tip kk last knew, another writer having committed
+	// since (the person's commit of the note): the branch's compare and
+	// swap then misses, and the commit is planned again on the true tip.
+	if now, err := gitx.Read(p.ctx, p.r.Top, "rev-parse", "--verify", "-q", "refs/heads/"+p.r.Branch); err == nil && strings.TrimSpace(string(now)) != head {
+		return nil
+	}
+	repo := repoPath(prefix, rel)
+	blob, err := gitx.RunWith(p.ctx, p.r.Top, nil, p.before.data, "hash-object", "--path="+repo, "--stdin")
+	if err != nil {
+		return err
+	}
+	holds := func(commit string) bool {
+		at, err := gitx.Read(p.ctx, p.r.Top, "rev-parse", "--verify", "-q", commit+":"+repo)
+		return err == nil && strings.TrimSpace(string(at)) == strings.TrimSpace(string(blob))
+	}
+	switch {
+	case ok && holds(head):
+		return nil // the same content, as git stores it (a conversion)
+	case !ok && slices.Contains(p.res.Removed, rel) && holds(head+"^"):
+		return nil // a person's git commit -a committed the job's deletion
+	}
+	note := strings.TrimPrefix(rel, "nodes/")
+	why := "has changes in the work tree that are not committed (a person's edit)"
+	if !ok {
+		why = "is not committed on the branch " + p.r.Branch + " (written by hand or by kk node write)"
+	}
+	return fmt.Errorf("the note %s %s: kk serve would commit them as its own work, or lose them; commit them (or discard them: git checkout -- %s), then send the request again", note, why, repoPath(prefix, rel))
+}
+
 // planner makes one job's commit plan (gitx.CommitOptions.Plan) and
 // remembers it for the view once the commit lands.
 type planner struct {
-	b   *Backend
-	ctx context.Context
-	r   *gitx.Repo
-	res *txn.Result
+	b      *Backend
+	ctx    context.Context
+	r      *gitx.Repo
+	res    *txn.Result
+	before *leafBefore // the edited or deleted note before the job (nil for a post)
 
 	head       string
 	after      string // the nodes hash of the work tree's leaves after the job ("" when not known)
@@ -152,11 +215,19 @@ func (b *Backend) planner(ctx context.Context, r *gitx.Repo, res *txn.Result) *p
 // plan returns the job's commit on head: the files its transaction wrote
 // and removed, and the generated files of the commit's leaves.
 func (p *planner) plan(head string) (gitx.Changes, error) {
+	// Checked again under index.lock: the person's operation may have
+	// begun after the worker took the job (Ready).
+	if err := personsOperation(p.r.GitDir); err != nil {
+		return gitx.Changes{}, fmt.Errorf("%w: %v", jobqueue.ErrHeld, err)
+	}
 	v, err := p.b.viewAt(p.ctx, p.r, head)
 	if err != nil {
 		return gitx.Changes{}, err
 	}
 	_, prefix := p.b.prefixNow()
+	if err := p.personsChanges(v, head, prefix); err != nil {
+		return gitx.Changes{}, err
+	}
 	generated := map[string]bool{}
 	for _, rel := range p.res.Generated {
 		generated[rel] = true
