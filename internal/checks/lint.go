@@ -104,7 +104,7 @@ func Lint(ctx context.Context, k *store.KB) (*LintReport, error) {
 		l.add(ruleIrregularFile, LintError, lintPath(rel), "is not a regular file (a FIFO, a device or a socket); kk never opens it",
 			"remove it, or replace it with a regular file")
 	}
-	l.checkIndexFiles(t.IndexDirs)
+	l.checkIndexFiles(t)
 	l.classifyProblems(t.Problems)
 	if conf := l.only(ruleOKFConformance); len(conf) > 0 {
 		l.items = conf
@@ -160,7 +160,8 @@ func (l *linter) report() *LintReport {
 // checkIndexFiles checks the front matter of every index.md: the bundle
 // root declares the OKF version and nothing else; other index files have
 // no front matter keys.
-func (l *linter) checkIndexFiles(dirs map[string]bool) {
+func (l *linter) checkIndexFiles(t *store.Tree) {
+	dirs := t.IndexDirs
 	list := make([]string, 0, len(dirs))
 	for d := range dirs {
 		list = append(list, d)
@@ -175,8 +176,13 @@ func (l *linter) checkIndexFiles(dirs map[string]bool) {
 			continue
 		}
 		fix := "run `kk index rebuild`, which regenerates every index.md"
-		if strings.HasPrefix(msgs[i], v2IndexMsg) {
+		switch {
+		case strings.HasPrefix(msgs[i], v2IndexMsg):
 			fix = "run `kk migrate okf-v3`, which converts the leaves and regenerates every index.md"
+		case store.HandIndex(l.k, store.JoinRel(d, "index.md"), func(id string) bool { _, ok := t.ByID(id); return ok }) != nil:
+			// a note a person named index.md: a rebuild leaves it, and
+			// deleting it would lose their text
+			fix = "this is a note written by hand: rename it to <type>-<slug>.md in its folder (git mv), then run `kk node adopt` on it; kk leaves it as it is until then"
 		}
 		l.add(ruleOKFConformance, LintError, lintPath(store.JoinRel(d, "index.md")), msgs[i], fix)
 	}
@@ -255,8 +261,17 @@ func (l *linter) classifyProblems(problems []error) {
 			l.add(ruleInvalidLeaf, LintError, nodesRel, p.Error(), "fix the problem named, then run `kk lint` again")
 			continue
 		}
+		if store.IsMDInOtherCase(ne.Path) {
+			// whatever its text, kk does not read it until it is renamed
+			l.add(ruleInvalidLeaf, LintError, lintPath(ne.Path), ne.Msg, "rename the file as the message says (git mv when it is committed), then run `kk lint` again; until then kk skips it")
+			continue
+		}
 		c, seen := checked[ne.Path]
-		if !seen {
+		// A leaf holding git's conflict markers is a conflict to resolve,
+		// whatever its front matter looks like with them inside (an
+		// add/add conflict puts them there).
+		conflict := ne.Field == "" && strings.HasPrefix(ne.Msg, node.ConflictMarkersMsg)
+		if !seen && !conflict {
 			c = l.checkOKF(ne.Path)
 			checked[ne.Path] = c
 			if c.problem != "" {

@@ -41,12 +41,17 @@ var groupOf = map[string]string{
 	"lint": "maintenance", "doctor": "maintenance", "status": "maintenance", "sync": "maintenance",
 	"gc": "maintenance", "compact": "maintenance", "audit": "maintenance", "logs": "maintenance",
 	"migrate": "maintenance", "version": "maintenance", "completion": "maintenance",
+	"git-merge-redirects": "maintenance", "git-merge-summaries": "maintenance",
 }
 
 // internalCommands are run by kk's own configuration, not by people: they
 // work and have their reference pages, but `kk --help` does not list them.
 var internalCommands = map[string]bool{
 	"hook": true, // the harness hook configurations kk init writes call it
+	// git calls it as the merge driver of nodes/.redirects.json
+	"git-merge-redirects": true,
+	// and of FOLDER_SUMMARIES.md
+	"git-merge-summaries": true,
 }
 
 // organizeHelp puts the top-level commands into their groups, hides the

@@ -335,7 +335,7 @@ func newRootCmd(app *App) *cobra.Command {
 		newSyncCmd(app), newSearchCmd(app), newReadCmd(app), newEntryCmd(app), newQueryCmd(app), newUpsertCmd(app), newDeleteCmd(app), newCheckCmd(app), newGCCmd(app), newCompactCmd(app), newAuditCmd(app),
 		newGraphCmd(app), newContextCmd(app), newChangelogCmd(app),
 		newMCPCmd(app), newServeCmd(app), newClientCmd(app), newBrowseCmd(app),
-		newVersionCmd(app), newCompletionCmd(app),
+		newVersionCmd(app), newCompletionCmd(app), newGitMergeRedirectsCmd(), newGitMergeSummariesCmd(),
 	} {
 		root.AddCommand(c)
 	}

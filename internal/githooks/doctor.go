@@ -127,7 +127,16 @@ func (r *repo) checkMergeDriver(ctx context.Context) checks.DoctorCheck {
 	}
 	var lines []string // kk's other lines the file lacks, and what that costs
 	if !store.HasGitattributesLine(r.k, store.GitattributesSummaries) {
-		lines = append(lines, fmt.Sprintf("%s lacks %q: a merge of two branches that each summarized a new folder stops on a conflict in FOLDER_SUMMARIES.md", r.k.Rel(r.k.GitattributesPath()), store.GitattributesSummaries))
+		lines = append(lines, fmt.Sprintf("%s lacks %q: a merge of two branches that each summarized a new folder stops on a conflict in FOLDER_SUMMARIES.md, or loses a summary", r.k.Rel(r.k.GitattributesPath()), store.GitattributesSummaries))
+	}
+	if !store.HasGitattributesLine(r.k, store.GitattributesRedirects) {
+		lines = append(lines, fmt.Sprintf("%s lacks %q: a merge of two branches that each split a leaf stops on a conflict in nodes/.redirects.json", r.k.Rel(r.k.GitattributesPath()), store.GitattributesRedirects))
+	}
+	if err == nil && !redirectsDriverDefined(ctx, top) {
+		lines = append(lines, fmt.Sprintf("the repository's git config does not define merge.%s.driver: a merge of two branches that each split a leaf stops on a conflict in nodes/.redirects.json", RedirectsDriver))
+	}
+	if err == nil && !driverDefined(ctx, top, SummariesDriver) {
+		lines = append(lines, fmt.Sprintf("the repository's git config does not define merge.%s.driver: a merge of two branches that each summarized a new folder stops on a conflict in FOLDER_SUMMARIES.md", SummariesDriver))
 	}
 	if len(missing) == 0 {
 		if len(lines) > 0 {
@@ -139,7 +148,7 @@ func (r *repo) checkMergeDriver(ctx context.Context) checks.DoctorCheck {
 			c.Fix = "run `kk doctor --fix` (or `kk init`), which adds the lines"
 			return c
 		}
-		c.Message = "merges of ENTRY.md, GRAPH.md and index.md files go through kk's merge driver " + MergeDriver + ", and FOLDER_SUMMARIES.md through git's union driver"
+		c.Message = "merges of ENTRY.md, GRAPH.md and index.md files go through kk's merge driver " + MergeDriver + ", FOLDER_SUMMARIES.md through " + SummariesDriver + " and nodes/.redirects.json through " + RedirectsDriver
 		return c
 	}
 	missing = append(missing, lines...)

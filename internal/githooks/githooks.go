@@ -481,6 +481,13 @@ func Uninstall(ctx context.Context, k *store.KB) (*Result, error) {
 		if _, err := gitx.Run(ctx, top, "config", "--remove-section", "merge."+MergeDriver); err != nil {
 			return res, err
 		}
+		for _, d := range []string{RedirectsDriver, SummariesDriver} {
+			if driverDefined(ctx, top, d) {
+				if _, err := gitx.Run(ctx, top, "config", "--remove-section", "merge."+d); err != nil {
+					return res, err
+				}
+			}
+		}
 		if cfg, err := gitPath(ctx, k.Root, "config"); err == nil {
 			res.Changes = append(res.Changes, Change{Path: r.show(cfg), Action: "updated"})
 		}

@@ -46,7 +46,7 @@ func SetUpMergeDriver(ctx context.Context, k *store.KB) (bool, error) {
 		return false, err
 	}
 	if cur, _ := gitx.Run(ctx, top, "config", "--get", "merge."+MergeDriver+".driver"); strings.TrimSpace(string(cur)) == mergeDriverCommand {
-		return false, nil
+		return setUpRedirectsDriver(ctx, top)
 	}
 	if _, err := gitx.Run(ctx, top, "config", "merge."+MergeDriver+".name", mergeDriverName); err != nil {
 		return false, err
@@ -54,7 +54,43 @@ func SetUpMergeDriver(ctx context.Context, k *store.KB) (bool, error) {
 	if _, err := gitx.Run(ctx, top, "config", "merge."+MergeDriver+".driver", mergeDriverCommand); err != nil {
 		return false, err
 	}
+	if _, err := setUpRedirectsDriver(ctx, top); err != nil {
+		return false, err
+	}
 	return true, nil
+}
+
+// setUpRedirectsDriver defines kk's merge drivers of nodes/.redirects.json
+// (RedirectsDriver) and FOLDER_SUMMARIES.md (SummariesDriver) unless they
+// are defined as kk defines them already.
+func setUpRedirectsDriver(ctx context.Context, top string) (bool, error) {
+	changed := false
+	for _, d := range [][3]string{{RedirectsDriver, redirectsDriverName, redirectsDriverCommand}, {SummariesDriver, summariesDriverName, summariesDriverCommand}} {
+		if cur, _ := gitx.Run(ctx, top, "config", "--get", "merge."+d[0]+".driver"); strings.TrimSpace(string(cur)) == d[2] {
+			continue
+		}
+		if _, err := gitx.Run(ctx, top, "config", "merge."+d[0]+".name", d[1]); err != nil {
+			return false, err
+		}
+		if _, err := gitx.Run(ctx, top, "config", "merge."+d[0]+".driver", d[2]); err != nil {
+			return false, err
+		}
+		changed = true
+	}
+	return changed, nil
+}
+
+// redirectsDriverDefined reports whether the repository's git config
+// defines kk's merge driver of nodes/.redirects.json.
+func redirectsDriverDefined(ctx context.Context, top string) bool {
+	return driverDefined(ctx, top, RedirectsDriver)
+}
+
+// driverDefined reports whether the repository's git config defines the
+// merge driver name.
+func driverDefined(ctx context.Context, top, name string) bool {
+	cur, err := gitx.Run(ctx, top, "config", "--get", "merge."+name+".driver")
+	return err == nil && strings.TrimSpace(string(cur)) != ""
 }
 
 // mergeDriverDefined reports whether the repository's git config defines
@@ -188,13 +224,26 @@ func RegenerateCommits(ctx context.Context, k *store.KB, revs []string, command 
 	}
 	// Move HEAD under kk's writer lock, as a change another program makes
 	// to the tree: the work tree's generated files change with it.
+	var kept []string
 	_, err = txn.Update(ctx, k, txn.Meta{Source: "git", Command: command}, func(tx *txn.Tx) error {
-		return tx.Outside(func() error { return moveHead(ctx, top, head, newHead, len(res.Commits)) })
+		return tx.Outside(func() (err error) {
+			kept, err = moveHead(ctx, top, head, newHead, len(res.Commits))
+			return err
+		})
 	})
 	if err != nil {
 		return nil, err
 	}
 	res.Head = newHead
+	if len(kept) > 0 {
+		// The work tree's generated files that a write had changed
+		// (a note not committed yet) were left as they were; generate
+		// them again from the work tree's leaves, which now hold the
+		// regenerated commits' ones too.
+		if _, err := txn.Rebuild(ctx, k, txn.Meta{Source: "git", Command: command}, txn.RebuildOptions{}); err != nil {
+			return nil, fmt.Errorf("HEAD is now %s, but regenerating the work tree's index files failed (run `kk index rebuild`): %w", short(newHead), err)
+		}
+	}
 	return res, nil
 }
 
@@ -236,18 +285,82 @@ func saveManifest(dir string, files map[string]string) error {
 
 // moveHead brings the index and work tree from old to new (two-tree
 // read-tree, which refuses to overwrite a local change), then moves HEAD.
-func moveHead(ctx context.Context, top, old, new string, n int) error {
+// The files old and new differ in are generated files only; those the
+// work tree changed and did not stage (a kk write of a note not committed
+// yet) are left in the work tree as they are, the index and the others
+// brought to new, and returned: the caller generates them again.
+func moveHead(ctx context.Context, top, old, new string, n int) (kept []string, err error) {
+	update := []string{}
 	if _, err := gitx.Run(ctx, top, "read-tree", "-m", "-u", old, new); err != nil {
-		return fmt.Errorf("updating the work tree to the regenerated commit: %w", err)
+		kept, update, err = moveKeeping(ctx, top, old, new, err)
+		if err != nil {
+			return nil, err
+		}
 	}
 	msg := fmt.Sprintf("kk: regenerated the index files of %d commit(s)", n)
 	if _, err := gitx.Run(ctx, top, "update-ref", "-m", msg, "HEAD", new, old); err != nil {
-		if _, rerr := gitx.Run(ctx, top, "read-tree", "-m", "-u", new, old); rerr != nil {
-			return fmt.Errorf("%w; putting the work tree back also failed: %v", err, rerr)
+		var rerr error
+		if kept == nil {
+			_, rerr = gitx.Run(ctx, top, "read-tree", "-m", "-u", new, old)
+		} else if _, rerr = gitx.Run(ctx, top, "read-tree", "-m", "-i", new, old); rerr == nil && len(update) > 0 {
+			_, rerr = gitx.Run(ctx, top, append([]string{"checkout-index", "-f", "--"}, update...)...)
 		}
-		return err
+		if rerr != nil {
+			return nil, fmt.Errorf("%w; putting the work tree back also failed: %v", err, rerr)
+		}
+		return nil, err
 	}
-	return nil
+	return kept, nil
+}
+
+// moveKeeping is moveHead's way when read-tree refused to update the work
+// tree (failed, its error): when every file old and new differ in that the
+// work tree changed is changed there only, not staged, the index is
+// brought to new alone and the unchanged files checked out from it. It
+// returns the files left as they were and those updated.
+func moveKeeping(ctx context.Context, top, old, new string, failed error) (kept, update []string, err error) {
+	fail := func() ([]string, []string, error) {
+		return nil, nil, fmt.Errorf("updating the work tree to the regenerated commit: %w (commit or restore the changes to the files named, then run the same `kk index rebuild --commits` again)", failed)
+	}
+	diff, err := gitx.Run(ctx, top, "diff", "--name-only", "-z", "--no-renames", old, new)
+	if err != nil {
+		return fail()
+	}
+	staged, err := gitx.Run(ctx, top, "diff", "--cached", "--name-only", "-z", "--no-renames", old)
+	if err != nil || len(staged) > 0 {
+		return fail()
+	}
+	local, err := gitx.Run(ctx, top, "diff", "--name-only", "-z", "--no-renames", old)
+	if err != nil {
+		return fail()
+	}
+	changed := map[string]bool{}
+	for p := range strings.SplitSeq(string(local), "\x00") {
+		changed[p] = p != ""
+	}
+	for p := range strings.SplitSeq(string(diff), "\x00") {
+		switch {
+		case p == "":
+		case changed[p]:
+			kept = append(kept, p)
+		default:
+			update = append(update, p)
+		}
+	}
+	if len(kept) == 0 {
+		return fail()
+	}
+	// -i: the index alone; the work tree's changes are not looked at
+	if _, err := gitx.Run(ctx, top, "read-tree", "-m", "-i", old, new); err != nil {
+		return fail()
+	}
+	if len(update) > 0 {
+		if _, err := gitx.Run(ctx, top, append([]string{"checkout-index", "-f", "--"}, update...)...); err != nil {
+			_, _ = gitx.Run(ctx, top, "read-tree", "-m", "-i", new, old)
+			return fail()
+		}
+	}
+	return kept, update, nil
 }
 
 // recommit makes commit id again with another tree and parents, keeping
@@ -394,6 +507,9 @@ func (s *scratch) regenerate(id string) ([]generatedChange, error) {
 		if err == nil && bytes.Equal(old, gen.Files[name]) {
 			continue
 		}
+		if s.handIndex(t, name) {
+			continue
+		}
 		changed = append(changed, generatedChange{path: path.Join(s.rel, name), data: gen.Files[name]})
 	}
 	live := map[string]bool{}
@@ -401,12 +517,26 @@ func (s *scratch) regenerate(id string) ([]generatedChange, error) {
 		live[d] = true
 	}
 	for d := range t.IndexDirs {
-		if !live[d] {
+		if !live[d] && !s.handIndex(t, path.Join("nodes", d, "index.md")) {
 			changed = append(changed, generatedChange{path: path.Join(s.rel, "nodes", d, "index.md"), remove: true})
 		}
 	}
 	slices.SortFunc(changed, func(a, b generatedChange) int { return strings.Compare(a.path, b.path) })
 	return changed, nil
+}
+
+// handIndex reports whether name (relative to the knowledge base) is an
+// index.md under nodes/ that a person wrote (store.HandIndex): a commit
+// keeps it as it is (the checks of the work tree name it).
+func (s *scratch) handIndex(t *store.Tree, name string) bool {
+	rel, ok := strings.CutPrefix(name, "nodes/")
+	if !ok || path.Base(rel) != "index.md" {
+		return false
+	}
+	return store.HandIndex(s.kb, rel, func(id string) bool {
+		_, ok := t.ByID(id)
+		return ok
+	}) != nil
 }
 
 func (s *scratch) abs(p string) string {

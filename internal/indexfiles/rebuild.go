@@ -10,8 +10,10 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/kk-project/kk/internal/index"
 	"github.com/kk-project/kk/internal/store"
@@ -244,6 +246,9 @@ func planFor(ctx context.Context, k *store.KB, db *index.DB, t *after, summaries
 		names = append(names, name)
 	}
 	slices.Sort(names)
+	// A note a person named index.md is theirs: never overwritten nor
+	// removed, and reported like a leaf kk cannot read.
+	var kept []error
 	for _, name := range names {
 		same, text, err := holds(filepath.Join(k.Dir, filepath.FromSlash(name)), gen.Files[name])
 		if err != nil {
@@ -255,6 +260,10 @@ func planFor(ctx context.Context, k *store.KB, db *index.DB, t *after, summaries
 			// with LF, calls it modified once it holds LF.
 			continue
 		}
+		if e := handIndex(k, t, name); e != nil {
+			kept = append(kept, e)
+			continue
+		}
 		p.Write[name] = gen.Files[name]
 		res.Changed = append(res.Changed, filepath.ToSlash(filepath.Join(store.DirName, name)))
 	}
@@ -263,6 +272,10 @@ func planFor(ctx context.Context, k *store.KB, db *index.DB, t *after, summaries
 		if d == "" {
 			name = "nodes/index.md"
 		}
+		if e := handIndex(k, t, name); e != nil {
+			kept = append(kept, e)
+			continue
+		}
 		p.Remove = append(p.Remove, name)
 		res.Removed = append(res.Removed, filepath.ToSlash(filepath.Join(store.DirName, name)))
 	}
@@ -270,8 +283,26 @@ func planFor(ctx context.Context, k *store.KB, db *index.DB, t *after, summaries
 		p.Remove = append(p.Remove, LegacyCatalog)
 		res.Removed = append(res.Removed, store.DirName+"/"+LegacyCatalog)
 	}
+	if len(kept) > 0 {
+		res.Skipped = store.SkippedLeaves(kept)
+		k.NoteSkipped(kept)
+	}
 	p.Result = res
 	return p, nil
+}
+
+// handIndex is store.HandIndex of name, a generated file's path relative
+// to .ai/kenkeep, when it is an index.md under nodes/ (t the tree
+// generated for).
+func handIndex(k *store.KB, t *after, name string) error {
+	rel, ok := strings.CutPrefix(name, "nodes/")
+	if !ok || path.Base(rel) != "index.md" {
+		return nil
+	}
+	return store.HandIndex(k, rel, func(id string) bool {
+		_, ok := t.byID(id)
+		return ok
+	})
 }
 
 // Current is the plan of a tree whose index files need nothing, told
@@ -341,7 +372,7 @@ func Check(ctx context.Context, k *store.KB) (*RebuildResult, error) {
 	}
 	res := *p.Result
 	if len(t.Problems) > 0 {
-		res.Skipped = store.SkippedLeaves(t.Problems)
+		res.Skipped = append(store.SkippedLeaves(t.Problems), res.Skipped...)
 	}
 	return &res, nil
 }

@@ -280,7 +280,19 @@ var GitattributesLines = []string{
 // changed one folder's summary, the merged file names the folder twice,
 // and every command that reads it says so by line (the next write sorts
 // the file again).
-const GitattributesSummaries = "/FOLDER_SUMMARIES.md merge=union"
+const GitattributesSummaries = "/FOLDER_SUMMARIES.md merge=kk-summaries"
+
+// gitattributesSummariesUnion is the line an older kk wrote for
+// FOLDER_SUMMARIES.md (git's union driver), which GitattributesSummaries
+// replaces: union glues two sides' first summaries into a file whose
+// second summary lies outside the front matter.
+const gitattributesSummariesUnion = "/FOLDER_SUMMARIES.md merge=union"
+
+// GitattributesRedirects is the line of .ai/kenkeep/.gitattributes that
+// merges nodes/.redirects.json with kk's merge driver of the ledger
+// (githooks.RedirectsDriver): two branches that each split a leaf add an
+// entry each to one JSON object.
+const GitattributesRedirects = "/nodes/.redirects.json merge=kk-redirects"
 
 // mergeGitattributes returns .gitattributes content that starts with
 // kk's lines, followed by the user's own lines in their order.
@@ -294,8 +306,9 @@ func mergeGitattributes(path string) ([]byte, error) {
 		b.WriteString(l + "\n")
 	}
 	b.WriteString(GitattributesSummaries + "\n")
+	b.WriteString(GitattributesRedirects + "\n")
 	for _, l := range strings.Split(strings.TrimRight(string(old), "\n"), "\n") {
-		if t := strings.TrimSpace(l); t == "" || t == GitattributesSummaries || slices.Contains(GitattributesLines, t) {
+		if t := strings.TrimSpace(l); t == "" || t == GitattributesSummaries || t == gitattributesSummariesUnion || t == GitattributesRedirects || slices.Contains(GitattributesLines, t) {
 			continue
 		}
 		b.WriteString(l + "\n")

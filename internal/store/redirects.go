@@ -36,6 +36,11 @@ func (k *KB) ReadRedirects() (Redirects, error) {
 // ledger is a JSON object mapping each retired id to a list of successor
 // ids (non-empty strings).
 func ParseRedirects(name string, data []byte) (Redirects, error) {
+	if from, to := node.ConflictMarkers(data); from > 0 {
+		// two branches that each split a leaf both add an entry: no
+		// merge driver combines a JSON object line by line
+		return nil, fmt.Errorf("%s: %s (lines %d to %d): a git merge, rebase or cherry-pick stopped on a conflict in this file; keep the entries of both sides in one JSON object (a comma between them), remove the <<<<<<< ======= >>>>>>> lines, then `git add` it", name, node.ConflictMarkersMsg, from, to)
+	}
 	var raw map[string]any
 	dec := json.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&raw); err != nil {

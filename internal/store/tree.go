@@ -583,6 +583,9 @@ func classify(realRoot, p, rel string, d fs.DirEntry) (entryKind, LeafFile, erro
 		if err != nil || fi.IsDir() {
 			return entryNone, LeafFile{}, nil // links to folders inside the tree are not followed
 		}
+		if e := caseOfMD(name, rel, fi.Mode()); e != nil {
+			return entryProblem, LeafFile{}, e
+		}
 		if strings.HasSuffix(name, ".md") && !reservedNames[name] {
 			if !fi.Mode().IsRegular() {
 				return entryIrregular, LeafFile{}, nil
@@ -595,6 +598,9 @@ func classify(realRoot, p, rel string, d fs.DirEntry) (entryKind, LeafFile, erro
 	case d.IsDir():
 		return entryDir, LeafFile{}, nil
 	case !strings.HasSuffix(name, ".md"):
+		if e := caseOfMD(name, rel, d.Type()); e != nil {
+			return entryProblem, LeafFile{}, e
+		}
 		return entryNone, LeafFile{}, nil
 	case !d.Type().IsRegular():
 		return entryIrregular, LeafFile{}, nil
@@ -604,6 +610,26 @@ func classify(realRoot, p, rel string, d fs.DirEntry) (entryKind, LeafFile, erro
 		return entryNone, LeafFile{}, nil
 	}
 	return entryLeaf, LeafFile{Rel: rel, Abs: p, Size: -1}, nil
+}
+
+// caseOfMD is the problem of a regular file whose name ends in .md in
+// another case (.MD, .Md, .mD): a note a person saved, which kk, reading
+// only names ending in .md, would otherwise leave out without a word.
+// Hidden files (an editor's swap file) are never asked about.
+func caseOfMD(name, rel string, mode fs.FileMode) error {
+	if !mode.IsRegular() || !IsMDInOtherCase(name) {
+		return nil
+	}
+	ext := filepath.Ext(name)
+	return &node.Error{Path: rel, Msg: fmt.Sprintf("the name ends in %s; kk reads only files named *.md: rename it to %s.md", ext, strings.TrimSuffix(name, ext))}
+}
+
+// IsMDInOtherCase reports whether a file name ends in .md in another case
+// (.MD, .Md, .mD): a file whose problem renaming it, not editing it,
+// mends.
+func IsMDInOtherCase(name string) bool {
+	ext := filepath.Ext(name)
+	return ext != ".md" && strings.EqualFold(ext, ".md")
 }
 
 func DirOf(rel string) string {

@@ -1,0 +1,49 @@
+package cli
+
+import (
+	"github.com/spf13/cobra"
+
+	"github.com/kk-project/kk/internal/githooks"
+)
+
+// newGitMergeRedirectsCmd is the command git runs as kk's merge driver of
+// nodes/.redirects.json (merge.kk-redirects.driver, which kk init and kk
+// doctor --fix define): not one for people, so hidden.
+func newGitMergeRedirectsCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "git-merge-redirects BASE OURS THEIRS",
+		Short: "Merge nodes/.redirects.json for git (kk's merge driver)",
+		Long: `Merge three versions of the ledger nodes/.redirects.json (the ids
+kk rebalance move's split-leaf retired) entry by entry, and write the
+result to OURS. Git runs it as the merge driver kk-redirects, which kk init
+and kk doctor --fix define; two branches that each split a leaf then merge
+without a conflict. Both sides changing one entry differently is an error,
+and the driver's command falls back to git merge-file, which leaves
+conflict markers.`,
+		Example: `  git config merge.kk-redirects.driver 'kk git-merge-redirects %O %A %B || git merge-file -L ours -L base -L theirs %A %O %B'`,
+		Args:    cobra.ExactArgs(3),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return githooks.MergeRedirects(args[0], args[1], args[2])
+		},
+	}
+}
+
+// newGitMergeSummariesCmd is the command git runs as kk's merge driver of
+// FOLDER_SUMMARIES.md (merge.kk-summaries.driver).
+func newGitMergeSummariesCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "git-merge-summaries BASE OURS THEIRS",
+		Short: "Merge FOLDER_SUMMARIES.md for git (kk's merge driver)",
+		Long: `Merge three versions of FOLDER_SUMMARIES.md folder by folder and write
+the file rendered from the result to OURS. Git runs it as the merge driver
+kk-summaries, which kk init and kk doctor --fix define; two branches that
+each summarized a folder then merge with both summaries. Both sides
+changing one folder's summary differently is an error, and the driver's
+command falls back to git's union merge.`,
+		Example: `  git config merge.kk-summaries.driver 'kk git-merge-summaries %O %A %B || git merge-file --union %A %O %B'`,
+		Args:    cobra.ExactArgs(3),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return githooks.MergeSummaries(args[0], args[1], args[2])
+		},
+	}
+}
