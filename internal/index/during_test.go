@@ -5,6 +5,8 @@ import (
 	"errors"
 	"sync"
 	"testing"
+
+	"github.com/kk-project/kk/internal/store"
 )
 
 // A search run while the sync looks at the tree answers from the index as
@@ -13,13 +15,7 @@ import (
 // error is the call's.
 func TestSearchDuringASync(t *testing.T) {
 	ctx := context.Background()
-	k := seedKB(t)
-	writeLeaf(t, k, "roads/practice-zebra-herd.md", leaf("practice-zebra-herd", "Zebra herd", "Animals", nil, "", "A herd of zebra grazing."))
-	db, _, err := Open(ctx, k, "main")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = db.Close() }()
+	k, db := zebraHerd(t)
 	syncs := 0
 	sync := func(ctx context.Context) (Stats, error) {
 		syncs++
@@ -56,13 +52,7 @@ func TestSearchDuringASync(t *testing.T) {
 // again: the leaf added by hand is found.
 func TestSearchDuringAnotherWritersSync(t *testing.T) {
 	ctx := context.Background()
-	k := seedKB(t)
-	writeLeaf(t, k, "roads/practice-zebra-herd.md", leaf("practice-zebra-herd", "Zebra herd", "Animals", nil, "", "A herd of zebra grazing."))
-	db, _, err := Open(ctx, k, "main")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = db.Close() }()
+	k, db := zebraHerd(t)
 	other, _, err := Open(ctx, k, "main")
 	if err != nil {
 		t.Fatal(err)
@@ -85,4 +75,18 @@ func TestSearchDuringAnotherWritersSync(t *testing.T) {
 	if got := ids(hits); len(got) == 0 || got[0] != "practice-zebra-crossing" {
 		t.Fatalf("hits %v; want practice-zebra-crossing first (synced by the other writer before this call's sync)", got)
 	}
+}
+
+// zebraHerd returns a knowledge base of one leaf, the zebra herd, and its
+// index, closed when the test ends.
+func zebraHerd(t *testing.T) (*store.KB, *DB) {
+	t.Helper()
+	k := seedKB(t)
+	writeLeaf(t, k, "roads/practice-zebra-herd.md", leaf("practice-zebra-herd", "Zebra herd", "Animals", nil, "", "A herd of zebra grazing."))
+	db, _, err := Open(context.Background(), k, "main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = db.Close() })
+	return k, db
 }
