@@ -1,6 +1,8 @@
 package gitx
 
 import (
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,6 +15,40 @@ import (
 // answered this way — no repository, a detached HEAD, GIT_DIR or
 // GIT_WORK_TREE set, an unusual layout — and the caller should ask git.
 func HeadBranch(dir string) (branch string, ok bool) {
+	gitDir, ok := findGitDir(dir)
+	if !ok {
+		return "", false
+	}
+	head, err := os.ReadFile(filepath.Join(gitDir, "HEAD"))
+	if err != nil {
+		return "", false
+	}
+	name, found := strings.CutPrefix(strings.TrimSpace(string(head)), "ref: refs/heads/")
+	if !found || name == "" {
+		return "", false // detached, or a ref outside refs/heads
+	}
+	return name, true
+}
+
+// NotSparse reports, without starting git, that dir's work tree has no
+// sparse checkout: its git folder (a linked worktree's own) holds no
+// info/sparse-checkout file, which git's sparse checkout needs. False
+// means "maybe"; ask git.
+func NotSparse(dir string) bool {
+	gitDir, ok := findGitDir(dir)
+	if !ok {
+		return false
+	}
+	_, err := os.Lstat(filepath.Join(gitDir, "info", "sparse-checkout"))
+	return errors.Is(err, fs.ErrNotExist)
+}
+
+// findGitDir finds, without starting git, the git folder of dir's work
+// tree: the .git folder in dir or above, or the folder the .git file of a
+// linked worktree or submodule names. ok is false when that cannot be
+// answered this way (no repository, GIT_DIR or GIT_WORK_TREE set, an
+// unusual layout).
+func findGitDir(dir string) (gitDir string, ok bool) {
 	if os.Getenv("GIT_DIR") != "" || os.Getenv("GIT_WORK_TREE") != "" {
 		return "", false
 	}
@@ -24,30 +60,21 @@ func HeadBranch(dir string) (branch string, ok bool) {
 		gitPath := filepath.Join(d, ".git")
 		fi, err := os.Stat(gitPath)
 		if err == nil {
-			gitDir := gitPath
-			if !fi.IsDir() {
-				data, err := os.ReadFile(gitPath)
-				if err != nil {
-					return "", false
-				}
-				target, found := strings.CutPrefix(strings.TrimSpace(string(data)), "gitdir: ")
-				if !found {
-					return "", false
-				}
-				if !filepath.IsAbs(target) {
-					target = filepath.Join(d, target)
-				}
-				gitDir = target
+			if fi.IsDir() {
+				return gitPath, true
 			}
-			head, err := os.ReadFile(filepath.Join(gitDir, "HEAD"))
+			data, err := os.ReadFile(gitPath)
 			if err != nil {
 				return "", false
 			}
-			name, found := strings.CutPrefix(strings.TrimSpace(string(head)), "ref: refs/heads/")
-			if !found || name == "" {
-				return "", false // detached, or a ref outside refs/heads
+			target, found := strings.CutPrefix(strings.TrimSpace(string(data)), "gitdir: ")
+			if !found {
+				return "", false
 			}
-			return name, true
+			if !filepath.IsAbs(target) {
+				target = filepath.Join(d, target)
+			}
+			return target, true
 		}
 		parent := filepath.Dir(d)
 		if parent == d {

@@ -17,7 +17,7 @@ import (
 // them would drop the others. Nil when every tracked file of the knowledge
 // base is checked out, outside git, or when git cannot say.
 func CheckedOut(ctx context.Context, k *store.KB) error {
-	if gitx.NoRepository(k.Root) {
+	if gitx.NoRepository(k.Root) || gitx.NotSparse(k.Root) {
 		return nil
 	}
 	// Listing the files reads git's whole index, which is large in the

@@ -216,6 +216,11 @@ func update(ctx context.Context, k *store.KB, m Meta, sweep bool, fn func(tx *Tx
 	if err := recoverLocked(k, sweep); err != nil {
 		return nil, err
 	}
+	// A write regenerates the index files from the leaves here; where
+	// git's sparse checkout left some out, they would drop those leaves.
+	if err := index.CheckedOut(ctx, k); err != nil {
+		return nil, err
+	}
 	tx := &Tx{ctx: ctx, k: k, meta: m, byNode: map[*node.Node]*staged{}, read: map[string]*staged{}, files: map[string]*fileOp{}, now: k.Time(), sweep: sweep}
 	if tx.meta.Changeset == "" {
 		tx.meta.Changeset = NewChangesetID(tx.now)
