@@ -11,8 +11,9 @@ import (
 // doctor --fix define): not one for people, so hidden.
 func newGitMergeRedirectsCmd() *cobra.Command {
 	return &cobra.Command{
-		Use:   "git-merge-redirects BASE OURS THEIRS",
-		Short: "Merge nodes/.redirects.json for git (kk's merge driver)",
+		Use:    "git-merge-redirects BASE OURS THEIRS",
+		Hidden: true,
+		Short:  "Merge nodes/.redirects.json for git (kk's merge driver)",
 		Long: `Merge three versions of the ledger nodes/.redirects.json (the ids
 kk rebalance move's split-leaf retired) entry by entry, and write the
 result to OURS. Git runs it as the merge driver kk-redirects, which kk init
@@ -29,11 +30,13 @@ conflict markers.`,
 }
 
 // newGitMergeSummariesCmd is the command git runs as kk's merge driver of
-// FOLDER_SUMMARIES.md (merge.kk-summaries.driver).
+// FOLDER_SUMMARIES.md (merge.kk-summaries.driver): hidden, as
+// git-merge-redirects.
 func newGitMergeSummariesCmd() *cobra.Command {
 	return &cobra.Command{
-		Use:   "git-merge-summaries BASE OURS THEIRS",
-		Short: "Merge FOLDER_SUMMARIES.md for git (kk's merge driver)",
+		Use:    "git-merge-summaries BASE OURS THEIRS",
+		Hidden: true,
+		Short:  "Merge FOLDER_SUMMARIES.md for git (kk's merge driver)",
 		Long: `Merge three versions of FOLDER_SUMMARIES.md folder by folder and write
 the file rendered from the result to OURS. Git runs it as the merge driver
 kk-summaries, which kk init and kk doctor --fix define; two branches that
