@@ -225,8 +225,14 @@ fi
 	sync := kk("sync")
 	sync = strings.TrimSuffix(sync, " >/dev/null </dev/null") + " >/dev/null 2>&1 </dev/null"
 	background := "\tif [ \"${KK_GIT_HOOKS-}\" = wait ]; then\n\t\t" + sync + "\n\telse\n\t\t" + sync + " &\n\tfi\n"
-	driver := "\tgit config --get merge." + MergeDriver + ".driver >/dev/null 2>&1 ||\n\t\t{ git config merge." + MergeDriver + ".name " + shellQuote(mergeDriverName) +
-		" && git config merge." + MergeDriver + ".driver " + shellQuote(mergeDriverCommand) + "; }\n"
+	// Each of kk's merge drivers, defined again where the config lost it
+	// (a fresh clone, a config reset): the generated files', the
+	// ledger's and the folder summaries'.
+	driver := ""
+	for _, d := range mergeDrivers {
+		driver += "\tgit config --get merge." + d[0] + ".driver >/dev/null 2>&1 ||\n\t\t{ git config merge." + d[0] + ".name " + shellQuote(d[1]) +
+			" && git config merge." + d[0] + ".driver " + shellQuote(d[2]) + "; }\n"
+	}
 	switch name {
 	case PostCheckout:
 		b.WriteString("if [ \"${3-}\" = 1 ] && " + cond + "; then\n")

@@ -673,3 +673,21 @@ func TestHooksRegenerateAfterMergeRebaseAndCherryPick(t *testing.T) {
 		t.Fatalf("a squash merge: %q, want %q", got, want)
 	}
 }
+
+// A branch checkout or a merge defines kk's merge drivers again where the
+// repository's config lost them (a config reset, a clone whose config
+// someone edited): all three, the generated files', the ledger's and the
+// folder summaries'.
+func TestHooksDefineEveryMergeDriverAgain(t *testing.T) {
+	e := newRepo(t)
+	e.install(Options{})
+	for _, d := range mergeDrivers {
+		_, _ = e.gitErr("config", "--remove-section", "merge."+d[0])
+	}
+	e.git("checkout", "-q", "-b", "side")
+	for _, d := range mergeDrivers {
+		if got := strings.TrimSpace(e.git("config", "--get", "merge."+d[0]+".driver")); got != d[2] {
+			t.Errorf("after a branch checkout, merge.%s.driver = %q; want %q", d[0], got, d[2])
+		}
+	}
+}

@@ -60,12 +60,20 @@ func SetUpMergeDriver(ctx context.Context, k *store.KB) (bool, error) {
 	return true, nil
 }
 
+// mergeDrivers are kk's merge drivers: name, description and command,
+// the generated files' first.
+var mergeDrivers = [...][3]string{
+	{MergeDriver, mergeDriverName, mergeDriverCommand},
+	{RedirectsDriver, redirectsDriverName, redirectsDriverCommand},
+	{SummariesDriver, summariesDriverName, summariesDriverCommand},
+}
+
 // setUpRedirectsDriver defines kk's merge drivers of nodes/.redirects.json
 // (RedirectsDriver) and FOLDER_SUMMARIES.md (SummariesDriver) unless they
 // are defined as kk defines them already.
 func setUpRedirectsDriver(ctx context.Context, top string) (bool, error) {
 	changed := false
-	for _, d := range [][3]string{{RedirectsDriver, redirectsDriverName, redirectsDriverCommand}, {SummariesDriver, summariesDriverName, summariesDriverCommand}} {
+	for _, d := range mergeDrivers[1:] {
 		if cur, _ := gitx.Run(ctx, top, "config", "--get", "merge."+d[0]+".driver"); strings.TrimSpace(string(cur)) == d[2] {
 			continue
 		}
