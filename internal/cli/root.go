@@ -20,6 +20,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kk-project/kk/harnesses/all"
+	"github.com/kk-project/kk/internal/gitx"
 	"github.com/kk-project/kk/internal/harness"
 	"github.com/kk-project/kk/internal/httpapi"
 	"github.com/kk-project/kk/internal/index"
@@ -445,6 +446,23 @@ func (a *App) skipsInError(err error) {
 	}
 }
 
+// notCheckedOut returns an error wrapping store.ErrNotFound when dir's
+// work tree has no knowledge base but the commit checked out holds one
+// there (a clone made with --no-checkout, a sparse checkout leaving
+// .ai/kenkeep out): running `kk init`, the usual advice, would start a
+// second one beside it. Nil otherwise, or when git cannot say; it runs
+// only when no knowledge base was found.
+func notCheckedOut(dir string) error {
+	if gitx.NoRepository(dir) {
+		return nil
+	}
+	out, err := gitx.Read(context.Background(), dir, "ls-tree", "-d", "--name-only", "HEAD", "--", store.DirName)
+	if err != nil || strings.TrimSpace(string(out)) != store.DirName {
+		return nil
+	}
+	return fmt.Errorf("%w in the work tree at %s, but its commit (HEAD) holds %s: the work tree does not have it checked out (a clone made with --no-checkout, or a sparse checkout); run `git checkout HEAD -- %s` or `git sparse-checkout add %s`, not `kk init`, which would start a second knowledge base", store.ErrNotFound, dir, store.DirName, store.DirName, store.DirName)
+}
+
 func (a *App) findKB() (*store.KB, error) {
 	wait, err := a.lockWait()
 	if err != nil {
@@ -453,6 +471,9 @@ func (a *App) findKB() (*store.KB, error) {
 	if a.Root != "" {
 		k := store.New(a.Root)
 		if fi, err := os.Stat(k.Dir); err != nil || !fi.IsDir() {
+			if nerr := notCheckedOut(a.Root); nerr != nil {
+				return nil, nerr
+			}
 			return nil, fmt.Errorf("%w at %s (from --root or KK_ROOT); run `kk init` there first", store.ErrNotFound, a.Root)
 		}
 		k.LockWait = wait
@@ -464,6 +485,9 @@ func (a *App) findKB() (*store.KB, error) {
 	}
 	k, err := store.Find(wd)
 	if err != nil {
+		if nerr := notCheckedOut(wd); nerr != nil {
+			return nil, nerr
+		}
 		return nil, err
 	}
 	k.LockWait = wait
