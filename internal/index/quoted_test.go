@@ -1,6 +1,8 @@
 package index
 
 import (
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -76,5 +78,53 @@ func TestTextTerms(t *testing.T) {
 	q, own = textTerms("```\nalpha bravo charlie\n```")
 	if own != len(q) || len(q) != 3 || weights(q)["bravo"] != 1 {
 		t.Errorf("textTerms(only a block) = %v, own %d", q, own)
+	}
+}
+
+// A long paste keeps its maxQuotedTerms most telling terms (count in the
+// material times idf, some leaf holding them), after the question's, at
+// the weights textTerms gave them.
+func TestTellingMaterial(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("why does the retry loop stop?\n```\n")
+	for i := range 100 {
+		fmt.Fprintf(&b, "frame%03d ", i)
+	}
+	b.WriteString(strings.Repeat("backoff ", 5) + "orphan\n```\n")
+	text := b.String()
+	q, own := textTerms(text)
+	for i := range q[own:] {
+		t := &q[own+i]
+		switch t.term {
+		case "orphan":
+			t.df, t.idf = 0, idf(1000, 0) // no leaf holds it
+		case "backoff":
+			t.df, t.idf = 50, idf(1000, 50)
+		default:
+			t.df, t.idf = 10, idf(1000, 10)
+		}
+	}
+	kept := tellingMaterial(text, slices.Clone(q), own)
+	if len(kept) != own+maxQuotedTerms {
+		t.Fatalf("%d terms kept; want the question's %d and %d of the material's", len(kept), own, maxQuotedTerms)
+	}
+	if !slices.EqualFunc(kept[:own], q[:own], func(a, b queryTerm) bool { return a == b }) {
+		t.Errorf("the question's terms changed: %v", kept[:own])
+	}
+	if kept[own].term != "backoff" { // 5 × idf(50) beats 1 × idf(10)
+		t.Errorf("first material term %q; want backoff", kept[own].term)
+	}
+	for _, k := range kept[own:] {
+		if k.term == "orphan" {
+			t.Error("kept a term no leaf holds")
+		}
+		if k.weight != q[own].weight {
+			t.Errorf("%s weighs %v; want %v, as textTerms set it", k.term, k.weight, q[own].weight)
+		}
+	}
+	// A paste of fewer terms is kept whole.
+	q, own = textTerms("why?\n```\nalpha bravo\n```")
+	if got := tellingMaterial("why?\n```\nalpha bravo\n```", q, own); len(got) != len(q) {
+		t.Errorf("a short paste: %d terms kept of %d", len(got), len(q))
 	}
 }

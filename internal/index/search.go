@@ -301,6 +301,9 @@ func (db *DB) Search(ctx context.Context, r Request) ([]Hit, error) {
 		}
 		own = len(q)
 	}
+	if own < len(q) {
+		q = tellingMaterial(r.Text, q, own)
+	}
 	// The gate judges the question, not what was pasted beside it.
 	if r.Gate && indiscriminate(q[:own], st, postingsBudget(r)) {
 		return []Hit{}, nil
