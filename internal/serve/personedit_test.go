@@ -136,26 +136,9 @@ func TestFaultEditOfALeafWithAPersonsChanges(t *testing.T) {
 // with its commit (no check refuses it as the person's changes), and the
 // work tree is the tip's.
 func TestEditCommittedByThePersonBeforeItsCommit(t *testing.T) {
-	k := newRepo(t, 0)
-	s := start(t, k, nil)
-	c := s.post(t, httpapi.PostRequest{Title: "Committed note", Content: "Committed.\n"})
-	s.stop()
-	b := New(Options{KB: k})
-	defer func() { _ = b.Close() }()
-	var touched []string
-	var last func(context.Context) error
-	job := &service.Job{ID: "job-raced-by-a-person", Op: service.OpEdit, Request: service.JobRequest{Path: c.Path, Content: "Edited by the job.\n"}, Created: time.Now()}
-	withTouch(job, &touched)
-	job.OnDefer(func(fn func(context.Context) error) { last = fn })
-	if _, err := b.Apply(ctx, job); err != nil {
-		t.Fatal(err)
-	}
-	git(t, k, "-c", "user.name=p", "-c", "user.email=p@p", "commit", "-qam", "the person's commit -a")
-	if err := last(ctx); err != nil {
-		t.Fatalf("the job's commit after the person committed its edit: %v", err)
-	}
-	jobCommit(t, k, "edit", httpapi.JobStatus{JobID: job.ID, Path: c.Path})
-	if got, _ := os.ReadFile(k.NodePath(c.Path)); !strings.Contains(string(got), "Edited by the job.") {
+	k, path := raceAJobWithAPersonsCommit(t, "job-raced-by-a-person", service.OpEdit, "Edited by the job.\n", "its edit")
+	jobCommit(t, k, "edit", httpapi.JobStatus{JobID: "job-raced-by-a-person", Path: path})
+	if got, _ := os.ReadFile(k.NodePath(path)); !strings.Contains(string(got), "Edited by the job.") {
 		t.Errorf("the note after the job:\n%s", got)
 	}
 	clean(t, k)
@@ -166,15 +149,29 @@ func TestEditCommittedByThePersonBeforeItsCommit(t *testing.T) {
 // person's git commit -a committed the job's removal of the note, whose
 // bytes the branch held; the job is done with its commit.
 func TestDeleteCommittedByThePersonBeforeItsCommit(t *testing.T) {
+	k, path := raceAJobWithAPersonsCommit(t, "job-delete-raced-by-a-person", service.OpDelete, "", "its deletion")
+	jobCommit(t, k, "delete", httpapi.JobStatus{JobID: "job-delete-raced-by-a-person", Path: path})
+	if _, err := os.Stat(k.NodePath(path)); err == nil {
+		t.Errorf("the note is back after its deletion")
+	}
+	clean(t, k)
+}
+
+// raceAJobWithAPersonsCommit posts a note, then runs job id (op on that
+// note, with content) up to its commit, lets a person's git commit -a
+// take the job's change, and runs the job's commit, which must succeed.
+// It returns the repository and the note's path.
+func raceAJobWithAPersonsCommit(t *testing.T, id, op, content, what string) (*store.KB, string) {
+	t.Helper()
 	k := newRepo(t, 0)
 	s := start(t, k, nil)
 	c := s.post(t, httpapi.PostRequest{Title: "Committed note", Content: "Committed.\n"})
 	s.stop()
 	b := New(Options{KB: k})
-	defer func() { _ = b.Close() }()
+	t.Cleanup(func() { _ = b.Close() })
 	var touched []string
 	var last func(context.Context) error
-	job := &service.Job{ID: "job-delete-raced-by-a-person", Op: service.OpDelete, Request: service.JobRequest{Path: c.Path}, Created: time.Now()}
+	job := &service.Job{ID: id, Op: op, Request: service.JobRequest{Path: c.Path, Content: content}, Created: time.Now()}
 	withTouch(job, &touched)
 	job.OnDefer(func(fn func(context.Context) error) { last = fn })
 	if _, err := b.Apply(ctx, job); err != nil {
@@ -182,11 +179,7 @@ func TestDeleteCommittedByThePersonBeforeItsCommit(t *testing.T) {
 	}
 	git(t, k, "-c", "user.name=p", "-c", "user.email=p@p", "commit", "-qam", "the person's commit -a")
 	if err := last(ctx); err != nil {
-		t.Fatalf("the job's commit after the person committed its deletion: %v", err)
+		t.Fatalf("the job's commit after the person committed %s: %v", what, err)
 	}
-	jobCommit(t, k, "delete", httpapi.JobStatus{JobID: job.ID, Path: c.Path})
-	if _, err := os.Stat(k.NodePath(c.Path)); err == nil {
-		t.Errorf("the note is back after its deletion")
-	}
-	clean(t, k)
+	return k, c.Path
 }
