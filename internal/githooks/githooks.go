@@ -12,7 +12,9 @@
 //     a rebase, git pull --rebase's included) regenerate the generated
 //     files of each commit the operation made from that commit's own
 //     leaves (RegenerateCommits), so that every commit's generated files
-//     match its leaves.
+//     match its leaves;
+//   - post-index-change regenerates the work tree's generated files once
+//     git applied the autostash of a rebase or a merge (AutostashMark).
 //
 // The hooks never change git's outcome.
 //
@@ -43,14 +45,27 @@ import (
 
 // The hooks kk installs.
 const (
-	PostCheckout = "post-checkout"
-	PostCommit   = "post-commit"
-	PostMerge    = "post-merge"
-	PostRewrite  = "post-rewrite"
+	PostCheckout    = "post-checkout"
+	PostCommit      = "post-commit"
+	PostIndexChange = "post-index-change"
+	PostMerge       = "post-merge"
+	PostRewrite     = "post-rewrite"
 )
 
 // Names lists the hooks kk installs, sorted.
-var Names = []string{PostCheckout, PostCommit, PostMerge, PostRewrite}
+var Names = []string{PostCheckout, PostCommit, PostIndexChange, PostMerge, PostRewrite}
+
+// AutostashMark names the file, under the knowledge base's .state folder,
+// by which kk's post-rewrite, post-merge and post-checkout hooks tell its
+// post-index-change hook that git is about to apply an autostash (git
+// rebase --autostash, git pull --rebase with rebase.autoStash, git merge
+// --autostash) on the commit it holds. Git applies the stash after every
+// other hook has run, and kk's merge driver keeps the commit's generated
+// files against the stash's, so the work tree's generated files must be
+// generated again from its leaves once the stash is in: the next index
+// write that updates the work tree is the stash's, and the hook does it
+// then.
+const AutostashMark = "autostash-head"
 
 // ChainSuffix names the file a hook that was in place before kk is moved
 // to: post-checkout becomes post-checkout.kk-chained. Git runs only hooks
@@ -62,7 +77,7 @@ const markerPrefix = "# kk-git-hook: "
 
 // scriptVersion changes whenever the generated script changes in a way
 // that `kk init --upgrade` should roll out.
-const scriptVersion = "4"
+const scriptVersion = "5"
 
 // defaultCommand runs kk when the installed-version record names no
 // other command.
@@ -233,11 +248,37 @@ fi
 		driver += "\tgit config --get merge." + d[0] + ".driver >/dev/null 2>&1 ||\n\t\t{ git config merge." + d[0] + ".name " + shellQuote(d[1]) +
 			" && git config merge." + d[0] + ".driver " + shellQuote(d[2]) + "; }\n"
 	}
+	// The autostash mark (AutostashMark), written when the knowledge
+	// base is there: HEAD, which the stash is applied on.
+	kbDir := store.DirName
+	if rel != "." {
+		kbDir = rel + "/" + store.DirName
+	}
+	mark := shellQuote(kbDir + "/.state/" + AutostashMark)
+	writeMark := "[ -d " + shellQuote(kbDir) + " ] && mkdir -p " + shellQuote(kbDir+"/.state") + " && git rev-parse -q --verify HEAD >" + mark + " 2>/dev/null"
 	switch name {
 	case PostCheckout:
 		b.WriteString("if [ \"${3-}\" = 1 ] && " + cond + "; then\n")
 		b.WriteString(driver)
+		b.WriteString(`	# a rebase that only fast-forwards (nothing left to pick) applies its
+	# autostash next
+	kk_git_dir="$(git rev-parse --git-dir 2>/dev/null)"
+	if [ -f "$kk_git_dir/rebase-merge/autostash" ] && ! grep -q '^[^#]' "$kk_git_dir/rebase-merge/git-rebase-todo" 2>/dev/null; then
+		` + writeMark + `
+	fi
+`)
 		b.WriteString(background)
+		b.WriteString("fi\n")
+	case PostIndexChange:
+		b.WriteString("if [ \"${1-}\" = 1 ] && [ -f " + mark + " ] && " + cond + "; then\n")
+		b.WriteString(`	# git applied the autostash a rebase or a merge left: generate the work
+	# tree's index files again from its leaves, the stash's included
+	kk_head="$(cat ` + mark + ` 2>/dev/null)"
+	rm -f ` + mark + `
+	if [ -n "$kk_head" ] && [ "$kk_head" = "$(git rev-parse -q --verify HEAD 2>/dev/null)" ]; then
+		` + kk("index rebuild") + `
+	fi
+`)
 		b.WriteString("fi\n")
 	case PostMerge:
 		b.WriteString("if " + cond + "; then\n")
@@ -251,6 +292,7 @@ fi
 		b.WriteString("\t\t*) " + kk("index rebuild --commits 'HEAD^!'") + " ;;\n")
 		b.WriteString("\t\tesac\n")
 		b.WriteString("\tfi\n")
+		b.WriteString("\tif [ -f \"$(git rev-parse --git-dir 2>/dev/null)/MERGE_AUTOSTASH\" ]; then\n\t\t" + writeMark + "\n\tfi\n")
 		b.WriteString(background)
 		b.WriteString("fi\n")
 	case PostCommit:
@@ -287,6 +329,9 @@ fi
 	if [ -n "$kk_onto" ]; then
 		` + kk(`index rebuild --commits "$kk_onto..HEAD"`) + `
 	fi
+	if [ -f "$kk_git_dir/rebase-merge/autostash" ] || [ -f "$kk_git_dir/rebase-apply/autostash" ]; then
+		` + writeMark + `
+	fi
 `)
 		b.WriteString("fi\n")
 	}
@@ -296,10 +341,11 @@ fi
 
 // hookPurpose says what each of kk's hooks does, for its comment.
 var hookPurpose = map[string]string{
-	PostCheckout: "After a branch checkout (third argument 1) it\n# brings kk's search index of the new branch up to date with `kk sync`,\n# in the background and with its output discarded.",
-	PostMerge:    "After a merge (git pull's included) it\n# regenerates the index files of a merge commit from its leaves (kk's merge\n# driver kept one side of them), or, after git merge --squash, stages them\n# for the commit to come; then it brings kk's search index up to date with\n# `kk sync` in the background.",
-	PostCommit:   "When a cherry-pick or a revert made its last\n# commit, or a merge was concluded with git commit, it regenerates the\n# index files of the commits made from their own leaves (kk index rebuild\n# --commits), so that each commit's generated files match its leaves.",
-	PostRewrite:  "When a rebase ends (git pull --rebase's\n# included) it regenerates the index files of each rebased commit from its\n# own leaves (kk index rebuild --commits), so that every commit's generated\n# files match its leaves.",
+	PostCheckout:    "After a branch checkout (third argument 1) it\n# brings kk's search index of the new branch up to date with `kk sync`,\n# in the background and with its output discarded.",
+	PostMerge:       "After a merge (git pull's included) it\n# regenerates the index files of a merge commit from its leaves (kk's merge\n# driver kept one side of them), or, after git merge --squash, stages them\n# for the commit to come; then it brings kk's search index up to date with\n# `kk sync` in the background.",
+	PostCommit:      "When a cherry-pick or a revert made its last\n# commit, or a merge was concluded with git commit, it regenerates the\n# index files of the commits made from their own leaves (kk index rebuild\n# --commits), so that each commit's generated files match its leaves.",
+	PostRewrite:     "When a rebase ends (git pull --rebase's\n# included) it regenerates the index files of each rebased commit from its\n# own leaves (kk index rebuild --commits), so that every commit's generated\n# files match its leaves.",
+	PostIndexChange: "After git applied the autostash of a rebase or a\n# merge (--autostash, rebase.autoStash), which kk's post-rewrite, post-merge\n# or post-checkout hook marked, it regenerates the work tree's index files\n# from its leaves (kk index rebuild); otherwise it does nothing.",
 }
 
 // shellQuote quotes s for a POSIX shell.
