@@ -244,7 +244,7 @@ fi
 	// (a fresh clone, a config reset): the generated files', the
 	// ledger's and the folder summaries'.
 	driver := ""
-	for _, d := range mergeDrivers {
+	for _, d := range mergeDrivers(command, rel) {
 		driver += "\tgit config --get merge." + d[0] + ".driver >/dev/null 2>&1 ||\n\t\t{ git config merge." + d[0] + ".name " + shellQuote(d[1]) +
 			" && git config merge." + d[0] + ".driver " + shellQuote(d[2]) + "; }\n"
 	}

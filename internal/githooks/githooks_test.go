@@ -681,13 +681,96 @@ func TestHooksRegenerateAfterMergeRebaseAndCherryPick(t *testing.T) {
 func TestHooksDefineEveryMergeDriverAgain(t *testing.T) {
 	e := newRepo(t)
 	e.install(Options{})
-	for _, d := range mergeDrivers {
+	for _, d := range mergeDrivers("kk", ".") {
 		_, _ = e.gitErr("config", "--remove-section", "merge."+d[0])
 	}
 	e.git("checkout", "-q", "-b", "side")
-	for _, d := range mergeDrivers {
+	for _, d := range mergeDrivers("kk", ".") {
 		if got := strings.TrimSpace(e.git("config", "--get", "merge."+d[0]+".driver")); got != d[2] {
 			t.Errorf("after a branch checkout, merge.%s.driver = %q; want %q", d[0], got, d[2])
+		}
+	}
+}
+
+// kk init --kk-command names the kk the hooks run; kk's merge drivers of
+// nodes/.redirects.json and FOLDER_SUMMARIES.md ran "kk" from PATH
+// instead, so a repository whose kk is not on PATH (a vendored binary)
+// fell back to git's own merge on every such merge. They now run the same
+// command, relative to the knowledge base's root as in the hooks, both as
+// kk init defines them and as the hooks define them again.
+func TestMergeDriversRunTheKKCommand(t *testing.T) {
+	e := newRepo(t)
+	sub := filepath.Join(e.root, "svc")
+	e.k = store.New(sub)
+	must(t, os.MkdirAll(filepath.Join(e.k.Dir, ".state"), 0o755))
+	must(t, os.MkdirAll(filepath.Join(e.k.Dir, "nodes"), 0o755))
+	must(t, os.WriteFile(e.k.InstalledPath(), []byte(`{"schema_version": 1, "package": "kk", "harnesses": [], "kk_command": "./tools/kk"}`+"\n"), 0o644))
+	toolsLog := filepath.Join(filepath.Dir(e.root), "tools.log")
+	must(t, os.MkdirAll(filepath.Join(sub, "tools"), 0o755))
+	// the vendored kk: it records its arguments and merges by taking theirs
+	must(t, os.WriteFile(filepath.Join(sub, "tools", "kk"), []byte("#!/bin/sh\nprintf '%s\\n' \"$1\" >> '"+toolsLog+"'\ncp \"$4\" \"$3\"\n"), 0o755))
+	must(t, os.WriteFile(e.k.GitattributesPath(), []byte("/nodes/.redirects.json merge=kk-redirects\n/FOLDER_SUMMARIES.md merge=kk-summaries\n"), 0o644))
+	ledger := filepath.Join(e.k.NodesDir(), ".redirects.json")
+	summaries := e.k.SummariesPath()
+	write := func(p, s string) { t.Helper(); must(t, os.WriteFile(p, []byte(s), 0o644)) }
+	write(ledger, "{\n  \"a\": [\"a1\"]\n}\n")
+	write(summaries, "base\n")
+	e.install(Options{})
+	for _, d := range []string{RedirectsDriver, SummariesDriver} {
+		if got := e.git("config", "--get", "merge."+d+".driver"); !strings.HasPrefix(got, "svc/tools/kk git-merge-") {
+			t.Fatalf("merge.%s.driver = %q, want the recorded kk command, from the work tree's top", d, got)
+		}
+	}
+	e.git("add", "-A")
+	e.git("commit", "-qm", "base")
+	e.git("checkout", "-q", "-b", "side")
+	write(ledger, "{\n  \"a\": [\"a1\"],\n  \"b\": [\"b1\"]\n}\n")
+	write(summaries, "side\n")
+	e.git("commit", "-qam", "side")
+	e.git("checkout", "-q", "main")
+	write(ledger, "{\n  \"a\": [\"a1\"],\n  \"c\": [\"c1\"]\n}\n")
+	write(summaries, "main\n")
+	e.git("commit", "-qam", "main")
+	e.git("merge", "-q", "--no-edit", "side")
+	var drivers []string // the hooks run it too
+	for _, l := range readLines(t, toolsLog) {
+		if strings.HasPrefix(l, "git-merge-") {
+			drivers = append(drivers, l)
+		}
+	}
+	if got, want := drivers, []string{"git-merge-redirects", "git-merge-summaries"}; !slices.Equal(got, want) {
+		t.Fatalf("the vendored kk ran %q, want %q", got, want)
+	}
+	for _, c := range e.kkCalls() {
+		if strings.Contains(c, "git-merge-") {
+			t.Fatalf("kk on PATH ran a merge driver: %q", c)
+		}
+	}
+
+	// defined again by a hook where the config lost them
+	for _, d := range mergeDrivers("kk", ".") {
+		_, _ = e.gitErr("config", "--remove-section", "merge."+d[0])
+	}
+	e.git("checkout", "-q", "-b", "other")
+	for _, d := range []string{RedirectsDriver, SummariesDriver} {
+		if got := e.git("config", "--get", "merge."+d+".driver"); !strings.HasPrefix(got, "svc/tools/kk git-merge-") {
+			t.Fatalf("after a branch checkout, merge.%s.driver = %q, want the recorded kk command", d, got)
+		}
+	}
+}
+
+func TestDriverKK(t *testing.T) {
+	for _, c := range []struct{ command, rel, want string }{
+		{"kk", ".", "kk"},
+		{"kk", "svc", "kk"},
+		{"/opt/kk/bin/kk", "svc", "/opt/kk/bin/kk"},
+		{"./tools/kk", ".", "./tools/kk"},
+		{"./tools/kk", "svc", "svc/tools/kk"},
+		{"tools/kk --flag", "svc/a", "svc/a/tools/kk --flag"},
+		{"tools/kk", "svc/it's", `'svc/it'\''s'/tools/kk`},
+	} {
+		if got := driverKK(c.command, c.rel); got != c.want {
+			t.Errorf("driverKK(%q, %q) = %q, want %q", c.command, c.rel, got, c.want)
 		}
 	}
 }

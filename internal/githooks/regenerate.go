@@ -45,8 +45,13 @@ func SetUpMergeDriver(ctx context.Context, k *store.KB) (bool, error) {
 	if err != nil {
 		return false, err
 	}
+	rel, err := relPath(top, k.Root)
+	if err != nil {
+		return false, err
+	}
+	drivers := mergeDrivers(kkCommand(k), rel)
 	if cur, _ := gitx.Run(ctx, top, "config", "--get", "merge."+MergeDriver+".driver"); strings.TrimSpace(string(cur)) == mergeDriverCommand {
-		return setUpRedirectsDriver(ctx, top)
+		return setUpRedirectsDriver(ctx, top, drivers)
 	}
 	if _, err := gitx.Run(ctx, top, "config", "merge."+MergeDriver+".name", mergeDriverName); err != nil {
 		return false, err
@@ -54,26 +59,59 @@ func SetUpMergeDriver(ctx context.Context, k *store.KB) (bool, error) {
 	if _, err := gitx.Run(ctx, top, "config", "merge."+MergeDriver+".driver", mergeDriverCommand); err != nil {
 		return false, err
 	}
-	if _, err := setUpRedirectsDriver(ctx, top); err != nil {
+	if _, err := setUpRedirectsDriver(ctx, top, drivers); err != nil {
 		return false, err
 	}
 	return true, nil
 }
 
-// mergeDrivers are kk's merge drivers: name, description and command,
-// the generated files' first.
-var mergeDrivers = [...][3]string{
-	{MergeDriver, mergeDriverName, mergeDriverCommand},
-	{RedirectsDriver, redirectsDriverName, redirectsDriverCommand},
-	{SummariesDriver, summariesDriverName, summariesDriverCommand},
+// mergeDrivers returns kk's merge drivers: name, description and command,
+// the generated files' first. The two that run kk run it as kk's git hooks
+// do: command (the one `kk init --kk-command` recorded, else kk on PATH),
+// a relative one being relative to the knowledge base's root, which is rel
+// from the work tree's top folder, where git runs merge drivers.
+func mergeDrivers(command, rel string) [3][3]string {
+	kk := driverKK(command, rel)
+	return [3][3]string{
+		{MergeDriver, mergeDriverName, mergeDriverCommand},
+		{RedirectsDriver, redirectsDriverName, redirectsDriverCommand(kk)},
+		{SummariesDriver, summariesDriverName, summariesDriverCommand(kk)},
+	}
+}
+
+// driverKK returns command as a merge driver runs it from the work tree's
+// top folder: a relative path to kk (one with a slash) is put under rel,
+// the knowledge base's root; a name found on PATH or an absolute path is
+// left as it is.
+func driverKK(command, rel string) string {
+	first, rest, _ := strings.Cut(command, " ")
+	if rel == "." || !strings.Contains(first, "/") || path.IsAbs(first) || filepath.IsAbs(first) {
+		return command
+	}
+	out := shellWord(rel) + "/" + strings.TrimPrefix(first, "./")
+	if rest != "" {
+		out += " " + rest
+	}
+	return out
+}
+
+// shellWord is s as one shell word: as it is when it holds only
+// characters no shell treats specially, else quoted.
+func shellWord(s string) string {
+	for _, c := range s {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.ContainsRune("._/-+@%:,", c)) {
+			return shellQuote(s)
+		}
+	}
+	return s
 }
 
 // setUpRedirectsDriver defines kk's merge drivers of nodes/.redirects.json
-// (RedirectsDriver) and FOLDER_SUMMARIES.md (SummariesDriver) unless they
-// are defined as kk defines them already.
-func setUpRedirectsDriver(ctx context.Context, top string) (bool, error) {
+// (RedirectsDriver) and FOLDER_SUMMARIES.md (SummariesDriver), as drivers
+// gives them, unless they are defined so already.
+func setUpRedirectsDriver(ctx context.Context, top string, drivers [3][3]string) (bool, error) {
 	changed := false
-	for _, d := range mergeDrivers[1:] {
+	for _, d := range drivers[1:] {
 		if cur, _ := gitx.Run(ctx, top, "config", "--get", "merge."+d[0]+".driver"); strings.TrimSpace(string(cur)) == d[2] {
 			continue
 		}
