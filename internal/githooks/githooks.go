@@ -14,7 +14,9 @@
 //     leaves (RegenerateCommits), so that every commit's generated files
 //     match its leaves;
 //   - post-index-change regenerates the work tree's generated files once
-//     git applied the autostash of a rebase or a merge (AutostashMark).
+//     git applied the autostash of a rebase or a merge (AutostashMark), or
+//     a stash or a checkout with --merge in which the merge driver kept a
+//     side (KeptMark).
 //
 // The hooks never change git's outcome.
 //
@@ -270,14 +272,48 @@ fi
 		b.WriteString(background)
 		b.WriteString("fi\n")
 	case PostIndexChange:
+		kept := shellQuote(kbDir + "/.state/" + KeptMark)
 		b.WriteString("if [ \"${1-}\" = 1 ] && [ -f " + mark + " ] && " + cond + "; then\n")
 		b.WriteString(`	# git applied the autostash a rebase or a merge left: generate the work
 	# tree's index files again from its leaves, the stash's included
 	kk_head="$(cat ` + mark + ` 2>/dev/null)"
-	rm -f ` + mark + `
+	rm -f ` + mark + ` ` + kept + `
 	if [ -n "$kk_head" ] && [ "$kk_head" = "$(git rev-parse -q --verify HEAD 2>/dev/null)" ]; then
 		` + kk("index rebuild") + `
 	fi
+elif [ "${1-}" = 1 ] && [ -f ` + kept + ` ] && ` + cond + `; then
+	# kk's merge driver kept one side of a generated file in what git just
+	# wrote. After git stash apply or pop, or a checkout with --merge (no
+	# commit follows, so no other hook regenerates): generate the work
+	# tree's index files again from its leaves. A merge, a rebase, a
+	# cherry-pick or a revert regenerates its commits when it ends.
+	rm -f ` + kept + `
+	kk_git_dir="$(git rev-parse --git-dir 2>/dev/null)"
+	kk_op=" $(ps -o args= -p "$PPID" 2>/dev/null || tr '\000' ' ' <"/proc/$PPID/cmdline" 2>/dev/null) "
+	case "$kk_op" in
+	*" stash apply "* | *" stash pop "* | *" checkout "* | *" switch "*)
+		if [ -n "$kk_git_dir" ] && [ ! -e "$kk_git_dir/MERGE_HEAD" ] && [ ! -e "$kk_git_dir/CHERRY_PICK_HEAD" ] &&
+			[ ! -e "$kk_git_dir/REVERT_HEAD" ] && [ ! -d "$kk_git_dir/rebase-merge" ] && [ ! -d "$kk_git_dir/rebase-apply" ]; then
+			` + kk("index rebuild") + `
+			# a stash's untracked files (git stash -u) come back only after
+			# this: their notes are not in the files just generated
+			case "$kk_op" in
+			*" stash "*)
+				kk_stash=stash@{0}
+				for kk_arg in $kk_op; do
+					case "$kk_arg" in
+					stash@*) kk_stash=$kk_arg ;;
+					[0-9] | [0-9][0-9] | [0-9][0-9][0-9]) kk_stash="stash@{$kk_arg}" ;;
+					esac
+				done
+				if git rev-parse -q --verify "$kk_stash^3" >/dev/null 2>&1; then
+					echo "kk: the stash's untracked files are put back after ENTRY.md, GRAPH.md and the index.md files were merged; run \` + "`" + `kk index rebuild\` + "`" + ` so that they name its notes" >&2
+				fi
+				;;
+			esac
+		fi
+		;;
+	esac
 `)
 		b.WriteString("fi\n")
 	case PostMerge:
@@ -345,7 +381,7 @@ var hookPurpose = map[string]string{
 	PostMerge:       "After a merge (git pull's included) it\n# regenerates the index files of a merge commit from its leaves (kk's merge\n# driver kept one side of them), or, after git merge --squash, stages them\n# for the commit to come; then it brings kk's search index up to date with\n# `kk sync` in the background.",
 	PostCommit:      "When a cherry-pick or a revert made its last\n# commit, or a merge was concluded with git commit, it regenerates the\n# index files of the commits made from their own leaves (kk index rebuild\n# --commits), so that each commit's generated files match its leaves.",
 	PostRewrite:     "When a rebase ends (git pull --rebase's\n# included) it regenerates the index files of each rebased commit from its\n# own leaves (kk index rebuild --commits), so that every commit's generated\n# files match its leaves.",
-	PostIndexChange: "After git applied the autostash of a rebase or a\n# merge (--autostash, rebase.autoStash), which kk's post-rewrite, post-merge\n# or post-checkout hook marked, it regenerates the work tree's index files\n# from its leaves (kk index rebuild); otherwise it does nothing.",
+	PostIndexChange: "After git applied the autostash of a rebase or a\n# merge (--autostash, rebase.autoStash), which kk's post-rewrite, post-merge\n# or post-checkout hook marked, or after git stash apply/pop or a checkout\n# with --merge in which kk's merge driver kept one side of a generated file,\n# it regenerates the work tree's index files from its leaves (kk index\n# rebuild); otherwise it does nothing.",
 }
 
 // shellQuote quotes s for a POSIX shell.

@@ -27,12 +27,22 @@ import (
 // names it and the repository's git config defines it.
 const MergeDriver = "kk-generated"
 
-// mergeDriverCommand is the driver's command: it keeps our side, so that
-// a merge, a rebase or a cherry-pick never stops on a generated file; kk's
-// git hooks then regenerate the files of every commit the operation made
-// from that commit's own leaves (RegenerateCommits). It needs no kk on
-// PATH: a merge in any git client goes through.
-const mergeDriverCommand = "true"
+// mergeDriverCommand is the driver's command for a knowledge base at rel
+// from the work tree's top folder (where git runs drivers): it keeps our
+// side, so that a merge, a rebase or a cherry-pick never stops on a
+// generated file; kk's git hooks then regenerate the files of every commit
+// the operation made from that commit's own leaves (RegenerateCommits). It
+// needs no kk on PATH: a merge in any git client goes through. It leaves
+// the mark KeptMark, so that after git stash apply or pop, or a checkout
+// with --merge, which make no commit, kk's post-index-change hook
+// generates the work tree's files again.
+func mergeDriverCommand(rel string) string {
+	return "{ : >" + shellQuote(path.Join(rel, store.DirName, ".state", KeptMark)) + "; } 2>/dev/null; true"
+}
+
+// KeptMark names the file, under the knowledge base's .state folder, kk's
+// merge driver leaves when it kept one side of a generated file.
+const KeptMark = "generated-merged"
 
 // mergeDriverName describes the driver in git's config.
 const mergeDriverName = "kk: keep ours for generated index files; kk's git hooks regenerate them from the leaves"
@@ -50,13 +60,13 @@ func SetUpMergeDriver(ctx context.Context, k *store.KB) (bool, error) {
 		return false, err
 	}
 	drivers := mergeDrivers(kkCommand(k), rel)
-	if cur, _ := gitx.Run(ctx, top, "config", "--get", "merge."+MergeDriver+".driver"); strings.TrimSpace(string(cur)) == mergeDriverCommand {
+	if cur, _ := gitx.Run(ctx, top, "config", "--get", "merge."+MergeDriver+".driver"); strings.TrimSpace(string(cur)) == drivers[0][2] {
 		return setUpRedirectsDriver(ctx, top, drivers)
 	}
 	if _, err := gitx.Run(ctx, top, "config", "merge."+MergeDriver+".name", mergeDriverName); err != nil {
 		return false, err
 	}
-	if _, err := gitx.Run(ctx, top, "config", "merge."+MergeDriver+".driver", mergeDriverCommand); err != nil {
+	if _, err := gitx.Run(ctx, top, "config", "merge."+MergeDriver+".driver", drivers[0][2]); err != nil {
 		return false, err
 	}
 	if _, err := setUpRedirectsDriver(ctx, top, drivers); err != nil {
@@ -73,7 +83,7 @@ func SetUpMergeDriver(ctx context.Context, k *store.KB) (bool, error) {
 func mergeDrivers(command, rel string) [3][3]string {
 	kk := driverKK(command, rel)
 	return [3][3]string{
-		{MergeDriver, mergeDriverName, mergeDriverCommand},
+		{MergeDriver, mergeDriverName, mergeDriverCommand(rel)},
 		{RedirectsDriver, redirectsDriverName, redirectsDriverCommand(kk)},
 		{SummariesDriver, summariesDriverName, summariesDriverCommand(kk)},
 	}
