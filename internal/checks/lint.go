@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode"
 
@@ -639,11 +640,27 @@ func (l *linter) checkFolders(t *store.Tree, summaries store.Summaries) {
 	}
 	file := l.k.Rel(l.k.SummariesPath())
 	blank := store.BlankSummaries(l.k.SummariesPath())
+	// Summaries of folders that are gone: a folder renamed by hand (git mv)
+	// left its summary under the old name.
+	var gone []string
+	for key, text := range summaries {
+		if key != "" && text != "" && !slices.Contains(t.Dirs, key) {
+			gone = append(gone, key)
+		}
+	}
+	slices.Sort(gone)
 	for d := range folders {
 		// A blank entry is reported as empty-summary instead.
 		if d != "" && summaries[d] == "" && !slices.Contains(blank, d) {
-			l.add(ruleMissingFolderSummary, LintFinding, lintPath(d), "folder has no summary in FOLDER_SUMMARIES.md",
-				fmt.Sprintf("add a one-line summary for %q to %s", d, file))
+			fix := fmt.Sprintf("add a one-line summary for %q to %s", d, file)
+			switch len(gone) {
+			case 0:
+			case 1:
+				fix += fmt.Sprintf("; it holds a summary for %q, a folder that is gone: if %q is that folder moved, rename the key %q to %q", gone[0], d, gone[0], d)
+			default:
+				fix += fmt.Sprintf("; it holds summaries for %s, folders that are gone: if %q is one of them moved, rename its key to %q", quotedList(gone), d, d)
+			}
+			l.add(ruleMissingFolderSummary, LintFinding, lintPath(d), "folder has no summary in FOLDER_SUMMARIES.md", fix)
 		}
 	}
 	for _, key := range blank {
@@ -740,4 +757,13 @@ func normalizeTag(tag string) string {
 		}
 	}
 	return strings.TrimSuffix(b.String(), "s")
+}
+
+// quotedList joins quoted words with commas: "a", "b", "c".
+func quotedList(words []string) string {
+	q := make([]string, len(words))
+	for i, w := range words {
+		q[i] = strconv.Quote(w)
+	}
+	return strings.Join(q, ", ")
 }
