@@ -273,13 +273,23 @@ fi
 		b.WriteString("fi\n")
 	case PostIndexChange:
 		kept := shellQuote(kbDir + "/.state/" + KeptMark)
+		// A conflict git left in a leaf (the stash did not apply cleanly):
+		// the leaf would drop out of the generated files; leave them as
+		// git left them and say what to run.
+		rebuild := func(indent string) string {
+			return "if [ -n \"$(git ls-files -u -- " + shellQuote(kbDir) + " 2>/dev/null | head -n 1)\" ]; then\n" +
+				indent + "\techo \"kk: a leaf holds a git conflict; once it is resolved, run \\`kk index rebuild\\` so that ENTRY.md, GRAPH.md and the index.md files name what the stash brought\" >&2\n" +
+				indent + "else\n" +
+				indent + "\t" + kk("index rebuild") + "\n" +
+				indent + "fi"
+		}
 		b.WriteString("if [ \"${1-}\" = 1 ] && [ -f " + mark + " ] && " + cond + "; then\n")
 		b.WriteString(`	# git applied the autostash a rebase or a merge left: generate the work
 	# tree's index files again from its leaves, the stash's included
 	kk_head="$(cat ` + mark + ` 2>/dev/null)"
 	rm -f ` + mark + ` ` + kept + `
 	if [ -n "$kk_head" ] && [ "$kk_head" = "$(git rev-parse -q --verify HEAD 2>/dev/null)" ]; then
-		` + kk("index rebuild") + `
+		` + rebuild("\t\t") + `
 	fi
 elif [ "${1-}" = 1 ] && [ -f ` + kept + ` ] && ` + cond + `; then
 	# kk's merge driver kept one side of a generated file in what git just
@@ -294,7 +304,7 @@ elif [ "${1-}" = 1 ] && [ -f ` + kept + ` ] && ` + cond + `; then
 	*" stash apply "* | *" stash pop "* | *" checkout "* | *" switch "*)
 		if [ -n "$kk_git_dir" ] && [ ! -e "$kk_git_dir/MERGE_HEAD" ] && [ ! -e "$kk_git_dir/CHERRY_PICK_HEAD" ] &&
 			[ ! -e "$kk_git_dir/REVERT_HEAD" ] && [ ! -d "$kk_git_dir/rebase-merge" ] && [ ! -d "$kk_git_dir/rebase-apply" ]; then
-			` + kk("index rebuild") + `
+			` + rebuild("\t\t\t") + `
 			# a stash's untracked files (git stash -u) come back only after
 			# this: their notes are not in the files just generated
 			case "$kk_op" in
