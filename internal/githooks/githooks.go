@@ -225,7 +225,7 @@ func script(name, command, rel string) []byte {
 # KK_INTERNAL (a process kk started). ` + "`kk uninstall --git-hooks`" + ` removes
 # this hook and puts the earlier one back.
 kk_status=0
-kk_chained="$(dirname -- "$0")/` + name + ChainSuffix + `"
+kk_chained="${0%/*}/` + name + ChainSuffix + `"
 if [ -x "$kk_chained" ]; then
 	"$kk_chained" "$@"
 	kk_status=$?
