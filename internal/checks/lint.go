@@ -630,10 +630,15 @@ func (l *linter) checkFolders(t *store.Tree, summaries store.Summaries) {
 			if t.IndexDirs[d] {
 				msg, fix = "folder holds no leaves, only a leftover index.md", "remove the folder; `kk index rebuild` removes leftover index files"
 			}
-			if kept := l.keptFile(d); kept != "" {
+			kept, leftovers := l.keptFile(d)
+			switch {
+			case kept != "":
 				// An OKF log.md, or any file that is not generated: removing
 				// the folder would lose it.
 				msg, fix = "folder holds no leaves", fmt.Sprintf("move %s (and any other file it holds) to a folder with leaves, then remove the folder", lintPath(kept))
+			case len(leftovers) > 0:
+				// An editor's files beside a note being written there.
+				msg, fix = fmt.Sprintf("folder holds no leaves, only files an editor leaves (%s)", strings.Join(leftovers, ", ")), "finish or quit the editor there, then remove the folder"
 			}
 			l.add(ruleEmptyFolder, LintFinding, lintPath(d), msg, fix)
 		}
@@ -670,10 +675,12 @@ func (l *linter) checkFolders(t *store.Tree, summaries store.Summaries) {
 }
 
 // keptFile returns a file under folder d (relative to nodes/) that is
-// neither a generated index.md nor a dotfile, such as an OKF log.md; ""
-// when there is none.
-func (l *linter) keptFile(d string) string {
+// neither a generated index.md, a dotfile nor a file an editor leaves
+// (editorLeftover), such as an OKF log.md; "" when there is none. It also
+// returns the names of the editor's files it passed over.
+func (l *linter) keptFile(d string) (string, []string) {
 	found := ""
+	var leftovers []string
 	root := l.k.NodePath(d)
 	_ = filepath.WalkDir(root, func(p string, e fs.DirEntry, err error) error {
 		if err != nil || found != "" {
@@ -685,6 +692,10 @@ func (l *linter) keptFile(d string) string {
 			}
 			return nil
 		}
+		if !e.IsDir() && editorLeftover(e.Name()) {
+			leftovers = append(leftovers, e.Name())
+			return nil
+		}
 		if !e.IsDir() && e.Name() != "index.md" {
 			if rel, err := filepath.Rel(l.k.NodesDir(), p); err == nil {
 				found = filepath.ToSlash(rel)
@@ -692,7 +703,16 @@ func (l *linter) keptFile(d string) string {
 		}
 		return nil
 	})
-	return found
+	return found, leftovers
+}
+
+// editorLeftover reports whether name is a file an editor leaves beside a
+// file it edits (dotfiles, such as vim's .note.md.swp and emacs's
+// .#note.md, are passed over anyway): vim's write probe 4913, a backup
+// note.md~, an emacs autosave #note.md#.
+func editorLeftover(name string) bool {
+	return name == "4913" || strings.HasSuffix(name, "~") ||
+		len(name) > 1 && strings.HasPrefix(name, "#") && strings.HasSuffix(name, "#")
 }
 
 // checkEntryHash reports an ENTRY.md generated from other leaves than the
