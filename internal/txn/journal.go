@@ -47,7 +47,7 @@ type change struct {
 	// changeset wrote (see rollback). Journals of kk before it have none.
 	Sum  string `json:"sum,omitempty"`
 	Data []byte `json:"-"` // the new content
-	Orig      []byte `json:"-"` // the content before, when Existed and not Backup
+	Orig []byte `json:"-"` // the content before, when Existed and not Backup
 	// large is set by prepare for an existing file of linkMin bytes or
 	// more, whose content was not read.
 	large bool
