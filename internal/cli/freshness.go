@@ -34,7 +34,10 @@ repository path (with a folder part, like src/http/retry.go). Paths are
 taken relative to the repository root and to the node's folder; URLs,
 files under .ai/kenkeep/ and untracked files are left out. A node is
 flagged when a commit newer than the node file's last commit changed one
-of its sources. Nodes never committed are not considered.
+of its sources; a commit that only moved the node file (git mv of it or of
+its folder, git's exact rename) does not count as a change of it, since
+nobody read it against its sources then. Nodes never committed are not
+considered.
 
 The whole history is read in one git log pass (--max-commits limits it to
 the newest N commits). The check fails open: without git, outside a work
