@@ -33,11 +33,12 @@ const MergeDriver = "kk-generated"
 // generated file; kk's git hooks then regenerate the files of every commit
 // the operation made from that commit's own leaves (RegenerateCommits). It
 // needs no kk on PATH: a merge in any git client goes through. It leaves
-// the mark KeptMark, so that after git stash apply or pop, or a checkout
+// the mark KeptMark (unless kk's hooks are off: KK_INTERNAL,
+// KK_GIT_HOOKS=off), so that after git stash apply or pop, or a checkout
 // with --merge, which make no commit, kk's post-index-change hook
 // generates the work tree's files again.
 func mergeDriverCommand(rel string) string {
-	return "{ : >" + shellQuote(path.Join(rel, store.DirName, ".state", KeptMark)) + "; } 2>/dev/null; true"
+	return "[ -n \"${KK_INTERNAL-}\" ] || [ \"${KK_GIT_HOOKS-}\" = off ] || { : >" + shellQuote(path.Join(rel, store.DirName, ".state", KeptMark)) + "; } 2>/dev/null; true"
 }
 
 // KeptMark names the file, under the knowledge base's .state folder, kk's
