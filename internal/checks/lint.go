@@ -45,6 +45,7 @@ const (
 	ruleStaleIndex           = "stale-index"
 	ruleIrregularFile        = "irregular-file"
 	ruleDeadLink             = "dead-link"
+	ruleFolderCaseCollision  = "folder-case-collision"
 )
 
 // LintItem is one problem lint found. File is relative to the repository
@@ -642,6 +643,20 @@ func (l *linter) checkFolders(t *store.Tree, summaries store.Summaries) {
 			}
 			l.add(ruleEmptyFolder, LintFinding, lintPath(d), msg, fix)
 		}
+	}
+	// Folders whose paths differ only in case (a folder renamed by hand
+	// on Linux, then written into under its old name) are one folder on
+	// macOS and Windows: git cannot check both out there.
+	seen := map[string]string{}
+	for _, d := range t.Dirs {
+		key := strings.ToLower(d)
+		if first, ok := seen[key]; ok && d != "" {
+			l.add(ruleFolderCaseCollision, LintError, lintPath(d),
+				fmt.Sprintf("folder differs from %s only in case: on macOS and Windows, whose file systems ignore case, they are one folder and git cannot check both out", lintPath(first)),
+				"move the leaves of one into the other with git mv, then run `kk index rebuild`")
+			continue
+		}
+		seen[key] = d
 	}
 	file := l.k.Rel(l.k.SummariesPath())
 	blank := store.BlankSummaries(l.k.SummariesPath())
