@@ -75,3 +75,49 @@ func TestFlagNamesOneConcept(t *testing.T) {
 		})
 	})
 }
+
+// Every flag of every command that takes one value refuses a second,
+// different one, naming itself, so that no command can pick one of two
+// values silently; the same value again is let through, and a list flag
+// takes both.
+func TestRepeatedFlagsRefused(t *testing.T) {
+	checked := 0
+	walkTree(helpRoot(), func(c *cobra.Command) {
+		check := func(f *pflag.Flag) {
+			if !singleValued(f) {
+				if _, ok := f.Value.(pflag.SliceValue); ok {
+					if err := f.Value.Set("a"); err != nil {
+						t.Errorf("%s --%s a: %v", c.CommandPath(), f.Name, err)
+					}
+					if err := f.Value.Set("b"); err != nil {
+						t.Errorf("%s --%s a --%s b: %v", c.CommandPath(), f.Name, f.Name, err)
+					}
+				}
+				return
+			}
+			checked++
+			first, second := map[string][2]string{"duration": {"1s", "2s"}}[f.Value.Type()][0], ""
+			if first == "" {
+				first, second = "1", "2" // a number, or a string
+			} else {
+				second = "2s"
+			}
+			if err := f.Value.Set(first); err != nil {
+				t.Errorf("%s --%s %q: %v", c.CommandPath(), f.Name, first, err)
+				return
+			}
+			if err := f.Value.Set(first); err != nil {
+				t.Errorf("%s --%s %s --%s %s: %v, want the same value let through", c.CommandPath(), f.Name, first, f.Name, first, err)
+			}
+			err := f.Value.Set(second)
+			if err == nil || !strings.Contains(err.Error(), "--"+f.Name+" is given twice") {
+				t.Errorf("%s --%s %s --%s %s: %v, want a refusal naming the flag", c.CommandPath(), f.Name, first, f.Name, second, err)
+			}
+		}
+		c.LocalNonPersistentFlags().VisitAll(check)
+		c.PersistentFlags().VisitAll(check)
+	})
+	if checked < 100 {
+		t.Errorf("only %d one-value flags checked; the walk missed commands", checked)
+	}
+}
