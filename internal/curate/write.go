@@ -56,6 +56,9 @@ func validateInput(in *contracts.NodeInput) error {
 	if strings.ContainsAny(in.Title, "\n\r") {
 		return field("title", "must be one line")
 	}
+	if in.Description != "" && strings.TrimSpace(in.Description) == "" {
+		return field("description", "is blank; give a one-line description or leave it out")
+	}
 	if strings.ContainsAny(in.Description, "\n\r") {
 		return field("description", "must be one line")
 	}
@@ -209,6 +212,11 @@ func writeNode(tx *txn.Tx, in contracts.NodeInput, opts WriteOptions) (*WriteRes
 	// leaf per transaction over thousands).
 	if err := tx.RequireV3(); err != nil {
 		return nil, nil, err
+	}
+	// Checked once the tree is known to take leaves: a v2 tree's refusal
+	// says what to do first.
+	if msg := node.BodyFrontMatter(in.Body); msg != "" {
+		return nil, nil, fmt.Errorf("field %q: %s", "body", msg)
 	}
 	slug := in.Slug
 	if slug == "" {

@@ -190,6 +190,9 @@ func validateEntity(i int, e KBEntityIn) (*entityIn, *op.Error) {
 		if err != nil {
 			return nil, err
 		}
+		if msg := node.BodyFrontMatter(b); msg != "" {
+			return nil, op.Invalid(f+".body", "%s", msg)
+		}
 		e.Body = &b
 	}
 	if e.Folder != "" {
