@@ -3,8 +3,6 @@ package cli
 import (
 	"context"
 	"fmt"
-	"path/filepath"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -64,7 +62,7 @@ func runImportKnowledged(ctx context.Context, app *App, o importKnowledgedOpts) 
 	if err != nil {
 		return err
 	}
-	if insideDir(k.Dir, dir) {
+	if isInside(resolveExisting(k.Dir), resolveExisting(dir)) {
 		return op.New(op.CodeValidation, map[string]any{"argument": "dir"},
 			"%s is inside the knowledge base (%s); name the working copy of the knowledged repository to import", o.dir, store.DirName)
 	}
@@ -89,17 +87,4 @@ func runImportKnowledged(ctx context.Context, app *App, o importKnowledgedOpts) 
 	}
 	app.notef("%d created, %d updated, %d unchanged, %d skipped", len(res.Created), len(res.Updated), len(res.Unchanged), len(res.Skipped))
 	return nil
-}
-
-// insideDir reports whether path is dir or lies under it, symbolic links
-// resolved where they exist.
-func insideDir(dir, path string) bool {
-	resolve := func(p string) string {
-		if r, err := filepath.EvalSymlinks(p); err == nil {
-			return r
-		}
-		return filepath.Clean(p)
-	}
-	r, err := filepath.Rel(resolve(dir), resolve(path))
-	return err == nil && r != ".." && !strings.HasPrefix(r, ".."+string(filepath.Separator)) && !filepath.IsAbs(r)
 }
