@@ -103,6 +103,9 @@ func TestHostileInput(t *testing.T) {
 		hostileCase{"upsert/invalid UTF-8 title", []string{"upsert", "--type", "req", "--id", "REQ-2", "--title", "bad\xff", "--source", "s"}, "", `VALIDATION_ERROR: (entities\[0\]\.)?title: is not valid UTF-8`},
 		hostileCase{"graph create/name with no ASCII spelling", []string{"graph", "create", "atom", "--name", "日本語", "--path", "x/**", "--knowledge-file", "/dev/null"}, "", `VALIDATION_ERROR: name: .*no ASCII spelling`},
 		hostileCase{"graph create/invalid UTF-8 name", []string{"graph", "create", "atom", "--name", "bad\xff", "--path", "x/**", "--knowledge-file", "/dev/null"}, "", `VALIDATION_ERROR: name`},
+		hostileCase{"init/--kk-command with a control character", []string{"init", "--harnesses", "claude", "--kk-command", "kk\x01"}, "", `--kk-command "kk\\x01": holds the control character U\+0001 at character 3`},
+		hostileCase{"init/--kk-command with an escape sequence", []string{"init", "--harnesses", "claude", "--kk-command", "\x1b[2Jkk"}, "", `--kk-command .*holds the control character U\+001B at character 1`},
+		hostileCase{"init/--kk-command with a bidirectional control", []string{"init", "--upgrade", "--kk-command", "kk\u202e"}, "", `--kk-command .*holds the bidirectional control character U\+202E`},
 		hostileCase{"graph create/--body-file /dev/zero", []string{"graph", "create", "atom", "--name", "Z", "--path", "x/**", "--body-file", "/dev/zero"}, "", `--body-file: /dev/zero is larger than 8 MiB`},
 	)
 	limit := int64(200 << 20) // peak resident bytes
