@@ -106,6 +106,10 @@ func TestHostileInput(t *testing.T) {
 		hostileCase{"init/--kk-command with a control character", []string{"init", "--harnesses", "claude", "--kk-command", "kk\x01"}, "", `--kk-command "kk\\x01": holds the control character U\+0001 at character 3`},
 		hostileCase{"init/--kk-command with an escape sequence", []string{"init", "--harnesses", "claude", "--kk-command", "\x1b[2Jkk"}, "", `--kk-command .*holds the control character U\+001B at character 1`},
 		hostileCase{"init/--kk-command with a bidirectional control", []string{"init", "--upgrade", "--kk-command", "kk\u202e"}, "", `--kk-command .*holds the bidirectional control character U\+202E`},
+		hostileCase{"pack export/--description with an escape sequence", []string{"pack", "export", "--name", "p", "--pack-version", "1.0.0", "--description", "d\x1b[2J", "--output", filepath.Join(dir, "pack-out")}, "", `^kk: --description: holds the control character U\+001B at character 2`},
+		hostileCase{"pack export/--pack-version with a bell", []string{"pack", "export", "--name", "p", "--pack-version", "1\a", "--description", "d", "--output", filepath.Join(dir, "pack-out")}, "", `^kk: --pack-version: holds the control character U\+0007 at character 2`},
+		hostileCase{"session-log update-proposals/--error with an escape sequence", []string{"session-log", "update-proposals", ".ai/kenkeep/_sessions/20260520-0830-x.md", "--status", "failed", "--error", "timed out\x1b[2J"}, "", `^kk: --error: holds the control character U\+001B on line 1`},
+		hostileCase{"session-log update-proposals/--error not UTF-8", []string{"session-log", "update-proposals", ".ai/kenkeep/_sessions/20260520-0830-x.md", "--status", "failed", "--error", "bad\xff"}, "", `^kk: --error: is not valid UTF-8`},
 		hostileCase{"graph create/--body-file /dev/zero", []string{"graph", "create", "atom", "--name", "Z", "--path", "x/**", "--body-file", "/dev/zero"}, "", `--body-file: /dev/zero is larger than 8 MiB`},
 	)
 	limit := int64(200 << 20) // peak resident bytes

@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
 	"github.com/kk-project/kk/internal/contracts"
+	"github.com/kk-project/kk/internal/node"
 	"github.com/kk-project/kk/internal/session"
 	"github.com/kk-project/kk/internal/store"
 	"github.com/kk-project/kk/internal/txn"
@@ -135,6 +137,14 @@ Prints the session id, or with --json {"schema_version", "session_id",
 			case session.StatusFailed:
 				if cmd.Flags().Changed("input") {
 					return usagef("--input goes with --status done")
+				}
+				// Recorded in the log, and printed by the commands that
+				// list failed extractions.
+				if !utf8.ValidString(o.errMsg) {
+					return fmt.Errorf("--error: is not valid UTF-8")
+				}
+				if msg := node.TextProblem(o.errMsg); msg != "" {
+					return fmt.Errorf("--error: %s", msg)
 				}
 			case "":
 				return usagef("--status is required: done or failed")
