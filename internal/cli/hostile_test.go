@@ -3,8 +3,11 @@
 package cli
 
 import (
+	"crypto/sha256"
+	"fmt"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"regexp"
 	"runtime"
@@ -118,6 +121,7 @@ func TestHostileInput(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			before := kbState(t, root)
 			cmd := kb.command(c.stdin, c.args...)
 			cmd.Dir = root
 			out, err := cmd.CombinedOutput()
@@ -132,6 +136,9 @@ func TestHostileInput(t *testing.T) {
 				t.Errorf("the repository changed:\n%s", st)
 				git("reset", "-q", "--hard")
 				git("clean", "-qfd")
+			}
+			if after := kbState(t, root); after != before {
+				t.Errorf("the files under .ai/kenkeep changed (git-ignored ones included):\nbefore:\n%s\nafter:\n%s", before, after)
 			}
 			if peak := maxRSS(cmd.ProcessState); peak > limit {
 				t.Errorf("peak memory %d MB; the bound is %d MB", peak>>20, limit>>20)
@@ -150,4 +157,41 @@ func maxRSS(ps *os.ProcessState) int64 {
 		return int64(ru.Maxrss) // bytes there
 	}
 	return int64(ru.Maxrss) << 10 // kilobytes on Linux
+}
+
+// kbState lists every file under root's .ai/kenkeep, git-ignored ones
+// included (.state/, _logs/, _sessions/), with a checksum of its bytes,
+// leaving out only what a reader refreshes as it reads: the writer lock's
+// holder record (.state/lock, rewritten by every lock probe), the search
+// index of each branch (.state/branches/*/index.db and its -wal and -shm,
+// synced by every read) and the freshness cache (.state/freshness.json).
+// A refused command must leave the list as it was.
+func kbState(t *testing.T, root string) string {
+	t.Helper()
+	var b strings.Builder
+	dir := filepath.Join(root, ".ai", "kenkeep")
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		rel = filepath.ToSlash(rel)
+		if d.IsDir() {
+			fmt.Fprintf(&b, "%s/\n", rel)
+			return nil
+		}
+		if rel == ".state/lock" || rel == ".state/freshness.json" || strings.HasPrefix(rel, ".state/branches/") && strings.Contains(path.Base(rel), "index.db") {
+			return nil
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(&b, "%s %x\n", rel, sha256.Sum256(data))
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
 }
