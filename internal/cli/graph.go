@@ -333,7 +333,17 @@ func runGraphManage[R any](ctx context.Context, app *App, cmd *cobra.Command, o 
 			return err
 		}
 	}
-	resp, err := opCall(ctx, app, o.input, operation, manageOps, "manage-graph", p, fn)
+	// The knowledge of an --input object is held to what --body-file's is.
+	checked := func(ctx context.Context, k *store.KB, p graph.ManageGraphParams) (R, error) {
+		if p.Knowledge != nil {
+			if msg := node.BodyFrontMatter(*p.Knowledge); msg != "" {
+				var zero R
+				return zero, op.Invalid("knowledge", "%s", msg)
+			}
+		}
+		return fn(ctx, k, p)
+	}
+	resp, err := opCall(ctx, app, o.input, operation, manageOps, "manage-graph", p, checked)
 	if err != nil {
 		return err
 	}
