@@ -335,6 +335,17 @@ func runGraphManage[R any](ctx context.Context, app *App, cmd *cobra.Command, o 
 	}
 	// The knowledge of an --input object is held to what --body-file's is.
 	checked := func(ctx context.Context, k *store.KB, p graph.ManageGraphParams) (R, error) {
+		// A name whose id no file system takes fails here, named, and not
+		// as the lookup of a file name too long.
+		if p.Operation == "create" && p.Name != nil && (p.EntityType == graph.KindAtom || p.EntityType == graph.KindMolecule) {
+			typ := map[string]string{graph.KindAtom: graph.TypeAtom, graph.KindMolecule: graph.TypeMolecule}[p.EntityType]
+			if id, err := node.DeriveID(typ, strings.TrimSpace(*p.Name)); err == nil {
+				if msg := node.LongID(id); msg != "" {
+					var zero R
+					return zero, op.Invalid("name", "%s: give a shorter name", msg)
+				}
+			}
+		}
 		if p.Knowledge != nil {
 			if msg := node.BodyFrontMatter(*p.Knowledge); msg != "" {
 				var zero R

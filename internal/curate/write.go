@@ -230,6 +230,16 @@ func writeNode(tx *txn.Tx, in contracts.NodeInput, opts WriteOptions) (*WriteRes
 		}
 		return nil, nil, fmt.Errorf("%s %w", field, err)
 	}
+	// A leaf an older kk wrote under a longer id is still found and
+	// changed; a new one is refused.
+	if msg := node.LongID(id); msg != "" {
+		if _, ok := tx.Resolve(id); !ok {
+			if in.Slug == "" {
+				return nil, nil, fmt.Errorf("field %q: %s: give a shorter title, or a slug", "title", msg)
+			}
+			return nil, nil, fmt.Errorf("field %q: %s: give a shorter slug", "slug", msg)
+		}
+	}
 	var n *node.Node
 	action := "created"
 	existing, exists, err := tx.LeafPath(id)
