@@ -335,17 +335,6 @@ func runGraphManage[R any](ctx context.Context, app *App, cmd *cobra.Command, o 
 	}
 	// The knowledge of an --input object is held to what --body-file's is.
 	checked := func(ctx context.Context, k *store.KB, p graph.ManageGraphParams) (R, error) {
-		// A name whose id no file system takes fails here, named, and not
-		// as the lookup of a file name too long.
-		if p.Operation == "create" && p.Name != nil && (p.EntityType == graph.KindAtom || p.EntityType == graph.KindMolecule) {
-			typ := map[string]string{graph.KindAtom: graph.TypeAtom, graph.KindMolecule: graph.TypeMolecule}[p.EntityType]
-			if id, err := node.DeriveID(typ, strings.TrimSpace(*p.Name)); err == nil {
-				if msg := node.LongID(id); msg != "" {
-					var zero R
-					return zero, op.Invalid("name", "%s: give a shorter name", msg)
-				}
-			}
-		}
 		if p.Knowledge != nil {
 			if msg := node.BodyFrontMatter(*p.Knowledge); msg != "" {
 				var zero R
@@ -406,7 +395,7 @@ with operation "create" instead.`,
 			if o.input == "" {
 				o.typ = args[0]
 			}
-			return runGraphManage(cmd.Context(), app, cmd, &o, "create", typed(graph.ManageGraphParams.AsCreate, graph.Create))
+			return runGraphManage(cmd.Context(), app, cmd, &o, "create", typed(graph.ManageGraphParams.AsCreate, createShortID))
 		},
 	}
 	addGraphEditFlags(cmd, &o, false)
@@ -611,4 +600,22 @@ func opCall[P, R any](ctx context.Context, app *App, input, operation string, op
 		p = fromInput
 	}
 	return op.Wrap(fn(ctx, k, p)), nil
+}
+
+// createShortID is graph.Create, refusing first a name whose derived id is
+// longer than node.MaxIDLen: past about 250 characters no file system
+// takes it, and the create would fail looking it up, as an internal error.
+func createShortID(ctx context.Context, k *store.KB, p graph.CreateParams) (graph.EntityView, error) {
+	if p.Name != nil {
+		typ := graph.TypeAtom
+		if p.EntityType == graph.KindMolecule {
+			typ = graph.TypeMolecule
+		}
+		if id, err := node.DeriveID(typ, strings.TrimSpace(*p.Name)); err == nil {
+			if msg := node.LongID(id); msg != "" {
+				return nil, op.Invalid("name", "%s: give a shorter name", msg)
+			}
+		}
+	}
+	return graph.Create(ctx, k, p)
 }
