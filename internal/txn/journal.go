@@ -386,9 +386,8 @@ func pruneEmpty(k *store.KB, rel string) {
 // another branch, a CI cache that restored an old journal into a newer
 // tree) and is left as it is: a rollback never overwrites nor deletes
 // work that is not the changeset's. So is the audit log when records of
-// other changesets follow the one of the journal. It returns the files it
-// left as they are, relative to .ai/kenkeep.
-func rollback(k *store.KB, j *journal) (left []string, err error) {
+// other changesets follow the one of the journal.
+func rollback(k *store.KB, j *journal) error {
 	var errs []error
 	for _, c := range slices.Backward(j.Changes) {
 		abs := filepath.Join(k.Dir, filepath.FromSlash(c.Path))
@@ -397,7 +396,6 @@ func rollback(k *store.KB, j *journal) (left []string, err error) {
 			errs = append(errs, err)
 			continue
 		case !ours:
-			left = append(left, c.Path)
 			if c.Backup != "" {
 				_ = os.Remove(filepath.Join(JournalDir(k), c.Backup))
 			}
@@ -437,7 +435,7 @@ func rollback(k *store.KB, j *journal) (left []string, err error) {
 			}
 		}
 	}
-	return left, errors.Join(errs...)
+	return errors.Join(errs...)
 }
 
 // holdsChange reports whether the file at abs is as the changeset c of j
@@ -618,7 +616,7 @@ func recoverLocked(k *store.KB, sweep bool) error {
 			if err != nil {
 				return fmt.Errorf("%w; move it aside to continue (the changeset it names may be half-applied: check `git status`)", err)
 			}
-			if _, err := rollback(k, j); err != nil {
+			if err := rollback(k, j); err != nil {
 				return fmt.Errorf("rolling back the interrupted changeset %s: %w", j.Changeset, err)
 			}
 			if err := removeJournal(p, j); err != nil {
