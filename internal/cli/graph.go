@@ -333,17 +333,7 @@ func runGraphManage[R any](ctx context.Context, app *App, cmd *cobra.Command, o 
 			return err
 		}
 	}
-	// The knowledge of an --input object is held to what --body-file's is.
-	checked := func(ctx context.Context, k *store.KB, p graph.ManageGraphParams) (R, error) {
-		if p.Knowledge != nil {
-			if msg := node.BodyFrontMatter(*p.Knowledge); msg != "" {
-				var zero R
-				return zero, op.Invalid("knowledge", "%s", msg)
-			}
-		}
-		return fn(ctx, k, p)
-	}
-	resp, err := opCall(ctx, app, o.input, operation, manageOps, "manage-graph", p, checked)
+	resp, err := opCall(ctx, app, o.input, operation, manageOps, "manage-graph", p, fn)
 	if err != nil {
 		return err
 	}
@@ -395,7 +385,7 @@ with operation "create" instead.`,
 			if o.input == "" {
 				o.typ = args[0]
 			}
-			return runGraphManage(cmd.Context(), app, cmd, &o, "create", typed(graph.ManageGraphParams.AsCreate, createShortID))
+			return runGraphManage(cmd.Context(), app, cmd, &o, "create", typed(graph.ManageGraphParams.AsCreate, graph.Create))
 		},
 	}
 	addGraphEditFlags(cmd, &o, false)
@@ -600,22 +590,4 @@ func opCall[P, R any](ctx context.Context, app *App, input, operation string, op
 		p = fromInput
 	}
 	return op.Wrap(fn(ctx, k, p)), nil
-}
-
-// createShortID is graph.Create, refusing first a name whose derived id is
-// longer than node.MaxIDLen: past about 250 characters no file system
-// takes it, and the create would fail looking it up, as an internal error.
-func createShortID(ctx context.Context, k *store.KB, p graph.CreateParams) (graph.EntityView, error) {
-	if p.Name != nil {
-		typ := graph.TypeAtom
-		if p.EntityType == graph.KindMolecule {
-			typ = graph.TypeMolecule
-		}
-		if id, err := node.DeriveID(typ, strings.TrimSpace(*p.Name)); err == nil {
-			if msg := node.LongID(id); msg != "" {
-				return nil, op.Invalid("name", "%s: give a shorter name", msg)
-			}
-		}
-	}
-	return graph.Create(ctx, k, p)
 }
