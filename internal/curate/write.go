@@ -185,7 +185,8 @@ func WriteInTx(tx *txn.Tx, in contracts.NodeInput, opts WriteOptions) (*WriteRes
 }
 
 // prepareInput trims the list values (--tags "a, b" gives a and b, as
-// kenkeep's CLI does), checks the input and drops repeated links.
+// kenkeep's CLI does), checks the input and drops repeated links, tags
+// and phrasings (as kb_upsert and manage_graph drop repeated tags).
 func prepareInput(in *contracts.NodeInput) error {
 	for _, l := range []*[]string{&in.Tags, &in.RelatesTo, &in.DependsOn, &in.DerivedFrom, &in.Phrasings} {
 		if *l == nil {
@@ -200,8 +201,10 @@ func prepareInput(in *contracts.NodeInput) error {
 	if err := validateInput(in); err != nil {
 		return err
 	}
-	if len(in.RelatesTo)+len(in.DependsOn) > 0 {
-		in.RelatesTo, in.DependsOn = node.Dedupe(in.RelatesTo), node.Dedupe(in.DependsOn)
+	for _, l := range []*[]string{&in.RelatesTo, &in.DependsOn, &in.Tags, &in.Phrasings} {
+		if len(*l) > 1 {
+			*l = node.Dedupe(*l)
+		}
 	}
 	return nil
 }
