@@ -11,6 +11,7 @@ import (
 
 	"github.com/kk-project/kk/internal/gitx"
 	"github.com/kk-project/kk/internal/harness"
+	"github.com/kk-project/kk/internal/node"
 	"github.com/kk-project/kk/internal/setup"
 	"github.com/kk-project/kk/internal/store"
 )
@@ -109,6 +110,12 @@ func runInit(ctx context.Context, app *App, o initOpts) error {
 	if o.kkCommand != "" {
 		if strings.TrimSpace(o.kkCommand) == "" || strings.ContainsAny(o.kkCommand, "\n\r") {
 			return usagef("--kk-command %q: give the command on one line, such as /usr/local/bin/kk", o.kkCommand)
+		}
+		// The command is written into every harness's hook settings and
+		// printed by kk doctor: no control character, no text that reads
+		// otherwise than it runs.
+		if msg := node.LineProblem(o.kkCommand); msg != "" {
+			return fmt.Errorf("--kk-command %q: %s", o.kkCommand, msg)
 		}
 		if !o.harnessesSet && !o.upgrade {
 			return usagef("--kk-command sets the command of harness hooks; give it with --harnesses or --upgrade")

@@ -309,7 +309,12 @@ func newRootCmd(app *App) *cobra.Command {
 			return nil
 		},
 	}
-	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error { return &UsageError{Msg: err.Error()} })
+	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
+		if rep := (*repeatedFlagError)(nil); errors.As(err, &rep) {
+			return &UsageError{Msg: rep.Error()}
+		}
+		return &UsageError{Msg: err.Error()}
+	})
 	root.PersistentFlags().StringVar(&app.Root, "root", "", "repository folder holding .ai/kenkeep (default: search upwards; env KK_ROOT)")
 	jsonFlag(root, app)
 	harnessFlag(root, app)
@@ -343,6 +348,7 @@ func newRootCmd(app *App) *cobra.Command {
 	organizeHelp(root)
 	applyFlagAliases(root)
 	addJSONFlags(root, app)
+	refuseRepeatedFlags(root)
 	addCompletions(root, app)
 	markCommandErrors(root)
 	return root
