@@ -276,35 +276,52 @@ fi
 		// A conflict git left in a leaf (the stash did not apply cleanly):
 		// the leaf would drop out of the generated files; leave them as
 		// git left them and say what to run.
-		rebuild := func(indent string) string {
+		rebuild := func(indent, args string) string {
 			return "if [ -n \"$(git ls-files -u -- " + shellQuote(kbDir) + " 2>/dev/null | head -n 1)\" ]; then\n" +
-				indent + "\techo \"kk: a leaf holds a git conflict; once it is resolved, run \\`kk index rebuild\\` so that ENTRY.md, GRAPH.md and the index.md files name what the stash brought\" >&2\n" +
+				indent + "\techo \"kk: a leaf holds a git conflict; once it is resolved, run \\`kk index rebuild\\` so that ENTRY.md, GRAPH.md and the index.md files name what git brought in\" >&2\n" +
 				indent + "else\n" +
-				indent + "\t" + kk("index rebuild") + "\n" +
+				indent + "\t" + kk(args) + "\n" +
 				indent + "fi"
 		}
+		// none of git's operations that stop for a person (a conflict) or
+		// commit later (a merge, a rebase) is in progress; a cherry-pick or
+		// revert of several commits with --no-commit goes through
+		// sequencer/ and commits nothing
+		notStopped := `[ -n "$kk_git_dir" ] && [ ! -e "$kk_git_dir/MERGE_HEAD" ] && [ ! -e "$kk_git_dir/CHERRY_PICK_HEAD" ] &&
+			[ ! -e "$kk_git_dir/REVERT_HEAD" ] && [ ! -d "$kk_git_dir/rebase-merge" ] && [ ! -d "$kk_git_dir/rebase-apply" ]`
+		inProgress := notStopped + ` && [ ! -d "$kk_git_dir/sequencer" ]`
 		b.WriteString("if [ \"${1-}\" = 1 ] && [ -f " + mark + " ] && " + cond + "; then\n")
 		b.WriteString(`	# git applied the autostash a rebase or a merge left: generate the work
 	# tree's index files again from its leaves, the stash's included
 	kk_head="$(cat ` + mark + ` 2>/dev/null)"
 	rm -f ` + mark + ` ` + kept + `
 	if [ -n "$kk_head" ] && [ "$kk_head" = "$(git rev-parse -q --verify HEAD 2>/dev/null)" ]; then
-		` + rebuild("\t\t") + `
+		` + rebuild("\t\t", "index rebuild") + `
 	fi
 elif [ "${1-}" = 1 ] && [ -f ` + kept + ` ] && ` + cond + `; then
 	# kk's merge driver kept one side of a generated file in what git just
 	# wrote. After git stash apply or pop, or a checkout with --merge (no
 	# commit follows, so no other hook regenerates): generate the work
-	# tree's index files again from its leaves. A merge, a rebase, a
-	# cherry-pick or a revert regenerates its commits when it ends.
+	# tree's index files again from its leaves; after git cherry-pick or
+	# git revert with --no-commit, stage them too, for the commit to come.
+	# A merge, a rebase, a cherry-pick or a revert that commits
+	# regenerates its commits when it ends.
 	rm -f ` + kept + `
 	kk_git_dir="$(git rev-parse --git-dir 2>/dev/null)"
 	kk_op=" $(ps -o args= -p "$PPID" 2>/dev/null || tr '\000' ' ' <"/proc/$PPID/cmdline" 2>/dev/null) "
 	case "$kk_op" in
+	*" cherry-pick "* | *" revert "*)
+		case "$kk_op" in
+		*" -n "* | *" --no-commit "*)
+			if ` + notStopped + `; then
+				` + rebuild("\t\t\t\t", "index rebuild --stage") + `
+			fi
+			;;
+		esac
+		;;
 	*" stash apply "* | *" stash pop "* | *" checkout "* | *" switch "*)
-		if [ -n "$kk_git_dir" ] && [ ! -e "$kk_git_dir/MERGE_HEAD" ] && [ ! -e "$kk_git_dir/CHERRY_PICK_HEAD" ] &&
-			[ ! -e "$kk_git_dir/REVERT_HEAD" ] && [ ! -d "$kk_git_dir/rebase-merge" ] && [ ! -d "$kk_git_dir/rebase-apply" ]; then
-			` + rebuild("\t\t\t") + `
+		if ` + inProgress + `; then
+			` + rebuild("\t\t\t", "index rebuild") + `
 			# a stash's untracked files (git stash -u) come back only after
 			# this: their notes are not in the files just generated
 			case "$kk_op" in
@@ -391,7 +408,7 @@ var hookPurpose = map[string]string{
 	PostMerge:       "After a merge (git pull's included) it\n# regenerates the index files of a merge commit from its leaves (kk's merge\n# driver kept one side of them), or, after git merge --squash, stages them\n# for the commit to come; then it brings kk's search index up to date with\n# `kk sync` in the background.",
 	PostCommit:      "When a cherry-pick or a revert made its last\n# commit, or a merge was concluded with git commit, it regenerates the\n# index files of the commits made from their own leaves (kk index rebuild\n# --commits), so that each commit's generated files match its leaves.",
 	PostRewrite:     "When a rebase ends (git pull --rebase's\n# included) it regenerates the index files of each rebased commit from its\n# own leaves (kk index rebuild --commits), so that every commit's generated\n# files match its leaves.",
-	PostIndexChange: "After git applied the autostash of a rebase or a\n# merge (--autostash, rebase.autoStash), which kk's post-rewrite, post-merge\n# or post-checkout hook marked, or after git stash apply/pop or a checkout\n# with --merge in which kk's merge driver kept one side of a generated file,\n# it regenerates the work tree's index files from its leaves (kk index\n# rebuild); otherwise it does nothing.",
+	PostIndexChange: "After git applied the autostash of a rebase or a\n# merge (--autostash, rebase.autoStash), which kk's post-rewrite, post-merge\n# or post-checkout hook marked, or after git stash apply/pop, a checkout\n# with --merge, or git cherry-pick/revert --no-commit in which kk's merge\n# driver kept one side of a generated file, it regenerates the work tree's\n# index files from its leaves (kk index rebuild; --stage after a pick or a\n# revert); otherwise it does nothing.",
 }
 
 // shellQuote quotes s for a POSIX shell.
