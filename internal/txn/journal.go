@@ -51,6 +51,10 @@ type change struct {
 	// large is set by prepare for an existing file of linkMin bytes or
 	// more, whose content was not read.
 	large bool
+	// origStat is the file's stat as prepare found it (an existing
+	// file): a large one's original is told by its inode, size and
+	// modification time (see unchangedSince).
+	origStat fs.FileInfo
 }
 
 // linkMin is the size from which a changed file's original is kept as a
@@ -340,6 +344,9 @@ func apply(ctx context.Context, k *store.KB, changes []change) error {
 				return
 			}
 		}
+		if errs[i] = unchangedSince(k, abs, writes[i]); errs[i] != nil {
+			return
+		}
 		if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
 			errs[i] = err
 			return
@@ -355,10 +362,65 @@ func apply(ctx context.Context, k *store.KB, changes []change) error {
 		}
 		at(ctx, "remove")
 		abs := filepath.Join(k.Dir, filepath.FromSlash(c.Path))
+		if err := unchangedSince(k, abs, c); err != nil {
+			return err
+		}
 		if err := os.Remove(abs); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err
 		}
 		pruneEmpty(k, c.Path)
+	}
+	return nil
+}
+
+// ErrChangedMeanwhile is the cause (errors.Is) of a changeset that fails
+// because a file it was about to replace or remove changed after the
+// transaction read it: another program than kk (a person's editor, a
+// script) wrote it meanwhile, for the writer lock binds only kk.
+var ErrChangedMeanwhile = errors.New("changed while kk was writing")
+
+// unchangedSince checks, just before apply replaces or removes the file at
+// abs, that it still is what the transaction read under the writer lock
+// and journaled: its original bytes (or, a large one, still the inode the
+// journal's hard link keeps), or no file, for one the changeset creates.
+// A person's write that landed since would otherwise be overwritten with
+// the changeset's bytes, and lost: the changeset fails instead, its
+// rollback leaves the person's file as they wrote it, and the command can
+// be run again. What is left is the moment between this check and the
+// rename, which only a lock other programs honour could close.
+func unchangedSince(k *store.KB, abs string, c change) error {
+	changed := func() error {
+		return fmt.Errorf("%s %w (another program wrote it after kk read it); nothing was written, run the command again",
+			k.Rel(abs), ErrChangedMeanwhile)
+	}
+	fi, err := os.Lstat(abs)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		if c.Existed && !c.Remove {
+			return changed()
+		}
+		return nil
+	case err != nil:
+		return err
+	case !c.Existed:
+		return changed()
+	case c.Backup != "":
+		// Written in place, the inode stays: its size and time change.
+		b, err := os.Lstat(filepath.Join(JournalDir(k), c.Backup))
+		o := c.origStat
+		if err != nil || !os.SameFile(fi, b) || o == nil || fi.Size() != o.Size() || !fi.ModTime().Equal(o.ModTime()) {
+			return changed()
+		}
+		return nil
+	case int64(len(c.Orig)) != fi.Size():
+		return changed()
+	}
+	cur, err := os.ReadFile(abs)
+	if err != nil {
+		return err
+	}
+	if !bytes.Equal(cur, c.Orig) {
+		return changed()
 	}
 	return nil
 }

@@ -3,6 +3,7 @@ package txn
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -200,6 +201,77 @@ func TestRollbackLeavesOtherChangesetsRecords(t *testing.T) {
 			}
 			if got, _ := readAt(t, k, "small.txt"); got != "small" {
 				t.Errorf("small.txt: %q", got)
+			}
+		})
+	}
+}
+
+// A file another program writes after the transaction read it and before
+// the transaction replaces or removes it (a person saving in an editor
+// while kk writes: the writer lock binds only kk) fails the changeset
+// instead of being overwritten: the person's bytes stay, the changeset's
+// other files are put back, and the error says what happened. Before,
+// the changeset's bytes replaced the person's, which were lost.
+func TestAFileWrittenMeanwhileFailsTheChangeset(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name   string
+		rel    string // the file the person writes meanwhile
+		remove bool   // the changeset removes it (else writes it)
+	}{
+		{"an edited file", "edited.txt", false},
+		{"a file the changeset creates", "created.txt", false},
+		{"a removed file", "removed.txt", true},
+		{"a large file", "big.txt", false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			k, big := newBigKB(t)
+			writeAt(t, k, "edited.txt", []byte("the original of edited.txt\n"))
+			writeAt(t, k, "removed.txt", []byte("the original of removed.txt\n"))
+			writeAt(t, k, "other.txt", []byte("the original of other.txt\n"))
+			person := []byte("a person's save, meanwhile\n")
+			meanwhile := func() { writeAt(t, k, c.rel, person) }
+			f := Faults{Write: func(rel string) error {
+				if rel == c.rel {
+					meanwhile()
+				}
+				return nil
+			}}
+			if c.remove {
+				f = Faults{At: func(p string) {
+					if p == "remove" {
+						meanwhile()
+					}
+				}}
+			}
+			_, err := Update(WithFaults(context.Background(), f), k, Meta{Command: "test"}, func(tx *Tx) error {
+				tx.WriteFile("other.txt", []byte("the changeset's other.txt\n"))
+				switch {
+				case c.remove:
+					tx.RemoveFile(c.rel)
+				default:
+					tx.WriteFile(c.rel, []byte("the changeset's "+c.rel+"\n"))
+				}
+				tx.SkipIndexFiles()
+				return nil
+			})
+			if !errors.Is(err, ErrChangedMeanwhile) || !strings.Contains(err.Error(), c.rel) {
+				t.Fatalf("Update = %v, want an error naming %s, changed meanwhile", err, c.rel)
+			}
+			if got, _ := readAt(t, k, c.rel); got != string(person) {
+				t.Errorf("%s is %.60q, want the person's save", c.rel, got)
+			}
+			if got, _ := readAt(t, k, "other.txt"); got != "the original of other.txt\n" {
+				t.Errorf("other.txt is %q: the failed changeset was not put back", got)
+			}
+			if c.rel != "big.txt" {
+				if got, _ := readAt(t, k, "big.txt"); got != string(big) {
+					t.Errorf("big.txt changed")
+				}
+			}
+			if left := leftInJournalDir(t, k); len(left) != 0 {
+				t.Errorf("left in the journal folder: %q", left)
 			}
 		})
 	}

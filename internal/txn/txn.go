@@ -1965,7 +1965,7 @@ func (tx *Tx) prepare(rel string, op *fileOp) (*change, error) {
 		// Not read: the journal keeps a hard link to it (writeJournal).
 		// Only a file of the same size can be unchanged, and generation
 		// already dropped the generated files that are.
-		return &change{Path: rel, Data: op.data, Remove: op.remove, Existed: true, Generated: op.generated, large: true}, nil
+		return &change{Path: rel, Data: op.data, Remove: op.remove, Existed: true, Generated: op.generated, large: true, origStat: fi}, nil
 	}
 	orig, err := os.ReadFile(abs)
 	if err != nil {
@@ -1974,7 +1974,7 @@ func (tx *Tx) prepare(rel string, op *fileOp) (*change, error) {
 	if !op.remove && bytes.Equal(orig, op.data) {
 		return nil, nil
 	}
-	return &change{Path: rel, Data: op.data, Remove: op.remove, Existed: true, Orig: orig, Generated: op.generated}, nil
+	return &change{Path: rel, Data: op.data, Remove: op.remove, Existed: true, Orig: orig, Generated: op.generated, origStat: fi}, nil
 }
 
 func fileSize(p string) int64 {
