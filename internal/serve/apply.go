@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -172,6 +171,9 @@ func (b *Backend) store(ctx context.Context, j *service.Job) (string, error) {
 	defer func() { b.addTiming(&b.timing.write, time.Since(t1)) }()
 	write := func(tx *txn.Tx) error {
 		b.prepare(tx, j)
+		var befores []leafBefore
+		refactors := len(p.Refactors) > 0
+		b.guard(tx, &befores, refactors)
 		id, err := node.DeriveID(p.Type, p.Title)
 		if err != nil {
 			// A title with no ASCII spelling (日本語) names no id: the
@@ -206,7 +208,7 @@ func (b *Backend) store(ctx context.Context, j *service.Job) (string, error) {
 		if err := setBodyEnd(n, body); err != nil {
 			return err
 		}
-		tx.AfterCommit(func(res *txn.Result) error { return b.commit(ctx, j, leaf, res, nil) })
+		tx.AfterCommit(func(res *txn.Result) error { return b.commit(ctx, j, leaf, res, befores, refactors) })
 		return nil
 	}
 	_, err = txn.Update(ctx, b.k, b.meta(j), write)
@@ -338,10 +340,8 @@ func (b *Backend) change(ctx context.Context, j *service.Job) (string, error) {
 		}
 		// What the leaf holds before the job: its commit must find it
 		// the branch's (see personsChanges).
-		before, err := os.ReadFile(b.k.NodePath(req.Path))
-		if err != nil {
-			return err
-		}
+		var befores []leafBefore
+		b.guard(tx, &befores, false)
 		b.announce(tx, j)
 		if j.Op == service.OpDelete {
 			if err := tx.Remove(n); err != nil {
@@ -366,7 +366,7 @@ func (b *Backend) change(ctx context.Context, j *service.Job) (string, error) {
 			tx.Put(n)
 		}
 		tx.AfterCommit(func(res *txn.Result) error {
-			return b.commit(ctx, j, req.Path, res, &leafBefore{rel: "nodes/" + req.Path, data: before})
+			return b.commit(ctx, j, req.Path, res, befores, false)
 		})
 		return nil
 	})
@@ -399,10 +399,11 @@ func (b *Backend) announce(tx *txn.Tx, j *service.Job) {
 // waits for locks other git processes hold end with the server's stop,
 // leaving the job to the next start.
 //
-// before, for an edit or a deletion, is what the note held before the job:
-// the commit fails (the job's files put back) when the branch does not
-// hold it (personsChanges).
-func (b *Backend) commit(ctx context.Context, j *service.Job, leaf string, res *txn.Result, before *leafBefore) error {
+// befores are what the notes the job rewrites or removes held before it
+// (guard): the commit fails (the job's files put back) when the branch
+// does not hold them (personsChanges); for a post whose refactors moved
+// notes, it is held and runs again.
+func (b *Backend) commit(ctx context.Context, j *service.Job, leaf string, res *txn.Result, befores []leafBefore, refactors bool) error {
 	r, err := b.gitRepo()
 	if err != nil {
 		return err
@@ -411,12 +412,14 @@ func (b *Backend) commit(ctx context.Context, j *service.Job, leaf string, res *
 	if note := j.Noted(); note != "" {
 		subject += "\n\n" + note // the subject stays the first line, which recovery reads
 	}
+	landedOrFailed := b.flight(res)
 	return j.Defer(ctx, func(ctx context.Context) error {
+		defer landedOrFailed()
 		defer b.changed()
 		b.pause()
 		t0 := time.Now()
 		p := b.planner(ctx, r, res)
-		p.before = before
+		p.befores, p.refactors = befores, refactors
 		landed, err := r.Commit(ctx, gitx.CommitOptions{Author: b.author, Message: subject, Plan: p.plan, Wait: b.stopCtx(), OnWait: b.setWaiting})
 		b.waitEnded()
 		if err != nil {
