@@ -426,7 +426,9 @@ func (b *Backend) commit(ctx context.Context, j *service.Job, leaf string, res *
 			// git that could not write (the disk full, a read-only file
 			// system, .git not writable) holds the job as kk's own
 			// writes do.
-			return b.unconfigured(b.unwritable(gitUnwritable(r.GitDir, commitError(err))))
+			// A person's reference-transaction hook that refuses the
+			// branch's move holds it too.
+			return b.unconfigured(b.unwritable(gitUnwritable(r.GitDir, hookRefused(r, commitError(err)))))
 		}
 		// The commit stands from here on: whatever fails is logged.
 		b.landed(p, landed)

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/kk-project/kk/internal/gitx"
@@ -286,6 +287,42 @@ func commitError(err error) error {
 		return fmt.Errorf("%w: %v", jobqueue.ErrHeld, err)
 	}
 	return fmt.Errorf("committing: %w", err)
+}
+
+// hookRefused marks a commit the person's reference-transaction hook
+// refused (git update-ref: "ref updates aborted by hook"; a policy hook,
+// or one that is broken) as the environment's (jobqueue.ErrHeld): the
+// hook sees refs, not the job's notes, and would refuse every job in
+// turn, losing the posts accepted meanwhile. The jobs wait, /healthz
+// naming the hook and what it said, and run once it lets the branch
+// move.
+func hookRefused(r *gitx.Repo, err error) error {
+	if err == nil || errors.Is(err, jobqueue.ErrHeld) || errors.Is(err, jobqueue.ErrInterrupted) {
+		return err
+	}
+	msg := err.Error()
+	if !strings.Contains(msg, "aborted by hook") && !strings.Contains(msg, "aborted by the reference-transaction hook") {
+		return err
+	}
+	var said []string
+	for _, l := range strings.Split(msg, "\n") {
+		l = strings.TrimSpace(strings.TrimPrefix(strings.TrimPrefix(l, "committing: "), "git update-ref: "))
+		if l != "" && !strings.HasPrefix(l, "fatal:") && !strings.Contains(l, "aborted by") {
+			said = append(said, l)
+		}
+	}
+	hook := "reference-transaction"
+	if out, err := gitx.Read(context.Background(), r.Top, "rev-parse", "--git-path", "hooks/reference-transaction"); err == nil {
+		hook = strings.TrimSpace(string(out))
+		if !filepath.IsAbs(hook) {
+			hook = filepath.Join(r.Top, hook)
+		}
+	}
+	what := "it said nothing"
+	if len(said) > 0 {
+		what = "it said: " + strings.Join(said, "; ")
+	}
+	return fmt.Errorf("%w: git's reference-transaction hook %s refused to move the branch %s (%s); fix the hook, or remove it: the job waits and runs once git lets it commit", jobqueue.ErrHeld, hook, r.Branch, what)
 }
 
 // heldError marks a failure to take kk's writer lock (another kk process

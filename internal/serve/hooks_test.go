@@ -1,0 +1,101 @@
+package serve
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kk-project/kk/internal/store"
+)
+
+// refHook installs a reference-transaction hook in k's repository that
+// runs body at the "prepared" state while the file flag exists, and
+// returns flag (not yet made).
+func refHook(t *testing.T, k *store.KB, body string) string {
+	t.Helper()
+	flag := filepath.Join(t.TempDir(), "hook-on")
+	hook := filepath.Join(k.Root, ".git", "hooks", "reference-transaction")
+	if err := os.MkdirAll(filepath.Dir(hook), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	script := "#!/bin/sh\nif [ \"$1\" = prepared ] && [ -e " + flag + " ]; then\n" + body + "\nfi\nexit 0\n"
+	if err := os.WriteFile(hook, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return flag
+}
+
+// TestAReferenceTransactionHookThatRefuses: the person's
+// reference-transaction hook refuses the branch's move (exit 1, as a
+// policy hook does) while it is broken: each job failed in turn
+// ("committing: git update-ref: … ref updates aborted by hook"), and the
+// posts accepted meanwhile were lost. The hook is the environment's:
+// the jobs wait, /healthz names the hook and what it said, and once it
+// lets the branch move they are done, one commit each.
+func TestAReferenceTransactionHookThatRefuses(t *testing.T) {
+	k := newRepo(t, 0)
+	flag := refHook(t, k, "echo 'the policy hook refuses: ticket number missing' >&2; exit 1")
+	s := start(t, k, nil)
+	writeFile(t, flag, "")
+	head := git(t, k, "rev-parse", "HEAD")
+	a, b := s.postAsync(t, "Refused once"), s.postAsync(t, "Refused twice")
+	h := s.waitHealth(t, "reference-transaction")
+	if !strings.Contains(h.WaitingFor, "ticket number missing") || !strings.Contains(h.WaitingFor, filepath.Join(".git", "hooks", "reference-transaction")) {
+		t.Errorf("/healthz does not name the hook and what it said: %q", h.WaitingFor)
+	}
+	if got := git(t, k, "rev-parse", "HEAD"); got != head {
+		t.Fatalf("a commit while the hook refuses:\n%s", git(t, k, "log", "--oneline", "-3"))
+	}
+	if err := os.Remove(flag); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{a, b} {
+		j := s.wait(t, id)
+		if j.Status != "done" {
+			t.Fatalf("a job once the hook lets it: %+v", j)
+		}
+		jobCommit(t, k, "store", j)
+	}
+	clean(t, k)
+}
+
+// TestAReferenceTransactionHookThatHangs: the person's
+// reference-transaction hook that does not end (waiting on a network
+// that never answers): /healthz said ok while the job waited for ever,
+// and SIGTERM (the server's stop) never ended kk serve, which kept git's
+// locks and its own. The commit waits for the hook as for a held lock:
+// /healthz says so, naming the hook; the stop ends the wait (the hook
+// and its git are ended, their locks removed) and leaves the job for
+// the next start, where it is done with one commit.
+func TestAReferenceTransactionHookThatHangs(t *testing.T) {
+	k := newRepo(t, 0)
+	flag := refHook(t, k, "while :; do sleep 0.1; done")
+	s := start(t, k, nil)
+	writeFile(t, flag, "")
+	id := s.postAsync(t, "Behind a hook that hangs")
+	s.waitHealth(t, "reference-transaction")
+	stopped := make(chan struct{})
+	go func() { s.stop(); close(stopped) }()
+	select {
+	case <-stopped:
+	case <-time.After(time.Minute):
+		t.Fatal("the server's stop did not end while the hook hung")
+	}
+	for _, lock := range []string{"HEAD.lock", filepath.Join("refs", "heads", "main.lock")} {
+		if _, err := os.Stat(filepath.Join(k.Root, ".git", lock)); err == nil {
+			t.Errorf(".git/%s is left after the stop", lock)
+		}
+	}
+	if err := os.Remove(flag); err != nil {
+		t.Fatal(err)
+	}
+	s = start(t, k, nil)
+	j := s.wait(t, id)
+	if j.Status != "done" {
+		t.Fatalf("the job after the restart: %+v", j)
+	}
+	jobCommit(t, k, "store", j)
+	clean(t, k)
+}
