@@ -18,6 +18,8 @@ import (
 	"github.com/kk-project/kk/internal/service"
 	"github.com/kk-project/kk/internal/store"
 	"github.com/kk-project/kk/internal/txn"
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
 )
 
 // Front matter keys kk serve records on the notes it stores.
@@ -102,8 +104,10 @@ func (b *Backend) unwritable(err error) error {
 	}
 	var why string
 	var pe *fs.PathError
+	var se *sqlite.Error
 	switch {
-	case errors.Is(err, syscall.ENOSPC):
+	case errors.Is(err, syscall.ENOSPC), errors.As(err, &se) && se.Code()&0xff == sqlite3.SQLITE_FULL:
+		// (SQLite, the branch index, reports a full disk as SQLITE_FULL.)
 		why = "the disk is full (no space left on device); free space on the server's disk"
 	case errors.Is(err, syscall.EDQUOT):
 		why = "kk serve's user has spent its disk quota; free space or raise the quota"
