@@ -538,7 +538,7 @@ func (r *Repo) commitOnce(ctx context.Context, o CommitOptions, onWait func(stri
 		iu.abandon()
 		return Landed{}, noRetry, err
 	}
-	if err := iu.finish(info); err != nil {
+	if err := iu.finish(info, o.Wait, onWait); err != nil {
 		return Landed{}, noRetry, err
 	}
 	if err := r.inject("index"); err != nil {
@@ -852,11 +852,45 @@ func (r *Repo) startIndexUpdate(ctx context.Context, tmp string) (*indexUpdate, 
 }
 
 // finish gives git update-index the entries (update-index -z --index-info
-// input) and waits for it to write the index.
-func (u *indexUpdate) finish(info []byte) error {
+// input) and waits for it to write the index. git runs the
+// post-index-change hook once it has: a person's hook that takes its
+// time is waited for as a held lock is (reported to onWait after
+// hookReport, naming the hook), until wait ends; git and its hook are
+// then ended, hookGrace later, and the error is ErrInterrupted.
+func (u *indexUpdate) finish(info []byte, wait context.Context, onWait func(string)) error {
 	_, werr := u.in.Write(info)
 	cerr := u.in.Close()
-	if err := u.cmd.Wait(); err != nil {
+	if wait == nil {
+		wait = context.Background()
+	}
+	done := make(chan error, 1)
+	go func() { done <- u.cmd.Wait() }()
+	start := time.Now()
+	report := time.NewTimer(hookReport)
+	defer report.Stop()
+	stop := wait.Done()
+	var grace <-chan time.Time
+	var err error
+wait:
+	for {
+		select {
+		case err = <-done:
+			break wait
+		case <-report.C:
+			onWait(fmt.Sprintf("waiting for git update-index, which has not ended for %s: git's post-index-change hook (%s) has not ended; kk waits for it", time.Since(start).Round(time.Second), hookPath(u.cmd.Dir, "post-index-change")))
+			report.Reset(time.Second)
+		case <-stop:
+			stop = nil
+			t := time.NewTimer(hookGrace)
+			defer t.Stop()
+			grace = t.C
+		case <-grace:
+			_ = terminate(u.cmd)
+			<-done
+			return fmt.Errorf("%w: git update-index had not ended for %s (git's post-index-change hook %s had not ended); it was ended", ErrInterrupted, time.Since(start).Round(time.Millisecond), hookPath(u.cmd.Dir, "post-index-change"))
+		}
+	}
+	if err != nil {
 		msg := strings.TrimSpace(u.stderr.String())
 		if msg == "" {
 			msg = err.Error()
@@ -1095,14 +1129,18 @@ var (
 
 // hookPath is where git looks for the reference-transaction hook
 // (core.hooksPath honoured).
-func (u *refUpdater) hookPath() string {
-	out, err := Read(context.Background(), u.cmd.Dir, "rev-parse", "--git-path", "hooks/reference-transaction")
+func (u *refUpdater) hookPath() string { return hookPath(u.cmd.Dir, "reference-transaction") }
+
+// hookPath is where git, run in dir, looks for the hook name
+// (core.hooksPath honoured).
+func hookPath(dir, name string) string {
+	out, err := Read(context.Background(), dir, "rev-parse", "--git-path", "hooks/"+name)
 	if err != nil {
-		return "reference-transaction"
+		return name
 	}
 	p := strings.TrimSpace(string(out))
 	if !filepath.IsAbs(p) {
-		p = filepath.Join(u.cmd.Dir, p)
+		p = filepath.Join(dir, p)
 	}
 	return p
 }

@@ -15,12 +15,19 @@ import (
 // returns flag (not yet made).
 func refHook(t *testing.T, k *store.KB, body string) string {
 	t.Helper()
+	return hookWhile(t, k, "reference-transaction", `[ "$1" = prepared ]`, body)
+}
+
+// hookWhile installs the hook name in k's repository, running body when
+// cond holds and the file flag exists, and returns flag (not yet made).
+func hookWhile(t *testing.T, k *store.KB, name, cond, body string) string {
+	t.Helper()
 	flag := filepath.Join(t.TempDir(), "hook-on")
-	hook := filepath.Join(k.Root, ".git", "hooks", "reference-transaction")
+	hook := filepath.Join(k.Root, ".git", "hooks", name)
 	if err := os.MkdirAll(filepath.Dir(hook), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	script := "#!/bin/sh\nif [ \"$1\" = prepared ] && [ -e " + flag + " ]; then\n" + body + "\nfi\nexit 0\n"
+	script := "#!/bin/sh\nif " + cond + " && [ -e " + flag + " ]; then\n" + body + "\nfi\nexit 0\n"
 	if err := os.WriteFile(hook, []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -61,41 +68,49 @@ func TestAReferenceTransactionHookThatRefuses(t *testing.T) {
 	clean(t, k)
 }
 
-// TestAReferenceTransactionHookThatHangs: the person's
-// reference-transaction hook that does not end (waiting on a network
-// that never answers): /healthz said ok while the job waited for ever,
-// and SIGTERM (the server's stop) never ended kk serve, which kept git's
-// locks and its own. The commit waits for the hook as for a held lock:
-// /healthz says so, naming the hook; the stop ends the wait (the hook
-// and its git are ended, their locks removed) and leaves the job for
-// the next start, where it is done with one commit.
-func TestAReferenceTransactionHookThatHangs(t *testing.T) {
-	k := newRepo(t, 0)
-	flag := refHook(t, k, "while :; do sleep 0.1; done")
-	s := start(t, k, nil)
-	writeFile(t, flag, "")
-	id := s.postAsync(t, "Behind a hook that hangs")
-	s.waitHealth(t, "reference-transaction")
-	stopped := make(chan struct{})
-	go func() { s.stop(); close(stopped) }()
-	select {
-	case <-stopped:
-	case <-time.After(time.Minute):
-		t.Fatal("the server's stop did not end while the hook hung")
+// TestAHookThatHangs: the person's reference-transaction hook (run by
+// kk's git update-ref) or post-index-change hook (run by its git
+// update-index) that does not end (waiting on a network that never
+// answers): /healthz said ok while the job waited for ever, and SIGTERM
+// (the server's stop) never ended kk serve, which kept git's locks and
+// its own. The commit waits for the hook as for a held lock: /healthz
+// says so, naming the hook; the stop ends the wait (the hook and its git
+// are ended, their locks removed) and leaves the job for the next start,
+// where it is done with one commit.
+func TestAHookThatHangs(t *testing.T) {
+	for _, tc := range []struct{ hook, cond string }{
+		{"reference-transaction", `[ "$1" = prepared ]`},
+		{"post-index-change", "true"},
+	} {
+		t.Run(tc.hook, func(t *testing.T) {
+			k := newRepo(t, 0)
+			flag := hookWhile(t, k, tc.hook, tc.cond, "while :; do sleep 0.1; done")
+			s := start(t, k, nil)
+			writeFile(t, flag, "")
+			id := s.postAsync(t, "Behind a hook that hangs")
+			s.waitHealth(t, filepath.Join(".git", "hooks", tc.hook))
+			stopped := make(chan struct{})
+			go func() { s.stop(); close(stopped) }()
+			select {
+			case <-stopped:
+			case <-time.After(time.Minute):
+				t.Fatal("the server's stop did not end while the hook hung")
+			}
+			for _, lock := range []string{"HEAD.lock", filepath.Join("refs", "heads", "main.lock")} {
+				if _, err := os.Stat(filepath.Join(k.Root, ".git", lock)); err == nil {
+					t.Errorf(".git/%s is left after the stop", lock)
+				}
+			}
+			if err := os.Remove(flag); err != nil {
+				t.Fatal(err)
+			}
+			s = start(t, k, nil)
+			j := s.wait(t, id)
+			if j.Status != "done" {
+				t.Fatalf("the job after the restart: %+v", j)
+			}
+			jobCommit(t, k, "store", j)
+			clean(t, k)
+		})
 	}
-	for _, lock := range []string{"HEAD.lock", filepath.Join("refs", "heads", "main.lock")} {
-		if _, err := os.Stat(filepath.Join(k.Root, ".git", lock)); err == nil {
-			t.Errorf(".git/%s is left after the stop", lock)
-		}
-	}
-	if err := os.Remove(flag); err != nil {
-		t.Fatal(err)
-	}
-	s = start(t, k, nil)
-	j := s.wait(t, id)
-	if j.Status != "done" {
-		t.Fatalf("the job after the restart: %+v", j)
-	}
-	jobCommit(t, k, "store", j)
-	clean(t, k)
 }
