@@ -242,7 +242,10 @@ func chunks[T any](s []T, n int) func(func([]T) bool) {
 }
 
 // keptFile is a generated file's bytes and their sha256 (hex).
-type keptFile struct{ sum, data string }
+type keptFile struct {
+	sum  string
+	data []byte
+}
 
 // KeepGenerated keeps, in a long-running process's handle, the bytes of
 // the generated file name (relative to the knowledge base's folder)
@@ -252,8 +255,13 @@ type keptFile struct{ sum, data string }
 // and hashing the file (GRAPH.md is megabytes at 10,000 leaves). It is
 // kept for the record, whose sha256 it must match: a generation recorded
 // with other bytes leaves it unused.
+//
+// The bytes are kept as they are, not copied (GRAPH.md is 47 MB at
+// 100,000 leaves, and a one-shot process never reads them back): the
+// caller hands over bytes that nothing changes any more, as a
+// generation's output is never changed once made.
 func (db *DB) KeepGenerated(name, sum string, data []byte) {
-	f := keptFile{sum: sum, data: string(data)}
+	f := keptFile{sum: sum, data: data}
 	db.kept.Lock()
 	defer db.kept.Unlock()
 	if db.kept.generated == nil {
@@ -264,15 +272,16 @@ func (db *DB) KeepGenerated(name, sum string, data []byte) {
 
 // KeptGenerated returns the bytes kept of the generated file name when
 // they are those whose sha256 (hex) is sum (the generation record's).
-func (db *DB) KeptGenerated(name, sum string) (string, bool) {
+// They are the kept bytes themselves, which the caller only reads.
+func (db *DB) KeptGenerated(name, sum string) ([]byte, bool) {
 	if db == nil {
-		return "", false
+		return nil, false
 	}
 	db.kept.Lock()
 	defer db.kept.Unlock()
 	f, ok := db.kept.generated[name]
 	if !ok || sum == "" || f.sum != sum {
-		return "", false
+		return nil, false
 	}
 	return f.data, true
 }

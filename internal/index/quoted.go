@@ -63,18 +63,15 @@ func splitQuoted(text string) (prose, quoted string) {
 		t := strings.TrimSpace(line)
 		switch {
 		case fence != "":
-			if strings.HasPrefix(t, fence) && strings.Trim(t, fence[:1]) == "" {
+			if closesFence(fence, t) {
 				fence = ""
 				continue
 			}
 			q.WriteString(strings.TrimRight(line, "\r\n"))
 			q.WriteByte('\n')
-		case strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~"):
+		case opensFence(t) != "":
 			flush()
-			fence = t[:3]
-			if n := len(t) - len(strings.TrimLeft(t, t[:1])); n > 3 {
-				fence = t[:n] // a longer fence closes only with as many
-			}
+			fence = opensFence(t)
 		case t == "":
 			flush()
 		default:
@@ -83,6 +80,82 @@ func splitQuoted(text string) (prose, quoted string) {
 	}
 	flush()
 	return p.String(), q.String()
+}
+
+// opensFence returns the fence a line (trimmed) opens, "" when it opens
+// none: three or more backticks or tildes, and a longer fence closes only
+// with as many.
+func opensFence(t string) string {
+	if !strings.HasPrefix(t, "```") && !strings.HasPrefix(t, "~~~") {
+		return ""
+	}
+	return t[:len(t)-len(strings.TrimLeft(t, t[:1]))]
+}
+
+// closesFence reports whether a line (trimmed) closes the open fence.
+func closesFence(fence, t string) bool {
+	return strings.HasPrefix(t, fence) && strings.Trim(t, fence[:1]) == ""
+}
+
+// fenceAt returns the fence open at the end of text, "" when none is.
+func fenceAt(text string) string {
+	fence := ""
+	for line := range strings.Lines(text) {
+		t := strings.TrimSpace(line)
+		switch {
+		case fence != "":
+			if closesFence(fence, t) {
+				fence = ""
+			}
+		default:
+			fence = opensFence(t)
+		}
+	}
+	return fence
+}
+
+// maxSearchText bounds the text a search reads: a prompt with a pasted
+// log of megabytes is read as its first and last maxSearchText/2 bytes
+// (whole lines), the question being at one end or the other ("I get this:
+// <log> Why?"), and a log's failure usually at its end. Lucene's
+// MoreLikeThis reads at most 5,000 tokens of a document for the same
+// reason; 256 KB is about 25,000 of a log's. Before, a 3.6 MB pasted log
+// took the prompt-context hook past its 1 s deadline on a busy machine,
+// and it injected nothing.
+const maxSearchText = 256 << 10
+
+// boundText returns text whole when it is at most maxSearchText bytes,
+// else its first and last maxSearchText/2 bytes, cut at line ends, with a
+// blank line between them (the two do not make one paragraph) and a fence
+// open at the cut closed before it and opened again after it, so that
+// each line left is prose or quoted material as it was in the whole text.
+func boundText(text string) string {
+	if len(text) <= maxSearchText {
+		return text
+	}
+	head := text[:maxSearchText/2]
+	if i := strings.LastIndexByte(head, '\n'); i >= 0 {
+		head = head[:i+1]
+	}
+	tail := text[len(text)-maxSearchText/2:]
+	if i := strings.IndexByte(tail, '\n'); i >= 0 {
+		tail = tail[i+1:]
+	}
+	var b strings.Builder
+	b.Grow(len(head) + len(tail) + 32)
+	b.WriteString(head)
+	if !strings.HasSuffix(head, "\n") {
+		b.WriteByte('\n')
+	}
+	if f := fenceAt(head); f != "" {
+		b.WriteString(f + "\n")
+	}
+	b.WriteByte('\n')
+	if f := fenceAt(text[:len(text)-len(tail)]); f != "" {
+		b.WriteString(f + "\n")
+	}
+	b.WriteString(tail)
+	return b.String()
 }
 
 // splitRuns takes out of the lines of a paragraph the runs of at least

@@ -128,3 +128,66 @@ func TestTellingMaterial(t *testing.T) {
 		t.Errorf("a short paste: %d terms kept of %d", len(got), len(q))
 	}
 }
+
+// A text longer than maxSearchText is read as its two ends: the question
+// before or after a pasted log of megabytes stays the prose, each line
+// kept is prose or material as it was in the whole text (a fence open
+// across a cut is closed before it and opened again after it), and what
+// is read stays within the bound.
+func TestBoundText(t *testing.T) {
+	question := "Why does the queue handler stop retrying after the cache backend restarts in this project?"
+	logLine := func(i int) string {
+		return fmt.Sprintf("2026-11-30T09:12:%02dZ ERROR worker[%d] request id=%x path=/api/v1/items/%d status=500\n", i%60, i%17, i*7919, i)
+	}
+	var log strings.Builder
+	for i := 0; log.Len() < 3<<20; i++ {
+		log.WriteString(logLine(i))
+	}
+	prose := question + "\n"
+	for name, text := range map[string]string{
+		"question, then the log":        question + "\n\n" + log.String(),
+		"the log, then the question":    log.String() + "\n" + question + "\n",
+		"question over a fenced log":    question + "\n```\n" + log.String() + "```\n",
+		"a fence open across both cuts": "```\n" + log.String() + "```\n\n" + question,
+		"question right over the log":   "I get this when the worker restarts, " + strings.ToLower(question[:1]) + question[1:] + "\n" + log.String(),
+	} {
+		b := boundText(text)
+		if len(b) > maxSearchText+64 {
+			t.Errorf("%s: %d bytes read, more than the bound", name, len(b))
+		}
+		p, q := splitQuoted(b)
+		want, _ := splitQuoted(text)
+		if p != want || (want == prose) != (p == prose) {
+			t.Errorf("%s: the prose read is %.200q, want %.200q", name, p, want)
+		}
+		if len(q) < maxSearchText/2 {
+			t.Errorf("%s: %d bytes of material read", name, len(q))
+		}
+		for line := range strings.Lines(q) {
+			if !strings.Contains(line, " ERROR worker[") {
+				t.Errorf("%s: material read holds %q, not a line of the log", name, line)
+				break
+			}
+		}
+	}
+	if short := question + "\n" + logLine(1); boundText(short) != short {
+		t.Errorf("a short text is not read whole")
+	}
+}
+
+// Searchable reads a text until its first searchable word, however long.
+func TestSearchable(t *testing.T) {
+	noise := strings.Repeat("== -- :: 4\n", 1<<18)
+	for text, want := range map[string]bool{
+		"":                        false,
+		"the of a":                false,
+		noise:                     false,
+		noise + "cache":           true,
+		"cache\n" + noise:         true,
+		"x y\n" + noise + "retry": true,
+	} {
+		if got := Searchable(text); got != want {
+			t.Errorf("Searchable(%.30q… %d bytes) = %v, want %v", text, len(text), got, want)
+		}
+	}
+}

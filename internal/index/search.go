@@ -195,7 +195,16 @@ const (
 
 // Searchable reports whether text holds a word search can look for (not
 // only stop words, one-letter words and punctuation).
-func Searchable(text string) bool { return len(terms(text)) > 0 }
+// It reads line by line and stops at the first such word: a pasted log of
+// megabytes is not analyzed whole to tell that.
+func Searchable(text string) bool {
+	for line := range strings.Lines(text) {
+		if len(terms(line)) > 0 {
+			return true
+		}
+	}
+	return false
+}
 
 // queryTerm is one distinct term of the searched text, or of its
 // expansion.
@@ -275,6 +284,7 @@ func (db *DB) Search(ctx context.Context, r Request) ([]Hit, error) {
 	if r.Ranking != nil {
 		rk = *r.Ranking
 	}
+	r.Text = boundText(r.Text)
 	// own: the text's own terms, its prose's (see textTerms); a document
 	// (Like) or a filter (Every) is taken whole.
 	var q []queryTerm

@@ -1,9 +1,9 @@
 package indexfiles
 
 import (
+	"bytes"
 	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/kk-project/kk/internal/index"
 	"github.com/kk-project/kk/internal/node"
@@ -64,7 +64,7 @@ func (p *Plan) bringForward(t *after, summariesSrc []byte, nodesHash string, d *
 	// process), which need no look at the file (it is written anew
 	// whatever it holds), or else from the file, checked against the
 	// record from the bytes read, not read twice.
-	var oldGraph string
+	var oldGraph []byte
 	fromKept := false
 	if f, ok := rec.g.Files["GRAPH.md"]; ok {
 		oldGraph, fromKept = p.db.KeptGenerated("GRAPH.md", f.Sum)
@@ -74,7 +74,7 @@ func (p *Plan) bringForward(t *after, summariesSrc []byte, nodesHash string, d *
 		if !ok {
 			return nil, false, nil
 		}
-		oldGraph = string(data)
+		oldGraph = data
 	}
 	if !rec.upToDate(p.k, genKey(p.k, d.Before, summariesSrc), t.indexDirs(), "GRAPH.md") {
 		return nil, false, nil
@@ -251,21 +251,25 @@ func (p *Plan) bringForward(t *after, summariesSrc []byte, nodesHash string, d *
 // collation), under a header for count leaves of the given nodes hash. ok
 // is false when old is not laid out as kk writes GRAPH.md, or when the
 // result would not hold count sections.
-func spliceGraph(old string, d *Delta, hash string, count int) ([]byte, bool, error) {
+//
+// old is read, never changed, nor kept in what it returns: at 100,000
+// leaves it is 47 MB, and a copy of it costs a write as much as the
+// splice.
+func spliceGraph(old []byte, d *Delta, hash string, count int) ([]byte, bool, error) {
 	const heading = "---\n# kk Graph\n\nTotal nodes: "
-	if !strings.HasPrefix(old, "---\n") {
+	if !bytes.HasPrefix(old, []byte("---\n")) {
 		return nil, false, nil
 	}
-	at := strings.Index(old, "\n"+heading)
+	at := bytes.Index(old, []byte("\n"+heading))
 	if at < 0 {
 		return nil, false, nil
 	}
 	rest := old[at+1+len(heading):]
-	eol := strings.IndexByte(rest, '\n')
+	eol := bytes.IndexByte(rest, '\n')
 	if eol < 0 {
 		return nil, false, nil
 	}
-	n, err := strconv.Atoi(rest[:eol])
+	n, err := strconv.Atoi(string(rest[:eol]))
 	if err != nil {
 		return nil, false, nil
 	}
@@ -281,19 +285,19 @@ func spliceGraph(old string, d *Delta, hash string, count int) ([]byte, bool, er
 		if s.end < 0 {
 			return s.newID
 		}
-		return body[s.id[0]:s.id[1]]
+		return string(body[s.id[0]:s.id[1]])
 	}
 	secs := make([]section, 0, n+len(d.Changes))
-	const marker = "\n## "
+	marker := []byte("\n## ")
 	for off := 0; off < len(body); {
-		if !strings.HasPrefix(body[off:], marker) {
+		if !bytes.HasPrefix(body[off:], marker) {
 			return nil, false, nil
 		}
-		idEnd := strings.IndexByte(body[off+len(marker):], '\n')
+		idEnd := bytes.IndexByte(body[off+len(marker):], '\n')
 		if idEnd < 0 {
 			return nil, false, nil
 		}
-		next := strings.Index(body[off+1:], marker)
+		next := bytes.Index(body[off+1:], marker)
 		end := len(body)
 		if next >= 0 {
 			end = off + 1 + next

@@ -307,8 +307,12 @@ func NewTree(l *Listing, reads []LeafRead) *Tree {
 		}
 		t.skip(rel, "", p)
 	}
-	var read []*LeafRead // the leaves that parse, in path order
-	sharing := make(map[string][]*node.Node, len(reads))
+	// The leaves that parse, in path order, with their id keys; byID
+	// holds the first leaf of each id, sharing the leaves of the ids
+	// that more than one leaf has (few or none: not a map of every id).
+	read := make([]*LeafRead, 0, len(reads))
+	keys := make([]string, 0, len(reads))
+	var sharing map[string][]*node.Node
 	for _, i := range SortedOrder(rels) {
 		r := &reads[i]
 		if r.Err != nil {
@@ -319,17 +323,30 @@ func NewTree(l *Listing, reads []LeafRead) *Tree {
 			t.skip(r.File.Rel, id, r.Err)
 			continue
 		}
-		read = append(read, r)
 		key := IDKey(r.Leaf.ID)
+		read, keys = append(read, r), append(keys, key)
+		first, shared := t.byID[key]
+		if !shared {
+			t.byID[key] = r.Leaf
+			continue
+		}
+		if sharing == nil {
+			sharing = map[string][]*node.Node{}
+		}
+		if sharing[key] == nil {
+			sharing[key] = []*node.Node{first}
+		}
 		sharing[key] = append(sharing[key], r.Leaf)
 	}
-	for _, r := range read {
+	for key := range sharing {
+		delete(t.byID, key)
+	}
+	for i, r := range read {
 		n := r.Leaf
-		group := sharing[IDKey(n.ID)]
-		if len(group) == 1 {
+		group := sharing[keys[i]]
+		if group == nil {
 			t.Hashes[n.Path] = r.Hash
 			t.Leaves = append(t.Leaves, n)
-			t.byID[IDKey(n.ID)] = n
 			continue
 		}
 		var others []string

@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -39,9 +41,13 @@ type change struct {
 	Backup string `json:"backup,omitempty"`
 	// Generated marks a generated index file, which an undo of kept
 	// originals generates again instead of putting back.
-	Generated bool   `json:"generated,omitempty"`
-	Data      []byte `json:"-"` // the new content
-	Orig      []byte `json:"-"` // the content before, when Existed and not Backup
+	Generated bool `json:"generated,omitempty"`
+	// Sum is the sha256 (hex) of Data, for a change that writes: a
+	// rollback puts a file back only while it still holds what the
+	// changeset wrote (see rollback). Journals of kk before it have none.
+	Sum  string `json:"sum,omitempty"`
+	Data []byte `json:"-"` // the new content
+	Orig []byte `json:"-"` // the content before, when Existed and not Backup
 	// large is set by prepare for an existing file of linkMin bytes or
 	// more, whose content was not read.
 	large bool
@@ -372,11 +378,29 @@ func pruneEmpty(k *store.KB, rel string) {
 }
 
 // rollback puts every file of the journal back as it was, and the audit
-// log back to its length before.
+// log back to its length before, where nothing else has changed them
+// since: a file is put back (or removed, if the changeset created it)
+// only while it holds what the changeset wrote, or, for a removal, while
+// it is still gone. A file that holds anything else was changed after the
+// killed writer by someone else (a person's edit, a git checkout of
+// another branch, a CI cache that restored an old journal into a newer
+// tree) and is left as it is: a rollback never overwrites nor deletes
+// work that is not the changeset's. So is the audit log when records of
+// other changesets follow the one of the journal.
 func rollback(k *store.KB, j *journal) error {
 	var errs []error
 	for _, c := range slices.Backward(j.Changes) {
 		abs := filepath.Join(k.Dir, filepath.FromSlash(c.Path))
+		switch ours, err := holdsChange(abs, JournalDir(k), c); {
+		case err != nil:
+			errs = append(errs, err)
+			continue
+		case !ours:
+			if c.Backup != "" {
+				_ = os.Remove(filepath.Join(JournalDir(k), c.Backup))
+			}
+			continue
+		}
 		if !c.Existed {
 			if err := os.Remove(abs); err != nil && !errors.Is(err, fs.ErrNotExist) {
 				errs = append(errs, err)
@@ -405,13 +429,95 @@ func rollback(k *store.KB, j *journal) error {
 		}
 	}
 	if j.Audit != "" {
-		if size := fileSize(j.Audit); size >= 0 && size > max(j.AuditSize, 0) {
+		if size := fileSize(j.Audit); size >= 0 && size > max(j.AuditSize, 0) && onlyRecordsOf(j.Audit, max(j.AuditSize, 0), j.Changeset) {
 			if err := os.Truncate(j.Audit, max(j.AuditSize, 0)); err != nil {
 				errs = append(errs, fmt.Errorf("audit log: %w", err))
 			}
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// holdsChange reports whether the file at abs is as the changeset c of j
+// left it, or as it was before, so that a rollback may put it back: it
+// holds the bytes the changeset wrote (their sum), or its original bytes
+// (a change not yet made), or, for a removal or a file the changeset
+// created, it is gone. A file changed since by anything else is not the
+// changeset's to put back. A journal without sums (written by an older
+// kk) is rolled back as it always was. jdir is the journal's folder,
+// which holds its hard links.
+func holdsChange(abs, jdir string, c change) (bool, error) {
+	if !c.Remove && c.Sum == "" {
+		return true, nil
+	}
+	f, err := os.Open(abs)
+	if errors.Is(err, fs.ErrNotExist) {
+		// Gone: as the changeset left it for a removal, as it was for a
+		// created file. A file that was there and that a write replaced
+		// is never gone: someone removed it since, and it stays removed.
+		return c.Remove || !c.Existed, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	defer func() { _ = f.Close() }()
+	fi, err := f.Stat()
+	if err != nil {
+		return false, err
+	}
+	if !fi.Mode().IsRegular() {
+		return false, nil
+	}
+	if c.Backup != "" {
+		// Not yet replaced: the file is still the original's inode.
+		if bfi, err := os.Stat(filepath.Join(jdir, c.Backup)); err == nil && os.SameFile(fi, bfi) {
+			return true, nil
+		}
+	}
+	h := sha256.New()
+	var cur []byte
+	if c.Existed && c.Backup == "" {
+		// Small enough to have its original in the journal: read whole.
+		if cur, err = io.ReadAll(f); err != nil {
+			return false, err
+		}
+		if bytes.Equal(cur, c.Orig) {
+			return true, nil
+		}
+		h.Write(cur)
+	} else if _, err := io.Copy(h, f); err != nil {
+		return false, err
+	}
+	return !c.Remove && hex.EncodeToString(h.Sum(nil)) == c.Sum, nil
+}
+
+// onlyRecordsOf reports whether the audit log at path holds, from offset
+// on, nothing but records of changeset (and at most an unfinished last
+// line): what a writer of that changeset appended before it was killed.
+func onlyRecordsOf(path string, offset int64, changeset string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer func() { _ = f.Close() }()
+	tail, err := io.ReadAll(io.NewSectionReader(f, offset, 1<<62))
+	if err != nil {
+		return false
+	}
+	for len(tail) > 0 {
+		line, rest, whole := bytes.Cut(tail, []byte("\n"))
+		if !whole {
+			return true // a record cut short by the kill
+		}
+		var rec struct {
+			Changeset string `json:"changeset"`
+		}
+		if json.Unmarshal(line, &rec) != nil || rec.Changeset != changeset {
+			return false
+		}
+		tail = rest
+	}
+	return true
 }
 
 // Leftovers lists what killed writers left behind, relative to the

@@ -199,3 +199,65 @@ func TestSkipUnreadableLeaves(t *testing.T) {
 		t.Fatalf("tree: %v skipped, %v", tr, err)
 	}
 }
+
+// Undoing a job whose commit failed (kk serve) puts back only the files
+// that still hold what the job wrote: a leaf a person edited after the job
+// wrote it, a file the job created that a person has since rewritten, are
+// theirs and stay; the job's other files are undone. Before, the undo put
+// the job's originals back over the person's later edit.
+func TestRestoreKeepsAPersonsLaterEdit(t *testing.T) {
+	t.Parallel()
+	k := optest.NewKB(t)
+	ctx := context.Background()
+	for _, title := range []string{"Edited later by a person", "Left alone"} {
+		in := contracts.NodeInput{Type: "practice", Title: title, Description: "d", Body: "body of " + title, Folder: "f"}
+		if _, err := curate.WriteNode(ctx, k, in, curate.WriteOptions{Command: "test"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	later := k.NodePath("f/practice-edited-later-by-a-person.md")
+	alone := k.NodePath("f/practice-left-alone.md")
+	aloneBefore, _ := os.ReadFile(alone)
+	if _, err := txn.Update(ctx, k, txn.Meta{Command: "job"}, func(tx *txn.Tx) error {
+		tx.KeepOriginals("job-1")
+		for _, rel := range []string{"f/practice-edited-later-by-a-person.md", "f/practice-left-alone.md"} {
+			n, err := tx.LeafAt(rel)
+			if err != nil {
+				return err
+			}
+			n.Body = append(n.Body, "\nA line the job added.\n"...)
+			tx.Put(n)
+		}
+		tx.WriteFile("conflicts/created.md", []byte("the job's file\n"))
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	hand, _ := os.ReadFile(later)
+	hand = append(hand, "A person's line, after the job.\n"...)
+	if err := os.WriteFile(later, hand, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	created := k.ConflictsDir() + "/created.md"
+	if err := os.WriteFile(created, []byte("a person's rewrite\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := txn.Update(ctx, k, txn.Meta{Command: "undo"}, func(tx *txn.Tx) error {
+		ok, err := tx.RestoreOriginals("job-1")
+		if !ok && err == nil {
+			err = errors.New("nothing kept")
+		}
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(later); string(got) != string(hand) {
+		t.Errorf("the person's later edit was undone:\n%s", got)
+	}
+	if got, _ := os.ReadFile(created); string(got) != "a person's rewrite\n" {
+		t.Errorf("the person's rewrite of the job's file: %q", got)
+	}
+	if got, _ := os.ReadFile(alone); string(got) != string(aloneBefore) {
+		t.Errorf("the job's edit of a leaf nobody touched was not undone:\n%s", got)
+	}
+}

@@ -282,8 +282,10 @@ func (tx *Tx) KeepOriginals(name string) { tx.keep = name }
 
 // RestoreOriginals stages, for every file a changeset kept under name
 // (KeepOriginals) changed, what the file held before it: its original
-// bytes, or its removal when it did not exist. The generated index files
-// are generated again from the tree as it will be instead (Regenerate).
+// bytes, or its removal when it did not exist, as long as the file still
+// holds what the changeset left there: a file changed since (a person's
+// edit after it) stays as it is. The generated index files are generated
+// again from the tree as it will be instead (Regenerate).
 // The originals are dropped once this transaction commits. It reports
 // false, staging nothing, when nothing is kept under name.
 func (tx *Tx) RestoreOriginals(name string) (bool, error) {
@@ -299,8 +301,17 @@ func (tx *Tx) RestoreOriginals(name string) (bool, error) {
 		return false, err
 	}
 	for _, c := range j.Changes {
+		if c.Generated {
+			continue
+		}
+		// A file changed since the changeset (a person's edit after the
+		// job's write) is theirs now, and stays as it is.
+		ours, err := holdsChange(filepath.Join(tx.k.Dir, filepath.FromSlash(c.Path)), JournalDir(tx.k), c)
+		if err != nil {
+			return false, err
+		}
 		switch {
-		case c.Generated:
+		case !ours:
 		case !c.Existed:
 			tx.stageFile(c.Path, &fileOp{remove: true})
 		case c.Backup != "":
@@ -1605,6 +1616,12 @@ func (tx *Tx) apply(p *commitPlan, branch string) (*Result, error) {
 	if err := tx.announce(p.changes); err != nil {
 		return nil, err
 	}
+	for i := range p.changes {
+		if c := &p.changes[i]; !c.Remove {
+			sum := sha256.Sum256(c.Data)
+			c.Sum = hex.EncodeToString(sum[:])
+		}
+	}
 	auditPath := index.AuditPath(tx.k, branch)
 	j := &journal{Changeset: tx.meta.Changeset, Audit: auditPath, AuditSize: fileSize(auditPath), Changes: p.changes}
 	jpath, err := writeJournal(tx.k, j)
@@ -1661,8 +1678,7 @@ func (p *commitPlan) result(tree *store.Tree) *Result {
 		} else {
 			p.res.Written = append(p.res.Written, c.Path)
 			p.res.Data[c.Path] = c.Data
-			sum := sha256.Sum256(c.Data)
-			p.res.Sums[c.Path] = hex.EncodeToString(sum[:])
+			p.res.Sums[c.Path] = c.Sum
 			if !c.Existed {
 				p.res.Created = append(p.res.Created, c.Path)
 			}
