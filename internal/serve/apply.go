@@ -177,7 +177,11 @@ func (b *Backend) store(ctx context.Context, j *service.Job) (string, error) {
 		b.prepare(tx, j)
 		var befores []leafBefore
 		refactors := len(p.Refactors) > 0
-		b.guard(tx, &befores, refactors)
+		check := checkNone
+		if refactors {
+			check = checkRefactors
+		}
+		b.guard(tx, &befores, check)
 		id, err := node.DeriveID(p.Type, p.Title)
 		if err != nil {
 			// A title with no ASCII spelling (日本語) names no id: the
@@ -345,7 +349,7 @@ func (b *Backend) change(ctx context.Context, j *service.Job) (string, error) {
 		// What the leaf holds before the job: its commit must find it
 		// the branch's (see personsChanges).
 		var befores []leafBefore
-		b.guard(tx, &befores, false)
+		b.guard(tx, &befores, checkChange)
 		b.announce(tx, j)
 		if j.Op == service.OpDelete {
 			if err := tx.Remove(n); err != nil {

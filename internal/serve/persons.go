@@ -23,15 +23,21 @@ import (
 // refuses to carry a note whose bytes were not the branch's
 // (personsChanges).
 //
-// A post's refactors are the model's, not the client's request: with
-// refactors set, a note that is not as the branch holds it (a person's
-// edit not committed, a note never committed) ends the transaction with
-// a refactorError, and the post is placed without the refactors, its
-// note saying why (never failed: a model's move is no reason to lose a
-// post, and the person's note is theirs). The branch is taken as it
-// will be once the commit in flight (the job before, overlapped with
-// this one) lands: a note that job wrote is kk's.
-func (b *Backend) guard(tx *txn.Tx, befores *[]leafBefore, refactors bool) {
+// A note that is not as the branch holds it (a person's edit not
+// committed, a note never committed) is left as it is: nothing is
+// written. An edit or a deletion of it fails (checkChange), naming the
+// note and what to do; a post's refactors, the model's and not the
+// client's request, end the transaction with a refactorError, and the
+// post is placed without them, its note saying why (checkRefactors:
+// never failed, a model's move is no reason to lose a post). The branch
+// is taken as it will be once the commit in flight (the job before,
+// overlapped with this one) lands: a note that job wrote is kk's.
+//
+// Checked before the write, not only at the commit: a job that wrote
+// over the person's lines and was then undone lost them when the person
+// had written to the note meanwhile (echo … >> note), the undo leaving
+// the file as they left it.
+func (b *Backend) guard(tx *txn.Tx, befores *[]leafBefore, check guardCheck) {
 	tx.BeforeApply(func(paths []string) error {
 		*befores = (*befores)[:0]
 		for _, rel := range paths {
@@ -47,17 +53,32 @@ func (b *Backend) guard(tx *txn.Tx, befores *[]leafBefore, refactors bool) {
 			}
 			*befores = append(*befores, leafBefore{rel: rel, data: data})
 		}
-		if !refactors {
+		if check == checkNone {
 			return nil
 		}
 		for _, before := range *befores {
-			if err := b.branchHolds(tx.Context(), before); err != nil {
+			err := b.branchHolds(tx.Context(), before)
+			switch {
+			case err == nil:
+			case check == checkRefactors:
 				return &refactorError{fmt.Errorf("%w: moving it, or rewriting its links, would commit the person's work as kk serve's", err)}
+			default:
+				_, prefix := b.prefixNow()
+				return fmt.Errorf("%w: kk serve would commit them as its own work, or lose them; commit them (or discard them: git checkout -- %s), then send the request again", err, repoPath(prefix, before.rel))
 			}
 		}
 		return nil
 	})
 }
+
+// What guard checks before a job writes.
+type guardCheck int
+
+const (
+	checkNone      guardCheck = iota // a post without refactors: it writes a new note
+	checkRefactors                   // a post whose refactors move notes: they are left out
+	checkChange                      // an edit or a deletion: the job fails
+)
 
 // branchHolds returns nil when before's bytes are what the served branch
 // holds at its path once the commit in flight lands, and otherwise an
