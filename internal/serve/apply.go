@@ -164,7 +164,7 @@ func (b *Backend) store(ctx context.Context, j *service.Job) (string, error) {
 		return "", errors.New("content must not be empty")
 	}
 	t0 := time.Now()
-	p, err := b.place(ctx, req, body)
+	p, err := b.placeUntilStop(ctx, req, body)
 	if err != nil {
 		return "", err
 	}
@@ -228,6 +228,39 @@ func (b *Backend) store(ctx context.Context, j *service.Job) (string, error) {
 		return "", heldError(err)
 	}
 	return leaf, nil
+}
+
+// stopGrace is how long a placement (the model's call) may go on once
+// the server stops: a model about to answer still places the note.
+const stopGrace = 10 * time.Second
+
+// placeUntilStop is place, ended stopGrace after the server's stop: a
+// model that never answers (a stuck server or proxy) held the stop for
+// as long as the provider's tries lasted, minutes. Nothing is written
+// yet: the job is left to the next start (jobqueue.ErrInterrupted).
+func (b *Backend) placeUntilStop(ctx context.Context, req service.JobRequest, body string) (placement, error) {
+	pctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stop := b.stopCtx()
+	var grace *time.Timer
+	unhook := context.AfterFunc(stop, func() {
+		b.mu.Lock()
+		grace = time.AfterFunc(stopGrace, cancel)
+		b.mu.Unlock()
+	})
+	defer func() {
+		unhook()
+		b.mu.Lock()
+		if grace != nil {
+			grace.Stop()
+		}
+		b.mu.Unlock()
+	}()
+	p, err := b.place(pctx, req, body)
+	if err != nil && stop.Err() != nil && pctx.Err() != nil {
+		return placement{}, fmt.Errorf("%w: the note was being placed (%v)", jobqueue.ErrInterrupted, err)
+	}
+	return p, err
 }
 
 // prepare sets up a job's transaction: a leaf that cannot be read, which

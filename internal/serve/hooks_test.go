@@ -1,6 +1,8 @@
 package serve
 
 import (
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -113,4 +115,46 @@ func TestAHookThatHangs(t *testing.T) {
 			clean(t, k)
 		})
 	}
+}
+
+// TestAModelThatNeverAnswersDoesNotHoldTheStop: a model that takes the
+// request and never answers (a stuck server or proxy) held kk serve's
+// stop (SIGTERM, Ctrl-C) for as long as the provider's tries last, up
+// to four timeouts of two minutes, while /healthz said ok. The placement
+// now ends at the stop (10 s later, so that a model about to answer
+// still places the note): nothing was written, and the job is run again
+// at the next start.
+func TestAModelThatNeverAnswersDoesNotHoldTheStop(t *testing.T) {
+	k := newRepo(t, 0)
+	got := make(chan struct{}, 16)
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got <- struct{}{}
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	t.Cleanup(func() { close(release); srv.Close() })
+	s := start(t, k, provider(t, srv.URL))
+	head := git(t, k, "rev-parse", "HEAD")
+	id := s.postAsync(t, "Placed by a model that never answers")
+	<-got
+	stopped := make(chan struct{})
+	go func() { s.stop(); close(stopped) }()
+	select {
+	case <-stopped:
+	case <-time.After(time.Minute):
+		t.Fatal("the server's stop did not end while the model did not answer")
+	}
+	if got := git(t, k, "rev-parse", "HEAD"); got != head {
+		t.Fatalf("a commit during the stop: %s", git(t, k, "log", "--oneline", "-2"))
+	}
+	s = start(t, k, nil)
+	j := s.wait(t, id)
+	if j.Status != "done" {
+		t.Fatalf("the job after the restart: %+v", j)
+	}
+	jobCommit(t, k, "store", j)
+	clean(t, k)
 }
