@@ -92,7 +92,8 @@ func (b *Backend) unconfigured(err error) error {
 // unwritable marks a job's failure to write that is the machine's, not
 // the job's, as the environment's (jobqueue.ErrHeld: the job is put back
 // and waits, /healthz saying why, as for a held lock): the disk full,
-// the user's disk quota spent, a read-only file system, or kk's own
+// the user's disk quota spent, a file-size limit reached, a disk I/O
+// error of the branch index, a read-only file system, or kk's own
 // .state/ folder (the transaction's journal, the branch index) not
 // writable. Each would fail every job in turn, losing every post
 // accepted meanwhile; once the writes can land, the jobs run. A
@@ -109,6 +110,12 @@ func (b *Backend) unwritable(err error) error {
 	case errors.Is(err, syscall.ENOSPC), errors.As(err, &se) && se.Code()&0xff == sqlite3.SQLITE_FULL:
 		// (SQLite, the branch index, reports a full disk as SQLITE_FULL.)
 		why = "the disk is full (no space left on device); free space on the server's disk"
+	case errors.Is(err, syscall.EFBIG):
+		why = "a file would pass kk serve's file-size limit (ulimit -f, systemd's LimitFSIZE); raise it"
+	case errors.As(err, &se) && se.Code()&0xff == sqlite3.SQLITE_IOERR:
+		// (SQLite reports a write past the file-size limit, and a
+		// failing disk, as a disk I/O error.)
+		why = "the branch index could not be written (a disk I/O error); check the disk, its free space and kk serve's file-size limit (ulimit -f)"
 	case errors.Is(err, syscall.EDQUOT):
 		why = "kk serve's user has spent its disk quota; free space or raise the quota"
 	case errors.Is(err, syscall.EROFS):
