@@ -886,8 +886,8 @@ wait:
 			grace = t.C
 		case <-grace:
 			_ = terminate(u.cmd)
-			<-done
-			return fmt.Errorf("%w: git update-index had not ended for %s (git's post-index-change hook %s had not ended); it was ended", ErrInterrupted, time.Since(start).Round(time.Millisecond), hookPath(u.cmd.Dir, "post-index-change"))
+			ended := <-done
+			return fmt.Errorf("%w: git update-index had not ended for %s (git's post-index-change hook %s had not ended); it was ended (%v)", ErrInterrupted, time.Since(start).Round(time.Millisecond), hookPath(u.cmd.Dir, "post-index-change"), ended)
 		}
 	}
 	if err != nil {
