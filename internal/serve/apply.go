@@ -474,8 +474,8 @@ func (b *Backend) commit(ctx context.Context, j *service.Job, leaf string, res *
 			// git that could not write (the disk full, a read-only file
 			// system, .git not writable) holds the job as kk's own
 			// writes do.
-			// A person's reference-transaction hook that refuses the
-			// branch's move holds it too.
+			// A person's reference-transaction hook that refused the
+			// branch's move is named.
 			return b.unconfigured(b.unwritable(gitUnwritable(r.GitDir, hookRefused(r, commitError(err)))))
 		}
 		// The commit stands from here on: whatever fails is logged.

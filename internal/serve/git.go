@@ -289,13 +289,12 @@ func commitError(err error) error {
 	return fmt.Errorf("committing: %w", err)
 }
 
-// hookRefused marks a commit the person's reference-transaction hook
-// refused (git update-ref: "ref updates aborted by hook"; a policy hook,
-// or one that is broken) as the environment's (jobqueue.ErrHeld): the
-// hook sees refs, not the job's notes, and would refuse every job in
-// turn, losing the posts accepted meanwhile. The jobs wait, /healthz
-// naming the hook and what it said, and run once it lets the branch
-// move.
+// hookRefused says, for a commit the person's reference-transaction
+// hook refused (git update-ref: "ref updates aborted by hook"; a policy
+// hook, or a broken one), which hook refused and what it said, in place
+// of git's words: the job fails (a hook may judge the commit it is
+// shown, and a job it refuses would hold every job after it), its files
+// put back, and its client is told what to fix.
 func hookRefused(r *gitx.Repo, err error) error {
 	if err == nil || errors.Is(err, jobqueue.ErrHeld) || errors.Is(err, jobqueue.ErrInterrupted) {
 		return err
@@ -322,7 +321,7 @@ func hookRefused(r *gitx.Repo, err error) error {
 	if len(said) > 0 {
 		what = "it said: " + strings.Join(said, "; ")
 	}
-	return fmt.Errorf("%w: git's reference-transaction hook %s refused to move the branch %s (%s); fix the hook, or remove it: the job waits and runs once git lets it commit", jobqueue.ErrHeld, hook, r.Branch, what)
+	return fmt.Errorf("committing: git's reference-transaction hook %s refused to move the branch %s (%s); fix the hook, or remove it, then send the request again", hook, r.Branch, what)
 }
 
 // heldError marks a failure to take kk's writer lock (another kk process

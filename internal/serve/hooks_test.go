@@ -38,35 +38,37 @@ func hookWhile(t *testing.T, k *store.KB, name, cond, body string) string {
 
 // TestAReferenceTransactionHookThatRefuses: the person's
 // reference-transaction hook refuses the branch's move (exit 1, as a
-// policy hook does) while it is broken: each job failed in turn
-// ("committing: git update-ref: … ref updates aborted by hook"), and the
-// posts accepted meanwhile were lost. The hook is the environment's:
-// the jobs wait, /healthz names the hook and what it said, and once it
-// lets the branch move they are done, one commit each.
+// policy hook does). The job fails, as for any commit the repository
+// refuses (TestAFailedCommitLeavesNothing: a hook may judge the commit
+// it is shown, and a job it refuses must not hold every job after it),
+// its files put back; its error named git's words alone ("git
+// update-ref: … fatal: ref updates aborted by hook"): it now names the
+// hook, what it said and what to do. Once the hook lets the branch
+// move, posts are done as before.
 func TestAReferenceTransactionHookThatRefuses(t *testing.T) {
 	k := newRepo(t, 0)
 	flag := refHook(t, k, "echo 'the policy hook refuses: ticket number missing' >&2; exit 1")
 	s := start(t, k, nil)
 	writeFile(t, flag, "")
 	head := git(t, k, "rev-parse", "HEAD")
-	a, b := s.postAsync(t, "Refused once"), s.postAsync(t, "Refused twice")
-	h := s.waitHealth(t, "reference-transaction")
-	if !strings.Contains(h.WaitingFor, "ticket number missing") || !strings.Contains(h.WaitingFor, filepath.Join(".git", "hooks", "reference-transaction")) {
-		t.Errorf("/healthz does not name the hook and what it said: %q", h.WaitingFor)
+	for _, title := range []string{"Refused once", "Refused twice"} {
+		j := s.wait(t, s.postAsync(t, title))
+		if j.Status != "failed" || !strings.Contains(j.Error, "ticket number missing") || !strings.Contains(j.Error, filepath.Join(".git", "hooks", "reference-transaction")) || !strings.Contains(j.Error, "fix the hook") {
+			t.Errorf("a job the hook refused: %+v", j)
+		}
 	}
 	if got := git(t, k, "rev-parse", "HEAD"); got != head {
 		t.Fatalf("a commit while the hook refuses:\n%s", git(t, k, "log", "--oneline", "-3"))
 	}
+	clean(t, k)
 	if err := os.Remove(flag); err != nil {
 		t.Fatal(err)
 	}
-	for _, id := range []string{a, b} {
-		j := s.wait(t, id)
-		if j.Status != "done" {
-			t.Fatalf("a job once the hook lets it: %+v", j)
-		}
-		jobCommit(t, k, "store", j)
+	j := s.wait(t, s.postAsync(t, "Once the hook lets it"))
+	if j.Status != "done" {
+		t.Fatalf("a job once the hook lets it: %+v", j)
 	}
+	jobCommit(t, k, "store", j)
 	clean(t, k)
 }
 
