@@ -389,7 +389,15 @@ func (b *Backend) change(ctx context.Context, j *service.Job) (string, error) {
 		// What the leaf holds before the job: its commit must find it
 		// the branch's (see personsChanges).
 		var befores []leafBefore
-		b.guard(tx, &befores, checkChange)
+		// A deletion, or an edit of the content, would take the
+		// person's lines out of the file: it is refused before it writes
+		// (guard). A metadata-only edit keeps them in the body, and is
+		// refused at its commit.
+		check := checkNone
+		if j.Op == service.OpDelete || strings.TrimSpace(req.Content) != "" {
+			check = checkChange
+		}
+		b.guard(tx, &befores, check)
 		b.announce(tx, j)
 		if j.Op == service.OpDelete {
 			if err := tx.Remove(n); err != nil {

@@ -25,8 +25,9 @@ import (
 //
 // A note that is not as the branch holds it (a person's edit not
 // committed, a note never committed) is left as it is: nothing is
-// written. An edit or a deletion of it fails (checkChange), naming the
-// note and what to do; a post's refactors, the model's and not the
+// written. A deletion of it, or an edit of its content, fails
+// (checkChange), naming the note and what to do (a metadata-only edit,
+// which keeps the person's lines in the file, fails at its commit); a post's refactors, the model's and not the
 // client's request, end the transaction with a refactorError, and the
 // post is placed without them, its note saying why (checkRefactors:
 // never failed, a model's move is no reason to lose a post). The branch
@@ -75,9 +76,9 @@ func (b *Backend) guard(tx *txn.Tx, befores *[]leafBefore, check guardCheck) {
 type guardCheck int
 
 const (
-	checkNone      guardCheck = iota // a post without refactors: it writes a new note
+	checkNone      guardCheck = iota // a post without refactors (a new note), a metadata-only edit (checked at its commit)
 	checkRefactors                   // a post whose refactors move notes: they are left out
-	checkChange                      // an edit or a deletion: the job fails
+	checkChange                      // a deletion, an edit of the content: the job fails
 )
 
 // branchHolds returns nil when before's bytes are what the served branch
