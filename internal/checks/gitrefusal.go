@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/kk-project/kk/internal/gitx"
@@ -52,9 +54,54 @@ func RefusedByGit(ctx context.Context, root string) *GitRefusal {
 		g.Reason = strings.TrimSpace(err.Error())
 	}
 	if g.Fix == "" {
+		g.Fix = danglingGitFile(root)
+	}
+	if g.Fix == "" {
 		g.Fix = fmt.Sprintf("run `git status` in %s and do what git asks", root)
 	}
 	return g
+}
+
+// danglingGitFile returns the fix when the .git of root's work tree is a
+// file ("gitdir: <folder>") naming a folder that is gone, as a linked work
+// tree's (git worktree add) is once its repository was moved: git then
+// says only "not a git repository"; "" otherwise.
+func danglingGitFile(root string) string {
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		return ""
+	}
+	for d := abs; ; d = filepath.Dir(d) {
+		dotgit := filepath.Join(d, ".git")
+		fi, err := os.Lstat(dotgit)
+		if err == nil {
+			if !fi.Mode().IsRegular() {
+				return ""
+			}
+			data, err := os.ReadFile(dotgit)
+			if err != nil {
+				return ""
+			}
+			target, ok := strings.CutPrefix(strings.TrimSpace(string(data)), "gitdir:")
+			if !ok {
+				return ""
+			}
+			target = strings.TrimSpace(target)
+			if !filepath.IsAbs(target) {
+				target = filepath.Join(d, target)
+			}
+			if _, err := os.Stat(target); err == nil {
+				return ""
+			}
+			if strings.Contains(filepath.ToSlash(target), "/worktrees/") {
+				return fmt.Sprintf("%s points to %s, which is gone: this is a linked work tree (git worktree add) whose repository was moved; run `git worktree repair` in the repository's main work tree where it is now (git -C <that folder> worktree repair)", dotgit, target)
+			}
+			return fmt.Sprintf("%s points to %s, which is gone (the repository it belongs to was moved?): write the repository's git folder where it is now into %s (gitdir: <folder>)", dotgit, target, dotgit)
+		}
+		if filepath.Dir(d) == d {
+			return ""
+		}
+	}
 }
 
 // checkGitRefusal is doctor's git-repository check: a warning when git

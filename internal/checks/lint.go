@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode"
 
@@ -44,6 +45,7 @@ const (
 	ruleStaleIndex           = "stale-index"
 	ruleIrregularFile        = "irregular-file"
 	ruleDeadLink             = "dead-link"
+	ruleFolderCaseCollision  = "folder-case-collision"
 )
 
 // LintItem is one problem lint found. File is relative to the repository
@@ -629,21 +631,56 @@ func (l *linter) checkFolders(t *store.Tree, summaries store.Summaries) {
 			if t.IndexDirs[d] {
 				msg, fix = "folder holds no leaves, only a leftover index.md", "remove the folder; `kk index rebuild` removes leftover index files"
 			}
-			if kept := l.keptFile(d); kept != "" {
+			kept, leftovers := l.keptFile(d)
+			switch {
+			case kept != "":
 				// An OKF log.md, or any file that is not generated: removing
 				// the folder would lose it.
 				msg, fix = "folder holds no leaves", fmt.Sprintf("move %s (and any other file it holds) to a folder with leaves, then remove the folder", lintPath(kept))
+			case len(leftovers) > 0:
+				// An editor's files beside a note being written there.
+				msg, fix = fmt.Sprintf("folder holds no leaves, only files an editor leaves (%s)", strings.Join(leftovers, ", ")), "finish or quit the editor there, then remove the folder"
 			}
 			l.add(ruleEmptyFolder, LintFinding, lintPath(d), msg, fix)
 		}
 	}
+	// Folders whose paths differ only in case (a folder renamed by hand
+	// on Linux, then written into under its old name) are one folder on
+	// macOS and Windows: git cannot check both out there.
+	seen := map[string]string{}
+	for _, d := range t.Dirs {
+		key := strings.ToLower(d)
+		if first, ok := seen[key]; ok && d != "" {
+			l.add(ruleFolderCaseCollision, LintError, lintPath(d),
+				fmt.Sprintf("folder differs from %s only in case: on macOS and Windows, whose file systems ignore case, they are one folder and git cannot check both out", lintPath(first)),
+				"move the leaves of one into the other with git mv, then run `kk index rebuild`")
+			continue
+		}
+		seen[key] = d
+	}
 	file := l.k.Rel(l.k.SummariesPath())
 	blank := store.BlankSummaries(l.k.SummariesPath())
+	// Summaries of folders that are gone: a folder renamed by hand (git mv)
+	// left its summary under the old name.
+	var gone []string
+	for key, text := range summaries {
+		if key != "" && text != "" && !slices.Contains(t.Dirs, key) {
+			gone = append(gone, key)
+		}
+	}
+	slices.Sort(gone)
 	for d := range folders {
 		// A blank entry is reported as empty-summary instead.
 		if d != "" && summaries[d] == "" && !slices.Contains(blank, d) {
-			l.add(ruleMissingFolderSummary, LintFinding, lintPath(d), "folder has no summary in FOLDER_SUMMARIES.md",
-				fmt.Sprintf("add a one-line summary for %q to %s", d, file))
+			fix := fmt.Sprintf("add a one-line summary for %q to %s", d, file)
+			switch len(gone) {
+			case 0:
+			case 1:
+				fix += fmt.Sprintf("; it holds a summary for %q, a folder that is gone: if %q is that folder moved, rename the key %q to %q", gone[0], d, gone[0], d)
+			default:
+				fix += fmt.Sprintf("; it holds summaries for %s, folders that are gone: if %q is one of them moved, rename its key to %q", quotedList(gone), d, d)
+			}
+			l.add(ruleMissingFolderSummary, LintFinding, lintPath(d), "folder has no summary in FOLDER_SUMMARIES.md", fix)
 		}
 	}
 	for _, key := range blank {
@@ -653,10 +690,12 @@ func (l *linter) checkFolders(t *store.Tree, summaries store.Summaries) {
 }
 
 // keptFile returns a file under folder d (relative to nodes/) that is
-// neither a generated index.md nor a dotfile, such as an OKF log.md; ""
-// when there is none.
-func (l *linter) keptFile(d string) string {
+// neither a generated index.md, a dotfile nor a file an editor leaves
+// (editorLeftover), such as an OKF log.md; "" when there is none. It also
+// returns the names of the editor's files it passed over.
+func (l *linter) keptFile(d string) (string, []string) {
 	found := ""
+	var leftovers []string
 	root := l.k.NodePath(d)
 	_ = filepath.WalkDir(root, func(p string, e fs.DirEntry, err error) error {
 		if err != nil || found != "" {
@@ -668,6 +707,10 @@ func (l *linter) keptFile(d string) string {
 			}
 			return nil
 		}
+		if !e.IsDir() && editorLeftover(e.Name()) {
+			leftovers = append(leftovers, e.Name())
+			return nil
+		}
 		if !e.IsDir() && e.Name() != "index.md" {
 			if rel, err := filepath.Rel(l.k.NodesDir(), p); err == nil {
 				found = filepath.ToSlash(rel)
@@ -675,7 +718,16 @@ func (l *linter) keptFile(d string) string {
 		}
 		return nil
 	})
-	return found
+	return found, leftovers
+}
+
+// editorLeftover reports whether name is a file an editor leaves beside a
+// file it edits (dotfiles, such as vim's .note.md.swp and emacs's
+// .#note.md, are passed over anyway): vim's write probe 4913, a backup
+// note.md~, an emacs autosave #note.md#.
+func editorLeftover(name string) bool {
+	return name == "4913" || strings.HasSuffix(name, "~") ||
+		len(name) > 1 && strings.HasPrefix(name, "#") && strings.HasSuffix(name, "#")
 }
 
 // checkEntryHash reports an ENTRY.md generated from other leaves than the
@@ -740,4 +792,13 @@ func normalizeTag(tag string) string {
 		}
 	}
 	return strings.TrimSuffix(b.String(), "s")
+}
+
+// quotedList joins quoted words with commas: "a", "b", "c".
+func quotedList(words []string) string {
+	q := make([]string, len(words))
+	for i, w := range words {
+		q[i] = strconv.Quote(w)
+	}
+	return strings.Join(q, ", ")
 }

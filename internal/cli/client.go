@@ -69,6 +69,12 @@ HTTP error or a job it waited for failed; the reason goes to stderr.
 		}
 		run := sub.RunE
 		sub.RunE = func(c *cobra.Command, args []string) error {
+			if f := c.Flags().Lookup("timeout"); f != nil && o.timeout <= 0 {
+				return usagef("--timeout must be a positive duration, such as 2m, not %s", f.Value)
+			}
+			if c.Flags().Lookup("body-file") != nil && c.Flags().Changed("body") && c.Flags().Changed("body-file") {
+				return usagef("--body and --body-file both give the note's text; give one")
+			}
 			err := run(c, args)
 			if ns := (*noServerError)(nil); errors.As(err, &ns) {
 				return ns

@@ -2,7 +2,10 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
@@ -99,6 +102,23 @@ func runCurateDedup(ctx context.Context, app *App, o curateDedupOpts) error {
 		}
 		if *p.dst, err = app.absPath(*p.in); err != nil {
 			return err
+		}
+	}
+	// The sessions are read from a folder that must be there; the conflict
+	// files go to a folder made when missing, but not over a file.
+	for _, p := range []struct{ flag, arg, path, what string }{
+		{"--sessions-dir", o.sessionsDir, opts.SessionsDir, "the folder that holds the session logs"},
+		{"--conflicts-dir", o.conflictsDir, opts.ConflictsDir, "a folder for the conflict files (it is made when missing)"},
+	} {
+		if p.path == "" {
+			continue
+		}
+		fi, err := os.Stat(p.path)
+		switch {
+		case errors.Is(err, fs.ErrNotExist) && p.flag == "--sessions-dir":
+			return fmt.Errorf("%s %s does not exist; name %s", p.flag, p.arg, p.what)
+		case err == nil && !fi.IsDir():
+			return fmt.Errorf("%s %s is not a folder; name %s", p.flag, p.arg, p.what)
 		}
 	}
 	// nodes/ holds leaves and the files kk generates for them, nothing

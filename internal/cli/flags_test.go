@@ -75,3 +75,75 @@ func TestFlagNamesOneConcept(t *testing.T) {
 		})
 	})
 }
+
+// Every flag of every command that takes one value refuses a second,
+// different one, naming itself, so that no command can pick one of two
+// values silently; the same value again is let through, and a list flag
+// takes both.
+func TestRepeatedFlagsRefused(t *testing.T) {
+	checked := 0
+	walkTree(helpRoot(), func(c *cobra.Command) {
+		check := func(f *pflag.Flag) {
+			if !singleValued(f) {
+				if _, ok := f.Value.(pflag.SliceValue); ok {
+					if err := f.Value.Set("a"); err != nil {
+						t.Errorf("%s --%s a: %v", c.CommandPath(), f.Name, err)
+					}
+					if err := f.Value.Set("b"); err != nil {
+						t.Errorf("%s --%s a --%s b: %v", c.CommandPath(), f.Name, f.Name, err)
+					}
+				}
+				return
+			}
+			checked++
+			first, second := map[string][2]string{"duration": {"1s", "2s"}}[f.Value.Type()][0], ""
+			if first == "" {
+				first, second = "1", "2" // a number, or a string
+			} else {
+				second = "2s"
+			}
+			if err := f.Value.Set(first); err != nil {
+				t.Errorf("%s --%s %q: %v", c.CommandPath(), f.Name, first, err)
+				return
+			}
+			if err := f.Value.Set(first); err != nil {
+				t.Errorf("%s --%s %s --%s %s: %v, want the same value let through", c.CommandPath(), f.Name, first, f.Name, first, err)
+			}
+			err := f.Value.Set(second)
+			if err == nil || !strings.Contains(err.Error(), "--"+f.Name+" is given twice") {
+				t.Errorf("%s --%s %s --%s %s: %v, want a refusal naming the flag", c.CommandPath(), f.Name, first, f.Name, second, err)
+			}
+		}
+		c.LocalNonPersistentFlags().VisitAll(check)
+		c.PersistentFlags().VisitAll(check)
+	})
+	if checked < 100 {
+		t.Errorf("only %d one-value flags checked; the walk missed commands", checked)
+	}
+}
+
+// A command without subcommands given an argument it does not take says
+// so, naming the argument, and where it takes --input, that the file goes
+// there; cobra's "unknown command" would send a person looking for a
+// subcommand that never existed.
+func TestExtraArgumentNamed(t *testing.T) {
+	dir := t.TempDir() // no knowledge base: nothing a command could write
+	for _, path := range leafCommands() {
+		name := "kk " + strings.Join(path, " ")
+		if path[0] == "hook" {
+			continue // a hook always exits 0 and reports in the harness's way
+		}
+		_, _, stderr := run(t, dir, "", append(append([]string{}, path...), "plan.json")...)
+		if strings.Contains(stderr, "unknown command") {
+			t.Errorf("%s plan.json: %q, want a message that it takes no such argument", name, stderr)
+		}
+	}
+	code, _, stderr := run(t, dir, "", "rebalance", "move", "plan.json")
+	if want := "kk: kk rebalance move takes no arguments (got \"plan.json\"); give the file with --input plan.json\n"; code != ExitUsage || !strings.HasPrefix(stderr, want) {
+		t.Errorf("kk rebalance move plan.json: exit %d, %q, want %q", code, stderr, want)
+	}
+	code, _, stderr = run(t, dir, "", "status", "extra")
+	if want := "kk: kk status takes no arguments (got \"extra\")\n"; code != ExitUsage || !strings.HasPrefix(stderr, want) {
+		t.Errorf("kk status extra: exit %d, %q, want %q", code, stderr, want)
+	}
+}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/kk-project/kk/internal/checks"
 	"github.com/kk-project/kk/internal/freshness"
 	"github.com/kk-project/kk/internal/store"
 )
@@ -33,12 +34,18 @@ repository path (with a folder part, like src/http/retry.go). Paths are
 taken relative to the repository root and to the node's folder; URLs,
 files under .ai/kenkeep/ and untracked files are left out. A node is
 flagged when a commit newer than the node file's last commit changed one
-of its sources. Nodes never committed are not considered.
+of its sources; a commit that only moved the node file (git mv of it or of
+its folder, git's exact rename) does not count as a change of it, since
+nobody read it against its sources then. Nodes never committed are not
+considered.
 
 The whole history is read in one git log pass (--max-commits limits it to
 the newest N commits). The check fails open: without git, outside a work
 tree, before the first commit, or with an unreadable tree it reports
-"not available" and still exits 0. It exits 0 whatever it finds.
+"not available" and still exits 0; in a repository git refuses to work
+in (a clone owned by another user: "detected dubious ownership") the
+reason says so and gives git's fix (git config --global --add
+safe.directory <folder>). It exits 0 whatever it finds.
 
 Stdout gets the count, one line per flagged node (id, folder, changed
 paths, tab-separated; the first 10, then how many more on stderr;
@@ -67,6 +74,14 @@ func runFreshness(ctx context.Context, app *App, o freshnessOpts) error {
 		return err
 	default:
 		rep = freshness.CheckAndRecord(ctx, k, freshness.Options{MaxCommits: o.maxCommits}, app.Now())
+		if !rep.Available {
+			// freshness says "not inside a git work tree" where git
+			// refuses a repository that is there (another user's clone):
+			// say so, with git's fix, as kk status and kk doctor do.
+			if g := checks.RefusedByGit(ctx, k.Root); g != nil {
+				rep.Reason = g.String()
+			}
+		}
 	}
 	if err := ctx.Err(); err != nil {
 		return err

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kk-project/kk/internal/graph"
+	"github.com/kk-project/kk/internal/node"
 	"github.com/kk-project/kk/internal/op"
 	"github.com/kk-project/kk/internal/schema"
 	"github.com/kk-project/kk/internal/store"
@@ -288,6 +289,9 @@ func (o *graphManageOpts) params(app *App, cmd *cobra.Command, operation string)
 		p.LastTaskID = o.task
 	}
 	if fl.Changed("expect-version") {
+		if o.version < 1 {
+			return p, usagef("--expect-version must be a whole number of at least 1, not %d", o.version)
+		}
 		v := o.version
 		p.Version = &v
 	}
@@ -310,6 +314,9 @@ func (o *graphManageOpts) params(app *App, cmd *cobra.Command, operation string)
 			return p, err
 		}
 		text := string(data)
+		if msg := node.BodyFrontMatter(text); msg != "" {
+			return p, op.Invalid("knowledge", "%s (--body-file %s)", msg, o.knowledgeFile)
+		}
 		p.Knowledge = &text
 	}
 	return p, nil

@@ -77,6 +77,9 @@ func organizeHelp(root *cobra.Command) {
 				return usagef("%s needs a subcommand: %s", cmd.Name(), orList(subcommandNames(cmd)))
 			}
 		}
+		if !c.HasSubCommands() && c.Args != nil {
+			c.Args = noSuchArgument(c.Args)
+		}
 		for _, sub := range c.Commands() {
 			walk(sub)
 		}
@@ -120,4 +123,22 @@ func orList(names []string) string {
 		return names[0]
 	}
 	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+}
+
+// noSuchArgument wraps the argument check of a command without
+// subcommands: where cobra refuses an argument as an "unknown command"
+// (cobra.NoArgs), kk says the command takes no arguments, naming the one
+// given, and, for a command that reads a file with --input, that the file
+// goes there.
+func noSuchArgument(check cobra.PositionalArgs) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		err := check(cmd, args)
+		if err == nil || len(args) == 0 || !strings.HasPrefix(err.Error(), "unknown command ") {
+			return err
+		}
+		if cmd.Flags().Lookup("input") != nil {
+			return usagef("%s takes no arguments (got %q); give the file with --input %s", cmd.CommandPath(), args[0], args[0])
+		}
+		return usagef("%s takes no arguments (got %q)", cmd.CommandPath(), args[0])
+	}
 }

@@ -3,8 +3,11 @@
 package cli
 
 import (
+	"crypto/sha256"
+	"fmt"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"regexp"
 	"runtime"
@@ -103,6 +106,13 @@ func TestHostileInput(t *testing.T) {
 		hostileCase{"upsert/invalid UTF-8 title", []string{"upsert", "--type", "req", "--id", "REQ-2", "--title", "bad\xff", "--source", "s"}, "", `VALIDATION_ERROR: (entities\[0\]\.)?title: is not valid UTF-8`},
 		hostileCase{"graph create/name with no ASCII spelling", []string{"graph", "create", "atom", "--name", "日本語", "--path", "x/**", "--knowledge-file", "/dev/null"}, "", `VALIDATION_ERROR: name: .*no ASCII spelling`},
 		hostileCase{"graph create/invalid UTF-8 name", []string{"graph", "create", "atom", "--name", "bad\xff", "--path", "x/**", "--knowledge-file", "/dev/null"}, "", `VALIDATION_ERROR: name`},
+		hostileCase{"init/--kk-command with a control character", []string{"init", "--harnesses", "claude", "--kk-command", "kk\x01"}, "", `--kk-command "kk\\x01": holds the control character U\+0001 at character 3`},
+		hostileCase{"init/--kk-command with an escape sequence", []string{"init", "--harnesses", "claude", "--kk-command", "\x1b[2Jkk"}, "", `--kk-command .*holds the control character U\+001B at character 1`},
+		hostileCase{"init/--kk-command with a bidirectional control", []string{"init", "--upgrade", "--kk-command", "kk\u202e"}, "", `--kk-command .*holds the bidirectional control character U\+202E`},
+		hostileCase{"pack export/--description with an escape sequence", []string{"pack", "export", "--name", "p", "--pack-version", "1.0.0", "--description", "d\x1b[2J", "--output", filepath.Join(dir, "pack-out")}, "", `^kk: --description: holds the control character U\+001B at character 2`},
+		hostileCase{"pack export/--pack-version with a bell", []string{"pack", "export", "--name", "p", "--pack-version", "1\a", "--description", "d", "--output", filepath.Join(dir, "pack-out")}, "", `^kk: --pack-version: holds the control character U\+0007 at character 2`},
+		hostileCase{"session-log update-proposals/--error with an escape sequence", []string{"session-log", "update-proposals", ".ai/kenkeep/_sessions/20260520-0830-x.md", "--status", "failed", "--error", "timed out\x1b[2J"}, "", `^kk: --error: holds the control character U\+001B on line 1`},
+		hostileCase{"session-log update-proposals/--error not UTF-8", []string{"session-log", "update-proposals", ".ai/kenkeep/_sessions/20260520-0830-x.md", "--status", "failed", "--error", "bad\xff"}, "", `^kk: --error: is not valid UTF-8`},
 		hostileCase{"graph create/--body-file /dev/zero", []string{"graph", "create", "atom", "--name", "Z", "--path", "x/**", "--body-file", "/dev/zero"}, "", `--body-file: /dev/zero is larger than 8 MiB`},
 	)
 	limit := int64(200 << 20) // peak resident bytes
@@ -111,6 +121,7 @@ func TestHostileInput(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			before := kbState(t, root)
 			cmd := kb.command(c.stdin, c.args...)
 			cmd.Dir = root
 			out, err := cmd.CombinedOutput()
@@ -125,6 +136,9 @@ func TestHostileInput(t *testing.T) {
 				t.Errorf("the repository changed:\n%s", st)
 				git("reset", "-q", "--hard")
 				git("clean", "-qfd")
+			}
+			if after := kbState(t, root); after != before {
+				t.Errorf("the files under .ai/kenkeep changed (git-ignored ones included):\nbefore:\n%s\nafter:\n%s", before, after)
 			}
 			if peak := maxRSS(cmd.ProcessState); peak > limit {
 				t.Errorf("peak memory %d MB; the bound is %d MB", peak>>20, limit>>20)
@@ -143,4 +157,41 @@ func maxRSS(ps *os.ProcessState) int64 {
 		return int64(ru.Maxrss) // bytes there
 	}
 	return int64(ru.Maxrss) << 10 // kilobytes on Linux
+}
+
+// kbState lists every file under root's .ai/kenkeep, git-ignored ones
+// included (.state/, _logs/, _sessions/), with a checksum of its bytes,
+// leaving out only what a reader refreshes as it reads: the writer lock's
+// holder record (.state/lock, rewritten by every lock probe), the search
+// index of each branch (.state/branches/*/index.db and its -wal and -shm,
+// synced by every read) and the freshness cache (.state/freshness.json).
+// A refused command must leave the list as it was.
+func kbState(t *testing.T, root string) string {
+	t.Helper()
+	var b strings.Builder
+	dir := filepath.Join(root, ".ai", "kenkeep")
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		rel = filepath.ToSlash(rel)
+		if d.IsDir() {
+			fmt.Fprintf(&b, "%s/\n", rel)
+			return nil
+		}
+		if rel == ".state/lock" || rel == ".state/freshness.json" || strings.HasPrefix(rel, ".state/branches/") && strings.Contains(path.Base(rel), "index.db") {
+			return nil
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(&b, "%s %x\n", rel, sha256.Sum256(data))
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
 }

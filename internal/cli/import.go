@@ -6,7 +6,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/kk-project/kk/internal/op"
 	"github.com/kk-project/kk/internal/serve"
+	"github.com/kk-project/kk/internal/store"
 )
 
 func newImportCmd(app *App) *cobra.Command {
@@ -59,6 +61,10 @@ func runImportKnowledged(ctx context.Context, app *App, o importKnowledgedOpts) 
 	dir, err := app.absPath(o.dir)
 	if err != nil {
 		return err
+	}
+	if isInside(resolveExisting(k.Dir), resolveExisting(dir)) {
+		return op.New(op.CodeValidation, map[string]any{"argument": "dir"},
+			"%s is inside the knowledge base (%s); name the working copy of the knowledged repository to import", o.dir, store.DirName)
 	}
 	res, err := serve.ImportKnowledged(ctx, k, dir)
 	if err != nil {

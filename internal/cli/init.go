@@ -11,6 +11,7 @@ import (
 
 	"github.com/kk-project/kk/internal/gitx"
 	"github.com/kk-project/kk/internal/harness"
+	"github.com/kk-project/kk/internal/node"
 	"github.com/kk-project/kk/internal/setup"
 	"github.com/kk-project/kk/internal/store"
 )
@@ -56,11 +57,12 @@ and leaves user content alone.
 In a git work tree, init also sets up merges of the generated files
 (.ai/kenkeep/.gitattributes sends ENTRY.md, GRAPH.md and every index.md to
 kk's merge driver, which the repository's git config defines) and installs
-the git hooks post-checkout, post-commit, post-merge and post-rewrite into
-the folder git runs hooks from (core.hooksPath, else .git/hooks), and says
-why: after a merge, a rebase or a cherry-pick they regenerate the generated
-files of each commit made from its own leaves, so that merges never
-conflict on them, and after a branch checkout or a merge they run "kk sync"
+the git hooks post-checkout, post-commit, post-index-change, post-merge and
+post-rewrite into the folder git runs hooks from (core.hooksPath, else
+.git/hooks), and says why: after a merge, a rebase or a cherry-pick they
+regenerate the generated files of each commit made from its own leaves, so
+that merges never conflict on them (and those of the work tree once git
+applied an autostash), and after a branch checkout or a merge they run "kk sync"
 in the background, so the search index follows the branch. A hook already
 there is kept as <name>.kk-chained and still runs first. --no-git-hooks
 leaves the hooks and the driver out; "kk uninstall --git-hooks" removes
@@ -108,6 +110,12 @@ func runInit(ctx context.Context, app *App, o initOpts) error {
 	if o.kkCommand != "" {
 		if strings.TrimSpace(o.kkCommand) == "" || strings.ContainsAny(o.kkCommand, "\n\r") {
 			return usagef("--kk-command %q: give the command on one line, such as /usr/local/bin/kk", o.kkCommand)
+		}
+		// The command is written into every harness's hook settings and
+		// printed by kk doctor: no control character, no text that reads
+		// otherwise than it runs.
+		if msg := node.LineProblem(o.kkCommand); msg != "" {
+			return fmt.Errorf("--kk-command %q: %s", o.kkCommand, msg)
 		}
 		if !o.harnessesSet && !o.upgrade {
 			return usagef("--kk-command sets the command of harness hooks; give it with --harnesses or --upgrade")

@@ -27,6 +27,7 @@ func TestLimitsDoc(t *testing.T) {
 		"| `--body-file` of `kk graph create`/`update` (the text itself is then at most " + byteSize(graph.MaxKnowledgeBytes) + " after trimming) | " + byteSize(op.MaxParams) + " |",
 		"| the document of `kk validate` (a symbol manifest may be large) | " + byteSize(maxDocumentBytes) + " |",
 		"| `kk client --body-file` or standard input (the note posted) | " + byteSize(httpapi.DefaultMaxBody) + " |",
+		"| `kk session-log stage-live --transcript-excerpt` when it names a file (a folder is refused; the file, or the text given instead, must be UTF-8 without NUL) | " + byteSize(hooks.MaxLogTranscript) + " |",
 		"| `kk client --token-file` | " + byteSize(maxTokenBytes) + " |",
 		"| a hook's payload on standard input | " + byteSize(int64(hooks.Defaults().MaxPayload)) + " |",
 		"| one leaf file | " + byteSize(node.MaxSize) + " |",

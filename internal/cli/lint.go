@@ -33,8 +33,10 @@ index.md files have no front matter, and every other document has a type.
 If that fails, nothing else is reported. Then every leaf must be valid
 (invalid-leaf, needs-migration for kenkeep v2 leaves), and the tree is
 checked for dangling-edge, redirected-edge, slug-id-mismatch,
-missing-folder-index, empty-folder, tag-near-duplicate, tag-whitespace,
-empty-summary, missing-folder-summary, orphan, stale-index and dead-link. A
+missing-folder-index, empty-folder, folder-case-collision (two folders whose
+paths differ only in case, one folder on macOS and Windows: an error),
+tag-near-duplicate, tag-whitespace, empty-summary, missing-folder-summary,
+orphan, stale-index and dead-link. A
 *.md under nodes/ that is not a regular file (a FIFO, a device) is never
 opened and is reported as irregular-file.
 

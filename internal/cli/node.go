@@ -105,6 +105,9 @@ that it is none of these.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 2 {
 				o.typ, o.slug = args[0], args[1]
+				if strings.TrimSpace(o.slug) == "" {
+					return usagef("<slug> is empty: give the slug of the node, such as wrap-http-errors")
+				}
 			}
 			if o.update && o.unique {
 				return usagef("--update and --unique exclude each other")
@@ -185,6 +188,9 @@ func writeNode(ctx context.Context, app *App, k *store.KB, o nodeWriteOpts, trac
 	} else {
 		if o.summary == "" && !o.keep["description"] {
 			return usagef("--description is required: a one-line description of the node")
+		}
+		if o.summary != "" && strings.TrimSpace(o.summary) == "" {
+			return usagef("--description is blank: give a one-line description of the node")
 		}
 		body := ""
 		if !o.keep["body"] || !app.IO.InTTY {

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -139,13 +140,17 @@ func manifestFlagsError(err error) error {
 	if err == nil {
 		return nil
 	}
+	if te := (*pack.TextError)(nil); errors.As(err, &te) {
+		return fmt.Errorf("--%s: %s", packManifestFlags[te.Key], te.Msg)
+	}
 	var ve *schema.ValidationError
 	if !errors.As(err, &ve) {
 		return err
 	}
 	msgs := make([]string, 0, len(ve.Failures))
 	for _, f := range ve.Failures {
-		msgs = append(msgs, "--"+strings.TrimPrefix(f.Pointer, "/")+": "+f.Message)
+		key := strings.TrimPrefix(f.Pointer, "/")
+		msgs = append(msgs, "--"+cmp.Or(packManifestFlags[key], key)+": "+f.Message)
 	}
 	return usagef("invalid pack manifest: %s", strings.Join(msgs, "; "))
 }
@@ -254,3 +259,7 @@ func runPackImport(ctx context.Context, app *App, o packImportOpts) error {
 	fmt.Fprintf(app.IO.Out, "index\t%d file(s) regenerated\n", len(res.IndexChanged))
 	return nil
 }
+
+// packManifestFlags names the flag of kk pack export that sets each
+// manifest key.
+var packManifestFlags = map[string]string{"name": "name", "version": "pack-version", "summary": "description", "homepage": "homepage"}

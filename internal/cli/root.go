@@ -309,7 +309,12 @@ func newRootCmd(app *App) *cobra.Command {
 			return nil
 		},
 	}
-	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error { return &UsageError{Msg: err.Error()} })
+	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
+		if rep := (*repeatedFlagError)(nil); errors.As(err, &rep) {
+			return &UsageError{Msg: rep.Error()}
+		}
+		return &UsageError{Msg: err.Error()}
+	})
 	root.PersistentFlags().StringVar(&app.Root, "root", "", "repository folder holding .ai/kenkeep (default: search upwards; env KK_ROOT)")
 	jsonFlag(root, app)
 	harnessFlag(root, app)
@@ -343,6 +348,7 @@ func newRootCmd(app *App) *cobra.Command {
 	organizeHelp(root)
 	applyFlagAliases(root)
 	addJSONFlags(root, app)
+	refuseRepeatedFlags(root)
 	addCompletions(root, app)
 	markCommandErrors(root)
 	return root
@@ -476,6 +482,9 @@ func (a *App) findKB() (*store.KB, error) {
 			}
 			return nil, fmt.Errorf("%w at %s (from --root or KK_ROOT); run `kk init` there first", store.ErrNotFound, a.Root)
 		}
+		if lerr := leftoverOnly(k); lerr != nil {
+			return nil, lerr
+		}
 		k.LockWait = wait
 		return k, nil
 	}
@@ -490,8 +499,65 @@ func (a *App) findKB() (*store.KB, error) {
 		}
 		return nil, err
 	}
+	if lerr := leftoverOnly(k); lerr != nil {
+		return nil, lerr
+	}
 	k.LockWait = wait
 	return k, nil
+}
+
+// ignoredByGit are the folders of .ai/kenkeep kk's .gitignore keeps out of
+// git: a checkout of a commit without the knowledge base leaves them.
+var ignoredByGit = []string{".state", "_sessions", "_logs", "hooks"}
+
+// leftoverOnly returns an error when k's folder holds nothing but what git
+// ignores (.state/ and the like) and HEAD has no knowledge base: the work
+// tree is at a commit from before kk init, or on a branch without one,
+// and git left kk's ignored files behind when it checked it out. A command
+// there would take them for an uninitialized knowledge base, and a write
+// would start one beside them that blocks the checkout back. Nil anywhere
+// else (outside git, a knowledge base being set up, one git left out of a
+// sparse checkout: notCheckedOut says so).
+func leftoverOnly(k *store.KB) error {
+	if k.Initialized() {
+		return nil
+	}
+	entries, err := os.ReadDir(k.Dir)
+	if err != nil || len(entries) == 0 {
+		return nil
+	}
+	var left []string
+	for _, e := range entries {
+		if !slices.Contains(ignoredByGit, e.Name()) {
+			return nil
+		}
+		left = append(left, e.Name())
+	}
+	if gitx.NoRepository(k.Root) {
+		return nil
+	}
+	if nerr := notCheckedOut(k.Root); nerr != nil {
+		return nerr
+	}
+	ctx := context.Background()
+	head, err := gitx.Read(ctx, k.Root, "log", "-1", "--format=%h\t%s", "HEAD")
+	if err != nil {
+		return nil // no commit yet
+	}
+	id, subject, _ := strings.Cut(strings.TrimSpace(string(head)), "\t")
+	where := fmt.Sprintf("detached at %s, %q", id, subject)
+	if b, err := gitx.Read(ctx, k.Root, "symbolic-ref", "-q", "--short", "HEAD"); err == nil {
+		where = fmt.Sprintf("branch %s, at %s, %q", strings.TrimSpace(string(b)), id, subject)
+	}
+	back := "`git log --all -1 -- " + store.DirName + "` names a commit that has it"
+	if prev, err := gitx.Read(ctx, k.Root, "rev-parse", "--abbrev-ref", "@{-1}"); err == nil {
+		p := strings.TrimSpace(string(prev))
+		if out, err := gitx.Read(ctx, k.Root, "ls-tree", "-d", "--name-only", p, "--", store.DirName); err == nil && strings.TrimSpace(string(out)) == store.DirName {
+			back = fmt.Sprintf("`git switch -` goes back to %s, which has it", p)
+		}
+	}
+	return fmt.Errorf("%w: HEAD (%s) has no %s; the %s folder here holds only what git ignores and left behind (%s). Check out a commit that has the knowledge base (%s), or run `kk init` to start one here",
+		store.ErrNotFound, where, store.DirName, store.DirName, strings.Join(left, ", "), back)
 }
 
 // lockWait is KK_LOCK_WAIT: how long a command waits for another writer's

@@ -108,6 +108,15 @@ matched words in [brackets]. Nothing found prints nothing and exits 0.`,
 }
 
 func runSearch(ctx context.Context, app *App, o searchOpts) error {
+	if o.branch != "" {
+		k, err := app.findKB()
+		if err != nil {
+			return err
+		}
+		if err := knownBranch(ctx, k, o.branch); err != nil {
+			return err
+		}
+	}
 	limit := o.limit
 	p := search.SearchParams{Query: o.text, Limit: &limit, Types: o.types, Tags: o.tags}
 	if o.minScore > 0 {

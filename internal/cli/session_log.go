@@ -4,11 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
 	"github.com/kk-project/kk/internal/contracts"
+	"github.com/kk-project/kk/internal/hooks"
+	"github.com/kk-project/kk/internal/node"
 	"github.com/kk-project/kk/internal/session"
 	"github.com/kk-project/kk/internal/store"
 	"github.com/kk-project/kk/internal/txn"
@@ -83,12 +88,16 @@ func runSessionLogStageLive(ctx context.Context, app *App, o sessionLogStageLive
 			return fmt.Errorf("--session-id: %w", err)
 		}
 	}
+	excerpt, err := app.resolveExcerpt(o.excerpt)
+	if err != nil {
+		return err
+	}
 	proposals, err := app.readProposals(o.input)
 	if err != nil {
 		return err
 	}
 	res, err := session.StageLive(ctx, k, session.StageOptions{
-		SessionID: o.sessionID, Generate: o.generate, Excerpt: session.ResolveExcerpt(o.excerpt),
+		SessionID: o.sessionID, Generate: o.generate, Excerpt: excerpt,
 		Proposals: proposals, Now: app.Now(), Command: app.Command,
 	})
 	if err != nil {
@@ -135,6 +144,14 @@ Prints the session id, or with --json {"schema_version", "session_id",
 			case session.StatusFailed:
 				if cmd.Flags().Changed("input") {
 					return usagef("--input goes with --status done")
+				}
+				// Recorded in the log, and printed by the commands that
+				// list failed extractions.
+				if !utf8.ValidString(o.errMsg) {
+					return fmt.Errorf("--error: is not valid UTF-8")
+				}
+				if msg := node.TextProblem(o.errMsg); msg != "" {
+					return fmt.Errorf("--error: %s", msg)
 				}
 			case "":
 				return usagef("--status is required: done or failed")
@@ -218,4 +235,33 @@ func (a *App) readProposals(input string) (contracts.ProposalOutput, error) {
 		return contracts.ProposalOutput{}, err
 	}
 	return session.DecodeProposals(name, data)
+}
+
+// resolveExcerpt is --transcript-excerpt: the file it names, read up to
+// the transcript a session log keeps, or else the text itself, with its
+// private spans removed (session.ResolveExcerpt's rule). A folder, a file
+// past the cap and text that is not UTF-8 or holds a NUL are refused: the
+// log would hold the path as its transcript, or bytes no reader takes.
+func (a *App) resolveExcerpt(arg string) (string, error) {
+	if strings.TrimSpace(arg) == "" {
+		return session.ResolveExcerpt(arg), nil
+	}
+	text, name := arg, "the text"
+	if fi, err := os.Stat(arg); err == nil {
+		if fi.IsDir() {
+			return "", fmt.Errorf("--transcript-excerpt: %s is a folder; name a file, or give the text itself", arg)
+		}
+		data, _, err := a.readLimited(arg, "--transcript-excerpt", hooks.MaxLogTranscript)
+		if err != nil {
+			return "", err
+		}
+		text, name = string(data), arg
+	}
+	switch {
+	case !utf8.ValidString(text):
+		return "", fmt.Errorf("--transcript-excerpt: %s is not valid UTF-8", name)
+	case strings.IndexByte(text, 0) >= 0:
+		return "", fmt.Errorf("--transcript-excerpt: %s holds a NUL byte", name)
+	}
+	return session.StripPrivate(text), nil
 }

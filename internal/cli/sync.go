@@ -3,10 +3,12 @@ package cli
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/kk-project/kk/internal/gitx"
 	"github.com/kk-project/kk/internal/index"
 	"github.com/kk-project/kk/internal/store"
 )
@@ -67,9 +69,31 @@ func checkBranchFlag(cmd *cobra.Command, branch string) error {
 // by --branch, else the current one.
 func indexBranch(ctx context.Context, k *store.KB, flag string) (string, error) {
 	if flag != "" {
-		return flag, nil
+		return flag, knownBranch(ctx, k, flag)
 	}
 	return index.CurrentBranch(ctx, k)
+}
+
+// knownBranch refuses a --branch that names no branch of the repository
+// (a typo): an index made for it would hold the work tree's leaves under a
+// name no checkout has, until kk gc deletes it. The current branch, unborn
+// in a repository without commits, and every local branch are known.
+// Outside a git work tree the index names are kk's own, and any is taken.
+func knownBranch(ctx context.Context, k *store.KB, name string) error {
+	if name == "" || gitx.NoRepository(k.Root) || !gitx.InWorkTree(ctx, k.Root) {
+		return nil
+	}
+	if cur, err := index.CurrentBranch(ctx, k); err == nil && cur == name {
+		return nil
+	}
+	branches, err := gitx.LocalBranches(ctx, k.Root)
+	if err != nil {
+		return err
+	}
+	if slices.Contains(branches, name) {
+		return nil
+	}
+	return usagef("--branch %q: the repository has no branch of that name; `git branch` lists them", name)
 }
 
 func runSync(ctx context.Context, app *App, o syncOpts) error {

@@ -185,6 +185,12 @@ func persist(tx *txn.Tx, actions []contracts.CuratorAction, opts PersistOptions)
 				fail(ReasonInvalidNode, "proposed_node.title %v", err)
 				break
 			}
+			if msg := node.LongID(id); msg != "" {
+				if _, ok := t.ByID(id); !ok {
+					fail(ReasonInvalidNode, "proposed_node.title %s: give a shorter title", msg)
+					break
+				}
+			}
 			if _, ok := planned[id]; ok {
 				fail(ReasonAddCollision, "an earlier action of this batch already writes %s", id)
 				break
@@ -347,6 +353,9 @@ func checkLeaf(n *node.Node, folder string) error {
 		DependsOn: n.DependsOn, DerivedFrom: n.DerivedFrom, Confidence: n.Confidence, Folder: folder, Body: string(n.Body), Phrasings: n.Phrasings}
 	if err := validateInput(&in); err != nil {
 		return err
+	}
+	if msg := node.BodyFrontMatter(in.Body); msg != "" {
+		return fmt.Errorf("field %q: %s", "body", msg)
 	}
 	if err := checkNoSelfEdge(n.ID, n.RelatesTo, n.DependsOn); err != nil {
 		return err

@@ -56,6 +56,9 @@ func validateInput(in *contracts.NodeInput) error {
 	if strings.ContainsAny(in.Title, "\n\r") {
 		return field("title", "must be one line")
 	}
+	if in.Description != "" && strings.TrimSpace(in.Description) == "" {
+		return field("description", "is blank; give a one-line description or leave it out")
+	}
 	if strings.ContainsAny(in.Description, "\n\r") {
 		return field("description", "must be one line")
 	}
@@ -182,7 +185,8 @@ func WriteInTx(tx *txn.Tx, in contracts.NodeInput, opts WriteOptions) (*WriteRes
 }
 
 // prepareInput trims the list values (--tags "a, b" gives a and b, as
-// kenkeep's CLI does), checks the input and drops repeated links.
+// kenkeep's CLI does), checks the input and drops repeated links, tags
+// and phrasings (as kb_upsert and manage_graph drop repeated tags).
 func prepareInput(in *contracts.NodeInput) error {
 	for _, l := range []*[]string{&in.Tags, &in.RelatesTo, &in.DependsOn, &in.DerivedFrom, &in.Phrasings} {
 		if *l == nil {
@@ -197,8 +201,10 @@ func prepareInput(in *contracts.NodeInput) error {
 	if err := validateInput(in); err != nil {
 		return err
 	}
-	if len(in.RelatesTo)+len(in.DependsOn) > 0 {
-		in.RelatesTo, in.DependsOn = node.Dedupe(in.RelatesTo), node.Dedupe(in.DependsOn)
+	for _, l := range []*[]string{&in.RelatesTo, &in.DependsOn, &in.Tags, &in.Phrasings} {
+		if len(*l) > 1 {
+			*l = node.Dedupe(*l)
+		}
 	}
 	return nil
 }
@@ -209,6 +215,11 @@ func writeNode(tx *txn.Tx, in contracts.NodeInput, opts WriteOptions) (*WriteRes
 	// leaf per transaction over thousands).
 	if err := tx.RequireV3(); err != nil {
 		return nil, nil, err
+	}
+	// Checked once the tree is known to take leaves: a v2 tree's refusal
+	// says what to do first.
+	if msg := node.BodyFrontMatter(in.Body); msg != "" {
+		return nil, nil, fmt.Errorf("field %q: %s", "body", msg)
 	}
 	slug := in.Slug
 	if slug == "" {
@@ -221,6 +232,16 @@ func writeNode(tx *txn.Tx, in contracts.NodeInput, opts WriteOptions) (*WriteRes
 			field = "title"
 		}
 		return nil, nil, fmt.Errorf("%s %w", field, err)
+	}
+	// A leaf an older kk wrote under a longer id is still found and
+	// changed; a new one is refused.
+	if msg := node.LongID(id); msg != "" {
+		if _, ok := tx.Resolve(id); !ok {
+			if in.Slug == "" {
+				return nil, nil, fmt.Errorf("field %q: %s: give a shorter title, or a slug", "title", msg)
+			}
+			return nil, nil, fmt.Errorf("field %q: %s: give a shorter slug", "slug", msg)
+		}
 	}
 	var n *node.Node
 	action := "created"

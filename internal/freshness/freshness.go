@@ -100,7 +100,7 @@ func Check(ctx context.Context, k *store.KB, opts Options) *Report {
 	for _, f := range files {
 		tracked[f] = true
 	}
-	rep := Evaluate(tree.Leaves, tracked, hist.Recency)
+	rep := evaluate(tree.Leaves, tracked, hist.Recency, hist.Content)
 	rep.Commits = hist.Commits
 	return rep
 }
@@ -113,11 +113,19 @@ const nodesPrefix = store.DirName + "/nodes/"
 // recency gives the index of the newest commit touching a path (0 is
 // HEAD), false when none did.
 func Evaluate(leaves []*node.Node, tracked map[string]bool, recency func(string) (int, bool)) *Report {
+	return evaluate(leaves, tracked, recency, recency)
+}
+
+// evaluate is Evaluate with a leaf's own baseline taken from baselineOf
+// (gitx.History.Content: the newest commit that changed its content, a
+// commit that only moved it, git mv of the leaf or of its folder, not
+// counting: a move is no review) rather than from recency.
+func evaluate(leaves []*node.Node, tracked map[string]bool, recency, baselineOf func(string) (int, bool)) *Report {
 	rep := &Report{Available: true, Flagged: []Flagged{}, PerBranch: []BranchCount{}}
 	perBranch := map[string]int{}
 	for _, n := range leaves {
 		self := nodesPrefix + n.Path
-		baseline, ok := recency(self)
+		baseline, ok := baselineOf(self)
 		if !ok {
 			continue // never committed: nothing to compare with
 		}

@@ -12,7 +12,11 @@
 //     a rebase, git pull --rebase's included) regenerate the generated
 //     files of each commit the operation made from that commit's own
 //     leaves (RegenerateCommits), so that every commit's generated files
-//     match its leaves.
+//     match its leaves;
+//   - post-index-change regenerates the work tree's generated files once
+//     git applied the autostash of a rebase or a merge (AutostashMark), or
+//     a stash or a checkout with --merge in which the merge driver kept a
+//     side (KeptMark).
 //
 // The hooks never change git's outcome.
 //
@@ -43,14 +47,27 @@ import (
 
 // The hooks kk installs.
 const (
-	PostCheckout = "post-checkout"
-	PostCommit   = "post-commit"
-	PostMerge    = "post-merge"
-	PostRewrite  = "post-rewrite"
+	PostCheckout    = "post-checkout"
+	PostCommit      = "post-commit"
+	PostIndexChange = "post-index-change"
+	PostMerge       = "post-merge"
+	PostRewrite     = "post-rewrite"
 )
 
 // Names lists the hooks kk installs, sorted.
-var Names = []string{PostCheckout, PostCommit, PostMerge, PostRewrite}
+var Names = []string{PostCheckout, PostCommit, PostIndexChange, PostMerge, PostRewrite}
+
+// AutostashMark names the file, under the knowledge base's .state folder,
+// by which kk's post-rewrite, post-merge and post-checkout hooks tell its
+// post-index-change hook that git is about to apply an autostash (git
+// rebase --autostash, git pull --rebase with rebase.autoStash, git merge
+// --autostash) on the commit it holds. Git applies the stash after every
+// other hook has run, and kk's merge driver keeps the commit's generated
+// files against the stash's, so the work tree's generated files must be
+// generated again from its leaves once the stash is in: the next index
+// write that updates the work tree is the stash's, and the hook does it
+// then.
+const AutostashMark = "autostash-head"
 
 // ChainSuffix names the file a hook that was in place before kk is moved
 // to: post-checkout becomes post-checkout.kk-chained. Git runs only hooks
@@ -62,7 +79,7 @@ const markerPrefix = "# kk-git-hook: "
 
 // scriptVersion changes whenever the generated script changes in a way
 // that `kk init --upgrade` should roll out.
-const scriptVersion = "4"
+const scriptVersion = "5"
 
 // defaultCommand runs kk when the installed-version record names no
 // other command.
@@ -208,7 +225,7 @@ func script(name, command, rel string) []byte {
 # KK_INTERNAL (a process kk started). ` + "`kk uninstall --git-hooks`" + ` removes
 # this hook and puts the earlier one back.
 kk_status=0
-kk_chained="$(dirname -- "$0")/` + name + ChainSuffix + `"
+kk_chained="${0%/*}/` + name + ChainSuffix + `"
 if [ -x "$kk_chained" ]; then
 	"$kk_chained" "$@"
 	kk_status=$?
@@ -229,15 +246,102 @@ fi
 	// (a fresh clone, a config reset): the generated files', the
 	// ledger's and the folder summaries'.
 	driver := ""
-	for _, d := range mergeDrivers {
+	for _, d := range mergeDrivers(command, rel) {
 		driver += "\tgit config --get merge." + d[0] + ".driver >/dev/null 2>&1 ||\n\t\t{ git config merge." + d[0] + ".name " + shellQuote(d[1]) +
 			" && git config merge." + d[0] + ".driver " + shellQuote(d[2]) + "; }\n"
 	}
+	// The autostash mark (AutostashMark), written when the knowledge
+	// base is there: HEAD, which the stash is applied on.
+	kbDir := store.DirName
+	if rel != "." {
+		kbDir = rel + "/" + store.DirName
+	}
+	mark := shellQuote(kbDir + "/.state/" + AutostashMark)
+	writeMark := "[ -d " + shellQuote(kbDir) + " ] && mkdir -p " + shellQuote(kbDir+"/.state") + " && git rev-parse -q --verify HEAD >" + mark + " 2>/dev/null"
 	switch name {
 	case PostCheckout:
 		b.WriteString("if [ \"${3-}\" = 1 ] && " + cond + "; then\n")
 		b.WriteString(driver)
+		b.WriteString(`	# a rebase that only fast-forwards (nothing left to pick) applies its
+	# autostash next
+	kk_git_dir="$(git rev-parse --git-dir 2>/dev/null)"
+	if [ -f "$kk_git_dir/rebase-merge/autostash" ] && ! grep -q '^[^#]' "$kk_git_dir/rebase-merge/git-rebase-todo" 2>/dev/null; then
+		` + writeMark + `
+	fi
+`)
 		b.WriteString(background)
+		b.WriteString("fi\n")
+	case PostIndexChange:
+		kept := shellQuote(kbDir + "/.state/" + KeptMark)
+		// A conflict git left in a leaf (the stash did not apply cleanly):
+		// the leaf would drop out of the generated files; leave them as
+		// git left them and say what to run.
+		rebuild := func(indent, args string) string {
+			return "if [ -n \"$(git ls-files -u -- " + shellQuote(kbDir) + " 2>/dev/null | head -n 1)\" ]; then\n" +
+				indent + "\techo \"kk: a leaf holds a git conflict; once it is resolved, run \\`kk index rebuild\\` so that ENTRY.md, GRAPH.md and the index.md files name what git brought in\" >&2\n" +
+				indent + "else\n" +
+				indent + "\t" + kk(args) + "\n" +
+				indent + "fi"
+		}
+		// none of git's operations that stop for a person (a conflict) or
+		// commit later (a merge, a rebase) is in progress; a cherry-pick or
+		// revert of several commits with --no-commit goes through
+		// sequencer/ and commits nothing
+		notStopped := `[ -n "$kk_git_dir" ] && [ ! -e "$kk_git_dir/MERGE_HEAD" ] && [ ! -e "$kk_git_dir/CHERRY_PICK_HEAD" ] &&
+			[ ! -e "$kk_git_dir/REVERT_HEAD" ] && [ ! -d "$kk_git_dir/rebase-merge" ] && [ ! -d "$kk_git_dir/rebase-apply" ]`
+		inProgress := notStopped + ` && [ ! -d "$kk_git_dir/sequencer" ]`
+		b.WriteString("if [ \"${1-}\" = 1 ] && [ -f " + mark + " ] && " + cond + "; then\n")
+		b.WriteString(`	# git applied the autostash a rebase or a merge left: generate the work
+	# tree's index files again from its leaves, the stash's included
+	kk_head="$(cat ` + mark + ` 2>/dev/null)"
+	rm -f ` + mark + ` ` + kept + `
+	if [ -n "$kk_head" ] && [ "$kk_head" = "$(git rev-parse -q --verify HEAD 2>/dev/null)" ]; then
+		` + rebuild("\t\t", "index rebuild") + `
+	fi
+elif [ "${1-}" = 1 ] && [ -f ` + kept + ` ] && ` + cond + `; then
+	# kk's merge driver kept one side of a generated file in what git just
+	# wrote. After git stash apply or pop, or a checkout with --merge (no
+	# commit follows, so no other hook regenerates): generate the work
+	# tree's index files again from its leaves; after git cherry-pick or
+	# git revert with --no-commit, stage them too, for the commit to come.
+	# A merge, a rebase, a cherry-pick or a revert that commits
+	# regenerates its commits when it ends.
+	rm -f ` + kept + `
+	kk_git_dir="$(git rev-parse --git-dir 2>/dev/null)"
+	kk_op=" $(ps -o args= -p "$PPID" 2>/dev/null || tr '\000' ' ' <"/proc/$PPID/cmdline" 2>/dev/null) "
+	case "$kk_op" in
+	*" cherry-pick "* | *" revert "*)
+		case "$kk_op" in
+		*" -n "* | *" --no-commit "*)
+			if ` + notStopped + `; then
+				` + rebuild("\t\t\t\t", "index rebuild --stage") + `
+			fi
+			;;
+		esac
+		;;
+	*" stash apply "* | *" stash pop "* | *" checkout "* | *" switch "*)
+		if ` + inProgress + `; then
+			` + rebuild("\t\t\t", "index rebuild") + `
+			# a stash's untracked files (git stash -u) come back only after
+			# this: their notes are not in the files just generated
+			case "$kk_op" in
+			*" stash "*)
+				kk_stash=stash@{0}
+				for kk_arg in $kk_op; do
+					case "$kk_arg" in
+					stash@*) kk_stash=$kk_arg ;;
+					[0-9] | [0-9][0-9] | [0-9][0-9][0-9]) kk_stash="stash@{$kk_arg}" ;;
+					esac
+				done
+				if git rev-parse -q --verify "$kk_stash^3" >/dev/null 2>&1; then
+					echo "kk: the stash's untracked files are put back after ENTRY.md, GRAPH.md and the index.md files were merged; run \` + "`" + `kk index rebuild\` + "`" + ` so that they name its notes" >&2
+				fi
+				;;
+			esac
+		fi
+		;;
+	esac
+`)
 		b.WriteString("fi\n")
 	case PostMerge:
 		b.WriteString("if " + cond + "; then\n")
@@ -251,6 +355,7 @@ fi
 		b.WriteString("\t\t*) " + kk("index rebuild --commits 'HEAD^!'") + " ;;\n")
 		b.WriteString("\t\tesac\n")
 		b.WriteString("\tfi\n")
+		b.WriteString("\tif [ -f \"$(git rev-parse --git-dir 2>/dev/null)/MERGE_AUTOSTASH\" ]; then\n\t\t" + writeMark + "\n\tfi\n")
 		b.WriteString(background)
 		b.WriteString("fi\n")
 	case PostCommit:
@@ -287,6 +392,9 @@ fi
 	if [ -n "$kk_onto" ]; then
 		` + kk(`index rebuild --commits "$kk_onto..HEAD"`) + `
 	fi
+	if [ -f "$kk_git_dir/rebase-merge/autostash" ] || [ -f "$kk_git_dir/rebase-apply/autostash" ]; then
+		` + writeMark + `
+	fi
 `)
 		b.WriteString("fi\n")
 	}
@@ -296,10 +404,11 @@ fi
 
 // hookPurpose says what each of kk's hooks does, for its comment.
 var hookPurpose = map[string]string{
-	PostCheckout: "After a branch checkout (third argument 1) it\n# brings kk's search index of the new branch up to date with `kk sync`,\n# in the background and with its output discarded.",
-	PostMerge:    "After a merge (git pull's included) it\n# regenerates the index files of a merge commit from its leaves (kk's merge\n# driver kept one side of them), or, after git merge --squash, stages them\n# for the commit to come; then it brings kk's search index up to date with\n# `kk sync` in the background.",
-	PostCommit:   "When a cherry-pick or a revert made its last\n# commit, or a merge was concluded with git commit, it regenerates the\n# index files of the commits made from their own leaves (kk index rebuild\n# --commits), so that each commit's generated files match its leaves.",
-	PostRewrite:  "When a rebase ends (git pull --rebase's\n# included) it regenerates the index files of each rebased commit from its\n# own leaves (kk index rebuild --commits), so that every commit's generated\n# files match its leaves.",
+	PostCheckout:    "After a branch checkout (third argument 1) it\n# brings kk's search index of the new branch up to date with `kk sync`,\n# in the background and with its output discarded.",
+	PostMerge:       "After a merge (git pull's included) it\n# regenerates the index files of a merge commit from its leaves (kk's merge\n# driver kept one side of them), or, after git merge --squash, stages them\n# for the commit to come; then it brings kk's search index up to date with\n# `kk sync` in the background.",
+	PostCommit:      "When a cherry-pick or a revert made its last\n# commit, or a merge was concluded with git commit, it regenerates the\n# index files of the commits made from their own leaves (kk index rebuild\n# --commits), so that each commit's generated files match its leaves.",
+	PostRewrite:     "When a rebase ends (git pull --rebase's\n# included) it regenerates the index files of each rebased commit from its\n# own leaves (kk index rebuild --commits), so that every commit's generated\n# files match its leaves.",
+	PostIndexChange: "After git applied the autostash of a rebase or a\n# merge (--autostash, rebase.autoStash), which kk's post-rewrite, post-merge\n# or post-checkout hook marked, or after git stash apply/pop, a checkout\n# with --merge, or git cherry-pick/revert --no-commit in which kk's merge\n# driver kept one side of a generated file, it regenerates the work tree's\n# index files from its leaves (kk index rebuild; --stage after a pick or a\n# revert); otherwise it does nothing.",
 }
 
 // shellQuote quotes s for a POSIX shell.

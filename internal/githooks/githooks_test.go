@@ -225,7 +225,7 @@ func TestInstallFolderGitUses(t *testing.T) {
 func TestInstallIsIdempotentAndUpgradeRefreshes(t *testing.T) {
 	e := newRepo(t)
 	first := e.install(Options{})
-	if got, want := changes(first), []string{"created .git/hooks/post-checkout", "created .git/hooks/post-commit", "created .git/hooks/post-merge", "created .git/hooks/post-rewrite", "updated .git/config"}; !slices.Equal(got, want) {
+	if got, want := changes(first), []string{"created .git/hooks/post-checkout", "created .git/hooks/post-commit", "created .git/hooks/post-index-change", "created .git/hooks/post-merge", "created .git/hooks/post-rewrite", "updated .git/config"}; !slices.Equal(got, want) {
 		t.Fatalf("first install = %q, want %q", got, want)
 	}
 	for _, o := range []Options{{}, {Upgrade: true}} {
@@ -256,7 +256,7 @@ func TestChainedHookKeepsArgumentsInputAndStatus(t *testing.T) {
 	hook := filepath.Join(e.root, ".git", "hooks", PostCheckout)
 	must(t, os.WriteFile(hook, []byte(userHook), 0o750))
 	res := e.install(Options{})
-	if got, want := changes(res), []string{"updated .git/hooks/post-checkout", "created .git/hooks/post-checkout.kk-chained", "created .git/hooks/post-commit", "created .git/hooks/post-merge", "created .git/hooks/post-rewrite", "updated .git/config"}; !slices.Equal(got, want) {
+	if got, want := changes(res), []string{"updated .git/hooks/post-checkout", "created .git/hooks/post-checkout.kk-chained", "created .git/hooks/post-commit", "created .git/hooks/post-index-change", "created .git/hooks/post-merge", "created .git/hooks/post-rewrite", "updated .git/config"}; !slices.Equal(got, want) {
 		t.Fatalf("install = %q, want %q", got, want)
 	}
 
@@ -302,7 +302,7 @@ func TestChainingRefusesToOverwriteAChainedHook(t *testing.T) {
 	must(t, os.WriteFile(filepath.Join(dir, PostMerge), []byte("#!/bin/sh\necho mine\n"), 0o755))
 	must(t, os.WriteFile(filepath.Join(dir, PostMerge+ChainSuffix), []byte("#!/bin/sh\necho older\n"), 0o755))
 	res := e.install(Options{})
-	if got, want := changes(res), []string{"created .git/hooks/post-checkout", "created .git/hooks/post-commit", "created .git/hooks/post-rewrite", "updated .git/config"}; !slices.Equal(got, want) {
+	if got, want := changes(res), []string{"created .git/hooks/post-checkout", "created .git/hooks/post-commit", "created .git/hooks/post-index-change", "created .git/hooks/post-rewrite", "updated .git/config"}; !slices.Equal(got, want) {
 		t.Fatalf("install = %q, want %q", got, want)
 	}
 	if len(res.Warnings) != 1 || !strings.Contains(res.Warnings[0], ".git/hooks/post-merge is not kk's hook and .git/hooks/post-merge.kk-chained exists too") {
@@ -439,7 +439,7 @@ func TestUninstallRestoresByteForByte(t *testing.T) {
 	must(t, os.Chmod(filepath.Join(dir, PostMerge), 0o700))
 	e.install(Options{})
 	res := e.uninstall()
-	if got, want := changes(res), []string{"removed .git/hooks/post-checkout", "removed .git/hooks/post-commit", "updated .git/hooks/post-merge", "removed .git/hooks/post-merge.kk-chained", "removed .git/hooks/post-rewrite", "updated .git/config"}; !slices.Equal(got, want) {
+	if got, want := changes(res), []string{"removed .git/hooks/post-checkout", "removed .git/hooks/post-commit", "removed .git/hooks/post-index-change", "updated .git/hooks/post-merge", "removed .git/hooks/post-merge.kk-chained", "removed .git/hooks/post-rewrite", "updated .git/config"}; !slices.Equal(got, want) {
 		t.Fatalf("uninstall = %q, want %q", got, want)
 	}
 	data, err := os.ReadFile(filepath.Join(dir, PostMerge))
@@ -467,7 +467,7 @@ func TestUninstallLeavesAHookThatIsNotKKs(t *testing.T) {
 	// The user puts a hook of their own over kk's.
 	must(t, os.WriteFile(filepath.Join(dir, PostMerge), []byte("#!/bin/sh\necho newer\n"), 0o755))
 	res := e.uninstall()
-	if got, want := changes(res), []string{"removed .git/hooks/post-checkout", "removed .git/hooks/post-commit", "removed .git/hooks/post-rewrite", "updated .git/config"}; !slices.Equal(got, want) {
+	if got, want := changes(res), []string{"removed .git/hooks/post-checkout", "removed .git/hooks/post-commit", "removed .git/hooks/post-index-change", "removed .git/hooks/post-rewrite", "updated .git/config"}; !slices.Equal(got, want) {
 		t.Fatalf("uninstall = %q, want %q", got, want)
 	}
 	if len(res.Warnings) != 1 || !strings.Contains(res.Warnings[0], ".git/hooks/post-merge is not kk's hook, so .git/hooks/post-merge.kk-chained was not put back") {
@@ -484,8 +484,8 @@ func TestUninstallCleansTheFolderGitNoLongerUses(t *testing.T) {
 		t.Fatalf("warnings = %q", res.Warnings)
 	}
 	res = e.uninstall()
-	want := []string{"removed hooks/post-checkout", "removed hooks/post-commit", "removed hooks/post-merge", "removed hooks/post-rewrite",
-		"removed .git/hooks/post-checkout", "removed .git/hooks/post-commit", "removed .git/hooks/post-merge", "removed .git/hooks/post-rewrite", "updated .git/config"}
+	want := []string{"removed hooks/post-checkout", "removed hooks/post-commit", "removed hooks/post-index-change", "removed hooks/post-merge", "removed hooks/post-rewrite",
+		"removed .git/hooks/post-checkout", "removed .git/hooks/post-commit", "removed .git/hooks/post-index-change", "removed .git/hooks/post-merge", "removed .git/hooks/post-rewrite", "updated .git/config"}
 	if got := changes(res); !slices.Equal(got, want) {
 		t.Fatalf("uninstall = %q, want %q", got, want)
 	}
@@ -524,14 +524,14 @@ func TestDoctor(t *testing.T) {
 	}
 
 	level, msg, fix, _ := check("git-hooks")
-	if level != checks.DoctorWarn || msg != "kk's post-checkout, post-commit, post-merge, post-rewrite hook(s) are not installed in .git/hooks: branch indexes are synced only when a command uses them, and the generated files of merged, rebased or cherry-picked commits are not regenerated" || !strings.Contains(fix, "kk init") {
+	if level != checks.DoctorWarn || msg != "kk's post-checkout, post-commit, post-index-change, post-merge, post-rewrite hook(s) are not installed in .git/hooks: branch indexes are synced only when a command uses them, and the generated files of merged, rebased or cherry-picked commits are not regenerated" || !strings.Contains(fix, "kk init") {
 		t.Errorf("missing: %s %q %q", level, msg, fix)
 	}
 
 	must(t, os.WriteFile(filepath.Join(dir, PostMerge), []byte(userHook), 0o755))
 	e.install(Options{})
 	level, msg, _, details := check("git-hooks")
-	if level != checks.DoctorOK || msg != "post-checkout, post-commit, post-merge, post-rewrite in .git/hooks keep the search index and the generated files in step" {
+	if level != checks.DoctorOK || msg != "post-checkout, post-commit, post-index-change, post-merge, post-rewrite in .git/hooks keep the search index and the generated files in step" {
 		t.Errorf("installed: %s %q", level, msg)
 	}
 	if want := []string{".git/hooks/post-merge runs .git/hooks/post-merge.kk-chained first"}; !slices.Equal(details, want) {
@@ -556,7 +556,7 @@ func TestDoctor(t *testing.T) {
 
 	e.git("config", "core.hooksPath", "githooks")
 	level, msg, fix, _ = check("git-hooks-folder")
-	if level != checks.DoctorWarn || msg != "kk's post-checkout, post-commit, post-merge, post-rewrite hook(s) in .git/hooks are never run: git runs hooks from githooks (core.hooksPath is githooks)" || !strings.Contains(fix, "kk uninstall --git-hooks") {
+	if level != checks.DoctorWarn || msg != "kk's post-checkout, post-commit, post-index-change, post-merge, post-rewrite hook(s) in .git/hooks are never run: git runs hooks from githooks (core.hooksPath is githooks)" || !strings.Contains(fix, "kk uninstall --git-hooks") {
 		t.Errorf("stale folder: %s %q %q", level, msg, fix)
 	}
 	e.uninstall()
@@ -681,13 +681,96 @@ func TestHooksRegenerateAfterMergeRebaseAndCherryPick(t *testing.T) {
 func TestHooksDefineEveryMergeDriverAgain(t *testing.T) {
 	e := newRepo(t)
 	e.install(Options{})
-	for _, d := range mergeDrivers {
+	for _, d := range mergeDrivers("kk", ".") {
 		_, _ = e.gitErr("config", "--remove-section", "merge."+d[0])
 	}
 	e.git("checkout", "-q", "-b", "side")
-	for _, d := range mergeDrivers {
+	for _, d := range mergeDrivers("kk", ".") {
 		if got := strings.TrimSpace(e.git("config", "--get", "merge."+d[0]+".driver")); got != d[2] {
 			t.Errorf("after a branch checkout, merge.%s.driver = %q; want %q", d[0], got, d[2])
+		}
+	}
+}
+
+// kk init --kk-command names the kk the hooks run; kk's merge drivers of
+// nodes/.redirects.json and FOLDER_SUMMARIES.md ran "kk" from PATH
+// instead, so a repository whose kk is not on PATH (a vendored binary)
+// fell back to git's own merge on every such merge. They now run the same
+// command, relative to the knowledge base's root as in the hooks, both as
+// kk init defines them and as the hooks define them again.
+func TestMergeDriversRunTheKKCommand(t *testing.T) {
+	e := newRepo(t)
+	sub := filepath.Join(e.root, "svc")
+	e.k = store.New(sub)
+	must(t, os.MkdirAll(filepath.Join(e.k.Dir, ".state"), 0o755))
+	must(t, os.MkdirAll(filepath.Join(e.k.Dir, "nodes"), 0o755))
+	must(t, os.WriteFile(e.k.InstalledPath(), []byte(`{"schema_version": 1, "package": "kk", "harnesses": [], "kk_command": "./tools/kk"}`+"\n"), 0o644))
+	toolsLog := filepath.Join(filepath.Dir(e.root), "tools.log")
+	must(t, os.MkdirAll(filepath.Join(sub, "tools"), 0o755))
+	// the vendored kk: it records its arguments and merges by taking theirs
+	must(t, os.WriteFile(filepath.Join(sub, "tools", "kk"), []byte("#!/bin/sh\nprintf '%s\\n' \"$1\" >> '"+toolsLog+"'\ncp \"$4\" \"$3\"\n"), 0o755))
+	must(t, os.WriteFile(e.k.GitattributesPath(), []byte("/nodes/.redirects.json merge=kk-redirects\n/FOLDER_SUMMARIES.md merge=kk-summaries\n"), 0o644))
+	ledger := filepath.Join(e.k.NodesDir(), ".redirects.json")
+	summaries := e.k.SummariesPath()
+	write := func(p, s string) { t.Helper(); must(t, os.WriteFile(p, []byte(s), 0o644)) }
+	write(ledger, "{\n  \"a\": [\"a1\"]\n}\n")
+	write(summaries, "base\n")
+	e.install(Options{})
+	for _, d := range []string{RedirectsDriver, SummariesDriver} {
+		if got := e.git("config", "--get", "merge."+d+".driver"); !strings.HasPrefix(got, "svc/tools/kk git-merge-") {
+			t.Fatalf("merge.%s.driver = %q, want the recorded kk command, from the work tree's top", d, got)
+		}
+	}
+	e.git("add", "-A")
+	e.git("commit", "-qm", "base")
+	e.git("checkout", "-q", "-b", "side")
+	write(ledger, "{\n  \"a\": [\"a1\"],\n  \"b\": [\"b1\"]\n}\n")
+	write(summaries, "side\n")
+	e.git("commit", "-qam", "side")
+	e.git("checkout", "-q", "main")
+	write(ledger, "{\n  \"a\": [\"a1\"],\n  \"c\": [\"c1\"]\n}\n")
+	write(summaries, "main\n")
+	e.git("commit", "-qam", "main")
+	e.git("merge", "-q", "--no-edit", "side")
+	var drivers []string // the hooks run it too
+	for _, l := range readLines(t, toolsLog) {
+		if strings.HasPrefix(l, "git-merge-") {
+			drivers = append(drivers, l)
+		}
+	}
+	if got, want := drivers, []string{"git-merge-redirects", "git-merge-summaries"}; !slices.Equal(got, want) {
+		t.Fatalf("the vendored kk ran %q, want %q", got, want)
+	}
+	for _, c := range e.kkCalls() {
+		if strings.Contains(c, "git-merge-") {
+			t.Fatalf("kk on PATH ran a merge driver: %q", c)
+		}
+	}
+
+	// defined again by a hook where the config lost them
+	for _, d := range mergeDrivers("kk", ".") {
+		_, _ = e.gitErr("config", "--remove-section", "merge."+d[0])
+	}
+	e.git("checkout", "-q", "-b", "other")
+	for _, d := range []string{RedirectsDriver, SummariesDriver} {
+		if got := e.git("config", "--get", "merge."+d+".driver"); !strings.HasPrefix(got, "svc/tools/kk git-merge-") {
+			t.Fatalf("after a branch checkout, merge.%s.driver = %q, want the recorded kk command", d, got)
+		}
+	}
+}
+
+func TestDriverKK(t *testing.T) {
+	for _, c := range []struct{ command, rel, want string }{
+		{"kk", ".", "kk"},
+		{"kk", "svc", "kk"},
+		{"/opt/kk/bin/kk", "svc", "/opt/kk/bin/kk"},
+		{"./tools/kk", ".", "./tools/kk"},
+		{"./tools/kk", "svc", "svc/tools/kk"},
+		{"tools/kk --flag", "svc/a", "svc/a/tools/kk --flag"},
+		{"tools/kk", "svc/it's", `'svc/it'\''s'/tools/kk`},
+	} {
+		if got := driverKK(c.command, c.rel); got != c.want {
+			t.Errorf("driverKK(%q, %q) = %q, want %q", c.command, c.rel, got, c.want)
 		}
 	}
 }

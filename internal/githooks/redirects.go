@@ -18,11 +18,14 @@ import (
 // line merge stops on; the driver merges the entries.
 const RedirectsDriver = "kk-redirects"
 
-// redirectsDriverCommand merges the ledger with kk (MergeRedirects); where
-// kk is not on PATH, or the two sides changed one entry differently, git's
-// own line merge runs instead and leaves conflict markers, which every
-// command that reads the ledger names.
-const redirectsDriverCommand = "kk git-merge-redirects %O %A %B || git merge-file -L ours -L base -L theirs %A %O %B"
+// redirectsDriverCommand is the driver's command with kk run as command:
+// it merges the ledger with kk (MergeRedirects); where kk cannot be run,
+// or the two sides changed one entry differently, git's own line merge
+// runs instead and leaves conflict markers, which every command that reads
+// the ledger names.
+func redirectsDriverCommand(command string) string {
+	return command + " git-merge-redirects %O %A %B || git merge-file -L ours -L base -L theirs %A %O %B"
+}
 
 const redirectsDriverName = "kk: merge the entries of nodes/.redirects.json"
 
@@ -34,11 +37,14 @@ const redirectsDriverName = "kk: merge the entries of nodes/.redirects.json"
 // folder by folder and writes the file again.
 const SummariesDriver = "kk-summaries"
 
-// summariesDriverCommand merges with kk (MergeSummaries); where kk is not
-// on PATH, or both sides changed one folder's summary differently, git's
-// union merge runs instead, as before: a folder named twice is then named
-// by every command that reads the file.
-const summariesDriverCommand = "kk git-merge-summaries %O %A %B || git merge-file --union %A %O %B"
+// summariesDriverCommand is the driver's command with kk run as command:
+// it merges with kk (MergeSummaries); where kk cannot be run, or both
+// sides changed one folder's summary differently, git's union merge runs
+// instead, as before: a folder named twice is then named by every command
+// that reads the file.
+func summariesDriverCommand(command string) string {
+	return command + " git-merge-summaries %O %A %B || git merge-file --union %A %O %B"
+}
 
 const summariesDriverName = "kk: merge the folder summaries of FOLDER_SUMMARIES.md"
 

@@ -27,12 +27,23 @@ import (
 // names it and the repository's git config defines it.
 const MergeDriver = "kk-generated"
 
-// mergeDriverCommand is the driver's command: it keeps our side, so that
-// a merge, a rebase or a cherry-pick never stops on a generated file; kk's
-// git hooks then regenerate the files of every commit the operation made
-// from that commit's own leaves (RegenerateCommits). It needs no kk on
-// PATH: a merge in any git client goes through.
-const mergeDriverCommand = "true"
+// mergeDriverCommand is the driver's command for a knowledge base at rel
+// from the work tree's top folder (where git runs drivers): it keeps our
+// side, so that a merge, a rebase or a cherry-pick never stops on a
+// generated file; kk's git hooks then regenerate the files of every commit
+// the operation made from that commit's own leaves (RegenerateCommits). It
+// needs no kk on PATH: a merge in any git client goes through. It leaves
+// the mark KeptMark (unless kk's hooks are off: KK_INTERNAL,
+// KK_GIT_HOOKS=off), so that after git stash apply or pop, or a checkout
+// with --merge, which make no commit, kk's post-index-change hook
+// generates the work tree's files again.
+func mergeDriverCommand(rel string) string {
+	return "[ -n \"${KK_INTERNAL-}\" ] || [ \"${KK_GIT_HOOKS-}\" = off ] || { : >" + shellQuote(path.Join(rel, store.DirName, ".state", KeptMark)) + "; } 2>/dev/null; true"
+}
+
+// KeptMark names the file, under the knowledge base's .state folder, kk's
+// merge driver leaves when it kept one side of a generated file.
+const KeptMark = "generated-merged"
 
 // mergeDriverName describes the driver in git's config.
 const mergeDriverName = "kk: keep ours for generated index files; kk's git hooks regenerate them from the leaves"
@@ -45,35 +56,73 @@ func SetUpMergeDriver(ctx context.Context, k *store.KB) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	if cur, _ := gitx.Run(ctx, top, "config", "--get", "merge."+MergeDriver+".driver"); strings.TrimSpace(string(cur)) == mergeDriverCommand {
-		return setUpRedirectsDriver(ctx, top)
+	rel, err := relPath(top, k.Root)
+	if err != nil {
+		return false, err
+	}
+	drivers := mergeDrivers(kkCommand(k), rel)
+	if cur, _ := gitx.Run(ctx, top, "config", "--get", "merge."+MergeDriver+".driver"); strings.TrimSpace(string(cur)) == drivers[0][2] {
+		return setUpRedirectsDriver(ctx, top, drivers)
 	}
 	if _, err := gitx.Run(ctx, top, "config", "merge."+MergeDriver+".name", mergeDriverName); err != nil {
 		return false, err
 	}
-	if _, err := gitx.Run(ctx, top, "config", "merge."+MergeDriver+".driver", mergeDriverCommand); err != nil {
+	if _, err := gitx.Run(ctx, top, "config", "merge."+MergeDriver+".driver", drivers[0][2]); err != nil {
 		return false, err
 	}
-	if _, err := setUpRedirectsDriver(ctx, top); err != nil {
+	if _, err := setUpRedirectsDriver(ctx, top, drivers); err != nil {
 		return false, err
 	}
 	return true, nil
 }
 
-// mergeDrivers are kk's merge drivers: name, description and command,
-// the generated files' first.
-var mergeDrivers = [...][3]string{
-	{MergeDriver, mergeDriverName, mergeDriverCommand},
-	{RedirectsDriver, redirectsDriverName, redirectsDriverCommand},
-	{SummariesDriver, summariesDriverName, summariesDriverCommand},
+// mergeDrivers returns kk's merge drivers: name, description and command,
+// the generated files' first. The two that run kk run it as kk's git hooks
+// do: command (the one `kk init --kk-command` recorded, else kk on PATH),
+// a relative one being relative to the knowledge base's root, which is rel
+// from the work tree's top folder, where git runs merge drivers.
+func mergeDrivers(command, rel string) [3][3]string {
+	kk := driverKK(command, rel)
+	return [3][3]string{
+		{MergeDriver, mergeDriverName, mergeDriverCommand(rel)},
+		{RedirectsDriver, redirectsDriverName, redirectsDriverCommand(kk)},
+		{SummariesDriver, summariesDriverName, summariesDriverCommand(kk)},
+	}
+}
+
+// driverKK returns command as a merge driver runs it from the work tree's
+// top folder: a relative path to kk (one with a slash) is put under rel,
+// the knowledge base's root; a name found on PATH or an absolute path is
+// left as it is.
+func driverKK(command, rel string) string {
+	first, rest, _ := strings.Cut(command, " ")
+	if rel == "." || !strings.Contains(first, "/") || path.IsAbs(first) || filepath.IsAbs(first) {
+		return command
+	}
+	out := shellWord(rel) + "/" + strings.TrimPrefix(first, "./")
+	if rest != "" {
+		out += " " + rest
+	}
+	return out
+}
+
+// shellWord is s as one shell word: as it is when it holds only
+// characters no shell treats specially, else quoted.
+func shellWord(s string) string {
+	for _, c := range s {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.ContainsRune("._/-+@%:,", c)) {
+			return shellQuote(s)
+		}
+	}
+	return s
 }
 
 // setUpRedirectsDriver defines kk's merge drivers of nodes/.redirects.json
-// (RedirectsDriver) and FOLDER_SUMMARIES.md (SummariesDriver) unless they
-// are defined as kk defines them already.
-func setUpRedirectsDriver(ctx context.Context, top string) (bool, error) {
+// (RedirectsDriver) and FOLDER_SUMMARIES.md (SummariesDriver), as drivers
+// gives them, unless they are defined so already.
+func setUpRedirectsDriver(ctx context.Context, top string, drivers [3][3]string) (bool, error) {
 	changed := false
-	for _, d := range mergeDrivers[1:] {
+	for _, d := range drivers[1:] {
 		if cur, _ := gitx.Run(ctx, top, "config", "--get", "merge."+d[0]+".driver"); strings.TrimSpace(string(cur)) == d[2] {
 			continue
 		}

@@ -32,6 +32,12 @@ type History struct {
 	// recency maps a path (relative to the folder git ran in) to the index
 	// of the newest commit that touched it; 0 is HEAD.
 	recency map[string]int
+	// into maps a path an exact rename (a file moved without a change)
+	// made to the commits that did, and the path each moved it from.
+	into map[string]map[int]string
+	// older lists, for each path an exact rename moved a file from, the
+	// commits that touched it before that rename, newest first.
+	older map[string][]int
 }
 
 // Recency returns the index of the newest commit that touched path (0 is
@@ -39,6 +45,31 @@ type History struct {
 func (h *History) Recency(path string) (int, bool) {
 	i, ok := h.recency[path]
 	return i, ok
+}
+
+// Content returns the index of the newest commit that changed the content
+// of the file at path, following exact renames back (a commit that only
+// moved the file, git mv of it or of its folder, does not count), and
+// false when no commit read did.
+func (h *History) Content(path string) (int, bool) {
+	i, ok := h.recency[path]
+	for range 1000 {
+		if !ok {
+			return 0, false
+		}
+		from, moved := h.into[path][i]
+		if !moved {
+			return i, true
+		}
+		path, ok = from, false
+		for _, j := range h.older[from] {
+			if j > i {
+				i, ok = j, true
+				break
+			}
+		}
+	}
+	return 0, false
 }
 
 // Paths returns how many distinct paths the history touched.
@@ -49,8 +80,10 @@ func (h *History) Paths() int { return len(h.recency) }
 // changed it. maxCommits > 0 reads only the newest maxCommits commits.
 // Paths are relative to dir; changes outside dir are left out. Renames
 // count as a deletion and an addition; merge commits contribute no paths.
+// Exact renames (-M100%, which costs git a hash of each added and deleted
+// file, no content comparison) are kept too, for Content.
 func ReadHistory(ctx context.Context, dir string, maxCommits int) (*History, error) {
-	args := []string{"log", "--format=%x00%H", "--name-only", "--no-renames", "--relative", "-z"}
+	args := []string{"log", "--format=%x00%H", "--name-status", "-M100%", "--relative", "-z"}
 	if maxCommits > 0 {
 		args = append(args, "-n", strconv.Itoa(maxCommits))
 	}
@@ -62,41 +95,63 @@ func ReadHistory(ctx context.Context, dir string, maxCommits int) (*History, err
 	return parseHistory(out), nil
 }
 
-// parseHistory reads `git log --format=%x00%H --name-only -z` output: each
-// commit is an empty field, its hash, then the paths it changed (the first
-// one after a newline). A path is never empty, so an empty field always
-// starts a commit.
+// parseHistory reads `git log --format=%x00%H --name-status -M100% -z`
+// output: each commit is an empty field, its hash, then its changes, each
+// a status (the first one after a newline) and its path, or, for a rename
+// or a copy, its status, the old path and the new one. A status is never
+// empty, so an empty field always starts a commit.
 func parseHistory(out []byte) *History {
-	h := &History{recency: map[string]int{}}
+	h := &History{recency: map[string]int{}, into: map[string]map[int]string{}, older: map[string][]int{}}
 	commit := -1
-	expectHash := false
-	first := false
-	for len(out) > 0 {
-		var field []byte
-		if i := bytes.IndexByte(out, 0); i >= 0 {
-			field, out = out[:i], out[i+1:]
-		} else {
-			field, out = out, nil
+	touch := func(p string) {
+		if _, seen := h.recency[p]; !seen {
+			h.recency[p] = commit
 		}
-		switch {
-		case len(field) == 0:
-			expectHash = true
-		case expectHash:
-			expectHash, first = false, true
-			commit++
-		default:
-			if first {
-				field = bytes.TrimPrefix(field, []byte("\n"))
-				first = false
-			}
-			if commit < 0 || len(field) == 0 {
-				continue
-			}
-			p := string(field)
-			if _, seen := h.recency[p]; !seen {
-				h.recency[p] = commit
-			}
+		if l, followed := h.older[p]; followed && (len(l) == 0 || l[len(l)-1] != commit) {
+			h.older[p] = append(l, commit)
 		}
+	}
+	fields := bytes.Split(out, []byte{0})
+	for i := 0; i < len(fields); i++ {
+		f := fields[i]
+		if len(f) == 0 {
+			if i+1 < len(fields) && len(fields[i+1]) > 0 {
+				i++ // the hash
+				commit++
+			}
+			continue
+		}
+		if commit < 0 {
+			continue
+		}
+		status := string(bytes.TrimPrefix(f, []byte("\n")))
+		if status == "" {
+			continue
+		}
+		if status[0] == 'R' || status[0] == 'C' {
+			if i+2 >= len(fields) {
+				break
+			}
+			from, to := string(fields[i+1]), string(fields[i+2])
+			i += 2
+			if status == "R100" {
+				if h.into[to] == nil {
+					h.into[to] = map[int]string{}
+				}
+				h.into[to][commit] = from
+				if _, followed := h.older[from]; !followed {
+					h.older[from] = []int{}
+				}
+			}
+			touch(from)
+			touch(to)
+			continue
+		}
+		if i+1 >= len(fields) {
+			break
+		}
+		i++
+		touch(string(fields[i]))
 	}
 	h.Commits = commit + 1
 	return h

@@ -12,7 +12,7 @@ import (
 func TestParseHistory(t *testing.T) {
 	// Three commits, newest first: HEAD changed a and "b c", a merge with no
 	// paths, then one that changed a again and d/e.
-	out := "\x00h1\x00\na\x00b c\x00\x00h2\x00\x00h3\x00\nd/e\x00a\x00"
+	out := "\x00h1\x00\nM\x00a\x00A\x00b c\x00\x00h2\x00\x00h3\x00\nA\x00d/e\x00M\x00a\x00"
 	h := parseHistory([]byte(out))
 	if h.Commits != 3 || h.Paths() != 3 {
 		t.Fatalf("commits %d, paths %d", h.Commits, h.Paths())
@@ -90,6 +90,13 @@ func TestReadHistoryAndListFiles(t *testing.T) {
 	if h.Commits != 4 {
 		t.Errorf("commits = %d", h.Commits)
 	}
+	// The rename moved a.md without a change: its content last changed in
+	// "two".
+	for p, w := range map[string]int{"sub/moved.md": 2, "sub/b.md": 1, "top.md": 2} {
+		if got, ok := h.Content(p); !ok || got != w {
+			t.Errorf("Content(%q) = %d, %v; want %d", p, got, ok, w)
+		}
+	}
 	// Limited history, and paths relative to a subfolder.
 	h, err = ReadHistory(ctx, filepath.Join(dir, "sub"), 2)
 	if err != nil {
@@ -135,5 +142,52 @@ func TestReadHistoryErrors(t *testing.T) {
 	}
 	if _, err := ListFiles(context.Background(), t.TempDir(), true); err == nil {
 		t.Error("listing files outside a repository gave no error")
+	}
+}
+
+// Content follows a file back through exact renames (a file moved twice,
+// its folder renamed), stops at a rename that changed it, and at the edge
+// of a limited history.
+func TestHistoryContentFollowsExactRenames(t *testing.T) {
+	dir := gitRepo(t)
+	ctx := context.Background()
+	commit(t, dir, map[string]string{"notes/a.md": "1", "notes/b.md": "1"}, "one")
+	commit(t, dir, map[string]string{"notes/a.md": "2"}, "two")
+	commit(t, dir, map[string]string{"src.go": "x"}, "three")
+	move := func(from, to, msg string) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, to)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(filepath.Join(dir, from), filepath.Join(dir, to)); err != nil {
+			t.Fatal(err)
+		}
+		commit(t, dir, nil, msg)
+	}
+	move("notes/a.md", "net/a.md", "four: move a")
+	move("net", "network", "five: rename the folder")
+	if err := os.Rename(filepath.Join(dir, "notes", "b.md"), filepath.Join(dir, "b2.md")); err != nil {
+		t.Fatal(err)
+	}
+	commit(t, dir, map[string]string{"b2.md": "changed"}, "six: move b and change it")
+	h, err := ReadHistory(ctx, dir, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// newest first: six 0, five 1, four 2, three 3, two 4, one 5
+	for p, w := range map[string]int{"network/a.md": 4, "b2.md": 0, "src.go": 3} {
+		if got, ok := h.Content(p); !ok || got != w {
+			t.Errorf("Content(%q) = %d, %v; want %d", p, got, ok, w)
+		}
+	}
+	if got, ok := h.Recency("network/a.md"); !ok || got != 1 {
+		t.Errorf("Recency(network/a.md) = %d, %v; want 1", got, ok)
+	}
+	h, err = ReadHistory(ctx, dir, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, ok := h.Content("network/a.md"); ok {
+		t.Errorf("3 commits: Content(network/a.md) = %d, want none read", got)
 	}
 }

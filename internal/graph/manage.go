@@ -162,6 +162,11 @@ func validateEdit(p editInput) (*edit, *op.Error) {
 		if err != nil {
 			return nil, err
 		}
+		// A whole leaf pasted as knowledge would be written as a second
+		// front matter block in the body.
+		if msg := node.BodyFrontMatter(text); msg != "" {
+			return nil, op.Invalid("knowledge", "%s", msg)
+		}
 		e.knowledge = &text
 	}
 	if err := ValidateTaskID("createdByTaskId", p.createdBy, false); err != nil {
@@ -277,6 +282,9 @@ func (g *Graph) create(w *writes, p CreateParams, e *edit) (*node.Node, error) {
 	}
 	if err != nil {
 		return nil, op.Invalid("name", "%v", err)
+	}
+	if msg := node.LongID(id); msg != "" {
+		return nil, op.Invalid("name", "%s: give a shorter name", msg)
 	}
 	knowledge := ""
 	if e.knowledge != nil {

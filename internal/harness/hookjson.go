@@ -167,8 +167,15 @@ func (f HookFile) Install(root, kk string) ([]Change, error) {
 // itself goes only when it had keys and taking kk's out emptied it, so a
 // file that only ever held kk's hooks is removed and a user's own empty
 // file stays.
+//
+// A file that is not there has no handler of kk's, and is not made: an
+// uninstall of a harness kk was never installed in leaves its folder as
+// it was.
 func (f HookFile) Uninstall(root, kk string) ([]Change, error) {
 	p := filepath.Join(root, f.Path)
+	if _, err := os.Lstat(p); errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
 	return f.edit(p, kk, nil, nil, hasKeys(p))
 }
 

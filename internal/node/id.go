@@ -103,6 +103,18 @@ func UniqueID(taken func(string) bool, candidate string) (string, error) {
 // MaxIDLen is the longest id kk accepts.
 const MaxIDLen = 128
 
+// LongID says what is wrong with an id kk derives from a title, a name
+// or a slug that is longer than MaxIDLen, as "gives the id … of N
+// characters; the limit is 128"; "" when it is not. Past the limit the id
+// is no id a writer could give (CheckID), and past about 250 it is no file
+// name the file system takes.
+func LongID(id string) string {
+	if len(id) <= MaxIDLen {
+		return ""
+	}
+	return fmt.Sprintf("gives the id %q of %d characters; the limit is %d", id[:30]+"…", len(id), MaxIDLen)
+}
+
 // DerivedTypes are the types whose ids are always derived by kk from a
 // title or slug, as "<type>-<slug>" (kenkeep's practice and map, and the
 // graph's molecules). An id of any other type is kept exactly as its

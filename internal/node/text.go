@@ -3,7 +3,10 @@ package node
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"unicode"
+
+	"github.com/kk-project/kk/internal/frontmatter"
 )
 
 // IsBidiControl reports whether r is a bidirectional embedding, override
@@ -108,4 +111,25 @@ func (n *Node) CheckText(orig *Node) error {
 		}
 	}
 	return nil
+}
+
+// BodyFrontMatter says what is wrong with a body that starts with a front
+// matter block of its own (a "---" line, keys, a "---" line), as a whole
+// leaf file piped in as a body does: written, the leaf would carry two
+// blocks, the second read as text and its fields lost. It names the
+// block's first keys; "" when the body has no such block. A body opening
+// with a thematic break (---) and no keys after it is text, not a block.
+func BodyFrontMatter(body string) string {
+	if !strings.HasPrefix(body, "---") {
+		return ""
+	}
+	doc, err := frontmatter.Parse([]byte(body))
+	if err != nil || !doc.HasFrontMatter() || len(doc.Keys()) == 0 {
+		return ""
+	}
+	keys := doc.Keys()
+	if len(keys) > 5 {
+		keys = append(keys[:5:5], "…")
+	}
+	return fmt.Sprintf("starts with a front matter block of its own (keys %s); a leaf has one: give those fields as fields, and the body without the block", strings.Join(keys, ", "))
 }

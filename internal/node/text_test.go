@@ -83,3 +83,24 @@ func TestNameProblem(t *testing.T) {
 		}
 	}
 }
+
+// A body that opens with a front matter block of its own is named with its
+// keys; a body opening with a thematic break, or with dashes and no keys,
+// is text.
+func TestBodyFrontMatter(t *testing.T) {
+	for _, c := range []struct{ body, want string }{
+		{"---\ntitle: Copied\ntype: practice\n---\nText.\n", "starts with a front matter block of its own (keys title, type)"},
+		{"---\r\nid: x\r\n---\r\nText.\r\n", "(keys id)"},
+		{"---\na: 1\nb: 2\nc: 3\nd: 4\ne: 5\nf: 6\n---\n", "(keys a, b, c, d, e, …)"},
+		{"---\n\nA paragraph after a rule.\n\n---\n", ""},
+		{"---\n---\nText.\n", ""},
+		{"Text.\n---\ntitle: x\n---\n", ""},
+		{"----\ntitle: x\n----\n", ""},
+		{"", ""},
+	} {
+		got := BodyFrontMatter(c.body)
+		if c.want == "" && got != "" || c.want != "" && !strings.Contains(got, c.want) {
+			t.Errorf("BodyFrontMatter(%q) = %q, want %q", c.body, got, c.want)
+		}
+	}
+}

@@ -23,6 +23,7 @@ import (
 	"strings"
 
 	"github.com/kk-project/kk/internal/contracts"
+	"github.com/kk-project/kk/internal/node"
 	"github.com/kk-project/kk/internal/schema"
 	"github.com/kk-project/kk/internal/yamlstyle"
 )
@@ -68,6 +69,26 @@ func ValidateManifest(m contracts.PackManifest) error {
 	if err := schema.Validate(ManifestSchema, m); err != nil {
 		return &ManifestError{Err: err}
 	}
+	if err := manifestText(map[string]string{"name": m.Name, "version": m.Version, "summary": m.Summary, "homepage": m.Homepage}); err != nil {
+		return &ManifestError{Err: err}
+	}
+	return nil
+}
+
+// TextError is a manifest field holding a character no one-line field of
+// kk may hold (a control character, a bidirectional control): the pack's
+// index and kk pack import print these fields to a terminal.
+type TextError struct{ Key, Msg string }
+
+func (e *TextError) Error() string { return fmt.Sprintf("/%s: %s", e.Key, e.Msg) }
+
+// manifestText checks the manifest's text fields, in a fixed order.
+func manifestText(fields map[string]string) error {
+	for _, key := range []string{"name", "version", "summary", "homepage"} {
+		if msg := node.LineProblem(fields[key]); msg != "" {
+			return &TextError{Key: key, Msg: msg}
+		}
+	}
 	return nil
 }
 
@@ -87,6 +108,9 @@ func ParseManifest(file string, data []byte) (*contracts.PackManifest, error) {
 	}
 	str := func(key string) string { s, _ := m[key].(string); return s }
 	out := &contracts.PackManifest{Name: str("name"), Version: str("version"), Summary: str("summary"), Homepage: str("homepage")}
+	if err := manifestText(map[string]string{"name": out.Name, "version": out.Version, "summary": out.Summary, "homepage": out.Homepage}); err != nil {
+		return nil, &ManifestError{File: file, Err: err}
+	}
 	// The schema admits only the integers 2 and 3: an int64 from YAML, a
 	// json.Number from JSON.
 	v := fmt.Sprint(m["schema_version"])

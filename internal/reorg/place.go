@@ -418,6 +418,8 @@ func checkPlacement(k *store.KB, plan contracts.PlacePlan, leaves []*flatLeaf, o
 			fail(ptr+"/summary", "is blank; write a one-line summary of the folder")
 		case strings.ContainsAny(summary, "\r\n"):
 			fail(ptr+"/summary", "a folder summary is one line")
+		case node.LineProblem(summary) != "":
+			fail(ptr+"/summary", "%s", node.LineProblem(summary))
 		default:
 			summaries[folder] = summary
 		}

@@ -421,6 +421,11 @@ func (s *planSim) stamp(ptr, folder, summary string) {
 		s.fail(ptr, "a folder summary is one line")
 		return
 	}
+	// FOLDER_SUMMARIES.md and every index file print it.
+	if msg := node.LineProblem(summary); msg != "" {
+		s.fail(ptr, "%s", msg)
+		return
+	}
 	s.summaries[folder] = summary
 }
 
@@ -619,6 +624,18 @@ func (s *planSim) splitLeaf(i int, op contracts.RebalanceOperation) {
 		case len(ch.Body) > node.MaxSize || !utf8.ValidString(ch.Body):
 			s.fail(ptr+"/body", "must be valid UTF-8 of at most %d bytes", node.MaxSize)
 			continue
+		case node.LineProblem(ch.Title) != "":
+			s.fail(ptr+"/title", "%s", node.LineProblem(ch.Title))
+			continue
+		case node.LineProblem(ch.Summary) != "":
+			s.fail(ptr+"/summary", "%s", node.LineProblem(ch.Summary))
+			continue
+		case node.TextProblem(ch.Body) != "":
+			s.fail(ptr+"/body", "%s", node.TextProblem(ch.Body))
+			continue
+		case node.BodyFrontMatter(ch.Body) != "":
+			s.fail(ptr+"/body", "%s", node.BodyFrontMatter(ch.Body))
+			continue
 		}
 		for t, tag := range ch.Tags {
 			if strings.TrimSpace(tag) == "" || strings.ContainsAny(tag, "\r\n") {
@@ -628,6 +645,10 @@ func (s *planSim) splitLeaf(i int, op contracts.RebalanceOperation) {
 		id, err := node.DeriveID(old.typ, title)
 		if err != nil {
 			s.fail(ptr+"/title", "%v", err)
+			continue
+		}
+		if msg := node.LongID(id); msg != "" {
+			s.fail(ptr+"/title", "%s: give a shorter title", msg)
 			continue
 		}
 		if first, dup := derived[id]; dup {

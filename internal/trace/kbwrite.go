@@ -91,6 +91,8 @@ func oneLine(field, s string, max int, required bool) *op.Error {
 	switch {
 	case strings.TrimSpace(s) == "" && required:
 		return op.Invalid(field, "is required")
+	case s != "" && strings.TrimSpace(s) == "":
+		return op.Invalid(field, "is blank; give text, or leave the field out")
 	case strings.ContainsAny(s, "\n\r\x00"):
 		return op.Invalid(field, "must be one line")
 	case !utf8.ValidString(s):
@@ -189,6 +191,9 @@ func validateEntity(i int, e KBEntityIn) (*entityIn, *op.Error) {
 		b, err := graph.ValidateKnowledge(f+".body", *e.Body)
 		if err != nil {
 			return nil, err
+		}
+		if msg := node.BodyFrontMatter(b); msg != "" {
+			return nil, op.Invalid(f+".body", "%s", msg)
 		}
 		e.Body = &b
 	}
