@@ -35,11 +35,11 @@ func gitError(ctx context.Context, args []string, msg string, err error) error {
 
 // machineErrors are the failures of the machine, not of the command,
 // that git reports in strerror's words (git runs with LC_ALL=C): the
-// disk full, the user's disk quota spent, a read-only file system, a
-// file of the repository kk's user may not write. A git
-// error that reports one matches its errno (errors.Is), as kk's own
-// writes do, so that a caller can tell them from a failure of its
-// request (kk serve holds the job until the writes can land).
+// disk full, the user's disk quota spent, the file-size limit reached, a
+// read-only file system, a file of the repository kk's user may not
+// write. A git error that reports one matches its errno (errors.Is), as
+// kk's own writes do, so that a caller can tell them from a failure of
+// its request (kk serve holds the job until the writes can land).
 var machineErrors = []struct {
 	text  string
 	errno syscall.Errno
@@ -48,6 +48,7 @@ var machineErrors = []struct {
 	{"Out of diskspace", syscall.ENOSPC}, // git's hashfile, on a write of 0 bytes
 	{"Disk quota exceeded", syscall.EDQUOT},
 	{"Read-only file system", syscall.EROFS},
+	{"File too large", syscall.EFBIG}, // past the file-size limit (ulimit -f)
 	// The repository's files not writable by kk's user (.git or its
 	// objects made read-only, or owned by another user).
 	{"insufficient permission for adding an object", syscall.EACCES},

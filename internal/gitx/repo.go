@@ -538,13 +538,13 @@ func (r *Repo) commitOnce(ctx context.Context, o CommitOptions, onWait func(stri
 		iu.abandon()
 		return Landed{}, noRetry, err
 	}
-	if err := iu.finish(info); err != nil {
+	if err := iu.finish(info, o.Wait, onWait); err != nil {
 		return Landed{}, noRetry, err
 	}
 	if err := r.inject("index"); err != nil {
 		return Landed{}, noRetry, err
 	}
-	if err := r.moveBranch(head, commit); err != nil {
+	if err := r.moveBranch(head, commit, o.Wait, onWait); err != nil {
 		r.tip = ""
 		now, herr := r.head()
 		if herr == nil && now == commit {
@@ -852,11 +852,45 @@ func (r *Repo) startIndexUpdate(ctx context.Context, tmp string) (*indexUpdate, 
 }
 
 // finish gives git update-index the entries (update-index -z --index-info
-// input) and waits for it to write the index.
-func (u *indexUpdate) finish(info []byte) error {
+// input) and waits for it to write the index. git runs the
+// post-index-change hook once it has: a person's hook that takes its
+// time is waited for as a held lock is (reported to onWait after
+// hookReport, naming the hook), until wait ends; git and its hook are
+// then ended, hookGrace later, and the error is ErrInterrupted.
+func (u *indexUpdate) finish(info []byte, wait context.Context, onWait func(string)) error {
 	_, werr := u.in.Write(info)
 	cerr := u.in.Close()
-	if err := u.cmd.Wait(); err != nil {
+	if wait == nil {
+		wait = context.Background()
+	}
+	done := make(chan error, 1)
+	go func() { done <- u.cmd.Wait() }()
+	start := time.Now()
+	report := time.NewTimer(hookReport)
+	defer report.Stop()
+	stop := wait.Done()
+	var grace <-chan time.Time
+	var err error
+wait:
+	for {
+		select {
+		case err = <-done:
+			break wait
+		case <-report.C:
+			onWait(fmt.Sprintf("waiting for git update-index, which has not ended for %s: git's post-index-change hook (%s) has not ended; kk waits for it", time.Since(start).Round(time.Second), hookPath(u.cmd.Dir, "post-index-change")))
+			report.Reset(time.Second)
+		case <-stop:
+			stop = nil
+			t := time.NewTimer(hookGrace)
+			defer t.Stop()
+			grace = t.C
+		case <-grace:
+			_ = terminate(u.cmd)
+			ended := <-done
+			return fmt.Errorf("%w: git update-index had not ended for %s (git's post-index-change hook %s had not ended); it was ended (%v)", ErrInterrupted, time.Since(start).Round(time.Millisecond), hookPath(u.cmd.Dir, "post-index-change"), ended)
+		}
+	}
+	if err != nil {
 		msg := strings.TrimSpace(u.stderr.String())
 		if msg == "" {
 			msg = err.Error()
@@ -925,7 +959,7 @@ func (e *raceError) Error() string { return e.msg }
 // moveBranch moves the served branch from old to next through HEAD (so
 // that both reflogs get their line, as git commit writes them): HEAD is
 // the branch, index.lock being held since it was checked.
-func (r *Repo) moveBranch(old, next string) error {
+func (r *Repo) moveBranch(old, next string, wait context.Context, onWait func(string)) error {
 	if err := r.inject("move"); err != nil {
 		return err
 	}
@@ -940,7 +974,7 @@ func (r *Repo) moveBranch(old, next string) error {
 			}
 			r.refs = u
 		}
-		err := r.refs.update("HEAD", next, old)
+		err := r.refs.update("HEAD", next, old, wait, onWait)
 		if err == nil {
 			return nil
 		}
@@ -962,6 +996,9 @@ type refUpdater struct {
 	in     io.WriteCloser
 	out    *bufio.Reader
 	stderr *bytes.Buffer
+	// stopped is set when kk ended the process (update's wait ended);
+	// waited once it was waited for.
+	stopped, waited bool
 }
 
 // deadError is a git update-ref that ended; started tells whether this
@@ -994,27 +1031,118 @@ func startRefUpdater(dir string) (*refUpdater, error) {
 
 func (u *refUpdater) close() {
 	_ = u.in.Close()
-	_ = u.cmd.Wait()
+	if !u.waited {
+		_ = u.cmd.Wait()
+		u.waited = true
+	}
 }
 
 // update moves ref from old to next in one transaction. The whole
 // transaction is sent at once (nothing happens between its prepare and
 // its commit): git stops at the prepare when the compare and swap
 // misses or a lock is held, and answers each step.
-func (u *refUpdater) update(ref, next, old string) error {
+//
+// git runs the reference-transaction hook at each step, and a person's
+// hook may take its time, or never end (a network that never answers):
+// git's answers are waited for as a held lock is, reported to onWait
+// after hookReport (naming the hook), and until wait ends; git and its
+// hook are then ended, hookGrace later (a commit under way when the
+// server stops lands), by SIGTERM to their process group (git removes
+// the ref locks it holds), and the error is ErrInterrupted. The branch may
+// have moved meanwhile (the hook ran after the commit): the caller
+// reads it.
+func (u *refUpdater) update(ref, next, old string, wait context.Context, onWait func(string)) error {
 	if _, err := fmt.Fprintf(u.in, "start\nupdate %s %s %s\nprepare\ncommit\n", ref, next, old); err != nil {
 		return u.died(false)
 	}
-	for i, want := range []string{"start: ok", "prepare: ok", "commit: ok"} {
-		line, err := u.out.ReadString('\n')
-		if err != nil {
-			return u.died(i > 0)
+	if wait == nil {
+		wait = context.Background()
+	}
+	type answer struct {
+		step int
+		line string
+		err  error
+	}
+	answers := make(chan answer, 3)
+	go func() {
+		defer close(answers)
+		for i := range 3 {
+			line, err := u.out.ReadString('\n')
+			answers <- answer{i, line, err}
+			if err != nil {
+				return
+			}
 		}
-		if strings.TrimSpace(line) != want {
-			return fmt.Errorf("git update-ref: %q, want %q", strings.TrimSpace(line), want)
+	}()
+	want := [...]string{"start: ok", "prepare: ok", "commit: ok"}
+	start := time.Now()
+	report := time.NewTimer(hookReport)
+	defer report.Stop()
+	reported := false
+	stop := wait.Done()
+	var grace <-chan time.Time
+	for got := 0; got < len(want); {
+		select {
+		case a := <-answers:
+			got++
+			if a.err != nil {
+				return u.died(a.step > 0)
+			}
+			if strings.TrimSpace(a.line) != want[a.step] {
+				return fmt.Errorf("git update-ref: %q, want %q", strings.TrimSpace(a.line), want[a.step])
+			}
+		case <-report.C:
+			reported = true
+			onWait(fmt.Sprintf("waiting for git update-ref, which has not answered for %s: git's reference-transaction hook (%s) has not ended; kk waits for it (git's locks on the branch are held meanwhile)", time.Since(start).Round(time.Second), u.hookPath()))
+			report.Reset(time.Second)
+		case <-stop:
+			// A commit under way when the server stops lands: git is given
+			// hookGrace to answer.
+			stop = nil
+			t := time.NewTimer(hookGrace)
+			defer t.Stop()
+			grace = t.C
+		case <-grace:
+			u.stopped = true
+			_ = terminate(u.cmd)
+			for range answers { // until git's output ends
+			}
+			_ = u.in.Close()
+			_ = u.cmd.Wait()
+			u.waited = true
+			return fmt.Errorf("%w: git update-ref had not answered for %s (git's reference-transaction hook %s had not ended); it was ended", ErrInterrupted, time.Since(start).Round(time.Millisecond), u.hookPath())
 		}
 	}
+	if reported {
+		onWait("")
+	}
 	return nil
+}
+
+// hookReport is how long git update-ref may take to answer before the
+// commit reports that it waits for it (its reference-transaction hook);
+// hookGrace how long it may take still once the server stops.
+var (
+	hookReport = time.Second
+	hookGrace  = 10 * time.Second
+)
+
+// hookPath is where git looks for the reference-transaction hook
+// (core.hooksPath honoured).
+func (u *refUpdater) hookPath() string { return hookPath(u.cmd.Dir, "reference-transaction") }
+
+// hookPath is where git, run in dir, looks for the hook name
+// (core.hooksPath honoured).
+func hookPath(dir, name string) string {
+	out, err := Read(context.Background(), dir, "rev-parse", "--git-path", "hooks/"+name)
+	if err != nil {
+		return name
+	}
+	p := strings.TrimSpace(string(out))
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(dir, p)
+	}
+	return p
 }
 
 // died waits for the process and reports what it said: a compare and
@@ -1022,8 +1150,17 @@ func (u *refUpdater) update(ref, next, old string) error {
 // lockHeld).
 func (u *refUpdater) died(started bool) error {
 	_ = u.in.Close()
-	_ = u.cmd.Wait()
+	werr := u.cmd.Wait()
+	u.waited = true
 	msg := strings.TrimSpace(u.stderr.String())
+	if signalled(werr) && !u.stopped {
+		// Ended by a signal kk did not send: nothing moved that git's
+		// locks did not roll back, and the commit runs again.
+		if msg == "" {
+			msg = "git update-ref ended"
+		}
+		return fmt.Errorf("git update-ref: %s (%w)", msg, ErrKilled)
+	}
 	switch {
 	case strings.Contains(msg, "but expected") || strings.Contains(msg, "reference already exists"):
 		return &raceError{msg: "git update-ref: " + msg}

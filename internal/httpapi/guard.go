@@ -18,7 +18,8 @@ import (
 // token (which no page can make a browser send):
 //
 //   - every route refuses a Host that is not an address of the server
-//     (421);
+//     (421), and a request a browser marks as sent by a page of another
+//     site (Sec-Fetch-Site) that is not a navigation (403);
 //   - a write route (POST, PUT and DELETE /content, POST /ask) refuses an
 //     Origin, or a Sec-Fetch-Site, from another site (403), and a body
 //     that is not declared JSON (415): a browser sends application/json
@@ -135,6 +136,18 @@ func (s *Server) guard(r *http.Request, write bool) *guardError {
 	if !okHost {
 		return &guardError{http.StatusMisdirectedRequest, fmt.Sprintf("Host %q is not an address of this server; kk serve answers only requests addressed to it (a guard against DNS rebinding), unless they carry its bearer token", r.Host)}
 	}
+	// A page of another site cannot read an answer (no CORS is granted,
+	// and every answer says Cross-Origin-Resource-Policy: same-origin),
+	// but its requests were served all the same: an <img> pointed at
+	// /answer, in a loop, spent the user's model calls. A request the
+	// browser marks as another site's that is not a navigation (a link
+	// followed) is refused before any work.
+	if site := r.Header.Get("Sec-Fetch-Site"); site != "" && site != "same-origin" && site != "none" && (write || r.Header.Get("Sec-Fetch-Mode") != "navigate") {
+		if write {
+			return &guardError{http.StatusForbidden, fmt.Sprintf("a write from another site (Sec-Fetch-Site: %s) is refused", site)}
+		}
+		return &guardError{http.StatusForbidden, fmt.Sprintf("a request from a page of another site (Sec-Fetch-Site: %s, Sec-Fetch-Mode: %s) is refused: kk serve answers its own pages, links followed to it, and clients that are not browsers", site, r.Header.Get("Sec-Fetch-Mode"))}
+	}
 	if !write {
 		return nil
 	}
@@ -148,9 +161,6 @@ func (s *Server) guard(r *http.Request, write bool) *guardError {
 		if !same {
 			return &guardError{http.StatusForbidden, fmt.Sprintf("a write from another origin (%s) is refused: kk serve takes writes from its own origin, or from clients that send no Origin", origin)}
 		}
-	}
-	if site := r.Header.Get("Sec-Fetch-Site"); site != "" && site != "same-origin" && site != "none" {
-		return &guardError{http.StatusForbidden, fmt.Sprintf("a write from another site (Sec-Fetch-Site: %s) is refused", site)}
 	}
 	ct := r.Header.Get("Content-Type")
 	if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/json" {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -19,6 +18,8 @@ import (
 	"github.com/kk-project/kk/internal/service"
 	"github.com/kk-project/kk/internal/store"
 	"github.com/kk-project/kk/internal/txn"
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
 )
 
 // Front matter keys kk serve records on the notes it stores.
@@ -91,7 +92,8 @@ func (b *Backend) unconfigured(err error) error {
 // unwritable marks a job's failure to write that is the machine's, not
 // the job's, as the environment's (jobqueue.ErrHeld: the job is put back
 // and waits, /healthz saying why, as for a held lock): the disk full,
-// the user's disk quota spent, a read-only file system, or kk's own
+// the user's disk quota spent, a file-size limit reached, a disk I/O
+// error of the branch index, a read-only file system, or kk's own
 // .state/ folder (the transaction's journal, the branch index) not
 // writable. Each would fail every job in turn, losing every post
 // accepted meanwhile; once the writes can land, the jobs run. A
@@ -103,9 +105,17 @@ func (b *Backend) unwritable(err error) error {
 	}
 	var why string
 	var pe *fs.PathError
+	var se *sqlite.Error
 	switch {
-	case errors.Is(err, syscall.ENOSPC):
+	case errors.Is(err, syscall.ENOSPC), errors.As(err, &se) && se.Code()&0xff == sqlite3.SQLITE_FULL:
+		// (SQLite, the branch index, reports a full disk as SQLITE_FULL.)
 		why = "the disk is full (no space left on device); free space on the server's disk"
+	case errors.Is(err, syscall.EFBIG):
+		why = "a file would pass kk serve's file-size limit (ulimit -f, systemd's LimitFSIZE); raise it"
+	case errors.As(err, &se) && se.Code()&0xff == sqlite3.SQLITE_IOERR:
+		// (SQLite reports a write past the file-size limit, and a
+		// failing disk, as a disk I/O error.)
+		why = "the branch index could not be written (a disk I/O error); check the disk, its free space and kk serve's file-size limit (ulimit -f)"
 	case errors.Is(err, syscall.EDQUOT):
 		why = "kk serve's user has spent its disk quota; free space or raise the quota"
 	case errors.Is(err, syscall.EROFS):
@@ -161,7 +171,7 @@ func (b *Backend) store(ctx context.Context, j *service.Job) (string, error) {
 		return "", errors.New("content must not be empty")
 	}
 	t0 := time.Now()
-	p, err := b.place(ctx, req, body)
+	p, err := b.placeUntilStop(ctx, req, body)
 	if err != nil {
 		return "", err
 	}
@@ -172,6 +182,13 @@ func (b *Backend) store(ctx context.Context, j *service.Job) (string, error) {
 	defer func() { b.addTiming(&b.timing.write, time.Since(t1)) }()
 	write := func(tx *txn.Tx) error {
 		b.prepare(tx, j)
+		var befores []leafBefore
+		refactors := len(p.Refactors) > 0
+		check := checkNone
+		if refactors {
+			check = checkRefactors
+		}
+		b.guard(tx, &befores, check)
 		id, err := node.DeriveID(p.Type, p.Title)
 		if err != nil {
 			// A title with no ASCII spelling (日本語) names no id: the
@@ -206,7 +223,7 @@ func (b *Backend) store(ctx context.Context, j *service.Job) (string, error) {
 		if err := setBodyEnd(n, body); err != nil {
 			return err
 		}
-		tx.AfterCommit(func(res *txn.Result) error { return b.commit(ctx, j, leaf, res, nil) })
+		tx.AfterCommit(func(res *txn.Result) error { return b.commit(ctx, j, leaf, res, befores, refactors) })
 		return nil
 	}
 	_, err = txn.Update(ctx, b.k, b.meta(j), write)
@@ -218,6 +235,39 @@ func (b *Backend) store(ctx context.Context, j *service.Job) (string, error) {
 		return "", heldError(err)
 	}
 	return leaf, nil
+}
+
+// stopGrace is how long a placement (the model's call) may go on once
+// the server stops: a model about to answer still places the note.
+const stopGrace = 10 * time.Second
+
+// placeUntilStop is place, ended stopGrace after the server's stop: a
+// model that never answers (a stuck server or proxy) held the stop for
+// as long as the provider's tries lasted, minutes. Nothing is written
+// yet: the job is left to the next start (jobqueue.ErrInterrupted).
+func (b *Backend) placeUntilStop(ctx context.Context, req service.JobRequest, body string) (placement, error) {
+	pctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stop := b.stopCtx()
+	var grace *time.Timer
+	unhook := context.AfterFunc(stop, func() {
+		b.mu.Lock()
+		grace = time.AfterFunc(stopGrace, cancel)
+		b.mu.Unlock()
+	})
+	defer func() {
+		unhook()
+		b.mu.Lock()
+		if grace != nil {
+			grace.Stop()
+		}
+		b.mu.Unlock()
+	}()
+	p, err := b.place(pctx, req, body)
+	if err != nil && stop.Err() != nil && pctx.Err() != nil {
+		return placement{}, fmt.Errorf("%w: the note was being placed (%v)", jobqueue.ErrInterrupted, err)
+	}
+	return p, err
 }
 
 // prepare sets up a job's transaction: a leaf that cannot be read, which
@@ -338,10 +388,16 @@ func (b *Backend) change(ctx context.Context, j *service.Job) (string, error) {
 		}
 		// What the leaf holds before the job: its commit must find it
 		// the branch's (see personsChanges).
-		before, err := os.ReadFile(b.k.NodePath(req.Path))
-		if err != nil {
-			return err
+		var befores []leafBefore
+		// A deletion, or an edit of the content, would take the
+		// person's lines out of the file: it is refused before it writes
+		// (guard). A metadata-only edit keeps them in the body, and is
+		// refused at its commit.
+		check := checkNone
+		if j.Op == service.OpDelete || strings.TrimSpace(req.Content) != "" {
+			check = checkChange
 		}
+		b.guard(tx, &befores, check)
 		b.announce(tx, j)
 		if j.Op == service.OpDelete {
 			if err := tx.Remove(n); err != nil {
@@ -366,7 +422,7 @@ func (b *Backend) change(ctx context.Context, j *service.Job) (string, error) {
 			tx.Put(n)
 		}
 		tx.AfterCommit(func(res *txn.Result) error {
-			return b.commit(ctx, j, req.Path, res, &leafBefore{rel: "nodes/" + req.Path, data: before})
+			return b.commit(ctx, j, req.Path, res, befores, false)
 		})
 		return nil
 	})
@@ -399,10 +455,11 @@ func (b *Backend) announce(tx *txn.Tx, j *service.Job) {
 // waits for locks other git processes hold end with the server's stop,
 // leaving the job to the next start.
 //
-// before, for an edit or a deletion, is what the note held before the job:
-// the commit fails (the job's files put back) when the branch does not
-// hold it (personsChanges).
-func (b *Backend) commit(ctx context.Context, j *service.Job, leaf string, res *txn.Result, before *leafBefore) error {
+// befores are what the notes the job rewrites or removes held before it
+// (guard): the commit fails (the job's files put back) when the branch
+// does not hold them (personsChanges); for a post whose refactors moved
+// notes, it is held and runs again.
+func (b *Backend) commit(ctx context.Context, j *service.Job, leaf string, res *txn.Result, befores []leafBefore, refactors bool) error {
 	r, err := b.gitRepo()
 	if err != nil {
 		return err
@@ -411,19 +468,23 @@ func (b *Backend) commit(ctx context.Context, j *service.Job, leaf string, res *
 	if note := j.Noted(); note != "" {
 		subject += "\n\n" + note // the subject stays the first line, which recovery reads
 	}
+	landedOrFailed := b.flight(res)
 	return j.Defer(ctx, func(ctx context.Context) error {
+		defer landedOrFailed()
 		defer b.changed()
 		b.pause()
 		t0 := time.Now()
 		p := b.planner(ctx, r, res)
-		p.before = before
+		p.befores, p.refactors = befores, refactors
 		landed, err := r.Commit(ctx, gitx.CommitOptions{Author: b.author, Message: subject, Plan: p.plan, Wait: b.stopCtx(), OnWait: b.setWaiting})
 		b.waitEnded()
 		if err != nil {
 			// git that could not write (the disk full, a read-only file
 			// system, .git not writable) holds the job as kk's own
 			// writes do.
-			return b.unconfigured(b.unwritable(gitUnwritable(r.GitDir, commitError(err))))
+			// A person's reference-transaction hook that refused the
+			// branch's move is named.
+			return b.unconfigured(b.unwritable(gitUnwritable(r.GitDir, hookRefused(r, commitError(err)))))
 		}
 		// The commit stands from here on: whatever fails is logged.
 		b.landed(p, landed)

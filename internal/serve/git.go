@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/kk-project/kk/internal/gitx"
@@ -286,6 +287,41 @@ func commitError(err error) error {
 		return fmt.Errorf("%w: %v", jobqueue.ErrHeld, err)
 	}
 	return fmt.Errorf("committing: %w", err)
+}
+
+// hookRefused says, for a commit the person's reference-transaction
+// hook refused (git update-ref: "ref updates aborted by hook"; a policy
+// hook, or a broken one), which hook refused and what it said, in place
+// of git's words: the job fails (a hook may judge the commit it is
+// shown, and a job it refuses would hold every job after it), its files
+// put back, and its client is told what to fix.
+func hookRefused(r *gitx.Repo, err error) error {
+	if err == nil || errors.Is(err, jobqueue.ErrHeld) || errors.Is(err, jobqueue.ErrInterrupted) {
+		return err
+	}
+	msg := err.Error()
+	if !strings.Contains(msg, "aborted by hook") && !strings.Contains(msg, "aborted by the reference-transaction hook") {
+		return err
+	}
+	var said []string
+	for _, l := range strings.Split(msg, "\n") {
+		l = strings.TrimSpace(strings.TrimPrefix(strings.TrimPrefix(l, "committing: "), "git update-ref: "))
+		if l != "" && !strings.HasPrefix(l, "fatal:") && !strings.Contains(l, "aborted by") {
+			said = append(said, l)
+		}
+	}
+	hook := "reference-transaction"
+	if out, err := gitx.Read(context.Background(), r.Top, "rev-parse", "--git-path", "hooks/reference-transaction"); err == nil {
+		hook = strings.TrimSpace(string(out))
+		if !filepath.IsAbs(hook) {
+			hook = filepath.Join(r.Top, hook)
+		}
+	}
+	what := "it said nothing"
+	if len(said) > 0 {
+		what = "it said: " + strings.Join(said, "; ")
+	}
+	return fmt.Errorf("committing: git's reference-transaction hook %s refused to move the branch %s (%s); fix the hook, or remove it, then send the request again", hook, r.Branch, what)
 }
 
 // heldError marks a failure to take kk's writer lock (another kk process

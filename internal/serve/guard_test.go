@@ -71,3 +71,65 @@ func TestNoWebPageGetsIn(t *testing.T) {
 	}
 	clean(t, k)
 }
+
+// TestAnotherSitesPageSpendsNoModelCall: reads were let through whatever
+// page sent them, so a page of another site (an <img> pointed at
+// /answer?query=…, a fetch in no-cors mode, in a loop) made kk serve call
+// the model at each request (the user's API budget spent, the model's
+// slots taken from their clients), though it could not read the answers.
+// A request a browser marks as sent by another site's page
+// (Sec-Fetch-Site other than same-origin or none) that is not a
+// navigation is refused (403) before any work; a link followed from
+// another site (a navigation) is still served, and so are the page's
+// own requests and clients that send no such header.
+func TestAnotherSitesPageSpendsNoModelCall(t *testing.T) {
+	k := newRepo(t, 0)
+	fm, p := modelServer(t, goodPlacement, nil)
+	s := start(t, k, p)
+	s.post(t, httpapi.PostRequest{Title: "Keep TLS on", Content: "Verify tls certificates.\n"})
+	calls := fm.Requests()
+	do := func(path string, headers map[string]string) (int, string) {
+		t.Helper()
+		req, err := http.NewRequest("GET", s.URL+path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k, v := range headers {
+			req.Header.Set(k, v)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer func() { _ = resp.Body.Close() }()
+		data, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(data)
+	}
+	for _, path := range []string{"/answer?query=tls", "/search?query=tls", "/content?query=tls", "/tags"} {
+		for _, h := range []map[string]string{
+			{"Sec-Fetch-Site": "cross-site", "Sec-Fetch-Mode": "no-cors", "Sec-Fetch-Dest": "image"},
+			{"Sec-Fetch-Site": "cross-site", "Sec-Fetch-Mode": "cors", "Sec-Fetch-Dest": "empty", "Origin": "http://evil.example"},
+			{"Sec-Fetch-Site": "same-site", "Sec-Fetch-Mode": "no-cors", "Sec-Fetch-Dest": "script"},
+		} {
+			if status, body := do(path, h); status != http.StatusForbidden || !strings.Contains(body, "another site") {
+				t.Errorf("GET %s %v: %d %s; want 403", path, h, status, body)
+			}
+		}
+	}
+	if n := fm.Requests() - calls; n != 0 {
+		t.Errorf("another site's requests made %d model calls", n)
+	}
+	for _, h := range []map[string]string{
+		{"Sec-Fetch-Site": "cross-site", "Sec-Fetch-Mode": "navigate", "Sec-Fetch-Dest": "document"},
+		{"Sec-Fetch-Site": "none", "Sec-Fetch-Mode": "navigate", "Sec-Fetch-Dest": "document"},
+		{"Sec-Fetch-Site": "same-origin", "Sec-Fetch-Mode": "cors", "Sec-Fetch-Dest": "empty"},
+		{},
+	} {
+		if status, body := do("/tags", h); status != http.StatusOK {
+			t.Errorf("GET /tags %v: %d %s; want 200", h, status, body)
+		}
+	}
+	if status, _ := do("/search?query=tls", map[string]string{"Sec-Fetch-Site": "same-origin", "Sec-Fetch-Mode": "cors"}); status != http.StatusOK {
+		t.Errorf("the page's own search: %d", status)
+	}
+}

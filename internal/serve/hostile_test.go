@@ -326,6 +326,8 @@ func TestFaultGitThatCannotWriteHoldsTheJob(t *testing.T) {
 		// .git (or its objects) made unwritable for kk serve's user.
 		{"update-index EACCES", "update-index", "fatal: Unable to create '.git/index.kk.lock': Permission denied", "cannot be written (permission denied)"},
 		{"update-ref objects", "update-ref", "error: insufficient permission for adding an object to repository database .git/objects", "cannot be written (permission denied)"},
+		// kk serve run under a file-size limit (ulimit -f, LimitFSIZE).
+		{"update-index EFBIG", "update-index", "fatal: sha1 file '.git/index.kk.lock' write error: File too large", "file-size limit"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			flag := gitThatCannotWrite(t, tc.sub, tc.msg)

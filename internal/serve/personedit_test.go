@@ -183,3 +183,79 @@ func raceAJobWithAPersonsCommit(t *testing.T, id, op, content, what string) (*st
 	}
 	return k, c.Path
 }
+
+// TestAnEditOfANoteWithAPersonsChangesWritesNothing: found by a chaos
+// run (posts, edits, a person appending lines to a note and committing
+// now and then, kill -9): a person's lines were lost with no kill at
+// all. An edit of a note with the person's uncommitted line A was
+// written (A gone from the file), the person appended line B to the
+// file as the job left it, the commit refused the person's changes, and
+// the undo left the file alone (it held neither the job's bytes nor the
+// original): B stayed, A was in no file and no commit (so with a
+// deletion). (Before the undo kept later edits, it was B that was
+// lost.) The edit or deletion now fails before it writes anything, the
+// branch taken as the commit in flight leaves it, so both lines stay.
+func TestAnEditOfANoteWithAPersonsChangesWritesNothing(t *testing.T) {
+	for _, op := range []string{service.OpEdit, service.OpDelete} {
+		t.Run(op, func(t *testing.T) {
+			k := newRepo(t, 0)
+			s := start(t, k, nil)
+			c := s.post(t, httpapi.PostRequest{Title: "Committed note", Content: "Committed.\n"})
+			s.stop()
+			appendLine(t, k, c.Path)
+			b := New(Options{KB: k})
+			t.Cleanup(func() { _ = b.Close() })
+			var touched []string
+			var last func(context.Context) error
+			job := &service.Job{ID: "job-" + op + "-of-a-persons-note", Op: op, Request: service.JobRequest{Path: c.Path, Content: "Replaced by a client.\n"}, Created: time.Now()}
+			withTouch(job, &touched)
+			job.OnDefer(func(fn func(context.Context) error) { last = fn })
+			_, err := b.Apply(ctx, job)
+			if err == nil {
+				// The job wrote: the person appends to the note again
+				// (echo … >> note), the commit fails, and the job's files
+				// are put back.
+				appendTo(t, k.NodePath(c.Path), "The person's second line.\n")
+				if err := last(ctx); err == nil {
+					t.Fatal("the commit of a note with the person's changes was made")
+				}
+				if err := b.Restore(ctx, jobFrom(job, touched)); err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				if !strings.Contains(err.Error(), c.Path) || !strings.Contains(err.Error(), "not committed") {
+					t.Errorf("the job's error does not name the note and its changes: %v", err)
+				}
+				appendTo(t, k.NodePath(c.Path), "The person's second line.\n")
+			}
+			got := readFile(t, k.NodePath(c.Path))
+			if !strings.Contains(got, "A person's line, not committed.") || !strings.Contains(got, "The person's second line.") {
+				t.Errorf("the person's lines are not both in the note:\n%s", got)
+			}
+		})
+	}
+}
+
+// appendTo appends text to the file at path, as echo … >> path does.
+func appendTo(t *testing.T, path, text string) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString(text); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}

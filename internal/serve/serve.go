@@ -34,6 +34,7 @@ import (
 	"github.com/kk-project/kk/internal/service"
 	"github.com/kk-project/kk/internal/store"
 	"github.com/kk-project/kk/internal/treewatch"
+	"github.com/kk-project/kk/internal/txn"
 )
 
 // DefaultAuthor is the identity of the commits kk serve makes, unless
@@ -125,6 +126,11 @@ type Backend struct {
 	// view is what the served branch's tip holds under the knowledge
 	// base's folder, for the generated files of each commit (view.go).
 	view *view
+	// inflight is the transaction of the job whose commit is made while
+	// the next job is written (nil once it landed or failed): what the
+	// branch holds once it lands, for a check of the next job's
+	// refactors (branchHolds).
+	inflight *txn.Result
 	// warned are the problems of unreadable leaves already logged.
 	warned map[string]bool
 	tree   *store.Tree

@@ -131,30 +131,46 @@ func (b *Backend) viewAt(ctx context.Context, r *gitx.Repo, head string) (*view,
 	return next, nil
 }
 
-// leafBefore is what an edited or deleted note held in the work tree
-// before the job: rel is relative to .ai/kenkeep.
+// leafBefore is what a file a job changes held in the work tree before
+// the job (see guard): rel is relative to .ai/kenkeep.
 type leafBefore struct {
 	rel  string
 	data []byte
 }
 
-// personsChanges refuses the commit of an edit or a deletion of a note
-// whose bytes before the job were not the branch's at head: a person's
-// edit not committed, or a note never committed (kk node write, a hand
-// made leaf). The commit would carry the person's lines as kk serve's
-// work (an edit of the metadata), or they would be in no commit and no
+// personsChanges refuses the commit of a job that changes a note whose
+// bytes before the job were not the branch's at head: a person's edit
+// not committed, or a note never committed (kk node write, a hand made
+// leaf). The commit would carry the person's lines as kk serve's work
+// (an edit of the metadata, the model's move of the note, the links of a
+// note rewritten after a move), or they would be in no commit and no
 // file (an edit of the content, a deletion). It is checked when the
 // commit is planned, on the tip that holds the jobs before it (a job
 // that wrote the note just before is the tip's). A note git converts on
 // its way in (core.autocrlf, .gitattributes) is compared as git would
 // store it.
+//
+// A post's refactors were checked when its transaction was written
+// (guard), and left out then for a person's note: one the branch no
+// longer holds as it was read is a person's commit since, and the job
+// is held, put back and run again (never failed: a post is not lost).
 func (p *planner) personsChanges(v *view, head, prefix string) error {
-	if p.before == nil {
-		return nil
+	for _, before := range p.befores {
+		if err := p.personsChange(v, head, prefix, before); err != nil {
+			if p.refactors {
+				return fmt.Errorf("%w: the job's refactors change a note the branch no longer holds as the job read it (a person's commit meanwhile); the job runs again: %v", jobqueue.ErrHeld, err)
+			}
+			return err
+		}
 	}
-	rel := p.before.rel
+	return nil
+}
+
+// personsChange is personsChanges for one file.
+func (p *planner) personsChange(v *view, head, prefix string, before leafBefore) error {
+	rel := before.rel
 	tip, ok := v.files[rel]
-	if ok && tip == sum(p.before.data) {
+	if ok && tip == sum(before.data) {
 		return nil
 	}
 	// The tip holds what the job wrote: a person committed the job's
@@ -170,7 +186,7 @@ func (p *planner) personsChanges(v *view, head, prefix string) error {
 		return nil
 	}
 	repo := repoPath(prefix, rel)
-	blob, err := gitx.RunWith(p.ctx, p.r.Top, nil, p.before.data, "hash-object", "--path="+repo, "--stdin")
+	blob, err := gitx.RunWith(p.ctx, p.r.Top, nil, before.data, "hash-object", "--path="+repo, "--stdin")
 	if err != nil {
 		return err
 	}
@@ -184,22 +200,31 @@ func (p *planner) personsChanges(v *view, head, prefix string) error {
 	case !ok && slices.Contains(p.res.Removed, rel) && holds(head+"^"):
 		return nil // a person's git commit -a committed the job's deletion
 	}
+	return fmt.Errorf("%s: kk serve would commit them as its own work, or lose them; commit them (or discard them: git checkout -- %s), then send the request again", personsNote(rel, ok, p.r.Branch), repoPath(prefix, rel))
+}
+
+// personsNote says what is the person's about the file rel (relative to
+// .ai/kenkeep): changes not committed, or, when the branch does not have
+// it (committed false), the whole file.
+func personsNote(rel string, committed bool, branch string) string {
 	note := strings.TrimPrefix(rel, "nodes/")
-	why := "has changes in the work tree that are not committed (a person's edit)"
-	if !ok {
-		why = "is not committed on the branch " + p.r.Branch + " (written by hand or by kk node write)"
+	if !committed {
+		return "the note " + note + " is not committed on the branch " + branch + " (written by hand or by kk node write)"
 	}
-	return fmt.Errorf("the note %s %s: kk serve would commit them as its own work, or lose them; commit them (or discard them: git checkout -- %s), then send the request again", note, why, repoPath(prefix, rel))
+	return "the note " + note + " has changes in the work tree that are not committed (a person's edit)"
 }
 
 // planner makes one job's commit plan (gitx.CommitOptions.Plan) and
 // remembers it for the view once the commit lands.
 type planner struct {
-	b      *Backend
-	ctx    context.Context
-	r      *gitx.Repo
-	res    *txn.Result
-	before *leafBefore // the edited or deleted note before the job (nil for a post)
+	b   *Backend
+	ctx context.Context
+	r   *gitx.Repo
+	res *txn.Result
+	// befores are what the files the job changes held before it (guard);
+	// refactors is set for a post whose placement moved notes.
+	befores   []leafBefore
+	refactors bool
 
 	head       string
 	after      string // the nodes hash of the work tree's leaves after the job ("" when not known)
