@@ -96,7 +96,9 @@ func (b *Backend) unconfigured(err error) error {
 // error of the branch index, a read-only file system, or kk's own
 // .state/ folder (the transaction's journal, the branch index) not
 // writable. Each would fail every job in turn, losing every post
-// accepted meanwhile; once the writes can land, the jobs run. A
+// accepted meanwhile; once the writes can land, the jobs run. So is a
+// file another program saved while the job wrote it (txn's
+// ErrChangedMeanwhile): the job runs again, and sees the save. A
 // permission refused elsewhere (a folder of notes made read-only) is that
 // job's, and fails it alone.
 func (b *Backend) unwritable(err error) error {
@@ -120,6 +122,11 @@ func (b *Backend) unwritable(err error) error {
 		why = "kk serve's user has spent its disk quota; free space or raise the quota"
 	case errors.Is(err, syscall.EROFS):
 		why = "the file system is read-only; make it writable"
+	case errors.Is(err, txn.ErrChangedMeanwhile):
+		// Another program (a person's editor) saved a file the job was
+		// writing at that very moment: nothing was written, and the job
+		// runs again, seeing the save.
+		why = "another program wrote a file of the job at the same moment; nothing was written, and the job runs again"
 	case errors.Is(err, fs.ErrPermission) && errors.As(err, &pe) && within(b.k.StateDir(), pe.Path):
 		why = "kk's state folder " + b.k.StateDir() + " cannot be written (permission denied); make it writable by kk serve's user"
 	default:
