@@ -556,9 +556,9 @@ const DiskFullRetryAfter = "60"
 
 // unwritable is the answer to a write that could not be queued because
 // the machine cannot take the queue's files: a full disk (ENOSPC), an
-// exhausted disk quota (EDQUOT), or a queue folder that cannot be
-// written (kk's .state/ made read-only: EACCES or EPERM; a read-only
-// file system: EROFS); "" for any other failure.
+// exhausted disk quota (EDQUOT), a file-size limit (EFBIG), or a queue
+// folder that cannot be written (kk's .state/ made read-only: EACCES or
+// EPERM; a read-only file system: EROFS); "" for any other failure.
 func unwritable(err error) string {
 	const notQueued = ": the job was not queued; "
 	switch {
@@ -566,6 +566,8 @@ func unwritable(err error) string {
 		return "the disk is full (no space left on device)" + notQueued + "free space on the server's disk and post again"
 	case errors.Is(err, syscall.EDQUOT):
 		return "the disk is full for kk serve's user (disk quota exceeded)" + notQueued + "free space on the server's disk and post again"
+	case errors.Is(err, syscall.EFBIG):
+		return "a file would pass kk serve's file-size limit (ulimit -f, systemd's LimitFSIZE)" + notQueued + "raise the limit and post again"
 	}
 	var pe *fs.PathError
 	if !errors.As(err, &pe) {

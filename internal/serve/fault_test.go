@@ -695,7 +695,8 @@ func TestViewIsCleanOnlyWhenTheWorkTreeIsTheTip(t *testing.T) {
 }
 
 // A post that cannot be queued because the disk is full (ENOSPC, or
-// EDQUOT: the user's quota) is answered 503 with Retry-After and an
+// EDQUOT: the user's quota), or because a file would pass kk serve's
+// file-size limit (EFBIG), is answered 503 with Retry-After and an
 // error saying the disk is full, not 500; nothing of it is left in the
 // queue's folder, and once there is room again a post is queued and
 // committed. Found by a QA run, which got 500 "failed to enqueue".
@@ -704,7 +705,7 @@ func TestFaultFullDiskAtPostIs503(t *testing.T) {
 		errno syscall.Errno
 		at    string // the file that finds the disk full
 		says  string
-	}{{syscall.ENOSPC, ".json", "the disk is full"}, {syscall.EDQUOT, ".body", "disk quota"}} {
+	}{{syscall.ENOSPC, ".json", "the disk is full"}, {syscall.EDQUOT, ".body", "disk quota"}, {syscall.EFBIG, ".body", "file-size limit"}} {
 		t.Run(tc.errno.Error(), func(t *testing.T) {
 			k := newRepo(t, 0)
 			var full atomic.Bool

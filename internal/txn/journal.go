@@ -500,8 +500,8 @@ func rollback(k *store.KB, j *journal) error {
 	return errors.Join(errs...)
 }
 
-// holdsChange reports whether the file at abs is as the changeset c of j
-// left it, or as it was before, so that a rollback may put it back: it
+// holdsChange reports whether the file at abs is as the change c left
+// it, or as it was before, so that a rollback may put it back: it
 // holds the bytes the changeset wrote (their sum), or its original bytes
 // (a change not yet made), or, for a removal or a file the changeset
 // created, it is gone. A file changed since by anything else is not the
