@@ -207,7 +207,9 @@ func RegenerateCommits(ctx context.Context, k *store.KB, revs []string, command 
 	}
 	out, err := gitx.Run(ctx, top, append([]string{"rev-list", "--reverse", "--topo-order", "--parents"}, append(revs, "--")...)...)
 	if err != nil {
-		return nil, err
+		// A range git does not know (a typo, a branch not fetched): say
+		// which, and what a range looks like, not only git's words.
+		return nil, fmt.Errorf("the range %s is not one git knows here; give revisions of this repository ending at HEAD, such as origin/main..HEAD (%w)", strings.Join(revs, " "), err)
 	}
 	res := &Regenerated{Commits: []Rewrite{}, Head: head}
 	var list [][]string // commit, then its parents
