@@ -1254,6 +1254,23 @@ func (tx *Tx) refuseSkipped(rel string) error {
 		path.Join(store.DirName, "nodes", rel), tx.problemOf(rel), path.Join(store.DirName, "nodes", rel))
 }
 
+// Unreadable returns the error of a write that changes the leaf with
+// the given id (kk node write --update) when the tree as read has no such
+// leaf but a leaf it skipped claims the id (a hand edit broke its front
+// matter): the file, its problem and what to run, as the write's commit
+// would refuse it. It is nil when no skipped leaf claims the id, or when
+// the writer adopted it.
+func (tx *Tx) Unreadable(id string) error {
+	if err := tx.readTree(); err != nil {
+		return err
+	}
+	p, ok := tx.claimed(id)
+	if !ok || tx.adopted[p] {
+		return nil
+	}
+	return tx.refuseSkipped(p)
+}
+
 // refuseClaimed returns an error when staged leaf s is new (or takes a
 // new id) and its id is the one a skipped leaf names: the two would share
 // an id as soon as the skipped one is fixed.
