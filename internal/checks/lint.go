@@ -46,6 +46,7 @@ const (
 	ruleIrregularFile        = "irregular-file"
 	ruleDeadLink             = "dead-link"
 	ruleFolderCaseCollision  = "folder-case-collision"
+	ruleFolderName           = "folder-name"
 )
 
 // LintItem is one problem lint found. File is relative to the repository
@@ -657,6 +658,22 @@ func (l *linter) checkFolders(t *store.Tree, summaries store.Summaries) {
 			continue
 		}
 		seen[key] = d
+	}
+	// Folders made by hand with a name kk would not make (node.NameProblem):
+	// a Windows clone cannot check out a device name or a name ending
+	// with a dot or a space (an error); a space breaks the links the
+	// generated index files make to the folder (a finding).
+	for _, d := range t.Dirs {
+		name := d[strings.LastIndex(d, "/")+1:]
+		problem := node.NameProblem(name)
+		if d == "" || problem == "" {
+			continue
+		}
+		level, fix := LintError, "rename the folder with git mv, then run `kk index rebuild`"
+		if dashed := strings.ReplaceAll(name, " ", "-"); node.NameProblem(dashed) == "" && !strings.HasSuffix(name, " ") {
+			level, fix = LintFinding, fmt.Sprintf("rename the folder with git mv, to %s for example, then run `kk index rebuild`", dashed)
+		}
+		l.add(ruleFolderName, level, lintPath(d), strings.TrimSuffix(problem, "; use - instead"), fix)
 	}
 	file := l.k.Rel(l.k.SummariesPath())
 	blank := store.BlankSummaries(l.k.SummariesPath())
