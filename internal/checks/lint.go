@@ -251,6 +251,7 @@ type okfCheck struct {
 	v2        bool   // a kenkeep v2 leaf (kind instead of type)
 	v1        bool   // a kenkeep v1 leaf of the flat layout: migrated, never adopted
 	adoptable bool   // only the type (or all front matter) is missing: kk node adopt can fill it in
+	unparsed  bool   // the front matter does not parse (a hand edit's YAML): it is corrected, not given a type
 }
 
 // classifyProblems sorts the leaves the tree read rejected into documents
@@ -282,6 +283,8 @@ func (l *linter) classifyProblems(problems []error) {
 				switch {
 				case c.v1:
 					fix = "migrate the tree with the kk-migrate skill (`kk migrate status` lists its steps: place inventory, place apply, migrate okf-v3)"
+				case c.unparsed:
+					fix = `correct the front matter where the message says: a value that holds ": " or " #", or starts with a character YAML reserves, goes in quotes (title: "Fix: retries"), and lines are indented with spaces, not tabs; until then kk skips it`
 				case c.adoptable:
 					fix = "run `kk node adopt " + lintPath(ne.Path) + "` to make it a leaf (it needs a title: key or a # heading; the rest is filled in), " + fix
 				}
@@ -337,7 +340,7 @@ func (l *linter) checkOKF(rel string) okfCheck {
 	}
 	doc, err := frontmatter.Parse(src)
 	if err != nil {
-		return okfCheck{problem: fmt.Sprintf("front matter does not parse: %s", frontmatter.Describe(err))}
+		return okfCheck{problem: fmt.Sprintf("front matter does not parse: %s", frontmatter.Describe(err)), unparsed: true}
 	}
 	if !doc.HasFrontMatter() || len(doc.Keys()) == 0 {
 		return okfCheck{problem: "has no front matter; an OKF document declares at least its type", adoptable: true}
