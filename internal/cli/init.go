@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/kk-project/kk/internal/checks"
 	"github.com/kk-project/kk/internal/gitx"
 	"github.com/kk-project/kk/internal/harness"
 	"github.com/kk-project/kk/internal/node"
@@ -139,6 +140,11 @@ func runInit(ctx context.Context, app *App, o initOpts) error {
 		KKCommand: o.kkCommand, GitHooks: !o.noGitHooks, Version: releaseVersion(), Now: app.Now, Command: app.Command, Path: app.Getenv("PATH")})
 	if out == nil {
 		return installErr
+	}
+	// An ignore rule of git's that matches the knowledge base (.ai/ in a
+	// .gitignore): every note would stay out of every commit.
+	if msg, fix, ok := checks.GitIgnored(ctx, store.New(root)); ok && msg != "" {
+		out.Warnings = append(out.Warnings, msg+"; "+fix)
 	}
 	if app.JSON {
 		if err := app.printJSON(out); err != nil {
