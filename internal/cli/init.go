@@ -58,9 +58,9 @@ and leaves user content alone.
 In a git work tree, init also sets up merges of the generated files
 (.ai/kenkeep/.gitattributes sends ENTRY.md, GRAPH.md and every index.md to
 kk's merge driver, which the repository's git config defines) and installs
-the git hooks post-checkout, post-commit, post-index-change, post-merge and
-post-rewrite into the folder git runs hooks from (core.hooksPath, else
-.git/hooks), and says why: after a merge, a rebase or a cherry-pick they
+the git hooks post-applypatch, post-checkout, post-commit, post-index-change,
+post-merge and post-rewrite into the folder git runs hooks from (core.hooksPath, else
+.git/hooks), and says why: after a merge, a rebase, a cherry-pick or git am they
 regenerate the generated files of each commit made from its own leaves, so
 that merges never conflict on them (and those of the work tree once git
 applied an autostash), and after a branch checkout or a merge they run "kk sync"
