@@ -252,6 +252,7 @@ type okfCheck struct {
 	v1        bool   // a kenkeep v1 leaf of the flat layout: migrated, never adopted
 	adoptable bool   // only the type (or all front matter) is missing: kk node adopt can fill it in
 	unparsed  bool   // the front matter does not parse (a hand edit's YAML): it is corrected, not given a type
+	binary    bool   // a NUL byte, or saved as UTF-16: not UTF-8 text
 }
 
 // classifyProblems sorts the leaves the tree read rejected into documents
@@ -283,6 +284,8 @@ func (l *linter) classifyProblems(problems []error) {
 				switch {
 				case c.v1:
 					fix = "migrate the tree with the kk-migrate skill (`kk migrate status` lists its steps: place inventory, place apply, migrate okf-v3)"
+				case c.binary:
+					fix = "save it as UTF-8 text (a binary file does not belong under nodes/); until then kk skips it"
 				case c.unparsed:
 					fix = `correct the front matter where the message says: a value that holds ": " or " #", or starts with a character YAML reserves, goes in quotes (title: "Fix: retries"), and lines are indented with spaces, not tabs; until then kk skips it`
 				case c.adoptable:
@@ -340,6 +343,9 @@ func (l *linter) checkOKF(rel string) okfCheck {
 	}
 	doc, err := frontmatter.Parse(src)
 	if err != nil {
+		if nul, ok := errors.AsType[*frontmatter.NULError](err); ok {
+			return okfCheck{problem: nul.Error(), binary: true}
+		}
 		return okfCheck{problem: fmt.Sprintf("front matter does not parse: %s", frontmatter.Describe(err)), unparsed: true}
 	}
 	if !doc.HasFrontMatter() || len(doc.Keys()) == 0 {

@@ -179,6 +179,9 @@ func Parse(relPath string, src []byte) (*Node, error) {
 	if len(src) > MaxSize {
 		return nil, &Error{Path: relPath, Msg: fmt.Sprintf("leaf is %d bytes; the limit is %d", len(src), MaxSize)}
 	}
+	if frontmatter.UTF16(src) {
+		return nil, &Error{Path: relPath, Msg: frontmatter.UTF16Msg}
+	}
 	if !utf8.Valid(src) {
 		return nil, &Error{Path: relPath, Msg: fmt.Sprintf("not valid UTF-8 (first bad byte at offset %d)", firstInvalid(src))}
 	}
