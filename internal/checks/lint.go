@@ -1,6 +1,7 @@
 package checks
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/kk-project/kk/internal/indexfiles"
 	"github.com/kk-project/kk/internal/store"
@@ -306,6 +308,8 @@ func (l *linter) classifyProblems(problems []error) {
 			fix = "resolve the git conflict: edit the leaf to keep the right text, remove the <<<<<<< ======= >>>>>>> lines, then `git add` it and continue the merge, rebase or cherry-pick"
 		case errors.Is(ne, store.ErrSharedID):
 			fix = "give one of the leaves sharing the id " + ne.ID + " its own kk_id (and name its file <kk_id>.md), or remove it if it is a copy; until then kk skips all of them"
+		case ne.Field == "" && (strings.HasPrefix(ne.Msg, node.NotUTF8Msg) || ne.Msg == frontmatter.UTF16Msg):
+			fix = "save the file as UTF-8 (your editor's encoding setting); until then kk skips it"
 		case l.oversize(ne.Path):
 			fix = fmt.Sprintf("shorten the leaf, or split it into several notes (at most %d bytes each); until then kk skips it", node.MaxSize)
 		}
@@ -340,6 +344,12 @@ func (l *linter) checkOKF(rel string) okfCheck {
 	src, err := os.ReadFile(p)
 	if err != nil {
 		return okfCheck{problem: fmt.Sprintf("cannot be read: %v", err)}
+	}
+	if !utf8.Valid(src) && !frontmatter.UTF16(src) && bytes.IndexByte(src, 0) < 0 {
+		// Text in another encoding (Latin-1, Windows-1252): the tree
+		// reader's message names the line and the byte, which YAML's
+		// "invalid trailing UTF-8 octet" does not.
+		return okfCheck{}
 	}
 	doc, err := frontmatter.Parse(src)
 	if err != nil {
