@@ -83,7 +83,7 @@ const markerPrefix = "# kk-git-hook: "
 
 // scriptVersion changes whenever the generated script changes in a way
 // that `kk init --upgrade` should roll out.
-const scriptVersion = "5"
+const scriptVersion = "6"
 
 // defaultCommand runs kk when the installed-version record names no
 // other command.
@@ -235,16 +235,31 @@ if [ -x "$kk_chained" ]; then
 	kk_status=$?
 fi
 `)
+	// kk_found: whether the shell finds kk's command (its first word, as
+	// the shell splits it) on the PATH git gave the hook; a GUI client or
+	// an IDE may give one without kk's folder.
+	b.WriteString(`kk_found() {
+	set -- ` + command + `
+	command -v "$1" >/dev/null 2>&1
+}
+`)
 	cond := `[ -z "${KK_INTERNAL-}" ] && [ "${KK_GIT_HOOKS-}" != off ]`
-	kk := func(args string) string {
-		run := command + " " + args + " --root ."
+	run := func(args string) string {
+		r := command + " " + args + " --root ."
 		if rel != "." {
-			run = "(cd " + shellQuote(rel) + " && " + run + ")"
+			r = "(cd " + shellQuote(rel) + " && " + r + ")"
 		}
-		return run + " >/dev/null </dev/null"
+		return r
 	}
-	sync := kk("sync")
-	sync = strings.TrimSuffix(sync, " >/dev/null </dev/null") + " >/dev/null 2>&1 </dev/null"
+	// kk runs a regeneration, or says in words that kk was not found (the
+	// shell's "kk: not found" says nothing of what was left undone).
+	missing := "kk: git's " + name + " hook did not find kk (" + command + ") on the PATH git gave it, so ENTRY.md, GRAPH.md and the index.md files were not regenerated; run `kk index rebuild --check` where kk is found, and `kk init --upgrade --kk-command <kk's full path>` so that the hooks find it"
+	kk := func(args string) string {
+		return "{ if kk_found; then " + run(args) + " >/dev/null </dev/null; else echo " + shellQuote(missing) + " >&2; fi; }"
+	}
+	// The sync is silent when kk is not found: the next command that
+	// uses the index syncs it.
+	sync := run("sync") + " >/dev/null 2>&1 </dev/null"
 	background := "\tif [ \"${KK_GIT_HOOKS-}\" = wait ]; then\n\t\t" + sync + "\n\telse\n\t\t" + sync + " &\n\tfi\n"
 	// Each of kk's merge drivers, defined again where the config lost it
 	// (a fresh clone, a config reset): the generated files', the
