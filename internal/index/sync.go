@@ -153,12 +153,27 @@ func (db *DB) sync(ctx context.Context, nodesDir string, ex *Extraction) (Stats,
 	if db.changeSource() != nil {
 		return db.syncWatched(ctx, nodesDir, ex)
 	}
+	l, base, start, err := db.listAll(ctx, nodesDir)
+	if err != nil {
+		return Stats{}, nil, err
+	}
+	return db.syncListed(ctx, nodesDir, start, ex, l, nil, base)
+}
+
+// listAll lists the whole tree (store.ScanDir), after reading which
+// generation of the leaf state the index holds (base, "" when it holds
+// none), and when the listing started: syncListed's arguments.
+func (db *DB) listAll(ctx context.Context, nodesDir string) (*store.Listing, string, time.Time, error) {
+	var base sql.NullString
+	if err := db.r.QueryRowContext(ctx, `SELECT value FROM meta WHERE key = 'stat_gen'`).Scan(&base); err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return nil, "", time.Time{}, fmt.Errorf("reading index %s: %w", db.Path, err)
+	}
 	start := time.Now()
 	l, err := store.ScanDir(ctx, nodesDir)
 	if err != nil {
-		return Stats{}, nil, fmt.Errorf("reading %s: %w", nodesDir, err)
+		return nil, "", time.Time{}, fmt.Errorf("reading %s: %w", nodesDir, err)
 	}
-	return db.syncListed(ctx, start, ex, l, nil, "")
+	return l, base.String, start, nil
 }
 
 // syncListed is sync with the listing l made since start: of the whole
@@ -166,7 +181,15 @@ func (db *DB) sync(ctx context.Context, nodesDir string, ex *Extraction) (Stats,
 // the leaf state records them (see treeState.diffIn), which must then be
 // the generation base the scope was chosen on (else errStateMoved, and
 // nothing is written).
-func (db *DB) syncListed(ctx context.Context, start time.Time, ex *Extraction, l *store.Listing, scope map[string]bool, base string) (Stats, *treeState, error) {
+//
+// A listing of the whole tree made while the leaf state was generation
+// base ("": unknown) is made again, under the write transaction, when the
+// state has moved on since: another process synced meanwhile, perhaps a
+// change made after this listing (a leaf kk node write wrote and
+// recorded), which the listing would undo. The index's state never goes
+// back to an older walk's, so a reader that answers from it without a
+// sync still finds what was recorded.
+func (db *DB) syncListed(ctx context.Context, nodesDir string, start time.Time, ex *Extraction, l *store.Listing, scope map[string]bool, base string) (Stats, *treeState, error) {
 	var srcFiles []*sourceWork
 	var srcProblems []Problem
 	if ex != nil {
@@ -194,6 +217,13 @@ func (db *DB) syncListed(ctx context.Context, start time.Time, ex *Extraction, l
 	}
 	if scope != nil && prev.gen != base {
 		return Stats{}, nil, errStateMoved
+	}
+	if scope == nil && base != "" && prev.gen != base {
+		// No other writer lands while the transaction is held.
+		start = time.Now()
+		if l, err = store.ScanDir(ctx, nodesDir); err != nil {
+			return Stats{}, nil, fmt.Errorf("reading %s: %w", nodesDir, err)
+		}
 	}
 	d := prev.diffIn(l, scope)
 	// The walk as a sync finding nothing would have paid it: the listing,

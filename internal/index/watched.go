@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"fmt"
 	"maps"
 	"slices"
 	"sync"
@@ -107,12 +106,11 @@ func (db *DB) syncWatched(ctx context.Context, nodesDir string, ex *Extraction) 
 	defer db.watch.mu.Unlock()
 	src := db.watch.src
 	if src == nil { // Watch(nil) meanwhile
-		start := time.Now()
-		l, err := store.ScanDir(ctx, nodesDir)
+		l, base, start, err := db.listAll(ctx, nodesDir)
 		if err != nil {
-			return Stats{}, nil, fmt.Errorf("reading %s: %w", nodesDir, err)
+			return Stats{}, nil, err
 		}
-		return db.syncListed(ctx, start, ex, l, nil, "")
+		return db.syncListed(ctx, nodesDir, start, ex, l, nil, base)
 	}
 	defer func() {
 		if err != nil {
@@ -134,12 +132,12 @@ func (db *DB) syncWatched(ctx context.Context, nodesDir string, ex *Extraction) 
 		}
 		linked := db.watch.linked
 		if l == nil {
-			if l, err = store.ScanDir(ctx, nodesDir); err != nil {
-				return Stats{}, nil, fmt.Errorf("reading %s: %w", nodesDir, err)
+			if l, base, _, err = db.listAll(ctx, nodesDir); err != nil {
+				return Stats{}, nil, err
 			}
 			linked = map[string]bool{}
 		}
-		st, s, err = db.syncListed(ctx, start, ex, l, scope, base)
+		st, s, err = db.syncListed(ctx, nodesDir, start, ex, l, scope, base)
 		if errors.Is(err, errStateMoved) {
 			continue // another writer meanwhile: choose the folders again
 		}

@@ -438,7 +438,7 @@ func TestWatchedSyncAfterAStaleWriter(t *testing.T) {
 			}
 			checkLikeAWalk(t, db, k, "after the person's change")
 			// ... and the stale writer commits what it listed.
-			if _, _, err := stale.syncListed(ctx, start, nil, old, nil, ""); err != nil {
+			if _, _, err := stale.syncListed(ctx, k.NodesDir(), start, nil, old, nil, ""); err != nil {
 				t.Fatal(err)
 			}
 			_, walked := db.WatchCounts()
