@@ -308,6 +308,8 @@ func (l *linter) classifyProblems(problems []error) {
 			fix = "resolve the git conflict: edit the leaf to keep the right text, remove the <<<<<<< ======= >>>>>>> lines, then `git add` it and continue the merge, rebase or cherry-pick"
 		case errors.Is(ne, store.ErrSharedID):
 			fix = "give one of the leaves sharing the id " + ne.ID + " its own kk_id (and name its file <kk_id>.md), or remove it if it is a copy; until then kk skips all of them"
+		case ne.Field == "" && (strings.HasPrefix(ne.Msg, store.BrokenSymlinkMsg) || strings.HasPrefix(ne.Msg, store.OutsideSymlinkMsg)):
+			fix = "replace the link with the note itself (a copy of the file it points to), or remove it; until then kk skips it"
 		case ne.Field == "" && (strings.HasPrefix(ne.Msg, node.NotUTF8Msg) || ne.Msg == frontmatter.UTF16Msg):
 			fix = "save the file as UTF-8 (your editor's encoding setting); until then kk skips it"
 		case l.oversize(ne.Path):

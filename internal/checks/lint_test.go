@@ -758,3 +758,34 @@ func TestLintUTF16Leaf(t *testing.T) {
 		t.Fatalf("tree problems = %v", tree.Problems)
 	}
 }
+
+// A note that is a symbolic link out of the knowledge tree, or to nothing,
+// is told to become the note itself or go; the fix said to edit its front
+// matter or run kk node adopt, which cannot read it either.
+func TestLintSymlinkLeafFix(t *testing.T) {
+	f := newLintKB(t)
+	f.cleanPair()
+	outside := filepath.Join(t.TempDir(), "practice-out.md")
+	if err := os.WriteFile(outside, []byte("---\ntype: practice\n---\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, f.k.NodePath("practice-out.md")); err != nil {
+		t.Skip("symbolic links: " + err.Error())
+	}
+	if err := os.Symlink(filepath.Join(t.TempDir(), "gone.md"), f.k.NodePath("practice-gone.md")); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, it := range f.lint().Items {
+		if !strings.HasSuffix(it.File, "/practice-out.md") && !strings.HasSuffix(it.File, "/practice-gone.md") {
+			continue
+		}
+		n++
+		if strings.Contains(it.Fix, "kk node adopt") || strings.Contains(it.Fix, "front matter") || !strings.Contains(it.Fix, "replace the link with the note itself") {
+			t.Errorf("%s %s: %s (fix: %s)", it.Rule, it.File, it.Message, it.Fix)
+		}
+	}
+	if n != 2 {
+		t.Fatalf("%d items for the two links, want 2", n)
+	}
+}
