@@ -5,6 +5,7 @@
 package store
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -32,6 +33,12 @@ type KB struct {
 	// before it gives up with a lock.HeldError; zero means
 	// lock.DefaultWait.
 	LockWait time.Duration
+	// AfterWrite, when set, runs after each changeset the transaction
+	// commits, still under the writer lock: what a face sets up around
+	// the tree once it is written to (the CLI: a clone's git hooks and
+	// merge drivers, githooks.SetUpClone). It is not the write's: what it
+	// fails to do it reports itself.
+	AfterWrite func(ctx context.Context)
 
 	memo *memo // process caches, shared by copies of this value
 }

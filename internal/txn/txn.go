@@ -248,6 +248,9 @@ func update(ctx context.Context, k *store.KB, m Meta, sweep bool, fn func(tx *Tx
 			return res, err
 		}
 	}
+	if k.AfterWrite != nil && len(res.Written)+len(res.Removed) > 0 {
+		k.AfterWrite(ctx)
+	}
 	return res, nil
 }
 
