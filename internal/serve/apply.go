@@ -505,28 +505,58 @@ func (b *Backend) commit(ctx context.Context, j *service.Job, leaf string, res *
 			}
 		}
 		b.addTiming(&b.timing.commit, time.Since(t0))
-		b.maintain(ctx, r.Top)
+		b.maintain(r.Top)
 		b.pause()
 		return nil
 	})
 }
 
-// maintain runs git gc --auto every Options.MaintainEvery commits (see there). Its
-// failure is logged, never the job's: the commit has landed.
-func (b *Backend) maintain(ctx context.Context, top string) {
+// maintain starts git gc --auto every Options.MaintainEvery commits (see
+// there), beside the queue rather than in the job whose commit made it
+// due: git runs a person's pre-auto-gc hook in its foreground, and a hook
+// that takes its time (or never ends: one that waits for a device or asks
+// a question) must hold neither that job nor the ones behind it. One run
+// at a time: a commit that falls due while one runs leaves the count due,
+// so the next commit after it ends starts the next. A run lasts at most
+// Options.MaintainLimit and ends with the server (Close), git and its hook
+// with it. Its failure is logged, never a job's: the commit has landed.
+func (b *Backend) maintain(top string) {
 	b.mu.Lock()
 	b.commits++
 	due := b.maintainEvery > 0 && b.commits >= b.maintainEvery
-	if due {
+	busy := due && b.maintaining != (time.Time{})
+	since := b.maintaining
+	warn := busy && b.commits%b.maintainEvery == 0 // not at every commit
+	if due && !busy {
 		b.commits = 0
+		b.maintaining = time.Now()
+		b.maint.Add(1)
 	}
+	ctx := b.maintCtx
 	b.mu.Unlock()
+	if busy {
+		if warn {
+			b.log.Warn("git gc --auto has not ended; its next run waits for it (a pre-auto-gc hook of the repository may be waiting)", "running_since", since.Format(time.RFC3339), "limit", b.maintainLimit.String())
+		}
+		return
+	}
 	if !due {
 		return
 	}
-	if _, err := gitx.Run(ctx, top, "gc", "--auto", "--quiet"); err != nil {
-		b.log.Warn("git gc --auto failed; the next attempt is in a while", "every_commits", b.maintainEvery, "error", err)
+	if ctx == nil {
+		ctx = context.Background()
 	}
+	go func() {
+		defer b.maint.Done()
+		ctx, cancel := context.WithTimeout(ctx, b.maintainLimit)
+		defer cancel()
+		if _, err := gitx.Run(ctx, top, "gc", "--auto", "--quiet"); err != nil {
+			b.log.Warn("git gc --auto failed; the next attempt is in a while", "every_commits", b.maintainEvery, "error", err)
+		}
+		b.mu.Lock()
+		b.maintaining = time.Time{}
+		b.mu.Unlock()
+	}()
 }
 
 // Committed reports whether the commit of job id is in the served

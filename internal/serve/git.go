@@ -72,6 +72,7 @@ func (b *Backend) openLocked(stop context.Context) error {
 		b.log.Warn("removed a git lock file a killed kk serve left", "path", p)
 	}
 	b.repo, b.held, b.stop = r, l, stop
+	b.maintCtx, b.maintCancel = context.WithCancel(stop)
 	b.top = r.Top
 	b.prefix = ""
 	if rel := store.RelTo(r.Top, b.k.Root); rel != "." {
@@ -81,8 +82,15 @@ func (b *Backend) openLocked(stop context.Context) error {
 	return nil
 }
 
-// Close lets go of the repository's git processes and of kk serve's lock.
+// Close lets go of the repository's git processes and of kk serve's lock,
+// once a run of git gc --auto under way has ended (it is ended).
 func (b *Backend) Close() error {
+	b.mu.Lock()
+	if b.maintCancel != nil {
+		b.maintCancel()
+	}
+	b.mu.Unlock()
+	b.maint.Wait()
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.repo != nil {

@@ -33,6 +33,7 @@ func TestWorkerPacksLooseObjects(t *testing.T) {
 	}
 	s := startOpts(t, context.Background(), Options{KB: k, MaintainEvery: 4})
 	s.postMany(t, 13, "Packed note")
+	s.Backend.maint.Wait() // git gc --auto runs beside the queue
 	counts := map[string]int{}
 	for _, line := range strings.Split(git(t, k, "count-objects", "-v"), "\n") {
 		key, val, _ := strings.Cut(line, ": ")

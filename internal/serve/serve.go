@@ -52,6 +52,10 @@ const (
 	// objects (gc.auto, 6,700 by default; 0 turns it off), and then packs
 	// them in the background (gc.autoDetach).
 	DefaultMaintainEvery = 200
+	// DefaultMaintainLimit is how long a run of git gc --auto may last
+	// (its pre-auto-gc hook included, and the packing itself where
+	// gc.autoDetach is false) before it is ended.
+	DefaultMaintainLimit = 10 * time.Minute
 	// DefaultRecheckWithin is how long a tree read for a tag request is
 	// reused before its files are stat'ed again. A job makes it stale at
 	// once.
@@ -70,6 +74,9 @@ type Options struct {
 	// MaintainEvery is how many commits are made between two runs of
 	// git gc --auto; 0: DefaultMaintainEvery, negative: never.
 	MaintainEvery int
+	// MaintainLimit is how long a run of git gc --auto may last; 0:
+	// DefaultMaintainLimit.
+	MaintainLimit time.Duration
 	// RecheckWithin is how long a tree read for a tag request is reused;
 	// 0: DefaultRecheckWithin, negative: never reused.
 	RecheckWithin time.Duration
@@ -106,6 +113,7 @@ type Backend struct {
 	// author, maintainEvery and recheckWithin are Options'.
 	author        gitx.Author
 	maintainEvery int
+	maintainLimit time.Duration
 	recheckWithin time.Duration
 	noWatch       bool
 	watchOpts     treewatch.Options
@@ -143,6 +151,13 @@ type Backend struct {
 	// transaction and the commit) and committing, for the benchmarks.
 	timing  struct{ place, write, commit time.Duration }
 	commits int // commits made since the last git gc --auto
+	// maintaining is when the run of git gc --auto under way started
+	// (zero: none runs); maint waits for it, maintCtx (the server's stop,
+	// ended by Close too) ends it.
+	maintaining time.Time
+	maint       sync.WaitGroup
+	maintCtx    context.Context
+	maintCancel context.CancelFunc
 	// shortcuts counts the commit plans that knew the commit's leaves to
 	// be the work tree's by the nodes hash (view.leaves); with
 	// checkShortcut (set by tests) each is checked by the comparison of
@@ -180,13 +195,16 @@ func New(o Options) *Backend {
 	if o.MaintainEvery == 0 {
 		o.MaintainEvery = DefaultMaintainEvery
 	}
+	if o.MaintainLimit <= 0 {
+		o.MaintainLimit = DefaultMaintainLimit
+	}
 	if o.RecheckWithin == 0 {
 		o.RecheckWithin = DefaultRecheckWithin
 	}
 	if o.LockWait <= 0 {
 		o.LockWait = DefaultLockWait
 	}
-	return &Backend{k: o.KB, llm: o.Provider, log: o.Logger, delay: o.Delay, author: o.Author, maintainEvery: o.MaintainEvery, recheckWithin: o.RecheckWithin,
+	return &Backend{k: o.KB, llm: o.Provider, log: o.Logger, delay: o.Delay, author: o.Author, maintainEvery: o.MaintainEvery, maintainLimit: o.MaintainLimit, recheckWithin: o.RecheckWithin,
 		noWatch: o.NoWatch, watchOpts: o.Watch, lockWait: o.LockWait}
 }
 
