@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/kk-project/kk/internal/gitx"
@@ -24,14 +25,18 @@ const offKey = "kk.githooks"
 // CLI runs it after each changeset it commits, so a clone is set up by its
 // first write, as the first clone was by kk init.
 //
-// It costs one git process where there is nothing to do: kk's merge driver
-// is defined (set up already), or kk.githooks is false in the repository's
-// config (turned off on purpose). It does nothing either under
+// Where there is nothing to do it costs a read of the repository's
+// config file (kk's merge driver is defined there: set up already), or
+// else one git process (kk.githooks false: turned off on purpose; a
+// linked worktree, whose config git reads from elsewhere). It does nothing either under
 // KK_GIT_HOOKS=off or KK_INTERNAL (kk's own runs of git and of itself),
 // or outside a git work tree. It returns nil when it changed nothing.
 func SetUpClone(ctx context.Context, k *store.KB) (*Result, error) {
 	if os.Getenv("KK_GIT_HOOKS") == "off" || os.Getenv("KK_INTERNAL") != "" {
 		return nil, nil
+	}
+	if driverSectionIn(k.Root) {
+		return nil, nil // set up: the common case, read without git
 	}
 	// Exit status 1 (no such key) and outside a repository alike: Install
 	// tells them apart.
@@ -79,4 +84,27 @@ func turnOn(ctx context.Context, dir string) error {
 	}
 	_, err = gitx.Run(ctx, dir, "config", "--unset-all", offKey)
 	return err
+}
+
+// driverSectionIn reports whether the config file of the git folder of the
+// work tree holding dir defines kk's merge driver: a line
+// [merge "kk-generated"], as git config writes it. Read without git, as a
+// shortcut only: a config it cannot read so (a linked worktree's, an
+// include) is asked of git.
+func driverSectionIn(dir string) bool {
+	_, gitDir, ok := gitx.WorkTreeGitDir(dir)
+	if !ok {
+		return false
+	}
+	data, err := os.ReadFile(filepath.Join(gitDir, "config"))
+	if err != nil {
+		return false
+	}
+	want := `[merge "` + MergeDriver + `"]`
+	for line := range strings.Lines(string(data)) {
+		if strings.TrimSpace(line) == want {
+			return true
+		}
+	}
+	return false
 }
