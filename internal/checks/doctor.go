@@ -473,12 +473,12 @@ func checkDerivedFrom(k *store.KB, t *store.Tree) (DoctorCheck, error) {
 
 func checkLock(ctx context.Context, k *store.KB) DoctorCheck {
 	c := DoctorCheck{Name: "writer-lock"}
-	path := k.LockPath()
-	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+	set := k.WriterLock()
+	if !exists(set.Guard) && !exists(set.Path) {
 		c.Level, c.Message = DoctorOK, "the writer lock is free"
 		return c
 	}
-	l, err := lock.Acquire(ctx, path, doctorLockWait, "kk doctor (lock probe)")
+	l, err := set.Acquire(ctx, doctorLockWait, "kk doctor (lock probe)")
 	var held *lock.HeldError
 	switch {
 	case errors.As(err, &held):
@@ -490,12 +490,22 @@ func checkLock(ctx context.Context, k *store.KB) DoctorCheck {
 		c.Fix = "wait for that command to finish; the lock frees itself when its holder exits"
 		return c
 	case err != nil:
-		c.Level, c.Message, c.Fix = DoctorWarn, fmt.Sprintf("the writer lock cannot be probed: %v", err), "check the permissions of "+k.Rel(path)
+		c.Level, c.Message, c.Fix = DoctorWarn, fmt.Sprintf("the writer lock cannot be probed: %v", err), "check the permissions of "+k.Rel(set.Path)
 		return c
 	}
 	_ = l.Release()
 	c.Level, c.Message = DoctorOK, "the writer lock is free"
 	return c
+}
+
+// exists reports whether path ("" for none) may name a file: false only
+// where it is known not to.
+func exists(path string) bool {
+	if path == "" {
+		return false
+	}
+	_, err := os.Stat(path)
+	return !errors.Is(err, fs.ErrNotExist)
 }
 
 // checkFreshness reports the nodes that describe code changed after them

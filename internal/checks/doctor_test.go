@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -268,6 +269,30 @@ func TestDoctorWriterLock(t *testing.T) {
 		t.Fatal(err)
 	}
 	if c := doctorCheck(t, f.doctor("1.0.0"), "writer-lock"); c.Level != DoctorOK {
+		t.Fatalf("%+v", c)
+	}
+}
+
+// After git clean -fdx deleted .state/lock under a writer, kk doctor
+// still sees the writer lock held, through its copy under the git folder.
+func TestDoctorWriterLockAfterGitClean(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	f := newLintKB(t)
+	if out, err := exec.Command("git", "init", "-q", f.k.Root).CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v %s", err, out)
+	}
+	l, err := f.k.WriterLock().Acquire(context.Background(), lock.DefaultWait, "kk node write practice x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = l.Release() }()
+	if err := os.RemoveAll(f.k.StateDir()); err != nil {
+		t.Fatal(err)
+	}
+	c := doctorCheck(t, f.doctor("1.0.0"), "writer-lock")
+	if c.Level != DoctorWarn || !strings.Contains(c.Message, fmt.Sprintf("pid %d", os.Getpid())) || !strings.Contains(c.Message, "kk node write practice x") {
 		t.Fatalf("%+v", c)
 	}
 }

@@ -65,10 +65,13 @@ regenerate the generated files of each commit made from its own leaves, so
 that merges never conflict on them (and those of the work tree once git
 applied an autostash), and after a branch checkout or a merge they run "kk sync"
 in the background, so the search index follows the branch. A hook already
-there is kept as <name>.kk-chained and still runs first. --no-git-hooks
-leaves the hooks and the driver out; "kk uninstall --git-hooks" removes
-them and puts the earlier hooks back. Outside a git work tree they are
-skipped with a note.
+there is kept as <name>.kk-chained and still runs first. git clone copies
+neither, so in a teammate's clone the first kk command that writes sets
+them up the same way, and says so. --no-git-hooks leaves the hooks and
+the driver out, and records that in the repository's git config
+(kk.githooks false), so that no later write sets them up; "kk uninstall
+--git-hooks" removes them, puts the earlier hooks back and records the
+same. Outside a git work tree they are skipped with a note.
 
 It lists each file it created, updated or removed once. The record in
 .ai/kenkeep/.state/installed-version (committed, in kenkeep's format) names

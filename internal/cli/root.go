@@ -22,6 +22,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kk-project/kk/harnesses/all"
+	"github.com/kk-project/kk/internal/githooks"
 	"github.com/kk-project/kk/internal/gitx"
 	"github.com/kk-project/kk/internal/harness"
 	"github.com/kk-project/kk/internal/httpapi"
@@ -530,6 +531,7 @@ func (a *App) findKB() (*store.KB, error) {
 			return nil, lerr
 		}
 		k.LockWait = wait
+		a.setUpCloneOnWrite(k)
 		return k, nil
 	}
 	wd, err := a.Getwd()
@@ -547,7 +549,24 @@ func (a *App) findKB() (*store.KB, error) {
 		return nil, lerr
 	}
 	k.LockWait = wait
+	a.setUpCloneOnWrite(k)
 	return k, nil
+}
+
+// setUpCloneOnWrite has each write to k set kk's git hooks and merge
+// drivers up where they never were (a teammate's clone: git clone copies
+// neither), saying so once on stderr (githooks.SetUpClone).
+func (a *App) setUpCloneOnWrite(k *store.KB) {
+	k.AfterWrite = func(ctx context.Context) {
+		res, err := githooks.SetUpClone(ctx, k)
+		if err != nil {
+			fmt.Fprintf(a.IO.Err, "kk: setting up kk's git hooks and merge drivers in this clone failed: %v; run `kk init` to set them up\n", err)
+			return
+		}
+		if res != nil && !a.Quiet {
+			fmt.Fprintf(a.IO.Err, "kk: set up kk's git hooks (in %s) and merge drivers in this clone, as kk init does: merges of notes no longer conflict on the generated files, which the hooks regenerate; `kk uninstall --git-hooks` takes them out\n", res.Dir)
+		}
+	}
 }
 
 // ignoredByGit are the folders of .ai/kenkeep kk's .gitignore keeps out of

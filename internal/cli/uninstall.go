@@ -36,7 +36,10 @@ post-commit, post-index-change, post-merge, post-rewrite) from the folder git ru
 when core.hooksPath points elsewhere, and the definition of kk's merge
 driver from the repository's git config (git then merges the generated
 files as text again). A hook kk chained (kept as <name>.kk-chained) is moved
-back into place unchanged; a hook that is not kk's is left alone.
+back into place unchanged; a hook that is not kk's is left alone. It
+records kk.githooks false in the repository's git config, so that a later
+write does not set them up again as it does in a clone that never had
+them; kk init sets them up again.
 
 The knowledge base itself is left alone.`,
 		Example: `  kk uninstall --harnesses codex

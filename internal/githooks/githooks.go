@@ -530,6 +530,9 @@ func Install(ctx context.Context, k *store.KB, o Options) (*Result, error) {
 	if err != nil {
 		return res, fmt.Errorf("setting up kk's merge driver: %w", err)
 	}
+	if err := turnOn(ctx, r.k.Root); err != nil {
+		return res, err
+	}
 	if changed {
 		cfg, err := gitPath(ctx, k.Root, "config")
 		if err != nil {
@@ -622,6 +625,10 @@ func Uninstall(ctx context.Context, k *store.KB) (*Result, error) {
 				return res, err
 			}
 		}
+	}
+	// Kept off: a later write does not set them up again (SetUpClone).
+	if err := turnOff(ctx, r.k.Root); err != nil {
+		return res, err
 	}
 	// Without the hooks, the merge driver would leave generated files
 	// behind their leaves without a word: git's own merge comes back.

@@ -52,33 +52,58 @@ func findGitDir(dir string) (gitDir string, ok bool) {
 	if os.Getenv("GIT_DIR") != "" || os.Getenv("GIT_WORK_TREE") != "" {
 		return "", false
 	}
+	_, gitDir, ok = walkGitDir(dir)
+	return gitDir, ok
+}
+
+// WorkTreeGitDir finds, without starting git, the work tree that holds dir
+// (top, the folder holding .git) and its own git folder: the .git folder,
+// or the folder the .git file of a linked worktree (.git/worktrees/<name>)
+// or submodule (.git/modules/<name> of the super-project) names. It reads
+// the file system only and ignores GIT_DIR and GIT_WORK_TREE, so that
+// every process finds the same folder for the same dir, whatever its
+// environment (kk's lock files depend on it). ok is false outside a
+// repository found this way, or when the git folder named is not a folder.
+func WorkTreeGitDir(dir string) (top, gitDir string, ok bool) {
+	top, gitDir, ok = walkGitDir(dir)
+	if !ok {
+		return "", "", false
+	}
+	if fi, err := os.Stat(gitDir); err != nil || !fi.IsDir() {
+		return "", "", false
+	}
+	return top, gitDir, true
+}
+
+// walkGitDir is findGitDir without its look at the environment.
+func walkGitDir(dir string) (top, gitDir string, ok bool) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
-		return "", false
+		return "", "", false
 	}
 	for d := abs; ; {
 		gitPath := filepath.Join(d, ".git")
 		fi, err := os.Stat(gitPath)
 		if err == nil {
 			if fi.IsDir() {
-				return gitPath, true
+				return d, gitPath, true
 			}
 			data, err := os.ReadFile(gitPath)
 			if err != nil {
-				return "", false
+				return "", "", false
 			}
 			target, found := strings.CutPrefix(strings.TrimSpace(string(data)), "gitdir: ")
 			if !found {
-				return "", false
+				return "", "", false
 			}
 			if !filepath.IsAbs(target) {
 				target = filepath.Join(d, target)
 			}
-			return target, true
+			return d, target, true
 		}
 		parent := filepath.Dir(d)
 		if parent == d {
-			return "", false
+			return "", "", false
 		}
 		d = parent
 	}

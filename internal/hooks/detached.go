@@ -37,7 +37,7 @@ import (
 var ErrNotSettled = errors.New("the harness had not finished writing the transcript")
 
 func captureDir(k *store.KB) string            { return filepath.Join(k.StateDir(), "capture") }
-func captureLockPath(k *store.KB) string       { return filepath.Join(captureDir(k), "lock") }
+func captureLocks(k *store.KB) lock.Set        { return k.Locks("capture/lock") } // .state/capture/lock
 func latestPath(k *store.KB, id string) string { return filepath.Join(captureDir(k), id+".latest") }
 
 // StartCapture starts a detached capture of the session: `kk hook capture
@@ -116,7 +116,7 @@ func ForegroundCapture(ctx context.Context, r Request, token string) (res *Captu
 	if d, ok := ctx.Deadline(); ok {
 		wait = time.Until(d)
 	}
-	l, err := lock.Acquire(ctx, captureLockPath(r.KB), wait, "kk hook capture --foreground --harness "+r.Adapter.ID())
+	l, err := captureLocks(r.KB).Acquire(ctx, wait, "kk hook capture --foreground --harness "+r.Adapter.ID())
 	if err != nil {
 		return nil, false, err
 	}

@@ -40,7 +40,9 @@ const promptName = "proposal-extract.md"
 // maxErrorLen bounds a proposal_error.
 const maxErrorLen = 500
 
-func drainLockPath(k *store.KB) string { return filepath.Join(k.StateDir(), "drain.lock") }
+// drainLocks is the drain's lock; drainLockPath its file under .state/.
+func drainLocks(k *store.KB) lock.Set  { return k.Locks("drain.lock") }
+func drainLockPath(k *store.KB) string { return drainLocks(k).Path }
 
 // StartDrain starts the background drain when there is something to drain
 // and the harness is not one where draining is a no-op. The child is a
@@ -118,7 +120,7 @@ func Drain(ctx context.Context, r Request) (*DrainResult, error) {
 		return res, nil
 	}
 	k := r.KB
-	l, err := lock.Acquire(ctx, drainLockPath(k), r.opts().DrainLockWait, "kk hook proposal-drain --harness "+r.Adapter.ID())
+	l, err := drainLocks(k).Acquire(ctx, r.opts().DrainLockWait, "kk hook proposal-drain --harness "+r.Adapter.ID())
 	var held *lock.HeldError
 	if errors.As(err, &held) {
 		res.Skipped = "locked"

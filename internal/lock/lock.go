@@ -1,5 +1,10 @@
-// Package lock is the single writer lock of a knowledge base: an advisory
-// flock on .ai/kenkeep/.state/lock that records who holds it.
+// Package lock is the single writer lock of a knowledge base, and kk's
+// other locks: advisory flocks on files that record who holds them.
+//
+// A lock of a knowledge base in a git work tree is kept in two files (a
+// Set): a guard under the work tree's git folder, which `git clean -fdx`
+// never deletes, and the file under .ai/kenkeep/.state/ that older kk
+// binaries lock alone. store.KB.Locks decides both paths.
 package lock
 
 import (
@@ -47,50 +52,113 @@ func (e *HeldError) Error() string {
 		who, e.Waited.Round(time.Millisecond), e.Path)
 }
 
-// Lock is a held writer lock.
+// Set is the files of one lock. Guard, when set, is taken first, then
+// Path: always in that order, so that two processes taking the same Set
+// cannot deadlock, and a process that takes Path alone (an older kk)
+// still excludes, and is excluded by, one that takes both.
+type Set struct {
+	// Guard is the lock's file under the work tree's git folder, which
+	// git clean cannot delete while a process holds it; "" outside git.
+	// Where it cannot be created (a read-only git folder) the lock is
+	// Path alone, as it was before guards.
+	Guard string
+	// Path is the lock's file under .ai/kenkeep/.state/.
+	Path string
+}
+
+// Lock is a held lock.
 type Lock struct {
-	fl *flock.Flock
+	fls []*flock.Flock // in the order taken
 }
 
 // Acquire takes the lock at path, waiting up to wait. cmd is recorded in the
 // lock file so that a waiting process can say who holds it.
 func Acquire(ctx context.Context, path string, wait time.Duration, cmd string) (*Lock, error) {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return nil, fmt.Errorf("creating lock folder: %w", err)
-	}
-	fl := flock.New(path)
-	wctx, cancel := context.WithTimeout(ctx, wait)
-	defer cancel()
-	ok, err := fl.TryLockContext(wctx, pollInterval)
-	if !ok {
-		if err != nil && !errors.Is(err, context.DeadlineExceeded) {
-			if ctx.Err() != nil {
-				return nil, ctx.Err()
-			}
-			return nil, fmt.Errorf("locking %s: %w", path, err)
-		}
-		return nil, &HeldError{Path: path, Holder: ReadHolder(path), Waited: wait}
-	}
-	record(path, cmd)
-	return &Lock{fl: fl}, nil
+	return Set{Path: path}.Acquire(ctx, wait, cmd)
 }
 
 // TryAcquire takes the lock at path if it is free at once; it returns nil
 // (and no error) when another process holds it.
 func TryAcquire(path, cmd string) (*Lock, error) {
+	return Set{Path: path}.TryAcquire(cmd)
+}
+
+// Acquire takes the files of s, Guard then Path, waiting up to wait in
+// all. cmd is recorded in each file so that a waiting process can say who
+// holds it; a HeldError names the file it found held.
+func (s Set) Acquire(ctx context.Context, wait time.Duration, cmd string) (*Lock, error) {
+	wctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	return s.take(cmd, func(fl *flock.Flock, path string) (bool, error) {
+		ok, err := fl.TryLockContext(wctx, pollInterval)
+		if ok {
+			return true, nil
+		}
+		if err != nil && !errors.Is(err, context.DeadlineExceeded) {
+			if ctx.Err() != nil {
+				return false, ctx.Err()
+			}
+			return false, fmt.Errorf("locking %s: %w", path, err)
+		}
+		return false, &HeldError{Path: path, Holder: ReadHolder(path), Waited: wait}
+	})
+}
+
+// TryAcquire takes the files of s if they are free at once; it returns nil
+// (and no error) when another process holds one of them.
+func (s Set) TryAcquire(cmd string) (*Lock, error) {
+	return s.take(cmd, func(fl *flock.Flock, path string) (bool, error) {
+		ok, err := fl.TryLock()
+		if err != nil {
+			return false, fmt.Errorf("locking %s: %w", path, err)
+		}
+		return ok, nil
+	})
+}
+
+// take locks Guard (when it can be created) then Path with lockFn, which
+// reports false with a nil error when the file is held. On any failure
+// what was taken is released.
+func (s Set) take(cmd string, lockFn func(fl *flock.Flock, path string) (bool, error)) (*Lock, error) {
+	l := &Lock{}
+	for _, path := range []string{s.Guard, s.Path} {
+		if path == "" {
+			continue
+		}
+		if path == s.Guard {
+			if !creatable(path) {
+				continue
+			}
+		} else if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			_ = l.Release()
+			return nil, fmt.Errorf("creating lock folder: %w", err)
+		}
+		fl := flock.New(path)
+		ok, err := lockFn(fl, path)
+		if !ok {
+			_ = l.Release()
+			return nil, err
+		}
+		l.fls = append(l.fls, fl)
+	}
+	for _, fl := range l.fls {
+		record(fl.Path(), cmd)
+	}
+	return l, nil
+}
+
+// creatable reports whether the guard file at path exists or can be made,
+// open for writing (as flock opens it).
+func creatable(path string) bool {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return nil, fmt.Errorf("creating lock folder: %w", err)
+		return false
 	}
-	fl := flock.New(path)
-	ok, err := fl.TryLock()
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
 	if err != nil {
-		return nil, fmt.Errorf("locking %s: %w", path, err)
+		return false
 	}
-	if !ok {
-		return nil, nil
-	}
-	record(path, cmd)
-	return &Lock{fl: fl}, nil
+	_ = f.Close()
+	return true
 }
 
 // record writes who holds the lock into the lock file.
@@ -106,13 +174,19 @@ func record(path, cmd string) {
 	}
 }
 
-// Release frees the lock. The lock file stays in place: deleting it would
-// let two processes lock two different files.
+// Release frees the lock, its files in the reverse of the order taken.
+// The lock files stay in place: deleting one would let two processes lock
+// two different files.
 func (l *Lock) Release() error {
-	if l == nil || l.fl == nil {
+	if l == nil {
 		return nil
 	}
-	return l.fl.Unlock()
+	var errs []error
+	for i := len(l.fls) - 1; i >= 0; i-- {
+		errs = append(errs, l.fls[i].Unlock())
+	}
+	l.fls = nil
+	return errors.Join(errs...)
 }
 
 // ReadHolder returns the holder recorded in the lock file, or nil.

@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"net/http"
 	"os"
@@ -317,6 +318,25 @@ func TestFaultOneServerPerWorkTree(t *testing.T) {
 	b := New(Options{KB: k, LockWait: 200 * time.Millisecond})
 	if err := b.Open(ctx); !errors.Is(err, ErrServing) || !strings.Contains(err.Error(), "pid") || !strings.Contains(err.Error(), "waited 200ms") {
 		t.Fatalf("a second server: %v", err)
+	}
+}
+
+// git clean -fdx while kk serve runs deletes .state/, serve.lock with
+// it: a second kk serve of the work tree is still refused, by the lock's
+// guard under the git folder.
+func TestFaultGitCleanKeepsOneServerPerWorkTree(t *testing.T) {
+	k := newRepo(t, 0)
+	start(t, k, nil)
+	git(t, k, "clean", "-fdxq", "--", store.DirName)
+	if _, err := os.Stat(filepath.Join(k.StateDir(), LockFile)); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("git clean -fdx left serve.lock (%v); the test needs it gone", err)
+	}
+	b := New(Options{KB: k, LockWait: 200 * time.Millisecond})
+	if err := b.Open(ctx); !errors.Is(err, ErrServing) || !strings.Contains(err.Error(), "pid") {
+		if err == nil {
+			_ = b.Close()
+		}
+		t.Fatalf("a second server after git clean -fdx: %v, want it refused", err)
 	}
 }
 

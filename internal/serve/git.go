@@ -17,9 +17,10 @@ import (
 	"github.com/kk-project/kk/internal/store"
 )
 
-// LockFile is kk serve's own lock, under .ai/kenkeep/.state/: the one
-// server of a work tree holds it while it runs. It is what tells that the
-// server which left a git lock file behind is dead (see Open).
+// LockFile is kk serve's own lock, under .ai/kenkeep/.state/ and the work
+// tree's git folder (store.KB.Locks): the one server of a work tree holds
+// it while it runs. It is what tells that the server which left a git
+// lock file behind is dead (see Open).
 const LockFile = "serve.lock"
 
 // ErrServing means another kk serve holds the work tree.
@@ -44,14 +45,13 @@ func (b *Backend) Open(stop context.Context) error {
 }
 
 func (b *Backend) openLocked(stop context.Context) error {
-	path := filepath.Join(b.k.StateDir(), LockFile)
-	l, err := lock.Acquire(stop, path, b.lockWait, "kk serve")
+	l, err := b.k.Locks(LockFile).Acquire(stop, b.lockWait, "kk serve")
 	if held, ok := errors.AsType[*lock.HeldError](err); ok {
 		who := "another process"
 		if h := held.Holder; h != nil {
 			who = fmt.Sprintf("pid %d on %s, since %s", h.PID, h.Host, h.Since.UTC().Format(time.RFC3339))
 		}
-		return fmt.Errorf("%w (%s; waited %s; lock %s)", ErrServing, who, b.lockWait, path)
+		return fmt.Errorf("%w (%s; waited %s; lock %s)", ErrServing, who, b.lockWait, held.Path)
 	}
 	if err != nil {
 		return err

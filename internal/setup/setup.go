@@ -108,6 +108,9 @@ func Init(ctx context.Context, o Options) (*Result, error) {
 		if err := out.addGitHooks(ctx, k, o.Upgrade || o.KKCommand != ""); err != nil && partial == nil {
 			partial = err
 		}
+	} else if err := githooks.TurnOff(ctx, k); err != nil && partial == nil {
+		// Kept off: a later write does not set them up (SetUpClone).
+		partial = fmt.Errorf("recording --no-git-hooks in the repository's git config: %w", err)
 	}
 	out.Unchanged = len(out.Created)+len(out.Updated)+len(out.Removed) == 0
 	return out, partial

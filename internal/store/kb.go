@@ -5,6 +5,7 @@
 package store
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -13,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kk-project/kk/internal/gitx"
 	"github.com/kk-project/kk/internal/lock"
 )
 
@@ -32,6 +34,12 @@ type KB struct {
 	// before it gives up with a lock.HeldError; zero means
 	// lock.DefaultWait.
 	LockWait time.Duration
+	// AfterWrite, when set, runs after each changeset the transaction
+	// commits, still under the writer lock: what a face sets up around
+	// the tree once it is written to (the CLI: a clone's git hooks and
+	// merge drivers, githooks.SetUpClone). It is not the write's: what it
+	// fails to do it reports itself.
+	AfterWrite func(ctx context.Context)
 
 	memo *memo // process caches, shared by copies of this value
 }
@@ -82,7 +90,6 @@ func Find(start string) (*KB, error) {
 // Paths of the files and folders of a knowledge base.
 func (k *KB) NodesDir() string      { return filepath.Join(k.Dir, "nodes") }
 func (k *KB) StateDir() string      { return filepath.Join(k.Dir, ".state") }
-func (k *KB) LockPath() string      { return filepath.Join(k.Dir, ".state", "lock") }
 func (k *KB) ConfigPath() string    { return filepath.Join(k.Dir, "config.yaml") }
 func (k *KB) EntryPath() string     { return filepath.Join(k.Dir, "ENTRY.md") }
 func (k *KB) GraphPath() string     { return filepath.Join(k.Dir, "GRAPH.md") }
@@ -103,6 +110,41 @@ func (k *KB) Initialized() bool      { _, err := os.Stat(k.InstalledPath()); ret
 func (k *KB) Rel(path string) string { return RelTo(k.Root, path) }
 func (k *KB) NodePath(rel string) string {
 	return filepath.Join(k.NodesDir(), filepath.FromSlash(rel))
+}
+
+// LockPath is the writer lock's file under .state/, the only one older kk
+// binaries lock; WriterLock is the whole lock.
+func (k *KB) LockPath() string { return k.WriterLock().Path }
+
+// WriterLock is the files of the writer lock that every write of the
+// knowledge base takes (WithLock, internal/txn).
+func (k *KB) WriterLock() lock.Set { return k.Locks("lock") }
+
+// Locks decides where kk's lock named name (a slash-separated path under
+// .state/: "lock", "serve.lock", …) is kept; every lock of a knowledge
+// base is taken through it. Its Path is .state/<name>, the one file older
+// kk binaries lock. In a git work tree (found from the file system alone,
+// without starting git, whatever GIT_DIR says, so that every process
+// agrees) its Guard is the same path under the work tree's own git
+// folder, <git-dir>/kenkeep/<the knowledge base folder relative to the
+// work tree>/<name>, a name ending in .lock ending in .flock there (git,
+// and the tools around it, take *.lock files under the git folder for the
+// lock files a git command left): .state/ is ignored by git, so `git clean -fdx` deletes
+// it, lock files included, while a process holds them, and the next
+// process would lock a new file beside them; git clean never touches the
+// git folder. A linked worktree and a submodule have a git folder of their
+// own, so each work tree's knowledge base has its own lock.
+func (k *KB) Locks(name string) lock.Set {
+	s := lock.Set{Path: filepath.Join(k.StateDir(), filepath.FromSlash(name))}
+	if top, gitDir, ok := gitx.WorkTreeGitDir(k.Root); ok {
+		if rel, err := filepath.Rel(top, k.Dir); err == nil && filepath.IsLocal(rel) {
+			if base, ok := strings.CutSuffix(name, ".lock"); ok {
+				name = base + ".flock"
+			}
+			s.Guard = filepath.Join(gitDir, "kenkeep", rel, filepath.FromSlash(name))
+		}
+	}
+	return s
 }
 
 func RelTo(base, path string) string {

@@ -6,13 +6,12 @@ import (
 	"fmt"
 	"path/filepath"
 
-	"github.com/kk-project/kk/internal/lock"
 	"github.com/kk-project/kk/internal/node"
 )
 
 // WithLock runs fn while holding the writer lock.
 func (k *KB) WithLock(ctx context.Context, cmd string, fn func() error) error {
-	l, err := lock.Acquire(ctx, k.LockPath(), k.WriterWait(), cmd)
+	l, err := k.WriterLock().Acquire(ctx, k.WriterWait(), cmd)
 	if err != nil {
 		return err
 	}

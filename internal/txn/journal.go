@@ -17,7 +17,6 @@ import (
 	"strings"
 
 	"github.com/kk-project/kk/internal/atomicfile"
-	"github.com/kk-project/kk/internal/lock"
 	"github.com/kk-project/kk/internal/progress"
 	"github.com/kk-project/kk/internal/store"
 )
@@ -731,7 +730,7 @@ func Recover(k *store.KB) (bool, error) {
 	if err != nil || !slices.ContainsFunc(ents, func(e os.DirEntry) bool { return strings.HasSuffix(e.Name(), ".journal") }) {
 		return false, nil
 	}
-	l, err := lock.TryAcquire(k.LockPath(), "kk (recovery)")
+	l, err := k.WriterLock().TryAcquire("kk (recovery)")
 	if err != nil || l == nil {
 		return false, err // a writer is running: it recovers
 	}

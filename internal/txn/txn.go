@@ -46,7 +46,6 @@ import (
 	"github.com/kk-project/kk/internal/frontmatter"
 	"github.com/kk-project/kk/internal/index"
 	"github.com/kk-project/kk/internal/indexfiles"
-	"github.com/kk-project/kk/internal/lock"
 	"github.com/kk-project/kk/internal/node"
 	"github.com/kk-project/kk/internal/store"
 )
@@ -208,7 +207,7 @@ func update(ctx context.Context, k *store.KB, m Meta, sweep bool, fn func(tx *Tx
 	if m.Command == "" {
 		m.Command = "kk"
 	}
-	l, err := lock.Acquire(ctx, k.LockPath(), k.WriterWait(), m.Command)
+	l, err := k.WriterLock().Acquire(ctx, k.WriterWait(), m.Command)
 	if err != nil {
 		return nil, err
 	}
@@ -247,6 +246,9 @@ func update(ctx context.Context, k *store.KB, m Meta, sweep bool, fn func(tx *Tx
 		if err := fn(res); err != nil {
 			return res, err
 		}
+	}
+	if k.AfterWrite != nil && len(res.Written)+len(res.Removed) > 0 {
+		k.AfterWrite(ctx)
 	}
 	return res, nil
 }
