@@ -28,18 +28,22 @@ const offKey = "kk.githooks"
 // Where there is nothing to do it costs a read of the repository's
 // config file (kk's merge driver is defined there: set up already), or
 // else one git process (kk.githooks false: turned off on purpose; a
-// linked worktree, whose config git reads from elsewhere). It does nothing either under
-// KK_GIT_HOOKS=off or KK_INTERNAL (kk's own runs of git and of itself),
-// or outside a git work tree. It returns nil when it changed nothing.
+// linked worktree, whose config git reads from elsewhere). It does
+// nothing under KK_GIT_HOOKS=off or KK_INTERNAL (kk's own runs of git and
+// of itself), nor outside a work tree with a .git above it (found without
+// git, as the writer lock finds it). It returns nil when it changed
+// nothing.
 func SetUpClone(ctx context.Context, k *store.KB) (*Result, error) {
 	if os.Getenv("KK_GIT_HOOKS") == "off" || os.Getenv("KK_INTERNAL") != "" {
 		return nil, nil
 	}
-	if driverSectionIn(k.Root) {
+	_, gitDir, ok := gitx.WorkTreeGitDir(k.Root)
+	if !ok {
+		return nil, nil
+	}
+	if driverSectionIn(gitDir) {
 		return nil, nil // set up: the common case, read without git
 	}
-	// Exit status 1 (no such key) and outside a repository alike: Install
-	// tells them apart.
 	if out, err := gitx.Read(ctx, k.Root, "config", "--get-regexp", `^(merge\.`+MergeDriver+`\.driver|`+strings.ReplaceAll(offKey, ".", `\.`)+`)$`); err == nil && strings.TrimSpace(string(out)) != "" {
 		return nil, nil // set up, or turned off
 	}
@@ -86,16 +90,11 @@ func turnOn(ctx context.Context, dir string) error {
 	return err
 }
 
-// driverSectionIn reports whether the config file of the git folder of the
-// work tree holding dir defines kk's merge driver: a line
-// [merge "kk-generated"], as git config writes it. Read without git, as a
-// shortcut only: a config it cannot read so (a linked worktree's, an
-// include) is asked of git.
-func driverSectionIn(dir string) bool {
-	_, gitDir, ok := gitx.WorkTreeGitDir(dir)
-	if !ok {
-		return false
-	}
+// driverSectionIn reports whether the config file in gitDir defines kk's
+// merge driver: a line [merge "kk-generated"], as git config writes it.
+// Read without git, as a shortcut only: a config it cannot read so (a
+// linked worktree's, an include) is asked of git.
+func driverSectionIn(gitDir string) bool {
 	data, err := os.ReadFile(filepath.Join(gitDir, "config"))
 	if err != nil {
 		return false
