@@ -174,3 +174,64 @@ func waitGone(t *testing.T, pid int) {
 		time.Sleep(5 * time.Millisecond)
 	}
 }
+
+// A git update-index killed (SIGKILL: no clean-up) while it holds the lock
+// of kk's copy of the index leaves that lock behind. The copy is kk's
+// own, named after the server's session, so nobody else holds its lock:
+// the next attempt, and every later commit of the session, must not stop
+// on it. Every job after such a kill failed ("Unable to create
+// …/index.kk-<session>.lock': File exists") until kk serve restarted.
+func TestRepoCommitSurvivesAnUpdateIndexKilledHoldingItsLock(t *testing.T) {
+	real, err := exec.LookPath("git")
+	if err != nil {
+		t.Skip("git not installed")
+	}
+	dir, r := committedRepo(t)
+	bin := t.TempDir()
+	mark := filepath.Join(t.TempDir(), "killed")
+	// The first git update-index runs, takes its lock, and is then killed
+	// with the wrapper, as a kill -9 of the git process does.
+	// Its input is a pipe nobody writes to: it waits, holding its lock,
+	// until the kill.
+	fifo := filepath.Join(t.TempDir(), "in")
+	script := `#!/bin/sh
+case " $* " in
+*" update-index "*)
+  if mkdir '` + mark + `' 2>/dev/null; then
+    mkfifo '` + fifo + `'
+    '` + real + `' "$@" <'` + fifo + `' &
+    pid=$!
+    exec 4>'` + fifo + `'
+    while [ ! -e "$GIT_INDEX_FILE.lock" ] && kill -0 $pid 2>/dev/null; do sleep 0.01; done
+    kill -KILL $pid
+    kill -KILL $$
+  fi;;
+esac
+exec '` + real + `' "$@"
+`
+	if err := os.WriteFile(filepath.Join(bin, "git"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	for i, name := range []string{"b.md", "c.md"} {
+		l, err := r.Commit(context.Background(), CommitOptions{Author: worker, Message: "job " + name, Plan: files(map[string]string{name: name})})
+		if _, serr := os.Stat(mark); serr != nil {
+			t.Fatal("git update-index was not killed: the test proves nothing")
+		}
+		if err != nil {
+			t.Fatalf("commit %d: %v", i+1, err)
+		}
+		if l.IndexErr != nil {
+			t.Fatal(l.IndexErr)
+		}
+	}
+	if got := gitOut(t, dir, "log", "--format=%s"); got != "job c.md\njob b.md\ninit" {
+		t.Errorf("history:\n%s", got)
+	}
+	write(t, dir, "b.md", "b.md")
+	write(t, dir, "c.md", "c.md")
+	if st := gitOut(t, dir, "status", "--porcelain"); st != "" {
+		t.Errorf("status: %q", st)
+	}
+	fsck(t, dir)
+}
