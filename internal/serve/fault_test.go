@@ -890,3 +890,30 @@ func (s *server) waitHeld(t *testing.T, id, want string) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// A note whose body holds CRLF line ends (a client that posts them) is
+// hashed as the index files take it (CRLF read as LF): after a restart,
+// every job made commits whose ENTRY.md and GRAPH.md named another
+// nodes_hash than their leaves' (a clone failed kk index rebuild --check)
+// and left both files changed in the work tree, since the commit's
+// generated files were planned from the committed leaf under the hash of
+// its raw bytes.
+func TestFaultACRLFNoteKeepsTheCommitsGeneratedFiles(t *testing.T) {
+	k := newRepo(t, 0)
+	s := start(t, k, nil)
+	j := s.post(t, httpapi.PostRequest{Title: "Windows lines", Content: "First line.\r\nSecond line.\r\n"})
+	if j.Status != "done" {
+		t.Fatalf("post: %+v", j)
+	}
+	s.stop()
+	s = start(t, k, nil)
+	for _, title := range []string{"After a restart", "And another"} {
+		j := s.post(t, httpapi.PostRequest{Title: title, Content: "Beside a note with CRLF.\n"})
+		if j.Status != "done" {
+			t.Fatalf("post: %+v", j)
+		}
+		jobCommit(t, k, "store", j)
+		headChecks(t, k)
+		clean(t, k)
+	}
+}
