@@ -84,6 +84,9 @@ func Doctor(ctx context.Context, k *store.KB, opts DoctorOptions) (*DoctorReport
 		add(checkVersion(inst, opts.Version))
 	}
 	add(checkGitignore(k))
+	if c, ok := checkGitIgnored(ctx, k); ok {
+		add(c)
+	}
 	add(checkKKIgnore(k))
 	add(checkConfig(k))
 

@@ -1,6 +1,7 @@
 package checks
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/kk-project/kk/internal/indexfiles"
 	"github.com/kk-project/kk/internal/store"
@@ -46,6 +48,7 @@ const (
 	ruleIrregularFile        = "irregular-file"
 	ruleDeadLink             = "dead-link"
 	ruleFolderCaseCollision  = "folder-case-collision"
+	ruleFolderName           = "folder-name"
 )
 
 // LintItem is one problem lint found. File is relative to the repository
@@ -250,6 +253,8 @@ type okfCheck struct {
 	v2        bool   // a kenkeep v2 leaf (kind instead of type)
 	v1        bool   // a kenkeep v1 leaf of the flat layout: migrated, never adopted
 	adoptable bool   // only the type (or all front matter) is missing: kk node adopt can fill it in
+	unparsed  bool   // the front matter does not parse (a hand edit's YAML): it is corrected, not given a type
+	binary    bool   // a NUL byte, or saved as UTF-16: not UTF-8 text
 }
 
 // classifyProblems sorts the leaves the tree read rejected into documents
@@ -281,6 +286,10 @@ func (l *linter) classifyProblems(problems []error) {
 				switch {
 				case c.v1:
 					fix = "migrate the tree with the kk-migrate skill (`kk migrate status` lists its steps: place inventory, place apply, migrate okf-v3)"
+				case c.binary:
+					fix = "save it as UTF-8 text (a binary file does not belong under nodes/); until then kk skips it"
+				case c.unparsed:
+					fix = `correct the front matter where the message says: a value that holds ": " or " #", or starts with a character YAML reserves, goes in quotes (title: "Fix: retries"), and lines are indented with spaces, not tabs; until then kk skips it`
 				case c.adoptable:
 					fix = "run `kk node adopt " + lintPath(ne.Path) + "` to make it a leaf (it needs a title: key or a # heading; the rest is filled in), " + fix
 				}
@@ -299,6 +308,10 @@ func (l *linter) classifyProblems(problems []error) {
 			fix = "resolve the git conflict: edit the leaf to keep the right text, remove the <<<<<<< ======= >>>>>>> lines, then `git add` it and continue the merge, rebase or cherry-pick"
 		case errors.Is(ne, store.ErrSharedID):
 			fix = "give one of the leaves sharing the id " + ne.ID + " its own kk_id (and name its file <kk_id>.md), or remove it if it is a copy; until then kk skips all of them"
+		case ne.Field == "" && (strings.HasPrefix(ne.Msg, store.BrokenSymlinkMsg) || strings.HasPrefix(ne.Msg, store.OutsideSymlinkMsg)):
+			fix = "replace the link with the note itself (a copy of the file it points to), or remove it; until then kk skips it"
+		case ne.Field == "" && (strings.HasPrefix(ne.Msg, node.NotUTF8Msg) || ne.Msg == frontmatter.UTF16Msg):
+			fix = "save the file as UTF-8 (your editor's encoding setting); until then kk skips it"
 		case l.oversize(ne.Path):
 			fix = fmt.Sprintf("shorten the leaf, or split it into several notes (at most %d bytes each); until then kk skips it", node.MaxSize)
 		}
@@ -334,9 +347,18 @@ func (l *linter) checkOKF(rel string) okfCheck {
 	if err != nil {
 		return okfCheck{problem: fmt.Sprintf("cannot be read: %v", err)}
 	}
+	if !utf8.Valid(src) && !frontmatter.UTF16(src) && bytes.IndexByte(src, 0) < 0 {
+		// Text in another encoding (Latin-1, Windows-1252): the tree
+		// reader's message names the line and the byte, which YAML's
+		// "invalid trailing UTF-8 octet" does not.
+		return okfCheck{}
+	}
 	doc, err := frontmatter.Parse(src)
 	if err != nil {
-		return okfCheck{problem: fmt.Sprintf("front matter does not parse: %s", frontmatter.Describe(err))}
+		if nul, ok := errors.AsType[*frontmatter.NULError](err); ok {
+			return okfCheck{problem: nul.Error(), binary: true}
+		}
+		return okfCheck{problem: fmt.Sprintf("front matter does not parse: %s", frontmatter.Describe(err)), unparsed: true}
 	}
 	if !doc.HasFrontMatter() || len(doc.Keys()) == 0 {
 		return okfCheck{problem: "has no front matter; an OKF document declares at least its type", adoptable: true}
@@ -657,6 +679,22 @@ func (l *linter) checkFolders(t *store.Tree, summaries store.Summaries) {
 			continue
 		}
 		seen[key] = d
+	}
+	// Folders made by hand with a name kk would not make (node.NameProblem):
+	// a Windows clone cannot check out a device name or a name ending
+	// with a dot or a space (an error); a space breaks the links the
+	// generated index files make to the folder (a finding).
+	for _, d := range t.Dirs {
+		name := d[strings.LastIndex(d, "/")+1:]
+		problem := node.NameProblem(name)
+		if d == "" || problem == "" {
+			continue
+		}
+		level, fix := LintError, "rename the folder with git mv, then run `kk index rebuild`"
+		if dashed := strings.ReplaceAll(name, " ", "-"); node.NameProblem(dashed) == "" && !strings.HasSuffix(name, " ") {
+			level, fix = LintFinding, fmt.Sprintf("rename the folder with git mv, to %s for example, then run `kk index rebuild`", dashed)
+		}
+		l.add(ruleFolderName, level, lintPath(d), strings.TrimSuffix(problem, "; use - instead"), fix)
 	}
 	file := l.k.Rel(l.k.SummariesPath())
 	blank := store.BlankSummaries(l.k.SummariesPath())

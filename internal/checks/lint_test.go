@@ -723,3 +723,69 @@ func BenchmarkLint10k(b *testing.B) {
 		}
 	}
 }
+
+// A note saved as UTF-16 (Windows Notepad's "Unicode", some editors'
+// default) is named so, with what to do, in kk lint and in the tree
+// read's problem (kk check, kk index rebuild --check); it was "holds a NUL
+// byte on line 1" or "not valid UTF-8", with a fix about YAML quoting.
+func TestLintUTF16Leaf(t *testing.T) {
+	f := newLintKB(t)
+	f.cleanPair()
+	text := "---\ntype: practice\ntitle: Wide\ndescription: d\ntags: []\nkk_schema_version: 3\nkk_id: practice-wide\nkk_derived_from: []\nkk_relates_to: []\nkk_confidence: high\n---\nBody.\n"
+	wide := []byte{0xFF, 0xFE}
+	for _, r := range text {
+		wide = append(wide, byte(r), 0)
+	}
+	f.write("nodes/practice-wide.md", string(wide))
+	found := false
+	for _, it := range f.lint().Items {
+		if it.File != "nodes/practice-wide.md" && !strings.HasSuffix(it.File, "/practice-wide.md") {
+			continue
+		}
+		found = true
+		if !strings.Contains(it.Message, "saved as UTF-16") || !strings.Contains(it.Fix, "save it as UTF-8") || strings.Contains(it.Fix, "quotes") {
+			t.Errorf("%s %s: %s (fix: %s)", it.Rule, it.File, it.Message, it.Fix)
+		}
+	}
+	if !found {
+		t.Fatal("no lint item for the UTF-16 leaf")
+	}
+	tree, err := f.k.ReadTree(store.LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tree.Problems) != 1 || !strings.Contains(tree.Problems[0].Error(), "saved as UTF-16") {
+		t.Fatalf("tree problems = %v", tree.Problems)
+	}
+}
+
+// A note that is a symbolic link out of the knowledge tree, or to nothing,
+// is told to become the note itself or go; the fix said to edit its front
+// matter or run kk node adopt, which cannot read it either.
+func TestLintSymlinkLeafFix(t *testing.T) {
+	f := newLintKB(t)
+	f.cleanPair()
+	outside := filepath.Join(t.TempDir(), "practice-out.md")
+	if err := os.WriteFile(outside, []byte("---\ntype: practice\n---\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, f.k.NodePath("practice-out.md")); err != nil {
+		t.Skip("symbolic links: " + err.Error())
+	}
+	if err := os.Symlink(filepath.Join(t.TempDir(), "gone.md"), f.k.NodePath("practice-gone.md")); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, it := range f.lint().Items {
+		if !strings.HasSuffix(it.File, "/practice-out.md") && !strings.HasSuffix(it.File, "/practice-gone.md") {
+			continue
+		}
+		n++
+		if strings.Contains(it.Fix, "kk node adopt") || strings.Contains(it.Fix, "front matter") || !strings.Contains(it.Fix, "replace the link with the note itself") {
+			t.Errorf("%s %s: %s (fix: %s)", it.Rule, it.File, it.Message, it.Fix)
+		}
+	}
+	if n != 2 {
+		t.Fatalf("%d items for the two links, want 2", n)
+	}
+}

@@ -36,10 +36,13 @@ whitespace and blank folder summaries (hygiene, as kk lint reports them),
 the writer lock, cache files older kk versions left under .state/, and
 interrupted writes.
 
-In a git work tree, kk's merge driver for the generated files (named in
+In a git work tree, that no ignore rule of git's (a .gitignore, the
+person's core.excludesFile) matches the knowledge base's files, which would
+leave every note out of every commit (git-ignored, an error; kk init warns
+too); kk's merge driver for the generated files (named in
 .ai/kenkeep/.gitattributes, defined in the repository's git config), and
-kk's git hooks (post-checkout, post-commit, post-index-change, post-merge,
-post-rewrite): present in
+kk's git hooks (post-applypatch, post-checkout, post-commit,
+post-index-change, post-merge, post-rewrite): present in
 the folder git runs hooks from, executable (git skips a hook without the
 executable bit, an error) and up to date; and, when core.hooksPath moves
 that folder, no kk hooks left behind in .git/hooks where git no longer

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/kk-project/kk/internal/checks"
 	"github.com/kk-project/kk/internal/gitx"
 	"github.com/kk-project/kk/internal/harness"
 	"github.com/kk-project/kk/internal/node"
@@ -57,9 +58,9 @@ and leaves user content alone.
 In a git work tree, init also sets up merges of the generated files
 (.ai/kenkeep/.gitattributes sends ENTRY.md, GRAPH.md and every index.md to
 kk's merge driver, which the repository's git config defines) and installs
-the git hooks post-checkout, post-commit, post-index-change, post-merge and
-post-rewrite into the folder git runs hooks from (core.hooksPath, else
-.git/hooks), and says why: after a merge, a rebase or a cherry-pick they
+the git hooks post-applypatch, post-checkout, post-commit, post-index-change,
+post-merge and post-rewrite into the folder git runs hooks from (core.hooksPath, else
+.git/hooks), and says why: after a merge, a rebase, a cherry-pick or git am they
 regenerate the generated files of each commit made from its own leaves, so
 that merges never conflict on them (and those of the work tree once git
 applied an autostash), and after a branch checkout or a merge they run "kk sync"
@@ -142,6 +143,11 @@ func runInit(ctx context.Context, app *App, o initOpts) error {
 		KKCommand: o.kkCommand, GitHooks: !o.noGitHooks, Version: releaseVersion(), Now: app.Now, Command: app.Command, Path: app.Getenv("PATH")})
 	if out == nil {
 		return installErr
+	}
+	// An ignore rule of git's that matches the knowledge base (.ai/ in a
+	// .gitignore): every note would stay out of every commit.
+	if msg, fix, ok := checks.GitIgnored(ctx, store.New(root)); ok && msg != "" {
+		out.Warnings = append(out.Warnings, msg+"; "+fix)
 	}
 	if app.JSON {
 		if err := app.printJSON(out); err != nil {

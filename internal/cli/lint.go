@@ -35,6 +35,9 @@ If that fails, nothing else is reported. Then every leaf must be valid
 checked for dangling-edge, redirected-edge, slug-id-mismatch,
 missing-folder-index, empty-folder, folder-case-collision (two folders whose
 paths differ only in case, one folder on macOS and Windows: an error),
+folder-name (a folder made by hand with a name a Windows clone cannot check
+out, a device name such as aux or one ending with a dot or a space: an
+error; or holding a space, which breaks the index's links to it),
 tag-near-duplicate, tag-whitespace, empty-summary, missing-folder-summary,
 orphan, stale-index and dead-link. A
 *.md under nodes/ that is not a regular file (a FIFO, a device) is never

@@ -11,6 +11,8 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path"
+	"path/filepath"
 	"runtime/pprof"
 	"slices"
 	"strings"
@@ -453,21 +455,63 @@ func (a *App) skipsInError(err error) {
 	}
 }
 
-// notCheckedOut returns an error wrapping store.ErrNotFound when dir's
-// work tree has no knowledge base but the commit checked out holds one
-// there (a clone made with --no-checkout, a sparse checkout leaving
-// .ai/kenkeep out): running `kk init`, the usual advice, would start a
-// second one beside it. Nil otherwise, or when git cannot say; it runs
-// only when no knowledge base was found.
+// notCheckedOut returns an error wrapping store.ErrNotFound when no
+// knowledge base was found from dir but git's commit holds one in a folder
+// from dir up to the work tree's top: a clone made with --no-checkout, a
+// sparse checkout leaving .ai/kenkeep out (running `kk init`, the usual
+// advice, would start a second one beside it), or git's work tree set
+// elsewhere (GIT_DIR and GIT_WORK_TREE, core.worktree) with the knowledge
+// base checked out there, where checking it out again would throw away
+// the notes not yet committed. Nil otherwise, or when git cannot say; it
+// runs only when no knowledge base was found.
 func notCheckedOut(dir string) error {
 	if gitx.NoRepository(dir) {
 		return nil
 	}
-	out, err := gitx.Read(context.Background(), dir, "ls-tree", "-d", "--name-only", "HEAD", "--", store.DirName)
-	if err != nil || strings.TrimSpace(string(out)) != store.DirName {
+	ctx := context.Background()
+	out, err := gitx.Read(ctx, dir, "rev-parse", "--show-toplevel", "--show-prefix")
+	if err != nil {
 		return nil
 	}
-	return fmt.Errorf("%w in the work tree at %s, but its commit (HEAD) holds %s: the work tree does not have it checked out (a clone made with --no-checkout, or a sparse checkout); run `git checkout HEAD -- %s` or `git sparse-checkout add %s`, not `kk init`, which would start a second knowledge base", store.ErrNotFound, dir, store.DirName, store.DirName, store.DirName)
+	lines := strings.Split(string(out), "\n")
+	if len(lines) < 2 || lines[0] == "" {
+		return nil
+	}
+	top := filepath.FromSlash(lines[0])
+	// The knowledge base's place in each folder from dir up to the top, as
+	// a path from the top, deepest first.
+	var places []string
+	for p := strings.TrimSuffix(lines[1], "/"); ; p = path.Dir(p) {
+		if p == "." || p == "" || p == "/" {
+			places = append(places, store.DirName)
+			break
+		}
+		places = append(places, path.Join(p, store.DirName))
+	}
+	out, err = gitx.Read(ctx, dir, append([]string{"ls-tree", "-d", "-z", "--name-only", "--full-tree", "HEAD", "--"}, places...)...)
+	if err != nil {
+		return nil
+	}
+	held := strings.Split(string(out), "\x00")
+	for _, p := range places {
+		if !slices.Contains(held, p) {
+			continue
+		}
+		root := filepath.Join(top, filepath.FromSlash(strings.TrimSuffix(p, store.DirName)))
+		if fi, err := os.Stat(filepath.Join(root, filepath.FromSlash(store.DirName))); err == nil && fi.IsDir() {
+			abs, _ := filepath.Abs(dir)
+			if real, err := filepath.EvalSymlinks(abs); err == nil {
+				abs = real // git names the top by its real path
+			}
+			if rel, err := filepath.Rel(top, abs); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+				// --root named a folder inside the work tree, below it.
+				return fmt.Errorf("%w at %s, but %s above it has one; pass --root %s", store.ErrNotFound, dir, root, root)
+			}
+			return fmt.Errorf("%w from %s, but git's work tree %s has the knowledge base (%s): git is pointed there (GIT_DIR and GIT_WORK_TREE, or core.worktree); run kk in %s, or pass --root %s", store.ErrNotFound, dir, top, p, root, root)
+		}
+		return fmt.Errorf("%w in the work tree at %s, but its commit (HEAD) holds %s: the work tree does not have it checked out (a clone made with --no-checkout, or a sparse checkout); run `git checkout HEAD -- %s` or `git sparse-checkout add %s` in %s, not `kk init`, which would start a second knowledge base", store.ErrNotFound, top, p, p, p, top)
+	}
+	return nil
 }
 
 func (a *App) findKB() (*store.KB, error) {

@@ -31,8 +31,8 @@ any plugin or instruction file kk wrote. The harnesses are struck from
 .ai/kenkeep/.state/installed-version; when none remains, kk's block in
 AGENTS.md goes too (and the file, when kk created it).
 
---git-hooks removes kk's git hooks (post-checkout, post-commit,
-post-index-change, post-merge, post-rewrite) from the folder git runs hooks from, and from .git/hooks too
+--git-hooks removes kk's git hooks (post-applypatch, post-checkout,
+post-commit, post-index-change, post-merge, post-rewrite) from the folder git runs hooks from, and from .git/hooks too
 when core.hooksPath points elsewhere, and the definition of kk's merge
 driver from the repository's git config (git then merges the generated
 files as text again). A hook kk chained (kept as <name>.kk-chained) is moved

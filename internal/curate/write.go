@@ -273,8 +273,15 @@ func writeNode(tx *txn.Tx, in contracts.NodeInput, opts WriteOptions) (*WriteRes
 		id = n.ID // the id as its writer gave it
 		action = "updated"
 		keepFields(&in, n, opts.Keep)
-	case mode == Update && opts.Keep["description"]:
-		return nil, nil, fmt.Errorf("field \"description\": is required: %s does not exist yet, so there is no description to keep", id)
+	case mode == Update:
+		// No leaf has the id; a note a person broke by hand may claim it,
+		// and is named rather than said not to exist.
+		if err := tx.Unreadable(id); err != nil {
+			return nil, nil, err
+		}
+		if opts.Keep["description"] {
+			return nil, nil, fmt.Errorf("field \"description\": is required: %s does not exist yet, so there is no description to keep", id)
+		}
 	}
 	// The id is final here (--unique may have changed it): an edge to it
 	// is an edge to the node itself, which kk lint and kb_check report.

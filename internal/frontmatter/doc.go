@@ -231,6 +231,10 @@ func (d *Doc) Render(items []Item, body []byte, emit Emitter) ([]byte, error) {
 	if d.parts.CRLF {
 		nl = "\r\n"
 		yamlText = bytes.ReplaceAll(yamlText, []byte("\n"), []byte("\r\n"))
+		// The body takes the file's line ends too: a kept body comes back
+		// with its last one trimmed to LF, a new one is often all LF, and
+		// either would leave a file of mixed line ends.
+		body = bytes.ReplaceAll(bytes.ReplaceAll(body, []byte("\r\n"), []byte("\n")), []byte("\n"), []byte("\r\n"))
 	}
 	var out bytes.Buffer
 	if d.parts.BOM {

@@ -160,3 +160,27 @@ func TestParseErrorsNameFileLines(t *testing.T) {
 		}
 	}
 }
+
+// A document saved with CRLF keeps CRLF on every line of its body when
+// rendered: the body given (a kept body whose last line end was trimmed
+// to LF, or a new body written with LF) takes the file's line ends.
+func TestRenderCRLFBody(t *testing.T) {
+	src := "---\r\na: 1\r\n---\r\none\r\n\r\n- item\r\n"
+	d, err := Parse([]byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for body, want := range map[string]string{
+		"one\r\n\r\n- item\n": "---\r\na: 2\r\n---\r\none\r\n\r\n- item\r\n",
+		"new\n\nbody\n":       "---\r\na: 2\r\n---\r\nnew\r\n\r\nbody\r\n",
+		"mixed\r\nends\nhere": "---\r\na: 2\r\n---\r\nmixed\r\nends\r\nhere",
+	} {
+		out, err := d.Render([]Item{{"a", 2}}, []byte(body), plainEmit)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(out) != want {
+			t.Errorf("body %q: got %q want %q", body, out, want)
+		}
+	}
+}

@@ -33,6 +33,9 @@ var bom = []byte{0xEF, 0xBB, 0xBF}
 // optionally followed by spaces and \r.
 func Split(src []byte) (Parts, error) {
 	var p Parts
+	if UTF16(src) {
+		return p, &NULError{Line: 1, UTF16: true}
+	}
 	if i := bytes.IndexByte(src, 0); i >= 0 {
 		// A NUL makes the file binary to git and to YAML; say so, rather
 		// than what it breaks (an unclosed front matter, a missing one).
@@ -78,11 +81,28 @@ func Split(src []byte) (Parts, error) {
 	}
 }
 
-// NULError is a document holding a NUL byte.
-type NULError struct{ Line int }
+// NULError is a document holding a NUL byte; UTF16 when it starts with a
+// UTF-16 byte order mark (a file saved as UTF-16 holds NUL bytes all
+// along), which is said instead.
+type NULError struct {
+	Line  int
+	UTF16 bool
+}
 
 func (e *NULError) Error() string {
+	if e.UTF16 {
+		return UTF16Msg
+	}
 	return fmt.Sprintf("holds a NUL byte on line %d; a knowledge file is text: remove it", e.Line)
+}
+
+// UTF16Msg says what is wrong with a document saved as UTF-16.
+const UTF16Msg = "is saved as UTF-16 (it starts with a UTF-16 byte order mark); kk reads UTF-8 only: save it as UTF-8"
+
+// UTF16 reports whether src starts with a UTF-16 byte order mark: a file
+// saved as "Unicode" by Windows Notepad, or as UTF-16 by another editor.
+func UTF16(src []byte) bool {
+	return bytes.HasPrefix(src, []byte{0xFF, 0xFE}) || bytes.HasPrefix(src, []byte{0xFE, 0xFF})
 }
 
 // Join reassembles the parts into a document.

@@ -13,6 +13,9 @@
 //     files of each commit the operation made from that commit's own
 //     leaves (RegenerateCommits), so that every commit's generated files
 //     match its leaves;
+//   - post-applypatch regenerates the commits git am made (ORIG_HEAD..HEAD)
+//     once it made its last one (git am runs neither post-commit nor
+//     post-rewrite);
 //   - post-index-change regenerates the work tree's generated files once
 //     git applied the autostash of a rebase or a merge (AutostashMark), or
 //     a stash or a checkout with --merge in which the merge driver kept a
@@ -47,6 +50,7 @@ import (
 
 // The hooks kk installs.
 const (
+	PostApplypatch  = "post-applypatch"
 	PostCheckout    = "post-checkout"
 	PostCommit      = "post-commit"
 	PostIndexChange = "post-index-change"
@@ -55,7 +59,7 @@ const (
 )
 
 // Names lists the hooks kk installs, sorted.
-var Names = []string{PostCheckout, PostCommit, PostIndexChange, PostMerge, PostRewrite}
+var Names = []string{PostApplypatch, PostCheckout, PostCommit, PostIndexChange, PostMerge, PostRewrite}
 
 // AutostashMark names the file, under the knowledge base's .state folder,
 // by which kk's post-rewrite, post-merge and post-checkout hooks tell its
@@ -79,7 +83,7 @@ const markerPrefix = "# kk-git-hook: "
 
 // scriptVersion changes whenever the generated script changes in a way
 // that `kk init --upgrade` should roll out.
-const scriptVersion = "5"
+const scriptVersion = "6"
 
 // defaultCommand runs kk when the installed-version record names no
 // other command.
@@ -231,16 +235,31 @@ if [ -x "$kk_chained" ]; then
 	kk_status=$?
 fi
 `)
+	// kk_found: whether the shell finds kk's command (its first word, as
+	// the shell splits it) on the PATH git gave the hook; a GUI client or
+	// an IDE may give one without kk's folder.
+	b.WriteString(`kk_found() {
+	set -- ` + command + `
+	command -v "$1" >/dev/null 2>&1
+}
+`)
 	cond := `[ -z "${KK_INTERNAL-}" ] && [ "${KK_GIT_HOOKS-}" != off ]`
-	kk := func(args string) string {
-		run := command + " " + args + " --root ."
+	run := func(args string) string {
+		r := command + " " + args + " --root ."
 		if rel != "." {
-			run = "(cd " + shellQuote(rel) + " && " + run + ")"
+			r = "(cd " + shellQuote(rel) + " && " + r + ")"
 		}
-		return run + " >/dev/null </dev/null"
+		return r
 	}
-	sync := kk("sync")
-	sync = strings.TrimSuffix(sync, " >/dev/null </dev/null") + " >/dev/null 2>&1 </dev/null"
+	// kk runs a regeneration, or says in words that kk was not found (the
+	// shell's "kk: not found" says nothing of what was left undone).
+	missing := "kk: git's " + name + " hook did not find kk (" + command + ") on the PATH git gave it, so ENTRY.md, GRAPH.md and the index.md files were not regenerated; run `kk index rebuild --check` where kk is found, and `kk init --upgrade --kk-command <kk's full path>` so that the hooks find it"
+	kk := func(args string) string {
+		return "{ if kk_found; then " + run(args) + " >/dev/null </dev/null; else echo " + shellQuote(missing) + " >&2; fi; }"
+	}
+	// The sync is silent when kk is not found: the next command that
+	// uses the index syncs it.
+	sync := run("sync") + " >/dev/null 2>&1 </dev/null"
 	background := "\tif [ \"${KK_GIT_HOOKS-}\" = wait ]; then\n\t\t" + sync + "\n\telse\n\t\t" + sync + " &\n\tfi\n"
 	// Each of kk's merge drivers, defined again where the config lost it
 	// (a fresh clone, a config reset): the generated files', the
@@ -385,6 +404,19 @@ elif [ "${1-}" = 1 ] && [ -f ` + kept + ` ] && ` + cond + `; then
 	fi
 `)
 		b.WriteString("fi\n")
+	case PostApplypatch:
+		b.WriteString("if " + cond + "; then\n")
+		b.WriteString(`	kk_git_dir="$(git rev-parse --git-dir 2>/dev/null)"
+	# git am's last patch (not a rebase's: post-rewrite regenerates its
+	# commits when it ends): every commit it made, from ORIG_HEAD, where it
+	# started
+	if [ -n "$kk_git_dir" ] && [ ! -e "$kk_git_dir/rebase-apply/rebasing" ] &&
+		[ "$(cat "$kk_git_dir/rebase-apply/next" 2>/dev/null)" = "$(cat "$kk_git_dir/rebase-apply/last" 2>/dev/null)" ] &&
+		git rev-parse -q --verify ORIG_HEAD >/dev/null 2>&1; then
+		` + kk(`index rebuild --commits ORIG_HEAD..HEAD`) + `
+	fi
+`)
+		b.WriteString("fi\n")
 	case PostRewrite:
 		b.WriteString("if [ \"${1-}\" = rebase ] && " + cond + "; then\n")
 		b.WriteString(`	kk_git_dir="$(git rev-parse --git-dir 2>/dev/null)"
@@ -406,6 +438,7 @@ elif [ "${1-}" = 1 ] && [ -f ` + kept + ` ] && ` + cond + `; then
 var hookPurpose = map[string]string{
 	PostCheckout:    "After a branch checkout (third argument 1) it\n# brings kk's search index of the new branch up to date with `kk sync`,\n# in the background and with its output discarded.",
 	PostMerge:       "After a merge (git pull's included) it\n# regenerates the index files of a merge commit from its leaves (kk's merge\n# driver kept one side of them), or, after git merge --squash, stages them\n# for the commit to come; then it brings kk's search index up to date with\n# `kk sync` in the background.",
+	PostApplypatch:  "When git am made its last commit, it\n# regenerates the index files of the commits it made from their own leaves\n# (kk index rebuild --commits), so that each commit's generated files\n# match its leaves.",
 	PostCommit:      "When a cherry-pick or a revert made its last\n# commit, or a merge was concluded with git commit, it regenerates the\n# index files of the commits made from their own leaves (kk index rebuild\n# --commits), so that each commit's generated files match its leaves.",
 	PostRewrite:     "When a rebase ends (git pull --rebase's\n# included) it regenerates the index files of each rebased commit from its\n# own leaves (kk index rebuild --commits), so that every commit's generated\n# files match its leaves.",
 	PostIndexChange: "After git applied the autostash of a rebase or a\n# merge (--autostash, rebase.autoStash), which kk's post-rewrite, post-merge\n# or post-checkout hook marked, or after git stash apply/pop, a checkout\n# with --merge, or git cherry-pick/revert --no-commit in which kk's merge\n# driver kept one side of a generated file, it regenerates the work tree's\n# index files from its leaves (kk index rebuild; --stage after a pick or a\n# revert); otherwise it does nothing.",

@@ -225,7 +225,7 @@ func TestInstallFolderGitUses(t *testing.T) {
 func TestInstallIsIdempotentAndUpgradeRefreshes(t *testing.T) {
 	e := newRepo(t)
 	first := e.install(Options{})
-	if got, want := changes(first), []string{"created .git/hooks/post-checkout", "created .git/hooks/post-commit", "created .git/hooks/post-index-change", "created .git/hooks/post-merge", "created .git/hooks/post-rewrite", "updated .git/config"}; !slices.Equal(got, want) {
+	if got, want := changes(first), []string{"created .git/hooks/post-applypatch", "created .git/hooks/post-checkout", "created .git/hooks/post-commit", "created .git/hooks/post-index-change", "created .git/hooks/post-merge", "created .git/hooks/post-rewrite", "updated .git/config"}; !slices.Equal(got, want) {
 		t.Fatalf("first install = %q, want %q", got, want)
 	}
 	for _, o := range []Options{{}, {Upgrade: true}} {
@@ -256,7 +256,7 @@ func TestChainedHookKeepsArgumentsInputAndStatus(t *testing.T) {
 	hook := filepath.Join(e.root, ".git", "hooks", PostCheckout)
 	must(t, os.WriteFile(hook, []byte(userHook), 0o750))
 	res := e.install(Options{})
-	if got, want := changes(res), []string{"updated .git/hooks/post-checkout", "created .git/hooks/post-checkout.kk-chained", "created .git/hooks/post-commit", "created .git/hooks/post-index-change", "created .git/hooks/post-merge", "created .git/hooks/post-rewrite", "updated .git/config"}; !slices.Equal(got, want) {
+	if got, want := changes(res), []string{"created .git/hooks/post-applypatch", "updated .git/hooks/post-checkout", "created .git/hooks/post-checkout.kk-chained", "created .git/hooks/post-commit", "created .git/hooks/post-index-change", "created .git/hooks/post-merge", "created .git/hooks/post-rewrite", "updated .git/config"}; !slices.Equal(got, want) {
 		t.Fatalf("install = %q, want %q", got, want)
 	}
 
@@ -302,7 +302,7 @@ func TestChainingRefusesToOverwriteAChainedHook(t *testing.T) {
 	must(t, os.WriteFile(filepath.Join(dir, PostMerge), []byte("#!/bin/sh\necho mine\n"), 0o755))
 	must(t, os.WriteFile(filepath.Join(dir, PostMerge+ChainSuffix), []byte("#!/bin/sh\necho older\n"), 0o755))
 	res := e.install(Options{})
-	if got, want := changes(res), []string{"created .git/hooks/post-checkout", "created .git/hooks/post-commit", "created .git/hooks/post-index-change", "created .git/hooks/post-rewrite", "updated .git/config"}; !slices.Equal(got, want) {
+	if got, want := changes(res), []string{"created .git/hooks/post-applypatch", "created .git/hooks/post-checkout", "created .git/hooks/post-commit", "created .git/hooks/post-index-change", "created .git/hooks/post-rewrite", "updated .git/config"}; !slices.Equal(got, want) {
 		t.Fatalf("install = %q, want %q", got, want)
 	}
 	if len(res.Warnings) != 1 || !strings.Contains(res.Warnings[0], ".git/hooks/post-merge is not kk's hook and .git/hooks/post-merge.kk-chained exists too") {
@@ -439,7 +439,7 @@ func TestUninstallRestoresByteForByte(t *testing.T) {
 	must(t, os.Chmod(filepath.Join(dir, PostMerge), 0o700))
 	e.install(Options{})
 	res := e.uninstall()
-	if got, want := changes(res), []string{"removed .git/hooks/post-checkout", "removed .git/hooks/post-commit", "removed .git/hooks/post-index-change", "updated .git/hooks/post-merge", "removed .git/hooks/post-merge.kk-chained", "removed .git/hooks/post-rewrite", "updated .git/config"}; !slices.Equal(got, want) {
+	if got, want := changes(res), []string{"removed .git/hooks/post-applypatch", "removed .git/hooks/post-checkout", "removed .git/hooks/post-commit", "removed .git/hooks/post-index-change", "updated .git/hooks/post-merge", "removed .git/hooks/post-merge.kk-chained", "removed .git/hooks/post-rewrite", "updated .git/config"}; !slices.Equal(got, want) {
 		t.Fatalf("uninstall = %q, want %q", got, want)
 	}
 	data, err := os.ReadFile(filepath.Join(dir, PostMerge))
@@ -467,7 +467,7 @@ func TestUninstallLeavesAHookThatIsNotKKs(t *testing.T) {
 	// The user puts a hook of their own over kk's.
 	must(t, os.WriteFile(filepath.Join(dir, PostMerge), []byte("#!/bin/sh\necho newer\n"), 0o755))
 	res := e.uninstall()
-	if got, want := changes(res), []string{"removed .git/hooks/post-checkout", "removed .git/hooks/post-commit", "removed .git/hooks/post-index-change", "removed .git/hooks/post-rewrite", "updated .git/config"}; !slices.Equal(got, want) {
+	if got, want := changes(res), []string{"removed .git/hooks/post-applypatch", "removed .git/hooks/post-checkout", "removed .git/hooks/post-commit", "removed .git/hooks/post-index-change", "removed .git/hooks/post-rewrite", "updated .git/config"}; !slices.Equal(got, want) {
 		t.Fatalf("uninstall = %q, want %q", got, want)
 	}
 	if len(res.Warnings) != 1 || !strings.Contains(res.Warnings[0], ".git/hooks/post-merge is not kk's hook, so .git/hooks/post-merge.kk-chained was not put back") {
@@ -484,8 +484,8 @@ func TestUninstallCleansTheFolderGitNoLongerUses(t *testing.T) {
 		t.Fatalf("warnings = %q", res.Warnings)
 	}
 	res = e.uninstall()
-	want := []string{"removed hooks/post-checkout", "removed hooks/post-commit", "removed hooks/post-index-change", "removed hooks/post-merge", "removed hooks/post-rewrite",
-		"removed .git/hooks/post-checkout", "removed .git/hooks/post-commit", "removed .git/hooks/post-index-change", "removed .git/hooks/post-merge", "removed .git/hooks/post-rewrite", "updated .git/config"}
+	want := []string{"removed hooks/post-applypatch", "removed hooks/post-checkout", "removed hooks/post-commit", "removed hooks/post-index-change", "removed hooks/post-merge", "removed hooks/post-rewrite",
+		"removed .git/hooks/post-applypatch", "removed .git/hooks/post-checkout", "removed .git/hooks/post-commit", "removed .git/hooks/post-index-change", "removed .git/hooks/post-merge", "removed .git/hooks/post-rewrite", "updated .git/config"}
 	if got := changes(res); !slices.Equal(got, want) {
 		t.Fatalf("uninstall = %q, want %q", got, want)
 	}
@@ -524,14 +524,14 @@ func TestDoctor(t *testing.T) {
 	}
 
 	level, msg, fix, _ := check("git-hooks")
-	if level != checks.DoctorWarn || msg != "kk's post-checkout, post-commit, post-index-change, post-merge, post-rewrite hook(s) are not installed in .git/hooks: branch indexes are synced only when a command uses them, and the generated files of merged, rebased or cherry-picked commits are not regenerated" || !strings.Contains(fix, "kk init") {
+	if level != checks.DoctorWarn || msg != "kk's post-applypatch, post-checkout, post-commit, post-index-change, post-merge, post-rewrite hook(s) are not installed in .git/hooks: branch indexes are synced only when a command uses them, and the generated files of merged, rebased or cherry-picked commits are not regenerated" || !strings.Contains(fix, "kk init") {
 		t.Errorf("missing: %s %q %q", level, msg, fix)
 	}
 
 	must(t, os.WriteFile(filepath.Join(dir, PostMerge), []byte(userHook), 0o755))
 	e.install(Options{})
 	level, msg, _, details := check("git-hooks")
-	if level != checks.DoctorOK || msg != "post-checkout, post-commit, post-index-change, post-merge, post-rewrite in .git/hooks keep the search index and the generated files in step" {
+	if level != checks.DoctorOK || msg != "post-applypatch, post-checkout, post-commit, post-index-change, post-merge, post-rewrite in .git/hooks keep the search index and the generated files in step" {
 		t.Errorf("installed: %s %q", level, msg)
 	}
 	if want := []string{".git/hooks/post-merge runs .git/hooks/post-merge.kk-chained first"}; !slices.Equal(details, want) {
@@ -556,7 +556,7 @@ func TestDoctor(t *testing.T) {
 
 	e.git("config", "core.hooksPath", "githooks")
 	level, msg, fix, _ = check("git-hooks-folder")
-	if level != checks.DoctorWarn || msg != "kk's post-checkout, post-commit, post-index-change, post-merge, post-rewrite hook(s) in .git/hooks are never run: git runs hooks from githooks (core.hooksPath is githooks)" || !strings.Contains(fix, "kk uninstall --git-hooks") {
+	if level != checks.DoctorWarn || msg != "kk's post-applypatch, post-checkout, post-commit, post-index-change, post-merge, post-rewrite hook(s) in .git/hooks are never run: git runs hooks from githooks (core.hooksPath is githooks)" || !strings.Contains(fix, "kk uninstall --git-hooks") {
 		t.Errorf("stale folder: %s %q %q", level, msg, fix)
 	}
 	e.uninstall()

@@ -80,7 +80,7 @@ var fileWriters = map[string]string{
 	"internal/hooks":             "hook state, hook-error log and the capture's scratch file",
 	"internal/harness":           "harness configuration files and installed skills",
 	"internal/install":           "kk install: harness hooks, skills, MCP registration, AGENTS.md",
-	"internal/githooks":          "git hooks (post-checkout, post-commit, post-index-change, post-merge, post-rewrite); the scratch copy of a commit's knowledge base under the git folder that kk index rebuild --commits generates from",
+	"internal/githooks":          "git hooks (post-applypatch, post-checkout, post-commit, post-index-change, post-merge, post-rewrite); the scratch copy of a commit's knowledge base under the git folder that kk index rebuild --commits generates from",
 	"internal/jobqueue":          "kk serve's durable job queue",
 	"internal/gitx":              "git objects of kk serve's commits; the index.lock and the copy of the index it holds while git updates the index",
 	"internal/serve":             "kk serve's serve.url and its rebase marker under .state/ (the tree only through the transaction)",

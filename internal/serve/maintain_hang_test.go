@@ -2,7 +2,6 @@ package serve
 
 import (
 	"context"
-	"crypto/sha1"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -21,19 +20,7 @@ import (
 // meanwhile; and the server's stop ends git and the hook.
 func TestAHungPreAutoGCHookDoesNotStopTheQueue(t *testing.T) {
 	k := newRepo(t, 0)
-	for _, kv := range [][2]string{{"gc.auto", "200"}, {"gc.autoDetach", "false"}} {
-		git(t, k, "config", kv[0], kv[1])
-	}
-	git(t, k, "gc", "-q")
-	// Enough loose objects for git gc --auto to want to run (see
-	// TestWorkerPacksLooseObjects), so that it runs the hook.
-	for i, n := 0, 0; n < 2; i++ {
-		blob := fmt.Sprintf("filler %d\n", i)
-		if sum := sha1.Sum([]byte(fmt.Sprintf("blob %d\x00%s", len(blob), blob))); sum[0] == 0x17 {
-			writeBlob(t, k.Root, blob)
-			n++
-		}
-	}
+	dueForGC(t, k) // so that git gc --auto runs the hook
 	pids := filepath.Join(t.TempDir(), "pids")
 	hooks := filepath.Join(k.Root, ".git", "hooks")
 	if err := os.MkdirAll(hooks, 0o755); err != nil {

@@ -591,10 +591,10 @@ func classify(realRoot, p, rel string, d fs.DirEntry) (entryKind, LeafFile, erro
 	if d.Type()&fs.ModeSymlink != 0 {
 		target, err := filepath.EvalSymlinks(p)
 		if err != nil {
-			return entryProblem, LeafFile{}, &node.Error{Path: rel, Msg: fmt.Sprintf("broken symlink: %v", err)}
+			return entryProblem, LeafFile{}, &node.Error{Path: rel, Msg: fmt.Sprintf("%s: %v", BrokenSymlinkMsg, err)}
 		}
 		if !within(realRoot, target) {
-			return entryProblem, LeafFile{}, &node.Error{Path: rel, Msg: fmt.Sprintf("symlink points outside the knowledge tree (to %s); replace it with a real file", target)}
+			return entryProblem, LeafFile{}, &node.Error{Path: rel, Msg: fmt.Sprintf("%s (to %s); replace it with a real file", OutsideSymlinkMsg, target)}
 		}
 		fi, err := os.Stat(target)
 		if err != nil || fi.IsDir() {
@@ -686,3 +686,10 @@ func SkippedLeaves(problems []error) []SkippedLeaf {
 	}
 	return out
 }
+
+// The problems of a leaf that is a symbolic link kk does not follow: to
+// nothing, or out of the knowledge tree.
+const (
+	BrokenSymlinkMsg  = "broken symlink"
+	OutsideSymlinkMsg = "symlink points outside the knowledge tree"
+)

@@ -1256,6 +1256,23 @@ func (tx *Tx) refuseSkipped(rel string) error {
 		path.Join(store.DirName, "nodes", rel), tx.problemOf(rel), path.Join(store.DirName, "nodes", rel))
 }
 
+// Unreadable returns the error of a write that changes the leaf with
+// the given id (kk node write --update) when the tree as read has no such
+// leaf but a leaf it skipped claims the id (a hand edit broke its front
+// matter): the file, its problem and what to run, as the write's commit
+// would refuse it. It is nil when no skipped leaf claims the id, or when
+// the writer adopted it.
+func (tx *Tx) Unreadable(id string) error {
+	if err := tx.readTree(); err != nil {
+		return err
+	}
+	p, ok := tx.claimed(id)
+	if !ok || tx.adopted[p] {
+		return nil
+	}
+	return tx.refuseSkipped(p)
+}
+
 // refuseClaimed returns an error when staged leaf s is new (or takes a
 // new id) and its id is the one a skipped leaf names: the two would share
 // an id as soon as the skipped one is fixed.
@@ -1886,6 +1903,11 @@ func (tx *Tx) checkInsideTree(root, rel string) error {
 		fi, err := os.Lstat(p)
 		if err != nil {
 			// Not there yet: created as a real folder or file.
+			if i < len(segs)-1 {
+				if err := caseTwin(filepath.Dir(p), segs, i); err != nil {
+					return &node.Error{Path: rel, Field: "folder", Msg: err.Error()}
+				}
+			}
 			return newNames(rel, segs, i)
 		}
 		if root == "" || fi.Mode()&fs.ModeSymlink == 0 {
@@ -1904,6 +1926,26 @@ func (tx *Tx) checkInsideTree(root, rel string) error {
 			what = "the leaf file"
 		}
 		return &node.Error{Path: rel, Field: "folder", Msg: fmt.Sprintf("%s is a link out of the knowledge tree (to %s); kk writes nothing through it: replace the link with a real folder or file", what, where)}
+	}
+	return nil
+}
+
+// caseTwin refuses the folder segs[:i+1] a write would create in dir
+// when dir holds a folder whose name differs from segs[i] only in case:
+// on macOS and Windows, whose file systems ignore case, the two are one
+// folder, and git cannot check both out there (kk lint's
+// folder-case-collision).
+func caseTwin(dir string, segs []string, i int) error {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil // the folder is new too: nothing to collide with
+	}
+	for _, e := range entries {
+		if e.IsDir() && e.Name() != segs[i] && strings.EqualFold(e.Name(), segs[i]) {
+			there := strings.Join(append(slices.Clone(segs[:i]), e.Name()), "/")
+			return fmt.Errorf("folder %q differs only in case from the folder %q there: macOS and Windows, whose file systems ignore case, take the two for one, and git cannot check both out there; write into --folder %s",
+				strings.Join(segs[:i+1], "/"), there, there)
+		}
 	}
 	return nil
 }
