@@ -284,7 +284,7 @@ func (c *objectCache) put(id string, v cached) {
 // treeReader reads trees and commits through a cat-file, with the
 // object cache in front.
 type treeReader struct {
-	cat  *catFile
+	get  func(name string) (id, typ string, body []byte, err error) // Repo.get
 	algo hashAlgo
 }
 
@@ -294,7 +294,7 @@ func (r treeReader) tree(id []byte) ([]treeEntry, error) {
 	if c, ok := objects.get(key); ok && c.entries != nil {
 		return slices.Clone(c.entries), nil
 	}
-	_, typ, body, err := r.cat.get(key)
+	_, typ, body, err := r.get(key)
 	if err != nil {
 		return nil, err
 	}
@@ -314,7 +314,7 @@ func (r treeReader) commitTree(id string) ([]byte, error) {
 	if c, ok := objects.get(id); ok && c.tree != nil {
 		return c.tree, nil
 	}
-	_, typ, body, err := r.cat.get(id)
+	_, typ, body, err := r.get(id)
 	if err != nil {
 		return nil, err
 	}

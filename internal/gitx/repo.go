@@ -248,7 +248,8 @@ func (r *Repo) catFile() (*catFile, error) {
 }
 
 // get reads an object through the kept cat-file; a cat-file that died is
-// started again once.
+// started again once. One a signal kk did not send ended twice is
+// ErrKilled.
 func (r *Repo) get(name string) (id, typ string, body []byte, err error) {
 	for try := 0; ; try++ {
 		c, err := r.catFile()
@@ -256,12 +257,31 @@ func (r *Repo) get(name string) (id, typ string, body []byte, err error) {
 			return "", "", nil, err
 		}
 		id, typ, body, err = c.get(name)
-		if err == nil || try > 0 {
+		if err == nil {
+			return id, typ, body, nil
+		}
+		err = r.dropCatFile(err)
+		if try > 0 {
 			return id, typ, body, err
 		}
-		c.close()
-		r.cat = nil
 	}
+}
+
+// dropCatFile ends the kept cat-file after err, a failure to talk to it,
+// so that the next read starts another; err is returned, as ErrKilled
+// when a signal kk did not send ended the process (kk never signals the
+// cat-file it keeps: it closes its input).
+func (r *Repo) dropCatFile(err error) error {
+	c := r.cat
+	if c == nil {
+		return err
+	}
+	c.close()
+	r.cat = nil
+	if stateSignalled(c.cmd.ProcessState) {
+		return fmt.Errorf("git cat-file: %w (%w)", err, ErrKilled)
+	}
+	return err
 }
 
 // ForgetTip makes the next commit ask git where the branch is instead of
@@ -675,12 +695,9 @@ func (r *Repo) linkLock(path, marker string) error {
 // its id and the index entries it sets (git update-index -z --index-info
 // input).
 func (r *Repo) build(ctx context.Context, head string, c Changes, author Author, message string) (string, []byte, error) {
-	cat, err := r.catFile()
-	if err != nil {
-		return "", nil, err
-	}
-	reader := treeReader{cat: cat, algo: r.objs.algo}
+	reader := treeReader{get: r.get, algo: r.objs.algo}
 	var root []byte
+	var err error
 	if head != "" {
 		if root, err = reader.commitTree(head); err != nil {
 			return "", nil, err
@@ -832,6 +849,13 @@ type indexUpdate struct {
 // startIndexUpdate copies git's index to tmp and starts git update-index
 // on it, which reads it and then waits for the entries.
 func (r *Repo) startIndexUpdate(ctx context.Context, tmp string) (*indexUpdate, error) {
+	// The copy is this session's alone (r.mu and index.lock held): a lock
+	// on it is one a git update-index of this session left, killed
+	// (SIGKILL runs no clean-up), and git would refuse every later commit
+	// of the session on it.
+	if err := os.Remove(tmp + ".lock"); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("removing the lock a killed git update-index left: %w", err)
+	}
 	if err := copyFile(r.indexPath(), tmp); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("copying git's index: %w", err)
 	}
@@ -1289,8 +1313,7 @@ func (r *Repo) ReadBlobs(ids []string, fn func(i int, data []byte) error) error 
 	for i := range ids {
 		line, err := c.out.ReadString('\n')
 		if err != nil {
-			r.cat.close()
-			r.cat = nil
+			err = r.dropCatFile(err)
 			<-werr //nolint:errcheck // the writer goroutine ends; err says more than its error
 			return err
 		}
@@ -1304,15 +1327,13 @@ func (r *Repo) ReadBlobs(ids []string, fn func(i int, data []byte) error) error 
 		}
 		size, err := strconv.Atoi(f[2])
 		if err != nil {
-			r.cat.close()
-			r.cat = nil
+			err = r.dropCatFile(err)
 			<-werr //nolint:errcheck // the writer goroutine ends; err says more than its error
 			return err
 		}
 		body := make([]byte, size+1)
 		if _, err := io.ReadFull(c.out, body); err != nil {
-			r.cat.close()
-			r.cat = nil
+			err = r.dropCatFile(err)
 			<-werr //nolint:errcheck // the writer goroutine ends; err says more than its error
 			return err
 		}

@@ -389,6 +389,7 @@ func (q *Queue) settle(bg, ctx context.Context, w *Work, path string, err error)
 		q.untilDone(ctx, "recording the end of job "+w.Job.ID, func() error { return q.finish(w, path, nil) })
 	case errors.Is(err, ErrInterrupted):
 		log.Info("job interrupted by the stop; the next start resumes it", "reason", err)
+		q.uncountStopped(w.Job.ID)
 	case errors.Is(err, ErrHeld):
 		log.Warn("job put back in the queue: the environment holds it", "reason", err)
 		q.undo(bg, ctx, w, true)
@@ -410,6 +411,28 @@ func (q *Queue) settle(bg, ctx context.Context, w *Work, path string, err error)
 		}
 		q.untilDone(ctx, "recording the end of job "+w.Job.ID, func() error { return q.finish(w, path, err) })
 	}
+}
+
+// uncountStopped takes back the run a stop interrupted (a step waiting
+// for the environment: a lock another git process holds, the model, a
+// person's hook) from the job's attempts, the job staying in processing
+// for the next start: MaxAttempts bounds the runs a crash ended, and a
+// job waiting for a stale lock through three restarts failed. When the
+// record cannot be written, the run stays counted.
+func (q *Queue) uncountStopped(id string) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	j := q.jobs[id]
+	if j == nil || j.Status != Processing || j.Attempts == 0 {
+		return
+	}
+	next := *j
+	next.Attempts--
+	if err := q.writeRecord(&next); err != nil {
+		q.opts.Logger.Warn("recording that a stop interrupted the job", "job_id", id, "error", err)
+		return
+	}
+	*j = next
 }
 
 // undo puts back the files of a job that was applied but must run again,

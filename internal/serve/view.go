@@ -463,6 +463,11 @@ func (p *planner) generate(head string, v *view, diff []string, committed func(s
 				if n, err := node.Parse(np, data); err == nil {
 					n.Release(false)
 					cn = n
+					// The tree's hash of a leaf is the index files' (CRLF
+					// read as LF), not the sum of its bytes: a leaf with
+					// CRLF line ends put under the latter gave the commit
+					// another nodes_hash than its leaves'.
+					cs = store.LeafSum(data)
 				}
 			}
 		}
