@@ -19,6 +19,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 )
 
 // The objects of a worker's commit (the changed blobs, the trees along
@@ -85,6 +86,11 @@ func (s objectStore) id(typ string, data []byte) []byte {
 // write stores a loose object (zlib at the fastest level; a large one in
 // pieces that the next version reuses: see zchunk.go; git gc packs it
 // later) unless the repository has it loose already, and returns its id.
+// An object it has loose already gets its modification time brought to
+// now instead, as git's own writes freshen it: git gc and git prune
+// delete unreachable loose objects older than their grace period, and one
+// a new tree is about to name is reachable again a moment later. Where
+// its time cannot be set (a file of another user), it is written anew.
 func (s objectStore) write(typ string, data []byte) ([]byte, error) {
 	header := typ + " " + strconv.Itoa(len(data)) + "\x00"
 	id := s.id(typ, data)
@@ -92,7 +98,10 @@ func (s objectStore) write(typ string, data []byte) ([]byte, error) {
 	folder := filepath.Join(s.dir, hexID[:2])
 	final := filepath.Join(folder, hexID[2:])
 	if _, err := os.Stat(final); err == nil {
-		return id, nil
+		now := time.Now()
+		if os.Chtimes(final, now, now) == nil {
+			return id, nil
+		}
 	}
 	if err := os.MkdirAll(folder, 0o755); err != nil {
 		return nil, err
