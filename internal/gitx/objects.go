@@ -103,10 +103,7 @@ func (s objectStore) write(typ string, data []byte) ([]byte, error) {
 			return id, nil
 		}
 	}
-	if err := os.MkdirAll(folder, 0o755); err != nil {
-		return nil, err
-	}
-	tmp, err := os.CreateTemp(folder, "tmp_obj_")
+	tmp, err := createIn(folder, "tmp_obj_")
 	if err != nil {
 		return nil, err
 	}
@@ -141,6 +138,23 @@ func (s objectStore) write(typ string, data []byte) ([]byte, error) {
 		return nil, err
 	}
 	return id, nil
+}
+
+// createIn creates a temporary file named pattern in the object folder
+// dir, making the folder first. git gc (its prune-packed step) removes an
+// object folder it empties, and may do so between the folder's making and
+// the file's creation: the folder is then made again, as git's own object
+// writes do, a bounded number of times.
+func createIn(dir, pattern string) (*os.File, error) {
+	for try := 0; ; try++ {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, err
+		}
+		f, err := os.CreateTemp(dir, pattern)
+		if err == nil || !errors.Is(err, fs.ErrNotExist) || try == 100 {
+			return f, err
+		}
+	}
 }
 
 // catFile is a running git cat-file --batch.
