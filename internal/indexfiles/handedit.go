@@ -7,6 +7,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/kk-project/kk/internal/index"
 	"github.com/kk-project/kk/internal/node"
@@ -23,8 +24,10 @@ import (
 //     by its stat or the sha256 of its bytes);
 //   - or else it is not of the tree before the change at all: ENTRY.md's
 //     nodes_hash names other leaves (a note edited, added or deleted by
-//     hand, a checkout or merge that left the files behind), so the files
-//     are stale, not edited, and kk cannot tell an edit in them; unless
+//     hand, a checkout or merge that left the files behind), or
+//     FOLDER_SUMMARIES.md was modified well after ENTRY.md (a summary
+//     edited by hand), so the files are stale, not edited, and kk cannot
+//     tell an edit in them; unless
 //     the record was made from exactly the inputs of the tree before the
 //     change (same leaves, summaries, root summary);
 //   - or else it holds the text kk generates for the tree before the
@@ -80,6 +83,11 @@ func newEditCheck(k *store.KB, rec *record, whole func() *store.Tree, d *Delta, 
 	if h, ok := k.EntryHash(); ok && h != before {
 		c.stale = true
 	}
+	if !c.stale && newerBy(k.SummariesPath(), k.EntryPath(), summariesMargin) {
+		// FOLDER_SUMMARIES.md changed after the files were generated (a
+		// summary edited by hand): they may be of other summaries.
+		c.stale = true
+	}
 	c.gen = func() (*Generated, error) {
 		if c.beforeGen == nil {
 			// Only the files asked about are rendered (ENTRY.md and
@@ -119,6 +127,26 @@ func newEditCheck(k *store.KB, rec *record, whole func() *store.Tree, d *Delta, 
 		return c.beforeGen, nil
 	}
 	return c, nil
+}
+
+// summariesMargin is how much later than ENTRY.md FOLDER_SUMMARIES.md must
+// have been modified to be taken for changed since ENTRY.md was generated:
+// git's checkout writes it just after ENTRY.md, and some file systems
+// keep modification times to the second or two.
+const summariesMargin = 2 * time.Second
+
+// newerBy reports whether the file at a was modified more than margin
+// after the one at b (false when either cannot be stat'ed).
+func newerBy(a, b string, margin time.Duration) bool {
+	fa, err := os.Stat(a)
+	if err != nil {
+		return false
+	}
+	fb, err := os.Stat(b)
+	if err != nil {
+		return false
+	}
+	return fa.ModTime().Sub(fb.ModTime()) > margin
 }
 
 // beforeTree is the tree before change d of the tree t reads.
