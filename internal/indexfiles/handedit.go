@@ -27,9 +27,9 @@ import (
 //     hand, a checkout or merge that left the files behind), or
 //     FOLDER_SUMMARIES.md was modified well after ENTRY.md (a summary
 //     edited by hand), so the files are stale, not edited, and kk cannot
-//     tell an edit in them; unless
-//     the record was made from exactly the inputs of the tree before the
-//     change (same leaves, summaries, root summary);
+//     tell an edit in them (even when the record is of the tree before
+//     the change: git may have checked other files out since, as moving
+//     HEAD to a commit made again does);
 //   - or else it holds the text kk generates for the tree before the
 //     change (store.SameText: with CRLF line endings or a byte order mark
 //     it is the same text), rendered here, only the files asked about
@@ -45,9 +45,8 @@ type editCheck struct {
 	k      *store.KB
 	rec    *record
 	before string // the nodes hash of the tree before the change
-	// ofBefore: the record is of the tree before the change; stale:
-	// ENTRY.md on disk is of another tree.
-	ofBefore, stale bool
+	// stale: the files on disk are of other leaves or summaries.
+	stale bool
 	// gen renders the files asked of the tree before the change, once.
 	gen       func() (*Generated, error)
 	beforeGen *Generated
@@ -76,9 +75,6 @@ func newEditCheck(k *store.KB, rec *record, whole func() *store.Tree, d *Delta, 
 	c := &editCheck{k: k, rec: rec, before: before, asked: map[string]bool{}}
 	for _, name := range asked {
 		c.asked[name] = true
-	}
-	if rec != nil && rec.g.Key == genKey(k, before, src) {
-		c.ofBefore = true
 	}
 	if h, ok := k.EntryHash(); ok && h != before {
 		c.stale = true
@@ -182,7 +178,7 @@ func (c *editCheck) edited(name string) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	if c.stale && !c.ofBefore {
+	if c.stale {
 		return false, nil
 	}
 	g, err := c.gen()
