@@ -1395,7 +1395,9 @@ func (db *DB) snippets(ctx context.Context, cands []*candidate, q []queryTerm) e
 // holds.
 type span struct {
 	start, end int
-	terms      []string
+	// cjk marks one character of a run of CJK characters.
+	cjk   bool
+	terms []string
 }
 
 // snippet returns the snippetWords-word window of text holding the most
@@ -1415,11 +1417,19 @@ func snippet(text string, want map[string]bool) string {
 		start = -1
 	}
 	for i, r := range text {
-		if r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r) {
+		switch {
+		case cjkRune(r):
+			// Each character of a CJK run is a word of the snippet, and
+			// holds the bigrams it is part of (see analyzeCJK).
+			if start >= 0 {
+				flush(i)
+			}
+			words = append(words, span{start: i, end: i + utf8.RuneLen(r), cjk: true})
+		case r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r):
 			if start < 0 {
 				start = i
 			}
-		} else if start >= 0 {
+		case start >= 0:
 			flush(i)
 		}
 	}
@@ -1429,6 +1439,7 @@ func snippet(text string, want map[string]bool) string {
 	if len(words) == 0 {
 		return ""
 	}
+	cjkTerms(text, words, want)
 	// The best window starts on a matched word and holds the most
 	// distinct matches (the first such window); then it moves back up to
 	// three words for context, as far as its last match stays inside.
@@ -1463,12 +1474,18 @@ func snippet(text string, want map[string]bool) string {
 	} else {
 		b.WriteString("…")
 	}
-	for _, w := range words[best:end] {
+	// A match runs on across touching words (the characters of a CJK
+	// word): one pair of brackets around it.
+	matched := func(i int) bool { return i >= best && i < end && len(words[i].terms) > 0 }
+	for i, w := range words[best:end] {
+		i += best
 		b.WriteString(clip(text[pos:w.start]))
-		if len(w.terms) > 0 {
-			b.WriteString(SnippetOpen + clip(text[w.start:w.end]) + SnippetClose)
-		} else {
-			b.WriteString(clip(text[w.start:w.end]))
+		if matched(i) && !(matched(i-1) && words[i-1].end == w.start) {
+			b.WriteString(SnippetOpen)
+		}
+		b.WriteString(clip(text[w.start:w.end]))
+		if matched(i) && !(matched(i+1) && words[i+1].start == w.end) {
+			b.WriteString(SnippetClose)
 		}
 		pos = w.end
 	}
@@ -1478,6 +1495,30 @@ func snippet(text string, want map[string]bool) string {
 		b.WriteString(clip(text[pos:]))
 	}
 	return strings.Join(strings.Fields(b.String()), " ")
+}
+
+// cjkTerms sets the terms the CJK characters among words hold: the
+// bigram of each character and the next one in its run, held by both
+// (analyzeCJK), or a lone character itself.
+func cjkTerms(text string, words []span, want map[string]bool) {
+	for i := range words {
+		if !words[i].cjk {
+			continue
+		}
+		next := i+1 < len(words) && words[i+1].cjk && words[i+1].start == words[i].end
+		prev := i > 0 && words[i-1].cjk && words[i-1].end == words[i].start
+		switch {
+		case next:
+			if t := text[words[i].start:words[i+1].end]; want[t] {
+				words[i].terms = append(words[i].terms, t)
+				words[i+1].terms = append(words[i+1].terms, t)
+			}
+		case !prev:
+			if t := text[words[i].start:words[i].end]; want[t] {
+				words[i].terms = append(words[i].terms, t)
+			}
+		}
+	}
 }
 
 // clip shortens a word of a snippet, or what separates two, to about
