@@ -147,11 +147,14 @@ func TestSnippet(t *testing.T) {
 	}
 	// A CJK word matched by its bigrams is bracketed whole; the window
 	// counts characters.
-	want = map[string]bool{"迁移": true, "脚本": true, "键": true, "cach": true}
+	want = map[string]bool{"迁移": true, "脚本": true, "键": true, "cach": true, "माइग्रेशन": true}
 	for _, c := range []struct{ text, want string }{
 		{"部署前必须运行数据库迁移脚本，否则缓存会失效。", "部署前必须运行数据库[迁移脚本]，否则缓存会失效。"},
 		{"数据迁移 and the cache", "数据[迁移] and the [cache]"},
 		{"键 值", "[键] 值"},
+		// A word whose letters carry marks (Devanagari's vowel signs) is
+		// one word, as the analyzer reads it.
+		{"डेटाबेस माइग्रेशन तैनाती से पहले", "डेटाबेस [माइग्रेशन] तैनाती से पहले"},
 		{"键值", "键值"},
 	} {
 		if got := snippet(c.text, want); got != c.want {

@@ -1425,7 +1425,7 @@ func snippet(text string, want map[string]bool) string {
 				flush(i)
 			}
 			words = append(words, span{start: i, end: i + utf8.RuneLen(r), cjk: true})
-		case r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r):
+		case r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.IsMark(r) && start >= 0:
 			if start < 0 {
 				start = i
 			}
