@@ -31,7 +31,7 @@ import (
 //     one-letter terms are dropped;
 //   - a run of Chinese, Japanese or Korean characters, written without
 //     spaces between words, gives each pair of neighbours as a term (see
-//     analyzeCJK).
+//     analyzeUnspaced).
 
 // maxWordLen bounds the words the analyzer keeps; longer runs (hashes,
 // base64) are dropped.
@@ -40,21 +40,21 @@ const maxWordLen = 64
 // analyze calls emit with each term of text, in order; whole is set for
 // the term of a whole identifier that was also split into parts.
 func analyze(text string, emit func(term string, whole bool)) {
-	start, cjk := -1, -1 // the word, or the run of CJK characters, being read
+	start, run := -1, -1 // the word, or the run of unspaced script, being read
 	for i, r := range text {
 		switch {
-		case cjkRune(r) || unicode.IsMark(r) && cjk >= 0:
+		case unspacedRune(r) || unicode.IsMark(r) && run >= 0:
 			if start >= 0 {
 				analyzeWord(text[start:i], emit)
 				start = -1
 			}
-			if cjk < 0 {
-				cjk = i
+			if run < 0 {
+				run = i
 			}
 			continue
-		case cjk >= 0:
-			analyzeCJK(text[cjk:i], emit)
-			cjk = -1
+		case run >= 0:
+			analyzeUnspaced(text[run:i], emit)
+			run = -1
 		}
 		if r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.IsMark(r) && start >= 0 {
 			if start < 0 {
@@ -70,45 +70,47 @@ func analyze(text string, emit func(term string, whole bool)) {
 	switch {
 	case start >= 0:
 		analyzeWord(text[start:], emit)
-	case cjk >= 0:
-		analyzeCJK(text[cjk:], emit)
+	case run >= 0:
+		analyzeUnspaced(text[run:], emit)
 	}
 }
 
-// cjkRune reports whether r is written in a script that does not put
+// unspacedRune reports whether r is written in a script that does not put
 // spaces between its words: Han, Hiragana, Katakana (with its prolonged
 // sound mark, ー, and the iteration mark 々) and Hangul, whose words run
-// together in compounds.
-func cjkRune(r rune) bool {
-	if r < 0x1100 {
+// together in compounds, and Thai, Lao, Khmer and Myanmar.
+func unspacedRune(r rune) bool {
+	if r < 0x0e00 {
 		return false
 	}
-	return unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul) ||
+	return unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul,
+		unicode.Thai, unicode.Lao, unicode.Khmer, unicode.Myanmar) ||
 		r == 'ー' || r == 'ｰ' || r == '々'
 }
 
-// analyzeCJK emits the terms of a run of CJK characters: each pair of
-// neighbours (the run 数据库迁移 gives 数据, 据库, 库迁 and 迁移), or the
-// one character of a run of one. Without spaces to tell where words end,
+// analyzeUnspaced emits the terms of a run of a script written without
+// spaces between words: each pair of neighbouring characters (the run
+// 数据库迁移 gives 数据, 据库, 库迁 and 迁移), or the one character of a
+// run of one, a character being a letter with the marks written on it
+// (Thai's vowel and tone marks). Without spaces to tell where words end,
 // overlapping bigrams find a word of any length at any place in the run,
 // as the CJK analyzers of Lucene and Elasticsearch do; before, the whole
 // run was one term (a sentence, which no question repeats) or, past
 // maxWordLen bytes, none.
-func analyzeCJK(run string, emit func(term string, whole bool)) {
-	var prev rune
-	n := 0
-	for _, r := range run {
-		if unicode.IsMark(r) {
-			continue
+func analyzeUnspaced(run string, emit func(term string, whole bool)) {
+	var starts []int // where each character (letter and marks) begins
+	for i, r := range run {
+		if !unicode.IsMark(r) || len(starts) == 0 {
+			starts = append(starts, i)
 		}
-		if n > 0 {
-			emit(string([]rune{prev, r}), false)
-		}
-		prev = r
-		n++
 	}
-	if n == 1 {
-		emit(string(prev), false)
+	starts = append(starts, len(run))
+	if len(starts) == 2 {
+		emit(run, false)
+		return
+	}
+	for i := 0; i+2 < len(starts); i++ {
+		emit(run[starts[i]:starts[i+2]], false)
 	}
 }
 

@@ -33,6 +33,10 @@ func TestAnalyze(t *testing.T) {
 		{"サーバーの設定", "サー ーバ バー ーの の設 設定"},
 		{"한국어 검색", "한국 국어 검색"},
 		{"Drupal的缓存API键值", "drupal 的缓 缓存 api 键值"},
+		// Thai: a character is a letter with the marks written on it
+		// (ย้ is ย and the tone mark ้).
+		{"ย้ายฐาน", "ย้า าย ยฐ ฐา าน"},
+		{"ก่", "ก่"},
 		{strings.Repeat("迁移", 40), strings.TrimSpace(strings.Repeat("迁移 移迁 ", 39)) + " 迁移"},
 		{strings.Repeat("x", 70) + " ok word", "word"},
 	} {
@@ -147,7 +151,7 @@ func TestSnippet(t *testing.T) {
 	}
 	// A CJK word matched by its bigrams is bracketed whole; the window
 	// counts characters.
-	want = map[string]bool{"迁移": true, "脚本": true, "键": true, "cach": true, "माइग्रेशन": true}
+	want = map[string]bool{"迁移": true, "脚本": true, "键": true, "cach": true, "माइग्रेशन": true, "ย้า": true, "าย": true}
 	for _, c := range []struct{ text, want string }{
 		{"部署前必须运行数据库迁移脚本，否则缓存会失效。", "部署前必须运行数据库[迁移脚本]，否则缓存会失效。"},
 		{"数据迁移 and the cache", "数据[迁移] and the [cache]"},
@@ -155,6 +159,7 @@ func TestSnippet(t *testing.T) {
 		// A word whose letters carry marks (Devanagari's vowel signs) is
 		// one word, as the analyzer reads it.
 		{"डेटाबेस माइग्रेशन तैनाती से पहले", "डेटाबेस [माइग्रेशन] तैनाती से पहले"},
+		{"ต้องย้ายฐานข้อมูลก่อน", "ต้อง[ย้าย]ฐานข้อมูลก่อน"},
 		{"键值", "键值"},
 	} {
 		if got := snippet(c.text, want); got != c.want {

@@ -30,8 +30,9 @@ import (
 
 // SchemaVersion is the version of the database layout. A database written
 // with another version is emptied and rebuilt by the next sync. Version 13
-// holds a run of Chinese, Japanese or Korean characters as its bigrams
-// (see analyzeCJK): a database of 12 holds the whole run as one term.
+// holds a run of a script written without spaces (Chinese, Japanese,
+// Korean, Thai, Lao, Khmer, Burmese) as its bigrams (see analyzeUnspaced):
+// a database of 12 holds the whole run as one term.
 // Version 12 folds accents in the terms it holds (see analyze): a database of 11
 // holds café where a search now looks for cafe. Version 11 hashes a leaf
 // with its CRLF read as LF (store.LeafSum) and measures its body so.

@@ -1395,9 +1395,10 @@ func (db *DB) snippets(ctx context.Context, cands []*candidate, q []queryTerm) e
 // holds.
 type span struct {
 	start, end int
-	// cjk marks one character of a run of CJK characters.
-	cjk   bool
-	terms []string
+	// unspaced marks one character (a letter and its marks) of a run
+	// of a script written without spaces (see analyzeUnspaced).
+	unspaced bool
+	terms    []string
 }
 
 // snippet returns the snippetWords-word window of text holding the most
@@ -1418,13 +1419,18 @@ func snippet(text string, want map[string]bool) string {
 	}
 	for i, r := range text {
 		switch {
-		case cjkRune(r):
-			// Each character of a CJK run is a word of the snippet, and
-			// holds the bigrams it is part of (see analyzeCJK).
+		case unicode.IsMark(r) && start < 0 && len(words) > 0 && words[len(words)-1].unspaced && words[len(words)-1].end == i:
+			// A mark written on a character of a script written without
+			// spaces (Thai's vowel and tone marks) is part of it.
+			words[len(words)-1].end += utf8.RuneLen(r)
+		case unspacedRune(r):
+			// Each character of a run of a script written without
+			// spaces is a word of the snippet, and holds the bigrams it
+			// is part of (see analyzeUnspaced).
 			if start >= 0 {
 				flush(i)
 			}
-			words = append(words, span{start: i, end: i + utf8.RuneLen(r), cjk: true})
+			words = append(words, span{start: i, end: i + utf8.RuneLen(r), unspaced: true})
 		case r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.IsMark(r) && start >= 0:
 			if start < 0 {
 				start = i
@@ -1439,7 +1445,7 @@ func snippet(text string, want map[string]bool) string {
 	if len(words) == 0 {
 		return ""
 	}
-	cjkTerms(text, words, want)
+	unspacedTerms(text, words, want)
 	// The best window starts on a matched word and holds the most
 	// distinct matches (the first such window); then it moves back up to
 	// three words for context, as far as its last match stays inside.
@@ -1474,8 +1480,9 @@ func snippet(text string, want map[string]bool) string {
 	} else {
 		b.WriteString("…")
 	}
-	// A match runs on across touching words (the characters of a CJK
-	// word): one pair of brackets around it.
+	// A match runs on across touching words (the characters of a word
+	// of a script written without spaces): one pair of brackets around
+	// it.
 	matched := func(i int) bool { return i >= best && i < end && len(words[i].terms) > 0 }
 	for i, w := range words[best:end] {
 		i += best
@@ -1497,16 +1504,16 @@ func snippet(text string, want map[string]bool) string {
 	return strings.Join(strings.Fields(b.String()), " ")
 }
 
-// cjkTerms sets the terms the CJK characters among words hold: the
-// bigram of each character and the next one in its run, held by both
-// (analyzeCJK), or a lone character itself.
-func cjkTerms(text string, words []span, want map[string]bool) {
+// unspacedTerms sets the terms the characters of scripts written without
+// spaces among words hold: the bigram of each character and the next one
+// in its run, held by both (analyzeUnspaced), or a lone character itself.
+func unspacedTerms(text string, words []span, want map[string]bool) {
 	for i := range words {
-		if !words[i].cjk {
+		if !words[i].unspaced {
 			continue
 		}
-		next := i+1 < len(words) && words[i+1].cjk && words[i+1].start == words[i].end
-		prev := i > 0 && words[i-1].cjk && words[i-1].end == words[i].start
+		next := i+1 < len(words) && words[i+1].unspaced && words[i+1].start == words[i].end
+		prev := i > 0 && words[i-1].unspaced && words[i-1].end == words[i].start
 		switch {
 		case next:
 			if t := text[words[i].start:words[i+1].end]; want[t] {

@@ -5,13 +5,14 @@ import (
 	"testing"
 )
 
-// Notes written in Chinese, Japanese or Korean are found by questions in
-// those languages: a run of their characters is indexed as its bigrams,
+// Notes written in Chinese, Japanese, Korean or Thai are found by
+// questions in those languages: a run of their characters is indexed as
+// its bigrams,
 // so a word is found wherever it stands in a sentence. Before, the run
 // was one term (a whole clause, which no question repeats), and a
 // sentence longer than 21 characters was no term at all: none of the
 // questions below found anything.
-func TestSearchFindsCJKNotes(t *testing.T) {
+func TestSearchFindsNotesInScriptsWithoutSpaces(t *testing.T) {
 	ctx := context.Background()
 	k := newKB(t)
 	writeLeaf(t, k, "ops/practice-migrate-before-deploy.md", leaf("practice-migrate-before-deploy", "部署前运行数据库迁移",
@@ -20,6 +21,8 @@ func TestSearchFindsCJKNotes(t *testing.T) {
 		"本番サーバーの設定はリポジトリで管理する", nil, "", "本番サーバーの設定ファイルは config/prod にあり、変更はレビューを経てからデプロイする。"))
 	writeLeaf(t, k, "ops/practice-search-index.md", leaf("practice-search-index", "검색 색인 재구축",
 		"검색 색인은 배포 후에 다시 만든다", nil, "", "검색 색인은 배포가 끝난 뒤에 재구축해야 한다. 그렇지 않으면 새 문서가 검색되지 않는다."))
+	writeLeaf(t, k, "ops/practice-backup.md", leaf("practice-backup-before-migration", "สำรองข้อมูลก่อนย้ายฐานข้อมูล",
+		"ต้องสำรองฐานข้อมูลทุกครั้งก่อนการย้าย", nil, "", "ก่อนย้ายฐานข้อมูลต้องสำรองข้อมูลทั้งหมดและตรวจสอบว่ากู้คืนได้"))
 	writeLeaf(t, k, "ops/practice-cache.md", leaf("practice-cache-tags", "Cache tags",
 		"Invalidate render caches by tag", nil, "", "Tag every cached render with the entity's cache tags."))
 	db, _, err := Open(ctx, k, "main")
@@ -33,6 +36,7 @@ func TestSearchFindsCJKNotes(t *testing.T) {
 		{"本番の設定ファイルはどこにありますか", "practice-server-config"},
 		{"サーバー設定を変更したい", "practice-server-config"},
 		{"배포 후 검색 색인", "practice-search-index"},
+		{"ย้ายฐานข้อมูลต้องทำอะไรก่อน", "practice-backup-before-migration"},
 		{"render cache tags", "practice-cache-tags"},
 	} {
 		hits, err := db.Search(ctx, Request{Text: c.q, Limit: 3})
