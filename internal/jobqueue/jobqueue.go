@@ -80,7 +80,10 @@ type Job struct {
 	DedupKey string `json:"dedup_key,omitempty"`
 	// Attempts counts the runs started; more than one means a crash
 	// interrupted a run.
-	Attempts int        `json:"attempts"`
+	Attempts int `json:"attempts"`
+	// SetAside, on a job whose damaged record Open moved into SetAsideDir
+	// with its payload, says so: its state before is not known.
+	SetAside string     `json:"set_aside,omitempty"`
 	Created  time.Time  `json:"created"`
 	Started  *time.Time `json:"started,omitempty"`
 	Finished *time.Time `json:"finished,omitempty"`
@@ -192,7 +195,9 @@ func (q *Queue) load() error {
 	if err != nil {
 		return fmt.Errorf("reading the job queue: %w", err)
 	}
-	bodies := map[string]bool{}
+	// stayed are the names of the damaged records that could not be set
+	// aside: their payloads stay with them.
+	bodies, stayed := map[string]bool{}, map[string]bool{}
 	for _, e := range entries {
 		name := e.Name()
 		switch {
@@ -201,26 +206,19 @@ func (q *Queue) load() error {
 		case strings.HasSuffix(name, ".body"):
 			bodies[strings.TrimSuffix(name, ".body")] = true
 		case strings.HasSuffix(name, ".json"):
-			damaged := func(why string) error {
-				return fmt.Errorf("job record %s is damaged (%s); move it out of %s to start", name, why, q.dir)
+			j, why := readRecord(filepath.Join(q.dir, name), name)
+			if why != "" {
+				if !q.setAside(name, why) {
+					stayed[strings.TrimSuffix(name, ".json")] = true
+				}
+				continue
 			}
-			data, err := os.ReadFile(filepath.Join(q.dir, name))
-			if err != nil {
-				return damaged(err.Error())
-			}
-			var j Job
-			switch err := json.Unmarshal(data, &j); {
-			case err != nil:
-				return damaged(err.Error())
-			case j.ID+".json" != name || !slices.Contains(Statuses, j.Status):
-				return damaged(fmt.Sprintf("it names the job %q with the status %q", j.ID, j.Status))
-			}
-			q.jobs[j.ID] = &j
+			q.jobs[j.ID] = j
 			q.seq = max(q.seq, j.Seq)
 		}
 	}
 	for id := range bodies {
-		if q.jobs[id] == nil {
+		if (q.jobs[id] == nil || q.jobs[id].SetAside != "") && !stayed[id] {
 			// The body of a job whose record never landed: it was never
 			// accepted.
 			_ = os.Remove(q.bodyPath(id))
@@ -228,6 +226,9 @@ func (q *Queue) load() error {
 	}
 	var queued []*Job
 	for _, j := range q.jobs {
+		if j.SetAside != "" {
+			continue // recovery resolves it (recoverOne)
+		}
 		if !j.Status.Final() && !bodies[j.ID] {
 			q.opts.Logger.Error("job payload missing; the job fails", "job_id", j.ID)
 			if err := q.finishLocked(j, "", errors.New("the job's payload is missing from the queue folder")); err != nil {
@@ -247,6 +248,67 @@ func (q *Queue) load() error {
 		q.pending = append(q.pending, j.ID)
 	}
 	return nil
+}
+
+// readRecord reads the job record at path (named name in the queue's
+// folder); why says what is wrong with it when it is not one kk wrote.
+func readRecord(path, name string) (j *Job, why string) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err.Error()
+	}
+	j = &Job{}
+	switch err := json.Unmarshal(data, j); {
+	case err != nil:
+		return nil, err.Error()
+	case j.ID+".json" != name || !slices.Contains(Statuses, j.Status):
+		return nil, fmt.Sprintf("it names the job %q with the status %q", j.ID, j.Status)
+	}
+	return j, ""
+}
+
+// SetAsideDir is the folder, beside the queue's folder dir, where Open
+// moves the damaged records it finds (with their payloads).
+func SetAsideDir(dir string) string { return dir + ".damaged" }
+
+// setAside moves name, a damaged file of the queue's folder (a record
+// cut short, garbage, a folder named like a record), and the payload of
+// the job it is named after, into SetAsideDir, kept as they are, and
+// says so in the log: the start goes on without them. A record named
+// after a job id leaves that job known, in processing, for recovery to
+// resolve (recoverOne): done when its commit exists, else failed, its
+// files put back, never unknown to a client polling it. When the move
+// fails, the file stays where it is, with its payload, and is skipped:
+// the next start tries again. It reports whether the record was moved.
+func (q *Queue) setAside(name, why string) bool {
+	aside := SetAsideDir(q.dir)
+	id := strings.TrimSuffix(name, ".json")
+	err := os.MkdirAll(aside, 0o755)
+	if err == nil {
+		err = os.Rename(filepath.Join(q.dir, name), filepath.Join(aside, name))
+	}
+	if err != nil {
+		q.opts.Logger.Error("a damaged job record could not be set aside; kk serve starts without it", "record", filepath.Join(q.dir, name), "damage", why, "error", err,
+			"to_do", "move it out of "+q.dir+" (kk tries again at each start); if it was a note posted and never committed, post the note again")
+		return false
+	}
+	payload, what := "", "its payload was not in the queue"
+	if berr := os.Rename(q.bodyPath(id), filepath.Join(aside, id+".body")); berr == nil {
+		payload, what = filepath.Join(aside, id+".body"), "its payload (the request) is kept there as "+id+".body"
+	}
+	_ = atomicfile.SyncDir(q.dir)
+	q.opts.Logger.Warn("a damaged job record was set aside; kk serve starts without it", "record", filepath.Join(q.dir, name), "damage", why, "moved_to", filepath.Join(aside, name), "payload", payload,
+		"to_do", "look at it: a note whose job never reached its commit (git log --grep=<job id>) can be posted again from its payload; then delete it")
+	if _, err := uuid.Parse(id); err != nil || q.jobs[id] != nil {
+		return true
+	}
+	created := q.opts.Now().UTC()
+	if fi, err := os.Stat(filepath.Join(aside, name)); err == nil {
+		created = fi.ModTime().UTC()
+	}
+	q.jobs[id] = &Job{ID: id, Op: "unknown", Status: Processing, Created: created,
+		SetAside: fmt.Sprintf("its record in the job queue was damaged (%s) and was set aside in %s; %s", why, aside, what)}
+	return true
 }
 
 func cmpSeq(a, b uint64) int {

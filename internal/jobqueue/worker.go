@@ -94,6 +94,9 @@ func (q *Queue) recoverOne(ctx context.Context, j *Job) error {
 			return q.finishLocked(j, path, nil)
 		}
 	}
+	if j.SetAside != "" {
+		return q.recoverSetAside(ctx, j)
+	}
 	if q.opts.Restore != nil {
 		if err := q.opts.Restore(ctx, q.snapshot(j.ID)); err != nil {
 			if errors.Is(err, ErrHeld) {
@@ -116,6 +119,27 @@ func (q *Queue) recoverOne(ctx context.Context, j *Job) error {
 	}
 	log.Info("interrupted job queued again", "attempts", j.Attempts)
 	return nil
+}
+
+// recoverSetAside ends a job whose damaged record Open set aside, and
+// whose commit recovery did not find: its files are put back (what its
+// transaction kept, when it had begun) and it fails, saying where its
+// record and payload went. It cannot run again: what it was asked to do
+// went with its record.
+func (q *Queue) recoverSetAside(ctx context.Context, j *Job) error {
+	why := j.SetAside + "; it did not reach its commit: post it again"
+	if q.opts.Restore != nil {
+		if err := q.opts.Restore(ctx, q.snapshot(j.ID)); err != nil {
+			if errors.Is(err, ErrHeld) {
+				return err
+			}
+			why += "; putting its files back failed (they are left as the job wrote them): " + err.Error()
+		}
+	}
+	q.opts.Logger.Warn("a job whose record was damaged fails", "job_id", j.ID, "error", why)
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.finishLocked(j, "", errors.New(why))
 }
 
 // requeueLocked puts a job in processing back in the queue, first among

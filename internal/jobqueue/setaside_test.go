@@ -1,0 +1,197 @@
+package jobqueue
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// syncBuffer is a log's output, safe for the worker's goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// TestDamagedRecordIsSetAside: a damaged file of the queue's folder (a
+// record cut short by a crash or a full disk, garbage, a record of
+// another job's name, a folder named like one) no longer stops Open, so
+// no longer kk serve's start: it is moved, byte for byte, with the job's
+// payload, into the folder beside the queue's (SetAsideDir), the log
+// names it, says what is wrong with it and what to do, and the other jobs
+// load and run. A record named after a job id leaves that job answerable:
+// recovery looks for its commit (done when there is one) and otherwise
+// puts its files back and fails it, saying where its payload went; never
+// 404. Found by the serve red team, round 5: a truncated job record made
+// kk serve refuse to start ("job record … is damaged …; move it out of …
+// to start").
+func TestDamagedRecordIsSetAside(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "queue")
+	q := open(t, dir, Options{})
+	done := enqueue(t, q, "store", "done", "")
+	waitFinal(t, q, func(ctx context.Context, w *Work) (string, error) { return "done.md", nil }, done.ID)
+	good := enqueue(t, q, "store", "good", "")
+	cut := enqueue(t, q, "store", "cut short", "")
+	committed := enqueue(t, q, "store", "committed", "")
+	recordOf := func(id string) []byte {
+		data, err := os.ReadFile(filepath.Join(dir, id+".json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return data
+	}
+	damaged := map[string][]byte{
+		cut.ID + ".json":       recordOf(cut.ID)[:20],      // cut short
+		committed.ID + ".json": []byte("\x00\x00\x00\x00"), // a full disk's hole
+		"garbage.json":         []byte("garbage{"),
+		"empty.json":           []byte("{}"),
+		"other.json":           []byte(`{"id":"another","status":"queued"}`),
+	}
+	for name, data := range damaged {
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Mkdir(filepath.Join(dir, "adir.json"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var log syncBuffer
+	logger := slog.New(slog.NewTextHandler(&log, nil))
+	var restored []string
+	var mu sync.Mutex
+	opts := Options{
+		Logger: logger,
+		Committed: func(_ context.Context, id string) (string, bool, error) {
+			return "committed.md", id == committed.ID, nil
+		},
+		Restore: func(_ context.Context, j Job) error {
+			mu.Lock()
+			defer mu.Unlock()
+			restored = append(restored, j.ID)
+			return nil
+		},
+	}
+	q, err := Open(dir, opts)
+	if err != nil {
+		t.Fatalf("a damaged record stopped the start: %v", err)
+	}
+	aside := SetAsideDir(dir)
+	if aside != filepath.Join(filepath.Dir(dir), "queue.damaged") {
+		t.Errorf("set aside in %s", aside)
+	}
+	for name, data := range damaged {
+		if _, err := os.Lstat(filepath.Join(dir, name)); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s is still in the queue's folder: %v", name, err)
+		}
+		kept, err := os.ReadFile(filepath.Join(aside, name))
+		if err != nil || !bytes.Equal(kept, data) {
+			t.Errorf("%s was not kept as it was: %q, %v", name, kept, err)
+		}
+		if !strings.Contains(log.String(), name) {
+			t.Errorf("the log does not name %s:\n%s", name, log.String())
+		}
+	}
+	if fi, err := os.Stat(filepath.Join(aside, "adir.json")); err != nil || !fi.IsDir() {
+		t.Errorf("the folder named like a record was not set aside: %v", err)
+	}
+	for _, id := range []string{cut.ID, committed.ID} {
+		if data, err := os.ReadFile(filepath.Join(aside, id+".body")); err != nil || len(data) == 0 {
+			t.Errorf("the payload of %s was not set aside with its record: %v", id, err)
+		}
+	}
+	for _, want := range []string{"unexpected end of JSON input", `it names the job "another"`, "is a directory", "damaged", aside} {
+		if !strings.Contains(unquoted(log.String()), want) {
+			t.Errorf("the log does not say %q:\n%s", want, log.String())
+		}
+	}
+	if strings.Contains(log.String(), "<nil>") {
+		t.Errorf("the log says <nil>:\n%s", log.String())
+	}
+	if got, _ := q.Get(done.ID); got.Status != Done {
+		t.Errorf("the job done before: %+v", got)
+	}
+	waitFinal(t, q, func(ctx context.Context, w *Work) (string, error) {
+		return string(w.Payload) + ".md", nil
+	}, good.ID, cut.ID, committed.ID)
+	if got, _ := q.Get(good.ID); got.Status != Done || got.Path != "good.md" {
+		t.Errorf("the intact job did not run: %+v", got)
+	}
+	if got, _ := q.Get(committed.ID); got.Status != Done || got.Path != "committed.md" {
+		t.Errorf("the damaged job whose commit exists: %+v", got)
+	}
+	got, _ := q.Get(cut.ID)
+	if got.Status != Failed || !strings.Contains(got.Error, aside) || !strings.Contains(got.Error, "post") {
+		t.Errorf("the damaged job whose commit does not exist: %+v", got)
+	}
+	mu.Lock()
+	if len(restored) != 1 || restored[0] != cut.ID {
+		t.Errorf("restored %v; want the files of %s put back", restored, cut.ID)
+	}
+	mu.Unlock()
+	// The next start finds the two ends recorded, and nothing to set aside.
+	var log2 syncBuffer
+	q = open(t, dir, Options{Logger: slog.New(slog.NewTextHandler(&log2, nil))})
+	if got, _ := q.Get(cut.ID); got.Status != Failed {
+		t.Errorf("after the next start: %+v", got)
+	}
+	if got, _ := q.Get(committed.ID); got.Status != Done {
+		t.Errorf("after the next start: %+v", got)
+	}
+	if strings.Contains(log2.String(), "damaged") {
+		t.Errorf("the next start warned again:\n%s", log2.String())
+	}
+}
+
+// TestDamagedRecordThatCannotBeSetAside: when the damaged record cannot
+// be moved (the folder beside the queue's cannot be made: a file holds
+// its name), the start still goes on, without that record, and the log
+// says so, naming it; the next start tries again.
+func TestDamagedRecordThatCannotBeSetAside(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "queue")
+	q := open(t, dir, Options{})
+	good := enqueue(t, q, "store", "good", "")
+	bad := enqueue(t, q, "store", "bad", "")
+	if err := os.WriteFile(filepath.Join(dir, bad.ID+".json"), []byte("not json"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(SetAsideDir(dir), []byte("in the way"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var log syncBuffer
+	q, err := Open(dir, Options{Logger: slog.New(slog.NewTextHandler(&log, nil))})
+	if err != nil {
+		t.Fatalf("a damaged record stopped the start: %v", err)
+	}
+	for _, name := range []string{bad.ID + ".json", bad.ID + ".body"} {
+		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
+			t.Errorf("%s, of the record that could not be moved, is gone: %v", name, err)
+		}
+	}
+	if !strings.Contains(log.String(), bad.ID+".json") || !strings.Contains(log.String(), "could not be set aside") {
+		t.Errorf("the log does not say it:\n%s", log.String())
+	}
+	waitFinal(t, q, func(ctx context.Context, w *Work) (string, error) { return "good.md", nil }, good.ID)
+	if got, _ := q.Get(good.ID); got.Status != Done {
+		t.Errorf("the intact job: %+v", got)
+	}
+}
+
+// unquoted is a text log with its quotes inside values unescaped.
+func unquoted(log string) string { return strings.ReplaceAll(log, `\"`, `"`) }
