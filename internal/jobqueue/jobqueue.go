@@ -192,6 +192,9 @@ func (q *Queue) bodyPath(id string) string   { return filepath.Join(q.dir, id+".
 
 func (q *Queue) load() error {
 	entries, err := os.ReadDir(q.dir)
+	if errors.Is(err, fs.ErrPermission) {
+		return fmt.Errorf("reading the job queue: %w; make %s readable by kk serve's user", err, q.dir)
+	}
 	if err != nil {
 		return fmt.Errorf("reading the job queue: %w", err)
 	}
@@ -206,7 +209,17 @@ func (q *Queue) load() error {
 		case strings.HasSuffix(name, ".body"):
 			bodies[strings.TrimSuffix(name, ".body")] = true
 		case strings.HasSuffix(name, ".json"):
-			j, why := readRecord(filepath.Join(q.dir, name), name)
+			j, why, err := readRecord(filepath.Join(q.dir, name), name)
+			if err != nil {
+				// Not damaged: kk serve's user may not read it (a
+				// person's chmod, a file a run under another user
+				// left). It stays, with its payload, for a start that
+				// can read it.
+				stayed[strings.TrimSuffix(name, ".json")] = true
+				q.opts.Logger.Error("a job record cannot be read; kk serve starts without its job", "record", filepath.Join(q.dir, name), "error", err,
+					"to_do", "make it readable by kk serve's user and start kk serve again: its job then runs")
+				continue
+			}
 			if why != "" {
 				if !q.setAside(name, why) {
 					stayed[strings.TrimSuffix(name, ".json")] = true
@@ -251,20 +264,24 @@ func (q *Queue) load() error {
 }
 
 // readRecord reads the job record at path (named name in the queue's
-// folder); why says what is wrong with it when it is not one kk wrote.
-func readRecord(path, name string) (j *Job, why string) {
+// folder); why says what is wrong with it when it is not one kk wrote,
+// and err that it could not be read for want of permission.
+func readRecord(path, name string) (j *Job, why string, err error) {
 	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrPermission) {
+		return nil, "", err
+	}
 	if err != nil {
-		return nil, err.Error()
+		return nil, err.Error(), nil
 	}
 	j = &Job{}
 	switch err := json.Unmarshal(data, j); {
 	case err != nil:
-		return nil, err.Error()
+		return nil, err.Error(), nil
 	case j.ID+".json" != name || !slices.Contains(Statuses, j.Status):
-		return nil, fmt.Sprintf("it names the job %q with the status %q", j.ID, j.Status)
+		return nil, fmt.Sprintf("it names the job %q with the status %q", j.ID, j.Status), nil
 	}
-	return j, ""
+	return j, "", nil
 }
 
 // SetAsideDir is the folder, beside the queue's folder dir, where Open
