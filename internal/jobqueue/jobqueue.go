@@ -323,8 +323,14 @@ func (q *Queue) setAside(name, why string) bool {
 	if fi, err := os.Stat(filepath.Join(aside, name)); err == nil {
 		created = fi.ModTime().UTC()
 	}
-	q.jobs[id] = &Job{ID: id, Op: "unknown", Status: Processing, Created: created,
+	j := &Job{ID: id, Op: "unknown", Status: Processing, Created: created,
 		SetAside: fmt.Sprintf("its record in the job queue was damaged (%s) and was set aside in %s; %s", why, aside, what)}
+	q.jobs[id] = j
+	// On disk at once: a start after a kill before recovery resolved it
+	// still knows it (and recovery puts its files back).
+	if err := q.writeRecord(j); err != nil {
+		q.opts.Logger.Warn("recording the job whose record was set aside", "job_id", id, "error", err)
+	}
 	return true
 }
 
