@@ -12,6 +12,7 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // syncBuffer is a log's output, safe for the worker's goroutines.
@@ -302,5 +303,54 @@ func TestUnreadableRecordStaysForTheNextStart(t *testing.T) {
 	_, err = Open(dir, Options{})
 	if err == nil || !strings.Contains(err.Error(), dir) || !strings.Contains(err.Error(), "readable") {
 		t.Errorf("an unreadable queue folder: %v; want an error naming it and what to do", err)
+	}
+}
+
+// TestUnreadablePayloadIsWaitedOut: a job whose payload kk serve's user
+// cannot read (chmod 000) is the environment's, as a record that cannot
+// be written is: the job stays queued, Stats().Waiting names the file
+// and what to do, and once it can be read the job runs. It failed for
+// good before ("reading the job's payload: … permission denied"). Found
+// by the serve red team, round 5 (as the user nobody).
+func TestUnreadablePayloadIsWaitedOut(t *testing.T) {
+	if !unprivileged(t) {
+		return
+	}
+	dir := filepath.Join(t.TempDir(), "queue")
+	q := open(t, dir, Options{})
+	a := enqueue(t, q, "store", "a", "")
+	body := filepath.Join(dir, a.ID+".body")
+	if err := os.Chmod(body, 0); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- q.Run(ctx, func(ctx context.Context, w *Work) (string, error) { return string(w.Payload) + ".md", nil })
+	}()
+	for {
+		if got, _ := q.Get(a.ID); got.Status.Final() {
+			t.Fatalf("the job ended while its payload could not be read: %+v", got)
+		}
+		if w := q.Stats().Waiting; strings.Contains(w, body) && strings.Contains(w, "readable") {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if err := os.Chmod(body, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if got, _ := q.Get(a.ID); got.Status.Final() {
+			if got.Status != Done || got.Path != "a.md" {
+				t.Errorf("the job once its payload could be read: %+v", got)
+			}
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"slices"
 	"time"
@@ -545,6 +546,13 @@ func (q *Queue) claim() (*Work, error) {
 			continue
 		}
 		payload, err := os.ReadFile(q.bodyPath(id))
+		if errors.Is(err, fs.ErrPermission) {
+			// Not the job's fault: kk serve's user may not read it (a
+			// person's chmod, a file a run under another user left).
+			// It stays queued, first, and the worker waits.
+			q.pending = append([]string{id}, q.pending...)
+			return nil, fmt.Errorf("the payload of job %s cannot be read: %w; make it readable by kk serve's user", id, err)
+		}
 		if err != nil {
 			if ferr := q.finishLocked(j, "", fmt.Errorf("reading the job's payload: %w", err)); ferr != nil {
 				q.pending = append([]string{id}, q.pending...)
