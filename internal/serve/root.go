@@ -41,6 +41,10 @@ const BootstrapSubject = "init: bootstrap knowledge base"
 // anything and is not in a git work tree is refused. It returns the
 // knowledge base.
 func Bootstrap(ctx context.Context, root string, opts store.InitOptions) (*store.KB, error) {
+	// A setup is never left halfway by a stop (SIGTERM, Ctrl-C): it is
+	// short (git init, kk init, one commit), and one cut between kk init
+	// and its commit left the scaffold staged and never committed.
+	ctx = context.WithoutCancel(ctx)
 	entries, err := os.ReadDir(root)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
