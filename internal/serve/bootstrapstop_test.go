@@ -75,3 +75,39 @@ func TestBootstrapIsNeverLeftHalfway(t *testing.T) {
 		})
 	}
 }
+
+// TestTwoStartsOnANewFolder: two kk serve started at once on the same
+// new folder (a service and a person, two terminals) set it up once: one
+// git init, one kk init, one commit; neither fails for the other's setup
+// (the second then finds the first serving, which Open says). Found by
+// the serve red team, round 5: two bootstrap commits, or the second
+// failing with "git init: could not lock config file …", "cannot copy
+// …/hooks/…" or "… is not empty and not in a git repository".
+func TestTwoStartsOnANewFolder(t *testing.T) {
+	needGit(t)
+	for round := range 8 {
+		root := filepath.Join(t.TempDir(), "new")
+		var wg sync.WaitGroup
+		errs := make([]error, 2)
+		for i := range errs {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				_, errs[i] = Bootstrap(context.Background(), root, store.InitOptions{Version: "test", Now: time.Now(), Command: "test"})
+			}()
+		}
+		wg.Wait()
+		for i, err := range errs {
+			if err != nil {
+				t.Errorf("round %d, start %d: %v", round, i, err)
+			}
+		}
+		k := store.New(root)
+		if log := git(t, k, "log", "--format=%s"); log != BootstrapSubject {
+			t.Errorf("round %d: history %q; want the one bootstrap commit", round, log)
+		}
+		if st := git(t, k, "status", "--porcelain"); st != "" {
+			t.Errorf("round %d: the work tree is not clean:\n%s", round, st)
+		}
+	}
+}
