@@ -27,11 +27,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -267,7 +269,7 @@ func (q *Queue) load() error {
 // folder); why says what is wrong with it when it is not one kk wrote,
 // and err that it could not be read for want of permission.
 func readRecord(path, name string) (j *Job, why string, err error) {
-	data, err := os.ReadFile(path)
+	data, err := readAtMost(path, maxRecord)
 	if errors.Is(err, fs.ErrPermission) {
 		return nil, "", err
 	}
@@ -282,6 +284,49 @@ func readRecord(path, name string) (j *Job, why string, err error) {
 		return nil, fmt.Sprintf("it names the job %q with the status %q", j.ID, j.Status), nil
 	}
 	return j, "", nil
+}
+
+// The largest record and payload the queue reads: far more than any kk
+// writes (a payload is a request of at most 1 MiB, escaped; a record, a
+// job's state with the paths it touched). A larger file is damaged (a
+// sparse or zero-filled file), and is never read whole.
+const (
+	maxRecord  = 16 << 20
+	maxPayload = 16 << 20
+)
+
+// errTooLarge marks a file readAtMost found over its limit.
+var errTooLarge = errors.New("is larger than any kk writes")
+
+// readAtMost reads the file at path, failing with errTooLarge, having
+// read no more than limit+1 bytes, when it holds more than limit.
+func readAtMost(path string, limit int64) ([]byte, error) {
+	// Never opened unless a file or a folder (whose read fails): the
+	// open of a named pipe would wait for a writer, for ever.
+	if fi, err := os.Stat(path); err == nil && !fi.Mode().IsRegular() && !fi.IsDir() {
+		return nil, fmt.Errorf("%s is not a file (%s)", path, fi.Mode().Type())
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = f.Close() }()
+	tooLarge := func(size string) error {
+		return fmt.Errorf("%s: %s bytes %w (at most %d)", path, size, errTooLarge, limit)
+	}
+	// Its size first, so that one too large is not read at all; the
+	// limited read is for one that grows meanwhile.
+	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() && fi.Size() > limit {
+		return nil, tooLarge(strconv.FormatInt(fi.Size(), 10))
+	}
+	data, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > limit {
+		return nil, tooLarge("more than " + strconv.FormatInt(limit, 10))
+	}
+	return data, nil
 }
 
 // SetAsideDir is the folder, beside the queue's folder dir, where Open

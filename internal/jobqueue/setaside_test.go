@@ -6,13 +6,11 @@ import (
 	"errors"
 	"log/slog"
 	"os"
-	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
-	"time"
 )
 
 // syncBuffer is a log's output, safe for the worker's goroutines.
@@ -215,142 +213,55 @@ func TestDamagedRecordThatCannotBeSetAside(t *testing.T) {
 // unquoted is a text log with its quotes inside values unescaped.
 func unquoted(log string) string { return strings.ReplaceAll(log, `\"`, `"`) }
 
-// unprivileged reports whether the test may go on in this process: not
-// as root, who reads a file whatever its mode. As root, it runs the test
-// again in a process of its own as the user nobody (a copy of the test
-// binary, which nobody may run) and reports false: that process ran the
-// test. (As internal/index's tests do.)
-func unprivileged(t *testing.T) bool {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		return true
-	}
-	dir, err := os.MkdirTemp("", "kk-nobody-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = os.RemoveAll(dir) }()
-	bin := filepath.Join(dir, "test")
-	data, err := os.ReadFile(os.Args[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(bin, data, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Chmod(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(bin, "-test.run=^"+t.Name()+"$", "-test.v", "-test.count=1")
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "TMPDIR="+os.TempDir(), "HOME="+dir)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
-	out, err := cmd.CombinedOutput()
-	if err != nil || !strings.Contains(string(out), "--- PASS: "+t.Name()) {
-		t.Fatalf("%s as the user nobody: %v\n%s", t.Name(), err, out)
-	}
-	return false
-}
-
-// TestUnreadableRecordStaysForTheNextStart: a record kk serve's user
-// cannot read (chmod 000: a person's chmod, a file left by a run under
-// another user) is not damaged: it is left where it is, with its
-// payload, the log names it and says what to do, the other jobs run, and
-// once it can be read the next start runs its job. A queue folder that
-// cannot be read stops the start with an error naming it and saying what
-// to do. Found by the serve red team, round 5 (as the user nobody).
-func TestUnreadableRecordStaysForTheNextStart(t *testing.T) {
-	if !unprivileged(t) {
-		return
-	}
+// TestHugeRecordOrPayloadIsDamaged: a record or a payload far larger
+// than any kk writes (a file of zeros made by a full disk's recovery, a
+// sparse file: truncate -s 10G) is damaged, found without reading it
+// whole: the record is set aside, and a job whose payload is so fails,
+// saying why; the start and the worker allocate no more than a record's
+// or a payload's limit. Found by the serve red team, round 5: a 10 GB
+// sparse record made kk serve read it whole at start.
+func TestHugeRecordOrPayloadIsDamaged(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "queue")
 	q := open(t, dir, Options{})
-	locked := enqueue(t, q, "store", "locked", "")
-	other := enqueue(t, q, "store", "other", "")
-	record := filepath.Join(dir, locked.ID+".json")
-	if err := os.Chmod(record, 0); err != nil {
+	huge := enqueue(t, q, "store", "huge record", "")
+	big := enqueue(t, q, "store", "huge payload", "")
+	fine := enqueue(t, q, "store", "fine", "")
+	if err := os.Truncate(filepath.Join(dir, huge.ID+".json"), 10<<30); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(filepath.Join(dir, big.ID+".body"), 10<<30); err != nil {
 		t.Fatal(err)
 	}
 	var log syncBuffer
-	q, err := Open(dir, Options{Logger: slog.New(slog.NewTextHandler(&log, nil))})
+	var err error
+	if n := allocatedBy(func() { q, err = Open(dir, Options{Logger: slog.New(slog.NewTextHandler(&log, nil))}) }); n > 2*maxRecord {
+		t.Errorf("Open allocated %d MB", n>>20)
+	}
 	if err != nil {
-		t.Fatalf("an unreadable record stopped the start: %v", err)
-	}
-	for _, name := range []string{locked.ID + ".json", locked.ID + ".body"} {
-		if _, err := os.Lstat(filepath.Join(dir, name)); err != nil {
-			t.Errorf("%s of the unreadable record was moved or removed: %v", name, err)
-		}
-	}
-	if got := log.String(); !strings.Contains(got, record) || !strings.Contains(got, "permission denied") || !strings.Contains(got, "readable") {
-		t.Errorf("the log does not name the unreadable record and what to do:\n%s", got)
-	}
-	waitFinal(t, q, func(ctx context.Context, w *Work) (string, error) { return string(w.Payload) + ".md", nil }, other.ID)
-	if got, _ := q.Get(other.ID); got.Status != Done {
-		t.Errorf("the other job: %+v", got)
-	}
-	if err := os.Chmod(record, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	q = open(t, dir, Options{})
-	waitFinal(t, q, func(ctx context.Context, w *Work) (string, error) { return string(w.Payload) + ".md", nil }, locked.ID)
-	if got, _ := q.Get(locked.ID); got.Status != Done || got.Path != "locked.md" {
-		t.Errorf("the job once its record can be read: %+v", got)
+	if _, err := os.Stat(filepath.Join(SetAsideDir(dir), huge.ID+".json")); err != nil || !strings.Contains(log.String(), huge.ID) {
+		t.Errorf("the huge record was not set aside: %v\n%s", err, log.String())
 	}
-	if err := os.Chmod(dir, 0); err != nil {
-		t.Fatal(err)
+	n := allocatedBy(func() {
+		waitFinal(t, q, func(ctx context.Context, w *Work) (string, error) { return string(w.Payload) + ".md", nil }, big.ID, fine.ID, huge.ID)
+	})
+	if n > 2*maxPayload+2*maxRecord {
+		t.Errorf("the worker allocated %d MB", n>>20)
 	}
-	defer func() { _ = os.Chmod(dir, 0o755) }()
-	_, err = Open(dir, Options{})
-	if err == nil || !strings.Contains(err.Error(), dir) || !strings.Contains(err.Error(), "readable") {
-		t.Errorf("an unreadable queue folder: %v; want an error naming it and what to do", err)
+	if got, _ := q.Get(big.ID); got.Status != Failed || !strings.Contains(got.Error, "payload") {
+		t.Errorf("the job whose payload is huge: %+v", got)
+	}
+	if got, _ := q.Get(fine.ID); got.Status != Done {
+		t.Errorf("the fine job: %+v", got)
 	}
 }
 
-// TestUnreadablePayloadIsWaitedOut: a job whose payload kk serve's user
-// cannot read (chmod 000) is the environment's, as a record that cannot
-// be written is: the job stays queued, Stats().Waiting names the file
-// and what to do, and once it can be read the job runs. It failed for
-// good before ("reading the job's payload: … permission denied"). Found
-// by the serve red team, round 5 (as the user nobody).
-func TestUnreadablePayloadIsWaitedOut(t *testing.T) {
-	if !unprivileged(t) {
-		return
-	}
-	dir := filepath.Join(t.TempDir(), "queue")
-	q := open(t, dir, Options{})
-	a := enqueue(t, q, "store", "a", "")
-	body := filepath.Join(dir, a.ID+".body")
-	if err := os.Chmod(body, 0); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() {
-		done <- q.Run(ctx, func(ctx context.Context, w *Work) (string, error) { return string(w.Payload) + ".md", nil })
-	}()
-	for {
-		if got, _ := q.Get(a.ID); got.Status.Final() {
-			t.Fatalf("the job ended while its payload could not be read: %+v", got)
-		}
-		if w := q.Stats().Waiting; strings.Contains(w, body) && strings.Contains(w, "readable") {
-			break
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	if err := os.Chmod(body, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if got, _ := q.Get(a.ID); got.Status.Final() {
-			if got.Status != Done || got.Path != "a.md" {
-				t.Errorf("the job once its payload could be read: %+v", got)
-			}
-			break
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	cancel()
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
+// allocatedBy is how many bytes fn allocates.
+func allocatedBy(fn func()) uint64 {
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	fn()
+	runtime.ReadMemStats(&after)
+	return after.TotalAlloc - before.TotalAlloc
 }

@@ -545,7 +545,7 @@ func (q *Queue) claim() (*Work, error) {
 		if j == nil || j.Status != Queued {
 			continue
 		}
-		payload, err := os.ReadFile(q.bodyPath(id))
+		payload, err := readAtMost(q.bodyPath(id), maxPayload)
 		if errors.Is(err, fs.ErrPermission) {
 			// Not the job's fault: kk serve's user may not read it (a
 			// person's chmod, a file a run under another user left).
