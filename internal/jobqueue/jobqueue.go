@@ -233,7 +233,7 @@ func (q *Queue) load() error {
 		}
 	}
 	for id := range bodies {
-		if (q.jobs[id] == nil || q.jobs[id].SetAside != "") && !stayed[id] {
+		if q.jobs[id] == nil && !stayed[id] {
 			// The body of a job whose record never landed: it was never
 			// accepted.
 			_ = os.Remove(q.bodyPath(id))
@@ -355,8 +355,11 @@ func (q *Queue) setAside(name, why string) bool {
 		return false
 	}
 	payload, what := "", "its payload was not in the queue"
-	if berr := os.Rename(q.bodyPath(id), filepath.Join(aside, id+".body")); berr == nil {
+	switch berr := os.Rename(q.bodyPath(id), filepath.Join(aside, id+".body")); {
+	case berr == nil:
 		payload, what = filepath.Join(aside, id+".body"), "its payload (the request) is kept there as "+id+".body"
+	case !errors.Is(berr, fs.ErrNotExist):
+		payload, what = q.bodyPath(id), "its payload (the request) could not follow it, and is kept at "+q.bodyPath(id)
 	}
 	_ = atomicfile.SyncDir(q.dir)
 	q.opts.Logger.Warn("a damaged job record was set aside; kk serve starts without it", "record", filepath.Join(q.dir, name), "damage", why, "moved_to", filepath.Join(aside, name), "payload", payload,

@@ -265,3 +265,27 @@ func allocatedBy(fn func()) uint64 {
 	runtime.ReadMemStats(&after)
 	return after.TotalAlloc - before.TotalAlloc
 }
+
+// TestPayloadThatCannotBeSetAsideIsKept: when a damaged record is set
+// aside but its payload cannot follow it (a folder holds its name in
+// the folder beside), the payload is never removed: it stays in the
+// queue's folder, with the failed job.
+func TestPayloadThatCannotBeSetAsideIsKept(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "queue")
+	q := open(t, dir, Options{})
+	j := enqueue(t, q, "store", "the payload", "")
+	if err := os.WriteFile(filepath.Join(dir, j.ID+".json"), []byte("{"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(SetAsideDir(dir), j.ID+".body", "x"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	q = open(t, dir, Options{})
+	waitFinal(t, q, func(ctx context.Context, w *Work) (string, error) { return "x.md", nil }, j.ID)
+	if data, err := os.ReadFile(filepath.Join(dir, j.ID+".body")); err != nil || string(data) != "the payload" {
+		t.Errorf("the payload that could not be set aside: %q, %v", data, err)
+	}
+	if got, _ := q.Get(j.ID); got.Status != Failed || !strings.Contains(got.Error, "kept at "+filepath.Join(dir, j.ID+".body")) {
+		t.Errorf("the job: %+v", got)
+	}
+}
