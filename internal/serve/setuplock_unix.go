@@ -23,6 +23,12 @@ func lockSetup(dir string) (func(), error) {
 			break
 		}
 	}
+	if err == syscall.ENOLCK || err == syscall.EOPNOTSUPP || err == syscall.ENOTSUP {
+		// A file system without flock (some network ones): the setup
+		// goes on unlocked, as kk's other locks there cannot either.
+		_ = f.Close()
+		return func() {}, nil
+	}
 	if err != nil {
 		_ = f.Close()
 		return nil, &os.PathError{Op: "flock", Path: dir, Err: err}
