@@ -364,7 +364,9 @@ func (q *Queue) setAside(name, why string) bool {
 	_ = atomicfile.SyncDir(q.dir)
 	q.opts.Logger.Warn("a damaged job record was set aside; kk serve starts without it", "record", filepath.Join(q.dir, name), "damage", why, "moved_to", filepath.Join(aside, name), "payload", payload,
 		"to_do", "look at it: a note whose job never reached its commit (git log --grep=<job id>) can be posted again from its payload; then delete it")
-	if _, err := uuid.Parse(id); err != nil || q.jobs[id] != nil {
+	// Only a name kk gives a job (a UUID as kk writes it) names one:
+	// uuid.Parse takes other spellings too ({…}, urn:uuid:…).
+	if u, err := uuid.Parse(id); err != nil || u.String() != id || q.jobs[id] != nil {
 		return true
 	}
 	created := q.opts.Now().UTC()

@@ -64,6 +64,8 @@ func TestDamagedRecordIsSetAside(t *testing.T) {
 		"garbage.json":         []byte("garbage{"),
 		"empty.json":           []byte("{}"),
 		"other.json":           []byte(`{"id":"another","status":"queued"}`),
+		// Named like a job in a spelling kk never gives one.
+		"{" + strings.ToUpper(cut.ID) + "}.json": []byte("{"),
 	}
 	for name, data := range damaged {
 		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
@@ -143,6 +145,9 @@ func TestDamagedRecordIsSetAside(t *testing.T) {
 	}
 	if got, _ := q.Get(done.ID); got.Status != Done {
 		t.Errorf("the job done before: %+v", got)
+	}
+	if got, ok := q.Get("{" + strings.ToUpper(cut.ID) + "}"); ok {
+		t.Errorf("a record named in another spelling of a job id made a job: %+v", got)
 	}
 	waitFinal(t, q, func(ctx context.Context, w *Work) (string, error) {
 		return string(w.Payload) + ".md", nil
