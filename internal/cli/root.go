@@ -159,6 +159,7 @@ func Run(ctx context.Context, args []string, streams IO, getenv func(string) str
 	}
 	app.skipsInError(err)
 	app.warnSkipped()
+	app.warnHandEdits()
 	if cmd != nil && cmd != root {
 		app.usageHelp = cmd.CommandPath() + " --help"
 	}
@@ -434,6 +435,27 @@ func (a *App) warnSkipped() {
 	}
 	a.warnf("skipped %d leaf file(s) kk cannot read (`kk node adopt` fills in what a note written by hand lacks; `kk lint` lists every problem):\n  %s",
 		len(lines), strings.Join(lines, "\n  "))
+}
+
+// warnHandEdits says, for each generated file a write replaced or removed
+// while it held a person's edit, where the writer kept their version and
+// where such text belongs: kk generates the file from the notes.
+func (a *App) warnHandEdits() {
+	for _, k := range a.kbs {
+		for _, e := range k.TakeHandEdits() {
+			where := "in a note (kk node write)"
+			switch {
+			case e.File == "ENTRY.md":
+				where += ", or a one-line summary in ENTRY.md's front matter (summary:), which kk keeps"
+			case e.File == "GRAPH.md":
+				where = "in a note (kk node write; a link between notes is its relates_to or depends_on)"
+			case path.Base(e.File) == "index.md":
+				where += ", or the folder's one-line summary in FOLDER_SUMMARIES.md, which kk keeps"
+			}
+			a.warnf("%s held text kk did not generate (edited by hand?); kk generates it from the notes and has replaced it; your version is kept at %s: put what should stay %s",
+				store.DirName+"/"+e.File, store.DirName+"/"+e.Copy, where)
+		}
+	}
 }
 
 // skipsInError marks the leaves the command's error already names (a

@@ -83,7 +83,7 @@ const markerPrefix = "# kk-git-hook: "
 
 // scriptVersion changes whenever the generated script changes in a way
 // that `kk init --upgrade` should roll out.
-const scriptVersion = "6"
+const scriptVersion = "7"
 
 // defaultCommand runs kk when the installed-version record names no
 // other command.
@@ -381,6 +381,7 @@ elif [ "${1-}" = 1 ] && [ -f ` + kept + ` ] && ` + cond + `; then
 		b.WriteString("if " + cond + "; then\n")
 		b.WriteString(`	kk_git_dir="$(git rev-parse --git-dir 2>/dev/null)"
 	kk_range=
+	kk_worktree=
 	if [ -d "$kk_git_dir/rebase-merge" ] || [ -d "$kk_git_dir/rebase-apply" ]; then
 		: # a rebase: post-rewrite regenerates its commits when it ends
 	elif [ -f "$kk_git_dir/CHERRY_PICK_HEAD" ] || [ -f "$kk_git_dir/REVERT_HEAD" ] ||
@@ -398,9 +399,22 @@ elif [ "${1-}" = 1 ] && [ -f ` + kept + ` ] && ` + cond + `; then
 		fi
 	elif git rev-parse -q --verify HEAD^2 >/dev/null 2>&1; then
 		kk_range='HEAD^!'
+	elif git rev-parse -q --verify HEAD^ >/dev/null 2>&1 &&
+		! git diff-tree --quiet HEAD^ HEAD -- ` + shellQuote(kbDir) + ` 2>/dev/null &&
+		[ -n "$(git status --porcelain -- ` + shellQuote(kbDir) + ` 2>/dev/null | head -n 1)" ]; then
+		# a commit of the knowledge base that left part of it out (a note
+		# staged without the files kk generated for it, or those without
+		# a note they name): its files, from its own notes; then the work
+		# tree's, from its notes (those left out included), as moving
+		# HEAD may have checked the commit's out
+		kk_range='HEAD^!'
+		kk_worktree=1
 	fi
 	if [ -n "$kk_range" ]; then
 		` + kk(`index rebuild --commits "$kk_range"`) + `
+		if [ -n "${kk_worktree-}" ]; then
+			` + kk(`index rebuild`) + `
+		fi
 	fi
 `)
 		b.WriteString("fi\n")
@@ -439,7 +453,7 @@ var hookPurpose = map[string]string{
 	PostCheckout:    "After a branch checkout (third argument 1) it\n# brings kk's search index of the new branch up to date with `kk sync`,\n# in the background and with its output discarded.",
 	PostMerge:       "After a merge (git pull's included) it\n# regenerates the index files of a merge commit from its leaves (kk's merge\n# driver kept one side of them), or, after git merge --squash, stages them\n# for the commit to come; then it brings kk's search index up to date with\n# `kk sync` in the background.",
 	PostApplypatch:  "When git am made its last commit, it\n# regenerates the index files of the commits it made from their own leaves\n# (kk index rebuild --commits), so that each commit's generated files\n# match its leaves.",
-	PostCommit:      "When a cherry-pick or a revert made its last\n# commit, or a merge was concluded with git commit, it regenerates the\n# index files of the commits made from their own leaves (kk index rebuild\n# --commits), so that each commit's generated files match its leaves.",
+	PostCommit:      "When a cherry-pick or a revert made its last\n# commit, or a merge was concluded with git commit, or a commit changed the\n# knowledge base and left part of it in the work tree (a note staged without\n# its generated files, or the reverse), it regenerates the index files of the\n# commits made from their own leaves (kk index rebuild --commits), so that\n# each commit's generated files match its leaves.",
 	PostRewrite:     "When a rebase ends (git pull --rebase's\n# included) it regenerates the index files of each rebased commit from its\n# own leaves (kk index rebuild --commits), so that every commit's generated\n# files match its leaves.",
 	PostIndexChange: "After git applied the autostash of a rebase or a\n# merge (--autostash, rebase.autoStash), which kk's post-rewrite, post-merge\n# or post-checkout hook marked, or after git stash apply/pop, a checkout\n# with --merge, or git cherry-pick/revert --no-commit in which kk's merge\n# driver kept one side of a generated file, it regenerates the work tree's\n# index files from its leaves (kk index rebuild; --stage after a pick or a\n# revert); otherwise it does nothing.",
 }

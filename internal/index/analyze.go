@@ -28,7 +28,10 @@ import (
 //     scripts loses its combining marks (café, cafe and "cafe" followed
 //     by U+0301 are one term), as SQLite's unicode61 tokenizer folds them;
 //   - terms are lowercased and stemmed (Porter), stop words and
-//     one-letter terms are dropped.
+//     one-letter terms are dropped;
+//   - a run of Chinese, Japanese or Korean characters, written without
+//     spaces between words, gives each pair of neighbours as a term (see
+//     analyzeCJK).
 
 // maxWordLen bounds the words the analyzer keeps; longer runs (hashes,
 // base64) are dropped.
@@ -37,8 +40,22 @@ const maxWordLen = 64
 // analyze calls emit with each term of text, in order; whole is set for
 // the term of a whole identifier that was also split into parts.
 func analyze(text string, emit func(term string, whole bool)) {
-	start := -1
+	start, cjk := -1, -1 // the word, or the run of CJK characters, being read
 	for i, r := range text {
+		switch {
+		case cjkRune(r) || unicode.IsMark(r) && cjk >= 0:
+			if start >= 0 {
+				analyzeWord(text[start:i], emit)
+				start = -1
+			}
+			if cjk < 0 {
+				cjk = i
+			}
+			continue
+		case cjk >= 0:
+			analyzeCJK(text[cjk:i], emit)
+			cjk = -1
+		}
 		if r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.IsMark(r) && start >= 0 {
 			if start < 0 {
 				start = i
@@ -50,8 +67,48 @@ func analyze(text string, emit func(term string, whole bool)) {
 			start = -1
 		}
 	}
-	if start >= 0 {
+	switch {
+	case start >= 0:
 		analyzeWord(text[start:], emit)
+	case cjk >= 0:
+		analyzeCJK(text[cjk:], emit)
+	}
+}
+
+// cjkRune reports whether r is written in a script that does not put
+// spaces between its words: Han, Hiragana, Katakana (with its prolonged
+// sound mark, ー, and the iteration mark 々) and Hangul, whose words run
+// together in compounds.
+func cjkRune(r rune) bool {
+	if r < 0x1100 {
+		return false
+	}
+	return unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul) ||
+		r == 'ー' || r == 'ｰ' || r == '々'
+}
+
+// analyzeCJK emits the terms of a run of CJK characters: each pair of
+// neighbours (the run 数据库迁移 gives 数据, 据库, 库迁 and 迁移), or the
+// one character of a run of one. Without spaces to tell where words end,
+// overlapping bigrams find a word of any length at any place in the run,
+// as the CJK analyzers of Lucene and Elasticsearch do; before, the whole
+// run was one term (a sentence, which no question repeats) or, past
+// maxWordLen bytes, none.
+func analyzeCJK(run string, emit func(term string, whole bool)) {
+	var prev rune
+	n := 0
+	for _, r := range run {
+		if unicode.IsMark(r) {
+			continue
+		}
+		if n > 0 {
+			emit(string([]rune{prev, r}), false)
+		}
+		prev = r
+		n++
+	}
+	if n == 1 {
+		emit(string(prev), false)
 	}
 }
 

@@ -24,7 +24,16 @@ func TestAnalyze(t *testing.T) {
 		{"REST APIs need IDs and URLs; IDsFor XMLHttpRequest", "rest api id url id idsfor xml http request xmlhttprequest"},
 		{"Ça coûte 5 €, naïve café", "ca cout naiv cafe"},
 		{"cafe\u0301 Zu\u0308rich Ёлка Ἀθῆναι", "cafe zurich елка αθηναι"},
-		{"हिन्दी 東京タワー", "हिन्दी 東京タワー"},
+		{"हिन्दी 東京タワー", "हिन्दी 東京 京タ タワ ワー"},
+		// Chinese, Japanese and Korean runs give their bigrams, of any
+		// length, beside the words of other scripts.
+		{"数据库迁移", "数据 据库 库迁 迁移"},
+		{"部署前运行迁移脚本，否则缓存会失效。", "部署 署前 前运 运行 行迁 迁移 移脚 脚本 否则 则缓 缓存 存会 会失 失效"},
+		{"键", "键"},
+		{"サーバーの設定", "サー ーバ バー ーの の設 設定"},
+		{"한국어 검색", "한국 국어 검색"},
+		{"Drupal的缓存API键值", "drupal 的缓 缓存 api 键值"},
+		{strings.Repeat("迁移", 40), strings.TrimSpace(strings.Repeat("迁移 移迁 ", 39)) + " 迁移"},
 		{strings.Repeat("x", 70) + " ok word", "word"},
 	} {
 		if got := strings.Join(terms(c.in), " "); got != c.want {
@@ -131,6 +140,19 @@ func TestSnippet(t *testing.T) {
 		{long, "…twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen twenty twentyone twentytwo twentythree twentyfour. Attach [cache] [tags] to every [cached] entry; [tags] name the data."},
 		{"CacheBackendInterface is the cache bin's API.", "[CacheBackendInterface] is the [cache] bin's API."},
 		{"", ""},
+	} {
+		if got := snippet(c.text, want); got != c.want {
+			t.Errorf("snippet(%q)\n got %q\nwant %q", c.text, got, c.want)
+		}
+	}
+	// A CJK word matched by its bigrams is bracketed whole; the window
+	// counts characters.
+	want = map[string]bool{"迁移": true, "脚本": true, "键": true, "cach": true}
+	for _, c := range []struct{ text, want string }{
+		{"部署前必须运行数据库迁移脚本，否则缓存会失效。", "部署前必须运行数据库[迁移脚本]，否则缓存会失效。"},
+		{"数据迁移 and the cache", "数据[迁移] and the [cache]"},
+		{"键 值", "[键] 值"},
+		{"键值", "键值"},
 	} {
 		if got := snippet(c.text, want); got != c.want {
 			t.Errorf("snippet(%q)\n got %q\nwant %q", c.text, got, c.want)

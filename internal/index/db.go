@@ -29,11 +29,13 @@ import (
 )
 
 // SchemaVersion is the version of the database layout. A database written
-// with another version is emptied and rebuilt by the next sync. Version 12
-// folds accents in the terms it holds (see analyze): a database of 11
+// with another version is emptied and rebuilt by the next sync. Version 13
+// holds a run of Chinese, Japanese or Korean characters as its bigrams
+// (see analyzeCJK): a database of 12 holds the whole run as one term.
+// Version 12 folds accents in the terms it holds (see analyze): a database of 11
 // holds café where a search now looks for cafe. Version 11 hashes a leaf
 // with its CRLF read as LF (store.LeafSum) and measures its body so.
-const SchemaVersion = 12
+const SchemaVersion = 13
 
 // busyTimeoutMS bounds how long a writer waits for another writer (another
 // kk process syncing the same branch) before failing.

@@ -53,7 +53,7 @@ import (
 //
 // Search ranks; it never refuses. A caller for whom noise has a cost (the
 // prompt-context hook) asks for the relevance gate (Request.Gate, see
-// relevant) or a least score (Request.MinScore).
+// admits) or a least score (Request.MinScore).
 
 // Ranking is the ranking's parameters. Every face searches with
 // DefaultRanking; the evaluation tools (internal/searcheval) try others.
@@ -134,7 +134,7 @@ type Request struct {
 	// IDs, when set, keeps only these nodes.
 	IDs []string
 	// Gate returns nothing when the text is not about what the knowledge
-	// base holds (see relevant): for a caller that shows the hits
+	// base holds (see admits): for a caller that shows the hits
 	// unasked, where noise has a cost (the prompt-context hook).
 	Gate bool
 	// MinScore, when positive, drops the hits scoring below it.
@@ -323,8 +323,15 @@ func (db *DB) Search(ctx context.Context, r Request) ([]Hit, error) {
 		return nil, err
 	}
 	sortCandidates(cands)
-	if r.Gate && (len(cands) == 0 || !relevant(q[:own], questionBest(cands, q, own, st, &rk).tf[:own])) {
-		return []Hit{}, nil
+	if r.Gate {
+		if len(cands) == 0 {
+			return []Hit{}, nil
+		}
+		best := questionBest(cands, q, own, st, &rk)
+		ok, err := db.admits(ctx, r.Text, q[:own], best.hit.Title, best.tf[:own], st)
+		if err != nil || !ok {
+			return []Hit{}, err
+		}
 	}
 	// Leaves sharing an id leave before anything is offered (Early) or
 	// learnt from (feedback); neighbours may bring more, dropped below.
@@ -1128,50 +1135,54 @@ func (db *DB) redirects() store.Redirects {
 	return r
 }
 
-// Relevance gate tunables (see relevant).
+// Relevance gate tunables (see admits).
 const (
 	// minKnownShare is the least share of the text's idf that the terms
-	// some node holds must carry.
+	// some node holds must carry (less in a knowledge base whose own notes
+	// carry less: see ownKnownShare).
 	minKnownShare = 0.25
 	// minShared is the fewest distinct terms of the text the best hit must
 	// hold (fewer when the text has fewer).
 	minShared = 2
+	// ownSample is how many notes ownKnownShare reads, and ownQuantile
+	// the share of them (one in ownQuantile) whose known share it leaves
+	// below its answer.
+	ownSample   = 400
+	ownQuantile = 10
 )
 
-// relevant is the relevance gate of a caller that shows hits unasked (the
-// prompt-context hook): whether the text is about what the knowledge base
-// holds, judged from the text's terms and tf, the best first-pass hit's
-// counts of them. It
-// is built to let every answerable prompt through and to stop only the
+// admits is the relevance gate of a caller that shows hits unasked (the
+// prompt-context hook): whether text, whose question's terms are q, is
+// about what the knowledge base holds, given the title of the candidate
+// those terms rank first and its counts of them per field (tf). It is
+// built to let every answerable prompt through and to stop only the
 // prompts plainly about something else, since a missed note costs an
 // agent more than five lines it may ignore:
 //
-//   - the terms some node holds carry at least minKnownShare of the
-//     text's idf (a term no node holds has the highest idf; the whole of
-//     a split identifier that no node holds does not count, its parts
-//     do): a question about another technology is mostly made of names
-//     the knowledge base has never seen;
-//   - the best hit holds at least minShared distinct terms of the text (or
-//     all of them, for a shorter text): a single shared word is a
-//     coincidence, not an answer.
+//   - a question that names that candidate by its title (namesTitle) is
+//     about it;
+//   - otherwise the candidate holds at least minShared distinct terms of
+//     the question (or all of them, for a shorter one): a single shared
+//     word is a coincidence, not an answer;
+//   - and the terms some node holds carry at least minKnownShare of the
+//     text's idf (knownShare), or, in a knowledge base whose own notes
+//     are less known to the rest of it, as much as the least known of
+//     them (ownKnownShare): a question about another technology is
+//     mostly made of names the knowledge base has never seen, but a
+//     young knowledge base of a few notes has never seen most words.
 //
-// On the public corpora, neither rule refuses an answerable question;
+// On the public corpora no rule refuses an answerable question;
 // docs/search.md gives the refusals they make and miss.
-func relevant(q []queryTerm, tf [][numFields]int) bool {
-	var total, known float64
-	n := 0
-	for _, t := range q {
-		if t.whole && t.df == 0 {
-			continue
-		}
-		n++
-		total += t.idf
-		if t.df > 0 {
-			known += t.idf
-		}
+func (db *DB) admits(ctx context.Context, text string, q []queryTerm, title string, tf [][numFields]int, st stats) (bool, error) {
+	if prose, quoted := splitQuoted(text); quoted != "" && len(queryTerms(prose)) > 0 {
+		text = prose // the question, as textTerms reads it
 	}
-	if total == 0 || known < minKnownShare*total {
-		return false
+	if namesTitle(text, title) {
+		return true, nil
+	}
+	share, n := knownShare(q, func(t queryTerm) (int, float64) { return t.df, t.idf })
+	if n == 0 || share == 0 {
+		return false, nil
 	}
 	shared := 0
 	for _, c := range tf {
@@ -1179,7 +1190,133 @@ func relevant(q []queryTerm, tf [][numFields]int) bool {
 			shared++
 		}
 	}
-	return shared >= min(minShared, n)
+	if shared < min(minShared, n) {
+		return false, nil
+	}
+	if share >= minKnownShare {
+		return true, nil
+	}
+	own, err := db.ownKnownShare(ctx, st)
+	return share >= own, err
+}
+
+// knownShare is the share of the idf of the terms q that the terms some
+// node holds carry, with df and idf giving each term's; n is how many
+// terms count. A term no node holds has the highest idf; the whole of a
+// split identifier that no node holds does not count, its parts do.
+func knownShare(q []queryTerm, df func(queryTerm) (int, float64)) (share float64, n int) {
+	var total, known float64
+	for _, t := range q {
+		d, w := df(t)
+		if t.whole && d == 0 {
+			continue
+		}
+		n++
+		total += w
+		if d > 0 {
+			known += w
+		}
+	}
+	if total == 0 {
+		return 0, n
+	}
+	return known / total, n
+}
+
+// ownKnownShare is the knownShare that all but a tenth of the knowledge
+// base's own notes reach (the least, of fewer than 2*ownQuantile notes),
+// each note's title and description read as a question naming it would
+// be and judged against the other notes (leave one out: a term only that
+// note holds is one the rest has never seen), over at most ownSample
+// notes, and at most minKnownShare. It is the share an answerable
+// question can be expected to reach: in a knowledge base of some size
+// nearly every note shares most of its words with the rest, in one of a
+// few notes hardly any (of one note, none: 0). The tenth left out keeps
+// a few notes with words of their own (a product's name, an error code)
+// from opening the gate for every text of a large knowledge base.
+func (db *DB) ownKnownShare(ctx context.Context, st stats) (float64, error) {
+	rows, err := db.r.QueryContext(ctx, `SELECT title, description FROM nodes ORDER BY rid LIMIT ?`, ownSample)
+	if err != nil {
+		return 0, fmt.Errorf("searching index %s: %w", db.Path, err)
+	}
+	defer rows.Close()
+	var notes [][]queryTerm
+	var all []queryTerm
+	seen := map[string]bool{}
+	for rows.Next() {
+		var title, desc string
+		if err := rows.Scan(&title, &desc); err != nil {
+			return 0, fmt.Errorf("searching index %s: %w", db.Path, err)
+		}
+		q := queryTerms(title + "\n" + desc)
+		notes = append(notes, q)
+		for _, t := range q {
+			if !seen[t.term] {
+				seen[t.term] = true
+				all = append(all, t)
+			}
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return 0, fmt.Errorf("searching index %s: %w", db.Path, err)
+	}
+	if err := db.lookupTerms(ctx, all, st); err != nil {
+		return 0, err
+	}
+	df := make(map[string]int, len(all))
+	for _, t := range all {
+		df[t.term] = t.df
+	}
+	others := func(t queryTerm) (int, float64) {
+		n := max(df[t.term]-1, 0)
+		return n, idf(st.docs-1, n)
+	}
+	var shares []float64
+	for _, q := range notes {
+		if share, n := knownShare(q, others); n > 0 {
+			shares = append(shares, share)
+		}
+	}
+	if len(shares) == 0 {
+		return 0, nil
+	}
+	slices.Sort(shares)
+	return min(minKnownShare, shares[len(shares)/ownQuantile]), nil
+}
+
+// namesTitle reports whether question names a leaf by its title: two
+// terms standing next to each other in the title stand next to each
+// other in the question too, in the same order (stop words aside, as
+// everywhere in search). A question naming a leaf's subject ("how does
+// the render cache work") asks about it, whatever its other words: in a
+// knowledge base whose notes share a narrow vocabulary, the words a
+// question wraps its subject in ("work", "watch", "change") are ones no
+// note holds, which the known share reads as another subject.
+func namesTitle(question, title string) bool {
+	pairs := map[[2]string]bool{}
+	prev := ""
+	analyze(title, func(t string, whole bool) {
+		if whole {
+			return
+		}
+		if prev != "" {
+			pairs[[2]string{prev, t}] = true
+		}
+		prev = t
+	})
+	if len(pairs) == 0 {
+		return false
+	}
+	named := false
+	prev = ""
+	analyze(question, func(t string, whole bool) {
+		if whole || named {
+			return
+		}
+		named = prev != "" && pairs[[2]string{prev, t}]
+		prev = t
+	})
+	return named
 }
 
 // questionBest returns the candidate (cands sorted, best first) that the
@@ -1208,7 +1345,7 @@ func questionBest(cands []*candidate, q []queryTerm, own int, st stats, rk *Rank
 // holding it is no evidence of being about it), and by more than budget
 // leaves, so that ranking them would score every one of those postings
 // (at 100,000 leaves, 0.3 s of a prompt's time for four common words).
-// Below that size the gate lets such a text through to relevant, since a
+// Below that size the gate lets such a text through to admits, since a
 // few notes that all hold its words may still be what it asks about.
 func indiscriminate(q []queryTerm, st stats, budget int) bool {
 	rarest := 0
@@ -1258,7 +1395,9 @@ func (db *DB) snippets(ctx context.Context, cands []*candidate, q []queryTerm) e
 // holds.
 type span struct {
 	start, end int
-	terms      []string
+	// cjk marks one character of a run of CJK characters.
+	cjk   bool
+	terms []string
 }
 
 // snippet returns the snippetWords-word window of text holding the most
@@ -1278,11 +1417,19 @@ func snippet(text string, want map[string]bool) string {
 		start = -1
 	}
 	for i, r := range text {
-		if r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r) {
+		switch {
+		case cjkRune(r):
+			// Each character of a CJK run is a word of the snippet, and
+			// holds the bigrams it is part of (see analyzeCJK).
+			if start >= 0 {
+				flush(i)
+			}
+			words = append(words, span{start: i, end: i + utf8.RuneLen(r), cjk: true})
+		case r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r):
 			if start < 0 {
 				start = i
 			}
-		} else if start >= 0 {
+		case start >= 0:
 			flush(i)
 		}
 	}
@@ -1292,6 +1439,7 @@ func snippet(text string, want map[string]bool) string {
 	if len(words) == 0 {
 		return ""
 	}
+	cjkTerms(text, words, want)
 	// The best window starts on a matched word and holds the most
 	// distinct matches (the first such window); then it moves back up to
 	// three words for context, as far as its last match stays inside.
@@ -1326,12 +1474,18 @@ func snippet(text string, want map[string]bool) string {
 	} else {
 		b.WriteString("…")
 	}
-	for _, w := range words[best:end] {
+	// A match runs on across touching words (the characters of a CJK
+	// word): one pair of brackets around it.
+	matched := func(i int) bool { return i >= best && i < end && len(words[i].terms) > 0 }
+	for i, w := range words[best:end] {
+		i += best
 		b.WriteString(clip(text[pos:w.start]))
-		if len(w.terms) > 0 {
-			b.WriteString(SnippetOpen + clip(text[w.start:w.end]) + SnippetClose)
-		} else {
-			b.WriteString(clip(text[w.start:w.end]))
+		if matched(i) && !(matched(i-1) && words[i-1].end == w.start) {
+			b.WriteString(SnippetOpen)
+		}
+		b.WriteString(clip(text[w.start:w.end]))
+		if matched(i) && !(matched(i+1) && words[i+1].start == w.end) {
+			b.WriteString(SnippetClose)
 		}
 		pos = w.end
 	}
@@ -1341,6 +1495,30 @@ func snippet(text string, want map[string]bool) string {
 		b.WriteString(clip(text[pos:]))
 	}
 	return strings.Join(strings.Fields(b.String()), " ")
+}
+
+// cjkTerms sets the terms the CJK characters among words hold: the
+// bigram of each character and the next one in its run, held by both
+// (analyzeCJK), or a lone character itself.
+func cjkTerms(text string, words []span, want map[string]bool) {
+	for i := range words {
+		if !words[i].cjk {
+			continue
+		}
+		next := i+1 < len(words) && words[i+1].cjk && words[i+1].start == words[i].end
+		prev := i > 0 && words[i-1].cjk && words[i-1].end == words[i].start
+		switch {
+		case next:
+			if t := text[words[i].start:words[i+1].end]; want[t] {
+				words[i].terms = append(words[i].terms, t)
+				words[i+1].terms = append(words[i+1].terms, t)
+			}
+		case !prev:
+			if t := text[words[i].start:words[i].end]; want[t] {
+				words[i].terms = append(words[i].terms, t)
+			}
+		}
+	}
 }
 
 // clip shortens a word of a snippet, or what separates two, to about

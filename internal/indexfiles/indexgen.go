@@ -46,6 +46,10 @@ type Generated struct {
 	Folders []string
 	// Metrics per folder, for rebalance.
 	Metrics map[string]FolderMetrics
+	// facts are what generation derived from each leaf, by leaf: a
+	// second generation over the same leaves (the tree before a change,
+	// handedit.go) derives only the others'.
+	facts map[*node.Node]*leafGen
 }
 
 // FolderMetrics describe a folder's direct leaves.
@@ -80,12 +84,17 @@ func Generate(t *store.Tree, summaries store.Summaries) (*Generated, error) {
 // nodesHash is NodesHash(t) when the caller has it, else ""; rr, when not
 // nil, holds the rankings the branch index records.
 func generate(t *store.Tree, summaries store.Summaries, fresh func(file, key string) bool, nodesHash string, rr *rankRecord) (*Generated, error) {
-	g := &Generated{Files: map[string][]byte{}, Keys: map[string]string{}, Metrics: map[string]FolderMetrics{}}
+	return generateFacts(t, summaries, fresh, nodesHash, rr, make(map[*node.Node]*leafGen, len(t.Leaves)))
+}
+
+// generateFacts is generate with the facts of leaves derived already (of
+// t's leaves or others); it adds those of t's other leaves.
+func generateFacts(t *store.Tree, summaries store.Summaries, fresh func(file, key string) bool, nodesHash string, rr *rankRecord, facts map[*node.Node]*leafGen) (*Generated, error) {
+	g := &Generated{Files: map[string][]byte{}, Keys: map[string]string{}, Metrics: map[string]FolderMetrics{}, facts: facts}
 	if nodesHash == "" {
 		nodesHash = NodesHash(t)
 	}
 	g.NodesHash = nodesHash
-	facts := make(map[*node.Node]*leafGen, len(t.Leaves))
 	leafFacts(facts, t.Leaves)
 	in := newGenInputs(treeAfter(t).dirs(), summaries, linksTo(t.Leaves), facts)
 	g.Folders, g.MissingSummaries = in.dirs, in.missing()

@@ -43,6 +43,10 @@ type Plan struct {
 	Result *RebuildResult
 	Write  map[string][]byte
 	Remove []string
+	// Edited are the files of Write and Remove that hold text kk did
+	// not generate (a person's edit, see handedit.go), for the writer to
+	// keep a copy of.
+	Edited []string
 
 	ctx   context.Context
 	k     *store.KB
@@ -279,6 +283,23 @@ func planFor(ctx context.Context, k *store.KB, db *index.DB, t *after, summaries
 		p.Remove = append(p.Remove, name)
 		res.Removed = append(res.Removed, filepath.ToSlash(filepath.Join(store.DirName, name)))
 	}
+	if !p.delta {
+		// What the plan replaces or removes may hold a person's words.
+		names := append(p.Names(), p.Remove...)
+		ec, err := newEditCheck(k, rec, whole, d, nodesHash, names, gen, p.ranks)
+		if err != nil {
+			return nil, err
+		}
+		for _, name := range names {
+			edited, err := ec.edited(name)
+			if err != nil {
+				return nil, err
+			}
+			if edited {
+				p.Edited = append(p.Edited, name)
+			}
+		}
+	}
 	if hasLegacyCatalog(k) {
 		p.Remove = append(p.Remove, LegacyCatalog)
 		res.Removed = append(res.Removed, store.DirName+"/"+LegacyCatalog)
@@ -444,7 +465,7 @@ func holds(path string, data []byte) (same, text bool, err error) {
 		return false, false, err
 	}
 	size := fi.Size()
-	if !fi.Mode().IsRegular() || size < int64(len(data)) || size > store.MaxCRLFSize(data) {
+	if !fi.Mode().IsRegular() || size < int64(len(data)) || size > store.MaxSameTextSize(data) {
 		return false, false, nil
 	}
 	old := make([]byte, size+1) // one more: a file that grew since the stat

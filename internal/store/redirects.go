@@ -34,7 +34,7 @@ func (k *KB) ReadRedirects() (Redirects, error) {
 
 // ParseRedirects decodes a redirects ledger; name labels it in errors. The
 // ledger is a JSON object mapping each retired id to a list of successor
-// ids (non-empty strings).
+// ids (non-empty strings), after a UTF-8 byte order mark if there is one.
 func ParseRedirects(name string, data []byte) (Redirects, error) {
 	if from, to := node.ConflictMarkers(data); from > 0 {
 		// two branches that each split a leaf both add an entry: no
@@ -42,7 +42,8 @@ func ParseRedirects(name string, data []byte) (Redirects, error) {
 		return nil, fmt.Errorf("%s: %s (lines %d to %d): a git merge, rebase or cherry-pick stopped on a conflict in this file; keep the entries of both sides in one JSON object (a comma between them), remove the <<<<<<< ======= >>>>>>> lines, then `git add` it", name, node.ConflictMarkersMsg, from, to)
 	}
 	var raw map[string]any
-	dec := json.NewDecoder(bytes.NewReader(data))
+	// A byte order mark an editor put in front is not part of the JSON.
+	dec := json.NewDecoder(bytes.NewReader(bytes.TrimPrefix(data, BOM)))
 	if err := dec.Decode(&raw); err != nil {
 		return nil, fmt.Errorf("%s: invalid JSON: %v", name, err)
 	}

@@ -103,3 +103,21 @@ func TestLinkResolver(t *testing.T) {
 		}
 	}
 }
+
+// A ledger an editor saved with a UTF-8 byte order mark (Notepad, Visual
+// Studio) is read as the JSON it holds: kk lint and kk doctor stopped on
+// "invalid character 'ï' looking for beginning of value", which named
+// nothing a person could see in the file.
+func TestParseRedirectsWithByteOrderMark(t *testing.T) {
+	r, err := ParseRedirects("nodes/.redirects.json", []byte("\xef\xbb\xbf{\n  \"a\": [\"b\"]\n}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(r["a"], []string{"b"}) || len(r) != 1 {
+		t.Errorf("ledger %v", r)
+	}
+	// Only one, in front: another is not JSON.
+	if _, err := ParseRedirects("nodes/.redirects.json", []byte("{\"a\": [\"b\"]}\xef\xbb\xbf")); err == nil {
+		t.Error("a BOM after the ledger was taken")
+	}
+}

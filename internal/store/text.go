@@ -37,13 +37,19 @@ func LeafSum(src []byte) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
+// BOM is the UTF-8 byte order mark some editors (Notepad, Visual Studio
+// with its default encoding) put in front of a file they save.
+var BOM = []byte("\xef\xbb\xbf")
+
 // SameText reports whether a and b hold the same text when every "\r\n"
-// is read as "\n" (a generated file checked out with CRLF is the file kk
-// generated with LF).
+// is read as "\n" and a leading UTF-8 byte order mark is passed over (a
+// generated file checked out with CRLF, or saved by an editor that adds a
+// BOM, is the file kk generated with LF and none).
 func SameText(a, b []byte) bool {
 	if bytes.Equal(a, b) {
 		return true
 	}
+	a, b = bytes.TrimPrefix(a, BOM), bytes.TrimPrefix(b, BOM)
 	i, j := 0, 0
 	for i < len(a) && j < len(b) {
 		ca, cb := a[i], b[j]
@@ -68,4 +74,10 @@ func SameText(a, b []byte) bool {
 // when its text with LF endings is data: data with every "\n" a "\r\n".
 func MaxCRLFSize(data []byte) int64 {
 	return int64(len(data) + bytes.Count(data, []byte("\n")))
+}
+
+// MaxSameTextSize is the largest size a file can have that holds data's
+// text by SameText: with CRLF line endings and a byte order mark.
+func MaxSameTextSize(data []byte) int64 {
+	return int64(len(BOM)) + MaxCRLFSize(data)
 }

@@ -45,6 +45,12 @@ func TestSameText(t *testing.T) {
 		{"a\r", "a\r", true},
 		{"a\nb\n", "a\nc\n", false},
 		{"a\n", "a\r\r\n", false},
+		{"\ufeffa\nb\n", "a\nb\n", true},
+		{"\ufeffa\r\nb\r\n", "a\nb\n", true},
+		{"\ufeffa\n", "\ufeffa\r\n", true},
+		{"\ufeff\ufeffa\n", "a\n", false},
+		{"a\ufeff\n", "a\n", false},
+		{"\ufeffa\n", "b\n", false},
 	} {
 		if got := SameText([]byte(c.a), []byte(c.b)); got != c.want {
 			t.Errorf("SameText(%q, %q) = %v, want %v", c.a, c.b, got, c.want)
@@ -52,6 +58,12 @@ func TestSameText(t *testing.T) {
 		if got := SameText([]byte(c.b), []byte(c.a)); got != c.want {
 			t.Errorf("SameText(%q, %q) = %v, want %v", c.b, c.a, got, c.want)
 		}
+	}
+}
+
+func TestMaxSameTextSize(t *testing.T) {
+	if got := MaxSameTextSize([]byte("a\nb\n")); got != int64(len("\ufeffa\r\nb\r\n")) {
+		t.Errorf("MaxSameTextSize = %d", got)
 	}
 }
 

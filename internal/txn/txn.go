@@ -43,6 +43,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kk-project/kk/internal/atomicfile"
 	"github.com/kk-project/kk/internal/frontmatter"
 	"github.com/kk-project/kk/internal/index"
 	"github.com/kk-project/kk/internal/indexfiles"
@@ -1641,6 +1642,10 @@ func (tx *Tx) apply(p *commitPlan, branch string) (*Result, error) {
 			c.Sum = hex.EncodeToString(sum[:])
 		}
 	}
+	handEdits, err := tx.keepHandEdits(p)
+	if err != nil {
+		return nil, err
+	}
 	auditPath := index.AuditPath(tx.k, branch)
 	j := &journal{Changeset: tx.meta.Changeset, Audit: auditPath, AuditSize: fileSize(auditPath), Changes: p.changes}
 	jpath, err := writeJournal(tx.k, j)
@@ -1680,7 +1685,45 @@ func (tx *Tx) apply(p *commitPlan, branch string) (*Result, error) {
 	if p.gen != nil {
 		p.gen.WrittenSums(res.Sums)
 	}
+	for _, e := range handEdits {
+		tx.k.NoteHandEdit(e)
+	}
 	return res, nil
+}
+
+// keepHandEdits copies each generated file the changeset replaces or
+// removes that holds a person's edit (indexfiles.Plan.Edited) to
+// .state/hand-edits/<changeset>/, before anything is written, and returns
+// them, for the knowledge base to note once the changeset is applied (the
+// face says where each copy is): the file is generated again from the
+// notes, and the person's words are not lost.
+func (tx *Tx) keepHandEdits(p *commitPlan) ([]store.HandEdit, error) {
+	if p.gen == nil || len(p.gen.Edited) == 0 {
+		return nil, nil
+	}
+	var kept []store.HandEdit
+	for _, c := range p.changes {
+		if !c.Generated || !c.Existed || !slices.Contains(p.gen.Edited, c.Path) {
+			continue
+		}
+		data := c.Orig
+		if c.large {
+			var err error
+			if data, err = os.ReadFile(filepath.Join(tx.k.Dir, filepath.FromSlash(c.Path))); err != nil {
+				return nil, err
+			}
+		}
+		rel := path.Join(".state", store.HandEditsDir, tx.meta.Changeset, c.Path)
+		dst := filepath.Join(tx.k.Dir, filepath.FromSlash(rel))
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return nil, fmt.Errorf("keeping the hand edit of %s: %w", tx.k.Rel(filepath.Join(tx.k.Dir, filepath.FromSlash(c.Path))), err)
+		}
+		if err := atomicfile.Write(dst, data, 0o644); err != nil {
+			return nil, fmt.Errorf("keeping the hand edit of %s: %w", tx.k.Rel(filepath.Join(tx.k.Dir, filepath.FromSlash(c.Path))), err)
+		}
+		kept = append(kept, store.HandEdit{File: c.Path, Copy: rel})
+	}
+	return kept, nil
 }
 
 // result is the Result of a committed changeset that changed files.

@@ -1,0 +1,190 @@
+package indexfiles
+
+import (
+	"bytes"
+	"errors"
+	"io/fs"
+	"maps"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/kk-project/kk/internal/index"
+	"github.com/kk-project/kk/internal/node"
+	"github.com/kk-project/kk/internal/store"
+)
+
+// A generated file a person edited by hand (a line added to ENTRY.md, to
+// a folder's index.md, to GRAPH.md) holds their words: a plan that
+// replaces or removes it lists it in Plan.Edited, and the writer keeps a
+// copy of it and says so, so that nothing a person wrote is lost without
+// a word. A file is kk's own, and not listed, when
+//
+//   - it is still as the branch index recorded it (the last generation,
+//     by its stat or the sha256 of its bytes);
+//   - or else it is not of the tree before the change at all: ENTRY.md's
+//     nodes_hash names other leaves (a note edited, added or deleted by
+//     hand, a checkout or merge that left the files behind), or
+//     FOLDER_SUMMARIES.md was modified well after ENTRY.md (a summary
+//     edited by hand), so the files are stale, not edited, and kk cannot
+//     tell an edit in them (even when the record is of the tree before
+//     the change: git may have checked other files out since, as moving
+//     HEAD to a commit made again does);
+//   - or else it holds the text kk generates for the tree before the
+//     change (store.SameText: with CRLF line endings or a byte order mark
+//     it is the same text), rendered here, only the files asked about
+//     (and ENTRY.md and GRAPH.md), only when a file is not as recorded.
+//
+// A generation brought forward from the record (delta.go) found every
+// file as recorded: nothing to check. No git process and no walk of the
+// tree: the record and the tree at hand say it.
+
+// editCheck tells, file by file, whether a generated file on disk is a
+// person's edit.
+type editCheck struct {
+	k      *store.KB
+	rec    *record
+	before string // the nodes hash of the tree before the change
+	// stale: the files on disk are of other leaves or summaries.
+	stale bool
+	// gen renders the files asked of the tree before the change, once.
+	gen       func() (*Generated, error)
+	beforeGen *Generated
+	asked     map[string]bool
+}
+
+// newEditCheck prepares the check of the plan's files asked: whole
+// returns the tree after the change, d is the change (Before the nodes
+// hash of the tree before it); nil when there is nothing to tell by (no
+// change given: a plan that writes nothing).
+func newEditCheck(k *store.KB, rec *record, whole func() *store.Tree, d *Delta, nodesHash string, asked []string, after *Generated, ranks *rankRecord) (*editCheck, error) {
+	if d == nil {
+		return nil, nil
+	}
+	before := d.Before
+	if before == "" && len(d.Changes) == 0 {
+		before = nodesHash
+	}
+	if before == "" {
+		return nil, nil
+	}
+	src, err := os.ReadFile(k.SummariesPath())
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	c := &editCheck{k: k, rec: rec, before: before, asked: map[string]bool{}}
+	for _, name := range asked {
+		c.asked[name] = true
+	}
+	if h, ok := k.EntryHash(); ok && h != before {
+		c.stale = true
+	}
+	if !c.stale && newerBy(k.SummariesPath(), k.EntryPath(), summariesMargin) {
+		// FOLDER_SUMMARIES.md changed after the files were generated (a
+		// summary edited by hand): they may be of other summaries.
+		c.stale = true
+	}
+	c.gen = func() (*Generated, error) {
+		if c.beforeGen == nil {
+			// Only the files asked about are rendered (ENTRY.md and
+			// GRAPH.md always are).
+			skip := func(file, _ string) bool { return !c.asked[file] }
+			summaries, err := store.ParseSummaries(k.SummariesPath(), src)
+			if err != nil {
+				return nil, err
+			}
+			if s := k.EntrySummary(); s != "" {
+				summaries[""] = s
+			}
+			// The leaves the change left as they were are derived
+			// once, for both generations (a copy of the map: the
+			// other stays the after tree's).
+			facts := maps.Clone(after.facts)
+			if facts == nil {
+				facts = map[*node.Node]*leafGen{}
+			}
+			// The rankings recorded, and those the generation made,
+			// serve where the cohort is the same (a record of its
+			// own: what it ranks again is not recorded).
+			var rr *rankRecord
+			if ranks != nil {
+				rr = &rankRecord{old: maps.Clone(ranks.old), put: map[string]index.Ranked{}}
+				if rr.old == nil {
+					rr.old = map[string]index.Ranked{}
+				}
+				maps.Copy(rr.old, ranks.put)
+			}
+			g, err := generateFacts(beforeTree(whole, d), summaries, skip, before, rr, facts)
+			if err != nil {
+				return nil, err
+			}
+			c.beforeGen = g
+		}
+		return c.beforeGen, nil
+	}
+	return c, nil
+}
+
+// summariesMargin is how much later than ENTRY.md FOLDER_SUMMARIES.md must
+// have been modified to be taken for changed since ENTRY.md was generated:
+// git's checkout writes it just after ENTRY.md, and some file systems
+// keep modification times to the second or two.
+const summariesMargin = 2 * time.Second
+
+// newerBy reports whether the file at a was modified more than margin
+// after the one at b (false when either cannot be stat'ed).
+func newerBy(a, b string, margin time.Duration) bool {
+	fa, err := os.Stat(a)
+	if err != nil {
+		return false
+	}
+	fb, err := os.Stat(b)
+	if err != nil {
+		return false
+	}
+	return fa.ModTime().Sub(fb.ModTime()) > margin
+}
+
+// beforeTree is the tree before change d of the tree t reads.
+func beforeTree(whole func() *store.Tree, d *Delta) *store.Tree {
+	b := whole().Clone()
+	for i := len(d.Changes) - 1; i >= 0; i-- {
+		c := d.Changes[i]
+		if c.New != nil {
+			if n, ok := b.LeafAt(c.New.Path); ok {
+				b.Remove(n)
+			}
+		}
+		if c.Old != nil {
+			b.Put(nil, c.Old, "")
+		}
+	}
+	return b
+}
+
+// edited reports whether the generated file name (relative to
+// .ai/kenkeep), which the plan replaces or removes, holds a person's edit.
+func (c *editCheck) edited(name string) (bool, error) {
+	if c == nil {
+		return false, nil
+	}
+	if c.rec != nil && c.rec.fresh(c.k, name) {
+		return false, nil
+	}
+	data, err := os.ReadFile(filepath.Join(c.k.Dir, filepath.FromSlash(name)))
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	if c.stale {
+		return false, nil
+	}
+	g, err := c.gen()
+	if err != nil {
+		return false, err
+	}
+	want, ok := g.Files[name]
+	return !ok || !(bytes.Equal(data, want) || store.SameText(data, want)), nil
+}
