@@ -118,7 +118,10 @@ func OpenRepo(ctx context.Context, dir string) (*Repo, error) {
 	ref, err := Read(ctx, dir, "symbolic-ref", "-q", "HEAD")
 	name, ok := strings.CutPrefix(strings.TrimSpace(string(ref)), "refs/heads/")
 	if err != nil || !ok || name == "" {
-		return nil, errors.New("HEAD is detached: check out the branch to serve (git switch <branch>)")
+		name, ok = ReturnBranch(ctx, dir, r.GitDir)
+		if !ok {
+			return nil, errors.New("HEAD is detached: check out the branch to serve (git switch <branch>)")
+		}
 	}
 	r.Branch = name
 	_, err = Read(ctx, dir, "rev-parse", "-q", "--verify", "refs/heads/"+name+"^{commit}")
@@ -133,6 +136,33 @@ func OpenRepo(ctx context.Context, dir string) (*Repo, error) {
 	_, _ = rand.Read(tok[:])
 	r.session = hex.EncodeToString(tok[:])
 	return r, nil
+}
+
+// ReturnBranch is the branch a person's git operation in progress in the
+// work tree (git folder gitDir) detached HEAD from and checks out again
+// when it ends: a rebase (or git am) stopped halfway, a bisect. ok is
+// false when HEAD is detached otherwise, or the branch does not exist.
+func ReturnBranch(ctx context.Context, dir, gitDir string) (branch string, ok bool) {
+	for _, f := range []string{filepath.Join("rebase-merge", "head-name"), filepath.Join("rebase-apply", "head-name"), "BISECT_START"} {
+		data, err := os.ReadFile(filepath.Join(gitDir, f))
+		if err != nil {
+			continue
+		}
+		// A rebase names the ref; a bisect, the branch's short name (or
+		// the commit it started from, on a detached HEAD).
+		name := strings.TrimPrefix(strings.TrimSpace(string(data)), "refs/heads/")
+		if name == "" || name == "detached HEAD" {
+			return "", false
+		}
+		if _, err := Read(ctx, dir, "check-ref-format", "--branch", name); err != nil {
+			return "", false
+		}
+		if _, err := Read(ctx, dir, "rev-parse", "-q", "--verify", "refs/heads/"+name+"^{commit}"); err != nil {
+			return "", false
+		}
+		return name, true
+	}
+	return "", false
 }
 
 // Close ends the git processes the Repo keeps running.

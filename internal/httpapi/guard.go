@@ -19,7 +19,8 @@ import (
 //
 //   - every route refuses a Host that is not an address of the server
 //     (421), and a request a browser marks as sent by a page of another
-//     site (Sec-Fetch-Site) that is not a navigation (403);
+//     site (Sec-Fetch-Site) that is not a navigation to a document (a
+//     link followed; not a frame) (403);
 //   - a write route (POST, PUT and DELETE /content, POST /ask) refuses an
 //     Origin, or a Sec-Fetch-Site, from another site (403), and a body
 //     that is not declared JSON (415): a browser sends application/json
@@ -117,6 +118,19 @@ func loopbackAnyPort(host string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
+// followedLink reports whether r is a navigation to a document (a link
+// followed, an address typed): not one into a frame (iframe, frame,
+// embed, object, fencedframe), which a page of another site can make in
+// a loop, as it can <img>s, each served (an /answer's model call). A
+// navigation that names no destination is taken as a document.
+func followedLink(r *http.Request) bool {
+	if r.Header.Get("Sec-Fetch-Mode") != "navigate" {
+		return false
+	}
+	dest := r.Header.Get("Sec-Fetch-Dest")
+	return dest == "" || dest == "document"
+}
+
 // guardError is a refusal of the guard: its status and message.
 type guardError struct {
 	status int
@@ -142,7 +156,7 @@ func (s *Server) guard(r *http.Request, write bool) *guardError {
 	// /answer, in a loop, spent the user's model calls. A request the
 	// browser marks as another site's that is not a navigation (a link
 	// followed) is refused before any work.
-	if site := r.Header.Get("Sec-Fetch-Site"); site != "" && site != "same-origin" && site != "none" && (write || r.Header.Get("Sec-Fetch-Mode") != "navigate") {
+	if site := r.Header.Get("Sec-Fetch-Site"); site != "" && site != "same-origin" && site != "none" && (write || !followedLink(r)) {
 		if write {
 			return &guardError{http.StatusForbidden, fmt.Sprintf("a write from another site (Sec-Fetch-Site: %s) is refused", site)}
 		}

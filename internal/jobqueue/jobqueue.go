@@ -27,11 +27,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -80,7 +82,10 @@ type Job struct {
 	DedupKey string `json:"dedup_key,omitempty"`
 	// Attempts counts the runs started; more than one means a crash
 	// interrupted a run.
-	Attempts int        `json:"attempts"`
+	Attempts int `json:"attempts"`
+	// SetAside, on a job whose damaged record Open moved into SetAsideDir
+	// with its payload, says so: its state before is not known.
+	SetAside string     `json:"set_aside,omitempty"`
 	Created  time.Time  `json:"created"`
 	Started  *time.Time `json:"started,omitempty"`
 	Finished *time.Time `json:"finished,omitempty"`
@@ -189,10 +194,15 @@ func (q *Queue) bodyPath(id string) string   { return filepath.Join(q.dir, id+".
 
 func (q *Queue) load() error {
 	entries, err := os.ReadDir(q.dir)
+	if errors.Is(err, fs.ErrPermission) {
+		return fmt.Errorf("reading the job queue: %w; make %s readable by kk serve's user", err, q.dir)
+	}
 	if err != nil {
 		return fmt.Errorf("reading the job queue: %w", err)
 	}
-	bodies := map[string]bool{}
+	// stayed are the names of the damaged records that could not be set
+	// aside: their payloads stay with them.
+	bodies, stayed := map[string]bool{}, map[string]bool{}
 	for _, e := range entries {
 		name := e.Name()
 		switch {
@@ -201,26 +211,29 @@ func (q *Queue) load() error {
 		case strings.HasSuffix(name, ".body"):
 			bodies[strings.TrimSuffix(name, ".body")] = true
 		case strings.HasSuffix(name, ".json"):
-			damaged := func(why string) error {
-				return fmt.Errorf("job record %s is damaged (%s); move it out of %s to start", name, why, q.dir)
-			}
-			data, err := os.ReadFile(filepath.Join(q.dir, name))
+			j, why, err := readRecord(filepath.Join(q.dir, name), name)
 			if err != nil {
-				return damaged(err.Error())
+				// Not damaged: kk serve's user may not read it (a
+				// person's chmod, a file a run under another user
+				// left). It stays, with its payload, for a start that
+				// can read it.
+				stayed[strings.TrimSuffix(name, ".json")] = true
+				q.opts.Logger.Error("a job record cannot be read; kk serve starts without its job", "record", filepath.Join(q.dir, name), "error", err,
+					"to_do", "make it readable by kk serve's user and start kk serve again: its job then runs")
+				continue
 			}
-			var j Job
-			switch err := json.Unmarshal(data, &j); {
-			case err != nil:
-				return damaged(err.Error())
-			case j.ID+".json" != name || !slices.Contains(Statuses, j.Status):
-				return damaged(fmt.Sprintf("it names the job %q with the status %q", j.ID, j.Status))
+			if why != "" {
+				if !q.setAside(name, why) {
+					stayed[strings.TrimSuffix(name, ".json")] = true
+				}
+				continue
 			}
-			q.jobs[j.ID] = &j
+			q.jobs[j.ID] = j
 			q.seq = max(q.seq, j.Seq)
 		}
 	}
 	for id := range bodies {
-		if q.jobs[id] == nil {
+		if q.jobs[id] == nil && !stayed[id] {
 			// The body of a job whose record never landed: it was never
 			// accepted.
 			_ = os.Remove(q.bodyPath(id))
@@ -228,6 +241,9 @@ func (q *Queue) load() error {
 	}
 	var queued []*Job
 	for _, j := range q.jobs {
+		if j.SetAside != "" {
+			continue // recovery resolves it (recoverOne)
+		}
 		if !j.Status.Final() && !bodies[j.ID] {
 			q.opts.Logger.Error("job payload missing; the job fails", "job_id", j.ID)
 			if err := q.finishLocked(j, "", errors.New("the job's payload is missing from the queue folder")); err != nil {
@@ -247,6 +263,125 @@ func (q *Queue) load() error {
 		q.pending = append(q.pending, j.ID)
 	}
 	return nil
+}
+
+// readRecord reads the job record at path (named name in the queue's
+// folder); why says what is wrong with it when it is not one kk wrote,
+// and err that it could not be read for want of permission.
+func readRecord(path, name string) (j *Job, why string, err error) {
+	data, err := readAtMost(path, maxRecord)
+	if errors.Is(err, fs.ErrPermission) {
+		return nil, "", err
+	}
+	if err != nil {
+		return nil, err.Error(), nil
+	}
+	j = &Job{}
+	switch err := json.Unmarshal(data, j); {
+	case err != nil:
+		return nil, err.Error(), nil
+	case j.ID+".json" != name || !slices.Contains(Statuses, j.Status):
+		return nil, fmt.Sprintf("it names the job %q with the status %q", j.ID, j.Status), nil
+	}
+	return j, "", nil
+}
+
+// The largest record and payload the queue reads: far more than any kk
+// writes (a payload is a request of at most 1 MiB, escaped; a record, a
+// job's state with the paths it touched). A larger file is damaged (a
+// sparse or zero-filled file), and is never read whole.
+const (
+	maxRecord  = 16 << 20
+	maxPayload = 16 << 20
+)
+
+// errTooLarge marks a file readAtMost found over its limit.
+var errTooLarge = errors.New("is larger than any kk writes")
+
+// readAtMost reads the file at path, failing with errTooLarge, having
+// read no more than limit+1 bytes, when it holds more than limit.
+func readAtMost(path string, limit int64) ([]byte, error) {
+	// Never opened unless a file or a folder (whose read fails): the
+	// open of a named pipe would wait for a writer, for ever.
+	if fi, err := os.Stat(path); err == nil && !fi.Mode().IsRegular() && !fi.IsDir() {
+		return nil, fmt.Errorf("%s is not a file (%s)", path, fi.Mode().Type())
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = f.Close() }()
+	tooLarge := func(size string) error {
+		return fmt.Errorf("%s: %s bytes %w (at most %d)", path, size, errTooLarge, limit)
+	}
+	// Its size first, so that one too large is not read at all; the
+	// limited read is for one that grows meanwhile.
+	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() && fi.Size() > limit {
+		return nil, tooLarge(strconv.FormatInt(fi.Size(), 10))
+	}
+	data, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > limit {
+		return nil, tooLarge("more than " + strconv.FormatInt(limit, 10))
+	}
+	return data, nil
+}
+
+// SetAsideDir is the folder, beside the queue's folder dir, where Open
+// moves the damaged records it finds (with their payloads).
+func SetAsideDir(dir string) string { return dir + ".damaged" }
+
+// setAside moves name, a damaged file of the queue's folder (a record
+// cut short, garbage, a folder named like a record), and the payload of
+// the job it is named after, into SetAsideDir, kept as they are, and
+// says so in the log: the start goes on without them. A record named
+// after a job id leaves that job known, in processing, for recovery to
+// resolve (recoverOne): done when its commit exists, else failed, its
+// files put back, never unknown to a client polling it. When the move
+// fails, the file stays where it is, with its payload, and is skipped:
+// the next start tries again. It reports whether the record was moved.
+func (q *Queue) setAside(name, why string) bool {
+	aside := SetAsideDir(q.dir)
+	id := strings.TrimSuffix(name, ".json")
+	err := os.MkdirAll(aside, 0o755)
+	if err == nil {
+		err = os.Rename(filepath.Join(q.dir, name), filepath.Join(aside, name))
+	}
+	if err != nil {
+		q.opts.Logger.Error("a damaged job record could not be set aside; kk serve starts without it", "record", filepath.Join(q.dir, name), "damage", why, "error", err,
+			"to_do", "move it out of "+q.dir+" (kk tries again at each start); if it was a note posted and never committed, post the note again")
+		return false
+	}
+	payload, what := "", "its payload was not in the queue"
+	switch berr := os.Rename(q.bodyPath(id), filepath.Join(aside, id+".body")); {
+	case berr == nil:
+		payload, what = filepath.Join(aside, id+".body"), "its payload (the request) is kept there as "+id+".body"
+	case !errors.Is(berr, fs.ErrNotExist):
+		payload, what = q.bodyPath(id), "its payload (the request) could not follow it, and is kept at "+q.bodyPath(id)
+	}
+	_ = atomicfile.SyncDir(q.dir)
+	q.opts.Logger.Warn("a damaged job record was set aside; kk serve starts without it", "record", filepath.Join(q.dir, name), "damage", why, "moved_to", filepath.Join(aside, name), "payload", payload,
+		"to_do", "look at it: a note whose job never reached its commit (git log --grep=<job id>) can be posted again from its payload; then delete it")
+	// Only a name kk gives a job (a UUID as kk writes it) names one:
+	// uuid.Parse takes other spellings too ({…}, urn:uuid:…).
+	if u, err := uuid.Parse(id); err != nil || u.String() != id || q.jobs[id] != nil {
+		return true
+	}
+	created := q.opts.Now().UTC()
+	if fi, err := os.Stat(filepath.Join(aside, name)); err == nil {
+		created = fi.ModTime().UTC()
+	}
+	j := &Job{ID: id, Op: "unknown", Status: Processing, Created: created,
+		SetAside: fmt.Sprintf("its record in the job queue was damaged (%s) and was set aside in %s; %s", why, aside, what)}
+	q.jobs[id] = j
+	// On disk at once: a start after a kill before recovery resolved it
+	// still knows it (and recovery puts its files back).
+	if err := q.writeRecord(j); err != nil {
+		q.opts.Logger.Warn("recording the job whose record was set aside", "job_id", id, "error", err)
+	}
+	return true
 }
 
 func cmpSeq(a, b uint64) int {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"slices"
 	"time"
@@ -94,6 +95,9 @@ func (q *Queue) recoverOne(ctx context.Context, j *Job) error {
 			return q.finishLocked(j, path, nil)
 		}
 	}
+	if j.SetAside != "" {
+		return q.recoverSetAside(ctx, j)
+	}
 	if q.opts.Restore != nil {
 		if err := q.opts.Restore(ctx, q.snapshot(j.ID)); err != nil {
 			if errors.Is(err, ErrHeld) {
@@ -116,6 +120,27 @@ func (q *Queue) recoverOne(ctx context.Context, j *Job) error {
 	}
 	log.Info("interrupted job queued again", "attempts", j.Attempts)
 	return nil
+}
+
+// recoverSetAside ends a job whose damaged record Open set aside, and
+// whose commit recovery did not find: its files are put back (what its
+// transaction kept, when it had begun) and it fails, saying where its
+// record and payload went. It cannot run again: what it was asked to do
+// went with its record.
+func (q *Queue) recoverSetAside(ctx context.Context, j *Job) error {
+	why := j.SetAside + "; it did not reach its commit: post it again"
+	if q.opts.Restore != nil {
+		if err := q.opts.Restore(ctx, q.snapshot(j.ID)); err != nil {
+			if errors.Is(err, ErrHeld) {
+				return err
+			}
+			why += "; putting its files back failed (they are left as the job wrote them): " + err.Error()
+		}
+	}
+	q.opts.Logger.Warn("a job whose record was damaged fails", "job_id", j.ID, "error", why)
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.finishLocked(j, "", errors.New(why))
 }
 
 // requeueLocked puts a job in processing back in the queue, first among
@@ -520,7 +545,14 @@ func (q *Queue) claim() (*Work, error) {
 		if j == nil || j.Status != Queued {
 			continue
 		}
-		payload, err := os.ReadFile(q.bodyPath(id))
+		payload, err := readAtMost(q.bodyPath(id), maxPayload)
+		if errors.Is(err, fs.ErrPermission) {
+			// Not the job's fault: kk serve's user may not read it (a
+			// person's chmod, a file a run under another user left).
+			// It stays queued, first, and the worker waits.
+			q.pending = append([]string{id}, q.pending...)
+			return nil, fmt.Errorf("the payload of job %s cannot be read: %w; make it readable by kk serve's user", id, err)
+		}
 		if err != nil {
 			if ferr := q.finishLocked(j, "", fmt.Errorf("reading the job's payload: %w", err)); ferr != nil {
 				q.pending = append([]string{id}, q.pending...)

@@ -15,6 +15,10 @@ import (
 	"unicode/utf8"
 )
 
+// MaxDepth is the deepest nesting of arrays and objects a parameter
+// object may have: Go's JSON decoder's own limit.
+const MaxDepth = 10000
+
 // MaxParams is the largest parameter object an operation accepts, in
 // bytes (8 MiB: a changeset of the largest size with long bodies fits).
 const MaxParams = 8 << 20
@@ -175,26 +179,41 @@ func foldKey(key string) string {
 func scanJSON(raw []byte, object bool) error {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
+	// Each frame keeps its own step from its parent (seg): the pointer
+	// of a place is joined from the stack only when an error names it,
+	// so that the check costs what the document weighs however deep it
+	// nests (each level's whole pointer made the cost grow with the
+	// square of the depth).
 	type frame struct {
 		object bool
 		keys   map[string]bool
 		folded map[string]string // parameter objects: key in one case → the key as given
-		path   string
+		seg    string            // "/<key or index>" of this value in its parent; "" for the root
 		index  int
 		key    string // the key whose value comes next (objects)
 		want   bool   // an object expects a key next
 	}
 	var stack []*frame
-	pointer := func() string {
+	// path is the pointer of the innermost open value.
+	path := func() string {
+		var b strings.Builder
+		for _, f := range stack {
+			b.WriteString(f.seg)
+		}
+		return b.String()
+	}
+	// step is the step from the innermost open value to its next member.
+	step := func() string {
 		if len(stack) == 0 {
 			return ""
 		}
 		f := stack[len(stack)-1]
 		if f.object {
-			return f.path + "/" + escapePointer(f.key)
+			return "/" + escapePointer(f.key)
 		}
-		return f.path + "/" + strconv.Itoa(f.index)
+		return "/" + strconv.Itoa(f.index)
 	}
+	pointer := func() string { return path() + step() }
 	valueDone := func() {
 		if len(stack) == 0 {
 			return
@@ -228,8 +247,15 @@ func scanJSON(raw []byte, object bool) error {
 		case json.Delim:
 			switch t {
 			case '{', '[':
-				path := pointer()
-				stack = append(stack, &frame{object: t == '{', keys: map[string]bool{}, folded: map[string]string{}, path: path, want: t == '{'})
+				if len(stack) == MaxDepth {
+					p := Cut(pointer())
+					return New(CodeValidation, map[string]any{"field": p}, "%s: the parameters are nested deeper than %d", p, MaxDepth)
+				}
+				f := &frame{object: t == '{', seg: step(), want: t == '{'}
+				if f.object {
+					f.keys, f.folded = map[string]bool{}, map[string]string{}
+				}
+				stack = append(stack, f)
 			default:
 				stack = stack[:len(stack)-1]
 				valueDone()
@@ -251,7 +277,7 @@ func scanJSON(raw []byte, object bool) error {
 			if f.object && f.want {
 				f.key, f.want = t, false
 				if f.keys[t] {
-					p := f.path + "/" + escapePointer(t)
+					p := path() + "/" + escapePointer(t)
 					return New(CodeValidation, map[string]any{"field": p}, "%s: is given twice; give each key once", p)
 				}
 				f.keys[t] = true
@@ -259,13 +285,14 @@ func scanJSON(raw []byte, object bool) error {
 					// Go's decode takes a key for a field whatever its
 					// case, and the last of two such keys would win.
 					if k, ok := f.folded[foldKey(t)]; ok {
-						p := f.path + "/" + escapePointer(t)
+						p := path() + "/" + escapePointer(t)
 						return New(CodeValidation, map[string]any{"field": p}, "%s: is given twice (as %s and %s); give each key once", p, k, t)
 					}
 					f.folded[foldKey(t)] = t
 				}
 				if strings.ContainsRune(t, 0) {
-					return New(CodeValidation, map[string]any{"field": f.path}, "%s: a key holds a NUL character", orRoot(f.path))
+					p := path()
+					return New(CodeValidation, map[string]any{"field": p}, "%s: a key holds a NUL character", orRoot(p))
 				}
 				continue
 			}

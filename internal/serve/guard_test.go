@@ -133,3 +133,56 @@ func TestAnotherSitesPageSpendsNoModelCall(t *testing.T) {
 		t.Errorf("the page's own search: %d", status)
 	}
 }
+
+// TestAnotherSitesFramesSpendNoModelCall: a frame is a navigation too
+// (Sec-Fetch-Mode: navigate), but not a link followed: a page of another
+// site can make iframes pointed at /answer?query=…, in a loop, and each
+// made kk serve call the model, as an <img> did. A navigation of another
+// site's page is served only as a document (Sec-Fetch-Dest: document, a
+// link followed, a typed address); into a frame (iframe, frame, embed,
+// object, fencedframe) it is refused (403) before any work. Found by the
+// serve red team, round 5.
+func TestAnotherSitesFramesSpendNoModelCall(t *testing.T) {
+	k := newRepo(t, 0)
+	fm, p := modelServer(t, goodPlacement, nil)
+	s := start(t, k, p)
+	s.post(t, httpapi.PostRequest{Title: "Keep TLS on", Content: "Verify tls certificates.\n"})
+	calls := fm.Requests()
+	do := func(path string, headers map[string]string) (int, string) {
+		t.Helper()
+		req, err := http.NewRequest("GET", s.URL+path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k, v := range headers {
+			req.Header.Set(k, v)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer func() { _ = resp.Body.Close() }()
+		data, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(data)
+	}
+	for _, dest := range []string{"iframe", "frame", "embed", "object", "fencedframe"} {
+		for _, site := range []string{"cross-site", "same-site"} {
+			h := map[string]string{"Sec-Fetch-Site": site, "Sec-Fetch-Mode": "navigate", "Sec-Fetch-Dest": dest}
+			if status, body := do("/answer?query=tls", h); status != http.StatusForbidden || !strings.Contains(body, "another site") {
+				t.Errorf("GET /answer %v: %d %s; want 403", h, status, body)
+			}
+		}
+	}
+	if n := fm.Requests() - calls; n != 0 {
+		t.Errorf("another site's frames made %d model calls", n)
+	}
+	for _, h := range []map[string]string{
+		{"Sec-Fetch-Site": "cross-site", "Sec-Fetch-Mode": "navigate", "Sec-Fetch-Dest": "document"},
+		{"Sec-Fetch-Site": "cross-site", "Sec-Fetch-Mode": "navigate"},
+		{"Sec-Fetch-Site": "same-origin", "Sec-Fetch-Mode": "navigate", "Sec-Fetch-Dest": "iframe"},
+	} {
+		if status, body := do("/tags", h); status != http.StatusOK {
+			t.Errorf("GET /tags %v: %d %s; want 200", h, status, body)
+		}
+	}
+}

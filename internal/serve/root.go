@@ -41,13 +41,25 @@ const BootstrapSubject = "init: bootstrap knowledge base"
 // anything and is not in a git work tree is refused. It returns the
 // knowledge base.
 func Bootstrap(ctx context.Context, root string, opts store.InitOptions) (*store.KB, error) {
-	entries, err := os.ReadDir(root)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
+	// A setup is never left halfway by a stop (SIGTERM, Ctrl-C): it is
+	// short (git init, kk init, one commit), and one cut between kk init
+	// and its commit left the scaffold staged and never committed.
+	ctx = context.WithoutCancel(ctx)
+	if _, err := os.Stat(root); errors.Is(err, fs.ErrNotExist) {
 		if err := os.MkdirAll(root, 0o755); err != nil {
 			return nil, err
 		}
-	case err != nil:
+	}
+	// Another kk serve started at the same moment sets it up first, or
+	// after this one: never both at once (two git init in one folder
+	// failed, and two bootstrap commits were made).
+	unlock, err := lockSetup(root)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	entries, err := os.ReadDir(root)
+	if err != nil {
 		return nil, err
 	}
 	k := store.New(root)

@@ -88,9 +88,21 @@ func Run(ctx context.Context, o Options) error {
 			return err
 		}
 	}
+	// A stop (the signal's context ending) while kk serve starts is a
+	// stop, not a failure: whatever step it cut short says so (a git
+	// command ended, "context canceled"), and kk serve exits 0 as it
+	// does when stopped while it serves. (The setup of a new folder is
+	// never cut: Bootstrap.)
+	stopped := func(err error) error {
+		if err != nil && ctx.Err() != nil {
+			log.Info("kk serve stopped while it started", "step", err)
+			return nil
+		}
+		return err
+	}
 	k, err := serve.Bootstrap(ctx, o.Root, o.Init)
 	if err != nil {
-		return err
+		return stopped(err)
 	}
 	k.Now = o.Now
 	defer func() { _ = k.Close() }()
@@ -117,7 +129,7 @@ func Run(ctx context.Context, o Options) error {
 	}
 	backend := serve.New(serve.Options{KB: k, Provider: provider, Logger: log, Delay: o.Delay, NoWatch: o.NoWatch})
 	if err := backend.Open(ctx); err != nil {
-		return err
+		return stopped(err)
 	}
 	defer func() { _ = backend.Close() }()
 	qopts := backend.QueueOptions()
@@ -134,7 +146,7 @@ func Run(ctx context.Context, o Options) error {
 		return err
 	}
 	if err := backend.Warm(ctx); err != nil {
-		return err
+		return stopped(err)
 	}
 	url := "http://" + ln.Addr().String()
 	unannounce, err := serve.Announce(k, url)
