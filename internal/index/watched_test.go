@@ -9,14 +9,13 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/kk-project/kk/internal/nobodytest"
 	"github.com/kk-project/kk/internal/store"
 	"github.com/kk-project/kk/internal/treewatch"
 )
@@ -550,43 +549,6 @@ func TestWatchedSyncFolderRemadeAtOnce(t *testing.T) {
 	}
 }
 
-// unprivileged reports whether the test may go on in this process: not
-// as root, who reads a folder whatever its mode. As root, it runs the
-// test again in a process of its own as the user nobody (a copy of the
-// test binary, which nobody may run) and reports false: that process ran
-// the test.
-func unprivileged(t *testing.T) bool {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		return true
-	}
-	dir, err := os.MkdirTemp("", "kk-nobody-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = os.RemoveAll(dir) }()
-	bin := filepath.Join(dir, "test")
-	data, err := os.ReadFile(os.Args[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(bin, data, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Chmod(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(bin, "-test.run=^"+t.Name()+"$", "-test.v", "-test.count=1")
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "TMPDIR="+os.TempDir(), "HOME="+dir)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
-	out, err := cmd.CombinedOutput()
-	if err != nil || !strings.Contains(string(out), "--- PASS: "+t.Name()) {
-		t.Fatalf("%s as the user nobody: %v\n%s", t.Name(), err, out)
-	}
-	return false
-}
-
 // TestWatchedSyncBesideAnUnreadableFolder: a folder a person made
 // unreadable (chmod 000, or 444: listed but not entered), and one made
 // unreadable from the start, are problems of the tree with their leaves
@@ -594,7 +556,7 @@ func unprivileged(t *testing.T) bool {
 // the watcher does not give up, and the leaves are back once the folder
 // can be read again.
 func TestWatchedSyncBesideAnUnreadableFolder(t *testing.T) {
-	if !unprivileged(t) {
+	if !nobodytest.Unprivileged(t) {
 		return
 	}
 	ctx := context.Background()

@@ -6,50 +6,14 @@ import (
 	"context"
 	"log/slog"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
-)
 
-// unprivileged reports whether the test may go on in this process: not
-// as root, who reads a file whatever its mode. As root, it runs the test
-// again in a process of its own as the user nobody (a copy of the test
-// binary, which nobody may run) and reports false: that process ran the
-// test. (As internal/index's tests do.)
-func unprivileged(t *testing.T) bool {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		return true
-	}
-	dir, err := os.MkdirTemp("", "kk-nobody-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = os.RemoveAll(dir) }()
-	bin := filepath.Join(dir, "test")
-	data, err := os.ReadFile(os.Args[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(bin, data, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Chmod(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(bin, "-test.run=^"+t.Name()+"$", "-test.v", "-test.count=1")
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "TMPDIR="+os.TempDir(), "HOME="+dir)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
-	out, err := cmd.CombinedOutput()
-	if err != nil || !strings.Contains(string(out), "--- PASS: "+t.Name()) {
-		t.Fatalf("%s as the user nobody: %v\n%s", t.Name(), err, out)
-	}
-	return false
-}
+	"github.com/kk-project/kk/internal/nobodytest"
+)
 
 // TestUnreadableRecordStaysForTheNextStart: a record kk serve's user
 // cannot read (chmod 000: a person's chmod, a file left by a run under
@@ -59,7 +23,7 @@ func unprivileged(t *testing.T) bool {
 // cannot be read stops the start with an error naming it and saying what
 // to do. Found by the serve red team, round 5 (as the user nobody).
 func TestUnreadableRecordStaysForTheNextStart(t *testing.T) {
-	if !unprivileged(t) {
+	if !nobodytest.Unprivileged(t) {
 		return
 	}
 	dir := filepath.Join(t.TempDir(), "queue")
@@ -112,7 +76,7 @@ func TestUnreadableRecordStaysForTheNextStart(t *testing.T) {
 // good before ("reading the job's payload: … permission denied"). Found
 // by the serve red team, round 5 (as the user nobody).
 func TestUnreadablePayloadIsWaitedOut(t *testing.T) {
-	if !unprivileged(t) {
+	if !nobodytest.Unprivileged(t) {
 		return
 	}
 	dir := filepath.Join(t.TempDir(), "queue")
