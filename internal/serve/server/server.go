@@ -11,9 +11,11 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"os"
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"strings"
 	"time"
 
 	"github.com/kk-project/kk/internal/httpapi"
@@ -70,6 +72,9 @@ func Run(ctx context.Context, o Options) error {
 	log := o.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
+	}
+	if names := forgetCallersRepository(); len(names) > 0 {
+		log.Warn("kk serve serves its root and ignores the repository its caller's environment names (a git hook's or an editor's variables)", "ignored", strings.Join(names, " "))
 	}
 	// The address first: one kk serve cannot listen on (a port that does
 	// not exist, one another process holds) is refused before the folder
@@ -164,4 +169,40 @@ func Run(ctx context.Context, o Options) error {
 	}
 	log.Info("kk serve stopped")
 	return nil
+}
+
+// callersRepository are the variables by which git is told which
+// repository, work tree, index and object store to use, instead of
+// finding them from its working folder: those a git hook runs with
+// (GIT_DIR, GIT_INDEX_FILE: a pre-commit hook of `git commit -a` gets a
+// temporary index; GIT_OBJECT_DIRECTORY and the quarantine of a
+// pre-receive hook), or an editor's task or a person's shell may pass on.
+// They are git's own list of a repository's local variables (`git
+// rev-parse --local-env-vars`, which git drops when it runs in another
+// repository, a submodule's) but for the configuration ones, which say how
+// git behaves rather than where, plus the quarantine and namespace.
+var callersRepository = []string{
+	"GIT_DIR", "GIT_WORK_TREE", "GIT_IMPLICIT_WORK_TREE", "GIT_COMMON_DIR",
+	"GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+	"GIT_QUARANTINE_PATH", "GIT_GRAFT_FILE", "GIT_SHALLOW_FILE",
+	"GIT_NO_REPLACE_OBJECTS", "GIT_REPLACE_REF_BASE", "GIT_PREFIX",
+	"GIT_INTERNAL_SUPER_PREFIX", "GIT_NAMESPACE",
+}
+
+// forgetCallersRepository removes callersRepository from kk serve's
+// environment, so that every git command it runs (each inherits it) finds
+// the repository from the root served, and returns the names it removed.
+// kk serve serves its root: started from another repository's hook, it
+// committed into that repository, or staged its commits into the hook's
+// temporary index, which the repository's own index never got (a person's
+// next commit then deleted the knowledge base).
+func forgetCallersRepository() []string {
+	var names []string
+	for _, name := range callersRepository {
+		if _, ok := os.LookupEnv(name); ok {
+			_ = os.Unsetenv(name)
+			names = append(names, name)
+		}
+	}
+	return names
 }
