@@ -538,13 +538,22 @@ func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 	if sh, ok := s.opts.Backend.(sharer); ok {
 		sharing = sh.SharingProblem()
 	}
+	waiting := healthReason(st.Waiting)
+	if s.opts.Token != "" && !validBearer(r.Header.Get("Authorization"), s.opts.Token) {
+		// Asked without the token (a load balancer, a monitor: the one
+		// route that needs none), the answer says whether the worker
+		// waits, not what for: the reasons name the server's folders
+		// and quote git (a remote's URL), for anyone who can reach the
+		// port.
+		waiting, sharing = "", ""
+	}
 	writeJSON(w, http.StatusOK, struct {
 		Status     string `json:"status"`
 		QueueDepth int    `json:"queue_depth"`
 		Processing int    `json:"processing"`
 		Waiting    string `json:"waiting_for,omitempty"`
 		Sharing    string `json:"sharing_failed,omitempty"`
-	}{status, st.Depth, st.ByStatus[jobqueue.Processing], healthReason(st.Waiting), sharing})
+	}{status, st.Depth, st.ByStatus[jobqueue.Processing], waiting, sharing})
 }
 
 // sharer is a backend that shares its commits with a remote (kk serve
