@@ -60,7 +60,7 @@ func serveOnce(t *testing.T, root string) (httpapi.JobStatus, error) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wctx, wcancel := context.WithTimeout(ctx, 2*time.Minute)
+	wctx, wcancel := context.WithTimeout(ctx, time.Minute)
 	defer wcancel()
 	if j, err = c.Wait(wctx, j.JobID, 10*time.Millisecond); err != nil {
 		t.Fatal(err)
@@ -172,5 +172,38 @@ func TestGitEnvironmentOfTheCallerIsNotFollowed(t *testing.T) {
 			}
 			git(t, root, "fsck", "--strict")
 		})
+	}
+}
+
+// TestFsmonitorThatHangsHoldsNoJob: core.fsmonitor names a hook git asks
+// which files changed before it reads the work tree (a watchman hook,
+// `core.fsmonitor=.git/hooks/fsmonitor-watchman`); one that never answers
+// (watchman hung) held kk serve's job forever, "processing" while
+// /healthz said ok, and a stop could not end it. kk serve has its own
+// watch of the tree and asks git for none: its git commands run with
+// core.fsmonitor off. Found by the serve red team, round 6.
+func TestFsmonitorThatHangsHoldsNoJob(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git not installed")
+	}
+	dir := t.TempDir()
+	root := filepath.Join(dir, "repo")
+	git(t, dir, "init", "-q", "-b", "main", root)
+	git(t, root, "commit", "-q", "--allow-empty", "-m", "first")
+	if j, err := serveOnce(t, root); err != nil || j.Status != "done" {
+		t.Fatalf("before the hook: %+v %v", j, err)
+	}
+	hook := filepath.Join(dir, "fsmonitor-hang")
+	// Bounded, so that a failing run ends; far past the test's wait.
+	if err := os.WriteFile(hook, []byte("#!/bin/sh\nexec sleep 300\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	git(t, root, "config", "core.fsmonitor", hook)
+	j, err := serveOnce(t, root)
+	if err != nil || j.Status != "done" {
+		t.Fatalf("with a hanging core.fsmonitor: %+v %v; want done", j, err)
+	}
+	if n := strings.Count(git(t, root, "-c", "core.fsmonitor=false", "log", "--format=%s"), "store("); n != 2 {
+		t.Errorf("%d store commits; want 2", n)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"time"
 
@@ -76,6 +77,11 @@ func Run(ctx context.Context, o Options) error {
 	if names := forgetCallersRepository(); len(names) > 0 {
 		log.Warn("kk serve serves its root and ignores the repository its caller's environment names (a git hook's or an editor's variables)", "ignored", strings.Join(names, " "))
 	}
+	restore, err := withoutFsmonitor()
+	if err != nil {
+		return err
+	}
+	defer restore()
 	// The address first: one kk serve cannot listen on (a port that does
 	// not exist, one another process holds) is refused before the folder
 	// is set up. Connections made before the server serves wait in the
@@ -205,4 +211,50 @@ func forgetCallersRepository() []string {
 		}
 	}
 	return names
+}
+
+// withoutFsmonitor has every git command kk serve runs (each inherits its
+// environment) run with core.fsmonitor off, through git's environment
+// configuration (GIT_CONFIG_COUNT, GIT_CONFIG_KEY_<n>, GIT_CONFIG_VALUE_<n>,
+// added after any the caller set). core.fsmonitor names a hook git asks
+// which files changed before it reads the work tree (a watchman hook):
+// one that never answered held kk serve's job forever, "processing",
+// and its start; kk serve watches the tree itself and needs none. restore
+// puts the environment back as it was.
+func withoutFsmonitor() (restore func(), err error) {
+	n := 0
+	if v, ok := os.LookupEnv("GIT_CONFIG_COUNT"); ok && strings.TrimSpace(v) != "" {
+		c, err := strconv.Atoi(strings.TrimSpace(v))
+		if err != nil || c < 0 {
+			return nil, fmt.Errorf("GIT_CONFIG_COUNT=%q in the environment: want a number of GIT_CONFIG_KEY_<n> and GIT_CONFIG_VALUE_<n> pairs (git refuses it too)", v)
+		}
+		n = c
+	}
+	set := map[string]string{
+		fmt.Sprintf("GIT_CONFIG_KEY_%d", n):   "core.fsmonitor",
+		fmt.Sprintf("GIT_CONFIG_VALUE_%d", n): "false",
+		"GIT_CONFIG_COUNT":                    strconv.Itoa(n + 1),
+	}
+	was := map[string]*string{}
+	restore = func() {
+		for k, v := range was {
+			if v == nil {
+				_ = os.Unsetenv(k)
+			} else {
+				_ = os.Setenv(k, *v)
+			}
+		}
+	}
+	for k, v := range set {
+		if old, ok := os.LookupEnv(k); ok {
+			was[k] = &old
+		} else {
+			was[k] = nil
+		}
+		if err := os.Setenv(k, v); err != nil {
+			restore()
+			return nil, err
+		}
+	}
+	return restore, nil
 }
