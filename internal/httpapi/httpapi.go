@@ -114,6 +114,9 @@ type Server struct {
 	bodies *bodyRoom
 	// conns is the listener Serve accepts from, bounded by MaxConns.
 	conns atomic.Pointer[limitListener]
+	// stallTimeout and bodyTimeout are StallTimeout and BodyTimeout when
+	// the server was made (a request in flight never reads the variables).
+	stallTimeout, bodyTimeout time.Duration
 }
 
 // New returns a server over o.Backend and o.Queue.
@@ -137,7 +140,7 @@ func New(o Options) (*Server, error) {
 	// The room holds at least one body of the largest size (and the
 	// chunk that finds its end).
 	l.Bodies = max(cmp.Or(l.Bodies, d.Bodies), int(o.MaxBody)+BodyChunk-int(o.MaxBody)%BodyChunk)
-	s := &Server{opts: o, metrics: newRequestMetrics(), gates: map[int]*gate{
+	s := &Server{opts: o, stallTimeout: StallTimeout, bodyTimeout: BodyTimeout, metrics: newRequestMetrics(), gates: map[int]*gate{
 		classRead:   newGate("read", l.Reads, l.Queue, l.Wait),
 		classSearch: newGate("search", l.Searches, l.Queue, l.Wait),
 		classModel:  newGate("model", l.Models, l.Queue, l.Wait),
@@ -227,7 +230,7 @@ func matchPath(pattern, p string) bool {
 // counter for /metrics.
 func (s *Server) wrap(name string, write bool, class int, h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK, rc: http.NewResponseController(w), until: time.Now().Add(WriteTimeout)}
+		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK, rc: http.NewResponseController(w), until: time.Now().Add(WriteTimeout), stall: s.stallTimeout}
 		defer func() {
 			if p := recover(); p != nil {
 				if p == http.ErrAbortHandler {
@@ -306,9 +309,9 @@ func (s *Server) wrap(name string, write bool, class int, h http.Handler) http.H
 // deadline is set through it), rec the recorder answers go through.
 func (s *Server) readBody(w http.ResponseWriter, rec *statusRecorder, r *http.Request) ([]byte, int, bool) {
 	rc := http.NewResponseController(w)
-	timer := time.NewTimer(BodyTimeout)
+	timer := time.NewTimer(s.bodyTimeout)
 	defer timer.Stop()
-	_ = rc.SetReadDeadline(time.Now().Add(BodyTimeout))
+	_ = rc.SetReadDeadline(time.Now().Add(s.bodyTimeout))
 	defer func() { _ = rc.SetReadDeadline(time.Time{}) }()
 	body := http.MaxBytesReader(w, r.Body, s.opts.MaxBody)
 	var buf bytes.Buffer
@@ -339,7 +342,7 @@ func (s *Server) readBody(w http.ResponseWriter, rec *statusRecorder, r *http.Re
 		writeError(rec, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body exceeds %d bytes", tooBig.Limit))
 	case errors.Is(err, os.ErrDeadlineExceeded):
 		rec.Header().Set("Connection", "close")
-		writeError(rec, http.StatusRequestTimeout, fmt.Sprintf("the request body did not come within %s; nothing was queued", BodyTimeout))
+		writeError(rec, http.StatusRequestTimeout, fmt.Sprintf("the request body did not come within %s; nothing was queued", s.bodyTimeout))
 	default:
 		writeError(rec, http.StatusBadRequest, "invalid JSON body: reading it: "+err.Error())
 	}
@@ -363,6 +366,7 @@ type statusRecorder struct {
 	wrote  bool
 	rc     *http.ResponseController
 	until  time.Time
+	stall  time.Duration // the server's StallTimeout
 }
 
 // progress moves the write deadline StallTimeout ahead of now, never past
@@ -371,7 +375,7 @@ func (r *statusRecorder) progress() {
 	if r.rc == nil {
 		return
 	}
-	d := time.Now().Add(StallTimeout)
+	d := time.Now().Add(r.stall)
 	if d.After(r.until) {
 		d = r.until
 	}
@@ -476,6 +480,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		ReadTimeout:       ReadTimeout,
 		WriteTimeout:      WriteTimeout,
 		IdleTimeout:       IdleTimeout,
+		ConnState:         bounded.connState,
 		ErrorLog:          slog.NewLogLogger(s.opts.Logger.Handler(), slog.LevelWarn),
 	}
 	ctx, cancel := context.WithCancel(ctx)

@@ -40,6 +40,7 @@ func TestLimitsDoc(t *testing.T) {
 		"Limits.Bodies":        fmt.Sprintf("| bytes of write bodies read and held at once | %d MiB | wait for room (%d s), then 503 |", d.Bodies>>20, d.Wait/time.Second),
 		"MaxSearchLimit":       fmt.Sprintf("(`limit`) | %d (default %d) | the first %d |", MaxSearchLimit, DefaultSearchLimit, MaxSearchLimit),
 		"encodeChunk":          fmt.Sprintf("encoded a %d KiB chunk at a time", encodeChunk>>10),
+		"EvictAfter":           fmt.Sprintf("| a connection waiting for its request (headers not all sent, or idle) while every connection is taken | %d s | the one that has waited longest is closed, to make room |", EvictAfter/time.Second),
 		"ConnHeadroom":         fmt.Sprintf("| connections open at once | the open-file limit (`ulimit -n`) less %d, and at least half of it | wait to be accepted |", ConnHeadroom),
 	} {
 		if !strings.Contains(section, want) {
