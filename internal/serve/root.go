@@ -63,7 +63,11 @@ func Bootstrap(ctx context.Context, root string, opts store.InitOptions) (*store
 		return nil, err
 	}
 	k := store.New(root)
-	if !gitx.InWorkTree(ctx, k.Root) {
+	out, err := gitx.Run(ctx, k.Root, "rev-parse", "--is-inside-work-tree")
+	if err != nil && strings.Contains(err.Error(), "dubious ownership") {
+		return nil, anotherOwner(k.Root, err)
+	}
+	if err != nil || strings.TrimSpace(string(out)) != "true" {
 		if len(entries) > 0 {
 			return nil, fmt.Errorf("%s is not empty and not in a git repository; kk serve keeps its notes in git: give it an empty folder, a new one, or a git repository", k.Root)
 		}
@@ -394,4 +398,20 @@ func (b *Backend) abortLeftRebase(ctx context.Context) {
 		b.log.Warn("aborted the rebase a killed kk serve left")
 	}
 	_ = os.Remove(marker)
+}
+
+// anotherOwner is the refusal of a root in a repository git will not work
+// in because another user owns it (safe.directory), err being git's: kk
+// serve said "not in a git repository", and ran git init in an empty
+// folder inside it, making a repository inside the person's.
+func anotherOwner(root string, err error) error {
+	repo := root
+	msg := err.Error()
+	if i := strings.Index(msg, "repository at '"); i >= 0 {
+		rest := msg[i+len("repository at '"):]
+		if j := strings.Index(rest, "'"); j >= 0 {
+			repo = rest[:j]
+		}
+	}
+	return fmt.Errorf("%s is in the git repository %s, which another user owns: git refuses to work in it (its safe.directory check), and so does kk serve, which has written nothing; run kk serve as the user who owns the repository, or, if you trust it, tell git so: git config --global --add safe.directory %s", root, repo, repo)
 }
