@@ -207,3 +207,47 @@ func TestFsmonitorThatHangsHoldsNoJob(t *testing.T) {
 		t.Errorf("%d store commits; want 2", n)
 	}
 }
+
+// TestSigningAndCommitHooksHoldNoJob pins docs/serve.md's choice for the
+// git configuration people have: kk serve's commits are the server's,
+// unsigned whatever commit.gpgsign says (a gpg that fails, or would ask
+// a passphrase), by kk serve whether user.name and user.email are set or
+// not, and run none of git commit's hooks (husky's, in core.hooksPath,
+// failing). The setup's commit and each job's are made, and the job is
+// done.
+func TestSigningAndCommitHooksHoldNoJob(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git not installed")
+	}
+	dir := t.TempDir()
+	root := filepath.Join(dir, "repo")
+	git(t, dir, "init", "-q", "-b", "main", root)
+	git(t, root, "commit", "-q", "--allow-empty", "-m", "first")
+	hooks := filepath.Join(root, ".husky")
+	if err := os.Mkdir(hooks, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range []string{"pre-commit", "commit-msg", "prepare-commit-msg", "post-commit"} {
+		if err := os.WriteFile(filepath.Join(hooks, h), []byte("#!/bin/sh\necho husky says no >&2\nexit 1\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, kv := range [][2]string{{"commit.gpgsign", "true"}, {"gpg.program", "false"}, {"core.hooksPath", ".husky"}} {
+		git(t, root, "config", kv[0], kv[1])
+	}
+	t.Setenv("HOME", t.TempDir()) // no user.name, no user.email
+	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+	j, err := serveOnce(t, root)
+	if err != nil || j.Status != "done" {
+		t.Fatalf("job: %+v %v; want done", j, err)
+	}
+	log := git(t, root, "log", "--format=%G? %an <%ae> %s", "-2")
+	for _, line := range strings.Split(strings.TrimSpace(log), "\n") {
+		if !strings.HasPrefix(line, "N kk serve <kk-serve@kk.invalid> ") {
+			t.Errorf("commit %q; want unsigned, by kk serve", line)
+		}
+	}
+	if !strings.Contains(log, "store(") || !strings.Contains(log, "init: bootstrap knowledge base") {
+		t.Errorf("history:\n%s; want the setup's commit and the job's", log)
+	}
+}
