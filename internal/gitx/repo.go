@@ -591,6 +591,7 @@ func (r *Repo) commitOnce(ctx context.Context, o CommitOptions, onWait func(stri
 	if err := iu.finish(info, o.Wait, onWait); err != nil {
 		return Landed{}, noRetry, err
 	}
+	r.refreshStat(ctx, tmp, changes)
 	if err := r.inject("index"); err != nil {
 		return Landed{}, noRetry, err
 	}
@@ -617,6 +618,30 @@ func (r *Repo) commitOnce(ctx context.Context, o CommitOptions, onWait func(stri
 	r.tip, r.born = commit, true
 	r.gone.Store(false)
 	return r.placeIndex(tmp, commit, head), noRetry, nil
+}
+
+// refreshStat records in the prepared index tmp the stat data of the
+// commit's files whose bytes in the work tree are the commit's, as git
+// commit leaves them (git add --refresh, on those paths only: a file
+// the next job wrote meanwhile stays marked changed, as it is).
+// update-index --index-info writes entries with none, and git's
+// plumbing, which trusts the index (git diff-index --quiet HEAD, a
+// release script's "is the tree clean?"; git diff-files; git
+// sparse-checkout, which then refused to leave the files out), named
+// every file of each job as changed until a porcelain command refreshed
+// the index. A failure leaves the entries as update-index wrote them,
+// correct but for their stat data.
+func (r *Repo) refreshStat(ctx context.Context, tmp string, ch Changes) {
+	if len(ch.Files) == 0 {
+		return
+	}
+	paths := make([]string, 0, len(ch.Files))
+	for p := range ch.Files {
+		paths = append(paths, p)
+	}
+	slices.Sort(paths)
+	args := append([]string{"--literal-pathspecs", "-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false", "add", "--refresh", "--"}, paths...)
+	_, _ = runInput(ctx, r.Top, []string{"GIT_INDEX_FILE=" + tmp}, nil, false, args)
 }
 
 // placeIndex puts the prepared index in place of git's, the branch
