@@ -16,8 +16,8 @@ import (
 // runPausedWriter starts the first writer of lockdirChildEnv on k (a
 // transaction writing the leaf "First writer" that pauses once every file
 // is applied), runs clean while it is paused, lets it go on, and returns
-// its error and standard error.
-func runPausedWriter(t *testing.T, k *store.KB, clean func()) (error, string) {
+// its standard error and error.
+func runPausedWriter(t *testing.T, k *store.KB, clean func()) (string, error) {
 	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
@@ -47,7 +47,7 @@ func runPausedWriter(t *testing.T, k *store.KB, clean func()) (error, string) {
 	clean()
 	_ = stdin.Close()
 	err = child.Wait()
-	return err, stderr.String()
+	return stderr.String(), err
 }
 
 // `git clean -fdX` (the ignored files only: .ai/kenkeep/.state, the
@@ -58,7 +58,7 @@ func runPausedWriter(t *testing.T, k *store.KB, clean func()) (error, string) {
 // gone is a changeset committed, so it now succeeds, and its leaf stays.
 func TestGitCleanIgnoredWhileAWriteCommits(t *testing.T) {
 	k := gitKB(t, filepath.Join(t.TempDir(), "proj"))
-	err, stderr := runPausedWriter(t, k, func() { git(t, k.Root, "clean", "-fdXq") })
+	stderr, err := runPausedWriter(t, k, func() { git(t, k.Root, "clean", "-fdXq") })
 	if err != nil {
 		t.Fatalf("the write, after git clean -fdX removed .state while it ran: %v; %s", err, stderr)
 	}
@@ -79,7 +79,7 @@ func TestGitCleanIgnoredWhileAWriteCommits(t *testing.T) {
 // next write goes through.
 func TestGitCleanAllWhileAWriteEnds(t *testing.T) {
 	k := gitKB(t, filepath.Join(t.TempDir(), "proj"))
-	err, stderr := runPausedWriter(t, k, func() { git(t, k.Root, "clean", "-fdxq") })
+	stderr, err := runPausedWriter(t, k, func() { git(t, k.Root, "clean", "-fdxq") })
 	if err != nil {
 		t.Fatalf("the write, after git clean -fdx removed .state while it ran: %v; %s", err, stderr)
 	}
