@@ -42,8 +42,9 @@ the file rendered from the result to OURS. Git runs it as the merge driver
 kk-summaries, which kk init and kk doctor --fix define; two branches that
 each summarized a folder then merge with both summaries. Both sides
 changing one folder's summary differently is an error, and the driver's
-command falls back to git's union merge.`,
-		Example: `  git config merge.kk-summaries.driver 'kk git-merge-summaries %O %A %B || git merge-file --union %A %O %B'`,
+command falls back to git merge-file, which leaves conflict markers in
+that folder's line.`,
+		Example: `  git config merge.kk-summaries.driver 'kk git-merge-summaries %O %A %B || git merge-file -L ours -L base -L theirs %A %O %B'`,
 		Args:    cobra.ExactArgs(3),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return githooks.MergeSummaries(args[0], args[1], args[2])

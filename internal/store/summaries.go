@@ -59,7 +59,7 @@ func ParseSummaries(file string, src []byte) (Summaries, error) {
 	// Two branches that each summarize a folder stop a merge here; say
 	// so, rather than what the markers break in the YAML.
 	if from, to := node.ConflictMarkers(src); from > 0 {
-		return nil, fmt.Errorf("%s: %s (lines %d to %d): a git merge, rebase or cherry-pick stopped on a conflict in this file; keep the summaries of both sides, remove the <<<<<<< ======= >>>>>>> lines, then `git add` it", file, node.ConflictMarkersMsg, from, to)
+		return nil, fmt.Errorf("%s: %s (lines %d to %d): a git merge, rebase or cherry-pick stopped on a conflict in this file; keep the summaries of both sides (one line for each folder), remove the <<<<<<< ======= >>>>>>> lines, then `git add` it", file, node.ConflictMarkersMsg, from, to)
 	}
 	doc, err := frontmatter.Parse(src)
 	if err != nil {
