@@ -83,7 +83,7 @@ const markerPrefix = "# kk-git-hook: "
 
 // scriptVersion changes whenever the generated script changes in a way
 // that `kk init --upgrade` should roll out.
-const scriptVersion = "7"
+const scriptVersion = "8"
 
 // defaultCommand runs kk when the installed-version record names no
 // other command.
@@ -408,6 +408,13 @@ elif [ "${1-}" = 1 ] && [ -f ` + kept + ` ] && ` + cond + `; then
 		# tree's, from its notes (those left out included), as moving
 		# HEAD may have checked the commit's out
 		kk_range='HEAD^!'
+		kk_worktree=1
+	elif ! git rev-parse -q --verify HEAD^ >/dev/null 2>&1 &&
+		[ -n "$(git ls-tree HEAD -- ` + shellQuote(kbDir) + ` 2>/dev/null)" ] &&
+		[ -n "$(git status --porcelain -- ` + shellQuote(kbDir) + ` 2>/dev/null | head -n 1)" ]; then
+		# the same, for a root commit (the first of a repository or of
+		# an orphan branch) holding a knowledge base
+		kk_range=HEAD
 		kk_worktree=1
 	fi
 	if [ -n "$kk_range" ]; then
