@@ -83,7 +83,7 @@ const markerPrefix = "# kk-git-hook: "
 
 // scriptVersion changes whenever the generated script changes in a way
 // that `kk init --upgrade` should roll out.
-const scriptVersion = "8"
+const scriptVersion = "9"
 
 // defaultCommand runs kk when the installed-version record names no
 // other command.
@@ -276,6 +276,8 @@ fi
 		kbDir = rel + "/" + store.DirName
 	}
 	mark := shellQuote(kbDir + "/.state/" + AutostashMark)
+	// The generated files, as git pathspecs.
+	generated := shellQuote(kbDir+"/ENTRY.md") + " " + shellQuote(kbDir+"/GRAPH.md") + " " + shellQuote(":(glob)"+kbDir+"/nodes/**/index.md")
 	writeMark := "[ -d " + shellQuote(kbDir) + " ] && mkdir -p " + shellQuote(kbDir+"/.state") + " && git rev-parse -q --verify HEAD >" + mark + " 2>/dev/null"
 	switch name {
 	case PostCheckout:
@@ -409,6 +411,16 @@ elif [ "${1-}" = 1 ] && [ -f ` + kept + ` ] && ` + cond + `; then
 		# HEAD may have checked the commit's out
 		kk_range='HEAD^!'
 		kk_worktree=1
+	elif git rev-parse -q --verify HEAD^ >/dev/null 2>&1 &&
+		! git diff-tree --quiet HEAD^ HEAD -- ` + shellQuote(kbDir) + ` 2>/dev/null &&
+		git diff-tree -r --quiet HEAD^ HEAD -- ` + generated + ` 2>/dev/null &&
+		kk_found && ! ` + run("index rebuild --check") + ` >/dev/null 2>&1 </dev/null; then
+		# a commit that changed notes (edited in an editor, removed with
+		# git rm) and none of the generated files, which then lag its
+		# notes: its files, from its own notes (the work tree is the
+		# commit here, and follows it). A commit that changed a generated
+		# file (a person's words in it) is left as it is.
+		kk_range='HEAD^!'
 	elif ! git rev-parse -q --verify HEAD^ >/dev/null 2>&1 &&
 		[ -n "$(git ls-tree HEAD -- ` + shellQuote(kbDir) + ` 2>/dev/null)" ] &&
 		[ -n "$(git status --porcelain -- ` + shellQuote(kbDir) + ` 2>/dev/null | head -n 1)" ]; then
@@ -460,7 +472,7 @@ var hookPurpose = map[string]string{
 	PostCheckout:    "After a branch checkout (third argument 1) it\n# brings kk's search index of the new branch up to date with `kk sync`,\n# in the background and with its output discarded.",
 	PostMerge:       "After a merge (git pull's included) it\n# regenerates the index files of a merge commit from its leaves (kk's merge\n# driver kept one side of them), or, after git merge --squash, stages them\n# for the commit to come; then it brings kk's search index up to date with\n# `kk sync` in the background.",
 	PostApplypatch:  "When git am made its last commit, it\n# regenerates the index files of the commits it made from their own leaves\n# (kk index rebuild --commits), so that each commit's generated files\n# match its leaves.",
-	PostCommit:      "When a cherry-pick or a revert made its last\n# commit, or a merge was concluded with git commit, or a commit changed the\n# knowledge base and left part of it in the work tree (a note staged without\n# its generated files, or the reverse), it regenerates the index files of the\n# commits made from their own leaves (kk index rebuild --commits), so that\n# each commit's generated files match its leaves.",
+	PostCommit:      "When a cherry-pick or a revert made its last\n# commit, or a merge was concluded with git commit, or a commit changed the\n# knowledge base and left part of it in the work tree (a note staged without\n# its generated files, or the reverse), or changed notes and none of the\n# generated files, which then lag them (a note edited by hand, git rm), it\n# regenerates the index files of the\n# commits made from their own leaves (kk index rebuild --commits), so that\n# each commit's generated files match its leaves.",
 	PostRewrite:     "When a rebase ends (git pull --rebase's\n# included) it regenerates the index files of each rebased commit from its\n# own leaves (kk index rebuild --commits), so that every commit's generated\n# files match its leaves.",
 	PostIndexChange: "After git applied the autostash of a rebase or a\n# merge (--autostash, rebase.autoStash), which kk's post-rewrite, post-merge\n# or post-checkout hook marked, or after git stash apply/pop, a checkout\n# with --merge, or git cherry-pick/revert --no-commit in which kk's merge\n# driver kept one side of a generated file, it regenerates the work tree's\n# index files from its leaves (kk index rebuild; --stage after a pick or a\n# revert); otherwise it does nothing.",
 }
