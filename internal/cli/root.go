@@ -585,6 +585,10 @@ func (a *App) setUpCloneOnWrite(k *store.KB) {
 			fmt.Fprintf(a.IO.Err, "kk: setting up kk's git hooks and merge drivers in this clone failed: %v; run `kk init` to set them up\n", err)
 			return
 		}
+		if res != nil && res.NoHooks != "" {
+			a.warnf("set up kk's merge drivers in this clone; %s", res.NoHooks)
+			return
+		}
 		if res != nil && !a.Quiet {
 			fmt.Fprintf(a.IO.Err, "kk: set up kk's git hooks (in %s) and merge drivers in this clone, as kk init does: merges of notes no longer conflict on the generated files, which the hooks regenerate; `kk uninstall --git-hooks` takes them out\n", res.Dir)
 		}

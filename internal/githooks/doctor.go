@@ -34,13 +34,16 @@ func Doctor(ctx context.Context, k *store.KB) []checks.DoctorCheck {
 		return []checks.DoctorCheck{{Name: "git-hooks", Level: checks.DoctorWarn, Message: "cannot check kk's git hooks: " + err.Error(), Fix: "run `git rev-parse --git-path hooks` to see what git reports"}}
 	}
 	out := []checks.DoctorCheck{r.checkHooks(), r.checkMergeDriver(ctx)}
-	if !sameDir(r.dir, r.defaultDir) {
+	if !sameDir(r.dir, r.defaultDir) && r.noHooks() == "" {
 		out = append(out, r.checkFolder())
 	}
 	return out
 }
 
 func (r *repo) checkHooks() checks.DoctorCheck {
+	if why, fix := r.noHooksFix(); why != "" {
+		return checks.DoctorCheck{Name: "git-hooks", Level: checks.DoctorWarn, Message: why, Fix: fix}
+	}
 	var missing, noExec, noExecPaths, outdated, details []string
 	for _, name := range Names {
 		s, err := inspect(r.dir, name)

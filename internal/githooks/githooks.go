@@ -111,6 +111,9 @@ type Result struct {
 	Dir      string   `json:"dir"`
 	Changes  []Change `json:"changes"`
 	Warnings []string `json:"warnings"`
+	// NoHooks, when not empty, says why no hook was installed: git runs
+	// none in this repository (NoHooksWhy).
+	NoHooks string `json:"-"`
 }
 
 // ErrNotWorkTree means the knowledge base is not inside a git work tree,
@@ -169,6 +172,28 @@ func open(ctx context.Context, k *store.KB) (*repo, error) {
 		r.hooksPath = strings.TrimSpace(string(out))
 	}
 	return r, nil
+}
+
+// noHooks says, when git runs no hooks in r's repository, why and what to
+// do instead ("" when it runs them): core.hooksPath names something that
+// is not a folder, /dev/null most often, the usual way to turn every hook
+// off.
+func (r *repo) noHooks() string {
+	why, _ := r.noHooksFix()
+	return why
+}
+
+// noHooksFix is noHooks, and what to do instead.
+func (r *repo) noHooksFix() (why, fix string) {
+	if r.hooksPath == "" {
+		return "", ""
+	}
+	fi, err := os.Stat(r.dir)
+	if err != nil || fi.IsDir() {
+		return "", ""
+	}
+	return fmt.Sprintf("git runs no hooks in this repository: core.hooksPath is %s, which is not a folder, so kk's git hooks are not installed (its merge drivers are: a merge never stops on ENTRY.md, GRAPH.md or an index.md)", r.hooksPath),
+		"after a merge, a rebase, a cherry-pick or git am, run `kk index rebuild --commits <range>` (`kk index rebuild --commits 'HEAD^!'` after a merge) to regenerate the generated files of the commits made; or unset core.hooksPath and run `kk init`"
 }
 
 // relPath returns target relative to base, comparing them with symbolic
@@ -551,6 +576,29 @@ func Install(ctx context.Context, k *store.KB, o Options) (*Result, error) {
 		return nil, err
 	}
 	res := &Result{Dir: r.show(r.dir), Changes: []Change{}, Warnings: []string{}}
+	if why, fix := r.noHooksFix(); why != "" {
+		why += "; " + fix
+		// git runs no hooks here, on purpose: the merge drivers, which
+		// are git config, still keep merges from stopping on the
+		// generated files.
+		res.NoHooks = why
+		res.Warnings = append(res.Warnings, why)
+		changed, err := SetUpMergeDriver(ctx, k)
+		if err != nil {
+			return res, fmt.Errorf("setting up kk's merge driver: %w", err)
+		}
+		if err := turnOn(ctx, r.k.Root); err != nil {
+			return res, err
+		}
+		if changed {
+			cfg, err := gitPath(ctx, k.Root, "config")
+			if err != nil {
+				return res, err
+			}
+			res.Changes = append(res.Changes, Change{Path: r.show(cfg), Action: "updated"})
+		}
+		return res, nil
+	}
 	if err := os.MkdirAll(r.dir, 0o755); err != nil {
 		return res, fmt.Errorf("creating the git hooks folder: %w", err)
 	}
@@ -649,6 +697,9 @@ func Uninstall(ctx context.Context, k *store.KB) (*Result, error) {
 	}
 	res := &Result{Dir: r.show(r.dir), Changes: []Change{}, Warnings: []string{}}
 	dirs := []string{r.dir}
+	if r.noHooks() != "" {
+		dirs = nil // not a folder: no hook of kk's in it
+	}
 	if !sameDir(r.dir, r.defaultDir) {
 		dirs = append(dirs, r.defaultDir)
 	}
