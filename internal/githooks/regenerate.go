@@ -255,7 +255,10 @@ func RegenerateCommits(ctx context.Context, k *store.KB, revs []string, command 
 		}
 		changed, err := s.regenerate(id)
 		if err != nil {
-			return nil, fmt.Errorf("commit %s: %w", short(id), err)
+			// The error names the scratch copy's file, which the person
+			// never sees: name the commit's own.
+			msg := strings.ReplaceAll(err.Error(), s.kb.Root+string(filepath.Separator), "its ")
+			return nil, fmt.Errorf("commit %s: %s (its generated files cannot be made from what it holds: fix the file, commit it, and run `kk index rebuild`)", short(id), msg)
 		}
 		if len(changed) == 0 && !moved {
 			made[id] = id
