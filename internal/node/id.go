@@ -176,6 +176,9 @@ func CheckNaming(typ, id, filePath string) string {
 	return ""
 }
 
+// maxName is the longest file or folder name file systems take, in bytes.
+const maxName = 255
+
 // CleanFolder checks a folder given relative to nodes/ and returns it in
 // clean slash form ("" for the nodes/ root). Absolute paths and paths that
 // climb out of nodes/ are rejected.
@@ -202,6 +205,9 @@ func CleanFolder(folder string) (string, error) {
 		}
 		if seg == "index.md" || strings.ContainsAny(seg, "\x00:*?\"<>|") || strings.ContainsFunc(seg, unicode.IsControl) {
 			return "", fmt.Errorf("folder %q has an invalid segment %q", folder, seg)
+		}
+		if len(seg) > maxName {
+			return "", fmt.Errorf("folder %q has a name of %d bytes; a file system takes at most %d", folder, len(seg), maxName)
 		}
 	}
 	return c, nil

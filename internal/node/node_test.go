@@ -258,6 +258,15 @@ func TestCleanFolder(t *testing.T) {
 			t.Errorf("CleanFolder(%q) accepted", bad)
 		}
 	}
+	// A folder name longer than a file system takes failed later, as
+	// "lstat …: file name too long".
+	long := "a/" + strings.Repeat("b", 256)
+	if _, err := CleanFolder(long); err == nil || !strings.Contains(err.Error(), "256 bytes") {
+		t.Errorf("CleanFolder(%q) = %v", long, err)
+	}
+	if got, err := CleanFolder(strings.Repeat("ü", 127)); err != nil || got != strings.Repeat("ü", 127) {
+		t.Errorf("a 254-byte name: %q, %v", got, err)
+	}
 }
 
 func FuzzParse(f *testing.F) {
