@@ -436,16 +436,20 @@ elif [ "${1-}" = 1 ] && [ -f ` + kept + ` ] && ` + cond + `; then
 		# HEAD may have checked the commit's out
 		kk_range='HEAD^!'
 		kk_worktree=1
-	elif git rev-parse -q --verify HEAD^ >/dev/null 2>&1 &&
-		! git diff-tree --quiet HEAD^ HEAD -- ` + shellQuote(kbDir) + ` 2>/dev/null &&
-		git diff-tree -r --quiet HEAD^ HEAD -- ` + generated + ` 2>/dev/null &&
+	elif kk_base=HEAD^ &&
+		case "$(git log -g -1 --no-show-signature --format=%gs HEAD 2>/dev/null)" in 'commit (amend):'*) kk_base='HEAD@{1}' ;; esac &&
+		git rev-parse -q --verify "$kk_base" >/dev/null 2>&1 &&
+		! git diff-tree --quiet "$kk_base" HEAD -- ` + shellQuote(kbDir) + ` 2>/dev/null &&
+		git diff-tree -r --quiet "$kk_base" HEAD -- ` + generated + ` 2>/dev/null &&
 		kk_found && ! ` + run("index rebuild --check") + ` >/dev/null 2>&1 </dev/null; then
 		# a commit that changed notes (edited in an editor, removed with
 		# git rm) and none of the generated files, which then lag its
 		# notes: its files, from its own notes (the work tree is the
-		# commit here, and follows it). A commit that changed a generated
+		# commit here, and follows it). git commit --amend is compared
+		# with the commit it replaced. A commit that changed a generated
 		# file (a person's words in it) is left as it is.
 		kk_range='HEAD^!'
+		git rev-parse -q --verify HEAD^ >/dev/null 2>&1 || kk_range=HEAD
 	elif ! git rev-parse -q --verify HEAD^ >/dev/null 2>&1 &&
 		[ -n "$(git ls-tree HEAD -- ` + shellQuote(kbDir) + ` 2>/dev/null)" ] &&
 		[ -n "$(git status --porcelain -- ` + shellQuote(kbDir) + ` 2>/dev/null | head -n 1)" ]; then
