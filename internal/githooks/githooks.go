@@ -440,14 +440,19 @@ elif [ "${1-}" = 1 ] && [ -f ` + kept + ` ] && ` + cond + `; then
 		case "$(git log -g -1 --no-show-signature --format=%gs HEAD 2>/dev/null)" in 'commit (amend):'*) kk_base='HEAD@{1}' ;; esac &&
 		git rev-parse -q --verify "$kk_base" >/dev/null 2>&1 &&
 		! git diff-tree --quiet "$kk_base" HEAD -- ` + shellQuote(kbDir) + ` 2>/dev/null &&
-		git diff-tree -r --quiet "$kk_base" HEAD -- ` + generated + ` 2>/dev/null &&
-		kk_found && ! ` + run("index rebuild --check") + ` >/dev/null 2>&1 </dev/null; then
-		# a commit that changed notes (edited in an editor, removed with
-		# git rm) and none of the generated files, which then lag its
-		# notes: its files, from its own notes (the work tree is the
-		# commit here, and follows it). git commit --amend is compared
-		# with the commit it replaced. A commit that changed a generated
-		# file (a person's words in it) is left as it is.
+		kk_found && ! kk_check="$(` + run("index rebuild --check --json") + ` 2>/dev/null </dev/null)" &&
+		{ git diff-tree -r --quiet "$kk_base" HEAD -- ` + generated + ` 2>/dev/null ||
+			[ "$(tr -d '\r' <` + shellQuote(kbDir+"/ENTRY.md") + ` 2>/dev/null | sed -n "s/^nodes_hash: *'\{0,1\}\([^']*\)'\{0,1\} *\$/\1/p" | head -n 1)" != "$(printf '%s\n' "$kk_check" | sed -n 's/^ *"nodes_hash": *"\([^"]*\)".*/\1/p' | head -n 1)" ]; }; then
+		# a commit of the knowledge base whose generated files lag its
+		# notes (kk index rebuild --check; the work tree is the commit
+		# here): notes edited in an editor or removed with git rm and
+		# committed without them, a note touched up by hand after kk
+		# wrote it (ENTRY.md's nodes_hash names other notes), a summary
+		# added to FOLDER_SUMMARIES.md. Its files, from its own notes;
+		# the work tree follows. git commit --amend is compared with the
+		# commit it replaced. A commit whose generated files name its
+		# notes and differ from what kk generates holds a person's words
+		# in them, and is left as it is.
 		kk_range='HEAD^!'
 		git rev-parse -q --verify HEAD^ >/dev/null 2>&1 || kk_range=HEAD
 	elif ! git rev-parse -q --verify HEAD^ >/dev/null 2>&1 &&
