@@ -465,7 +465,7 @@ func recommit(ctx context.Context, top, id, tree string, parents []string) (stri
 	out, err := gitx.RunWith(ctx, top, env, msg, args...)
 	if err != nil {
 		if signed {
-			return "", fmt.Errorf("signing commit %s again (it was signed) failed: %w", short(id), err)
+			return "", fmt.Errorf("signing commit %s again (it was signed) failed: %s; run the same `kk index rebuild --commits` again once git can sign (git commit -S works)", short(id), strings.TrimSpace(err.Error()))
 		}
 		return "", err
 	}
