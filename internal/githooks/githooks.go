@@ -301,6 +301,9 @@ fi
 		kbDir = rel + "/" + store.DirName
 	}
 	mark := shellQuote(kbDir + "/.state/" + AutostashMark)
+	// The generated files, as a grep pattern (-e) of paths from the top.
+	reKB := strings.ReplaceAll(kbDir, ".", `\.`)
+	generatedRE := shellQuote("^"+reKB+`/ENTRY\.md$`) + " -e " + shellQuote("^"+reKB+`/GRAPH\.md$`) + " -e " + shellQuote("^"+reKB+`/nodes/\(.*/\)\{0,1\}index\.md$`)
 	// The generated files, as git pathspecs.
 	generated := shellQuote(kbDir+"/ENTRY.md") + " " + shellQuote(kbDir+"/GRAPH.md") + " " + shellQuote(":(glob)"+kbDir+"/nodes/**/index.md")
 	writeMark := "[ -d " + shellQuote(kbDir) + " ] && mkdir -p " + shellQuote(kbDir+"/.state") + " && git rev-parse -q --verify HEAD >" + mark + " 2>/dev/null"
@@ -364,6 +367,24 @@ elif [ "${1-}" = 1 ] && [ -f ` + kept + ` ] && ` + cond + `; then
 			fi
 			;;
 		esac
+		;;
+	*" merge "* | *" pull "*)
+		# a merge git stopped on conflicts: when those in the knowledge
+		# base are all in generated files (a folder's index.md that one
+		# side removed with the folder's last note and the other changed,
+		# a modify/delete conflict no merge driver sees), generate the
+		# files again from the merged notes and stage them; git commit
+		# then concludes the merge, and post-commit regenerates it
+		kk_u="$(git -c core.quotepath=off ls-files -u -- ` + shellQuote(kbDir) + ` 2>/dev/null | cut -f2 | sort -u)"
+		if [ -n "$kk_u" ] && [ -z "$(printf '%s\n' "$kk_u" | grep -v -e ` + generatedRE + `)" ] && kk_found &&
+			` + run("index rebuild --stage") + ` >/dev/null 2>&1 </dev/null; then
+			kk_u="$(printf '%s\n' "$kk_u" | tr '\n' ' ' | sed 's/ $//; s/ /, /g')"
+			if [ -z "$(git ls-files -u 2>/dev/null | head -n 1)" ]; then
+				echo "kk: git left conflicts only in files kk generates ($kk_u); kk generated them again from the merged notes and staged them: run \` + "`" + `git commit\` + "`" + ` to conclude the merge" >&2
+			else
+				echo "kk: of the conflicts git left, those in files kk generates ($kk_u) are resolved: kk generated them again from the merged notes and staged them; resolve the others, then \` + "`" + `git commit\` + "`" + `" >&2
+			fi
+		fi
 		;;
 	*" stash apply "* | *" stash pop "* | *" checkout "* | *" switch "*)
 		if ` + inProgress + `; then
@@ -508,7 +529,7 @@ var hookPurpose = map[string]string{
 	PostApplypatch:  "When git am made its last commit, it\n# regenerates the index files of the commits it made from their own leaves\n# (kk index rebuild --commits), so that each commit's generated files\n# match its leaves.",
 	PostCommit:      "When a cherry-pick or a revert made its last\n# commit, or a merge was concluded with git commit, or a commit changed the\n# knowledge base and left part of it in the work tree (a note staged without\n# its generated files, or the reverse), or changed notes and none of the\n# generated files, which then lag them (a note edited by hand, git rm), it\n# regenerates the index files of the\n# commits made from their own leaves (kk index rebuild --commits), so that\n# each commit's generated files match its leaves.",
 	PostRewrite:     "When a rebase ends (git pull --rebase's\n# included) it regenerates the index files of each rebased commit from its\n# own leaves (kk index rebuild --commits), so that every commit's generated\n# files match its leaves.",
-	PostIndexChange: "After git applied the autostash of a rebase or a\n# merge (--autostash, rebase.autoStash), which kk's post-rewrite, post-merge\n# or post-checkout hook marked, or after git stash apply/pop, a checkout\n# with --merge, or git cherry-pick/revert --no-commit in which kk's merge\n# driver kept one side of a generated file, it regenerates the work tree's\n# index files from its leaves (kk index rebuild; --stage after a pick or a\n# revert); otherwise it does nothing.",
+	PostIndexChange: "After git applied the autostash of a rebase or a\n# merge (--autostash, rebase.autoStash), which kk's post-rewrite, post-merge\n# or post-checkout hook marked, or after git stash apply/pop, a checkout\n# with --merge, or git cherry-pick/revert --no-commit in which kk's merge\n# driver kept one side of a generated file, it regenerates the work tree's\n# index files from its leaves (kk index rebuild; --stage after a pick or a\n# revert, or after a merge that git stopped on conflicts in generated files\n# only); otherwise it does nothing.",
 }
 
 // shellQuote quotes s for a POSIX shell.
