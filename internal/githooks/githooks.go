@@ -358,6 +358,25 @@ elif [ "${1-}" = 1 ] && [ -f ` + kept + ` ] && ` + cond + `; then
 	rm -f ` + kept + `
 	kk_git_dir="$(git rev-parse --git-dir 2>/dev/null)"
 	kk_op=" $(ps -o args= -p "$PPID" 2>/dev/null || tr '\000' ' ' <"/proc/$PPID/cmdline" 2>/dev/null) "
+	# kk_resolve CONTINUE WHY: git stopped a merge, a rebase, a cherry-pick
+	# or a revert on conflicts; when those in the knowledge base are all in
+	# generated files (a folder's index.md that one side removed with the
+	# folder's last note and the other changed, a modify/delete conflict no
+	# merge driver sees), generate the files again from the merged notes
+	# and stage them, and say what concludes the operation (kk's other
+	# hooks regenerate the commits it makes)
+	kk_resolve() {
+		kk_u="$(git -c core.quotepath=off ls-files -u -- ` + shellQuote(kbDir) + ` 2>/dev/null | cut -f2 | sort -u)"
+		if [ -n "$kk_u" ] && [ -z "$(printf '%s\n' "$kk_u" | grep -v -e ` + generatedRE + `)" ] && kk_found &&
+			` + run("index rebuild --stage") + ` >/dev/null 2>&1 </dev/null; then
+			kk_u="$(printf '%s\n' "$kk_u" | tr '\n' ' ' | sed 's/ $//; s/ /, /g')"
+			if [ -z "$(git ls-files -u 2>/dev/null | head -n 1)" ]; then
+				echo "kk: git left conflicts only in files kk generates ($kk_u); kk generated them again from the merged notes and staged them: run \` + "`" + `$1\` + "`" + ` $2" >&2
+			else
+				echo "kk: of the conflicts git left, those in files kk generates ($kk_u) are resolved: kk generated them again from the merged notes and staged them; resolve the others, then \` + "`" + `$1\` + "`" + `" >&2
+			fi
+		fi
+	}
 	case "$kk_op" in
 	*" cherry-pick "* | *" revert "*)
 		case "$kk_op" in
@@ -366,24 +385,15 @@ elif [ "${1-}" = 1 ] && [ -f ` + kept + ` ] && ` + cond + `; then
 				` + rebuild("\t\t\t\t", "index rebuild --stage") + `
 			fi
 			;;
+		*" cherry-pick "*) kk_resolve 'git cherry-pick --continue' 'to go on with the cherry-pick' ;;
+		*) kk_resolve 'git revert --continue' 'to go on with the revert' ;;
 		esac
 		;;
-	*" merge "* | *" pull "*)
-		# a merge git stopped on conflicts: when those in the knowledge
-		# base are all in generated files (a folder's index.md that one
-		# side removed with the folder's last note and the other changed,
-		# a modify/delete conflict no merge driver sees), generate the
-		# files again from the merged notes and stage them; git commit
-		# then concludes the merge, and post-commit regenerates it
-		kk_u="$(git -c core.quotepath=off ls-files -u -- ` + shellQuote(kbDir) + ` 2>/dev/null | cut -f2 | sort -u)"
-		if [ -n "$kk_u" ] && [ -z "$(printf '%s\n' "$kk_u" | grep -v -e ` + generatedRE + `)" ] && kk_found &&
-			` + run("index rebuild --stage") + ` >/dev/null 2>&1 </dev/null; then
-			kk_u="$(printf '%s\n' "$kk_u" | tr '\n' ' ' | sed 's/ $//; s/ /, /g')"
-			if [ -z "$(git ls-files -u 2>/dev/null | head -n 1)" ]; then
-				echo "kk: git left conflicts only in files kk generates ($kk_u); kk generated them again from the merged notes and staged them: run \` + "`" + `git commit\` + "`" + ` to conclude the merge" >&2
-			else
-				echo "kk: of the conflicts git left, those in files kk generates ($kk_u) are resolved: kk generated them again from the merged notes and staged them; resolve the others, then \` + "`" + `git commit\` + "`" + `" >&2
-			fi
+	*" merge "* | *" pull "* | *" rebase "*)
+		if [ -d "$kk_git_dir/rebase-merge" ] || [ -d "$kk_git_dir/rebase-apply" ]; then
+			kk_resolve 'git rebase --continue' 'to go on with the rebase'
+		else
+			kk_resolve 'git commit' 'to conclude the merge'
 		fi
 		;;
 	*" stash apply "* | *" stash pop "* | *" checkout "* | *" switch "*)
