@@ -112,7 +112,7 @@ type Result struct {
 	Changes  []Change `json:"changes"`
 	Warnings []string `json:"warnings"`
 	// NoHooks, when not empty, says why no hook was installed: git runs
-	// none in this repository (NoHooksWhy).
+	// none in this repository (core.hooksPath is not a folder).
 	NoHooks string `json:"-"`
 }
 
@@ -537,7 +537,7 @@ var hookPurpose = map[string]string{
 	PostCheckout:    "After a branch checkout (third argument 1) it\n# brings kk's search index of the new branch up to date with `kk sync`,\n# in the background and with its output discarded.",
 	PostMerge:       "After a merge (git pull's included) it\n# regenerates the index files of a merge commit from its leaves (kk's merge\n# driver kept one side of them), or, after git merge --squash, stages them\n# for the commit to come; then it brings kk's search index up to date with\n# `kk sync` in the background.",
 	PostApplypatch:  "When git am made its last commit, it\n# regenerates the index files of the commits it made from their own leaves\n# (kk index rebuild --commits), so that each commit's generated files\n# match its leaves.",
-	PostCommit:      "When a cherry-pick or a revert made its last\n# commit, or a merge was concluded with git commit, or a commit changed the\n# knowledge base and left part of it in the work tree (a note staged without\n# its generated files, or the reverse), or changed notes and none of the\n# generated files, which then lag them (a note edited by hand, git rm), it\n# regenerates the index files of the\n# commits made from their own leaves (kk index rebuild --commits), so that\n# each commit's generated files match its leaves.",
+	PostCommit:      "When a cherry-pick or a revert made its last\n# commit, or a merge was concluded with git commit, or a commit changed the\n# knowledge base and left part of it in the work tree (a note staged without\n# its generated files, or the reverse), or whose generated files lag its notes\n# (a note edited by hand, git rm, a summary added), it regenerates the index\n# files of the commits made from their own leaves (kk index rebuild --commits), so that\n# each commit's generated files match its leaves.",
 	PostRewrite:     "When a rebase ends (git pull --rebase's\n# included) it regenerates the index files of each rebased commit from its\n# own leaves (kk index rebuild --commits), so that every commit's generated\n# files match its leaves.",
 	PostIndexChange: "After git applied the autostash of a rebase or a\n# merge (--autostash, rebase.autoStash), which kk's post-rewrite, post-merge\n# or post-checkout hook marked, or after git stash apply/pop, a checkout\n# with --merge, or git cherry-pick/revert --no-commit in which kk's merge\n# driver kept one side of a generated file, it regenerates the work tree's\n# index files from its leaves (kk index rebuild; --stage after a pick or a\n# revert, or after a merge that git stopped on conflicts in generated files\n# only); otherwise it does nothing.",
 }
