@@ -359,21 +359,38 @@ elif [ "${1-}" = 1 ] && [ -f ` + kept + ` ] && ` + cond + `; then
 	kk_git_dir="$(git rev-parse --git-dir 2>/dev/null)"
 	kk_op=" $(ps -o args= -p "$PPID" 2>/dev/null || tr '\000' ' ' <"/proc/$PPID/cmdline" 2>/dev/null) "
 	# kk_resolve CONTINUE WHY: git stopped a merge, a rebase, a cherry-pick
-	# or a revert on conflicts; when those in the knowledge base are all in
+	# or a revert on conflicts. Notes whose conflicts lie only in
+	# kk_version, the counter kk keeps (two people changed different parts
+	# of one note with kk), take the higher version and one more and are
+	# staged. When the conflicts left in the knowledge base are all in
 	# generated files (a folder's index.md that one side removed with the
 	# folder's last note and the other changed, a modify/delete conflict no
-	# merge driver sees), generate the files again from the merged notes
-	# and stage them, and say what concludes the operation (kk's other
-	# hooks regenerate the commits it makes)
+	# merge driver sees), the files are generated again from the merged
+	# notes and staged. Either way it says what was done and what concludes
+	# the operation (kk's other hooks regenerate the commits it makes).
 	kk_resolve() {
+		kk_did=
+		if kk_found; then
+			kk_v="$(` + run("git-resolve-versions") + ` 2>/dev/null </dev/null)"
+			if [ -n "$kk_v" ]; then
+				printf '%s\n' "$kk_v" | while IFS="$(printf '\t')" read -r kk_p kk_n; do
+					echo "kk: the conflicts git left in $kk_p were only in kk_version, which kk keeps: it takes $kk_n, and the note is staged" >&2
+				done
+				kk_did=1
+			fi
+		fi
 		kk_u="$(git -c core.quotepath=off ls-files -u -- ` + shellQuote(kbDir) + ` 2>/dev/null | cut -f2 | sort -u)"
 		if [ -n "$kk_u" ] && [ -z "$(printf '%s\n' "$kk_u" | grep -v -e ` + generatedRE + `)" ] && kk_found &&
 			` + run("index rebuild --stage") + ` >/dev/null 2>&1 </dev/null; then
 			kk_u="$(printf '%s\n' "$kk_u" | tr '\n' ' ' | sed 's/ $//; s/ /, /g')"
+			echo "kk: the conflicts git left in files kk generates ($kk_u) are resolved: kk generated them again from the merged notes and staged them" >&2
+			kk_did=1
+		fi
+		if [ -n "$kk_did" ]; then
 			if [ -z "$(git ls-files -u 2>/dev/null | head -n 1)" ]; then
-				echo "kk: git left conflicts only in files kk generates ($kk_u); kk generated them again from the merged notes and staged them: run \` + "`" + `$1\` + "`" + ` $2" >&2
+				echo "kk: no conflict is left: run \` + "`" + `$1\` + "`" + ` $2" >&2
 			else
-				echo "kk: of the conflicts git left, those in files kk generates ($kk_u) are resolved: kk generated them again from the merged notes and staged them; resolve the others, then \` + "`" + `$1\` + "`" + `" >&2
+				echo "kk: resolve the other conflicts, then \` + "`" + `$1\` + "`" + `" >&2
 			fi
 		fi
 	}
