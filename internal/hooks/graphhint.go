@@ -255,7 +255,10 @@ func sessionChanges(ctx context.Context, top, root string, start time.Time) ([]s
 	if kb, err := filepath.Rel(top, filepath.Join(root, store.DirName)); err == nil && !strings.HasPrefix(filepath.ToSlash(kb), "../") {
 		exclude = []string{"--", ".", ":(exclude)" + filepath.ToSlash(kb)}
 	}
-	status, err := gitx.Run(ctx, top, append([]string{"status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames"}, exclude...)...)
+	// Read, not Run: git status would refresh the index and so take
+	// .git/index.lock, and a git command the agent, another session or
+	// the user runs at that moment would fail on it.
+	status, err := gitx.Read(ctx, top, append([]string{"status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames"}, exclude...)...)
 	if err != nil {
 		return nil, fmt.Errorf("git status: %w", err)
 	}
@@ -278,7 +281,7 @@ func sessionChanges(ctx context.Context, top, root string, start time.Time) ([]s
 		// made before it (a second early: git's times are whole seconds,
 		// and a commit made in the session's first second is the
 		// session's).
-		out, _ := gitx.Run(ctx, top, "rev-list", "-1", "--first-parent", "--before="+start.Add(-time.Second).UTC().Format(time.RFC3339), "HEAD")
+		out, _ := gitx.Read(ctx, top, "rev-list", "-1", "--first-parent", "--before="+start.Add(-time.Second).UTC().Format(time.RFC3339), "HEAD")
 		startHead := strings.TrimSpace(string(out))
 		args := []string{"log", "--name-only", "--format=", "-z", "--no-renames", "-n", "500", "HEAD"}
 		if startHead != "" {
@@ -287,7 +290,7 @@ func sessionChanges(ctx context.Context, top, root string, start time.Time) ([]s
 		args = append(args, exclude...)
 		// Without a HEAD now (no commit yet) there is nothing to add; a
 		// start commit history rewrote away leaves the work tree's changes.
-		if out, err := gitx.Run(ctx, top, args...); err == nil {
+		if out, err := gitx.Read(ctx, top, args...); err == nil {
 			for _, p := range bytes.Split(out, []byte{0}) {
 				if p := strings.TrimSpace(string(p)); p != "" {
 					add(p)
