@@ -181,6 +181,7 @@ func (c *lineConn) drain(ctx context.Context) {
 }
 
 func (c *lineConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	msg = withErrorCode(msg)
 	data, err := jsonrpc.EncodeMessage(msg)
 	if err != nil {
 		return fmt.Errorf("encoding a message: %w", err)
@@ -196,6 +197,25 @@ func (c *lineConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 		c.mu.Unlock()
 	}
 	return err
+}
+
+// withErrorCode gives an error answer without a JSON-RPC code one: the
+// go-sdk answers a request the session's state does not allow (one before
+// initialize, a second initialize) with a plain error, which goes out as
+// code 0, a code JSON-RPC does not define and no client can act on. Such
+// an answer becomes -32600, invalid request, its message kept.
+func withErrorCode(msg jsonrpc.Message) jsonrpc.Message {
+	resp, ok := msg.(*jsonrpc.Response)
+	if !ok || resp.Error == nil {
+		return msg
+	}
+	var werr *jsonrpc.Error
+	if errors.As(resp.Error, &werr) && werr.Code != 0 {
+		return msg
+	}
+	out := *resp
+	out.Error = &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: resp.Error.Error()}
+	return &out
 }
 
 // write writes one line. When the client is gone, it closes the

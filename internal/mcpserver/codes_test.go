@@ -1,0 +1,101 @@
+package mcpserver
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestErrorCodesAreJSONRPC runs the kk binary over raw pipes and sends
+// what a client gets wrong about the session rather than about one line:
+// a request before initialize, a second initialize, a resource kk refuses
+// to read. Each answer is a JSON-RPC error whose code is one JSON-RPC
+// defines (-32600 invalid request, -32602 invalid params), never 0, which
+// no client can tell apart from anything else, and the session goes on.
+func TestErrorCodesAreJSONRPC(t *testing.T) {
+	needBinary(t)
+	k := newKB(t)
+	nodes := filepath.Dir(k.NodePath("x"))
+	if err := os.MkdirAll(filepath.Join(nodes, "ext"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	outside := filepath.Join(t.TempDir(), "index.md")
+	if err := os.WriteFile(outside, []byte("# outside\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(nodes, "ext", "index.md")); err != nil {
+		t.Fatal(err)
+	}
+
+	cmd := exec.Command(kkBin, "--root", k.Root, "mcp")
+	cmd.Env = append(os.Environ(), "KK_ROOT=", "KK_MCP_LOG_LEVEL=")
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		_ = stdin.Close()
+		_ = cmd.Wait()
+	}()
+	out := bufio.NewReader(stdout)
+	type answer struct {
+		ID     json.RawMessage `json:"id"`
+		Result json.RawMessage `json:"result"`
+		Error  *struct {
+			Code    int64  `json:"code"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	send := func(line string) answer {
+		t.Helper()
+		if _, err := fmt.Fprintln(stdin, line); err != nil {
+			t.Fatalf("writing: %v\nstderr:\n%s", err, stderr.String())
+		}
+		raw, err := out.ReadBytes('\n')
+		if err != nil {
+			t.Fatalf("stdout ended (%v) after %q\nstderr:\n%s", err, line, stderr.String())
+		}
+		var a answer
+		if err := json.Unmarshal(raw, &a); err != nil {
+			t.Fatalf("stdout line %q: %v", raw, err)
+		}
+		return a
+	}
+	wantError := func(what string, a answer, id string, code int64, words string) {
+		t.Helper()
+		if a.Error == nil || string(a.ID) != id || a.Error.Code != code || !strings.Contains(a.Error.Message, words) {
+			t.Errorf("%s: answered id %s, error %+v, result %s; want error %d with id %s, saying %q", what, a.ID, a.Error, a.Result, code, id, words)
+		}
+	}
+	initialize := func(id int) string {
+		return fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`, id)
+	}
+
+	wantError("tools/list before initialize", send(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`), "1", -32600, "initializ")
+	if a := send(initialize(2)); a.Error != nil {
+		t.Fatalf("initialize: %+v", a.Error)
+	}
+	if _, err := fmt.Fprintln(stdin, `{"jsonrpc":"2.0","method":"notifications/initialized"}`); err != nil {
+		t.Fatal(err)
+	}
+	wantError("a second initialize", send(initialize(3)), "3", -32600, "initialize")
+	wantError("a resource linked out of the tree", send(`{"jsonrpc":"2.0","id":4,"method":"resources/read","params":{"uri":"kk://index/ext/index.md"}}`),
+		"4", -32602, "kk://index/ext/index.md")
+	if a := send(`{"jsonrpc":"2.0","id":5,"method":"ping"}`); a.Error != nil || string(a.ID) != "5" {
+		t.Fatalf("ping after the errors: %+v", a)
+	}
+}
