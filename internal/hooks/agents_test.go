@@ -6,12 +6,17 @@ package hooks
 
 import (
 	"bytes"
+	"context"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+	"time"
+
+	"github.com/kk-project/kk/internal/store"
 )
 
 var (
@@ -141,4 +146,103 @@ func TestGraphHintLeavesTheGitIndexAlone(t *testing.T) {
 	if !bytes.Equal(before, after) {
 		t.Fatal("graph-hint rewrote .git/index: it took the index lock an agent's git command needs")
 	}
+}
+
+// claudeTranscript writes a Claude Code transcript of one exchange and
+// returns its path.
+func claudeTranscript(t *testing.T, question, answer string) string {
+	t.Helper()
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	for _, line := range []any{
+		map[string]any{"type": "user", "message": map[string]any{"role": "user", "content": question}},
+		map[string]any{"type": "assistant", "message": map[string]any{"role": "assistant",
+			"content": []any{map[string]any{"type": "text", "text": answer}}}},
+	} {
+		if err := enc.Encode(line); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := filepath.Join(t.TempDir(), sid+".jsonl")
+	writeFile(t, p, b.String())
+	return p
+}
+
+// TestCaptureWaitsOutALongWriter: while another kk process holds the
+// knowledge base's writer lock for longer than a hook can wait (an index
+// rebuild or an import of a large tree), the end-of-turn capture used to
+// give up at its deadline, logging only "gave up after 5s": the turn was
+// lost, and at the session's end the whole session. The hook hands the
+// capture to a detached process, which waits for the lock, says so in
+// the hook error log (naming the holder), and returns; once the writer
+// is done, the log is written.
+func TestCaptureWaitsOutALongWriter(t *testing.T) {
+	root := agentRepo(t)
+	k := store.New(root)
+	tr := claudeTranscript(t, "How are the database migrations run in this project?", "With `make migrate`, before the tests.")
+	held, err := k.WriterLock().Acquire(context.Background(), time.Second, "kk index rebuild (a long writer)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	released := false
+	release := func() {
+		if !released {
+			released = true
+			if err := held.Release(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	defer release()
+	cmd := exec.Command(agentKK(t), "hook", "capture", "--harness", "claude")
+	cmd.Dir = root
+	// KK_CAPTURE=wait: the hook waits for its detached capture, so that
+	// the test knows when it is done.
+	cmd.Env = append(agentEnv(), "KK_CAPTURE=wait")
+	cmd.Stdin = strings.NewReader(`{"session_id":"` + sid + `","cwd":"` + root + `","transcript_path":"` + tr + `","hook_event_name":"Stop"}`)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	// The hand-off shows as the session's pending detached capture.
+	latest := latestPath(k, sid)
+	for {
+		if _, err := os.Stat(latest); err == nil {
+			break
+		}
+		select {
+		case err := <-exited:
+			release()
+			t.Fatalf("the hook ended (%v) without handing the capture on while the writer lock was held; output %q; hook log:\n%s",
+				err, out.String(), readLogs(t, k))
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	release()
+	if err := <-exited; err != nil {
+		t.Fatalf("kk hook capture: %v\n%s", err, out.String())
+	}
+	if out.Len() != 0 {
+		t.Fatalf("the hook printed %q", out.String())
+	}
+	logs := sessionFiles(t, k)
+	if len(logs) != 1 {
+		t.Fatalf("session logs %v; hook log:\n%s", logs, readLogs(t, k))
+	}
+	mustContain(t, readFile(t, filepath.Join(k.SessionsDir(), logs[0])), "How are the database migrations run in this project?", "make migrate")
+	mustContain(t, readLogs(t, k), "detached process", "kk index rebuild (a long writer)")
+}
+
+// readLogs returns every hook error log of k, whatever its day.
+func readLogs(t *testing.T, k *store.KB) string {
+	t.Helper()
+	paths, _ := filepath.Glob(filepath.Join(k.LogsDir(), "hook-errors-*.log"))
+	var b strings.Builder
+	for _, p := range paths {
+		b.WriteString(readFile(t, p))
+	}
+	return b.String()
 }

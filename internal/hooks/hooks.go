@@ -32,6 +32,7 @@ import (
 	"time"
 
 	"github.com/kk-project/kk/internal/harness"
+	"github.com/kk-project/kk/internal/lock"
 	"github.com/kk-project/kk/internal/store"
 )
 
@@ -329,6 +330,14 @@ func (c *call) run(ctx context.Context) outcome {
 			err = StartCapture(ctx, r, payload)
 		default:
 			_, err = Capture(ctx, r)
+			var held *lock.HeldError
+			if errors.As(err, &held) && ctx.Err() == nil {
+				// Another kk process writes for longer than the hook can
+				// wait (an index rebuild, an import): the capture waits
+				// for it in a detached process instead of being lost.
+				c.diag("capture", fmt.Errorf("handed the capture to a detached process, which waits for the writer lock: %w", err))
+				err = StartCapture(ctx, r, payload)
+			}
 		}
 	case harness.ProposalDrain:
 		if inv.Foreground {

@@ -26,6 +26,9 @@ const (
 	CaptureCreated   = "created"
 	CaptureUpdated   = "updated"
 	CaptureUnchanged = "unchanged"
+	// CaptureSuperseded: a newer capture of the session is under way
+	// (CaptureOptions.Current said so); the log was left as it is.
+	CaptureSuperseded = "superseded"
 )
 
 // CaptureOptions is one capture of a harness session's transcript.
@@ -43,12 +46,21 @@ type CaptureOptions struct {
 	Cursory bool
 	Now     time.Time
 	Command string // recorded in the writer lock
+	// LockWait bounds the wait for the knowledge base's writer lock; zero
+	// is the knowledge base's own wait (store.KB.WriterWait). A lock held
+	// for the whole wait is a *lock.HeldError.
+	LockWait time.Duration
+	// Current, when set, is asked under the writer lock, before anything
+	// is written, whether this capture is still the one to write: false
+	// leaves the log as it is (CaptureSuperseded), for a capture that
+	// read its transcript before a newer capture of the session did.
+	Current func() bool
 }
 
 // CaptureResult says what Capture did.
 type CaptureResult struct {
 	Path   string // relative to the repository root
-	Action string // CaptureCreated, CaptureUpdated or CaptureUnchanged
+	Action string // CaptureCreated, CaptureUpdated, CaptureUnchanged or CaptureSuperseded
 	Status string // the log's proposal_status afterwards
 }
 
@@ -83,7 +95,20 @@ func Capture(ctx context.Context, k *store.KB, o CaptureOptions) (*CaptureResult
 	hash := "sha256:" + hex.EncodeToString(sum[:])
 	dir := k.SessionsDir()
 	res := &CaptureResult{}
-	err := k.WithLock(ctx, o.Command, func() error {
+	wait := o.LockWait
+	if wait <= 0 {
+		wait = k.WriterWait()
+	}
+	l, err := k.WriterLock().Acquire(ctx, wait, o.Command)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = l.Release() }()
+	err = func() error {
+		if o.Current != nil && !o.Current() {
+			res.Action = CaptureSuperseded
+			return nil
+		}
 		name, ok, err := Find(dir, o.SessionID)
 		if err != nil {
 			return err
@@ -128,7 +153,7 @@ func Capture(ctx context.Context, k *store.KB, o CaptureOptions) (*CaptureResult
 			res.Action = CaptureUpdated
 		}
 		return nil
-	})
+	}()
 	if err != nil {
 		return nil, err
 	}
