@@ -246,3 +246,33 @@ func readLogs(t *testing.T, k *store.KB) string {
 	}
 	return b.String()
 }
+
+// TestPromptContextAfterASyncElsewhere: in a fresh clone the index does
+// not exist yet, and session-start starts `kk sync` in the background; a
+// headless run (claude -p, codex exec) sends its prompt at once. When that
+// sync committed between the hook's first search (of the empty index) and
+// its own sync, its own sync found nothing left to do, and the hook
+// answered with its first search: no context for the session's one
+// prompt, and nothing logged. The hook searches again whenever it had
+// found nothing and its sync ran.
+func TestPromptContextAfterASyncElsewhere(t *testing.T) {
+	root := agentRepo(t)
+	kk := agentKK(t)
+	agentRun(t, root, "Run them with make migrate, never by hand.\n", kk, "node", "write", "practice", "database-migrations",
+		"--description", "How the database migrations are run", "--tag", "db")
+	agentRun(t, root, "", "git", "add", "-A")
+	agentRun(t, root, "", "git", "commit", "-qm", "a note")
+	clone := filepath.Join(t.TempDir(), "clone")
+	agentRun(t, root, "", "git", "clone", "-q", root, clone)
+	k := store.New(clone)
+	p := promptRun{budget: time.Minute, offer: func(string) {
+		// The background sync session-start started commits now, after
+		// the first search.
+		agentRun(t, clone, "", kk, "sync")
+	}}
+	text, err := p.text(context.Background(), k, "how are the database migrations run")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustContain(t, text, "practice-database-migrations")
+}
