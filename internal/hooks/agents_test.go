@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -275,4 +276,53 @@ func TestPromptContextAfterASyncElsewhere(t *testing.T) {
 		t.Fatal(err)
 	}
 	mustContain(t, text, "practice-database-migrations")
+}
+
+// TestGraphHintIgnoresAnotherRepositorysGit: a harness started from a git
+// hook or a script passes git's environment on to kk's hooks: GIT_DIR
+// naming another repository, GIT_INDEX_FILE naming a temporary index.
+// graph-hint's git then compared this work tree with another repository's
+// index (or an empty one), took every file for a change of the session,
+// and stopped the agent with a hint about atoms and files it never
+// touched. The hint is about the knowledge base's own work tree, or it
+// says nothing.
+func TestGraphHintIgnoresAnotherRepositorysGit(t *testing.T) {
+	kk := agentKK(t)
+	other := agentRepo(t)
+	writeFile(t, filepath.Join(other, "lib", "other.go"), "package lib\n")
+	agentRun(t, other, "", "git", "add", "-A")
+	agentRun(t, other, "", "git", "commit", "-qm", "other")
+	root := agentRepo(t)
+	agentRun(t, root, "Tokens rotate hourly.\n", kk, "graph", "create", "atom", "--name", "Auth", "--path", "src/**", "--body-file", "-")
+	agentRun(t, root, "", "git", "add", "-A")
+	agentRun(t, root, "", "git", "commit", "-qm", "an atom")
+	for _, tc := range []struct {
+		name string
+		env  []string
+	}{
+		{"GIT_DIR of another repository", []string{"GIT_DIR=" + filepath.Join(other, ".git")}},
+		{"GIT_DIR and GIT_WORK_TREE of another repository", []string{"GIT_DIR=" + filepath.Join(other, ".git"), "GIT_WORK_TREE=" + other}},
+		{"GIT_INDEX_FILE of a temporary index", []string{"GIT_INDEX_FILE=" + filepath.Join(t.TempDir(), "next-index.lock")}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			id := strings.Replace(sid, "0d9f", fmt.Sprintf("%04x", len(tc.env)*7+len(tc.name)), 1)
+			payload := `{"session_id":"` + id + `","cwd":"` + root + `","hook_event_name":"Stop"}`
+			agentHook(t, root, "session-start", "claude", payload, tc.env...)
+			out, _ := agentHook(t, root, "graph-hint", "claude", payload, tc.env...)
+			if out != "" {
+				t.Fatalf("a session that changed nothing got a hint:\n%s", out)
+			}
+		})
+	}
+	// Without them, a change under the atom's paths is hinted at.
+	payload := `{"session_id":"` + sid + `","cwd":"` + root + `","hook_event_name":"Stop"}`
+	agentHook(t, root, "session-start", "claude", payload)
+	app := filepath.Join(root, "src", "app.go")
+	writeFile(t, app, "package app\n\nfunc Rotate() {}\n")
+	later := time.Now().Add(time.Hour)
+	if err := os.Chtimes(app, later, later); err != nil {
+		t.Fatal(err)
+	}
+	out, _ := agentHook(t, root, "graph-hint", "claude", payload)
+	mustContain(t, out, `"decision":"block"`, "src/app.go")
 }

@@ -159,6 +159,12 @@ func FindGraphHint(ctx context.Context, k *store.KB, startedAt string) (*GraphHi
 		}
 		start = t
 	}
+	if !ownGit(ctx, k.Root) {
+		// git's environment points at another repository or index (a
+		// harness started from a git hook or a script): what git would
+		// call changed is not what the session changed.
+		return res, nil
+	}
 	top, err := gitx.TopLevel(ctx, k.Root)
 	if err != nil {
 		return res, nil // not a git work tree: kk cannot tell what changed
@@ -224,6 +230,46 @@ func FindGraphHint(ctx context.Context, k *store.KB, startedAt string) (*GraphHi
 	}
 	res.Text = graphHintText(res)
 	return res, nil
+}
+
+// ownGit reports whether git, in this process's environment, works on the
+// work tree holding root with that work tree's own git folder and index.
+// A harness started from a git hook or a script passes GIT_DIR,
+// GIT_WORK_TREE or GIT_INDEX_FILE on to its hooks, and they may name
+// another repository, or a temporary index of a commit in progress.
+func ownGit(ctx context.Context, root string) bool {
+	if os.Getenv("GIT_DIR") == "" && os.Getenv("GIT_WORK_TREE") == "" && os.Getenv("GIT_INDEX_FILE") == "" {
+		return true
+	}
+	top, gitDir, ok := gitx.WorkTreeGitDir(root)
+	if !ok {
+		return false
+	}
+	out, err := gitx.Read(ctx, root, "rev-parse", "--absolute-git-dir", "--show-toplevel")
+	if err != nil {
+		return false
+	}
+	got := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(got) != 2 || !sameFile(got[0], gitDir) || !sameFile(got[1], top) {
+		return false
+	}
+	if index := os.Getenv("GIT_INDEX_FILE"); index != "" {
+		if !filepath.IsAbs(index) {
+			index = filepath.Join(top, index)
+		}
+		return sameFile(index, filepath.Join(gitDir, "index"))
+	}
+	return true
+}
+
+// sameFile reports whether a and b name the same existing file or folder.
+func sameFile(a, b string) bool {
+	fa, err := os.Stat(a)
+	if err != nil {
+		return false
+	}
+	fb, err := os.Stat(b)
+	return err == nil && os.SameFile(fa, fb)
 }
 
 // sessionChanges lists the files, relative to root (inside the work tree
