@@ -326,3 +326,28 @@ func TestGraphHintIgnoresAnotherRepositorysGit(t *testing.T) {
 	out, _ := agentHook(t, root, "graph-hint", "claude", payload)
 	mustContain(t, out, `"decision":"block"`, "src/app.go")
 }
+
+// TestHookPayloadWithAByteOrderMark: Windows PowerShell 5.1 writes what it
+// pipes to a program in UTF-8 with a byte order mark when $OutputEncoding
+// says UTF-8, and the harnesses whose hook files carry a "powershell"
+// command (Copilot CLI) or run hooks through it hand kk such a payload.
+// JSON allows a reader to ignore the mark (RFC 8259 §8.1); kk refused the
+// payload as "invalid character 'ï'", and the prompt got no context.
+func TestHookPayloadWithAByteOrderMark(t *testing.T) {
+	root := agentRepo(t)
+	agentRun(t, root, "Run them with make migrate, never by hand.\n", agentKK(t), "node", "write", "practice", "database-migrations",
+		"--description", "How the database migrations are run", "--tag", "db")
+	k := store.New(root)
+	for _, h := range []string{"claude", "copilot", "gemini", "cursor", "codex"} {
+		payload := "\ufeff" + `{"session_id":"` + sid + `","sessionId":"` + sid + `","conversation_id":"` + sid + `","cwd":"` + root +
+			`","workspace_roots":["` + root + `"],"prompt":"how are the database migrations run"}`
+		agentHook(t, root, "session-start", h, payload)
+		out, _ := agentHook(t, root, "prompt-context", h, payload)
+		if h != "cursor" && !strings.Contains(out, "practice-database-migrations") { // Cursor takes no prompt context
+			t.Errorf("%s: prompt-context printed %q", h, out)
+		}
+	}
+	if logs := readLogs(t, k); logs != "" {
+		t.Errorf("hook log:\n%s", logs)
+	}
+}
