@@ -351,3 +351,46 @@ func TestHookPayloadWithAByteOrderMark(t *testing.T) {
 		t.Errorf("hook log:\n%s", logs)
 	}
 }
+
+// TestGraphHintWithATornSessionMark: session-start writes its mark
+// without syncing it to disk, so after a power cut the file may be empty
+// (writeVolatileJSON). The session then went on with its mark unreadable:
+// session-start kept it as it was, and every end of turn logged "unexpected
+// end of JSON input" and gave no hint. A mark that does not parse is no
+// mark: session-start writes it again, and graph-hint, which cannot tell
+// whether it gave its hint, mends it without giving one.
+func TestGraphHintWithATornSessionMark(t *testing.T) {
+	root := agentRepo(t)
+	k := store.New(root)
+	agentRun(t, root, "Tokens rotate hourly.\n", agentKK(t), "graph", "create", "atom", "--name", "Auth", "--path", "src/**", "--body-file", "-")
+	agentRun(t, root, "", "git", "add", "-A")
+	agentRun(t, root, "", "git", "commit", "-qm", "an atom")
+	mark := sessionMarkPath(k, sid)
+	writeFile(t, mark, "")
+	payload := `{"session_id":"` + sid + `","cwd":"` + root + `","hook_event_name":"Stop"}`
+	agentHook(t, root, "session-start", "claude", payload) // a resumed session starts again
+	var m sessionMark
+	if err := json.Unmarshal([]byte(readFile(t, mark)), &m); err != nil || m.StartedAt == "" {
+		t.Fatalf("session-start left the mark %q (%v)", readFile(t, mark), err)
+	}
+	app := filepath.Join(root, "src", "app.go")
+	writeFile(t, app, "package app\n\nfunc Rotate() {}\n")
+	later := time.Now().Add(time.Hour)
+	if err := os.Chtimes(app, later, later); err != nil {
+		t.Fatal(err)
+	}
+	out, _ := agentHook(t, root, "graph-hint", "claude", payload)
+	mustContain(t, out, `"decision":"block"`, "src/app.go")
+	// A mark torn after the hint was given may have recorded it: the hint
+	// is not given again, the mark is mended, and nothing is logged.
+	writeFile(t, mark, "{")
+	if out, _ := agentHook(t, root, "graph-hint", "claude", payload); out != "" {
+		t.Errorf("a second hint: %s", out)
+	}
+	if err := json.Unmarshal([]byte(readFile(t, mark)), &m); err != nil || m.HintedAt == "" {
+		t.Errorf("graph-hint left the mark %q (%v)", readFile(t, mark), err)
+	}
+	if logs := readLogs(t, k); logs != "" {
+		t.Errorf("hook log:\n%s", logs)
+	}
+}

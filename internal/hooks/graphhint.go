@@ -3,6 +3,7 @@ package hooks
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -57,7 +58,12 @@ func markSessionStart(r Request) error {
 	}
 	p := sessionMarkPath(r.KB, id)
 	if _, err := os.Stat(p); err == nil {
-		return nil
+		// Kept, unless a power cut tore it (it is written unsynced): a
+		// mark that does not parse is written again.
+		var m sessionMark
+		if readJSONFile(r.KB, p, &m) == nil {
+			return nil
+		}
 	}
 	if err := writeVolatileJSON(p, sessionMark{StartedAt: r.Now.UTC().Format(time.RFC3339Nano)}); err != nil {
 		return err
@@ -124,7 +130,15 @@ func GraphHint(ctx context.Context, r Request) ([]byte, error) {
 	}
 	var mark sessionMark
 	if err := readJSONFile(r.KB, sessionMarkPath(r.KB, id), &mark); err != nil {
-		return nil, err
+		var syntax *json.SyntaxError
+		if !errors.As(err, &syntax) {
+			return nil, err
+		}
+		// Torn by a power cut (marks are written unsynced): whether the
+		// hint was given cannot be told, so none is, and the mark is
+		// mended so that the next turns ask nothing either.
+		mark = sessionMark{HintedAt: r.Now.UTC().Format(time.RFC3339Nano)}
+		return nil, writeVolatileJSON(sessionMarkPath(r.KB, id), mark)
 	}
 	if mark.HintedAt != "" {
 		return nil, nil

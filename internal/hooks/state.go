@@ -34,7 +34,7 @@ func readJSONFile(k *store.KB, path string, v any) error {
 		return err
 	}
 	if err := json.Unmarshal(data, v); err != nil {
-		return fmt.Errorf("%s: %v", k.Rel(path), err)
+		return fmt.Errorf("%s: %w", k.Rel(path), err)
 	}
 	return nil
 }
