@@ -2,13 +2,18 @@ package mcpserver
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/kk-project/kk/internal/search"
+	"github.com/kk-project/kk/internal/store"
 )
 
 // TestErrorCodesAreJSONRPC runs the kk binary over raw pipes and sends
@@ -97,5 +102,75 @@ func TestErrorCodesAreJSONRPC(t *testing.T) {
 		"4", -32602, "kk://index/ext/index.md")
 	if a := send(`{"jsonrpc":"2.0","id":5,"method":"ping"}`); a.Error != nil || string(a.ID) != "5" {
 		t.Fatalf("ping after the errors: %+v", a)
+	}
+}
+
+// TestCancelledRequestGetsNoAnswer: a client that cancels a request in
+// flight (notifications/cancelled, as Claude Code does when the user
+// interrupts a turn) gets no answer to it, as MCP asks of the receiver;
+// kk wrote the tool's "the operation was interrupted" failure, which
+// clients report as an answer to an unknown request. The other requests
+// are answered, and the server ends when the client closes its input
+// without waiting for the dropped answer.
+func TestCancelledRequestGetsNoAnswer(t *testing.T) {
+	started, returned := make(chan struct{}), make(chan struct{})
+	wait := Tool{Name: "wait", Title: "Wait", Description: "waits until cancelled", Schema: "kk-entry", ReadOnly: true,
+		Run: decoded("kk-entry", func(ctx context.Context, _ *store.KB, _ search.EntryParams) (*search.EntryData, error) {
+			close(started)
+			<-ctx.Done()
+			defer close(returned)
+			return nil, ctx.Err()
+		})}
+	srv := newServer(newKB(t), Options{Version: "test"}, append(Tools(), wait))
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	served := make(chan error, 1)
+	go func() {
+		served <- Run(context.Background(), srv, inR, outW, nil)
+		_ = outW.Close()
+	}()
+	out := bufio.NewReader(outR)
+	send := func(line string) {
+		t.Helper()
+		if _, err := io.WriteString(inW, line+"\n"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	read := func() string {
+		t.Helper()
+		line, err := out.ReadString('\n')
+		if err != nil {
+			t.Fatalf("stdout ended: %v", err)
+		}
+		return line
+	}
+	send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	if line := read(); !strings.Contains(line, `"id":1,"result"`) {
+		t.Fatalf("initialize: %s", line)
+	}
+	send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"wait","arguments":{}}}`)
+	<-started
+	send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2,"reason":"the user interrupted"}}`)
+	<-returned
+	send(`{"jsonrpc":"2.0","id":3,"method":"ping"}`)
+	if err := inW.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var lines []string
+	for {
+		line, err := out.ReadString('\n')
+		if line != "" {
+			lines = append(lines, line)
+		}
+		if err != nil {
+			break
+		}
+	}
+	if err := <-served; err != nil {
+		t.Fatal(err)
+	}
+	if len(lines) != 1 || !strings.Contains(lines[0], `"id":3,"result"`) {
+		t.Fatalf("answers after the cancellation: %q, want only the ping's", lines)
 	}
 }
