@@ -519,6 +519,13 @@ func checkFreshness(ctx context.Context, k *store.KB) DoctorCheck {
 		c.Message = "not checked: git refuses the repository (see git-repository)"
 	case !rep.Available:
 		c.Message = "not checked: " + rep.Reason
+	case rep.Shallow:
+		c.Level = DoctorWarn
+		c.Message = fmt.Sprintf("checked only against the %d commit(s) this shallow clone holds: %d of the %d node(s) changed in them reference files changed after them; the others are not checked", rep.Commits, rep.FlaggedCount, rep.ConsideredNodes)
+		for _, f := range rep.Flagged {
+			c.Details = append(c.Details, fmt.Sprintf("%s: %s", f.ID, strings.Join(f.ChangedPaths, ", ")))
+		}
+		c.Fix = freshness.ShallowFix + " lets freshness read the whole history"
 	case rep.FlaggedCount == 0:
 		c.Message = fmt.Sprintf("all %d committed node(s) describe the code as it is", rep.ConsideredNodes)
 	default:

@@ -97,6 +97,9 @@ type StatusFreshness struct {
 	Reason    string `json:"reason,omitempty"`
 	Nodes     int    `json:"considered_nodes"`
 	Flagged   int    `json:"flagged"`
+	// Shallow: the check read a shallow clone's history (see
+	// freshness.Report.Shallow).
+	Shallow bool `json:"shallow,omitempty"`
 }
 
 // ConflictCounts counts the curator conflict files in conflicts/.
@@ -201,7 +204,7 @@ func Status(ctx context.Context, k *store.KB) (*StatusReport, error) {
 		}
 	}
 	fr := freshness.CheckAndRecord(ctx, k, freshness.Options{}, k.Time())
-	r.Freshness = StatusFreshness{Available: fr.Available, Reason: fr.Reason, Nodes: fr.ConsideredNodes, Flagged: fr.FlaggedCount}
+	r.Freshness = StatusFreshness{Available: fr.Available, Reason: fr.Reason, Nodes: fr.ConsideredNodes, Flagged: fr.FlaggedCount, Shallow: fr.Shallow}
 	if !fr.Available {
 		// freshness says "not inside a git work tree" where git refuses a
 		// repository that is there: say so, with git's fix.

@@ -96,6 +96,9 @@ func runFreshness(ctx context.Context, app *App, o freshnessOpts) error {
 	}
 	fmt.Fprintf(w, "freshness: %d of %d committed node(s) have sources changed after them (%d commit(s) read)\n",
 		rep.FlaggedCount, rep.ConsideredNodes, rep.Commits)
+	if rep.Shallow {
+		app.warnf("this clone is shallow: only the %d commit(s) it holds were compared, so a node last changed before them is not checked; %s reads the whole history", rep.Commits, freshness.ShallowFix)
+	}
 	shown := rep.Flagged
 	if !o.verbose && len(shown) > lintItemLines {
 		shown = shown[:lintItemLines]

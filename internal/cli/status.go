@@ -121,6 +121,9 @@ func runStatus(ctx context.Context, app *App, _ statusOpts) error {
 		if f.Flagged > 0 {
 			line += "; `kk freshness` lists them"
 		}
+		if f.Shallow {
+			line += " (a shallow clone: nodes changed before its commits are not checked)"
+		}
 		fmt.Fprintln(w, line)
 	} else {
 		fmt.Fprintf(w, "nodes describing changed code: n/a (%s)\n", f.Reason)

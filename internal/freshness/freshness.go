@@ -36,6 +36,11 @@ type Report struct {
 	Reason    string `json:"reason,omitempty"`
 	// Commits is how many commits of history were read.
 	Commits int `json:"commits"`
+	// Shallow is set in a shallow clone (git clone --depth, CI's usual
+	// checkout): only the nodes changed in its Commits commits are
+	// considered, against changes made in them; what changed before them
+	// is not seen (ShallowFix says how to see it).
+	Shallow bool `json:"shallow,omitempty"`
 	// ConsideredNodes counts the nodes with a committed file, the only
 	// ones that have a "last changed" to compare with.
 	ConsideredNodes int           `json:"considered_nodes"`
@@ -102,8 +107,13 @@ func Check(ctx context.Context, k *store.KB, opts Options) *Report {
 	}
 	rep := evaluate(tree.Leaves, tracked, hist.Recency, hist.Content)
 	rep.Commits = hist.Commits
+	rep.Shallow = hist.Shallow
 	return rep
 }
+
+// ShallowFix is what makes the whole history readable to a shallow
+// clone's freshness check.
+const ShallowFix = "`git fetch --unshallow` (in GitHub Actions, actions/checkout with fetch-depth: 0)"
 
 // nodesPrefix is the repository path of nodes/.
 const nodesPrefix = store.DirName + "/nodes/"

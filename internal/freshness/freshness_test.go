@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -215,5 +216,52 @@ func TestBodyReferencesMatchesOracle(t *testing.T) {
 		if got, want := BodyReferences(body), oracleRefs(body); !slices.Equal(got, want) {
 			t.Fatalf("body %q: got %q, want %q", body, got, want)
 		}
+	}
+}
+
+// In a shallow clone (CI's usual checkout) git shows the oldest commit it
+// holds as adding every file, which made every node look reviewed after
+// every change: "0 of N flagged" whatever the history. Only the nodes
+// changed in the clone's commits are considered now, and the report says
+// the clone is shallow.
+func TestCheckShallowClone(t *testing.T) {
+	ctx := context.Background()
+	k := repo(t)
+	if _, err := curate.WriteNode(ctx, k, contracts.NodeInput{Type: "practice", Title: "Retry", Description: "d", Folder: "http",
+		DerivedFrom: []string{"src/retry.go"}, Body: "Uses `src/client.go`.\n"}, curate.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	commitAll(t, k, map[string]string{"src/retry.go": "1", "src/client.go": "1"}, "one")
+	commitAll(t, k, map[string]string{"src/client.go": "2"}, "two")
+	commitAll(t, k, map[string]string{"other.go": "3"}, "three")
+	if rep := Check(ctx, k, Options{}); rep.Shallow || rep.FlaggedCount != 1 {
+		t.Fatalf("whole history: %+v", rep)
+	}
+	for _, depth := range []int{1, 2} {
+		dir := filepath.Join(t.TempDir(), "clone")
+		if out, err := exec.Command("git", "clone", "-q", "--depth", strconv.Itoa(depth), "file://"+k.Root, dir).CombinedOutput(); err != nil {
+			t.Fatalf("git clone: %v\n%s", err, out)
+		}
+		rep := Check(ctx, store.New(dir), Options{})
+		if !rep.Available || !rep.Shallow || rep.Commits != depth || rep.ConsideredNodes != 0 || rep.FlaggedCount != 0 {
+			t.Errorf("depth %d: %+v", depth, rep)
+		}
+	}
+	// A node rewritten within the clone's commits is checked against the
+	// changes after it (the oldest commit held, whose changes git cannot
+	// tell, aside).
+	if _, err := curate.WriteNode(ctx, k, contracts.NodeInput{Type: "practice", Title: "Retry", Description: "d2", Folder: "http",
+		DerivedFrom: []string{"src/retry.go"}, Body: "Uses `src/client.go`.\n"}, curate.WriteOptions{Mode: curate.Update}); err != nil {
+		t.Fatal(err)
+	}
+	commitAll(t, k, nil, "four")
+	commitAll(t, k, map[string]string{"src/client.go": "5"}, "five")
+	dir := filepath.Join(t.TempDir(), "clone")
+	if out, err := exec.Command("git", "clone", "-q", "--depth", "3", "file://"+k.Root, dir).CombinedOutput(); err != nil {
+		t.Fatalf("git clone: %v\n%s", err, out)
+	}
+	rep := Check(ctx, store.New(dir), Options{})
+	if !rep.Shallow || rep.ConsideredNodes != 1 || rep.FlaggedCount != 1 || !slices.Equal(rep.Flagged[0].ChangedPaths, []string{"src/client.go"}) {
+		t.Errorf("node changed within the clone: %+v", rep)
 	}
 }

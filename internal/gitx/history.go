@@ -3,6 +3,10 @@ package gitx
 import (
 	"bytes"
 	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 )
@@ -29,6 +33,10 @@ func ListFiles(ctx context.Context, dir string, others bool) ([]string, error) {
 type History struct {
 	// Commits is how many commits were read.
 	Commits int
+	// Shallow is set when the history is a shallow clone's (git clone
+	// --depth): it stops at commits whose parents the clone lacks, and
+	// what changed before them is not known.
+	Shallow bool
 	// recency maps a path (relative to the folder git ran in) to the index
 	// of the newest commit that touched it; 0 is HEAD.
 	recency map[string]int
@@ -92,18 +100,57 @@ func ReadHistory(ctx context.Context, dir string, maxCommits int) (*History, err
 	if err != nil {
 		return nil, err
 	}
-	return parseHistory(out), nil
+	edge, err := shallowEdge(ctx, dir)
+	if err != nil {
+		return nil, err
+	}
+	h := parseHistory(out, edge)
+	h.Shallow = len(edge) > 0
+	return h, nil
+}
+
+// shallowEdge returns the commits a shallow clone's history stops at
+// (git's shallow file), none for a whole clone. git lists each of them as
+// adding every file it holds, since their parents are not in the clone;
+// those listings say nothing about when a file changed.
+func shallowEdge(ctx context.Context, dir string) (map[string]bool, error) {
+	out, err := Read(ctx, dir, "rev-parse", "--git-path", "shallow")
+	if err != nil {
+		return nil, err
+	}
+	p := strings.TrimSpace(string(out)) // relative to dir, unless absolute
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(dir, p)
+	}
+	data, err := os.ReadFile(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	edge := map[string]bool{}
+	for _, l := range strings.Fields(string(data)) {
+		edge[l] = true
+	}
+	return edge, nil
 }
 
 // parseHistory reads `git log --format=%x00%H --name-status -M100% -z`
 // output: each commit is an empty field, its hash, then its changes, each
 // a status (the first one after a newline) and its path, or, for a rename
 // or a copy, its status, the old path and the new one. A status is never
-// empty, so an empty field always starts a commit.
-func parseHistory(out []byte) *History {
+// empty, so an empty field always starts a commit. The changes listed for
+// a commit of edge (a shallow clone's: see shallowEdge) are left out; the
+// commit counts.
+func parseHistory(out []byte, edge map[string]bool) *History {
 	h := &History{recency: map[string]int{}, into: map[string]map[int]string{}, older: map[string][]int{}}
 	commit := -1
+	skip := false
 	touch := func(p string) {
+		if skip {
+			return
+		}
 		if _, seen := h.recency[p]; !seen {
 			h.recency[p] = commit
 		}
@@ -118,6 +165,7 @@ func parseHistory(out []byte) *History {
 			if i+1 < len(fields) && len(fields[i+1]) > 0 {
 				i++ // the hash
 				commit++
+				skip = edge[string(fields[i])]
 			}
 			continue
 		}
@@ -134,7 +182,7 @@ func parseHistory(out []byte) *History {
 			}
 			from, to := string(fields[i+1]), string(fields[i+2])
 			i += 2
-			if status == "R100" {
+			if status == "R100" && !skip {
 				if h.into[to] == nil {
 					h.into[to] = map[int]string{}
 				}

@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"testing"
 )
 
@@ -13,7 +14,7 @@ func TestParseHistory(t *testing.T) {
 	// Three commits, newest first: HEAD changed a and "b c", a merge with no
 	// paths, then one that changed a again and d/e.
 	out := "\x00h1\x00\nM\x00a\x00A\x00b c\x00\x00h2\x00\x00h3\x00\nA\x00d/e\x00M\x00a\x00"
-	h := parseHistory([]byte(out))
+	h := parseHistory([]byte(out), nil)
 	if h.Commits != 3 || h.Paths() != 3 {
 		t.Fatalf("commits %d, paths %d", h.Commits, h.Paths())
 	}
@@ -25,7 +26,7 @@ func TestParseHistory(t *testing.T) {
 	if _, ok := h.Recency("h2"); ok {
 		t.Error("a commit hash was taken for a path")
 	}
-	if h := parseHistory(nil); h.Commits != 0 || h.Paths() != 0 {
+	if h := parseHistory(nil, nil); h.Commits != 0 || h.Paths() != 0 {
 		t.Errorf("empty output: %+v", h)
 	}
 }
@@ -191,3 +192,47 @@ func TestHistoryContentFollowsExactRenames(t *testing.T) {
 		t.Errorf("3 commits: Content(network/a.md) = %d, want none read", got)
 	}
 }
+
+// A shallow clone's history stops at commits git shows as adding every
+// file they hold (they have no parents there): those listings say
+// nothing about when a file last changed, so a file the clone's own
+// commits did not change has no recency, as at the edge of a limited
+// history, and the history says it is shallow.
+func TestReadHistoryOfAShallowClone(t *testing.T) {
+	dir := gitRepo(t)
+	ctx := context.Background()
+	commit(t, dir, map[string]string{"a.md": "1", "b.md": "1", "c.md": "1"}, "one")
+	commit(t, dir, map[string]string{"b.md": "2"}, "two")
+	commit(t, dir, map[string]string{"c.md": "3"}, "three")
+	if h, err := ReadHistory(ctx, dir, 0); err != nil || h.Shallow {
+		t.Fatalf("full clone: shallow %v, err %v", h != nil && h.Shallow, err)
+	}
+	for depth, want := range map[int]map[string]int{
+		1: {},
+		2: {"c.md": 0},
+	} {
+		clone := filepath.Join(t.TempDir(), "clone")
+		cmd := exec.Command("git", "clone", "-q", "--depth", strconv.Itoa(depth), "file://"+dir, clone)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git clone: %v\n%s", err, out)
+		}
+		h, err := ReadHistory(ctx, clone, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !h.Shallow || h.Commits != depth {
+			t.Errorf("depth %d: shallow %v, commits %d", depth, h.Shallow, h.Commits)
+		}
+		for _, p := range []string{"a.md", "b.md", "c.md"} {
+			got, ok := h.Recency(p)
+			if w, changed := want[p]; ok != changed || got != w {
+				t.Errorf("depth %d: Recency(%q) = %d, %v; want %d, %v", depth, p, got, ok, w, changed)
+			}
+			if _, ok := h.Content(p); ok != listed(want, p) {
+				t.Errorf("depth %d: Content(%q) known %v", depth, p, ok)
+			}
+		}
+	}
+}
+
+func listed(m map[string]int, p string) bool { _, ok := m[p]; return ok }

@@ -3,6 +3,8 @@ package index
 import (
 	"cmp"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -26,10 +28,37 @@ func Path(k *store.KB, branch string) string {
 	return filepath.Join(BranchesDir(k), EncodeBranch(branch), FileName)
 }
 
+// maxFolder is the longest folder name EncodeBranch gives: what file
+// systems take (255 bytes), so every name that fitted keeps its folder.
+// git allows each part of a branch name (between its slashes) as long,
+// and the encoding joins the parts and writes each byte outside ASCII as
+// three.
+const maxFolder = 255
+
+// shortMark separates a shortened folder name's prefix from its hash; the
+// encoding never writes it (it would be %7E).
+const shortMark = "~"
+
 // EncodeBranch turns a branch name into a folder name: ASCII letters,
 // digits, '-', '_' and '.' (except a leading '.') are kept, every other
-// byte becomes %XX. DecodeBranch reverses it.
+// byte becomes %XX. DecodeBranch reverses it. A name whose encoding is
+// longer than maxFolder gets the encoding's beginning, shortMark and a
+// hash of the whole name, which DecodeBranch does not reverse.
 func EncodeBranch(branch string) string {
+	enc := encodeBranch(branch)
+	if len(enc) <= maxFolder {
+		return enc
+	}
+	sum := sha256.Sum256([]byte(branch))
+	tail := shortMark + hex.EncodeToString(sum[:12])
+	cut := maxFolder - len(tail)
+	for cut > 0 && (enc[cut-1] == '%' || cut > 1 && enc[cut-2] == '%') {
+		cut-- // not inside a %XX
+	}
+	return enc[:cut] + tail
+}
+
+func encodeBranch(branch string) string {
 	var b strings.Builder
 	for i := 0; i < len(branch); i++ {
 		c := branch[i]
@@ -43,9 +72,28 @@ func EncodeBranch(branch string) string {
 	return b.String()
 }
 
+// shortened reports whether folder is a name EncodeBranch shortened, and
+// returns the beginning of the branch name it keeps.
+func shortened(folder string) (string, bool) {
+	prefix, hash, ok := strings.Cut(folder, shortMark)
+	if !ok || len(hash) != 24 || strings.Trim(hash, "0123456789abcdef") != "" {
+		return "", false
+	}
+	name, ok := decodeBranch(prefix)
+	return name, ok || prefix == ""
+}
+
 // DecodeBranch reverses EncodeBranch; ok is false for a name EncodeBranch
-// cannot have produced.
+// cannot have produced, or that it shortened.
 func DecodeBranch(folder string) (string, bool) {
+	name, ok := decodeBranch(folder)
+	if !ok || name == "" || EncodeBranch(name) != folder {
+		return "", false
+	}
+	return name, true
+}
+
+func decodeBranch(folder string) (string, bool) {
 	var b strings.Builder
 	for i := 0; i < len(folder); i++ {
 		c := folder[i]
@@ -70,11 +118,7 @@ func DecodeBranch(folder string) (string, bool) {
 		b.WriteByte(v)
 		i += 2
 	}
-	name := b.String()
-	if name == "" || EncodeBranch(name) != folder {
-		return "", false
-	}
-	return name, true
+	return b.String(), true
 }
 
 // DetachedHEAD names the index of a detached HEAD (a rebase, a bisect, a
@@ -278,14 +322,26 @@ func GC(ctx context.Context, k *store.KB) (*GCResult, error) {
 		return nil, err
 	}
 	keep[cur], keep[def] = true, true
+	kept := map[string]string{} // folder: branch
+	for b := range keep {
+		kept[EncodeBranch(b)] = b
+	}
 	for _, e := range entries {
-		name, ok := DecodeBranch(e.Name())
-		if !e.IsDir() || !ok {
+		if !e.IsDir() {
 			continue
 		}
-		if keep[name] {
-			res.Kept = append(res.Kept, name)
+		if b, ok := kept[e.Name()]; ok {
+			res.Kept = append(res.Kept, b)
 			continue
+		}
+		name, ok := DecodeBranch(e.Name())
+		if !ok {
+			// A shortened name is that of a branch whose name began so.
+			prefix, short := shortened(e.Name())
+			if !short {
+				continue
+			}
+			name = prefix + "…"
 		}
 		if err := os.RemoveAll(filepath.Join(BranchesDir(k), e.Name())); err != nil {
 			return res, fmt.Errorf("removing the index of branch %s: %w", name, err)

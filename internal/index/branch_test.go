@@ -220,3 +220,36 @@ func TestDetachedHEADHasOneIndex(t *testing.T) {
 		t.Errorf("gc on a branch: %+v, %v", res, err)
 	}
 }
+
+// A branch whose name is longer, encoded, than a folder name may be (100
+// non-ASCII letters: 600 bytes) made every command fail ("creating the
+// index folder: … file name too long"); it has an index like any branch,
+// and gc removes it once the branch is gone.
+func TestBranchWithALongName(t *testing.T) {
+	ctx := context.Background()
+	k := gitKB(t)
+	git(t, k.Root, "add", "-A")
+	git(t, k.Root, "commit", "-q", "-m", "seed")
+	long := strings.Repeat("ü", 60) + "/" + strings.Repeat("功能", 30)
+	git(t, k.Root, "checkout", "-q", "-b", long)
+	b, err := CurrentBranch(ctx, k)
+	if err != nil || b != long {
+		t.Fatalf("CurrentBranch = %q, %v", b, err)
+	}
+	if _, err := Sync(ctx, k, b); err != nil {
+		t.Fatal(err)
+	}
+	res, err := GC(ctx, k)
+	if err != nil || !slices.Equal(res.Kept, []string{long}) || len(res.Removed) != 0 {
+		t.Fatalf("GC with the branch: %+v, %v", res, err)
+	}
+	git(t, k.Root, "checkout", "-q", "main")
+	git(t, k.Root, "branch", "-q", "-D", long)
+	res, err = GC(ctx, k)
+	if err != nil || len(res.Removed) != 1 || !strings.HasPrefix(res.Removed[0], "üü") || !strings.HasSuffix(res.Removed[0], "…") {
+		t.Fatalf("GC after deleting the branch: %+v, %v", res, err)
+	}
+	if _, err := os.Stat(filepath.Dir(Path(k, long))); !os.IsNotExist(err) {
+		t.Errorf("the deleted branch's index is still there: %v", err)
+	}
+}

@@ -299,6 +299,30 @@ func TestEncodeBranch(t *testing.T) {
 			t.Errorf("DecodeBranch(%q) = %q; want it rejected", bad, dec)
 		}
 	}
+	// git allows each part of a branch name (between slashes) up to what
+	// the file system does, 255 bytes, and the encoding joins the parts
+	// and triples every byte outside ASCII: a name longer than a folder
+	// may be gets a prefix of the encoding and a hash of the whole name.
+	long := []string{
+		strings.Repeat("ü", 100),
+		strings.Repeat("ü", 100) + "x",
+		strings.Repeat("a", 200) + "/" + strings.Repeat("b", 200),
+		strings.Repeat("功能", 50),
+	}
+	seen := map[string]string{}
+	for _, b := range long {
+		enc := EncodeBranch(b)
+		if len(enc) > 255 || strings.ContainsAny(enc, "/\\") || enc != EncodeBranch(b) {
+			t.Errorf("EncodeBranch(%q) = %q (%d bytes)", b, enc, len(enc))
+		}
+		if o, dup := seen[enc]; dup {
+			t.Errorf("%q and %q both encode to %q", o, b, enc)
+		}
+		seen[enc] = b
+		if _, ok := DecodeBranch(enc); ok {
+			t.Errorf("DecodeBranch(%q) decoded a shortened name", enc)
+		}
+	}
 }
 
 // User text never produces an FTS5 syntax error.
