@@ -394,3 +394,29 @@ func TestGraphHintWithATornSessionMark(t *testing.T) {
 		t.Errorf("hook log:\n%s", logs)
 	}
 }
+
+// TestGraphHintThroughALinkedFolder: a session whose folder is reached
+// through a symbolic link (macOS's /tmp and /var, a home folder on another
+// volume, a link to a checkout) names the link in its payload's cwd, while
+// git names the folder itself: every changed file then lay outside the
+// knowledge base's root, and the session never got its hint.
+func TestGraphHintThroughALinkedFolder(t *testing.T) {
+	root := agentRepo(t)
+	agentRun(t, root, "Tokens rotate hourly.\n", agentKK(t), "graph", "create", "atom", "--name", "Auth", "--path", "src/**", "--body-file", "-")
+	agentRun(t, root, "", "git", "add", "-A")
+	agentRun(t, root, "", "git", "commit", "-qm", "an atom")
+	link := filepath.Join(t.TempDir(), "checkout")
+	if err := os.Symlink(root, link); err != nil {
+		t.Fatal(err)
+	}
+	payload := `{"session_id":"` + sid + `","cwd":"` + link + `","hook_event_name":"Stop"}`
+	agentHook(t, link, "session-start", "claude", payload)
+	app := filepath.Join(link, "src", "app.go")
+	writeFile(t, app, "package app\n\nfunc Rotate() {}\n")
+	later := time.Now().Add(time.Hour)
+	if err := os.Chtimes(app, later, later); err != nil {
+		t.Fatal(err)
+	}
+	out, _ := agentHook(t, link, "graph-hint", "claude", payload)
+	mustContain(t, out, `"decision":"block"`, "src/app.go")
+}

@@ -183,7 +183,17 @@ func FindGraphHint(ctx context.Context, k *store.KB, startedAt string) (*GraphHi
 	if err != nil {
 		return res, nil // not a git work tree: kk cannot tell what changed
 	}
-	changed, err := sessionChanges(ctx, top, k.Root, start)
+	// git names the folders themselves; the knowledge base may have been
+	// found through a link (a session's cwd that is one): both are
+	// compared resolved.
+	root := k.Root
+	if real, err := filepath.EvalSymlinks(root); err == nil {
+		root = real
+	}
+	if real, err := filepath.EvalSymlinks(top); err == nil {
+		top = real
+	}
+	changed, err := sessionChanges(ctx, top, root, start)
 	if err != nil {
 		return nil, err
 	}
