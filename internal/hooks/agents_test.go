@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kk-project/kk/internal/session"
 	"github.com/kk-project/kk/internal/store"
 )
 
@@ -419,4 +420,62 @@ func TestGraphHintThroughALinkedFolder(t *testing.T) {
 	}
 	out, _ := agentHook(t, link, "graph-hint", "claude", payload)
 	mustContain(t, out, `"decision":"block"`, "src/app.go")
+}
+
+// TestCaptureOfAUserTextWithAProposalHeading: a session log is the
+// transcript under "## Transcript", then kk's "## Proposal" section. A
+// user who pastes a design document with a "## Proposal" heading (a
+// common one) put that line inside the transcript, and kk cut the log at
+// the first such line: the extraction read the transcript only up to the
+// user's heading (the rest of the document and every answer lost), and a
+// curated log captured again got the old transcript's tail appended after
+// the new one.
+func TestCaptureOfAUserTextWithAProposalHeading(t *testing.T) {
+	root := agentRepo(t)
+	k := store.New(root)
+	doc := "Review my design doc:\n\n## Context\n\nWe cache tokens.\n\n## Proposal\n\nMove the cache to Redis with a five minute TTL.\n\n## Risks\n\nStale tokens after rotation."
+	tr := claudeTranscript(t, doc, "The Redis move is sound; rotate keys on write.")
+	payload := `{"session_id":"` + sid + `","cwd":"` + root + `","transcript_path":"` + tr + `","hook_event_name":"Stop"}`
+	agentHook(t, root, "capture", "claude", payload)
+	logs := sessionFiles(t, k)
+	if len(logs) != 1 {
+		t.Fatalf("logs %v; hook log:\n%s", logs, readLogs(t, k))
+	}
+	path := filepath.Join(k.SessionsDir(), logs[0])
+	l, err := session.Read(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustContain(t, l.Transcript(), "Move the cache to Redis", "Stale tokens after rotation.", "[AGENT]: The Redis move is sound")
+	// Curated, then captured again with one more exchange.
+	if err := session.Stamp(path, "run-1", time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	more := claudeTranscript(t, doc, "The Redis move is sound; rotate keys on write.")
+	f, err := os.OpenFile(more, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString(`{"type":"user","message":{"role":"user","content":"And the TTL?"}}` + "\n" +
+		`{"type":"assistant","message":{"role":"assistant","content":[{"type":"text","text":"Five minutes."}]}}` + "\n"); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	agentHook(t, root, "capture", "claude", strings.Replace(payload, tr, more, 1))
+	got := readFile(t, path)
+	if n := strings.Count(got, "Move the cache to Redis"); n != 1 {
+		t.Errorf("the user's text is %d times in the log:\n%s", n, got)
+	}
+	mustContain(t, got, "curator_run_id: run-1", "[AGENT]: Five minutes.")
+	if !strings.HasSuffix(got, "## Proposal\n\n(populated by proposal worker)\n") {
+		t.Errorf("the log does not end with kk's proposal section:\n%s", got)
+	}
+	if l, err := session.Read(path); err != nil || !strings.HasSuffix(l.Transcript(), "[AGENT]: Five minutes.") {
+		t.Errorf("transcript read back: %v\n%q", err, l.Transcript())
+	}
+	if logs := readLogs(t, k); logs != "" {
+		t.Errorf("hook log:\n%s", logs)
+	}
 }

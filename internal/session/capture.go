@@ -191,7 +191,7 @@ func recapture(cur *Log, o CaptureOptions, hash string) ([]byte, error) {
 		proposal = "## Proposal\n\n" + proposalComplete + "\n"
 	}
 	body := string(cur.doc.Body())
-	if i := strings.Index(body, "\n## Proposal"); i >= 0 {
+	if i := proposalStart(body); i >= 0 {
 		proposal = body[i+1:]
 	}
 	newBody := "## Transcript\n\n" + strings.TrimRightFunc(o.Transcript, unicode.IsSpace) + "\n\n" + proposal
@@ -203,7 +203,7 @@ func recapture(cur *Log, o CaptureOptions, hash string) ([]byte, error) {
 }
 
 // Transcript returns the transcript section of a log: the text between
-// "## Transcript" and "## Proposal".
+// "## Transcript" and the last "## Proposal" heading.
 func (l *Log) Transcript() string {
 	body := string(l.doc.Body())
 	start := strings.Index(body, "## Transcript")
@@ -211,8 +211,17 @@ func (l *Log) Transcript() string {
 		return ""
 	}
 	body = body[start+len("## Transcript"):]
-	if end := strings.Index(body, "\n## Proposal"); end >= 0 {
+	if end := proposalStart(body); end >= 0 {
 		body = body[:end]
 	}
 	return strings.TrimSpace(body)
+}
+
+// proposalStart returns where the "## Proposal" section of a log's body
+// begins (the newline before its heading), or -1. It is the last such
+// heading: the section ends the log, and the transcript before it may
+// hold the same line (a user's pasted document with a "## Proposal"
+// heading).
+func proposalStart(body string) int {
+	return strings.LastIndex(body, "\n## Proposal")
 }
