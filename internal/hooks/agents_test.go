@@ -479,3 +479,42 @@ func TestCaptureOfAUserTextWithAProposalHeading(t *testing.T) {
 		t.Errorf("hook log:\n%s", logs)
 	}
 }
+
+// TestSessionStartMidMerge: a merge of two branches that both added notes
+// stops on ENTRY.md in a clone where kk's merge drivers are not set up
+// (kk sets them up at its first command; a session can come first). Its
+// front matter then holds conflict markers, and session-start gave the
+// session nothing at all, logging "invalid YAML in front matter: line 3":
+// the session that has to finish the merge started without kk. It gets a
+// stand-in that says where the notes are, and the user a note naming the
+// conflict and the command that regenerates the file.
+func TestSessionStartMidMerge(t *testing.T) {
+	root := agentRepo(t)
+	kk := agentKK(t)
+	agentRun(t, root, "", "git", "checkout", "-q", "-b", "feature")
+	agentRun(t, root, "Flags are toggled in flags.yaml.\n", kk, "node", "write", "practice", "feature-flags", "--description", "How feature flags are toggled")
+	agentRun(t, root, "", "git", "add", "-A")
+	agentRun(t, root, "", "git", "commit", "-qm", "flags")
+	agentRun(t, root, "", "git", "checkout", "-q", "main")
+	agentRun(t, root, "Log with key/value pairs.\n", kk, "node", "write", "practice", "logging-rules", "--description", "How we log")
+	agentRun(t, root, "", "git", "add", "-A")
+	agentRun(t, root, "", "git", "commit", "-qm", "logging")
+	cmd := exec.Command("git", "merge", "feature")
+	cmd.Dir, cmd.Env = root, agentEnv()
+	if out, err := cmd.CombinedOutput(); err == nil {
+		t.Fatalf("the merge did not stop on a conflict:\n%s", out)
+	}
+	k := store.New(root)
+	if !strings.Contains(readFile(t, k.EntryPath()), "<<<<<<<") {
+		t.Fatalf("ENTRY.md holds no conflict:\n%s", readFile(t, k.EntryPath()))
+	}
+	out, _ := agentHook(t, root, "session-start", "claude", `{"session_id":"`+sid+`","cwd":"`+root+`","hook_event_name":"SessionStart"}`)
+	var env struct {
+		HookSpecificOutput struct{ AdditionalContext string } `json:"hookSpecificOutput"`
+	}
+	if err := json.Unmarshal([]byte(out), &env); err != nil {
+		t.Fatalf("session-start printed %q: %v; hook log:\n%s", out, err, readLogs(t, k))
+	}
+	mustContain(t, env.HookSpecificOutput.AdditionalContext, ".ai/kenkeep/nodes", "ENTRY.md holds git conflict markers", "kk index rebuild")
+	mustNotContain(t, env.HookSpecificOutput.AdditionalContext, "<<<<<<<", ">>>>>>>")
+}
