@@ -518,3 +518,37 @@ func TestSessionStartMidMerge(t *testing.T) {
 	mustContain(t, env.HookSpecificOutput.AdditionalContext, ".ai/kenkeep/nodes", "ENTRY.md holds git conflict markers", "kk index rebuild")
 	mustNotContain(t, env.HookSpecificOutput.AdditionalContext, "<<<<<<<", ">>>>>>>")
 }
+
+// TestHookWhoseSessionLeftTheProject: the harness runs kk's hooks in the
+// project whose configuration names them, but the payload's cwd is the
+// session's, and an agent can leave the project (Claude Code's cwd follows
+// a `cd` and fires CwdChanged; a scratch folder in /tmp). kk then looked
+// for the knowledge base from the session's folder alone, found none, and
+// from there on gave no context and captured nothing, while logging the
+// problem in the very knowledge base it could not find. A cwd without a
+// knowledge base falls back to the hook's own working directory.
+func TestHookWhoseSessionLeftTheProject(t *testing.T) {
+	root := agentRepo(t)
+	k := store.New(root)
+	agentRun(t, root, "Run them with make migrate, never by hand.\n", agentKK(t), "node", "write", "practice", "database-migrations",
+		"--description", "How the database migrations are run", "--tag", "db")
+	scratch := t.TempDir()
+	tr := claudeTranscript(t, "How are the database migrations run in this project?", "With `make migrate`.")
+	payload := `{"session_id":"` + sid + `","cwd":"` + scratch + `","transcript_path":"` + tr +
+		`","hook_event_name":"Stop","prompt":"how are the database migrations run"}`
+	out, _ := agentHook(t, root, "session-start", "claude", payload)
+	mustContain(t, out, "additionalContext", "practice-database-migrations")
+	out, _ = agentHook(t, root, "prompt-context", "claude", payload)
+	mustContain(t, out, "practice-database-migrations")
+	agentHook(t, root, "capture", "claude", payload)
+	if logs := sessionFiles(t, k); len(logs) != 1 {
+		t.Errorf("session logs %v", logs)
+	}
+	if logs := readLogs(t, k); logs != "" {
+		t.Errorf("hook log:\n%s", logs)
+	}
+	// With neither the session's folder nor the hook's in a knowledge
+	// base, the problem is said on stderr, as before.
+	_, errOut := agentHook(t, scratch, "session-start", "claude", payload)
+	mustContain(t, errOut, "no knowledge base found in "+scratch)
+}
