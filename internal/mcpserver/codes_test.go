@@ -174,3 +174,32 @@ func TestCancelledRequestGetsNoAnswer(t *testing.T) {
 		t.Fatalf("answers after the cancellation: %q, want only the ping's", lines)
 	}
 }
+
+// TestLogFileThatCannotBeOpened: `kk mcp --log-file` in a checkout where
+// the log folder cannot be written (a read-only checkout, a _logs that is
+// not a folder) refused to start at all ("opening the log file: …"), so
+// the agent had no kk tools for a log nobody asked to read. The server
+// starts, logging to stderr, and says why there.
+func TestLogFileThatCannotBeOpened(t *testing.T) {
+	k := newKB(t)
+	if err := os.WriteFile(k.LogsDir(), []byte("not a folder\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	needBinary(t)
+	cmd := exec.Command(kkBin, "--root", k.Root, "mcp", "--log-file")
+	cmd.Env = append(os.Environ(), "KK_ROOT=", "KK_MCP_LOG_LEVEL=")
+	cmd.Stdin = strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}` + "\n" +
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n" +
+		`{"jsonrpc":"2.0","id":2,"method":"tools/list"}` + "\n")
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("kk mcp --log-file: %v\nstderr:\n%s", err, stderr.String())
+	}
+	if !strings.Contains(stdout.String(), `"id":2,"result":{`) || !strings.Contains(stdout.String(), `"name":"kk_search"`) {
+		t.Fatalf("tools/list not answered; stdout:\n%.300s", stdout.String())
+	}
+	if !strings.Contains(stderr.String(), "_logs") {
+		t.Fatalf("stderr does not say why the log file is not used:\n%s", stderr.String())
+	}
+}
