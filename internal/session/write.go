@@ -181,6 +181,9 @@ type UpdateOptions struct {
 	// headless harness's output), relative to .ai/kenkeep: the log's
 	// proposal_log. "" leaves it null.
 	Log string
+	// LockWait bounds the wait for the writer lock; zero is the
+	// knowledge base's own wait (store.KB.WriterWait).
+	LockWait time.Duration
 }
 
 // UpdateProposals records the outcome of an extraction in the log at
@@ -244,9 +247,19 @@ func UpdateProposals(ctx context.Context, k *store.KB, path string, o UpdateOpti
 		return nil
 	}
 	if k == nil {
-		return out, update()
+		err := update() // before out is read: update sets it
+		return out, err
 	}
-	err := k.WithLock(ctx, o.Command, update)
+	wait := o.LockWait
+	if wait <= 0 {
+		wait = k.WriterWait()
+	}
+	l, err := k.WriterLock().Acquire(ctx, wait, o.Command)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = l.Release() }()
+	err = update()
 	return out, err
 }
 
