@@ -228,7 +228,7 @@ func UpdateProposals(ctx context.Context, k *store.KB, path string, o UpdateOpti
 		body := l.doc.Body()
 		if o.Status == StatusDone {
 			updates = append(updates, frontmatter.Item{Key: keyProposals, Value: proposalsValue(*o.Proposals)})
-			body = []byte(strings.Replace(string(body), proposalPlaceholder, proposalComplete, 1))
+			body = []byte(completeProposal(string(body)))
 		} else {
 			updates[2].Value = o.Error
 		}
@@ -386,4 +386,15 @@ func proposalsValue(p contracts.ProposalOutput) yamlstyle.Map {
 		return out
 	}
 	return yamlstyle.Map{{Key: "practice", Value: list(p.Practice)}, {Key: "map", Value: list(p.Map)}}
+}
+
+// completeProposal turns the placeholder line of a log body's proposal
+// section into the "complete" line. Only the section is looked at: the
+// transcript before it may quote the placeholder.
+func completeProposal(body string) string {
+	i := proposalStart(body)
+	if i < 0 {
+		return body
+	}
+	return body[:i] + strings.Replace(body[i:], proposalPlaceholder, proposalComplete, 1)
 }
