@@ -9,12 +9,10 @@ import (
 	"os/signal"
 	"path/filepath"
 	"syscall"
-	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/kk-project/kk/internal/mcpserver"
-	"github.com/kk-project/kk/internal/store"
 )
 
 type mcpOpts struct {
@@ -94,9 +92,22 @@ func runMCP(ctx context.Context, app *App, o mcpOpts) (err error) {
 	defer func() { _ = k.Close() }()
 	logTo := app.IO.Err
 	if o.logFile {
+		// The day's log file, .ai/kenkeep/_logs/mcp-<date>.log.
+		openLog := func() (*os.File, error) {
+			dir := k.LogsDir()
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				return nil, fmt.Errorf("creating %s: %w", k.Rel(dir), err)
+			}
+			name := filepath.Join(dir, "mcp-"+app.Now().UTC().Format("2006-01-02")+".log")
+			f, err := os.OpenFile(name, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+			if err != nil {
+				return nil, fmt.Errorf("opening the log file %s: %w", k.Rel(name), err)
+			}
+			return f, nil
+		}
 		// A log file that cannot be opened (a read-only checkout) costs
 		// the log file, never the server: the agent's tools matter more.
-		f, ferr := openMCPLog(k, app.Now())
+		f, ferr := openLog()
 		if ferr != nil {
 			fmt.Fprintf(app.IO.Err, "kk: warning: logging to stderr instead: %v\n", ferr)
 		} else {
@@ -125,18 +136,4 @@ func runMCP(ctx context.Context, app *App, o mcpOpts) (err error) {
 	}
 	log.Info("client disconnected")
 	return nil
-}
-
-// openMCPLog opens the day's MCP log file, .ai/kenkeep/_logs/mcp-<date>.log.
-func openMCPLog(k *store.KB, now time.Time) (*os.File, error) {
-	dir := k.LogsDir()
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("creating %s: %w", k.Rel(dir), err)
-	}
-	name := filepath.Join(dir, "mcp-"+now.UTC().Format("2006-01-02")+".log")
-	f, err := os.OpenFile(name, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
-	if err != nil {
-		return nil, fmt.Errorf("opening the log file %s: %w", k.Rel(name), err)
-	}
-	return f, nil
 }
