@@ -552,3 +552,23 @@ func TestHookWhoseSessionLeftTheProject(t *testing.T) {
 	_, errOut := agentHook(t, scratch, "session-start", "claude", payload)
 	mustContain(t, errOut, "no knowledge base found in "+scratch)
 }
+
+// TestSessionStartWithAnUnreadableState: .state/state.json records when
+// session-start last nudged; kenkeep writes it too. One that does not
+// parse (cut short, edited by hand) stopped both nudges for good and put
+// the same line in the hook log at every session start. It is moved aside
+// (kept for a person to look at), said once, and the nudges start again.
+func TestSessionStartWithAnUnreadableState(t *testing.T) {
+	root := agentRepo(t)
+	k := store.New(root)
+	writeFile(t, statePath(k), `{"last_nudged_at": "2026-`)
+	payload := `{"session_id":"` + sid + `","cwd":"` + root + `","hook_event_name":"SessionStart"}`
+	for range 3 {
+		agentHook(t, root, "session-start", "claude", payload)
+	}
+	logs := strings.TrimSpace(readLogs(t, k))
+	if strings.Count(logs, "\n") != 0 || !strings.Contains(logs, "state.json.unreadable") {
+		t.Errorf("hook log, want one line naming where the file went:\n%s", logs)
+	}
+	mustContain(t, readFile(t, statePath(k)+".unreadable"), `{"last_nudged_at": "2026-`)
+}
