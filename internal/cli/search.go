@@ -82,6 +82,9 @@ matched words in [brackets]. Nothing found prints nothing and exits 0.`,
 				if o.limit <= 0 {
 					return usagef("--limit must be 1 or more, not %d", o.limit)
 				}
+				if o.limit > search.MaxSearchLimit {
+					return usagef("--limit must be at most %d, not %d", search.MaxSearchLimit, o.limit)
+				}
 				if o.minScore < 0 || math.IsNaN(o.minScore) {
 					return usagef("--min-score must be a number of at least 0, not %v", o.minScore)
 				}

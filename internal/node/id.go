@@ -123,7 +123,8 @@ func LongID(id string) string {
 var DerivedTypes = []string{"practice", "map", "molecule"}
 
 // CheckID checks an id a writer gives: 1 to MaxIDLen characters of ASCII
-// letters, digits, '-', '_' and '.', starting with a letter or digit. Ids
+// letters, digits, '-', '_' and '.', starting with a letter or digit, and
+// not "index" in any case (the folder's index.md). Ids
 // are file names (<id>.md) and appear in test names, commit messages and
 // links, so kk refuses other characters rather than rewriting them.
 func CheckID(id string) error {
@@ -132,6 +133,8 @@ func CheckID(id string) error {
 		return fmt.Errorf("is empty")
 	case len(id) > MaxIDLen:
 		return fmt.Errorf("%q is %d characters; the limit is %d", id, len(id), MaxIDLen)
+	case strings.EqualFold(id, "index"):
+		return fmt.Errorf("%q would be the file index.md, each folder's generated index; choose another id", id)
 	}
 	for i, r := range id {
 		alnum := r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9'
@@ -176,6 +179,9 @@ func CheckNaming(typ, id, filePath string) string {
 	return ""
 }
 
+// maxName is the longest file or folder name file systems take, in bytes.
+const maxName = 255
+
 // CleanFolder checks a folder given relative to nodes/ and returns it in
 // clean slash form ("" for the nodes/ root). Absolute paths and paths that
 // climb out of nodes/ are rejected.
@@ -202,6 +208,9 @@ func CleanFolder(folder string) (string, error) {
 		}
 		if seg == "index.md" || strings.ContainsAny(seg, "\x00:*?\"<>|") || strings.ContainsFunc(seg, unicode.IsControl) {
 			return "", fmt.Errorf("folder %q has an invalid segment %q", folder, seg)
+		}
+		if len(seg) > maxName {
+			return "", fmt.Errorf("folder %q has a name of %d bytes; a file system takes at most %d", folder, len(seg), maxName)
 		}
 	}
 	return c, nil

@@ -258,6 +258,15 @@ func TestCleanFolder(t *testing.T) {
 			t.Errorf("CleanFolder(%q) accepted", bad)
 		}
 	}
+	// A folder name longer than a file system takes failed later, as
+	// "lstat …: file name too long".
+	long := "a/" + strings.Repeat("b", 256)
+	if _, err := CleanFolder(long); err == nil || !strings.Contains(err.Error(), "256 bytes") {
+		t.Errorf("CleanFolder(%q) = %v", long, err)
+	}
+	if got, err := CleanFolder(strings.Repeat("ü", 127)); err != nil || got != strings.Repeat("ü", 127) {
+		t.Errorf("a 254-byte name: %q, %v", got, err)
+	}
 }
 
 func FuzzParse(f *testing.F) {
@@ -365,5 +374,22 @@ func TestParseCRLFLeafMeasuresAsLF(t *testing.T) {
 	}
 	if crlf.Title != lf.Title || crlf.Description != lf.Description || strings.Join(crlf.Tags, ",") != strings.Join(lf.Tags, ",") || crlf.ID != lf.ID {
 		t.Errorf("CRLF leaf reads as %q %q %v %q, LF as %q %q %v %q", crlf.Title, crlf.Description, crlf.Tags, crlf.ID, lf.Title, lf.Description, lf.Tags, lf.ID)
+	}
+}
+
+// An entity id is its file name: "index" (in any case) would be the
+// folder's generated index.md, which kk does not overwrite (the write
+// failed as an INTERNAL_ERROR) and which a case-insensitive checkout
+// (macOS, Windows) cannot hold beside INDEX.md.
+func TestCheckIDRefusesIndex(t *testing.T) {
+	for _, id := range []string{"index", "INDEX", "Index"} {
+		if err := CheckID(id); err == nil || !strings.Contains(err.Error(), "index.md") {
+			t.Errorf("CheckID(%q) = %v", id, err)
+		}
+	}
+	for _, id := range []string{"REQ-1", "index-2", "reindex", "indexes"} {
+		if err := CheckID(id); err != nil {
+			t.Errorf("CheckID(%q) = %v", id, err)
+		}
 	}
 }
