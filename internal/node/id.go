@@ -243,6 +243,38 @@ var windowsDevices = []string{"CON", "PRN", "AUX", "NUL", "CONIN$", "CONOUT$",
 	"COM0", "COM1", "COM2", "COM3", "COM4", "COM5", "COM6", "COM7", "COM8", "COM9", "COM¹", "COM²", "COM³",
 	"LPT0", "LPT1", "LPT2", "LPT3", "LPT4", "LPT5", "LPT6", "LPT7", "LPT8", "LPT9", "LPT¹", "LPT²", "LPT³"}
 
+// MakeableFolder is folder (clean, relative to nodes/) with each name
+// kk would not create (NameProblem: a space, a Windows device name, a
+// trailing dot or space) made the nearest one it does: "Meeting Notes"
+// becomes Meeting-Notes, con con-notes, aux.d aux-notes.d, "old." old.
+// An import uses it for the folders of a tree made elsewhere (kenkeep's
+// packs, a knowledged repository), whose names no one can choose in the
+// import.
+func MakeableFolder(folder string) string {
+	if folder == "" {
+		return ""
+	}
+	segs := strings.Split(folder, "/")
+	for i, seg := range segs {
+		if NameProblem(seg) == "" {
+			continue
+		}
+		seg = strings.TrimRight(strings.Join(strings.Fields(seg), "-"), ".")
+		if NameProblem(seg) != "" { // a device name, with an extension or not
+			base, ext, dot := strings.Cut(seg, ".")
+			seg = base + "-notes"
+			if dot {
+				seg += "." + ext
+			}
+		}
+		if seg == "" {
+			seg = "notes"
+		}
+		segs[i] = seg
+	}
+	return strings.Join(segs, "/")
+}
+
 // NameProblem says what is wrong with name as a folder or file name kk
 // creates under nodes/ ("" when nothing): a Windows device name (any
 // case, with or without an extension) or a name ending with a dot or a

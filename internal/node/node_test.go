@@ -393,3 +393,26 @@ func TestCheckIDRefusesIndex(t *testing.T) {
 		}
 	}
 }
+
+func TestMakeableFolder(t *testing.T) {
+	for in, want := range map[string]string{
+		"":                   "",
+		"ok/fine":            "ok/fine",
+		"Meeting Notes":      "Meeting-Notes",
+		"a/with  two spaces": "a/with-two-spaces",
+		"con":                "con-notes",
+		"x/AUX.d":            "x/AUX-notes.d",
+		"old.":               "old",
+		"über café/x":        "über-café/x",
+	} {
+		got := MakeableFolder(in)
+		if got != want {
+			t.Errorf("MakeableFolder(%q) = %q, want %q", in, got, want)
+		}
+		for _, seg := range strings.Split(got, "/") {
+			if got != "" && NameProblem(seg) != "" {
+				t.Errorf("MakeableFolder(%q) = %q: %s", in, got, NameProblem(seg))
+			}
+		}
+	}
+}

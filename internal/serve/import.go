@@ -127,37 +127,15 @@ func readKnowledged(dir string) ([]knowledgedNote, []ImportSkipped, error) {
 }
 
 // importFolder is the folder under nodes/ that the notes of the knowledged
-// folder dir go to: dir itself, each of its names that kk would not
-// create (node.NameProblem: a space, a Windows device name, a trailing
-// dot or space) made the nearest one it does ("Meeting Notes" becomes
-// Meeting-Notes, con con-notes, "old." old). A knowledged repository made
-// on one system may hold them; refusing the import would ask for a name
-// the import gives no way to choose. What it renamed goes into renamed
-// (the knowledged folder: the folder under nodes/).
+// folder dir go to: dir, with a name kk would not create made the nearest
+// one it does (node.MakeableFolder), recorded in renamed (the knowledged
+// folder: the folder under nodes/).
 func importFolder(dir string, renamed map[string]string) (string, error) {
 	folder, err := node.CleanFolder(dir)
-	if err != nil || folder == "" {
-		return folder, err
+	if err != nil {
+		return "", err
 	}
-	segs := strings.Split(folder, "/")
-	for i, seg := range segs {
-		if node.NameProblem(seg) == "" {
-			continue
-		}
-		seg = strings.TrimRight(strings.Join(strings.Fields(seg), "-"), ".")
-		if node.NameProblem(seg) != "" { // a device name, with an extension or not
-			base, ext, dot := strings.Cut(seg, ".")
-			seg = base + "-notes"
-			if dot {
-				seg += "." + ext
-			}
-		}
-		if seg == "" {
-			seg = "notes"
-		}
-		segs[i] = seg
-	}
-	to := strings.Join(segs, "/")
+	to := node.MakeableFolder(folder)
 	if to != folder {
 		renamed[folder] = to
 	}
