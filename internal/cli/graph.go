@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -589,5 +590,14 @@ func opCall[P, R any](ctx context.Context, app *App, input, operation string, op
 		}
 		p = fromInput
 	}
-	return op.Wrap(fn(ctx, k, p)), nil
+	data, err := fn(ctx, k, p)
+	if err != nil && ctx.Err() != nil {
+		// Interrupted (Ctrl-C, SIGTERM): not a failure of the operation,
+		// and INTERRUPTED as for every other command (see classify).
+		if !errors.Is(err, ctx.Err()) {
+			err = fmt.Errorf("%w: %w", ctx.Err(), err)
+		}
+		return op.Envelope{}, err
+	}
+	return op.Wrap(data, err), nil
 }

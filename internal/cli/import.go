@@ -37,7 +37,10 @@ its title, description, tags and body; a practice when its title is
 imperative, else a map. Its created and modified times become
 kk_created_at and kk_updated_at, and kk_derived_from records
 "knowledged:<path>". Files without such front matter are skipped and
-listed.
+listed. A folder whose name kk does not make (one holding a space, a
+Windows device name such as con, one ending with a dot) becomes the
+nearest name it does (Meeting-Notes, con-notes), and the import says so
+("renamed" in --json).
 
 A note imported before is updated in place from its source, so running the
 import again changes nothing. The index files are regenerated; commit the
@@ -84,6 +87,9 @@ func runImportKnowledged(ctx context.Context, app *App, o importKnowledgedOpts) 
 	}
 	for _, s := range res.Skipped {
 		app.warnf("skipped %s: %s", s.File, s.Reason)
+	}
+	for _, r := range res.Renamed {
+		app.notef("the notes of folder %q are in nodes/%s: kk makes no folder named so (a space, a Windows device name or a trailing dot)", r.From, r.To)
 	}
 	app.notef("%d created, %d updated, %d unchanged, %d skipped", len(res.Created), len(res.Updated), len(res.Unchanged), len(res.Skipped))
 	return nil

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -157,5 +158,33 @@ func TestJSONErrorClassify(t *testing.T) {
 	}
 	if e := classify(&commandError{conflict}); e.Details["currentVersion"] != 3 {
 		t.Errorf("details lost: %+v", e)
+	}
+}
+
+// An interrupted command (Ctrl-C, SIGTERM: its context cancelled) is
+// INTERRUPTED whatever it runs; the commands that run a tool's operation
+// (search, read, query, graph…) said INTERNAL_ERROR and sent the person
+// to kk doctor.
+func TestInterruptedOperationIsInterrupted(t *testing.T) {
+	dir := t.TempDir()
+	if code, _, errs := run(t, dir, "", "init"); code != 0 {
+		t.Fatalf("init: %d %s", code, errs)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	for _, args := range [][]string{
+		{"search", "retry", "--json"},
+		{"read", "practice-x", "--json"},
+		{"query", "--type", "req", "--json"},
+	} {
+		var out, errb bytes.Buffer
+		code := Run(ctx, args, IO{In: strings.NewReader(""), Out: &out, Err: &errb}, func(k string) string { return map[string]string{"KK_ROOT": dir}[k] })
+		if code != ExitFailure || out.Len() != 0 {
+			t.Errorf("%v: exit %d, stdout %q", args, code, out.String())
+			continue
+		}
+		if e := decodeJSONError(t, args[0], errb.String()); e.Code != codeInterrupted || strings.Contains(e.Message, "kk doctor") {
+			t.Errorf("%v: %+v", args, e)
+		}
 	}
 }

@@ -198,7 +198,11 @@ and import the file.
 With --json: {"schema_version", "name", "version", "folder", "migrated",
 "imported", "skipped": [{"id", "path", "reason" (exists or retired),
 "existing"}], "relinked", "folder_summaries", "unknown_edges",
-"collisions", "index_changed"}.`,
+"collisions", "index_changed", "missing_summaries", "renamed": [{"from",
+"to"}]}. A folder of the pack whose name kk does not make (one holding a
+space, a Windows device name such as con, one ending with a dot) becomes
+the nearest name it does (Meeting-Notes, con-notes), with its summary,
+and is listed in "renamed".`,
 		Args: oneArg("pack import needs the pack: a folder or a .tar.gz file"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Source = args[0]
@@ -238,6 +242,9 @@ func runPackImport(ctx context.Context, app *App, o packImportOpts) error {
 	}
 	if len(res.MissingSummaries) > 0 {
 		app.warnf("%d folder(s) of the pack have no summary in its %s: %s", len(res.MissingSummaries), pack.SummariesFile, listSome(res.MissingSummaries))
+	}
+	for _, r := range res.Renamed {
+		app.notef("the pack's folder %q is %s/%s: kk makes no folder named so (a space, a Windows device name or a trailing dot)", r.From, res.Folder, r.To)
 	}
 	app.phrasingsHint(ctx, k)
 	if app.JSON {

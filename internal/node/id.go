@@ -123,7 +123,8 @@ func LongID(id string) string {
 var DerivedTypes = []string{"practice", "map", "molecule"}
 
 // CheckID checks an id a writer gives: 1 to MaxIDLen characters of ASCII
-// letters, digits, '-', '_' and '.', starting with a letter or digit. Ids
+// letters, digits, '-', '_' and '.', starting with a letter or digit, and
+// not "index" in any case (the folder's index.md). Ids
 // are file names (<id>.md) and appear in test names, commit messages and
 // links, so kk refuses other characters rather than rewriting them.
 func CheckID(id string) error {
@@ -132,6 +133,8 @@ func CheckID(id string) error {
 		return fmt.Errorf("is empty")
 	case len(id) > MaxIDLen:
 		return fmt.Errorf("%q is %d characters; the limit is %d", id, len(id), MaxIDLen)
+	case strings.EqualFold(id, "index"):
+		return fmt.Errorf("%q would be the file index.md, each folder's generated index; choose another id", id)
 	}
 	for i, r := range id {
 		alnum := r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9'
@@ -239,6 +242,38 @@ func TreeFolder(folder string) (string, error) {
 var windowsDevices = []string{"CON", "PRN", "AUX", "NUL", "CONIN$", "CONOUT$",
 	"COM0", "COM1", "COM2", "COM3", "COM4", "COM5", "COM6", "COM7", "COM8", "COM9", "COM¹", "COM²", "COM³",
 	"LPT0", "LPT1", "LPT2", "LPT3", "LPT4", "LPT5", "LPT6", "LPT7", "LPT8", "LPT9", "LPT¹", "LPT²", "LPT³"}
+
+// MakeableFolder is folder (clean, relative to nodes/) with each name
+// kk would not create (NameProblem: a space, a Windows device name, a
+// trailing dot or space) made the nearest one it does: "Meeting Notes"
+// becomes Meeting-Notes, con con-notes, aux.d aux-notes.d, "old." old.
+// An import uses it for the folders of a tree made elsewhere (kenkeep's
+// packs, a knowledged repository), whose names no one can choose in the
+// import.
+func MakeableFolder(folder string) string {
+	if folder == "" {
+		return ""
+	}
+	segs := strings.Split(folder, "/")
+	for i, seg := range segs {
+		if NameProblem(seg) == "" {
+			continue
+		}
+		seg = strings.TrimRight(strings.Join(strings.Fields(seg), "-"), ".")
+		if NameProblem(seg) != "" { // a device name, with an extension or not
+			base, ext, dot := strings.Cut(seg, ".")
+			seg = base + "-notes"
+			if dot {
+				seg += "." + ext
+			}
+		}
+		if seg == "" {
+			seg = "notes"
+		}
+		segs[i] = seg
+	}
+	return strings.Join(segs, "/")
+}
 
 // NameProblem says what is wrong with name as a folder or file name kk
 // creates under nodes/ ("" when nothing): a Windows device name (any

@@ -376,3 +376,43 @@ func TestParseCRLFLeafMeasuresAsLF(t *testing.T) {
 		t.Errorf("CRLF leaf reads as %q %q %v %q, LF as %q %q %v %q", crlf.Title, crlf.Description, crlf.Tags, crlf.ID, lf.Title, lf.Description, lf.Tags, lf.ID)
 	}
 }
+
+// An entity id is its file name: "index" (in any case) would be the
+// folder's generated index.md, which kk does not overwrite (the write
+// failed as an INTERNAL_ERROR) and which a case-insensitive checkout
+// (macOS, Windows) cannot hold beside INDEX.md.
+func TestCheckIDRefusesIndex(t *testing.T) {
+	for _, id := range []string{"index", "INDEX", "Index"} {
+		if err := CheckID(id); err == nil || !strings.Contains(err.Error(), "index.md") {
+			t.Errorf("CheckID(%q) = %v", id, err)
+		}
+	}
+	for _, id := range []string{"REQ-1", "index-2", "reindex", "indexes"} {
+		if err := CheckID(id); err != nil {
+			t.Errorf("CheckID(%q) = %v", id, err)
+		}
+	}
+}
+
+func TestMakeableFolder(t *testing.T) {
+	for in, want := range map[string]string{
+		"":                   "",
+		"ok/fine":            "ok/fine",
+		"Meeting Notes":      "Meeting-Notes",
+		"a/with  two spaces": "a/with-two-spaces",
+		"con":                "con-notes",
+		"x/AUX.d":            "x/AUX-notes.d",
+		"old.":               "old",
+		"über café/x":        "über-café/x",
+	} {
+		got := MakeableFolder(in)
+		if got != want {
+			t.Errorf("MakeableFolder(%q) = %q, want %q", in, got, want)
+		}
+		for _, seg := range strings.Split(got, "/") {
+			if got != "" && NameProblem(seg) != "" {
+				t.Errorf("MakeableFolder(%q) = %q: %s", in, got, NameProblem(seg))
+			}
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
@@ -78,6 +79,16 @@ type ImportResult struct {
 	// knowledge/, the root aside) that its registry gives no summary: a
 	// warning, as kenkeep warns.
 	MissingSummaries []string `json:"missing_summaries"`
+	// Renamed lists the pack's folders (relative to its knowledge/) whose
+	// leaves went to another name, one kk creates (node.MakeableFolder).
+	Renamed []Renamed `json:"renamed"`
+}
+
+// Renamed is a folder of the pack (From) whose leaves are in To, both
+// relative to the pack's folder under nodes/.
+type Renamed struct {
+	From string `json:"from"`
+	To   string `json:"to"`
 }
 
 // DestExistsError is an import into a folder that already exists.
@@ -138,7 +149,7 @@ func Import(ctx context.Context, k *store.KB, opts ImportOptions) (*ImportResult
 		dest = m.Name
 	}
 	res := &ImportResult{Name: m.Name, Version: m.Version, Folder: k.Rel(k.NodePath(dest)),
-		Skipped: []SkippedLeaf{}, Relinked: []string{}, UnknownEdges: []string{}, Collisions: []migrate.Collision{}, IndexChanged: []string{}}
+		Skipped: []SkippedLeaf{}, Relinked: []string{}, UnknownEdges: []string{}, Collisions: []migrate.Collision{}, IndexChanged: []string{}, Renamed: []Renamed{}}
 	if m.SchemaVersion == 2 && !opts.Migrate {
 		return nil, fmt.Errorf("pack %s is at schema version 2 (kenkeep's v2 leaves); import it with --migrate, which converts its leaves to version 3 on the way in", m.Name)
 	}
@@ -360,9 +371,19 @@ func graft(tx *txn.Tx, sp *stagedPack, dest string, leaves []*node.Node, packSum
 		return fmt.Errorf("nothing to import: the id of each of the pack's %d leaves is already taken in the tree", len(leaves))
 	}
 	folders := map[string]bool{}
+	renamed := map[string]string{}
 	var problems []error
 	for _, n := range staged {
 		rel := n.Path
+		// A pack made with kenkeep may hold a folder kk does not create
+		// (a space, a Windows device name): its leaves go to the nearest
+		// name kk does, since no one can choose one in the import.
+		if dir := n.Dir(); dir != "" {
+			if to := node.MakeableFolder(dir); to != dir {
+				renamed[dir] = to
+				rel = to + "/" + path.Base(rel)
+			}
+		}
 		n.Path = dest + "/" + rel
 		if err := n.Validate(); err != nil {
 			problems = append(problems, err)
@@ -377,6 +398,10 @@ func graft(tx *txn.Tx, sp *stagedPack, dest string, leaves []*node.Node, packSum
 		return fmt.Errorf("%s: %w", sp.label(KnowledgeDir), &store.TreeError{Problems: problems})
 	}
 	res.Imported = len(staged)
+	res.Renamed = []Renamed{}
+	for _, from := range slices.Sorted(maps.Keys(renamed)) {
+		res.Renamed = append(res.Renamed, Renamed{From: from, To: renamed[from]})
+	}
 	unknown := map[string]bool{}
 	for _, n := range staged {
 		for _, e := range append(slices.Clone(n.RelatesTo), n.DependsOn...) {
@@ -410,7 +435,7 @@ func graft(tx *txn.Tx, sp *stagedPack, dest string, leaves []*node.Node, packSum
 		}
 	}
 	for key, s := range packSummaries {
-		if folders[key] {
+		if key = node.MakeableFolder(key); folders[key] {
 			summaries[dest+"/"+key] = s
 			res.FolderSummaries++
 		}

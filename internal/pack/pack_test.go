@@ -678,3 +678,41 @@ func TestImportUndoesFailedWrite(t *testing.T) {
 		})
 	}
 }
+
+// A pack made with kenkeep, whose folder guard takes any name, may hold a
+// folder kk would not create (a space, a Windows device name): the whole
+// import was refused ("with space holds a space … choose another name"),
+// a name no one can choose in the import. Its leaves go to the nearest
+// name kk creates, with their folder summaries, and the result says so.
+func TestImportRenamesFoldersKkDoesNotCreate(t *testing.T) {
+	ctx := context.Background()
+	k := newKB(t)
+	leaf := func(id string) string { return strings.ReplaceAll(smallLeaf, "practice-tiny", id) }
+	src := writePackDir(t, map[string]string{
+		ManifestFile: smallManifest,
+		"knowledge/Meeting Notes/practice-standup.md": leaf("practice-standup"),
+		"knowledge/con/practice-device.md":            leaf("practice-device"),
+		"knowledge/ok/practice-fine.md":               leaf("practice-fine"),
+		SummariesFile:                                 "---\nschema_version: 1\nsummaries:\n  Meeting Notes: the meetings\n  con: the console\n  ok: fine\n---\n",
+	})
+	res, err := Import(ctx, k, ImportOptions{Source: src, Command: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"tiny/Meeting-Notes/practice-standup.md", "tiny/con-notes/practice-device.md", "tiny/ok/practice-fine.md"} {
+		if _, err := k.ReadLeaf(p); err != nil {
+			t.Errorf("%s: %v", p, err)
+		}
+	}
+	want := []Renamed{{From: "Meeting Notes", To: "Meeting-Notes"}, {From: "con", To: "con-notes"}}
+	if !slices.Equal(res.Renamed, want) || res.Imported != 3 {
+		t.Errorf("renamed %+v, imported %d", res.Renamed, res.Imported)
+	}
+	s, err := store.ReadSummaries(k.SummariesPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s["tiny/Meeting-Notes"] != "the meetings" || s["tiny/con-notes"] != "the console" || s["tiny/ok"] != "fine" || s["tiny/con"] != "" {
+		t.Errorf("summaries %v", s)
+	}
+}

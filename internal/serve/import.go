@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
@@ -29,6 +30,16 @@ type ImportResult struct {
 	Updated   []string        `json:"updated"`
 	Unchanged []string        `json:"unchanged"`
 	Skipped   []ImportSkipped `json:"skipped"`
+	// Renamed lists the folders of the knowledged repository whose notes
+	// went to another folder name, one kk creates (see importFolder).
+	Renamed []ImportRenamed `json:"renamed"`
+}
+
+// ImportRenamed is a folder of the knowledged repository (From) whose
+// notes are in nodes/To.
+type ImportRenamed struct {
+	From string `json:"from"`
+	To   string `json:"to"`
 }
 
 // ImportSkipped is a markdown file of the knowledged repository that is
@@ -64,7 +75,11 @@ func readKnowledged(dir string) ([]knowledgedNote, []ImportSkipped, error) {
 			}
 			return nil
 		}
-		if !strings.HasSuffix(strings.ToLower(rel), ".md") || rel == "INDEX.md" || !d.Type().IsRegular() {
+		if !strings.HasSuffix(strings.ToLower(rel), ".md") || rel == "INDEX.md" {
+			return nil
+		}
+		if !d.Type().IsRegular() {
+			skipped = append(skipped, ImportSkipped{rel, "not a regular file (a symbolic link, a pipe): never read"})
 			return nil
 		}
 		src, err := os.ReadFile(p)
@@ -111,6 +126,22 @@ func readKnowledged(dir string) ([]knowledgedNote, []ImportSkipped, error) {
 	return notes, skipped, err
 }
 
+// importFolder is the folder under nodes/ that the notes of the knowledged
+// folder dir go to: dir, with a name kk would not create made the nearest
+// one it does (node.MakeableFolder), recorded in renamed (the knowledged
+// folder: the folder under nodes/).
+func importFolder(dir string, renamed map[string]string) (string, error) {
+	folder, err := node.CleanFolder(dir)
+	if err != nil {
+		return "", err
+	}
+	to := node.MakeableFolder(folder)
+	if to != folder {
+		renamed[folder] = to
+	}
+	return to, nil
+}
+
 // utcTime is an RFC 3339 time s in UTC, as knowledged writes its times
 // and kk its own (a note edited by hand may give another offset); s
 // itself when it is not such a time.
@@ -139,7 +170,7 @@ func ImportKnowledged(ctx context.Context, k *store.KB, dir string) (*ImportResu
 	if err != nil {
 		return nil, err
 	}
-	res := &ImportResult{Created: []string{}, Updated: []string{}, Unchanged: []string{}, Skipped: skipped}
+	res := &ImportResult{Created: []string{}, Updated: []string{}, Unchanged: []string{}, Skipped: skipped, Renamed: []ImportRenamed{}}
 	if res.Skipped == nil {
 		res.Skipped = []ImportSkipped{}
 	}
@@ -157,12 +188,16 @@ func ImportKnowledged(ctx context.Context, k *store.KB, dir string) (*ImportResu
 				}
 			}
 		}
+		renamed := map[string]string{}
 		for _, kn := range notes {
-			n, err := importNote(tx, kn, bySource[KnowledgedSource+kn.rel])
+			n, err := importNote(tx, kn, bySource[KnowledgedSource+kn.rel], renamed)
 			if err != nil {
 				return fmt.Errorf("%s: %w", kn.rel, err)
 			}
 			touched = append(touched, n)
+		}
+		for _, from := range slices.Sorted(maps.Keys(renamed)) {
+			res.Renamed = append(res.Renamed, ImportRenamed{From: from, To: renamed[from]})
 		}
 		return nil
 	})
@@ -187,12 +222,16 @@ func ImportKnowledged(ctx context.Context, k *store.KB, dir string) (*ImportResu
 }
 
 // importNote stages one knowledged note: an update of the leaf imported
-// from it before (old), else a new leaf.
-func importNote(tx *txn.Tx, kn knowledgedNote, old *node.Node) (*node.Node, error) {
+// from it before (old), else a new leaf, in the note's folder, or the
+// name importFolder gives it (recorded in renamed).
+func importNote(tx *txn.Tx, kn knowledgedNote, old *node.Node, renamed map[string]string) (*node.Node, error) {
 	source := KnowledgedSource + kn.rel
-	folder, err := node.CleanFolder(path.Dir(kn.rel))
-	if err != nil {
-		return nil, err
+	var folder string
+	var err error
+	if old == nil {
+		if folder, err = importFolder(path.Dir(kn.rel), renamed); err != nil {
+			return nil, err
+		}
 	}
 	var n *node.Node
 	if old != nil {

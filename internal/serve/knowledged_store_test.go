@@ -9,6 +9,7 @@ package serve
 
 import (
 	"context"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -228,4 +229,50 @@ func TestKnowledgedBootstrapIgnoresTheState(t *testing.T) {
 		t.Errorf("the state folder is not ignored: %v", err)
 	}
 	clean(t, k)
+}
+
+// A knowledged repository's folder whose name kk does not create (a
+// space, a Windows device name, a trailing dot) stopped the whole import
+// ("with space holds a space … choose another name"), a name the person
+// could not choose in the import. Its notes go to the nearest name kk
+// creates, the result says which, and a second run changes nothing. A
+// symbolic link is never read, and listed as skipped (it was left out
+// without a word).
+func TestKnowledgedImportRenamesFoldersKkDoesNotCreate(t *testing.T) {
+	k := newRepo(t, 0)
+	src := t.TempDir()
+	for _, rel := range []string{"Meeting Notes/standup.md", "con/device.md", "aux.d/more.md", "trail./dot.md", "ok/fine.md"} {
+		p := filepath.Join(src, filepath.FromSlash(rel))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte("---\ntitle: "+strings.TrimSuffix(filepath.Base(rel), ".md")+" note\n---\nbody\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink("/etc/passwd", filepath.Join(src, "ok", "link.md")); err != nil {
+		t.Fatal(err)
+	}
+	res, err := ImportKnowledged(context.Background(), k, src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Skipped) != 1 || res.Skipped[0].File != "ok/link.md" {
+		t.Errorf("a symbolic link: skipped %+v", res.Skipped)
+	}
+	want := []string{"Meeting-Notes/map-standup.md", "aux-notes.d/map-more.md", "con-notes/map-device.md", "ok/map-fine.md", "trail/map-dot.md"}
+	if got := slices.Sorted(slices.Values(res.Created)); !slices.Equal(got, want) {
+		t.Errorf("created %v, want %v", got, want)
+	}
+	renamed := map[string]string{}
+	for _, r := range res.Renamed {
+		renamed[r.From] = r.To
+	}
+	if !maps.Equal(renamed, map[string]string{"Meeting Notes": "Meeting-Notes", "con": "con-notes", "aux.d": "aux-notes.d", "trail.": "trail"}) {
+		t.Errorf("renamed %+v", res.Renamed)
+	}
+	res, err = ImportKnowledged(context.Background(), k, src)
+	if err != nil || len(res.Created)+len(res.Updated) != 0 || len(res.Unchanged) != 5 {
+		t.Errorf("second run: %+v, %v", res, err)
+	}
 }
