@@ -15,6 +15,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"golang.org/x/text/unicode/norm"
+
 	"github.com/kk-project/kk/internal/indexfiles"
 	"github.com/kk-project/kk/internal/store"
 
@@ -671,10 +673,20 @@ func (l *linter) checkFolders(t *store.Tree, summaries store.Summaries) {
 	// macOS and Windows: git cannot check both out there.
 	seen := map[string]string{}
 	for _, d := range t.Dirs {
-		key := strings.ToLower(d)
+		// Folded by case and by Unicode spelling: a name macOS wrote
+		// decomposed ("e" and a combining accent) and the same name
+		// typed composed are one folder there.
+		key := strings.ToLower(norm.NFC.String(d))
 		if first, ok := seen[key]; ok && d != "" {
-			l.add(ruleFolderCaseCollision, LintError, lintPath(d),
-				fmt.Sprintf("folder differs from %s only in case: on macOS and Windows, whose file systems ignore case, they are one folder and git cannot check both out", lintPath(first)),
+			msg := fmt.Sprintf("folder differs from %s only in case: on macOS and Windows, whose file systems ignore case, they are one folder and git cannot check both out", lintPath(first))
+			switch {
+			case strings.EqualFold(d, first):
+			case norm.NFC.String(d) == norm.NFC.String(first):
+				msg = fmt.Sprintf("folder differs from %s only in how its name's accented letters are encoded (composed or decomposed Unicode): on macOS they are one folder and git cannot check both out", lintPath(first))
+			default:
+				msg = fmt.Sprintf("folder differs from %s only in case and in how its name's accented letters are encoded (composed or decomposed Unicode): on macOS they are one folder and git cannot check both out", lintPath(first))
+			}
+			l.add(ruleFolderCaseCollision, LintError, lintPath(d), msg,
 				"move the leaves of one into the other with git mv, then run `kk index rebuild`")
 			continue
 		}

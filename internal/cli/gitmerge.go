@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"fmt"
+
 	"github.com/spf13/cobra"
 
 	"github.com/kk-project/kk/internal/githooks"
@@ -42,11 +44,44 @@ the file rendered from the result to OURS. Git runs it as the merge driver
 kk-summaries, which kk init and kk doctor --fix define; two branches that
 each summarized a folder then merge with both summaries. Both sides
 changing one folder's summary differently is an error, and the driver's
-command falls back to git's union merge.`,
-		Example: `  git config merge.kk-summaries.driver 'kk git-merge-summaries %O %A %B || git merge-file --union %A %O %B'`,
+command falls back to git merge-file, which leaves conflict markers in
+that folder's line.`,
+		Example: `  git config merge.kk-summaries.driver 'kk git-merge-summaries %O %A %B || git merge-file -L ours -L base -L theirs %A %O %B'`,
 		Args:    cobra.ExactArgs(3),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return githooks.MergeSummaries(args[0], args[1], args[2])
+		},
+	}
+}
+
+// newGitResolveVersionsCmd is the command kk's post-index-change hook runs
+// when git stopped a merge, a rebase, a cherry-pick or a revert on
+// conflicts: hidden, as the merge drivers.
+func newGitResolveVersionsCmd(app *App) *cobra.Command {
+	return &cobra.Command{
+		Use:    "git-resolve-versions",
+		Hidden: true,
+		Short:  "Resolve conflicts git left only in notes' kk_version (for kk's git hooks)",
+		Long: `Resolve, in the notes git left unmerged, the conflicts that lie only in
+kk_version, the counter kk keeps in each note's front matter: two people who
+each changed a different part of one note with kk both bumped it, and git
+stops on that line, which neither of them wrote. Such a note takes the
+higher of the two versions and one more and is staged (git add); each is
+printed as "path<TAB>version". A note with any other conflict is left as
+git left it. kk's post-index-change hook runs it when git stops on
+conflicts.`,
+		Example: `  kk git-resolve-versions    # in a merge git stopped on a conflict in kk_version`,
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			k, err := app.findKB()
+			if err != nil {
+				return err
+			}
+			res, err := githooks.ResolveVersionConflicts(cmd.Context(), k)
+			for _, r := range res {
+				fmt.Fprintf(app.IO.Out, "%s\t%d\n", r.Path, r.Version)
+			}
+			return err
 		},
 	}
 }

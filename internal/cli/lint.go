@@ -34,7 +34,8 @@ If that fails, nothing else is reported. Then every leaf must be valid
 (invalid-leaf, needs-migration for kenkeep v2 leaves), and the tree is
 checked for dangling-edge, redirected-edge, slug-id-mismatch,
 missing-folder-index, empty-folder, folder-case-collision (two folders whose
-paths differ only in case, one folder on macOS and Windows: an error),
+paths differ only in case, one folder on macOS and Windows, or in how their
+accented letters are encoded, one folder on macOS: an error),
 folder-name (a folder made by hand with a name a Windows clone cannot check
 out, a device name such as aux or one ending with a dot or a space: an
 error; or holding a space, which breaks the index's links to it),

@@ -53,7 +53,8 @@ Nothing but protocol messages is written to stdout. The log goes to
 stderr, warnings and errors only, since harnesses show stderr as errors;
 --log-level info adds the session's events and a line per call. With
 --log-file the log is appended to .ai/kenkeep/_logs/mcp-<date>.log
-instead, at level info unless --log-level says otherwise.
+instead, at level info unless --log-level says otherwise (on stderr,
+with a warning, when that file cannot be written: a read-only checkout).
 KK_MCP_LOG_LEVEL sets the level when the flag is not given.
 
 The server stops, with exit status 0, when the client closes stdin or its
@@ -91,17 +92,28 @@ func runMCP(ctx context.Context, app *App, o mcpOpts) (err error) {
 	defer func() { _ = k.Close() }()
 	logTo := app.IO.Err
 	if o.logFile {
-		dir := k.LogsDir()
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return fmt.Errorf("creating %s: %w", k.Rel(dir), err)
+		// The day's log file, .ai/kenkeep/_logs/mcp-<date>.log.
+		openLog := func() (*os.File, error) {
+			dir := k.LogsDir()
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				return nil, fmt.Errorf("creating %s: %w", k.Rel(dir), err)
+			}
+			name := filepath.Join(dir, "mcp-"+app.Now().UTC().Format("2006-01-02")+".log")
+			f, err := os.OpenFile(name, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+			if err != nil {
+				return nil, fmt.Errorf("opening the log file %s: %w", k.Rel(name), err)
+			}
+			return f, nil
 		}
-		name := filepath.Join(dir, "mcp-"+app.Now().UTC().Format("2006-01-02")+".log")
-		f, err := os.OpenFile(name, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
-		if err != nil {
-			return fmt.Errorf("opening the log file: %w", err)
+		// A log file that cannot be opened (a read-only checkout) costs
+		// the log file, never the server: the agent's tools matter more.
+		f, ferr := openLog()
+		if ferr != nil {
+			fmt.Fprintf(app.IO.Err, "kk: warning: logging to stderr instead: %v\n", ferr)
+		} else {
+			defer func() { err = errors.Join(err, f.Close()) }()
+			logTo = f
 		}
-		defer func() { err = errors.Join(err, f.Close()) }()
-		logTo = f
 	}
 	log := slog.New(slog.NewTextHandler(logTo, &slog.HandlerOptions{Level: o.level}))
 	// A write to a closed stdout would kill the process with SIGPIPE. With

@@ -345,7 +345,7 @@ func newRootCmd(app *App) *cobra.Command {
 		newSyncCmd(app), newSearchCmd(app), newReadCmd(app), newEntryCmd(app), newQueryCmd(app), newUpsertCmd(app), newDeleteCmd(app), newCheckCmd(app), newGCCmd(app), newCompactCmd(app), newAuditCmd(app),
 		newGraphCmd(app), newContextCmd(app), newChangelogCmd(app),
 		newMCPCmd(app), newServeCmd(app), newClientCmd(app), newBrowseCmd(app),
-		newVersionCmd(app), newCompletionCmd(app), newGitMergeRedirectsCmd(), newGitMergeSummariesCmd(),
+		newVersionCmd(app), newCompletionCmd(app), newGitMergeRedirectsCmd(), newGitMergeSummariesCmd(), newGitResolveVersionsCmd(app),
 	} {
 		root.AddCommand(c)
 	}
@@ -583,6 +583,10 @@ func (a *App) setUpCloneOnWrite(k *store.KB) {
 		res, err := githooks.SetUpClone(ctx, k)
 		if err != nil {
 			fmt.Fprintf(a.IO.Err, "kk: setting up kk's git hooks and merge drivers in this clone failed: %v; run `kk init` to set them up\n", err)
+			return
+		}
+		if res != nil && res.NoHooks != "" {
+			a.warnf("set up kk's merge drivers in this clone; %s", res.NoHooks)
 			return
 		}
 		if res != nil && !a.Quiet {

@@ -3,11 +3,14 @@ package curate
 import (
 	"context"
 	"fmt"
+	"os"
 	"path"
 	"path/filepath"
 	"slices"
 	"strings"
 	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
 
 	"github.com/kk-project/kk/internal/index"
 	"github.com/kk-project/kk/internal/store"
@@ -289,6 +292,7 @@ func writeNode(tx *txn.Tx, in contracts.NodeInput, opts WriteOptions) (*WriteRes
 		return nil, nil, err
 	}
 	folder, _ := node.TreeFolder(in.Folder)
+	folder = folderSpelling(tx.KB().NodesDir(), folder)
 	if n == nil {
 		n = &node.Node{Format: node.SchemaVersion}
 	} else if in.Folder == "" {
@@ -403,4 +407,37 @@ func isSHA256(s string) bool {
 		}
 	}
 	return true
+}
+
+// folderSpelling returns folder (relative to nodesDir) with each of its
+// folders spelled as it is on disk when it is there under another Unicode
+// spelling of the same name: a name macOS wrote decomposed ("e" and a
+// combining accent), which a person on another system types composed.
+// The two look the same, but on Linux they are two folders, which macOS
+// takes for one and git cannot check out there. A folder not there yet is
+// spelled composed (NFC), as git on macOS commits names.
+func folderSpelling(nodesDir, folder string) string {
+	if folder == "" {
+		return ""
+	}
+	segs := strings.Split(folder, "/")
+	dir := nodesDir
+	for i, seg := range segs {
+		if fi, err := os.Lstat(filepath.Join(dir, seg)); err == nil && fi.IsDir() {
+			dir = filepath.Join(dir, seg)
+			continue
+		}
+		spelled := norm.NFC.String(seg)
+		if entries, err := os.ReadDir(dir); err == nil {
+			for _, e := range entries {
+				if e.IsDir() && norm.NFC.String(e.Name()) == spelled {
+					spelled = e.Name()
+					break
+				}
+			}
+		}
+		segs[i] = spelled
+		dir = filepath.Join(dir, spelled)
+	}
+	return strings.Join(segs, "/")
 }

@@ -34,13 +34,16 @@ func Doctor(ctx context.Context, k *store.KB) []checks.DoctorCheck {
 		return []checks.DoctorCheck{{Name: "git-hooks", Level: checks.DoctorWarn, Message: "cannot check kk's git hooks: " + err.Error(), Fix: "run `git rev-parse --git-path hooks` to see what git reports"}}
 	}
 	out := []checks.DoctorCheck{r.checkHooks(), r.checkMergeDriver(ctx)}
-	if !sameDir(r.dir, r.defaultDir) {
+	if !sameDir(r.dir, r.defaultDir) && r.noHooks() == "" {
 		out = append(out, r.checkFolder())
 	}
 	return out
 }
 
 func (r *repo) checkHooks() checks.DoctorCheck {
+	if why, fix := r.noHooksFix(); why != "" {
+		return checks.DoctorCheck{Name: "git-hooks", Level: checks.DoctorWarn, Message: why, Fix: fix}
+	}
 	var missing, noExec, noExecPaths, outdated, details []string
 	for _, name := range Names {
 		s, err := inspect(r.dir, name)
@@ -137,6 +140,8 @@ func (r *repo) checkMergeDriver(ctx context.Context) checks.DoctorCheck {
 	}
 	if err == nil && !driverDefined(ctx, top, SummariesDriver) {
 		lines = append(lines, fmt.Sprintf("the repository's git config does not define merge.%s.driver: a merge of two branches that each summarized a new folder stops on a conflict in FOLDER_SUMMARIES.md", SummariesDriver))
+	} else if err == nil && olderSummariesDriver(ctx, top) {
+		lines = append(lines, fmt.Sprintf("the repository's git config holds an older kk's merge.%s.driver, which falls back to git's union merge: a merge of two branches that both changed one folder's summary commits FOLDER_SUMMARIES.md naming the folder twice, which no kk command can read, instead of stopping on a conflict", SummariesDriver))
 	}
 	if len(missing) == 0 {
 		if len(lines) > 0 {
@@ -145,7 +150,7 @@ func (r *repo) checkMergeDriver(ctx context.Context) checks.DoctorCheck {
 				c.Message = fmt.Sprintf("%s lacks %d of kk's lines", r.k.Rel(r.k.GitattributesPath()), len(lines))
 				c.Details = lines
 			}
-			c.Fix = "run `kk doctor --fix` (or `kk init`), which adds the lines"
+			c.Fix = "run `kk doctor --fix` (or `kk init`), which adds the lines and defines the drivers"
 			return c
 		}
 		c.Message = "merges of ENTRY.md, GRAPH.md and index.md files go through kk's merge driver " + MergeDriver + ", FOLDER_SUMMARIES.md through " + SummariesDriver + " and nodes/.redirects.json through " + RedirectsDriver
@@ -156,4 +161,12 @@ func (r *repo) checkMergeDriver(ctx context.Context) checks.DoctorCheck {
 	c.Message = "merges and rebases of branches that both changed the knowledge base stop on conflicts in the generated files"
 	c.Fix = "run `kk doctor --fix` (or `kk init`), which sets up the merge driver"
 	return c
+}
+
+// olderSummariesDriver reports whether the repository's git config defines
+// kk's driver of FOLDER_SUMMARIES.md as an older kk did, falling back to
+// git's union merge.
+func olderSummariesDriver(ctx context.Context, top string) bool {
+	cur, err := gitx.Run(ctx, top, "config", "--get", "merge."+SummariesDriver+".driver")
+	return err == nil && strings.HasSuffix(strings.TrimSpace(string(cur)), oldSummariesDriverSuffix)
 }

@@ -83,7 +83,7 @@ const markerPrefix = "# kk-git-hook: "
 
 // scriptVersion changes whenever the generated script changes in a way
 // that `kk init --upgrade` should roll out.
-const scriptVersion = "7"
+const scriptVersion = "9"
 
 // defaultCommand runs kk when the installed-version record names no
 // other command.
@@ -111,6 +111,9 @@ type Result struct {
 	Dir      string   `json:"dir"`
 	Changes  []Change `json:"changes"`
 	Warnings []string `json:"warnings"`
+	// NoHooks, when not empty, says why no hook was installed: git runs
+	// none in this repository (core.hooksPath is not a folder).
+	NoHooks string `json:"-"`
 }
 
 // ErrNotWorkTree means the knowledge base is not inside a git work tree,
@@ -169,6 +172,28 @@ func open(ctx context.Context, k *store.KB) (*repo, error) {
 		r.hooksPath = strings.TrimSpace(string(out))
 	}
 	return r, nil
+}
+
+// noHooks says, when git runs no hooks in r's repository, why and what to
+// do instead ("" when it runs them): core.hooksPath names something that
+// is not a folder, /dev/null most often, the usual way to turn every hook
+// off.
+func (r *repo) noHooks() string {
+	why, _ := r.noHooksFix()
+	return why
+}
+
+// noHooksFix is noHooks, and what to do instead.
+func (r *repo) noHooksFix() (why, fix string) {
+	if r.hooksPath == "" {
+		return "", ""
+	}
+	fi, err := os.Stat(r.dir)
+	if err != nil || fi.IsDir() {
+		return "", ""
+	}
+	return fmt.Sprintf("git runs no hooks in this repository: core.hooksPath is %s, which is not a folder, so kk's git hooks are not installed (its merge drivers are: a merge never stops on ENTRY.md, GRAPH.md or an index.md)", r.hooksPath),
+		"after a merge, a rebase, a cherry-pick or git am, run `kk index rebuild --commits <range>` (`kk index rebuild --commits 'HEAD^!'` after a merge) to regenerate the generated files of the commits made; or unset core.hooksPath and run `kk init`"
 }
 
 // relPath returns target relative to base, comparing them with symbolic
@@ -276,6 +301,11 @@ fi
 		kbDir = rel + "/" + store.DirName
 	}
 	mark := shellQuote(kbDir + "/.state/" + AutostashMark)
+	// The generated files, as a grep pattern (-e) of paths from the top.
+	reKB := strings.ReplaceAll(kbDir, ".", `\.`)
+	generatedRE := shellQuote("^"+reKB+`/ENTRY\.md$`) + " -e " + shellQuote("^"+reKB+`/GRAPH\.md$`) + " -e " + shellQuote("^"+reKB+`/nodes/\(.*/\)\{0,1\}index\.md$`)
+	// The generated files, as git pathspecs.
+	generated := shellQuote(kbDir+"/ENTRY.md") + " " + shellQuote(kbDir+"/GRAPH.md") + " " + shellQuote(":(glob)"+kbDir+"/nodes/**/index.md")
 	writeMark := "[ -d " + shellQuote(kbDir) + " ] && mkdir -p " + shellQuote(kbDir+"/.state") + " && git rev-parse -q --verify HEAD >" + mark + " 2>/dev/null"
 	switch name {
 	case PostCheckout:
@@ -328,6 +358,42 @@ elif [ "${1-}" = 1 ] && [ -f ` + kept + ` ] && ` + cond + `; then
 	rm -f ` + kept + `
 	kk_git_dir="$(git rev-parse --git-dir 2>/dev/null)"
 	kk_op=" $(ps -o args= -p "$PPID" 2>/dev/null || tr '\000' ' ' <"/proc/$PPID/cmdline" 2>/dev/null) "
+	# kk_resolve CONTINUE WHY: git stopped a merge, a rebase, a cherry-pick
+	# or a revert on conflicts. Notes whose conflicts lie only in
+	# kk_version, the counter kk keeps (two people changed different parts
+	# of one note with kk), take the higher version and one more and are
+	# staged. When the conflicts left in the knowledge base are all in
+	# generated files (a folder's index.md that one side removed with the
+	# folder's last note and the other changed, a modify/delete conflict no
+	# merge driver sees), the files are generated again from the merged
+	# notes and staged. Either way it says what was done and what concludes
+	# the operation (kk's other hooks regenerate the commits it makes).
+	kk_resolve() {
+		kk_did=
+		if kk_found; then
+			kk_v="$(` + run("git-resolve-versions") + ` 2>/dev/null </dev/null)"
+			if [ -n "$kk_v" ]; then
+				printf '%s\n' "$kk_v" | while IFS="$(printf '\t')" read -r kk_p kk_n; do
+					echo "kk: the conflicts git left in $kk_p were only in kk_version, which kk keeps: it takes $kk_n, and the note is staged" >&2
+				done
+				kk_did=1
+			fi
+		fi
+		kk_u="$(git -c core.quotepath=off ls-files -u -- ` + shellQuote(kbDir) + ` 2>/dev/null | cut -f2 | sort -u)"
+		if [ -n "$kk_u" ] && [ -z "$(printf '%s\n' "$kk_u" | grep -v -e ` + generatedRE + `)" ] && kk_found &&
+			` + run("index rebuild --stage") + ` >/dev/null 2>&1 </dev/null; then
+			kk_u="$(printf '%s\n' "$kk_u" | tr '\n' ' ' | sed 's/ $//; s/ /, /g')"
+			echo "kk: the conflicts git left in files kk generates ($kk_u) are resolved: kk generated them again from the merged notes and staged them" >&2
+			kk_did=1
+		fi
+		if [ -n "$kk_did" ]; then
+			if [ -z "$(git ls-files -u 2>/dev/null | head -n 1)" ]; then
+				echo "kk: no conflict is left: run \` + "`" + `$1\` + "`" + ` $2" >&2
+			else
+				echo "kk: resolve the other conflicts, then \` + "`" + `$1\` + "`" + `" >&2
+			fi
+		fi
+	}
 	case "$kk_op" in
 	*" cherry-pick "* | *" revert "*)
 		case "$kk_op" in
@@ -336,7 +402,16 @@ elif [ "${1-}" = 1 ] && [ -f ` + kept + ` ] && ` + cond + `; then
 				` + rebuild("\t\t\t\t", "index rebuild --stage") + `
 			fi
 			;;
+		*" cherry-pick "*) kk_resolve 'git cherry-pick --continue' 'to go on with the cherry-pick' ;;
+		*) kk_resolve 'git revert --continue' 'to go on with the revert' ;;
 		esac
+		;;
+	*" merge "* | *" pull "* | *" rebase "*)
+		if [ -d "$kk_git_dir/rebase-merge" ] || [ -d "$kk_git_dir/rebase-apply" ]; then
+			kk_resolve 'git rebase --continue' 'to go on with the rebase'
+		else
+			kk_resolve 'git commit' 'to conclude the merge'
+		fi
 		;;
 	*" stash apply "* | *" stash pop "* | *" checkout "* | *" switch "*)
 		if ` + inProgress + `; then
@@ -409,6 +484,32 @@ elif [ "${1-}" = 1 ] && [ -f ` + kept + ` ] && ` + cond + `; then
 		# HEAD may have checked the commit's out
 		kk_range='HEAD^!'
 		kk_worktree=1
+	elif kk_base=HEAD^ &&
+		case "$(git log -g -1 --no-show-signature --format=%gs HEAD 2>/dev/null)" in 'commit (amend):'*) kk_base='HEAD@{1}' ;; esac &&
+		git rev-parse -q --verify "$kk_base" >/dev/null 2>&1 &&
+		! git diff-tree --quiet "$kk_base" HEAD -- ` + shellQuote(kbDir) + ` 2>/dev/null &&
+		kk_found && ! kk_check="$(` + run("index rebuild --check --json") + ` 2>/dev/null </dev/null)" &&
+		{ git diff-tree -r --quiet "$kk_base" HEAD -- ` + generated + ` 2>/dev/null ||
+			[ "$(tr -d '\r' <` + shellQuote(kbDir+"/ENTRY.md") + ` 2>/dev/null | sed -n "s/^nodes_hash: *'\{0,1\}\([^']*\)'\{0,1\} *\$/\1/p" | head -n 1)" != "$(printf '%s\n' "$kk_check" | sed -n 's/^ *"nodes_hash": *"\([^"]*\)".*/\1/p' | head -n 1)" ]; }; then
+		# a commit of the knowledge base whose generated files lag its
+		# notes (kk index rebuild --check; the work tree is the commit
+		# here): notes edited in an editor or removed with git rm and
+		# committed without them, a note touched up by hand after kk
+		# wrote it (ENTRY.md's nodes_hash names other notes), a summary
+		# added to FOLDER_SUMMARIES.md. Its files, from its own notes;
+		# the work tree follows. git commit --amend is compared with the
+		# commit it replaced. A commit whose generated files name its
+		# notes and differ from what kk generates holds a person's words
+		# in them, and is left as it is.
+		kk_range='HEAD^!'
+		git rev-parse -q --verify HEAD^ >/dev/null 2>&1 || kk_range=HEAD
+	elif ! git rev-parse -q --verify HEAD^ >/dev/null 2>&1 &&
+		[ -n "$(git ls-tree HEAD -- ` + shellQuote(kbDir) + ` 2>/dev/null)" ] &&
+		[ -n "$(git status --porcelain -- ` + shellQuote(kbDir) + ` 2>/dev/null | head -n 1)" ]; then
+		# the same, for a root commit (the first of a repository or of
+		# an orphan branch) holding a knowledge base
+		kk_range=HEAD
+		kk_worktree=1
 	fi
 	if [ -n "$kk_range" ]; then
 		` + kk(`index rebuild --commits "$kk_range"`) + `
@@ -453,9 +554,9 @@ var hookPurpose = map[string]string{
 	PostCheckout:    "After a branch checkout (third argument 1) it\n# brings kk's search index of the new branch up to date with `kk sync`,\n# in the background and with its output discarded.",
 	PostMerge:       "After a merge (git pull's included) it\n# regenerates the index files of a merge commit from its leaves (kk's merge\n# driver kept one side of them), or, after git merge --squash, stages them\n# for the commit to come; then it brings kk's search index up to date with\n# `kk sync` in the background.",
 	PostApplypatch:  "When git am made its last commit, it\n# regenerates the index files of the commits it made from their own leaves\n# (kk index rebuild --commits), so that each commit's generated files\n# match its leaves.",
-	PostCommit:      "When a cherry-pick or a revert made its last\n# commit, or a merge was concluded with git commit, or a commit changed the\n# knowledge base and left part of it in the work tree (a note staged without\n# its generated files, or the reverse), it regenerates the index files of the\n# commits made from their own leaves (kk index rebuild --commits), so that\n# each commit's generated files match its leaves.",
+	PostCommit:      "When a cherry-pick or a revert made its last\n# commit, or a merge was concluded with git commit, or a commit changed the\n# knowledge base and left part of it in the work tree (a note staged without\n# its generated files, or the reverse), or whose generated files lag its notes\n# (a note edited by hand, git rm, a summary added), it regenerates the index\n# files of the commits made from their own leaves (kk index rebuild --commits), so that\n# each commit's generated files match its leaves.",
 	PostRewrite:     "When a rebase ends (git pull --rebase's\n# included) it regenerates the index files of each rebased commit from its\n# own leaves (kk index rebuild --commits), so that every commit's generated\n# files match its leaves.",
-	PostIndexChange: "After git applied the autostash of a rebase or a\n# merge (--autostash, rebase.autoStash), which kk's post-rewrite, post-merge\n# or post-checkout hook marked, or after git stash apply/pop, a checkout\n# with --merge, or git cherry-pick/revert --no-commit in which kk's merge\n# driver kept one side of a generated file, it regenerates the work tree's\n# index files from its leaves (kk index rebuild; --stage after a pick or a\n# revert); otherwise it does nothing.",
+	PostIndexChange: "After git applied the autostash of a rebase or a\n# merge (--autostash, rebase.autoStash), which kk's post-rewrite, post-merge\n# or post-checkout hook marked, or after git stash apply/pop, a checkout\n# with --merge, or git cherry-pick/revert --no-commit in which kk's merge\n# driver kept one side of a generated file, it regenerates the work tree's\n# index files from its leaves (kk index rebuild; --stage after a pick or a\n# revert, or after a merge that git stopped on conflicts in generated files\n# only); otherwise it does nothing.",
 }
 
 // shellQuote quotes s for a POSIX shell.
@@ -532,6 +633,29 @@ func Install(ctx context.Context, k *store.KB, o Options) (*Result, error) {
 		return nil, err
 	}
 	res := &Result{Dir: r.show(r.dir), Changes: []Change{}, Warnings: []string{}}
+	if why, fix := r.noHooksFix(); why != "" {
+		why += "; " + fix
+		// git runs no hooks here, on purpose: the merge drivers, which
+		// are git config, still keep merges from stopping on the
+		// generated files.
+		res.NoHooks = why
+		res.Warnings = append(res.Warnings, why)
+		changed, err := SetUpMergeDriver(ctx, k)
+		if err != nil {
+			return res, fmt.Errorf("setting up kk's merge driver: %w", err)
+		}
+		if err := turnOn(ctx, r.k.Root); err != nil {
+			return res, err
+		}
+		if changed {
+			cfg, err := gitPath(ctx, k.Root, "config")
+			if err != nil {
+				return res, err
+			}
+			res.Changes = append(res.Changes, Change{Path: r.show(cfg), Action: "updated"})
+		}
+		return res, nil
+	}
 	if err := os.MkdirAll(r.dir, 0o755); err != nil {
 		return res, fmt.Errorf("creating the git hooks folder: %w", err)
 	}
@@ -630,6 +754,9 @@ func Uninstall(ctx context.Context, k *store.KB) (*Result, error) {
 	}
 	res := &Result{Dir: r.show(r.dir), Changes: []Change{}, Warnings: []string{}}
 	dirs := []string{r.dir}
+	if r.noHooks() != "" {
+		dirs = nil // not a folder: no hook of kk's in it
+	}
 	if !sameDir(r.dir, r.defaultDir) {
 		dirs = append(dirs, r.defaultDir)
 	}

@@ -39,12 +39,20 @@ const SummariesDriver = "kk-summaries"
 
 // summariesDriverCommand is the driver's command with kk run as command:
 // it merges with kk (MergeSummaries); where kk cannot be run, or both
-// sides changed one folder's summary differently, git's union merge runs
-// instead, as before: a folder named twice is then named by every command
-// that reads the file.
+// sides changed one folder's summary differently, git's own line merge
+// runs instead: the merge stops on a conflict in that folder's line, as
+// git stops on any line both sides changed, and every command that reads
+// the file names the conflict markers until the person resolves it. (An
+// older kk fell back to git's union merge, which kept both lines without
+// a conflict: the merge commit held a file naming the folder twice, which
+// no command could read.)
 func summariesDriverCommand(command string) string {
-	return command + " git-merge-summaries %O %A %B || git merge-file --union %A %O %B"
+	return command + " git-merge-summaries %O %A %B || git merge-file -L ours -L base -L theirs %A %O %B"
 }
+
+// oldSummariesDriverSuffix ends the command of an older kk's driver of
+// FOLDER_SUMMARIES.md, whose fallback is git's union merge.
+const oldSummariesDriverSuffix = "git merge-file --union %A %O %B"
 
 const summariesDriverName = "kk: merge the folder summaries of FOLDER_SUMMARIES.md"
 

@@ -255,7 +255,10 @@ func RegenerateCommits(ctx context.Context, k *store.KB, revs []string, command 
 		}
 		changed, err := s.regenerate(id)
 		if err != nil {
-			return nil, fmt.Errorf("commit %s: %w", short(id), err)
+			// The error names the scratch copy's file, which the person
+			// never sees: name the commit's own.
+			msg := strings.ReplaceAll(err.Error(), s.kb.Root+string(filepath.Separator), "its ")
+			return nil, fmt.Errorf("commit %s: %s (its generated files cannot be made from what it holds: fix the file, commit it, and run `kk index rebuild`)", short(id), msg)
 		}
 		if len(changed) == 0 && !moved {
 			made[id] = id
@@ -423,7 +426,7 @@ func moveKeeping(ctx context.Context, top, old, new string, failed error) (kept,
 }
 
 // recommit makes commit id again with another tree and parents, keeping
-// its author, committer, dates and message.
+// its author, committer, dates and message, and signed when it was.
 func recommit(ctx context.Context, top, id, tree string, parents []string) (string, error) {
 	raw, err := gitx.Run(ctx, top, "cat-file", "commit", id)
 	if err != nil {
@@ -431,8 +434,12 @@ func recommit(ctx context.Context, top, id, tree string, parents []string) (stri
 	}
 	header, msg, _ := bytes.Cut(raw, []byte("\n\n"))
 	env := []string{}
+	signed := false
 	for line := range strings.SplitSeq(string(header), "\n") {
 		who, rest, _ := strings.Cut(line, " ")
+		if who == "gpgsig" || who == "gpgsig-sha256" {
+			signed = true
+		}
 		if who != "author" && who != "committer" {
 			continue
 		}
@@ -447,9 +454,19 @@ func recommit(ctx context.Context, top, id, tree string, parents []string) (stri
 	for _, p := range parents {
 		args = append(args, "-p", p)
 	}
+	// A signed commit is made again signed (git commit-tree signs only
+	// when told), with the person's own signing setup (user.signingkey,
+	// gpg.format), as git commit signed it: a branch that requires signed
+	// commits must not get an unsigned one from kk.
+	if signed {
+		args = append(args, "-S")
+	}
 	args = append(args, "-F", "-")
 	out, err := gitx.RunWith(ctx, top, env, msg, args...)
 	if err != nil {
+		if signed {
+			return "", fmt.Errorf("signing commit %s again (it was signed) failed: %s; run the same `kk index rebuild --commits` again once git can sign (git commit -S works)", short(id), strings.TrimSpace(err.Error()))
+		}
 		return "", err
 	}
 	return strings.TrimSpace(string(out)), nil

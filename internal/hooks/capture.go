@@ -51,7 +51,26 @@ type CaptureResult struct {
 // session.Capture) and records which knowledge files the session read in
 // the usage ledger. No transcript path is ErrNoTranscript; a transcript
 // with no text writes nothing.
+//
+// A capture in the hook itself waits Options.CaptureLockWait for the
+// knowledge base's writer lock and then fails with *lock.HeldError, which
+// Run answers by handing the capture to a detached process. Under the
+// lock it retires a detached capture of the session started before it
+// read the transcript (see supersedeDetached): that one would write an
+// older transcript over this one's.
 func Capture(ctx context.Context, r Request) (*CaptureResult, error) {
+	started := time.Now()
+	return captureWith(ctx, r, r.opts().CaptureLockWait, func(id string) func() bool {
+		return func() bool {
+			supersedeDetached(r.KB, id, started)
+			return true
+		}
+	})
+}
+
+// captureWith is Capture waiting lockWait for the writer lock; current, when
+// not nil, gives the session.CaptureOptions.Current of the session id.
+func captureWith(ctx context.Context, r Request, lockWait time.Duration, current func(id string) func() bool) (*CaptureResult, error) {
 	in := r.Input
 	id, err := NormalizeSessionID(r.Adapter.ID(), in.SessionID)
 	if err != nil {
@@ -107,10 +126,14 @@ func Capture(ctx context.Context, r Request) (*CaptureResult, error) {
 		r.warn("capture", fmt.Errorf("%s holds no turn kk can read at %s; nothing was captured", path, orUnnamed(in.HarnessEvent)))
 	}
 	if text != "" {
-		cr, err := session.Capture(ctx, r.KB, session.CaptureOptions{
+		o := session.CaptureOptions{
 			SessionID: id, CapturedBy: CapturedBy(in.HarnessEvent), Transcript: text, Cursory: cursory,
-			Now: r.Now, Command: "kk hook capture --harness " + r.Adapter.ID(),
-		})
+			Now: r.Now, Command: "kk hook capture --harness " + r.Adapter.ID(), LockWait: lockWait,
+		}
+		if current != nil {
+			o.Current = current(id)
+		}
+		cr, err := session.Capture(ctx, r.KB, o)
 		if err != nil {
 			return nil, err
 		}

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/kk-project/kk/internal/atomicfile"
@@ -98,6 +99,23 @@ func StartCapture(ctx context.Context, r Request, payload []byte) error {
 	return cmd.Process.Release()
 }
 
+// supersedeDetached retires the detached capture of session id waiting
+// to run, when it was started before `before`: a capture that read the
+// transcript at `before` has a newer one than that capture will write.
+// It runs under the writer lock, as the detached capture's own last check
+// does. A capture started later is left to run.
+func supersedeDetached(k *store.KB, id string, before time.Time) {
+	p := latestPath(k, id)
+	cur, err := os.ReadFile(p)
+	if err != nil {
+		return
+	}
+	stamp, _, _ := strings.Cut(string(cur), "-")
+	if n, err := strconv.ParseInt(stamp, 10, 64); err == nil && n < before.UnixNano() {
+		_ = os.Remove(p)
+	}
+}
+
 // captureTokenEnv hands a detached capture its token: the content of its
 // session's .latest file while no newer capture was started.
 const captureTokenEnv = "KK_CAPTURE_TOKEN"
@@ -135,7 +153,20 @@ func ForegroundCapture(ctx context.Context, r Request, token string) (res *Captu
 			r.warn("settle", err) // capture what is there all the same
 		}
 	}
-	res, err = Capture(ctx, r)
+	// The writer lock is waited for as long as the deadline allows; under
+	// it, the capture checks again that it is still the newest of its
+	// session: a capture started later, or made in a hook after this one
+	// began (see Capture), has a newer transcript.
+	var current func(string) func() bool
+	if token != "" {
+		current = func(string) func() bool {
+			return func() bool {
+				cur, err := os.ReadFile(latest)
+				return err == nil && string(cur) == token
+			}
+		}
+	}
+	res, err = captureWith(ctx, r, wait, current)
 	if cur, rerr := os.ReadFile(latest); rerr == nil && string(cur) == token {
 		_ = os.Remove(latest) // no newer capture of this session was started
 	}

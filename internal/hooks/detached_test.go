@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -141,5 +142,46 @@ func TestForegroundCaptureRunsUnderTheGuardAndLogs(t *testing.T) {
 	d := diagnostics(t, k)
 	if len(d) != 1 || d[0].Event != "capture" || !strings.Contains(d[0].Error, "gone.jsonl") {
 		t.Fatalf("hook error log %+v", d)
+	}
+}
+
+// TestHandedOffCaptureNeverWritesAnOlderTranscript: a capture the hook
+// handed to a detached process (the writer lock was held) may get the
+// lock only after a later hook captured the session in place, with a
+// longer transcript. It must then leave the log alone: it read the
+// transcript first, at its start, and would put the session back to it.
+// A capture handed off after the inline one read its transcript still
+// runs.
+func TestHandedOffCaptureNeverWritesAnOlderTranscript(t *testing.T) {
+	k := newKB(t)
+	short := transcript(t, t.TempDir(), "user", question)
+	long := transcript(t, t.TempDir(), "user", question, "assistant", answer)
+	older := strconv.FormatInt(time.Now().Add(-time.Second).UnixNano(), 10) + "-1"
+	writeFile(t, latestPath(k, sid), older) // handed off before the next hook
+	r, _ := request(k, harness.HookInput{HarnessEvent: "Stop", SessionID: sid, TranscriptPath: long})
+	res, err := Capture(context.Background(), r)
+	if err != nil || res.Action != session.CaptureCreated {
+		t.Fatalf("inline capture: %+v %v", res, err)
+	}
+	r.Input.TranscriptPath = short
+	res, skipped, err := ForegroundCapture(context.Background(), r, older)
+	if err != nil || skipped || res.Action != session.CaptureSuperseded {
+		t.Fatalf("the handed-off capture: %+v %v %v, want it superseded", res, skipped, err)
+	}
+	logs := sessionFiles(t, k)
+	if len(logs) != 1 {
+		t.Fatalf("logs %v", logs)
+	}
+	mustContain(t, readFile(t, filepath.Join(k.SessionsDir(), logs[0])), "[AGENT]: "+answer)
+
+	// A token newer than the inline capture's start is not retired.
+	newer := strconv.FormatInt(time.Now().Add(time.Hour).UnixNano(), 10) + "-2"
+	writeFile(t, latestPath(k, sid), newer)
+	r.Input.TranscriptPath = long
+	if _, err := Capture(context.Background(), r); err != nil {
+		t.Fatal(err)
+	}
+	if got := readFile(t, latestPath(k, sid)); got != newer {
+		t.Fatalf("the token of a later hand-off became %q", got)
 	}
 }

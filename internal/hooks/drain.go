@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/kk-project/kk/internal/contracts"
 	"github.com/kk-project/kk/internal/harness"
@@ -180,7 +181,12 @@ func Drain(ctx context.Context, r Request) (*DrainResult, error) {
 			// drain, and the reason goes to the hook error log.
 			return res, runErr
 		}
-		opts := session.UpdateOptions{Now: r.Now, Command: "kk hook proposal-drain --harness " + r.Adapter.ID()}
+		opts := session.UpdateOptions{Now: r.Now, Command: "kk hook proposal-drain --harness " + r.Adapter.ID(), LockWait: r.opts().DrainDeadline}
+		if d, ok := ctx.Deadline(); ok {
+			// The answer was paid for: it waits for the writer lock as long
+			// as the drain may run, not the few seconds a command waits.
+			opts.LockWait = time.Until(d)
+		}
 		if _, err := os.Stat(logFile); err == nil {
 			// The run's trace, as the log's proposal_log (relative to
 			// .ai/kenkeep, as kenkeep records it).

@@ -249,3 +249,57 @@ func TestStartDrain(t *testing.T) {
 		}
 	}
 }
+
+// TestDrainWaitsOutALongWriter: the background drain ran the harness (a
+// paid model run) and then gave its answer up, leaving the log pending to
+// be extracted and paid for again, when another kk process held the
+// writer lock for longer than a command waits for it (KK_LOCK_WAIT, 10 s
+// by default: an index rebuild of a large tree). The drain runs in the
+// background and waits for the lock within its own deadline.
+func TestDrainWaitsOutALongWriter(t *testing.T) {
+	dir := fakeAgent(t, validAnswer)
+	k := newKB(t)
+	p := pendingLog(t, k, 1, "[USER]: alpha session")
+	k.LockWait = time.Millisecond // a writer that holds the lock longer than a command waits
+	held, err := store.New(k.Root).WriterLock().Acquire(context.Background(), time.Second, "kk index rebuild (a long writer)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	type result struct {
+		res *DrainResult
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		res, err := drain(t, k, &hookstest.Adapter{})
+		done <- result{res, err}
+	}()
+	// The harness ran; the writer keeps the lock a while longer.
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "prompts.txt")); err == nil {
+			break
+		}
+		select {
+		case r := <-done:
+			_ = held.Release()
+			t.Fatalf("the drain ended before running the harness: %+v %v", r.res, r.err)
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	var r result
+	select {
+	case r = <-done:
+	case <-time.After(500 * time.Millisecond):
+		if err := held.Release(); err != nil {
+			t.Fatal(err)
+		}
+		r = <-done
+	}
+	_ = held.Release()
+	if r.err != nil || len(r.res.Done) != 1 {
+		t.Fatalf("drain: %+v %v", r.res, r.err)
+	}
+	if l, err := session.Read(p); err != nil || l.ProposalStatus != session.StatusDone {
+		t.Fatalf("the answer was not recorded: %+v %v", l, err)
+	}
+}

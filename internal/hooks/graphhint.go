@@ -3,6 +3,7 @@ package hooks
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -57,7 +58,12 @@ func markSessionStart(r Request) error {
 	}
 	p := sessionMarkPath(r.KB, id)
 	if _, err := os.Stat(p); err == nil {
-		return nil
+		// Kept, unless a power cut tore it (it is written unsynced): a
+		// mark that does not parse is written again.
+		var m sessionMark
+		if readJSONFile(r.KB, p, &m) == nil {
+			return nil
+		}
 	}
 	if err := writeVolatileJSON(p, sessionMark{StartedAt: r.Now.UTC().Format(time.RFC3339Nano)}); err != nil {
 		return err
@@ -124,7 +130,15 @@ func GraphHint(ctx context.Context, r Request) ([]byte, error) {
 	}
 	var mark sessionMark
 	if err := readJSONFile(r.KB, sessionMarkPath(r.KB, id), &mark); err != nil {
-		return nil, err
+		var syntax *json.SyntaxError
+		if !errors.As(err, &syntax) {
+			return nil, err
+		}
+		// Torn by a power cut (marks are written unsynced): whether the
+		// hint was given cannot be told, so none is, and the mark is
+		// mended so that the next turns ask nothing either.
+		mark = sessionMark{HintedAt: r.Now.UTC().Format(time.RFC3339Nano)}
+		return nil, writeVolatileJSON(sessionMarkPath(r.KB, id), mark)
 	}
 	if mark.HintedAt != "" {
 		return nil, nil
@@ -159,11 +173,27 @@ func FindGraphHint(ctx context.Context, k *store.KB, startedAt string) (*GraphHi
 		}
 		start = t
 	}
+	if !ownGit(ctx, k.Root) {
+		// git's environment points at another repository or index (a
+		// harness started from a git hook or a script): what git would
+		// call changed is not what the session changed.
+		return res, nil
+	}
 	top, err := gitx.TopLevel(ctx, k.Root)
 	if err != nil {
 		return res, nil // not a git work tree: kk cannot tell what changed
 	}
-	changed, err := sessionChanges(ctx, top, k.Root, start)
+	// git names the folders themselves; the knowledge base may have been
+	// found through a link (a session's cwd that is one): both are
+	// compared resolved.
+	root := k.Root
+	if real, err := filepath.EvalSymlinks(root); err == nil {
+		root = real
+	}
+	if real, err := filepath.EvalSymlinks(top); err == nil {
+		top = real
+	}
+	changed, err := sessionChanges(ctx, top, root, start)
 	if err != nil {
 		return nil, err
 	}
@@ -226,6 +256,46 @@ func FindGraphHint(ctx context.Context, k *store.KB, startedAt string) (*GraphHi
 	return res, nil
 }
 
+// ownGit reports whether git, in this process's environment, works on the
+// work tree holding root with that work tree's own git folder and index.
+// A harness started from a git hook or a script passes GIT_DIR,
+// GIT_WORK_TREE or GIT_INDEX_FILE on to its hooks, and they may name
+// another repository, or a temporary index of a commit in progress.
+func ownGit(ctx context.Context, root string) bool {
+	if os.Getenv("GIT_DIR") == "" && os.Getenv("GIT_WORK_TREE") == "" && os.Getenv("GIT_INDEX_FILE") == "" {
+		return true
+	}
+	top, gitDir, ok := gitx.WorkTreeGitDir(root)
+	if !ok {
+		return false
+	}
+	out, err := gitx.Read(ctx, root, "rev-parse", "--absolute-git-dir", "--show-toplevel")
+	if err != nil {
+		return false
+	}
+	got := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(got) != 2 || !sameFile(got[0], gitDir) || !sameFile(got[1], top) {
+		return false
+	}
+	if index := os.Getenv("GIT_INDEX_FILE"); index != "" {
+		if !filepath.IsAbs(index) {
+			index = filepath.Join(top, index)
+		}
+		return sameFile(index, filepath.Join(gitDir, "index"))
+	}
+	return true
+}
+
+// sameFile reports whether a and b name the same existing file or folder.
+func sameFile(a, b string) bool {
+	fa, err := os.Stat(a)
+	if err != nil {
+		return false
+	}
+	fb, err := os.Stat(b)
+	return err == nil && os.SameFile(fa, fb)
+}
+
 // sessionChanges lists the files, relative to root (inside the work tree
 // top), that a session which started at start changed: those the work
 // tree has changed, added or removed against HEAD whose change is newer
@@ -255,7 +325,10 @@ func sessionChanges(ctx context.Context, top, root string, start time.Time) ([]s
 	if kb, err := filepath.Rel(top, filepath.Join(root, store.DirName)); err == nil && !strings.HasPrefix(filepath.ToSlash(kb), "../") {
 		exclude = []string{"--", ".", ":(exclude)" + filepath.ToSlash(kb)}
 	}
-	status, err := gitx.Run(ctx, top, append([]string{"status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames"}, exclude...)...)
+	// Read, not Run: git status would refresh the index and so take
+	// .git/index.lock, and a git command the agent, another session or
+	// the user runs at that moment would fail on it.
+	status, err := gitx.Read(ctx, top, append([]string{"status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames"}, exclude...)...)
 	if err != nil {
 		return nil, fmt.Errorf("git status: %w", err)
 	}
@@ -278,7 +351,7 @@ func sessionChanges(ctx context.Context, top, root string, start time.Time) ([]s
 		// made before it (a second early: git's times are whole seconds,
 		// and a commit made in the session's first second is the
 		// session's).
-		out, _ := gitx.Run(ctx, top, "rev-list", "-1", "--first-parent", "--before="+start.Add(-time.Second).UTC().Format(time.RFC3339), "HEAD")
+		out, _ := gitx.Read(ctx, top, "rev-list", "-1", "--first-parent", "--before="+start.Add(-time.Second).UTC().Format(time.RFC3339), "HEAD")
 		startHead := strings.TrimSpace(string(out))
 		args := []string{"log", "--name-only", "--format=", "-z", "--no-renames", "-n", "500", "HEAD"}
 		if startHead != "" {
@@ -287,7 +360,7 @@ func sessionChanges(ctx context.Context, top, root string, start time.Time) ([]s
 		args = append(args, exclude...)
 		// Without a HEAD now (no commit yet) there is nothing to add; a
 		// start commit history rewrote away leaves the work tree's changes.
-		if out, err := gitx.Run(ctx, top, args...); err == nil {
+		if out, err := gitx.Read(ctx, top, args...); err == nil {
 			for _, p := range bytes.Split(out, []byte{0}) {
 				if p := strings.TrimSpace(string(p)); p != "" {
 					add(p)

@@ -32,6 +32,7 @@ import (
 	"time"
 
 	"github.com/kk-project/kk/internal/harness"
+	"github.com/kk-project/kk/internal/lock"
 	"github.com/kk-project/kk/internal/store"
 )
 
@@ -329,6 +330,14 @@ func (c *call) run(ctx context.Context) outcome {
 			err = StartCapture(ctx, r, payload)
 		default:
 			_, err = Capture(ctx, r)
+			var held *lock.HeldError
+			if errors.As(err, &held) && ctx.Err() == nil {
+				// Another kk process writes for longer than the hook can
+				// wait (an index rebuild, an import): the capture waits
+				// for it in a detached process instead of being lost.
+				c.diag("capture", fmt.Errorf("handed the capture to a detached process, which waits for the writer lock: %w", err))
+				err = StartCapture(ctx, r, payload)
+			}
 		}
 	case harness.ProposalDrain:
 		if inv.Foreground {
@@ -356,8 +365,18 @@ func backgroundEvent(ev harness.Event) bool {
 // locate finds the knowledge base: --root or KK_ROOT, else the payload's
 // cwd, else the working directory, walking up to the folder holding
 // .ai/kenkeep.
+//
+// A payload's cwd is the session's, and an agent can leave the project
+// (a `cd` to a scratch folder); the harness still runs the hook in the
+// project whose configuration names it. So a cwd in no knowledge base
+// falls back to the hook's own working directory.
 func (c *call) locate(cwd string) (*store.KB, error) {
 	k, err := Locate(c.inv.Root, cwd, c.inv.Getwd)
+	if err != nil && cwd != "" && c.inv.Root == "" && errors.Is(err, store.ErrNotFound) {
+		if own, werr := Locate("", "", c.inv.Getwd); werr == nil {
+			k, err = own, nil
+		}
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -39,6 +39,14 @@ type Options struct {
 	// largest).
 	MaxPayload int
 
+	// CaptureLockWait is how long a capture in the hook itself waits for
+	// the knowledge base's writer lock (another kk process writing: an
+	// index rebuild, an import, a node write). Past it, the capture is
+	// handed to a detached `kk hook capture --foreground`, which waits for
+	// the lock as long as its own deadline allows, so that a long writer
+	// costs neither the session's time nor its log.
+	CaptureLockWait time.Duration
+
 	// TranscriptAppear is how long capture waits for a transcript file
 	// that does not exist yet: harnesses write their transcripts
 	// asynchronously, and Claude Code 2.1.197 can fire the first Stop of
@@ -100,6 +108,7 @@ func Defaults() Options {
 		StdinIdle:            250 * time.Millisecond,
 		StdinTotal:           2 * time.Second,
 		MaxPayload:           8 << 20,
+		CaptureLockWait:      time.Second,
 		TranscriptAppear:     2 * time.Second,
 		SettleMax:            30 * time.Second,
 		SettleQuiet:          300 * time.Millisecond,
@@ -131,6 +140,7 @@ func (o Options) withDefaults() Options {
 	set(&o.CaptureDeadline, d.CaptureDeadline)
 	set(&o.StdinIdle, d.StdinIdle)
 	set(&o.StdinTotal, d.StdinTotal)
+	set(&o.CaptureLockWait, d.CaptureLockWait)
 	set(&o.TranscriptAppear, d.TranscriptAppear)
 	set(&o.SettleMax, d.SettleMax)
 	set(&o.SettleQuiet, d.SettleQuiet)

@@ -178,7 +178,11 @@ func (p promptRun) text(ctx context.Context, k *store.KB, prompt string) (string
 			p.slow()
 		}
 		return first, nil
-	case st.Changed():
+	case st.Changed() || first == "":
+		// Searched again when the sync changed the index, and when the
+		// first search found nothing: another process (the background
+		// sync session-start started in a fresh clone) may have filled
+		// the index since, leaving this sync nothing to change.
 		return search()
 	}
 	return first, nil

@@ -100,14 +100,16 @@ func TestPromptContextSkipsAWalkPastTheBudget(t *testing.T) {
 		t.Fatalf("no walk recorded by the sync: %v %v", d, ok)
 	}
 	// The background sync: the real kk, through a wrapper that records
-	// its arguments and its end, so that the test waits for it, and that
+	// its arguments and its end (its exit status written whole, so that
+	// the test never reads the file half written), so that the test waits
+	// for it, and that
 	// starts kk only once the test has seen both prompts answered without
 	// it (a sync that ended between them would find the hand-written leaf).
 	dir := t.TempDir()
 	wrapper := filepath.Join(dir, "kk")
 	writeFile(t, wrapper, "#!/bin/sh\necho \"$@\" >> '"+dir+"/args'\n"+
 		"while [ ! -e '"+dir+"/go' ]; do sleep 0.05; done\n"+
-		"'"+bin+"' \"$@\" > '"+dir+"/out' 2>&1\necho $? > '"+dir+"/done'\n")
+		"'"+bin+"' \"$@\" > '"+dir+"/out' 2>&1\necho $? > '"+dir+"/done.tmp'\nmv '"+dir+"/done.tmp' '"+dir+"/done'\n")
 	if err := os.Chmod(wrapper, 0o755); err != nil {
 		t.Fatal(err)
 	}

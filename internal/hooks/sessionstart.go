@@ -18,6 +18,7 @@ import (
 	"github.com/kk-project/kk/internal/harness"
 	"github.com/kk-project/kk/internal/index"
 	"github.com/kk-project/kk/internal/indexfiles"
+	"github.com/kk-project/kk/internal/node"
 	"github.com/kk-project/kk/internal/session"
 	"github.com/kk-project/kk/internal/store"
 )
@@ -81,14 +82,20 @@ func SessionStartContext(ctx context.Context, r Request) (string, error) {
 // context without the notes for the user as soon as ENTRY.md is read.
 func sessionStartContext(ctx context.Context, r Request, early func(text string)) (string, []string, error) {
 	k := r.KB
+	var notes []string
 	body, entryHash, hasEntry, err := readEntry(k)
+	var conflict *entryConflictError
+	if errors.As(err, &conflict) {
+		// The session that has to finish the merge still starts with kk.
+		body, err = withDirective(conflictEntry), nil
+		notes = append(notes, conflict.note())
+	}
 	if err != nil {
 		return "", nil, err
 	}
 	if early != nil {
 		early(entryContext(body, nil))
 	}
-	var notes []string
 	if hasEntry {
 		// Whether ENTRY.md matches the leaves is what the branch index
 		// recorded at its last sync: one row, whatever the tree's size.
@@ -180,6 +187,9 @@ func readEntry(k *store.KB) (body, hash string, ok bool, err error) {
 	if err != nil {
 		return "", "", false, err
 	}
+	if from, to := node.ConflictMarkers(src); from > 0 {
+		return "", "", false, &entryConflictError{file: k.Rel(file), from: from, to: to}
+	}
 	doc, err := frontmatter.Parse(src)
 	if err != nil {
 		return "", "", false, fmt.Errorf("%s: %s", k.Rel(file), frontmatter.Describe(err))
@@ -193,6 +203,25 @@ func readEntry(k *store.KB) (body, hash string, ok bool, err error) {
 		body = emptyEntry
 	}
 	return withDirective(body), hash, true, nil
+}
+
+// conflictEntry stands in for an ENTRY.md that holds git's conflict
+// markers (a merge stopped on it).
+const conflictEntry = "# kenkeep\n\nThis project's knowledge base is in the middle of a git merge: its ENTRY.md holds conflict markers. The notes are under .ai/kenkeep/nodes/ (each folder's index.md lists its notes; `kk search <words>` finds them)."
+
+// entryConflictError is an ENTRY.md holding git's conflict markers.
+type entryConflictError struct {
+	file     string
+	from, to int
+}
+
+func (e *entryConflictError) Error() string {
+	return fmt.Sprintf("%s %s (lines %d to %d)", e.file, node.ConflictMarkersMsg, e.from, e.to)
+}
+
+// note is what session-start tells the user about it.
+func (e *entryConflictError) note() string {
+	return fmt.Sprintf("ENTRY.md holds git conflict markers (lines %d to %d): a merge stopped on it. It is generated from the notes: resolve the conflicts in the notes, run `kk index rebuild` to write it again, then `git add` it.", e.from, e.to)
 }
 
 // withDirective returns body with the navigation directive after it,

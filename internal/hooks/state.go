@@ -34,7 +34,7 @@ func readJSONFile(k *store.KB, path string, v any) error {
 		return err
 	}
 	if err := json.Unmarshal(data, v); err != nil {
-		return fmt.Errorf("%s: %v", k.Rel(path), err)
+		return fmt.Errorf("%s: %w", k.Rel(path), err)
 	}
 	return nil
 }
@@ -156,10 +156,20 @@ func ReadLintState(k *store.KB) (LintState, error) {
 	return st, err
 }
 
-// readNudgeState returns state.json's keys (never nil).
+// readNudgeState returns state.json's keys (never nil). A file that is
+// not JSON (cut short, edited by hand) is moved aside to
+// state.json.unreadable, for a person to look at, and reported once: the
+// nudges start again from no state, rather than stop for good.
 func readNudgeState(k *store.KB) (map[string]any, error) {
 	m := map[string]any{}
 	if err := readJSONFile(k, statePath(k), &m); err != nil {
+		var syntax *json.SyntaxError
+		if errors.As(err, &syntax) {
+			aside := statePath(k) + ".unreadable"
+			if rerr := os.Rename(statePath(k), aside); rerr == nil {
+				err = fmt.Errorf("%w; moved aside to %s, and the nudges start again", err, k.Rel(aside))
+			}
+		}
 		return map[string]any{}, err
 	}
 	if m == nil {

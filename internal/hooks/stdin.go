@@ -1,6 +1,7 @@
 package hooks
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -11,7 +12,8 @@ import (
 // ReadPayload reads a hook payload from r within the bounds of o
 // (StdinIdle, StdinTotal; zero fields take their defaults). timedOut
 // reports that the read stopped on a bound rather than at the end of the
-// input. A payload over o.MaxPayload is an error.
+// input. A payload over o.MaxPayload is an error. A UTF-8 byte order mark
+// at its start is dropped (see withoutBOM).
 func ReadPayload(ctx context.Context, r io.Reader, o Options) (data []byte, timedOut bool, err error) {
 	o = o.withDefaults()
 	if r == nil {
@@ -50,7 +52,7 @@ func ReadPayload(ctx context.Context, r io.Reader, o Options) (data []byte, time
 				return nil, false, fmt.Errorf("the payload is larger than %d bytes", o.MaxPayload)
 			}
 			if errors.Is(c.err, io.EOF) {
-				return data, false, nil
+				return withoutBOM(data), false, nil
 			}
 			if c.err != nil {
 				return nil, false, fmt.Errorf("reading the payload: %w", c.err)
@@ -59,11 +61,22 @@ func ReadPayload(ctx context.Context, r io.Reader, o Options) (data []byte, time
 				idle.Reset(o.StdinIdle)
 			}
 		case <-idle.C:
-			return data, true, nil
+			return withoutBOM(data), true, nil
 		case <-total.C:
-			return data, true, nil
+			return withoutBOM(data), true, nil
 		case <-ctx.Done():
 			return nil, false, ctx.Err()
 		}
 	}
+}
+
+// utf8BOM is the UTF-8 byte order mark.
+const utf8BOM = "\ufeff"
+
+// withoutBOM drops a UTF-8 byte order mark at the start of a payload:
+// Windows PowerShell 5.1 puts one before what it pipes to a program when
+// $OutputEncoding is UTF-8, and a JSON reader may ignore it (RFC 8259
+// §8.1).
+func withoutBOM(data []byte) []byte {
+	return bytes.TrimPrefix(data, []byte(utf8BOM))
 }

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/kk-project/kk/internal/index"
@@ -54,7 +55,8 @@ func (s *server) readNode(ctx context.Context, req *mcp.ReadResourceRequest) (*m
 	}
 	t, err := index.ReadTree(ctx, s.kb)
 	if err != nil {
-		return nil, err
+		s.log.Error("reading a resource", "uri", uri, "error", err.Error())
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("%s: the knowledge tree cannot be read: %v", uri, err)}
 	}
 	n, ok := t.ByID(id)
 	if !ok {
@@ -88,7 +90,11 @@ const maxResourceBytes = 16 << 20
 // would never end. A refusal names the URI, never the file's absolute
 // path.
 func (s *server) readFile(uri, file string) (*mcp.ReadResourceResult, error) {
-	refuse := func(why string) error { return fmt.Errorf("%s: %s", uri, why) }
+	// A refusal is about the URI the client asked for: invalid params,
+	// as the go-sdk answers a resource it does not find.
+	refuse := func(why string) error {
+		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("%s: %s", uri, why)}
+	}
 	resolved, err := filepath.EvalSymlinks(file)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, mcp.ResourceNotFoundError(uri)

@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -80,6 +81,10 @@ type lineConn struct {
 	mu   sync.Mutex
 	open map[jsonrpc.ID]bool
 	idle chan struct{} // closed when open empties; nil when no one waits
+	// cancelled holds the open requests the client cancelled
+	// (notifications/cancelled): their answers are not written, as MCP
+	// asks of the receiver of a cancellation.
+	cancelled map[jsonrpc.ID]bool
 }
 
 func (c *lineConn) readLoop(fr *frameReader) {
@@ -141,6 +146,8 @@ func (c *lineConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			c.mu.Lock()
 			c.open[req.ID] = true
 			c.mu.Unlock()
+		} else if ok && req.Method == "notifications/cancelled" {
+			c.cancel(req.Params)
 		}
 		return msg, nil
 	}
@@ -180,14 +187,48 @@ func (c *lineConn) drain(ctx context.Context) {
 	}
 }
 
+// cancel records the request a notifications/cancelled names, when it is
+// still open; the notification goes on to the go-sdk, which cancels the
+// request's context.
+func (c *lineConn) cancel(params json.RawMessage) {
+	var p struct {
+		RequestID any `json:"requestId"`
+	}
+	if json.Unmarshal(params, &p) != nil || p.RequestID == nil {
+		return
+	}
+	id, err := jsonrpc.MakeID(p.RequestID)
+	if err != nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.open[id] {
+		if c.cancelled == nil {
+			c.cancelled = map[jsonrpc.ID]bool{}
+		}
+		c.cancelled[id] = true
+	}
+}
+
 func (c *lineConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	msg = withErrorCode(msg)
 	data, err := jsonrpc.EncodeMessage(msg)
 	if err != nil {
 		return fmt.Errorf("encoding a message: %w", err)
 	}
-	err = c.write(ctx, append(data, '\n'))
-	if resp, ok := msg.(*jsonrpc.Response); ok {
+	resp, isResp := msg.(*jsonrpc.Response)
+	c.mu.Lock()
+	dropped := isResp && c.cancelled[resp.ID]
+	c.mu.Unlock()
+	if dropped {
+		c.log.Debug("dropped the answer to a request the client cancelled", "id", resp.ID.Raw())
+	} else {
+		err = c.write(ctx, append(data, '\n'))
+	}
+	if isResp {
 		c.mu.Lock()
+		delete(c.cancelled, resp.ID)
 		delete(c.open, resp.ID)
 		if len(c.open) == 0 && c.idle != nil {
 			close(c.idle)
@@ -196,6 +237,25 @@ func (c *lineConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 		c.mu.Unlock()
 	}
 	return err
+}
+
+// withErrorCode gives an error answer without a JSON-RPC code one: the
+// go-sdk answers a request the session's state does not allow (one before
+// initialize, a second initialize) with a plain error, which goes out as
+// code 0, a code JSON-RPC does not define and no client can act on. Such
+// an answer becomes -32600, invalid request, its message kept.
+func withErrorCode(msg jsonrpc.Message) jsonrpc.Message {
+	resp, ok := msg.(*jsonrpc.Response)
+	if !ok || resp.Error == nil {
+		return msg
+	}
+	var werr *jsonrpc.Error
+	if errors.As(resp.Error, &werr) && werr.Code != 0 {
+		return msg
+	}
+	out := *resp
+	out.Error = &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: resp.Error.Error()}
+	return &out
 }
 
 // write writes one line. When the client is gone, it closes the

@@ -337,6 +337,12 @@ func ReadEntry(ctx context.Context, k *store.KB, _ EntryParams) (*EntryData, err
 	if err != nil {
 		return nil, err
 	}
+	if from, to := node.ConflictMarkers(src); from > 0 {
+		// A merge stopped on it: its text is git's two sides, no overview.
+		return nil, op.New(op.CodeInvariant, map[string]any{"path": rel, "from_line": from, "to_line": to},
+			"%s %s (lines %d to %d): a merge stopped on it. It is generated from the notes: resolve the conflicts in the notes, run kk index rebuild to write it again, then git add it; kk_search finds the notes meanwhile",
+			rel, node.ConflictMarkersMsg, from, to)
+	}
 	return &EntryData{Path: rel, Content: string(src)}, nil
 }
 

@@ -164,3 +164,22 @@ func TestReadNodeOfUnreadableLeafSaysSo(t *testing.T) {
 		t.Errorf("read of a broken leaf: %v", r)
 	}
 }
+
+// kk_entry on an ENTRY.md a merge stopped on (its conflict markers) gave
+// the agent the markers as the project's overview; it says what happened
+// and what to do, as session-start does.
+func TestReadEntryWithConflictMarkers(t *testing.T) {
+	k := newKB(t)
+	if _, err := ReadEntry(t.Context(), k, EntryParams{}); err != nil {
+		t.Fatal(err)
+	}
+	src := "---\n<<<<<<< HEAD\nnodes_hash: a\n=======\nnodes_hash: b\n>>>>>>> other\n---\n# kenkeep\n"
+	if err := os.WriteFile(k.EntryPath(), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := ReadEntry(t.Context(), k, EntryParams{})
+	e, ok := err.(*op.Error)
+	if !ok || e.Code != op.CodeInvariant || !strings.Contains(e.Message, "conflict markers (lines 2 to 6)") || !strings.Contains(e.Message, "kk index rebuild") {
+		t.Errorf("ReadEntry = %v", err)
+	}
+}

@@ -26,6 +26,9 @@ const (
 	CaptureCreated   = "created"
 	CaptureUpdated   = "updated"
 	CaptureUnchanged = "unchanged"
+	// CaptureSuperseded: a newer capture of the session is under way
+	// (CaptureOptions.Current said so); the log was left as it is.
+	CaptureSuperseded = "superseded"
 )
 
 // CaptureOptions is one capture of a harness session's transcript.
@@ -43,12 +46,21 @@ type CaptureOptions struct {
 	Cursory bool
 	Now     time.Time
 	Command string // recorded in the writer lock
+	// LockWait bounds the wait for the knowledge base's writer lock; zero
+	// is the knowledge base's own wait (store.KB.WriterWait). A lock held
+	// for the whole wait is a *lock.HeldError.
+	LockWait time.Duration
+	// Current, when set, is asked under the writer lock, before anything
+	// is written, whether this capture is still the one to write: false
+	// leaves the log as it is (CaptureSuperseded), for a capture that
+	// read its transcript before a newer capture of the session did.
+	Current func() bool
 }
 
 // CaptureResult says what Capture did.
 type CaptureResult struct {
 	Path   string // relative to the repository root
-	Action string // CaptureCreated, CaptureUpdated or CaptureUnchanged
+	Action string // CaptureCreated, CaptureUpdated, CaptureUnchanged or CaptureSuperseded
 	Status string // the log's proposal_status afterwards
 }
 
@@ -83,7 +95,20 @@ func Capture(ctx context.Context, k *store.KB, o CaptureOptions) (*CaptureResult
 	hash := "sha256:" + hex.EncodeToString(sum[:])
 	dir := k.SessionsDir()
 	res := &CaptureResult{}
-	err := k.WithLock(ctx, o.Command, func() error {
+	wait := o.LockWait
+	if wait <= 0 {
+		wait = k.WriterWait()
+	}
+	l, err := k.WriterLock().Acquire(ctx, wait, o.Command)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = l.Release() }()
+	err = func() error {
+		if o.Current != nil && !o.Current() {
+			res.Action = CaptureSuperseded
+			return nil
+		}
 		name, ok, err := Find(dir, o.SessionID)
 		if err != nil {
 			return err
@@ -128,7 +153,7 @@ func Capture(ctx context.Context, k *store.KB, o CaptureOptions) (*CaptureResult
 			res.Action = CaptureUpdated
 		}
 		return nil
-	})
+	}()
 	if err != nil {
 		return nil, err
 	}
@@ -166,7 +191,7 @@ func recapture(cur *Log, o CaptureOptions, hash string) ([]byte, error) {
 		proposal = "## Proposal\n\n" + proposalComplete + "\n"
 	}
 	body := string(cur.doc.Body())
-	if i := strings.Index(body, "\n## Proposal"); i >= 0 {
+	if i := proposalStart(body); i >= 0 {
 		proposal = body[i+1:]
 	}
 	newBody := "## Transcript\n\n" + strings.TrimRightFunc(o.Transcript, unicode.IsSpace) + "\n\n" + proposal
@@ -178,7 +203,7 @@ func recapture(cur *Log, o CaptureOptions, hash string) ([]byte, error) {
 }
 
 // Transcript returns the transcript section of a log: the text between
-// "## Transcript" and "## Proposal".
+// "## Transcript" and the last "## Proposal" heading.
 func (l *Log) Transcript() string {
 	body := string(l.doc.Body())
 	start := strings.Index(body, "## Transcript")
@@ -186,8 +211,17 @@ func (l *Log) Transcript() string {
 		return ""
 	}
 	body = body[start+len("## Transcript"):]
-	if end := strings.Index(body, "\n## Proposal"); end >= 0 {
+	if end := proposalStart(body); end >= 0 {
 		body = body[:end]
 	}
 	return strings.TrimSpace(body)
+}
+
+// proposalStart returns where the "## Proposal" section of a log's body
+// begins (the newline before its heading), or -1. It is the last such
+// heading: the section ends the log, and the transcript before it may
+// hold the same line (a user's pasted document with a "## Proposal"
+// heading).
+func proposalStart(body string) int {
+	return strings.LastIndex(body, "\n## Proposal")
 }

@@ -456,3 +456,30 @@ func TestParseJSONPositions(t *testing.T) {
 		t.Fatalf("%v %v", v, err)
 	}
 }
+
+// TestUpdateProposalsKeepsTheTranscript: recording an extraction turns the
+// proposal section's placeholder line into the "complete" line. It turned
+// the first such line in the whole body instead, so a transcript that
+// quotes it (a user pasting a session log into a session about kk) had its
+// words changed, and the section kept its placeholder.
+func TestUpdateProposalsKeepsTheTranscript(t *testing.T) {
+	k := newKB(t)
+	ctx := context.Background()
+	said := "[USER]: my log ends with " + proposalPlaceholder + ", is that right?"
+	res, err := Capture(ctx, k, CaptureOptions{SessionID: sid, CapturedBy: CapturedByStop, Transcript: said + "\n\n[AGENT]: Yes, until it is extracted.", Now: fixedNow})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(k.Root, res.Path)
+	props := proposals()
+	l, err := UpdateProposals(ctx, k, p, UpdateOptions{Status: StatusDone, Proposals: &props, Now: fixedNow})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(l.Transcript(), said) {
+		t.Errorf("the transcript changed:\n%s", l.Transcript())
+	}
+	if got := string(mustRead(t, p)); !strings.HasSuffix(got, "## Proposal\n\n"+proposalComplete+"\n") {
+		t.Errorf("the proposal section was not completed:\n%s", got)
+	}
+}

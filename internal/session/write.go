@@ -181,6 +181,9 @@ type UpdateOptions struct {
 	// headless harness's output), relative to .ai/kenkeep: the log's
 	// proposal_log. "" leaves it null.
 	Log string
+	// LockWait bounds the wait for the writer lock; zero is the
+	// knowledge base's own wait (store.KB.WriterWait).
+	LockWait time.Duration
 }
 
 // UpdateProposals records the outcome of an extraction in the log at
@@ -225,7 +228,7 @@ func UpdateProposals(ctx context.Context, k *store.KB, path string, o UpdateOpti
 		body := l.doc.Body()
 		if o.Status == StatusDone {
 			updates = append(updates, frontmatter.Item{Key: keyProposals, Value: proposalsValue(*o.Proposals)})
-			body = []byte(strings.Replace(string(body), proposalPlaceholder, proposalComplete, 1))
+			body = []byte(completeProposal(string(body)))
 		} else {
 			updates[2].Value = o.Error
 		}
@@ -244,9 +247,19 @@ func UpdateProposals(ctx context.Context, k *store.KB, path string, o UpdateOpti
 		return nil
 	}
 	if k == nil {
-		return out, update()
+		err := update() // before out is read: update sets it
+		return out, err
 	}
-	err := k.WithLock(ctx, o.Command, update)
+	wait := o.LockWait
+	if wait <= 0 {
+		wait = k.WriterWait()
+	}
+	l, err := k.WriterLock().Acquire(ctx, wait, o.Command)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = l.Release() }()
+	err = update()
 	return out, err
 }
 
@@ -373,4 +386,15 @@ func proposalsValue(p contracts.ProposalOutput) yamlstyle.Map {
 		return out
 	}
 	return yamlstyle.Map{{Key: "practice", Value: list(p.Practice)}, {Key: "map", Value: list(p.Map)}}
+}
+
+// completeProposal turns the placeholder line of a log body's proposal
+// section into the "complete" line. Only the section is looked at: the
+// transcript before it may quote the placeholder.
+func completeProposal(body string) string {
+	i := proposalStart(body)
+	if i < 0 {
+		return body
+	}
+	return body[:i] + strings.Replace(body[i:], proposalPlaceholder, proposalComplete, 1)
 }

@@ -7,7 +7,10 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"path/filepath"
 	"strings"
+
+	"golang.org/x/text/unicode/norm"
 
 	"github.com/kk-project/kk/internal/frontmatter"
 	"github.com/kk-project/kk/internal/node"
@@ -59,7 +62,7 @@ func ParseSummaries(file string, src []byte) (Summaries, error) {
 	// Two branches that each summarize a folder stop a merge here; say
 	// so, rather than what the markers break in the YAML.
 	if from, to := node.ConflictMarkers(src); from > 0 {
-		return nil, fmt.Errorf("%s: %s (lines %d to %d): a git merge, rebase or cherry-pick stopped on a conflict in this file; keep the summaries of both sides, remove the <<<<<<< ======= >>>>>>> lines, then `git add` it", file, node.ConflictMarkersMsg, from, to)
+		return nil, fmt.Errorf("%s: %s (lines %d to %d): a git merge, rebase or cherry-pick stopped on a conflict in this file; keep the summaries of both sides (one line for each folder), remove the <<<<<<< ======= >>>>>>> lines, then `git add` it", file, node.ConflictMarkersMsg, from, to)
 	}
 	doc, err := frontmatter.Parse(src)
 	if err != nil {
@@ -98,11 +101,67 @@ func ParseSummaries(file string, src []byte) (Summaries, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", file, err)
 		}
-		if strings.TrimSpace(s) != "" {
-			out[key] = strings.TrimSpace(s)
+		if strings.TrimSpace(s) == "" {
+			continue
 		}
+		// A key spelled as the folder is on disk wins over one that
+		// differs from it only in Unicode spelling.
+		if dest := spelledOnDisk(filepath.Join(filepath.Dir(file), "nodes"), key); dest != key {
+			if _, taken := out[dest]; taken {
+				continue
+			}
+			key = dest
+		}
+		out[key] = strings.TrimSpace(s)
 	}
 	return out, nil
+}
+
+// spelledOnDisk returns the folder key (relative to nodesDir) as the
+// folder is spelled on disk when it is there only under another Unicode
+// spelling of its name: a folder a macOS client committed decomposed
+// ("e" and a combining accent) whose summary a person typed composed. An
+// ASCII key, one spelled as on disk, or one with no such folder is
+// returned as it is.
+func spelledOnDisk(nodesDir, key string) string {
+	ascii := true
+	for i := 0; i < len(key); i++ {
+		if key[i] >= 0x80 {
+			ascii = false
+			break
+		}
+	}
+	if ascii || key == "" {
+		return key
+	}
+	if _, err := os.Stat(filepath.Join(nodesDir, filepath.FromSlash(key))); err == nil {
+		return key
+	}
+	segs := strings.Split(key, "/")
+	dir := nodesDir
+	for i, seg := range segs {
+		if fi, err := os.Stat(filepath.Join(dir, seg)); err == nil && fi.IsDir() {
+			dir = filepath.Join(dir, seg)
+			continue
+		}
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			return key
+		}
+		want, found := norm.NFC.String(seg), ""
+		for _, e := range entries {
+			if e.IsDir() && norm.NFC.String(e.Name()) == want {
+				found = e.Name()
+				break
+			}
+		}
+		if found == "" {
+			return key
+		}
+		segs[i] = found
+		dir = filepath.Join(dir, found)
+	}
+	return strings.Join(segs, "/")
 }
 
 // BlankSummaries lists keys of FOLDER_SUMMARIES.md whose value is blank.

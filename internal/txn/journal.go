@@ -193,7 +193,13 @@ func removeJournal(path string, j *journal) error {
 		return fmt.Errorf("journal: %w", err)
 	}
 	if err := atomicfile.SyncDir(filepath.Dir(path)); err != nil {
-		return err
+		// The journal's folder is gone (`git clean -fdx` or -fdX removed
+		// .state while the changeset ran): the journal went with it, so
+		// the changeset is committed, as removing it would have made it.
+		if _, serr := os.Stat(filepath.Dir(path)); !errors.Is(serr, fs.ErrNotExist) {
+			return err
+		}
+		return nil
 	}
 	if j != nil {
 		for _, c := range j.Changes {

@@ -1,0 +1,89 @@
+package txn_test
+
+import (
+	"bufio"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kk-project/kk/internal/store"
+	"github.com/kk-project/kk/internal/txn"
+)
+
+// runPausedWriter starts the first writer of lockdirChildEnv on k (a
+// transaction writing the leaf "First writer" that pauses once every file
+// is applied), runs clean while it is paused, lets it go on, and returns
+// its standard error and error.
+func runPausedWriter(t *testing.T, k *store.KB, clean func()) (string, error) {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	child := exec.Command(exe, "-test.run=^$")
+	child.Env = append(os.Environ(), lockdirChildEnv+"="+k.Root)
+	stdin, err := child.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := child.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr strings.Builder
+	child.Stderr = &stderr
+	if err := child.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil || line != "held\n" {
+		_ = stdin.Close()
+		_ = child.Wait()
+		t.Fatalf("the first writer did not reach its pause: %q %v; stderr %s", line, err, stderr.String())
+	}
+	clean()
+	_ = stdin.Close()
+	err = child.Wait()
+	return stderr.String(), err
+}
+
+// `git clean -fdX` (the ignored files only: .ai/kenkeep/.state, the
+// journal folder with it) run while a write is between applying its files
+// and dropping its journal: the write's files are all in place, and the
+// journal it was about to remove is gone. The write failed with "syncing
+// .state/txn: no such file or directory" after undoing itself; a journal
+// gone is a changeset committed, so it now succeeds, and its leaf stays.
+func TestGitCleanIgnoredWhileAWriteCommits(t *testing.T) {
+	k := gitKB(t, filepath.Join(t.TempDir(), "proj"))
+	stderr, err := runPausedWriter(t, k, func() { git(t, k.Root, "clean", "-fdXq") })
+	if err != nil {
+		t.Fatalf("the write, after git clean -fdX removed .state while it ran: %v; %s", err, stderr)
+	}
+	leaves, _ := filepath.Glob(filepath.Join(k.Dir, "nodes", "*first-writer*.md"))
+	if len(leaves) != 1 {
+		t.Fatalf("the write's leaf: found %v, want one", leaves)
+	}
+	if left, _ := os.ReadDir(txn.JournalDir(k)); len(left) != 0 {
+		t.Errorf("the journal folder holds %d file(s) after the write", len(left))
+	}
+	if err := writeLeaf(k, 10*time.Second, "Second writer"); err != nil {
+		t.Fatalf("the next write: %v", err)
+	}
+}
+
+// `git clean -fdx` removes the new leaf as well (it is not tracked yet):
+// the write still ends without an error about its journal folder, and the
+// next write goes through.
+func TestGitCleanAllWhileAWriteEnds(t *testing.T) {
+	k := gitKB(t, filepath.Join(t.TempDir(), "proj"))
+	stderr, err := runPausedWriter(t, k, func() { git(t, k.Root, "clean", "-fdxq") })
+	if err != nil {
+		t.Fatalf("the write, after git clean -fdx removed .state while it ran: %v; %s", err, stderr)
+	}
+	if err := writeLeaf(k, 10*time.Second, "Second writer"); err != nil {
+		t.Fatalf("the next write: %v", err)
+	}
+}
