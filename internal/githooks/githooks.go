@@ -622,6 +622,26 @@ func inspect(dir, name string) (hookState, error) {
 	return s, nil
 }
 
+// setUpMergeDrivers defines kk's merge drivers in the repository's git
+// config and turns kk's hooks on, recording a change of the config in res.
+func (r *repo) setUpMergeDrivers(ctx context.Context, res *Result) error {
+	changed, err := SetUpMergeDriver(ctx, r.k)
+	if err != nil {
+		return fmt.Errorf("setting up kk's merge driver: %w", err)
+	}
+	if err := turnOn(ctx, r.k.Root); err != nil {
+		return err
+	}
+	if changed {
+		cfg, err := gitPath(ctx, r.k.Root, "config")
+		if err != nil {
+			return err
+		}
+		res.Changes = append(res.Changes, Change{Path: r.show(cfg), Action: "updated"})
+	}
+	return nil
+}
+
 // Install puts kk's hooks into the hooks folder git uses for k's
 // repository. It returns ErrNotWorkTree (or gitx.ErrNoGit) when there is
 // no such folder. A hook already there that is not kk's is chained; one
@@ -640,19 +660,8 @@ func Install(ctx context.Context, k *store.KB, o Options) (*Result, error) {
 		// generated files.
 		res.NoHooks = why
 		res.Warnings = append(res.Warnings, why)
-		changed, err := SetUpMergeDriver(ctx, k)
-		if err != nil {
-			return res, fmt.Errorf("setting up kk's merge driver: %w", err)
-		}
-		if err := turnOn(ctx, r.k.Root); err != nil {
+		if err := r.setUpMergeDrivers(ctx, res); err != nil {
 			return res, err
-		}
-		if changed {
-			cfg, err := gitPath(ctx, k.Root, "config")
-			if err != nil {
-				return res, err
-			}
-			res.Changes = append(res.Changes, Change{Path: r.show(cfg), Action: "updated"})
 		}
 		return res, nil
 	}
@@ -664,19 +673,8 @@ func Install(ctx context.Context, k *store.KB, o Options) (*Result, error) {
 			return res, err
 		}
 	}
-	changed, err := SetUpMergeDriver(ctx, k)
-	if err != nil {
-		return res, fmt.Errorf("setting up kk's merge driver: %w", err)
-	}
-	if err := turnOn(ctx, r.k.Root); err != nil {
+	if err := r.setUpMergeDrivers(ctx, res); err != nil {
 		return res, err
-	}
-	if changed {
-		cfg, err := gitPath(ctx, k.Root, "config")
-		if err != nil {
-			return res, err
-		}
-		res.Changes = append(res.Changes, Change{Path: r.show(cfg), Action: "updated"})
 	}
 	if !sameDir(r.dir, r.defaultDir) {
 		if stale := r.kkHooksIn(r.defaultDir); len(stale) > 0 {

@@ -95,11 +95,7 @@ func Capture(ctx context.Context, k *store.KB, o CaptureOptions) (*CaptureResult
 	hash := "sha256:" + hex.EncodeToString(sum[:])
 	dir := k.SessionsDir()
 	res := &CaptureResult{}
-	wait := o.LockWait
-	if wait <= 0 {
-		wait = k.WriterWait()
-	}
-	l, err := k.WriterLock().Acquire(ctx, wait, o.Command)
+	l, err := writerLock(ctx, k, o.LockWait, o.Command)
 	if err != nil {
 		return nil, err
 	}

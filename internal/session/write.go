@@ -250,11 +250,7 @@ func UpdateProposals(ctx context.Context, k *store.KB, path string, o UpdateOpti
 		err := update() // before out is read: update sets it
 		return out, err
 	}
-	wait := o.LockWait
-	if wait <= 0 {
-		wait = k.WriterWait()
-	}
-	l, err := k.WriterLock().Acquire(ctx, wait, o.Command)
+	l, err := writerLock(ctx, k, o.LockWait, o.Command)
 	if err != nil {
 		return nil, err
 	}
@@ -397,4 +393,17 @@ func completeProposal(body string) string {
 		return body
 	}
 	return body[:i] + strings.Replace(body[i:], proposalPlaceholder, proposalComplete, 1)
+}
+
+// writerLock takes the knowledge base's writer lock for cmd, waiting at
+// most wait for it (the knowledge base's own wait when wait is zero).
+func writerLock(ctx context.Context, k *store.KB, wait time.Duration, cmd string) (interface{ Release() error }, error) {
+	if wait <= 0 {
+		wait = k.WriterWait()
+	}
+	l, err := k.WriterLock().Acquire(ctx, wait, cmd)
+	if err != nil {
+		return nil, err
+	}
+	return l, nil
 }
