@@ -196,6 +196,18 @@ func (r *repo) noHooksFix() (why, fix string) {
 		"after a merge, a rebase, a cherry-pick or git am, run `kk index rebuild --commits <range>` (`kk index rebuild --commits 'HEAD^!'` after a merge) to regenerate the generated files of the commits made; or unset core.hooksPath and run `kk init`"
 }
 
+// inWorkTree returns the top of the work tree holding root (a folder of
+// the knowledge base) and path, a folder inside it, relative to that top.
+func inWorkTree(ctx context.Context, root, path string) (top, rel string, err error) {
+	if top, err = gitx.TopLevel(ctx, root); err != nil {
+		return "", "", err
+	}
+	if rel, err = relPath(top, path); err != nil {
+		return "", "", err
+	}
+	return top, rel, nil
+}
+
 // relPath returns target relative to base, comparing them with symbolic
 // links resolved (git prints resolved paths).
 func relPath(base, target string) (string, error) {

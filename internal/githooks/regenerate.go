@@ -52,11 +52,7 @@ const mergeDriverName = "kk: keep ours for generated index files; kk's git hooks
 // config (merge.kk-generated.name and .driver) unless it is defined as kk
 // defines it already. It reports whether it changed the config.
 func SetUpMergeDriver(ctx context.Context, k *store.KB) (bool, error) {
-	top, err := gitx.TopLevel(ctx, k.Root)
-	if err != nil {
-		return false, err
-	}
-	rel, err := relPath(top, k.Root)
+	top, rel, err := inWorkTree(ctx, k.Root, k.Root)
 	if err != nil {
 		return false, err
 	}
@@ -193,11 +189,7 @@ type Rewrite struct {
 // the result is the same whatever the work tree holds. A commit whose
 // tree kk cannot generate for (a kenkeep v2 tree) is left as it is.
 func RegenerateCommits(ctx context.Context, k *store.KB, revs []string, command string) (*Regenerated, error) {
-	top, err := gitx.TopLevel(ctx, k.Root)
-	if err != nil {
-		return nil, err
-	}
-	rel, err := relPath(top, k.Dir)
+	top, rel, err := inWorkTree(ctx, k.Root, k.Dir)
 	if err != nil {
 		return nil, err
 	}

@@ -34,11 +34,7 @@ var versionLine = regexp.MustCompile(`^kk_version: *([0-9]+)\r?$`)
 // note takes the higher of the two versions and one more, and is staged
 // (git add). A note with any other conflict is left as git left it.
 func ResolveVersionConflicts(ctx context.Context, k *store.KB) ([]VersionResolved, error) {
-	top, err := gitx.TopLevel(ctx, k.Root)
-	if err != nil {
-		return nil, err
-	}
-	rel, err := relPath(top, k.Dir)
+	top, rel, err := inWorkTree(ctx, k.Root, k.Dir)
 	if err != nil {
 		return nil, err
 	}

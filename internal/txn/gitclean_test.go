@@ -15,9 +15,10 @@ import (
 
 // runPausedWriter starts the first writer of lockdirChildEnv on k (a
 // transaction writing the leaf "First writer" that pauses once every file
-// is applied), runs clean while it is paused, lets it go on, and returns
-// its standard error and error.
-func runPausedWriter(t *testing.T, k *store.KB, clean func()) (string, error) {
+// is applied), runs clean while it is paused (given the writer's pid), lets
+// it go on, and returns its standard error and error. A clean that fails
+// the test lets the writer go too.
+func runPausedWriter(t *testing.T, k *store.KB, clean func(pid int)) (string, error) {
 	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
@@ -38,14 +39,20 @@ func runPausedWriter(t *testing.T, k *store.KB, clean func()) (string, error) {
 	if err := child.Start(); err != nil {
 		t.Fatal(err)
 	}
+	waited := false
+	defer func() {
+		if !waited {
+			_ = stdin.Close()
+			_ = child.Wait()
+		}
+	}()
 	line, err := bufio.NewReader(stdout).ReadString('\n')
 	if err != nil || line != "held\n" {
-		_ = stdin.Close()
-		_ = child.Wait()
 		t.Fatalf("the first writer did not reach its pause: %q %v; stderr %s", line, err, stderr.String())
 	}
-	clean()
+	clean(child.Process.Pid)
 	_ = stdin.Close()
+	waited = true
 	err = child.Wait()
 	return stderr.String(), err
 }
@@ -58,7 +65,7 @@ func runPausedWriter(t *testing.T, k *store.KB, clean func()) (string, error) {
 // gone is a changeset committed, so it now succeeds, and its leaf stays.
 func TestGitCleanIgnoredWhileAWriteCommits(t *testing.T) {
 	k := gitKB(t, filepath.Join(t.TempDir(), "proj"))
-	stderr, err := runPausedWriter(t, k, func() { git(t, k.Root, "clean", "-fdXq") })
+	stderr, err := runPausedWriter(t, k, func(int) { git(t, k.Root, "clean", "-fdXq") })
 	if err != nil {
 		t.Fatalf("the write, after git clean -fdX removed .state while it ran: %v; %s", err, stderr)
 	}
@@ -79,7 +86,7 @@ func TestGitCleanIgnoredWhileAWriteCommits(t *testing.T) {
 // next write goes through.
 func TestGitCleanAllWhileAWriteEnds(t *testing.T) {
 	k := gitKB(t, filepath.Join(t.TempDir(), "proj"))
-	stderr, err := runPausedWriter(t, k, func() { git(t, k.Root, "clean", "-fdxq") })
+	stderr, err := runPausedWriter(t, k, func(int) { git(t, k.Root, "clean", "-fdxq") })
 	if err != nil {
 		t.Fatalf("the write, after git clean -fdx removed .state while it ran: %v; %s", err, stderr)
 	}

@@ -1,7 +1,6 @@
 package txn_test
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -100,54 +99,26 @@ func writeLeaf(k *store.KB, wait time.Duration, title string) error {
 // (here: give up saying who holds it), not take a new file beside it.
 func TestGitCleanDoesNotLetASecondWriterIn(t *testing.T) {
 	k := gitKB(t, filepath.Join(t.TempDir(), "proj"))
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	child := exec.Command(exe, "-test.run=^$")
-	child.Env = append(os.Environ(), lockdirChildEnv+"="+k.Root)
-	stdin, err := child.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := child.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr strings.Builder
-	child.Stderr = &stderr
-	if err := child.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		_ = stdin.Close()
-		_ = child.Wait()
-	}()
-	line, err := bufio.NewReader(stdout).ReadString('\n')
-	if err != nil || line != "held\n" {
-		t.Fatalf("the first writer did not reach its pause: %q %v; stderr %s", line, err, stderr.String())
-	}
+	stderr, err := runPausedWriter(t, k, func(pid int) {
+		git(t, k.Root, "clean", "-fdxq")
+		if _, err := os.Stat(k.LockPath()); !errors.Is(err, fs.ErrNotExist) {
+			t.Fatalf("git clean -fdx left %s (%v); the test needs it gone", k.LockPath(), err)
+		}
 
-	git(t, k.Root, "clean", "-fdxq")
-	if _, err := os.Stat(k.LockPath()); !errors.Is(err, fs.ErrNotExist) {
-		t.Fatalf("git clean -fdx left %s (%v); the test needs it gone", k.LockPath(), err)
-	}
-
-	err = writeLeaf(k, 300*time.Millisecond, "Second writer")
-	var held *lock.HeldError
-	if !errors.As(err, &held) {
-		t.Fatalf("a second writer after git clean -fdx: got %v, want it to find the first writer's lock held", err)
-	}
-	if guard := k.WriterLock().Guard; held.Path != guard || guard == "" {
-		t.Errorf("the lock error names the file %s, want the guard under the git folder, %q", held.Path, guard)
-	}
-	if held.Holder == nil || held.Holder.PID != child.Process.Pid || held.Holder.Command != "kk node write (first writer)" {
-		t.Errorf("the lock error names %+v, want the first writer (pid %d): %v", held.Holder, child.Process.Pid, err)
-	}
-
-	_ = stdin.Close()
-	if err := child.Wait(); err != nil {
-		t.Logf("the first writer, after git clean removed its journal: %v; %s", err, stderr.String())
+		err := writeLeaf(k, 300*time.Millisecond, "Second writer")
+		var held *lock.HeldError
+		if !errors.As(err, &held) {
+			t.Fatalf("a second writer after git clean -fdx: got %v, want it to find the first writer's lock held", err)
+		}
+		if guard := k.WriterLock().Guard; held.Path != guard || guard == "" {
+			t.Errorf("the lock error names the file %s, want the guard under the git folder, %q", held.Path, guard)
+		}
+		if held.Holder == nil || held.Holder.PID != pid || held.Holder.Command != "kk node write (first writer)" {
+			t.Errorf("the lock error names %+v, want the first writer (pid %d): %v", held.Holder, pid, err)
+		}
+	})
+	if err != nil {
+		t.Logf("the first writer, after git clean removed its journal: %v; %s", err, stderr)
 	}
 	if err := writeLeaf(k, 10*time.Second, "Second writer"); err != nil {
 		t.Fatalf("the second writer once the first was done: %v", err)

@@ -83,9 +83,7 @@ func serveOnce(t *testing.T, root string) (httpapi.JobStatus, error) {
 // naming another repository, kk serve refused the root as "not in a git
 // repository".
 func TestGitEnvironmentOfTheCallerIsNotFollowed(t *testing.T) {
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git not installed")
-	}
+	needGit(t)
 	for _, tc := range []struct {
 		name string
 		env  func(root, other string) map[string]string
@@ -183,9 +181,7 @@ func TestGitEnvironmentOfTheCallerIsNotFollowed(t *testing.T) {
 // watch of the tree and asks git for none: its git commands run with
 // core.fsmonitor off. Found by the serve red team, round 6.
 func TestFsmonitorThatHangsHoldsNoJob(t *testing.T) {
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git not installed")
-	}
+	needGit(t)
 	dir := t.TempDir()
 	root := filepath.Join(dir, "repo")
 	git(t, dir, "init", "-q", "-b", "main", root)
@@ -216,9 +212,7 @@ func TestFsmonitorThatHangsHoldsNoJob(t *testing.T) {
 // failing). The setup's commit and each job's are made, and the job is
 // done.
 func TestSigningAndCommitHooksHoldNoJob(t *testing.T) {
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git not installed")
-	}
+	needGit(t)
 	dir := t.TempDir()
 	root := filepath.Join(dir, "repo")
 	git(t, dir, "init", "-q", "-b", "main", root)

@@ -23,9 +23,7 @@ import (
 // "init: bootstrap knowledge base", then failed with "listen tcp:
 // address 99999: invalid port", naming neither the flag nor the address.
 func TestAddressRefusedBeforeAnythingIsWritten(t *testing.T) {
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git not installed")
-	}
+	needGit(t)
 	busy, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -51,9 +49,7 @@ func TestAddressRefusedBeforeAnythingIsWritten(t *testing.T) {
 // repository and knowledge base and their first commit, then failed with
 // "llm: unknown provider".
 func TestModelRefusedBeforeANewFolderIsSetUp(t *testing.T) {
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git not installed")
-	}
+	needGit(t)
 	root := filepath.Join(t.TempDir(), "kb")
 	env := map[string]string{"KK_LLM_PROVIDER": "bogus"}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -64,5 +60,14 @@ func TestModelRefusedBeforeANewFolderIsSetUp(t *testing.T) {
 	}
 	if _, err := os.Lstat(root); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("the folder to serve was made (%v)", err)
+	}
+}
+
+// needGit skips a test that drives git when git, an external tool, is not
+// installed.
+func needGit(t *testing.T) {
+	t.Helper()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git not installed")
 	}
 }

@@ -43,9 +43,7 @@ func endsWhen(t *testing.T, file string) context.Context {
 // round 5: SIGTERM at 50 to 100 ms into the start exited 1 with "kk:
 // context canceled" or "kk: syncing index …: context canceled".
 func TestStopDuringTheStartIsAStop(t *testing.T) {
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git not installed")
-	}
+	needGit(t)
 	for _, at := range []string{filepath.Join(store.DirName, "config.yaml"), filepath.Join(store.DirName, ".state", "serve.lock")} {
 		t.Run(at, func(t *testing.T) {
 			root := filepath.Join(t.TempDir(), "kb")
