@@ -4,10 +4,14 @@ package gitx
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -149,6 +153,85 @@ func runInput(ctx context.Context, dir string, env []string, stdin []byte, dying
 		return nil
 	})
 	return out, err
+}
+
+// HookError is the error of a git command stopped (its context ended:
+// a deadline, a stop) while one of git's hooks it ran had not ended: the
+// command waited for the hook (a push's remote had answered).
+type HookError struct {
+	Hook string // the hook's path, as git started it, made absolute
+	err  error
+}
+
+func (e *HookError) Error() string {
+	return fmt.Sprintf("%v (stopped while git's %s hook %s was running)", e.err, filepath.Base(e.Hook), e.Hook)
+}
+
+func (e *HookError) Unwrap() error { return e.err }
+
+// runTracingHooks is RunWith (without standard input) that, when ctx
+// ends the command (a deadline, a stop), tells which of git's hooks it
+// was waiting for (a *HookError), by git's own trace of the programs it
+// starts (GIT_TRACE2_EVENT, in a temporary file removed at once): a push
+// stopped while its pre-push hook ran is the hook's, not the remote's.
+func runTracingHooks(ctx context.Context, dir string, env []string, args ...string) ([]byte, error) {
+	f, err := os.CreateTemp("", "kk-git-trace-*.json")
+	if err != nil {
+		// No room for the trace (a full disk): the command runs untraced.
+		return RunWith(ctx, dir, env, nil, args...)
+	}
+	trace := f.Name()
+	_ = f.Close()
+	defer func() { _ = os.Remove(trace) }()
+	out, err := RunWith(ctx, dir, append(slices.Clip(env), "GIT_TRACE2_EVENT="+trace), nil, args...)
+	if err != nil && ctx.Err() != nil {
+		if hook := unendedHook(trace, dir); hook != "" {
+			err = &HookError{Hook: hook, err: err}
+		}
+	}
+	return out, err
+}
+
+// unendedHook returns the path of the first hook git's trace2 events in
+// file report started and not ended, made absolute from dir; "" when
+// none.
+func unendedHook(file, dir string) string {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return ""
+	}
+	type event struct {
+		Event      string   `json:"event"`
+		SID        string   `json:"sid"`
+		ChildID    int      `json:"child_id"`
+		ChildClass string   `json:"child_class"`
+		Argv       []string `json:"argv"`
+	}
+	var started []string
+	hooks := map[string]string{}
+	for _, line := range bytes.Split(data, []byte("\n")) {
+		var e event
+		if json.Unmarshal(line, &e) != nil {
+			continue
+		}
+		key := e.SID + "/" + strconv.Itoa(e.ChildID)
+		switch {
+		case e.Event == "child_start" && e.ChildClass == "hook" && len(e.Argv) > 0:
+			started = append(started, key)
+			hooks[key] = e.Argv[0]
+		case e.Event == "child_exit":
+			delete(hooks, key)
+		}
+	}
+	for _, key := range started {
+		if hook, ok := hooks[key]; ok {
+			if !filepath.IsAbs(hook) {
+				hook = filepath.Join(dir, hook)
+			}
+			return hook
+		}
+	}
+	return ""
 }
 
 // lockWait is how long kk waits for a lock file another git process holds

@@ -296,8 +296,8 @@ func PullRebase(ctx context.Context, dir, remote, branch, strategy string) error
 // ("refs/remotes/<remote>/<branch>"), "" when the remote has no such
 // branch. Stopped by ctx, git fetch ends cleanly (SIGTERM).
 func Fetch(ctx context.Context, dir, remote, branch string) (string, error) {
-	if _, err := Run(ctx, dir, "fetch", "-q", remote); err != nil {
-		return "", err
+	if _, err := runTracingHooks(ctx, dir, noPrompt(ctx, dir), "fetch", "-q", remote); err != nil {
+		return "", sshAdvice(err)
 	}
 	upstream := "refs/remotes/" + remote + "/" + branch
 	if _, err := Read(ctx, dir, "rev-parse", "-q", "--verify", upstream); err != nil {
@@ -355,11 +355,68 @@ var ErrRejected = errors.New("the remote's branch moved")
 // refuses because its branch moved returns an error matching
 // ErrRejected.
 func Push(ctx context.Context, dir, remote, branch string) error {
-	out, err := Run(ctx, dir, "push", "-q", "--porcelain", remote, "refs/heads/"+branch+":refs/heads/"+branch)
+	out, err := runTracingHooks(ctx, dir, noPrompt(ctx, dir), "push", "-q", "--porcelain", remote, "refs/heads/"+branch+":refs/heads/"+branch)
 	// Refused as not a fast-forward, or beaten by another push to the
 	// same branch (the remote's compare and swap missed).
 	if err != nil && (strings.Contains(string(out), "[rejected]") || strings.Contains(err.Error(), "but expected") || strings.Contains(string(out), "failed to update ref")) {
 		return fmt.Errorf("%w: %v", ErrRejected, err)
+	}
+	return sshAdvice(err)
+}
+
+// noPrompt is the environment of a git command that talks to a remote
+// for a server, which no one answers: git never prompts on the terminal
+// (GIT_TERMINAL_PROMPT=0, as for every command), and neither does ssh,
+// run in BatchMode (a host key it never saw, a key's passphrase: it
+// fails at once instead of waiting for an answer). BatchMode is added to
+// the person's own ssh command (GIT_SSH_COMMAND, else core.sshCommand,
+// as git chooses), never replacing it, when that command is OpenSSH's
+// ssh (its first word named ssh); another program (plink, a wrapper,
+// GIT_SSH) is left as it is.
+func noPrompt(ctx context.Context, dir string) []string {
+	command, ok := os.LookupEnv("GIT_SSH_COMMAND")
+	if !ok || strings.TrimSpace(command) == "" {
+		command = ""
+		if out, err := Read(ctx, dir, "config", "--get", "core.sshCommand"); err == nil {
+			command = strings.TrimSpace(string(out))
+		}
+	}
+	if command == "" {
+		if _, ok := os.LookupEnv("GIT_SSH"); ok {
+			return nil
+		}
+		command = "ssh"
+	}
+	first := strings.Fields(command)
+	if len(first) == 0 {
+		return nil
+	}
+	name := strings.Trim(first[0], `'"`)
+	if base := filepath.Base(name); base != "ssh" && base != "ssh.exe" {
+		return nil
+	}
+	return []string{"GIT_SSH_COMMAND=" + command + " -o BatchMode=yes"}
+}
+
+// sshAdvices say what to do about ssh's refusals in BatchMode (noPrompt),
+// by the words OpenSSH reports them with.
+var sshAdvices = []struct{ text, advice string }{
+	{"Host key verification failed", "ssh does not know origin's host key, and kk serve does not ask (ssh runs in BatchMode): connect once with ssh as kk serve's user to accept the key, or add it to that user's ~/.ssh/known_hosts (ssh-keyscan)"},
+	{"Permission denied (publickey", "ssh found no key it may use without asking (ssh runs in BatchMode: it asks no passphrase): give kk serve's user a key without a passphrase, or an ssh-agent holding the key (SSH_AUTH_SOCK in kk serve's environment)"},
+	{"Permission denied (", "ssh could not log in without asking (ssh runs in BatchMode: no password or passphrase is asked): give kk serve's user a key without a passphrase, or an ssh-agent holding the key"},
+}
+
+// sshAdvice adds, to the error of a fetch or push that ssh refused
+// without a prompt, what to do (git's own last line, "Could not read
+// from remote repository", says nothing of it).
+func sshAdvice(err error) error {
+	if err == nil {
+		return nil
+	}
+	for _, a := range sshAdvices {
+		if strings.Contains(err.Error(), a.text) {
+			return fmt.Errorf("%s: %w", a.advice, err)
+		}
 	}
 	return err
 }

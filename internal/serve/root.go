@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/kk-project/kk/internal/atomicfile"
@@ -39,12 +40,98 @@ const BootstrapSubject = "init: bootstrap knowledge base"
 // commit; a git work tree without a knowledge base gets one, committed
 // alone; a work tree with one is left as it is. A folder that holds
 // anything and is not in a git work tree is refused. It returns the
-// knowledge base.
+// knowledge base. It is BootstrapWith without a report of its steps.
 func Bootstrap(ctx context.Context, root string, opts store.InitOptions) (*store.KB, error) {
-	// A setup is never left halfway by a stop (SIGTERM, Ctrl-C): it is
-	// short (git init, kk init, one commit), and one cut between kk init
-	// and its commit left the scaffold staged and never committed.
-	ctx = context.WithoutCancel(ctx)
+	return BootstrapWith(ctx, root, opts, nil)
+}
+
+// SetupGitTimeout bounds each git command of the setup of a new folder
+// (git init, the scaffold's git add and commit). They take milliseconds;
+// one that does not end (a clean filter or another program of the
+// person's git configuration that hangs, a stalled network file system)
+// held kk serve's start for ever. Past it the command is stopped, the
+// setup undone, and kk serve's start fails, saying which command.
+var SetupGitTimeout = 2 * time.Minute
+
+// Setup says which step the setup of a new folder is at, for kk serve's
+// /healthz while it starts (its zero value is ready to use; a nil
+// *Setup reports nothing).
+type Setup struct {
+	mu    sync.Mutex
+	root  string
+	step  string
+	since time.Time
+}
+
+// Waiting says, on one line, which step of the setup runs and since
+// when, "" when none does.
+func (s *Setup) Waiting() string {
+	if s == nil {
+		return ""
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.step == "" {
+		return ""
+	}
+	return fmt.Sprintf("setting up the knowledge base in %s: waiting for %s, running since %s (%s); a command that does not end (a filter, hook or other program of git's configuration that hangs, a stalled file system) is stopped after %v and the setup undone",
+		s.root, s.step, s.since.UTC().Format(time.RFC3339), time.Since(s.since).Round(time.Second), SetupGitTimeout)
+}
+
+func (s *Setup) set(root, step string) {
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.root, s.step, s.since = root, step, time.Now()
+}
+
+// errSetupStopped is a setup step the server's stop ended.
+var errSetupStopped = errors.New("the setup was stopped")
+
+// setupStep runs one step of the setup, named what (a git command), with
+// its own context: it ends SetupGitTimeout after it began, or stopGrace
+// after the stop (a setup is short: a stop lets it finish, but a step
+// that hangs is ended, and the setup undone).
+func setupStep(stop context.Context, s *Setup, root, what string, fn func(context.Context) error) error {
+	s.set(root, what)
+	defer s.set("", "")
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(stop), SetupGitTimeout)
+	defer cancel()
+	var mu sync.Mutex
+	var grace *time.Timer
+	unhook := context.AfterFunc(stop, func() {
+		mu.Lock()
+		grace = time.AfterFunc(stopGrace, cancel)
+		mu.Unlock()
+	})
+	defer func() {
+		unhook()
+		mu.Lock()
+		if grace != nil {
+			grace.Stop()
+		}
+		mu.Unlock()
+	}()
+	err := fn(ctx)
+	if err == nil || ctx.Err() == nil {
+		return err
+	}
+	if stop.Err() != nil {
+		return fmt.Errorf("%w: %s had not ended %v after the stop and was ended: %v", errSetupStopped, what, stopGrace, err)
+	}
+	return fmt.Errorf("%s did not end within %v and was stopped (a filter, hook or other program of git's configuration that hangs, or a stalled file system): %w", what, SetupGitTimeout, err)
+}
+
+// BootstrapWith is Bootstrap reporting its steps to s (/healthz while
+// kk serve starts). A stop (ctx ending) lets the setup finish, never
+// leaving it halfway: a stop cut between kk init and its commit left
+// the scaffold staged and never committed. A git command of the setup
+// that does not end, though, is ended (stopGrace after the stop, or
+// SetupGitTimeout after it began) and the setup done so far is undone:
+// the folder is as it was, and the next start sets it up whole.
+func BootstrapWith(ctx context.Context, root string, opts store.InitOptions, s *Setup) (*store.KB, error) {
 	if _, err := os.Stat(root); errors.Is(err, fs.ErrNotExist) {
 		if err := os.MkdirAll(root, 0o755); err != nil {
 			return nil, err
@@ -53,7 +140,9 @@ func Bootstrap(ctx context.Context, root string, opts store.InitOptions) (*store
 	// Another kk serve started at the same moment sets it up first, or
 	// after this one: never both at once (two git init in one folder
 	// failed, and two bootstrap commits were made).
-	unlock, err := lockSetup(root)
+	s.set(root, "another kk serve that sets this folder up (its lock on the folder)")
+	unlock, err := lockSetup(ctx, root)
+	s.set("", "")
 	if err != nil {
 		return nil, err
 	}
@@ -63,28 +152,51 @@ func Bootstrap(ctx context.Context, root string, opts store.InitOptions) (*store
 		return nil, err
 	}
 	k := store.New(root)
-	out, err := gitx.Run(ctx, k.Root, "rev-parse", "--is-inside-work-tree")
-	if err != nil && strings.Contains(err.Error(), "dubious ownership") {
-		return nil, anotherOwner(k.Root, err)
+	var out []byte
+	var revErr error // git's answer: not in a work tree, or another user's
+	err = setupStep(ctx, s, root, "git rev-parse", func(ctx context.Context) error {
+		out, revErr = gitx.Run(ctx, k.Root, "rev-parse", "--is-inside-work-tree")
+		if ctx.Err() != nil {
+			return revErr
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
-	if err != nil || strings.TrimSpace(string(out)) != "true" {
+	if revErr != nil && strings.Contains(revErr.Error(), "dubious ownership") {
+		return nil, anotherOwner(k.Root, revErr)
+	}
+	undo := &setupUndo{root: root}
+	if strings.TrimSpace(string(out)) != "true" {
 		if len(entries) > 0 {
 			return nil, fmt.Errorf("%s is not empty and not in a git repository; kk serve keeps its notes in git: give it an empty folder, a new one, or a git repository", k.Root)
 		}
-		if _, err := gitx.Run(ctx, k.Root, "init", "-q", "-b", "main"); err != nil {
-			return nil, err
+		undo.empty = true
+		if err := setupStep(ctx, s, root, "git init", func(ctx context.Context) error {
+			_, err := gitx.Run(ctx, k.Root, "init", "-q", "-b", "main")
+			return err
+		}); err != nil {
+			return nil, undo.run(err)
 		}
 	}
 	if k.Initialized() {
 		return k, nil
 	}
-	res, err := txn.Init(ctx, k, opts)
-	if err != nil {
-		return nil, err
+	undo.note(filepath.Join(root, ".ai"), filepath.Join(root, store.DirName), filepath.Join(root, ".kkignore"))
+	var res *store.InitResult
+	if err := setupStep(ctx, s, root, "kk init (the scaffold)", func(ctx context.Context) (err error) {
+		res, err = txn.Init(ctx, k, opts)
+		return err
+	}); err != nil {
+		return nil, undo.run(err)
 	}
-	top, err := gitx.TopLevel(ctx, k.Root)
-	if err != nil {
-		return nil, err
+	var top string
+	if err := setupStep(ctx, s, root, "git rev-parse --show-toplevel", func(ctx context.Context) (err error) {
+		top, err = gitx.TopLevel(ctx, k.Root)
+		return err
+	}); err != nil {
+		return nil, undo.run(err)
 	}
 	prefix := ""
 	if rel := store.RelTo(top, k.Root); rel != "." {
@@ -96,10 +208,82 @@ func Bootstrap(ctx context.Context, root string, opts store.InitOptions) (*store
 			paths = append(paths, prefix+p)
 		}
 	}
-	if _, err := gitx.CommitPaths(ctx, top, DefaultAuthor(), BootstrapSubject, paths); err != nil {
-		return nil, fmt.Errorf("committing the new knowledge base: %w", err)
+	undo.top, undo.paths = top, paths
+	err = setupStep(ctx, s, root, "git add and git commit of the new knowledge base", func(ctx context.Context) error {
+		_, err := gitx.CommitPaths(ctx, top, DefaultAuthor(), BootstrapSubject, paths)
+		return err
+	})
+	if err != nil {
+		if committed(top, prefix) {
+			return k, nil // the commit landed; a step after it was cut
+		}
+		return nil, undo.run(fmt.Errorf("committing the new knowledge base: %w", err))
 	}
 	return k, nil
+}
+
+// committed reports whether HEAD in top holds the knowledge base under
+// prefix (the setup's commit landed).
+func committed(top, prefix string) bool {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_, err := gitx.Read(ctx, top, "rev-parse", "-q", "--verify", "HEAD:"+prefix+store.DirName+"/config.yaml")
+	return err == nil
+}
+
+// setupUndo undoes a setup cut halfway: in a folder that was empty,
+// everything made there (git init's .git, the scaffold); in a
+// repository, the scaffold's files that were not there before, taken
+// out of git's index too.
+type setupUndo struct {
+	root  string
+	empty bool
+	made  []string // paths that were not there before the setup
+	top   string   // the work tree's top, once known
+	paths []string // the paths staged for the setup's commit
+}
+
+// note records which of paths are not there yet (made by the setup).
+func (u *setupUndo) note(paths ...string) {
+	for _, p := range paths {
+		if _, err := os.Lstat(p); errors.Is(err, fs.ErrNotExist) {
+			u.made = append(u.made, p)
+		}
+	}
+}
+
+// run undoes the setup and returns cause, with what could not be undone.
+func (u *setupUndo) run(cause error) error {
+	var failed []string
+	if u.empty {
+		entries, err := os.ReadDir(u.root)
+		if err != nil {
+			failed = append(failed, err.Error())
+		}
+		for _, e := range entries {
+			if err := os.RemoveAll(filepath.Join(u.root, e.Name())); err != nil {
+				failed = append(failed, err.Error())
+			}
+		}
+	} else {
+		if u.top != "" && len(u.paths) > 0 {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			args := append([]string{"-c", "core.hooksPath=/dev/null", "rm", "-r", "-q", "--cached", "--ignore-unmatch", "--"}, u.paths...)
+			if _, err := gitx.Run(ctx, u.top, args...); err != nil {
+				failed = append(failed, err.Error())
+			}
+			cancel()
+		}
+		for i := len(u.made) - 1; i >= 0; i-- {
+			if err := os.RemoveAll(u.made[i]); err != nil {
+				failed = append(failed, err.Error())
+			}
+		}
+	}
+	if len(failed) > 0 {
+		return fmt.Errorf("%w (and undoing the setup failed: %s)", cause, strings.Join(failed, "; "))
+	}
+	return fmt.Errorf("%w; the setup was undone, nothing of it is left in %s", cause, u.root)
 }
 
 // shareRounds bounds the fetch, rebase and push rounds of one tick
@@ -329,6 +513,11 @@ func talkToOrigin(ctx context.Context, what string, step func(context.Context) e
 	defer cancel()
 	err := step(nctx)
 	if err != nil && ctx.Err() == nil && errors.Is(nctx.Err(), context.DeadlineExceeded) {
+		// What git waited for: one of the repository's hooks (a pre-push
+		// hook that never ends), else the remote.
+		if h, ok := errors.AsType[*gitx.HookError](err); ok {
+			return fmt.Errorf("git's %s hook %s did not end within %v; %s was stopped (the jobs' commits are kept, and shared once the hook ends: fix the hook, or remove it): %w", filepath.Base(h.Hook), h.Hook, ShareNetTimeout, what, err)
+		}
 		return fmt.Errorf("origin did not answer within %v; %s was stopped: %w", ShareNetTimeout, what, err)
 	}
 	return err

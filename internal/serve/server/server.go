@@ -17,6 +17,7 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/kk-project/kk/internal/httpapi"
@@ -111,10 +112,32 @@ func Run(ctx context.Context, o Options) error {
 		}
 		return err
 	}
-	k, err := serve.Bootstrap(ctx, o.Root, o.Init)
+	// Until the API serves, /healthz says that kk serve starts, and what
+	// it waits for (a setup's git command that does not end).
+	setup := &serve.Setup{}
+	opening := ""
+	var openingMu sync.Mutex
+	stopStarting := httpapi.ServeStarting(ln, o.Token, func() string {
+		if why := setup.Waiting(); why != "" {
+			return why
+		}
+		openingMu.Lock()
+		defer openingMu.Unlock()
+		return opening
+	}, log)
+	starting := true
+	defer func() {
+		if starting {
+			stopStarting()
+		}
+	}()
+	k, err := serve.BootstrapWith(ctx, o.Root, o.Init, setup)
 	if err != nil {
 		return stopped(err)
 	}
+	openingMu.Lock()
+	opening = "opening the knowledge base in " + k.Root + " (kk serve's lock, the repository, the tree)"
+	openingMu.Unlock()
 	k.Now = o.Now
 	defer func() { _ = k.Close() }()
 	cfg, err := k.LoadConfig()
@@ -159,6 +182,8 @@ func Run(ctx context.Context, o Options) error {
 	if err := backend.Warm(ctx); err != nil {
 		return stopped(err)
 	}
+	starting = false
+	stopStarting()
 	url := "http://" + ln.Addr().String()
 	unannounce, err := serve.Announce(k, url)
 	if err != nil {
