@@ -121,6 +121,7 @@ func runInput(ctx context.Context, dir string, env []string, stdin []byte, dying
 		return nil, ErrNoGit
 	}
 	full := append([]string{"-c", "core.quotepath=off"}, args...)
+	defer begin(ctx, args)()
 	var out []byte
 	err := waitingForLocks(ctx, func() error {
 		cmd := exec.CommandContext(ctx, "git", full...)

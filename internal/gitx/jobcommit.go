@@ -382,7 +382,7 @@ func noPrompt(ctx context.Context, dir string) []string {
 		}
 	}
 	if command == "" {
-		if _, ok := os.LookupEnv("GIT_SSH"); ok {
+		if os.Getenv("GIT_SSH") != "" {
 			return nil
 		}
 		command = "ssh"

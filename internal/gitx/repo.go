@@ -1010,12 +1010,17 @@ func copyFile(src, dst string) error {
 }
 
 // git runs one git command in the work tree with stdin, in a process
-// group of its own.
+// group of its own. When ctx ends, the group gets SIGTERM (terminate):
+// what git started (a clean filter that hangs, its children) ends too,
+// and the wait for its output ends 10 s later whatever holds it.
 func (r *Repo) git(ctx context.Context, stdin []byte, env []string, args ...string) ([]byte, error) {
+	defer begin(ctx, args)()
 	cmd := exec.CommandContext(ctx, "git", append([]string{"-c", "core.quotepath=off"}, args...)...)
 	cmd.Dir = r.Top
 	cmd.Env = append(append(os.Environ(), "LC_ALL=C", "GIT_TERMINAL_PROMPT=0"), env...)
 	ownGroup(cmd)
+	cmd.Cancel = func() error { return terminate(cmd) }
+	cmd.WaitDelay = 10 * time.Second
 	cmd.Stdin = bytes.NewReader(stdin)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr

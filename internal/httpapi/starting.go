@@ -15,13 +15,15 @@ import (
 // without one), what the start waits for (waiting(), when not ""); every
 // other request is answered 503 with Retry-After. A start that waits for
 // a git command that does not end answered nothing: its connections
-// waited in the listener's backlog. The returned function stops
+// waited in the listener's backlog. An address Serve would refuse (not
+// loopback, without a token) is not served meanwhile either. The
+// returned function stops
 // answering and gives ln back as it was, for Serve; ln must be a TCP
 // listener (any other is not served meanwhile).
 func ServeStarting(ln net.Listener, token string, waiting func() string, log *slog.Logger) (stop func()) {
 	tl, ok := ln.(*net.TCPListener)
-	if !ok {
-		return func() {}
+	if !ok || ListenAddr(ln.Addr().String(), token) != nil {
+		return func() {} // Serve refuses such an address, with the reason
 	}
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -38,6 +40,12 @@ func ServeStarting(ln net.Listener, token string, waiting func() string, log *sl
 		}
 		if token != "" && !validBearer(r.Header.Get("Authorization"), token) {
 			why = "" // as /healthz: the reason names the server's folders
+		}
+		if host, _, err := net.SplitHostPort(r.Host); token == "" && (err != nil || !isLoopback(host)) && !isLoopback(r.Host) {
+			// Without a token, to a request addressed to this loopback
+			// server by another name (a web page's DNS rebinding), not
+			// what for either.
+			why = ""
 		}
 		writeJSON(w, http.StatusOK, struct {
 			Status     string `json:"status"`

@@ -50,14 +50,16 @@ func repoPath(prefix, rel string) string { return prefix + store.DirName + "/" +
 // changed. The note's path is announced (job.Touch) before anything is
 // written, and every changed file before the commit, so that recovery can
 // put them back after a crash.
-func (b *Backend) Apply(ctx context.Context, j *service.Job) (string, error) {
+func (b *Backend) Apply(ctx context.Context, j *service.Job) (_ string, err error) {
 	defer b.changed()
+	ctx, interrupted, release := b.untilStop(ctx)
+	defer release()
+	defer func() { err = interrupted(err) }()
 	b.watchGaveUp()
 	if _, _, err := b.git(ctx); err != nil {
 		return "", err
 	}
 	var p string
-	var err error
 	switch j.Op {
 	case service.OpStore:
 		p, err = b.store(ctx, j)
@@ -476,9 +478,12 @@ func (b *Backend) commit(ctx context.Context, j *service.Job, leaf string, res *
 		subject += "\n\n" + note // the subject stays the first line, which recovery reads
 	}
 	landedOrFailed := b.flight(res)
-	return j.Defer(ctx, func(ctx context.Context) error {
+	return j.Defer(ctx, func(ctx context.Context) (err error) {
 		defer landedOrFailed()
 		defer b.changed()
+		ctx, interrupted, release := b.untilStop(ctx)
+		defer release()
+		defer func() { err = interrupted(err) }()
 		b.pause()
 		t0 := time.Now()
 		p := b.planner(ctx, r, res)

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/kk-project/kk/internal/gitx"
@@ -206,7 +207,8 @@ func personsOperation(gitDir string) error {
 }
 
 // Waiting says what the job in progress waits for (jobqueue.Options.Waiting),
-// else that the knowledge base's folder is gone, with no job waiting.
+// else that the knowledge base's folder is gone, with no job waiting,
+// else a git command of a job that has run for more than slowGit.
 func (b *Backend) Waiting() string {
 	b.waitMu.Lock()
 	why := b.waitingFor
@@ -216,7 +218,60 @@ func (b *Backend) Waiting() string {
 			why = err.Error()
 		}
 	}
+	if why == "" {
+		if args, since := b.gits.Oldest(); args != "" && time.Since(since) > slowGit {
+			why = fmt.Sprintf("a job waits for git %s, running since %s (%s): a filter of .gitattributes (git-lfs), a hook or a stalled file system that does not end holds the jobs; kk serve's stop ends it %v later, and the job runs again at the next start",
+				args, since.UTC().Format(time.RFC3339), time.Since(since).Round(time.Second), stopGrace)
+		}
+	}
 	return why
+}
+
+// slowGit is how long a job's git command runs before /healthz names it:
+// they take milliseconds.
+const slowGit = 2 * time.Second
+
+// untilStop returns ctx for a job's steps: its git commands are tracked
+// (/healthz names one that does not end), and it ends stopGrace after the
+// server's stop, so that a git command that never ends (a clean filter
+// of .gitattributes, a stalled file system) does not hold the stop for
+// ever. interrupted turns an error of a step the stop ended so into
+// jobqueue.ErrInterrupted (the next start resumes the job); release
+// lets go of ctx.
+func (b *Backend) untilStop(ctx context.Context) (_ context.Context, interrupted func(error) error, release func()) {
+	gctx, cancel := context.WithCancel(ctx)
+	stop := b.stopCtx()
+	var mu sync.Mutex
+	var grace *time.Timer
+	fired := false
+	unhook := context.AfterFunc(stop, func() {
+		mu.Lock()
+		defer mu.Unlock()
+		grace = time.AfterFunc(stopGrace, func() {
+			mu.Lock()
+			fired = true
+			mu.Unlock()
+			cancel()
+		})
+	})
+	interrupted = func(err error) error {
+		mu.Lock()
+		defer mu.Unlock()
+		if err == nil || !fired || errors.Is(err, jobqueue.ErrInterrupted) {
+			return err
+		}
+		return fmt.Errorf("%w: the job's step had not ended %v after the stop and was ended: %v", jobqueue.ErrInterrupted, stopGrace, err)
+	}
+	release = func() {
+		unhook()
+		mu.Lock()
+		if grace != nil {
+			grace.Stop()
+		}
+		mu.Unlock()
+		cancel()
+	}
+	return b.gits.Track(gctx), interrupted, release
 }
 
 // Unavailable reports that the backend cannot answer now (gone), for the

@@ -154,7 +154,7 @@ func BootstrapWith(ctx context.Context, root string, opts store.InitOptions, s *
 	k := store.New(root)
 	var out []byte
 	var revErr error // git's answer: not in a work tree, or another user's
-	err = setupStep(ctx, s, root, "git rev-parse", func(ctx context.Context) error {
+	err = setupStep(ctx, s, k.Root, "git rev-parse", func(ctx context.Context) error {
 		out, revErr = gitx.Run(ctx, k.Root, "rev-parse", "--is-inside-work-tree")
 		if ctx.Err() != nil {
 			return revErr
@@ -167,13 +167,13 @@ func BootstrapWith(ctx context.Context, root string, opts store.InitOptions, s *
 	if revErr != nil && strings.Contains(revErr.Error(), "dubious ownership") {
 		return nil, anotherOwner(k.Root, revErr)
 	}
-	undo := &setupUndo{root: root}
+	undo := &setupUndo{root: k.Root}
 	if strings.TrimSpace(string(out)) != "true" {
 		if len(entries) > 0 {
 			return nil, fmt.Errorf("%s is not empty and not in a git repository; kk serve keeps its notes in git: give it an empty folder, a new one, or a git repository", k.Root)
 		}
 		undo.empty = true
-		if err := setupStep(ctx, s, root, "git init", func(ctx context.Context) error {
+		if err := setupStep(ctx, s, k.Root, "git init", func(ctx context.Context) error {
 			_, err := gitx.Run(ctx, k.Root, "init", "-q", "-b", "main")
 			return err
 		}); err != nil {
@@ -183,16 +183,16 @@ func BootstrapWith(ctx context.Context, root string, opts store.InitOptions, s *
 	if k.Initialized() {
 		return k, nil
 	}
-	undo.note(filepath.Join(root, ".ai"), filepath.Join(root, store.DirName), filepath.Join(root, ".kkignore"))
+	undo.note(filepath.Join(k.Root, ".ai"), filepath.Join(k.Root, store.DirName), filepath.Join(k.Root, ".kkignore"))
 	var res *store.InitResult
-	if err := setupStep(ctx, s, root, "kk init (the scaffold)", func(ctx context.Context) (err error) {
+	if err := setupStep(ctx, s, k.Root, "kk init (the scaffold)", func(ctx context.Context) (err error) {
 		res, err = txn.Init(ctx, k, opts)
 		return err
 	}); err != nil {
 		return nil, undo.run(err)
 	}
 	var top string
-	if err := setupStep(ctx, s, root, "git rev-parse --show-toplevel", func(ctx context.Context) (err error) {
+	if err := setupStep(ctx, s, k.Root, "git rev-parse --show-toplevel", func(ctx context.Context) (err error) {
 		top, err = gitx.TopLevel(ctx, k.Root)
 		return err
 	}); err != nil {
@@ -209,7 +209,7 @@ func BootstrapWith(ctx context.Context, root string, opts store.InitOptions, s *
 		}
 	}
 	undo.top, undo.paths = top, paths
-	err = setupStep(ctx, s, root, "git add and git commit of the new knowledge base", func(ctx context.Context) error {
+	err = setupStep(ctx, s, k.Root, "git add and git commit of the new knowledge base", func(ctx context.Context) error {
 		_, err := gitx.CommitPaths(ctx, top, DefaultAuthor(), BootstrapSubject, paths)
 		return err
 	})

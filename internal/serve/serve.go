@@ -168,6 +168,9 @@ type Backend struct {
 
 	waitMu     sync.Mutex
 	waitingFor string // what the job in progress waits for
+	// gits knows the git commands the jobs run (untilStop), for
+	// /healthz while one does not end.
+	gits       gitx.Tracker
 	waitLogged string // the last reason logged, while its commit lasts
 	// shareFail is the --push-every ticks failing in a row: since when,
 	// how many, and the last one's error (SharingProblem).
