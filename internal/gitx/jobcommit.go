@@ -309,13 +309,14 @@ func Fetch(ctx context.Context, dir, remote, branch string) (string, error) {
 // Rebase replays the local commits of the branch checked out onto
 // upstream. strategy, when not empty, is a merge strategy option for the
 // replay ("theirs": where a local commit and upstream change the same
-// lines, the local commit's lines win). A rebase is never left halfway:
-// it runs to its end whatever becomes of ctx (only ctx's values are
-// used), a failed one is aborted (the branch as it was), and a rebase
-// whose kk is killed gets SIGTERM and is aborted by the next start
-// (RebaseInProgress, AbortRebase).
+// lines, the local commit's lines win). A rebase is never left halfway
+// by choice: it runs until it ends or ctx does (a caller gives a ctx
+// that ends only when the rebase must be given up: a filter of the
+// person's that hangs in its checkout), and a failed or stopped one is
+// aborted (the branch as it was); a rebase whose kk is killed gets
+// SIGTERM and is aborted by the next start (RebaseInProgress,
+// AbortRebase).
 func Rebase(ctx context.Context, dir, upstream, strategy string) error {
-	ctx = context.WithoutCancel(ctx)
 	args := []string{"--literal-pathspecs", "-c", "commit.gpgsign=false", "-c", "core.hooksPath=/dev/null", "rebase", "-q", "--autostash"}
 	if strategy != "" {
 		args = append(args, "--strategy-option="+strategy)
@@ -340,10 +341,17 @@ func RebaseInProgress(gitDir string) bool {
 	return false
 }
 
-// AbortRebase aborts the rebase in progress in dir's work tree, to its
-// end whatever becomes of ctx.
+// abortWait bounds git rebase --abort, whatever ctx's end: its checkout
+// runs the person's filters, which may hang too. One stopped so leaves
+// the rebase to the next try (kk serve's next start).
+const abortWait = 2 * time.Minute
+
+// AbortRebase aborts a rebase in progress in dir, restoring the branch
+// and the work tree as they were before it (its autostash popped).
 func AbortRebase(ctx context.Context, dir string) error {
-	_, err := runInput(context.WithoutCancel(ctx), dir, nil, nil, true, []string{"rebase", "--abort"})
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), abortWait)
+	defer cancel()
+	_, err := runInput(ctx, dir, nil, nil, true, []string{"rebase", "--abort"})
 	return err
 }
 

@@ -468,11 +468,15 @@ func (b *Backend) shareRound(ctx context.Context, r *gitx.Repo, branch string) (
 	// The merged tree's generated files, committed as any job's.
 	meta := txn.Meta{Actor: "kk serve", Source: "http", Command: "kk serve (regenerate after rebasing)"}
 	var landed bool
+	// As a job's commit: to its end whatever the stop, but for a git
+	// command that does not end, ended stopGrace after it.
+	cctx, _, release := b.untilStop(context.WithoutCancel(ctx))
+	defer release()
 	_, err = txn.Update(ctx, b.k, meta, func(tx *txn.Tx) error {
 		tx.Regenerate()
 		tx.AfterCommit(func(res *txn.Result) error {
-			p := b.planner(context.WithoutCancel(ctx), r, res)
-			l, err := r.Commit(context.WithoutCancel(ctx), gitx.CommitOptions{Author: b.author, Message: "index: regenerate after rebasing onto origin/" + branch,
+			p := b.planner(cctx, r, res)
+			l, err := r.Commit(cctx, gitx.CommitOptions{Author: b.author, Message: "index: regenerate after rebasing onto origin/" + branch,
 				Plan: p.plan, Wait: b.stopCtx(), OnWait: b.setWaiting, SkipEmpty: true})
 			b.waitEnded()
 			if err != nil {
@@ -542,6 +546,11 @@ func sameCommit(ctx context.Context, dir, a, b string) (bool, error) {
 	return len(tips) == 2 && tips[0] == tips[1], nil
 }
 
+// RebaseTimeout bounds the --push-every tick's rebase: it takes
+// moments; one that does not end (a filter of the person's git
+// configuration that hangs in its checkout) would hold every job.
+var RebaseTimeout = 10 * time.Minute
+
 // rebase replays the served branch's commits onto upstream, in the
 // work tree, under kk's writer lock (no job writes meanwhile), marked in
 // .state/ while it runs.
@@ -553,8 +562,22 @@ func (b *Backend) rebase(ctx context.Context, r *gitx.Repo, upstream string) err
 			if err := atomicfile.Write(marker, []byte(upstream+"\n"), 0o644); err != nil {
 				return err
 			}
-			err := gitx.Rebase(ctx, r.Top, upstream, "theirs")
+			// Run to its end whatever the stop, but for a rebase that
+			// does not end (a filter of the person's that hangs in its
+			// checkout): ended stopGrace after the stop, or after
+			// RebaseTimeout, and aborted.
+			rctx, _, release := b.untilStop(context.WithoutCancel(ctx))
+			defer release()
+			rctx, cancel := context.WithTimeout(rctx, RebaseTimeout)
+			defer cancel()
+			err := gitx.Rebase(rctx, r.Top, upstream, "theirs")
 			r.ForgetTip()
+			if rctx.Err() != nil && err != nil {
+				err = fmt.Errorf("git rebase had not ended when it was stopped (%v; a filter or another program of git's configuration that hangs, or a stalled file system): %w", context.Cause(rctx), err)
+			}
+			if gitx.RebaseInProgress(r.GitDir) {
+				return err // the abort did not end it: the next start does
+			}
 			if rerr := os.Remove(marker); err == nil && rerr != nil {
 				err = rerr
 			}
