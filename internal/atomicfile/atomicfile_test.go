@@ -98,7 +98,7 @@ func TestFollow(t *testing.T) {
 	must(os.MkdirAll(filepath.Join(root, "dotfiles", "claude"), 0o755))
 	must(os.MkdirAll(filepath.Join(root, ".claude"), 0o755))
 	must(os.Symlink("../dotfiles/claude/settings.json", filepath.Join(root, ".claude", "settings.json"))) // not there yet
-	must(os.Symlink("AGENTS.md", filepath.Join(root, "GEMINI.md")))                                      // a link to a link
+	must(os.Symlink("AGENTS.md", filepath.Join(root, "GEMINI.md")))                                       // a link to a link
 	must(os.WriteFile(filepath.Join(outside, "bashrc"), []byte("export A=1\n"), 0o644))
 	must(os.Symlink(filepath.Join(outside, "bashrc"), filepath.Join(root, "OUT.md")))
 	must(os.Symlink(outside, filepath.Join(root, "elsewhere")))
