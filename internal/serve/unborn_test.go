@@ -90,3 +90,52 @@ func TestUnbornRepositoryFirstCommitCarriesTheScaffold(t *testing.T) {
 		t.Errorf("the clone is not a knowledge base kk init made: %v", err)
 	}
 }
+
+// A repository with commits whose setup by kk serve was cut before its
+// commit (kk serve killed while the commit's git add hung: kk init's
+// scaffold is in the work tree, never committed) is served with the
+// scaffold in its first job's commit, as a repository never committed
+// is: the scaffold stayed out of every commit, .ai/kenkeep/.state/ and
+// the rest of kk init's files showed untracked for ever, and a clone
+// of the branch had no config.yaml. Found by the serve red team, round 8
+// (kill -9 during a hanging setup).
+func TestSetupCutBeforeItsCommitFirstJobCarriesTheScaffold(t *testing.T) {
+	needGit(t)
+	root := filepath.Join(t.TempDir(), "repo")
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := gitx.Run(ctx, root, "init", "-q", "-b", "main"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "README.md"), []byte("A project.\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	k := store.New(root)
+	git(t, k, "add", "README.md")
+	git(t, k, "-c", "user.name=p", "-c", "user.email=p@p", "commit", "-q", "-m", "first")
+	opts := store.InitOptions{Version: "test", Now: time.Now(), Command: "kk serve"}
+	if _, err := txn.Init(ctx, k, opts); err != nil { // the setup, cut before its commit
+		t.Fatal(err)
+	}
+	k, err := Bootstrap(ctx, root, opts) // the next start
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := startOpts(t, context.Background(), Options{KB: k})
+	j := s.post(t, httpapi.PostRequest{Title: "First note", Content: "The first note after a cut setup.\n"})
+	if j.Status != "done" {
+		t.Fatalf("the first post: %+v", j)
+	}
+	jobCommit(t, k, "store", j)
+	committed := strings.Split(git(t, k, "ls-tree", "-r", "--name-only", "HEAD"), "\n")
+	for _, want := range []string{".ai/kenkeep/config.yaml", ".ai/kenkeep/.gitignore", ".ai/kenkeep/.gitattributes", ".ai/kenkeep/README.md", ".ai/kenkeep/FOLDER_SUMMARIES.md", ".ai/kenkeep/.state/installed-version"} {
+		if !slices.Contains(committed, want) {
+			t.Errorf("%s is not committed; HEAD holds %v", want, committed)
+		}
+	}
+	if st := git(t, k, "status", "--porcelain", "--", ".ai/kenkeep"); st != "" {
+		t.Errorf("git status after the first job:\n%s", st)
+	}
+	headChecks(t, k)
+}

@@ -271,7 +271,9 @@ func (p *planner) plan(head string) (gitx.Changes, error) {
 			job[rel] = ""
 		}
 	}
-	if head == "" {
+	if _, ok := v.files["config.yaml"]; head == "" || !ok {
+		// The branch has no commit, or none of the knowledge base's
+		// (its setup cut before its commit: kk serve killed while it hung).
 		if err := p.scaffold(prefix, &ch, job); err != nil {
 			return gitx.Changes{}, err
 		}
@@ -333,9 +335,11 @@ func (p *planner) plan(head string) (gitx.Changes, error) {
 // writes (README.md, config.yaml, .gitignore, .gitattributes,
 // FOLDER_SUMMARIES.md and .state/installed-version under .ai/kenkeep),
 // as the work tree holds them,
-// for the first commit of a branch that has none: a repository made by
-// git init and kk init, never committed, whose clones would otherwise
-// lack them. Only these: a person's other uncommitted files stay out.
+// for the first commit of a branch that has none, or whose tip has no
+// config.yaml: a repository made by git init and kk init, never
+// committed, or whose setup by kk serve was cut before its commit, whose
+// clones would otherwise lack them. Only these: a person's other
+// uncommitted files stay out.
 func (p *planner) scaffold(prefix string, ch *gitx.Changes, job map[string]string) error {
 	k := p.b.k
 	for _, abs := range []string{filepath.Join(k.Dir, "README.md"), k.ConfigPath(), k.GitignorePath(), k.GitattributesPath(), k.SummariesPath(), k.InstalledPath()} {
