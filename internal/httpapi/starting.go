@@ -6,11 +6,14 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"sync"
 	"time"
 )
 
 // ServeStarting answers on ln while kk serve starts (the setup of a new
-// folder, opening the repository), before the API is ready: GET /healthz
+// folder, opening the repository), before the API is ready, once the
+// start has lasted after (a start of moments leaves its requests waiting
+// in the listener's backlog, served as soon as the API is): GET /healthz
 // says {"status":"starting"} and, to a caller with the token (or to any,
 // without one), what the start waits for (waiting(), when not ""); every
 // other request is answered 503 with Retry-After. A start that waits for
@@ -20,7 +23,7 @@ import (
 // returned function stops
 // answering and gives ln back as it was, for Serve; ln must be a TCP
 // listener (any other is not served meanwhile).
-func ServeStarting(ln net.Listener, token string, waiting func() string, log *slog.Logger) (stop func()) {
+func ServeStarting(ln net.Listener, after time.Duration, token string, waiting func() string, log *slog.Logger) (stop func()) {
 	tl, ok := ln.(*net.TCPListener)
 	if !ok || ListenAddr(ln.Addr().String(), token) != nil {
 		return func() {} // Serve refuses such an address, with the reason
@@ -62,20 +65,37 @@ func ServeStarting(ln net.Listener, token string, waiting func() string, log *sl
 		IdleTimeout:       time.Second,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		if err := srv.Serve(keptListener{tl}); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			log.Warn("answering while kk serve starts", "error", err)
+	var mu sync.Mutex
+	var done chan struct{} // made when it starts answering
+	timer := time.AfterFunc(after, func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if done != nil {
+			return
 		}
-	}()
+		done = make(chan struct{})
+		go func(done chan struct{}) {
+			defer close(done)
+			if err := srv.Serve(keptListener{tl}); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				log.Warn("answering while kk serve starts", "error", err)
+			}
+		}(done)
+	})
 	return func() {
+		mu.Lock()
+		timer.Stop()
+		started := done
+		done = make(chan struct{}) // never starts now
+		mu.Unlock()
+		if started == nil {
+			return
+		}
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		defer cancel()
 		if err := srv.Shutdown(ctx); err != nil {
 			_ = srv.Close()
 		}
-		<-done
+		<-started
 		_ = tl.SetDeadline(time.Time{})
 	}
 }

@@ -36,7 +36,8 @@ func startingGet(t *testing.T, url, host, token string) (int, map[string]any) {
 	return resp.StatusCode, m
 }
 
-// TestServeStartingSaysWhatTheStartWaitsFor: while kk serve starts, its
+// TestServeStartingSaysWhatTheStartWaitsFor: while kk serve starts (past
+// the delay given: here none), its
 // address answers /healthz with status starting and what it waits for
 // (to a caller with the token, and not to a request addressed by
 // another name to a server without one: DNS rebinding), every other
@@ -49,7 +50,7 @@ func TestServeStartingSaysWhatTheStartWaitsFor(t *testing.T) {
 		}
 		defer func() { _ = ln.Close() }()
 		url := "http://" + ln.Addr().String()
-		stop := ServeStarting(ln, token, func() string { return "waiting for git init" }, nil)
+		stop := ServeStarting(ln, 0, token, func() string { return "waiting for git init" }, nil)
 		code, h := startingGet(t, url+"/healthz", "", token)
 		if code != http.StatusOK || h["status"] != "starting" || h["waiting_for"] != "waiting for git init" {
 			t.Errorf("token %q: /healthz %d %v", token, code, h)

@@ -117,7 +117,7 @@ func Run(ctx context.Context, o Options) error {
 	setup := &serve.Setup{}
 	opening := ""
 	var openingMu sync.Mutex
-	stopStarting := httpapi.ServeStarting(ln, o.Token, func() string {
+	stopStarting := httpapi.ServeStarting(ln, StartingAfter, o.Token, func() string {
 		if why := setup.Waiting(); why != "" {
 			return why
 		}
@@ -201,6 +201,13 @@ func Run(ctx context.Context, o Options) error {
 	log.Info("kk serve stopped")
 	return nil
 }
+
+// StartingAfter is how long a start lasts before its address answers
+// (httpapi.ServeStarting): /healthz with what it waits for, any other
+// request 503. A start of moments (the setup of a new folder takes
+// milliseconds) leaves its requests in the listener's backlog, served,
+// not refused, once the API serves.
+var StartingAfter = 2 * time.Second
 
 // callersRepository are the variables by which git is told which
 // repository, work tree, index and object store to use, instead of
