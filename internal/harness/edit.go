@@ -154,7 +154,17 @@ func (o *Object) Indented() ([]byte, error) {
 // changed. A file whose content is not a JSON object is an error naming
 // it, and is left alone. remove reports whether an edit that leaves an
 // empty object should delete the file (uninstall of a file kk created).
-func EditJSONFile(path string, edit func(*Object) error, removeIfEmpty bool) (action string, err error) {
+// A symbolic link is written through (see atomicfile.Follow: the link
+// stays, the file it names inside root changes) and never removed.
+func EditJSONFile(root, path string, edit func(*Object) error, removeIfEmpty bool) (action string, err error) {
+	target, err := atomicfile.Follow(root, path)
+	if err != nil {
+		return "", err
+	}
+	if target != path {
+		removeIfEmpty = false
+	}
+	path = target
 	old, err := os.ReadFile(path)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return "", err
