@@ -406,8 +406,9 @@ var openStep = func(step string) {}
 //
 // `git clean -fdx` (or -fdX) removes the index folder with .state/ at any
 // moment, also between the steps of opening it: when opening fails and the
-// index is not there, it starts over (openAttempts times at most), since
-// the index is derived and the sync that follows fills it again.
+// index is not there, or a file of it went (goneErr), it starts over
+// (openAttempts times at most), since the index is derived and the sync
+// that follows fills it again.
 func openBranch(ctx context.Context, k *store.KB, branch, path string, config func() (store.Config, error)) (*DB, error) {
 	var err error
 	for range openAttempts {
@@ -415,11 +416,31 @@ func openBranch(ctx context.Context, k *store.KB, branch, path string, config fu
 		if db, err = openBranchOnce(ctx, k, branch, path, config); err == nil {
 			return db, nil
 		}
-		if _, serr := os.Stat(path); !errors.Is(serr, fs.ErrNotExist) {
+		if _, serr := os.Stat(path); !errors.Is(serr, fs.ErrNotExist) && !goneErr(err) {
 			break
 		}
 	}
 	return nil, err
+}
+
+// goneErr reports whether err is what a file of the index removed while
+// it was opened gives: no such file, or SQLite unable to open a file or
+// to read or write one (a git clean that listed the write-ahead log of the
+// last command removes the one just made beside a new database, and
+// leaves the database).
+func goneErr(err error) bool {
+	if errors.Is(err, fs.ErrNotExist) {
+		return true
+	}
+	var se *sqlite.Error
+	if !errors.As(err, &se) {
+		return false
+	}
+	switch se.Code() & 0xff {
+	case sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_IOERR:
+		return true
+	}
+	return false
 }
 
 // openAttempts bounds how often openBranch starts over.

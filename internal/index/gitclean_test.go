@@ -6,6 +6,45 @@ import (
 	"testing"
 )
 
+// A git clean lists the files it removes first, then removes them by
+// name: one that listed the index's write-ahead log and shared memory
+// file (left by the last command) but not the database, gone meanwhile,
+// removes the log and the memory file kk has just made beside a new
+// database, and leaves the database. Opening failed ("disk I/O error",
+// "no such file or directory"); it starts over now, as for a database
+// removed.
+func TestGitCleanRemovesTheLogOfANewIndex(t *testing.T) {
+	ctx := context.Background()
+	k := gitKB(t)
+	removed := 0
+	prev := openStep
+	openStep = func(s string) {
+		if s == "schema" && removed == 0 {
+			removed++
+			for _, p := range []string{Path(k, "main") + "-wal", Path(k, "main") + "-shm"} {
+				if err := os.Remove(p); err != nil {
+					t.Errorf("removing %s: %v", p, err)
+				}
+			}
+		}
+	}
+	t.Cleanup(func() { openStep = prev })
+	db, st, err := Open(ctx, k, "main")
+	if removed != 1 {
+		t.Fatal("the open never reached its schema")
+	}
+	if err != nil {
+		t.Fatalf("opening the index after its log was removed: %v", err)
+	}
+	defer func() { _ = db.Close() }()
+	if st.Added != 3 {
+		t.Errorf("the first sync: %+v; want the three leaves added", st)
+	}
+	if hits, err := holders(ctx, db, "refresh", 5); err != nil || len(hits) != 1 {
+		t.Fatalf("search after the open: %v, %v", ids(hits), err)
+	}
+}
+
 // `git clean -fdX` (or -fdx) removes .ai/kenkeep/.state, the index folder
 // with it, at any moment, also while kk opens the branch's index: between
 // the folder's creation and the probe of it, between the probe and the
