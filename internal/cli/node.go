@@ -260,8 +260,24 @@ func (a *App) readBody(from, flag string) (string, error) {
 		}
 		from = "-"
 	}
-	data, _, err := a.readLimited(from, flag, node.MaxSize)
-	return string(data), err
+	data, name, err := a.readLimited(from, flag, node.MaxSize)
+	if err != nil {
+		return "", err
+	}
+	// A body file is read as its text: an editor's byte order mark
+	// (Windows Notepad) is no part of it, and its lines end in LF as the
+	// leaf's do.
+	if msg := node.EncodingProblem(data); msg != "" {
+		if from != "-" {
+			name = flag + " " + name
+		}
+		if !strings.HasPrefix(msg, "is ") {
+			msg = "is " + msg
+		}
+		return "", fmt.Errorf("field %q: %s (%s)", "body", msg, name)
+	}
+	data = bytes.TrimPrefix(data, []byte("\uFEFF"))
+	return strings.ReplaceAll(string(data), "\r\n", "\n"), nil
 }
 
 // readInput reads a parameter object, changeset or plan from a file
