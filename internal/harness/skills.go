@@ -80,7 +80,7 @@ func PutFile(root, rel string, data []byte) (string, error) {
 	}
 	_, statErr := os.Stat(p)
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		return "", fmt.Errorf("writing %s: %w", rel, err)
+		return "", fmt.Errorf("writing %s: %w", rel, notAFolder(root, p, err))
 	}
 	wrote, err := atomicfile.WriteIfChanged(p, data, 0o644)
 	switch {
