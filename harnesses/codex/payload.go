@@ -8,8 +8,9 @@ import (
 // session_id, transcript_path, cwd, hook_event_name, prompt on
 // UserPromptSubmit, last_assistant_message on Stop; older builds said
 // "event" for the event name). Unknown fields are ignored and a null
-// counts as absent; a known field of another type, or anything but a JSON
-// object, is an error. When the payload names no transcript (older
+// counts as absent; anything but a JSON object is an error. A known field
+// of another type is recorded in in.Mistyped, an error for the hooks that
+// read it (harness.HookInput.Check). When the payload names no transcript (older
 // builds), the session's rollout file is looked up under $CODEX_HOME.
 func (*Adapter) ParseHookInput(data []byte) (harness.HookInput, error) {
 	var in harness.HookInput
@@ -18,10 +19,8 @@ func (*Adapter) ParseHookInput(data []byte) (harness.HookInput, error) {
 		return in, err
 	}
 	// Older builds named the event "event".
-	want := append([]harness.Field{{Key: "event", To: &in.HarnessEvent}}, harness.ClaudeFields(&in)...)
-	if err := harness.StringFields(fields, want...); err != nil {
-		return in, err
-	}
+	want := append([]harness.Field{{Key: "event", To: &in.HarnessEvent, Bad: &in.Mistyped.HarnessEvent}}, harness.ClaudeFields(&in)...)
+	harness.StringFields(fields, want...)
 	if in.TranscriptPath == "" && in.SessionID != "" {
 		in.TranscriptPath = findRollout(in.SessionID)
 	}

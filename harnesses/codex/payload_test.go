@@ -106,12 +106,31 @@ func TestParseHookInputBad(t *testing.T) {
 		{"", "empty"},
 		{"{\"session_id\": ", "not a JSON object"},
 		{`"text"`, "not a JSON object"},
-		{`{"session_id": ["a"]}`, `"session_id" is an array`},
-		{`{"stop_hook_active": true, "last_assistant_message": false}`, `"last_assistant_message" is a boolean`},
 	} {
 		_, err := New().ParseHookInput([]byte(c.in))
 		if err == nil || !strings.Contains(err.Error(), c.msg) {
 			t.Errorf("%q: error %v, want one mentioning %q", c.in, err, c.msg)
+		}
+	}
+	// A known field of another type is an error for the hooks that read
+	// it, and for them only; the rest of the payload reads.
+	for _, c := range []struct {
+		in, msg string
+		use     harness.Use
+	}{
+		{`{"session_id": ["a"], "hook_event_name": "Stop"}`, `"session_id" is an array`, harness.UseSessionID},
+		{`{"stop_hook_active": true, "last_assistant_message": false, "hook_event_name": "Stop"}`, `"last_assistant_message" is a boolean`, harness.UseLastMessage},
+	} {
+		got, err := New().ParseHookInput([]byte(c.in))
+		if err != nil {
+			t.Errorf("%q: %v", c.in, err)
+			continue
+		}
+		if err := got.Check(c.use); err == nil || !strings.Contains(err.Error(), c.msg) {
+			t.Errorf("%q: Check %v, want one mentioning %q", c.in, err, c.msg)
+		}
+		if err := got.Check(^c.use); err != nil || got.HarnessEvent != "Stop" {
+			t.Errorf("%q: %+v, Check of the other fields %v", c.in, got, err)
 		}
 	}
 }

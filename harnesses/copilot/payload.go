@@ -13,9 +13,11 @@ import (
 // file: camelCase events (the ones kk registers) send camelCase fields
 // (sessionId, transcriptPath) and no event name; PascalCase events send
 // VS Code–style snake_case fields (session_id, transcript_path,
-// hook_event_name). Both are read, whichever fields are present, and
-// fields of an unexpected type are ignored rather than rejected, so a
-// payload that drifts between Copilot releases still parses.
+// hook_event_name). Both are read, whichever fields are present, and a
+// field of an unexpected type is passed over (another spelling backs it
+// up) and recorded in in.Mistyped, an error only for the hooks that read
+// it (harness.HookInput.Check), so a payload that drifts between Copilot
+// releases still parses.
 //
 // Only agentStop, preCompact and subagent payloads carry a transcript
 // path; for the others it is derived from the session id (see
@@ -26,16 +28,22 @@ func (*Adapter) ParseHookInput(data []byte) (harness.HookInput, error) {
 	if err != nil {
 		return in, err
 	}
-	in.SessionID = harness.FirstJSONString(m, "sessionId", "session_id")
-	in.CWD = harness.FirstJSONString(m, "cwd")
-	in.TranscriptPath = harness.FirstJSONString(m, "transcriptPath", "transcript_path")
-	in.Prompt = harness.FirstJSONString(m, "prompt")
-	in.HarnessEvent = harness.FirstJSONString(m, "hook_event_name", "hookEventName")
+	harness.ReadString(m, &in.SessionID, &in.Mistyped.SessionID, "sessionId", "session_id")
+	harness.ReadString(m, &in.CWD, &in.Mistyped.CWD, "cwd")
+	harness.ReadString(m, &in.TranscriptPath, &in.Mistyped.TranscriptPath, "transcriptPath", "transcript_path")
+	harness.ReadString(m, &in.Prompt, &in.Mistyped.Prompt, "prompt")
+	harness.ReadString(m, &in.HarnessEvent, &in.Mistyped.HarnessEvent, "hook_event_name", "hookEventName")
 	if in.HarnessEvent == "" {
 		in.HarnessEvent = inferEvent(m)
+		if in.HarnessEvent != "" {
+			in.Mistyped.HarnessEvent = ""
+		}
 	}
 	if in.TranscriptPath == "" {
 		in.TranscriptPath = transcriptPathFor(in.SessionID)
+		if in.TranscriptPath != "" {
+			in.Mistyped.TranscriptPath = ""
+		}
 	}
 	return in, nil
 }

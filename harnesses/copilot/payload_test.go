@@ -29,7 +29,8 @@ func TestParseHookInput(t *testing.T) {
 		{"pascal-SessionEnd.json", harness.HookInput{HarnessEvent: "SessionEnd", SessionID: sid, CWD: "/work/repo", TranscriptPath: derived}},
 		{"pascal-UserPromptSubmit.json", harness.HookInput{HarnessEvent: "UserPromptSubmit", SessionID: sid, CWD: "/work/repo", TranscriptPath: derived, Prompt: "where is the retry logic?"}},
 		// Fields of the wrong type are skipped, not fatal.
-		{"drift-types.json", harness.HookInput{HarnessEvent: "agentStop", SessionID: sid, TranscriptPath: derived}},
+		{"drift-types.json", harness.HookInput{HarnessEvent: "agentStop", SessionID: sid, TranscriptPath: derived,
+			Mistyped: harness.Mistyped{CWD: `hook payload field "cwd" is an array, want a string`}}},
 		// An id that is not safe in a path gives no derived transcript.
 		{"drift-unsafe-id.json", harness.HookInput{HarnessEvent: "sessionEnd", SessionID: "../../etc", CWD: "/work/repo"}},
 	}

@@ -35,10 +35,24 @@ func TestParseHookInput(t *testing.T) {
 			t.Errorf("%s:\n got %+v\nwant %+v", tc.file, got, tc.want)
 		}
 	}
-	for _, bad := range []string{"", "  \n", "{", `[1]`, `{"workspace_roots": "x"}`} {
+	for _, bad := range []string{"", "  \n", "{", `[1]`} {
 		if _, err := a.ParseHookInput([]byte(bad)); err == nil {
 			t.Errorf("payload %q accepted", bad)
 		}
+	}
+	// workspace_roots of another type: the cwd is no one's, an error for
+	// every hook (they all locate the knowledge base from it) naming the
+	// field; cwd backs it up, and an unused field's type does not matter.
+	got, err := a.ParseHookInput([]byte(`{"workspace_roots": "x", "conversation_id": "c1", "hook_event_name": "sessionStart"}`))
+	if err != nil || got.SessionID != "c1" {
+		t.Fatalf("%+v %v", got, err)
+	}
+	if err := got.Check(harness.UseCWD); err == nil || err.Error() != `hook payload field "workspace_roots" is a string, want an array of strings` {
+		t.Errorf("workspace_roots of another type: %v", err)
+	}
+	got, err = a.ParseHookInput([]byte(`{"workspace_roots": ["/r"], "cwd": 5, "model": {"id": "m"}, "prompt": 7, "conversation_id": "c1", "hook_event_name": "sessionStart"}`))
+	if err != nil || got.CWD != "/r" || got.Check(^harness.UsePrompt) != nil || got.Check(harness.UsePrompt) == nil {
+		t.Errorf("unused cwd of another type: %+v %v", got, err)
 	}
 }
 

@@ -83,6 +83,10 @@ type HookInput struct {
 	// (kk's OpenCode plugin does), for commands kk runs against the
 	// session (`opencode export`).
 	Binary string
+	// Mistyped are the errors of the fields above whose payload field
+	// held another JSON type; a hook refuses the payload only for the
+	// places it reads (Check).
+	Mistyped Mistyped
 }
 
 // Role of a transcript turn.
