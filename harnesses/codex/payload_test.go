@@ -61,6 +61,21 @@ func TestParseHookInput(t *testing.T) {
 			t.Errorf("%s:\ngot  %+v\nwant %+v", file, got, want)
 		}
 	}
+	// Without the rollout: an --ephemeral session (transcript_path null)
+	// keeps none, and says so; an older build's payload does not.
+	if err := os.Remove(rollout); err != nil {
+		t.Fatal(err)
+	}
+	for file, ephemeral := range map[string]bool{"stop-ephemeral.json": true, "stop-old.json": false} {
+		data, err := os.ReadFile(filepath.Join("testdata/payloads", file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := New().ParseHookInput(data)
+		if err != nil || got.Ephemeral != ephemeral || got.TranscriptPath != "" {
+			t.Errorf("%s without a rollout: %+v %v, want Ephemeral %v", file, got, err, ephemeral)
+		}
+	}
 }
 
 func TestFindRollout(t *testing.T) {

@@ -118,3 +118,33 @@ func TestHookRefusesAUsedFieldOfAnotherType(t *testing.T) {
 		})
 	}
 }
+
+// TestCaptureOfAnEphemeralCodexSession: `codex exec --ephemeral` keeps no
+// rollout and sends "transcript_path": null (harnesses.md §2.1). kk logged
+// "the payload names no transcript_path" as an error at every turn of
+// such a session. There is nothing to capture: the hook does nothing and
+// says nothing. An older Codex, which sends no transcript_path at all,
+// still gets the error when kk cannot find the session's rollout.
+func TestCaptureOfAnEphemeralCodexSession(t *testing.T) {
+	root := agentRepo(t)
+	k := store.New(root)
+	codexHome := "CODEX_HOME=" + t.TempDir()
+	ephemeral := `{"session_id":"019a4b1c-7e2d-7f3a-9c4b-5d6e7f8a9b0c","transcript_path":null,"cwd":"` + root +
+		`","hook_event_name":"Stop","model":"gpt-5-codex","turn_id":"turn-1","stop_hook_active":false,"last_assistant_message":"Done."}`
+	for range 3 {
+		out, errOut := agentHook(t, root, "capture", "codex", ephemeral, codexHome)
+		if out != "" || errOut != "" {
+			t.Fatalf("printed %q, %q", out, errOut)
+		}
+		agentHook(t, root, "graph-hint", "codex", ephemeral, codexHome)
+	}
+	if logs := readLogs(t, k); logs != "" {
+		t.Errorf("hook log:\n%s", logs)
+	}
+	if files := sessionFiles(t, k); len(files) != 0 {
+		t.Errorf("session logs written: %v", files)
+	}
+	old := `{"session_id":"019a4b1c-7e2d-7f3a-9c4b-5d6e7f8a9b0c","cwd":"` + root + `","event":"Stop"}`
+	agentHook(t, root, "capture", "codex", old, codexHome)
+	mustContain(t, readLogs(t, k), "names no transcript_path")
+}

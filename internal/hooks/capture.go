@@ -39,8 +39,11 @@ const (
 type CaptureResult struct {
 	// Path of the session log relative to the repository root; empty when
 	// the transcript had nothing to keep.
-	Path      string
-	Action    string // session.CaptureCreated, CaptureUpdated, CaptureUnchanged, or "empty"
+	Path string
+	// Action is session.CaptureCreated, CaptureUpdated, CaptureUnchanged,
+	// "empty", or "ephemeral" (the harness keeps no transcript of the
+	// session: HookInput.Ephemeral).
+	Action    string
 	Status    string // the log's proposal_status
 	SessionID string
 	// Reads is how many usage-ledger entries were appended.
@@ -75,6 +78,11 @@ func captureWith(ctx context.Context, r Request, lockWait time.Duration, current
 	id, err := NormalizeSessionID(r.Adapter.ID(), in.SessionID)
 	if err != nil {
 		return nil, err
+	}
+	if strings.TrimSpace(in.TranscriptPath) == "" && in.Ephemeral {
+		// Nothing to capture, and nothing wrong: the user asked the
+		// harness to keep no record of the session.
+		return &CaptureResult{SessionID: id, Action: "ephemeral"}, nil
 	}
 	if strings.TrimSpace(in.TranscriptPath) == "" {
 		ex, can := r.Adapter.(harness.TranscriptExporter)
