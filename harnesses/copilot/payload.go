@@ -3,6 +3,7 @@ package copilot
 import (
 	"encoding/json"
 	"os"
+	"os/user"
 	"path/filepath"
 
 	"github.com/kk-project/kk/internal/harness"
@@ -40,7 +41,7 @@ func (*Adapter) ParseHookInput(data []byte) (harness.HookInput, error) {
 		}
 	}
 	if in.TranscriptPath == "" {
-		in.TranscriptPath = transcriptPathFor(in.SessionID)
+		in.TranscriptPath, in.NoTranscript = transcriptPathFor(in.SessionID)
 		if in.TranscriptPath != "" {
 			in.Mistyped.TranscriptPath = ""
 		}
@@ -90,30 +91,46 @@ func safeSessionID(id string) bool {
 
 // transcriptPathFor returns where Copilot keeps the events of a session:
 // ${COPILOT_HOME:-~/.copilot}/session-state/<id>/events.jsonl. It returns
-// "" for an id that is not safe to put in a path, or when there is no
-// home folder.
-func transcriptPathFor(sessionID string) string {
+// "" for an id that is not safe to put in a path, and "" with the reason
+// when there is no home folder to look in.
+func transcriptPathFor(sessionID string) (path, problem string) {
 	if !safeSessionID(sessionID) {
-		return ""
+		return "", ""
 	}
 	home := copilotHome()
 	if home == "" {
-		return ""
+		return "", "Copilot keeps a session's transcript in $COPILOT_HOME/session-state/" + sessionID +
+			"/events.jsonl, or under ~/.copilot, and HOME is not set in the hook's environment (nor COPILOT_HOME, and the user database names no home folder): " +
+			"set HOME (or COPILOT_HOME) in the environment Copilot runs its hooks in"
 	}
-	return filepath.Join(home, "session-state", sessionID, "events.jsonl")
+	return filepath.Join(home, "session-state", sessionID, "events.jsonl"), ""
 }
 
 // copilotHome is Copilot's configuration folder: $COPILOT_HOME, else
-// ~/.copilot.
+// ~/.copilot, the home folder found as Copilot (Node's os.homedir) finds
+// it: $HOME, else the account's entry in the user database.
 func copilotHome() string {
 	if h := os.Getenv(homeEnv); h != "" {
 		return h
 	}
 	home, err := os.UserHomeDir()
 	if err != nil || home == "" {
+		home = accountHome()
+	}
+	if home == "" {
 		return ""
 	}
 	return filepath.Join(home, userDirRel)
+}
+
+// accountHome is the home folder of the user running kk in the user
+// database (/etc/passwd or its equivalents), "" when it names none.
+var accountHome = func() string {
+	u, err := user.Current()
+	if err != nil {
+		return ""
+	}
+	return u.HomeDir
 }
 
 // HookOutput implements harness.Adapter: {"additionalContext": …} on one

@@ -2,6 +2,7 @@ package copilot
 
 import (
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/kk-project/kk/internal/harness"
@@ -78,5 +79,40 @@ func TestHookOutput(t *testing.T) {
 		if want && string(out) != `{"additionalContext":"# ENTRY <kk>"}`+"\n" {
 			t.Errorf("%s: output %q", ev, out)
 		}
+	}
+}
+
+// TestTranscriptWithoutHOME: Copilot keeps a session's events under
+// ${COPILOT_HOME:-~/.copilot}; with HOME unset (a hook run from a service,
+// a container, `env -i`), kk named no transcript and capture said "the
+// payload names no transcript_path", which Copilot's payloads never
+// promised. kk finds the home folder as Copilot (Node's os.homedir) does:
+// HOME, else the user database; and with neither, it says that HOME is
+// not set and what to set.
+func TestTranscriptWithoutHOME(t *testing.T) {
+	t.Setenv("HOME", "")
+	t.Setenv("COPILOT_HOME", "")
+	const sid = "b0ff98c0-8e01-4b73-bf92-9649b139931b"
+	saved := accountHome
+	defer func() { accountHome = saved }()
+	accountHome = func() string { return "/home/acct" }
+	got, err := New().ParseHookInput(readFile(t, "testdata/payloads/camel-sessionEnd.json"))
+	if err != nil || got.TranscriptPath != filepath.Join("/home/acct", ".copilot", "session-state", sid, "events.jsonl") || got.NoTranscript != "" {
+		t.Errorf("the account's home: %+v %v", got, err)
+	}
+	accountHome = func() string { return "" }
+	got, err = New().ParseHookInput(readFile(t, "testdata/payloads/camel-sessionEnd.json"))
+	if err != nil || got.TranscriptPath != "" {
+		t.Fatalf("no home at all: %+v %v", got, err)
+	}
+	for _, want := range []string{"HOME is not set", "COPILOT_HOME", "session-state"} {
+		if !strings.Contains(got.NoTranscript, want) {
+			t.Errorf("no home at all: %q lacks %q", got.NoTranscript, want)
+		}
+	}
+	// A payload that names its transcript needs no home.
+	got, err = New().ParseHookInput(readFile(t, "testdata/payloads/camel-agentStop.json"))
+	if err != nil || got.TranscriptPath == "" || got.NoTranscript != "" {
+		t.Errorf("agentStop: %+v %v", got, err)
 	}
 }

@@ -4,10 +4,16 @@ package hooks
 // JSON type drifts between releases.
 
 import (
+	"context"
+	"os/exec"
+	"os/user"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/kk-project/kk/harnesses/copilot"
+	"github.com/kk-project/kk/internal/harness"
 	"github.com/kk-project/kk/internal/store"
 )
 
@@ -147,4 +153,60 @@ func TestCaptureOfAnEphemeralCodexSession(t *testing.T) {
 	old := `{"session_id":"019a4b1c-7e2d-7f3a-9c4b-5d6e7f8a9b0c","cwd":"` + root + `","event":"Stop"}`
 	agentHook(t, root, "capture", "codex", old, codexHome)
 	mustContain(t, readLogs(t, k), "names no transcript_path")
+}
+
+// TestCopilotCaptureWithoutHOME: with HOME unset, Copilot's capture at
+// sessionEnd (whose payload names no transcript) logged "the payload names
+// no transcript_path". kk looks where Copilot keeps the session, under
+// COPILOT_HOME when set: the capture is written; without HOME the log
+// names HOME, not the payload.
+func TestCopilotCaptureWithoutHOME(t *testing.T) {
+	root := agentRepo(t)
+	k := store.New(root)
+	const id = "b0ff98c0-8e01-4b73-bf92-9649b139931b"
+	copilotHome := t.TempDir()
+	events := filepath.Join(copilotHome, "session-state", id, "events.jsonl")
+	writeFile(t, events, readFile(t, synthetic(t, "copilot", "synthetic.jsonl")))
+	payload := `{"sessionId":"` + id + `","timestamp":1771480085412,"cwd":"` + root + `","reason":"complete"}`
+	cmd := exec.Command(agentKK(t), "hook", "capture", "--harness", "copilot")
+	cmd.Dir = root
+	for _, kv := range agentEnv() {
+		if !strings.HasPrefix(kv, "HOME=") && !strings.HasPrefix(kv, "COPILOT_HOME=") {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	cmd.Env = append(cmd.Env, "KK_CAPTURE=wait", "COPILOT_HOME="+copilotHome)
+	cmd.Stdin = strings.NewReader(payload)
+	if out, err := cmd.CombinedOutput(); err != nil || len(out) != 0 {
+		t.Fatalf("%v %s", err, out)
+	}
+	if logs := readLogs(t, k); logs != "" {
+		t.Fatalf("hook log:\n%s", logs)
+	}
+	if files := sessionFiles(t, k); len(files) != 1 || !strings.Contains(files[0], id) {
+		t.Fatalf("session logs %v", files)
+	}
+	// Without COPILOT_HOME either, Copilot looks in the account's home
+	// folder (Node's os.homedir reads the user database): so does kk, and
+	// the log names where it looked, not the payload. (In process, with
+	// a short wait for the transcript to settle, as `kk hook capture
+	// --foreground` runs it.)
+	u, err := user.Current()
+	if err != nil || u.HomeDir == "" {
+		t.Skipf("no home folder in the user database: %v", err)
+	}
+	t.Setenv("HOME", "")
+	t.Setenv("COPILOT_HOME", "")
+	other := "c1ff98c0-8e01-4b73-bf92-9649b139931b"
+	reg, err := harness.NewRegistry(copilot.New())
+	if err != nil {
+		t.Fatal(err)
+	}
+	Run(context.Background(), Invocation{Event: "capture", Harness: "copilot", Harnesses: reg, Foreground: true,
+		Stdin: strings.NewReader(strings.ReplaceAll(payload, id, other)), Getenv: func(string) string { return "" },
+		Getwd: func() (string, error) { return root, nil }, Now: time.Now,
+		Options: Options{SettleMax: 200 * time.Millisecond, TranscriptAppear: 100 * time.Millisecond}})
+	logs := readLogs(t, k)
+	mustContain(t, logs, filepath.Join(u.HomeDir, ".copilot", "session-state", other, "events.jsonl"))
+	mustNotContain(t, logs, "names no transcript_path")
 }

@@ -87,7 +87,7 @@ func captureWith(ctx context.Context, r Request, lockWait time.Duration, current
 	if strings.TrimSpace(in.TranscriptPath) == "" {
 		ex, can := r.Adapter.(harness.TranscriptExporter)
 		if !can {
-			return nil, ErrNoTranscript
+			return nil, noTranscript(in)
 		}
 		// The harness writes the transcript itself (piping its export
 		// can truncate it); the file lives only as long as this capture.
@@ -164,6 +164,15 @@ func orUnnamed(ev string) string {
 // MaxLogTranscript bounds the transcript text of a session log: when the
 // turns read from a transcript render to more, the oldest are left out.
 const MaxLogTranscript = 8 << 20
+
+// noTranscript is the error of a capture without a transcript path: the
+// adapter's reason when it has one, else ErrNoTranscript.
+func noTranscript(in harness.HookInput) error {
+	if in.NoTranscript != "" {
+		return fmt.Errorf("%s; nothing was captured", in.NoTranscript)
+	}
+	return ErrNoTranscript
+}
 
 // waitExists waits up to appear (Options.TranscriptAppear) for path to
 // exist, and returns Stat's error when it does not.
