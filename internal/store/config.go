@@ -339,7 +339,39 @@ func (k *KB) LoadConfig() (Config, error) {
 	if err != nil {
 		return cfg, err
 	}
-	return ParseConfig(k.Rel(k.ConfigPath()), src)
+	file := k.Rel(k.ConfigPath())
+	cfg, err = ParseConfig(file, src)
+	if err != nil {
+		return cfg, &ConfigError{File: file, Line: lineOf(err.Error()), msg: err.Error()}
+	}
+	return cfg, nil
+}
+
+// ConfigError is a config.yaml that does not parse, or holds a setting kk
+// refuses: File is its path relative to the repository, Line the line
+// named, 0 when none is. Its message is ParseConfig's.
+type ConfigError struct {
+	File string
+	Line int
+	msg  string
+}
+
+func (e *ConfigError) Error() string { return e.msg }
+
+// lineOf is the number after the first "line " of a message, or 0.
+func lineOf(msg string) int {
+	_, rest, ok := strings.Cut(msg, "line ")
+	if !ok {
+		return 0
+	}
+	n := 0
+	for _, c := range rest {
+		if c < '0' || c > '9' {
+			break
+		}
+		n = n*10 + int(c-'0')
+	}
+	return n
 }
 
 // ParseConfig parses and checks the text of a config.yaml named file.
