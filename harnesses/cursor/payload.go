@@ -64,25 +64,39 @@ func (a *Adapter) ParseHookInput(data []byte) (harness.HookInput, error) {
 	return in, nil
 }
 
-// firstRoot is the first non-empty string of a workspace_roots value, or
-// the error of a value that is no array (bad).
+// firstRoot is the session's folder of a workspace_roots value: the first
+// root holding a knowledge base (.ai/kenkeep), else the first non-empty
+// one (a workspace of several folders lists them all, and the knowledge
+// base need not be in the first), or the error of a value that is no
+// array (bad).
 func firstRoot(raw json.RawMessage) (root, bad string) {
 	if raw == nil || string(raw) == "null" {
 		return "", ""
 	}
-	var roots []json.RawMessage
-	if json.Unmarshal(raw, &roots) != nil {
+	var list []json.RawMessage
+	if json.Unmarshal(raw, &list) != nil {
 		kind := map[byte]string{'"': "a string", '{': "an object", 't': "a boolean", 'f': "a boolean"}[raw[0]]
 		if kind == "" {
 			kind = "a number"
 		}
 		return "", `hook payload field "workspace_roots" is ` + kind + `, want an array of strings`
 	}
-	for _, r := range roots {
+	var roots []string
+	for _, r := range list {
 		var s string
 		if json.Unmarshal(r, &s) == nil && s != "" {
-			return s, ""
+			roots = append(roots, s)
 		}
+	}
+	if len(roots) > 1 {
+		for _, r := range roots {
+			if fi, err := os.Stat(filepath.Join(r, ".ai", "kenkeep")); err == nil && fi.IsDir() {
+				return r, ""
+			}
+		}
+	}
+	if len(roots) > 0 {
+		return roots[0], ""
 	}
 	return "", ""
 }

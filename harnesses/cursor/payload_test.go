@@ -2,6 +2,7 @@ package cursor
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -68,5 +69,26 @@ func TestHookOutput(t *testing.T) {
 	}
 	if out, ok := New().HookOutput(harness.PromptContext, "x"); ok || out != nil {
 		t.Errorf("Cursor has no prompt-time context channel, got %q", out)
+	}
+}
+
+// TestMultiRootWorkspace: a Cursor workspace of several folders sends
+// them all in workspace_roots; kk took the first, and when the knowledge
+// base was in another, the session got no context and captured nothing.
+// The first root holding .ai/kenkeep is the session's; with none, the
+// first root, as before.
+func TestMultiRootWorkspace(t *testing.T) {
+	docs, app := t.TempDir(), t.TempDir()
+	if err := os.MkdirAll(filepath.Join(app, ".ai", "kenkeep"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	a := New()
+	payload := `{"conversation_id":"c1","hook_event_name":"sessionStart","workspace_roots":["","` + docs + `","` + app + `"]}`
+	if got, err := a.ParseHookInput([]byte(payload)); err != nil || got.CWD != app {
+		t.Errorf("the root with the knowledge base: %+v %v", got, err)
+	}
+	payload = `{"conversation_id":"c1","hook_event_name":"sessionStart","workspace_roots":["` + docs + `","` + t.TempDir() + `"]}`
+	if got, err := a.ParseHookInput([]byte(payload)); err != nil || got.CWD != docs {
+		t.Errorf("no root with a knowledge base: %+v %v", got, err)
 	}
 }
