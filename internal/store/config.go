@@ -336,27 +336,31 @@ func (k *KB) LoadConfig() (Config, error) {
 	if errors.Is(err, fs.ErrNotExist) {
 		return cfg, nil
 	}
-	if err != nil {
-		return cfg, err
-	}
 	file := k.Rel(k.ConfigPath())
+	if err != nil {
+		// A config.yaml kk cannot read (a folder, no permission) is the
+		// file's problem as much as one that does not parse.
+		return cfg, &ConfigError{File: file, err: err}
+	}
 	cfg, err = ParseConfig(file, src)
 	if err != nil {
-		return cfg, &ConfigError{File: file, Line: lineOf(err.Error()), msg: err.Error()}
+		return cfg, &ConfigError{File: file, Line: lineOf(err.Error()), err: err}
 	}
 	return cfg, nil
 }
 
 // ConfigError is a config.yaml that does not parse, or holds a setting kk
 // refuses: File is its path relative to the repository, Line the line
-// named, 0 when none is. Its message is ParseConfig's.
+// named, 0 when none is. Its message is ParseConfig's, or the read's.
 type ConfigError struct {
 	File string
 	Line int
-	msg  string
+	err  error
 }
 
-func (e *ConfigError) Error() string { return e.msg }
+func (e *ConfigError) Error() string { return e.err.Error() }
+
+func (e *ConfigError) Unwrap() error { return e.err }
 
 // lineOf is the number after the first "line " of a message, or 0.
 func lineOf(msg string) int {

@@ -104,4 +104,15 @@ func TestLoadConfigError(t *testing.T) {
 			t.Errorf("%q: %#v (%v), want line %d and %v", src, err, err, line, perr)
 		}
 	}
+	// A config.yaml that cannot be read at all: a folder.
+	if err := os.Remove(k.ConfigPath()); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(k.ConfigPath(), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	_, err := k.LoadConfig()
+	if ce, ok := errors.AsType[*ConfigError](err); !ok || ce.File != ".ai/kenkeep/config.yaml" || ce.Line != 0 || !strings.Contains(err.Error(), "is a directory") {
+		t.Errorf("a folder: %#v (%v)", err, err)
+	}
 }
