@@ -39,7 +39,10 @@ func configPath(root string) string { return filepath.Join(root, filepath.FromSl
 // table the user wrote outside kk's block is theirs: it is left alone and
 // nothing is written (two tables of one name are invalid TOML).
 func (tomlMCP) Register(root string, s harness.MCPServer) ([]harness.Change, error) {
-	path := configPath(root)
+	path, err := atomicfile.Follow(root, configPath(root))
+	if err != nil {
+		return nil, err
+	}
 	old, err := os.ReadFile(path)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
@@ -77,7 +80,11 @@ func (tomlMCP) Register(root string, s harness.MCPServer) ([]harness.Change, err
 
 // Unregister removes kk's block, and the file when nothing else is in it.
 func (tomlMCP) Unregister(root string) ([]harness.Change, error) {
-	path := configPath(root)
+	path, err := atomicfile.Follow(root, configPath(root))
+	if err != nil {
+		return nil, err
+	}
+	linked := path != configPath(root) // a link stays, emptied or not
 	old, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -89,7 +96,7 @@ func (tomlMCP) Unregister(root string) ([]harness.Change, error) {
 	if !found {
 		return nil, nil
 	}
-	if rest == "" {
+	if rest == "" && !linked {
 		if err := os.Remove(path); err != nil {
 			return nil, err
 		}

@@ -136,7 +136,7 @@ func (a *Adapter) Install(ctx context.Context, opts harness.InstallOptions) ([]h
 	}
 	want := wanted(word)
 	var changes []harness.Change
-	action, err := harness.EditJSONFile(filepath.Join(opts.Root, filepath.FromSlash(hooksFile)), func(o *harness.Object) error {
+	action, err := harness.EditJSONFile(opts.Root, filepath.Join(opts.Root, filepath.FromSlash(hooksFile)), func(o *harness.Object) error {
 		if _, ok := o.Get("version"); !ok {
 			if err := o.Set("version", 1); err != nil {
 				return err
@@ -162,7 +162,7 @@ func (a *Adapter) Uninstall(ctx context.Context, opts harness.InstallOptions) ([
 		return nil, err
 	}
 	var changes []harness.Change
-	action, err := harness.EditJSONFile(filepath.Join(opts.Root, filepath.FromSlash(hooksFile)), func(o *harness.Object) error {
+	action, err := harness.EditJSONFile(opts.Root, filepath.Join(opts.Root, filepath.FromSlash(hooksFile)), func(o *harness.Object) error {
 		if _, ok := o.Get("hooks"); !ok {
 			return nil
 		}

@@ -227,7 +227,7 @@ func (a *Adapter) Install(ctx context.Context, o harness.InstallOptions) ([]harn
 	if err != nil {
 		return nil, err
 	}
-	action, err := harness.EditJSONFile(filepath.Join(o.Root, filepath.FromSlash(settingsFile)), func(s *harness.Object) error {
+	action, err := harness.EditJSONFile(o.Root, filepath.Join(o.Root, filepath.FromSlash(settingsFile)), func(s *harness.Object) error {
 		return setHooks(s, want, order)
 	}, false)
 	if err != nil {
@@ -256,7 +256,7 @@ func (a *Adapter) Uninstall(ctx context.Context, o harness.InstallOptions) ([]ha
 	if err != nil {
 		return nil, err
 	}
-	action, err := harness.EditJSONFile(filepath.Join(o.Root, filepath.FromSlash(settingsFile)), func(s *harness.Object) error {
+	action, err := harness.EditJSONFile(o.Root, filepath.Join(o.Root, filepath.FromSlash(settingsFile)), func(s *harness.Object) error {
 		return setHooks(s, nil, nil)
 	}, true)
 	if err != nil {

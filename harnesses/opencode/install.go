@@ -36,7 +36,7 @@ func (a *Adapter) Install(ctx context.Context, opts harness.InstallOptions) ([]h
 	if kenkeep {
 		ours = func(raw json.RawMessage) bool { return isContextEntry(raw) || isKenkeepContextEntry(raw) }
 	}
-	action, err := harness.EditJSONFile(filepath.Join(opts.Root, filepath.FromSlash(configFile)), func(o *harness.Object) error {
+	action, err := harness.EditJSONFile(opts.Root, filepath.Join(opts.Root, filepath.FromSlash(configFile)), func(o *harness.Object) error {
 		if o.Len() == 0 {
 			if err := o.Set("$schema", schemaURL); err != nil {
 				return err
@@ -72,7 +72,7 @@ func (a *Adapter) Uninstall(ctx context.Context, opts harness.InstallOptions) ([
 		return nil, err
 	}
 	var changes []harness.Change
-	action, err := harness.EditJSONFile(filepath.Join(opts.Root, filepath.FromSlash(configFile)), func(o *harness.Object) error {
+	action, err := harness.EditJSONFile(opts.Root, filepath.Join(opts.Root, filepath.FromSlash(configFile)), func(o *harness.Object) error {
 		if err := editList(o, "plugin", isPluginEntry, ""); err != nil {
 			return err
 		}

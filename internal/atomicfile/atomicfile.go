@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 )
 
 // Write replaces path with data. The bytes go to a temporary file in the
@@ -97,4 +98,64 @@ func SyncDir(dir string) error {
 		return fmt.Errorf("syncing %s: %w", dir, err)
 	}
 	return nil
+}
+
+// maxLinks bounds the symbolic links Follow goes through, as the kernel's
+// own limit (40 on Linux) bounds a path's resolution.
+const maxLinks = 40
+
+// Follow returns the file a write of path inside the folder root should
+// replace. A path that is not a symbolic link is itself. A link is
+// followed, link after link, to the file it names (which need not exist
+// yet), so that a write keeps the link and changes what it points at, as
+// an editor does: AGENTS.md linked to CLAUDE.md, or a settings file linked
+// into the repository's own dotfiles. A link whose target is outside root
+// is an error naming both, and nothing is written: a cloned repository's
+// link must not make kk write into a person's home or anywhere else.
+//
+// Write and Replace themselves replace a link with a regular file; Follow
+// is for files a person owns and may have linked.
+func Follow(root, path string) (string, error) {
+	top, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		return "", fmt.Errorf("resolving %s: %w", root, err)
+	}
+	p := path
+	for range maxLinks {
+		fi, err := os.Lstat(p)
+		if err != nil || fi.Mode()&fs.ModeSymlink == 0 {
+			break // not a link (or nothing there): the write says what is wrong with it
+		}
+		dest, err := os.Readlink(p)
+		if err != nil {
+			return "", fmt.Errorf("reading the link %s: %w", path, err)
+		}
+		if !filepath.IsAbs(dest) {
+			dest = filepath.Join(filepath.Dir(p), dest)
+		}
+		p = filepath.Clean(dest)
+		if p == path {
+			break
+		}
+	}
+	if fi, err := os.Lstat(p); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+		return "", fmt.Errorf("%s is a symbolic link that never reaches a file (a loop, or more than %d links); make it a file, then run kk again", path, maxLinks)
+	}
+	if p == path {
+		return path, nil
+	}
+	// The folder the target is in, with its own links resolved, must be
+	// inside root: a link to ../outside or to a folder linked elsewhere is
+	// refused alike.
+	dir, err := filepath.EvalSymlinks(filepath.Dir(p))
+	if err != nil {
+		return "", fmt.Errorf("%s is a symbolic link to %s, whose folder cannot be read: %w; make %s a file or fix the link, then run kk again", path, p, err, filepath.Base(path))
+	}
+	rel, err := filepath.Rel(top, dir)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return "", fmt.Errorf("%s is a symbolic link to %s, outside %s; kk writes only inside the repository: make %s a file (or link it to one inside the repository), then run kk again", path, p, root, filepath.Base(path))
+	}
+	// Spelt from root as the caller spells it, so that paths made relative
+	// to root stay inside it.
+	return filepath.Join(root, rel, filepath.Base(p)), nil
 }

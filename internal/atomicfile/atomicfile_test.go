@@ -3,6 +3,7 @@ package atomicfile
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -80,5 +81,59 @@ func TestReplace(t *testing.T) {
 	entries, err := os.ReadDir(dir)
 	if err != nil || len(entries) != 1 {
 		t.Errorf("left in the folder: %v (%v)", entries, err)
+	}
+}
+
+func TestFollow(t *testing.T) {
+	root := t.TempDir()
+	outside := t.TempDir()
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(os.WriteFile(filepath.Join(root, "CLAUDE.md"), []byte("rules\n"), 0o644))
+	must(os.Symlink("CLAUDE.md", filepath.Join(root, "AGENTS.md")))
+	must(os.MkdirAll(filepath.Join(root, "dotfiles", "claude"), 0o755))
+	must(os.MkdirAll(filepath.Join(root, ".claude"), 0o755))
+	must(os.Symlink("../dotfiles/claude/settings.json", filepath.Join(root, ".claude", "settings.json"))) // not there yet
+	must(os.Symlink("AGENTS.md", filepath.Join(root, "GEMINI.md")))                                       // a link to a link
+	must(os.WriteFile(filepath.Join(outside, "bashrc"), []byte("export A=1\n"), 0o644))
+	must(os.Symlink(filepath.Join(outside, "bashrc"), filepath.Join(root, "OUT.md")))
+	must(os.Symlink(outside, filepath.Join(root, "elsewhere")))
+	must(os.Symlink("LOOP.md", filepath.Join(root, "LOOP.md")))
+	must(os.Symlink("PONG.md", filepath.Join(root, "PING.md")))
+	must(os.Symlink("PING.md", filepath.Join(root, "PONG.md")))
+	for _, c := range []struct{ path, want, err string }{
+		{"CLAUDE.md", "CLAUDE.md", ""},
+		{"new.md", "new.md", ""},
+		{"AGENTS.md", "CLAUDE.md", ""},
+		{"GEMINI.md", "CLAUDE.md", ""},
+		{".claude/settings.json", "dotfiles/claude/settings.json", ""},
+		{"OUT.md", "", "outside"},
+		{"elsewhere/x.md", "elsewhere/x.md", ""}, // not itself a link: the caller's folder is its business
+		{"LOOP.md", "", "never reaches a file"},
+		{"PING.md", "", "never reaches a file"},
+	} {
+		got, err := Follow(root, filepath.Join(root, c.path))
+		if c.err != "" {
+			if err == nil || !strings.Contains(err.Error(), c.err) || !strings.Contains(err.Error(), c.path) {
+				t.Errorf("%s: err %v, want one naming it and saying %q", c.path, err, c.err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%s: %v", c.path, err)
+			continue
+		}
+		if want := filepath.Join(root, c.want); got != want {
+			t.Errorf("%s: got %s, want %s", c.path, got, want)
+		}
+	}
+	// A link through a folder linked outside the root is refused too.
+	must(os.Symlink("elsewhere/bashrc", filepath.Join(root, "THROUGH.md")))
+	if _, err := Follow(root, filepath.Join(root, "THROUGH.md")); err == nil || !strings.Contains(err.Error(), "outside") {
+		t.Errorf("THROUGH.md: err %v, want outside", err)
 	}
 }

@@ -88,7 +88,7 @@ func (f *fakeAdapter) hooks(command string) map[string]string {
 
 func (f *fakeAdapter) Install(ctx context.Context, o harness.InstallOptions) ([]harness.Change, error) {
 	var changes []harness.Change
-	action, err := harness.EditJSONFile(filepath.Join(o.Root, f.settings()), func(obj *harness.Object) error {
+	action, err := harness.EditJSONFile(o.Root, filepath.Join(o.Root, f.settings()), func(obj *harness.Object) error {
 		return obj.Set("kkHooks", f.hooks(o.Command))
 	}, false)
 	if err != nil {
@@ -128,7 +128,7 @@ func (f *fakeAdapter) Uninstall(ctx context.Context, o harness.InstallOptions) (
 	var changes []harness.Change
 	p := filepath.Join(o.Root, f.settings())
 	if _, err := os.Stat(p); err == nil {
-		action, err := harness.EditJSONFile(p, func(obj *harness.Object) error {
+		action, err := harness.EditJSONFile(o.Root, p, func(obj *harness.Object) error {
 			obj.Delete("kkHooks")
 			return nil
 		}, true)

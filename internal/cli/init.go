@@ -139,6 +139,11 @@ func runInit(ctx context.Context, app *App, o initOpts) error {
 	if fi, err := os.Stat(root); err != nil || !fi.IsDir() {
 		return fmt.Errorf("--root %s is not an existing folder", root)
 	}
+	// A bare repository or a .git folder has no work tree: notes put there
+	// would never be committed, and git's own files would sit beside them.
+	if gitx.InGitDir(ctx, root) {
+		return fmt.Errorf("%s is inside a git repository's own folder (a bare repository, or .git), which has no work tree for %s; run kk init in a clone or work tree of the repository", root, store.DirName)
+	}
 	out, installErr := setup.Init(ctx, setup.Options{Root: root, Upgrade: o.upgrade, Registry: app.harnesses(), Harnesses: named,
 		KKCommand: o.kkCommand, GitHooks: !o.noGitHooks, Version: releaseVersion(), Now: app.Now, Command: app.Command, Path: app.Getenv("PATH")})
 	if out == nil {

@@ -189,6 +189,13 @@ func InWorkTree(ctx context.Context, dir string) bool {
 	return err == nil && strings.TrimSpace(string(out)) == "true"
 }
 
+// InGitDir reports whether dir is a git repository's own folder or below
+// it: a bare repository, or a work tree's .git.
+func InGitDir(ctx context.Context, dir string) bool {
+	out, err := Run(ctx, dir, "rev-parse", "--is-inside-git-dir")
+	return err == nil && strings.TrimSpace(string(out)) == "true"
+}
+
 // Add stages paths (relative to dir or absolute) in dir's repository.
 func Add(ctx context.Context, dir string, paths []string) error {
 	if len(paths) == 0 {

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/kk-project/kk/internal/atomicfile"
 )
@@ -154,10 +155,20 @@ func (o *Object) Indented() ([]byte, error) {
 // changed. A file whose content is not a JSON object is an error naming
 // it, and is left alone. remove reports whether an edit that leaves an
 // empty object should delete the file (uninstall of a file kk created).
-func EditJSONFile(path string, edit func(*Object) error, removeIfEmpty bool) (action string, err error) {
+// A symbolic link is written through (see atomicfile.Follow: the link
+// stays, the file it names inside root changes) and never removed.
+func EditJSONFile(root, path string, edit func(*Object) error, removeIfEmpty bool) (action string, err error) {
+	target, err := atomicfile.Follow(root, path)
+	if err != nil {
+		return "", err
+	}
+	if target != path {
+		removeIfEmpty = false
+	}
+	path = target
 	old, err := os.ReadFile(path)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return "", err
+		return "", notAFolder(root, path, err)
 	}
 	exists := err == nil
 	o, err := ParseObject(old)
@@ -189,7 +200,7 @@ func EditJSONFile(path string, edit func(*Object) error, removeIfEmpty bool) (ac
 		}
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return "", err
+		return "", notAFolder(root, path, err)
 	}
 	if err := atomicfile.Write(path, data, 0o644); err != nil {
 		return "", err
@@ -259,4 +270,20 @@ func RemoveBlock(text string) string {
 		start--
 	}
 	return text[:start] + text[end:]
+}
+
+// notAFolder explains err, met reading or making path under root, when a
+// folder of path is a file (.claude made as a file): the error names that
+// file and what to do, where the system's said only "not a directory".
+func notAFolder(root, path string, err error) error {
+	if !errors.Is(err, syscall.ENOTDIR) {
+		return err
+	}
+	for dir := filepath.Dir(path); len(dir) > len(root); dir = filepath.Dir(dir) {
+		if fi, statErr := os.Stat(dir); statErr == nil && !fi.IsDir() {
+			rel, _ := filepath.Rel(root, dir)
+			return fmt.Errorf("%s is a file, where kk needs a folder to write %s; move the file aside, then run kk again", filepath.ToSlash(rel), filepath.Base(path))
+		}
+	}
+	return err
 }

@@ -28,22 +28,23 @@ func TestObjectKeepsOrderAndUnknownKeys(t *testing.T) {
 }
 
 func TestEditJSONFile(t *testing.T) {
-	p := filepath.Join(t.TempDir(), "s", "settings.json")
+	dir := t.TempDir()
+	p := filepath.Join(dir, "s", "settings.json")
 	set := func(o *Object) error { return o.Set("kk", 1) }
-	if a, err := EditJSONFile(p, set, true); err != nil || a != "created" {
+	if a, err := EditJSONFile(dir, p, set, true); err != nil || a != "created" {
 		t.Fatalf("create: %q %v", a, err)
 	}
-	if a, err := EditJSONFile(p, set, true); err != nil || a != "" {
+	if a, err := EditJSONFile(dir, p, set, true); err != nil || a != "" {
 		t.Fatalf("second edit changed the file: %q %v", a, err)
 	}
 	if err := os.WriteFile(p, []byte("{\n    \"user\": true,\n    \"kk\": 1\n}"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if a, err := EditJSONFile(p, set, true); err != nil || a != "" {
+	if a, err := EditJSONFile(dir, p, set, true); err != nil || a != "" {
 		t.Fatalf("layout-only difference rewrote the file: %q %v", a, err)
 	}
 	del := func(o *Object) error { o.Delete("kk"); return nil }
-	if a, err := EditJSONFile(p, del, true); err != nil || a != "updated" {
+	if a, err := EditJSONFile(dir, p, del, true); err != nil || a != "updated" {
 		t.Fatalf("delete: %q %v", a, err)
 	}
 	data, _ := os.ReadFile(p)
@@ -53,7 +54,7 @@ func TestEditJSONFile(t *testing.T) {
 	if err := os.WriteFile(p, []byte("[1]"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := EditJSONFile(p, set, true); err == nil {
+	if _, err := EditJSONFile(dir, p, set, true); err == nil {
 		t.Fatal("a non-object file was edited")
 	}
 }

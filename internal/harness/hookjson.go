@@ -160,7 +160,7 @@ func (f HookFile) Owned(kk string) func(command string) bool {
 // changes nothing.
 func (f HookFile) Install(root, kk string) ([]Change, error) {
 	order, want := f.Want(kk)
-	return f.edit(filepath.Join(root, f.Path), kk, order, want, false)
+	return f.edit(root, filepath.Join(root, f.Path), kk, order, want, false)
 }
 
 // Uninstall takes kk's handlers out of the file under root. The file
@@ -176,11 +176,11 @@ func (f HookFile) Uninstall(root, kk string) ([]Change, error) {
 	if _, err := os.Lstat(p); errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
-	return f.edit(p, kk, nil, nil, hasKeys(p))
+	return f.edit(root, p, kk, nil, nil, hasKeys(p))
 }
 
-func (f HookFile) edit(p, kk string, order []string, want map[string]json.RawMessage, removeIfEmpty bool) ([]Change, error) {
-	action, err := EditJSONFile(p, func(doc *Object) error {
+func (f HookFile) edit(root, p, kk string, order []string, want map[string]json.RawMessage, removeIfEmpty bool) ([]Change, error) {
+	action, err := EditJSONFile(root, p, func(doc *Object) error {
 		if err := editHookGroups(doc, f.Owned(kk), order, want); err != nil {
 			return fmt.Errorf("%s: %w; fix the file, then run kk again", f.Path, err)
 		}

@@ -100,7 +100,7 @@ func (j JSONMCP) Register(root string, s MCPServer) ([]Change, error) {
 	if err != nil {
 		return nil, err
 	}
-	action, err := EditJSONFile(j.path(root), func(doc *Object) error {
+	action, err := EditJSONFile(root, j.path(root), func(doc *Object) error {
 		servers, err := j.servers(doc)
 		if err != nil {
 			return err
@@ -124,7 +124,7 @@ func (j JSONMCP) Unregister(root string) ([]Change, error) {
 	if _, err := os.Stat(j.path(root)); errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
-	action, err := EditJSONFile(j.path(root), func(doc *Object) error {
+	action, err := EditJSONFile(root, j.path(root), func(doc *Object) error {
 		if _, ok := doc.Get(j.Key); !ok {
 			return nil
 		}

@@ -72,12 +72,15 @@ func Rels(files []File) []string {
 
 // PutFile writes data to root/rel when it differs from what is there,
 // creating the folders, and says what it did: "created", "updated" or ""
-// (unchanged).
+// (unchanged). A symbolic link is written through (atomicfile.Follow).
 func PutFile(root, rel string, data []byte) (string, error) {
-	p := filepath.Join(root, filepath.FromSlash(rel))
+	p, err := atomicfile.Follow(root, filepath.Join(root, filepath.FromSlash(rel)))
+	if err != nil {
+		return "", err
+	}
 	_, statErr := os.Stat(p)
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		return "", fmt.Errorf("writing %s: %w", rel, err)
+		return "", fmt.Errorf("writing %s: %w", rel, notAFolder(root, p, err))
 	}
 	wrote, err := atomicfile.WriteIfChanged(p, data, 0o644)
 	switch {

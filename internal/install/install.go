@@ -275,7 +275,10 @@ func record(k *store.KB, ids []string, command string) (*harness.Change, error) 
 // upsertAgentsBlock writes kk's block into AGENTS.md, creating the file
 // when there is none and keeping the user's text outside the block.
 func upsertAgentsBlock(k *store.KB) (*harness.Change, error) {
-	p := k.AgentsPath()
+	p, err := atomicfile.Follow(k.Root, k.AgentsPath())
+	if err != nil {
+		return nil, err
+	}
 	old, err := os.ReadFile(p)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("reading %s: %w", k.Rel(p), err)
@@ -300,7 +303,11 @@ func upsertAgentsBlock(k *store.KB) (*harness.Change, error) {
 // removeAgentsBlock takes kk's block out of AGENTS.md, and the file with it
 // when nothing else is left (kk created it).
 func removeAgentsBlock(k *store.KB) (*harness.Change, error) {
-	p := k.AgentsPath()
+	p, err := atomicfile.Follow(k.Root, k.AgentsPath())
+	if err != nil {
+		return nil, err
+	}
+	linked := p != k.AgentsPath() // AGENTS.md linked to CLAUDE.md: the link and its file stay
 	old, err := os.ReadFile(p)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -312,7 +319,7 @@ func removeAgentsBlock(k *store.KB) (*harness.Change, error) {
 	if text == string(old) {
 		return nil, nil
 	}
-	if strings.TrimSpace(text) == "" {
+	if strings.TrimSpace(text) == "" && !linked {
 		if err := os.Remove(p); err != nil {
 			return nil, err
 		}
