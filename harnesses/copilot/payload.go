@@ -2,6 +2,7 @@ package copilot
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/user"
 	"path/filepath"
@@ -91,11 +92,14 @@ func safeSessionID(id string) bool {
 
 // transcriptPathFor returns where Copilot keeps the events of a session:
 // ${COPILOT_HOME:-~/.copilot}/session-state/<id>/events.jsonl. It returns
-// "" for an id that is not safe to put in a path, and "" with the reason
-// when there is no home folder to look in.
+// "" with the reason for an id that is not safe to put in a path, or
+// when there is no home folder to look in ("" and "" for no id).
 func transcriptPathFor(sessionID string) (path, problem string) {
-	if !safeSessionID(sessionID) {
+	if sessionID == "" {
 		return "", ""
+	}
+	if !safeSessionID(sessionID) {
+		return "", fmt.Sprintf("the payload names no transcript, and its session id %q cannot name a folder of Copilot's session-state (a UUID can)", sessionID)
 	}
 	home := copilotHome()
 	if home == "" {

@@ -33,7 +33,8 @@ func TestParseHookInput(t *testing.T) {
 		{"drift-types.json", harness.HookInput{HarnessEvent: "agentStop", SessionID: sid, TranscriptPath: derived,
 			Mistyped: harness.Mistyped{CWD: `hook payload field "cwd" is an array, want a string`}}},
 		// An id that is not safe in a path gives no derived transcript.
-		{"drift-unsafe-id.json", harness.HookInput{HarnessEvent: "sessionEnd", SessionID: "../../etc", CWD: "/work/repo"}},
+		{"drift-unsafe-id.json", harness.HookInput{HarnessEvent: "sessionEnd", SessionID: "../../etc", CWD: "/work/repo",
+			NoTranscript: `the payload names no transcript, and its session id "../../etc" cannot name a folder of Copilot's session-state (a UUID can)`}},
 	}
 	a := New()
 	for _, c := range cases {
