@@ -2,6 +2,7 @@ package cursor
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -60,6 +61,9 @@ func (a *Adapter) ParseHookInput(data []byte) (harness.HookInput, error) {
 	}
 	if in.TranscriptPath == "" && !noTranscript[in.HarnessEvent] {
 		in.TranscriptPath = a.findTranscript(in.SessionID, in.CWD)
+		if in.TranscriptPath == "" && in.SessionID != "" {
+			in.NoTranscript = a.notFound(in.SessionID)
+		}
 	}
 	return in, nil
 }
@@ -160,6 +164,15 @@ func (a *Adapter) findTranscript(conv, cwd string) string {
 		}
 	}
 	return newest
+}
+
+// notFound says why no transcript of conversation conv was found.
+func (a *Adapter) notFound(conv string) string {
+	projects := a.projectsDir()
+	if projects == "" {
+		return "Cursor sent no transcript_path, and HOME (or USERPROFILE) is not set, so ~/.cursor/projects, where Cursor keeps its transcripts, cannot be searched: set HOME where Cursor runs its hooks, or CURSOR_TRANSCRIPT_PATH"
+	}
+	return fmt.Sprintf("Cursor sent no transcript_path, and no transcript of conversation %q was found under %s", conv, filepath.Join(projects, "*", "agent-transcripts"))
 }
 
 // projectsDir is ~/.cursor/projects, or "" when there is no home folder.

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/kk-project/kk/internal/harness"
@@ -90,5 +91,30 @@ func TestMultiRootWorkspace(t *testing.T) {
 	payload = `{"conversation_id":"c1","hook_event_name":"sessionStart","workspace_roots":["` + docs + `","` + t.TempDir() + `"]}`
 	if got, err := a.ParseHookInput([]byte(payload)); err != nil || got.CWD != docs {
 		t.Errorf("no root with a knowledge base: %+v %v", got, err)
+	}
+}
+
+// TestTranscriptNotFound: Cursor's CLI sends "transcript_path": null;
+// when kk finds no transcript either, capture said "the payload names no
+// transcript_path", as if Cursor had left something out. The reason now
+// says where kk looked, or that HOME is not set.
+func TestTranscriptNotFound(t *testing.T) {
+	home := t.TempDir()
+	payload := []byte(`{"conversation_id":"3f2a9c1e-7b4d-4e8a-9f10-2c3d4e5f6a7b","hook_event_name":"stop","workspace_roots":["/home/dev/shop"],"transcript_path":null}`)
+	a := &Adapter{Base: harness.Base{S: spec}, getenv: env(map[string]string{"HOME": home})}
+	got, err := a.ParseHookInput(payload)
+	if err != nil || got.TranscriptPath != "" ||
+		got.NoTranscript != `Cursor sent no transcript_path, and no transcript of conversation "3f2a9c1e-7b4d-4e8a-9f10-2c3d4e5f6a7b" was found under `+filepath.Join(home, ".cursor", "projects", "*", "agent-transcripts") {
+		t.Errorf("not found: %+v %v", got, err)
+	}
+	a = &Adapter{Base: harness.Base{S: spec}, getenv: env(map[string]string{})}
+	got, err = a.ParseHookInput(payload)
+	if err != nil || !strings.Contains(got.NoTranscript, "HOME (or USERPROFILE) is not set") {
+		t.Errorf("no HOME: %+v %v", got, err)
+	}
+	// sessionStart does not look, and has nothing to say.
+	got, _ = a.ParseHookInput([]byte(`{"conversation_id":"c1","hook_event_name":"sessionStart"}`))
+	if got.NoTranscript != "" {
+		t.Errorf("sessionStart: %q", got.NoTranscript)
 	}
 }
