@@ -188,3 +188,20 @@ const (
 	contextLimit  = harness.ContextLimit
 	truncatedNote = harness.CutNote
 )
+
+// With HOME and CODEX_HOME unset, an older Codex's rollout is looked for
+// under the account's home folder, as Codex itself keeps it there.
+func TestCodexHomeWithoutHOME(t *testing.T) {
+	t.Setenv("HOME", "")
+	t.Setenv("CODEX_HOME", "")
+	saved := accountHome
+	defer func() { accountHome = saved }()
+	accountHome = func() string { return "/home/acct" }
+	if got := codexHome(); got != filepath.Join("/home/acct", ".codex") {
+		t.Errorf("codexHome = %q", got)
+	}
+	accountHome = func() string { return "" }
+	if got := codexHome(); got != "" {
+		t.Errorf("no home at all: %q", got)
+	}
+}
