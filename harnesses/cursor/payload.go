@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/user"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -175,16 +176,31 @@ func (a *Adapter) notFound(conv string) string {
 	return fmt.Sprintf("Cursor sent no transcript_path, and no transcript of conversation %q was found under %s", conv, filepath.Join(projects, "*", "agent-transcripts"))
 }
 
-// projectsDir is ~/.cursor/projects, or "" when there is no home folder.
+// projectsDir is ~/.cursor/projects, or "" when there is no home folder
+// ($HOME, %USERPROFILE%, else the user database's).
 func (a *Adapter) projectsDir() string {
 	home := a.env("HOME")
 	if home == "" {
 		home = a.env("USERPROFILE")
 	}
 	if home == "" {
+		// As Cursor (Node's os.homedir) finds it without HOME.
+		home = accountHome()
+	}
+	if home == "" {
 		return ""
 	}
 	return filepath.Join(home, ".cursor", "projects")
+}
+
+// accountHome is the home folder of the user running kk in the user
+// database, "" when it names none.
+var accountHome = func() string {
+	u, err := user.Current()
+	if err != nil {
+		return ""
+	}
+	return u.HomeDir
 }
 
 // slug is Cursor's name for a workspace's folder under ~/.cursor/projects:

@@ -107,7 +107,15 @@ func TestTranscriptNotFound(t *testing.T) {
 		got.NoTranscript != `Cursor sent no transcript_path, and no transcript of conversation "3f2a9c1e-7b4d-4e8a-9f10-2c3d4e5f6a7b" was found under `+filepath.Join(home, ".cursor", "projects", "*", "agent-transcripts") {
 		t.Errorf("not found: %+v %v", got, err)
 	}
+	saved := accountHome
+	defer func() { accountHome = saved }()
+	accountHome = func() string { return "/home/acct" }
 	a = &Adapter{Base: harness.Base{S: spec}, getenv: env(map[string]string{})}
+	got, err = a.ParseHookInput(payload)
+	if err != nil || !strings.Contains(got.NoTranscript, filepath.Join("/home/acct", ".cursor", "projects")) {
+		t.Errorf("no HOME, the account's home: %+v %v", got, err)
+	}
+	accountHome = func() string { return "" }
 	got, err = a.ParseHookInput(payload)
 	if err != nil || !strings.Contains(got.NoTranscript, "HOME (or USERPROFILE) is not set") {
 		t.Errorf("no HOME: %+v %v", got, err)
