@@ -5,6 +5,7 @@ package hooks
 
 import (
 	"context"
+	"errors"
 	"os/exec"
 	"os/user"
 	"path/filepath"
@@ -209,4 +210,24 @@ func TestCopilotCaptureWithoutHOME(t *testing.T) {
 	logs := readLogs(t, k)
 	mustContain(t, logs, filepath.Join(u.HomeDir, ".copilot", "session-state", other, "events.jsonl"))
 	mustNotContain(t, logs, "names no transcript_path")
+}
+
+// TestLocateFromASubfolderRoot: KK_ROOT (or --root) naming a folder below
+// the knowledge base's (a project's subfolder exported in a shell
+// profile) gave "no knowledge base found at <it>", leaving the user to
+// guess; as `kk mcp` does, the message names the knowledge base above it
+// and what to pass.
+func TestLocateFromASubfolderRoot(t *testing.T) {
+	k := newKB(t)
+	sub := filepath.Join(k.Root, "src", "deep")
+	writeFile(t, filepath.Join(sub, "x.go"), "package x\n")
+	_, err := Locate(sub, "", nil)
+	if err == nil || !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("%v", err)
+	}
+	mustContain(t, err.Error(), "no knowledge base found at "+sub+" (from --root or KK_ROOT), but "+k.Root+" above it has one; pass --root "+k.Root)
+	other := t.TempDir()
+	if _, err := Locate(other, "", nil); err == nil || strings.Contains(err.Error(), "above it") {
+		t.Errorf("no knowledge base above: %v", err)
+	}
 }

@@ -420,6 +420,9 @@ func Locate(root, cwd string, getwd func() (string, error)) (*store.KB, error) {
 	if root != "" {
 		k := store.New(root)
 		if fi, err := os.Stat(k.Dir); err != nil || !fi.IsDir() {
+			if above, ferr := store.Find(root); ferr == nil {
+				return nil, fmt.Errorf("%w at %s (from --root or KK_ROOT), but %s above it has one; pass --root %s", store.ErrNotFound, root, above.Root, above.Root)
+			}
 			return nil, fmt.Errorf("%w at %s (from --root or KK_ROOT)", store.ErrNotFound, root)
 		}
 		return k, nil
