@@ -20,6 +20,7 @@ import (
 
 	"github.com/mattn/go-isatty"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/kk-project/kk/harnesses/all"
 	"github.com/kk-project/kk/internal/githooks"
@@ -92,6 +93,9 @@ type App struct {
 	// command dealt with itself, such as the v1 leaves kk place apply
 	// moved and rewrote: they are not warned about.
 	skipsHandled map[string]bool
+	// typed records the names flags with old names were typed by
+	// (applyFlagAliases, App.flagName).
+	typed map[typedFlagKey]typedName
 }
 
 // newHarnessRegistry builds App.Harnesses. Tests replace it once, before
@@ -318,6 +322,13 @@ func newRootCmd(app *App) *cobra.Command {
 		if rep := (*repeatedFlagError)(nil); errors.As(err, &rep) {
 			return &UsageError{Msg: rep.Error()}
 		}
+		// pflag names the flag of a value it cannot read by its own
+		// name: name it as it was typed (an old name: flagAliases).
+		if bad := (*pflag.InvalidValueError)(nil); errors.As(err, &bad) {
+			if name := app.flagName(cmd.Flags(), bad.GetFlag().Name); name != "--"+bad.GetFlag().Name {
+				return &UsageError{Msg: fmt.Sprintf("invalid argument %q for %q flag: %v", bad.GetValue(), name, bad.Unwrap())}
+			}
+		}
 		return &UsageError{Msg: err.Error()}
 	})
 	root.PersistentFlags().StringVar(&app.Root, "root", "", "repository folder holding .ai/kenkeep (default: search upwards; env KK_ROOT)")
@@ -351,9 +362,9 @@ func newRootCmd(app *App) *cobra.Command {
 		root.AddCommand(c)
 	}
 	organizeHelp(root)
-	applyFlagAliases(root)
+	applyFlagAliases(root, app)
 	addJSONFlags(root, app)
-	refuseRepeatedFlags(root)
+	refuseRepeatedFlags(root, app)
 	addCompletions(root, app)
 	markCommandErrors(root)
 	return root
