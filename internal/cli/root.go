@@ -215,7 +215,7 @@ func (a *App) exitCode(err error) int {
 
 // Codes of jsonError besides the operation codes of internal/op
 // (VALIDATION_ERROR, NOT_FOUND, CONFLICT, INVARIANT_VIOLATION,
-// INTERNAL_ERROR), which the tool faces (kk graph, kk query, kk read …)
+// CONFIG_ERROR, INTERNAL_ERROR), which the tool faces (kk graph, kk query, kk read …)
 // pass on as the MCP tools report them.
 const (
 	codeUsage       = "USAGE_ERROR"
@@ -291,8 +291,9 @@ With --json, a command that fails prints nothing on stdout and one object
 on stderr, whatever went wrong:
   {"schema_version":1,"error":{"code":"NOT_FOUND","message":"…","exit_code":1,"details":{…}}}
 code is USAGE_ERROR (exit 2), NOT_FOUND, VALIDATION_ERROR, CONFLICT,
-INVARIANT_VIOLATION, LOCKED, HTTP_ERROR, INTERRUPTED, INTERNAL_ERROR or
-ERROR; details, when present, carry what a caller can act on (the field,
+INVARIANT_VIOLATION, CONFIG_ERROR (config.yaml does not parse; details
+name its file and line), LOCKED, HTTP_ERROR, INTERRUPTED, INTERNAL_ERROR
+or ERROR; details, when present, carry what a caller can act on (the field,
 the id, the current version).`
 
 func newRootCmd(app *App) *cobra.Command {
