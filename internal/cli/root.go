@@ -257,6 +257,11 @@ func classify(err error) jsonError {
 		e.Code, e.Details = opErr.Code, opErr.Details
 	case errors.As(err, &held):
 		e.Code = codeLocked
+	case errors.As(err, new(*store.ConfigError)):
+		// config.yaml does not parse or holds a setting kk refuses: the
+		// code and details the tools give it (op.ErrorOf)
+		c := op.ErrorOf(err)
+		e.Code, e.Details = c.Code, c.Details
 	case errors.Is(err, store.ErrNotFound):
 		e.Code = op.CodeNotFound
 	case errors.As(err, &api):
