@@ -55,12 +55,31 @@ func TestParseHookInputBad(t *testing.T) {
 		{"{\"session_id\": ", "not a JSON object"},
 		{"[1]", "not a JSON object"},
 		{"null", "null"},
-		{`{"session_id": 42}`, `"session_id" is a number`},
-		{`{"prompt": {"text": "x"}}`, `"prompt" is an object`},
 	} {
 		_, err := New().ParseHookInput([]byte(c.in))
 		if err == nil || !strings.Contains(err.Error(), c.msg) {
 			t.Errorf("%q: error %v, want one mentioning %q", c.in, err, c.msg)
+		}
+	}
+	// A known field of another type is an error for the hooks that read
+	// it, and for them only; the rest of the payload reads.
+	for _, c := range []struct {
+		in, msg string
+		use     harness.Use
+	}{
+		{`{"session_id": 42, "prompt": "p"}`, `"session_id" is a number`, harness.UseSessionID},
+		{`{"prompt": {"text": "x"}, "session_id": "s"}`, `"prompt" is an object`, harness.UsePrompt},
+	} {
+		got, err := New().ParseHookInput([]byte(c.in))
+		if err != nil {
+			t.Errorf("%q: %v", c.in, err)
+			continue
+		}
+		if err := got.Check(c.use); err == nil || !strings.Contains(err.Error(), c.msg) {
+			t.Errorf("%q: Check %v, want one mentioning %q", c.in, err, c.msg)
+		}
+		if err := got.Check(^c.use); err != nil || got.SessionID+got.Prompt == "" {
+			t.Errorf("%q: %+v, Check of the other fields %v", c.in, got, err)
 		}
 	}
 	got, err := New().ParseHookInput([]byte(`{"session_id":"s","transcript_path":null,"future_field":{"a":1}}`))

@@ -61,6 +61,21 @@ func TestParseHookInput(t *testing.T) {
 			t.Errorf("%s:\ngot  %+v\nwant %+v", file, got, want)
 		}
 	}
+	// Without the rollout: an --ephemeral session (transcript_path null)
+	// keeps none, and says so; an older build's payload does not.
+	if err := os.Remove(rollout); err != nil {
+		t.Fatal(err)
+	}
+	for file, ephemeral := range map[string]bool{"stop-ephemeral.json": true, "stop-old.json": false} {
+		data, err := os.ReadFile(filepath.Join("testdata/payloads", file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := New().ParseHookInput(data)
+		if err != nil || got.Ephemeral != ephemeral || got.TranscriptPath != "" {
+			t.Errorf("%s without a rollout: %+v %v, want Ephemeral %v", file, got, err, ephemeral)
+		}
+	}
 }
 
 func TestFindRollout(t *testing.T) {
@@ -106,12 +121,31 @@ func TestParseHookInputBad(t *testing.T) {
 		{"", "empty"},
 		{"{\"session_id\": ", "not a JSON object"},
 		{`"text"`, "not a JSON object"},
-		{`{"session_id": ["a"]}`, `"session_id" is an array`},
-		{`{"stop_hook_active": true, "last_assistant_message": false}`, `"last_assistant_message" is a boolean`},
 	} {
 		_, err := New().ParseHookInput([]byte(c.in))
 		if err == nil || !strings.Contains(err.Error(), c.msg) {
 			t.Errorf("%q: error %v, want one mentioning %q", c.in, err, c.msg)
+		}
+	}
+	// A known field of another type is an error for the hooks that read
+	// it, and for them only; the rest of the payload reads.
+	for _, c := range []struct {
+		in, msg string
+		use     harness.Use
+	}{
+		{`{"session_id": ["a"], "hook_event_name": "Stop"}`, `"session_id" is an array`, harness.UseSessionID},
+		{`{"stop_hook_active": true, "last_assistant_message": false, "hook_event_name": "Stop"}`, `"last_assistant_message" is a boolean`, harness.UseLastMessage},
+	} {
+		got, err := New().ParseHookInput([]byte(c.in))
+		if err != nil {
+			t.Errorf("%q: %v", c.in, err)
+			continue
+		}
+		if err := got.Check(c.use); err == nil || !strings.Contains(err.Error(), c.msg) {
+			t.Errorf("%q: Check %v, want one mentioning %q", c.in, err, c.msg)
+		}
+		if err := got.Check(^c.use); err != nil || got.HarnessEvent != "Stop" {
+			t.Errorf("%q: %+v, Check of the other fields %v", c.in, got, err)
 		}
 	}
 }
@@ -154,3 +188,20 @@ const (
 	contextLimit  = harness.ContextLimit
 	truncatedNote = harness.CutNote
 )
+
+// With HOME and CODEX_HOME unset, an older Codex's rollout is looked for
+// under the account's home folder, as Codex itself keeps it there.
+func TestCodexHomeWithoutHOME(t *testing.T) {
+	t.Setenv("HOME", "")
+	t.Setenv("CODEX_HOME", "")
+	saved := accountHome
+	defer func() { accountHome = saved }()
+	accountHome = func() string { return "/home/acct" }
+	if got := codexHome(); got != filepath.Join("/home/acct", ".codex") {
+		t.Errorf("codexHome = %q", got)
+	}
+	accountHome = func() string { return "" }
+	if got := codexHome(); got != "" {
+		t.Errorf("no home at all: %q", got)
+	}
+}

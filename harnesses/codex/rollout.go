@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"os"
+	"os/user"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -13,16 +14,31 @@ import (
 // now is the clock findRollout uses to pick the day folders.
 var now = time.Now
 
-// codexHome is Codex's state folder: $CODEX_HOME, else ~/.codex.
+// codexHome is Codex's state folder: $CODEX_HOME, else ~/.codex, the
+// home folder found as Codex finds it: $HOME, else the account's entry in
+// the user database.
 func codexHome() string {
 	if h := os.Getenv("CODEX_HOME"); h != "" {
 		return h
 	}
 	home, err := os.UserHomeDir()
-	if err != nil {
+	if err != nil || home == "" {
+		home = accountHome()
+	}
+	if home == "" {
 		return ""
 	}
 	return filepath.Join(home, ".codex")
+}
+
+// accountHome is the home folder of the user running kk in the user
+// database, "" when it names none.
+var accountHome = func() string {
+	u, err := user.Current()
+	if err != nil {
+		return ""
+	}
+	return u.HomeDir
 }
 
 // findRollout returns the rollout file of session id, or "". Codex writes

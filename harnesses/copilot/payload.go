@@ -2,7 +2,9 @@ package copilot
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
+	"os/user"
 	"path/filepath"
 
 	"github.com/kk-project/kk/internal/harness"
@@ -13,9 +15,11 @@ import (
 // file: camelCase events (the ones kk registers) send camelCase fields
 // (sessionId, transcriptPath) and no event name; PascalCase events send
 // VS Code–style snake_case fields (session_id, transcript_path,
-// hook_event_name). Both are read, whichever fields are present, and
-// fields of an unexpected type are ignored rather than rejected, so a
-// payload that drifts between Copilot releases still parses.
+// hook_event_name). Both are read, whichever fields are present, and a
+// field of an unexpected type is passed over (another spelling backs it
+// up) and recorded in in.Mistyped, an error only for the hooks that read
+// it (harness.HookInput.Check), so a payload that drifts between Copilot
+// releases still parses.
 //
 // Only agentStop, preCompact and subagent payloads carry a transcript
 // path; for the others it is derived from the session id (see
@@ -26,16 +30,22 @@ func (*Adapter) ParseHookInput(data []byte) (harness.HookInput, error) {
 	if err != nil {
 		return in, err
 	}
-	in.SessionID = harness.FirstJSONString(m, "sessionId", "session_id")
-	in.CWD = harness.FirstJSONString(m, "cwd")
-	in.TranscriptPath = harness.FirstJSONString(m, "transcriptPath", "transcript_path")
-	in.Prompt = harness.FirstJSONString(m, "prompt")
-	in.HarnessEvent = harness.FirstJSONString(m, "hook_event_name", "hookEventName")
+	harness.ReadString(m, &in.SessionID, &in.Mistyped.SessionID, "sessionId", "session_id")
+	harness.ReadString(m, &in.CWD, &in.Mistyped.CWD, "cwd")
+	harness.ReadString(m, &in.TranscriptPath, &in.Mistyped.TranscriptPath, "transcriptPath", "transcript_path")
+	harness.ReadString(m, &in.Prompt, &in.Mistyped.Prompt, "prompt")
+	harness.ReadString(m, &in.HarnessEvent, &in.Mistyped.HarnessEvent, "hook_event_name", "hookEventName")
 	if in.HarnessEvent == "" {
 		in.HarnessEvent = inferEvent(m)
+		if in.HarnessEvent != "" {
+			in.Mistyped.HarnessEvent = ""
+		}
 	}
 	if in.TranscriptPath == "" {
-		in.TranscriptPath = transcriptPathFor(in.SessionID)
+		in.TranscriptPath, in.NoTranscript = transcriptPathFor(in.SessionID)
+		if in.TranscriptPath != "" {
+			in.Mistyped.TranscriptPath = ""
+		}
 	}
 	return in, nil
 }
@@ -82,30 +92,49 @@ func safeSessionID(id string) bool {
 
 // transcriptPathFor returns where Copilot keeps the events of a session:
 // ${COPILOT_HOME:-~/.copilot}/session-state/<id>/events.jsonl. It returns
-// "" for an id that is not safe to put in a path, or when there is no
-// home folder.
-func transcriptPathFor(sessionID string) string {
+// "" with the reason for an id that is not safe to put in a path, or
+// when there is no home folder to look in ("" and "" for no id).
+func transcriptPathFor(sessionID string) (path, problem string) {
+	if sessionID == "" {
+		return "", ""
+	}
 	if !safeSessionID(sessionID) {
-		return ""
+		return "", fmt.Sprintf("the payload names no transcript, and its session id %q cannot name a folder of Copilot's session-state (a UUID can)", sessionID)
 	}
 	home := copilotHome()
 	if home == "" {
-		return ""
+		return "", "Copilot keeps a session's transcript in $COPILOT_HOME/session-state/" + sessionID +
+			"/events.jsonl, or under ~/.copilot, and HOME is not set in the hook's environment (nor COPILOT_HOME, and the user database names no home folder): " +
+			"set HOME (or COPILOT_HOME) in the environment Copilot runs its hooks in"
 	}
-	return filepath.Join(home, "session-state", sessionID, "events.jsonl")
+	return filepath.Join(home, "session-state", sessionID, "events.jsonl"), ""
 }
 
 // copilotHome is Copilot's configuration folder: $COPILOT_HOME, else
-// ~/.copilot.
+// ~/.copilot, the home folder found as Copilot (Node's os.homedir) finds
+// it: $HOME, else the account's entry in the user database.
 func copilotHome() string {
 	if h := os.Getenv(homeEnv); h != "" {
 		return h
 	}
 	home, err := os.UserHomeDir()
 	if err != nil || home == "" {
+		home = accountHome()
+	}
+	if home == "" {
 		return ""
 	}
 	return filepath.Join(home, userDirRel)
+}
+
+// accountHome is the home folder of the user running kk in the user
+// database (/etc/passwd or its equivalents), "" when it names none.
+var accountHome = func() string {
+	u, err := user.Current()
+	if err != nil {
+		return ""
+	}
+	return u.HomeDir
 }
 
 // HookOutput implements harness.Adapter: {"additionalContext": …} on one

@@ -2,6 +2,7 @@ package copilot
 
 import (
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/kk-project/kk/internal/harness"
@@ -29,9 +30,11 @@ func TestParseHookInput(t *testing.T) {
 		{"pascal-SessionEnd.json", harness.HookInput{HarnessEvent: "SessionEnd", SessionID: sid, CWD: "/work/repo", TranscriptPath: derived}},
 		{"pascal-UserPromptSubmit.json", harness.HookInput{HarnessEvent: "UserPromptSubmit", SessionID: sid, CWD: "/work/repo", TranscriptPath: derived, Prompt: "where is the retry logic?"}},
 		// Fields of the wrong type are skipped, not fatal.
-		{"drift-types.json", harness.HookInput{HarnessEvent: "agentStop", SessionID: sid, TranscriptPath: derived}},
+		{"drift-types.json", harness.HookInput{HarnessEvent: "agentStop", SessionID: sid, TranscriptPath: derived,
+			Mistyped: harness.Mistyped{CWD: `hook payload field "cwd" is an array, want a string`}}},
 		// An id that is not safe in a path gives no derived transcript.
-		{"drift-unsafe-id.json", harness.HookInput{HarnessEvent: "sessionEnd", SessionID: "../../etc", CWD: "/work/repo"}},
+		{"drift-unsafe-id.json", harness.HookInput{HarnessEvent: "sessionEnd", SessionID: "../../etc", CWD: "/work/repo",
+			NoTranscript: `the payload names no transcript, and its session id "../../etc" cannot name a folder of Copilot's session-state (a UUID can)`}},
 	}
 	a := New()
 	for _, c := range cases {
@@ -77,5 +80,40 @@ func TestHookOutput(t *testing.T) {
 		if want && string(out) != `{"additionalContext":"# ENTRY <kk>"}`+"\n" {
 			t.Errorf("%s: output %q", ev, out)
 		}
+	}
+}
+
+// TestTranscriptWithoutHOME: Copilot keeps a session's events under
+// ${COPILOT_HOME:-~/.copilot}; with HOME unset (a hook run from a service,
+// a container, `env -i`), kk named no transcript and capture said "the
+// payload names no transcript_path", which Copilot's payloads never
+// promised. kk finds the home folder as Copilot (Node's os.homedir) does:
+// HOME, else the user database; and with neither, it says that HOME is
+// not set and what to set.
+func TestTranscriptWithoutHOME(t *testing.T) {
+	t.Setenv("HOME", "")
+	t.Setenv("COPILOT_HOME", "")
+	const sid = "b0ff98c0-8e01-4b73-bf92-9649b139931b"
+	saved := accountHome
+	defer func() { accountHome = saved }()
+	accountHome = func() string { return "/home/acct" }
+	got, err := New().ParseHookInput(readFile(t, "testdata/payloads/camel-sessionEnd.json"))
+	if err != nil || got.TranscriptPath != filepath.Join("/home/acct", ".copilot", "session-state", sid, "events.jsonl") || got.NoTranscript != "" {
+		t.Errorf("the account's home: %+v %v", got, err)
+	}
+	accountHome = func() string { return "" }
+	got, err = New().ParseHookInput(readFile(t, "testdata/payloads/camel-sessionEnd.json"))
+	if err != nil || got.TranscriptPath != "" {
+		t.Fatalf("no home at all: %+v %v", got, err)
+	}
+	for _, want := range []string{"HOME is not set", "COPILOT_HOME", "session-state"} {
+		if !strings.Contains(got.NoTranscript, want) {
+			t.Errorf("no home at all: %q lacks %q", got.NoTranscript, want)
+		}
+	}
+	// A payload that names its transcript needs no home.
+	got, err = New().ParseHookInput(readFile(t, "testdata/payloads/camel-agentStop.json"))
+	if err != nil || got.TranscriptPath == "" || got.NoTranscript != "" {
+		t.Errorf("agentStop: %+v %v", got, err)
 	}
 }

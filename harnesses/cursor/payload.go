@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/user"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -12,59 +13,97 @@ import (
 	"github.com/kk-project/kk/internal/harness"
 )
 
-// payload is the part of a Cursor hook's stdin kk reads (harnesses.md
-// §3.1). Every event carries conversation_id, hook_event_name and
-// workspace_roots; the CLI always sends "transcript_path": null.
-type payload struct {
-	ConversationID string   `json:"conversation_id"`
-	SessionID      string   `json:"session_id"` // sessionStart and sessionEnd: the conversation id
-	HookEventName  string   `json:"hook_event_name"`
-	WorkspaceRoots []string `json:"workspace_roots"`
-	TranscriptPath *string  `json:"transcript_path"`
-	Prompt         string   `json:"prompt"` // beforeSubmitPrompt
-	CWD            string   `json:"cwd"`
-}
-
-// ParseHookInput implements harness.Adapter. The session id is the
-// conversation id as Cursor sends it (a UUID; the hook runtime turns any
-// other id into one). Without a transcript_path the transcript is looked
-// for under Cursor's storage; when none is found TranscriptPath stays
-// empty and capture records nothing. The search is skipped at
-// sessionStart and beforeSubmitPrompt, whose hooks do not read it.
+// ParseHookInput implements harness.Adapter. It reads the part of a
+// Cursor hook's stdin kk uses (harnesses.md §3.1): every event carries
+// conversation_id, hook_event_name and workspace_roots (sessionStart and
+// sessionEnd also session_id, the conversation id), beforeSubmitPrompt
+// prompt; the CLI always sends "transcript_path": null. A field of
+// another type than kk reads is passed over (another field backs it up:
+// cwd backs workspace_roots up) and recorded in in.Mistyped, an error
+// only for the hooks that read it (harness.HookInput.Check).
+//
+// The session id is the conversation id as Cursor sends it (a UUID; the
+// hook runtime turns any other id into one). Without a transcript_path
+// the transcript is looked for under Cursor's storage; when none is found
+// TranscriptPath stays empty and capture records nothing. The search is
+// skipped at sessionStart and beforeSubmitPrompt, whose hooks do not read
+// it.
 func (a *Adapter) ParseHookInput(data []byte) (harness.HookInput, error) {
-	if _, err := harness.DecodePayload(data, "Cursor hook payload"); err != nil {
+	m, err := harness.DecodePayload(data, "Cursor hook payload")
+	if err != nil {
 		return harness.HookInput{}, err
 	}
-	var p payload
-	if err := json.Unmarshal(data, &p); err != nil {
-		return harness.HookInput{}, fmt.Errorf("the Cursor hook payload: %w", err)
+	var in harness.HookInput
+	for _, k := range []string{"conversation_id", "session_id"} {
+		if in.SessionID == "" {
+			harness.ReadString(m, &in.SessionID, &in.Mistyped.SessionID, k)
+			in.SessionID = strings.TrimSpace(in.SessionID)
+		}
 	}
-	conv := strings.TrimSpace(p.ConversationID)
-	if conv == "" {
-		conv = strings.TrimSpace(p.SessionID)
+	if in.SessionID != "" {
+		in.Mistyped.SessionID = ""
 	}
-	in := harness.HookInput{
-		HarnessEvent: p.HookEventName,
-		SessionID:    conv,
-		Prompt:       p.Prompt,
-		CWD:          p.CWD,
-	}
-	for _, r := range p.WorkspaceRoots {
-		if r != "" {
-			in.CWD = r
-			break
+	harness.ReadString(m, &in.HarnessEvent, &in.Mistyped.HarnessEvent, "hook_event_name")
+	harness.ReadString(m, &in.Prompt, &in.Mistyped.Prompt, "prompt")
+	harness.ReadString(m, &in.TranscriptPath, &in.Mistyped.TranscriptPath, "transcript_path")
+	in.CWD, in.Mistyped.CWD = firstRoot(m["workspace_roots"])
+	if in.CWD == "" {
+		var bad string
+		harness.ReadString(m, &in.CWD, &bad, "cwd")
+		if in.Mistyped.CWD == "" {
+			in.Mistyped.CWD = bad
 		}
 	}
 	if in.CWD == "" {
 		in.CWD = a.env("CURSOR_PROJECT_DIR")
 	}
-	switch {
-	case p.TranscriptPath != nil && *p.TranscriptPath != "":
-		in.TranscriptPath = *p.TranscriptPath
-	case !noTranscript[p.HookEventName]:
-		in.TranscriptPath = a.findTranscript(conv, in.CWD)
+	if in.CWD != "" {
+		in.Mistyped.CWD = ""
+	}
+	if in.TranscriptPath == "" && !noTranscript[in.HarnessEvent] {
+		in.TranscriptPath = a.findTranscript(in.SessionID, in.CWD)
+		if in.TranscriptPath == "" && in.SessionID != "" {
+			in.NoTranscript = a.notFound(in.SessionID)
+		}
 	}
 	return in, nil
+}
+
+// firstRoot is the session's folder of a workspace_roots value: the first
+// root holding a knowledge base (.ai/kenkeep), else the first non-empty
+// one (a workspace of several folders lists them all, and the knowledge
+// base need not be in the first), or the error of a value that is no
+// array (bad).
+func firstRoot(raw json.RawMessage) (root, bad string) {
+	if raw == nil || string(raw) == "null" {
+		return "", ""
+	}
+	var list []json.RawMessage
+	if json.Unmarshal(raw, &list) != nil {
+		kind := map[byte]string{'"': "a string", '{': "an object", 't': "a boolean", 'f': "a boolean"}[raw[0]]
+		if kind == "" {
+			kind = "a number"
+		}
+		return "", `hook payload field "workspace_roots" is ` + kind + `, want an array of strings`
+	}
+	var roots []string
+	for _, r := range list {
+		var s string
+		if json.Unmarshal(r, &s) == nil && s != "" {
+			roots = append(roots, s)
+		}
+	}
+	if len(roots) > 1 {
+		for _, r := range roots {
+			if fi, err := os.Stat(filepath.Join(r, ".ai", "kenkeep")); err == nil && fi.IsDir() {
+				return r, ""
+			}
+		}
+	}
+	if len(roots) > 0 {
+		return roots[0], ""
+	}
+	return "", ""
 }
 
 // noTranscript are the events whose hooks never read the transcript; the
@@ -128,16 +167,40 @@ func (a *Adapter) findTranscript(conv, cwd string) string {
 	return newest
 }
 
-// projectsDir is ~/.cursor/projects, or "" when there is no home folder.
+// notFound says why no transcript of conversation conv was found.
+func (a *Adapter) notFound(conv string) string {
+	projects := a.projectsDir()
+	if projects == "" {
+		return "Cursor sent no transcript_path, and HOME (or USERPROFILE) is not set, so ~/.cursor/projects, where Cursor keeps its transcripts, cannot be searched: set HOME where Cursor runs its hooks, or CURSOR_TRANSCRIPT_PATH"
+	}
+	return fmt.Sprintf("Cursor sent no transcript_path, and no transcript of conversation %q was found under %s", conv, filepath.Join(projects, "*", "agent-transcripts"))
+}
+
+// projectsDir is ~/.cursor/projects, or "" when there is no home folder
+// ($HOME, %USERPROFILE%, else the user database's).
 func (a *Adapter) projectsDir() string {
 	home := a.env("HOME")
 	if home == "" {
 		home = a.env("USERPROFILE")
 	}
 	if home == "" {
+		// As Cursor (Node's os.homedir) finds it without HOME.
+		home = accountHome()
+	}
+	if home == "" {
 		return ""
 	}
 	return filepath.Join(home, ".cursor", "projects")
+}
+
+// accountHome is the home folder of the user running kk in the user
+// database, "" when it names none.
+var accountHome = func() string {
+	u, err := user.Current()
+	if err != nil {
+		return ""
+	}
+	return u.HomeDir
 }
 
 // slug is Cursor's name for a workspace's folder under ~/.cursor/projects:

@@ -7,22 +7,23 @@ import (
 // ParseHookInput implements harness.Adapter. Every Gemini CLI hook gets
 // {session_id, transcript_path, cwd, hook_event_name, timestamp} plus the
 // event's own fields (docs/hooks/reference.md): BeforeAgent and
-// AfterAgent carry prompt, AfterAgent also prompt_response. Fields of an
-// unexpected type are ignored rather than rejected, and camelCase
-// spellings are accepted too, so a payload that drifts between releases
-// still parses.
+// AfterAgent carry prompt, AfterAgent also prompt_response. camelCase
+// spellings are accepted too, and a field of an unexpected type is
+// passed over and recorded in in.Mistyped, an error only for the hooks
+// that read it (harness.HookInput.Check), so a payload that drifts
+// between releases still parses.
 func (*Adapter) ParseHookInput(data []byte) (harness.HookInput, error) {
 	var in harness.HookInput
 	m, err := harness.DecodePayload(data, "gemini hook payload")
 	if err != nil {
 		return in, err
 	}
-	in.HarnessEvent = harness.FirstJSONString(m, "hook_event_name", "hookEventName")
-	in.SessionID = harness.FirstJSONString(m, "session_id", "sessionId")
-	in.CWD = harness.FirstJSONString(m, "cwd")
-	in.TranscriptPath = harness.FirstJSONString(m, "transcript_path", "transcriptPath")
-	in.Prompt = harness.FirstJSONString(m, "prompt")
-	in.LastMessage = harness.FirstJSONString(m, "prompt_response", "promptResponse")
+	harness.ReadString(m, &in.HarnessEvent, &in.Mistyped.HarnessEvent, "hook_event_name", "hookEventName")
+	harness.ReadString(m, &in.SessionID, &in.Mistyped.SessionID, "session_id", "sessionId")
+	harness.ReadString(m, &in.CWD, &in.Mistyped.CWD, "cwd")
+	harness.ReadString(m, &in.TranscriptPath, &in.Mistyped.TranscriptPath, "transcript_path", "transcriptPath")
+	harness.ReadString(m, &in.Prompt, &in.Mistyped.Prompt, "prompt")
+	harness.ReadString(m, &in.LastMessage, &in.Mistyped.LastMessage, "prompt_response", "promptResponse")
 	return in, nil
 }
 

@@ -26,6 +26,8 @@ func TestParseHookInput(t *testing.T) {
 		"SessionEnd.json":  with(func(in *harness.HookInput) { in.HarnessEvent = "SessionEnd" }),
 		"drift.json": with(func(in *harness.HookInput) {
 			in.HarnessEvent, in.CWD, in.LastMessage = "AfterAgent", "", "ok"
+			in.Mistyped.CWD = `hook payload field "cwd" is an object, want a string`
+			in.Mistyped.Prompt = `hook payload field "prompt" is an array, want a string`
 		}),
 	}
 	for file, want := range cases {

@@ -1,33 +1,31 @@
 package opencode
 
 import (
-	"encoding/json"
-	"fmt"
 	"strings"
 
 	"github.com/kk-project/kk/internal/harness"
 )
 
 // payload is what kk's plugin sends on a hook's stdin: OpenCode's session
-// id (ses_…), the OpenCode event and the project folder.
-type payload struct {
-	SessionID      string `json:"session_id"`
-	HookEventName  string `json:"hook_event_name"`
-	CWD            string `json:"cwd"`
-	TranscriptPath string `json:"transcript_path"`
-	// OpenCodeBin is the OpenCode executable the plugin runs in.
-	OpenCodeBin string `json:"opencode_bin"`
-}
-
-func parsePayload(data []byte) (payload, error) {
-	var p payload
-	if _, err := harness.DecodePayload(data, "OpenCode hook payload"); err != nil {
-		return p, err
+// id (ses_…), the OpenCode event and the project folder, and the OpenCode
+// executable the plugin runs in (opencode_bin). A field of another type
+// than a string is passed over and recorded in in.Mistyped, an error only
+// for the hooks that read it (harness.HookInput.Check).
+func parsePayload(data []byte) (harness.HookInput, error) {
+	var in harness.HookInput
+	m, err := harness.DecodePayload(data, "OpenCode hook payload")
+	if err != nil {
+		return in, err
 	}
-	if err := json.Unmarshal(data, &p); err != nil {
-		return p, fmt.Errorf("OpenCode hook payload: %w", err)
-	}
-	return p, nil
+	harness.StringFields(m,
+		harness.Field{Key: "session_id", To: &in.SessionID, Bad: &in.Mistyped.SessionID},
+		harness.Field{Key: "hook_event_name", To: &in.HarnessEvent, Bad: &in.Mistyped.HarnessEvent},
+		harness.Field{Key: "cwd", To: &in.CWD, Bad: &in.Mistyped.CWD},
+		harness.Field{Key: "transcript_path", To: &in.TranscriptPath, Bad: &in.Mistyped.TranscriptPath},
+		harness.Field{Key: "opencode_bin", To: &in.Binary, Bad: &in.Mistyped.Binary},
+	)
+	in.SessionID = strings.TrimSpace(in.SessionID)
+	return in, nil
 }
 
 // ParseHookInput implements harness.Adapter. The session id is OpenCode's
@@ -36,17 +34,7 @@ func parsePayload(data []byte) (payload, error) {
 // file: TranscriptPath is empty, and the capture hook gets the transcript
 // through ExportTranscript.
 func (*Adapter) ParseHookInput(data []byte) (harness.HookInput, error) {
-	p, err := parsePayload(data)
-	if err != nil {
-		return harness.HookInput{}, err
-	}
-	return harness.HookInput{
-		HarnessEvent:   p.HookEventName,
-		SessionID:      strings.TrimSpace(p.SessionID),
-		CWD:            p.CWD,
-		TranscriptPath: p.TranscriptPath,
-		Binary:         p.OpenCodeBin,
-	}, nil
+	return parsePayload(data)
 }
 
 // HookOutput implements harness.Adapter. OpenCode reads nothing a hook

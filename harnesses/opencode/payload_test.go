@@ -21,10 +21,22 @@ func TestParseHookInput(t *testing.T) {
 			t.Errorf("%s: %+v %v, want %+v", file, got, err, want)
 		}
 	}
-	for _, bad := range []string{"", "{", "[]", `{"session_id": 7}`} {
+	for _, bad := range []string{"", "{", "[]"} {
 		if _, err := a.ParseHookInput([]byte(bad)); err == nil {
 			t.Errorf("payload %q accepted", bad)
 		}
+	}
+	// A session id of another type is an error for the hooks that read
+	// it; the rest of the payload reads.
+	got, err := a.ParseHookInput([]byte(`{"session_id": 7, "cwd": "/r", "opencode_bin": {"p": 1}}`))
+	if err != nil || got.CWD != "/r" || got.Check(harness.UseCWD|harness.UsePrompt) != nil {
+		t.Errorf("%+v %v", got, err)
+	}
+	if err := got.Check(harness.UseSessionID); err == nil || err.Error() != `hook payload field "session_id" is a number, want a string` {
+		t.Errorf("session_id of another type: %v", err)
+	}
+	if err := got.Check(harness.UseBinary); err == nil || err.Error() != `hook payload field "opencode_bin" is an object, want a string` {
+		t.Errorf("opencode_bin of another type: %v", err)
 	}
 }
 

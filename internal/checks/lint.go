@@ -694,8 +694,9 @@ func (l *linter) checkFolders(t *store.Tree, summaries store.Summaries) {
 	}
 	// Folders made by hand with a name kk would not make (node.NameProblem):
 	// a Windows clone cannot check out a device name or a name ending
-	// with a dot or a space (an error); a space breaks the links the
-	// generated index files make to the folder (a finding).
+	// with a dot or a space (an error); a space must be escaped in
+	// every link to the folder, as the generated index files do (a
+	// finding).
 	for _, d := range t.Dirs {
 		name := d[strings.LastIndex(d, "/")+1:]
 		problem := node.NameProblem(name)

@@ -25,13 +25,13 @@ the result envelope with --json. A failed operation exits 1 and prints
 }
 
 // changelogArgs checks <parentType> <parentId>, which --input replaces.
-func changelogArgs(input *string, flags ...string) cobra.PositionalArgs {
+func changelogArgs(app *App, input *string, flags ...string) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, args []string) error {
 		if *input != "" {
 			if len(args) != 0 {
 				return usagef("--input holds the whole parameter object; drop the arguments")
 			}
-			return refuseWithInput(cmd, flags...)
+			return refuseWithInput(app, cmd, flags...)
 		}
 		if len(args) != 2 {
 			return usagef("changelog %s needs <parentType> (atom or molecule) and <parentId> (got %d argument(s))", cmd.Name(), len(args))
@@ -54,7 +54,7 @@ func newChangelogAppendCmd(app *App) *cobra.Command {
 <parentId>; <parentType> is atom or molecule. The parent's version goes up
 by one.`,
 		Example: `  kk changelog append atom map-http-errors --task T-12 --summary "Wrap errors with the request id"`,
-		Args:    changelogArgs(&o.input, "task", "summary"),
+		Args:    changelogArgs(app, &o.input, "task", "summary"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			p := graph.ManageChangelogParams{Operation: "append", TaskID: o.task, Summary: o.summary}
 			if o.input == "" {
@@ -84,7 +84,7 @@ func newChangelogSearchCmd(app *App) *cobra.Command {
 one "<time>\t<task>\t<summary>" line each; --limit and --offset page
 through it.`,
 		Example: `  kk changelog search molecule molecule-http-layer --limit 10`,
-		Args:    changelogArgs(&o.input, "limit", "offset"),
+		Args:    changelogArgs(app, &o.input, "limit", "offset"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			p := graph.ManageChangelogParams{Operation: "search", Limit: intFlag(cmd, "limit", o.limit), Offset: intFlag(cmd, "offset", o.offset)}
 			if o.input == "" {

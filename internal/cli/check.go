@@ -39,7 +39,7 @@ Rules:
 				return usagef("check takes flags, not arguments (got %q)", args[0])
 			}
 			if o.input != "" {
-				return refuseWithInput(cmd, "rule")
+				return refuseWithInput(app, cmd, "rule")
 			}
 			return nil
 		},

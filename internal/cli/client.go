@@ -198,15 +198,17 @@ func printJob(app *App, j httpapi.JobStatus) error {
 
 // readContent returns the note's text: --content, else the --file
 // (- is standard input), else standard input when it is not a terminal.
-func readContent(app *App, content, file string, contentSet bool) (string, error) {
+// flag is the file's flag as the command line typed it (--body-file or
+// --file), which an error names.
+func readContent(app *App, content, file, flag string, contentSet bool) (string, error) {
 	switch {
 	case contentSet:
 		return content, nil
 	case file == "-" || (file == "" && !app.IO.InTTY):
-		data, _, err := app.readLimited("-", "--body-file", httpapi.DefaultMaxBody)
+		data, _, err := app.readLimited("-", flag, httpapi.DefaultMaxBody)
 		return string(data), err
 	case file != "":
-		data, _, err := app.readLimited(file, "--body-file", httpapi.DefaultMaxBody)
+		data, _, err := app.readLimited(file, flag, httpapi.DefaultMaxBody)
 		return string(data), err
 	}
 	return "", nil
@@ -226,6 +228,7 @@ type clientPostOpts struct {
 	content, file, hint, title, typ string
 	tags                            []string
 	contentSet                      bool
+	fileFlag                        string // --body-file as typed (--file, knowledged's kc name)
 }
 
 func newClientPostCmd(app *App, co *clientOpts) *cobra.Command {
@@ -241,6 +244,7 @@ it as store(<job id>): <path>.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.contentSet = cmd.Flags().Changed("body")
+			o.fileFlag = app.flagName(cmd.Flags(), "body-file")
 			return runClientPost(cmd.Context(), app, co, o)
 		},
 	}
@@ -254,7 +258,7 @@ it as store(<job id>): <path>.`,
 }
 
 func runClientPost(ctx context.Context, app *App, co *clientOpts, o clientPostOpts) error {
-	content, err := readContent(app, o.content, o.file, o.contentSet)
+	content, err := readContent(app, o.content, o.file, o.fileFlag, o.contentSet)
 	if err != nil {
 		return err
 	}
@@ -276,6 +280,7 @@ type clientEditOpts struct {
 	path, content, file, title, description string
 	tags                                    []string
 	contentSet                              bool
+	fileFlag                                string // --body-file as typed (--file, knowledged's kc name)
 }
 
 func newClientEditCmd(app *App, co *clientOpts) *cobra.Command {
@@ -293,6 +298,7 @@ as edit(<job id>): <path>.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.path = args[0]
 			o.contentSet = cmd.Flags().Changed("body")
+			o.fileFlag = app.flagName(cmd.Flags(), "body-file")
 			if !o.contentSet && o.file == "" && o.title == "" && o.description == "" && len(o.tags) == 0 {
 				return usagef("edit needs new text (--body, --body-file) or metadata (--title, --description, --tag)")
 			}
@@ -311,7 +317,7 @@ func runClientEdit(ctx context.Context, app *App, co *clientOpts, o clientEditOp
 	content := ""
 	if o.contentSet || o.file != "" {
 		var err error
-		if content, err = readContent(app, o.content, o.file, o.contentSet); err != nil {
+		if content, err = readContent(app, o.content, o.file, o.fileFlag, o.contentSet); err != nil {
 			return err
 		}
 	}

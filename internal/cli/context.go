@@ -34,7 +34,7 @@ parameter object with operation "context" instead. Prints the envelope with
 				if len(args) != 0 {
 					return usagef("--input holds the whole query; drop the path arguments")
 				}
-				return refuseWithInput(cmd, "task-file", "changelog-limit")
+				return refuseWithInput(app, cmd, "task-file", "changelog-limit")
 			}
 			if len(args) == 0 && o.taskFile == "" {
 				return usagef("context needs at least one file path (or --task-file)")

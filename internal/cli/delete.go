@@ -43,7 +43,7 @@ by default); this command is for people and has neither restriction.`,
 				if len(args) != 0 {
 					return usagef("--input holds the whole parameter object; drop the ids")
 				}
-				return refuseWithInput(cmd, "expect-version", "edge", "by", "source")
+				return refuseWithInput(app, cmd, "expect-version", "edge", "by", "source")
 			}
 			if len(args) == 0 && len(o.edges) == 0 {
 				return usagef("delete needs the ids of entities, --edge, or --input")
@@ -57,7 +57,7 @@ by default); this command is for people and has neither restriction.`,
 				id, n, ok := strings.Cut(v, "=")
 				var ver int64
 				if _, err := fmt.Sscan(n, &ver); !ok || err != nil || ver < 1 {
-					return usagef("--expect-version %q: write ID=N with N a whole number of at least 1", v)
+					return usagef("%s %q: write ID=N with N a whole number of at least 1", app.flagName(cmd.Flags(), "expect-version"), v)
 				}
 				versions[id] = ver
 			}
@@ -70,7 +70,7 @@ by default); this command is for people and has neither restriction.`,
 				p.Entities = append(p.Entities, ref)
 			}
 			for id := range versions {
-				return usagef("--expect-version names %s, which is not among the ids to delete", id)
+				return usagef("%s names %s, which is not among the ids to delete", app.flagName(cmd.Flags(), "expect-version"), id)
 			}
 			for _, spec := range o.edges {
 				parts := strings.Split(spec, ":")

@@ -28,20 +28,70 @@ var flagAliases = map[string]map[string]string{
 	"kk graph export": {"types": "type"},
 }
 
-// applyFlagAliases installs flagAliases on the command tree.
-func applyFlagAliases(root *cobra.Command) {
+// applyFlagAliases installs flagAliases on the command tree. The names a
+// flag is typed by are recorded in app (see App.flagName), so that an
+// error names the flag as the person typed it.
+func applyFlagAliases(root *cobra.Command, app *App) {
 	walkTree(root, func(c *cobra.Command) {
 		aliases, ok := flagAliases[c.CommandPath()]
 		if !ok {
 			return
 		}
-		c.Flags().SetNormalizeFunc(func(_ *pflag.FlagSet, name string) pflag.NormalizedName {
-			if n, ok := aliases[name]; ok {
-				return pflag.NormalizedName(n)
+		fs := c.Flags()
+		fs.SetNormalizeFunc(func(_ *pflag.FlagSet, name string) pflag.NormalizedName {
+			n, ok := aliases[name]
+			if !ok {
+				n = name
 			}
-			return pflag.NormalizedName(name)
+			app.typedFlag(fs, n, name, ok)
+			return pflag.NormalizedName(n)
 		})
 	})
+}
+
+// typedFlagKey is a flag of one flag set, by its own name.
+type typedFlagKey struct {
+	fs   *pflag.FlagSet
+	name string
+}
+
+// typedName is what App records of a flag that has old names: the name
+// the argument pflag parses gave it by (last), and the old name it was
+// typed by, if any. pflag looks a flag up by the name typed, then again
+// by its own name to set it: that second lookup (pending) leaves last as
+// it was.
+type typedName struct {
+	last, old string
+	pending   bool
+}
+
+// typedFlag records that the flag name of fs was looked up as typed, an
+// old name of it when old.
+func (a *App) typedFlag(fs *pflag.FlagSet, name, typed string, old bool) {
+	if a.typed == nil {
+		a.typed = map[typedFlagKey]typedName{}
+	}
+	k := typedFlagKey{fs, name}
+	t := a.typed[k]
+	switch {
+	case old:
+		t.last, t.old, t.pending = typed, typed, true
+	case t.pending:
+		t.pending = false
+	default:
+		t.last = typed
+	}
+	a.typed[k] = t
+}
+
+// flagName is the flag name of fs as the command line typed it, with its
+// dashes: its old name when it was given by that (flagAliases: kk node
+// write --from for --body-file), else its own.
+func (a *App) flagName(fs *pflag.FlagSet, name string) string {
+	if t := a.typed[typedFlagKey{fs, name}]; t.old != "" {
+		return "--" + t.old
+	}
+	return "--" + name
 }
 
 // walkTree calls fn on c and every command below it.
@@ -61,16 +111,21 @@ func walkTree(c *cobra.Command, fn func(*cobra.Command)) {
 // pflag, so `--summary a --description b` is refused too. Only the flag
 // sets each command defines are visited: asking cobra for a command's
 // local or inherited flags would merge them and change its help.
-func refuseRepeatedFlags(root *cobra.Command) {
-	guard := func(f *pflag.Flag) {
-		if _, ok := f.Value.(*onceValue); ok || !singleValued(f) {
-			return
-		}
-		f.Value = &onceValue{Value: f.Value, flag: f}
-	}
+func refuseRepeatedFlags(root *cobra.Command, app *App) {
 	walkTree(root, func(c *cobra.Command) {
-		c.Flags().VisitAll(guard)
-		c.PersistentFlags().VisitAll(guard)
+		for _, fs := range []*pflag.FlagSet{c.Flags(), c.PersistentFlags()} {
+			fs.VisitAll(func(f *pflag.Flag) {
+				if _, ok := f.Value.(*onceValue); ok || !singleValued(f) {
+					return
+				}
+				f.Value = &onceValue{Value: f.Value, flag: f, typed: func() string {
+					if t := app.typed[typedFlagKey{fs, f.Name}]; t.last != "" {
+						return t.last
+					}
+					return f.Name
+				}}
+			})
+		}
 	})
 }
 
@@ -91,9 +146,13 @@ func singleValued(f *pflag.Flag) bool {
 // repeated as it was.
 type onceValue struct {
 	pflag.Value
-	flag  *pflag.Flag
-	first string
-	set   bool
+	flag *pflag.Flag
+	// typed is the name the argument being parsed gave the flag by (an
+	// old name of it, or its own: see applyFlagAliases).
+	typed     func() string
+	first     string
+	firstName string
+	set       bool
 }
 
 func (v *onceValue) Set(s string) error {
@@ -101,15 +160,20 @@ func (v *onceValue) Set(s string) error {
 		if s == v.first {
 			return nil
 		}
-		return &repeatedFlagError{name: v.flag.Name, first: v.first, second: s}
+		return &repeatedFlagError{name: v.typed(), firstName: v.firstName, first: v.first, second: s}
 	}
-	v.set, v.first = true, s
+	v.set, v.first, v.firstName = true, s, v.typed()
 	return v.Value.Set(s)
 }
 
-// repeatedFlagError is the error of a one-value flag given twice.
-type repeatedFlagError struct{ name, first, second string }
+// repeatedFlagError is the error of a one-value flag given twice: name is
+// the name it was given by the second time, firstName the first.
+type repeatedFlagError struct{ name, firstName, first, second string }
 
 func (e *repeatedFlagError) Error() string {
-	return fmt.Sprintf("--%s is given twice with different values (%q, then %q); give it once", e.name, e.first, e.second)
+	name := "--" + e.name
+	if e.firstName != e.name {
+		name += " (the same flag as --" + e.firstName + ")"
+	}
+	return fmt.Sprintf("%s is given twice with different values (%q, then %q); give it once", name, e.first, e.second)
 }

@@ -75,10 +75,10 @@ func graphInput(app *App, arg, operation string, ops []string) ([]byte, *op.Erro
 
 // refuseWithInput reports flags given together with --input, which holds
 // the whole parameter object.
-func refuseWithInput(cmd *cobra.Command, flags ...string) error {
+func refuseWithInput(app *App, cmd *cobra.Command, flags ...string) error {
 	for _, f := range flags {
 		if cmd.Flags().Changed(f) {
-			return usagef("--%s cannot be combined with --input; put it in the JSON", f)
+			return usagef("%s cannot be combined with --input; put it in the JSON", app.flagName(cmd.Flags(), f))
 		}
 	}
 	return nil
@@ -164,7 +164,7 @@ parameter object with operation "get" instead.`,
 				if len(args) != 0 {
 					return usagef("--input holds the whole query; drop the <id> argument")
 				}
-				return refuseWithInput(cmd, "type", "changelog-limit", "no-changelog")
+				return refuseWithInput(app, cmd, "type", "changelog-limit", "no-changelog")
 			}
 			return oneArg("graph get needs the id of an atom or molecule")(cmd, args)
 		},
@@ -229,7 +229,7 @@ query_graph parameter object with operation "search" instead.`,
 				return usagef("graph search takes no arguments; give the text with --query")
 			}
 			if o.input != "" {
-				return refuseWithInput(cmd, "type", "query", "molecule", "orphans", "limit", "offset")
+				return refuseWithInput(app, cmd, "type", "query", "molecule", "orphans", "limit", "offset")
 			}
 			return nil
 		},
@@ -291,7 +291,7 @@ func (o *graphManageOpts) params(app *App, cmd *cobra.Command, operation string)
 	}
 	if fl.Changed("expect-version") {
 		if o.version < 1 {
-			return p, usagef("--expect-version must be a whole number of at least 1, not %d", o.version)
+			return p, usagef("%s must be a whole number of at least 1, not %d", app.flagName(fl, "expect-version"), o.version)
 		}
 		v := o.version
 		p.Version = &v
@@ -310,13 +310,13 @@ func (o *graphManageOpts) params(app *App, cmd *cobra.Command, operation string)
 		p.MoleculeID = graph.NullableID{Set: true, Value: o.molecule}
 	}
 	if o.knowledgeFile != "" {
-		data, _, err := app.readLimited(o.knowledgeFile, "--body-file", op.MaxParams)
+		data, _, err := app.readLimited(o.knowledgeFile, app.flagName(fl, "body-file"), op.MaxParams)
 		if err != nil {
 			return p, err
 		}
 		text := string(data)
 		if msg := node.BodyFrontMatter(text); msg != "" {
-			return p, op.Invalid("knowledge", "%s (--body-file %s)", msg, o.knowledgeFile)
+			return p, op.Invalid("knowledge", "%s (%s %s)", msg, app.flagName(fl, "body-file"), o.knowledgeFile)
 		}
 		p.Knowledge = &text
 	}
@@ -352,7 +352,7 @@ func runGraphManage[R any](ctx context.Context, app *App, cmd *cobra.Command, o 
 
 // manageArgs checks the positional arguments of create, update and delete:
 // one (the entity type for create, the id otherwise) unless --input.
-func manageArgs(o *graphManageOpts, msg string) cobra.PositionalArgs {
+func manageArgs(app *App, o *graphManageOpts, msg string) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, args []string) error {
 		if o.input != "" {
 			if len(args) != 0 {
@@ -364,7 +364,7 @@ func manageArgs(o *graphManageOpts, msg string) cobra.PositionalArgs {
 					given = append(given, f)
 				}
 			}
-			return refuseWithInput(cmd, given...)
+			return refuseWithInput(app, cmd, given...)
 		}
 		return oneArg(msg)(cmd, args)
 	}
@@ -381,7 +381,7 @@ envelope with --json. --input <file|-> takes a manage_graph parameter object
 with operation "create" instead.`,
 		Example: `  kk graph create molecule --name "HTTP layer" --body-file http.md
   kk graph create atom --name "HTTP errors" --path 'internal/http/**/*.go' --molecule molecule-http-layer --task T-12 --body-file - < notes.md`,
-		Args: manageArgs(&o, "graph create needs the entity type: atom or molecule"),
+		Args: manageArgs(app, &o, "graph create needs the entity type: atom or molecule"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if o.input == "" {
 				o.typ = args[0]
@@ -408,7 +408,7 @@ dated separator. --input <file|-> takes a manage_graph parameter object with
 operation "update" instead.`,
 		Example: `  kk graph update map-http-errors --expect-version 3 --path 'internal/http/**' --task T-14
   kk graph update map-http-errors --expect-version 4 --knowledge-mode append --body-file - --task T-14 < more.md`,
-		Args: manageArgs(&o, "graph update needs the id of an atom or molecule"),
+		Args: manageArgs(app, &o, "graph update needs the id of an atom or molecule"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if o.input == "" {
 				kind, err := kindOf(o.typ, args[0])
@@ -439,7 +439,7 @@ its atoms, or deletes them too with --cascade. --input <file|-> takes a
 manage_graph parameter object with operation "delete" instead.`,
 		Example: `  kk graph delete map-http-errors --expect-version 5
   kk graph delete molecule-http-layer --expect-version 2 --cascade`,
-		Args: manageArgs(&o, "graph delete needs the id of an atom or molecule"),
+		Args: manageArgs(app, &o, "graph delete needs the id of an atom or molecule"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if o.input == "" {
 				kind, err := kindOf(o.typ, args[0])

@@ -44,6 +44,7 @@ type nodeWriteOpts struct {
 	phrasings   []string
 	confidence  string
 	from        string
+	bodyFlag    string // the flag --body-file was typed as (an old name: --from), for errors
 	folder      string
 	sourceDoc   string
 	sourceHash  string
@@ -115,7 +116,7 @@ that it is none of these.`,
 			if o.input != "" {
 				for _, f := range []string{"title", "description", "tag", "relates-to", "depends-on", "derived-from", "confidence", "body-file", "folder", "source-doc", "source-hash", "phrasing"} {
 					if cmd.Flags().Changed(f) {
-						return usagef("--%s cannot be combined with --input; put it in the JSON", f)
+						return usagef("%s cannot be combined with --input; put it in the JSON", app.flagName(cmd.Flags(), f))
 					}
 				}
 			}
@@ -129,6 +130,7 @@ that it is none of these.`,
 					}
 				}
 			}
+			o.bodyFlag = app.flagName(cmd.Flags(), "body-file")
 			return runNodeWrite(cmd.Context(), app, o)
 		},
 	}
@@ -194,7 +196,7 @@ func writeNode(ctx context.Context, app *App, k *store.KB, o nodeWriteOpts, trac
 		}
 		body := ""
 		if !o.keep["body"] || !app.IO.InTTY {
-			b, err := app.readBody(o.from)
+			b, err := app.readBody(o.from, o.bodyFlag)
 			if err != nil {
 				return err
 			}
@@ -249,16 +251,33 @@ func writeNode(ctx context.Context, app *App, k *store.KB, o nodeWriteOpts, trac
 }
 
 // readBody reads a node body from a file, or from standard input when it
-// is not a terminal.
-func (a *App) readBody(from string) (string, error) {
+// is not a terminal; flag is the option that named the file, as typed
+// (--body-file, or an old name of it), for errors.
+func (a *App) readBody(from, flag string) (string, error) {
 	if from == "" {
 		if a.IO.InTTY {
 			return "", usagef("no body: pipe the markdown body on standard input or pass --body-file <path>")
 		}
 		from = "-"
 	}
-	data, _, err := a.readLimited(from, "--body-file", node.MaxSize)
-	return string(data), err
+	data, name, err := a.readLimited(from, flag, node.MaxSize)
+	if err != nil {
+		return "", err
+	}
+	// A body file is read as its text: an editor's byte order mark
+	// (Windows Notepad) is no part of it, and its lines end in LF as the
+	// leaf's do.
+	if msg := node.EncodingProblem(data); msg != "" {
+		if from != "-" {
+			name = flag + " " + name
+		}
+		if !strings.HasPrefix(msg, "is ") {
+			msg = "is " + msg
+		}
+		return "", fmt.Errorf("field %q: %s (%s)", "body", msg, name)
+	}
+	data = bytes.TrimPrefix(data, []byte("\uFEFF"))
+	return strings.ReplaceAll(string(data), "\r\n", "\n"), nil
 }
 
 // readInput reads a parameter object, changeset or plan from a file

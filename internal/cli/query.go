@@ -46,7 +46,7 @@ parameter object instead of the flags; --json prints the result envelope.`,
 				return usagef("query takes flags, not arguments (got %q)", args[0])
 			}
 			if o.input != "" {
-				return refuseWithInput(cmd, "type", "id", "tag", "status", "rel", "in", "missing", "other", "limit", "offset")
+				return refuseWithInput(app, cmd, "type", "id", "tag", "status", "rel", "in", "missing", "other", "limit", "offset")
 			}
 			if o.rel == "" && (o.incoming || o.missing || o.other != "") {
 				return usagef("--in, --missing and --other qualify --rel; give --rel TYPE")

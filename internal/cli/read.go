@@ -37,7 +37,7 @@ the way an agent does.`,
 				if len(args) != 0 {
 					return usagef("--input holds the whole parameter object; drop the id")
 				}
-				return refuseWithInput(cmd, "path", "changelog-limit", "no-changelog")
+				return refuseWithInput(app, cmd, "path", "changelog-limit", "no-changelog")
 			}
 			if (len(args) == 1) == (o.path != "") || len(args) > 1 {
 				return usagef("read needs the id of a node, or --path, not both")

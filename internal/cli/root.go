@@ -20,6 +20,7 @@ import (
 
 	"github.com/mattn/go-isatty"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/kk-project/kk/harnesses/all"
 	"github.com/kk-project/kk/internal/githooks"
@@ -92,6 +93,9 @@ type App struct {
 	// command dealt with itself, such as the v1 leaves kk place apply
 	// moved and rewrote: they are not warned about.
 	skipsHandled map[string]bool
+	// typed records the names flags with old names were typed by
+	// (applyFlagAliases, App.flagName).
+	typed map[typedFlagKey]typedName
 }
 
 // newHarnessRegistry builds App.Harnesses. Tests replace it once, before
@@ -211,7 +215,7 @@ func (a *App) exitCode(err error) int {
 
 // Codes of jsonError besides the operation codes of internal/op
 // (VALIDATION_ERROR, NOT_FOUND, CONFLICT, INVARIANT_VIOLATION,
-// INTERNAL_ERROR), which the tool faces (kk graph, kk query, kk read …)
+// CONFIG_ERROR, INTERNAL_ERROR), which the tool faces (kk graph, kk query, kk read …)
 // pass on as the MCP tools report them.
 const (
 	codeUsage       = "USAGE_ERROR"
@@ -253,6 +257,11 @@ func classify(err error) jsonError {
 		e.Code, e.Details = opErr.Code, opErr.Details
 	case errors.As(err, &held):
 		e.Code = codeLocked
+	case errors.As(err, new(*store.ConfigError)):
+		// config.yaml does not parse or holds a setting kk refuses: the
+		// code and details the tools give it (op.ErrorOf)
+		c := op.ErrorOf(err)
+		e.Code, e.Details = c.Code, c.Details
 	case errors.Is(err, store.ErrNotFound):
 		e.Code = op.CodeNotFound
 	case errors.As(err, &api):
@@ -287,8 +296,9 @@ With --json, a command that fails prints nothing on stdout and one object
 on stderr, whatever went wrong:
   {"schema_version":1,"error":{"code":"NOT_FOUND","message":"…","exit_code":1,"details":{…}}}
 code is USAGE_ERROR (exit 2), NOT_FOUND, VALIDATION_ERROR, CONFLICT,
-INVARIANT_VIOLATION, LOCKED, HTTP_ERROR, INTERRUPTED, INTERNAL_ERROR or
-ERROR; details, when present, carry what a caller can act on (the field,
+INVARIANT_VIOLATION, CONFIG_ERROR (config.yaml does not parse; details
+name its file and line), LOCKED, HTTP_ERROR, INTERRUPTED, INTERNAL_ERROR
+or ERROR; details, when present, carry what a caller can act on (the field,
 the id, the current version).`
 
 func newRootCmd(app *App) *cobra.Command {
@@ -316,6 +326,13 @@ func newRootCmd(app *App) *cobra.Command {
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
 		if rep := (*repeatedFlagError)(nil); errors.As(err, &rep) {
 			return &UsageError{Msg: rep.Error()}
+		}
+		// pflag names the flag of a value it cannot read by its own
+		// name: name it as it was typed (an old name: flagAliases).
+		if bad := (*pflag.InvalidValueError)(nil); errors.As(err, &bad) {
+			if name := app.flagName(cmd.Flags(), bad.GetFlag().Name); name != "--"+bad.GetFlag().Name {
+				return &UsageError{Msg: fmt.Sprintf("invalid argument %q for %q flag: %v", bad.GetValue(), name, bad.Unwrap())}
+			}
 		}
 		return &UsageError{Msg: err.Error()}
 	})
@@ -350,9 +367,9 @@ func newRootCmd(app *App) *cobra.Command {
 		root.AddCommand(c)
 	}
 	organizeHelp(root)
-	applyFlagAliases(root)
+	applyFlagAliases(root, app)
 	addJSONFlags(root, app)
-	refuseRepeatedFlags(root)
+	refuseRepeatedFlags(root, app)
 	addCompletions(root, app)
 	markCommandErrors(root)
 	return root

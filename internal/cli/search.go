@@ -67,7 +67,7 @@ matched words in [brackets]. Nothing found prints nothing and exits 0.`,
 				if len(args) != 0 {
 					return usagef("--input holds the whole query; drop the search text")
 				}
-				return refuseWithInput(cmd, "limit", "branch", "type", "tag", "all", "min-score")
+				return refuseWithInput(app, cmd, "limit", "branch", "type", "tag", "all", "min-score")
 			}
 			if len(args) == 0 {
 				return usagef("search needs the text to look for")

@@ -50,7 +50,7 @@ NOT_FOUND, CONFLICT, INVARIANT_VIOLATION) and writes nothing.`,
 				return usagef("upsert takes flags, not arguments (got %q)", args[0])
 			}
 			if o.input != "" {
-				return refuseWithInput(cmd, "type", "id", "title", "status", "priority", "severity", "owner", "tag", "link",
+				return refuseWithInput(app, cmd, "type", "id", "title", "status", "priority", "severity", "owner", "tag", "link",
 					"text-ref", "description", "body", "folder", "expect-version", "edge", "by", "source")
 			}
 			if (o.e.Type == "") != (o.e.ID == "") {
@@ -62,7 +62,7 @@ NOT_FOUND, CONFLICT, INVARIANT_VIOLATION) and writes nothing.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			p, err := o.params(cmd)
+			p, err := o.params(app, cmd)
 			if err != nil {
 				return err
 			}
@@ -97,7 +97,7 @@ NOT_FOUND, CONFLICT, INVARIANT_VIOLATION) and writes nothing.`,
 }
 
 // params builds the kb_upsert parameter object from the flags.
-func (o *upsertOpts) params(cmd *cobra.Command) (trace.KBUpsertParams, error) {
+func (o *upsertOpts) params(app *App, cmd *cobra.Command) (trace.KBUpsertParams, error) {
 	p := trace.KBUpsertParams{CreatedBy: actor(o.by), Source: o.source}
 	if o.e.Type != "" {
 		e := o.e
@@ -126,7 +126,7 @@ func (o *upsertOpts) params(cmd *cobra.Command) (trace.KBUpsertParams, error) {
 		if cmd.Flags().Changed("expect-version") {
 			var v int64
 			if _, err := fmt.Sscan(o.version, &v); err != nil || v < 1 {
-				return p, usagef("--expect-version must be a whole number of at least 1, not %q", o.version)
+				return p, usagef("%s must be a whole number of at least 1, not %q", app.flagName(cmd.Flags(), "expect-version"), o.version)
 			}
 			e.Version = &v
 		}

@@ -83,6 +83,18 @@ type HookInput struct {
 	// (kk's OpenCode plugin does), for commands kk runs against the
 	// session (`opencode export`).
 	Binary string
+	// Ephemeral says the harness keeps no transcript of the session, and
+	// said so: Codex run with --ephemeral writes no rollout and sends
+	// "transcript_path": null. There is nothing to capture.
+	Ephemeral bool
+	// NoTranscript says why the adapter could not name the session's
+	// transcript, when it could not for a reason of its own (Copilot
+	// with no home folder to look in); capture reports it.
+	NoTranscript string
+	// Mistyped are the errors of the fields above whose payload field
+	// held another JSON type; a hook refuses the payload only for the
+	// places it reads (Check).
+	Mistyped Mistyped
 }
 
 // Role of a transcript turn.

@@ -39,41 +39,114 @@ func StringField(fields map[string]json.RawMessage, key string) (string, error) 
 	return s, nil
 }
 
-// Field is a payload field and where its value goes.
+// Field is a payload field, where its value goes, and where the error
+// goes when the field holds another type than a string (nil: nowhere).
 type Field struct {
 	Key string
 	To  *string
+	Bad *string
 }
 
 // StringFields reads the string fields of a payload (see StringField)
 // into their places, in order. A field that is absent, null or empty
-// leaves its place as it is, so a later key backs an earlier one up.
-func StringFields(fields map[string]json.RawMessage, want ...Field) error {
+// leaves its place as it is, so a later key backs an earlier one up. A
+// field of another type is passed over like an absent one, and its error
+// (the first for a place) goes to its Bad, unless another key filled the
+// place: whether the error matters is for the hook that reads the place
+// to say (HookInput.Check), so that a payload whose unused fields drift
+// between harness releases still reads.
+func StringFields(fields map[string]json.RawMessage, want ...Field) {
 	for _, f := range want {
 		v, err := StringField(fields, f.Key)
 		if err != nil {
-			return err
+			if f.Bad != nil && *f.Bad == "" {
+				*f.Bad = err.Error()
+			}
+			continue
 		}
 		if v != "" {
 			*f.To = v
 		}
 	}
-	return nil
+	for _, f := range want {
+		if f.Bad != nil && *f.To != "" {
+			*f.Bad = ""
+		}
+	}
+}
+
+// ReadString is FirstJSONString for one place of a HookInput: the first
+// of keys whose value is a non-empty string goes to *to; when none is,
+// the error of the first that held another type goes to *bad.
+func ReadString(fields map[string]json.RawMessage, to, bad *string, keys ...string) {
+	*to = FirstJSONString(fields, keys...)
+	if *to != "" {
+		return
+	}
+	for _, k := range keys {
+		if _, err := StringField(fields, k); err != nil {
+			*bad = err.Error()
+			return
+		}
+	}
 }
 
 // ClaudeFields are the fields of a hook payload in the shape Claude Code
 // defined and Codex shares (harnesses.md §1.1, §2.1): hook_event_name,
 // session_id, cwd, transcript_path, prompt (UserPromptSubmit) and
-// last_assistant_message (Stop), going into in.
+// last_assistant_message (Stop), going into in (errors into
+// in.Mistyped).
 func ClaudeFields(in *HookInput) []Field {
 	return []Field{
-		{"hook_event_name", &in.HarnessEvent},
-		{"session_id", &in.SessionID},
-		{"cwd", &in.CWD},
-		{"transcript_path", &in.TranscriptPath},
-		{"prompt", &in.Prompt},
-		{"last_assistant_message", &in.LastMessage},
+		{"hook_event_name", &in.HarnessEvent, &in.Mistyped.HarnessEvent},
+		{"session_id", &in.SessionID, &in.Mistyped.SessionID},
+		{"cwd", &in.CWD, &in.Mistyped.CWD},
+		{"transcript_path", &in.TranscriptPath, &in.Mistyped.TranscriptPath},
+		{"prompt", &in.Prompt, &in.Mistyped.Prompt},
+		{"last_assistant_message", &in.LastMessage, &in.Mistyped.LastMessage},
 	}
+}
+
+// Mistyped holds, for each place of a HookInput, the error of the payload
+// field that should have filled it and held another JSON type than a
+// string (`hook payload field "session_id" is a number, want a string`),
+// or "" when none did. A field another key backed up is not recorded.
+type Mistyped struct {
+	HarnessEvent, SessionID, CWD, TranscriptPath, Prompt, LastMessage, Binary string
+}
+
+// Use is a set of the places of a HookInput that a hook reads.
+type Use uint
+
+const (
+	UseEvent Use = 1 << iota
+	UseSessionID
+	UseCWD
+	UseTranscriptPath
+	UsePrompt
+	UseLastMessage
+	UseBinary
+)
+
+// Check returns the error of the first place in uses whose payload field
+// held another type than a string (see Mistyped), or nil. A field of
+// another type that the hook does not read is no error: harnesses change
+// the types of fields between releases, and a capture must not be lost
+// for a field it does not need.
+func (in HookInput) Check(uses Use) error {
+	m := in.Mistyped
+	for _, p := range []struct {
+		use Use
+		err string
+	}{
+		{UseEvent, m.HarnessEvent}, {UseSessionID, m.SessionID}, {UseCWD, m.CWD}, {UseTranscriptPath, m.TranscriptPath},
+		{UsePrompt, m.Prompt}, {UseLastMessage, m.LastMessage}, {UseBinary, m.Binary},
+	} {
+		if uses&p.use != 0 && p.err != "" {
+			return errors.New(p.err)
+		}
+	}
+	return nil
 }
 
 // jsonKind names the type of a raw JSON value that is not a string.

@@ -29,23 +29,69 @@ func TestStringFields(t *testing.T) {
 	fields, _ := DecodePayload([]byte(`{"event":"Stop","hook_event_name":"","session_id":"s","cwd":null,"prompt":"p","future":{"a":1}}`), "p")
 	var in HookInput
 	in.CWD = "kept"
-	want := append([]Field{{"event", &in.HarnessEvent}}, ClaudeFields(&in)...)
-	if err := StringFields(fields, want...); err != nil {
-		t.Fatal(err)
-	}
+	want := append([]Field{{"event", &in.HarnessEvent, &in.Mistyped.HarnessEvent}}, ClaudeFields(&in)...)
+	StringFields(fields, want...)
 	if in != (HookInput{HarnessEvent: "Stop", SessionID: "s", CWD: "kept", Prompt: "p"}) {
 		t.Errorf("got %+v", in)
 	}
-	for raw, msg := range map[string]string{
-		`{"session_id": 42}`:        `hook payload field "session_id" is a number, want a string`,
-		`{"prompt": {"text": "x"}}`: `hook payload field "prompt" is an object, want a string`,
-		`{"cwd": ["x"]}`:            `hook payload field "cwd" is an array, want a string`,
-		`{"transcript_path": true}`: `hook payload field "transcript_path" is a boolean, want a string`,
+	if err := in.Check(^Use(0)); err != nil {
+		t.Errorf("Check: %v", err)
+	}
+	// A field of another type than a string is refused by name, by the
+	// hooks that read it (Check with its place), and by them only: the
+	// payload still reads, and so do its other fields.
+	for raw, c := range map[string]struct {
+		use Use
+		msg string
+	}{
+		`{"session_id": 42, "prompt": "p", "transcript_path": "t"}`:                {UseSessionID, `hook payload field "session_id" is a number, want a string`},
+		`{"prompt": {"text": "x"}, "session_id": "s", "transcript_path": "t"}`:     {UsePrompt, `hook payload field "prompt" is an object, want a string`},
+		`{"cwd": ["x"], "session_id": "s", "prompt": "p", "transcript_path": "t"}`: {UseCWD, `hook payload field "cwd" is an array, want a string`},
+		`{"transcript_path": true, "session_id": "s", "prompt": "p"}`:              {UseTranscriptPath, `hook payload field "transcript_path" is a boolean, want a string`},
 	} {
 		fields, _ := DecodePayload([]byte(raw), "p")
-		if err := StringFields(fields, ClaudeFields(&HookInput{})...); err == nil || err.Error() != msg {
-			t.Errorf("%s: %v, want %q", raw, err, msg)
+		var in HookInput
+		StringFields(fields, ClaudeFields(&in)...)
+		if err := in.Check(c.use); err == nil || err.Error() != c.msg {
+			t.Errorf("%s: %v, want %q", raw, err, c.msg)
 		}
+		if err := in.Check(c.use | UseEvent | UseLastMessage); err == nil || err.Error() != c.msg {
+			t.Errorf("%s among others: %v, want %q", raw, err, c.msg)
+		}
+		if err := in.Check(^c.use); err != nil {
+			t.Errorf("%s: refused for a field the hook does not read: %v", raw, err)
+		}
+		for place, v := range map[Use]string{UseSessionID: in.SessionID, UsePrompt: in.Prompt, UseTranscriptPath: in.TranscriptPath} {
+			want := map[Use]string{UseSessionID: "s", UsePrompt: "p", UseTranscriptPath: "t"}[place]
+			if place == c.use {
+				want = ""
+			}
+			if v != want {
+				t.Errorf("%s: place %d read %q, want %q", raw, place, v, want)
+			}
+		}
+	}
+	// A field backed up by another key that was read is no error.
+	fields, _ = DecodePayload([]byte(`{"event": 7, "hook_event_name": "Stop"}`), "p")
+	in = HookInput{}
+	StringFields(fields, append([]Field{{"event", &in.HarnessEvent, &in.Mistyped.HarnessEvent}}, ClaudeFields(&in)...)...)
+	if err := in.Check(UseEvent); err != nil || in.HarnessEvent != "Stop" {
+		t.Errorf("backed-up event: %q, %v", in.HarnessEvent, err)
+	}
+	// Without a place for the error, it is dropped.
+	StringFields(fields, Field{"event", new(string), nil})
+}
+
+func TestReadString(t *testing.T) {
+	fields, _ := DecodePayload([]byte(`{"sessionId": 5, "session_id": "s", "cwd": {"a": 1}, "prompt": ""}`), "p")
+	var to, bad string
+	ReadString(fields, &to, &bad, "sessionId", "session_id")
+	if to != "s" || bad != "" {
+		t.Errorf("backed up: %q %q", to, bad)
+	}
+	ReadString(fields, &to, &bad, "cwd", "prompt", "missing")
+	if to != "" || bad != `hook payload field "cwd" is an object, want a string` {
+		t.Errorf("mistyped: %q %q", to, bad)
 	}
 }
 

@@ -274,3 +274,82 @@ func benchPromptContext(b *testing.B, write bool) {
 	}
 	reportPercentiles(b, times)
 }
+
+// manyLogsKB generates (once) a knowledge base holding n session logs, as
+// a project that has captured and curated for a long time has: all but
+// the newest five curated, so the backlog (5) stays under the curation
+// threshold (20) and session-start never nudges.
+func manyLogsKB(b *testing.B, n int) *store.KB {
+	b.Helper()
+	dir := filepath.Join(os.TempDir(), fmt.Sprintf("kk-hooks-bench-logs-%d", n))
+	k := store.New(dir)
+	if _, err := os.Stat(filepath.Join(dir, ".complete")); err == nil {
+		return k
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		b.Fatal(err)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := txn.Init(context.Background(), k, store.InitOptions{Version: "bench", Now: t0, Command: "bench"}); err != nil {
+		b.Fatal(err)
+	}
+	if err := os.MkdirAll(k.SessionsDir(), 0o755); err != nil {
+		b.Fatal(err)
+	}
+	for i := range n {
+		id := fmt.Sprintf("0d9f6c2e-8f1a-4b7e-9c3d-%012d", i)
+		curated := "curator_processed_at: '2026-05-19T09:00:00.000Z'\ncurator_run_id: run-1\n"
+		if i >= n-5 {
+			curated = ""
+		}
+		log := "---\nschema_version: 1\nsession_id: " + id + "\ncaptured_by: stop\ncaptured_at: '2026-05-19T08:00:00.000Z'\n" +
+			"transcript_hash: sha256:00\nproposal_status: done\nproposal_completed_at: '2026-05-19T08:10:00.000Z'\nproposal_error: null\n" +
+			"proposal_log: null\nproposals:\n  practice: []\n  map: []\n" + curated + "---\n## Transcript\n\n" +
+			strings.Repeat("[USER]: a transcript line\n\n", 40) + "## Proposal\n\n(populated by proposal worker)\n"
+		stamp := t0.Add(time.Duration(i) * time.Minute).Format("20060102-1504")
+		if err := os.WriteFile(filepath.Join(k.SessionsDir(), stamp+"-"+id+".md"), []byte(log), 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, ".complete"), nil, 0o644); err != nil {
+		b.Fatal(err)
+	}
+	return k
+}
+
+// BenchmarkSessionStart10kLogs times session-start in-process in a
+// knowledge base with 10,000 session logs, 5 of them waiting for
+// curation (docs/benchmarks.md, "session-start and the session logs"):
+// "counted", no nudge given within the hour, so the backlog is counted;
+// "nudged", a nudge given 10 minutes before.
+//
+//	go test ./internal/hooks -run '^$' -bench SessionStart10kLogs -benchtime 50x
+func BenchmarkSessionStart10kLogs(b *testing.B) {
+	k := manyLogsKB(b, 10000)
+	for _, c := range []struct {
+		name  string
+		state string
+	}{
+		{"counted", `{}`},
+		{"nudged", `{"last_nudged_at": "` + t0.Add(-10*time.Minute).Format("2006-01-02T15:04:05.000Z") + `"}`},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			if err := os.WriteFile(statePath(k), []byte(c.state), 0o644); err != nil {
+				b.Fatal(err)
+			}
+			r := Request{KB: k, Adapter: &hookstest.Adapter{}, Now: t0, Input: harness.HookInput{SessionID: sid, CWD: k.Root}}
+			var times []time.Duration
+			for b.Loop() {
+				start := time.Now()
+				out, err := SessionStart(context.Background(), r)
+				if err != nil || len(out) == 0 {
+					b.Fatalf("%q %v", out, err)
+				}
+				times = append(times, time.Since(start))
+			}
+			reportPercentiles(b, times)
+		})
+	}
+}

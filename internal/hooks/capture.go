@@ -39,8 +39,11 @@ const (
 type CaptureResult struct {
 	// Path of the session log relative to the repository root; empty when
 	// the transcript had nothing to keep.
-	Path      string
-	Action    string // session.CaptureCreated, CaptureUpdated, CaptureUnchanged, or "empty"
+	Path string
+	// Action is session.CaptureCreated, CaptureUpdated, CaptureUnchanged,
+	// "empty", or "ephemeral" (the harness keeps no transcript of the
+	// session: HookInput.Ephemeral).
+	Action    string
 	Status    string // the log's proposal_status
 	SessionID string
 	// Reads is how many usage-ledger entries were appended.
@@ -76,10 +79,15 @@ func captureWith(ctx context.Context, r Request, lockWait time.Duration, current
 	if err != nil {
 		return nil, err
 	}
+	if strings.TrimSpace(in.TranscriptPath) == "" && in.Ephemeral {
+		// Nothing to capture, and nothing wrong: the user asked the
+		// harness to keep no record of the session.
+		return &CaptureResult{SessionID: id, Action: "ephemeral"}, nil
+	}
 	if strings.TrimSpace(in.TranscriptPath) == "" {
 		ex, can := r.Adapter.(harness.TranscriptExporter)
 		if !can {
-			return nil, ErrNoTranscript
+			return nil, noTranscript(in)
 		}
 		// The harness writes the transcript itself (piping its export
 		// can truncate it); the file lives only as long as this capture.
@@ -156,6 +164,15 @@ func orUnnamed(ev string) string {
 // MaxLogTranscript bounds the transcript text of a session log: when the
 // turns read from a transcript render to more, the oldest are left out.
 const MaxLogTranscript = 8 << 20
+
+// noTranscript is the error of a capture without a transcript path: the
+// adapter's reason when it has one, else ErrNoTranscript.
+func noTranscript(in harness.HookInput) error {
+	if in.NoTranscript != "" {
+		return fmt.Errorf("%s; nothing was captured", in.NoTranscript)
+	}
+	return ErrNoTranscript
+}
 
 // waitExists waits up to appear (Options.TranscriptAppear) for path to
 // exist, and returns Stat's error when it does not.

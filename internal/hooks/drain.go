@@ -79,14 +79,20 @@ func StartDrain(ctx context.Context, r Request) error {
 	return cmd.Process.Release()
 }
 
-// hasPending reports whether any session log waits for extraction.
+// hasPending reports whether any session log waits for extraction. It
+// reads the logs newest first and stops at the first pending one: the
+// logs waiting are the recent ones, under thousands that were extracted.
 func hasPending(dir string) (bool, error) {
-	pending := false
-	err := eachLogState(dir, func(q queueState) bool {
-		pending = q.status == session.StatusPending
-		return !pending
-	})
-	return pending, err
+	names, err := logNames(dir)
+	if err != nil {
+		return false, err
+	}
+	for i := len(names) - 1; i >= 0; i-- {
+		if q, ok := readLogState(filepath.Join(dir, names[i])); ok && q.status == session.StatusPending {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // DrainResult says what a drain did. Log names are file names under

@@ -305,6 +305,17 @@ func (c *call) run(ctx context.Context) outcome {
 				payloadErr, in = err, harness.HookInput{}
 			}
 		}
+		// A field of another type than kk reads is an error only where
+		// the event reads it: harnesses change the types of fields
+		// between releases, and a turn's capture must not be lost to a
+		// field capture does not need.
+		if err := in.Check(eventUses[ev]); err != nil {
+			err = fmt.Errorf("malformed %s payload: %w", a.ID(), err)
+			if ev != harness.SessionStart {
+				return c.fail(ctx, "payload", err)
+			}
+			payloadErr = err // as above: the session still gets ENTRY.md
+		}
 	}
 	k, err := c.locate(in.CWD)
 	if err != nil {
@@ -356,6 +367,22 @@ func (c *call) run(ctx context.Context) outcome {
 	return outcome{out: out}
 }
 
+// eventUses are the places of a payload each event reads: every event
+// locates the knowledge base from the cwd; session-start marks the
+// session's start and graph-hint looks for its changes by session id;
+// prompt-context searches for the prompt; capture reads the session's
+// transcript (OpenCode's through its binary), adds the Stop payload's
+// last message, and records which event captured it.
+var eventUses = map[harness.Event]harness.Use{
+	harness.SessionStart:  harness.UseCWD | harness.UseSessionID,
+	harness.PromptContext: harness.UseCWD | harness.UsePrompt,
+	harness.Capture: harness.UseCWD | harness.UseSessionID | harness.UseTranscriptPath | harness.UseLastMessage |
+		harness.UseEvent | harness.UseBinary,
+	harness.ProposalDrain: harness.UseCWD,
+	harness.LintTick:      harness.UseCWD,
+	harness.GraphHint:     harness.UseCWD | harness.UseSessionID,
+}
+
 // backgroundEvent reports whether ev has a --foreground form that kk
 // starts itself, detached, and that runs past the recursion guard.
 func backgroundEvent(ev harness.Event) bool {
@@ -393,6 +420,9 @@ func Locate(root, cwd string, getwd func() (string, error)) (*store.KB, error) {
 	if root != "" {
 		k := store.New(root)
 		if fi, err := os.Stat(k.Dir); err != nil || !fi.IsDir() {
+			if above, ferr := store.Find(root); ferr == nil {
+				return nil, fmt.Errorf("%w at %s (from --root or KK_ROOT), but %s above it has one; pass --root %s", store.ErrNotFound, root, above.Root, above.Root)
+			}
 			return nil, fmt.Errorf("%w at %s (from --root or KK_ROOT)", store.ErrNotFound, root)
 		}
 		return k, nil

@@ -82,4 +82,9 @@ func TestCaptureExportsTranscript(t *testing.T) {
 	if _, err := Capture(context.Background(), r); !errors.Is(err, ErrNoTranscript) {
 		t.Fatalf("no transcript and no exporter: %v", err)
 	}
+	// An adapter that knows why it names no transcript says why.
+	r.Input.NoTranscript = "HOME is not set"
+	if _, err := Capture(context.Background(), r); err == nil || err.Error() != "HOME is not set; nothing was captured" {
+		t.Fatalf("the adapter's reason: %v", err)
+	}
 }

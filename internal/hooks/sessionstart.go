@@ -2,6 +2,7 @@ package hooks
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -240,8 +241,17 @@ func withDirective(body string) string {
 // curationNudge returns the curation note when the backlog (logs pending
 // extraction or extracted, and not curated) reaches the threshold and no
 // nudge was given within NudgeInterval; it then records the time.
+//
+// It reads no more session logs than the answer needs: none when a nudge
+// was given within the interval, or when the folder holds fewer logs than
+// the threshold; and it stops once the logs left could no longer bring
+// the backlog to the threshold. A project that has captured for long has
+// thousands of curated logs, and session-start ran for every session.
 func curationNudge(k *store.KB, cfg store.Config, now time.Time, interval time.Duration) (string, error) {
-	backlog, err := curationBacklog(k.SessionsDir())
+	if nudgedWithin(k, now, interval) {
+		return "", nil
+	}
+	backlog, err := curationBacklog(k.SessionsDir(), cfg.CurationThreshold)
 	if err != nil || backlog < cfg.CurationThreshold {
 		return "", err
 	}
@@ -249,10 +259,8 @@ func curationNudge(k *store.KB, cfg store.Config, now time.Time, interval time.D
 	if err != nil {
 		return "", err
 	}
-	if s, ok := state["last_nudged_at"].(string); ok {
-		if last, err := time.Parse(time.RFC3339Nano, s); err == nil && now.Sub(last) < interval && !now.Before(last) {
-			return "", nil
-		}
+	if recent(state, now, interval) {
+		return "", nil
 	}
 	state["last_nudged_at"] = session.FormatTime(now)
 	if err := writeJSONFile(statePath(k), state); err != nil {
@@ -261,17 +269,46 @@ func curationNudge(k *store.KB, cfg store.Config, now time.Time, interval time.D
 	return fmt.Sprintf("%d captured session(s) wait for curation (the threshold is %d). Running /kk-curate turns them into reviewed knowledge.", backlog, cfg.CurationThreshold), nil
 }
 
+// nudgedWithin reports whether state.json, read as it is, records a nudge
+// within interval before now. A state that cannot be read says no: the
+// backlog is counted, and readNudgeState deals with the state if the
+// backlog calls for a nudge.
+func nudgedWithin(k *store.KB, now time.Time, interval time.Duration) bool {
+	state := map[string]any{}
+	return readJSONFile(k, statePath(k), &state) == nil && recent(state, now, interval)
+}
+
+// recent reports whether state's last_nudged_at is within interval
+// before now.
+func recent(state map[string]any, now time.Time, interval time.Duration) bool {
+	s, ok := state["last_nudged_at"].(string)
+	if !ok {
+		return false
+	}
+	last, err := time.Parse(time.RFC3339Nano, s)
+	return err == nil && now.Sub(last) < interval && !now.Before(last)
+}
+
 // curationBacklog counts the session logs waiting for curation, reading
-// only the two keys it needs from their front matter.
-func curationBacklog(dir string) (int, error) {
+// only the two keys it needs from their front matter. The count is exact
+// when it reaches threshold; below it, it may be any count below: no log
+// is read when there are fewer than threshold, and the count stops once
+// the logs not read yet could not bring it to threshold.
+func curationBacklog(dir string, threshold int) (int, error) {
+	names, err := logNames(dir)
+	if err != nil || len(names) < threshold {
+		return 0, err
+	}
 	n := 0
-	err := eachLogState(dir, func(q queueState) bool {
-		if (q.status == session.StatusPending || q.status == session.StatusDone) && !q.curated {
+	for i, name := range names {
+		if n+len(names)-i < threshold {
+			break
+		}
+		if q, ok := readLogState(filepath.Join(dir, name)); ok && (q.status == session.StatusPending || q.status == session.StatusDone) && !q.curated {
 			n++
 		}
-		return true
-	})
-	return n, err
+	}
+	return n, nil
 }
 
 // queueState is where a session log is in the extraction and curation
@@ -281,39 +318,85 @@ type queueState struct {
 	curated bool   // curator_processed_at is set
 }
 
-// eachLogState calls fn with the queue state of every session log in dir
-// (files *.md not starting with a dot), in name order, until fn returns
-// false. Files that are not session logs are skipped.
-func eachLogState(dir string, fn func(queueState) bool) error {
+// logNames lists the session logs in dir: files *.md not starting with a
+// dot, in name order (the order they were captured in). A missing folder
+// holds none.
+func logNames(dir string) ([]string, error) {
 	entries, err := os.ReadDir(dir)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil
+		return nil, nil
 	}
 	if err != nil {
-		return err
+		return nil, err
 	}
+	names := make([]string, 0, len(entries))
 	for _, e := range entries {
 		name := e.Name()
-		if !e.Type().IsRegular() || strings.HasPrefix(name, ".") || !strings.HasSuffix(name, ".md") {
-			continue
-		}
-		q, ok := readQueueState(filepath.Join(dir, name))
-		if ok && !fn(q) {
-			return nil
+		if e.Type().IsRegular() && !strings.HasPrefix(name, ".") && strings.HasSuffix(name, ".md") {
+			names = append(names, name)
 		}
 	}
-	return nil
+	return names, nil
 }
+
+// readLogState is readQueueState; tests count the logs read through it.
+var readLogState = readQueueState
 
 // maxHead bounds how much of a session log readQueueState reads.
 const maxHead = 1 << 20
 
+// headChunk is how much of a session log readQueueState reads first, in
+// one read: the front matter of every log kk or kenkeep writes fits.
+const headChunk = 4096
+
 // readQueueState reads proposal_status and curator_processed_at from the
 // top-level lines of a log's front matter, without parsing the YAML or
-// reading the transcript: session-start does this for every log. Values
+// reading the transcript: session-start does this for many logs. Values
 // may be plain or quoted, as the several writers of these files leave
 // them. ok is false when the file has no front matter or no valid status.
+//
+// It reads the first headChunk bytes with one read (readHead: on Unix an
+// open, a read and a close, nothing more), and streams the file only
+// when the front matter goes on past them.
 func readQueueState(path string) (q queueState, ok bool) {
+	var buf [headChunk]byte
+	n, eof, err := readHead(path, buf[:])
+	if err != nil {
+		return q, false
+	}
+	if q, ok, decided := parseQueueHead(buf[:n], eof); decided {
+		return q, ok
+	}
+	return streamQueueState(path)
+}
+
+// parseQueueHead is readQueueState over the first bytes of a log; eof
+// says they are the whole file. decided is false when the front matter
+// goes on past them.
+func parseQueueHead(data []byte, eof bool) (q queueState, ok, decided bool) {
+	for i := 0; ; i++ {
+		nl := bytes.IndexByte(data, '\n')
+		if nl < 0 && !eof {
+			return q, false, false
+		}
+		var line []byte
+		if nl < 0 {
+			line, data = data, nil
+		} else {
+			line, data = data[:nl], data[nl+1:]
+		}
+		if done, ok := queueLine(&q, i, string(line)); done {
+			return q, ok, true
+		}
+		if nl < 0 {
+			return q, false, true
+		}
+	}
+}
+
+// streamQueueState is readQueueState reading the file line by line, up to
+// maxHead bytes.
+func streamQueueState(path string) (q queueState, ok bool) {
 	f, err := os.Open(path)
 	if err != nil {
 		return q, false
@@ -322,26 +405,35 @@ func readQueueState(path string) (q queueState, ok bool) {
 	r := bufio.NewReader(io.LimitReader(f, maxHead))
 	for i := 0; ; i++ {
 		line, err := r.ReadString('\n')
-		trimmed := strings.TrimRight(line, " \t\r\n")
-		if i == 0 {
-			trimmed = strings.TrimPrefix(trimmed, "\uFEFF")
-			if trimmed != "---" {
-				return q, false
-			}
-		} else if trimmed == "---" {
-			return q, slices.Contains(session.Statuses, q.status)
-		} else if key, value, found := strings.Cut(trimmed, ":"); found && key != "" && key[0] != ' ' && key[0] != '\t' {
-			switch key {
-			case "proposal_status":
-				q.status = scalar(value)
-			case "curator_processed_at":
-				q.curated = scalar(value) != ""
-			}
+		if done, ok := queueLine(&q, i, line); done {
+			return q, ok
 		}
 		if err != nil {
 			return q, false
 		}
 	}
+}
+
+// queueLine takes line i (0-based) of a log's front matter into q; done
+// says the answer is known, ok being readQueueState's.
+func queueLine(q *queueState, i int, line string) (done, ok bool) {
+	trimmed := strings.TrimRight(line, " \t\r\n")
+	if i == 0 {
+		trimmed = strings.TrimPrefix(trimmed, "\uFEFF")
+		if trimmed != "---" {
+			return true, false
+		}
+	} else if trimmed == "---" {
+		return true, slices.Contains(session.Statuses, q.status)
+	} else if key, value, found := strings.Cut(trimmed, ":"); found && key != "" && key[0] != ' ' && key[0] != '\t' {
+		switch key {
+		case "proposal_status":
+			q.status = scalar(value)
+		case "curator_processed_at":
+			q.curated = scalar(value) != ""
+		}
+	}
+	return false, false
 }
 
 // scalar decodes a one-line YAML scalar as the session-log writers write

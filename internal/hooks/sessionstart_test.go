@@ -278,6 +278,98 @@ func TestSessionStartCurationNudge(t *testing.T) {
 	mustContain(t, sessionStartText(t, k, t0.Add(61*time.Minute)), nudge)
 }
 
+// countLogReads counts the session logs read through readLogState until
+// the test ends.
+func countLogReads(t *testing.T) *int {
+	t.Helper()
+	n := new(int)
+	saved := readLogState
+	readLogState = func(path string) (queueState, bool) {
+		*n++
+		return saved(path)
+	}
+	t.Cleanup(func() { readLogState = saved })
+	return n
+}
+
+// TestCurationNudgeReadsOnlyWhatItNeeds: session-start read every session
+// log of the folder at every session (0.24 s at 10,000 logs) to count the
+// curation backlog. It reads none when a nudge was given within the
+// interval or when there are fewer logs than the threshold, and stops
+// once the logs left cannot bring the backlog to the threshold; what it
+// says is the same.
+func TestCurationNudgeReadsOnlyWhatItNeeds(t *testing.T) {
+	k := newKB(t)
+	setConfig(t, k, "curationThreshold: 5\n")
+	reads := countLogReads(t)
+	const nudge = "captured session(s) wait for curation"
+	for i := range 4 {
+		writeLog(t, k, i, session.StatusPending, "")
+	}
+	mustNotContain(t, sessionStartText(t, k, t0), nudge)
+	if *reads != 0 {
+		t.Errorf("4 logs under a threshold of 5: %d read", *reads)
+	}
+	// 20 curated logs captured before those 4: once the 20 are read, the
+	// 4 left cannot bring the backlog to 5, and are not read.
+	for i := 10; i < 30; i++ {
+		writeFile(t, filepath.Join(k.SessionsDir(), fmt.Sprintf("20260518-0800-0d9f6c2e-8f1a-4b7e-9c3d-2a1b4c5d6e%02d.md", i)),
+			"---\nproposal_status: done\ncurator_processed_at: '2026-05-19T09:00:00.000Z'\n---\n")
+	}
+	*reads = 0
+	mustNotContain(t, sessionStartText(t, k, t0), nudge)
+	if *reads != 20 { // 24 logs; after the 20th read (all curated) 4 are left, under 5
+		t.Errorf("24 logs, 4 waiting, threshold 5: %d read, want 20", *reads)
+	}
+	writeLog(t, k, 5, session.StatusDone, "")
+	*reads = 0
+	mustContain(t, sessionStartText(t, k, t0), "5 captured session(s) wait for curation (the threshold is 5)")
+	if *reads != 25 {
+		t.Errorf("nudge: %d read, want all 25", *reads)
+	}
+	*reads = 0
+	mustNotContain(t, sessionStartText(t, k, t0.Add(59*time.Minute)), nudge)
+	if *reads != 0 {
+		t.Errorf("within the interval after a nudge: %d read", *reads)
+	}
+	mustContain(t, sessionStartText(t, k, t0.Add(61*time.Minute)), "5 captured session(s) wait for curation")
+	// An unreadable state is still moved aside when the backlog calls for
+	// a nudge, and the nudge is given.
+	writeFile(t, statePath(k), `{"last_nudged_at": `)
+	r, warnings := request(k, harness.HookInput{})
+	r.Now = t0.Add(3 * time.Hour)
+	text, err := SessionStartContext(context.Background(), r)
+	if err != nil || len(*warnings) != 1 || !strings.Contains((*warnings)[0], "moved aside") {
+		t.Fatalf("%v %v", *warnings, err)
+	}
+	mustNotContain(t, text, nudge)
+	mustContain(t, sessionStartText(t, k, t0.Add(3*time.Hour)), "5 captured session(s) wait for curation")
+}
+
+// TestHasPendingReadsTheNewestFirst: the drain looks for a log waiting for
+// extraction; those are the newest, after thousands extracted long ago.
+func TestHasPendingReadsTheNewestFirst(t *testing.T) {
+	k := newKB(t)
+	for i := range 30 {
+		writeLog(t, k, i, session.StatusDone, "2026-05-19T09:00:00.000Z")
+	}
+	reads := countLogReads(t)
+	if p, err := hasPending(k.SessionsDir()); p || err != nil {
+		t.Fatalf("%v %v", p, err)
+	}
+	if *reads != 30 {
+		t.Errorf("none pending: %d read, want 30", *reads)
+	}
+	writeLog(t, k, 30, session.StatusPending, "")
+	*reads = 0
+	if p, err := hasPending(k.SessionsDir()); !p || err != nil {
+		t.Fatalf("%v %v", p, err)
+	}
+	if *reads != 1 {
+		t.Errorf("the newest pending: %d read, want 1", *reads)
+	}
+}
+
 func TestReadQueueState(t *testing.T) {
 	dir := t.TempDir()
 	for _, tc := range []struct {
@@ -297,6 +389,35 @@ func TestReadQueueState(t *testing.T) {
 		if got, ok := readQueueState(p); got != tc.want || ok != tc.ok {
 			t.Errorf("%s: %+v %v", tc.name, got, ok)
 		}
+	}
+	// The first read's answer is the streamed one, wherever the front
+	// matter ends: within the first read, at its edge, past it, or with
+	// the file.
+	long := strings.Repeat("x", headChunk)
+	for i, content := range []string{
+		"---\nproposal_status: done\n---",
+		"---\nproposal_status: done\n---\n",
+		"---\nproposal_status: done\n",
+		"---\nproposal_status: done",
+		"---",
+		"",
+		"\uFEFF---\r\nproposal_status: pending\r\n---\r\n",
+		"---\nnote: " + long + "\nproposal_status: done\ncurator_processed_at: x\n---\n",
+		"---\nproposal_status: done\nnote: " + long[:headChunk-len("---\nproposal_status: done\nnote: ")-1] + "\n---\n",
+		"---\nproposal_status: done\nnote: " + long[:headChunk-len("---\nproposal_status: done\nnote: ")] + "\n---\n",
+		"---\nproposal_status: done\nnote: " + long[:headChunk-len("---\nproposal_status: done\nnote: ")-4] + "\n---",
+		"---\nproposal_status: done\nnote: " + long[:headChunk-len("---\nproposal_status: done\nnote: ")-5] + "\n---",
+	} {
+		p := filepath.Join(dir, fmt.Sprintf("edge%d.md", i))
+		writeFile(t, p, content)
+		q, ok := readQueueState(p)
+		sq, sok := streamQueueState(p)
+		if q != sq || ok != sok {
+			t.Errorf("case %d: read %+v %v, streamed %+v %v", i, q, ok, sq, sok)
+		}
+	}
+	if q, ok := readQueueState(filepath.Join(dir, "edge7.md")); !ok || q != (queueState{status: "done", curated: true}) {
+		t.Errorf("front matter past the first read: %+v %v", q, ok)
 	}
 	writeFile(t, filepath.Join(dir, "nofm.md"), "proposal_status: done\n")
 	writeFile(t, filepath.Join(dir, "open.md"), "---\nproposal_status: done\n")

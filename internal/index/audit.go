@@ -51,23 +51,23 @@ func AuditPath(k *store.KB, branch string) string {
 // line written with a single write call and synced.
 func AppendAudit(k *store.KB, branch string, rec AuditRecord) error {
 	path := AuditPath(k, branch)
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return fmt.Errorf("audit log: %w", err)
-	}
 	line, err := json.Marshal(rec)
 	if err != nil {
 		return fmt.Errorf("audit log: %w", err)
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
-	if err != nil {
-		return fmt.Errorf("audit log: %w", err)
-	}
-	_, werr := f.Write(append(line, '\n'))
-	serr := f.Sync()
-	if err := errors.Join(werr, serr, f.Close()); err != nil {
-		return fmt.Errorf("audit log %s: %w", path, err)
-	}
-	return nil
+	// git clean may remove the folder meanwhile (store.InStateFolder).
+	return store.InStateFolder(filepath.Dir(path), func() error {
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+		if err != nil {
+			return fmt.Errorf("audit log: %w", err)
+		}
+		_, werr := f.Write(append(line, '\n'))
+		serr := f.Sync()
+		if err := errors.Join(werr, serr, f.Close()); err != nil {
+			return fmt.Errorf("audit log %s: %w", path, err)
+		}
+		return nil
+	})
 }
 
 // ReadAudit returns the records of the branch's current audit log, oldest

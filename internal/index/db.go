@@ -261,6 +261,7 @@ func openFileOnce(ctx context.Context, path, branch string) (*DB, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, fmt.Errorf("creating the index folder: %w", err)
 	}
+	openStep("created")
 	w, err := sql.Open("sqlite", dsn(path, false))
 	if err != nil {
 		return nil, fmt.Errorf("opening index %s: %w", path, err)
@@ -273,14 +274,77 @@ func openFileOnce(ctx context.Context, path, branch string) (*DB, error) {
 		_ = w.Close()
 		return nil, fmt.Errorf("index %s: %w", path, err)
 	}
+	openStep("schema")
+	// The writer's connection holds the database open. A reader opened
+	// now opens it again by name: git clean may have removed it (and
+	// its write-ahead log) in between, and SQLite would make an empty
+	// one in its place. The readers are opened here and kept (idle
+	// connections stay open), and the files are checked to be the same
+	// before and after: a command's reads then go on in the files it synced even
+	// if they are removed later (the next command makes them again).
+	before, err := walFiles(path)
+	if err != nil {
+		_ = w.Close()
+		return nil, fmt.Errorf("index %s: %w", path, err)
+	}
 	r, err := sql.Open("sqlite", dsn(path, true))
 	if err != nil {
 		_ = w.Close()
 		return nil, fmt.Errorf("opening index %s: %w", path, err)
 	}
-	r.SetMaxIdleConns(2)
+	r.SetMaxIdleConns(keptReaders)
 	db.r = r
+	if err := db.openReaders(ctx); err != nil {
+		_ = db.close()
+		return nil, fmt.Errorf("reading index %s: %w", path, err)
+	}
+	after, err := walFiles(path)
+	if err == nil && !(os.SameFile(before[0], after[0]) && os.SameFile(before[1], after[1])) {
+		err = fmt.Errorf("removed while it was opened: %w", fs.ErrNotExist)
+	}
+	if err != nil {
+		_ = db.close()
+		return nil, fmt.Errorf("index %s: %w", path, err)
+	}
+	openStep("readers")
 	return db, nil
+}
+
+// keptReaders is how many reader connections an index keeps open: a
+// search reads while the sync before it runs (SearchDuring).
+const keptReaders = 2
+
+// openReaders opens keptReaders reader connections, which stay open idle.
+func (db *DB) openReaders(ctx context.Context) error {
+	var conns []*sql.Conn
+	defer func() {
+		for _, c := range conns {
+			_ = c.Close() // back to the pool, kept open
+		}
+	}()
+	for range keptReaders {
+		c, err := db.r.Conn(ctx)
+		if err != nil {
+			return err
+		}
+		conns = append(conns, c)
+		if err := c.PingContext(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// walFiles stats the database at path and its write-ahead log.
+func walFiles(path string) ([2]fs.FileInfo, error) {
+	var fi [2]fs.FileInfo
+	for i, p := range []string{path, path + "-wal"} {
+		var err error
+		if fi[i], err = os.Stat(p); err != nil {
+			return fi, err
+		}
+	}
+	return fi, nil
 }
 
 // Close releases the database (but not a handle of OpenShared, which lives
@@ -289,7 +353,7 @@ func (db *DB) Close() error {
 	if db.shared {
 		return nil
 	}
-	err := errors.Join(db.r.Close(), db.w.Close())
+	err := db.close()
 	if db.scratch != "" {
 		scratches.Lock()
 		delete(scratches.dbs, db)
@@ -298,6 +362,9 @@ func (db *DB) Close() error {
 	}
 	return err
 }
+
+// close closes the database's connections.
+func (db *DB) close() error { return errors.Join(db.r.Close(), db.w.Close()) }
 
 // scratches are the scratch indexes of this process that are still open
 // (see openBranch), for CloseScratch.
@@ -325,6 +392,10 @@ func CloseScratch() error {
 	return errors.Join(errs...)
 }
 
+// openStep is called at the named steps of opening an index, for tests
+// that remove the index folder there (git clean).
+var openStep = func(step string) {}
+
 // openBranch opens the index of branch at path, copying the default
 // branch's index first when path does not exist yet (seedFromDefault).
 // When the index folder cannot be written (a read-only checkout, a cache
@@ -332,9 +403,53 @@ func CloseScratch() error {
 // temporary folder that Close removes: the index is derived, so a command
 // that only reads gives the same answer, from a first sync of the tree,
 // and nothing is written in the knowledge base.
+//
+// `git clean -fdx` (or -fdX) removes the index folder with .state/ at any
+// moment, also between the steps of opening it: when opening fails and the
+// index is not there, or a file of it went (goneErr), it starts over
+// (openAttempts times at most), since the index is derived and the sync
+// that follows fills it again.
 func openBranch(ctx context.Context, k *store.KB, branch, path string, config func() (store.Config, error)) (*DB, error) {
+	var err error
+	for range openAttempts {
+		var db *DB
+		if db, err = openBranchOnce(ctx, k, branch, path, config); err == nil {
+			return db, nil
+		}
+		if _, serr := os.Stat(path); !errors.Is(serr, fs.ErrNotExist) && !goneErr(err) {
+			break
+		}
+	}
+	return nil, err
+}
+
+// goneErr reports whether err is what a file of the index removed while
+// it was opened gives: no such file, or SQLite unable to open a file or
+// to read or write one (a git clean that listed the write-ahead log of the
+// last command removes the one just made beside a new database, and
+// leaves the database).
+func goneErr(err error) bool {
+	if errors.Is(err, fs.ErrNotExist) {
+		return true
+	}
+	var se *sqlite.Error
+	if !errors.As(err, &se) {
+		return false
+	}
+	switch se.Code() & 0xff {
+	case sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_IOERR:
+		return true
+	}
+	return false
+}
+
+// openAttempts bounds how often openBranch starts over.
+const openAttempts = 8
+
+func openBranchOnce(ctx context.Context, k *store.KB, branch, path string, config func() (store.Config, error)) (*DB, error) {
 	werr := writableIndex(path)
 	if werr == nil {
+		openStep("probed")
 		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
 			if err := seedFromDefault(ctx, k, branch, path, config); err != nil {
 				return nil, err
@@ -373,6 +488,7 @@ func writableIndex(path string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("creating the index folder: %w", err)
 	}
+	openStep("folder")
 	probe, err := os.CreateTemp(dir, ".kk-write-*")
 	if err != nil {
 		return fmt.Errorf("the index folder %s cannot be written: %w", dir, err)

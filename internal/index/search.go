@@ -389,8 +389,9 @@ func (db *DB) Search(ctx context.Context, r Request) ([]Hit, error) {
 
 // dropShared leaves out the candidates whose id two leaves of the tree
 // have (a note copied by hand, not given an id of its own), as every
-// other reader of the index does (see sharedLeaf): the id names no one leaf,
-// and kk read refuses it.
+// other reader of the index does (see sharedLeaf), but the one the id
+// names (store.Holder): kk read shows that one, and refuses an id that
+// names none.
 func (db *DB) dropShared(ctx context.Context, cands []*candidate) ([]*candidate, error) {
 	if len(cands) == 0 {
 		return cands, nil
@@ -399,17 +400,24 @@ func (db *DB) dropShared(ctx context.Context, cands []*candidate) ([]*candidate,
 	for i, c := range cands {
 		ids[i] = c.hit.ID
 	}
-	shared := map[string]bool{}
-	err := db.queryIn(ctx, `SELECT id FROM nodes INDEXED BY nodes_id WHERE id IN (?) AND origin = '' GROUP BY id HAVING COUNT(*) > 1`, ids, func(rows *sql.Rows) error {
-		var id string
-		err := rows.Scan(&id)
-		shared[id] = true
+	holding := map[string][]string{} // the paths of the leaves of each id
+	err := db.queryIn(ctx, `SELECT id, path FROM nodes INDEXED BY nodes_id WHERE id IN (?) AND origin = ''`, ids, func(rows *sql.Rows) error {
+		var id, p string
+		err := rows.Scan(&id, &p)
+		holding[id] = append(holding[id], p)
 		return err
 	})
-	if err != nil || len(shared) == 0 {
+	if err != nil {
 		return cands, err
 	}
-	return slices.DeleteFunc(cands, func(c *candidate) bool { return shared[c.hit.ID] }), nil
+	return slices.DeleteFunc(cands, func(c *candidate) bool {
+		paths := holding[c.hit.ID]
+		if len(paths) < 2 {
+			return false
+		}
+		i, ok := store.Holder(c.hit.ID, paths)
+		return !ok || paths[i] != c.hit.Path
+	}), nil
 }
 
 // earlyHits are the hits of ranked candidates as Request.Early gets them.

@@ -77,9 +77,19 @@ func scanEntity(sc interface{ Scan(...any) error }) (*Entity, error) {
 
 // sharedLeaf is true of a row n of the nodes table that is a leaf whose
 // id another leaf also has (a note copied and not given an id of its
-// own). A tree read skips every leaf sharing an id, and so do the readers
-// of the index: LeafPath, Entities, EntitiesByID and Edges.
-const sharedLeaf = `(n.origin = '' AND EXISTS (SELECT 1 FROM nodes o INDEXED BY nodes_id WHERE o.id = n.id AND o.origin = '' AND o.rid != n.rid))`
+// own), unless n is the one the id names: the only one of them whose
+// file is named for the id (store.Holder). A tree read skips those
+// leaves, and so do the readers of the index: LeafPath, Entities,
+// EntitiesByID and Edges.
+const sharedLeaf = `(n.origin = '' AND EXISTS (SELECT 1 FROM nodes o INDEXED BY nodes_id WHERE o.id = n.id AND o.origin = '' AND o.rid != n.rid)
+	AND NOT (` + namedForID + ` AND NOT EXISTS (SELECT 1 FROM nodes o INDEXED BY nodes_id WHERE o.id = n.id AND o.origin = '' AND o.rid != n.rid AND ` + oNamedForID + `)))`
+
+// namedForID is true of a row n whose file is named for its id
+// (store.NamedFor), and oNamedForID of a row o.
+const (
+	namedForID  = `(n.path = n.id || '.md' OR substr(n.path, -(length(n.id) + 4)) = '/' || n.id || '.md')`
+	oNamedForID = `(o.path = o.id || '.md' OR substr(o.path, -(length(o.id) + 4)) = '/' || o.id || '.md')`
+)
 
 // Entities returns every entity of the index, ordered by id (then origin,
 // so a tree leaf comes before an extracted entity of the same id), but
@@ -160,20 +170,30 @@ func (db *DB) Versions(ctx context.Context, paths []string) (map[string]int64, e
 // it, and the version the index records for it; ok is false when no leaf
 // has the id, or more than one (a tree read skips them all).
 func (db *DB) LeafPath(ctx context.Context, id string) (path string, version int64, ok bool, err error) {
-	rows, err := db.r.QueryContext(ctx, `SELECT path, version FROM nodes INDEXED BY nodes_id WHERE id = ? AND origin = '' LIMIT 2`, id)
+	rows, err := db.r.QueryContext(ctx, `SELECT id, path, version FROM nodes INDEXED BY nodes_id WHERE id = ? AND origin = ''`, id)
 	if err != nil {
 		return "", 0, false, fmt.Errorf("reading index %s: %w", db.Path, err)
 	}
 	defer rows.Close()
-	n := 0
+	var ids, paths []string
+	var versions []int64
 	for rows.Next() {
-		if err := rows.Scan(&path, &version); err != nil {
+		var rid, p string
+		var v int64
+		if err := rows.Scan(&rid, &p, &v); err != nil {
 			return "", 0, false, fmt.Errorf("reading index %s: %w", db.Path, err)
 		}
-		n++
+		ids, paths, versions = append(ids, rid), append(paths, p), append(versions, v)
 	}
 	if err := rows.Err(); err != nil {
 		return "", 0, false, fmt.Errorf("reading index %s: %w", db.Path, err)
 	}
-	return path, version, n == 1, nil
+	if len(paths) == 0 {
+		return "", 0, false, nil
+	}
+	i, ok := store.Holder(ids[0], paths)
+	if !ok {
+		return "", 0, false, nil
+	}
+	return paths[i], versions[i], true, nil
 }

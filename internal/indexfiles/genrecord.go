@@ -25,8 +25,10 @@ import (
 // nothing to do.
 
 // generatorVersion changes whenever generated output changes shape, so an
-// upgraded kk never trusts an older record.
-const generatorVersion = "kk-index-1"
+// upgraded kk never trusts an older record. 2: links to folders and
+// leaves whose names hold a space (or another character a link
+// destination cannot hold as it is) are percent-encoded (node.EscapeLinkPath).
+const generatorVersion = "kk-index-2"
 
 // genKey hashes the inputs of generation.
 func genKey(k *store.KB, nodesHash string, summaries []byte) string {

@@ -355,7 +355,7 @@ func descentPointer(dir, summary, href string) string {
 		raw = titleCase(dir)
 	}
 	name := dir[strings.LastIndexByte(dir, '/')+1:]
-	return "- Load [`" + name + "/`](" + href + ") for more information on " + node.EscapeLabel(raw) + sentenceTail(raw)
+	return "- Load [`" + name + "/`](" + node.EscapeLinkPath(href) + ") for more information on " + node.EscapeLabel(raw) + sentenceTail(raw)
 }
 
 // label holds a leaf's title and description escaped for link text.
@@ -370,7 +370,7 @@ func (l labels) pointer(n *node.Node, href string) string {
 	b.WriteString("- Open [**")
 	b.WriteString(lb.title)
 	b.WriteString("**](")
-	b.WriteString(href)
+	b.WriteString(node.EscapeLinkPath(href))
 	b.WriteString(")")
 	if lb.desc != "" {
 		b.WriteString(" to learn about: ")
@@ -385,7 +385,7 @@ func (l labels) pointer(n *node.Node, href string) string {
 
 func (l labels) topicEntry(n *node.Node, href string) string {
 	lb := l[n].label
-	line := "- Open [**" + lb.title + "**](" + href + ")"
+	line := "- Open [**" + lb.title + "**](" + node.EscapeLinkPath(href) + ")"
 	if lb.desc != "" {
 		line += " — " + lb.desc
 	}

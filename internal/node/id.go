@@ -297,7 +297,7 @@ func NameProblem(name string) string {
 	case strings.HasSuffix(name, " "):
 		return fmt.Sprintf("%s ends with a space, which Windows drops, so a Windows clone could not check it out", name)
 	case strings.Contains(name, " "):
-		return fmt.Sprintf("%s holds a space, which breaks the links the generated index files make to it; use - instead", name)
+		return fmt.Sprintf("%s holds a space, which a link to it must write as %%20 and a shell command must quote; use - instead", name)
 	}
 	return ""
 }

@@ -276,9 +276,39 @@ func LinkTarget(l Link, dir, p string) string {
 		s = relPath(dir, p)
 	}
 	if !l.Angle {
-		s = strings.NewReplacer(" ", "%20", "(", "%28", ")", "%29", "<", "%3C", ">", "%3E").Replace(s)
+		s = EscapeLinkPath(s)
 	}
 	return s
+}
+
+// EscapeLinkPath writes path p as a CommonMark link destination without
+// angle brackets, which may hold no space nor control character: those are
+// percent-encoded, and so are what would end it or change its meaning
+// (parentheses, angle brackets, a backslash) or be read as more than a
+// path ("#" a fragment, "?" a query, "%" an escape). A folder a person made
+// by hand ("Meeting Notes/") is then linked to as GitHub's renderer and
+// kk's link reader (MarkdownLinks, which decodes it) both read it.
+func EscapeLinkPath(p string) string {
+	const special = " %()<>#?\\"
+	i := 0
+	for i < len(p) && p[i] > 0x20 && p[i] != 0x7f && strings.IndexByte(special, p[i]) < 0 {
+		i++
+	}
+	if i == len(p) {
+		return p
+	}
+	const hex = "0123456789ABCDEF"
+	b := make([]byte, 0, len(p)+8)
+	b = append(b, p[:i]...)
+	for ; i < len(p); i++ {
+		c := p[i]
+		if c <= 0x20 || c == 0x7f || strings.IndexByte(special, c) >= 0 {
+			b = append(b, '%', hex[c>>4], hex[c&15])
+			continue
+		}
+		b = append(b, c)
+	}
+	return string(b)
 }
 
 // relPath returns target (relative to nodes/) relative to folder dir.

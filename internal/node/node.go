@@ -177,18 +177,28 @@ func (n *Node) Extra(key string) (any, bool) {
 // NotUTF8Msg starts the problem of a leaf that is not valid UTF-8.
 const NotUTF8Msg = "not valid UTF-8"
 
+// EncodingProblem says why src is not UTF-8 text ("" when it is): saved
+// as UTF-16, or holding a byte UTF-8 has not there (named with its line
+// and offset).
+func EncodingProblem(src []byte) string {
+	if frontmatter.UTF16(src) {
+		return frontmatter.UTF16Msg
+	}
+	if !utf8.Valid(src) {
+		at := firstInvalid(src)
+		return fmt.Sprintf("%s: line %d holds the byte 0x%02X (at offset %d), as a file saved as Latin-1 or Windows-1252 does; save it as UTF-8",
+			NotUTF8Msg, bytes.Count(src[:at], []byte("\n"))+1, src[at], at)
+	}
+	return ""
+}
+
 // Parse reads a leaf. relPath names it in errors and becomes n.Path.
 func Parse(relPath string, src []byte) (*Node, error) {
 	if len(src) > MaxSize {
 		return nil, &Error{Path: relPath, Msg: fmt.Sprintf("leaf is %d bytes; the limit is %d", len(src), MaxSize)}
 	}
-	if frontmatter.UTF16(src) {
-		return nil, &Error{Path: relPath, Msg: frontmatter.UTF16Msg}
-	}
-	if !utf8.Valid(src) {
-		at := firstInvalid(src)
-		return nil, &Error{Path: relPath, Msg: fmt.Sprintf("%s: line %d holds the byte 0x%02X (at offset %d), as a file saved as Latin-1 or Windows-1252 does; save it as UTF-8",
-			NotUTF8Msg, bytes.Count(src[:at], []byte("\n"))+1, src[at], at)}
+	if msg := EncodingProblem(src); msg != "" {
+		return nil, &Error{Path: relPath, Msg: msg}
 	}
 	if from, to := ConflictMarkers(src); from > 0 {
 		return nil, &Error{Path: relPath, Msg: fmt.Sprintf("%s (lines %d to %d): a git merge, rebase or cherry-pick stopped on a conflict in this leaf; edit it to keep the right text, remove the markers, then `git add` it", ConflictMarkersMsg, from, to)}

@@ -92,6 +92,7 @@ func RelatedSection(n *Node, resolve Resolver) string {
 				href = "/" + strings.TrimLeft(path.Clean(p), "/")
 			}
 		}
+		href = EscapeLinkPath(href)
 		lines = append(lines, fmt.Sprintf("- %s: [%s](%s)", label, EscapeLabel(id), href))
 	}
 	for _, id := range n.RelatesTo {

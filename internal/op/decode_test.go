@@ -1,8 +1,13 @@
 package op
 
 import (
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/kk-project/kk/internal/store"
 )
 
 type params struct {
@@ -126,5 +131,23 @@ func TestKeysDifferingInCaseAreGivenTwice(t *testing.T) {
 	}
 	if err := CheckDocument([]byte(`{"docs":{"README.md":1,"readme.md":2}}`)); err != nil {
 		t.Errorf("a document's map keys differing in case: %v", err)
+	}
+}
+
+// A config.yaml kk cannot use is CONFIG_ERROR with its file and line, not
+// INTERNAL_ERROR.
+func TestErrorOfConfig(t *testing.T) {
+	k := store.New(t.TempDir())
+	if err := os.MkdirAll(filepath.Dir(k.ConfigPath()), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(k.ConfigPath(), []byte("schema_version: 1\ncurationThreshold: [\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := k.LoadConfig()
+	e := ErrorOf(fmt.Errorf("searching: %w", err))
+	if e.Code != CodeConfig || e.Details["file"] != ".ai/kenkeep/config.yaml" || e.Details["line"] != 2 ||
+		e.Message != "searching: .ai/kenkeep/config.yaml: invalid YAML: line 2: did not find expected node content" {
+		t.Errorf("%+v", e)
 	}
 }

@@ -33,6 +33,10 @@ const (
 	// CodeInternal is a failure that is not the caller's fault (an unreadable
 	// tree, a full disk, a lock that could not be taken).
 	CodeInternal = "INTERNAL_ERROR"
+	// CodeConfig is a config.yaml that does not parse or holds a setting
+	// kk refuses: nothing that reads the settings can run until a person
+	// fixes the file, which the message and details (file, line) name.
+	CodeConfig = "CONFIG_ERROR"
 )
 
 // Error is a failed operation: a code from the list above, a message
@@ -113,6 +117,13 @@ func Invariant(field, format string, args ...any) *Error {
 func ErrorOf(err error) *Error {
 	if e, ok := errors.AsType[*Error](err); ok {
 		return e
+	}
+	if ce, ok := errors.AsType[*store.ConfigError](err); ok {
+		details := map[string]any{"file": ce.File}
+		if ce.Line > 0 {
+			details["line"] = ce.Line
+		}
+		return &Error{Code: CodeConfig, Message: err.Error(), Details: details}
 	}
 	if _, ok := errors.AsType[*store.TreeError](err); ok {
 		// Leaves of the tree that cannot be read: not the caller's

@@ -336,10 +336,46 @@ func (k *KB) LoadConfig() (Config, error) {
 	if errors.Is(err, fs.ErrNotExist) {
 		return cfg, nil
 	}
+	file := k.Rel(k.ConfigPath())
 	if err != nil {
-		return cfg, err
+		// A config.yaml kk cannot read (a folder, no permission) is the
+		// file's problem as much as one that does not parse.
+		return cfg, &ConfigError{File: file, err: err}
 	}
-	return ParseConfig(k.Rel(k.ConfigPath()), src)
+	cfg, err = ParseConfig(file, src)
+	if err != nil {
+		return cfg, &ConfigError{File: file, Line: lineOf(err.Error()), err: err}
+	}
+	return cfg, nil
+}
+
+// ConfigError is a config.yaml that does not parse, or holds a setting kk
+// refuses: File is its path relative to the repository, Line the line
+// named, 0 when none is. Its message is ParseConfig's, or the read's.
+type ConfigError struct {
+	File string
+	Line int
+	err  error
+}
+
+func (e *ConfigError) Error() string { return e.err.Error() }
+
+func (e *ConfigError) Unwrap() error { return e.err }
+
+// lineOf is the number after the first "line " of a message, or 0.
+func lineOf(msg string) int {
+	_, rest, ok := strings.Cut(msg, "line ")
+	if !ok {
+		return 0
+	}
+	n := 0
+	for _, c := range rest {
+		if c < '0' || c > '9' {
+			break
+		}
+		n = n*10 + int(c-'0')
+	}
+	return n
 }
 
 // ParseConfig parses and checks the text of a config.yaml named file.

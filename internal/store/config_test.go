@@ -1,6 +1,9 @@
 package store
 
 import (
+	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -75,5 +78,41 @@ func TestParseConfigNamesTheSettingOfAWrongValue(t *testing.T) {
 		if err == nil || err.Error() != "config.yaml: "+c.msg {
 			t.Errorf("%s: error %v, want %q", c.yaml, err, "config.yaml: "+c.msg)
 		}
+	}
+}
+
+// A config.yaml LoadConfig cannot use is a *ConfigError naming the file
+// and the line, with ParseConfig's message.
+func TestLoadConfigError(t *testing.T) {
+	k := New(t.TempDir())
+	for src, line := range map[string]int{
+		"schema_version: 1\ncurationThreshold: [\n":           2,
+		"schema_version: 1\n\n\ncurationThreshold: many\n":    4,
+		"schema_version: 2\n":                                 0,
+		"schema_version: 1\nlogsRetentionDays: 3\nbogus: 1\n": 3,
+	} {
+		if err := os.MkdirAll(filepath.Dir(k.ConfigPath()), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(k.ConfigPath(), []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := k.LoadConfig()
+		_, perr := ParseConfig(".ai/kenkeep/config.yaml", []byte(src))
+		ce, ok := errors.AsType[*ConfigError](err)
+		if !ok || ce.File != ".ai/kenkeep/config.yaml" || ce.Line != line || perr == nil || err.Error() != perr.Error() {
+			t.Errorf("%q: %#v (%v), want line %d and %v", src, err, err, line, perr)
+		}
+	}
+	// A config.yaml that cannot be read at all: a folder.
+	if err := os.Remove(k.ConfigPath()); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(k.ConfigPath(), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	_, err := k.LoadConfig()
+	if ce, ok := errors.AsType[*ConfigError](err); !ok || ce.File != ".ai/kenkeep/config.yaml" || ce.Line != 0 || !strings.Contains(err.Error(), "is a directory") {
+		t.Errorf("a folder: %#v (%v)", err, err)
 	}
 }

@@ -66,7 +66,14 @@ func ParseSummaries(file string, src []byte) (Summaries, error) {
 	}
 	doc, err := frontmatter.Parse(src)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %s", file, frontmatter.Describe(err))
+		msg := frontmatter.Describe(err)
+		if !errors.Is(err, frontmatter.ErrUnclosed) {
+			msg += `; write each summary on a line of its own, <folder>: <summary>, indented with spaces, not tabs, in quotes when it holds ": " or " #"`
+			if bytes.Contains(src, []byte("\n\t")) {
+				msg = strings.Replace(msg, "; write", " (a line starts with a tab); write", 1)
+			}
+		}
+		return nil, fmt.Errorf("%s: %s", file, msg)
 	}
 	// Text without front matter holds no summary kk can read, and the next
 	// write of the registry would replace it: refuse it rather than lose it.

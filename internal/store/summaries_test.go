@@ -19,3 +19,19 @@ func TestSummariesWithoutFrontMatterAreRefused(t *testing.T) {
 		}
 	}
 }
+
+// A person indents a summary with a tab, as their editor does: YAML
+// refuses it ("found character that cannot start any token"), and every
+// command reading the summaries failed saying only that. The error now
+// says what to change.
+func TestSummariesIndentedWithATab(t *testing.T) {
+	_, err := ParseSummaries("FOLDER_SUMMARIES.md", []byte("---\nschema_version: 1\nsummaries:\n\tteam: Team stuff\n---\n# Folder Summaries\n"))
+	if err == nil {
+		t.Fatal("a summary indented with a tab was read")
+	}
+	for _, want := range []string{"FOLDER_SUMMARIES.md: ", "line 4", "(a line starts with a tab)", "indented with spaces, not tabs"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("the error %q does not say %q", err, want)
+		}
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"maps"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -286,11 +287,38 @@ type LeafRead struct {
 	Err  error
 }
 
+// NamedFor reports whether the leaf file at rel (relative to nodes/) is
+// named for id: <id>.md, as kk and kenkeep name every leaf they write.
+func NamedFor(rel, id string) bool {
+	return path.Base(rel) == id+".md"
+}
+
+// Holder returns which of the leaves at paths, which all have the id id,
+// the id names: the only one, or else the only one whose file is named
+// for it (a note copied in a file manager, "practice-x (copy).md", keeps
+// the id of practice-x.md, which still holds it). ok is false when that
+// cannot be told (two copies named for it in two folders, or none).
+func Holder(id string, paths []string) (int, bool) {
+	if len(paths) == 1 {
+		return 0, true
+	}
+	at := -1
+	for i, p := range paths {
+		if NamedFor(p, id) {
+			if at >= 0 {
+				return -1, false
+			}
+			at = i
+		}
+	}
+	return at, at >= 0
+}
+
 // NewTree assembles the tree of a listing from its leaf files as read
 // (in any order), by ReadTree's rules: the listing's problems and the
-// leaves that could not be read are skipped, and so are all the leaves
-// that share an id (which of them the id names cannot be told, so none
-// is read, linked or written).
+// leaves that could not be read are skipped, and so are the leaves that
+// share an id, but the one the id names (see Holder), which is read,
+// linked and written as the only leaf of its id.
 func NewTree(l *Listing, reads []LeafRead) *Tree {
 	rels := make([]string, len(reads))
 	for i := range reads {
@@ -338,13 +366,22 @@ func NewTree(l *Listing, reads []LeafRead) *Tree {
 		}
 		sharing[key] = append(sharing[key], r.Leaf)
 	}
-	for key := range sharing {
+	holders := map[string]*node.Node{} // the leaf each shared id names, when one does
+	for key, group := range sharing {
 		delete(t.byID, key)
+		paths := make([]string, len(group))
+		for i, n := range group {
+			paths[i] = n.Path
+		}
+		if i, ok := Holder(group[0].ID, paths); ok && group[i].ID == group[0].ID && sameSpelling(group) {
+			holders[key] = group[i]
+			t.byID[key] = group[i]
+		}
 	}
 	for i, r := range read {
 		n := r.Leaf
 		group := sharing[keys[i]]
-		if group == nil {
+		if group == nil || holders[keys[i]] == n {
 			t.Hashes[n.Path] = r.Hash
 			t.Leaves = append(t.Leaves, n)
 			continue
@@ -356,6 +393,9 @@ func NewTree(l *Listing, reads []LeafRead) *Tree {
 			}
 		}
 		msg := fmt.Sprintf("duplicate id %s (also used by %s); ids must be unique", n.ID, strings.Join(others, ", "))
+		if h := holders[keys[i]]; h != nil {
+			msg = fmt.Sprintf("duplicate id %s: %s, named for it, holds it; give this copy an id of its own (kk_id and file name) or delete it", n.ID, h.Path)
+		}
 		for _, o := range group {
 			if o != n && o.ID != n.ID {
 				msg = fmt.Sprintf("id %s is also used by %s (ids are compared without regard to case); ids must be unique", n.ID, strings.Join(others, ", "))
@@ -693,3 +733,15 @@ const (
 	BrokenSymlinkMsg  = "broken symlink"
 	OutsideSymlinkMsg = "symlink points outside the knowledge tree"
 )
+
+// sameSpelling reports whether the leaves of group spell their id alike:
+// ids that differ only in case are two notes' ids, not a copy's, and name
+// neither.
+func sameSpelling(group []*node.Node) bool {
+	for _, n := range group[1:] {
+		if n.ID != group[0].ID {
+			return false
+		}
+	}
+	return true
+}

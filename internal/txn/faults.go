@@ -11,7 +11,8 @@ type Faults struct {
 	// (path relative to .ai/kenkeep); an error it returns fails that
 	// write, as a full disk would.
 	Write func(rel string) error
-	// At, when set, is called at named points of a commit: "applied"
+	// At, when set, is called at named points of a commit: "journal"
+	// (the journal's folder made, the journal not written yet), "applied"
 	// (every file replaced), "remove" (before each removal), "recorded"
 	// (index synced and audit record appended, journal not yet dropped).
 	At func(point string)

@@ -2,6 +2,7 @@ package txn_test
 
 import (
 	"bufio"
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -92,5 +93,55 @@ func TestGitCleanAllWhileAWriteEnds(t *testing.T) {
 	}
 	if err := writeLeaf(k, 10*time.Second, "Second writer"); err != nil {
 		t.Fatalf("the next write: %v", err)
+	}
+}
+
+// `git clean -fdX` while a write that keeps its originals (kk serve's
+// job: Tx.KeepOriginals) is between applying its files and moving its
+// journal among the kept ones: the journal is gone, and the move failed,
+// which undid the write (its new leaf lost). The write now commits, and
+// its originals are kept still (written again from the transaction's
+// memory), so that the job can still be undone.
+func TestGitCleanWhileAKeptJournalIsWritten(t *testing.T) {
+	k := gitKB(t, filepath.Join(t.TempDir(), "proj"))
+	t.Setenv(keepEnv, "job-1")
+	stderr, err := runPausedWriter(t, k, func(int) { git(t, k.Root, "clean", "-fdXq") })
+	if err != nil {
+		t.Fatalf("the write, after git clean -fdX removed .state while it ran: %v; %s", err, stderr)
+	}
+	leaves, _ := filepath.Glob(filepath.Join(k.Dir, "nodes", "*first-writer*.md"))
+	if len(leaves) != 1 {
+		t.Fatalf("the write's leaf: found %v, want one", leaves)
+	}
+	if !txn.HasOriginals(k, "job-1") {
+		t.Fatalf("no originals kept under job-1 after the write")
+	}
+	if _, err := txn.Update(context.Background(), k, txn.Meta{Command: "undo job-1"}, func(tx *txn.Tx) error {
+		_, err := tx.RestoreOriginals("job-1")
+		return err
+	}); err != nil {
+		t.Fatalf("undoing the job: %v", err)
+	}
+	if leaves, _ := filepath.Glob(filepath.Join(k.Dir, "nodes", "*first-writer*.md")); len(leaves) != 0 {
+		t.Errorf("the undo left %v", leaves)
+	}
+}
+
+// `git clean -fdX` between the creation of the journal folder and the
+// journal's write: the write failed ("journal: open …: no such file or
+// directory") before changing anything; it makes the folder again now.
+func TestGitCleanBeforeTheJournalIsWritten(t *testing.T) {
+	k := gitKB(t, filepath.Join(t.TempDir(), "proj"))
+	t.Setenv(pauseEnv, "journal")
+	stderr, err := runPausedWriter(t, k, func(int) { git(t, k.Root, "clean", "-fdXq") })
+	if err != nil {
+		t.Fatalf("the write, after git clean -fdX removed .state while it ran: %v; %s", err, stderr)
+	}
+	leaves, _ := filepath.Glob(filepath.Join(k.Dir, "nodes", "*first-writer*.md"))
+	if len(leaves) != 1 {
+		t.Fatalf("the write's leaf: found %v, want one", leaves)
+	}
+	if left, _ := os.ReadDir(txn.JournalDir(k)); len(left) != 0 {
+		t.Errorf("the journal folder holds %d file(s) after the write", len(left))
 	}
 }

@@ -76,11 +76,22 @@ type journal struct {
 // JournalDir is where the journals of running (or killed) transactions are.
 func JournalDir(k *store.KB) string { return filepath.Join(k.StateDir(), "txn") }
 
-func writeJournal(k *store.KB, j *journal) (string, error) {
+// writeJournal writes j durably in the journal folder and returns its
+// path. `git clean -fdx` (or -fdX) removes the folder whenever a person
+// runs it: the write then starts over in a new one (store.InStateFolder),
+// nothing of the changeset having been applied yet.
+func writeJournal(ctx context.Context, k *store.KB, j *journal) (string, error) {
 	dir := JournalDir(k)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", fmt.Errorf("journal: %w", err)
+	path := filepath.Join(dir, j.Changeset+".journal")
+	err := store.InStateFolder(dir, func() error { return writeJournalOnce(ctx, k, dir, path, j) })
+	if err != nil {
+		return "", err
 	}
+	return path, nil
+}
+
+func writeJournalOnce(ctx context.Context, k *store.KB, dir, path string, j *journal) error {
+	at(ctx, "journal")
 	// Large originals: a hard link each, made before the journal that
 	// names it (a link without its journal is a leftover, removed).
 	for i := range j.Changes {
@@ -88,6 +99,7 @@ func writeJournal(k *store.KB, j *journal) (string, error) {
 		if !c.large {
 			continue
 		}
+		c.Backup, c.Orig = "", nil
 		abs := filepath.Join(k.Dir, filepath.FromSlash(c.Path))
 		name := fmt.Sprintf("%s.%d%s", j.Changeset, i, backupSuffix)
 		if err := os.Link(abs, filepath.Join(dir, name)); err == nil {
@@ -97,15 +109,20 @@ func writeJournal(k *store.KB, j *journal) (string, error) {
 		// No hard links here: the content goes into the journal.
 		orig, err := os.ReadFile(abs)
 		if err != nil {
-			return "", fmt.Errorf("journal: %w", err)
+			return fmt.Errorf("journal: %w", err)
 		}
 		c.Orig = orig
 	}
-	path := filepath.Join(dir, j.Changeset+".journal")
+	return writeJournalFile(path, j)
+}
+
+// writeJournalFile writes j to path (through a temporary file, synced,
+// then renamed, its folder synced).
+func writeJournalFile(path string, j *journal) error {
 	tmp := path + ".tmp"
 	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
-		return "", fmt.Errorf("journal: %w", err)
+		return fmt.Errorf("journal: %w", err)
 	}
 	// Written through a buffer: the original contents (GRAPH.md is
 	// megabytes) go to the file without being gathered in memory first.
@@ -129,16 +146,13 @@ func writeJournal(k *store.KB, j *journal) (string, error) {
 	serr := f.Sync()
 	if err := errors.Join(werr, serr, f.Close()); err != nil {
 		_ = os.Remove(tmp)
-		return "", fmt.Errorf("journal %s: %w", tmp, err)
+		return fmt.Errorf("journal %s: %w", tmp, err)
 	}
 	if err := os.Rename(tmp, path); err != nil {
 		_ = os.Remove(tmp)
-		return "", fmt.Errorf("journal: %w", err)
+		return fmt.Errorf("journal: %w", err)
 	}
-	if err := atomicfile.SyncDir(dir); err != nil {
-		return "", err
-	}
-	return path, nil
+	return atomicfile.SyncDir(filepath.Dir(path))
 }
 
 func readJournal(path string) (*journal, error) {
@@ -223,9 +237,13 @@ func keptPath(k *store.KB, name string) (string, error) {
 	return filepath.Join(keptDir(k), name+".journal"), nil
 }
 
-// keepJournal commits a changeset by moving its journal among the kept
-// ones (one rename), instead of removing it.
-func keepJournal(k *store.KB, jpath, name string) error {
+// keepJournal commits a changeset by moving its journal, j at jpath,
+// among the kept ones (one rename), instead of removing it. When git clean
+// removed the journal folder meanwhile (the changeset's files are all in
+// place), the kept journal is written from j instead: the originals it
+// holds can still undo the changeset (a large original, whose hard link
+// went with the folder, cannot: see RestoreOriginals).
+func keepJournal(k *store.KB, jpath string, j *journal, name string) error {
 	dst, err := keptPath(k, name)
 	if err != nil {
 		return err
@@ -234,7 +252,10 @@ func keepJournal(k *store.KB, jpath, name string) error {
 		return fmt.Errorf("journal: %w", err)
 	}
 	if err := os.Rename(jpath, dst); err != nil {
-		return fmt.Errorf("journal: %w", err)
+		if _, serr := os.Stat(jpath); !errors.Is(serr, fs.ErrNotExist) {
+			return fmt.Errorf("journal: %w", err)
+		}
+		return store.InStateFolder(keptDir(k), func() error { return writeJournalFile(dst, j) })
 	}
 	// The journal's folder is synced, as a removal would be: that is the
 	// commit. (A rename is one change of the file system's journal, both

@@ -27,19 +27,34 @@ import (
 // closes.
 const lockdirChildEnv = "KK_TEST_LOCKDIR_WRITER"
 
+// The first writer pauses at the commit point named by pauseEnv instead
+// of "applied", and keeps its originals (Tx.KeepOriginals) under the name
+// keepEnv gives, when set.
+const (
+	pauseEnv = "KK_TEST_LOCKDIR_PAUSE"
+	keepEnv  = "KK_TEST_LOCKDIR_KEEP"
+)
+
 func init() {
 	root := os.Getenv(lockdirChildEnv)
 	if root == "" {
 		return
 	}
 	k := store.New(root)
+	pause := os.Getenv(pauseEnv)
+	if pause == "" {
+		pause = "applied"
+	}
 	paused := txn.WithFaults(context.Background(), txn.Faults{At: func(p string) {
-		if p == "applied" {
+		if p == pause {
 			fmt.Println("held")
 			_, _ = io.Copy(io.Discard, os.Stdin)
 		}
 	}})
 	_, err := txn.Update(paused, k, txn.Meta{Command: "kk node write (first writer)"}, func(tx *txn.Tx) error {
+		if name := os.Getenv(keepEnv); name != "" {
+			tx.KeepOriginals(name)
+		}
 		_, _, err := curate.WriteInTx(tx, contracts.NodeInput{Type: "practice", Title: "First writer", Description: "d", Body: "b"}, curate.WriteOptions{})
 		return err
 	})

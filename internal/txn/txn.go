@@ -1648,7 +1648,7 @@ func (tx *Tx) apply(p *commitPlan, branch string) (*Result, error) {
 	}
 	auditPath := index.AuditPath(tx.k, branch)
 	j := &journal{Changeset: tx.meta.Changeset, Audit: auditPath, AuditSize: fileSize(auditPath), Changes: p.changes}
-	jpath, err := writeJournal(tx.k, j)
+	jpath, err := writeJournal(tx.ctx, tx.k, j)
 	if err != nil {
 		return nil, err
 	}
@@ -1670,7 +1670,7 @@ func (tx *Tx) apply(p *commitPlan, branch string) (*Result, error) {
 	}
 	at(tx.ctx, "recorded")
 	if tx.keep != "" {
-		err = keepJournal(tx.k, jpath, tx.keep)
+		err = keepJournal(tx.k, jpath, j, tx.keep)
 	} else {
 		err = removeJournal(jpath, j)
 	}
@@ -1715,10 +1715,7 @@ func (tx *Tx) keepHandEdits(p *commitPlan) ([]store.HandEdit, error) {
 		}
 		rel := path.Join(".state", store.HandEditsDir, tx.meta.Changeset, c.Path)
 		dst := filepath.Join(tx.k.Dir, filepath.FromSlash(rel))
-		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-			return nil, fmt.Errorf("keeping the hand edit of %s: %w", tx.k.Rel(filepath.Join(tx.k.Dir, filepath.FromSlash(c.Path))), err)
-		}
-		if err := atomicfile.Write(dst, data, 0o644); err != nil {
+		if err := store.InStateFolder(filepath.Dir(dst), func() error { return atomicfile.Write(dst, data, 0o644) }); err != nil {
 			return nil, fmt.Errorf("keeping the hand edit of %s: %w", tx.k.Rel(filepath.Join(tx.k.Dir, filepath.FromSlash(c.Path))), err)
 		}
 		kept = append(kept, store.HandEdit{File: c.Path, Copy: rel})

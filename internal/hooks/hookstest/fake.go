@@ -26,7 +26,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -120,28 +119,17 @@ func (a *Adapter) Uninstall(ctx context.Context, opts harness.InstallOptions) ([
 	return nil, nil
 }
 
-type payload struct {
-	Event          string `json:"hook_event_name"`
-	SessionID      string `json:"session_id"`
-	CWD            string `json:"cwd"`
-	TranscriptPath string `json:"transcript_path"`
-	Prompt         string `json:"prompt"`
-	LastMessage    string `json:"last_assistant_message"`
-}
-
-// ParseHookInput decodes the fake payload; anything but one JSON object
-// is an error.
+// ParseHookInput decodes the fake payload, Claude Code's fields
+// (harness.ClaudeFields); anything but one JSON object is an error, and a
+// field of another type is recorded in Mistyped as the real adapters do.
 func (a *Adapter) ParseHookInput(data []byte) (harness.HookInput, error) {
-	var p payload
-	dec := json.NewDecoder(bytes.NewReader(data))
-	if err := dec.Decode(&p); err != nil {
-		return harness.HookInput{}, fmt.Errorf("fake payload: %w", err)
+	var in harness.HookInput
+	fields, err := harness.DecodePayload(data, "fake payload")
+	if err != nil {
+		return in, err
 	}
-	if dec.More() {
-		return harness.HookInput{}, errors.New("fake payload: data after the JSON object")
-	}
-	return harness.HookInput{HarnessEvent: p.Event, SessionID: p.SessionID, CWD: p.CWD,
-		TranscriptPath: p.TranscriptPath, Prompt: p.Prompt, LastMessage: p.LastMessage}, nil
+	harness.StringFields(fields, harness.ClaudeFields(&in)...)
+	return in, nil
 }
 
 // HookOutput wraps context in the fake harness's JSON envelope.
