@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/kk-project/kk/internal/httpapi"
+	"github.com/kk-project/kk/internal/store"
 )
 
 // TestFaultJobGitThatHangsIsNamedAndEndsWithTheStop: a git command of a
@@ -22,19 +23,7 @@ func TestFaultJobGitThatHangsIsNamedAndEndsWithTheStop(t *testing.T) {
 	k := newRepo(t, 0)
 	s := start(t, k, nil)
 	head := git(t, k, "rev-parse", "HEAD")
-	// Bounded, so that a failing run ends; far past the test's waits.
-	stall := filepath.Join(t.TempDir(), "stall")
-	if err := os.WriteFile(stall, []byte("#!/bin/sh\nexec sleep 300\n"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	attrs := filepath.Join(k.Root, ".git", "info", "attributes")
-	if err := os.MkdirAll(filepath.Dir(attrs), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(attrs, []byte("*.md filter=stall\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	git(t, k, "config", "filter.stall.clean", stall)
+	attrs := stallFilter(t, k, "*.md", "clean")
 	id := s.postAsync(t, "Held by a filter that hangs")
 	s.waitHealth(t, "git hash-object")
 	stopped := make(chan struct{})
@@ -88,19 +77,7 @@ func TestFaultShareRebaseThatHangsEndsWithTheStop(t *testing.T) {
 		t.Fatalf("post: %+v", j)
 	}
 	tip := git(t, k, "rev-parse", "HEAD")
-	// Bounded, so that a failing run ends; far past the test's waits.
-	stall := filepath.Join(t.TempDir(), "stall")
-	if err := os.WriteFile(stall, []byte("#!/bin/sh\nexec sleep 300\n"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	attrs := filepath.Join(k.Root, ".git", "info", "attributes")
-	if err := os.MkdirAll(filepath.Dir(attrs), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(attrs, []byte("colleague.md filter=stall\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	git(t, k, "config", "filter.stall.smudge", stall)
+	attrs := stallFilter(t, k, "colleague.md", "smudge")
 	shared := make(chan struct{})
 	go func() { s.Backend.Share(ctx); close(shared) }()
 	// The rebase has started (its marker is there), then the stop comes.
@@ -136,4 +113,25 @@ func TestFaultShareRebaseThatHangsEndsWithTheStop(t *testing.T) {
 	if st := git(t, k, "status", "--porcelain"); st != "" {
 		t.Errorf("work tree not clean:\n%s", st)
 	}
+}
+
+// stallFilter gives the files matching pattern in k's repository a git
+// filter whose kind (clean or smudge) never ends: it sleeps 300 s, bounded
+// so that a failing run ends, far past the tests' waits. It returns the
+// attributes file that names the filter.
+func stallFilter(t *testing.T, k *store.KB, pattern, kind string) string {
+	t.Helper()
+	stall := filepath.Join(t.TempDir(), "stall")
+	if err := os.WriteFile(stall, []byte("#!/bin/sh\nexec sleep 300\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	attrs := filepath.Join(k.Root, ".git", "info", "attributes")
+	if err := os.MkdirAll(filepath.Dir(attrs), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(attrs, []byte(pattern+" filter=stall\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	git(t, k, "config", "filter.stall."+kind, stall)
+	return attrs
 }
