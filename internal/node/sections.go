@@ -294,3 +294,20 @@ func HasUnmarkedSections(body string) []string {
 	}
 	return found
 }
+
+// WithoutGeneratedBlocks returns body without its generated Related and
+// Citations blocks, found as RenderSections finds them (whole marker
+// lines outside fenced code blocks), each replaced by a blank line: the
+// text a person wrote, markers quoted in it included.
+func WithoutGeneratedBlocks(body string) string {
+	for _, m := range [][2]string{{RelatedStart, RelatedEnd}, {CitationsStart, CitationsEnd}} {
+		for {
+			lo, hi, ok := findBlock(body, m[0], m[1])
+			if !ok {
+				break
+			}
+			body = body[:lo] + "\n\n" + body[hi:]
+		}
+	}
+	return body
+}
