@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
-	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -30,9 +29,6 @@ func golden(t *testing.T, name string, got []byte) {
 // The shared helpers, under the names the tests use.
 var (
 	read          = harnesstest.ReadFile
-	tree          = harnesstest.Tree
-	jsonEqual     = harnesstest.JSONEqual
-	mapsEqual     = maps.Equal[map[string]string, map[string]string]
 	shippedSkills = harness.ShippedSkills
 	renderSkills  = harness.RenderSkills
 )
