@@ -76,6 +76,8 @@ func TestNameProblem(t *testing.T) {
 		{"trail.", "ends with a dot"},
 		{"trail ", "ends with a space"},
 		{"a b", "holds a space"},
+		{"caf\xe9", "is not valid UTF-8"},
+		{"café", ""},
 	} {
 		got := NameProblem(c.name)
 		if (c.want == "") != (got == "") || !strings.Contains(got, c.want) {
