@@ -281,10 +281,49 @@ func InGitDir(ctx context.Context, dir string) bool {
 }
 
 // Add stages paths (relative to dir or absolute) in dir's repository.
+// A path through a symbolic link to a folder of the work tree (nodes/
+// linked to docs/kb, as a monorepo shares its notes) is staged at the
+// place the link leads to: git refuses a path "beyond a symbolic link".
 func Add(ctx context.Context, dir string, paths []string) error {
 	if len(paths) == 0 {
 		return nil
 	}
-	_, err := Run(ctx, dir, append([]string{"add", "--"}, paths...)...)
+	args := []string{"add", "--"}
+	for _, p := range paths {
+		args = append(args, realPath(dir, p))
+	}
+	_, err := Run(ctx, dir, args...)
 	return err
+}
+
+// realPath is p (relative to dir or absolute) with the symbolic links of
+// the folders on its way resolved, relative to dir resolved so too. The
+// file itself is not resolved (git stages a link as a link), nor is a
+// part of the path that does not exist (a removed folder): the nearest
+// folder that does is. p is returned as it is when it cannot be resolved
+// or leads out of dir.
+func realPath(dir, p string) string {
+	abs := p
+	if !filepath.IsAbs(abs) {
+		abs = filepath.Join(dir, p)
+	}
+	realDir, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return p
+	}
+	parent, rest := filepath.Dir(abs), filepath.Base(abs)
+	for {
+		if real, err := filepath.EvalSymlinks(parent); err == nil {
+			rel, err := filepath.Rel(realDir, filepath.Join(real, rest))
+			if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+				return p
+			}
+			return rel
+		}
+		up := filepath.Dir(parent)
+		if up == parent {
+			return p
+		}
+		parent, rest = up, filepath.Join(filepath.Base(parent), rest)
+	}
 }
