@@ -45,6 +45,7 @@ import (
 
 	"github.com/kk-project/kk/internal/atomicfile"
 	"github.com/kk-project/kk/internal/frontmatter"
+	"github.com/kk-project/kk/internal/gitx"
 	"github.com/kk-project/kk/internal/index"
 	"github.com/kk-project/kk/internal/indexfiles"
 	"github.com/kk-project/kk/internal/node"
@@ -1268,10 +1269,36 @@ func (tx *Tx) Unreadable(id string) error {
 		return err
 	}
 	p, ok := tx.claimed(id)
-	if !ok || tx.adopted[p] {
+	if !ok {
+		return tx.deletedByHand(id)
+	}
+	if tx.adopted[p] {
 		return nil
 	}
 	return tx.refuseSkipped(p)
+}
+
+// deletedByHand returns the error of an update of the leaf with the given
+// id, which the tree does not have, when git's index has a leaf named
+// for the id that is deleted in the work tree: a person (or an editor, a
+// script) removed the file and did not stage the removal. The update
+// would otherwise write a new leaf at the root of nodes/, keeping none of
+// the fields, body and folder it meant to keep. Outside git, or with the
+// removal staged (git rm), it is nil.
+func (tx *Tx) deletedByHand(id string) error {
+	out, err := gitx.Run(tx.ctx, tx.k.Root, "ls-files", "--deleted", "-z", "--", tx.k.NodesDir())
+	if err != nil {
+		return nil
+	}
+	want := store.IDKey(id) + ".md"
+	for _, rel := range strings.Split(string(out), "\x00") {
+		if rel == "" || strings.ToLower(path.Base(filepath.ToSlash(rel))) != want {
+			continue
+		}
+		return fmt.Errorf("%s, the leaf of %s, is deleted in the work tree and the deletion is not staged: --update changes a leaf that exists, keeping what it is not given; restore it with `git checkout -- %s` and update it, or write %s anew without --update",
+			rel, id, rel, id)
+	}
+	return nil
 }
 
 // refuseClaimed returns an error when staged leaf s is new (or takes a
