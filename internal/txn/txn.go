@@ -144,6 +144,7 @@ type Tx struct {
 	meta Meta
 
 	cfg       *store.Config      // config.yaml, read once (Config)
+	deleted   *[]string          // leaves deleted in the work tree, unstaged, listed once (deletedByHand)
 	tree      *store.Tree        // the tree as read, of the transaction's own (see read)
 	snap      *store.Snapshot    // or the branch index's kept tree, read through its views
 	afterTree func() *store.Tree // the tree after the change, assembled on demand (planChange)
@@ -1286,12 +1287,15 @@ func (tx *Tx) Unreadable(id string) error {
 // the fields, body and folder it meant to keep. Outside git, or with the
 // removal staged (git rm), it is nil.
 func (tx *Tx) deletedByHand(id string) error {
-	out, err := gitx.Run(tx.ctx, tx.k.Root, "ls-files", "--deleted", "-z", "--", tx.k.NodesDir())
-	if err != nil {
-		return nil
+	if tx.deleted == nil {
+		var list []string
+		if out, err := gitx.Run(tx.ctx, tx.k.Root, "ls-files", "--deleted", "-z", "--", tx.k.NodesDir()); err == nil {
+			list = strings.Split(string(out), "\x00")
+		}
+		tx.deleted = &list
 	}
 	want := store.IDKey(id) + ".md"
-	for _, rel := range strings.Split(string(out), "\x00") {
+	for _, rel := range *tx.deleted {
 		if rel == "" || strings.ToLower(path.Base(filepath.ToSlash(rel))) != want {
 			continue
 		}
