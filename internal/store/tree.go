@@ -598,6 +598,9 @@ func IsTempName(name string) bool {
 	return strings.HasPrefix(name, ".") && strings.Contains(name, ".tmp-")
 }
 
+// IndexFolderMsg is the problem of a folder named index.md under nodes/.
+const IndexFolderMsg = "is a folder, named as the index file kk generates for the folder holding it: rename it (git mv), then run `kk index rebuild`; until then kk leaves out the notes in it"
+
 // entryKind is what an entry under nodes/ is to the tree readers.
 type entryKind int
 
@@ -652,6 +655,10 @@ func classify(realRoot, p, rel string, d fs.DirEntry) (entryKind, LeafFile, erro
 		return entryNone, LeafFile{}, nil
 	}
 	switch {
+	case d.IsDir() && name == "index.md":
+		// kk writes the folder's generated index there: a folder in its
+		// place (made by hand) would fail every write and every rebuild.
+		return entryProblem, LeafFile{}, &node.Error{Path: rel, Msg: IndexFolderMsg}
 	case d.IsDir():
 		return entryDir, LeafFile{}, nil
 	case !strings.HasSuffix(name, ".md"):
