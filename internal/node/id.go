@@ -263,7 +263,13 @@ func MakeableFolder(folder string) string {
 		if NameProblem(seg) == "" {
 			continue
 		}
-		seg = strings.TrimRight(strings.Join(strings.Fields(strings.ToValidUTF8(seg, "-")), "-"), ".")
+		seg = strings.Map(func(r rune) rune {
+			if unicode.IsControl(r) || strings.ContainsRune(`:*?"<>|\`, r) {
+				return '-'
+			}
+			return r
+		}, strings.ToValidUTF8(seg, "-"))
+		seg = strings.TrimRight(strings.Join(strings.Fields(seg), "-"), ".")
 		if NameProblem(seg) != "" { // a device name, with an extension or not
 			base, ext, dot := strings.Cut(seg, ".")
 			seg = base + "-notes"
@@ -298,6 +304,10 @@ func NameProblem(name string) string {
 	switch {
 	case !utf8.ValidString(name):
 		return notUTF8(name)
+	case strings.ContainsFunc(name, unicode.IsControl):
+		return fmt.Sprintf("%s holds a control character (a tab or a line break), which Windows refuses in a name, so a Windows clone could not check it out, and which breaks the lines of the index files that list it", strconv.Quote(name))
+	case strings.ContainsAny(name, `:*?"<>|\`):
+		return fmt.Sprintf("%s holds one of the characters Windows refuses in a name (: * ? \" < > | \\), so a Windows clone could not check it out", name)
 	case strings.HasSuffix(name, "."):
 		return fmt.Sprintf("%s ends with a dot, which Windows drops, so a Windows clone could not check it out", name)
 	case strings.HasSuffix(name, " "):

@@ -405,6 +405,7 @@ func TestMakeableFolder(t *testing.T) {
 		"old.":               "old",
 		"über café/x":        "über-café/x",
 		"caf\xe9/x":          "caf-/x",
+		"a:b/what?":          "a-b/what-",
 	} {
 		got := MakeableFolder(in)
 		if got != want {

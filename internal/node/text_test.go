@@ -78,6 +78,9 @@ func TestNameProblem(t *testing.T) {
 		{"a b", "holds a space"},
 		{"caf\xe9", "is not valid UTF-8"},
 		{"café", ""},
+		{"tab\there", "holds a control character"},
+		{"a:b", "Windows refuses in a name"},
+		{"what?", "Windows refuses in a name"},
 	} {
 		got := NameProblem(c.name)
 		if (c.want == "") != (got == "") || !strings.Contains(got, c.want) {
