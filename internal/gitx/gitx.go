@@ -327,3 +327,68 @@ func realPath(dir, p string) string {
 		parent, rest = up, filepath.Join(filepath.Base(parent), rest)
 	}
 }
+
+// Hidden is a tracked file git is told to pass over (git update-index
+// --skip-worktree or --assume-unchanged) whose work tree content differs
+// from git's index: git status, git add -A and git commit skip the
+// change, so the commits keep the old content.
+type Hidden struct {
+	Path string // relative to the folder asked about
+	Flag string // "skip-worktree" or "assume-unchanged"
+}
+
+// HiddenChanges lists the files under dir that git passes over although
+// they changed (Hidden). A file flagged skip-worktree that is not in the
+// work tree (the files a sparse checkout leaves out) is not listed, nor is
+// one whose content is git's. Nil outside git or when git cannot say.
+func HiddenChanges(ctx context.Context, dir string) []Hidden {
+	out, err := Read(ctx, dir, "ls-files", "-v", "-s", "-z", "--", ".")
+	if err != nil {
+		return nil
+	}
+	var flagged []Hidden
+	var sums []string
+	for _, e := range strings.Split(string(out), "\x00") {
+		meta, p, ok := strings.Cut(e, "\t")
+		f := strings.Fields(meta)
+		if !ok || len(f) != 4 || f[3] != "0" || !strings.HasPrefix(f[1], "100") {
+			continue // a conflict stage, a submodule or a link
+		}
+		flag := ""
+		switch tag := f[0]; {
+		case tag == "S":
+			flag = "skip-worktree"
+		case tag != strings.ToUpper(tag):
+			flag = "assume-unchanged"
+		default:
+			continue
+		}
+		if fi, err := os.Lstat(filepath.Join(dir, filepath.FromSlash(p))); err != nil || !fi.Mode().IsRegular() {
+			continue
+		}
+		flagged = append(flagged, Hidden{Path: p, Flag: flag})
+		sums = append(sums, f[2])
+	}
+	if len(flagged) == 0 {
+		return nil
+	}
+	args := []string{"hash-object", "--"}
+	for _, h := range flagged {
+		args = append(args, h.Path)
+	}
+	out, err = Read(ctx, dir, args...)
+	if err != nil {
+		return nil
+	}
+	now := strings.Fields(string(out))
+	if len(now) != len(flagged) {
+		return nil
+	}
+	var changed []Hidden
+	for i, h := range flagged {
+		if now[i] != sums[i] {
+			changed = append(changed, h)
+		}
+	}
+	return changed
+}
