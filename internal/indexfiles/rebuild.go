@@ -282,6 +282,12 @@ func planFor(ctx context.Context, k *store.KB, db *index.DB, t *after, summaries
 		}
 		p.Remove = append(p.Remove, name)
 		res.Removed = append(res.Removed, filepath.ToSlash(filepath.Join(store.DirName, name)))
+		if !looksGenerated(filepath.Join(k.Dir, filepath.FromSlash(name))) {
+			// Not an index kk (or kenkeep) generated: a page a person
+			// wrote in a folder that holds no leaf (plans/index.md), never
+			// committed perhaps. The writer keeps a copy and says where.
+			p.Edited = append(p.Edited, name)
+		}
 	}
 	if !p.delta {
 		// What the plan replaces or removes may hold a person's words.
@@ -295,7 +301,7 @@ func planFor(ctx context.Context, k *store.KB, db *index.DB, t *after, summaries
 			if err != nil {
 				return nil, err
 			}
-			if edited {
+			if edited && !slices.Contains(p.Edited, name) {
 				p.Edited = append(p.Edited, name)
 			}
 		}
@@ -443,6 +449,29 @@ func staleIndexes(indexDirs map[string]bool, gen *Generated) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// looksGenerated reports whether the index.md at path opens as the
+// index files kk and kenkeep generate do, with the heading "# kk Index"
+// or "# kenkeep Index" (after the root index's front matter), with any
+// line endings and a byte order mark (true too when it cannot be read:
+// nothing to keep).
+func looksGenerated(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return true
+	}
+	defer func() { _ = f.Close() }()
+	head := make([]byte, 4096)
+	n, _ := io.ReadFull(f, head)
+	text := strings.ReplaceAll(strings.TrimPrefix(string(head[:n]), "\uFEFF"), "\r\n", "\n")
+	if rest, ok := strings.CutPrefix(text, "---\n"); ok {
+		if _, after, found := strings.Cut(rest, "\n---\n"); found {
+			text = after
+		}
+	}
+	text = strings.TrimLeft(text, "\n")
+	return strings.HasPrefix(text, "# kk Index") || strings.HasPrefix(text, "# kenkeep Index")
 }
 
 // holds reports whether the file at path holds exactly data (false when
