@@ -270,6 +270,10 @@ func planFor(ctx context.Context, k *store.KB, db *index.DB, t *after, summaries
 		}
 		p.Write[name] = gen.Files[name]
 		res.Changed = append(res.Changed, filepath.ToSlash(filepath.Join(store.DirName, name)))
+		if path.Base(name) == "index.md" && !looksGenerated(filepath.Join(k.Dir, filepath.FromSlash(name))) {
+			// A page a person wrote as the folder's index.md: kept too.
+			p.Edited = append(p.Edited, name)
+		}
 	}
 	for _, d := range staleIndexes(indexDirs, gen) {
 		name := store.JoinRel("nodes/"+d, "index.md")
@@ -284,8 +288,10 @@ func planFor(ctx context.Context, k *store.KB, db *index.DB, t *after, summaries
 		res.Removed = append(res.Removed, filepath.ToSlash(filepath.Join(store.DirName, name)))
 		if !looksGenerated(filepath.Join(k.Dir, filepath.FromSlash(name))) {
 			// Not an index kk (or kenkeep) generated: a page a person
-			// wrote in a folder that holds no leaf (plans/index.md), never
-			// committed perhaps. The writer keeps a copy and says where.
+			// wrote (plans/index.md), never committed perhaps. The
+			// writer keeps a copy and says where, whether or not the
+			// generated files were of other leaves (the edit check
+			// below cannot tell an edit in stale files).
 			p.Edited = append(p.Edited, name)
 		}
 	}
