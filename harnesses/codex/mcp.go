@@ -48,7 +48,10 @@ func (tomlMCP) Register(root string, s harness.MCPServer) ([]harness.Change, err
 		return nil, err
 	}
 	exists := err == nil
-	rest, _ := cutMCPBlock(string(old))
+	rest, _, err := cutMCPBlock(string(old))
+	if err != nil {
+		return nil, err
+	}
 	if userTable(rest) {
 		return nil, nil
 	}
@@ -92,7 +95,10 @@ func (tomlMCP) Unregister(root string) ([]harness.Change, error) {
 	if err != nil {
 		return nil, err
 	}
-	rest, found := cutMCPBlock(string(old))
+	rest, found, err := cutMCPBlock(string(old))
+	if err != nil {
+		return nil, err
+	}
 	if !found {
 		return nil, nil
 	}
@@ -151,22 +157,35 @@ func mcpBlock(s harness.MCPServer) string {
 }
 
 // cutMCPBlock returns text without kk's block and the blank line
-// Register put before it, and whether there was a block.
-func cutMCPBlock(text string) (string, bool) {
-	i := strings.Index(text, mcpBlockStart+"\n")
-	if i < 0 {
-		return text, false
+// Register put before it, and whether there was a block. The block is its
+// start line and the first whole end line after it: a comment that merely
+// ends like the end marker is the user's. A start line without an end line
+// after it is an error: which lines are kk's cannot be told, and a block
+// appended after it would be cut back to that start line the next time,
+// taking the user's lines between.
+func cutMCPBlock(text string) (string, bool, error) {
+	start, off := -1, 0
+	for _, l := range strings.SplitAfter(text, "\n") {
+		switch strings.TrimSpace(l) {
+		case mcpBlockStart:
+			if start < 0 {
+				start = off
+			}
+		case mcpBlockEnd:
+			if start >= 0 {
+				end := off + len(l)
+				if strings.HasSuffix(text[:start], "\n\n") {
+					start--
+				}
+				return text[:start] + text[end:], true, nil
+			}
+		}
+		off += len(l)
 	}
-	j := strings.Index(text[i:], mcpBlockEnd+"\n")
-	if j < 0 {
-		return text, false
+	if start >= 0 {
+		return text, false, fmt.Errorf("%s has the line %q but no %q line after it; kk left it unchanged: put the end line back after kk's [mcp_servers.kk] table (or delete the start line), then run kk again", configFile, mcpBlockStart, mcpBlockEnd)
 	}
-	end := i + j + len(mcpBlockEnd) + 1
-	start := i
-	if strings.HasSuffix(text[:start], "\n\n") {
-		start--
-	}
-	return text[:start] + text[end:], true
+	return text, false, nil
 }
 
 // userTable reports whether text defines [mcp_servers.kk] itself.

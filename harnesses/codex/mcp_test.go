@@ -34,3 +34,49 @@ func TestMCPUserTable(t *testing.T) {
 		t.Fatalf("the user's table changed:\n%s", data)
 	}
 }
+
+// TestMCPBlockMarkerLines: kk's block in .codex/config.toml is its start
+// line and the first whole end line after it. A start line whose table
+// and end line were deleted by hand got a new block appended, which the
+// next init then cut back to from the old start line, deleting the user's
+// settings between; such a file is now refused, naming it, and left as it
+// is. A comment that ends like the end marker is the user's. (The rule of
+// kenkeep's tests/lib/managed-block.test.ts for files kk keeps a block in.)
+func TestMCPBlockMarkerLines(t *testing.T) {
+	root := t.TempDir()
+	path := filepath.Join(root, ".codex", "config.toml")
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	a := New()
+	broken := "model = \"o3\"\n" + mcpBlockStart + "\n[profiles.work]\nmodel = \"gpt\"\n"
+	if err := os.WriteFile(path, []byte(broken), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.MCP().Register(root, harness.MCPServerFor("kk")); err == nil {
+		t.Fatal("register over a start line without its end line succeeded")
+	}
+	if _, err := a.MCP().Unregister(root); err == nil {
+		t.Fatal("unregister over a start line without its end line succeeded")
+	}
+	if data, _ := os.ReadFile(path); string(data) != broken {
+		t.Fatalf("the file changed:\n%s", data)
+	}
+
+	user := "[tools]\nweb = true # kk:end\n"
+	if err := os.WriteFile(path, []byte(user), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.MCP().Register(root, harness.MCPServerFor("kk")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.MCP().Register(root, harness.MCPServerFor("kk")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.MCP().Unregister(root); err != nil {
+		t.Fatal(err)
+	}
+	if data, _ := os.ReadFile(path); string(data) != user {
+		t.Fatalf("register then unregister changed the user's lines:\n%q", data)
+	}
+}

@@ -143,8 +143,12 @@ func (a *Adapter) Install(ctx context.Context, o harness.InstallOptions) ([]harn
 	// the committed .github/copilot-instructions.md; kk hands Copilot the
 	// context from its hook instead, so the copy would only go stale.
 	if text := string(instructions); strings.Contains(text, harness.BlockStart) {
-		switch rest := harness.RemoveBlock(text); {
-		case rest == text:
+		// A block whose markers are not one start line then one end line
+		// is left as it is: kk does not own the file, and which lines are
+		// the block cannot be told.
+		rest, err := harness.RemoveBlock(text)
+		switch {
+		case err != nil || rest == text:
 		case strings.TrimSpace(rest) == "":
 			c, err := harness.RemoveFiles(ctx, o.Root, []string{instructionsFile})
 			return append(changes, c...), err

@@ -1,9 +1,12 @@
 package atomicfile
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -135,5 +138,51 @@ func TestFollow(t *testing.T) {
 	must(os.Symlink("elsewhere/bashrc", filepath.Join(root, "THROUGH.md")))
 	if _, err := Follow(root, filepath.Join(root, "THROUGH.md")); err == nil || !strings.Contains(err.Error(), "outside") {
 		t.Errorf("THROUGH.md: err %v, want outside", err)
+	}
+}
+
+// Ported from kenkeep's tests/lib/fs-atomic.test.ts: writers racing on one
+// destination (several hooks of one session start) each write through a
+// temporary file of their own, so none fails for another's rename, the
+// file left is one writer's whole content, and no temporary file stays.
+func TestConcurrentWritersLeaveOneWholeFile(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "state")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	dest := filepath.Join(dir, "state.json")
+	payload := func(i int) string { return fmt.Sprintf("%03d:%s\n", i, strings.Repeat("x", 256*1024)) }
+	const writers = 50
+	errs := make(chan error, writers)
+	var wg sync.WaitGroup
+	for i := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs <- Write(dest, []byte(payload(i)), 0o644)
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Errorf("a writer failed: %v", err)
+		}
+	}
+	data, err := os.ReadFile(dest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	winner, err := strconv.Atoi(string(data[:3]))
+	if err != nil || string(data) != payload(winner) {
+		t.Fatalf("the file is not one writer's whole content (%d bytes, starting %q)", len(data), data[:8])
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 1 {
+		names := make([]string, len(entries))
+		for i, e := range entries {
+			names[i] = e.Name()
+		}
+		t.Fatalf("left in the folder: %v, want state.json alone", names)
 	}
 }

@@ -354,7 +354,7 @@ func TestDecodeActions(t *testing.T) {
 	// A home folder leaving nodes/ is curate-dedup's to refuse for the
 	// batch; curate-persist fails that action alone.
 	for _, bad := range []struct{ src, want string }{
-		{strings.Replace(good, `"a/b"`, `"../../etc"`, 1), `in.json: /0/home_folder: folder "../../etc" climbs out of nodes/`},
+		{strings.Replace(good, `"a/b"`, `"../../etc"`, 1), `in.json: /0/home_folder: folder "../../etc" escapes nodes/`},
 		{strings.Replace(good, `"a/b"`, `"/abs"`, 1), `/0/home_folder: folder "/abs" is absolute`},
 	} {
 		actions, err := DecodeActions("in.json", []byte(bad.src))

@@ -23,7 +23,6 @@ package graph
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
 
 	"github.com/kk-project/kk/internal/node"
@@ -138,12 +137,9 @@ func IsAtom(n *node.Node) bool {
 // IsMolecule reports whether a leaf is a molecule.
 func IsMolecule(n *node.Node) bool { return n.Type == TypeMolecule }
 
-var generatedBlock = regexp.MustCompile(`(?s)` + regexp.QuoteMeta(node.RelatedStart) + `.*?` + regexp.QuoteMeta(node.RelatedEnd) +
-	`|` + regexp.QuoteMeta(node.CitationsStart) + `.*?` + regexp.QuoteMeta(node.CitationsEnd))
-
 // KnowledgeOf returns a leaf body without kk's generated blocks, trimmed.
 func KnowledgeOf(body []byte) string {
-	return strings.TrimSpace(generatedBlock.ReplaceAllString(string(body), ""))
+	return strings.TrimSpace(node.WithoutGeneratedBlocks(string(body)))
 }
 
 // AtomFromLeaf reads an atom from a leaf read with its front matter

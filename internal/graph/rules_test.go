@@ -400,3 +400,15 @@ func TestByteStability(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestKnowledgeOfKeepsQuotedMarkers: an atom's knowledge is its body
+// without the generated blocks, found by whole marker lines; markers
+// quoted in a sentence, and the words between them, stay.
+func TestKnowledgeOfKeepsQuotedMarkers(t *testing.T) {
+	body := "Use `" + node.RelatedStart + "` to open. DURABLEFACT here.\nClose with `" + node.RelatedEnd + "`.\n\n" +
+		node.RelatedStart + "\n# Related\n\n- Related: [practice-y](/y.md)\n" + node.RelatedEnd + "\n\nAfter.\n"
+	want := "Use `" + node.RelatedStart + "` to open. DURABLEFACT here.\nClose with `" + node.RelatedEnd + "`.\n\nAfter."
+	if got := KnowledgeOf([]byte(body)); got != want {
+		t.Fatalf("KnowledgeOf:\n%q\nwant\n%q", got, want)
+	}
+}

@@ -231,45 +231,92 @@ const (
 	BlockEnd   = "<!-- kk:end -->"
 )
 
+// FindBlock returns where kk's block is in text: from the start of its
+// start marker line to the end of its end marker line (the newline after
+// it not included); ok is false when text has no marker line. A marker is
+// a line holding only the marker: one named inside a sentence is the
+// user's text. Any other layout than one start line followed by one end
+// line (a marker without its partner, an end before the start, two
+// blocks) is an error: which lines are kk's cannot be told, and a write
+// would take the user's text between the markers with it.
+func FindBlock(text string) (lo, hi int, ok bool, err error) {
+	var starts, ends []int // offsets of the marker lines
+	endOf := map[int]int{}
+	for off := 0; off < len(text); {
+		eol := strings.IndexByte(text[off:], '\n')
+		if eol < 0 {
+			eol = len(text)
+		} else {
+			eol += off
+		}
+		switch strings.TrimSpace(text[off:eol]) {
+		case BlockStart:
+			starts = append(starts, off)
+		case BlockEnd:
+			ends = append(ends, off)
+			endOf[off] = eol
+		}
+		off = eol + 1
+	}
+	switch {
+	case len(starts) == 0 && len(ends) == 0:
+		return 0, 0, false, nil
+	case len(starts) == 1 && len(ends) == 1 && starts[0] < ends[0]:
+		return starts[0], endOf[ends[0]], true, nil
+	case len(starts) > 1 || len(ends) > 1:
+		return 0, 0, false, fmt.Errorf("%d %s lines and %d %s lines, where kk writes one block", len(starts), BlockStart, len(ends), BlockEnd)
+	case len(ends) == 0:
+		return 0, 0, false, fmt.Errorf("a %s line with no %s line after it", BlockStart, BlockEnd)
+	case len(starts) == 0:
+		return 0, 0, false, fmt.Errorf("a %s line with no %s line before it", BlockEnd, BlockStart)
+	default:
+		return 0, 0, false, fmt.Errorf("a %s line before its %s line", BlockEnd, BlockStart)
+	}
+}
+
+// BlockError is the error of a write refused because of the block layout
+// FindBlock reported in file.
+func BlockError(file string, err error) error {
+	return fmt.Errorf("%s has %v; kk left it unchanged: keep one %s line and one %s line after it around kk's block (or remove both), then run kk again", file, err, BlockStart, BlockEnd)
+}
+
 // UpsertBlock returns text with the kk block set to body: replaced in
 // place when present, appended after a blank line otherwise. The user's
-// text outside the block is kept byte for byte.
-func UpsertBlock(text, body string) string {
+// text outside the block is kept byte for byte. A layout of markers
+// FindBlock refuses is an error, and text is not changed.
+func UpsertBlock(text, body string) (string, error) {
 	block := BlockStart + "\n" + strings.TrimRight(body, "\n") + "\n" + BlockEnd
-	if i := strings.Index(text, BlockStart); i >= 0 {
-		if j := strings.Index(text[i:], BlockEnd); j >= 0 {
-			return text[:i] + block + text[i+j+len(BlockEnd):]
-		}
+	lo, hi, ok, err := FindBlock(text)
+	if err != nil {
+		return text, err
+	}
+	if ok {
+		return text[:lo] + block + text[hi:], nil
 	}
 	if text == "" {
-		return block + "\n"
+		return block + "\n", nil
 	}
 	if !strings.HasSuffix(text, "\n") {
 		text += "\n"
 	}
-	return text + "\n" + block + "\n"
+	return text + "\n" + block + "\n", nil
 }
 
 // RemoveBlock returns text without the kk block (and the blank line
-// UpsertBlock put before it).
-func RemoveBlock(text string) string {
-	i := strings.Index(text, BlockStart)
-	if i < 0 {
-		return text
+// UpsertBlock put before it). A layout of markers FindBlock refuses is an
+// error, and text is not changed.
+func RemoveBlock(text string) (string, error) {
+	start, end, ok, err := FindBlock(text)
+	if err != nil || !ok {
+		return text, err
 	}
-	j := strings.Index(text[i:], BlockEnd)
-	if j < 0 {
-		return text
-	}
-	end := i + j + len(BlockEnd)
 	if strings.HasPrefix(text[end:], "\n") {
 		end++
 	}
-	start := i
 	if strings.HasSuffix(text[:start], "\n\n") {
 		start--
 	}
-	return text[:start] + text[end:]
+	return text[:start] + text[end:], nil
 }
 
 // notAFolder explains err, met reading or making path under root, when a

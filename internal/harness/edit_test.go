@@ -60,21 +60,66 @@ func TestEditJSONFile(t *testing.T) {
 }
 
 func TestBlocks(t *testing.T) {
+	upsert := func(text, body string) string {
+		t.Helper()
+		out, err := UpsertBlock(text, body)
+		if err != nil {
+			t.Fatalf("upsert %q: %v", text, err)
+		}
+		return out
+	}
 	user := "# Agents\n\nUser text.\n"
-	once := UpsertBlock(user, "kk body")
+	once := upsert(user, "kk body")
 	if want := user + "\n" + BlockStart + "\nkk body\n" + BlockEnd + "\n"; once != want {
 		t.Fatalf("append: %q", once)
 	}
-	if twice := UpsertBlock(once, "kk body"); twice != once {
+	if twice := upsert(once, "kk body"); twice != once {
 		t.Fatalf("second upsert changed the text: %q", twice)
 	}
-	if upd := UpsertBlock(once, "new"); upd != user+"\n"+BlockStart+"\nnew\n"+BlockEnd+"\n" {
+	if upd := upsert(once, "new"); upd != user+"\n"+BlockStart+"\nnew\n"+BlockEnd+"\n" {
 		t.Fatalf("replace: %q", upd)
 	}
-	if back := RemoveBlock(once); back != user {
-		t.Fatalf("remove: %q", back)
+	if back, err := RemoveBlock(once); err != nil || back != user {
+		t.Fatalf("remove: %q %v", back, err)
 	}
-	if got := UpsertBlock("", "b"); got != BlockStart+"\nb\n"+BlockEnd+"\n" {
+	if got := upsert("", "b"); got != BlockStart+"\nb\n"+BlockEnd+"\n" {
 		t.Fatalf("empty: %q", got)
+	}
+}
+
+// TestBlockMarkersAreLines: ported from kenkeep's
+// tests/lib/managed-block.test.ts. Markers named in a sentence are the
+// user's text (matching them as substrings replaced the words between
+// them with the block); a layout that is not one start line then one end
+// line is refused and the text left as it is (an end line before a start
+// line made the second write cut from that start to the end of the block
+// appended after it, taking the user's text between).
+func TestBlockMarkersAreLines(t *testing.T) {
+	const head, middle, tail = "user head\n", "user notes between markers\n", "user tail that must survive\n"
+	prose := head + "Docs: the block sits between `" + BlockStart + "` and `" + BlockEnd + "` lines.\n" + tail
+	once, err := UpsertBlock(prose, "kk body")
+	if err != nil || once != prose+"\n"+BlockStart+"\nkk body\n"+BlockEnd+"\n" {
+		t.Fatalf("inline markers: %q %v", once, err)
+	}
+	if back, err := RemoveBlock(once); err != nil || back != prose {
+		t.Fatalf("remove after inline markers: %q %v", back, err)
+	}
+	// A block kk wrote, between user text, is replaced in place.
+	framed := head + BlockStart + "\nstale\n" + BlockEnd + "\n" + tail
+	if got, err := UpsertBlock(framed, "kk body"); err != nil || got != head+BlockStart+"\nkk body\n"+BlockEnd+"\n"+tail {
+		t.Fatalf("in place: %q %v", got, err)
+	}
+	for name, text := range map[string]string{
+		"orphaned start": head + BlockStart + "\nstale\n" + tail,
+		"orphaned end":   head + "stale\n" + BlockEnd + "\n" + tail,
+		"two blocks":     head + BlockStart + "\nold\n" + BlockEnd + "\n" + middle + BlockStart + "\nolder\n" + BlockEnd + "\n" + tail,
+		"end then start": head + BlockEnd + "\n" + middle + BlockStart + "\n" + tail,
+	} {
+		if got, err := UpsertBlock(text, "kk body"); err == nil || got != text {
+			t.Errorf("%s: upsert gave %q, %v; want the text unchanged and an error", name, got, err)
+		}
+		if got, err := RemoveBlock(text); err == nil || got != text {
+			t.Errorf("%s: remove gave %q, %v; want the text unchanged and an error", name, got, err)
+		}
 	}
 }

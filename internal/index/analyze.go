@@ -291,20 +291,7 @@ func stopword(w string) bool { return stopwords[w] }
 // (the text of a link is kept) and bare URLs. A leaf linking another thus
 // does not match that leaf's words.
 func authoredText(body string) string {
-	for _, m := range [][2]string{{node.RelatedStart, node.RelatedEnd}, {node.CitationsStart, node.CitationsEnd}} {
-		for {
-			i := strings.Index(body, m[0])
-			if i < 0 {
-				break
-			}
-			j := strings.Index(body[i:], m[1])
-			if j < 0 {
-				body = body[:i]
-				break
-			}
-			body = body[:i] + body[i+j+len(m[1]):]
-		}
-	}
+	body = node.WithoutGeneratedBlocks(body)
 	var b strings.Builder
 	b.Grow(len(body))
 	for i := 0; i < len(body); {

@@ -172,3 +172,17 @@ func TestSnippet(t *testing.T) {
 // sits beside the repository.
 // © 2026 Mateu Aguiló Bosch, MIT licence (its LICENSE file is in that folder).
 const drupalPack = "../../../shared/fixtures/kenkeep-pack-drupal"
+
+// TestAuthoredTextKeepsQuotedMarkers: a note quoting the generated-block
+// markers in a sentence (one documenting kk's format) kept none of the
+// words between two quoted markers in the search text; the blocks are
+// found as a write finds them, by whole marker lines
+// (node.TestRenderSectionsQuotedMarkers).
+func TestAuthoredTextKeepsQuotedMarkers(t *testing.T) {
+	body := "Use `<!-- kk:related:start -->` to open. DURABLEFACT here.\nClose with `<!-- kk:related:end -->`.\n\n" +
+		"<!-- kk:related:start -->\n# Related\n\n- Related: [practice-y](/y.md)\n<!-- kk:related:end -->\n"
+	got := authoredText(body)
+	if !strings.Contains(got, "DURABLEFACT") || strings.Contains(got, "practice-y") {
+		t.Fatalf("authoredText: %q", got)
+	}
+}

@@ -115,8 +115,10 @@ func checkAgentsBlock(k *store.KB) checks.DoctorCheck {
 		c.Level, c.Message, c.Fix = checks.DoctorError, fmt.Sprintf("%s cannot be read: %v", file, err), "check the file's permissions"
 		return c
 	}
-	body, ok := blockBody(string(data))
+	body, ok, berr := blockBody(string(data))
 	switch {
+	case berr != nil:
+		c.Level, c.Message, c.Fix = checks.DoctorWarn, fmt.Sprintf("%s has %v, so kk cannot tell which lines are its block", file, berr), "keep one "+harness.BlockStart+" line and one "+harness.BlockEnd+" line after it around kk's block, then run `kk init --upgrade`"
 	case !ok:
 		c.Level, c.Message, c.Fix = checks.DoctorWarn, file+" has no kk block, so agents that read it are not told about the knowledge base", fix
 	case body != strings.TrimRight(AgentsBlock(), "\n"):
@@ -127,18 +129,20 @@ func checkAgentsBlock(k *store.KB) checks.DoctorCheck {
 	return c
 }
 
-// blockBody returns the text between kk's markers.
-func blockBody(text string) (string, bool) {
-	i := strings.Index(text, harness.BlockStart)
-	if i < 0 {
-		return "", false
+// blockBody returns the lines between kk's marker lines (FindBlock's
+// block), and FindBlock's error for a layout it refuses.
+func blockBody(text string) (string, bool, error) {
+	lo, hi, ok, err := harness.FindBlock(text)
+	if err != nil || !ok {
+		return "", false, err
 	}
-	rest := text[i+len(harness.BlockStart):]
-	j := strings.Index(rest, harness.BlockEnd)
-	if j < 0 {
-		return "", false
+	block := text[lo:hi]
+	first := strings.IndexByte(block, '\n')
+	last := strings.LastIndexByte(block, '\n')
+	if first < 0 || last <= first {
+		return "", true, nil
 	}
-	return strings.Trim(rest[:j], "\n"), true
+	return strings.Trim(block[first+1:last], "\n"), true, nil
 }
 
 func listOrNone(ids []string) string {

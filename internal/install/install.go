@@ -284,10 +284,10 @@ func upsertAgentsBlock(k *store.KB) (*harness.Change, error) {
 		return nil, fmt.Errorf("reading %s: %w", k.Rel(p), err)
 	}
 	exists := err == nil
-	if exists && strings.Contains(string(old), harness.BlockStart) && !strings.Contains(string(old), harness.BlockEnd) {
-		return nil, fmt.Errorf("%s has the %s marker but no %s marker; add the end marker or remove the start marker, then run kk again", k.Rel(p), harness.BlockStart, harness.BlockEnd)
+	text, err := harness.UpsertBlock(string(old), AgentsBlock())
+	if err != nil {
+		return nil, harness.BlockError(k.Rel(p), err)
 	}
-	text := harness.UpsertBlock(string(old), AgentsBlock())
 	if exists && text == string(old) {
 		return nil, nil
 	}
@@ -315,7 +315,10 @@ func removeAgentsBlock(k *store.KB) (*harness.Change, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading %s: %w", k.Rel(p), err)
 	}
-	text := harness.RemoveBlock(string(old))
+	text, err := harness.RemoveBlock(string(old))
+	if err != nil {
+		return nil, harness.BlockError(k.Rel(p), err)
+	}
 	if text == string(old) {
 		return nil, nil
 	}

@@ -196,7 +196,7 @@ func CleanFolder(folder string) (string, error) {
 	}
 	for _, seg := range strings.Split(f, "/") {
 		if seg == ".." {
-			return "", fmt.Errorf("folder %q climbs out of nodes/ with \"..\"; give a folder inside nodes/", folder)
+			return "", fmt.Errorf("folder %q escapes nodes/: it climbs out with \"..\"; give a folder inside nodes/", folder)
 		}
 	}
 	c := path.Clean(f)

@@ -59,17 +59,19 @@ func MarkdownLinks(body []byte) []Link {
 			}
 		case !inComment && isFence(raw) != nil:
 			fence = isFence(raw)
-		case citations || bytes.Contains(raw, citationsStartB):
-			citations = !bytes.Contains(raw, citationsEndB)
+		// A marker is a line holding only the marker (findBlock's rule):
+		// one quoted in a sentence is text.
+		case citations:
+			citations = !bytes.Equal(bytes.TrimSpace(raw), citationsEndB)
+		case !inComment && bytes.Equal(bytes.TrimSpace(raw), citationsStartB):
+			citations = true
+		case !inComment && bytes.Equal(bytes.TrimSpace(raw), relatedStartB):
+			related = true
+		case !inComment && bytes.Equal(bytes.TrimSpace(raw), relatedEndB):
+			related = false
 		case inComment || bytes.Contains(raw, []byte("<!--")) || bytes.Contains(raw, []byte("](")) || bytes.Contains(raw, []byte("]:")):
-			if bytes.Contains(raw, relatedStartB) {
-				related = true
-			}
 			masked := maskLine(raw, &inComment)
 			out = append(out, lineLinks(masked, raw, off, line, related)...)
-			if bytes.Contains(raw, relatedEndB) {
-				related = false
-			}
 		}
 		off = end + 1
 	}

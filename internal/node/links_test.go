@@ -1,6 +1,8 @@
 package node
 
 import (
+	"fmt"
+	"slices"
 	"testing"
 )
 
@@ -88,5 +90,24 @@ func TestLinkTarget(t *testing.T) {
 		if got := LinkTarget(Link{Path: c.written, Angle: c.angle}, c.dir, c.to); got != c.want {
 			t.Errorf("LinkTarget(%q from %q to %q) = %q, want %q", c.written, c.dir, c.to, got, c.want)
 		}
+	}
+}
+
+// TestMarkdownLinksQuotedMarkers: a generated-block marker quoted in a
+// sentence is text, as RenderSections takes it (TestRenderSectionsQuotedMarkers):
+// a quoted Citations start marker hid every link after it from kk lint,
+// and a quoted Related start marker made the links after it count as
+// generated ones (a finding, not an error).
+func TestMarkdownLinksQuotedMarkers(t *testing.T) {
+	body := []byte("The block opens with `" + CitationsStart + "`.\nSee [a](a.md).\n" +
+		"And `" + RelatedStart + "` opens the other.\nSee [b](b.md).\n\n" +
+		RelatedStart + "\n# Related\n\n- Related: [c](/c.md)\n" + RelatedEnd + "\n\n" +
+		CitationsStart + "\n# Citations\n\n[1] [docs/x.md](docs/x.md)\n" + CitationsEnd)
+	var got []string
+	for _, l := range MarkdownLinks(body) {
+		got = append(got, fmt.Sprintf("%s:%v", l.Path, l.Generated))
+	}
+	if want := []string{"a.md:false", "b.md:false", "/c.md:true"}; !slices.Equal(got, want) {
+		t.Fatalf("links: %v, want %v", got, want)
 	}
 }

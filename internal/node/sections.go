@@ -21,30 +21,76 @@ var (
 )
 
 // findBlock returns where the generated block between start and end is in
-// body, with the newlines around it: the first end marker that has a start
-// marker before it, from the nearest such start. A marker left alone by a
-// hand edit (an end line deleted) is then text like any other; cutting
+// body, with the newlines around it: the first end marker line that has a
+// start marker line before it, from the nearest such start. A marker is a
+// line holding only the marker, outside a fenced code block: a marker
+// quoted in prose (`<!-- kk:related:start -->` in a sentence) or shown in
+// a fenced example is text, and so is the prose between two such quotes,
+// which a substring match would cut out and replace. A fence never closed
+// is not taken for a code block (its lines would hide the block kk wrote
+// at the end, and each write would append another). A marker left alone
+// by a hand edit (an end line deleted) is text like any other; cutting
 // from it to a later block's end would drop the text between.
 func findBlock(body, start, end string) (lo, hi int, ok bool) {
-	for off := 0; off < len(body); {
-		e := strings.Index(body[off:], end)
-		if e < 0 {
-			return 0, 0, false
+	if !strings.Contains(body, end) {
+		return 0, 0, false
+	}
+	fenced := closedFences(body)
+	s := -1 // offset of the nearest start marker line not yet used
+	for off, i := 0, 0; off < len(body); i++ {
+		eol := strings.IndexByte(body[off:], '\n')
+		if eol < 0 {
+			eol = len(body)
+		} else {
+			eol += off
 		}
-		e += off
-		if s := strings.LastIndex(body[off:e], start); s >= 0 {
-			lo, hi = off+s, e+len(end)
-			for lo > 0 && body[lo-1] == '\n' {
-				lo--
+		if !fenced[i] {
+			switch strings.TrimSpace(body[off:eol]) {
+			case start:
+				s = off
+			case end:
+				if s >= 0 {
+					lo, hi = s, eol
+					for lo > 0 && body[lo-1] == '\n' {
+						lo--
+					}
+					for hi < len(body) && body[hi] == '\n' {
+						hi++
+					}
+					return lo, hi, true
+				}
 			}
-			for hi < len(body) && body[hi] == '\n' {
-				hi++
-			}
-			return lo, hi, true
 		}
-		off = e + len(end)
+		off = eol + 1
 	}
 	return 0, 0, false
+}
+
+// closedFences reports, by line number, the lines of body inside a fenced
+// code block that is closed (its opening and closing lines included).
+func closedFences(body string) map[int]bool {
+	lines := strings.Split(body, "\n")
+	var in map[int]bool
+	for i := 0; i < len(lines); i++ {
+		f := isFence([]byte(lines[i]))
+		if f == nil {
+			continue
+		}
+		for j := i + 1; j < len(lines); j++ {
+			c := isFence([]byte(lines[j]))
+			if c != nil && c[0] == f[0] && len(c) >= len(f) && strings.TrimSpace(lines[j]) == string(c) {
+				if in == nil {
+					in = map[int]bool{}
+				}
+				for k := i; k <= j; k++ {
+					in[k] = true
+				}
+				i = j
+				break
+			}
+		}
+	}
+	return in
 }
 
 // EscapeLabel makes text safe inside a markdown link label: whitespace runs
@@ -247,4 +293,21 @@ func HasUnmarkedSections(body string) []string {
 		}
 	}
 	return found
+}
+
+// WithoutGeneratedBlocks returns body without its generated Related and
+// Citations blocks, found as RenderSections finds them (whole marker
+// lines outside fenced code blocks), each replaced by a blank line: the
+// text a person wrote, markers quoted in it included.
+func WithoutGeneratedBlocks(body string) string {
+	for _, m := range [][2]string{{RelatedStart, RelatedEnd}, {CitationsStart, CitationsEnd}} {
+		for {
+			lo, hi, ok := findBlock(body, m[0], m[1])
+			if !ok {
+				break
+			}
+			body = body[:lo] + "\n\n" + body[hi:]
+		}
+	}
+	return body
 }

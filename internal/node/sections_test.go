@@ -93,3 +93,47 @@ func TestRenderSectionsOneRelatedHeading(t *testing.T) {
 		})
 	}
 }
+
+// TestRenderSectionsQuotedMarkers: a marker quoted in prose or shown in a
+// fenced example is not a generated block. Matching the markers as
+// substrings cut everything between a quoted start and a quoted end (the
+// sentences of a note documenting the markers) and put the block there.
+// Ported from kenkeep's tests/lib/rendered-links.test.ts ("treats only
+// whole-line markers outside code fences as a generated section").
+func TestRenderSectionsQuotedMarkers(t *testing.T) {
+	n := &Node{RelatesTo: []string{"map-x"}}
+	resolve := func(id string) (string, bool) { return "refs/" + id + ".md", true }
+	prose := strings.Join([]string{
+		"# Marker examples",
+		"Use `" + RelatedStart + "` to demonstrate the marker.",
+		"DURABLE_FACT explains the module contract.",
+		"Close the demonstration with `" + RelatedEnd + "`.",
+		"",
+		"```markdown",
+		RelatedStart,
+		"FENCED_EXAMPLE",
+		RelatedEnd,
+		"```",
+	}, "\n")
+	want := prose + "\n\n" + RelatedSection(n, resolve)
+	out := RenderSections(prose, n, resolve)
+	if out != want {
+		t.Fatalf("first render:\n%s\n--- want\n%s", out, want)
+	}
+	// The real block is found and refreshed; the prose and the example stay.
+	stale := strings.Replace(out, "(/refs/map-x.md)", "(/old/map-x.md)", 1)
+	if again := RenderSections(stale, n, resolve); again != want {
+		t.Fatalf("refresh:\n%s\n--- want\n%s", again, want)
+	}
+	// Without edges the block goes and the quoted markers stay.
+	if bare := RenderSections(out, &Node{}, resolve); bare != prose {
+		t.Fatalf("block removal:\n%s\n--- want\n%s", bare, prose)
+	}
+	// A fence never closed does not hide the block written after it: a
+	// second render replaces it rather than appending another.
+	open := "Body\n\n```go\nfunc f() {}"
+	first := RenderSections(open, n, resolve)
+	if again := RenderSections(first, n, resolve); again != first || strings.Count(again, RelatedStart) != 1 {
+		t.Fatalf("unclosed fence: %q then %q", first, again)
+	}
+}

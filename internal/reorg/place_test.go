@@ -180,7 +180,7 @@ func TestPlaceRejects(t *testing.T) {
 			[]string{"/placements: leaf map-b (map/map-b.md) is not placed; every leaf `kk place inventory` lists must be placed exactly once"}},
 		{"escape", `{"placements": [{"id": "practice-a", "targetFolder": "../x"}, {"id": "map-b", "targetFolder": "/abs"}, {"id": "practice-c", "targetFolder": "x"}]}`,
 			[]string{
-				`/placements/0/targetFolder: folder "../x" climbs out of nodes/ with ".."; give a folder inside nodes/`,
+				`/placements/0/targetFolder: folder "../x" escapes nodes/: it climbs out with ".."; give a folder inside nodes/`,
 				`/placements/1/targetFolder: folder "/abs" is absolute; give a folder relative to nodes/`,
 			}},
 		{"orphan summary", `{"placements": [{"id": "practice-a", "targetFolder": "x/y"}, {"id": "map-b", "targetFolder": "x"}, {"id": "practice-c", "targetFolder": "x"}],

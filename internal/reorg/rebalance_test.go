@@ -479,7 +479,7 @@ func TestRebalanceRejects(t *testing.T) {
 			{"operation": "merge", "branch": "nowhere/deep", "into": "missing"}]}`,
 			[]string{`/operations/1/into: no folder "missing" under nodes/; a merge moves leaves into an existing folder (use create-branch for a new one)`}},
 		{"escape", `{"operations": [{"operation": "create-branch", "folder": "../out", "summary": "", "ids": ["practice-a"]}]}`,
-			[]string{`/operations/0/folder: folder "../out" climbs out of nodes/ with ".."; give a folder inside nodes/`}},
+			[]string{`/operations/0/folder: folder "../out" escapes nodes/: it climbs out with ".."; give a folder inside nodes/`}},
 		{"absolute", `{"operations": [{"operation": "split-leaf", "leafId": "practice-a", "folder": "/etc", "summary": "", "children": [{"title": "x", "summary": "", "body": ""}, {"title": "y", "summary": "", "body": ""}]}]}`,
 			[]string{`/operations/0/folder: folder "/etc" is absolute; give a folder relative to nodes/`}},
 		{"hidden folder", `{"operations": [{"operation": "create-branch", "folder": "a/.git", "summary": "", "ids": ["practice-a"]}]}`,

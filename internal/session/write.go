@@ -401,6 +401,9 @@ func writerLock(ctx context.Context, k *store.KB, wait time.Duration, cmd string
 	if wait <= 0 {
 		wait = k.WriterWait()
 	}
+	if err := k.CheckContained(); err != nil {
+		return nil, err
+	}
 	l, err := k.WriterLock().Acquire(ctx, wait, cmd)
 	if err != nil {
 		return nil, err

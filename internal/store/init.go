@@ -238,11 +238,28 @@ func mergeKKIgnore(path string) ([]byte, error) {
 	}
 	block := kkignoreStart + "\n" + strings.Join(KKIgnoreDirs, "\n") + "\n" + kkignoreEnd + "\n"
 	text := strings.ReplaceAll(string(old), "\r\n", "\n")
-	if i := strings.Index(text, kkignoreStart); i >= 0 {
-		if j := strings.Index(text[i:], kkignoreEnd); j >= 0 {
-			rest := strings.TrimPrefix(text[i+j+len(kkignoreEnd):], "\n")
-			return []byte(text[:i] + block + rest), nil
+	// The block is the start line and the first end line after it, each a
+	// whole line: a pattern or comment that merely begins like a marker is
+	// the user's. A start line left without its end line is refused: which
+	// lines below it are kk's cannot be told, and appending a block would
+	// make the next init cut the user's lines up to that block's end.
+	lines := strings.SplitAfter(text, "\n")
+	start, off := -1, 0
+	for _, l := range lines {
+		switch strings.TrimSpace(l) {
+		case kkignoreStart:
+			if start < 0 {
+				start = off
+			}
+		case kkignoreEnd:
+			if start >= 0 {
+				return []byte(text[:start] + block + text[off+len(l):]), nil
+			}
 		}
+		off += len(l)
+	}
+	if start >= 0 {
+		return nil, fmt.Errorf("%s has the line %q but no %q line after it; kk left it unchanged: put the end line back after kk's folders (or delete the start line), then run kk again", filepath.Base(path), kkignoreStart, kkignoreEnd)
 	}
 	own := map[string]bool{}
 	for _, d := range KKIgnoreDirs {

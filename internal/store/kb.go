@@ -189,3 +189,46 @@ func (k *KB) CheckFolder(folder string) error {
 	}
 	return nil
 }
+
+// CheckContained makes sure the folders a write goes into (.ai,
+// .ai/kenkeep, its nodes/, conflicts/, _sessions/ and .state/) are inside
+// the repository: each is
+// repository content, so a symlink at one of them that leads out of the
+// repository (a cloned repository's .ai linked to a person's home) would
+// make kk write there. The repository folder itself may be reached
+// through a symlink. Every write checks it before it takes the writer
+// lock, whose file is under .state/.
+func (k *KB) CheckContained() error {
+	realRoot, err := filepath.EvalSymlinks(k.Root)
+	if err != nil {
+		return fmt.Errorf("resolving the repository folder %s: %w", k.Root, err)
+	}
+	for _, dir := range []string{k.NodesDir(), k.ConflictsDir(), k.SessionsDir(), k.StateDir()} {
+		rel, err := filepath.Rel(k.Root, dir)
+		if err != nil || !filepath.IsLocal(rel) {
+			continue
+		}
+		p := k.Root
+		for _, seg := range strings.Split(rel, string(filepath.Separator)) {
+			p = filepath.Join(p, seg)
+			fi, err := os.Lstat(p)
+			if errors.Is(err, fs.ErrNotExist) {
+				break
+			}
+			if err != nil {
+				return err
+			}
+			if fi.Mode()&fs.ModeSymlink == 0 {
+				continue
+			}
+			target, err := filepath.EvalSymlinks(p)
+			if err != nil {
+				return fmt.Errorf("writing into %s crosses the symlink %s, which kk cannot follow (%v); make %s a real folder, then run kk again", k.Rel(dir), k.Rel(p), err, k.Rel(p))
+			}
+			if r, err := filepath.Rel(realRoot, target); err != nil || !filepath.IsLocal(r) {
+				return fmt.Errorf("writing into %s crosses the symlink %s, which leads out of the repository (to %s); kk writes only inside the repository: make %s a real folder, then run kk again", k.Rel(dir), k.Rel(p), target, k.Rel(p))
+			}
+		}
+	}
+	return nil
+}

@@ -11,6 +11,9 @@ import (
 
 // WithLock runs fn while holding the writer lock.
 func (k *KB) WithLock(ctx context.Context, cmd string, fn func() error) error {
+	if err := k.CheckContained(); err != nil {
+		return err
+	}
 	l, err := k.WriterLock().Acquire(ctx, k.WriterWait(), cmd)
 	if err != nil {
 		return err

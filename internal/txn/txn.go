@@ -210,6 +210,9 @@ func update(ctx context.Context, k *store.KB, m Meta, sweep bool, fn func(tx *Tx
 	if m.Command == "" {
 		m.Command = "kk"
 	}
+	if err := k.CheckContained(); err != nil {
+		return nil, err
+	}
 	l, err := k.WriterLock().Acquire(ctx, k.WriterWait(), m.Command)
 	if err != nil {
 		return nil, err
