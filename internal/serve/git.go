@@ -387,6 +387,53 @@ func hookRefused(r *gitx.Repo, err error) error {
 	return fmt.Errorf("committing: git's reference-transaction hook %s refused to move the branch %s (%s); fix the hook, or remove it, then send the request again", hook, r.Branch, what)
 }
 
+// indexDamage are git's words for an index it cannot read (read-cache.c):
+// cut short, its checksum or signature wrong, a version or an entry
+// format it does not know.
+var indexDamage = []string{
+	"index file smaller than expected",
+	"index file corrupt",
+	"bad index file sha1 signature",
+	"bad index version",
+	"unknown index entry format",
+	"unable to map index file",
+}
+
+// indexDamaged marks a failure of git to read the work tree's index (a
+// crash or a full disk while another git command wrote it, a disk's
+// fault) as the environment's (jobqueue.ErrHeld: the job is put back and
+// waits, /healthz saying which file and how to rebuild it): every job's
+// commit starts from that index, so each would fail in turn, losing every
+// post accepted meanwhile, while /healthz said ok. A git kk keeps running
+// (check-attr) that died on the index says nothing kk reads, so a failure
+// that does not name the damage has the index read once more (git
+// ls-files) to tell. kk never rebuilds it itself: what the person staged
+// is theirs.
+func indexDamaged(ctx context.Context, r *gitx.Repo, err error) error {
+	if err == nil || errors.Is(err, jobqueue.ErrHeld) || errors.Is(err, jobqueue.ErrInterrupted) {
+		return err
+	}
+	damage := func(msg string) string {
+		for _, d := range indexDamage {
+			if strings.Contains(msg, d) {
+				return d
+			}
+		}
+		return ""
+	}
+	d := damage(err.Error())
+	if d == "" && ctx.Err() == nil {
+		if _, rerr := gitx.Read(ctx, r.Top, "ls-files", "--cached", "-z", "--", ".ai/kenkeep/ENTRY.md"); rerr != nil {
+			d = damage(rerr.Error())
+		}
+	}
+	if d == "" {
+		return err
+	}
+	index := filepath.Join(r.GitDir, "index")
+	return fmt.Errorf("%w: the git index %s is damaged (git: %s); rebuild it from the branch's tip, keeping the work tree's files: rm %s && git reset; the job waits and runs once it can be read (%v)", jobqueue.ErrHeld, index, d, index, err)
+}
+
 // heldError marks a failure to take kk's writer lock (another kk process
 // held it for the whole wait) as the environment's.
 func heldError(err error) error {
