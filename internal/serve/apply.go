@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -131,10 +132,40 @@ func (b *Backend) unwritable(err error) error {
 		why = "another program wrote a file of the job at the same moment; nothing was written, and the job runs again"
 	case errors.Is(err, fs.ErrPermission) && errors.As(err, &pe) && within(b.k.StateDir(), pe.Path):
 		why = "kk's state folder " + b.k.StateDir() + " cannot be written (permission denied); make it writable by kk serve's user"
+	case errors.Is(err, fs.ErrPermission) && b.everyJobWrites(err) != "":
+		// ENTRY.md and GRAPH.md (and the temporary files they are
+		// written through, in the same folder) are written by every
+		// job: made read-only or immutable, or another user's.
+		why = b.everyJobWrites(err) + " cannot be written (permission denied); every job writes it: make it and its folder " + b.k.Dir + " writable by kk serve's user"
 	default:
 		return err
 	}
 	return fmt.Errorf("%w: %s: the job waits and runs once its files can be written (%v)", jobqueue.ErrHeld, why, err)
+}
+
+// everyJobWrites returns the file a permission error names when every
+// job writes it: one directly in .ai/kenkeep (ENTRY.md, GRAPH.md, the
+// temporary files they are written through) or the folder itself, ""
+// for any other (a note's folder: that job's alone).
+func (b *Backend) everyJobWrites(err error) string {
+	var paths []string
+	var pe *fs.PathError
+	var le *os.LinkError
+	if errors.As(err, &pe) {
+		paths = append(paths, pe.Path)
+	}
+	if errors.As(err, &le) {
+		paths = append(paths, le.New, le.Old)
+	}
+	for _, p := range paths {
+		if p == b.k.Dir || filepath.Dir(p) == b.k.Dir {
+			if le != nil && p == le.Old {
+				return le.New
+			}
+			return p
+		}
+	}
+	return ""
 }
 
 // gitUnwritable marks a commit's failure for want of permission as the

@@ -2,12 +2,19 @@ package serve
 
 import (
 	"bytes"
+	"context"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/kk-project/kk/internal/httpapi"
+	"github.com/kk-project/kk/internal/store"
+	"github.com/kk-project/kk/internal/txn"
 )
 
 // A git index damaged under a running server (a crash or a full disk
@@ -77,5 +84,92 @@ func TestFaultDamagedGitIndexHoldsTheJob(t *testing.T) {
 				t.Errorf("git status:\n%s", st)
 			}
 		})
+	}
+}
+
+// A file every job writes (ENTRY.md and GRAPH.md, in .ai/kenkeep itself)
+// that kk serve's user may not write (made read-only or immutable,
+// another user's: EACCES, EPERM) would fail every job in turn, as a full
+// disk would: the job is held, /healthz names the file, and once it can
+// be written the job is done with its one commit. A note's folder that
+// cannot be written still fails only the job that writes there, and the
+// next job runs. Found by the red team: with ENTRY.md made immutable
+// (chattr +i), each job failed ("rename …/.ENTRY.md.tmp-… …/ENTRY.md:
+// operation not permitted") while /healthz said ok.
+func TestFaultUnwritableGeneratedFileHoldsTheJob(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		file string
+		err  func(k *store.KB) error
+	}{
+		{"ENTRY.md immutable", "ENTRY.md", func(k *store.KB) error {
+			return &os.LinkError{Op: "rename", Old: filepath.Join(k.Dir, ".ENTRY.md.tmp-1"), New: k.EntryPath(), Err: syscall.EPERM}
+		}},
+		{"GRAPH.md read-only", "GRAPH.md", func(k *store.KB) error {
+			return &fs.PathError{Op: "open", Path: k.GraphPath(), Err: syscall.EACCES}
+		}},
+		{"kb folder read-only", "ENTRY.md", func(k *store.KB) error {
+			return &fs.PathError{Op: "open", Path: filepath.Join(k.Dir, ".ENTRY.md.tmp-2"), Err: syscall.EACCES}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			k := newRepo(t, 0)
+			var refused atomic.Bool
+			refused.Store(true)
+			faulty := txn.WithFaults(context.Background(), txn.Faults{Write: func(rel string) error {
+				if refused.Load() && rel == tc.file {
+					return tc.err(k)
+				}
+				return nil
+			}})
+			s := startWith(t, faulty, k, nil)
+			id := s.postAsync(t, "Unwritable "+tc.name)
+			s.waitHealth(t, "cannot be written")
+			if j, _ := s.Client.Job(ctx, id); j.Status == "failed" || j.Status == "done" {
+				t.Fatalf("the job ended while %s could not be written: %+v", tc.file, j)
+			}
+			refused.Store(false)
+			j := s.waitJob(t, id, 30*time.Second)
+			if j.Status != "done" {
+				t.Fatalf("the job once %s could be written: %+v", tc.file, j)
+			}
+			jobCommit(t, k, "store", j)
+			if h := s.health(t); h.Status != "ok" {
+				t.Errorf("health after: %+v", h)
+			}
+			clean(t, k)
+		})
+	}
+
+	// A note's folder refused: that job fails alone, the next is done.
+	k := newRepo(t, 0)
+	faulty := txn.WithFaults(context.Background(), txn.Faults{Write: func(rel string) error {
+		if rel == "nodes/locked/map-a.md" {
+			return &fs.PathError{Op: "open", Path: filepath.Join(k.NodesDir(), "locked", ".map-a.md.tmp-1"), Err: syscall.EACCES}
+		}
+		return nil
+	}})
+	s := startWith(t, faulty, k, nil)
+	first := s.post(t, httpapi.PostRequest{Title: "First in locked", Content: "First.\n"})
+	if first.Status != "done" {
+		t.Fatalf("a post before: %+v", first)
+	}
+	edit := s.edit(t, httpapi.EditRequest{Path: first.Path, Content: "Edited.\n"})
+	if !strings.HasPrefix(first.Path, "inbox/") || edit.Status != "done" {
+		t.Fatalf("edit: %+v %+v", first, edit)
+	}
+	if err := os.MkdirAll(filepath.Join(k.NodesDir(), "locked"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	handNote(t, k, "locked/map-a.md", "Locked A", "in a folder kk may not write", nil, "", "A.\n")
+	commitAll(t, k, "a note in locked/")
+	if j := s.edit(t, httpapi.EditRequest{Path: "locked/map-a.md", Content: "Changed.\n"}); j.Status != "failed" || !strings.Contains(j.Error, "permission denied") {
+		t.Errorf("an edit in the refused folder: %+v", j)
+	}
+	if j := s.post(t, httpapi.PostRequest{Title: "After", Content: "After.\n"}); j.Status != "done" {
+		t.Errorf("the next post: %+v", j)
+	}
+	if h := s.health(t); h.Status != "ok" {
+		t.Errorf("health after: %+v", h)
 	}
 }
