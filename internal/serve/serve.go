@@ -446,16 +446,21 @@ func (b *Backend) ByTags(ctx context.Context, tags []string, all bool) ([]servic
 	if err != nil {
 		return nil, err
 	}
+	want := make(map[string]bool, len(tags))
+	for _, t := range tags {
+		want[t] = true
+	}
 	var matches []*node.Node
 	for _, n := range t.Leaves {
-		have := lowerTags(n.Tags)
+		// Each of the note's tags looked up among the wanted ones: the
+		// cost follows the note's tags, not the query's.
 		matched := 0
-		for _, want := range tags {
-			if _, ok := slices.BinarySearch(have, want); ok {
+		for _, have := range lowerTags(n.Tags) {
+			if want[have] {
 				matched++
 			}
 		}
-		if matched == 0 || all && matched < len(tags) {
+		if matched == 0 || all && matched < len(want) {
 			continue
 		}
 		matches = append(matches, n)
