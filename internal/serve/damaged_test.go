@@ -173,3 +173,50 @@ func TestFaultUnwritableGeneratedFileHoldsTheJob(t *testing.T) {
 		t.Errorf("health after: %+v", h)
 	}
 }
+
+// A required clean filter (.gitattributes filter=NAME with
+// filter.NAME.required: git-crypt, git-lfs, a person's own) that fails
+// (its program missing, the tool locked) fails git's every write of the
+// files it covers: each job whose commit meets it would fail in turn
+// while /healthz said ok. The job is held, /healthz names the filter
+// and the file; once the filter runs, the job is done with its one
+// commit. Found by the red team: with `*.md filter=bad` and a clean
+// command that exits 1, each post failed ("clean filter 'bad' failed").
+func TestFaultFailingRequiredFilterHoldsTheJob(t *testing.T) {
+	k := newRepo(t, 0)
+	flag := filepath.Join(t.TempDir(), "broken")
+	if err := os.WriteFile(flag, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	attrs := filepath.Join(k.Root, ".git", "info", "attributes")
+	if err := os.MkdirAll(filepath.Dir(attrs), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(attrs, []byte("*.md filter=crypt\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	git(t, k, "config", "filter.crypt.clean", "sh -c 'test ! -e "+flag+" && cat'")
+	git(t, k, "config", "filter.crypt.smudge", "cat")
+	git(t, k, "config", "filter.crypt.required", "true")
+	s := start(t, k, nil)
+	id := s.postAsync(t, "Behind a broken filter")
+	h := s.waitHealth(t, "clean filter")
+	if !strings.Contains(h.WaitingFor, "crypt") {
+		t.Errorf("/healthz does not name the filter: %+v", h)
+	}
+	if j, _ := s.Client.Job(ctx, id); j.Status == "failed" || j.Status == "done" {
+		t.Fatalf("the job ended while the filter failed: %+v", j)
+	}
+	if err := os.Remove(flag); err != nil {
+		t.Fatal(err)
+	}
+	j := s.waitJob(t, id, 30*time.Second)
+	if j.Status != "done" {
+		t.Fatalf("the job once the filter ran: %+v", j)
+	}
+	jobCommit(t, k, "store", j)
+	if h := s.health(t); h.Status != "ok" {
+		t.Errorf("health after: %+v", h)
+	}
+	clean(t, k)
+}

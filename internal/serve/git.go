@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"time"
@@ -432,6 +433,28 @@ func indexDamaged(ctx context.Context, r *gitx.Repo, err error) error {
 	}
 	index := filepath.Join(r.GitDir, "index")
 	return fmt.Errorf("%w: the git index %s is damaged (git: %s); rebuild it from the branch's tip, keeping the work tree's files: rm %s && git reset; the job waits and runs once it can be read (%v)", jobqueue.ErrHeld, index, d, index, err)
+}
+
+// cleanFilterFailed is git's word for a required clean filter that
+// failed (convert.c): "<path>: clean filter '<name>' failed".
+var cleanFilterFailed = regexp.MustCompile(`([^\s:]+): clean filter '([^']*)' failed`)
+
+// filterFailed marks a commit's failure because a required clean filter
+// failed (.gitattributes filter=NAME with filter.NAME.required: its
+// program missing or broken, git-crypt locked, git-lfs not installed) as
+// the environment's (jobqueue.ErrHeld: the job is put back and waits,
+// /healthz naming the filter and the file): git cannot write the files it
+// covers, so every job whose commit meets it would fail in turn, losing
+// every post accepted meanwhile, while /healthz said ok.
+func filterFailed(err error) error {
+	if err == nil || errors.Is(err, jobqueue.ErrHeld) || errors.Is(err, jobqueue.ErrInterrupted) {
+		return err
+	}
+	m := cleanFilterFailed.FindStringSubmatch(err.Error())
+	if m == nil {
+		return err
+	}
+	return fmt.Errorf("%w: git's clean filter '%s' (filter.%s.clean, required) failed on %s; make it run (its program installed, the tool unlocked) or take the filter off the file in .gitattributes: the job waits and runs once it does (%v)", jobqueue.ErrHeld, m[2], m[2], m[1], err)
 }
 
 // heldError marks a failure to take kk's writer lock (another kk process
