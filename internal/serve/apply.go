@@ -69,7 +69,7 @@ func (b *Backend) Apply(ctx context.Context, j *service.Job) (_ string, err erro
 	default:
 		return "", fmt.Errorf("unknown operation %q", j.Op)
 	}
-	return p, b.unconfigured(b.unwritable(err))
+	return p, b.unconfigured(b.unwritable(untrusted(err)))
 }
 
 // unconfigured marks a job's failure while the knowledge base's
@@ -527,7 +527,7 @@ func (b *Backend) commit(ctx context.Context, j *service.Job, leaf string, res *
 			// writes do.
 			// A person's reference-transaction hook that refused the
 			// branch's move is named.
-			return b.unconfigured(b.unwritable(gitUnwritable(r.GitDir, indexDamaged(ctx, r, filterFailed(hookRefused(r, commitError(err)))))))
+			return b.unconfigured(b.unwritable(gitUnwritable(r.GitDir, indexDamaged(ctx, r, untrusted(filterFailed(hookRefused(r, commitError(err))))))))
 		}
 		// The commit stands from here on: whatever fails is logged.
 		b.landed(p, landed)

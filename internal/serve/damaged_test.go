@@ -220,3 +220,43 @@ func TestFaultFailingRequiredFilterHoldsTheJob(t *testing.T) {
 	}
 	clean(t, k)
 }
+
+// A repository git stops trusting under the running server (its owner
+// changed: a chown -R by an administrator or a deploy script, kk serve's
+// service user changed; git's safe.directory check) refuses every git
+// command, so each job would fail in turn while /healthz said ok (a start
+// is refused with the same words: TestRepositoryOfAnotherUserIsRefusedAsSuch).
+// The job is held, /healthz names the repository and the two ways out;
+// once git trusts it again, the job is done with its one commit. git's
+// own check is made to fail with its test knob
+// GIT_TEST_ASSUME_DIFFERENT_OWNER (a chown needs root). Found by the red
+// team: after chown -R of the served repository, each post failed
+// ("detected dubious ownership in repository").
+func TestFaultRepositoryGitStopsTrustingHoldsTheJob(t *testing.T) {
+	k := newRepo(t, 0)
+	s := start(t, k, nil)
+	if j := s.post(t, httpapi.PostRequest{Title: "Trusted", Content: "Before the owner changed.\n"}); j.Status != "done" {
+		t.Fatalf("post before: %+v", j)
+	}
+	t.Setenv("GIT_TEST_ASSUME_DIFFERENT_OWNER", "1")
+	id := s.postAsync(t, "Owner changed")
+	h := s.waitHealth(t, "safe.directory")
+	if !strings.Contains(h.WaitingFor, k.Root) {
+		t.Errorf("/healthz does not name the repository: %+v", h)
+	}
+	if j, _ := s.Client.Job(ctx, id); j.Status == "failed" || j.Status == "done" {
+		t.Fatalf("the job ended while git refused the repository: %+v", j)
+	}
+	if err := os.Unsetenv("GIT_TEST_ASSUME_DIFFERENT_OWNER"); err != nil {
+		t.Fatal(err)
+	}
+	j := s.waitJob(t, id, 30*time.Second)
+	if j.Status != "done" {
+		t.Fatalf("the job once git trusted the repository: %+v", j)
+	}
+	jobCommit(t, k, "store", j)
+	if h := s.health(t); h.Status != "ok" {
+		t.Errorf("health after: %+v", h)
+	}
+	clean(t, k)
+}

@@ -457,6 +457,28 @@ func filterFailed(err error) error {
 	return fmt.Errorf("%w: git's clean filter '%s' (filter.%s.clean, required) failed on %s; make it run (its program installed, the tool unlocked) or take the filter off the file in .gitattributes: the job waits and runs once it does (%v)", jobqueue.ErrHeld, m[2], m[2], m[1], err)
 }
 
+// dubiousOwnership is git's refusal of a repository another user owns
+// (setup.c): "detected dubious ownership in repository at '<dir>'".
+var dubiousOwnership = regexp.MustCompile(`detected dubious ownership in repository at '([^']*)'`)
+
+// untrusted marks a commit's failure because git stopped trusting the
+// repository under the running server (its owner changed: a chown -R, kk
+// serve's service user changed; git's safe.directory check) as the
+// environment's (jobqueue.ErrHeld: the job is put back and waits,
+// /healthz naming the repository and the ways out): git refuses every
+// command there, so every job would fail in turn, losing every post
+// accepted meanwhile, while /healthz said ok.
+func untrusted(err error) error {
+	if err == nil || errors.Is(err, jobqueue.ErrHeld) || errors.Is(err, jobqueue.ErrInterrupted) {
+		return err
+	}
+	m := dubiousOwnership.FindStringSubmatch(err.Error())
+	if m == nil {
+		return err
+	}
+	return fmt.Errorf("%w: git refuses the repository %s, which another user than kk serve's now owns (its safe.directory check); give it back to kk serve's user, or, if you trust it, tell git so: git config --global --add safe.directory %s; the job waits and runs once git works in it", jobqueue.ErrHeld, m[1], m[1])
+}
+
 // heldError marks a failure to take kk's writer lock (another kk process
 // held it for the whole wait) as the environment's.
 func heldError(err error) error {
