@@ -232,6 +232,11 @@ func TestFaultFailingRequiredFilterHoldsTheJob(t *testing.T) {
 // GIT_TEST_ASSUME_DIFFERENT_OWNER (a chown needs root). Found by the red
 // team: after chown -R of the served repository, each post failed
 // ("detected dubious ownership in repository").
+//
+// An edit queued behind it is checked (is the note the branch's?) while
+// the post's commit runs: git's refusal there was read as "the note is
+// not committed on the branch", and the edit failed for good with that
+// false reason; it is held too, and done once git works.
 func TestFaultRepositoryGitStopsTrustingHoldsTheJob(t *testing.T) {
 	k := newRepo(t, 0)
 	s := start(t, k, nil)
@@ -240,6 +245,10 @@ func TestFaultRepositoryGitStopsTrustingHoldsTheJob(t *testing.T) {
 	}
 	t.Setenv("GIT_TEST_ASSUME_DIFFERENT_OWNER", "1")
 	id := s.postAsync(t, "Owner changed")
+	edit, err := s.Client.Edit(ctx, httpapi.EditRequest{Path: "inbox/map-trusted.md", Content: "Edited while the owner changed.\n"})
+	if err != nil {
+		t.Fatal(err)
+	}
 	h := s.waitHealth(t, "safe.directory")
 	if !strings.Contains(h.WaitingFor, k.Root) {
 		t.Errorf("/healthz does not name the repository: %+v", h)
@@ -255,6 +264,11 @@ func TestFaultRepositoryGitStopsTrustingHoldsTheJob(t *testing.T) {
 		t.Fatalf("the job once git trusted the repository: %+v", j)
 	}
 	jobCommit(t, k, "store", j)
+	if e := s.waitJob(t, edit.JobID, 30*time.Second); e.Status != "done" {
+		t.Fatalf("the edit once git trusted the repository: %+v", e)
+	} else {
+		jobCommit(t, k, "edit", e)
+	}
 	if h := s.health(t); h.Status != "ok" {
 		t.Errorf("health after: %+v", h)
 	}
