@@ -5,12 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
-	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strings"
 	"testing"
 
@@ -31,9 +29,6 @@ func golden(t *testing.T, name string, got []byte) {
 // The shared helpers, under the names the tests use.
 var (
 	read          = harnesstest.ReadFile
-	tree          = harnesstest.Tree
-	jsonEqual     = harnesstest.JSONEqual
-	mapsEqual     = maps.Equal[map[string]string, map[string]string]
 	shippedSkills = harness.ShippedSkills
 	renderSkills  = harness.RenderSkills
 )
@@ -51,6 +46,23 @@ func testSkills() map[string][]byte {
 
 func opts(root string) harness.InstallOptions {
 	return harness.InstallOptions{Root: root, Command: "kk", Skills: testSkills()}
+}
+
+// shared drives the install tests claude shares with the other adapters
+// whose hooks live in a Claude-shaped JSON file (harnesstest.HookFile).
+var shared = harnesstest.HookFile{
+	New:          func() harness.Adapter { return New() },
+	Harness:      id,
+	File:         settingsFile,
+	SkillsDir:    skillsDir,
+	Skills:       testSkills(),
+	Golden:       golden,
+	FreshGolden:  "settings.fresh.json",
+	MergedGolden: "settings.merged.json",
+	Validate:     func(t *testing.T, data []byte) { validate(t, settingsSchema(t), data) },
+	User:         "testdata/user-settings.json",
+	UserEvents:   "PostToolUse,Stop,SessionStart,UserPromptSubmit,PreCompact,SessionEnd",
+	Check:        hooksCheck,
 }
 
 // settingsSchema compiles the vendored Claude Code settings schema. The
@@ -91,281 +103,21 @@ func validate(t *testing.T, s *jsonschema.Schema, data []byte) {
 	}
 }
 
-func TestInstallFreshRepo(t *testing.T) {
-	root := t.TempDir()
-	a := New()
-	ch, err := a.Install(context.Background(), opts(root))
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := []harness.Change{
-		{Path: ".claude/settings.json", Action: "created"},
-		{Path: ".claude/skills/kk-add/SKILL.md", Action: "created"},
-		{Path: ".claude/skills/kk-curate/SKILL.md", Action: "created"},
-	}
-	if !slices.Equal(ch, want) {
-		t.Fatalf("changes %v, want %v", ch, want)
-	}
-	settings := read(t, filepath.Join(root, settingsFile))
-	golden(t, "settings.fresh.json", settings)
-	validate(t, settingsSchema(t), settings)
-	golden(t, "skill.kk-curate.md", read(t, filepath.Join(root, ".claude/skills/kk-curate/SKILL.md")))
+func TestInstallFreshRepo(t *testing.T) { shared.FreshRepo(t) }
 
-	ch, err = a.Uninstall(context.Background(), opts(root))
-	if err != nil {
-		t.Fatal(err)
-	}
-	want = []harness.Change{
-		{Path: ".claude/settings.json", Action: "removed"},
-		{Path: ".claude/skills/kk-add", Action: "removed"},
-		{Path: ".claude/skills/kk-curate", Action: "removed"},
-	}
-	if !slices.Equal(ch, want) {
-		t.Fatalf("uninstall changes %v, want %v", ch, want)
-	}
-	if entries, _ := os.ReadDir(root); len(entries) != 0 {
-		t.Fatalf("uninstall left %v", entries)
-	}
-}
+func TestInstallMergesWithUserSettings(t *testing.T) { shared.MergesWithUserFile(t) }
 
-func TestInstallMergesWithUserSettings(t *testing.T) {
-	root := t.TempDir()
-	user := read(t, "testdata/user-settings.json")
-	p := filepath.Join(root, settingsFile)
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(p, user, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	userSkill := filepath.Join(root, skillsDir, "my-skill", "SKILL.md")
-	if err := os.MkdirAll(filepath.Dir(userSkill), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(userSkill, []byte("---\nname: my-skill\ndescription: mine\n---\nbody\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	a := New()
-	ctx := context.Background()
+func TestInstallCustomCommand(t *testing.T) { shared.CustomCommand(t) }
 
-	// phase: install keeps every user key, in order, and the user's hooks.
-	if _, err := a.Install(ctx, opts(root)); err != nil {
-		t.Fatal(err)
-	}
-	installed := read(t, p)
-	golden(t, "settings.merged.json", installed)
-	validate(t, settingsSchema(t), installed)
-	checkUserContent(t, user, installed)
+func TestInstallUserHandlerInKKGroup(t *testing.T) { shared.UserHandlerInKKGroup(t) }
 
-	// phase: a second install changes nothing.
-	before := tree(t, root)
-	ch, err := a.Install(ctx, opts(root))
-	if err != nil || len(ch) != 0 {
-		t.Fatalf("second install: %v %v", ch, err)
-	}
-	if after := tree(t, root); !mapsEqual(before, after) {
-		t.Fatal("second install changed files")
-	}
+func TestInstallRejectsBadSettings(t *testing.T) { shared.RejectsBadFile(t) }
 
-	// phase: an upgrade over an older kk's hooks (another kk command, an
-	// event kk no longer uses, a changed handler) gives the same file.
-	old := strings.ReplaceAll(string(installed), `"kk hook`, `"/opt/old/kk hook`)
-	old = strings.Replace(old, `"timeout": 30`, `"timeout": 99`, 1)
-	var doc map[string]any
-	if err := json.Unmarshal([]byte(old), &doc); err != nil {
-		t.Fatal(err)
-	}
-	doc["hooks"].(map[string]any)["Notification"] = []any{map[string]any{"hooks": []any{map[string]any{"type": "command", "command": "/opt/old/kk hook notify --harness claude"}}}}
-	oldData, _ := json.MarshalIndent(doc, "", "  ")
-	if err := os.WriteFile(p, oldData, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := a.Install(ctx, opts(root)); err != nil {
-		t.Fatal(err)
-	}
-	var got, want any
-	if err := json.Unmarshal(read(t, p), &got); err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(installed, &want); err != nil {
-		t.Fatal(err)
-	}
-	if !jsonEqual(got, want) {
-		t.Fatalf("upgrade gave\n%s\nwant\n%s", read(t, p), installed)
-	}
+func TestInstallLeavesForeignEventShapes(t *testing.T) { shared.LeavesForeignEventShapes(t) }
 
-	// phase: uninstall gives back the user's file byte for byte and keeps
-	// the user's skill.
-	if err := os.WriteFile(p, installed, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := a.Uninstall(ctx, opts(root)); err != nil {
-		t.Fatal(err)
-	}
-	if got := read(t, p); !bytes.Equal(got, user) {
-		t.Fatalf("uninstall did not restore the user's settings:\n%s", got)
-	}
-	if files := tree(t, root); len(files) != 2 || files[".claude/skills/my-skill/SKILL.md"] == "" {
-		t.Fatalf("uninstall left %v", files)
-	}
-}
+func TestSkillsUpgradeRemovesRetiredAndStrayFiles(t *testing.T) { shared.SkillsUpgrade(t) }
 
-// checkUserContent checks that installed keeps the user's keys and hooks
-// (see harnesstest.KeepsUserHooks).
-func checkUserContent(t *testing.T, user, installed []byte) {
-	t.Helper()
-	harnesstest.KeepsUserHooks(t, user, installed, "PostToolUse,Stop,SessionStart,UserPromptSubmit,PreCompact,SessionEnd")
-}
-
-func TestInstallCustomCommand(t *testing.T) {
-	root := t.TempDir()
-	a := New()
-	ctx := context.Background()
-	o := opts(root)
-	o.Command = "/opt/my hook tools/kk"
-	if _, err := a.Install(ctx, o); err != nil {
-		t.Fatal(err)
-	}
-	data := string(read(t, filepath.Join(root, settingsFile)))
-	if !strings.Contains(data, `"command": "'/opt/my hook tools/kk' hook session-start --harness claude"`) {
-		t.Fatalf("command not quoted for the shell:\n%s", data)
-	}
-	if c := hooksCheck(root); c.Level != "ok" {
-		t.Fatalf("doctor on a custom command: %+v", c)
-	}
-	// Going back to the default command replaces kk's entries.
-	if _, err := a.Install(ctx, opts(root)); err != nil {
-		t.Fatal(err)
-	}
-	if got := read(t, filepath.Join(root, settingsFile)); bytes.Contains(got, []byte("my hook tools")) {
-		t.Fatalf("old entries kept:\n%s", got)
-	}
-	if got := read(t, filepath.Join(root, settingsFile)); strings.Count(string(got), "hook capture") != 3 {
-		t.Fatalf("capture handlers duplicated:\n%s", got)
-	}
-}
-
-func TestInstallUserHandlerInKKGroup(t *testing.T) {
-	root := t.TempDir()
-	a := New()
-	ctx := context.Background()
-	if _, err := a.Install(ctx, opts(root)); err != nil {
-		t.Fatal(err)
-	}
-	p := filepath.Join(root, settingsFile)
-	var doc map[string]any
-	if err := json.Unmarshal(read(t, p), &doc); err != nil {
-		t.Fatal(err)
-	}
-	stop := doc["hooks"].(map[string]any)["Stop"].([]any)[0].(map[string]any)
-	stop["hooks"] = append(stop["hooks"].([]any), map[string]any{"type": "command", "command": "say done"})
-	data, _ := json.MarshalIndent(doc, "", "  ")
-	if err := os.WriteFile(p, append(data, '\n'), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := a.Uninstall(ctx, opts(root)); err != nil {
-		t.Fatal(err)
-	}
-	want := "{\n  \"hooks\": {\n    \"Stop\": [\n      {\n        \"hooks\": [\n          {\n            \"command\": \"say done\",\n            \"type\": \"command\"\n          }\n        ]\n      }\n    ]\n  }\n}\n"
-	if got := string(read(t, p)); got != want {
-		t.Fatalf("uninstall gave\n%s", got)
-	}
-}
-
-func TestInstallRejectsBadSettings(t *testing.T) {
-	for name, content := range map[string]string{
-		"not json":         "{\"hooks\": ",
-		"not an object":    "[1, 2]",
-		"hooks not object": `{"hooks": []}`,
-		"event not array":  `{"hooks": {"Stop": {"hooks": []}}}`,
-		"group not object": `{"hooks": {"SessionStart": ["kk"]}}`,
-	} {
-		t.Run(name, func(t *testing.T) {
-			root := t.TempDir()
-			p := filepath.Join(root, settingsFile)
-			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			_, err := New().Install(context.Background(), opts(root))
-			if err == nil || !strings.Contains(err.Error(), settingsFile) {
-				t.Fatalf("error %v does not name %s", err, settingsFile)
-			}
-			if files := tree(t, root); len(files) != 1 || files[".claude/settings.json"] != content {
-				t.Fatalf("a failed install wrote files: %v", files)
-			}
-		})
-	}
-}
-
-func TestInstallLeavesForeignEventShapes(t *testing.T) {
-	root := t.TempDir()
-	p := filepath.Join(root, settingsFile)
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	user := "{\n  \"hooks\": {\n    \"Notification\": \"not ours\"\n  }\n}\n"
-	if err := os.WriteFile(p, []byte(user), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	a := New()
-	if _, err := a.Install(context.Background(), opts(root)); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := a.Uninstall(context.Background(), opts(root)); err != nil {
-		t.Fatal(err)
-	}
-	if got := string(read(t, p)); got != user {
-		t.Fatalf("got\n%s", got)
-	}
-}
-
-func TestSkillsUpgradeRemovesRetiredAndStrayFiles(t *testing.T) {
-	root := t.TempDir()
-	a := New()
-	ctx := context.Background()
-	if _, err := a.Install(ctx, opts(root)); err != nil {
-		t.Fatal(err)
-	}
-	stray := filepath.Join(root, skillsDir, "kk-add", "notes.txt")
-	if err := os.WriteFile(stray, []byte("x"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	o := opts(root)
-	delete(o.Skills, "kk-curate")
-	ch, err := a.Install(ctx, o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := []harness.Change{
-		{Path: ".claude/skills/kk-add/notes.txt", Action: "removed"},
-		{Path: ".claude/skills/kk-curate", Action: "removed"},
-	}
-	if !slices.Equal(ch, want) {
-		t.Fatalf("changes %v, want %v", ch, want)
-	}
-}
-
-func TestRenderSkillRejectsBadTemplates(t *testing.T) {
-	for name, src := range map[string]string{
-		"kk-x":   "---\nname: kk-y\ndescription: d\n---\n",
-		"kk-z":   "---\nname: kk-z\n---\n",
-		"../up":  "---\nname: ../up\ndescription: d\n---\n",
-		"kk-bad": "---\nname: [\n---\n",
-	} {
-		root := t.TempDir()
-		o := opts(root)
-		o.Skills = map[string][]byte{name: []byte(src)}
-		if _, err := New().Install(context.Background(), o); err == nil {
-			t.Errorf("%s: no error", name)
-		}
-		if files := tree(t, root); len(files) != 0 {
-			t.Errorf("%s: wrote %v", name, files)
-		}
-	}
-}
+func TestRenderSkillRejectsBadTemplates(t *testing.T) { shared.RejectsBadSkillTemplates(t) }
 
 func TestShippedSkillsRender(t *testing.T) {
 	skills, err := shippedSkills()
