@@ -69,7 +69,17 @@ func (b *Backend) Apply(ctx context.Context, j *service.Job) (_ string, err erro
 	default:
 		return "", fmt.Errorf("unknown operation %q", j.Op)
 	}
-	return p, b.unconfigured(b.unwritable(untrusted(err)))
+	return p, b.unconfigured(b.unwritable(untrusted(b.indexRebuilt(err))))
+}
+
+// indexRebuilt marks a job's failure on a damaged branch index as the
+// environment's (jobqueue.ErrHeld) once the index is dropped to be built
+// again from the tree (dropDamagedIndex): the job runs again at once.
+func (b *Backend) indexRebuilt(err error) error {
+	if err == nil || errors.Is(err, jobqueue.ErrHeld) || errors.Is(err, jobqueue.ErrInterrupted) || !b.dropDamagedIndex(err) {
+		return err
+	}
+	return fmt.Errorf("%w: the branch index was damaged and is built again from the tree; the job runs again (%v)", jobqueue.ErrHeld, err)
 }
 
 // unconfigured marks a job's failure while the knowledge base's

@@ -3,6 +3,8 @@ package serve
 import (
 	"bytes"
 	"context"
+	"database/sql"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -13,6 +15,7 @@ import (
 	"time"
 
 	"github.com/kk-project/kk/internal/httpapi"
+	"github.com/kk-project/kk/internal/index"
 	"github.com/kk-project/kk/internal/store"
 	"github.com/kk-project/kk/internal/txn"
 )
@@ -273,4 +276,82 @@ func TestFaultRepositoryGitStopsTrustingHoldsTheJob(t *testing.T) {
 		t.Errorf("health after: %+v", h)
 	}
 	clean(t, k)
+}
+
+// The branch index (.state/branches/<branch>/index.db, derived from the
+// tree) damaged under a running server (a disk's fault, a copy restored
+// half way): kk serve keeps it open, and SQLite found it malformed on
+// every read and every placement from then on, so each search, tag
+// search, /tags and /posts/recents answered 500 and each post failed,
+// while /healthz said ok, until a restart (whose open builds a damaged
+// index again). Now the damaged index is dropped and built again from the
+// tree: the read that met it answers, and the job runs again and is done.
+// Found by the red team (pages of index.db overwritten: "database disk
+// image is malformed (11)").
+func TestFaultDamagedBranchIndexIsBuiltAgain(t *testing.T) {
+	k := newRepo(t, 0)
+	s := start(t, k, nil)
+	var first httpapi.JobStatus
+	for i := range 40 {
+		j := s.post(t, httpapi.PostRequest{Title: fmt.Sprintf("Before %d", i), Content: strings.Repeat(fmt.Sprintf("Goroutines and channels, note %d. ", i), 40) + "\n", Tags: []string{"golang"}})
+		if j.Status != "done" {
+			t.Fatalf("post before: %+v", j)
+		}
+		if i == 0 {
+			first = j
+		}
+	}
+	branch := git(t, k, "branch", "--show-current")
+	db := index.Path(k, branch)
+	// Its pages written to the database file (the write-ahead log, which
+	// SQLite checks by checksums, is left as it is): moved there first.
+	checkpoint(t, db)
+	f, err := os.OpenFile(db, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Size() <= 8192 {
+		t.Fatalf("the index holds %d bytes: nothing past its first pages to damage", fi.Size())
+	}
+	if _, err := f.WriteAt(bytes.Repeat([]byte{0xde, 0xad, 0xbe, 0xef}, int(fi.Size()-4096)/4), 4096); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{"/tags", "/search?tag=golang", "/search?query=goroutines", "/posts/recents"} {
+		if code, body := s.call(t, "GET", path, ""); code != 200 || !strings.Contains(body, "golang") && !strings.Contains(body, first.Path) {
+			t.Errorf("GET %s after the damage: %d %.300s", path, code, body)
+		}
+	}
+	j := s.post(t, httpapi.PostRequest{Title: "After the damage", Content: "Goroutines and channels once more.\n", Tags: []string{"golang"}})
+	if j.Status != "done" {
+		t.Fatalf("post after the damage: %+v", j)
+	}
+	jobCommit(t, k, "store", j)
+	if code, body := s.call(t, "GET", "/search?tag=golang", ""); code != 200 || strings.Count(body, `"path"`) != 41 {
+		t.Errorf("tag search after the rebuild: %d %.300s", code, body)
+	}
+	if h := s.health(t); h.Status != "ok" {
+		t.Errorf("health after: %+v", h)
+	}
+	clean(t, k)
+}
+
+// checkpoint moves the write-ahead log of the SQLite database at path
+// into the database file.
+func checkpoint(t *testing.T, path string) {
+	t.Helper()
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = db.Close() }()
+	if _, err := db.Exec("PRAGMA wal_checkpoint(FULL)"); err != nil {
+		t.Fatal(err)
+	}
 }
