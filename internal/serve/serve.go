@@ -311,6 +311,11 @@ func (b *Backend) dropDamagedIndex(err error) bool {
 	return oerr == nil
 }
 
+// RepairIndex is dropDamagedIndex for the web page's searches
+// (web.Options.Repair): it reports whether err was a damaged branch
+// index, now removed to be built again from the tree.
+func (b *Backend) RepairIndex(err error) bool { return b.dropDamagedIndex(err) }
+
 // isWatched reports whether db is the served branch's index handle and
 // the tree is watched for it: its syncs cost a barrier, not a walk.
 func (b *Backend) isWatched(db *index.DB) bool {
