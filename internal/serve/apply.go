@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -172,10 +173,23 @@ func (b *Backend) everyJobWrites(err error) string {
 			if le != nil && p == le.Old {
 				return le.New
 			}
-			return p
+			return writtenThrough(p)
 		}
 	}
 	return ""
+}
+
+// writtenThrough is the file a temporary file of kk's writes is written
+// through (".ENTRY.md.tmp-123" -> "ENTRY.md", in the same folder), else
+// path itself.
+func writtenThrough(path string) string {
+	base := filepath.Base(path)
+	if i := strings.LastIndex(base, ".tmp-"); strings.HasPrefix(base, ".") && i > 1 {
+		if _, err := strconv.ParseUint(base[i+len(".tmp-"):], 10, 64); err == nil {
+			return filepath.Join(filepath.Dir(path), base[1:i])
+		}
+	}
+	return path
 }
 
 // gitUnwritable marks a commit's failure for want of permission as the

@@ -127,7 +127,9 @@ func TestFaultUnwritableGeneratedFileHoldsTheJob(t *testing.T) {
 			}})
 			s := startWith(t, faulty, k, nil)
 			id := s.postAsync(t, "Unwritable "+tc.name)
-			s.waitHealth(t, "cannot be written")
+			if h := s.waitHealth(t, "cannot be written"); !strings.Contains(h.WaitingFor, filepath.Join(k.Dir, tc.file)+" cannot be written") {
+				t.Errorf("/healthz does not name %s: %+v", tc.file, h)
+			}
 			if j, _ := s.Client.Job(ctx, id); j.Status == "failed" || j.Status == "done" {
 				t.Fatalf("the job ended while %s could not be written: %+v", tc.file, j)
 			}
