@@ -15,6 +15,7 @@ import (
 	"github.com/kk-project/kk/internal/contracts"
 	"github.com/kk-project/kk/internal/curate"
 	"github.com/kk-project/kk/internal/gitx"
+	"github.com/kk-project/kk/internal/index"
 	"github.com/kk-project/kk/internal/jobqueue"
 	"github.com/kk-project/kk/internal/node"
 	"github.com/kk-project/kk/internal/service"
@@ -77,7 +78,13 @@ func (b *Backend) Apply(ctx context.Context, j *service.Job) (_ string, err erro
 // environment's (jobqueue.ErrHeld) once the index is dropped to be built
 // again from the tree (dropDamagedIndex): the job runs again at once.
 func (b *Backend) indexRebuilt(err error) error {
-	if err == nil || errors.Is(err, jobqueue.ErrHeld) || errors.Is(err, jobqueue.ErrInterrupted) || !b.dropDamagedIndex(err) {
+	if err == nil || errors.Is(err, jobqueue.ErrHeld) || errors.Is(err, jobqueue.ErrInterrupted) {
+		return err
+	}
+	// Only the branch index's own damage (its path named): another
+	// database's would not be repaired by building the index again.
+	branch, berr := index.CurrentBranch(context.Background(), b.k)
+	if berr != nil || !strings.Contains(err.Error(), index.Path(b.k, branch)) || !b.dropDamagedIndex(err) {
 		return err
 	}
 	return fmt.Errorf("%w: the branch index was damaged and is built again from the tree; the job runs again (%v)", jobqueue.ErrHeld, err)
