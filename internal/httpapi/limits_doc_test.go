@@ -32,6 +32,7 @@ func TestLimitsDoc(t *testing.T) {
 		"Limits.Queue":         fmt.Sprintf("| requests of one class waiting for a slot | %d | 503 at once |", d.Queue),
 		"Limits.Wait":          fmt.Sprintf("| the wait for a slot | %d s | 503 |", d.Wait/time.Second),
 		"MaxTags":              fmt.Sprintf("| tags of a posted or edited note | %d, each at most %d characters | 400, nothing queued |", MaxTags, MaxTagLength),
+		"MaxSearchTags":        fmt.Sprintf("| distinct tags of a tag search (`GET /search?tag=…&tags=…`, trimmed, lower-cased, deduplicated) | %d | 400 `tags: N given; at most %d` |", MaxSearchTags, MaxSearchTags),
 		"MaxTitleLength":       fmt.Sprintf("| the title of a posted or edited note | %d characters | 400, nothing queued |", MaxTitleLength),
 		"MaxContentBytes":      fmt.Sprintf("| the content of a posted or edited note | %d bytes (1 MiB less %d KiB for the front matter;", MaxContentBytes, (1<<20-MaxContentBytes)>>10),
 		"MaxDescriptionLength": fmt.Sprintf("| the description of an edited note | %d characters | 400, nothing queued |", MaxDescriptionLength),

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -93,7 +94,7 @@ func TestDefaultMaxConns(t *testing.T) {
 	for _, tc := range []struct {
 		limit uint64
 		want  int
-	}{{1 << 20, 1<<20 - httpapi.ConnHeadroom}, {1024, 1024 - httpapi.ConnHeadroom}, {256, 128}, {100, 50}, {1, 1}, {0, 1}} {
+	}{{1 << 20, 1<<20 - httpapi.ConnHeadroom}, {1024, 1024 - httpapi.ConnHeadroom}, {httpapi.MaxSearchTags, 128}, {100, 50}, {1, 1}, {0, 1}} {
 		if got := httpapi.MaxConnsFor(tc.limit); got != tc.want {
 			t.Errorf("an open-file limit of %d: a cap of %d connections, want %d", tc.limit, got, tc.want)
 		}
@@ -158,5 +159,39 @@ func TestBodiesHeldAtOnceAreBounded(t *testing.T) {
 	_ = resp.Body.Close()
 	if resp.StatusCode != http.StatusAccepted {
 		t.Errorf("the big body, once all of it came: %d", resp.StatusCode)
+	}
+}
+
+// A tag search names at most MaxSearchTags distinct tags (after they are
+// trimmed, lower-cased and deduplicated): more is 400 naming the count,
+// and the backend is not asked. Found by the red team: one GET of
+// /search with 50,000 tags (about 400 KB of query string, well within
+// the header limit) took seconds of CPU in its deduplication and the
+// match (a quadratic comparison of every tag with every other), and the
+// four search slots held at once by such requests kept every other
+// search waiting.
+func TestSearchTagsAreBounded(t *testing.T) {
+	s := start(t, newRepo(t), nil, "")
+	id := s.submit("POST", `{"content":"Channels pass values.","title":"Go Channels","tags":["golang"]}`)
+	s.wait(id)
+	many := func(n int) string {
+		tags := make([]string, n)
+		for i := range tags {
+			tags[i] = fmt.Sprintf("t%d", i)
+		}
+		return strings.Join(tags, ",")
+	}
+	for _, match := range []string{"any", "all"} {
+		r := s.do("GET", "/search?match="+match+"&tags="+many(httpapi.MaxSearchTags+1), "")
+		if want := fmt.Sprintf(`{"error":"tags: %d given; at most %d"}`, httpapi.MaxSearchTags+1, httpapi.MaxSearchTags); r.status != http.StatusBadRequest || strings.TrimSpace(r.body) != want {
+			t.Errorf("match=%s, %d tags: %d %s", match, httpapi.MaxSearchTags+1, r.status, r.body)
+		}
+	}
+	// Counted once they are deduplicated: the same tags again, in
+	// another case and with blanks, are within the bound.
+	dup := many(httpapi.MaxSearchTags-1) + ",GOLANG, , " + strings.ToUpper(many(httpapi.MaxSearchTags-1))
+	r := s.do("GET", "/search?tags="+url.QueryEscape(dup)+"&tag=golang", "")
+	if r.status != 200 || strings.Count(r.body, `"path"`) != 1 {
+		t.Errorf("%d distinct tags, repeated: %d %s", httpapi.MaxSearchTags, r.status, r.body)
 	}
 }

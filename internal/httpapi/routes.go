@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -321,6 +320,12 @@ const (
 	MaxSearchLimit     = 50
 )
 
+// MaxSearchTags bounds the distinct tags of a tag search (trimmed,
+// lower-cased, deduplicated): a note holds at most MaxTags, and a query
+// string of tens of thousands of tags would make one search cost seconds
+// of CPU while it held a search slot.
+const MaxSearchTags = 256
+
 // GET /search?query=Q | tag=T&tags=a,b&match=any|all [&mode=raw]
 func (s *Server) search(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
@@ -332,8 +337,10 @@ func (s *Server) search(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case len(rawTags) > 0:
 		var tags []string
+		seen := make(map[string]bool)
 		for _, t := range rawTags {
-			if t = strings.ToLower(strings.TrimSpace(t)); t != "" && !slices.Contains(tags, t) {
+			if t = strings.ToLower(strings.TrimSpace(t)); t != "" && !seen[t] {
+				seen[t] = true
 				tags = append(tags, t)
 			}
 		}
@@ -344,6 +351,10 @@ func (s *Server) search(w http.ResponseWriter, r *http.Request) {
 		match := strings.ToLower(q.Get("match"))
 		if match != "" && match != "any" && match != "all" {
 			writeError(w, http.StatusBadRequest, `match must be "any" or "all"`)
+			return
+		}
+		if len(tags) > MaxSearchTags {
+			writeError(w, http.StatusBadRequest, fmt.Sprintf("tags: %d given; at most %d", len(tags), MaxSearchTags))
 			return
 		}
 		docs, err := s.opts.Backend.ByTags(r.Context(), tags, match == "all")

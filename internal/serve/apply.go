@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -13,6 +15,7 @@ import (
 	"github.com/kk-project/kk/internal/contracts"
 	"github.com/kk-project/kk/internal/curate"
 	"github.com/kk-project/kk/internal/gitx"
+	"github.com/kk-project/kk/internal/index"
 	"github.com/kk-project/kk/internal/jobqueue"
 	"github.com/kk-project/kk/internal/node"
 	"github.com/kk-project/kk/internal/service"
@@ -68,7 +71,23 @@ func (b *Backend) Apply(ctx context.Context, j *service.Job) (_ string, err erro
 	default:
 		return "", fmt.Errorf("unknown operation %q", j.Op)
 	}
-	return p, b.unconfigured(b.unwritable(err))
+	return p, b.unconfigured(b.unwritable(untrusted(b.indexRebuilt(err))))
+}
+
+// indexRebuilt marks a job's failure on a damaged branch index as the
+// environment's (jobqueue.ErrHeld) once the index is dropped to be built
+// again from the tree (dropDamagedIndex): the job runs again at once.
+func (b *Backend) indexRebuilt(err error) error {
+	if err == nil || errors.Is(err, jobqueue.ErrHeld) || errors.Is(err, jobqueue.ErrInterrupted) {
+		return err
+	}
+	// Only the branch index's own damage (its path named): another
+	// database's would not be repaired by building the index again.
+	branch, berr := index.CurrentBranch(context.Background(), b.k)
+	if berr != nil || !strings.Contains(err.Error(), index.Path(b.k, branch)) || !b.dropDamagedIndex(err) {
+		return err
+	}
+	return fmt.Errorf("%w: the branch index was damaged and is built again from the tree; the job runs again (%v)", jobqueue.ErrHeld, err)
 }
 
 // unconfigured marks a job's failure while the knowledge base's
@@ -131,10 +150,53 @@ func (b *Backend) unwritable(err error) error {
 		why = "another program wrote a file of the job at the same moment; nothing was written, and the job runs again"
 	case errors.Is(err, fs.ErrPermission) && errors.As(err, &pe) && within(b.k.StateDir(), pe.Path):
 		why = "kk's state folder " + b.k.StateDir() + " cannot be written (permission denied); make it writable by kk serve's user"
+	case errors.Is(err, fs.ErrPermission) && b.everyJobWrites(err) != "":
+		// ENTRY.md and GRAPH.md (and the temporary files they are
+		// written through, in the same folder) are written by every
+		// job: made read-only or immutable, or another user's.
+		why = b.everyJobWrites(err) + " cannot be written (permission denied); every job writes it: make it and its folder " + b.k.Dir + " writable by kk serve's user"
 	default:
 		return err
 	}
 	return fmt.Errorf("%w: %s: the job waits and runs once its files can be written (%v)", jobqueue.ErrHeld, why, err)
+}
+
+// everyJobWrites returns the file a permission error names when every
+// job writes it: one directly in .ai/kenkeep (ENTRY.md, GRAPH.md, the
+// temporary files they are written through) or the folder itself, ""
+// for any other (a note's folder: that job's alone).
+func (b *Backend) everyJobWrites(err error) string {
+	var paths []string
+	var pe *fs.PathError
+	var le *os.LinkError
+	if errors.As(err, &pe) {
+		paths = append(paths, pe.Path)
+	}
+	if errors.As(err, &le) {
+		paths = append(paths, le.New, le.Old)
+	}
+	for _, p := range paths {
+		if p == b.k.Dir || filepath.Dir(p) == b.k.Dir {
+			if le != nil && p == le.Old {
+				return le.New
+			}
+			return writtenThrough(p)
+		}
+	}
+	return ""
+}
+
+// writtenThrough is the file a temporary file of kk's writes is written
+// through (".ENTRY.md.tmp-123" -> "ENTRY.md", in the same folder), else
+// path itself.
+func writtenThrough(path string) string {
+	base := filepath.Base(path)
+	if i := strings.LastIndex(base, ".tmp-"); strings.HasPrefix(base, ".") && i > 1 {
+		if _, err := strconv.ParseUint(base[i+len(".tmp-"):], 10, 64); err == nil {
+			return filepath.Join(filepath.Dir(path), base[1:i])
+		}
+	}
+	return path
 }
 
 // gitUnwritable marks a commit's failure for want of permission as the
@@ -496,7 +558,7 @@ func (b *Backend) commit(ctx context.Context, j *service.Job, leaf string, res *
 			// writes do.
 			// A person's reference-transaction hook that refused the
 			// branch's move is named.
-			return b.unconfigured(b.unwritable(gitUnwritable(r.GitDir, hookRefused(r, commitError(err)))))
+			return b.unconfigured(b.unwritable(gitUnwritable(r.GitDir, indexDamaged(ctx, r, untrusted(filterFailed(hookRefused(r, commitError(err))))))))
 		}
 		// The commit stands from here on: whatever fails is logged.
 		b.landed(p, landed)

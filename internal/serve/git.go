@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"time"
@@ -385,6 +386,97 @@ func hookRefused(r *gitx.Repo, err error) error {
 		what = "it said: " + strings.Join(said, "; ")
 	}
 	return fmt.Errorf("committing: git's reference-transaction hook %s refused to move the branch %s (%s); fix the hook, or remove it, then send the request again", hook, r.Branch, what)
+}
+
+// indexDamage are git's words for an index it cannot read (read-cache.c):
+// cut short, its checksum or signature wrong, a version or an entry
+// format it does not know.
+var indexDamage = []string{
+	"index file smaller than expected",
+	"index file corrupt",
+	"bad index file sha1 signature",
+	"bad index version",
+	"unknown index entry format",
+	"unable to map index file",
+}
+
+// indexDamaged marks a failure of git to read the work tree's index (a
+// crash or a full disk while another git command wrote it, a disk's
+// fault) as the environment's (jobqueue.ErrHeld: the job is put back and
+// waits, /healthz saying which file and how to rebuild it): every job's
+// commit starts from that index, so each would fail in turn, losing every
+// post accepted meanwhile, while /healthz said ok. A git kk keeps running
+// (check-attr) that died on the index says nothing kk reads, so a failure
+// that does not name the damage has the index read once more (git
+// ls-files) to tell. kk never rebuilds it itself: what the person staged
+// is theirs.
+func indexDamaged(ctx context.Context, r *gitx.Repo, err error) error {
+	if err == nil || errors.Is(err, jobqueue.ErrHeld) || errors.Is(err, jobqueue.ErrInterrupted) {
+		return err
+	}
+	damage := func(msg string) string {
+		for _, d := range indexDamage {
+			if strings.Contains(msg, d) {
+				return d
+			}
+		}
+		return ""
+	}
+	d := damage(err.Error())
+	if d == "" && ctx.Err() == nil {
+		if _, rerr := gitx.Read(ctx, r.Top, "ls-files", "--cached", "-z", "--", ".ai/kenkeep/ENTRY.md"); rerr != nil {
+			d = damage(rerr.Error())
+		}
+	}
+	if d == "" {
+		return err
+	}
+	index := filepath.Join(r.GitDir, "index")
+	return fmt.Errorf("%w: the git index %s is damaged (git: %s); rebuild it from the branch's tip, keeping the work tree's files: rm %s && git reset; the job waits and runs once it can be read (%v)", jobqueue.ErrHeld, index, d, index, err)
+}
+
+// cleanFilterFailed is git's word for a required clean filter that
+// failed (convert.c): "<path>: clean filter '<name>' failed".
+var cleanFilterFailed = regexp.MustCompile(`([^\s:]+): clean filter '([^']*)' failed`)
+
+// filterFailed marks a commit's failure because a required clean filter
+// failed (.gitattributes filter=NAME with filter.NAME.required: its
+// program missing or broken, git-crypt locked, git-lfs not installed) as
+// the environment's (jobqueue.ErrHeld: the job is put back and waits,
+// /healthz naming the filter and the file): git cannot write the files it
+// covers, so every job whose commit meets it would fail in turn, losing
+// every post accepted meanwhile, while /healthz said ok.
+func filterFailed(err error) error {
+	if err == nil || errors.Is(err, jobqueue.ErrHeld) || errors.Is(err, jobqueue.ErrInterrupted) {
+		return err
+	}
+	m := cleanFilterFailed.FindStringSubmatch(err.Error())
+	if m == nil {
+		return err
+	}
+	return fmt.Errorf("%w: git's clean filter '%s' (filter.%s.clean, required) failed on %s; make it run (its program installed, the tool unlocked) or take the filter off the file in .gitattributes: the job waits and runs once it does (%v)", jobqueue.ErrHeld, m[2], m[2], m[1], err)
+}
+
+// dubiousOwnership is git's refusal of a repository another user owns
+// (setup.c): "detected dubious ownership in repository at '<dir>'".
+var dubiousOwnership = regexp.MustCompile(`detected dubious ownership in repository at '([^']*)'`)
+
+// untrusted marks a commit's failure because git stopped trusting the
+// repository under the running server (its owner changed: a chown -R, kk
+// serve's service user changed; git's safe.directory check) as the
+// environment's (jobqueue.ErrHeld: the job is put back and waits,
+// /healthz naming the repository and the ways out): git refuses every
+// command there, so every job would fail in turn, losing every post
+// accepted meanwhile, while /healthz said ok.
+func untrusted(err error) error {
+	if err == nil || errors.Is(err, jobqueue.ErrHeld) || errors.Is(err, jobqueue.ErrInterrupted) {
+		return err
+	}
+	m := dubiousOwnership.FindStringSubmatch(err.Error())
+	if m == nil {
+		return err
+	}
+	return fmt.Errorf("%w: git refuses the repository %s, which another user than kk serve's now owns (its safe.directory check); give it back to kk serve's user, or, if you trust it, tell git so: git config --global --add safe.directory %s; the job waits and runs once git works in it", jobqueue.ErrHeld, m[1], m[1])
 }
 
 // heldError marks a failure to take kk's writer lock (another kk process

@@ -59,8 +59,14 @@ func (b *Backend) guard(tx *txn.Tx, befores *[]leafBefore, check guardCheck) {
 		}
 		for _, before := range *befores {
 			err := b.branchHolds(tx.Context(), before)
+			var gerr *gitReadError
 			switch {
 			case err == nil:
+			case errors.As(err, &gerr):
+				// git could not answer (it refuses the repository, a
+				// damaged one, a stop): nothing is known of the person's
+				// work, and the job is not failed for it.
+				return gerr.err
 			case check == checkRefactors:
 				return &refactorError{fmt.Errorf("%w: moving it, or rewriting its links, would commit the person's work as kk serve's", err)}
 			default:
@@ -107,18 +113,30 @@ func (b *Backend) branchHolds(ctx context.Context, before leafBefore) error {
 	_, prefix := b.prefixNow()
 	repo := repoPath(prefix, before.rel)
 	at, err := gitx.Read(ctx, r.Top, "rev-parse", "--verify", "-q", "refs/heads/"+r.Branch+":"+repo)
-	if err != nil {
+	switch {
+	case err != nil && strings.HasSuffix(err.Error(), ": exit status 1"):
+		// rev-parse --verify -q says nothing and exits 1 for a path
+		// the branch does not have.
 		return errors.New(personsNote(before.rel, false, r.Branch))
+	case err != nil:
+		return &gitReadError{err}
 	}
 	blob, err := gitx.RunWith(ctx, r.Top, nil, before.data, "hash-object", "--path="+repo, "--stdin")
 	if err != nil {
-		return err
+		return &gitReadError{err}
 	}
 	if strings.TrimSpace(string(at)) != strings.TrimSpace(string(blob)) {
 		return errors.New(personsNote(before.rel, true, r.Branch))
 	}
 	return nil
 }
+
+// gitReadError is a git command of branchHolds that failed (not a path
+// the branch lacks): git refusing the repository, a damaged one, a stop.
+type gitReadError struct{ err error }
+
+func (e *gitReadError) Error() string { return e.err.Error() }
+func (e *gitReadError) Unwrap() error { return e.err }
 
 // flight records res as the transaction of the job whose commit is in
 // flight, and returns what clears it once the commit ends.

@@ -35,6 +35,8 @@ import (
 	"github.com/kk-project/kk/internal/store"
 	"github.com/kk-project/kk/internal/treewatch"
 	"github.com/kk-project/kk/internal/txn"
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
 )
 
 // DefaultAuthor is the identity of the commits kk serve makes, unless
@@ -106,6 +108,9 @@ const DefaultLockWait = 5 * time.Second
 
 // Backend is the service.Backend of kk serve.
 type Backend struct {
+	// repairMu serialises the rebuilds of a damaged branch index.
+	repairMu sync.Mutex
+
 	k     *store.KB
 	llm   llm.Provider
 	log   *slog.Logger
@@ -217,6 +222,14 @@ func New(o Options) *Backend {
 // branch's tree is watched, its sync costs a barrier: every read syncs,
 // and the tree is reused while the index is the one it was read from.
 func (b *Backend) readTree() (*store.Tree, error) {
+	t, err := b.readTreeOnce()
+	if b.dropDamagedIndex(err) {
+		t, err = b.readTreeOnce()
+	}
+	return t, err
+}
+
+func (b *Backend) readTreeOnce() (*store.Tree, error) {
 	if err := b.gone(); err != nil {
 		return nil, err
 	}
@@ -247,6 +260,61 @@ func (b *Backend) readTree() (*store.Tree, error) {
 	b.mu.Unlock()
 	return t, nil
 }
+
+// damagedDB reports whether err is SQLite's "database disk image is
+// malformed" or "file is not a database".
+func damagedDB(err error) bool {
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		switch se.Code() & 0xff {
+		case sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB:
+			return true
+		}
+	}
+	return err != nil && (strings.Contains(err.Error(), "database disk image is malformed") || strings.Contains(err.Error(), "file is not a database"))
+}
+
+// dropDamagedIndex reports whether err says the branch index is damaged
+// (a disk's fault, a copy restored half way, pages overwritten), and then
+// removes its files, so that the next read opens it anew and builds it
+// again from the tree (as an open that finds it damaged does): kk serve
+// keeps its index open for its life, and every read and every placement
+// met the damage until a restart, each failing while /healthz said ok.
+// The index is derived from the tree: nothing of a person's is in it.
+func (b *Backend) dropDamagedIndex(err error) bool {
+	if !damagedDB(err) {
+		return false
+	}
+	ctx := context.Background()
+	branch, berr := index.CurrentBranch(ctx, b.k)
+	if berr != nil {
+		return false
+	}
+	b.repairMu.Lock()
+	defer b.repairMu.Unlock()
+	path := index.Path(b.k, branch)
+	for _, p := range []string{path, path + "-wal", path + "-shm"} {
+		if rerr := os.Remove(p); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {
+			b.log.Warn("the branch index is damaged and could not be removed to be built again", "index", path, "error", rerr)
+			return false
+		}
+	}
+	b.log.Warn("the branch index was damaged; it is built again from the tree", "index", path, "error", err)
+	db, oerr := index.OpenShared(ctx, b.k, branch)
+	b.mu.Lock()
+	if oerr == nil && b.watch != nil && b.watched != nil && b.watched.Path == db.Path {
+		b.watched = db // the new handle took the watch's changes over
+	}
+	b.gen++
+	b.tree = nil
+	b.mu.Unlock()
+	return oerr == nil
+}
+
+// RepairIndex is dropDamagedIndex for the web page's searches
+// (web.Options.Repair): it reports whether err was a damaged branch
+// index, now removed to be built again from the tree.
+func (b *Backend) RepairIndex(err error) bool { return b.dropDamagedIndex(err) }
 
 // isWatched reports whether db is the served branch's index handle and
 // the tree is watched for it: its syncs cost a barrier, not a walk.
@@ -348,6 +416,14 @@ func (b *Backend) leafHits(ctx context.Context, r index.Request, sync bool) ([]i
 	if !index.Searchable(r.Text) {
 		return nil, nil
 	}
+	hits, err := b.leafHitsOnce(ctx, r, sync)
+	if b.dropDamagedIndex(err) {
+		hits, err = b.leafHitsOnce(ctx, r, sync)
+	}
+	return hits, err
+}
+
+func (b *Backend) leafHitsOnce(ctx context.Context, r index.Request, sync bool) ([]index.Hit, error) {
 	db, err := b.openIndex(ctx, sync)
 	if err != nil {
 		return nil, err
@@ -446,16 +522,21 @@ func (b *Backend) ByTags(ctx context.Context, tags []string, all bool) ([]servic
 	if err != nil {
 		return nil, err
 	}
+	want := make(map[string]bool, len(tags))
+	for _, t := range tags {
+		want[t] = true
+	}
 	var matches []*node.Node
 	for _, n := range t.Leaves {
-		have := lowerTags(n.Tags)
+		// Each of the note's tags looked up among the wanted ones: the
+		// cost follows the note's tags, not the query's.
 		matched := 0
-		for _, want := range tags {
-			if _, ok := slices.BinarySearch(have, want); ok {
+		for _, have := range lowerTags(n.Tags) {
+			if want[have] {
 				matched++
 			}
 		}
-		if matched == 0 || all && matched < len(tags) {
+		if matched == 0 || all && matched < len(want) {
 			continue
 		}
 		matches = append(matches, n)

@@ -362,6 +362,9 @@ func (h *handler) search(ctx context.Context, q string, limit int) (*findView, e
 		return v, nil
 	}
 	d, err := search.SearchNodes(ctx, h.k, search.SearchParams{Query: q, Limit: &limit, All: true})
+	if err != nil && h.opts.Repair != nil && h.opts.Repair(err) {
+		d, err = search.SearchNodes(ctx, h.k, search.SearchParams{Query: q, Limit: &limit, All: true})
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -63,6 +63,11 @@ type Options struct {
 	// browser visits cannot read the knowledge base through DNS
 	// rebinding. kk browse sets it.
 	LoopbackOnly bool
+	// Repair, when set, is handed a search's failure and reports
+	// whether it repaired its cause (kk serve's: a damaged branch index
+	// removed, to be built again from the tree); the search then runs
+	// once more.
+	Repair func(error) bool
 }
 
 // handler serves the pages of one knowledge base.

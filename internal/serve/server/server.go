@@ -174,7 +174,7 @@ func Run(ctx context.Context, o Options) error {
 	if err != nil {
 		return err
 	}
-	page := web.New(k, web.Options{LoopbackOnly: o.LoopbackOnly})
+	page := web.New(k, web.Options{LoopbackOnly: o.LoopbackOnly, Repair: backend.RepairIndex})
 	srv, err := httpapi.New(httpapi.Options{Backend: backend, Queue: q, Token: o.Token, Addr: o.Addr, Logger: log, Page: page, PagePaths: web.Paths, PageSearchPaths: web.SearchPaths})
 	if err != nil {
 		return err
