@@ -23,13 +23,16 @@ import (
 // answerable prompts and 44 of kenkeep's 74 with the expected leaves
 // alone, 41 and 24 with two more, 10 and 4 with ten more; now 8 and 4, 7
 // and 5, 8 and 4. The ceilings and floors are the figures measured when
-// the rule was set (docs/search.md).
+// the rule was set (docs/search.md), with the second held-out sets
+// (*-heldout-blind2.yaml) added since: of their answerable prompts the
+// hook refuses none of drupal's and one or none of kenkeep's, and of their
+// off-topic ones two or three of drupal's and two or three of kenkeep's.
 func TestHookGateYoungKnowledgeBases(t *testing.T) {
 	ctx := context.Background()
 	type limits struct{ answerableRefused, offTopicRefused int }
 	want := map[string]map[int]limits{
-		"drupal":  {0: {8, 8}, 2: {7, 9}, 10: {8, 7}},
-		"kenkeep": {0: {4, 6}, 2: {5, 6}, 10: {4, 5}},
+		"drupal":  {0: {8, 10}, 2: {7, 12}, 10: {8, 10}},
+		"kenkeep": {0: {5, 8}, 2: {6, 8}, 10: {4, 8}},
 	}
 	for _, c := range []corpus{buildDrupal(t, ""), buildKenkeep(t, "")} {
 		leaves := map[string]string{} // id → file
