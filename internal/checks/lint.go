@@ -270,7 +270,11 @@ func (l *linter) classifyProblems(problems []error) {
 			l.add(ruleInvalidLeaf, LintError, nodesRel, p.Error(), "fix the problem named, then run `kk lint` again")
 			continue
 		}
-		if store.IsMDInOtherCase(ne.Path) {
+		if ne.Msg == store.IndexFolderMsg {
+			l.add(ruleInvalidLeaf, LintError, lintPath(ne.Path), ne.Msg, "rename the folder with git mv (its notes keep their ids), then run `kk index rebuild`")
+			continue
+		}
+		if _, misnamed := store.MisnamedMD(ne.Path); misnamed {
 			// whatever its text, kk does not read it until it is renamed
 			l.add(ruleInvalidLeaf, LintError, lintPath(ne.Path), ne.Msg, "rename the file as the message says (git mv when it is committed), then run `kk lint` again; until then kk skips it")
 			continue

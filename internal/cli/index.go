@@ -3,9 +3,11 @@ package cli
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	"github.com/kk-project/kk/internal/githooks"
+	"github.com/kk-project/kk/internal/gitx"
 	"github.com/kk-project/kk/internal/index"
 	"github.com/kk-project/kk/internal/store"
 	"github.com/kk-project/kk/internal/txn"
@@ -47,7 +49,10 @@ always does) and says how many on stderr. A leaf kk cannot read (a note
 written by hand, a leaf with a conflict) is left out of the generated files
 with a warning naming its problems; --check writes nothing, lists the files
 that differ and the leaves it cannot read, and exits 1 when there is any
-(use it in CI). --stage runs git add on the files it wrote.
+(use it in CI). It also lists ("hidden") each file of the knowledge base
+that changed while git is told to pass over it (git update-index
+--skip-worktree or --assume-unchanged): no commit takes the change, so
+clones get the old file. --stage runs git add on the files it wrote.
 
 --commits RANGE regenerates the files of each commit of a git range
 instead ("main..HEAD", "HEAD^!"), each from that commit's own leaves read
@@ -95,8 +100,20 @@ func runIndexRebuild(ctx context.Context, app *App, o indexRebuildOpts) error {
 	}
 	stale := len(res.Changed)+len(res.Removed) > 0
 	unreadable := o.check && len(res.Skipped) > 0
+	// Files git is told to pass over (skip-worktree, assume-unchanged)
+	// that changed: kk keeps them up to date here, but no commit takes
+	// the change, so every clone gets the old ones.
+	var hidden []map[string]string
+	if o.check {
+		for _, h := range gitx.HiddenChanges(ctx, k.Dir) {
+			hidden = append(hidden, map[string]string{"path": k.Rel(filepath.Join(k.Dir, filepath.FromSlash(h.Path))), "flag": h.Flag})
+		}
+	}
 	if app.JSON {
-		out := map[string]any{"check": o.check, "up_to_date": !o.check || !stale && !unreadable, "result": res}
+		out := map[string]any{"check": o.check, "up_to_date": !o.check || !stale && !unreadable && len(hidden) == 0, "result": res}
+		if len(hidden) > 0 {
+			out["hidden"] = hidden
+		}
 		if err := app.printJSON(out); err != nil {
 			return err
 		}
@@ -127,13 +144,19 @@ func runIndexRebuild(ctx context.Context, app *App, o indexRebuildOpts) error {
 				}
 			}
 		}
+		for _, h := range hidden {
+			fmt.Fprintf(app.IO.Out, "hidden\t%s\tgit passes over its changes (%s): kk keeps it up to date here, but no commit takes them; run `git update-index --no-%s -- %s` and commit it\n", h["path"], h["flag"], h["flag"], h["path"])
+		}
+		if len(hidden) > 0 {
+			fmt.Fprintf(app.IO.Err, "kk: git is told to pass over the changes of %d file(s) of the knowledge base (git update-index --skip-worktree or --assume-unchanged), so the commits hold old copies\n", len(hidden))
+		}
 		if unreadable {
 			fmt.Fprintf(app.IO.Err, "kk: %d leaf file(s) cannot be read and are left out of the generated files; fix them (`kk lint` explains, `kk node adopt` fills in a note written by hand)\n", len(res.Skipped))
 		}
 		switch {
 		case o.check && stale:
 			fmt.Fprintf(app.IO.Err, "kk: %d generated file(s) are out of date%s; run `kk index rebuild` and commit the result\n", len(lines), unlisted)
-		case o.check && !unreadable:
+		case o.check && !unreadable && len(hidden) == 0:
 			app.notef("index is up to date (%d node(s), %d folder(s))", res.NodeCount, res.Folders)
 		case o.check:
 			// the leaves it cannot read are listed and counted above
@@ -146,7 +169,7 @@ func runIndexRebuild(ctx context.Context, app *App, o indexRebuildOpts) error {
 			app.warnf("%d folder(s) have no summary in FOLDER_SUMMARIES.md: %s", len(res.MissingSummaries), listSome(res.MissingSummaries))
 		}
 	}
-	if o.check && (stale || unreadable) {
+	if o.check && (stale || unreadable || len(hidden) > 0) {
 		return &SilentError{Code: ExitFailure}
 	}
 	return nil

@@ -37,8 +37,9 @@ missing-folder-index, empty-folder, folder-case-collision (two folders whose
 paths differ only in case, one folder on macOS and Windows, or in how their
 accented letters are encoded, one folder on macOS: an error),
 folder-name (a folder made by hand with a name a Windows clone cannot check
-out, a device name such as aux or one ending with a dot or a space: an
-error; or holding a space, which every link to it must escape),
+out, a device name such as aux, one ending with a dot or a space, one
+holding : * ? " < > | or a control character, or one that is not UTF-8:
+an error; or holding a space, which every link to it must escape),
 tag-near-duplicate, tag-whitespace, empty-summary, missing-folder-summary,
 orphan, stale-index and dead-link. A
 *.md under nodes/ that is not a regular file (a FIFO, a device) is never

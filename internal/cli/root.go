@@ -469,8 +469,12 @@ func (a *App) warnHandEdits() {
 			case path.Base(e.File) == "index.md":
 				where += ", or the folder's one-line summary in FOLDER_SUMMARIES.md, which kk keeps"
 			}
-			a.warnf("%s held text kk did not generate (edited by hand?); kk generates it from the notes and has replaced it; your version is kept at %s: put what should stay %s",
-				store.DirName+"/"+e.File, store.DirName+"/"+e.Copy, where)
+			did := "kk generates it from the notes and has replaced it"
+			if e.Removed {
+				did = "kk generates it from the notes of its folder, which holds none, and has removed it"
+			}
+			a.warnf("%s held text kk did not generate (edited by hand?); %s; your version is kept at %s: put what should stay %s",
+				store.DirName+"/"+e.File, did, store.DirName+"/"+e.Copy, where)
 		}
 	}
 }

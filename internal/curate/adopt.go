@@ -109,6 +109,10 @@ func adoptOne(tx *txn.Tx, t *store.Tree, rel string) (*AdoptedLeaf, string, erro
 		}
 		return nil, "it is not a leaf file kk reads (kk reads the .md files under nodes/ other than index.md and log.md)", nil
 	}
+	if fi, err := os.Stat(tx.KB().NodePath(rel)); err == nil && fi.IsDir() {
+		// a folder in a leaf's place (one named index.md): no note to fill in
+		return nil, problemOf(t, rel), nil
+	}
 	src, err := tx.Adopt(rel)
 	if err != nil {
 		return nil, "", err

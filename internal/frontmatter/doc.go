@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"reflect"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -31,6 +32,11 @@ type segment struct {
 	key  string
 	raw  []byte // "key: value\n" lines as they were in the source
 	line int    // 1-based line of the key within the front matter
+	// anchors and aliases say whether the value defines a YAML anchor
+	// (&name) and whether it refers to one (*name): a value whose raw
+	// bytes refer to an anchor cannot be kept once the value defining it
+	// is written anew.
+	anchors, aliases bool
 }
 
 // FieldError is a front matter problem tied to one key.
@@ -103,12 +109,27 @@ func (d *Doc) parseFull(parts Parts, text []byte) error {
 			return &FieldError{Field: k.Value, Msg: fmt.Sprintf("line %d: %v", lineOf(err, k.Line+fileLineOffset), err)}
 		}
 		d.values[k.Value] = val
-		d.segs = append(d.segs, segment{key: k.Value, line: k.Line})
+		anchors, aliases := anchorsIn(v)
+		d.segs = append(d.segs, segment{key: k.Value, line: k.Line, anchors: anchors, aliases: aliases})
 	}
 	if d.segmented {
 		d.cutSegments(m, lines)
 	}
 	return nil
+}
+
+// anchorsIn reports whether the YAML value n defines an anchor and
+// whether it refers to one, anywhere inside it.
+func anchorsIn(n *yaml.Node) (anchors, aliases bool) {
+	if n.Kind == yaml.AliasNode {
+		return false, true
+	}
+	anchors = n.Anchor != ""
+	for _, c := range n.Content {
+		an, al := anchorsIn(c)
+		anchors, aliases = anchors || an, aliases || al
+	}
+	return anchors, aliases
 }
 
 // cutSegments assigns each key the source lines from its key line up to the
@@ -214,8 +235,18 @@ func (d *Doc) Render(items []Item, body []byte, emit Emitter) ([]byte, error) {
 	if d.segmented {
 		fm.Write(d.lead)
 	}
+	// A value written anew loses the anchor it defined (title: &t Old);
+	// a kept value referring to it (description: *t) is then written
+	// anew too, as the value it stood for, or the front matter would
+	// name an anchor that no longer exists.
+	lost := false
+	for _, s := range d.segs {
+		if s.anchors && !slices.ContainsFunc(items, func(it Item) bool { _, ok := d.rawFor(it); return ok && it.Key == s.key }) {
+			lost = true
+		}
+	}
 	for _, it := range items {
-		if raw, ok := d.rawFor(it); ok {
+		if raw, ok := d.rawFor(it); ok && !(lost && d.aliases(it.Key)) {
 			fm.Write(raw)
 			continue
 		}
@@ -257,6 +288,16 @@ func (d *Doc) unchanged(items []Item, body []byte) bool {
 		}
 	}
 	return true
+}
+
+// aliases reports whether the source value of key refers to an anchor.
+func (d *Doc) aliases(key string) bool {
+	for _, s := range d.segs {
+		if s.key == key {
+			return s.aliases
+		}
+	}
+	return false
 }
 
 func (d *Doc) rawFor(it Item) ([]byte, bool) {

@@ -184,3 +184,36 @@ func TestRenderCRLFBody(t *testing.T) {
 		}
 	}
 }
+
+// A note written by hand may share a value through a YAML anchor (title:
+// &t Retry, description: *t). Changing the anchored value wrote it anew,
+// without the anchor, and kept the alias's bytes: the result named an
+// anchor that no longer existed, and kk refused the write with "unknown
+// anchor 't' referenced", as if the note were broken. The alias is now
+// written anew too, as the value it stood for; with the anchored value
+// unchanged, every byte is kept.
+func TestRenderExpandsAliasesOfALostAnchor(t *testing.T) {
+	src := []byte("---\ntitle: &t Retry\ndescription: *t\ntags: [a]\n---\nbody\n")
+	d, err := Parse(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := d.Render([]Item{{"title", "New"}, {"description", "Retry"}, {"tags", []any{"a"}}}, d.Body(), plainEmit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "---\ntitle: New\ndescription: Retry\ntags: [a]\n---\nbody\n"
+	if string(out) != want {
+		t.Errorf("Render = %q, want %q", out, want)
+	}
+	if _, err := Parse(out); err != nil {
+		t.Errorf("the result does not parse: %v", err)
+	}
+	out, err = d.Render([]Item{{"title", "Retry"}, {"description", "Retry"}, {"tags", []any{"b"}}}, d.Body(), plainEmit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "---\ntitle: &t Retry\ndescription: *t\ntags: [b]\n---\nbody\n"; string(out) != want {
+		t.Errorf("Render with the anchor kept = %q, want %q", out, want)
+	}
+}

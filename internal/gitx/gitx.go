@@ -281,10 +281,114 @@ func InGitDir(ctx context.Context, dir string) bool {
 }
 
 // Add stages paths (relative to dir or absolute) in dir's repository.
+// A path through a symbolic link to a folder of the work tree (nodes/
+// linked to docs/kb, as a monorepo shares its notes) is staged at the
+// place the link leads to: git refuses a path "beyond a symbolic link".
 func Add(ctx context.Context, dir string, paths []string) error {
 	if len(paths) == 0 {
 		return nil
 	}
-	_, err := Run(ctx, dir, append([]string{"add", "--"}, paths...)...)
+	args := []string{"add", "--"}
+	for _, p := range paths {
+		args = append(args, realPath(dir, p))
+	}
+	_, err := Run(ctx, dir, args...)
 	return err
+}
+
+// realPath is p (relative to dir or absolute) with the symbolic links of
+// the folders on its way resolved, relative to dir resolved so too. The
+// file itself is not resolved (git stages a link as a link), nor is a
+// part of the path that does not exist (a removed folder): the nearest
+// folder that does is. p is returned as it is when it cannot be resolved
+// or leads out of dir.
+func realPath(dir, p string) string {
+	abs := p
+	if !filepath.IsAbs(abs) {
+		abs = filepath.Join(dir, p)
+	}
+	realDir, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return p
+	}
+	parent, rest := filepath.Dir(abs), filepath.Base(abs)
+	for {
+		if real, err := filepath.EvalSymlinks(parent); err == nil {
+			rel, err := filepath.Rel(realDir, filepath.Join(real, rest))
+			if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+				return p
+			}
+			return rel
+		}
+		up := filepath.Dir(parent)
+		if up == parent {
+			return p
+		}
+		parent, rest = up, filepath.Join(filepath.Base(parent), rest)
+	}
+}
+
+// Hidden is a tracked file git is told to pass over (git update-index
+// --skip-worktree or --assume-unchanged) whose work tree content differs
+// from git's index: git status, git add -A and git commit skip the
+// change, so the commits keep the old content.
+type Hidden struct {
+	Path string // relative to the folder asked about
+	Flag string // "skip-worktree" or "assume-unchanged"
+}
+
+// HiddenChanges lists the files under dir that git passes over although
+// they changed (Hidden). A file flagged skip-worktree that is not in the
+// work tree (the files a sparse checkout leaves out) is not listed, nor is
+// one whose content is git's. Nil outside git or when git cannot say.
+func HiddenChanges(ctx context.Context, dir string) []Hidden {
+	out, err := Read(ctx, dir, "ls-files", "-v", "-s", "-z", "--", ".")
+	if err != nil {
+		return nil
+	}
+	var flagged []Hidden
+	var sums []string
+	for _, e := range strings.Split(string(out), "\x00") {
+		meta, p, ok := strings.Cut(e, "\t")
+		f := strings.Fields(meta)
+		if !ok || len(f) != 4 || f[3] != "0" || !strings.HasPrefix(f[1], "100") {
+			continue // a conflict stage, a submodule or a link
+		}
+		flag := ""
+		switch tag := f[0]; {
+		case tag == "S":
+			flag = "skip-worktree"
+		case tag != strings.ToUpper(tag):
+			flag = "assume-unchanged"
+		default:
+			continue
+		}
+		if fi, err := os.Lstat(filepath.Join(dir, filepath.FromSlash(p))); err != nil || !fi.Mode().IsRegular() {
+			continue
+		}
+		flagged = append(flagged, Hidden{Path: p, Flag: flag})
+		sums = append(sums, f[2])
+	}
+	if len(flagged) == 0 {
+		return nil
+	}
+	args := []string{"hash-object", "--"}
+	for _, h := range flagged {
+		args = append(args, h.Path)
+	}
+	out, err = Read(ctx, dir, args...)
+	if err != nil {
+		return nil
+	}
+	now := strings.Fields(string(out))
+	if len(now) != len(flagged) {
+		return nil
+	}
+	var changed []Hidden
+	for i, h := range flagged {
+		if now[i] != sums[i] {
+			changed = append(changed, h)
+		}
+	}
+	return changed
 }

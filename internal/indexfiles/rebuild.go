@@ -270,6 +270,10 @@ func planFor(ctx context.Context, k *store.KB, db *index.DB, t *after, summaries
 		}
 		p.Write[name] = gen.Files[name]
 		res.Changed = append(res.Changed, filepath.ToSlash(filepath.Join(store.DirName, name)))
+		if path.Base(name) == "index.md" && !looksGenerated(filepath.Join(k.Dir, filepath.FromSlash(name))) {
+			// A page a person wrote as the folder's index.md: kept too.
+			p.Edited = append(p.Edited, name)
+		}
 	}
 	for _, d := range staleIndexes(indexDirs, gen) {
 		name := store.JoinRel("nodes/"+d, "index.md")
@@ -282,6 +286,14 @@ func planFor(ctx context.Context, k *store.KB, db *index.DB, t *after, summaries
 		}
 		p.Remove = append(p.Remove, name)
 		res.Removed = append(res.Removed, filepath.ToSlash(filepath.Join(store.DirName, name)))
+		if !looksGenerated(filepath.Join(k.Dir, filepath.FromSlash(name))) {
+			// Not an index kk (or kenkeep) generated: a page a person
+			// wrote (plans/index.md), never committed perhaps. The
+			// writer keeps a copy and says where, whether or not the
+			// generated files were of other leaves (the edit check
+			// below cannot tell an edit in stale files).
+			p.Edited = append(p.Edited, name)
+		}
 	}
 	if !p.delta {
 		// What the plan replaces or removes may hold a person's words.
@@ -295,7 +307,7 @@ func planFor(ctx context.Context, k *store.KB, db *index.DB, t *after, summaries
 			if err != nil {
 				return nil, err
 			}
-			if edited {
+			if edited && !slices.Contains(p.Edited, name) {
 				p.Edited = append(p.Edited, name)
 			}
 		}
@@ -443,6 +455,29 @@ func staleIndexes(indexDirs map[string]bool, gen *Generated) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// looksGenerated reports whether the index.md at path opens as the
+// index files kk and kenkeep generate do, with the heading "# kk Index"
+// or "# kenkeep Index" (after the root index's front matter), with any
+// line endings and a byte order mark (true too when it cannot be read:
+// nothing to keep).
+func looksGenerated(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return true
+	}
+	defer func() { _ = f.Close() }()
+	head := make([]byte, 4096)
+	n, _ := io.ReadFull(f, head)
+	text := strings.ReplaceAll(strings.TrimPrefix(string(head[:n]), "\uFEFF"), "\r\n", "\n")
+	if rest, ok := strings.CutPrefix(text, "---\n"); ok {
+		if _, after, found := strings.Cut(rest, "\n---\n"); found {
+			text = after
+		}
+	}
+	text = strings.TrimLeft(text, "\n")
+	return strings.HasPrefix(text, "# kk Index") || strings.HasPrefix(text, "# kenkeep Index")
 }
 
 // holds reports whether the file at path holds exactly data (false when

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"path"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -209,6 +210,9 @@ func CleanFolder(folder string) (string, error) {
 		if seg == "index.md" || strings.ContainsAny(seg, "\x00:*?\"<>|") || strings.ContainsFunc(seg, unicode.IsControl) {
 			return "", fmt.Errorf("folder %q has an invalid segment %q", folder, seg)
 		}
+		if !utf8.ValidString(seg) {
+			return "", fmt.Errorf("folder %q: %s; give the name in UTF-8", folder, notUTF8(seg))
+		}
 		if len(seg) > maxName {
 			return "", fmt.Errorf("folder %q has a name of %d bytes; a file system takes at most %d", folder, len(seg), maxName)
 		}
@@ -259,6 +263,12 @@ func MakeableFolder(folder string) string {
 		if NameProblem(seg) == "" {
 			continue
 		}
+		seg = strings.Map(func(r rune) rune {
+			if unicode.IsControl(r) || strings.ContainsRune(`:*?"<>|\`, r) {
+				return '-'
+			}
+			return r
+		}, strings.ToValidUTF8(seg, "-"))
 		seg = strings.TrimRight(strings.Join(strings.Fields(seg), "-"), ".")
 		if NameProblem(seg) != "" { // a device name, with an extension or not
 			base, ext, dot := strings.Cut(seg, ".")
@@ -292,6 +302,12 @@ func NameProblem(name string) string {
 		}
 	}
 	switch {
+	case !utf8.ValidString(name):
+		return notUTF8(name)
+	case strings.ContainsFunc(name, unicode.IsControl):
+		return fmt.Sprintf("%s holds a control character (a tab or a line break), which Windows refuses in a name, so a Windows clone could not check it out, and which breaks the lines of the index files that list it", strconv.Quote(name))
+	case strings.ContainsAny(name, `:*?"<>|\`):
+		return fmt.Sprintf("%s holds one of the characters Windows refuses in a name (: * ? \" < > | \\), so a Windows clone could not check it out", name)
 	case strings.HasSuffix(name, "."):
 		return fmt.Sprintf("%s ends with a dot, which Windows drops, so a Windows clone could not check it out", name)
 	case strings.HasSuffix(name, " "):
@@ -300,4 +316,14 @@ func NameProblem(name string) string {
 		return fmt.Sprintf("%s holds a space, which a link to it must write as %%20 and a shell command must quote; use - instead", name)
 	}
 	return ""
+}
+
+// notUTF8 says why the name, which is not valid UTF-8 (a folder made by
+// an archive or a system writing Latin-1 or Windows-1252 names), is no
+// name kk makes: the generated index files, which link to it, would hold
+// bytes that are no text, every JSON output would name a path that does
+// not exist (the bytes turned into U+FFFD), and macOS and Windows refuse
+// to check it out.
+func notUTF8(name string) string {
+	return fmt.Sprintf("%s is not valid UTF-8 (a name written in Latin-1 or Windows-1252?): the index files would link it with bytes that are no text, JSON would name it with U+FFFD, a path that does not exist, and a macOS or Windows clone could not check it out", strconv.Quote(name))
 }

@@ -393,8 +393,17 @@ func (f *fields) problems() int {
 
 func (f *fields) str(key string, required bool) string {
 	v, ok := f.doc.Value(key)
+	if ok && v == nil && (key == KeyDescription || key == "summary") {
+		// "description:" with nothing after it, as a person leaves a
+		// field to fill in later: empty, as a list with no value is [].
+		return ""
+	}
 	if !ok || v == nil {
-		if required {
+		switch {
+		case !required:
+		case ok:
+			f.fail(key, "has no value; write one after the colon")
+		default:
 			f.fail(key, "is required")
 		}
 		return ""

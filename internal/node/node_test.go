@@ -253,7 +253,7 @@ func TestCleanFolder(t *testing.T) {
 			t.Errorf("CleanFolder(%q) = %q, %v", in, got, err)
 		}
 	}
-	for _, bad := range []string{"../x", "a/../../x", "a/..", "/abs", "C:/x", ".hidden", "a/.git"} {
+	for _, bad := range []string{"../x", "a/../../x", "a/..", "/abs", "C:/x", ".hidden", "a/.git", "caf\xe9", "ok/caf\xe9"} {
 		if _, err := CleanFolder(bad); err == nil {
 			t.Errorf("CleanFolder(%q) accepted", bad)
 		}
@@ -404,6 +404,8 @@ func TestMakeableFolder(t *testing.T) {
 		"x/AUX.d":            "x/AUX-notes.d",
 		"old.":               "old",
 		"über café/x":        "über-café/x",
+		"caf\xe9/x":          "caf-/x",
+		"a:b/what?":          "a-b/what-",
 	} {
 		got := MakeableFolder(in)
 		if got != want {

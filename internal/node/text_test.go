@@ -76,6 +76,11 @@ func TestNameProblem(t *testing.T) {
 		{"trail.", "ends with a dot"},
 		{"trail ", "ends with a space"},
 		{"a b", "holds a space"},
+		{"caf\xe9", "is not valid UTF-8"},
+		{"café", ""},
+		{"tab\there", "holds a control character"},
+		{"a:b", "Windows refuses in a name"},
+		{"what?", "Windows refuses in a name"},
 	} {
 		got := NameProblem(c.name)
 		if (c.want == "") != (got == "") || !strings.Contains(got, c.want) {

@@ -8,6 +8,9 @@ import "sync"
 // writer kept, both relative to the knowledge base's folder.
 type HandEdit struct {
 	File, Copy string
+	// Removed: the write removed the file (a folder's index.md where no
+	// note is left) rather than generating it again.
+	Removed bool
 }
 
 // HandEditsDir is the folder, under .state, where writers keep the hand

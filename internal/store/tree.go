@@ -598,6 +598,9 @@ func IsTempName(name string) bool {
 	return strings.HasPrefix(name, ".") && strings.Contains(name, ".tmp-")
 }
 
+// IndexFolderMsg is the problem of a folder named index.md under nodes/.
+const IndexFolderMsg = "is a folder, named as the index file kk generates for the folder holding it: rename it (git mv), then run `kk index rebuild`; until then kk leaves out the notes in it"
+
 // entryKind is what an entry under nodes/ is to the tree readers.
 type entryKind int
 
@@ -652,6 +655,10 @@ func classify(realRoot, p, rel string, d fs.DirEntry) (entryKind, LeafFile, erro
 		return entryNone, LeafFile{}, nil
 	}
 	switch {
+	case d.IsDir() && name == "index.md":
+		// kk writes the folder's generated index there: a folder in its
+		// place (made by hand) would fail every write and every rebuild.
+		return entryProblem, LeafFile{}, &node.Error{Path: rel, Msg: IndexFolderMsg}
 	case d.IsDir():
 		return entryDir, LeafFile{}, nil
 	case !strings.HasSuffix(name, ".md"):
@@ -669,24 +676,37 @@ func classify(realRoot, p, rel string, d fs.DirEntry) (entryKind, LeafFile, erro
 	return entryLeaf, LeafFile{Rel: rel, Abs: p, Size: -1}, nil
 }
 
-// caseOfMD is the problem of a regular file whose name ends in .md in
-// another case (.MD, .Md, .mD): a note a person saved, which kk, reading
-// only names ending in .md, would otherwise leave out without a word.
-// Hidden files (an editor's swap file) are never asked about.
+// caseOfMD is the problem of a regular file whose name is a note's but
+// for its end: .md in another case (.MD, .Md, .mD), .markdown, or .md
+// followed by spaces or dots (a name typed with a space after it). kk,
+// reading only names ending in .md, would otherwise leave out without a
+// word the note a person saved so. Hidden files (an editor's swap file)
+// are never asked about.
 func caseOfMD(name, rel string, mode fs.FileMode) error {
-	if !mode.IsRegular() || !IsMDInOtherCase(name) {
+	want, ok := MisnamedMD(name)
+	if !mode.IsRegular() || !ok {
 		return nil
 	}
+	if trimmed := strings.TrimRight(name, " ."); trimmed != name {
+		return &node.Error{Path: rel, Msg: fmt.Sprintf("the name %q has spaces or dots after its extension, which Windows drops, so a Windows clone could not check it out; kk reads only files named *.md: rename it to %s", name, want)}
+	}
 	ext := filepath.Ext(name)
-	return &node.Error{Path: rel, Msg: fmt.Sprintf("the name ends in %s; kk reads only files named *.md: rename it to %s.md", ext, strings.TrimSuffix(name, ext))}
+	return &node.Error{Path: rel, Msg: fmt.Sprintf("the name ends in %s; kk reads only files named *.md: rename it to %s", ext, want)}
 }
 
-// IsMDInOtherCase reports whether a file name ends in .md in another case
-// (.MD, .Md, .mD): a file whose problem renaming it, not editing it,
-// mends.
-func IsMDInOtherCase(name string) bool {
-	ext := filepath.Ext(name)
-	return ext != ".md" && strings.EqualFold(ext, ".md")
+// MisnamedMD reports whether a file name is a markdown note's that kk
+// does not read for its end (.MD, .Md or .mD, .markdown in any case, .md
+// followed by spaces or dots), and the name ending in .md it needs: a
+// file whose problem renaming it, not editing it, mends.
+func MisnamedMD(name string) (string, bool) {
+	trimmed := strings.TrimRight(name, " .")
+	ext := filepath.Ext(trimmed)
+	base := strings.TrimSuffix(trimmed, ext)
+	if base == "" || !strings.EqualFold(ext, ".md") && !strings.EqualFold(ext, ".markdown") {
+		return "", false
+	}
+	want := base + ".md"
+	return want, want != name
 }
 
 func DirOf(rel string) string {

@@ -45,6 +45,7 @@ import (
 
 	"github.com/kk-project/kk/internal/atomicfile"
 	"github.com/kk-project/kk/internal/frontmatter"
+	"github.com/kk-project/kk/internal/gitx"
 	"github.com/kk-project/kk/internal/index"
 	"github.com/kk-project/kk/internal/indexfiles"
 	"github.com/kk-project/kk/internal/node"
@@ -143,6 +144,7 @@ type Tx struct {
 	meta Meta
 
 	cfg       *store.Config      // config.yaml, read once (Config)
+	deleted   *[]string          // leaves deleted in the work tree, unstaged, listed once (deletedByHand)
 	tree      *store.Tree        // the tree as read, of the transaction's own (see read)
 	snap      *store.Snapshot    // or the branch index's kept tree, read through its views
 	afterTree func() *store.Tree // the tree after the change, assembled on demand (planChange)
@@ -1268,10 +1270,39 @@ func (tx *Tx) Unreadable(id string) error {
 		return err
 	}
 	p, ok := tx.claimed(id)
-	if !ok || tx.adopted[p] {
+	if !ok {
+		return tx.deletedByHand(id)
+	}
+	if tx.adopted[p] {
 		return nil
 	}
 	return tx.refuseSkipped(p)
+}
+
+// deletedByHand returns the error of an update of the leaf with the given
+// id, which the tree does not have, when git's index has a leaf named
+// for the id that is deleted in the work tree: a person (or an editor, a
+// script) removed the file and did not stage the removal. The update
+// would otherwise write a new leaf at the root of nodes/, keeping none of
+// the fields, body and folder it meant to keep. Outside git, or with the
+// removal staged (git rm), it is nil.
+func (tx *Tx) deletedByHand(id string) error {
+	if tx.deleted == nil {
+		var list []string
+		if out, err := gitx.Run(tx.ctx, tx.k.Root, "ls-files", "--deleted", "-z", "--", tx.k.NodesDir()); err == nil {
+			list = strings.Split(string(out), "\x00")
+		}
+		tx.deleted = &list
+	}
+	want := store.IDKey(id) + ".md"
+	for _, rel := range *tx.deleted {
+		if rel == "" || strings.ToLower(path.Base(filepath.ToSlash(rel))) != want {
+			continue
+		}
+		return fmt.Errorf("%s, the leaf of %s, is deleted in the work tree and the deletion is not staged: --update changes a leaf that exists, keeping what it is not given; restore it with `git checkout -- %s` and update it, or write %s anew without --update",
+			rel, id, rel, id)
+	}
+	return nil
 }
 
 // refuseClaimed returns an error when staged leaf s is new (or takes a
@@ -1718,7 +1749,7 @@ func (tx *Tx) keepHandEdits(p *commitPlan) ([]store.HandEdit, error) {
 		if err := store.InStateFolder(filepath.Dir(dst), func() error { return atomicfile.Write(dst, data, 0o644) }); err != nil {
 			return nil, fmt.Errorf("keeping the hand edit of %s: %w", tx.k.Rel(filepath.Join(tx.k.Dir, filepath.FromSlash(c.Path))), err)
 		}
-		kept = append(kept, store.HandEdit{File: c.Path, Copy: rel})
+		kept = append(kept, store.HandEdit{File: c.Path, Copy: rel, Removed: c.Remove})
 	}
 	return kept, nil
 }
