@@ -24,11 +24,13 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/kk-project/kk/internal/harness"
@@ -157,6 +159,14 @@ func Run(ctx context.Context, inv Invocation) {
 	if harness.Guarded(inv.Getenv) && !(inv.Foreground && backgroundEvent(harness.Event(inv.Event))) {
 		return
 	}
+	// A harness that stops reading (it gave up on the hook, its user
+	// interrupted it) leaves stdout a pipe without a reader. Unhandled,
+	// the write of the answer kills the process with SIGPIPE (exit status
+	// 141, a failed hook to the harness); caught, it fails with EPIPE,
+	// which is logged like any other problem.
+	sigpipe := make(chan os.Signal, 1)
+	signal.Notify(sigpipe, syscall.SIGPIPE)
+	defer signal.Stop(sigpipe)
 	if inv.Now == nil {
 		inv.Now = time.Now
 	}

@@ -528,3 +528,36 @@ func TestSessionStartPhrasingsNudge(t *testing.T) {
 	}
 	mustNotContain(t, sessionStartText(t, k, t0.Add(48*time.Hour)), "kk_phrasings")
 }
+
+// A branch index another kk is creating (kk's post-checkout hook syncs a
+// branch seen for the first time in the background, while the session
+// the checkout belongs to starts) is a database without its tables yet:
+// session-start reads it as an index not synced yet, without a warning.
+func TestSessionStartIndexBeingCreated(t *testing.T) {
+	k := newKB(t)
+	addNode(t, k, contracts.NodeInput{Type: "practice", Title: "First", Description: "d", Body: "b"}, false)
+	branch, err := index.CurrentBranch(context.Background(), k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := index.Path(k, branch)
+	for _, p := range []string{path, path + "-wal", path + "-shm"} {
+		if err := os.Remove(p); err != nil && !os.IsNotExist(err) {
+			t.Fatal(err)
+		}
+	}
+	// What the creating process has made when it has opened the file and
+	// not yet committed the schema: an empty file.
+	writeFile(t, path, "")
+	sum, err := index.ReadSummary(context.Background(), k)
+	if err != nil || sum.Known {
+		t.Fatalf("an index without its tables read as %+v, %v; want unknown, no error", sum, err)
+	}
+	r, warnings := request(k, harness.HookInput{SessionID: sid})
+	if _, err := SessionStart(context.Background(), r); err != nil {
+		t.Fatal(err)
+	}
+	if len(*warnings) > 0 {
+		t.Fatalf("warnings: %q", *warnings)
+	}
+}

@@ -947,7 +947,22 @@ func ReadSummary(ctx context.Context, k *store.KB) (Summary, error) {
 		return Summary{}, err
 	}
 	defer func() { _ = db.Close() }()
-	rows, err := db.QueryContext(ctx, `SELECT key, value FROM meta WHERE key IN ('schema_version', 'tree_hash', 'tree_invalid', 'last_sync')`)
+	// One read transaction: the schema checked is the one read. A file
+	// without the meta table is an index another process is creating
+	// (its schema is committed at once), read as one not synced yet.
+	tx, err := db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return Summary{}, err
+	}
+	defer func() { _ = tx.Rollback() }()
+	var tables int
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'meta'`).Scan(&tables); err != nil {
+		return Summary{}, err
+	}
+	if tables == 0 {
+		return Summary{}, nil
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT key, value FROM meta WHERE key IN ('schema_version', 'tree_hash', 'tree_invalid', 'last_sync')`)
 	if err != nil {
 		return Summary{}, err
 	}
