@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -57,7 +59,8 @@ HTTP error or a job it waited for failed; the reason goes to stderr.
 	cmd.PersistentFlags().StringVar(&o.tokenFile, "token-file", "", "file holding the server's bearer token (default: KK_SERVE_TOKEN)")
 	writeFlags := func(c *cobra.Command) {
 		c.Flags().BoolVar(&o.wait, "wait", false, "wait for the job to finish; exit 1 when it fails")
-		c.Flags().DurationVar(&o.timeout, "timeout", 2*time.Minute, "how long --wait waits")
+		o.timeout = 2 * time.Minute
+		c.Flags().Var((*waitTimeout)(&o.timeout), "timeout", "how long --wait waits: a duration (2m), or seconds (120)")
 	}
 	for _, sub := range []*cobra.Command{
 		newClientPostCmd(app, &o), newClientEditCmd(app, &o), newClientDeleteCmd(app, &o),
@@ -84,6 +87,30 @@ HTTP error or a job it waited for failed; the reason goes to stderr.
 		cmd.AddCommand(sub)
 	}
 	return cmd
+}
+
+// waitTimeout is --timeout: a Go duration (2m, 90s), or a number of
+// seconds as knowledged's kc reads its --timeout (120).
+type waitTimeout time.Duration
+
+func (t *waitTimeout) String() string { return time.Duration(*t).String() }
+
+func (t *waitTimeout) Type() string { return "duration" }
+
+func (t *waitTimeout) Set(s string) error {
+	if secs, err := strconv.ParseFloat(s, 64); err == nil && !math.IsInf(secs, 0) && !math.IsNaN(secs) {
+		if secs > float64(math.MaxInt64)/float64(time.Second) {
+			return fmt.Errorf("%s seconds is too long", s)
+		}
+		*t = waitTimeout(secs * float64(time.Second))
+		return nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return fmt.Errorf("%q is not a duration such as 2m, or a number of seconds", s)
+	}
+	*t = waitTimeout(d)
+	return nil
 }
 
 // apiClient builds the HTTP client from the flags and the environment.
@@ -224,6 +251,21 @@ func splitTags(s string) []string {
 	return out
 }
 
+// argOrFlag is a command's one operand, given as its argument or, as
+// knowledged's kc gives it, as a flag (--path, --id): what is empty when
+// neither gave it.
+func argOrFlag(args []string, flagValue, flag, cmd, what string) (string, error) {
+	switch {
+	case len(args) > 0 && flagValue != "":
+		return "", usagef("give %s as the argument or as --%s, not both", what, flag)
+	case len(args) > 0:
+		return args[0], nil
+	case flagValue == "":
+		return "", usagef("%s needs %s: the argument or --%s", cmd, what, flag)
+	}
+	return flagValue, nil
+}
+
 type clientPostOpts struct {
 	content, file, hint, title, typ string
 	tags                            []string
@@ -294,9 +336,12 @@ Without new text only the metadata changes. The server commits the edit
 as edit(<job id>): <path>.`,
 		Example: `  kk client edit go/channels.md --body-file channels.md --wait
   kk client edit go/channels.md --tag golang,channels`,
-		Args: cobra.ExactArgs(1),
+		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			o.path = args[0]
+			var err error
+			if o.path, err = argOrFlag(args, o.path, "path", "edit", "the note's path"); err != nil {
+				return err
+			}
 			o.contentSet = cmd.Flags().Changed("body")
 			o.fileFlag = app.flagName(cmd.Flags(), "body-file")
 			if !o.contentSet && o.file == "" && o.title == "" && o.description == "" && len(o.tags) == 0 {
@@ -310,7 +355,15 @@ as edit(<job id>): <path>.`,
 	cmd.Flags().StringVar(&o.title, "title", "", "the new title")
 	cmd.Flags().StringVar(&o.description, "description", "", "the new one-line description")
 	cmd.Flags().StringSliceVar(&o.tags, "tag", nil, "the new tags (repeatable, or comma-separated)")
+	hiddenFlag(cmd, &o.path, "path", "the note's path (knowledged's kc form of the argument)")
 	return cmd
+}
+
+// hiddenFlag adds a string flag that knowledged's kc takes in place of
+// kk client's argument; hidden, as the argument is kk client's form.
+func hiddenFlag(cmd *cobra.Command, p *string, name, usage string) {
+	cmd.Flags().StringVar(p, name, "", usage)
+	_ = cmd.Flags().MarkHidden(name)
 }
 
 func runClientEdit(ctx context.Context, app *App, co *clientOpts, o clientEditOpts) error {
@@ -333,16 +386,23 @@ func runClientEdit(ctx context.Context, app *App, co *clientOpts, o clientEditOp
 }
 
 func newClientDeleteCmd(app *App, co *clientOpts) *cobra.Command {
-	return &cobra.Command{
+	var path string
+	cmd := &cobra.Command{
 		Use:     "delete <path>",
 		Example: `  kk client delete golang/channels.md --wait`,
 		Short:   "Delete a note",
 		Long:    `Delete the note at <path> (relative to nodes/). The server commits it as delete(<job id>): <path>.`,
-		Args:    cobra.ExactArgs(1),
+		Args:    cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runClientDelete(cmd.Context(), app, co, args[0])
+			p, err := argOrFlag(args, path, "path", "delete", "the note's path")
+			if err != nil {
+				return err
+			}
+			return runClientDelete(cmd.Context(), app, co, p)
 		},
 	}
+	hiddenFlag(cmd, &path, "path", "the note's path (knowledged's kc form of the argument)")
+	return cmd
 }
 
 func runClientDelete(ctx context.Context, app *App, co *clientOpts, path string) error {
@@ -358,41 +418,75 @@ func runClientDelete(ctx context.Context, app *App, co *clientOpts, path string)
 }
 
 func newClientJobCmd(app *App, co *clientOpts) *cobra.Command {
-	return &cobra.Command{
+	var id string
+	cmd := &cobra.Command{
 		Use:     "job <id>",
 		Example: `  kk client job 01J9ZK3Q5W2X8Y7V6T5R4Q3P2N`,
 		Short:   "Show a job's status",
 		Long: `Print a job as "<job id><TAB><status><TAB><path>". A failed job prints
 its error to stderr and exits 1.`,
-		Args: cobra.ExactArgs(1),
+		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			jobID, err := argOrFlag(args, id, "id", "job", "the job's id")
+			if err != nil {
+				return err
+			}
 			c, err := co.apiClient(app)
 			if err != nil {
 				return err
 			}
-			j, err := c.Job(cmd.Context(), args[0])
+			j, err := c.Job(cmd.Context(), jobID)
 			if err != nil {
 				return err
 			}
 			return printJob(app, j)
 		},
 	}
+	hiddenFlag(cmd, &id, "id", "the job's id (knowledged's kc form of the argument)")
+	return cmd
+}
+
+// clientGetOpts are kk client get's flags: a path (the argument, or
+// --path), or the searches of knowledged's kc get (--query, --tag,
+// --tags, --match, --mode), which kk client search also runs.
+type clientGetOpts struct {
+	path, query, match, mode string
+	tags                     []string
 }
 
 func newClientGetCmd(app *App, co *clientOpts) *cobra.Command {
-	return &cobra.Command{
+	var o clientGetOpts
+	cmd := &cobra.Command{
 		Use: "get <path>",
 		Example: `  kk client get golang/channels.md
   kk client get golang/channels.md --json`,
 		Short: "Print a note",
-		Long:  `Print the note at <path> (relative to nodes/, or to the repository) as it is stored, front matter included.`,
-		Args:  cobra.ExactArgs(1),
+		Long: `Print the note at <path> (relative to nodes/, or to the repository) as it is stored, front matter included.
+
+knowledged's kc forms work too: --path P for the argument; --query Q
+answers Q (with --mode raw: the notes that match, as kk client search Q);
+--tag or --tags with --match any|all lists the notes with the tags (with
+--mode raw: whole), as kk client search --tag.`,
+		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 && o.path != "" {
+				return usagef("give the path as the argument or as --path, not both")
+			}
+			if len(args) > 0 {
+				o.path = args[0]
+			}
+			search, err := o.search()
+			if err != nil {
+				return err
+			}
+			if search != nil {
+				return runClientSearch(cmd.Context(), app, co, *search)
+			}
 			c, err := co.apiClient(app)
 			if err != nil {
 				return err
 			}
-			d, err := c.Get(cmd.Context(), args[0])
+			d, err := c.Get(cmd.Context(), o.path)
 			if err != nil {
 				return err
 			}
@@ -403,6 +497,41 @@ func newClientGetCmd(app *App, co *clientOpts) *cobra.Command {
 			return err
 		},
 	}
+	hiddenFlag(cmd, &o.path, "path", "the note's path (knowledged's kc form of the argument)")
+	hiddenFlag(cmd, &o.query, "query", "answer this question from the notes; with --mode raw, the notes that match it")
+	hiddenFlag(cmd, &o.match, "match", "with --tag: any (the default) or all")
+	hiddenFlag(cmd, &o.mode, "mode", "raw: the notes whole; synthesize (the default for --query): an answer")
+	cmd.Flags().StringSliceVar(&o.tags, "tag", nil, "list the notes with this tag (repeatable, or comma-separated)")
+	_ = cmd.Flags().MarkHidden("tag")
+	return cmd
+}
+
+// search is the search a kc-style get asks for, nil for a read by path.
+func (o clientGetOpts) search() (*clientSearchOpts, error) {
+	tags := splitTags(strings.Join(o.tags, ","))
+	mode := strings.ToLower(o.mode)
+	match := strings.ToLower(o.match)
+	switch {
+	case o.path != "" && (o.query != "" || len(o.tags) > 0):
+		return nil, usagef("--path reads one note; --query and --tag search: give one")
+	case o.query != "" && len(o.tags) > 0:
+		return nil, usagef("--query searches words, --tag tags: give one")
+	case o.match != "" && len(o.tags) == 0:
+		return nil, usagef("--match goes with --tag")
+	case match != "" && match != "any" && match != "all":
+		return nil, usagef("--match must be any or all, not %q", o.match)
+	case mode != "" && mode != "raw" && mode != "synthesize":
+		return nil, usagef("--mode must be raw or synthesize, not %q", o.mode)
+	case len(o.tags) > 0 && len(tags) == 0:
+		return nil, usagef("--tag needs a tag")
+	case o.path == "" && strings.TrimSpace(o.query) == "" && len(tags) == 0:
+		return nil, usagef("get needs a path (the argument or --path), --query or --tag")
+	case o.path != "":
+		return nil, nil
+	case len(tags) > 0:
+		return &clientSearchOpts{tags: tags, all: match == "all", raw: mode == "raw"}, nil
+	}
+	return &clientSearchOpts{query: strings.TrimSpace(o.query), answer: mode != "raw"}, nil
 }
 
 type clientSearchOpts struct {
@@ -621,20 +750,30 @@ RFC 3339 UTC.`,
 }
 
 func newClientAskCmd(app *App, co *clientOpts) *cobra.Command {
-	return &cobra.Command{
+	var question string
+	cmd := &cobra.Command{
 		Use:     "ask <question>...",
 		Example: `  kk client ask how do goroutines stop`,
 		Short:   "Have the server's model draft a note answering a question",
 		Long: `Print a draft note answering <question>: the answer on stdout, its
 title and tags on stderr. Nothing is stored; post the draft to keep it.
 The server needs a model (503 without one).`,
-		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			q := strings.TrimSpace(strings.Join(args, " "))
+			switch {
+			case q != "" && question != "":
+				return usagef("give the question as the arguments or as --question, not both")
+			case q == "":
+				q = strings.TrimSpace(question)
+			}
+			if q == "" {
+				return usagef("ask needs a question: the arguments or --question")
+			}
 			c, err := co.apiClient(app)
 			if err != nil {
 				return err
 			}
-			a, err := c.Ask(cmd.Context(), strings.Join(args, " "))
+			a, err := c.Ask(cmd.Context(), q)
 			if err != nil {
 				return err
 			}
@@ -646,6 +785,8 @@ The server needs a model (503 without one).`,
 			return err
 		},
 	}
+	hiddenFlag(cmd, &question, "question", "the question (knowledged's kc form of the arguments)")
+	return cmd
 }
 
 // readTokenFile reads the bearer token of --token-file: a private file
