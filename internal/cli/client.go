@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -118,18 +119,18 @@ func (t *waitTimeout) Set(s string) error {
 // over this repository recorded (.ai/kenkeep/.state/serve.url), else
 // DefaultServer.
 func (o *clientOpts) apiClient(app *App) (*httpapi.Client, error) {
-	server := o.server
+	server, from := o.server, "--server"
 	if server == "" {
-		server = app.Getenv("KK_SERVER")
+		server, from = app.Getenv("KK_SERVER"), "KK_SERVER"
 	}
 	if server == "" {
-		server = app.announcedServer()
+		server, from = app.announcedServer(), filepath.Join(".ai", "kenkeep", ".state", serve.URLFile)
 	}
 	if server == "" {
 		server = DefaultServer
 	}
-	if !strings.HasPrefix(server, "http://") && !strings.HasPrefix(server, "https://") {
-		return nil, usagef("--server %q must be an http:// or https:// URL", server)
+	if err := checkServerURL(server, from); err != nil {
+		return nil, err
 	}
 	token := strings.TrimSpace(app.Getenv("KK_SERVE_TOKEN"))
 	if o.tokenFile != "" {
@@ -140,6 +141,32 @@ func (o *clientOpts) apiClient(app *App) (*httpapi.Client, error) {
 	}
 	hc := &http.Client{Timeout: httpapi.WriteTimeout, Transport: noServerHint{server: server}}
 	return &httpapi.Client{BaseURL: server, Token: token, HTTP: hc}, nil
+}
+
+// checkServerURL refuses a server URL that names no server: one not
+// http:// or https://, without a host, or with a query or a fragment
+// (the API's routes are added to the URL's path, which a query or a
+// fragment would swallow). from names where the URL came from.
+func checkServerURL(server, from string) error {
+	if !strings.HasPrefix(server, "http://") && !strings.HasPrefix(server, "https://") {
+		return usagef("%s %q must be an http:// or https:// URL", from, server)
+	}
+	u, err := url.Parse(server)
+	switch {
+	case err != nil:
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		return usagef("%s %q is not a valid URL: %v", from, server, err)
+	case u.Host == "":
+		return usagef("%s %q names no host: name the server, such as %s", from, server, DefaultServer)
+	case u.RawQuery != "" || u.ForceQuery:
+		return usagef("%s %q must not have a query (?%s): name the server alone, such as %s", from, server, u.RawQuery, DefaultServer)
+	case u.Fragment != "" || strings.Contains(server, "#"):
+		return usagef("%s %q must not have a fragment (#%s): name the server alone, such as %s", from, server, u.Fragment, DefaultServer)
+	}
+	return nil
 }
 
 // announcedServer is the URL a kk serve running over the knowledge base
