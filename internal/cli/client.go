@@ -279,14 +279,21 @@ func splitTags(s string) []string {
 }
 
 // argOrFlag is a command's one operand, given as its argument or, as
-// knowledged's kc gives it, as a flag (--path, --id): what is empty when
-// neither gave it.
+// knowledged's kc gives it, as a flag (--path, --id). A blank one is not
+// given: what is named when neither gave one.
 func argOrFlag(args []string, flagValue, flag, cmd, what string) (string, error) {
+	arg := ""
+	if len(args) > 0 && strings.TrimSpace(args[0]) != "" {
+		arg = args[0]
+	}
+	if strings.TrimSpace(flagValue) == "" {
+		flagValue = ""
+	}
 	switch {
-	case len(args) > 0 && flagValue != "":
+	case arg != "" && flagValue != "":
 		return "", usagef("give %s as the argument or as --%s, not both", what, flag)
-	case len(args) > 0:
-		return args[0], nil
+	case arg != "":
+		return arg, nil
 	case flagValue == "":
 		return "", usagef("%s needs %s: the argument or --%s", cmd, what, flag)
 	}
@@ -496,10 +503,13 @@ answers Q (with --mode raw: the notes that match, as kk client search Q);
 --mode raw: whole), as kk client search --tag.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if len(args) > 0 && o.path != "" {
-				return usagef("give the path as the argument or as --path, not both")
+			if strings.TrimSpace(o.path) == "" {
+				o.path = ""
 			}
-			if len(args) > 0 {
+			if len(args) > 0 && strings.TrimSpace(args[0]) != "" {
+				if o.path != "" {
+					return usagef("give the path as the argument or as --path, not both")
+				}
 				o.path = args[0]
 			}
 			search, err := o.search()
