@@ -364,7 +364,7 @@ func newClientEditCmd(app *App, co *clientOpts) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "edit <path>",
 		Short: "Replace a note's text or metadata",
-		Long: `Edit the note at <path> (relative to nodes/): --body or --body-file
+		Long: `Edit the note at <path> (relative to nodes/, or to the repository): --body or --body-file
 replaces its text; --title, --description and --tag replace those fields.
 Without new text only the metadata changes. The server commits the edit
 as edit(<job id>): <path>.`,
@@ -425,7 +425,7 @@ func newClientDeleteCmd(app *App, co *clientOpts) *cobra.Command {
 		Use:     "delete <path>",
 		Example: `  kk client delete golang/channels.md --wait`,
 		Short:   "Delete a note",
-		Long:    `Delete the note at <path> (relative to nodes/). The server commits it as delete(<job id>): <path>.`,
+		Long:    `Delete the note at <path> (relative to nodes/, or to the repository). The server commits it as delete(<job id>): <path>.`,
 		Args:    cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			p, err := argOrFlag(args, path, "path", "delete", "the note's path")
