@@ -54,7 +54,12 @@ Writes (post, edit, delete) are queued by the server: they print the job
 id, or with --wait the job's end as "<job id><TAB><status><TAB><path>".
 Unlike knowledged's kc, kk client exits 1 when the server answers with an
 HTTP error or a job it waited for failed; the reason goes to stderr.
---json prints the server's answer as JSON with a schema_version.`,
+--json prints the server's answer as JSON with a schema_version.
+
+kc's invocations work too, so a script written for kc runs with kk client
+in its place: --path, --id and --question for the argument, --content,
+--file and --tags, get --query [--mode raw], get --tag/--tags [--match
+all] [--mode raw], and --timeout in seconds (120).`,
 	}
 	cmd.PersistentFlags().StringVar(&o.server, "server", "", "server URL (default: KK_SERVER, else the running kk serve's .ai/kenkeep/.state/serve.url, else "+DefaultServer+")")
 	cmd.PersistentFlags().StringVar(&o.tokenFile, "token-file", "", "file holding the server's bearer token (default: KK_SERVE_TOKEN)")
