@@ -610,6 +610,8 @@ prints them whole instead.`,
 				return usagef("--answer answers words, not tags")
 			case o.all && len(o.tags) == 0:
 				return usagef("--all goes with --tag")
+			case o.limit < 0:
+				return usagef("--limit must be 1 or more")
 			}
 			return runClientSearch(cmd.Context(), app, co, o)
 		},
