@@ -10,12 +10,14 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/kk-project/kk/internal/httpapi"
 	"github.com/kk-project/kk/internal/serve"
@@ -59,7 +61,8 @@ HTTP error or a job it waited for failed; the reason goes to stderr.
 kc's invocations work too, so a script written for kc runs with kk client
 in its place: --path, --id and --question for the argument, --content,
 --file and --tags, get --query [--mode raw], get --tag/--tags [--match
-all] [--mode raw], and --timeout in seconds (120).`,
+all] [--mode raw], --timeout in seconds (120), and long flags with one
+dash (-server, -wait), as kc's Go flags take them.`,
 	}
 	cmd.PersistentFlags().StringVar(&o.server, "server", "", "server URL (default: KK_SERVER, else the running kk serve's .ai/kenkeep/.state/serve.url, else "+DefaultServer+")")
 	cmd.PersistentFlags().StringVar(&o.tokenFile, "token-file", "", "file holding the server's bearer token (default: KK_SERVE_TOKEN)")
@@ -850,4 +853,77 @@ func (a *App) readTokenFile(path string) (string, error) {
 		}
 	}
 	return httpapi.ParseToken(name, data)
+}
+
+// kcDashFlags rewrites the long flags of kk client's commands typed with
+// one dash, as knowledged's kc takes them (Go's flag package: -server URL,
+// -wait, -content=x), to the two dashes pflag reads. Only a token that
+// names a long flag of the command at hand (its own, an old name of one,
+// or one it inherits) is rewritten; never a flag's value, nothing after
+// "--", and nothing of kk's other commands.
+func kcDashFlags(root *cobra.Command, args []string) []string {
+	out := slices.Clone(args)
+	cmd, client := root, false
+	for i := 0; i < len(out); i++ {
+		a := out[i]
+		if a == "--" {
+			break
+		}
+		if !strings.HasPrefix(a, "-") || a == "-" {
+			sub := subcommand(cmd, a)
+			switch {
+			case sub != nil && (client || sub.Name() == "client"):
+				cmd, client = sub, true
+			case !client:
+				return args // not kk client
+			}
+			continue
+		}
+		name, _, inline := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		f := longFlag(cmd, name)
+		if f == nil {
+			continue
+		}
+		if client && !strings.HasPrefix(a, "--") && len(name) > 1 {
+			out[i] = "-" + a
+		}
+		if !inline && f.NoOptDefVal == "" {
+			i++ // its value, whatever it looks like
+		}
+	}
+	return out
+}
+
+// subcommand is cmd's subcommand named (or aliased) name, nil if none.
+func subcommand(cmd *cobra.Command, name string) *cobra.Command {
+	for _, c := range cmd.Commands() {
+		if c.Name() == name || slices.Contains(c.Aliases, name) {
+			return c
+		}
+	}
+	return nil
+}
+
+// longFlag is the flag cmd reads by the long name name: its own, one an
+// old name (flagAliases) stands for, or a persistent flag of a command
+// above it; nil if none. It reads the flag sets without their normalize
+// functions, which record the names typed.
+func longFlag(cmd *cobra.Command, name string) *pflag.Flag {
+	if n, ok := flagAliases[cmd.CommandPath()][name]; ok {
+		name = n
+	}
+	for c := cmd; c != nil; c = c.Parent() {
+		for _, fs := range []*pflag.FlagSet{c.LocalNonPersistentFlags(), c.PersistentFlags()} {
+			var found *pflag.Flag
+			fs.VisitAll(func(f *pflag.Flag) {
+				if f.Name == name {
+					found = f
+				}
+			})
+			if found != nil && (c == cmd || fs == c.PersistentFlags()) {
+				return found
+			}
+		}
+	}
+	return nil
 }
