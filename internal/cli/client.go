@@ -5,14 +5,19 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/kk-project/kk/internal/httpapi"
 	"github.com/kk-project/kk/internal/serve"
@@ -51,13 +56,20 @@ Writes (post, edit, delete) are queued by the server: they print the job
 id, or with --wait the job's end as "<job id><TAB><status><TAB><path>".
 Unlike knowledged's kc, kk client exits 1 when the server answers with an
 HTTP error or a job it waited for failed; the reason goes to stderr.
---json prints the server's answer as JSON with a schema_version.`,
+--json prints the server's answer as JSON with a schema_version.
+
+kc's invocations work too, so a script written for kc runs with kk client
+in its place: --path, --id and --question for the argument, --content,
+--file and --tags, get --query [--mode raw], get --tag/--tags [--match
+all] [--mode raw], --timeout in seconds (120), and long flags with one
+dash (-server, -wait), as kc's Go flags take them.`,
 	}
 	cmd.PersistentFlags().StringVar(&o.server, "server", "", "server URL (default: KK_SERVER, else the running kk serve's .ai/kenkeep/.state/serve.url, else "+DefaultServer+")")
 	cmd.PersistentFlags().StringVar(&o.tokenFile, "token-file", "", "file holding the server's bearer token (default: KK_SERVE_TOKEN)")
 	writeFlags := func(c *cobra.Command) {
 		c.Flags().BoolVar(&o.wait, "wait", false, "wait for the job to finish; exit 1 when it fails")
-		c.Flags().DurationVar(&o.timeout, "timeout", 2*time.Minute, "how long --wait waits")
+		o.timeout = 2 * time.Minute
+		c.Flags().Var((*waitTimeout)(&o.timeout), "timeout", "how long --wait waits: a duration (2m), or seconds (120)")
 	}
 	for _, sub := range []*cobra.Command{
 		newClientPostCmd(app, &o), newClientEditCmd(app, &o), newClientDeleteCmd(app, &o),
@@ -86,23 +98,47 @@ HTTP error or a job it waited for failed; the reason goes to stderr.
 	return cmd
 }
 
+// waitTimeout is --timeout: a Go duration (2m, 90s), or a number of
+// seconds as knowledged's kc reads its --timeout (120).
+type waitTimeout time.Duration
+
+func (t *waitTimeout) String() string { return time.Duration(*t).String() }
+
+func (t *waitTimeout) Type() string { return "duration" }
+
+func (t *waitTimeout) Set(s string) error {
+	if secs, err := strconv.ParseFloat(s, 64); err == nil && !math.IsInf(secs, 0) && !math.IsNaN(secs) {
+		if secs > float64(math.MaxInt64)/float64(time.Second) {
+			return fmt.Errorf("%s seconds is too long", s)
+		}
+		*t = waitTimeout(secs * float64(time.Second))
+		return nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return fmt.Errorf("%q is not a duration such as 2m, or a number of seconds", s)
+	}
+	*t = waitTimeout(d)
+	return nil
+}
+
 // apiClient builds the HTTP client from the flags and the environment.
 // The server is --server, else KK_SERVER, else the URL a kk serve running
 // over this repository recorded (.ai/kenkeep/.state/serve.url), else
 // DefaultServer.
 func (o *clientOpts) apiClient(app *App) (*httpapi.Client, error) {
-	server := o.server
+	server, from := o.server, "--server"
 	if server == "" {
-		server = app.Getenv("KK_SERVER")
+		server, from = app.Getenv("KK_SERVER"), "KK_SERVER"
 	}
 	if server == "" {
-		server = app.announcedServer()
+		server, from = app.announcedServer(), filepath.Join(".ai", "kenkeep", ".state", serve.URLFile)
 	}
 	if server == "" {
 		server = DefaultServer
 	}
-	if !strings.HasPrefix(server, "http://") && !strings.HasPrefix(server, "https://") {
-		return nil, usagef("--server %q must be an http:// or https:// URL", server)
+	if err := checkServerURL(server, from); err != nil {
+		return nil, err
 	}
 	token := strings.TrimSpace(app.Getenv("KK_SERVE_TOKEN"))
 	if o.tokenFile != "" {
@@ -113,6 +149,32 @@ func (o *clientOpts) apiClient(app *App) (*httpapi.Client, error) {
 	}
 	hc := &http.Client{Timeout: httpapi.WriteTimeout, Transport: noServerHint{server: server}}
 	return &httpapi.Client{BaseURL: server, Token: token, HTTP: hc}, nil
+}
+
+// checkServerURL refuses a server URL that names no server: one not
+// http:// or https://, without a host, or with a query or a fragment
+// (the API's routes are added to the URL's path, which a query or a
+// fragment would swallow). from names where the URL came from.
+func checkServerURL(server, from string) error {
+	if !strings.HasPrefix(server, "http://") && !strings.HasPrefix(server, "https://") {
+		return usagef("%s %q must be an http:// or https:// URL", from, server)
+	}
+	u, err := url.Parse(server)
+	switch {
+	case err != nil:
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		return usagef("%s %q is not a valid URL: %v", from, server, err)
+	case u.Host == "":
+		return usagef("%s %q names no host: name the server, such as %s", from, server, DefaultServer)
+	case u.RawQuery != "" || u.ForceQuery:
+		return usagef("%s %q must not have a query (?%s): name the server alone, such as %s", from, server, u.RawQuery, DefaultServer)
+	case u.Fragment != "" || strings.Contains(server, "#"):
+		return usagef("%s %q must not have a fragment (#%s): name the server alone, such as %s", from, server, u.Fragment, DefaultServer)
+	}
+	return nil
 }
 
 // announcedServer is the URL a kk serve running over the knowledge base
@@ -224,6 +286,28 @@ func splitTags(s string) []string {
 	return out
 }
 
+// argOrFlag is a command's one operand, given as its argument or, as
+// knowledged's kc gives it, as a flag (--path, --id). A blank one is not
+// given: what is named when neither gave one.
+func argOrFlag(args []string, flagValue, flag, cmd, what string) (string, error) {
+	arg := ""
+	if len(args) > 0 && strings.TrimSpace(args[0]) != "" {
+		arg = args[0]
+	}
+	if strings.TrimSpace(flagValue) == "" {
+		flagValue = ""
+	}
+	switch {
+	case arg != "" && flagValue != "":
+		return "", usagef("give %s as the argument or as --%s, not both", what, flag)
+	case arg != "":
+		return arg, nil
+	case flagValue == "":
+		return "", usagef("%s needs %s: the argument or --%s", cmd, what, flag)
+	}
+	return flagValue, nil
+}
+
 type clientPostOpts struct {
 	content, file, hint, title, typ string
 	tags                            []string
@@ -288,15 +372,18 @@ func newClientEditCmd(app *App, co *clientOpts) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "edit <path>",
 		Short: "Replace a note's text or metadata",
-		Long: `Edit the note at <path> (relative to nodes/): --body or --body-file
+		Long: `Edit the note at <path> (relative to nodes/, or to the repository): --body or --body-file
 replaces its text; --title, --description and --tag replace those fields.
 Without new text only the metadata changes. The server commits the edit
 as edit(<job id>): <path>.`,
 		Example: `  kk client edit go/channels.md --body-file channels.md --wait
   kk client edit go/channels.md --tag golang,channels`,
-		Args: cobra.ExactArgs(1),
+		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			o.path = args[0]
+			var err error
+			if o.path, err = argOrFlag(args, o.path, "path", "edit", "the note's path"); err != nil {
+				return err
+			}
 			o.contentSet = cmd.Flags().Changed("body")
 			o.fileFlag = app.flagName(cmd.Flags(), "body-file")
 			if !o.contentSet && o.file == "" && o.title == "" && o.description == "" && len(o.tags) == 0 {
@@ -310,7 +397,15 @@ as edit(<job id>): <path>.`,
 	cmd.Flags().StringVar(&o.title, "title", "", "the new title")
 	cmd.Flags().StringVar(&o.description, "description", "", "the new one-line description")
 	cmd.Flags().StringSliceVar(&o.tags, "tag", nil, "the new tags (repeatable, or comma-separated)")
+	hiddenFlag(cmd, &o.path, "path", "the note's path (knowledged's kc form of the argument)")
 	return cmd
+}
+
+// hiddenFlag adds a string flag that knowledged's kc takes in place of
+// kk client's argument; hidden, as the argument is kk client's form.
+func hiddenFlag(cmd *cobra.Command, p *string, name, usage string) {
+	cmd.Flags().StringVar(p, name, "", usage)
+	_ = cmd.Flags().MarkHidden(name)
 }
 
 func runClientEdit(ctx context.Context, app *App, co *clientOpts, o clientEditOpts) error {
@@ -333,16 +428,23 @@ func runClientEdit(ctx context.Context, app *App, co *clientOpts, o clientEditOp
 }
 
 func newClientDeleteCmd(app *App, co *clientOpts) *cobra.Command {
-	return &cobra.Command{
+	var path string
+	cmd := &cobra.Command{
 		Use:     "delete <path>",
 		Example: `  kk client delete golang/channels.md --wait`,
 		Short:   "Delete a note",
-		Long:    `Delete the note at <path> (relative to nodes/). The server commits it as delete(<job id>): <path>.`,
-		Args:    cobra.ExactArgs(1),
+		Long:    `Delete the note at <path> (relative to nodes/, or to the repository). The server commits it as delete(<job id>): <path>.`,
+		Args:    cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runClientDelete(cmd.Context(), app, co, args[0])
+			p, err := argOrFlag(args, path, "path", "delete", "the note's path")
+			if err != nil {
+				return err
+			}
+			return runClientDelete(cmd.Context(), app, co, p)
 		},
 	}
+	hiddenFlag(cmd, &path, "path", "the note's path (knowledged's kc form of the argument)")
+	return cmd
 }
 
 func runClientDelete(ctx context.Context, app *App, co *clientOpts, path string) error {
@@ -358,41 +460,78 @@ func runClientDelete(ctx context.Context, app *App, co *clientOpts, path string)
 }
 
 func newClientJobCmd(app *App, co *clientOpts) *cobra.Command {
-	return &cobra.Command{
+	var id string
+	cmd := &cobra.Command{
 		Use:     "job <id>",
 		Example: `  kk client job 01J9ZK3Q5W2X8Y7V6T5R4Q3P2N`,
 		Short:   "Show a job's status",
 		Long: `Print a job as "<job id><TAB><status><TAB><path>". A failed job prints
 its error to stderr and exits 1.`,
-		Args: cobra.ExactArgs(1),
+		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			jobID, err := argOrFlag(args, id, "id", "job", "the job's id")
+			if err != nil {
+				return err
+			}
 			c, err := co.apiClient(app)
 			if err != nil {
 				return err
 			}
-			j, err := c.Job(cmd.Context(), args[0])
+			j, err := c.Job(cmd.Context(), jobID)
 			if err != nil {
 				return err
 			}
 			return printJob(app, j)
 		},
 	}
+	hiddenFlag(cmd, &id, "id", "the job's id (knowledged's kc form of the argument)")
+	return cmd
+}
+
+// clientGetOpts are kk client get's flags: a path (the argument, or
+// --path), or the searches of knowledged's kc get (--query, --tag,
+// --tags, --match, --mode), which kk client search also runs.
+type clientGetOpts struct {
+	path, query, match, mode string
+	tags                     []string
 }
 
 func newClientGetCmd(app *App, co *clientOpts) *cobra.Command {
-	return &cobra.Command{
+	var o clientGetOpts
+	cmd := &cobra.Command{
 		Use: "get <path>",
 		Example: `  kk client get golang/channels.md
   kk client get golang/channels.md --json`,
 		Short: "Print a note",
-		Long:  `Print the note at <path> (relative to nodes/, or to the repository) as it is stored, front matter included.`,
-		Args:  cobra.ExactArgs(1),
+		Long: `Print the note at <path> (relative to nodes/, or to the repository) as it is stored, front matter included.
+
+knowledged's kc forms work too: --path P for the argument; --query Q
+answers Q (with --mode raw: the notes that match, as kk client search Q);
+--tag or --tags with --match any|all lists the notes with the tags (with
+--mode raw: whole), as kk client search --tag.`,
+		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if strings.TrimSpace(o.path) == "" {
+				o.path = ""
+			}
+			if len(args) > 0 && strings.TrimSpace(args[0]) != "" {
+				if o.path != "" {
+					return usagef("give the path as the argument or as --path, not both")
+				}
+				o.path = args[0]
+			}
+			search, err := o.search()
+			if err != nil {
+				return err
+			}
+			if search != nil {
+				return runClientSearch(cmd.Context(), app, co, *search)
+			}
 			c, err := co.apiClient(app)
 			if err != nil {
 				return err
 			}
-			d, err := c.Get(cmd.Context(), args[0])
+			d, err := c.Get(cmd.Context(), o.path)
 			if err != nil {
 				return err
 			}
@@ -403,6 +542,41 @@ func newClientGetCmd(app *App, co *clientOpts) *cobra.Command {
 			return err
 		},
 	}
+	hiddenFlag(cmd, &o.path, "path", "the note's path (knowledged's kc form of the argument)")
+	hiddenFlag(cmd, &o.query, "query", "answer this question from the notes; with --mode raw, the notes that match it")
+	hiddenFlag(cmd, &o.match, "match", "with --tag: any (the default) or all")
+	hiddenFlag(cmd, &o.mode, "mode", "raw: the notes whole; synthesize (the default for --query): an answer")
+	cmd.Flags().StringSliceVar(&o.tags, "tag", nil, "list the notes with this tag (repeatable, or comma-separated)")
+	_ = cmd.Flags().MarkHidden("tag")
+	return cmd
+}
+
+// search is the search a kc-style get asks for, nil for a read by path.
+func (o clientGetOpts) search() (*clientSearchOpts, error) {
+	tags := splitTags(strings.Join(o.tags, ","))
+	mode := strings.ToLower(o.mode)
+	match := strings.ToLower(o.match)
+	switch {
+	case o.path != "" && (o.query != "" || len(o.tags) > 0):
+		return nil, usagef("--path reads one note; --query and --tag search: give one")
+	case o.query != "" && len(o.tags) > 0:
+		return nil, usagef("--query searches words, --tag tags: give one")
+	case o.match != "" && len(o.tags) == 0:
+		return nil, usagef("--match goes with --tag")
+	case match != "" && match != "any" && match != "all":
+		return nil, usagef("--match must be any or all, not %q", o.match)
+	case mode != "" && mode != "raw" && mode != "synthesize":
+		return nil, usagef("--mode must be raw or synthesize, not %q", o.mode)
+	case len(o.tags) > 0 && len(tags) == 0:
+		return nil, usagef("--tag needs a tag")
+	case o.path == "" && strings.TrimSpace(o.query) == "" && len(tags) == 0:
+		return nil, usagef("get needs a path (the argument or --path), --query or --tag")
+	case o.path != "":
+		return nil, nil
+	case len(tags) > 0:
+		return &clientSearchOpts{tags: tags, all: match == "all", raw: mode == "raw"}, nil
+	}
+	return &clientSearchOpts{query: strings.TrimSpace(o.query), answer: mode != "raw"}, nil
 }
 
 type clientSearchOpts struct {
@@ -439,6 +613,8 @@ prints them whole instead.`,
 				return usagef("--answer answers words, not tags")
 			case o.all && len(o.tags) == 0:
 				return usagef("--all goes with --tag")
+			case o.limit < 0:
+				return usagef("--limit must be 1 or more")
 			}
 			return runClientSearch(cmd.Context(), app, co, o)
 		},
@@ -621,20 +797,30 @@ RFC 3339 UTC.`,
 }
 
 func newClientAskCmd(app *App, co *clientOpts) *cobra.Command {
-	return &cobra.Command{
+	var question string
+	cmd := &cobra.Command{
 		Use:     "ask <question>...",
 		Example: `  kk client ask how do goroutines stop`,
 		Short:   "Have the server's model draft a note answering a question",
 		Long: `Print a draft note answering <question>: the answer on stdout, its
 title and tags on stderr. Nothing is stored; post the draft to keep it.
 The server needs a model (503 without one).`,
-		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			q := strings.TrimSpace(strings.Join(args, " "))
+			switch {
+			case q != "" && question != "":
+				return usagef("give the question as the arguments or as --question, not both")
+			case q == "":
+				q = strings.TrimSpace(question)
+			}
+			if q == "" {
+				return usagef("ask needs a question: the arguments or --question")
+			}
 			c, err := co.apiClient(app)
 			if err != nil {
 				return err
 			}
-			a, err := c.Ask(cmd.Context(), strings.Join(args, " "))
+			a, err := c.Ask(cmd.Context(), q)
 			if err != nil {
 				return err
 			}
@@ -646,6 +832,8 @@ The server needs a model (503 without one).`,
 			return err
 		},
 	}
+	hiddenFlag(cmd, &question, "question", "the question (knowledged's kc form of the arguments)")
+	return cmd
 }
 
 // readTokenFile reads the bearer token of --token-file: a private file
@@ -665,4 +853,77 @@ func (a *App) readTokenFile(path string) (string, error) {
 		}
 	}
 	return httpapi.ParseToken(name, data)
+}
+
+// kcDashFlags rewrites the long flags of kk client's commands typed with
+// one dash, as knowledged's kc takes them (Go's flag package: -server URL,
+// -wait, -content=x), to the two dashes pflag reads. Only a token that
+// names a long flag of the command at hand (its own, an old name of one,
+// or one it inherits) is rewritten; never a flag's value, nothing after
+// "--", and nothing of kk's other commands.
+func kcDashFlags(root *cobra.Command, args []string) []string {
+	out := slices.Clone(args)
+	cmd, client := root, false
+	for i := 0; i < len(out); i++ {
+		a := out[i]
+		if a == "--" {
+			break
+		}
+		if !strings.HasPrefix(a, "-") || a == "-" {
+			sub := subcommand(cmd, a)
+			switch {
+			case sub != nil && (client || sub.Name() == "client"):
+				cmd, client = sub, true
+			case !client:
+				return args // not kk client
+			}
+			continue
+		}
+		name, _, inline := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		f := longFlag(cmd, name)
+		if f == nil {
+			continue
+		}
+		if client && !strings.HasPrefix(a, "--") && len(name) > 1 {
+			out[i] = "-" + a
+		}
+		if !inline && f.NoOptDefVal == "" {
+			i++ // its value, whatever it looks like
+		}
+	}
+	return out
+}
+
+// subcommand is cmd's subcommand named (or aliased) name, nil if none.
+func subcommand(cmd *cobra.Command, name string) *cobra.Command {
+	for _, c := range cmd.Commands() {
+		if c.Name() == name || slices.Contains(c.Aliases, name) {
+			return c
+		}
+	}
+	return nil
+}
+
+// longFlag is the flag cmd reads by the long name name: its own, one an
+// old name (flagAliases) stands for, or a persistent flag of a command
+// above it; nil if none. It reads the flag sets without their normalize
+// functions, which record the names typed.
+func longFlag(cmd *cobra.Command, name string) *pflag.Flag {
+	if n, ok := flagAliases[cmd.CommandPath()][name]; ok {
+		name = n
+	}
+	for c := cmd; c != nil; c = c.Parent() {
+		for _, fs := range []*pflag.FlagSet{c.LocalNonPersistentFlags(), c.PersistentFlags()} {
+			var found *pflag.Flag
+			fs.VisitAll(func(f *pflag.Flag) {
+				if f.Name == name {
+					found = f
+				}
+			})
+			if found != nil && (c == cmd || fs == c.PersistentFlags()) {
+				return found
+			}
+		}
+	}
+	return nil
 }

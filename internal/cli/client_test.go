@@ -136,7 +136,7 @@ func TestClientFailuresExitNonZero(t *testing.T) {
 		{args: []string{"edit", "a.md"}, code: 2, stderr: "kk: edit needs new text"},
 		{args: []string{"search"}, code: 2, stderr: "kk: search needs words to look for, or --tag"},
 		{args: []string{"search", "x", "--tag", "a"}, code: 2, stderr: "kk: search takes words or --tag, not both"},
-		{args: []string{"job"}, code: 2, stderr: "accepts 1 arg(s), received 0"},
+		{args: []string{"job"}, code: 2, stderr: "kk: job needs the job's id: the argument or --id"},
 		{args: []string{"tags", "--server", "ftp://x"}, code: 2, stderr: `kk: --server "ftp://x" must be an http:// or https:// URL`},
 		{args: []string{"tags", "--server", "http://127.0.0.1:1"}, code: 1, stderr: "connection refused"},
 	} {

@@ -16,16 +16,18 @@ import (
 // An old name still works, as a hidden alias: pflag reads it as the new
 // one, so help, completion and the reference show only the new name.
 var flagAliases = map[string]map[string]string{
-	"kk node write":   {"summary": "description", "tags": "tag", "from": "body-file"},
-	"kk graph create": {"knowledge-file": "body-file"},
-	"kk graph update": {"knowledge-file": "body-file", "version": "expect-version"},
-	"kk graph delete": {"version": "expect-version"},
-	"kk upsert":       {"version": "expect-version"},
-	"kk delete":       {"version": "expect-version"},
-	"kk pack export":  {"version": "pack-version", "summary": "description", "out": "output"},
-	"kk client post":  {"content": "body", "file": "body-file", "tags": "tag"},
-	"kk client edit":  {"content": "body", "file": "body-file", "tags": "tag"},
-	"kk graph export": {"types": "type"},
+	"kk node write":    {"summary": "description", "tags": "tag", "from": "body-file"},
+	"kk graph create":  {"knowledge-file": "body-file"},
+	"kk graph update":  {"knowledge-file": "body-file", "version": "expect-version"},
+	"kk graph delete":  {"version": "expect-version"},
+	"kk upsert":        {"version": "expect-version"},
+	"kk delete":        {"version": "expect-version"},
+	"kk pack export":   {"version": "pack-version", "summary": "description", "out": "output"},
+	"kk client post":   {"content": "body", "file": "body-file", "tags": "tag"},
+	"kk client edit":   {"content": "body", "file": "body-file", "tags": "tag"},
+	"kk client get":    {"tags": "tag"},
+	"kk client search": {"tags": "tag"},
+	"kk graph export":  {"types": "type"},
 }
 
 // applyFlagAliases installs flagAliases on the command tree. The names a

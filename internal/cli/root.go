@@ -151,7 +151,7 @@ func Main() int {
 func Run(ctx context.Context, args []string, streams IO, getenv func(string) string) int {
 	app := &App{IO: streams, Now: time.Now, Getenv: getenv, Getwd: os.Getwd, Command: "kk " + strings.Join(args, " "), Harnesses: newHarnessRegistry()}
 	root := newRootCmd(app)
-	root.SetArgs(args)
+	root.SetArgs(kcDashFlags(root, args))
 	root.SetIn(streams.In)
 	root.SetOut(streams.Out)
 	root.SetErr(streams.Err)

@@ -48,7 +48,7 @@ kc and mcp-knowledged, and kk client, work against it:
   GET /answer?query=Q, POST /ask {question}            answers (need a model)
   GET /posts/recents?limit=N, GET /tags, GET /healthz, GET /metrics
 
-Paths are relative to the knowledge tree (.ai/kenkeep/nodes/); GET /content
+Paths are relative to the knowledge tree (.ai/kenkeep/nodes/); every route
 also takes the path from the repository root.
 
 Writes are queued durably under .ai/kenkeep/.state/queue/ and answered at

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -145,13 +146,28 @@ func (c *Client) Job(ctx context.Context, id string) (JobStatus, error) {
 	return j, c.do(ctx, http.MethodGet, "/jobs/"+url.PathEscape(id), nil, &j)
 }
 
+// WaitMissingPolls is how many 404s in a row Wait takes for the
+// job it waits for as a passing miss; the next one ends the wait with it.
+// knowledged answers 404 for a job it accepted while it finalizes that
+// job (its handler misses the job in memory, then reads a queue file that
+// no longer holds it); its kc polls through it. kk serve never does.
+const WaitMissingPolls = 5
+
 // Wait polls a job every interval (doubling up to a second) until it is
 // done or failed, or ctx ends.
 func (c *Client) Wait(ctx context.Context, id string, interval time.Duration) (JobStatus, error) {
+	var j JobStatus
+	missing := 0
 	for {
-		j, err := c.Job(ctx, id)
-		if err != nil || j.Final() {
-			return j, err
+		got, err := c.Job(ctx, id)
+		var apiErr *APIError
+		switch {
+		case errors.As(err, &apiErr) && apiErr.Status == http.StatusNotFound && missing < WaitMissingPolls:
+			missing++ // knowledged, finalizing the job: poll again
+		case err != nil || got.Final():
+			return got, err
+		default:
+			j, missing = got, 0
 		}
 		select {
 		case <-ctx.Done():

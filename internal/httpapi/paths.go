@@ -7,15 +7,16 @@ import (
 	"strings"
 )
 
-// TreePrefix is where the knowledge tree sits in the repository; GET
-// /content also takes a path that starts with it.
+// TreePrefix is where the knowledge tree sits in the repository; every
+// route that takes a note's path also takes it from the repository's
+// root, starting with TreePrefix (a shell's completion gives that form).
 const TreePrefix = ".ai/kenkeep/nodes/"
 
 // cleanPath applies the API's path rules (knowledged's, plus kk's own) to
-// a path a client gave, and returns it clean and relative to nodes/. A
-// read (GET /content) also takes the repository-relative path of a note;
-// a write may not target a generated index.md. The messages are the
-// client's 400 answers.
+// a path a client gave, and returns it clean and relative to nodes/. It
+// also takes the repository-relative path of a note (TreePrefix and the
+// path in the tree); a write may not target a generated index.md. The
+// messages are the client's 400 answers.
 func cleanPath(p string, read bool) (string, error) {
 	orig := p
 	p = strings.ReplaceAll(strings.TrimSpace(p), `\`, "/")
@@ -32,10 +33,8 @@ func cleanPath(p string, read bool) (string, error) {
 	if clean == ".." || strings.HasPrefix(clean, "../") {
 		return "", fmt.Errorf("path must stay within the repository: %s", orig)
 	}
-	if read {
-		if rest, ok := strings.CutPrefix(clean, TreePrefix); ok {
-			clean = rest
-		}
+	if rest, ok := strings.CutPrefix(clean, TreePrefix); ok {
+		clean = rest
 	}
 	for _, seg := range strings.Split(clean, "/") {
 		if seg == ".knowledged" {

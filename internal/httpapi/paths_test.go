@@ -38,7 +38,14 @@ func TestCleanPath(t *testing.T) {
 		{in: "go/index.md", read: true, want: "go/index.md"},
 		{in: ".ai/kenkeep/nodes/go/channels.md", read: true, want: "go/channels.md"},
 		{in: "./.ai/kenkeep/nodes/go/channels.md", read: true, want: "go/channels.md"},
-		{in: ".ai/kenkeep/nodes/go/channels.md", err: "path must not target a hidden file or folder: .ai/kenkeep/nodes/go/channels.md"},
+		// Writes take the repository-relative form too (a shell's completion
+		// from the repository's root gives it).
+		{in: ".ai/kenkeep/nodes/go/channels.md", want: "go/channels.md"},
+		{in: `.ai\kenkeep\nodes\go\channels.md`, want: "go/channels.md"},
+		{in: ".ai/kenkeep/nodes/index.md", err: "path must not target a generated index file: .ai/kenkeep/nodes/index.md"},
+		{in: ".ai/kenkeep/nodes/INDEX.md", err: "INDEX.md is generated from the notes when it is read, and cannot be written: post, edit or delete the notes it lists"},
+		{in: ".ai/kenkeep/nodes/../config.md", err: "path must not target a hidden file or folder: .ai/kenkeep/nodes/../config.md"},
+		{in: ".ai/kenkeep/nodes/.redirects.md", err: "path must not target a hidden file or folder: .ai/kenkeep/nodes/.redirects.md"},
 		{in: ".ai/kenkeep/ENTRY.md", read: true, err: "path must not target a hidden file or folder: .ai/kenkeep/ENTRY.md"},
 		{in: ".ai/kenkeep/nodes/../config.md", read: true, err: "path must not target a hidden file or folder: .ai/kenkeep/nodes/../config.md"},
 		{in: "foo.txt", read: true, err: "path must be a Markdown file: foo.txt"},
