@@ -69,8 +69,9 @@ const MaxContentBytes = node.MaxSize - 64<<10
 const MaxDescriptionLength = 1024
 
 // checkContent answers a content the note format cannot take: over
-// MaxContentBytes (413), or holding a control character other than
-// tab, line feed and carriage return (400). false when it answered.
+// MaxContentBytes (413), holding a control character other than tab,
+// line feed and carriage return, or a body that still opens with a
+// front matter block once the content's own is dropped (400). false when it answered.
 func checkContent(w http.ResponseWriter, content string) bool {
 	size := len(content)
 	if end := node.BodyEnd(content); end != "\n" {
@@ -86,6 +87,10 @@ func checkContent(w http.ResponseWriter, content string) bool {
 	}
 	if msg := node.TextProblem(content); msg != "" {
 		writeError(w, http.StatusBadRequest, "content: "+msg)
+		return false
+	}
+	if msg := service.BodyProblem(content); msg != "" {
+		writeError(w, http.StatusBadRequest, "content: "+msg+" (kk drops the front matter content starts with, and the line ends before it; what follows is the note's text)")
 		return false
 	}
 	return true
