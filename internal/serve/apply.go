@@ -644,15 +644,38 @@ func (b *Backend) Committed(ctx context.Context, id string) (string, bool, error
 // index files again. A job whose transaction never committed left
 // nothing (its journal is rolled back by the next transaction).
 // jobqueue.Options.Restore.
+//
+// An edit or a deletion whose change a person committed meanwhile (a git
+// commit -a between the job's write and its commit, or while kk serve was
+// down after a kill) is not undone: its note is as the served branch
+// holds it, and putting back the bytes from before the job would leave an
+// uncommitted change reverting the person's commit (which their next
+// commit -a would commit), on which the job, run again, would fail as on
+// a person's edit. Only the index files are generated again. (Edits and
+// deletions change their note and the generated files alone.)
 func (b *Backend) Restore(ctx context.Context, j jobqueue.Job) error {
 	defer b.changed()
 	if !txn.HasOriginals(b.k, j.ID) {
 		return nil
 	}
-	_, err := txn.Update(ctx, b.k, txn.Meta{Actor: "kk serve", Source: "http", Command: "kk serve restore(" + j.ID + ")"}, func(tx *txn.Tx) error {
+	keep, err := b.committedByAPerson(ctx, j)
+	if err != nil {
+		return b.unconfigured(b.unwritable(heldError(fmt.Errorf("restoring the files of job %s: %w", j.ID, err))))
+	}
+	if keep {
+		b.log.Info("the job's change was committed by another commit meanwhile; its note is left as the branch holds it", "job_id", j.ID, "path", j.Path)
+	}
+	_, err = txn.Update(ctx, b.k, txn.Meta{Actor: "kk serve", Source: "http", Command: "kk serve restore(" + j.ID + ")"}, func(tx *txn.Tx) error {
+		if keep {
+			tx.Regenerate()
+			return nil
+		}
 		_, err := tx.RestoreOriginals(j.ID)
 		return err
 	})
+	if err == nil && keep {
+		err = txn.DropOriginals(b.k, j.ID)
+	}
 	if err != nil {
 		err = b.unconfigured(b.unwritable(heldError(fmt.Errorf("restoring the files of job %s: %w", j.ID, err))))
 		if !errors.Is(err, jobqueue.ErrHeld) {
@@ -663,6 +686,37 @@ func (b *Backend) Restore(ctx context.Context, j jobqueue.Job) error {
 		return err
 	}
 	return nil
+}
+
+// committedByAPerson reports whether j, an edit or a deletion, changed a
+// note that the served branch's tip now holds as the work tree does (the
+// same bytes, or both without it) when it did not before the job: the
+// job's change was committed by another commit than kk serve's.
+func (b *Backend) committedByAPerson(ctx context.Context, j jobqueue.Job) (bool, error) {
+	if (j.Op != service.OpEdit && j.Op != service.OpDelete) || j.Path == "" {
+		return false, nil
+	}
+	rel := "nodes/" + j.Path
+	if !isLeafRel(rel) {
+		return false, nil
+	}
+	data, err := os.ReadFile(b.k.NodePath(j.Path))
+	exists := err == nil
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return false, err
+	}
+	r, err := b.gitRepo()
+	if err != nil {
+		return false, err
+	}
+	has, same, err := b.tipHolds(ctx, r, rel, data)
+	if err != nil {
+		return false, err
+	}
+	if !exists {
+		return !has, nil // the deletion committed
+	}
+	return same, nil
 }
 
 // Settle brings what a job whose commit was made before the server
