@@ -97,8 +97,9 @@ func checkContent(w http.ResponseWriter, content string) bool {
 }
 
 // frontMatterOnly reports whether content is front matter and nothing
-// more: the store drops a posted note's front matter (internal/serve's
-// noteBody), which would leave the note no text, and the job would fail.
+// more: the store drops a written note's front matter (service.NoteBody),
+// which would leave the note no text: a post's job would fail, an edit
+// would empty the note.
 func frontMatterOnly(content string) bool {
 	doc, err := frontmatter.Parse([]byte(content))
 	return err == nil && doc.HasFrontMatter() && strings.TrimSpace(string(doc.Body())) == ""
@@ -204,6 +205,12 @@ func (s *Server) putContent(w http.ResponseWriter, r *http.Request) {
 	}
 	if msg := lineProblem(title, desc, tags); msg != "" {
 		writeError(w, http.StatusBadRequest, msg)
+		return
+	}
+	if frontMatterOnly(body.Content) {
+		// kk drops the front matter content starts with: the edit
+		// would empty the note's text.
+		writeError(w, http.StatusBadRequest, "content must not be empty: it holds only front matter, which kk drops (a note's front matter is kk's: give title, description and tags as fields, and no content to keep the note's text)")
 		return
 	}
 	if strings.TrimSpace(body.Content) != "" && !checkContent(w, body.Content) {

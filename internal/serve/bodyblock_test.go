@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"path/filepath"
@@ -51,5 +52,42 @@ func TestContentOpeningWithASecondFrontMatterBlockIs400(t *testing.T) {
 		if j.Status != "done" {
 			t.Errorf("post of %q: %+v", content, j)
 		}
+	}
+}
+
+// An edit whose content is front matter alone is refused (400), as a
+// post of it is, and nothing is queued: kk drops the front matter a
+// write's content starts with, so the edit emptied the note's body.
+// Found by the serve10 red team: PUT {"path":…,"content":"---\ntitle:
+// x\n---\n"} was done, leaving the note with no text (a client that meant
+// to change the title lost the body). A metadata-only edit gives no
+// content.
+func TestEditOfFrontMatterOnlyIs400(t *testing.T) {
+	k := newRepo(t, 0)
+	s := start(t, k, nil)
+	j := s.post(t, httpapi.PostRequest{Title: "Target", Content: "The text.\n"})
+	if j.Status != "done" {
+		t.Fatalf("post: %+v", j)
+	}
+	queueDir := filepath.Join(k.StateDir(), "queue")
+	before := listDir(t, queueDir)
+	for _, content := range []string{"---\\ntitle: x\\n---\\n", "---\\ntitle: x\\n---\\n\\n  \\n"} {
+		body := `{"path":"` + j.Path + `","content":"` + content + `"}`
+		code, msg := postRaw(t, "PUT", s.URL, body)
+		if code != http.StatusBadRequest || !strings.Contains(msg, "content must not be empty: it holds only front matter") {
+			t.Errorf("PUT %s: %d %q", body, code, msg)
+		}
+	}
+	if after := listDir(t, queueDir); !slices.Equal(after, before) {
+		t.Errorf("the queue's folder was %v before, %v after", before, after)
+	}
+	// The title as a field, with no content, keeps the text.
+	e := s.edit(t, httpapi.EditRequest{Path: j.Path, Title: "Retitled"})
+	if e.Status != "done" {
+		t.Fatalf("edit: %+v", e)
+	}
+	got, err := s.Client.Get(context.Background(), j.Path)
+	if err != nil || !strings.HasSuffix(got.Content, "\n---\nThe text.\n") {
+		t.Errorf("the note after a metadata-only edit: %q %v", got.Content, err)
 	}
 }
