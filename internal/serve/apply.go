@@ -60,7 +60,7 @@ func (b *Backend) Apply(ctx context.Context, j *service.Job) (_ string, err erro
 	defer func() { err = interrupted(err) }()
 	b.watchGaveUp()
 	if _, _, err := b.git(ctx); err != nil {
-		return "", err
+		return "", b.gitConfigUnreadable(ctx, err)
 	}
 	var p string
 	switch j.Op {
@@ -71,7 +71,7 @@ func (b *Backend) Apply(ctx context.Context, j *service.Job) (_ string, err erro
 	default:
 		return "", fmt.Errorf("unknown operation %q", j.Op)
 	}
-	return p, b.unconfigured(b.unwritable(untrusted(b.indexRebuilt(err))))
+	return p, b.unconfigured(b.unwritable(b.gitConfigUnreadable(ctx, untrusted(b.indexRebuilt(err)))))
 }
 
 // indexRebuilt marks a job's failure on a damaged branch index as the
@@ -558,7 +558,7 @@ func (b *Backend) commit(ctx context.Context, j *service.Job, leaf string, res *
 			// writes do.
 			// A person's reference-transaction hook that refused the
 			// branch's move is named.
-			return b.unconfigured(b.unwritable(gitUnwritable(r.GitDir, indexDamaged(ctx, r, untrusted(filterFailed(hookRefused(r, commitError(err))))))))
+			return b.unconfigured(b.unwritable(gitUnwritable(r.GitDir, b.gitConfigUnreadable(ctx, indexDamaged(ctx, r, untrusted(filterFailed(hookRefused(r, commitError(err)))))))))
 		}
 		// The commit stands from here on: whatever fails is logged.
 		b.landed(p, landed)

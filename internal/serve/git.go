@@ -479,6 +479,36 @@ func untrusted(err error) error {
 	return fmt.Errorf("%w: git refuses the repository %s, which another user than kk serve's now owns (its safe.directory check); give it back to kk serve's user, or, if you trust it, tell git so: git config --global --add safe.directory %s; the job waits and runs once git works in it", jobqueue.ErrHeld, m[1], m[1])
 }
 
+// gitConfigBad are git's words for a configuration file it cannot read
+// (config.c): a line it cannot parse, a value of the wrong kind, a file
+// it may not open.
+var gitConfigBad = regexp.MustCompile(`(bad config line \d+ in [^\n]*|bad (?:numeric|boolean) config value [^\n]*|unable to access '[^']*config[^']*': [^\n]*)`)
+
+// gitConfigUnreadable marks a failure because git cannot read its
+// configuration (a person's ~/.gitconfig, the repository's .git/config or
+// a file they include, saved with a typo while kk serve runs) as the
+// environment's (jobqueue.ErrHeld: the job is put back and waits,
+// /healthz naming the file and git's words): git refuses every command
+// then, so every job would fail in turn, losing every post accepted
+// meanwhile, while /healthz said ok. A git kk keeps running (check-attr)
+// that died on it says nothing kk reads, so a failure that does not name
+// it has git read its configuration once more to tell.
+func (b *Backend) gitConfigUnreadable(ctx context.Context, err error) error {
+	if err == nil || errors.Is(err, jobqueue.ErrHeld) || errors.Is(err, jobqueue.ErrInterrupted) {
+		return err
+	}
+	m := gitConfigBad.FindStringSubmatch(err.Error())
+	if m == nil && ctx.Err() == nil {
+		if _, rerr := gitx.Read(ctx, b.k.Root, "config", "--list"); rerr != nil {
+			m = gitConfigBad.FindStringSubmatch(rerr.Error())
+		}
+	}
+	if m == nil {
+		return err
+	}
+	return fmt.Errorf("%w: git cannot read its configuration (%s); fix the file: the job waits and runs once git reads it (%v)", jobqueue.ErrHeld, strings.TrimSpace(m[1]), err)
+}
+
 // heldError marks a failure to take kk's writer lock (another kk process
 // held it for the whole wait) as the environment's.
 func heldError(err error) error {
