@@ -1,13 +1,16 @@
 package serve
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/kk-project/kk/internal/gitx"
 	"github.com/kk-project/kk/internal/httpapi"
+	"github.com/kk-project/kk/internal/store"
 )
 
 // A git configuration git cannot read (a person's ~/.gitconfig saved with
@@ -64,4 +67,43 @@ func TestFaultUnreadableGitConfigHoldsTheJob(t *testing.T) {
 		t.Errorf("health after: %+v", h)
 	}
 	clean(t, k)
+}
+
+// A start while git cannot read its configuration is refused naming the
+// file and git's words, with nothing written: kk serve said the root was
+// "not in a git repository" (a code repository it serves, a knowledge
+// repository), and found an empty folder inside a repository no
+// repository at all, which it then tried to git init. Found by the
+// serve10 red team.
+func TestStartWhileGitCannotReadItsConfiguration(t *testing.T) {
+	needGit(t)
+	bg := context.Background()
+	root := filepath.Join(t.TempDir(), "repo")
+	if _, err := gitx.Run(bg, t.TempDir(), "init", "-q", "-b", "main", root); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "a.txt"), []byte("a\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	empty := filepath.Join(root, "notes")
+	if err := os.Mkdir(empty, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	global := filepath.Join(t.TempDir(), "gitconfig")
+	if err := os.WriteFile(global, []byte("[core\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("GIT_CONFIG_GLOBAL", global)
+	for _, dir := range []string{root, empty} {
+		_, err := Bootstrap(bg, dir, store.InitOptions{Version: "test", Now: time.Now(), Command: "test"})
+		if err == nil || !strings.Contains(err.Error(), "bad config line 1") || !strings.Contains(err.Error(), global) || strings.Contains(err.Error(), "not in a git repository") {
+			t.Errorf("kk serve over %s, git's configuration unreadable: %v; want a refusal naming the file", dir, err)
+		}
+	}
+	if entries, _ := os.ReadDir(empty); len(entries) > 0 {
+		t.Errorf("the empty folder inside the repository now holds %d entries; want nothing written", len(entries))
+	}
+	if _, err := os.Stat(filepath.Join(root, store.DirName)); err == nil {
+		t.Error("a knowledge base was written into the repository")
+	}
 }
