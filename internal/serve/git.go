@@ -484,29 +484,50 @@ func untrusted(err error) error {
 // it may not open.
 var gitConfigBad = regexp.MustCompile(`(bad config line \d+ in [^\n]*|bad (?:numeric|boolean) config value [^\n]*|unable to access '[^']*config[^']*': [^\n]*)`)
 
-// gitConfigUnreadable marks a failure because git cannot read its
-// configuration (a person's ~/.gitconfig, the repository's .git/config or
-// a file they include, saved with a typo while kk serve runs) as the
-// environment's (jobqueue.ErrHeld: the job is put back and waits,
-// /healthz naming the file and git's words): git refuses every command
-// then, so every job would fail in turn, losing every post accepted
-// meanwhile, while /healthz said ok. A git kk keeps running (check-attr)
-// that died on it says nothing kk reads, so a failure that does not name
-// it has git read its configuration once more to tell.
+// gitConfigUnreadable marks a failure because git cannot work in the
+// repository at all as the environment's (jobqueue.ErrHeld: the job is
+// put back and waits, /healthz giving git's words): its configuration
+// unreadable (a person's ~/.gitconfig, the repository's .git/config or a
+// file they include, saved with a typo while kk serve runs), or its refs
+// (.git/packed-refs damaged by a crash or a full disk while git packed
+// them). git then refuses every command, so every job would fail in
+// turn, losing every post accepted meanwhile, while /healthz said ok. A
+// git kk keeps running (check-attr, update-ref) that died on it says
+// nothing kk reads, so a failure that does not name it has git read the
+// served branch once more: a fatal error there is not the job's.
 func (b *Backend) gitConfigUnreadable(ctx context.Context, err error) error {
 	if err == nil || errors.Is(err, jobqueue.ErrHeld) || errors.Is(err, jobqueue.ErrInterrupted) {
 		return err
 	}
-	m := gitConfigBad.FindStringSubmatch(err.Error())
-	if m == nil && ctx.Err() == nil {
-		if _, rerr := gitx.Read(ctx, b.k.Root, "config", "--list"); rerr != nil {
-			m = gitConfigBad.FindStringSubmatch(rerr.Error())
+	what := ""
+	if m := gitConfigBad.FindStringSubmatch(err.Error()); m != nil {
+		what = "git cannot read its configuration (" + strings.TrimSpace(m[1]) + ")"
+	} else if ctx.Err() == nil {
+		_, rerr := gitx.Read(ctx, b.k.Root, "rev-parse", "-q", "--verify", "refs/heads/"+b.Branch())
+		if m := gitConfigBad.FindStringSubmatch(fmt.Sprint(rerr)); m != nil {
+			what = "git cannot read its configuration (" + strings.TrimSpace(m[1]) + ")"
+		} else if line := gitFatal(rerr); line != "" && ctx.Err() == nil {
+			what = "git cannot read the repository (" + line + ")"
 		}
 	}
-	if m == nil {
+	if what == "" {
 		return err
 	}
-	return fmt.Errorf("%w: git cannot read its configuration (%s); fix the file: the job waits and runs once git reads it (%v)", jobqueue.ErrHeld, strings.TrimSpace(m[1]), err)
+	return fmt.Errorf("%w: %s; fix the file it names: the job waits and runs once git reads it (%v)", jobqueue.ErrHeld, what, err)
+}
+
+// gitFatal is git's "fatal: …" line in err, without the word; "" when
+// none.
+func gitFatal(err error) string {
+	if err == nil {
+		return ""
+	}
+	for _, l := range strings.Split(err.Error(), "\n") {
+		if _, rest, ok := strings.Cut(l, "fatal: "); ok {
+			return strings.TrimSpace(rest)
+		}
+	}
+	return ""
 }
 
 // heldError marks a failure to take kk's writer lock (another kk process

@@ -107,3 +107,48 @@ func TestStartWhileGitCannotReadItsConfiguration(t *testing.T) {
 		t.Error("a knowledge base was written into the repository")
 	}
 }
+
+// A repository whose refs git cannot read (.git/packed-refs damaged: a
+// line cut by a crash or a full disk while git packed the refs, a bad
+// merge of a synced folder) makes git refuse every command that reads a
+// ref, so each job failed in turn ("committing: EOF", the git update-ref
+// kk keeps between jobs having died on it), losing every post accepted
+// meanwhile, while /healthz said ok. Found by the serve10 red team. The
+// job is held, /healthz gives git's words naming the file; once the file
+// is repaired, the job is done with its one commit.
+func TestFaultDamagedPackedRefsHoldsTheJob(t *testing.T) {
+	k := newRepo(t, 0)
+	s := start(t, k, nil)
+	if j := s.post(t, httpapi.PostRequest{Title: "Before the damage", Content: "Before.\n"}); j.Status != "done" {
+		t.Fatalf("post before: %+v", j)
+	}
+	git(t, k, "pack-refs", "--all")
+	packed := filepath.Join(k.Root, ".git", "packed-refs")
+	good, err := os.ReadFile(packed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(packed, append(append([]byte{}, good...), "a line cut sho\n"...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	id := s.postAsync(t, "During the damage")
+	h := s.waitHealth(t, "packed-refs")
+	if !strings.Contains(h.WaitingFor, "unexpected line") {
+		t.Errorf("/healthz does not give git's words: %+v", h)
+	}
+	if j, _ := s.Client.Job(ctx, id); j.Status == "failed" || j.Status == "done" {
+		t.Fatalf("the job ended while git could not read the refs: %+v", j)
+	}
+	if err := os.WriteFile(packed, good, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	j := s.waitJob(t, id, 30*time.Second)
+	if j.Status != "done" {
+		t.Fatalf("the job once the file was repaired: %+v", j)
+	}
+	jobCommit(t, k, "store", j)
+	if h := s.health(t); h.Status != "ok" {
+		t.Errorf("health after: %+v", h)
+	}
+	clean(t, k)
+}
