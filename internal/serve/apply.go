@@ -660,7 +660,10 @@ func (b *Backend) Restore(ctx context.Context, j jobqueue.Job) error {
 	}
 	keep, err := b.committedByAPerson(ctx, j)
 	if err != nil {
-		return b.unconfigured(b.unwritable(heldError(fmt.Errorf("restoring the files of job %s: %w", j.ID, err))))
+		// git cannot tell (it cannot read the repository now): the
+		// job's files are put back, as before the branch was asked.
+		b.log.Warn("could not ask git whether the job's change was committed meanwhile; its files are put back", "job_id", j.ID, "error", err)
+		keep = false
 	}
 	if keep {
 		b.log.Info("the job's change was committed by another commit meanwhile; its note is left as the branch holds it", "job_id", j.ID, "path", j.Path)

@@ -3,6 +3,7 @@ package serve
 import (
 	"context"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -80,5 +81,44 @@ func TestRecoveryKeepsAnEditAPersonCommitted(t *testing.T) {
 			clean(t, k)
 			headChecks(t, k)
 		})
+	}
+}
+
+// TestRestoreWhileGitCannotReadTheRepository: an edit's undo, while git
+// cannot read its configuration (a person's ~/.gitconfig with a typo),
+// puts the note's bytes back, as before the branch was asked whether a
+// person committed the change: asking git failed, and the undo failed
+// with it, failing for good a job the environment holds.
+func TestRestoreWhileGitCannotReadTheRepository(t *testing.T) {
+	global := filepath.Join(t.TempDir(), "gitconfig")
+	if err := os.WriteFile(global, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("GIT_CONFIG_GLOBAL", global)
+	k := newRepo(t, 0)
+	s := start(t, k, nil)
+	note := s.post(t, httpapi.PostRequest{Title: "Committed note", Content: "Committed.\n"})
+	s.stop()
+	before, err := os.ReadFile(k.NodePath(note.Path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := New(Options{KB: k})
+	t.Cleanup(func() { _ = b.Close() })
+	var touched []string
+	job := &service.Job{ID: "job-undone-while-git-cannot-read", Op: service.OpEdit, Request: service.JobRequest{Path: note.Path, Content: "Edited.\n"}, Created: time.Now()}
+	withTouch(job, &touched)
+	job.OnDefer(func(func(context.Context) error) {})
+	if _, err := b.Apply(ctx, job); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(global, []byte("[core\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Restore(ctx, jobqueue.Job{ID: job.ID, Op: job.Op, Path: note.Path, Status: jobqueue.Processing, Touched: touched}); err != nil {
+		t.Fatalf("the undo while git cannot read its configuration: %v", err)
+	}
+	if got, _ := os.ReadFile(k.NodePath(note.Path)); string(got) != string(before) {
+		t.Errorf("the note after the undo:\n%s\nwant:\n%s", got, before)
 	}
 }
