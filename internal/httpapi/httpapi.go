@@ -303,11 +303,20 @@ func (s *Server) wrap(name string, write bool, class int, h http.Handler) http.H
 // BodyTimeout, taking room for it (Limits.Bodies) a BodyChunk at a time
 // before it reads it; it returns the body and the chunks of room taken
 // (given back by the caller once the request ends), false when it
-// answered the request instead: 413 for a body over the cap, 408 for one
+// answered the request instead: 413 for a body over the cap (at once for
+// one whose Content-Length says so), 408 for one
 // that did not come in time, 503 for one that found no room, 400 for
 // one that could not be read. w is the connection's writer (its read
 // deadline is set through it), rec the recorder answers go through.
 func (s *Server) readBody(w http.ResponseWriter, rec *statusRecorder, r *http.Request) ([]byte, int, bool) {
+	if r.ContentLength > s.opts.MaxBody {
+		// Declared over the cap: answered from the headers, without
+		// waiting for (or reading) a body that will not be taken, and
+		// the connection closed, its body unread.
+		rec.Header().Set("Connection", "close")
+		writeError(rec, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body exceeds %d bytes", s.opts.MaxBody))
+		return nil, 0, false
+	}
 	rc := http.NewResponseController(w)
 	timer := time.NewTimer(s.bodyTimeout)
 	defer timer.Stop()

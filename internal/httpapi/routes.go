@@ -69,8 +69,9 @@ const MaxContentBytes = node.MaxSize - 64<<10
 const MaxDescriptionLength = 1024
 
 // checkContent answers a content the note format cannot take: over
-// MaxContentBytes (413), or holding a control character other than
-// tab, line feed and carriage return (400). false when it answered.
+// MaxContentBytes (413), holding a control character other than tab,
+// line feed and carriage return, or a body that still opens with a
+// front matter block once the content's own is dropped (400). false when it answered.
 func checkContent(w http.ResponseWriter, content string) bool {
 	size := len(content)
 	if end := node.BodyEnd(content); end != "\n" {
@@ -88,12 +89,17 @@ func checkContent(w http.ResponseWriter, content string) bool {
 		writeError(w, http.StatusBadRequest, "content: "+msg)
 		return false
 	}
+	if msg := service.BodyProblem(content); msg != "" {
+		writeError(w, http.StatusBadRequest, "content: "+msg+" (kk drops the front matter content starts with, and the line ends before it; what follows is the note's text)")
+		return false
+	}
 	return true
 }
 
 // frontMatterOnly reports whether content is front matter and nothing
-// more: the store drops a posted note's front matter (internal/serve's
-// noteBody), which would leave the note no text, and the job would fail.
+// more: the store drops a written note's front matter (service.NoteBody),
+// which would leave the note no text: a post's job would fail, an edit
+// would empty the note.
 func frontMatterOnly(content string) bool {
 	doc, err := frontmatter.Parse([]byte(content))
 	return err == nil && doc.HasFrontMatter() && strings.TrimSpace(string(doc.Body())) == ""
@@ -199,6 +205,12 @@ func (s *Server) putContent(w http.ResponseWriter, r *http.Request) {
 	}
 	if msg := lineProblem(title, desc, tags); msg != "" {
 		writeError(w, http.StatusBadRequest, msg)
+		return
+	}
+	if frontMatterOnly(body.Content) {
+		// kk drops the front matter content starts with: the edit
+		// would empty the note's text.
+		writeError(w, http.StatusBadRequest, "content must not be empty: it holds only front matter, which kk drops (a note's front matter is kk's: give title, description and tags as fields, and no content to keep the note's text)")
 		return
 	}
 	if strings.TrimSpace(body.Content) != "" && !checkContent(w, body.Content) {

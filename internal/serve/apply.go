@@ -60,7 +60,7 @@ func (b *Backend) Apply(ctx context.Context, j *service.Job) (_ string, err erro
 	defer func() { err = interrupted(err) }()
 	b.watchGaveUp()
 	if _, _, err := b.git(ctx); err != nil {
-		return "", err
+		return "", b.gitConfigUnreadable(ctx, err)
 	}
 	var p string
 	switch j.Op {
@@ -71,7 +71,7 @@ func (b *Backend) Apply(ctx context.Context, j *service.Job) (_ string, err erro
 	default:
 		return "", fmt.Errorf("unknown operation %q", j.Op)
 	}
-	return p, b.unconfigured(b.unwritable(untrusted(b.indexRebuilt(err))))
+	return p, b.unconfigured(b.unwritable(b.gitConfigUnreadable(ctx, untrusted(b.indexRebuilt(err)))))
 }
 
 // indexRebuilt marks a job's failure on a damaged branch index as the
@@ -558,7 +558,7 @@ func (b *Backend) commit(ctx context.Context, j *service.Job, leaf string, res *
 			// writes do.
 			// A person's reference-transaction hook that refused the
 			// branch's move is named.
-			return b.unconfigured(b.unwritable(gitUnwritable(r.GitDir, indexDamaged(ctx, r, untrusted(filterFailed(hookRefused(r, commitError(err))))))))
+			return b.unconfigured(b.unwritable(gitUnwritable(r.GitDir, b.gitConfigUnreadable(ctx, indexDamaged(ctx, r, untrusted(filterFailed(hookRefused(r, commitError(err)))))))))
 		}
 		// The commit stands from here on: whatever fails is logged.
 		b.landed(p, landed)
@@ -644,15 +644,41 @@ func (b *Backend) Committed(ctx context.Context, id string) (string, bool, error
 // index files again. A job whose transaction never committed left
 // nothing (its journal is rolled back by the next transaction).
 // jobqueue.Options.Restore.
+//
+// An edit or a deletion whose change a person committed meanwhile (a git
+// commit -a between the job's write and its commit, or while kk serve was
+// down after a kill) is not undone: its note is as the served branch
+// holds it, and putting back the bytes from before the job would leave an
+// uncommitted change reverting the person's commit (which their next
+// commit -a would commit), on which the job, run again, would fail as on
+// a person's edit. Only the index files are generated again. (Edits and
+// deletions change their note and the generated files alone.)
 func (b *Backend) Restore(ctx context.Context, j jobqueue.Job) error {
 	defer b.changed()
 	if !txn.HasOriginals(b.k, j.ID) {
 		return nil
 	}
-	_, err := txn.Update(ctx, b.k, txn.Meta{Actor: "kk serve", Source: "http", Command: "kk serve restore(" + j.ID + ")"}, func(tx *txn.Tx) error {
+	keep, err := b.committedByAPerson(ctx, j)
+	if err != nil {
+		// git cannot tell (it cannot read the repository now): the
+		// job's files are put back, as before the branch was asked.
+		b.log.Warn("could not ask git whether the job's change was committed meanwhile; its files are put back", "job_id", j.ID, "error", err)
+		keep = false
+	}
+	if keep {
+		b.log.Info("the job's change was committed by another commit meanwhile; its note is left as the branch holds it", "job_id", j.ID, "path", j.Path)
+	}
+	_, err = txn.Update(ctx, b.k, txn.Meta{Actor: "kk serve", Source: "http", Command: "kk serve restore(" + j.ID + ")"}, func(tx *txn.Tx) error {
+		if keep {
+			tx.Regenerate()
+			return nil
+		}
 		_, err := tx.RestoreOriginals(j.ID)
 		return err
 	})
+	if err == nil && keep {
+		err = txn.DropOriginals(b.k, j.ID)
+	}
 	if err != nil {
 		err = b.unconfigured(b.unwritable(heldError(fmt.Errorf("restoring the files of job %s: %w", j.ID, err))))
 		if !errors.Is(err, jobqueue.ErrHeld) {
@@ -663,6 +689,37 @@ func (b *Backend) Restore(ctx context.Context, j jobqueue.Job) error {
 		return err
 	}
 	return nil
+}
+
+// committedByAPerson reports whether j, an edit or a deletion, changed a
+// note that the served branch's tip now holds as the work tree does (the
+// same bytes, or both without it) when it did not before the job: the
+// job's change was committed by another commit than kk serve's.
+func (b *Backend) committedByAPerson(ctx context.Context, j jobqueue.Job) (bool, error) {
+	if (j.Op != service.OpEdit && j.Op != service.OpDelete) || j.Path == "" {
+		return false, nil
+	}
+	rel := "nodes/" + j.Path
+	if !isLeafRel(rel) {
+		return false, nil
+	}
+	data, err := os.ReadFile(b.k.NodePath(j.Path))
+	exists := err == nil
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return false, err
+	}
+	r, err := b.gitRepo()
+	if err != nil {
+		return false, err
+	}
+	has, same, err := b.tipHolds(ctx, r, rel, data)
+	if err != nil {
+		return false, err
+	}
+	if !exists {
+		return !has, nil // the deletion committed
+	}
+	return same, nil
 }
 
 // Settle brings what a job whose commit was made before the server

@@ -479,6 +479,57 @@ func untrusted(err error) error {
 	return fmt.Errorf("%w: git refuses the repository %s, which another user than kk serve's now owns (its safe.directory check); give it back to kk serve's user, or, if you trust it, tell git so: git config --global --add safe.directory %s; the job waits and runs once git works in it", jobqueue.ErrHeld, m[1], m[1])
 }
 
+// gitConfigBad are git's words for a configuration file it cannot read
+// (config.c): a line it cannot parse, a value of the wrong kind, a file
+// it may not open.
+var gitConfigBad = regexp.MustCompile(`(bad config line \d+ in [^\n]*|bad (?:numeric|boolean) config value [^\n]*|unable to access '[^']*config[^']*': [^\n]*)`)
+
+// gitConfigUnreadable marks a failure because git cannot work in the
+// repository at all as the environment's (jobqueue.ErrHeld: the job is
+// put back and waits, /healthz giving git's words): its configuration
+// unreadable (a person's ~/.gitconfig, the repository's .git/config or a
+// file they include, saved with a typo while kk serve runs), or its refs
+// (.git/packed-refs damaged by a crash or a full disk while git packed
+// them). git then refuses every command, so every job would fail in
+// turn, losing every post accepted meanwhile, while /healthz said ok. A
+// git kk keeps running (check-attr, update-ref) that died on it says
+// nothing kk reads, so a failure that does not name it has git read the
+// served branch once more: a fatal error there is not the job's.
+func (b *Backend) gitConfigUnreadable(ctx context.Context, err error) error {
+	if err == nil || errors.Is(err, jobqueue.ErrHeld) || errors.Is(err, jobqueue.ErrInterrupted) {
+		return err
+	}
+	what := ""
+	if m := gitConfigBad.FindStringSubmatch(err.Error()); m != nil {
+		what = "git cannot read its configuration (" + strings.TrimSpace(m[1]) + ")"
+	} else if ctx.Err() == nil {
+		_, rerr := gitx.Read(ctx, b.k.Root, "rev-parse", "-q", "--verify", "refs/heads/"+b.Branch())
+		if m := gitConfigBad.FindStringSubmatch(fmt.Sprint(rerr)); m != nil {
+			what = "git cannot read its configuration (" + strings.TrimSpace(m[1]) + ")"
+		} else if line := gitFatal(rerr); line != "" && ctx.Err() == nil {
+			what = "git cannot read the repository (" + line + ")"
+		}
+	}
+	if what == "" {
+		return err
+	}
+	return fmt.Errorf("%w: %s; fix the file it names: the job waits and runs once git reads it (%v)", jobqueue.ErrHeld, what, err)
+}
+
+// gitFatal is git's "fatal: …" line in err, without the word; "" when
+// none.
+func gitFatal(err error) string {
+	if err == nil {
+		return ""
+	}
+	for _, l := range strings.Split(err.Error(), "\n") {
+		if _, rest, ok := strings.Cut(l, "fatal: "); ok {
+			return strings.TrimSpace(rest)
+		}
+	}
+	return ""
+}
+
 // heldError marks a failure to take kk's writer lock (another kk process
 // held it for the whole wait) as the environment's.
 func heldError(err error) error {

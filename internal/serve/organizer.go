@@ -14,7 +14,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/kk-project/kk/internal/contracts"
-	"github.com/kk-project/kk/internal/frontmatter"
 	"github.com/kk-project/kk/internal/index"
 	"github.com/kk-project/kk/internal/llm"
 	"github.com/kk-project/kk/internal/node"
@@ -50,14 +49,10 @@ type placement struct {
 	Refactors []contracts.ServeRefactor
 }
 
-// noteBody is the body of posted content: any front matter it came with
-// is dropped (the note gets kk's), and leading blank lines too.
-func noteBody(content string) string {
-	if doc, err := frontmatter.Parse([]byte(content)); err == nil && doc.HasFrontMatter() {
-		content = string(doc.Body())
-	}
-	return strings.TrimLeft(content, "\r\n")
-}
+// noteBody is the body of posted content (service.NoteBody): any front
+// matter it came with is dropped (the note gets kk's), and leading blank
+// lines too.
+func noteBody(content string) string { return service.NoteBody(content) }
 
 // Title and description bounds of notes the organizer names.
 const (

@@ -110,25 +110,42 @@ func (b *Backend) branchHolds(ctx context.Context, before leafBefore) error {
 			return errors.New(personsNote(before.rel, false, r.Branch))
 		}
 	}
+	has, same, err := b.tipHolds(ctx, r, before.rel, before.data)
+	switch {
+	case err != nil:
+		return &gitReadError{err}
+	case !has:
+		return errors.New(personsNote(before.rel, false, r.Branch))
+	case !same:
+		return errors.New(personsNote(before.rel, true, r.Branch))
+	}
+	return nil
+}
+
+// tipHolds reports whether the served branch's tip has a file at rel
+// (relative to .ai/kenkeep), and whether it holds data there (nil data:
+// only whether it has the file). A file git converts on its way in is
+// compared as git would store it. err is git's failure.
+func (b *Backend) tipHolds(ctx context.Context, r *gitx.Repo, rel string, data []byte) (has, same bool, err error) {
 	_, prefix := b.prefixNow()
-	repo := repoPath(prefix, before.rel)
+	repo := repoPath(prefix, rel)
 	at, err := gitx.Read(ctx, r.Top, "rev-parse", "--verify", "-q", "refs/heads/"+r.Branch+":"+repo)
 	switch {
 	case err != nil && strings.HasSuffix(err.Error(), ": exit status 1"):
 		// rev-parse --verify -q says nothing and exits 1 for a path
 		// the branch does not have.
-		return errors.New(personsNote(before.rel, false, r.Branch))
+		return false, false, nil
 	case err != nil:
-		return &gitReadError{err}
+		return false, false, err
 	}
-	blob, err := gitx.RunWith(ctx, r.Top, nil, before.data, "hash-object", "--path="+repo, "--stdin")
+	if data == nil {
+		return true, false, nil
+	}
+	blob, err := gitx.RunWith(ctx, r.Top, nil, data, "hash-object", "--path="+repo, "--stdin")
 	if err != nil {
-		return &gitReadError{err}
+		return true, false, err
 	}
-	if strings.TrimSpace(string(at)) != strings.TrimSpace(string(blob)) {
-		return errors.New(personsNote(before.rel, true, r.Branch))
-	}
-	return nil
+	return true, strings.TrimSpace(string(at)) == strings.TrimSpace(string(blob)), nil
 }
 
 // gitReadError is a git command of branchHolds that failed (not a path

@@ -167,6 +167,15 @@ func BootstrapWith(ctx context.Context, root string, opts store.InitOptions, s *
 	if revErr != nil && strings.Contains(revErr.Error(), "dubious ownership") {
 		return nil, anotherOwner(k.Root, revErr)
 	}
+	if revErr != nil {
+		if m := gitConfigBad.FindStringSubmatch(revErr.Error()); m != nil {
+			// git refuses every command: whether the root is in a
+			// repository cannot be told (it was called "not in a git
+			// repository", and an empty folder inside one was given a
+			// git init of its own).
+			return nil, fmt.Errorf("git cannot read its configuration (%s), so kk serve cannot tell whether %s is in a git repository, and has written nothing; fix the file, then start kk serve again", strings.TrimSpace(m[1]), k.Root)
+		}
+	}
 	undo := &setupUndo{root: k.Root}
 	if strings.TrimSpace(string(out)) != "true" {
 		if len(entries) > 0 {

