@@ -138,6 +138,9 @@ func (r *repo) checkMergeDriver(ctx context.Context) checks.DoctorCheck {
 	if err == nil && !redirectsDriverDefined(ctx, top) {
 		lines = append(lines, fmt.Sprintf("the repository's git config does not define merge.%s.driver: a merge of two branches that each split a leaf stops on a conflict in nodes/.redirects.json", RedirectsDriver))
 	}
+	if err == nil && olderMergeDriver(ctx, top) {
+		lines = append(lines, fmt.Sprintf("the repository's git config holds an older kk's merge.%s.driver, which keeps our side of a generated file whatever theirs held: a merge loses the other branch's summary in ENTRY.md's front matter, or a note a person named index.md there", MergeDriver))
+	}
 	if err == nil && !driverDefined(ctx, top, SummariesDriver) {
 		lines = append(lines, fmt.Sprintf("the repository's git config does not define merge.%s.driver: a merge of two branches that each summarized a new folder stops on a conflict in FOLDER_SUMMARIES.md", SummariesDriver))
 	} else if err == nil && olderSummariesDriver(ctx, top) {
@@ -161,6 +164,14 @@ func (r *repo) checkMergeDriver(ctx context.Context) checks.DoctorCheck {
 	c.Message = "merges and rebases of branches that both changed the knowledge base stop on conflicts in the generated files"
 	c.Fix = "run `kk doctor --fix` (or `kk init`), which sets up the merge driver"
 	return c
+}
+
+// olderMergeDriver reports whether the repository's git config defines
+// kk's driver of the generated files as an older kk did, keeping our side
+// without running kk.
+func olderMergeDriver(ctx context.Context, top string) bool {
+	cur, err := gitx.Run(ctx, top, "config", "--get", "merge."+MergeDriver+".driver")
+	return err == nil && strings.HasSuffix(strings.TrimSpace(string(cur)), olderMergeDriverSuffix)
 }
 
 // olderSummariesDriver reports whether the repository's git config defines
