@@ -473,6 +473,17 @@ func (a *App) warnHandEdits() {
 			if e.Removed {
 				did = "kk generates it from the notes of its folder, which holds none, and has removed it"
 			}
+			if e.Conflicted {
+				// A merge where kk's merge driver was not set up: the
+				// file generated again resolves git's conflict.
+				done := "kk generated it again from the merged notes"
+				if e.Removed {
+					done = "kk removed it, as its folder holds no note"
+				}
+				a.warnf("%s held git's conflict markers (a merge made where kk's merge driver was not set up); %s, which resolves the conflict (`git add` it to conclude the merge); the version with the markers is kept at %s",
+					store.DirName+"/"+e.File, done, store.DirName+"/"+e.Copy)
+				continue
+			}
 			a.warnf("%s held text kk did not generate (edited by hand?); %s; your version is kept at %s: put what should stay %s",
 				store.DirName+"/"+e.File, did, store.DirName+"/"+e.Copy, where)
 		}

@@ -1752,7 +1752,8 @@ func (tx *Tx) keepHandEdits(p *commitPlan) ([]store.HandEdit, error) {
 		if err := store.InStateFolder(filepath.Dir(dst), func() error { return atomicfile.Write(dst, data, 0o644) }); err != nil {
 			return nil, fmt.Errorf("keeping the hand edit of %s: %w", tx.k.Rel(filepath.Join(tx.k.Dir, filepath.FromSlash(c.Path))), err)
 		}
-		kept = append(kept, store.HandEdit{File: c.Path, Copy: rel, Removed: c.Remove})
+		from, _ := node.ConflictMarkers(data)
+		kept = append(kept, store.HandEdit{File: c.Path, Copy: rel, Removed: c.Remove, Conflicted: from > 0})
 	}
 	return kept, nil
 }
