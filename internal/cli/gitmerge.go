@@ -114,3 +114,28 @@ theirs held (a note is copied under .state/hand-edits/).`,
 		},
 	}
 }
+
+// newGitMergeInstalledCmd is the command git runs as kk's merge driver of
+// .state/installed-version (merge.kk-installed.driver): hidden, as
+// git-merge-redirects.
+func newGitMergeInstalledCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:    "git-merge-installed BASE OURS THEIRS",
+		Hidden: true,
+		Short:  "Merge .state/installed-version for git (kk's merge driver)",
+		Long: `Merge three versions of .state/installed-version, the record of the kk
+that set the knowledge base up and the coding agents it is installed into,
+and write the result to OURS: the harnesses as a set (one a side added is
+in, one a side removed is out), installed_at and version the later of the
+two. Git runs it as the merge driver kk-installed, which kk init and kk
+doctor --fix define; two branches on which kk was installed into different
+agents then merge with both. Both sides changing kk_command differently is
+an error, and the driver's command falls back to git merge-file, which
+leaves conflict markers.`,
+		Example: `  git config merge.kk-installed.driver 'kk git-merge-installed %O %A %B || git merge-file -L ours -L base -L theirs %A %O %B'`,
+		Args:    cobra.ExactArgs(3),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return githooks.MergeInstalled(args[0], args[1], args[2])
+		},
+	}
+}

@@ -362,7 +362,7 @@ func newRootCmd(app *App) *cobra.Command {
 		newSyncCmd(app), newSearchCmd(app), newReadCmd(app), newEntryCmd(app), newQueryCmd(app), newUpsertCmd(app), newDeleteCmd(app), newCheckCmd(app), newGCCmd(app), newCompactCmd(app), newAuditCmd(app),
 		newGraphCmd(app), newContextCmd(app), newChangelogCmd(app),
 		newMCPCmd(app), newServeCmd(app), newClientCmd(app), newBrowseCmd(app),
-		newVersionCmd(app), newCompletionCmd(app), newGitMergeRedirectsCmd(), newGitMergeSummariesCmd(), newGitMergeGeneratedCmd(app), newGitResolveVersionsCmd(app),
+		newVersionCmd(app), newCompletionCmd(app), newGitMergeRedirectsCmd(), newGitMergeSummariesCmd(), newGitMergeGeneratedCmd(app), newGitMergeInstalledCmd(), newGitResolveVersionsCmd(app),
 	} {
 		root.AddCommand(c)
 	}

@@ -135,6 +135,12 @@ func (r *repo) checkMergeDriver(ctx context.Context) checks.DoctorCheck {
 	if !store.HasGitattributesLine(r.k, store.GitattributesRedirects) {
 		lines = append(lines, fmt.Sprintf("%s lacks %q: a merge of two branches that each split a leaf stops on a conflict in nodes/.redirects.json", r.k.Rel(r.k.GitattributesPath()), store.GitattributesRedirects))
 	}
+	if !store.HasGitattributesLine(r.k, store.GitattributesInstalled) {
+		lines = append(lines, fmt.Sprintf("%s lacks %q: a merge of two branches on which kk was installed into different coding agents stops on a conflict in .state/installed-version", r.k.Rel(r.k.GitattributesPath()), store.GitattributesInstalled))
+	}
+	if err == nil && !driverDefined(ctx, top, InstalledDriver) {
+		lines = append(lines, fmt.Sprintf("the repository's git config does not define merge.%s.driver: a merge of two branches on which kk was installed into different coding agents stops on a conflict in .state/installed-version", InstalledDriver))
+	}
 	if err == nil && !redirectsDriverDefined(ctx, top) {
 		lines = append(lines, fmt.Sprintf("the repository's git config does not define merge.%s.driver: a merge of two branches that each split a leaf stops on a conflict in nodes/.redirects.json", RedirectsDriver))
 	}
@@ -156,7 +162,7 @@ func (r *repo) checkMergeDriver(ctx context.Context) checks.DoctorCheck {
 			c.Fix = "run `kk doctor --fix` (or `kk init`), which adds the lines and defines the drivers"
 			return c
 		}
-		c.Message = "merges of ENTRY.md, GRAPH.md and index.md files go through kk's merge driver " + MergeDriver + ", FOLDER_SUMMARIES.md through " + SummariesDriver + " and nodes/.redirects.json through " + RedirectsDriver
+		c.Message = "merges of ENTRY.md, GRAPH.md and index.md files go through kk's merge driver " + MergeDriver + ", FOLDER_SUMMARIES.md through " + SummariesDriver + ", nodes/.redirects.json through " + RedirectsDriver + " and .state/installed-version through " + InstalledDriver
 		return c
 	}
 	missing = append(missing, lines...)

@@ -81,16 +81,17 @@ func SetUpMergeDriver(ctx context.Context, k *store.KB) (bool, error) {
 }
 
 // mergeDrivers returns kk's merge drivers: name, description and command,
-// the generated files' first. The two that run kk run it as kk's git hooks
+// the generated files' first. Each runs kk as kk's git hooks
 // do: command (the one `kk init --kk-command` recorded, else kk on PATH),
 // a relative one being relative to the knowledge base's root, which is rel
 // from the work tree's top folder, where git runs merge drivers.
-func mergeDrivers(command, rel string) [3][3]string {
+func mergeDrivers(command, rel string) [4][3]string {
 	kk := driverKK(command, rel)
-	return [3][3]string{
+	return [4][3]string{
 		{MergeDriver, mergeDriverName, mergeDriverCommand(kk, rel)},
 		{RedirectsDriver, redirectsDriverName, redirectsDriverCommand(kk)},
 		{SummariesDriver, summariesDriverName, summariesDriverCommand(kk)},
+		{InstalledDriver, installedDriverName, installedDriverCommand(kk)},
 	}
 }
 
@@ -122,9 +123,10 @@ func shellWord(s string) string {
 }
 
 // setUpRedirectsDriver defines kk's merge drivers of nodes/.redirects.json
-// (RedirectsDriver) and FOLDER_SUMMARIES.md (SummariesDriver), as drivers
-// gives them, unless they are defined so already.
-func setUpRedirectsDriver(ctx context.Context, top string, drivers [3][3]string) (bool, error) {
+// (RedirectsDriver), FOLDER_SUMMARIES.md (SummariesDriver) and
+// .state/installed-version (InstalledDriver), as drivers gives them,
+// unless they are defined so already.
+func setUpRedirectsDriver(ctx context.Context, top string, drivers [4][3]string) (bool, error) {
 	changed := false
 	for _, d := range drivers[1:] {
 		if cur, _ := gitx.Run(ctx, top, "config", "--get", "merge."+d[0]+".driver"); strings.TrimSpace(string(cur)) == d[2] {

@@ -1,0 +1,72 @@
+package githooks
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/kk-project/kk/internal/store"
+)
+
+func TestMergeInstalled(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name string, in store.Installed) string {
+		p := filepath.Join(dir, name)
+		data, err := store.EncodeInstalled(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	rec := func(version, at string, harnesses ...string) store.Installed {
+		return store.Installed{SchemaVersion: 1, Package: "kk", Version: version, InstalledAt: at, Harnesses: harnesses}
+	}
+	base := write("base", rec("v1.9.0", "2026-11-01", "cursor", "gemini"))
+	// ours adds claude and removes gemini; theirs adds codex and upgrades
+	ours := write("ours", rec("v1.9.0", "2026-11-20", "claude", "cursor"))
+	theirs := write("theirs", rec("v1.10.0", "2026-11-05", "codex", "cursor", "gemini"))
+	if err := MergeInstalled(base, ours, theirs); err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(ours)
+	want, _ := store.EncodeInstalled(rec("v1.10.0", "2026-11-20", "claude", "codex", "cursor"))
+	if string(data) != string(want) {
+		t.Fatalf("merged:\n%s\nwant:\n%s", data, want)
+	}
+
+	// kk_command changed differently on both sides is a conflict; ours stays
+	b := rec("", "2026-11-01")
+	o, th := b, b
+	o.KKCommand, th.KKCommand = "/opt/kk", "./bin/kk"
+	base, ours, theirs = write("base", b), write("ours", o), write("theirs", th)
+	before, _ := os.ReadFile(ours)
+	err := MergeInstalled(base, ours, theirs)
+	if err == nil || !strings.Contains(err.Error(), "kk_command") {
+		t.Fatalf("err = %v, want one naming kk_command", err)
+	}
+	if after, _ := os.ReadFile(ours); string(after) != string(before) {
+		t.Fatal("ours changed on a conflict")
+	}
+}
+
+func TestLaterThan(t *testing.T) {
+	for _, c := range []struct {
+		a, b string
+		want bool
+	}{
+		{"v1.10.0", "v1.9.0", true},
+		{"v1.9.0", "v1.10.0", false},
+		{"2026-12-01", "2026-11-30", true},
+		{"v1.0.0", "", true},
+		{"", "v1.0.0", false},
+		{"v2.0.0", "v2.0.0", false},
+	} {
+		if got := laterThan(c.a, c.b); got != c.want {
+			t.Errorf("laterThan(%q, %q) = %v, want %v", c.a, c.b, got, c.want)
+		}
+	}
+}
