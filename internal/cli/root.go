@@ -466,10 +466,15 @@ func (a *App) warnHandEdits() {
 				where += ", or a one-line summary in ENTRY.md's front matter (summary:), which kk keeps"
 			case e.File == "GRAPH.md":
 				where = "in a note (kk node write; a link between notes is its relates_to or depends_on)"
+			case e.File == "FOLDER_SUMMARIES.md":
+				where = "in a note (kk node write), or a folder's one-line summary in its front matter (summaries:), which kk keeps"
 			case path.Base(e.File) == "index.md":
 				where += ", or the folder's one-line summary in FOLDER_SUMMARIES.md, which kk keeps"
 			}
 			did := "kk generates it from the notes and has replaced it"
+			if e.File == "FOLDER_SUMMARIES.md" {
+				did = "kk generates its text after the front matter from the summaries and has replaced it"
+			}
 			if e.Removed {
 				did = "kk generates it from the notes of its folder, which holds none, and has removed it"
 			}

@@ -67,6 +67,7 @@ const summariesDriverName = "kk: merge the folder summaries of FOLDER_SUMMARIES.
 // error, and ours is left as it is.
 func MergeSummaries(base, ours, theirs string) error {
 	var sides [3]map[string]string
+	var hand [3][]string // each side's lines of a person's after the front matter
 	for i, p := range []string{base, ours, theirs} {
 		data, err := os.ReadFile(p)
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -76,6 +77,7 @@ func MergeSummaries(base, ours, theirs string) error {
 		if len(data) == 0 {
 			continue
 		}
+		hand[i] = store.SummariesHandLines(data)
 		s, err := store.ParseSummaries(p, data)
 		if err != nil {
 			return err
@@ -91,6 +93,24 @@ func MergeSummaries(base, ours, theirs string) error {
 	data, err := store.RenderSummaries(store.Summaries(merged))
 	if err != nil {
 		return err
+	}
+	// A person's lines after the front matter, which the rendered file
+	// lacks: ours, then those theirs added, each once (a line a side
+	// removed stays out); kk's next write of the file keeps a copy of
+	// them and says so.
+	var keep []string
+	for _, l := range hand[1] {
+		if !slices.Contains(keep, l) && (slices.Contains(hand[2], l) || !slices.Contains(hand[0], l)) {
+			keep = append(keep, l)
+		}
+	}
+	for _, l := range hand[2] {
+		if !slices.Contains(keep, l) && !slices.Contains(hand[0], l) {
+			keep = append(keep, l)
+		}
+	}
+	if len(keep) > 0 {
+		data = append(append(data, '\n'), []byte(strings.Join(keep, "\n")+"\n")...)
 	}
 	return atomicfile.Write(ours, data, 0o644)
 }
