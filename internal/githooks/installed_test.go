@@ -70,3 +70,29 @@ func TestLaterThan(t *testing.T) {
 		}
 	}
 }
+
+// A person's lines after FOLDER_SUMMARIES.md's list come through the
+// merge: each side's additions, once, and not one a side removed.
+func TestMergeSummariesKeepsAPersonsLines(t *testing.T) {
+	dir := t.TempDir()
+	head := "---\nschema_version: 1\nsummaries: {}\n---\n# Folder Summaries\n\n_No folder summaries recorded._\n"
+	write := func(name, text string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	base := write("base", head+"Old line.\nShared line.\n")
+	ours := write("ours", head+"Shared line.\nOurs added.\n")
+	theirs := write("theirs", head+"Old line.\nShared line.\nTheirs added.\n")
+	if err := MergeSummaries(base, ours, theirs); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := os.ReadFile(ours)
+	lines := store.SummariesHandLines(got)
+	want := []string{"Shared line.", "Ours added.", "Theirs added."}
+	if strings.Join(lines, "|") != strings.Join(want, "|") {
+		t.Fatalf("lines kept = %q, want %q\n%s", lines, want, got)
+	}
+}
