@@ -53,24 +53,6 @@ func TestMergeInstalled(t *testing.T) {
 	}
 }
 
-func TestLaterThan(t *testing.T) {
-	for _, c := range []struct {
-		a, b string
-		want bool
-	}{
-		{"v1.10.0", "v1.9.0", true},
-		{"v1.9.0", "v1.10.0", false},
-		{"2026-12-01", "2026-11-30", true},
-		{"v1.0.0", "", true},
-		{"", "v1.0.0", false},
-		{"v2.0.0", "v2.0.0", false},
-	} {
-		if got := laterThan(c.a, c.b); got != c.want {
-			t.Errorf("laterThan(%q, %q) = %v, want %v", c.a, c.b, got, c.want)
-		}
-	}
-}
-
 // A person's lines after FOLDER_SUMMARIES.md's list come through the
 // merge: each side's additions, once, and not one a side removed.
 func TestMergeSummariesKeepsAPersonsLines(t *testing.T) {

@@ -203,105 +203,31 @@ const installedDriverName = "kk: merge the harnesses of .state/installed-version
 
 // MergeInstalled is the merge driver of .state/installed-version: it
 // merges the records in the files base, ours and theirs (a missing or
-// empty file is an empty record) and writes the result to ours. The
-// harnesses are merged as a set: one a side added is in, one a side
-// removed is out. installed_at and version take the later of the two
-// when both sides changed them (a side that upgraded kk); the other
-// fields merge as git merges a line, and two sides that changed one of
-// them differently (kk_command) are an error, ours left as it is.
+// empty file is an empty record) as store.MergeInstalled does and writes
+// the result to ours. Two sides that changed kk_command differently, or a
+// file that is not such a record, is an error, and ours is left as it is.
 func MergeInstalled(base, ours, theirs string) error {
-	var sides [3]store.Installed
+	var sides [3]*store.Installed
 	for i, p := range []string{base, ours, theirs} {
 		data, err := os.ReadFile(p)
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err
 		}
+		sides[i] = &store.Installed{}
 		if len(bytes.TrimSpace(data)) == 0 {
 			continue
 		}
-		if err := json.Unmarshal(data, &sides[i]); err != nil {
+		if err := json.Unmarshal(data, sides[i]); err != nil {
 			return fmt.Errorf("installed-version: %w", err)
 		}
 	}
-	b, o, t := sides[0], sides[1], sides[2]
-	out := o
-	pick := func(name string, bv, ov, tv string, later bool) (string, error) {
-		switch {
-		case ov == tv, tv == bv:
-			return ov, nil
-		case ov == bv:
-			return tv, nil
-		case later:
-			if laterThan(tv, ov) {
-				return tv, nil
-			}
-			return ov, nil
-		}
-		return "", fmt.Errorf("installed-version: both sides changed %q differently", name)
-	}
-	var err error
-	if out.Package, err = pick("package", b.Package, o.Package, t.Package, false); err != nil {
+	out, err := store.MergeInstalled(sides[0], *sides[1], *sides[2], true)
+	if err != nil {
 		return err
 	}
-	if out.KKCommand, err = pick("kk_command", b.KKCommand, o.KKCommand, t.KKCommand, false); err != nil {
-		return err
-	}
-	if out.InstalledAt, err = pick("installed_at", b.InstalledAt, o.InstalledAt, t.InstalledAt, true); err != nil {
-		return err
-	}
-	if out.Version, err = pick("version", b.Version, o.Version, t.Version, true); err != nil {
-		return err
-	}
-	out.SchemaVersion = max(o.SchemaVersion, t.SchemaVersion)
-	// The harnesses, as a set: each side's additions and removals.
-	in := func(list []string, h string) bool { return slices.Contains(list, h) }
-	harnesses := []string{}
-	for _, h := range append(append([]string{}, o.Harnesses...), t.Harnesses...) {
-		removed := in(b.Harnesses, h) && (!in(o.Harnesses, h) || !in(t.Harnesses, h))
-		if !removed && !in(harnesses, h) {
-			harnesses = append(harnesses, h)
-		}
-	}
-	slices.Sort(harnesses)
-	out.Harnesses = harnesses
 	data, err := store.EncodeInstalled(out)
 	if err != nil {
 		return err
 	}
 	return atomicfile.Write(ours, data, 0o644)
-}
-
-// laterThan reports whether a is a later date (2026-12-01) or release
-// (v1.10.0) than b: their runs of digits compared as numbers, left to
-// right, and the rest as text. An empty value (a development build) is
-// earlier than any other.
-func laterThan(a, b string) bool {
-	split := func(s string) []string {
-		var parts []string
-		for i := 0; i < len(s); {
-			j := i
-			digit := s[i] >= '0' && s[i] <= '9'
-			for j < len(s) && (s[j] >= '0' && s[j] <= '9') == digit {
-				j++
-			}
-			parts = append(parts, s[i:j])
-			i = j
-		}
-		return parts
-	}
-	pa, pb := split(a), split(b)
-	for i := 0; i < len(pa) && i < len(pb); i++ {
-		x, y := pa[i], pb[i]
-		if x == y {
-			continue
-		}
-		if x[0] >= '0' && x[0] <= '9' && y[0] >= '0' && y[0] <= '9' {
-			x, y = strings.TrimLeft(x, "0"), strings.TrimLeft(y, "0")
-			if len(x) != len(y) {
-				return len(x) > len(y)
-			}
-		}
-		return x > y
-	}
-	return len(pa) > len(pb)
 }
