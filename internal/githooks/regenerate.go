@@ -34,7 +34,10 @@ const MergeDriver = "kk-generated"
 // files of every commit the operation made from that commit's own leaves
 // (RegenerateCommits). Where kk is found, it first brings over what a
 // person wrote in their side (ENTRY.md's summary, a note named index.md:
-// MergeGenerated), which no regeneration could get back. It needs no kk:
+// MergeGenerated), which no regeneration could get back; it starts kk
+// only when a side holds a line that may be such (a front-matter summary
+// or type), so that the many index.md files a merge meets cost a grep
+// each, not a kk process (about 20 ms). It needs no kk:
 // without one, or when kk fails, our side stays, and a merge in any git
 // client goes through. It leaves the mark KeptMark (unless kk's hooks are
 // off: KK_INTERNAL, KK_GIT_HOOKS=off), so that after git stash apply or
@@ -42,7 +45,7 @@ const MergeDriver = "kk-generated"
 // post-index-change hook generates the work tree's files again.
 func mergeDriverCommand(command, rel string) string {
 	return "[ -n \"${KK_INTERNAL-}\" ] || [ \"${KK_GIT_HOOKS-}\" = off ] || { : >" + shellQuote(path.Join(rel, store.DirName, ".state", KeptMark)) + "; } 2>/dev/null; " +
-		"if (set -- " + command + "; command -v \"$1\") >/dev/null 2>&1; then " + command + " git-merge-generated %O %A %B %P; fi; true"
+		"if grep -qs -e '^summary:' -e '^type:' %O %A %B && (set -- " + command + "; command -v \"$1\") >/dev/null 2>&1; then " + command + " git-merge-generated %O %A %B %P; fi; true"
 }
 
 // olderMergeDriverSuffix ends the command of an older kk's driver of the
