@@ -138,6 +138,9 @@ func (r *repo) checkMergeDriver(ctx context.Context) checks.DoctorCheck {
 	if !store.HasGitattributesLine(r.k, store.GitattributesInstalled) {
 		lines = append(lines, fmt.Sprintf("%s lacks %q: a merge of two branches on which kk was installed into different coding agents stops on a conflict in .state/installed-version", r.k.Rel(r.k.GitattributesPath()), store.GitattributesInstalled))
 	}
+	if !store.HasGitattributesLine(r.k, store.GitattributesSelf) {
+		lines = append(lines, fmt.Sprintf("%s lacks %q: a merge of a branch where kk added a line to it (an upgrade) with one where a person added a line stops on a conflict in it", r.k.Rel(r.k.GitattributesPath()), store.GitattributesSelf))
+	}
 	if err == nil && !driverDefined(ctx, top, InstalledDriver) {
 		lines = append(lines, fmt.Sprintf("the repository's git config does not define merge.%s.driver: a merge of two branches on which kk was installed into different coding agents stops on a conflict in .state/installed-version", InstalledDriver))
 	}

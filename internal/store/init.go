@@ -328,6 +328,13 @@ const GitattributesRedirects = "/nodes/.redirects.json merge=kk-redirects"
 // that a line merge stops on.
 const GitattributesInstalled = "/.state/installed-version merge=kk-installed"
 
+// GitattributesSelf is the line of .ai/kenkeep/.gitattributes that merges
+// the file itself with git's union driver: its lines are independent, and
+// a branch where kk added one of its lines (an upgrade) and another where
+// a person added one of theirs both insert after kk's last line, which a
+// line merge stops on; union keeps both.
+const GitattributesSelf = "/.gitattributes merge=union"
+
 // mergeGitattributes returns .gitattributes content that starts with
 // kk's lines, followed by the user's own lines in their order.
 func mergeGitattributes(path string) ([]byte, error) {
@@ -342,8 +349,9 @@ func mergeGitattributes(path string) ([]byte, error) {
 	b.WriteString(GitattributesSummaries + "\n")
 	b.WriteString(GitattributesRedirects + "\n")
 	b.WriteString(GitattributesInstalled + "\n")
+	b.WriteString(GitattributesSelf + "\n")
 	for _, l := range strings.Split(strings.TrimRight(string(old), "\n"), "\n") {
-		if t := strings.TrimSpace(l); t == "" || t == GitattributesSummaries || t == gitattributesSummariesUnion || t == GitattributesRedirects || t == GitattributesInstalled || slices.Contains(GitattributesLines, t) {
+		if t := strings.TrimSpace(l); t == "" || t == GitattributesSummaries || t == gitattributesSummariesUnion || t == GitattributesRedirects || t == GitattributesInstalled || t == GitattributesSelf || slices.Contains(GitattributesLines, t) {
 			continue
 		}
 		b.WriteString(l + "\n")
