@@ -85,3 +85,57 @@ conflicts.`,
 		},
 	}
 }
+
+// newGitMergeGeneratedCmd is the command kk's merge driver of the
+// generated files (merge.kk-generated.driver) runs: hidden, as
+// git-merge-redirects.
+func newGitMergeGeneratedCmd(app *App) *cobra.Command {
+	return &cobra.Command{
+		Use:    "git-merge-generated BASE OURS THEIRS PATH",
+		Hidden: true,
+		Short:  "Bring a person's words in a generated file over a merge (kk's merge driver)",
+		Long: `Keep, in OURS, what a person wrote in THEIRS of a file kk generates
+(PATH, from the work tree's top folder): ENTRY.md's front-matter summary,
+merged as git merges a line, and a note a person named index.md, which
+replaces our generated index. Everything else in OURS is left as it is:
+kk's git hooks regenerate the file after the merge. Git runs it from the
+merge driver kk-generated, which kk init and kk doctor --fix define, and
+which keeps OURS where kk is not found or fails. When both sides changed
+the summary or the note differently, OURS stays and stderr says what
+theirs held (a note is copied under .state/hand-edits/).`,
+		Example: `  git config merge.kk-generated.driver 'kk git-merge-generated %O %A %B %P; true'`,
+		Args:    cobra.ExactArgs(4),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			note, err := githooks.MergeGenerated(args[0], args[1], args[2], args[3], app.Now())
+			if note != "" {
+				fmt.Fprintln(app.IO.Err, note)
+			}
+			return err
+		},
+	}
+}
+
+// newGitMergeInstalledCmd is the command git runs as kk's merge driver of
+// .state/installed-version (merge.kk-installed.driver): hidden, as
+// git-merge-redirects.
+func newGitMergeInstalledCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:    "git-merge-installed BASE OURS THEIRS",
+		Hidden: true,
+		Short:  "Merge .state/installed-version for git (kk's merge driver)",
+		Long: `Merge three versions of .state/installed-version, the record of the kk
+that set the knowledge base up and the coding agents it is installed into,
+and write the result to OURS: the harnesses as a set (one a side added is
+in, one a side removed is out), installed_at and version the later of the
+two. Git runs it as the merge driver kk-installed, which kk init and kk
+doctor --fix define; two branches on which kk was installed into different
+agents then merge with both. Both sides changing kk_command differently is
+an error, and the driver's command falls back to git merge-file, which
+leaves conflict markers.`,
+		Example: `  git config merge.kk-installed.driver 'kk git-merge-installed %O %A %B || git merge-file -L ours -L base -L theirs %A %O %B'`,
+		Args:    cobra.ExactArgs(3),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return githooks.MergeInstalled(args[0], args[1], args[2])
+		},
+	}
+}

@@ -41,7 +41,7 @@ var groupOf = map[string]string{
 	"lint": "maintenance", "doctor": "maintenance", "status": "maintenance", "sync": "maintenance",
 	"gc": "maintenance", "compact": "maintenance", "audit": "maintenance", "logs": "maintenance",
 	"migrate": "maintenance", "version": "maintenance", "completion": "maintenance",
-	"git-merge-redirects": "maintenance", "git-merge-summaries": "maintenance", "git-resolve-versions": "maintenance",
+	"git-merge-redirects": "maintenance", "git-merge-summaries": "maintenance", "git-merge-generated": "maintenance", "git-merge-installed": "maintenance", "git-resolve-versions": "maintenance",
 }
 
 // internalCommands are run by kk's own configuration, not by people: they
@@ -52,6 +52,10 @@ var internalCommands = map[string]bool{
 	"git-merge-redirects": true,
 	// and of FOLDER_SUMMARIES.md
 	"git-merge-summaries": true,
+	// and of the generated files (ENTRY.md's summary, a note named index.md)
+	"git-merge-generated": true,
+	// and of .state/installed-version
+	"git-merge-installed": true,
 	// kk's post-index-change hook calls it when git stops on conflicts
 	"git-resolve-versions": true,
 }

@@ -362,7 +362,7 @@ func newRootCmd(app *App) *cobra.Command {
 		newSyncCmd(app), newSearchCmd(app), newReadCmd(app), newEntryCmd(app), newQueryCmd(app), newUpsertCmd(app), newDeleteCmd(app), newCheckCmd(app), newGCCmd(app), newCompactCmd(app), newAuditCmd(app),
 		newGraphCmd(app), newContextCmd(app), newChangelogCmd(app),
 		newMCPCmd(app), newServeCmd(app), newClientCmd(app), newBrowseCmd(app),
-		newVersionCmd(app), newCompletionCmd(app), newGitMergeRedirectsCmd(), newGitMergeSummariesCmd(), newGitResolveVersionsCmd(app),
+		newVersionCmd(app), newCompletionCmd(app), newGitMergeRedirectsCmd(), newGitMergeSummariesCmd(), newGitMergeGeneratedCmd(app), newGitMergeInstalledCmd(), newGitResolveVersionsCmd(app),
 	} {
 		root.AddCommand(c)
 	}
@@ -466,12 +466,28 @@ func (a *App) warnHandEdits() {
 				where += ", or a one-line summary in ENTRY.md's front matter (summary:), which kk keeps"
 			case e.File == "GRAPH.md":
 				where = "in a note (kk node write; a link between notes is its relates_to or depends_on)"
+			case e.File == "FOLDER_SUMMARIES.md":
+				where = "in a note (kk node write), or a folder's one-line summary in its front matter (summaries:), which kk keeps"
 			case path.Base(e.File) == "index.md":
 				where += ", or the folder's one-line summary in FOLDER_SUMMARIES.md, which kk keeps"
 			}
 			did := "kk generates it from the notes and has replaced it"
+			if e.File == "FOLDER_SUMMARIES.md" {
+				did = "kk generates its text after the front matter from the summaries and has replaced it"
+			}
 			if e.Removed {
 				did = "kk generates it from the notes of its folder, which holds none, and has removed it"
+			}
+			if e.Conflicted {
+				// A merge where kk's merge driver was not set up: the
+				// file generated again resolves git's conflict.
+				done := "kk generated it again from the merged notes"
+				if e.Removed {
+					done = "kk removed it, as its folder holds no note"
+				}
+				a.warnf("%s held git's conflict markers (a merge made where kk's merge driver was not set up); %s, which resolves the conflict (`git add` it to conclude the merge); the version with the markers is kept at %s",
+					store.DirName+"/"+e.File, done, store.DirName+"/"+e.Copy)
+				continue
 			}
 			a.warnf("%s held text kk did not generate (edited by hand?); %s; your version is kept at %s: put what should stay %s",
 				store.DirName+"/"+e.File, did, store.DirName+"/"+e.Copy, where)

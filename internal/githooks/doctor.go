@@ -135,8 +135,20 @@ func (r *repo) checkMergeDriver(ctx context.Context) checks.DoctorCheck {
 	if !store.HasGitattributesLine(r.k, store.GitattributesRedirects) {
 		lines = append(lines, fmt.Sprintf("%s lacks %q: a merge of two branches that each split a leaf stops on a conflict in nodes/.redirects.json", r.k.Rel(r.k.GitattributesPath()), store.GitattributesRedirects))
 	}
+	if !store.HasGitattributesLine(r.k, store.GitattributesInstalled) {
+		lines = append(lines, fmt.Sprintf("%s lacks %q: a merge of two branches on which kk was installed into different coding agents stops on a conflict in .state/installed-version", r.k.Rel(r.k.GitattributesPath()), store.GitattributesInstalled))
+	}
+	if !store.HasGitattributesLine(r.k, store.GitattributesSelf) {
+		lines = append(lines, fmt.Sprintf("%s lacks %q: a merge of a branch where kk added a line to it (an upgrade) with one where a person added a line stops on a conflict in it", r.k.Rel(r.k.GitattributesPath()), store.GitattributesSelf))
+	}
+	if err == nil && !driverDefined(ctx, top, InstalledDriver) {
+		lines = append(lines, fmt.Sprintf("the repository's git config does not define merge.%s.driver: a merge of two branches on which kk was installed into different coding agents stops on a conflict in .state/installed-version", InstalledDriver))
+	}
 	if err == nil && !redirectsDriverDefined(ctx, top) {
 		lines = append(lines, fmt.Sprintf("the repository's git config does not define merge.%s.driver: a merge of two branches that each split a leaf stops on a conflict in nodes/.redirects.json", RedirectsDriver))
+	}
+	if err == nil && olderMergeDriver(ctx, top) {
+		lines = append(lines, fmt.Sprintf("the repository's git config holds an older kk's merge.%s.driver, which keeps our side of a generated file whatever theirs held: a merge loses the other branch's summary in ENTRY.md's front matter, or a note a person named index.md there", MergeDriver))
 	}
 	if err == nil && !driverDefined(ctx, top, SummariesDriver) {
 		lines = append(lines, fmt.Sprintf("the repository's git config does not define merge.%s.driver: a merge of two branches that each summarized a new folder stops on a conflict in FOLDER_SUMMARIES.md", SummariesDriver))
@@ -153,7 +165,7 @@ func (r *repo) checkMergeDriver(ctx context.Context) checks.DoctorCheck {
 			c.Fix = "run `kk doctor --fix` (or `kk init`), which adds the lines and defines the drivers"
 			return c
 		}
-		c.Message = "merges of ENTRY.md, GRAPH.md and index.md files go through kk's merge driver " + MergeDriver + ", FOLDER_SUMMARIES.md through " + SummariesDriver + " and nodes/.redirects.json through " + RedirectsDriver
+		c.Message = "merges of ENTRY.md, GRAPH.md and index.md files go through kk's merge driver " + MergeDriver + ", FOLDER_SUMMARIES.md through " + SummariesDriver + ", nodes/.redirects.json through " + RedirectsDriver + " and .state/installed-version through " + InstalledDriver
 		return c
 	}
 	missing = append(missing, lines...)
@@ -161,6 +173,14 @@ func (r *repo) checkMergeDriver(ctx context.Context) checks.DoctorCheck {
 	c.Message = "merges and rebases of branches that both changed the knowledge base stop on conflicts in the generated files"
 	c.Fix = "run `kk doctor --fix` (or `kk init`), which sets up the merge driver"
 	return c
+}
+
+// olderMergeDriver reports whether the repository's git config defines
+// kk's driver of the generated files as an older kk did, keeping our side
+// without running kk.
+func olderMergeDriver(ctx context.Context, top string) bool {
+	cur, err := gitx.Run(ctx, top, "config", "--get", "merge."+MergeDriver+".driver")
+	return err == nil && strings.HasSuffix(strings.TrimSpace(string(cur)), olderMergeDriverSuffix)
 }
 
 // olderSummariesDriver reports whether the repository's git config defines

@@ -369,7 +369,7 @@ elif [ "${1-}" = 1 ] && [ -f ` + kept + ` ] && ` + cond + `; then
 	# regenerates its commits when it ends.
 	rm -f ` + kept + `
 	kk_git_dir="$(git rev-parse --git-dir 2>/dev/null)"
-	kk_op=" $(ps -o args= -p "$PPID" 2>/dev/null || tr '\000' ' ' <"/proc/$PPID/cmdline" 2>/dev/null) "
+	kk_op=" $(ps -o args= -p "$PPID" 2>/dev/null || tr '\000' ' ' 2>/dev/null <"/proc/$PPID/cmdline") "
 	# kk_resolve CONTINUE WHY: git stopped a merge, a rebase, a cherry-pick
 	# or a revert on conflicts. Notes whose conflicts lie only in
 	# kk_version, the counter kk keeps (two people changed different parts
@@ -502,7 +502,7 @@ elif [ "${1-}" = 1 ] && [ -f ` + kept + ` ] && ` + cond + `; then
 		! git diff-tree --quiet "$kk_base" HEAD -- ` + shellQuote(kbDir) + ` 2>/dev/null &&
 		kk_found && ! kk_check="$(` + run("index rebuild --check --json") + ` 2>/dev/null </dev/null)" &&
 		{ git diff-tree -r --quiet "$kk_base" HEAD -- ` + generated + ` 2>/dev/null ||
-			[ "$(tr -d '\r' <` + shellQuote(kbDir+"/ENTRY.md") + ` 2>/dev/null | sed -n "s/^nodes_hash: *'\{0,1\}\([^']*\)'\{0,1\} *\$/\1/p" | head -n 1)" != "$(printf '%s\n' "$kk_check" | sed -n 's/^ *"nodes_hash": *"\([^"]*\)".*/\1/p' | head -n 1)" ]; }; then
+			[ "$(tr -d '\r' 2>/dev/null <` + shellQuote(kbDir+"/ENTRY.md") + ` | sed -n "s/^nodes_hash: *'\{0,1\}\([^']*\)'\{0,1\} *\$/\1/p" | head -n 1)" != "$(printf '%s\n' "$kk_check" | sed -n 's/^ *"nodes_hash": *"\([^"]*\)".*/\1/p' | head -n 1)" ]; }; then
 		# a commit of the knowledge base whose generated files lag its
 		# notes (kk index rebuild --check; the work tree is the commit
 		# here): notes edited in an editor or removed with git rm and

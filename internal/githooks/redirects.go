@@ -1,11 +1,14 @@
 package githooks
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"slices"
+	"strings"
 
 	"github.com/kk-project/kk/internal/atomicfile"
 	"github.com/kk-project/kk/internal/store"
@@ -64,6 +67,7 @@ const summariesDriverName = "kk: merge the folder summaries of FOLDER_SUMMARIES.
 // error, and ours is left as it is.
 func MergeSummaries(base, ours, theirs string) error {
 	var sides [3]map[string]string
+	var hand [3][]string // each side's lines of a person's after the front matter
 	for i, p := range []string{base, ours, theirs} {
 		data, err := os.ReadFile(p)
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -73,6 +77,7 @@ func MergeSummaries(base, ours, theirs string) error {
 		if len(data) == 0 {
 			continue
 		}
+		hand[i] = store.SummariesHandLines(data)
 		s, err := store.ParseSummaries(p, data)
 		if err != nil {
 			return err
@@ -88,6 +93,24 @@ func MergeSummaries(base, ours, theirs string) error {
 	data, err := store.RenderSummaries(store.Summaries(merged))
 	if err != nil {
 		return err
+	}
+	// A person's lines after the front matter, which the rendered file
+	// lacks: ours, then those theirs added, each once (a line a side
+	// removed stays out); kk's next write of the file keeps a copy of
+	// them and says so.
+	var keep []string
+	for _, l := range hand[1] {
+		if !slices.Contains(keep, l) && (slices.Contains(hand[2], l) || !slices.Contains(hand[0], l)) {
+			keep = append(keep, l)
+		}
+	}
+	for _, l := range hand[2] {
+		if !slices.Contains(keep, l) && !slices.Contains(hand[0], l) {
+			keep = append(keep, l)
+		}
+	}
+	if len(keep) > 0 {
+		data = append(append(data, '\n'), []byte(strings.Join(keep, "\n")+"\n")...)
 	}
 	return atomicfile.Write(ours, data, 0o644)
 }
@@ -158,4 +181,53 @@ func MergeRedirects(base, ours, theirs string) error {
 	}
 	out := store.Redirects(merged)
 	return atomicfile.Write(ours, out.Render(), 0o644)
+}
+
+// InstalledDriver is the name of kk's merge driver for
+// .state/installed-version, the record of the kk that set the knowledge
+// base up and the coding agents (harnesses) it is installed into, as
+// .ai/kenkeep/.gitattributes names it. Teammates who install kk into
+// different agents on two branches each change its list of harnesses, a
+// few lines of JSON apart, which git's line merge stops on.
+const InstalledDriver = "kk-installed"
+
+// installedDriverCommand is the driver's command with kk run as command:
+// it merges the record with kk (MergeInstalled); where kk cannot be run,
+// or both sides changed kk_command differently, git's own line merge runs
+// instead and leaves conflict markers.
+func installedDriverCommand(command string) string {
+	return command + " git-merge-installed %O %A %B || git merge-file -L ours -L base -L theirs %A %O %B"
+}
+
+const installedDriverName = "kk: merge the harnesses of .state/installed-version"
+
+// MergeInstalled is the merge driver of .state/installed-version: it
+// merges the records in the files base, ours and theirs (a missing or
+// empty file is an empty record) as store.MergeInstalled does and writes
+// the result to ours. Two sides that changed kk_command differently, or a
+// file that is not such a record, is an error, and ours is left as it is.
+func MergeInstalled(base, ours, theirs string) error {
+	var sides [3]*store.Installed
+	for i, p := range []string{base, ours, theirs} {
+		data, err := os.ReadFile(p)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		sides[i] = &store.Installed{}
+		if len(bytes.TrimSpace(data)) == 0 {
+			continue
+		}
+		if err := json.Unmarshal(data, sides[i]); err != nil {
+			return fmt.Errorf("installed-version: %w", err)
+		}
+	}
+	out, err := store.MergeInstalled(sides[0], *sides[1], *sides[2], true)
+	if err != nil {
+		return err
+	}
+	data, err := store.EncodeInstalled(out)
+	if err != nil {
+		return err
+	}
+	return atomicfile.Write(ours, data, 0o644)
 }

@@ -28,18 +28,29 @@ import (
 const MergeDriver = "kk-generated"
 
 // mergeDriverCommand is the driver's command for a knowledge base at rel
-// from the work tree's top folder (where git runs drivers): it keeps our
-// side, so that a merge, a rebase or a cherry-pick never stops on a
-// generated file; kk's git hooks then regenerate the files of every commit
-// the operation made from that commit's own leaves (RegenerateCommits). It
-// needs no kk on PATH: a merge in any git client goes through. It leaves
-// the mark KeptMark (unless kk's hooks are off: KK_INTERNAL,
-// KK_GIT_HOOKS=off), so that after git stash apply or pop, or a checkout
-// with --merge, which make no commit, kk's post-index-change hook
-// generates the work tree's files again.
-func mergeDriverCommand(rel string) string {
-	return "[ -n \"${KK_INTERNAL-}\" ] || [ \"${KK_GIT_HOOKS-}\" = off ] || { : >" + shellQuote(path.Join(rel, store.DirName, ".state", KeptMark)) + "; } 2>/dev/null; true"
+// from the work tree's top folder (where git runs drivers), with kk run as
+// command: it keeps our side, so that a merge, a rebase or a cherry-pick
+// never stops on a generated file; kk's git hooks then regenerate the
+// files of every commit the operation made from that commit's own leaves
+// (RegenerateCommits). Where kk is found, it first brings over what a
+// person wrote in their side (ENTRY.md's summary, a note named index.md:
+// MergeGenerated), which no regeneration could get back; it starts kk
+// only when a side holds a line that may be such (a front-matter summary
+// or type), so that the many index.md files a merge meets cost a grep
+// each, not a kk process (about 20 ms). It needs no kk:
+// without one, or when kk fails, our side stays, and a merge in any git
+// client goes through. It leaves the mark KeptMark (unless kk's hooks are
+// off: KK_INTERNAL, KK_GIT_HOOKS=off), so that after git stash apply or
+// pop, or a checkout with --merge, which make no commit, kk's
+// post-index-change hook generates the work tree's files again.
+func mergeDriverCommand(command, rel string) string {
+	return "[ -n \"${KK_INTERNAL-}\" ] || [ \"${KK_GIT_HOOKS-}\" = off ] || { : >" + shellQuote(path.Join(rel, store.DirName, ".state", KeptMark)) + "; } 2>/dev/null; " +
+		"if grep -qs -e '^summary:' -e '^type:' %O %A %B && (set -- " + command + "; command -v \"$1\") >/dev/null 2>&1; then " + command + " git-merge-generated %O %A %B %P; fi; true"
 }
+
+// olderMergeDriverSuffix ends the command of an older kk's driver of the
+// generated files, which kept our side whatever their side held.
+const olderMergeDriverSuffix = "} 2>/dev/null; true"
 
 // KeptMark names the file, under the knowledge base's .state folder, kk's
 // merge driver leaves when it kept one side of a generated file.
@@ -73,16 +84,17 @@ func SetUpMergeDriver(ctx context.Context, k *store.KB) (bool, error) {
 }
 
 // mergeDrivers returns kk's merge drivers: name, description and command,
-// the generated files' first. The two that run kk run it as kk's git hooks
+// the generated files' first. Each runs kk as kk's git hooks
 // do: command (the one `kk init --kk-command` recorded, else kk on PATH),
 // a relative one being relative to the knowledge base's root, which is rel
 // from the work tree's top folder, where git runs merge drivers.
-func mergeDrivers(command, rel string) [3][3]string {
+func mergeDrivers(command, rel string) [4][3]string {
 	kk := driverKK(command, rel)
-	return [3][3]string{
-		{MergeDriver, mergeDriverName, mergeDriverCommand(rel)},
+	return [4][3]string{
+		{MergeDriver, mergeDriverName, mergeDriverCommand(kk, rel)},
 		{RedirectsDriver, redirectsDriverName, redirectsDriverCommand(kk)},
 		{SummariesDriver, summariesDriverName, summariesDriverCommand(kk)},
+		{InstalledDriver, installedDriverName, installedDriverCommand(kk)},
 	}
 }
 
@@ -114,9 +126,10 @@ func shellWord(s string) string {
 }
 
 // setUpRedirectsDriver defines kk's merge drivers of nodes/.redirects.json
-// (RedirectsDriver) and FOLDER_SUMMARIES.md (SummariesDriver), as drivers
-// gives them, unless they are defined so already.
-func setUpRedirectsDriver(ctx context.Context, top string, drivers [3][3]string) (bool, error) {
+// (RedirectsDriver), FOLDER_SUMMARIES.md (SummariesDriver) and
+// .state/installed-version (InstalledDriver), as drivers gives them,
+// unless they are defined so already.
+func setUpRedirectsDriver(ctx context.Context, top string, drivers [4][3]string) (bool, error) {
 	changed := false
 	for _, d := range drivers[1:] {
 		if cur, _ := gitx.Run(ctx, top, "config", "--get", "merge."+d[0]+".driver"); strings.TrimSpace(string(cur)) == d[2] {

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"cmp"
 	"errors"
 	"fmt"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/kk-project/kk/internal/frontmatter"
 	"github.com/kk-project/kk/internal/llmconfig"
+	"github.com/kk-project/kk/internal/node"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -436,12 +438,29 @@ func ParseConfig(file string, src []byte) (Config, error) {
 	return cfg, nil
 }
 
-// entrySummary reads the root summary kept in ENTRY.md's front matter.
+// EntrySummary reads the root summary kept in ENTRY.md's front matter.
+// An ENTRY.md a merge left with git's conflict markers (one made where
+// kk's merge driver is not set up) gives the summary its two sides agree
+// on, the one a side added, or else ours: the regeneration that resolves
+// the conflict keeps it.
 func (k *KB) EntrySummary() string {
 	src, err := os.ReadFile(k.EntryPath())
 	if err != nil {
 		return ""
 	}
+	if from, _ := node.ConflictMarkers(src); from > 0 {
+		ours, base, theirs := conflictSides(src)
+		o, t := summaryText(ours), summaryText(theirs)
+		if base != nil && o == summaryText(base) || base == nil && o == "" {
+			return t
+		}
+		return o
+	}
+	return summaryText(src)
+}
+
+// summaryText is the summary in the front matter of src, or "".
+func summaryText(src []byte) string {
 	doc, err := frontmatter.Parse(src)
 	if err != nil {
 		return ""
@@ -449,6 +468,59 @@ func (k *KB) EntrySummary() string {
 	s, _ := doc.Value("summary")
 	str, _ := s.(string)
 	return strings.TrimSpace(str)
+}
+
+// conflictSides splits a file holding git's conflict markers into the
+// text of each side: ours (between <<<<<<< and ||||||| or =======),
+// theirs (between ======= and >>>>>>>), and the base where git wrote it
+// (merge.conflictStyle diff3 or zdiff3: between ||||||| and =======), else
+// nil. Lines outside the conflicts belong to every side.
+func conflictSides(src []byte) (ours, base, theirs []byte) {
+	const (
+		both = iota
+		inOurs
+		inBase
+		inTheirs
+	)
+	state := both
+	var o, b, t bytes.Buffer
+	hasBase := false
+	for _, line := range bytes.SplitAfter(src, []byte("\n")) {
+		text := strings.TrimRight(string(line), "\r\n")
+		marker := func(c string) bool {
+			return strings.HasPrefix(text, strings.Repeat(c, 7)) && (len(text) == 7 || text[7] == ' ')
+		}
+		switch {
+		case state == both && marker("<"):
+			state = inOurs
+			continue
+		case state == inOurs && marker("|"):
+			state, hasBase = inBase, true
+			continue
+		case (state == inOurs || state == inBase) && marker("="):
+			state = inTheirs
+			continue
+		case state == inTheirs && marker(">"):
+			state = both
+			continue
+		}
+		switch state {
+		case both:
+			o.Write(line)
+			b.Write(line)
+			t.Write(line)
+		case inOurs:
+			o.Write(line)
+		case inBase:
+			b.Write(line)
+		case inTheirs:
+			t.Write(line)
+		}
+	}
+	if !hasBase {
+		return o.Bytes(), nil, t.Bytes()
+	}
+	return o.Bytes(), b.Bytes(), t.Bytes()
 }
 
 // EntryHash returns the nodes_hash recorded in ENTRY.md, without "sha256:".

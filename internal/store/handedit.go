@@ -11,6 +11,9 @@ type HandEdit struct {
 	// Removed: the write removed the file (a folder's index.md where no
 	// note is left) rather than generating it again.
 	Removed bool
+	// Conflicted: what the file held was git's conflict markers (a merge
+	// made where kk's merge driver is not set up), not a person's edit.
+	Conflicted bool
 }
 
 // HandEditsDir is the folder, under .state, where writers keep the hand

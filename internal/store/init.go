@@ -144,6 +144,15 @@ func (k *KB) writeInstalled(opts InitOptions, put func(string, []byte, bool) err
 	return put(k.InstalledPath(), append(data, '\n'), true)
 }
 
+// EncodeInstalled is in as kk writes .state/installed-version.
+func EncodeInstalled(in Installed) ([]byte, error) {
+	data, err := json.MarshalIndent(in, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return append(data, '\n'), nil
+}
+
 // SetInstalledHarnesses records the harnesses kk is installed into (sorted,
 // without duplicates) and the command their hooks run ("kk" is recorded as
 // empty) in .state/installed-version, keeping the other fields. It reports
@@ -311,6 +320,21 @@ const gitattributesSummariesUnion = "/FOLDER_SUMMARIES.md merge=union"
 // entry each to one JSON object.
 const GitattributesRedirects = "/nodes/.redirects.json merge=kk-redirects"
 
+// GitattributesInstalled is the line of .ai/kenkeep/.gitattributes that
+// merges .state/installed-version with kk's merge driver of that record
+// (githooks.InstalledDriver): two branches on which teammates installed kk
+// into different coding agents (kk init --harnesses claude on one, codex
+// on the other) each change its list of harnesses, a few lines of JSON
+// that a line merge stops on.
+const GitattributesInstalled = "/.state/installed-version merge=kk-installed"
+
+// GitattributesSelf is the line of .ai/kenkeep/.gitattributes that merges
+// the file itself with git's union driver: its lines are independent, and
+// a branch where kk added one of its lines (an upgrade) and another where
+// a person added one of theirs both insert after kk's last line, which a
+// line merge stops on; union keeps both.
+const GitattributesSelf = "/.gitattributes merge=union"
+
 // mergeGitattributes returns .gitattributes content that starts with
 // kk's lines, followed by the user's own lines in their order.
 func mergeGitattributes(path string) ([]byte, error) {
@@ -324,8 +348,10 @@ func mergeGitattributes(path string) ([]byte, error) {
 	}
 	b.WriteString(GitattributesSummaries + "\n")
 	b.WriteString(GitattributesRedirects + "\n")
+	b.WriteString(GitattributesInstalled + "\n")
+	b.WriteString(GitattributesSelf + "\n")
 	for _, l := range strings.Split(strings.TrimRight(string(old), "\n"), "\n") {
-		if t := strings.TrimSpace(l); t == "" || t == GitattributesSummaries || t == gitattributesSummariesUnion || t == GitattributesRedirects || slices.Contains(GitattributesLines, t) {
+		if t := strings.TrimSpace(l); t == "" || t == GitattributesSummaries || t == gitattributesSummariesUnion || t == GitattributesRedirects || t == GitattributesInstalled || t == GitattributesSelf || slices.Contains(GitattributesLines, t) {
 			continue
 		}
 		b.WriteString(l + "\n")

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"os"
+	"strings"
 	"testing"
 	"time"
 )
@@ -48,5 +49,44 @@ func TestInstalledVersionNamesNoBuild(t *testing.T) {
 		if after, _ := os.ReadFile(k.InstalledPath()); string(after) != string(before) {
 			t.Fatalf("an upgrade by %q rewrote the record:\n%s", v, after)
 		}
+	}
+}
+
+func TestLaterThan(t *testing.T) {
+	for _, c := range []struct {
+		a, b string
+		want bool
+	}{
+		{"v1.10.0", "v1.9.0", true},
+		{"v1.9.0", "v1.10.0", false},
+		{"2026-12-01", "2026-11-30", true},
+		{"v1.0.0", "", true},
+		{"", "v1.0.0", false},
+		{"v2.0.0", "v2.0.0", false},
+	} {
+		if got := laterThan(c.a, c.b); got != c.want {
+			t.Errorf("laterThan(%q, %q) = %v, want %v", c.a, c.b, got, c.want)
+		}
+	}
+}
+
+// A record a merge left with git's conflict markers (a clone without kk's
+// merge driver) reads as the merge of its sides: no command fails on it,
+// and kk init --upgrade keeps both sides' harnesses.
+func TestReadInstalledWithConflictMarkers(t *testing.T) {
+	k := New(t.TempDir())
+	if err := os.MkdirAll(k.StateDir(), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	text := "{\n  \"schema_version\": 1,\n  \"package\": \"kk\",\n  \"version\": \"\",\n  \"installed_at\": \"2026-12-01\",\n  \"harnesses\": [\n<<<<<<< HEAD\n    \"codex\"\n=======\n    \"claude\"\n>>>>>>> a\n  ]\n}\n"
+	if err := os.WriteFile(k.InstalledPath(), []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	in, err := k.ReadInstalled()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(in.Harnesses, ","); got != "claude,codex" || in.InstalledAt != "2026-12-01" || in.Package != "kk" {
+		t.Fatalf("read %+v, want both harnesses", in)
 	}
 }

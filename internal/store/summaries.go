@@ -230,3 +230,33 @@ func RenderSummaries(s Summaries) ([]byte, error) {
 	}
 	return []byte(b.String()), nil
 }
+
+// SummariesHandText reports whether FOLDER_SUMMARIES.md's text src holds,
+// after its front matter, lines kk does not generate (SummariesHandLines).
+func SummariesHandText(src []byte) bool { return len(SummariesHandLines(src)) > 0 }
+
+// SummariesHandLines returns the lines of FOLDER_SUMMARIES.md's text src,
+// after its front matter, that kk does not generate: a person's words
+// (the body is rendered from the summaries, so the next write of the
+// file replaces them). The lines kk generates are its heading, the line
+// of a file with no summaries and one "- `folder`: summary" line per
+// folder, whatever the summaries they name (a file whose summaries were
+// edited by hand in its front matter lists other ones), and blank lines.
+func SummariesHandLines(src []byte) []string {
+	parts, err := frontmatter.Split(src)
+	if err != nil || !parts.Has {
+		return nil
+	}
+	var hand []string
+	for line := range strings.SplitSeq(string(parts.Body), "\n") {
+		line = strings.TrimSuffix(line, "\r")
+		t := strings.TrimSpace(line)
+		switch {
+		case t == "", t == "# Folder Summaries", t == "_No folder summaries recorded._":
+		case strings.HasPrefix(t, "- `") && strings.Contains(t[3:], "`: "):
+		default:
+			hand = append(hand, line)
+		}
+	}
+	return hand
+}

@@ -1732,12 +1732,18 @@ func (tx *Tx) apply(p *commitPlan, branch string) (*Result, error) {
 // face says where each copy is): the file is generated again from the
 // notes, and the person's words are not lost.
 func (tx *Tx) keepHandEdits(p *commitPlan) ([]store.HandEdit, error) {
-	if p.gen == nil || len(p.gen.Edited) == 0 {
-		return nil, nil
-	}
 	var kept []store.HandEdit
 	for _, c := range p.changes {
-		if !c.Generated || !c.Existed || !slices.Contains(p.gen.Edited, c.Path) {
+		if !c.Existed {
+			continue
+		}
+		edited := c.Generated && p.gen != nil && slices.Contains(p.gen.Edited, c.Path)
+		// FOLDER_SUMMARIES.md's text after its front matter is rendered
+		// from the summaries too (a rebalance, a placement, a migration
+		// or a pack import writes it again): a person's words there are
+		// kept the same way.
+		summaries := c.Path == summariesFile && !c.Remove
+		if !edited && !summaries {
 			continue
 		}
 		data := c.Orig
@@ -1747,12 +1753,17 @@ func (tx *Tx) keepHandEdits(p *commitPlan) ([]store.HandEdit, error) {
 				return nil, err
 			}
 		}
+		if summaries && (!store.SummariesHandText(data) || store.SummariesHandText(c.Data)) {
+			// no words of a person's, or the new text keeps them
+			continue
+		}
 		rel := path.Join(".state", store.HandEditsDir, tx.meta.Changeset, c.Path)
 		dst := filepath.Join(tx.k.Dir, filepath.FromSlash(rel))
 		if err := store.InStateFolder(filepath.Dir(dst), func() error { return atomicfile.Write(dst, data, 0o644) }); err != nil {
 			return nil, fmt.Errorf("keeping the hand edit of %s: %w", tx.k.Rel(filepath.Join(tx.k.Dir, filepath.FromSlash(c.Path))), err)
 		}
-		kept = append(kept, store.HandEdit{File: c.Path, Copy: rel, Removed: c.Remove})
+		from, _ := node.ConflictMarkers(data)
+		kept = append(kept, store.HandEdit{File: c.Path, Copy: rel, Removed: c.Remove, Conflicted: from > 0})
 	}
 	return kept, nil
 }
