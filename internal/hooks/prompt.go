@@ -41,7 +41,7 @@ func PromptContext(ctx context.Context, r Request) ([]byte, error) {
 		if text == "" {
 			return nil
 		}
-		out, ok := r.Adapter.HookOutput(harness.PromptContext, text)
+		out, ok := r.hookOutput(harness.PromptContext, text)
 		if !ok {
 			return nil
 		}

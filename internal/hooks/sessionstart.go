@@ -47,7 +47,7 @@ func SessionStart(ctx context.Context, r Request) ([]byte, error) {
 		if r.Offer == nil {
 			return
 		}
-		if out, ok := r.Adapter.HookOutput(harness.SessionStart, text); ok {
+		if out, ok := r.hookOutput(harness.SessionStart, text); ok {
 			r.Offer(out)
 		}
 	})
@@ -59,10 +59,10 @@ func SessionStart(ctx context.Context, r Request) ([]byte, error) {
 			r.warn("notify", r.Notify(notification(r.KB.Root, notes)))
 		}
 	}
-	out, ok := r.Adapter.HookOutput(harness.SessionStart, text)
+	out, ok := r.hookOutput(harness.SessionStart, text)
 	if !ok {
 		if cw, can := r.Adapter.(harness.ContextWriter); can {
-			return nil, cw.WriteContext(r.KB.Root, text)
+			return nil, cw.WriteContext(r.KB.Root, harness.Defang(text))
 		}
 		return nil, nil
 	}
