@@ -203,3 +203,69 @@ func TestLogFileThatCannotBeOpened(t *testing.T) {
 		t.Fatalf("stderr does not say why the log file is not used:\n%s", stderr.String())
 	}
 }
+
+// TestRefusedCancelCancelsNothing: a notifications/cancelled sent with an
+// id is not a notification; it was answered as an invalid request and
+// yet still cancelled the request it named, whose answer became
+// "the operation was interrupted". A refused message has no effect.
+func TestRefusedCancelCancelsNothing(t *testing.T) {
+	started, release := make(chan struct{}), make(chan struct{})
+	wait := Tool{Name: "wait", Title: "Wait", Description: "waits until released", Schema: "kk-entry", ReadOnly: true,
+		Run: decoded("kk-entry", func(ctx context.Context, k *store.KB, p search.EntryParams) (*search.EntryData, error) {
+			close(started)
+			select {
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			case <-release:
+			}
+			return search.ReadEntry(ctx, k, p)
+		})}
+	srv := newServer(newKB(t), Options{Version: "test"}, append(Tools(), wait))
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	served := make(chan error, 1)
+	go func() {
+		served <- Run(context.Background(), srv, inR, outW, nil)
+		_ = outW.Close()
+	}()
+	out := bufio.NewReader(outR)
+	send := func(line string) {
+		t.Helper()
+		if _, err := io.WriteString(inW, line+"\n"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	read := func() string {
+		t.Helper()
+		line, err := out.ReadString('\n')
+		if err != nil {
+			t.Fatalf("stdout ended: %v", err)
+		}
+		return line
+	}
+	send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	if line := read(); !strings.Contains(line, `"id":1,"result"`) {
+		t.Fatalf("initialize: %s", line)
+	}
+	send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"wait","arguments":{}}}`)
+	<-started
+	send(`{"jsonrpc":"2.0","id":9,"method":"notifications/cancelled","params":{"requestId":2}}`)
+	if line := read(); !strings.Contains(line, `"id":9,"error":{"code":-32600`) {
+		t.Fatalf("the cancel with an id: %s", line)
+	}
+	send(`{"jsonrpc":"2.0","id":3,"method":"ping"}`)
+	if line := read(); !strings.Contains(line, `"id":3,"result"`) {
+		t.Fatalf("ping: %s", line)
+	}
+	close(release)
+	if line := read(); !strings.Contains(line, `"id":2,"result"`) || strings.Contains(line, `"isError":true`) {
+		t.Fatalf("the request the refused cancel named: %s", line)
+	}
+	if err := inW.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-served; err != nil {
+		t.Fatal(err)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -222,6 +223,12 @@ func decodeFrame(frame []byte) (jsonrpc.Message, *refusal) {
 	}
 	if hasID && !id.IsValid() {
 		return nil, invalid(nil, "the id is null; MCP requests carry a string or integer id, notifications none")
+	}
+	if hasID && strings.HasPrefix(method, "notifications/") {
+		// Refused here, before the go-sdk: it answers such a message as an
+		// invalid request but acts on it first (a notifications/cancelled
+		// with an id still cancelled the request it named).
+		return nil, invalid(replyID, "%q is a notification, which carries no id", method)
 	}
 	if hasResult || hasErr {
 		return nil, invalid(replyID, `a request carries no "result" or "error"`)

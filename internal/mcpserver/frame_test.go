@@ -57,6 +57,8 @@ func TestDecodeFrameRefusals(t *testing.T) {
 		{"duplicate method", `{"jsonrpc":"2.0","id":7,"method":"ping","method":"tools/list"}`, -32600, "7", false},
 		{"duplicate id", `{"jsonrpc":"2.0","id":7,"method":"ping","id":8}`, -32600, "null", false},
 		{"response without id", `{"jsonrpc":"2.0","result":{}}`, -32600, "null", false},
+		{"notification with an id", `{"jsonrpc":"2.0","id":9,"method":"notifications/cancelled","params":{"requestId":2}}`, -32600, "9", false},
+		{"initialized with an id", `{"jsonrpc":"2.0","id":"n","method":"notifications/initialized"}`, -32600, `"n"`, false},
 		{"client error without id", `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"bad"}}`, -32700, "null", true},
 		{"malformed client error", `{"jsonrpc":"2.0","id":3,"error":"bad"}`, -32600, "3", true},
 		{"client error and result", `{"jsonrpc":"2.0","id":3,"error":{"code":1,"message":"m"},"result":{}}`, -32600, "3", true},
