@@ -269,3 +269,70 @@ func TestRefusedCancelCancelsNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestDuplicateIDInFlightIsAnswered: a request whose id is that of a
+// request not yet answered got no answer at all (the go-sdk drops it, so
+// as not to misattribute its error). It is refused, -32600 with a null id
+// (an answer with its id would read as the first request's), and the
+// first request is answered as usual.
+func TestDuplicateIDInFlightIsAnswered(t *testing.T) {
+	started, release := make(chan struct{}), make(chan struct{})
+	wait := Tool{Name: "wait", Title: "Wait", Description: "waits until released", Schema: "kk-entry", ReadOnly: true,
+		Run: decoded("kk-entry", func(ctx context.Context, k *store.KB, p search.EntryParams) (*search.EntryData, error) {
+			close(started)
+			select {
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			case <-release:
+			}
+			return search.ReadEntry(ctx, k, p)
+		})}
+	srv := newServer(newKB(t), Options{Version: "test"}, append(Tools(), wait))
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	served := make(chan error, 1)
+	go func() {
+		served <- Run(context.Background(), srv, inR, outW, nil)
+		_ = outW.Close()
+	}()
+	out := bufio.NewReader(outR)
+	send := func(line string) {
+		t.Helper()
+		if _, err := io.WriteString(inW, line+"\n"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	read := func() string {
+		t.Helper()
+		line, err := out.ReadString('\n')
+		if err != nil {
+			t.Fatalf("stdout ended: %v", err)
+		}
+		return line
+	}
+	send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	if line := read(); !strings.Contains(line, `"id":1,"result"`) {
+		t.Fatalf("initialize: %s", line)
+	}
+	send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	send(`{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"wait","arguments":{}}}`)
+	<-started
+	send(`{"jsonrpc":"2.0","id":"a","method":"ping"}`)
+	if line := read(); !strings.Contains(line, `"id":null,"error":{"code":-32600`) || !strings.Contains(line, `\"a\"`) {
+		t.Fatalf("the second request with id \"a\": %s", line)
+	}
+	close(release)
+	if line := read(); !strings.Contains(line, `"id":"a","result"`) || strings.Contains(line, `"isError":true`) {
+		t.Fatalf("the first request with id \"a\": %s", line)
+	}
+	send(`{"jsonrpc":"2.0","id":"a","method":"ping"}`)
+	if line := read(); !strings.Contains(line, `"id":"a","result":{}`) {
+		t.Fatalf("id \"a\" again once answered: %s", line)
+	}
+	if err := inW.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-served; err != nil {
+		t.Fatal(err)
+	}
+}

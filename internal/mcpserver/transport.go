@@ -51,6 +51,7 @@ func (t *lineTransport) Connect(context.Context) (mcp.Connection, error) {
 		frames: make(chan frameOrErr),
 		closed: make(chan struct{}),
 		open:   map[jsonrpc.ID]bool{},
+		inUse:  map[jsonrpc.ID]bool{},
 	}
 	go c.readLoop(newFrameReader(t.in, t.max))
 	return c, nil
@@ -85,6 +86,10 @@ type lineConn struct {
 	// (notifications/cancelled): their answers are not written, as MCP
 	// asks of the receiver of a cancellation.
 	cancelled map[jsonrpc.ID]bool
+	// inUse holds the ids of the requests read whose answer has not been
+	// handed to the writer yet: a request reusing one is refused. (open
+	// keeps an id until its answer is written, for drain.)
+	inUse map[jsonrpc.ID]bool
 }
 
 func (c *lineConn) readLoop(fr *frameReader) {
@@ -144,8 +149,22 @@ func (c *lineConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		}
 		if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() {
 			c.mu.Lock()
-			c.open[req.ID] = true
+			dup := c.inUse[req.ID]
+			if !dup {
+				c.open[req.ID] = true
+				c.inUse[req.ID] = true
+			}
 			c.mu.Unlock()
+			if dup {
+				// The go-sdk drops a request whose id is in use, unanswered.
+				// It is refused here, with a null id: an answer carrying the
+				// id would read as the answer to the request still open.
+				id, _ := json.Marshal(req.ID.Raw())
+				if err := c.refuse(ctx, invalid(nil, "the id %s is that of a request not answered yet; ids of open requests must differ", id), int64(len(r.frame))); err != nil {
+					return nil, err
+				}
+				continue
+			}
 		} else if ok && req.Method == "notifications/cancelled" {
 			c.cancel(req.Params)
 		}
@@ -220,6 +239,11 @@ func (c *lineConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	resp, isResp := msg.(*jsonrpc.Response)
 	c.mu.Lock()
 	dropped := isResp && c.cancelled[resp.ID]
+	if isResp {
+		// The answer is on its way: from now on the client may reuse the
+		// id, having read the answer.
+		delete(c.inUse, resp.ID)
+	}
 	c.mu.Unlock()
 	if dropped {
 		c.log.Debug("dropped the answer to a request the client cancelled", "id", resp.ID.Raw())
