@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -240,7 +241,77 @@ func decodeFrame(frame []byte) (jsonrpc.Message, *refusal) {
 	case params[0] != '{' && params[0] != '[':
 		return nil, invalid(replyID, `"params" must be an object or an array`)
 	}
+	if id.IsValid() {
+		if problem := checkParams(method, params); problem != "" {
+			return nil, &refusal{ID: replyID, Code: jsonrpc.CodeInvalidParams, Message: "invalid params: " + problem}
+		}
+	}
 	return &jsonrpc.Request{ID: id, Method: method, Params: params}, nil
+}
+
+// requiredStrings are the params members MCP requires, as non-empty
+// strings, of the requests kk serves; optionalStrings, those that are
+// strings when given.
+var (
+	requiredStrings = map[string][]string{
+		"tools/call":       {"name"},
+		"prompts/get":      {"name"},
+		"resources/read":   {"uri"},
+		"logging/setLevel": {"level"},
+	}
+	optionalStrings = map[string][]string{
+		"tools/list":               {"cursor"},
+		"resources/list":           {"cursor"},
+		"resources/templates/list": {"cursor"},
+		"prompts/list":             {"cursor"},
+	}
+	// logLevels are MCP's (RFC 5424's) levels, what logging/setLevel takes.
+	logLevels = []string{"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"}
+)
+
+// checkParams returns what is wrong with the params of a request for
+// method, naming the member, or "". The go-sdk's own checks name a Go
+// type rather than the member, take an empty tool name for an unknown
+// tool, and take any log level.
+func checkParams(method string, params json.RawMessage) string {
+	required, optional := requiredStrings[method], optionalStrings[method]
+	if required == nil && optional == nil {
+		return ""
+	}
+	if len(params) == 0 {
+		if required == nil {
+			return ""
+		}
+		return fmt.Sprintf("%s needs params, an object with %q", method, "params."+required[0])
+	}
+	if params[0] != '{' {
+		return fmt.Sprintf("params of %s must be an object", method)
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(params, &m); err != nil {
+		return fmt.Sprintf("params of %s: %v", method, err)
+	}
+	for _, name := range append(slices.Clone(required), optional...) {
+		raw, given := m[name]
+		isRequired := slices.Contains(required, name)
+		if !given || string(raw) == "null" {
+			if isRequired {
+				return fmt.Sprintf("params.%s is required by %s", name, method)
+			}
+			continue
+		}
+		var v string
+		if err := json.Unmarshal(raw, &v); err != nil {
+			return fmt.Sprintf("params.%s must be a string, not %s", name, kind(raw))
+		}
+		if isRequired && v == "" {
+			return fmt.Sprintf("params.%s is empty", name)
+		}
+		if method == "logging/setLevel" && name == "level" && !slices.Contains(logLevels, v) {
+			return fmt.Sprintf("params.level %q is not a log level; use one of %s", v, strings.Join(logLevels, ", "))
+		}
+	}
+	return ""
 }
 
 func wellFormedError(raw json.RawMessage, werr *jsonrpc.Error) bool {
