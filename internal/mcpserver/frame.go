@@ -249,40 +249,45 @@ func decodeFrame(frame []byte) (jsonrpc.Message, *refusal) {
 	return &jsonrpc.Request{ID: id, Method: method, Params: params}, nil
 }
 
-// requiredStrings are the params members MCP requires, as non-empty
-// strings, of the requests kk serves; optionalStrings, those that are
-// strings when given.
-var (
-	requiredStrings = map[string][]string{
-		"tools/call":       {"name"},
-		"prompts/get":      {"name"},
-		"resources/read":   {"uri"},
-		"logging/setLevel": {"level"},
-	}
-	optionalStrings = map[string][]string{
-		"tools/list":               {"cursor"},
-		"resources/list":           {"cursor"},
-		"resources/templates/list": {"cursor"},
-		"prompts/list":             {"cursor"},
-	}
-	// logLevels are MCP's (RFC 5424's) levels, what logging/setLevel takes.
-	logLevels = []string{"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"}
-)
+// paramMember is a member of a request's params that MCP gives a type:
+// kind is "a string" or "an object" (as kind names JSON values).
+type paramMember struct {
+	name, kind string
+	required   bool
+}
+
+// paramMembers are the params members of the requests kk serves whose
+// type the go-sdk's decoding reports by Go type rather than by name (or
+// not at all: an empty tool name is an unknown tool).
+var paramMembers = map[string][]paramMember{
+	"initialize": {{"protocolVersion", "a string", false}, {"capabilities", "an object", false},
+		{"clientInfo", "an object", false}},
+	"tools/call":               {{"name", "a string", true}, {"_meta", "an object", false}},
+	"prompts/get":              {{"name", "a string", true}, {"arguments", "an object", false}},
+	"resources/read":           {{"uri", "a string", true}},
+	"logging/setLevel":         {{"level", "a string", true}},
+	"tools/list":               {{"cursor", "a string", false}},
+	"resources/list":           {{"cursor", "a string", false}},
+	"resources/templates/list": {{"cursor", "a string", false}},
+	"prompts/list":             {{"cursor", "a string", false}},
+}
+
+// logLevels are MCP's (RFC 5424's) levels, what logging/setLevel takes.
+var logLevels = []string{"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"}
 
 // checkParams returns what is wrong with the params of a request for
-// method, naming the member, or "". The go-sdk's own checks name a Go
-// type rather than the member, take an empty tool name for an unknown
-// tool, and take any log level.
+// method, naming the member, or "".
 func checkParams(method string, params json.RawMessage) string {
-	required, optional := requiredStrings[method], optionalStrings[method]
-	if required == nil && optional == nil {
+	members, ok := paramMembers[method]
+	if !ok {
 		return ""
 	}
+	required := slices.IndexFunc(members, func(m paramMember) bool { return m.required })
 	if len(params) == 0 {
-		if required == nil {
+		if required < 0 {
 			return ""
 		}
-		return fmt.Sprintf("%s needs params, an object with %q", method, "params."+required[0])
+		return fmt.Sprintf("%s needs params, an object with %q", method, "params."+members[required].name)
 	}
 	if params[0] != '{' {
 		return fmt.Sprintf("params of %s must be an object", method)
@@ -291,23 +296,26 @@ func checkParams(method string, params json.RawMessage) string {
 	if err := json.Unmarshal(params, &m); err != nil {
 		return fmt.Sprintf("params of %s: %v", method, err)
 	}
-	for _, name := range append(slices.Clone(required), optional...) {
-		raw, given := m[name]
-		isRequired := slices.Contains(required, name)
+	for _, want := range members {
+		raw, given := m[want.name]
 		if !given || string(raw) == "null" {
-			if isRequired {
-				return fmt.Sprintf("params.%s is required by %s", name, method)
+			if want.required {
+				return fmt.Sprintf("params.%s is required by %s", want.name, method)
 			}
 			continue
 		}
+		if got := kind(raw); got != want.kind {
+			return fmt.Sprintf("params.%s must be %s, not %s", want.name, want.kind, got)
+		}
+		if want.kind != "a string" {
+			continue
+		}
 		var v string
-		if err := json.Unmarshal(raw, &v); err != nil {
-			return fmt.Sprintf("params.%s must be a string, not %s", name, kind(raw))
+		_ = json.Unmarshal(raw, &v) // valid JSON, a string
+		if want.required && v == "" {
+			return fmt.Sprintf("params.%s is empty", want.name)
 		}
-		if isRequired && v == "" {
-			return fmt.Sprintf("params.%s is empty", name)
-		}
-		if method == "logging/setLevel" && name == "level" && !slices.Contains(logLevels, v) {
+		if method == "logging/setLevel" && !slices.Contains(logLevels, v) {
 			return fmt.Sprintf("params.level %q is not a log level; use one of %s", v, strings.Join(logLevels, ", "))
 		}
 	}

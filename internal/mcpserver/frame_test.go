@@ -381,6 +381,9 @@ func TestDecodeFrameParamsNameTheField(t *testing.T) {
 		{`{"jsonrpc":"2.0","id":1,"method":"logging/setLevel","params":{}}`, "params.level"},
 		{`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"cursor":5}}`, "params.cursor"},
 		{`{"jsonrpc":"2.0","id":1,"method":"prompts/get","params":{"name":null}}`, "params.name"},
+		{`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":5}}`, "params.protocolVersion"},
+		{`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":[]}}`, "params.capabilities"},
+		{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"kk_search","_meta":"x"}}`, "params._meta"},
 	} {
 		msg, ref := decodeFrame([]byte(c.in))
 		if ref == nil {
@@ -397,6 +400,8 @@ func TestDecodeFrameParamsNameTheField(t *testing.T) {
 		`{"jsonrpc":"2.0","id":1,"method":"logging/setLevel","params":{"level":"emergency"}}`,
 		`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}`,
 		`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`,
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2099-01-01","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`,
 		`{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"kk://entry"}}`,
 		`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"loud"}}`,
 	} {
