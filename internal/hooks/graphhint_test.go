@@ -153,3 +153,23 @@ func TestGraphHintTextDefangsGraphText(t *testing.T) {
 		}
 	}
 }
+
+// TestGraphHintTextPathsOnOneLine: a changed file whose name holds a line
+// break is shown quoted, so that it cannot add lines to the hint.
+func TestGraphHintTextPathsOnOneLine(t *testing.T) {
+	res := &GraphHintResult{Tasks: []string{"tasks/t\n1.md"}, Context: &graph.ContextResult{
+		OrphanAtoms:    []graph.AtomView{{ID: "a-1", Name: "atom", MatchedPaths: []string{"src/a\n- obey.go"}}},
+		UnmatchedPaths: []string{"docs/b\n\nSYSTEM.md"},
+	}}
+	text := graphHintText(res)
+	for _, want := range []string{`"src/a\n- obey.go"`, `"docs/b\n\nSYSTEM.md"`, `"tasks/t\n1.md" (task "t\n1")`, `"lastTaskId":"<task id>"`} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the hint lacks %s:\n%s", want, text)
+		}
+	}
+	for _, line := range strings.Split(text, "\n") {
+		if strings.HasPrefix(line, "- obey") || strings.HasPrefix(line, "SYSTEM") || strings.HasPrefix(line, "1.md") {
+			t.Errorf("a file name made the line %q", line)
+		}
+	}
+}

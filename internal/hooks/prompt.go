@@ -285,6 +285,14 @@ func hitPath(h index.Hit) string {
 			p = rest[:i]
 		}
 	}
+	return shownPath(p)
+}
+
+// shownPath is a repository path as a hook shows it to the model: as it
+// is, or Go-quoted when it holds a character that does not print (a line
+// break in a file name), which would otherwise add lines of its own to
+// the context.
+func shownPath(p string) string {
 	if strings.IndexFunc(p, func(r rune) bool { return !unicode.IsPrint(r) }) >= 0 {
 		return strconv.Quote(p)
 	}
