@@ -2,15 +2,20 @@ package mcpserver
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
 	"github.com/kk-project/kk/internal/search"
 	"github.com/kk-project/kk/internal/store"
@@ -334,5 +339,41 @@ func TestDuplicateIDInFlightIsAnswered(t *testing.T) {
 	}
 	if err := <-served; err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestInitializeIsNeverCancelled: MCP forbids cancelling initialize, yet a
+// notifications/cancelled naming it, read before the answer went out,
+// dropped the answer (about one run in four), leaving the client waiting
+// for ever. The transport ignores such a notification: the SDK never sees
+// it and the answer is written.
+func TestInitializeIsNeverCancelled(t *testing.T) {
+	in := strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}
+{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}
+{"jsonrpc":"2.0","id":2,"method":"ping"}
+`)
+	var out bytes.Buffer
+	conn, err := (&lineTransport{in: in, out: &out, log: slog.New(slog.DiscardHandler), max: MaxFrameBytes}).Connect(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	var methods []string
+	for range 2 {
+		msg, err := conn.Read(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		methods = append(methods, msg.(*jsonrpc.Request).Method)
+	}
+	if want := []string{"initialize", "ping"}; !slices.Equal(methods, want) {
+		t.Fatalf("the SDK was handed %v, want %v", methods, want)
+	}
+	id, _ := jsonrpc.MakeID(float64(1))
+	if err := conn.Write(ctx, &jsonrpc.Response{ID: id, Result: json.RawMessage(`{}`)}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), `"id":1,"result"`) {
+		t.Fatalf("the answer to initialize was dropped: %q", out.String())
 	}
 }

@@ -90,6 +90,8 @@ type lineConn struct {
 	// handed to the writer yet: a request reusing one is refused. (open
 	// keeps an id until its answer is written, for drain.)
 	inUse map[jsonrpc.ID]bool
+	// initialize is the id of the initialize request while it is open.
+	initialize jsonrpc.ID
 }
 
 func (c *lineConn) readLoop(fr *frameReader) {
@@ -153,6 +155,9 @@ func (c *lineConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			if !dup {
 				c.open[req.ID] = true
 				c.inUse[req.ID] = true
+				if req.Method == "initialize" {
+					c.initialize = req.ID
+				}
 			}
 			c.mu.Unlock()
 			if dup {
@@ -165,8 +170,11 @@ func (c *lineConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 				}
 				continue
 			}
-		} else if ok && req.Method == "notifications/cancelled" {
-			c.cancel(req.Params)
+		} else if ok && req.Method == "notifications/cancelled" && !c.cancel(req.Params) {
+			// MCP forbids cancelling initialize; the go-sdk would cancel
+			// it all the same, and its answer would be dropped.
+			c.log.Warn("ignored a notifications/cancelled naming the initialize request, which MCP says is never cancelled")
+			continue
 		}
 		return msg, nil
 	}
@@ -208,26 +216,32 @@ func (c *lineConn) drain(ctx context.Context) {
 
 // cancel records the request a notifications/cancelled names, when it is
 // still open; the notification goes on to the go-sdk, which cancels the
-// request's context.
-func (c *lineConn) cancel(params json.RawMessage) {
+// request's context. It returns false, recording nothing, when the
+// request named is the open initialize request: that notification is not
+// to reach the go-sdk.
+func (c *lineConn) cancel(params json.RawMessage) bool {
 	var p struct {
 		RequestID any `json:"requestId"`
 	}
 	if json.Unmarshal(params, &p) != nil || p.RequestID == nil {
-		return
+		return true
 	}
 	id, err := jsonrpc.MakeID(p.RequestID)
 	if err != nil {
-		return
+		return true
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.open[id] && c.initialize.IsValid() && id == c.initialize {
+		return false
+	}
 	if c.open[id] {
 		if c.cancelled == nil {
 			c.cancelled = map[jsonrpc.ID]bool{}
 		}
 		c.cancelled[id] = true
 	}
+	return true
 }
 
 func (c *lineConn) Write(ctx context.Context, msg jsonrpc.Message) error {
@@ -243,6 +257,9 @@ func (c *lineConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 		// The answer is on its way: from now on the client may reuse the
 		// id, having read the answer.
 		delete(c.inUse, resp.ID)
+		if resp.ID == c.initialize {
+			c.initialize = jsonrpc.ID{}
+		}
 	}
 	c.mu.Unlock()
 	if dropped {
