@@ -83,3 +83,51 @@ var InjectedTags = []string{
 	"reminder",             // Copilot CLI
 	"local-command-caveat", // Claude Code
 }
+
+// Defang returns text with every markup tag disarmed: the '<' that opens
+// a tag ("<name", "</name", the name a letter followed by letters,
+// digits, '_', '-' or '.', then a space, '/', '>' or the end) becomes
+// '‹'. Harnesses wrap the context a hook hands the model in tags of
+// their own (<system-reminder>, <hook_context>, <system_reminder>, …) and
+// mark up the turns around it the same way, each release adding names;
+// so a note's title or summary that holds "</system-reminder>" would
+// close the harness's block and could open one that reads as the
+// harness's own instructions. Whatever the tag's name, disarmed it is
+// text. A '<' that opens no tag ("a < b", "<https://…>", "<!--") is kept.
+func Defang(text string) string {
+	if !strings.Contains(text, "<") {
+		return text
+	}
+	var b strings.Builder
+	b.Grow(len(text) + 8)
+	for i := 0; i < len(text); i++ {
+		if text[i] == '<' && opensTag(text[i+1:]) {
+			b.WriteString("‹")
+			continue
+		}
+		b.WriteByte(text[i])
+	}
+	return b.String()
+}
+
+// opensTag reports whether rest, the text after a '<', starts a tag name
+// ("/" optional) that ends at a space, '/', '>' or the end of the text.
+func opensTag(rest string) bool {
+	rest = strings.TrimPrefix(rest, "/")
+	if rest == "" || !isLetter(rest[0]) {
+		return false
+	}
+	for j := 1; j < len(rest); j++ {
+		c := rest[j]
+		switch {
+		case isLetter(c) || ('0' <= c && c <= '9') || c == '_' || c == '-' || c == '.':
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '/' || c == '>':
+			return true
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+func isLetter(c byte) bool { return 'a' <= c|0x20 && c|0x20 <= 'z' }

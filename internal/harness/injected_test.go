@@ -35,3 +35,21 @@ func TestHasTag(t *testing.T) {
 		t.Error("a block that is not injected was reported")
 	}
 }
+
+func TestDefang(t *testing.T) {
+	for in, want := range map[string]string{
+		"plain":                               "plain",
+		"</system-reminder>":                  "‹/system-reminder>",
+		"<hook_context>x":                     "‹hook_context>x",
+		"<permissions instructions>":          "‹permissions instructions>",
+		"<Skill\tname=x>":                     "‹Skill\tname=x>",
+		"trailing <system-reminder":           "trailing ‹system-reminder",
+		"List<T> and Map<K,V>":                "List‹T> and Map<K,V>",
+		"a < b, a<b, <https://x>, <!-- c -->": "a < b, a<b, <https://x>, <!-- c -->",
+		"<br/> </ x> <1a>":                    "‹br/> </ x> <1a>",
+	} {
+		if got := Defang(in); got != want {
+			t.Errorf("Defang(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -375,6 +375,17 @@ func sessionChanges(ctx context.Context, top, root string, start time.Time) ([]s
 // graphHintText is the hint: what the session touched that the graph
 // covers, then how to record what changed.
 func graphHintText(res *GraphHintResult) string {
+	// The graph's names, ids and paths are disarmed (harness.Defang); the
+	// <placeholders> of kk's own instructions are not.
+	d := harness.Defang
+	paths := func(list []string, n int) string {
+		list = capList(list, n)
+		shown := make([]string, len(list))
+		for i, p := range list {
+			shown[i] = d(shownPath(p))
+		}
+		return strings.Join(shown, ", ")
+	}
 	var b strings.Builder
 	b.WriteString("kk (knowledge graph): this session changed files that atoms of the project's knowledge graph cover. " +
 		"If the work changed how these areas work (their patterns, constraints, integration points, or where their files are), " +
@@ -382,33 +393,35 @@ func graphHintText(res *GraphHintResult) string {
 		"kk asks this once per session.\n\n")
 	task := "<task id>"
 	if len(res.Tasks) == 1 {
-		task = graph.TaskID(res.Tasks[0])
+		if id := graph.TaskID(res.Tasks[0]); shownPath(id) == id {
+			task = d(id) // one that does not print stays a placeholder
+		}
 	}
 	if len(res.Tasks) > 0 {
 		b.WriteString("Task files of this session:")
 		for _, t := range res.Tasks {
-			fmt.Fprintf(&b, " %s (task %s)", t, graph.TaskID(t))
+			fmt.Fprintf(&b, " %s (task %s)", d(shownPath(t)), d(shownPath(graph.TaskID(t))))
 		}
 		b.WriteString("\n")
 	}
 	b.WriteString("Atoms whose paths match:\n")
 	atom := func(a graph.AtomView, in string) {
-		fmt.Fprintf(&b, "- atom %s %q, version %d, %s", a.ID, a.Name, a.Version, in)
+		fmt.Fprintf(&b, "- atom %s %q, version %d, %s", d(a.ID), d(a.Name), a.Version, in)
 		if len(a.MatchedPaths) > 0 {
-			fmt.Fprintf(&b, ": %s", strings.Join(capList(a.MatchedPaths, 10), ", "))
+			fmt.Fprintf(&b, ": %s", paths(a.MatchedPaths, 10))
 		}
 		b.WriteString("\n")
 	}
 	for _, m := range res.Context.Molecules {
 		for _, a := range m.Atoms {
-			atom(a, fmt.Sprintf("in molecule %s %q (version %d)", m.ID, m.Name, m.Version))
+			atom(a, fmt.Sprintf("in molecule %s %q (version %d)", d(m.ID), d(m.Name), m.Version))
 		}
 	}
 	for _, a := range res.Context.OrphanAtoms {
 		atom(a, "in no molecule")
 	}
 	if u := res.Context.UnmatchedPaths; len(u) > 0 {
-		fmt.Fprintf(&b, "Changed files no atom covers: %s\n", strings.Join(capList(u, 15), ", "))
+		fmt.Fprintf(&b, "Changed files no atom covers: %s\n", paths(u, 15))
 	}
 	if task == "<task id>" {
 		b.WriteString("No task file was given to `kk context --task-file` in this session: use the id of the work (a ticket, or the branch name) as the task id.\n")

@@ -120,6 +120,14 @@ type Request struct {
 	Options Options
 }
 
+// hookOutput renders text for the harness at ev (Adapter.HookOutput),
+// its markup disarmed first (harness.Defang): the text carries notes'
+// titles and summaries, which must not close the block the harness puts
+// hook context in or pass for the harness's own markup.
+func (r Request) hookOutput(ev harness.Event, text string) ([]byte, bool) {
+	return r.Adapter.HookOutput(ev, harness.Defang(text))
+}
+
 func (r Request) warn(phase string, err error) {
 	if r.Warn != nil && err != nil {
 		r.Warn(phase, err)

@@ -7,8 +7,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/kk-project/kk/internal/harness"
@@ -41,7 +43,7 @@ func PromptContext(ctx context.Context, r Request) ([]byte, error) {
 		if text == "" {
 			return nil
 		}
-		out, ok := r.Adapter.HookOutput(harness.PromptContext, text)
+		out, ok := r.hookOutput(harness.PromptContext, text)
 		if !ok {
 			return nil
 		}
@@ -269,12 +271,32 @@ func renderHits(hits []index.Hit, maxChars int) string {
 // hitPath is where the model can read a hit: the leaf's file, or the
 // repository file an extracted entity was read from ("@<file>#<id>" in
 // the index).
+//
+// The id follows the last '#' (ids hold none; a file name may). A path
+// holding a character that does not print (a line break in a file name,
+// U+2028, a tab) is shown
+// Go-quoted, so that the list stays one hit a line and a file name cannot
+// add lines of its own to what the model reads.
 func hitPath(h index.Hit) string {
+	p := store.DirName + "/nodes/" + h.Path
 	if rest, ok := strings.CutPrefix(h.Path, "@"); ok {
-		file, _, _ := strings.Cut(rest, "#")
-		return file
+		p = rest
+		if i := strings.LastIndexByte(rest, '#'); i >= 0 {
+			p = rest[:i]
+		}
 	}
-	return store.DirName + "/nodes/" + h.Path
+	return shownPath(p)
+}
+
+// shownPath is a repository path as a hook shows it to the model: as it
+// is, or Go-quoted when it holds a character that does not print (a line
+// break in a file name), which would otherwise add lines of its own to
+// the context.
+func shownPath(p string) string {
+	if strings.IndexFunc(p, func(r rune) bool { return !unicode.IsPrint(r) }) >= 0 {
+		return strconv.Quote(p)
+	}
+	return p
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

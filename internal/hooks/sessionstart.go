@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/kk-project/kk/internal/frontmatter"
@@ -47,7 +48,7 @@ func SessionStart(ctx context.Context, r Request) ([]byte, error) {
 		if r.Offer == nil {
 			return
 		}
-		if out, ok := r.Adapter.HookOutput(harness.SessionStart, text); ok {
+		if out, ok := r.hookOutput(harness.SessionStart, text); ok {
 			r.Offer(out)
 		}
 	})
@@ -59,10 +60,10 @@ func SessionStart(ctx context.Context, r Request) ([]byte, error) {
 			r.warn("notify", r.Notify(notification(r.KB.Root, notes)))
 		}
 	}
-	out, ok := r.Adapter.HookOutput(harness.SessionStart, text)
+	out, ok := r.hookOutput(harness.SessionStart, text)
 	if !ok {
 		if cw, can := r.Adapter.(harness.ContextWriter); can {
-			return nil, cw.WriteContext(r.KB.Root, text)
+			return nil, cw.WriteContext(r.KB.Root, harness.Defang(text))
 		}
 		return nil, nil
 	}
@@ -86,10 +87,15 @@ func sessionStartContext(ctx context.Context, r Request, early func(text string)
 	var notes []string
 	body, entryHash, hasEntry, err := readEntry(k)
 	var conflict *entryConflictError
-	if errors.As(err, &conflict) {
+	var unreadable *entryUnreadableError
+	switch {
+	case errors.As(err, &conflict):
 		// The session that has to finish the merge still starts with kk.
 		body, err = withDirective(conflictEntry), nil
 		notes = append(notes, conflict.note())
+	case errors.As(err, &unreadable):
+		body, err = withDirective(emptyEntry), nil
+		notes = append(notes, unreadable.note())
 	}
 	if err != nil {
 		return "", nil, err
@@ -175,15 +181,19 @@ func entryContext(body string, notes []string) string {
 // stand-in body and ok false.
 func readEntry(k *store.KB) (body, hash string, ok bool, err error) {
 	file := k.EntryPath()
-	src, err := os.ReadFile(file)
+	src, err := readCatalog(file)
 	if errors.Is(err, fs.ErrNotExist) {
 		// A knowledge base kenkeep wrote before ENTRY.md (schema 2) has
 		// its catalog in INDEX.md, which kenkeep's session start reads too.
 		file = filepath.Join(filepath.Dir(file), indexfiles.LegacyCatalog)
-		src, err = os.ReadFile(file)
+		src, err = readCatalog(file)
 		if errors.Is(err, fs.ErrNotExist) {
 			return withDirective(emptyEntry), "", false, nil
 		}
+	}
+	var unreadable *entryUnreadableError
+	if errors.As(err, &unreadable) {
+		unreadable.file = k.Rel(file)
 	}
 	if err != nil {
 		return "", "", false, err
@@ -209,6 +219,55 @@ func readEntry(k *store.KB) (body, hash string, ok bool, err error) {
 // conflictEntry stands in for an ENTRY.md that holds git's conflict
 // markers (a merge stopped on it).
 const conflictEntry = "# kenkeep\n\nThis project's knowledge base is in the middle of a git merge: its ENTRY.md holds conflict markers. The notes are under .ai/kenkeep/nodes/ (each folder's index.md lists its notes; `kk search <words>` finds them)."
+
+// maxEntryBytes bounds the catalog session-start reads.
+const maxEntryBytes = 16 << 20
+
+// readCatalog reads the catalog at path, which must be a regular file (a
+// link to one counts) of at most maxEntryBytes: a named pipe would hold
+// the call to its deadline and a device such as /dev/zero would never
+// end. Either is an *entryUnreadableError.
+func readCatalog(path string) ([]byte, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, &entryUnreadableError{problem: "is not a regular file (a named pipe, a device or a socket)"}
+	}
+	// O_NONBLOCK: should the path have become a named pipe since the
+	// Stat, the open does not wait for a writer.
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = f.Close() }()
+	if fi, err = f.Stat(); err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, &entryUnreadableError{problem: "is not a regular file (a named pipe, a device or a socket)"}
+	}
+	src, err := io.ReadAll(io.LimitReader(f, maxEntryBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(src) > maxEntryBytes {
+		return nil, &entryUnreadableError{problem: fmt.Sprintf("is over %d MiB", maxEntryBytes>>20)}
+	}
+	return src, nil
+}
+
+// entryUnreadableError is a catalog readCatalog does not read.
+type entryUnreadableError struct {
+	file, problem string
+}
+
+func (e *entryUnreadableError) Error() string { return e.file + " " + e.problem }
+
+func (e *entryUnreadableError) note() string {
+	return fmt.Sprintf("%s %s, so kk did not read it: it is generated from the notes, so remove it and run `kk index rebuild` to write it again.", e.file, e.problem)
+}
 
 // entryConflictError is an ENTRY.md holding git's conflict markers.
 type entryConflictError struct {

@@ -45,3 +45,39 @@ func TestSessionStartAnswersAtTheDeadline(t *testing.T) {
 		t.Fatalf("diagnostics %+v", ds)
 	}
 }
+
+// TestSessionStartEntryNotAFile: an ENTRY.md that is a named pipe, or a
+// link to a device such as /dev/zero (a broken or hostile checkout), was
+// read whole: the pipe held the call to its deadline and /dev/zero grew
+// the hook to hundreds of MB, and either way the session got no context.
+// Such an ENTRY.md is not read: the session gets the stand-in catalog and
+// a note naming the problem, at once.
+func TestSessionStartEntryNotAFile(t *testing.T) {
+	for name, make := range map[string]func(path string) error{
+		"fifo":      func(p string) error { return syscall.Mkfifo(p, 0o600) },
+		"/dev/zero": func(p string) error { return os.Symlink("/dev/zero", p) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			k := newKB(t)
+			if err := os.Remove(k.EntryPath()); err != nil {
+				t.Fatal(err)
+			}
+			if err := make(k.EntryPath()); err != nil {
+				t.Fatal(err)
+			}
+			inv, out, _ := invocation(t, k.Root, "session-start", `{"session_id":"`+sid+`","cwd":"`+k.Root+`"}`)
+			inv.Options = Options{Deadlines: map[harness.Event]time.Duration{harness.SessionStart: time.Minute}}
+			Run(context.Background(), inv)
+			var env struct{ Event, Context string }
+			if err := json.Unmarshal(out.Bytes(), &env); err != nil {
+				t.Fatalf("stdout %q: %v", out, err)
+			}
+			if !strings.Contains(env.Context, "has no ENTRY.md yet") || !strings.Contains(env.Context, "ENTRY.md is not a regular file") {
+				t.Fatalf("context:\n%s", env.Context)
+			}
+			if ds := diagnostics(t, k); len(ds) != 0 {
+				t.Fatalf("diagnostics %+v", ds)
+			}
+		})
+	}
+}

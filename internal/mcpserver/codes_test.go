@@ -2,15 +2,20 @@ package mcpserver
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
 	"github.com/kk-project/kk/internal/search"
 	"github.com/kk-project/kk/internal/store"
@@ -201,5 +206,174 @@ func TestLogFileThatCannotBeOpened(t *testing.T) {
 	}
 	if !strings.Contains(stderr.String(), "_logs") {
 		t.Fatalf("stderr does not say why the log file is not used:\n%s", stderr.String())
+	}
+}
+
+// TestRefusedCancelCancelsNothing: a notifications/cancelled sent with an
+// id is not a notification; it was answered as an invalid request and
+// yet still cancelled the request it named, whose answer became
+// "the operation was interrupted". A refused message has no effect.
+func TestRefusedCancelCancelsNothing(t *testing.T) {
+	started, release := make(chan struct{}), make(chan struct{})
+	wait := Tool{Name: "wait", Title: "Wait", Description: "waits until released", Schema: "kk-entry", ReadOnly: true,
+		Run: decoded("kk-entry", func(ctx context.Context, k *store.KB, p search.EntryParams) (*search.EntryData, error) {
+			close(started)
+			select {
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			case <-release:
+			}
+			return search.ReadEntry(ctx, k, p)
+		})}
+	srv := newServer(newKB(t), Options{Version: "test"}, append(Tools(), wait))
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	served := make(chan error, 1)
+	go func() {
+		served <- Run(context.Background(), srv, inR, outW, nil)
+		_ = outW.Close()
+	}()
+	out := bufio.NewReader(outR)
+	send := func(line string) {
+		t.Helper()
+		if _, err := io.WriteString(inW, line+"\n"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	read := func() string {
+		t.Helper()
+		line, err := out.ReadString('\n')
+		if err != nil {
+			t.Fatalf("stdout ended: %v", err)
+		}
+		return line
+	}
+	send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	if line := read(); !strings.Contains(line, `"id":1,"result"`) {
+		t.Fatalf("initialize: %s", line)
+	}
+	send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"wait","arguments":{}}}`)
+	<-started
+	send(`{"jsonrpc":"2.0","id":9,"method":"notifications/cancelled","params":{"requestId":2}}`)
+	if line := read(); !strings.Contains(line, `"id":9,"error":{"code":-32600`) {
+		t.Fatalf("the cancel with an id: %s", line)
+	}
+	send(`{"jsonrpc":"2.0","id":3,"method":"ping"}`)
+	if line := read(); !strings.Contains(line, `"id":3,"result"`) {
+		t.Fatalf("ping: %s", line)
+	}
+	close(release)
+	if line := read(); !strings.Contains(line, `"id":2,"result"`) || strings.Contains(line, `"isError":true`) {
+		t.Fatalf("the request the refused cancel named: %s", line)
+	}
+	if err := inW.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-served; err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestDuplicateIDInFlightIsAnswered: a request whose id is that of a
+// request not yet answered got no answer at all (the go-sdk drops it, so
+// as not to misattribute its error). It is refused, -32600 with a null id
+// (an answer with its id would read as the first request's), and the
+// first request is answered as usual.
+func TestDuplicateIDInFlightIsAnswered(t *testing.T) {
+	started, release := make(chan struct{}), make(chan struct{})
+	wait := Tool{Name: "wait", Title: "Wait", Description: "waits until released", Schema: "kk-entry", ReadOnly: true,
+		Run: decoded("kk-entry", func(ctx context.Context, k *store.KB, p search.EntryParams) (*search.EntryData, error) {
+			close(started)
+			select {
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			case <-release:
+			}
+			return search.ReadEntry(ctx, k, p)
+		})}
+	srv := newServer(newKB(t), Options{Version: "test"}, append(Tools(), wait))
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	served := make(chan error, 1)
+	go func() {
+		served <- Run(context.Background(), srv, inR, outW, nil)
+		_ = outW.Close()
+	}()
+	out := bufio.NewReader(outR)
+	send := func(line string) {
+		t.Helper()
+		if _, err := io.WriteString(inW, line+"\n"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	read := func() string {
+		t.Helper()
+		line, err := out.ReadString('\n')
+		if err != nil {
+			t.Fatalf("stdout ended: %v", err)
+		}
+		return line
+	}
+	send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	if line := read(); !strings.Contains(line, `"id":1,"result"`) {
+		t.Fatalf("initialize: %s", line)
+	}
+	send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	send(`{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"wait","arguments":{}}}`)
+	<-started
+	send(`{"jsonrpc":"2.0","id":"a","method":"ping"}`)
+	if line := read(); !strings.Contains(line, `"id":null,"error":{"code":-32600`) || !strings.Contains(line, `\"a\"`) {
+		t.Fatalf("the second request with id \"a\": %s", line)
+	}
+	close(release)
+	if line := read(); !strings.Contains(line, `"id":"a","result"`) || strings.Contains(line, `"isError":true`) {
+		t.Fatalf("the first request with id \"a\": %s", line)
+	}
+	send(`{"jsonrpc":"2.0","id":"a","method":"ping"}`)
+	if line := read(); !strings.Contains(line, `"id":"a","result":{}`) {
+		t.Fatalf("id \"a\" again once answered: %s", line)
+	}
+	if err := inW.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-served; err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestInitializeIsNeverCancelled: MCP forbids cancelling initialize, yet a
+// notifications/cancelled naming it, read before the answer went out,
+// dropped the answer (about one run in four), leaving the client waiting
+// for ever. The transport ignores such a notification: the SDK never sees
+// it and the answer is written.
+func TestInitializeIsNeverCancelled(t *testing.T) {
+	in := strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}
+{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}
+{"jsonrpc":"2.0","id":2,"method":"ping"}
+`)
+	var out bytes.Buffer
+	conn, err := (&lineTransport{in: in, out: &out, log: slog.New(slog.DiscardHandler), max: MaxFrameBytes}).Connect(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	var methods []string
+	for range 2 {
+		msg, err := conn.Read(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		methods = append(methods, msg.(*jsonrpc.Request).Method)
+	}
+	if want := []string{"initialize", "ping"}; !slices.Equal(methods, want) {
+		t.Fatalf("the SDK was handed %v, want %v", methods, want)
+	}
+	id, _ := jsonrpc.MakeID(float64(1))
+	if err := conn.Write(ctx, &jsonrpc.Response{ID: id, Result: json.RawMessage(`{}`)}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), `"id":1,"result"`) {
+		t.Fatalf("the answer to initialize was dropped: %q", out.String())
 	}
 }

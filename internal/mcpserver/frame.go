@@ -7,7 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -223,6 +225,12 @@ func decodeFrame(frame []byte) (jsonrpc.Message, *refusal) {
 	if hasID && !id.IsValid() {
 		return nil, invalid(nil, "the id is null; MCP requests carry a string or integer id, notifications none")
 	}
+	if hasID && strings.HasPrefix(method, "notifications/") {
+		// Refused here, before the go-sdk: it answers such a message as an
+		// invalid request but acts on it first (a notifications/cancelled
+		// with an id still cancelled the request it named).
+		return nil, invalid(replyID, "%q is a notification, which carries no id", method)
+	}
 	if hasResult || hasErr {
 		return nil, invalid(replyID, `a request carries no "result" or "error"`)
 	}
@@ -233,7 +241,85 @@ func decodeFrame(frame []byte) (jsonrpc.Message, *refusal) {
 	case params[0] != '{' && params[0] != '[':
 		return nil, invalid(replyID, `"params" must be an object or an array`)
 	}
+	if id.IsValid() {
+		if problem := checkParams(method, params); problem != "" {
+			return nil, &refusal{ID: replyID, Code: jsonrpc.CodeInvalidParams, Message: "invalid params: " + problem}
+		}
+	}
 	return &jsonrpc.Request{ID: id, Method: method, Params: params}, nil
+}
+
+// paramMember is a member of a request's params that MCP gives a type:
+// kind is "a string" or "an object" (as kind names JSON values).
+type paramMember struct {
+	name, kind string
+	required   bool
+}
+
+// paramMembers are the params members of the requests kk serves whose
+// type the go-sdk's decoding reports by Go type rather than by name (or
+// not at all: an empty tool name is an unknown tool).
+var paramMembers = map[string][]paramMember{
+	"initialize": {{"protocolVersion", "a string", false}, {"capabilities", "an object", false},
+		{"clientInfo", "an object", false}},
+	"tools/call":               {{"name", "a string", true}, {"_meta", "an object", false}},
+	"prompts/get":              {{"name", "a string", true}, {"arguments", "an object", false}},
+	"resources/read":           {{"uri", "a string", true}},
+	"logging/setLevel":         {{"level", "a string", true}},
+	"tools/list":               {{"cursor", "a string", false}},
+	"resources/list":           {{"cursor", "a string", false}},
+	"resources/templates/list": {{"cursor", "a string", false}},
+	"prompts/list":             {{"cursor", "a string", false}},
+}
+
+// logLevels are MCP's (RFC 5424's) levels, what logging/setLevel takes.
+var logLevels = []string{"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"}
+
+// checkParams returns what is wrong with the params of a request for
+// method, naming the member, or "".
+func checkParams(method string, params json.RawMessage) string {
+	members, ok := paramMembers[method]
+	if !ok {
+		return ""
+	}
+	required := slices.IndexFunc(members, func(m paramMember) bool { return m.required })
+	if len(params) == 0 {
+		if required < 0 {
+			return ""
+		}
+		return fmt.Sprintf("%s needs params, an object with %q", method, "params."+members[required].name)
+	}
+	if params[0] != '{' {
+		return fmt.Sprintf("params of %s must be an object", method)
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(params, &m); err != nil {
+		return fmt.Sprintf("params of %s: %v", method, err)
+	}
+	for _, want := range members {
+		raw, given := m[want.name]
+		if !given || string(raw) == "null" {
+			if want.required {
+				return fmt.Sprintf("params.%s is required by %s", want.name, method)
+			}
+			continue
+		}
+		if got := kind(raw); got != want.kind {
+			return fmt.Sprintf("params.%s must be %s, not %s", want.name, want.kind, got)
+		}
+		if want.kind != "a string" {
+			continue
+		}
+		var v string
+		_ = json.Unmarshal(raw, &v) // valid JSON, a string
+		if want.required && v == "" {
+			return fmt.Sprintf("params.%s is empty", want.name)
+		}
+		if method == "logging/setLevel" && !slices.Contains(logLevels, v) {
+			return fmt.Sprintf("params.level %q is not a log level; use one of %s", v, strings.Join(logLevels, ", "))
+		}
+	}
+	return ""
 }
 
 func wellFormedError(raw json.RawMessage, werr *jsonrpc.Error) bool {

@@ -57,6 +57,8 @@ func TestDecodeFrameRefusals(t *testing.T) {
 		{"duplicate method", `{"jsonrpc":"2.0","id":7,"method":"ping","method":"tools/list"}`, -32600, "7", false},
 		{"duplicate id", `{"jsonrpc":"2.0","id":7,"method":"ping","id":8}`, -32600, "null", false},
 		{"response without id", `{"jsonrpc":"2.0","result":{}}`, -32600, "null", false},
+		{"notification with an id", `{"jsonrpc":"2.0","id":9,"method":"notifications/cancelled","params":{"requestId":2}}`, -32600, "9", false},
+		{"initialized with an id", `{"jsonrpc":"2.0","id":"n","method":"notifications/initialized"}`, -32600, `"n"`, false},
 		{"client error without id", `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"bad"}}`, -32700, "null", true},
 		{"malformed client error", `{"jsonrpc":"2.0","id":3,"error":"bad"}`, -32600, "3", true},
 		{"client error and result", `{"jsonrpc":"2.0","id":3,"error":{"code":1,"message":"m"},"result":{}}`, -32600, "3", true},
@@ -358,5 +360,53 @@ func checkMessage(t *testing.T, frame []byte, msg jsonrpc.Message) {
 		}
 	default:
 		t.Fatalf("%q: decoded a %T", frame, msg)
+	}
+}
+
+// TestDecodeFrameParamsNameTheField: a protocol request whose params lack
+// a member the method needs, or hold it with the wrong type, is refused
+// with -32602 naming the member; the go-sdk said "unknown tool \"\"", or
+// "invalid params: unmarshaling … into a *mcp.CallToolParamsRaw", or
+// accepted a log level MCP does not have.
+func TestDecodeFrameParamsNameTheField(t *testing.T) {
+	for _, c := range []struct{ in, field string }{
+		{`{"jsonrpc":"2.0","id":1,"method":"tools/call"}`, "params"},
+		{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":["kk_search"]}`, "params"},
+		{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"arguments":{}}}`, "params.name"},
+		{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":5}}`, "params.name"},
+		{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":""}}`, "params.name"},
+		{`{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{}}`, "params.uri"},
+		{`{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":5}}`, "params.uri"},
+		{`{"jsonrpc":"2.0","id":1,"method":"logging/setLevel","params":{"level":"loud"}}`, "params.level"},
+		{`{"jsonrpc":"2.0","id":1,"method":"logging/setLevel","params":{}}`, "params.level"},
+		{`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"cursor":5}}`, "params.cursor"},
+		{`{"jsonrpc":"2.0","id":1,"method":"prompts/get","params":{"name":null}}`, "params.name"},
+		{`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":5}}`, "params.protocolVersion"},
+		{`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":[]}}`, "params.capabilities"},
+		{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"kk_search","_meta":"x"}}`, "params._meta"},
+	} {
+		msg, ref := decodeFrame([]byte(c.in))
+		if ref == nil {
+			t.Errorf("%s: decoded %#v, want a refusal", c.in, msg)
+			continue
+		}
+		if ref.Code != jsonrpc.CodeInvalidParams || string(ref.ID) != "1" || !strings.Contains(ref.Message, c.field) {
+			t.Errorf("%s: refused %d %q (id %s), want -32602 naming %s", c.in, ref.Code, ref.Message, ref.ID, c.field)
+		}
+	}
+	for _, ok := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"kk_search","arguments":{"query":"x"},"_meta":{"progressToken":1}}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"nope","extra":true}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"logging/setLevel","params":{"level":"emergency"}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`,
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2099-01-01","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"kk://entry"}}`,
+		`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"loud"}}`,
+	} {
+		if _, ref := decodeFrame([]byte(ok)); ref != nil {
+			t.Errorf("%s: refused %d %s", ok, ref.Code, ref.Message)
+		}
 	}
 }

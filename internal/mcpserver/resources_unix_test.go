@@ -56,3 +56,28 @@ func TestResourcesStayInTree(t *testing.T) {
 		t.Fatalf("the session did not go on: %v", err)
 	}
 }
+
+// TestEntryToolReadsOnlyAFile: the kk_entry tool read ENTRY.md whole, so
+// one linked to /dev/zero (a broken or hostile checkout) grew the server
+// past 16 GB without an answer, and a named pipe held the call for ever.
+// Such an ENTRY.md is an INVARIANT_VIOLATION naming the file, at once, as
+// the kk://entry resource already refused it.
+func TestEntryToolReadsOnlyAFile(t *testing.T) {
+	for name, make := range map[string]func(path string) error{
+		"fifo":      func(p string) error { return syscall.Mkfifo(p, 0o600) },
+		"/dev/zero": func(p string) error { return os.Symlink("/dev/zero", p) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			k := newKB(t)
+			_ = os.Remove(k.EntryPath())
+			if err := make(k.EntryPath()); err != nil {
+				t.Fatal(err)
+			}
+			env := call(t, connect(t, k), "kk_entry", map[string]any{})
+			wantCode(t, env, "INVARIANT_VIOLATION")
+			if msg := env["error"].(map[string]any)["message"].(string); !strings.Contains(msg, ".ai/kenkeep/ENTRY.md is not a regular file") {
+				t.Fatalf("message %q", msg)
+			}
+		})
+	}
+}

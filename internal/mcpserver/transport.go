@@ -51,6 +51,7 @@ func (t *lineTransport) Connect(context.Context) (mcp.Connection, error) {
 		frames: make(chan frameOrErr),
 		closed: make(chan struct{}),
 		open:   map[jsonrpc.ID]bool{},
+		inUse:  map[jsonrpc.ID]bool{},
 	}
 	go c.readLoop(newFrameReader(t.in, t.max))
 	return c, nil
@@ -85,6 +86,12 @@ type lineConn struct {
 	// (notifications/cancelled): their answers are not written, as MCP
 	// asks of the receiver of a cancellation.
 	cancelled map[jsonrpc.ID]bool
+	// inUse holds the ids of the requests read whose answer has not been
+	// handed to the writer yet: a request reusing one is refused. (open
+	// keeps an id until its answer is written, for drain.)
+	inUse map[jsonrpc.ID]bool
+	// initialize is the id of the initialize request while it is open.
+	initialize jsonrpc.ID
 }
 
 func (c *lineConn) readLoop(fr *frameReader) {
@@ -144,10 +151,30 @@ func (c *lineConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		}
 		if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() {
 			c.mu.Lock()
-			c.open[req.ID] = true
+			dup := c.inUse[req.ID]
+			if !dup {
+				c.open[req.ID] = true
+				c.inUse[req.ID] = true
+				if req.Method == "initialize" {
+					c.initialize = req.ID
+				}
+			}
 			c.mu.Unlock()
-		} else if ok && req.Method == "notifications/cancelled" {
-			c.cancel(req.Params)
+			if dup {
+				// The go-sdk drops a request whose id is in use, unanswered.
+				// It is refused here, with a null id: an answer carrying the
+				// id would read as the answer to the request still open.
+				id, _ := json.Marshal(req.ID.Raw())
+				if err := c.refuse(ctx, invalid(nil, "the id %s is that of a request not answered yet; ids of open requests must differ", id), int64(len(r.frame))); err != nil {
+					return nil, err
+				}
+				continue
+			}
+		} else if ok && req.Method == "notifications/cancelled" && !c.cancel(req.Params) {
+			// MCP forbids cancelling initialize; the go-sdk would cancel
+			// it all the same, and its answer would be dropped.
+			c.log.Warn("ignored a notifications/cancelled naming the initialize request, which MCP says is never cancelled")
+			continue
 		}
 		return msg, nil
 	}
@@ -189,26 +216,32 @@ func (c *lineConn) drain(ctx context.Context) {
 
 // cancel records the request a notifications/cancelled names, when it is
 // still open; the notification goes on to the go-sdk, which cancels the
-// request's context.
-func (c *lineConn) cancel(params json.RawMessage) {
+// request's context. It returns false, recording nothing, when the
+// request named is the open initialize request: that notification is not
+// to reach the go-sdk.
+func (c *lineConn) cancel(params json.RawMessage) bool {
 	var p struct {
 		RequestID any `json:"requestId"`
 	}
 	if json.Unmarshal(params, &p) != nil || p.RequestID == nil {
-		return
+		return true
 	}
 	id, err := jsonrpc.MakeID(p.RequestID)
 	if err != nil {
-		return
+		return true
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.open[id] && c.initialize.IsValid() && id == c.initialize {
+		return false
+	}
 	if c.open[id] {
 		if c.cancelled == nil {
 			c.cancelled = map[jsonrpc.ID]bool{}
 		}
 		c.cancelled[id] = true
 	}
+	return true
 }
 
 func (c *lineConn) Write(ctx context.Context, msg jsonrpc.Message) error {
@@ -220,6 +253,14 @@ func (c *lineConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	resp, isResp := msg.(*jsonrpc.Response)
 	c.mu.Lock()
 	dropped := isResp && c.cancelled[resp.ID]
+	if isResp {
+		// The answer is on its way: from now on the client may reuse the
+		// id, having read the answer.
+		delete(c.inUse, resp.ID)
+		if resp.ID == c.initialize {
+			c.initialize = jsonrpc.ID{}
+		}
+	}
 	c.mu.Unlock()
 	if dropped {
 		c.log.Debug("dropped the answer to a request the client cancelled", "id", resp.ID.Raw())

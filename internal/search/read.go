@@ -3,6 +3,8 @@ package search
 import (
 	"context"
 	"errors"
+	"fmt"
+	"io"
 	"io/fs"
 	"math"
 	"os"
@@ -330,12 +332,16 @@ func ReadEntry(ctx context.Context, k *store.KB, _ EntryParams) (*EntryData, err
 		return nil, err
 	}
 	rel := path.Join(store.DirName, "ENTRY.md")
-	src, err := os.ReadFile(k.EntryPath())
+	src, problem, err := readEntryFile(k.EntryPath())
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, op.New(op.CodeNotFound, map[string]any{"path": rel}, "%s does not exist; run kk index rebuild", rel)
 	}
 	if err != nil {
 		return nil, err
+	}
+	if problem != "" {
+		return nil, op.New(op.CodeInvariant, map[string]any{"path": rel},
+			"%s %s, so kk does not read it: it is generated from the notes, so remove it and run kk index rebuild; kk_search finds the notes meanwhile", rel, problem)
 	}
 	if from, to := node.ConflictMarkers(src); from > 0 {
 		// A merge stopped on it: its text is git's two sides, no overview.
@@ -351,4 +357,40 @@ func ReadEntry(ctx context.Context, k *store.KB, _ EntryParams) (*EntryData, err
 // first.
 func SearchNodes(ctx context.Context, k *store.KB, p SearchParams) (*SearchData, error) {
 	return SearchNodesOn(ctx, k, "", p)
+}
+
+// maxEntryBytes bounds the ENTRY.md ReadEntry returns.
+const maxEntryBytes = 16 << 20
+
+// readEntryFile reads ENTRY.md at p when it is a regular file (a link to
+// one counts) of at most maxEntryBytes; otherwise problem says what it is
+// instead. A named pipe would hold the call for ever and a device such as
+// /dev/zero would never end.
+func readEntryFile(p string) (src []byte, problem string, err error) {
+	const notFile = "is not a regular file (a named pipe, a device or a socket)"
+	fi, err := os.Stat(p)
+	if err != nil {
+		return nil, "", err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, notFile, nil
+	}
+	f, err := os.Open(p)
+	if err != nil {
+		return nil, "", err
+	}
+	defer func() { _ = f.Close() }()
+	if fi, err = f.Stat(); err != nil {
+		return nil, "", err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, notFile, nil
+	}
+	if src, err = io.ReadAll(io.LimitReader(f, maxEntryBytes+1)); err != nil {
+		return nil, "", err
+	}
+	if len(src) > maxEntryBytes {
+		return nil, fmt.Sprintf("is over %d MiB", maxEntryBytes>>20), nil
+	}
+	return src, "", nil
 }
