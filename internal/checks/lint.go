@@ -224,7 +224,7 @@ func (l *linter) checkIndexFile(dir string) string {
 		return want + "; it has " + strings.Join(keys, ", ")
 	}
 	v, _ := doc.Value("okf_version")
-	if s, ok := v.(string); !ok || (s != "0.1" && s != indexfiles.OKFVersion) {
+	if s, ok := v.(string); !ok || (s != indexfiles.OKFVersion && s != "0.2") {
 		return fmt.Sprintf("%s; okf_version is %s", want, describeValue(v))
 	}
 	return ""

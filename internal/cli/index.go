@@ -161,7 +161,7 @@ func runIndexRebuild(ctx context.Context, app *App, o indexRebuildOpts) error {
 		case o.check:
 			// the leaves it cannot read are listed and counted above
 		case !stale:
-			app.notef("nothing to do; index is up to date (%d node(s))", res.NodeCount)
+			app.notef("generated index/graph already match nodes/, nothing to do (%d node(s))", res.NodeCount)
 		default:
 			app.notef("regenerated %d file(s) from %d node(s)%s", len(lines), res.NodeCount, unlisted)
 		}

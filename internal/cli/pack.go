@@ -57,7 +57,7 @@ folders in knowledge.FOLDER_SUMMARIES.md, the manifest kenkeep-pack.yaml
 
 --output names a folder, or a file ending in .tar.gz (or .tgz) for an archive
 whose entries sit under kenkeep-pack-<name>/. The default is the folder
-kenkeep-pack-<name> in the working directory. An existing folder is
+dist in the working directory, as in kenkeep. An existing folder is
 replaced only if it is a pack (it holds kenkeep-pack.yaml) or empty; in a
 pack folder, other files such as LICENSE or .git are kept.
 
@@ -87,7 +87,7 @@ tar.gz), "leaves", "folders", "folder_summaries", "missing_summaries",
 	cmd.Flags().StringVar(&o.Version, "pack-version", "", "version of the pack's content, such as 1.0.0 (required)")
 	cmd.Flags().StringVar(&o.Summary, "description", "", "one-line description of the pack (required; the manifest's summary)")
 	cmd.Flags().StringVar(&o.Homepage, "homepage", "", "where the pack is published (an absolute URL)")
-	cmd.Flags().StringVar(&o.Out, "output", "", "folder, or file ending in .tar.gz, to write (default kenkeep-pack-<name>)")
+	cmd.Flags().StringVar(&o.Out, "output", "", "folder, or file ending in .tar.gz, to write (default dist)")
 	cmd.Flags().BoolVarP(&o.verbose, "verbose", "v", false, "name every folder the pack lacks a summary for, not only the first 5")
 	return cmd
 }
@@ -103,7 +103,7 @@ func runPackExport(ctx context.Context, app *App, o packExportOpts) error {
 	}
 	out := o.Out
 	if out == "" {
-		out = "kenkeep-pack-" + o.Name
+		out = "dist" // kenkeep's default; a folder that is not a pack nor empty is refused
 	}
 	if !filepath.IsAbs(out) {
 		wd, err := app.Getwd()

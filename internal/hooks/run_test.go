@@ -227,7 +227,7 @@ func TestSessionStartWithAMalformedPayload(t *testing.T) {
 	if errb.Len() != 0 {
 		t.Fatalf("stderr %q", errb)
 	}
-	if !strings.Contains(out.String(), "kk navigation") {
+	if !strings.Contains(out.String(), "kenkeep navigation") {
 		t.Fatalf("no ENTRY.md in the context: %q", out)
 	}
 	ds := diagnostics(t, k)

@@ -256,7 +256,7 @@ func (p *Plan) bringForward(t *after, summariesSrc []byte, nodesHash string, d *
 // leaves it is 47 MB, and a copy of it costs a write as much as the
 // splice.
 func spliceGraph(old []byte, d *Delta, hash string, count int) ([]byte, bool, error) {
-	const heading = "---\n# kk Graph\n\nTotal nodes: "
+	const heading = "---\n# kenkeep Graph\n\nTotal nodes: "
 	if !bytes.HasPrefix(old, []byte("---\n")) {
 		return nil, false, nil
 	}

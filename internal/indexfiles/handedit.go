@@ -186,5 +186,13 @@ func (c *editCheck) edited(name string) (bool, error) {
 		return false, err
 	}
 	want, ok := g.Files[name]
-	return !ok || !(bytes.Equal(data, want) || store.SameText(data, want)), nil
+	return !ok || !(bytes.Equal(data, want) || store.SameText(data, want) || kenkeepUnterminated(data, want)), nil
+}
+
+// kenkeepUnterminated reports whether data is want without its final
+// newline: a folder index.md as kenkeep writes it (kk ends it with a
+// newline), which is kenkeep's generation, not a person's edit.
+func kenkeepUnterminated(data, want []byte) bool {
+	w, ok := bytes.CutSuffix(want, []byte("\n"))
+	return ok && len(data) > 0 && data[len(data)-1] != '\n' && store.SameText(data, w)
 }

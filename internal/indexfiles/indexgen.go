@@ -14,16 +14,20 @@ import (
 	"github.com/kk-project/kk/internal/yamlstyle"
 )
 
-// OKFVersion is the Open Knowledge Format version kk declares in nodes/index.md.
-const OKFVersion = "0.2"
+// OKFVersion is the Open Knowledge Format version kk declares in
+// nodes/index.md: kenkeep's, whose lint fails a bundle root declaring any
+// other (kk reads the optional OKF v0.2 keys of a leaf all the same).
+const OKFVersion = "0.1"
 
 // EmptyHash is the nodes_hash of a tree with no leaves.
 const EmptyHash = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
 
-// Directives embedded in every generated index, in kk's own words.
+// Directives embedded in every generated index: kenkeep's bytes
+// (KK_NAVIGATION_DIRECTIVE, INDEX_LEAF_READ_DIRECTIVE), as are the headings,
+// so that kk and kenkeep generate the same files from the same leaves.
 const (
-	NavigationDirective = "> kk navigation: this index is a map, not the territory. Pick the folder or leaf whose summary and tags match your task, open only that, and descend again if needed; a leaf's relates_to and depends_on ids lead to neighbouring knowledge."
-	LeafReadDirective   = "> Before acting on a topic listed here, open at least one of its leaves: the one-line summaries below only tell you where the detail lives."
+	NavigationDirective = "> kenkeep navigation: the injected body above is the root index node, the top-level catalog of branches and root-level leaves. Do not expect the whole knowledge base here; descend on demand. Read the root index node, pick one or more branches whose intent and tags match your task (several branches can be relevant), and read those branch `index.md` nodes. Descend further only where the task needs it, opening only the leaves you have confirmed are relevant. Follow each leaf's `relates_to` and `depends_on` cross edges to reach related leaves in other branches. You decide how deep to go per branch."
+	LeafReadDirective   = "> This index only orients you; leaves hold the durable guidance. Open at least one relevant leaf before acting."
 )
 
 // byTopicMax is how many nodes each tag of a folder's "By topic" block lists.
@@ -399,11 +403,11 @@ func renderFolder(dir string, leaves []*node.Node, subs []string, ranked map[str
 		b.WriteByte('\n')
 	}
 	if dir == "" {
-		line("# kk Index")
+		line("# kenkeep Index")
 	} else {
-		line("# kk Index: " + strings.ReplaceAll(dir, "/", " / "))
+		line("# kenkeep Index: " + strings.ReplaceAll(dir, "/", " / "))
 		line("")
-		parent := "kk"
+		parent := "kenkeep"
 		if p := store.DirOf(dir); p != "" {
 			parent = p[strings.LastIndexByte(p, '/')+1:]
 		}
@@ -484,7 +488,7 @@ func renderEntry(count int, rootLeaves []*node.Node, branches []string, summarie
 	if err != nil {
 		return nil, err
 	}
-	lines := []string{"# kk", "", NavigationDirective, "", "## Branches"}
+	lines := []string{"# kenkeep", "", NavigationDirective, "", "## Branches"}
 	if len(branches) == 0 {
 		lines = append(lines, "_None._")
 	}
@@ -541,7 +545,7 @@ func graphHead(hash string, count int) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := append(append([]byte("---\n"), fm...), "---\n# kk Graph\n\n"...)
+	b := append(append([]byte("---\n"), fm...), "---\n# kenkeep Graph\n\n"...)
 	if count > 0 {
 		b = append(b, "Total nodes: "+strconv.Itoa(count)+"\n"...)
 	}

@@ -458,9 +458,9 @@ func staleIndexes(indexDirs map[string]bool, gen *Generated) []string {
 }
 
 // looksGenerated reports whether the index.md at path opens as the
-// index files kk and kenkeep generate do, with the heading "# kk Index"
-// or "# kenkeep Index" (after the root index's front matter), with any
-// line endings and a byte order mark (true too when it cannot be read:
+// index files kk and kenkeep generate do, with the heading "# kenkeep
+// Index" (or "# kk Index", which earlier kk versions wrote), after the
+// root index's front matter, with any line endings and a byte order mark (true too when it cannot be read:
 // nothing to keep).
 func looksGenerated(path string) bool {
 	f, err := os.Open(path)

@@ -68,7 +68,7 @@ func TestKenkeepLibPackValidAndWarnings(t *testing.T) {
 	}
 	for _, f := range []string{"drupal/index.md", "drupal/framework/index.md"} {
 		data, err := os.ReadFile(k.NodePath(f))
-		if err != nil || strings.Contains(string(data), "schema_version: 2") || !strings.Contains(string(data), "# kk Index: drupal") {
+		if err != nil || strings.Contains(string(data), "schema_version: 2") || !strings.Contains(string(data), "# kenkeep Index: drupal") {
 			t.Errorf("%s after the import: %v\n%s", f, err, data)
 		}
 	}

@@ -506,7 +506,7 @@ func TestReadStaysInTheTree(t *testing.T) {
 			t.Errorf("Read(%s) = %v, want not found", p, err)
 		}
 	}
-	if got, err := b.Read(ctx, "index.md"); err != nil || !strings.Contains(got, "kk") {
+	if got, err := b.Read(ctx, "index.md"); err != nil || !strings.Contains(got, "# kenkeep Index") {
 		t.Errorf("Read(index.md) = %q, %v", got, err)
 	}
 }

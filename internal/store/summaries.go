@@ -193,7 +193,8 @@ func BlankSummaries(file string) []string {
 	return out
 }
 
-// RenderSummaries renders FOLDER_SUMMARIES.md for the given summaries.
+// RenderSummaries renders FOLDER_SUMMARIES.md for the given summaries, as
+// kenkeep writes it (writeFolderSummaries), its heading included.
 func RenderSummaries(s Summaries) ([]byte, error) {
 	keys := make([]string, 0, len(s))
 	for k, v := range s {
@@ -217,7 +218,7 @@ func RenderSummaries(s Summaries) ([]byte, error) {
 	var b strings.Builder
 	b.WriteString("---\n")
 	b.Write(fm)
-	b.WriteString("---\n# Folder Summaries\n\n")
+	b.WriteString("---\n# kenkeep Folder Summaries\n\n")
 	if len(keys) == 0 {
 		b.WriteString("_No folder summaries recorded._\n")
 	}
