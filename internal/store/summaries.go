@@ -253,7 +253,7 @@ func SummariesHandLines(src []byte) []string {
 		line = strings.TrimSuffix(line, "\r")
 		t := strings.TrimSpace(line)
 		switch {
-		case t == "", t == "# Folder Summaries", t == "_No folder summaries recorded._":
+		case t == "", t == "# kenkeep Folder Summaries", t == "# Folder Summaries" /* an older kk's */, t == "_No folder summaries recorded._":
 		case strings.HasPrefix(t, "- `") && strings.Contains(t[3:], "`: "):
 		default:
 			hand = append(hand, line)

@@ -35,3 +35,27 @@ func TestSummariesIndentedWithATab(t *testing.T) {
 		}
 	}
 }
+
+// What RenderSummaries writes holds no line of a person's, with summaries
+// or none; a file an older kk wrote (heading "# Folder Summaries") holds
+// none either. Before, the heading kk writes (kenkeep's) was read as a
+// person's line, so every rewrite of the registry kept a copy and warned.
+func TestRenderedSummariesHoldNoHandLines(t *testing.T) {
+	for _, s := range []Summaries{{}, {"api": "The API", "": "Root"}} {
+		b, err := RenderSummaries(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if hand := SummariesHandLines(b); len(hand) > 0 {
+			t.Errorf("RenderSummaries(%v) holds hand lines %q:\n%s", s, hand, b)
+		}
+	}
+	older := []byte("---\nschema_version: 1\nsummaries:\n  api: The API\n---\n# Folder Summaries\n\n- `api`: The API\n")
+	if hand := SummariesHandLines(older); len(hand) > 0 {
+		t.Errorf("an older kk's file holds hand lines %q", hand)
+	}
+	mine := []byte("---\nschema_version: 1\nsummaries: {}\n---\n# kenkeep Folder Summaries\n\nmy own line\n")
+	if hand := SummariesHandLines(mine); len(hand) != 1 || hand[0] != "my own line" {
+		t.Errorf("hand lines = %q, want [my own line]", hand)
+	}
+}
