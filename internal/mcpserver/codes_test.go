@@ -16,6 +16,7 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/kk-project/kk/internal/search"
 	"github.com/kk-project/kk/internal/store"
@@ -127,44 +128,19 @@ func TestCancelledRequestGetsNoAnswer(t *testing.T) {
 			return nil, ctx.Err()
 		})}
 	srv := newServer(newKB(t), Options{Version: "test"}, append(Tools(), wait))
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
-	served := make(chan error, 1)
-	go func() {
-		served <- Run(context.Background(), srv, inR, outW, nil)
-		_ = outW.Close()
-	}()
-	out := bufio.NewReader(outR)
-	send := func(line string) {
-		t.Helper()
-		if _, err := io.WriteString(inW, line+"\n"); err != nil {
-			t.Fatal(err)
-		}
-	}
-	read := func() string {
-		t.Helper()
-		line, err := out.ReadString('\n')
-		if err != nil {
-			t.Fatalf("stdout ended: %v", err)
-		}
-		return line
-	}
-	send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
-	if line := read(); !strings.Contains(line, `"id":1,"result"`) {
-		t.Fatalf("initialize: %s", line)
-	}
-	send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	sess := startPipeSession(t, srv)
+	send := sess.send
 	send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"wait","arguments":{}}}`)
 	<-started
 	send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2,"reason":"the user interrupted"}}`)
 	<-returned
 	send(`{"jsonrpc":"2.0","id":3,"method":"ping"}`)
-	if err := inW.Close(); err != nil {
+	if err := sess.in.Close(); err != nil {
 		t.Fatal(err)
 	}
 	var lines []string
 	for {
-		line, err := out.ReadString('\n')
+		line, err := sess.out.ReadString('\n')
 		if line != "" {
 			lines = append(lines, line)
 		}
@@ -172,7 +148,7 @@ func TestCancelledRequestGetsNoAnswer(t *testing.T) {
 			break
 		}
 	}
-	if err := <-served; err != nil {
+	if err := <-sess.served; err != nil {
 		t.Fatal(err)
 	}
 	if len(lines) != 1 || !strings.Contains(lines[0], `"id":3,"result"`) {
@@ -226,33 +202,8 @@ func TestRefusedCancelCancelsNothing(t *testing.T) {
 			return search.ReadEntry(ctx, k, p)
 		})}
 	srv := newServer(newKB(t), Options{Version: "test"}, append(Tools(), wait))
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
-	served := make(chan error, 1)
-	go func() {
-		served <- Run(context.Background(), srv, inR, outW, nil)
-		_ = outW.Close()
-	}()
-	out := bufio.NewReader(outR)
-	send := func(line string) {
-		t.Helper()
-		if _, err := io.WriteString(inW, line+"\n"); err != nil {
-			t.Fatal(err)
-		}
-	}
-	read := func() string {
-		t.Helper()
-		line, err := out.ReadString('\n')
-		if err != nil {
-			t.Fatalf("stdout ended: %v", err)
-		}
-		return line
-	}
-	send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
-	if line := read(); !strings.Contains(line, `"id":1,"result"`) {
-		t.Fatalf("initialize: %s", line)
-	}
-	send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	sess := startPipeSession(t, srv)
+	send, read := sess.send, sess.read
 	send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"wait","arguments":{}}}`)
 	<-started
 	send(`{"jsonrpc":"2.0","id":9,"method":"notifications/cancelled","params":{"requestId":2}}`)
@@ -267,12 +218,7 @@ func TestRefusedCancelCancelsNothing(t *testing.T) {
 	if line := read(); !strings.Contains(line, `"id":2,"result"`) || strings.Contains(line, `"isError":true`) {
 		t.Fatalf("the request the refused cancel named: %s", line)
 	}
-	if err := inW.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := <-served; err != nil {
-		t.Fatal(err)
-	}
+	sess.close()
 }
 
 // TestDuplicateIDInFlightIsAnswered: a request whose id is that of a
@@ -293,33 +239,8 @@ func TestDuplicateIDInFlightIsAnswered(t *testing.T) {
 			return search.ReadEntry(ctx, k, p)
 		})}
 	srv := newServer(newKB(t), Options{Version: "test"}, append(Tools(), wait))
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
-	served := make(chan error, 1)
-	go func() {
-		served <- Run(context.Background(), srv, inR, outW, nil)
-		_ = outW.Close()
-	}()
-	out := bufio.NewReader(outR)
-	send := func(line string) {
-		t.Helper()
-		if _, err := io.WriteString(inW, line+"\n"); err != nil {
-			t.Fatal(err)
-		}
-	}
-	read := func() string {
-		t.Helper()
-		line, err := out.ReadString('\n')
-		if err != nil {
-			t.Fatalf("stdout ended: %v", err)
-		}
-		return line
-	}
-	send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
-	if line := read(); !strings.Contains(line, `"id":1,"result"`) {
-		t.Fatalf("initialize: %s", line)
-	}
-	send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	sess := startPipeSession(t, srv)
+	send, read := sess.send, sess.read
 	send(`{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"wait","arguments":{}}}`)
 	<-started
 	send(`{"jsonrpc":"2.0","id":"a","method":"ping"}`)
@@ -334,12 +255,7 @@ func TestDuplicateIDInFlightIsAnswered(t *testing.T) {
 	if line := read(); !strings.Contains(line, `"id":"a","result":{}`) {
 		t.Fatalf("id \"a\" again once answered: %s", line)
 	}
-	if err := inW.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := <-served; err != nil {
-		t.Fatal(err)
-	}
+	sess.close()
 }
 
 // TestInitializeIsNeverCancelled: MCP forbids cancelling initialize, yet a
@@ -375,5 +291,61 @@ func TestInitializeIsNeverCancelled(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), `"id":1,"result"`) {
 		t.Fatalf("the answer to initialize was dropped: %q", out.String())
+	}
+}
+
+// pipeSession runs srv over pipes and initializes it, for tests that
+// speak to it line by line: send writes a line, read reads one (failing
+// the test when stdout ends), and close ends the input and returns what
+// the server returned.
+type pipeSession struct {
+	t      *testing.T
+	in     *io.PipeWriter
+	out    *bufio.Reader
+	served chan error
+}
+
+func startPipeSession(t *testing.T, srv *mcp.Server) *pipeSession {
+	t.Helper()
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	s := &pipeSession{t: t, in: inW, out: bufio.NewReader(outR), served: make(chan error, 1)}
+	go func() {
+		s.served <- Run(context.Background(), srv, inR, outW, nil)
+		_ = outW.Close()
+	}()
+	s.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	if line := s.read(); !strings.Contains(line, `"id":1,"result"`) {
+		t.Fatalf("initialize: %s", line)
+	}
+	s.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	return s
+}
+
+func (s *pipeSession) send(line string) {
+	s.t.Helper()
+	if _, err := io.WriteString(s.in, line+"\n"); err != nil {
+		s.t.Fatal(err)
+	}
+}
+
+func (s *pipeSession) read() string {
+	s.t.Helper()
+	line, err := s.out.ReadString('\n')
+	if err != nil {
+		s.t.Fatalf("stdout ended: %v", err)
+	}
+	return line
+}
+
+// close ends the server's input and fails the test when the server
+// returned an error.
+func (s *pipeSession) close() {
+	s.t.Helper()
+	if err := s.in.Close(); err != nil {
+		s.t.Fatal(err)
+	}
+	if err := <-s.served; err != nil {
+		s.t.Fatal(err)
 	}
 }
