@@ -74,25 +74,24 @@ func generatedPath(name string) (kbDir, rel string, ok bool) {
 }
 
 // summaryOf reads ENTRY.md's front-matter summary; a file that is missing
-// or does not parse has none.
-func summaryOf(data []byte) (string, bool) {
+// or does not parse has none ("").
+func summaryOf(data []byte) string {
 	if len(data) == 0 {
-		return "", false
+		return ""
 	}
 	doc, err := frontmatter.Parse(data)
 	if err != nil {
-		return "", false
+		return ""
 	}
-	v, ok := doc.Value("summary")
+	v, _ := doc.Value("summary")
 	s, _ := v.(string)
-	s = strings.TrimSpace(s)
-	return s, ok && s != ""
+	return strings.TrimSpace(s)
 }
 
 func mergeEntrySummary(sides [3][]byte, ours, name string) (string, error) {
-	b, _ := summaryOf(sides[0])
-	o, _ := summaryOf(sides[1])
-	t, _ := summaryOf(sides[2])
+	b := summaryOf(sides[0])
+	o := summaryOf(sides[1])
+	t := summaryOf(sides[2])
 	switch {
 	case o == t, t == b:
 		return "", nil
