@@ -191,17 +191,7 @@ func TestLogFileThatCannotBeOpened(t *testing.T) {
 // "the operation was interrupted". A refused message has no effect.
 func TestRefusedCancelCancelsNothing(t *testing.T) {
 	started, release := make(chan struct{}), make(chan struct{})
-	wait := Tool{Name: "wait", Title: "Wait", Description: "waits until released", Schema: "kk-entry", ReadOnly: true,
-		Run: decoded("kk-entry", func(ctx context.Context, k *store.KB, p search.EntryParams) (*search.EntryData, error) {
-			close(started)
-			select {
-			case <-ctx.Done():
-				return nil, ctx.Err()
-			case <-release:
-			}
-			return search.ReadEntry(ctx, k, p)
-		})}
-	srv := newServer(newKB(t), Options{Version: "test"}, append(Tools(), wait))
+	srv := newServer(newKB(t), Options{Version: "test"}, append(Tools(), waitTool(started, release)))
 	sess := startPipeSession(t, srv)
 	send, read := sess.send, sess.read
 	send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"wait","arguments":{}}}`)
@@ -228,17 +218,7 @@ func TestRefusedCancelCancelsNothing(t *testing.T) {
 // first request is answered as usual.
 func TestDuplicateIDInFlightIsAnswered(t *testing.T) {
 	started, release := make(chan struct{}), make(chan struct{})
-	wait := Tool{Name: "wait", Title: "Wait", Description: "waits until released", Schema: "kk-entry", ReadOnly: true,
-		Run: decoded("kk-entry", func(ctx context.Context, k *store.KB, p search.EntryParams) (*search.EntryData, error) {
-			close(started)
-			select {
-			case <-ctx.Done():
-				return nil, ctx.Err()
-			case <-release:
-			}
-			return search.ReadEntry(ctx, k, p)
-		})}
-	srv := newServer(newKB(t), Options{Version: "test"}, append(Tools(), wait))
+	srv := newServer(newKB(t), Options{Version: "test"}, append(Tools(), waitTool(started, release)))
 	sess := startPipeSession(t, srv)
 	send, read := sess.send, sess.read
 	send(`{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"wait","arguments":{}}}`)
@@ -348,4 +328,20 @@ func (s *pipeSession) close() {
 	if err := <-s.served; err != nil {
 		s.t.Fatal(err)
 	}
+}
+
+// waitTool is a tool "wait" that closes started when called and answers
+// (kk_entry's answer) once release is closed, or fails when its request
+// is cancelled.
+func waitTool(started, release chan struct{}) Tool {
+	return Tool{Name: "wait", Title: "Wait", Description: "waits until released", Schema: "kk-entry", ReadOnly: true,
+		Run: decoded("kk-entry", func(ctx context.Context, k *store.KB, p search.EntryParams) (*search.EntryData, error) {
+			close(started)
+			select {
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			case <-release:
+			}
+			return search.ReadEntry(ctx, k, p)
+		})}
 }
