@@ -356,6 +356,32 @@ func (r treeReader) commitTree(id string) ([]byte, error) {
 	return tree, nil
 }
 
+// pathTree returns the id of the tree at folder path (slash-separated)
+// in commit id, nil when the commit has none there.
+func (r treeReader) pathTree(id, path string) ([]byte, error) {
+	tree, err := r.commitTree(id)
+	if err != nil {
+		return nil, err
+	}
+	for name := range strings.SplitSeq(strings.Trim(path, "/"), "/") {
+		entries, err := r.tree(tree)
+		if err != nil {
+			return nil, err
+		}
+		tree = nil
+		for _, e := range entries {
+			if e.name == name && e.mode == "40000" {
+				tree = e.id
+				break
+			}
+		}
+		if tree == nil {
+			return nil, nil
+		}
+	}
+	return tree, nil
+}
+
 // errShape is a change that would turn a file into a folder or a folder
 // into a file: kk never makes one (a leaf and a folder of the same name
 // are refused before), and the commit refuses it too.

@@ -421,6 +421,11 @@ func (r *Repo) Changed(ctx context.Context, from, to, folder string) (map[string
 type Changes struct {
 	Files   map[string][]byte
 	Removed []string
+	// TipOnly says the changes are right only when the head they were
+	// planned on is the branch's tip: a plan that found the branch moved
+	// since (and left the check to the compare and swap) is made again
+	// on the new tip, whatever CommitOptions.Scope says.
+	TipOnly bool
 }
 
 // CommitOptions describe one commit.
@@ -442,6 +447,15 @@ type CommitOptions struct {
 	// SkipEmpty makes no commit when Plan changes nothing (Landed is
 	// then empty).
 	SkipEmpty bool
+	// Scope, when set, is the folder (a repository path) Plan reads the
+	// repository under, and that holds every change it returns: when
+	// another writer moves the branch and leaves Scope's tree as it was,
+	// the changes planned stay right, and Commit builds them on the new
+	// tip at once, index.lock still held, instead of planning again. A
+	// plan takes long enough for a writer that commits without a pause
+	// to move the branch during every one, which would hold the commit
+	// for as long as that writer runs. "" plans again at every move.
+	Scope string
 }
 
 // Landed is a commit that moved the branch.
@@ -461,6 +475,10 @@ const (
 	quickRaces = 50
 	racePause  = 200 * time.Millisecond
 )
+
+// quickMoves bounds how often one attempt builds its changes again on a
+// new tip without planning again (CommitOptions.Scope), index.lock held.
+const quickMoves = 20
 
 // maxKills bounds how often one commit is attempted again because a git
 // command it ran was ended by a signal kk did not send (ErrKilled).
@@ -583,7 +601,11 @@ func (r *Repo) commitOnce(ctx context.Context, o CommitOptions, onWait func(stri
 	if err != nil {
 		return Landed{}, noRetry, err
 	}
-	commit, info, err := r.build(ctx, head, changes, o.Author, o.Message)
+	entries, info, err := r.writeBlobs(ctx, changes)
+	var commit string
+	if err == nil {
+		commit, err = r.commitOn(head, entries, o.Author, o.Message)
+	}
 	if err != nil {
 		iu.abandon()
 		return Landed{}, noRetry, err
@@ -595,7 +617,11 @@ func (r *Repo) commitOnce(ctx context.Context, o CommitOptions, onWait func(stri
 	if err := r.inject("index"); err != nil {
 		return Landed{}, noRetry, err
 	}
-	if err := r.moveBranch(head, commit, o.Wait, onWait); err != nil {
+	for moves := 1; ; moves++ {
+		err := r.moveBranch(head, commit, o.Wait, onWait)
+		if err == nil {
+			break
+		}
 		r.tip = ""
 		now, herr := r.head()
 		if herr == nil && now == commit {
@@ -609,7 +635,18 @@ func (r *Repo) commitOnce(ctx context.Context, o CommitOptions, onWait func(stri
 		case herr == nil && now == "" && r.born:
 			return Landed{}, noRetry, r.goneError()
 		case errors.As(err, &race):
-			return Landed{}, raced, err
+			if herr != nil || now == "" || moves >= quickMoves || !r.keepsScope(head, now, o.Scope, changes) {
+				return Landed{}, raced, err
+			}
+			// The same changes on the new tip: git's index is the one
+			// prepared (index.lock held throughout, and a writer that
+			// moves the branch without it leaves it alone), and only the
+			// trees and the commit are new.
+			if commit, err = r.commitOn(now, entries, o.Author, o.Message); err != nil {
+				return Landed{}, noRetry, err
+			}
+			head = now
+			continue
 		case lockHeld(err):
 			return Landed{}, held, err
 		}
@@ -746,31 +783,50 @@ func (r *Repo) linkLock(path, marker string) error {
 	return err
 }
 
-// build writes the objects of the commit of changes on head and returns
-// its id and the index entries it sets (git update-index -z --index-info
-// input).
-func (r *Repo) build(ctx context.Context, head string, c Changes, author Author, message string) (string, []byte, error) {
-	reader := treeReader{get: r.get, algo: r.objs.algo}
-	var root []byte
-	var err error
-	if head != "" {
-		if root, err = reader.commitTree(head); err != nil {
-			return "", nil, err
+// keepsScope reports whether the commit's changes, planned on head, are
+// right on now too: every one is under scope, and scope's tree is the
+// same in both commits (see CommitOptions.Scope).
+func (r *Repo) keepsScope(head, now, scope string, c Changes) bool {
+	if scope == "" || head == "" || c.TipOnly {
+		return false
+	}
+	scope = strings.Trim(scope, "/") + "/"
+	for p := range c.Files {
+		if !strings.HasPrefix(p, scope) {
+			return false
 		}
 	}
+	for _, p := range c.Removed {
+		if !strings.HasPrefix(p, scope) {
+			return false
+		}
+	}
+	reader := treeReader{get: r.get, algo: r.objs.algo}
+	was, err := reader.pathTree(head, scope)
+	if err != nil {
+		return false
+	}
+	is, err := reader.pathTree(now, scope)
+	return err == nil && bytes.Equal(was, is)
+}
+
+// writeBlobs writes the blobs of changes and returns the tree entries
+// they set (nil for a path removed) and the index entries (git
+// update-index -z --index-info input).
+func (r *Repo) writeBlobs(ctx context.Context, c Changes) (map[string]*treeEntry, []byte, error) {
 	entries := map[string]*treeEntry{}
 	var info bytes.Buffer
 	written := make([]string, 0, len(c.Files))
 	for p := range c.Files {
 		if p == "" || p != filepath.ToSlash(filepath.Clean(p)) || strings.HasPrefix(p, "../") || strings.HasPrefix(p, "/") {
-			return "", nil, fmt.Errorf("gitx: %q is not a clean repository path", p)
+			return nil, nil, fmt.Errorf("gitx: %q is not a clean repository path", p)
 		}
 		written = append(written, p)
 	}
 	slices.Sort(written)
 	convert, err := r.converts(written, c.Files)
 	if err != nil {
-		return "", nil, err
+		return nil, nil, err
 	}
 	// The blobs are written at once, each in its own goroutine.
 	ids := make([][]byte, len(written))
@@ -782,7 +838,7 @@ func (r *Repo) build(ctx context.Context, head string, c Changes, author Author,
 	wg.Wait()
 	for i, p := range written {
 		if errs[i] != nil {
-			return "", nil, fmt.Errorf("writing the blob of %s: %w", p, errs[i])
+			return nil, nil, fmt.Errorf("writing the blob of %s: %w", p, errs[i])
 		}
 		mode := "100644"
 		if fi, err := os.Lstat(filepath.Join(r.Top, filepath.FromSlash(p))); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
@@ -798,13 +854,27 @@ func (r *Repo) build(ctx context.Context, head string, c Changes, author Author,
 		entries[p] = nil
 		fmt.Fprintf(&info, "0 %s\t%s\x00", r.objs.algo.zeroID(), p)
 	}
+	return entries, info.Bytes(), nil
+}
+
+// commitOn writes the trees and the commit of entries (writeBlobs) on
+// head and returns the commit's id.
+func (r *Repo) commitOn(head string, entries map[string]*treeEntry, author Author, message string) (string, error) {
+	reader := treeReader{get: r.get, algo: r.objs.algo}
+	var root []byte
+	var err error
+	if head != "" {
+		if root, err = reader.commitTree(head); err != nil {
+			return "", err
+		}
+	}
 	newRoot, empty, err := rewriteTree(r.objs, reader, root, "", entries)
 	if err != nil {
-		return "", nil, err
+		return "", err
 	}
 	if empty {
 		if newRoot, err = r.objs.write("tree", nil); err != nil {
-			return "", nil, err
+			return "", err
 		}
 	}
 	now := time.Now()
@@ -820,11 +890,11 @@ func (r *Repo) build(ctx context.Context, head string, c Changes, author Author,
 	}
 	cid, err := r.objs.write("commit", []byte(b.String()))
 	if err != nil {
-		return "", nil, err
+		return "", err
 	}
 	id := hex.EncodeToString(cid)
 	objects.put(id, cached{tree: newRoot})
-	return id, info.Bytes(), nil
+	return id, nil
 }
 
 // blob writes the blob of path's content: by git hash-object --path

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -350,6 +351,86 @@ func TestRepoCommitRebuildsWhenTheBranchMoved(t *testing.T) {
 		t.Errorf("history:\n%s", got)
 	}
 	fsck(t, dir)
+}
+
+// A writer that moves the branch and leaves the commit's Scope as it was
+// does not make the commit plan again: its changes are built on the new
+// tip at once (a plan takes long enough for a writer that commits without
+// a pause to move the branch during every one). One that changed the
+// Scope does, and so does a plan that holds only on the tip (TipOnly).
+func TestRepoCommitKeepsItsPlanWhenItsScopeIsUntouched(t *testing.T) {
+	for _, tc := range []struct {
+		name, other string
+		tipOnly     bool
+		plans       int
+	}{
+		{"outside", "src/x.go", false, 1},
+		{"inside", "kb/x.md", false, 2},
+		{"tip only", "src/x.go", true, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			dir, r := committedRepo(t)
+			write(t, dir, "kb/a.md", "a")
+			gitOut(t, dir, "add", "kb/a.md")
+			gitOut(t, dir, "commit", "-q", "-m", "kb")
+			// Another writer's commit, made with plumbing (git commit would
+			// wait for the index.lock the worker holds).
+			other := plumbingCommit(t, dir, tc.other, "by another writer")
+			raced := false
+			r.fault = func(point string) error {
+				if point == "move" && !raced {
+					raced = true
+					gitOut(t, dir, "update-ref", "refs/heads/"+r.Branch, other)
+				}
+				return nil
+			}
+			plans := 0
+			l, err := r.Commit(ctx, CommitOptions{Author: worker, Message: "job", Scope: "kb", Plan: func(head string) (Changes, error) {
+				plans++
+				return Changes{Files: map[string][]byte{"kb/b.md": []byte("b")}, TipOnly: tc.tipOnly}, nil
+			}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if plans != tc.plans || l.Parent != other {
+				t.Errorf("%d plans, parent %s; want %d, %s", plans, l.Parent, tc.plans, other)
+			}
+			if got := gitOut(t, dir, "ls-tree", "-r", "--name-only", "HEAD"); !slices.Contains(strings.Split(got, "\n"), tc.other) || !slices.Contains(strings.Split(got, "\n"), "kb/b.md") {
+				t.Errorf("HEAD holds:\n%s", got)
+			}
+			if got := gitOut(t, dir, "diff", "--cached", "--name-only", "HEAD", "--", "kb/b.md"); got != "" {
+				t.Errorf("git's index differs from HEAD: %s", got)
+			}
+			fsck(t, dir)
+		})
+	}
+}
+
+// plumbingCommit makes a commit on HEAD that adds path, with git's
+// plumbing and an index of its own (git's index and the branch are left
+// alone), and returns its id.
+func plumbingCommit(t *testing.T, dir, path, message string) string {
+	t.Helper()
+	env := append(os.Environ(), "GIT_INDEX_FILE="+filepath.Join(t.TempDir(), "index"))
+	run := func(args ...string) string {
+		cmd := exec.Command("git", args...)
+		cmd.Dir, cmd.Env = dir, env
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("git %v: %v", args, err)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	run("read-tree", "HEAD")
+	cmd := exec.Command("git", "hash-object", "-w", "--stdin")
+	cmd.Dir, cmd.Stdin = dir, strings.NewReader(path+"\n")
+	blob, err := cmd.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	run("update-index", "--add", "--cacheinfo", "100644,"+strings.TrimSpace(string(blob))+","+path)
+	return run("commit-tree", "-p", "HEAD", "-m", message, run("write-tree"))
 }
 
 // Whatever fails after the branch moved does not undo the commit: it is

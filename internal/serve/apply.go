@@ -550,7 +550,7 @@ func (b *Backend) commit(ctx context.Context, j *service.Job, leaf string, res *
 		t0 := time.Now()
 		p := b.planner(ctx, r, res)
 		p.befores, p.refactors = befores, refactors
-		landed, err := r.Commit(ctx, gitx.CommitOptions{Author: b.author, Message: subject, Plan: p.plan, Wait: b.stopCtx(), OnWait: b.setWaiting})
+		landed, err := r.Commit(ctx, gitx.CommitOptions{Author: b.author, Message: subject, Plan: p.plan, Scope: p.scope(), Wait: b.stopCtx(), OnWait: b.setWaiting})
 		b.waitEnded()
 		if err != nil {
 			// git that could not write (the disk full, a read-only file

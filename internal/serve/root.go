@@ -486,7 +486,7 @@ func (b *Backend) shareRound(ctx context.Context, r *gitx.Repo, branch string) (
 		tx.AfterCommit(func(res *txn.Result) error {
 			p := b.planner(cctx, r, res)
 			l, err := r.Commit(cctx, gitx.CommitOptions{Author: b.author, Message: "index: regenerate after rebasing onto origin/" + branch,
-				Plan: p.plan, Wait: b.stopCtx(), OnWait: b.setWaiting, SkipEmpty: true})
+				Plan: p.plan, Scope: p.scope(), Wait: b.stopCtx(), OnWait: b.setWaiting, SkipEmpty: true})
 			b.waitEnded()
 			if err != nil {
 				return err

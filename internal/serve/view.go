@@ -183,6 +183,7 @@ func (p *planner) personsChange(v *view, head, prefix string, before leafBefore)
 	// since (the person's commit of the note): the branch's compare and
 	// swap then misses, and the commit is planned again on the true tip.
 	if now, err := gitx.Read(p.ctx, p.r.Top, "rev-parse", "--verify", "-q", "refs/heads/"+p.r.Branch); err == nil && strings.TrimSpace(string(now)) != head {
+		p.tipOnly = true
 		return nil
 	}
 	repo := repoPath(prefix, rel)
@@ -231,15 +232,26 @@ type planner struct {
 	changes    gitx.Changes
 	sums       map[string]string // path relative to .ai/kenkeep -> sha256, "" when removed
 	consistent bool              // the commit's leaves are the work tree's
+	// tipOnly is set when the plan found the branch moved past head and
+	// left a check to the plan on the new tip (gitx.Changes.TipOnly).
+	tipOnly bool
 }
 
 func (b *Backend) planner(ctx context.Context, r *gitx.Repo, res *txn.Result) *planner {
 	return &planner{b: b, ctx: ctx, r: r, res: res}
 }
 
+// scope is the folder every plan reads the branch under and commits to
+// (gitx.CommitOptions.Scope): the knowledge base's.
+func (p *planner) scope() string {
+	_, prefix := p.b.prefixNow()
+	return prefix + store.DirName
+}
+
 // plan returns the job's commit on head: the files its transaction wrote
 // and removed, and the generated files of the commit's leaves.
 func (p *planner) plan(head string) (gitx.Changes, error) {
+	p.tipOnly = false
 	// Checked again under index.lock: the person's operation may have
 	// begun after the worker took the job (Ready).
 	if err := personsOperation(p.r.GitDir); err != nil {
@@ -324,6 +336,7 @@ func (p *planner) plan(head string) (gitx.Changes, error) {
 	} else if err := p.generate(head, v, diff, committed, &ch, job); err != nil {
 		return gitx.Changes{}, err
 	}
+	ch.TipOnly = p.tipOnly
 	p.head, p.changes, p.sums = head, ch, job
 	if p.res.Index != nil {
 		p.after = strings.TrimPrefix(p.res.Index.NodesHash, "sha256:")
