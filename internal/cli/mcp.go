@@ -49,7 +49,9 @@ agent session) can share one tree.
 A line that is not a valid JSON-RPC 2.0 message (not JSON, no method, a
 batch, a null or object id, a line over the size cap, ...) is answered
 with a JSON-RPC error, -32700 or -32600, and the session goes on.
-docs/limits.md lists the limits.
+docs/limits.md lists the limits. Such refusals, and the client's mistakes
+about the session (a request before initialize, a second initialize),
+are logged as warnings: level ERROR is for kk's own failures.
 
 Nothing but protocol messages is written to stdout. The log goes to
 stderr, warnings and errors only, since harnesses show stderr as errors;

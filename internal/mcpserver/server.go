@@ -82,7 +82,7 @@ func newServerFinding(k *store.KB, find func() (*store.KB, error), o Options, li
 		text += noKBInstructions
 	}
 	srv := mcp.NewServer(&mcp.Implementation{Name: "kk", Title: "kk knowledge base", Version: version},
-		&mcp.ServerOptions{Instructions: text, Logger: log})
+		&mcp.ServerOptions{Instructions: text, Logger: slog.New(clientMistakes{log.Handler()})})
 	for _, t := range list {
 		srv.AddTool(mcpTool(t), s.handler(t))
 	}
