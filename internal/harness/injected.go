@@ -2,6 +2,7 @@ package harness
 
 import (
 	"strings"
+	"unicode/utf8"
 )
 
 // Harnesses put text of their own into the user turns of their
@@ -94,20 +95,76 @@ var InjectedTags = []string{
 // close the harness's block and could open one that reads as the
 // harness's own instructions. Whatever the tag's name, disarmed it is
 // text. A '<' that opens no tag ("a < b", "<https://…>", "<!--") is kept.
+//
+// Control characters become U+FFFD as well (see control): harnesses show
+// hook context in their terminal UI, where a note's ESC sequence would
+// set the title, clear the screen or recolour what follows, and a
+// bidirectional override would show the text in another order than the
+// model reads it. Tab, line feed and carriage return are kept.
 func Defang(text string) string {
-	if !strings.Contains(text, "<") {
+	if !needsDefang(text) {
 		return text
 	}
 	var b strings.Builder
 	b.Grow(len(text) + 8)
-	for i := 0; i < len(text); i++ {
-		if text[i] == '<' && opensTag(text[i+1:]) {
+	for i := 0; i < len(text); {
+		c := text[i]
+		if c == '<' && opensTag(text[i+1:]) {
 			b.WriteString("‹")
+			i++
 			continue
 		}
-		b.WriteByte(text[i])
+		if c < utf8.RuneSelf {
+			if control(rune(c)) {
+				b.WriteRune(utf8.RuneError)
+			} else {
+				b.WriteByte(c)
+			}
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRuneInString(text[i:])
+		if control(r) {
+			b.WriteRune(utf8.RuneError)
+		} else {
+			b.WriteString(text[i : i+n])
+		}
+		i += n
 	}
 	return b.String()
+}
+
+// needsDefang reports whether text may hold what Defang changes: a '<',
+// an ASCII control character, or the first byte of a C1 control or a
+// bidirectional control (0xC2, 0xE2).
+func needsDefang(text string) bool {
+	for i := 0; i < len(text); i++ {
+		switch c := text[i]; {
+		case c == '<', c == 0xC2, c == 0xE2, c == 0x7f:
+			return true
+		case c < 0x20 && c != '\t' && c != '\n' && c != '\r':
+			return true
+		}
+	}
+	return false
+}
+
+// control reports whether r is a character hook context must not carry:
+// a C0 control other than tab, line feed and carriage return, DEL, a C1
+// control, or a bidirectional embedding, override or isolate (U+202A to
+// U+202E, U+2066 to U+2069).
+func control(r rune) bool {
+	switch {
+	case r == '\t' || r == '\n' || r == '\r':
+		return false
+	case r < 0x20 || r == 0x7f:
+		return true
+	case 0x80 <= r && r <= 0x9f:
+		return true
+	case 0x202a <= r && r <= 0x202e, 0x2066 <= r && r <= 0x2069:
+		return true
+	}
+	return false
 }
 
 // opensTag reports whether rest, the text after a '<', starts a tag name
