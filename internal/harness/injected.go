@@ -108,35 +108,54 @@ func Defang(text string) string {
 	var b strings.Builder
 	b.Grow(len(text) + 8)
 	for i := 0; i < len(text); {
-		c := text[i]
-		if c == '<' && opensTag(text[i+1:]) {
+		if text[i] == '<' && opensTag(text[i+1:]) {
 			b.WriteString("‹")
 			i++
 			continue
 		}
-		if c < utf8.RuneSelf {
-			if control(rune(c)) {
-				b.WriteRune(utf8.RuneError)
-			} else {
-				b.WriteByte(c)
-			}
-			i++
-			continue
-		}
-		r, n := utf8.DecodeRuneInString(text[i:])
-		if control(r) {
-			b.WriteRune(utf8.RuneError)
-		} else {
-			b.WriteString(text[i : i+n])
-		}
-		i += n
+		i += writeChar(&b, text[i:])
 	}
 	return b.String()
 }
 
-// needsDefang reports whether text may hold what Defang changes: a '<',
-// an ASCII control character, or the first byte of a C1 control or a
-// bidirectional control (0xC2, 0xE2).
+// ReplaceControls returns s with every control character (see control)
+// written as U+FFFD, the rule Defang applies: for text kk keeps that a
+// terminal may show or a model may read (a session log).
+func ReplaceControls(s string) string {
+	if !needsDefang(s) {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s) + 8)
+	for i := 0; i < len(s); {
+		i += writeChar(&b, s[i:])
+	}
+	return b.String()
+}
+
+// writeChar writes the first character of s to b, U+FFFD for a control
+// character, and returns its length in bytes.
+func writeChar(b *strings.Builder, s string) int {
+	if c := s[0]; c < utf8.RuneSelf {
+		if control(rune(c)) {
+			b.WriteRune(utf8.RuneError)
+		} else {
+			b.WriteByte(c)
+		}
+		return 1
+	}
+	r, n := utf8.DecodeRuneInString(s)
+	if control(r) {
+		b.WriteRune(utf8.RuneError)
+	} else {
+		b.WriteString(s[:n])
+	}
+	return n
+}
+
+// needsDefang reports whether text may hold what Defang or
+// ReplaceControls changes: a '<', an ASCII control character, or the
+// first byte of a C1 control or a bidirectional control (0xC2, 0xE2).
 func needsDefang(text string) bool {
 	for i := 0; i < len(text); i++ {
 		switch c := text[i]; {
