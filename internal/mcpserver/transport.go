@@ -50,7 +50,7 @@ func (t *lineTransport) Connect(context.Context) (mcp.Connection, error) {
 		log:    t.log,
 		frames: make(chan frameOrErr),
 		closed: make(chan struct{}),
-		open:   map[jsonrpc.ID]bool{},
+		open:   map[jsonrpc.ID]int{},
 		inUse:  map[jsonrpc.ID]bool{},
 	}
 	go c.readLoop(newFrameReader(t.in, t.max))
@@ -75,12 +75,14 @@ type lineConn struct {
 	closeOnce sync.Once
 	closed    chan struct{}
 
-	// open holds the ids of the requests read and not yet answered. A
-	// client may write its requests and close its input at once; at end of
-	// input Read waits for them to be answered (or drainTimeout) before it
-	// reports the end, which ends the session, so none is dropped.
+	// open counts, by id, the requests read whose answer is not written
+	// yet. A client may write its requests and close its input at once; at
+	// end of input Read waits for them to be answered (or drainTimeout)
+	// before it reports the end, which ends the session, so none is
+	// dropped. An id counts twice when a client that read an answer
+	// reuses its id before the server's write of that answer returned.
 	mu   sync.Mutex
-	open map[jsonrpc.ID]bool
+	open map[jsonrpc.ID]int
 	idle chan struct{} // closed when open empties; nil when no one waits
 	// cancelled holds the open requests the client cancelled
 	// (notifications/cancelled): their answers are not written, as MCP
@@ -153,7 +155,7 @@ func (c *lineConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			c.mu.Lock()
 			dup := c.inUse[req.ID]
 			if !dup {
-				c.open[req.ID] = true
+				c.open[req.ID]++
 				c.inUse[req.ID] = true
 				if req.Method == "initialize" {
 					c.initialize = req.ID
@@ -232,10 +234,10 @@ func (c *lineConn) cancel(params json.RawMessage) bool {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.open[id] && c.initialize.IsValid() && id == c.initialize {
+	if c.open[id] > 0 && c.initialize.IsValid() && id == c.initialize {
 		return false
 	}
-	if c.open[id] {
+	if c.open[id] > 0 {
 		if c.cancelled == nil {
 			c.cancelled = map[jsonrpc.ID]bool{}
 		}
@@ -269,8 +271,10 @@ func (c *lineConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	}
 	if isResp {
 		c.mu.Lock()
+		if c.open[resp.ID]--; c.open[resp.ID] <= 0 {
+			delete(c.open, resp.ID)
+		}
 		delete(c.cancelled, resp.ID)
-		delete(c.open, resp.ID)
 		if len(c.open) == 0 && c.idle != nil {
 			close(c.idle)
 			c.idle = nil
