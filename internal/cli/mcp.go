@@ -47,8 +47,9 @@ Writes take the knowledge base's writer lock, so several servers (one per
 agent session) can share one tree.
 
 A line that is not a valid JSON-RPC 2.0 message (not JSON, no method, a
-batch, a null or object id, a line over the size cap, ...) is answered
-with a JSON-RPC error, -32700 or -32600, and the session goes on.
+null or object id, a line over the size cap, ...) is answered with a
+JSON-RPC error, -32700 or -32600, and the session goes on; so is a batch,
+unless the session's protocol version is 2025-03-26, which has batches.
 docs/limits.md lists the limits. Such refusals, and the client's mistakes
 about the session (a request before initialize, a second initialize),
 are logged as warnings: level ERROR is for kk's own failures.
