@@ -109,6 +109,22 @@ func TestBatchesOfProtocol20250326(t *testing.T) {
 	}
 	end()
 
+	// A client that writes its batch before it reads the answer to
+	// initialize: the batch is taken at the version it asked for.
+	srv := newServer(newKB(t), Options{Version: "test"}, Tools())
+	in := strings.Join([]string{
+		`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","id":2,"method":"ping"}]`,
+	}, "\n") + "\n"
+	var out strings.Builder
+	if err := Run(context.Background(), srv, strings.NewReader(in), &out, nil); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), `[{"jsonrpc":"2.0","id":1,"result":{}},{"jsonrpc":"2.0","id":2,"result":{}}]`) {
+		t.Errorf("a batch written before the answer to initialize was read:\n%s", out.String())
+	}
+
 	send, read, end = startSession(t, "2025-06-18")
 	send(`[{"jsonrpc":"2.0","id":1,"method":"ping"}]`)
 	if line := read(); !strings.Contains(line, `"id":null,"error":{"code":-32600,"message":"invalid request: batches are not supported`) {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -219,6 +220,15 @@ func (c *lineConn) admit(msg jsonrpc.Message, slot *batchSlot) *refusal {
 	c.inUse[req.ID] = true
 	if req.Method == "initialize" {
 		c.initialize = req.ID
+		// The version the answer will name, when the SDK supports the
+		// one asked for: a client may write its next lines before it
+		// reads the answer (which then sets the version again).
+		var p struct {
+			ProtocolVersion string `json:"protocolVersion"`
+		}
+		if json.Unmarshal(req.Params, &p) == nil && slices.Contains(mcp.SupportedProtocolVersions(), p.ProtocolVersion) {
+			c.version = p.ProtocolVersion
+		}
 	}
 	if slot != nil {
 		if c.batchOf == nil {
