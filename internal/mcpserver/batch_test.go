@@ -126,6 +126,12 @@ func TestBatchesOfProtocol20250326(t *testing.T) {
 	}
 
 	send, read, end = startSession(t, "2025-06-18")
+	// A second initialize, asking for 2025-03-26, is refused and changes
+	// nothing.
+	send(`{"jsonrpc":"2.0","id":"again","method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	if line := read(); !strings.Contains(line, `"id":"again","error"`) {
+		t.Errorf("a second initialize: %s", line)
+	}
 	send(`[{"jsonrpc":"2.0","id":1,"method":"ping"}]`)
 	if line := read(); !strings.Contains(line, `"id":null,"error":{"code":-32600,"message":"invalid request: batches are not supported`) {
 		t.Errorf("a batch at 2025-06-18: %s", line)

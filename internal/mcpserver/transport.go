@@ -226,7 +226,8 @@ func (c *lineConn) admit(msg jsonrpc.Message, slot *batchSlot) *refusal {
 		var p struct {
 			ProtocolVersion string `json:"protocolVersion"`
 		}
-		if json.Unmarshal(req.Params, &p) == nil && slices.Contains(mcp.SupportedProtocolVersions(), p.ProtocolVersion) {
+		// A second initialize, which the SDK refuses, changes nothing.
+		if c.version == "" && json.Unmarshal(req.Params, &p) == nil && slices.Contains(mcp.SupportedProtocolVersions(), p.ProtocolVersion) {
 			c.version = p.ProtocolVersion
 		}
 	}
