@@ -14,6 +14,7 @@ import (
 	"runtime/debug"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -213,6 +214,7 @@ func result(resp op.Envelope) *mcp.CallToolResult {
 		resp = op.Envelope{Error: &op.Error{Code: op.CodeInternal, Message: "encoding the result: " + err.Error()}}
 		text, _ = json.Marshal(resp)
 	}
+	text = escapeControls(text)
 	res := &mcp.CallToolResult{
 		Content: []mcp.Content{&mcp.TextContent{Text: string(text)}},
 		IsError: !resp.Success,
@@ -221,4 +223,33 @@ func result(resp op.Envelope) *mcp.CallToolResult {
 		res.StructuredContent = json.RawMessage(text)
 	}
 	return res
+}
+
+// escapeControls writes the C1 controls (U+0080 to U+009F) and the
+// bidirectional embeddings, overrides and isolates (U+202A to U+202E,
+// U+2066 to U+2069) of JSON text as \u escapes, as encoding/json writes
+// the C0 ones: the text decodes to the same value, and a harness that
+// shows it in a terminal shows no raw control from a note's words. They
+// can only occur inside JSON strings, where an escape means the same.
+func escapeControls(text []byte) []byte {
+	var out []byte
+	last := 0
+	for i := 0; i < len(text); {
+		c := text[i]
+		if c != 0xC2 && c != 0xE2 {
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRune(text[i:])
+		if (0x80 <= r && r <= 0x9f) || (0x202a <= r && r <= 0x202e) || (0x2066 <= r && r <= 0x2069) {
+			out = append(out, text[last:i]...)
+			out = fmt.Appendf(out, `\u%04x`, r)
+			last = i + n
+		}
+		i += n
+	}
+	if out == nil {
+		return text
+	}
+	return append(out, text[last:]...)
 }
