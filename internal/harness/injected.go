@@ -95,6 +95,8 @@ var InjectedTags = []string{
 // close the harness's block and could open one that reads as the
 // harness's own instructions. Whatever the tag's name, disarmed it is
 // text. A '<' that opens no tag ("a < b", "<https://…>", "<!--") is kept.
+// So is the escaped form, "&lt;name": Gemini CLI shows the context's '<'
+// as "&lt;", so "&lt;/hook_context&gt;" would read as its block's end.
 //
 // Control characters become U+FFFD as well (see control): harnesses show
 // hook context in their terminal UI, where a note's ESC sequence would
@@ -108,9 +110,14 @@ func Defang(text string) string {
 	var b strings.Builder
 	b.Grow(len(text) + 8)
 	for i := 0; i < len(text); {
-		if text[i] == '<' && opensTag(text[i+1:]) {
+		if text[i] == '<' && opensTag(text[i+1:], false) {
 			b.WriteString("‹")
 			i++
+			continue
+		}
+		if text[i] == '&' && strings.HasPrefix(text[i:], "&lt;") && opensTag(text[i+4:], true) {
+			b.WriteString("‹")
+			i += 4
 			continue
 		}
 		i += writeChar(&b, text[i:])
@@ -159,7 +166,7 @@ func writeChar(b *strings.Builder, s string) int {
 func needsDefang(text string) bool {
 	for i := 0; i < len(text); i++ {
 		switch c := text[i]; {
-		case c == '<', c == 0xC2, c == 0xE2, c == 0x7f:
+		case c == '<', c == '&', c == 0xC2, c == 0xE2, c == 0x7f:
 			return true
 		case c < 0x20 && c != '\t' && c != '\n' && c != '\r':
 			return true
@@ -187,8 +194,9 @@ func control(r rune) bool {
 }
 
 // opensTag reports whether rest, the text after a '<', starts a tag name
-// ("/" optional) that ends at a space, '/', '>' or the end of the text.
-func opensTag(rest string) bool {
+// ("/" optional) that ends at a space, '/', '>' or the end of the text;
+// escaped, the text after a "&lt;", it may end at the '&' of "&gt;" too.
+func opensTag(rest string, escaped bool) bool {
 	rest = strings.TrimPrefix(rest, "/")
 	if rest == "" || !isLetter(rest[0]) {
 		return false
@@ -198,6 +206,8 @@ func opensTag(rest string) bool {
 		switch {
 		case isLetter(c) || ('0' <= c && c <= '9') || c == '_' || c == '-' || c == '.':
 		case c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '/' || c == '>':
+			return true
+		case escaped && c == '&':
 			return true
 		default:
 			return false
