@@ -10,9 +10,11 @@ import (
 	"path/filepath"
 	"syscall"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
 	"github.com/kk-project/kk/internal/mcpserver"
+	"github.com/kk-project/kk/internal/store"
 )
 
 type mcpOpts struct {
@@ -45,9 +47,12 @@ Writes take the knowledge base's writer lock, so several servers (one per
 agent session) can share one tree.
 
 A line that is not a valid JSON-RPC 2.0 message (not JSON, no method, a
-batch, a null or object id, a line over the size cap, ...) is answered
-with a JSON-RPC error, -32700 or -32600, and the session goes on.
-docs/limits.md lists the limits.
+null or object id, a line over the size cap, ...) is answered with a
+JSON-RPC error, -32700 or -32600, and the session goes on; so is a batch,
+unless the session's protocol version is 2025-03-26, which has batches.
+docs/limits.md lists the limits. Such refusals, and the client's mistakes
+about the session (a request before initialize, a second initialize),
+are logged as warnings: level ERROR is for kk's own failures.
 
 Nothing but protocol messages is written to stdout. The log goes to
 stderr, warnings and errors only, since harnesses show stderr as errors;
@@ -56,6 +61,12 @@ stderr, warnings and errors only, since harnesses show stderr as errors;
 instead, at level info unless --log-level says otherwise (on stderr,
 with a warning, when that file cannot be written: a read-only checkout).
 KK_MCP_LOG_LEVEL sets the level when the flag is not given.
+
+Started where there is no knowledge base, the server still answers
+initialize (a client would show a server that exits at once as a broken
+pipe, with no reason), warns on stderr, and answers each tool call with a
+CONFIG_ERROR saying what to run (kk init); the first call after the
+knowledge base exists uses it, with no restart.
 
 The server stops, with exit status 0, when the client closes stdin or its
 end of the connection.`,
@@ -83,15 +94,21 @@ end of the connection.`,
 }
 
 func runMCP(ctx context.Context, app *App, o mcpOpts) (err error) {
-	k, err := app.KB()
-	if err != nil {
-		return err
-	}
-	// The server makes its knowledge base value once: every request
-	// shares its index handles, released when the server stops.
-	defer func() { _ = k.Close() }()
+	// Without a knowledge base the session starts all the same: a client
+	// shows a server that exits before initialize as a dead pipe, with no
+	// reason. Its tools answer with the reason (run kk init) until a call
+	// finds one.
+	k, kbErr := app.KB()
+	var found *store.KB
+	defer func() {
+		// The server makes its knowledge base value once: every request
+		// shares its index handles, released when the server stops.
+		if found != nil {
+			_ = found.Close()
+		}
+	}()
 	logTo := app.IO.Err
-	if o.logFile {
+	if o.logFile && kbErr == nil {
 		// The day's log file, .ai/kenkeep/_logs/mcp-<date>.log.
 		openLog := func() (*os.File, error) {
 			dir := k.LogsDir()
@@ -129,8 +146,26 @@ func runMCP(ctx context.Context, app *App, o mcpOpts) (err error) {
 		os.Stdout = os.Stderr
 		defer func() { os.Stdout = f }()
 	}
-	srv := mcpserver.New(k, mcpserver.Options{Version: versionString(), Logger: log})
-	log.Info("serving", "root", k.Root, "pid", os.Getpid())
+	opts := mcpserver.Options{Version: versionString(), Logger: log}
+	var srv *mcp.Server
+	if kbErr == nil {
+		found = k
+		srv = mcpserver.New(k, opts)
+		log.Info("serving", "root", k.Root, "pid", os.Getpid())
+	} else {
+		if o.logFile {
+			fmt.Fprintf(app.IO.Err, "kk: warning: logging to stderr instead: there is no knowledge base to hold the log file\n")
+		}
+		log.Warn("no knowledge base found; tools answer with an error until one exists", "error", kbErr.Error())
+		srv = mcpserver.NewFinding(func() (*store.KB, error) {
+			k, err := app.KB()
+			if err == nil {
+				found = k
+			}
+			return k, err
+		}, opts)
+		log.Info("serving", "pid", os.Getpid())
+	}
 	if err := mcpserver.Run(ctx, srv, app.IO.In, out, log); err != nil {
 		return fmt.Errorf("mcp: %w", err)
 	}

@@ -37,7 +37,8 @@ func MCPServerFor(kkCommand string) MCPServer {
 
 // MCPRegistrar is implemented by adapters whose harness reads a project MCP
 // configuration: kk init registers `kk mcp` there, kk uninstall takes it
-// out again, and kk doctor starts what is registered.
+// out again, and kk doctor starts what is registered when it is kk itself
+// (install.ownServer).
 type MCPRegistrar interface {
 	MCP() MCPConfig
 }

@@ -280,8 +280,9 @@ func withLastMessage(turns []harness.Turn, last string) []harness.Turn {
 var selfReviewApply = regexp.MustCompile(`^/self-review-apply\s+(\S+\.xml)$`)
 
 // Render renders turns as role-tagged text, "[USER]: …" and "[AGENT]: …"
-// joined by blank lines, with <kk-private> spans removed, NUL characters
-// written as U+FFFD, and empty turns left out. cursory reports a session too short to be worth extracting.
+// joined by blank lines, with <kk-private> spans removed, control
+// characters (NUL, ESC, …; harness.ReplaceControls) written as U+FFFD,
+// and empty turns left out. cursory reports a session too short to be worth extracting.
 // As kenkeep's session logs do, a user turn that is only
 // `/self-review-apply <file>.xml` is tagged "[USER /self-review-apply
 // <file>.xml]: " and the agent turn right after it "[AGENT NARRATION OF
@@ -305,8 +306,10 @@ func Render(turns []harness.Turn) (text string, cursory bool) {
 			continue
 		}
 		// A session log is text, which holds no NUL (a turn may: binary
-		// pasted into the chat); one NUL would cost the whole log.
-		s = strings.ReplaceAll(s, "\x00", "\uFFFD")
+		// pasted into the chat; one NUL would cost the whole log) nor
+		// any other control character: a terminal escape quoted from a
+		// tool's output would drive the terminal the log is read in.
+		s = harness.ReplaceControls(s)
 		tag := "[AGENT]: "
 		if t.Role == harness.User {
 			tag = "[USER]: "

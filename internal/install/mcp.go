@@ -3,7 +3,9 @@ package install
 import (
 	"context"
 	"fmt"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -67,6 +69,16 @@ func checkMCP(ctx context.Context, k *store.KB, id string, a harness.Adapter, co
 		c.Level, c.Message, c.Fix = checks.DoctorWarn, fmt.Sprintf("%s does not register kk's MCP server, so the agent has no kk tools", file), fix
 		return c, true
 	}
+	switch ours, err := ownServer(k.Root, s); {
+	case err != nil:
+		c.Level, c.Message = checks.DoctorError, fmt.Sprintf("the MCP server registered in %s (%s) does not answer: %v", file, s, err)
+		c.Fix = "check that `" + s.String() + "` runs from the repository root, or " + strings.TrimPrefix(fix, "run ")
+		return c, true
+	case !ours:
+		c.Level, c.Message = checks.DoctorWarn, fmt.Sprintf("%s registers `%s`, which is not this kk binary with its mcp command; kk doctor does not start it", file, s)
+		c.Fix = "a repository's files can name any program: check that it is what you want and start it yourself, or " + fix
+		return c, true
+	}
 	tools, err := listTools(ctx, k.Root, s)
 	if err != nil {
 		c.Level, c.Message = checks.DoctorError, fmt.Sprintf("the MCP server registered in %s (%s) does not answer: %v", file, s, err)
@@ -83,6 +95,59 @@ func checkMCP(ctx context.Context, k *store.KB, id string, a harness.Adapter, co
 	}
 	c.Level, c.Message = checks.DoctorOK, fmt.Sprintf("%s registers `%s`, which answers tools/list with %d tools", file, s, len(tools))
 	return c, true
+}
+
+// ownServer reports whether s is this kk binary (the program running,
+// found as s's command would be from root) serving MCP: its arguments
+// are "mcp" and mcp's flags, after an optional --root. kk doctor starts
+// nothing else: the file registering s is the repository's, and a
+// cloned repository's files are anyone's, where a harness asks before it
+// starts a project's server. err is set when s's command cannot be found.
+func ownServer(root string, s harness.MCPServer) (bool, error) {
+	path := s.Command
+	switch {
+	case path == "":
+		return false, fmt.Errorf("no command")
+	case !strings.ContainsRune(path, '/') && !strings.ContainsRune(path, filepath.Separator):
+		p, err := exec.LookPath(path)
+		if err != nil {
+			return false, err
+		}
+		path = p
+	case !filepath.IsAbs(path):
+		path = filepath.Join(root, path)
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		return false, err
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return false, nil
+	}
+	me, err := os.Stat(self)
+	if err != nil || !os.SameFile(fi, me) {
+		return false, nil
+	}
+	args := s.Args
+	switch {
+	case len(args) >= 2 && args[0] == "--root":
+		args = args[2:]
+	case len(args) >= 1 && strings.HasPrefix(args[0], "--root="):
+		args = args[1:]
+	}
+	if len(args) == 0 || args[0] != "mcp" {
+		return false, nil
+	}
+	for i := 1; i < len(args); i++ {
+		switch a := args[i]; {
+		case a == "--log-level":
+			i++ // its value
+		case !strings.HasPrefix(a, "-"):
+			return false, nil // mcp takes no arguments
+		}
+	}
+	return true, nil
 }
 
 // listTools starts s in root, lists its tools and stops it.

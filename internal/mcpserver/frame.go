@@ -109,6 +109,9 @@ type refusal struct {
 	// Quiet refusals are error responses from the client itself: they are
 	// logged, never answered.
 	Quiet bool
+	// Batch marks the refusal of a batch that is not empty: a session at
+	// a protocol version that has batches takes it (lineConn.batch).
+	Batch bool
 }
 
 // errorReply is a JSON-RPC error response as the transport writes it; the
@@ -148,7 +151,8 @@ func oversize(e *oversizeError) *refusal {
 // decodeFrame reads one frame as a JSON-RPC 2.0 message for an MCP server.
 // It returns the message, or the refusal to answer with, or neither for a
 // blank line. It is stricter than JSON-RPC where MCP is: ids are never
-// null, and batches are refused (MCP removed them in 2025-06-18).
+// null, and batches are refused (MCP removed them in 2025-06-18; a
+// session at an earlier version reads them with lineConn.batch).
 func decodeFrame(frame []byte) (jsonrpc.Message, *refusal) {
 	frame = bytes.Trim(frame, " \t\r\n")
 	if len(frame) == 0 {
@@ -175,7 +179,9 @@ func decodeFrame(frame []byte) (jsonrpc.Message, *refusal) {
 		if string(bytes.Trim(frame[1:len(frame)-1], " \t\r\n")) == "" {
 			return nil, invalid(nil, "an empty batch")
 		}
-		return nil, invalid(nil, "batches are not supported (MCP removed them in protocol version 2025-06-18); send one message per line")
+		r := invalid(nil, "batches are not supported (MCP removed them in protocol version 2025-06-18); send one message per line")
+		r.Batch = true
+		return nil, r
 	default:
 		return nil, invalid(nil, "a message is a JSON object, not %s", kind(frame))
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/kk-project/kk/internal/index"
+	"github.com/kk-project/kk/internal/store"
 )
 
 // Resource URIs.
@@ -43,8 +44,22 @@ func (s *server) addResources(srv *mcp.Server) {
 	}, s.readIndex)
 }
 
+// storeFor returns the knowledge base for a read of uri, or, while there
+// is none, a "resource not found" error saying why and what to run.
+func (s *server) storeFor(uri string) (*store.KB, error) {
+	k, err := s.store()
+	if err != nil {
+		return nil, &jsonrpc.Error{Code: mcp.CodeResourceNotFound, Message: fmt.Sprintf("%s: %v", uri, err)}
+	}
+	return k, nil
+}
+
 func (s *server) readEntry(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-	return s.readFile(req.Params.URI, s.kb.EntryPath())
+	k, err := s.storeFor(req.Params.URI)
+	if err != nil {
+		return nil, err
+	}
+	return s.readFile(k, req.Params.URI, k.EntryPath())
 }
 
 func (s *server) readNode(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
@@ -53,7 +68,11 @@ func (s *server) readNode(ctx context.Context, req *mcp.ReadResourceRequest) (*m
 	if id == "" || id == uri {
 		return nil, mcp.ResourceNotFoundError(uri)
 	}
-	t, err := index.ReadTree(ctx, s.kb)
+	k, err := s.storeFor(uri)
+	if err != nil {
+		return nil, err
+	}
+	t, err := index.ReadTree(ctx, k)
 	if err != nil {
 		s.log.Error("reading a resource", "uri", uri, "error", err.Error())
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("%s: the knowledge tree cannot be read: %v", uri, err)}
@@ -62,7 +81,7 @@ func (s *server) readNode(ctx context.Context, req *mcp.ReadResourceRequest) (*m
 	if !ok {
 		return nil, mcp.ResourceNotFoundError(uri)
 	}
-	return s.readFile(uri, s.kb.NodePath(n.Path))
+	return s.readFile(k, uri, k.NodePath(n.Path))
 }
 
 func (s *server) readIndex(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
@@ -76,7 +95,11 @@ func (s *server) readIndex(ctx context.Context, req *mcp.ReadResourceRequest) (*
 			return nil, mcp.ResourceNotFoundError(uri)
 		}
 	}
-	return s.readFile(uri, s.kb.NodePath(p))
+	k, err := s.storeFor(uri)
+	if err != nil {
+		return nil, err
+	}
+	return s.readFile(k, uri, k.NodePath(p))
 }
 
 // maxResourceBytes is the largest file a resource read returns (16 MiB:
@@ -89,7 +112,7 @@ const maxResourceBytes = 16 << 20
 // not read through, a FIFO would block the read for ever and /dev/zero
 // would never end. A refusal names the URI, never the file's absolute
 // path.
-func (s *server) readFile(uri, file string) (*mcp.ReadResourceResult, error) {
+func (s *server) readFile(k *store.KB, uri, file string) (*mcp.ReadResourceResult, error) {
 	// A refusal is about the URI the client asked for: invalid params,
 	// as the go-sdk answers a resource it does not find.
 	refuse := func(why string) error {
@@ -103,7 +126,7 @@ func (s *server) readFile(uri, file string) (*mcp.ReadResourceResult, error) {
 		s.log.Error("reading a resource", "uri", uri, "error", err.Error())
 		return nil, refuse("cannot be read")
 	}
-	dir, err := filepath.EvalSymlinks(s.kb.Dir)
+	dir, err := filepath.EvalSymlinks(k.Dir)
 	if err != nil {
 		s.log.Error("reading a resource", "uri", uri, "error", err.Error())
 		return nil, refuse("cannot be read")

@@ -12,7 +12,9 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime/debug"
+	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -34,15 +36,39 @@ const instructions = `kk serves this repository's knowledge base (.ai/kenkeep/):
 Before changing files, call query_graph with operation "context" and the file paths. To look something up by topic, call kk_search, then kk_read. Record what you learned with manage_graph and manage_changelog.
 Every tool returns {"success":true,"data":…} or a tool error whose text is {"success":false,"error":{"code","message","details"}}.`
 
+// noKBInstructions follow instructions when the server started where no
+// knowledge base was found.
+const noKBInstructions = `
+No knowledge base was found when this server started: every tool answers with an error saying why until one exists (a person runs "kk init" in the repository).`
+
 type server struct {
-	kb  *store.KB
 	log *slog.Logger
+
+	// find looks for the knowledge base again while there is none.
+	find func() (*store.KB, error)
+	mu   sync.Mutex
+	kb   *store.KB // nil until find succeeds
 }
 
 // New builds the MCP server for k with every tool and resource registered.
 func New(k *store.KB, o Options) *mcp.Server { return newServer(k, o, tools) }
 
+// NewFinding builds the MCP server for a process started where find does
+// not find a knowledge base (yet): the session still starts, since a
+// client shows a server that exits before initialize as a broken pipe
+// with no reason, and every tool call and resource read answers with
+// find's error, as a tool error or a JSON-RPC error, until a call finds
+// the knowledge base (a person ran kk init meanwhile). The server keeps the
+// first one found.
+func NewFinding(find func() (*store.KB, error), o Options) *mcp.Server {
+	return newServerFinding(nil, find, o, tools)
+}
+
 func newServer(k *store.KB, o Options, list []Tool) *mcp.Server {
+	return newServerFinding(k, nil, o, list)
+}
+
+func newServerFinding(k *store.KB, find func() (*store.KB, error), o Options, list []Tool) *mcp.Server {
 	log := o.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -51,14 +77,38 @@ func newServer(k *store.KB, o Options, list []Tool) *mcp.Server {
 	if version == "" {
 		version = "dev"
 	}
-	s := &server{kb: k, log: log}
+	s := &server{kb: k, find: find, log: log}
+	text := instructions
+	if k == nil {
+		text += noKBInstructions
+	}
 	srv := mcp.NewServer(&mcp.Implementation{Name: "kk", Title: "kk knowledge base", Version: version},
-		&mcp.ServerOptions{Instructions: instructions, Logger: log})
+		&mcp.ServerOptions{Instructions: text, Logger: slog.New(clientMistakes{log.Handler()})})
 	for _, t := range list {
 		srv.AddTool(mcpTool(t), s.handler(t))
 	}
 	s.addResources(srv)
 	return srv
+}
+
+// store returns the knowledge base, looking for it again while there is
+// none.
+func (s *server) store() (*store.KB, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.kb != nil {
+		return s.kb, nil
+	}
+	if s.find == nil {
+		return nil, store.ErrNotFound
+	}
+	k, err := s.find()
+	if err != nil {
+		return nil, err
+	}
+	s.log.Info("found the knowledge base", "root", k.Root)
+	s.kb = k
+	return k, nil
 }
 
 // InputSchema returns the input schema of the registered schema name as
@@ -111,6 +161,7 @@ func (s *server) handler(t Tool) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (res *mcp.CallToolResult, err error) {
 		start := time.Now()
 		var resp op.Envelope
+		var k *store.KB
 		defer func() {
 			if p := recover(); p != nil {
 				s.log.Error("tool panicked", "tool", t.Name, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
@@ -125,17 +176,31 @@ func (s *server) handler(t Tool) mcp.ToolHandler {
 			s.log.Info("call", attrs...)
 			// Leaves the call's reads skipped because they cannot be read:
 			// each is logged once per server (the call went on without it).
-			for _, p := range s.kb.TakeSkipped() {
-				s.log.Warn("skipped a leaf kk cannot read", "problem", p.Error())
+			if k != nil {
+				for _, p := range k.TakeSkipped() {
+					s.log.Warn("skipped a leaf kk cannot read", "problem", p.Error())
+				}
 			}
 		}()
+		k, err = s.store()
+		if err != nil {
+			resp = op.Envelope{Error: noKB(err)}
+			return result(resp), nil
+		}
 		raw := []byte(req.Params.Arguments)
 		if len(raw) == 0 || string(raw) == "null" {
 			raw = []byte("{}")
 		}
-		resp = op.Wrap(t.Run.run(ctx, s.kb, raw))
+		resp = op.Wrap(t.Run.run(ctx, k, raw))
 		return result(resp), nil
 	}
+}
+
+// noKB is the tool error of a call made while there is no knowledge base:
+// a CONFIG_ERROR, since no tool can run until a person sets one up, whose
+// message is why it was not found and what to run.
+func noKB(err error) *op.Error {
+	return op.New(op.CodeConfig, map[string]any{"run": "kk init"}, "%v", err)
 }
 
 // result turns an envelope into a tool result: its JSON as the one text
@@ -149,6 +214,7 @@ func result(resp op.Envelope) *mcp.CallToolResult {
 		resp = op.Envelope{Error: &op.Error{Code: op.CodeInternal, Message: "encoding the result: " + err.Error()}}
 		text, _ = json.Marshal(resp)
 	}
+	text = escapeControls(text)
 	res := &mcp.CallToolResult{
 		Content: []mcp.Content{&mcp.TextContent{Text: string(text)}},
 		IsError: !resp.Success,
@@ -157,4 +223,33 @@ func result(resp op.Envelope) *mcp.CallToolResult {
 		res.StructuredContent = json.RawMessage(text)
 	}
 	return res
+}
+
+// escapeControls writes the C1 controls (U+0080 to U+009F) and the
+// bidirectional embeddings, overrides and isolates (U+202A to U+202E,
+// U+2066 to U+2069) of JSON text as \u escapes, as encoding/json writes
+// the C0 ones: the text decodes to the same value, and a harness that
+// shows it in a terminal shows no raw control from a note's words. They
+// can only occur inside JSON strings, where an escape means the same.
+func escapeControls(text []byte) []byte {
+	var out []byte
+	last := 0
+	for i := 0; i < len(text); {
+		c := text[i]
+		if c != 0xC2 && c != 0xE2 {
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRune(text[i:])
+		if (0x80 <= r && r <= 0x9f) || (0x202a <= r && r <= 0x202e) || (0x2066 <= r && r <= 0x2069) {
+			out = append(out, text[last:i]...)
+			out = fmt.Appendf(out, `\u%04x`, r)
+			last = i + n
+		}
+		i += n
+	}
+	if out == nil {
+		return text
+	}
+	return append(out, text[last:]...)
 }

@@ -10,7 +10,10 @@
 // The pages are server-rendered with html/template; the stylesheet, the
 // small search script and the icon are embedded, so the page needs no
 // network. Only GET and HEAD are answered (405 otherwise), with a Content
-// Security Policy that allows nothing but this handler's own assets.
+// Security Policy that allows nothing but this handler's own assets and
+// Cross-Origin-Resource-Policy: same-origin. A request a browser marks as
+// sent by a page of another site (Sec-Fetch-Site) is refused (403) unless
+// it is a link followed to a page.
 //
 // Routes, relative to where the handler is mounted:
 //
@@ -120,6 +123,17 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	hd := w.Header()
+	// No page of another site may load an answer as a subresource (an
+	// <img>, a <script>, a fetch) nor frame one.
+	hd.Set("Cross-Origin-Resource-Policy", "same-origin")
+	if site := r.Header.Get("Sec-Fetch-Site"); site != "" && site != "same-origin" && site != "none" && !topLevelNavigation(r) {
+		// The page of another site cannot read the answer, but it can
+		// time it (a search that finds something takes longer) and have
+		// kk search in a loop: refused before any work. A link followed
+		// to the page is served.
+		http.Error(w, "kk answers a page of another site (Sec-Fetch-Site: "+site+") only when it follows a link to a page; subresources, frames and fetches are refused", http.StatusForbidden)
+		return
+	}
 	hd.Set("Content-Security-Policy", "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'")
 	hd.Set("X-Content-Type-Options", "nosniff")
 	hd.Set("Referrer-Policy", "no-referrer")
@@ -127,10 +141,24 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.mux.ServeHTTP(w, r)
 }
 
+// topLevelNavigation reports whether r is a navigation to a document (a
+// link followed, an address typed), not one into a frame. A navigation
+// that names no destination is taken as a document.
+func topLevelNavigation(r *http.Request) bool {
+	if r.Header.Get("Sec-Fetch-Mode") != "navigate" {
+		return false
+	}
+	dest := r.Header.Get("Sec-Fetch-Dest")
+	return dest == "" || dest == "document"
+}
+
 // loopbackHost reports whether a request's Host names this machine's
-// loopback interface.
+// loopback interface, with a port of digits or none.
 func loopbackHost(host string) bool {
-	if h, _, err := net.SplitHostPort(host); err == nil {
+	if h, port, err := net.SplitHostPort(host); err == nil {
+		if port == "" || strings.Trim(port, "0123456789") != "" {
+			return false
+		}
 		host = h
 	}
 	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
