@@ -49,7 +49,7 @@ func (s *server) addResources(srv *mcp.Server) {
 func (s *server) storeFor(uri string) (*store.KB, error) {
 	k, err := s.store()
 	if err != nil {
-		return nil, &jsonrpc.Error{Code: mcp.CodeResourceNotFound, Message: fmt.Sprintf("%s: %v", uri, err)}
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("%s: %v", uri, err)}
 	}
 	return k, nil
 }
