@@ -176,7 +176,7 @@ func fileRecord(path, key string, data []byte, sum string) (index.GeneratedFile,
 		return index.GeneratedFile{}, false
 	}
 	if fi.Size() != int64(len(data)) {
-		disk, err := os.ReadFile(path)
+		disk, err := store.ReadFile(path)
 		if err != nil || int64(len(disk)) != fi.Size() || !store.SameText(disk, data) {
 			return index.GeneratedFile{}, false
 		}

@@ -68,7 +68,7 @@ func newEditCheck(k *store.KB, rec *record, whole func() *store.Tree, d *Delta, 
 	if before == "" {
 		return nil, nil
 	}
-	src, err := os.ReadFile(k.SummariesPath())
+	src, err := k.ReadFile(k.SummariesPath())
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
 	}
@@ -171,7 +171,7 @@ func (c *editCheck) edited(name string) (bool, error) {
 	if c.rec != nil && c.rec.fresh(c.k, name) {
 		return false, nil
 	}
-	data, err := os.ReadFile(filepath.Join(c.k.Dir, filepath.FromSlash(name)))
+	data, err := c.k.ReadFile(filepath.Join(c.k.Dir, filepath.FromSlash(name)))
 	if errors.Is(err, fs.ErrNotExist) {
 		return false, nil
 	}

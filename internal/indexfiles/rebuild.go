@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 
 	"github.com/kk-project/kk/internal/index"
 	"github.com/kk-project/kk/internal/store"
@@ -180,7 +181,7 @@ func PlanChange(ctx context.Context, k *store.KB, db *index.DB, snap *store.Snap
 // planFor is PlanFor of the tree t reads; full returns it as a tree.
 func planFor(ctx context.Context, k *store.KB, db *index.DB, t *after, summaries []byte, d *Delta, full func() *store.Tree) (*Plan, error) {
 	if summaries == nil {
-		data, err := os.ReadFile(k.SummariesPath())
+		data, err := k.ReadFile(k.SummariesPath())
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return nil, err
 		}
@@ -349,7 +350,7 @@ func Current(ctx context.Context, k *store.KB, db *index.DB, sh index.Shape) (*P
 	if db == nil || sh.Invalid > 0 {
 		return nil, nil
 	}
-	summaries, err := os.ReadFile(k.SummariesPath())
+	summaries, err := k.ReadFile(k.SummariesPath())
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
 	}
@@ -487,7 +488,9 @@ func looksGenerated(path string) bool {
 // a size neither can have is not read: GRAPH.md, which every new leaf
 // makes longer, is megabytes at ten thousand leaves.
 func holds(path string, data []byte) (same, text bool, err error) {
-	f, err := os.Open(path)
+	// O_NONBLOCK: a named pipe in the file's place does not hold the open
+	// until a writer comes; it is not a regular file, so it is not read.
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return false, false, nil
 	}
