@@ -14,7 +14,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 
 	"github.com/kk-project/kk/internal/index"
 	"github.com/kk-project/kk/internal/store"
@@ -488,9 +487,9 @@ func looksGenerated(path string) bool {
 // a size neither can have is not read: GRAPH.md, which every new leaf
 // makes longer, is megabytes at ten thousand leaves.
 func holds(path string, data []byte) (same, text bool, err error) {
-	// O_NONBLOCK: a named pipe in the file's place does not hold the open
-	// until a writer comes; it is not a regular file, so it is not read.
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	// A named pipe in the file's place does not hold the open until a
+	// writer comes; it is not a regular file, so it is not read.
+	f, err := store.OpenRead(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return false, false, nil
 	}

@@ -61,9 +61,7 @@ func readBounded(path, name string, limit int64) ([]byte, error) {
 	if fi.Size() > limit {
 		return nil, &UnreadableError{File: name, Problem: fmt.Sprintf("is %d bytes, over the limit of %d MiB", fi.Size(), limit>>20)}
 	}
-	// O_NONBLOCK: should the path have become a named pipe since the
-	// Stat, the open does not wait for a writer.
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	f, err := OpenRead(path)
 	if err != nil {
 		return nil, err
 	}
@@ -82,4 +80,11 @@ func readBounded(path, name string, limit int64) ([]byte, error) {
 		return nil, &UnreadableError{File: name, Problem: fmt.Sprintf("is over the limit of %d MiB", limit>>20)}
 	}
 	return src, nil
+}
+
+// OpenRead opens path for reading without waiting for a writer should it
+// be a named pipe (O_NONBLOCK); the caller checks the file's mode before
+// it reads.
+func OpenRead(path string) (*os.File, error) {
+	return os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 }
