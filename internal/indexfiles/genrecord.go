@@ -28,7 +28,8 @@ import (
 // upgraded kk never trusts an older record. 2: links to folders and
 // leaves whose names hold a space (or another character a link
 // destination cannot hold as it is) are percent-encoded (node.EscapeLinkPath).
-const generatorVersion = "kk-index-2"
+// 3: a folder's index.md has no final newline, as kenkeep writes it.
+const generatorVersion = "kk-index-3"
 
 // genKey hashes the inputs of generation.
 func genKey(k *store.KB, nodesHash string, summaries []byte) string {
