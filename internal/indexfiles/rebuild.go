@@ -33,6 +33,10 @@ type RebuildResult struct {
 	// Skipped are the leaf files generation left out because they cannot
 	// be read; --check fails on them.
 	Skipped []store.SkippedLeaf `json:"skipped,omitempty"`
+	// Unmerged are the generated files git's index still holds in
+	// conflict after a rebuild without --stage (relative to the
+	// repository), for the command to say how to clear git's mark.
+	Unmerged []string `json:"unmerged,omitempty"`
 }
 
 // Plan is what bringing the index files in step with a tree changes: the
