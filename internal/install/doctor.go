@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"slices"
 	"strings"
 
@@ -106,10 +105,14 @@ func checkAgentsBlock(k *store.KB) checks.DoctorCheck {
 	c := checks.DoctorCheck{Name: "agents-block"}
 	file := k.Rel(k.AgentsPath())
 	fix := "run `kk init --upgrade`, which rewrites kk's block and keeps the rest of the file"
-	data, err := os.ReadFile(k.AgentsPath())
+	data, err := k.ReadFile(k.AgentsPath())
+	_, unreadable := errors.AsType[*store.UnreadableError](err)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		c.Level, c.Message, c.Fix = checks.DoctorWarn, file+" is missing, so agents that read it are not told about the knowledge base", fix
+		return c
+	case unreadable:
+		c.Level, c.Message, c.Fix = checks.DoctorError, err.Error(), "replace it with an ordinary file, then run `kk init --upgrade`"
 		return c
 	case err != nil:
 		c.Level, c.Message, c.Fix = checks.DoctorError, fmt.Sprintf("%s cannot be read: %v", file, err), "check the file's permissions"

@@ -336,7 +336,10 @@ func upsertAgentsBlock(k *store.KB) (*harness.Change, error) {
 	if err != nil {
 		return nil, err
 	}
-	old, err := os.ReadFile(p)
+	old, err := k.ReadFile(p)
+	if _, bad := errors.AsType[*store.UnreadableError](err); bad {
+		return nil, err
+	}
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("reading %s: %w", k.Rel(p), err)
 	}
@@ -365,9 +368,12 @@ func removeAgentsBlock(k *store.KB) (*harness.Change, error) {
 		return nil, err
 	}
 	linked := p != k.AgentsPath() // AGENTS.md linked to CLAUDE.md: the link and its file stay
-	old, err := os.ReadFile(p)
+	old, err := k.ReadFile(p)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
+	}
+	if _, bad := errors.AsType[*store.UnreadableError](err); bad {
+		return nil, err
 	}
 	if err != nil {
 		return nil, fmt.Errorf("reading %s: %w", k.Rel(p), err)
