@@ -1,6 +1,7 @@
 package store
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -45,6 +46,15 @@ func ReadFile(path string) ([]byte, error) {
 // repository.
 func (k *KB) ReadFile(path string) ([]byte, error) {
 	return readBounded(path, k.Rel(path), MaxFileBytes)
+}
+
+// relNamed is err with the file of an *UnreadableError named relative to
+// the repository (ReadFile names it as it was given).
+func (k *KB) relNamed(err error) error {
+	if ue, ok := errors.AsType[*UnreadableError](err); ok && filepath.IsAbs(ue.File) {
+		return &UnreadableError{File: k.Rel(ue.File), Problem: ue.Problem}
+	}
+	return err
 }
 
 func readBounded(path, name string, limit int64) ([]byte, error) {
