@@ -252,7 +252,7 @@ func checkGitignore(k *store.KB) DoctorCheck {
 	c := DoctorCheck{Name: "gitignore"}
 	file := k.Rel(k.GitignorePath())
 	fix := "run `kk init --upgrade`, which puts kk's lines first and keeps yours"
-	data, err := os.ReadFile(k.GitignorePath())
+	data, err := k.ReadFile(k.GitignorePath())
 	if errors.Is(err, fs.ErrNotExist) {
 		c.Level, c.Message, c.Fix = DoctorWarn, file+" is missing, so session logs and local state may be committed", fix
 		return c
@@ -282,7 +282,7 @@ func checkGitignore(k *store.KB) DoctorCheck {
 
 func checkKKIgnore(k *store.KB) DoctorCheck {
 	c := DoctorCheck{Name: "kkignore"}
-	data, err := os.ReadFile(k.KKIgnorePath())
+	data, err := k.ReadFile(k.KKIgnorePath())
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		c.Level, c.Message, c.Fix = DoctorWarn, ".kkignore is missing, so document discovery scans harness folders and build output", "run `kk init --upgrade` to write a starter .kkignore"
@@ -385,9 +385,12 @@ func checkEntryFresh(ctx context.Context, k *store.KB, t *store.Tree) DoctorChec
 func checkEntrySize(k *store.KB) DoctorCheck {
 	c := DoctorCheck{Name: "entry-size"}
 	file := k.Rel(k.EntryPath())
-	src, err := os.ReadFile(k.EntryPath())
+	src, err := k.ReadFile(k.EntryPath())
 	if err != nil {
 		c.Level, c.Message, c.Fix = DoctorWarn, fmt.Sprintf("%s cannot be read: %v", file, errors.Unwrap(err)), "run `kk index rebuild`"
+		if _, ok := errors.AsType[*store.UnreadableError](err); ok {
+			c.Message = err.Error()
+		}
 		if errors.Is(err, fs.ErrNotExist) {
 			c.Message = file + " is missing"
 		}

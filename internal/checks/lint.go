@@ -198,7 +198,7 @@ func (l *linter) checkIndexFiles(t *store.Tree) {
 const v2IndexMsg = "index is in the kenkeep v2 format"
 
 func (l *linter) checkIndexFile(dir string) string {
-	src, err := os.ReadFile(l.k.NodePath(store.JoinRel(dir, "index.md")))
+	src, err := l.k.ReadFile(l.k.NodePath(store.JoinRel(dir, "index.md")))
 	if err != nil {
 		return fmt.Sprintf("cannot be read: %v", err)
 	}
@@ -789,7 +789,7 @@ func editorLeftover(name string) bool {
 // tree's (hash is the tree's nodes_hash).
 func (l *linter) checkEntryHash(ctx context.Context, hash string) {
 	entry := l.k.Rel(l.k.EntryPath())
-	if src, err := os.ReadFile(l.k.EntryPath()); err == nil {
+	if src, err := l.k.ReadFile(l.k.EntryPath()); err == nil {
 		if from, to := node.ConflictMarkers(src); from > 0 {
 			l.add(ruleStaleIndex, LintFinding, entry,
 				fmt.Sprintf("ENTRY.md %s (lines %d to %d): a merge stopped on it where kk's merge driver is not set up (kk init sets it up in this clone)", node.ConflictMarkersMsg, from, to),

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -52,7 +53,10 @@ that differ and the leaves it cannot read, and exits 1 when there is any
 (use it in CI). It also lists ("hidden") each file of the knowledge base
 that changed while git is told to pass over it (git update-index
 --skip-worktree or --assume-unchanged): no commit takes the change, so
-clones get the old file. --stage runs git add on the files it wrote.
+clones get the old file. --stage runs git add on the files it wrote, and
+on every generated file git still holds in conflict (a folder's index.md
+one side of a merge deleted and the other changed: git calls no merge
+driver for that) or that differs from what is staged.
 
 --commits RANGE regenerates the files of each commit of a git range
 instead ("main..HEAD", "HEAD^!"), each from that commit's own leaves read
@@ -165,6 +169,9 @@ func runIndexRebuild(ctx context.Context, app *App, o indexRebuildOpts) error {
 		default:
 			app.notef("regenerated %d file(s) from %d node(s)%s", len(lines), res.NodeCount, unlisted)
 		}
+		if len(res.Unmerged) > 0 {
+			app.notef("git still marks %s as in conflict: kk generated the files again from the merged notes; run `kk index rebuild --stage` to mark them resolved, then `%s`", listSome(res.Unmerged), concludeCommand(ctx, k.Root))
+		}
 		if len(res.MissingSummaries) > 0 && !o.check {
 			app.warnf("%d folder(s) have no summary in FOLDER_SUMMARIES.md: %s", len(res.MissingSummaries), listSome(res.MissingSummaries))
 		}
@@ -173,6 +180,24 @@ func runIndexRebuild(ctx context.Context, app *App, o indexRebuildOpts) error {
 		return &SilentError{Code: ExitFailure}
 	}
 	return nil
+}
+
+// concludeCommand is the git command that concludes the operation
+// stopped on conflicts in dir's repository: a rebase, a cherry-pick, a
+// revert, else a merge (git commit).
+func concludeCommand(ctx context.Context, dir string) string {
+	out, err := gitx.Read(ctx, dir, "rev-parse", "--absolute-git-dir")
+	if err != nil {
+		return "git commit"
+	}
+	gitDir := strings.TrimSpace(string(out))
+	for _, c := range []struct{ file, cmd string }{{"rebase-merge", "git rebase --continue"}, {"rebase-apply", "git rebase --continue"},
+		{"CHERRY_PICK_HEAD", "git cherry-pick --continue"}, {"REVERT_HEAD", "git revert --continue"}} {
+		if _, err := os.Stat(filepath.Join(gitDir, c.file)); err == nil {
+			return c.cmd
+		}
+	}
+	return "git commit"
 }
 
 // listSome joins the first five items and says how many more there are.

@@ -37,9 +37,11 @@ at the repository root.
 --harnesses installs kk into coding agents (a comma-separated list of
 claude, codex, cursor, opencode, copilot, gemini): each harness gets kk's
 hooks merged into its own settings files, the kk skills in its skill or
-command format, and AGENTS.md gets a block between <!-- kk:start --> and
-<!-- kk:end --> telling every agent where the knowledge base is. Text
-outside the block and the user's own settings are kept. The harnesses are
+command format, and AGENTS.md gets a block between kenkeep's marker lines
+<!-- >>> kenkeep:kk-index >>> --> and <!-- <<< kenkeep:kk-index <<< -->
+telling every agent where the knowledge base is (a block kenkeep wrote,
+or older kk between <!-- kk:start --> and <!-- kk:end -->, is replaced in
+place). Text outside the block and the user's own settings are kept. The harnesses are
 recorded in .ai/kenkeep/.state/installed-version, added to those already
 there.
 

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"syscall"
 	"text/tabwriter"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
@@ -136,7 +137,7 @@ that it is none of these.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.title, "title", "", "display title (default: the slug)")
-	f.StringVar(&o.summary, "description", "", "one-line description (required)")
+	f.StringVar(&o.summary, "description", "", "one-line description, at most 140 characters (required)")
 	f.StringSliceVar(&o.tags, "tag", nil, "tag (repeatable, or comma-separated: go,errors)")
 	f.StringSliceVar(&o.relatesTo, "relates-to", nil, "comma-separated ids of related nodes")
 	f.StringSliceVar(&o.dependsOn, "depends-on", nil, "comma-separated ids this node depends on")
@@ -153,6 +154,15 @@ that it is none of these.`,
 	f.BoolVar(&o.noIndex, "no-index", false, "leave the index files alone (when writing many nodes; run kk index rebuild once at the end)")
 	f.StringVar(&o.trace, "trace", "", "append the outcome to a run's trace, <kind>:<run-id>[__<batch>] (bootstrap, kk-add, curator), in .ai/kenkeep/_logs/<kind>/")
 	return cmd
+}
+
+// descriptionTooLong says how a description is over
+// node.MaxDescriptionChars ("" when it is not).
+func descriptionTooLong(s string) string {
+	if n := utf8.RuneCountInString(s); n > node.MaxDescriptionChars {
+		return fmt.Sprintf("is %d characters; the limit is %d (a one-line summary: put the rest in the body)", n, node.MaxDescriptionChars)
+	}
+	return ""
 }
 
 func runNodeWrite(ctx context.Context, app *App, o nodeWriteOpts) error {
@@ -187,12 +197,18 @@ func writeNode(ctx context.Context, app *App, k *store.KB, o nodeWriteOpts, trac
 		if err := schema.Decode("node-input", data, &in); err != nil {
 			return fmt.Errorf("%s: %s (see `kk schema node-input`)", name, op.ErrorOf(err).Message)
 		}
+		if msg := descriptionTooLong(in.Description); msg != "" {
+			return fmt.Errorf("%s: \"description\" %s", name, msg)
+		}
 	} else {
 		if o.summary == "" && !o.keep["description"] {
 			return usagef("--description is required: a one-line description of the node")
 		}
 		if o.summary != "" && strings.TrimSpace(o.summary) == "" {
 			return usagef("--description is blank: give a one-line description of the node")
+		}
+		if msg := descriptionTooLong(o.summary); msg != "" {
+			return usagef("--description %s", msg)
 		}
 		body := ""
 		if !o.keep["body"] || !app.IO.InTTY {

@@ -397,6 +397,13 @@ elif [ "${1-}" = 1 ] && [ -f ` + kept + ` ] && ` + cond + `; then
 			kk_u="$(printf '%s\n' "$kk_u" | tr '\n' ' ' | sed 's/ $//; s/ /, /g')"
 			echo "kk: the conflicts git left in files kk generates ($kk_u) are resolved: kk generated them again from the merged notes and staged them" >&2
 			kk_did=1
+		elif [ -n "$kk_u" ] && [ -n "$(printf '%s\n' "$kk_u" | grep -e ` + generatedRE + `)" ]; then
+			# conflicts in notes too (a modify/delete of a folder's note
+			# and its index.md): the files are generated once the notes
+			# are resolved
+			kk_g="$(printf '%s\n' "$kk_u" | grep -e ` + generatedRE + ` | tr '\n' ' ' | sed 's/ $//; s/ /, /g')"
+			kk_n="$(printf '%s\n' "$kk_u" | grep -v -e ` + generatedRE + ` | tr '\n' ' ' | sed 's/ $//; s/ /, /g')"
+			echo "kk: git left conflicts in $kk_n, which a person resolves, and in $kk_g, which kk generates: resolve the first, then run \` + "`" + `kk index rebuild --stage\` + "`" + ` and \` + "`" + `$1\` + "`" + `" >&2
 		fi
 		if [ -n "$kk_did" ]; then
 			if [ -z "$(git ls-files -u 2>/dev/null | head -n 1)" ]; then

@@ -584,7 +584,7 @@ func (s *scratch) regenerate(id string) ([]generatedChange, error) {
 	}
 	slices.Sort(names)
 	for _, name := range names {
-		old, err := os.ReadFile(s.abs(name))
+		old, err := s.kb.ReadFile(s.abs(name))
 		if err == nil && bytes.Equal(old, gen.Files[name]) {
 			continue
 		}

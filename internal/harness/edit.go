@@ -231,15 +231,34 @@ const (
 	BlockEnd   = "<!-- kk:end -->"
 )
 
-// FindBlock returns where kk's block is in text: from the start of its
-// start marker line to the end of its end marker line (the newline after
-// it not included); ok is false when text has no marker line. A marker is
-// a line holding only the marker: one named inside a sentence is the
-// user's text. Any other layout than one start line followed by one end
-// line (a marker without its partner, an end before the start, two
-// blocks) is an error: which lines are kk's cannot be told, and a write
-// would take the user's text between the markers with it.
-func FindBlock(text string) (lo, hi int, ok bool, err error) {
+// Markers are the two marker lines around a block kk owns inside a user
+// file.
+type Markers struct{ Start, End string }
+
+// KKMarkers are BlockStart and BlockEnd.
+var KKMarkers = Markers{Start: BlockStart, End: BlockEnd}
+
+// FindBlock is KKMarkers.Find.
+func FindBlock(text string) (lo, hi int, ok bool, err error) { return KKMarkers.Find(text) }
+
+// BlockError is KKMarkers.Error.
+func BlockError(file string, err error) error { return KKMarkers.Error(file, err) }
+
+// UpsertBlock is KKMarkers.Upsert.
+func UpsertBlock(text, body string) (string, error) { return KKMarkers.Upsert(text, body) }
+
+// RemoveBlock is KKMarkers.Remove.
+func RemoveBlock(text string) (string, error) { return KKMarkers.Remove(text) }
+
+// Find returns where the block is in text: from the start of its start
+// marker line to the end of its end marker line (the newline after it not
+// included); ok is false when text has no marker line. A marker is a line
+// holding only the marker: one named inside a sentence is the user's
+// text. Any other layout than one start line followed by one end line (a
+// marker without its partner, an end before the start, two blocks) is an
+// error: which lines are kk's cannot be told, and a write would take the
+// user's text between the markers with it.
+func (m Markers) Find(text string) (lo, hi int, ok bool, err error) {
 	var starts, ends []int // offsets of the marker lines
 	endOf := map[int]int{}
 	for off := 0; off < len(text); {
@@ -250,9 +269,9 @@ func FindBlock(text string) (lo, hi int, ok bool, err error) {
 			eol += off
 		}
 		switch strings.TrimSpace(text[off:eol]) {
-		case BlockStart:
+		case m.Start:
 			starts = append(starts, off)
-		case BlockEnd:
+		case m.End:
 			ends = append(ends, off)
 			endOf[off] = eol
 		}
@@ -264,29 +283,34 @@ func FindBlock(text string) (lo, hi int, ok bool, err error) {
 	case len(starts) == 1 && len(ends) == 1 && starts[0] < ends[0]:
 		return starts[0], endOf[ends[0]], true, nil
 	case len(starts) > 1 || len(ends) > 1:
-		return 0, 0, false, fmt.Errorf("%d %s lines and %d %s lines, where kk writes one block", len(starts), BlockStart, len(ends), BlockEnd)
+		return 0, 0, false, fmt.Errorf("%d %s lines and %d %s lines, where kk writes one block", len(starts), m.Start, len(ends), m.End)
 	case len(ends) == 0:
-		return 0, 0, false, fmt.Errorf("a %s line with no %s line after it", BlockStart, BlockEnd)
+		return 0, 0, false, fmt.Errorf("a %s line with no %s line after it", m.Start, m.End)
 	case len(starts) == 0:
-		return 0, 0, false, fmt.Errorf("a %s line with no %s line before it", BlockEnd, BlockStart)
+		return 0, 0, false, fmt.Errorf("a %s line with no %s line before it", m.End, m.Start)
 	default:
-		return 0, 0, false, fmt.Errorf("a %s line before its %s line", BlockEnd, BlockStart)
+		return 0, 0, false, fmt.Errorf("a %s line before its %s line", m.End, m.Start)
 	}
 }
 
-// BlockError is the error of a write refused because of the block layout
-// FindBlock reported in file.
-func BlockError(file string, err error) error {
-	return fmt.Errorf("%s has %v; kk left it unchanged: keep one %s line and one %s line after it around kk's block (or remove both), then run kk again", file, err, BlockStart, BlockEnd)
+// Error is the error of a write refused because of the block layout Find
+// reported in file.
+func (m Markers) Error(file string, err error) error {
+	return fmt.Errorf("%s has %v; kk left it unchanged: keep one %s line and one %s line after it around kk's block (or remove both), then run kk again", file, err, m.Start, m.End)
 }
 
-// UpsertBlock returns text with the kk block set to body: replaced in
-// place when present, appended after a blank line otherwise. The user's
-// text outside the block is kept byte for byte. A layout of markers
-// FindBlock refuses is an error, and text is not changed.
-func UpsertBlock(text, body string) (string, error) {
-	block := BlockStart + "\n" + strings.TrimRight(body, "\n") + "\n" + BlockEnd
-	lo, hi, ok, err := FindBlock(text)
+// Block is the whole block holding body, without a newline after it.
+func (m Markers) Block(body string) string {
+	return m.Start + "\n" + strings.TrimRight(body, "\n") + "\n" + m.End
+}
+
+// Upsert returns text with the block set to body: replaced in place when
+// present, appended after a blank line otherwise. The user's text outside
+// the block is kept byte for byte. A layout of markers Find refuses is an
+// error, and text is not changed.
+func (m Markers) Upsert(text, body string) (string, error) {
+	block := m.Block(body)
+	lo, hi, ok, err := m.Find(text)
 	if err != nil {
 		return text, err
 	}
@@ -302,11 +326,11 @@ func UpsertBlock(text, body string) (string, error) {
 	return text + "\n" + block + "\n", nil
 }
 
-// RemoveBlock returns text without the kk block (and the blank line
-// UpsertBlock put before it). A layout of markers FindBlock refuses is an
-// error, and text is not changed.
-func RemoveBlock(text string) (string, error) {
-	start, end, ok, err := FindBlock(text)
+// Remove returns text without the block (and the blank line Upsert put
+// before it). A layout of markers Find refuses is an error, and text is
+// not changed.
+func (m Markers) Remove(text string) (string, error) {
+	start, end, ok, err := m.Find(text)
 	if err != nil || !ok {
 		return text, err
 	}

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -17,8 +18,9 @@ import (
 
 // On a machine too busy for the whole call, session-start prints at its
 // deadline ENTRY.md and the snapshot note, read first, instead of
-// nothing: here the notes for the user wait on a config.yaml that never
-// gives its bytes (a named pipe nobody writes), past the deadline.
+// nothing: here the notes for the user (one: config.yaml is a named pipe,
+// which kk refuses to read) go to a notifier that does not return until
+// the test ends, past the deadline.
 func TestSessionStartAnswersAtTheDeadline(t *testing.T) {
 	k := newKB(t)
 	addNode(t, k, contracts.NodeInput{Type: "practice", Title: "Wrap errors with the operation", Description: "Every returned error names what failed.", Body: "Use fmt.Errorf."}, false)
@@ -31,9 +33,12 @@ func TestSessionStartAnswersAtTheDeadline(t *testing.T) {
 	if err := syscall.Mkfifo(cfg, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	// The worker the deadline abandons stays blocked in that open, writing
-	// nothing more, until the test process ends.
+	// The worker the deadline abandons stays blocked in the notifier,
+	// writing nothing more, until the test ends.
+	hung := make(chan struct{})
+	t.Cleanup(func() { close(hung) })
 	inv, out, _ := invocation(t, k.Root, "session-start", `{"session_id":"`+sid+`","cwd":"`+k.Root+`"}`)
+	inv.Notify = func(title, body string) error { <-hung; return nil }
 	inv.Options = Options{Deadlines: map[harness.Event]time.Duration{harness.SessionStart: 300 * time.Millisecond}}
 	Run(context.Background(), inv)
 	var env struct{ Event, Context string }
@@ -79,5 +84,31 @@ func TestSessionStartEntryNotAFile(t *testing.T) {
 				t.Fatalf("diagnostics %+v", ds)
 			}
 		})
+	}
+}
+
+// A state.json that is a named pipe (a broken or hostile checkout) held
+// session-start to its deadline, read whole: it is refused at once, as
+// every file kk reads from the knowledge base, and the session gets its
+// context in time.
+func TestSessionStartStateNotAFile(t *testing.T) {
+	k := newKB(t)
+	if err := os.MkdirAll(filepath.Dir(statePath(k)), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(statePath(k), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	inv, out, _ := invocation(t, k.Root, "session-start", `{"session_id":"`+sid+`","cwd":"`+k.Root+`"}`)
+	inv.Options = Options{Deadlines: map[harness.Event]time.Duration{harness.SessionStart: 5 * time.Second}}
+	Run(context.Background(), inv)
+	var env struct{ Event, Context string }
+	if err := json.Unmarshal(out.Bytes(), &env); err != nil || env.Context == "" {
+		t.Fatalf("stdout %q: %v", out, err)
+	}
+	for _, d := range diagnostics(t, k) {
+		if d.Phase == "deadline" {
+			t.Fatalf("session-start met its deadline: %+v", d)
+		}
 	}
 }

@@ -24,9 +24,11 @@ import (
 func statePath(k *store.KB) string     { return filepath.Join(k.StateDir(), "state.json") }
 func lintStatePath(k *store.KB) string { return filepath.Join(k.StateDir(), "lint-state.json") }
 
-// readJSONFile decodes path into v; a missing file leaves v as it is.
+// readJSONFile decodes path into v; a missing file leaves v as it is, and
+// one that is not a regular file of at most store.MaxFileBytes is an error
+// naming it (store.ReadFile).
 func readJSONFile(k *store.KB, path string, v any) error {
-	data, err := os.ReadFile(path)
+	data, err := k.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}

@@ -28,7 +28,8 @@ import (
 // upgraded kk never trusts an older record. 2: links to folders and
 // leaves whose names hold a space (or another character a link
 // destination cannot hold as it is) are percent-encoded (node.EscapeLinkPath).
-const generatorVersion = "kk-index-2"
+// 3: a folder's index.md has no final newline, as kenkeep writes it.
+const generatorVersion = "kk-index-3"
 
 // genKey hashes the inputs of generation.
 func genKey(k *store.KB, nodesHash string, summaries []byte) string {
@@ -176,7 +177,7 @@ func fileRecord(path, key string, data []byte, sum string) (index.GeneratedFile,
 		return index.GeneratedFile{}, false
 	}
 	if fi.Size() != int64(len(data)) {
-		disk, err := os.ReadFile(path)
+		disk, err := store.ReadFile(path)
 		if err != nil || int64(len(disk)) != fi.Size() || !store.SameText(disk, data) {
 			return index.GeneratedFile{}, false
 		}

@@ -68,7 +68,7 @@ func newEditCheck(k *store.KB, rec *record, whole func() *store.Tree, d *Delta, 
 	if before == "" {
 		return nil, nil
 	}
-	src, err := os.ReadFile(k.SummariesPath())
+	src, err := k.ReadFile(k.SummariesPath())
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
 	}
@@ -171,7 +171,7 @@ func (c *editCheck) edited(name string) (bool, error) {
 	if c.rec != nil && c.rec.fresh(c.k, name) {
 		return false, nil
 	}
-	data, err := os.ReadFile(filepath.Join(c.k.Dir, filepath.FromSlash(name)))
+	data, err := c.k.ReadFile(filepath.Join(c.k.Dir, filepath.FromSlash(name)))
 	if errors.Is(err, fs.ErrNotExist) {
 		return false, nil
 	}
@@ -186,13 +186,24 @@ func (c *editCheck) edited(name string) (bool, error) {
 		return false, err
 	}
 	want, ok := g.Files[name]
-	return !ok || !(bytes.Equal(data, want) || store.SameText(data, want) || kenkeepUnterminated(data, want)), nil
+	return !ok || !(bytes.Equal(data, want) || store.SameText(data, want) || otherEnding(data, want)), nil
 }
 
-// kenkeepUnterminated reports whether data is want without its final
-// newline: a folder index.md as kenkeep writes it (kk ends it with a
-// newline), which is kenkeep's generation, not a person's edit.
-func kenkeepUnterminated(data, want []byte) bool {
-	w, ok := bytes.CutSuffix(want, []byte("\n"))
-	return ok && len(data) > 0 && data[len(data)-1] != '\n' && store.SameText(data, w)
+// otherEnding reports whether data is want but for its final newline,
+// which one has and the other has not: a folder's index.md as kenkeep
+// writes it and kk since generator version 3 (no final newline), or as
+// kk wrote it before (one). Either is a generation, not a person's edit.
+func otherEnding(data, want []byte) bool {
+	d, dEnds := cutFinalNewline(data)
+	w, wEnds := cutFinalNewline(want)
+	return dEnds != wEnds && len(d) > 0 && store.SameText(d, w)
+}
+
+// cutFinalNewline returns b without its final line ending (LF or CRLF),
+// and whether it had one.
+func cutFinalNewline(b []byte) ([]byte, bool) {
+	if c, ok := bytes.CutSuffix(b, []byte("\r\n")); ok {
+		return c, true
+	}
+	return bytes.CutSuffix(b, []byte("\n"))
 }

@@ -227,6 +227,12 @@ func (in *genInputs) renderFolders(g *Generated, dirs []string, byDir map[string
 		body := bodies[i]
 		if d == "" {
 			body = "---\n" + string(rootHead) + "---\n" + body
+		} else {
+			// kenkeep writes a folder's index.md without a final
+			// newline (its root index, with front matter, has one):
+			// the same bytes, so a repository both tools work on sees
+			// no diff.
+			body = strings.TrimSuffix(body, "\n")
 		}
 		g.Files[file] = []byte(body)
 	}

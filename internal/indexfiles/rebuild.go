@@ -33,6 +33,10 @@ type RebuildResult struct {
 	// Skipped are the leaf files generation left out because they cannot
 	// be read; --check fails on them.
 	Skipped []store.SkippedLeaf `json:"skipped,omitempty"`
+	// Unmerged are the generated files git's index still holds in
+	// conflict after a rebuild without --stage (relative to the
+	// repository), for the command to say how to clear git's mark.
+	Unmerged []string `json:"unmerged,omitempty"`
 }
 
 // Plan is what bringing the index files in step with a tree changes: the
@@ -180,7 +184,7 @@ func PlanChange(ctx context.Context, k *store.KB, db *index.DB, snap *store.Snap
 // planFor is PlanFor of the tree t reads; full returns it as a tree.
 func planFor(ctx context.Context, k *store.KB, db *index.DB, t *after, summaries []byte, d *Delta, full func() *store.Tree) (*Plan, error) {
 	if summaries == nil {
-		data, err := os.ReadFile(k.SummariesPath())
+		data, err := k.ReadFile(k.SummariesPath())
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return nil, err
 		}
@@ -349,7 +353,7 @@ func Current(ctx context.Context, k *store.KB, db *index.DB, sh index.Shape) (*P
 	if db == nil || sh.Invalid > 0 {
 		return nil, nil
 	}
-	summaries, err := os.ReadFile(k.SummariesPath())
+	summaries, err := k.ReadFile(k.SummariesPath())
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
 	}
@@ -487,7 +491,9 @@ func looksGenerated(path string) bool {
 // a size neither can have is not read: GRAPH.md, which every new leaf
 // makes longer, is megabytes at ten thousand leaves.
 func holds(path string, data []byte) (same, text bool, err error) {
-	f, err := os.Open(path)
+	// A named pipe in the file's place does not hold the open until a
+	// writer comes; it is not a regular file, so it is not read.
+	f, err := store.OpenRead(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return false, false, nil
 	}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"slices"
 	"strings"
 
@@ -106,19 +105,28 @@ func checkAgentsBlock(k *store.KB) checks.DoctorCheck {
 	c := checks.DoctorCheck{Name: "agents-block"}
 	file := k.Rel(k.AgentsPath())
 	fix := "run `kk init --upgrade`, which rewrites kk's block and keeps the rest of the file"
-	data, err := os.ReadFile(k.AgentsPath())
+	data, err := k.ReadFile(k.AgentsPath())
+	_, unreadable := errors.AsType[*store.UnreadableError](err)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		c.Level, c.Message, c.Fix = checks.DoctorWarn, file+" is missing, so agents that read it are not told about the knowledge base", fix
+		return c
+	case unreadable:
+		c.Level, c.Message, c.Fix = checks.DoctorError, err.Error(), "replace it with an ordinary file, then run `kk init --upgrade`"
 		return c
 	case err != nil:
 		c.Level, c.Message, c.Fix = checks.DoctorError, fmt.Sprintf("%s cannot be read: %v", file, err), "check the file's permissions"
 		return c
 	}
-	body, ok, berr := blockBody(string(data))
+	body, ok, berr := blockBody(agentsMarkers, string(data))
+	_, oldOK, oldErr := blockBody(oldAgentsMarkers, string(data))
 	switch {
 	case berr != nil:
-		c.Level, c.Message, c.Fix = checks.DoctorWarn, fmt.Sprintf("%s has %v, so kk cannot tell which lines are its block", file, berr), "keep one "+harness.BlockStart+" line and one "+harness.BlockEnd+" line after it around kk's block, then run `kk init --upgrade`"
+		c.Level, c.Message, c.Fix = checks.DoctorWarn, fmt.Sprintf("%s has %v, so kk cannot tell which lines are its block", file, berr), "keep one "+agentsMarkers.Start+" line and one "+agentsMarkers.End+" line after it around kk's block, then run `kk init --upgrade`"
+	case oldErr != nil:
+		c.Level, c.Message, c.Fix = checks.DoctorWarn, fmt.Sprintf("%s has %v, so kk cannot tell which lines are its block", file, oldErr), "keep one "+oldAgentsMarkers.Start+" line and one "+oldAgentsMarkers.End+" line after it around kk's block, then run `kk init --upgrade`"
+	case oldOK:
+		c.Level, c.Message, c.Fix = checks.DoctorWarn, file+": kk's block has the markers older kk wrote ("+oldAgentsMarkers.Start+"), where kk and kenkeep write "+agentsMarkers.Start, fix
 	case !ok:
 		c.Level, c.Message, c.Fix = checks.DoctorWarn, file+" has no kk block, so agents that read it are not told about the knowledge base", fix
 	case body != strings.TrimRight(AgentsBlock(), "\n"):
@@ -129,10 +137,10 @@ func checkAgentsBlock(k *store.KB) checks.DoctorCheck {
 	return c
 }
 
-// blockBody returns the lines between kk's marker lines (FindBlock's
-// block), and FindBlock's error for a layout it refuses.
-func blockBody(text string) (string, bool, error) {
-	lo, hi, ok, err := harness.FindBlock(text)
+// blockBody returns the lines between the marker lines of m (Find's
+// block), and Find's error for a layout it refuses.
+func blockBody(m harness.Markers, text string) (string, bool, error) {
+	lo, hi, ok, err := m.Find(text)
 	if err != nil || !ok {
 		return "", false, err
 	}

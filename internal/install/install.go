@@ -272,6 +272,63 @@ func record(k *store.KB, ids []string, command string) (*harness.Change, error) 
 	return &harness.Change{Path: k.Rel(k.InstalledPath()), Action: "updated"}, nil
 }
 
+// agentsMarkers are the marker lines around kk's block in AGENTS.md:
+// kenkeep's, so that kenkeep and kk find and replace each other's block
+// and a repository either set up has one.
+var agentsMarkers = harness.Markers{Start: "<!-- >>> kenkeep:kk-index >>> -->", End: "<!-- <<< kenkeep:kk-index <<< -->"}
+
+// oldAgentsMarkers are the marker lines kk wrote around its AGENTS.md
+// block before it wrote kenkeep's (harness.KKMarkers): such a block is
+// still found, replaced in place and removed.
+var oldAgentsMarkers = harness.KKMarkers
+
+// agentsText returns text with kk's block set to body (with remove, taken
+// out): the block between agentsMarkers is replaced in place, else one
+// between oldAgentsMarkers is (kk before it wrote kenkeep's markers), else
+// the block is appended; a block of the old markers beside one of the new
+// is removed, so the file is left with one. Either layout Find refuses is
+// an error naming its markers, and text is not changed.
+func agentsText(text, body string, remove bool) (string, error) {
+	_, _, hasNew, err := agentsMarkers.Find(text)
+	if err != nil {
+		return text, &layoutError{agentsMarkers, err}
+	}
+	lo, hi, hasOld, err := oldAgentsMarkers.Find(text)
+	if err != nil {
+		return text, &layoutError{oldAgentsMarkers, err}
+	}
+	out := text
+	switch {
+	case remove:
+		out, _ = agentsMarkers.Remove(out)
+	case hasNew || !hasOld:
+		out, _ = agentsMarkers.Upsert(out, body)
+	default:
+		// The old block becomes the new one where it stands.
+		return text[:lo] + agentsMarkers.Block(body) + text[hi:], nil
+	}
+	if hasOld {
+		out, _ = oldAgentsMarkers.Remove(out)
+	}
+	return out, nil
+}
+
+// layoutError is a layout of markers Find refuses, with the markers.
+type layoutError struct {
+	m   harness.Markers
+	err error
+}
+
+func (e *layoutError) Error() string { return e.err.Error() }
+
+// agentsError is err of agentsText as the error of a write to file.
+func agentsError(file string, err error) error {
+	if le, ok := errors.AsType[*layoutError](err); ok {
+		return le.m.Error(file, le.err)
+	}
+	return err
+}
+
 // upsertAgentsBlock writes kk's block into AGENTS.md, creating the file
 // when there is none and keeping the user's text outside the block.
 func upsertAgentsBlock(k *store.KB) (*harness.Change, error) {
@@ -279,14 +336,17 @@ func upsertAgentsBlock(k *store.KB) (*harness.Change, error) {
 	if err != nil {
 		return nil, err
 	}
-	old, err := os.ReadFile(p)
+	old, err := k.ReadFile(p)
+	if _, bad := errors.AsType[*store.UnreadableError](err); bad {
+		return nil, err
+	}
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("reading %s: %w", k.Rel(p), err)
 	}
 	exists := err == nil
-	text, err := harness.UpsertBlock(string(old), AgentsBlock())
+	text, err := agentsText(string(old), AgentsBlock(), false)
 	if err != nil {
-		return nil, harness.BlockError(k.Rel(p), err)
+		return nil, agentsError(k.Rel(p), err)
 	}
 	if exists && text == string(old) {
 		return nil, nil
@@ -308,16 +368,19 @@ func removeAgentsBlock(k *store.KB) (*harness.Change, error) {
 		return nil, err
 	}
 	linked := p != k.AgentsPath() // AGENTS.md linked to CLAUDE.md: the link and its file stay
-	old, err := os.ReadFile(p)
+	old, err := k.ReadFile(p)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
+	}
+	if _, bad := errors.AsType[*store.UnreadableError](err); bad {
+		return nil, err
 	}
 	if err != nil {
 		return nil, fmt.Errorf("reading %s: %w", k.Rel(p), err)
 	}
-	text, err := harness.RemoveBlock(string(old))
+	text, err := agentsText(string(old), "", true)
 	if err != nil {
-		return nil, harness.BlockError(k.Rel(p), err)
+		return nil, agentsError(k.Rel(p), err)
 	}
 	if text == string(old) {
 		return nil, nil

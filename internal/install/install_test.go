@@ -182,7 +182,7 @@ func TestUninstallKeepsUserAgentsText(t *testing.T) {
 		t.Fatal(err)
 	}
 	data, _ := os.ReadFile(k.AgentsPath())
-	if !strings.HasPrefix(string(data), user+"\n"+harness.BlockStart+"\n") || !strings.Contains(string(data), ".ai/kenkeep/ENTRY.md") {
+	if !strings.HasPrefix(string(data), user+"\n"+agentsMarkers.Start+"\n") || !strings.Contains(string(data), ".ai/kenkeep/ENTRY.md") {
 		t.Fatalf("AGENTS.md:\n%s", data)
 	}
 	res, err := Uninstall(ctx, k, []harness.Adapter{a}, Options{})

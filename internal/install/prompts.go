@@ -55,11 +55,14 @@ func LoadPrompt(k *store.KB, name string) (*Prompt, error) {
 	p := &Prompt{Name: name, Source: PromptShipped}
 	if k != nil {
 		file := filepath.Join(k.PromptsDir(), name+".md")
-		data, err := os.ReadFile(file)
+		data, err := k.ReadFile(file)
+		_, unreadable := errors.AsType[*store.UnreadableError](err)
 		switch {
 		case err == nil:
 			p.Source, p.Path, p.Content = PromptOverride, k.Rel(file), string(data)
 			return p, nil
+		case unreadable:
+			return nil, err
 		case !errors.Is(err, fs.ErrNotExist):
 			return nil, fmt.Errorf("reading the prompt override %s: %w", k.Rel(file), err)
 		}

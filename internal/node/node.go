@@ -17,6 +17,14 @@ const SchemaVersion = 3
 // MaxSize is the largest leaf kk reads or writes.
 const MaxSize = 1 << 20
 
+// MaxDescriptionChars is the longest description, in characters, that kk
+// node write takes: kenkeep's rule for a description (its proposal
+// prompt and its kk-add and kk-bootstrap skills). The description is the
+// line ENTRY.md and a folder's index.md show for the leaf; the rest
+// belongs in the body. A leaf written by hand with a longer one is still
+// read.
+const MaxDescriptionChars = 140
+
 // Confidence levels of a leaf.
 var Confidences = []string{"low", "medium", "high"}
 

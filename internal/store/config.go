@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io/fs"
 	"maps"
-	"os"
 	"regexp"
 	"slices"
 	"strconv"
@@ -334,7 +333,7 @@ var configKeys = []string{"schema_version", "curationThreshold", "logsRetentionD
 // LoadConfig reads config.yaml; a missing file gives the defaults.
 func (k *KB) LoadConfig() (Config, error) {
 	cfg := DefaultConfig()
-	src, err := os.ReadFile(k.ConfigPath())
+	src, err := k.ReadFile(k.ConfigPath())
 	if errors.Is(err, fs.ErrNotExist) {
 		return cfg, nil
 	}
@@ -444,7 +443,7 @@ func ParseConfig(file string, src []byte) (Config, error) {
 // on, the one a side added, or else ours: the regeneration that resolves
 // the conflict keeps it.
 func (k *KB) EntrySummary() string {
-	src, err := os.ReadFile(k.EntryPath())
+	src, err := k.ReadFile(k.EntryPath())
 	if err != nil {
 		return ""
 	}
@@ -525,7 +524,7 @@ func conflictSides(src []byte) (ours, base, theirs []byte) {
 
 // EntryHash returns the nodes_hash recorded in ENTRY.md, without "sha256:".
 func (k *KB) EntryHash() (string, bool) {
-	src, err := os.ReadFile(k.EntryPath())
+	src, err := k.ReadFile(k.EntryPath())
 	if err != nil {
 		return "", false
 	}

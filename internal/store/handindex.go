@@ -2,7 +2,6 @@ package store
 
 import (
 	"fmt"
-	"os"
 	"path"
 
 	"github.com/kk-project/kk/internal/frontmatter"
@@ -20,7 +19,7 @@ import (
 // overwrite nor remove such a file: it is the person's text, and the
 // folder has no generated index until they rename it.
 func HandIndex(k *KB, rel string, leaf func(id string) bool) error {
-	src, err := os.ReadFile(k.NodePath(rel))
+	src, err := k.ReadFile(k.NodePath(rel))
 	if err != nil {
 		return nil
 	}

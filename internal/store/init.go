@@ -57,7 +57,7 @@ func (k *KB) Scaffold(ctx context.Context, opts InitOptions) (*InitResult, error
 	}
 	err := k.WithLock(ctx, opts.Command, func() error {
 		put := func(path string, data []byte, overwrite bool) error {
-			old, err := os.ReadFile(path)
+			old, err := k.ReadFile(path)
 			switch {
 			case err == nil && (bytes.Equal(old, data) || !overwrite):
 				return nil
@@ -81,7 +81,7 @@ func (k *KB) Scaffold(ctx context.Context, opts InitOptions) (*InitResult, error
 		config, _ := fs.ReadFile(templates.KB, "kb/config.yaml")
 		kkignore, err := mergeKKIgnore(k.KKIgnorePath())
 		if err != nil {
-			return err
+			return k.relNamed(err)
 		}
 		steps := []struct {
 			path      string
@@ -99,14 +99,14 @@ func (k *KB) Scaffold(ctx context.Context, opts InitOptions) (*InitResult, error
 		}
 		gi, err := mergeGitignore(k.GitignorePath())
 		if err != nil {
-			return err
+			return k.relNamed(err)
 		}
 		if err := put(k.GitignorePath(), gi, true); err != nil {
 			return err
 		}
 		ga, err := mergeGitattributes(k.GitattributesPath())
 		if err != nil {
-			return err
+			return k.relNamed(err)
 		}
 		if err := put(k.GitattributesPath(), ga, true); err != nil {
 			return err
@@ -183,7 +183,7 @@ func (k *KB) SetInstalledHarnesses(ids []string, command string) (bool, error) {
 // mergeGitignore returns .gitignore content that starts with kk's lines,
 // followed by the user's own lines in their order.
 func mergeGitignore(path string) ([]byte, error) {
-	old, err := os.ReadFile(path)
+	old, err := ReadFile(path)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
 	}
@@ -238,7 +238,7 @@ const (
 // added at the end of a file without one (dropping the lines of the block
 // an earlier kk wrote bare), the user's lines kept as they are.
 func mergeKKIgnore(path string) ([]byte, error) {
-	old, err := os.ReadFile(path)
+	old, err := ReadFile(path)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
 	}
@@ -338,7 +338,7 @@ const GitattributesSelf = "/.gitattributes merge=union"
 // mergeGitattributes returns .gitattributes content that starts with
 // kk's lines, followed by the user's own lines in their order.
 func mergeGitattributes(path string) ([]byte, error) {
-	old, err := os.ReadFile(path)
+	old, err := ReadFile(path)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
 	}
@@ -362,7 +362,7 @@ func mergeGitattributes(path string) ([]byte, error) {
 // HasGitattributes reports whether .ai/kenkeep/.gitattributes holds every
 // one of kk's lines.
 func HasGitattributes(k *KB) bool {
-	data, err := os.ReadFile(k.GitattributesPath())
+	data, err := k.ReadFile(k.GitattributesPath())
 	if err != nil {
 		return false
 	}
@@ -378,7 +378,7 @@ func HasGitattributes(k *KB) bool {
 // HasGitattributesLine reports whether .ai/kenkeep/.gitattributes holds
 // line (GitattributesSummaries).
 func HasGitattributesLine(k *KB, line string) bool {
-	data, err := os.ReadFile(k.GitattributesPath())
+	data, err := k.ReadFile(k.GitattributesPath())
 	if err != nil {
 		return false
 	}
@@ -391,7 +391,7 @@ func HasGitattributesLine(k *KB, line string) bool {
 func (k *KB) WriteGitattributes() (bool, error) {
 	data, err := mergeGitattributes(k.GitattributesPath())
 	if err != nil {
-		return false, err
+		return false, k.relNamed(err)
 	}
 	return atomicfile.WriteIfChanged(k.GitattributesPath(), data, 0o644)
 }

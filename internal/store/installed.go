@@ -3,7 +3,6 @@ package store
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 
@@ -29,7 +28,7 @@ type Installed struct {
 // that no command fails on it and kk init --upgrade, which writes it
 // again, keeps both sides' harnesses.
 func (k *KB) ReadInstalled() (*Installed, error) {
-	data, err := os.ReadFile(k.InstalledPath())
+	data, err := k.ReadFile(k.InstalledPath())
 	if err != nil {
 		return nil, err
 	}

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"slices"
 
 	"github.com/kk-project/kk/internal/node"
@@ -21,7 +20,7 @@ type Redirects map[string][]string
 // readRedirects reads nodes/.redirects.json. A missing file is an empty
 // ledger; a malformed one is an error naming the file.
 func (k *KB) ReadRedirects() (Redirects, error) {
-	data, err := os.ReadFile(k.RedirectsPath())
+	data, err := k.ReadFile(k.RedirectsPath())
 	if errors.Is(err, fs.ErrNotExist) {
 		return Redirects{}, nil
 	}

@@ -43,7 +43,7 @@ func NormalizeFolderKey(key string) (string, error) {
 
 // ReadSummaries reads FOLDER_SUMMARIES.md. A missing file is an empty set.
 func ReadSummaries(file string) (Summaries, error) {
-	src, err := os.ReadFile(file)
+	src, err := ReadFile(file)
 	if errors.Is(err, fs.ErrNotExist) {
 		return Summaries{}, nil
 	}
@@ -173,7 +173,7 @@ func spelledOnDisk(nodesDir, key string) string {
 
 // BlankSummaries lists keys of FOLDER_SUMMARIES.md whose value is blank.
 func BlankSummaries(file string) []string {
-	src, err := os.ReadFile(file)
+	src, err := ReadFile(file)
 	if err != nil {
 		return nil
 	}
