@@ -35,6 +35,14 @@ var ErrInterrupted = errors.New("interrupted by the server's stop")
 // job is queued again and the worker waits before it tries again.
 var ErrHeld = errors.New("held")
 
+// ErrCommittedMeanwhile marks, from Options.Restore, a job whose whole
+// change another commit than its own already holds (a person's git
+// commit -a that took a deletion kk serve was killed before committing):
+// nothing is put back, and running the job again could not do it (the
+// note it deletes is gone). The job ends done, at its path: what it was
+// asked for is in the branch.
+var ErrCommittedMeanwhile = errors.New("its change was committed meanwhile by another commit")
+
 // errUnrecorded marks a last step that succeeded but whose job could
 // not be recorded done yet (see Run's wait).
 var errUnrecorded = errors.New("the job's last step succeeded; recording its end failed")
@@ -103,6 +111,12 @@ func (q *Queue) recoverOne(ctx context.Context, j *Job) error {
 			if errors.Is(err, ErrHeld) {
 				return err
 			}
+			if errors.Is(err, ErrCommittedMeanwhile) {
+				log.Info("interrupted job's change was committed meanwhile by another commit; done", "path", j.Path, "reason", err)
+				q.mu.Lock()
+				defer q.mu.Unlock()
+				return q.finishLocked(j, j.Path, nil)
+			}
 			log.Error("the files of an interrupted job could not be put back; the job fails", "error", err)
 			q.mu.Lock()
 			defer q.mu.Unlock()
@@ -133,6 +147,11 @@ func (q *Queue) recoverSetAside(ctx context.Context, j *Job) error {
 		if err := q.opts.Restore(ctx, q.snapshot(j.ID)); err != nil {
 			if errors.Is(err, ErrHeld) {
 				return err
+			}
+			if errors.Is(err, ErrCommittedMeanwhile) {
+				q.mu.Lock()
+				defer q.mu.Unlock()
+				return q.finishLocked(j, j.Path, nil)
 			}
 			why += "; putting its files back failed (they are left as the job wrote them): " + err.Error()
 		}
@@ -429,6 +448,11 @@ func (q *Queue) settle(bg, ctx context.Context, w *Work, path string, err error)
 				}
 				return nil
 			})
+			if errors.Is(rerr, ErrCommittedMeanwhile) {
+				log.Info("the failed job's change was committed meanwhile by another commit; done", "reason", rerr, "error", err)
+				q.untilDone(ctx, "recording the end of job "+w.Job.ID, func() error { return q.finish(w, w.Job.Path, nil) })
+				return
+			}
 			if rerr != nil && !errors.Is(rerr, ErrHeld) {
 				log.Error("the files of a failed job could not be put back; they are left as the job wrote them", "error", rerr)
 				err = fmt.Errorf("%w; putting its files back failed too (they are left as the job wrote them): %v", err, rerr)
@@ -478,6 +502,9 @@ func (q *Queue) undo(bg, ctx context.Context, w *Work, uncount bool) {
 				}
 				q.mu.Lock()
 				defer q.mu.Unlock()
+				if errors.Is(err, ErrCommittedMeanwhile) {
+					return q.finishLocked(j, j.Path, nil)
+				}
 				return q.finishLocked(j, "", fmt.Errorf("it had to run again and putting its files back failed (they are left as the job wrote them): %w", err))
 			}
 		}

@@ -652,7 +652,10 @@ func (b *Backend) Committed(ctx context.Context, id string) (string, bool, error
 // uncommitted change reverting the person's commit (which their next
 // commit -a would commit), on which the job, run again, would fail as on
 // a person's edit. Only the index files are generated again. (Edits and
-// deletions change their note and the generated files alone.)
+// deletions change their note and the generated files alone.) An edit
+// then runs again, and commits on the person's commit; a deletion could
+// not (its note is gone): Restore returns jobqueue.ErrCommittedMeanwhile,
+// and the job is done.
 func (b *Backend) Restore(ctx context.Context, j jobqueue.Job) error {
 	defer b.changed()
 	if !txn.HasOriginals(b.k, j.ID) {
@@ -678,6 +681,11 @@ func (b *Backend) Restore(ctx context.Context, j jobqueue.Job) error {
 	})
 	if err == nil && keep {
 		err = txn.DropOriginals(b.k, j.ID)
+	}
+	if err == nil && keep && j.Op == service.OpDelete {
+		// Run again, the deletion would fail on the note the person's
+		// commit removed: the branch holds all it was asked for.
+		return fmt.Errorf("%w: the deletion of %s is in the branch", jobqueue.ErrCommittedMeanwhile, j.Path)
 	}
 	if err != nil {
 		err = b.unconfigured(b.unwritable(heldError(fmt.Errorf("restoring the files of job %s: %w", j.ID, err))))

@@ -2,6 +2,9 @@ package serve
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -53,7 +56,10 @@ func TestRecoveryKeepsAnEditAPersonCommitted(t *testing.T) {
 			if _, found, err := b.Committed(ctx, id); err != nil || found {
 				t.Fatalf("Committed: %v %v", found, err)
 			}
-			if err := b.Restore(ctx, jobqueue.Job{ID: id, Op: c.op, Path: note.Path, Status: jobqueue.Processing, Touched: touched}); err != nil {
+			err := b.Restore(ctx, jobqueue.Job{ID: id, Op: c.op, Path: note.Path, Status: jobqueue.Processing, Touched: touched})
+			// A deletion cannot run again: it is done
+			// (TestRecoveryEndsADeletionAPersonCommittedDone).
+			if err != nil && (c.op != service.OpDelete || !errors.Is(err, jobqueue.ErrCommittedMeanwhile)) {
 				t.Fatal(err)
 			}
 			got, gotErr := os.ReadFile(k.NodePath(note.Path))
@@ -121,4 +127,80 @@ func TestRestoreWhileGitCannotReadTheRepository(t *testing.T) {
 	if got, _ := os.ReadFile(k.NodePath(note.Path)); string(got) != string(before) {
 		t.Errorf("the note after the undo:\n%s\nwant:\n%s", got, before)
 	}
+}
+
+// TestRecoveryEndsADeletionAPersonCommittedDone: kk serve killed between
+// a deletion's write and its commit, and a person's git commit -a while
+// it was down, which took the deletion as the person's commit. Found by
+// the serve10 red team: the restart left the note deleted, as the
+// person's commit has it, but queued the job again, and its run failed
+// with "file not found": the job ended failed although the branch holds
+// exactly what it would have committed. Recovery ends it done, at its
+// path, with nothing put back and no commit of its own.
+func TestRecoveryEndsADeletionAPersonCommittedDone(t *testing.T) {
+	k := newRepo(t, 0)
+	s := start(t, k, nil)
+	note := s.post(t, httpapi.PostRequest{Title: "Deleted note", Content: "To be deleted.\n"})
+	s.stop()
+	b := New(Options{KB: k})
+	t.Cleanup(func() { _ = b.Close() })
+	dir := filepath.Join(k.StateDir(), "queue")
+	q, err := jobqueue.Open(dir, b.QueueOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := service.JobRequest{Path: note.Path}
+	payload, err := json.Marshal(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	queued, _, err := q.Enqueue(jobqueue.Request{Op: service.OpDelete, Path: note.Path, Payload: payload})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var touched []string
+	job := &service.Job{ID: queued.ID, Op: service.OpDelete, Request: req, Created: time.Now()}
+	withTouch(job, &touched)
+	job.OnDefer(func(func(context.Context) error) {}) // killed: the commit never runs
+	if _, err := b.Apply(ctx, job); err != nil {
+		t.Fatal(err)
+	}
+	git(t, k, "-c", "user.name=p", "-c", "user.email=p@p", "commit", "-qam", "the person's commit -a")
+	head := git(t, k, "rev-parse", "HEAD")
+	// The record as the kill left it: in processing, its paths announced.
+	rec := filepath.Join(dir, queued.ID+".json")
+	data, err := os.ReadFile(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var j jobqueue.Job
+	if err := json.Unmarshal(data, &j); err != nil {
+		t.Fatal(err)
+	}
+	j.Status, j.Attempts, j.Touched = jobqueue.Processing, 1, touched
+	if data, err = json.Marshal(j); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(rec, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	q, err = jobqueue.Open(dir, b.QueueOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := q.Recover(ctx); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := q.Get(queued.ID)
+	if got.Status != jobqueue.Done || got.Path != note.Path || got.Error != "" {
+		t.Errorf("the job after recovery: %+v", got)
+	}
+	if _, err := os.Stat(k.NodePath(note.Path)); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("recovery put back the note the person's commit deleted: %v", err)
+	}
+	if now := git(t, k, "rev-parse", "HEAD"); now != head {
+		t.Errorf("recovery moved the branch from %s to %s", head, now)
+	}
+	clean(t, k)
+	headChecks(t, k)
 }
