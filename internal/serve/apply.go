@@ -633,7 +633,7 @@ func (b *Backend) Committed(ctx context.Context, id string) (string, bool, error
 	if err != nil {
 		return "", false, err
 	}
-	c, ok, err := gitx.FindJobCommitIn(ctx, r.Top, "refs/heads/"+r.Branch, id)
+	c, ok, err := gitx.FindJobCommitIn(ctx, r.Top, "refs/heads/"+r.Branch, id, b.author)
 	return c.Path, ok, err
 }
 
@@ -740,7 +740,7 @@ func (b *Backend) Settle(ctx context.Context, j jobqueue.Job) error {
 	if err != nil {
 		return err
 	}
-	c, ok, err := gitx.FindJobCommitIn(ctx, r.Top, "refs/heads/"+r.Branch, j.ID)
+	c, ok, err := gitx.FindJobCommitIn(ctx, r.Top, "refs/heads/"+r.Branch, j.ID, b.author)
 	if err != nil || !ok {
 		return err
 	}

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kk-project/kk/internal/gitx"
 	"github.com/kk-project/kk/internal/httpapi"
 	"github.com/kk-project/kk/internal/jobqueue"
 	"github.com/kk-project/kk/internal/service"
@@ -200,6 +201,57 @@ func TestRecoveryEndsADeletionAPersonCommittedDone(t *testing.T) {
 	}
 	if now := git(t, k, "rev-parse", "HEAD"); now != head {
 		t.Errorf("recovery moved the branch from %s to %s", head, now)
+	}
+	clean(t, k)
+	headChecks(t, k)
+}
+
+// TestRecoveryIgnoresAPersonsCommitWithAJobsSubject: kk serve killed
+// between a post's write and its commit, and a person's commit whose
+// subject copies the job's ("store(<id>): <path>": pasted from the log,
+// or made by a script). Found by the serve10 red team: recovery took
+// any commit whose subject names the job for the job's own, so the job
+// was done with its note never committed (its files left as uncommitted
+// changes), and /posts/recents listed the person's commit as a post.
+// Only kk serve's commits (its author) are a job's: the job is put back
+// and run again, and lands with its one commit.
+func TestRecoveryIgnoresAPersonsCommitWithAJobsSubject(t *testing.T) {
+	k := newRepo(t, 0)
+	b := New(Options{KB: k})
+	t.Cleanup(func() { _ = b.Close() })
+	var touched []string
+	id := "job-killed-before-its-commit"
+	job := &service.Job{ID: id, Op: service.OpStore, Request: service.JobRequest{Title: "Copied subject", Content: "Posted.\n"}, Created: time.Now()}
+	withTouch(job, &touched)
+	job.OnDefer(func(func(context.Context) error) {}) // killed: the commit never runs
+	leaf, err := b.Apply(ctx, job)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, who := range [][2]string{{"p", "p@p"}, {"kk serve", "someone@else"}, {"someone", "kk-serve@kk.invalid"}} {
+		git(t, k, "-c", "user.name="+who[0], "-c", "user.email="+who[1], "commit", "-q", "--allow-empty", "-m", gitx.JobSubject(service.OpStore, id, leaf))
+	}
+	if c, found, err := b.Committed(ctx, id); err != nil || found {
+		t.Fatalf("a person's commit copying the job's subject was taken for the job's: %q %v %v", c, found, err)
+	}
+	if posts, err := b.Recent(ctx, 10); err != nil || len(posts) != 0 {
+		t.Errorf("recent posts list a person's commits: %+v %v", posts, err)
+	}
+	if err := b.Restore(ctx, jobqueue.Job{ID: id, Op: job.Op, Status: jobqueue.Processing, Touched: touched}); err != nil {
+		t.Fatal(err)
+	}
+	clean(t, k)
+	var last func(context.Context) error
+	job.OnDefer(func(fn func(context.Context) error) { last = fn })
+	again, err := b.Apply(ctx, job)
+	if err != nil {
+		t.Fatalf("the job run again: %v", err)
+	}
+	if err := last(ctx); err != nil {
+		t.Fatalf("its commit: %v", err)
+	}
+	if c, found, err := b.Committed(ctx, id); err != nil || !found || c != again {
+		t.Errorf("the job's own commit: %q %v %v", c, found, err)
 	}
 	clean(t, k)
 	headChecks(t, k)

@@ -636,7 +636,7 @@ func (b *Backend) Recent(ctx context.Context, n int) ([]service.Post, error) {
 	if err := b.gone(); err != nil {
 		return nil, err
 	}
-	commits, err := gitx.RecentJobCommits(ctx, b.k.Root, service.OpStore, n)
+	commits, err := gitx.RecentJobCommits(ctx, b.k.Root, service.OpStore, b.author, n)
 	if err != nil {
 		return nil, err
 	}
