@@ -539,7 +539,7 @@ func (b *Backend) commit(ctx context.Context, j *service.Job, leaf string, res *
 	if note := j.Noted(); note != "" {
 		subject += "\n\n" + note // the subject stays the first line, which recovery reads
 	}
-	landedOrFailed := b.flight(res)
+	landedOrFailed := b.flight(j.ID, res)
 	return j.Defer(ctx, func(ctx context.Context) (err error) {
 		defer landedOrFailed()
 		defer b.changed()
@@ -658,6 +658,7 @@ func (b *Backend) Committed(ctx context.Context, id string) (string, bool, error
 // and the job is done.
 func (b *Backend) Restore(ctx context.Context, j jobqueue.Job) error {
 	defer b.changed()
+	b.grounded(j.ID)
 	if !txn.HasOriginals(b.k, j.ID) {
 		return nil
 	}

@@ -142,8 +142,10 @@ type Backend struct {
 	// inflight is the transaction of the job whose commit is made while
 	// the next job is written (nil once it landed or failed): what the
 	// branch holds once it lands, for a check of the next job's
-	// refactors (branchHolds).
-	inflight *txn.Result
+	// refactors (branchHolds). inflightJob is its job's id: a job put
+	// back (Restore) before its commit ran is in flight no more.
+	inflight    *txn.Result
+	inflightJob string
 	// warned are the problems of unreadable leaves already logged.
 	warned map[string]bool
 	tree   *store.Tree
