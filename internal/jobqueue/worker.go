@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"runtime/debug"
 	"slices"
 	"time"
 )
@@ -393,7 +394,11 @@ func (q *Queue) Run(ctx context.Context, apply ApplyFunc) error {
 			}
 			continue
 		}
-		path, applyErr := apply(bg, w)
+		var path string
+		applyErr := q.unpanicked(w.Job.ID, "run", func() (err error) {
+			path, err = apply(bg, w)
+			return err
+		})
 		if st, err := wait(); err != nil {
 			// The job before failed, or was stopped, after this one was
 			// applied on its files: this one is undone first (and runs
@@ -412,7 +417,7 @@ func (q *Queue) Run(ctx context.Context, apply ApplyFunc) error {
 		}
 		pending = &lastStep{w: w, path: path, done: make(chan error, 1)}
 		go func(st *lastStep) {
-			err := st.w.last(bg)
+			err := q.unpanicked(st.w.Job.ID, "last step", func() error { return st.w.last(bg) })
 			if err == nil {
 				if ferr := q.finish(st.w, st.path, nil); ferr != nil {
 					err = fmt.Errorf("%w: %v", errUnrecorded, ferr)
@@ -421,6 +426,20 @@ func (q *Queue) Run(ctx context.Context, apply ApplyFunc) error {
 			st.done <- err
 		}(pending)
 	}
+}
+
+// unpanicked runs fn, a step of job id, turning a panic (a bug of kk's
+// on an input no one foresaw) into the job's failure, logged with its
+// stack: one job's bug never ends the worker's process, which serves
+// every other client (and, restarted, would run the job again).
+func (q *Queue) unpanicked(id, step string, fn func() error) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			q.opts.Logger.Error("a job's step panicked (a bug of kk's): the job fails, the worker goes on", "job_id", id, "step", step, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+			err = fmt.Errorf("the job's %s failed on a bug of kk's (a panic: %v); the server goes on: please report it, with the server's log", step, p)
+		}
+	}()
+	return fn()
 }
 
 // settle records how a job's run ended: done when err is nil; left in
