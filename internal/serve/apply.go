@@ -683,9 +683,11 @@ func (b *Backend) Restore(ctx context.Context, j jobqueue.Job) error {
 	if err == nil && keep {
 		err = txn.DropOriginals(b.k, j.ID)
 	}
-	if err == nil && keep && j.Op == service.OpDelete {
+	if err == nil && keep && j.Op == service.OpDelete && noteGone(b.k.NodePath(j.Path)) {
 		// Run again, the deletion would fail on the note the person's
-		// commit removed: the branch holds all it was asked for.
+		// commit removed: the branch holds all it was asked for. (A
+		// note the person put back, as the branch holds it, is kept
+		// too, but the deletion is in no commit: it runs again.)
 		return fmt.Errorf("%w: the deletion of %s is in the branch", jobqueue.ErrCommittedMeanwhile, j.Path)
 	}
 	if err != nil {
@@ -698,6 +700,12 @@ func (b *Backend) Restore(ctx context.Context, j jobqueue.Job) error {
 		return err
 	}
 	return nil
+}
+
+// noteGone reports whether no file is at path.
+func noteGone(path string) bool {
+	_, err := os.Lstat(path)
+	return errors.Is(err, fs.ErrNotExist)
 }
 
 // committedByAPerson reports whether j, an edit or a deletion, changed a

@@ -139,6 +139,25 @@ func TestRestoreWhileGitCannotReadTheRepository(t *testing.T) {
 // exactly what it would have committed. Recovery ends it done, at its
 // path, with nothing put back and no commit of its own.
 func TestRecoveryEndsADeletionAPersonCommittedDone(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		person []string // what the person does while kk serve is down
+		done   bool     // the job ends done at recovery; else it is queued again
+	}{
+		{"committed", []string{"commit", "-qam", "the person's commit -a"}, true},
+		// The person put the note back (git checkout): the deletion is
+		// in no commit, and the job runs again.
+		{"undone", []string{"checkout", "--", "."}, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			recoverDeletionAfter(t, c.person, c.done)
+		})
+	}
+}
+
+// recoverDeletionAfter kills a deletion before its commit, runs person
+// (a git command) and recovers the job: done or queued again.
+func recoverDeletionAfter(t *testing.T, person []string, done bool) {
 	k := newRepo(t, 0)
 	s := start(t, k, nil)
 	note := s.post(t, httpapi.PostRequest{Title: "Deleted note", Content: "To be deleted.\n"})
@@ -166,7 +185,7 @@ func TestRecoveryEndsADeletionAPersonCommittedDone(t *testing.T) {
 	if _, err := b.Apply(ctx, job); err != nil {
 		t.Fatal(err)
 	}
-	git(t, k, "-c", "user.name=p", "-c", "user.email=p@p", "commit", "-qam", "the person's commit -a")
+	git(t, k, append([]string{"-c", "user.name=p", "-c", "user.email=p@p"}, person...)...)
 	head := git(t, k, "rev-parse", "HEAD")
 	// The record as the kill left it: in processing, its paths announced.
 	rec := filepath.Join(dir, queued.ID+".json")
@@ -193,11 +212,16 @@ func TestRecoveryEndsADeletionAPersonCommittedDone(t *testing.T) {
 		t.Fatal(err)
 	}
 	got, _ := q.Get(queued.ID)
-	if got.Status != jobqueue.Done || got.Path != note.Path || got.Error != "" {
+	_, statErr := os.Stat(k.NodePath(note.Path))
+	switch {
+	case done && (got.Status != jobqueue.Done || got.Path != note.Path || got.Error != ""):
 		t.Errorf("the job after recovery: %+v", got)
-	}
-	if _, err := os.Stat(k.NodePath(note.Path)); !errors.Is(err, fs.ErrNotExist) {
-		t.Errorf("recovery put back the note the person's commit deleted: %v", err)
+	case done && !errors.Is(statErr, fs.ErrNotExist):
+		t.Errorf("recovery put back the note the person's commit deleted: %v", statErr)
+	case !done && got.Status != jobqueue.Queued:
+		t.Errorf("a deletion the person undid, in no commit, ended at recovery: %+v", got)
+	case !done && statErr != nil:
+		t.Errorf("the note the person put back: %v", statErr)
 	}
 	if now := git(t, k, "rev-parse", "HEAD"); now != head {
 		t.Errorf("recovery moved the branch from %s to %s", head, now)
