@@ -117,3 +117,30 @@ func TestStartSaysWhatIsWrongWithHEAD(t *testing.T) {
 		t.Fatalf("Open over a spoiled HEAD: %v", err)
 	}
 }
+
+// TestHealthSaysHEADIsSpoiledWhileIdle: HEAD's file spoiled under a
+// server with no job queued. /healthz said "ok" until a job came and was
+// held: a monitor learned of it only from a post that then waited. As
+// for a work tree removed under the server, /healthz says it at once.
+func TestHealthSaysHEADIsSpoiledWhileIdle(t *testing.T) {
+	k := newRepo(t, 0)
+	s := start(t, k, nil)
+	s.post(t, httpapi.PostRequest{Title: "Before", Content: "Before.\n"})
+	headFile := filepath.Join(k.Root, ".git", "HEAD")
+	before, err := os.ReadFile(headFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(headFile, []byte("garbage\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if h := s.health(t); h.Status != "waiting" || !strings.Contains(h.WaitingFor, headFile) || h.QueueDepth != 0 {
+		t.Errorf("/healthz of an idle server whose HEAD is spoiled: %+v", h)
+	}
+	if err := os.WriteFile(headFile, before, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if h := s.health(t); h.Status != "ok" {
+		t.Errorf("/healthz once HEAD is mended: %+v", h)
+	}
+}

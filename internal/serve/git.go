@@ -282,7 +282,8 @@ func personsOperation(gitDir string) error {
 }
 
 // Waiting says what the job in progress waits for (jobqueue.Options.Waiting),
-// else that the knowledge base's folder is gone, with no job waiting,
+// else that the knowledge base's folder is gone, or that HEAD's file is
+// spoiled (headProblem), with no job waiting,
 // else a git command of a job that has run for more than slowGit.
 func (b *Backend) Waiting() string {
 	b.waitMu.Lock()
@@ -294,12 +295,34 @@ func (b *Backend) Waiting() string {
 		}
 	}
 	if why == "" {
+		why = b.headSpoiled()
+	}
+	if why == "" {
 		if args, since := b.gits.Oldest(); args != "" && time.Since(since) > slowGit {
 			why = fmt.Sprintf("a job waits for git %s, running since %s (%s): a filter of .gitattributes (git-lfs), a hook or a stalled file system that does not end holds the jobs; kk serve's stop ends it %v later, and the job runs again at the next start",
 				args, since.UTC().Format(time.RFC3339), time.Since(since).Round(time.Second), stopGrace)
 		}
 	}
 	return why
+}
+
+// headSpoiled is headProblem's message for the served work tree, with no
+// job waiting ("" when HEAD is well, or the repository is not open): a
+// HEAD on the served branch is told by its file alone, without git.
+func (b *Backend) headSpoiled() string {
+	b.mu.Lock()
+	r := b.repo
+	b.mu.Unlock()
+	if r == nil {
+		return ""
+	}
+	if name, ok := gitx.HeadBranch(r.Top); ok && name == r.Branch {
+		return ""
+	}
+	if err := headProblem(context.Background(), r.Top, r.GitDir, r.Branch); err != nil {
+		return err.Error()
+	}
+	return ""
 }
 
 // slowGit is how long a job's git command runs before /healthz names it:
