@@ -214,9 +214,12 @@ func logJobs(ctx context.Context, dir, rev string, by Author, grep []string, ext
 	if _, err := Read(ctx, dir, "rev-parse", "-q", "--verify", rev+"^{commit}"); err != nil {
 		return nil, nil // no commits yet
 	}
-	args := []string{"log", "--format=%H%x00%ct%x00%an%x00%ae%x00%s%x00"}
 	// git filters by the author too (so that -n counts only by's
-	// commits); the exact name and email are compared below.
+	// commits), as recorded in the commit: a .mailmap naming by otherwise
+	// would make --author miss every one (git applies it to --author
+	// once log.mailmap is on, its default). The exact name and email are
+	// compared below.
+	args := []string{"log", "--no-use-mailmap", "--format=%H%x00%ct%x00%an%x00%ae%x00%s%x00"}
 	author := "<" + by.Email + ">"
 	if extended {
 		args = append(args, "--extended-regexp")

@@ -122,6 +122,10 @@ func TestFindAndListJobCommits(t *testing.T) {
 	if _, _, err := FindJobCommit(ctx, dir, "j6", Author{}); err == nil {
 		t.Error("FindJobCommit with no author gave no error")
 	}
+	// A .mailmap that names the worker otherwise (git log's --author
+	// matches the mapped name once log.mailmap is on, git's default)
+	// changes nothing: the commits are the worker's as made.
+	write(t, dir, ".mailmap", "Our Bot <bot@example.invalid> <"+worker.Email+">\n")
 	c, ok, err := FindJobCommit(ctx, dir, "j1", worker)
 	if err != nil || !ok || c.Op != "store" || c.Path != "a/one.md" || c.ID != "j1" || c.Hash == "" || c.Time.IsZero() {
 		t.Errorf("FindJobCommit(j1) = %+v, %v, %v", c, ok, err)
