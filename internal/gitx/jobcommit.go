@@ -202,18 +202,32 @@ func ParseJobSubject(subject string) (op, id, path string, ok bool) {
 	return m[1], m[2], m[3], true
 }
 
-// logJobs lists the job commits of HEAD's history whose message matches
-// grep (a fixed string), newest first, at most max (0: all).
-func logJobs(ctx context.Context, dir, rev string, grep []string, extended bool, max int) ([]JobCommit, error) {
+// logJobs lists the job commits of rev's history that by authored and
+// whose message matches grep (a fixed string, or extended regular
+// expressions), newest first, at most max (0: all). A commit whose
+// subject names a job but whose author is another (a person's commit
+// that copies a job's subject, by hand or by a tool) is not listed.
+func logJobs(ctx context.Context, dir, rev string, by Author, grep []string, extended bool, max int) ([]JobCommit, error) {
+	if by.Name == "" || by.Email == "" {
+		return nil, errors.New("the author of the job commits looked for needs a name and an email")
+	}
 	if _, err := Read(ctx, dir, "rev-parse", "-q", "--verify", rev+"^{commit}"); err != nil {
 		return nil, nil // no commits yet
 	}
-	args := []string{"log", "--format=%H%x00%ct%x00%s%x00"}
+	// git filters by the author too (so that -n counts only by's
+	// commits), as recorded in the commit: a .mailmap naming by otherwise
+	// would make --author miss every one (git applies it to --author
+	// once log.mailmap is on, its default). The exact name and email are
+	// compared below.
+	args := []string{"log", "--no-use-mailmap", "--format=%H%x00%ct%x00%an%x00%ae%x00%s%x00"}
+	author := "<" + by.Email + ">"
 	if extended {
 		args = append(args, "--extended-regexp")
+		author = "<" + regexp.QuoteMeta(by.Email) + ">"
 	} else {
 		args = append(args, "--fixed-strings")
 	}
+	args = append(args, "--author="+author)
 	for _, g := range grep {
 		args = append(args, "--grep="+g)
 	}
@@ -226,9 +240,12 @@ func logJobs(ctx context.Context, dir, rev string, grep []string, extended bool,
 	}
 	var commits []JobCommit
 	fields := strings.Split(string(out), "\x00")
-	for i := 0; i+2 < len(fields); i += 3 {
+	for i := 0; i+4 < len(fields); i += 5 {
 		hash := strings.TrimSpace(fields[i])
-		op, id, path, ok := ParseJobSubject(fields[i+2])
+		if fields[i+2] != by.Name || fields[i+3] != by.Email {
+			continue
+		}
+		op, id, path, ok := ParseJobSubject(fields[i+4])
 		if !ok {
 			continue
 		}
@@ -238,19 +255,19 @@ func logJobs(ctx context.Context, dir, rev string, grep []string, extended bool,
 	return commits, nil
 }
 
-// FindJobCommit returns the commit in HEAD's history whose subject names
-// job id, and false when there is none.
-func FindJobCommit(ctx context.Context, dir, id string) (JobCommit, bool, error) {
-	return FindJobCommitIn(ctx, dir, "HEAD", id)
+// FindJobCommit returns the commit by made in HEAD's history whose
+// subject names job id, and false when there is none.
+func FindJobCommit(ctx context.Context, dir, id string, by Author) (JobCommit, bool, error) {
+	return FindJobCommitIn(ctx, dir, "HEAD", id, by)
 }
 
 // FindJobCommitIn is FindJobCommit in rev's history (kk serve: its
 // pinned branch's, whatever is checked out).
-func FindJobCommitIn(ctx context.Context, dir, rev, id string) (JobCommit, bool, error) {
+func FindJobCommitIn(ctx context.Context, dir, rev, id string, by Author) (JobCommit, bool, error) {
 	if id == "" {
 		return JobCommit{}, false, errors.New("empty job id")
 	}
-	commits, err := logJobs(ctx, dir, rev, []string{"(" + id + "): "}, false, 0)
+	commits, err := logJobs(ctx, dir, rev, by, []string{"(" + id + "): "}, false, 0)
 	if err != nil {
 		return JobCommit{}, false, fmt.Errorf("looking for the commit of job %s: %w", id, err)
 	}
@@ -263,12 +280,12 @@ func FindJobCommitIn(ctx context.Context, dir, rev, id string) (JobCommit, bool,
 }
 
 // RecentJobCommits lists the newest job commits of operation op (such as
-// "store") in HEAD's history, newest first, at most n.
-func RecentJobCommits(ctx context.Context, dir, op string, n int) ([]JobCommit, error) {
+// "store") that by made in HEAD's history, newest first, at most n.
+func RecentJobCommits(ctx context.Context, dir, op string, by Author, n int) ([]JobCommit, error) {
 	if !regexp.MustCompile(`^[a-z]+$`).MatchString(op) {
 		return nil, fmt.Errorf("invalid job operation %q", op)
 	}
-	return logJobs(ctx, dir, "HEAD", []string{"^" + op + `\(`}, true, n)
+	return logJobs(ctx, dir, "HEAD", by, []string{"^" + op + `\(`}, true, n)
 }
 
 // HasRemote reports whether dir's repository has a remote named name.

@@ -95,7 +95,7 @@ func TestCommitPathsTouchesOnlyItsPaths(t *testing.T) {
 func TestFindAndListJobCommits(t *testing.T) {
 	dir := gitRepo(t)
 	ctx := context.Background()
-	if _, ok, err := FindJobCommit(ctx, dir, "j1"); err != nil || ok {
+	if _, ok, err := FindJobCommit(ctx, dir, "j1", worker); err != nil || ok {
 		t.Fatalf("no commits yet: ok %v, err %v", ok, err)
 	}
 	for _, c := range []struct{ op, id, path string }{
@@ -110,21 +110,37 @@ func TestFindAndListJobCommits(t *testing.T) {
 	write(t, dir, "x.md", "x")
 	commit(t, dir, nil, "notes about store(j5): nothing\n\nsee store(j5): x.md")
 
-	c, ok, err := FindJobCommit(ctx, dir, "j1")
+	// A person's commits whose subjects copy a job's: one for a job that
+	// has no commit of its own, one newer than a job's own commit. Their
+	// author is the person's, not the worker's: they are not the job's
+	// (recovery would take the job for committed, its files uncommitted).
+	commit(t, dir, map[string]string{"c/six.md": "6"}, JobSubject("store", "j6", "c/six.md"))
+	commit(t, dir, map[string]string{"c/fake.md": "f"}, JobSubject("store", "j1", "c/fake.md"))
+	if c, ok, err := FindJobCommit(ctx, dir, "j6", worker); err != nil || ok {
+		t.Errorf("a person's commit copying job j6's subject was taken for its commit: %+v %v %v", c, ok, err)
+	}
+	if _, _, err := FindJobCommit(ctx, dir, "j6", Author{}); err == nil {
+		t.Error("FindJobCommit with no author gave no error")
+	}
+	// A .mailmap that names the worker otherwise (git log's --author
+	// matches the mapped name once log.mailmap is on, git's default)
+	// changes nothing: the commits are the worker's as made.
+	write(t, dir, ".mailmap", "Our Bot <bot@example.invalid> <"+worker.Email+">\n")
+	c, ok, err := FindJobCommit(ctx, dir, "j1", worker)
 	if err != nil || !ok || c.Op != "store" || c.Path != "a/one.md" || c.ID != "j1" || c.Hash == "" || c.Time.IsZero() {
 		t.Errorf("FindJobCommit(j1) = %+v, %v, %v", c, ok, err)
 	}
-	if c, ok, _ := FindJobCommit(ctx, dir, "j3"); !ok || c.Op != "edit" {
+	if c, ok, _ := FindJobCommit(ctx, dir, "j3", worker); !ok || c.Op != "edit" {
 		t.Errorf("FindJobCommit(j3) = %+v, %v", c, ok)
 	}
-	if _, ok, _ := FindJobCommit(ctx, dir, "j5"); ok {
+	if _, ok, _ := FindJobCommit(ctx, dir, "j5", worker); ok {
 		t.Error("a commit that only mentions j5 was taken for its commit")
 	}
-	if _, ok, _ := FindJobCommit(ctx, dir, "j"); ok {
+	if _, ok, _ := FindJobCommit(ctx, dir, "j", worker); ok {
 		t.Error("a prefix of an id matched")
 	}
 
-	recent, err := RecentJobCommits(ctx, dir, "store", 2)
+	recent, err := RecentJobCommits(ctx, dir, "store", worker, 2)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,7 +151,7 @@ func TestFindAndListJobCommits(t *testing.T) {
 	if !slices.Equal(ids, []string{"j10", "j2"}) {
 		t.Errorf("recent stores: %q", ids)
 	}
-	if _, err := RecentJobCommits(ctx, dir, "st(re", 1); err == nil {
+	if _, err := RecentJobCommits(ctx, dir, "st(re", worker, 1); err == nil {
 		t.Error("an operation with regexp characters was accepted")
 	}
 }
@@ -281,7 +297,7 @@ func TestPullRebaseAndPush(t *testing.T) {
 	if got := gitOut(t, origin, "log", "--format=%s"); got != "store(jb): b.md\nstore(ja): a.md\nbase" {
 		t.Errorf("origin history:\n%s", got)
 	}
-	if _, ok, _ := FindJobCommit(ctx, b, "jb"); !ok {
+	if _, ok, _ := FindJobCommit(ctx, b, "jb", worker); !ok {
 		t.Error("the rebased job commit is not found by its id")
 	}
 

@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -254,15 +256,16 @@ func (s *Server) deleteContent(w http.ResponseWriter, r *http.Request) {
 // (an answer synthesized from them).
 func (s *Server) getContent(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
+	if msg := badChoice(q); msg != "" {
+		writeError(w, http.StatusBadRequest, msg)
+		return
+	}
 	given := q.Get("path")
 	if given == "" && q.Get("query") != "" {
-		switch mode := strings.ToLower(q.Get("mode")); mode {
-		case "raw":
+		if strings.EqualFold(q.Get("mode"), "raw") {
 			s.search(w, r)
-		case "", "synthesize":
+		} else {
 			s.answer(w, r)
-		default:
-			writeError(w, http.StatusBadRequest, `mode must be "raw" or "synthesize"`)
 		}
 		return
 	}
@@ -325,6 +328,35 @@ func failed(w http.ResponseWriter, what string, err error) {
 	writeError(w, http.StatusInternalServerError, what+err.Error())
 }
 
+// choices are the query parameters that take one of a few values, each
+// with its values and the error that names them (knowledged's words for
+// match): a value given that is none of them is refused, whatever route
+// and form the request has, rather than read as no value (a client's
+// typo would get another answer than the one it asked for). Values are
+// compared without regard to case; "" is the default.
+var choices = []struct {
+	param  string
+	values []string
+	err    string
+}{
+	{"mode", []string{"raw", "synthesize"}, `mode must be "raw" or "synthesize"`},
+	{"match", []string{"any", "all"}, `match must be "any" or "all"`},
+}
+
+// badChoice returns the error of the first value of q that choices
+// refuse, "" when there is none (every value of a repeated parameter is
+// checked).
+func badChoice(q url.Values) string {
+	for _, c := range choices {
+		for _, v := range q[c.param] {
+			if v != "" && !slices.Contains(c.values, strings.ToLower(v)) {
+				return c.err
+			}
+		}
+	}
+	return ""
+}
+
 // DefaultSearchLimit is how many notes a query search returns, unless
 // the request's limit says otherwise (at most MaxSearchLimit).
 const (
@@ -341,6 +373,10 @@ const MaxSearchTags = 256
 // GET /search?query=Q | tag=T&tags=a,b&match=any|all [&mode=raw]
 func (s *Server) search(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
+	if msg := badChoice(q); msg != "" {
+		writeError(w, http.StatusBadRequest, msg)
+		return
+	}
 	rawTags := q["tag"]
 	for _, list := range q["tags"] {
 		rawTags = append(rawTags, strings.Split(list, ",")...)
@@ -361,10 +397,6 @@ func (s *Server) search(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		match := strings.ToLower(q.Get("match"))
-		if match != "" && match != "any" && match != "all" {
-			writeError(w, http.StatusBadRequest, `match must be "any" or "all"`)
-			return
-		}
 		if len(tags) > MaxSearchTags {
 			writeError(w, http.StatusBadRequest, fmt.Sprintf("tags: %d given; at most %d", len(tags), MaxSearchTags))
 			return

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"runtime/debug"
 	"slices"
 	"time"
 )
@@ -34,6 +35,14 @@ var ErrInterrupted = errors.New("interrupted by the server's stop")
 // ErrHeld marks a failure that is the environment's, not the job's: the
 // job is queued again and the worker waits before it tries again.
 var ErrHeld = errors.New("held")
+
+// ErrCommittedMeanwhile marks, from Options.Restore, a job whose whole
+// change another commit than its own already holds (a person's git
+// commit -a that took a deletion kk serve was killed before committing):
+// nothing is put back, and running the job again could not do it (the
+// note it deletes is gone). The job ends done, at its path: what it was
+// asked for is in the branch.
+var ErrCommittedMeanwhile = errors.New("its change was committed meanwhile by another commit")
 
 // errUnrecorded marks a last step that succeeded but whose job could
 // not be recorded done yet (see Run's wait).
@@ -103,6 +112,12 @@ func (q *Queue) recoverOne(ctx context.Context, j *Job) error {
 			if errors.Is(err, ErrHeld) {
 				return err
 			}
+			if errors.Is(err, ErrCommittedMeanwhile) {
+				log.Info("interrupted job's change was committed meanwhile by another commit; done", "path", j.Path, "reason", err)
+				q.mu.Lock()
+				defer q.mu.Unlock()
+				return q.finishLocked(j, j.Path, nil)
+			}
 			log.Error("the files of an interrupted job could not be put back; the job fails", "error", err)
 			q.mu.Lock()
 			defer q.mu.Unlock()
@@ -133,6 +148,11 @@ func (q *Queue) recoverSetAside(ctx context.Context, j *Job) error {
 		if err := q.opts.Restore(ctx, q.snapshot(j.ID)); err != nil {
 			if errors.Is(err, ErrHeld) {
 				return err
+			}
+			if errors.Is(err, ErrCommittedMeanwhile) {
+				q.mu.Lock()
+				defer q.mu.Unlock()
+				return q.finishLocked(j, j.Path, nil)
 			}
 			why += "; putting its files back failed (they are left as the job wrote them): " + err.Error()
 		}
@@ -374,7 +394,11 @@ func (q *Queue) Run(ctx context.Context, apply ApplyFunc) error {
 			}
 			continue
 		}
-		path, applyErr := apply(bg, w)
+		var path string
+		applyErr := q.unpanicked(w.Job.ID, "run", func() (err error) {
+			path, err = apply(bg, w)
+			return err
+		})
 		if st, err := wait(); err != nil {
 			// The job before failed, or was stopped, after this one was
 			// applied on its files: this one is undone first (and runs
@@ -393,7 +417,7 @@ func (q *Queue) Run(ctx context.Context, apply ApplyFunc) error {
 		}
 		pending = &lastStep{w: w, path: path, done: make(chan error, 1)}
 		go func(st *lastStep) {
-			err := st.w.last(bg)
+			err := q.unpanicked(st.w.Job.ID, "last step", func() error { return st.w.last(bg) })
 			if err == nil {
 				if ferr := q.finish(st.w, st.path, nil); ferr != nil {
 					err = fmt.Errorf("%w: %v", errUnrecorded, ferr)
@@ -402,6 +426,20 @@ func (q *Queue) Run(ctx context.Context, apply ApplyFunc) error {
 			st.done <- err
 		}(pending)
 	}
+}
+
+// unpanicked runs fn, a step of job id, turning a panic (a bug of kk's
+// on an input no one foresaw) into the job's failure, logged with its
+// stack: one job's bug never ends the worker's process, which serves
+// every other client (and, restarted, would run the job again).
+func (q *Queue) unpanicked(id, step string, fn func() error) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			q.opts.Logger.Error("a job's step panicked (a bug of kk's): the job fails, the worker goes on", "job_id", id, "step", step, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+			err = fmt.Errorf("the job's %s failed on a bug of kk's (a panic: %v); the server goes on: please report it, with the server's log", step, p)
+		}
+	}()
+	return fn()
 }
 
 // settle records how a job's run ended: done when err is nil; left in
@@ -429,6 +467,11 @@ func (q *Queue) settle(bg, ctx context.Context, w *Work, path string, err error)
 				}
 				return nil
 			})
+			if errors.Is(rerr, ErrCommittedMeanwhile) {
+				log.Info("the failed job's change was committed meanwhile by another commit; done", "reason", rerr, "error", err)
+				q.untilDone(ctx, "recording the end of job "+w.Job.ID, func() error { return q.finish(w, w.Job.Path, nil) })
+				return
+			}
 			if rerr != nil && !errors.Is(rerr, ErrHeld) {
 				log.Error("the files of a failed job could not be put back; they are left as the job wrote them", "error", rerr)
 				err = fmt.Errorf("%w; putting its files back failed too (they are left as the job wrote them): %v", err, rerr)
@@ -478,6 +521,9 @@ func (q *Queue) undo(bg, ctx context.Context, w *Work, uncount bool) {
 				}
 				q.mu.Lock()
 				defer q.mu.Unlock()
+				if errors.Is(err, ErrCommittedMeanwhile) {
+					return q.finishLocked(j, j.Path, nil)
+				}
 				return q.finishLocked(j, "", fmt.Errorf("it had to run again and putting its files back failed (they are left as the job wrote them): %w", err))
 			}
 		}

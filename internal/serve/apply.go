@@ -539,7 +539,7 @@ func (b *Backend) commit(ctx context.Context, j *service.Job, leaf string, res *
 	if note := j.Noted(); note != "" {
 		subject += "\n\n" + note // the subject stays the first line, which recovery reads
 	}
-	landedOrFailed := b.flight(res)
+	landedOrFailed := b.flight(j.ID, res)
 	return j.Defer(ctx, func(ctx context.Context) (err error) {
 		defer landedOrFailed()
 		defer b.changed()
@@ -633,7 +633,7 @@ func (b *Backend) Committed(ctx context.Context, id string) (string, bool, error
 	if err != nil {
 		return "", false, err
 	}
-	c, ok, err := gitx.FindJobCommitIn(ctx, r.Top, "refs/heads/"+r.Branch, id)
+	c, ok, err := gitx.FindJobCommitIn(ctx, r.Top, "refs/heads/"+r.Branch, id, b.author)
 	return c.Path, ok, err
 }
 
@@ -652,9 +652,13 @@ func (b *Backend) Committed(ctx context.Context, id string) (string, bool, error
 // uncommitted change reverting the person's commit (which their next
 // commit -a would commit), on which the job, run again, would fail as on
 // a person's edit. Only the index files are generated again. (Edits and
-// deletions change their note and the generated files alone.)
+// deletions change their note and the generated files alone.) An edit
+// then runs again, and commits on the person's commit; a deletion could
+// not (its note is gone): Restore returns jobqueue.ErrCommittedMeanwhile,
+// and the job is done.
 func (b *Backend) Restore(ctx context.Context, j jobqueue.Job) error {
 	defer b.changed()
+	b.grounded(j.ID)
 	if !txn.HasOriginals(b.k, j.ID) {
 		return nil
 	}
@@ -679,6 +683,13 @@ func (b *Backend) Restore(ctx context.Context, j jobqueue.Job) error {
 	if err == nil && keep {
 		err = txn.DropOriginals(b.k, j.ID)
 	}
+	if err == nil && keep && j.Op == service.OpDelete && noteGone(b.k.NodePath(j.Path)) {
+		// Run again, the deletion would fail on the note the person's
+		// commit removed: the branch holds all it was asked for. (A
+		// note the person put back, as the branch holds it, is kept
+		// too, but the deletion is in no commit: it runs again.)
+		return fmt.Errorf("%w: the deletion of %s is in the branch", jobqueue.ErrCommittedMeanwhile, j.Path)
+	}
 	if err != nil {
 		err = b.unconfigured(b.unwritable(heldError(fmt.Errorf("restoring the files of job %s: %w", j.ID, err))))
 		if !errors.Is(err, jobqueue.ErrHeld) {
@@ -689,6 +700,12 @@ func (b *Backend) Restore(ctx context.Context, j jobqueue.Job) error {
 		return err
 	}
 	return nil
+}
+
+// noteGone reports whether no file is at path.
+func noteGone(path string) bool {
+	_, err := os.Lstat(path)
+	return errors.Is(err, fs.ErrNotExist)
 }
 
 // committedByAPerson reports whether j, an edit or a deletion, changed a
@@ -732,7 +749,7 @@ func (b *Backend) Settle(ctx context.Context, j jobqueue.Job) error {
 	if err != nil {
 		return err
 	}
-	c, ok, err := gitx.FindJobCommitIn(ctx, r.Top, "refs/heads/"+r.Branch, j.ID)
+	c, ok, err := gitx.FindJobCommitIn(ctx, r.Top, "refs/heads/"+r.Branch, j.ID, b.author)
 	if err != nil || !ok {
 		return err
 	}

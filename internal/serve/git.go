@@ -62,6 +62,11 @@ func (b *Backend) openLocked(stop context.Context) error {
 	r, err := gitx.OpenRepo(stop, b.k.Root)
 	if err != nil {
 		_ = l.Release()
+		if top, gitDir, ok := gitx.WorkTreeGitDir(b.k.Root); ok {
+			if herr := headProblem(stop, top, gitDir, ""); herr != nil {
+				return fmt.Errorf("kk serve needs its root in a git work tree on a branch: %w (%v)", herr, err)
+			}
+		}
 		return fmt.Errorf("kk serve needs its root in a git work tree on a branch: %w", err)
 	}
 	removed, err := r.RemoveStaleLocks()
@@ -152,6 +157,9 @@ func (b *Backend) Ready(ctx context.Context) error {
 	if err := b.gone(); err != nil {
 		return err
 	}
+	if err := headProblem(ctx, r.Top, r.GitDir, r.Branch); err != nil {
+		return err
+	}
 	if ok, other := r.OnBranch(ctx); !ok {
 		return fmt.Errorf("the work tree has %s checked out; kk serve serves the branch %s (checked out when it started) and holds the jobs until %s is checked out again", other, r.Branch, r.Branch)
 	}
@@ -167,6 +175,72 @@ func (b *Backend) Ready(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// headProblem reports, as an error that says how to mend it, a HEAD file
+// (in the work tree's git folder gitDir) that names no commit and no
+// branch (junk, empty, missing: git then takes the work tree for no
+// repository, and every git command fails), or that points at a branch
+// that does not exist or at a ref that is not a branch; nil for a HEAD
+// on an existing branch, and for a detached HEAD (a commit's name),
+// which OnBranch and the person's operations in progress tell about.
+// served is the branch kk serve serves, "" at a start (only a HEAD git
+// cannot read is told then).
+func headProblem(ctx context.Context, top, gitDir, served string) error {
+	path := filepath.Join(gitDir, "HEAD")
+	mend := fmt.Sprintf("put back the branch kk serve serves: echo 'ref: refs/heads/%s' > %s", served, path)
+	if served == "" {
+		mend = fmt.Sprintf("put back the branch to serve: echo 'ref: refs/heads/<branch>' > %s", path)
+	}
+	if fi, err := os.Lstat(path); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+		return nil // the symbolic link HEAD of old gits: git reads it
+	}
+	data, err := os.ReadFile(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("git's HEAD file %s is missing: git takes the work tree for no repository, and kk serve holds the jobs; %s", path, mend)
+	case err != nil:
+		return fmt.Errorf("git's HEAD file %s cannot be read (%v): kk serve holds the jobs until it can", path, err)
+	}
+	content := strings.TrimSpace(string(data))
+	if content == "" {
+		return fmt.Errorf("git's HEAD file %s is empty: git takes the work tree for no repository, and kk serve holds the jobs; %s", path, mend)
+	}
+	target, symbolic := strings.CutPrefix(content, "ref:")
+	if !symbolic {
+		if objectName.MatchString(content) {
+			return nil // detached
+		}
+		return fmt.Errorf("git's HEAD file %s holds %s, neither a branch nor a commit: git takes the work tree for no repository, and kk serve holds the jobs; %s", path, quoteShort(content), mend)
+	}
+	target = strings.TrimSpace(target)
+	if !strings.HasPrefix(target, "refs/") || strings.ContainsAny(target, " \t\n") {
+		return fmt.Errorf("git's HEAD file %s names %s, which is not a ref (a ref's name starts with refs/): git takes the work tree for no repository, and kk serve holds the jobs; %s", path, quoteShort(target), mend)
+	}
+	name, branch := strings.CutPrefix(target, "refs/heads/")
+	switch {
+	case served == "":
+		return nil // a start: OpenRepo tells
+	case !branch:
+		return fmt.Errorf("git's HEAD file %s points at %s, which is not a branch; kk serve serves the branch %s and holds the jobs until it is checked out again: git switch %s", path, target, served, served)
+	case name == served:
+		return nil // the served branch; Ready tells when it is gone
+	}
+	if _, err := gitx.Read(ctx, top, "rev-parse", "-q", "--verify", target+"^{commit}"); err == nil {
+		return nil // another branch, checked out: OnBranch tells
+	}
+	return fmt.Errorf("git's HEAD file %s points at the branch %s, which does not exist (no commit has it: a checkout of a branch never made, or one deleted); kk serve serves the branch %s and holds the jobs until it is checked out again: git switch %s", path, name, served, served)
+}
+
+// objectName is a commit's full name (SHA-1 or SHA-256).
+var objectName = regexp.MustCompile(`^([0-9a-f]{40}|[0-9a-f]{64})$`)
+
+// quoteShort quotes s for a message, cut to its first 80 bytes.
+func quoteShort(s string) string {
+	if len(s) > 80 {
+		return fmt.Sprintf("%q…", s[:80])
+	}
+	return fmt.Sprintf("%q", s)
 }
 
 // personsOperation reports, as an error that says how to end it, a git
@@ -208,7 +282,8 @@ func personsOperation(gitDir string) error {
 }
 
 // Waiting says what the job in progress waits for (jobqueue.Options.Waiting),
-// else that the knowledge base's folder is gone, with no job waiting,
+// else that the knowledge base's folder is gone, or that HEAD's file is
+// spoiled (headProblem), with no job waiting,
 // else a git command of a job that has run for more than slowGit.
 func (b *Backend) Waiting() string {
 	b.waitMu.Lock()
@@ -220,12 +295,34 @@ func (b *Backend) Waiting() string {
 		}
 	}
 	if why == "" {
+		why = b.headSpoiled()
+	}
+	if why == "" {
 		if args, since := b.gits.Oldest(); args != "" && time.Since(since) > slowGit {
 			why = fmt.Sprintf("a job waits for git %s, running since %s (%s): a filter of .gitattributes (git-lfs), a hook or a stalled file system that does not end holds the jobs; kk serve's stop ends it %v later, and the job runs again at the next start",
 				args, since.UTC().Format(time.RFC3339), time.Since(since).Round(time.Second), stopGrace)
 		}
 	}
 	return why
+}
+
+// headSpoiled is headProblem's message for the served work tree, with no
+// job waiting ("" when HEAD is well, or the repository is not open): a
+// HEAD on the served branch is told by its file alone, without git.
+func (b *Backend) headSpoiled() string {
+	b.mu.Lock()
+	r := b.repo
+	b.mu.Unlock()
+	if r == nil {
+		return ""
+	}
+	if name, ok := gitx.HeadBranch(r.Top); ok && name == r.Branch {
+		return ""
+	}
+	if err := headProblem(context.Background(), r.Top, r.GitDir, r.Branch); err != nil {
+		return err.Error()
+	}
+	return ""
 }
 
 // slowGit is how long a job's git command runs before /healthz names it:

@@ -155,17 +155,32 @@ type gitReadError struct{ err error }
 func (e *gitReadError) Error() string { return e.err.Error() }
 func (e *gitReadError) Unwrap() error { return e.err }
 
-// flight records res as the transaction of the job whose commit is in
-// flight, and returns what clears it once the commit ends.
-func (b *Backend) flight(res *txn.Result) func() {
+// flight records res as the transaction of job id, whose commit is in
+// flight, and returns what clears it once the commit ends. A job put
+// back before its commit ran (the commit before it failed: the worker
+// undoes it and runs it again) is cleared by its Restore (grounded).
+func (b *Backend) flight(id string, res *txn.Result) func() {
 	b.mu.Lock()
-	b.inflight = res
+	b.inflight, b.inflightJob = res, id
 	b.mu.Unlock()
 	return func() {
 		b.mu.Lock()
 		if b.inflight == res {
-			b.inflight = nil
+			b.inflight, b.inflightJob = nil, ""
 		}
 		b.mu.Unlock()
 	}
+}
+
+// grounded clears job id's transaction from the commit in flight, if it
+// is there: the job's files are put back, and its commit will not run.
+// Left there, the job's bytes were taken for what the branch would hold,
+// and the job, run again on the branch's own, failed on a person's edit
+// no one made.
+func (b *Backend) grounded(id string) {
+	b.mu.Lock()
+	if b.inflightJob == id {
+		b.inflight, b.inflightJob = nil, ""
+	}
+	b.mu.Unlock()
 }

@@ -124,6 +124,28 @@ func setupStep(stop context.Context, s *Setup, root, what string, fn func(contex
 	return fmt.Errorf("%s did not end within %v and was stopped (a filter, hook or other program of git's configuration that hangs, or a stalled file system): %w", what, SetupGitTimeout, err)
 }
 
+// notARepository returns nil when root is in no repository, as git rev-parse
+// --is-inside-work-tree said (revErr its failure, nil when it answered
+// "false"), and otherwise why kk serve cannot tell, having written
+// nothing: git failed otherwise than with "not a git repository" (for a
+// moment: a process table full), or a folder above holds a .git that
+// git does not take for a repository (its HEAD file spoiled). Either way
+// a git init would make a repository inside the person's.
+func notARepository(ctx context.Context, root string, revErr error) error {
+	if revErr != nil && !strings.Contains(revErr.Error(), "not a git repository") {
+		return fmt.Errorf("git could not tell whether %s is in a git repository (%v); kk serve has written nothing: start it again once git works there", root, revErr)
+	}
+	top, gitDir, ok := gitx.WorkTreeGitDir(root)
+	if !ok {
+		return nil
+	}
+	why := "git does not take it for a repository"
+	if herr := headProblem(ctx, top, gitDir, ""); herr != nil {
+		why = herr.Error()
+	}
+	return fmt.Errorf("%s is inside the work tree %s (git folder %s), but %s; kk serve has written nothing (a git init here would make a repository inside that one): mend it, then start kk serve again", root, top, gitDir, why)
+}
+
 // BootstrapWith is Bootstrap reporting its steps to s (/healthz while
 // kk serve starts). A stop (ctx ending) lets the setup finish, never
 // leaving it halfway: a stop cut between kk init and its commit left
@@ -178,6 +200,9 @@ func BootstrapWith(ctx context.Context, root string, opts store.InitOptions, s *
 	}
 	undo := &setupUndo{root: k.Root}
 	if strings.TrimSpace(string(out)) != "true" {
+		if err := notARepository(ctx, k.Root, revErr); err != nil {
+			return nil, err
+		}
 		if len(entries) > 0 {
 			return nil, fmt.Errorf("%s is not empty and not in a git repository; kk serve keeps its notes in git: give it an empty folder, a new one, or a git repository", k.Root)
 		}

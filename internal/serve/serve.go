@@ -142,8 +142,10 @@ type Backend struct {
 	// inflight is the transaction of the job whose commit is made while
 	// the next job is written (nil once it landed or failed): what the
 	// branch holds once it lands, for a check of the next job's
-	// refactors (branchHolds).
-	inflight *txn.Result
+	// refactors (branchHolds). inflightJob is its job's id: a job put
+	// back (Restore) before its commit ran is in flight no more.
+	inflight    *txn.Result
+	inflightJob string
 	// warned are the problems of unreadable leaves already logged.
 	warned map[string]bool
 	tree   *store.Tree
@@ -636,7 +638,7 @@ func (b *Backend) Recent(ctx context.Context, n int) ([]service.Post, error) {
 	if err := b.gone(); err != nil {
 		return nil, err
 	}
-	commits, err := gitx.RecentJobCommits(ctx, b.k.Root, service.OpStore, n)
+	commits, err := gitx.RecentJobCommits(ctx, b.k.Root, service.OpStore, b.author, n)
 	if err != nil {
 		return nil, err
 	}
@@ -663,7 +665,8 @@ func (b *Backend) Recent(ctx context.Context, n int) ([]service.Post, error) {
 }
 
 // Warm reads the tree and brings the branch's index up to date, so that
-// the first request does not pay for it.
+// the first request does not pay for it, and reads what the branch's tip
+// holds (a failure of git's there is logged: the first commit reads it).
 func (b *Backend) Warm(ctx context.Context) error {
 	if err := b.watchTree(ctx); err != nil {
 		return err
@@ -674,12 +677,25 @@ func (b *Backend) Warm(ctx context.Context) error {
 	if _, err := b.indexDB(ctx); err != nil {
 		return err
 	}
-	// What the branch's tip holds, for the first commit (view.go).
+	// What the branch's tip holds, for the first commit (view.go). A
+	// git that fails to read it now (for a moment: a repack replacing a
+	// pack, a full process table) is no reason not to serve: the first
+	// commit reads it again, and takes the tip's generated files for
+	// unknown until then.
 	r, err := b.gitRepo()
 	if err != nil {
 		return err
 	}
-	return b.settleView(ctx, r)
+	if err := b.settleView(ctx, r); err != nil {
+		if ctx.Err() != nil {
+			return err
+		}
+		b.mu.Lock()
+		b.view = nil
+		b.mu.Unlock()
+		b.log.Warn("reading what the branch's tip holds failed; the first commit reads it again", "error", err)
+	}
+	return nil
 }
 
 // inTree reports whether abs, its symlinks resolved, lies inside nodes/

@@ -226,7 +226,7 @@ func (b *GitBackend) Tags(context.Context) ([]httpapi.TagCount, error) {
 }
 
 func (b *GitBackend) Recent(ctx context.Context, n int) ([]httpapi.Post, error) {
-	commits, err := gitx.RecentJobCommits(ctx, b.Root, httpapi.OpStore, n)
+	commits, err := gitx.RecentJobCommits(ctx, b.Root, httpapi.OpStore, Author, n)
 	if err != nil {
 		return nil, err
 	}

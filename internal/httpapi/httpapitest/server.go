@@ -62,7 +62,7 @@ func Start(t testing.TB, root string, b *GitBackend, token string) *Service {
 	b.Root = root
 	q, err := jobqueue.Open(filepath.Join(root, ".ai", "kenkeep", ".state", "queue"), jobqueue.Options{
 		Committed: func(ctx context.Context, id string) (string, bool, error) {
-			c, ok, err := gitx.FindJobCommit(ctx, root, id)
+			c, ok, err := gitx.FindJobCommit(ctx, root, id, Author)
 			return c.Path, ok, err
 		},
 		Restore: func(ctx context.Context, j jobqueue.Job) error { return gitx.RestorePaths(ctx, root, j.Touched) },

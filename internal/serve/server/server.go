@@ -6,6 +6,7 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -18,6 +19,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/kk-project/kk/internal/httpapi"
@@ -64,6 +66,37 @@ type Options struct {
 	// NoWatch has every job walk the tree instead of watching it
 	// (serve.Options.NoWatch).
 	NoWatch bool
+	// ListenWait is how long a start waits for Addr's port while another
+	// socket holds it; 0: DefaultListenWait.
+	ListenWait time.Duration
+}
+
+// DefaultListenWait is Options.ListenWait's default. A kk serve killed a
+// moment before (kill -9) may hold its port a little longer than its own
+// life: a git command it was starting holds a copy of its listening
+// socket until that command has started, as it holds kk serve's lock
+// (serve.DefaultLockWait), out of reach of a kill of kk's process group
+// (its git commands have groups of their own).
+const DefaultListenWait = serve.DefaultLockWait
+
+// listen listens on addr, waiting up to wait (or until ctx ends) while
+// another socket holds its port (see DefaultListenWait).
+func listen(ctx context.Context, addr string, wait time.Duration) (net.Listener, error) {
+	deadline := time.Now().Add(wait)
+	for {
+		ln, err := net.Listen("tcp", addr)
+		if err == nil || !errors.Is(err, syscall.EADDRINUSE) {
+			return ln, err
+		}
+		if !time.Now().Before(deadline) {
+			return nil, fmt.Errorf("%w (waited %s for it: another program listens there)", err, wait)
+		}
+		select {
+		case <-ctx.Done():
+			return nil, err
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
 }
 
 // Run serves the knowledge base under o.Root until ctx ends: it sets the
@@ -87,8 +120,12 @@ func Run(ctx context.Context, o Options) error {
 	// not exist, one another process holds) is refused before the folder
 	// is set up. Connections made before the server serves wait in the
 	// listener's backlog.
-	ln, err := net.Listen("tcp", o.Addr)
+	ln, err := listen(ctx, o.Addr, cmp.Or(o.ListenWait, DefaultListenWait))
 	if err != nil {
+		if ctx.Err() != nil {
+			log.Info("kk serve stopped while it waited for its port", "addr", o.Addr)
+			return nil
+		}
 		return fmt.Errorf("listening on %s (--addr): %w", o.Addr, err)
 	}
 	defer func() { _ = ln.Close() }()

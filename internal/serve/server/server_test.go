@@ -32,7 +32,7 @@ func TestAddressRefusedBeforeAnythingIsWritten(t *testing.T) {
 	for _, addr := range []string{"127.0.0.1:99999", busy.Addr().String()} {
 		root := filepath.Join(t.TempDir(), "kb")
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		err := Run(ctx, Options{Root: root, Addr: addr, Init: store.InitOptions{Version: "test", Now: time.Now()}, Getenv: func(string) string { return "" }})
+		err := Run(ctx, Options{Root: root, Addr: addr, ListenWait: 100 * time.Millisecond, Init: store.InitOptions{Version: "test", Now: time.Now()}, Getenv: func(string) string { return "" }})
 		cancel()
 		if err == nil || !strings.Contains(err.Error(), addr) {
 			t.Errorf("--addr %s: %v; want an error naming the address", addr, err)
