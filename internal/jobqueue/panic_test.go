@@ -29,8 +29,8 @@ func TestAJobThatPanicsFailsAlone(t *testing.T) {
 	waitFinal(t, q, func(ctx context.Context, w *Work) (string, error) {
 		switch string(w.Payload) {
 		case "panics in apply":
-			var m map[string]int
-			m["x"] = 1 // a bug
+			var s []string
+			_ = s[len(w.Payload)] // a bug: an index out of range
 		case "panics in its last step":
 			w.Defer(func(context.Context) error { panic("a bug in the commit") })
 		}
