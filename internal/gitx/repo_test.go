@@ -328,14 +328,7 @@ func TestRepoCommitRebuildsWhenTheBranchMoved(t *testing.T) {
 	// for the index.lock the worker holds).
 	tree := gitOut(t, dir, "rev-parse", "HEAD^{tree}")
 	other := gitOut(t, dir, "commit-tree", "-p", "HEAD", "-m", "by another writer", tree)
-	raced := false
-	r.fault = func(point string) error {
-		if point == "move" && !raced {
-			raced = true
-			gitOut(t, dir, "update-ref", "refs/heads/"+r.Branch, other)
-		}
-		return nil
-	}
+	moveBeforeTheFirstMove(t, r, dir, other)
 	var heads []string
 	l, err := r.Commit(ctx, CommitOptions{Author: worker, Message: "job", Plan: func(head string) (Changes, error) {
 		heads = append(heads, head)
@@ -377,14 +370,7 @@ func TestRepoCommitKeepsItsPlanWhenItsScopeIsUntouched(t *testing.T) {
 			// Another writer's commit, made with plumbing (git commit would
 			// wait for the index.lock the worker holds).
 			other := plumbingCommit(t, dir, tc.other, "by another writer")
-			raced := false
-			r.fault = func(point string) error {
-				if point == "move" && !raced {
-					raced = true
-					gitOut(t, dir, "update-ref", "refs/heads/"+r.Branch, other)
-				}
-				return nil
-			}
+			moveBeforeTheFirstMove(t, r, dir, other)
 			plans := 0
 			l, err := r.Commit(ctx, CommitOptions{Author: worker, Message: "job", Scope: "kb", Plan: func(head string) (Changes, error) {
 				plans++
@@ -404,6 +390,20 @@ func TestRepoCommitKeepsItsPlanWhenItsScopeIsUntouched(t *testing.T) {
 			}
 			fsck(t, dir)
 		})
+	}
+}
+
+// moveBeforeTheFirstMove makes another writer move r's branch to other
+// just before r's first move of it (its compare and swap then misses).
+func moveBeforeTheFirstMove(t *testing.T, r *Repo, dir, other string) {
+	t.Helper()
+	raced := false
+	r.fault = func(point string) error {
+		if point == "move" && !raced {
+			raced = true
+			gitOut(t, dir, "update-ref", "refs/heads/"+r.Branch, other)
+		}
+		return nil
 	}
 }
 
