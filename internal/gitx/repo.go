@@ -115,7 +115,13 @@ func OpenRepo(ctx context.Context, dir string) (*Repo, error) {
 	default:
 		return nil, fmt.Errorf("gitx: object format %q is not one kk writes", lines[4])
 	}
-	ref, err := Read(ctx, dir, "symbolic-ref", "-q", "HEAD")
+	// Without -q, a detached HEAD is git's "is not a symbolic ref" (exit
+	// 128, as any failure): any other failure is git's to tell (it
+	// could not read HEAD for a moment), not a detached HEAD.
+	ref, err := Read(ctx, dir, "symbolic-ref", "HEAD")
+	if err != nil && !strings.Contains(err.Error(), "is not a symbolic ref") {
+		return nil, fmt.Errorf("reading which branch HEAD names: %w", err)
+	}
 	name, ok := strings.CutPrefix(strings.TrimSpace(string(ref)), "refs/heads/")
 	if err != nil || !ok || name == "" {
 		name, ok = ReturnBranch(ctx, dir, r.GitDir)
