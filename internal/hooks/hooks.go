@@ -343,6 +343,12 @@ func (c *call) run(ctx context.Context) outcome {
 	if !k.Initialized() {
 		return c.fail(ctx, "kb", fmt.Errorf("%w (no %s); run `kk init` in %s", ErrNotInitialized, k.Rel(k.InstalledPath()), k.Root))
 	}
+	// The hooks write without the writer lock (state.json, session
+	// marks, the branch index, their log): a cloned repository's .state
+	// or _logs linked out of it would have them write there.
+	if err := k.CheckContained(); err != nil {
+		return c.fail(ctx, "kb", err)
+	}
 	r := Request{KB: k, Adapter: a, Input: in, Now: inv.Now(), Warn: c.diag, Executable: inv.Executable, Notify: inv.Notify,
 		WaitDetached: inv.Getenv("KK_CAPTURE") == "wait", Offer: c.offer, Options: inv.Options}
 	var out []byte
@@ -482,7 +488,7 @@ func (c *call) diag(phase string, err error) {
 			k = found
 		}
 	}
-	if k != nil {
+	if k != nil && k.CheckContained() == nil {
 		if werr := appendLine(LogPath(k, now), line); werr == nil {
 			return
 		}

@@ -410,6 +410,11 @@ var openStep = func(step string) {}
 // (openAttempts times at most), since the index is derived and the sync
 // that follows fills it again.
 func openBranch(ctx context.Context, k *store.KB, branch, path string, config func() (store.Config, error)) (*DB, error) {
+	// The index is written under .state/ by reads too (a sync): a
+	// .state linked out of the repository would have it written there.
+	if err := k.CheckContained(); err != nil {
+		return nil, err
+	}
 	var err error
 	for range openAttempts {
 		var db *DB

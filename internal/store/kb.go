@@ -191,19 +191,20 @@ func (k *KB) CheckFolder(folder string) error {
 }
 
 // CheckContained makes sure the folders a write goes into (.ai,
-// .ai/kenkeep, its nodes/, conflicts/, _sessions/ and .state/) are inside
-// the repository: each is
+// .ai/kenkeep, its nodes/, conflicts/, _sessions/, .state/ and _logs/) are
+// inside the repository: each is
 // repository content, so a symlink at one of them that leads out of the
 // repository (a cloned repository's .ai linked to a person's home) would
 // make kk write there. The repository folder itself may be reached
 // through a symlink. Every write checks it before it takes the writer
-// lock, whose file is under .state/.
+// lock, whose file is under .state/; so do the hooks and the opening of
+// a branch's index (under .state/), which write without it.
 func (k *KB) CheckContained() error {
 	realRoot, err := filepath.EvalSymlinks(k.Root)
 	if err != nil {
 		return fmt.Errorf("resolving the repository folder %s: %w", k.Root, err)
 	}
-	for _, dir := range []string{k.NodesDir(), k.ConflictsDir(), k.SessionsDir(), k.StateDir()} {
+	for _, dir := range []string{k.NodesDir(), k.ConflictsDir(), k.SessionsDir(), k.StateDir(), k.LogsDir()} {
 		rel, err := filepath.Rel(k.Root, dir)
 		if err != nil || !filepath.IsLocal(rel) {
 			continue
