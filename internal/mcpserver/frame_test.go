@@ -297,7 +297,9 @@ func FuzzFrameReader(f *testing.F) {
 
 func checkRefusal(t *testing.T, r *refusal) {
 	t.Helper()
-	if r.Code != jsonrpc.CodeParseError && r.Code != jsonrpc.CodeInvalidRequest && !r.Quiet {
+	// Invalid params: a protocol method's params lack a member MCP
+	// requires, or hold one of the wrong type (tools/call without params).
+	if r.Code != jsonrpc.CodeParseError && r.Code != jsonrpc.CodeInvalidRequest && r.Code != jsonrpc.CodeInvalidParams && !r.Quiet {
 		t.Fatalf("refusal code %d", r.Code)
 	}
 	var reply map[string]json.RawMessage
