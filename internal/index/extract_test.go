@@ -26,7 +26,7 @@ type repo struct {
 func newRepo(t *testing.T) *repo {
 	t.Helper()
 	k := store.New(t.TempDir())
-	if _, err := k.Scaffold(context.Background(), store.InitOptions{Version: "test", Now: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), Command: "test"}); err != nil {
+	if _, err := k.Scaffold(store.InitOptions{Version: "test", Now: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), Command: "test"}); err != nil {
 		t.Fatal(err)
 	}
 	return &repo{t: t, k: k, tick: time.Now().Add(-time.Hour)}

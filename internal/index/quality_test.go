@@ -85,7 +85,7 @@ func TestRetrievalQualityDrupal(t *testing.T) {
 	}
 	ctx := context.Background()
 	k := store.New(t.TempDir())
-	if _, err := k.Scaffold(ctx, store.InitOptions{Version: "test", Now: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), Command: "test"}); err != nil {
+	if _, err := k.Scaffold(store.InitOptions{Version: "test", Now: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), Command: "test"}); err != nil {
 		t.Fatal(err)
 	}
 	copyTree(t, knowledge, k.NodesDir())

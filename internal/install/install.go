@@ -19,6 +19,7 @@ import (
 	"github.com/kk-project/kk/internal/atomicfile"
 	"github.com/kk-project/kk/internal/harness"
 	"github.com/kk-project/kk/internal/store"
+	"github.com/kk-project/kk/internal/txn"
 	"github.com/kk-project/kk/templates"
 )
 
@@ -145,7 +146,7 @@ func Install(ctx context.Context, k *store.KB, reg *harness.Registry, named []ha
 		return nil, err
 	}
 	installed := slices.Clone(inst.Harnesses)
-	err = k.WithLock(ctx, opts.LockCommand, func() error {
+	err = txn.Locked(ctx, k, opts.LockCommand, 0, func() error {
 		var failed error
 		for _, id := range sortedKeys(targets) {
 			a := targets[id]
@@ -202,7 +203,7 @@ func Uninstall(ctx context.Context, k *store.KB, named []harness.Adapter, opts O
 		byID[a.ID()] = a
 	}
 	remaining := slices.Clone(inst.Harnesses)
-	err = k.WithLock(ctx, opts.LockCommand, func() error {
+	err = txn.Locked(ctx, k, opts.LockCommand, 0, func() error {
 		var failed error
 		for _, id := range sortedKeys(byID) {
 			a := byID[id]

@@ -16,6 +16,7 @@ import (
 	"github.com/kk-project/kk/internal/contracts"
 	"github.com/kk-project/kk/internal/frontmatter"
 	"github.com/kk-project/kk/internal/store"
+	"github.com/kk-project/kk/internal/txn"
 )
 
 // CursoryError is the proposal_error of a log skipped as cursory.
@@ -95,12 +96,7 @@ func Capture(ctx context.Context, k *store.KB, o CaptureOptions) (*CaptureResult
 	hash := "sha256:" + hex.EncodeToString(sum[:])
 	dir := k.SessionsDir()
 	res := &CaptureResult{}
-	l, err := writerLock(ctx, k, o.LockWait, o.Command)
-	if err != nil {
-		return nil, err
-	}
-	defer func() { _ = l.Release() }()
-	err = func() error {
+	err := txn.Locked(ctx, k, o.Command, o.LockWait, func() error {
 		if o.Current != nil && !o.Current() {
 			res.Action = CaptureSuperseded
 			return nil
@@ -149,7 +145,7 @@ func Capture(ctx context.Context, k *store.KB, o CaptureOptions) (*CaptureResult
 			res.Action = CaptureUpdated
 		}
 		return nil
-	}()
+	})
 	if err != nil {
 		return nil, err
 	}

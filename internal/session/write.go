@@ -21,6 +21,7 @@ import (
 	"github.com/kk-project/kk/internal/frontmatter"
 	"github.com/kk-project/kk/internal/schema"
 	"github.com/kk-project/kk/internal/store"
+	"github.com/kk-project/kk/internal/txn"
 	"github.com/kk-project/kk/internal/yamlstyle"
 )
 
@@ -139,7 +140,7 @@ func StageLive(ctx context.Context, k *store.KB, o StageOptions) (*StageResult, 
 		return nil, err
 	}
 	dir := k.SessionsDir()
-	err = k.WithLock(ctx, o.Command, func() error {
+	err = txn.Locked(ctx, k, o.Command, 0, func() error {
 		name, ok, err := Find(dir, res.SessionID)
 		if err != nil {
 			return err
@@ -250,12 +251,7 @@ func UpdateProposals(ctx context.Context, k *store.KB, path string, o UpdateOpti
 		err := update() // before out is read: update sets it
 		return out, err
 	}
-	l, err := writerLock(ctx, k, o.LockWait, o.Command)
-	if err != nil {
-		return nil, err
-	}
-	defer func() { _ = l.Release() }()
-	err = update()
+	err := txn.Locked(ctx, k, o.Command, o.LockWait, update)
 	return out, err
 }
 
@@ -393,20 +389,4 @@ func completeProposal(body string) string {
 		return body
 	}
 	return body[:i] + strings.Replace(body[i:], proposalPlaceholder, proposalComplete, 1)
-}
-
-// writerLock takes the knowledge base's writer lock for cmd, waiting at
-// most wait for it (the knowledge base's own wait when wait is zero).
-func writerLock(ctx context.Context, k *store.KB, wait time.Duration, cmd string) (interface{ Release() error }, error) {
-	if wait <= 0 {
-		wait = k.WriterWait()
-	}
-	if err := k.CheckContained(); err != nil {
-		return nil, err
-	}
-	l, err := k.WriterLock().Acquire(ctx, wait, cmd)
-	if err != nil {
-		return nil, err
-	}
-	return l, nil
 }

@@ -2,7 +2,6 @@ package store
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -34,20 +33,31 @@ type InitResult struct {
 	Unchanged bool     `json:"unchanged"`
 }
 
-// Scaffold creates the knowledge base's setup (folders, config.yaml,
-// README, .gitignore, .gitattributes, .kkignore, installed-version);
-// txn.Init follows it with a transaction that creates FOLDER_SUMMARIES.md,
-// knowledge like the leaves, and the generated index files. Existing user
-// content (config, .kkignore outside kk's block) is never overwritten; a
-// second run changes nothing. With Upgrade, generated scaffolding (README,
-// .gitignore block, installed version) is refreshed.
-func (k *KB) Scaffold(ctx context.Context, opts InitOptions) (*InitResult, error) {
-	existed := k.Initialized()
-	if opts.Upgrade && !existed {
-		return nil, fmt.Errorf("%w at %s; run `kk init` without --upgrade first", ErrNotFound, k.Root)
+// CanScaffold reports why Scaffold cannot set up the knowledge base
+// (no repository folder; an upgrade of one that does not exist), before
+// anything is written or locked.
+func (k *KB) CanScaffold(opts InitOptions) error {
+	if opts.Upgrade && !k.Initialized() {
+		return fmt.Errorf("%w at %s; run `kk init` without --upgrade first", ErrNotFound, k.Root)
 	}
 	if fi, err := os.Stat(k.Root); err != nil || !fi.IsDir() {
-		return nil, fmt.Errorf("repository folder %s does not exist", k.Root)
+		return fmt.Errorf("repository folder %s does not exist", k.Root)
+	}
+	return nil
+}
+
+// Scaffold creates the knowledge base's setup (folders, config.yaml,
+// README, .gitignore, .gitattributes, .kkignore, installed-version);
+// txn.Init takes the writer lock, runs it and follows it with a
+// transaction that creates FOLDER_SUMMARIES.md, knowledge like the
+// leaves, and the generated index files: the caller holds the writer
+// lock. Existing user content (config, .kkignore outside kk's block) is
+// never overwritten; a second run changes nothing. With Upgrade,
+// generated scaffolding (README, .gitignore block, installed version) is
+// refreshed.
+func (k *KB) Scaffold(opts InitOptions) (*InitResult, error) {
+	if err := k.CanScaffold(opts); err != nil {
+		return nil, err
 	}
 	res := &InitResult{Created: []string{}, Updated: []string{}, Warnings: []string{}}
 	for _, d := range []string{k.Dir, k.NodesDir(), k.StateDir()} {
@@ -55,7 +65,7 @@ func (k *KB) Scaffold(ctx context.Context, opts InitOptions) (*InitResult, error
 			return nil, err
 		}
 	}
-	err := k.WithLock(ctx, opts.Command, func() error {
+	err := func() error {
 		put := func(path string, data []byte, overwrite bool) error {
 			old, err := k.ReadFile(path)
 			switch {
@@ -115,7 +125,7 @@ func (k *KB) Scaffold(ctx context.Context, opts InitOptions) (*InitResult, error
 			return err
 		}
 		return nil
-	})
+	}()
 	if err != nil {
 		return nil, err
 	}

@@ -1,7 +1,6 @@
 package store
 
 import (
-	"context"
 	"os"
 	"strings"
 	"testing"
@@ -12,7 +11,6 @@ import (
 // knowledge base up, and the day; a development build records no version
 // and never rewrites a release's record.
 func TestInstalledVersionNamesNoBuild(t *testing.T) {
-	ctx := context.Background()
 	k := New(t.TempDir())
 	day1 := time.Date(2026, 3, 4, 15, 16, 17, 0, time.UTC)
 	read := func() *Installed {
@@ -23,7 +21,7 @@ func TestInstalledVersionNamesNoBuild(t *testing.T) {
 		}
 		return in
 	}
-	if _, err := k.Scaffold(ctx, InitOptions{Version: "", Now: day1}); err != nil {
+	if _, err := k.Scaffold(InitOptions{Version: "", Now: day1}); err != nil {
 		t.Fatal(err)
 	}
 	if in := read(); in.Version != "" || in.InstalledAt != "2026-03-04" || in.Package != "kk" || in.SchemaVersion != 1 {
@@ -31,7 +29,7 @@ func TestInstalledVersionNamesNoBuild(t *testing.T) {
 	}
 	// a release's upgrade records the release and its day
 	day2 := day1.AddDate(0, 1, 0)
-	if _, err := k.Scaffold(ctx, InitOptions{Version: "1.4.0", Now: day2, Upgrade: true}); err != nil {
+	if _, err := k.Scaffold(InitOptions{Version: "1.4.0", Now: day2, Upgrade: true}); err != nil {
 		t.Fatal(err)
 	}
 	if in := read(); in.Version != "1.4.0" || in.InstalledAt != "2026-04-04" {
@@ -43,7 +41,7 @@ func TestInstalledVersionNamesNoBuild(t *testing.T) {
 	}
 	// a development build's upgrade, and the same release's, change nothing
 	for _, v := range []string{"", "1.4.0"} {
-		if _, err := k.Scaffold(ctx, InitOptions{Version: v, Now: day2.AddDate(0, 1, 0), Upgrade: true}); err != nil {
+		if _, err := k.Scaffold(InitOptions{Version: v, Now: day2.AddDate(0, 1, 0), Upgrade: true}); err != nil {
 			t.Fatal(err)
 		}
 		if after, _ := os.ReadFile(k.InstalledPath()); string(after) != string(before) {

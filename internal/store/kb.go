@@ -117,7 +117,7 @@ func (k *KB) NodePath(rel string) string {
 func (k *KB) LockPath() string { return k.WriterLock().Path }
 
 // WriterLock is the files of the writer lock that every write of the
-// knowledge base takes (WithLock, internal/txn).
+// knowledge base takes (internal/txn: Update, Locked).
 func (k *KB) WriterLock() lock.Set { return k.Locks("lock") }
 
 // Locks decides where kk's lock named name (a slash-separated path under

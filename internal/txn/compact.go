@@ -23,7 +23,7 @@ type CompactResult struct {
 // they move.
 func Compact(ctx context.Context, k *store.KB, branch string, now time.Time) (CompactResult, error) {
 	res := CompactResult{Branch: branch}
-	err := k.WithLock(ctx, "kk compact", func() error {
+	err := Locked(ctx, k, "kk compact", 0, func() error {
 		var err error
 		if res.Before, res.After, err = index.Compact(ctx, k, branch); err != nil {
 			return err

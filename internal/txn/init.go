@@ -11,19 +11,29 @@ import (
 )
 
 // Init creates the knowledge base's setup (store.Scaffold) and then, in a
-// transaction, FOLDER_SUMMARIES.md when there is none and the generated
+// transaction under the same hold of the writer lock, FOLDER_SUMMARIES.md when there is none and the generated
 // index files of whatever tree is there (usually none). Existing user
 // content is never overwritten; a second run changes nothing. A tree that
 // still needs migrating gets its summaries file all the same, and a
 // warning instead of index files.
 func Init(ctx context.Context, k *store.KB, opts store.InitOptions) (*store.InitResult, error) {
-	res, err := k.Scaffold(ctx, opts)
-	if err != nil {
+	if err := k.CanScaffold(opts); err != nil {
 		return nil, err
 	}
 	meta := Meta{Source: "cli", Command: opts.Command}
+	// One hold of the lock for the scaffold and the transaction after
+	// it: no other writer sees the setup half made.
+	release, err := acquire(ctx, k, meta.Command, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	res, err := k.Scaffold(opts)
+	if err != nil {
+		return nil, err
+	}
 	old := 0
-	done, err := Update(ctx, k, meta, func(tx *Tx) error {
+	done, err := updateLocked(ctx, k, meta, false, func(tx *Tx) error {
 		tx.Regenerate()
 		t, err := tx.Tree()
 		if err != nil {
@@ -42,7 +52,7 @@ func Init(ctx context.Context, k *store.KB, opts store.InitOptions) (*store.Init
 	}
 	if errors.Is(err, store.ErrNeedsMigration) {
 		res.Warnings = append(res.Warnings, "index files not generated: "+err.Error())
-		done, err = Update(ctx, k, meta, stageSummaries)
+		done, err = updateLocked(ctx, k, meta, false, stageSummaries)
 	}
 	if err != nil {
 		return nil, err

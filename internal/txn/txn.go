@@ -210,14 +210,19 @@ func update(ctx context.Context, k *store.KB, m Meta, sweep bool, fn func(tx *Tx
 	if m.Command == "" {
 		m.Command = "kk"
 	}
-	if err := k.CheckContained(); err != nil {
-		return nil, err
-	}
-	l, err := k.WriterLock().Acquire(ctx, k.WriterWait(), m.Command)
+	release, err := acquire(ctx, k, m.Command, 0)
 	if err != nil {
 		return nil, err
 	}
-	defer func() { _ = l.Release() }()
+	defer release()
+	return updateLocked(ctx, k, m, sweep, fn)
+}
+
+// updateLocked is update, run by a caller that holds the writer lock.
+func updateLocked(ctx context.Context, k *store.KB, m Meta, sweep bool, fn func(tx *Tx) error) (*Result, error) {
+	if m.Command == "" {
+		m.Command = "kk"
+	}
 	if err := recoverLocked(k, sweep); err != nil {
 		return nil, err
 	}

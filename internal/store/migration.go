@@ -1,26 +1,12 @@
 package store
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"path/filepath"
 
 	"github.com/kk-project/kk/internal/node"
 )
-
-// WithLock runs fn while holding the writer lock.
-func (k *KB) WithLock(ctx context.Context, cmd string, fn func() error) error {
-	if err := k.CheckContained(); err != nil {
-		return err
-	}
-	l, err := k.WriterLock().Acquire(ctx, k.WriterWait(), cmd)
-	if err != nil {
-		return err
-	}
-	defer func() { _ = l.Release() }()
-	return fn()
-}
 
 // ErrNeedsMigration is returned by writers when the tree still holds v2
 // leaves: their folder summaries live in the old index.md files, which a
