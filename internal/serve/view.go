@@ -219,7 +219,7 @@ func (p *planner) personsChange(v *view, head, prefix string, before leafBefore)
 	if err != nil || same {
 		return err
 	}
-	return fmt.Errorf("%s: kk serve would commit them as its own work, or lose them; commit them (or discard them: git checkout -- %s), then send the request again", personsNote(rel, ok, p.r.Branch), repoPath(prefix, rel))
+	return refusal{fmt.Errorf("%s: kk serve would commit them as its own work, or lose them; commit them (or discard them: git checkout -- %s), then send the request again", personsNote(rel, ok, p.r.Branch), repoPath(prefix, rel))}
 }
 
 // personsNote says what is the person's about the file rel (relative to
