@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -194,11 +195,18 @@ func writeNode(ctx context.Context, app *App, k *store.KB, o nodeWriteOpts, trac
 		if err != nil {
 			return err
 		}
+		// The schema refuses a long description too (maxLength); this
+		// says by how much, and what to do.
+		var peek struct {
+			Description string `json:"description"`
+		}
+		if json.Unmarshal(data, &peek) == nil {
+			if msg := descriptionTooLong(peek.Description); msg != "" {
+				return fmt.Errorf("%s: \"description\" %s", name, msg)
+			}
+		}
 		if err := schema.Decode("node-input", data, &in); err != nil {
 			return fmt.Errorf("%s: %s (see `kk schema node-input`)", name, op.ErrorOf(err).Message)
-		}
-		if msg := descriptionTooLong(in.Description); msg != "" {
-			return fmt.Errorf("%s: \"description\" %s", name, msg)
 		}
 	} else {
 		if o.summary == "" && !o.keep["description"] {

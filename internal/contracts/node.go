@@ -5,8 +5,8 @@ package contracts
 type NodeInput struct {
 	Type        string   `json:"type" jsonschema:"minLength=1,description=Kind of node: practice (how we build) or map (what exists); other lowercase types are accepted."`
 	Slug        string   `json:"slug,omitempty" jsonschema:"description=Slug or title the id is derived from (<type>-<slug>); defaults to the title."`
-	Title       string   `json:"title" jsonschema:"minLength=1,description=Display name."`
-	Description string   `json:"description" jsonschema:"description=One-line summary."`
+	Title       string   `json:"title" jsonschema:"minLength=1,maxLength=255,description=Display name\\, one line of at most 255 characters."`
+	Description string   `json:"description" jsonschema:"maxLength=140,description=One-line summary of at most 140 characters (put the rest in the body)."`
 	Tags        []string `json:"tags,omitempty"`
 	RelatesTo   []string `json:"relates_to,omitempty" jsonschema:"description=Ids of loosely related nodes."`
 	DependsOn   []string `json:"depends_on,omitempty" jsonschema:"description=Ids of nodes this one depends on."`

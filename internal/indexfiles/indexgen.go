@@ -365,7 +365,7 @@ func descentPointer(dir, summary, href string) string {
 		raw = titleCase(dir)
 	}
 	name := dir[strings.LastIndexByte(dir, '/')+1:]
-	return "- Load [`" + name + "/`](" + node.EscapeLinkPath(href) + ") for more information on " + node.EscapeLabel(raw) + sentenceTail(raw)
+	return "- Load [`" + name + "/`](" + node.EscapeLinkPath(href) + ") for more information on " + node.EscapeLabel(shown(raw)) + sentenceTail(raw)
 }
 
 // label holds a leaf's title and description escaped for link text.
@@ -388,7 +388,7 @@ func (l labels) pointer(n *node.Node, href string) string {
 	}
 	for _, t := range n.Tags {
 		b.WriteString(" #")
-		b.WriteString(t)
+		b.WriteString(shown(t))
 	}
 	return b.String()
 }
@@ -459,7 +459,7 @@ func renderFolder(dir string, leaves []*node.Node, subs []string, ranked map[str
 		return b.String()
 	}
 	for _, t := range tags {
-		line("### #" + t)
+		line("### #" + shown(t))
 		for _, n := range ranked[t] {
 			line(lb.topicEntry(n, relHref(dir, n.Path)))
 		}

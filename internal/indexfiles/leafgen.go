@@ -17,7 +17,7 @@ type leafGen struct {
 }
 
 func newLeafGen(n *node.Node) *leafGen {
-	return &leafGen{id: n.ID, digest: leafDigest(n), label: label{node.EscapeLabel(n.Title), node.EscapeLabel(n.Description)}, graph: graphSection(n)}
+	return &leafGen{id: n.ID, digest: leafDigest(n), label: label{node.EscapeLabel(shown(n.Title)), node.EscapeLabel(shown(n.Description))}, graph: graphSection(n)}
 }
 
 // leafFacts makes the leafGen of every leaf of leaves that has none in
@@ -78,6 +78,7 @@ func graphSection(n *node.Node) string {
 // so that it cannot start a line of its own, such as a "## " heading
 // that reads as another node's section.
 func graphLine(s string) string {
+	s = shown(s)
 	if !strings.ContainsAny(s, "\r\n") {
 		return s
 	}

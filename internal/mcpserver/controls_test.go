@@ -63,6 +63,48 @@ func TestResultTextHoldsNoRawControls(t *testing.T) {
 	}
 }
 
+// TestResourceTextHoldsNoRawControls: a resource read (kk://node/…,
+// kk://entry, kk://index/…) returns a file's markdown, which the harness
+// shows or hands the model as the tool results' text is. A hand-written
+// note's ESC sequences, BEL, C1 controls and bidirectional overrides, and
+// those of an ENTRY.md or index.md kk did not write (kenkeep's, a hand
+// edit), were in it raw, while the tool results carry none (see
+// TestResultTextHoldsNoRawControls). Markdown has no escape for them:
+// each is written as U+FFFD, as the hooks write hook context; tab and
+// line ends, letters outside ASCII and emoji are kept, and a file
+// without controls is returned byte for byte.
+func TestResourceTextHoldsNoRawControls(t *testing.T) {
+	k := newKB(t)
+	leaf := "---\ntype: practice\ntitle: \"Deploy \\u202Eevil\\u202C \\x9b2J retry é 🙂\"\ndescription: retry deploys with backoff\ntags: [deploy]\nkk_schema_version: 3\nkk_id: practice-deploy-retry\nkk_derived_from: []\nkk_relates_to: []\nkk_confidence: high\n---\n\nRetry \x1b]0;pwned\a\x1b[2J deploys\t\u2066with\u2069 backoff.\r\nTwo.\n"
+	if err := os.WriteFile(k.NodePath("practice-deploy-retry.md"), []byte(leaf), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	want := strings.NewReplacer("\x1b", "\uFFFD", "\a", "\uFFFD", "\u2066", "\uFFFD", "\u2069", "\uFFFD").Replace(leaf)
+	entry := "# kenkeep\n\n- Open [**Deploy \u202Eevil\u202C \u009b2J \x1b[31mred\x1b[0m**](nodes/practice-deploy-retry.md) é 🙂\n"
+	if err := os.WriteFile(k.EntryPath(), []byte(entry), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	index, err := os.ReadFile(k.NodePath("index.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs := connect(t, k)
+	for _, c := range []struct{ uri, want string }{
+		{NodeURIPrefix + "practice-deploy-retry", want},
+		{EntryURI, "# kenkeep\n\n- Open [**Deploy \uFFFDevil\uFFFD \uFFFD2J \uFFFD[31mred\uFFFD[0m**](nodes/practice-deploy-retry.md) é 🙂\n"},
+		{IndexURIPrefix + "index.md", string(index)}, // no control: as it is
+	} {
+		res, err := cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: c.uri})
+		if err != nil {
+			t.Fatalf("%s: %v", c.uri, err)
+		}
+		text := res.Contents[0].Text
+		if text != c.want {
+			t.Errorf("%s: the text is\n%q\nwant\n%q", c.uri, text, c.want)
+		}
+	}
+}
+
 // containsString reports whether s is a string value anywhere in v.
 func containsString(v any, s string) bool {
 	switch v := v.(type) {

@@ -16,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/kk-project/kk/internal/index"
+	"github.com/kk-project/kk/internal/safetext"
 	"github.com/kk-project/kk/internal/store"
 )
 
@@ -157,5 +158,10 @@ func (s *server) readFile(k *store.KB, uri, file string) (*mcp.ReadResourceResul
 	if len(src) > maxResourceBytes {
 		return nil, refuse(fmt.Sprintf("is over %d bytes, the limit of a resource", maxResourceBytes))
 	}
-	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, MIMEType: markdownMIMEType, Text: string(src)}}}, nil
+	// The text reaches the harness's terminal UI and the model as a tool
+	// result's does, and carries no raw control either (a hand-written
+	// note's ESC sequence, C1 control, bidirectional override): markdown
+	// has no escape for one, so each is written as U+FFFD, as hook
+	// context is. A file without one is returned as it is.
+	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, MIMEType: markdownMIMEType, Text: safetext.ReplaceControls(string(src))}}}, nil
 }

@@ -39,6 +39,7 @@ func TestSchemaBoundsMatchTheCore(t *testing.T) {
 		{"kb-delete", "edges", "maxItems", trace.MaxChangesetEdges},
 		{"kb-delete", "created_by", "maxLength", trace.MaxShortFieldChars},
 		{"kb-delete", "source", "maxLength", trace.MaxRefChars},
+		{"node-input", "description", "maxLength", node.MaxDescriptionChars},
 		{"kb-query", "limit", "maximum", graph.MaxLimit},
 		{"kk-read", "changelogLimit", "maximum", graph.MaxLimit},
 		{"kk-search", "limit", "maximum", search.MaxSearchLimit},

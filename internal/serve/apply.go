@@ -558,8 +558,11 @@ func (b *Backend) commit(ctx context.Context, j *service.Job, leaf string, res *
 			// writes do.
 			// A person's reference-transaction hook that refused the
 			// branch's move is named.
-			return b.unconfigured(b.unwritable(gitUnwritable(r.GitDir, b.gitConfigUnreadable(ctx, indexDamaged(ctx, r, untrusted(filterFailed(hookRefused(r, commitError(err)))))))))
+			// Any other failure of git partway is tried again, a bounded
+			// number of times.
+			return b.gitFailure(j.ID, b.unconfigured(b.unwritable(gitUnwritable(r.GitDir, b.gitConfigUnreadable(ctx, indexDamaged(ctx, r, untrusted(filterFailed(hookRefused(r, commitError(err))))))))))
 		}
+		_ = b.gitFailure(j.ID, nil) // the commit landed: the count of its failures goes
 		// The commit stands from here on: whatever fails is logged.
 		b.landed(p, landed)
 		if err := txn.DropOriginals(b.k, j.ID); err != nil {

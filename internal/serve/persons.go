@@ -129,13 +129,8 @@ func (b *Backend) branchHolds(ctx context.Context, before leafBefore) error {
 func (b *Backend) tipHolds(ctx context.Context, r *gitx.Repo, rel string, data []byte) (has, same bool, err error) {
 	_, prefix := b.prefixNow()
 	repo := repoPath(prefix, rel)
-	at, err := gitx.Read(ctx, r.Top, "rev-parse", "--verify", "-q", "refs/heads/"+r.Branch+":"+repo)
-	switch {
-	case err != nil && strings.HasSuffix(err.Error(), ": exit status 1"):
-		// rev-parse --verify -q says nothing and exits 1 for a path
-		// the branch does not have.
-		return false, false, nil
-	case err != nil:
+	at, has, err := revParse(ctx, r.Top, "refs/heads/"+r.Branch+":"+repo)
+	if err != nil || !has {
 		return false, false, err
 	}
 	if data == nil {
@@ -145,7 +140,23 @@ func (b *Backend) tipHolds(ctx context.Context, r *gitx.Repo, rel string, data [
 	if err != nil {
 		return true, false, err
 	}
-	return true, strings.TrimSpace(string(at)) == strings.TrimSpace(string(blob)), nil
+	return true, at == strings.TrimSpace(string(blob)), nil
+}
+
+// revParse returns the id of the object git names name (a ref, or
+// "<commit>:<path>"), and false when there is none: git rev-parse
+// --verify -q says nothing and exits 1 then. Any other failure (git
+// refusing the repository, a damaged one, a killed git, a stop) is err,
+// never an answer.
+func revParse(ctx context.Context, top, name string) (id string, ok bool, err error) {
+	out, err := gitx.Read(ctx, top, "rev-parse", "--verify", "-q", name)
+	switch {
+	case err != nil && strings.HasSuffix(err.Error(), ": exit status 1"):
+		return "", false, nil
+	case err != nil:
+		return "", false, err
+	}
+	return strings.TrimSpace(string(out)), true, nil
 }
 
 // gitReadError is a git command of branchHolds that failed (not a path

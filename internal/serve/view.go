@@ -157,6 +157,10 @@ type leafBefore struct {
 func (p *planner) personsChanges(v *view, head, prefix string) error {
 	for _, before := range p.befores {
 		if err := p.personsChange(v, head, prefix, before); err != nil {
+			var gerr *gitReadError
+			if errors.As(err, &gerr) {
+				return gerr.err // git could not tell: its failure is the commit's
+			}
 			if p.refactors {
 				return fmt.Errorf("%w: the job's refactors change a note the branch no longer holds as the job read it (a person's commit meanwhile); the job runs again: %v", jobqueue.ErrHeld, err)
 			}
@@ -182,26 +186,40 @@ func (p *planner) personsChange(v *view, head, prefix string, before leafBefore)
 	// head may be the tip kk last knew, another writer having committed
 	// since (the person's commit of the note): the branch's compare and
 	// swap then misses, and the commit is planned again on the true tip.
-	if now, err := gitx.Read(p.ctx, p.r.Top, "rev-parse", "--verify", "-q", "refs/heads/"+p.r.Branch); err == nil && strings.TrimSpace(string(now)) != head {
+	// What git fails to say is no answer (gitReadError): the commit
+	// fails, or is held, with git's words, never refused as a person's
+	// edit.
+	now, born, err := revParse(p.ctx, p.r.Top, "refs/heads/"+p.r.Branch)
+	if err != nil {
+		return &gitReadError{err}
+	}
+	if born && now != head {
 		p.tipOnly = true
 		return nil
 	}
 	repo := repoPath(prefix, rel)
 	blob, err := gitx.RunWith(p.ctx, p.r.Top, nil, before.data, "hash-object", "--path="+repo, "--stdin")
 	if err != nil {
+		return &gitReadError{err}
+	}
+	holds := func(commit string) (bool, error) {
+		at, has, err := revParse(p.ctx, p.r.Top, commit+":"+repo)
+		if err != nil {
+			return false, &gitReadError{err}
+		}
+		return has && at == strings.TrimSpace(string(blob)), nil
+	}
+	var same bool
+	switch {
+	case ok:
+		same, err = holds(head) // the same content, as git stores it (a conversion)
+	case slices.Contains(p.res.Removed, rel):
+		same, err = holds(head + "^") // a person's git commit -a committed the job's deletion
+	}
+	if err != nil || same {
 		return err
 	}
-	holds := func(commit string) bool {
-		at, err := gitx.Read(p.ctx, p.r.Top, "rev-parse", "--verify", "-q", commit+":"+repo)
-		return err == nil && strings.TrimSpace(string(at)) == strings.TrimSpace(string(blob))
-	}
-	switch {
-	case ok && holds(head):
-		return nil // the same content, as git stores it (a conversion)
-	case !ok && slices.Contains(p.res.Removed, rel) && holds(head+"^"):
-		return nil // a person's git commit -a committed the job's deletion
-	}
-	return fmt.Errorf("%s: kk serve would commit them as its own work, or lose them; commit them (or discard them: git checkout -- %s), then send the request again", personsNote(rel, ok, p.r.Branch), repoPath(prefix, rel))
+	return refusal{fmt.Errorf("%s: kk serve would commit them as its own work, or lose them; commit them (or discard them: git checkout -- %s), then send the request again", personsNote(rel, ok, p.r.Branch), repoPath(prefix, rel))}
 }
 
 // personsNote says what is the person's about the file rel (relative to
