@@ -83,7 +83,7 @@ const markerPrefix = "# kk-git-hook: "
 
 // scriptVersion changes whenever the generated script changes in a way
 // that `kk init --upgrade` should roll out.
-const scriptVersion = "9"
+const scriptVersion = "10"
 
 // defaultCommand runs kk when the installed-version record names no
 // other command.
@@ -260,15 +260,26 @@ func script(name, command, rel string) []byte {
 	b.WriteString(markerPrefix + name + " v" + scriptVersion + "\n")
 	b.WriteString("# Written by `kk init`. " + hookPurpose[name] + "\n")
 	b.WriteString(`# The hook that was here before kk, if any, is kept as
-# ` + name + ChainSuffix + ` and runs first, with the same arguments and input;
-# this hook exits with its status. KK_GIT_HOOKS=off skips kk's part,
+# ` + name + ChainSuffix + ` and runs first, with the same arguments and input
+# (a sh script with $0 naming this hook, as a hook manager such as husky
+# finds what to run from it); this hook exits with its status.
+# KK_GIT_HOOKS=off skips kk's part,
 # KK_GIT_HOOKS=wait waits for its background part; it never runs under
 # KK_INTERNAL (a process kk started). ` + "`kk uninstall --git-hooks`" + ` removes
 # this hook and puts the earlier one back.
 kk_status=0
 kk_chained="${0%/*}/` + name + ChainSuffix + `"
 if [ -x "$kk_chained" ]; then
-	"$kk_chained" "$@"
+	kk_first=
+	IFS= read -r kk_first <"$kk_chained" || :
+	case "$kk_first" in
+	'#!/bin/sh' | '#!/usr/bin/sh' | '#!/usr/bin/env sh')
+		sh -c 'kk_f=$1; shift; . "$kk_f"' "$0" "$kk_chained" "$@"
+		;;
+	*)
+		"$kk_chained" "$@"
+		;;
+	esac
 	kk_status=$?
 fi
 `)
