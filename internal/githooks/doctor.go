@@ -54,6 +54,8 @@ func (r *repo) checkHooks() checks.DoctorCheck {
 		case !s.kk:
 			missing = append(missing, name)
 			switch {
+			case s.rewritten():
+				details = append(details, fmt.Sprintf("%s is the hook kept as %s, written again (by a hook manager's install); kk init puts kk's back", r.show(s.path), r.show(s.chained)))
 			case s.exists && s.chainExists:
 				details = append(details, fmt.Sprintf("%s is not kk's and %s exists too, so kk cannot chain it: move one of them away", r.show(s.path), r.show(s.chained)))
 			case s.exists:

@@ -652,6 +652,22 @@ func inspect(dir, name string) (hookState, error) {
 	return s, nil
 }
 
+// rewritten reports whether the hook in place, not kk's, is a regular
+// file holding the same bytes as the hook kk chained before: what a hook
+// manager's install (husky's) does when it writes its hooks again over
+// kk's. kk's hook can go back in place, since the chained copy runs it.
+func (s hookState) rewritten() bool {
+	if !s.exists || s.kk || !s.regular || !s.chainExists {
+		return false
+	}
+	fi, err := os.Lstat(s.chained)
+	if err != nil || !fi.Mode().IsRegular() || fi.Size() != int64(len(s.data)) {
+		return false
+	}
+	chained, err := os.ReadFile(s.chained)
+	return err == nil && bytes.Equal(chained, s.data)
+}
+
 // setUpMergeDrivers defines kk's merge drivers in the repository's git
 // config and turns kk's hooks on, recording a change of the config in res.
 func (r *repo) setUpMergeDrivers(ctx context.Context, res *Result) error {
@@ -734,6 +750,16 @@ func (r *repo) install(name string, o Options, res *Result) error {
 			res.Warnings = append(res.Warnings, fmt.Sprintf("%s is a link to one of kk's hooks; left as it is", r.show(s.path)))
 			return nil
 		}
+		if err := atomicfile.Write(s.path, want, 0o755); err != nil {
+			return err
+		}
+		if err := os.Chmod(s.path, 0o755); err != nil {
+			return fmt.Errorf("making %s executable: %w", s.path, err)
+		}
+		res.Changes = append(res.Changes, Change{Path: r.show(s.path), Action: "updated"})
+	case s.chainExists && s.rewritten():
+		// A hook manager's install (husky's, on npm install) wrote its
+		// hook again over kk's: the chained copy keeps it already.
 		if err := atomicfile.Write(s.path, want, 0o755); err != nil {
 			return err
 		}
