@@ -709,6 +709,9 @@ func Install(ctx context.Context, k *store.KB, o Options) (*Result, error) {
 		if err := r.setUpMergeDrivers(ctx, res); err != nil {
 			return res, err
 		}
+		if msg, fix := mergeOverride(ctx, k); msg != "" {
+			res.Warnings = append(res.Warnings, msg+"; "+fix)
+		}
 		return res, nil
 	}
 	if err := os.MkdirAll(r.dir, 0o755); err != nil {
@@ -721,6 +724,9 @@ func Install(ctx context.Context, k *store.KB, o Options) (*Result, error) {
 	}
 	if err := r.setUpMergeDrivers(ctx, res); err != nil {
 		return res, err
+	}
+	if msg, fix := mergeOverride(ctx, k); msg != "" {
+		res.Warnings = append(res.Warnings, msg+"; "+fix)
 	}
 	if !sameDir(r.dir, r.defaultDir) {
 		if stale := r.kkHooksIn(r.defaultDir); len(stale) > 0 {
