@@ -728,12 +728,57 @@ func Install(ctx context.Context, k *store.KB, o Options) (*Result, error) {
 	if msg, fix := mergeOverride(ctx, k); msg != "" {
 		res.Warnings = append(res.Warnings, msg+"; "+fix)
 	}
+	if w := r.trackedFolder(ctx, res); w != "" {
+		res.Warnings = append(res.Warnings, w)
+	}
 	if !sameDir(r.dir, r.defaultDir) {
 		if stale := r.kkHooksIn(r.defaultDir); len(stale) > 0 {
 			res.Warnings = append(res.Warnings, fmt.Sprintf("kk's hooks in %s are never run: git runs hooks from %s (core.hooksPath); `kk uninstall --git-hooks` removes the old ones", r.show(r.defaultDir), r.show(r.dir)))
 		}
 	}
 	return res, nil
+}
+
+// trackedFolder says, when Install changed hooks in a folder of the work
+// tree that git does not ignore (core.hooksPath set to a folder the team
+// commits, .githooks say), that kk's hooks there are to be committed: left
+// out, the folder stays modified and the next git pull that changes one of
+// the team's hooks stops on it. "" otherwise: no hook changed, the folder
+// is inside the git folder, or git ignores it (husky 9's .husky/_).
+func (r *repo) trackedFolder(ctx context.Context, res *Result) string {
+	if r.hooksPath == "" || len(res.Changes) == 0 {
+		return ""
+	}
+	var changed string // a hook Install changed, relative to the top
+	top, err := gitx.TopLevel(ctx, r.k.Root)
+	if err != nil {
+		return ""
+	}
+	gitDir := filepath.Dir(r.defaultDir)
+	for _, c := range res.Changes {
+		p := filepath.FromSlash(c.Path)
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(r.k.Root, p)
+		}
+		if !sameDir(filepath.Dir(p), r.dir) {
+			continue
+		}
+		if _, err := relPath(gitDir, p); err == nil {
+			return "" // inside the git folder
+		}
+		if changed, err = relPath(top, p); err != nil {
+			return ""
+		}
+		break
+	}
+	if changed == "" {
+		return ""
+	}
+	if out, err := gitx.Read(ctx, top, "check-ignore", "--", changed); err == nil && len(bytes.TrimSpace(out)) > 0 {
+		return ""
+	}
+	dir := r.show(r.dir)
+	return fmt.Sprintf("git runs hooks from %s (core.hooksPath), a folder of the work tree that git does not ignore: commit kk's hooks there with %s (git add %s), so that every clone runs them (a clone without kk is told what to run), or the folder stays changed and a git pull that changes one of its hooks stops on it", dir, r.k.Rel(r.k.Dir), dir)
 }
 
 func (r *repo) install(name string, o Options, res *Result) error {
