@@ -103,6 +103,12 @@ func (l *linter) add(rule, level, file, msg, fix string) {
 // with every problem in it, and checks the others: edges, naming,
 // folders, tags, summaries and the freshness of the index.
 func Lint(ctx context.Context, k *store.KB) (*LintReport, error) {
+	// Edges, folders and the index's freshness, judged from part of the
+	// leaves, would be wrong: a sparse checkout that leaves some out is
+	// refused, naming what to run.
+	if err := index.CheckedOut(ctx, k); err != nil {
+		return nil, err
+	}
 	l := &linter{k: k}
 	t, db, err := index.ReadTreeDB(ctx, k)
 	if err != nil {
