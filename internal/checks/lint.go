@@ -69,6 +69,10 @@ type LintReport struct {
 	Errors   int        `json:"errors"`
 	Findings int        `json:"findings"`
 	Items    []LintItem `json:"items"`
+	// ConformanceOnly says that phase 1 failed, so only its problems are
+	// in Items: the leaves kk skips, edges, folders and tags are checked
+	// once every document under nodes/ is OKF.
+	ConformanceOnly bool `json:"-"`
 }
 
 // nodesRel is the nodes folder relative to the repository root.
@@ -99,6 +103,12 @@ func (l *linter) add(rule, level, file, msg, fix string) {
 // with every problem in it, and checks the others: edges, naming,
 // folders, tags, summaries and the freshness of the index.
 func Lint(ctx context.Context, k *store.KB) (*LintReport, error) {
+	// Edges, folders and the index's freshness, judged from part of the
+	// leaves, would be wrong: a sparse checkout that leaves some out is
+	// refused, naming what to run.
+	if err := index.CheckedOut(ctx, k); err != nil {
+		return nil, err
+	}
 	l := &linter{k: k}
 	t, db, err := index.ReadTreeDB(ctx, k)
 	if err != nil {
@@ -115,7 +125,9 @@ func Lint(ctx context.Context, k *store.KB) (*LintReport, error) {
 	l.classifyProblems(t.Problems)
 	if conf := l.only(ruleOKFConformance); len(conf) > 0 {
 		l.items = conf
-		return l.report(), nil
+		r := l.report()
+		r.ConformanceOnly = true
+		return r, nil
 	}
 	// The leaves kk can read are checked as ever; the ones it skips are
 	// reported above, each with every problem in it.

@@ -150,7 +150,7 @@ func TestLintCleanTree(t *testing.T) {
 	f := newLintKB(t)
 	f.cleanPair()
 	r := f.lint()
-	if len(r.Items) != 0 || r.Errors != 0 || r.Findings != 0 {
+	if len(r.Items) != 0 || r.Errors != 0 || r.Findings != 0 || r.ConformanceOnly {
 		t.Fatalf("clean tree: %+v", r)
 	}
 	if r.Items == nil {
@@ -208,6 +208,9 @@ func TestLintOKFConformance(t *testing.T) {
 			r := f.lint()
 			if got := lintRules(r); !slices.Equal(got, []string{ruleOKFConformance}) {
 				t.Fatalf("rules = %v, want only okf-conformance; items %+v", got, r.Items)
+			}
+			if !r.ConformanceOnly {
+				t.Fatalf("ConformanceOnly = false, want true: phase 2 did not run")
 			}
 			got := lintLines(r, ruleOKFConformance)
 			if tc.want == nil {

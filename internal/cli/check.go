@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/kk-project/kk/internal/index"
 	"github.com/kk-project/kk/internal/trace"
 	"github.com/spf13/cobra"
 )
@@ -46,6 +47,13 @@ Rules:
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			app.skipsReported = true // leaves-readable reports them
+			// The rules judged from part of the leaves would be wrong
+			// (an edge to a note not checked out is not dangling).
+			if k, err := app.KB(); err == nil {
+				if err := index.CheckedOut(ctx, k); err != nil {
+					return err
+				}
+			}
 			resp, err := opCall(ctx, app, o.input, "", nil, "kb-check", o.p, trace.KBCheck)
 			if err != nil {
 				return err

@@ -158,6 +158,9 @@ func runIndexRebuild(ctx context.Context, app *App, o indexRebuildOpts) error {
 			fmt.Fprintf(app.IO.Err, "kk: %d leaf file(s) cannot be read and are left out of the generated files; fix them (`kk lint` explains, `kk node adopt` fills in a note written by hand)\n", len(res.Skipped))
 		}
 		switch {
+		case o.check && stale && githooks.RebaseWaits(ctx, k):
+			fmt.Fprintf(app.IO.Err, "kk: %d generated file(s) are out of date%s\n", len(lines), unlisted)
+			fmt.Fprintf(app.IO.Err, "kk: a rebase is in progress: kk's post-rewrite hook regenerates the generated files of the rebased commits when it ends (until then kk's merge driver keeps one side of them); run `git rebase --continue`, and check the commits once the rebase is done\n")
 		case o.check && stale:
 			fmt.Fprintf(app.IO.Err, "kk: %d generated file(s) are out of date%s; run `kk index rebuild` and commit the result\n", len(lines), unlisted)
 		case o.check && !unreadable && len(hidden) == 0:

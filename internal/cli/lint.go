@@ -131,4 +131,7 @@ func printLint(app *App, rep *checks.LintReport, verbose bool) {
 		return
 	}
 	app.notef("lint found %d error(s) and %d finding(s)", rep.Errors, rep.Findings)
+	if rep.ConformanceOnly {
+		app.notef("lint checked only that every document under nodes/ is OKF: fix the error(s) above and run `kk lint` again to check the leaves, edges, folders and tags")
+	}
 }

@@ -54,6 +54,8 @@ func (r *repo) checkHooks() checks.DoctorCheck {
 		case !s.kk:
 			missing = append(missing, name)
 			switch {
+			case s.rewritten():
+				details = append(details, fmt.Sprintf("%s is the hook kept as %s, written again (by a hook manager's install); kk init puts kk's back", r.show(s.path), r.show(s.chained)))
 			case s.exists && s.chainExists:
 				details = append(details, fmt.Sprintf("%s is not kk's and %s exists too, so kk cannot chain it: move one of them away", r.show(s.path), r.show(s.chained)))
 			case s.exists:
@@ -156,6 +158,10 @@ func (r *repo) checkMergeDriver(ctx context.Context) checks.DoctorCheck {
 		lines = append(lines, fmt.Sprintf("the repository's git config holds an older kk's merge.%s.driver, which falls back to git's union merge: a merge of two branches that both changed one folder's summary commits FOLDER_SUMMARIES.md naming the folder twice, which no kk command can read, instead of stopping on a conflict", SummariesDriver))
 	}
 	if len(missing) == 0 {
+		if msg, fix := mergeOverride(ctx, r.k); msg != "" {
+			c.Level, c.Message, c.Details, c.Fix = checks.DoctorWarn, msg, lines, fix
+			return c
+		}
 		if len(lines) > 0 {
 			c.Level, c.Message = checks.DoctorWarn, lines[0]
 			if len(lines) > 1 {
@@ -189,4 +195,73 @@ func olderMergeDriver(ctx context.Context, top string) bool {
 func olderSummariesDriver(ctx context.Context, top string) bool {
 	cur, err := gitx.Run(ctx, top, "config", "--get", "merge."+SummariesDriver+".driver")
 	return err == nil && strings.HasSuffix(strings.TrimSpace(string(cur)), oldSummariesDriverSuffix)
+}
+
+// mergeOverride says, when git's attributes send any of the files kk's
+// merge drivers merge to another driver, which files, the driver git uses
+// instead, and what to do ("" when every one goes to kk's): a line in
+// $GIT_DIR/info/attributes (which outranks every .gitattributes file, so
+// that a person's `*.md merge=binary` there takes ENTRY.md from kk's
+// driver) or in a .gitattributes file nearer the file does it.
+func mergeOverride(ctx context.Context, k *store.KB) (msg, fix string) {
+	if !store.HasGitattributes(k) {
+		return "", "" // reported as the lines kk's .gitattributes lacks
+	}
+	want := []struct{ path, driver string }{
+		{k.EntryPath(), MergeDriver},
+		{k.GraphPath(), MergeDriver},
+		{k.NodePath("index.md"), MergeDriver},
+		{k.SummariesPath(), SummariesDriver},
+		{k.RedirectsPath(), RedirectsDriver},
+		{k.InstalledPath(), InstalledDriver},
+	}
+	args := []string{"check-attr", "-z", "merge", "--"}
+	for _, w := range want {
+		args = append(args, k.Rel(w.path))
+	}
+	out, err := gitx.Read(ctx, k.Root, args...)
+	if err != nil {
+		return "", ""
+	}
+	// -z prints path NUL attribute NUL value NUL for each path, in order.
+	fields := strings.Split(string(out), "\x00")
+	if len(fields) < 3*len(want) {
+		return "", ""
+	}
+	var drivers []string // in the order first met
+	byDriver := map[string][]string{}
+	for i, w := range want {
+		got := fields[3*i+2]
+		if got == w.driver {
+			continue
+		}
+		switch got {
+		case "unset":
+			got = "none (merge is unset, as for a binary file)"
+		case "set", "unspecified":
+			got = "git's own text merge"
+		default:
+			got = "the merge driver " + got
+		}
+		if _, seen := byDriver[got]; !seen {
+			drivers = append(drivers, got)
+		}
+		byDriver[got] = append(byDriver[got], k.Rel(w.path))
+	}
+	if len(drivers) == 0 {
+		return "", ""
+	}
+	parts := make([]string, len(drivers))
+	for i, d := range drivers {
+		parts[i] = strings.Join(byDriver[d], ", ") + " to " + d
+	}
+	msg = "git's attributes send " + strings.Join(parts, "; ") + ", not kk's: a merge of two branches that both changed the knowledge base stops on conflicts in them"
+	info := "$GIT_DIR/info/attributes"
+	if top, err := gitx.TopLevel(ctx, k.Root); err == nil {
+		if p, err := gitPath(ctx, top, "info/attributes"); err == nil {
+			info = k.Rel(p)
+		}
+	}
+	fix = "remove or narrow the line that sets merge for them in " + info + " (it outranks " + k.Rel(k.GitattributesPath()) + "), or in a .gitattributes file nearer them; `git check-attr merge -- " + byDriver[drivers[0]][0] + "` shows what git uses"
+	return msg, fix
 }

@@ -83,7 +83,7 @@ const markerPrefix = "# kk-git-hook: "
 
 // scriptVersion changes whenever the generated script changes in a way
 // that `kk init --upgrade` should roll out.
-const scriptVersion = "9"
+const scriptVersion = "10"
 
 // defaultCommand runs kk when the installed-version record names no
 // other command.
@@ -260,15 +260,26 @@ func script(name, command, rel string) []byte {
 	b.WriteString(markerPrefix + name + " v" + scriptVersion + "\n")
 	b.WriteString("# Written by `kk init`. " + hookPurpose[name] + "\n")
 	b.WriteString(`# The hook that was here before kk, if any, is kept as
-# ` + name + ChainSuffix + ` and runs first, with the same arguments and input;
-# this hook exits with its status. KK_GIT_HOOKS=off skips kk's part,
+# ` + name + ChainSuffix + ` and runs first, with the same arguments and input
+# (a sh script with $0 naming this hook, as a hook manager such as husky
+# finds what to run from it); this hook exits with its status.
+# KK_GIT_HOOKS=off skips kk's part,
 # KK_GIT_HOOKS=wait waits for its background part; it never runs under
 # KK_INTERNAL (a process kk started). ` + "`kk uninstall --git-hooks`" + ` removes
 # this hook and puts the earlier one back.
 kk_status=0
 kk_chained="${0%/*}/` + name + ChainSuffix + `"
 if [ -x "$kk_chained" ]; then
-	"$kk_chained" "$@"
+	kk_first=
+	IFS= read -r kk_first <"$kk_chained" || :
+	case "$kk_first" in
+	'#!/bin/sh' | '#!/usr/bin/sh' | '#!/usr/bin/env sh')
+		sh -c 'kk_f=$1; shift; . "$kk_f"' "$0" "$kk_chained" "$@"
+		;;
+	*)
+		"$kk_chained" "$@"
+		;;
+	esac
 	kk_status=$?
 fi
 `)
@@ -641,6 +652,22 @@ func inspect(dir, name string) (hookState, error) {
 	return s, nil
 }
 
+// rewritten reports whether the hook in place, not kk's, is a regular
+// file holding the same bytes as the hook kk chained before: what a hook
+// manager's install (husky's) does when it writes its hooks again over
+// kk's. kk's hook can go back in place, since the chained copy runs it.
+func (s hookState) rewritten() bool {
+	if !s.exists || s.kk || !s.regular || !s.chainExists {
+		return false
+	}
+	fi, err := os.Lstat(s.chained)
+	if err != nil || !fi.Mode().IsRegular() || fi.Size() != int64(len(s.data)) {
+		return false
+	}
+	chained, err := os.ReadFile(s.chained)
+	return err == nil && bytes.Equal(chained, s.data)
+}
+
 // setUpMergeDrivers defines kk's merge drivers in the repository's git
 // config and turns kk's hooks on, recording a change of the config in res.
 func (r *repo) setUpMergeDrivers(ctx context.Context, res *Result) error {
@@ -682,6 +709,9 @@ func Install(ctx context.Context, k *store.KB, o Options) (*Result, error) {
 		if err := r.setUpMergeDrivers(ctx, res); err != nil {
 			return res, err
 		}
+		if msg, fix := mergeOverride(ctx, k); msg != "" {
+			res.Warnings = append(res.Warnings, msg+"; "+fix)
+		}
 		return res, nil
 	}
 	if err := os.MkdirAll(r.dir, 0o755); err != nil {
@@ -695,12 +725,60 @@ func Install(ctx context.Context, k *store.KB, o Options) (*Result, error) {
 	if err := r.setUpMergeDrivers(ctx, res); err != nil {
 		return res, err
 	}
+	if msg, fix := mergeOverride(ctx, k); msg != "" {
+		res.Warnings = append(res.Warnings, msg+"; "+fix)
+	}
+	if w := r.trackedFolder(ctx, res); w != "" {
+		res.Warnings = append(res.Warnings, w)
+	}
 	if !sameDir(r.dir, r.defaultDir) {
 		if stale := r.kkHooksIn(r.defaultDir); len(stale) > 0 {
 			res.Warnings = append(res.Warnings, fmt.Sprintf("kk's hooks in %s are never run: git runs hooks from %s (core.hooksPath); `kk uninstall --git-hooks` removes the old ones", r.show(r.defaultDir), r.show(r.dir)))
 		}
 	}
 	return res, nil
+}
+
+// trackedFolder says, when Install changed hooks in a folder of the work
+// tree that git does not ignore (core.hooksPath set to a folder the team
+// commits, .githooks say), that kk's hooks there are to be committed: left
+// out, the folder stays modified and the next git pull that changes one of
+// the team's hooks stops on it. "" otherwise: no hook changed, the folder
+// is inside the git folder, or git ignores it (husky 9's .husky/_).
+func (r *repo) trackedFolder(ctx context.Context, res *Result) string {
+	if r.hooksPath == "" || len(res.Changes) == 0 {
+		return ""
+	}
+	var changed string // a hook Install changed, relative to the top
+	top, err := gitx.TopLevel(ctx, r.k.Root)
+	if err != nil {
+		return ""
+	}
+	gitDir := filepath.Dir(r.defaultDir)
+	for _, c := range res.Changes {
+		p := filepath.FromSlash(c.Path)
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(r.k.Root, p)
+		}
+		if !sameDir(filepath.Dir(p), r.dir) {
+			continue
+		}
+		if _, err := relPath(gitDir, p); err == nil {
+			return "" // inside the git folder
+		}
+		if changed, err = relPath(top, p); err != nil {
+			return ""
+		}
+		break
+	}
+	if changed == "" {
+		return ""
+	}
+	if out, err := gitx.Read(ctx, top, "check-ignore", "--", changed); err == nil && len(bytes.TrimSpace(out)) > 0 {
+		return ""
+	}
+	dir := r.show(r.dir)
+	return fmt.Sprintf("git runs hooks from %s (core.hooksPath), a folder of the work tree that git does not ignore: commit kk's hooks there with %s (git add %s), so that every clone runs them (a clone without kk is told what to run), or the folder stays changed and a git pull that changes one of its hooks stops on it", dir, r.k.Rel(r.k.Dir), dir)
 }
 
 func (r *repo) install(name string, o Options, res *Result) error {
@@ -723,6 +801,16 @@ func (r *repo) install(name string, o Options, res *Result) error {
 			res.Warnings = append(res.Warnings, fmt.Sprintf("%s is a link to one of kk's hooks; left as it is", r.show(s.path)))
 			return nil
 		}
+		if err := atomicfile.Write(s.path, want, 0o755); err != nil {
+			return err
+		}
+		if err := os.Chmod(s.path, 0o755); err != nil {
+			return fmt.Errorf("making %s executable: %w", s.path, err)
+		}
+		res.Changes = append(res.Changes, Change{Path: r.show(s.path), Action: "updated"})
+	case s.chainExists && s.rewritten():
+		// A hook manager's install (husky's, on npm install) wrote its
+		// hook again over kk's: the chained copy keeps it already.
 		if err := atomicfile.Write(s.path, want, 0o755); err != nil {
 			return err
 		}

@@ -478,6 +478,9 @@ func TestUninstallLeavesAHookThatIsNotKKs(t *testing.T) {
 func TestUninstallCleansTheFolderGitNoLongerUses(t *testing.T) {
 	e := newRepo(t)
 	e.install(Options{})
+	// git ignores the folder, so no word about committing kk's hooks
+	// there (TestInstallInATrackedHooksFolder) joins the warning
+	must(t, os.WriteFile(filepath.Join(e.root, ".gitignore"), []byte("/hooks/\n"), 0o644))
 	e.git("config", "core.hooksPath", "hooks")
 	res := e.install(Options{})
 	if len(res.Warnings) != 1 || !strings.Contains(res.Warnings[0], "kk's hooks in .git/hooks are never run: git runs hooks from hooks (core.hooksPath)") {
@@ -488,6 +491,19 @@ func TestUninstallCleansTheFolderGitNoLongerUses(t *testing.T) {
 		"removed .git/hooks/post-applypatch", "removed .git/hooks/post-checkout", "removed .git/hooks/post-commit", "removed .git/hooks/post-index-change", "removed .git/hooks/post-merge", "removed .git/hooks/post-rewrite", "updated .git/config"}
 	if got := changes(res); !slices.Equal(got, want) {
 		t.Fatalf("uninstall = %q, want %q", got, want)
+	}
+}
+
+func TestInstallInATrackedHooksFolder(t *testing.T) {
+	e := newRepo(t)
+	e.git("config", "core.hooksPath", ".githooks")
+	res := e.install(Options{})
+	if len(res.Warnings) != 1 || !strings.Contains(res.Warnings[0], "git runs hooks from .githooks (core.hooksPath), a folder of the work tree that git does not ignore: commit kk's hooks there with .ai/kenkeep (git add .githooks)") {
+		t.Fatalf("warnings = %q", res.Warnings)
+	}
+	// nothing changed the second time: nothing to say
+	if res := e.install(Options{}); len(res.Warnings) != 0 {
+		t.Fatalf("second install warnings = %q", res.Warnings)
 	}
 }
 

@@ -748,3 +748,21 @@ func short(id string) string {
 	}
 	return id
 }
+
+// RebaseWaits reports whether a rebase is in progress in the work tree
+// holding k, with kk's post-rewrite hook in the hooks folder git uses: the
+// hook regenerates the generated files of the rebased commits when the
+// rebase ends, and until then kk's merge driver keeps one side of them, so
+// a check run in between (git rebase --exec) finds them out of date.
+func RebaseWaits(ctx context.Context, k *store.KB) bool {
+	_, gitDir, ok := gitx.WorkTreeGitDir(k.Root)
+	if !ok || !gitx.RebaseInProgress(gitDir) {
+		return false
+	}
+	r, err := open(ctx, k)
+	if err != nil || r.noHooks() != "" {
+		return false
+	}
+	s, err := inspect(r.dir, PostRewrite)
+	return err == nil && s.kk && s.exec
+}

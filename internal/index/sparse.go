@@ -43,5 +43,5 @@ func CheckedOut(ctx context.Context, k *store.KB) error {
 		names += fmt.Sprintf(", and %d more", len(left)-3)
 	}
 	dir := filepath.ToSlash(k.Rel(k.Dir))
-	return fmt.Errorf("%s is only partly checked out: git's sparse checkout leaves out %d of its files (%s), so the generated files cannot be checked or written from the leaves here; run `git sparse-checkout add %s` first", dir, len(left), names, dir)
+	return fmt.Errorf("%s is only partly checked out: git's sparse checkout leaves out %d of its files (%s), so what is read from every leaf (the generated files, kk lint, kk check) cannot be checked or written here; run `git sparse-checkout add %s` first", dir, len(left), names, dir)
 }
