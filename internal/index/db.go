@@ -90,6 +90,12 @@ type DB struct {
 		}
 		asked   bool
 		patches int
+		// lines are the leaf lines of the state whose nodes hash is
+		// hash, made for a state read without them (see leafLines).
+		lines struct {
+			hash string
+			l    []string
+		}
 		// generated are the bytes of generated files this handle's
 		// process wrote, by name, with their sha256 (KeepGenerated).
 		generated map[string]keptFile

@@ -542,14 +542,75 @@ func (db *DB) HashAfter(before string, gone []string, put map[string]string) (st
 	db.kept.Lock()
 	s := db.kept.s
 	db.kept.Unlock()
-	if s == nil || before == "" || s.hash != before || s.invalid > 0 || s.lines == nil || len(gone)+len(put) > maxPatch {
+	if s == nil || before == "" || s.hash != before || s.invalid > 0 || len(gone)+len(put) > maxPatch {
 		return "", false
 	}
-	lines, ok := patchLines(s.lines, gone, put)
+	lines := s.lines
+	if lines == nil {
+		lines = db.leafLines(s)
+	}
+	if lines == nil {
+		return "", false
+	}
+	lines, ok := patchLines(lines, gone, put)
 	if !ok {
 		return "", false
 	}
 	return store.HashLines(lines), true
+}
+
+// leafLines returns the sorted leaf lines of state s (see
+// treeState.lines), which s was read without: made once per nodes hash
+// and kept by the handle beside the state (states are never changed once
+// made), so that a write's plan and its sync (SyncPaths) hash the lines
+// of the leaves they change into them instead of listing every leaf
+// twice. nil when s has problems or a path that does not sort by its
+// bytes.
+func (db *DB) leafLines(s *treeState) []string {
+	if s.lines != nil {
+		return s.lines
+	}
+	db.kept.Lock()
+	kl := db.kept.lines
+	db.kept.Unlock()
+	if kl.hash != "" && kl.hash == s.hash {
+		return kl.l
+	}
+	if s.invalid > 0 || s.hash == "" {
+		return nil
+	}
+	// The state's summary is recorded with it, in the same transaction
+	// (setSummary): no two leaves share an id, and the lines are those
+	// its hash was made of; neither is counted or hashed again.
+	n := 0
+	for _, f := range s.folders {
+		n += len(f.leaves)
+	}
+	lines := make([]string, 0, n)
+	for dir, f := range s.folders {
+		if len(f.problems) > 0 {
+			return nil
+		}
+		for i := range f.leaves {
+			e := &f.leaves[i]
+			if !e.indexed() {
+				return nil
+			}
+			if dir == "" {
+				lines = append(lines, e.name+"\t"+e.sha)
+			} else {
+				lines = append(lines, dir+"/"+e.name+"\t"+e.sha) // one allocation
+			}
+		}
+	}
+	if !byteOrdered(lines...) {
+		return nil
+	}
+	slices.Sort(lines)
+	db.kept.Lock()
+	db.kept.lines.hash, db.kept.lines.l = s.hash, lines
+	db.kept.Unlock()
+	return lines
 }
 
 // Facts are the fields of a leaf a tree read hands out (no body):
@@ -789,19 +850,21 @@ func ReadTreeDB(ctx context.Context, k *store.KB) (*store.Tree, *DB, error) {
 // Tree syncs the index (SyncWith) and returns the tree its leaf state
 // describes (see ReadTree).
 func (db *DB) Tree(ctx context.Context, nodesDir string, ex *Extraction) (*store.Tree, Stats, error) {
-	t, snap, st, err := db.TreeOrSnapshot(ctx, nodesDir, ex)
-	if snap != nil {
-		t = snap.Tree()
+	t, view, st, err := db.TreeOrSnapshot(ctx, nodesDir, ex)
+	if view != nil {
+		t = view.Tree()
 	}
 	return t, st, err
 }
 
-// TreeOrSnapshot is Tree for a reader that can read a store.Snapshot:
-// a handle that keeps the tree (see DB.tree) returns it as the snapshot
-// it keeps, read-only and shared, instead of a copy; a handle asked for
-// the first time returns the tree it assembled. Exactly one of the two
-// is set when err is nil.
-func (db *DB) TreeOrSnapshot(ctx context.Context, nodesDir string, ex *Extraction) (*store.Tree, *store.Snapshot, Stats, error) {
+// TreeOrSnapshot is Tree for a reader that can read a store.TreeView: a
+// handle that keeps the tree (see DB.tree) returns it as the snapshot it
+// keeps, read-only and shared, instead of a copy; a handle asked for the
+// first time returns a view of the leaf state that decodes only the
+// leaves it is asked for (see stateView), or, when the tree has a leaf
+// kk cannot read, the tree it assembled. Exactly one of the two is set
+// when err is nil.
+func (db *DB) TreeOrSnapshot(ctx context.Context, nodesDir string, ex *Extraction) (*store.Tree, store.TreeView, Stats, error) {
 	st, s, err := db.sync(ctx, nodesDir, ex)
 	if err != nil {
 		return nil, nil, st, err
@@ -819,7 +882,10 @@ func (db *DB) TreeOrSnapshot(ctx context.Context, nodesDir string, ex *Extractio
 		}
 	}
 	t, snap := db.tree(nodesDir, s)
-	return t, snap, st, nil
+	if snap == nil {
+		return t, nil, st, nil
+	}
+	return nil, snap, st, nil
 }
 
 // tree returns the tree state s describes. A handle asked for a tree
@@ -828,14 +894,18 @@ func (db *DB) TreeOrSnapshot(ctx context.Context, nodesDir string, ex *Extractio
 // state it patches the snapshot by the folders that changed (see
 // treeState.patch) instead of assembling every leaf again. The snapshot
 // goes with the state it describes: what invalidates it is the leaf
-// state's own rule. The first time, it returns the tree assembled.
-func (db *DB) tree(nodesDir string, s *treeState) (*store.Tree, *store.Snapshot) {
+// state's own rule. The first time, it returns a view of s read on demand
+// (see stateView), or the tree assembled when s has problems.
+func (db *DB) tree(nodesDir string, s *treeState) (*store.Tree, store.TreeView) {
 	db.kept.Lock()
 	k := db.kept.tree
 	first := !db.kept.asked
 	db.kept.asked = true
 	db.kept.Unlock()
 	if first {
+		if v, ok := newStateView(nodesDir, s); ok {
+			return nil, v
+		}
 		return s.tree(nodesDir), nil
 	}
 	var snap *store.Snapshot

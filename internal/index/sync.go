@@ -963,6 +963,18 @@ func (db *DB) SyncPaths(ctx context.Context, nodesDir string, ex *Extraction, re
 		tx.Rollback()
 		return db.SyncWith(ctx, nodesDir, ex)
 	}
+	if prev.lines == nil && prev.invalid == 0 {
+		// The lines a plan made of the state before this change, if it
+		// made them (leafLines): the summary after it patches them.
+		db.kept.Lock()
+		kl := db.kept.lines
+		db.kept.Unlock()
+		if kl.hash != "" && kl.hash == prev.hash {
+			p := *prev
+			p.lines = kl.l
+			prev = &p
+		}
+	}
 	w := newWriter(ctx, tx)
 	defer w.close()
 	// search_stats is updated by this sync's changes instead of counted

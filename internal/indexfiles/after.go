@@ -10,20 +10,23 @@ import (
 
 // after is the tree as a change leaves it, as bringing a generation
 // forward reads it: either a tree the caller assembled and changed (t),
-// or a store.Snapshot the change was made on (snap: the branch index's
-// kept tree, read through its views, never changed or copied whole) with
-// the leaves the change removed (gone) and wrote (put, the writer's own
-// nodes). Only the leaves rendered (the folders a change reaches, the
-// rankings they show) are copied out of the snapshot, once each.
+// or a store.TreeView the change was made on (snap: the branch index's
+// kept tree, or a view of its leaf state read on demand, read through
+// its lookups, never changed or copied whole) with the leaves the change
+// removed (gone) and wrote (put, the writer's own nodes). Only the leaves
+// rendered (the folders a change reaches, the rankings they show) are
+// copied out of the view, once each.
 type after struct {
 	t *store.Tree
 
-	snap   *store.Snapshot
+	snap   store.TreeView
 	gone   map[string]bool       // paths of the snapshot's leaves removed
 	old    []*node.Node          // the change's Old leaves (copies of those removed)
 	put    []*node.Node          // in the tree's order
 	hashes map[string]string     // of put, by path
 	copies map[string]*node.Node // the snapshot's leaves copied out, by path
+
+	inDegree map[string]int // of every id a tree's leaves link, counted on first need
 }
 
 // treeAfter reads tree t.
@@ -33,7 +36,7 @@ func treeAfter(t *store.Tree) *after { return &after{t: t} }
 // hashes, by path); ok is false when d is not a change of snap's leaves
 // a reader can follow (a removed leaf snap does not hold, a new leaf at
 // a path a leaf keeps).
-func snapshotAfter(snap *store.Snapshot, d *Delta, hashes map[string]string) (*after, bool) {
+func snapshotAfter(snap store.TreeView, d *Delta, hashes map[string]string) (*after, bool) {
 	a := &after{snap: snap, gone: map[string]bool{}, hashes: hashes, copies: map[string]*node.Node{}}
 	for _, c := range d.Changes {
 		if c.Old != nil {
@@ -159,26 +162,47 @@ func (a *after) dirs() iter.Seq[string] {
 	}
 }
 
-// linksTo counts the relates_to links that lead to each id: over every
-// leaf of a tree; a snapshot's counts, with the change's.
-func (a *after) linksTo() map[string]int {
+// addInDegrees adds to inDegree, for each leaf of leaves whose id it
+// does not hold yet, how many relates_to links lead to that id: over
+// every leaf of a tree (counted once); a snapshot's counts of those ids,
+// with the change's.
+func (a *after) addInDegrees(inDegree map[string]int, leaves []*node.Node) {
 	if a.t != nil {
-		return linksTo(a.t.Leaves)
+		if a.inDegree == nil {
+			a.inDegree = linksTo(a.t.Leaves)
+		}
+		for _, n := range leaves {
+			inDegree[n.ID] = a.inDegree[n.ID]
+		}
+		return
 	}
-	inDegree := a.snap.InDegrees()
+	want := map[string]bool{}
+	for _, n := range leaves {
+		if _, ok := inDegree[n.ID]; !ok {
+			want[n.ID] = true
+		}
+	}
+	if len(want) == 0 {
+		return
+	}
+	counts := a.snap.InDegrees(want)
 	for _, n := range a.old {
 		for _, id := range n.RelatesTo {
-			if inDegree[id]--; inDegree[id] <= 0 {
-				delete(inDegree, id)
+			if want[id] {
+				counts[id]--
 			}
 		}
 	}
 	for _, n := range a.put {
 		for _, id := range n.RelatesTo {
-			inDegree[id]++
+			if want[id] {
+				counts[id]++
+			}
 		}
 	}
-	return inDegree
+	for id := range want {
+		inDegree[id] = counts[id]
+	}
 }
 
 // cohorts lists, for each tag of tags, the leaves carrying it in the

@@ -87,7 +87,9 @@ func (p *Plan) bringForward(t *after, summariesSrc []byte, nodesHash string, d *
 		summaries[""] = s
 	}
 	facts := map[*node.Node]*leafGen{}
-	in := newGenInputs(t.dirs(), summaries, t.linksTo(), facts)
+	// The in-degrees are counted for the leaves ranked and rendered
+	// only (addInDegrees), not for every id.
+	in := newGenInputs(t.dirs(), summaries, map[string]int{}, facts)
 
 	// The folders to render.
 	affected := map[string]bool{}
@@ -139,6 +141,9 @@ func (p *Plan) bringForward(t *after, summariesSrc []byte, nodesHash string, d *
 
 	// The rankings of those tags, over their cohorts.
 	cohorts := t.cohorts(rerank)
+	for _, members := range cohorts {
+		t.addInDegrees(in.inDegree, members)
+	}
 	recorded, err := p.db.Ranks(p.ctx, keys(rerank))
 	if err != nil {
 		return nil, false, err
@@ -208,9 +213,11 @@ func (p *Plan) bringForward(t *after, summariesSrc []byte, nodesHash string, d *
 		if affected[dir] {
 			dirs = append(dirs, dir)
 			leafFacts(facts, byDir[dir])
+			t.addInDegrees(in.inDegree, byDir[dir])
 		}
 	}
 	leafFacts(facts, byDir[""])
+	t.addInDegrees(in.inDegree, byDir[""])
 	for _, top := range in.ranked {
 		leafFacts(facts, top)
 	}

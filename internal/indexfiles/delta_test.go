@@ -21,7 +21,9 @@ import (
 // TestBringForwardMatchesFull: a plan of a tree changed by a few leaves
 // (written, rewritten with other tags, titles and links, moved, removed)
 // brings the recorded generation forward instead of generating in full,
-// and the files it gives are exactly a full generation's.
+// and the files it gives are exactly a full generation's, whether it is
+// planned on the tree, on the snapshot a handle keeps or on a view of the
+// leaf state read on demand.
 func TestBringForwardMatchesFull(t *testing.T) {
 	ctx := context.Background()
 	k, err := benchtree.Generate(t.TempDir(), benchtree.Options{Nodes: 400, Seed: 11})
@@ -76,6 +78,18 @@ func TestBringForwardMatchesFull(t *testing.T) {
 		t0, st, err := db.Tree(ctx, k.NodesDir(), nil)
 		if err != nil {
 			t.Fatal(err)
+		}
+		// A handle of its own, asked for the tree once.
+		fresh, _, err := index.Open(ctx, k, "main")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t1, view, _, err := fresh.TreeOrSnapshot(ctx, k.NodesDir(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, kept := view.(*store.Snapshot); t1 != nil || view == nil || kept {
+			t.Fatalf("step %d: a handle asked for the tree once gave %T, not a view of its leaf state", step, view)
 		}
 		d := &Delta{Before: st.Hash}
 		hashes := map[string]string{}
@@ -143,6 +157,7 @@ func TestBringForwardMatchesFull(t *testing.T) {
 			written = append(written, path)
 		}
 		if len(d.Changes) == 0 {
+			_ = fresh.Close()
 			continue
 		}
 		p, err := PlanFor(ctx, k, db, t0, nil, d)
@@ -171,6 +186,24 @@ func TestBringForwardMatchesFull(t *testing.T) {
 				}
 			}
 			viewed++
+		}
+		// And on a view of the leaf state read on demand (made before
+		// the change), as a process's first write reads the tree.
+		pl, err := PlanChange(ctx, k, fresh, view, nil, d, hashes, func() *store.Tree { return t0 })
+		if err != nil {
+			t.Fatal(err)
+		}
+		if pl.delta != p.delta || !slices.Equal(pl.Names(), p.Names()) || !slices.Equal(pl.Remove, p.Remove) {
+			t.Fatalf("step %d: the plan on the view (delta %v) writes %v, removes %v; on the tree (delta %v) %v, %v",
+				step, pl.delta, pl.Names(), pl.Remove, p.delta, p.Names(), p.Remove)
+		}
+		for name, data := range p.Write {
+			if !bytes.Equal(pl.Write[name], data) {
+				t.Fatalf("step %d: %s planned on the view differs from the tree's", step, name)
+			}
+		}
+		if err := fresh.Close(); err != nil {
+			t.Fatal(err)
 		}
 		summaries, err := os.ReadFile(k.SummariesPath())
 		if err != nil && !os.IsNotExist(err) {

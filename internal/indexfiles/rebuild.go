@@ -158,14 +158,16 @@ func PlanFor(ctx context.Context, k *store.KB, db *index.DB, t *store.Tree, summ
 	return planFor(ctx, k, db, treeAfter(t), summaries, d, func() *store.Tree { return t })
 }
 
-// PlanChange is PlanFor of the tree a change d makes of snap, a tree the
-// branch index db keeps (index.DB.TreeOrSnapshot): the generation
-// recorded for snap is brought forward by reading snap through its views
-// and copying out only the leaves it renders. full returns the tree after
+// PlanChange is PlanFor of the tree a change d makes of snap, a view of
+// the tree read through the branch index db (index.DB.TreeOrSnapshot:
+// the snapshot a handle keeps, or a view of its leaf state read on
+// demand): the generation recorded for snap is brought forward by
+// reading snap through its lookups and copying out only the leaves it
+// renders. full returns the tree after
 // the change, of the caller's own, for a plan that must generate every
 // file; it is called only then. Each change's New leaf is hashed in
 // hashes (path -> sha256 hex of its file's bytes).
-func PlanChange(ctx context.Context, k *store.KB, db *index.DB, snap *store.Snapshot, summaries []byte, d *Delta, hashes map[string]string, full func() *store.Tree) (*Plan, error) {
+func PlanChange(ctx context.Context, k *store.KB, db *index.DB, snap store.TreeView, summaries []byte, d *Delta, hashes map[string]string, full func() *store.Tree) (*Plan, error) {
 	a, ok := snapshotAfter(snap, d, hashes)
 	if !ok {
 		return PlanFor(ctx, k, db, full(), summaries, d)

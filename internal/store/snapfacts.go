@@ -104,9 +104,18 @@ func (s *Snapshot) facts() *snapFacts {
 	return f
 }
 
-// InDegrees returns, for each id, how many of the snapshot's leaves name
-// it in relates_to: a map of the caller's own.
-func (s *Snapshot) InDegrees() map[string]int { return maps.Clone(s.facts().inDegree) }
+// InDegrees returns, for each id of ids, how many of the snapshot's
+// leaves name it in relates_to (see TreeView.InDegrees).
+func (s *Snapshot) InDegrees(ids map[string]bool) map[string]int {
+	all := s.facts().inDegree
+	out := make(map[string]int, len(ids))
+	for id := range ids {
+		if n, ok := all[id]; ok {
+			out[id] = n
+		}
+	}
+	return out
+}
 
 // Folders lists the folders directly holding at least one leaf, in no
 // order.

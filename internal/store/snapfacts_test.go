@@ -46,7 +46,7 @@ func TestSnapshotFactsFollowPatches(t *testing.T) {
 	}
 	l := &Listing{Dirs: dirs, IndexDirs: map[string]bool{}}
 	snap := NewSnapshot(l, reads)
-	_ = snap.InDegrees() // gathered: carried from here on
+	_ = snap.InDegrees(nil) // gathered: carried from here on
 	patched := 0
 	for step := range 200 {
 		live := slices.Collect(func(yield func(string) bool) {

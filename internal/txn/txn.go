@@ -146,7 +146,7 @@ type Tx struct {
 	cfg       *store.Config      // config.yaml, read once (Config)
 	deleted   *[]string          // leaves deleted in the work tree, unstaged, listed once (deletedByHand)
 	tree      *store.Tree        // the tree as read, of the transaction's own (see read)
-	snap      *store.Snapshot    // or the branch index's kept tree, read through its views
+	snap      store.TreeView     // or the branch index's kept tree or a view of its leaf state, read through its views
 	afterTree func() *store.Tree // the tree after the change, assembled on demand (planChange)
 	treeHash  string             // the nodes hash of tree as read ("" when not known)
 	redirects store.Redirects
@@ -386,12 +386,15 @@ func (tx *Tx) Tree() (*store.Tree, error) {
 }
 
 // readTree reads the tree from the branch index, synced under the lock (the
-// sync Index would make), once. A long-running process's index keeps
-// the tree as a store.Snapshot, which the transaction reads through its
-// views (the snapshot's leaves are never handed out), so that a write
-// does not copy every leaf: the transaction's own lookups, and the plan
-// of the index files of a change (indexfiles.PlanChange), read the
-// snapshot; a copy is made only when a caller asks for the tree (Tree).
+// sync Index would make), once, as a store.TreeView: a long-running
+// process's index keeps the tree as a store.Snapshot, and a process's
+// first read is a view of the index's leaf state that decodes only the
+// leaves asked for. The transaction reads it through its lookups (its
+// leaves are never handed out), so that a write neither assembles nor
+// copies every leaf: the transaction's own lookups, and the plan of the
+// index files of a change (indexfiles.PlanChange), read the view; the
+// whole tree is made only when a caller asks for it (Tree), or when the
+// tree has a leaf kk cannot read.
 func (tx *Tx) readTree() error {
 	if tx.tree != nil || tx.snap != nil {
 		return nil
@@ -1424,11 +1427,7 @@ func (tx *Tx) relinkIncoming() error {
 			}
 		}
 	} else {
-		for l := range tx.snap.All() {
-			if l.Names(keys) {
-				naming = append(naming, l.Path())
-			}
-		}
+		naming = tx.snap.Naming(keys)
 	}
 	for _, rel := range naming {
 		if s, ok := tx.read[rel]; ok && (s.put || s.removed) {
