@@ -29,14 +29,16 @@ import (
 )
 
 // SchemaVersion is the version of the database layout. A database written
-// with another version is emptied and rebuilt by the next sync. Version 13
+// with another version is emptied and rebuilt by the next sync. Version 14
+// counts, for each term, the search docs holding it outside the phrasings
+// (search_df.authored), which the hook's gate reads. Version 13
 // holds a run of a script written without spaces (Chinese, Japanese,
 // Korean, Thai, Lao, Khmer, Burmese) as its bigrams (see analyzeUnspaced):
 // a database of 12 holds the whole run as one term.
 // Version 12 folds accents in the terms it holds (see analyze): a database of 11
 // holds café where a search now looks for cafe. Version 11 hashes a leaf
 // with its CRLF read as LF (store.LeafSum) and measures its body so.
-const SchemaVersion = 13
+const SchemaVersion = 14
 
 // busyTimeoutMS bounds how long a writer waits for another writer (another
 // kk process syncing the same branch) before failing.
@@ -202,12 +204,14 @@ var schema = []string{
 	`INSERT INTO search_fts(search_fts, rank) VALUES ('rank', '` + poolRank + `')`,
 	`CREATE VIRTUAL TABLE search_vocab USING fts5vocab(search_fts, 'row')`,
 	// search_df holds how many search docs hold each term, in any field:
-	// the document frequency ranking weighs terms by. The writer keeps it
+	// the document frequency ranking weighs terms by; authored counts
+	// those holding it in a field other than the phrasings (the notes'
+	// own words, which the hook's gate judges a text against). The writer keeps it
 	// as it inserts and deletes docs (writer.df), so a search reads a
 	// term's count in one lookup instead of walking its posting list
 	// (which is what search_vocab does, at a cost that grows with the
 	// tree).
-	`CREATE TABLE search_df (term TEXT PRIMARY KEY, docs INTEGER NOT NULL) WITHOUT ROWID`,
+	`CREATE TABLE search_df (term TEXT PRIMARY KEY, docs INTEGER NOT NULL, authored INTEGER NOT NULL) WITHOUT ROWID`,
 }
 
 func dsn(path string, readOnly bool) string {

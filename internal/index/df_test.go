@@ -11,7 +11,8 @@ import (
 
 // checkDF fails unless search_df holds, for every term, the number of
 // search docs holding it: as counted again from search_docs, and as the
-// full-text table's own vocabulary counts it.
+// full-text table's own vocabulary counts it; and, as authored, the
+// number holding it outside the phrasings.
 func checkDF(t *testing.T, ctx context.Context, db *DB, when string) {
 	t.Helper()
 	read := func(q string) map[string]int {
@@ -36,27 +37,39 @@ func checkDF(t *testing.T, ctx context.Context, db *DB, when string) {
 		return out
 	}
 	got := read(`SELECT term, docs FROM search_df`)
-	rows, err := db.r.QueryContext(ctx, `SELECT title || ' ' || description || ' ' || tags || ' ' || phrasings || ' ' || body FROM search_docs`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := map[string]int{}
-	for rows.Next() {
-		var text string
-		if err := rows.Scan(&text); err != nil {
+	count := func(q string) map[string]int {
+		t.Helper()
+		rows, err := db.r.QueryContext(ctx, q)
+		if err != nil {
 			t.Fatal(err)
 		}
-		seen := map[string]bool{}
-		for _, term := range strings.Fields(text) {
-			if term != passageBreak && !seen[term] {
-				seen[term] = true
-				want[term]++
+		defer rows.Close()
+		out := map[string]int{}
+		for rows.Next() {
+			var text string
+			if err := rows.Scan(&text); err != nil {
+				t.Fatal(err)
+			}
+			seen := map[string]bool{}
+			for _, term := range strings.Fields(text) {
+				if term != passageBreak && !seen[term] {
+					seen[term] = true
+					out[term]++
+				}
 			}
 		}
+		if err := rows.Err(); err != nil {
+			t.Fatal(err)
+		}
+		return out
 	}
-	_ = rows.Close()
+	want := count(`SELECT title || ' ' || description || ' ' || tags || ' ' || phrasings || ' ' || body FROM search_docs`)
 	if !maps.Equal(got, want) {
 		t.Fatalf("%s: search_df differs from search_docs: %s", when, mapDiff(got, want))
+	}
+	authored := read(`SELECT term, authored FROM search_df WHERE authored > 0`)
+	if want := count(`SELECT title || ' ' || description || ' ' || tags || ' ' || body FROM search_docs`); !maps.Equal(authored, want) {
+		t.Fatalf("%s: search_df's authored counts differ from search_docs without the phrasings: %s", when, mapDiff(authored, want))
 	}
 	if vocab := read(`SELECT term, doc FROM search_vocab`); !maps.Equal(got, vocab) {
 		t.Fatalf("%s: search_df differs from the full-text vocabulary: %s", when, mapDiff(got, vocab))
@@ -95,6 +108,12 @@ func TestDocumentFrequencies(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkDF(t, ctx, db, "a leaf added")
+	// "retry" and "when" move to the phrasings alone, "back" stays in both.
+	writeLeaf(t, k, "auth/extra.md", leaf("practice-extra", "Extra notes", "How it backs off", nil, "kk_phrasings:\n  - when does it retry\n  - back off\n", "Then back off."))
+	if _, err := db.SyncPaths(ctx, k.NodesDir(), nil, []string{"auth/extra.md"}); err != nil {
+		t.Fatal(err)
+	}
+	checkDF(t, ctx, db, "terms left for the phrasings alone (SyncPaths)")
 	writeLeaf(t, k, "auth/extra.md", leaf("practice-extra", "Extra notes", "Nothing about it now", nil, "", "Plain body."))
 	if _, err := db.SyncPaths(ctx, k.NodesDir(), nil, []string{"auth/extra.md"}); err != nil {
 		t.Fatal(err)

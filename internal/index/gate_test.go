@@ -109,3 +109,45 @@ func TestNamesTitle(t *testing.T) {
 		}
 	}
 }
+
+// Phrasings are how a developer would ask for a note, so they are written
+// in the everyday words of any question ("set up", "remote", "team",
+// "stuck", "logs"). They widen what a search finds; they do not widen what
+// the knowledge base is about. The gate judges a text against the notes'
+// own words, so a knowledge base with phrasings refuses the off-topic
+// questions it refuses without them, and still answers its own. Before,
+// the phrasings' words counted as known and these questions got notes.
+func TestGateJudgesTheNotesOwnWordsNotThePhrasings(t *testing.T) {
+	ctx := context.Background()
+	k := newKB(t)
+	writeLeaf(t, k, "practice-cache-invalidation.md", leaf("practice-cache-invalidation", "Cache invalidation rules",
+		"How the render cache is invalidated", []string{"cache"},
+		"kk_phrasings:\n  - why does my page still show old data after I save\n  - how do I set up clearing of stale content for the team\n  - where do the logs say what got cleared\n  - my change is stuck behind a cached copy, how do I find out why\n",
+		"Tag every cached render with the entity's cache tags; invalidate the tags when the entity is saved."))
+	writeLeaf(t, k, "practice-release.md", leaf("practice-release-train", "Release train",
+		"How releases ship", nil,
+		"kk_phrasings:\n  - when does the next release go out to the remote servers\n  - my change missed the train, what keeps it from shipping\n  - who can lock the release state for the whole team\n  - how many days a week does the build run\n",
+		"The release train leaves every Tuesday; a release misses it when its checks fail."))
+	db, _, err := Open(ctx, k, "main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = db.Close() }()
+	for _, q := range []string{
+		"when an entity is saved, which tags get invalidated?",
+		"a failing check makes my release miss Tuesday's departure; is there a later one that week?",
+		"my page still shows old data after I save",
+	} {
+		if hits := gated(t, db, q); len(hits) == 0 {
+			t.Errorf("%q: refused; want the note that answers it", q)
+		}
+	}
+	for _, q := range []string{
+		"How do I set up a Terraform S3 remote backend with DynamoDB state locking for a team of five?",
+		"My Kubernetes pod is stuck in CrashLoopBackOff and kubectl logs shows nothing useful. How do I find out why the container keeps exiting?",
+	} {
+		if hits := gated(t, db, q); len(hits) != 0 {
+			t.Errorf("%q: %v; want nothing (another subject)", q, ids(hits))
+		}
+	}
+}

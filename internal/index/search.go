@@ -215,6 +215,9 @@ type queryTerm struct {
 	whole bool
 	df    int // nodes holding the term
 	idf   float64
+	// authored is how many nodes hold the term outside their phrasings:
+	// in the notes' own words (see admits).
+	authored int
 	// weight is the term's weight in the query: 1 for each term of the
 	// text before feedback.
 	weight float64
@@ -476,18 +479,21 @@ func (db *DB) searchStats(ctx context.Context) (stats, error) {
 	return st, nil
 }
 
-// lookupTerms sets how many nodes hold each term, and its idf.
+// lookupTerms sets how many nodes hold each term, and its idf, and how
+// many hold it outside their phrasings.
 func (db *DB) lookupTerms(ctx context.Context, q []queryTerm, st stats) error {
-	df := map[string]int{}
+	df := map[string]dfCounts{}
 	for chunk := range slices.Chunk(q, maxLookup) {
 		if err := db.lookupChunk(ctx, chunk, df); err != nil {
 			return err
 		}
 	}
 	for i := range q {
-		n := min(df[q[i].term], st.docs)
+		c := df[q[i].term]
+		n := min(c.docs, st.docs)
 		q[i].df = n
 		q[i].idf = idf(st.docs, n)
+		q[i].authored = min(c.authored, n)
 	}
 	return nil
 }
@@ -497,24 +503,24 @@ func (db *DB) lookupTerms(ctx context.Context, q []queryTerm, st stats) error {
 // statement's parameters.
 const maxLookup = 500
 
-// lookupChunk adds to df how many nodes hold each term of q.
-func (db *DB) lookupChunk(ctx context.Context, q []queryTerm, df map[string]int) error {
+// lookupChunk adds to df the counts of search_df for each term of q.
+func (db *DB) lookupChunk(ctx context.Context, q []queryTerm, df map[string]dfCounts) error {
 	args := make([]any, len(q))
 	for i, t := range q {
 		args[i] = t.term
 	}
-	rows, err := db.r.QueryContext(ctx, `SELECT term, docs FROM search_df WHERE term IN (`+marks(len(q))+`)`, args...)
+	rows, err := db.r.QueryContext(ctx, `SELECT term, docs, authored FROM search_df WHERE term IN (`+marks(len(q))+`)`, args...)
 	if err != nil {
 		return fmt.Errorf("searching index %s: %w", db.Path, err)
 	}
 	defer rows.Close()
 	for rows.Next() {
 		var t string
-		var n int
-		if err := rows.Scan(&t, &n); err != nil {
+		var c dfCounts
+		if err := rows.Scan(&t, &c.docs, &c.authored); err != nil {
 			return fmt.Errorf("searching index %s: %w", db.Path, err)
 		}
-		df[t] = n
+		df[t] = c
 	}
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("searching index %s: %w", db.Path, err)
@@ -1178,6 +1184,10 @@ const (
 //     them (ownKnownShare): a question about another technology is
 //     mostly made of names the knowledge base has never seen, but a
 //     young knowledge base of a few notes has never seen most words.
+//     A node holds a term here when its own words do (title,
+//     description, tags, body): phrasings, written in the everyday words
+//     of any question, widen what search finds, not what the knowledge
+//     base is about.
 //
 // On the public corpora no rule refuses an answerable question;
 // docs/search.md gives the refusals they make and miss.
@@ -1188,7 +1198,7 @@ func (db *DB) admits(ctx context.Context, text string, q []queryTerm, title stri
 	if namesTitle(text, title) {
 		return true, nil
 	}
-	share, n := knownShare(q, func(t queryTerm) (int, float64) { return t.df, t.idf })
+	share, n := knownShare(q, func(t queryTerm) (int, float64) { return t.authored, idf(st.docs, t.authored) })
 	if n == 0 || share == 0 {
 		return false, nil
 	}
@@ -1234,9 +1244,9 @@ func knownShare(q []queryTerm, df func(queryTerm) (int, float64)) (share float64
 // ownKnownShare is the knownShare that all but a tenth of the knowledge
 // base's own notes reach (the least, of fewer than 2*ownQuantile notes),
 // each note's title and description read as a question naming it would
-// be and judged against the other notes (leave one out: a term only that
-// note holds is one the rest has never seen), over at most ownSample
-// notes, and at most minKnownShare. It is the share an answerable
+// be and judged against the other notes' own words (leave one out: a
+// term only that note holds is one the rest has never seen), over at most
+// ownSample notes, and at most minKnownShare. It is the share an answerable
 // question can be expected to reach: in a knowledge base of some size
 // nearly every note shares most of its words with the rest, in one of a
 // few notes hardly any (of one note, none: 0). The tenth left out keeps
@@ -1273,7 +1283,7 @@ func (db *DB) ownKnownShare(ctx context.Context, st stats) (float64, error) {
 	}
 	df := make(map[string]int, len(all))
 	for _, t := range all {
-		df[t.term] = t.df
+		df[t.term] = t.authored
 	}
 	others := func(t queryTerm) (int, float64) {
 		n := max(df[t.term]-1, 0)

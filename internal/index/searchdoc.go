@@ -280,21 +280,47 @@ func (db *DB) Unphrased(ctx context.Context, limit int) ([]Unphrased, int, error
 }
 
 // countTerms adds n to the change of search_df for each distinct term of
-// a search doc's fields.
+// a search doc's fields: to its docs, and to its authored count when a
+// field other than the phrasings holds it.
 func (w *writer) countTerms(fields [numFields][]string, n int) {
 	if w.df == nil {
-		w.df, w.dfSeen = map[string]int{}, map[string]struct{}{}
+		w.df, w.dfSeen = map[string]dfCounts{}, map[string]uint8{}
 	}
 	clear(w.dfSeen)
-	for _, f := range fields {
-		for _, t := range f {
-			if _, dup := w.dfSeen[t]; !dup && t != passageBreak && t != "" {
-				w.dfSeen[t] = struct{}{}
-				w.df[t] += n
+	for f, terms := range fields {
+		bit := seenAuthored
+		if f == fieldPhrasings {
+			bit = seenPhrasings
+		}
+		for _, t := range terms {
+			if t == passageBreak || t == "" {
+				continue
 			}
+			seen := w.dfSeen[t]
+			if seen&bit != 0 {
+				continue
+			}
+			w.dfSeen[t] = seen | bit
+			c := w.df[t]
+			if seen == 0 {
+				c.docs += n
+			}
+			if bit == seenAuthored {
+				c.authored += n
+			}
+			w.df[t] = c
 		}
 	}
 }
+
+// dfCounts is one term's counts in search_df, or a change of them.
+type dfCounts struct{ docs, authored int }
+
+// The bits of countTerms' record of where a doc holds a term.
+const (
+	seenAuthored uint8 = 1 << iota
+	seenPhrasings
+)
 
 // forgetTerms subtracts from the change of search_df the terms of the
 // search docs of the nodes whose rid the SQL rids selects, which the
@@ -328,19 +354,21 @@ func (w *writer) forgetTerms(rids string, args ...any) {
 	w.err = rows.Err()
 }
 
-// flushDF writes the writer's change of search_df: each term's count
-// moved by its change, the terms no doc holds any more removed.
+// flushDF writes the writer's change of search_df: each term's counts
+// moved by their change, the terms no doc holds any more removed.
 func (w *writer) flushDF() {
 	if w.err != nil || len(w.df) == 0 {
 		return
 	}
 	terms := slices.Sorted(maps.Keys(w.df))
 	for _, t := range terms {
-		switch n := w.df[t]; {
-		case n > 0:
-			w.exec(`INSERT INTO search_df(term, docs) VALUES (?, ?) ON CONFLICT(term) DO UPDATE SET docs = docs + excluded.docs`, t, n)
-		case n < 0:
-			w.exec(`UPDATE search_df SET docs = docs + ? WHERE term = ?`, n, t)
+		switch c := w.df[t]; {
+		case c == dfCounts{}:
+		case c.docs >= 0 && c.authored >= 0:
+			w.exec(`INSERT INTO search_df(term, docs, authored) VALUES (?, ?, ?)
+				ON CONFLICT(term) DO UPDATE SET docs = docs + excluded.docs, authored = authored + excluded.authored`, t, c.docs, c.authored)
+		default:
+			w.exec(`UPDATE search_df SET docs = docs + ?, authored = authored + ? WHERE term = ?`, c.docs, c.authored, t)
 			w.exec(`DELETE FROM search_df WHERE term = ? AND docs <= 0`, t)
 		}
 	}

@@ -722,8 +722,8 @@ type writer struct {
 
 	// df is the change to search_df the writer's inserts and deletes of
 	// search docs make, by term; flushDF writes it.
-	df     map[string]int
-	dfSeen map[string]struct{} // countTerms' set of a doc's terms, reused
+	df     map[string]dfCounts
+	dfSeen map[string]uint8 // countTerms' record of a doc's terms, reused
 }
 
 func newWriter(ctx context.Context, tx *sql.Tx) *writer {
