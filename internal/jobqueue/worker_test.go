@@ -292,3 +292,70 @@ func TestHeldJobWaitsLongerEachTime(t *testing.T) {
 		}
 	}
 }
+
+// A failure that may pass (Retry) puts the job back, its files restored,
+// and runs it again; its tries are counted in its record on disk, so a
+// worker stopped between two tries and started again goes on counting:
+// the MaxRetries-th failure in a row fails the job, with its words and
+// the count, its files put back, and the job behind it runs. A failure
+// held by the environment (ErrHeld) between two starts the count again.
+func TestRetriesAreCountedAcrossARestart(t *testing.T) {
+	dir := t.TempDir()
+	var mu sync.Mutex
+	restored, runs := 0, 0
+	opts := Options{
+		MaxRetries: 4,
+		Restore: func(context.Context, Job) error {
+			mu.Lock()
+			defer mu.Unlock()
+			restored++
+			return nil
+		},
+	}
+	q := open(t, dir, opts)
+	j := enqueue(t, q, "store", "j", "")
+	next := enqueue(t, q, "store", "next", "")
+	flaky := errors.New("git update-index: fatal: unable to write new index file")
+	// The first start: two failures, then the stop.
+	ctx, cancel := context.WithCancel(context.Background())
+	if err := q.Run(ctx, func(_ context.Context, w *Work) (string, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if runs++; runs == 2 {
+			cancel()
+		}
+		return "", Retry(flaky)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	if got := onDisk(t, dir, j.ID); got.Status != Queued || got.Retries != 2 || got.Attempts != 0 {
+		t.Fatalf("after two failures and a stop: %+v", got)
+	}
+	// The second start: a held run starts the count again.
+	q = open(t, dir, opts)
+	held := false
+	runUntil(t, q, func(_ context.Context, w *Work) (string, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if w.Job.ID == next.ID {
+			return "next.md", nil
+		}
+		runs++
+		if !held {
+			held = true
+			return "", fmt.Errorf("%w: index.lock exists", ErrHeld)
+		}
+		return "", Retry(flaky)
+	}, j.ID, next.ID)
+	got := onDisk(t, dir, j.ID)
+	if got.Status != Failed || !strings.Contains(got.Error, flaky.Error()) || !strings.Contains(got.Error, "each of its 4 tries") {
+		t.Fatalf("the job that always failed: %+v", got)
+	}
+	if runs != 2+1+4 || restored != runs {
+		t.Errorf("%d runs and %d restores, want %d of each", runs, restored, 2+1+4)
+	}
+	if got := onDisk(t, dir, next.ID); got.Status != Done {
+		t.Errorf("the job behind it: %+v", got)
+	}
+}
