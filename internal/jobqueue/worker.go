@@ -422,9 +422,13 @@ func (q *Queue) Run(ctx context.Context, apply ApplyFunc) error {
 		if st, err := wait(); err != nil {
 			// The job before failed, or was stopped, after this one was
 			// applied on its files: this one is undone first (and runs
-			// again), then that one.
+			// again), then that one. Its run is taken back, as a held
+			// run is: it ended for the job before's reason, and
+			// MaxAttempts bounds the runs a crash ended (a job behind
+			// one whose commit was held three times failed at the first
+			// crash during its run).
 			if applyErr == nil {
-				q.undo(bg, ctx, w, false, -1)
+				q.undo(bg, ctx, w, true, -1)
 			} else {
 				q.settle(bg, ctx, w, path, applyErr)
 			}
