@@ -67,10 +67,11 @@ var errUnrecorded = errors.New("the job's last step succeeded; recording its end
 // environment holds it.
 var holdBackoff = [2]time.Duration{50 * time.Millisecond, 2 * time.Second}
 
-// Recover resolves every job a crash left in processing: a job whose
-// commit exists is done; any other has its touched paths restored and is
-// queued again, or fails once it has started MaxAttempts runs. A job
-// whose files cannot be put back fails, its files left as they are.
+// Recover resolves every job a crash left in processing, newest first
+// (see stuck): a job whose commit exists is done; any other has its
+// touched paths restored and is queued again, or fails once it has
+// started MaxAttempts runs. A job whose files cannot be put back fails,
+// its files left as they are.
 // Run calls it first (trying again while it returns an error); call it
 // earlier to see the outcome. An error means a job could not be resolved
 // yet (its commit could not be looked for): it stays in processing.
@@ -83,7 +84,12 @@ func (q *Queue) Recover(ctx context.Context) error {
 	return nil
 }
 
-// stuck returns the jobs in processing, oldest first.
+// stuck returns the jobs in processing, newest first: the order they
+// are undone in. A job applied on the files of the one before while that
+// one's last step ran (Defer) is undone first, as the worker does: an
+// undo puts back the bytes its job found, and the older job's undo,
+// finding the newer job's bytes, would leave them as a person's edit.
+// (Jobs queued again still run oldest first.)
 func (q *Queue) stuck() []*Job {
 	q.mu.Lock()
 	var out []*Job
@@ -93,7 +99,7 @@ func (q *Queue) stuck() []*Job {
 		}
 	}
 	q.mu.Unlock()
-	slices.SortFunc(out, func(a, b *Job) int { return cmpSeq(a.Seq, b.Seq) })
+	slices.SortFunc(out, func(a, b *Job) int { return cmpSeq(b.Seq, a.Seq) })
 	return out
 }
 
