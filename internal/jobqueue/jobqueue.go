@@ -18,8 +18,9 @@
 // was interrupted by a crash: Recover asks the caller whether the job's
 // commit exists (then it is done), and otherwise has the caller restore
 // the paths the job had announced, and queues it again. A job that was
-// held by its environment (ErrHeld) goes back to queued; the worker never
-// stops for one job (worker.go).
+// held by its environment (ErrHeld) goes back to queued, and so does one
+// whose failure may pass (Retry), a bounded number of times counted in
+// its record; the worker never stops for one job (worker.go).
 package jobqueue
 
 import (
@@ -83,6 +84,10 @@ type Job struct {
 	// Attempts counts the runs started; more than one means a crash
 	// interrupted a run.
 	Attempts int `json:"attempts"`
+	// Retries counts the runs in a row that ended in a failure that may
+	// pass (Retry); a run its environment held (ErrHeld) starts the
+	// count again. It is on disk, so a restart goes on counting.
+	Retries int `json:"retries,omitempty"`
 	// SetAside, on a job whose damaged record Open moved into SetAsideDir
 	// with its payload, says so: its state before is not known.
 	SetAside string     `json:"set_aside,omitempty"`
@@ -119,6 +124,9 @@ type Options struct {
 	// MaxAttempts is how many runs a job may start before a crash during
 	// its run fails it instead of queueing it again (default 3).
 	MaxAttempts int
+	// MaxRetries is how many runs in a row may end in a failure that may
+	// pass (Retry) before the last one fails the job (default 6).
+	MaxRetries int
 	// Ready, when set, is asked before each job is taken: an error keeps
 	// the jobs queued (the environment is not ready: a lock a person's
 	// git holds, the served branch not checked out), and the worker
@@ -171,6 +179,9 @@ func Open(dir string, opts Options) (*Queue, error) {
 	}
 	if opts.MaxAttempts <= 0 {
 		opts.MaxAttempts = 3
+	}
+	if opts.MaxRetries <= 0 {
+		opts.MaxRetries = 6
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)

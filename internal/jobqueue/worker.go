@@ -21,6 +21,10 @@ import (
 //     person's git holds, the branch checked out elsewhere): the job is
 //     put back and queued again, first, and the worker waits, reporting
 //     why in Stats().Waiting, and tries again a while later.
+//   - Retry(err): the job failed for a reason that may pass: it is put
+//     back and queued again, first, as for ErrHeld, and its record
+//     counts the failure (Job.Retries, on disk, so a restart goes on
+//     counting); the Options.MaxRetries-th in a row fails it with err.
 //   - anything else: the job fails, alone, with the reason. Its files
 //     are put back; when that fails too, the job still fails, with both
 //     reasons, and its files stay as it left them.
@@ -44,6 +48,17 @@ var ErrHeld = errors.New("held")
 // asked for is in the branch.
 var ErrCommittedMeanwhile = errors.New("its change was committed meanwhile by another commit")
 
+// Retry marks err, a job's failure, as one that may pass when the job
+// runs again (kk serve: git failed partway for a reason kk cannot name):
+// see the kinds of errors above. errors.Is and errors.As see err
+// through it.
+func Retry(err error) error { return retryError{err} }
+
+type retryError struct{ err error }
+
+func (e retryError) Error() string { return e.err.Error() }
+func (e retryError) Unwrap() error { return e.err }
+
 // errUnrecorded marks a last step that succeeded but whose job could
 // not be recorded done yet (see Run's wait).
 var errUnrecorded = errors.New("the job's last step succeeded; recording its end failed")
@@ -52,10 +67,11 @@ var errUnrecorded = errors.New("the job's last step succeeded; recording its end
 // environment holds it.
 var holdBackoff = [2]time.Duration{50 * time.Millisecond, 2 * time.Second}
 
-// Recover resolves every job a crash left in processing: a job whose
-// commit exists is done; any other has its touched paths restored and is
-// queued again, or fails once it has started MaxAttempts runs. A job
-// whose files cannot be put back fails, its files left as they are.
+// Recover resolves every job a crash left in processing, newest first
+// (see stuck): a job whose commit exists is done; any other has its
+// touched paths restored and is queued again, or fails once it has
+// started MaxAttempts runs. A job whose files cannot be put back fails,
+// its files left as they are.
 // Run calls it first (trying again while it returns an error); call it
 // earlier to see the outcome. An error means a job could not be resolved
 // yet (its commit could not be looked for): it stays in processing.
@@ -68,7 +84,12 @@ func (q *Queue) Recover(ctx context.Context) error {
 	return nil
 }
 
-// stuck returns the jobs in processing, oldest first.
+// stuck returns the jobs in processing, newest first: the order they
+// are undone in. A job applied on the files of the one before while that
+// one's last step ran (Defer) is undone first, as the worker does: an
+// undo puts back the bytes its job found, and the older job's undo,
+// finding the newer job's bytes, would leave them as a person's edit.
+// (Jobs queued again still run oldest first.)
 func (q *Queue) stuck() []*Job {
 	q.mu.Lock()
 	var out []*Job
@@ -78,7 +99,7 @@ func (q *Queue) stuck() []*Job {
 		}
 	}
 	q.mu.Unlock()
-	slices.SortFunc(out, func(a, b *Job) int { return cmpSeq(a.Seq, b.Seq) })
+	slices.SortFunc(out, func(a, b *Job) int { return cmpSeq(b.Seq, a.Seq) })
 	return out
 }
 
@@ -130,7 +151,7 @@ func (q *Queue) recoverOne(ctx context.Context, j *Job) error {
 		log.Error("interrupted job gave up", "attempts", j.Attempts)
 		return q.finishLocked(j, "", fmt.Errorf("the server stopped during each of its %d runs", j.Attempts))
 	}
-	if err := q.requeueLocked(j, false); err != nil {
+	if err := q.requeueLocked(j, false, -1); err != nil {
 		return err
 	}
 	log.Info("interrupted job queued again", "attempts", j.Attempts)
@@ -165,12 +186,17 @@ func (q *Queue) recoverSetAside(ctx context.Context, j *Job) error {
 
 // requeueLocked puts a job in processing back in the queue, first among
 // the jobs accepted after it. uncount takes back the run it started (a
-// run the environment stopped before it did anything).
-func (q *Queue) requeueLocked(j *Job, uncount bool) error {
+// run the environment stopped before it did anything); retries, when not
+// negative, is the job's count of failures in a row that may pass
+// (Job.Retries) from now on.
+func (q *Queue) requeueLocked(j *Job, uncount bool, retries int) error {
 	next := *j
 	next.Status, next.Started, next.Touched = Queued, nil, nil
 	if uncount && next.Attempts > 0 {
 		next.Attempts--
+	}
+	if retries >= 0 {
+		next.Retries = retries
 	}
 	if err := q.writeRecord(&next); err != nil {
 		return err
@@ -402,9 +428,13 @@ func (q *Queue) Run(ctx context.Context, apply ApplyFunc) error {
 		if st, err := wait(); err != nil {
 			// The job before failed, or was stopped, after this one was
 			// applied on its files: this one is undone first (and runs
-			// again), then that one.
+			// again), then that one. Its run is taken back, as a held
+			// run is: it ended for the job before's reason, and
+			// MaxAttempts bounds the runs a crash ended (a job behind
+			// one whose commit was held three times failed at the first
+			// crash during its run).
 			if applyErr == nil {
-				q.undo(bg, ctx, w, false)
+				q.undo(bg, ctx, w, true, -1)
 			} else {
 				q.settle(bg, ctx, w, path, applyErr)
 			}
@@ -443,8 +473,9 @@ func (q *Queue) unpanicked(id, step string, fn func() error) (err error) {
 }
 
 // settle records how a job's run ended: done when err is nil; left in
-// processing (ErrInterrupted); undone and queued again (ErrHeld), the
-// worker then waiting; else undone and failed.
+// processing (ErrInterrupted); undone and queued again (ErrHeld, and
+// Retry until the job's MaxRetries-th failure in a row), the worker then
+// waiting; else undone and failed.
 func (q *Queue) settle(bg, ctx context.Context, w *Work, path string, err error) {
 	log := q.opts.Logger.With("job_id", w.Job.ID, "op", w.Job.Op)
 	switch {
@@ -455,30 +486,47 @@ func (q *Queue) settle(bg, ctx context.Context, w *Work, path string, err error)
 		q.uncountStopped(w.Job.ID)
 	case errors.Is(err, ErrHeld):
 		log.Warn("job put back in the queue: the environment holds it", "reason", err)
-		q.undo(bg, ctx, w, true)
+		q.undo(bg, ctx, w, true, 0)
 		q.hold(ctx, err.Error())
-	default:
-		if q.opts.Restore != nil {
-			var rerr error
-			q.untilDone(ctx, "putting back the files of job "+w.Job.ID, func() error {
-				rerr = q.opts.Restore(bg, q.snapshot(w.Job.ID))
-				if errors.Is(rerr, ErrHeld) {
-					return rerr
-				}
-				return nil
-			})
-			if errors.Is(rerr, ErrCommittedMeanwhile) {
-				log.Info("the failed job's change was committed meanwhile by another commit; done", "reason", rerr, "error", err)
-				q.untilDone(ctx, "recording the end of job "+w.Job.ID, func() error { return q.finish(w, w.Job.Path, nil) })
-				return
-			}
-			if rerr != nil && !errors.Is(rerr, ErrHeld) {
-				log.Error("the files of a failed job could not be put back; they are left as the job wrote them", "error", rerr)
-				err = fmt.Errorf("%w; putting its files back failed too (they are left as the job wrote them): %v", err, rerr)
-			}
+	case errors.As(err, new(retryError)):
+		n := q.snapshot(w.Job.ID).Retries + 1
+		if n < q.opts.MaxRetries {
+			log.Warn("job put back in the queue: its failure may pass", "reason", err, "try", n, "tries", q.opts.MaxRetries)
+			q.undo(bg, ctx, w, true, n)
+			q.hold(ctx, fmt.Sprintf("%v (the job's try %d of %d failed; it runs again)", err, n, q.opts.MaxRetries))
+			return
 		}
-		q.untilDone(ctx, "recording the end of job "+w.Job.ID, func() error { return q.finish(w, path, err) })
+		log.Warn("the job failed in each of its tries; it fails", "tries", n, "error", err)
+		q.fail(bg, ctx, w, path, fmt.Errorf("%w (it failed in each of its %d tries)", err, n))
+	default:
+		q.fail(bg, ctx, w, path, err)
 	}
+}
+
+// fail puts back the files of a job whose run failed with err and
+// records it failed (done, when another commit holds its change).
+func (q *Queue) fail(bg, ctx context.Context, w *Work, path string, err error) {
+	log := q.opts.Logger.With("job_id", w.Job.ID, "op", w.Job.Op)
+	if q.opts.Restore != nil {
+		var rerr error
+		q.untilDone(ctx, "putting back the files of job "+w.Job.ID, func() error {
+			rerr = q.opts.Restore(bg, q.snapshot(w.Job.ID))
+			if errors.Is(rerr, ErrHeld) {
+				return rerr
+			}
+			return nil
+		})
+		if errors.Is(rerr, ErrCommittedMeanwhile) {
+			log.Info("the failed job's change was committed meanwhile by another commit; done", "reason", rerr, "error", err)
+			q.untilDone(ctx, "recording the end of job "+w.Job.ID, func() error { return q.finish(w, w.Job.Path, nil) })
+			return
+		}
+		if rerr != nil && !errors.Is(rerr, ErrHeld) {
+			log.Error("the files of a failed job could not be put back; they are left as the job wrote them", "error", rerr)
+			err = fmt.Errorf("%w; putting its files back failed too (they are left as the job wrote them): %v", err, rerr)
+		}
+	}
+	q.untilDone(ctx, "recording the end of job "+w.Job.ID, func() error { return q.finish(w, path, err) })
 }
 
 // uncountStopped takes back the run a stop interrupted (a step waiting
@@ -504,9 +552,10 @@ func (q *Queue) uncountStopped(id string) {
 }
 
 // undo puts back the files of a job that was applied but must run again,
-// and queues it again (uncount: its run does not count as an attempt);
-// a job whose files cannot be put back fails.
-func (q *Queue) undo(bg, ctx context.Context, w *Work, uncount bool) {
+// and queues it again (uncount: its run does not count as an attempt;
+// retries, when not negative, its new Job.Retries); a job whose files
+// cannot be put back fails.
+func (q *Queue) undo(bg, ctx context.Context, w *Work, uncount bool, retries int) {
 	q.untilDone(ctx, "queueing job "+w.Job.ID+" again", func() error {
 		q.mu.Lock()
 		j := q.jobs[w.Job.ID]
@@ -529,7 +578,7 @@ func (q *Queue) undo(bg, ctx context.Context, w *Work, uncount bool) {
 		}
 		q.mu.Lock()
 		defer q.mu.Unlock()
-		return q.requeueLocked(j, uncount)
+		return q.requeueLocked(j, uncount, retries)
 	})
 }
 

@@ -292,3 +292,151 @@ func TestHeldJobWaitsLongerEachTime(t *testing.T) {
 		}
 	}
 }
+
+// A failure that may pass (Retry) puts the job back, its files restored,
+// and runs it again; its tries are counted in its record on disk, so a
+// worker stopped between two tries and started again goes on counting:
+// the MaxRetries-th failure in a row fails the job, with its words and
+// the count, its files put back, and the job behind it runs. A failure
+// held by the environment (ErrHeld) between two starts the count again.
+func TestRetriesAreCountedAcrossARestart(t *testing.T) {
+	dir := t.TempDir()
+	var mu sync.Mutex
+	restored, runs := 0, 0
+	opts := Options{
+		MaxRetries: 4,
+		Restore: func(context.Context, Job) error {
+			mu.Lock()
+			defer mu.Unlock()
+			restored++
+			return nil
+		},
+	}
+	q := open(t, dir, opts)
+	j := enqueue(t, q, "store", "j", "")
+	next := enqueue(t, q, "store", "next", "")
+	flaky := errors.New("git update-index: fatal: unable to write new index file")
+	// The first start: two failures, then the stop.
+	ctx, cancel := context.WithCancel(context.Background())
+	if err := q.Run(ctx, func(_ context.Context, w *Work) (string, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if runs++; runs == 2 {
+			cancel()
+		}
+		return "", Retry(flaky)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	if got := onDisk(t, dir, j.ID); got.Status != Queued || got.Retries != 2 || got.Attempts != 0 {
+		t.Fatalf("after two failures and a stop: %+v", got)
+	}
+	// The second start: a held run starts the count again.
+	q = open(t, dir, opts)
+	held := false
+	runUntil(t, q, func(_ context.Context, w *Work) (string, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if w.Job.ID == next.ID {
+			return "next.md", nil
+		}
+		runs++
+		if !held {
+			held = true
+			return "", fmt.Errorf("%w: index.lock exists", ErrHeld)
+		}
+		return "", Retry(flaky)
+	}, j.ID, next.ID)
+	got := onDisk(t, dir, j.ID)
+	if got.Status != Failed || !strings.Contains(got.Error, flaky.Error()) || !strings.Contains(got.Error, "each of its 4 tries") {
+		t.Fatalf("the job that always failed: %+v", got)
+	}
+	if runs != 2+1+4 || restored != runs {
+		t.Errorf("%d runs and %d restores, want %d of each", runs, restored, 2+1+4)
+	}
+	if got := onDisk(t, dir, next.ID); got.Status != Done {
+		t.Errorf("the job behind it: %+v", got)
+	}
+}
+
+// A job applied on the files of the job before, whose last step was then
+// held (or failed in a way that may pass), is undone and runs again; those
+// runs were counted as attempts, which bound the runs a crash interrupts
+// (MaxAttempts). A job behind one held three times thus failed at the
+// first crash during its run ("the server stopped during each of its 4
+// runs"), though no crash had interrupted it before. Such a run is taken
+// back, as a held run is: the job counts one run, and a crash during it
+// has it run again.
+func TestRunsUndoneForTheJobBeforeAreNotAttempts(t *testing.T) {
+	dir, crashed := t.TempDir(), t.TempDir()
+	var mu sync.Mutex
+	restore := func(context.Context, Job) error { return nil }
+	q := open(t, dir, Options{Restore: restore})
+	a := enqueue(t, q, "store", "a", "")
+	b := enqueue(t, q, "store", "b", "")
+	steps, applied := 0, 0
+	waitFinal(t, q, func(_ context.Context, w *Work) (string, error) {
+		if string(w.Payload) == "a" {
+			w.Defer(func(context.Context) error {
+				mu.Lock()
+				defer mu.Unlock()
+				if steps++; steps <= 3 {
+					return fmt.Errorf("%w: the disk is full", ErrHeld)
+				}
+				return nil
+			})
+			return "a.md", nil
+		}
+		mu.Lock()
+		applied++
+		n := applied
+		mu.Unlock()
+		if n == 4 {
+			// The machine crashes during b's run, once a's last step
+			// has been recorded (no record is being written): the
+			// queue's folder as it is now is what the next start finds.
+			for {
+				if ja, _ := q.Get(a.ID); ja.Status.Final() {
+					break
+				}
+				time.Sleep(time.Millisecond)
+			}
+			if err := copyFiles(dir, crashed); err != nil {
+				t.Error(err)
+				return "", err
+			}
+		}
+		return "b.md", nil
+	}, a.ID, b.ID)
+	if applied != 4 {
+		t.Fatalf("b was applied %d times, want 4 (three undone after a's held steps)", applied)
+	}
+	if jb, _ := q.Get(b.ID); jb.Status != Done || jb.Attempts != 1 {
+		t.Errorf("b: %+v, want done after one counted run", jb)
+	}
+	// The next start recovers b, which a crash interrupted once.
+	q = open(t, crashed, Options{Restore: restore})
+	waitFinal(t, q, func(_ context.Context, w *Work) (string, error) { return string(w.Payload) + ".md", nil }, a.ID, b.ID)
+	if jb, _ := q.Get(b.ID); jb.Status != Done {
+		t.Errorf("b after one crash: %+v", jb)
+	}
+}
+
+// copyFiles copies the files of folder from into folder to.
+func copyFiles(from, to string) error {
+	entries, err := os.ReadDir(from)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		data, err := os.ReadFile(filepath.Join(from, e.Name()))
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(to, e.Name()), data, 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -560,9 +560,8 @@ func (b *Backend) commit(ctx context.Context, j *service.Job, leaf string, res *
 			// branch's move is named.
 			// Any other failure of git partway is tried again, a bounded
 			// number of times.
-			return b.gitFailure(j.ID, b.unconfigured(b.unwritable(gitUnwritable(r.GitDir, b.gitConfigUnreadable(ctx, indexDamaged(ctx, r, untrusted(filterFailed(hookRefused(r, commitError(err))))))))))
+			return gitFailure(b.unconfigured(b.unwritable(gitUnwritable(r.GitDir, b.gitConfigUnreadable(ctx, indexDamaged(ctx, r, untrusted(filterFailed(hookRefused(r, commitError(err))))))))))
 		}
-		_ = b.gitFailure(j.ID, nil) // the commit landed: the count of its failures goes
 		// The commit stands from here on: whatever fails is logged.
 		b.landed(p, landed)
 		if err := txn.DropOriginals(b.k, j.ID); err != nil {
@@ -769,5 +768,5 @@ func (b *Backend) Settle(ctx context.Context, j jobqueue.Job) error {
 // the worker takes no job while the environment holds it (Ready), and
 // says what a job waits for (Waiting).
 func (b *Backend) QueueOptions() jobqueue.Options {
-	return jobqueue.Options{Committed: b.Committed, Restore: b.Restore, Settle: b.Settle, Ready: b.Ready, Waiting: b.Waiting, Logger: b.log}
+	return jobqueue.Options{Committed: b.Committed, Restore: b.Restore, Settle: b.Settle, Ready: b.Ready, Waiting: b.Waiting, MaxRetries: gitTries, Logger: b.log}
 }

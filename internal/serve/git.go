@@ -495,41 +495,30 @@ func (e refusal) Error() string { return e.err.Error() }
 func (e refusal) Unwrap() error { return e.err }
 
 // gitTries is how many times a job whose commit git fails for no reason
-// kk can name (gitFailure) is tried before it fails.
+// kk can name (gitFailure) is tried before it fails
+// (jobqueue.Options.MaxRetries).
 const gitTries = 6
 
-// gitFailure holds the job id whose commit failed with err, when git
-// failed partway for a reason kk does not know to be lasting (a git
-// process of the person's that held a file a moment, a git killed, a
-// read that failed once), as a lock is held (jobqueue.ErrHeld): its files
-// are put back, it is queued again, first, and runs again after the
-// queue's back-off (50 ms, doubling), /healthz saying why. The sixth
-// failure in a row (gitTries; some 1.5 s of waits) fails it, with git's
-// words, its files put back. Before, each such failure failed the job at
-// once, losing a post the next try would have committed. A failure that
-// is the environment's already (ErrHeld: a lock, a full disk, a damaged
-// index, waited for as long as it lasts), a stop (ErrInterrupted) and a
-// refusal (an answer about the job) are returned as they are. A nil err
-// (the commit landed) forgets the job's count.
-func (b *Backend) gitFailure(id string, err error) error {
-	b.mu.Lock()
-	defer b.mu.Unlock()
+// gitFailure marks a job's commit that failed with err, when git failed
+// partway for a reason kk does not know to be lasting (a git process of
+// the person's that held a file a moment, a git killed, a read that
+// failed once), as one that may pass (jobqueue.Retry): its files are put
+// back, it is queued again, first, and runs again after the queue's
+// back-off (50 ms, doubling), /healthz saying why and which try failed.
+// The queue counts the tries in the job's record, so a restart between
+// two goes on counting (before, the count lived in the running server,
+// and a server restarted between tries tried the job for ever); the
+// gitTries-th failure in a row fails it, with git's words, its files put
+// back. A failure that is the environment's already (ErrHeld: a lock, a
+// full disk, a damaged index, waited for as long as it lasts), a stop
+// (ErrInterrupted) and a refusal (an answer about the job) are returned
+// as they are.
+func gitFailure(err error) error {
 	var r refusal
 	if err == nil || errors.Is(err, jobqueue.ErrHeld) || errors.Is(err, jobqueue.ErrInterrupted) || errors.As(err, &r) {
-		delete(b.gitFailed, id)
 		return err
 	}
-	if b.gitFailed == nil {
-		b.gitFailed = map[string]int{}
-	}
-	b.gitFailed[id]++
-	n := b.gitFailed[id]
-	if n >= gitTries {
-		delete(b.gitFailed, id)
-		b.log.Warn("git failed in each try of the job's commit; the job fails", "job_id", id, "tries", n, "error", err)
-		return fmt.Errorf("%w (git failed in each of the job's %d tries)", err, n)
-	}
-	return fmt.Errorf("%w: git failed during the job's commit (try %d of %d), and the job runs again: %v", jobqueue.ErrHeld, n, gitTries, err)
+	return jobqueue.Retry(fmt.Errorf("git failed during the job's commit: %w", err))
 }
 
 // indexDamage are git's words for an index it cannot read (read-cache.c):

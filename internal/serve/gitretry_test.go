@@ -1,11 +1,15 @@
 package serve
 
 import (
+	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/kk-project/kk/internal/httpapi"
+	"github.com/kk-project/kk/internal/jobqueue"
 )
 
 // TestFaultGitFailurePartwayThroughACommitIsRetried: a git command that
@@ -69,4 +73,75 @@ func TestFaultGitFailurePartwayThroughACommitIsRetried(t *testing.T) {
 	if h := s.health(t); h.Status != "ok" {
 		t.Errorf("health after: %+v", h)
 	}
+}
+
+// TestFaultGitFailureTriesAreCountedAcrossARestart: the tries of a job
+// whose commit git fails for no reason kk can name were counted in the
+// running server only, so a server that stopped (a crash loop, a
+// service manager's restarts) between two tries started the count again
+// each time, and the job was tried for ever. The count is kept in the
+// job's record in the queue: the job fails after gitTries failures in
+// all, however many starts they span, its files put back each time and
+// no commit made.
+func TestFaultGitFailureTriesAreCountedAcrossARestart(t *testing.T) {
+	const says = "fatal: unable to write new index file"
+	const budget = 100
+	flag := gitThatFails(t, "update-index", "--index-info", says)
+	k := newRepo(t, 0)
+	if err := os.WriteFile(flag, []byte(fmt.Sprintln(budget)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	failures := func() int {
+		data, err := os.ReadFile(flag)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, err := strconv.Atoi(strings.TrimSpace(string(data)))
+		if err != nil {
+			return 0 // the wrapper is writing it
+		}
+		return budget - n
+	}
+	head := git(t, k, "rev-parse", "HEAD")
+	s := start(t, k, nil)
+	j, err := s.Client.Post(ctx, httpapi.PostRequest{Title: "Lasting failure", Content: "Never committed.\n"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Two tries fail, then the server stops, between two tries.
+	for failures() < 2 {
+		time.Sleep(5 * time.Millisecond)
+	}
+	s.stop()
+	before := failures()
+	if got, _ := s.Queue.Get(j.JobID); got.Status != jobqueue.Queued || before >= gitTries {
+		t.Fatalf("after %d failures the job is %+v, not queued for its next try", before, got)
+	}
+	if _, err := os.Stat(k.NodePath("inbox/map-lasting-failure.md")); !os.IsNotExist(err) {
+		t.Errorf("the held job's note is still there: %v", err)
+	}
+	clean(t, k)
+	s = start(t, k, nil)
+	f := s.wait(t, j.JobID)
+	if f.Status != "failed" || !strings.Contains(f.Error, says) {
+		t.Fatalf("the job whose commit git always failed: %+v", f)
+	}
+	if n := failures(); n != gitTries {
+		t.Errorf("git failed %d times (%d before the restart), want %d in all", n, before, gitTries)
+	}
+	if _, err := os.Stat(k.NodePath("inbox/map-lasting-failure.md")); !os.IsNotExist(err) {
+		t.Errorf("the failed job's note is still there: %v", err)
+	}
+	if got := git(t, k, "rev-parse", "HEAD"); got != head {
+		t.Fatalf("the failed job made a commit:\n%s", git(t, k, "show", "--stat", "HEAD"))
+	}
+	clean(t, k)
+	if err := os.Remove(flag); err != nil {
+		t.Fatal(err)
+	}
+	next := s.post(t, httpapi.PostRequest{Title: "After", Content: "Committed after.\n"})
+	if next.Status != "done" {
+		t.Fatalf("the next job: %+v", next)
+	}
+	jobCommit(t, k, "store", next)
 }

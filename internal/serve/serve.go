@@ -172,9 +172,6 @@ type Backend struct {
 	shortcuts     int
 	checkShortcut bool
 	shortcutErr   []string
-	// gitFailed counts, by job id, the tries of a job whose commit git
-	// failed in a row (gitFailure); forgotten when it lands or fails.
-	gitFailed map[string]int
 
 	waitMu     sync.Mutex
 	waitingFor string // what the job in progress waits for

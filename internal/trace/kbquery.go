@@ -303,6 +303,9 @@ type CheckResult struct {
 	Violations []Violation `json:"violations"`
 }
 
+// KBCheck runs the consistency rules p names (every rule when none) over
+// the knowledge base's entities and edges (kb_check, kk check). A sparse
+// checkout that leaves leaves out is refused (index.CheckedOut).
 func KBCheck(ctx context.Context, k *store.KB, p KBCheckParams) (*CheckResult, error) {
 	if err := graph.ValidateProjectID(k, p.ProjectID); err != nil {
 		return nil, err
@@ -322,6 +325,13 @@ func KBCheck(ctx context.Context, k *store.KB, p KBCheckParams) (*CheckResult, e
 				rules = append(rules, r)
 			}
 		}
+	}
+	// Every rule judged from part of the leaves would be wrong (an edge
+	// to a note not checked out is not dangling): a sparse checkout that
+	// leaves some out is refused, naming what to run, as kk check and kk
+	// lint refuse it.
+	if err := index.CheckedOut(ctx, k); err != nil {
+		return nil, err
 	}
 	cfg, err := k.LoadConfig()
 	if err != nil {
