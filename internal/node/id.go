@@ -171,7 +171,11 @@ func CheckNaming(typ, id, filePath string) string {
 		return fmt.Sprintf("id %s does not start with its type prefix %s", id, prefix)
 	}
 	bare := id[len(prefix):]
-	if canon := Slugify(bare); canon != bare {
+	canon, err := Slug(bare)
+	if err != nil {
+		return fmt.Sprintf("id %s is not canonical: the slug %v", id, err)
+	}
+	if canon != bare {
 		return fmt.Sprintf("id %s is not canonical; expected %s%s", id, prefix, canon)
 	}
 	if base := path.Base(filePath); base != id+".md" {

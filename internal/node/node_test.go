@@ -246,6 +246,23 @@ func TestIDs(t *testing.T) {
 	}
 }
 
+// TestCheckNamingSuggestsSlug: the id lint expects for a hand-written
+// non-canonical id is the one kk node write derives (Slug), accents
+// taken off, never one with letters dropped.
+func TestCheckNamingSuggestsSlug(t *testing.T) {
+	for id, want := range map[string]string{
+		"practice-café":     "expected practice-cafe",
+		"practice-Straße_X": "expected practice-strasse-x",
+		"practice-日本":       "no ASCII spelling",
+		"map-Foo Bar":       "expected map-foo-bar",
+	} {
+		msg := CheckNaming(strings.SplitN(id, "-", 2)[0], id, id+".md")
+		if !strings.Contains(msg, want) {
+			t.Errorf("CheckNaming(%q) = %q; want it to hold %q", id, msg, want)
+		}
+	}
+}
+
 func TestCleanFolder(t *testing.T) {
 	ok := map[string]string{"": "", ".": "", "a/b": "a/b", "a//b/": "a/b", "./a": "a", `a\b`: "a/b"}
 	for in, want := range ok {
