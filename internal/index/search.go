@@ -403,23 +403,29 @@ func (db *DB) dropShared(ctx context.Context, cands []*candidate) ([]*candidate,
 	for i, c := range cands {
 		ids[i] = c.hit.ID
 	}
-	holding := map[string][]string{} // the paths of the leaves of each id
-	err := db.queryIn(ctx, `SELECT id, path FROM nodes INDEXED BY nodes_id WHERE id IN (?) AND origin = ''`, ids, func(rows *sql.Rows) error {
-		var id, p string
-		err := rows.Scan(&id, &p)
-		holding[id] = append(holding[id], p)
+	type leaves struct{ ids, types, paths []string }
+	holding := map[string]*leaves{} // the leaves of each id (by store.IDKey)
+	err := db.queryIn(ctx, `SELECT id, type, path FROM nodes INDEXED BY nodes_id WHERE id IN (?) AND origin = ''`, ids, func(rows *sql.Rows) error {
+		var id, typ, p string
+		err := rows.Scan(&id, &typ, &p)
+		l := holding[store.IDKey(id)]
+		if l == nil {
+			l = &leaves{}
+			holding[store.IDKey(id)] = l
+		}
+		l.ids, l.types, l.paths = append(l.ids, id), append(l.types, typ), append(l.paths, p)
 		return err
 	})
 	if err != nil {
 		return cands, err
 	}
 	return slices.DeleteFunc(cands, func(c *candidate) bool {
-		paths := holding[c.hit.ID]
-		if len(paths) < 2 {
+		l := holding[store.IDKey(c.hit.ID)]
+		if l == nil || len(l.paths) < 2 {
 			return false
 		}
-		i, ok := store.Holder(c.hit.ID, paths)
-		return !ok || paths[i] != c.hit.Path
+		i, ok := store.HolderOf(l.ids, l.types, l.paths)
+		return !ok || l.paths[i] != c.hit.Path
 	}), nil
 }
 

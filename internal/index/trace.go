@@ -77,19 +77,25 @@ func scanEntity(sc interface{ Scan(...any) error }) (*Entity, error) {
 
 // sharedLeaf is true of a row n of the nodes table that is a leaf whose
 // id another leaf also has (a note copied and not given an id of its
-// own), unless n is the one the id names: the only one of them whose
-// file is named for the id (store.Holder). A tree read skips those
-// leaves, and so do the readers of the index: LeafPath, Entities,
-// EntitiesByID and Edges.
-const sharedLeaf = `(n.origin = '' AND EXISTS (SELECT 1 FROM nodes o INDEXED BY nodes_id WHERE o.id = n.id AND o.origin = '' AND o.rid != n.rid)
-	AND NOT (` + namedForID + ` AND NOT EXISTS (SELECT 1 FROM nodes o INDEXED BY nodes_id WHERE o.id = n.id AND o.origin = '' AND o.rid != n.rid AND ` + oNamedForID + `)))`
+// own, or one whose id differs only in case), unless n is the one the id
+// names (store.HolderOf): the only one of them that may hold it whose file
+// is named for the id. A tree read skips those leaves, and so do the
+// readers of the index: LeafPath, Entities, EntitiesByID and Edges.
+var sharedLeaf = `(n.origin = '' AND EXISTS (SELECT 1 FROM nodes o INDEXED BY nodes_id WHERE o.id = n.id AND o.origin = '' AND o.rid != n.rid)
+	AND NOT (` + mayHold("n", "p") + ` AND NOT EXISTS (SELECT 1 FROM nodes o INDEXED BY nodes_id WHERE o.id = n.id AND o.origin = '' AND o.rid != n.rid AND ` + mayHold("o", "q") + `)))`
 
-// namedForID is true of a row n whose file is named for its id
-// (store.NamedFor), and oNamedForID of a row o.
-const (
-	namedForID  = `(n.path = n.id || '.md' OR substr(n.path, -(length(n.id) + 4)) = '/' || n.id || '.md')`
-	oNamedForID = `(o.path = o.id || '.md' OR substr(o.path, -(length(o.id) + 4)) = '/' || o.id || '.md')`
-)
+// mayHold is true of a row x (an alias of the nodes table) that may hold
+// its id against the other leaves of it (store.HolderOf): its file is
+// named for its id (store.NamedFor), and it is no leaf that yields its id
+// to one spelled differently (store.CaseLoser: a practice, map or
+// molecule whose id has an upper-case letter, beside a leaf whose id is
+// spelled otherwise; y is a free alias for that leaf).
+func mayHold(x, y string) string {
+	return strings.NewReplacer("x.", x+".", "y.", y+".", "nodes y", "nodes "+y).Replace(
+		`((x.path = x.id || '.md' OR substr(x.path, -(length(x.id) + 4)) = '/' || x.id || '.md')
+		AND NOT (x.type IN ('` + strings.Join(node.DerivedTypes, "', '") + `') AND x.id COLLATE BINARY <> lower(x.id)
+			AND EXISTS (SELECT 1 FROM nodes y INDEXED BY nodes_id WHERE y.id = x.id AND y.origin = '' AND y.id COLLATE BINARY <> x.id)))`)
+}
 
 // Entities returns every entity of the index, ordered by id (then origin,
 // so a tree leaf comes before an extracted entity of the same id), but
@@ -170,20 +176,20 @@ func (db *DB) Versions(ctx context.Context, paths []string) (map[string]int64, e
 // it, and the version the index records for it; ok is false when no leaf
 // has the id, or more than one (a tree read skips them all).
 func (db *DB) LeafPath(ctx context.Context, id string) (path string, version int64, ok bool, err error) {
-	rows, err := db.r.QueryContext(ctx, `SELECT id, path, version FROM nodes INDEXED BY nodes_id WHERE id = ? AND origin = ''`, id)
+	rows, err := db.r.QueryContext(ctx, `SELECT id, type, path, version FROM nodes INDEXED BY nodes_id WHERE id = ? AND origin = ''`, id)
 	if err != nil {
 		return "", 0, false, fmt.Errorf("reading index %s: %w", db.Path, err)
 	}
 	defer rows.Close()
-	var ids, paths []string
+	var ids, types, paths []string
 	var versions []int64
 	for rows.Next() {
-		var rid, p string
+		var rid, typ, p string
 		var v int64
-		if err := rows.Scan(&rid, &p, &v); err != nil {
+		if err := rows.Scan(&rid, &typ, &p, &v); err != nil {
 			return "", 0, false, fmt.Errorf("reading index %s: %w", db.Path, err)
 		}
-		ids, paths, versions = append(ids, rid), append(paths, p), append(versions, v)
+		ids, types, paths, versions = append(ids, rid), append(types, typ), append(paths, p), append(versions, v)
 	}
 	if err := rows.Err(); err != nil {
 		return "", 0, false, fmt.Errorf("reading index %s: %w", db.Path, err)
@@ -191,7 +197,7 @@ func (db *DB) LeafPath(ctx context.Context, id string) (path string, version int
 	if len(paths) == 0 {
 		return "", 0, false, nil
 	}
-	i, ok := store.Holder(ids[0], paths)
+	i, ok := store.HolderOf(ids, types, paths)
 	if !ok {
 		return "", 0, false, nil
 	}

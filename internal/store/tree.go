@@ -314,6 +314,39 @@ func Holder(id string, paths []string) (int, bool) {
 	return at, at >= 0
 }
 
+// HolderOf is Holder for leaves whose ids are one id compared without
+// regard to case (ids[i] the id of the leaf at paths[i], types[i] its
+// type). Spelled alike, the id is held as Holder says. Spelled
+// differently (practice-base-one beside practice-Base-One), they are two
+// notes' ids, not a copy's: a leaf of a type whose ids kk derives
+// (node.DerivedTypes) spelling its id with an upper-case letter, an id no
+// writer gives and lint rejects, holds nothing (CaseLoser), and the one
+// other leaf named for its id holds it; ok is false when that is not
+// exactly one (REQ-1 beside req-1: neither).
+func HolderOf(ids, types, paths []string) (int, bool) {
+	if !slices.ContainsFunc(ids, func(id string) bool { return id != ids[0] }) {
+		return Holder(ids[0], paths)
+	}
+	at := -1
+	for i := range ids {
+		if CaseLoser(types[i], ids[i]) || !NamedFor(paths[i], ids[i]) {
+			continue
+		}
+		if at >= 0 {
+			return -1, false
+		}
+		at = i
+	}
+	return at, at >= 0
+}
+
+// CaseLoser reports whether a leaf of type typ with the id id yields its
+// id to a leaf whose id differs from it only in case (see HolderOf): an
+// id of a derived type with an upper-case (ASCII) letter.
+func CaseLoser(typ, id string) bool {
+	return slices.Contains(node.DerivedTypes, typ) && strings.ContainsFunc(id, func(r rune) bool { return 'A' <= r && r <= 'Z' })
+}
+
 // NewTree assembles the tree of a listing from its leaf files as read
 // (in any order), by ReadTree's rules: the listing's problems and the
 // leaves that could not be read are skipped, and so are the leaves that
@@ -369,11 +402,11 @@ func NewTree(l *Listing, reads []LeafRead) *Tree {
 	holders := map[string]*node.Node{} // the leaf each shared id names, when one does
 	for key, group := range sharing {
 		delete(t.byID, key)
-		paths := make([]string, len(group))
+		ids, types, paths := make([]string, len(group)), make([]string, len(group)), make([]string, len(group))
 		for i, n := range group {
-			paths[i] = n.Path
+			ids[i], types[i], paths[i] = n.ID, n.Type, n.Path
 		}
-		if i, ok := Holder(group[0].ID, paths); ok && group[i].ID == group[0].ID && sameSpelling(group) {
+		if i, ok := HolderOf(ids, types, paths); ok {
 			holders[key] = group[i]
 			t.byID[key] = group[i]
 		}
@@ -393,14 +426,13 @@ func NewTree(l *Listing, reads []LeafRead) *Tree {
 			}
 		}
 		msg := fmt.Sprintf("duplicate id %s (also used by %s); ids must be unique", n.ID, strings.Join(others, ", "))
-		if h := holders[keys[i]]; h != nil {
+		switch h := holders[keys[i]]; {
+		case h != nil && h.ID == n.ID:
 			msg = fmt.Sprintf("duplicate id %s: %s, named for it, holds it; give this copy an id of its own (kk_id and file name) or delete it", n.ID, h.Path)
-		}
-		for _, o := range group {
-			if o != n && o.ID != n.ID {
-				msg = fmt.Sprintf("id %s is also used by %s (ids are compared without regard to case); ids must be unique", n.ID, strings.Join(others, ", "))
-				break
-			}
+		case h != nil:
+			msg = fmt.Sprintf("id %s differs only in case from %s, which %s holds (ids are compared without regard to case); give this note an id of its own, in lower case (kk_id and file name), or delete it", n.ID, h.ID, h.Path)
+		case slices.ContainsFunc(group, func(o *node.Node) bool { return o.ID != n.ID }):
+			msg = fmt.Sprintf("id %s is also used by %s (ids are compared without regard to case); ids must be unique", n.ID, strings.Join(others, ", "))
 		}
 		t.skip(n.Path, n.ID, &node.Error{Path: n.Path, Field: idKey(n), Msg: msg, ID: n.ID, Err: ErrSharedID})
 	}
@@ -753,15 +785,3 @@ const (
 	BrokenSymlinkMsg  = "broken symlink"
 	OutsideSymlinkMsg = "symlink points outside the knowledge tree"
 )
-
-// sameSpelling reports whether the leaves of group spell their id alike:
-// ids that differ only in case are two notes' ids, not a copy's, and name
-// neither.
-func sameSpelling(group []*node.Node) bool {
-	for _, n := range group[1:] {
-		if n.ID != group[0].ID {
-			return false
-		}
-	}
-	return true
-}
