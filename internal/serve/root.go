@@ -593,6 +593,15 @@ func (b *Backend) rebase(ctx context.Context, r *gitx.Repo, upstream string) err
 	meta := txn.Meta{Actor: "kk serve", Source: "http", Command: "kk serve (rebase onto " + upstream + ")"}
 	_, err := txn.Update(ctx, b.k, meta, func(tx *txn.Tx) error {
 		return tx.Outside(func() error {
+			// The person's uncommitted changes of files origin changed
+			// too: the rebase's autostash would leave them in conflict.
+			way, werr := gitx.InTheRebasesWay(ctx, r.Top, upstream)
+			if werr != nil {
+				return werr
+			}
+			if len(way) > 0 {
+				return fmt.Errorf("origin changed %s, with changes not committed in the work tree (a person's edit): kk serve does not rebase over them (their stash could come back in conflict); commit them (or discard them: git checkout -- …), and the next tick shares", strings.Join(way, ", "))
+			}
 			if err := atomicfile.Write(marker, []byte(upstream+"\n"), 0o644); err != nil {
 				return err
 			}
