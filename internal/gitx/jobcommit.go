@@ -347,6 +347,44 @@ func Rebase(ctx context.Context, dir, upstream, strategy string) error {
 	return nil
 }
 
+// InTheRebasesWay lists the paths, relative to the work tree's top, that
+// hold changes not committed (staged, or in the work tree) and that
+// upstream changed since its merge base with HEAD: a rebase onto upstream
+// with --autostash would stash them, and its pop could conflict, leaving
+// the person's file with conflict markers, the index unmerged and the
+// changes in a stash.
+func InTheRebasesWay(ctx context.Context, dir, upstream string) ([]string, error) {
+	mine := map[string]bool{}
+	for _, args := range [][]string{
+		{"diff", "--name-only", "-z", "--no-renames", "HEAD"},
+		{"diff", "--name-only", "-z", "--no-renames", "--cached", "HEAD"},
+	} {
+		out, err := Read(ctx, dir, args...)
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range strings.Split(string(out), "\x00") {
+			if p != "" {
+				mine[p] = true
+			}
+		}
+	}
+	if len(mine) == 0 {
+		return nil, nil
+	}
+	out, err := Read(ctx, dir, "diff", "--name-only", "-z", "--no-renames", "HEAD..."+upstream)
+	if err != nil {
+		return nil, err
+	}
+	var both []string
+	for _, p := range strings.Split(string(out), "\x00") {
+		if p != "" && mine[p] {
+			both = append(both, p)
+		}
+	}
+	return both, nil
+}
+
 // RebaseInProgress reports whether a rebase stopped halfway in the work
 // tree whose git folder is gitDir.
 func RebaseInProgress(gitDir string) bool {

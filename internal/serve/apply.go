@@ -101,6 +101,12 @@ func (b *Backend) unconfigured(err error) error {
 	if err == nil || errors.Is(err, jobqueue.ErrHeld) || errors.Is(err, jobqueue.ErrInterrupted) {
 		return err
 	}
+	// The job's own read of the file failed: held, even when the person
+	// fixed the file since (read again now, it would be good, and the
+	// job failed for good with the config's error).
+	if ce, ok := errors.AsType[*store.ConfigError](err); ok {
+		return fmt.Errorf("%w: %v; the jobs wait until it is fixed", jobqueue.ErrHeld, ce)
+	}
 	if _, cerr := b.k.LoadConfig(); cerr != nil {
 		if strings.Contains(err.Error(), cerr.Error()) {
 			return fmt.Errorf("%w: %v; the jobs wait until it is fixed", jobqueue.ErrHeld, cerr)

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -593,6 +594,34 @@ func (b *Backend) rebase(ctx context.Context, r *gitx.Repo, upstream string) err
 	meta := txn.Meta{Actor: "kk serve", Source: "http", Command: "kk serve (rebase onto " + upstream + ")"}
 	_, err := txn.Update(ctx, b.k, meta, func(tx *txn.Tx) error {
 		return tx.Outside(func() error {
+			// The person's uncommitted changes of files origin changed
+			// too: the rebase's autostash would leave them in conflict.
+			way, werr := gitx.InTheRebasesWay(ctx, r.Top, upstream)
+			if werr != nil {
+				return werr
+			}
+			// The files kk generates are the tick's to make again from
+			// the merged tree: they differ while a person's note is not
+			// committed, and origin changes them at every job. They are
+			// put back as the branch holds them, so that the rebase's
+			// stash holds none of them (its pop met origin's and left
+			// them in conflict), and regenerated after it.
+			var gen []string
+			way = slices.DeleteFunc(way, func(p string) bool {
+				if b.generatedAt(r.Top, p) {
+					gen = append(gen, p)
+					return true
+				}
+				return false
+			})
+			if len(way) > 0 {
+				return fmt.Errorf("origin changed %s, with changes not committed in the work tree (a person's edit): kk serve does not rebase over them (their stash could come back in conflict); commit them (or discard them: git checkout -- …), and the next tick shares", strings.Join(way, ", "))
+			}
+			if len(gen) > 0 {
+				if _, err := gitx.Run(ctx, r.Top, append([]string{"--literal-pathspecs", "checkout", "-q", "HEAD", "--"}, gen...)...); err != nil {
+					return fmt.Errorf("putting back the generated files before the rebase: %w", err)
+				}
+			}
 			if err := atomicfile.Write(marker, []byte(upstream+"\n"), 0o644); err != nil {
 				return err
 			}
@@ -622,6 +651,24 @@ func (b *Backend) rebase(ctx context.Context, r *gitx.Repo, upstream string) err
 		return fmt.Errorf("rebasing onto %s: %w", upstream, err)
 	}
 	return nil
+}
+
+// generatedAt reports whether p, relative to the work tree's top top, is
+// one of the files kk generates (ENTRY.md, GRAPH.md, a folder's index.md,
+// but not a note a person named index.md).
+func (b *Backend) generatedAt(top, p string) bool {
+	rel, err := filepath.Rel(b.k.Root, filepath.Join(top, filepath.FromSlash(p)))
+	if err != nil {
+		return false
+	}
+	rest, ok := strings.CutPrefix(filepath.ToSlash(rel), store.DirName+"/")
+	if !ok || !isGeneratedRel(rest) {
+		return false
+	}
+	if leaf, ok := strings.CutPrefix(rest, "nodes/"); ok {
+		return store.HandIndex(b.k, leaf, nil) == nil
+	}
+	return true
 }
 
 // abortLeftRebase aborts a --push-every rebase a killed server left in
