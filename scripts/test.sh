@@ -33,7 +33,7 @@ bash scripts/deps-debian.sh
 # race detector in its own packages. The detector multiplies its SQLite
 # work about twelve times (74 s without, over 15 minutes with, on an idle
 # machine), so it runs without it, every test of it.
-go test -race -count=1 -timeout 45m $(go list ./... | grep -v '/internal/searcheval$')
+go test -race -count=1 -timeout 60m $(go list ./... | grep -v '/internal/searcheval$')
 go test -count=1 -timeout 30m ./internal/searcheval
 # Memory limits are measured without the race detector, which multiplies a
 # process's memory: a capture of a 1 GiB transcript stays under 100 MB.
