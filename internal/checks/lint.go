@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"maps"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -51,6 +52,7 @@ const (
 	ruleDeadLink             = "dead-link"
 	ruleFolderCaseCollision  = "folder-case-collision"
 	ruleFolderName           = "folder-name"
+	ruleStrayFile            = "stray-file"
 )
 
 // LintItem is one problem lint found. File is relative to the repository
@@ -450,6 +452,7 @@ func (l *linter) checkTree(ctx context.Context, t *store.Tree, db *index.DB) err
 	l.checkTags(t)
 	l.checkFolders(t, summaries)
 	l.checkEntryHash(ctx, <-hash)
+	l.checkStrayFiles()
 	return nil
 }
 
@@ -786,6 +789,82 @@ func (l *linter) keptFile(d string) (string, []string) {
 		return nil
 	})
 	return found, leftovers
+}
+
+// checkStrayFiles reports each file under nodes/ that kk never reads and
+// never wrote (StrayFiles): a finding, for it may be a file put there on
+// purpose, but kk leaves it out of everything, so a note saved with the
+// wrong extension would otherwise be lost without a word.
+func (l *linter) checkStrayFiles() {
+	for _, rel := range StrayFiles(l.k) {
+		l.add(ruleStrayFile, LintFinding, lintPath(rel), StrayFileMsg, strayFileFix(rel))
+	}
+}
+
+// StrayFileMsg is the problem of a file StrayFiles lists.
+const StrayFileMsg = "is not a note: kk reads only files named *.md and leaves this one out of everything"
+
+func strayFileFix(rel string) string {
+	name := path.Base(rel)
+	want := strings.TrimSuffix(name, path.Ext(name)) + ".md"
+	if strings.HasPrefix(name, ".") || path.Ext(name) == name {
+		want = name + ".md"
+	}
+	return fmt.Sprintf("if it is a note, rename it to %s (git mv when it is committed); if not, move it out of %s/ or remove it", want, nodesRel)
+}
+
+// StrayFiles lists, relative to nodes/ and sorted, the regular files under
+// nodes/ that kk does not read: a file whose name does not end in .md,
+// such as a note saved as note.txt or with no extension. Not listed: kk's
+// own files (every .md, dotfiles such as .redirects.json and an atomic
+// write's temporary files, and what is in dot folders), names
+// store.MisnamedMD reports (a note saved as .MD or .markdown is an
+// invalid leaf), the files an editor leaves (editorLeftover) and the ones
+// a file manager leaves (Thumbs.db, desktop.ini). Symbolic links are not
+// followed. A folder that cannot be read lists nothing under it.
+func StrayFiles(k *store.KB) []string {
+	var out []string
+	root := k.NodesDir()
+	_ = filepath.WalkDir(root, func(p string, e fs.DirEntry, err error) error {
+		if err != nil {
+			if e != nil && e.IsDir() && p != root {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		name := e.Name()
+		if p == root {
+			return nil
+		}
+		if strings.HasPrefix(name, ".") {
+			if e.IsDir() {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		if !e.Type().IsRegular() || strings.HasSuffix(name, ".md") || editorLeftover(name) || fileManagerLeftover(name) {
+			return nil
+		}
+		if _, misnamed := store.MisnamedMD(name); misnamed {
+			return nil
+		}
+		if rel, err := filepath.Rel(root, p); err == nil {
+			out = append(out, filepath.ToSlash(rel))
+		}
+		return nil
+	})
+	slices.Sort(out)
+	return out
+}
+
+// fileManagerLeftover reports whether name is a file Windows Explorer
+// leaves in a folder it shows (macOS's .DS_Store is a dotfile).
+func fileManagerLeftover(name string) bool {
+	switch strings.ToLower(name) {
+	case "thumbs.db", "ehthumbs.db", "desktop.ini":
+		return true
+	}
+	return false
 }
 
 // editorLeftover reports whether name is a file an editor leaves beside a

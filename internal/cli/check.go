@@ -5,7 +5,9 @@ import (
 	"io"
 	"strings"
 
+	"github.com/kk-project/kk/internal/checks"
 	"github.com/kk-project/kk/internal/index"
+	"github.com/kk-project/kk/internal/store"
 	"github.com/kk-project/kk/internal/trace"
 	"github.com/spf13/cobra"
 )
@@ -29,7 +31,9 @@ the rules (all of them, or those named with --rule) and prints each
 violation as "rule<TAB>ids<TAB>message". It exits 0 when there is none and
 1 when there is any, so CI can run it next to kk validate. --json prints
 the result envelope {"success":true,"data":{"rules":[…],"violations":[{rule,
-ids, message}]}}.
+ids, message}]}}. A file under nodes/ whose name does not end in .md (a
+note saved as note.txt) is read by no rule: it is not a violation, but
+without --json a warning on stderr names it (kk lint: stray-file).
 
 Rules:
 ` + strings.Join(rules, "\n"),
@@ -49,10 +53,12 @@ Rules:
 			app.skipsReported = true // leaves-readable reports them
 			// The rules judged from part of the leaves would be wrong
 			// (an edge to a note not checked out is not dangling).
+			var stray []string
 			if k, err := app.KB(); err == nil {
 				if err := index.CheckedOut(ctx, k); err != nil {
 					return err
 				}
+				stray = checks.StrayFiles(k)
 			}
 			resp, err := opCall(ctx, app, o.input, "", nil, "kb-check", o.p, trace.KBCheck)
 			if err != nil {
@@ -69,6 +75,14 @@ Rules:
 			}
 			if err := printGraph(app, resp, func(w io.Writer, data any) {}); err != nil {
 				return err
+			}
+			if len(stray) > 0 && !app.JSON {
+				// Not a violation (the file may be there on purpose), but
+				// a note saved with the wrong extension is left out of
+				// every rule without a word otherwise.
+				nodes := store.DirName + "/nodes/"
+				app.warnf("%d file(s) under %s are not notes, and kk leaves them out of everything (kk reads only files named *.md); rename a note to <name>.md (git mv when it is committed), move any other file out of %s or remove it:\n  %s",
+					len(stray), nodes, nodes, nodes+strings.Join(stray, "\n  "+nodes))
 			}
 			if found > 0 {
 				// With --json the result on stdout says it all: stderr

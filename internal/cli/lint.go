@@ -43,7 +43,11 @@ an error; or holding a space, which every link to it must escape),
 tag-near-duplicate, tag-whitespace, empty-summary, missing-folder-summary,
 orphan, stale-index and dead-link. A
 *.md under nodes/ that is not a regular file (a FIFO, a device) is never
-opened and is reported as irregular-file.
+opened and is reported as irregular-file. A file under nodes/ whose name
+does not end in .md (a note saved as note.txt, or with no extension) is
+read by no command and is reported as stray-file, a finding: rename a note
+to .md, move any other file out of nodes/ (dotfiles, index.md and the
+files editors leave are not reported).
 
 dead-link is a markdown link from a leaf to a path under nodes/ where there
 is no file, as a note moved by hand (git mv) leaves behind: it names the
