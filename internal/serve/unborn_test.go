@@ -18,7 +18,9 @@ import (
 // A repository that was never committed (git init, kk init, no commit
 // yet) is served with kk's scaffold in its first commit: a clone of the
 // branch has config.yaml, .gitignore and the rest of what kk init made
-// under .ai/kenkeep, and passes kk index rebuild --check; a person's
+// under .ai/kenkeep, and its .kkignore (left untracked before, where a
+// repository with commits set up by kk serve has it committed), and
+// passes kk index rebuild --check; a person's
 // other uncommitted files (a file of the project, a staged one, a leaf
 // written by hand) stay out of every commit, as they were. Found by a QA
 // run: the clone of such a repository had the leaf and the index files,
@@ -65,7 +67,7 @@ func TestUnbornRepositoryFirstCommitCarriesTheScaffold(t *testing.T) {
 	jobCommit(t, k, "store", j)
 
 	committed := strings.Split(git(t, k, "ls-tree", "-r", "--name-only", "HEAD"), "\n")
-	for _, want := range []string{".ai/kenkeep/config.yaml", ".ai/kenkeep/.gitignore", ".ai/kenkeep/.gitattributes", ".ai/kenkeep/README.md", ".ai/kenkeep/FOLDER_SUMMARIES.md", ".ai/kenkeep/.state/installed-version"} {
+	for _, want := range []string{".ai/kenkeep/config.yaml", ".ai/kenkeep/.gitignore", ".ai/kenkeep/.gitattributes", ".ai/kenkeep/README.md", ".ai/kenkeep/FOLDER_SUMMARIES.md", ".ai/kenkeep/.state/installed-version", ".kkignore"} {
 		if !slices.Contains(committed, want) {
 			t.Errorf("%s is not committed; HEAD holds %v", want, committed)
 		}
@@ -80,6 +82,9 @@ func TestUnbornRepositoryFirstCommitCarriesTheScaffold(t *testing.T) {
 	}
 	if st := git(t, k, "status", "--porcelain", "--", ".ai/kenkeep"); st != "?? .ai/kenkeep/nodes/hand/" {
 		t.Errorf("under .ai/kenkeep, git status shows more than the leaf written by hand:\n%s", st)
+	}
+	if st := git(t, k, "status", "--porcelain", "--", ".kkignore"); st != "" {
+		t.Errorf("kk init's .kkignore is not committed as the work tree holds it:\n%s", st)
 	}
 	headChecks(t, k)
 	clone := filepath.Join(t.TempDir(), "clone")
@@ -129,13 +134,54 @@ func TestSetupCutBeforeItsCommitFirstJobCarriesTheScaffold(t *testing.T) {
 	}
 	jobCommit(t, k, "store", j)
 	committed := strings.Split(git(t, k, "ls-tree", "-r", "--name-only", "HEAD"), "\n")
-	for _, want := range []string{".ai/kenkeep/config.yaml", ".ai/kenkeep/.gitignore", ".ai/kenkeep/.gitattributes", ".ai/kenkeep/README.md", ".ai/kenkeep/FOLDER_SUMMARIES.md", ".ai/kenkeep/.state/installed-version"} {
+	for _, want := range []string{".ai/kenkeep/config.yaml", ".ai/kenkeep/.gitignore", ".ai/kenkeep/.gitattributes", ".ai/kenkeep/README.md", ".ai/kenkeep/FOLDER_SUMMARIES.md", ".ai/kenkeep/.state/installed-version", ".kkignore"} {
 		if !slices.Contains(committed, want) {
 			t.Errorf("%s is not committed; HEAD holds %v", want, committed)
 		}
 	}
-	if st := git(t, k, "status", "--porcelain", "--", ".ai/kenkeep"); st != "" {
+	if st := git(t, k, "status", "--porcelain"); st != "" {
 		t.Errorf("git status after the first job:\n%s", st)
 	}
 	headChecks(t, k)
+}
+
+// The first job's commit carries kk init's .kkignore only when the
+// branch does not hold one: a person's committed .kkignore, into which
+// kk init put its block, is theirs to commit, as kk serve's own setup
+// leaves it (it commits .kkignore only when it made the file).
+func TestFirstJobLeavesAPersonsCommittedKKIgnore(t *testing.T) {
+	needGit(t)
+	root := filepath.Join(t.TempDir(), "repo")
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := gitx.Run(ctx, root, "init", "-q", "-b", "main"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, ".kkignore"), []byte("vendor/\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	k := store.New(root)
+	git(t, k, "add", ".kkignore")
+	git(t, k, "-c", "user.name=p", "-c", "user.email=p@p", "commit", "-q", "-m", "first")
+	opts := store.InitOptions{Version: "test", Now: time.Now(), Command: "kk init"}
+	if _, err := txn.Init(ctx, k, opts); err != nil { // kk init, not committed
+		t.Fatal(err)
+	}
+	k, err := Bootstrap(ctx, root, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := startOpts(t, context.Background(), Options{KB: k})
+	j := s.post(t, httpapi.PostRequest{Title: "First note", Content: "The first note.\n"})
+	if j.Status != "done" {
+		t.Fatalf("the first post: %+v", j)
+	}
+	jobCommit(t, k, "store", j)
+	if got := git(t, k, "show", "HEAD:.kkignore"); got != "vendor/" {
+		t.Errorf("HEAD's .kkignore is %q, the person's was vendor/", got)
+	}
+	if st := git(t, k, "status", "--porcelain"); st != "M .kkignore" {
+		t.Errorf("git status after the first job: %q (want the person's .kkignore modified by kk init, uncommitted)", st)
+	}
 }

@@ -304,7 +304,7 @@ func (p *planner) plan(head string) (gitx.Changes, error) {
 	if _, ok := v.files["config.yaml"]; head == "" || !ok {
 		// The branch has no commit, or none of the knowledge base's
 		// (its setup cut before its commit: kk serve killed while it hung).
-		if err := p.scaffold(prefix, &ch, job); err != nil {
+		if err := p.scaffold(head, prefix, &ch, job); err != nil {
 			return gitx.Changes{}, err
 		}
 	}
@@ -369,9 +369,13 @@ func (p *planner) plan(head string) (gitx.Changes, error) {
 // for the first commit of a branch that has none, or whose tip has no
 // config.yaml: a repository made by git init and kk init, never
 // committed, or whose setup by kk serve was cut before its commit, whose
-// clones would otherwise lack them. Only these: a person's other
-// uncommitted files stay out.
-func (p *planner) scaffold(prefix string, ch *gitx.Changes, job map[string]string) error {
+// clones would otherwise lack them. kk init's .kkignore beside
+// .ai/kenkeep goes too, when the branch does not hold one (kk serve's own
+// setup commits it with the scaffold; left out, it showed untracked for
+// ever); a .kkignore the branch holds is the person's, kk init's block in
+// it theirs to commit. Only these: a person's other uncommitted files stay
+// out.
+func (p *planner) scaffold(head, prefix string, ch *gitx.Changes, job map[string]string) error {
 	k := p.b.k
 	for _, abs := range []string{filepath.Join(k.Dir, "README.md"), k.ConfigPath(), k.GitignorePath(), k.GitattributesPath(), k.SummariesPath(), k.InstalledPath()} {
 		rel := filepath.ToSlash(store.RelTo(k.Dir, abs))
@@ -388,6 +392,31 @@ func (p *planner) scaffold(prefix string, ch *gitx.Changes, job map[string]strin
 		ch.Files[repoPath(prefix, rel)] = data
 		job[rel] = sum(data)
 	}
+	return p.scaffoldKKIgnore(head, prefix, ch)
+}
+
+// scaffoldKKIgnore puts .kkignore in ch for scaffold, as the work tree
+// holds it, when it is there and the branch's tip head ("" when the
+// branch has no commit) does not hold it.
+func (p *planner) scaffoldKKIgnore(head, prefix string, ch *gitx.Changes) error {
+	data, err := os.ReadFile(p.b.k.KKIgnorePath())
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("reading kk's scaffold for the first commit: %w", err)
+	}
+	name := prefix + ".kkignore"
+	if head != "" {
+		out, err := gitx.Read(p.ctx, p.r.Top, "ls-tree", "-z", "--name-only", head, "--", name)
+		if err != nil {
+			return fmt.Errorf("reading whether the branch holds .kkignore: %w", err)
+		}
+		if len(out) > 0 {
+			return nil
+		}
+	}
+	ch.Files[name] = data
 	return nil
 }
 
