@@ -363,7 +363,8 @@ const rebaseMarker = "serve.rebasing"
 // change) and push that. A push the remote refuses because it moved
 // starts the round again, up to shareRounds times. Each failure is
 // logged and left for the next tick; no job is lost, since every job is
-// already a local commit.
+// already a local commit. A stop of the server that ends the tick is no
+// failure: it is logged at INFO, and not counted in SharingProblem.
 //
 // The rebase is never left halfway: it runs to its end whatever the
 // stop (a signal to kk's process group does not reach git, which runs
@@ -413,6 +414,12 @@ func (b *Backend) Share(ctx context.Context) {
 		case errors.Is(err, gitx.ErrRejected):
 			b.log.Debug("origin moved during the push; fetching and rebasing again", "round", round)
 			continue
+		case ctx.Err() != nil:
+			// The server stopping (SIGINT, SIGTERM) ended the tick's git
+			// command ("signal: terminated", "context canceled"): a
+			// normal stop, not a failing tick. Its error is still said.
+			b.log.Info("sharing with origin stopped with the server; the jobs are committed locally and shared at the next tick", "branch", branch, "error", err)
+			return
 		}
 		b.log.Warn("sharing with origin failed; retried at the next tick", "branch", branch, "error", err)
 		b.shared(err)
