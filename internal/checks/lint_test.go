@@ -792,3 +792,34 @@ func TestLintSymlinkLeafFix(t *testing.T) {
 		t.Fatalf("%d items for the two links, want 2", n)
 	}
 }
+
+// A file under nodes/ whose name does not end in .md is read by no
+// command: lint names it as a stray-file finding, with what to do. kk's
+// own files, dotfiles and dot folders, editors' and file managers'
+// leftovers are not named, and a note saved as .MD is an invalid leaf
+// only (people16_wrong_extension).
+func TestLintStrayFile(t *testing.T) {
+	f := newLintKB(t)
+	f.cleanPair()
+	for _, rel := range []string{"nodes/topic/practice-c.txt", "nodes/topic/notes", "nodes/topic/.gitkeep", "nodes/.redirects.json",
+		"nodes/topic/4913", "nodes/topic/practice-a.md~", "nodes/topic/Thumbs.db", "nodes/topic/desktop.ini", "nodes/.hidden/x.txt", "nodes/topic/practice-d.MD"} {
+		f.write(rel, "{}\n")
+	}
+	r := f.lint()
+	got := lintLines(r, ruleStrayFile)
+	want := []string{
+		"finding .ai/kenkeep/nodes/topic/notes: " + StrayFileMsg,
+		"finding .ai/kenkeep/nodes/topic/practice-c.txt: " + StrayFileMsg,
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("stray-file items:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	for _, it := range r.Items {
+		if it.Rule == ruleStrayFile && strings.HasSuffix(it.File, ".txt") && it.Fix != "if it is a note, rename it to practice-c.md (git mv when it is committed); if not, move it out of .ai/kenkeep/nodes/ or remove it" {
+			t.Errorf("fix: %s", it.Fix)
+		}
+	}
+	if r.Errors != 1 || len(lintLines(r, ruleInvalidLeaf)) != 1 {
+		t.Errorf("errors %d, invalid-leaf %v; want the .MD note only", r.Errors, lintLines(r, ruleInvalidLeaf))
+	}
+}
