@@ -600,13 +600,6 @@ func (s *scratch) regenerate(id string, parents []string) ([]generatedChange, er
 	if err != nil {
 		return nil, err
 	}
-	if len(relinked) > 0 {
-		// The generated files name the leaves' bytes (nodes_hash): read
-		// the tree again, with the leaves as the commit is made again.
-		if t, err = s.kb.ReadTree(store.LoadOptions{}); err != nil {
-			return nil, err
-		}
-	}
 	summaries, err := store.ReadSummaries(s.kb.SummariesPath())
 	if err != nil {
 		return nil, err
@@ -663,7 +656,7 @@ func (s *scratch) regenerate(id string, parents []string) ([]generatedChange, er
 // file a parent had elsewhere or not at all (every leaf for a root commit,
 // or when the redirect ledger changed), so that a commit that moves
 // nothing reads no more than the leaves it changed. The leaves rendered
-// again are written to the scratch copy and returned.
+// again are written to the scratch copy, put in t, and returned.
 func (s *scratch) relink(t *store.Tree, id string, parents []string) ([]generatedChange, error) {
 	nodes := path.Join(s.rel, "nodes") + "/"
 	all := len(parents) == 0
@@ -728,6 +721,11 @@ func (s *scratch) relink(t *store.Tree, id string, parents []string) ([]generate
 	}
 	resolve := t.LinkResolver(redirects)
 	var out []generatedChange
+	type put struct {
+		old, new *node.Node
+		hash     string
+	}
+	var puts []put
 	for _, n := range t.Leaves {
 		if !all && !changedLeaf[n.Path] && !names(n) {
 			continue
@@ -762,6 +760,16 @@ func (s *scratch) relink(t *store.Tree, id string, parents []string) ([]generate
 			return nil, err
 		}
 		out = append(out, generatedChange{path: path.Join(nodes, n.Path), data: data})
+		// The generated files name the leaves' bytes (nodes_hash) and
+		// sizes: the tree holds the leaf as the commit is made again.
+		if leaf, err = node.Parse(n.Path, data); err != nil {
+			return nil, err
+		}
+		leaf.Release(false)
+		puts = append(puts, put{n, leaf, store.LeafSum(data)})
+	}
+	for _, p := range puts {
+		t.Put(p.old, p.new, p.hash)
 	}
 	return out, nil
 }
