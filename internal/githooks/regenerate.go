@@ -18,6 +18,7 @@ import (
 
 	"github.com/kk-project/kk/internal/gitx"
 	"github.com/kk-project/kk/internal/indexfiles"
+	"github.com/kk-project/kk/internal/node"
 	"github.com/kk-project/kk/internal/store"
 	"github.com/kk-project/kk/internal/txn"
 )
@@ -174,15 +175,30 @@ type Regenerated struct {
 	// Head is HEAD after the rewrite (the same as before when no commit
 	// changed).
 	Head string `json:"head"`
+	// TypedLinks are the links a person typed in a leaf of HEAD that
+	// lead to where a leaf was before the merge, rebase or cherry-pick
+	// brought its move: they are the person's, so they are left as they
+	// are, and `kk doctor --fix` relinks them.
+	TypedLinks []TypedLink `json:"typed_links"`
+}
+
+// TypedLink is a link a person typed that leads to where a leaf was
+// before it moved.
+type TypedLink struct {
+	File   string `json:"file"` // the linking leaf, relative to the knowledge base's parent folder
+	Line   int    `json:"line"`
+	Target string `json:"target"` // the link's path as typed
+	To     string `json:"to"`     // the path kk doctor --fix writes instead
 }
 
 // Rewrite is one commit RegenerateCommits made again.
 type Rewrite struct {
 	Old string `json:"old"`
 	New string `json:"new"`
-	// Files are the generated files that changed, relative to the
-	// repository's top folder; empty for a commit made again only because
-	// its parent was.
+	// Files are the generated files that changed, and the leaves whose
+	// generated Related block was rendered again (scratch.relink),
+	// relative to the repository's top folder; empty for a commit made
+	// again only because its parent was.
 	Files []string `json:"files"`
 }
 
@@ -192,7 +208,9 @@ type Rewrite struct {
 // or a cherry-pick leave commits whose ENTRY.md, GRAPH.md and index.md
 // files lag the leaves they hold; each such commit is made again with the
 // files regenerated (author, committer, dates and message kept), and so
-// is every commit of the range after it. HEAD must be the range's newest
+// is every commit of the range after it. A leaf whose generated Related
+// block links to where a leaf was before one side moved it gets the block
+// rendered again in the same way (scratch.relink). HEAD must be the range's newest
 // commit; it moves to the rewritten one (update-ref, with a reflog
 // entry), and the index and work tree follow for the generated files (a
 // local change to one of them stops the rewrite, changing nothing).
@@ -216,7 +234,7 @@ func RegenerateCommits(ctx context.Context, k *store.KB, revs []string, command 
 		// which, and what a range looks like, not only git's words.
 		return nil, fmt.Errorf("the range %s is not one git knows here; give revisions of this repository ending at HEAD, such as origin/main..HEAD (%w)", strings.Join(revs, " "), err)
 	}
-	res := &Regenerated{Commits: []Rewrite{}, Head: head}
+	res := &Regenerated{Commits: []Rewrite{}, Head: head, TypedLinks: []TypedLink{}}
 	var list [][]string // commit, then its parents
 	for line := range strings.SplitSeq(strings.TrimSpace(string(out)), "\n") {
 		if f := strings.Fields(line); len(f) > 0 {
@@ -258,12 +276,18 @@ func RegenerateCommits(ctx context.Context, k *store.KB, revs []string, command 
 				newParents[i], moved = n, true
 			}
 		}
-		changed, err := s.regenerate(id)
+		s.typed = nil
+		changed, err := s.regenerate(id, parents)
 		if err != nil {
 			// The error names the scratch copy's file, which the person
 			// never sees: name the commit's own.
 			msg := strings.ReplaceAll(err.Error(), s.kb.Root+string(filepath.Separator), "its ")
 			return nil, fmt.Errorf("commit %s: %s (its generated files cannot be made from what it holds: fix the file, commit it, and run `kk index rebuild`)", short(id), msg)
+		}
+		if id == head {
+			for _, d := range s.typed {
+				res.TypedLinks = append(res.TypedLinks, TypedLink{File: path.Join(store.DirName, "nodes", d.From), Line: d.Line, Target: d.Target, To: d.NewTarget()})
+			}
 		}
 		if len(changed) == 0 && !moved {
 			made[id] = id
@@ -352,7 +376,8 @@ func saveManifest(dir string, files map[string]string) error {
 
 // moveHead brings the index and work tree from old to new (two-tree
 // read-tree, which refuses to overwrite a local change), then moves HEAD.
-// The files old and new differ in are generated files only; those the
+// The files old and new differ in are generated files only (and leaves
+// whose generated Related block alone was rendered again); those the
 // work tree changed and did not stage (a kk write of a note not committed
 // yet) are left in the work tree as they are, the index and the others
 // brought to new, and returned: the caller generates them again.
@@ -496,6 +521,9 @@ type scratch struct {
 	dir   string // the scratch folder
 	kb    *store.KB
 	files map[string]string // path relative to the knowledge base -> blob id written
+	// typed are the relinkable dead links a person typed that the last
+	// relink found.
+	typed []store.DeadLink
 }
 
 // generatedChange is a generated file of a commit that regeneration
@@ -516,9 +544,11 @@ func generationFile(p string) bool {
 	return strings.HasPrefix(p, "nodes/")
 }
 
-// regenerate brings the scratch copy to commit id and returns the
-// generated files whose content differs from what the commit holds.
-func (s *scratch) regenerate(id string) ([]generatedChange, error) {
+// regenerate brings the scratch copy to commit id (whose parents are
+// parents) and returns the generated files whose content differs from
+// what the commit holds, and the leaves whose generated Related block
+// links to where a leaf was before it moved (relink).
+func (s *scratch) regenerate(id string, parents []string) ([]generatedChange, error) {
 	out, err := gitx.Run(s.ctx, s.top, "ls-tree", "-r", "-z", id, "--", s.rel+"/")
 	if err != nil {
 		return nil, err
@@ -566,6 +596,10 @@ func (s *scratch) regenerate(id string) ([]generatedChange, error) {
 	if store.RequireV3(t) != nil {
 		return nil, nil // kk does not generate for a v2 tree
 	}
+	relinked, err := s.relink(t, id, parents)
+	if err != nil {
+		return nil, err
+	}
 	summaries, err := store.ReadSummaries(s.kb.SummariesPath())
 	if err != nil {
 		return nil, err
@@ -577,7 +611,7 @@ func (s *scratch) regenerate(id string) ([]generatedChange, error) {
 	if err != nil {
 		return nil, err
 	}
-	var changed []generatedChange
+	changed := relinked
 	names := make([]string, 0, len(gen.Files))
 	for name := range gen.Files {
 		names = append(names, name)
@@ -604,6 +638,140 @@ func (s *scratch) regenerate(id string) ([]generatedChange, error) {
 	}
 	slices.SortFunc(changed, func(a, b generatedChange) int { return strings.Compare(a.path, b.path) })
 	return changed, nil
+}
+
+// relink renders again the generated Related block of each leaf of
+// commit id that links to a leaf path where there is no file while the
+// leaf its edge names is elsewhere (store.DeadLink, Generated and
+// Relinkable): the block is rendered from the leaf's edges, which are
+// right, so it is kk's to bring up to date, as the index files are. A
+// merge, a rebase or a cherry-pick makes such a block when one side moved
+// or split a leaf (kk rebalance move) and the other added or edited a
+// leaf relating to it. Only the block changes: the front matter
+// (kk_version included) and the body around it stay as the commit holds
+// them, and a link a person wrote in the body is left to `kk doctor
+// --fix`, which the checks name (those relinkable are kept in s.typed,
+// for the caller to name). The leaves looked at are those the
+// commit changed against a parent, and those whose edges name an id whose
+// file a parent had elsewhere or not at all (every leaf for a root commit,
+// or when the redirect ledger changed), so that a commit that moves
+// nothing reads no more than the leaves it changed. The leaves rendered
+// again are written to the scratch copy, put in t, and returned.
+func (s *scratch) relink(t *store.Tree, id string, parents []string) ([]generatedChange, error) {
+	nodes := path.Join(s.rel, "nodes") + "/"
+	all := len(parents) == 0
+	changedLeaf := map[string]bool{} // relative to nodes/
+	moved := map[string]bool{}       // IDKey of the ids whose file came or went
+	for _, p := range parents {
+		if all {
+			break
+		}
+		out, err := gitx.Run(s.ctx, s.top, "diff-tree", "-r", "-z", "--no-renames", "--name-status", p, id, "--", nodes)
+		if err != nil {
+			return nil, err
+		}
+		f := strings.Split(string(out), "\x00")
+		for i := 0; i+1 < len(f); i += 2 {
+			status, rel := f[i], strings.TrimPrefix(f[i+1], nodes)
+			if rel == path.Base(s.kb.RedirectsPath()) {
+				all = true
+				break
+			}
+			if status == "" || !store.IsLeafName(path.Base(rel)) {
+				continue
+			}
+			switch status[0] {
+			case 'A':
+				changedLeaf[rel] = true
+				moved[store.IDKey(strings.TrimSuffix(path.Base(rel), ".md"))] = true
+			case 'D':
+				moved[store.IDKey(strings.TrimSuffix(path.Base(rel), ".md"))] = true
+			default:
+				changedLeaf[rel] = true
+			}
+		}
+	}
+	if !all && len(changedLeaf) == 0 && len(moved) == 0 {
+		return nil, nil
+	}
+	redirects, err := s.kb.ReadRedirects()
+	if err != nil {
+		return nil, err
+	}
+	live := func(id string) bool { _, ok := t.ByID(id); return ok }
+	for _, n := range t.Leaves {
+		if changedLeaf[n.Path] {
+			moved[store.IDKey(n.ID)] = true // a leaf added under a name not its id
+		}
+	}
+	names := func(n *node.Node) bool {
+		for _, e := range slices.Concat(n.RelatesTo, n.DependsOn) {
+			if moved[store.IDKey(e)] {
+				return true
+			}
+			if _, ok := t.ByID(e); !ok {
+				for _, to := range store.ResolveRedirect(redirects, e, live) {
+					if moved[store.IDKey(to)] {
+						return true
+					}
+				}
+			}
+		}
+		return false
+	}
+	resolve := t.LinkResolver(redirects)
+	var out []generatedChange
+	type put struct {
+		old, new *node.Node
+		hash     string
+	}
+	var puts []put
+	for _, n := range t.Leaves {
+		if !all && !changedLeaf[n.Path] && !names(n) {
+			continue
+		}
+		abs := s.kb.NodePath(n.Path)
+		src, err := os.ReadFile(abs)
+		if err != nil {
+			return nil, err
+		}
+		stale := false
+		for _, d := range s.kb.LeafDeadLinks(t, redirects, n.Path, src) {
+			switch {
+			case d.Generated && d.Relinkable():
+				stale = true
+			case !d.Generated && d.Relinkable():
+				s.typed = append(s.typed, d)
+			}
+		}
+		if !stale {
+			continue
+		}
+		leaf, err := node.Parse(n.Path, src)
+		if err != nil {
+			continue // not a leaf kk reads as it is: the checks say why
+		}
+		body := node.RenderedBody(leaf, resolve)
+		if body == string(leaf.Body) {
+			continue
+		}
+		data := slices.Concat(src[:len(src)-len(leaf.Body):len(src)-len(leaf.Body)], []byte(body))
+		if err := os.WriteFile(abs, data, 0o644); err != nil {
+			return nil, err
+		}
+		out = append(out, generatedChange{path: path.Join(nodes, n.Path), data: data})
+		// The generated files name the leaves' bytes (nodes_hash) and
+		// sizes: the tree holds the leaf as the commit is made again.
+		if leaf, err = node.Parse(n.Path, data); err != nil {
+			return nil, err
+		}
+		leaf.Release(false)
+		puts = append(puts, put{n, leaf, store.LeafSum(data)})
+	}
+	for _, p := range puts {
+		t.Put(p.old, p.new, p.hash)
+	}
+	return out, nil
 }
 
 // handIndex reports whether name (relative to the knowledge base) is an

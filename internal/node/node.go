@@ -587,8 +587,7 @@ func (n *Node) Render(resolve Resolver) ([]byte, error) {
 	if n.released || n.Body == nil && n.BodySize > 0 {
 		return nil, fmt.Errorf("%s: leaf was loaded for reading only and cannot be written; re-read it first", n.Path)
 	}
-	body := RenderSections(string(n.Body), n, resolve)
-	body = strings.TrimRightFunc(body, isJSSpace) + "\n"
+	body := RenderedBody(n, resolve)
 	doc := n.doc
 	if doc == nil || n.Format != SchemaVersion {
 		doc = nil
@@ -605,8 +604,13 @@ func (n *Node) Render(resolve Resolver) ([]byte, error) {
 // Citations) are what rendering it with resolve would write: then a move
 // can keep its bytes.
 func BodyUpToDate(n *Node, resolve Resolver) bool {
-	body := RenderSections(string(n.Body), n, resolve)
-	return strings.TrimRightFunc(body, isJSSpace)+"\n" == string(n.Body)
+	return RenderedBody(n, resolve) == string(n.Body)
+}
+
+// RenderedBody is the leaf's body as Render writes it: its generated
+// Related and Citations sections brought up to date, the rest as it is.
+func RenderedBody(n *Node, resolve Resolver) string {
+	return strings.TrimRightFunc(RenderSections(string(n.Body), n, resolve), isJSSpace) + "\n"
 }
 
 // items lists the front matter to write. A leaf read in v3 keeps its key
