@@ -33,7 +33,15 @@ bash scripts/deps-debian.sh
 # race detector in its own packages. The detector multiplies its SQLite
 # work about twelve times (74 s without, over 15 minutes with, on an idle
 # machine), so it runs without it, every test of it.
-go test -race -count=1 -timeout 60m $(go list ./... | grep -v '/internal/searcheval$')
+#
+# internal/cli's end-to-end scripts (TestScripts: 250 testscripts, each
+# running the kk binary many times) run without the race detector too: under
+# it they took about 30 of the run's minutes on a quiet 2-core machine, and
+# the concurrency they drive (lock, jobqueue, serve, httpapi, mcpserver,
+# the hooks' sync) is tested under the detector in those packages' own
+# tests. The package's other tests run under it with the rest.
+go test -race -count=1 -timeout 60m -skip '^TestScripts$' $(go list ./... | grep -v '/internal/searcheval$')
+go test -count=1 -timeout 45m -run '^TestScripts$' ./internal/cli
 go test -count=1 -timeout 30m ./internal/searcheval
 # Memory limits are measured without the race detector, which multiplies a
 # process's memory: a capture of a 1 GiB transcript stays under 100 MB.
