@@ -121,8 +121,11 @@ anything is written; a problem rejects it naming the JSON pointer of the
 part at fault. Leaves move as whole files, so git sees renames. Summaries
 go to FOLDER_SUMMARIES.md. The generated Related sections of moved and new
 leaves, and of every leaf linking to a moved or retired id, are brought up
-to date (links to a retired id lead to its successor), and the index files
-are regenerated. Runs under the writer lock.
+to date (links to a retired id lead to its successor). Links typed in a
+body that lead to a leaf that moves, and a moved leaf's own links, are
+pointed at where the leaves are (in the form they had: relative, or from
+nodes/); a link to a leaf a split retires is left as it is, and kk check
+names it. The index files are regenerated. Runs under the writer lock.
 
 Operations the tree already shows are skipped, so running a plan twice
 changes nothing the second time ("nothing to do").

@@ -1,6 +1,7 @@
 package reorg
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -274,6 +275,7 @@ type planSim struct {
 	summaries store.Summaries
 	// The tree before the plan: leaf paths by id, and the ledger.
 	before          map[string]string
+	beforePaths     map[string]string // the ids of before, by path (wasAt)
 	redirectsBefore store.Redirects
 	retired         []*simLeaf
 	minted          []*simLeaf
@@ -858,6 +860,9 @@ func applyRebalance(tx *txn.Tx, plan contracts.RebalancePlan) (*RebalanceResult,
 			if err != nil {
 				return nil, err
 			}
+			if body, typed := s.typedLinks(n.Body, l); typed {
+				n.Body = body
+			}
 			n.Path = l.path
 			tx.Put(n)
 		}
@@ -893,10 +898,58 @@ func (s *planSim) fileChanges() ([]moveChange, []string, error) {
 		}
 		return false
 	}
-	var pending []*simLeaf
+	// Links a person typed in a body are theirs, but a move kk makes
+	// must not leave them dead: a link from a leaf that moves, and a link
+	// to one, are pointed at where the leaf they name is once the plan is
+	// applied (typedLinks). Only the leaves that move are read for the
+	// first; every other leaf's file is read for the second, and only
+	// when the plan moves a leaf.
+	s.beforePaths = make(map[string]string, len(s.before))
+	for id, q := range s.before {
+		s.beforePaths[q] = id
+	}
+	var moves bool
 	for _, l := range s.byID {
-		if l.src == "" || l.src != l.path || relink(l) {
+		if l.src != "" && l.src != l.path {
+			moves = true
+			break
+		}
+	}
+	var pending []*simLeaf
+	var scan []*simLeaf
+	for _, l := range s.byID {
+		switch {
+		case l.src == "" || l.src != l.path || relink(l):
 			pending = append(pending, l)
+		case moves:
+			scan = append(scan, l)
+		}
+	}
+	if len(scan) > 0 {
+		found := make([]bool, len(scan))
+		errs := make([]error, len(scan))
+		store.Parallel(len(scan), func(i int) {
+			src, err := os.ReadFile(s.k.NodePath(scan[i].src))
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			if !bytes.Contains(src, []byte("](")) && !bytes.Contains(src, []byte("]:")) {
+				return
+			}
+			n, err := node.Parse(scan[i].src, src)
+			if err != nil {
+				return // not a leaf kk reads as it is: the checks say why
+			}
+			_, found[i] = s.typedLinks(n.Body, scan[i])
+		})
+		if err := errors.Join(errs...); err != nil {
+			return nil, nil, err
+		}
+		for i, l := range scan {
+			if found[i] {
+				pending = append(pending, l)
+			}
 		}
 	}
 	slices.SortFunc(pending, func(a, b *simLeaf) int { return store.LocaleCompare(a.path, b.path) })
@@ -920,7 +973,9 @@ func (s *planSim) fileChanges() ([]moveChange, []string, error) {
 				return
 			}
 			n.Path = l.path
-			if l.src != l.path && node.BodyUpToDate(n, resolve) {
+			body, typed := s.typedLinks(n.Body, l)
+			n.Body = body
+			if l.src != l.path && !typed && node.BodyUpToDate(n, resolve) {
 				// Nothing in the leaf changes: it moves whole, byte for
 				// byte (rendering would add the optional keys it lacks).
 				out[i] = moveChange{rel: l.path, abs: s.k.NodePath(l.path), data: orig, remove: l.src, leaf: l, whole: true}
@@ -963,6 +1018,51 @@ func (s *planSim) fileChanges() ([]moveChange, []string, error) {
 		changes = append(changes, moveChange{rel: l.src, abs: s.k.NodePath(l.src), leaf: l})
 	}
 	return changes, relinked, nil
+}
+
+// typedLinks points the links a person typed in body, of the leaf l,
+// that lead to a leaf at its path before the plan, at that leaf's path
+// once the plan is applied, from l's path then, each written as it was
+// (relative, or bundle-absolute). A link to a leaf the plan retires, to a
+// file that is not a leaf, or that was dead before is left as it is. It
+// returns the body, and whether a link changed.
+func (s *planSim) typedLinks(body []byte, l *simLeaf) ([]byte, bool) {
+	links := node.MarkdownLinks(body)
+	changed := false
+	for i := len(links) - 1; i >= 0; i-- {
+		k := links[i]
+		if k.Generated {
+			continue // the Related block is rendered from the edges
+		}
+		p, ok := store.LinkPath(l.src, k.Path)
+		if !ok {
+			continue
+		}
+		to, ok := s.wasAt(p)
+		if !ok {
+			continue
+		}
+		target := node.LinkTarget(k, store.DirOf(l.path), to)
+		if p == to && l.src == l.path || string(body[k.Start:k.End]) == target {
+			continue // leads where it did, from where it was
+		}
+		body, changed = slices.Concat(body[:k.Start:k.Start], []byte(target), body[k.End:]), true
+	}
+	return body, changed
+}
+
+// wasAt returns where the leaf at path p before the plan is once it is
+// applied; ok is false when no leaf was at p, or the plan retires it.
+func (s *planSim) wasAt(p string) (string, bool) {
+	id, ok := s.beforePaths[p]
+	if !ok {
+		return "", false
+	}
+	l, ok := s.byID[id]
+	if !ok {
+		return "", false
+	}
+	return l.path, true
 }
 
 func redirectsEqual(a, b store.Redirects) bool {
