@@ -64,10 +64,11 @@ from git, and makes again each commit whose files lag (author, dates and
 message kept) with the commits after it; HEAD, the range's newest commit,
 moves to the result. kk's git hooks run it after a merge, a rebase or a
 cherry-pick, whose merge driver kept one side of a generated file, so that
-every commit's generated files match its leaves. A leaf's generated
-Related block that links to where a leaf was before it moved (one side
-moved it, the other related a leaf to it) is rendered again in the same
-commit; a link a person typed is left to kk doctor --fix.`,
+every commit's generated files match its leaves. A link of a leaf that
+leads to where a leaf was before it moved (one side moved it, the other
+linked a leaf to it) is brought up to date in the same commit: a
+generated Related block is rendered again from the edges, a link a person
+typed is pointed at where the leaf is, in its own form, and named.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if o.check && o.stage {
@@ -230,9 +231,9 @@ func runRegenerateCommits(ctx context.Context, app *App, k *store.KB, revs []str
 	if len(res.Commits) > 0 {
 		app.notef("regenerated the index files of %d commit(s); HEAD is now %s", len(res.Commits), res.Head)
 	}
-	// Links a person typed are theirs: named, with what relinks them.
-	for _, l := range res.TypedLinks {
-		app.notef("%s:%d: the link to %s leads to where a note was before it moved; run `kk doctor --fix`, which relinks it to %s", l.File, l.Line, l.Target, l.To)
+	// Links a person typed are theirs: each one changed is named.
+	for _, l := range res.Relinked {
+		app.notef("%s:%d: relinked %s to %s, where the note is since it moved", l.File, l.Line, l.Target, l.To)
 	}
 	return nil
 }

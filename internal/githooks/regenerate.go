@@ -175,20 +175,19 @@ type Regenerated struct {
 	// Head is HEAD after the rewrite (the same as before when no commit
 	// changed).
 	Head string `json:"head"`
-	// TypedLinks are the links a person typed in a leaf of HEAD that
-	// lead to where a leaf was before the merge, rebase or cherry-pick
-	// brought its move: they are the person's, so they are left as they
-	// are, and `kk doctor --fix` relinks them.
-	TypedLinks []TypedLink `json:"typed_links"`
+	// Relinked are the links a person typed in a leaf of HEAD that led
+	// to where a leaf was before the merge, rebase or cherry-pick brought
+	// its move, and now lead where it is (scratch.relink).
+	Relinked []RelinkedLink `json:"relinked"`
 }
 
-// TypedLink is a link a person typed that leads to where a leaf was
-// before it moved.
-type TypedLink struct {
+// RelinkedLink is a link a person typed that led to where a leaf was
+// before it moved, pointed at where it is.
+type RelinkedLink struct {
 	File   string `json:"file"` // the linking leaf, relative to the knowledge base's parent folder
 	Line   int    `json:"line"`
 	Target string `json:"target"` // the link's path as typed
-	To     string `json:"to"`     // the path kk doctor --fix writes instead
+	To     string `json:"to"`     // the path it has now
 }
 
 // Rewrite is one commit RegenerateCommits made again.
@@ -234,7 +233,7 @@ func RegenerateCommits(ctx context.Context, k *store.KB, revs []string, command 
 		// which, and what a range looks like, not only git's words.
 		return nil, fmt.Errorf("the range %s is not one git knows here; give revisions of this repository ending at HEAD, such as origin/main..HEAD (%w)", strings.Join(revs, " "), err)
 	}
-	res := &Regenerated{Commits: []Rewrite{}, Head: head, TypedLinks: []TypedLink{}}
+	res := &Regenerated{Commits: []Rewrite{}, Head: head, Relinked: []RelinkedLink{}}
 	var list [][]string // commit, then its parents
 	for line := range strings.SplitSeq(strings.TrimSpace(string(out)), "\n") {
 		if f := strings.Fields(line); len(f) > 0 {
@@ -277,7 +276,26 @@ func RegenerateCommits(ctx context.Context, k *store.KB, revs []string, command 
 			}
 		}
 		s.typed = nil
-		changed, err := s.regenerate(id, parents)
+		// The leaves a parent made again changed (a Related block or a
+		// link relinked there) are the commit's too when it left them
+		// alone: it is made again on that parent, and they are looked at
+		// as if it had changed them.
+		carried := map[string]bool{}
+		for i, p := range parents {
+			if newParents[i] == p {
+				continue
+			}
+			out, err := gitx.Run(ctx, top, "diff-tree", "-r", "-z", "--no-renames", "--name-only", p, newParents[i], "--", path.Join(rel, "nodes")+"/")
+			if err != nil {
+				return nil, fmt.Errorf("commit %s: %w", short(id), err)
+			}
+			for f := range strings.SplitSeq(string(out), "\x00") {
+				if r, ok := strings.CutPrefix(f, path.Join(rel, "nodes")+"/"); ok && store.IsLeafName(path.Base(r)) {
+					carried[r] = true
+				}
+			}
+		}
+		changed, err := s.regenerate(id, parents, carried)
 		if err != nil {
 			// The error names the scratch copy's file, which the person
 			// never sees: name the commit's own.
@@ -286,7 +304,7 @@ func RegenerateCommits(ctx context.Context, k *store.KB, revs []string, command 
 		}
 		if id == head {
 			for _, d := range s.typed {
-				res.TypedLinks = append(res.TypedLinks, TypedLink{File: path.Join(store.DirName, "nodes", d.From), Line: d.Line, Target: d.Target, To: d.NewTarget()})
+				res.Relinked = append(res.Relinked, RelinkedLink{File: path.Join(store.DirName, "nodes", d.From), Line: d.Line, Target: d.Target, To: d.NewTarget()})
 			}
 		}
 		if len(changed) == 0 && !moved {
@@ -521,8 +539,8 @@ type scratch struct {
 	dir   string // the scratch folder
 	kb    *store.KB
 	files map[string]string // path relative to the knowledge base -> blob id written
-	// typed are the relinkable dead links a person typed that the last
-	// relink found.
+	// typed are the dead links a person typed that the last relink
+	// pointed at where their leaves are.
 	typed []store.DeadLink
 }
 
@@ -548,7 +566,7 @@ func generationFile(p string) bool {
 // parents) and returns the generated files whose content differs from
 // what the commit holds, and the leaves whose generated Related block
 // links to where a leaf was before it moved (relink).
-func (s *scratch) regenerate(id string, parents []string) ([]generatedChange, error) {
+func (s *scratch) regenerate(id string, parents []string, carried map[string]bool) ([]generatedChange, error) {
 	out, err := gitx.Run(s.ctx, s.top, "ls-tree", "-r", "-z", id, "--", s.rel+"/")
 	if err != nil {
 		return nil, err
@@ -596,7 +614,7 @@ func (s *scratch) regenerate(id string, parents []string) ([]generatedChange, er
 	if store.RequireV3(t) != nil {
 		return nil, nil // kk does not generate for a v2 tree
 	}
-	relinked, err := s.relink(t, id, parents)
+	relinked, err := s.relink(t, id, parents, carried)
 	if err != nil {
 		return nil, err
 	}
@@ -640,28 +658,35 @@ func (s *scratch) regenerate(id string, parents []string) ([]generatedChange, er
 	return changed, nil
 }
 
-// relink renders again the generated Related block of each leaf of
-// commit id that links to a leaf path where there is no file while the
-// leaf its edge names is elsewhere (store.DeadLink, Generated and
-// Relinkable): the block is rendered from the leaf's edges, which are
-// right, so it is kk's to bring up to date, as the index files are. A
-// merge, a rebase or a cherry-pick makes such a block when one side moved
-// or split a leaf (kk rebalance move) and the other added or edited a
-// leaf relating to it. Only the block changes: the front matter
-// (kk_version included) and the body around it stay as the commit holds
-// them, and a link a person wrote in the body is left to `kk doctor
-// --fix`, which the checks name (those relinkable are kept in s.typed,
-// for the caller to name). The leaves looked at are those the
-// commit changed against a parent, and those whose edges name an id whose
-// file a parent had elsewhere or not at all (every leaf for a root commit,
-// or when the redirect ledger changed), so that a commit that moves
-// nothing reads no more than the leaves it changed. The leaves rendered
-// again are written to the scratch copy, put in t, and returned.
-func (s *scratch) relink(t *store.Tree, id string, parents []string) ([]generatedChange, error) {
+// relink brings up to date each leaf of commit id that links to a leaf
+// path where there is no file while the leaf the link names is elsewhere
+// (store.DeadLink, Relinkable). A merge, a rebase or a cherry-pick makes
+// such a link when one side moved or split a leaf (kk rebalance move) and
+// the other added or edited a leaf linking to it:
+//
+//   - a generated Related block is rendered again from the leaf's edges,
+//     which are right, as the index files are;
+//   - a link a person typed in the body is pointed at where the leaf is,
+//     in the form it had (relative or bundle-absolute, its fragment and
+//     text kept), as kk rebalance move does for the links there are when
+//     it moves a leaf and kk doctor --fix after a move by hand; they are
+//     kept in s.typed, for the caller to name.
+//
+// Nothing else changes: the front matter (kk_version included), the rest
+// of the body and a link to a leaf that is gone or was split in several
+// stay as the commit holds them. The leaves looked at are those the
+// commit changed against a parent, those carried (changed when a parent
+// was made again), and those whose edges name an id whose file a parent
+// had elsewhere or not at all (every leaf for a root commit, for a commit
+// that moves a leaf, or when the redirect ledger changed), so that a
+// commit that moves nothing reads no more than the leaves it changed. The
+// leaves changed are written to the scratch copy, put in t, and returned.
+func (s *scratch) relink(t *store.Tree, id string, parents []string, carried map[string]bool) ([]generatedChange, error) {
 	nodes := path.Join(s.rel, "nodes") + "/"
 	all := len(parents) == 0
-	changedLeaf := map[string]bool{} // relative to nodes/
-	moved := map[string]bool{}       // IDKey of the ids whose file came or went
+	changedLeaf := maps.Clone(carried) // relative to nodes/
+	moved := map[string]bool{}         // IDKey of the ids whose file came or went
+	var gone []string                  // the ids whose file went
 	for _, p := range parents {
 		if all {
 			break
@@ -686,6 +711,7 @@ func (s *scratch) relink(t *store.Tree, id string, parents []string) ([]generate
 				moved[store.IDKey(strings.TrimSuffix(path.Base(rel), ".md"))] = true
 			case 'D':
 				moved[store.IDKey(strings.TrimSuffix(path.Base(rel), ".md"))] = true
+				gone = append(gone, strings.TrimSuffix(path.Base(rel), ".md"))
 			default:
 				changedLeaf[rel] = true
 			}
@@ -699,6 +725,9 @@ func (s *scratch) relink(t *store.Tree, id string, parents []string) ([]generate
 		return nil, err
 	}
 	live := func(id string) bool { _, ok := t.ByID(id); return ok }
+	// A leaf the commit moved (its file went, its id is still held): a
+	// link typed anywhere may lead where it was, edge or none.
+	all = all || slices.ContainsFunc(gone, live)
 	for _, n := range t.Leaves {
 		if changedLeaf[n.Path] {
 			moved[store.IDKey(n.ID)] = true // a leaf added under a name not its id
@@ -735,27 +764,44 @@ func (s *scratch) relink(t *store.Tree, id string, parents []string) ([]generate
 		if err != nil {
 			return nil, err
 		}
+		var typed []store.DeadLink
 		stale := false
 		for _, d := range s.kb.LeafDeadLinks(t, redirects, n.Path, src) {
 			switch {
 			case d.Generated && d.Relinkable():
 				stale = true
 			case !d.Generated && d.Relinkable():
-				s.typed = append(s.typed, d)
+				typed = append(typed, d)
 			}
 		}
-		if !stale {
+		if !stale && len(typed) == 0 {
 			continue
 		}
 		leaf, err := node.Parse(n.Path, src)
 		if err != nil {
 			continue // not a leaf kk reads as it is: the checks say why
 		}
-		body := node.RenderedBody(leaf, resolve)
-		if body == string(leaf.Body) {
+		orig := leaf.Body
+		if len(typed) > 0 {
+			// The links are found again in the body as parsed, the last
+			// first so that earlier offsets hold.
+			links := s.kb.BodyDeadLinks(t, redirects, n.Path, leaf.Body)
+			for i := len(links) - 1; i >= 0; i-- {
+				if d := links[i]; !d.Generated && d.Relinkable() {
+					start, end := d.Span()
+					leaf.Body = slices.Concat(leaf.Body[:start:start], []byte(d.NewTarget()), leaf.Body[end:])
+				}
+			}
+			s.typed = append(s.typed, typed...)
+		}
+		body := string(leaf.Body)
+		if stale {
+			body = node.RenderedBody(leaf, resolve)
+		}
+		if body == string(orig) {
 			continue
 		}
-		data := slices.Concat(src[:len(src)-len(leaf.Body):len(src)-len(leaf.Body)], []byte(body))
+		data := slices.Concat(src[:len(src)-len(orig):len(src)-len(orig)], []byte(body))
 		if err := os.WriteFile(abs, data, 0o644); err != nil {
 			return nil, err
 		}
