@@ -193,8 +193,15 @@ func adoptCopy(t *store.Tree, n *node.Node, named bool, taken func(string) bool)
 	}
 	others := sharers(t, old, rel)
 	whose := "also used by " + strings.Join(others, ", ")
-	if h, ok := t.ByID(old); ok {
+	h, held := t.ByID(old)
+	if held {
 		whose = "held by " + h.Path
+	}
+	if held && !errors.Is(ne, store.ErrCopiedID) && !named {
+		// Its id differs only in case from the one another leaf holds:
+		// as likely a note of its own, written by hand, as a copy.
+		return nil, fmt.Sprintf("its kk_id %s differs only in case from %s, which %s holds; if this file is a copy, name it to give it an id of its own: %s",
+			old, h.ID, h.Path, store.AdoptCommand(rel)), nil
 	}
 	if !errors.Is(ne, store.ErrCopiedID) && !named {
 		namedFor := 0
