@@ -326,8 +326,10 @@ func (l *linter) classifyProblems(problems []error) {
 		switch {
 		case ne.Field == "" && strings.HasPrefix(ne.Msg, node.ConflictMarkersMsg):
 			fix = "resolve the git conflict: edit the leaf to keep the right text, remove the <<<<<<< ======= >>>>>>> lines, then `git add` it and continue the merge, rebase or cherry-pick"
+		case errors.Is(ne, store.ErrCopiedID):
+			fix = "run " + store.AdoptCommand(ne.Path) + " to give this copy an id of its own (from its file name when that is <type>-<slug>.md and free, else from its type and title; the file is renamed <kk_id>.md, the original is left as it is), or delete it; until then kk skips it"
 		case errors.Is(ne, store.ErrSharedID):
-			fix = "give one of the leaves sharing the id " + ne.ID + " its own kk_id (and name its file <kk_id>.md), or remove it if it is a copy; until then kk skips all of them"
+			fix = "if this file is a copy, run " + store.AdoptCommand(ne.Path) + " to give it an id of its own (kk_id and file name), or delete it; otherwise give one of the leaves sharing the id " + ne.ID + " its own kk_id (and name its file <kk_id>.md); until then kk skips it"
 		case ne.Field == "" && (strings.HasPrefix(ne.Msg, store.BrokenSymlinkMsg) || strings.HasPrefix(ne.Msg, store.OutsideSymlinkMsg)):
 			fix = "replace the link with the note itself (a copy of the file it points to), or remove it; until then kk skips it"
 		case ne.Field == "" && (strings.HasPrefix(ne.Msg, node.NotUTF8Msg) || ne.Msg == frontmatter.UTF16Msg):

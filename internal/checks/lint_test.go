@@ -300,9 +300,11 @@ func TestLintDuplicateIDIsInvalidLeaf(t *testing.T) {
 }
 
 // TestLintDuplicateIDFix: the fix of a leaf sharing its id with another
-// (a note copied by hand) says to give one of them an id of its own; it
-// said to run kk node adopt, which refuses such a leaf ("adoption cannot
-// fix that").
+// (a note copied by hand) names the command that gives it an id of its
+// own, kk node adopt with the file (which refused such a leaf before:
+// "adoption cannot fix that"). When neither file is the original (named
+// for the id), each says so if it is the copy; when one is, the copy's
+// fix says it is a copy, and the original is not reported.
 func TestLintDuplicateIDFix(t *testing.T) {
 	f := newLintKB(t)
 	f.cleanPair()
@@ -313,12 +315,31 @@ func TestLintDuplicateIDFix(t *testing.T) {
 			continue
 		}
 		n++
-		if strings.Contains(it.Fix, "kk node adopt") || !strings.Contains(it.Fix, "give one of the leaves sharing the id map-b its own kk_id") {
+		if !strings.Contains(it.Fix, "if this file is a copy, run `kk node adopt "+it.File+"` to give it an id of its own") ||
+			!strings.Contains(it.Fix, "give one of the leaves sharing the id map-b its own kk_id") {
 			t.Errorf("%s: fix %q", it.File, it.Fix)
 		}
 	}
 	if n != 2 {
 		t.Fatalf("%d invalid-leaf items, want 2", n)
+	}
+
+	g := newLintKB(t)
+	g.cleanPair()
+	g.leaf(lintLeaf{id: "map-b", path: "topic/map-b copy.md"})
+	n = 0
+	for _, it := range g.lint().Items {
+		if it.Rule != ruleInvalidLeaf {
+			continue
+		}
+		n++
+		if it.File != ".ai/kenkeep/nodes/topic/map-b copy.md" ||
+			!strings.HasPrefix(it.Fix, "run `kk node adopt '.ai/kenkeep/nodes/topic/map-b copy.md'` to give this copy an id of its own") {
+			t.Errorf("%s: fix %q", it.File, it.Fix)
+		}
+	}
+	if n != 1 {
+		t.Fatalf("%d invalid-leaf items, want 1 (the copy)", n)
 	}
 }
 

@@ -23,7 +23,7 @@ func newNodeAdoptCmd(app *App) *cobra.Command {
 	var o nodeAdoptOpts
 	cmd := &cobra.Command{
 		Use:   "adopt [PATH...]",
-		Short: "Make notes written by hand under nodes/ valid leaves",
+		Short: "Make notes written by hand, and copied notes, under nodes/ valid leaves",
 		Long: `Turn markdown files under nodes/ that are not valid leaves yet (notes
 written by hand) into leaves, keeping their body and every front matter key
 they have, and print what was filled in. A note needs at least a title: a
@@ -37,6 +37,17 @@ file name when it already is <type>-<slug>, else from the type and title as
 kk node write derives it (-2 … -4 when taken), and the file is renamed
 <kk_id>.md in its folder; kk_confidence high.
 
+A note copied from another to start a new one (cp practice-retry.md
+practice-timeout.md) keeps the other's kk_id, and kk skips it. When the
+file that holds the id is named for it (<kk_id>.md: the original), adopt
+gives the copy an id of its own: the copy's file name when it already is
+<type>-<slug> and no other leaf has that id, else from its type and title
+(-2 … -4 when taken), the file renamed <kk_id>.md. The copy keeps its body
+and every other key; its kk_version starts again at 1 (a copy is a new
+note). The original is never changed, even when named. When no one file
+sharing the id is named for it, kk cannot tell which is the copy: adopt
+without PATH leaves them and says so; name the copy as a PATH to adopt it.
+
 A value that is there but wrong (an unknown confidence, say), front matter
 that does not parse, git conflict markers and kenkeep v1/v2 leaves are not
 guessed at: the file is named with its problem and left alone.
@@ -46,9 +57,12 @@ With PATH arguments (relative to the working directory, or as
 Without, every file kk skips is tried; those that cannot be adopted are
 listed, and the command exits 1. Everything adopted is one change, written
 through kk's one transaction, and the index files are brought up to date
-(unless --no-index). kk doctor --fix runs this too.`,
+(unless --no-index). kk doctor --fix runs this too. Each key set is
+printed: "filled" for a key the note lacked, "set" for one it had (a copy's
+kk_id), with where the value came from.`,
 		Example: `  kk node adopt
-  kk node adopt .ai/kenkeep/nodes/go/ctx.md`,
+  kk node adopt .ai/kenkeep/nodes/go/ctx.md
+  kk node adopt .ai/kenkeep/nodes/practice/practice-timeout.md   # a copy`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.paths = args
 			return runNodeAdopt(cmd.Context(), app, o)
@@ -104,7 +118,11 @@ func printAdopted(app *App, res *curate.AdoptResult) {
 			fmt.Fprintf(w, "adopted\t%s\t%s\n", a.ID, a.Path)
 		}
 		for _, f := range a.Filled {
-			fmt.Fprintf(w, "\tfilled %s: %s (%s)\n", f.Field, filledValue(f.Value), f.From)
+			verb := "filled"
+			if f.Was != nil { // a key the note had, changed (a copy's kk_id)
+				verb = "set"
+			}
+			fmt.Fprintf(w, "\t%s %s: %s (%s)\n", verb, f.Field, filledValue(f.Value), f.From)
 		}
 	}
 	for _, l := range res.Left {

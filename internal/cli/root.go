@@ -450,7 +450,7 @@ func (a *App) warnSkipped() {
 	if len(lines) == 0 {
 		return
 	}
-	a.warnf("skipped %d leaf file(s) kk cannot read (`kk node adopt` fills in what a note written by hand lacks; `kk lint` lists every problem):\n  %s",
+	a.warnf("skipped %d leaf file(s) kk cannot read (`kk node adopt` fills in what a note written by hand lacks and gives a copied note an id of its own; `kk lint` lists every problem):\n  %s",
 		len(lines), strings.Join(lines, "\n  "))
 }
 

@@ -20,6 +20,9 @@ type Filled struct {
 	// "file name", "title", "first sentence", "summary", "comma list",
 	// "lowercase".
 	From string `json:"from"`
+	// Was is the value the key had, when adoption changed one a note had
+	// (the kk_id of a copy, see AdoptCopy); nil when it filled in a key.
+	Was any `json:"was,omitempty"`
 }
 
 // Adoption defaults: what a note written by hand gets when it does not
@@ -231,16 +234,13 @@ func Adopt(rel string, src []byte) (*Node, []Filled, error) {
 	}
 	if id, ok := str(KeyID); ok && id != "" {
 		n.ID = id
-	} else if base := strings.TrimSuffix(path.Base(rel), ".md"); n.Type != "" && CheckNaming(n.Type, base, base+".md") == "" {
-		n.ID = base
-		fill(KeyID, base, "file name")
 	} else if n.Type != "" {
-		id, err := DeriveID(n.Type, n.Title)
+		id, from, err := adoptID(n.Type, n.Title, rel, nil)
 		if err != nil {
-			problems = append(problems, fmt.Sprintf("no id can be made from the title: %v; give it a kk_id", err))
+			problems = append(problems, err.Error())
 		}
 		n.ID = id
-		fill(KeyID, id, "title")
+		fill(KeyID, id, from)
 	}
 	if len(problems) > 0 {
 		return fail("%s; fix that by hand", strings.Join(problems, "; "))
@@ -250,6 +250,41 @@ func Adopt(rel string, src []byte) (*Node, []Filled, error) {
 		return fail("%s; fix kk_id by hand", msg)
 	}
 	return n, filled, nil
+}
+
+// adoptID is the id adoption gives a leaf of type typ and the given title
+// whose file is rel: the file's name when it is already a valid id for the
+// type (practice-retries.md) and taken (nil: none) does not hold it, else
+// one derived from the type and title as kk node write derives it (the
+// caller makes it unique). from says which: "file name" or "title".
+func adoptID(typ, title, rel string, taken func(string) bool) (id, from string, err error) {
+	if base := strings.TrimSuffix(path.Base(rel), ".md"); CheckNaming(typ, base, base+".md") == "" && (taken == nil || !taken(base)) {
+		return base, "file name", nil
+	}
+	id, err = DeriveID(typ, title)
+	if err != nil {
+		return "", "title", fmt.Errorf("no id can be made from the title: %v; give it a kk_id", err)
+	}
+	return id, "title", nil
+}
+
+// AdoptCopy gives n, a valid leaf that is a copy of another (a person
+// copied the other's file to start a note and kept its kk_id), an id of its
+// own by the rule Adopt gives a note without one: its file name when that
+// is a valid id for its type that taken does not hold, else one derived
+// from its type and title. Its path becomes <id>.md in its folder; the
+// caller makes the id unique (SetID) and renames the file, as for Adopt.
+// n keeps its body and every other key. filled lists the id, with the one
+// it had (Was).
+func AdoptCopy(n *Node, taken func(id string) bool) ([]Filled, error) {
+	id, from, err := adoptID(n.Type, n.Title, n.Path, taken)
+	if err != nil {
+		return nil, &AdoptError{Path: n.Path, Msg: err.Error()}
+	}
+	was := n.ID
+	n.ID = id
+	n.Path = path.Join(path.Dir(n.Path), id+".md")
+	return []Filled{{Field: KeyID, Value: id, From: from, Was: was}}, nil
 }
 
 // SetID gives an adopted leaf another id (made unique by the caller) and

@@ -2,6 +2,7 @@ package node
 
 import (
 	"errors"
+	"path"
 	"slices"
 	"strings"
 	"testing"
@@ -99,5 +100,40 @@ func TestFirstSentence(t *testing.T) {
 		if got := firstSentence([]byte(body), 140); got != want {
 			t.Errorf("%q: %q, want %q", body, got, want)
 		}
+	}
+}
+
+// A copy's id: its file name when that is a valid id for its type that is
+// not taken, else from its type and title; it keeps its other keys.
+func TestAdoptCopy(t *testing.T) {
+	src := "---\ntype: practice\ntitle: Timeout policy\ndescription: d\ntags: []\nkk_schema_version: 3\nkk_id: practice-retry\nkk_derived_from: []\nkk_relates_to: []\nkk_confidence: high\nowner: ana\n---\nbody\n"
+	taken := func(id string) bool { return id == "practice-retry" || id == "practice-held" }
+	for rel, want := range map[string]string{
+		"p/practice-timeout.md": "p/practice-timeout.md:file name",
+		"p/practice-held.md":    "p/practice-timeout-policy.md:title",
+		"p/practice-retry.md":   "p/practice-timeout-policy.md:title",
+		"p/Copy of retry.md":    "p/practice-timeout-policy.md:title",
+		"practice-Not-Canon.md": "practice-timeout-policy.md:title",
+		"practice-timeout-x.md": "practice-timeout-x.md:file name",
+	} {
+		n, err := Parse(rel, []byte(src))
+		if err != nil {
+			t.Fatal(err)
+		}
+		filled, err := AdoptCopy(n, taken)
+		if err != nil {
+			t.Fatalf("%s: %v", rel, err)
+		}
+		if got := n.Path + ":" + filled[0].From; got != want || filled[0].Was != "practice-retry" || filled[0].Field != KeyID || n.ID+".md" != path.Base(n.Path) {
+			t.Errorf("%s: %s %+v, want %s", rel, got, filled, want)
+		}
+		out, err := n.Render(nil)
+		if err != nil || !strings.Contains(string(out), "owner: ana\n") || !strings.Contains(string(out), "kk_id: "+n.ID+"\n") {
+			t.Errorf("%s: %v\n%s", rel, err, out)
+		}
+	}
+	n, _ := Parse("p/copy.md", []byte(strings.Replace(src, "title: Timeout policy", "title: '日本語'", 1)))
+	if _, err := AdoptCopy(n, taken); err == nil || !strings.Contains(err.Error(), "no id can be made from the title") {
+		t.Errorf("a title no id is made from: %v", err)
 	}
 }

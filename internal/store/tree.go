@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/kk-project/kk/internal/harness"
 	"github.com/kk-project/kk/internal/node"
 	"github.com/kk-project/kk/internal/progress"
 	"github.com/kk-project/kk/internal/workpool"
@@ -67,6 +68,24 @@ type Tree struct {
 // because another leaf has its id: a valid leaf, which editing another
 // field or adopting it does not mend.
 var ErrSharedID = errors.New("another leaf has this id")
+
+// ErrCopiedID is the cause of the problem of a leaf skipped because
+// another leaf, whose file is named for the id (the original), has its id
+// spelled alike: the skipped leaf is a copy, which kk node adopt gives an
+// id of its own. errors.Is(ErrCopiedID, ErrSharedID) holds.
+var ErrCopiedID = fmt.Errorf("%w: it is a copy of the leaf named for the id", ErrSharedID)
+
+// AdoptCommand is the command that adopts the leaf files at rels
+// (relative to nodes/), each quoted for a shell when it needs it, in
+// backquotes: what a message about a file kk skips tells a person to run.
+func AdoptCommand(rels ...string) string {
+	var b strings.Builder
+	b.WriteString("`kk node adopt")
+	for _, rel := range rels {
+		b.WriteString(" " + harness.ShellQuote(path.Join(DirName, "nodes", rel)))
+	}
+	return b.String() + "`"
+}
 
 // Err returns a *TreeError listing the tree's problems, nil when it has
 // none: for the faces that fail on a leaf kk cannot read.
@@ -425,16 +444,19 @@ func NewTree(l *Listing, reads []LeafRead) *Tree {
 				others = append(others, o.Path)
 			}
 		}
-		msg := fmt.Sprintf("duplicate id %s (also used by %s); ids must be unique", n.ID, strings.Join(others, ", "))
+		adopt := AdoptCommand(n.Path)
+		msg := fmt.Sprintf("duplicate id %s (also used by %s); ids must be unique: if this file is a copy, give it an id of its own with %s (kk_id and file name), or delete it", n.ID, strings.Join(others, ", "), adopt)
+		cause := ErrSharedID
 		switch h := holders[keys[i]]; {
 		case h != nil && h.ID == n.ID:
-			msg = fmt.Sprintf("duplicate id %s: %s, named for it, holds it; give this copy an id of its own (kk_id and file name) or delete it", n.ID, h.Path)
+			msg = fmt.Sprintf("duplicate id %s: %s, named for it, holds it; this file is a copy: give it an id of its own with %s (kk_id and file name), or delete it", n.ID, h.Path, adopt)
+			cause = ErrCopiedID
 		case h != nil:
-			msg = fmt.Sprintf("id %s differs only in case from %s, which %s holds (ids are compared without regard to case); give this note an id of its own, in lower case (kk_id and file name), or delete it", n.ID, h.ID, h.Path)
+			msg = fmt.Sprintf("id %s differs only in case from %s, which %s holds (ids are compared without regard to case); give this note an id of its own, in lower case (kk_id and file name; %s gives it one), or delete it", n.ID, h.ID, h.Path, adopt)
 		case slices.ContainsFunc(group, func(o *node.Node) bool { return o.ID != n.ID }):
-			msg = fmt.Sprintf("id %s is also used by %s (ids are compared without regard to case); ids must be unique", n.ID, strings.Join(others, ", "))
+			msg = fmt.Sprintf("id %s is also used by %s (ids are compared without regard to case); ids must be unique: if this file is a copy, give it an id of its own with %s (kk_id and file name), or delete it", n.ID, strings.Join(others, ", "), adopt)
 		}
-		t.skip(n.Path, n.ID, &node.Error{Path: n.Path, Field: idKey(n), Msg: msg, ID: n.ID, Err: ErrSharedID})
+		t.skip(n.Path, n.ID, &node.Error{Path: n.Path, Field: idKey(n), Msg: msg, ID: n.ID, Err: cause})
 	}
 	slices.SortStableFunc(t.Problems, func(a, b error) int { return strings.Compare(problemPath(a), problemPath(b)) })
 	return t

@@ -713,6 +713,24 @@ func (tx *Tx) Adopt(rel string) ([]byte, error) {
 	return src, nil
 }
 
+// Readmit stages the leaf file at rel (relative to nodes/), one the tree
+// skipped because another leaf had its id, as it is, byte for byte: the
+// writer's change (kk node adopt giving a copy an id of its own) leaves
+// it the leaf of that id, so that the tree as the changeset leaves it,
+// and the index files generated from it, read it. Nothing in the file
+// changes, and it is not written.
+func (tx *Tx) Readmit(rel string) error {
+	src, err := tx.Adopt(rel)
+	if err != nil {
+		return err
+	}
+	if _, err := node.Parse(rel, src); err != nil {
+		return fmt.Errorf("readmitting %s: %w", path.Join(store.DirName, "nodes", rel), err)
+	}
+	tx.stageFile("nodes/"+rel, &fileOp{data: src})
+	return nil
+}
+
 // Version returns the current version of the leaf n was read as: the
 // version the branch index records for it (kk_version, or one more when
 // its bytes changed outside kk), 0 for a new leaf.
