@@ -9,6 +9,7 @@ import (
 
 	"github.com/kk-project/kk/internal/harness"
 	"github.com/kk-project/kk/internal/harness/harnesstest"
+	"github.com/kk-project/kk/internal/safetext"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden")
@@ -37,7 +38,7 @@ var (
 	tree     = harnesstest.Tree
 
 	shippedSkills = harnesstest.ShippedSkills
-	bashQuote     = harness.ShellQuote
+	bashQuote     = safetext.ShellQuote
 )
 
 func opts(root string) harness.InstallOptions {

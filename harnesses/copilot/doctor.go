@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/kk-project/kk/internal/harness"
+	"github.com/kk-project/kk/internal/safetext"
 )
 
 var (
@@ -204,7 +205,7 @@ func checkCommand(root string) harness.Check {
 	slices.Sort(words)
 	commands := make([]string, len(words))
 	for i, w := range words {
-		commands[i] = harness.ShellUnquote(w)
+		commands[i] = safetext.ShellUnquote(w)
 	}
 	return harness.CommandCheck(root, commands, "Copilot", id)
 }

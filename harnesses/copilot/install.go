@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/kk-project/kk/internal/harness"
+	"github.com/kk-project/kk/internal/safetext"
 )
 
 // hookTimeoutSec is the timeoutSec of every kk entry: Copilot's default,
@@ -54,7 +55,7 @@ type hookEntry struct {
 func hookCommand(command string, ev harness.Event) hookEntry {
 	e := hookEntry{
 		Type:       "command",
-		Bash:       harness.HookCommand(harness.ShellQuote(command), ev, id),
+		Bash:       harness.HookCommand(safetext.ShellQuote(command), ev, id),
 		PowerShell: harness.HookCommand(powerShellQuote(command), ev, id),
 		TimeoutSec: hookTimeoutSec,
 	}
@@ -65,7 +66,7 @@ func hookCommand(command string, ev harness.Event) hookEntry {
 }
 
 // shellSafe matches a command that needs no quoting (the characters
-// harness.ShellQuote leaves alone).
+// safetext.ShellQuote leaves alone).
 var shellSafe = regexp.MustCompile(`^[A-Za-z0-9_./:@%+,=-]+$`)
 
 // powerShellQuote quotes s as a PowerShell command when it needs quoting:

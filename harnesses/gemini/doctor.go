@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/kk-project/kk/internal/harness"
+	"github.com/kk-project/kk/internal/safetext"
 )
 
 var (
@@ -354,9 +355,9 @@ func checkCommand(root string) harness.Check {
 	slices.Sort(words)
 	commands := make([]string, len(words))
 	for i, w := range words {
-		commands[i] = harness.ShellUnquote(w)
+		commands[i] = safetext.ShellUnquote(w)
 		if rest, ok := strings.CutPrefix(w, projectDirVar); ok {
-			commands[i] = "./" + harness.ShellUnquote(rest)
+			commands[i] = "./" + safetext.ShellUnquote(rest)
 		}
 	}
 	return harness.CommandCheck(root, commands, "Gemini CLI", id)

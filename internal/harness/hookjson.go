@@ -12,6 +12,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/kk-project/kk/internal/safetext"
 )
 
 // HookCommand is the shell command of a kk hook: `<kk> hook <event>
@@ -35,9 +37,9 @@ func KKCommand(opts InstallOptions) string {
 // hooks in a subfolder.
 func AnchoredCommand(kk, root, seps string) string {
 	if filepath.IsAbs(kk) || !strings.ContainsAny(kk, seps) {
-		return ShellQuote(kk)
+		return safetext.ShellQuote(kk)
 	}
-	return root + ShellQuote(strings.TrimPrefix(kk, "./"))
+	return root + safetext.ShellQuote(strings.TrimPrefix(kk, "./"))
 }
 
 // hookCommandShape matches HookCommand's commands with any kk command:

@@ -136,20 +136,3 @@ func FirstString(m map[string]any, keys ...string) string {
 	}
 	return ""
 }
-
-// ShellQuote quotes s for a POSIX shell, when it needs it, in single
-// quotes.
-func ShellQuote(s string) string {
-	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_@%+=:,./-") == "" {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
-
-// ShellUnquote undoes ShellQuote.
-func ShellUnquote(w string) string {
-	if len(w) >= 2 && w[0] == '\'' && w[len(w)-1] == '\'' {
-		return strings.ReplaceAll(w[1:len(w)-1], `'\''`, "'")
-	}
-	return w
-}

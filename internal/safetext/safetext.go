@@ -3,8 +3,10 @@
 // body, a session log): the control characters a terminal acts on (ESC
 // sequences, C1 controls, bidirectional overrides) and, for text a
 // harness wraps in tags of its own, markup tags. Ordinary text, letters
-// outside ASCII and emoji included, comes back byte for byte. It is a
-// leaf: it imports nothing of kk's.
+// outside ASCII and emoji included, comes back byte for byte. It also
+// quotes a word for a POSIX shell (ShellQuote), for the commands kk
+// prints or writes for a person or a harness to run. It is a leaf: it
+// imports nothing of kk's.
 package safetext
 
 import (
@@ -145,3 +147,20 @@ func opensTag(rest string, escaped bool) bool {
 }
 
 func isLetter(c byte) bool { return 'a' <= c|0x20 && c|0x20 <= 'z' }
+
+// ShellQuote quotes s for a POSIX shell, when it needs it, in single
+// quotes.
+func ShellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_@%+=:,./-") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// ShellUnquote undoes ShellQuote.
+func ShellUnquote(w string) string {
+	if len(w) >= 2 && w[0] == '\'' && w[len(w)-1] == '\'' {
+		return strings.ReplaceAll(w[1:len(w)-1], `'\''`, "'")
+	}
+	return w
+}

@@ -48,3 +48,23 @@ func TestDefangControls(t *testing.T) {
 		}
 	}
 }
+
+func TestShellQuote(t *testing.T) {
+	for in, want := range map[string]string{
+		"kk":                 "kk",
+		"/usr/local/bin/kk":  "/usr/local/bin/kk",
+		"a_b@c%d+e=f:g,h.-i": "a_b@c%d+e=f:g,h.-i",
+		"":                   "''",
+		"/opt/my tools/kk":   "'/opt/my tools/kk'",
+		"it's":               `'it'\''s'`,
+		"$HOME/kk":           "'$HOME/kk'",
+	} {
+		got := ShellQuote(in)
+		if got != want {
+			t.Errorf("ShellQuote(%q) = %s, want %s", in, got, want)
+		}
+		if back := ShellUnquote(got); back != in && in != "" {
+			t.Errorf("ShellUnquote(%s) = %q, want %q", got, back, in)
+		}
+	}
+}

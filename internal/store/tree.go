@@ -12,9 +12,9 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/kk-project/kk/internal/harness"
 	"github.com/kk-project/kk/internal/node"
 	"github.com/kk-project/kk/internal/progress"
+	"github.com/kk-project/kk/internal/safetext"
 	"github.com/kk-project/kk/internal/workpool"
 )
 
@@ -82,7 +82,7 @@ func AdoptCommand(rels ...string) string {
 	var b strings.Builder
 	b.WriteString("`kk node adopt")
 	for _, rel := range rels {
-		b.WriteString(" " + harness.ShellQuote(path.Join(DirName, "nodes", rel)))
+		b.WriteString(" " + safetext.ShellQuote(path.Join(DirName, "nodes", rel)))
 	}
 	return b.String() + "`"
 }
