@@ -282,14 +282,14 @@ func deleteNotes(tx *txn.Tx, ids []string, o DeleteOptions, res *DeleteResult) e
 			}
 			*list = out
 		}
-		if err := retargetGraphEdges(n, gone, retarget, res); err != nil {
-			return err
-		}
 		// kk_molecule and kk_related are the graph's own: kk graph
 		// changes them.
 		if id, ok := graphLinkLeft(n, gone); ok {
 			return &DeleteRefusal{Arg: given[store.IDKey(deletedID(deleted, ledger, live, id))], Reason: fmt.Sprintf(
 				"%s (%s) names it in kk_related or kk_molecule, which kk graph keeps; take it out there first (kk graph update %s)", n.ID, k.Rel(k.NodePath(n.Path)), n.ID)}
+		}
+		if err := retargetGraphEdges(n, gone, retarget, res); err != nil {
+			return err
 		}
 		tx.Put(n)
 	}
