@@ -242,6 +242,38 @@ func deleteNotes(tx *txn.Tx, ids []string, o DeleteOptions, res *DeleteResult) e
 		edits = append(edits, n)
 	}
 	slices.SortFunc(edits, func(a, b *node.Node) int { return store.LocaleCompare(a.Path, b.Path) })
+	// deps holds each live leaf's kk_depends_on as the change leaves it
+	// so far, by store.IDKey: a depends_on edge pointed at the
+	// replacement must not close a cycle.
+	deps := map[string][]string{}
+	for _, l := range t.Leaves {
+		if deleted[store.IDKey(l.ID)] == nil {
+			deps[store.IDKey(l.ID)] = l.DependsOn
+		}
+	}
+	// dependsOn reports whether from depends on to through kk_depends_on
+	// (a retired id standing for its successors).
+	dependsOn := func(from, to string) bool {
+		seen := map[string]bool{}
+		queue := []string{store.IDKey(from)}
+		for len(queue) > 0 {
+			cur := queue[0]
+			queue = queue[1:]
+			if cur == store.IDKey(to) {
+				return true
+			}
+			if seen[cur] {
+				continue
+			}
+			seen[cur] = true
+			for _, id := range deps[cur] {
+				for _, s := range store.ResolveRedirect(ledger, id, live) {
+					queue = append(queue, store.IDKey(s))
+				}
+			}
+		}
+		return false
+	}
 	for _, n := range edits {
 		self := target != nil && store.IDKey(n.ID) == store.IDKey(target.ID)
 		// retarget returns what an edge to a deleted note becomes: the
@@ -272,6 +304,9 @@ func deleteNotes(tx *txn.Tx, ids []string, o DeleteOptions, res *DeleteResult) e
 					return slices.ContainsFunc(out, func(s string) bool { return store.IDKey(s) == store.IDKey(t) }) ||
 						slices.ContainsFunc(*list, func(s string) bool { return store.IDKey(s) == store.IDKey(t) })
 				})
+				if to != "" && key == keyDependsOn && dependsOn(to, n.ID) {
+					to, why = "", fmt.Sprintf("would make a depends_on cycle: %s depends on %s", to, n.ID)
+				}
 				if to != "" {
 					out = append(out, to)
 				}
@@ -281,6 +316,9 @@ func deleteNotes(tx *txn.Tx, ids []string, o DeleteOptions, res *DeleteResult) e
 				out = []string{}
 			}
 			*list = out
+			if key == keyDependsOn {
+				deps[store.IDKey(n.ID)] = out
+			}
 		}
 		// kk_molecule and kk_related are the graph's own: kk graph
 		// changes them.

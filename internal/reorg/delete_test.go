@@ -253,3 +253,30 @@ func TestDeleteNotesRefusals(t *testing.T) {
 		}
 	}
 }
+
+// TestDeleteNotesRedirectNoDependsCycle: a depends_on edge pointed at the
+// replacement would close a cycle when the replacement depends, through
+// other notes, on the leaf holding the edge; that edge is dropped, with
+// why, and kk check's depends-on-acyclic stays clean.
+func TestDeleteNotesRedirectNoDependsCycle(t *testing.T) {
+	k := simTree(t,
+		"a/practice-old.md",
+		"a/practice-mid.md||practice-old",
+		"a/practice-new.md||practice-top",
+		"a/practice-top.md||practice-mid",
+		"a/practice-side.md||practice-old",
+	)
+	rebuild(t, k)
+	res, err := reorg.DeleteNotes(context.Background(), k, []string{"practice-old"}, reorg.DeleteOptions{RedirectTo: "practice-new", Command: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"practice-mid kk_depends_on practice-old (would make a depends_on cycle: practice-new depends on practice-mid)",
+		"practice-side kk_depends_on practice-old -> practice-new",
+	}
+	if got := edgeLines(res); !slices.Equal(got, want) {
+		t.Errorf("edges:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	checkTreeHealthy(t, k)
+}
