@@ -152,8 +152,11 @@ func deleteNotes(tx *txn.Tx, ids []string, o DeleteOptions, res *DeleteResult) e
 		if err := graph.UnreadableInTree("node", arg, t); err != nil {
 			return nil, "", err
 		}
-		if _, retired := ledger[arg]; retired {
-			to := store.ResolveRedirect(ledger, arg, live)
+		for old := range ledger {
+			if store.IDKey(old) != store.IDKey(arg) {
+				continue
+			}
+			to := store.ResolveRedirect(ledger, old, live)
 			if len(to) == 0 {
 				return nil, fmt.Sprintf("was retired (%s), and no leaf it was retired to is left", k.Rel(k.RedirectsPath())), nil
 			}

@@ -222,7 +222,7 @@ func TestDeleteNotesRefusals(t *testing.T) {
 	}{
 		{ids: []string{"practice-nope"}, arg: "practice-nope", reason: "no leaf has this id"},
 		{ids: []string{"practice-x", "PRACTICE-X"}, arg: "PRACTICE-X", reason: "names practice-x a second time"},
-		{ids: []string{"practice-old"}, arg: "practice-old", reason: "was retired to practice-x (.ai/kenkeep/nodes/.redirects.json); it is no note to delete"},
+		{ids: []string{"Practice-Old"}, arg: "Practice-Old", reason: "was retired to practice-x (.ai/kenkeep/nodes/.redirects.json); it is no note to delete"},
 		{ids: []string{"req-r"}, arg: "req-r", reason: "is a req, a traceability entity: delete it with kk delete req-r"},
 		{ids: []string{"molecule-m"}, arg: "molecule-m", reason: "is a molecule of the knowledge graph: delete it with kk graph delete molecule-m"},
 		{ids: []string{"map-atom"}, arg: "map-atom", reason: "is an atom of the knowledge graph (it has kk_paths): delete it with kk graph delete map-atom"},
