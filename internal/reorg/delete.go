@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"slices"
 	"strings"
 
@@ -453,6 +454,10 @@ func deletedID(deleted map[string]*node.Node, ledger store.Redirects, live func(
 // -> id), in the order of others and of the links, with their lines in
 // the files.
 func typedLinksTo(k *store.KB, others []string, gone map[string]string) ([]TypedLink, error) {
+	var names [][]byte // the deleted notes' file names: a link to one holds it
+	for p := range gone {
+		names = append(names, []byte(path.Base(p)))
+	}
 	found := make([][]TypedLink, len(others))
 	errs := make([]error, len(others))
 	store.Parallel(len(others), func(i int) {
@@ -464,8 +469,8 @@ func typedLinksTo(k *store.KB, others []string, gone map[string]string) ([]Typed
 			}
 			return
 		}
-		if !bytes.Contains(src, []byte("](")) && !bytes.Contains(src, []byte("]:")) {
-			return
+		if !bytes.Contains(src, []byte("](")) && !bytes.Contains(src, []byte("]:")) || !slices.ContainsFunc(names, func(b []byte) bool { return bytes.Contains(src, b) }) {
+			return // no link, or none that names a deleted note's file
 		}
 		parts, err := frontmatter.Split(src)
 		if err != nil {
