@@ -34,18 +34,20 @@ deleted one is dropped). An edge that names an old id later (one typed from
 memory, or merged from another branch) leads to the replacement through the
 ledger.
 
-Links typed in other notes' bodies to a deleted note are the author's and
-are left as they are: each is named in a warning (file:line). Without
---redirect-to they lead nowhere, and kk check reports them until they are
-pointed elsewhere or removed; with it, kk doctor --fix points them at the
-replacement.
+Links typed in other notes' bodies to a deleted note: with --redirect-to
+each is pointed at the replacement's file in the same change, in the form
+it had (relative or /-absolute, its text and #fragment kept), and printed as
+"link <file>:<line> <old> → <new>"; without it each is left as written and
+named in a warning (file:line), and kk check reports it until it is pointed
+elsewhere or removed.
 
 Traceability entities (req, scenario, test, adr, flag, event, symbol) are
 deleted with kk delete, atoms and molecules with kk graph delete. An id that
 is no note (unknown, or already retired to another), an id named twice, or a
 --redirect-to that is no note or is being deleted is refused and nothing is
 written. Prints one line per change: "deleted", "redirected", "unlinked"
-(an edge dropped) or "relinked" (an edge pointed at the replacement);
+(an edge dropped), "relinked" (an edge pointed at the replacement) or
+"link" (a typed link pointed at it);
 --json prints the same.`,
 		Example: `  kk node delete practice-old-retry-policy
   kk node delete practice-retry-v1 practice-retry-v2 --redirect-to practice-retry-policy
@@ -81,9 +83,7 @@ func runNodeDelete(ctx context.Context, app *App, o nodeDeleteOpts, redirectFlag
 		return err
 	}
 	for _, l := range res.Links {
-		if l.To != "" {
-			app.warnf("%s:%d links to %s, a deleted note retired to %s: kk doctor --fix points the link at %s", l.File, l.Line, l.Target, l.To, l.To)
-		} else {
+		if l.NewTarget == "" {
 			app.warnf("%s:%d links to %s, a deleted note: point the link elsewhere or remove it", l.File, l.Line, l.Target)
 		}
 	}
@@ -104,6 +104,11 @@ func runNodeDelete(ctx context.Context, app *App, o nodeDeleteOpts, redirectFlag
 			fmt.Fprintf(w, "unlinked\t%s\t%s (%s)\n", e.ID, e.Key, e.Why)
 		} else {
 			fmt.Fprintf(w, "unlinked\t%s\t%s\n", e.ID, e.Key)
+		}
+	}
+	for _, l := range res.Links {
+		if l.NewTarget != "" {
+			fmt.Fprintf(w, "link\t%s:%d\t%s → %s\n", l.File, l.Line, l.Target, l.NewTarget)
 		}
 	}
 	return nil

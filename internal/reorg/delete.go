@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path"
 	"slices"
@@ -52,15 +53,23 @@ type EdgeChange struct {
 }
 
 // TypedLink is a link a person typed in another leaf's body to a deleted
-// note: it leads nowhere now. DeleteNotes leaves it as it is (the words
-// are the person's): without a replacement kk check reports it until it is
-// pointed elsewhere or removed; with one, kk doctor --fix points it there.
+// note. Without a replacement DeleteNotes leaves it as it is (it leads
+// nowhere now, and kk check reports it until it is pointed elsewhere or
+// removed); with one, it is pointed at the replacement's file in the same
+// transaction, in the form it had (relative or bundle-absolute, its text
+// and fragment kept), as kk rebalance move points links at a moved leaf.
 type TypedLink struct {
 	File   string `json:"file"` // the linking leaf, relative to the repository root
 	Line   int    `json:"line"`
 	Target string `json:"target"` // the link's path as written
 	ID     string `json:"id"`     // the deleted note it named
-	To     string `json:"to,omitempty"`
+	// To is the replacement; NewTarget the link's path now ("" without a
+	// replacement: the link is left as it is).
+	To        string `json:"to,omitempty"`
+	NewTarget string `json:"new_target,omitempty"`
+
+	from string // the linking leaf, relative to nodes/
+	ord  int    // the link's place among the links typed in its body
 }
 
 // DeleteResult is what DeleteNotes did.
@@ -278,7 +287,70 @@ func deleteNotes(tx *txn.Tx, ids []string, o DeleteOptions, res *DeleteResult) e
 		}
 		return false
 	}
+	paths := map[string]string{} // deleted path -> id
+	for _, n := range order {
+		paths[n.Path] = n.ID
+	}
+	// The links typed in other bodies are found in the files as they are
+	// before the change, for their lines; with a replacement, each is
+	// pointed at it in the leaf's body.
+	var others []string
+	for _, l := range t.Leaves {
+		if deleted[store.IDKey(l.ID)] == nil {
+			others = append(others, l.Path)
+		}
+	}
+	links, err := typedLinksTo(k, others, paths)
+	if err != nil {
+		return err
+	}
+	relink := map[string]bool{} // leaves with a typed link to relink, relative to nodes/
+	if target != nil {
+		for i, l := range links {
+			links[i].To = target.ID
+			relink[l.from] = true
+		}
+	}
+	res.Links = links
 	for _, n := range edits {
+		delete(relink, n.Path) // relinked below, with its edges
+	}
+	for _, p := range slices.Sorted(maps.Keys(relink)) {
+		n, err := tx.LeafAt(p)
+		if err != nil {
+			return err
+		}
+		if n != nil {
+			edits = append(edits, n)
+		}
+	}
+	relinkBody := func(n *node.Node) {
+		if target == nil {
+			return
+		}
+		body := n.Body
+		found := node.MarkdownLinks(body)
+		for i := len(found) - 1; i >= 0; i-- {
+			l := found[i]
+			if l.Generated {
+				continue // the Related block is rendered from the edges
+			}
+			if p, ok := store.LinkPath(n.Path, l.Path); !ok || paths[p] == "" {
+				continue
+			}
+			to := node.LinkTarget(l, store.DirOf(n.Path), target.Path)
+			body = slices.Concat(body[:l.Start:l.Start], []byte(to), body[l.End:])
+			for j := range res.Links {
+				if res.Links[j].from == n.Path && res.Links[j].Target == l.Path && res.Links[j].NewTarget == "" {
+					res.Links[j].NewTarget = to
+					break
+				}
+			}
+		}
+		n.Body = body
+	}
+	for _, n := range edits {
+		relinkBody(n)
 		self := target != nil && store.IDKey(n.ID) == store.IDKey(target.ID)
 		// retarget returns what an edge to a deleted note becomes: the
 		// replacement's id, or "" to drop it, and why it is dropped.
@@ -342,10 +414,6 @@ func deleteNotes(tx *txn.Tx, ids []string, o DeleteOptions, res *DeleteResult) e
 		}
 		res.Deleted = append(res.Deleted, DeletedNote{ID: n.ID, Path: n.Path})
 	}
-	paths := map[string]string{} // deleted path -> id
-	for _, n := range order {
-		paths[n.Path] = n.ID
-	}
 	if target != nil {
 		r := ledger.Clone()
 		for _, n := range order {
@@ -357,28 +425,40 @@ func deleteNotes(tx *txn.Tx, ids []string, o DeleteOptions, res *DeleteResult) e
 		res.RedirectedTo = target.ID
 	}
 
-	// The links typed in bodies are found in the files as written, for
-	// their lines, once the change is committed (under the lock still).
-	var others []string
-	for _, l := range t.Leaves {
-		if deleted[store.IDKey(l.ID)] == nil {
-			others = append(others, l.Path)
-		}
-	}
+	// The lines are given in the files as the change leaves them (their
+	// front matter and Related block may have changed length): each link
+	// is found again by its place among the links typed in its body,
+	// which the change keeps.
 	tx.AfterCommit(func(*txn.Result) error {
-		links, err := typedLinksTo(k, others, paths)
-		if err != nil {
-			return err
-		}
-		for i := range links {
-			if target != nil {
-				links[i].To = target.ID
+		for i := range res.Links {
+			l := &res.Links[i]
+			src, err := os.ReadFile(k.NodePath(l.from))
+			if err != nil {
+				return err
+			}
+			parts, err := frontmatter.Split(src)
+			if err != nil {
+				return err
+			}
+			if typed := typedLinks(parts.Body); l.ord < len(typed) {
+				l.Line = bytes.Count(src[:len(src)-len(parts.Body)], []byte("\n")) + typed[l.ord].Line
 			}
 		}
-		res.Links = links
 		return nil
 	})
 	return nil
+}
+
+// typedLinks returns the links of body a person typed (not those of a
+// generated block), in order.
+func typedLinks(body []byte) []node.Link {
+	var out []node.Link
+	for _, l := range node.MarkdownLinks(body) {
+		if !l.Generated {
+			out = append(out, l)
+		}
+	}
+	return out
 }
 
 // retargetGraphEdges drops or retargets the leaf's kk_edges to deleted
@@ -477,16 +557,13 @@ func typedLinksTo(k *store.KB, others []string, gone map[string]string) ([]Typed
 			return // not a leaf kk reads: the checks say why
 		}
 		head := bytes.Count(src[:len(src)-len(parts.Body)], []byte("\n"))
-		for _, l := range node.MarkdownLinks(parts.Body) {
-			if l.Generated {
-				continue
-			}
+		for j, l := range typedLinks(parts.Body) {
 			p, ok := store.LinkPath(from, l.Path)
 			if !ok {
 				continue
 			}
 			if id, ok := gone[p]; ok {
-				found[i] = append(found[i], TypedLink{File: k.Rel(k.NodePath(from)), Line: head + l.Line, Target: l.Path, ID: id})
+				found[i] = append(found[i], TypedLink{File: k.Rel(k.NodePath(from)), Line: head + l.Line, Target: l.Path, ID: id, from: from, ord: j})
 			}
 		}
 	})

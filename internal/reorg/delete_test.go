@@ -171,16 +171,16 @@ func TestDeleteNotesRedirect(t *testing.T) {
 		t.Errorf("ledger:\n%s", got)
 	}
 	got := readFile(t, k, "b/map-user.md")
-	for _, s := range []string{"kk_relates_to:\n  - practice-new\nkk_depends_on:\n  - practice-new\n", "Read [v1](../a/practice-v1.md) first.\n"} {
+	for _, s := range []string{"kk_relates_to:\n  - practice-new\nkk_depends_on:\n  - practice-new\n", "Read [v1](../a/practice-new.md) first.\n"} {
 		if !strings.Contains(got, s) {
 			t.Errorf("map-user lacks %q:\n%s", s, got)
 		}
 	}
 	if len(res.Links) != 1 || res.Links[0].File != ".ai/kenkeep/nodes/b/map-user.md" || res.Links[0].Target != "../a/practice-v1.md" ||
-		res.Links[0].ID != "practice-v1" || res.Links[0].To != "practice-new" {
+		res.Links[0].ID != "practice-v1" || res.Links[0].To != "practice-new" || res.Links[0].NewTarget != "../a/practice-new.md" {
 		t.Fatalf("links: %+v", res.Links)
 	}
-	if line := strings.Split(got, "\n")[res.Links[0].Line-1]; !strings.Contains(line, "[v1](../a/practice-v1.md)") {
+	if line := strings.Split(got, "\n")[res.Links[0].Line-1]; !strings.Contains(line, "[v1](../a/practice-new.md)") {
 		t.Errorf("line %d of map-user is %q", res.Links[0].Line, line)
 	}
 	if got := readFile(t, k, "a/practice-new.md"); !strings.Contains(got, "kk_relates_to: []\nkk_depends_on: []\n") {
