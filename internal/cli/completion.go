@@ -22,8 +22,9 @@ import (
 )
 
 const completionLong = `Print the script that makes SHELL complete kk's commands and flags, and
-the knowledge base's own names: node ids (kk node show, kk read, kk delete,
-kk graph get/update/delete, kk changelog, kk graph export --around),
+the knowledge base's own names: node ids (kk node show, kk node delete and its --redirect-to, kk read,
+kk delete, kk graph get/update/delete, kk changelog, kk graph export
+--around),
 folders (--folder), tags (--tag), molecules (--molecule), node types
 (--type), harness names (--harness, --harnesses), schema names (kk schema,
 kk validate), prompt names and hook events. Names come from the knowledge
@@ -131,6 +132,7 @@ type completer func(app *App, args []string, toComplete string) []string
 // completer per position, the last repeating.
 var argCompleters = map[string][]completer{
 	"kk node show":        {completeIDs},
+	"kk node delete":      {completeIDs},
 	"kk read":             {completeIDs},
 	"kk delete":           {completeIDs},
 	"kk graph get":        {completeIDs},
@@ -150,17 +152,18 @@ var argCompleters = map[string][]completer{
 // of flagCompleters: the graph commands' --type is atom or molecule, not
 // a leaf type.
 var commandFlagCompleters = map[string]completer{
-	"kk graph get --type":      completeWords(graph.KindAtom, graph.KindMolecule),
-	"kk graph search --type":   completeWords(graph.KindAtom, graph.KindMolecule),
-	"kk graph update --type":   completeWords(graph.KindAtom, graph.KindMolecule),
-	"kk graph delete --type":   completeWords(graph.KindAtom, graph.KindMolecule),
-	"kk graph export --format": completeWords(picture.Formats...),
-	"kk graph export --view":   completeWords(picture.Views...),
-	"kk graph export --around": completeIDs,
-	"kk graph export --type":   completeList(completeTypes),
-	"kk node write --tag":      completeList(completeTags),
-	"kk client post --tag":     completeList(completeTags),
-	"kk client edit --tag":     completeList(completeTags),
+	"kk graph get --type":          completeWords(graph.KindAtom, graph.KindMolecule),
+	"kk graph search --type":       completeWords(graph.KindAtom, graph.KindMolecule),
+	"kk graph update --type":       completeWords(graph.KindAtom, graph.KindMolecule),
+	"kk graph delete --type":       completeWords(graph.KindAtom, graph.KindMolecule),
+	"kk graph export --format":     completeWords(picture.Formats...),
+	"kk graph export --view":       completeWords(picture.Views...),
+	"kk graph export --around":     completeIDs,
+	"kk node delete --redirect-to": completeIDs,
+	"kk graph export --type":       completeList(completeTypes),
+	"kk node write --tag":          completeList(completeTags),
+	"kk client post --tag":         completeList(completeTags),
+	"kk client edit --tag":         completeList(completeTags),
 }
 
 // flagCompleters complete flag values by the flag's name, on every

@@ -31,8 +31,9 @@ the branch's audit log. --expect-version ID=N makes the delete of ID fail with
 CONFLICT unless it is at version N. --input <file|-> takes the whole
 kb_delete parameter object instead.
 
-Atoms and molecules are deleted with kk graph delete; entities extractors
-read from documents or the symbol manifest are removed in those files.
+Atoms and molecules are deleted with kk graph delete, notes (practice, map)
+with kk node delete; entities extractors read from documents or the symbol
+manifest are removed in those files.
 Agents deleting through the MCP kb_delete tool must name each entity's
 version and may not delete the types config keeps from them (req and adr
 by default); this command is for people and has neither restriction.`,

@@ -808,8 +808,13 @@ func (d *deletion) resolve(tx *traceTx) error {
 			return op.New(op.CodeNotFound, map[string]any{"field": f + ".id", "id": r.ID}, "%s.id: no entity with id %q", f, r.ID)
 		}
 		if !slices.Contains(TraceTypes, ro.Type) {
-			return op.Invalid(f+".id", "%s is a %s; kb_delete removes %s entities (atoms and molecules go through manage_graph)",
+			e := op.Invalid(f+".id", "%s is a %s; kb_delete removes %s entities (atoms and molecules go through manage_graph)",
 				ro.ID, ro.Type, strings.Join(TraceTypes, ", "))
+			if !d.o.Agent && !graph.IsMolecule(ro) && !graph.IsAtom(ro) {
+				// a person at the command line: the note's own command
+				e.Message += fmt.Sprintf("; a note is deleted with kk node delete %s", ro.ID)
+			}
+			return e
 		}
 		if d.o.Agent && !tx.cfg.AgentMayDelete(ro.Type) {
 			return op.New(op.CodeValidation, map[string]any{"field": f + ".id", "id": ro.ID, "type": ro.Type},

@@ -1,0 +1,578 @@
+package reorg
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"maps"
+	"os"
+	"path"
+	"slices"
+	"strings"
+
+	"github.com/kk-project/kk/internal/frontmatter"
+	"github.com/kk-project/kk/internal/graph"
+	"github.com/kk-project/kk/internal/node"
+	"github.com/kk-project/kk/internal/store"
+	"github.com/kk-project/kk/internal/trace"
+	"github.com/kk-project/kk/internal/txn"
+)
+
+// DeleteOptions are the choices of DeleteNotes.
+type DeleteOptions struct {
+	// RedirectTo, when set, is the live leaf the deleted ids are retired
+	// to in the redirect ledger; edges to them are pointed at it instead
+	// of dropped.
+	RedirectTo string
+	// Command is the command line recorded in the lock and the audit log.
+	Command string
+}
+
+// DeletedNote is one leaf DeleteNotes removed.
+type DeletedNote struct {
+	ID   string `json:"id"`
+	Path string `json:"path"` // relative to nodes/
+}
+
+// EdgeChange is one edge of another leaf to a deleted note that
+// DeleteNotes dropped, or pointed at the replacement.
+type EdgeChange struct {
+	ID      string `json:"id"`   // the leaf that held the edge
+	Path    string `json:"path"` // its path, relative to nodes/
+	Key     string `json:"key"`  // kk_relates_to, kk_depends_on or kk_edges
+	Removed string `json:"removed"`
+	// To is the replacement the edge names now; "" when the edge was
+	// dropped (no replacement, the leaf is the replacement, or it names
+	// the replacement already).
+	To string `json:"to,omitempty"`
+	// Why says why an edge was dropped, not pointed at the replacement:
+	// "names <replacement> already", or "is <replacement> itself".
+	Why string `json:"why,omitempty"`
+}
+
+// TypedLink is a link a person typed in another leaf's body to a deleted
+// note. Without a replacement DeleteNotes leaves it as it is (it leads
+// nowhere now, and kk check reports it until it is pointed elsewhere or
+// removed); with one, it is pointed at the replacement's file in the same
+// transaction, in the form it had (relative or bundle-absolute, its text
+// and fragment kept), as kk rebalance move points links at a moved leaf.
+type TypedLink struct {
+	File   string `json:"file"` // the linking leaf, relative to the repository root
+	Line   int    `json:"line"`
+	Target string `json:"target"` // the link's path as written
+	ID     string `json:"id"`     // the deleted note it named
+	// To is the replacement; NewTarget the link's path now ("" without a
+	// replacement: the link is left as it is).
+	To        string `json:"to,omitempty"`
+	NewTarget string `json:"new_target,omitempty"`
+
+	from string // the linking leaf, relative to nodes/
+	ord  int    // the link's place among the links typed in its body
+}
+
+// DeleteResult is what DeleteNotes did.
+type DeleteResult struct {
+	Deleted []DeletedNote `json:"deleted"`
+	// RedirectedTo is the leaf the deleted ids were retired to in
+	// nodes/.redirects.json; "" when none.
+	RedirectedTo string       `json:"redirected_to,omitempty"`
+	Edges        []EdgeChange `json:"edges"`
+	Links        []TypedLink  `json:"links"`
+}
+
+// DeleteRefusal is a note DeleteNotes will not delete, or a replacement
+// it will not retire them to; nothing is written.
+type DeleteRefusal struct {
+	// Replacement: the refusal is of DeleteOptions.RedirectTo, not of an
+	// id to delete.
+	Replacement bool
+	Arg         string // the id as given
+	Reason      string
+}
+
+func (e *DeleteRefusal) Error() string {
+	if e.Replacement {
+		return "the replacement " + e.Arg + ": " + e.Reason
+	}
+	return e.Arg + ": " + e.Reason
+}
+
+// Front matter keys of the edges DeleteNotes changes.
+const (
+	keyRelatesTo = "kk_relates_to"
+	keyDependsOn = "kk_depends_on"
+)
+
+// DeleteNotes removes the leaves ids name (notes: practice, map and the
+// other types kk node write writes; traceability entities are kk delete's,
+// atoms and molecules kk graph delete's), and in the same transaction
+// takes their ids out of every other leaf's kk_relates_to, kk_depends_on
+// and kk_edges, which renders those leaves' Related blocks again and bumps
+// their versions. With o.RedirectTo the ids are retired to that leaf in
+// nodes/.redirects.json and the edges name it instead (once per list; a
+// leaf's edge to itself is dropped). Ids are matched as kk matches ids,
+// without regard to case; an edge naming a retired id whose successors
+// are all deleted counts as an edge to them. An id that is no live leaf,
+// an id named twice, or a replacement that is no live leaf or is being
+// deleted is a *DeleteRefusal, and nothing is written.
+//
+// Links typed in other leaves' bodies to a deleted note are left as they
+// are and returned, with their lines in the files as written.
+func DeleteNotes(ctx context.Context, k *store.KB, ids []string, o DeleteOptions) (*DeleteResult, error) {
+	if len(ids) == 0 {
+		return nil, errors.New("no note to delete")
+	}
+	if _, err := k.LoadConfig(); err != nil {
+		return nil, err
+	}
+	res := &DeleteResult{Deleted: []DeletedNote{}, Edges: []EdgeChange{}, Links: []TypedLink{}}
+	_, err := txn.Update(ctx, k, txn.Meta{Source: "cli", Command: o.Command}, func(tx *txn.Tx) error {
+		return deleteNotes(tx, ids, o, res)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+func deleteNotes(tx *txn.Tx, ids []string, o DeleteOptions, res *DeleteResult) error {
+	k := tx.KB()
+	t, err := tx.Tree()
+	if err != nil {
+		return err
+	}
+	if err := store.RequireV3(t); err != nil {
+		return err
+	}
+	ledger, err := tx.Redirects()
+	if err != nil {
+		return err
+	}
+	live := func(id string) bool { _, ok := t.ByID(id); return ok }
+	// lookup finds the live leaf an argument names, or says why none.
+	lookup := func(arg string) (*node.Node, string, error) {
+		if strings.TrimSpace(arg) == "" {
+			return nil, "is empty: give the id of a note", nil
+		}
+		if n, ok := t.ByID(arg); ok {
+			return n, "", nil
+		}
+		if err := graph.UnreadableInTree("node", arg, t); err != nil {
+			return nil, "", err
+		}
+		for old := range ledger {
+			if store.IDKey(old) != store.IDKey(arg) {
+				continue
+			}
+			to := store.ResolveRedirect(ledger, old, live)
+			if len(to) == 0 {
+				return nil, fmt.Sprintf("was retired (%s), and no leaf it was retired to is left", k.Rel(k.RedirectsPath())), nil
+			}
+			return nil, fmt.Sprintf("was retired to %s (%s); it is no note to delete", strings.Join(to, ", "), k.Rel(k.RedirectsPath())), nil
+		}
+		return nil, "no leaf has this id", nil
+	}
+
+	deleted := map[string]*node.Node{} // by store.IDKey
+	given := map[string]string{}       // the argument that named each, by store.IDKey
+	var order []*node.Node
+	for _, arg := range ids {
+		if first, dup := given[store.IDKey(arg)]; dup {
+			return &DeleteRefusal{Arg: arg, Reason: "names " + first + " a second time"}
+		}
+		n, why, err := lookup(arg)
+		if err != nil {
+			return err
+		}
+		if n == nil {
+			return &DeleteRefusal{Arg: arg, Reason: why}
+		}
+		given[store.IDKey(arg)] = arg
+		full, err := tx.LeafAt(n.Path)
+		if err != nil {
+			return err
+		}
+		if full == nil {
+			return &DeleteRefusal{Arg: arg, Reason: "no leaf has this id"}
+		}
+		switch {
+		case slices.Contains(trace.TraceTypes, full.Type):
+			return &DeleteRefusal{Arg: arg, Reason: fmt.Sprintf("is a %s, a traceability entity: delete it with kk delete %s, which removes the edges to it too", full.Type, full.ID)}
+		case graph.IsMolecule(full):
+			return &DeleteRefusal{Arg: arg, Reason: fmt.Sprintf("is a molecule of the knowledge graph: delete it with kk graph delete %s --expect-version N (--cascade deletes its atoms)", full.ID)}
+		case graph.IsAtom(full):
+			return &DeleteRefusal{Arg: arg, Reason: fmt.Sprintf("is an atom of the knowledge graph (it has kk_paths): delete it with kk graph delete %s --expect-version N", full.ID)}
+		}
+		deleted[store.IDKey(full.ID)] = full
+		order = append(order, full)
+	}
+
+	var target *node.Node
+	if o.RedirectTo != "" {
+		n, why, err := lookup(o.RedirectTo)
+		if err != nil {
+			return err
+		}
+		switch {
+		case n == nil:
+			return &DeleteRefusal{Replacement: true, Arg: o.RedirectTo, Reason: why}
+		case deleted[store.IDKey(n.ID)] != nil:
+			return &DeleteRefusal{Replacement: true, Arg: o.RedirectTo, Reason: "is one of the notes being deleted; retire them to a note that stays"}
+		}
+		target = n
+	}
+
+	// gone reports whether an edge to id is an edge to a deleted note: it
+	// names one, or a retired id whose live successors are all deleted.
+	gone := func(id string) bool {
+		if deleted[store.IDKey(id)] != nil {
+			return true
+		}
+		if live(id) {
+			return false
+		}
+		to := store.ResolveRedirect(ledger, id, live)
+		return len(to) > 0 && !slices.ContainsFunc(to, func(s string) bool { return deleted[store.IDKey(s)] == nil })
+	}
+
+	var edits []*node.Node
+	for _, l := range t.Leaves {
+		if deleted[store.IDKey(l.ID)] != nil {
+			continue
+		}
+		if !slices.ContainsFunc(l.RelatesTo, gone) && !slices.ContainsFunc(l.DependsOn, gone) && !slices.ContainsFunc(l.GraphLinks, gone) {
+			continue
+		}
+		n, err := tx.LeafAt(l.Path)
+		if err != nil {
+			return err
+		}
+		if n == nil {
+			continue
+		}
+		edits = append(edits, n)
+	}
+	slices.SortFunc(edits, func(a, b *node.Node) int { return store.LocaleCompare(a.Path, b.Path) })
+	// deps holds each live leaf's kk_depends_on as the change leaves it
+	// so far, by store.IDKey: a depends_on edge pointed at the
+	// replacement must not close a cycle.
+	deps := map[string][]string{}
+	for _, l := range t.Leaves {
+		if deleted[store.IDKey(l.ID)] == nil {
+			deps[store.IDKey(l.ID)] = l.DependsOn
+		}
+	}
+	// dependsOn reports whether from depends on to through kk_depends_on
+	// (a retired id standing for its successors).
+	dependsOn := func(from, to string) bool {
+		seen := map[string]bool{}
+		queue := []string{store.IDKey(from)}
+		for len(queue) > 0 {
+			cur := queue[0]
+			queue = queue[1:]
+			if cur == store.IDKey(to) {
+				return true
+			}
+			if seen[cur] {
+				continue
+			}
+			seen[cur] = true
+			for _, id := range deps[cur] {
+				for _, s := range store.ResolveRedirect(ledger, id, live) {
+					queue = append(queue, store.IDKey(s))
+				}
+			}
+		}
+		return false
+	}
+	paths := map[string]string{} // deleted path -> id
+	for _, n := range order {
+		paths[n.Path] = n.ID
+	}
+	// The links typed in other bodies are found in the files as they are
+	// before the change, for their lines; with a replacement, each is
+	// pointed at it in the leaf's body.
+	var others []string
+	for _, l := range t.Leaves {
+		if deleted[store.IDKey(l.ID)] == nil {
+			others = append(others, l.Path)
+		}
+	}
+	links, err := typedLinksTo(k, others, paths)
+	if err != nil {
+		return err
+	}
+	relink := map[string]bool{} // leaves with a typed link to relink, relative to nodes/
+	if target != nil {
+		for i, l := range links {
+			links[i].To = target.ID
+			relink[l.from] = true
+		}
+	}
+	res.Links = links
+	for _, n := range edits {
+		delete(relink, n.Path) // relinked below, with its edges
+	}
+	for _, p := range slices.Sorted(maps.Keys(relink)) {
+		n, err := tx.LeafAt(p)
+		if err != nil {
+			return err
+		}
+		if n != nil {
+			edits = append(edits, n)
+		}
+	}
+	relinkBody := func(n *node.Node) {
+		if target == nil {
+			return
+		}
+		body := n.Body
+		found := node.MarkdownLinks(body)
+		for i := len(found) - 1; i >= 0; i-- {
+			l := found[i]
+			if l.Generated {
+				continue // the Related block is rendered from the edges
+			}
+			if p, ok := store.LinkPath(n.Path, l.Path); !ok || paths[p] == "" {
+				continue
+			}
+			to := node.LinkTarget(l, store.DirOf(n.Path), target.Path)
+			body = slices.Concat(body[:l.Start:l.Start], []byte(to), body[l.End:])
+			for j := range res.Links {
+				if res.Links[j].from == n.Path && res.Links[j].Target == l.Path && res.Links[j].NewTarget == "" {
+					res.Links[j].NewTarget = to
+					break
+				}
+			}
+		}
+		n.Body = body
+	}
+	for _, n := range edits {
+		relinkBody(n)
+		self := target != nil && store.IDKey(n.ID) == store.IDKey(target.ID)
+		// retarget returns what an edge to a deleted note becomes: the
+		// replacement's id, or "" to drop it, and why it is dropped.
+		retarget := func(names func(id string) bool) (string, string) {
+			switch {
+			case target == nil:
+				return "", ""
+			case self:
+				return "", "is " + target.ID + " itself"
+			case names(target.ID):
+				return "", "names " + target.ID + " already"
+			}
+			return target.ID, ""
+		}
+		for _, key := range []string{keyRelatesTo, keyDependsOn} {
+			list := &n.RelatesTo
+			if key == keyDependsOn {
+				list = &n.DependsOn
+			}
+			var out []string
+			for _, id := range *list {
+				if !gone(id) {
+					out = append(out, id)
+					continue
+				}
+				to, why := retarget(func(t string) bool {
+					return slices.ContainsFunc(out, func(s string) bool { return store.IDKey(s) == store.IDKey(t) }) ||
+						slices.ContainsFunc(*list, func(s string) bool { return store.IDKey(s) == store.IDKey(t) })
+				})
+				if to != "" && key == keyDependsOn && dependsOn(to, n.ID) {
+					to, why = "", fmt.Sprintf("would make a depends_on cycle: %s depends on %s", to, n.ID)
+				}
+				if to != "" {
+					out = append(out, to)
+				}
+				res.Edges = append(res.Edges, EdgeChange{ID: n.ID, Path: n.Path, Key: key, Removed: id, To: to, Why: why})
+			}
+			if out == nil {
+				out = []string{}
+			}
+			*list = out
+			if key == keyDependsOn {
+				deps[store.IDKey(n.ID)] = out
+			}
+		}
+		// kk_molecule and kk_related are the graph's own: kk graph
+		// changes them.
+		if id, ok := graphLinkLeft(n, gone); ok {
+			return &DeleteRefusal{Arg: given[store.IDKey(deletedID(deleted, ledger, live, id))], Reason: fmt.Sprintf(
+				"%s (%s) names it in kk_related or kk_molecule, which kk graph keeps; take it out there first (kk graph update %s)", n.ID, k.Rel(k.NodePath(n.Path)), n.ID)}
+		}
+		if err := retargetGraphEdges(n, gone, retarget, res); err != nil {
+			return err
+		}
+		tx.Put(n)
+	}
+
+	for _, n := range order {
+		if err := tx.Remove(n); err != nil {
+			return err
+		}
+		res.Deleted = append(res.Deleted, DeletedNote{ID: n.ID, Path: n.Path})
+	}
+	if target != nil {
+		r := ledger.Clone()
+		for _, n := range order {
+			if !slices.ContainsFunc(r[n.ID], func(s string) bool { return store.IDKey(s) == store.IDKey(target.ID) }) {
+				r[n.ID] = append(r[n.ID], target.ID)
+			}
+		}
+		tx.SetRedirects(r)
+		res.RedirectedTo = target.ID
+	}
+
+	// The lines are given in the files as the change leaves them (their
+	// front matter and Related block may have changed length): each link
+	// is found again by its place among the links typed in its body,
+	// which the change keeps.
+	tx.AfterCommit(func(*txn.Result) error {
+		for i := range res.Links {
+			l := &res.Links[i]
+			src, err := os.ReadFile(k.NodePath(l.from))
+			if err != nil {
+				return err
+			}
+			parts, err := frontmatter.Split(src)
+			if err != nil {
+				return err
+			}
+			if typed := typedLinks(parts.Body); l.ord < len(typed) {
+				l.Line = bytes.Count(src[:len(src)-len(parts.Body)], []byte("\n")) + typed[l.ord].Line
+			}
+		}
+		return nil
+	})
+	return nil
+}
+
+// typedLinks returns the links of body a person typed (not those of a
+// generated block), in order.
+func typedLinks(body []byte) []node.Link {
+	var out []node.Link
+	for _, l := range node.MarkdownLinks(body) {
+		if !l.Generated {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// retargetGraphEdges drops or retargets the leaf's kk_edges to deleted
+// notes, keeping one edge of a type and kind per target.
+func retargetGraphEdges(n *node.Node, gone func(string) bool, retarget func(func(string) bool) (string, string), res *DeleteResult) error {
+	if _, ok := n.Extra(graph.KeyEdges); !ok {
+		return nil
+	}
+	list, err := graph.EdgesOf(n)
+	if err != nil {
+		return err
+	}
+	var out []graph.Edge
+	changed := false
+	for _, e := range list {
+		if !gone(e.To) {
+			out = append(out, e)
+			continue
+		}
+		changed = true
+		to, why := retarget(func(t string) bool {
+			return slices.ContainsFunc(append(slices.Clone(out), list...), func(x graph.Edge) bool {
+				return x.Type == e.Type && x.Kind == e.Kind && store.IDKey(x.To) == store.IDKey(t)
+			})
+		})
+		res.Edges = append(res.Edges, EdgeChange{ID: n.ID, Path: n.Path, Key: graph.KeyEdges, Removed: e.To, To: to, Why: why})
+		if to != "" {
+			e.To = to
+			out = append(out, e)
+		}
+	}
+	if !changed {
+		return nil
+	}
+	if len(out) == 0 {
+		return n.DeleteExtra(graph.KeyEdges)
+	}
+	return n.SetExtra(graph.KeyEdges, graph.EdgeValues(out))
+}
+
+// graphLinkLeft returns an id of a deleted note the leaf still names
+// through kk_molecule or kk_related (its graph links other than kk_edges).
+func graphLinkLeft(n *node.Node, gone func(string) bool) (string, bool) {
+	edges := map[string]bool{}
+	if list, err := graph.EdgesOf(n); err == nil {
+		for _, e := range list {
+			edges[store.IDKey(e.To)] = true
+		}
+	}
+	for _, id := range n.GraphLinks {
+		if gone(id) && !edges[store.IDKey(id)] {
+			return id, true
+		}
+	}
+	return "", false
+}
+
+// deletedID returns the deleted note an edge to id stands for.
+func deletedID(deleted map[string]*node.Node, ledger store.Redirects, live func(string) bool, id string) string {
+	if n := deleted[store.IDKey(id)]; n != nil {
+		return n.ID
+	}
+	for _, to := range store.ResolveRedirect(ledger, id, live) {
+		if n := deleted[store.IDKey(to)]; n != nil {
+			return n.ID
+		}
+	}
+	return id
+}
+
+// typedLinksTo returns the links typed in the bodies of the leaves at
+// others (relative to nodes/) that lead to a path of gone (deleted path
+// -> id), in the order of others and of the links, with their lines in
+// the files.
+func typedLinksTo(k *store.KB, others []string, gone map[string]string) ([]TypedLink, error) {
+	var names [][]byte // the deleted notes' file names: a link to one holds it
+	for p := range gone {
+		names = append(names, []byte(path.Base(p)))
+	}
+	found := make([][]TypedLink, len(others))
+	errs := make([]error, len(others))
+	store.Parallel(len(others), func(i int) {
+		from := others[i]
+		src, err := os.ReadFile(k.NodePath(from))
+		if err != nil {
+			if !errors.Is(err, fs.ErrNotExist) {
+				errs[i] = err
+			}
+			return
+		}
+		if !bytes.Contains(src, []byte("](")) && !bytes.Contains(src, []byte("]:")) || !slices.ContainsFunc(names, func(b []byte) bool { return bytes.Contains(src, b) }) {
+			return // no link, or none that names a deleted note's file
+		}
+		parts, err := frontmatter.Split(src)
+		if err != nil {
+			return // not a leaf kk reads: the checks say why
+		}
+		head := bytes.Count(src[:len(src)-len(parts.Body)], []byte("\n"))
+		for j, l := range typedLinks(parts.Body) {
+			p, ok := store.LinkPath(from, l.Path)
+			if !ok {
+				continue
+			}
+			if id, ok := gone[p]; ok {
+				found[i] = append(found[i], TypedLink{File: k.Rel(k.NodePath(from)), Line: head + l.Line, Target: l.Path, ID: id, from: from, ord: j})
+			}
+		}
+	})
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	out := []TypedLink{}
+	for _, f := range found {
+		out = append(out, f...)
+	}
+	return out, nil
+}
