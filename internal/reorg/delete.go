@@ -328,21 +328,13 @@ func deleteNotes(tx *txn.Tx, ids []string, o DeleteOptions, res *DeleteResult) e
 		if target == nil {
 			return
 		}
-		body := n.Body
-		found := node.MarkdownLinks(body)
-		for i := len(found) - 1; i >= 0; i-- {
-			l := found[i]
-			if l.Generated {
-				continue // the Related block is rendered from the edges
-			}
-			if p, ok := store.LinkPath(n.Path, l.Path); !ok || paths[p] == "" {
-				continue
-			}
-			to := node.LinkTarget(l, store.DirOf(n.Path), target.Path)
-			body = slices.Concat(body[:l.Start:l.Start], []byte(to), body[l.End:])
+		body, changed := store.RetargetTypedLinks(n.Body, n.Path, n.Path, func(p string) (string, bool) {
+			return target.Path, paths[p] != ""
+		})
+		for _, c := range changed {
 			for j := range res.Links {
-				if res.Links[j].from == n.Path && res.Links[j].Target == l.Path && res.Links[j].NewTarget == "" {
-					res.Links[j].NewTarget = to
+				if res.Links[j].from == n.Path && res.Links[j].Target == c.Was && res.Links[j].NewTarget == "" {
+					res.Links[j].NewTarget = c.Now
 					break
 				}
 			}

@@ -1022,33 +1022,13 @@ func (s *planSim) fileChanges() ([]moveChange, []string, error) {
 
 // typedLinks points the links a person typed in body, of the leaf l,
 // that lead to a leaf at its path before the plan, at that leaf's path
-// once the plan is applied, from l's path then, each written as it was
-// (relative, or bundle-absolute). A link to a leaf the plan retires, to a
-// file that is not a leaf, or that was dead before is left as it is. It
-// returns the body, and whether a link changed.
+// once the plan is applied, from l's path then (store.RetargetTypedLinks).
+// A link to a leaf the plan retires, to a file that is not a leaf, or that
+// was dead before is left as it is. It returns the body, and whether a
+// link changed.
 func (s *planSim) typedLinks(body []byte, l *simLeaf) ([]byte, bool) {
-	links := node.MarkdownLinks(body)
-	changed := false
-	for i := len(links) - 1; i >= 0; i-- {
-		k := links[i]
-		if k.Generated {
-			continue // the Related block is rendered from the edges
-		}
-		p, ok := store.LinkPath(l.src, k.Path)
-		if !ok {
-			continue
-		}
-		to, ok := s.wasAt(p)
-		if !ok {
-			continue
-		}
-		target := node.LinkTarget(k, store.DirOf(l.path), to)
-		if p == to && l.src == l.path || string(body[k.Start:k.End]) == target {
-			continue // leads where it did, from where it was
-		}
-		body, changed = slices.Concat(body[:k.Start:k.Start], []byte(target), body[k.End:]), true
-	}
-	return body, changed
+	body, changed := store.RetargetTypedLinks(body, l.src, l.path, s.wasAt)
+	return body, len(changed) > 0
 }
 
 // wasAt returns where the leaf at path p before the plan is once it is

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/kk-project/kk/internal/frontmatter"
@@ -71,6 +72,47 @@ func LinkPath(from, target string) (p string, ok bool) {
 		return "", false
 	}
 	return p, true
+}
+
+// RetargetedLink is a link RetargetTypedLinks changed: its path as it
+// was typed, and as it is written now.
+type RetargetedLink struct{ Was, Now string }
+
+// RetargetTypedLinks points the links a person typed in body (not those
+// of a generated block) at where the leaves they lead to are now. body is
+// that of the leaf that was at from and is at to (from itself unless the
+// leaf moves); leads gives, for the path a link leads to from there, the
+// path it should lead to (ok false: the link stays as it is). Each link
+// changed keeps its form (relative or bundle-absolute, its text and
+// fragment) and is written from to's folder; one that already leads where
+// it should, from where it is, stays byte for byte. It returns the body
+// and the links changed, in the body's order. kk rebalance move (a moved
+// leaf) and kk node delete --redirect-to (a retired one) share it.
+func RetargetTypedLinks(body []byte, from, to string, leads func(p string) (string, bool)) ([]byte, []RetargetedLink) {
+	links := node.MarkdownLinks(body)
+	var changed []RetargetedLink
+	for i := len(links) - 1; i >= 0; i-- { // the last first, so that earlier offsets hold
+		l := links[i]
+		if l.Generated {
+			continue // the Related block is rendered from the edges
+		}
+		p, ok := LinkPath(from, l.Path)
+		if !ok {
+			continue
+		}
+		now, ok := leads(p)
+		if !ok {
+			continue
+		}
+		target := node.LinkTarget(l, DirOf(to), now)
+		if p == now && from == to || string(body[l.Start:l.End]) == target {
+			continue // leads where it did, from where it was
+		}
+		body = slices.Concat(body[:l.Start:l.Start], []byte(target), body[l.End:])
+		changed = append(changed, RetargetedLink{Was: l.Path, Now: target})
+	}
+	slices.Reverse(changed)
+	return body, changed
 }
 
 // DeadLinks returns every link from a leaf of t to a leaf path under
