@@ -207,7 +207,7 @@ Returns {"success":true,"data":{"violations":[{rule,ids,message}]}}; an empty li
 		Name:  "kk_search",
 		Title: "Search the knowledge base",
 		Description: `Full-text search over every node of the knowledge base (practices, maps, atoms, requirements, decisions…) on the current git branch.
-Use it when you have a question or a topic rather than file paths. Words are stemmed and identifiers split; titles and phrasings weigh most; nothing is returned when no node answers the query (all: true lists weak matches). Filter with types and tags.
+Use it when you have a question or a topic rather than file paths. Words are stemmed and identifiers split; titles and phrasings weigh most. It lists the best matches, best first, with scores relative to the query, even when none answers it well: judge the hits by their titles and snippets (min_score drops the weak ones). Filter with types and tags.
 Returns {"success":true,"data":{"branch","query","hits":[{id,path,type,title,description,score,snippet}]}}, best first; the snippet marks matched words in [brackets]. Read a hit whole with kk_read.`,
 		Schema:     "kk-search",
 		ReadOnly:   true,
