@@ -31,9 +31,10 @@ the rules (all of them, or those named with --rule) and prints each
 violation as "rule<TAB>ids<TAB>message". It exits 0 when there is none and
 1 when there is any, so CI can run it next to kk validate. --json prints
 the result envelope {"success":true,"data":{"rules":[…],"violations":[{rule,
-ids, message}]}}. A file under nodes/ whose name does not end in .md (a
-note saved as note.txt) is read by no rule: it is not a violation, but
-without --json a warning on stderr names it (kk lint: stray-file).
+ids, message}],"stray_files":[…]}}. A file under nodes/ whose name does
+not end in .md (a note saved as note.txt) is read by no rule: it is not a
+violation, but a warning on stderr names it, or with --json stray_files
+lists it (its path from the repository's root; kk lint: stray-file).
 
 Rules:
 ` + strings.Join(rules, "\n"),
@@ -65,12 +66,19 @@ Rules:
 				return err
 			}
 			var found int
+			nodes := store.DirName + "/nodes/"
 			if r, ok := resp.Data.(*trace.CheckResult); ok && resp.Success {
 				found = len(r.Violations)
 				if !app.JSON {
 					for _, v := range r.Violations {
 						fmt.Fprintf(app.IO.Out, "%s\t%s\t%s\n", v.Rule, strings.Join(v.IDs, ","), v.Message)
 					}
+				} else if len(stray) > 0 {
+					out := checkOutput{CheckResult: r}
+					for _, f := range stray {
+						out.StrayFiles = append(out.StrayFiles, nodes+f)
+					}
+					resp.Data = out
 				}
 			}
 			if err := printGraph(app, resp, func(w io.Writer, data any) {}); err != nil {
@@ -80,7 +88,6 @@ Rules:
 				// Not a violation (the file may be there on purpose), but
 				// a note saved with the wrong extension is left out of
 				// every rule without a word otherwise.
-				nodes := store.DirName + "/nodes/"
 				app.warnf("%d file(s) under %s are not notes, and kk leaves them out of everything (kk reads only files named *.md); rename a note to <name>.md (git mv when it is committed), move any other file out of %s or remove it:\n  %s",
 					len(stray), nodes, nodes, nodes+strings.Join(stray, "\n  "+nodes))
 			}
@@ -98,4 +105,12 @@ Rules:
 	cmd.Flags().StringArrayVar(&o.p.Rules, "rule", nil, "run only this rule (repeatable)")
 	cmd.Flags().StringVar(&o.input, "input", "", "read the kb_check parameter object from a file, or - for standard input")
 	return cmd
+}
+
+// checkOutput is kk check's --json data: kb_check's result, and the files
+// under nodes/ that are not notes (paths from the repository's root),
+// which no rule reads.
+type checkOutput struct {
+	*trace.CheckResult
+	StrayFiles []string `json:"stray_files,omitempty"`
 }
