@@ -22,7 +22,7 @@ import (
 )
 
 const completionLong = `Print the script that makes SHELL complete kk's commands and flags, and
-the knowledge base's own names: node ids (kk node show, kk node delete and its --redirect-to, kk read,
+the knowledge base's own names: node ids (kk node show, kk node delete and its --redirect-to, kk node rename, kk read,
 kk delete, kk graph get/update/delete, kk changelog, kk graph export
 --around),
 folders (--folder), tags (--tag), molecules (--molecule), node types
@@ -133,6 +133,7 @@ type completer func(app *App, args []string, toComplete string) []string
 var argCompleters = map[string][]completer{
 	"kk node show":        {completeIDs},
 	"kk node delete":      {completeIDs},
+	"kk node rename":      {completeIDs, nil},
 	"kk read":             {completeIDs},
 	"kk delete":           {completeIDs},
 	"kk graph get":        {completeIDs},

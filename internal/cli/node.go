@@ -31,7 +31,7 @@ func newNodeCmd(app *App) *cobra.Command {
 		Use:   "node",
 		Short: "Write, show and list notes (the leaves of the knowledge tree)",
 	}
-	cmd.AddCommand(newNodeWriteCmd(app), newNodeShowCmd(app), newNodeListCmd(app), newNodeAddCmd(app), newNodePhrasingsCmd(app), newNodeAdoptCmd(app), newNodeDeleteCmd(app))
+	cmd.AddCommand(newNodeWriteCmd(app), newNodeShowCmd(app), newNodeListCmd(app), newNodeAddCmd(app), newNodePhrasingsCmd(app), newNodeAdoptCmd(app), newNodeDeleteCmd(app), newNodeRenameCmd(app))
 	return cmd
 }
 

@@ -159,6 +159,11 @@ func deleteNotes(tx *txn.Tx, ids []string, o DeleteOptions, res *DeleteResult) e
 		if n, ok := t.ByID(arg); ok {
 			return n, "", nil
 		}
+		// A leaf staged in the transaction before (RenameNote's, under
+		// its new id) is live too.
+		if n, err := tx.Leaf(arg); err != nil || n != nil {
+			return n, "", err
+		}
 		if err := graph.UnreadableInTree("node", arg, t); err != nil {
 			return nil, "", err
 		}
