@@ -133,7 +133,7 @@ type completer func(app *App, args []string, toComplete string) []string
 var argCompleters = map[string][]completer{
 	"kk node show":        {completeIDs},
 	"kk node delete":      {completeIDs},
-	"kk node rename":      {completeIDs, nil},
+	"kk node rename":      {completeIDs},
 	"kk read":             {completeIDs},
 	"kk delete":           {completeIDs},
 	"kk graph get":        {completeIDs},

@@ -207,38 +207,45 @@ func renameNote(tx *txn.Tx, id, newID string, o RenameOptions, res *RenameResult
 	})
 	tx.Put(renamed)
 
+	// The ledger's entries that lead to the old id, as read: they lead to
+	// the new one after (deleteNotes may repoint them itself; the pass
+	// below then finds nothing left to change).
+	names := func(to []string) bool {
+		return slices.ContainsFunc(to, func(s string) bool { return store.IDKey(s) == store.IDKey(full.ID) })
+	}
+	res.Redirects = []string{}
+	for _, old := range slices.Sorted(maps.Keys(ledger)) {
+		if store.IDKey(old) != store.IDKey(full.ID) && names(ledger[old]) {
+			res.Redirects = append(res.Redirects, old)
+		}
+	}
+
 	if err := deleteNotes(tx, []string{full.ID}, DeleteOptions{RedirectTo: newID, Command: o.Command}, del); err != nil {
 		return err
 	}
 
-	// The ledger's entries that led to the old id lead to the new one.
 	r, err := tx.Redirects()
 	if err != nil {
 		return err
 	}
 	r = r.Clone()
-	res.Redirects = []string{}
-	for _, old := range slices.Sorted(maps.Keys(r)) {
-		if store.IDKey(old) == store.IDKey(full.ID) {
-			continue
-		}
-		to := r[old]
-		if !slices.ContainsFunc(to, func(s string) bool { return store.IDKey(s) == store.IDKey(full.ID) }) {
+	changed := false
+	for _, old := range res.Redirects {
+		if !names(r[old]) {
 			continue
 		}
 		var out []string
-		for _, s := range to {
+		for _, s := range r[old] {
 			if store.IDKey(s) == store.IDKey(full.ID) {
 				s = newID
 			}
-			if !slices.Contains(out, s) {
+			if !slices.ContainsFunc(out, func(x string) bool { return store.IDKey(x) == store.IDKey(s) }) {
 				out = append(out, s)
 			}
 		}
-		r[old] = out
-		res.Redirects = append(res.Redirects, old)
+		r[old], changed = out, true
 	}
-	if len(res.Redirects) > 0 {
+	if changed {
 		tx.SetRedirects(r)
 	}
 

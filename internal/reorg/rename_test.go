@@ -181,3 +181,33 @@ func TestRenameNoteRefusals(t *testing.T) {
 		t.Errorf("practice-x: %v", err)
 	}
 }
+
+// TestRenameNoteFileNamedOtherwise: a leaf whose file is not named for its
+// id (renamed by hand; kk check reports it) gets the file <new-id>.md in
+// its folder, the name kk's identity contract gives a leaf: kept, the
+// name would not match the new id either, and no write would take it.
+func TestRenameNoteFileNamedOtherwise(t *testing.T) {
+	k := simTree(t, "a/practice-keep.md|practice-retyr|")
+	n := &node.Node{Format: node.SchemaVersion, Type: "practice", Title: "retry", Description: "about retry", Tags: []string{"t"}, ID: "practice-retyr",
+		DerivedFrom: []string{}, RelatesTo: []string{}, DependsOn: []string{}, Confidence: "high", Body: []byte("Retry.\n"), Path: "a/retry-notes.md"}
+	writeLeaf(t, k, n, nil)
+	rebuild(t, k)
+
+	res, err := reorg.RenameNote(context.Background(), k, "practice-retyr", "practice-retry", reorg.RenameOptions{Command: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Path != "a/retry-notes.md" || res.NewPath != "a/practice-retry.md" {
+		t.Errorf("result: %+v", res)
+	}
+	if _, err := os.Stat(k.NodePath("a/retry-notes.md")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the old file is still there: %v", err)
+	}
+	if got := readFile(t, k, "a/practice-retry.md"); !strings.Contains(got, "kk_id: practice-retry\n") {
+		t.Errorf("the renamed leaf:\n%s", got)
+	}
+	if got := readFile(t, k, "a/practice-keep.md"); !strings.Contains(got, "kk_relates_to:\n  - practice-retry\n") {
+		t.Errorf("practice-keep:\n%s", got)
+	}
+	checkTreeHealthy(t, k)
+}
