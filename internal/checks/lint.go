@@ -442,8 +442,13 @@ func (l *linter) checkTree(ctx context.Context, t *store.Tree, db *index.DB) err
 			l.addNeedsMigration(n.Path)
 		}
 		if msg := node.CheckNaming(n.Type, n.ID, n.Path); msg != "" {
-			l.add(ruleSlugIDMismatch, LintError, lintPath(n.Path), msg,
-				fmt.Sprintf("make the id %s-<slug> with a lowercase, dash-separated slug and name the file <id>.md; update edges that point at the old id", n.Type))
+			fix := fmt.Sprintf("make the id %s-<slug> with a lowercase, dash-separated slug and name the file <id>.md; update edges that point at the old id", n.Type)
+			if was := strings.TrimSuffix(path.Base(n.Path), ".md"); node.CheckNaming(n.Type, was, n.Path) == "" && node.CheckNaming(n.Type, n.ID, n.ID+".md") == "" {
+				// kk_id changed by hand in a file named for a valid id:
+				// kk node rename finishes it (file, edges, links, ledger).
+				fix = fmt.Sprintf("if kk_id was changed by hand, `kk node rename %s %s` renames the file and points the edges and links to %s at it; if the file was renamed, name it %s.md again and run `kk node rename %s %s`", was, n.ID, was, n.ID, n.ID, was)
+			}
+			l.add(ruleSlugIDMismatch, LintError, lintPath(n.Path), msg, fix)
 		}
 	}
 	incoming := l.checkEdges(t, redirects)

@@ -33,6 +33,11 @@ holds it still finds the note, and the ledger's entries that led to the old
 id lead to <new-id>. The index files are brought up to date: kk check finds
 no edge to the old id. <id> is matched without regard to case.
 
+A person who changed kk_id by hand in the file named for <id> (which
+leaves the file misnamed and the edges to <id> dangling: kk lint and kk
+check say so) finishes the rename with the same command: the leaf is taken
+as the file holds it and renamed <new-id>.md, and the rest is as above.
+
 <new-id> follows kk node write's rule for the note's type: a practice's id
 is practice-<slug>, a map's map-<slug>, the slug in lowercase ASCII words
 joined by -. A <new-id> another leaf has, or one the ledger retired, is

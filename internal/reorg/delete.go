@@ -242,9 +242,15 @@ func deleteNotes(tx *txn.Tx, ids []string, o DeleteOptions, res *DeleteResult) e
 		return len(to) > 0 && !slices.ContainsFunc(to, func(s string) bool { return deleted[store.IDKey(s)] == nil })
 	}
 
+	// removed reports whether tree leaf l goes: a deleted note, or the
+	// file of one under the id it had before (kk node rename of a kk_id
+	// changed by hand: the tree has the file under the new id).
+	removed := func(l *node.Node) bool {
+		return deleted[store.IDKey(l.ID)] != nil || slices.ContainsFunc(order, func(n *node.Node) bool { return n.Path == l.Path })
+	}
 	var edits []*node.Node
 	for _, l := range t.Leaves {
-		if deleted[store.IDKey(l.ID)] != nil {
+		if removed(l) {
 			continue
 		}
 		if !slices.ContainsFunc(l.RelatesTo, gone) && !slices.ContainsFunc(l.DependsOn, gone) && !slices.ContainsFunc(l.GraphLinks, gone) {
@@ -265,7 +271,7 @@ func deleteNotes(tx *txn.Tx, ids []string, o DeleteOptions, res *DeleteResult) e
 	// replacement must not close a cycle.
 	deps := map[string][]string{}
 	for _, l := range t.Leaves {
-		if deleted[store.IDKey(l.ID)] == nil {
+		if !removed(l) {
 			deps[store.IDKey(l.ID)] = l.DependsOn
 		}
 	}
@@ -301,7 +307,7 @@ func deleteNotes(tx *txn.Tx, ids []string, o DeleteOptions, res *DeleteResult) e
 	// pointed at it in the leaf's body.
 	var others []string
 	for _, l := range t.Leaves {
-		if deleted[store.IDKey(l.ID)] == nil {
+		if !removed(l) {
 			others = append(others, l.Path)
 		}
 	}

@@ -126,6 +126,17 @@ func renameNote(tx *txn.Tx, id, newID string, o RenameOptions, res *RenameResult
 		return refuse("is empty: give the id of a note")
 	}
 	n, ok := t.ByID(id)
+	// byHand: the person changed kk_id in the file named for id and left
+	// the rest (its file name, the edges and links to it) to kk: the
+	// rename is finished from the leaf as the file holds it.
+	byHand := false
+	if !ok {
+		if h, held := t.ByID(newID); held && path.Base(h.Path) == id+".md" && !live(id) {
+			if _, gone := retired(id); !gone {
+				n, ok, byHand = h, true, true
+			}
+		}
+	}
 	if !ok {
 		if err := graph.UnreadableInTree("node", id, t); err != nil {
 			return err
@@ -159,10 +170,14 @@ func renameNote(tx *txn.Tx, id, newID string, o RenameOptions, res *RenameResult
 	if strings.TrimSpace(newID) == "" {
 		return refuseNew("is empty: give the id the note is to have")
 	}
-	if store.IDKey(newID) == store.IDKey(full.ID) {
+	if byHand {
+		// The leaf as it was before the hand edit: deleteNotes retires
+		// that id to the new one and points the edges naming it there.
+		full.ID = id
+	} else if store.IDKey(newID) == store.IDKey(full.ID) {
 		return refuseNew("is the id " + full.ID + " has already (ids are compared without regard to case)")
 	}
-	if other, ok := t.ByID(newID); ok {
+	if other, ok := t.ByID(newID); ok && !byHand {
 		return refuseNew(fmt.Sprintf("is the id of %s; choose another id", k.Rel(k.NodePath(other.Path))))
 	}
 	if err := graph.UnreadableInTree("node", newID, t); err != nil {
@@ -184,6 +199,12 @@ func renameNote(tx *txn.Tx, id, newID string, o RenameOptions, res *RenameResult
 		return err
 	}
 	newPath := path.Join(path.Dir(full.Path), newID+".md")
+	if store.IDKey(newPath) == store.IDKey(full.Path) {
+		// The file was renamed by hand (git mv) and kk_id left: the leaf
+		// cannot be written anew where it is removed.
+		return refuseNew(fmt.Sprintf("is the name %s has already (renamed by hand?): rename the file back to %s.md (git mv when it is committed), then run kk node rename %s %s again",
+			k.Rel(k.NodePath(full.Path)), full.ID, full.ID, newID))
+	}
 	renamed, err := node.Parse(newPath, src)
 	if err != nil {
 		return err
@@ -220,6 +241,9 @@ func renameNote(tx *txn.Tx, id, newID string, o RenameOptions, res *RenameResult
 		}
 	}
 
+	if byHand {
+		tx.Put(full) // staged after its version was read: not a change of its own
+	}
 	if err := deleteNotes(tx, []string{full.ID}, DeleteOptions{RedirectTo: newID, Command: o.Command}, del); err != nil {
 		return err
 	}
