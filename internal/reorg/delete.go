@@ -80,6 +80,29 @@ type DeleteResult struct {
 	RedirectedTo string       `json:"redirected_to,omitempty"`
 	Edges        []EdgeChange `json:"edges"`
 	Links        []TypedLink  `json:"links"`
+	// Redirects are the entries of nodes/.redirects.json that led to a
+	// deleted note, in the order of their retired ids.
+	Redirects []RedirectChange `json:"redirects"`
+}
+
+// RedirectChange is an entry of the redirect ledger that named a deleted
+// note among its successors (or a retired id that, with the change,
+// leads nowhere): DeleteNotes points it at the replacement, or takes the
+// successor out, in the same transaction, so no entry is left leading to
+// a note that is gone.
+type RedirectChange struct {
+	ID      string `json:"id"`      // the retired id the entry is of
+	Removed string `json:"removed"` // the successor it named, as written
+	// To is the replacement the entry names instead; "" when the
+	// successor was taken out.
+	To string `json:"to,omitempty"`
+	// Why says why the successor was taken out, not pointed at the
+	// replacement: "leads to <id> already", "is <replacement> itself",
+	// "leads to <ids> still", or "leads nowhere now".
+	Why string `json:"why,omitempty"`
+	// EntryRemoved: the entry is gone from the ledger (no successor was
+	// left): its retired id leads nowhere now, as the deleted note's.
+	EntryRemoved bool `json:"entry_removed,omitempty"`
 }
 
 // DeleteRefusal is a note DeleteNotes will not delete, or a replacement
@@ -127,7 +150,7 @@ func DeleteNotes(ctx context.Context, k *store.KB, ids []string, o DeleteOptions
 	if _, err := k.LoadConfig(); err != nil {
 		return nil, err
 	}
-	res := &DeleteResult{Deleted: []DeletedNote{}, Edges: []EdgeChange{}, Links: []TypedLink{}}
+	res := &DeleteResult{Deleted: []DeletedNote{}, Edges: []EdgeChange{}, Links: []TypedLink{}, Redirects: []RedirectChange{}}
 	_, err := txn.Update(ctx, k, txn.Meta{Source: "cli", Command: o.Command}, func(tx *txn.Tx) error {
 		return deleteNotes(tx, ids, o, res)
 	})
@@ -406,15 +429,20 @@ func deleteNotes(tx *txn.Tx, ids []string, o DeleteOptions, res *DeleteResult) e
 		}
 		res.Deleted = append(res.Deleted, DeletedNote{ID: n.ID, Path: n.Path})
 	}
+	// The ledger's entries that led to a deleted note lead to the
+	// replacement now, or no longer name it.
+	r, changes := repointLedger(ledger, deleted, target, live)
+	res.Redirects = append(res.Redirects, changes...)
 	if target != nil {
-		r := ledger.Clone()
 		for _, n := range order {
 			if !slices.ContainsFunc(r[n.ID], func(s string) bool { return store.IDKey(s) == store.IDKey(target.ID) }) {
 				r[n.ID] = append(r[n.ID], target.ID)
 			}
 		}
-		tx.SetRedirects(r)
 		res.RedirectedTo = target.ID
+	}
+	if target != nil || len(changes) > 0 {
+		tx.SetRedirects(r)
 	}
 
 	// The lines are given in the files as the change leaves them (their
@@ -489,6 +517,79 @@ func retargetGraphEdges(n *node.Node, gone func(string) bool, retarget func(func
 		return n.DeleteExtra(graph.KeyEdges)
 	}
 	return n.SetExtra(graph.KeyEdges, graph.EdgeValues(out))
+}
+
+// repointLedger returns a copy of the redirect ledger in which no entry
+// leads to a deleted note, and what changed, in the order of the retired
+// ids. With a replacement each deleted successor is replaced by it, or
+// taken out when the entry names the replacement already or is the
+// replacement's own (an entry left with no successor is removed). Without
+// one each deleted successor is taken out; an entry left with no
+// successor is removed, as its retired id leads nowhere now, and so, in
+// turn, is a successor naming such a retired id. Entries that named no
+// deleted note are left as they are.
+func repointLedger(ledger store.Redirects, deleted map[string]*node.Node, target *node.Node, live func(string) bool) (store.Redirects, []RedirectChange) {
+	r := ledger.Clone()
+	gone := map[string]bool{} // successors that lead nowhere, by store.IDKey
+	for key := range deleted {
+		gone[store.IDKey(key)] = true
+	}
+	isGone := func(s string) bool { return gone[store.IDKey(s)] }
+	var changes []RedirectChange
+	for again := true; again; {
+		again = false
+		for _, old := range slices.SortedFunc(maps.Keys(r), store.CompareUTF16) {
+			list := r[old]
+			if !slices.ContainsFunc(list, isGone) {
+				continue
+			}
+			names := func(list []string, id string) bool {
+				return slices.ContainsFunc(list, func(s string) bool { return store.IDKey(s) == store.IDKey(id) })
+			}
+			var now []string
+			var entry []RedirectChange
+			for _, s := range list {
+				switch {
+				case !isGone(s):
+					if !names(now, s) {
+						now = append(now, s)
+					}
+				case target == nil:
+					entry = append(entry, RedirectChange{ID: old, Removed: s})
+				case store.IDKey(old) == store.IDKey(target.ID):
+					entry = append(entry, RedirectChange{ID: old, Removed: s, Why: "is " + target.ID + " itself"})
+				case names(now, target.ID) || names(list, target.ID):
+					entry = append(entry, RedirectChange{ID: old, Removed: s, Why: "leads to " + target.ID + " already"})
+				default:
+					now = append(now, target.ID)
+					entry = append(entry, RedirectChange{ID: old, Removed: s, To: target.ID})
+				}
+			}
+			for i := range entry {
+				switch {
+				case len(now) == 0:
+					entry[i].EntryRemoved = true
+					if entry[i].Why == "" {
+						entry[i].Why = "leads nowhere now"
+					}
+				case entry[i].To == "" && entry[i].Why == "":
+					entry[i].Why = "leads to " + strings.Join(now, ", ") + " still"
+				}
+			}
+			changes = append(changes, entry...)
+			if len(now) > 0 {
+				r[old] = now
+				continue
+			}
+			delete(r, old)
+			if !live(old) && !gone[store.IDKey(old)] {
+				gone[store.IDKey(old)] = true
+				again = true // a successor naming it leads nowhere now
+			}
+		}
+	}
+	slices.SortStableFunc(changes, func(a, b RedirectChange) int { return store.CompareUTF16(a.ID, b.ID) })
+	return r, changes
 }
 
 // graphLinkLeft returns an id of a deleted note the leaf still names
