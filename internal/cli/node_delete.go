@@ -30,7 +30,8 @@ deleted note. Ids are matched without regard to case.
 --redirect-to <id> retires the deleted ids to that note in
 nodes/.redirects.json (the ledger kk rebalance's split-leaf keeps), and the
 edges to them name it instead (once per list; the note's own edge to a
-deleted one is dropped). An edge that names an old id later (one typed from
+deleted one is dropped, and so is a depends_on edge, in kk_depends_on or
+kk_edges, that would close a dependency cycle, saying why). An edge that names an old id later (one typed from
 memory, or merged from another branch) leads to the replacement through the
 ledger. Entries of the ledger that led to a deleted note (ids retired to
 it earlier) lead to the replacement instead; one that named the

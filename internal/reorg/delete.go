@@ -14,6 +14,7 @@ import (
 
 	"github.com/kk-project/kk/internal/frontmatter"
 	"github.com/kk-project/kk/internal/graph"
+	"github.com/kk-project/kk/internal/index"
 	"github.com/kk-project/kk/internal/node"
 	"github.com/kk-project/kk/internal/store"
 	"github.com/kk-project/kk/internal/trace"
@@ -278,37 +279,56 @@ func deleteNotes(tx *txn.Tx, ids []string, o DeleteOptions, res *DeleteResult) e
 		edits = append(edits, n)
 	}
 	slices.SortFunc(edits, func(a, b *node.Node) int { return store.LocaleCompare(a.Path, b.Path) })
-	// deps holds each live leaf's kk_depends_on as the change leaves it
-	// so far, by store.IDKey: a depends_on edge pointed at the
-	// replacement must not close a cycle.
-	deps := map[string][]string{}
-	for _, l := range t.Leaves {
-		if deleted[store.IDKey(l.ID)] == nil {
-			deps[store.IDKey(l.ID)] = l.DependsOn
+	// A depends_on edge pointed at the replacement must not close a
+	// cycle, through kk_depends_on or the depends_on entries of kk_edges
+	// (one graph to kk check's depends-on-acyclic). deps holds the
+	// targets of each leaf's depends_on edges as the index has them
+	// before the change, by store.IDKey, read when first needed; depsNow
+	// those of the leaves changed so far, as the change leaves them.
+	var deps map[string][]string
+	depsNow := map[string][]string{}
+	// dependsOn reports whether from depends on to through depends_on
+	// edges of either form (a retired id standing for its successors).
+	dependsOn := func(from, to string) (bool, error) {
+		if deps == nil {
+			db, err := tx.Index()
+			if err != nil {
+				return false, err
+			}
+			edges, err := db.Edges(tx.Context())
+			if err != nil {
+				return false, err
+			}
+			deps = map[string][]string{}
+			for _, e := range edges {
+				if e.Type == index.EdgeDependsOn && deleted[store.IDKey(e.From)] == nil {
+					deps[store.IDKey(e.From)] = append(deps[store.IDKey(e.From)], e.To)
+				}
+			}
 		}
-	}
-	// dependsOn reports whether from depends on to through kk_depends_on
-	// (a retired id standing for its successors).
-	dependsOn := func(from, to string) bool {
 		seen := map[string]bool{}
 		queue := []string{store.IDKey(from)}
 		for len(queue) > 0 {
 			cur := queue[0]
 			queue = queue[1:]
 			if cur == store.IDKey(to) {
-				return true
+				return true, nil
 			}
 			if seen[cur] {
 				continue
 			}
 			seen[cur] = true
-			for _, id := range deps[cur] {
+			out, changed := depsNow[cur]
+			if !changed {
+				out = deps[cur]
+			}
+			for _, id := range out {
 				for _, s := range store.ResolveRedirect(ledger, id, live) {
 					queue = append(queue, store.IDKey(s))
 				}
 			}
 		}
-		return false
+		return false, nil
 	}
 	paths := map[string]string{} // deleted path -> id
 	for _, n := range order {
@@ -368,17 +388,27 @@ func deleteNotes(tx *txn.Tx, ids []string, o DeleteOptions, res *DeleteResult) e
 		relinkBody(n)
 		self := target != nil && store.IDKey(n.ID) == store.IDKey(target.ID)
 		// retarget returns what an edge to a deleted note becomes: the
-		// replacement's id, or "" to drop it, and why it is dropped.
-		retarget := func(names func(id string) bool) (string, string) {
+		// replacement's id, or "" to drop it, and why it is dropped. A
+		// depends_on edge is dropped when the replacement depends on n.
+		retarget := func(names func(id string) bool, depends bool) (string, string, error) {
 			switch {
 			case target == nil:
-				return "", ""
+				return "", "", nil
 			case self:
-				return "", "is " + target.ID + " itself"
+				return "", "is " + target.ID + " itself", nil
 			case names(target.ID):
-				return "", "names " + target.ID + " already"
+				return "", "names " + target.ID + " already", nil
 			}
-			return target.ID, ""
+			if depends {
+				cycle, err := dependsOn(target.ID, n.ID)
+				if err != nil {
+					return "", "", err
+				}
+				if cycle {
+					return "", fmt.Sprintf("would make a depends_on cycle: %s depends on %s", target.ID, n.ID), nil
+				}
+			}
+			return target.ID, "", nil
 		}
 		for _, key := range []string{keyRelatesTo, keyDependsOn} {
 			list := &n.RelatesTo
@@ -391,12 +421,12 @@ func deleteNotes(tx *txn.Tx, ids []string, o DeleteOptions, res *DeleteResult) e
 					out = append(out, id)
 					continue
 				}
-				to, why := retarget(func(t string) bool {
+				to, why, err := retarget(func(t string) bool {
 					return slices.ContainsFunc(out, func(s string) bool { return store.IDKey(s) == store.IDKey(t) }) ||
 						slices.ContainsFunc(*list, func(s string) bool { return store.IDKey(s) == store.IDKey(t) })
-				})
-				if to != "" && key == keyDependsOn && dependsOn(to, n.ID) {
-					to, why = "", fmt.Sprintf("would make a depends_on cycle: %s depends on %s", to, n.ID)
+				}, key == keyDependsOn)
+				if err != nil {
+					return err
 				}
 				if to != "" {
 					out = append(out, to)
@@ -407,9 +437,6 @@ func deleteNotes(tx *txn.Tx, ids []string, o DeleteOptions, res *DeleteResult) e
 				out = []string{}
 			}
 			*list = out
-			if key == keyDependsOn {
-				deps[store.IDKey(n.ID)] = out
-			}
 		}
 		// kk_molecule and kk_related are the graph's own: kk graph
 		// changes them.
@@ -417,9 +444,11 @@ func deleteNotes(tx *txn.Tx, ids []string, o DeleteOptions, res *DeleteResult) e
 			return &DeleteRefusal{Arg: given[store.IDKey(deletedID(deleted, ledger, live, id))], Reason: fmt.Sprintf(
 				"%s (%s) names it in kk_related or kk_molecule, which kk graph keeps; take it out there first (kk graph update %s)", n.ID, k.Rel(k.NodePath(n.Path)), n.ID)}
 		}
-		if err := retargetGraphEdges(n, gone, retarget, res); err != nil {
+		typed, err := retargetGraphEdges(n, gone, retarget, res)
+		if err != nil {
 			return err
 		}
+		depsNow[store.IDKey(n.ID)] = append(slices.Clone(n.DependsOn), typed...)
 		tx.Put(n)
 	}
 
@@ -482,14 +511,16 @@ func typedLinks(body []byte) []node.Link {
 }
 
 // retargetGraphEdges drops or retargets the leaf's kk_edges to deleted
-// notes, keeping one edge of a type and kind per target.
-func retargetGraphEdges(n *node.Node, gone func(string) bool, retarget func(func(string) bool) (string, string), res *DeleteResult) error {
+// notes, keeping one edge of a type and kind per target; a depends_on
+// edge goes through retarget's cycle check. It returns the targets of the
+// leaf's depends_on edges in kk_edges as it leaves them.
+func retargetGraphEdges(n *node.Node, gone func(string) bool, retarget func(func(string) bool, bool) (string, string, error), res *DeleteResult) ([]string, error) {
 	if _, ok := n.Extra(graph.KeyEdges); !ok {
-		return nil
+		return nil, nil
 	}
 	list, err := graph.EdgesOf(n)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	var out []graph.Edge
 	changed := false
@@ -499,24 +530,33 @@ func retargetGraphEdges(n *node.Node, gone func(string) bool, retarget func(func
 			continue
 		}
 		changed = true
-		to, why := retarget(func(t string) bool {
+		to, why, err := retarget(func(t string) bool {
 			return slices.ContainsFunc(append(slices.Clone(out), list...), func(x graph.Edge) bool {
 				return x.Type == e.Type && x.Kind == e.Kind && store.IDKey(x.To) == store.IDKey(t)
 			})
-		})
+		}, e.Type == index.EdgeDependsOn)
+		if err != nil {
+			return nil, err
+		}
 		res.Edges = append(res.Edges, EdgeChange{ID: n.ID, Path: n.Path, Key: graph.KeyEdges, Removed: e.To, To: to, Why: why})
 		if to != "" {
 			e.To = to
 			out = append(out, e)
 		}
 	}
+	var deps []string
+	for _, e := range out {
+		if e.Type == index.EdgeDependsOn {
+			deps = append(deps, e.To)
+		}
+	}
 	if !changed {
-		return nil
+		return deps, nil
 	}
 	if len(out) == 0 {
-		return n.DeleteExtra(graph.KeyEdges)
+		return deps, n.DeleteExtra(graph.KeyEdges)
 	}
-	return n.SetExtra(graph.KeyEdges, graph.EdgeValues(out))
+	return deps, n.SetExtra(graph.KeyEdges, graph.EdgeValues(out))
 }
 
 // repointLedger returns a copy of the redirect ledger in which no entry

@@ -15,6 +15,7 @@ import (
 	"github.com/kk-project/kk/internal/node"
 	"github.com/kk-project/kk/internal/reorg"
 	"github.com/kk-project/kk/internal/store"
+	"github.com/kk-project/kk/internal/trace"
 )
 
 // edgeLines renders what DeleteNotes did to other leaves' edges, one line
@@ -280,6 +281,7 @@ func TestDeleteNotesRedirectNoDependsCycle(t *testing.T) {
 		t.Errorf("edges:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 	checkTreeHealthy(t, k)
+	checkNoDependsCycle(t, k)
 }
 
 // redirectLines renders what DeleteNotes did to the entries of the
@@ -443,4 +445,76 @@ func checkNoDanglingRedirects(t *testing.T, k *store.KB) {
 			t.Errorf("ledger entry %s (%v) leads to no live leaf", old, r[old])
 		}
 	}
+}
+
+// checkNoDependsCycle fails when kk check's depends-on-acyclic rule finds
+// a cycle.
+func checkNoDependsCycle(t *testing.T, k *store.KB) {
+	t.Helper()
+	res, err := trace.KBCheck(context.Background(), k, trace.KBCheckParams{Rules: []string{trace.RuleDependsOnAcyclic}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Violations) > 0 {
+		t.Errorf("depends_on cycles: %+v", res.Violations)
+	}
+}
+
+// TestDeleteNotesRedirectNoCycleThroughTypedEdges: the cycle guard
+// covers the depends_on entries of kk_edges as well as kk_depends_on, in
+// any mix: a kk_depends_on edge is not pointed at the replacement when
+// the replacement reaches the leaf through a kk_edges depends_on, nor a
+// kk_edges depends_on when it reaches it through kk_depends_on (or
+// kk_edges); one that closes no cycle is pointed at it; kk check's
+// depends-on-acyclic stays clean.
+func TestDeleteNotesRedirectNoCycleThroughTypedEdges(t *testing.T) {
+	k := simTree(t,
+		"a/practice-old.md",
+		"a/practice-mid.md||practice-old",
+		"a/practice-new.md||practice-top",
+		"a/practice-top.md",
+		"a/practice-via.md",
+		"a/practice-side.md",
+	)
+	typed := func(id string, to ...string) {
+		t.Helper()
+		n, err := k.ReadLeaf("a/" + id + ".md")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var edges []graph.Edge
+		for _, to := range to {
+			edges = append(edges, graph.Edge{Type: "depends_on", To: to, CreatedAt: "2026-01-01T00:00:00Z", CreatedBy: "t", Source: "t"})
+		}
+		if err := n.SetExtra(graph.KeyEdges, graph.EdgeValues(edges)); err != nil {
+			t.Fatal(err)
+		}
+		writeLeaf(t, k, n, nil)
+	}
+	typed("practice-top", "practice-mid", "practice-via") // practice-new → top → mid and via
+	typed("practice-via", "practice-old")
+	typed("practice-side", "practice-old")
+	rebuild(t, k)
+	checkNoDependsCycle(t, k)
+
+	res, err := reorg.DeleteNotes(context.Background(), k, []string{"practice-old"}, reorg.DeleteOptions{RedirectTo: "practice-new", Command: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"practice-mid kk_depends_on practice-old (would make a depends_on cycle: practice-new depends on practice-mid)",
+		"practice-side kk_edges practice-old -> practice-new",
+		"practice-via kk_edges practice-old (would make a depends_on cycle: practice-new depends on practice-via)",
+	}
+	if got := edgeLines(res); !slices.Equal(got, want) {
+		t.Errorf("edges:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if got := readFile(t, k, "a/practice-via.md"); strings.Contains(got, "kk_edges") {
+		t.Errorf("practice-via keeps a kk_edges entry:\n%s", got)
+	}
+	if got := readFile(t, k, "a/practice-side.md"); !strings.Contains(got, "to: practice-new") {
+		t.Errorf("practice-side's kk_edges:\n%s", got)
+	}
+	checkTreeHealthy(t, k)
+	checkNoDependsCycle(t, k)
 }
