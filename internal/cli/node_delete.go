@@ -30,9 +30,18 @@ deleted note. Ids are matched without regard to case.
 --redirect-to <id> retires the deleted ids to that note in
 nodes/.redirects.json (the ledger kk rebalance's split-leaf keeps), and the
 edges to them name it instead (once per list; the note's own edge to a
-deleted one is dropped). An edge that names an old id later (one typed from
+deleted one is dropped, and so is a depends_on edge, in kk_depends_on or
+kk_edges, that would close a dependency cycle, saying why). An edge that names an old id later (one typed from
 memory, or merged from another branch) leads to the replacement through the
-ledger.
+ledger. Entries of the ledger that led to a deleted note (ids retired to
+it earlier) lead to the replacement instead; one that named the
+replacement already no longer names the deleted note, and the
+replacement's own entry, which would lead to itself, is removed.
+
+Without --redirect-to the deleted note is taken out of the entries that
+led to it: an entry left with no successor is removed (its retired id
+leads nowhere now, like the deleted note's, and edges naming it are
+dropped with the others), and so is an entry that led only through it.
 
 Links typed in other notes' bodies to a deleted note: with --redirect-to
 each is pointed at the replacement's file in the same change, in the form
@@ -45,10 +54,11 @@ Traceability entities (req, scenario, test, adr, flag, event, symbol) are
 deleted with kk delete, atoms and molecules with kk graph delete. An id that
 is no note (unknown, or already retired to another), an id named twice, or a
 --redirect-to that is no note or is being deleted is refused and nothing is
-written. Prints one line per change: "deleted", "redirected", "unlinked"
-(an edge dropped), "relinked" (an edge pointed at the replacement) or
-"link" (a typed link pointed at it);
---json prints the same.`,
+written. Prints one line per change: "deleted", "redirected", "repointed" (a
+ledger entry pointed at the replacement), "unredirected" (a deleted note
+taken out of a ledger entry), "unlinked" (an edge dropped), "relinked"
+(an edge pointed at the replacement) or "link" (a typed link pointed at
+it); --json prints the same.`,
 		Example: `  kk node delete practice-old-retry-policy
   kk node delete practice-retry-v1 practice-retry-v2 --redirect-to practice-retry-policy
   kk node delete map-legacy-api --json`,
@@ -96,6 +106,17 @@ func runNodeDelete(ctx context.Context, app *App, o nodeDeleteOpts, redirectFlag
 		if res.RedirectedTo != "" {
 			fmt.Fprintf(w, "redirected\t%s\t%s\n", d.ID, res.RedirectedTo)
 		}
+	}
+	for _, c := range res.Redirects {
+		if c.To != "" {
+			fmt.Fprintf(w, "repointed\t%s\t%s → %s\n", c.ID, c.Removed, c.To)
+			continue
+		}
+		why := c.Why
+		if c.EntryRemoved {
+			why += "; its entry is removed"
+		}
+		fmt.Fprintf(w, "unredirected\t%s\t%s (%s)\n", c.ID, c.Removed, why)
 	}
 	for _, e := range res.Edges {
 		if e.To != "" {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/kk-project/kk/internal/frontmatter"
 	"github.com/kk-project/kk/internal/graph"
+	"github.com/kk-project/kk/internal/index"
 	"github.com/kk-project/kk/internal/node"
 	"github.com/kk-project/kk/internal/store"
 	"github.com/kk-project/kk/internal/trace"
@@ -80,6 +81,29 @@ type DeleteResult struct {
 	RedirectedTo string       `json:"redirected_to,omitempty"`
 	Edges        []EdgeChange `json:"edges"`
 	Links        []TypedLink  `json:"links"`
+	// Redirects are the entries of nodes/.redirects.json that led to a
+	// deleted note, in the order of their retired ids.
+	Redirects []RedirectChange `json:"redirects"`
+}
+
+// RedirectChange is an entry of the redirect ledger that named a deleted
+// note among its successors (or a retired id that, with the change,
+// leads nowhere): DeleteNotes points it at the replacement, or takes the
+// successor out, in the same transaction, so no entry is left leading to
+// a note that is gone.
+type RedirectChange struct {
+	ID      string `json:"id"`      // the retired id the entry is of
+	Removed string `json:"removed"` // the successor it named, as written
+	// To is the replacement the entry names instead; "" when the
+	// successor was taken out.
+	To string `json:"to,omitempty"`
+	// Why says why the successor was taken out, not pointed at the
+	// replacement: "leads to <id> already", "is <replacement> itself",
+	// "leads to <ids> still", or "leads nowhere now".
+	Why string `json:"why,omitempty"`
+	// EntryRemoved: the entry is gone from the ledger (no successor was
+	// left): its retired id leads nowhere now, as the deleted note's.
+	EntryRemoved bool `json:"entry_removed,omitempty"`
 }
 
 // DeleteRefusal is a note DeleteNotes will not delete, or a replacement
@@ -127,7 +151,7 @@ func DeleteNotes(ctx context.Context, k *store.KB, ids []string, o DeleteOptions
 	if _, err := k.LoadConfig(); err != nil {
 		return nil, err
 	}
-	res := &DeleteResult{Deleted: []DeletedNote{}, Edges: []EdgeChange{}, Links: []TypedLink{}}
+	res := &DeleteResult{Deleted: []DeletedNote{}, Edges: []EdgeChange{}, Links: []TypedLink{}, Redirects: []RedirectChange{}}
 	_, err := txn.Update(ctx, k, txn.Meta{Source: "cli", Command: o.Command}, func(tx *txn.Tx) error {
 		return deleteNotes(tx, ids, o, res)
 	})
@@ -266,37 +290,56 @@ func deleteNotes(tx *txn.Tx, ids []string, o DeleteOptions, res *DeleteResult) e
 		edits = append(edits, n)
 	}
 	slices.SortFunc(edits, func(a, b *node.Node) int { return store.LocaleCompare(a.Path, b.Path) })
-	// deps holds each live leaf's kk_depends_on as the change leaves it
-	// so far, by store.IDKey: a depends_on edge pointed at the
-	// replacement must not close a cycle.
-	deps := map[string][]string{}
-	for _, l := range t.Leaves {
-		if !removed(l) {
-			deps[store.IDKey(l.ID)] = l.DependsOn
+	// A depends_on edge pointed at the replacement must not close a
+	// cycle, through kk_depends_on or the depends_on entries of kk_edges
+	// (one graph to kk check's depends-on-acyclic). deps holds the
+	// targets of each leaf's depends_on edges as the index has them
+	// before the change, by store.IDKey, read when first needed; depsNow
+	// those of the leaves changed so far, as the change leaves them.
+	var deps map[string][]string
+	depsNow := map[string][]string{}
+	// dependsOn reports whether from depends on to through depends_on
+	// edges of either form (a retired id standing for its successors).
+	dependsOn := func(from, to string) (bool, error) {
+		if deps == nil {
+			db, err := tx.Index()
+			if err != nil {
+				return false, err
+			}
+			edges, err := db.Edges(tx.Context())
+			if err != nil {
+				return false, err
+			}
+			deps = map[string][]string{}
+			for _, e := range edges {
+				if e.Type == index.EdgeDependsOn && deleted[store.IDKey(e.From)] == nil {
+					deps[store.IDKey(e.From)] = append(deps[store.IDKey(e.From)], e.To)
+				}
+			}
 		}
-	}
-	// dependsOn reports whether from depends on to through kk_depends_on
-	// (a retired id standing for its successors).
-	dependsOn := func(from, to string) bool {
 		seen := map[string]bool{}
 		queue := []string{store.IDKey(from)}
 		for len(queue) > 0 {
 			cur := queue[0]
 			queue = queue[1:]
 			if cur == store.IDKey(to) {
-				return true
+				return true, nil
 			}
 			if seen[cur] {
 				continue
 			}
 			seen[cur] = true
-			for _, id := range deps[cur] {
+			out, changed := depsNow[cur]
+			if !changed {
+				out = deps[cur]
+			}
+			for _, id := range out {
 				for _, s := range store.ResolveRedirect(ledger, id, live) {
 					queue = append(queue, store.IDKey(s))
 				}
 			}
 		}
-		return false
+		return false, nil
 	}
 	paths := map[string]string{} // deleted path -> id
 	for _, n := range order {
@@ -356,17 +399,27 @@ func deleteNotes(tx *txn.Tx, ids []string, o DeleteOptions, res *DeleteResult) e
 		relinkBody(n)
 		self := target != nil && store.IDKey(n.ID) == store.IDKey(target.ID)
 		// retarget returns what an edge to a deleted note becomes: the
-		// replacement's id, or "" to drop it, and why it is dropped.
-		retarget := func(names func(id string) bool) (string, string) {
+		// replacement's id, or "" to drop it, and why it is dropped. A
+		// depends_on edge is dropped when the replacement depends on n.
+		retarget := func(names func(id string) bool, depends bool) (string, string, error) {
 			switch {
 			case target == nil:
-				return "", ""
+				return "", "", nil
 			case self:
-				return "", "is " + target.ID + " itself"
+				return "", "is " + target.ID + " itself", nil
 			case names(target.ID):
-				return "", "names " + target.ID + " already"
+				return "", "names " + target.ID + " already", nil
 			}
-			return target.ID, ""
+			if depends {
+				cycle, err := dependsOn(target.ID, n.ID)
+				if err != nil {
+					return "", "", err
+				}
+				if cycle {
+					return "", fmt.Sprintf("would make a depends_on cycle: %s depends on %s", target.ID, n.ID), nil
+				}
+			}
+			return target.ID, "", nil
 		}
 		for _, key := range []string{keyRelatesTo, keyDependsOn} {
 			list := &n.RelatesTo
@@ -379,12 +432,12 @@ func deleteNotes(tx *txn.Tx, ids []string, o DeleteOptions, res *DeleteResult) e
 					out = append(out, id)
 					continue
 				}
-				to, why := retarget(func(t string) bool {
+				to, why, err := retarget(func(t string) bool {
 					return slices.ContainsFunc(out, func(s string) bool { return store.IDKey(s) == store.IDKey(t) }) ||
 						slices.ContainsFunc(*list, func(s string) bool { return store.IDKey(s) == store.IDKey(t) })
-				})
-				if to != "" && key == keyDependsOn && dependsOn(to, n.ID) {
-					to, why = "", fmt.Sprintf("would make a depends_on cycle: %s depends on %s", to, n.ID)
+				}, key == keyDependsOn)
+				if err != nil {
+					return err
 				}
 				if to != "" {
 					out = append(out, to)
@@ -395,9 +448,6 @@ func deleteNotes(tx *txn.Tx, ids []string, o DeleteOptions, res *DeleteResult) e
 				out = []string{}
 			}
 			*list = out
-			if key == keyDependsOn {
-				deps[store.IDKey(n.ID)] = out
-			}
 		}
 		// kk_molecule and kk_related are the graph's own: kk graph
 		// changes them.
@@ -405,9 +455,11 @@ func deleteNotes(tx *txn.Tx, ids []string, o DeleteOptions, res *DeleteResult) e
 			return &DeleteRefusal{Arg: given[store.IDKey(deletedID(deleted, ledger, live, id))], Reason: fmt.Sprintf(
 				"%s (%s) names it in kk_related or kk_molecule, which kk graph keeps; take it out there first (kk graph update %s)", n.ID, k.Rel(k.NodePath(n.Path)), n.ID)}
 		}
-		if err := retargetGraphEdges(n, gone, retarget, res); err != nil {
+		typed, err := retargetGraphEdges(n, gone, retarget, res)
+		if err != nil {
 			return err
 		}
+		depsNow[store.IDKey(n.ID)] = append(slices.Clone(n.DependsOn), typed...)
 		tx.Put(n)
 	}
 
@@ -417,15 +469,20 @@ func deleteNotes(tx *txn.Tx, ids []string, o DeleteOptions, res *DeleteResult) e
 		}
 		res.Deleted = append(res.Deleted, DeletedNote{ID: n.ID, Path: n.Path})
 	}
+	// The ledger's entries that led to a deleted note lead to the
+	// replacement now, or no longer name it.
+	r, changes := repointLedger(ledger, deleted, target, live)
+	res.Redirects = append(res.Redirects, changes...)
 	if target != nil {
-		r := ledger.Clone()
 		for _, n := range order {
 			if !slices.ContainsFunc(r[n.ID], func(s string) bool { return store.IDKey(s) == store.IDKey(target.ID) }) {
 				r[n.ID] = append(r[n.ID], target.ID)
 			}
 		}
-		tx.SetRedirects(r)
 		res.RedirectedTo = target.ID
+	}
+	if target != nil || len(changes) > 0 {
+		tx.SetRedirects(r)
 	}
 
 	// The lines are given in the files as the change leaves them (their
@@ -465,14 +522,16 @@ func typedLinks(body []byte) []node.Link {
 }
 
 // retargetGraphEdges drops or retargets the leaf's kk_edges to deleted
-// notes, keeping one edge of a type and kind per target.
-func retargetGraphEdges(n *node.Node, gone func(string) bool, retarget func(func(string) bool) (string, string), res *DeleteResult) error {
+// notes, keeping one edge of a type and kind per target; a depends_on
+// edge goes through retarget's cycle check. It returns the targets of the
+// leaf's depends_on edges in kk_edges as it leaves them.
+func retargetGraphEdges(n *node.Node, gone func(string) bool, retarget func(func(string) bool, bool) (string, string, error), res *DeleteResult) ([]string, error) {
 	if _, ok := n.Extra(graph.KeyEdges); !ok {
-		return nil
+		return nil, nil
 	}
 	list, err := graph.EdgesOf(n)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	var out []graph.Edge
 	changed := false
@@ -482,24 +541,106 @@ func retargetGraphEdges(n *node.Node, gone func(string) bool, retarget func(func
 			continue
 		}
 		changed = true
-		to, why := retarget(func(t string) bool {
+		to, why, err := retarget(func(t string) bool {
 			return slices.ContainsFunc(append(slices.Clone(out), list...), func(x graph.Edge) bool {
 				return x.Type == e.Type && x.Kind == e.Kind && store.IDKey(x.To) == store.IDKey(t)
 			})
-		})
+		}, e.Type == index.EdgeDependsOn)
+		if err != nil {
+			return nil, err
+		}
 		res.Edges = append(res.Edges, EdgeChange{ID: n.ID, Path: n.Path, Key: graph.KeyEdges, Removed: e.To, To: to, Why: why})
 		if to != "" {
 			e.To = to
 			out = append(out, e)
 		}
 	}
+	var deps []string
+	for _, e := range out {
+		if e.Type == index.EdgeDependsOn {
+			deps = append(deps, e.To)
+		}
+	}
 	if !changed {
-		return nil
+		return deps, nil
 	}
 	if len(out) == 0 {
-		return n.DeleteExtra(graph.KeyEdges)
+		return deps, n.DeleteExtra(graph.KeyEdges)
 	}
-	return n.SetExtra(graph.KeyEdges, graph.EdgeValues(out))
+	return deps, n.SetExtra(graph.KeyEdges, graph.EdgeValues(out))
+}
+
+// repointLedger returns a copy of the redirect ledger in which no entry
+// leads to a deleted note, and what changed, in the order of the retired
+// ids. With a replacement each deleted successor is replaced by it, or
+// taken out when the entry names the replacement already or is the
+// replacement's own (an entry left with no successor is removed). Without
+// one each deleted successor is taken out; an entry left with no
+// successor is removed, as its retired id leads nowhere now, and so, in
+// turn, is a successor naming such a retired id. Entries that named no
+// deleted note are left as they are.
+func repointLedger(ledger store.Redirects, deleted map[string]*node.Node, target *node.Node, live func(string) bool) (store.Redirects, []RedirectChange) {
+	r := ledger.Clone()
+	gone := map[string]bool{} // successors that lead nowhere, by store.IDKey
+	for key := range deleted {
+		gone[store.IDKey(key)] = true
+	}
+	isGone := func(s string) bool { return gone[store.IDKey(s)] }
+	var changes []RedirectChange
+	for again := true; again; {
+		again = false
+		for _, old := range slices.SortedFunc(maps.Keys(r), store.CompareUTF16) {
+			list := r[old]
+			if !slices.ContainsFunc(list, isGone) {
+				continue
+			}
+			names := func(list []string, id string) bool {
+				return slices.ContainsFunc(list, func(s string) bool { return store.IDKey(s) == store.IDKey(id) })
+			}
+			var now []string
+			var entry []RedirectChange
+			for _, s := range list {
+				switch {
+				case !isGone(s):
+					if !names(now, s) {
+						now = append(now, s)
+					}
+				case target == nil:
+					entry = append(entry, RedirectChange{ID: old, Removed: s})
+				case store.IDKey(old) == store.IDKey(target.ID):
+					entry = append(entry, RedirectChange{ID: old, Removed: s, Why: "is " + target.ID + " itself"})
+				case names(now, target.ID) || names(list, target.ID):
+					entry = append(entry, RedirectChange{ID: old, Removed: s, Why: "leads to " + target.ID + " already"})
+				default:
+					now = append(now, target.ID)
+					entry = append(entry, RedirectChange{ID: old, Removed: s, To: target.ID})
+				}
+			}
+			for i := range entry {
+				switch {
+				case len(now) == 0:
+					entry[i].EntryRemoved = true
+					if entry[i].Why == "" {
+						entry[i].Why = "leads nowhere now"
+					}
+				case entry[i].To == "" && entry[i].Why == "":
+					entry[i].Why = "leads to " + strings.Join(now, ", ") + " still"
+				}
+			}
+			changes = append(changes, entry...)
+			if len(now) > 0 {
+				r[old] = now
+				continue
+			}
+			delete(r, old)
+			if !live(old) && !gone[store.IDKey(old)] {
+				gone[store.IDKey(old)] = true
+				again = true // a successor naming it leads nowhere now
+			}
+		}
+	}
+	slices.SortStableFunc(changes, func(a, b RedirectChange) int { return store.CompareUTF16(a.ID, b.ID) })
+	return r, changes
 }
 
 // graphLinkLeft returns an id of a deleted note the leaf still names

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -14,6 +15,7 @@ import (
 	"github.com/kk-project/kk/internal/node"
 	"github.com/kk-project/kk/internal/reorg"
 	"github.com/kk-project/kk/internal/store"
+	"github.com/kk-project/kk/internal/trace"
 )
 
 // edgeLines renders what DeleteNotes did to other leaves' edges, one line
@@ -279,4 +281,240 @@ func TestDeleteNotesRedirectNoDependsCycle(t *testing.T) {
 		t.Errorf("edges:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 	checkTreeHealthy(t, k)
+	checkNoDependsCycle(t, k)
+}
+
+// redirectLines renders what DeleteNotes did to the entries of the
+// redirect ledger, one line per successor changed, for comparison.
+func redirectLines(res *reorg.DeleteResult) []string {
+	var out []string
+	for _, c := range res.Redirects {
+		line := c.ID + " " + c.Removed
+		if c.To != "" {
+			line += " -> " + c.To
+		}
+		if c.Why != "" {
+			line += " (" + c.Why + ")"
+		}
+		if c.EntryRemoved {
+			line += " [entry removed]"
+		}
+		out = append(out, line)
+	}
+	return out
+}
+
+// chainTree is a tree whose ledger has entries leading to practice-bee,
+// the note the redirect-chain tests delete: practice-ex only to it,
+// practice-why to it and to a live leaf, practice-dup to it and to the
+// replacement, practice-arr (the replacement, live) to it, and
+// practice-zed through practice-ex. practice-user names practice-ex,
+// practice-fan names practice-zed.
+func chainTree(t *testing.T) *store.KB {
+	t.Helper()
+	k := simTree(t,
+		"a/practice-bee.md",
+		"a/practice-arr.md",
+		"a/practice-cee.md",
+		"a/practice-user.md|practice-ex,practice-cee|",
+		"a/practice-fan.md||practice-zed",
+	)
+	ledger := `{"practice-ex": ["practice-bee"], "practice-why": ["practice-bee", "practice-cee"], "practice-dup": ["Practice-Bee", "practice-arr"],` +
+		` "practice-arr": ["practice-bee"], "practice-zed": ["practice-ex"]}` + "\n"
+	if err := os.WriteFile(k.NodePath(".redirects.json"), []byte(ledger), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rebuild(t, k)
+	return k
+}
+
+// TestDeleteNotesRepointsRedirectChains: with a replacement, every ledger
+// entry that led to a deleted note leads to the replacement instead, in
+// the same change (once per entry; the replacement's own entry goes, as
+// it would lead to itself); an entry through another retired id is left,
+// as it leads to the replacement now; edges naming a retired id that led
+// only to the deleted note are pointed at the replacement, as the ledger
+// now says; the tree is healthy afterwards.
+func TestDeleteNotesRepointsRedirectChains(t *testing.T) {
+	k := chainTree(t)
+	res, err := reorg.DeleteNotes(context.Background(), k, []string{"practice-bee"}, reorg.DeleteOptions{RedirectTo: "practice-arr", Command: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"practice-arr practice-bee (is practice-arr itself) [entry removed]",
+		"practice-dup Practice-Bee (leads to practice-arr already)",
+		"practice-ex practice-bee -> practice-arr",
+		"practice-why practice-bee -> practice-arr",
+	}
+	if got := redirectLines(res); !slices.Equal(got, want) {
+		t.Errorf("redirects:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	wantLedger := `{
+  "practice-bee": [
+    "practice-arr"
+  ],
+  "practice-dup": [
+    "practice-arr"
+  ],
+  "practice-ex": [
+    "practice-arr"
+  ],
+  "practice-why": [
+    "practice-arr",
+    "practice-cee"
+  ],
+  "practice-zed": [
+    "practice-ex"
+  ]
+}
+`
+	if got := readFile(t, k, ".redirects.json"); got != wantLedger {
+		t.Errorf("ledger:\n%s\nwant:\n%s", got, wantLedger)
+	}
+	wantEdges := []string{
+		"practice-fan kk_depends_on practice-zed -> practice-arr",
+		"practice-user kk_relates_to practice-ex -> practice-arr",
+	}
+	if got := edgeLines(res); !slices.Equal(got, wantEdges) {
+		t.Errorf("edges:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(wantEdges, "\n"))
+	}
+	checkTreeHealthy(t, k)
+	checkNoDanglingRedirects(t, k)
+}
+
+// TestDeleteNotesDropsRedirectChains: without a replacement, a ledger
+// entry that led to a deleted note no longer names it; an entry left
+// with no successor is removed (its retired id leads nowhere now, like
+// the deleted note's), and so is one that led only through such an
+// entry; an entry that leads to a live leaf as well stays; edges naming
+// the retired ids that now lead nowhere are dropped with the others.
+func TestDeleteNotesDropsRedirectChains(t *testing.T) {
+	k := chainTree(t)
+	res, err := reorg.DeleteNotes(context.Background(), k, []string{"practice-bee"}, reorg.DeleteOptions{Command: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"practice-arr practice-bee (leads nowhere now) [entry removed]",
+		"practice-dup Practice-Bee (leads to practice-arr still)",
+		"practice-ex practice-bee (leads nowhere now) [entry removed]",
+		"practice-why practice-bee (leads to practice-cee still)",
+		"practice-zed practice-ex (leads nowhere now) [entry removed]",
+	}
+	if got := redirectLines(res); !slices.Equal(got, want) {
+		t.Errorf("redirects:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	wantLedger := `{
+  "practice-dup": [
+    "practice-arr"
+  ],
+  "practice-why": [
+    "practice-cee"
+  ]
+}
+`
+	if got := readFile(t, k, ".redirects.json"); got != wantLedger {
+		t.Errorf("ledger:\n%s\nwant:\n%s", got, wantLedger)
+	}
+	wantEdges := []string{
+		"practice-fan kk_depends_on practice-zed",
+		"practice-user kk_relates_to practice-ex",
+	}
+	if got := edgeLines(res); !slices.Equal(got, wantEdges) {
+		t.Errorf("edges:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(wantEdges, "\n"))
+	}
+	checkTreeHealthy(t, k)
+	checkNoDanglingRedirects(t, k)
+}
+
+// checkNoDanglingRedirects fails when an entry of the redirect ledger
+// leads to no live leaf.
+func checkNoDanglingRedirects(t *testing.T, k *store.KB) {
+	t.Helper()
+	r, err := k.ReadRedirects()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tree, err := k.ReadTree(store.LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, old := range slices.Sorted(maps.Keys(r)) {
+		if len(store.ResolveRedirect(r, old, tree.IsLive)) == 0 {
+			t.Errorf("ledger entry %s (%v) leads to no live leaf", old, r[old])
+		}
+	}
+}
+
+// checkNoDependsCycle fails when kk check's depends-on-acyclic rule finds
+// a cycle.
+func checkNoDependsCycle(t *testing.T, k *store.KB) {
+	t.Helper()
+	res, err := trace.KBCheck(context.Background(), k, trace.KBCheckParams{Rules: []string{trace.RuleDependsOnAcyclic}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Violations) > 0 {
+		t.Errorf("depends_on cycles: %+v", res.Violations)
+	}
+}
+
+// TestDeleteNotesRedirectNoCycleThroughTypedEdges: the cycle guard
+// covers the depends_on entries of kk_edges as well as kk_depends_on, in
+// any mix: a kk_depends_on edge is not pointed at the replacement when
+// the replacement reaches the leaf through a kk_edges depends_on, nor a
+// kk_edges depends_on when it reaches it through kk_depends_on (or
+// kk_edges); one that closes no cycle is pointed at it; kk check's
+// depends-on-acyclic stays clean.
+func TestDeleteNotesRedirectNoCycleThroughTypedEdges(t *testing.T) {
+	k := simTree(t,
+		"a/practice-old.md",
+		"a/practice-mid.md||practice-old",
+		"a/practice-new.md||practice-top",
+		"a/practice-top.md",
+		"a/practice-via.md",
+		"a/practice-side.md",
+	)
+	typed := func(id string, to ...string) {
+		t.Helper()
+		n, err := k.ReadLeaf("a/" + id + ".md")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var edges []graph.Edge
+		for _, to := range to {
+			edges = append(edges, graph.Edge{Type: "depends_on", To: to, CreatedAt: "2026-01-01T00:00:00Z", CreatedBy: "t", Source: "t"})
+		}
+		if err := n.SetExtra(graph.KeyEdges, graph.EdgeValues(edges)); err != nil {
+			t.Fatal(err)
+		}
+		writeLeaf(t, k, n, nil)
+	}
+	typed("practice-top", "practice-mid", "practice-via") // practice-new → top → mid and via
+	typed("practice-via", "practice-old")
+	typed("practice-side", "practice-old")
+	rebuild(t, k)
+	checkNoDependsCycle(t, k)
+
+	res, err := reorg.DeleteNotes(context.Background(), k, []string{"practice-old"}, reorg.DeleteOptions{RedirectTo: "practice-new", Command: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"practice-mid kk_depends_on practice-old (would make a depends_on cycle: practice-new depends on practice-mid)",
+		"practice-side kk_edges practice-old -> practice-new",
+		"practice-via kk_edges practice-old (would make a depends_on cycle: practice-new depends on practice-via)",
+	}
+	if got := edgeLines(res); !slices.Equal(got, want) {
+		t.Errorf("edges:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if got := readFile(t, k, "a/practice-via.md"); strings.Contains(got, "kk_edges") {
+		t.Errorf("practice-via keeps a kk_edges entry:\n%s", got)
+	}
+	if got := readFile(t, k, "a/practice-side.md"); !strings.Contains(got, "to: practice-new") {
+		t.Errorf("practice-side's kk_edges:\n%s", got)
+	}
+	checkTreeHealthy(t, k)
+	checkNoDependsCycle(t, k)
 }

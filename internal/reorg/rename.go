@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"os"
 	"path"
 	"slices"
@@ -228,50 +227,21 @@ func renameNote(tx *txn.Tx, id, newID string, o RenameOptions, res *RenameResult
 	})
 	tx.Put(renamed)
 
-	// The ledger's entries that lead to the old id, as read: they lead to
-	// the new one after (deleteNotes may repoint them itself; the pass
-	// below then finds nothing left to change).
-	names := func(to []string) bool {
-		return slices.ContainsFunc(to, func(s string) bool { return store.IDKey(s) == store.IDKey(full.ID) })
-	}
-	res.Redirects = []string{}
-	for _, old := range slices.Sorted(maps.Keys(ledger)) {
-		if store.IDKey(old) != store.IDKey(full.ID) && names(ledger[old]) {
-			res.Redirects = append(res.Redirects, old)
-		}
-	}
-
 	if byHand {
 		tx.Put(full) // staged after its version was read: not a change of its own
 	}
+	// deleteNotes retires the old id to the new one and points the
+	// ledger's entries that led to the old id at it.
 	if err := deleteNotes(tx, []string{full.ID}, DeleteOptions{RedirectTo: newID, Command: o.Command}, del); err != nil {
 		return err
 	}
-
-	r, err := tx.Redirects()
-	if err != nil {
-		return err
-	}
-	r = r.Clone()
-	changed := false
-	for _, old := range res.Redirects {
-		if !names(r[old]) {
-			continue
+	res.Redirects = []string{}
+	for _, c := range del.Redirects {
+		if !slices.Contains(res.Redirects, c.ID) {
+			res.Redirects = append(res.Redirects, c.ID)
 		}
-		var out []string
-		for _, s := range r[old] {
-			if store.IDKey(s) == store.IDKey(full.ID) {
-				s = newID
-			}
-			if !slices.ContainsFunc(out, func(x string) bool { return store.IDKey(x) == store.IDKey(s) }) {
-				out = append(out, s)
-			}
-		}
-		r[old], changed = out, true
 	}
-	if changed {
-		tx.SetRedirects(r)
-	}
+	slices.Sort(res.Redirects)
 
 	res.ID, res.NewID = full.ID, newID
 	res.Path, res.NewPath = full.Path, newPath
