@@ -686,6 +686,7 @@ func (s *snapshot) symbolReqs() []Violation {
 func (s *snapshot) dangling(claimed map[string]bool, r store.Redirects) []Violation {
 	var out []Violation
 	live := func(id string) bool { _, ok := s.byID[id]; return ok }
+	var named map[string]*index.Entity // leaves by the id their file is named for, when they hold another
 	for _, e := range s.edges {
 		if live(e.To) || claimed[store.IDKey(e.To)] || len(store.ResolveRedirect(r, e.To, live)) > 0 {
 			continue
@@ -693,8 +694,20 @@ func (s *snapshot) dangling(claimed map[string]bool, r store.Redirects) []Violat
 		if from, ok := s.byID[e.From]; ok && from.Type == graph.TypeSymbol && e.Type == "implements" {
 			continue
 		}
-		out = append(out, Violation{Rule: RuleNoDanglingEdges, IDs: []string{e.From, e.To},
-			Message: fmt.Sprintf("%s has a %s edge to %s, which does not exist", e.From, e.Type, e.To)})
+		msg := fmt.Sprintf("%s has a %s edge to %s, which does not exist", e.From, e.Type, e.To)
+		if named == nil {
+			named = map[string]*index.Entity{}
+			for _, n := range s.entities {
+				if was := strings.TrimSuffix(path.Base(n.Path), ".md"); n.Path != "" && store.IDKey(was) != store.IDKey(n.ID) {
+					named[store.IDKey(was)] = n
+				}
+			}
+		}
+		if n := named[store.IDKey(e.To)]; n != nil {
+			// kk_id changed by hand in the file named for e.To.
+			msg += fmt.Sprintf("; its file, %s, holds %s now: if kk_id was changed by hand, `kk node rename %s %s` finishes the rename", path.Join(store.DirName, "nodes", n.Path), n.ID, e.To, n.ID)
+		}
+		out = append(out, Violation{Rule: RuleNoDanglingEdges, IDs: []string{e.From, e.To}, Message: msg})
 	}
 	return out
 }
