@@ -161,16 +161,26 @@ func DeleteNotes(ctx context.Context, k *store.KB, ids []string, o DeleteOptions
 	return res, nil
 }
 
-func deleteNotes(tx *txn.Tx, ids []string, o DeleteOptions, res *DeleteResult) error {
-	k := tx.KB()
+// treeAndLedger returns the transaction's tree, refused unless of format
+// v3, and the redirect ledger.
+func treeAndLedger(tx *txn.Tx) (*store.Tree, store.Redirects, error) {
 	t, err := tx.Tree()
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	if err := store.RequireV3(t); err != nil {
-		return err
+		return nil, nil, err
 	}
 	ledger, err := tx.Redirects()
+	if err != nil {
+		return nil, nil, err
+	}
+	return t, ledger, nil
+}
+
+func deleteNotes(tx *txn.Tx, ids []string, o DeleteOptions, res *DeleteResult) error {
+	k := tx.KB()
+	t, ledger, err := treeAndLedger(tx)
 	if err != nil {
 		return err
 	}

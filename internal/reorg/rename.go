@@ -97,14 +97,7 @@ func RenameNote(ctx context.Context, k *store.KB, id, newID string, o RenameOpti
 
 func renameNote(tx *txn.Tx, id, newID string, o RenameOptions, res *RenameResult, del *DeleteResult) error {
 	k := tx.KB()
-	t, err := tx.Tree()
-	if err != nil {
-		return err
-	}
-	if err := store.RequireV3(t); err != nil {
-		return err
-	}
-	ledger, err := tx.Redirects()
+	t, ledger, err := treeAndLedger(tx)
 	if err != nil {
 		return err
 	}
