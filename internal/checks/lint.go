@@ -446,7 +446,7 @@ func (l *linter) checkTree(ctx context.Context, t *store.Tree, db *index.DB) err
 			if was := strings.TrimSuffix(path.Base(n.Path), ".md"); node.CheckNaming(n.Type, was, n.Path) == "" && node.CheckNaming(n.Type, n.ID, n.ID+".md") == "" {
 				// kk_id changed by hand in a file named for a valid id:
 				// kk node rename finishes it (file, edges, links, ledger).
-				fix = fmt.Sprintf("if kk_id was changed by hand, `kk node rename %s %s` renames the file and points the edges and links to %s at it; if the file was renamed, name it %s.md again and run `kk node rename %s %s`", was, n.ID, was, n.ID, n.ID, was)
+				fix = fmt.Sprintf("if kk_id was changed by hand, `kk node rename %s %s` renames the file and points the edges and links to %s at it; if the file was renamed, `kk node rename %s %s` gives the note the file's name as its id", was, n.ID, was, n.ID, was)
 			}
 			l.add(ruleSlugIDMismatch, LintError, lintPath(n.Path), msg, fix)
 		}

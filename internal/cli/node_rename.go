@@ -36,7 +36,9 @@ no edge to the old id. <id> is matched without regard to case.
 A person who changed kk_id by hand in the file named for <id> (which
 leaves the file misnamed and the edges to <id> dangling: kk lint and kk
 check say so) finishes the rename with the same command: the leaf is taken
-as the file holds it and renamed <new-id>.md, and the rest is as above.
+as the file holds it and renamed <new-id>.md, and the rest is as above. A
+file renamed to <new-id>.md by hand (git mv) with its kk_id left is changed
+in place.
 
 <new-id> follows kk node write's rule for the note's type: a practice's id
 is practice-<slug>, a map's map-<slug>, the slug in lowercase ASCII words

@@ -29,6 +29,12 @@ type DeleteOptions struct {
 	RedirectTo string
 	// Command is the command line recorded in the lock and the audit log.
 	Command string
+
+	// renamed, set by RenameNote, is what its one note becomes (its new
+	// id and path): the edges, links and ledger are pointed at it as at a
+	// replacement, and the note is not removed (RenameNote stages it
+	// under its new id and path).
+	renamed *node.Node
 }
 
 // DeletedNote is one leaf DeleteNotes removed.
@@ -248,8 +254,8 @@ func deleteNotes(tx *txn.Tx, ids []string, o DeleteOptions, res *DeleteResult) e
 		order = append(order, full)
 	}
 
-	var target *node.Node
-	if o.RedirectTo != "" {
+	target := o.renamed
+	if target == nil && o.RedirectTo != "" {
 		n, why, err := lookup(o.RedirectTo)
 		if err != nil {
 			return err
@@ -474,6 +480,9 @@ func deleteNotes(tx *txn.Tx, ids []string, o DeleteOptions, res *DeleteResult) e
 	}
 
 	for _, n := range order {
+		if o.renamed != nil {
+			break
+		}
 		if err := tx.Remove(n); err != nil {
 			return err
 		}

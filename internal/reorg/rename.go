@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path"
 	"slices"
 	"strings"
@@ -64,9 +63,12 @@ func (e *RenameRefusal) Error() string {
 // kk_depends_on and kk_edges name newID instead, the links typed in their
 // bodies to the old file lead to the new one, the old id is retired to
 // newID in nodes/.redirects.json, and the ledger's entries that led to the
-// old id lead to newID. It is kk node delete --redirect-to newID of a
-// leaf staged again under newID (deleteNotes), so that the two keep one
-// account of edges, links and the ledger.
+// old id lead to newID. The edges, links and ledger are kk node delete
+// --redirect-to newID's (deleteNotes, told the note stays), so that the
+// two keep one account of them; the leaf itself moves, so the audit log
+// records one update and its version goes on. A leaf whose file is named
+// for newID already (renamed with git mv) changes in place, and one whose
+// kk_id was changed by hand in the file named for id is taken as it is.
 //
 // An id that is no live leaf, a traceability entity, an atom or a
 // molecule, and a newID that is no valid id for the note's type (kk node
@@ -183,51 +185,31 @@ func renameNote(tx *txn.Tx, id, newID string, o RenameOptions, res *RenameResult
 		return refuseNew(fmt.Sprintf("is no id for a %s: %s", full.Type, msg))
 	}
 
-	// The leaf again, under its new id and file name, with the version
-	// after its current one: a leaf new to the transaction keeps the
-	// version it is given.
-	src, err := os.ReadFile(k.NodePath(full.Path))
-	if err != nil {
-		return err
-	}
 	newPath := path.Join(path.Dir(full.Path), newID+".md")
-	if store.IDKey(newPath) == store.IDKey(full.Path) {
-		// The file was renamed by hand (git mv) and kk_id left: the leaf
-		// cannot be written anew where it is removed.
-		return refuseNew(fmt.Sprintf("is the name %s has already (renamed by hand?): rename the file back to %s.md (git mv when it is committed), then run kk node rename %s %s again",
-			k.Rel(k.NodePath(full.Path)), full.ID, full.ID, newID))
-	}
-	renamed, err := node.Parse(newPath, src)
-	if err != nil {
-		return err
-	}
-	renamed.ID = newID
 	v, err := tx.Version(full)
 	if err != nil {
 		return err
 	}
-	if err := renamed.SetExtra(txn.KeyVersion, v+1); err != nil {
-		return err
-	}
-	if _, has := renamed.Extra(txn.KeyUpdatedAt); has {
-		if err := renamed.SetExtra(txn.KeyUpdatedAt, tx.Timestamp()); err != nil {
-			return err
-		}
-	}
-	// Links the leaf's own body types to its file lead to the new one.
-	renamed.Body, _ = store.RetargetTypedLinks(renamed.Body, full.Path, newPath, func(p string) (string, bool) {
-		return newPath, p == full.Path
-	})
-	tx.Put(renamed)
-
 	if byHand {
-		tx.Put(full) // staged after its version was read: not a change of its own
+		tx.Put(full) // under the id it had: deleteNotes finds it by that id
 	}
-	// deleteNotes retires the old id to the new one and points the
-	// ledger's entries that led to the old id at it.
-	if err := deleteNotes(tx, []string{full.ID}, DeleteOptions{RedirectTo: newID, Command: o.Command}, del); err != nil {
+	// deleteNotes points the edges, the typed links and the ledger's
+	// entries that led to the old id at the new one, and retires the old
+	// id to it; the leaf itself stays, and is staged below under its new
+	// id and path (a move, so the audit log records one update and the
+	// version goes on).
+	if err := deleteNotes(tx, []string{full.ID}, DeleteOptions{RedirectTo: newID, Command: o.Command,
+		renamed: &node.Node{ID: newID, Type: full.Type, Path: newPath}}, del); err != nil {
 		return err
 	}
+	oldID, oldPath := full.ID, full.Path
+	full.ID, full.Path = newID, newPath
+	// Links the leaf's own body types to its file lead to the new one.
+	full.Body, _ = store.RetargetTypedLinks(full.Body, oldPath, newPath, func(p string) (string, bool) {
+		return newPath, p == oldPath
+	})
+	tx.Put(full)
+
 	res.Redirects = []string{}
 	for _, c := range del.Redirects {
 		if !slices.Contains(res.Redirects, c.ID) {
@@ -236,8 +218,8 @@ func renameNote(tx *txn.Tx, id, newID string, o RenameOptions, res *RenameResult
 	}
 	slices.Sort(res.Redirects)
 
-	res.ID, res.NewID = full.ID, newID
-	res.Path, res.NewPath = full.Path, newPath
+	res.ID, res.NewID = oldID, newID
+	res.Path, res.NewPath = oldPath, newPath
 	res.Version = v + 1
 	return nil
 }

@@ -122,6 +122,15 @@ func ReadNode(ctx context.Context, k *store.KB, p ReadParams) (*NodeView, error)
 			if err := graph.UnreadableLeaf(ctx, k, db, "node", p.ID); err != nil {
 				return nil, err
 			}
+			// A retired id (kk node rename, delete --redirect-to, a
+			// split) names the notes that took its place.
+			if r, err := k.ReadRedirects(); err == nil {
+				live := func(id string) bool { _, _, ok, err := db.LeafPath(ctx, id); return err == nil && ok }
+				if to := store.ResolveRedirect(r, p.ID, live); len(to) > 0 {
+					return nil, op.New(op.CodeNotFound, map[string]any{"id": op.Cut(p.ID), "retired_to": to},
+						"no node with id %s: it was retired to %s (%s); read that instead", op.Quote(p.ID), strings.Join(to, ", "), k.Rel(k.RedirectsPath()))
+				}
+			}
 			return nil, op.New(op.CodeNotFound, map[string]any{"id": op.Cut(p.ID)}, "no node with id %s", op.Quote(p.ID))
 		}
 		rel = path
