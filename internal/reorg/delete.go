@@ -199,8 +199,9 @@ func deleteNotes(tx *txn.Tx, ids []string, o DeleteOptions, res *DeleteResult) e
 		if n, ok := t.ByID(arg); ok {
 			return n, "", nil
 		}
-		// A leaf staged in the transaction before (RenameNote's, under
-		// its new id) is live too.
+		// A leaf staged in the transaction before is live too
+		// (RenameNote's, under the id it had before kk_id was changed
+		// by hand).
 		if n, err := tx.Leaf(arg); err != nil || n != nil {
 			return n, "", err
 		}
