@@ -448,6 +448,10 @@ func (l *linter) checkTree(ctx context.Context, t *store.Tree, db *index.DB) err
 				// kk node rename finishes it (file, edges, links, ledger).
 				fix = fmt.Sprintf("if kk_id was changed by hand, `kk node rename %s %s` renames the file and points the edges and links to %s at it; if the file was renamed, `kk node rename %s %s` gives the note the file's name as its id", was, n.ID, was, n.ID, was)
 			}
+			if low := strings.ToLower(n.ID); low != n.ID && node.CheckNaming(n.Type, low, low+".md") == "" {
+				// An id that only its case keeps from being canonical.
+				fix = fmt.Sprintf("`kk node rename %s %s` fixes the case of the id, its file's name and the edges and links that spell it", n.ID, low)
+			}
 			l.add(ruleSlugIDMismatch, LintError, lintPath(n.Path), msg, fix)
 		}
 	}

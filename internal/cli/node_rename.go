@@ -40,6 +40,13 @@ as the file holds it and renamed <new-id>.md, and the rest is as above. A
 file renamed to <new-id>.md by hand (git mv) with its kk_id left is changed
 in place.
 
+A <new-id> that differs from <id> only in case (practice-Retry to
+practice-retry) fixes the spelling of the same id: the leaf, its file name
+and the edges, links and ledger entries that spell it change, and the old
+spelling is not retired (it is the same id). On a file system that does
+not tell names apart by case (macOS, Windows), rename the file first
+(git mv -f), then run the command, which changes the leaf in place.
+
 <new-id> follows kk node write's rule for the note's type: a practice's id
 is practice-<slug>, a map's map-<slug>, the slug in lowercase ASCII words
 joined by -. A <new-id> another leaf has, or one the ledger retired, is
@@ -51,8 +58,8 @@ Prints one line per change: "renamed" (old id, new id, old path → new
 path), "relinked" (an edge pointed at the new id), "unlinked" (an edge
 dropped because its list names the new id already), "link" (a typed link
 pointed at the new file, as file:line old → new) and "redirected" (the old
-id, and each retired id whose entry led to it, now leading to the new id);
---json prints the same.`,
+id, and each retired id whose entry led to it, now leading to the new id;
+no line for the old id of a case-only rename); --json prints the same.`,
 		Example: `  kk node rename practice-retyr-policy practice-retry-policy
   kk node rename map-legacy-api map-v1-api --json`,
 		Args: func(cmd *cobra.Command, args []string) error {
@@ -99,7 +106,9 @@ func runNodeRename(ctx context.Context, app *App, o nodeRenameOpts) error {
 	for _, l := range res.Links {
 		fmt.Fprintf(w, "link\t%s:%d\t%s → %s\n", l.File, l.Line, l.Target, l.NewTarget)
 	}
-	fmt.Fprintf(w, "redirected\t%s\t%s\n", res.ID, res.NewID)
+	if !res.CaseOnly {
+		fmt.Fprintf(w, "redirected\t%s\t%s\n", res.ID, res.NewID)
+	}
 	for _, id := range res.Redirects {
 		fmt.Fprintf(w, "redirected\t%s\t%s\n", id, res.NewID)
 	}

@@ -273,6 +273,9 @@ func deleteNotes(tx *txn.Tx, ids []string, o DeleteOptions, res *DeleteResult) e
 	// gone reports whether an edge to id is an edge to a deleted note: it
 	// names one, or a retired id whose live successors are all deleted.
 	gone := func(id string) bool {
+		if o.renamed != nil && id == o.renamed.ID {
+			return false // spelled as the renamed note's new id already (a case-only rename)
+		}
 		if deleted[store.IDKey(id)] != nil {
 			return true
 		}
@@ -449,9 +452,12 @@ func deleteNotes(tx *txn.Tx, ids []string, o DeleteOptions, res *DeleteResult) e
 					out = append(out, id)
 					continue
 				}
+				// (An edge that is gone does not name the replacement: a
+				// case-only rename's edges spelled the old way are the
+				// ones it rewrites.)
 				to, why, err := retarget(func(t string) bool {
 					return slices.ContainsFunc(out, func(s string) bool { return store.IDKey(s) == store.IDKey(t) }) ||
-						slices.ContainsFunc(*list, func(s string) bool { return store.IDKey(s) == store.IDKey(t) })
+						slices.ContainsFunc(*list, func(s string) bool { return !gone(s) && store.IDKey(s) == store.IDKey(t) })
 				}, key == keyDependsOn)
 				if err != nil {
 					return err
@@ -495,6 +501,9 @@ func deleteNotes(tx *txn.Tx, ids []string, o DeleteOptions, res *DeleteResult) e
 	res.Redirects = append(res.Redirects, changes...)
 	if target != nil {
 		for _, n := range order {
+			if store.IDKey(n.ID) == store.IDKey(target.ID) {
+				continue // a case-only rename: the old spelling is the same id, not retired to itself
+			}
 			if !slices.ContainsFunc(r[n.ID], func(s string) bool { return store.IDKey(s) == store.IDKey(target.ID) }) {
 				r[n.ID] = append(r[n.ID], target.ID)
 			}
@@ -562,9 +571,11 @@ func retargetGraphEdges(n *node.Node, gone func(string) bool, retarget func(func
 		}
 		changed = true
 		to, why, err := retarget(func(t string) bool {
-			return slices.ContainsFunc(append(slices.Clone(out), list...), func(x graph.Edge) bool {
+			same := func(x graph.Edge) bool {
 				return x.Type == e.Type && x.Kind == e.Kind && store.IDKey(x.To) == store.IDKey(t)
-			})
+			}
+			// (An edge that is gone does not name the replacement.)
+			return slices.ContainsFunc(out, same) || slices.ContainsFunc(list, func(x graph.Edge) bool { return !gone(x.To) && same(x) })
 		}, e.Type == index.EdgeDependsOn)
 		if err != nil {
 			return nil, err
@@ -605,7 +616,11 @@ func repointLedger(ledger store.Redirects, deleted map[string]*node.Node, target
 	for key := range deleted {
 		gone[store.IDKey(key)] = true
 	}
-	isGone := func(s string) bool { return gone[store.IDKey(s)] }
+	isGone := func(s string) bool {
+		// (A successor spelled as the replacement is not gone: a case-only
+		// rename's replacement has the deleted note's id.)
+		return gone[store.IDKey(s)] && (target == nil || s != target.ID)
+	}
 	var changes []RedirectChange
 	for again := true; again; {
 		again = false
@@ -629,7 +644,7 @@ func repointLedger(ledger store.Redirects, deleted map[string]*node.Node, target
 					entry = append(entry, RedirectChange{ID: old, Removed: s})
 				case store.IDKey(old) == store.IDKey(target.ID):
 					entry = append(entry, RedirectChange{ID: old, Removed: s, Why: "is " + target.ID + " itself"})
-				case names(now, target.ID) || names(list, target.ID):
+				case names(now, target.ID) || slices.ContainsFunc(list, func(x string) bool { return !isGone(x) && store.IDKey(x) == store.IDKey(target.ID) }):
 					entry = append(entry, RedirectChange{ID: old, Removed: s, Why: "leads to " + target.ID + " already"})
 				default:
 					now = append(now, target.ID)

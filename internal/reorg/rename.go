@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path"
 	"slices"
 	"strings"
@@ -38,6 +39,9 @@ type RenameResult struct {
 	// led to the old id and lead to the new one now (the old id itself is
 	// retired to the new one, and not listed).
 	Redirects []string `json:"redirects"`
+	// CaseOnly: the new id is the old one in another case (the same id,
+	// as kk compares ids): the old spelling is not retired in the ledger.
+	CaseOnly bool `json:"case_only,omitempty"`
 }
 
 // RenameRefusal is a rename RenameNote will not make; nothing is written.
@@ -168,10 +172,13 @@ func renameNote(tx *txn.Tx, id, newID string, o RenameOptions, res *RenameResult
 		// The leaf as it was before the hand edit: deleteNotes retires
 		// that id to the new one and points the edges naming it there.
 		full.ID = id
-	} else if store.IDKey(newID) == store.IDKey(full.ID) {
-		return refuseNew("is the id " + full.ID + " has already (ids are compared without regard to case)")
+	} else if newID == full.ID {
+		return refuseNew("is the id " + full.ID + " has already")
 	}
-	if other, ok := t.ByID(newID); ok && !byHand {
+	// caseOnly: newID is full.ID spelled in another case (ids are
+	// compared without regard to case): the same id, its spelling fixed.
+	caseOnly := store.IDKey(newID) == store.IDKey(full.ID)
+	if other, ok := t.ByID(newID); ok && !byHand && !caseOnly {
 		return refuseNew(fmt.Sprintf("is the id of %s; choose another id", k.Rel(k.NodePath(other.Path))))
 	}
 	if err := graph.UnreadableInTree("node", newID, t); err != nil {
@@ -182,10 +189,24 @@ func renameNote(tx *txn.Tx, id, newID string, o RenameOptions, res *RenameResult
 	}
 
 	if msg := node.CheckNaming(full.Type, newID, newID+".md"); msg != "" {
+		if caseOnly {
+			return refuseNew(fmt.Sprintf("is the id %s has already, in another case (ids are compared without regard to case), and no id for a %s: %s", full.ID, full.Type, msg))
+		}
 		return refuseNew(fmt.Sprintf("is no id for a %s: %s", full.Type, msg))
 	}
 
 	newPath := path.Join(path.Dir(full.Path), newID+".md")
+	if caseOnly && newPath != full.Path {
+		// A file system that does not tell names apart by case (macOS's,
+		// Windows's) has the new name already: it is the old file, and
+		// writing the one and removing the other would lose it.
+		was, err1 := os.Lstat(k.NodePath(full.Path))
+		now, err2 := os.Lstat(k.NodePath(newPath))
+		if err1 == nil && err2 == nil && os.SameFile(was, now) {
+			return refuseNew(fmt.Sprintf("differs from %s only in case, and this file system does not tell %s and %s apart: rename the file first (git mv -f %s %s), then run this command again, which changes the leaf in place",
+				full.ID, full.Path, newPath, k.Rel(k.NodePath(full.Path)), k.Rel(k.NodePath(newPath))))
+		}
+	}
 	v, err := tx.Version(full)
 	if err != nil {
 		return err
@@ -218,7 +239,7 @@ func renameNote(tx *txn.Tx, id, newID string, o RenameOptions, res *RenameResult
 	}
 	slices.Sort(res.Redirects)
 
-	res.ID, res.NewID = oldID, newID
+	res.ID, res.NewID, res.CaseOnly = oldID, newID, caseOnly
 	res.Path, res.NewPath = oldPath, newPath
 	res.Version = v + 1
 	return nil

@@ -211,3 +211,65 @@ func TestRenameNoteFileNamedOtherwise(t *testing.T) {
 	}
 	checkTreeHealthy(t, k)
 }
+
+// TestRenameNoteCaseOnly: a new id that differs from the old only in case
+// (the same id, as kk compares ids) was refused as "the id it has
+// already"; now it fixes the spelling. The leaf's kk_id and file name
+// change, the edges (kk_relates_to, kk_edges) and the ledger's successors
+// spelled the old way are spelled the new way, those spelled the new way
+// already are left as they are, and the ledger gains no entry retiring
+// the old spelling to the new: it is the same id.
+func TestRenameNoteCaseOnly(t *testing.T) {
+	k := simTree(t,
+		"a/practice-Retry.md",
+		"a/practice-keep.md|practice-Retry|practice-retry",
+		"b/map-stay.md",
+	)
+	req := &node.Node{Format: node.SchemaVersion, Type: "req", Title: "login", Description: "about login", Tags: []string{"t"}, ID: "req-login",
+		DerivedFrom: []string{}, RelatesTo: []string{}, DependsOn: []string{}, Confidence: "high", Body: []byte("Login.\n"), Path: "r/req-login.md"}
+	if err := req.SetExtra(graph.KeyEdges, graph.EdgeValues([]graph.Edge{
+		{Type: "relates_to", To: "practice-Retry", Kind: "uses", CreatedAt: "2026-01-01T00:00:00Z", CreatedBy: "t", Source: "t"},
+	})); err != nil {
+		t.Fatal(err)
+	}
+	writeLeaf(t, k, req, nil)
+	if err := os.WriteFile(k.NodePath(".redirects.json"), []byte(`{"practice-v0": ["practice-Retry", "map-stay"], "practice-v1": ["practice-retry"]}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rebuild(t, k)
+
+	res, err := reorg.RenameNote(context.Background(), k, "practice-Retry", "practice-retry", reorg.RenameOptions{Command: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.ID != "practice-Retry" || res.NewID != "practice-retry" || res.NewPath != "a/practice-retry.md" || !res.CaseOnly {
+		t.Errorf("result: %+v", res)
+	}
+	want := []string{
+		"practice-keep kk_relates_to practice-Retry -> practice-retry",
+		"req-login kk_edges practice-Retry -> practice-retry",
+	}
+	if got := edgeLines(&reorg.DeleteResult{Edges: res.Edges}); !slices.Equal(got, want) {
+		t.Errorf("edges:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if _, err := os.Stat(k.NodePath("a/practice-Retry.md")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the old file is still there: %v", err)
+	}
+	if got := readFile(t, k, "a/practice-retry.md"); !strings.Contains(got, "kk_id: practice-retry\n") {
+		t.Errorf("the renamed leaf:\n%s", got)
+	}
+	if got := readFile(t, k, "a/practice-keep.md"); !strings.Contains(got, "kk_relates_to:\n  - practice-retry\nkk_depends_on:\n  - practice-retry\n") {
+		t.Errorf("practice-keep:\n%s", got)
+	}
+	if got := readFile(t, k, "r/req-login.md"); !strings.Contains(got, "to: practice-retry\n") {
+		t.Errorf("req-login's kk_edges:\n%s", got)
+	}
+	wantLedger := "{\n  \"practice-v0\": [\n    \"practice-retry\",\n    \"map-stay\"\n  ],\n  \"practice-v1\": [\n    \"practice-retry\"\n  ]\n}\n"
+	if got := readFile(t, k, ".redirects.json"); got != wantLedger {
+		t.Errorf("ledger:\n%s\nwant:\n%s", got, wantLedger)
+	}
+	if !slices.Equal(res.Redirects, []string{"practice-v0"}) {
+		t.Errorf("redirects: %v", res.Redirects)
+	}
+	checkTreeHealthy(t, k)
+}
