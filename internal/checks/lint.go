@@ -494,7 +494,7 @@ func (l *linter) checkEdges(t *store.Tree, redirects store.Redirects) map[string
 				}
 				if len(live) == 0 {
 					l.add(ruleDanglingEdge, LintError, file, fmt.Sprintf("%s: %s is not the id of any leaf", e.key, id),
-						fmt.Sprintf("remove %s from %s or correct the id", id, e.key))
+						fmt.Sprintf("remove %s from %s or correct the id; if its note's file was renamed and its kk_id changed by hand, `kk node rename %s <the id it has now>` points the edges and links to %s at it", id, e.key, id, id))
 					continue
 				}
 				for _, to := range live {

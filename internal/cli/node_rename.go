@@ -40,6 +40,16 @@ as the file holds it and renamed <new-id>.md, and the rest is as above. A
 file renamed to <new-id>.md by hand (git mv) with its kk_id left is changed
 in place.
 
+A person who did both (renamed the file with git mv and changed kk_id to
+<new-id>) leaves no file that names <id>: when no leaf holds <id>, the
+ledger has not retired it and a leaf holds <new-id>, the same command
+points the references to <id> at that leaf (the edges, the links typed to
+<id>.md in its folder, the ledger's entries) and retires <id> to
+<new-id>, leaving the leaf as it is (but for links its own body types to
+its old file); it prints "references" instead of "renamed" (--json:
+references_only). It is refused when <id> is no id of the leaf's type, or
+when nothing names <id>.
+
 A <new-id> that differs from <id> only in case (practice-Retry to
 practice-retry) fixes the spelling of the same id: the leaf, its file name
 and the edges, links and ledger entries that spell it change, and the old
@@ -55,7 +65,8 @@ traceability entities (kept by kk upsert and kk delete), and atoms and
 molecules (kk graph); nothing is written then.
 
 Prints one line per change: "renamed" (old id, new id, old path → new
-path), "relinked" (an edge pointed at the new id), "unlinked" (an edge
+path) or "references" (old id, new id, the leaf's path, and what was
+done), "relinked" (an edge pointed at the new id), "unlinked" (an edge
 dropped because its list names the new id already), "link" (a typed link
 pointed at the new file, as file:line old → new) and "redirected" (the old
 id, and each retired id whose entry led to it, now leading to the new id;
@@ -95,7 +106,12 @@ func runNodeRename(ctx context.Context, app *App, o nodeRenameOpts) error {
 		return app.printJSON(res)
 	}
 	w := app.IO.Out
-	fmt.Fprintf(w, "renamed\t%s\t%s\t%s → %s\n", res.ID, res.NewID, res.Path, res.NewPath)
+	if res.ReferencesOnly {
+		fmt.Fprintf(w, "references\t%s\t%s\t%s\tno leaf holds %s: the leaf that holds %s is left as it is, and the references to %s name %s now\n",
+			res.ID, res.NewID, res.NewPath, res.ID, res.NewID, res.ID, res.NewID)
+	} else {
+		fmt.Fprintf(w, "renamed\t%s\t%s\t%s → %s\n", res.ID, res.NewID, res.Path, res.NewPath)
+	}
 	for _, e := range res.Edges {
 		if e.To != "" {
 			fmt.Fprintf(w, "relinked\t%s\t%s → %s\n", e.ID, e.Key, e.To)

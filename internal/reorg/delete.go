@@ -35,6 +35,12 @@ type DeleteOptions struct {
 	// replacement, and the note is not removed (RenameNote stages it
 	// under its new id and path).
 	renamed *node.Node
+	// formerly, set by RenameNote with renamed, is its one note as it was
+	// before a person renamed its file and changed its kk_id by hand (its
+	// id, and the path of its file then, "" when unknown): no leaf holds
+	// the id any more, and only the references to it are pointed at
+	// renamed.
+	formerly *node.Node
 }
 
 // DeletedNote is one leaf DeleteNotes removed.
@@ -199,6 +205,9 @@ func deleteNotes(tx *txn.Tx, ids []string, o DeleteOptions, res *DeleteResult) e
 		if n, ok := t.ByID(arg); ok {
 			return n, "", nil
 		}
+		if f := o.formerly; f != nil && store.IDKey(arg) == store.IDKey(f.ID) {
+			return f, "", nil
+		}
 		// A leaf staged in the transaction before is live too
 		// (RenameNote's, under the id it had before kk_id was changed
 		// by hand).
@@ -236,9 +245,11 @@ func deleteNotes(tx *txn.Tx, ids []string, o DeleteOptions, res *DeleteResult) e
 			return &DeleteRefusal{Arg: arg, Reason: why}
 		}
 		given[store.IDKey(arg)] = arg
-		full, err := tx.LeafAt(n.Path)
-		if err != nil {
-			return err
+		full := n // o.formerly: no file holds it
+		if n != o.formerly {
+			if full, err = tx.LeafAt(n.Path); err != nil {
+				return err
+			}
 		}
 		if full == nil {
 			return &DeleteRefusal{Arg: arg, Reason: "no leaf has this id"}
@@ -290,7 +301,7 @@ func deleteNotes(tx *txn.Tx, ids []string, o DeleteOptions, res *DeleteResult) e
 	// file of one under the id it had before (kk node rename of a kk_id
 	// changed by hand: the tree has the file under the new id).
 	removed := func(l *node.Node) bool {
-		return deleted[store.IDKey(l.ID)] != nil || slices.ContainsFunc(order, func(n *node.Node) bool { return n.Path == l.Path })
+		return deleted[store.IDKey(l.ID)] != nil || slices.ContainsFunc(order, func(n *node.Node) bool { return n.Path != "" && n.Path == l.Path })
 	}
 	var edits []*node.Node
 	for _, l := range t.Leaves {
@@ -363,7 +374,9 @@ func deleteNotes(tx *txn.Tx, ids []string, o DeleteOptions, res *DeleteResult) e
 	}
 	paths := map[string]string{} // deleted path -> id
 	for _, n := range order {
-		paths[n.Path] = n.ID
+		if n.Path != "" {
+			paths[n.Path] = n.ID
+		}
 	}
 	// The links typed in other bodies are found in the files as they are
 	// before the change, for their lines; with a replacement, each is

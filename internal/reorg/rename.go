@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path"
 	"slices"
@@ -42,6 +43,12 @@ type RenameResult struct {
 	// CaseOnly: the new id is the old one in another case (the same id,
 	// as kk compares ids): the old spelling is not retired in the ledger.
 	CaseOnly bool `json:"case_only,omitempty"`
+	// ReferencesOnly: no leaf held the old id and one held the new id (its
+	// file renamed and kk_id changed by hand): only the references to the
+	// old id were pointed at it; Path and NewPath are its file, left where
+	// it is, and Version is its version (raised only when its own body
+	// linked to its old file).
+	ReferencesOnly bool `json:"references_only,omitempty"`
 }
 
 // RenameRefusal is a rename RenameNote will not make; nothing is written.
@@ -128,17 +135,26 @@ func renameNote(tx *txn.Tx, id, newID string, o RenameOptions, res *RenameResult
 	// the rest (its file name, the edges and links to it) to kk: the
 	// rename is finished from the leaf as the file holds it.
 	byHand := false
-	if !ok {
-		if h, held := t.ByID(newID); held && path.Base(h.Path) == id+".md" && !live(id) {
+	// refsOnly: the person renamed the file (git mv) and changed kk_id
+	// too, so that no file names id and the leaf holds newID: only the
+	// references to id are left, and they are pointed at the leaf, which
+	// is left as it is (but for links its own body types to its old file).
+	refsOnly := false
+	if !ok && strings.TrimSpace(id) != "" {
+		if err := graph.UnreadableInTree("node", id, t); err != nil {
+			return err
+		}
+		if h, held := t.ByID(newID); held {
 			if _, gone := retired(id); !gone {
-				n, ok, byHand = h, true, true
+				if path.Base(h.Path) == id+".md" {
+					n, ok, byHand = h, true, true
+				} else {
+					n, ok, refsOnly = h, true, true
+				}
 			}
 		}
 	}
 	if !ok {
-		if err := graph.UnreadableInTree("node", id, t); err != nil {
-			return err
-		}
 		if old, ok := retired(id); ok {
 			to := store.ResolveRedirect(ledger, old, live)
 			if len(to) == 0 {
@@ -168,17 +184,22 @@ func renameNote(tx *txn.Tx, id, newID string, o RenameOptions, res *RenameResult
 	if strings.TrimSpace(newID) == "" {
 		return refuseNew("is empty: give the id the note is to have")
 	}
+	if refsOnly && !strings.HasPrefix(store.IDKey(id), store.IDKey(full.Type)+"-") {
+		// An id of another type is no former id of this note: its edges
+		// are not the note's to take.
+		return refuse(fmt.Sprintf("no leaf has this id, and it is no id for a %s, which %s is", full.Type, full.ID))
+	}
 	if byHand {
 		// The leaf as it was before the hand edit: deleteNotes retires
 		// that id to the new one and points the edges naming it there.
 		full.ID = id
-	} else if newID == full.ID {
+	} else if newID == full.ID && !refsOnly {
 		return refuseNew("is the id " + full.ID + " has already")
 	}
 	// caseOnly: newID is full.ID spelled in another case (ids are
 	// compared without regard to case): the same id, its spelling fixed.
 	caseOnly := store.IDKey(newID) == store.IDKey(full.ID)
-	if other, ok := t.ByID(newID); ok && !byHand && !caseOnly {
+	if other, ok := t.ByID(newID); ok && !byHand && !caseOnly && !refsOnly {
 		return refuseNew(fmt.Sprintf("is the id of %s; choose another id", k.Rel(k.NodePath(other.Path))))
 	}
 	if err := graph.UnreadableInTree("node", newID, t); err != nil {
@@ -188,6 +209,9 @@ func renameNote(tx *txn.Tx, id, newID string, o RenameOptions, res *RenameResult
 		return refuseNew(fmt.Sprintf("was retired to %s (%s); a retired id is not given again, choose another id", strings.Join(ledger[old], ", "), ledgerFile))
 	}
 
+	if refsOnly {
+		return finishReferences(tx, id, full, o, res, del)
+	}
 	if msg := node.CheckNaming(full.Type, newID, newID+".md"); msg != "" {
 		if caseOnly {
 			return refuseNew(fmt.Sprintf("is the id %s has already, in another case (ids are compared without regard to case), and no id for a %s: %s", full.ID, full.Type, msg))
@@ -231,16 +255,63 @@ func renameNote(tx *txn.Tx, id, newID string, o RenameOptions, res *RenameResult
 	})
 	tx.Put(full)
 
-	res.Redirects = []string{}
-	for _, c := range del.Redirects {
-		if !slices.Contains(res.Redirects, c.ID) {
-			res.Redirects = append(res.Redirects, c.ID)
-		}
-	}
-	slices.Sort(res.Redirects)
-
+	res.Redirects = redirected(del)
 	res.ID, res.NewID, res.CaseOnly = oldID, newID, caseOnly
 	res.Path, res.NewPath = oldPath, newPath
 	res.Version = v + 1
+	return nil
+}
+
+// redirected returns the retired ids whose ledger entries deleteNotes
+// pointed at the new id, sorted.
+func redirected(del *DeleteResult) []string {
+	out := []string{}
+	for _, c := range del.Redirects {
+		if !slices.Contains(out, c.ID) {
+			out = append(out, c.ID)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// finishReferences points the references to id, which no leaf holds any
+// more, at leaf n, which holds the new id (its file renamed with git mv
+// and its kk_id changed by hand): the other leaves' edges, the links typed
+// to the file named for id in n's folder, and the ledger's entries that
+// led to id, and id is retired to n's id; all of it is deleteNotes's, told
+// of a note that is gone from the tree already (DeleteOptions.formerly).
+// n itself is left, but for links its own body types to that file. An id
+// that nothing names is refused: there is nothing to finish, and a leaf
+// is not given a stranger's id to answer to.
+func finishReferences(tx *txn.Tx, id string, n *node.Node, o RenameOptions, res *RenameResult, del *DeleteResult) error {
+	k := tx.KB()
+	v, err := tx.Version(n)
+	if err != nil {
+		return err
+	}
+	// The file the note had, named for id in the folder it has now (git
+	// mv renames in place, mostly): the links typed to it lead to n.
+	// None, when a file is there.
+	was := &node.Node{ID: id, Type: n.Type, Path: path.Join(path.Dir(n.Path), id+".md")}
+	if _, err := os.Lstat(k.NodePath(was.Path)); !errors.Is(err, fs.ErrNotExist) {
+		was.Path = ""
+	}
+	if err := deleteNotes(tx, []string{id}, DeleteOptions{RedirectTo: n.ID, Command: o.Command,
+		renamed: &node.Node{ID: n.ID, Type: n.Type, Path: n.Path}, formerly: was}, del); err != nil {
+		return err
+	}
+	if len(del.Edges) == 0 && len(del.Links) == 0 && len(del.Redirects) == 0 {
+		return &RenameRefusal{Arg: id, Reason: fmt.Sprintf("no leaf has this id, and no edge, typed link or entry of %s names it: there is nothing to point at %s", k.Rel(k.RedirectsPath()), n.ID)}
+	}
+	res.Redirects = redirected(del)
+	res.ID, res.NewID, res.ReferencesOnly = id, n.ID, true
+	res.Path, res.NewPath = n.Path, n.Path
+	res.Version = v
+	touched := slices.ContainsFunc(del.Edges, func(e EdgeChange) bool { return e.Path == n.Path }) ||
+		slices.ContainsFunc(del.Links, func(l TypedLink) bool { return l.from == n.Path })
+	if touched {
+		res.Version = v + 1
+	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io/fs"
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -270,6 +271,74 @@ func TestRenameNoteCaseOnly(t *testing.T) {
 	}
 	if !slices.Equal(res.Redirects, []string{"practice-v0"}) {
 		t.Errorf("redirects: %v", res.Redirects)
+	}
+	checkTreeHealthy(t, k)
+}
+
+// TestRenameNoteReferencesOnly: a leaf whose file was renamed (git mv)
+// and whose kk_id was changed by hand leaves no file naming the old id;
+// RenameNote of the old id to the new one points the references at it
+// (kk_relates_to, kk_edges, the links typed to the old file, its own body's
+// among them, the ledger's entries) and retires the old id, leaving the
+// leaf's id and file as they are. Before, the old id was "no leaf", and
+// the new one "the id of" the renamed file. An old id nothing names is
+// refused, writing nothing.
+func TestRenameNoteReferencesOnly(t *testing.T) {
+	k := simTree(t,
+		"a/practice-keep.md|practice-one|",
+		"a/practice-first.md",
+	)
+	req := &node.Node{Format: node.SchemaVersion, Type: "req", Title: "login", Description: "about login", Tags: []string{"t"}, ID: "req-login",
+		DerivedFrom: []string{}, RelatesTo: []string{}, DependsOn: []string{}, Confidence: "high", Body: []byte("Login.\n"), Path: "r/req-login.md"}
+	if err := req.SetExtra(graph.KeyEdges, graph.EdgeValues([]graph.Edge{
+		{Type: "relates_to", To: "practice-one", Kind: "uses", CreatedAt: "2026-01-01T00:00:00Z", CreatedBy: "t", Source: "t"},
+	})); err != nil {
+		t.Fatal(err)
+	}
+	writeLeaf(t, k, req, nil)
+	first, err := k.ReadLeaf("a/practice-first.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	first.Body = []byte("See [me](practice-one.md#top).\n")
+	writeLeaf(t, k, first, nil)
+	if err := os.WriteFile(k.NodePath(".redirects.json"), []byte(`{"practice-v0": ["practice-one"]}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rebuild(t, k)
+	before := snapshot(t, k)
+
+	_, err = reorg.RenameNote(context.Background(), k, "practice-nobody", "practice-first", reorg.RenameOptions{Command: "test"})
+	if r, ok := errors.AsType[*reorg.RenameRefusal](err); !ok || r.NewID || !strings.HasPrefix(r.Reason, "no leaf has this id, and no edge, typed link or entry of .ai/kenkeep/nodes/.redirects.json names it") {
+		t.Errorf("an id nothing names: %v, want a refusal", err)
+	}
+	if after := snapshot(t, k); !maps.Equal(before, after) {
+		t.Errorf("the refusal wrote")
+	}
+
+	res, err := reorg.RenameNote(context.Background(), k, "practice-one", "practice-first", reorg.RenameOptions{Command: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.ID != "practice-one" || res.NewID != "practice-first" || res.Path != "a/practice-first.md" || res.NewPath != "a/practice-first.md" || !res.ReferencesOnly || res.Version != 3 {
+		t.Errorf("result: %+v", res)
+	}
+	want := []string{
+		"practice-keep kk_relates_to practice-one -> practice-first",
+		"req-login kk_edges practice-one -> practice-first",
+	}
+	if got := edgeLines(&reorg.DeleteResult{Edges: res.Edges}); !slices.Equal(got, want) {
+		t.Errorf("edges:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if got := readFile(t, k, "a/practice-first.md"); !strings.Contains(got, "kk_id: practice-first\n") || !strings.Contains(got, "See [me](practice-first.md#top).\n") {
+		t.Errorf("the leaf:\n%s", got)
+	}
+	if got := readFile(t, k, "r/req-login.md"); !strings.Contains(got, "to: practice-first\n") {
+		t.Errorf("req-login's kk_edges:\n%s", got)
+	}
+	wantLedger := "{\n  \"practice-one\": [\n    \"practice-first\"\n  ],\n  \"practice-v0\": [\n    \"practice-first\"\n  ]\n}\n"
+	if got := readFile(t, k, ".redirects.json"); got != wantLedger {
+		t.Errorf("ledger:\n%s\nwant:\n%s", got, wantLedger)
 	}
 	checkTreeHealthy(t, k)
 }
