@@ -452,6 +452,10 @@ func (l *linter) checkTree(ctx context.Context, t *store.Tree, db *index.DB) err
 				// An id that only its case keeps from being canonical.
 				fix = fmt.Sprintf("`kk node rename %s %s` fixes the case of the id, its file's name and the edges and links that spell it", n.ID, low)
 			}
+			if was := strings.TrimSuffix(path.Base(n.Path), ".md"); was != n.ID && store.IDKey(was) == store.IDKey(n.ID) && node.CheckNaming(n.Type, n.ID, n.ID+".md") == "" {
+				// kk_id's case fixed by hand, the file's name left.
+				fix = fmt.Sprintf("`kk node rename %s %s` names the file for the id", n.ID, n.ID)
+			}
 			l.add(ruleSlugIDMismatch, LintError, lintPath(n.Path), msg, fix)
 		}
 	}

@@ -55,7 +55,10 @@ practice-retry) fixes the spelling of the same id: the leaf, its file name
 and the edges, links and ledger entries that spell it change, and the old
 spelling is not retired (it is the same id). On a file system that does
 not tell names apart by case (macOS, Windows), rename the file first
-(git mv -f), then run the command, which changes the leaf in place.
+(git mv -f), then run the command, which changes the leaf in place. A
+<new-id> spelled as the id the note has is refused, unless its file is
+named otherwise (kk_id's case fixed by hand, say): the file is renamed
+<new-id>.md, and the edges and links that spell the id otherwise follow.
 
 <new-id> follows kk node write's rule for the note's type: a practice's id
 is practice-<slug>, a map's map-<slug>, the slug in lowercase ASCII words

@@ -193,7 +193,8 @@ func renameNote(tx *txn.Tx, id, newID string, o RenameOptions, res *RenameResult
 		// The leaf as it was before the hand edit: deleteNotes retires
 		// that id to the new one and points the edges naming it there.
 		full.ID = id
-	} else if newID == full.ID && !refsOnly {
+	} else if newID == full.ID && !refsOnly && path.Base(full.Path) == newID+".md" {
+		// (A file named otherwise, its case say, is renamed to match.)
 		return refuseNew("is the id " + full.ID + " has already")
 	}
 	// caseOnly: newID is full.ID spelled in another case (ids are
