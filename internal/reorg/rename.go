@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path"
 	"slices"
@@ -276,6 +277,31 @@ func redirected(del *DeleteResult) []string {
 	return out
 }
 
+// spelledAsReferenced returns id as the edges of the tree, or else the
+// ledger's entries, spell it (ids are compared without regard to case,
+// but the ledger is looked up by the id as written, and the file was
+// named for it); id as given when nothing names it.
+func spelledAsReferenced(tx *txn.Tx, id string) (string, error) {
+	t, ledger, err := treeAndLedger(tx)
+	if err != nil {
+		return "", err
+	}
+	same := func(s string) bool { return store.IDKey(s) == store.IDKey(id) }
+	for _, l := range t.Leaves {
+		for _, list := range [][]string{l.RelatesTo, l.DependsOn, l.GraphLinks} {
+			if i := slices.IndexFunc(list, same); i >= 0 {
+				return list[i], nil
+			}
+		}
+	}
+	for _, old := range slices.SortedFunc(maps.Keys(ledger), store.CompareUTF16) {
+		if i := slices.IndexFunc(ledger[old], same); i >= 0 {
+			return ledger[old][i], nil
+		}
+	}
+	return id, nil
+}
+
 // finishReferences points the references to id, which no leaf holds any
 // more, at leaf n, which holds the new id (its file renamed with git mv
 // and its kk_id changed by hand): the other leaves' edges, the links typed
@@ -288,6 +314,10 @@ func redirected(del *DeleteResult) []string {
 func finishReferences(tx *txn.Tx, id string, n *node.Node, o RenameOptions, res *RenameResult, del *DeleteResult) error {
 	k := tx.KB()
 	v, err := tx.Version(n)
+	if err != nil {
+		return err
+	}
+	id, err = spelledAsReferenced(tx, id)
 	if err != nil {
 		return err
 	}

@@ -140,22 +140,41 @@ func ResolveRedirect(r Redirects, id string, live func(id string) bool) []string
 		return []string{id}
 	}
 	var out []string
-	seen := map[string]bool{id: true}
-	queue := slices.Clone(r[id])
+	seen := map[string]bool{IDKey(id): true}
+	queue := r.successors(id)
 	for len(queue) > 0 {
 		next := queue[0]
 		queue = queue[1:]
-		if seen[next] {
+		if seen[IDKey(next)] {
 			continue
 		}
-		seen[next] = true
+		seen[IDKey(next)] = true
 		if live(next) {
 			out = append(out, next)
 			continue
 		}
-		queue = append(queue, r[next]...)
+		queue = append(queue, r.successors(next)...)
 	}
 	slices.SortFunc(out, CompareUTF16)
+	return out
+}
+
+// successors returns the ids the ledger retired id to, its entry found
+// as kk compares ids, without regard to case (the entry spelled as id
+// first; every entry of another spelling after it, in their order).
+func (r Redirects) successors(id string) []string {
+	out := slices.Clone(r[id])
+	key := IDKey(id)
+	var others []string
+	for old := range r {
+		if old != id && IDKey(old) == key {
+			others = append(others, old)
+		}
+	}
+	slices.SortFunc(others, CompareUTF16)
+	for _, old := range others {
+		out = append(out, r[old]...)
+	}
 	return out
 }
 
@@ -188,7 +207,7 @@ func (t *Tree) LinkResolver(r Redirects) node.Resolver {
 
 // isLive reports whether a leaf of t has the id.
 func (t *Tree) IsLive(id string) bool {
-	_, ok := t.byID[id]
+	_, ok := t.byID[IDKey(id)]
 	return ok
 }
 

@@ -121,3 +121,30 @@ func TestParseRedirectsWithByteOrderMark(t *testing.T) {
 		t.Error("a BOM after the ledger was taken")
 	}
 }
+
+// Ids are compared without regard to case (IDKey), the ledger's retired
+// ids too: an edge typed PRACTICE-OLD to the id kk node rename retired as
+// practice-old was dangling, since the ledger was looked up by the id as
+// written; and Tree.IsLive missed a live leaf whose id has a capital
+// (its index is by IDKey), so a ledger leading to practice-Retry led
+// nowhere in kk lint.
+func TestResolveRedirectIgnoresCase(t *testing.T) {
+	r := Redirects{
+		"practice-old": {"Practice-Mid"},
+		"practice-mid": {"practice-Retry"},
+	}
+	tr := &Tree{byID: map[string]*node.Node{
+		IDKey("practice-Retry"): {ID: "practice-Retry", Path: "f/practice-Retry.md"},
+	}}
+	for _, id := range []string{"practice-old", "PRACTICE-OLD", "Practice-Mid"} {
+		if got := ResolveRedirect(r, id, tr.IsLive); !slices.Equal(got, []string{"practice-Retry"}) {
+			t.Errorf("ResolveRedirect(%q) = %q, want [practice-Retry]", id, got)
+		}
+	}
+	if !tr.IsLive("practice-retry") || !tr.IsLive("practice-Retry") {
+		t.Errorf("IsLive misses practice-Retry")
+	}
+	if got, ok := tr.LinkResolver(r)("PRACTICE-OLD"); !ok || got != "f/practice-Retry.md" {
+		t.Errorf("resolve(PRACTICE-OLD) = %q, %v", got, ok)
+	}
+}
