@@ -20,6 +20,7 @@ import (
 
 	"github.com/kk-project/kk/internal/indexfiles"
 	"github.com/kk-project/kk/internal/store"
+	"github.com/kk-project/kk/internal/trace"
 
 	"github.com/kk-project/kk/internal/frontmatter"
 	"github.com/kk-project/kk/internal/index"
@@ -497,8 +498,11 @@ func (l *linter) checkEdges(t *store.Tree, redirects store.Redirects) map[string
 					continue // the leaf exists, but kk skips it: reported as invalid-leaf
 				}
 				if len(live) == 0 {
-					l.add(ruleDanglingEdge, LintError, file, fmt.Sprintf("%s: %s is not the id of any leaf", e.key, id),
-						fmt.Sprintf("remove %s from %s or correct the id; if its note's file was renamed and its kk_id changed by hand, `kk node rename %s <the id it has now>` points the edges and links to %s at it", id, e.key, id, id))
+					fix := fmt.Sprintf("remove %s from %s or correct the id", id, e.key)
+					if trace.NoteID(id) {
+						fix += fmt.Sprintf("; if its note's file was renamed and its kk_id changed by hand, `kk node rename %s <the id it has now>` points the edges and links to %s at it", id, id)
+					}
+					l.add(ruleDanglingEdge, LintError, file, fmt.Sprintf("%s: %s is not the id of any leaf", e.key, id), fix)
 					continue
 				}
 				for _, to := range live {

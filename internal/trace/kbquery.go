@@ -706,13 +706,20 @@ func (s *snapshot) dangling(claimed map[string]bool, r store.Redirects) []Violat
 		if n := named[store.IDKey(e.To)]; n != nil {
 			// kk_id changed by hand in the file named for e.To.
 			msg += fmt.Sprintf("; its file, %s, holds %s now: if kk_id was changed by hand, `kk node rename %s %s` finishes the rename", path.Join(store.DirName, "nodes", n.Path), n.ID, e.To, n.ID)
-		} else {
+		} else if NoteID(e.To) {
 			// The file renamed (git mv) as well: no file names e.To.
 			msg += fmt.Sprintf("; if its note's file was renamed and its kk_id changed by hand, `kk node rename %s <the id it has now>` points the edges and links to %s at it", e.To, e.To)
 		}
 		out = append(out, Violation{Rule: RuleNoDanglingEdges, IDs: []string{e.From, e.To}, Message: msg})
 	}
 	return out
+}
+
+// NoteID reports whether id, by its type prefix, is no traceability
+// entity's and no molecule's: an id kk node rename may have to finish.
+func NoteID(id string) bool {
+	typ, _, _ := strings.Cut(store.IDKey(id), "-")
+	return !slices.Contains(TraceTypes, typ) && typ != graph.TypeMolecule
 }
 
 // endpointTypes checks the typed edges against the edge table. kenkeep's
