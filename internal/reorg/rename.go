@@ -278,9 +278,9 @@ func redirected(del *DeleteResult) []string {
 }
 
 // spelledAsReferenced returns id as the edges of the tree, or else the
-// ledger's entries, spell it (ids are compared without regard to case,
-// but the ledger is looked up by the id as written, and the file was
-// named for it); id as given when nothing names it.
+// ledger's entries, spell it, id as given when nothing names it: ids are
+// compared without regard to case, but the ledger keeps the id retired as
+// written, and the note's file was named for it as the edges spell it.
 func spelledAsReferenced(tx *txn.Tx, id string) (string, error) {
 	t, ledger, err := treeAndLedger(tx)
 	if err != nil {
