@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -132,7 +133,11 @@ func (o *clientOpts) apiClient(app *App) (*httpapi.Client, error) {
 		server, from = app.Getenv("KK_SERVER"), "KK_SERVER"
 	}
 	if server == "" {
-		server, from = app.announcedServer(), filepath.Join(".ai", "kenkeep", ".state", serve.URLFile)
+		from = filepath.Join(".ai", "kenkeep", ".state", serve.URLFile)
+		var err error
+		if server, err = app.announcedServer(from); err != nil {
+			return nil, err
+		}
 	}
 	if server == "" {
 		server = DefaultServer
@@ -179,21 +184,49 @@ func checkServerURL(server, from string) error {
 
 // announcedServer is the URL a kk serve running over the knowledge base
 // of this repository (--root, KK_ROOT, or found upwards) recorded in
-// .ai/kenkeep/.state/serve.url, or "" when there is none.
-func (a *App) announcedServer() string {
+// .ai/kenkeep/.state/serve.url (named file in errors), or "" when there
+// is none.
+//
+// A URL off this machine's loopback is followed only while a kk serve
+// holds its lock over the repository (it wrote the file at its start):
+// otherwise the file did not come from a server here (a hostile
+// repository's, committed with git add -f, or copied with it), and
+// following it would send every note posted, KK_SERVE_TOKEN and every
+// search to whoever it names, and give an agent that searches that
+// server's answers. It is refused, naming the file. A loopback URL, as a
+// killed server leaves, is followed as before: it reaches this machine
+// alone.
+func (a *App) announcedServer(file string) (string, error) {
 	k, err := a.findKB()
 	if err != nil {
-		return ""
+		return "", nil
 	}
 	data, err := os.ReadFile(filepath.Join(k.StateDir(), serve.URLFile))
 	if err != nil {
-		return ""
+		return "", nil
 	}
-	url := strings.TrimSpace(string(data))
-	if !strings.HasPrefix(url, "http://") && !strings.HasPrefix(url, "https://") {
-		return ""
+	raw := strings.TrimSpace(string(data))
+	if !strings.HasPrefix(raw, "http://") && !strings.HasPrefix(raw, "https://") {
+		return "", nil
 	}
-	return url
+	if u, err := url.Parse(raw); err == nil && localHost(u.Hostname()) {
+		return raw, nil
+	}
+	if serve.Running(k) {
+		return raw, nil
+	}
+	return "", fmt.Errorf("%s names %s, a server off this machine's loopback, and no kk serve runs over this repository: kk serve did not write it (a file that came with the repository?), and kk client sends nothing there; name the server with --server or KK_SERVER, or start kk serve in the repository", file, raw)
+}
+
+// localHost reports whether host names this machine's loopback (or its
+// unspecified address, which reaches it): localhost, 127.0.0.0/8, ::1,
+// 0.0.0.0, ::.
+func localHost(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && (ip.IsLoopback() || ip.IsUnspecified())
 }
 
 // noServerHint is the client's transport: when nothing listens at the

@@ -196,6 +196,15 @@ func runServe(ctx context.Context, app *App, o serveOpts) error {
 	// Go's default ended the process in the middle of a commit.
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
+	// A log line written into a pipe whose reader has gone (`kk serve
+	// 2>&1 | grep -m1 listening`, a tee ended, a log collector
+	// restarted) would kill the process with SIGPIPE, Go's default for
+	// stderr, at start or in the middle of a job. With the signal caught
+	// the write fails with EPIPE instead: the log is lost, the server
+	// goes on.
+	sigpipe := make(chan os.Signal, 1)
+	signal.Notify(sigpipe, syscall.SIGPIPE)
+	defer signal.Stop(sigpipe)
 	return server.Run(ctx, server.Options{
 		Root: root, Init: store.InitOptions{Version: releaseVersion(), Now: app.Now(), Command: app.Command},
 		Addr: o.addr, Token: token, LoopbackOnly: notLoopback == nil, PushEvery: o.pushEvery,

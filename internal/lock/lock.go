@@ -201,3 +201,27 @@ func ReadHolder(path string) *Holder {
 	}
 	return &h
 }
+
+// HeldByAnother reports whether another process holds the lock file at
+// path now, without creating the file or waiting: false when there is no
+// such file. (A process asking about a lock it holds itself is told
+// false: flocks of one process do not exclude each other's shared ones
+// on every system.)
+func HeldByAnother(path string) (bool, error) {
+	if _, err := os.Stat(path); err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return false, nil
+		}
+		return false, err
+	}
+	fl := flock.New(path, flock.SetFlag(os.O_RDONLY))
+	ok, err := fl.TryRLock()
+	if err != nil {
+		return false, fmt.Errorf("locking %s: %w", path, err)
+	}
+	if ok {
+		_ = fl.Unlock()
+		return false, nil
+	}
+	return true, nil
+}

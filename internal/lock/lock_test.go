@@ -222,3 +222,28 @@ func TestSetSerialisesWithFileAlone(t *testing.T) {
 		t.Fatalf("max holders at once = %d, total = %d", maxInside, total)
 	}
 }
+
+// TestHeldByAnother: a lock file another holder has locked is held; one
+// free, or missing, is not, and asking creates no file.
+func TestHeldByAnother(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "serve.lock")
+	if held, err := HeldByAnother(path); held || err != nil {
+		t.Fatalf("missing file: %v, %v", held, err)
+	}
+	if _, err := os.Stat(path); !os.IsNotExist(err) {
+		t.Fatalf("asking created the file: %v", err)
+	}
+	l, err := TryAcquire(path, "test")
+	if err != nil || l == nil {
+		t.Fatalf("TryAcquire: %v, %v", l, err)
+	}
+	if held, err := HeldByAnother(path); !held || err != nil {
+		t.Fatalf("held file: %v, %v", held, err)
+	}
+	if err := l.Release(); err != nil {
+		t.Fatal(err)
+	}
+	if held, err := HeldByAnother(path); held || err != nil {
+		t.Fatalf("released file: %v, %v", held, err)
+	}
+}

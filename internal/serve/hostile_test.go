@@ -465,3 +465,37 @@ func TestReadOfAnImpossiblePathIsNotFound(t *testing.T) {
 		}
 	}
 }
+
+// TestNumberLikeTextIsKeptAsText: a title, a description or a tag that
+// YAML 1.2 reads as a number (0o17, 0B101, 0X1F, +.5, 01.5, 01e5), which
+// the front matter writer, following js-yaml 3 (YAML 1.1), wrote without
+// quotes, is stored and read back as the text it was. Before, the post
+// was accepted (202) and its job failed (`field "title": must be a
+// string, not a number`), and an edit giving such a description failed
+// the same way.
+func TestNumberLikeTextIsKeptAsText(t *testing.T) {
+	k := newRepo(t, 0)
+	s := start(t, k, nil)
+	for i, text := range []string{"0o17", "0B101", "0X1F", "+.5", "-.5", "01.5", "01e5", "0O7"} {
+		j := s.post(t, httpapi.PostRequest{Title: text, Tags: []string{text}, Content: fmt.Sprintf("Note %d whose title reads as a number.\n", i)})
+		if j.Status != "done" {
+			t.Fatalf("post titled %q: %+v", text, j)
+		}
+		jobCommit(t, k, "store", j)
+		e := s.edit(t, httpapi.EditRequest{Path: j.Path, Description: text})
+		if e.Status != "done" {
+			t.Fatalf("edit of %s with the description %q: %+v", j.Path, text, e)
+		}
+		got, err := s.Client.Get(ctx, j.Path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, err := node.Parse(j.Path, []byte(got.Content))
+		if err != nil {
+			t.Fatalf("%s does not parse: %v\n%s", j.Path, err, got.Content)
+		}
+		if n.Title != text || n.Description != text || len(n.Tags) != 1 || n.Tags[0] != text {
+			t.Errorf("%s: title %q, description %q, tags %q; want %q each\n%s", j.Path, n.Title, n.Description, n.Tags, text, got.Content)
+		}
+	}
+}

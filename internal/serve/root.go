@@ -14,6 +14,7 @@ import (
 
 	"github.com/kk-project/kk/internal/atomicfile"
 	"github.com/kk-project/kk/internal/gitx"
+	"github.com/kk-project/kk/internal/lock"
 	"github.com/kk-project/kk/internal/store"
 	"github.com/kk-project/kk/internal/txn"
 )
@@ -714,4 +715,12 @@ func anotherOwner(root string, err error) error {
 		}
 	}
 	return fmt.Errorf("%s is in the git repository %s, which another user owns: git refuses to work in it (its safe.directory check), and so does kk serve, which has written nothing; run kk serve as the user who owns the repository, or, if you trust it, tell git so: git config --global --add safe.directory %s", root, repo, repo)
+}
+
+// Running reports whether a kk serve runs over k now: another process
+// holds kk serve's lock (LockFile). It creates nothing and waits for
+// nothing; a lock it cannot ask about counts as no server.
+func Running(k *store.KB) bool {
+	held, err := lock.HeldByAnother(k.Locks(LockFile).Path)
+	return err == nil && held
 }

@@ -44,6 +44,13 @@ import (
 	"unicode/utf8"
 )
 
+// Quoted is a string written as a string is, except that one js-yaml
+// would write plain is single-quoted. It is kk's departure from js-yaml,
+// for a string that js-yaml (YAML 1.1) writes plain and a YAML 1.2 reader
+// (yaml.v3, kk's) reads as another type: 0o17 (an integer), 01.5 (a
+// float). The caller decides which strings need it.
+type Quoted string
+
 // MapItem is one key/value pair of an ordered mapping.
 type MapItem struct {
 	Key   string
@@ -120,6 +127,15 @@ func dumpNode(level int, v any, compact bool, path string) (string, error) {
 			return "", pathError(path, errors.New("string is not valid UTF-8"))
 		}
 		return writeScalar(x, level, false), nil
+	case Quoted:
+		s := string(x)
+		if !utf8.ValidString(s) {
+			return "", pathError(path, errors.New("string is not valid UTF-8"))
+		}
+		if out := writeScalar(s, level, false); out != s {
+			return out, nil // not plain: quoted or a block already
+		}
+		return "'" + strings.ReplaceAll(s, "'", "''") + "'", nil
 	case bool:
 		if x {
 			return "true", nil
