@@ -191,8 +191,13 @@ func deleteNotes(tx *txn.Tx, ids []string, o DeleteOptions, res *DeleteResult) e
 		return err
 	}
 	live := func(id string) bool { _, ok := t.ByID(id); return ok }
-	// lookup finds the live leaf an argument names, or says why none.
-	lookup := func(arg string) (*node.Node, string, error) {
+	// byHand holds the notes whose files a person removed (rm, git rm)
+	// that the deletion finishes: the edges, links and ledger entries to
+	// them go as to any deleted note; their files are gone already.
+	byHand := map[*node.Node]bool{}
+	// lookup finds the live leaf an argument names, or says why none;
+	// removed, with the leaf git has of a file removed by hand.
+	lookup := func(arg string, removed bool) (*node.Node, string, error) {
 		if strings.TrimSpace(arg) == "" {
 			return nil, "is empty: give the id of a note", nil
 		}
@@ -218,6 +223,15 @@ func deleteNotes(tx *txn.Tx, ids []string, o DeleteOptions, res *DeleteResult) e
 			}
 			return nil, fmt.Sprintf("was retired to %s (%s); it is no note to delete", strings.Join(to, ", "), k.Rel(k.RedirectsPath())), nil
 		}
+		if removed {
+			n, _, _, err := tx.DeletedByHand(arg)
+			if err != nil || n != nil {
+				if n != nil {
+					byHand[n] = true
+				}
+				return n, "", err
+			}
+		}
 		return nil, "no leaf has this id", nil
 	}
 
@@ -228,7 +242,7 @@ func deleteNotes(tx *txn.Tx, ids []string, o DeleteOptions, res *DeleteResult) e
 		if first, dup := given[store.IDKey(arg)]; dup {
 			return &DeleteRefusal{Arg: arg, Reason: "names " + first + " a second time"}
 		}
-		n, why, err := lookup(arg)
+		n, why, err := lookup(arg, o.renamed == nil)
 		if err != nil {
 			return err
 		}
@@ -236,9 +250,11 @@ func deleteNotes(tx *txn.Tx, ids []string, o DeleteOptions, res *DeleteResult) e
 			return &DeleteRefusal{Arg: arg, Reason: why}
 		}
 		given[store.IDKey(arg)] = arg
-		full, err := tx.LeafAt(n.Path)
-		if err != nil {
-			return err
+		full := n
+		if !byHand[n] {
+			if full, err = tx.LeafAt(n.Path); err != nil {
+				return err
+			}
 		}
 		if full == nil {
 			return &DeleteRefusal{Arg: arg, Reason: "no leaf has this id"}
@@ -257,7 +273,7 @@ func deleteNotes(tx *txn.Tx, ids []string, o DeleteOptions, res *DeleteResult) e
 
 	target := o.renamed
 	if target == nil && o.RedirectTo != "" {
-		n, why, err := lookup(o.RedirectTo)
+		n, why, err := lookup(o.RedirectTo, false)
 		if err != nil {
 			return err
 		}
@@ -484,8 +500,10 @@ func deleteNotes(tx *txn.Tx, ids []string, o DeleteOptions, res *DeleteResult) e
 		if o.renamed != nil {
 			break
 		}
-		if err := tx.Remove(n); err != nil {
-			return err
+		if !byHand[n] {
+			if err := tx.Remove(n); err != nil {
+				return err
+			}
 		}
 		res.Deleted = append(res.Deleted, DeletedNote{ID: n.ID, Path: n.Path})
 	}
