@@ -212,3 +212,58 @@ func splitNUL(out []byte) []string {
 	}
 	return strings.Split(s, "\x00")
 }
+
+// RemovedFile finds the last commit of HEAD's history that removed a file
+// under folder (relative to dir, slash-separated) whose name is name,
+// without regard to case: commit is its hash, file the file's path
+// relative to dir, and src what the file held before that commit. It
+// returns "" when git has no such commit (outside git included).
+func RemovedFile(ctx context.Context, dir, folder, name string) (commit, file string, src []byte) {
+	spec := ":(glob,icase)" + strings.TrimSuffix(folder, "/") + "/**/" + name
+	out, err := Read(ctx, dir, "log", "-1", "--diff-filter=D", "--no-renames", "--relative", "--format=%H", "--name-only", "-z", "HEAD", "--", spec)
+	if err != nil {
+		return "", "", nil
+	}
+	// "<hash>\n\x00<path>\x00"…: the hash, then the commit's removed files
+	fields := splitNUL(out)
+	if len(fields) < 2 {
+		return "", "", nil
+	}
+	commit = strings.TrimSpace(fields[0])
+	for _, f := range fields[1:] {
+		if f = strings.TrimSpace(f); f == "" || !strings.EqualFold(pathBase(f), name) {
+			continue
+		}
+		data, err := Read(ctx, dir, "cat-file", "blob", commit+"^:./"+f)
+		if err != nil {
+			return "", "", nil
+		}
+		return commit, f, data
+	}
+	return "", "", nil
+}
+
+func pathBase(p string) string {
+	if i := strings.LastIndexByte(p, '/'); i >= 0 {
+		return p[i+1:]
+	}
+	return p
+}
+
+// DeletedSinceHead returns the path (relative to dir) of a file under
+// folder whose name is name, without regard to case, that HEAD has and
+// the work tree does not (rm or git rm, not committed); "" when there is
+// none (outside git included).
+func DeletedSinceHead(ctx context.Context, dir, folder, name string) string {
+	spec := ":(glob,icase)" + strings.TrimSuffix(folder, "/") + "/**/" + name
+	out, err := Read(ctx, dir, "diff", "--name-only", "--no-renames", "--relative", "--diff-filter=D", "-z", "HEAD", "--", spec)
+	if err != nil {
+		return ""
+	}
+	for _, f := range splitNUL(out) {
+		if strings.EqualFold(pathBase(f), name) {
+			return f
+		}
+	}
+	return ""
+}

@@ -191,8 +191,16 @@ func deleteNotes(tx *txn.Tx, ids []string, o DeleteOptions, res *DeleteResult) e
 		return err
 	}
 	live := func(id string) bool { _, ok := t.ByID(id); return ok }
-	// byHand holds the notes whose files a person removed (rm, git rm)
-	// that the deletion finishes: the edges, links and ledger entries to
+	// named reports whether a live leaf's edges name id.
+	named := func(id string) bool {
+		is := func(s string) bool { return store.IDKey(s) == store.IDKey(id) }
+		return slices.ContainsFunc(t.Leaves, func(l *node.Node) bool {
+			return slices.ContainsFunc(l.RelatesTo, is) || slices.ContainsFunc(l.DependsOn, is) || slices.ContainsFunc(l.GraphLinks, is)
+		})
+	}
+	// byHand holds the notes whose files a person removed (rm, git rm;
+	// the removal committed when edges still name them) that the
+	// deletion finishes: the edges, links and ledger entries to
 	// them go as to any deleted note; their files are gone already.
 	byHand := map[*node.Node]bool{}
 	// lookup finds the live leaf an argument names, or says why none;
@@ -225,6 +233,11 @@ func deleteNotes(tx *txn.Tx, ids []string, o DeleteOptions, res *DeleteResult) e
 		}
 		if removed {
 			n, _, _, err := tx.DeletedByHand(arg)
+			if err == nil && n == nil && named(arg) {
+				// removed and committed (git rm, git commit), with
+				// edges left to it
+				n, _, _, err = tx.RemovedInHistory(arg)
+			}
 			if err != nil || n != nil {
 				if n != nil {
 					byHand[n] = true

@@ -8,11 +8,13 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 
+	"github.com/kk-project/kk/internal/gitx"
 	"github.com/kk-project/kk/internal/graph"
 
 	"github.com/kk-project/kk/internal/index"
@@ -375,7 +377,7 @@ func KBCheck(ctx context.Context, k *store.KB, p KBCheckParams) (*CheckResult, e
 			if err != nil {
 				return nil, err
 			}
-			res.Violations = append(res.Violations, s.dangling(claimedIDs(ps), r)...)
+			res.Violations = append(res.Violations, s.dangling(ctx, k, claimedIDs(ps), r)...)
 		case RuleEdgeEndpointTypes:
 			res.Violations = append(res.Violations, s.endpointTypes()...)
 		case RuleLeavesReadable:
@@ -683,8 +685,9 @@ func (s *snapshot) symbolReqs() []Violation {
 // leaves-readable reports its leaf, as kk lint does) and edges to an id
 // retired in the redirect ledger that leads to a live id (kk lint's
 // redirected-edge finding, what kk rebalance move's split-leaf leaves).
-func (s *snapshot) dangling(claimed map[string]bool, r store.Redirects) []Violation {
+func (s *snapshot) dangling(ctx context.Context, k *store.KB, claimed map[string]bool, r store.Redirects) []Violation {
 	var out []Violation
+	removed := map[string]string{} // what says where the leaf of a dangling id went, by store.IDKey
 	live := func(id string) bool { _, ok := s.byID[id]; return ok }
 	var named map[string]*index.Entity // leaves by the id their file is named for, when they hold another
 	for _, e := range s.edges {
@@ -706,6 +709,16 @@ func (s *snapshot) dangling(claimed map[string]bool, r store.Redirects) []Violat
 		if n := named[store.IDKey(e.To)]; n != nil {
 			// kk_id changed by hand in the file named for e.To.
 			msg += fmt.Sprintf("; its file, %s, holds %s now: if kk_id was changed by hand, `kk node rename %s %s` finishes the rename", path.Join(store.DirName, "nodes", n.Path), n.ID, e.To, n.ID)
+		} else {
+			key := store.IDKey(e.To)
+			how, seen := removed[key]
+			if !seen {
+				how = removedLeaf(ctx, k, e.To)
+				removed[key] = how
+			}
+			if how != "" {
+				msg += fmt.Sprintf("; its leaf %s: `kk node delete %s` takes the edges to it out", how, e.To)
+			}
 		}
 		out = append(out, Violation{Rule: RuleNoDanglingEdges, IDs: []string{e.From, e.To}, Message: msg})
 	}
@@ -737,4 +750,19 @@ func (s *snapshot) endpointTypes() []Violation {
 		}
 	}
 	return out
+}
+
+// removedLeaf says where the leaf of id went when a person removed its
+// file (rm or git rm): "<file> is deleted in the work tree", or "<file>
+// was removed in commit <hash>"; "" when git knows of no such file.
+func removedLeaf(ctx context.Context, k *store.KB, id string) string {
+	nodes := filepath.ToSlash(k.Rel(k.NodesDir()))
+	name := store.IDKey(id) + ".md"
+	if f := gitx.DeletedSinceHead(ctx, k.Root, nodes, name); f != "" {
+		return f + " is deleted in the work tree"
+	}
+	if commit, f, _ := gitx.RemovedFile(ctx, k.Root, nodes, name); commit != "" {
+		return fmt.Sprintf("%s was removed in commit %.12s", f, commit)
+	}
+	return ""
 }

@@ -1393,6 +1393,36 @@ func (tx *Tx) DeletedByHand(id string) (n *node.Node, file string, staged bool, 
 	return n, f, n != nil, err
 }
 
+// RemovedInHistory returns the leaf with the given id as it was before the
+// last commit of HEAD's history that removed its file (git rm, committed),
+// when the work tree has no leaf with the id: commit is that commit's
+// hash, file the leaf's path relative to the root. It is nil outside git,
+// when no commit removed such a file, or when the file git had does not
+// read as a leaf with that id. Path of the leaf is relative to nodes/.
+func (tx *Tx) RemovedInHistory(id string) (n *node.Node, file, commit string, err error) {
+	t, err := tx.Tree()
+	if err != nil {
+		return nil, "", "", err
+	}
+	if _, ok := t.ByID(id); ok {
+		return nil, "", "", nil
+	}
+	if _, ok := tx.claimed(id); ok {
+		return nil, "", "", nil
+	}
+	nodesRel := filepath.ToSlash(tx.k.Rel(tx.k.NodesDir()))
+	commit, file, src := gitx.RemovedFile(tx.ctx, tx.k.Root, nodesRel, store.IDKey(id)+".md")
+	rel, ok := strings.CutPrefix(file, nodesRel+"/")
+	if commit == "" || !ok {
+		return nil, "", "", nil
+	}
+	n, perr := node.Parse(rel, src)
+	if perr != nil || store.IDKey(n.ID) != store.IDKey(id) {
+		return nil, "", "", nil
+	}
+	return n, file, commit, nil
+}
+
 // listDeleted lists, once, the leaf files git's index has that the work
 // tree does not (deletedByHand, DeletedByHand).
 func (tx *Tx) listDeleted() {
