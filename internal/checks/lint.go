@@ -90,6 +90,22 @@ func lintPath(rel string) string {
 type linter struct {
 	k     *store.KB
 	items []LintItem
+	// gone says, by store.IDKey, where the leaves of dangling ids went
+	// (index.RemovedLeaf), asked once per id
+	gone map[string]string
+}
+
+// removed is index.RemovedLeaf of id, asked of git once per id.
+func (l *linter) removed(ctx context.Context, id string) string {
+	if l.gone == nil {
+		l.gone = map[string]string{}
+	}
+	how, ok := l.gone[store.IDKey(id)]
+	if !ok {
+		how = index.RemovedLeaf(ctx, l.k, id)
+		l.gone[store.IDKey(id)] = how
+	}
+	return how
 }
 
 func (l *linter) add(rule, level, file, msg, fix string) {
@@ -451,7 +467,7 @@ func (l *linter) checkTree(ctx context.Context, t *store.Tree, db *index.DB) err
 			l.add(ruleSlugIDMismatch, LintError, lintPath(n.Path), msg, fix)
 		}
 	}
-	incoming := l.checkEdges(t, redirects)
+	incoming := l.checkEdges(ctx, t, redirects)
 	if err := l.checkLinks(ctx, t, db, redirects); err != nil {
 		return err
 	}
@@ -465,7 +481,7 @@ func (l *linter) checkTree(ctx context.Context, t *store.Tree, db *index.DB) err
 
 // checkEdges reports edges to ids that are not live, and returns how many
 // edges from other leaves reach each live id (through redirects too).
-func (l *linter) checkEdges(t *store.Tree, redirects store.Redirects) map[string]int {
+func (l *linter) checkEdges(ctx context.Context, t *store.Tree, redirects store.Redirects) map[string]int {
 	incoming := make(map[string]int, len(t.Leaves))
 	for _, n := range t.Leaves {
 		file := lintPath(n.Path)
@@ -489,8 +505,13 @@ func (l *linter) checkEdges(t *store.Tree, redirects store.Redirects) map[string
 					continue // the leaf exists, but kk skips it: reported as invalid-leaf
 				}
 				if len(live) == 0 {
-					l.add(ruleDanglingEdge, LintError, file, fmt.Sprintf("%s: %s is not the id of any leaf", e.key, id),
-						fmt.Sprintf("remove %s from %s or correct the id", id, e.key))
+					fix := fmt.Sprintf("remove %s from %s or correct the id", id, e.key)
+					if how := l.removed(ctx, id); how != "" {
+						// its file removed by hand: kk node delete
+						// finishes the deletion, in every leaf at once
+						fix = fmt.Sprintf("its leaf %s: `kk node delete %s` takes the edges to it out", how, id)
+					}
+					l.add(ruleDanglingEdge, LintError, file, fmt.Sprintf("%s: %s is not the id of any leaf", e.key, id), fix)
 					continue
 				}
 				for _, to := range live {

@@ -8,13 +8,11 @@ import (
 	"io/fs"
 	"os"
 	"path"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 
-	"github.com/kk-project/kk/internal/gitx"
 	"github.com/kk-project/kk/internal/graph"
 
 	"github.com/kk-project/kk/internal/index"
@@ -713,7 +711,7 @@ func (s *snapshot) dangling(ctx context.Context, k *store.KB, claimed map[string
 			key := store.IDKey(e.To)
 			how, seen := removed[key]
 			if !seen {
-				how = removedLeaf(ctx, k, e.To)
+				how = index.RemovedLeaf(ctx, k, e.To)
 				removed[key] = how
 			}
 			if how != "" {
@@ -750,19 +748,4 @@ func (s *snapshot) endpointTypes() []Violation {
 		}
 	}
 	return out
-}
-
-// removedLeaf says where the leaf of id went when a person removed its
-// file (rm or git rm): "<file> is deleted in the work tree", or "<file>
-// was removed in commit <hash>"; "" when git knows of no such file.
-func removedLeaf(ctx context.Context, k *store.KB, id string) string {
-	nodes := filepath.ToSlash(k.Rel(k.NodesDir()))
-	name := store.IDKey(id) + ".md"
-	if f := gitx.DeletedSinceHead(ctx, k.Root, nodes, name); f != "" {
-		return f + " is deleted in the work tree"
-	}
-	if commit, f, _ := gitx.RemovedFile(ctx, k.Root, nodes, name); commit != "" {
-		return fmt.Sprintf("%s was removed in commit %.12s", f, commit)
-	}
-	return ""
 }
