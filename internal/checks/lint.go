@@ -340,6 +340,8 @@ func (l *linter) classifyProblems(problems []error) {
 		}
 		fix := "edit the leaf so its front matter is valid, or run `kk node adopt " + lintPath(ne.Path) + "` to fill in what a note written by hand lacks; until then kk skips it"
 		switch {
+		case ne.Field == "" && strings.HasPrefix(ne.Msg, node.ConflictMarkersMsg) && strings.Contains(ne.Msg, "only around kk_version"):
+			fix = "replace the <<<<<<< ======= >>>>>>> block with the kk_version line the message names, then `git add` it and continue the merge, rebase or cherry-pick"
 		case ne.Field == "" && strings.HasPrefix(ne.Msg, node.ConflictMarkersMsg):
 			fix = "resolve the git conflict: edit the leaf to keep the right text, remove the <<<<<<< ======= >>>>>>> lines, then `git add` it and continue the merge, rebase or cherry-pick"
 		case errors.Is(ne, store.ErrCopiedID):
