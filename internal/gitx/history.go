@@ -213,14 +213,26 @@ func splitNUL(out []byte) []string {
 	return strings.Split(s, "\x00")
 }
 
-// RemovedFile finds the last commit of HEAD's history that removed a file
-// under folder (relative to dir, slash-separated) whose name is name,
-// without regard to case: commit is its hash, file the file's path
-// relative to dir, and src what the file held before that commit. It
-// returns "" when git has no such commit (outside git included).
+// removedFileDepth bounds how many of HEAD's commits RemovedFile reads:
+// a removal further back is not looked for (kk lint, run at a session's
+// start, asks for each dangling edge, in histories of any length).
+const removedFileDepth = 5000
+
+// RemovedFile finds the last commit of HEAD's history (its newest
+// removedFileDepth commits) that removed a file under folder (relative to
+// dir, slash-separated) whose name is name, without regard to case:
+// commit is its hash, file the file's path relative to dir, and src what
+// the file held before that commit. It returns "" when git has no such
+// commit (outside git included).
 func RemovedFile(ctx context.Context, dir, folder, name string) (commit, file string, src []byte) {
 	spec := ":(glob,icase)" + strings.TrimSuffix(folder, "/") + "/**/" + name
-	out, err := Read(ctx, dir, "log", "-1", "--diff-filter=D", "--no-renames", "--relative", "--format=%H", "--name-only", "-z", "HEAD", "--", spec)
+	revs := "HEAD"
+	if out, err := Read(ctx, dir, "rev-list", "--max-count=1", "--skip="+strconv.Itoa(removedFileDepth), "HEAD"); err != nil {
+		return "", "", nil
+	} else if oldest := strings.TrimSpace(string(out)); oldest != "" {
+		revs = oldest + "..HEAD"
+	}
+	out, err := Read(ctx, dir, "log", "-1", "--diff-filter=D", "--no-renames", "--relative", "--format=%H", "--name-only", "-z", revs, "--", spec)
 	if err != nil {
 		return "", "", nil
 	}

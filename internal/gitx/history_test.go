@@ -236,3 +236,44 @@ func TestReadHistoryOfAShallowClone(t *testing.T) {
 }
 
 func listed(m map[string]int, p string) bool { _, ok := m[p]; return ok }
+
+// RemovedFile finds the commit that removed a file by its name (any case)
+// under a folder, and what it held; DeletedSinceHead a file removed in the
+// work tree, staged or not.
+func TestRemovedFileAndDeletedSinceHead(t *testing.T) {
+	dir := gitRepo(t)
+	ctx := context.Background()
+	commit(t, dir, map[string]string{"kb/nodes/go/practice-a.md": "A", "kb/nodes/practice-b.md": "B", "kb/nodes/practice-c.md": "C"}, "one")
+	if _, err := Run(ctx, dir, "rm", "-q", "kb/nodes/go/practice-a.md"); err != nil {
+		t.Fatal(err)
+	}
+	commit(t, dir, nil, "a removed")
+	head, err := Run(ctx, dir, "rev-parse", "HEAD")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, f, src := RemovedFile(ctx, dir, "kb/nodes", "PRACTICE-A.md")
+	if c != string(head[:len(head)-1]) || f != "kb/nodes/go/practice-a.md" || string(src) != "A" {
+		t.Errorf("RemovedFile = %q, %q, %q", c, f, src)
+	}
+	if c, _, _ := RemovedFile(ctx, dir, "kb/nodes", "practice-b.md"); c != "" {
+		t.Errorf("RemovedFile of a file still there = %q", c)
+	}
+	if got := DeletedSinceHead(ctx, dir, "kb/nodes", "practice-b.md"); got != "" {
+		t.Errorf("DeletedSinceHead before a removal = %q", got)
+	}
+	if err := os.Remove(filepath.Join(dir, "kb", "nodes", "practice-b.md")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Run(ctx, dir, "rm", "-q", "kb/nodes/practice-c.md"); err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]string{"practice-b.md": "kb/nodes/practice-b.md", "practice-c.md": "kb/nodes/practice-c.md", "practice-a.md": ""} {
+		if got := DeletedSinceHead(ctx, dir, "kb/nodes", name); got != want {
+			t.Errorf("DeletedSinceHead(%s) = %q, want %q", name, got, want)
+		}
+	}
+	if c, _, _ := RemovedFile(ctx, t.TempDir(), "kb/nodes", "practice-a.md"); c != "" {
+		t.Errorf("RemovedFile outside git = %q", c)
+	}
+}
