@@ -53,6 +53,7 @@ const (
 	ruleFolderCaseCollision  = "folder-case-collision"
 	ruleFolderName           = "folder-name"
 	ruleStrayFile            = "stray-file"
+	ruleLoneMarker           = "lone-marker"
 )
 
 // LintItem is one problem lint found. File is relative to the repository
@@ -478,6 +479,45 @@ func (l *linter) checkTree(ctx context.Context, t *store.Tree, db *index.DB) err
 	l.checkFolders(t, summaries)
 	l.checkEntryHash(ctx, <-hash)
 	l.checkStrayFiles()
+	return l.checkLoneMarkers(t)
+}
+
+// checkLoneMarkers reports the marker lines of generated blocks left
+// without their partner by a hand edit (node.LoneMarkers): kk reads the
+// rest of the old block as the note's text and writes its own block
+// beside it, so the note holds two, one of them kept up to date by no
+// edge.
+func (l *linter) checkLoneMarkers(t *store.Tree) error {
+	for _, n := range t.Leaves {
+		src, err := os.ReadFile(l.k.NodePath(n.Path))
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				continue
+			}
+			return err
+		}
+		if !bytes.Contains(src, []byte("<!-- kk:")) {
+			continue
+		}
+		parts, err := frontmatter.Split(src)
+		if err != nil {
+			continue
+		}
+		before := bytes.Count(src[:len(src)-len(parts.Body)], []byte("\n"))
+		for _, m := range node.LoneMarkers(string(parts.Body)) {
+			block := "Related"
+			if m.Marker == node.CitationsStart || m.Marker == node.CitationsEnd {
+				block = "Citations"
+			}
+			msg := fmt.Sprintf("%s has no %s after it (a line deleted by hand?): kk reads the block as text of the note's and writes its own %s block after it", m.Marker, m.Partner, block)
+			fix := fmt.Sprintf("delete what is left of the old block, from this line to its last link, or put %s back after it; the next write of the note renders the block again", m.Partner)
+			if !m.Start {
+				msg = fmt.Sprintf("%s has no %s before it (a line deleted by hand?): kk reads what is before it as text of the note's", m.Marker, m.Partner)
+				fix = fmt.Sprintf("delete what is left of the old block, its # %s heading, its links and this line, or put %s back before its heading; the next write of the note renders the block again", block, m.Partner)
+			}
+			l.items = append(l.items, LintItem{Rule: ruleLoneMarker, Level: LintFinding, File: lintPath(n.Path), Line: before + m.Line, Message: msg, Fix: fix})
+		}
+	}
 	return nil
 }
 
