@@ -142,7 +142,7 @@ func checkHygiene(k *store.KB, t *store.Tree) DoctorCheck {
 		c.Fix = "edit " + k.Rel(k.SummariesPath()) + " as the problem above says (front matter: schema_version: 1 and summaries, a mapping of folder to one-line summary)"
 		return c
 	}
-	l := &linter{k: k}
+	l := &linter{k: k, removed: index.NewRemoved(k)}
 	l.checkTags(t)
 	for _, key := range store.BlankSummaries(k.SummariesPath()) {
 		l.add(ruleEmptySummary, LintFinding, k.Rel(k.SummariesPath()), fmt.Sprintf("folder %q has a blank summary", key), "")

@@ -54,6 +54,7 @@ const (
 	ruleFolderCaseCollision  = "folder-case-collision"
 	ruleFolderName           = "folder-name"
 	ruleStrayFile            = "stray-file"
+	ruleLoneMarker           = "lone-marker"
 )
 
 // LintItem is one problem lint found. File is relative to the repository
@@ -91,6 +92,9 @@ func lintPath(rel string) string {
 type linter struct {
 	k     *store.KB
 	items []LintItem
+	// removed says where the leaves of dangling ids went, asking git
+	// once
+	removed *index.Removed
 }
 
 func (l *linter) add(rule, level, file, msg, fix string) {
@@ -112,7 +116,7 @@ func Lint(ctx context.Context, k *store.KB) (*LintReport, error) {
 	if err := index.CheckedOut(ctx, k); err != nil {
 		return nil, err
 	}
-	l := &linter{k: k}
+	l := &linter{k: k, removed: index.NewRemoved(k)}
 	t, db, err := index.ReadTreeDB(ctx, k)
 	if err != nil {
 		return nil, err
@@ -325,6 +329,8 @@ func (l *linter) classifyProblems(problems []error) {
 		}
 		fix := "edit the leaf so its front matter is valid, or run `kk node adopt " + lintPath(ne.Path) + "` to fill in what a note written by hand lacks; until then kk skips it"
 		switch {
+		case ne.Field == "" && strings.HasPrefix(ne.Msg, node.ConflictMarkersMsg) && strings.Contains(ne.Msg, "only around kk_version"):
+			fix = "replace the <<<<<<< ======= >>>>>>> block with the kk_version line the message names, then `git add` it and continue the merge, rebase or cherry-pick"
 		case ne.Field == "" && strings.HasPrefix(ne.Msg, node.ConflictMarkersMsg):
 			fix = "resolve the git conflict: edit the leaf to keep the right text, remove the <<<<<<< ======= >>>>>>> lines, then `git add` it and continue the merge, rebase or cherry-pick"
 		case errors.Is(ne, store.ErrCopiedID):
@@ -460,7 +466,7 @@ func (l *linter) checkTree(ctx context.Context, t *store.Tree, db *index.DB) err
 			l.add(ruleSlugIDMismatch, LintError, lintPath(n.Path), msg, fix)
 		}
 	}
-	incoming := l.checkEdges(t, redirects)
+	incoming := l.checkEdges(ctx, t, redirects)
 	if err := l.checkLinks(ctx, t, db, redirects); err != nil {
 		return err
 	}
@@ -469,12 +475,51 @@ func (l *linter) checkTree(ctx context.Context, t *store.Tree, db *index.DB) err
 	l.checkFolders(t, summaries)
 	l.checkEntryHash(ctx, <-hash)
 	l.checkStrayFiles()
+	return l.checkLoneMarkers(t)
+}
+
+// checkLoneMarkers reports the marker lines of generated blocks left
+// without their partner by a hand edit (node.LoneMarkers): kk reads the
+// rest of the old block as the note's text and writes its own block
+// beside it, so the note holds two, one of them kept up to date by no
+// edge.
+func (l *linter) checkLoneMarkers(t *store.Tree) error {
+	for _, n := range t.Leaves {
+		src, err := os.ReadFile(l.k.NodePath(n.Path))
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				continue
+			}
+			return err
+		}
+		if !bytes.Contains(src, []byte("<!-- kk:")) {
+			continue
+		}
+		parts, err := frontmatter.Split(src)
+		if err != nil {
+			continue
+		}
+		before := bytes.Count(src[:len(src)-len(parts.Body)], []byte("\n"))
+		for _, m := range node.LoneMarkers(string(parts.Body)) {
+			block := "Related"
+			if m.Marker == node.CitationsStart || m.Marker == node.CitationsEnd {
+				block = "Citations"
+			}
+			msg := fmt.Sprintf("%s has no %s after it (a line deleted by hand?): kk reads the block as text of the note's and writes its own %s block after it", m.Marker, m.Partner, block)
+			fix := fmt.Sprintf("delete what is left of the old block, from this line to its last link, or put %s back after it; the next write of the note renders the block again", m.Partner)
+			if !m.Start {
+				msg = fmt.Sprintf("%s has no %s before it (a line deleted by hand?): kk reads what is before it as text of the note's", m.Marker, m.Partner)
+				fix = fmt.Sprintf("delete what is left of the old block, its # %s heading, its links and this line, or put %s back before its heading; the next write of the note renders the block again", block, m.Partner)
+			}
+			l.items = append(l.items, LintItem{Rule: ruleLoneMarker, Level: LintFinding, File: lintPath(n.Path), Line: before + m.Line, Message: msg, Fix: fix})
+		}
+	}
 	return nil
 }
 
 // checkEdges reports edges to ids that are not live, and returns how many
 // edges from other leaves reach each live id (through redirects too).
-func (l *linter) checkEdges(t *store.Tree, redirects store.Redirects) map[string]int {
+func (l *linter) checkEdges(ctx context.Context, t *store.Tree, redirects store.Redirects) map[string]int {
 	incoming := make(map[string]int, len(t.Leaves))
 	for _, n := range t.Leaves {
 		file := lintPath(n.Path)
@@ -499,8 +544,14 @@ func (l *linter) checkEdges(t *store.Tree, redirects store.Redirects) map[string
 				}
 				if len(live) == 0 {
 					fix := fmt.Sprintf("remove %s from %s or correct the id", id, e.key)
-					if trace.NoteID(id) {
-						fix += fmt.Sprintf("; if its note's file was renamed and its kk_id changed by hand, `kk node rename %s <the id it has now>` points the edges and links to %s at it", id, id)
+					if hint := trace.GoneHint(ctx, l.removed, id, func(p string) (string, bool) {
+						n, ok := t.LeafAt(p)
+						if !ok {
+							return "", false
+						}
+						return n.ID, true
+					}); hint != "" {
+						fix += "; " + hint
 					}
 					l.add(ruleDanglingEdge, LintError, file, fmt.Sprintf("%s: %s is not the id of any leaf", e.key, id), fix)
 					continue

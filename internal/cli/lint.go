@@ -47,7 +47,11 @@ opened and is reported as irregular-file. A file under nodes/ whose name
 does not end in .md (a note saved as note.txt, or with no extension) is
 read by no command and is reported as stray-file, a finding: rename a note
 to .md, move any other file out of nodes/ (dotfiles, index.md and the
-files editors leave are not reported).
+files editors leave are not reported). A marker line of a generated
+Related or Citations block left without its partner by a hand edit (the
+end line deleted, or the start line) is reported as lone-marker, a
+finding: kk reads the rest of the old block as the note's text and writes
+its own block beside it.
 
 dead-link is a markdown link from a leaf to a path under nodes/ where there
 is no file, as a note moved by hand (git mv) leaves behind: it names the

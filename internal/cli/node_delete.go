@@ -54,7 +54,11 @@ Traceability entities (req, scenario, test, adr, flag, event, symbol) are
 deleted with kk delete, atoms and molecules with kk graph delete. An id that
 is no note (unknown, or already retired to another), an id named twice, or a
 --redirect-to that is no note or is being deleted is refused and nothing is
-written. Prints one line per change: "deleted", "redirected", "repointed" (a
+written. A note whose file a person removed (rm or git rm; or git rm
+committed, while edges still name it) is deleted all the same: kk
+finishes the deletion from the copy git has, and the edges to it go as
+above.
+Prints one line per change: "deleted", "redirected", "repointed" (a
 ledger entry pointed at the replacement), "unredirected" (a deleted note
 taken out of a ledger entry), "unlinked" (an edge dropped), "relinked"
 (an edge pointed at the replacement) or "link" (a typed link pointed at

@@ -54,6 +54,15 @@ func validateInput(in *contracts.NodeInput) error {
 		return field("title", "is required")
 	}
 	if utf8.RuneCountInString(in.Title) > 255 {
+		// A title taken from the slug (kk node write without --title) is
+		// the slug's problem: no id is that long.
+		if in.Slug != "" && in.Title == in.Slug {
+			if id, err := node.DeriveID(in.Type, in.Slug); err == nil {
+				if msg := node.LongID(id); msg != "" {
+					return field("slug", msg+": give a shorter slug")
+				}
+			}
+		}
 		return field("title", "is longer than 255 characters")
 	}
 	if strings.ContainsAny(in.Title, "\n\r") {

@@ -299,6 +299,17 @@ fi
 		}
 		return r
 	}
+	// subst is run(args) as the command of a command substitution: "$("
+	// then a space before the subshell of a knowledge base in a
+	// subfolder, as "$((" opens an arithmetic expansion (dash, the sh of
+	// Debian and Ubuntu, fails on the whole hook).
+	subst := func(args string) string {
+		r := run(args)
+		if strings.HasPrefix(r, "(") {
+			r = " " + r
+		}
+		return "$(" + r
+	}
 	// kk runs a regeneration, or says in words that kk was not found (the
 	// shell's "kk: not found" says nothing of what was left undone).
 	missing := "kk: git's " + name + " hook did not find kk (" + command + ") on the PATH git gave it, so ENTRY.md, GRAPH.md and the index.md files were not regenerated; run `kk index rebuild --check` where kk is found, and `kk init --upgrade --kk-command <kk's full path>` so that the hooks find it"
@@ -394,7 +405,7 @@ elif [ "${1-}" = 1 ] && [ -f ` + kept + ` ] && ` + cond + `; then
 	kk_resolve() {
 		kk_did=
 		if kk_found; then
-			kk_v="$(` + run("git-resolve-versions") + ` 2>/dev/null </dev/null)"
+			kk_v="` + subst("git-resolve-versions") + ` 2>/dev/null </dev/null)"
 			if [ -n "$kk_v" ]; then
 				printf '%s\n' "$kk_v" | while IFS="$(printf '\t')" read -r kk_p kk_n; do
 					echo "kk: the conflicts git left in $kk_p were only in kk_version, which kk keeps: it takes $kk_n, and the note is staged" >&2
@@ -518,7 +529,7 @@ elif [ "${1-}" = 1 ] && [ -f ` + kept + ` ] && ` + cond + `; then
 		case "$(git log -g -1 --no-show-signature --format=%gs HEAD 2>/dev/null)" in 'commit (amend):'*) kk_base='HEAD@{1}' ;; esac &&
 		git rev-parse -q --verify "$kk_base" >/dev/null 2>&1 &&
 		! git diff-tree --quiet "$kk_base" HEAD -- ` + shellQuote(kbDir) + ` 2>/dev/null &&
-		kk_found && ! kk_check="$(` + run("index rebuild --check --json") + ` 2>/dev/null </dev/null)" &&
+		kk_found && ! kk_check="` + subst("index rebuild --check --json") + ` 2>/dev/null </dev/null)" &&
 		{ git diff-tree -r --quiet "$kk_base" HEAD -- ` + generated + ` 2>/dev/null ||
 			[ "$(tr -d '\r' 2>/dev/null <` + shellQuote(kbDir+"/ENTRY.md") + ` | sed -n "s/^nodes_hash: *'\{0,1\}\([^']*\)'\{0,1\} *\$/\1/p" | head -n 1)" != "$(printf '%s\n' "$kk_check" | sed -n 's/^ *"nodes_hash": *"\([^"]*\)".*/\1/p' | head -n 1)" ]; }; then
 		# a commit of the knowledge base whose generated files lag its

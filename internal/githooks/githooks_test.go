@@ -790,3 +790,26 @@ func TestDriverKK(t *testing.T) {
 		}
 	}
 }
+
+// A knowledge base in a subfolder of the repository (a monorepo's
+// service) has hooks that run kk in a subshell, (cd <folder> && kk ...).
+// Inside a command substitution that made "$((cd", which a POSIX shell
+// (dash, Debian's and Ubuntu's /bin/sh) reads as arithmetic: every hook
+// failed with "Syntax error: Unterminated quoted string" and regenerated
+// nothing. Every hook parses with sh, for each folder.
+func TestHooksParseWithTheKnowledgeBaseInASubfolder(t *testing.T) {
+	sh, err := exec.LookPath("sh")
+	if err != nil {
+		t.Skip("no sh")
+	}
+	dir := t.TempDir()
+	for _, rel := range []string{".", "app", "svc/it's"} {
+		for _, name := range Names {
+			file := filepath.Join(dir, name)
+			must(t, os.WriteFile(file, script(name, "kk", rel), 0o755))
+			if out, err := exec.Command(sh, "-n", file).CombinedOutput(); err != nil {
+				t.Errorf("%s with the knowledge base in %q does not parse: %v\n%s", name, rel, err, out)
+			}
+		}
+	}
+}

@@ -212,3 +212,119 @@ func splitNUL(out []byte) []string {
 	}
 	return strings.Split(s, "\x00")
 }
+
+// removedFileDepth bounds how many of HEAD's commits RemovedFile reads:
+// a removal further back is not looked for (kk lint, run at a session's
+// start, asks for each dangling edge, in histories of any length).
+const removedFileDepth = 5000
+
+// RemovedFile finds the last commit of HEAD's history (its newest
+// removedFileDepth commits) that removed a file under folder (relative to
+// dir, slash-separated) whose name is name, without regard to case:
+// commit is its hash, file the file's path relative to dir, and src what
+// the file held before that commit. It returns "" when git has no such
+// commit (outside git included).
+func RemovedFile(ctx context.Context, dir, folder, name string) (commit, file string, src []byte) {
+	spec := ":(glob,icase)" + strings.TrimSuffix(folder, "/") + "/**/" + name
+	revs := "HEAD"
+	if out, err := Read(ctx, dir, "rev-list", "--max-count=1", "--skip="+strconv.Itoa(removedFileDepth), "HEAD"); err != nil {
+		return "", "", nil
+	} else if oldest := strings.TrimSpace(string(out)); oldest != "" {
+		revs = oldest + "..HEAD"
+	}
+	out, err := Read(ctx, dir, "log", "-1", "--diff-filter=D", "--no-renames", "--relative", "--format=%H", "--name-only", "-z", revs, "--", spec)
+	if err != nil {
+		return "", "", nil
+	}
+	// "<hash>\n\x00<path>\x00"…: the hash, then the commit's removed files
+	fields := splitNUL(out)
+	if len(fields) < 2 {
+		return "", "", nil
+	}
+	commit = strings.TrimSpace(fields[0])
+	for _, f := range fields[1:] {
+		if f = strings.TrimSpace(f); f == "" || !strings.EqualFold(pathBase(f), name) {
+			continue
+		}
+		data, err := Read(ctx, dir, "cat-file", "blob", commit+"^:./"+f)
+		if err != nil {
+			return "", "", nil
+		}
+		return commit, f, data
+	}
+	return "", "", nil
+}
+
+func pathBase(p string) string {
+	if i := strings.LastIndexByte(p, '/'); i >= 0 {
+		return p[i+1:]
+	}
+	return p
+}
+
+// Removal is what became of a file that HEAD's history, or the work tree,
+// no longer has under a folder (Removals).
+type Removal struct {
+	// File is the file's path relative to the folder git ran in.
+	File string
+	// Commit is the commit that removed or renamed it; "" when the work
+	// tree did (rm, git rm or git mv, not committed).
+	Commit string
+	// RenamedTo is the path git paired it with as a rename (relative to
+	// the folder git ran in), "" when it was removed.
+	RenamedTo string
+}
+
+// Removals lists, in two git calls whatever their number, the files under
+// folder (relative to dir, slash-separated) that the work tree or HEAD's
+// newest removedFileDepth commits removed or renamed, by their base
+// names in lower case (the newest removal of a name wins; the work
+// tree's before any commit's). Renames are git's rename detection (-M).
+// It is empty outside git.
+func Removals(ctx context.Context, dir, folder string) map[string]Removal {
+	out := map[string]Removal{}
+	add := func(r Removal) {
+		if key := strings.ToLower(pathBase(r.File)); out[key] == (Removal{}) {
+			out[key] = r
+		}
+	}
+	spec := strings.TrimSuffix(folder, "/")
+	if diff, err := Read(ctx, dir, "diff", "-M", "--name-status", "--relative", "-z", "HEAD", "--", spec); err == nil {
+		parseRemovals(splitNUL(diff), "", add)
+	}
+	revs := "HEAD"
+	if rl, err := Read(ctx, dir, "rev-list", "--max-count=1", "--skip="+strconv.Itoa(removedFileDepth), "HEAD"); err != nil {
+		return out
+	} else if oldest := strings.TrimSpace(string(rl)); oldest != "" {
+		revs = oldest + "..HEAD"
+	}
+	if log, err := Read(ctx, dir, "log", "-M", "--diff-filter=DR", "--name-status", "--relative", "-z", "--format=%x00commit %H", revs, "--", spec); err == nil {
+		parseRemovals(splitNUL(log), "", add)
+	}
+	return out
+}
+
+// parseRemovals reads `git diff|log --name-status -z` output, its fields
+// split at NUL: "commit <hash>" fields (log's --format) name the commit of
+// the status fields after them; a D status is followed by one path, an
+// R<score> by two. Other statuses are skipped, with their path.
+func parseRemovals(fields []string, commit string, add func(Removal)) {
+	for i := 0; i < len(fields); i++ {
+		f := strings.TrimLeft(fields[i], "\n")
+		switch {
+		case f == "":
+		case strings.HasPrefix(f, "commit "):
+			commit = strings.TrimSpace(strings.TrimPrefix(f, "commit "))
+		case f == "D" && i+1 < len(fields):
+			add(Removal{File: fields[i+1], Commit: commit})
+			i++
+		case f[0] == 'R' && i+2 < len(fields):
+			add(Removal{File: fields[i+1], Commit: commit, RenamedTo: fields[i+2]})
+			i += 2
+		case f[0] == 'C' && i+2 < len(fields):
+			i += 2
+		default:
+			i++ // a status and its path
+		}
+	}
+}

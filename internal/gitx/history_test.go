@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strconv"
 	"testing"
@@ -236,3 +237,69 @@ func TestReadHistoryOfAShallowClone(t *testing.T) {
 }
 
 func listed(m map[string]int, p string) bool { _, ok := m[p]; return ok }
+
+// RemovedFile finds the commit that removed a file by its name (any case)
+// under a folder, and what it held; Removals lists, in two git calls, the
+// files removed or renamed in the work tree (staged or not) and in HEAD's
+// history, by base name, the work tree's and the newest first.
+func TestRemovedFileAndRemovals(t *testing.T) {
+	dir := gitRepo(t)
+	ctx := context.Background()
+	commit(t, dir, map[string]string{
+		"kb/nodes/go/practice-a.md": "A", "kb/nodes/practice-b.md": "B", "kb/nodes/practice-c.md": "C",
+		"kb/nodes/practice-d.md": "a note long enough for git to pair its rename\nline two\nline three\n",
+		"kb/nodes/practice-e.md": "another note long enough to pair\nline two\nline three\n",
+	}, "one")
+	if _, err := Run(ctx, dir, "rm", "-q", "kb/nodes/go/practice-a.md"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Run(ctx, dir, "mv", "kb/nodes/practice-e.md", "kb/nodes/practice-f.md"); err != nil {
+		t.Fatal(err)
+	}
+	commit(t, dir, nil, "a removed, e renamed")
+	out, err := Run(ctx, dir, "rev-parse", "HEAD")
+	if err != nil {
+		t.Fatal(err)
+	}
+	head := string(out[:len(out)-1])
+	c, f, src := RemovedFile(ctx, dir, "kb/nodes", "PRACTICE-A.md")
+	if c != head || f != "kb/nodes/go/practice-a.md" || string(src) != "A" {
+		t.Errorf("RemovedFile = %q, %q, %q", c, f, src)
+	}
+	if c, _, _ := RemovedFile(ctx, dir, "kb/nodes", "practice-b.md"); c != "" {
+		t.Errorf("RemovedFile of a file still there = %q", c)
+	}
+	if got := Removals(ctx, dir, "kb/nodes"); !reflect.DeepEqual(got, map[string]Removal{
+		"practice-a.md": {File: "kb/nodes/go/practice-a.md", Commit: head},
+		"practice-e.md": {File: "kb/nodes/practice-e.md", Commit: head, RenamedTo: "kb/nodes/practice-f.md"},
+	}) {
+		t.Errorf("Removals before the work tree's = %#v", got)
+	}
+	if err := os.Remove(filepath.Join(dir, "kb", "nodes", "practice-b.md")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Run(ctx, dir, "rm", "-q", "kb/nodes/practice-c.md"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "kb", "nodes", "go"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Run(ctx, dir, "mv", "kb/nodes/practice-d.md", "kb/nodes/go/practice-g.md"); err != nil {
+		t.Fatal(err)
+	}
+	if got := Removals(ctx, dir, "kb/nodes"); !reflect.DeepEqual(got, map[string]Removal{
+		"practice-a.md": {File: "kb/nodes/go/practice-a.md", Commit: head},
+		"practice-b.md": {File: "kb/nodes/practice-b.md"},
+		"practice-c.md": {File: "kb/nodes/practice-c.md"},
+		"practice-d.md": {File: "kb/nodes/practice-d.md", RenamedTo: "kb/nodes/go/practice-g.md"},
+		"practice-e.md": {File: "kb/nodes/practice-e.md", Commit: head, RenamedTo: "kb/nodes/practice-f.md"},
+	}) {
+		t.Errorf("Removals = %#v", got)
+	}
+	if c, _, _ := RemovedFile(ctx, t.TempDir(), "kb/nodes", "practice-a.md"); c != "" {
+		t.Errorf("RemovedFile outside git = %q", c)
+	}
+	if got := Removals(ctx, t.TempDir(), "kb/nodes"); len(got) != 0 {
+		t.Errorf("Removals outside git = %#v", got)
+	}
+}

@@ -209,6 +209,12 @@ func Parse(relPath string, src []byte) (*Node, error) {
 		return nil, &Error{Path: relPath, Msg: msg}
 	}
 	if from, to := ConflictMarkers(src); from > 0 {
+		if _, v, ok := ResolveVersionConflicts(string(src)); ok {
+			// What is left of a conflict once the rest is resolved by
+			// hand: kk_version, which no person wrote, and kk's hook
+			// resolves only in a note with no other conflict.
+			return nil, &Error{Path: relPath, Msg: fmt.Sprintf("%s (lines %d to %d) only around kk_version, the counter kk keeps (each side changed the note with kk): keep the one line kk_version: %d in their place, then `git add` it", ConflictMarkersMsg, from, to, v)}
+		}
 		return nil, &Error{Path: relPath, Msg: fmt.Sprintf("%s (lines %d to %d): a git merge, rebase or cherry-pick stopped on a conflict in this leaf; edit it to keep the right text, remove the markers, then `git add` it", ConflictMarkersMsg, from, to)}
 	}
 	doc, err := frontmatter.Parse(src)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -310,4 +311,59 @@ func WithoutGeneratedBlocks(body string) string {
 		}
 	}
 	return body
+}
+
+// LoneMarker is a marker line of a generated block (Related, Citations)
+// that has no partner: a start marker with no end marker after it, or an
+// end marker with no start marker before it, paired as findBlock pairs
+// them (whole lines outside closed fenced code blocks; a start is paired
+// with the first end after it, the nearest start before that end). kk
+// reads it as text of the note's (a hand edit deleted the other line), and
+// writes its own block beside it.
+type LoneMarker struct {
+	Line   int    // 1-based, in the body
+	Marker string // the marker the line holds
+	Start  bool   // a start marker (else an end marker)
+	// Partner is the marker that is missing.
+	Partner string
+}
+
+// LoneMarkers returns the marker lines of body's generated blocks that
+// have no partner, in the order of their lines.
+func LoneMarkers(body string) []LoneMarker {
+	if !strings.Contains(body, "<!-- kk:") {
+		return nil
+	}
+	fenced := closedFences(body)
+	kinds := [][2]string{{RelatedStart, RelatedEnd}, {CitationsStart, CitationsEnd}}
+	open := make([]int, len(kinds)) // the line of each kind's start not yet paired, 0 when none
+	var out []LoneMarker
+	for i, line := range strings.Split(body, "\n") {
+		if fenced[i] {
+			continue
+		}
+		t := strings.TrimSpace(line)
+		for k, m := range kinds {
+			switch t {
+			case m[0]:
+				if open[k] > 0 {
+					out = append(out, LoneMarker{Line: open[k], Marker: m[0], Start: true, Partner: m[1]})
+				}
+				open[k] = i + 1
+			case m[1]:
+				if open[k] > 0 {
+					open[k] = 0
+				} else {
+					out = append(out, LoneMarker{Line: i + 1, Marker: m[1], Partner: m[0]})
+				}
+			}
+		}
+	}
+	for k, m := range kinds {
+		if open[k] > 0 {
+			out = append(out, LoneMarker{Line: open[k], Marker: m[0], Start: true, Partner: m[1]})
+		}
+	}
+	slices.SortFunc(out, func(a, b LoneMarker) int { return a.Line - b.Line })
+	return out
 }

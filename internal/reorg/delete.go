@@ -197,8 +197,22 @@ func deleteNotes(tx *txn.Tx, ids []string, o DeleteOptions, res *DeleteResult) e
 		return err
 	}
 	live := func(id string) bool { _, ok := t.ByID(id); return ok }
-	// lookup finds the live leaf an argument names, or says why none.
-	lookup := func(arg string) (*node.Node, string, error) {
+	// named reports whether a live leaf's edges name id.
+	named := func(id string) bool {
+		is := func(s string) bool { return store.IDKey(s) == store.IDKey(id) }
+		return slices.ContainsFunc(t.Leaves, func(l *node.Node) bool {
+			return slices.ContainsFunc(l.RelatesTo, is) || slices.ContainsFunc(l.DependsOn, is) || slices.ContainsFunc(l.GraphLinks, is)
+		})
+	}
+	// byHand holds the notes whose files a person removed (rm, git rm;
+	// the removal committed when edges still name them) that the
+	// deletion finishes: the edges, links and ledger entries to
+	// them go as to any deleted note; their files are gone already.
+	byHand := map[*node.Node]bool{}
+	renamedByHand := index.NewRemoved(k) // git asked once, on the first argument no leaf holds
+	// lookup finds the live leaf an argument names, or says why none;
+	// removed, with the leaf git has of a file removed by hand.
+	lookup := func(arg string, removed bool) (*node.Node, string, error) {
 		if strings.TrimSpace(arg) == "" {
 			return nil, "is empty: give the id of a note", nil
 		}
@@ -227,6 +241,28 @@ func deleteNotes(tx *txn.Tx, ids []string, o DeleteOptions, res *DeleteResult) e
 			}
 			return nil, fmt.Sprintf("was retired to %s (%s); it is no note to delete", strings.Join(to, ", "), k.Rel(k.RedirectsPath())), nil
 		}
+		if removed {
+			// A file git pairs with one that holds another id now (git mv,
+			// kk_id changed by hand) was renamed, not removed: deleting
+			// it would take out the edges its note still answers to.
+			if how, to := renamedByHand.Leaf(tx.Context(), arg); to != "" {
+				if l, ok := t.LeafAt(to); ok && store.IDKey(l.ID) != store.IDKey(arg) {
+					return nil, fmt.Sprintf("no leaf has this id: its file %s and holds %s; if kk_id was changed by hand, `kk node rename %s %s` points the edges and links to %s at it (to delete that note, kk node delete %s)", how, l.ID, arg, l.ID, arg, l.ID), nil
+				}
+			}
+			n, _, _, err := tx.DeletedByHand(arg)
+			if err == nil && n == nil && named(arg) {
+				// removed and committed (git rm, git commit), with
+				// edges left to it
+				n, _, _, err = tx.RemovedInHistory(arg)
+			}
+			if err != nil || n != nil {
+				if n != nil {
+					byHand[n] = true
+				}
+				return n, "", err
+			}
+		}
 		return nil, "no leaf has this id", nil
 	}
 
@@ -237,7 +273,7 @@ func deleteNotes(tx *txn.Tx, ids []string, o DeleteOptions, res *DeleteResult) e
 		if first, dup := given[store.IDKey(arg)]; dup {
 			return &DeleteRefusal{Arg: arg, Reason: "names " + first + " a second time"}
 		}
-		n, why, err := lookup(arg)
+		n, why, err := lookup(arg, o.renamed == nil)
 		if err != nil {
 			return err
 		}
@@ -245,8 +281,8 @@ func deleteNotes(tx *txn.Tx, ids []string, o DeleteOptions, res *DeleteResult) e
 			return &DeleteRefusal{Arg: arg, Reason: why}
 		}
 		given[store.IDKey(arg)] = arg
-		full := n // o.formerly: no file holds it
-		if n != o.formerly {
+		full := n // o.formerly, byHand: no file holds it
+		if n != o.formerly && !byHand[n] {
 			if full, err = tx.LeafAt(n.Path); err != nil {
 				return err
 			}
@@ -268,7 +304,7 @@ func deleteNotes(tx *txn.Tx, ids []string, o DeleteOptions, res *DeleteResult) e
 
 	target := o.renamed
 	if target == nil && o.RedirectTo != "" {
-		n, why, err := lookup(o.RedirectTo)
+		n, why, err := lookup(o.RedirectTo, false)
 		if err != nil {
 			return err
 		}
@@ -503,8 +539,10 @@ func deleteNotes(tx *txn.Tx, ids []string, o DeleteOptions, res *DeleteResult) e
 		if o.renamed != nil {
 			break
 		}
-		if err := tx.Remove(n); err != nil {
-			return err
+		if !byHand[n] {
+			if err := tx.Remove(n); err != nil {
+				return err
+			}
 		}
 		res.Deleted = append(res.Deleted, DeletedNote{ID: n.ID, Path: n.Path})
 	}

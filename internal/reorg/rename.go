@@ -163,6 +163,12 @@ func renameNote(tx *txn.Tx, id, newID string, o RenameOptions, res *RenameResult
 			}
 			return refuse(fmt.Sprintf("was retired to %s (%s); rename %s instead", strings.Join(to, ", "), ledgerFile, to[0]))
 		}
+		// A file removed by hand (rm, git rm) is not there to rename.
+		if n, file, _, err := tx.DeletedByHand(id); err != nil {
+			return err
+		} else if n != nil {
+			return refuse(fmt.Sprintf("its leaf %s is deleted in the work tree; restore it with `git checkout HEAD -- %s` to rename it, or delete the note with kk node delete %s", file, file, id))
+		}
 		return refuse("no leaf has this id")
 	}
 	full, err := tx.LeafAt(n.Path)

@@ -375,7 +375,7 @@ func KBCheck(ctx context.Context, k *store.KB, p KBCheckParams) (*CheckResult, e
 			if err != nil {
 				return nil, err
 			}
-			res.Violations = append(res.Violations, s.dangling(claimedIDs(ps), r)...)
+			res.Violations = append(res.Violations, s.dangling(ctx, k, claimedIDs(ps), r)...)
 		case RuleEdgeEndpointTypes:
 			res.Violations = append(res.Violations, s.endpointTypes()...)
 		case RuleLeavesReadable:
@@ -683,10 +683,12 @@ func (s *snapshot) symbolReqs() []Violation {
 // leaves-readable reports its leaf, as kk lint does) and edges to an id
 // retired in the redirect ledger that leads to a live id (kk lint's
 // redirected-edge finding, what kk rebalance move's split-leaf leaves).
-func (s *snapshot) dangling(claimed map[string]bool, r store.Redirects) []Violation {
+func (s *snapshot) dangling(ctx context.Context, k *store.KB, claimed map[string]bool, r store.Redirects) []Violation {
 	var out []Violation
+	removed := index.NewRemoved(k) // where the leaves of dangling ids went, asked of git once
 	live := func(id string) bool { _, ok := s.byID[id]; return ok }
-	var named map[string]*index.Entity // leaves by the id their file is named for, when they hold another
+	var named map[string]*index.Entity  // leaves by the id their file is named for, when they hold another
+	var atPath map[string]*index.Entity // leaves by path (relative to nodes/)
 	for _, e := range s.edges {
 		if live(e.To) || claimed[store.IDKey(e.To)] || len(store.ResolveRedirect(r, e.To, live)) > 0 {
 			continue
@@ -696,8 +698,11 @@ func (s *snapshot) dangling(claimed map[string]bool, r store.Redirects) []Violat
 		}
 		msg := fmt.Sprintf("%s has a %s edge to %s, which does not exist", e.From, e.Type, e.To)
 		if named == nil {
-			named = map[string]*index.Entity{}
+			named, atPath = map[string]*index.Entity{}, map[string]*index.Entity{}
 			for _, n := range s.entities {
+				if n.Path != "" {
+					atPath[n.Path] = n
+				}
 				if was := strings.TrimSuffix(path.Base(n.Path), ".md"); n.Path != "" && store.IDKey(was) != store.IDKey(n.ID) {
 					named[store.IDKey(was)] = n
 				}
@@ -706,13 +711,48 @@ func (s *snapshot) dangling(claimed map[string]bool, r store.Redirects) []Violat
 		if n := named[store.IDKey(e.To)]; n != nil {
 			// kk_id changed by hand in the file named for e.To.
 			msg += fmt.Sprintf("; its file, %s, holds %s now: if kk_id was changed by hand, `kk node rename %s %s` finishes the rename", path.Join(store.DirName, "nodes", n.Path), n.ID, e.To, n.ID)
-		} else if NoteID(e.To) {
-			// The file renamed (git mv) as well: no file names e.To.
-			msg += fmt.Sprintf("; if its note's file was renamed and its kk_id changed by hand, `kk node rename %s <the id it has now>` points the edges and links to %s at it", e.To, e.To)
+		} else if hint := GoneHint(ctx, removed, e.To, func(p string) (string, bool) {
+			n := atPath[p]
+			if n == nil {
+				return "", false
+			}
+			return n.ID, true
+		}); hint != "" {
+			msg += "; " + hint
 		}
 		out = append(out, Violation{Rule: RuleNoDanglingEdges, IDs: []string{e.From, e.To}, Message: msg})
 	}
 	return out
+}
+
+// GoneHint says, for an edge to id that no leaf holds, what became of the
+// file named for it and the command that finishes what a person began by
+// hand ("" when there is nothing to say): a file git saw renamed (git mv)
+// to one whose leaf holds another id (idAt, by path relative to nodes/)
+// is a rename kk node rename finishes; a file removed (rm, git rm), a
+// deletion kk node delete finishes; with no file git knows of, a note's
+// id may still be a rename whose file was never added (mv without git).
+func GoneHint(ctx context.Context, removed *index.Removed, id string, idAt func(path string) (string, bool)) string {
+	how, to := removed.Leaf(ctx, id)
+	if to != "" {
+		if now, ok := idAt(to); ok && store.IDKey(now) != store.IDKey(id) {
+			return fmt.Sprintf("its file %s and holds %s: if kk_id was changed by hand, `kk node rename %s %s` points the edges and links to %s at it", how, now, id, now, id)
+		}
+	}
+	rename := ""
+	if NoteID(id) {
+		rename = fmt.Sprintf("if its note's file was renamed and its kk_id changed by hand, `kk node rename %s <the id it has now>` points the edges and links to %s at it", id, id)
+	}
+	if how != "" && to == "" {
+		// (A file moved without git, mv, is a removal to git until the
+		// new one is added.)
+		del := fmt.Sprintf("its leaf %s: `kk node delete %s` takes the edges to it out", how, id)
+		if rename != "" {
+			return del + "; " + rename
+		}
+		return del
+	}
+	return rename
 }
 
 // NoteID reports whether id, by its type prefix, is no traceability

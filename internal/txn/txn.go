@@ -145,6 +145,7 @@ type Tx struct {
 
 	cfg       *store.Config      // config.yaml, read once (Config)
 	deleted   *[]string          // leaves deleted in the work tree, unstaged, listed once (deletedByHand)
+	removedRm *[]string          // leaves in HEAD the index no longer has (git rm), listed once (DeletedByHand)
 	tree      *store.Tree        // the tree as read, of the transaction's own (see read)
 	snap      store.TreeView     // or the branch index's kept tree or a view of its leaf state, read through its views
 	afterTree func() *store.Tree // the tree after the change, assembled on demand (planChange)
@@ -1316,13 +1317,7 @@ func (tx *Tx) Unreadable(id string) error {
 // the fields, body and folder it meant to keep. Outside git, or with the
 // removal staged (git rm), it is nil.
 func (tx *Tx) deletedByHand(id string) error {
-	if tx.deleted == nil {
-		var list []string
-		if out, err := gitx.Run(tx.ctx, tx.k.Root, "ls-files", "--deleted", "-z", "--", tx.k.NodesDir()); err == nil {
-			list = strings.Split(string(out), "\x00")
-		}
-		tx.deleted = &list
-	}
+	tx.listDeleted()
 	want := store.IDKey(id) + ".md"
 	for _, rel := range *tx.deleted {
 		if rel == "" || strings.ToLower(path.Base(filepath.ToSlash(rel))) != want {
@@ -1332,6 +1327,112 @@ func (tx *Tx) deletedByHand(id string) error {
 			rel, id, rel, id)
 	}
 	return nil
+}
+
+// DeletedByHand returns the leaf with the given id as git has it when a
+// person removed its file by hand: the work tree has no leaf with the id,
+// and a leaf file named for it is deleted in the work tree, the removal
+// staged (git rm; the leaf as HEAD has it) or not (rm, an editor, a
+// script; the leaf as git's index has it). file is its path relative to
+// the root, staged whether the removal is. It is nil outside git, when
+// no such file is found, or when git's copy of it does not read as a
+// leaf with that id. Path of the leaf is relative to nodes/, as the
+// tree's are; the file is not there to read or remove.
+func (tx *Tx) DeletedByHand(id string) (n *node.Node, file string, staged bool, err error) {
+	if err := tx.readTree(); err != nil {
+		return nil, "", false, err
+	}
+	if _, ok := tx.claimed(id); ok {
+		return nil, "", false, nil
+	}
+	if t, err := tx.Tree(); err != nil {
+		return nil, "", false, err
+	} else if _, ok := t.ByID(id); ok {
+		return nil, "", false, nil
+	}
+	tx.listDeleted()
+	if tx.removedRm == nil {
+		var list []string
+		if out, err := gitx.Run(tx.ctx, tx.k.Root, "diff", "--cached", "--name-only", "--relative", "--no-renames", "--diff-filter=D", "-z", "HEAD", "--", tx.k.NodesDir()); err == nil {
+			list = strings.Split(string(out), "\x00")
+		}
+		tx.removedRm = &list
+	}
+	nodesRel := filepath.ToSlash(tx.k.Rel(tx.k.NodesDir())) + "/"
+	want := store.IDKey(id) + ".md"
+	find := func(list []string, staged bool) (*node.Node, string) {
+		for _, f := range list {
+			f = filepath.ToSlash(f)
+			rel, ok := strings.CutPrefix(f, nodesRel)
+			if f == "" || !ok || strings.ToLower(path.Base(rel)) != want {
+				continue
+			}
+			if _, err := os.Lstat(tx.k.NodePath(rel)); !errors.Is(err, fs.ErrNotExist) {
+				continue
+			}
+			rev := ":./" + f
+			if staged {
+				rev = "HEAD:./" + f
+			}
+			src, err := gitx.Read(tx.ctx, tx.k.Root, "cat-file", "blob", rev)
+			if err != nil {
+				continue
+			}
+			n, err := node.Parse(rel, src)
+			if err != nil || store.IDKey(n.ID) != store.IDKey(id) {
+				continue
+			}
+			return n, f
+		}
+		return nil, ""
+	}
+	if n, f := find(*tx.deleted, false); n != nil {
+		return n, f, false, nil
+	}
+	n, f := find(*tx.removedRm, true)
+	return n, f, n != nil, nil
+}
+
+// RemovedInHistory returns the leaf with the given id as it was before the
+// last commit of HEAD's history that removed its file (git rm, committed),
+// when the work tree has no leaf with the id: commit is that commit's
+// hash, file the leaf's path relative to the root. It is nil outside git,
+// when no commit removed such a file, or when the file git had does not
+// read as a leaf with that id. Path of the leaf is relative to nodes/.
+func (tx *Tx) RemovedInHistory(id string) (n *node.Node, file, commit string, err error) {
+	t, err := tx.Tree()
+	if err != nil {
+		return nil, "", "", err
+	}
+	if _, ok := t.ByID(id); ok {
+		return nil, "", "", nil
+	}
+	if _, ok := tx.claimed(id); ok {
+		return nil, "", "", nil
+	}
+	nodesRel := filepath.ToSlash(tx.k.Rel(tx.k.NodesDir()))
+	commit, file, src := gitx.RemovedFile(tx.ctx, tx.k.Root, nodesRel, store.IDKey(id)+".md")
+	rel, ok := strings.CutPrefix(file, nodesRel+"/")
+	if commit == "" || !ok {
+		return nil, "", "", nil
+	}
+	n, perr := node.Parse(rel, src)
+	if perr != nil || store.IDKey(n.ID) != store.IDKey(id) {
+		return nil, "", "", nil
+	}
+	return n, file, commit, nil
+}
+
+// listDeleted lists, once, the leaf files git's index has that the work
+// tree does not (deletedByHand, DeletedByHand).
+func (tx *Tx) listDeleted() {
+	if tx.deleted == nil {
+		var list []string
+		if out, err := gitx.Run(tx.ctx, tx.k.Root, "ls-files", "--deleted", "-z", "--", tx.k.NodesDir()); err == nil {
+			list = strings.Split(string(out), "\x00")
+		}
+		tx.deleted = &list
+	}
 }
 
 // refuseClaimed returns an error when staged leaf s is new (or takes a
