@@ -484,23 +484,36 @@ func (l *linter) checkTree(ctx context.Context, t *store.Tree, db *index.DB) err
 // beside it, so the note holds two, one of them kept up to date by no
 // edge.
 func (l *linter) checkLoneMarkers(t *store.Tree) error {
-	for _, n := range t.Leaves {
-		src, err := os.ReadFile(l.k.NodePath(n.Path))
+	// Read on every CPU (the files are read for this check alone): the
+	// markers each leaf's file leaves lone, and where its body starts.
+	type found struct {
+		markers []node.LoneMarker
+		before  int // lines before the body
+		err     error
+	}
+	out := make([]found, len(t.Leaves))
+	store.Parallel(len(t.Leaves), func(i int) {
+		src, err := os.ReadFile(l.k.NodePath(t.Leaves[i].Path))
 		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) {
-				continue
+			if !errors.Is(err, fs.ErrNotExist) {
+				out[i].err = err
 			}
-			return err
+			return
 		}
-		if !bytes.Contains(src, []byte("<!-- kk:")) {
-			continue
+		if !node.MayHaveLoneMarkers(src) {
+			return
 		}
 		parts, err := frontmatter.Split(src)
 		if err != nil {
-			continue
+			return
 		}
-		before := bytes.Count(src[:len(src)-len(parts.Body)], []byte("\n"))
-		for _, m := range node.LoneMarkers(string(parts.Body)) {
+		out[i] = found{markers: node.LoneMarkers(string(parts.Body)), before: bytes.Count(src[:len(src)-len(parts.Body)], []byte("\n"))}
+	})
+	for i, n := range t.Leaves {
+		if out[i].err != nil {
+			return out[i].err
+		}
+		for _, m := range out[i].markers {
 			block := "Related"
 			if m.Marker == node.CitationsStart || m.Marker == node.CitationsEnd {
 				block = "Citations"
@@ -511,7 +524,7 @@ func (l *linter) checkLoneMarkers(t *store.Tree) error {
 				msg = fmt.Sprintf("%s has no %s before it (a line deleted by hand?): kk reads what is before it as text of the note's", m.Marker, m.Partner)
 				fix = fmt.Sprintf("delete what is left of the old block, its # %s heading, its links and this line, or put %s back before its heading; the next write of the note renders the block again", block, m.Partner)
 			}
-			l.items = append(l.items, LintItem{Rule: ruleLoneMarker, Level: LintFinding, File: lintPath(n.Path), Line: before + m.Line, Message: msg, Fix: fix})
+			l.items = append(l.items, LintItem{Rule: ruleLoneMarker, Level: LintFinding, File: lintPath(n.Path), Line: out[i].before + m.Line, Message: msg, Fix: fix})
 		}
 	}
 	return nil

@@ -33,5 +33,26 @@ func TestLoneMarkers(t *testing.T) {
 		if !slices.Equal(got, c.want) {
 			t.Errorf("%s: LoneMarkers = %v, want %v", name, got, c.want)
 		}
+		// The cheap look lint takes first never passes over a lone
+		// marker (front matter before the body, as in a file).
+		if len(c.want) > 0 && !MayHaveLoneMarkers([]byte("---\nkk_id: practice-x\n---\n"+c.body)) {
+			t.Errorf("%s: MayHaveLoneMarkers = false, want true", name)
+		}
+	}
+}
+
+// MayHaveLoneMarkers passes over the files kk writes: no marker, or each
+// block whole and once.
+func TestMayHaveLoneMarkersPassesWholeBlocks(t *testing.T) {
+	related := RelatedStart + "\n# Related\n\n- Related: [a](/a.md)\n" + RelatedEnd + "\n"
+	citations := CitationsStart + "\n# Citations\n\n[1] [x](x)\n" + CitationsEnd + "\n"
+	for _, body := range []string{"Text.\n", "Text.\n\n" + related, "Text.\n\n" + related + "\n" + citations} {
+		src := []byte("---\nkk_id: practice-x\n---\n" + body)
+		if MayHaveLoneMarkers(src) {
+			t.Errorf("MayHaveLoneMarkers(%q) = true, want false", body)
+		}
+		if got := LoneMarkers(body); len(got) != 0 {
+			t.Errorf("LoneMarkers(%q) = %v", body, got)
+		}
 	}
 }

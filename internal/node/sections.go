@@ -1,6 +1,7 @@
 package node
 
 import (
+	"bytes"
 	"fmt"
 	"path"
 	"regexp"
@@ -326,6 +327,28 @@ type LoneMarker struct {
 	Start  bool   // a start marker (else an end marker)
 	// Partner is the marker that is missing.
 	Partner string
+}
+
+// MayHaveLoneMarkers reports whether a leaf's file, src, may hold a
+// marker LoneMarkers reports, cheaply: false when it has no marker, or
+// one of each kind at most, the start before the end, and no code fence
+// (which could hide one of them from LoneMarkers; a marker quoted inside
+// a line of text counts here as one). A file kk wrote is
+// one of those; only the rest needs LoneMarkers.
+func MayHaveLoneMarkers(src []byte) bool {
+	if !bytes.Contains(src, []byte("<!-- kk:")) {
+		return false
+	}
+	if bytes.Contains(src, []byte("```")) || bytes.Contains(src, []byte("~~~")) {
+		return true
+	}
+	for _, m := range [][2][]byte{{relatedStartB, relatedEndB}, {citationsStartB, citationsEndB}} {
+		starts, ends := bytes.Count(src, m[0]), bytes.Count(src, m[1])
+		if starts != ends || starts > 1 || starts == 1 && bytes.Index(src, m[0]) > bytes.Index(src, m[1]) {
+			return true
+		}
+	}
+	return false
 }
 
 // LoneMarkers returns the marker lines of body's generated blocks that
