@@ -88,6 +88,14 @@ func runBrowse(ctx context.Context, app *App, o browseOpts) error {
 	defer func() { _ = k.Close() }()
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	// A note written into a pipe whose reader has gone (`kk browse 2>&1 |
+	// grep -m1 http` ends after the URL) would kill the process with
+	// SIGPIPE, Go's default for stdout and stderr, as kk serve's log
+	// would. With the signal caught the write fails with EPIPE instead:
+	// the note is lost, the page is still served.
+	sigpipe := make(chan os.Signal, 1)
+	signal.Notify(sigpipe, syscall.SIGPIPE)
+	defer signal.Stop(sigpipe)
 	ln, err := (&net.ListenConfig{}).Listen(ctx, "tcp", addr)
 	if err != nil {
 		return fmt.Errorf("listening on %s: %w", addr, err)

@@ -94,6 +94,13 @@ end of the connection.`,
 }
 
 func runMCP(ctx context.Context, app *App, o mcpOpts) (err error) {
+	// A write to a closed stdout would kill the process with SIGPIPE. With
+	// the signal caught it fails with EPIPE instead, which the server takes
+	// for the client leaving. Caught first: a warning on a stderr whose
+	// reader has gone (the log file cannot be opened) killed it before.
+	sigpipe := make(chan os.Signal, 1)
+	signal.Notify(sigpipe, syscall.SIGPIPE)
+	defer signal.Stop(sigpipe)
 	// Without a knowledge base the session starts all the same: a client
 	// shows a server that exits before initialize as a dead pipe, with no
 	// reason. Its tools answer with the reason (run kk init) until a call
@@ -133,12 +140,6 @@ func runMCP(ctx context.Context, app *App, o mcpOpts) (err error) {
 		}
 	}
 	log := slog.New(slog.NewTextHandler(logTo, &slog.HandlerOptions{Level: o.level}))
-	// A write to a closed stdout would kill the process with SIGPIPE. With
-	// the signal caught it fails with EPIPE instead, which the server takes
-	// for the client leaving.
-	sigpipe := make(chan os.Signal, 1)
-	signal.Notify(sigpipe, syscall.SIGPIPE)
-	defer signal.Stop(sigpipe)
 	out := app.IO.Out
 	if f, ok := out.(*os.File); ok && f == os.Stdout {
 		// stdout belongs to the protocol: anything in the process that

@@ -33,10 +33,12 @@ func cleanTags(in []string) []string {
 // of many thousand tags (well under the body cap) makes every job after
 // it slow for as long as it stays (each folder's index lists its tags),
 // and a title the note format refuses would only fail the job later.
+// The organizer holds a model's proposals to the same limits
+// (service.MaxTags).
 const (
-	MaxTags        = 50  // tags of a note
-	MaxTagLength   = 64  // characters of a tag
-	MaxTitleLength = 255 // characters of a title (the note format's limit)
+	MaxTags        = service.MaxTags        // tags of a note
+	MaxTagLength   = service.MaxTagLength   // characters of a tag
+	MaxTitleLength = service.MaxTitleLength // characters of a title (the note format's limit)
 )
 
 // checkMeta names what is wrong with a write's title and (cleaned) tags,

@@ -9,6 +9,7 @@ import (
 	"path"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -255,20 +256,53 @@ func (b *Backend) place(ctx context.Context, req service.JobRequest, body string
 	}
 	// What the model names is made plain text: a stray control
 	// character in its answer is dropped, never the post's failure.
+	// What it proposes is held to the limits a request's own fields are
+	// held to (service.MaxTags, …): made kk's spelling where it can be,
+	// else dropped and logged, never the post's failure.
 	p.Folder, p.Description, p.Refactors = d.Folder, plainLine(d.Description), d.Refactors
-	p.Phrasings = cleanPhrasings(d.Phrasings)
+	var dropped []string
+	p.Phrasings, dropped = cleanPhrasings(d.Phrasings)
+	if len(dropped) > 0 {
+		b.log.Warn("dropped phrasings the model proposed: each is one line of at most "+strconv.Itoa(maxPhrasing)+" characters", "phrasings", dropped)
+	}
 	if p.Title == "" {
-		p.Title = plainLine(d.Title)
+		p.Title = clip(d.Title, service.MaxTitleLength)
+		if p.Title == "" {
+			b.log.Warn("the model's title is no plain text; the note's is derived from its text", "title", d.Title)
+			p.Title = deriveTitle(body)
+		}
 	}
 	if p.Type == "" {
 		p.Type = d.Type
 	}
 	if len(p.Tags) == 0 {
-		for _, t := range d.Tags {
-			p.Tags = append(p.Tags, plainLine(t))
+		p.Tags, dropped = modelTags(d.Tags)
+		if len(dropped) > 0 {
+			b.log.Warn("dropped tags the model proposed: a tag is at most "+strconv.Itoa(service.MaxTagLength)+" characters, a note has at most "+strconv.Itoa(service.MaxTags), "tags", dropped)
 		}
 	}
 	return p, nil
+}
+
+// modelTags makes the tags a model proposes kk's tidy spelling (see kk
+// lint's tag checks): plain text (plainLine), lower case, each run of
+// white space one hyphen ("Go Lang" is go-lang), without repeats. A tag
+// that is blank, or longer than service.MaxTagLength characters, or past
+// service.MaxTags, is dropped: the request's own tags are refused over
+// those limits, and a model's bad tag is never a reason to fail a post.
+func modelTags(in []string) (tags, dropped []string) {
+	tags = []string{}
+	for _, t := range in {
+		tag := strings.ToLower(strings.ReplaceAll(plainLine(t), " ", "-"))
+		switch {
+		case tag == "" || slices.Contains(tags, tag):
+		case utf8.RuneCountInString(tag) > service.MaxTagLength || len(tags) == service.MaxTags:
+			dropped = append(dropped, t)
+		default:
+			tags = append(tags, tag)
+		}
+	}
+	return tags, dropped
 }
 
 // offlinePlacement places p as kk serve does without a model: in the
@@ -576,20 +610,35 @@ func (b *Backend) Ask(ctx context.Context, question string) (service.Draft, erro
 	if err := b.decide(ctx, "serve-ask", askSystem, "Question: "+question, &d); err != nil {
 		return service.Draft{}, err
 	}
-	return service.Draft{Title: d.Title, Answer: d.Answer, Tags: d.Tags}, nil
+	// The draft is for a person to post: its title and tags are held to
+	// what a post takes, as a placement's are.
+	tags, dropped := modelTags(d.Tags)
+	if len(dropped) > 0 {
+		b.log.Warn("dropped tags the model proposed for a draft: a tag is at most "+strconv.Itoa(service.MaxTagLength)+" characters, a note has at most "+strconv.Itoa(service.MaxTags), "tags", dropped)
+	}
+	return service.Draft{Title: clip(d.Title, service.MaxTitleLength), Answer: d.Answer, Tags: tags}, nil
 }
 
 // cleanPhrasings keeps the model's phrasings that are one non-empty line
 // each, trimmed and without repeats: a stray one is dropped, never a
 // reason to fail the post.
-func cleanPhrasings(in []string) []string {
-	var out []string
+func cleanPhrasings(in []string) (out, dropped []string) {
 	for _, p := range in {
 		p = strings.TrimSpace(p)
-		if p == "" || node.LineProblem(p) != "" || slices.Contains(out, p) || len(out) == curate.MaxPhrasings {
-			continue
+		switch {
+		case p == "" || slices.Contains(out, p):
+		case node.LineProblem(p) != "" || utf8.RuneCountInString(p) > maxPhrasing || len(out) == curate.MaxPhrasings:
+			dropped = append(dropped, p)
+		default:
+			out = append(out, p)
 		}
-		out = append(out, p)
 	}
-	return out
+	return out, dropped
 }
+
+// maxPhrasing bounds a phrasing the model proposes, in characters: a
+// question a developer would type, as long as a title may be
+// (service.MaxTitleLength). Without it a model's phrasings, which its
+// schema bounds in number only, could make the note too big for its file
+// (node.MaxSize) and fail the post.
+const maxPhrasing = service.MaxTitleLength

@@ -121,6 +121,16 @@ type Draft struct {
 	Tags   []string
 }
 
+// What a written note's title and tags may hold: a request's are refused
+// over them (internal/httpapi checks them before a job is queued), and
+// what a model proposes for a posted note is held to them too (the
+// organizer in internal/serve).
+const (
+	MaxTags        = 50  // tags of a note
+	MaxTagLength   = 64  // characters of a tag
+	MaxTitleLength = 255 // characters of a title (the note format's limit)
+)
+
 // The operations of a job, which also start its commit's subject.
 const (
 	OpStore  = "store"
