@@ -27,7 +27,7 @@ func TestModelFieldsHeldToARequestsLimits(t *testing.T) {
 		"title":       "\u202e",
 		"description": "What channels are for",
 		"type":        "map",
-		"tags":        []string{"Go Lang", long, "golang", "GOLANG", " \t ", "tab\tsep"},
+		"tags":        []string{"Go Lang", long, "golang", "GOLANG", " \t ", "tab\tsep", "go - lang", "-edge-case-"},
 		"phrasings":   []string{"how do goroutines talk", strings.Repeat("why ", 1000)},
 	})
 	if err != nil {
@@ -44,7 +44,7 @@ func TestModelFieldsHeldToARequestsLimits(t *testing.T) {
 	if err != nil || n == nil {
 		t.Fatalf("leaf %s: %v", j.Path, err)
 	}
-	if want := []string{"go-lang", "golang", "tab-sep"}; !slices.Equal(n.Tags, want) {
+	if want := []string{"go-lang", "golang", "tab-sep", "edge-case"}; !slices.Equal(n.Tags, want) {
 		t.Errorf("tags %q, want %q", n.Tags, want)
 	}
 	if n.Title != "Channels carry values" {
