@@ -1880,6 +1880,11 @@ func (tx *Tx) keepHandEdits(p *commitPlan) ([]store.HandEdit, error) {
 			// no words of a person's, or the new text keeps them
 			continue
 		}
+		if edited && !summaries && mergedIn(tx.ctx, tx.k, c.Path, data) {
+			// The file the merge brought in, as the other side's
+			// commit holds it: no one's edit here.
+			continue
+		}
 		rel := path.Join(".state", store.HandEditsDir, tx.meta.Changeset, c.Path)
 		dst := filepath.Join(tx.k.Dir, filepath.FromSlash(rel))
 		if err := store.InStateFolder(filepath.Dir(dst), func() error { return atomicfile.Write(dst, data, 0o644) }); err != nil {
@@ -1889,6 +1894,32 @@ func (tx *Tx) keepHandEdits(p *commitPlan) ([]store.HandEdit, error) {
 		kept = append(kept, store.HandEdit{File: c.Path, Copy: rel, Removed: c.Remove, Conflicted: from > 0})
 	}
 	return kept, nil
+}
+
+// mergedIn reports whether data, the generated file name (relative to
+// .ai/kenkeep) as it is on disk, is that file as a commit a merge brings
+// in holds it (the same bytes, or the same text with other line endings:
+// store.SameText): MERGE_HEAD's while the merge is under way, or the
+// second parent's once it is committed (HEAD^2). kk's record of the files
+// it generated is this branch's; a merge adds, say, the index.md of a
+// folder only the other branch had (two branches moved one note to
+// different folders, and the person kept one place): kk generated it
+// there, and nothing a person wrote is in it. A file edited after the
+// merge is not the commit's, and is still taken for an edit. Asked only of
+// a file the edit check names, so the git processes are rare; outside a
+// git work tree, or with no merge, it is false.
+func mergedIn(ctx context.Context, k *store.KB, name string, data []byte) bool {
+	rel := "./" + path.Join(store.DirName, name)
+	for _, rev := range []string{"MERGE_HEAD", "HEAD^2"} {
+		blob, err := gitx.Read(ctx, k.Root, "cat-file", "blob", rev+":"+rel)
+		if err != nil {
+			continue
+		}
+		if bytes.Equal(blob, data) || store.SameText(data, blob) {
+			return true
+		}
+	}
+	return false
 }
 
 // result is the Result of a committed changeset that changed files.
