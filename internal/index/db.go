@@ -29,7 +29,10 @@ import (
 )
 
 // SchemaVersion is the version of the database layout. A database written
-// with another version is emptied and rebuilt by the next sync. Version 14
+// with another version is emptied and rebuilt by the next sync. Version 15
+// holds as unreadable a leaf whose id has white space or a quote mark at
+// its start or end (node.Parse): a database of 14 holds it as read, and
+// keeps it so while its bytes do not change. Version 14
 // counts, for each term, the search docs holding it outside the phrasings
 // (search_df.authored), which the hook's gate reads. Version 13
 // holds a run of a script written without spaces (Chinese, Japanese,
@@ -38,7 +41,7 @@ import (
 // Version 12 folds accents in the terms it holds (see analyze): a database of 11
 // holds café where a search now looks for cafe. Version 11 hashes a leaf
 // with its CRLF read as LF (store.LeafSum) and measures its body so.
-const SchemaVersion = 14
+const SchemaVersion = 15
 
 // busyTimeoutMS bounds how long a writer waits for another writer (another
 // kk process syncing the same branch) before failing.

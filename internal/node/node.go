@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/kk-project/kk/internal/frontmatter"
@@ -295,8 +296,14 @@ func Parse(relPath string, src []byte) (*Node, error) {
 	if n.Type != "" && !validType(n.Type) {
 		f.fail(typeKey(n.Format), fmt.Sprintf("%q is not a valid type; use lowercase letters, digits and -", n.Type))
 	}
+	meant, msg := paddedID(n.ID)
+	if msg != "" {
+		f.fail(idKey(n.Format), msg)
+	}
 	if f.err != nil {
-		f.err.ID = n.ID
+		// The leaf claims the id it was meant to have: a write of that
+		// id stops at this file rather than start another note.
+		f.err.ID = meant
 		return nil, f.err
 	}
 	return n, nil
@@ -360,6 +367,29 @@ func typeKey(format int) string {
 		return "kind"
 	}
 	return KeyType
+}
+
+func idKey(format int) string {
+	if format == 2 {
+		return "id"
+	}
+	return KeyID
+}
+
+// paddedID says what is wrong with an id read from a leaf that has white
+// space or a quote mark at its start or end ("" when it has not): a hand
+// edit that left a space or a stray quote inside YAML's quotes
+// (kk_id: "practice-base "). No writer gives such an id, and none can ask
+// for it: read as it is, the leaf would hold an id its file name does not
+// say, and a write of the id it was meant to be would start a second note
+// beside it. It is a leaf kk cannot read until the id is fixed by hand;
+// meant is the id without them (id itself when it has none).
+func paddedID(id string) (meant, msg string) {
+	trimmed := strings.TrimFunc(id, func(r rune) bool { return unicode.IsSpace(r) || strings.ContainsRune("\"'`", r) })
+	if trimmed == id || trimmed == "" {
+		return id, "" // an empty id is reported as one
+	}
+	return trimmed, fmt.Sprintf("%q has white space or a quote mark at its start or end; write %s", id, trimmed)
 }
 
 func validType(t string) bool {

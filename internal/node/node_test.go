@@ -435,3 +435,24 @@ func TestMakeableFolder(t *testing.T) {
 		}
 	}
 }
+
+// An id with white space or a quote mark at its start or end (a hand edit
+// inside YAML's quotes) is a problem of the leaf, and the error claims the
+// id it was meant to be; white space inside YAML's plain style is YAML's.
+func TestParsePaddedID(t *testing.T) {
+	const rel = "errors/practice-wrap-errors-with-context.md"
+	for _, id := range []string{`"practice-wrap-errors-with-context "`, `" practice-wrap-errors-with-context"`,
+		`practice-wrap-errors-with-context"`, `"'practice-wrap-errors-with-context'"`, "\"practice-wrap-errors-with-context\\t\""} {
+		src := strings.Replace(v3Leaf, "kk_id: practice-wrap-errors-with-context\n", "kk_id: "+id+"\n", 1)
+		_, err := Parse(rel, []byte(src))
+		var ne *Error
+		if !errors.As(err, &ne) || ne.Field != KeyID || ne.ID != "practice-wrap-errors-with-context" ||
+			!strings.Contains(ne.Msg, "white space or a quote mark at its start or end; write practice-wrap-errors-with-context") {
+			t.Errorf("kk_id: %s: got %v (%#v)", id, err, ne)
+		}
+	}
+	src := strings.Replace(v3Leaf, "kk_id: practice-wrap-errors-with-context\n", "kk_id: practice-wrap-errors-with-context   \n", 1)
+	if n, err := Parse(rel, []byte(src)); err != nil || n.ID != "practice-wrap-errors-with-context" {
+		t.Fatalf("plain id with trailing blanks: %v", err)
+	}
+}
