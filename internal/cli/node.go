@@ -76,7 +76,10 @@ the fields whose flags are given and keeps the others: title, description,
 tags, edges, provenance, confidence, phrasings, folder, and the body unless
 --body-file or standard input brings one; an empty list (--tag '') clears
 that list. With --input, the JSON is the whole node and replaces the leaf.
-Prints the id, or JSON with --json.
+An id that kk node rename, kk rebalance move or kk node delete
+--redirect-to retired (nodes/.redirects.json) is refused too, with or
+without --update: the edges that name it lead to its successor; --unique
+writes <id>-2 instead. Prints the id, or JSON with --json.
 
 The index files are regenerated after the write, so the tree stays
 consistent. When writing many nodes in a row, pass --no-index to each and

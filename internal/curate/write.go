@@ -221,6 +221,55 @@ func prepareInput(in *contracts.NodeInput) error {
 	return nil
 }
 
+// notRetired returns the id a write of a new leaf gives it when no leaf
+// has id: id itself, unless the redirect ledger retired it (kk node
+// rename, kk rebalance move's split, kk node delete --redirect-to). The
+// edges and links that still name a retired id lead to its successors; a
+// new leaf with it would take them over, so the write is refused, as kk
+// node rename refuses it, naming where the id leads; --unique (mode
+// Unique) counts it as taken and writes <id>-2 or the next free one.
+func notRetired(tx *txn.Tx, id string, mode WriteMode) (string, error) {
+	ledger, err := tx.Redirects()
+	if err != nil {
+		// A ledger that does not read (git's conflict markers in it) is
+		// named by every command that reads it; notes are written
+		// meanwhile, as the rest of the write resolves ids without it.
+		return id, nil //nolint:nilerr // see above
+	}
+	retired := func(s string) bool {
+		for old := range ledger {
+			if store.IDKey(old) == store.IDKey(s) {
+				return true
+			}
+		}
+		return false
+	}
+	if len(ledger) == 0 || !retired(id) {
+		return id, nil
+	}
+	taken := func(s string) bool {
+		if _, ok := tx.Resolve(s); ok {
+			return true
+		}
+		return retired(s)
+	}
+	if mode == Unique {
+		return node.UniqueID(taken, id)
+	}
+	live := func(s string) bool { _, ok, _ := tx.LeafPath(s); return ok }
+	where := "no note: the notes it was retired to are gone"
+	if to := store.ResolveRedirect(ledger, id, live); len(to) > 0 {
+		where = strings.Join(to, ", ")
+	}
+	next, err := node.UniqueID(taken, id)
+	unique := "pass --unique to write " + next
+	if err != nil {
+		unique = "give another title or slug"
+	}
+	return "", fmt.Errorf("id %s is retired: %s leads it to %s, and the edges and links that name it follow it there; a new note with the id would take them over. Change the note it leads to by its id, or %s",
+		id, path.Join(store.DirName, "nodes", ".redirects.json"), where, unique)
+}
+
 func writeNode(tx *txn.Tx, in contracts.NodeInput, opts WriteOptions) (*WriteResult, *node.Node, error) {
 	mode := opts.Mode
 	// The tree as read is looked up, not copied (kk serve writes one
@@ -260,6 +309,11 @@ func writeNode(tx *txn.Tx, in contracts.NodeInput, opts WriteOptions) (*WriteRes
 	existing, exists, err := tx.LeafPath(id)
 	if err != nil {
 		return nil, nil, err
+	}
+	if !exists {
+		if id, err = notRetired(tx, id, mode); err != nil {
+			return nil, nil, err
+		}
 	}
 	switch {
 	case exists && mode == Create:
