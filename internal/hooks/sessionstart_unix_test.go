@@ -112,3 +112,36 @@ func TestSessionStartStateNotAFile(t *testing.T) {
 		}
 	}
 }
+
+// A hook-error log that is a named pipe (a broken or hostile checkout, or
+// a user's `mkfifo` to watch it) held the hook for ever: the log was
+// opened for writing, which waits for a reader, and the deadline's own
+// diagnostic waited behind it. The log is refused at once, the problem
+// goes to stderr, and every event answers as it would without it.
+func TestHookErrorLogNotAFile(t *testing.T) {
+	for _, tc := range []struct{ event, payload string }{
+		{"prompt-context", "not json"},
+		{"session-start", "not json"},
+		{"capture", `{"session_id":"` + sid + `"}`},
+	} {
+		t.Run(tc.event, func(t *testing.T) {
+			k := newKB(t)
+			log := LogPath(k, t0)
+			if err := os.MkdirAll(filepath.Dir(log), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := syscall.Mkfifo(log, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			inv, out, errb := invocation(t, k.Root, tc.event, tc.payload)
+			Run(context.Background(), inv)
+			mustContain(t, errb.String(), `kk hook: {"ts":`, `"event":"`+tc.event+`"`)
+			if tc.event == "session-start" && !strings.Contains(out.String(), "kenkeep") {
+				t.Errorf("session-start printed %q, want ENTRY.md's context", out)
+			}
+			if fi, err := os.Lstat(log); err != nil || fi.Mode()&os.ModeNamedPipe == 0 {
+				t.Errorf("the log's named pipe was replaced: %v, %v", fi, err)
+			}
+		})
+	}
+}
