@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kk-project/kk/internal/atomicfile"
 	"github.com/kk-project/kk/internal/store"
 )
 
@@ -77,17 +78,10 @@ func Record(k *store.KB, entries ...Entry) error {
 	if err := os.MkdirAll(k.StateDir(), 0o755); err != nil {
 		return fmt.Errorf("recording usage: %w", err)
 	}
-	p := Path(k)
-	f, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
-	if err != nil {
+	// A ledger that is not a regular file (a named pipe) is refused at
+	// once rather than waited on (atomicfile.Append).
+	if err := atomicfile.Append(Path(k), buf.Bytes(), 0o644); err != nil {
 		return fmt.Errorf("recording usage: %w", err)
-	}
-	if _, err := f.Write(buf.Bytes()); err != nil {
-		_ = f.Close()
-		return fmt.Errorf("recording usage in %s: %w", p, err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("recording usage in %s: %w", p, err)
 	}
 	return nil
 }
