@@ -145,3 +145,36 @@ func TestHookErrorLogNotAFile(t *testing.T) {
 		})
 	}
 }
+
+// A freshness record (.state/freshness.json) that is a named pipe held
+// session-start to its deadline (it was read with os.ReadFile, which
+// waits for a writer), and the notes for the user were lost: it is
+// refused at once, the problem is logged naming the file, and the
+// session gets its whole context in time.
+func TestSessionStartFreshnessNotAFile(t *testing.T) {
+	k := newKB(t)
+	record := filepath.Join(k.StateDir(), "freshness.json")
+	if err := os.MkdirAll(filepath.Dir(record), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(record, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	inv, out, _ := invocation(t, k.Root, "session-start", `{"session_id":"`+sid+`","cwd":"`+k.Root+`"}`)
+	inv.Options = Options{Deadlines: map[harness.Event]time.Duration{harness.SessionStart: 5 * time.Second}}
+	Run(context.Background(), inv)
+	var env struct{ Event, Context string }
+	if err := json.Unmarshal(out.Bytes(), &env); err != nil || env.Context == "" {
+		t.Fatalf("stdout %q: %v", out, err)
+	}
+	logged := false
+	for _, d := range diagnostics(t, k) {
+		if d.Phase == "deadline" {
+			t.Fatalf("session-start met its deadline: %+v", d)
+		}
+		logged = logged || d.Phase == "freshness" && strings.Contains(d.Error, "freshness.json")
+	}
+	if !logged {
+		t.Errorf("no freshness diagnostic naming the file: %+v", diagnostics(t, k))
+	}
+}
