@@ -96,7 +96,10 @@ type BadLine struct {
 // skip (a line cut short by a crash, or edited by hand). A missing ledger
 // has no entries.
 func Read(k *store.KB) ([]Entry, []BadLine, error) {
-	f, err := os.Open(Path(k))
+	// Opened without waiting, and read only when a regular file: a
+	// ledger that is a named pipe would hold the capture hook to its
+	// deadline.
+	f, err := store.OpenRead(Path(k))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil, nil
 	}
@@ -104,6 +107,11 @@ func Read(k *store.KB) ([]Entry, []BadLine, error) {
 		return nil, nil, err
 	}
 	defer func() { _ = f.Close() }()
+	if fi, err := f.Stat(); err != nil {
+		return nil, nil, err
+	} else if !fi.Mode().IsRegular() {
+		return nil, nil, fmt.Errorf("reading the usage ledger %s: not a regular file (a named pipe, a device or a socket)", Path(k))
+	}
 	var entries []Entry
 	var bad []BadLine
 	sc := bufio.NewScanner(f)
