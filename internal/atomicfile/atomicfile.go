@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"syscall"
 )
 
 // Write replaces path with data. The bytes go to a temporary file in the
@@ -68,6 +69,50 @@ func write(path string, data []byte, perm fs.FileMode, syncDir bool) (err error)
 		return nil
 	}
 	return SyncDir(dir)
+}
+
+// Append appends data to path, which it creates with perm when missing,
+// in one write to a file opened with O_APPEND: concurrent appenders of
+// one line each (logs, ledgers) never interleave their lines, without a
+// lock. A path that is not a regular file is an error (see OpenAppend),
+// and nothing is written.
+func Append(path string, data []byte, perm fs.FileMode) error {
+	f, err := OpenAppend(path, perm)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		_ = f.Close()
+		return fmt.Errorf("appending to %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("appending to %s: %w", path, err)
+	}
+	return nil
+}
+
+// OpenAppend opens path for appending (O_APPEND), creating it with perm
+// when missing. A path that is not a regular file (a named pipe, a
+// device, a socket, a folder) is an error naming it: the open does not
+// wait (O_NONBLOCK), since opening a named pipe for writing waits for a
+// reader, for ever when none comes.
+func OpenAppend(path string, perm fs.FileMode) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE|syscall.O_NONBLOCK, perm)
+	if err != nil {
+		if errors.Is(err, syscall.ENXIO) {
+			// A named pipe without a reader, opened without waiting.
+			return nil, fmt.Errorf("appending to %s: not a regular file (a named pipe)", path)
+		}
+		return nil, fmt.Errorf("appending to %s: %w", path, err)
+	}
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		_ = f.Close() // nothing was written
+		if err == nil {
+			err = errors.New("not a regular file (a named pipe, a device or a socket)")
+		}
+		return nil, fmt.Errorf("appending to %s: %w", path, err)
+	}
+	return f, nil
 }
 
 // WriteIfChanged writes data to path only when the file's current content

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kk-project/kk/internal/atomicfile"
 	"github.com/kk-project/kk/internal/schema"
 	"github.com/kk-project/kk/internal/session"
 	"github.com/kk-project/kk/internal/store"
@@ -165,15 +166,7 @@ func appendEvent(path string, event draftEvent) error {
 	if err != nil {
 		return err
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(append(line, '\n')); err != nil {
-		_ = f.Close()
-		return err
-	}
-	return f.Close()
+	return atomicfile.Append(path, append(line, '\n'), 0o644)
 }
 
 // compareNumbers compares two strings of decimal digits by value.

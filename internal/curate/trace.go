@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kk-project/kk/internal/atomicfile"
 	"github.com/kk-project/kk/internal/store"
 )
 
@@ -81,13 +82,7 @@ func (t Trace) Append(k *store.KB, now time.Time, event string, fields map[strin
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		return err
 	}
-	f, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(b.Bytes()); err != nil {
-		_ = f.Close()
-		return err
-	}
-	return f.Close()
+	// A trace that is not a regular file (a named pipe) is refused at
+	// once rather than waited on.
+	return atomicfile.Append(p, b.Bytes(), 0o644)
 }

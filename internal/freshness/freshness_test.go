@@ -265,3 +265,18 @@ func TestCheckShallowClone(t *testing.T) {
 		t.Errorf("node changed within the clone: %+v", rep)
 	}
 }
+
+// A freshness record that does not parse (cut short, edited by hand) is
+// an error naming the file, which session-start logs.
+func TestLastRecordedNamesAnUnreadableRecord(t *testing.T) {
+	k := store.New(t.TempDir())
+	if err := os.MkdirAll(k.StateDir(), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(recordPath(k), []byte(`{"checked_at":`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LastRecorded(k); err == nil || !strings.Contains(err.Error(), "freshness.json") {
+		t.Fatalf("LastRecorded of a record cut short: %v", err)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -54,7 +55,9 @@ func Record(k *store.KB, rep *Report, now time.Time) error {
 
 // LastRecorded returns the last recorded check; nil when there is none.
 func LastRecorded(k *store.KB) (*Recorded, error) {
-	data, err := os.ReadFile(recordPath(k))
+	// k.ReadFile: a record that is not a regular file (a named pipe) is
+	// refused at once, not waited on at every session start.
+	data, err := k.ReadFile(recordPath(k))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -63,7 +66,7 @@ func LastRecorded(k *store.KB) (*Recorded, error) {
 	}
 	var r Recorded
 	if err := json.Unmarshal(data, &r); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%s: %w", k.Rel(recordPath(k)), err)
 	}
 	return &r, nil
 }

@@ -88,3 +88,29 @@ func TestContextTaskFileConfined(t *testing.T) {
 		}
 	}
 }
+
+// A log of task files (.state/task-files.jsonl) that is a named pipe held
+// a context query with a taskFile for ever, and kk mcp with it (its open
+// for writing waited for a reader): the note is skipped at once and the
+// query answers.
+func TestContextTaskFileLogNotAFile(t *testing.T) {
+	t.Parallel()
+	k := newKB(t)
+	createAtom(t, k, "Pay", []string{"src/pay/**"}, "")
+	if err := os.WriteFile(filepath.Join(k.Root, "task.md"), []byte("## Context Files\n\n- src/pay/a.ts\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(k.StateDir(), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(taskFilesLog(k), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	d := mustOK(t, run(t, k, QueryGraphJSON, `{"operation":"context","taskFile":"task.md"}`))
+	if atoms, _ := d["orphanAtoms"].([]any); len(atoms) != 1 {
+		t.Errorf("context: %v", d)
+	}
+	if err := RecordTaskFile(k, "task.md", k.Time()); err == nil || !strings.Contains(err.Error(), "not a regular file") {
+		t.Errorf("RecordTaskFile into a named pipe: %v", err)
+	}
+}

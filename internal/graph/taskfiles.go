@@ -60,17 +60,10 @@ func RecordTaskFile(k *store.KB, file string, at time.Time) error {
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		return err
 	}
-	f, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
-	if err != nil {
-		return err
-	}
 	// One write of one line (O_APPEND): concurrent queries never
-	// interleave their lines.
-	if _, err := f.Write(append(line, '\n')); err != nil {
-		_ = f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
+	// interleave their lines; a log that is a named pipe is refused at
+	// once rather than waited on.
+	if err := atomicfile.Append(p, append(line, '\n'), 0o644); err != nil {
 		return err
 	}
 	if fi, err := os.Stat(p); err == nil && fi.Size() > maxTaskFileUses*120 {

@@ -33,6 +33,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/kk-project/kk/internal/atomicfile"
 	"github.com/kk-project/kk/internal/harness"
 	"github.com/kk-project/kk/internal/lock"
 	"github.com/kk-project/kk/internal/store"
@@ -497,18 +498,12 @@ func (c *call) diag(phase string, err error) {
 }
 
 // appendLine appends line to path in one write (O_APPEND), so concurrent
-// hooks never interleave their lines.
+// hooks never interleave their lines. A log that is not a regular file (a
+// named pipe) is refused at once: the diagnostic goes to stderr instead
+// of holding the hook past its deadline.
 func appendLine(path string, line []byte) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(line); err != nil {
-		_ = f.Close()
-		return err
-	}
-	return f.Close()
+	return atomicfile.Append(path, line, 0o644)
 }

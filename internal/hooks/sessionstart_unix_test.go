@@ -112,3 +112,69 @@ func TestSessionStartStateNotAFile(t *testing.T) {
 		}
 	}
 }
+
+// A hook-error log that is a named pipe (a broken or hostile checkout, or
+// a user's `mkfifo` to watch it) held the hook for ever: the log was
+// opened for writing, which waits for a reader, and the deadline's own
+// diagnostic waited behind it. The log is refused at once, the problem
+// goes to stderr, and every event answers as it would without it.
+func TestHookErrorLogNotAFile(t *testing.T) {
+	for _, tc := range []struct{ event, payload string }{
+		{"prompt-context", "not json"},
+		{"session-start", "not json"},
+		{"capture", `{"session_id":"` + sid + `"}`},
+	} {
+		t.Run(tc.event, func(t *testing.T) {
+			k := newKB(t)
+			log := LogPath(k, t0)
+			if err := os.MkdirAll(filepath.Dir(log), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := syscall.Mkfifo(log, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			inv, out, errb := invocation(t, k.Root, tc.event, tc.payload)
+			Run(context.Background(), inv)
+			mustContain(t, errb.String(), `kk hook: {"ts":`, `"event":"`+tc.event+`"`)
+			if tc.event == "session-start" && !strings.Contains(out.String(), "kenkeep") {
+				t.Errorf("session-start printed %q, want ENTRY.md's context", out)
+			}
+			if fi, err := os.Lstat(log); err != nil || fi.Mode()&os.ModeNamedPipe == 0 {
+				t.Errorf("the log's named pipe was replaced: %v, %v", fi, err)
+			}
+		})
+	}
+}
+
+// A freshness record (.state/freshness.json) that is a named pipe held
+// session-start to its deadline (it was read with os.ReadFile, which
+// waits for a writer), and the notes for the user were lost: it is
+// refused at once, the problem is logged naming the file, and the
+// session gets its whole context in time.
+func TestSessionStartFreshnessNotAFile(t *testing.T) {
+	k := newKB(t)
+	record := filepath.Join(k.StateDir(), "freshness.json")
+	if err := os.MkdirAll(filepath.Dir(record), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(record, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	inv, out, _ := invocation(t, k.Root, "session-start", `{"session_id":"`+sid+`","cwd":"`+k.Root+`"}`)
+	inv.Options = Options{Deadlines: map[harness.Event]time.Duration{harness.SessionStart: 5 * time.Second}}
+	Run(context.Background(), inv)
+	var env struct{ Event, Context string }
+	if err := json.Unmarshal(out.Bytes(), &env); err != nil || env.Context == "" {
+		t.Fatalf("stdout %q: %v", out, err)
+	}
+	logged := false
+	for _, d := range diagnostics(t, k) {
+		if d.Phase == "deadline" {
+			t.Fatalf("session-start met its deadline: %+v", d)
+		}
+		logged = logged || d.Phase == "freshness" && strings.Contains(d.Error, "freshness.json")
+	}
+	if !logged {
+		t.Errorf("no freshness diagnostic naming the file: %+v", diagnostics(t, k))
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/kk-project/kk/internal/atomicfile"
 	"github.com/kk-project/kk/internal/store"
 )
 
@@ -57,7 +58,9 @@ func AppendAudit(k *store.KB, branch string, rec AuditRecord) error {
 	}
 	// git clean may remove the folder meanwhile (store.InStateFolder).
 	return store.InStateFolder(filepath.Dir(path), func() error {
-		f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+		// A log that is not a regular file (a named pipe) is refused at
+		// once rather than waited on with the writer lock held.
+		f, err := atomicfile.OpenAppend(path, 0o644)
 		if err != nil {
 			return fmt.Errorf("audit log: %w", err)
 		}

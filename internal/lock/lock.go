@@ -12,9 +12,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/gofrs/flock"
@@ -133,6 +135,12 @@ func (s Set) take(cmd string, lockFn func(fl *flock.Flock, path string) (bool, e
 			_ = l.Release()
 			return nil, fmt.Errorf("creating lock folder: %w", err)
 		}
+		// A lock file that is not a regular file (a named pipe) would
+		// hold the open below, or the read of its holder, for ever.
+		if fi, err := os.Stat(path); err == nil && !fi.Mode().IsRegular() {
+			_ = l.Release()
+			return nil, fmt.Errorf("locking %s: not a regular file (a named pipe, a device, a socket or a folder); remove it, and kk makes it again", path)
+		}
 		fl := flock.New(path)
 		ok, err := lockFn(fl, path)
 		if !ok {
@@ -191,7 +199,17 @@ func (l *Lock) Release() error {
 
 // ReadHolder returns the holder recorded in the lock file, or nil.
 func ReadHolder(path string) *Holder {
-	data, err := os.ReadFile(path)
+	// Opened without waiting, and read only when a regular file: a named
+	// pipe would wait for a writer, then for an end that never comes.
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil
+	}
+	defer func() { _ = f.Close() }()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return nil
+	}
+	data, err := io.ReadAll(io.LimitReader(f, 64<<10))
 	if err != nil || len(strings.TrimSpace(string(data))) == 0 {
 		return nil
 	}

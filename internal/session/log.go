@@ -18,6 +18,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -27,6 +28,7 @@ import (
 
 	"github.com/kk-project/kk/internal/contracts"
 	"github.com/kk-project/kk/internal/frontmatter"
+	"github.com/kk-project/kk/internal/store"
 )
 
 // Proposal statuses: where a log is in the extraction queue.
@@ -227,8 +229,21 @@ func candidates(v any) ([]contracts.Candidate, int) {
 }
 
 // Read reads and parses the session log at path.
+//
+// A file that is not a regular file (a named pipe) is an error, returned
+// at once: the open does not wait for a writer.
 func Read(path string) (*Log, error) {
-	src, err := os.ReadFile(path)
+	f, err := store.OpenRead(path)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = f.Close() }()
+	if fi, err := f.Stat(); err != nil {
+		return nil, err
+	} else if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: not a regular file (a named pipe, a device or a socket)", path)
+	}
+	src, err := io.ReadAll(f)
 	if err != nil {
 		return nil, err
 	}

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kk-project/kk/internal/atomicfile"
 	"github.com/kk-project/kk/internal/store"
 )
 
@@ -77,17 +78,10 @@ func Record(k *store.KB, entries ...Entry) error {
 	if err := os.MkdirAll(k.StateDir(), 0o755); err != nil {
 		return fmt.Errorf("recording usage: %w", err)
 	}
-	p := Path(k)
-	f, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
-	if err != nil {
+	// A ledger that is not a regular file (a named pipe) is refused at
+	// once rather than waited on (atomicfile.Append).
+	if err := atomicfile.Append(Path(k), buf.Bytes(), 0o644); err != nil {
 		return fmt.Errorf("recording usage: %w", err)
-	}
-	if _, err := f.Write(buf.Bytes()); err != nil {
-		_ = f.Close()
-		return fmt.Errorf("recording usage in %s: %w", p, err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("recording usage in %s: %w", p, err)
 	}
 	return nil
 }
@@ -102,7 +96,10 @@ type BadLine struct {
 // skip (a line cut short by a crash, or edited by hand). A missing ledger
 // has no entries.
 func Read(k *store.KB) ([]Entry, []BadLine, error) {
-	f, err := os.Open(Path(k))
+	// Opened without waiting, and read only when a regular file: a
+	// ledger that is a named pipe would hold the capture hook to its
+	// deadline.
+	f, err := store.OpenRead(Path(k))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil, nil
 	}
@@ -110,6 +107,11 @@ func Read(k *store.KB) ([]Entry, []BadLine, error) {
 		return nil, nil, err
 	}
 	defer func() { _ = f.Close() }()
+	if fi, err := f.Stat(); err != nil {
+		return nil, nil, err
+	} else if !fi.Mode().IsRegular() {
+		return nil, nil, fmt.Errorf("reading the usage ledger %s: not a regular file (a named pipe, a device or a socket)", Path(k))
+	}
 	var entries []Entry
 	var bad []BadLine
 	sc := bufio.NewScanner(f)
