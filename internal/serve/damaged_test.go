@@ -243,6 +243,7 @@ func TestFaultFailingRequiredFilterHoldsTheJob(t *testing.T) {
 // not committed on the branch", and the edit failed for good with that
 // false reason; it is held too, and done once git works.
 func TestFaultRepositoryGitStopsTrustingHoldsTheJob(t *testing.T) {
+	ownGitConfig(t)
 	k := newRepo(t, 0)
 	s := start(t, k, nil)
 	if j := s.post(t, httpapi.PostRequest{Title: "Trusted", Content: "Before the owner changed.\n"}); j.Status != "done" {

@@ -27,6 +27,21 @@ func needGit(tb testing.TB) {
 	}
 }
 
+// ownGitConfig gives the test's git processes a global configuration of
+// their own (an identity only) and no system one: a test of git's
+// safe.directory refusal (GIT_TEST_ASSUME_DIFFERENT_OWNER) would pass
+// nothing on a machine whose ~/.gitconfig trusts every folder
+// (safe.directory=*, which some developers and containers set).
+func ownGitConfig(tb testing.TB) {
+	tb.Helper()
+	cfg := filepath.Join(tb.TempDir(), "gitconfig")
+	if err := os.WriteFile(cfg, []byte("[user]\n\tname = kk test\n\temail = kk-test@example.com\n"), 0o644); err != nil {
+		tb.Fatal(err)
+	}
+	tb.Setenv("GIT_CONFIG_GLOBAL", cfg)
+	tb.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+}
+
 // newRepo bootstraps a knowledge repository in a new folder, with n
 // generated leaves (benchtree, seed 1) committed when n > 0.
 func newRepo(tb testing.TB, n int) *store.KB {

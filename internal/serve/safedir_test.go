@@ -25,6 +25,7 @@ import (
 // round 6.
 func TestRepositoryOfAnotherUserIsRefusedAsSuch(t *testing.T) {
 	needGit(t)
+	ownGitConfig(t)
 	bg := context.Background()
 	root := filepath.Join(t.TempDir(), "repo")
 	if _, err := gitx.Run(bg, t.TempDir(), "init", "-q", "-b", "main", root); err != nil {
