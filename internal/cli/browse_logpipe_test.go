@@ -6,7 +6,6 @@ import (
 	"bufio"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -35,26 +34,8 @@ func TestBrowseOutlivesItsStderrReader(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	errR, errW, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	_ = errR.Close() // the stderr's reader has gone before kk browse writes to it
-	cmd := exec.Command("kk", "browse", "--addr", "127.0.0.1:0", "--open")
-	cmd.Env = append(os.Environ(), "KK_ROOT="+dir, "BROWSER="+browser)
-	cmd.Stdout, cmd.Stderr = outW, errW
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	_ = outW.Close()
-	_ = errW.Close()
-	exited := make(chan struct{})
-	var waitErr error
-	go func() { waitErr = cmd.Wait(); close(exited) }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill() // it may have ended already
-		<-exited
-	})
+	// The stderr's reader has gone before kk browse writes to it.
+	kk := startKK(t, []string{"KK_ROOT=" + dir, "BROWSER=" + browser}, nil, outW, closedPipe(t), "browse", "--addr", "127.0.0.1:0", "--open")
 	url, err := bufio.NewReader(outR).ReadString('\n')
 	if err != nil {
 		t.Fatalf("reading kk browse's URL: %v", err)
@@ -63,10 +44,8 @@ func TestBrowseOutlivesItsStderrReader(t *testing.T) {
 	// The browser runs once the note has been written: kk browse has
 	// met the closed stderr by then, or it has ended.
 	for {
-		select {
-		case <-exited:
-			t.Fatalf("kk browse ended once its stderr's reader had gone: %v", waitErr)
-		default:
+		if ended, err := kk.ended(); ended {
+			t.Fatalf("kk browse ended once its stderr's reader had gone: %v", err)
 		}
 		if b, err := os.ReadFile(opened); err == nil {
 			if got := strings.TrimSpace(string(b)); got != url {
@@ -84,9 +63,7 @@ func TestBrowseOutlivesItsStderrReader(t *testing.T) {
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("GET %s: %s", url, resp.Status)
 	}
-	select {
-	case <-exited:
-		t.Fatalf("kk browse ended: %v", waitErr)
-	default:
+	if ended, err := kk.ended(); ended {
+		t.Fatalf("kk browse ended: %v", err)
 	}
 }

@@ -5,7 +5,6 @@ package cli
 import (
 	"bufio"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -35,37 +34,18 @@ func TestMCPOutlivesItsStderrReaderFromTheStart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	errR, errW, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	_ = errR.Close() // the stderr's reader has gone before kk mcp writes to it
-	cmd := exec.Command("kk", "mcp", "--log-file")
-	cmd.Env = append(os.Environ(), "KK_ROOT="+dir)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	_ = inR.Close()
-	_ = outW.Close()
-	_ = errW.Close()
-	exited := make(chan struct{})
-	var waitErr error
-	go func() { waitErr = cmd.Wait(); close(exited) }()
-	t.Cleanup(func() {
-		_ = inW.Close()
-		_ = cmd.Process.Kill() // it may have ended already
-		<-exited
-	})
+	// The stderr's reader has gone before kk mcp writes to it.
+	kk := startKK(t, []string{"KK_ROOT=" + dir}, inR, outW, closedPipe(t), "mcp", "--log-file")
+	t.Cleanup(func() { _ = inW.Close() })
 	const initialize = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"pipe","version":"1"}}}` + "\n"
 	if _, err := inW.WriteString(initialize); err != nil {
-		<-exited
-		t.Fatalf("kk mcp ended before it read a request: %v", waitErr)
+		<-kk.exited
+		t.Fatalf("kk mcp ended before it read a request: %v", kk.waitErr)
 	}
 	line, err := bufio.NewReader(outR).ReadString('\n')
 	if err != nil {
-		<-exited
-		t.Fatalf("kk mcp answered nothing (%v): %v", err, waitErr)
+		<-kk.exited
+		t.Fatalf("kk mcp answered nothing (%v): %v", err, kk.waitErr)
 	}
 	if !strings.Contains(line, `"result"`) {
 		t.Fatalf("initialize: %s", line)

@@ -24,7 +24,7 @@ import (
 // write to a closed stderr), at start or in the middle of a job.
 func TestServeOutlivesItsLogReader(t *testing.T) {
 	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git not installed")
+		t.Skip("git not installed: kk serve commits its jobs with it")
 	}
 	root := filepath.Join(t.TempDir(), "kb")
 	urlFile := filepath.Join(root, ".ai", "kenkeep", ".state", serve.URLFile)
@@ -32,20 +32,7 @@ func TestServeOutlivesItsLogReader(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command("kk", "serve", "--root", root, "--addr", "127.0.0.1:0")
-	cmd.Env = append(os.Environ(), "KK_ROOT=")
-	cmd.Stderr = w
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	_ = w.Close()
-	exited := make(chan struct{})
-	var waitErr error
-	go func() { waitErr = cmd.Wait(); close(exited) }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill() // it may have ended already
-		<-exited
-	})
+	kk := startKK(t, []string{"KK_ROOT="}, nil, nil, w, "serve", "--root", root, "--addr", "127.0.0.1:0")
 	// The reader takes the first line and goes.
 	first, err := bufio.NewReader(r).ReadString('\n')
 	if err != nil {
@@ -57,10 +44,8 @@ func TestServeOutlivesItsLogReader(t *testing.T) {
 	var c *httpapi.Client
 	// Bounded only so that a server that never starts fails the test.
 	for deadline := time.Now().Add(time.Minute); c == nil; time.Sleep(10 * time.Millisecond) {
-		select {
-		case <-exited:
-			t.Fatalf("kk serve ended once its log reader had gone: %v", waitErr)
-		default:
+		if ended, err := kk.ended(); ended {
+			t.Fatalf("kk serve ended once its log reader had gone: %v", err)
 		}
 		if data, err := os.ReadFile(urlFile); err == nil && len(data) > 0 {
 			c = &httpapi.Client{BaseURL: strings.TrimSpace(string(data))}
@@ -78,10 +63,8 @@ func TestServeOutlivesItsLogReader(t *testing.T) {
 	defer cancel()
 	done, err := c.Wait(wctx, j.JobID, 10*time.Millisecond)
 	if err != nil || done.Status != "done" {
-		select {
-		case <-exited:
-			t.Fatalf("kk serve ended: %v", waitErr)
-		default:
+		if ended, err := kk.ended(); ended {
+			t.Fatalf("kk serve ended: %v", err)
 		}
 		t.Fatalf("job: %+v, %v", done, err)
 	}

@@ -796,19 +796,27 @@ func TestDriverKK(t *testing.T) {
 // Inside a command substitution that made "$((cd", which a POSIX shell
 // (dash, Debian's and Ubuntu's /bin/sh) reads as arithmetic: every hook
 // failed with "Syntax error: Unterminated quoted string" and regenerated
-// nothing. Every hook parses with sh, for each folder.
+// nothing. Every hook parses, for each folder, with each of sh, dash and
+// bash found (dash is the one that failed; sh is bash on some systems).
 func TestHooksParseWithTheKnowledgeBaseInASubfolder(t *testing.T) {
-	sh, err := exec.LookPath("sh")
-	if err != nil {
-		t.Skip("no sh")
+	var shells []string
+	for _, name := range []string{"sh", "dash", "bash"} {
+		if p, err := exec.LookPath(name); err == nil {
+			shells = append(shells, p)
+		}
+	}
+	if len(shells) == 0 {
+		t.Skip("none of sh, dash and bash is installed: the test parses the hooks with them")
 	}
 	dir := t.TempDir()
 	for _, rel := range []string{".", "app", "svc/it's"} {
 		for _, name := range Names {
 			file := filepath.Join(dir, name)
 			must(t, os.WriteFile(file, script(name, "kk", rel), 0o755))
-			if out, err := exec.Command(sh, "-n", file).CombinedOutput(); err != nil {
-				t.Errorf("%s with the knowledge base in %q does not parse: %v\n%s", name, rel, err, out)
+			for _, sh := range shells {
+				if out, err := exec.Command(sh, "-n", file).CombinedOutput(); err != nil {
+					t.Errorf("%s with the knowledge base in %q does not parse with %s: %v\n%s", name, rel, sh, err, out)
+				}
 			}
 		}
 	}
