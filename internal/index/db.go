@@ -532,6 +532,14 @@ func readOnlyErr(err error) bool {
 	return errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EROFS)
 }
 
+// ReadOnlyDBErr reports whether err is SQLite refusing to write an index
+// ("attempt to write a readonly database"): its file, or its folder, may
+// not be written.
+func ReadOnlyDBErr(err error) bool {
+	var se *sqlite.Error
+	return errors.As(err, &se) && se.Code()&0xff == sqlite3.SQLITE_READONLY
+}
+
 // ensureSchema creates the tables of an empty database and rebuilds one
 // written with another schema version (every table dropped, then created).
 // It runs in one write transaction, so two processes opening a new index at
