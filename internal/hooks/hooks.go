@@ -344,6 +344,15 @@ func (c *call) run(ctx context.Context) outcome {
 	}
 	c.diag("payload", payloadErr)
 	if !k.Initialized() {
+		if left := k.Leftovers(); left != nil {
+			// What git left behind of a knowledge base (a branch or a
+			// commit without one): not one, and nothing is written in it
+			// (diag logs on stderr).
+			c.mu.Lock()
+			c.kb = nil
+			c.mu.Unlock()
+			return c.fail(ctx, "kb", fmt.Errorf("%w in %s: its %s folder holds only what git ignores and left behind (%s), not a knowledge base (a branch or commit without one); check out one that has it, or run `kk init` to start one", store.ErrNotFound, k.Root, store.DirName, strings.Join(left, ", ")))
+		}
 		return c.fail(ctx, "kb", fmt.Errorf("%w (no %s); run `kk init` in %s", ErrNotInitialized, k.Rel(k.InstalledPath()), k.Root))
 	}
 	// The hooks write without the writer lock (state.json, session
@@ -495,7 +504,9 @@ func (c *call) diag(phase string, err error) {
 		return
 	}
 	line := buf.Bytes() // one line: Encode ends it with a newline
-	if k != nil && k.CheckContained() == nil {
+	// A folder holding only what git left behind of a knowledge base is
+	// not one: no _logs/ is made in it.
+	if k != nil && k.CheckContained() == nil && k.Leftovers() == nil {
 		if werr := appendLine(LogPath(k, now), line); werr == nil {
 			return
 		}
