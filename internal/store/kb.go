@@ -113,14 +113,14 @@ func (k *KB) NodePath(rel string) string {
 	return filepath.Join(k.NodesDir(), filepath.FromSlash(rel))
 }
 
-// IgnoredByGit are the entries of the knowledge base's folder that git
+// ignoredByGit are the entries of the knowledge base's folder that git
 // ignores (.gitignore, kk's local state and logs): git leaves them behind
 // when it checks out a commit or branch without a knowledge base, or when
 // the knowledge base is removed with git rm -r.
-var IgnoredByGit = []string{".state", "_sessions", "_logs", "hooks"}
+var ignoredByGit = []string{".state", "_sessions", "_logs", "hooks"}
 
 // Leftovers returns the names of the entries of k's folder when it holds
-// nothing but what git ignores (IgnoredByGit) and k is not initialized:
+// nothing but what git ignores (ignoredByGit) and k is not initialized:
 // what git left behind of a knowledge base, not one. Nil otherwise (k is
 // initialized, or being set up, or its folder is empty or missing).
 func (k *KB) Leftovers() []string {
@@ -133,7 +133,7 @@ func (k *KB) Leftovers() []string {
 	}
 	var left []string
 	for _, e := range entries {
-		if !slices.Contains(IgnoredByGit, e.Name()) {
+		if !slices.Contains(ignoredByGit, e.Name()) {
 			return nil
 		}
 		left = append(left, e.Name())
