@@ -225,7 +225,8 @@ func isFile(p string) bool {
 }
 
 // HookOutput implements harness.Adapter. Only sessionStart can hand
-// context to Cursor; beforeSubmitPrompt has no field for it. The graph
+// context to Cursor (capped at harness.ContextLimit); beforeSubmitPrompt
+// has no field for it. The graph
 // hint is stop's {"followup_message": …}, which Cursor sends as the next
 // user message (bounded by its loop limit).
 func (*Adapter) HookOutput(event harness.Event, context string) ([]byte, bool) {
@@ -237,7 +238,11 @@ func (*Adapter) HookOutput(event harness.Event, context string) ([]byte, bool) {
 	if event != harness.SessionStart {
 		return nil, false
 	}
+	// Cursor documents no limit for additional_context (delivery was
+	// measured whole up to 60 KB, harnesses.md §3.1): the context is cut
+	// as for Claude Code (CapContext), which keeps a large ENTRY.md from
+	// filling the first turn and says where the rest is.
 	return harness.MustRawJSON(struct {
 		AdditionalContext string `json:"additional_context"`
-	}{context}), true
+	}{harness.CapContext(context)}), true
 }

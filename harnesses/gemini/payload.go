@@ -36,10 +36,11 @@ var contextEvents = map[harness.Event]string{
 
 // HookOutput implements harness.Adapter:
 // {"hookSpecificOutput":{"hookEventName":…,"additionalContext":…}} on one
-// line. At SessionStart Gemini CLI makes the context the first turn of an
-// interactive session (or prepends it to a headless prompt); at
-// BeforeAgent it appends it to the prompt of that turn. Gemini CLI shows
-// < and > in the context as &lt; and &gt;.
+// line, the context capped at harness.ContextLimit. At SessionStart Gemini
+// CLI makes the context the first turn of an interactive session (or
+// prepends it to a headless prompt); at BeforeAgent it appends it to the
+// prompt of that turn. Gemini CLI shows < and > in the context as &lt;
+// and &gt;.
 func (*Adapter) HookOutput(ev harness.Event, context string) ([]byte, bool) {
 	if ev == harness.GraphHint {
 		// AfterAgent's {"decision":"deny","reason":…} rejects the turn's
@@ -51,5 +52,9 @@ func (*Adapter) HookOutput(ev harness.Event, context string) ([]byte, bool) {
 	if !ok {
 		return nil, false
 	}
-	return harness.AdditionalContext(name, context), true
+	// Gemini CLI documents no limit for additionalContext (harnesses.md
+	// §6): the context is cut as for Claude Code, whose envelope it shares
+	// (CapContext), which keeps a large ENTRY.md from filling the first
+	// turn and says where the rest is.
+	return harness.AdditionalContext(name, harness.CapContext(context)), true
 }

@@ -118,14 +118,13 @@ func runMCP(ctx context.Context, app *App, o mcpOpts) (err error) {
 	if o.logFile && kbErr == nil {
 		// The day's log file, .ai/kenkeep/_logs/mcp-<date>.log.
 		openLog := func() (*os.File, error) {
-			dir := k.LogsDir()
-			if err := os.MkdirAll(dir, 0o755); err != nil {
-				return nil, fmt.Errorf("creating %s: %w", k.Rel(dir), err)
-			}
-			name := filepath.Join(dir, "mcp-"+app.Now().UTC().Format("2006-01-02")+".log")
-			f, err := os.OpenFile(name, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+			// A log that is a named pipe is refused at once (KB.OpenLog):
+			// opening it for writing would wait for a reader, for ever
+			// when none comes, and the server would never answer.
+			name := "mcp-" + app.Now().UTC().Format("2006-01-02") + ".log"
+			f, err := k.OpenLog(name)
 			if err != nil {
-				return nil, fmt.Errorf("opening the log file %s: %w", k.Rel(name), err)
+				return nil, fmt.Errorf("opening the log file %s: %w", k.Rel(filepath.Join(k.LogsDir(), name)), err)
 			}
 			return f, nil
 		}

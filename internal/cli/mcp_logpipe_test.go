@@ -4,10 +4,13 @@ package cli
 
 import (
 	"bufio"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // TestMCPOutlivesItsStderrReaderFromTheStart: kk mcp --log-file whose log
@@ -49,5 +52,70 @@ func TestMCPOutlivesItsStderrReaderFromTheStart(t *testing.T) {
 	}
 	if !strings.Contains(line, `"result"`) {
 		t.Fatalf("initialize: %s", line)
+	}
+}
+
+// TestMCPLogFileIsANamedPipe: kk mcp --log-file whose day's log file is a
+// named pipe warns at once, naming it, that it logs to stderr instead,
+// and serves. Before, opening the pipe for writing waited for a reader,
+// for ever when none came: the server never answered. The guard only
+// turns such a hang into a failure; it measures nothing.
+func TestMCPLogFileIsANamedPipe(t *testing.T) {
+	dir := t.TempDir()
+	if code, _, errs := run(t, dir, "", "init"); code != 0 {
+		t.Fatalf("init: %d %s", code, errs)
+	}
+	logs := filepath.Join(dir, ".ai", "kenkeep", "_logs")
+	if err := os.MkdirAll(logs, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// Today's and tomorrow's log, should the day change as kk starts.
+	var fifos []string
+	for _, d := range []time.Duration{0, 24 * time.Hour} {
+		p := filepath.Join(logs, "mcp-"+time.Now().Add(d).UTC().Format("2006-01-02")+".log")
+		if err := syscall.Mkfifo(p, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		fifos = append(fifos, p)
+	}
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	kk := startKK(t, []string{"KK_ROOT=" + dir}, inR, outW, errW, "mcp", "--log-file")
+	const initialize = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"pipe","version":"1"}}}` + "\n"
+	if _, err := inW.WriteString(initialize); err != nil {
+		t.Fatal(err)
+	}
+	answered := make(chan string, 1)
+	go func() {
+		line, _ := bufio.NewReader(outR).ReadString('\n')
+		answered <- line
+	}()
+	select {
+	case line := <-answered:
+		if !strings.Contains(line, `"result"`) {
+			t.Fatalf("initialize: %q", line)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("kk mcp --log-file answered nothing: it hung opening the named pipe")
+	}
+	_ = inW.Close()
+	<-kk.exited
+	stderr, err := io.ReadAll(errR)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(stderr), "logging to stderr instead") || !strings.Contains(string(stderr), "not a regular file") ||
+		!(strings.Contains(string(stderr), filepath.Base(fifos[0])) || strings.Contains(string(stderr), filepath.Base(fifos[1]))) {
+		t.Fatalf("stderr does not name the named pipe:\n%s", stderr)
 	}
 }

@@ -632,32 +632,19 @@ func (a *App) setUpCloneOnWrite(k *store.KB) {
 	}
 }
 
-// ignoredByGit are the folders of .ai/kenkeep kk's .gitignore keeps out of
-// git: a checkout of a commit without the knowledge base leaves them.
-var ignoredByGit = []string{".state", "_sessions", "_logs", "hooks"}
-
 // leftoverOnly returns an error when k's folder holds nothing but what git
-// ignores (.state/ and the like) and HEAD has no knowledge base: the work
-// tree is at a commit from before kk init, or on a branch without one,
+// ignores (.state/ and the like, store.KB.Leftovers) and HEAD has no
+// knowledge base: the work tree is at a commit from before kk init, or on
+// a branch without one (an orphan branch before its first commit too),
 // and git left kk's ignored files behind when it checked it out. A command
 // there would take them for an uninitialized knowledge base, and a write
 // would start one beside them that blocks the checkout back. Nil anywhere
 // else (outside git, a knowledge base being set up, one git left out of a
 // sparse checkout: notCheckedOut says so).
 func leftoverOnly(k *store.KB) error {
-	if k.Initialized() {
+	left := k.Leftovers()
+	if left == nil {
 		return nil
-	}
-	entries, err := os.ReadDir(k.Dir)
-	if err != nil || len(entries) == 0 {
-		return nil
-	}
-	var left []string
-	for _, e := range entries {
-		if !slices.Contains(ignoredByGit, e.Name()) {
-			return nil
-		}
-		left = append(left, e.Name())
 	}
 	if gitx.NoRepository(k.Root) {
 		return nil
@@ -666,14 +653,23 @@ func leftoverOnly(k *store.KB) error {
 		return nerr
 	}
 	ctx := context.Background()
-	head, err := gitx.Read(ctx, k.Root, "log", "-1", "--format=%h\t%s", "HEAD")
-	if err != nil {
-		return nil // no commit yet
-	}
-	id, subject, _ := strings.Cut(strings.TrimSpace(string(head)), "\t")
-	where := fmt.Sprintf("detached at %s, %q", id, subject)
+	branch := ""
 	if b, err := gitx.Read(ctx, k.Root, "symbolic-ref", "-q", "--short", "HEAD"); err == nil {
-		where = fmt.Sprintf("branch %s, at %s, %q", strings.TrimSpace(string(b)), id, subject)
+		branch = strings.TrimSpace(string(b))
+	}
+	var where string
+	if head, err := gitx.Read(ctx, k.Root, "log", "-1", "--format=%h\t%s", "HEAD"); err == nil {
+		id, subject, _ := strings.Cut(strings.TrimSpace(string(head)), "\t")
+		where = fmt.Sprintf("detached at %s, %q", id, subject)
+		if branch != "" {
+			where = fmt.Sprintf("branch %s, at %s, %q", branch, id, subject)
+		}
+	} else if branch != "" {
+		// A branch before its first commit (git checkout --orphan, a new
+		// repository): it has no knowledge base either.
+		where = fmt.Sprintf("branch %s, which has no commit yet", branch)
+	} else {
+		return nil
 	}
 	back := "`git log --all -1 -- " + store.DirName + "` names a commit that has it"
 	if prev, err := gitx.Read(ctx, k.Root, "rev-parse", "--abbrev-ref", "@{-1}"); err == nil {

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/kk-project/kk/internal/atomicfile"
 )
 
 // DefaultWaitDelay is how long Run waits for a child's output after the
@@ -178,15 +180,25 @@ func OutputTail(s string) string {
 	return ": " + Tail(s, stderrTail)
 }
 
-// openLog opens the log file at p, creating its folder.
+// openLog opens the log file at p for appending, emptied first when
+// truncate is set, creating its folder. A log that is not a regular file
+// (a named pipe, whose open for writing waits for a reader) is refused at
+// once (atomicfile.OpenAppend).
 func openLog(p string, truncate bool) (*os.File, error) {
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		return nil, err
 	}
-	if truncate {
-		return os.Create(p)
+	f, err := atomicfile.OpenAppend(p, 0o644)
+	if err != nil {
+		return nil, err
 	}
-	return os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if truncate {
+		if err := f.Truncate(0); err != nil {
+			_ = f.Close()
+			return nil, err
+		}
+	}
+	return f, nil
 }
 
 // Tail returns about the last n bytes of s, starting on a character,

@@ -17,6 +17,9 @@ import (
 // characters of additionalContext to the model as they are and spills
 // longer text to a file, showing the model only a preview (harnesses.md
 // §1.1). It counts JavaScript string length, that is UTF-16 code units.
+// The other harnesses that print context (Copilot CLI, Cursor, Gemini
+// CLI) document no limit of their own and are capped the same
+// (CapContext, the one place context is cut).
 const ContextLimit = 10000
 
 // CutNote ends the context CapContext shortened.

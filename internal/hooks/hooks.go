@@ -23,6 +23,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -35,6 +36,7 @@ import (
 
 	"github.com/kk-project/kk/internal/atomicfile"
 	"github.com/kk-project/kk/internal/harness"
+	"github.com/kk-project/kk/internal/index"
 	"github.com/kk-project/kk/internal/lock"
 	"github.com/kk-project/kk/internal/store"
 )
@@ -342,6 +344,15 @@ func (c *call) run(ctx context.Context) outcome {
 	}
 	c.diag("payload", payloadErr)
 	if !k.Initialized() {
+		if left := k.Leftovers(); left != nil {
+			// What git left behind of a knowledge base (a branch or a
+			// commit without one): not one, and nothing is written in it
+			// (diag logs on stderr).
+			c.mu.Lock()
+			c.kb = nil
+			c.mu.Unlock()
+			return c.fail(ctx, "kb", fmt.Errorf("%w in %s: its %s folder holds only what git ignores and left behind (%s), not a knowledge base (a branch or commit without one); check out one that has it, or run `kk init` to start one", store.ErrNotFound, k.Root, store.DirName, strings.Join(left, ", ")))
+		}
 		return c.fail(ctx, "kb", fmt.Errorf("%w (no %s); run `kk init` in %s", ErrNotInitialized, k.Rel(k.InstalledPath()), k.Root))
 	}
 	// The hooks write without the writer lock (state.json, session
@@ -471,16 +482,6 @@ func (c *call) diag(phase string, err error) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	now := c.inv.Now()
-	d := Diagnostic{TS: now.UTC().Format(time.RFC3339Nano), Harness: c.inv.Harness, Event: c.inv.Event, Phase: phase,
-		Error: strings.ReplaceAll(err.Error(), "\n", " | ")}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if enc.Encode(d) != nil {
-		return
-	}
-	line := buf.Bytes() // one line: Encode ends it with a newline
 	k := c.kb
 	if k == nil {
 		// Before the payload named a folder: the log of the knowledge base
@@ -489,7 +490,23 @@ func (c *call) diag(phase string, err error) {
 			k = found
 		}
 	}
-	if k != nil && k.CheckContained() == nil {
+	msg := err.Error()
+	if k != nil && stateNotWritable(k, err) {
+		msg += "; " + stateHint(k)
+	}
+	now := c.inv.Now()
+	d := Diagnostic{TS: now.UTC().Format(time.RFC3339Nano), Harness: c.inv.Harness, Event: c.inv.Event, Phase: phase,
+		Error: strings.ReplaceAll(msg, "\n", " | ")}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if enc.Encode(d) != nil {
+		return
+	}
+	line := buf.Bytes() // one line: Encode ends it with a newline
+	// A folder holding only what git left behind of a knowledge base is
+	// not one: no _logs/ is made in it.
+	if k != nil && k.CheckContained() == nil && k.Leftovers() == nil {
 		if werr := appendLine(LogPath(k, now), line); werr == nil {
 			return
 		}
@@ -506,4 +523,29 @@ func appendLine(path string, line []byte) error {
 		return err
 	}
 	return atomicfile.Append(path, line, 0o644)
+}
+
+// stateNotWritable reports whether err is a write refused in k's .state/
+// folder: permission denied or a read-only file system on a path under
+// it, or SQLite refusing to write the index there.
+func stateNotWritable(k *store.KB, err error) bool {
+	if index.ReadOnlyDBErr(err) {
+		return true
+	}
+	if !errors.Is(err, fs.ErrPermission) && !errors.Is(err, syscall.EROFS) {
+		return false
+	}
+	var pe *fs.PathError
+	if !errors.As(err, &pe) {
+		return false
+	}
+	rel, rerr := filepath.Rel(k.StateDir(), pe.Path)
+	return rerr == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+}
+
+// stateHint is what to do about a .state/ folder kk may not write (a
+// read-only checkout or mount, a CI cache restored without write access).
+func stateHint(k *store.KB) string {
+	rel := filepath.ToSlash(k.Rel(k.StateDir()))
+	return fmt.Sprintf("%s, kk's local state (git-ignored, derived), cannot be written: the hooks still read the knowledge base but record nothing there; make it writable (chmod -R u+w %s), or remove it where the checkout can be written and kk makes it again", rel, rel)
 }

@@ -4,7 +4,11 @@ package hooks
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,6 +18,8 @@ import (
 
 	"github.com/kk-project/kk/internal/contracts"
 	"github.com/kk-project/kk/internal/harness"
+	"github.com/kk-project/kk/internal/index"
+	"github.com/kk-project/kk/internal/nobodytest"
 )
 
 // On a machine too busy for the whole call, session-start prints at its
@@ -176,5 +182,99 @@ func TestSessionStartFreshnessNotAFile(t *testing.T) {
 	}
 	if !logged {
 		t.Errorf("no freshness diagnostic naming the file: %+v", diagnostics(t, k))
+	}
+}
+
+// readOnly makes dir and everything under it read-only (chmod -R a-w) for
+// the rest of the test.
+func readOnly(t *testing.T, dir string) {
+	t.Helper()
+	var paths []string
+	if err := filepath.WalkDir(dir, func(p string, _ fs.DirEntry, err error) error {
+		paths = append(paths, p)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for i := len(paths) - 1; i >= 0; i-- {
+		fi, err := os.Lstat(paths[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(paths[i], fi.Mode().Perm()&^0o222); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() {
+		for _, p := range paths {
+			if fi, err := os.Lstat(p); err == nil {
+				_ = os.Chmod(p, fi.Mode().Perm()|0o200)
+			}
+		}
+	})
+}
+
+// TestSessionStartWithAReadOnlyState: a knowledge base whose .state/ is
+// read-only (a teammate's checkout on a read-only mount, a CI cache) still
+// gets its session-start context, with the note that the index is out of
+// date, and every problem the hook logs names the file and what to do.
+// Before, the summary of an index closed cleanly (no write-ahead log left)
+// could not be read ("attempt to write a readonly database", naming
+// neither the file nor the fix), and the session mark's permission error
+// said nothing of the fix.
+func TestSessionStartWithAReadOnlyState(t *testing.T) {
+	if !nobodytest.Unprivileged(t) {
+		return
+	}
+	for _, closed := range []bool{true, false} {
+		t.Run(fmt.Sprintf("closed=%v", closed), func(t *testing.T) {
+			k := newKB(t)
+			addNode(t, k, contracts.NodeInput{Type: "practice", Title: "Wrap errors with the operation", Description: "Every returned error names what failed.", Body: "Use fmt.Errorf."}, false)
+			addNode(t, k, contracts.NodeInput{Type: "practice", Title: "Never panic", Description: "Handlers return errors.", Body: "No panics."}, true)
+			branch, err := index.CurrentBranch(context.Background(), k)
+			if err != nil {
+				t.Fatal(err)
+			}
+			db := index.Path(k, branch)
+			if closed {
+				// What the last process to close the index leaves: the
+				// database alone, its write-ahead log checkpointed.
+				sdb, err := sql.Open("sqlite", db)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, err := sdb.Exec(`PRAGMA wal_checkpoint(TRUNCATE)`); err != nil {
+					t.Fatal(err)
+				}
+				if err := sdb.Close(); err != nil {
+					t.Fatal(err)
+				}
+				for _, f := range []string{db + "-wal", db + "-shm"} {
+					if err := os.Remove(f); err != nil && !errors.Is(err, fs.ErrNotExist) {
+						t.Fatal(err)
+					}
+				}
+			} else if _, err := os.Stat(db + "-shm"); err != nil {
+				t.Fatalf("the index has no shared-memory file to make read-only: %v", err)
+			}
+			readOnly(t, k.StateDir())
+			inv, out, errb := invocation(t, k.Root, "session-start", `{"session_id":"`+sid+`","cwd":"`+k.Root+`"}`)
+			inv.Options = Options{Deadlines: map[harness.Event]time.Duration{harness.SessionStart: time.Minute}}
+			Run(context.Background(), inv)
+			var env struct{ Event, Context string }
+			if err := json.Unmarshal(out.Bytes(), &env); err != nil {
+				t.Fatalf("stdout %q (%v); stderr %s", out, err, errb)
+			}
+			mustContain(t, env.Context, "Wrap errors with the operation", "The knowledge index is out of date")
+			ds := diagnostics(t, k)
+			for _, d := range ds {
+				mustContain(t, d.Error, filepath.Join(".ai", "kenkeep", ".state"), "chmod -R u+w .ai/kenkeep/.state")
+			}
+			for _, d := range ds {
+				if strings.Contains(d.Error, "readonly database") {
+					t.Errorf("the index could not be read: %+v", d)
+				}
+			}
+		})
 	}
 }

@@ -499,8 +499,8 @@ func openBranchOnce(ctx context.Context, k *store.KB, branch, path string, confi
 
 // writableIndex returns nil when the index at path can be opened for
 // writing: its folder exists or can be created, a file can be created in
-// it (SQLite's write-ahead log), and the database, when it exists, can be
-// opened for writing.
+// it (SQLite's write-ahead log), and the database, its write-ahead log and
+// its shared-memory file, those that exist, can be opened for writing.
 func writableIndex(path string) error {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -516,20 +516,36 @@ func writableIndex(path string) error {
 	if err := os.Remove(name); err != nil {
 		return fmt.Errorf("the index folder %s cannot be written: %w", dir, err)
 	}
-	f, err := os.OpenFile(path, os.O_RDWR, 0)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
+	// The database, and its write-ahead log and shared-memory file when
+	// they were left beside it: SQLite cannot write the index when any of
+	// them is read-only (a cache restored with its files read-only).
+	for _, name := range []string{path, path + "-wal", path + "-shm"} {
+		f, err := os.OpenFile(name, os.O_RDWR, 0)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("the index %s cannot be written: %w", name, err)
+		}
+		if err := f.Close(); err != nil {
+			return err
+		}
 	}
-	if err != nil {
-		return fmt.Errorf("the index %s cannot be written: %w", path, err)
-	}
-	return f.Close()
+	return nil
 }
 
 // readOnlyErr reports whether err says a file cannot be written for want
 // of permission or because its file system is mounted read-only.
 func readOnlyErr(err error) bool {
 	return errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EROFS)
+}
+
+// ReadOnlyDBErr reports whether err is SQLite refusing to write an index
+// ("attempt to write a readonly database"): its file, or its folder, may
+// not be written.
+func ReadOnlyDBErr(err error) bool {
+	var se *sqlite.Error
+	return errors.As(err, &se) && se.Code()&0xff == sqlite3.SQLITE_READONLY
 }
 
 // ensureSchema creates the tables of an empty database and rebuilds one

@@ -7,7 +7,9 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"maps"
+	"net/url"
 	"os"
 	"path"
 	"slices"
@@ -1012,7 +1014,35 @@ func ReadSummary(ctx context.Context, k *store.KB) (Summary, error) {
 	if _, err := os.Stat(path); err != nil {
 		return Summary{}, nil
 	}
-	db, err := sql.Open("sqlite", dsn(path, true))
+	sum, err := readSummary(ctx, path)
+	if err != nil {
+		return Summary{}, fmt.Errorf("reading the index %s: %w", path, err)
+	}
+	return sum, nil
+}
+
+// readSummary is ReadSummary's query of the index file, opened
+// read-only. SQLite cannot open a database in write-ahead-log mode whose
+// folder it may not write and beside which no shared-memory file was left
+// (the last process closed it cleanly): a read-only checkout, a CI cache
+// restored without write access. It then reads the file as immutable,
+// that is as it is on disk: nobody can write it there either, and the
+// summary only decides a note for the user.
+func readSummary(ctx context.Context, file string) (Summary, error) {
+	sum, err := readSummaryIn(ctx, file, false)
+	if ReadOnlyDBErr(err) {
+		return readSummaryIn(ctx, file, true)
+	}
+	return sum, err
+}
+
+func readSummaryIn(ctx context.Context, file string, immutable bool) (Summary, error) {
+	// Not dsn's pragmas: setting the journal mode is a write.
+	q := "?mode=ro&_pragma=" + url.QueryEscape("busy_timeout("+strconv.Itoa(busyTimeoutMS)+")")
+	if immutable {
+		q += "&immutable=1"
+	}
+	db, err := sql.Open("sqlite", "file:"+uriPath(file)+q)
 	if err != nil {
 		return Summary{}, err
 	}

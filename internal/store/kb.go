@@ -11,6 +11,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -110,6 +111,34 @@ func (k *KB) Initialized() bool      { _, err := os.Stat(k.InstalledPath()); ret
 func (k *KB) Rel(path string) string { return RelTo(k.Root, path) }
 func (k *KB) NodePath(rel string) string {
 	return filepath.Join(k.NodesDir(), filepath.FromSlash(rel))
+}
+
+// ignoredByGit are the entries of the knowledge base's folder that git
+// ignores (.gitignore, kk's local state and logs): git leaves them behind
+// when it checks out a commit or branch without a knowledge base, or when
+// the knowledge base is removed with git rm -r.
+var ignoredByGit = []string{".state", "_sessions", "_logs", "hooks"}
+
+// Leftovers returns the names of the entries of k's folder when it holds
+// nothing but what git ignores (ignoredByGit) and k is not initialized:
+// what git left behind of a knowledge base, not one. Nil otherwise (k is
+// initialized, or being set up, or its folder is empty or missing).
+func (k *KB) Leftovers() []string {
+	if k.Initialized() {
+		return nil
+	}
+	entries, err := os.ReadDir(k.Dir)
+	if err != nil {
+		return nil
+	}
+	var left []string
+	for _, e := range entries {
+		if !slices.Contains(ignoredByGit, e.Name()) {
+			return nil
+		}
+		left = append(left, e.Name())
+	}
+	return left
 }
 
 // LockPath is the writer lock's file under .state/, the only one older kk

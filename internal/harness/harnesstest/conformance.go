@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf16"
 
 	"github.com/kk-project/kk/internal/harness"
 )
@@ -30,6 +31,7 @@ func Conformance(t *testing.T, a harness.Adapter, dir string, update bool) {
 	t.Run("install", func(t *testing.T) { conformInstall(t, a) })
 	t.Run("payloads", func(t *testing.T) { conformPayloads(t, a, filepath.Join(dir, "payloads")) })
 	t.Run("hook output", func(t *testing.T) { conformHookOutput(t, a) })
+	t.Run("context cap", func(t *testing.T) { conformContextCap(t, a) })
 	t.Run("transcripts", func(t *testing.T) {
 		if n := Transcripts(t, a, filepath.Join(dir, "transcripts"), update); n == 0 {
 			t.Error("no transcript fixtures")
@@ -179,6 +181,59 @@ func conformHookOutput(t *testing.T, a harness.Adapter) {
 			t.Errorf("graph-hint output lacks the text: %s", out)
 		}
 	}
+}
+
+// conformContextCap: every context a hook prints for the model (session
+// start, prompt context, the graph hint) is cut to harness.ContextLimit
+// with harness.CutNote, as CapContext cuts it, whatever the harness: a
+// knowledge base's ENTRY.md can be far longer than a harness hands the
+// model whole.
+func conformContextCap(t *testing.T, a harness.Adapter) {
+	long := "# kk\n\nkk-conformance-context\n" + strings.Repeat("- a line of a very large ENTRY.md or graph\n", 3*harness.ContextLimit/40)
+	for _, ev := range []harness.Event{harness.SessionStart, harness.PromptContext, harness.GraphHint} {
+		out, ok := a.HookOutput(ev, long)
+		if !ok || !bytes.HasPrefix(bytes.TrimSpace(out), []byte("{")) {
+			continue // no channel, or plain text the harness caps itself
+		}
+		var v any
+		if err := json.Unmarshal(out, &v); err != nil {
+			t.Errorf("%s: output is not JSON: %v", ev, err)
+			continue
+		}
+		text := longestString(v)
+		if !strings.Contains(text, "kk-conformance-context") {
+			t.Errorf("%s: output lacks the context", ev)
+			continue
+		}
+		if n := len(utf16.Encode([]rune(text))); n > harness.ContextLimit || !strings.HasSuffix(text, harness.CutNote) {
+			t.Errorf("%s: a context of %d characters is printed with %d, not cut to %d with the note %q", ev, len(long), n, harness.ContextLimit, harness.CutNote)
+		}
+	}
+}
+
+// longestString is the longest string anywhere in a decoded JSON value.
+func longestString(v any) string {
+	switch v := v.(type) {
+	case string:
+		return v
+	case map[string]any:
+		best := ""
+		for _, x := range v {
+			if s := longestString(x); len(s) > len(best) {
+				best = s
+			}
+		}
+		return best
+	case []any:
+		best := ""
+		for _, x := range v {
+			if s := longestString(x); len(s) > len(best) {
+				best = s
+			}
+		}
+		return best
+	}
+	return ""
 }
 
 // conformTranscriptEdges: text that is not a transcript gives no turn,
