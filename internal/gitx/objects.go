@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"compress/zlib"
+	"context"
 	"crypto/sha1"
 	"crypto/sha256"
 	"encoding/hex"
@@ -473,4 +474,43 @@ func rewriteTree(s objectStore, r treeReader, id []byte, base string, changes ma
 		objects.put(hex.EncodeToString(newID), cached{entries: entries})
 	}
 	return newID, false, err
+}
+
+// Blobs returns the content of each object name ("<rev>:<path>", a path
+// beginning with ./ taken relative to dir) that names a blob, from one git
+// cat-file --batch; a name that names nothing (no such revision, no such
+// path in it) or no blob is left out of the map.
+func Blobs(ctx context.Context, dir string, names []string) (map[string][]byte, error) {
+	var in bytes.Buffer
+	for _, n := range names {
+		if strings.ContainsAny(n, "\n") {
+			return nil, fmt.Errorf("gitx: object name %q", n)
+		}
+		in.WriteString(n + "\n")
+	}
+	out, err := RunWith(ctx, dir, []string{"GIT_OPTIONAL_LOCKS=0"}, in.Bytes(), "cat-file", "--batch")
+	if err != nil {
+		return nil, err
+	}
+	blobs := map[string][]byte{}
+	for _, n := range names {
+		line, rest, ok := bytes.Cut(out, []byte("\n"))
+		if !ok {
+			return nil, fmt.Errorf("git cat-file: output ends before %q", n)
+		}
+		out = rest
+		f := strings.Fields(string(line))
+		if len(f) != 3 {
+			continue // "<name> missing", "<name> ambiguous"
+		}
+		size, err := strconv.Atoi(f[2])
+		if err != nil || size+1 > len(out) {
+			return nil, fmt.Errorf("git cat-file: unexpected %q", line)
+		}
+		if f[1] == "blob" {
+			blobs[n] = out[:size:size]
+		}
+		out = out[size+1:]
+	}
+	return blobs, nil
 }

@@ -26,18 +26,26 @@ import (
 //     nodes_hash names other leaves (a note edited, added or deleted by
 //     hand, a checkout or merge that left the files behind), or
 //     FOLDER_SUMMARIES.md was modified well after ENTRY.md (a summary
-//     edited by hand), so the files are stale, not edited, and kk cannot
-//     tell an edit in them (even when the record is of the tree before
-//     the change: git may have checked other files out since, as moving
-//     HEAD to a commit made again does);
+//     edited by hand), so the files are stale and kk cannot render what
+//     they were (even when the record is of the tree before the change:
+//     git may have checked other files out since, as moving HEAD to a
+//     commit made again does), and a file not as recorded (when there is
+//     a record of this branch's generation) is git's or a person's: the
+//     plan lists it in Plan.Unsure, and the writer asks git
+//     whether a commit at hand holds it (HEAD, or the side a merge brings
+//     in); one no commit holds is a person's words. Telling stale by
+//     modification times alone made a person's edit, after a merge that
+//     brought in FOLDER_SUMMARIES.md a few seconds after ENTRY.md was
+//     written, vanish without a copy;
 //   - or else it holds the text kk generates for the tree before the
 //     change (store.SameText: with CRLF line endings or a byte order mark
 //     it is the same text), rendered here, only the files asked about
 //     (and ENTRY.md and GRAPH.md), only when a file is not as recorded.
 //
 // A generation brought forward from the record (delta.go) found every
-// file as recorded: nothing to check. No git process and no walk of the
-// tree: the record and the tree at hand say it.
+// file as recorded: nothing to check. No walk of the tree, and no git
+// process here: the record and the tree at hand say it, but for the
+// unsure files, which the writer asks git about in one process.
 
 // editCheck tells, file by file, whether a generated file on disk is a
 // person's edit.
@@ -163,30 +171,37 @@ func beforeTree(whole func() *store.Tree, d *Delta) *store.Tree {
 }
 
 // edited reports whether the generated file name (relative to
-// .ai/kenkeep), which the plan replaces or removes, holds a person's edit.
-func (c *editCheck) edited(name string) (bool, error) {
+// .ai/kenkeep), which the plan replaces or removes, may hold a person's
+// edit; unsure when kk cannot tell by rendering it (the files are of other
+// leaves or summaries) and the file is not as kk last generated it: git's
+// (a checkout, a merge) or a person's, which the writer tells by asking
+// git whether a commit holds it.
+func (c *editCheck) edited(name string) (edited, unsure bool, err error) {
 	if c == nil {
-		return false, nil
+		return false, false, nil
 	}
 	if c.rec != nil && c.rec.fresh(c.k, name) {
-		return false, nil
+		return false, false, nil
 	}
 	data, err := c.k.ReadFile(filepath.Join(c.k.Dir, filepath.FromSlash(name)))
 	if errors.Is(err, fs.ErrNotExist) {
-		return false, nil
+		return false, false, nil
 	}
 	if err != nil {
-		return false, err
+		return false, false, err
 	}
 	if c.stale {
-		return false, nil
+		// Without a record of this branch's last generation (none made
+		// yet, or the index made again) kk knows nothing of the files:
+		// taken for its own, as a fresh index finds them.
+		return c.rec != nil, c.rec != nil, nil
 	}
 	g, err := c.gen()
 	if err != nil {
-		return false, err
+		return false, false, err
 	}
 	want, ok := g.Files[name]
-	return !ok || !(bytes.Equal(data, want) || store.SameText(data, want) || otherEnding(data, want)), nil
+	return !ok || !(bytes.Equal(data, want) || store.SameText(data, want) || otherEnding(data, want)), false, nil
 }
 
 // otherEnding reports whether data is want but for its final newline,

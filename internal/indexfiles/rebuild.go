@@ -51,6 +51,12 @@ type Plan struct {
 	// not generate (a person's edit, see handedit.go), for the writer to
 	// keep a copy of.
 	Edited []string
+	// Unsure are the files of Edited kk could not compare with what it
+	// generated (they are of other leaves or summaries: a checkout, a
+	// merge, a hand edit of a note): not as kk last generated them, so
+	// git's or a person's. The writer asks git whether a commit at hand
+	// holds them (HEAD, the side a merge brings in): git's are not kept.
+	Unsure []string
 
 	ctx   context.Context
 	k     *store.KB
@@ -309,12 +315,15 @@ func planFor(ctx context.Context, k *store.KB, db *index.DB, t *after, summaries
 			return nil, err
 		}
 		for _, name := range names {
-			edited, err := ec.edited(name)
+			edited, unsure, err := ec.edited(name)
 			if err != nil {
 				return nil, err
 			}
 			if edited && !slices.Contains(p.Edited, name) {
 				p.Edited = append(p.Edited, name)
+				if unsure {
+					p.Unsure = append(p.Unsure, name)
+				}
 			}
 		}
 	}

@@ -1855,7 +1855,15 @@ func (tx *Tx) apply(p *commitPlan, branch string) (*Result, error) {
 // face says where each copy is): the file is generated again from the
 // notes, and the person's words are not lost.
 func (tx *Tx) keepHandEdits(p *commitPlan) ([]store.HandEdit, error) {
-	var kept []store.HandEdit
+	type candidate struct {
+		c       change
+		data    []byte
+		edited  bool // of the plan's Edited, not FOLDER_SUMMARIES.md's words
+		unsure  bool // of the plan's Unsure
+		summary bool
+	}
+	var cands []candidate
+	var ask []string
 	for _, c := range p.changes {
 		if !c.Existed {
 			continue
@@ -1880,9 +1888,25 @@ func (tx *Tx) keepHandEdits(p *commitPlan) ([]store.HandEdit, error) {
 			// no words of a person's, or the new text keeps them
 			continue
 		}
-		if edited && !summaries && mergedIn(tx.ctx, tx.k, c.Path, data) {
-			// The file the merge brought in, as the other side's
-			// commit holds it: no one's edit here.
+		cand := candidate{c: c, data: data, edited: edited && !summaries, summary: summaries}
+		if cand.edited {
+			cand.unsure = slices.Contains(p.gen.Unsure, c.Path)
+			ask = append(ask, committedNames(c.Path, cand.unsure)...)
+		}
+		cands = append(cands, cand)
+	}
+	var blobs map[string][]byte
+	if len(ask) > 0 {
+		// One git process for every file asked about; outside a git work
+		// tree, or before the first commit, no commit holds any.
+		blobs, _ = gitx.Blobs(tx.ctx, tx.k.Root, ask)
+	}
+	var kept []store.HandEdit
+	for _, cand := range cands {
+		c, data := cand.c, cand.data
+		if cand.edited && committed(blobs, c.Path, cand.unsure, data) {
+			// The file as a commit at hand holds it: git's checkout or
+			// merge, no one's edit here.
 			continue
 		}
 		rel := path.Join(".state", store.HandEditsDir, tx.meta.Changeset, c.Path)
@@ -1896,26 +1920,41 @@ func (tx *Tx) keepHandEdits(p *commitPlan) ([]store.HandEdit, error) {
 	return kept, nil
 }
 
-// mergedIn reports whether data, the generated file name (relative to
-// .ai/kenkeep) as it is on disk, is that file as a commit a merge brings
-// in holds it (the same bytes, or the same text with other line endings:
-// store.SameText): MERGE_HEAD's while the merge is under way, or the
-// second parent's once it is committed (HEAD^2). kk's record of the files
-// it generated is this branch's; a merge adds, say, the index.md of a
-// folder only the other branch had (two branches moved one note to
-// different folders, and the person kept one place): kk generated it
-// there, and nothing a person wrote is in it. A file edited after the
-// merge is not the commit's, and is still taken for an edit. Asked only of
-// a file the edit check names, so the git processes are rare; outside a
-// git work tree, or with no merge, it is false.
-func mergedIn(ctx context.Context, k *store.KB, name string, data []byte) bool {
+// committedNames are the git object names of the generated file name
+// (relative to .ai/kenkeep) in the commits that may hold it as it is on
+// disk: the commit a merge brings in, MERGE_HEAD while the merge is under
+// way or the second parent once it is committed (HEAD^2), and, for a file
+// kk could not compare with what it generated (unsure: the files are of
+// other leaves, as a checkout or a merge leaves them), HEAD.
+//
+// kk's record of the files it generated is this branch's; a merge adds,
+// say, the index.md of a folder only the other branch had (two branches
+// moved one note to different folders, and the person kept one place):
+// kk generated it there, and nothing a person wrote is in it. A file
+// edited after the merge is not the commit's, and is still taken for an
+// edit. HEAD is asked only of an unsure file: a file kk could compare and
+// found not to be what it generates holds a person's words even when they
+// were committed, and the copy keeps them where the person sees them.
+func committedNames(name string, unsure bool) []string {
+	revs := []string{"MERGE_HEAD", "HEAD^2"}
+	if unsure {
+		revs = append(revs, "HEAD")
+	}
 	rel := "./" + path.Join(store.DirName, name)
-	for _, rev := range []string{"MERGE_HEAD", "HEAD^2"} {
-		blob, err := gitx.Read(ctx, k.Root, "cat-file", "blob", rev+":"+rel)
-		if err != nil {
-			continue
-		}
-		if bytes.Equal(blob, data) || store.SameText(data, blob) {
+	out := make([]string, len(revs))
+	for i, rev := range revs {
+		out[i] = rev + ":" + rel
+	}
+	return out
+}
+
+// committed reports whether data, the generated file name as it is on
+// disk, is that file as one of the commits committedNames names holds it
+// (the same bytes, or the same text with other line endings:
+// store.SameText).
+func committed(blobs map[string][]byte, name string, unsure bool, data []byte) bool {
+	for _, n := range committedNames(name, unsure) {
+		if blob, ok := blobs[n]; ok && (bytes.Equal(blob, data) || store.SameText(data, blob)) {
 			return true
 		}
 	}
