@@ -39,7 +39,8 @@ type DeleteOptions struct {
 	// before a person renamed its file and changed its kk_id by hand (its
 	// id, and the path of its file then, "" when unknown): no leaf holds
 	// the id any more, and only the references to it are pointed at
-	// renamed.
+	// renamed; the links typed to a file named for the id, in any folder,
+	// where there is none, among them.
 	formerly *node.Node
 }
 
@@ -409,10 +410,37 @@ func deleteNotes(tx *txn.Tx, ids []string, o DeleteOptions, res *DeleteResult) e
 		return false, nil
 	}
 	paths := map[string]string{} // deleted path -> id
+	names := [][]byte{}          // their file names: a link to one holds it
 	for _, n := range order {
 		if n.Path != "" {
 			paths[n.Path] = n.ID
+			names = append(names, []byte(path.Base(n.Path)))
 		}
+	}
+	// goneAt returns the id of the deleted note a link that leads to p
+	// (relative to nodes/) named, "" for none: a deleted note's path, or,
+	// for a note a person renamed by hand (o.formerly), any path named
+	// for its old id where there is no file. Where the file was before
+	// git mv took it to another folder is not known here, and links to
+	// it may have been typed from any folder: each one to a file named
+	// for the old id that is not there led to the note (the file name is
+	// the id, as kk doctor's relinking of dead links takes it). One
+	// lstat per such link, on links that name the file only.
+	goneAt := func(p string) string {
+		if id := paths[p]; id != "" {
+			return id
+		}
+		f := o.formerly
+		if f == nil || path.Ext(p) != ".md" || store.IDKey(strings.TrimSuffix(path.Base(p), ".md")) != store.IDKey(f.ID) {
+			return ""
+		}
+		if _, err := os.Lstat(k.NodePath(p)); errors.Is(err, fs.ErrNotExist) {
+			return f.ID
+		}
+		return ""
+	}
+	if o.formerly != nil {
+		names = append(names, []byte(o.formerly.ID+".md"))
 	}
 	// The links typed in other bodies are found in the files as they are
 	// before the change, for their lines; with a replacement, each is
@@ -423,7 +451,7 @@ func deleteNotes(tx *txn.Tx, ids []string, o DeleteOptions, res *DeleteResult) e
 			others = append(others, l.Path)
 		}
 	}
-	links, err := typedLinksTo(k, others, paths)
+	links, err := typedLinksTo(k, others, names, goneAt)
 	if err != nil {
 		return err
 	}
@@ -452,7 +480,7 @@ func deleteNotes(tx *txn.Tx, ids []string, o DeleteOptions, res *DeleteResult) e
 			return
 		}
 		body, changed := store.RetargetTypedLinks(n.Body, n.Path, n.Path, func(p string) (string, bool) {
-			return target.Path, paths[p] != ""
+			return target.Path, goneAt(p) != ""
 		})
 		for _, c := range changed {
 			for j := range res.Links {
@@ -760,14 +788,11 @@ func deletedID(deleted map[string]*node.Node, ledger store.Redirects, live func(
 }
 
 // typedLinksTo returns the links typed in the bodies of the leaves at
-// others (relative to nodes/) that lead to a path of gone (deleted path
-// -> id), in the order of others and of the links, with their lines in
+// others (relative to nodes/) that lead to a path goneAt gives the id of
+// a deleted note for (a file that holds none of names is not parsed),
+// in the order of others and of the links, with their lines in
 // the files.
-func typedLinksTo(k *store.KB, others []string, gone map[string]string) ([]TypedLink, error) {
-	var names [][]byte // the deleted notes' file names: a link to one holds it
-	for p := range gone {
-		names = append(names, []byte(path.Base(p)))
-	}
+func typedLinksTo(k *store.KB, others []string, names [][]byte, goneAt func(p string) string) ([]TypedLink, error) {
 	found := make([][]TypedLink, len(others))
 	errs := make([]error, len(others))
 	store.Parallel(len(others), func(i int) {
@@ -792,7 +817,7 @@ func typedLinksTo(k *store.KB, others []string, gone map[string]string) ([]Typed
 			if !ok {
 				continue
 			}
-			if id, ok := gone[p]; ok {
+			if id := goneAt(p); id != "" {
 				found[i] = append(found[i], TypedLink{File: k.Rel(k.NodePath(from)), Line: head + l.Line, Target: l.Path, ID: id, from: from, ord: j})
 			}
 		}
