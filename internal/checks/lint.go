@@ -55,6 +55,7 @@ const (
 	ruleFolderName           = "folder-name"
 	ruleStrayFile            = "stray-file"
 	ruleLoneMarker           = "lone-marker"
+	ruleRetiredID            = "retired-id"
 )
 
 // LintItem is one problem lint found. File is relative to the repository
@@ -465,6 +466,17 @@ func (l *linter) checkTree(ctx context.Context, t *store.Tree, db *index.DB) err
 			}
 			l.add(ruleSlugIDMismatch, LintError, lintPath(n.Path), msg, fix)
 		}
+	}
+	// One look-up per entry of the ledger among the leaves read.
+	for _, h := range redirects.Held(func(id string) (string, string, bool) {
+		n, ok := t.ByID(id)
+		if !ok {
+			return "", "", false
+		}
+		return n.ID, n.Path, true
+	}) {
+		msg, fix := trace.RetiredHeldText(l.k, h)
+		l.add(ruleRetiredID, LintError, lintPath(h.Path), msg, fix)
 	}
 	incoming := l.checkEdges(ctx, t, redirects)
 	if err := l.checkLinks(ctx, t, db, redirects); err != nil {
