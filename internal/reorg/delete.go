@@ -97,6 +97,11 @@ type DeleteResult struct {
 	// Redirects are the entries of nodes/.redirects.json that led to a
 	// deleted note, in the order of their retired ids.
 	Redirects []RedirectChange `json:"redirects"`
+
+	// byHand are the ids, as given, of the deleted notes whose files
+	// were removed by hand (rm, git rm) before: the deletion finished
+	// what was left of them.
+	byHand []string
 }
 
 // RedirectChange is an entry of the redirect ledger that named a deleted
@@ -165,11 +170,20 @@ func DeleteNotes(ctx context.Context, k *store.KB, ids []string, o DeleteOptions
 		return nil, err
 	}
 	res := &DeleteResult{Deleted: []DeletedNote{}, Edges: []EdgeChange{}, Links: []TypedLink{}, Redirects: []RedirectChange{}}
-	_, err := txn.Update(ctx, k, txn.Meta{Source: "cli", Command: o.Command}, func(tx *txn.Tx) error {
+	r, err := txn.Update(ctx, k, txn.Meta{Source: "cli", Command: o.Command}, func(tx *txn.Tx) error {
 		return deleteNotes(tx, ids, o, res)
 	})
 	if err != nil {
 		return nil, err
+	}
+	// Notes whose files were removed by hand, and a deletion that found
+	// nothing left to change (no edge, link, ledger entry or generated
+	// file): a run after the one that finished them. It wrote nothing,
+	// and is refused as the deletion of an id no leaf has is, saying so.
+	if len(r.Written) == 0 && len(r.Removed) == 0 && len(res.Deleted) > 0 && len(res.byHand) == len(res.Deleted) {
+		d := res.Deleted[0]
+		return nil, &DeleteRefusal{Arg: res.byHand[0], Reason: fmt.Sprintf("already deleted: its leaf %s is removed from the work tree, and no edge, typed link or generated file is left to change; commit the removal (git add -A %s, git commit)",
+			k.Rel(k.NodePath(d.Path)), store.DirName)}
 	}
 	return res, nil
 }
@@ -573,6 +587,13 @@ func deleteNotes(tx *txn.Tx, ids []string, o DeleteOptions, res *DeleteResult) e
 			}
 		}
 		res.Deleted = append(res.Deleted, DeletedNote{ID: n.ID, Path: n.Path})
+		if byHand[n] {
+			res.byHand = append(res.byHand, given[store.IDKey(n.ID)])
+			// No leaf of the tree changes when nothing named the note: the
+			// generated files are brought up to date all the same (they
+			// list it until then), and a later run finds them so.
+			tx.Regenerate()
+		}
 	}
 	// The ledger's entries that led to a deleted note lead to the
 	// replacement now, or no longer name it.
