@@ -395,6 +395,12 @@ func NewTree(l *Listing, reads []LeafRead) *Tree {
 	var sharing map[string][]*node.Node
 	for _, i := range SortedOrder(rels) {
 		r := &reads[i]
+		if p := mergeToolTemporary(r.File.Rel); p != nil {
+			// git mergetool's temporary, a copy of the note it resolves
+			// (or empty): not a note, whatever it holds.
+			t.skip(r.File.Rel, "", p)
+			continue
+		}
 		if r.Err != nil {
 			id := ""
 			if ne, ok := errors.AsType[*node.Error](r.Err); ok {
