@@ -29,7 +29,8 @@ var mergeToolMarks = []string{"BACKUP", "BASE", "LOCAL", "REMOTE"}
 // or the backup <name>.orig of the merged file (mergetool.keepBackup, on
 // by default). of is the name of the file it was left beside; mark is
 // BASE, LOCAL, REMOTE, BACKUP or orig. (A note's id is lower case, so no
-// note's file has a temporary's name.)
+// note's file has a temporary's name; see MergeToolTemporary for the
+// other leaves.)
 func MergeToolLeftover(name string) (of, mark string, ok bool) {
 	if stem, ok := strings.CutSuffix(name, ".orig"); ok && stem != "" && !strings.HasPrefix(stem, ".") {
 		return stem, "orig", true
@@ -49,13 +50,19 @@ func MergeToolLeftover(name string) (of, mark string, ok bool) {
 	return "", "", false
 }
 
-// mergeToolTemporary returns, for a leaf file rel (relative to nodes/)
-// whose name is a temporary of git mergetool, the problem a tree read
-// records for it instead of reading it: the file it was left beside, and
-// how to remove it; nil for any other file.
-func mergeToolTemporary(rel string) *node.Error {
+// MergeToolTemporary returns, for the leaf file rel (relative to nodes/)
+// that kk does not take as a leaf (it does not parse, or another leaf has
+// its id) and that holds the id id ("" when it names none), the problem
+// to report instead when the file is a temporary git mergetool left: the
+// file it was left beside, and how to remove it; nil for any other file.
+// A temporary copies the note it was left beside, id and all, or is
+// empty or cut short; a file of such a name that holds the id it is
+// named for is not one (ids of traceability entities may have capitals
+// and underscores). A temporary that holds an id of its own, no other
+// leaf's, is read as a leaf, as the index reads it.
+func MergeToolTemporary(rel, id string) *node.Error {
 	of, mark, ok := MergeToolLeftover(path.Base(rel))
-	if !ok || mark == "orig" {
+	if !ok || mark == "orig" || id != "" && IDKey(id) == IDKey(strings.TrimSuffix(path.Base(rel), ".md")) {
 		return nil
 	}
 	file := path.Join(DirName, "nodes", rel)

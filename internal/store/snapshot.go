@@ -130,7 +130,7 @@ func (s *Snapshot) Patch(gone []string, put []LeafRead, dirs []string, indexDirs
 		goneLeaves = append(goneLeaves, n)
 	}
 	for _, r := range put {
-		if r.Err != nil || r.Leaf == nil || r.Leaf.Path != r.File.Rel || t.skipped[r.File.Rel] || mergeToolTemporary(r.File.Rel) != nil {
+		if r.Err != nil || r.Leaf == nil || r.Leaf.Path != r.File.Rel || t.skipped[r.File.Rel] {
 			return nil, false
 		}
 		key := IDKey(r.Leaf.ID)
