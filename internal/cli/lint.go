@@ -57,10 +57,11 @@ git revert) is reported as retired-id, an error naming the ledger's entry:
 give the note a new id with kk node rename, or remove the entry to make
 the id its own again.
 A file named as git mergetool names its temporaries beside a conflicted
-note (<name>_BASE_<pid>.md, _LOCAL_, _REMOTE_, _BACKUP_) is no note,
-whatever it holds: kk skips it and reports it as merge-tool-leftover, an
-error saying to remove it; the backup <name>.md.orig it keeps is a
-stray-file saying the same.
+note (<name>_BASE_<pid>.md, _LOCAL_, _REMOTE_, _BACKUP_) that kk skips (a
+copy of the note, id and all, or empty) is reported as
+merge-tool-leftover, an error saying to remove it, not as a copy to
+adopt; the backup <name>.md.orig it keeps is a stray-file saying the
+same.
 
 dead-link is a markdown link from a leaf to a path under nodes/ where there
 is no file, as a note moved by hand (git mv) leaves behind: it names the
