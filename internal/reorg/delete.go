@@ -431,30 +431,44 @@ func deleteNotes(tx *txn.Tx, ids []string, o DeleteOptions, res *DeleteResult) e
 			names = append(names, []byte(path.Base(n.Path)))
 		}
 	}
+	// renamedFrom holds, for kk node rename, the id the note had (by
+	// store.IDKey), its file named for it: the file a person moved by
+	// hand, with git mv, to another folder or name (its kk_id changed or
+	// not) was at a path kk does not know, and the links typed to it
+	// from any folder lead there.
+	renamedFrom := map[string]string{}
+	if o.renamed != nil {
+		for _, n := range order {
+			renamedFrom[store.IDKey(n.ID)] = n.ID
+		}
+		if f := o.formerly; f != nil {
+			renamedFrom[store.IDKey(f.ID)] = f.ID
+		}
+		for _, id := range renamedFrom {
+			names = append(names, []byte(id+".md"))
+		}
+	}
 	// goneAt returns the id of the deleted note a link that leads to p
 	// (relative to nodes/) named, "" for none: a deleted note's path, or,
-	// for a note a person renamed by hand (o.formerly), any path named
-	// for its old id where there is no file. Where the file was before
-	// git mv took it to another folder is not known here, and links to
-	// it may have been typed from any folder: each one to a file named
-	// for the old id that is not there led to the note (the file name is
-	// the id, as kk doctor's relinking of dead links takes it). One
-	// lstat per such link, on links that name the file only.
+	// for a renamed note, any path named for its old id where there is
+	// no file (the file name is the id, as kk doctor's relinking of dead
+	// links takes it). One lstat per such link, on links that name the
+	// file only.
 	goneAt := func(p string) string {
 		if id := paths[p]; id != "" {
 			return id
 		}
-		f := o.formerly
-		if f == nil || path.Ext(p) != ".md" || store.IDKey(strings.TrimSuffix(path.Base(p), ".md")) != store.IDKey(f.ID) {
+		if len(renamedFrom) == 0 || path.Ext(p) != ".md" {
+			return ""
+		}
+		id := renamedFrom[store.IDKey(strings.TrimSuffix(path.Base(p), ".md"))]
+		if id == "" {
 			return ""
 		}
 		if _, err := os.Lstat(k.NodePath(p)); errors.Is(err, fs.ErrNotExist) {
-			return f.ID
+			return id
 		}
 		return ""
-	}
-	if o.formerly != nil {
-		names = append(names, []byte(o.formerly.ID+".md"))
 	}
 	// The links typed in other bodies are found in the files as they are
 	// before the change, for their lines; with a replacement, each is
