@@ -19,6 +19,7 @@ import (
 	"golang.org/x/text/unicode/norm"
 
 	"github.com/kk-project/kk/internal/indexfiles"
+	"github.com/kk-project/kk/internal/safetext"
 	"github.com/kk-project/kk/internal/store"
 	"github.com/kk-project/kk/internal/trace"
 
@@ -55,6 +56,8 @@ const (
 	ruleFolderName           = "folder-name"
 	ruleStrayFile            = "stray-file"
 	ruleLoneMarker           = "lone-marker"
+	ruleRetiredID            = "retired-id"
+	ruleMergeToolLeftover    = "merge-tool-leftover"
 )
 
 // LintItem is one problem lint found. File is relative to the repository
@@ -293,6 +296,12 @@ func (l *linter) classifyProblems(problems []error) {
 			l.add(ruleInvalidLeaf, LintError, lintPath(ne.Path), ne.Msg, "rename the folder with git mv (its notes keep their ids), then run `kk index rebuild`")
 			continue
 		}
+		if errors.Is(ne, store.ErrMergeToolLeftover) {
+			// whatever its text (a copy of a note, or empty), it is no
+			// note: not judged as one
+			l.add(ruleMergeToolLeftover, LintError, lintPath(ne.Path), ne.Msg, "remove it once the conflict is resolved (rm "+safetext.ShellQuote(lintPath(ne.Path))+"); set mergetool.keepTemporaries to false if it keeps them")
+			continue
+		}
 		if _, misnamed := store.MisnamedMD(ne.Path); misnamed {
 			// whatever its text, kk does not read it until it is renamed
 			l.add(ruleInvalidLeaf, LintError, lintPath(ne.Path), ne.Msg, "rename the file as the message says (git mv when it is committed), then run `kk lint` again; until then kk skips it")
@@ -465,6 +474,17 @@ func (l *linter) checkTree(ctx context.Context, t *store.Tree, db *index.DB) err
 			}
 			l.add(ruleSlugIDMismatch, LintError, lintPath(n.Path), msg, fix)
 		}
+	}
+	// One look-up per entry of the ledger among the leaves read.
+	for _, h := range redirects.Held(func(id string) (string, string, bool) {
+		n, ok := t.ByID(id)
+		if !ok {
+			return "", "", false
+		}
+		return n.ID, n.Path, true
+	}) {
+		msg, fix := trace.RetiredHeldText(l.k, h)
+		l.add(ruleRetiredID, LintError, lintPath(h.Path), msg, fix)
 	}
 	incoming := l.checkEdges(ctx, t, redirects)
 	if err := l.checkLinks(ctx, t, db, redirects); err != nil {
@@ -889,6 +909,9 @@ const StrayFileMsg = "is not a note: kk reads only files named *.md and leaves t
 
 func strayFileFix(rel string) string {
 	name := path.Base(rel)
+	if of, mark, ok := store.MergeToolLeftover(name); ok && mark == "orig" {
+		return fmt.Sprintf("it is the backup git mergetool keeps of %s (mergetool.keepBackup); remove it: rm %s", lintPath(path.Join(path.Dir(rel), of)), safetext.ShellQuote(lintPath(rel)))
+	}
 	want := strings.TrimSuffix(name, path.Ext(name)) + ".md"
 	if strings.HasPrefix(name, ".") || path.Ext(name) == name {
 		want = name + ".md"

@@ -176,7 +176,7 @@ func TestStatusGraph(t *testing.T) {
 	}
 	// req-b misses both halves of must-coverage (one violation) and its
 	// edge to a scenario breaks the edge table; req-d's edge dangles.
-	want := map[string]int{"must-coverage": 1, "depends-on-acyclic": 0, "symbol-req-exists": 0, "no-dangling-edges": 1, "edge-endpoint-types": 1, "leaves-readable": 0, "no-dead-links": 0}
+	want := map[string]int{"must-coverage": 1, "depends-on-acyclic": 0, "symbol-req-exists": 0, "no-dangling-edges": 1, "edge-endpoint-types": 1, "leaves-readable": 0, "no-dead-links": 0, "retired-ids": 0}
 	if !maps.Equal(g.Violations, want) || g.ViolationCount != 3 {
 		t.Errorf("violations %v (%d), want %v (3)", g.Violations, g.ViolationCount, want)
 	}

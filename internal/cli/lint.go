@@ -51,7 +51,17 @@ files editors leave are not reported). A marker line of a generated
 Related or Citations block left without its partner by a hand edit (the
 end line deleted, or the start line) is reported as lone-marker, a
 finding: kk reads the rest of the old block as the note's text and writes
-its own block beside it.
+its own block beside it. A leaf that holds an id nodes/.redirects.json
+retired (a note deleted or renamed, then restored by hand: git checkout,
+git revert) is reported as retired-id, an error naming the ledger's entry:
+give the note a new id with kk node rename, or remove the entry to make
+the id its own again.
+A file named as git mergetool names its temporaries beside a conflicted
+note (<name>_BASE_<pid>.md, _LOCAL_, _REMOTE_, _BACKUP_) that kk skips (a
+copy of the note, id and all, or empty) is reported as
+merge-tool-leftover, an error saying to remove it, not as a copy to
+adopt; the backup <name>.md.orig it keeps is a stray-file saying the
+same.
 
 dead-link is a markdown link from a leaf to a path under nodes/ where there
 is no file, as a note moved by hand (git mv) leaves behind: it names the

@@ -57,7 +57,9 @@ is no note (unknown, or already retired to another), an id named twice, or a
 written. A note whose file a person removed (rm or git rm; or git rm
 committed, while edges still name it) is deleted all the same: kk
 finishes the deletion from the copy git has, and the edges to it go as
-above.
+above. Run again when nothing is left to change (no edge, link, ledger
+entry or generated file), it is refused as already deleted, writing
+nothing; commit the removal.
 Prints one line per change: "deleted", "redirected", "repointed" (a
 ledger entry pointed at the replacement), "unredirected" (a deleted note
 taken out of a ledger entry), "unlinked" (an edge dropped), "relinked"

@@ -44,7 +44,8 @@ A person who did both (renamed the file with git mv and changed kk_id to
 <new-id>) leaves no file that names <id>: when no leaf holds <id>, the
 ledger has not retired it and a leaf holds <new-id>, the same command
 points the references to <id> at that leaf (the edges, the links typed to
-<id>.md in its folder, the ledger's entries) and retires <id> to
+a file <id>.md that is not there, from any folder to any folder, the
+ledger's entries) and retires <id> to
 <new-id>, leaving the leaf as it is (but for links its own body types to
 its old file); it prints "references" instead of "renamed" (--json:
 references_only). It is refused when <id> is no id of the leaf's type, or

@@ -592,7 +592,12 @@ func (s *treeState) problems() []Problem {
 		}
 		for i := range f.leaves {
 			if e := &f.leaves[i]; !e.indexed() {
-				out = append(out, Problem{Path: store.JoinRel(dir, e.name), Msg: e.problem()})
+				rel := store.JoinRel(dir, e.name)
+				msg := e.problem()
+				if p := store.MergeToolTemporary(rel, e.err(rel).ID); p != nil {
+					msg = p.Detail() // git mergetool's, as a tree read says
+				}
+				out = append(out, Problem{Path: rel, Msg: msg})
 			}
 		}
 	}

@@ -39,7 +39,8 @@ type DeleteOptions struct {
 	// before a person renamed its file and changed its kk_id by hand (its
 	// id, and the path of its file then, "" when unknown): no leaf holds
 	// the id any more, and only the references to it are pointed at
-	// renamed.
+	// renamed; the links typed to a file named for the id, in any folder,
+	// where there is none, among them.
 	formerly *node.Node
 }
 
@@ -96,6 +97,11 @@ type DeleteResult struct {
 	// Redirects are the entries of nodes/.redirects.json that led to a
 	// deleted note, in the order of their retired ids.
 	Redirects []RedirectChange `json:"redirects"`
+
+	// byHand are the ids, as given, of the deleted notes whose files
+	// were removed by hand (rm, git rm) before: the deletion finished
+	// what was left of them.
+	byHand []string
 }
 
 // RedirectChange is an entry of the redirect ledger that named a deleted
@@ -164,11 +170,20 @@ func DeleteNotes(ctx context.Context, k *store.KB, ids []string, o DeleteOptions
 		return nil, err
 	}
 	res := &DeleteResult{Deleted: []DeletedNote{}, Edges: []EdgeChange{}, Links: []TypedLink{}, Redirects: []RedirectChange{}}
-	_, err := txn.Update(ctx, k, txn.Meta{Source: "cli", Command: o.Command}, func(tx *txn.Tx) error {
+	r, err := txn.Update(ctx, k, txn.Meta{Source: "cli", Command: o.Command}, func(tx *txn.Tx) error {
 		return deleteNotes(tx, ids, o, res)
 	})
 	if err != nil {
 		return nil, err
+	}
+	// Notes whose files were removed by hand, and a deletion that found
+	// nothing left to change (no edge, link, ledger entry or generated
+	// file): a run after the one that finished them. It wrote nothing,
+	// and is refused as the deletion of an id no leaf has is, saying so.
+	if len(r.Written) == 0 && len(r.Removed) == 0 && len(res.Deleted) > 0 && len(res.byHand) == len(res.Deleted) {
+		d := res.Deleted[0]
+		return nil, &DeleteRefusal{Arg: res.byHand[0], Reason: fmt.Sprintf("already deleted: its leaf %s is removed from the work tree, and no edge, typed link or generated file is left to change; commit the removal (git add -A %s, git commit)",
+			k.Rel(k.NodePath(d.Path)), store.DirName)}
 	}
 	return res, nil
 }
@@ -409,10 +424,51 @@ func deleteNotes(tx *txn.Tx, ids []string, o DeleteOptions, res *DeleteResult) e
 		return false, nil
 	}
 	paths := map[string]string{} // deleted path -> id
+	names := [][]byte{}          // their file names: a link to one holds it
 	for _, n := range order {
 		if n.Path != "" {
 			paths[n.Path] = n.ID
+			names = append(names, []byte(path.Base(n.Path)))
 		}
+	}
+	// renamedFrom holds, for kk node rename, the id the note had (by
+	// store.IDKey), its file named for it: the file a person moved by
+	// hand, with git mv, to another folder or name (its kk_id changed or
+	// not) was at a path kk does not know, and the links typed to it
+	// from any folder lead there.
+	renamedFrom := map[string]string{}
+	if o.renamed != nil {
+		for _, n := range order {
+			renamedFrom[store.IDKey(n.ID)] = n.ID
+		}
+		if f := o.formerly; f != nil {
+			renamedFrom[store.IDKey(f.ID)] = f.ID
+		}
+		for _, id := range renamedFrom {
+			names = append(names, []byte(id+".md"))
+		}
+	}
+	// goneAt returns the id of the deleted note a link that leads to p
+	// (relative to nodes/) named, "" for none: a deleted note's path, or,
+	// for a renamed note, any path named for its old id where there is
+	// no file (the file name is the id, as kk doctor's relinking of dead
+	// links takes it). One lstat per such link, on links that name the
+	// file only.
+	goneAt := func(p string) string {
+		if id := paths[p]; id != "" {
+			return id
+		}
+		if len(renamedFrom) == 0 || path.Ext(p) != ".md" {
+			return ""
+		}
+		id := renamedFrom[store.IDKey(strings.TrimSuffix(path.Base(p), ".md"))]
+		if id == "" {
+			return ""
+		}
+		if _, err := os.Lstat(k.NodePath(p)); errors.Is(err, fs.ErrNotExist) {
+			return id
+		}
+		return ""
 	}
 	// The links typed in other bodies are found in the files as they are
 	// before the change, for their lines; with a replacement, each is
@@ -423,7 +479,7 @@ func deleteNotes(tx *txn.Tx, ids []string, o DeleteOptions, res *DeleteResult) e
 			others = append(others, l.Path)
 		}
 	}
-	links, err := typedLinksTo(k, others, paths)
+	links, err := typedLinksTo(k, others, names, goneAt)
 	if err != nil {
 		return err
 	}
@@ -452,7 +508,7 @@ func deleteNotes(tx *txn.Tx, ids []string, o DeleteOptions, res *DeleteResult) e
 			return
 		}
 		body, changed := store.RetargetTypedLinks(n.Body, n.Path, n.Path, func(p string) (string, bool) {
-			return target.Path, paths[p] != ""
+			return target.Path, goneAt(p) != ""
 		})
 		for _, c := range changed {
 			for j := range res.Links {
@@ -545,6 +601,13 @@ func deleteNotes(tx *txn.Tx, ids []string, o DeleteOptions, res *DeleteResult) e
 			}
 		}
 		res.Deleted = append(res.Deleted, DeletedNote{ID: n.ID, Path: n.Path})
+		if byHand[n] {
+			res.byHand = append(res.byHand, given[store.IDKey(n.ID)])
+			// No leaf of the tree changes when nothing named the note: the
+			// generated files are brought up to date all the same (they
+			// list it until then), and a later run finds them so.
+			tx.Regenerate()
+		}
 	}
 	// The ledger's entries that led to a deleted note lead to the
 	// replacement now, or no longer name it.
@@ -760,14 +823,11 @@ func deletedID(deleted map[string]*node.Node, ledger store.Redirects, live func(
 }
 
 // typedLinksTo returns the links typed in the bodies of the leaves at
-// others (relative to nodes/) that lead to a path of gone (deleted path
-// -> id), in the order of others and of the links, with their lines in
+// others (relative to nodes/) that lead to a path goneAt gives the id of
+// a deleted note for (a file that holds none of names is not parsed),
+// in the order of others and of the links, with their lines in
 // the files.
-func typedLinksTo(k *store.KB, others []string, gone map[string]string) ([]TypedLink, error) {
-	var names [][]byte // the deleted notes' file names: a link to one holds it
-	for p := range gone {
-		names = append(names, []byte(path.Base(p)))
-	}
+func typedLinksTo(k *store.KB, others []string, names [][]byte, goneAt func(p string) string) ([]TypedLink, error) {
 	found := make([][]TypedLink, len(others))
 	errs := make([]error, len(others))
 	store.Parallel(len(others), func(i int) {
@@ -792,7 +852,7 @@ func typedLinksTo(k *store.KB, others []string, gone map[string]string) ([]Typed
 			if !ok {
 				continue
 			}
-			if id, ok := gone[p]; ok {
+			if id := goneAt(p); id != "" {
 				found[i] = append(found[i], TypedLink{File: k.Rel(k.NodePath(from)), Line: head + l.Line, Target: l.Path, ID: id, from: from, ord: j})
 			}
 		}

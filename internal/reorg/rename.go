@@ -311,7 +311,8 @@ func spelledAsReferenced(tx *txn.Tx, id string) (string, error) {
 // finishReferences points the references to id, which no leaf holds any
 // more, at leaf n, which holds the new id (its file renamed with git mv
 // and its kk_id changed by hand): the other leaves' edges, the links typed
-// to the file named for id in n's folder, and the ledger's entries that
+// to a file named for id where there is none (in n's folder or another:
+// git mv may have taken it anywhere), and the ledger's entries that
 // led to id, and id is retired to n's id; all of it is deleteNotes's, told
 // of a note that is gone from the tree already (DeleteOptions.formerly).
 // n itself is left, but for links its own body types to that file. An id

@@ -224,3 +224,29 @@ func (r Redirects) Ids() map[string]bool {
 	}
 	return out
 }
+
+// HeldRetired is a leaf that holds an id the ledger retired: a note
+// deleted (kk node delete --redirect-to) or renamed (kk node rename), then
+// restored by hand under its old id (git checkout <commit> -- <file>, git
+// revert, its side kept in a modify/delete conflict).
+type HeldRetired struct {
+	ID     string   // the ledger's key, as it spells the id
+	Path   string   // the leaf's path, relative to nodes/
+	LeafID string   // the id as the leaf holds it
+	To     []string // the entry's successors, as the ledger lists them
+}
+
+// Held returns the ids the ledger retired that a leaf holds, in the
+// order of their ids; leaf gives the id a live leaf holds for id
+// (compared without regard to case) and its path relative to nodes/. It
+// looks each of the ledger's keys up once, and reads nothing.
+func (r Redirects) Held(leaf func(id string) (leafID, path string, ok bool)) []HeldRetired {
+	var out []HeldRetired
+	for old, to := range r {
+		if id, p, ok := leaf(old); ok {
+			out = append(out, HeldRetired{ID: old, Path: p, LeafID: id, To: slices.Clone(to)})
+		}
+	}
+	slices.SortFunc(out, func(a, b HeldRetired) int { return CompareUTF16(a.ID, b.ID) })
+	return out
+}

@@ -400,6 +400,12 @@ func NewTree(l *Listing, reads []LeafRead) *Tree {
 			if ne, ok := errors.AsType[*node.Error](r.Err); ok {
 				id = ne.ID
 			}
+			if p := MergeToolTemporary(r.File.Rel, id); p != nil {
+				// git mergetool's temporary, empty or cut short: said
+				// to be one, not judged as a note.
+				t.skip(r.File.Rel, id, p)
+				continue
+			}
 			t.skip(r.File.Rel, id, r.Err)
 			continue
 		}
@@ -443,6 +449,13 @@ func NewTree(l *Listing, reads []LeafRead) *Tree {
 			if o != n {
 				others = append(others, o.Path)
 			}
+		}
+		if p := MergeToolTemporary(n.Path, n.ID); p != nil {
+			// git mergetool's temporary, a copy of the note it was left
+			// beside: no copy to adopt, but a file to remove.
+			p.ID = n.ID
+			t.skip(n.Path, n.ID, p)
+			continue
 		}
 		adopt := AdoptCommand(n.Path)
 		msg := fmt.Sprintf("duplicate id %s (also used by %s); ids must be unique: if this file is a copy, give it an id of its own with %s (kk_id and file name), or delete it", n.ID, strings.Join(others, ", "), adopt)

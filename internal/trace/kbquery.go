@@ -277,6 +277,7 @@ const (
 	RuleEdgeEndpointTypes = "edge-endpoint-types"
 	RuleLeavesReadable    = "leaves-readable"
 	RuleNoDeadLinks       = "no-dead-links"
+	RuleRetiredIDs        = "retired-ids"
 )
 
 // CheckRules lists kb_check's rules with what each one asks.
@@ -288,6 +289,7 @@ var CheckRules = []struct{ Name, Description string }{
 	{RuleEdgeEndpointTypes, "every typed edge connects the entity types the edge table allows"},
 	{RuleLeavesReadable, "every leaf under nodes/ can be read (kk skips a leaf it cannot read; here it is a violation)"},
 	{RuleNoDeadLinks, "every link from a leaf to a path under nodes/ leads to a file (a note moved by hand leaves links at its old path; kk doctor --fix relinks them)"},
+	{RuleRetiredIDs, "no leaf holds an id nodes/.redirects.json retired (a note deleted or renamed, then restored by hand under its old id)"},
 }
 
 // Violation is one broken rule.
@@ -390,6 +392,12 @@ func KBCheck(ctx context.Context, k *store.KB, p KBCheckParams) (*CheckResult, e
 				return nil, err
 			}
 			res.Violations = append(res.Violations, v...)
+		case RuleRetiredIDs:
+			r, err := k.ReadRedirects()
+			if err != nil {
+				return nil, err
+			}
+			res.Violations = append(res.Violations, s.retiredHeld(k, r)...)
 		}
 	}
 	return res, nil
@@ -675,6 +683,41 @@ func (s *snapshot) symbolReqs() []Violation {
 		}
 	}
 	return out
+}
+
+// retiredHeld reports the leaves that hold an id the redirect ledger
+// retired: one look-up per entry of the ledger among the entities read.
+func (s *snapshot) retiredHeld(k *store.KB, r store.Redirects) []Violation {
+	var out []Violation
+	for _, h := range r.Held(func(id string) (string, string, bool) {
+		e, ok := s.byKey[store.IDKey(id)]
+		if !ok || e.Path == "" || e.Origin != "" {
+			return "", "", false
+		}
+		return e.ID, e.Path, true
+	}) {
+		msg, fix := RetiredHeldText(k, h)
+		out = append(out, Violation{Rule: RuleRetiredIDs, IDs: []string{h.LeafID},
+			Message: k.Rel(k.NodePath(h.Path)) + " " + msg + "; " + fix})
+	}
+	return out
+}
+
+// RetiredHeldText says what is wrong with a leaf that holds an id the
+// redirect ledger retired, and what to do (kk check's retired-ids, kk
+// lint's retired-id): msg starts with "holds".
+func RetiredHeldText(k *store.KB, h store.HeldRetired) (msg, fix string) {
+	ledger := k.Rel(k.RedirectsPath())
+	to := strings.Join(h.To, ", ")
+	if to == "" {
+		to = "no note"
+	}
+	file := k.Rel(k.NodePath(h.Path))
+	msg = fmt.Sprintf("holds %s, an id %s retired to %s (its entry %q): the note was deleted or renamed, and its file restored by hand (git checkout, git revert, a conflict resolved)? edges to %s lead to this leaf, not to %s, and kk does not give a retired id again",
+		h.LeafID, ledger, to, h.ID, h.LeafID, to)
+	fix = fmt.Sprintf("to keep it as a note of its own, give it a new id with `kk node rename %s <new-id>`; to make %s its id again, remove the entry %q from %s (the edges kk pointed at %s stay there); if it came back by mistake, remove it (git rm %s)",
+		h.LeafID, h.LeafID, h.ID, ledger, to, file)
+	return msg, fix
 }
 
 // dangling reports edges to missing entities, except a symbol's implements
