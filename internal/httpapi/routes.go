@@ -18,9 +18,7 @@ import (
 	"github.com/kk-project/kk/internal/service"
 )
 
-// cleanTags trims each tag and drops the blank ones: a write's tags as
-// given, whose one-line rule is checked (lineProblem); the note gets them
-// in kk's tidy spelling (service.TidyTags), as it gets a model's.
+// cleanTags trims each tag and drops the blank ones.
 func cleanTags(in []string) []string {
 	var out []string
 	for _, t := range in {
@@ -160,13 +158,12 @@ func (s *Server) postContent(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "title must be one line")
 		return
 	}
-	title, given := strings.TrimSpace(body.Title), cleanTags(body.Tags)
-	tags := service.TidyTags(given)
+	title, tags := strings.TrimSpace(body.Title), cleanTags(body.Tags)
 	if msg := checkMeta(title, tags); msg != "" {
 		writeError(w, http.StatusBadRequest, msg)
 		return
 	}
-	if msg := lineProblem(title, "", given); msg != "" {
+	if msg := lineProblem(title, "", tags); msg != "" {
 		writeError(w, http.StatusBadRequest, msg)
 		return
 	}
@@ -192,8 +189,7 @@ func (s *Server) putContent(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "path must not be empty")
 		return
 	}
-	given := cleanTags(body.Tags)
-	tags := service.TidyTags(given)
+	tags := cleanTags(body.Tags)
 	title, desc := strings.TrimSpace(body.Title), strings.TrimSpace(body.Description)
 	if strings.TrimSpace(body.Content) == "" && title == "" && desc == "" && len(tags) == 0 {
 		writeError(w, http.StatusBadRequest, "content or metadata update must not be empty")
@@ -211,7 +207,7 @@ func (s *Server) putContent(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, fmt.Sprintf("description is longer than %d characters", MaxDescriptionLength))
 		return
 	}
-	if msg := lineProblem(title, desc, given); msg != "" {
+	if msg := lineProblem(title, desc, tags); msg != "" {
 		writeError(w, http.StatusBadRequest, msg)
 		return
 	}
@@ -370,8 +366,8 @@ const (
 	MaxSearchLimit     = 50
 )
 
-// MaxSearchTags bounds the distinct tags of a tag search (in kk's tidy
-// spelling, service.TidyTag, deduplicated): a note holds at most MaxTags, and a query
+// MaxSearchTags bounds the distinct tags of a tag search (trimmed,
+// lower-cased, deduplicated): a note holds at most MaxTags, and a query
 // string of tens of thousands of tags would make one search cost seconds
 // of CPU while it held a search slot.
 const MaxSearchTags = 256
@@ -393,7 +389,7 @@ func (s *Server) search(w http.ResponseWriter, r *http.Request) {
 		var tags []string
 		seen := make(map[string]bool)
 		for _, t := range rawTags {
-			if t = service.TidyTag(t); t != "" && !seen[t] {
+			if t = strings.ToLower(strings.TrimSpace(t)); t != "" && !seen[t] {
 				seen[t] = true
 				tags = append(tags, t)
 			}

@@ -60,7 +60,7 @@ func TestModelFieldsHeldToARequestsLimits(t *testing.T) {
 }
 
 // TestModelTagsAreNotTheRequests: a request's own tags win over the
-// model's, in kk's tidy spelling (TestRequestTagsAreTidiedAsTheModels).
+// model's and are kept as given (within the request's limits).
 func TestModelTagsAreNotTheRequests(t *testing.T) {
 	k := newRepo(t, 0)
 	_, p := modelServer(t, `{"folder":"go","title":"Channels","description":"","type":"map","tags":["Go Lang"]}`, nil)
@@ -73,7 +73,7 @@ func TestModelTagsAreNotTheRequests(t *testing.T) {
 	if err != nil || n == nil {
 		t.Fatalf("leaf %s: %v", j.Path, err)
 	}
-	if want := []string{"concurrency"}; !slices.Equal(n.Tags, want) {
+	if want := []string{"Concurrency"}; !slices.Equal(n.Tags, want) {
 		t.Errorf("tags %q, want %q", n.Tags, want)
 	}
 	clean(t, k)

@@ -284,17 +284,17 @@ func (b *Backend) place(ctx context.Context, req service.JobRequest, body string
 	return p, nil
 }
 
-// modelTags makes the tags a model proposes kk's tidy spelling, as a
-// request's are (service.TidyTag): plain text (plainLine), lower case,
-// each run of white space and hyphens one hyphen, none at either end
-// ("Go Lang" and "go - lang" are go-lang), without repeats. A tag
+// modelTags makes the tags a model proposes kk's tidy spelling (see kk
+// lint's tag checks): plain text (plainLine), lower case, each run of
+// white space and hyphens one hyphen, none at either end ("Go Lang" and
+// "go - lang" are go-lang), without repeats. A tag
 // that is blank, or longer than service.MaxTagLength characters, or past
 // service.MaxTags, is dropped: the request's own tags are refused over
 // those limits, and a model's bad tag is never a reason to fail a post.
 func modelTags(in []string) (tags, dropped []string) {
 	tags = []string{}
 	for _, t := range in {
-		tag := service.TidyTag(plainLine(t))
+		tag := strings.ToLower(strings.Join(strings.FieldsFunc(plainLine(t), func(r rune) bool { return unicode.IsSpace(r) || r == '-' }), "-"))
 		switch {
 		case tag == "" || slices.Contains(tags, tag):
 		case utf8.RuneCountInString(tag) > service.MaxTagLength || len(tags) == service.MaxTags:

@@ -502,14 +502,11 @@ func (b *Backend) searchDocs(ctx context.Context, query string, limit int) ([]se
 	return docs, nil
 }
 
-// lowerTags returns a leaf's tags in kk's tidy spelling (lower case,
-// white space a hyphen: service.TidyTag, as a request's and a model's are
-// written and a tag search names them), distinct and sorted: a tag a
-// person wrote by hand ("Go Lang") is found and counted as go-lang.
+// lowerTags returns a leaf's tags lower-cased, distinct and sorted.
 func lowerTags(tags []string) []string {
 	out := make([]string, 0, len(tags))
 	for _, t := range tags {
-		if t = service.TidyTag(t); t != "" {
+		if t = strings.ToLower(strings.TrimSpace(t)); t != "" {
 			out = append(out, t)
 		}
 	}

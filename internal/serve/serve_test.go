@@ -114,7 +114,7 @@ func TestStoreEditDeleteOnTheTree(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n.Type != "practice" || n.Title != "Use channels to pass values" || !slices.Equal(n.Tags, []string{"golang", "concurrency"}) ||
+	if n.Type != "practice" || n.Title != "Use channels to pass values" || !slices.Equal(n.Tags, []string{"golang", "Concurrency"}) ||
 		string(n.Body) != "Channels pass values between goroutines.\n" || n.Description != "Channels pass values between goroutines." {
 		t.Errorf("leaf %+v body %q", n, n.Body)
 	}
