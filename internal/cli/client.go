@@ -288,7 +288,12 @@ func printJob(app *App, j httpapi.JobStatus) error {
 	if j.Status == "failed" {
 		return fmt.Errorf("job %s failed: %s", j.JobID, j.Error)
 	}
-	return nil
+	if !app.JSON && !j.Final() && j.WaitingFor != "" {
+		// A job the server holds (a lock, the branch switched): why, on
+		// stderr, stdout keeping its one line.
+		_, err = fmt.Fprintf(app.IO.Err, "kk: job %s waits: %s\n", j.JobID, j.WaitingFor)
+	}
+	return err
 }
 
 // readContent returns the note's text: --content, else the --file
@@ -499,7 +504,9 @@ func newClientJobCmd(app *App, co *clientOpts) *cobra.Command {
 		Example: `  kk client job 01J9ZK3Q5W2X8Y7V6T5R4Q3P2N`,
 		Short:   "Show a job's status",
 		Long: `Print a job as "<job id><TAB><status><TAB><path>". A failed job prints
-its error to stderr and exits 1.`,
+its error to stderr and exits 1. A job kk serve holds (queued or processing
+while a lock another git process left is in place, another branch is
+checked out, …) prints on stderr what it waits for.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			jobID, err := argOrFlag(args, id, "id", "job", "the job's id")

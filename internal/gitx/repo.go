@@ -574,7 +574,11 @@ func (r *Repo) commitOnce(ctx context.Context, o CommitOptions, onWait func(stri
 		return Landed{}, noRetry, err
 	}
 	defer unlock()
-	onWait("")
+	// What an attempt before this one was held by stays said (/healthz,
+	// a job's waiting_for) until this one is held too or the commit ends
+	// (Commit): cleared as each attempt started, a branch's lock held
+	// for minutes read "ok", and a job's "processing" without a reason,
+	// for part of every try. lockIndex clears its own once it has the lock.
 	if ok, other := r.OnBranch(ctx); !ok {
 		return Landed{}, noRetry, fmt.Errorf("%w: %s is checked out, kk serves %s", ErrNotPinned, other, r.Branch)
 	}
@@ -717,6 +721,12 @@ func (r *Repo) lockIndex(wait context.Context, onWait func(string)) (func(), err
 	path := r.lockPath()
 	marker := fmt.Sprintf("%s session=%s pid=%d\n", LockMarker, r.session, os.Getpid())
 	since := time.Now()
+	reported := false
+	taken := func() {
+		if reported {
+			onWait("")
+		}
+	}
 	for delay := 2 * time.Millisecond; ; delay = min(2*delay, 250*time.Millisecond) {
 		// The lock is made a second name of a file that holds the marker
 		// already (made once a session), in one step that fails when the
@@ -730,6 +740,7 @@ func (r *Repo) lockIndex(wait context.Context, onWait func(string)) (func(), err
 			// lock has been held is told by it (Ready).
 			now := time.Now()
 			_ = os.Chtimes(path, now, now)
+			taken()
 			return func() { _ = os.Remove(path) }, nil
 		}
 		if !errors.Is(err, fs.ErrExist) && !errors.Is(err, errNoLink) {
@@ -748,6 +759,7 @@ func (r *Repo) lockIndex(wait context.Context, onWait func(string)) (func(), err
 				_ = os.Remove(path)
 				return nil, werr
 			}
+			taken()
 			return func() { _ = os.Remove(path) }, nil
 		}
 		if !errors.Is(err, fs.ErrExist) {
@@ -755,6 +767,7 @@ func (r *Repo) lockIndex(wait context.Context, onWait func(string)) (func(), err
 		}
 		if time.Since(since) > 100*time.Millisecond {
 			onWait(fmt.Sprintf("waiting for %s, held by another git process since %s (if none is running, remove the file)", path, since.UTC().Format(time.RFC3339)))
+			reported = true
 		}
 		select {
 		case <-wait.Done():

@@ -43,6 +43,10 @@ type JobStatus struct {
 	Path   string `json:"path,omitempty"`
 	Error  string `json:"error,omitempty"`
 	Note   string `json:"note,omitempty"`
+	// WaitingFor (kk's) is what the worker waits for while the job is not
+	// done (a lock, the branch checked out, a full disk: /healthz's
+	// waiting_for); "" when it does not wait.
+	WaitingFor string `json:"waiting_for,omitempty"`
 }
 
 // Final reports whether the job is done or failed.
@@ -164,6 +168,9 @@ func (c *Client) Wait(ctx context.Context, id string, interval time.Duration) (J
 		switch {
 		case errors.As(err, &apiErr) && apiErr.Status == http.StatusNotFound && missing < WaitMissingPolls:
 			missing++ // knowledged, finalizing the job: poll again
+		case err != nil && ctx.Err() != nil:
+			// The wait ended during a poll: said as below.
+			return j, waitEnded(id, j, ctx.Err())
 		case err != nil || got.Final():
 			return got, err
 		default:
@@ -171,11 +178,21 @@ func (c *Client) Wait(ctx context.Context, id string, interval time.Duration) (J
 		}
 		select {
 		case <-ctx.Done():
-			return j, fmt.Errorf("waiting for job %s (last status: %s): %w", id, j.Status, ctx.Err())
+			return j, waitEnded(id, j, ctx.Err())
 		case <-time.After(interval):
 		}
 		interval = min(2*interval, time.Second)
 	}
+}
+
+// waitEnded is the error of a wait for job id that ended (err) before the
+// job did, j being its last answer: it says what the server waits for,
+// when it said.
+func waitEnded(id string, j JobStatus, err error) error {
+	if j.WaitingFor != "" {
+		return fmt.Errorf("waiting for job %s (last status: %s; the server says: %s): %w", id, j.Status, j.WaitingFor, err)
+	}
+	return fmt.Errorf("waiting for job %s (last status: %s): %w", id, j.Status, err)
 }
 
 // Get reads a note by path.

@@ -184,6 +184,9 @@ func (s *Server) routes() http.Handler {
 		mux.Handle(r.method+" "+r.pattern, s.wrap(r.pattern, r.method != "GET", r.class, http.HandlerFunc(r.handle)))
 		allowed[r.pattern] = append(allowed[r.pattern], r.method)
 	}
+	// The page's paths, any method: to tell a path of the page asked
+	// with another method than GET or HEAD (405) from no path (404).
+	pagePaths := http.NewServeMux()
 	if s.opts.Page != nil {
 		page := s.wrap("page", false, classRead, s.opts.Page)
 		pageSearch := s.wrap("page", false, classSearch, s.opts.Page)
@@ -193,11 +196,18 @@ func (s *Server) routes() http.Handler {
 			} else {
 				mux.Handle("GET "+p, page)
 			}
+			pagePaths.Handle(p, http.NotFoundHandler())
 		}
 	}
 	// Whatever no route matches: a known path with another method is 405,
-	// anything else 404, both in JSON.
+	// anything else 404, both in JSON. The page's paths are known too
+	// (TRACE / was 404).
 	mux.Handle("/", s.wrap("other", false, classNone, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, pattern := pagePaths.Handler(r); pattern != "" {
+			w.Header().Set("Allow", "GET, HEAD")
+			writeError(w, http.StatusMethodNotAllowed, "method "+r.Method+" is not allowed on "+r.URL.Path)
+			return
+		}
 		for pattern, methods := range allowed {
 			if matchPath(pattern, r.URL.Path) {
 				if slices.Contains(methods, "GET") {

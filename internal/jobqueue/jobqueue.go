@@ -577,6 +577,19 @@ func (q *Queue) Stats() Stats {
 	return s
 }
 
+// Waiting is Stats().Waiting without counting the jobs: what the worker
+// waits for, "" when it does not. GET /jobs/{id} asks it for a job not
+// yet done, as often as a client polls.
+func (q *Queue) Waiting() string {
+	q.mu.Lock()
+	why := q.waiting
+	q.mu.Unlock()
+	if why == "" && q.opts.Waiting != nil {
+		why = q.opts.Waiting()
+	}
+	return why
+}
+
 // Histogram is a cumulative latency histogram in seconds, as Prometheus
 // exposes one.
 type Histogram struct {

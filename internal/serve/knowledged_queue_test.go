@@ -54,16 +54,18 @@ func TestKnowledgedDedupWhileQueued(t *testing.T) {
 	}
 	del := s.accepted(t, "DELETE", `{"path":"notes/map-meeting.md"}`)
 	edit := s.accepted(t, "PUT", `{"path":"tech/go/map-goroutines.md","content":"updated","title":"Goroutines","description":"runtime notes"}`)
+	// knowledged's fields, and kk's waiting_for: why the jobs wait
+	// (TestFaultHeldJobSaysWhatItWaitsFor).
+	h := s.waitHealth(t, "elsewhere")
 	for id, want := range map[string]string{
-		first: fmt.Sprintf(`{"job_id":%q,"status":"queued"}`, first),
-		del:   fmt.Sprintf(`{"job_id":%q,"status":"queued","path":"notes/map-meeting.md"}`, del),
-		edit:  fmt.Sprintf(`{"job_id":%q,"status":"queued","path":"tech/go/map-goroutines.md"}`, edit),
+		first: fmt.Sprintf(`{"job_id":%q,"status":"queued","waiting_for":%q}`, first, h.WaitingFor),
+		del:   fmt.Sprintf(`{"job_id":%q,"status":"queued","path":"notes/map-meeting.md","waiting_for":%q}`, del, h.WaitingFor),
+		edit:  fmt.Sprintf(`{"job_id":%q,"status":"queued","path":"tech/go/map-goroutines.md","waiting_for":%q}`, edit, h.WaitingFor),
 	} {
 		if code, got := s.jobJSON(t, id); code != 200 || got != want+"\n" {
 			t.Errorf("GET /jobs/%s while queued: %d %s, want %s", id, code, got, want)
 		}
 	}
-	s.waitHealth(t, "elsewhere")
 	if st := s.Queue.Stats(); st.Depth != 6 {
 		t.Errorf("queue depth %d, want 6 (one job for each pair of identical posts)", st.Depth)
 	}
