@@ -36,7 +36,9 @@ func (e *APIError) Error() string {
 	return fmt.Sprintf("%s %s: HTTP %d: %s", e.Method, e.Path, e.Status, e.Message)
 }
 
-// JobStatus is a job as GET /jobs/{id} reports it.
+// JobStatus is a job as GET /jobs/{id} reports it (the server's answer
+// and the client's reading of it). Note is kk's: how a job was done when
+// its client should know (placed without the model, which failed).
 type JobStatus struct {
 	JobID  string `json:"job_id"`
 	Status string `json:"status"`

@@ -518,17 +518,6 @@ func (s *Server) ask(w http.ResponseWriter, r *http.Request) {
 	}{question, title, strings.TrimSpace(d.Answer), tags})
 }
 
-// jobStatus is GET /jobs/{id}'s answer. note is kk's: how a job was done
-// when its client should know (placed without the model, which failed).
-type jobStatus struct {
-	JobID      string `json:"job_id"`
-	Status     string `json:"status"`
-	Path       string `json:"path,omitempty"`
-	Error      string `json:"error,omitempty"`
-	Note       string `json:"note,omitempty"`
-	WaitingFor string `json:"waiting_for,omitempty"`
-}
-
 // GET /jobs/{id}
 func (s *Server) getJob(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
@@ -537,7 +526,7 @@ func (s *Server) getJob(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "job not found: "+id)
 		return
 	}
-	st := jobStatus{JobID: j.ID, Status: string(j.Status), Path: j.Path, Error: j.Error, Note: j.Note}
+	st := JobStatus{JobID: j.ID, Status: string(j.Status), Path: j.Path, Error: j.Error, Note: j.Note}
 	if j.Status == jobqueue.Queued || j.Status == jobqueue.Processing {
 		// One worker runs the jobs in order: what it waits for holds
 		// every job not yet done. kk's field (as /healthz's waiting_for),
