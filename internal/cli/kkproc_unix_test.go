@@ -60,15 +60,22 @@ func (p *kkProcess) ended() (bool, error) {
 	}
 }
 
-// closedPipe returns the write end of a pipe whose read end is closed: a
-// stderr whose reader has gone (`kk … 2>&1 | grep -m1 …` once grep has
-// its line).
-func closedPipe(t *testing.T) *os.File {
+// pipe returns the two ends of a new pipe.
+func pipe(t *testing.T) (r, w *os.File) {
 	t.Helper()
 	r, w, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)
 	}
+	return r, w
+}
+
+// closedPipe returns the write end of a pipe whose read end is closed: a
+// stderr whose reader has gone (`kk … 2>&1 | grep -m1 …` once grep has
+// its line).
+func closedPipe(t *testing.T) *os.File {
+	t.Helper()
+	r, w := pipe(t)
 	_ = r.Close()
 	return w
 }

@@ -29,19 +29,12 @@ func TestMCPOutlivesItsStderrReaderFromTheStart(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, ".ai", "kenkeep", "_logs"), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	inR, inW, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	outR, outW, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
+	inR, inW := pipe(t)
+	outR, outW := pipe(t)
 	// The stderr's reader has gone before kk mcp writes to it.
 	kk := startKK(t, []string{"KK_ROOT=" + dir}, inR, outW, closedPipe(t), "mcp", "--log-file")
 	t.Cleanup(func() { _ = inW.Close() })
-	const initialize = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"pipe","version":"1"}}}` + "\n"
-	if _, err := inW.WriteString(initialize); err != nil {
+	if _, err := inW.WriteString(mcpInitialize); err != nil {
 		<-kk.exited
 		t.Fatalf("kk mcp ended before it read a request: %v", kk.waitErr)
 	}
@@ -78,21 +71,11 @@ func TestMCPLogFileIsANamedPipe(t *testing.T) {
 		}
 		fifos = append(fifos, p)
 	}
-	inR, inW, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	outR, outW, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	errR, errW, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
+	inR, inW := pipe(t)
+	outR, outW := pipe(t)
+	errR, errW := pipe(t)
 	kk := startKK(t, []string{"KK_ROOT=" + dir}, inR, outW, errW, "mcp", "--log-file")
-	const initialize = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"pipe","version":"1"}}}` + "\n"
-	if _, err := inW.WriteString(initialize); err != nil {
+	if _, err := inW.WriteString(mcpInitialize); err != nil {
 		t.Fatal(err)
 	}
 	answered := make(chan string, 1)
@@ -119,3 +102,6 @@ func TestMCPLogFileIsANamedPipe(t *testing.T) {
 		t.Fatalf("stderr does not name the named pipe:\n%s", stderr)
 	}
 }
+
+// mcpInitialize is an MCP client's first request, on one line.
+const mcpInitialize = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"pipe","version":"1"}}}` + "\n"
