@@ -23,7 +23,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -491,8 +490,8 @@ func (c *call) diag(phase string, err error) {
 		}
 	}
 	msg := err.Error()
-	if k != nil && stateNotWritable(k, err) {
-		msg += "; " + stateHint(k)
+	if k != nil && (index.ReadOnlyDBErr(err) || k.StateNotWritable(err)) {
+		msg += "; " + k.StateHint() + "; the hooks still read the knowledge base but record nothing there"
 	}
 	now := c.inv.Now()
 	d := Diagnostic{TS: now.UTC().Format(time.RFC3339Nano), Harness: c.inv.Harness, Event: c.inv.Event, Phase: phase,
@@ -523,29 +522,4 @@ func appendLine(path string, line []byte) error {
 		return err
 	}
 	return atomicfile.Append(path, line, 0o644)
-}
-
-// stateNotWritable reports whether err is a write refused in k's .state/
-// folder: permission denied or a read-only file system on a path under
-// it, or SQLite refusing to write the index there.
-func stateNotWritable(k *store.KB, err error) bool {
-	if index.ReadOnlyDBErr(err) {
-		return true
-	}
-	if !errors.Is(err, fs.ErrPermission) && !errors.Is(err, syscall.EROFS) {
-		return false
-	}
-	var pe *fs.PathError
-	if !errors.As(err, &pe) {
-		return false
-	}
-	rel, rerr := filepath.Rel(k.StateDir(), pe.Path)
-	return rerr == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
-}
-
-// stateHint is what to do about a .state/ folder kk may not write (a
-// read-only checkout or mount, a CI cache restored without write access).
-func stateHint(k *store.KB) string {
-	rel := filepath.ToSlash(k.Rel(k.StateDir()))
-	return fmt.Sprintf("%s, kk's local state (git-ignored, derived), cannot be written: the hooks still read the knowledge base but record nothing there; make it writable (chmod -R u+w %s), or remove it where the checkout can be written and kk makes it again", rel, rel)
 }

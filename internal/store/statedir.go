@@ -2,8 +2,12 @@ package store
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
 )
 
 // stateAttempts bounds how often InStateFolder starts over.
@@ -29,4 +33,25 @@ func InStateFolder(dir string, write func() error) error {
 		}
 	}
 	return err
+}
+
+// StateNotWritable reports whether err is a write refused (permission
+// denied, a read-only file system) on a path in k's .state/ folder: a
+// read-only checkout or mount, a CI cache restored without write access.
+func (k *KB) StateNotWritable(err error) bool {
+	if !errors.Is(err, fs.ErrPermission) && !errors.Is(err, syscall.EROFS) {
+		return false
+	}
+	var pe *fs.PathError
+	if !errors.As(err, &pe) {
+		return false
+	}
+	rel, rerr := filepath.Rel(k.StateDir(), pe.Path)
+	return rerr == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+}
+
+// StateHint says what to do about a .state/ folder kk may not write.
+func (k *KB) StateHint() string {
+	rel := filepath.ToSlash(k.Rel(k.StateDir()))
+	return fmt.Sprintf("%s, kk's local state (git-ignored), cannot be written: make it writable (chmod -R u+w %s)", rel, rel)
 }

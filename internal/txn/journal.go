@@ -84,6 +84,11 @@ func writeJournal(ctx context.Context, k *store.KB, j *journal) (string, error) 
 	dir := JournalDir(k)
 	path := filepath.Join(dir, j.Changeset+".journal")
 	err := store.InStateFolder(dir, func() error { return writeJournalOnce(ctx, k, dir, path, j) })
+	if err != nil && k.StateNotWritable(err) {
+		// The first thing a write puts under .state/: a read-only
+		// checkout or mount fails here, and the person needs the fix.
+		return "", fmt.Errorf("%w; %s", err, k.StateHint())
+	}
 	if err != nil {
 		return "", err
 	}
