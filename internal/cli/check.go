@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"io"
+	"path"
 	"strings"
 
 	"github.com/kk-project/kk/internal/checks"
@@ -88,8 +89,16 @@ Rules:
 				// Not a violation (the file may be there on purpose), but
 				// a note saved with the wrong extension is left out of
 				// every rule without a word otherwise.
+				lines := make([]string, len(stray))
+				for i, f := range stray {
+					lines[i] = nodes + f
+					if of, mark, ok := store.MergeToolLeftover(path.Base(f)); ok && mark == "orig" {
+						// Not a note to rename: git mergetool's backup.
+						lines[i] += fmt.Sprintf(" (the backup git mergetool keeps of %s: remove it)", nodes+path.Join(path.Dir(f), of))
+					}
+				}
 				app.warnf("%d file(s) under %s are not notes, and kk leaves them out of everything (kk reads only files named *.md); rename a note to <name>.md (git mv when it is committed), move any other file out of %s or remove it:\n  %s",
-					len(stray), nodes, nodes, nodes+strings.Join(stray, "\n  "+nodes))
+					len(stray), nodes, nodes, strings.Join(lines, "\n  "))
 			}
 			if found > 0 {
 				// With --json the result on stdout says it all: stderr
