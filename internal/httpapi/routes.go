@@ -74,8 +74,9 @@ const MaxDescriptionLength = 1024
 
 // checkContent answers a content the note format cannot take: over
 // MaxContentBytes (413), holding a control character other than tab,
-// line feed and carriage return, or a body that still opens with a
-// front matter block once the content's own is dropped (400). false when it answered.
+// line feed and carriage return, git's conflict markers outside a fenced
+// code block, or a body that still opens with a front matter block once
+// the content's own is dropped (400). false when it answered.
 func checkContent(w http.ResponseWriter, content string) bool {
 	size := len(content)
 	if end := node.BodyEnd(content); end != "\n" {
@@ -91,6 +92,12 @@ func checkContent(w http.ResponseWriter, content string) bool {
 	}
 	if msg := node.TextProblem(content); msg != "" {
 		writeError(w, http.StatusBadRequest, "content: "+msg)
+		return false
+	}
+	if from, to := node.ConflictMarkers([]byte(content)); from > 0 {
+		// kk reads a leaf holding them as a merge stopped halfway:
+		// the job would fail, naming lines of the leaf.
+		writeError(w, http.StatusBadRequest, fmt.Sprintf("content: %s (lines %d to %d of the content): kk would read the note as a merge stopped halfway; resolve them, or show them in a fenced code block", node.ConflictMarkersMsg, from, to))
 		return false
 	}
 	if msg := service.BodyProblem(content); msg != "" {
