@@ -529,3 +529,41 @@ func TestWriteOfConflictMarkersIs400(t *testing.T) {
 		t.Fatalf("a fenced example of conflict markers: %+v", j)
 	}
 }
+
+// A write holding Unicode's tag characters (U+E0000–U+E007F) outside an
+// emoji's tag sequence (a subdivision flag: U+1F3F4, tag letters, then
+// U+E007F) is refused at once, 400 naming the field, the code point and
+// where it is, and nothing is queued: they show as nothing, in a diff as
+// on the page, yet a model reads each as the ASCII letter it shadows, so
+// a post could hide an instruction a reviewer never sees and kk's hooks
+// hand the agent (ASCII smuggling). A flag emoji is a note. Found by the
+// hostile-input QA run: a post whose description said "hidden
+// <IGNORE in tag characters> text" was done, and kk hook prompt-context
+// gave the agent the hidden word.
+func TestWriteOfTagCharactersIs400(t *testing.T) {
+	k := newRepo(t, 0)
+	s := start(t, k, nil)
+	queueDir := filepath.Join(k.StateDir(), "queue")
+	before := listDir(t, queueDir)
+	for _, tc := range []struct{ method, body, want string }{
+		{"POST", `{"title":"T","content":"ok\nhidden \udb40\udc49\udb40\udc47 text\n"}`, "content: holds the invisible tag character U+E0049 on line 2"},
+		{"POST", `{"title":"ab\udb40\udc41","content":"x\n"}`, "title: holds the invisible tag character U+E0041 at character 3"},
+		{"POST", `{"title":"T","tags":["ok","a\udb40\udc41"],"content":"x\n"}`, `tags: "a\U000e0041" holds the invisible tag character U+E0041 at character 2`},
+		{"PUT", `{"path":"inbox/x.md","description":"d\udb40\udc7f"}`, "description: holds the invisible tag character U+E007F at character 2"},
+		// Tag letters after a flag but not ended by the cancel tag.
+		{"POST", `{"title":"T","content":"\ud83c\udff4\udb40\udc67\udb40\udc62 run\n"}`, "content: holds the invisible tag character U+E0067 on line 1"},
+	} {
+		code, msg := postRaw(t, tc.method, s.URL, tc.body)
+		if code != http.StatusBadRequest || !strings.Contains(msg, tc.want) {
+			t.Errorf("%s %s: %d %q; want 400 %q", tc.method, tc.body, code, msg, tc.want)
+		}
+	}
+	if after := listDir(t, queueDir); !slices.Equal(after, before) {
+		t.Errorf("the queue's folder was %v before, %v after", before, after)
+	}
+	england := "\U0001F3F4\U000E0067\U000E0062\U000E0065\U000E006E\U000E0067\U000E007F"
+	j := s.post(t, httpapi.PostRequest{Title: "Flag " + england, Content: "The flag of England: " + england + ".\n"})
+	if j.Status != "done" {
+		t.Fatalf("a flag emoji: %+v", j)
+	}
+}
