@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/kk-project/kk/internal/frontmatter"
@@ -118,10 +119,14 @@ func frontMatterOnly(content string) bool {
 
 // lineProblem names what the note format refuses in a write's one-line
 // fields (a control character but a tab, a bidirectional control), ""
-// when nothing: the job would fail on it later.
+// when nothing: the job would fail on it later. A title or description
+// that shows nothing is refused too (showsNothing).
 func lineProblem(title, description string, tags []string) string {
 	for _, f := range [][2]string{{"title", title}, {"description", description}} {
 		if msg := node.LineProblem(f[1]); msg != "" {
+			return f[0] + ": " + msg
+		}
+		if msg := showsNothing(f[1]); msg != "" {
 			return f[0] + ": " + msg
 		}
 	}
@@ -131,6 +136,42 @@ func lineProblem(title, description string, tags []string) string {
 		}
 	}
 	return ""
+}
+
+// showsNothing says what is wrong with a title or description given
+// (already trimmed of white space) that holds only white space and
+// characters that show nothing: format characters (zero-width spaces and
+// joiners, a byte order mark, word joiners), Hangul fillers and the
+// blank braille pattern. The note would be listed by a title no one can
+// read or click (index.md's "[****](…)"), whatever its text says. ""
+// for an empty value (none given) and for any that shows something.
+func showsNothing(s string) string {
+	first, at, pos := rune(-1), 0, 0
+	for _, r := range s {
+		pos++
+		switch {
+		case unicode.IsSpace(r):
+		case !invisible(r):
+			return ""
+		case first < 0:
+			first, at = r, pos
+		}
+	}
+	if first < 0 {
+		return ""
+	}
+	return fmt.Sprintf("shows nothing: it holds only white space and invisible characters (%U at character %d); give text that shows, or leave the field out", first, at)
+}
+
+// invisible reports whether r shows nothing: a format character (Cf:
+// U+200B–U+200F, U+2060–U+2064, U+FEFF, …), a Hangul filler (U+115F,
+// U+1160, U+3164, U+FFA0) or the blank braille pattern U+2800.
+func invisible(r rune) bool {
+	switch r {
+	case 0x115F, 0x1160, 0x3164, 0xFFA0, 0x2800:
+		return true
+	}
+	return unicode.Is(unicode.Cf, r)
 }
 
 // noteType is the form of a note type a post may ask for.

@@ -567,3 +567,38 @@ func TestWriteOfTagCharactersIs400(t *testing.T) {
 		t.Fatalf("a flag emoji: %+v", j)
 	}
 }
+
+// A post or an edit whose title (or an edit's description) shows nothing
+// (white space and invisible characters only: zero-width spaces and
+// joiners, a byte order mark, Hangul fillers) is refused at once, 400
+// naming the field and the first such character, and nothing is queued:
+// the note would be listed by a title no one can read or click, in
+// index.md and on the page. Found by the hostile-input QA run: a title of
+// two U+200B was stored as the note's title (index.md listed it as
+// "[****](…)"). A title of only white space is still no title.
+func TestInvisibleTitleIs400(t *testing.T) {
+	k := newRepo(t, 0)
+	s := start(t, k, nil)
+	queueDir := filepath.Join(k.StateDir(), "queue")
+	before := listDir(t, queueDir)
+	for _, tc := range []struct{ method, body, want string }{
+		{"POST", `{"title":"\u200b\u200b","content":"x\n"}`, "title: shows nothing: it holds only white space and invisible characters (U+200B at character 1)"},
+		{"POST", `{"title":" \u3164 ","content":"x\n"}`, "title: shows nothing: it holds only white space and invisible characters (U+3164 at character 1)"},
+		{"POST", `{"title":"\ufeff\u2060\u200d","content":"x\n"}`, "(U+FEFF at character 1)"},
+		{"PUT", `{"path":"inbox/x.md","title":"\u200c"}`, "title: shows nothing"},
+		{"PUT", `{"path":"inbox/x.md","description":"\u200b \u200b"}`, "description: shows nothing: it holds only white space and invisible characters (U+200B at character 1)"},
+	} {
+		code, msg := postRaw(t, tc.method, s.URL, tc.body)
+		if code != http.StatusBadRequest || !strings.Contains(msg, tc.want) {
+			t.Errorf("%s %s: %d %q; want 400 %q", tc.method, tc.body, code, msg, tc.want)
+		}
+	}
+	if after := listDir(t, queueDir); !slices.Equal(after, before) {
+		t.Errorf("the queue's folder was %v before, %v after", before, after)
+	}
+	for _, title := range []string{"Zero\u200bwidth inside", "\u3000 ", "👨\u200d👩\u200d👧"} {
+		if j := s.post(t, httpapi.PostRequest{Title: title, Content: "Text of " + title + ".\n"}); j.Status != "done" {
+			t.Fatalf("title %q: %+v", title, j)
+		}
+	}
+}
