@@ -174,6 +174,31 @@ func invisible(r rune) bool {
 	return unicode.Is(unicode.Cf, r)
 }
 
+// loneMarker names the first marker line of kk's generated Related or
+// Citations block that content holds without its partner (outside a
+// fenced code block), "" when none: kk would read it as what is left of
+// a block a hand edit broke, and kk lint would report the new note. A
+// post's only: an edit may give back a note a person broke so, as GET
+// /content answered it. A whole block is taken (kk writes its own).
+func loneMarker(content string) string {
+	if !node.MayHaveLoneMarkers([]byte(content)) {
+		return ""
+	}
+	lone := node.LoneMarkers(content)
+	if len(lone) == 0 {
+		return ""
+	}
+	m := lone[0]
+	block := "Related"
+	if m.Marker == node.CitationsStart || m.Marker == node.CitationsEnd {
+		block = "Citations"
+	}
+	if m.Start {
+		return fmt.Sprintf("line %d is %s, the first line of kk's generated %s block, with no %s after it: kk writes that block itself; leave the line out, or show it in a fenced code block", m.Line, m.Marker, block, m.Partner)
+	}
+	return fmt.Sprintf("line %d is %s, the last line of kk's generated %s block, with no %s before it: kk writes that block itself; leave the line out, or show it in a fenced code block", m.Line, m.Marker, block, m.Partner)
+}
+
 // noteType is the form of a note type a post may ask for.
 var noteType = regexp.MustCompile(`^[a-z][a-z0-9-]{0,39}$`)
 
@@ -216,6 +241,10 @@ func (s *Server) postContent(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !checkContent(w, body.Content) {
+		return
+	}
+	if msg := loneMarker(body.Content); msg != "" {
+		writeError(w, http.StatusBadRequest, "content: "+msg)
 		return
 	}
 	s.enqueue(w, OpStore, JobRequest{Content: body.Content, Hint: body.Hint, Title: title, Tags: tags, Type: typ}, true)

@@ -602,3 +602,40 @@ func TestInvisibleTitleIs400(t *testing.T) {
 		}
 	}
 }
+
+// A post whose content holds a marker line of kk's generated Related or
+// Citations block without its partner (outside a fenced code block) is
+// refused at once, 400 naming the line and the marker, and nothing is
+// queued: kk would read it as what is left of a block a hand edit broke,
+// and kk lint would report the new note (lone-marker, "a line deleted by
+// hand?"). A whole block, as GET /content gives a note back, is still
+// taken (kk writes its own in its place), and so is a marker in a fence.
+// Found by the hostile-input QA run: such a post was done, and kk lint
+// reported lone-marker on the note kk serve had just written.
+func TestPostOfALoneBlockMarkerIs400(t *testing.T) {
+	k := newRepo(t, 0)
+	s := start(t, k, nil)
+	queueDir := filepath.Join(k.StateDir(), "queue")
+	before := listDir(t, queueDir)
+	for _, tc := range []struct{ body, want string }{
+		{`{"title":"Lone","content":"Intro.\n\n<!-- kk:related:start -->\nhanging\n"}`, "content: line 3 is <!-- kk:related:start -->, the first line of kk's generated Related block, with no <!-- kk:related:end --> after it"},
+		{`{"title":"Lone end","content":"Intro.\n<!-- kk:citations:end -->\n"}`, "content: line 2 is <!-- kk:citations:end -->, the last line of kk's generated Citations block, with no <!-- kk:citations:start --> before it"},
+	} {
+		code, msg := postRaw(t, "POST", s.URL, tc.body)
+		if code != http.StatusBadRequest || !strings.Contains(msg, tc.want) {
+			t.Errorf("POST %s: %d %q; want 400 %q", tc.body, code, msg, tc.want)
+		}
+	}
+	if after := listDir(t, queueDir); !slices.Equal(after, before) {
+		t.Errorf("the queue's folder was %v before, %v after", before, after)
+	}
+	for _, content := range []string{
+		"Intro.\n\n<!-- kk:related:start -->\n- [x](x.md)\n<!-- kk:related:end -->\n",
+		"Shown:\n\n```\n<!-- kk:related:start -->\n```\n",
+		"Quoted `<!-- kk:related:start -->` in prose.\n",
+	} {
+		if j := s.post(t, httpapi.PostRequest{Title: "Marker " + strconv.Itoa(len(content)), Content: content}); j.Status != "done" {
+			t.Fatalf("content %q: %+v", content, j)
+		}
+	}
+}
