@@ -57,21 +57,24 @@ func (t *tagRuns) stray(s string, i int, r rune) bool {
 }
 
 // emojiTags reports whether the run of tag characters s starts with is
-// the tail of an emoji tag sequence: tag letters, then U+E007F.
+// the tail of an emoji tag sequence as subdivision flags have it: a
+// region's code in tag letters (lower-case letters and digits, two to
+// seven: ISO 3166-2, gbeng, usca, fr75c), then U+E007F. Anything longer,
+// or in capitals, spaces or punctuation, is a message after a black
+// flag, not a flag.
 func emojiTags(s string) bool {
-	var last rune
 	n := 0
 	for _, r := range s {
-		if !IsTagChar(r) {
-			break
-		}
-		if last == 0xE007F || r < 0xE0020 && r != 0xE007F {
+		switch {
+		case r == 0xE007F:
+			return n >= 2 && n <= 7
+		case 0xE0061 <= r && r <= 0xE007A, 0xE0030 <= r && r <= 0xE0039:
+			n++
+		default:
 			return false
 		}
-		last = r
-		n++
 	}
-	return n >= 2 && last == 0xE007F
+	return false
 }
 
 // LineProblem says what is wrong with one line of text a writer gives

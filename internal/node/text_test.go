@@ -33,11 +33,18 @@ func TestTextProblems(t *testing.T) {
 		{"hi\U000E0049\U000E0047", "holds the invisible tag character U+E0049 at character 3"},
 		{"\U000E0001x", "U+E0001 at character 1"},
 		{"England \U0001F3F4\U000E0067\U000E0062\U000E0065\U000E006E\U000E0067\U000E007F flag", ""},
-		{"\U0001F3F4\U000E0067\U000E0062", "U+E0067 at character 2"},            // no cancel tag
-		{"\U0001F3F4\U000E007F", "U+E007F at character 2"},                      // no tag letter
-		{"\U0001F3F4\U000E0067\U000E007F\U000E0041", "U+E0067 at character 2"},  // a letter after the cancel tag
-		{"x\U000E0067\U000E0062\U000E007F", "U+E0067 at character 2"},           // no flag before
-		{"\U0001F3F4\U000E0067\U000E007F \U000E0041", "U+E0041 at character 5"}, // a second run, stray
+		{"\U0001F3F4\U000E0067\U000E0062", "U+E0067 at character 2"},                      // no cancel tag
+		{"\U0001F3F4\U000E007F", "U+E007F at character 2"},                                // no tag letter
+		{"\U0001F3F4\U000E0067\U000E007F\U000E0041", "U+E0067 at character 2"},            // a letter after the cancel tag
+		{"x\U000E0067\U000E0062\U000E007F", "U+E0067 at character 2"},                     // no flag before
+		{"\U0001F3F4\U000E0067\U000E0062\U000E007F \U000E0041", "U+E0041 at character 6"}, // a second run, stray
+		// A black flag before a message in tag letters is no subdivision
+		// flag: its tags are a region's code, lower-case letters and
+		// digits, at most seven (ISO 3166-2: gbeng, usca, fr75c).
+		{"\U0001F3F4\U000E0049\U000E0047\U000E004E\U000E007F", "U+E0049 at character 2"},                                                             // capitals
+		{"\U0001F3F4\U000E0072\U000E006D\U000E0020\U000E0061\U000E007F", "U+E0072 at character 2"},                                                   // a space
+		{"\U0001F3F4\U000E0069\U000E0067\U000E006E\U000E006F\U000E0072\U000E0065\U000E0061\U000E006C\U000E006C\U000E007F", "U+E0069 at character 2"}, // nine letters
+		{"\U0001F3F4\U000E0066\U000E0072\U000E0037\U000E0035\U000E0063\U000E007F", ""},                                                               // fr75c
 	} {
 		got := LineProblem(c.s)
 		if (c.want == "") != (got == "") || !strings.Contains(got, c.want) {
