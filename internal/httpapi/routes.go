@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/kk-project/kk/internal/frontmatter"
@@ -74,8 +75,9 @@ const MaxDescriptionLength = 1024
 
 // checkContent answers a content the note format cannot take: over
 // MaxContentBytes (413), holding a control character other than tab,
-// line feed and carriage return, or a body that still opens with a
-// front matter block once the content's own is dropped (400). false when it answered.
+// line feed and carriage return, git's conflict markers outside a fenced
+// code block, or a body that still opens with a front matter block once
+// the content's own is dropped (400). false when it answered.
 func checkContent(w http.ResponseWriter, content string) bool {
 	size := len(content)
 	if end := node.BodyEnd(content); end != "\n" {
@@ -91,6 +93,12 @@ func checkContent(w http.ResponseWriter, content string) bool {
 	}
 	if msg := node.TextProblem(content); msg != "" {
 		writeError(w, http.StatusBadRequest, "content: "+msg)
+		return false
+	}
+	if from, to := node.ConflictMarkers([]byte(content)); from > 0 {
+		// kk reads a leaf holding them as a merge stopped halfway:
+		// the job would fail, naming lines of the leaf.
+		writeError(w, http.StatusBadRequest, fmt.Sprintf("content: %s (lines %d to %d of the content): kk would read the note as a merge stopped halfway; resolve them, or show them in a fenced code block", node.ConflictMarkersMsg, from, to))
 		return false
 	}
 	if msg := service.BodyProblem(content); msg != "" {
@@ -111,10 +119,14 @@ func frontMatterOnly(content string) bool {
 
 // lineProblem names what the note format refuses in a write's one-line
 // fields (a control character but a tab, a bidirectional control), ""
-// when nothing: the job would fail on it later.
+// when nothing: the job would fail on it later. A title or description
+// that shows nothing is refused too (showsNothing).
 func lineProblem(title, description string, tags []string) string {
 	for _, f := range [][2]string{{"title", title}, {"description", description}} {
 		if msg := node.LineProblem(f[1]); msg != "" {
+			return f[0] + ": " + msg
+		}
+		if msg := showsNothing(f[1]); msg != "" {
 			return f[0] + ": " + msg
 		}
 	}
@@ -124,6 +136,67 @@ func lineProblem(title, description string, tags []string) string {
 		}
 	}
 	return ""
+}
+
+// showsNothing says what is wrong with a title or description given
+// (already trimmed of white space) that holds only white space and
+// characters that show nothing: format characters (zero-width spaces and
+// joiners, a byte order mark, word joiners), Hangul fillers and the
+// blank braille pattern. The note would be listed by a title no one can
+// read or click (index.md's "[****](…)"), whatever its text says. ""
+// for an empty value (none given) and for any that shows something.
+func showsNothing(s string) string {
+	first, at, pos := rune(-1), 0, 0
+	for _, r := range s {
+		pos++
+		switch {
+		case unicode.IsSpace(r):
+		case !invisible(r):
+			return ""
+		case first < 0:
+			first, at = r, pos
+		}
+	}
+	if first < 0 {
+		return ""
+	}
+	return fmt.Sprintf("shows nothing: it holds only white space and invisible characters (%U at character %d); give text that shows, or leave the field out", first, at)
+}
+
+// invisible reports whether r shows nothing: a format character (Cf:
+// U+200B–U+200F, U+2060–U+2064, U+FEFF, …), a Hangul filler (U+115F,
+// U+1160, U+3164, U+FFA0) or the blank braille pattern U+2800.
+func invisible(r rune) bool {
+	switch r {
+	case 0x115F, 0x1160, 0x3164, 0xFFA0, 0x2800:
+		return true
+	}
+	return unicode.Is(unicode.Cf, r)
+}
+
+// loneMarker names the first marker line of kk's generated Related or
+// Citations block that content holds without its partner (outside a
+// fenced code block), "" when none: kk would read it as what is left of
+// a block a hand edit broke, and kk lint would report the new note. A
+// post's only: an edit may give back a note a person broke so, as GET
+// /content answered it. A whole block is taken (kk writes its own).
+func loneMarker(content string) string {
+	if !node.MayHaveLoneMarkers([]byte(content)) {
+		return ""
+	}
+	lone := node.LoneMarkers(content)
+	if len(lone) == 0 {
+		return ""
+	}
+	m := lone[0]
+	block := "Related"
+	if m.Marker == node.CitationsStart || m.Marker == node.CitationsEnd {
+		block = "Citations"
+	}
+	if m.Start {
+		return fmt.Sprintf("line %d is %s, the first line of kk's generated %s block, with no %s after it: kk writes that block itself; leave the line out, or show it in a fenced code block", m.Line, m.Marker, block, m.Partner)
+	}
+	return fmt.Sprintf("line %d is %s, the last line of kk's generated %s block, with no %s before it: kk writes that block itself; leave the line out, or show it in a fenced code block", m.Line, m.Marker, block, m.Partner)
 }
 
 // noteType is the form of a note type a post may ask for.
@@ -168,6 +241,10 @@ func (s *Server) postContent(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !checkContent(w, body.Content) {
+		return
+	}
+	if msg := loneMarker(body.Content); msg != "" {
+		writeError(w, http.StatusBadRequest, "content: "+msg)
 		return
 	}
 	s.enqueue(w, OpStore, JobRequest{Content: body.Content, Hint: body.Hint, Title: title, Tags: tags, Type: typ}, true)

@@ -17,18 +17,81 @@ func IsBidiControl(r rune) bool {
 	return r >= 0x202A && r <= 0x202E || r >= 0x2066 && r <= 0x2069
 }
 
+// tagMsg and tagReason name a tag character outside an emoji's tag
+// sequence.
+const (
+	tagMsg    = "holds the invisible tag character %U"
+	tagReason = " (shown as nothing, read by a model as the letter it shadows); give plain text"
+)
+
+// IsTagChar reports whether r is one of Unicode's tag characters
+// (U+E0000–U+E007F).
+func IsTagChar(r rune) bool { return r >= 0xE0000 && r <= 0xE007F }
+
+// tagRuns finds the tag characters of a text that are stray: every one
+// but those of an emoji tag sequence (a subdivision flag: U+1F3F4, tag
+// letters U+E0020–U+E007E, then the cancel tag U+E007F). A tag
+// character shows as nothing, in a diff as on a page, yet a model reads
+// it as the ASCII character it shadows, so text holding them says to an
+// agent what no reviewer sees (ASCII smuggling). Each run of them is
+// read once: the cost is linear in the text.
+type tagRuns struct {
+	prev  rune // the character before the one stepped over
+	inRun bool // prev is a tag character of a run already judged
+	ok    bool // the run is an emoji's tag sequence
+}
+
+// stray reports whether r, at byte i of s, is a stray tag character. It
+// is called for each character of s in order.
+func (t *tagRuns) stray(s string, i int, r rune) bool {
+	prev := t.prev
+	t.prev = r
+	if !IsTagChar(r) {
+		t.inRun = false
+		return false
+	}
+	if !t.inRun {
+		t.inRun, t.ok = true, prev == 0x1F3F4 && emojiTags(s[i:])
+	}
+	return !t.ok
+}
+
+// emojiTags reports whether the run of tag characters s starts with is
+// the tail of an emoji tag sequence as subdivision flags have it: a
+// region's code in tag letters (lower-case letters and digits, two to
+// seven: ISO 3166-2, gbeng, usca, fr75c), then U+E007F. Anything longer,
+// or in capitals, spaces or punctuation, is a message after a black
+// flag, not a flag.
+func emojiTags(s string) bool {
+	n := 0
+	for _, r := range s {
+		switch {
+		case r == 0xE007F:
+			return n >= 2 && n <= 7
+		case 0xE0061 <= r && r <= 0xE007A, 0xE0030 <= r && r <= 0xE0039:
+			n++
+		default:
+			return false
+		}
+	}
+	return false
+}
+
 // LineProblem says what is wrong with one line of text a writer gives
 // (a title, a description, a tag, an id): a control character other than
 // a tab (an escape sequence would drive the terminal of whoever lists
-// it), or a bidirectional control. It names the code point and the
+// it), a bidirectional control, or a stray tag character (tagRuns). It names the code point and the
 // character's position, counted from 1; "" when nothing is wrong. Every
 // writer holds its one-line fields to it, at its input and again when
 // the transaction writes the leaf.
 func LineProblem(s string) string {
 	pos := 0
-	for _, r := range s {
+	var tags tagRuns
+	for i, r := range s {
 		pos++
 		switch {
+		case tags.stray(s, i, r):
+			return fmt.Sprintf(tagMsg+" at character %d"+tagReason, r, pos)
 		case r == '\t':
 		case r == 0:
 			return "holds a NUL byte" // as badText says it, whichever check comes first
@@ -43,14 +106,17 @@ func LineProblem(s string) string {
 
 // TextProblem says what is wrong with multi-line text a writer gives (a
 // body, an atom's knowledge): a control character other than a tab, a
-// line feed and a carriage return, naming the code point and its line,
+// line feed and a carriage return, or a stray tag character (tagRuns), naming the code point and its line,
 // counted from 1; "" when nothing is wrong.
 func TextProblem(s string) string {
 	line := 1
-	for _, r := range s {
+	var tags tagRuns
+	for i, r := range s {
 		switch {
 		case r == '\n':
 			line++
+		case tags.stray(s, i, r):
+			return fmt.Sprintf(tagMsg+" on line %d"+tagReason, r, line)
 		case r == '\t' || r == '\r':
 		case r == 0:
 			return "holds a NUL byte"

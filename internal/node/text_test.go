@@ -9,8 +9,10 @@ import (
 // character but a tab and no bidirectional embedding, override or isolate
 // (U+202A–U+202E, U+2066–U+2069: Trojan Source, text that reads one way
 // and is stored another); multi-line text (a body) no control character
-// but a tab, a line feed and a carriage return. The problem names the
-// code point and where it is.
+// but a tab, a line feed and a carriage return. Neither holds a tag
+// character (U+E0000–U+E007F: invisible, read by a model as ASCII) but
+// in an emoji's tag sequence. The problem names the code point and where
+// it is.
 func TestTextProblems(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct {
@@ -27,6 +29,22 @@ func TestTextProblems(t *testing.T) {
 		{"two\nlines", "U+000A at character 4"},
 		{"nel\u0085", "U+0085 at character 4"},
 		{"n\x00l", "holds a NUL byte"},
+		// Tag characters (ASCII smuggling) but an emoji's tag sequence.
+		{"hi\U000E0049\U000E0047", "holds the invisible tag character U+E0049 at character 3"},
+		{"\U000E0001x", "U+E0001 at character 1"},
+		{"England \U0001F3F4\U000E0067\U000E0062\U000E0065\U000E006E\U000E0067\U000E007F flag", ""},
+		{"\U0001F3F4\U000E0067\U000E0062", "U+E0067 at character 2"},                      // no cancel tag
+		{"\U0001F3F4\U000E007F", "U+E007F at character 2"},                                // no tag letter
+		{"\U0001F3F4\U000E0067\U000E007F\U000E0041", "U+E0067 at character 2"},            // a letter after the cancel tag
+		{"x\U000E0067\U000E0062\U000E007F", "U+E0067 at character 2"},                     // no flag before
+		{"\U0001F3F4\U000E0067\U000E0062\U000E007F \U000E0041", "U+E0041 at character 6"}, // a second run, stray
+		// A black flag before a message in tag letters is no subdivision
+		// flag: its tags are a region's code, lower-case letters and
+		// digits, at most seven (ISO 3166-2: gbeng, usca, fr75c).
+		{"\U0001F3F4\U000E0049\U000E0047\U000E004E\U000E007F", "U+E0049 at character 2"},                                                             // capitals
+		{"\U0001F3F4\U000E0072\U000E006D\U000E0020\U000E0061\U000E007F", "U+E0072 at character 2"},                                                   // a space
+		{"\U0001F3F4\U000E0069\U000E0067\U000E006E\U000E006F\U000E0072\U000E0065\U000E0061\U000E006C\U000E006C\U000E007F", "U+E0069 at character 2"}, // nine letters
+		{"\U0001F3F4\U000E0066\U000E0072\U000E0037\U000E0035\U000E0063\U000E007F", ""},                                                               // fr75c
 	} {
 		got := LineProblem(c.s)
 		if (c.want == "") != (got == "") || !strings.Contains(got, c.want) {
@@ -42,6 +60,8 @@ func TestTextProblems(t *testing.T) {
 		{"\x00", "holds a NUL byte"},
 		{"form\ffeed", "U+000C on line 1"},
 		{"a\n\n\x1b", "U+001B on line 3"},
+		{"a\nhidden \U000E0049\U000E0047 text\n", "holds the invisible tag character U+E0049 on line 2"},
+		{"\U0001F3F4\U000E0067\U000E0062\U000E0073\U000E0063\U000E0074\U000E007F\n", ""},
 	} {
 		got := TextProblem(c.s)
 		if (c.want == "") != (got == "") || !strings.Contains(got, c.want) {

@@ -1,7 +1,8 @@
 // Package safetext disarms text kk writes where a terminal or a model
 // reads it and where it came from anyone (a note's title, description or
 // body, a session log): the control characters a terminal acts on (ESC
-// sequences, C1 controls, bidirectional overrides) and, for text a
+// sequences, C1 controls, bidirectional overrides, and the invisible tag
+// characters a model reads as ASCII) and, for text a
 // harness wraps in tags of its own, markup tags. Ordinary text, letters
 // outside ASCII and emoji included, comes back byte for byte. It also
 // quotes a word for a POSIX shell (ShellQuote), for the commands kk
@@ -31,7 +32,8 @@ import (
 // hook context in their terminal UI, where a note's ESC sequence would
 // set the title, clear the screen or recolour what follows, and a
 // bidirectional override would show the text in another order than the
-// model reads it. Tab, line feed and carriage return are kept.
+// model reads it; and tag characters, invisible there, would say to the
+// model what no one sees. Tab, line feed and carriage return are kept.
 func Defang(text string) string {
 	if !needsDefang(text) {
 		return text
@@ -92,11 +94,12 @@ func writeChar(b *strings.Builder, s string) int {
 
 // needsDefang reports whether text may hold what Defang or
 // ReplaceControls changes: a '<', an ASCII control character, or the
-// first byte of a C1 control or a bidirectional control (0xC2, 0xE2).
+// first byte of a C1 control, a bidirectional control or a tag character
+// (0xC2, 0xE2, 0xF3).
 func needsDefang(text string) bool {
 	for i := 0; i < len(text); i++ {
 		switch c := text[i]; {
-		case c == '<', c == '&', c == 0xC2, c == 0xE2, c == 0x7f:
+		case c == '<', c == '&', c == 0xC2, c == 0xE2, c == 0xF3, c == 0x7f:
 			return true
 		case c < 0x20 && c != '\t' && c != '\n' && c != '\r':
 			return true
@@ -107,8 +110,10 @@ func needsDefang(text string) bool {
 
 // control reports whether r is a character hook context must not carry:
 // a C0 control other than tab, line feed and carriage return, DEL, a C1
-// control, or a bidirectional embedding, override or isolate (U+202A to
-// U+202E, U+2066 to U+2069).
+// control, a bidirectional embedding, override or isolate (U+202A to
+// U+202E, U+2066 to U+2069), or a tag character (U+E0000 to U+E007F:
+// shown as nothing, read by a model as the ASCII letter it shadows; a
+// subdivision flag's tags go too, leaving its black flag and U+FFFDs).
 func control(r rune) bool {
 	switch {
 	case r == '\t' || r == '\n' || r == '\r':
@@ -118,6 +123,8 @@ func control(r rune) bool {
 	case 0x80 <= r && r <= 0x9f:
 		return true
 	case 0x202a <= r && r <= 0x202e, 0x2066 <= r && r <= 0x2069:
+		return true
+	case 0xe0000 <= r && r <= 0xe007f:
 		return true
 	}
 	return false

@@ -499,3 +499,143 @@ func TestNumberLikeTextIsKeptAsText(t *testing.T) {
 		}
 	}
 }
+
+// A write whose content holds git's conflict markers outside a fenced
+// code block (a line of <<<<<<< and a later one of >>>>>>>) is refused at
+// once, 400 naming the lines, and nothing is queued: kk reads such a
+// leaf as a merge stopped halfway. A fenced example of them is a note.
+// Found by the hostile-input QA run: the post was accepted (202) and its
+// job failed ("inbox/map-conflict.md: holds git conflict markers (lines
+// 18 to 22)", lines of the leaf the client never saw).
+func TestWriteOfConflictMarkersIs400(t *testing.T) {
+	k := newRepo(t, 0)
+	s := start(t, k, nil)
+	queueDir := filepath.Join(k.StateDir(), "queue")
+	before := listDir(t, queueDir)
+	for _, tc := range []struct{ method, body string }{
+		{"POST", `{"title":"Conflict","content":"a\n<<<<<<< HEAD\nours\n=======\ntheirs\n>>>>>>> branch\n"}`},
+		{"PUT", `{"path":"inbox/x.md","content":"a\n<<<<<<< HEAD\nours\n=======\ntheirs\n>>>>>>> branch\n"}`},
+	} {
+		code, msg := postRaw(t, tc.method, s.URL, tc.body)
+		if want := "content: holds git conflict markers (lines 2 to 6 of the content)"; code != http.StatusBadRequest || !strings.Contains(msg, want) {
+			t.Errorf("%s %s: %d %q; want 400 %q", tc.method, tc.body, code, msg, want)
+		}
+	}
+	if after := listDir(t, queueDir); !slices.Equal(after, before) {
+		t.Errorf("the queue's folder was %v before, %v after", before, after)
+	}
+	j := s.post(t, httpapi.PostRequest{Title: "Fenced conflict", Content: "How a conflict looks:\n\n```\n<<<<<<< HEAD\nours\n=======\ntheirs\n>>>>>>> branch\n```\n"})
+	if j.Status != "done" {
+		t.Fatalf("a fenced example of conflict markers: %+v", j)
+	}
+}
+
+// A write holding Unicode's tag characters (U+E0000–U+E007F) outside an
+// emoji's tag sequence (a subdivision flag: U+1F3F4, tag letters, then
+// U+E007F) is refused at once, 400 naming the field, the code point and
+// where it is, and nothing is queued: they show as nothing, in a diff as
+// on the page, yet a model reads each as the ASCII letter it shadows, so
+// a post could hide an instruction a reviewer never sees and kk's hooks
+// hand the agent (ASCII smuggling). A flag emoji is a note. Found by the
+// hostile-input QA run: a post whose description said "hidden
+// <IGNORE in tag characters> text" was done, and kk hook prompt-context
+// gave the agent the hidden word.
+func TestWriteOfTagCharactersIs400(t *testing.T) {
+	k := newRepo(t, 0)
+	s := start(t, k, nil)
+	queueDir := filepath.Join(k.StateDir(), "queue")
+	before := listDir(t, queueDir)
+	for _, tc := range []struct{ method, body, want string }{
+		{"POST", `{"title":"T","content":"ok\nhidden \udb40\udc49\udb40\udc47 text\n"}`, "content: holds the invisible tag character U+E0049 on line 2"},
+		{"POST", `{"title":"ab\udb40\udc41","content":"x\n"}`, "title: holds the invisible tag character U+E0041 at character 3"},
+		{"POST", `{"title":"T","tags":["ok","a\udb40\udc41"],"content":"x\n"}`, `tags: "a\U000e0041" holds the invisible tag character U+E0041 at character 2`},
+		{"PUT", `{"path":"inbox/x.md","description":"d\udb40\udc7f"}`, "description: holds the invisible tag character U+E007F at character 2"},
+		// Tag letters after a flag but not ended by the cancel tag.
+		{"POST", `{"title":"T","content":"\ud83c\udff4\udb40\udc67\udb40\udc62 run\n"}`, "content: holds the invisible tag character U+E0067 on line 1"},
+	} {
+		code, msg := postRaw(t, tc.method, s.URL, tc.body)
+		if code != http.StatusBadRequest || !strings.Contains(msg, tc.want) {
+			t.Errorf("%s %s: %d %q; want 400 %q", tc.method, tc.body, code, msg, tc.want)
+		}
+	}
+	if after := listDir(t, queueDir); !slices.Equal(after, before) {
+		t.Errorf("the queue's folder was %v before, %v after", before, after)
+	}
+	england := "\U0001F3F4\U000E0067\U000E0062\U000E0065\U000E006E\U000E0067\U000E007F"
+	j := s.post(t, httpapi.PostRequest{Title: "Flag " + england, Content: "The flag of England: " + england + ".\n"})
+	if j.Status != "done" {
+		t.Fatalf("a flag emoji: %+v", j)
+	}
+}
+
+// A post or an edit whose title (or an edit's description) shows nothing
+// (white space and invisible characters only: zero-width spaces and
+// joiners, a byte order mark, Hangul fillers) is refused at once, 400
+// naming the field and the first such character, and nothing is queued:
+// the note would be listed by a title no one can read or click, in
+// index.md and on the page. Found by the hostile-input QA run: a title of
+// two U+200B was stored as the note's title (index.md listed it as
+// "[****](…)"). A title of only white space is still no title.
+func TestInvisibleTitleIs400(t *testing.T) {
+	k := newRepo(t, 0)
+	s := start(t, k, nil)
+	queueDir := filepath.Join(k.StateDir(), "queue")
+	before := listDir(t, queueDir)
+	for _, tc := range []struct{ method, body, want string }{
+		{"POST", `{"title":"\u200b\u200b","content":"x\n"}`, "title: shows nothing: it holds only white space and invisible characters (U+200B at character 1)"},
+		{"POST", `{"title":" \u3164 ","content":"x\n"}`, "title: shows nothing: it holds only white space and invisible characters (U+3164 at character 1)"},
+		{"POST", `{"title":"\ufeff\u2060\u200d","content":"x\n"}`, "(U+FEFF at character 1)"},
+		{"PUT", `{"path":"inbox/x.md","title":"\u200c"}`, "title: shows nothing"},
+		{"PUT", `{"path":"inbox/x.md","description":"\u200b \u200b"}`, "description: shows nothing: it holds only white space and invisible characters (U+200B at character 1)"},
+	} {
+		code, msg := postRaw(t, tc.method, s.URL, tc.body)
+		if code != http.StatusBadRequest || !strings.Contains(msg, tc.want) {
+			t.Errorf("%s %s: %d %q; want 400 %q", tc.method, tc.body, code, msg, tc.want)
+		}
+	}
+	if after := listDir(t, queueDir); !slices.Equal(after, before) {
+		t.Errorf("the queue's folder was %v before, %v after", before, after)
+	}
+	for _, title := range []string{"Zero\u200bwidth inside", "\u3000 ", "👨\u200d👩\u200d👧"} {
+		if j := s.post(t, httpapi.PostRequest{Title: title, Content: "Text of " + title + ".\n"}); j.Status != "done" {
+			t.Fatalf("title %q: %+v", title, j)
+		}
+	}
+}
+
+// A post whose content holds a marker line of kk's generated Related or
+// Citations block without its partner (outside a fenced code block) is
+// refused at once, 400 naming the line and the marker, and nothing is
+// queued: kk would read it as what is left of a block a hand edit broke,
+// and kk lint would report the new note (lone-marker, "a line deleted by
+// hand?"). A whole block, as GET /content gives a note back, is still
+// taken (kk writes its own in its place), and so is a marker in a fence.
+// Found by the hostile-input QA run: such a post was done, and kk lint
+// reported lone-marker on the note kk serve had just written.
+func TestPostOfALoneBlockMarkerIs400(t *testing.T) {
+	k := newRepo(t, 0)
+	s := start(t, k, nil)
+	queueDir := filepath.Join(k.StateDir(), "queue")
+	before := listDir(t, queueDir)
+	for _, tc := range []struct{ body, want string }{
+		{`{"title":"Lone","content":"Intro.\n\n<!-- kk:related:start -->\nhanging\n"}`, "content: line 3 is <!-- kk:related:start -->, the first line of kk's generated Related block, with no <!-- kk:related:end --> after it"},
+		{`{"title":"Lone end","content":"Intro.\n<!-- kk:citations:end -->\n"}`, "content: line 2 is <!-- kk:citations:end -->, the last line of kk's generated Citations block, with no <!-- kk:citations:start --> before it"},
+	} {
+		code, msg := postRaw(t, "POST", s.URL, tc.body)
+		if code != http.StatusBadRequest || !strings.Contains(msg, tc.want) {
+			t.Errorf("POST %s: %d %q; want 400 %q", tc.body, code, msg, tc.want)
+		}
+	}
+	if after := listDir(t, queueDir); !slices.Equal(after, before) {
+		t.Errorf("the queue's folder was %v before, %v after", before, after)
+	}
+	for _, content := range []string{
+		"Intro.\n\n<!-- kk:related:start -->\n- [x](x.md)\n<!-- kk:related:end -->\n",
+		"Shown:\n\n```\n<!-- kk:related:start -->\n```\n",
+		"Quoted `<!-- kk:related:start -->` in prose.\n",
+	} {
+		if j := s.post(t, httpapi.PostRequest{Title: "Marker " + strconv.Itoa(len(content)), Content: content}); j.Status != "done" {
+			t.Fatalf("content %q: %+v", content, j)
+		}
+	}
+}
