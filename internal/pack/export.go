@@ -83,7 +83,7 @@ var packFiles = []string{KnowledgeDir, SummariesFile, ReadmeFile, ManifestFile}
 
 // Export writes the leaves of k as a pack: knowledge/ with the leaves,
 // freshly generated index.md files and nodes/.redirects.json if there is
-// one; the summaries of the exported folders; the manifest; a README. The
+// one with entries; the summaries of the exported folders; the manifest; a README. The
 // pack is put together and linted in a folder beside Out, and replaces
 // Out only when it is complete, so a failed export leaves Out as it was.
 // The same tree and manifest always give the same bytes.
@@ -237,6 +237,9 @@ func build(ctx context.Context, k *store.KB, t *store.Tree, summaries store.Summ
 		return "", err
 	}
 	switch data, err := os.ReadFile(k.RedirectsPath()); {
+	case err == nil && emptyLedger(data):
+		// kk init writes the ledger empty: a pack of the same notes
+		// is the same pack whether a rename ever filled it or not
 	case err == nil:
 		if err := put(sk.RedirectsPath(), data); err != nil {
 			return "", err
@@ -504,4 +507,12 @@ func writeArchive(w io.Writer, dir, top string) error {
 
 func dirHeader(name string) *tar.Header {
 	return &tar.Header{Typeflag: tar.TypeDir, Name: name, Mode: 0o755, ModTime: archiveTime}
+}
+
+// emptyLedger reports whether data is a redirect ledger without entries.
+// One that does not parse is exported as it is, for the pack's lint to
+// name.
+func emptyLedger(data []byte) bool {
+	r, err := store.ParseRedirects("nodes/.redirects.json", data)
+	return err == nil && len(r) == 0
 }

@@ -364,7 +364,8 @@ func (p *planner) plan(head string) (gitx.Changes, error) {
 
 // scaffold puts in ch the files of kk init's scaffold that no job
 // writes (README.md, config.yaml, .gitignore, .gitattributes,
-// FOLDER_SUMMARIES.md and .state/installed-version under .ai/kenkeep),
+// FOLDER_SUMMARIES.md, .state/installed-version and the empty redirect
+// ledger nodes/.redirects.json under .ai/kenkeep),
 // as the work tree holds them,
 // for the first commit of a branch that has none, or whose tip has no
 // config.yaml: a repository made by git init and kk init, never
@@ -377,7 +378,7 @@ func (p *planner) plan(head string) (gitx.Changes, error) {
 // out.
 func (p *planner) scaffold(head, prefix string, ch *gitx.Changes, job map[string]string) error {
 	k := p.b.k
-	for _, abs := range []string{filepath.Join(k.Dir, "README.md"), k.ConfigPath(), k.GitignorePath(), k.GitattributesPath(), k.SummariesPath(), k.InstalledPath()} {
+	for _, abs := range []string{filepath.Join(k.Dir, "README.md"), k.ConfigPath(), k.GitignorePath(), k.GitattributesPath(), k.SummariesPath(), k.InstalledPath(), k.RedirectsPath()} {
 		rel := filepath.ToSlash(store.RelTo(k.Dir, abs))
 		if _, ok := job[rel]; ok {
 			continue // the job's own

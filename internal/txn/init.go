@@ -11,7 +11,9 @@ import (
 )
 
 // Init creates the knowledge base's setup (store.Scaffold) and then, in a
-// transaction under the same hold of the writer lock, FOLDER_SUMMARIES.md when there is none and the generated
+// transaction under the same hold of the writer lock, FOLDER_SUMMARIES.md
+// and the redirect ledger nodes/.redirects.json when there are none
+// (stageSetup), and the generated
 // index files of whatever tree is there (usually none). Existing user
 // content is never overwritten; a second run changes nothing. A tree that
 // still needs migrating gets its summaries file all the same, and a
@@ -44,7 +46,7 @@ func Init(ctx context.Context, k *store.KB, opts store.InitOptions) (*store.Init
 				old++
 			}
 		}
-		return stageSummaries(tx)
+		return stageSetup(tx)
 	})
 	if old > 0 {
 		// kenkeep, too, only warns: init never touches the leaves.
@@ -52,7 +54,7 @@ func Init(ctx context.Context, k *store.KB, opts store.InitOptions) (*store.Init
 	}
 	if errors.Is(err, store.ErrNeedsMigration) {
 		res.Warnings = append(res.Warnings, "index files not generated: "+err.Error())
-		done, err = updateLocked(ctx, k, meta, false, stageSummaries)
+		done, err = updateLocked(ctx, k, meta, false, stageSetup)
 	}
 	if err != nil {
 		return nil, err
@@ -87,6 +89,30 @@ func stageSummaries(tx *Tx) error {
 		return err
 	}
 	tx.WriteFile(summariesFile, data)
+	return nil
+}
+
+// ledgerFile is the redirect ledger, relative to .ai/kenkeep.
+const ledgerFile = "nodes/.redirects.json"
+
+// stageSetup stages the files of the setup a transaction writes: an empty
+// FOLDER_SUMMARIES.md and an empty redirect ledger, each when the
+// knowledge base has none.
+//
+// The ledger is there from the start so that no rename or delete commit
+// creates it: git sends a file to a merge driver only when both sides hold
+// it, so a revert of the commit that created it, or a rebase or
+// cherry-pick that moves a later rename before it, stopped on a
+// modify/delete conflict there instead of going through kk-redirects.
+func stageSetup(tx *Tx) error {
+	if err := stageSummaries(tx); err != nil {
+		return err
+	}
+	old, err := tx.StagedFile(ledgerFile)
+	if err != nil || old != nil {
+		return err
+	}
+	tx.SetRedirects(store.Redirects{})
 	return nil
 }
 
