@@ -56,6 +56,7 @@ const (
 	ruleFolderName           = "folder-name"
 	ruleStrayFile            = "stray-file"
 	ruleLoneMarker           = "lone-marker"
+	ruleHiddenText           = "hidden-text"
 	ruleRetiredID            = "retired-id"
 	ruleMergeToolLeftover    = "merge-tool-leftover"
 )
@@ -508,7 +509,9 @@ func (l *linter) checkLoneMarkers(t *store.Tree) error {
 	// markers each leaf's file leaves lone, and where its body starts.
 	type found struct {
 		markers []node.LoneMarker
-		before  int // lines before the body
+		hidden  rune // the body's first stray tag character (node.StrayTagChar)
+		hline   int  // its line in the body
+		before  int  // lines before the body
 		err     error
 	}
 	out := make([]found, len(t.Leaves))
@@ -520,19 +523,27 @@ func (l *linter) checkLoneMarkers(t *store.Tree) error {
 			}
 			return
 		}
-		if !node.MayHaveLoneMarkers(src) {
+		lone, tags := node.MayHaveLoneMarkers(src), node.MayHaveTagChars(src)
+		if !lone && !tags {
 			return
 		}
 		parts, err := frontmatter.Split(src)
 		if err != nil {
 			return
 		}
-		out[i] = found{markers: node.LoneMarkers(string(parts.Body)), before: bytes.Count(src[:len(src)-len(parts.Body)], []byte("\n"))}
+		out[i].before = bytes.Count(src[:len(src)-len(parts.Body)], []byte("\n"))
+		if lone {
+			out[i].markers = node.LoneMarkers(string(parts.Body))
+		}
+		if tags {
+			out[i].hidden, out[i].hline = node.StrayTagChar(string(parts.Body))
+		}
 	})
 	for i, n := range t.Leaves {
 		if out[i].err != nil {
 			return out[i].err
 		}
+		l.checkHiddenText(n, out[i].hidden, out[i].before+out[i].hline)
 		for _, m := range out[i].markers {
 			block := "Related"
 			if m.Marker == node.CitationsStart || m.Marker == node.CitationsEnd {
@@ -548,6 +559,28 @@ func (l *linter) checkLoneMarkers(t *store.Tree) error {
 		}
 	}
 	return nil
+}
+
+// checkHiddenText reports text of a leaf that reads otherwise than it
+// shows: in its one-line fields a control character, a bidirectional
+// control or a stray tag character (node.LineProblem), in its body a
+// stray tag character (r, on line of the file; 0 for none). kk's writes
+// refuse them; a leaf that came by git (a teammate's commit, a pack) may
+// hold them, and an agent reading it would read what no reviewer saw.
+func (l *linter) checkHiddenText(n *node.Node, r rune, line int) {
+	const fix = "retype the text without it (an editor that shows invisible characters, or `cat -v`, shows where it is); if the note came from someone else, read what it says before keeping it"
+	fields := []struct{ name, v string }{{node.KeyTitle, n.Title}, {node.KeyDescription, n.Description}}
+	for _, tag := range n.Tags {
+		fields = append(fields, struct{ name, v string }{node.KeyTags, tag})
+	}
+	for _, f := range fields {
+		if msg := node.LineProblem(f.v); msg != "" {
+			l.add(ruleHiddenText, LintError, lintPath(n.Path), fmt.Sprintf("field %q %s", f.name, msg), fix)
+		}
+	}
+	if r != 0 {
+		l.items = append(l.items, LintItem{Rule: ruleHiddenText, Level: LintError, File: lintPath(n.Path), Line: line, Message: "its text " + node.TagCharMsg(r), Fix: fix})
+	}
 }
 
 // checkEdges reports edges to ids that are not live, and returns how many

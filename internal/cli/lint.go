@@ -51,7 +51,13 @@ files editors leave are not reported). A marker line of a generated
 Related or Citations block left without its partner by a hand edit (the
 end line deleted, or the start line) is reported as lone-marker, a
 finding: kk reads the rest of the old block as the note's text and writes
-its own block beside it. A leaf that holds an id nodes/.redirects.json
+its own block beside it. Text of a note that reads otherwise than it
+shows (Unicode tag characters, which show as nothing and which a model
+reads as the letters they shadow, outside a subdivision flag; in a title,
+description or tag also a control or bidirectional control character),
+which kk's writes refuse but a note that came by git may hold, is
+reported as hidden-text, an error naming the field or the line. A leaf
+that holds an id nodes/.redirects.json
 retired (a note deleted or renamed, then restored by hand: git checkout,
 git revert) is reported as retired-id, an error naming the ledger's entry:
 give the note a new id with kk node rename, or remove the entry to make

@@ -1,6 +1,7 @@
 package node
 
 import (
+	"bytes"
 	"fmt"
 	"slices"
 	"strings"
@@ -103,6 +104,30 @@ func LineProblem(s string) string {
 	}
 	return ""
 }
+
+// MayHaveTagChars reports whether src may hold a tag character (their
+// UTF-8 encodings begin F3 A0): false lets a reader skip TagCharProblem.
+func MayHaveTagChars(src []byte) bool { return bytes.Contains(src, []byte{0xF3, 0xA0}) }
+
+// StrayTagChar returns the first stray tag character of multi-line text
+// (tagRuns) and its line, counted from 1; 0 and 0 when there is none.
+func StrayTagChar(s string) (r rune, line int) {
+	line = 1
+	var tags tagRuns
+	for i, c := range s {
+		if tags.stray(s, i, c) {
+			return c, line
+		}
+		if c == '\n' {
+			line++
+		}
+	}
+	return 0, 0
+}
+
+// TagCharMsg says what is wrong with text holding the stray tag
+// character r.
+func TagCharMsg(r rune) string { return fmt.Sprintf(tagMsg+tagReason, r) }
 
 // TextProblem says what is wrong with multi-line text a writer gives (a
 // body, an atom's knowledge): a control character other than a tab, a

@@ -129,3 +129,27 @@ func TestBodyFrontMatter(t *testing.T) {
 		}
 	}
 }
+
+func TestStrayTagChar(t *testing.T) {
+	for _, c := range []struct {
+		text string
+		r    rune
+		line int
+	}{
+		{"plain\ntext\n", 0, 0},
+		{"England \U0001F3F4\U000E0067\U000E0062\U000E0065\U000E006E\U000E0067\U000E007F\nflag", 0, 0},
+		{"one\ntwo \U000E0049\U000E0047\nthree", 0xE0049, 2},
+		{"\U0001F3F4\U000E0049\U000E0047\U000E004E\U000E007F\n", 0xE0049, 1},
+	} {
+		r, line := StrayTagChar(c.text)
+		if r != c.r || line != c.line {
+			t.Errorf("StrayTagChar(%q) = %U, %d; want %U, %d", c.text, r, line, c.r, c.line)
+		}
+		if got := MayHaveTagChars([]byte(c.text)); c.r != 0 && !got {
+			t.Errorf("MayHaveTagChars(%q) = false", c.text)
+		}
+	}
+	if MayHaveTagChars([]byte("plain ascii and é and 🚀")) {
+		t.Error("MayHaveTagChars of text without tag characters")
+	}
+}
