@@ -19,8 +19,8 @@ import (
 // characters: the note's words are kept.
 func TestResultTextHoldsNoRawControls(t *testing.T) {
 	k := newKB(t)
-	title := "Deploy \u202Eevil\u202C \u009b2J \u2066x\u2069 retry"
-	yamlTitle := `Deploy \u202Eevil\u202C \x9b2J \u2066x\u2069 retry` // the YAML escapes of title
+	title := "Deploy \u202Eevil\u202C \u009b2J \u2066x\u2069 retry\U000E0049\U000E0047"
+	yamlTitle := `Deploy \u202Eevil\u202C \x9b2J \u2066x\u2069 retry\U000E0049\U000E0047` // the YAML escapes of title
 	leaf := "---\ntype: practice\ntitle: \"" + yamlTitle + "\"\ndescription: retry deploys with backoff\ntags: [deploy]\nkk_schema_version: 3\nkk_id: practice-deploy-retry\nkk_derived_from: []\nkk_relates_to: []\nkk_confidence: high\n---\n\nRetry deploys \u202E with backoff.\n"
 	if err := os.WriteFile(k.NodePath("practice-deploy-retry.md"), []byte(leaf), 0o644); err != nil {
 		t.Fatal(err)
@@ -38,13 +38,16 @@ func TestResultTextHoldsNoRawControls(t *testing.T) {
 			t.Fatal(err)
 		}
 		text := res.Content[0].(*mcp.TextContent).Text
-		for _, r := range []string{"\u202E", "\u202C", "\u009b", "\u2066", "\u2069"} {
+		for _, r := range []string{"\u202E", "\u202C", "\u009b", "\u2066", "\u2069", "\U000E0049"} {
 			if strings.Contains(text, r) {
 				t.Errorf("%s: the result text holds %U raw:\n%.400s", c.tool, []rune(r)[0], text)
 			}
 		}
 		if !strings.Contains(text, `\u202e`) {
 			t.Errorf("%s: the override is not in the text as an escape:\n%.400s", c.tool, text)
+		}
+		if !strings.Contains(text, `\udb40\udc49`) {
+			t.Errorf("%s: the tag character is not in the text as an escape:\n%.400s", c.tool, text)
 		}
 		var env struct {
 			Success bool            `json:"success"`

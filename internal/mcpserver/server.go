@@ -14,6 +14,7 @@ import (
 	"runtime/debug"
 	"sync"
 	"time"
+	"unicode/utf16"
 	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -225,25 +226,34 @@ func result(resp op.Envelope) *mcp.CallToolResult {
 	return res
 }
 
-// escapeControls writes the C1 controls (U+0080 to U+009F) and the
+// escapeControls writes the C1 controls (U+0080 to U+009F), the
 // bidirectional embeddings, overrides and isolates (U+202A to U+202E,
-// U+2066 to U+2069) of JSON text as \u escapes, as encoding/json writes
-// the C0 ones: the text decodes to the same value, and a harness that
-// shows it in a terminal shows no raw control from a note's words. They
-// can only occur inside JSON strings, where an escape means the same.
+// U+2066 to U+2069) and the tag characters (U+E0000 to U+E007F, as their
+// UTF-16 surrogate pair) of JSON text as \u escapes, as encoding/json
+// writes the C0 ones: the text decodes to the same value, a harness that
+// shows it in a terminal shows no raw control from a note's words, and a
+// model reads no invisible tag characters as the letters they shadow (a
+// note that came by git, which kk's writes would refuse). They can only
+// occur inside JSON strings, where an escape means the same.
 func escapeControls(text []byte) []byte {
 	var out []byte
 	last := 0
 	for i := 0; i < len(text); {
 		c := text[i]
-		if c != 0xC2 && c != 0xE2 {
+		if c != 0xC2 && c != 0xE2 && c != 0xF3 {
 			i++
 			continue
 		}
 		r, n := utf8.DecodeRune(text[i:])
-		if (0x80 <= r && r <= 0x9f) || (0x202a <= r && r <= 0x202e) || (0x2066 <= r && r <= 0x2069) {
+		switch {
+		case (0x80 <= r && r <= 0x9f) || (0x202a <= r && r <= 0x202e) || (0x2066 <= r && r <= 0x2069):
 			out = append(out, text[last:i]...)
 			out = fmt.Appendf(out, `\u%04x`, r)
+			last = i + n
+		case 0xe0000 <= r && r <= 0xe007f:
+			hi, lo := utf16.EncodeRune(r)
+			out = append(out, text[last:i]...)
+			out = fmt.Appendf(out, `\u%04x\u%04x`, hi, lo)
 			last = i + n
 		}
 		i += n
