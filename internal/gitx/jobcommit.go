@@ -347,6 +347,78 @@ func Rebase(ctx context.Context, dir, upstream, strategy string) error {
 	return nil
 }
 
+// StagedEntries returns the git index's entries of the paths a person
+// staged (whose index entry differs from HEAD's), as `git update-index
+// -z --index-info` reads them: "<mode> <object> 0\t<path>\x00", mode 0
+// (with a zero object name) for a path staged as removed. A rebase's
+// --autostash gives a stash back with `git stash apply`, which puts back
+// the work tree alone: the staged changes come back unstaged, and a
+// version staged and then edited further is gone from the index.
+// RestoreEntries puts them back. Unmerged entries are left out (git
+// refuses to stash them anyway). nil when nothing is staged.
+func StagedEntries(ctx context.Context, dir string) ([]byte, error) {
+	out, err := Read(ctx, dir, "diff", "--cached", "--name-only", "-z", "--no-renames", "HEAD")
+	if err != nil {
+		return nil, fmt.Errorf("listing the staged changes: %w", err)
+	}
+	var paths []string
+	for _, p := range strings.Split(string(out), "\x00") {
+		if p != "" {
+			paths = append(paths, p)
+		}
+	}
+	if len(paths) == 0 {
+		return nil, nil
+	}
+	ls, err := Read(ctx, dir, append([]string{"--literal-pathspecs", "ls-files", "-s", "-z", "--"}, paths...)...)
+	if err != nil {
+		return nil, fmt.Errorf("reading the staged entries: %w", err)
+	}
+	var info []byte
+	present, zero := map[string]bool{}, ""
+	for _, rec := range strings.Split(string(ls), "\x00") {
+		meta, path, ok := strings.Cut(rec, "\t")
+		f := strings.Fields(meta)
+		if !ok || len(f) != 3 {
+			continue
+		}
+		present[path] = true
+		if zero == "" {
+			zero = strings.Repeat("0", len(f[1]))
+		}
+		if f[2] != "0" {
+			continue // unmerged
+		}
+		info = append(info, f[0]+" "+f[1]+"\t"+path+"\x00"...)
+	}
+	for _, p := range paths {
+		if present[p] {
+			continue
+		}
+		if zero == "" {
+			head, err := Read(ctx, dir, "rev-parse", "HEAD")
+			if err != nil {
+				return nil, fmt.Errorf("reading HEAD: %w", err)
+			}
+			zero = strings.Repeat("0", len(strings.TrimSpace(string(head))))
+		}
+		info = append(info, "0 "+zero+"\t"+p+"\x00"...)
+	}
+	return info, nil
+}
+
+// RestoreEntries puts the index entries StagedEntries returned back in
+// the git index, the work tree untouched.
+func RestoreEntries(ctx context.Context, dir string, entries []byte) error {
+	if len(entries) == 0 {
+		return nil
+	}
+	if _, err := runInput(ctx, dir, nil, entries, true, []string{"update-index", "-z", "--index-info"}); err != nil {
+		return fmt.Errorf("putting back the staged changes in git's index: %w", err)
+	}
+	return nil
+}
+
 // InTheRebasesWay lists the paths, relative to the work tree's top, that
 // hold changes not committed (staged, or in the work tree) and that
 // upstream changed since its merge base with HEAD: a rebase onto upstream

@@ -357,6 +357,13 @@ func (b *Backend) recordShare(at time.Time) {
 // running, so that the next start aborts one a killed server left.
 const rebaseMarker = "serve.rebasing"
 
+// rebaseStaged, under .state/, holds the git index's entries of the
+// person's staged changes while a --push-every rebase runs
+// (gitx.StagedEntries): its --autostash gives them back unstaged, and
+// they are put back after it, or by the next start when the server was
+// killed meanwhile.
+const rebaseStaged = "serve.rebasing.staged"
+
 // Share is the --push-every tick, run by the worker between jobs: fetch
 // origin, replay the local commits onto it (a local job's lines win where
 // both changed the same ones) and push at once; then bring the generated
@@ -630,6 +637,16 @@ func (b *Backend) rebase(ctx context.Context, r *gitx.Repo, upstream string) err
 					return fmt.Errorf("putting back the generated files before the rebase: %w", err)
 				}
 			}
+			// The person's staged changes, which the autostash gives
+			// back unstaged (a version staged, then edited further, lost).
+			entries, err := gitx.StagedEntries(ctx, r.Top)
+			if err != nil {
+				return err
+			}
+			stagedFile := filepath.Join(b.k.StateDir(), rebaseStaged)
+			if err := atomicfile.Write(stagedFile, entries, 0o644); err != nil {
+				return err
+			}
 			if err := atomicfile.Write(marker, []byte(upstream+"\n"), 0o644); err != nil {
 				return err
 			}
@@ -641,13 +658,19 @@ func (b *Backend) rebase(ctx context.Context, r *gitx.Repo, upstream string) err
 			defer release()
 			rctx, cancel := context.WithTimeout(rctx, RebaseTimeout)
 			defer cancel()
-			err := gitx.Rebase(rctx, r.Top, upstream, "theirs")
+			err = gitx.Rebase(rctx, r.Top, upstream, "theirs")
 			r.ForgetTip()
 			if rctx.Err() != nil && err != nil {
 				err = fmt.Errorf("git rebase had not ended when it was stopped (%v; a filter or another program of git's configuration that hangs, or a stalled file system): %w", context.Cause(rctx), err)
 			}
 			if gitx.RebaseInProgress(r.GitDir) {
 				return err // the abort did not end it: the next start does
+			}
+			if rerr := gitx.RestoreEntries(rctx, r.Top, entries); rerr != nil {
+				return errors.Join(err, rerr) // the next start tries again
+			}
+			if rerr := os.Remove(stagedFile); err == nil && rerr != nil {
+				err = rerr
 			}
 			if rerr := os.Remove(marker); err == nil && rerr != nil {
 				err = rerr
@@ -697,6 +720,16 @@ func (b *Backend) abortLeftRebase(ctx context.Context) {
 			return
 		}
 		b.log.Warn("aborted the rebase a killed kk serve left")
+	}
+	// The person's staged changes, which the rebase's autostash gave
+	// back unstaged.
+	stagedFile := filepath.Join(b.k.StateDir(), rebaseStaged)
+	if entries, err := os.ReadFile(stagedFile); err == nil {
+		if err := gitx.RestoreEntries(ctx, b.k.Root, entries); err != nil {
+			b.log.Warn("putting back the staged changes the rebase a killed kk serve left gave back unstaged failed; stage them again", "error", err)
+			return
+		}
+		_ = os.Remove(stagedFile)
 	}
 	_ = os.Remove(marker)
 }
