@@ -647,7 +647,15 @@ func (b *Backend) rebase(ctx context.Context, r *gitx.Repo, upstream string) err
 			if err := atomicfile.Write(stagedFile, entries, 0o644); err != nil {
 				return err
 			}
-			if err := atomicfile.Write(marker, []byte(upstream+"\n"), 0o644); err != nil {
+			// The commit it replays onto, in the marker: the next start
+			// aborts a rebase in progress only when it is this one (a
+			// person's own is theirs).
+			out, err := gitx.Read(ctx, r.Top, "rev-parse", "-q", "--verify", upstream+"^{commit}")
+			if err != nil {
+				return fmt.Errorf("reading %s: %w", upstream, err)
+			}
+			onto := strings.TrimSpace(string(out))
+			if err := atomicfile.Write(marker, []byte(upstream+"\n"+onto+"\n"), 0o644); err != nil {
 				return err
 			}
 			// Run to its end whatever the stop, but for a rebase that
@@ -658,7 +666,7 @@ func (b *Backend) rebase(ctx context.Context, r *gitx.Repo, upstream string) err
 			defer release()
 			rctx, cancel := context.WithTimeout(rctx, RebaseTimeout)
 			defer cancel()
-			err = gitx.Rebase(rctx, r.Top, upstream, "theirs")
+			err = gitx.Rebase(rctx, r.Top, onto, "theirs")
 			r.ForgetTip()
 			if rctx.Err() != nil && err != nil {
 				err = fmt.Errorf("git rebase had not ended when it was stopped (%v; a filter or another program of git's configuration that hangs, or a stalled file system): %w", context.Cause(rctx), err)
@@ -707,30 +715,46 @@ func (b *Backend) generatedAt(top, p string) bool {
 // there), before the repository is opened: HEAD is detached meanwhile.
 func (b *Backend) abortLeftRebase(ctx context.Context) {
 	marker := filepath.Join(b.k.StateDir(), rebaseMarker)
-	if _, err := os.Stat(marker); err != nil {
+	data, err := os.ReadFile(marker)
+	if err != nil {
 		return
 	}
 	out, err := gitx.Read(ctx, b.k.Root, "rev-parse", "--absolute-git-dir")
 	if err != nil {
 		return
 	}
-	if gitx.RebaseInProgress(strings.TrimSpace(string(out))) {
+	// The commit kk's rebase replayed onto ("" from a kk serve before
+	// it was recorded).
+	_, onto, _ := strings.Cut(string(data), "\n")
+	onto = strings.TrimSpace(onto)
+	stagedFile := filepath.Join(b.k.StateDir(), rebaseStaged)
+	restore := false // the person's staged changes went through the autostash
+	switch inProgress := gitx.RebaseOnto(strings.TrimSpace(string(out))); {
+	case inProgress != "" && inProgress != "?" && onto != "" && inProgress != onto:
+		// The person's own (kk's never started, or ended): theirs to end.
+		b.log.Warn("a rebase kk serve did not start is in progress; it is left to the person", "onto", inProgress)
+	case inProgress != "":
 		if err := gitx.AbortRebase(ctx, b.k.Root); err != nil {
 			b.log.Warn("aborting the rebase a killed kk serve left failed; run git rebase --abort", "error", err)
 			return
 		}
 		b.log.Warn("aborted the rebase a killed kk serve left")
+		restore = true
+	case onto != "":
+		// None in progress: kk's ended, its autostash given back,
+		// when the branch holds onto; else it never started.
+		_, err := gitx.Read(ctx, b.k.Root, "merge-base", "--is-ancestor", onto, "HEAD")
+		restore = err == nil
 	}
 	// The person's staged changes, which the rebase's autostash gave
 	// back unstaged.
-	stagedFile := filepath.Join(b.k.StateDir(), rebaseStaged)
-	if entries, err := os.ReadFile(stagedFile); err == nil {
+	if entries, err := os.ReadFile(stagedFile); err == nil && restore {
 		if err := gitx.RestoreEntries(ctx, b.k.Root, entries); err != nil {
 			b.log.Warn("putting back the staged changes the rebase a killed kk serve left gave back unstaged failed; stage them again", "error", err)
 			return
 		}
-		_ = os.Remove(stagedFile)
 	}
+	_ = os.Remove(stagedFile)
 	_ = os.Remove(marker)
 }
 

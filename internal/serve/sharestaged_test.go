@@ -137,7 +137,7 @@ func TestStartPutsBackStagedChangesOfAKilledRebase(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(k.StateDir(), rebaseStaged), entries, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(k.StateDir(), rebaseMarker), []byte("origin/main\n"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(k.StateDir(), rebaseMarker), []byte("origin/main\n"+git(t, k, "rev-parse", "origin/main")+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := gitx.Run(ctx, k.Root, "-c", "user.name=kk", "-c", "user.email=kk@example.com", "rebase", "-q", "--autostash", "origin/main"); err == nil {
@@ -161,5 +161,53 @@ func TestStartPutsBackStagedChangesOfAKilledRebase(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(k.StateDir(), name)); err == nil {
 			t.Errorf(".state/%s is left", name)
 		}
+	}
+}
+
+// The marker of a tick's rebase a killed kk serve left (killed before
+// its git rebase started) beside a rebase of the person's stopped at a
+// conflict: the start left the marker's rebase to abort, and aborted the
+// person's, their resolution with it. It now aborts only the rebase onto
+// the commit its marker names.
+func TestStartLeavesAPersonsRebaseAlone(t *testing.T) {
+	k := newRepo(t, 0)
+	person := []string{"-c", "user.name=p", "-c", "user.email=p@example.com"}
+	write := func(name, data string) {
+		t.Helper()
+		if err := os.WriteFile(filepath.Join(k.Root, name), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("f.txt", "base\n")
+	git(t, k, "add", "f.txt")
+	git(t, k, append(person, "commit", "-qm", "base")...)
+	git(t, k, "branch", "other")
+	write("f.txt", "main\n")
+	git(t, k, append(person, "commit", "-qam", "main")...)
+	tip := git(t, k, "rev-parse", "HEAD")
+	git(t, k, "checkout", "-q", "other")
+	write("f.txt", "other\n")
+	git(t, k, append(person, "commit", "-qam", "other")...)
+	git(t, k, "checkout", "-q", "main")
+	// kk's marker, onto a commit of its own, then the person's rebase.
+	if err := os.WriteFile(filepath.Join(k.StateDir(), rebaseMarker), []byte("refs/remotes/origin/main\n"+tip+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := gitx.Run(ctx, k.Root, append(person, "rebase", "-q", "other")...); err == nil {
+		t.Fatal("the person's rebase did not stop")
+	}
+	write("f.txt", "resolved\n")
+	git(t, k, "add", "f.txt")
+
+	start(t, k, nil)
+	gitDir := filepath.Join(k.Root, ".git")
+	if got, want := gitx.RebaseOnto(gitDir), git(t, k, "rev-parse", "other"); got != want {
+		t.Fatalf("the person's rebase is no longer in progress (onto %q)", got)
+	}
+	if got := git(t, k, "show", ":f.txt"); got != "resolved" {
+		t.Errorf("the person's resolution is gone from the index: %q", got)
+	}
+	if _, err := os.Stat(filepath.Join(k.StateDir(), rebaseMarker)); err == nil {
+		t.Error("the marker is left")
 	}
 }
