@@ -643,10 +643,6 @@ func (b *Backend) rebase(ctx context.Context, r *gitx.Repo, upstream string) err
 			if err != nil {
 				return err
 			}
-			stagedFile := filepath.Join(b.k.StateDir(), rebaseStaged)
-			if err := atomicfile.Write(stagedFile, entries, 0o644); err != nil {
-				return err
-			}
 			// The commit it replays onto, in the marker: the next start
 			// aborts a rebase in progress only when it is this one (a
 			// person's own is theirs).
@@ -655,7 +651,12 @@ func (b *Backend) rebase(ctx context.Context, r *gitx.Repo, upstream string) err
 				return fmt.Errorf("reading %s: %w", upstream, err)
 			}
 			onto := strings.TrimSpace(string(out))
+			stagedFile := filepath.Join(b.k.StateDir(), rebaseStaged)
+			if err := atomicfile.Write(stagedFile, entries, 0o644); err != nil {
+				return err
+			}
 			if err := atomicfile.Write(marker, []byte(upstream+"\n"+onto+"\n"), 0o644); err != nil {
+				_ = os.Remove(stagedFile)
 				return err
 			}
 			// Run to its end whatever the stop, but for a rebase that
@@ -715,8 +716,12 @@ func (b *Backend) generatedAt(top, p string) bool {
 // there), before the repository is opened: HEAD is detached meanwhile.
 func (b *Backend) abortLeftRebase(ctx context.Context) {
 	marker := filepath.Join(b.k.StateDir(), rebaseMarker)
+	stagedFile := filepath.Join(b.k.StateDir(), rebaseStaged)
 	data, err := os.ReadFile(marker)
 	if err != nil {
+		// Killed before the marker, the rebase not started: the staged
+		// changes it recorded are where they were.
+		_ = os.Remove(stagedFile)
 		return
 	}
 	out, err := gitx.Read(ctx, b.k.Root, "rev-parse", "--absolute-git-dir")
@@ -727,7 +732,6 @@ func (b *Backend) abortLeftRebase(ctx context.Context) {
 	// it was recorded).
 	_, onto, _ := strings.Cut(string(data), "\n")
 	onto = strings.TrimSpace(onto)
-	stagedFile := filepath.Join(b.k.StateDir(), rebaseStaged)
 	restore := false // the person's staged changes went through the autostash
 	switch inProgress := gitx.RebaseOnto(strings.TrimSpace(string(out))); {
 	case inProgress != "" && inProgress != "?" && onto != "" && inProgress != onto:

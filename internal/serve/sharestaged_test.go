@@ -211,3 +211,37 @@ func TestStartLeavesAPersonsRebaseAlone(t *testing.T) {
 		t.Error("the marker is left")
 	}
 }
+
+// A kk serve killed between recording the person's staged changes and
+// writing its rebase's marker (the rebase never started) left
+// .state/serve.rebasing.staged for good: the start read the marker
+// alone. It now removes the record, and leaves the git index as it is
+// (the person may have staged anew since). Found by TestServeSoakKill9.
+func TestStartRemovesTheStagedRecordOfARebaseNeverStarted(t *testing.T) {
+	k := newRepo(t, 0)
+	if err := os.WriteFile(filepath.Join(k.Root, "mine.txt"), []byte("staged\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	git(t, k, "add", "mine.txt")
+	entries, err := gitx.StagedEntries(ctx, k.Root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	record := filepath.Join(k.StateDir(), rebaseStaged)
+	if err := os.WriteFile(record, entries, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// The person stages anew before the restart.
+	if err := os.WriteFile(filepath.Join(k.Root, "mine.txt"), []byte("staged anew\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	git(t, k, "add", "mine.txt")
+
+	start(t, k, nil)
+	if _, err := os.Stat(record); err == nil {
+		t.Error(".state/serve.rebasing.staged is left")
+	}
+	if got := git(t, k, "show", ":mine.txt"); got != "staged anew" {
+		t.Errorf("git's index holds %q for mine.txt, want what the person staged last", got)
+	}
+}
