@@ -289,9 +289,13 @@ func kkRun(dir string, args ...string) ([]byte, error) {
 // KK_SOAK_ITERATIONS=10 shows it in several iterations). With
 // KK_SOAK_PERSON_GIT=1 the person also draws, each iteration, further
 // steps among git stash push and pop, a checkout of another branch and
-// back, git commit --amend, git rebase and a hand edit of GRAPH.md
-// (open: a job's write of the work tree landing in the middle of the
-// person's git rebase stops it, "local changes would be overwritten").
+// back, git commit --amend, git rebase and a hand edit of GRAPH.md.
+// Those fail often, and not yet understood as kk's: git stash and git
+// rebase --autostash are several git steps, and one that meets the
+// index.lock of a kk serve commit fails halfway ("Saved working
+// directory and index state …" then "Unable to create …/index.lock";
+// "Cannot autostash"), leaving the change in git stash list; some git
+// stash push -- PATH also exit 1 saying nothing.
 //
 // It runs 3 iterations; KK_SOAK_ITERATIONS=N runs N, KK_SOAK_SEED
 // changes the base seed (iteration i draws from the seed and i, and the
