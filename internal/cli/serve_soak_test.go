@@ -70,8 +70,8 @@ type soakPerson struct {
 
 // git runs git as the person does, again while a git lock is held (kk
 // serve's commit, or the lock a killed kk serve left until the next
-// start removes it), as a person runs their command again when git says
-// another git process seems to be running.
+// start removes it) or a commit of kk serve's moved HEAD under theirs,
+// as a person runs their command again when git says so.
 func (p *soakPerson) git(args ...string) ([]byte, error) {
 	args = append([]string{"-c", "user.name=Person", "-c", "user.email=person@example.com", "-c", "commit.gpgsign=false"}, args...)
 	for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(time.Duration(5+p.rng.IntN(20)) * time.Millisecond) {
@@ -80,7 +80,11 @@ func (p *soakPerson) git(args ...string) ([]byte, error) {
 		at := time.Now()
 		out, err := cmd.CombinedOutput()
 		p.trace = append(p.trace, fmt.Sprintf("%s..%s git %s: %v %q", at.UTC().Format("15:04:05.000"), time.Now().UTC().Format("15:04:05.000"), strings.Join(args[6:], " "), err, out))
-		if err == nil || !bytes.Contains(out, []byte(".lock")) || time.Now().After(deadline) {
+		// "cannot lock ref 'HEAD': is at … but expected …": git commit
+		// reads HEAD before it takes index.lock, and a kk serve commit
+		// landed between: git refuses, and the person commits again.
+		again := bytes.Contains(out, []byte(".lock")) || bytes.Contains(out, []byte("cannot lock ref"))
+		if err == nil || !again || time.Now().After(deadline) {
 			if err != nil {
 				err = fmt.Errorf("git %s: %v: %s", strings.Join(args[6:], " "), err, out)
 			}
