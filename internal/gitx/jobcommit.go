@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -333,16 +334,129 @@ func Fetch(ctx context.Context, dir, remote, branch string) (string, error) {
 // aborted (the branch as it was); a rebase whose kk is killed gets
 // SIGTERM and is aborted by the next start (RebaseInProgress,
 // AbortRebase).
+//
+// Only its own rebase is aborted: one found in progress onto another
+// commit is a person's (git refuses to start a second, "there is
+// already a rebase-merge directory": a person's git rebase started
+// between the caller's check and this one), and is left to them. Its
+// abort, halfway through the person's setting it up, left a rebase
+// neither git rebase --continue nor --abort could end, and every kk
+// serve job held behind it.
 func Rebase(ctx context.Context, dir, upstream, strategy string) error {
+	onto, err := Read(ctx, dir, "rev-parse", "-q", "--verify", upstream+"^{commit}")
+	if err != nil {
+		return fmt.Errorf("reading %s: %w", upstream, err)
+	}
 	args := []string{"--literal-pathspecs", "-c", "commit.gpgsign=false", "-c", "core.hooksPath=/dev/null", "rebase", "-q", "--autostash"}
 	if strategy != "" {
 		args = append(args, "--strategy-option="+strategy)
 	}
 	if _, err := runInput(ctx, dir, nil, nil, true, append(args, upstream)); err != nil {
+		gitDir, gerr := Read(context.WithoutCancel(ctx), dir, "rev-parse", "--absolute-git-dir")
+		if gerr != nil {
+			return fmt.Errorf("%w (and finding the git folder to abort the rebase failed: %v)", err, gerr)
+		}
+		switch theirs := RebaseOnto(strings.TrimSpace(string(gitDir))); {
+		case theirs == "":
+			return err // none left in progress
+		case strings.Contains(err.Error(), "It seems that there is already a rebase-"),
+			theirs != "?" && theirs != strings.TrimSpace(string(onto)):
+			return fmt.Errorf("%w (a rebase kk did not start is in progress, onto %s: it is left as it is)", err, theirs)
+		}
 		if abortErr := AbortRebase(ctx, dir); abortErr != nil {
 			return fmt.Errorf("%w (and aborting the rebase failed: %v)", err, abortErr)
 		}
 		return err
+	}
+	return nil
+}
+
+// RebaseOnto returns the commit the rebase in progress in gitDir
+// replays onto (git's rebase-merge/onto or rebase-apply/onto), "" when
+// none is in progress, and "?" when one is whose onto cannot be read
+// yet (a rebase being set up).
+func RebaseOnto(gitDir string) string {
+	for _, d := range []string{"rebase-merge", "rebase-apply"} {
+		if _, err := os.Stat(filepath.Join(gitDir, d)); err != nil {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(gitDir, d, "onto"))
+		if onto := strings.TrimSpace(string(data)); err == nil && onto != "" {
+			return onto
+		}
+		return "?"
+	}
+	return ""
+}
+
+// StagedEntries returns the git index's entries of the paths a person
+// staged (whose index entry differs from HEAD's), as `git update-index
+// -z --index-info` reads them: "<mode> <object> 0\t<path>\x00", mode 0
+// (with a zero object name) for a path staged as removed. A rebase's
+// --autostash gives a stash back with `git stash apply`, which puts back
+// the work tree alone: the staged changes come back unstaged, and a
+// version staged and then edited further is gone from the index.
+// RestoreEntries puts them back. Unmerged entries are left out (git
+// refuses to stash them anyway). nil when nothing is staged.
+func StagedEntries(ctx context.Context, dir string) ([]byte, error) {
+	out, err := Read(ctx, dir, "diff", "--cached", "--name-only", "-z", "--no-renames", "HEAD")
+	if err != nil {
+		return nil, fmt.Errorf("listing the staged changes: %w", err)
+	}
+	var paths []string
+	for _, p := range strings.Split(string(out), "\x00") {
+		if p != "" {
+			paths = append(paths, p)
+		}
+	}
+	if len(paths) == 0 {
+		return nil, nil
+	}
+	ls, err := Read(ctx, dir, append([]string{"--literal-pathspecs", "ls-files", "-s", "-z", "--"}, paths...)...)
+	if err != nil {
+		return nil, fmt.Errorf("reading the staged entries: %w", err)
+	}
+	var info []byte
+	present, zero := map[string]bool{}, ""
+	for _, rec := range strings.Split(string(ls), "\x00") {
+		meta, path, ok := strings.Cut(rec, "\t")
+		f := strings.Fields(meta)
+		if !ok || len(f) != 3 {
+			continue
+		}
+		present[path] = true
+		if zero == "" {
+			zero = strings.Repeat("0", len(f[1]))
+		}
+		if f[2] != "0" {
+			continue // unmerged
+		}
+		info = append(info, f[0]+" "+f[1]+"\t"+path+"\x00"...)
+	}
+	for _, p := range paths {
+		if present[p] {
+			continue
+		}
+		if zero == "" {
+			head, err := Read(ctx, dir, "rev-parse", "HEAD")
+			if err != nil {
+				return nil, fmt.Errorf("reading HEAD: %w", err)
+			}
+			zero = strings.Repeat("0", len(strings.TrimSpace(string(head))))
+		}
+		info = append(info, "0 "+zero+"\t"+p+"\x00"...)
+	}
+	return info, nil
+}
+
+// RestoreEntries puts the index entries StagedEntries returned back in
+// the git index, the work tree untouched.
+func RestoreEntries(ctx context.Context, dir string, entries []byte) error {
+	if len(entries) == 0 {
+		return nil
+	}
+	if _, err := runInput(ctx, dir, nil, entries, true, []string{"update-index", "-z", "--index-info"}); err != nil {
+		return fmt.Errorf("putting back the staged changes in git's index: %w", err)
 	}
 	return nil
 }
@@ -403,11 +517,66 @@ const abortWait = 2 * time.Minute
 
 // AbortRebase aborts a rebase in progress in dir, restoring the branch
 // and the work tree as they were before it (its autostash popped).
+//
+// A rebase git gave up before it began leaves a state folder git's own
+// --abort cannot end ("could not read head-name"): git rebase
+// --autostash stashes the work tree's changes into the folder
+// (rebase-merge/autostash), resets the work tree to HEAD, and only then
+// checks that the work tree is clean; a person's write in that instant
+// fails the check ("cannot rebase: You have unstaged changes"), and git
+// exits with the person's changes in that stash alone, out of the work
+// tree and the stash list. AbortRebase then applies the stash to the
+// work tree (as git's abort does), keeps it in the stash list when it
+// does not apply, and removes the folder.
 func AbortRebase(ctx context.Context, dir string) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), abortWait)
 	defer cancel()
+	if out, err := Read(ctx, dir, "rev-parse", "--absolute-git-dir"); err == nil {
+		if state := unbegunRebase(strings.TrimSpace(string(out))); state != "" {
+			return dropUnbegunRebase(ctx, dir, state)
+		}
+	}
 	_, err := runInput(ctx, dir, nil, nil, true, []string{"rebase", "--abort"})
 	return err
+}
+
+// unbegunRebase returns the state folder of a rebase git gave up before
+// it began (no head-name in it), "" when there is none.
+func unbegunRebase(gitDir string) string {
+	for _, d := range []string{"rebase-merge", "rebase-apply"} {
+		state := filepath.Join(gitDir, d)
+		if _, err := os.Stat(state); err != nil {
+			continue
+		}
+		if _, err := os.Stat(filepath.Join(state, "head-name")); err == nil {
+			return ""
+		}
+		return state
+	}
+	return ""
+}
+
+// dropUnbegunRebase gives back the autostash of a rebase git gave up
+// before it began, and removes its state folder.
+func dropUnbegunRebase(ctx context.Context, dir, state string) error {
+	data, err := os.ReadFile(filepath.Join(state, "autostash"))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("reading the autostash of the rebase git gave up: %w", err)
+	}
+	if stash := strings.TrimSpace(string(data)); stash != "" {
+		if _, aerr := runInput(ctx, dir, nil, nil, true, []string{"stash", "apply", "-q", stash}); aerr != nil {
+			// Kept where the person finds it, as git keeps an autostash
+			// that does not apply.
+			if _, serr := runInput(ctx, dir, nil, nil, true, []string{"stash", "store", "-m", "autostash of a rebase git gave up before it began", stash}); serr != nil {
+				return fmt.Errorf("the changes of the work tree are in the stash %s, which does not apply (%v) and could not be stored (%v): run git stash apply %s", stash, aerr, serr, stash)
+			}
+			if err := os.RemoveAll(state); err != nil {
+				return err
+			}
+			return fmt.Errorf("the work tree's changes are kept in git stash list (they did not apply: %v): run git stash pop", aerr)
+		}
+	}
+	return os.RemoveAll(state)
 }
 
 // ErrRejected means the remote refused a push because its branch moved

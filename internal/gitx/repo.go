@@ -144,6 +144,20 @@ func OpenRepo(ctx context.Context, dir string) (*Repo, error) {
 	return r, nil
 }
 
+// Pin makes branch, which must exist, the branch the repository serves
+// in place of the one checked out when it was opened: kk serve
+// restarted while a person had another branch checked out, its queue
+// holding jobs accepted for branch.
+func (r *Repo) Pin(ctx context.Context, branch string) error {
+	if _, err := Read(ctx, r.Top, "rev-parse", "-q", "--verify", "refs/heads/"+branch+"^{commit}"); err != nil {
+		return fmt.Errorf("the branch %s does not exist: %w", branch, err)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.Branch, r.born, r.tip = branch, true, ""
+	return nil
+}
+
 // ReturnBranch is the branch a person's git operation in progress in the
 // work tree (git folder gitDir) detached HEAD from and checks out again
 // when it ends: a rebase (or git am) stopped halfway, a bisect. ok is

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/kk-project/kk/internal/atomicfile"
 	"github.com/kk-project/kk/internal/gitx"
 	"github.com/kk-project/kk/internal/jobqueue"
 	"github.com/kk-project/kk/internal/lock"
@@ -87,6 +88,41 @@ func (b *Backend) openLocked(stop context.Context) error {
 	}
 	b.log.Info("kk serve commits to the branch checked out at start", "branch", r.Branch, "object_format", r.ObjectFormat())
 	return nil
+}
+
+// servedBranchFile, under .state/, names the branch kk serve serves,
+// written at each start: the branch the jobs in its queue were accepted
+// for.
+const servedBranchFile = "serve.branch"
+
+// KeepQueuedBranch is called once the queue is open, pending saying
+// whether it holds jobs not finished. Those were accepted for the branch
+// the last kk serve served: when a person has another branch checked
+// out at this start (a checkout and back, in the instant a service
+// manager restarts a killed server), kk serve serves that branch still,
+// and holds the jobs until it is checked out again, instead of serving
+// the other one, its jobs then held for ever once the person was back.
+// It then records the branch served.
+func (b *Backend) KeepQueuedBranch(ctx context.Context, pending bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.repo == nil {
+		return
+	}
+	path := filepath.Join(b.k.StateDir(), servedBranchFile)
+	if data, err := os.ReadFile(path); err == nil && pending {
+		if was := strings.TrimSpace(string(data)); was != "" && was != b.repo.Branch {
+			checkedOut := b.repo.Branch
+			if err := b.repo.Pin(ctx, was); err != nil {
+				b.log.Warn("the jobs queued were accepted for another branch, which cannot be served", "branch", was, "error", err)
+			} else {
+				b.log.Warn("kk serve serves the branch its queued jobs were accepted for, not the one checked out; the jobs wait until it is checked out again", "branch", was, "checked_out", checkedOut)
+			}
+		}
+	}
+	if err := atomicfile.Write(path, []byte(b.repo.Branch+"\n"), 0o644); err != nil {
+		b.log.Warn("recording the branch served", "file", path, "error", err)
+	}
 }
 
 // Close lets go of the repository's git processes and of kk serve's lock,

@@ -357,6 +357,13 @@ func (b *Backend) recordShare(at time.Time) {
 // running, so that the next start aborts one a killed server left.
 const rebaseMarker = "serve.rebasing"
 
+// rebaseStaged, under .state/, holds the git index's entries of the
+// person's staged changes while a --push-every rebase runs
+// (gitx.StagedEntries): its --autostash gives them back unstaged, and
+// they are put back after it, or by the next start when the server was
+// killed meanwhile.
+const rebaseStaged = "serve.rebasing.staged"
+
 // Share is the --push-every tick, run by the worker between jobs: fetch
 // origin, replay the local commits onto it (a local job's lines win where
 // both changed the same ones) and push at once; then bring the generated
@@ -630,7 +637,26 @@ func (b *Backend) rebase(ctx context.Context, r *gitx.Repo, upstream string) err
 					return fmt.Errorf("putting back the generated files before the rebase: %w", err)
 				}
 			}
-			if err := atomicfile.Write(marker, []byte(upstream+"\n"), 0o644); err != nil {
+			// The person's staged changes, which the autostash gives
+			// back unstaged (a version staged, then edited further, lost).
+			entries, err := gitx.StagedEntries(ctx, r.Top)
+			if err != nil {
+				return err
+			}
+			// The commit it replays onto, in the marker: the next start
+			// aborts a rebase in progress only when it is this one (a
+			// person's own is theirs).
+			out, err := gitx.Read(ctx, r.Top, "rev-parse", "-q", "--verify", upstream+"^{commit}")
+			if err != nil {
+				return fmt.Errorf("reading %s: %w", upstream, err)
+			}
+			onto := strings.TrimSpace(string(out))
+			stagedFile := filepath.Join(b.k.StateDir(), rebaseStaged)
+			if err := atomicfile.Write(stagedFile, entries, 0o644); err != nil {
+				return err
+			}
+			if err := atomicfile.Write(marker, []byte(upstream+"\n"+onto+"\n"), 0o644); err != nil {
+				_ = os.Remove(stagedFile)
 				return err
 			}
 			// Run to its end whatever the stop, but for a rebase that
@@ -641,13 +667,19 @@ func (b *Backend) rebase(ctx context.Context, r *gitx.Repo, upstream string) err
 			defer release()
 			rctx, cancel := context.WithTimeout(rctx, RebaseTimeout)
 			defer cancel()
-			err := gitx.Rebase(rctx, r.Top, upstream, "theirs")
+			err = gitx.Rebase(rctx, r.Top, onto, "theirs")
 			r.ForgetTip()
 			if rctx.Err() != nil && err != nil {
 				err = fmt.Errorf("git rebase had not ended when it was stopped (%v; a filter or another program of git's configuration that hangs, or a stalled file system): %w", context.Cause(rctx), err)
 			}
 			if gitx.RebaseInProgress(r.GitDir) {
 				return err // the abort did not end it: the next start does
+			}
+			if rerr := gitx.RestoreEntries(rctx, r.Top, entries); rerr != nil {
+				return errors.Join(err, rerr) // the next start tries again
+			}
+			if rerr := os.Remove(stagedFile); err == nil && rerr != nil {
+				err = rerr
 			}
 			if rerr := os.Remove(marker); err == nil && rerr != nil {
 				err = rerr
@@ -684,20 +716,49 @@ func (b *Backend) generatedAt(top, p string) bool {
 // there), before the repository is opened: HEAD is detached meanwhile.
 func (b *Backend) abortLeftRebase(ctx context.Context) {
 	marker := filepath.Join(b.k.StateDir(), rebaseMarker)
-	if _, err := os.Stat(marker); err != nil {
+	stagedFile := filepath.Join(b.k.StateDir(), rebaseStaged)
+	data, err := os.ReadFile(marker)
+	if err != nil {
+		// Killed before the marker, the rebase not started: the staged
+		// changes it recorded are where they were.
+		_ = os.Remove(stagedFile)
 		return
 	}
 	out, err := gitx.Read(ctx, b.k.Root, "rev-parse", "--absolute-git-dir")
 	if err != nil {
 		return
 	}
-	if gitx.RebaseInProgress(strings.TrimSpace(string(out))) {
+	// The commit kk's rebase replayed onto ("" from a kk serve before
+	// it was recorded).
+	_, onto, _ := strings.Cut(string(data), "\n")
+	onto = strings.TrimSpace(onto)
+	restore := false // the person's staged changes went through the autostash
+	switch inProgress := gitx.RebaseOnto(strings.TrimSpace(string(out))); {
+	case inProgress != "" && inProgress != "?" && onto != "" && inProgress != onto:
+		// The person's own (kk's never started, or ended): theirs to end.
+		b.log.Warn("a rebase kk serve did not start is in progress; it is left to the person", "onto", inProgress)
+	case inProgress != "":
 		if err := gitx.AbortRebase(ctx, b.k.Root); err != nil {
 			b.log.Warn("aborting the rebase a killed kk serve left failed; run git rebase --abort", "error", err)
 			return
 		}
 		b.log.Warn("aborted the rebase a killed kk serve left")
+		restore = true
+	case onto != "":
+		// None in progress: kk's ended, its autostash given back,
+		// when the branch holds onto; else it never started.
+		_, err := gitx.Read(ctx, b.k.Root, "merge-base", "--is-ancestor", onto, "HEAD")
+		restore = err == nil
 	}
+	// The person's staged changes, which the rebase's autostash gave
+	// back unstaged.
+	if entries, err := os.ReadFile(stagedFile); err == nil && restore {
+		if err := gitx.RestoreEntries(ctx, b.k.Root, entries); err != nil {
+			b.log.Warn("putting back the staged changes the rebase a killed kk serve left gave back unstaged failed; stage them again", "error", err)
+			return
+		}
+	}
+	_ = os.Remove(stagedFile)
 	_ = os.Remove(marker)
 }
 

@@ -211,6 +211,8 @@ func Run(ctx context.Context, o Options) error {
 	if err != nil {
 		return err
 	}
+	st := q.Stats()
+	backend.KeepQueuedBranch(ctx, st.ByStatus[jobqueue.Queued]+st.ByStatus[jobqueue.Processing] > 0)
 	page := web.New(k, web.Options{LoopbackOnly: o.LoopbackOnly, Repair: backend.RepairIndex})
 	srv, err := httpapi.New(httpapi.Options{Backend: backend, Queue: q, Token: o.Token, Addr: o.Addr, Logger: log, Page: page, PagePaths: web.Paths, PageSearchPaths: web.SearchPaths})
 	if err != nil {
