@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"fmt"
 	"io/fs"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -17,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kk-project/kk/internal/benchtree"
 	"github.com/kk-project/kk/internal/store"
 	"github.com/kk-project/kk/internal/txn"
 )
@@ -97,6 +99,13 @@ type soak struct {
 	// merged tells whether the other branch was merged already.
 	merged                     bool
 	kills, rolledBack, applied int
+	// killRecovery kills kk commands that recover after a kill before
+	// the one that checks; pairs runs two writes at once now and then.
+	killRecovery, pairs bool
+	// bad is the repository-relative path of a note the person wrote by
+	// hand with a YAML error in its front matter, there all along
+	// (uncommitted), or "".
+	bad string
 }
 
 func newSoak(t *testing.T, seed uint64) *soak {
@@ -132,6 +141,11 @@ func newSoak(t *testing.T, seed uint64) *soak {
 		s.personNotes = append(s.personNotes, ".ai/kenkeep/nodes/person/"+id+".md")
 	}
 	s.next = 6
+	s.killRecovery, s.pairs = s.rng.IntN(2) == 0, s.rng.IntN(2) == 0
+	if s.rng.IntN(3) == 0 {
+		s.bad = ".ai/kenkeep/nodes/person/map-bad.md"
+	}
+	t.Logf("killing recovering commands: %t; two writers at once: %t; a note with a YAML error: %t", s.killRecovery, s.pairs, s.bad != "")
 	s.git("add", "-A")
 	s.git("commit", "-qm", "base notes")
 	// The other branch adds notes of its own, to be merged later.
@@ -143,6 +157,13 @@ func newSoak(t *testing.T, seed uint64) *soak {
 	s.git("add", "-A")
 	s.git("commit", "-qm", "other notes")
 	s.git("checkout", "-q", "main")
+	if s.bad != "" {
+		data := []byte("---\ntype: map\ntitle: Bad note\ndescription: written by hand\ntags: [oops\nkk_relates_to: [practice-k1]\n---\nThe person's note, its tags list not closed.\n")
+		if err := os.WriteFile(filepath.Join(s.dir, s.bad), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		s.want[s.bad] = data
+	}
 	s.checkAll("setup")
 	return s
 }
@@ -225,46 +246,60 @@ func (s *soak) run(steps int) {
 	s.t.Logf("%d steps, %d writers killed: %d left the leaves as before, %d as after", steps, s.kills, s.rolledBack, s.applied)
 }
 
-// kkWrite runs one random kk write, killed or not.
-func (s *soak) kkWrite(step string) {
-	ids := slices.Sorted(func(yield func(string) bool) {
-		for id := range s.kkNotes {
-			if !yield(id) {
-				return
-			}
+// soakWrite is one kk write of the soak.
+type soakWrite struct {
+	kind  string // for took
+	args  []string
+	stdin string
+	// after is what the write does to the soak's model once it applied.
+	after func()
+	// target is the person's note the write changes, if any.
+	target string
+}
+
+func (w soakWrite) String() string { return "kk " + strings.Join(w.args, " ") }
+
+// pickWrite picks a random kk write. avoid holds the ids another write
+// running at the same time works on.
+func (s *soak) pickWrite(step string, avoid map[string]bool) soakWrite {
+	var ids []string
+	for _, id := range slices.Sorted(maps.Keys(s.kkNotes)) {
+		if !avoid[id] {
+			ids = append(ids, id)
 		}
-	})
-	var kind, stdin string
-	var args []string
-	var after func()  // what the write does to s once it applied
-	var target string // the person's note the write changes, if any
+	}
+	var w soakWrite
 	switch r := s.rng.IntN(6); {
 	case r == 0 || len(ids) < 3:
-		kind = "write"
+		w.kind = "write"
 		id := fmt.Sprintf("practice-k%d", s.next)
 		s.next++
 		folder := []string{"alpha", "beta", "beta/deep", "gamma"}[s.rng.IntN(4)]
-		args = []string{"node", "write", "practice", id, "--description", "a new kk note", "--folder", folder}
+		w.args = []string{"node", "write", "practice", id, "--description", "a new kk note", "--folder", folder}
 		if len(ids) > 0 {
-			args = append(args, "--relates-to", ids[s.rng.IntN(len(ids))])
+			to := ids[s.rng.IntN(len(ids))]
+			w.args = append(w.args, "--relates-to", to)
+			avoid[to] = true
 		}
-		stdin = soakBody(id, 0)
-		after = func() { s.kkNotes[id] = folder }
+		w.stdin = soakBody(id, 0)
+		w.after = func() { s.kkNotes[id] = folder }
+		avoid[id] = true
 	case r == 1:
-		kind = "update"
+		w.kind = "update"
 		id := ids[s.rng.IntN(len(ids))]
-		args = []string{"node", "write", "practice", id, "--update", "--description", fmt.Sprintf("updated at %s", step)}
-		stdin = soakBody(id, s.rng.IntN(1000)+1)
-	case r == 2 && s.stashed == nil:
-		kind = "update-person"
+		w.args = []string{"node", "write", "practice", id, "--update", "--description", fmt.Sprintf("updated at %s", step)}
+		w.stdin = soakBody(id, s.rng.IntN(1000)+1)
+		avoid[id] = true
+	case r == 2 && s.stashed == nil && !avoid["person"]:
+		w.kind = "update-person"
 		p := s.personNotes[s.rng.IntN(len(s.personNotes))]
-		target = p
+		w.target = p
 		id := strings.TrimSuffix(filepath.Base(p), ".md")
-		args = []string{"node", "write", "map", id, "--update", "--description", fmt.Sprintf("person note described at %s", step)}
-		after = func() {
+		w.args = []string{"node", "write", "map", id, "--update", "--description", fmt.Sprintf("person note described at %s", step)}
+		w.after = func() {
 			// kk changed the description and kept the rest: the person's
 			// bytes are now the file as kk left it, whose body must still
-			// hold the person's edit (checked by checkPerson's caller).
+			// be the one the person edited.
 			if old, ok := s.want[p]; ok {
 				cur := s.read(p)
 				if !bytes.Equal(soakBodyOf(cur), soakBodyOf(old)) {
@@ -273,90 +308,234 @@ func (s *soak) kkWrite(step string) {
 				s.want[p] = cur
 			}
 		}
+		avoid["person"] = true
 	case r == 3:
-		kind = "delete"
+		w.kind = "delete"
 		id := ids[s.rng.IntN(len(ids))]
-		args = []string{"node", "delete", id}
-		after = func() { delete(s.kkNotes, id) }
+		w.args = []string{"node", "delete", id}
+		w.after = func() { delete(s.kkNotes, id) }
+		avoid[id] = true
 	case r == 4:
-		kind = "rename"
+		w.kind = "rename"
 		id := ids[s.rng.IntN(len(ids))]
 		nid := fmt.Sprintf("practice-k%d", s.next)
 		s.next++
-		args = []string{"node", "rename", id, nid}
-		after = func() { s.kkNotes[nid] = s.kkNotes[id]; delete(s.kkNotes, id) }
+		w.args = []string{"node", "rename", id, nid}
+		w.after = func() { s.kkNotes[nid] = s.kkNotes[id]; delete(s.kkNotes, id) }
+		avoid[id], avoid[nid] = true, true
 	default:
-		kind = "rebuild"
-		args = []string{"index", "rebuild"}
+		w.kind = "rebuild"
+		w.args = []string{"index", "rebuild"}
 	}
-	kill := s.rng.IntN(3) != 0 && s.took[kind] > 0
-	var delay time.Duration
-	if kill {
-		delay = time.Duration(s.rng.Int64N(int64(s.took[kind]) * 6 / 5))
-	}
-	s.logf("%s: kk %s%s", step, strings.Join(args, " "), map[bool]string{true: fmt.Sprintf(" (killed after %s)", delay)}[kill])
+	return w
+}
 
-	var ref string // a copy of the repository, to run the write to its end
-	before := s.leaves(s.dir)
-	if kill {
-		ref = filepath.Join(s.t.TempDir(), "ref")
-		if out, err := exec.Command("cp", "-a", s.dir, ref).CombinedOutput(); err != nil {
-			s.fatalf("cp: %v\n%s", err, out)
-		}
+// delay returns a random delay to kill a write of kind after, or false
+// when this one is left alone (a third of them, and every kind's first
+// run, which says how long it takes).
+func (s *soak) delay(kind string) (time.Duration, bool) {
+	if s.rng.IntN(3) == 0 || s.took[kind] == 0 {
+		return 0, false
 	}
-	cmd := s.command(s.dir, stdin, "kk", args...)
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	start := time.Now()
-	if err := cmd.Start(); err != nil {
+	took := int64(s.took[kind])
+	if s.rng.IntN(2) == 0 {
+		// Late in the run, where the files are replaced and recorded.
+		return time.Duration(took*3/5 + s.rng.Int64N(took/2)), true
+	}
+	return time.Duration(s.rng.Int64N(took * 6 / 5)), true
+}
+
+// started is a kk write running.
+type started struct {
+	w     soakWrite
+	cmd   *exec.Cmd
+	out   bytes.Buffer
+	start time.Time
+	kill  bool
+	delay time.Duration
+}
+
+func (s *soak) start(w soakWrite, delay time.Duration, kill bool) *started {
+	r := &started{w: w, cmd: s.command(s.dir, w.stdin, "kk", w.args...), delay: delay, kill: kill}
+	r.cmd.Stdout, r.cmd.Stderr = &r.out, &r.out
+	r.start = time.Now()
+	if err := r.cmd.Start(); err != nil {
 		s.fatalf("%v", err)
 	}
-	if kill {
-		time.Sleep(delay)
-		_ = cmd.Process.Signal(syscall.SIGKILL)
+	if r.kill {
+		go func() {
+			time.Sleep(r.delay)
+			_ = r.cmd.Process.Signal(syscall.SIGKILL)
+		}()
 	}
-	err := cmd.Wait()
-	killed := false
-	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		killed = true
+	return r
+}
+
+// wait waits for the write and reports whether it was killed; a write
+// that was not must have succeeded.
+func (s *soak) wait(step string, r *started) bool {
+	err := r.cmd.Wait()
+	if ws, ok := r.cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 		s.kills++
+		return true
 	}
-	if !killed {
-		if err != nil {
-			s.fatalf("%s: kk %s: %v\n%s", step, strings.Join(args, " "), err, out.String())
+	if err != nil {
+		s.fatalf("%s: %s: %v\n%s", step, r.w, err, r.out.String())
+	}
+	s.took[r.w.kind] = time.Since(r.start)
+	return false
+}
+
+// copyRepo copies the repository, to run writes to their end in.
+func (s *soak) copyRepo() string {
+	ref := filepath.Join(s.t.TempDir(), "ref")
+	if out, err := exec.Command("cp", "-a", s.dir, ref).CombinedOutput(); err != nil {
+		s.fatalf("cp: %v\n%s", err, out)
+	}
+	return ref
+}
+
+// runIn runs writes to their end, one after the other, in a copy of the
+// repository, and returns its tree.
+func (s *soak) runIn(ref string, ws ...soakWrite) map[string]string {
+	for _, w := range ws {
+		if out, err := s.command(ref, w.stdin, "kk", w.args...).CombinedOutput(); err != nil {
+			s.fatalf("%s in a reference copy: %v\n%s", w, err, out)
 		}
-		s.took[kind] = time.Since(start)
-		if after != nil {
-			after()
+	}
+	return s.tree(ref)
+}
+
+// recoverKilled is the next kk command after a kill: kk check, which
+// rolls back. With killRecovery, kk commands that recover are killed
+// first, zero to two of them.
+func (s *soak) recoverKilled(step string) {
+	if s.killRecovery {
+		for range s.rng.IntN(3) {
+			args := [][]string{{"check"}, {"lint"}, {"status"}}[s.rng.IntN(3)]
+			cmd := s.command(s.dir, "", "kk", args...)
+			delay := time.Duration(s.rng.Int64N(int64(30 * time.Millisecond)))
+			if err := cmd.Start(); err != nil {
+				s.fatalf("%v", err)
+			}
+			time.Sleep(delay)
+			_ = cmd.Process.Signal(syscall.SIGKILL)
+			_ = cmd.Wait()
+			s.logf("  recovering kk %s killed after %s", strings.Join(args, " "), delay)
+		}
+	}
+	s.kkCheck(step)
+}
+
+// kkWrite runs one random kk write, killed or not, or, with pairs, now
+// and then two at once.
+func (s *soak) kkWrite(step string) {
+	n := 1
+	if s.pairs && s.rng.IntN(3) == 0 {
+		n = 2
+	}
+	avoid := map[string]bool{}
+	var ws []soakWrite
+	var delays []time.Duration
+	var kills []bool
+	var desc []string
+	for range n {
+		w := s.pickWrite(step, avoid)
+		d, k := s.delay(w.kind)
+		ws, delays, kills = append(ws, w), append(delays, d), append(kills, k)
+		if k {
+			desc = append(desc, fmt.Sprintf("%s (killed after %s)", w, d))
+		} else {
+			desc = append(desc, w.String())
+		}
+	}
+	s.logf("%s: %s", step, strings.Join(desc, " and at once "))
+	before := s.tree(s.dir)
+	var ref string // the repository before, to run the writes whole in
+	if slices.Contains(kills, true) {
+		ref = s.copyRepo()
+		defer func() { _ = os.RemoveAll(ref) }()
+	}
+	runs := make([]*started, n)
+	for i, w := range ws {
+		runs[i] = s.start(w, delays[i], kills[i])
+	}
+	killed := make([]bool, n)
+	for i, r := range runs {
+		killed[i] = s.wait(step, r)
+	}
+	if !slices.Contains(killed, true) {
+		for _, w := range ws {
+			if w.after != nil {
+				w.after()
+			}
 		}
 		return
+	}
+	var targets []string
+	for _, w := range ws {
+		if w.target != "" {
+			targets = append(targets, w.target)
+		}
 	}
 	// The person's bytes must hold before any other kk runs: the kill
 	// must not have touched them.
-	s.checkPerson(step+" (right after the kill)", target)
-	// The next kk command recovers; the leaves are then as before the
-	// write or as after it.
-	s.kk("check")
-	got := s.leaves(s.dir)
-	if soakSame(got, before) {
-		s.logf("  rolled back (or never started)")
-		s.rolledBack++
-		return
+	s.checkPerson(step+" (right after the kill)", targets...)
+	// The next kk command recovers: the tree is then as before the
+	// killed writes or as after them, whole, in some order, and holds
+	// every write that was not killed.
+	s.recoverKilled(step)
+	got := s.tree(s.dir)
+	var orders [][]int
+	if n == 1 {
+		orders = [][]int{{}, {0}}
+	} else {
+		orders = [][]int{{}, {0}, {1}, {0, 1}, {1, 0}}
 	}
-	rcmd := s.command(ref, stdin, "kk", args...)
-	if rout, err := rcmd.CombinedOutput(); err != nil {
-		s.fatalf("%s: kk %s in the reference copy: %v\n%s", step, strings.Join(args, " "), err, rout)
+	var tried []string
+	for _, o := range orders {
+		ok := true
+		for i := range n {
+			if !killed[i] && !slices.Contains(o, i) {
+				ok = false // a write that was not killed is applied
+			}
+		}
+		if !ok {
+			continue
+		}
+		var want map[string]string
+		if len(o) == 0 {
+			want = before
+		} else {
+			cp := filepath.Join(s.t.TempDir(), "order")
+			if out, err := exec.Command("cp", "-a", ref, cp).CombinedOutput(); err != nil {
+				s.fatalf("cp: %v\n%s", err, out)
+			}
+			var ows []soakWrite
+			for _, i := range o {
+				ows = append(ows, ws[i])
+			}
+			want = s.runIn(cp, ows...)
+			_ = os.RemoveAll(cp)
+		}
+		if soakSame(got, want) {
+			if len(o) == 0 {
+				s.rolledBack++
+				s.logf("  rolled back (or never started)")
+			} else {
+				s.applied++
+				s.logf("  applied: %v", o)
+			}
+			for _, i := range o {
+				if ws[i].after != nil {
+					ws[i].after()
+				}
+			}
+			return
+		}
+		tried = append(tried, fmt.Sprintf("as after %v:\n%s", o, soakDiff(before, want, got)))
 	}
-	want := s.leaves(ref)
-	if !soakSame(got, want) {
-		s.fatalf("%s: kk %s killed after %s left the leaves neither as before nor as after:\n%s", step, strings.Join(args, " "), delay, soakDiff(before, want, got))
-	}
-	s.logf("  applied before the kill")
-	s.applied++
-	if after != nil {
-		after()
-	}
-	_ = os.RemoveAll(ref)
+	s.fatalf("%s: the tree after the kill is neither as before nor as after the writes:\n%s", step, strings.Join(tried, "\n"))
 }
 
 // soakBodyOf returns a note's body (what follows its front matter).
@@ -510,9 +689,7 @@ func (s *soak) checkPerson(when string, target ...string) {
 func (s *soak) checkAll(when string) {
 	s.t.Helper()
 	s.checkPerson(when)
-	if out, err := s.tryIn("", "kk", "check"); err != nil {
-		s.fatalf("%s: kk check: %v\n%s", when, err, out)
-	}
+	s.kkCheck(when)
 	s.checkPerson(when + " (after kk check)")
 	// A reader rolls back a journal; a journal still being written when
 	// its writer died (.journal.tmp) was never used, and is a temporary
@@ -528,15 +705,48 @@ func (s *soak) checkAll(when string) {
 	if left, err := txn.Leftovers(s.k); err != nil || len(left) > 0 {
 		s.fatalf("%s: left after kk index rebuild: %v %v", when, left, err)
 	}
-	if out, err := s.tryIn("", "kk", "index", "rebuild", "--check"); err != nil {
-		s.fatalf("%s: kk index rebuild --check after a rebuild: %v\n%s", when, err, out)
-	}
+	s.findingsOnlyOfBad(when, "unreadable\t"+s.bad+"\t", "index", "rebuild", "--check")
 	s.checkPerson(when + " (after kk index rebuild)")
 	if out, err := s.tryIn("", "git", "fsck", "--no-progress"); err != nil || strings.TrimSpace(out) != "" && !soakOnlyDangling(out) {
 		s.fatalf("%s: git fsck: %v\n%s", when, err, out)
 	}
 	if _, err := os.Stat(filepath.Join(s.dir, ".git", "index.lock")); err == nil {
 		s.fatalf("%s: .git/index.lock is left", when)
+	}
+}
+
+// kkCheck runs kk check, which must pass, or, with a note with a YAML
+// error there, find only that it cannot be read.
+func (s *soak) kkCheck(when string) {
+	s.t.Helper()
+	s.findingsOnlyOfBad(when, "leaves-readable\t\t"+s.bad+" cannot be read: invalid YAML", "check")
+}
+
+// findingsOnlyOfBad runs kk with args, which must exit 0 or, with a bad
+// note there, exit 1 with every line of its output starting with
+// finding: a note with a YAML error is a finding of kk check and of kk
+// index rebuild --check (it is left out of the generated files), and
+// nothing else.
+func (s *soak) findingsOnlyOfBad(when, finding string, args ...string) {
+	s.t.Helper()
+	cmd := s.command(s.dir, "", "kk", args...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	if err == nil {
+		if s.bad != "" {
+			s.fatalf("%s: kk %s passed with %s there", when, strings.Join(args, " "), s.bad)
+		}
+		return
+	}
+	ok := s.bad != "" && cmd.ProcessState.ExitCode() == 1 && stdout.Len() > 0
+	for _, l := range strings.Split(strings.TrimSpace(stdout.String()), "\n") {
+		if !strings.HasPrefix(l, finding) {
+			ok = false
+		}
+	}
+	if !ok {
+		s.fatalf("%s: kk %s: %v\n%s%s", when, strings.Join(args, " "), err, stdout.String(), stderr.String())
 	}
 }
 
@@ -551,34 +761,31 @@ func soakOnlyDangling(out string) bool {
 	return true
 }
 
-// leaves returns every file under the repository's nodes/ and conflicts/
-// that a person or kk writes (all but the generated index.md files and
-// temporary files), by repository-relative path.
-func (s *soak) leaves(repo string) map[string]string {
+// tree returns every file of the repository's .ai/kenkeep but .state/
+// and temporary files, by repository-relative path.
+func (s *soak) tree(repo string) map[string]string {
 	out := map[string]string{}
 	k := store.New(repo)
-	for _, top := range []string{k.NodesDir(), k.ConflictsDir()} {
-		err := filepath.WalkDir(top, func(p string, d fs.DirEntry, err error) error {
-			if err != nil {
-				if os.IsNotExist(err) {
-					return nil
-				}
-				return err
-			}
-			if d.IsDir() || d.Name() == "index.md" || store.IsTempName(d.Name()) {
-				return nil
-			}
-			data, err := os.ReadFile(p)
-			if err != nil {
-				return err
-			}
-			rel, _ := filepath.Rel(repo, p)
-			out[filepath.ToSlash(rel)] = string(data)
-			return nil
-		})
+	err := filepath.WalkDir(k.Dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
-			s.fatalf("%v", err)
+			return err
 		}
+		if d.IsDir() && p == k.StateDir() {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || store.IsTempName(d.Name()) {
+			return nil
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(repo, p)
+		out[filepath.ToSlash(rel)] = string(data)
+		return nil
+	})
+	if err != nil {
+		s.fatalf("%v", err)
 	}
 	return out
 }
@@ -623,4 +830,121 @@ func soakState(v string, ok bool) string {
 		return "absent"
 	}
 	return fmt.Sprintf("%d bytes %.60q", len(v), v)
+}
+
+// TestIndexRebuildKill9LargeTree kills kk index rebuild with SIGKILL at
+// random points on a tree of 3000 generated notes in a git repository,
+// whose generated files are gone (a cold rebuild writes every index.md,
+// GRAPH.md and ENTRY.md) or stale after a person's uncommitted edits of
+// notes' descriptions. After each kill, and a kk check, which must pass
+// and roll back, the knowledge base is as before the rebuild or as a
+// rebuild run to its end leaves it, the person's notes as they left
+// them. 4 rounds by default; KK_SOAK_ROUNDS sets how many, KK_SOAK_SEED
+// the seed.
+func TestIndexRebuildKill9LargeTree(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("needs git")
+	}
+	rounds, seed := soakEnv(t, "KK_SOAK_ROUNDS", 4), soakEnv(t, "KK_SOAK_SEED", 1)
+	s := &soak{t: t, rng: rand.New(rand.NewPCG(uint64(seed), 0xb16)), dir: filepath.Join(t.TempDir(), "repo"), home: t.TempDir()}
+	if err := os.MkdirAll(s.dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	s.k = store.New(s.dir)
+	s.git("init", "-q", "-b", "main")
+	if _, err := benchtree.Generate(s.dir, benchtree.Options{Nodes: 3000, Seed: uint64(seed)}); err != nil {
+		t.Fatal(err)
+	}
+	s.kk("init")
+	s.git("add", "-A")
+	s.git("commit", "-qm", "3000 notes")
+	var leaves []string
+	for p := range s.tree(s.dir) {
+		if strings.Contains(p, "/nodes/") && strings.HasSuffix(p, ".md") && filepath.Base(p) != "index.md" {
+			leaves = append(leaves, p)
+		}
+	}
+	slices.Sort(leaves)
+	var took time.Duration
+	killed, rolledBack, applied := 0, 0, 0
+	for round := range rounds {
+		if round == 0 || s.rng.IntN(2) == 0 {
+			// Cold: the generated files are gone.
+			s.logf("round %d: the generated files removed", round)
+			for p := range s.tree(s.dir) {
+				if b := filepath.Base(p); b == "index.md" || p == ".ai/kenkeep/GRAPH.md" || p == ".ai/kenkeep/ENTRY.md" {
+					if err := os.Remove(filepath.Join(s.dir, p)); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+		} else {
+			// Warm: the person edits descriptions here and there.
+			s.logf("round %d: 30 descriptions edited", round)
+			for range 30 {
+				p := leaves[s.rng.IntN(len(leaves))]
+				data := s.read(p)
+				data = bytes.Replace(data, []byte("\ndescription: "), []byte(fmt.Sprintf("\ndescription: edited in round %d, ", round)), 1)
+				if err := os.WriteFile(filepath.Join(s.dir, p), data, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		before := s.tree(s.dir)
+		cmd := s.command(s.dir, "", "kk", "index", "rebuild")
+		var out bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		var delay time.Duration
+		if took > 0 {
+			delay = time.Duration(s.rng.Int64N(int64(took) * 6 / 5))
+		}
+		start := time.Now()
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		if took > 0 {
+			time.Sleep(delay)
+			_ = cmd.Process.Signal(syscall.SIGKILL)
+		}
+		err := cmd.Wait()
+		ws, _ := cmd.ProcessState.Sys().(syscall.WaitStatus)
+		if !ws.Signaled() {
+			if err != nil {
+				s.fatalf("round %d: kk index rebuild: %v\n%s", round, err, out.String())
+			}
+			took = time.Since(start)
+			s.logf("round %d: kk index rebuild ran to its end in %s", round, took)
+		} else {
+			killed++
+			s.logf("round %d: kk index rebuild killed after %s", round, delay)
+			if s.rng.IntN(2) == 0 {
+				s.killRecovery = true
+			}
+			s.recoverKilled(fmt.Sprintf("round %d", round))
+			s.killRecovery = false
+		}
+		got := s.tree(s.dir)
+		for p, v := range before {
+			if strings.Contains(p, "/nodes/") && filepath.Base(p) != "index.md" && got[p] != v {
+				s.fatalf("round %d: %s changed", round, p)
+			}
+		}
+		s.checkAll(fmt.Sprintf("round %d", round))
+		after := s.tree(s.dir)
+		switch {
+		case soakSame(got, after):
+			if ws.Signaled() {
+				applied++
+			}
+		case soakSame(got, before):
+			rolledBack++
+		default:
+			s.fatalf("round %d: the kill left the knowledge base neither as before the rebuild nor as after it:\nas before:\n%s\nas after:\n%s", round, soakDiff(before, before, got), soakDiff(after, after, got))
+		}
+		s.git("add", "-A")
+		if out, err := s.tryIn("", "git", "commit", "-qm", fmt.Sprintf("round %d", round)); err != nil && !strings.Contains(out, "nothing to commit") {
+			s.fatalf("round %d: git commit: %v\n%s", round, err, out)
+		}
+	}
+	t.Logf("%d rounds, %d rebuilds killed: %d left the knowledge base as before, %d as after", rounds, killed, rolledBack, applied)
 }
