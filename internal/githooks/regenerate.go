@@ -333,10 +333,10 @@ func RegenerateCommits(ctx context.Context, k *store.KB, revs []string, command 
 	}
 	// Move HEAD under kk's writer lock, as a change another program makes
 	// to the tree: the work tree's generated files change with it.
-	var kept []string
+	var kept, update []string
 	_, err = txn.Update(ctx, k, txn.Meta{Source: "git", Command: command}, func(tx *txn.Tx) error {
 		return tx.Outside(func() (err error) {
-			kept, err = moveHead(ctx, top, head, newHead, len(res.Commits))
+			kept, update, err = moveHead(ctx, top, head, newHead, len(res.Commits))
 			return err
 		})
 	})
@@ -348,8 +348,19 @@ func RegenerateCommits(ctx context.Context, k *store.KB, revs []string, command 
 		// The work tree's generated files that a write had changed
 		// (a note not committed yet) were left as they were; generate
 		// them again from the work tree's leaves, which now hold the
-		// regenerated commits' ones too.
-		if _, err := txn.Rebuild(ctx, k, txn.Meta{Source: "git", Command: command}, txn.RebuildOptions{}); err != nil {
+		// regenerated commits' ones too. The others git checked out of
+		// the commit made again are kk's, generated from the commit's
+		// notes, not a person's edit, though they are not of the work
+		// tree's notes when those are not the commit's (a note staged
+		// and changed again since, a kk write killed and rolled back
+		// after the commit took its files).
+		var checkedOut []string
+		for _, p := range update {
+			if r, ok := strings.CutPrefix(p, rel+"/"); ok {
+				checkedOut = append(checkedOut, r)
+			}
+		}
+		if _, err := txn.Rebuild(ctx, k, txn.Meta{Source: "git", Command: command}, txn.RebuildOptions{CheckedOut: checkedOut}); err != nil {
 			return nil, fmt.Errorf("HEAD is now %s, but regenerating the work tree's index files failed (run `kk index rebuild`): %w", short(newHead), err)
 		}
 	}
@@ -398,13 +409,14 @@ func saveManifest(dir string, files map[string]string) error {
 // whose generated Related block alone was rendered again); those the
 // work tree changed and did not stage (a kk write of a note not committed
 // yet) are left in the work tree as they are, the index and the others
-// brought to new, and returned: the caller generates them again.
-func moveHead(ctx context.Context, top, old, new string, n int) (kept []string, err error) {
-	update := []string{}
+// brought to new, and returned: the caller generates them again. The
+// files checked out of new then are returned too (update).
+func moveHead(ctx context.Context, top, old, new string, n int) (kept, update []string, err error) {
+	update = []string{}
 	if _, err := gitx.Run(ctx, top, "read-tree", "-m", "-u", old, new); err != nil {
 		kept, update, err = moveKeeping(ctx, top, old, new, err)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	msg := fmt.Sprintf("kk: regenerated the index files of %d commit(s)", n)
@@ -416,11 +428,11 @@ func moveHead(ctx context.Context, top, old, new string, n int) (kept []string, 
 			_, rerr = gitx.Run(ctx, top, append([]string{"checkout-index", "-f", "--"}, update...)...)
 		}
 		if rerr != nil {
-			return nil, fmt.Errorf("%w; putting the work tree back also failed: %v", err, rerr)
+			return nil, nil, fmt.Errorf("%w; putting the work tree back also failed: %v", err, rerr)
 		}
-		return nil, err
+		return nil, nil, err
 	}
-	return kept, nil
+	return kept, update, nil
 }
 
 // moveKeeping is moveHead's way when read-tree refused to update the work

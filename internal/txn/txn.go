@@ -174,6 +174,10 @@ type Tx struct {
 	sweep bool
 	now   time.Time
 
+	// checkedOut are generated files git checked out of HEAD just
+	// before (RebuildOptions.CheckedOut).
+	checkedOut []string
+
 	keep     string   // keep the originals under this name (KeepOriginals)
 	restored []string // kept originals to drop once committed (RestoreOriginals)
 }
@@ -1890,7 +1894,7 @@ func (tx *Tx) keepHandEdits(p *commitPlan) ([]store.HandEdit, error) {
 		}
 		cand := candidate{c: c, data: data, edited: edited && !summaries, summary: summaries}
 		if cand.edited {
-			cand.unsure = slices.Contains(p.gen.Unsure, c.Path)
+			cand.unsure = slices.Contains(p.gen.Unsure, c.Path) || slices.Contains(tx.checkedOut, c.Path)
 			ask = append(ask, committedNames(c.Path, cand.unsure)...)
 		}
 		cands = append(cands, cand)
