@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -46,7 +47,8 @@ import (
 // It runs 3 iterations of 20 steps by default. KK_SOAK_ITERATIONS sets
 // how many, KK_SOAK_SEED the first iteration's seed (each iteration's
 // seed is logged, and KK_SOAK_SEED=<it> KK_SOAK_ITERATIONS=1 runs that
-// one again); KK_SOAK_STEPS the steps per iteration.
+// one again); KK_SOAK_STEPS the steps per iteration; KK_SOAK_KEEP a
+// folder to copy the repository to when a check fails.
 func TestWriteSoakKill9(t *testing.T) {
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("needs git")
@@ -102,6 +104,10 @@ type soak struct {
 	// killRecovery kills kk commands that recover after a kill before
 	// the one that checks; pairs runs two writes at once now and then.
 	killRecovery, pairs bool
+	// killGit kills git commit and its hooks now and then;
+	// commitAfterKill has the person commit right after a kill, before
+	// any kk command.
+	killGit, commitAfterKill bool
 	// bad is the repository-relative path of a note the person wrote by
 	// hand with a YAML error in its front matter, there all along
 	// (uncommitted), or "".
@@ -145,7 +151,9 @@ func newSoak(t *testing.T, seed uint64) *soak {
 	if s.rng.IntN(3) == 0 {
 		s.bad = ".ai/kenkeep/nodes/person/map-bad.md"
 	}
-	t.Logf("killing recovering commands: %t; two writers at once: %t; a note with a YAML error: %t", s.killRecovery, s.pairs, s.bad != "")
+	s.killGit, s.commitAfterKill = s.rng.IntN(2) == 0, s.rng.IntN(2) == 0
+	t.Logf("killing recovering commands: %t; two writers at once: %t; a note with a YAML error: %t; killing git commit: %t; committing right after a kill: %t",
+		s.killRecovery, s.pairs, s.bad != "", s.killGit, s.commitAfterKill)
 	s.git("add", "-A")
 	s.git("commit", "-qm", "base notes")
 	// The other branch adds notes of its own, to be merged later.
@@ -194,6 +202,13 @@ func (s *soak) command(dir, stdin, name string, args ...string) *exec.Cmd {
 
 func (s *soak) fatalf(format string, args ...any) {
 	s.t.Helper()
+	if keep := os.Getenv("KK_SOAK_KEEP"); keep != "" {
+		// The repository as the failure left it, to look into.
+		_ = os.RemoveAll(keep)
+		if out, err := exec.Command("cp", "-a", s.dir, keep).CombinedOutput(); err != nil {
+			s.t.Logf("KK_SOAK_KEEP: %v\n%s", err, out)
+		}
+	}
 	s.t.Fatalf("%s\nsteps so far:\n  %s", fmt.Sprintf(format, args...), strings.Join(s.log, "\n  "))
 }
 
@@ -484,8 +499,22 @@ func (s *soak) kkWrite(step string) {
 	// The next kk command recovers: the tree is then as before the
 	// killed writes or as after them, whole, in some order, and holds
 	// every write that was not killed.
+	// Now and then the person commits first (git commit -am), and kk's
+	// post-commit hook is the next kk command. The generated files are
+	// then left out of the comparison: the hook brings them up to date.
+	filter := func(m map[string]string) map[string]string { return m }
+	if s.commitAfterKill && s.rng.IntN(2) == 0 {
+		out, err := s.tryIn("", "git", "commit", "-qam", "person's commit right after a kill")
+		if err != nil && !strings.Contains(out, "nothing to commit") && !strings.Contains(out, "no changes added") {
+			s.fatalf("%s: git commit -am after a kill: %v\n%s", step, err, out)
+		}
+		s.logf("  git commit -am before any kk command: %s", strings.TrimSpace(out))
+		s.checkPerson(step+" (git commit -am after the kill)", targets...)
+		filter = soakLeaves
+	}
 	s.recoverKilled(step)
-	got := s.tree(s.dir)
+	got := filter(s.tree(s.dir))
+	before = filter(before)
 	var orders [][]int
 	if n == 1 {
 		orders = [][]int{{}, {0}}
@@ -515,7 +544,7 @@ func (s *soak) kkWrite(step string) {
 			for _, i := range o {
 				ows = append(ows, ws[i])
 			}
-			want = s.runIn(cp, ows...)
+			want = filter(s.runIn(cp, ows...))
 			_ = os.RemoveAll(cp)
 		}
 		if soakSame(got, want) {
@@ -573,9 +602,39 @@ func (s *soak) commit() {
 		s.git("add", "-A")
 		s.logf("git add -A")
 	}
+	// Now and then the person interrupts git commit, and kk's post-commit
+	// hook with it (kk index rebuild --commits when the commit left part
+	// of the knowledge base in the work tree: a note kk added, not added
+	// to git), as a terminal's Ctrl-C stops them all, but with SIGKILL.
+	if s.killGit && s.took["git commit"] > 0 && s.rng.IntN(2) == 0 {
+		cmd := s.command(s.dir, "", "git", "commit", "-qam", "person's commit")
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		var out bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		delay := time.Duration(s.rng.Int64N(int64(s.took["git commit"]) * 6 / 5))
+		if err := cmd.Start(); err != nil {
+			s.fatalf("%v", err)
+		}
+		time.Sleep(delay)
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		err := cmd.Wait()
+		s.logf("git commit -am, git and its hooks killed after %s: %v", delay, err)
+		// git leaves its index.lock when killed, and says to remove it:
+		// the person does.
+		if err := os.Remove(filepath.Join(s.dir, ".git", "index.lock")); err == nil {
+			s.logf("  rm .git/index.lock")
+		}
+		s.checkPerson("after git commit was killed")
+		s.kkCheck("after git commit was killed")
+		return
+	}
+	start := time.Now()
 	out, err := s.tryIn("", "git", "commit", "-qam", "person's commit")
 	if err != nil && !strings.Contains(out, "nothing to commit") && !strings.Contains(out, "no changes added") {
 		s.fatalf("git commit -am: %v\n%s", err, out)
+	}
+	if err == nil {
+		s.took["git commit"] = time.Since(start)
 	}
 	s.logf("git commit -am")
 }
@@ -710,6 +769,18 @@ func (s *soak) checkAll(when string) {
 	if out, err := s.tryIn("", "git", "fsck", "--no-progress"); err != nil || strings.TrimSpace(out) != "" && !soakOnlyDangling(out) {
 		s.fatalf("%s: git fsck: %v\n%s", when, err, out)
 	}
+	// The person never edits a generated file: kk must not keep one as
+	// their hand edit (which says, wrongly, that they wrote in it).
+	if ents, err := os.ReadDir(filepath.Join(s.k.StateDir(), store.HandEditsDir)); err == nil && len(ents) > 0 {
+		var kept []string
+		_ = filepath.WalkDir(filepath.Join(s.k.StateDir(), store.HandEditsDir), func(p string, d fs.DirEntry, err error) error {
+			if err == nil && !d.IsDir() {
+				kept = append(kept, s.k.Rel(p))
+			}
+			return nil
+		})
+		s.fatalf("%s: kk kept generated files as hand edits no one made: %v", when, kept)
+	}
 	if _, err := os.Stat(filepath.Join(s.dir, ".git", "index.lock")); err == nil {
 		s.fatalf("%s: .git/index.lock is left", when)
 	}
@@ -786,6 +857,17 @@ func (s *soak) tree(repo string) map[string]string {
 	})
 	if err != nil {
 		s.fatalf("%v", err)
+	}
+	return out
+}
+
+// soakLeaves returns the files of a tree but the generated ones.
+func soakLeaves(tree map[string]string) map[string]string {
+	out := map[string]string{}
+	for p, v := range tree {
+		if path.Base(p) != "index.md" && p != ".ai/kenkeep/GRAPH.md" && p != ".ai/kenkeep/ENTRY.md" {
+			out[p] = v
+		}
 	}
 	return out
 }
