@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/kk-project/kk/internal/atomicfile"
 	"github.com/kk-project/kk/internal/gitx"
 	"github.com/kk-project/kk/internal/indexfiles"
 	"github.com/kk-project/kk/internal/node"
@@ -254,7 +255,10 @@ func RegenerateCommits(ctx context.Context, k *store.KB, revs []string, command 
 	// writes only the files that differ from the last commit it read (and
 	// the copy's leaf cache spares parsing the others); anything going
 	// wrong removes it, and the next run starts afresh.
-	s := &scratch{ctx: ctx, top: top, rel: rel, dir: gitDir, kb: store.New(filepath.Join(gitDir, "repo")), files: loadManifest(gitDir)}
+	s, err := openScratch(ctx, top, rel, gitDir)
+	if err != nil {
+		return nil, err
+	}
 	ok := false
 	defer func() {
 		if ok {
@@ -370,6 +374,22 @@ func RegenerateCommits(ctx context.Context, k *store.KB, revs []string, command 
 // manifestName is the scratch copy's record of the blob each file holds.
 const manifestName = "manifest"
 
+// openScratch opens the scratch copy under gitDir for a run: what its
+// manifest says it holds, and no manifest on disk until the run saves
+// its own. A run killed while it changes the copy (SIGKILL, a terminal
+// closed on git commit: no deferred cleanup runs) leaves files its
+// manifest does not describe, a note of the last commit it read among
+// them; a manifest left on disk would make the next run trust them and
+// generate a commit's files from notes the commit does not hold. Without
+// one, the next run starts afresh.
+func openScratch(ctx context.Context, top, rel, gitDir string) (*scratch, error) {
+	s := &scratch{ctx: ctx, top: top, rel: rel, dir: gitDir, kb: store.New(filepath.Join(gitDir, "repo")), files: loadManifest(gitDir)}
+	if err := os.Remove(filepath.Join(gitDir, manifestName)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	return s, nil
+}
+
 // loadManifest reads what the scratch copy holds (path relative to the
 // knowledge base -> blob id); empty when there is no scratch copy, or a
 // file it names is gone.
@@ -400,7 +420,9 @@ func saveManifest(dir string, files map[string]string) error {
 	for _, p := range slices.Sorted(maps.Keys(files)) {
 		b.WriteString(files[p] + "\t" + p + "\n")
 	}
-	return os.WriteFile(filepath.Join(dir, manifestName), []byte(b.String()), 0o644)
+	// Whole or not at all: a manifest cut short by a kill would leave
+	// files of the copy it does not name.
+	return atomicfile.Write(filepath.Join(dir, manifestName), []byte(b.String()), 0o644)
 }
 
 // moveHead brings the index and work tree from old to new (two-tree
