@@ -337,11 +337,28 @@ func RegenerateCommits(ctx context.Context, k *store.KB, revs []string, command 
 	}
 	// Move HEAD under kk's writer lock, as a change another program makes
 	// to the tree: the work tree's generated files change with it.
-	var kept, update []string
+	var kept []string
 	_, err = txn.Update(ctx, k, txn.Meta{Source: "git", Command: command}, func(tx *txn.Tx) error {
-		return tx.Outside(func() (err error) {
+		return tx.Outside(func() error {
+			var update []string
+			var err error
 			kept, update, err = moveHead(ctx, top, head, newHead, len(res.Commits))
-			return err
+			if err != nil {
+				return err
+			}
+			// The files git checked out of the commit made again are
+			// kk's generation from the commit's notes, not a person's
+			// edit, though they are not of the work tree's notes when
+			// those are not the commit's: recorded for the writes that
+			// generate them again (here below, or the hook's kk index
+			// rebuild), which would take them for hand edits.
+			var checked []string
+			for _, p := range update {
+				if r, ok := strings.CutPrefix(p, rel+"/"); ok {
+					checked = append(checked, r)
+				}
+			}
+			return txn.NoteCheckedOut(k, checked)
 		})
 	})
 	if err != nil {
@@ -352,19 +369,8 @@ func RegenerateCommits(ctx context.Context, k *store.KB, revs []string, command 
 		// The work tree's generated files that a write had changed
 		// (a note not committed yet) were left as they were; generate
 		// them again from the work tree's leaves, which now hold the
-		// regenerated commits' ones too. The others git checked out of
-		// the commit made again are kk's, generated from the commit's
-		// notes, not a person's edit, though they are not of the work
-		// tree's notes when those are not the commit's (a note staged
-		// and changed again since, a kk write killed and rolled back
-		// after the commit took its files).
-		var checkedOut []string
-		for _, p := range update {
-			if r, ok := strings.CutPrefix(p, rel+"/"); ok {
-				checkedOut = append(checkedOut, r)
-			}
-		}
-		if _, err := txn.Rebuild(ctx, k, txn.Meta{Source: "git", Command: command}, txn.RebuildOptions{CheckedOut: checkedOut}); err != nil {
+		// regenerated commits' ones too.
+		if _, err := txn.Rebuild(ctx, k, txn.Meta{Source: "git", Command: command}, txn.RebuildOptions{}); err != nil {
 			return nil, fmt.Errorf("HEAD is now %s, but regenerating the work tree's index files failed (run `kk index rebuild`): %w", short(newHead), err)
 		}
 	}
@@ -432,13 +438,24 @@ func saveManifest(dir string, files map[string]string) error {
 // work tree changed and did not stage (a kk write of a note not committed
 // yet) are left in the work tree as they are, the index and the others
 // brought to new, and returned: the caller generates them again. The
-// files checked out of new then are returned too (update).
+// files checked out of new are returned too (update).
 func moveHead(ctx context.Context, top, old, new string, n int) (kept, update []string, err error) {
-	update = []string{}
 	if _, err := gitx.Run(ctx, top, "read-tree", "-m", "-u", old, new); err != nil {
 		kept, update, err = moveKeeping(ctx, top, old, new, err)
 		if err != nil {
 			return nil, nil, err
+		}
+	} else {
+		// Every file old and new differ in was checked out.
+		diff, err := gitx.Run(ctx, top, "diff", "--name-only", "-z", "--no-renames", old, new)
+		if err != nil {
+			_, _ = gitx.Run(ctx, top, "read-tree", "-m", "-u", new, old)
+			return nil, nil, err
+		}
+		for p := range strings.SplitSeq(string(diff), "\x00") {
+			if p != "" {
+				update = append(update, p)
+			}
 		}
 	}
 	msg := fmt.Sprintf("kk: regenerated the index files of %d commit(s)", n)

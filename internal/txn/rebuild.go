@@ -15,14 +15,6 @@ import (
 type RebuildOptions struct {
 	Check bool // compare only; write nothing and take no lock
 	Stage bool // git add the written files
-	// CheckedOut are generated files (relative to .ai/kenkeep) git has
-	// just checked out of HEAD, a commit whose generated files kk made
-	// from that commit's notes (kk index rebuild --commits): they are
-	// not of the work tree's notes when those are not the commit's, and
-	// one that is still as HEAD holds it is no person's edit. They are
-	// asked of git as the files kk cannot compare are (see
-	// committedNames), in the one git process that asks about those.
-	CheckedOut []string
 }
 
 // Rebuild brings the generated index files (every nodes/**/index.md,
@@ -38,7 +30,6 @@ func Rebuild(ctx context.Context, k *store.KB, m Meta, opts RebuildOptions) (*in
 		if _, err := tx.Config(); err != nil { // a broken config is named before anything is written
 			return err
 		}
-		tx.checkedOut = opts.CheckedOut
 		tx.Regenerate()
 		return nil
 	})

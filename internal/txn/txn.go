@@ -174,10 +174,6 @@ type Tx struct {
 	sweep bool
 	now   time.Time
 
-	// checkedOut are generated files git checked out of HEAD just
-	// before (RebuildOptions.CheckedOut).
-	checkedOut []string
-
 	keep     string   // keep the originals under this name (KeepOriginals)
 	restored []string // kept originals to drop once committed (RestoreOriginals)
 }
@@ -1894,7 +1890,7 @@ func (tx *Tx) keepHandEdits(p *commitPlan) ([]store.HandEdit, error) {
 		}
 		cand := candidate{c: c, data: data, edited: edited && !summaries, summary: summaries}
 		if cand.edited {
-			cand.unsure = slices.Contains(p.gen.Unsure, c.Path) || slices.Contains(tx.checkedOut, c.Path)
+			cand.unsure = slices.Contains(p.gen.Unsure, c.Path)
 			ask = append(ask, committedNames(c.Path, cand.unsure)...)
 		}
 		cands = append(cands, cand)
@@ -1906,12 +1902,23 @@ func (tx *Tx) keepHandEdits(p *commitPlan) ([]store.HandEdit, error) {
 		blobs, _ = gitx.Blobs(tx.ctx, tx.k.Root, ask)
 	}
 	var kept []store.HandEdit
+	var rec map[string]string // NoteCheckedOut's record, read once when needed
 	for _, cand := range cands {
 		c, data := cand.c, cand.data
 		if cand.edited && committed(blobs, c.Path, cand.unsure, data) {
 			// The file as a commit at hand holds it: git's checkout or
 			// merge, no one's edit here.
 			continue
+		}
+		if cand.edited {
+			if rec == nil {
+				rec = checkedOut(tx.k)
+			}
+			if asCheckedOut(rec, c.Path, data) {
+				// kk's generation for a commit it made again, checked
+				// out of it (NoteCheckedOut): no one's edit either.
+				continue
+			}
 		}
 		rel := path.Join(".state", store.HandEditsDir, tx.meta.Changeset, c.Path)
 		dst := filepath.Join(tx.k.Dir, filepath.FromSlash(rel))
