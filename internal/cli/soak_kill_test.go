@@ -35,14 +35,29 @@ import (
 // uncommitted), git commit -am, git stash and git stash pop, git checkout
 // -b and back, and a git merge of a branch that added other notes.
 //
+// Each iteration also draws, from its seed, which of these it does: kill
+// the kk commands that recover after a kill (kk check, lint, status)
+// before the one that checks; run two kk writes at once (the tree must
+// then be as before, or as after one or both, in some order); keep a
+// hand-written note with a YAML error there throughout (every other write
+// must go through; kk check and kk index rebuild --check must report it
+// and nothing else); kill git commit with its hooks; have the person
+// commit (git commit -am) right after a kill, before any kk command, so
+// that kk's post-commit hook is the next kk command.
+//
 // After every step: the person's uncommitted bytes are as they left them;
-// a killed write's leaves (every note and the redirect ledger) are as
-// before it or as the same command leaves them run to its end (in a copy
-// of the repository); after the next kk command (kk check, which must
-// pass: a hand edit of a note's body or description is no finding of
-// kk check, only of kk index rebuild --check, see below) no journal is
-// left; after kk index rebuild nothing of a killed writer is left and kk
-// index rebuild --check passes; git fsck is clean.
+// a killed write's files (every note, the redirect ledger and, unless the
+// person committed first, the generated files) are as before it or as
+// the same command leaves them run to its end (in a copy of the
+// repository); after the next kk command (kk check, which must pass: a
+// hand edit of a note's body or description is no finding of kk check,
+// only of kk index rebuild --check, which runs after a rebuild) no
+// journal is left; after kk index rebuild nothing of a killed writer is
+// left and kk index rebuild --check passes; kk kept no generated file as
+// a hand edit (the person never edits one); git fsck is clean, no
+// .git/index.lock left. At the end, HEAD's generated files match its
+// notes (kk index rebuild --check in git archive HEAD), unless git commit
+// was killed with its hooks.
 //
 // It runs 3 iterations of 20 steps by default. KK_SOAK_ITERATIONS sets
 // how many, KK_SOAK_SEED the first iteration's seed (each iteration's

@@ -517,7 +517,7 @@ elif [ "${1-}" = 1 ] && [ -f ` + kept + ` ] && ` + cond + `; then
 		kk_range='HEAD^!'
 	elif git rev-parse -q --verify HEAD^ >/dev/null 2>&1 &&
 		! git diff-tree --quiet HEAD^ HEAD -- ` + shellQuote(kbDir) + ` 2>/dev/null &&
-		for kk_j in ` + shellQuote(kbDir+"/.state/txn") + `/*.journal; do [ -f "$kk_j" ]; break; done; then
+		kk_journal= && for kk_j in ` + shellQuote(kbDir+"/.state/txn") + `/*.journal; do [ -f "$kk_j" ] && kk_journal=1; break; done && [ -n "$kk_journal" ]; then
 		# a commit made while the journal of a kk write is left (the write
 		# was killed, and no kk command ran since): the commit may hold
 		# files the write had written, which kk rolls back in the work
