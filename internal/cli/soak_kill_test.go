@@ -975,13 +975,13 @@ func soakState(v string, ok bool) string {
 // notes' descriptions. After each kill, and a kk check, which must pass
 // and roll back, the knowledge base is as before the rebuild or as a
 // rebuild run to its end leaves it, the person's notes as they left
-// them. 4 rounds by default; KK_SOAK_ROUNDS sets how many, KK_SOAK_SEED
+// them. 3 rounds by default; KK_SOAK_ROUNDS sets how many, KK_SOAK_SEED
 // the seed.
 func TestIndexRebuildKill9LargeTree(t *testing.T) {
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("needs git")
 	}
-	rounds, seed := soakEnv(t, "KK_SOAK_ROUNDS", 4), soakEnv(t, "KK_SOAK_SEED", 1)
+	rounds, seed := soakEnv(t, "KK_SOAK_ROUNDS", 3), soakEnv(t, "KK_SOAK_SEED", 1)
 	s := &soak{t: t, rng: rand.New(rand.NewPCG(uint64(seed), 0xb16)), dir: filepath.Join(t.TempDir(), "repo"), home: t.TempDir()}
 	if err := os.MkdirAll(s.dir, 0o755); err != nil {
 		t.Fatal(err)
