@@ -638,11 +638,15 @@ func (s *soak) commit() {
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 		err := cmd.Wait()
 		s.logf("git commit -am, git and its hooks killed after %s: %v", delay, err)
-		// git leaves its index.lock when killed, and says to remove it:
-		// the person does.
-		if err := os.Remove(filepath.Join(s.dir, ".git", "index.lock")); err == nil {
-			s.logf("  rm .git/index.lock")
-		}
+		// git leaves its locks when killed (index.lock, HEAD.lock, a
+		// branch's ref lock; kk's git update-ref in the hook was killed
+		// with it), and says to remove them: the person does.
+		_ = filepath.WalkDir(filepath.Join(s.dir, ".git"), func(p string, d fs.DirEntry, err error) error {
+			if err == nil && !d.IsDir() && strings.HasSuffix(p, ".lock") && os.Remove(p) == nil {
+				s.logf("  rm %s", s.k.Rel(p))
+			}
+			return nil
+		})
 		s.checkPerson("after git commit was killed")
 		s.kkCheck("after git commit was killed")
 		return
