@@ -339,26 +339,20 @@ func RegenerateCommits(ctx context.Context, k *store.KB, revs []string, command 
 	// to the tree: the work tree's generated files change with it.
 	var kept []string
 	_, err = txn.Update(ctx, k, txn.Meta{Source: "git", Command: command}, func(tx *txn.Tx) error {
-		return tx.Outside(func() error {
-			var update []string
-			var err error
-			kept, update, err = moveHead(ctx, top, head, newHead, len(res.Commits))
-			if err != nil {
+		return tx.Outside(func() (err error) {
+			// The generated files git is about to check out of the
+			// commit made again are kk's generation from the commit's
+			// notes, not a person's edit, though they are not of the
+			// work tree's notes when those are not the commit's:
+			// recorded, before git writes them (a kill in between leaves
+			// none unrecorded), for the writes that generate them again
+			// (here below, or the hook's kk index rebuild), which would
+			// take them for hand edits.
+			if err := noteCheckedOut(ctx, k, top, rel, head, newHead); err != nil {
 				return err
 			}
-			// The files git checked out of the commit made again are
-			// kk's generation from the commit's notes, not a person's
-			// edit, though they are not of the work tree's notes when
-			// those are not the commit's: recorded for the writes that
-			// generate them again (here below, or the hook's kk index
-			// rebuild), which would take them for hand edits.
-			var checked []string
-			for _, p := range update {
-				if r, ok := strings.CutPrefix(p, rel+"/"); ok {
-					checked = append(checked, r)
-				}
-			}
-			return txn.NoteCheckedOut(k, checked)
+			kept, _, err = moveHead(ctx, top, head, newHead, len(res.Commits))
+			return err
 		})
 	})
 	if err != nil {
@@ -375,6 +369,32 @@ func RegenerateCommits(ctx context.Context, k *store.KB, revs []string, command 
 		}
 	}
 	return res, nil
+}
+
+// noteCheckedOut records (txn.NoteCheckedOut) the files of the knowledge
+// base at rel that commits old and new differ in, as new holds them.
+func noteCheckedOut(ctx context.Context, k *store.KB, top, rel, old, new string) error {
+	diff, err := gitx.Run(ctx, top, "diff", "--name-only", "-z", "--no-renames", old, new, "--", rel+"/")
+	if err != nil {
+		return err
+	}
+	var names []string
+	for p := range strings.SplitSeq(string(diff), "\x00") {
+		if p != "" {
+			names = append(names, new+":"+p)
+		}
+	}
+	blobs, err := gitx.Blobs(ctx, top, names)
+	if err != nil {
+		return err
+	}
+	files := map[string][]byte{}
+	for name, data := range blobs {
+		if r, ok := strings.CutPrefix(strings.TrimPrefix(name, new+":"), rel+"/"); ok {
+			files[r] = data
+		}
+	}
+	return txn.NoteCheckedOut(k, files)
 }
 
 // manifestName is the scratch copy's record of the blob each file holds.
@@ -437,25 +457,13 @@ func saveManifest(dir string, files map[string]string) error {
 // whose generated Related block alone was rendered again); those the
 // work tree changed and did not stage (a kk write of a note not committed
 // yet) are left in the work tree as they are, the index and the others
-// brought to new, and returned: the caller generates them again. The
-// files checked out of new are returned too (update).
+// brought to new, and returned: the caller generates them again, with
+// those checked out of new (update).
 func moveHead(ctx context.Context, top, old, new string, n int) (kept, update []string, err error) {
 	if _, err := gitx.Run(ctx, top, "read-tree", "-m", "-u", old, new); err != nil {
 		kept, update, err = moveKeeping(ctx, top, old, new, err)
 		if err != nil {
 			return nil, nil, err
-		}
-	} else {
-		// Every file old and new differ in was checked out.
-		diff, err := gitx.Run(ctx, top, "diff", "--name-only", "-z", "--no-renames", old, new)
-		if err != nil {
-			_, _ = gitx.Run(ctx, top, "read-tree", "-m", "-u", new, old)
-			return nil, nil, err
-		}
-		for p := range strings.SplitSeq(string(diff), "\x00") {
-			if p != "" {
-				update = append(update, p)
-			}
 		}
 	}
 	msg := fmt.Sprintf("kk: regenerated the index files of %d commit(s)", n)

@@ -6,8 +6,10 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/kk-project/kk/internal/atomicfile"
@@ -20,25 +22,22 @@ import (
 // .ai/kenkeep.
 const checkedOutFile = "checked-out-generated"
 
-// NoteCheckedOut records the files (relative to .ai/kenkeep) git has just
-// checked out of a commit kk made again with its generated files
-// regenerated from that commit's notes (kk index rebuild --commits), as
-// they are on disk now; the record replaces the one before. A generated
-// file checked out so is kk's generation, not a person's edit, though it
-// is not of the work tree's notes when those are not the commit's (a note
-// staged and changed again before git commit; a kk write killed after it
-// wrote some of its files, committed before any kk command, then rolled
-// back in the work tree by the hook's kk): a write that finds one still
-// as recorded here does not keep a copy of it as a hand edit. A file the
-// checkout removed is not recorded.
-func NoteCheckedOut(k *store.KB, paths []string) error {
+// NoteCheckedOut records the files (relative to .ai/kenkeep, with their
+// bytes) git is about to check out of a commit kk made again with its
+// generated files regenerated from that commit's notes (kk index rebuild
+// --commits); the record replaces the one before. It is written before
+// git checks them out, so that a kill in between leaves no file of the
+// checkout unrecorded. A generated file checked out so is kk's
+// generation, not a person's edit, though it is not of the work tree's
+// notes when those are not the commit's (a note staged and changed again
+// before git commit; a kk write killed after it wrote some of its files,
+// committed before any kk command, then rolled back in the work tree by
+// the hook's kk): a write that finds one still as recorded here does not
+// keep a copy of it as a hand edit.
+func NoteCheckedOut(k *store.KB, files map[string][]byte) error {
 	var b strings.Builder
-	for _, p := range paths {
-		data, err := os.ReadFile(filepath.Join(k.Dir, filepath.FromSlash(p)))
-		if err != nil {
-			continue
-		}
-		sum := sha256.Sum256(data)
+	for _, p := range slices.Sorted(maps.Keys(files)) {
+		sum := sha256.Sum256(files[p])
 		fmt.Fprintf(&b, "%s\t%s\n", hex.EncodeToString(sum[:]), p)
 	}
 	dst := filepath.Join(k.StateDir(), checkedOutFile)
