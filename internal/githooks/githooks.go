@@ -517,6 +517,17 @@ elif [ "${1-}" = 1 ] && [ -f ` + kept + ` ] && ` + cond + `; then
 		kk_range='HEAD^!'
 	elif git rev-parse -q --verify HEAD^ >/dev/null 2>&1 &&
 		! git diff-tree --quiet HEAD^ HEAD -- ` + shellQuote(kbDir) + ` 2>/dev/null &&
+		kk_journal= && for kk_j in ` + shellQuote(kbDir+"/.state/txn") + `/*.journal; do [ -f "$kk_j" ] && kk_journal=1; break; done && [ -n "$kk_journal" ]; then
+		# a commit made while the journal of a kk write is left (the write
+		# was killed, and no kk command ran since): the commit may hold
+		# files the write had written, which kk rolls back in the work
+		# tree before anything else, so that comparing the work tree says
+		# nothing of the commit. Its files, from its own notes; then the
+		# work tree's
+		kk_range='HEAD^!'
+		kk_worktree=1
+	elif git rev-parse -q --verify HEAD^ >/dev/null 2>&1 &&
+		! git diff-tree --quiet HEAD^ HEAD -- ` + shellQuote(kbDir) + ` 2>/dev/null &&
 		[ -n "$(git status --porcelain -- ` + shellQuote(kbDir) + ` 2>/dev/null | head -n 1)" ]; then
 		# a commit of the knowledge base that left part of it out (a note
 		# staged without the files kk generated for it, or those without

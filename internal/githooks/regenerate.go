@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/kk-project/kk/internal/atomicfile"
 	"github.com/kk-project/kk/internal/gitx"
 	"github.com/kk-project/kk/internal/indexfiles"
 	"github.com/kk-project/kk/internal/node"
@@ -254,7 +255,10 @@ func RegenerateCommits(ctx context.Context, k *store.KB, revs []string, command 
 	// writes only the files that differ from the last commit it read (and
 	// the copy's leaf cache spares parsing the others); anything going
 	// wrong removes it, and the next run starts afresh.
-	s := &scratch{ctx: ctx, top: top, rel: rel, dir: gitDir, kb: store.New(filepath.Join(gitDir, "repo")), files: loadManifest(gitDir)}
+	s, err := openScratch(ctx, top, rel, gitDir)
+	if err != nil {
+		return nil, err
+	}
 	ok := false
 	defer func() {
 		if ok {
@@ -336,7 +340,18 @@ func RegenerateCommits(ctx context.Context, k *store.KB, revs []string, command 
 	var kept []string
 	_, err = txn.Update(ctx, k, txn.Meta{Source: "git", Command: command}, func(tx *txn.Tx) error {
 		return tx.Outside(func() (err error) {
-			kept, err = moveHead(ctx, top, head, newHead, len(res.Commits))
+			// The generated files git is about to check out of the
+			// commit made again are kk's generation from the commit's
+			// notes, not a person's edit, though they are not of the
+			// work tree's notes when those are not the commit's:
+			// recorded, before git writes them (a kill in between leaves
+			// none unrecorded), for the writes that generate them again
+			// (here below, or the hook's kk index rebuild), which would
+			// take them for hand edits.
+			if err := noteCheckedOut(ctx, k, top, rel, head, newHead); err != nil {
+				return err
+			}
+			kept, _, err = moveHead(ctx, top, head, newHead, len(res.Commits))
 			return err
 		})
 	})
@@ -356,8 +371,50 @@ func RegenerateCommits(ctx context.Context, k *store.KB, revs []string, command 
 	return res, nil
 }
 
+// noteCheckedOut records (txn.NoteCheckedOut) the files of the knowledge
+// base at rel that commits old and new differ in, as new holds them.
+func noteCheckedOut(ctx context.Context, k *store.KB, top, rel, old, new string) error {
+	diff, err := gitx.Run(ctx, top, "diff", "--name-only", "-z", "--no-renames", old, new, "--", rel+"/")
+	if err != nil {
+		return err
+	}
+	var names []string
+	for p := range strings.SplitSeq(string(diff), "\x00") {
+		if p != "" {
+			names = append(names, new+":"+p)
+		}
+	}
+	blobs, err := gitx.Blobs(ctx, top, names)
+	if err != nil {
+		return err
+	}
+	files := map[string][]byte{}
+	for name, data := range blobs {
+		if r, ok := strings.CutPrefix(strings.TrimPrefix(name, new+":"), rel+"/"); ok {
+			files[r] = data
+		}
+	}
+	return txn.NoteCheckedOut(k, files)
+}
+
 // manifestName is the scratch copy's record of the blob each file holds.
 const manifestName = "manifest"
+
+// openScratch opens the scratch copy under gitDir for a run: what its
+// manifest says it holds, and no manifest on disk until the run saves
+// its own. A run killed while it changes the copy (SIGKILL, a terminal
+// closed on git commit: no deferred cleanup runs) leaves files its
+// manifest does not describe, a note of the last commit it read among
+// them; a manifest left on disk would make the next run trust them and
+// generate a commit's files from notes the commit does not hold. Without
+// one, the next run starts afresh.
+func openScratch(ctx context.Context, top, rel, gitDir string) (*scratch, error) {
+	s := &scratch{ctx: ctx, top: top, rel: rel, dir: gitDir, kb: store.New(filepath.Join(gitDir, "repo")), files: loadManifest(gitDir)}
+	if err := os.Remove(filepath.Join(gitDir, manifestName)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	return s, nil
+}
 
 // loadManifest reads what the scratch copy holds (path relative to the
 // knowledge base -> blob id); empty when there is no scratch copy, or a
@@ -389,7 +446,9 @@ func saveManifest(dir string, files map[string]string) error {
 	for _, p := range slices.Sorted(maps.Keys(files)) {
 		b.WriteString(files[p] + "\t" + p + "\n")
 	}
-	return os.WriteFile(filepath.Join(dir, manifestName), []byte(b.String()), 0o644)
+	// Whole or not at all: a manifest cut short by a kill would leave
+	// files of the copy it does not name.
+	return atomicfile.Write(filepath.Join(dir, manifestName), []byte(b.String()), 0o644)
 }
 
 // moveHead brings the index and work tree from old to new (two-tree
@@ -398,13 +457,13 @@ func saveManifest(dir string, files map[string]string) error {
 // whose generated Related block alone was rendered again); those the
 // work tree changed and did not stage (a kk write of a note not committed
 // yet) are left in the work tree as they are, the index and the others
-// brought to new, and returned: the caller generates them again.
-func moveHead(ctx context.Context, top, old, new string, n int) (kept []string, err error) {
-	update := []string{}
+// brought to new, and returned: the caller generates them again, with
+// those checked out of new (update).
+func moveHead(ctx context.Context, top, old, new string, n int) (kept, update []string, err error) {
 	if _, err := gitx.Run(ctx, top, "read-tree", "-m", "-u", old, new); err != nil {
 		kept, update, err = moveKeeping(ctx, top, old, new, err)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	msg := fmt.Sprintf("kk: regenerated the index files of %d commit(s)", n)
@@ -416,11 +475,11 @@ func moveHead(ctx context.Context, top, old, new string, n int) (kept []string, 
 			_, rerr = gitx.Run(ctx, top, append([]string{"checkout-index", "-f", "--"}, update...)...)
 		}
 		if rerr != nil {
-			return nil, fmt.Errorf("%w; putting the work tree back also failed: %v", err, rerr)
+			return nil, nil, fmt.Errorf("%w; putting the work tree back also failed: %v", err, rerr)
 		}
-		return nil, err
+		return nil, nil, err
 	}
-	return kept, nil
+	return kept, update, nil
 }
 
 // moveKeeping is moveHead's way when read-tree refused to update the work

@@ -1902,12 +1902,23 @@ func (tx *Tx) keepHandEdits(p *commitPlan) ([]store.HandEdit, error) {
 		blobs, _ = gitx.Blobs(tx.ctx, tx.k.Root, ask)
 	}
 	var kept []store.HandEdit
+	var rec map[string]string // NoteCheckedOut's record, read once when needed
 	for _, cand := range cands {
 		c, data := cand.c, cand.data
 		if cand.edited && committed(blobs, c.Path, cand.unsure, data) {
 			// The file as a commit at hand holds it: git's checkout or
 			// merge, no one's edit here.
 			continue
+		}
+		if cand.edited {
+			if rec == nil {
+				rec = checkedOut(tx.k)
+			}
+			if asCheckedOut(rec, c.Path, data) {
+				// kk's generation for a commit it made again, checked
+				// out of it (NoteCheckedOut): no one's edit either.
+				continue
+			}
 		}
 		rel := path.Join(".state", store.HandEditsDir, tx.meta.Changeset, c.Path)
 		dst := filepath.Join(tx.k.Dir, filepath.FromSlash(rel))
