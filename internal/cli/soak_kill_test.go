@@ -566,7 +566,7 @@ func (s *soak) kkWrite(step string) {
 			want = filter(s.runIn(cp, ows...))
 			_ = os.RemoveAll(cp)
 		}
-		if soakSame(got, want) {
+		if maps.Equal(got, want) {
 			if len(o) == 0 {
 				s.rolledBack++
 				s.logf("  rolled back (or never started)")
@@ -930,18 +930,6 @@ func soakLeaves(tree map[string]string) map[string]string {
 	return out
 }
 
-func soakSame(a, b map[string]string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if w, ok := b[k]; !ok || w != v {
-			return false
-		}
-	}
-	return true
-}
-
 // soakDiff names the files that differ between before, want (after the
 // write run to its end) and got.
 func soakDiff(before, want, got map[string]string) string {
@@ -1072,11 +1060,11 @@ func TestIndexRebuildKill9LargeTree(t *testing.T) {
 		s.checkAll(fmt.Sprintf("round %d", round))
 		after := s.tree(s.dir)
 		switch {
-		case soakSame(got, after):
+		case maps.Equal(got, after):
 			if ws.Signaled() {
 				applied++
 			}
-		case soakSame(got, before):
+		case maps.Equal(got, before):
 			rolledBack++
 		default:
 			s.fatalf("round %d: the kill left the knowledge base neither as before the rebuild nor as after it:\nas before:\n%s\nas after:\n%s", round, soakDiff(before, before, got), soakDiff(after, after, got))

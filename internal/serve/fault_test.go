@@ -625,14 +625,7 @@ func TestFaultBranchDeletedUnderTheServer(t *testing.T) {
 func TestFaultPushAgainstABusyRemote(t *testing.T) {
 	const busyPushes = 8
 	k := newRepo(t, 0)
-	origin := filepath.Join(t.TempDir(), "origin.git")
-	git(t, k, "init", "-q", "--bare", "-b", "main", origin)
-	git(t, k, "remote", "add", "origin", origin)
-	git(t, k, "push", "-q", "origin", "main")
-	busy := filepath.Join(t.TempDir(), "busy")
-	if _, err := gitx.Run(ctx, k.Root, "clone", "-q", origin, busy); err != nil {
-		t.Fatal(err)
-	}
+	busy := withOrigin(t, k, "busy")
 	stop := make(chan struct{})
 	var pushes atomic.Int64
 	done := make(chan struct{})

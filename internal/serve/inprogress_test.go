@@ -190,12 +190,7 @@ func TestFaultGitOperationInProgress(t *testing.T) {
 func TestFaultShareKeepsAMergeInProgress(t *testing.T) {
 	s, leaf := conflicted(t)
 	k := s.KB
-	origin := filepath.Join(t.TempDir(), "origin.git")
-	git(t, k, "init", "-q", "--bare", "-b", "main", origin)
-	git(t, k, "remote", "add", "origin", origin)
-	git(t, k, "push", "-q", "origin", "main")
-	other := filepath.Join(t.TempDir(), "other")
-	git(t, k, "clone", "-q", origin, other)
+	other := withOrigin(t, k, "other")
 	writeFile(t, filepath.Join(other, "other.txt"), "another clone's file\n")
 	for _, args := range [][]string{{"add", "other.txt"}, {"-c", "user.name=o", "-c", "user.email=o@o", "commit", "-qm", "other"}, {"push", "-q", "origin", "main"}} {
 		if _, err := gitx.Run(ctx, other, args...); err != nil {

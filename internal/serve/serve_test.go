@@ -35,6 +35,20 @@ func git(t *testing.T, k *store.KB, args ...string) string {
 	return strings.TrimSpace(string(out))
 }
 
+// withOrigin gives k's repository a bare remote, origin, holding its main
+// branch, and returns a clone of it (name under a temporary folder): a
+// colleague's.
+func withOrigin(t *testing.T, k *store.KB, name string) string {
+	t.Helper()
+	origin := filepath.Join(t.TempDir(), "origin.git")
+	git(t, k, "init", "-q", "--bare", "-b", "main", origin)
+	git(t, k, "remote", "add", "origin", origin)
+	git(t, k, "push", "-q", "origin", "main")
+	clone := filepath.Join(t.TempDir(), name)
+	git(t, k, "clone", "-q", origin, clone)
+	return clone
+}
+
 // post posts a note and waits for its job.
 func (s *server) post(t *testing.T, r httpapi.PostRequest) httpapi.JobStatus {
 	t.Helper()

@@ -27,16 +27,8 @@ func TestShareKeepsPersonsEditOriginChanged(t *testing.T) {
 	if j.Status != "done" {
 		t.Fatalf("post: %+v", j)
 	}
-	origin := filepath.Join(t.TempDir(), "origin.git")
-	git(t, k, "init", "-q", "--bare", "-b", "main", origin)
-	git(t, k, "remote", "add", "origin", origin)
-	git(t, k, "push", "-q", "origin", "main")
-
 	// A colleague changes the note's line on origin.
-	other := filepath.Join(t.TempDir(), "colleague")
-	if _, err := gitx.Run(ctx, k.Root, "clone", "-q", origin, other); err != nil {
-		t.Fatal(err)
-	}
+	other := withOrigin(t, k, "colleague")
 	rel := filepath.Join(".ai", "kenkeep", "nodes", filepath.FromSlash(j.Path))
 	theirs := filepath.Join(other, rel)
 	data, err := os.ReadFile(theirs)

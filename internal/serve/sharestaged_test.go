@@ -24,16 +24,8 @@ func TestShareKeepsPersonsStagedChange(t *testing.T) {
 	if j.Status != "done" {
 		t.Fatalf("post: %+v", j)
 	}
-	origin := filepath.Join(t.TempDir(), "origin.git")
-	git(t, k, "init", "-q", "--bare", "-b", "main", origin)
-	git(t, k, "remote", "add", "origin", origin)
-	git(t, k, "push", "-q", "origin", "main")
-
 	// A colleague pushes a file of their own.
-	other := filepath.Join(t.TempDir(), "colleague")
-	if _, err := gitx.Run(ctx, k.Root, "clone", "-q", origin, other); err != nil {
-		t.Fatal(err)
-	}
+	other := withOrigin(t, k, "colleague")
 	if err := os.WriteFile(filepath.Join(other, "colleague.txt"), []byte("theirs\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -112,12 +104,7 @@ func TestStartPutsBackStagedChangesOfAKilledRebase(t *testing.T) {
 	write(k.Root, "mine.txt", "mine\n")
 	git(t, k, "add", "shared.txt", "mine.txt")
 	git(t, k, append(person, "commit", "-qm", "base")...)
-	origin := filepath.Join(t.TempDir(), "origin.git")
-	git(t, k, "init", "-q", "--bare", "-b", "main", origin)
-	git(t, k, "remote", "add", "origin", origin)
-	git(t, k, "push", "-q", "origin", "main")
-	other := filepath.Join(t.TempDir(), "colleague")
-	git(t, k, "clone", "-q", origin, other)
+	other := withOrigin(t, k, "colleague")
 	write(other, "shared.txt", "theirs\n")
 	git(t, k, append([]string{"-C", other}, append(person, "commit", "-qam", "colleague")...)...)
 	git(t, k, "-C", other, "push", "-q", "origin", "main")
