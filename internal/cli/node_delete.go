@@ -48,7 +48,9 @@ each is pointed at the replacement's file in the same change, in the form
 it had (relative or /-absolute, its text and #fragment kept), and printed as
 "link <file>:<line> <old> → <new>"; without it each is left as written and
 named in a warning (file:line), and kk check reports it until it is pointed
-elsewhere or removed.
+elsewhere or removed. A note kk cannot read (its YAML broken by hand) is not
+rewritten: without --redirect-to, one that names a deleted note is named in
+a warning (--json: unreadable), as its edge will dangle once it is mended.
 
 Traceability entities (req, scenario, test, adr, flag, event, symbol) are
 deleted with kk delete, atoms and molecules with kk graph delete. An id that
@@ -102,6 +104,9 @@ func runNodeDelete(ctx context.Context, app *App, o nodeDeleteOpts, redirectFlag
 		if l.NewTarget == "" {
 			app.warnf("%s:%d links to %s, a deleted note: point the link elsewhere or remove it", l.File, l.Line, l.Target)
 		}
+	}
+	for _, u := range res.Unreadable {
+		app.warnf("%s, which kk cannot read, names %s, a deleted note: kk left the file as written; mend it (kk lint lists its problems), then remove that edge (kk check names it)", u.File, u.ID)
 	}
 	if app.JSON {
 		return app.printJSON(res)

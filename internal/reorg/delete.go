@@ -97,11 +97,23 @@ type DeleteResult struct {
 	// Redirects are the entries of nodes/.redirects.json that led to a
 	// deleted note, in the order of their retired ids.
 	Redirects []RedirectChange `json:"redirects"`
+	// Unreadable are the leaf files kk cannot read that name a note
+	// deleted without a replacement: their edges are left as written (kk
+	// does not rewrite a file it cannot parse), and dangle once the file
+	// is mended. With a replacement the ledger leads them to it.
+	Unreadable []UnreadableMention `json:"unreadable"`
 
 	// byHand are the ids, as given, of the deleted notes whose files
 	// were removed by hand (rm, git rm) before: the deletion finished
 	// what was left of them.
 	byHand []string
+}
+
+// UnreadableMention is a leaf file kk cannot read whose bytes name a
+// deleted note's id.
+type UnreadableMention struct {
+	File string `json:"file"` // relative to the repository root
+	ID   string `json:"id"`   // the deleted note it names
 }
 
 // RedirectChange is an entry of the redirect ledger that named a deleted
@@ -169,7 +181,7 @@ func DeleteNotes(ctx context.Context, k *store.KB, ids []string, o DeleteOptions
 	if _, err := k.LoadConfig(); err != nil {
 		return nil, err
 	}
-	res := &DeleteResult{Deleted: []DeletedNote{}, Edges: []EdgeChange{}, Links: []TypedLink{}, Redirects: []RedirectChange{}}
+	res := &DeleteResult{Deleted: []DeletedNote{}, Edges: []EdgeChange{}, Links: []TypedLink{}, Redirects: []RedirectChange{}, Unreadable: []UnreadableMention{}}
 	r, err := txn.Update(ctx, k, txn.Meta{Source: "cli", Command: o.Command}, func(tx *txn.Tx) error {
 		return deleteNotes(tx, ids, o, res)
 	})
@@ -491,6 +503,15 @@ func deleteNotes(tx *txn.Tx, ids []string, o DeleteOptions, res *DeleteResult) e
 		}
 	}
 	res.Links = links
+	if target == nil {
+		// A rename or --redirect-to retires the ids in the ledger: an
+		// edge to one still leads somewhere. A deletion without them
+		// leaves an unreadable file's edge to nowhere once the file is
+		// mended: said, not changed.
+		if res.Unreadable, err = unreadableMentions(k, tx.Skipped(), order); err != nil {
+			return err
+		}
+	}
 	for _, n := range edits {
 		delete(relink, n.Path) // relinked below, with its edges
 	}
@@ -865,4 +886,52 @@ func typedLinksTo(k *store.KB, others []string, names [][]byte, goneAt func(p st
 		out = append(out, f...)
 	}
 	return out, nil
+}
+
+// unreadableMentions lists the skipped leaf files (problems, as the
+// transaction's tree has them) whose bytes name one of the deleted notes'
+// ids, as a whole id (compared as kk compares ids, without regard to
+// case). Only the files kk could not read are read, once each.
+func unreadableMentions(k *store.KB, problems []error, deleted []*node.Node) ([]UnreadableMention, error) {
+	out := []UnreadableMention{}
+	for _, p := range problems {
+		ne, ok := errors.AsType[*node.Error](p)
+		if !ok || ne.Path == "" {
+			continue
+		}
+		data, err := os.ReadFile(k.NodePath(ne.Path))
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		text := strings.ToLower(string(data))
+		for _, n := range deleted {
+			if namesID(text, strings.ToLower(n.ID)) {
+				out = append(out, UnreadableMention{File: k.Rel(k.NodePath(ne.Path)), ID: n.ID})
+			}
+		}
+	}
+	return out, nil
+}
+
+// namesID reports whether text holds id as a whole id: not inside a
+// longer one (practice-n9 is not named by practice-n90).
+func namesID(text, id string) bool {
+	idChar := func(c byte) bool {
+		return c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '_'
+	}
+	for from := 0; ; {
+		i := strings.Index(text[from:], id)
+		if i < 0 {
+			return false
+		}
+		i += from
+		end := i + len(id)
+		if (i == 0 || !idChar(text[i-1])) && (end == len(text) || !idChar(text[end])) {
+			return true
+		}
+		from = i + 1
+	}
 }
