@@ -166,7 +166,7 @@ func (p *soakPerson) act(edited, staged, stashed string, more []string) {
 			p.staged[staged] = p.worktree[staged]
 		},
 		func() {
-			rel := fmt.Sprintf("person/todo-%d.txt", p.rng.IntN(1000))
+			rel := fmt.Sprintf("person/scratch-%d.txt", p.rng.IntN(1000))
 			p.write(rel, []byte("A file of the person's code, committed by them.\n"))
 			subject := "person: " + rel
 			if _, err := p.git("add", "--", rel); err != nil {
@@ -315,9 +315,6 @@ func kkRun(dir string, args ...string) ([]byte, error) {
 func TestServeSoakKill9(t *testing.T) {
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("git not installed")
-	}
-	if testing.Short() {
-		t.Skip("kills and restarts kk serve")
 	}
 	t.Parallel()
 	seed := soakSeed(t)
