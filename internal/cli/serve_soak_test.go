@@ -291,12 +291,12 @@ func kkRun(dir string, args ...string) ([]byte, error) {
 // kill's SIGTERM ended), and every job after the restart waits for it
 // (open: KK_SOAK_PUSH=1 KK_SOAK_SEED=11, iteration 23, index.lock;
 // KK_SOAK_PUSH=1 KK_SOAK_SEED=7, iteration 35, HEAD.lock and the
-// rebase left in progress). In those iterations the person works only
-// with KK_SOAK_PUSH_PERSON=1: the tick's git rebase --autostash runs in the
-// person's work tree, stashing and resetting it, and a person's save or
-// git command in the middle of it leaves their uncommitted changes in
-// git stash list, out of the work tree (open; KK_SOAK_PUSH_PERSON=1
-// KK_SOAK_ITERATIONS=10 shows it in several iterations). With
+// rebase left in progress: both from the tick's rebase in the person's
+// work tree, which now runs in kk's own). In those iterations the person
+// works only with KK_SOAK_PUSH_PERSON=1 (before the tick replayed in a
+// work tree of kk's own, 11 of 60 iterations of KK_SOAK_SEED=11 left the
+// person's changes in git stash list or unstaged; 0 of 60 of seeds 11
+// and 7 since, TestShareRebasesOutsideThePersonsWorkTree). With
 // KK_SOAK_PERSON_GIT=1 the person also draws, each iteration, further
 // steps among git stash push and pop, a checkout of another branch and
 // back, git commit --amend, git rebase and a hand edit of GRAPH.md.

@@ -80,8 +80,9 @@ func TestFaultShareRebaseThatHangsEndsWithTheStop(t *testing.T) {
 	attrs := stallFilter(t, k, "colleague.md", "smudge")
 	shared := make(chan struct{})
 	go func() { s.Backend.Share(ctx); close(shared) }()
-	// The rebase has started (its marker is there), then the stop comes.
-	marker := filepath.Join(k.StateDir(), rebaseMarker)
+	// The rebase has started (in kk's own work tree), then the stop
+	// comes.
+	marker := filepath.Join(k.Root, ".git", "worktrees", "kk-share", "rebase-merge")
 	for i := 0; ; i++ {
 		if _, err := os.Stat(marker); err == nil {
 			break

@@ -353,15 +353,15 @@ func (b *Backend) recordShare(at time.Time) {
 	}
 }
 
-// rebaseMarker, under .state/, records that a --push-every rebase is
-// running, so that the next start aborts one a killed server left.
+// rebaseMarker, under .state/, recorded that a --push-every rebase was
+// running in the work tree, in a kk serve from before the tick replayed
+// in its own work tree (asideDir): the start still aborts one such a
+// server left, killed (abortLeftRebase).
 const rebaseMarker = "serve.rebasing"
 
-// rebaseStaged, under .state/, holds the git index's entries of the
-// person's staged changes while a --push-every rebase runs
-// (gitx.StagedEntries): its --autostash gives them back unstaged, and
-// they are put back after it, or by the next start when the server was
-// killed meanwhile.
+// rebaseStaged, under .state/, held the git index's entries of the
+// person's staged changes while such a rebase ran (gitx.StagedEntries):
+// its --autostash gave them back unstaged, and the start puts them back.
 const rebaseStaged = "serve.rebasing.staged"
 
 // Share is the --push-every tick, run by the worker between jobs: fetch
@@ -601,16 +601,24 @@ func sameCommit(ctx context.Context, dir, a, b string) (bool, error) {
 // configuration that hangs in its checkout) would hold every job.
 var RebaseTimeout = 10 * time.Minute
 
-// rebase replays the served branch's commits onto upstream, in the
-// work tree, under kk's writer lock (no job writes meanwhile), marked in
-// .state/ while it runs.
+// asideDir is kk serve's own linked work tree, in the served work tree's
+// git folder, where the --push-every tick replays the branch's commits.
+func asideDir(r *gitx.Repo) string { return filepath.Join(r.GitDir, "kk-share") }
+
+// rebase replays the served branch's commits onto upstream, under kk's
+// writer lock (no job writes meanwhile): in kk's own work tree
+// (gitx.RebaseAside), never in the person's, whose work tree then sees
+// one git command, git read-tree -m -u (Repo.MoveTo, in git's lock order
+// as a job's commit), which changes only the files the replay changed,
+// and the branch's compare and swap. A person's
+// change, staged or not, stays where it is; one in the way of the move
+// (a file origin changed) stops the tick before it changes anything.
 func (b *Backend) rebase(ctx context.Context, r *gitx.Repo, upstream string) error {
-	marker := filepath.Join(b.k.StateDir(), rebaseMarker)
 	meta := txn.Meta{Actor: "kk serve", Source: "http", Command: "kk serve (rebase onto " + upstream + ")"}
 	_, err := txn.Update(ctx, b.k, meta, func(tx *txn.Tx) error {
 		return tx.Outside(func() error {
 			// The person's uncommitted changes of files origin changed
-			// too: the rebase's autostash would leave them in conflict.
+			// too: git read-tree -m -u would refuse to move over them.
 			way, werr := gitx.InTheRebasesWay(ctx, r.Top, upstream)
 			if werr != nil {
 				return werr
@@ -618,9 +626,8 @@ func (b *Backend) rebase(ctx context.Context, r *gitx.Repo, upstream string) err
 			// The files kk generates are the tick's to make again from
 			// the merged tree: they differ while a person's note is not
 			// committed, and origin changes them at every job. They are
-			// put back as the branch holds them, so that the rebase's
-			// stash holds none of them (its pop met origin's and left
-			// them in conflict), and regenerated after it.
+			// put back as the branch holds them, so that none is in the
+			// move's way, and regenerated after it.
 			var gen []string
 			way = slices.DeleteFunc(way, func(p string) bool {
 				if b.generatedAt(r.Top, p) {
@@ -630,34 +637,7 @@ func (b *Backend) rebase(ctx context.Context, r *gitx.Repo, upstream string) err
 				return false
 			})
 			if len(way) > 0 {
-				return fmt.Errorf("origin changed %s, with changes not committed in the work tree (a person's edit): kk serve does not rebase over them (their stash could come back in conflict); commit them (or discard them: git checkout -- …), and the next tick shares", strings.Join(way, ", "))
-			}
-			if len(gen) > 0 {
-				if _, err := gitx.Run(ctx, r.Top, append([]string{"--literal-pathspecs", "checkout", "-q", "HEAD", "--"}, gen...)...); err != nil {
-					return fmt.Errorf("putting back the generated files before the rebase: %w", err)
-				}
-			}
-			// The person's staged changes, which the autostash gives
-			// back unstaged (a version staged, then edited further, lost).
-			entries, err := gitx.StagedEntries(ctx, r.Top)
-			if err != nil {
-				return err
-			}
-			// The commit it replays onto, in the marker: the next start
-			// aborts a rebase in progress only when it is this one (a
-			// person's own is theirs).
-			out, err := gitx.Read(ctx, r.Top, "rev-parse", "-q", "--verify", upstream+"^{commit}")
-			if err != nil {
-				return fmt.Errorf("reading %s: %w", upstream, err)
-			}
-			onto := strings.TrimSpace(string(out))
-			stagedFile := filepath.Join(b.k.StateDir(), rebaseStaged)
-			if err := atomicfile.Write(stagedFile, entries, 0o644); err != nil {
-				return err
-			}
-			if err := atomicfile.Write(marker, []byte(upstream+"\n"+onto+"\n"), 0o644); err != nil {
-				_ = os.Remove(stagedFile)
-				return err
+				return fmt.Errorf("origin changed %s, with changes not committed in the work tree (a person's edit): kk serve does not move the branch over them; commit them (or discard them: git checkout -- …), and the next tick shares", strings.Join(way, ", "))
 			}
 			// Run to its end whatever the stop, but for a rebase that
 			// does not end (a filter of the person's that hangs in its
@@ -667,23 +647,20 @@ func (b *Backend) rebase(ctx context.Context, r *gitx.Repo, upstream string) err
 			defer release()
 			rctx, cancel := context.WithTimeout(rctx, RebaseTimeout)
 			defer cancel()
-			err = gitx.Rebase(rctx, r.Top, onto, "theirs")
-			r.ForgetTip()
+			from, to, err := gitx.RebaseAside(rctx, r.Top, asideDir(r), r.Branch, upstream, "theirs")
 			if rctx.Err() != nil && err != nil {
 				err = fmt.Errorf("git rebase had not ended when it was stopped (%v; a filter or another program of git's configuration that hangs, or a stalled file system): %w", context.Cause(rctx), err)
 			}
-			if gitx.RebaseInProgress(r.GitDir) {
-				return err // the abort did not end it: the next start does
+			if err != nil || from == to {
+				return err
 			}
-			if rerr := gitx.RestoreEntries(rctx, r.Top, entries); rerr != nil {
-				return errors.Join(err, rerr) // the next start tries again
+			if len(gen) > 0 {
+				if _, err := gitx.Run(ctx, r.Top, append([]string{"--literal-pathspecs", "checkout", "-q", "HEAD", "--"}, gen...)...); err != nil {
+					return fmt.Errorf("putting back the generated files before moving the branch: %w", err)
+				}
 			}
-			if rerr := os.Remove(stagedFile); err == nil && rerr != nil {
-				err = rerr
-			}
-			if rerr := os.Remove(marker); err == nil && rerr != nil {
-				err = rerr
-			}
+			err = r.MoveTo(rctx, from, to, b.stopCtx(), b.setWaiting)
+			b.waitEnded()
 			return err
 		})
 	})
