@@ -283,20 +283,18 @@ func kkRun(dir string, args ...string) ([]byte, error) {
 // the work tree, and kk check and kk index rebuild --check pass on a
 // clone of the branch.
 //
-// With KK_SOAK_PUSH=1, half the iterations share with a bare origin a
-// colleague pushes to (--push-every 30ms, so that the kill lands in
-// fetches, rebases and pushes too). It is off by default: a kill in the
-// middle of the tick's git commands now and then leaves git's own
-// .git/index.lock or .git/HEAD.lock, no process holding it (the git the
-// kill's SIGTERM ended), and every job after the restart waits for it
-// (open: KK_SOAK_PUSH=1 KK_SOAK_SEED=11, iteration 23, index.lock;
-// KK_SOAK_PUSH=1 KK_SOAK_SEED=7, iteration 35, HEAD.lock and the
-// rebase left in progress: both from the tick's rebase in the person's
-// work tree, which now runs in kk's own). In those iterations the person
-// works only with KK_SOAK_PUSH_PERSON=1 (before the tick replayed in a
-// work tree of kk's own, 11 of 60 iterations of KK_SOAK_SEED=11 left the
-// person's changes in git stash list or unstaged; 0 of 60 of seeds 11
-// and 7 since, TestShareRebasesOutsideThePersonsWorkTree). With
+// Half the iterations share with a bare origin a colleague pushes to
+// (--push-every 30ms, so that the kill lands in fetches, rebases, moves
+// of the branch and pushes too; KK_SOAK_PUSH=0 turns that off). It was
+// opt-in while the tick rebased in the person's work tree: a kill there
+// left git's own .git/index.lock or .git/HEAD.lock and a rebase in
+// progress, every job after the restart held (KK_SOAK_SEED=11 iteration
+// 23, KK_SOAK_SEED=7 iteration 35), and a person's save in the middle of
+// it left their changes in git stash list or unstaged (11 of 60
+// iterations of KK_SOAK_SEED=11). The tick now replays in a work tree of
+// kk's own and moves the branch in git's lock order, a move a kill cut
+// in two set right by the next start (gitx.FinishMove; found here,
+// KK_SOAK_SEED=7 iteration 35). With
 // KK_SOAK_PERSON_GIT=1 the person also draws, each iteration, further
 // steps among git stash push and pop, a checkout of another branch and
 // back, git commit --amend, git rebase and a hand edit of GRAPH.md.
@@ -373,16 +371,8 @@ func soakIteration(t *testing.T, seed uint64, iter int) bool {
 
 		// At times, kk serve shares with a bare origin a colleague
 		// pushes to meanwhile (--push-every: the kill may land in its
-		// fetch, rebase or push).
-		// Opt-in: a kill in the middle of the tick's git commands can
-		// leave git's own lock (index.lock, HEAD.lock) that holds every
-		// job after the restart (open: see the doc comment).
-		push := rng.IntN(2) == 0 && os.Getenv("KK_SOAK_PUSH") == "1"
-		// The tick's rebase runs in the person's work tree, its
-		// --autostash resetting it: a person working in the middle of
-		// it loses their changes to git stash list (open: see the doc
-		// comment).
-		personWorks := !push || os.Getenv("KK_SOAK_PUSH_PERSON") == "1"
+		// fetch, rebase, move of the branch or push).
+		push := rng.IntN(2) == 0 && os.Getenv("KK_SOAK_PUSH") != "0"
 		var serveArgs []string
 		colleagueDone := make(chan struct{})
 		var colleagueErrs []string
@@ -450,9 +440,7 @@ func soakIteration(t *testing.T, seed uint64, iter int) bool {
 		personDone := make(chan struct{})
 		go func() {
 			defer close(personDone)
-			if personWorks {
-				person.act(personEdited, personStaged, personStashed, more)
-			}
+			person.act(personEdited, personStaged, personStashed, more)
 		}()
 
 		// Three clients, each with its requests, stopping at the first

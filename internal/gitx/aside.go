@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/kk-project/kk/internal/atomicfile"
 )
 
 // RebaseAside replays the commits of branch (refs/heads/ left out) that
@@ -159,20 +161,27 @@ func (r *Repo) MoveTo(ctx context.Context, from, to string, wait context.Context
 	if head != from {
 		return fmt.Errorf("%s moved meanwhile (from %s to %s, a commit of another git command); it is shared at the next tick", r.Branch, short(from), short(head))
 	}
-	tmp := r.tmpIndex()
+	tmp, err := r.indexCopy()
 	defer func() { _ = os.Remove(tmp) }()
-	if err := os.Remove(tmp + ".lock"); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err != nil {
 		return err
-	}
-	if err := copyFile(r.indexPath(), tmp); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("copying git's index: %w", err)
 	}
 	readTree := func(a, b string) error {
 		_, err := r.git(ctx, nil, []string{"GIT_INDEX_FILE=" + tmp}, "-c", "core.hooksPath=/dev/null", "read-tree", "-m", "-u", a, b)
 		return err
 	}
+	// The two commits, recorded before the work tree changes: a kill
+	// between its change and the branch's leaves the work tree at to and
+	// the branch at from, which FinishMove sets right at the next start.
+	if err := atomicfile.Write(r.moveRecord(), []byte(from+" "+to+"\n"), 0o644); err != nil {
+		return fmt.Errorf("recording the move: %w", err)
+	}
 	if err := readTree(from, to); err != nil {
+		_ = os.Remove(r.moveRecord())
 		return fmt.Errorf("bringing the work tree to %s (git read-tree -m -u; nothing was changed): %w", short(to), err)
+	}
+	if err := r.inject("tree"); err != nil {
+		return err // the record stays, for FinishMove
 	}
 	if err := r.moveBranch(from, to, wait, onWait); err != nil {
 		// Missed though index.lock is held: a writer that moves the
@@ -180,13 +189,183 @@ func (r *Repo) MoveTo(ctx context.Context, from, to string, wait context.Context
 		if berr := readTree(to, from); berr != nil {
 			return fmt.Errorf("moving %s to %s: %w (and bringing the work tree back to %s failed: %v; run git status)", r.Branch, short(to), err, short(from), berr)
 		}
+		_ = os.Remove(r.moveRecord())
 		return fmt.Errorf("moving %s to %s: %w", r.Branch, short(to), err)
 	}
 	r.tip, r.born = to, true
-	if l := r.placeIndex(tmp, to, from); l.IndexErr != nil {
-		return l.IndexErr
+	l := r.placeIndex(tmp, to, from)
+	if l.IndexErr != nil {
+		return l.IndexErr // the record stays, for FinishMove
 	}
+	_ = os.Remove(r.moveRecord())
 	return nil
+}
+
+// indexCopy copies git's index to the session's own copy (index.lock
+// held), removing the lock a killed git command of the session left on
+// it, and returns the copy's path.
+func (r *Repo) indexCopy() (string, error) {
+	tmp := r.tmpIndex()
+	if err := os.Remove(tmp + ".lock"); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return tmp, err
+	}
+	if err := copyFile(r.indexPath(), tmp); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return tmp, fmt.Errorf("copying git's index: %w", err)
+	}
+	return tmp, nil
+}
+
+// moveRecord is the file, in the work tree's git folder, that holds the
+// two commits of a MoveTo while it runs.
+func (r *Repo) moveRecord() string { return filepath.Join(r.GitDir, "kk-move") }
+
+// FinishMove sets right what a MoveTo killed halfway left, and says what
+// it did ("" when there was nothing). The caller holds the lock that
+// makes it the work tree's only worker, as for RemoveStaleLocks (run
+// first). With the branch moved (killed before git's index was put in
+// place), git's index is brought to the new commit for the files the
+// move changed. With the branch not moved, each file the move changed
+// whose bytes in the work tree are the new commit's (git read-tree wrote
+// them) is put back as the old commit holds it, and a file it added is
+// removed: the work tree is as before the move, and the next tick moves
+// again. A file that holds anything else is a person's and is left
+// alone. A branch at a third commit (a person's reset) is left as it is.
+func (r *Repo) FinishMove(ctx context.Context) (string, error) {
+	data, err := os.ReadFile(r.moveRecord())
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	from, to, ok := strings.Cut(strings.TrimSpace(string(data)), " ")
+	if !ok {
+		return "", fmt.Errorf("%s: not a record of a move: %q", r.moveRecord(), data)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.tip = ""
+	unlock, err := r.lockIndex(ctx, func(string) {})
+	if err != nil {
+		return "", err
+	}
+	defer unlock()
+	head, err := r.head()
+	if err != nil {
+		return "", err
+	}
+	tmp, err := r.indexCopy()
+	defer func() { _ = os.Remove(tmp) }()
+	if err != nil {
+		return "", err
+	}
+	env := []string{"GIT_INDEX_FILE=" + tmp}
+	var did string
+	switch head {
+	case to:
+		// The entries of the files the move changed, as to holds them
+		// (git reset of those paths: the work tree is left as it is,
+		// at to already).
+		out, err := r.git(ctx, nil, nil, "diff-tree", "-r", "-z", "--name-only", "--no-renames", from, to)
+		if err != nil {
+			return "", err
+		}
+		paths := strings.FieldsFunc(string(out), func(c rune) bool { return c == 0 })
+		if len(paths) > 0 {
+			args := append([]string{"--literal-pathspecs", "-c", "core.hooksPath=/dev/null", "reset", "-q", to, "--"}, paths...)
+			if _, err := r.git(ctx, nil, env, args...); err != nil {
+				return "", fmt.Errorf("bringing git's index to %s, where a killed kk serve moved %s: %w", short(to), r.Branch, err)
+			}
+		}
+		did = "git's index brought to " + short(to) + ", where a killed kk serve had moved " + r.Branch
+	case from:
+		back, gone, err := r.movedFiles(ctx, from, to)
+		if err != nil {
+			return "", err
+		}
+		if len(back) > 0 {
+			args := append([]string{"--literal-pathspecs", "-c", "core.hooksPath=/dev/null", "checkout", "-q", from, "--"}, back...)
+			if _, err := r.git(ctx, nil, env, args...); err != nil {
+				return "", fmt.Errorf("putting back the files a killed kk serve's move changed: %w", err)
+			}
+		}
+		for _, p := range gone {
+			if err := os.Remove(filepath.Join(r.Top, filepath.FromSlash(p))); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return "", err
+			}
+		}
+		did = fmt.Sprintf("%d files a killed kk serve's move of %s had written put back as %s holds them", len(back)+len(gone), r.Branch, short(from))
+	default:
+		did = fmt.Sprintf("%s is at %s, neither end of the move a killed kk serve left (%s to %s): left as it is", r.Branch, short(head), short(from), short(to))
+		_ = os.Remove(r.moveRecord())
+		return did, nil
+	}
+	if l := r.placeIndex(tmp, head, head); l.IndexErr != nil {
+		return "", l.IndexErr
+	}
+	_ = os.Remove(r.moveRecord())
+	return did, nil
+}
+
+// movedFiles lists the files between commits from and to whose bytes in
+// the work tree are to's (or that are missing where to has none): back,
+// to check out as from holds them, and gone, files only to has.
+func (r *Repo) movedFiles(ctx context.Context, from, to string) (back, gone []string, err error) {
+	out, err := r.git(ctx, nil, nil, "diff-tree", "-r", "-z", "--no-renames", from, to)
+	if err != nil {
+		return nil, nil, err
+	}
+	type change struct{ path, fromBlob, toBlob string }
+	var changes []change
+	fields := strings.Split(string(out), "\x00")
+	for i := 0; i+1 < len(fields); i += 2 {
+		meta := strings.Fields(strings.TrimPrefix(fields[i], ":"))
+		if len(meta) != 5 {
+			continue
+		}
+		changes = append(changes, change{path: fields[i+1], fromBlob: meta[2], toBlob: meta[3]})
+	}
+	zero := r.objs.algo.zeroID()
+	var present []change
+	for _, c := range changes {
+		fi, err := os.Lstat(filepath.Join(r.Top, filepath.FromSlash(c.path)))
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			if c.toBlob == zero {
+				back = append(back, c.path) // removed by the move
+			}
+		case err != nil:
+			return nil, nil, err
+		case fi.Mode().IsRegular() || fi.Mode()&fs.ModeSymlink != 0:
+			present = append(present, c)
+		}
+	}
+	if len(present) == 0 {
+		return back, gone, nil
+	}
+	var paths strings.Builder
+	for _, c := range present {
+		paths.WriteString(c.path + "\n")
+	}
+	hashes, err := r.git(ctx, []byte(paths.String()), nil, "hash-object", "--stdin-paths")
+	if err != nil {
+		return nil, nil, err
+	}
+	got := strings.Fields(string(hashes))
+	if len(got) != len(present) {
+		return nil, nil, fmt.Errorf("git hash-object: %d names for %d files", len(got), len(present))
+	}
+	for i, c := range present {
+		if got[i] != c.toBlob {
+			continue // not what the move wrote: the person's
+		}
+		if c.fromBlob == zero {
+			gone = append(gone, c.path)
+		} else {
+			back = append(back, c.path)
+		}
+	}
+	return back, gone, nil
 }
 
 // short is a commit name's first 12 characters.

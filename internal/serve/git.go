@@ -47,6 +47,10 @@ func (b *Backend) Open(stop context.Context) error {
 	return b.openLocked(stop)
 }
 
+// finishMoveWait bounds the start's wait for git's index.lock to set
+// right a move of the branch a killed kk serve left (gitx.FinishMove).
+const finishMoveWait = 10 * time.Second
+
 func (b *Backend) openLocked(stop context.Context) error {
 	l, err := b.k.Locks(LockFile).Acquire(stop, b.lockWait, "kk serve")
 	if held, ok := errors.AsType[*lock.HeldError](err); ok {
@@ -79,6 +83,15 @@ func (b *Backend) openLocked(stop context.Context) error {
 	for _, p := range removed {
 		b.log.Warn("removed a git lock file a killed kk serve left", "path", p)
 	}
+	// A --push-every tick's move of the branch a kill cut in two (tried
+	// again by each tick when this one cannot: a lock held meanwhile).
+	fctx, cancel := context.WithTimeout(stop, finishMoveWait)
+	if did, err := r.FinishMove(fctx); err != nil {
+		b.log.Warn("setting right the move of the branch a killed kk serve left failed; the next --push-every tick tries again", "error", err)
+	} else if did != "" {
+		b.log.Warn("set right the move of the branch a killed kk serve left", "what", did)
+	}
+	cancel()
 	b.repo, b.held, b.stop = r, l, stop
 	b.maintCtx, b.maintCancel = context.WithCancel(stop)
 	b.top = r.Top

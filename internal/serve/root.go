@@ -617,6 +617,13 @@ func (b *Backend) rebase(ctx context.Context, r *gitx.Repo, upstream string) err
 	meta := txn.Meta{Actor: "kk serve", Source: "http", Command: "kk serve (rebase onto " + upstream + ")"}
 	_, err := txn.Update(ctx, b.k, meta, func(tx *txn.Tx) error {
 		return tx.Outside(func() error {
+			// A move a killed kk serve left, which its start could not
+			// set right.
+			if did, err := r.FinishMove(b.stopCtx()); err != nil {
+				return fmt.Errorf("setting right the move of the branch a killed kk serve left: %w", err)
+			} else if did != "" {
+				b.log.Warn("set right the move of the branch a killed kk serve left", "what", did)
+			}
 			// The person's uncommitted changes of files origin changed
 			// too: git read-tree -m -u would refuse to move over them.
 			way, werr := gitx.InTheRebasesWay(ctx, r.Top, upstream)

@@ -1,0 +1,114 @@
+package gitx
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+// commitBeside makes a commit on HEAD, with git's plumbing and an index of
+// its own (git's index, the work tree and the branch are left alone),
+// whose files are HEAD's with written set and removed left out, and
+// returns its id.
+func commitBeside(t *testing.T, dir string, written map[string]string, removed ...string) string {
+	t.Helper()
+	env := append(os.Environ(), "GIT_INDEX_FILE="+filepath.Join(t.TempDir(), "index"))
+	run := func(stdin string, args ...string) string {
+		cmd := exec.Command("git", args...)
+		cmd.Dir, cmd.Env, cmd.Stdin = dir, env, strings.NewReader(stdin)
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("git %v: %v", args, err)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	run("", "read-tree", "HEAD")
+	for p, data := range written {
+		blob := run(data, "hash-object", "-w", "--stdin")
+		run("", "update-index", "--add", "--cacheinfo", "100644,"+blob+","+p)
+	}
+	for _, p := range removed {
+		run("", "update-index", "--force-remove", p)
+	}
+	return run("", "commit-tree", "-p", "HEAD", "-m", "beside", run("", "write-tree"))
+}
+
+// A kk serve killed in the middle of Repo.MoveTo, after git read-tree
+// wrote the new commit's files into the work tree, left them there with
+// the branch and git's index at the old commit: every later tick refused
+// to move ("Untracked working tree file … would be overwritten"), and the
+// files showed as a person's changes (TestServeSoakKill9 with
+// KK_SOAK_PUSH=1 KK_SOAK_SEED=7, iteration 35). Killed after the branch
+// moved, git's index was left at the old commit. The next open's
+// FinishMove sets either right, the person's own files untouched.
+func TestMoveKilledHalfwayIsFinishedByTheNextStart(t *testing.T) {
+	for _, point := range []string{"tree", "moved"} {
+		t.Run(point, func(t *testing.T) {
+			ctx := context.Background()
+			dir := gitRepo(t)
+			write(t, dir, "a.md", "a")
+			write(t, dir, "gone.md", "gone")
+			if _, err := CommitPaths(ctx, dir, worker, "init", []string{"a.md", "gone.md"}); err != nil {
+				t.Fatal(err)
+			}
+			r := openRepo(t, dir)
+			from := gitOut(t, dir, "rev-parse", "HEAD")
+			to := commitBeside(t, dir, map[string]string{"a.md": "a, moved\n", "new.md": "new\n"}, "gone.md")
+			write(t, dir, "mine.txt", "the person's")
+
+			// The kill: the move's goroutine ends at point, its deferred
+			// clean-up done (as the next start's RemoveStaleLocks does).
+			r.fault = func(p string) error {
+				if p == point {
+					runtime.Goexit()
+				}
+				return nil
+			}
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				_ = r.MoveTo(ctx, from, to, nil, nil)
+				t.Error("the move was not stopped at " + point)
+			}()
+			<-done
+			if _, err := os.Stat(filepath.Join(dir, "new.md")); err != nil {
+				t.Fatalf("the move did not reach the work tree before its kill: %v", err)
+			}
+
+			r2 := openRepo(t, dir)
+			did, err := r2.FinishMove(ctx)
+			if err != nil || did == "" {
+				t.Fatalf("FinishMove: %q, %v", did, err)
+			}
+			want := map[string]string{"tree": from, "moved": to}[point]
+			if got := gitOut(t, dir, "rev-parse", "HEAD"); got != want {
+				t.Errorf("HEAD at %s, want %s", got, want)
+			}
+			if got := gitOut(t, dir, "status", "--porcelain"); got != "?? mine.txt" {
+				t.Errorf("git status after FinishMove:\n%s\nwant only the person's mine.txt", got)
+			}
+			if got, err := os.ReadFile(filepath.Join(dir, "mine.txt")); err != nil || string(got) != "the person's" {
+				t.Errorf("the person's mine.txt (%v): %q", err, got)
+			}
+			if _, err := os.Stat(filepath.Join(dir, ".git", "kk-move")); err == nil {
+				t.Error("the record of the move is left")
+			}
+			if did, err := r2.FinishMove(ctx); did != "" || err != nil {
+				t.Errorf("a second FinishMove: %q, %v", did, err)
+			}
+			if point == "tree" {
+				if err := r2.MoveTo(ctx, from, to, nil, nil); err != nil {
+					t.Fatalf("the move again: %v", err)
+				}
+				if got := gitOut(t, dir, "status", "--porcelain"); got != "?? mine.txt" {
+					t.Errorf("git status after the move:\n%s", got)
+				}
+			}
+			fsck(t, dir)
+		})
+	}
+}
