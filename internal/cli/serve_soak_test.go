@@ -597,6 +597,10 @@ func soakCheck(t *testing.T, root string, person *soakPerson) {
 			t.Errorf("git status: %q is not the person's", line)
 		}
 	}
+	// A git command the killed server started runs on in its own
+	// process group (a fetch or push: it ends as it would have), its
+	// locks held until it ends: a lock is left only once none runs.
+	gitsEnded(t, root)
 	noLocks(t, root)
 	for _, d := range []string{"rebase-merge", "rebase-apply"} {
 		if _, err := os.Stat(filepath.Join(root, ".git", d)); err == nil {
@@ -641,5 +645,46 @@ func soakCheck(t *testing.T, root string, person *soakPerson) {
 	}
 	if out, err := kkRun(clone, "check"); err != nil {
 		t.Errorf("kk check on a clone of the branch: %v\n%s", err, out)
+	}
+}
+
+// gitsEnded waits, for at most 10 s, until no git process works in the
+// repository at root (its working directory in it), where the system
+// says (Linux's /proc; elsewhere it returns at once).
+func gitsEnded(t *testing.T, root string) {
+	t.Helper()
+	real, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		real = root
+	}
+	running := func() []string {
+		procs, _ := os.ReadDir("/proc")
+		var found []string
+		for _, p := range procs {
+			if _, err := strconv.Atoi(p.Name()); err != nil {
+				continue
+			}
+			comm, err := os.ReadFile(filepath.Join("/proc", p.Name(), "comm"))
+			if err != nil || !strings.HasPrefix(strings.TrimSpace(string(comm)), "git") {
+				continue
+			}
+			cwd, err := os.Readlink(filepath.Join("/proc", p.Name(), "cwd"))
+			if err == nil && (cwd == real || strings.HasPrefix(cwd, real+string(filepath.Separator))) {
+				found = append(found, p.Name()+" "+strings.TrimSpace(string(comm)))
+			}
+		}
+		return found
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		left := running()
+		if len(left) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Errorf("git processes still work in the repository 10 s after the drain: %v", left)
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
