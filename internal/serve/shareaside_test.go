@@ -16,17 +16,36 @@ import (
 // the next --push-every tick has commits to replay onto origin's.
 func divergeFromOrigin(t *testing.T, s *server, k *store.KB) {
 	t.Helper()
-	other := withOrigin(t, k, "colleague")
-	if err := os.WriteFile(filepath.Join(other, "colleague.txt"), []byte("theirs\n"), 0o644); err != nil {
+	colleaguePushes(t, withOrigin(t, k, "colleague"), "colleague.txt", "theirs\n")
+	if j := s.post(t, httpapi.PostRequest{Title: "Local note", Content: "to share\n"}); j.Status != "done" {
+		t.Fatalf("post: %+v", j)
+	}
+}
+
+// colleaguePushes writes name (data) in the colleague's clone, commits
+// it and pushes it to origin's main.
+func colleaguePushes(t *testing.T, clone, name, data string) {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(clone, name), []byte(data), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	for _, args := range [][]string{{"add", "colleague.txt"}, {"-c", "user.name=c", "-c", "user.email=c@example.com", "commit", "-qm", "colleague"}, {"push", "-q", "origin", "main"}} {
-		if out, err := gitx.Run(ctx, other, args...); err != nil {
+	for _, args := range [][]string{{"add", name}, {"-c", "user.name=c", "-c", "user.email=c@example.com", "commit", "-qm", "colleague: " + name}, {"push", "-q", "origin", "main"}} {
+		if out, err := gitx.Run(ctx, clone, args...); err != nil {
 			t.Fatalf("%v: %v %s", args, err, out)
 		}
 	}
-	if j := s.post(t, httpapi.PostRequest{Title: "Local note", Content: "to share\n"}); j.Status != "done" {
-		t.Fatalf("post: %+v", j)
+}
+
+// shares runs a --push-every tick of s, which must share: what names the
+// tick in the failure.
+func shares(t *testing.T, s *server, k *store.KB, what string) {
+	t.Helper()
+	s.Backend.Share(ctx)
+	if p := s.Backend.SharingProblem(); p != "" {
+		t.Fatalf("%s failed: %s", what, p)
+	}
+	if got, want := git(t, k, "rev-parse", "origin/main"), git(t, k, "rev-parse", "HEAD"); got != want {
+		t.Errorf("origin at %s, HEAD at %s: %s did not share", got, want, what)
 	}
 }
 
@@ -67,13 +86,7 @@ func TestShareRebasesOutsideThePersonsWorkTree(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	s.Backend.Share(ctx)
-	if p := s.Backend.SharingProblem(); p != "" {
-		t.Fatalf("the tick failed: %s", p)
-	}
-	if got, want := git(t, k, "rev-parse", "origin/main"), git(t, k, "rev-parse", "HEAD"); got != want {
-		t.Errorf("origin at %s, HEAD at %s: the tick did not share", got, want)
-	}
+	shares(t, s, k, "the tick")
 	if got, err := os.ReadFile(probe); err != nil || strings.TrimSpace(string(got)) != "refs/heads/main" {
 		t.Errorf("the person's HEAD during the rebase (%v): %q, want refs/heads/main", err, got)
 	}
@@ -129,25 +142,12 @@ func TestShareAfterATickKilledInItsWorkTree(t *testing.T) {
 	}
 	other := filepath.Join(t.TempDir(), "again")
 	git(t, k, "clone", "-q", git(t, k, "remote", "get-url", "origin"), other)
-	if err := os.WriteFile(filepath.Join(other, "again.txt"), []byte("again\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	for _, args := range [][]string{{"add", "again.txt"}, {"-c", "user.name=c", "-c", "user.email=c@example.com", "commit", "-qm", "again"}, {"push", "-q", "origin", "main"}} {
-		if out, err := gitx.Run(ctx, other, args...); err != nil {
-			t.Fatalf("%v: %v %s", args, err, out)
-		}
-	}
+	colleaguePushes(t, other, "again.txt", "again\n")
 	if j := s.post(t, httpapi.PostRequest{Title: "Second local note", Content: "to share too\n"}); j.Status != "done" {
 		t.Fatalf("post: %+v", j)
 	}
 
-	s.Backend.Share(ctx)
-	if p := s.Backend.SharingProblem(); p != "" {
-		t.Fatalf("the tick after the kill failed: %s", p)
-	}
-	if got, want := git(t, k, "rev-parse", "origin/main"), git(t, k, "rev-parse", "HEAD"); got != want {
-		t.Errorf("origin at %s, HEAD at %s: the tick did not share", got, want)
-	}
+	shares(t, s, k, "the tick after the kill")
 	if _, err := os.Stat(filepath.Join(k.Root, "again.txt")); err != nil {
 		t.Errorf("origin's again.txt is not in the work tree: %v", err)
 	}
@@ -181,13 +181,7 @@ func TestShareKeepsACommitThePersonMadeDuringTheReplay(t *testing.T) {
 	if got := git(t, k, "log", "-1", "--format=%s", "HEAD"); got != "person" {
 		t.Errorf("the branch's tip after the tick is %q, want the person's commit", got)
 	}
-	s.Backend.Share(ctx)
-	if p := s.Backend.SharingProblem(); p != "" {
-		t.Fatalf("the next tick failed: %s", p)
-	}
-	if got, want := git(t, k, "rev-parse", "origin/main"), git(t, k, "rev-parse", "HEAD"); got != want {
-		t.Errorf("origin at %s, HEAD at %s: the next tick did not share", got, want)
-	}
+	shares(t, s, k, "the next tick")
 	if got := git(t, k, "show", "origin/main:person.txt"); got != "person" {
 		t.Errorf("origin's person.txt: %q", got)
 	}

@@ -25,15 +25,7 @@ func TestShareKeepsPersonsStagedChange(t *testing.T) {
 		t.Fatalf("post: %+v", j)
 	}
 	// A colleague pushes a file of their own.
-	other := withOrigin(t, k, "colleague")
-	if err := os.WriteFile(filepath.Join(other, "colleague.txt"), []byte("theirs\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	for _, args := range [][]string{{"add", "colleague.txt"}, {"-c", "user.name=c", "-c", "user.email=c@example.com", "commit", "-qm", "colleague"}, {"push", "-q", "origin", "main"}} {
-		if out, err := gitx.Run(ctx, other, args...); err != nil {
-			t.Fatalf("%v: %v %s", args, err, out)
-		}
-	}
+	colleaguePushes(t, withOrigin(t, k, "colleague"), "colleague.txt", "theirs\n")
 	// A job of this server to share, so that the tick rebases.
 	if j2 := s.post(t, httpapi.PostRequest{Title: "Local note", Content: "to share\n"}); j2.Status != "done" {
 		t.Fatalf("post: %+v", j2)
