@@ -49,7 +49,12 @@ func RebaseAside(ctx context.Context, dir, aside, branch, upstream, strategy str
 		args = append(args, "--strategy-option="+strategy)
 	}
 	if _, err := runInput(ctx, aside, nil, nil, true, append(args, onto)); err != nil {
-		if _, aerr := runInput(context.WithoutCancel(ctx), aside, nil, nil, true, []string{"rebase", "--abort"}); aerr != nil {
+		// Bounded as AbortRebase's: its checkout runs the person's
+		// filters, which may hang too.
+		actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), abortWait)
+		_, aerr := runInput(actx, aside, nil, nil, true, []string{"rebase", "--abort"})
+		cancel()
+		if aerr != nil {
 			err = fmt.Errorf("%w (its abort, in kk's work tree %s, failed too: %v; the next tick sets it right)", err, aside, aerr)
 		}
 		return from, "", err
