@@ -23,13 +23,13 @@ func divergeFromOrigin(t *testing.T, s *server, k *store.KB) {
 }
 
 // colleaguePushes writes name (data) in the colleague's clone, commits
-// it and pushes it to origin's main.
+// it and pushes it to origin's branch of the clone's.
 func colleaguePushes(t *testing.T, clone, name, data string) {
 	t.Helper()
 	if err := os.WriteFile(filepath.Join(clone, name), []byte(data), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	for _, args := range [][]string{{"add", name}, {"-c", "user.name=c", "-c", "user.email=c@example.com", "commit", "-qm", "colleague: " + name}, {"push", "-q", "origin", "main"}} {
+	for _, args := range [][]string{{"add", name}, {"-c", "user.name=c", "-c", "user.email=c@example.com", "commit", "-qm", "colleague: " + name}, {"push", "-q", "origin", "HEAD"}} {
 		if out, err := gitx.Run(ctx, clone, args...); err != nil {
 			t.Fatalf("%v: %v %s", args, err, out)
 		}
@@ -187,5 +187,43 @@ func TestShareKeepsACommitThePersonMadeDuringTheReplay(t *testing.T) {
 	}
 	if out := git(t, k, "status", "--porcelain"); out != "" {
 		t.Errorf("git status after the ticks:\n%s", out)
+	}
+}
+
+// A kk serve of a linked work tree replays in a work tree of its own
+// beside it (in that work tree's git folder), and moves only its branch.
+func TestShareFromALinkedWorkTree(t *testing.T) {
+	k := newRepo(t, 0)
+	wt := filepath.Join(t.TempDir(), "served")
+	git(t, k, "worktree", "add", "-q", "-b", "served", wt)
+	main := git(t, k, "rev-parse", "main")
+	lk := store.New(wt)
+	s := start(t, lk, nil)
+	origin := filepath.Join(t.TempDir(), "origin.git")
+	git(t, lk, "init", "-q", "--bare", origin)
+	git(t, lk, "remote", "add", "origin", origin)
+	git(t, lk, "push", "-q", "origin", "served")
+	clone := filepath.Join(t.TempDir(), "colleague")
+	git(t, lk, "clone", "-q", "-b", "served", origin, clone)
+	colleaguePushes(t, clone, "colleague.txt", "theirs\n")
+	if j := s.post(t, httpapi.PostRequest{Title: "Local note", Content: "to share\n"}); j.Status != "done" {
+		t.Fatalf("post: %+v", j)
+	}
+
+	s.Backend.Share(ctx)
+	if p := s.Backend.SharingProblem(); p != "" {
+		t.Fatalf("the tick failed: %s", p)
+	}
+	if got, want := git(t, lk, "rev-parse", "origin/served"), git(t, lk, "rev-parse", "HEAD"); got != want {
+		t.Errorf("origin at %s, HEAD at %s: the tick did not share", got, want)
+	}
+	if got := git(t, k, "rev-parse", "main"); got != main {
+		t.Errorf("main moved from %s to %s", main, got)
+	}
+	if out := git(t, lk, "status", "--porcelain"); out != "" {
+		t.Errorf("git status of the served work tree:\n%s", out)
+	}
+	if list := git(t, k, "worktree", "list"); !strings.Contains(list, filepath.Join("worktrees", "served", "kk-share")) {
+		t.Errorf("kk's work tree is not beside the served one's git folder:\n%s", list)
 	}
 }
