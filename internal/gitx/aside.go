@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/kk-project/kk/internal/atomicfile"
@@ -22,13 +23,19 @@ import (
 // working in it meets no stash, no detached HEAD and no file reset for
 // the length of a rebase (Repo.MoveTo then moves the branch).
 //
-// strategy is as Rebase's. The work tree aside is created when missing
+// strategy is as Rebase's. keep lists the folders (relative to the top of
+// dir's work tree, with forward slashes) the work tree aside checks out:
+// it is sparse (core.sparseCheckout, set on each of its commands, its
+// patterns in its own git folder, the repository's configuration left
+// alone), so that a knowledge base in a large repository does not cost a
+// second checkout of all of it; the rest of the tree is replayed in git's
+// index alone. nil checks out everything. The work tree aside is created when missing
 // and reused when it is there (only the files the commits change are
 // checked out again), and set right first whatever a killed rebase left
 // in it (a rebase halfway, git's lock files): it is kk's alone, for the
 // caller holds the lock that makes it the repository's only worker. A
 // failed rebase is aborted there and returned as an error.
-func RebaseAside(ctx context.Context, dir, aside, branch, upstream, strategy string) (from, to string, err error) {
+func RebaseAside(ctx context.Context, dir, aside, branch, upstream, strategy string, keep []string) (from, to string, err error) {
 	out, err := Read(ctx, dir, "rev-parse", "refs/heads/"+branch+"^{commit}", upstream+"^{commit}")
 	tips := strings.Fields(string(out))
 	if err != nil || len(tips) != 2 {
@@ -41,10 +48,11 @@ func RebaseAside(ctx context.Context, dir, aside, branch, upstream, strategy str
 	if isAncestor(ctx, dir, from, onto) {
 		return from, onto, nil
 	}
-	if err := readyAside(ctx, dir, aside, from); err != nil {
+	sparse := sparseFlags(keep)
+	if err := readyAside(ctx, dir, aside, from, keep); err != nil {
 		return from, "", fmt.Errorf("preparing kk's work tree for the rebase (%s): %w", aside, err)
 	}
-	args := []string{"--literal-pathspecs", "-c", "commit.gpgsign=false", "-c", "core.hooksPath=/dev/null", "rebase", "-q"}
+	args := append(slices.Clip(sparse), "--literal-pathspecs", "-c", "commit.gpgsign=false", "-c", "core.hooksPath=/dev/null", "rebase", "-q")
 	if strategy != "" {
 		args = append(args, "--strategy-option="+strategy)
 	}
@@ -52,7 +60,7 @@ func RebaseAside(ctx context.Context, dir, aside, branch, upstream, strategy str
 		// Bounded as AbortRebase's: its checkout runs the person's
 		// filters, which may hang too.
 		actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), abortWait)
-		_, aerr := runInput(actx, aside, nil, nil, true, []string{"rebase", "--abort"})
+		_, aerr := runInput(actx, aside, nil, nil, true, append(slices.Clip(sparse), "rebase", "--abort"))
 		cancel()
 		if aerr != nil {
 			err = fmt.Errorf("%w (its abort, in kk's work tree %s, failed too: %v; the next tick sets it right)", err, aside, aerr)
@@ -72,13 +80,21 @@ func isAncestor(ctx context.Context, dir, a, b string) bool {
 	return err == nil
 }
 
+// sparseFlags are the options of every git command run in kk's work
+// tree: sparse when keep names folders.
+func sparseFlags(keep []string) []string {
+	if len(keep) == 0 {
+		return nil
+	}
+	return []string{"-c", "core.sparseCheckout=true", "-c", "core.sparseCheckoutCone=false"}
+}
+
 // readyAside makes aside a linked work tree of dir's repository with a
-// detached HEAD at commit and nothing else in it: reused when it is one,
-// else (missing, damaged, or what a killed rebase left it in cannot be
-// undone) removed and added again.
-func readyAside(ctx context.Context, dir, aside, commit string) error {
-	quiet := []string{"-c", "core.hooksPath=/dev/null"}
-	if reuseAside(ctx, aside, commit) == nil {
+// detached HEAD at commit and nothing else in it, sparse to keep: reused
+// when it is one, else (missing, damaged, or what a killed rebase left
+// it in cannot be undone) removed and added again.
+func readyAside(ctx context.Context, dir, aside, commit string, keep []string) error {
+	if reuseAside(ctx, aside, commit, keep) == nil {
 		return nil
 	}
 	if err := os.RemoveAll(aside); err != nil {
@@ -87,14 +103,17 @@ func readyAside(ctx context.Context, dir, aside, commit string) error {
 	if _, err := runInput(ctx, dir, nil, nil, true, []string{"worktree", "prune"}); err != nil {
 		return err
 	}
-	_, err := runInput(ctx, dir, nil, nil, true, append(quiet, "worktree", "add", "-q", "-f", "--detach", aside, commit))
-	return err
+	if _, err := runInput(ctx, dir, nil, nil, true, []string{"-c", "core.hooksPath=/dev/null", "worktree", "add", "-q", "-f", "--detach", "--no-checkout", aside, commit}); err != nil {
+		return err
+	}
+	return reuseAside(ctx, aside, commit, keep)
 }
 
 // reuseAside sets aside, when it is a linked work tree, to commit: what a
 // killed rebase left is removed (the rebase's state, git's index.lock and
-// HEAD.lock of that work tree), then a forced checkout and a clean.
-func reuseAside(ctx context.Context, aside, commit string) error {
+// HEAD.lock of that work tree), its sparse patterns written, then a
+// forced checkout and a clean.
+func reuseAside(ctx context.Context, aside, commit string, keep []string) error {
 	if _, err := os.Stat(filepath.Join(aside, ".git")); err != nil {
 		return err
 	}
@@ -111,9 +130,26 @@ func reuseAside(ctx context.Context, aside, commit string) error {
 			return err
 		}
 	}
+	patterns := filepath.Join(gitDir, "info", "sparse-checkout")
+	if len(keep) > 0 {
+		var b strings.Builder
+		b.WriteString("/.gitattributes\n")
+		for _, k := range keep {
+			b.WriteString("/" + strings.Trim(k, "/") + "/\n")
+		}
+		if err := os.MkdirAll(filepath.Dir(patterns), 0o755); err != nil {
+			return err
+		}
+		if err := atomicfile.Write(patterns, []byte(b.String()), 0o644); err != nil {
+			return err
+		}
+	} else if err := os.Remove(patterns); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	sparse := sparseFlags(keep)
 	for _, args := range [][]string{
-		{"-c", "core.hooksPath=/dev/null", "checkout", "-q", "-f", "--detach", commit},
-		{"clean", "-q", "-f", "-f", "-d", "-x"},
+		append(slices.Clip(sparse), "-c", "core.hooksPath=/dev/null", "checkout", "-q", "-f", "--detach", commit),
+		append(slices.Clip(sparse), "clean", "-q", "-f", "-f", "-d", "-x"),
 	} {
 		if _, err := runInput(ctx, aside, nil, nil, true, args); err != nil {
 			return err

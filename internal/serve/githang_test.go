@@ -77,12 +77,14 @@ func TestFaultShareRebaseThatHangsEndsWithTheStop(t *testing.T) {
 		t.Fatalf("post: %+v", j)
 	}
 	tip := git(t, k, "rev-parse", "HEAD")
-	attrs := stallFilter(t, k, "colleague.md", "smudge")
+	// Every note: the replay's work tree checks out the knowledge base's
+	// folder.
+	attrs := stallFilter(t, k, "*.md", "smudge")
 	shared := make(chan struct{})
 	go func() { s.Backend.Share(ctx); close(shared) }()
-	// The rebase has started (in kk's own work tree), then the stop
-	// comes.
-	marker := filepath.Join(k.Root, ".git", "worktrees", "kk-share", "rebase-merge")
+	// The replay has started (kk's own work tree is there, its checkout
+	// held by the filter), then the stop comes.
+	marker := filepath.Join(k.Root, ".git", "kk-share")
 	for i := 0; ; i++ {
 		if _, err := os.Stat(marker); err == nil {
 			break

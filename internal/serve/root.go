@@ -605,6 +605,25 @@ var RebaseTimeout = 10 * time.Minute
 // git folder, where the --push-every tick replays the branch's commits.
 func asideDir(r *gitx.Repo) string { return filepath.Join(r.GitDir, "kk-share") }
 
+// asideKeeps is what kk's own work tree checks out: the knowledge base's
+// folder, relative to the top of the work tree (nil, everything, when it
+// cannot be told).
+func (b *Backend) asideKeeps(r *gitx.Repo) []string {
+	top, err := filepath.EvalSymlinks(r.Top)
+	if err != nil {
+		return nil
+	}
+	kb, err := filepath.EvalSymlinks(b.k.Dir)
+	if err != nil {
+		return nil
+	}
+	rel, err := filepath.Rel(top, kb)
+	if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return nil
+	}
+	return []string{filepath.ToSlash(rel)}
+}
+
 // rebase replays the served branch's commits onto upstream, under kk's
 // writer lock (no job writes meanwhile): in kk's own work tree
 // (gitx.RebaseAside), never in the person's, whose work tree then sees
@@ -654,7 +673,7 @@ func (b *Backend) rebase(ctx context.Context, r *gitx.Repo, upstream string) err
 			defer release()
 			rctx, cancel := context.WithTimeout(rctx, RebaseTimeout)
 			defer cancel()
-			from, to, err := gitx.RebaseAside(rctx, r.Top, asideDir(r), r.Branch, upstream, "theirs")
+			from, to, err := gitx.RebaseAside(rctx, r.Top, asideDir(r), r.Branch, upstream, "theirs", b.asideKeeps(r))
 			if rctx.Err() != nil && err != nil {
 				err = fmt.Errorf("git rebase had not ended when it was stopped (%v; a filter or another program of git's configuration that hangs, or a stalled file system): %w", context.Cause(rctx), err)
 			}

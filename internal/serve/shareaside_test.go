@@ -62,8 +62,8 @@ func shares(t *testing.T, s *server, k *store.KB, what string) {
 // one is in its way.
 //
 // A smudge filter of the repository's configuration stands in for the
-// person: run by the rebase's checkout of the colleague's file, it notes
-// what the person's HEAD is in that instant and saves an edit of theirs.
+// person: run by the replay's checkout of the notes, it notes what the
+// person's HEAD is in that instant and saves an edit of theirs.
 func TestShareRebasesOutsideThePersonsWorkTree(t *testing.T) {
 	s := start(t, newRepo(t, 0), nil)
 	k := s.KB
@@ -82,7 +82,7 @@ func TestShareRebasesOutsideThePersonsWorkTree(t *testing.T) {
 	script := `unset GIT_DIR GIT_WORK_TREE GIT_INDEX_FILE GIT_PREFIX; ` +
 		`if [ ! -e "$0" ]; then (git -C "$1" symbolic-ref -q HEAD || echo detached) > "$0"; echo mid-tick >> "$1/mine.txt"; fi; cat`
 	git(t, k, "config", "filter.probe.smudge", "sh -c '"+script+"' "+probe+" "+k.Root)
-	if err := os.WriteFile(filepath.Join(k.Root, ".git", "info", "attributes"), []byte("colleague.txt filter=probe\n"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(k.Root, ".git", "info", "attributes"), []byte("*.md filter=probe\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 
@@ -101,6 +101,18 @@ func TestShareRebasesOutsideThePersonsWorkTree(t *testing.T) {
 	}
 	if out := git(t, k, "status", "--porcelain", "--untracked-files=no"); out != "M mine.txt" {
 		t.Errorf("git status after the tick:\n%s\nwant only the person's mine.txt", out)
+	}
+	// kk's work tree checks out the knowledge base's folder alone (a
+	// knowledge base in a large repository costs no second checkout of
+	// all of it).
+	aside := filepath.Join(k.Root, ".git", "kk-share")
+	if _, err := os.Stat(filepath.Join(aside, ".ai", "kenkeep", "ENTRY.md")); err != nil {
+		t.Errorf("kk's work tree lacks the knowledge base: %v", err)
+	}
+	for _, name := range []string{"mine.txt", "colleague.txt"} {
+		if _, err := os.Stat(filepath.Join(aside, name)); err == nil {
+			t.Errorf("kk's work tree checked out %s, outside the knowledge base", name)
+		}
 	}
 }
 
@@ -170,7 +182,7 @@ func TestShareKeepsACommitThePersonMadeDuringTheReplay(t *testing.T) {
 		`if [ ! -e "$0" ]; then echo person > "$1/person.txt" && git -C "$1" add person.txt && ` +
 		`git -C "$1" -c core.hooksPath=/dev/null -c user.name=p -c user.email=p@example.com commit -qm person && touch "$0"; fi; cat`
 	git(t, k, "config", "filter.probe.smudge", "sh -c '"+script+"' "+done+" "+k.Root)
-	if err := os.WriteFile(filepath.Join(k.Root, ".git", "info", "attributes"), []byte("colleague.txt filter=probe\n"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(k.Root, ".git", "info", "attributes"), []byte("*.md filter=probe\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 
