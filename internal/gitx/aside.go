@@ -242,13 +242,15 @@ func (r *Repo) MoveTo(ctx context.Context, from, to string, wait context.Context
 	return nil
 }
 
-// indexCopy copies git's index to the session's own copy (index.lock
-// held), removing the lock a killed git command of the session left on
-// it, and returns the copy's path.
+// indexCopy copies git's index to the session's own copy (r.mu and
+// index.lock held) and returns the copy's path. A lock on the copy is one
+// a git command of this session left, killed (SIGKILL runs no clean-up),
+// and git would refuse every later commit of the session on it: it is
+// removed first.
 func (r *Repo) indexCopy() (string, error) {
 	tmp := r.tmpIndex()
 	if err := os.Remove(tmp + ".lock"); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return tmp, err
+		return tmp, fmt.Errorf("removing the lock a killed git command left on git's index copy: %w", err)
 	}
 	if err := copyFile(r.indexPath(), tmp); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return tmp, fmt.Errorf("copying git's index: %w", err)

@@ -1007,15 +1007,8 @@ type indexUpdate struct {
 // startIndexUpdate copies git's index to tmp and starts git update-index
 // on it, which reads it and then waits for the entries.
 func (r *Repo) startIndexUpdate(ctx context.Context, tmp string) (*indexUpdate, error) {
-	// The copy is this session's alone (r.mu and index.lock held): a lock
-	// on it is one a git update-index of this session left, killed
-	// (SIGKILL runs no clean-up), and git would refuse every later commit
-	// of the session on it.
-	if err := os.Remove(tmp + ".lock"); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("removing the lock a killed git update-index left: %w", err)
-	}
-	if err := copyFile(r.indexPath(), tmp); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("copying git's index: %w", err)
+	if _, err := r.indexCopy(); err != nil {
+		return nil, err
 	}
 	cmd := exec.CommandContext(ctx, "git", "-c", "core.quotepath=off", "update-index", "-z", "--index-info")
 	cmd.Dir = r.Top
