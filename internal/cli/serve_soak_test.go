@@ -595,6 +595,10 @@ func soakCheck(t *testing.T, root string, person *soakPerson) {
 		gen := rel == ".ai/kenkeep/ENTRY.md" || rel == ".ai/kenkeep/GRAPH.md" || strings.HasSuffix(rel, "/index.md")
 		if !wt && !sg && !gen {
 			t.Errorf("git status: %q is not the person's", line)
+			// What the file went through, to tell whose write it was.
+			diff, _ := gitx.Read(ctx, root, "diff", "HEAD", "--", rel)
+			log, _ := gitx.Read(ctx, root, "log", "--format=%h %ci %s", "-n", "8", "main", "--", rel)
+			t.Logf("git diff HEAD -- %s:\n%s\nits commits:\n%s", rel, diff, log)
 		}
 	}
 	// A git command the killed server started runs on in its own

@@ -692,6 +692,18 @@ func leftovers(k *store.KB, walk ...string) ([]string, error) {
 // to the transaction, whose sync lists its temporary files (Tx.sweep).
 // Leftovers, for kk doctor, always walks both.
 func recoverLocked(k *store.KB, sweep bool) error {
+	return recoverAt(k, sweep, nil)
+}
+
+// recoverAt is recoverLocked; at, when set, is called at "rolled back"
+// (every journal rolled back, the tree not swept) and "swept" (the
+// temporary files removed, the journals not): points where a test stops
+// the recovery as a kill would.
+//
+// The journals go last: a journal is what tells the next writer to walk
+// the tree for temporary files, so one dropped before the walk (a kill
+// between the two) left a temporary file no later write removed.
+func recoverAt(k *store.KB, sweep bool, at func(point string)) error {
 	ents, err := os.ReadDir(JournalDir(k))
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
@@ -699,36 +711,29 @@ func recoverLocked(k *store.KB, sweep bool) error {
 	journals := slices.ContainsFunc(ents, func(e os.DirEntry) bool {
 		return strings.HasSuffix(e.Name(), ".journal") || strings.HasSuffix(e.Name(), ".journal.tmp")
 	})
+	// Rolling back again what a killed recovery rolled back already
+	// writes the same bytes again.
+	type rolled struct {
+		path string
+		j    *journal
+	}
+	var done []rolled
 	for _, e := range ents {
 		p := filepath.Join(JournalDir(k), e.Name())
-		switch {
-		case strings.HasSuffix(e.Name(), ".journal.tmp"):
-			_ = os.Remove(p)
-		case strings.HasSuffix(e.Name(), ".journal"):
-			j, err := readJournal(p)
-			if err != nil {
-				return fmt.Errorf("%w; move it aside to continue (the changeset it names may be half-applied: check `git status`)", err)
-			}
-			if err := rollback(k, j); err != nil {
-				return fmt.Errorf("rolling back the interrupted changeset %s: %w", j.Changeset, err)
-			}
-			if err := removeJournal(p, j); err != nil {
-				return err
-			}
+		if !strings.HasSuffix(e.Name(), ".journal") {
+			continue
 		}
+		j, err := readJournal(p)
+		if err != nil {
+			return fmt.Errorf("%w; move it aside to continue (the changeset it names may be half-applied: check `git status`)", err)
+		}
+		if err := rollback(k, j); err != nil {
+			return fmt.Errorf("rolling back the interrupted changeset %s: %w", j.Changeset, err)
+		}
+		done = append(done, rolled{p, j})
 	}
-	// Hard links no journal names any more: a writer killed before it
-	// wrote its journal, or after it removed it.
-	var kept map[string]bool
-	for _, e := range ents {
-		if strings.HasSuffix(e.Name(), backupSuffix) {
-			if kept == nil {
-				kept = keptChangesets(k)
-			}
-			if !keptBackup(kept, e.Name()) {
-				_ = os.Remove(filepath.Join(JournalDir(k), e.Name()))
-			}
-		}
+	if at != nil {
+		at("rolled back")
 	}
 	var walk []string
 	switch {
@@ -748,6 +753,32 @@ func recoverLocked(k *store.KB, sweep bool) error {
 			continue
 		}
 		_ = os.Remove(abs)
+	}
+	if at != nil {
+		at("swept")
+	}
+	for _, e := range ents {
+		if strings.HasSuffix(e.Name(), ".journal.tmp") {
+			_ = os.Remove(filepath.Join(JournalDir(k), e.Name()))
+		}
+	}
+	for _, r := range done {
+		if err := removeJournal(r.path, r.j); err != nil {
+			return err
+		}
+	}
+	// Hard links no journal names any more: a writer killed before it
+	// wrote its journal, or after it removed it.
+	var kept map[string]bool
+	for _, e := range ents {
+		if strings.HasSuffix(e.Name(), backupSuffix) {
+			if kept == nil {
+				kept = keptChangesets(k)
+			}
+			if !keptBackup(kept, e.Name()) {
+				_ = os.Remove(filepath.Join(JournalDir(k), e.Name()))
+			}
+		}
 	}
 	return nil
 }

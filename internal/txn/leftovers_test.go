@@ -74,3 +74,51 @@ func TestLeftoverTemporaryFiles(t *testing.T) {
 		t.Fatalf("Leftovers after rebuild = %v, %v", left, err)
 	}
 }
+
+// A recovery killed partway leaves what the next writer needs to finish
+// it: the journal that makes it walk the tree goes only after the
+// temporary files are removed. (A journal dropped before the walk, a kill
+// between the two, left a temporary file no later write removed; the
+// kk serve soak found one, .index.md.tmp-…, untracked in git status.)
+func TestRecoveryKilledPartwayLeavesNoTemporaryFileBehind(t *testing.T) {
+	t.Parallel()
+	for _, point := range []string{"rolled back", "swept"} {
+		t.Run(point, func(t *testing.T) {
+			k := optest.NewKB(t)
+			ctx := context.Background()
+			write := func(title string) {
+				t.Helper()
+				in := contracts.NodeInput{Type: "practice", Title: title, Description: "d", Body: "b", Folder: "f"}
+				if _, err := curate.WriteNode(ctx, k, in, curate.WriteOptions{Command: "test"}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			exists := func(p string) bool {
+				_, err := os.Stat(p)
+				return err == nil
+			}
+			write("One")
+			stray := filepath.Join(k.NodesDir(), "f", ".index.md.tmp-2297191693")
+			if err := os.WriteFile(stray, []byte("half"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.MkdirAll(txn.JournalDir(k), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			journal := filepath.Join(txn.JournalDir(k), "cs-killed.journal.tmp")
+			if err := os.WriteFile(journal, []byte("{"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := txn.RecoverStoppedAt(k, point); err != nil {
+				t.Fatal(err)
+			}
+			if exists(stray) && !exists(journal) {
+				t.Fatalf("the recovery stopped at %q dropped the journal and left the temporary file", point)
+			}
+			write("Two")
+			if exists(stray) || exists(journal) {
+				t.Fatalf("after a recovery stopped at %q the next write left: temporary file %v, journal %v", point, exists(stray), exists(journal))
+			}
+		})
+	}
+}
