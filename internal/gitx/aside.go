@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/kk-project/kk/internal/atomicfile"
 )
@@ -94,8 +95,9 @@ func sparseFlags(keep []string) []string {
 // when it is one, else (missing, damaged, or what a killed rebase left
 // it in cannot be undone) removed and added again.
 func readyAside(ctx context.Context, dir, aside, commit string, keep []string) error {
-	if reuseAside(ctx, aside, commit, keep) == nil {
-		return nil
+	err := reuseAside(ctx, aside, commit, keep)
+	if err == nil || errors.Is(err, errLockHeld) {
+		return err
 	}
 	if err := os.RemoveAll(aside); err != nil {
 		return err
@@ -124,6 +126,9 @@ func reuseAside(ctx context.Context, aside, commit string, keep []string) error 
 	gitDir := strings.TrimSpace(string(out))
 	if filepath.Clean(gitDir) == filepath.Clean(filepath.Join(aside, ".git")) {
 		return errors.New("not a linked work tree")
+	}
+	if err := removeKilledRebasesLock(ctx, aside, gitDir, time.Now()); err != nil {
+		return err
 	}
 	for _, p := range []string{"rebase-merge", "rebase-apply", "index.lock", "HEAD.lock", "ORIG_HEAD.lock"} {
 		if err := os.RemoveAll(filepath.Join(gitDir, p)); err != nil {
@@ -154,6 +159,52 @@ func reuseAside(ctx context.Context, aside, commit string, keep []string) error 
 		if _, err := runInput(ctx, aside, nil, nil, true, args); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// staleLockAge is how old git's packed-refs.lock must be, beside a rebase
+// of kk's killed in its work tree, to be that rebase's: git holds it for
+// the moment it deletes a ref (a git waiting for it gives up after
+// core.packedRefsTimeout, a second by default).
+const staleLockAge = 2 * time.Second
+
+// errLockHeld marks a replay that waits for a lock of git's: kk's work
+// tree is kept as it is (not made again) so that the next one asks again.
+var errLockHeld = errors.New("a lock of git's is held")
+
+// removeKilledRebasesLock removes the repository's packed-refs.lock when
+// a rebase of kk's was killed in aside (whose git folder is gitDir) and
+// the lock is older than staleLockAge at now. git rebase takes that lock
+// of the whole repository whenever it deletes one of its own refs
+// (REBASE_HEAD, CHERRY_PICK_HEAD); git removes its locks when a signal
+// ends it, but a SIGTERM that lands while it creates one (the kill of kk
+// serve, whose git commands get SIGTERM when it dies) leaves it, and
+// every later deletion of a ref in the repository (a person's git
+// branch -d, git's own rebase) then fails on it. A younger lock is an
+// error, the killed rebase's state left, so that the next replay asks
+// again.
+func removeKilledRebasesLock(ctx context.Context, aside, gitDir string, now time.Time) error {
+	if _, err := os.Stat(filepath.Join(gitDir, "rebase-merge")); err != nil {
+		return nil
+	}
+	out, err := Read(ctx, aside, "rev-parse", "--path-format=absolute", "--git-common-dir")
+	if err != nil {
+		return err
+	}
+	lock := filepath.Join(strings.TrimSpace(string(out)), "packed-refs.lock")
+	st, err := os.Stat(lock)
+	if err != nil {
+		return nil
+	}
+	if age := now.Sub(st.ModTime()); age < staleLockAge {
+		// Too young to tell from a git command that holds it now: the
+		// killed rebase's state stays, so that the next replay asks
+		// again.
+		return fmt.Errorf("%w: %s (for %v; a git command deleting a ref, or the rebase of kk's killed in %s): the replay waits for it", errLockHeld, lock, age.Round(time.Millisecond), aside)
+	}
+	if err := os.Remove(lock); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("removing the packed-refs.lock a killed rebase of kk's left: %w", err)
 	}
 	return nil
 }

@@ -2,12 +2,14 @@ package gitx
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 )
 
 // commitBeside makes a commit on HEAD, with git's plumbing and an index of
@@ -110,5 +112,71 @@ func TestMoveKilledHalfwayIsFinishedByTheNextStart(t *testing.T) {
 			}
 			fsck(t, dir)
 		})
+	}
+}
+
+// A rebase of kk's killed in its work tree may leave the repository's
+// packed-refs.lock (git takes it to delete REBASE_HEAD or
+// CHERRY_PICK_HEAD, and a SIGTERM in the instant it creates it leaves
+// it: TestServeSoakKill9, seed 202 iteration 18): the next replay
+// removes it, once it is older than a git command holds one; a fresh one
+// (a person's git deleting a ref now) is left alone.
+func TestReplayRemovesThePackedRefsLockItsKilledRebaseLeft(t *testing.T) {
+	ctx := context.Background()
+	dir := gitRepo(t)
+	write(t, dir, "a.md", "a")
+	if _, err := CommitPaths(ctx, dir, worker, "init", []string{"a.md"}); err != nil {
+		t.Fatal(err)
+	}
+	branch := gitOut(t, dir, "symbolic-ref", "--short", "HEAD")
+	aside := filepath.Join(dir, ".git", "kk-share")
+	n := 0
+	diverge := func() {
+		t.Helper()
+		n++
+		up := commitBeside(t, dir, map[string]string{fmt.Sprintf("theirs-%d.md", n): "theirs\n"})
+		gitOut(t, dir, "update-ref", "refs/remotes/origin/main", up)
+		write(t, dir, fmt.Sprintf("ours-%d.md", n), "ours")
+		if _, err := CommitPaths(ctx, dir, worker, "ours", []string{fmt.Sprintf("ours-%d.md", n)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	diverge()
+	if _, _, err := RebaseAside(ctx, dir, aside, branch, "refs/remotes/origin/main", "theirs", nil); err != nil {
+		t.Fatal(err)
+	}
+	asideGit := gitOut(t, aside, "rev-parse", "--absolute-git-dir")
+	lock := filepath.Join(dir, ".git", "packed-refs.lock")
+	for _, age := range []time.Duration{time.Minute, 0} {
+		// The kill: the rebase's state and the lock are left.
+		if err := os.MkdirAll(filepath.Join(asideGit, "rebase-merge"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		write(t, dir, ".git/packed-refs.lock", "")
+		then := time.Now().Add(-age)
+		if err := os.Chtimes(lock, then, then); err != nil {
+			t.Fatal(err)
+		}
+		diverge()
+		_, _, err := RebaseAside(ctx, dir, aside, branch, "refs/remotes/origin/main", "theirs", nil)
+		_, serr := os.Stat(lock)
+		switch {
+		case age > 0 && (err != nil || serr == nil):
+			t.Fatalf("after a rebase killed %v ago: replay %v, the lock left: %v", age, err, serr == nil)
+		case age == 0 && (serr != nil || err == nil):
+			t.Fatalf("a packed-refs.lock taken now: removed %v, replay %v (want it left, and the replay to wait)", serr != nil, err)
+		}
+	}
+	// Older now: the next replay, which finds the killed rebase's state
+	// still there, removes it.
+	then := time.Now().Add(-time.Minute)
+	if err := os.Chtimes(lock, then, then); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := RebaseAside(ctx, dir, aside, branch, "refs/remotes/origin/main", "theirs", nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(lock); err == nil {
+		t.Fatal("the lock a killed rebase left is there after the next replay")
 	}
 }
