@@ -53,7 +53,9 @@ func RebaseAside(ctx context.Context, dir, aside, branch, upstream, strategy str
 	if err := readyAside(ctx, dir, aside, from, keep); err != nil {
 		return from, "", fmt.Errorf("preparing kk's work tree for the rebase (%s): %w", aside, err)
 	}
-	args := append(slices.Clip(sparse), "--literal-pathspecs", "-c", "commit.gpgsign=false", "-c", "core.hooksPath=/dev/null", "rebase", "-q")
+	// maintenance.auto=false: as Fetch's, no git maintenance run --auto
+	// at the rebase's end (kk serve runs git gc --auto itself).
+	args := append(slices.Clip(sparse), "--literal-pathspecs", "-c", "commit.gpgsign=false", "-c", "core.hooksPath=/dev/null", "-c", "maintenance.auto=false", "rebase", "-q")
 	if strategy != "" {
 		args = append(args, "--strategy-option="+strategy)
 	}

@@ -180,3 +180,66 @@ func TestReplayRemovesThePackedRefsLockItsKilledRebaseLeft(t *testing.T) {
 		t.Fatal("the lock a killed rebase left is there after the next replay")
 	}
 }
+
+// kk serve's git fetch starts no git maintenance run --auto (kk serve
+// runs git gc --auto itself, bounded): started by it, it ran on after a
+// kill of kk serve and could leave objects/maintenance.lock
+// (TestServeSoakKill9, seed 403 iteration 4). A pre-auto-gc hook, which
+// git's automatic gc runs when it is due (gc.auto=1 and two loose
+// objects in one fan-out folder), tells. (The replay's git rebase gets
+// maintenance.auto=false too; it runs no hooks, so this probe cannot
+// see it.)
+func TestFetchStartsNoAutomaticMaintenance(t *testing.T) {
+	ctx := context.Background()
+	origin := gitRepo(t)
+	write(t, origin, "a.md", "a")
+	if _, err := CommitPaths(ctx, origin, worker, "init", []string{"a.md"}); err != nil {
+		t.Fatal(err)
+	}
+	branch := gitOut(t, origin, "symbolic-ref", "--short", "HEAD")
+	dir := filepath.Join(t.TempDir(), "clone")
+	gitOut(t, filepath.Dir(dir), "clone", "-q", origin, dir)
+	// gc is due: two loose objects in objects/17.
+	in17 := 0
+	for i := 0; in17 < 2; i++ {
+		if i > 100000 {
+			t.Fatal("no loose objects in objects/17")
+		}
+		cmd := exec.Command("git", "hash-object", "-w", "--stdin")
+		cmd.Dir, cmd.Stdin = dir, strings.NewReader(fmt.Sprintf("filler %d\n", i))
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.HasPrefix(string(out), "17") {
+			in17++
+		}
+	}
+	ran := filepath.Join(t.TempDir(), "auto-gc-ran")
+	write(t, dir, ".git/hooks/pre-auto-gc", "#!/bin/sh\ntouch '"+ran+"'\nexit 1\n")
+	if err := os.Chmod(filepath.Join(dir, ".git", "hooks", "pre-auto-gc"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	gitOut(t, dir, "config", "gc.auto", "1")
+	probe := func(what string) {
+		t.Helper()
+		if _, err := os.Stat(ran); err == nil {
+			t.Fatalf("%s started git's automatic maintenance (its pre-auto-gc hook ran)", what)
+		}
+	}
+	// The probe probes: a git command that runs it does.
+	gitOut(t, dir, "commit", "-q", "--allow-empty", "-m", "probe")
+	if _, err := os.Stat(ran); err != nil {
+		t.Fatalf("git commit ran no automatic gc: the probe cannot tell (%v)", err)
+	}
+	if err := os.Remove(ran); err != nil {
+		t.Fatal(err)
+	}
+
+	gitOut(t, origin, "update-ref", "HEAD", commitBeside(t, origin, map[string]string{"theirs.md": "theirs\n"}))
+	upstream, err := Fetch(ctx, dir, "origin", branch)
+	if err != nil || upstream == "" {
+		t.Fatalf("Fetch: %q, %v", upstream, err)
+	}
+	probe("git fetch")
+}

@@ -314,7 +314,10 @@ func PullRebase(ctx context.Context, dir, remote, branch, strategy string) error
 // ("refs/remotes/<remote>/<branch>"), "" when the remote has no such
 // branch. Stopped by ctx, git fetch ends cleanly (SIGTERM).
 func Fetch(ctx context.Context, dir, remote, branch string) (string, error) {
-	if _, err := runTracingHooks(ctx, dir, noPrompt(ctx, dir), "fetch", "-q", remote); err != nil {
+	// --no-auto-maintenance: kk serve runs git gc --auto itself, bounded
+	// and beside its jobs; the one git fetch starts would run on after
+	// a kill of kk, its lock (objects/maintenance.lock) left behind.
+	if _, err := runTracingHooks(ctx, dir, noPrompt(ctx, dir), "fetch", "-q", "--no-auto-maintenance", remote); err != nil {
 		return "", sshAdvice(err)
 	}
 	upstream := "refs/remotes/" + remote + "/" + branch
