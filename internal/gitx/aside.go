@@ -167,9 +167,9 @@ func reuseAside(ctx context.Context, aside, commit string, keep []string) error 
 
 // staleLockAge is how old git's packed-refs.lock must be, beside a rebase
 // of kk's killed in its work tree, to be that rebase's: git holds it for
-// the moment it deletes a ref (a git waiting for it gives up after
-// core.packedRefsTimeout, a second by default).
-const staleLockAge = 2 * time.Second
+// the moment it deletes a ref, and a git waiting for it gives up after
+// core.packedRefsTimeout, a second by default.
+const staleLockAge = time.Second
 
 // errLockHeld marks a replay that waits for a lock of git's: kk's work
 // tree is kept as it is (not made again) so that the next one asks again.
