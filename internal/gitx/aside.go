@@ -114,8 +114,8 @@ func readyAside(ctx context.Context, dir, aside, commit string, keep []string) e
 }
 
 // reuseAside sets aside, when it is a linked work tree, to commit: what a
-// killed rebase left is removed (the rebase's state, git's index.lock and
-// HEAD.lock of that work tree), its sparse patterns written, then a
+// killed rebase left is removed (the rebase's state, the lock files of
+// that work tree's git folder), its sparse patterns written, then a
 // forced checkout and a clean.
 func reuseAside(ctx context.Context, aside, commit string, keep []string) error {
 	if _, err := os.Stat(filepath.Join(aside, ".git")); err != nil {
@@ -132,7 +132,10 @@ func reuseAside(ctx context.Context, aside, commit string, keep []string) error 
 	if err := removeKilledRebasesLock(ctx, aside, gitDir, time.Now()); err != nil {
 		return err
 	}
-	for _, p := range []string{"rebase-merge", "rebase-apply", "index.lock", "HEAD.lock", "ORIG_HEAD.lock"} {
+	if err := removeLocks(gitDir); err != nil {
+		return err
+	}
+	for _, p := range []string{"rebase-merge", "rebase-apply"} {
 		if err := os.RemoveAll(filepath.Join(gitDir, p)); err != nil {
 			return err
 		}
@@ -209,6 +212,43 @@ func removeKilledRebasesLock(ctx context.Context, aside, gitDir string, now time
 		return fmt.Errorf("removing the packed-refs.lock a killed rebase of kk's left: %w", err)
 	}
 	return nil
+}
+
+// TidyAside removes the lock files a killed kk serve's git commands left
+// in the git folder of aside, kk's own work tree (index.lock, HEAD.lock,
+// CHERRY_PICK_HEAD.lock, rebase-merge/done.lock: git removes its locks
+// when a signal ends it, but not one the signal lands in the creation
+// of): called at kk serve's start, when no git command of kk's can run
+// there. Nothing there, nothing to do. The state of a killed rebase is
+// left for the next replay (RebaseAside), which needs it.
+func TidyAside(ctx context.Context, aside string) error {
+	if _, err := os.Stat(filepath.Join(aside, ".git")); err != nil {
+		return nil
+	}
+	out, err := Read(ctx, aside, "rev-parse", "--absolute-git-dir")
+	if err != nil {
+		return nil // not a work tree git can read: the next replay makes it again
+	}
+	return removeLocks(strings.TrimSpace(string(out)))
+}
+
+// removeLocks removes every lock file under gitDir, the git folder of
+// kk's own work tree.
+func removeLocks(gitDir string) error {
+	return filepath.WalkDir(gitDir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil
+			}
+			return err
+		}
+		if !d.IsDir() && strings.HasSuffix(d.Name(), ".lock") {
+			if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return err
+			}
+		}
+		return nil
+	})
 }
 
 // MoveTo moves the served branch, checked out in the work tree, from

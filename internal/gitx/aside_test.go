@@ -243,3 +243,46 @@ func TestFetchStartsNoAutomaticMaintenance(t *testing.T) {
 	}
 	probe("git fetch")
 }
+
+// The lock files a killed kk serve's git commands left in kk's own work
+// tree's git folder (a SIGTERM that lands while git creates one leaves
+// it: CHERRY_PICK_HEAD.lock, TestServeSoakKill9 seed 501) are removed at
+// the next start (TidyAside), the killed rebase's state kept for the
+// next replay; a missing work tree is nothing to do.
+func TestTidyAsideRemovesTheLocksAKilledServerLeft(t *testing.T) {
+	ctx := context.Background()
+	dir := gitRepo(t)
+	write(t, dir, "a.md", "a")
+	if _, err := CommitPaths(ctx, dir, worker, "init", []string{"a.md"}); err != nil {
+		t.Fatal(err)
+	}
+	aside := filepath.Join(dir, ".git", "kk-share")
+	if err := TidyAside(ctx, aside); err != nil {
+		t.Fatalf("TidyAside without kk's work tree: %v", err)
+	}
+	branch := gitOut(t, dir, "symbolic-ref", "--short", "HEAD")
+	gitOut(t, dir, "update-ref", "refs/remotes/origin/main", commitBeside(t, dir, map[string]string{"theirs.md": "theirs\n"}))
+	write(t, dir, "ours.md", "ours")
+	if _, err := CommitPaths(ctx, dir, worker, "ours", []string{"ours.md"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := RebaseAside(ctx, dir, aside, branch, "refs/remotes/origin/main", "theirs", nil); err != nil {
+		t.Fatal(err)
+	}
+	asideGit := gitOut(t, aside, "rev-parse", "--absolute-git-dir")
+	left := []string{"CHERRY_PICK_HEAD.lock", "index.lock", "rebase-merge/done.lock"}
+	for _, p := range left {
+		write(t, asideGit, p, "")
+	}
+	if err := TidyAside(ctx, aside); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range left {
+		if _, err := os.Stat(filepath.Join(asideGit, p)); err == nil {
+			t.Errorf("%s is left", p)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(asideGit, "rebase-merge")); err != nil {
+		t.Errorf("the killed rebase's state went: %v", err)
+	}
+}

@@ -83,6 +83,9 @@ func (b *Backend) openLocked(stop context.Context) error {
 	for _, p := range removed {
 		b.log.Warn("removed a git lock file a killed kk serve left", "path", p)
 	}
+	if err := gitx.TidyAside(stop, asideDir(r)); err != nil {
+		b.log.Warn("removing the lock files a killed kk serve left in its own work tree failed; the next --push-every tick tries again", "error", err)
+	}
 	// A --push-every tick's move of the branch a kill cut in two (tried
 	// again by each tick when this one cannot: a lock held meanwhile).
 	fctx, cancel := context.WithTimeout(stop, finishMoveWait)
