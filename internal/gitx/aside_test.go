@@ -123,11 +123,7 @@ func TestMoveKilledHalfwayIsFinishedByTheNextStart(t *testing.T) {
 // (a person's git deleting a ref now) is left alone.
 func TestReplayRemovesThePackedRefsLockItsKilledRebaseLeft(t *testing.T) {
 	ctx := context.Background()
-	dir := gitRepo(t)
-	write(t, dir, "a.md", "a")
-	if _, err := CommitPaths(ctx, dir, worker, "init", []string{"a.md"}); err != nil {
-		t.Fatal(err)
-	}
+	dir, _ := committedRepo(t)
 	branch := gitOut(t, dir, "symbolic-ref", "--short", "HEAD")
 	aside := filepath.Join(dir, ".git", "kk-share")
 	n := 0
@@ -191,11 +187,7 @@ func TestReplayRemovesThePackedRefsLockItsKilledRebaseLeft(t *testing.T) {
 // see it.)
 func TestFetchStartsNoAutomaticMaintenance(t *testing.T) {
 	ctx := context.Background()
-	origin := gitRepo(t)
-	write(t, origin, "a.md", "a")
-	if _, err := CommitPaths(ctx, origin, worker, "init", []string{"a.md"}); err != nil {
-		t.Fatal(err)
-	}
+	origin, _ := committedRepo(t)
 	branch := gitOut(t, origin, "symbolic-ref", "--short", "HEAD")
 	dir := filepath.Join(t.TempDir(), "clone")
 	gitOut(t, filepath.Dir(dir), "clone", "-q", origin, dir)

@@ -9,6 +9,7 @@ import (
 	"github.com/kk-project/kk/internal/contracts"
 	"github.com/kk-project/kk/internal/curate"
 	"github.com/kk-project/kk/internal/optest"
+	"github.com/kk-project/kk/internal/store"
 	"github.com/kk-project/kk/internal/txn"
 )
 
@@ -22,17 +23,7 @@ func TestLeftoverTemporaryFiles(t *testing.T) {
 	t.Parallel()
 	k := optest.NewKB(t)
 	ctx := context.Background()
-	write := func(title string) {
-		t.Helper()
-		in := contracts.NodeInput{Type: "practice", Title: title, Description: "d", Body: "b", Folder: "f"}
-		if _, err := curate.WriteNode(ctx, k, in, curate.WriteOptions{Command: "test"}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	exists := func(p string) bool {
-		_, err := os.Stat(p)
-		return err == nil
-	}
+	write := func(title string) { t.Helper(); writePractice(t, k, title) }
 	write("One")
 	stray := filepath.Join(k.NodesDir(), "f", ".practice-x.md.tmp-1")
 	if err := os.WriteFile(stray, []byte("half"), 0o644); err != nil {
@@ -40,7 +31,7 @@ func TestLeftoverTemporaryFiles(t *testing.T) {
 	}
 
 	write("Two")
-	if !exists(stray) {
+	if !present(stray) {
 		t.Fatal("a write without a left journal walked the tree and removed a stray temporary file")
 	}
 	if left, err := txn.Leftovers(k); err != nil || len(left) != 1 {
@@ -57,7 +48,7 @@ func TestLeftoverTemporaryFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	write("Three")
-	if exists(stray) || exists(journal) {
+	if present(stray) || present(journal) {
 		t.Fatal("a write after a killed writer's journal left its temporary files")
 	}
 
@@ -67,7 +58,7 @@ func TestLeftoverTemporaryFiles(t *testing.T) {
 	if _, err := txn.Rebuild(ctx, k, txn.Meta{Command: "test"}, txn.RebuildOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if exists(stray) {
+	if present(stray) {
 		t.Fatal("kk index rebuild left a stray temporary file")
 	}
 	if left, err := txn.Leftovers(k); err != nil || len(left) != 0 {
@@ -85,18 +76,7 @@ func TestRecoveryKilledPartwayLeavesNoTemporaryFileBehind(t *testing.T) {
 	for _, point := range []string{"rolled back", "swept"} {
 		t.Run(point, func(t *testing.T) {
 			k := optest.NewKB(t)
-			ctx := context.Background()
-			write := func(title string) {
-				t.Helper()
-				in := contracts.NodeInput{Type: "practice", Title: title, Description: "d", Body: "b", Folder: "f"}
-				if _, err := curate.WriteNode(ctx, k, in, curate.WriteOptions{Command: "test"}); err != nil {
-					t.Fatal(err)
-				}
-			}
-			exists := func(p string) bool {
-				_, err := os.Stat(p)
-				return err == nil
-			}
+			write := func(title string) { t.Helper(); writePractice(t, k, title) }
 			write("One")
 			stray := filepath.Join(k.NodesDir(), "f", ".index.md.tmp-2297191693")
 			if err := os.WriteFile(stray, []byte("half"), 0o644); err != nil {
@@ -112,13 +92,28 @@ func TestRecoveryKilledPartwayLeavesNoTemporaryFileBehind(t *testing.T) {
 			if err := txn.RecoverStoppedAt(k, point); err != nil {
 				t.Fatal(err)
 			}
-			if exists(stray) && !exists(journal) {
+			if present(stray) && !present(journal) {
 				t.Fatalf("the recovery stopped at %q dropped the journal and left the temporary file", point)
 			}
 			write("Two")
-			if exists(stray) || exists(journal) {
-				t.Fatalf("after a recovery stopped at %q the next write left: temporary file %v, journal %v", point, exists(stray), exists(journal))
+			if present(stray) || present(journal) {
+				t.Fatalf("after a recovery stopped at %q the next write left: temporary file %v, journal %v", point, present(stray), present(journal))
 			}
 		})
 	}
+}
+
+// writePractice writes a practice leaf titled title in folder f of k.
+func writePractice(t *testing.T, k *store.KB, title string) {
+	t.Helper()
+	in := contracts.NodeInput{Type: "practice", Title: title, Description: "d", Body: "b", Folder: "f"}
+	if _, err := curate.WriteNode(context.Background(), k, in, curate.WriteOptions{Command: "test"}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// present reports whether a file is at p.
+func present(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
 }
