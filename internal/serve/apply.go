@@ -670,22 +670,28 @@ func (b *Backend) Restore(ctx context.Context, j jobqueue.Job) error {
 	if !txn.HasOriginals(b.k, j.ID) {
 		return nil
 	}
-	keep, err := b.committedByAPerson(ctx, j)
-	if err != nil {
-		// git cannot tell (it cannot read the repository now): the
-		// job's files are put back, as before the branch was asked.
-		b.log.Warn("could not ask git whether the job's change was committed meanwhile; its files are put back", "job_id", j.ID, "error", err)
-		keep = false
-	}
-	if keep {
-		b.log.Info("the job's change was committed by another commit meanwhile; its note is left as the branch holds it", "job_id", j.ID, "path", j.Path)
-	}
-	_, err = txn.Update(ctx, b.k, txn.Meta{Actor: "kk serve", Source: "http", Command: "kk serve restore(" + j.ID + ")"}, func(tx *txn.Tx) error {
+	// Asked inside the undo's transaction, after it rolled back what a
+	// killed writer left: an undo killed halfway (its journal not yet
+	// dropped) leaves the note holding the branch's bytes until then, and
+	// asked before, the job's change was taken for a person's commit, the
+	// rollback brought the job's bytes back, and the job, run again,
+	// found nothing to change, the note left modified in the work tree.
+	var keep bool
+	_, err := txn.Update(ctx, b.k, txn.Meta{Actor: "kk serve", Source: "http", Command: "kk serve restore(" + j.ID + ")"}, func(tx *txn.Tx) error {
+		var err error
+		keep, err = b.committedByAPerson(ctx, j)
+		if err != nil {
+			// git cannot tell (it cannot read the repository now): the
+			// job's files are put back, as before the branch was asked.
+			b.log.Warn("could not ask git whether the job's change was committed meanwhile; its files are put back", "job_id", j.ID, "error", err)
+			keep = false
+		}
 		if keep {
+			b.log.Info("the job's change was committed by another commit meanwhile; its note is left as the branch holds it", "job_id", j.ID, "path", j.Path)
 			tx.Regenerate()
 			return nil
 		}
-		_, err := tx.RestoreOriginals(j.ID)
+		_, err = tx.RestoreOriginals(j.ID)
 		return err
 	})
 	if err == nil && keep {

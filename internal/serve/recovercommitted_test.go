@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"github.com/kk-project/kk/internal/httpapi"
 	"github.com/kk-project/kk/internal/jobqueue"
 	"github.com/kk-project/kk/internal/service"
+	"github.com/kk-project/kk/internal/txn"
 )
 
 // TestRecoveryKeepsAnEditAPersonCommitted: kk serve killed between an
@@ -279,4 +281,73 @@ func TestRecoveryIgnoresAPersonsCommitWithAJobsSubject(t *testing.T) {
 	}
 	clean(t, k)
 	headChecks(t, k)
+}
+
+// TestRecoveryAfterARecoveryKilledHalfway: kk serve killed between an
+// edit's write and its commit, then killed again while its restart put
+// the note's bytes back (the undo's transaction applied, its journal not
+// yet dropped). The next start asked git whether the branch holds the
+// note as the work tree does before that transaction's journal was
+// rolled back: it read the half-done undo's bytes (the branch's), took
+// the edit for a person's commit and left the note, the rollback then
+// brought the job's bytes back, and the job, run again, found nothing to
+// change: done with no change of the note, which stayed modified in the
+// work tree (TestServeSoakKill9, seed 601 iteration 114). The question is
+// now asked inside the undo's transaction, after the rollback.
+func TestRecoveryAfterARecoveryKilledHalfway(t *testing.T) {
+	k := newRepo(t, 0)
+	s := start(t, k, nil)
+	note := s.post(t, httpapi.PostRequest{Title: "Committed note", Content: "Committed.\n"})
+	s.stop()
+	before, err := os.ReadFile(k.NodePath(note.Path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := New(Options{KB: k})
+	t.Cleanup(func() { _ = b.Close() })
+	var touched []string
+	id := "job-killed-twice"
+	job := &service.Job{ID: id, Op: service.OpEdit, Request: service.JobRequest{Path: note.Path, Content: "Edited by the job.\n"}, Created: time.Now()}
+	withTouch(job, &touched)
+	job.OnDefer(func(func(context.Context) error) {}) // killed: the commit never runs
+	if _, err := b.Apply(ctx, job); err != nil {
+		t.Fatal(err)
+	}
+	rj := jobqueue.Job{ID: id, Op: service.OpEdit, Path: note.Path, Status: jobqueue.Processing, Touched: touched}
+
+	// The restart's undo, killed once its files are written.
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		killed := txn.WithFaults(ctx, txn.Faults{At: func(point string) {
+			if point == "applied" {
+				runtime.Goexit()
+			}
+		}})
+		_ = b.Restore(killed, rj)
+		t.Error("the undo was not killed")
+	}()
+	<-done
+	if got, _ := os.ReadFile(k.NodePath(note.Path)); string(got) != string(before) {
+		t.Fatalf("the killed undo had not put the note back:\n%s", got)
+	}
+
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// The next start's undo.
+	b2 := New(Options{KB: k})
+	t.Cleanup(func() { _ = b2.Close() })
+	if err := b2.Restore(ctx, rj); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(k.NodePath(note.Path)); string(got) != string(before) {
+		t.Errorf("the note after the second undo:\n%s\nwant it as before the job:\n%s", got, before)
+	}
+	if st := git(t, k, "status", "--porcelain", "--", ".ai/kenkeep/nodes"); st != "" {
+		t.Errorf("the undo left the notes differing from the branch:\n%s", st)
+	}
+	if txn.HasOriginals(k, id) {
+		t.Error("the originals kept for the job are left")
+	}
 }
