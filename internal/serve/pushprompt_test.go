@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -111,4 +112,51 @@ func TestFaultSharePushNeverWaitsForAnSSHPrompt(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestShareStoppedDuringItsPushLetsThePushEnd: kk serve stopped while a
+// --push-every tick's git push runs ends that push only if it has not
+// ended stopGrace after the stop. It was sent SIGTERM at once, and git,
+// when the signal lands while it creates a lock (the remote-tracking
+// ref's, which push and fetch write at their end), leaves it:
+// refs/remotes/origin/main.lock stayed, and every later fetch failed on
+// it (TestServeSoakKill9, seed 601 iteration 41). A pre-push hook that
+// takes a moment holds the push while the stop comes.
+func TestShareStoppedDuringItsPushLetsThePushEnd(t *testing.T) {
+	s := start(t, newRepo(t, 0), nil)
+	k := s.KB
+	remote := filepath.Join(t.TempDir(), "remote.git")
+	git(t, k, "init", "-q", "--bare", remote)
+	git(t, k, "remote", "add", "origin", remote)
+	s.Backend.Share(ctx)
+	started := filepath.Join(t.TempDir(), "push-started")
+	hook := filepath.Join(k.Root, ".git", "hooks", "pre-push")
+	if err := os.WriteFile(hook, []byte("#!/bin/sh\ntouch '"+started+"'\nsleep 1\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if j := s.post(t, httpapi.PostRequest{Title: "Shared", Content: "Pushed while the server stops.\n"}); j.Status != "done" {
+		t.Fatalf("post: %+v", j)
+	}
+	tip := git(t, k, "rev-parse", "HEAD")
+	tick, stop := context.WithCancel(ctx)
+	go func() {
+		for {
+			if _, err := os.Stat(started); err == nil {
+				stop()
+				return
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}()
+	s.Backend.Share(tick)
+	stop()
+	if got := git(t, k, "--git-dir", remote, "rev-parse", "main"); got != tip {
+		t.Errorf("origin's main is %s; want the push the stop came in to have ended, at %s", got, tip)
+	}
+	_ = filepath.WalkDir(filepath.Join(k.Root, ".git", "refs"), func(p string, d os.DirEntry, err error) error {
+		if err == nil && strings.HasSuffix(p, ".lock") {
+			t.Errorf("lock left: %s", p)
+		}
+		return nil
+	})
 }

@@ -493,7 +493,7 @@ func gitLine(msg string) string {
 // already has the branch's tip (an idle tick).
 func (b *Backend) shareRound(ctx context.Context, r *gitx.Repo, branch string) (moved bool, err error) {
 	var upstream string
-	err = talkToOrigin(ctx, "git fetch", func(ctx context.Context) (err error) {
+	err = b.toTheEnd(ctx, "git fetch", func(ctx context.Context) (err error) {
 		upstream, err = gitx.Fetch(ctx, r.Top, "origin", branch)
 		return err
 	})
@@ -510,7 +510,7 @@ func (b *Backend) shareRound(ctx context.Context, r *gitx.Repo, branch string) (
 		return false, err
 	}
 	if !same {
-		if err := push(ctx, r, branch); err != nil {
+		if err := b.push(ctx, r, branch); err != nil {
 			return false, err
 		}
 		moved = true
@@ -546,7 +546,7 @@ func (b *Backend) shareRound(ctx context.Context, r *gitx.Repo, branch string) (
 	if !landed {
 		return moved, nil
 	}
-	if err := push(ctx, r, branch); err != nil {
+	if err := b.push(ctx, r, branch); err != nil {
 		return moved, err
 	}
 	return true, nil
@@ -578,8 +578,19 @@ func talkToOrigin(ctx context.Context, what string, step func(context.Context) e
 }
 
 // push pushes the served branch to origin, for at most ShareNetTimeout.
-func push(ctx context.Context, r *gitx.Repo, branch string) error {
-	return talkToOrigin(ctx, "git push", func(ctx context.Context) error { return gitx.Push(ctx, r.Top, "origin", branch) })
+func (b *Backend) push(ctx context.Context, r *gitx.Repo, branch string) error {
+	return b.toTheEnd(ctx, "git push", func(ctx context.Context) error { return gitx.Push(ctx, r.Top, "origin", branch) })
+}
+
+// toTheEnd is talkToOrigin run to its end whatever the stop (ctx's end),
+// but for a command that has not ended stopGrace after it: git fetch and
+// git push write origin's remote-tracking ref at their end, and a SIGTERM
+// that lands while git creates its lock leaves
+// refs/remotes/origin/<branch>.lock, on which every later fetch fails.
+func (b *Backend) toTheEnd(ctx context.Context, what string, step func(context.Context) error) error {
+	gctx, _, release := b.untilStop(context.WithoutCancel(ctx))
+	defer release()
+	return talkToOrigin(gctx, what, step)
 }
 
 // sameCommit reports whether the refs a and b name one commit; a ref
