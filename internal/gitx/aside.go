@@ -193,11 +193,15 @@ func removeKilledRebasesLock(ctx context.Context, aside, gitDir string, now time
 	if _, err := os.Stat(filepath.Join(gitDir, "rebase-merge")); err != nil {
 		return nil
 	}
-	out, err := Read(ctx, aside, "rev-parse", "--path-format=absolute", "--git-common-dir")
+	out, err := Read(ctx, aside, "rev-parse", "--git-common-dir")
 	if err != nil {
 		return err
 	}
-	lock := filepath.Join(strings.TrimSpace(string(out)), "packed-refs.lock")
+	common := strings.TrimSpace(string(out))
+	if !filepath.IsAbs(common) {
+		common = filepath.Join(aside, common) // git before 2.31 answers relative to aside
+	}
+	lock := filepath.Join(common, "packed-refs.lock")
 	st, err := os.Stat(lock)
 	if err != nil {
 		return nil
