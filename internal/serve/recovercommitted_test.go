@@ -16,6 +16,7 @@ import (
 	"github.com/kk-project/kk/internal/httpapi"
 	"github.com/kk-project/kk/internal/jobqueue"
 	"github.com/kk-project/kk/internal/service"
+	"github.com/kk-project/kk/internal/store"
 	"github.com/kk-project/kk/internal/txn"
 )
 
@@ -104,30 +105,14 @@ func TestRestoreWhileGitCannotReadTheRepository(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Setenv("GIT_CONFIG_GLOBAL", global)
-	k := newRepo(t, 0)
-	s := start(t, k, nil)
-	note := s.post(t, httpapi.PostRequest{Title: "Committed note", Content: "Committed.\n"})
-	s.stop()
-	before, err := os.ReadFile(k.NodePath(note.Path))
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := New(Options{KB: k})
-	t.Cleanup(func() { _ = b.Close() })
-	var touched []string
-	job := &service.Job{ID: "job-undone-while-git-cannot-read", Op: service.OpEdit, Request: service.JobRequest{Path: note.Path, Content: "Edited.\n"}, Created: time.Now()}
-	withTouch(job, &touched)
-	job.OnDefer(func(func(context.Context) error) {})
-	if _, err := b.Apply(ctx, job); err != nil {
-		t.Fatal(err)
-	}
+	k, path, before, b, rj := killedEdit(t, "job-undone-while-git-cannot-read")
 	if err := os.WriteFile(global, []byte("[core\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := b.Restore(ctx, jobqueue.Job{ID: job.ID, Op: job.Op, Path: note.Path, Status: jobqueue.Processing, Touched: touched}); err != nil {
+	if err := b.Restore(ctx, rj); err != nil {
 		t.Fatalf("the undo while git cannot read its configuration: %v", err)
 	}
-	if got, _ := os.ReadFile(k.NodePath(note.Path)); string(got) != string(before) {
+	if got, _ := os.ReadFile(k.NodePath(path)); string(got) != string(before) {
 		t.Errorf("the note after the undo:\n%s\nwant:\n%s", got, before)
 	}
 }
@@ -295,25 +280,8 @@ func TestRecoveryIgnoresAPersonsCommitWithAJobsSubject(t *testing.T) {
 // work tree (TestServeSoakKill9, seed 601 iteration 114). The question is
 // now asked inside the undo's transaction, after the rollback.
 func TestRecoveryAfterARecoveryKilledHalfway(t *testing.T) {
-	k := newRepo(t, 0)
-	s := start(t, k, nil)
-	note := s.post(t, httpapi.PostRequest{Title: "Committed note", Content: "Committed.\n"})
-	s.stop()
-	before, err := os.ReadFile(k.NodePath(note.Path))
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := New(Options{KB: k})
-	t.Cleanup(func() { _ = b.Close() })
-	var touched []string
 	id := "job-killed-twice"
-	job := &service.Job{ID: id, Op: service.OpEdit, Request: service.JobRequest{Path: note.Path, Content: "Edited by the job.\n"}, Created: time.Now()}
-	withTouch(job, &touched)
-	job.OnDefer(func(func(context.Context) error) {}) // killed: the commit never runs
-	if _, err := b.Apply(ctx, job); err != nil {
-		t.Fatal(err)
-	}
-	rj := jobqueue.Job{ID: id, Op: service.OpEdit, Path: note.Path, Status: jobqueue.Processing, Touched: touched}
+	k, path, before, b, rj := killedEdit(t, id)
 
 	// The restart's undo, killed once its files are written.
 	done := make(chan struct{})
@@ -328,7 +296,7 @@ func TestRecoveryAfterARecoveryKilledHalfway(t *testing.T) {
 		t.Error("the undo was not killed")
 	}()
 	<-done
-	if got, _ := os.ReadFile(k.NodePath(note.Path)); string(got) != string(before) {
+	if got, _ := os.ReadFile(k.NodePath(path)); string(got) != string(before) {
 		t.Fatalf("the killed undo had not put the note back:\n%s", got)
 	}
 
@@ -341,7 +309,7 @@ func TestRecoveryAfterARecoveryKilledHalfway(t *testing.T) {
 	if err := b2.Restore(ctx, rj); err != nil {
 		t.Fatal(err)
 	}
-	if got, _ := os.ReadFile(k.NodePath(note.Path)); string(got) != string(before) {
+	if got, _ := os.ReadFile(k.NodePath(path)); string(got) != string(before) {
 		t.Errorf("the note after the second undo:\n%s\nwant it as before the job:\n%s", got, before)
 	}
 	if st := git(t, k, "status", "--porcelain", "--", ".ai/kenkeep/nodes"); st != "" {
@@ -350,4 +318,31 @@ func TestRecoveryAfterARecoveryKilledHalfway(t *testing.T) {
 	if txn.HasOriginals(k, id) {
 		t.Error("the originals kept for the job are left")
 	}
+}
+
+// killedEdit is kk serve killed between an edit's write and its commit:
+// a note committed by a server, then edit job id applied by a new
+// backend whose commit never runs. It returns the repository, the
+// note's path and its bytes before the job, the backend, and the job as
+// the next start's recovery finds it.
+func killedEdit(t *testing.T, id string) (k *store.KB, path string, before []byte, b *Backend, rj jobqueue.Job) {
+	t.Helper()
+	k = newRepo(t, 0)
+	s := start(t, k, nil)
+	note := s.post(t, httpapi.PostRequest{Title: "Committed note", Content: "Committed.\n"})
+	s.stop()
+	before, err := os.ReadFile(k.NodePath(note.Path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b = New(Options{KB: k})
+	t.Cleanup(func() { _ = b.Close() })
+	var touched []string
+	job := &service.Job{ID: id, Op: service.OpEdit, Request: service.JobRequest{Path: note.Path, Content: "Edited by the job.\n"}, Created: time.Now()}
+	withTouch(job, &touched)
+	job.OnDefer(func(func(context.Context) error) {}) // killed: the commit never runs
+	if _, err := b.Apply(ctx, job); err != nil {
+		t.Fatal(err)
+	}
+	return k, note.Path, before, b, jobqueue.Job{ID: id, Op: service.OpEdit, Path: note.Path, Status: jobqueue.Processing, Touched: touched}
 }
