@@ -480,45 +480,26 @@ func pruneEmpty(k *store.KB, rel string) {
 // tree) and is left as it is: a rollback never overwrites nor deletes
 // work that is not the changeset's. So is the audit log when records of
 // other changesets follow the one of the journal.
-func rollback(k *store.KB, j *journal) error {
+//
+// The files the changeset created go first, then the others are put back
+// (each group last change first): putting a file back writes a temporary
+// copy beside it, which needs room on the disk, and a write that failed
+// because the disk is full is undone only if the new notes' room is
+// given back first. at, when set, is called at "created removed", between
+// the two, where a test stops the rollback as a kill would.
+func rollback(k *store.KB, j *journal, at func(point string)) error {
 	var errs []error
-	for _, c := range slices.Backward(j.Changes) {
-		abs := filepath.Join(k.Dir, filepath.FromSlash(c.Path))
-		switch ours, err := holdsChange(abs, JournalDir(k), c); {
-		case err != nil:
-			errs = append(errs, err)
-			continue
-		case !ours:
-			if c.Backup != "" {
-				_ = os.Remove(filepath.Join(JournalDir(k), c.Backup))
+	for _, created := range []bool{true, false} {
+		for _, c := range slices.Backward(j.Changes) {
+			if c.Existed == created {
+				continue
 			}
-			continue
-		}
-		if !c.Existed {
-			if err := os.Remove(abs); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			if err := rollbackChange(k, c); err != nil {
 				errs = append(errs, err)
 			}
-			pruneEmpty(k, c.Path)
-			continue
 		}
-		if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		if c.Backup != "" {
-			// The old file comes back whole by one rename. A link that is
-			// gone was put back by an earlier undo.
-			if err := os.Rename(filepath.Join(JournalDir(k), c.Backup), abs); err != nil && !errors.Is(err, fs.ErrNotExist) {
-				errs = append(errs, err)
-			}
-			continue
-		}
-		cur, err := os.ReadFile(abs)
-		if err == nil && bytes.Equal(cur, c.Orig) {
-			continue
-		}
-		if err := atomicfile.Write(abs, c.Orig, 0o644); err != nil {
-			errs = append(errs, err)
+		if created && at != nil {
+			at("created removed")
 		}
 	}
 	if j.Audit != "" {
@@ -529,6 +510,42 @@ func rollback(k *store.KB, j *journal) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// rollbackChange undoes one change of a journal, as rollback says.
+func rollbackChange(k *store.KB, c change) error {
+	abs := filepath.Join(k.Dir, filepath.FromSlash(c.Path))
+	switch ours, err := holdsChange(abs, JournalDir(k), c); {
+	case err != nil:
+		return err
+	case !ours:
+		if c.Backup != "" {
+			_ = os.Remove(filepath.Join(JournalDir(k), c.Backup))
+		}
+		return nil
+	}
+	if !c.Existed {
+		if err := os.Remove(abs); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		pruneEmpty(k, c.Path)
+		return nil
+	}
+	if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
+		return err
+	}
+	if c.Backup != "" {
+		// The old file comes back whole by one rename. A link that is
+		// gone was put back by an earlier undo.
+		if err := os.Rename(filepath.Join(JournalDir(k), c.Backup), abs); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		return nil
+	}
+	if cur, err := os.ReadFile(abs); err == nil && bytes.Equal(cur, c.Orig) {
+		return nil
+	}
+	return atomicfile.Write(abs, c.Orig, 0o644)
 }
 
 // holdsChange reports whether the file at abs is as the change c left
@@ -727,7 +744,7 @@ func recoverAt(k *store.KB, sweep bool, at func(point string)) error {
 		if err != nil {
 			return fmt.Errorf("%w; move it aside to continue (the changeset it names may be half-applied: check `git status`)", err)
 		}
-		if err := rollback(k, j); err != nil {
+		if err := rollback(k, j, at); err != nil {
 			return fmt.Errorf("rolling back the interrupted changeset %s: %w", j.Changeset, err)
 		}
 		done = append(done, rolled{p, j})

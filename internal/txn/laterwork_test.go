@@ -276,3 +276,43 @@ func TestAFileWrittenMeanwhileFailsTheChangeset(t *testing.T) {
 		})
 	}
 }
+
+// A rollback removes the files the changeset created before it puts back
+// those it replaced, since putting a file back writes a temporary copy
+// that needs room on the disk: a write that failed on a full disk (its
+// new note taking the last of it) is then undone at once. Before, the
+// undo put the generated files back first, failed for the same full
+// disk, then removed the note, and left the generated files naming a
+// note that was gone until the next kk command.
+func TestRollbackRemovesWhatItCreatedFirst(t *testing.T) {
+	t.Parallel()
+	k, _ := newBigKB(t)
+	writeAt(t, k, "a-replaced.txt", []byte("the original\n"))
+	writeAt(t, k, "z-replaced.txt", []byte("the original\n"))
+	killedAt(t, k, "applied", func(tx *Tx) error {
+		tx.WriteFile("a-replaced.txt", []byte("the changeset's\n"))
+		tx.WriteFile("m-created.txt", []byte("the changeset's\n"))
+		tx.WriteFile("z-replaced.txt", []byte("the changeset's\n"))
+		tx.SkipIndexFiles()
+		return nil
+	})
+	if err := RecoverStoppedAt(k, "created removed"); err != nil {
+		t.Fatal(err)
+	}
+	if _, there := readAt(t, k, "m-created.txt"); there {
+		t.Error("the rollback stopped after removing what the changeset created left m-created.txt")
+	}
+	for _, rel := range []string{"a-replaced.txt", "z-replaced.txt"} {
+		if got, _ := readAt(t, k, rel); got != "the changeset's\n" {
+			t.Errorf("%s was put back (%q) before the created file was removed", rel, got)
+		}
+	}
+	if ok, err := Recover(k); !ok || err != nil {
+		t.Fatalf("Recover = %v, %v", ok, err)
+	}
+	for _, rel := range []string{"a-replaced.txt", "z-replaced.txt"} {
+		if got, _ := readAt(t, k, rel); got != "the original\n" {
+			t.Errorf("%s after the recovery: %q", rel, got)
+		}
+	}
+}

@@ -1810,7 +1810,7 @@ func (tx *Tx) apply(p *commitPlan, branch string) (*Result, error) {
 		return nil, err
 	}
 	fail := func(cause error) (*Result, error) {
-		if rerr := rollback(tx.k, j); rerr != nil {
+		if rerr := rollback(tx.k, j, func(p string) { at(tx.ctx, p) }); rerr != nil {
 			return nil, fmt.Errorf("%w; undoing the changeset also failed: %v (the journal %s is kept; the next kk write retries the undo)", cause, rerr, tx.k.Rel(jpath))
 		}
 		if err := removeJournal(jpath, j); err != nil {
