@@ -95,6 +95,9 @@ func TestLargeOriginalsAreLinked(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "disk full") {
 		t.Fatalf("err = %v", err)
 	}
+	if !strings.Contains(err.Error(), "nothing was written (the changeset was undone)") {
+		t.Errorf("the error does not say the changeset was undone: %v", err)
+	}
 	if got, _ := os.ReadFile(filepath.Join(k.Dir, "big.txt")); !bytes.Equal(got, before) {
 		t.Fatalf("after the undo big.txt is %d bytes, want %d", len(got), len(before))
 	}

@@ -1816,7 +1816,7 @@ func (tx *Tx) apply(p *commitPlan, branch string) (*Result, error) {
 		if err := removeJournal(jpath, j); err != nil {
 			return nil, fmt.Errorf("%w; %v", cause, err)
 		}
-		return nil, cause
+		return nil, fmt.Errorf("%w; nothing was written (the changeset was undone)", cause)
 	}
 	if err := apply(tx.ctx, tx.k, p.changes); err != nil {
 		return fail(err)
