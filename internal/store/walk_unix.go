@@ -76,23 +76,22 @@ func walkFrom(ctx context.Context, root, realRoot string, starts []string, l *Li
 	return nil
 }
 
-// walkFolder reads folder rel into l and returns its subfolders, and
-// whether it holds a symlink (whose target may change without the folder
-// changing) or a leaf with more than one link (which may change through
-// another folder). A folder of the tree that kk may not read (its mode:
-// a person's chmod) is a problem of the tree, listed with nothing in it,
-// as a leaf kk cannot read is: never a reason to refuse the rest.
+// walkFolder reads folder rel into l, which is empty, and returns its
+// subfolders, and whether it holds a symlink (whose target may change
+// without the folder changing) or a leaf with more than one link (which
+// may change through another folder). A folder of the tree that kk may
+// not read (its mode: a person's chmod) is a problem of the tree, listed
+// with nothing in it, as a leaf kk cannot read is: never a reason to
+// refuse the rest.
 func walkFolder(root, realRoot, rel string, l *Listing) (subdirs []string, linked bool, err error) {
-	part := &Listing{IndexDirs: map[string]bool{}}
-	subdirs, linked, err = listFolder(root, realRoot, rel, part)
+	subdirs, linked, err = listFolder(root, realRoot, rel, l)
 	if rel != "" && errors.Is(err, fs.ErrPermission) {
-		l.Problems = append(l.Problems, UnreadableFolder(rel, err))
+		*l = Listing{IndexDirs: map[string]bool{}, Problems: []error{UnreadableFolder(rel, err)}}
 		return nil, false, nil
 	}
 	if err != nil {
 		return nil, false, err
 	}
-	l.merge(part)
 	return subdirs, linked, nil
 }
 
@@ -113,15 +112,16 @@ func listFolder(root, realRoot, rel string, l *Listing) (subdirs []string, linke
 	}
 	fd := int(dir.Fd())
 	var st unix.Stat_t
+	l.Files = slices.Grow(l.Files, len(entries))
 	for _, e := range entries {
 		if e.Type()&os.ModeSymlink != 0 {
 			linked = true
 		}
-		child := e.Name()
-		if rel != "" {
-			child = rel + "/" + child
-		}
-		kind, f, problem := classify(realRoot, abs+string(os.PathSeparator)+e.Name(), child, e)
+		// One string holds the entry's path and, as its end, its path
+		// relative to nodes/.
+		p := abs + string(os.PathSeparator) + e.Name()
+		child := p[len(root)+1:]
+		kind, f, problem := classify(realRoot, p, child, e)
 		if kind == entryLeaf && f.Size < 0 {
 			err := unix.Fstatat(fd, e.Name(), &st, unix.AT_SYMLINK_NOFOLLOW)
 			if errors.Is(err, unix.ENOENT) {
