@@ -369,7 +369,20 @@ func (r *Repo) moveRecord() string { return filepath.Join(r.GitDir, "kk-move") }
 // them) is put back as the old commit holds it, and a file it added is
 // removed: the work tree is as before the move, and the next tick moves
 // again. A file that holds anything else is a person's and is left
-// alone. A branch at a third commit (a person's reset) is left as it is.
+// alone.
+//
+// A person's git may commit between the kill and this: RemoveStaleLocks
+// frees git's index for it, and git commit reads the index before it
+// locks it. A branch past the new commit (a commit on top of the moved
+// branch, made from git's index as the kill left it) is set right as a
+// moved one, and one past the old commit as one not moved, each only
+// for the files the person's commits left as that end holds them and
+// whose entries in git's index are as the kill left them. (Before, such
+// a branch was left as it was: a colleague's file the move brought in
+// stayed out of git's index, deleted and untracked in git status, or,
+// the branch not moved, untracked in the work tree, in the way of every
+// later move.) A branch at a commit that holds neither end (a person's
+// reset) is left as it is.
 func (r *Repo) FinishMove(ctx context.Context) (string, error) {
 	data, err := os.ReadFile(r.moveRecord())
 	if errors.Is(err, fs.ErrNotExist) {
@@ -401,25 +414,27 @@ func (r *Repo) FinishMove(ctx context.Context) (string, error) {
 	}
 	env := []string{"GIT_INDEX_FILE=" + tmp}
 	var did string
-	switch head {
-	case to:
+	switch {
+	case head == to || isAncestor(ctx, r.Top, to, head):
 		// The entries of the files the move changed, as to holds them
 		// (git reset of those paths: the work tree is left as it is,
 		// at to already).
-		out, err := r.git(ctx, nil, nil, "diff-tree", "-r", "-z", "--name-only", "--no-renames", from, to)
+		paths, err := r.staleEntries(ctx, env, from, to, head)
 		if err != nil {
 			return "", err
 		}
-		paths := strings.FieldsFunc(string(out), func(c rune) bool { return c == 0 })
 		if len(paths) > 0 {
-			args := append([]string{"--literal-pathspecs", "-c", "core.hooksPath=/dev/null", "reset", "-q", to, "--"}, paths...)
+			args := append([]string{"--literal-pathspecs", "-c", "core.hooksPath=/dev/null", "reset", "-q", head, "--"}, paths...)
 			if _, err := r.git(ctx, nil, env, args...); err != nil {
 				return "", fmt.Errorf("bringing git's index to %s, where a killed kk serve moved %s: %w", short(to), r.Branch, err)
 			}
 		}
 		did = "git's index brought to " + short(to) + ", where a killed kk serve had moved " + r.Branch
-	case from:
-		back, gone, err := r.movedFiles(ctx, from, to)
+		if head != to {
+			did += fmt.Sprintf(" (%s is at %s since, a commit made on it)", r.Branch, short(head))
+		}
+	case head == from || isAncestor(ctx, r.Top, from, head):
+		back, gone, err := r.movedFiles(ctx, from, to, head)
 		if err != nil {
 			return "", err
 		}
@@ -435,6 +450,9 @@ func (r *Repo) FinishMove(ctx context.Context) (string, error) {
 			}
 		}
 		did = fmt.Sprintf("%d files a killed kk serve's move of %s had written put back as %s holds them", len(back)+len(gone), r.Branch, short(from))
+		if head != from {
+			did += fmt.Sprintf(" (%s is at %s since, a commit made on it)", r.Branch, short(head))
+		}
 	default:
 		did = fmt.Sprintf("%s is at %s, neither end of the move a killed kk serve left (%s to %s): left as it is", r.Branch, short(head), short(from), short(to))
 		_ = os.Remove(r.moveRecord())
@@ -447,26 +465,127 @@ func (r *Repo) FinishMove(ctx context.Context) (string, error) {
 	return did, nil
 }
 
-// movedFiles lists the files between commits from and to whose bytes in
-// the work tree are to's (or that are missing where to has none): back,
-// to check out as from holds them, and gone, files only to has.
-func (r *Repo) movedFiles(ctx context.Context, from, to string) (back, gone []string, err error) {
+// moveChange is a file a move from one commit to another changes, with
+// its blob at each end (the zero id where that end has none).
+type moveChange struct{ path, fromBlob, toBlob string }
+
+// moveChanges lists the files commits from and to differ in.
+func (r *Repo) moveChanges(ctx context.Context, from, to string) ([]moveChange, error) {
 	out, err := r.git(ctx, nil, nil, "diff-tree", "-r", "-z", "--no-renames", from, to)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	type change struct{ path, fromBlob, toBlob string }
-	var changes []change
+	var changes []moveChange
 	fields := strings.Split(string(out), "\x00")
 	for i := 0; i+1 < len(fields); i += 2 {
 		meta := strings.Fields(strings.TrimPrefix(fields[i], ":"))
 		if len(meta) != 5 {
 			continue
 		}
-		changes = append(changes, change{path: fields[i+1], fromBlob: meta[2], toBlob: meta[3]})
+		changes = append(changes, moveChange{path: fields[i+1], fromBlob: meta[2], toBlob: meta[3]})
+	}
+	return changes, nil
+}
+
+// blobsAt returns the blob of each of paths that commit holds (those it
+// does not hold are missing), or, with commit "", of each that git's
+// index (GIT_INDEX_FILE in env) holds at stage 0.
+func (r *Repo) blobsAt(ctx context.Context, env []string, commit string, paths []string) (map[string]string, error) {
+	blobs := map[string]string{}
+	if len(paths) == 0 {
+		return blobs, nil
+	}
+	args := []string{"--literal-pathspecs", "ls-tree", "-r", "-z", commit, "--"}
+	if commit == "" {
+		args = []string{"--literal-pathspecs", "ls-files", "-s", "-z", "--"}
+	}
+	out, err := r.git(ctx, nil, env, append(args, paths...)...)
+	if err != nil {
+		return nil, err
+	}
+	for _, rec := range strings.Split(string(out), "\x00") {
+		meta, path, ok := strings.Cut(rec, "\t")
+		f := strings.Fields(meta)
+		switch {
+		case !ok || len(f) != 3:
+		case commit != "": // mode type blob
+			blobs[path] = f[2]
+		case f[2] == "0": // mode blob stage
+			blobs[path] = f[1]
+		}
+	}
+	return blobs, nil
+}
+
+// staleEntries lists the files the move from from to to changed whose
+// entries in git's index (GIT_INDEX_FILE in env) are still as from holds
+// them (none, where from has none), as a move killed before it put git's
+// index in place leaves them, and that head, to or a commit made on it,
+// holds as to does.
+func (r *Repo) staleEntries(ctx context.Context, env []string, from, to, head string) ([]string, error) {
+	changes, err := r.moveChanges(ctx, from, to)
+	if err != nil {
+		return nil, err
+	}
+	paths := make([]string, len(changes))
+	for i, c := range changes {
+		paths[i] = c.path
+	}
+	index, err := r.blobsAt(ctx, env, "", paths)
+	if err != nil {
+		return nil, err
+	}
+	at := index // head's blobs: to's, when head is to
+	if head != to {
+		if at, err = r.blobsAt(ctx, nil, head, paths); err != nil {
+			return nil, err
+		}
 	}
 	zero := r.objs.algo.zeroID()
-	var present []change
+	blob := func(m map[string]string, p string) string {
+		if b, ok := m[p]; ok {
+			return b
+		}
+		return zero
+	}
+	var stale []string
+	for _, c := range changes {
+		if blob(index, c.path) == c.fromBlob && (head == to || blob(at, c.path) == c.toBlob) {
+			stale = append(stale, c.path)
+		}
+	}
+	return stale, nil
+}
+
+// movedFiles lists the files between commits from and to whose bytes in
+// the work tree are to's (or that are missing where to has none) and
+// that head, from or a commit made on it, holds as from does: back, to
+// check out as from holds them, and gone, files only to has.
+func (r *Repo) movedFiles(ctx context.Context, from, to, head string) (back, gone []string, err error) {
+	changes, err := r.moveChanges(ctx, from, to)
+	if err != nil {
+		return nil, nil, err
+	}
+	if head != from {
+		paths := make([]string, len(changes))
+		for i, c := range changes {
+			paths[i] = c.path
+		}
+		at, err := r.blobsAt(ctx, nil, head, paths)
+		if err != nil {
+			return nil, nil, err
+		}
+		zero := r.objs.algo.zeroID()
+		changes = slices.DeleteFunc(changes, func(c moveChange) bool {
+			b, ok := at[c.path]
+			if !ok {
+				b = zero
+			}
+			return b != c.fromBlob // the person's commit changed it
+		})
+	}
+	zero := r.objs.algo.zeroID()
+	var present []moveChange
 	for _, c := range changes {
 		fi, err := os.Lstat(filepath.Join(r.Top, filepath.FromSlash(c.path)))
 		switch {

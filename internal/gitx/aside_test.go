@@ -51,35 +51,7 @@ func TestMoveKilledHalfwayIsFinishedByTheNextStart(t *testing.T) {
 	for _, point := range []string{"tree", "moved"} {
 		t.Run(point, func(t *testing.T) {
 			ctx := context.Background()
-			dir := gitRepo(t)
-			write(t, dir, "a.md", "a")
-			write(t, dir, "gone.md", "gone")
-			if _, err := CommitPaths(ctx, dir, worker, "init", []string{"a.md", "gone.md"}); err != nil {
-				t.Fatal(err)
-			}
-			r := openRepo(t, dir)
-			from := gitOut(t, dir, "rev-parse", "HEAD")
-			to := commitBeside(t, dir, map[string]string{"a.md": "a, moved\n", "new.md": "new\n"}, "gone.md")
-			write(t, dir, "mine.txt", "the person's")
-
-			// The kill: the move's goroutine ends at point, its deferred
-			// clean-up done (as the next start's RemoveStaleLocks does).
-			r.fault = func(p string) error {
-				if p == point {
-					runtime.Goexit()
-				}
-				return nil
-			}
-			done := make(chan struct{})
-			go func() {
-				defer close(done)
-				_ = r.MoveTo(ctx, from, to, nil, nil)
-				t.Error("the move was not stopped at " + point)
-			}()
-			<-done
-			if _, err := os.Stat(filepath.Join(dir, "new.md")); err != nil {
-				t.Fatalf("the move did not reach the work tree before its kill: %v", err)
-			}
+			dir, from, to := killedMove(t, point)
 
 			r2 := openRepo(t, dir)
 			did, err := r2.FinishMove(ctx)
@@ -113,6 +85,94 @@ func TestMoveKilledHalfwayIsFinishedByTheNextStart(t *testing.T) {
 			fsck(t, dir)
 		})
 	}
+}
+
+// A person's git commit may land between a killed move and the next
+// start's FinishMove: the start frees git's index (RemoveStaleLocks), and
+// git commit reads the index before it locks it, so the commit is made
+// from the index as the kill left it. FinishMove then finds the branch
+// at neither end of the move, and left it all as it was: killed after
+// the branch moved, a colleague's file the move brought in stayed out of
+// git's index for good, deleted and untracked in git status
+// (TestServeSoakKill9, seed 802 iteration 27); killed before, the files
+// the move wrote stayed in the work tree, untracked, in the way of every
+// later move. A branch past either end is now set right as that end is,
+// for the files the person's commit left as that end holds them.
+func TestMoveKilledHalfwayThenAPersonsCommit(t *testing.T) {
+	for _, point := range []string{"tree", "moved"} {
+		t.Run(point, func(t *testing.T) {
+			ctx := context.Background()
+			dir, from, to := killedMove(t, point)
+			// The person commits their own file, and one the move
+			// changed, from git's index as the kill left it.
+			write(t, dir, "a.md", "the person's a\n")
+			gitOut(t, dir, "add", "--", "mine.txt", "a.md")
+			gitOut(t, dir, "commit", "-q", "-m", "person", "--", "mine.txt", "a.md")
+			person := gitOut(t, dir, "rev-parse", "HEAD")
+
+			r2 := openRepo(t, dir)
+			did, err := r2.FinishMove(ctx)
+			if err != nil || did == "" {
+				t.Fatalf("FinishMove: %q, %v", did, err)
+			}
+			if got := gitOut(t, dir, "rev-parse", "HEAD"); got != person {
+				t.Errorf("HEAD at %s, want the person's commit %s", got, person)
+			}
+			if got := gitOut(t, dir, "status", "--porcelain"); got != "" {
+				t.Errorf("git status after FinishMove:\n%s\nwant nothing", got)
+			}
+			if got, err := os.ReadFile(filepath.Join(dir, "a.md")); err != nil || string(got) != "the person's a\n" {
+				t.Errorf("the person's a.md (%v): %q", err, got)
+			}
+			end := map[string]string{"tree": from, "moved": to}[point]
+			if got := gitOut(t, dir, "rev-parse", "HEAD^"); got != end {
+				t.Errorf("the person's commit is on %s, want %s", got, end)
+			}
+			if _, err := os.Stat(filepath.Join(dir, ".git", "kk-move")); err == nil {
+				t.Error("the record of the move is left")
+			}
+			fsck(t, dir)
+		})
+	}
+}
+
+// killedMove makes a repository whose MoveTo from one commit to another
+// (a.md changed, new.md added, gone.md removed) was killed at point,
+// with the person's untracked mine.txt beside it, and returns its folder
+// and the move's two commits.
+func killedMove(t *testing.T, point string) (dir, from, to string) {
+	t.Helper()
+	ctx := context.Background()
+	dir = gitRepo(t)
+	write(t, dir, "a.md", "a")
+	write(t, dir, "gone.md", "gone")
+	if _, err := CommitPaths(ctx, dir, worker, "init", []string{"a.md", "gone.md"}); err != nil {
+		t.Fatal(err)
+	}
+	r := openRepo(t, dir)
+	from = gitOut(t, dir, "rev-parse", "HEAD")
+	to = commitBeside(t, dir, map[string]string{"a.md": "a, moved\n", "new.md": "new\n"}, "gone.md")
+	write(t, dir, "mine.txt", "the person's")
+
+	// The kill: the move's goroutine ends at point, its deferred
+	// clean-up done (as the next start's RemoveStaleLocks does).
+	r.fault = func(p string) error {
+		if p == point {
+			runtime.Goexit()
+		}
+		return nil
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = r.MoveTo(ctx, from, to, nil, nil)
+		t.Error("the move was not stopped at " + point)
+	}()
+	<-done
+	if _, err := os.Stat(filepath.Join(dir, "new.md")); err != nil {
+		t.Fatalf("the move did not reach the work tree before its kill: %v", err)
+	}
+	return dir, from, to
 }
 
 // A rebase of kk's killed in its work tree may leave the repository's
