@@ -362,7 +362,8 @@ func (r *Repo) moveRecord() string { return filepath.Join(r.GitDir, "kk-move") }
 // FinishMove sets right what a MoveTo killed halfway left, and says what
 // it did ("" when there was nothing). The caller holds the lock that
 // makes it the work tree's only worker, as for RemoveStaleLocks (run
-// first). With the branch moved (killed before git's index was put in
+// first, which leaves the killed worker's index.lock for this to take
+// over). With the branch moved (killed before git's index was put in
 // place), git's index is brought to the new commit for the files the
 // move changed. With the branch not moved, each file the move changed
 // whose bytes in the work tree are the new commit's (git read-tree wrote
@@ -371,9 +372,9 @@ func (r *Repo) moveRecord() string { return filepath.Join(r.GitDir, "kk-move") }
 // again. A file that holds anything else is a person's and is left
 // alone.
 //
-// A person's git may commit between the kill and this: RemoveStaleLocks
-// frees git's index for it, and git commit reads the index before it
-// locks it. A branch past the new commit (a commit on top of the moved
+// A person's git may have committed between the kill and this (a lock
+// removed by hand, or a kk serve before this one that removed it): git
+// commit reads the index before it locks it. A branch past the new commit (a commit on top of the moved
 // branch, made from git's index as the kill left it) is set right as a
 // moved one, and one past the old commit as one not moved, each only
 // for the files the person's commits left as that end holds them and
@@ -398,7 +399,7 @@ func (r *Repo) FinishMove(ctx context.Context) (string, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.tip = ""
-	unlock, err := r.lockIndex(ctx, func(string) {})
+	unlock, err := r.takeOverLock(ctx)
 	if err != nil {
 		return "", err
 	}

@@ -136,6 +136,52 @@ func TestMoveKilledHalfwayThenAPersonsCommit(t *testing.T) {
 	}
 }
 
+// The next start keeps the index.lock a worker killed in a move left,
+// and FinishMove takes it over: git's index is not free between the kill
+// and the repair, so no git commit of a person's is made from it as the
+// kill left it (git commit reads the index before it locks it; one
+// that is not partial commits that index whole, which would have undone
+// the move's files on the branch).
+func TestMoveKilledHalfwayKeepsGitsIndexLockedUntilFinished(t *testing.T) {
+	for _, point := range []string{"tree", "moved"} {
+		t.Run(point, func(t *testing.T) {
+			ctx := context.Background()
+			dir, from, to := killedMove(t, point)
+			gitOut(t, dir, "add", "--", "mine.txt")
+			lock := filepath.Join(dir, ".git", "index.lock")
+			write(t, dir, ".git/index.lock", LockMarker+" session=dead pid=1\n")
+
+			r2 := openRepo(t, dir)
+			if _, err := r2.RemoveStaleLocks(); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := os.Stat(lock); err != nil {
+				t.Fatalf("the start removed the lock of the killed move before its repair: %v", err)
+			}
+			cmd := exec.Command("git", "commit", "-q", "-m", "person")
+			cmd.Dir = dir
+			if out, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(out), "index.lock") {
+				t.Errorf("a person's git commit before the repair: %v %s", err, out)
+			}
+			did, err := r2.FinishMove(ctx)
+			if err != nil || did == "" {
+				t.Fatalf("FinishMove: %q, %v", did, err)
+			}
+			if _, err := os.Stat(lock); !os.IsNotExist(err) {
+				t.Errorf("index.lock after the repair: %v", err)
+			}
+			want := map[string]string{"tree": from, "moved": to}[point]
+			if got := gitOut(t, dir, "rev-parse", "HEAD"); got != want {
+				t.Errorf("HEAD at %s, want %s", got, want)
+			}
+			if got := gitOut(t, dir, "status", "--porcelain"); got != "A  mine.txt" {
+				t.Errorf("git status after FinishMove:\n%s\nwant only the person's mine.txt, staged", got)
+			}
+			fsck(t, dir)
+		})
+	}
+}
+
 // killedMove makes a repository whose MoveTo from one commit to another
 // (a.md changed, new.md added, gone.md removed) was killed at point,
 // with the person's untracked mine.txt beside it, and returns its folder

@@ -218,11 +218,20 @@ func (r *Repo) lockMark() string  { return r.tmpIndex() + ".mark" }
 // the work tree's only worker (kk serve's), so that no worker whose
 // locks these are is alive. A lock without the marker is a git command's
 // and is left alone. It returns the files removed.
+//
+// The index.lock of a worker killed in a move of the branch or a commit
+// (its record there) stays, for FinishMove and FinishCommit to take
+// over: git's index is then never free between the kill and the repair,
+// when a git commit of a person's would read it as the kill left it
+// (behind the branch, or ahead of it) and commit from it.
 func (r *Repo) RemoveStaleLocks() ([]string, error) {
 	var removed []string
 	data, err := os.ReadFile(r.lockPath())
+	_, moving := os.Stat(r.moveRecord())
+	_, committing := os.Stat(r.commitRecord())
 	switch {
-	case err == nil && bytes.HasPrefix(data, []byte(LockMarker)) && !bytes.Contains(data, []byte("session="+r.session+" ")):
+	case err == nil && r.staleLock(data) && (moving == nil || committing == nil):
+	case err == nil && r.staleLock(data):
 		if err := os.Remove(r.lockPath()); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return removed, err
 		}
@@ -240,6 +249,34 @@ func (r *Repo) RemoveStaleLocks() ([]string, error) {
 		}
 	}
 	return removed, nil
+}
+
+// staleLock reports whether data, an index.lock's, is the lock of
+// another session of kk's (a killed one, when the caller holds the lock
+// that makes it the work tree's only worker).
+func (r *Repo) staleLock(data []byte) bool {
+	return bytes.HasPrefix(data, []byte(LockMarker)) && !bytes.Contains(data, []byte("session="+r.session+" "))
+}
+
+// takeOverLock takes git's index.lock for the repair of what a killed
+// worker left: a lock that worker left (see staleLock; the caller holds
+// the lock that makes it the work tree's only worker) is kept as it is
+// and removed when the repair ends, so that git's index is never free in
+// between; without one, the lock is taken as lockIndex takes it.
+func (r *Repo) takeOverLock(wait context.Context) (func(), error) {
+	path := r.lockPath()
+	if data, err := os.ReadFile(path); err == nil && r.staleLock(data) {
+		if held, err := os.Lstat(path); err == nil {
+			return func() {
+				// Still the killed worker's file: not one a git command
+				// took after a person removed it by hand.
+				if fi, err := os.Lstat(path); err == nil && os.SameFile(fi, held) {
+					_ = os.Remove(path)
+				}
+			}, nil
+		}
+	}
+	return r.lockIndex(wait, func(string) {})
 }
 
 // HeldLock returns the path of a git lock file that would stop a commit
@@ -642,6 +679,9 @@ func (r *Repo) commitOnce(ctx context.Context, o CommitOptions, onWait func(stri
 		return Landed{}, noRetry, err
 	}
 	for moves := 1; ; moves++ {
+		if err := r.recordCommit(head, commit); err != nil {
+			return Landed{}, noRetry, err
+		}
 		err := r.moveBranch(head, commit, o.Wait, onWait)
 		if err == nil {
 			break
@@ -652,8 +692,9 @@ func (r *Repo) commitOnce(ctx context.Context, o CommitOptions, onWait func(stri
 			// The branch moved although the update reported a failure
 			// (its process died after the commit): the commit stands.
 			r.tip, r.born = commit, true
-			return r.placeIndex(tmp, commit, head), noRetry, nil
+			return r.placeCommitIndex(tmp, commit, head), noRetry, nil
 		}
+		_ = os.Remove(r.commitRecord())
 		var race *raceError
 		switch {
 		case herr == nil && now == "" && r.born:
@@ -678,7 +719,101 @@ func (r *Repo) commitOnce(ctx context.Context, o CommitOptions, onWait func(stri
 	}
 	r.tip, r.born = commit, true
 	r.gone.Store(false)
-	return r.placeIndex(tmp, commit, head), noRetry, nil
+	return r.placeCommitIndex(tmp, commit, head), noRetry, nil
+}
+
+// commitRecord is the file, in the work tree's git folder, that holds a
+// commit's parent and the commit from just before it moves the branch
+// until git's index is in place: a kill in between leaves the branch at
+// the commit and git's index at its parent, which FinishCommit sets
+// right at the next start, before git's index is free again.
+func (r *Repo) commitRecord() string { return filepath.Join(r.GitDir, "kk-commit") }
+
+// recordCommit writes the commit record of a commit on parent (none for
+// a first commit, whose index has nothing to bring in step). It is not
+// synced: it speaks of a process killed, not of a machine that stopped.
+func (r *Repo) recordCommit(parent, commit string) error {
+	if parent == "" {
+		return nil
+	}
+	if err := os.WriteFile(r.commitRecord(), []byte(parent+" "+commit+"\n"), 0o644); err != nil {
+		return fmt.Errorf("recording the commit: %w", err)
+	}
+	return nil
+}
+
+// placeCommitIndex is placeIndex for a commit, which then drops the
+// commit record (kept when the index could not be put in place).
+func (r *Repo) placeCommitIndex(tmp, commit, parent string) Landed {
+	l := r.placeIndex(tmp, commit, parent)
+	if l.IndexErr == nil {
+		_ = os.Remove(r.commitRecord())
+	}
+	return l
+}
+
+// FinishCommit brings git's index in step with a commit that a killed
+// Commit made, and says what it did ("" when there was nothing): the
+// branch moved, git's index not yet put in place (see commitRecord). The
+// caller holds the lock that makes it the work tree's only worker, as
+// for RemoveStaleLocks (run first, which leaves the killed worker's
+// index.lock for this to take over, so that no git commit of a person's
+// is made from git's index as the kill left it). Only the entries of the
+// commit's files that are still as its parent holds them, and that the
+// branch (the commit, or a commit made on it since) holds as the commit
+// does, are brought in step. A branch that does not hold the commit (the
+// kill came before the branch moved) is left to the job, which commits
+// again.
+func (r *Repo) FinishCommit(ctx context.Context) (string, error) {
+	data, err := os.ReadFile(r.commitRecord())
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	parent, commit, ok := strings.Cut(strings.TrimSpace(string(data)), " ")
+	if !ok {
+		_ = os.Remove(r.commitRecord())
+		return "", fmt.Errorf("%s: not a record of a commit: %q", r.commitRecord(), data)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.tip = ""
+	unlock, err := r.takeOverLock(ctx)
+	if err != nil {
+		return "", err
+	}
+	defer unlock()
+	head, err := r.head()
+	if err != nil {
+		return "", err
+	}
+	if head == "" || head != commit && !isAncestor(ctx, r.Top, commit, head) {
+		_ = os.Remove(r.commitRecord())
+		return "", nil
+	}
+	tmp, err := r.indexCopy()
+	defer func() { _ = os.Remove(tmp) }()
+	if err != nil {
+		return "", err
+	}
+	env := []string{"GIT_INDEX_FILE=" + tmp}
+	paths, err := r.staleEntries(ctx, env, parent, commit, head)
+	if err != nil {
+		return "", err
+	}
+	if len(paths) > 0 {
+		args := append([]string{"--literal-pathspecs", "-c", "core.hooksPath=/dev/null", "reset", "-q", head, "--"}, paths...)
+		if _, err := r.git(ctx, nil, env, args...); err != nil {
+			return "", fmt.Errorf("bringing git's index to %s, the commit of a killed kk serve: %w", short(commit), err)
+		}
+	}
+	if l := r.placeIndex(tmp, head, head); l.IndexErr != nil {
+		return "", l.IndexErr
+	}
+	_ = os.Remove(r.commitRecord())
+	return fmt.Sprintf("git's index brought to %s, the commit of a killed kk serve (%d files)", short(commit), len(paths)), nil
 }
 
 // refreshStat records in the prepared index tmp the stat data of the

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -459,6 +460,79 @@ func TestRepoCommitFailureAfterTheMove(t *testing.T) {
 	}
 	if got := gitOut(t, dir, "ls-files", "-s", "b.md"); !strings.Contains(got, "b.md") {
 		t.Errorf("index after the reset: %q", got)
+	}
+}
+
+// A worker killed after its commit moved the branch, before it put git's
+// index in place, leaves the branch at the commit and git's index at its
+// parent: git status shows the commit's files undone and staged, and a
+// person's git commit in that state (one made before the job ran again)
+// commits the index as the kill left it, the job's files undone on the
+// branch. The next start keeps the killed worker's index.lock and
+// FinishCommit, taking it over, brings the index in step; a worker
+// killed before the branch moved leaves nothing for it to do.
+func TestRepoCommitKilledBeforeItsIndexIsFinishedByTheNextStart(t *testing.T) {
+	for _, point := range []string{"move", "moved"} {
+		t.Run(point, func(t *testing.T) {
+			ctx := context.Background()
+			dir, r := committedRepo(t)
+			parent := gitOut(t, dir, "rev-parse", "HEAD")
+			write(t, dir, "mine.txt", "the person's")
+			gitOut(t, dir, "add", "--", "mine.txt")
+			r.fault = func(p string) error {
+				if p == point {
+					runtime.Goexit()
+				}
+				return nil
+			}
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				_, _ = r.Commit(ctx, CommitOptions{Author: worker, Message: "job", Plan: files(map[string]string{"b.md": "b", "a.md": "a, the job's"})})
+				t.Error("the commit was not stopped at " + point)
+			}()
+			<-done
+			write(t, dir, "b.md", "b")
+			write(t, dir, "a.md", "a, the job's")
+			write(t, dir, ".git/index.lock", LockMarker+" session=dead pid=1\n")
+
+			r2 := openRepo(t, dir)
+			if _, err := r2.RemoveStaleLocks(); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := os.Stat(filepath.Join(dir, ".git", "index.lock")); err != nil {
+				t.Fatalf("the start removed the lock of the killed commit before its repair: %v", err)
+			}
+			did, err := r2.FinishCommit(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := os.Stat(filepath.Join(dir, ".git", "index.lock")); !os.IsNotExist(err) {
+				t.Errorf("index.lock after the repair: %v", err)
+			}
+			if _, err := os.Stat(filepath.Join(dir, ".git", "kk-commit")); !os.IsNotExist(err) {
+				t.Errorf("the commit record after the repair: %v", err)
+			}
+			status := gitOut(t, dir, "status", "--porcelain")
+			if point == "move" {
+				if did != "" || gitOut(t, dir, "rev-parse", "HEAD") != parent {
+					t.Errorf("a commit killed before the branch moved: FinishCommit %q, HEAD %s", did, gitOut(t, dir, "rev-parse", "HEAD"))
+				}
+				// The job's files, not committed: the job writes and
+				// commits them again when it runs again.
+				if !strings.Contains(status, "A  mine.txt") || !strings.Contains(status, "?? b.md") || strings.Contains(status, "D") {
+					t.Errorf("git status:\n%s", status)
+				}
+				return
+			}
+			if did == "" {
+				t.Error("FinishCommit did nothing")
+			}
+			if status != "A  mine.txt" {
+				t.Errorf("git status after FinishCommit:\n%s\nwant only the person's staged mine.txt", status)
+			}
+			fsck(t, dir)
+		})
 	}
 }
 

@@ -48,7 +48,8 @@ func (b *Backend) Open(stop context.Context) error {
 }
 
 // finishMoveWait bounds the start's wait for git's index.lock to set
-// right a move of the branch a killed kk serve left (gitx.FinishMove).
+// right a move of the branch or a commit a killed kk serve left
+// (gitx.FinishMove, gitx.FinishCommit).
 const finishMoveWait = 10 * time.Second
 
 func (b *Backend) openLocked(stop context.Context) error {
@@ -93,6 +94,13 @@ func (b *Backend) openLocked(stop context.Context) error {
 		b.log.Warn("setting right the move of the branch a killed kk serve left failed; the next --push-every tick tries again", "error", err)
 	} else if did != "" {
 		b.log.Warn("set right the move of the branch a killed kk serve left", "what", did)
+	}
+	// A job's commit a kill cut in two (else set right when the job
+	// runs again: gitx.ResetIndexToHead).
+	if did, err := r.FinishCommit(fctx); err != nil {
+		b.log.Warn("bringing git's index in step with the commit a killed kk serve made failed; the job brings it in step when it runs again", "error", err)
+	} else if did != "" {
+		b.log.Warn("set right the commit a killed kk serve made", "what", did)
 	}
 	cancel()
 	b.repo, b.held, b.stop = r, l, stop
