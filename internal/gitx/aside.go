@@ -385,16 +385,65 @@ func (r *Repo) moveRecord() string { return filepath.Join(r.GitDir, "kk-move") }
 // later move.) A branch at a commit that holds neither end (a person's
 // reset) is left as it is.
 func (r *Repo) FinishMove(ctx context.Context) (string, error) {
-	data, err := os.ReadFile(r.moveRecord())
+	return r.repairRecorded(ctx, r.moveRecord(), "move", func(from, to, head string, env []string) (string, error) {
+		switch {
+		case head == to || isAncestor(ctx, r.Top, to, head):
+			// The entries of the files the move changed, as to holds
+			// them (git reset of those paths: the work tree is left as
+			// it is, at to already).
+			if _, err := r.bringInStep(ctx, env, from, to, head); err != nil {
+				return "", fmt.Errorf("bringing git's index to %s, where a killed kk serve moved %s: %w", short(to), r.Branch, err)
+			}
+			return "git's index brought to " + short(to) + ", where a killed kk serve had moved " + r.Branch + since(r.Branch, head, to), nil
+		case head == from || isAncestor(ctx, r.Top, from, head):
+			back, gone, err := r.movedFiles(ctx, from, to, head)
+			if err != nil {
+				return "", err
+			}
+			if len(back) > 0 {
+				args := append([]string{"--literal-pathspecs", "-c", "core.hooksPath=/dev/null", "checkout", "-q", from, "--"}, back...)
+				if _, err := r.git(ctx, nil, env, args...); err != nil {
+					return "", fmt.Errorf("putting back the files a killed kk serve's move changed: %w", err)
+				}
+			}
+			for _, p := range gone {
+				if err := os.Remove(filepath.Join(r.Top, filepath.FromSlash(p))); err != nil && !errors.Is(err, fs.ErrNotExist) {
+					return "", err
+				}
+			}
+			return fmt.Sprintf("%d files a killed kk serve's move of %s had written put back as %s holds them", len(back)+len(gone), r.Branch, short(from)) + since(r.Branch, head, from), nil
+		}
+		return fmt.Sprintf("%s is at %s, neither end of the move a killed kk serve left (%s to %s): left as it is", r.Branch, short(head), short(from), short(to)), nil
+	})
+}
+
+// since says, for a repair's report, that branch is at head, past end.
+func since(branch, head, end string) string {
+	if head == end {
+		return ""
+	}
+	return fmt.Sprintf(" (%s is at %s since, a commit made on it)", branch, short(head))
+}
+
+// repairRecorded sets right what a worker killed between the two commits
+// of the record at path (a move's, a commit's: what names them) left:
+// with git's index taken over (takeOverLock), repair gets the two
+// commits, the branch's head, and env naming a copy of git's index
+// (GIT_INDEX_FILE), which is put in place when repair succeeds. The
+// record is removed then, and repair's report returned; "" when there is
+// no record.
+func (r *Repo) repairRecorded(ctx context.Context, path, what string, repair func(a, b, head string, env []string) (string, error)) (string, error) {
+	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return "", nil
 	}
 	if err != nil {
 		return "", err
 	}
-	from, to, ok := strings.Cut(strings.TrimSpace(string(data)), " ")
+	a, b, ok := strings.Cut(strings.TrimSpace(string(data)), " ")
 	if !ok {
-		return "", fmt.Errorf("%s: not a record of a move: %q", r.moveRecord(), data)
+		_ = os.Remove(path)
+		return "", fmt.Errorf("%s: not a record of a %s: %q", path, what, data)
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -413,57 +462,28 @@ func (r *Repo) FinishMove(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	env := []string{"GIT_INDEX_FILE=" + tmp}
-	var did string
-	switch {
-	case head == to || isAncestor(ctx, r.Top, to, head):
-		// The entries of the files the move changed, as to holds them
-		// (git reset of those paths: the work tree is left as it is,
-		// at to already).
-		paths, err := r.staleEntries(ctx, env, from, to, head)
-		if err != nil {
-			return "", err
-		}
-		if len(paths) > 0 {
-			args := append([]string{"--literal-pathspecs", "-c", "core.hooksPath=/dev/null", "reset", "-q", head, "--"}, paths...)
-			if _, err := r.git(ctx, nil, env, args...); err != nil {
-				return "", fmt.Errorf("bringing git's index to %s, where a killed kk serve moved %s: %w", short(to), r.Branch, err)
-			}
-		}
-		did = "git's index brought to " + short(to) + ", where a killed kk serve had moved " + r.Branch
-		if head != to {
-			did += fmt.Sprintf(" (%s is at %s since, a commit made on it)", r.Branch, short(head))
-		}
-	case head == from || isAncestor(ctx, r.Top, from, head):
-		back, gone, err := r.movedFiles(ctx, from, to, head)
-		if err != nil {
-			return "", err
-		}
-		if len(back) > 0 {
-			args := append([]string{"--literal-pathspecs", "-c", "core.hooksPath=/dev/null", "checkout", "-q", from, "--"}, back...)
-			if _, err := r.git(ctx, nil, env, args...); err != nil {
-				return "", fmt.Errorf("putting back the files a killed kk serve's move changed: %w", err)
-			}
-		}
-		for _, p := range gone {
-			if err := os.Remove(filepath.Join(r.Top, filepath.FromSlash(p))); err != nil && !errors.Is(err, fs.ErrNotExist) {
-				return "", err
-			}
-		}
-		did = fmt.Sprintf("%d files a killed kk serve's move of %s had written put back as %s holds them", len(back)+len(gone), r.Branch, short(from))
-		if head != from {
-			did += fmt.Sprintf(" (%s is at %s since, a commit made on it)", r.Branch, short(head))
-		}
-	default:
-		did = fmt.Sprintf("%s is at %s, neither end of the move a killed kk serve left (%s to %s): left as it is", r.Branch, short(head), short(from), short(to))
-		_ = os.Remove(r.moveRecord())
-		return did, nil
+	did, err := repair(a, b, head, []string{"GIT_INDEX_FILE=" + tmp})
+	if err != nil {
+		return "", err
 	}
 	if l := r.placeIndex(tmp, head, head); l.IndexErr != nil {
 		return "", l.IndexErr
 	}
-	_ = os.Remove(r.moveRecord())
+	_ = os.Remove(path)
 	return did, nil
+}
+
+// bringInStep resets, in git's index named by env, the entries of the
+// files commits a and b differ in that staleEntries finds still as a
+// holds them while head holds them as b does, and returns how many.
+func (r *Repo) bringInStep(ctx context.Context, env []string, a, b, head string) (int, error) {
+	paths, err := r.staleEntries(ctx, env, a, b, head)
+	if err != nil || len(paths) == 0 {
+		return 0, err
+	}
+	args := append([]string{"--literal-pathspecs", "-c", "core.hooksPath=/dev/null", "reset", "-q", head, "--"}, paths...)
+	_, err = r.git(ctx, nil, env, args...)
+	return len(paths), err
 }
 
 // moveChange is a file a move from one commit to another changes, with

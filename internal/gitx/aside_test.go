@@ -182,6 +182,26 @@ func TestMoveKilledHalfwayKeepsGitsIndexLockedUntilFinished(t *testing.T) {
 	}
 }
 
+// killedAt runs work, a move or a commit of r's, killed at point: its
+// goroutine ends there, its deferred clean-up done (as the next start's
+// RemoveStaleLocks does).
+func killedAt(t *testing.T, r *Repo, point string, work func()) {
+	t.Helper()
+	r.fault = func(p string) error {
+		if p == point {
+			runtime.Goexit()
+		}
+		return nil
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		work()
+		t.Error("not stopped at " + point)
+	}()
+	<-done
+}
+
 // killedMove makes a repository whose MoveTo from one commit to another
 // (a.md changed, new.md added, gone.md removed) was killed at point,
 // with the person's untracked mine.txt beside it, and returns its folder
@@ -200,21 +220,7 @@ func killedMove(t *testing.T, point string) (dir, from, to string) {
 	to = commitBeside(t, dir, map[string]string{"a.md": "a, moved\n", "new.md": "new\n"}, "gone.md")
 	write(t, dir, "mine.txt", "the person's")
 
-	// The kill: the move's goroutine ends at point, its deferred
-	// clean-up done (as the next start's RemoveStaleLocks does).
-	r.fault = func(p string) error {
-		if p == point {
-			runtime.Goexit()
-		}
-		return nil
-	}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_ = r.MoveTo(ctx, from, to, nil, nil)
-		t.Error("the move was not stopped at " + point)
-	}()
-	<-done
+	killedAt(t, r, point, func() { _ = r.MoveTo(ctx, from, to, nil, nil) })
 	if _, err := os.Stat(filepath.Join(dir, "new.md")); err != nil {
 		t.Fatalf("the move did not reach the work tree before its kill: %v", err)
 	}

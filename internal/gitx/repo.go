@@ -765,55 +765,16 @@ func (r *Repo) placeCommitIndex(tmp, commit, parent string) Landed {
 // kill came before the branch moved) is left to the job, which commits
 // again.
 func (r *Repo) FinishCommit(ctx context.Context) (string, error) {
-	data, err := os.ReadFile(r.commitRecord())
-	if errors.Is(err, fs.ErrNotExist) {
-		return "", nil
-	}
-	if err != nil {
-		return "", err
-	}
-	parent, commit, ok := strings.Cut(strings.TrimSpace(string(data)), " ")
-	if !ok {
-		_ = os.Remove(r.commitRecord())
-		return "", fmt.Errorf("%s: not a record of a commit: %q", r.commitRecord(), data)
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.tip = ""
-	unlock, err := r.takeOverLock(ctx)
-	if err != nil {
-		return "", err
-	}
-	defer unlock()
-	head, err := r.head()
-	if err != nil {
-		return "", err
-	}
-	if head == "" || head != commit && !isAncestor(ctx, r.Top, commit, head) {
-		_ = os.Remove(r.commitRecord())
-		return "", nil
-	}
-	tmp, err := r.indexCopy()
-	defer func() { _ = os.Remove(tmp) }()
-	if err != nil {
-		return "", err
-	}
-	env := []string{"GIT_INDEX_FILE=" + tmp}
-	paths, err := r.staleEntries(ctx, env, parent, commit, head)
-	if err != nil {
-		return "", err
-	}
-	if len(paths) > 0 {
-		args := append([]string{"--literal-pathspecs", "-c", "core.hooksPath=/dev/null", "reset", "-q", head, "--"}, paths...)
-		if _, err := r.git(ctx, nil, env, args...); err != nil {
+	return r.repairRecorded(ctx, r.commitRecord(), "commit", func(parent, commit, head string, env []string) (string, error) {
+		if head == "" || head != commit && !isAncestor(ctx, r.Top, commit, head) {
+			return "", nil
+		}
+		n, err := r.bringInStep(ctx, env, parent, commit, head)
+		if err != nil {
 			return "", fmt.Errorf("bringing git's index to %s, the commit of a killed kk serve: %w", short(commit), err)
 		}
-	}
-	if l := r.placeIndex(tmp, head, head); l.IndexErr != nil {
-		return "", l.IndexErr
-	}
-	_ = os.Remove(r.commitRecord())
-	return fmt.Sprintf("git's index brought to %s, the commit of a killed kk serve (%d files)", short(commit), len(paths)), nil
+		return fmt.Sprintf("git's index brought to %s, the commit of a killed kk serve (%d files)", short(commit), n) + since(r.Branch, head, commit), nil
+	})
 }
 
 // refreshStat records in the prepared index tmp the stat data of the

@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -479,19 +478,9 @@ func TestRepoCommitKilledBeforeItsIndexIsFinishedByTheNextStart(t *testing.T) {
 			parent := gitOut(t, dir, "rev-parse", "HEAD")
 			write(t, dir, "mine.txt", "the person's")
 			gitOut(t, dir, "add", "--", "mine.txt")
-			r.fault = func(p string) error {
-				if p == point {
-					runtime.Goexit()
-				}
-				return nil
-			}
-			done := make(chan struct{})
-			go func() {
-				defer close(done)
+			killedAt(t, r, point, func() {
 				_, _ = r.Commit(ctx, CommitOptions{Author: worker, Message: "job", Plan: files(map[string]string{"b.md": "b", "a.md": "a, the job's"})})
-				t.Error("the commit was not stopped at " + point)
-			}()
-			<-done
+			})
 			write(t, dir, "b.md", "b")
 			write(t, dir, "a.md", "a, the job's")
 			write(t, dir, ".git/index.lock", LockMarker+" session=dead pid=1\n")
