@@ -440,11 +440,6 @@ func (r *Repo) repairRecorded(ctx context.Context, path, what string, repair fun
 	if err != nil {
 		return "", err
 	}
-	a, b, ok := strings.Cut(strings.TrimSpace(string(data)), " ")
-	if !ok {
-		_ = os.Remove(path)
-		return "", fmt.Errorf("%s: not a record of a %s: %q", path, what, data)
-	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.tip = ""
@@ -453,6 +448,13 @@ func (r *Repo) repairRecorded(ctx context.Context, path, what string, repair fun
 		return "", err
 	}
 	defer unlock()
+	a, b, ok := strings.Cut(strings.TrimSpace(string(data)), " ")
+	if !ok {
+		// Dropped, and the killed worker's lock, which the start kept
+		// for this, with it.
+		_ = os.Remove(path)
+		return "", fmt.Errorf("%s: not a record of a %s: %q", path, what, data)
+	}
 	head, err := r.head()
 	if err != nil {
 		return "", err

@@ -525,6 +525,33 @@ func TestRepoCommitKilledBeforeItsIndexIsFinishedByTheNextStart(t *testing.T) {
 	}
 }
 
+// A record of a killed commit that cannot be read is dropped, and the
+// killed worker's index.lock the start kept for its repair with it: no
+// later commit waits for that lock.
+func TestRepoDropsAnUnreadableCommitRecordAndItsLock(t *testing.T) {
+	ctx := context.Background()
+	dir, _ := committedRepo(t)
+	write(t, dir, ".git/kk-commit", "garbage\n")
+	write(t, dir, ".git/index.lock", LockMarker+" session=dead pid=1\n")
+	r := openRepo(t, dir)
+	if _, err := r.RemoveStaleLocks(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.FinishCommit(ctx); err == nil || !strings.Contains(err.Error(), "not a record of a commit") {
+		t.Errorf("FinishCommit of an unreadable record: %v", err)
+	}
+	for _, f := range []string{"kk-commit", "index.lock"} {
+		if _, err := os.Stat(filepath.Join(dir, ".git", f)); !os.IsNotExist(err) {
+			t.Errorf("%s left: %v", f, err)
+		}
+	}
+	wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if _, err := r.Commit(wctx, CommitOptions{Author: worker, Message: "job", Plan: files(map[string]string{"b.md": "b"}), Wait: wctx}); err != nil {
+		t.Errorf("a commit after: %v", err)
+	}
+}
+
 // A worker that was killed leaves its index.lock (marked) and its copy of
 // the index; the next one removes both. A lock without the mark is a git
 // command's, and stays.
