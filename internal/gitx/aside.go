@@ -121,15 +121,20 @@ func reuseAside(ctx context.Context, aside, commit string, keep []string) error 
 	if _, err := os.Stat(filepath.Join(aside, ".git")); err != nil {
 		return err
 	}
-	out, err := Read(ctx, aside, "rev-parse", "--absolute-git-dir")
+	// Its git folder and the repository's common one, in one git
+	// process (git before 2.31 gives the common one relative to aside).
+	out, err := Read(ctx, aside, "rev-parse", "--absolute-git-dir", "--git-common-dir")
 	if err != nil {
 		return err
 	}
-	gitDir := strings.TrimSpace(string(out))
+	gitDir, common, _ := strings.Cut(strings.TrimSpace(string(out)), "\n")
 	if filepath.Clean(gitDir) == filepath.Clean(filepath.Join(aside, ".git")) {
 		return errors.New("not a linked work tree")
 	}
-	if err := removeKilledRebasesLock(ctx, aside, gitDir, time.Now()); err != nil {
+	if common = strings.TrimSpace(common); common != "" && !filepath.IsAbs(common) {
+		common = filepath.Join(aside, common)
+	}
+	if err := removeKilledRebasesLock(aside, gitDir, common, time.Now()); err != nil {
 		return err
 	}
 	if err := removeLocks(gitDir); err != nil {
@@ -179,7 +184,8 @@ const staleLockAge = time.Second
 var errLockHeld = errors.New("a lock of git's is held")
 
 // removeKilledRebasesLock removes the repository's packed-refs.lock when
-// a rebase of kk's was killed in aside (whose git folder is gitDir) and
+// a rebase of kk's was killed in aside (whose git folder is gitDir;
+// common, the repository's common git folder, holds the lock) and
 // the lock is older than staleLockAge at now. git rebase takes that lock
 // of the whole repository whenever it deletes one of its own refs
 // (REBASE_HEAD, CHERRY_PICK_HEAD); git removes its locks when a signal
@@ -189,17 +195,9 @@ var errLockHeld = errors.New("a lock of git's is held")
 // branch -d, git's own rebase) then fails on it. A younger lock is an
 // error, the killed rebase's state left, so that the next replay asks
 // again.
-func removeKilledRebasesLock(ctx context.Context, aside, gitDir string, now time.Time) error {
-	if _, err := os.Stat(filepath.Join(gitDir, "rebase-merge")); err != nil {
+func removeKilledRebasesLock(aside, gitDir, common string, now time.Time) error {
+	if _, err := os.Stat(filepath.Join(gitDir, "rebase-merge")); err != nil || common == "" {
 		return nil
-	}
-	out, err := Read(ctx, aside, "rev-parse", "--git-common-dir")
-	if err != nil {
-		return err
-	}
-	common := strings.TrimSpace(string(out))
-	if !filepath.IsAbs(common) {
-		common = filepath.Join(aside, common) // git before 2.31 answers relative to aside
 	}
 	lock := filepath.Join(common, "packed-refs.lock")
 	st, err := os.Stat(lock)
@@ -374,9 +372,9 @@ func (r *Repo) moveRecord() string { return filepath.Join(r.GitDir, "kk-move") }
 //
 // A person's git may have committed between the kill and this (a lock
 // removed by hand, or a kk serve before this one that removed it): git
-// commit reads the index before it locks it. A branch past the new commit (a commit on top of the moved
-// branch, made from git's index as the kill left it) is set right as a
-// moved one, and one past the old commit as one not moved, each only
+// commit reads the index before it locks it. A branch past the new
+// commit (a commit on top of the moved branch, made from git's index as
+// the kill left it) is set right as a moved one, and one past the old commit as one not moved, each only
 // for the files the person's commits left as that end holds them and
 // whose entries in git's index are as the kill left them. (Before, such
 // a branch was left as it was: a colleague's file the move brought in
