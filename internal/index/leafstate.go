@@ -867,7 +867,7 @@ func (db *DB) Tree(ctx context.Context, nodesDir string, ex *Extraction) (*store
 // kk cannot read, the tree it assembled. Exactly one of the two is set
 // when err is nil.
 func (db *DB) TreeOrSnapshot(ctx context.Context, nodesDir string, ex *Extraction) (*store.Tree, store.TreeView, Stats, error) {
-	st, s, err := db.sync(ctx, nodesDir, ex)
+	st, s, err := db.sync(ctx, nodesDir, ex, true)
 	if err != nil {
 		return nil, nil, st, err
 	}
@@ -970,7 +970,7 @@ type Shape struct {
 // it found, without assembling the tree: what a caller needs to tell
 // whether anything derived from the whole tree must be made again.
 func (db *DB) SyncShape(ctx context.Context, nodesDir string, ex *Extraction) (Stats, Shape, error) {
-	st, s, err := db.sync(ctx, nodesDir, ex)
+	st, s, err := db.sync(ctx, nodesDir, ex, false)
 	if err != nil {
 		return st, Shape{}, err
 	}

@@ -179,7 +179,7 @@ func TestLeafStateMatchesAFullSync(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, want, err := fresh.sync(ctx, k.NodesDir(), nil)
+		_, want, err := fresh.sync(ctx, k.NodesDir(), nil, false)
 		if err == nil {
 			want, err = fresh.state(ctx, fresh.r, true)
 		}
@@ -215,6 +215,19 @@ func TestLeafStateMatchesAFullSync(t *testing.T) {
 		}
 		if d := treeDiff(viaSync, ref); d != "" {
 			t.Fatalf("step %d, facts read after the state: %s", step, d)
+		}
+		// A sync asked for the facts that finds the tree as recorded
+		// reads them with the stats, in one pass.
+		db.keep(nil)
+		st, withFacts, err := db.sync(ctx, k.NodesDir(), nil, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Changed() || !withFacts.facts() {
+			t.Fatalf("step %d: a sync of the tree as recorded changed %+v, or returned the state without facts", step, st)
+		}
+		if d := stateDiff(withFacts, want); d != "" {
+			t.Fatalf("step %d, facts read with the stats: %s", step, d)
 		}
 	}
 }

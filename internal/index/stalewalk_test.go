@@ -54,7 +54,7 @@ func TestAStaleWalkDoesNotUndoANewerSync(t *testing.T) {
 			}
 			want := nodeRows(t, fast)
 			// ... and the slow process's sync lands last.
-			if _, _, err := slow.syncListed(ctx, k.NodesDir(), start, nil, l, nil, base); err != nil {
+			if _, _, err := slow.syncListed(ctx, k.NodesDir(), start, nil, l, nil, base, false); err != nil {
 				t.Fatal(err)
 			}
 			if got := nodeRows(t, fast); !slices.Equal(got, want) {

@@ -143,21 +143,24 @@ func (db *DB) Sync(ctx context.Context, nodesDir string) (Stats, error) {
 // its old ones, and those of a file that is gone or malformed are removed.
 // A malformed file is reported in Stats.Skipped, not as an error.
 func (db *DB) SyncWith(ctx context.Context, nodesDir string, ex *Extraction) (Stats, error) {
-	st, _, err := db.sync(ctx, nodesDir, ex)
+	st, _, err := db.sync(ctx, nodesDir, ex, false)
 	return st, err
 }
 
 // sync is SyncWith, returning the leaf state the index holds after it.
-// A handle told where the tree changed (Watch) reads only there.
-func (db *DB) sync(ctx context.Context, nodesDir string, ex *Extraction) (Stats, *treeState, error) {
+// A handle told where the tree changed (Watch) reads only there. facts
+// asks for the state with the leaves' facts when the sync finds the tree
+// as recorded (a tree read's), read in the same pass as their stats
+// rather than in a second one.
+func (db *DB) sync(ctx context.Context, nodesDir string, ex *Extraction, facts bool) (Stats, *treeState, error) {
 	if db.changeSource() != nil {
-		return db.syncWatched(ctx, nodesDir, ex)
+		return db.syncWatched(ctx, nodesDir, ex, facts)
 	}
 	l, base, start, err := db.listAll(ctx, nodesDir)
 	if err != nil {
 		return Stats{}, nil, err
 	}
-	return db.syncListed(ctx, nodesDir, start, ex, l, nil, base)
+	return db.syncListed(ctx, nodesDir, start, ex, l, nil, base, facts)
 }
 
 // listAll lists the whole tree (store.ScanDir), after reading which
@@ -189,14 +192,14 @@ func (db *DB) listAll(ctx context.Context, nodesDir string) (*store.Listing, str
 // recorded), which the listing would undo. The index's state never goes
 // back to an older walk's, so a reader that answers from it without a
 // sync still finds what was recorded.
-func (db *DB) syncListed(ctx context.Context, nodesDir string, start time.Time, ex *Extraction, l *store.Listing, scope map[string]bool, base string) (Stats, *treeState, error) {
+func (db *DB) syncListed(ctx context.Context, nodesDir string, start time.Time, ex *Extraction, l *store.Listing, scope map[string]bool, base string, facts bool) (Stats, *treeState, error) {
 	var srcFiles []*sourceWork
 	var srcProblems []Problem
 	if ex != nil {
 		srcFiles, srcProblems = listSources(ex)
 	}
 	scanned := time.Since(start)
-	if st, s, ok := db.quiet(ctx, l, scope, base, ex, srcFiles, srcProblems); ok {
+	if st, s, ok := db.quiet(ctx, l, scope, base, ex, srcFiles, srcProblems, facts); ok {
 		st.Duration = time.Since(start)
 		st.Hash = s.hash
 		if scope == nil {
@@ -341,14 +344,15 @@ func (db *DB) syncListed(ctx context.Context, nodesDir string, start time.Time, 
 // file) as the index recorded it and old enough to be trusted, from one
 // read snapshot and without taking the write lock; ok is false when
 // anything differs, and the caller takes the write path, which compares
-// again inside its transaction.
-func (db *DB) quiet(ctx context.Context, l *store.Listing, scope map[string]bool, base string, ex *Extraction, srcFiles []*sourceWork, srcProblems []Problem) (Stats, *treeState, bool) {
+// again inside its transaction. The state is read with the leaves' facts
+// when facts is set.
+func (db *DB) quiet(ctx context.Context, l *store.Listing, scope map[string]bool, base string, ex *Extraction, srcFiles []*sourceWork, srcProblems []Problem, facts bool) (Stats, *treeState, bool) {
 	rtx, err := db.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return Stats{}, nil, false
 	}
 	defer rtx.Rollback()
-	s, err := db.state(ctx, rtx, false)
+	s, err := db.state(ctx, rtx, facts)
 	if err != nil || s.synced == 0 || scope != nil && s.gen != base {
 		return Stats{}, nil, false
 	}
@@ -476,51 +480,90 @@ func (s *treeState) diff(l *store.Listing) *walkDiff {
 		}
 		f.problems = append(f.problems, pr)
 	}
-	lds := make([]leafData, len(l.Files)) // one allocation, not one per file
-	for i, lf := range l.Files {
-		dir := store.DirOf(lf.Rel)
-		in(lf.Rel)
-		ld := &lds[i]
-		ld.f = fileStat{rel: lf.Rel, abs: lf.Abs, size: lf.Size, mtime: lf.ModTime()}
-		d.files[dir] = append(d.files[dir], ld)
-		old := s.folders[dir].entry(path.Base(lf.Rel))
-		if old != nil && store.Unchanged(lf.Size, lf.ModTime(), old.size, old.mtime, s.synced) {
-			ld.kept = old
-			if old.indexed() {
-				d.unchanged++
+	// The listing holds a folder's files in runs (its subfolders' files
+	// sort between them): a folder's maps are read once per run, not
+	// once per file. A first pass compares every file with the state's
+	// entry; only the folders that change get the second, which makes
+	// each of their files' leafData (an unchanged tree makes none).
+	runs := func(fn func(dir string, files []store.LeafFile)) {
+		for i := 0; i < len(l.Files); {
+			dir := store.DirOf(l.Files[i].Rel)
+			j := i + 1
+			for j < len(l.Files) && store.DirOf(l.Files[j].Rel) == dir {
+				j++
 			}
-			continue
+			fn(dir, l.Files[i:j])
+			i = j
 		}
-		if old != nil {
-			e := *old
-			ld.old = &e
-			d.racy = d.racy || old.size == lf.Size && old.mtime == lf.ModTime()
-		}
-		d.work = append(d.work, ld)
-		d.dirty[dir] = true
 	}
+	matched := map[string]int{} // files with an entry in the state, per folder
+	runs(func(dir string, files []store.LeafFile) {
+		in(files[0].Rel)
+		folder := s.folders[dir]
+		n := 0
+		for _, lf := range files {
+			old := folder.entry(path.Base(lf.Rel))
+			if old == nil {
+				d.dirty[dir] = true
+				continue
+			}
+			n++
+			if store.Unchanged(lf.Size, lf.ModTime(), old.size, old.mtime, s.synced) {
+				if old.indexed() {
+					d.unchanged++
+				}
+				continue
+			}
+			d.racy = d.racy || old.size == lf.Size && old.mtime == lf.ModTime()
+			d.dirty[dir] = true
+		}
+		matched[dir] += n
+	})
 	for dir, walk := range d.walks {
 		old := s.folders[dir]
 		if old == nil || !old.sameShape(walk) {
 			d.dirty[dir] = true
 			d.reshaped = true
 		}
-		if old == nil {
+		if old != nil && matched[dir] < len(old.leaves) {
+			d.dirty[dir] = true // an entry no file matched: gone
+		}
+	}
+	runs(func(dir string, files []store.LeafFile) {
+		if !d.dirty[dir] {
+			return
+		}
+		folder := s.folders[dir]
+		lds := make([]leafData, len(files)) // one allocation, not one per file
+		for i, lf := range files {
+			ld := &lds[i]
+			ld.f = fileStat{rel: lf.Rel, abs: lf.Abs, size: lf.Size, mtime: lf.ModTime()}
+			d.files[dir] = append(d.files[dir], ld)
+			old := folder.entry(path.Base(lf.Rel))
+			if old != nil && store.Unchanged(lf.Size, lf.ModTime(), old.size, old.mtime, s.synced) {
+				ld.kept = old
+				continue
+			}
+			if old != nil {
+				e := *old
+				ld.old = &e
+			}
+			d.work = append(d.work, ld)
+		}
+	})
+	for dir := range d.dirty {
+		old := s.folders[dir]
+		if old == nil || d.walks[dir] == nil {
 			continue
 		}
-		files := d.files[dir]
-		if len(files) == len(old.leaves) && !d.dirty[dir] {
-			continue // every entry was matched by a file
-		}
-		byName := make(map[string]bool, len(files))
-		for _, ld := range files {
+		byName := make(map[string]bool, len(d.files[dir]))
+		for _, ld := range d.files[dir] {
 			byName[path.Base(ld.f.rel)] = true
 		}
 		for _, e := range old.leaves {
 			if !byName[e.name] {
 				e.name = store.JoinRel(dir, e.name)
 				d.gone = append(d.gone, e)
-				d.dirty[dir] = true
 			}
 		}
 	}

@@ -101,7 +101,7 @@ func (db *DB) changeSource() ChangeSource {
 }
 
 // syncWatched is sync for a handle with a change source.
-func (db *DB) syncWatched(ctx context.Context, nodesDir string, ex *Extraction) (st Stats, s *treeState, err error) {
+func (db *DB) syncWatched(ctx context.Context, nodesDir string, ex *Extraction, facts bool) (st Stats, s *treeState, err error) {
 	db.watch.mu.Lock()
 	defer db.watch.mu.Unlock()
 	src := db.watch.src
@@ -110,7 +110,7 @@ func (db *DB) syncWatched(ctx context.Context, nodesDir string, ex *Extraction) 
 		if err != nil {
 			return Stats{}, nil, err
 		}
-		return db.syncListed(ctx, nodesDir, start, ex, l, nil, base)
+		return db.syncListed(ctx, nodesDir, start, ex, l, nil, base, facts)
 	}
 	defer func() {
 		if err != nil {
@@ -137,7 +137,7 @@ func (db *DB) syncWatched(ctx context.Context, nodesDir string, ex *Extraction) 
 			}
 			linked = map[string]bool{}
 		}
-		st, s, err = db.syncListed(ctx, nodesDir, start, ex, l, scope, base)
+		st, s, err = db.syncListed(ctx, nodesDir, start, ex, l, scope, base, facts)
 		if errors.Is(err, errStateMoved) {
 			continue // another writer meanwhile: choose the folders again
 		}

@@ -79,7 +79,7 @@ func checkLikeAWalk(t *testing.T, db *DB, k *store.KB, what string) {
 		t.Fatal(err)
 	}
 	defer func() { _ = fresh.Close() }()
-	_, want, err := fresh.sync(ctx, k.NodesDir(), nil)
+	_, want, err := fresh.sync(ctx, k.NodesDir(), nil, false)
 	if err == nil {
 		want, err = fresh.state(ctx, fresh.r, true)
 	}
@@ -437,7 +437,7 @@ func TestWatchedSyncAfterAStaleWriter(t *testing.T) {
 			}
 			checkLikeAWalk(t, db, k, "after the person's change")
 			// ... and the stale writer commits what it listed.
-			if _, _, err := stale.syncListed(ctx, k.NodesDir(), start, nil, old, nil, ""); err != nil {
+			if _, _, err := stale.syncListed(ctx, k.NodesDir(), start, nil, old, nil, "", false); err != nil {
 				t.Fatal(err)
 			}
 			_, walked := db.WatchCounts()
