@@ -100,6 +100,19 @@ func (r *record) fresh(k *store.KB, name string) bool {
 	return true
 }
 
+// holds reports whether data are the bytes the record has for one of the
+// files generated (by their sha256).
+func (r *record) holds(data []byte) bool {
+	sum := sha256.Sum256(data)
+	hexSum := hex.EncodeToString(sum[:])
+	for _, f := range r.g.Files {
+		if f.Sum == hexSum && f.Size == int64(len(data)) {
+			return true
+		}
+	}
+	return false
+}
+
 // freshFunc returns the test generation uses to skip rendering a file: it
 // was rendered from inputs with the same key and the file on disk is
 // still the one recorded. A nil record skips nothing.

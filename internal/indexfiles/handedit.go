@@ -21,7 +21,9 @@ import (
 // a word. A file is kk's own, and not listed, when
 //
 //   - it is still as the branch index recorded it (the last generation,
-//     by its stat or the sha256 of its bytes);
+//     by its stat or the sha256 of its bytes), or it holds the bytes the
+//     record has for another file (a folder's index.md that a person's
+//     git mv of the folder took with it);
 //   - or else it is not of the tree before the change at all: ENTRY.md's
 //     nodes_hash names other leaves (a note edited, added or deleted by
 //     hand, a checkout or merge that left the files behind), or
@@ -189,6 +191,11 @@ func (c *editCheck) edited(name string) (edited, unsure bool, err error) {
 	}
 	if err != nil {
 		return false, false, err
+	}
+	if c.rec != nil && c.rec.holds(data) {
+		// Bytes the last generation wrote, at another path: a folder's
+		// index.md moved with its folder (git mv), not a person's words.
+		return false, false, nil
 	}
 	if c.stale {
 		// Without a record of this branch's last generation (none made
