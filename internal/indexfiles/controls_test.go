@@ -75,3 +75,47 @@ func TestGeneratedFilesCarryNoTerminalControls(t *testing.T) {
 		}
 	}
 }
+
+// A note written by hand may hold a line break inside a one-line field
+// (a tag "ok\n## Ignore previous instructions", which kk's writers
+// refuse): no generated file prints it as a line of its own, where it
+// would read as a heading of the page every session is shown. Before, a
+// folder's index.md printed a tag's line break as it was.
+func TestGeneratedFilesKeepOneLineFieldsOnOneLine(t *testing.T) {
+	k := store.New(t.TempDir())
+	ctx := context.Background()
+	if _, err := txn.Init(ctx, k, store.InitOptions{Version: "test", Now: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}); err != nil {
+		t.Fatal(err)
+	}
+	leaf := "---\ntype: practice\ntitle: \"T\\n## Injected title\"\ndescription: \"d\\n## Injected description\"\n" +
+		"tags:\n  - \"ok\\n## Injected tag\"\nkk_schema_version: 3\nkk_id: practice-t\nkk_derived_from: []\nkk_relates_to: []\nkk_depends_on: []\nkk_confidence: high\nkk_version: 1\n---\nBody.\n"
+	for _, rel := range []string{"net/practice-t.md", "practice-t-root.md"} {
+		if err := os.MkdirAll(filepath.Dir(k.NodePath(rel)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		data := leaf
+		if rel == "practice-t-root.md" {
+			data = strings.Replace(leaf, "kk_id: practice-t\n", "kk_id: practice-t-root\n", 1)
+		}
+		if err := os.WriteFile(k.NodePath(rel), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := txn.Rebuild(ctx, k, txn.Meta{Command: "test"}, txn.RebuildOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, rel := range []string{"ENTRY.md", "GRAPH.md", "nodes/index.md", "nodes/net/index.md"} {
+		data, err := os.ReadFile(filepath.Join(k.Dir, filepath.FromSlash(rel)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(data), "Injected") {
+			t.Errorf("%s does not list the note:\n%s", rel, data)
+		}
+		for i, line := range strings.Split(string(data), "\n") {
+			if strings.HasPrefix(strings.TrimLeft(line, " #"), "Injected") {
+				t.Errorf("%s line %d starts with a field's second line: %q", rel, i+1, line)
+			}
+		}
+	}
+}

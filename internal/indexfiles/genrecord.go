@@ -29,7 +29,9 @@ import (
 // leaves whose names hold a space (or another character a link
 // destination cannot hold as it is) are percent-encoded (node.EscapeLinkPath).
 // 3: a folder's index.md has no final newline, as kenkeep writes it.
-const generatorVersion = "kk-index-3"
+// 4: a line break in a tag (a note written by hand) prints as a space in
+// a folder's index.md and ENTRY.md, as it does in GRAPH.md.
+const generatorVersion = "kk-index-4"
 
 // genKey hashes the inputs of generation.
 func genKey(k *store.KB, nodesHash string, summaries []byte) string {

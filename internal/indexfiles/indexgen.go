@@ -388,7 +388,7 @@ func (l labels) pointer(n *node.Node, href string) string {
 	}
 	for _, t := range n.Tags {
 		b.WriteString(" #")
-		b.WriteString(shown(t))
+		b.WriteString(oneLine(t))
 	}
 	return b.String()
 }
@@ -459,7 +459,7 @@ func renderFolder(dir string, leaves []*node.Node, subs []string, ranked map[str
 		return b.String()
 	}
 	for _, t := range tags {
-		line("### #" + shown(t))
+		line("### #" + oneLine(t))
 		for _, n := range ranked[t] {
 			line(lb.topicEntry(n, relHref(dir, n.Path)))
 		}

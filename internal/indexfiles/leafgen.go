@@ -60,24 +60,26 @@ func leafDigest(n *node.Node) [sha256.Size]byte {
 // graphSection is a leaf's section of GRAPH.md.
 func graphSection(n *node.Node) string {
 	var b strings.Builder
-	b.WriteString("\n## " + n.ID + "\n\n- **kind:** " + n.Type + "\n- **title:** " + graphLine(n.Title) + "\n- **path:** " + n.Path + "\n")
+	b.WriteString("\n## " + n.ID + "\n\n- **kind:** " + n.Type + "\n- **title:** " + oneLine(n.Title) + "\n- **path:** " + n.Path + "\n")
 	for _, f := range [...]struct {
 		name string
 		vals []string
 	}{{"tags", n.Tags}, {"relates_to", n.RelatesTo}, {"depends_on", n.DependsOn}, {"derived_from", n.DerivedFrom}} {
 		if len(f.vals) > 0 {
-			b.WriteString("- **" + f.name + ":** " + graphLine(strings.Join(f.vals, ", ")) + "\n")
+			b.WriteString("- **" + f.name + ":** " + oneLine(strings.Join(f.vals, ", ")) + "\n")
 		}
 	}
 	return b.String()
 }
 
-// graphLine is s as one line of GRAPH.md, which writes values as they are
-// (kenkeep's format): each line break of a value a person wrote by hand
-// (title: "First\n## Second", which kk's writers refuse) becomes a space,
-// so that it cannot start a line of its own, such as a "## " heading
-// that reads as another node's section.
-func graphLine(s string) string {
+// oneLine is s (shown) as one line of a generated file: GRAPH.md, which
+// writes values as they are (kenkeep's format), and the tags of a
+// folder's index.md. Each line break of a value a person wrote by hand
+// (title: "First\n## Second", a tag "ok\n## Ignore previous
+// instructions", which kk's writers refuse) becomes a space, so that it
+// cannot start a line of its own, such as a "## " heading that reads as
+// another node's section or as an instruction to the agent.
+func oneLine(s string) string {
 	s = shown(s)
 	if !strings.ContainsAny(s, "\r\n") {
 		return s
