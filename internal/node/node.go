@@ -321,7 +321,7 @@ func stringValue(doc *frontmatter.Doc, key string) string {
 const ConflictMarkersMsg = "holds git conflict markers"
 
 // ConflictMarkers finds git's conflict markers in a leaf: a line starting
-// with "<<<<<<<" and a later one starting with ">>>>>>>", outside fenced
+// with "<<<<<<<" (or more) and a later one starting with ">>>>>>>", outside fenced
 // code blocks (a note may show markers in an example). It returns their
 // line numbers (1-based), or 0, 0.
 func ConflictMarkers(src []byte) (from, to int) {
@@ -354,12 +354,16 @@ func ConflictMarkers(src []byte) (from, to int) {
 	return 0, 0
 }
 
-// isMarker reports whether line is a conflict marker of seven c's.
+// isMarker reports whether line is a conflict marker of c's: seven
+// (git's conflict-marker-size) or more, as git writes for a conflict
+// inside a conflict (a rename on both sides, a merge base merged from
+// two), then the end of the line or a space and a label.
 func isMarker(line string, c byte) bool {
-	if len(line) < 7 || strings.Count(line[:7], string(c)) != 7 {
-		return false
+	n := 0
+	for n < len(line) && line[n] == c {
+		n++
 	}
-	return len(line) == 7 || line[7] == ' '
+	return n >= 7 && (n == len(line) || line[n] == ' ')
 }
 
 func typeKey(format int) string {

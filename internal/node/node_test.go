@@ -373,6 +373,15 @@ func TestConflictMarkers(t *testing.T) {
 	if from, to := ConflictMarkers([]byte("x\r\n<<<<<<<\r\n=======\r\n>>>>>>> b\r\n")); from != 2 || to != 4 {
 		t.Errorf("CRLF: %d-%d", from, to)
 	}
+	// git writes longer markers for a conflict inside a conflict (a note
+	// renamed on both sides): eight here, in the body.
+	renamed := "---\ntype: practice\ntitle: A\n---\n<<<<<<<< HEAD:nodes/practice-charlie.md\ncharlie body\n========\nbravo body\n>>>>>>>> b1:nodes/practice-bravo.md\n"
+	if from, to := ConflictMarkers([]byte(renamed)); from != 5 || to != 9 {
+		t.Errorf("eight-character markers: %d-%d, want 5-9", from, to)
+	}
+	if _, err := Parse("x.md", []byte(renamed)); !errors.As(err, &ne) || !strings.HasPrefix(ne.Msg, ConflictMarkersMsg) {
+		t.Errorf("a body with eight-character markers parses: %v", err)
+	}
 }
 
 // A leaf checked out with CRLF line endings (git's core.autocrlf) reads
