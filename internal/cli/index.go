@@ -230,6 +230,14 @@ func runRegenerateCommits(ctx context.Context, app *App, k *store.KB, revs []str
 	}
 	if len(res.Commits) > 0 {
 		app.notef("regenerated the index files of %d commit(s); HEAD is now %s", len(res.Commits), res.Head)
+		// A merge that leaves notes out (two branches that each added
+		// one with the same id) says so now, not at the next search.
+		if len(res.Skipped) > 0 {
+			app.warnf("HEAD holds %d leaf file(s) kk cannot read, left out of its generated files (`kk lint` explains; `kk node adopt <file>` gives a copied note an id of its own):", len(res.Skipped))
+			for _, sl := range res.Skipped {
+				fmt.Fprintf(app.IO.Err, "  %s: %s\n", sl.File, sl.Problem)
+			}
+		}
 	}
 	// Links a person typed are theirs: each one changed is named.
 	for _, l := range res.Relinked {

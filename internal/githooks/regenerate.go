@@ -180,6 +180,18 @@ type Regenerated struct {
 	// to where a leaf was before the merge, rebase or cherry-pick brought
 	// its move, and now lead where it is (scratch.relink).
 	Relinked []RelinkedLink `json:"relinked"`
+	// Skipped are the leaves of HEAD kk cannot read, left out of its
+	// generated files (two branches that each added a note with the same
+	// id: both are skipped), each with its problem; reported when a
+	// commit was made again, so that a merge that leaves notes out says
+	// so when it happens, not at the next search.
+	Skipped []SkippedLeaf `json:"skipped"`
+}
+
+// SkippedLeaf is a leaf of HEAD kk cannot read.
+type SkippedLeaf struct {
+	File    string `json:"file"` // relative to the knowledge base's parent folder
+	Problem string `json:"problem"`
 }
 
 // RelinkedLink is a link a person typed that led to where a leaf was
@@ -234,7 +246,7 @@ func RegenerateCommits(ctx context.Context, k *store.KB, revs []string, command 
 		// which, and what a range looks like, not only git's words.
 		return nil, fmt.Errorf("the range %s is not one git knows here; give revisions of this repository ending at HEAD, such as origin/main..HEAD (%w)", strings.Join(revs, " "), err)
 	}
-	res := &Regenerated{Commits: []Rewrite{}, Head: head, Relinked: []RelinkedLink{}}
+	res := &Regenerated{Commits: []Rewrite{}, Head: head, Relinked: []RelinkedLink{}, Skipped: []SkippedLeaf{}}
 	var list [][]string // commit, then its parents
 	for line := range strings.SplitSeq(strings.TrimSpace(string(out)), "\n") {
 		if f := strings.Fields(line); len(f) > 0 {
@@ -309,6 +321,13 @@ func RegenerateCommits(ctx context.Context, k *store.KB, revs []string, command 
 		if id == head {
 			for _, d := range s.typed {
 				res.Relinked = append(res.Relinked, RelinkedLink{File: path.Join(store.DirName, "nodes", d.From), Line: d.Line, Target: d.Target, To: d.NewTarget()})
+			}
+			for _, p := range s.skipped {
+				sl := SkippedLeaf{Problem: p.Error()}
+				if ne, ok := errors.AsType[*node.Error](p); ok {
+					sl = SkippedLeaf{File: path.Join(store.DirName, "nodes", ne.Path), Problem: ne.Detail()}
+				}
+				res.Skipped = append(res.Skipped, sl)
 			}
 		}
 		if len(changed) == 0 && !moved {
@@ -601,6 +620,9 @@ type scratch struct {
 	// typed are the dead links a person typed that the last relink
 	// pointed at where their leaves are.
 	typed []store.DeadLink
+	// skipped are the problems of the leaves the last commit read holds
+	// that kk cannot read.
+	skipped []error
 }
 
 // generatedChange is a generated file of a commit that regeneration
@@ -626,6 +648,7 @@ func generationFile(p string) bool {
 // what the commit holds, and the leaves whose generated Related block
 // links to where a leaf was before it moved (relink).
 func (s *scratch) regenerate(id string, parents []string, carried map[string]bool) ([]generatedChange, error) {
+	s.skipped = nil
 	out, err := gitx.Run(s.ctx, s.top, "ls-tree", "-r", "-z", id, "--", s.rel+"/")
 	if err != nil {
 		return nil, err
@@ -670,6 +693,7 @@ func (s *scratch) regenerate(id string, parents []string, carried map[string]boo
 	if err != nil {
 		return nil, err
 	}
+	s.skipped = t.Problems
 	if store.RequireV3(t) != nil {
 		return nil, nil // kk does not generate for a v2 tree
 	}
