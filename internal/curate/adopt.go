@@ -119,6 +119,13 @@ func adoptOne(tx *txn.Tx, t *store.Tree, rel string, named bool) (*AdoptedLeaf, 
 		// a folder in a leaf's place (one named index.md): no note to fill in
 		return nil, problemOf(t, rel), nil
 	}
+	if fi, err := os.Lstat(tx.KB().NodePath(rel)); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+		// A second name for a note (ln -s practice-retry.md alias.md):
+		// kk writes only regular files, and the note it leads to is the
+		// note; adopting it would change that note through this name.
+		target, _ := os.Readlink(tx.KB().NodePath(rel))
+		return nil, fmt.Sprintf("it is a symbolic link to %s, and kk writes only regular files: if it is a second name for that note, remove it (git rm); to make it a note of its own, replace it with a copy (cp --remove-destination %s %s) and adopt that", target, target, path.Base(rel)), nil
+	}
 	src, err := tx.Adopt(rel)
 	if err != nil {
 		return nil, "", err
@@ -161,6 +168,14 @@ func adoptOne(tx *txn.Tx, t *store.Tree, rel string, named bool) (*AdoptedLeaf, 
 			return nil, err.Error(), nil
 		}
 		filled = n.SetID(id, filled)
+	}
+	if why := node.LongID(n.ID); why != "" {
+		// Past the limit the id is no id a writer could give, and its
+		// file name none the file system takes.
+		if derived {
+			return nil, "its title " + why + ": give it a shorter title, or a kk_id of its own", nil
+		}
+		return nil, "its kk_id " + why + ": give it a shorter one", nil
 	}
 	if n.Path != rel {
 		if _, err := os.Lstat(tx.KB().NodePath(n.Path)); err == nil {
