@@ -122,6 +122,13 @@ func validateInput(in *contracts.NodeInput) error {
 			if (f.name == "relates_to" || f.name == "depends_on") && strings.ContainsAny(strings.TrimSpace(v), " \t") {
 				return field(f.name, fmt.Sprintf("value %q holds a space; an id has none: separate ids with commas (practice-a,practice-b)", v))
 			}
+			// Nor a path, a fragment or anything else a link would carry
+			// out of the tree (../../etc/passwd, practice-x#frag).
+			if f.name == "relates_to" || f.name == "depends_on" {
+				if err := node.CheckID(strings.TrimSpace(v)); err != nil {
+					return field(f.name, fmt.Sprintf("value %q is not an id: %v", v, err))
+				}
+			}
 		}
 	}
 	return nil
