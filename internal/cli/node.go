@@ -136,6 +136,10 @@ that it is none of these.`,
 				}
 			}
 			o.bodyFlag = app.flagName(cmd.Flags(), "body-file")
+			if cmd.Flags().Changed("body-file") && o.from == "" {
+				// Not standard input in disguise: a script's unset variable.
+				return usagef("%s is empty: give the file to read the body from, or - for standard input", o.bodyFlag)
+			}
 			return runNodeWrite(cmd.Context(), app, o)
 		},
 	}
@@ -230,8 +234,9 @@ func writeNode(ctx context.Context, app *App, k *store.KB, o nodeWriteOpts, trac
 			body = b
 		}
 		// --update without --body-file and with nothing on standard input
-		// keeps the body.
-		if o.keep["body"] && body != "" {
+		// keeps the body; so does blank input (a script's echo "$UNSET"):
+		// a body is emptied only by a --body-file that is.
+		if o.keep["body"] && strings.TrimSpace(body) != "" {
 			delete(o.keep, "body")
 		}
 		title := o.title
