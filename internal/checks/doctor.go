@@ -322,7 +322,14 @@ func checkConfig(k *store.KB) DoctorCheck {
 
 func checkLeaves(t *store.Tree) DoctorCheck {
 	c := DoctorCheck{Name: "leaves-valid"}
-	if len(t.Problems) > 0 {
+	if len(t.Irregular) > 0 {
+		// A FIFO, a device or a socket named like a leaf: kk never opens
+		// it (a read of a FIFO would block), so no leaf is in it.
+		for _, rel := range t.Irregular {
+			c.Details = append(c.Details, lintPath(rel)+": is not a regular file (a FIFO, a device or a socket); kk never opens it")
+		}
+	}
+	if len(t.Problems) > 0 || len(t.Irregular) > 0 {
 		conflicted := false
 		for _, p := range t.Problems {
 			var ne *node.Error
@@ -334,8 +341,11 @@ func checkLeaves(t *store.Tree) DoctorCheck {
 			}
 		}
 		slices.Sort(c.Details)
-		c.Level, c.Message = DoctorError, fmt.Sprintf("%d leaf file(s) are invalid; kk skips them (the other leaves are read as ever)", len(t.Problems))
+		c.Level, c.Message = DoctorError, fmt.Sprintf("%d leaf file(s) are invalid; kk skips them (the other leaves are read as ever)", len(t.Problems)+len(t.Irregular))
 		c.Fix = "correct each file named (`kk lint` explains every problem); `kk node adopt` (or `kk doctor --fix`) makes a note written by hand a leaf"
+		if len(t.Irregular) > 0 {
+			c.Fix += "; remove what is not a regular file (rm)"
+		}
 		if conflicted {
 			c.Fix = "resolve the git merge conflict in each leaf holding conflict markers (edit it to keep the right text, then `git add` it); " + c.Fix
 		}

@@ -28,4 +28,11 @@ func TestLintIrregularFile(t *testing.T) {
 	case <-time.After(20 * time.Second):
 		t.Fatal("lint blocked on the FIFO")
 	}
+	// kk doctor reports it too (docs/limits.md); before, its leaves-valid
+	// check said every leaf file was valid.
+	c := doctorCheck(t, f.doctor("1.0.0"), "leaves-valid")
+	want := []string{".ai/kenkeep/nodes/topic/pipe.md: is not a regular file (a FIFO, a device or a socket); kk never opens it"}
+	if c.Level != DoctorError || !slices.Equal(c.Details, want) {
+		t.Errorf("doctor's leaves-valid: %+v, want an error naming %q", c, want)
+	}
 }
