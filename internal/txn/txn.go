@@ -1934,7 +1934,10 @@ func (tx *Tx) keepHandEdits(p *commitPlan) ([]store.HandEdit, error) {
 // committedNames are the git object names of the generated file name
 // (relative to .ai/kenkeep) in the commits that may hold it as it is on
 // disk: the commit a merge brings in, MERGE_HEAD while the merge is under
-// way or the second parent once it is committed (HEAD^2), and, for a file
+// way or the second parent once it is committed (HEAD^2); the tree git's
+// last merge wrote (AUTO_MERGE: a git merge --squash or a cherry-pick or
+// revert with --no-commit, which leave no MERGE_HEAD, and whose merge
+// driver kept one side of the file); and, for a file
 // kk could not compare with what it generated (unsure: the files are of
 // other leaves, as a checkout or a merge leaves them), HEAD.
 //
@@ -1947,7 +1950,7 @@ func (tx *Tx) keepHandEdits(p *commitPlan) ([]store.HandEdit, error) {
 // found not to be what it generates holds a person's words even when they
 // were committed, and the copy keeps them where the person sees them.
 func committedNames(name string, unsure bool) []string {
-	revs := []string{"MERGE_HEAD", "HEAD^2"}
+	revs := []string{"MERGE_HEAD", "HEAD^2", "AUTO_MERGE"}
 	if unsure {
 		revs = append(revs, "HEAD")
 	}
@@ -1964,7 +1967,19 @@ func committedNames(name string, unsure bool) []string {
 // (the same bytes, or the same text with other line endings:
 // store.SameText).
 func committed(blobs map[string][]byte, name string, unsure bool, data []byte) bool {
+	conflicted := -1
 	for _, n := range committedNames(name, unsure) {
+		if strings.HasPrefix(n, "AUTO_MERGE:") {
+			// A merge that stopped on conflicts wrote the file with
+			// git's markers: reported as such (its copy kept), not
+			// passed over as git's.
+			if conflicted < 0 {
+				conflicted, _ = node.ConflictMarkers(data)
+			}
+			if conflicted > 0 {
+				continue
+			}
+		}
 		if blob, ok := blobs[n]; ok && (bytes.Equal(blob, data) || store.SameText(data, blob)) {
 			return true
 		}
