@@ -13,6 +13,7 @@ import (
 	"golang.org/x/text/unicode/norm"
 
 	"github.com/kk-project/kk/internal/index"
+	"github.com/kk-project/kk/internal/op"
 	"github.com/kk-project/kk/internal/store"
 	"github.com/kk-project/kk/internal/txn"
 
@@ -41,9 +42,19 @@ type WriteResult struct {
 	Unknown []string `json:"unknown_edges"` // edge targets that are not (yet) in the tree
 }
 
+// fieldError is a field of the input that is refused: it reads as
+// `field "name": why`, and is the operation's VALIDATION_ERROR naming the
+// field (op.ErrorOf, and a face's --json code and details).
+type fieldError struct{ e *op.Error }
+
+func (f *fieldError) Error() string { return f.e.Message }
+func (f *fieldError) Unwrap() error { return f.e }
+
 // validateInput checks the input before anything is read or written.
 func validateInput(in *contracts.NodeInput) error {
-	field := func(name, msg string) error { return fmt.Errorf("field %q: %s", name, msg) }
+	field := func(name, msg string) error {
+		return &fieldError{op.New(op.CodeValidation, map[string]any{"field": name}, "field %q: %s", name, msg)}
+	}
 	if in.Type == "" {
 		return field("type", "is required")
 	}
