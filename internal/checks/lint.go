@@ -326,7 +326,7 @@ func (l *linter) classifyProblems(problems []error) {
 				case c.unparsed:
 					fix = `correct the front matter where the message says: a value that holds ": " or " #", or starts with a character YAML reserves, goes in quotes (title: "Fix: retries"), and lines are indented with spaces, not tabs; until then kk skips it`
 				case c.adoptable:
-					fix = "run `kk node adopt " + lintPath(ne.Path) + "` to make it a leaf (it needs a title: key or a # heading; the rest is filled in), " + fix
+					fix = "run " + store.AdoptCommand(ne.Path) + " to make it a leaf (it needs a title: key or a # heading; the rest is filled in), " + fix
 				}
 				l.add(ruleOKFConformance, LintError, lintPath(ne.Path), c.problem, fix)
 			}
@@ -337,7 +337,7 @@ func (l *linter) classifyProblems(problems []error) {
 		if c.problem != "" {
 			continue
 		}
-		fix := "edit the leaf so its front matter is valid, or run `kk node adopt " + lintPath(ne.Path) + "` to fill in what a note written by hand lacks; until then kk skips it"
+		fix := "edit the leaf so its front matter is valid, or run " + store.AdoptCommand(ne.Path) + " to fill in what a note written by hand lacks; until then kk skips it"
 		switch {
 		case ne.Field == "" && strings.HasPrefix(ne.Msg, node.ConflictMarkersMsg) && strings.Contains(ne.Msg, "only around kk_version"):
 			fix = "replace the <<<<<<< ======= >>>>>>> block with the kk_version line the message names, then `git add` it and continue the merge, rebase or cherry-pick"

@@ -361,7 +361,7 @@ func unreadable(kind, id, rel string, skipped []error) error {
 	}
 	file := path.Join(store.DirName, "nodes", rel)
 	return op.New(op.CodeInternal, map[string]any{"entityType": kind, "id": id, "path": file},
-		"%s %s: its leaf %s cannot be read (%s); fix it by hand (kk lint shows the problem), or run `kk node adopt %s`", kind, id, file, problem, file)
+		"%s %s: its leaf %s cannot be read (%s); fix it by hand (kk lint shows the problem), or run %s", kind, id, file, problem, store.AdoptCommand(rel))
 }
 
 // UnreadableInTree returns the error of a read of the entity kind id

@@ -1285,8 +1285,8 @@ func (tx *Tx) refuseSkipped(rel string) error {
 	if !tx.skipped(rel) {
 		return nil
 	}
-	return fmt.Errorf("%s is a leaf kk cannot read (%s); kk does not overwrite or remove it: fix it by hand, or run `kk node adopt %s`",
-		path.Join(store.DirName, "nodes", rel), tx.problemOf(rel), path.Join(store.DirName, "nodes", rel))
+	return fmt.Errorf("%s is a leaf kk cannot read (%s); kk does not overwrite or remove it: fix it by hand, or run %s",
+		path.Join(store.DirName, "nodes", rel), tx.problemOf(rel), store.AdoptCommand(rel))
 }
 
 // Unreadable returns the error of a write that changes the leaf with
@@ -1449,8 +1449,8 @@ func (tx *Tx) refuseClaimed(s *staged) error {
 	if !ok || tx.adopted[p] {
 		return nil
 	}
-	return fmt.Errorf("id %s is taken by %s, a leaf kk cannot read (%s); fix or adopt that leaf (`kk node adopt %s`), or choose another id",
-		s.n.ID, path.Join(store.DirName, "nodes", p), tx.problemOf(p), path.Join(store.DirName, "nodes", p))
+	return fmt.Errorf("id %s is taken by %s, a leaf kk cannot read (%s); fix or adopt that leaf (%s), or choose another id",
+		s.n.ID, path.Join(store.DirName, "nodes", p), tx.problemOf(p), store.AdoptCommand(p))
 }
 
 // problemOf says what is wrong with the skipped leaf at rel.
