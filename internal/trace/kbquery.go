@@ -205,6 +205,11 @@ func KBQuery(ctx context.Context, k *store.KB, p KBQueryParams) (*QueryResult, e
 		return nil, op.Invalid("relationship.type", "%s is not an edge type; use one of %s or %s (kk_related)", op.Quote(rel.Type),
 			strings.Join(graph.EdgeTypes(), ", "), index.EdgeRelated)
 	}
+	if p.Type != "" && !s.knowsType(p.Type) {
+		// As a misspelt edge type: "reqs without tests" would report
+		// none, as if every requirement had its test.
+		return nil, op.Invalid("type", "%s is not an entity type; use one of %s", op.Quote(p.Type), strings.Join(graph.EntityTypes, ", "))
+	}
 	if id != "" {
 		id = s.canonical(id)
 	}
@@ -249,6 +254,20 @@ func (s *snapshot) knowsEdgeType(typ string) bool {
 		return true
 	}
 	for _, e := range s.edges {
+		if e.Type == typ {
+			return true
+		}
+	}
+	return false
+}
+
+// knowsType reports whether typ is an entity type: kk's own, or one some
+// entity of the tree has (a note's type of a person's choosing).
+func (s *snapshot) knowsType(typ string) bool {
+	if slices.Contains(graph.EntityTypes, typ) {
+		return true
+	}
+	for _, e := range s.entities {
 		if e.Type == typ {
 			return true
 		}
