@@ -770,9 +770,21 @@ func (s *snapshot) dangling(ctx context.Context, k *store.KB, claimed map[string
 				}
 			}
 		}
-		if n := named[store.IDKey(e.To)]; n != nil {
+		// A typed edge of a traceability entity (or to an atom), not
+		// kenkeep's relates_to or depends_on of a note.
+		_, typed := graph.EdgeTable[e.Type]
+		typed = typed && (!NoteID(e.From) || e.Type != index.EdgeRelatesTo && e.Type != index.EdgeDependsOn && e.Type != index.EdgeRelated)
+		if n := named[store.IDKey(e.To)]; n != nil && NoteID(e.To) && NoteID(n.ID) {
 			// kk_id changed by hand in the file named for e.To.
 			msg += fmt.Sprintf("; its file, %s, holds %s now: if kk_id was changed by hand, `kk node rename %s %s` finishes the rename", path.Join(store.DirName, "nodes", n.Path), n.ID, e.To, n.ID)
+		} else if typed {
+			// A typed edge (a traceability entity's, or to an atom): kk
+			// node delete and rename keep notes, not these; kk delete
+			// takes the edge out whatever became of its end.
+			if n != nil {
+				msg += fmt.Sprintf("; its file, %s, holds %s now (kk_id changed by hand: an entity's id is not renamed, put it back, or add the edge to %s with kk upsert)", path.Join(store.DirName, "nodes", n.Path), n.ID, n.ID)
+			}
+			msg += fmt.Sprintf("; `kk delete --edge %s:%s:%s` takes the edge out", e.Type, e.From, e.To)
 		} else if hint := GoneHint(ctx, removed, e.To, func(p string) (string, bool) {
 			n := atPath[p]
 			if n == nil {
