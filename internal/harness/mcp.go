@@ -35,6 +35,23 @@ func MCPServerFor(kkCommand string) MCPServer {
 	return MCPServer{Command: f[0], Args: append(slices.Clone(f[1:]), "mcp")}
 }
 
+// MCPServerIn is MCPServerFor for an install in the repository at root:
+// a kk command holding a space that names a file there (a path such as
+// "tools/my bin/kk", which the hooks quote as one word) is that file, not
+// a command line split at the space.
+func MCPServerIn(root, kkCommand string) MCPServer {
+	if strings.ContainsAny(kkCommand, " \t") {
+		p := kkCommand
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(root, filepath.FromSlash(p))
+		}
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() {
+			return MCPServer{Command: kkCommand, Args: []string{"mcp"}}
+		}
+	}
+	return MCPServerFor(kkCommand)
+}
+
 // MCPRegistrar is implemented by adapters whose harness reads a project MCP
 // configuration: kk init registers `kk mcp` there, kk uninstall takes it
 // out again, and kk doctor starts what is registered when it is kk itself

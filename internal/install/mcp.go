@@ -28,7 +28,7 @@ func registerMCP(a harness.Adapter, root, command string) ([]harness.Change, err
 	if !ok {
 		return nil, nil
 	}
-	changes, err := r.MCP().Register(root, harness.MCPServerFor(command))
+	changes, err := r.MCP().Register(root, harness.MCPServerIn(root, command))
 	if err != nil {
 		return changes, fmt.Errorf("registering kk's MCP server in %s: %w", r.MCP().ConfigFile(), err)
 	}
@@ -89,7 +89,7 @@ func checkMCP(ctx context.Context, k *store.KB, id string, a harness.Adapter, co
 		c.Level, c.Message, c.Fix = checks.DoctorError, fmt.Sprintf("the MCP server registered in %s (%s) is not kk's: it lists %s", file, s, strings.Join(tools, ", ")), fix
 		return c, true
 	}
-	if want := harness.MCPServerFor(command); !slices.Equal(append([]string{s.Command}, s.Args...), append([]string{want.Command}, want.Args...)) {
+	if want := harness.MCPServerIn(k.Root, command); !slices.Equal(append([]string{s.Command}, s.Args...), append([]string{want.Command}, want.Args...)) {
 		c.Level, c.Message, c.Fix = checks.DoctorWarn, fmt.Sprintf("%s starts `%s`, not `%s` as kk's hooks would; it answers with %d tools", file, s, want, len(tools)), fix
 		return c, true
 	}
