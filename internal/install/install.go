@@ -113,8 +113,10 @@ This repository keeps reviewed project knowledge as markdown under ` + "`.ai/ken
 // Install installs kk into the named harnesses of the repository of k (and,
 // with Upgrade, into every harness already recorded), writes the AGENTS.md
 // block and records the harness list. Running it twice changes nothing.
-// An adapter that fails stops the run; what was installed before it is
-// recorded, so that kk uninstall can take it out.
+// An adapter that fails (a harness's file kk cannot read) is named in
+// the error, and the others are installed all the same: each harness's
+// files are its own. What was installed is recorded, so that kk
+// uninstall can take it out.
 func Install(ctx context.Context, k *store.KB, reg *harness.Registry, named []harness.Adapter, opts Options) (*Result, error) {
 	inst, err := readInstalled(k)
 	if err != nil {
@@ -153,14 +155,14 @@ func Install(ctx context.Context, k *store.KB, reg *harness.Registry, named []ha
 			changes, err := a.Install(ctx, harness.InstallOptions{Root: k.Root, Command: res.Command, Skills: skills, Prompts: prompts, Now: opts.Now})
 			res.Changes = append(res.Changes, changes...)
 			if err != nil {
-				failed = fmt.Errorf("installing kk into %s: %w", a.Name(), err)
-				break
+				failed = errors.Join(failed, fmt.Errorf("installing kk into %s: %w", a.Name(), err))
+				continue
 			}
 			mcpChanges, err := registerMCP(a, k.Root, res.Command)
 			res.Changes = append(res.Changes, mcpChanges...)
 			if err != nil {
-				failed = fmt.Errorf("installing kk into %s: %w", a.Name(), err)
-				break
+				failed = errors.Join(failed, fmt.Errorf("installing kk into %s: %w", a.Name(), err))
+				continue
 			}
 			if !slices.Contains(installed, id) {
 				installed = append(installed, id)
@@ -210,14 +212,14 @@ func Uninstall(ctx context.Context, k *store.KB, named []harness.Adapter, opts O
 			mcpChanges, err := unregisterMCP(a, k.Root)
 			res.Changes = append(res.Changes, mcpChanges...)
 			if err != nil {
-				failed = fmt.Errorf("removing kk from %s: %w", a.Name(), err)
-				break
+				failed = errors.Join(failed, fmt.Errorf("removing kk from %s: %w", a.Name(), err))
+				continue
 			}
 			changes, err := a.Uninstall(ctx, harness.InstallOptions{Root: k.Root, Command: res.Command, Skills: skills, Prompts: prompts, Now: opts.Now})
 			res.Changes = append(res.Changes, changes...)
 			if err != nil {
-				failed = fmt.Errorf("removing kk from %s: %w", a.Name(), err)
-				break
+				failed = errors.Join(failed, fmt.Errorf("removing kk from %s: %w", a.Name(), err))
+				continue
 			}
 			remaining = slices.DeleteFunc(remaining, func(s string) bool { return s == id })
 		}
