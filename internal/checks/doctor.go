@@ -147,17 +147,31 @@ func checkHygiene(k *store.KB, t *store.Tree) DoctorCheck {
 	for _, key := range store.BlankSummaries(k.SummariesPath()) {
 		l.add(ruleEmptySummary, LintFinding, k.Rel(k.SummariesPath()), fmt.Sprintf("folder %q has a blank summary", key), "")
 	}
+	// A title, description or tag that reads otherwise than it shows (a
+	// terminal escape, a bidirectional control, a note that came by git
+	// from someone else): an agent reads what no reviewer saw.
+	for _, n := range t.Leaves {
+		l.checkHiddenText(n, 0, 0)
+	}
+	hidden := 0
 	for _, it := range l.report().Items {
-		if it.Rule == ruleTagWhitespace || it.Rule == ruleEmptySummary {
+		if it.Rule == ruleTagWhitespace || it.Rule == ruleEmptySummary || it.Rule == ruleHiddenText {
 			c.Details = append(c.Details, it.Rule+" "+it.File+": "+it.Message)
+		}
+		if it.Rule == ruleHiddenText {
+			hidden++
 		}
 	}
 	if len(c.Details) == 0 {
-		c.Level, c.Message = DoctorOK, "no tag with stray whitespace and no blank folder summary"
+		c.Level, c.Message = DoctorOK, "no tag with stray whitespace, no blank folder summary and no hidden text in a title, description or tag"
 		return c
 	}
 	c.Level = DoctorWarn
 	c.Message = fmt.Sprintf("%d lint finding(s) (tag-whitespace, empty-summary)", len(c.Details))
+	if hidden > 0 {
+		c.Level = DoctorError
+		c.Message = fmt.Sprintf("%d lint finding(s) (tag-whitespace, empty-summary, hidden-text)", len(c.Details))
+	}
 	c.Fix = "`kk lint` says how to fix each"
 	return c
 }

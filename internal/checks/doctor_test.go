@@ -253,6 +253,16 @@ func TestDoctorHygiene(t *testing.T) {
 	if got := doctorCheck(t, r, "leaves-valid"); got.Level != DoctorError {
 		t.Fatalf("leaves-valid: %+v", got)
 	}
+	// A title holding a terminal escape (a note that came by git) is a
+	// lint error, and doctor's: before, hygiene and leaves-valid were ok.
+	f.write("nodes/practice-broken.md", "---\ntype: practice\ntitle: \"Hostile \\e]0;PWNED\\a\"\ndescription: d\ntags: []\nkk_schema_version: 3\nkk_id: practice-broken\nkk_derived_from: []\nkk_relates_to: []\nkk_confidence: high\n---\nBody.\n")
+	f.rebuild()
+	c = doctorCheck(t, f.doctor("1.0.0"), "hygiene")
+	if c.Level != DoctorError || !slices.ContainsFunc(c.Details, func(d string) bool {
+		return strings.HasPrefix(d, `hidden-text .ai/kenkeep/nodes/practice-broken.md: field "title" holds the control character U+001B`)
+	}) {
+		t.Fatalf("hidden text: %+v", c)
+	}
 }
 
 func TestDoctorWriterLock(t *testing.T) {
