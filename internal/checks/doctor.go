@@ -163,7 +163,7 @@ func checkHygiene(k *store.KB, t *store.Tree) DoctorCheck {
 		}
 	}
 	if len(c.Details) == 0 {
-		c.Level, c.Message = DoctorOK, "no tag with stray whitespace, no blank folder summary and no hidden text in a title, description or tag"
+		c.Level, c.Message = DoctorOK, "no tag with stray whitespace and no blank folder summary"
 		return c
 	}
 	c.Level = DoctorWarn
