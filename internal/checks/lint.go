@@ -22,6 +22,7 @@ import (
 	"github.com/kk-project/kk/internal/safetext"
 	"github.com/kk-project/kk/internal/store"
 	"github.com/kk-project/kk/internal/trace"
+	"github.com/kk-project/kk/internal/txn"
 
 	"github.com/kk-project/kk/internal/frontmatter"
 	"github.com/kk-project/kk/internal/index"
@@ -509,6 +510,7 @@ func (l *linter) checkLoneMarkers(t *store.Tree) error {
 	// markers each leaf's file leaves lone, and where its body starts.
 	type found struct {
 		markers []node.LoneMarker
+		version any  // a kk_version that is no whole number of at least 1; nil when it is one, or absent
 		hidden  rune // the body's first stray tag character (node.StrayTagChar)
 		hline   int  // its line in the body
 		before  int  // lines before the body
@@ -523,6 +525,7 @@ func (l *linter) checkLoneMarkers(t *store.Tree) error {
 			}
 			return
 		}
+		out[i].version = badVersion(src)
 		lone, tags := node.MayHaveLoneMarkers(src), node.MayHaveTagChars(src)
 		if !lone && !tags {
 			return
@@ -544,6 +547,12 @@ func (l *linter) checkLoneMarkers(t *store.Tree) error {
 			return out[i].err
 		}
 		l.checkHiddenText(n, out[i].hidden, out[i].before+out[i].hline)
+		if v := out[i].version; v != nil {
+			// kk reads the leaf, but kk read and every update naming the
+			// version it read refuse it until it is a number again.
+			l.add(ruleOKFConformance, LintError, lintPath(n.Path), fmt.Sprintf("field %q must be a whole number of at least 1, not %v", txn.KeyVersion, v),
+				"put back the number it had (git log -p shows it), or 1")
+		}
 		for _, m := range out[i].markers {
 			block := "Related"
 			if m.Marker == node.CitationsStart || m.Marker == node.CitationsEnd {
@@ -557,6 +566,39 @@ func (l *linter) checkLoneMarkers(t *store.Tree) error {
 			}
 			l.items = append(l.items, LintItem{Rule: ruleLoneMarker, Level: LintFinding, File: lintPath(n.Path), Line: out[i].before + m.Line, Message: msg, Fix: fix})
 		}
+	}
+	return nil
+}
+
+// badVersion returns the kk_version of a leaf's source when it is not a
+// whole number of at least 1 (a hand edit, a merge resolved by hand), nil
+// when it is one or there is none. Only a front matter whose kk_version
+// line is not plain digits is parsed.
+func badVersion(src []byte) any {
+	if !bytes.Contains(src, []byte(txn.KeyVersion+":")) {
+		return nil
+	}
+	parts, err := frontmatter.Split(src)
+	if err != nil || !parts.Has {
+		return nil
+	}
+	for line := range bytes.SplitSeq(parts.YAML, []byte("\n")) {
+		rest, ok := bytes.CutPrefix(bytes.TrimRight(line, "\r"), []byte(txn.KeyVersion+":"))
+		if !ok {
+			continue
+		}
+		if v := bytes.TrimSpace(rest); len(v) > 0 && v[0] >= '1' && v[0] <= '9' && len(bytes.Trim(v, "0123456789")) == 0 {
+			return nil
+		}
+		doc, err := frontmatter.Parse(src)
+		if err != nil {
+			return nil // not a leaf kk reads: another rule says so
+		}
+		v, ok := doc.Value(txn.KeyVersion)
+		if i, isInt := v.(int64); !ok || isInt && i >= 1 {
+			return nil
+		}
+		return v
 	}
 	return nil
 }

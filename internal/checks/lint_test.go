@@ -241,6 +241,19 @@ func TestLintOKFAcceptsBothVersionsAndSkipsLogs(t *testing.T) {
 	}
 }
 
+// A kk_version a hand edit left as no whole number: kk reads the leaf,
+// but kk read and every update by version refuse it, while kk lint said
+// nothing.
+func TestLintVersionThatIsNoNumber(t *testing.T) {
+	f := newLintKB(t)
+	f.cleanPair()
+	f.write("nodes/topic/practice-v.md", "---\ntype: practice\ntitle: V\ndescription: v\ntags: []\nkk_schema_version: 3\nkk_id: practice-v\nkk_derived_from: []\nkk_relates_to: []\nkk_confidence: high\nkk_version: abc\n---\nBody.\n")
+	want := []string{`error .ai/kenkeep/nodes/topic/practice-v.md: field "kk_version" must be a whole number of at least 1, not abc`}
+	if got := lintLines(f.lint(), ruleOKFConformance); !slices.Equal(got, want) {
+		t.Fatalf("got %q, want %q", got, want)
+	}
+}
+
 func TestLintInvalidLeaf(t *testing.T) {
 	f := newLintKB(t)
 	f.cleanPair()
