@@ -37,7 +37,7 @@ func ContextFiles(markdown string) []string {
 				continue
 			}
 		}
-		if !in || trimmed == "" || strings.HasPrefix(trimmed, "<!--") {
+		if !in || fenced || trimmed == "" || strings.HasPrefix(trimmed, "<!--") {
 			continue
 		}
 		for _, part := range strings.Split(listMarker.ReplaceAllString(line, ""), ",") {

@@ -280,7 +280,9 @@ func TestContextOrderingAndTaskFile(t *testing.T) {
 	createAtom(t, k, "Gateway", []string{"src/pay/**"}, "molecule-zeta-domain")
 	createAtom(t, k, "Pages", []string{"src/pages/**"}, "molecule-alpha-domain")
 	createAtom(t, k, "Retry", []string{"src/shared/retry.ts", "src/pay/retry.ts"}, "")
-	task := "# Task\n\n## Context Files\n\n- `src/pay/webhook-a.ts` - the handler\n- src/pages/home.tsx, src/shared/retry.ts\n- [gw](src/pay/gateway.ts)\nnot a path at all\n* https://example.com/x\nsrc/unknown/file.go\n\n## Implementation Plan\n\n- src/ignored.go\n"
+	// (an example in fenced code under the heading is no file of the
+	// task's: docs/graph.md; it was read before)
+	task := "# Task\n\n## Context Files\n\n- `src/pay/webhook-a.ts` - the handler\n- src/pages/home.tsx, src/shared/retry.ts\n- [gw](src/pay/gateway.ts)\nnot a path at all\n* https://example.com/x\nsrc/unknown/file.go\n\n```sh\nsrc/example-in-fence.go\n```\n\n## Implementation Plan\n\n- src/ignored.go\n"
 	if err := os.WriteFile(filepath.Join(k.Root, "task.md"), []byte(task), 0o644); err != nil {
 		t.Fatal(err)
 	}
