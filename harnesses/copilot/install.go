@@ -2,13 +2,16 @@ package copilot
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/kk-project/kk/internal/harness"
@@ -126,6 +129,9 @@ func (a *Adapter) Install(ctx context.Context, o harness.InstallOptions) ([]harn
 			return nil, fmt.Errorf("skill %q: SKILL.md is empty", name)
 		}
 	}
+	if err := refuseForeignHooks(o.Root); err != nil {
+		return nil, err
+	}
 	hooks, err := renderHooksFile(harness.KKCommand(o))
 	if err != nil {
 		return nil, fmt.Errorf("rendering %s: %w", hooksFile, err)
@@ -164,6 +170,54 @@ func (a *Adapter) Install(ctx context.Context, o harness.InstallOptions) ([]harn
 	return changes, nil
 }
 
+// refuseForeignHooks refuses a .github/hooks/kk.json that holds hooks of
+// a person's (a file of kk's name written by hand, or kk's with an entry
+// added): kk writes that file whole and removes it on uninstall, which
+// would lose them. Copilot reads every .json file under .github/hooks/,
+// so they belong in one of their own.
+func refuseForeignHooks(root string) error {
+	data, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(hooksFile)))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	var f struct {
+		Hooks map[string][]json.RawMessage `json:"hooks"`
+	}
+	var foreign []string
+	if json.Unmarshal(data, &f) != nil {
+		foreign = append(foreign, "text that does not read as kk's JSON")
+	}
+	for _, ev := range slices.Sorted(maps.Keys(f.Hooks)) {
+		for _, raw := range f.Hooks[ev] {
+			var e struct {
+				hookEntry
+				Env map[string]any `json:"env"`
+			}
+			if json.Unmarshal(raw, &e) != nil {
+				foreign = append(foreign, ev+": "+string(raw))
+				continue
+			}
+			// kk's entries, of any kk command, and those of an earlier
+			// kk or of kenkeep (scripts under .ai/kenkeep/, KK_INTERNAL
+			// in their env), which the install replaces.
+			_, _, ours := harness.MatchHookCommand(e.Bash, id)
+			_, internal := e.Env[harness.RecursionEnv]
+			_, kenkeep := e.Env[harness.KenkeepRecursionEnv]
+			if !ours && !internal && !kenkeep && !strings.Contains(e.Bash+e.PowerShell, ".ai/kenkeep/") {
+				foreign = append(foreign, ev+": "+e.Bash)
+			}
+		}
+	}
+	if len(foreign) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%s holds hooks that are not kk's (%s); kk writes that file whole and removes it on uninstall: move them to a file of their own under %s (Copilot reads every .json file there), then run kk again",
+		hooksFile, strings.Join(foreign, "; "), path.Dir(hooksFile))
+}
+
 // instructionsFile is Copilot's repository instructions file, where
 // kenkeep kept a <!-- kk:start --> block; kk writes nothing there.
 const instructionsFile = ".github/copilot-instructions.md"
@@ -178,6 +232,9 @@ func (a *Adapter) Uninstall(ctx context.Context, o harness.InstallOptions) ([]ha
 	}
 	skills := harness.SkillsOrShipped(o.Skills)
 	if _, err := skillNames(skills); err != nil {
+		return nil, err
+	}
+	if err := refuseForeignHooks(o.Root); err != nil {
 		return nil, err
 	}
 	files := harness.SkillFiles(skillsDir, skills)

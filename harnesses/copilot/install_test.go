@@ -103,6 +103,26 @@ func TestInstallRewritesKKFileAndKeepsUserFiles(t *testing.T) {
 	}
 }
 
+// A .github/hooks/kk.json holding a hook of a person's (a file of kk's
+// name written by hand) is neither rewritten nor removed: kk says where
+// the hook belongs, and the file stays byte for byte. Before, install
+// replaced it with kk's and uninstall deleted it, and the hook was lost.
+func TestInstallAndUninstallKeepAPersonsHooksInKKJSON(t *testing.T) {
+	root := t.TempDir()
+	mine := `{"version":1,"hooks":{"sessionStart":[{"type":"command","bash":"echo mine"}]}}` + "\n"
+	writeFile(t, filepath.Join(root, ".github/hooks/kk.json"), mine)
+	a := New()
+	for name, run := range map[string]func(context.Context, harness.InstallOptions) ([]harness.Change, error){"install": a.Install, "uninstall": a.Uninstall} {
+		_, err := run(context.Background(), opts(root))
+		if err == nil || !strings.Contains(err.Error(), "holds hooks that are not kk's (sessionStart: echo mine)") || !strings.Contains(err.Error(), "move them to a file of their own under .github/hooks") {
+			t.Errorf("%s: %v", name, err)
+		}
+		if got := string(readFile(t, filepath.Join(root, ".github/hooks/kk.json"))); got != mine {
+			t.Errorf("%s changed the file: %q", name, got)
+		}
+	}
+}
+
 func TestUninstallRemovesEmptyFolders(t *testing.T) {
 	root := t.TempDir()
 	a := New()
