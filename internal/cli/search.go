@@ -31,7 +31,7 @@ func newSearchCmd(app *App) *cobra.Command {
 	cmd := &cobra.Command{
 		Use: "search <text>...",
 		Example: `  kk search wrap errors
-  kk search --tag go --type practice
+  kk search retries --tag go --type practice
   kk search token rotation --limit 3 --json`,
 		Short: "Full-text search of every note, ranked (the kk_search tool)",
 		Long: `Sync the branch's search index (see kk sync), then list the nodes that

@@ -363,7 +363,7 @@ func (db *DB) Search(ctx context.Context, r Request) ([]Hit, error) {
 		return nil, err
 	}
 	if r.MinScore > 0 {
-		cands = slices.DeleteFunc(cands, func(c *candidate) bool { return c.score < r.MinScore })
+		cands = slices.DeleteFunc(cands, func(c *candidate) bool { return shownScore(c.score) < r.MinScore })
 	}
 	if db.embedder != nil && !r.Lexical {
 		cands, err = db.hybrid(ctx, r, cands)
@@ -384,7 +384,7 @@ func (db *DB) Search(ctx context.Context, r Request) ([]Hit, error) {
 	}
 	hits := make([]Hit, len(cands))
 	for i, c := range cands {
-		c.hit.Score = math.Round(c.score*1000) / 1000
+		c.hit.Score = shownScore(c.score)
 		hits[i] = c.hit
 	}
 	return hits, nil
@@ -436,11 +436,11 @@ func earlyHits(cands []*candidate, r Request) []Hit {
 		if len(hits) == r.Limit {
 			break
 		}
-		if r.MinScore > 0 && c.score < r.MinScore {
+		if r.MinScore > 0 && shownScore(c.score) < r.MinScore {
 			continue
 		}
 		h := c.hit
-		h.Score = math.Round(c.score*1000) / 1000
+		h.Score = shownScore(c.score)
 		hits = append(hits, h)
 	}
 	return hits
@@ -1565,3 +1565,8 @@ func clip(s string) string {
 	}
 	return s[:cut] + "…"
 }
+
+// shownScore is a hit's score as the faces show it, to three decimals; a
+// least score (Request.MinScore) is compared with it, so that a score
+// copied from the output keeps its hit.
+func shownScore(s float64) float64 { return math.Round(s*1000) / 1000 }
