@@ -42,8 +42,10 @@ Windows device name such as con, one ending with a dot) becomes the
 nearest name it does (Meeting-Notes, con-notes), and the import says so
 ("renamed" in --json).
 
-A note imported before is updated in place from its source, so running the
-import again changes nothing. The index files are regenerated; commit the
+A note imported before is updated in place from its source when the note
+changed since (kk_source_sha256 records its bytes), so running the import
+again changes nothing, and what was written in kk to a leaf whose note did
+not change stays. The index files are regenerated; commit the
 result with git.`,
 		Example: `  kk import knowledged ~/knowledge
   kk --root ~/notes import knowledged ~/knowledge --json`,

@@ -2,6 +2,8 @@ package serve
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"io/fs"
 	"maps"
@@ -56,7 +58,13 @@ type knowledgedNote struct {
 	tags               []string
 	created, modified  string
 	body               string
+	sum                string // sha256 (hex) of the note's bytes
 }
+
+// keySourceSum records, in a leaf imported from a knowledged note, the
+// sha256 of the note's bytes as imported: a later import updates the leaf
+// only when the note changed since.
+const keySourceSum = "kk_source_sha256"
 
 // readKnowledged lists the notes of the knowledged repository at dir:
 // every *.md but INDEX.md, outside .git and .knowledged, that has front
@@ -103,8 +111,9 @@ func readKnowledged(dir string) ([]knowledgedNote, []ImportSkipped, error) {
 			}
 			return strings.TrimSpace(fmt.Sprint(v))
 		}
+		sum := sha256.Sum256(src)
 		n := knowledgedNote{rel: rel, title: str("title"), description: str("description"), created: utcTime(str("created")), modified: utcTime(str("modified")),
-			body: strings.TrimLeft(string(doc.Body()), "\r\n")}
+			body: strings.TrimLeft(string(doc.Body()), "\r\n"), sum: hex.EncodeToString(sum[:])}
 		if !doc.HasFrontMatter() || n.title == "" {
 			skipped = append(skipped, ImportSkipped{rel, "no front matter with a title: not a knowledged note"})
 			return nil
@@ -156,8 +165,11 @@ func utcTime(s string) string {
 // into k's tree in one transaction: each note becomes a leaf in the same
 // folder, with its title, description, tags and body, its created and
 // modified times as kk_created_at and kk_updated_at, and
-// kk_derived_from "knowledged:<path>". A note imported before is updated
-// in place from its source, so a second run changes nothing.
+// kk_derived_from "knowledged:<path>", and the sha256 of the note's bytes
+// as kk_source_sha256. A note imported before is updated in place from its
+// source when the source changed since (its sha256 is not the one the leaf
+// records), so a second run changes nothing, and what was written in kk
+// since to a note whose source did not change stays.
 func ImportKnowledged(ctx context.Context, k *store.KB, dir string) (*ImportResult, error) {
 	fi, err := os.Stat(dir)
 	if err != nil {
@@ -238,6 +250,13 @@ func importNote(tx *txn.Tx, kn knowledgedNote, old *node.Node, renamed map[strin
 		if n, err = tx.LeafAt(old.Path); err != nil {
 			return nil, err
 		}
+		if sum, _ := n.Extra(keySourceSum); sum == kn.sum {
+			// The source has not changed since the leaf took it (the
+			// leaf records the sha256 of its bytes): the leaf is left as
+			// it is, with what was written in kk since (a description, a
+			// tag), which the source never held.
+			return n, nil
+		}
 		n.Title, n.Description, n.Tags, n.Body = kn.title, kn.description, cleanTags(kn.tags), []byte(kn.body)
 		tx.Put(n)
 	} else {
@@ -263,7 +282,7 @@ func importNote(tx *txn.Tx, kn knowledgedNote, old *node.Node, renamed map[strin
 	}
 	// In this order, so that the front matter is the same bytes on every
 	// run (a map's order is not).
-	for _, kv := range [...][2]string{{keyCreatedAt, kn.created}, {keyUpdatedAt, kn.modified}} {
+	for _, kv := range [...][2]string{{keyCreatedAt, kn.created}, {keyUpdatedAt, kn.modified}, {keySourceSum, kn.sum}} {
 		if kv[1] == "" {
 			continue
 		}

@@ -9,6 +9,7 @@ package serve
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"os"
 	"path/filepath"
@@ -20,6 +21,7 @@ import (
 	"github.com/kk-project/kk/internal/gitx"
 	"github.com/kk-project/kk/internal/httpapi"
 	"github.com/kk-project/kk/internal/store"
+	"github.com/kk-project/kk/internal/txn"
 )
 
 // index_test.go TestRebuildIndex, TestRebuildIndex_SkipsInvalidAndUntitledNotes,
@@ -152,6 +154,61 @@ func TestKnowledgedImportReadsFrontMatter(t *testing.T) {
 	}
 	if n, err := k.ReadLeaf("map-nodesc.md"); err != nil || n.Title != "Missing Description" || n.Description != "" {
 		t.Errorf("a note without a description: %+v %v", n, err)
+	}
+}
+
+// A second import updates a leaf from its note only when the note changed
+// since: what was written in kk to a leaf whose note did not change (a
+// description, a tag) stays. Before, every import wrote the note's fields
+// again, undoing the curation of whoever moved over gradually.
+func TestKnowledgedImportKeepsWhatKKWroteWhileTheNoteStayed(t *testing.T) {
+	k := newRepo(t, 0)
+	ctx := context.Background()
+	src := t.TempDir()
+	note := filepath.Join(src, "use-errgroup.md")
+	write := func(text string) {
+		if err := os.WriteFile(note, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("---\ntitle: Use errgroup\ntags: [go]\nmodified: 2026-05-21T10:00:00Z\n---\nUse errgroup.\n")
+	first, err := ImportKnowledged(ctx, k, src)
+	if err != nil || len(first.Created) != 1 {
+		t.Fatalf("first import: %+v %v", first, err)
+	}
+	leaf := first.Created[0]
+	if _, err := txn.Update(ctx, k, txn.Meta{Command: "test"}, func(tx *txn.Tx) error {
+		n, err := tx.LeafAt(leaf)
+		if err != nil || n == nil {
+			return fmt.Errorf("leaf: %v %v", n, err)
+		}
+		n.Description, n.Tags = "Fan out with errgroup", []string{"go", "ops"}
+		tx.Put(n)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := ImportKnowledged(ctx, k, src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := k.ReadLeaf(leaf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Updated) != 0 || n.Description != "Fan out with errgroup" || !slices.Equal(n.Tags, []string{"go", "ops"}) {
+		t.Errorf("an import of the unchanged note: updated %v, leaf %q %v", res.Updated, n.Description, n.Tags)
+	}
+	// the note changed: the leaf follows it
+	write("---\ntitle: Use errgroup\ntags: [go]\nmodified: 2026-05-22T10:00:00Z\n---\nUse errgroup for fan-out.\n")
+	if res, err = ImportKnowledged(ctx, k, src); err != nil {
+		t.Fatal(err)
+	}
+	if n, err = k.ReadLeaf(leaf); err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Updated) != 1 || !strings.Contains(string(n.Body), "fan-out") {
+		t.Errorf("an import of the changed note: updated %v, body %q", res.Updated, n.Body)
 	}
 }
 
