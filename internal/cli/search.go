@@ -105,7 +105,7 @@ matched words in [brackets]. Nothing found prints nothing and exits 0.`,
 	cmd.Flags().Float64Var(&o.minScore, "min-score", 0, "drop the hits scoring below this")
 	cmd.Flags().BoolVar(&o.all, "all", false, "no effect: search always lists its best matches")
 	_ = cmd.Flags().MarkHidden("all")
-	cmd.Flags().StringVar(&o.branch, "branch", "", "search this branch's index (default: the current branch)")
+	cmd.Flags().StringVar(&o.branch, "branch", "", "search this branch's index (default: the current branch); another branch's is searched as last synced while it was checked out")
 	cmd.Flags().StringVar(&o.input, "input", "", "read the kk_search parameter object from a file, or - for standard input")
 	return cmd
 }

@@ -300,11 +300,19 @@ func SearchNodesOn(ctx context.Context, k *store.KB, branch string, p SearchPara
 	if !index.Searchable(p.Query) {
 		return nil, op.Invalid("query", "%s holds no word to look for", op.Quote(p.Query))
 	}
+	cur, err := index.CurrentBranch(ctx, k)
+	if err != nil {
+		return nil, err
+	}
 	if branch == "" {
-		var err error
-		if branch, err = index.CurrentBranch(ctx, k); err != nil {
-			return nil, err
-		}
+		branch = cur
+	}
+	other := branch != cur && cur != index.DetachedHEAD
+	if _, err := os.Stat(index.Path(k, branch)); other && err != nil {
+		// A new index would be a copy of the default branch's, not this
+		// branch's notes.
+		return nil, op.New(op.CodeNotFound, map[string]any{"branch": branch},
+			"branch %s has no search index yet: kk makes a branch's index while the branch is checked out (git checkout %s, or kk sync there)", branch, branch)
 	}
 	db, err := index.OpenShared(ctx, k, branch)
 	if err != nil {
@@ -317,9 +325,20 @@ func SearchNodesOn(ctx context.Context, k *store.KB, branch string, p SearchPara
 		}
 		r.MinScore = *p.MinScore
 	}
-	hits, st, err := db.SearchDuring(ctx, r, func(ctx context.Context) (index.Stats, error) {
-		return graph.SyncForRead(ctx, k, db)
-	})
+	var hits []index.Hit
+	var st index.Stats
+	if other {
+		// Another branch is checked out: the work tree holds its notes,
+		// not this branch's, and a sync would write them into this
+		// branch's index. It is searched as it was last synced (while
+		// the branch was checked out). A detached HEAD (a CI checkout
+		// of the branch named) is synced with the work tree, as ever.
+		hits, err = db.Search(ctx, r)
+	} else {
+		hits, st, err = db.SearchDuring(ctx, r, func(ctx context.Context) (index.Stats, error) {
+			return graph.SyncForRead(ctx, k, db)
+		})
+	}
 	if err != nil {
 		return nil, err
 	}
