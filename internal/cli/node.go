@@ -478,6 +478,10 @@ func runNodeList(ctx context.Context, app *App, o nodeListOpts) error {
 	if err != nil {
 		return err
 	}
+	if o.typ != "" && !slices.Contains(graph.EntityTypes, o.typ) && !slices.ContainsFunc(t.Leaves, func(n *node.Node) bool { return n.Type == o.typ }) {
+		// A misspelt type would list nothing, as if there were none.
+		return usagef("--type %q is no type of kk's and no note's here; use one of %s", o.typ, strings.Join(graph.EntityTypes, ", "))
+	}
 	var list []*node.Node
 	for _, n := range t.Leaves {
 		if o.typ != "" && n.Type != o.typ {
